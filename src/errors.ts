@@ -1,0 +1,37 @@
+/**
+ * Every error taskq throws is a TaskqError with a stable string `code`.
+ * Branch on `code` (or `instanceof`), never on message text.
+ */
+export class TaskqError extends Error {
+  readonly code: string;
+  /** The process exit code the CLI uses when this error ends a command. */
+  readonly exitCode: number;
+
+  constructor(code: string, message: string, options: { cause?: unknown; exitCode?: number } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.exitCode = options.exitCode ?? 1;
+  }
+}
+
+/** A failure that retrying cannot fix (bad input, command not found): never retried. */
+export class PermanentError extends TaskqError {
+  readonly permanent = true as const;
+
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super("PERMANENT", message, options);
+  }
+}
+
+/** True for a PermanentError, or any error object carrying `permanent: true`. */
+export function isPermanent(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { permanent?: unknown }).permanent === true;
+}
+
+/** Bad command-line usage: exit code 2. */
+export class UsageError extends TaskqError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super("USAGE", message, { ...options, exitCode: 2 });
+  }
+}
