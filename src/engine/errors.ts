@@ -1,0 +1,69 @@
+import { TaskqError } from "../errors.js";
+
+/** submit() after shutdown began. */
+export class QueueClosedError extends TaskqError {
+  constructor() {
+    super("QUEUE_CLOSED", "the queue is shutting down and accepts no new tasks");
+  }
+}
+
+export class UnknownHandlerError extends TaskqError {
+  constructor(type: string) {
+    super("UNKNOWN_HANDLER", `no handler for task type "${type}"`);
+  }
+}
+
+export class UnknownDependencyError extends TaskqError {
+  constructor(id: string, dependency: string) {
+    super("UNKNOWN_DEPENDENCY", `task "${id}" depends on "${dependency}", which was not submitted`);
+  }
+}
+
+export class TaskNotFoundError extends TaskqError {
+  constructor(id: string) {
+    super("TASK_NOT_FOUND", `no task with id "${id}"`);
+  }
+}
+
+/** signal.reason when an attempt exceeds its timeout. */
+export class AttemptTimeoutError extends TaskqError {
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number) {
+    super("TIMEOUT", `timed out after ${formatMs(timeoutMs)}`);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** signal.reason, and the task's error, when a task is cancelled. */
+export class TaskCancelledError extends TaskqError {
+  readonly reason: "cancel" | "dependency" | "shutdown";
+  readonly dependency: string | undefined;
+  constructor(reason: "cancel" | "dependency" | "shutdown", message: string, dependency?: string) {
+    super(reason === "shutdown" ? "SHUTDOWN" : "CANCELLED", message);
+    this.reason = reason;
+    this.dependency = dependency;
+  }
+}
+
+/** The handler threw something that is not an Error. */
+export class HandlerError extends TaskqError {
+  constructor(thrown: unknown) {
+    super("HANDLER_THREW", `handler threw a non-error value: ${String(thrown)}`, { cause: thrown });
+  }
+}
+
+/** 1500 -> "1.5s", 300000 -> "5m", 90 -> "90ms". */
+export function formatMs(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  const units: [number, string][] = [
+    [3_600_000, "h"],
+    [60_000, "m"],
+    [1000, "s"],
+  ];
+  for (const [size, unit] of units) {
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  if (ms < 60_000) return `${Number((ms / 1000).toFixed(3))}s`;
+  const minutes = Math.floor(ms / 60_000);
+  return `${minutes}m${formatMs(ms - minutes * 60_000)}`;
+}

@@ -1,0 +1,79 @@
+import type { CancelReason, Priority, TaskStatus } from "./types.js";
+
+/** Every state change the queue reports, by event name. */
+export interface QueueEventMap {
+  submitted: { id: string; type: string; priority: Priority; status: TaskStatus; runAt?: number; dependsOn: readonly string[] };
+  /** BLOCKED -> READY or SCHEDULED -> READY. */
+  ready: { id: string; from: TaskStatus };
+  started: { id: string; attempt: number; maxAttempts: number };
+  /** RUNNING -> SCHEDULED: the attempt failed and another one is due at runAt. */
+  retrying: { id: string; attempt: number; maxAttempts: number; delayMs: number; runAt: number; error: unknown };
+  succeeded: { id: string; attempts: number; value: unknown };
+  failed: { id: string; attempts: number; error: unknown };
+  cancelled: { id: string; attempts: number; reason: CancelReason; dependency?: string; error: unknown };
+  /** Shutdown finished: nothing is left to run. */
+  drained: { hardStopped: boolean };
+  /** A listener threw; the queue carried on. */
+  "listener-error": { event: string; error: unknown };
+}
+
+export type QueueEventName = keyof QueueEventMap;
+type Listener<E extends QueueEventName> = (event: QueueEventMap[E]) => void;
+
+/**
+ * A tiny typed emitter. `emit` isolates listeners: one that throws is reported
+ * as "listener-error" and never breaks the queue or the other listeners.
+ */
+export class QueueEvents {
+  readonly #listeners = new Map<QueueEventName, Listener<never>[]>();
+
+  /** Subscribes; returns the function that unsubscribes. */
+  on<E extends QueueEventName>(name: E, listener: Listener<E>): () => void {
+    const list = this.#listeners.get(name) ?? [];
+    // Copy on write, so a listener that unsubscribes during emit is safe.
+    this.#listeners.set(name, [...list, listener]);
+    return () => {
+      const current = this.#listeners.get(name) ?? [];
+      const next = current.filter((l) => l !== listener);
+      if (next.length === 0) this.#listeners.delete(name);
+      else this.#listeners.set(name, next);
+    };
+  }
+
+  /** Cheap check so the queue builds event objects only when someone listens. */
+  has(name: QueueEventName): boolean {
+    return this.#listeners.has(name);
+  }
+
+  emit<E extends QueueEventName>(name: E, event: QueueEventMap[E]): void {
+    const list = this.#listeners.get(name) as Listener<E>[] | undefined;
+    if (list === undefined) return;
+    for (const listener of list) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.#report(name, error);
+      }
+    }
+  }
+
+  removeAll(): void {
+    this.#listeners.clear();
+  }
+
+  #report(name: QueueEventName, error: unknown): void {
+    const list = this.#listeners.get("listener-error") as Listener<"listener-error">[] | undefined;
+    if (name === "listener-error" || list === undefined) {
+      // Nobody to tell inside the program: a process warning is the last resort.
+      process.emitWarning(`taskq: a "${name}" listener threw: ${String(error)}`, "TaskqListenerWarning");
+      return;
+    }
+    for (const listener of list) {
+      try {
+        listener({ event: name, error });
+      } catch (inner) {
+        process.emitWarning(`taskq: a "listener-error" listener threw: ${String(inner)}`, "TaskqListenerWarning");
+      }
+    }
+  }
+}

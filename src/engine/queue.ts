@@ -1,0 +1,583 @@
+import { TaskqError, isPermanent } from "../errors.js";
+import { exponentialBackoff, type Backoff } from "./backoff.js";
+import {
+  AttemptTimeoutError,
+  HandlerError,
+  QueueClosedError,
+  TaskCancelledError,
+  TaskNotFoundError,
+  UnknownDependencyError,
+  UnknownHandlerError,
+} from "./errors.js";
+import { QueueEvents, type QueueEventMap, type QueueEventName } from "./events.js";
+import { IndexedHeap } from "./heap.js";
+import { PRIORITY_RANK, RecordAttemptContext, TaskRecord, byPriority, byRunAt } from "./task-record.js";
+import {
+  STATUSES,
+  isTerminal,
+  type CancelReason,
+  type Handler,
+  type QueueStats,
+  type TaskResult,
+  type TaskSpec,
+  type TaskStatus,
+} from "./types.js";
+
+export interface QueueOptions {
+  /** Attempts running at once. Default 4. */
+  concurrency?: number;
+  /** Handlers by task type; fixed at construction. */
+  handlers: Record<string, Handler<never, unknown>>;
+  /** Delay before each retry. Default: 100 ms * 2^(n-1), capped at 10 s, full jitter. */
+  backoff?: Backoff;
+  /** maxAttempts for specs that give none. Default 3. */
+  defaultMaxAttempts?: number;
+}
+
+export interface ShutdownOptions {
+  /** true (default): run everything already submitted. false: cancel what has not started. */
+  drain?: boolean;
+  /** When to stop waiting and abort running attempts: ms from now, or a Date. */
+  deadline?: number | Date;
+  /** Aborting it stops at once, like a passed deadline. */
+  signal?: AbortSignal;
+  /** After a hard stop, how long to wait for aborted handlers to settle before finalizing them anyway. Default 0. */
+  abortGraceMs?: number;
+}
+
+export interface ShutdownResult {
+  /** true when the deadline or signal cut the drain short. */
+  hardStopped: boolean;
+}
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * An in-process task queue: priorities, delayed tasks, retries with backoff,
+ * per-attempt timeouts, DAG dependencies with cascading cancel, dead letters
+ * and graceful shutdown. Node runs one thread, so state needs no lock; every
+ * state change happens in a synchronous section and dispatch follows it.
+ */
+export class Queue {
+  readonly #handlers: Map<string, Handler<unknown, unknown>>;
+  readonly #concurrency: number;
+  readonly #backoff: Backoff;
+  readonly #defaultMaxAttempts: number;
+  readonly #events = new QueueEvents();
+  readonly #tasks = new Map<string, TaskRecord>();
+  readonly #ready = new IndexedHeap<TaskRecord>(byPriority);
+  readonly #delayed = new IndexedHeap<TaskRecord>(byRunAt);
+  readonly #running = new Set<TaskRecord>();
+  readonly #counts: Record<TaskStatus, number> = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
+  readonly #deadLetters: TaskRecord[] = [];
+  #seq = 0;
+  #outstanding = 0;
+  #retries = 0;
+  #started = false;
+  #closing = false;
+  #drain = true;
+  #hardStopped = false;
+  #drained = false;
+  #pumping = false;
+  #pumpAgain = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timerAt = Infinity;
+  #shutdown: { promise: Promise<ShutdownResult>; resolve: (result: ShutdownResult) => void; cleanups: (() => void)[] } | undefined;
+  #idleWaiters: (() => void)[] = [];
+
+  constructor(options: QueueOptions) {
+    const concurrency = options.concurrency ?? 4;
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      throw new TaskqError("INVALID_OPTION", `concurrency must be a positive integer, got ${concurrency}`);
+    }
+    this.#concurrency = concurrency;
+    this.#handlers = new Map(Object.entries(options.handlers) as [string, Handler<unknown, unknown>][]);
+    this.#backoff = options.backoff ?? exponentialBackoff({ baseMs: 100, maxMs: 10_000 });
+    this.#defaultMaxAttempts = options.defaultMaxAttempts ?? 3;
+  }
+
+  /** Subscribes to an event; returns the function that unsubscribes. */
+  on<E extends QueueEventName>(name: E, listener: (event: QueueEventMap[E]) => void): () => void {
+    return this.#events.on(name, listener);
+  }
+
+  /**
+   * Adds a task and returns its id. Idempotent on id: an id already submitted
+   * returns at once and changes nothing. Throws QueueClosedError after shutdown
+   * began, UnknownHandlerError and UnknownDependencyError for bad specs.
+   */
+  submit<P>(spec: TaskSpec<P>): string {
+    if (this.#closing) throw new QueueClosedError();
+    if (!this.#handlers.has(spec.type)) throw new UnknownHandlerError(spec.type);
+    const id = spec.id || this.#generateId();
+    if (this.#tasks.has(id)) return id;
+    const dependencies = this.#resolveDependencies(id, spec.dependsOn);
+    const record = this.#createRecord(id, spec);
+    this.#tasks.set(id, record);
+    this.#outstanding++;
+    this.#counts.BLOCKED++;
+    record.status = "BLOCKED";
+    const failed = dependencies.find((d) => d.status === "FAILED" || d.status === "CANCELLED");
+    if (failed === undefined) {
+      for (const dependency of dependencies) {
+        if (dependency.status === "SUCCEEDED") continue;
+        record.waitingOn++;
+        (dependency.dependents ??= []).push(record);
+      }
+      if (record.waitingOn === 0) this.#enqueue(record, false);
+    }
+    if (this.#events.has("submitted")) {
+      const event: QueueEventMap["submitted"] = {
+        id,
+        type: spec.type,
+        priority: spec.priority ?? "normal",
+        status: record.status,
+        dependsOn: dependencies.map((d) => d.id),
+      };
+      if (record.runAt > 0) event.runAt = record.runAt;
+      this.#events.emit("submitted", event);
+    }
+    if (failed !== undefined) this.#cancelForDependency(record, failed);
+    this.#pump();
+    return id;
+  }
+
+  /** Starts dispatching. Tasks may be submitted before. */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#pump();
+  }
+
+  /**
+   * Cancels a task. A queued or blocked task ends CANCELLED at once; a running
+   * one has its signal aborted and ends CANCELLED when its handler settles.
+   * Dependents are cancelled too. Returns false if the task had already ended.
+   */
+  cancel(id: string): boolean {
+    const record = this.#tasks.get(id);
+    if (record === undefined) throw new TaskNotFoundError(id);
+    if (isTerminal(record.status)) return false;
+    const error = new TaskCancelledError("cancel", `task "${id}" was cancelled`);
+    if (record.status === "RUNNING") {
+      record.cancelRequested = true;
+      record.current?.abort(error);
+      return true;
+    }
+    this.#finalize(record, "CANCELLED", { error, cancelReason: "cancel" });
+    this.#pump();
+    return true;
+  }
+
+  /** Resolves with the task's result once it reaches a terminal status; rejects if `signal` aborts first. */
+  wait(id: string, options: { signal?: AbortSignal } = {}): Promise<TaskResult> {
+    const record = this.#tasks.get(id);
+    if (record === undefined) return Promise.reject(new TaskNotFoundError(id));
+    if (isTerminal(record.status)) return Promise.resolve(record.result());
+    const { signal } = options;
+    return new Promise<TaskResult>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason as Error);
+        return;
+      }
+      const onAbort = (): void => {
+        record.waiters = record.waiters?.filter((w) => w !== waiter);
+        reject(signal!.reason as Error);
+      };
+      const waiter = {
+        resolve: (result: TaskResult) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(result);
+        },
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      (record.waiters ??= []).push(waiter);
+    });
+  }
+
+  /** The result of a task so far (its status may not be terminal yet). */
+  get(id: string): TaskResult | undefined {
+    return this.#tasks.get(id)?.result();
+  }
+
+  stats(): QueueStats {
+    return {
+      total: this.#tasks.size,
+      byStatus: { ...this.#counts },
+      running: this.#running.size,
+      retries: this.#retries,
+      deadLetters: this.#deadLetters.length,
+    };
+  }
+
+  /** FAILED tasks, oldest failure first. */
+  deadLetters(): TaskResult[] {
+    return this.#deadLetters.map((r) => r.result());
+  }
+
+  /**
+   * Stops accepting tasks, then drains (or, with drain: false, cancels what
+   * has not started). When the deadline passes or `signal` aborts, running
+   * attempts are aborted and every task left ends CANCELLED. Always resolves,
+   * and leaves no timer or signal listener behind. Calling it again escalates
+   * (drain: false, an earlier deadline) and returns the same promise.
+   */
+  shutdown(options: ShutdownOptions = {}): Promise<ShutdownResult> {
+    this.#closing = true;
+    if (this.#shutdown === undefined) {
+      let resolve!: (result: ShutdownResult) => void;
+      const promise = new Promise<ShutdownResult>((r) => (resolve = r));
+      this.#shutdown = { promise, resolve, cleanups: [] };
+    }
+    const shutdown = this.#shutdown;
+    if (options.drain === false && this.#drain) {
+      this.#drain = false;
+      this.#cancelNotStarted("shutdown: not started");
+    }
+    const grace = options.abortGraceMs ?? 0;
+    if (options.deadline !== undefined) {
+      const ms = options.deadline instanceof Date ? options.deadline.getTime() - Date.now() : options.deadline;
+      const timer = setTimeout(() => void this.#hardStop(grace), Math.max(0, Math.min(ms, MAX_TIMER_MS)));
+      shutdown.cleanups.push(() => clearTimeout(timer));
+    }
+    const { signal } = options;
+    if (signal !== undefined) {
+      const onAbort = (): void => void this.#hardStop(grace);
+      if (signal.aborted) queueMicrotask(onAbort);
+      else {
+        signal.addEventListener("abort", onAbort, { once: true });
+        shutdown.cleanups.push(() => signal.removeEventListener("abort", onAbort));
+      }
+    }
+    if (!this.#started) this.start();
+    else this.#pump();
+    return shutdown.promise;
+  }
+
+  #generateId(): string {
+    let id: string;
+    do id = `task-${this.#seq + 1}-${Math.random().toString(36).slice(2, 8)}`;
+    while (this.#tasks.has(id));
+    return id;
+  }
+
+  #resolveDependencies(id: string, dependsOn: readonly string[] | undefined): TaskRecord[] {
+    if (dependsOn === undefined || dependsOn.length === 0) return [];
+    const found: TaskRecord[] = [];
+    for (const dependencyId of new Set(dependsOn)) {
+      const dependency = this.#tasks.get(dependencyId);
+      if (dependency === undefined) throw new UnknownDependencyError(id, dependencyId);
+      found.push(dependency);
+    }
+    return found;
+  }
+
+  #createRecord(id: string, spec: TaskSpec<unknown>): TaskRecord {
+    const priority = spec.priority ?? "normal";
+    const rank = PRIORITY_RANK[priority];
+    if (rank === undefined) throw new TaskqError("INVALID_TASK", `task "${id}": unknown priority "${String(priority)}"`);
+    const maxAttempts = spec.maxAttempts ?? this.#defaultMaxAttempts;
+    if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
+      throw new TaskqError("INVALID_TASK", `task "${id}": maxAttempts must be a positive integer, got ${maxAttempts}`);
+    }
+    const timeoutMs = spec.timeoutMs ?? 0;
+    if (!Number.isFinite(timeoutMs) || timeoutMs < 0) {
+      throw new TaskqError("INVALID_TASK", `task "${id}": timeoutMs must be a non-negative number, got ${timeoutMs}`);
+    }
+    const runAt = spec.runAt instanceof Date ? spec.runAt.getTime() : (spec.runAt ?? 0);
+    if (Number.isNaN(runAt)) throw new TaskqError("INVALID_TASK", `task "${id}": runAt is not a valid time`);
+    return new TaskRecord(id, spec.type, spec.payload, rank, maxAttempts, timeoutMs, ++this.#seq, runAt, spec.backoff);
+  }
+
+  #setStatus(record: TaskRecord, status: TaskStatus): void {
+    this.#counts[record.status]--;
+    this.#counts[status]++;
+    record.status = status;
+  }
+
+  /** Puts a runnable task in the delayed heap (runAt ahead) or the ready heap. */
+  #enqueue(record: TaskRecord, announce: boolean): void {
+    const from = record.status;
+    if (record.runAt > Date.now()) {
+      this.#setStatus(record, "SCHEDULED");
+      this.#delayed.push(record);
+      return;
+    }
+    this.#setStatus(record, "READY");
+    this.#ready.push(record);
+    if (announce && this.#events.has("ready")) this.#events.emit("ready", { id: record.id, from });
+  }
+
+  /** Dispatches while there is room; re-entrant calls fold into the running loop. */
+  #pump(): void {
+    if (!this.#started || this.#hardStopped) return;
+    if (this.#pumping) {
+      this.#pumpAgain = true;
+      return;
+    }
+    this.#pumping = true;
+    try {
+      do {
+        this.#pumpAgain = false;
+        this.#promoteDue();
+        while (this.#running.size < this.#concurrency && this.#ready.size > 0) this.#startAttempt(this.#ready.pop()!);
+      } while (this.#pumpAgain);
+    } finally {
+      this.#pumping = false;
+    }
+    this.#armTimer();
+    this.#checkDrained();
+  }
+
+  #promoteDue(): void {
+    if (this.#delayed.size === 0) return;
+    const now = Date.now();
+    for (let top = this.#delayed.peek(); top !== undefined && top.runAt <= now; top = this.#delayed.peek()) {
+      this.#delayed.pop();
+      this.#setStatus(top, "READY");
+      this.#ready.push(top);
+      if (this.#events.has("ready")) this.#events.emit("ready", { id: top.id, from: "SCHEDULED" });
+    }
+  }
+
+  /** One timer, for the earliest delayed task only. */
+  #armTimer(): void {
+    const at = this.#hardStopped ? Infinity : (this.#delayed.peek()?.runAt ?? Infinity);
+    if (at === this.#timerAt) return;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerAt = at;
+    if (at === Infinity) return;
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = undefined;
+        this.#timerAt = Infinity;
+        this.#pump();
+      },
+      Math.max(0, Math.min(at - Date.now(), MAX_TIMER_MS)),
+    );
+  }
+
+  #startAttempt(record: TaskRecord): void {
+    this.#setStatus(record, "RUNNING");
+    record.attempts++;
+    this.#running.add(record);
+    const context = new RecordAttemptContext(record, record.attempts, Date.now());
+    record.current = context;
+    if (record.timeoutMs > 0) {
+      const timeoutMs = record.timeoutMs;
+      context.timeoutTimer = setTimeout(() => context.abort(new AttemptTimeoutError(timeoutMs)), timeoutMs);
+    }
+    if (this.#events.has("started")) {
+      this.#events.emit("started", { id: record.id, attempt: record.attempts, maxAttempts: record.maxAttempts });
+    }
+    const handler = this.#handlers.get(record.type)!;
+    let outcome: unknown;
+    try {
+      outcome = handler(record.payload, context);
+    } catch (error) {
+      queueMicrotask(() => this.#finishAttempt(context, false, error));
+      return;
+    }
+    if (typeof (outcome as PromiseLike<unknown> | null)?.then === "function") {
+      (outcome as PromiseLike<unknown>).then(
+        (value) => this.#finishAttempt(context, true, value),
+        (error: unknown) => this.#finishAttempt(context, false, error),
+      );
+    } else {
+      queueMicrotask(() => this.#finishAttempt(context, true, outcome));
+    }
+  }
+
+  /** Records an attempt's outcome: success, retry, failure or cancellation. */
+  #finishAttempt(context: RecordAttemptContext, ok: boolean, outcome: unknown): void {
+    const record = context.record;
+    if (record.current !== context) return; // already finalized by a hard stop, or a thenable settling twice
+    context.clearTimer();
+    record.current = undefined;
+    this.#running.delete(record);
+    if (ok && !record.cancelRequested) {
+      this.#finalize(record, "SUCCEEDED", { value: outcome });
+    } else if (record.cancelRequested) {
+      this.#finalize(record, "CANCELLED", { error: context.abortReason, cancelReason: "cancel" });
+    } else if (this.#hardStopped) {
+      this.#finalize(record, "CANCELLED", { error: context.abortReason, cancelReason: "shutdown" });
+    } else {
+      this.#failAttempt(record, context, normalizeError(outcome, context));
+    }
+    this.#notifyIdle();
+    this.#pump();
+  }
+
+  #failAttempt(record: TaskRecord, context: RecordAttemptContext, error: unknown): void {
+    if (record.attempts >= record.maxAttempts || isPermanent(error)) {
+      this.#finalize(record, "FAILED", { error });
+      return;
+    }
+    if (!this.#drain) {
+      // Shutting down without drain: no retry may start.
+      this.#finalize(record, "CANCELLED", {
+        error: new TaskCancelledError("shutdown", `retry not started: shutting down (last error: ${messageOf(error)})`),
+        cancelReason: "shutdown",
+      });
+      return;
+    }
+    const delayMs = Math.max(0, (record.backoff ?? this.#backoff)(context.attempt));
+    record.runAt = Date.now() + delayMs;
+    record.error = error;
+    this.#retries++;
+    this.#setStatus(record, "SCHEDULED");
+    this.#delayed.push(record);
+    if (this.#events.has("retrying")) {
+      this.#events.emit("retrying", {
+        id: record.id,
+        attempt: context.attempt,
+        maxAttempts: record.maxAttempts,
+        delayMs,
+        runAt: record.runAt,
+        error,
+      });
+    }
+  }
+
+  /**
+   * The one way into a terminal status; runs once per task. Settles waiters,
+   * records dead letters, then unblocks or cascade-cancels the dependents.
+   */
+  #finalize(
+    record: TaskRecord,
+    status: "SUCCEEDED" | "FAILED" | "CANCELLED",
+    outcome: { value?: unknown; error?: unknown; cancelReason?: CancelReason; dependency?: string },
+    cascade = true,
+  ): void {
+    if (isTerminal(record.status)) return;
+    if (record.status === "READY") this.#ready.remove(record);
+    else if (record.status === "SCHEDULED") this.#delayed.remove(record);
+    else if (record.status === "RUNNING") {
+      record.current?.clearTimer();
+      record.current = undefined;
+      this.#running.delete(record);
+    }
+    this.#setStatus(record, status);
+    this.#outstanding--;
+    record.value = outcome.value;
+    record.error = status === "SUCCEEDED" ? undefined : outcome.error;
+    record.cancelReason = outcome.cancelReason;
+    record.dependency = outcome.dependency;
+    if (status === "FAILED") this.#deadLetters.push(record);
+    const waiters = record.waiters;
+    if (waiters !== undefined) {
+      record.waiters = undefined;
+      const result = record.result();
+      for (const waiter of waiters) waiter.resolve(result);
+    }
+    this.#emitTerminal(record);
+    if (cascade) this.#settleDependents(record);
+    else record.dependents = undefined;
+  }
+
+  #emitTerminal(record: TaskRecord): void {
+    const { id, attempts } = record;
+    if (record.status === "SUCCEEDED") {
+      if (this.#events.has("succeeded")) this.#events.emit("succeeded", { id, attempts, value: record.value });
+    } else if (record.status === "FAILED") {
+      if (this.#events.has("failed")) this.#events.emit("failed", { id, attempts, error: record.error });
+    } else if (this.#events.has("cancelled")) {
+      const event: QueueEventMap["cancelled"] = { id, attempts, reason: record.cancelReason ?? "cancel", error: record.error };
+      if (record.dependency !== undefined) event.dependency = record.dependency;
+      this.#events.emit("cancelled", event);
+    }
+  }
+
+  /** Iterative, so a long dependency chain cannot overflow the stack. */
+  #settleDependents(root: TaskRecord): void {
+    const stack = [root];
+    for (let done = stack.pop(); done !== undefined; done = stack.pop()) {
+      const dependents = done.dependents;
+      done.dependents = undefined;
+      if (dependents === undefined) continue;
+      for (const dependent of dependents) {
+        if (isTerminal(dependent.status)) continue;
+        if (done.status === "SUCCEEDED") {
+          if (--dependent.waitingOn === 0) this.#enqueue(dependent, true);
+        } else {
+          this.#cancelForDependency(dependent, done, false);
+          stack.push(dependent);
+        }
+      }
+    }
+  }
+
+  /** Cancels `record` because `dependency` did not succeed; the reason names the task that started the cascade. */
+  #cancelForDependency(record: TaskRecord, dependency: TaskRecord, cascade = true): void {
+    const cause = dependency.cancelReason === "dependency" ? dependency.dependency! : dependency.id;
+    const verb = this.#tasks.get(cause)?.status === "FAILED" ? "failed" : "was cancelled";
+    const via = cause === dependency.id ? "" : ` (via "${dependency.id}")`;
+    const error = new TaskCancelledError("dependency", `dependency "${cause}" ${verb}${via}`, cause);
+    this.#finalize(record, "CANCELLED", { error, cancelReason: "dependency", dependency: cause }, cascade);
+  }
+
+  #cancelNotStarted(message: string): void {
+    for (const record of this.#tasks.values()) {
+      if (isTerminal(record.status) || record.status === "RUNNING") continue;
+      const error = new TaskCancelledError("shutdown", message);
+      this.#finalize(record, "CANCELLED", { error, cancelReason: "shutdown" }, false);
+    }
+  }
+
+  async #hardStop(graceMs: number): Promise<void> {
+    if (this.#hardStopped || this.#shutdown === undefined) return;
+    this.#hardStopped = true;
+    this.#drain = false;
+    this.#armTimer();
+    this.#cancelNotStarted("shutdown: not started before the deadline");
+    const reason = new TaskCancelledError("shutdown", "aborted by shutdown");
+    for (const record of this.#running) record.current?.abort(reason);
+    if (this.#running.size > 0 && graceMs > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs);
+        this.#idleWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    for (const record of [...this.#running]) {
+      this.#finalize(record, "CANCELLED", { error: reason, cancelReason: "shutdown" }, false);
+    }
+    this.#checkDrained();
+  }
+
+  #notifyIdle(): void {
+    if (this.#running.size > 0 || this.#idleWaiters.length === 0) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const waiter of waiters) waiter();
+  }
+
+  #checkDrained(): void {
+    const shutdown = this.#shutdown;
+    if (shutdown === undefined || this.#drained || this.#outstanding > 0 || this.#running.size > 0) return;
+    this.#drained = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerAt = Infinity;
+    for (const cleanup of shutdown.cleanups.splice(0)) cleanup();
+    this.#notifyIdle();
+    if (this.#events.has("drained")) this.#events.emit("drained", { hardStopped: this.#hardStopped });
+    shutdown.resolve({ hardStopped: this.#hardStopped });
+  }
+}
+
+/** The error an attempt failed with; a bare abort becomes the abort's reason (e.g. the timeout). */
+function normalizeError(error: unknown, context: RecordAttemptContext): unknown {
+  if (context.abortReason !== undefined && (error as { name?: unknown } | null)?.name === "AbortError") {
+    return context.abortReason;
+  }
+  if (error instanceof Error || (typeof error === "object" && error !== null)) return error;
+  return new HandlerError(error);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,100 @@
+import type { Backoff } from "./backoff.js";
+import type { HeapItem } from "./heap.js";
+import type { CancelReason, TaskResult, TaskStatus } from "./types.js";
+
+/** Priority as a number, so the comparator does no string work. */
+export const PRIORITY_RANK = { low: 0, normal: 1, high: 2, critical: 3 } as const;
+
+type Waiter = { resolve: (result: TaskResult) => void };
+
+/** The queue's internal state of one task; kept compact, there may be millions. */
+export class TaskRecord implements HeapItem {
+  heapIndex = -1;
+  status: TaskStatus = "READY";
+  attempts = 0;
+  /** Unfinished dependencies (BLOCKED while > 0). */
+  waitingOn = 0;
+  dependents: TaskRecord[] | undefined = undefined;
+  /** The attempt in progress, while RUNNING. */
+  current: RecordAttemptContext | undefined = undefined;
+  cancelRequested = false;
+  value: unknown = undefined;
+  error: unknown = undefined;
+  cancelReason: CancelReason | undefined = undefined;
+  dependency: string | undefined = undefined;
+  waiters: Waiter[] | undefined = undefined;
+
+  constructor(
+    readonly id: string,
+    readonly type: string,
+    readonly payload: unknown,
+    readonly rank: number,
+    readonly maxAttempts: number,
+    readonly timeoutMs: number,
+    readonly seq: number,
+    public runAt: number,
+    readonly backoff: Backoff | undefined,
+  ) {}
+
+  result(): TaskResult {
+    const result: TaskResult = { id: this.id, type: this.type, status: this.status, attempts: this.attempts };
+    if (this.value !== undefined) result.value = this.value;
+    if (this.error !== undefined) result.error = this.error;
+    if (this.cancelReason !== undefined) result.cancelReason = this.cancelReason;
+    if (this.dependency !== undefined) result.dependency = this.dependency;
+    return result;
+  }
+}
+
+/** Ready order: priority desc, then submission order. Strict, time-free. */
+export function byPriority(a: TaskRecord, b: TaskRecord): boolean {
+  return a.rank !== b.rank ? a.rank > b.rank : a.seq < b.seq;
+}
+
+/** Delayed order: runAt, then submission order. */
+export function byRunAt(a: TaskRecord, b: TaskRecord): boolean {
+  return a.runAt !== b.runAt ? a.runAt < b.runAt : a.seq < b.seq;
+}
+
+/**
+ * One attempt: the context a handler sees. The AbortController is made only
+ * when the handler reads `signal` (a no-op handler never pays for one).
+ */
+export class RecordAttemptContext {
+  #controller: AbortController | undefined = undefined;
+  /** Why the attempt's signal aborted, once it has. */
+  abortReason: unknown = undefined;
+  timeoutTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  readonly startedAt: number;
+
+  constructor(
+    readonly record: TaskRecord,
+    readonly attempt: number,
+    now: number,
+  ) {
+    this.startedAt = now;
+  }
+
+  get taskId(): string {
+    return this.record.id;
+  }
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.abortReason !== undefined) this.#controller.abort(this.abortReason);
+    }
+    return this.#controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.abortReason !== undefined) return;
+    this.abortReason = reason;
+    this.#controller?.abort(reason);
+  }
+
+  clearTimer(): void {
+    if (this.timeoutTimer !== undefined) clearTimeout(this.timeoutTimer);
+    this.timeoutTimer = undefined;
+  }
+}

@@ -1,0 +1,88 @@
+import type { Backoff } from "./backoff.js";
+
+/** Scheduling priority; higher runs first. */
+export type Priority = "low" | "normal" | "high" | "critical";
+
+export const PRIORITIES: readonly Priority[] = ["low", "normal", "high", "critical"];
+
+/**
+ * Where a task is in its lifecycle. SUCCEEDED, FAILED and CANCELLED are
+ * terminal: a task reaches exactly one of them, exactly once.
+ */
+export type TaskStatus = "BLOCKED" | "SCHEDULED" | "READY" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+
+export const STATUSES: readonly TaskStatus[] = [
+  "BLOCKED",
+  "SCHEDULED",
+  "READY",
+  "RUNNING",
+  "SUCCEEDED",
+  "FAILED",
+  "CANCELLED",
+];
+
+export function isTerminal(status: TaskStatus): boolean {
+  return status === "SUCCEEDED" || status === "FAILED" || status === "CANCELLED";
+}
+
+/** What a handler gets besides the payload. */
+export interface AttemptContext {
+  /** Aborts on the attempt's timeout, on cancel and on hard shutdown; `reason` says which. */
+  readonly signal: AbortSignal;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  readonly taskId: string;
+}
+
+/**
+ * Runs one attempt of one task type (the Strategy). Return (or resolve) to
+ * succeed; throw (or reject) to fail the attempt. Throw an error with
+ * `permanent: true` (e.g. PermanentError) to fail without retrying.
+ * A handler must honour `signal`: it is the only way to stop it.
+ */
+export type Handler<P = unknown, R = unknown> = (payload: P, context: AttemptContext) => R | PromiseLike<R>;
+
+/** What a caller submits. */
+export interface TaskSpec<P = unknown> {
+  /** Idempotency key; generated when empty. */
+  id?: string;
+  /** Selects the handler. */
+  type: string;
+  payload?: P;
+  priority?: Priority;
+  /** Attempts in all, the first included. Default 3. */
+  maxAttempts?: number;
+  /** Per-attempt timeout in ms; none when absent or 0. */
+  timeoutMs?: number;
+  /** Not before this time (epoch ms or Date). */
+  runAt?: number | Date;
+  /** Ids of tasks already submitted. */
+  dependsOn?: readonly string[];
+  /** Per-task retry delays; the queue's backoff when absent. */
+  backoff?: Backoff;
+}
+
+/** Why a task ended CANCELLED. */
+export type CancelReason = "cancel" | "dependency" | "shutdown";
+
+/** A task's outcome, the same shape whatever the status. */
+export interface TaskResult {
+  id: string;
+  type: string;
+  status: TaskStatus;
+  attempts: number;
+  value?: unknown;
+  /** The last attempt's error (FAILED), or why it was cancelled (CANCELLED). */
+  error?: unknown;
+  cancelReason?: CancelReason;
+  /** For cancelReason "dependency": the dependency that did not succeed. */
+  dependency?: string;
+}
+
+export interface QueueStats {
+  total: number;
+  byStatus: Record<TaskStatus, number>;
+  running: number;
+  retries: number;
+  deadLetters: number;
+}
