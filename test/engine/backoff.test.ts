@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { exponentialBackoff, exponentialDelay } from "../../src/engine/backoff.js";
+
+describe("exponentialDelay", () => {
+  it("doubles from the base and stops at the cap", () => {
+    expect([1, 2, 3, 4, 5, 6].map((n) => exponentialDelay(n, 100, 2_000))).toEqual([100, 200, 400, 800, 1_600, 2_000]);
+  });
+
+  it("treats attempt 0 or below as the first", () => {
+    expect(exponentialDelay(0, 100, 2_000)).toBe(100);
+  });
+
+  it("stays at the cap for huge attempts (no overflow)", () => {
+    expect(exponentialDelay(5_000, 100, 2_000)).toBe(2_000);
+  });
+});
+
+describe("exponentialBackoff (full jitter)", () => {
+  it("is exactly floor(random * (d + 1)) with an injected random source", () => {
+    const values = [0, 0.5, 0.999_999, 0.25];
+    let i = 0;
+    const backoff = exponentialBackoff({ baseMs: 100, maxMs: 1_000, random: () => values[i++]! });
+    expect(backoff(1)).toBe(0); // 0 * 101
+    expect(backoff(2)).toBe(100); // floor(0.5 * 201)
+    expect(backoff(3)).toBe(400); // floor(0.999999 * 401)
+    expect(backoff(10)).toBe(250); // capped: floor(0.25 * 1001)
+  });
+
+  it("stays within [0, d] for the extremes of the random source", () => {
+    const low = exponentialBackoff({ baseMs: 50, maxMs: 400, random: () => 0 });
+    const high = exponentialBackoff({ baseMs: 50, maxMs: 400, random: () => 1 - Number.EPSILON });
+    for (let n = 1; n <= 8; n++) {
+      expect(low(n)).toBe(0);
+      expect(high(n)).toBe(exponentialDelay(n, 50, 400));
+    }
+  });
+
+  it("defaults to a 1 s base and a 30 s cap", () => {
+    const max = exponentialBackoff({ random: () => 1 - Number.EPSILON });
+    expect(max(1)).toBe(1_000);
+    expect(max(20)).toBe(30_000);
+  });
+});

@@ -1,0 +1,125 @@
+import { vi } from "vitest";
+import { Queue, type QueueEventMap, type QueueEventName, type QueueOptions } from "../../src/engine/index.js";
+import type { AttemptContext, Handler } from "../../src/engine/types.js";
+
+/** Every event the queue emitted, in order, as [name, payload]. */
+export type EventLog = [QueueEventName, unknown][];
+
+const EVENT_NAMES: QueueEventName[] = [
+  "submitted",
+  "ready",
+  "started",
+  "retrying",
+  "succeeded",
+  "failed",
+  "cancelled",
+  "drained",
+  "listener-error",
+];
+
+/** Subscribes to every event and records it. */
+export function recordEvents(queue: Queue): EventLog {
+  const log: EventLog = [];
+  for (const name of EVENT_NAMES) queue.on(name, (event) => log.push([name, event]));
+  return log;
+}
+
+/** The payloads of one event kind, in order. */
+export function eventsOf<E extends QueueEventName>(log: EventLog, name: E): QueueEventMap[E][] {
+  return log.filter(([n]) => n === name).map(([, e]) => e as QueueEventMap[E]);
+}
+
+/** The event names that concern task `id`, in order. */
+export function trail(log: EventLog, id: string): string[] {
+  return log.filter(([, e]) => (e as { id?: string }).id === id).map(([n]) => n);
+}
+
+export interface Deferred<T> {
+  promise: Promise<T>;
+  resolve: (value: T) => void;
+  reject: (error: unknown) => void;
+}
+
+export function deferred<T = void>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Settles when the attempt's signal aborts, rejecting with its reason: a handler that honours its signal. */
+export function untilAborted(context: AttemptContext): Promise<never> {
+  return new Promise<never>((_, reject) => {
+    const { signal } = context;
+    if (signal.aborted) reject(signal.reason as Error);
+    else signal.addEventListener("abort", () => reject(signal.reason as Error), { once: true });
+  });
+}
+
+/** A handler that runs until its signal aborts. */
+export const hang: Handler = (_payload, context) => untilAborted(context);
+
+/** A handler that succeeds at once with its payload. */
+export const echo: Handler = (payload) => payload;
+
+/** Lets every pending microtask and promise continuation run (timers untouched). */
+export async function flush(): Promise<void> {
+  for (let i = 0; i < 10; i++) await Promise.resolve();
+}
+
+/** A queue with deterministic zero-jitter-free backoff by default (a fixed delay), started unless asked not to. */
+export function makeQueue(options: Partial<QueueOptions> & { start?: boolean } = {}): { queue: Queue; log: EventLog } {
+  const { start = true, ...rest } = options;
+  const queue = new Queue({
+    concurrency: 2,
+    backoff: () => 100,
+    ...rest,
+    handlers: { echo, hang, ...rest.handlers },
+  });
+  const log = recordEvents(queue);
+  if (start) queue.start();
+  return { queue, log };
+}
+
+/** Fake timers including Date; microtasks stay real. */
+export function useFakeTime(): void {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "setImmediate", "clearImmediate", "Date"] });
+  vi.setSystemTime(1_000_000);
+}
+
+/** Counts a signal's live abort listeners. */
+export function countListeners(signal: AbortSignal): { readonly live: number } {
+  let live = 0;
+  const add = signal.addEventListener.bind(signal);
+  const remove = signal.removeEventListener.bind(signal);
+  const wrapped = new Map<unknown, unknown>();
+  signal.addEventListener = ((type: string, listener: EventListener, options?: AddEventListenerOptions) => {
+    live++;
+    const once = options?.once === true;
+    const actual: EventListener = once
+      ? (event) => {
+          live--;
+          wrapped.delete(listener);
+          listener(event);
+        }
+      : listener;
+    wrapped.set(listener, actual);
+    add(type, actual, options);
+  }) as typeof signal.addEventListener;
+  signal.removeEventListener = ((type: string, listener: EventListener, options?: EventListenerOptions) => {
+    const actual = wrapped.get(listener);
+    if (actual !== undefined) {
+      live--;
+      wrapped.delete(listener);
+      remove(type, actual as EventListener, options);
+    }
+  }) as typeof signal.removeEventListener;
+  return {
+    get live() {
+      return live;
+    },
+  };
+}
