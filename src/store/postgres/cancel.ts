@@ -1,0 +1,50 @@
+import type pg from "pg";
+import { TaskqError } from "../../errors.js";
+import { finalizeTask } from "./finalize.js";
+import type { SchemaNames } from "./names.js";
+import type { TaskState } from "./types.js";
+
+export interface CancelResult {
+  /** Keys cancelled now: the targets that were blocked or queued, and their dependents. */
+  cancelled: string[];
+  /** Keys that were running: their workers abort them at the next heartbeat. */
+  cancelRequested: string[];
+}
+
+/**
+ * Cancels a whole run, or one task of it. Blocked and queued tasks end at
+ * once (with their dependents); running ones get `cancel_requested`, which
+ * their worker sees at the next heartbeat.
+ */
+export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, runId: string, taskKey?: string): Promise<CancelResult> {
+  const targets = await client.query<{ id: string; run_id: string; key: string; state: TaskState }>(
+    `SELECT id, run_id, key, state FROM ${names.tasks}
+      WHERE run_id = $1 AND ($2::text IS NULL OR key = $2)
+      ORDER BY seq FOR UPDATE`,
+    [runId, taskKey ?? null],
+  );
+  if (targets.rows.length === 0) {
+    const what = taskKey === undefined ? `run "${runId}"` : `task "${taskKey}" in run "${runId}"`;
+    throw new TaskqError("STORE_NOT_FOUND", `no ${what}`);
+  }
+  const active = targets.rows.filter((row) => row.state === "blocked" || row.state === "queued" || row.state === "running");
+  if (taskKey !== undefined && active.length === 0) {
+    throw new TaskqError("STORE_TASK_FINISHED", `task "${taskKey}" in run "${runId}" has already finished (${targets.rows[0]?.state})`);
+  }
+  const result: CancelResult = { cancelled: [], cancelRequested: [] };
+  const done = new Set<string>();
+  for (const row of active) {
+    if (done.has(row.key)) continue; // already cancelled as a dependent of an earlier target
+    if (row.state === "running") {
+      await client.query(`UPDATE ${names.tasks} SET cancel_requested = true WHERE id = $1`, [row.id]);
+      result.cancelRequested.push(row.key);
+      continue;
+    }
+    const { cascaded } = await finalizeTask(client, names, row, "cancelled", { cancelReason: "cancelled by request" });
+    for (const key of [row.key, ...cascaded]) {
+      done.add(key);
+      result.cancelled.push(key);
+    }
+  }
+  return result;
+}

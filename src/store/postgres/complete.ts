@@ -1,0 +1,115 @@
+import type pg from "pg";
+import { backoffDelay } from "./backoff.js";
+import { finalizeTask, type AttemptRecord } from "./finalize.js";
+import { notifyWorkers } from "./graph.js";
+import type { SchemaNames } from "./names.js";
+import type { CompletionResult, Outcome } from "./types.js";
+
+interface OwnedRow {
+  id: string;
+  run_id: string;
+  key: string;
+  attempts: number;
+  max_attempts: number;
+  retry_on: number[];
+  backoff_base_ms: number;
+  backoff_max_ms: number;
+  cancel_requested: boolean;
+}
+
+/** Locks the running task owned by `token`; undefined when the lease was lost. */
+async function lockOwned(client: pg.ClientBase, names: SchemaNames, token: string): Promise<OwnedRow | undefined> {
+  const result = await client.query<OwnedRow>(
+    `SELECT id, run_id, key, attempts, max_attempts, retry_on, backoff_base_ms, backoff_max_ms, cancel_requested
+       FROM ${names.tasks} WHERE lease_token = $1 AND state = 'running' FOR UPDATE`,
+    [token],
+  );
+  return result.rows[0];
+}
+
+/**
+ * A failure is retried when attempts remain, it is not permanent, and (if the
+ * task names `retryOn` exit codes) its exit code is one of them. Failures
+ * without an exit code (timeouts, signals) ignore `retryOn`.
+ */
+function isRetryable(row: OwnedRow, outcome: Extract<Outcome, { kind: "failure" }>): boolean {
+  if (outcome.permanent === true || row.attempts >= row.max_attempts) return false;
+  const exitCode = outcome.exitCode ?? null;
+  return row.retry_on.length === 0 || exitCode === null || row.retry_on.includes(exitCode);
+}
+
+function attemptRecord(outcome: Extract<Outcome, { kind: "failure" }>): Required<AttemptRecord> {
+  return {
+    lastError: outcome.error,
+    exitCode: outcome.exitCode ?? null,
+    signal: outcome.signal ?? null,
+    timedOut: outcome.timedOut ?? false,
+    tail: outcome.tail ?? [],
+  };
+}
+
+/**
+ * Records the end of an attempt. Guarded by the lease token: a worker whose
+ * lease was lost (swept, or re-leased by another) changes nothing and gets false.
+ */
+export async function completeAttempt(
+  client: pg.ClientBase,
+  names: SchemaNames,
+  token: string,
+  outcome: Outcome,
+  random: () => number = Math.random,
+): Promise<CompletionResult | false> {
+  const row = await lockOwned(client, names, token);
+  if (row === undefined) return false;
+  if (outcome.kind === "success") {
+    const graph = await finalizeTask(client, names, row, "succeeded", {
+      attempt: { exitCode: outcome.exitCode ?? 0, tail: outcome.tail ?? [] },
+    });
+    return { state: "succeeded", ...graph };
+  }
+  if (outcome.kind === "cancelled" || row.cancel_requested) {
+    const reason = outcome.kind === "cancelled" ? (outcome.reason ?? "cancelled by request") : "cancelled by request";
+    const attempt = outcome.kind === "failure" ? attemptRecord(outcome) : { tail: outcome.tail ?? [] };
+    const graph = await finalizeTask(client, names, row, "cancelled", { attempt, cancelReason: reason });
+    return { state: "cancelled", ...graph };
+  }
+  const failure = attemptRecord(outcome);
+  if (!isRetryable(row, outcome)) {
+    const graph = await finalizeTask(client, names, row, "failed", { attempt: failure });
+    return { state: "failed", ...graph };
+  }
+  const delay = backoffDelay(row.attempts, { baseMs: row.backoff_base_ms, maxMs: row.backoff_max_ms }, random);
+  await client.query(
+    `UPDATE ${names.tasks}
+        SET state = 'queued', not_before = now() + $2 * interval '1 millisecond', queued_at = now(),
+            lease_token = NULL, lease_expires_at = NULL, worker_id = NULL,
+            last_error = $3, exit_code = $4, signal = $5, timed_out = $6, tail = $7
+      WHERE id = $1`,
+    [row.id, delay, failure.lastError, failure.exitCode, failure.signal, failure.timedOut, failure.tail],
+  );
+  await notifyWorkers(client, names, row.run_id);
+  return { state: "queued", retryDelayMs: delay, cascaded: [], unblocked: [] };
+}
+
+/**
+ * Gives a lease back on graceful shutdown: the task is queued again at once and
+ * the interrupted attempt is not counted (the task did not fail; the worker
+ * left). A task with a pending cancel request is cancelled instead.
+ */
+export async function releaseLease(client: pg.ClientBase, names: SchemaNames, token: string): Promise<boolean> {
+  const row = await lockOwned(client, names, token);
+  if (row === undefined) return false;
+  if (row.cancel_requested) {
+    await finalizeTask(client, names, row, "cancelled", { cancelReason: "cancelled by request" });
+    return true;
+  }
+  await client.query(
+    `UPDATE ${names.tasks}
+        SET state = 'queued', attempts = GREATEST(attempts - 1, 0), not_before = now(), queued_at = now(),
+            lease_token = NULL, lease_expires_at = NULL, worker_id = NULL, last_error = 'released by a stopping worker'
+      WHERE id = $1`,
+    [row.id],
+  );
+  await notifyWorkers(client, names, row.run_id);
+  return true;
+}

@@ -1,0 +1,68 @@
+import type pg from "pg";
+import { cancelDependents, dependencyReason, notifyWorkers, refreshRunState, unblockDependents } from "./graph.js";
+import type { SchemaNames } from "./names.js";
+
+export type TerminalState = "succeeded" | "failed" | "cancelled";
+
+/** How the last attempt ended; absent when the task ends without one (cancelled while queued, swept). */
+export interface AttemptRecord {
+  lastError?: string | null;
+  exitCode?: number | null;
+  signal?: string | null;
+  timedOut?: boolean;
+  tail?: string[];
+}
+
+/** What is recorded on a task as it ends. */
+export interface FinalDetails {
+  attempt?: AttemptRecord;
+  /** Replaces last_error even without an attempt record (e.g. "lease expired"). */
+  lastError?: string;
+  cancelReason?: string | null;
+}
+
+/**
+ * The one terminal transition: records the end state, clears the lease, then
+ * unblocks dependents (on success) or cancels them transitively (otherwise),
+ * and finally settles the run's state. Runs in the caller's transaction, on a
+ * row the caller has locked and checked is not terminal yet.
+ */
+export async function finalizeTask(
+  client: pg.ClientBase,
+  names: SchemaNames,
+  task: { id: string; run_id: string; key: string },
+  state: TerminalState,
+  details: FinalDetails = {},
+): Promise<{ cascaded: string[]; unblocked: string[] }> {
+  await client.query(
+    `UPDATE ${names.tasks}
+        SET state = $2, finished_at = now(), lease_token = NULL, lease_expires_at = NULL, waiting_on = 0,
+            last_error = COALESCE($3, last_error), cancel_reason = $4,
+            exit_code = CASE WHEN $5 THEN $6 ELSE exit_code END,
+            signal = CASE WHEN $5 THEN $7 ELSE signal END,
+            timed_out = CASE WHEN $5 THEN $8 ELSE timed_out END,
+            tail = CASE WHEN $5 THEN $9 ELSE tail END
+      WHERE id = $1`,
+    [
+      task.id,
+      state,
+      details.attempt?.lastError ?? details.lastError ?? null,
+      details.cancelReason ?? null,
+      details.attempt !== undefined,
+      details.attempt?.exitCode ?? null,
+      details.attempt?.signal ?? null,
+      details.attempt?.timedOut ?? false,
+      details.attempt?.tail ?? [],
+    ],
+  );
+  let cascaded: string[] = [];
+  let unblocked: string[] = [];
+  if (state === "succeeded") {
+    unblocked = await unblockDependents(client, names, task.run_id, task.key);
+    if (unblocked.length > 0) await notifyWorkers(client, names, task.run_id);
+  } else {
+    cascaded = await cancelDependents(client, names, task.run_id, task.key, dependencyReason(task.key, state));
+  }
+  await refreshRunState(client, names, task.run_id);
+  return { cascaded, unblocked };
+}

@@ -1,0 +1,87 @@
+import type pg from "pg";
+import type { SchemaNames } from "./names.js";
+
+/**
+ * Dependency-graph updates shared by submit, complete, sweep, cancel and
+ * redrive. Each runs inside the caller's transaction.
+ */
+
+/** Why a dependent was cancelled, naming the task that did not succeed. */
+export function dependencyReason(key: string, state: "failed" | "cancelled"): string {
+  return `dependency "${key}" ${state === "failed" ? "failed" : "was cancelled"}`;
+}
+
+/**
+ * Cancels every blocked or queued transitive dependent of `key`, recording
+ * `cause` (default `key`: the task that failed or was cancelled at the root of
+ * the cascade, which redrive looks for) and `reason`. Returns the cancelled keys.
+ */
+export async function cancelDependents(
+  client: pg.ClientBase,
+  names: SchemaNames,
+  runId: string,
+  key: string,
+  reason: string,
+  cause: string = key,
+): Promise<string[]> {
+  const result = await client.query<{ key: string }>(
+    `WITH RECURSIVE dependents(key) AS (
+       SELECT task_key FROM ${names.deps} WHERE run_id = $1 AND depends_on_key = $2
+       UNION
+       SELECT d.task_key FROM ${names.deps} d JOIN dependents p ON d.run_id = $1 AND d.depends_on_key = p.key
+     )
+     UPDATE ${names.tasks} t
+        SET state = 'cancelled', cancel_reason = $3, cancelled_by = $4, finished_at = now(), waiting_on = 0
+      WHERE t.run_id = $1 AND t.key IN (SELECT key FROM dependents) AND t.state IN ('blocked', 'queued')
+      RETURNING t.key`,
+    [runId, key, reason, cause],
+  );
+  return result.rows.map((row) => row.key);
+}
+
+/**
+ * Counts down the dependents of a task that just succeeded; those with no
+ * unfinished dependency left become queued. Returns the keys now queued.
+ */
+export async function unblockDependents(client: pg.ClientBase, names: SchemaNames, runId: string, key: string): Promise<string[]> {
+  const result = await client.query<{ key: string; state: string }>(
+    `UPDATE ${names.tasks}
+        SET waiting_on = waiting_on - 1,
+            state = CASE WHEN waiting_on <= 1 THEN 'queued' ELSE state END,
+            queued_at = CASE WHEN waiting_on <= 1 THEN now() ELSE queued_at END
+      WHERE run_id = $1 AND state = 'blocked'
+        AND key IN (SELECT task_key FROM ${names.deps} WHERE run_id = $1 AND depends_on_key = $2)
+      RETURNING key, state`,
+    [runId, key],
+  );
+  return result.rows.filter((row) => row.state === "queued").map((row) => row.key);
+}
+
+/** Second key space of the advisory locks that serialize a run's final-state check. */
+const RUN_LOCK_CLASS = 0x7275_6e73; // "runs"
+
+/**
+ * Records the run's final state once none of its tasks is active. The advisory
+ * lock makes two transactions finishing a run's last tasks check one after the
+ * other, so the second one sees the first's commit. (Submit and redrive set a
+ * run back to 'running' themselves.)
+ */
+export async function refreshRunState(client: pg.ClientBase, names: SchemaNames, runId: string): Promise<void> {
+  await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [RUN_LOCK_CLASS, `${names.schema}:${runId}`]);
+  await client.query(
+    `UPDATE ${names.runs} r
+        SET state = s.state, finished_at = now()
+       FROM (SELECT CASE WHEN bool_or(state = 'failed') THEN 'failed'
+                         WHEN bool_or(state = 'cancelled') THEN 'cancelled'
+                         ELSE 'succeeded' END AS state
+               FROM ${names.tasks} WHERE run_id = $1) s
+      WHERE r.id = $1 AND r.state = 'running'
+        AND NOT EXISTS (SELECT 1 FROM ${names.tasks} WHERE run_id = $1 AND state IN ('blocked','queued','running'))`,
+    [runId],
+  );
+}
+
+/** Wakes idle workers once the transaction commits (NOTIFY is transactional). */
+export async function notifyWorkers(client: pg.ClientBase, names: SchemaNames, payload = ""): Promise<void> {
+  await client.query("SELECT pg_notify($1, $2)", [names.channel, payload]);
+}

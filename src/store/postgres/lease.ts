@@ -1,0 +1,94 @@
+import type pg from "pg";
+import type { SchemaNames } from "./names.js";
+import type { HeartbeatStatus, LeasedTask } from "./types.js";
+
+interface LeasedRow {
+  id: string;
+  run_id: string;
+  key: string;
+  type: string;
+  run: string;
+  env: Record<string, string>;
+  cwd: string;
+  priority: number;
+  seq: string;
+  attempts: number;
+  max_attempts: number;
+  timeout_ms: number | null;
+  lease_token: string;
+  queue_wait_ms: number;
+}
+
+/**
+ * Leases up to `limit` runnable tasks in (priority desc, seq) order. SKIP
+ * LOCKED lets concurrent workers take disjoint rows without waiting on each
+ * other; every time comes from the database clock.
+ */
+export async function leaseTasks(pool: pg.Pool, names: SchemaNames, workerId: string, limit: number, leaseMs: number): Promise<LeasedTask[]> {
+  if (limit <= 0) return [];
+  const result = await pool.query<LeasedRow>(
+    `WITH picked AS (
+       SELECT id FROM ${names.tasks}
+        WHERE state = 'queued' AND not_before <= now()
+        ORDER BY priority DESC, seq
+        LIMIT $2
+        FOR UPDATE SKIP LOCKED
+     )
+     UPDATE ${names.tasks} t
+        SET state = 'running', attempts = t.attempts + 1, lease_token = gen_random_uuid(),
+            lease_expires_at = now() + $3 * interval '1 millisecond', worker_id = $1, started_at = now(),
+            cancel_requested = false
+       FROM picked WHERE t.id = picked.id
+     RETURNING t.id, t.run_id, t.key, t.type, t.run, t.env, t.cwd, t.priority, t.seq, t.attempts, t.max_attempts,
+               t.timeout_ms, t.lease_token,
+               (extract(epoch FROM now() - GREATEST(t.queued_at, t.not_before)) * 1000)::float8 AS queue_wait_ms`,
+    [workerId, limit, leaseMs],
+  );
+  return result.rows
+    .sort((a, b) => b.priority - a.priority || Number(BigInt(a.seq) - BigInt(b.seq)))
+    .map((row) => ({
+      taskId: row.id,
+      runId: row.run_id,
+      key: row.key,
+      type: row.type,
+      run: row.run,
+      env: row.env,
+      cwd: row.cwd,
+      priority: row.priority,
+      attempt: row.attempts,
+      maxAttempts: row.max_attempts,
+      timeoutMs: row.timeout_ms,
+      leaseToken: row.lease_token,
+      queueWaitMs: Math.max(row.queue_wait_ms, 0),
+    }));
+}
+
+/**
+ * Extends a lease if the token still owns a running task. A cancel request is
+ * reported as such (the lease is still extended, so the worker can finish
+ * killing the attempt and complete it as cancelled).
+ */
+export async function renewLease(pool: pg.Pool, names: SchemaNames, taskId: string, token: string, leaseMs: number): Promise<HeartbeatStatus> {
+  const result = await pool.query<{ cancel_requested: boolean }>(
+    `UPDATE ${names.tasks} SET lease_expires_at = now() + $3 * interval '1 millisecond'
+      WHERE id = $1 AND lease_token = $2 AND state = 'running'
+      RETURNING cancel_requested`,
+    [taskId, token, leaseMs],
+  );
+  const row = result.rows[0];
+  if (row === undefined) return "lost";
+  return row.cancel_requested ? "cancel-requested" : "renewed";
+}
+
+/**
+ * Milliseconds until the earliest queued task becomes runnable (0 if one is
+ * already), or null when nothing is queued. Measured on the database clock.
+ */
+export async function nextRunnableDelay(pool: pg.Pool, names: SchemaNames): Promise<number | null> {
+  const result = await pool.query<{ delay_ms: number | null }>(
+    `SELECT (extract(epoch FROM min(not_before) - now()) * 1000)::float8 AS delay_ms
+       FROM ${names.tasks} WHERE state = 'queued'`,
+  );
+  const delay = result.rows[0]?.delay_ms ?? null;
+  return delay === null ? null : Math.max(Math.ceil(delay), 0);
+}

@@ -1,0 +1,87 @@
+import type pg from "pg";
+
+/**
+ * One dedicated connection LISTENing on the schema's channel, shared by every
+ * subscriber (the workers of one process). It reconnects with backoff when the
+ * connection drops, and wakes all subscribers after reconnecting, since
+ * notifications sent meanwhile were lost.
+ */
+export class NotificationListener {
+  readonly #pool: pg.Pool;
+  readonly #channel: string;
+  readonly #onError: (error: unknown) => void;
+  readonly #subscribers = new Set<(payload: string) => void>();
+  #client: pg.PoolClient | undefined;
+  #connecting: Promise<void> | undefined;
+  #closed = false;
+  #failures = 0;
+
+  constructor(pool: pg.Pool, channel: string, onError: (error: unknown) => void) {
+    this.#pool = pool;
+    this.#channel = channel;
+    this.#onError = onError;
+  }
+
+  /** Calls `callback` on every notification; returns the unsubscribe function. */
+  subscribe(callback: (payload: string) => void): () => void {
+    this.#subscribers.add(callback);
+    this.#connecting ??= this.#connect();
+    return () => this.#subscribers.delete(callback);
+  }
+
+  /** Resolves once the LISTEN is in place (or the first attempt failed). */
+  async ready(): Promise<void> {
+    await this.#connecting;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const client = this.#client;
+    this.#client = undefined;
+    if (client === undefined) return;
+    await client.query(`UNLISTEN "${this.#channel}"`).catch(() => undefined);
+    client.release();
+  }
+
+  #broadcast(payload: string): void {
+    for (const subscriber of this.#subscribers) subscriber(payload);
+  }
+
+  async #connect(): Promise<void> {
+    if (this.#closed) return;
+    let client: pg.PoolClient | undefined;
+    try {
+      client = await this.#pool.connect();
+      const current = client;
+      current.on("notification", (message) => {
+        if (message.channel === this.#channel) this.#broadcast(message.payload ?? "");
+      });
+      current.on("error", (error) => this.#lost(current, error));
+      current.on("end", () => this.#lost(current, new Error("listener connection ended")));
+      await current.query(`LISTEN "${this.#channel}"`);
+      this.#client = current;
+      if (this.#failures > 0) this.#broadcast("");
+      this.#failures = 0;
+    } catch (error) {
+      client?.release(error as Error);
+      this.#retry(error);
+    }
+  }
+
+  #lost(client: pg.PoolClient, error: unknown): void {
+    if (this.#client !== client) return;
+    this.#client = undefined;
+    client.release(error instanceof Error ? error : new Error(String(error)));
+    this.#retry(error);
+  }
+
+  #retry(error: unknown): void {
+    if (this.#closed) return;
+    this.#failures++;
+    this.#onError(error);
+    const delay = Math.min(100 * 2 ** (this.#failures - 1), 5_000);
+    setTimeout(() => {
+      this.#connecting = this.#connect();
+    }, delay).unref();
+  }
+}

@@ -1,0 +1,112 @@
+import type pg from "pg";
+import { schemaNames, type SchemaNames } from "./names.js";
+import { inTransaction } from "./transaction.js";
+
+interface Migration {
+  version: number;
+  name: string;
+  sql: (names: SchemaNames) => string;
+}
+
+/** Append-only: never edit a released migration, add the next version instead. */
+const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: "runs, tasks, task_deps",
+    sql: ({ runs, tasks, deps, schema }) => `
+      CREATE TABLE ${runs} (
+        id text PRIMARY KEY,
+        name text,
+        file text,
+        state text NOT NULL DEFAULT 'running' CHECK (state IN ('running','succeeded','failed','cancelled')),
+        created_at timestamptz NOT NULL DEFAULT now(),
+        finished_at timestamptz
+      );
+      CREATE SEQUENCE ${tasks}_seq;
+      CREATE TABLE ${tasks} (
+        id bigserial PRIMARY KEY,
+        run_id text NOT NULL REFERENCES ${runs}(id) ON DELETE CASCADE,
+        key text NOT NULL,
+        type text NOT NULL,
+        run text NOT NULL,
+        env jsonb NOT NULL DEFAULT '{}',
+        cwd text NOT NULL DEFAULT '.',
+        priority int NOT NULL DEFAULT 1,
+        seq bigint NOT NULL DEFAULT nextval('${schema}.tasks_seq'),
+        not_before timestamptz NOT NULL DEFAULT now(),
+        state text NOT NULL CHECK (state IN ('blocked','queued','running','succeeded','failed','cancelled')),
+        attempts int NOT NULL DEFAULT 0,
+        max_attempts int NOT NULL DEFAULT 1 CHECK (max_attempts >= 1),
+        retry_on int[] NOT NULL DEFAULT '{}',
+        backoff_base_ms int NOT NULL DEFAULT 1000,
+        backoff_max_ms int NOT NULL DEFAULT 60000,
+        timeout_ms int,
+        lease_token uuid,
+        lease_expires_at timestamptz,
+        worker_id text,
+        waiting_on int NOT NULL DEFAULT 0,
+        last_error text,
+        exit_code int,
+        signal text,
+        timed_out boolean NOT NULL DEFAULT false,
+        cancel_reason text,
+        cancelled_by text,
+        cancel_requested boolean NOT NULL DEFAULT false,
+        submitted_at timestamptz NOT NULL DEFAULT now(),
+        queued_at timestamptz,
+        started_at timestamptz,
+        finished_at timestamptz,
+        tail text[] NOT NULL DEFAULT '{}',
+        UNIQUE (run_id, key)
+      );
+      -- The fetch path: only queued rows, already in lease order.
+      CREATE INDEX tasks_fetch ON ${tasks} (priority DESC, seq) WHERE state = 'queued';
+      CREATE INDEX tasks_not_before ON ${tasks} (not_before) WHERE state = 'queued';
+      CREATE INDEX tasks_lease_expiry ON ${tasks} (lease_expires_at) WHERE state = 'running';
+      CREATE UNIQUE INDEX tasks_lease_token ON ${tasks} (lease_token) WHERE lease_token IS NOT NULL;
+      CREATE INDEX tasks_active ON ${tasks} (run_id) WHERE state IN ('blocked','queued','running');
+      CREATE INDEX tasks_failed ON ${tasks} (run_id) WHERE state = 'failed';
+      CREATE INDEX tasks_cancelled_by ON ${tasks} (run_id, cancelled_by) WHERE cancelled_by IS NOT NULL;
+      CREATE TABLE ${deps} (
+        run_id text NOT NULL,
+        task_key text NOT NULL,
+        depends_on_key text NOT NULL,
+        PRIMARY KEY (run_id, task_key, depends_on_key),
+        FOREIGN KEY (run_id, task_key) REFERENCES ${tasks}(run_id, key) ON DELETE CASCADE,
+        FOREIGN KEY (run_id, depends_on_key) REFERENCES ${tasks}(run_id, key) ON DELETE CASCADE
+      );
+      CREATE INDEX task_deps_dependents ON ${deps} (run_id, depends_on_key);
+    `,
+  },
+];
+
+/** First key of the two-key advisory lock that serializes migrations (the second is the schema). */
+const MIGRATION_LOCK_CLASS = 0x7461_736b; // "task"
+
+/**
+ * Creates the schema and applies pending migrations in one transaction.
+ * Idempotent, and safe when several processes start at once: they queue on a
+ * transaction-scoped advisory lock keyed by the schema name.
+ * Returns the versions applied by this call.
+ */
+export async function migrate(pool: pg.Pool, schema = "taskq"): Promise<number[]> {
+  const names = schemaNames(schema);
+  return inTransaction(pool, async (client) => {
+    await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [MIGRATION_LOCK_CLASS, schema]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${names.quoted}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${names.migrations} (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const done = await client.query<{ version: number }>(`SELECT version FROM ${names.migrations}`);
+    const applied = new Set(done.rows.map((row) => row.version));
+    const pending = MIGRATIONS.filter((migration) => !applied.has(migration.version));
+    for (const migration of pending) {
+      await client.query(migration.sql(names));
+      await client.query(`INSERT INTO ${names.migrations} (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+    }
+    return pending.map((migration) => migration.version);
+  });
+}
+
+/** The latest migration version this code knows. */
+export const LATEST_MIGRATION = MIGRATIONS.length;

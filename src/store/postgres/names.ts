@@ -1,0 +1,37 @@
+import { TaskqError } from "../../errors.js";
+
+/** Schema names are spliced into SQL, so only plain identifiers are accepted. */
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,47}$/;
+
+/** Qualified, quoted table names for one schema, plus its NOTIFY channel. */
+export interface SchemaNames {
+  schema: string;
+  /** The quoted schema, e.g. `"taskq"`. */
+  quoted: string;
+  runs: string;
+  tasks: string;
+  deps: string;
+  migrations: string;
+  /** Channel woken on submit and requeue; one per schema so schemas never wake each other. */
+  channel: string;
+}
+
+/** Validates a schema name and derives the names the SQL uses. */
+export function schemaNames(schema: string): SchemaNames {
+  if (!IDENTIFIER.test(schema)) {
+    throw new TaskqError(
+      "STORE_BAD_SCHEMA",
+      `invalid schema name ${JSON.stringify(schema)}; expected lower-case letters, digits and "_" (at most 48)`,
+    );
+  }
+  const quoted = `"${schema}"`;
+  return {
+    schema,
+    quoted,
+    runs: `${quoted}.runs`,
+    tasks: `${quoted}.tasks`,
+    deps: `${quoted}.task_deps`,
+    migrations: `${quoted}.migrations`,
+    channel: `taskq_${schema}`,
+  };
+}

@@ -1,0 +1,69 @@
+import type pg from "pg";
+import { TaskqError } from "../../errors.js";
+import { cancelDependents, dependencyReason, notifyWorkers } from "./graph.js";
+import type { SchemaNames } from "./names.js";
+
+export interface RedriveResult {
+  /** The failed task, queued again with fresh attempts. */
+  requeued: string;
+  /** Dependents cancelled because of it, blocked again and waiting on their dependencies. */
+  reblocked: string[];
+}
+
+/**
+ * Sends a dead-lettered task back to the queue with its attempts reset, and
+ * re-blocks every dependent cancelled because of it (transitively). A
+ * dependent that also depends on another failed or cancelled task is
+ * cancelled again, this time on that task's account.
+ */
+export async function redriveTask(client: pg.ClientBase, names: SchemaNames, runId: string, taskKey: string): Promise<RedriveResult> {
+  const found = await client.query<{ id: string; state: string }>(
+    `SELECT id, state FROM ${names.tasks} WHERE run_id = $1 AND key = $2 FOR UPDATE`,
+    [runId, taskKey],
+  );
+  const task = found.rows[0];
+  if (task === undefined) throw new TaskqError("STORE_NOT_FOUND", `no task "${taskKey}" in run "${runId}"`);
+  if (task.state !== "failed") {
+    throw new TaskqError("STORE_NOT_REDRIVABLE", `task "${taskKey}" is ${task.state}; only failed tasks can be redriven`);
+  }
+  await client.query(
+    `UPDATE ${names.tasks}
+        SET state = 'queued', attempts = 0, not_before = now(), queued_at = now(), finished_at = NULL, started_at = NULL,
+            last_error = NULL, exit_code = NULL, signal = NULL, timed_out = false, tail = '{}', worker_id = NULL,
+            cancel_requested = false
+      WHERE id = $1`,
+    [task.id],
+  );
+  const reblocked = await client.query<{ key: string }>(
+    `UPDATE ${names.tasks}
+        SET state = 'blocked', cancelled_by = NULL, cancel_reason = NULL, finished_at = NULL
+      WHERE run_id = $1 AND cancelled_by = $2 AND state = 'cancelled'
+      RETURNING key`,
+    [runId, taskKey],
+  );
+  const keys = reblocked.rows.map((row) => row.key);
+  await client.query(
+    `UPDATE ${names.tasks} t
+        SET waiting_on = (SELECT count(*) FROM ${names.deps} d
+                            JOIN ${names.tasks} dt ON dt.run_id = d.run_id AND dt.key = d.depends_on_key
+                           WHERE d.run_id = t.run_id AND d.task_key = t.key AND dt.state <> 'succeeded')
+      WHERE t.run_id = $1 AND t.key = ANY($2)`,
+    [runId, keys],
+  );
+  // Other dependencies that did not succeed cancel their share of the re-blocked tasks again.
+  const blockers = await client.query<{ key: string; state: "failed" | "cancelled"; cancelled_by: string | null }>(
+    `SELECT DISTINCT dt.key, dt.state, dt.cancelled_by
+       FROM ${names.deps} d JOIN ${names.tasks} dt ON dt.run_id = d.run_id AND dt.key = d.depends_on_key
+      WHERE d.run_id = $1 AND d.task_key = ANY($2) AND dt.state IN ('failed', 'cancelled')`,
+    [runId, keys],
+  );
+  const recancelled = new Set<string>();
+  for (const blocker of blockers.rows) {
+    const cause = blocker.cancelled_by ?? blocker.key;
+    const reason = dependencyReason(blocker.key, blocker.state);
+    for (const key of await cancelDependents(client, names, runId, blocker.key, reason, cause)) recancelled.add(key);
+  }
+  await client.query(`UPDATE ${names.runs} SET state = 'running', finished_at = NULL WHERE id = $1`, [runId]);
+  await notifyWorkers(client, names, runId);
+  return { requeued: taskKey, reblocked: keys.filter((key) => !recancelled.has(key)) };
+}

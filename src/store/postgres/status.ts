@@ -1,0 +1,87 @@
+import type pg from "pg";
+import { TaskqError } from "../../errors.js";
+import type { SchemaNames } from "./names.js";
+import type { DeadLetter, RunStatus, TaskState, TaskStatusRow } from "./types.js";
+
+interface StatusRow {
+  run_id: string;
+  key: string;
+  state: TaskState;
+  priority: number;
+  attempts: number;
+  max_attempts: number;
+  last_error: string | null;
+  exit_code: number | null;
+  signal: string | null;
+  timed_out: boolean;
+  cancel_reason: string | null;
+  cancelled_by: string | null;
+  worker_id: string | null;
+  tail: string[];
+  depends_on: string[];
+  submitted_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  cancelled_dependents?: string[];
+}
+
+const COLUMNS = `t.run_id, t.key, t.state, t.priority, t.attempts, t.max_attempts, t.last_error, t.exit_code, t.signal,
+  t.timed_out, t.cancel_reason, t.cancelled_by, t.worker_id, t.tail, t.submitted_at, t.started_at, t.finished_at`;
+
+function dependsOn(names: SchemaNames): string {
+  return `ARRAY(SELECT d.depends_on_key FROM ${names.deps} d WHERE d.run_id = t.run_id AND d.task_key = t.key ORDER BY 1) AS depends_on`;
+}
+
+function toStatus(row: StatusRow): TaskStatusRow {
+  return {
+    runId: row.run_id,
+    key: row.key,
+    state: row.state,
+    priority: row.priority,
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    lastError: row.last_error,
+    exitCode: row.exit_code,
+    signal: row.signal,
+    timedOut: row.timed_out,
+    cancelReason: row.cancel_reason,
+    cancelledBy: row.cancelled_by,
+    workerId: row.worker_id,
+    tail: row.tail,
+    dependsOn: row.depends_on,
+    submittedAt: row.submitted_at,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+  };
+}
+
+/** Every task of a run in submission order, with counts by state. */
+export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: string): Promise<RunStatus> {
+  const run = await pool.query<{ id: string; name: string | null; state: RunStatus["state"]; created_at: Date }>(
+    `SELECT id, name, state, created_at FROM ${names.runs} WHERE id = $1`,
+    [runId],
+  );
+  const head = run.rows[0];
+  if (head === undefined) throw new TaskqError("STORE_NOT_FOUND", `no run "${runId}"`);
+  const tasks = await pool.query<StatusRow>(
+    `SELECT ${COLUMNS}, ${dependsOn(names)} FROM ${names.tasks} t WHERE t.run_id = $1 ORDER BY t.seq`,
+    [runId],
+  );
+  const counts: Record<TaskState, number> = { blocked: 0, queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
+  for (const row of tasks.rows) counts[row.state]++;
+  return { runId: head.id, name: head.name, state: head.state, createdAt: head.created_at, counts, tasks: tasks.rows.map(toStatus) };
+}
+
+/** Failed tasks (of one run, or all), each with the dependents cancelled because of it. */
+export async function readDeadLetters(pool: pg.Pool, names: SchemaNames, runId?: string): Promise<DeadLetter[]> {
+  const result = await pool.query<StatusRow>(
+    `SELECT ${COLUMNS}, ${dependsOn(names)},
+            ARRAY(SELECT c.key FROM ${names.tasks} c WHERE c.run_id = t.run_id AND c.cancelled_by = t.key ORDER BY c.seq)
+              AS cancelled_dependents
+       FROM ${names.tasks} t
+      WHERE t.state = 'failed' AND ($1::text IS NULL OR t.run_id = $1)
+      ORDER BY t.finished_at, t.seq`,
+    [runId ?? null],
+  );
+  return result.rows.map((row) => ({ ...toStatus(row), cancelledDependents: row.cancelled_dependents ?? [] }));
+}

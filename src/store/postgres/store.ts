@@ -1,0 +1,153 @@
+import pg from "pg";
+import { cancelTasks, type CancelResult } from "./cancel.js";
+import { completeAttempt, releaseLease } from "./complete.js";
+import { leaseTasks, nextRunnableDelay, renewLease } from "./lease.js";
+import { NotificationListener } from "./listener.js";
+import { migrate } from "./migrations.js";
+import { schemaNames, type SchemaNames } from "./names.js";
+import { redactConnectionString } from "./redact.js";
+import { redriveTask, type RedriveResult } from "./redrive.js";
+import { readDeadLetters, readRunStatus } from "./status.js";
+import { generateRunId, submitRun } from "./submit.js";
+import { sweepExpiredLeases } from "./sweep.js";
+import { inTransaction } from "./transaction.js";
+import type { CompletionResult, DeadLetter, HeartbeatStatus, LeasedTask, Outcome, RunStatus, TaskState, Workflow } from "./types.js";
+
+export interface PostgresStoreOptions {
+  /** An existing pool (not closed by `close()`), or... */
+  pool?: pg.Pool;
+  /** ...a connection string for a pool the store owns. */
+  connectionString?: string;
+  /** Size of an owned pool (default 10). */
+  poolSize?: number;
+  /** Schema holding the tables (default "taskq"). */
+  schema?: string;
+  /** Connection errors the store recovers from (idle clients, the listener); default: ignored. */
+  onError?: (error: unknown) => void;
+  /** Random source for retry jitter, injectable for exact tests. */
+  random?: () => number;
+}
+
+/**
+ * The durable queue on PostgreSQL: runs, tasks and their dependencies, leased
+ * to workers on several machines. Every method is one short transaction and
+ * uses the database clock.
+ */
+export class PostgresStore {
+  readonly pool: pg.Pool;
+  readonly schema: string;
+  /** Where the store connects, with any password replaced by `***`. */
+  readonly description: string;
+  readonly #names: SchemaNames;
+  readonly #ownsPool: boolean;
+  readonly #random: () => number;
+  readonly #onError: (error: unknown) => void;
+  #listener: NotificationListener | undefined;
+
+  constructor(options: PostgresStoreOptions) {
+    this.#names = schemaNames(options.schema ?? "taskq");
+    this.schema = this.#names.schema;
+    this.#ownsPool = options.pool === undefined;
+    this.pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
+    this.description = redactConnectionString(options.connectionString ?? "(pool)");
+    this.#random = options.random ?? Math.random;
+    this.#onError = options.onError ?? (() => undefined);
+    // An idle client whose backend was terminated emits 'error' on the pool; unhandled, it would crash the process.
+    this.pool.on("error", (error) => this.#onError(error));
+  }
+
+  /** Creates the store and applies pending migrations. */
+  static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    const store = new PostgresStore(options);
+    await store.migrate();
+    return store;
+  }
+
+  /** Applies pending migrations (idempotent, safe to run concurrently). */
+  async migrate(): Promise<number[]> {
+    return migrate(this.pool, this.schema);
+  }
+
+  /** Submits a workflow as a run (idempotent on `runId`); returns the run id. */
+  async submitRun(workflow: Workflow, options: { runId?: string } = {}): Promise<string> {
+    const runId = options.runId ?? generateRunId();
+    return inTransaction(this.pool, (client) => submitRun(client, this.#names, workflow, runId));
+  }
+
+  /** Leases up to `limit` runnable tasks for `leaseMs`. */
+  async lease(workerId: string, limit: number, leaseMs: number): Promise<LeasedTask[]> {
+    return leaseTasks(this.pool, this.#names, workerId, limit, leaseMs);
+  }
+
+  /** Extends a lease; "lost" when another worker or the sweeper owns the task now. */
+  async heartbeat(taskId: string, token: string, leaseMs: number): Promise<HeartbeatStatus> {
+    return renewLease(this.pool, this.#names, taskId, token, leaseMs);
+  }
+
+  /** Records an attempt's outcome; false when `token` no longer owns the task. */
+  async complete(token: string, outcome: Outcome): Promise<CompletionResult | false> {
+    return inTransaction(this.pool, (client) => completeAttempt(client, this.#names, token, outcome, this.#random));
+  }
+
+  /** Requeues a leased task at once without counting the attempt (graceful worker stop). */
+  async release(token: string): Promise<boolean> {
+    return inTransaction(this.pool, (client) => releaseLease(client, this.#names, token));
+  }
+
+  /** Recovers tasks whose lease expired; returns how many. */
+  async sweepOrphans(limit = 100): Promise<number> {
+    return inTransaction(this.pool, (client) => sweepExpiredLeases(client, this.#names, limit));
+  }
+
+  /** Cancels a run, or one task: queued/blocked at once, running at the next heartbeat. */
+  async cancelRun(runId: string, taskKey?: string): Promise<CancelResult> {
+    return inTransaction(this.pool, (client) => cancelTasks(client, this.#names, runId, taskKey));
+  }
+
+  /** Failed tasks, of one run or of all. */
+  async deadLetters(runId?: string): Promise<DeadLetter[]> {
+    return readDeadLetters(this.pool, this.#names, runId);
+  }
+
+  async runStatus(runId: string): Promise<RunStatus> {
+    return readRunStatus(this.pool, this.#names, runId);
+  }
+
+  /** Queues a failed task again with fresh attempts and re-blocks the dependents it cancelled. */
+  async redrive(runId: string, taskKey: string): Promise<RedriveResult> {
+    return inTransaction(this.pool, (client) => redriveTask(client, this.#names, runId, taskKey));
+  }
+
+  /** Milliseconds until the earliest queued task is runnable, or null if none is queued. */
+  async nextRunnableDelay(): Promise<number | null> {
+    return nextRunnableDelay(this.pool, this.#names);
+  }
+
+  /** Number of tasks in each state, across all runs (for the queue-size gauge). */
+  async countByState(): Promise<Record<TaskState, number>> {
+    const result = await this.pool.query<{ state: TaskState; count: number }>(
+      `SELECT state, count(*)::int AS count FROM ${this.#names.tasks} GROUP BY state`,
+    );
+    const counts: Record<TaskState, number> = { blocked: 0, queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
+    for (const row of result.rows) counts[row.state] = row.count;
+    return counts;
+  }
+
+  /** Calls `callback` whenever tasks may have become runnable; returns the unsubscribe function. */
+  subscribe(callback: () => void): () => void {
+    this.#listener ??= new NotificationListener(this.pool, this.#names.channel, this.#onError);
+    return this.#listener.subscribe(callback);
+  }
+
+  /** Resolves once the notification listener is connected (for tests and benchmarks). */
+  async listening(): Promise<void> {
+    await this.#listener?.ready();
+  }
+
+  /** Stops listening and, if the store created the pool, closes it. */
+  async close(): Promise<void> {
+    await this.#listener?.close();
+    this.#listener = undefined;
+    if (this.#ownsPool) await this.pool.end();
+  }
+}

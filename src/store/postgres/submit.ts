@@ -1,0 +1,156 @@
+import { randomBytes } from "node:crypto";
+import type pg from "pg";
+import { TaskqError } from "../../errors.js";
+import { dependencyReason, notifyWorkers, refreshRunState } from "./graph.js";
+import type { SchemaNames } from "./names.js";
+import { PRIORITY_VALUES, type TaskState, type Workflow, type WorkflowTask } from "./types.js";
+
+/** A fresh run id: sortable by creation time, unique across machines. */
+export function generateRunId(): string {
+  return `r-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`;
+}
+
+interface NewTaskRow {
+  ord: number;
+  key: string;
+  type: string;
+  run: string;
+  env: Record<string, string>;
+  cwd: string;
+  priority: number;
+  run_at: number | null;
+  state: TaskState;
+  max_attempts: number;
+  retry_on: number[];
+  backoff_base_ms: number;
+  backoff_max_ms: number;
+  timeout_ms: number | null;
+  waiting_on: number;
+  cancel_reason: string | null;
+  cancelled_by: string | null;
+}
+
+/** Decides the initial state of a new task from the states of its dependencies. */
+function planTask(task: WorkflowTask, ord: number, states: Map<string, TaskState>): NewTaskRow {
+  let waitingOn = 0;
+  let cause: { key: string; state: "failed" | "cancelled" } | undefined;
+  for (const dep of task.dependsOn) {
+    const state = states.get(dep);
+    if (state === undefined) {
+      throw new TaskqError("STORE_UNKNOWN_DEPENDENCY", `task "${task.id}" depends on "${dep}", which is not part of the run`);
+    }
+    if (state !== "succeeded") waitingOn++;
+    if ((state === "failed" || state === "cancelled") && cause === undefined) cause = { key: dep, state };
+  }
+  const state: TaskState = cause !== undefined ? "cancelled" : waitingOn > 0 ? "blocked" : "queued";
+  return {
+    ord,
+    key: task.id,
+    type: task.type,
+    run: task.run,
+    env: task.env,
+    cwd: task.cwd,
+    priority: PRIORITY_VALUES[task.priority],
+    run_at: task.runAt ?? null,
+    state,
+    max_attempts: Math.max(task.retries, 0) + 1,
+    retry_on: task.retryOn ?? [],
+    backoff_base_ms: task.backoff.baseMs,
+    backoff_max_ms: task.backoff.maxMs,
+    timeout_ms: task.timeoutMs ?? null,
+    waiting_on: cause !== undefined ? 0 : waitingOn,
+    cancel_reason: cause !== undefined ? dependencyReason(cause.key, cause.state) : null,
+    cancelled_by: cause?.key ?? null,
+  };
+}
+
+/**
+ * Inserts a run and its tasks in one transaction. Idempotent on the run id:
+ * tasks that already exist are not duplicated; a still-queued one takes the
+ * new priority and not-before (dedup on key). Returns the run id.
+ */
+export async function submitRun(client: pg.ClientBase, names: SchemaNames, workflow: Workflow, runId: string): Promise<string> {
+  await client.query(`INSERT INTO ${names.runs} (id, name, file) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`, [
+    runId,
+    workflow.name ?? null,
+    workflow.file,
+  ]);
+  const wanted = new Set(workflow.tasks.flatMap((task) => [task.id, ...task.dependsOn]));
+  // FOR SHARE: a dependency cannot complete between reading its state and inserting its dependents.
+  const existing = await client.query<{ key: string; state: TaskState }>(
+    `SELECT key, state FROM ${names.tasks} WHERE run_id = $1 AND key = ANY($2) ORDER BY id FOR SHARE`,
+    [runId, [...wanted]],
+  );
+  const states = new Map(existing.rows.map((row) => [row.key, row.state]));
+  const existingKeys = new Set(states.keys());
+  const fresh: NewTaskRow[] = [];
+  const resubmitted: { key: string; priority: number; run_at: number | null }[] = [];
+  for (const task of workflow.tasks) {
+    if (existingKeys.has(task.id)) {
+      resubmitted.push({ key: task.id, priority: PRIORITY_VALUES[task.priority], run_at: task.runAt ?? null });
+      continue;
+    }
+    if (states.has(task.id)) {
+      throw new TaskqError("STORE_DUPLICATE_TASK", `task "${task.id}" appears twice in ${workflow.file}`);
+    }
+    const row = planTask(task, fresh.length, states);
+    fresh.push(row);
+    states.set(row.key, row.state);
+  }
+  if (fresh.length > 0) await insertTasks(client, names, runId, fresh, workflow.tasks);
+  const requeued = await updateQueued(client, names, runId, resubmitted);
+  await client.query(
+    `UPDATE ${names.runs} SET state = 'running', finished_at = NULL
+      WHERE id = $1 AND state <> 'running'
+        AND EXISTS (SELECT 1 FROM ${names.tasks} WHERE run_id = $1 AND state IN ('blocked','queued','running'))`,
+    [runId],
+  );
+  await refreshRunState(client, names, runId);
+  if (requeued > 0 || fresh.some((row) => row.state === "queued")) await notifyWorkers(client, names, runId);
+  return runId;
+}
+
+async function insertTasks(client: pg.ClientBase, names: SchemaNames, runId: string, rows: NewTaskRow[], tasks: WorkflowTask[]): Promise<void> {
+  await client.query(
+    `INSERT INTO ${names.tasks} (run_id, key, type, run, env, cwd, priority, not_before, state, max_attempts, retry_on,
+                                 backoff_base_ms, backoff_max_ms, timeout_ms, waiting_on, cancel_reason, cancelled_by,
+                                 queued_at, finished_at)
+     SELECT $1, x.key, x.type, x.run, x.env, x.cwd, x.priority,
+            COALESCE(to_timestamp(x.run_at / 1000.0), now()), x.state, x.max_attempts,
+            ARRAY(SELECT jsonb_array_elements_text(x.retry_on)::int), x.backoff_base_ms, x.backoff_max_ms, x.timeout_ms,
+            x.waiting_on, x.cancel_reason, x.cancelled_by,
+            CASE WHEN x.state = 'queued' THEN now() END, CASE WHEN x.state = 'cancelled' THEN now() END
+       FROM jsonb_to_recordset($2) AS x(ord int, key text, type text, run text, env jsonb, cwd text, priority int,
+            run_at float8, state text, max_attempts int, retry_on jsonb, backoff_base_ms int, backoff_max_ms int,
+            timeout_ms int, waiting_on int, cancel_reason text, cancelled_by text)
+      ORDER BY x.ord`,
+    [runId, JSON.stringify(rows)],
+  );
+  const fresh = new Set(rows.map((row) => row.key));
+  const edges = tasks.filter((task) => fresh.has(task.id)).flatMap((task) => task.dependsOn.map((dep) => [task.id, dep]));
+  if (edges.length === 0) return;
+  await client.query(
+    `INSERT INTO ${names.deps} (run_id, task_key, depends_on_key)
+     SELECT $1, e->>0, e->>1 FROM jsonb_array_elements($2) e ON CONFLICT DO NOTHING`,
+    [runId, JSON.stringify(edges)],
+  );
+}
+
+/** Dedup: a resubmitted task still waiting in the queue takes the new priority and not-before. */
+async function updateQueued(
+  client: pg.ClientBase,
+  names: SchemaNames,
+  runId: string,
+  rows: { key: string; priority: number; run_at: number | null }[],
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  const result = await client.query(
+    `UPDATE ${names.tasks} t
+        SET priority = x.priority, not_before = COALESCE(to_timestamp(x.run_at / 1000.0), t.not_before)
+       FROM jsonb_to_recordset($2) AS x(key text, priority int, run_at float8)
+      WHERE t.run_id = $1 AND t.key = x.key AND t.state = 'queued'
+        AND (t.priority <> x.priority OR (x.run_at IS NOT NULL AND t.not_before <> to_timestamp(x.run_at / 1000.0)))`,
+    [runId, JSON.stringify(rows)],
+  );
+  return result.rowCount ?? 0;
+}

@@ -1,0 +1,43 @@
+import { setTimeout as sleep } from "node:timers/promises";
+
+/**
+ * SQLSTATE classes worth retrying: connection exceptions (08), operator
+ * intervention such as pg_terminate_backend (57P01..57P03), deadlocks and
+ * serialization failures (40001, 40P01), too many connections (53300).
+ */
+const TRANSIENT_STATES = /^(08...|57P0[123]|40001|40P01|53300)$/;
+
+/** True when retrying the same operation, perhaps on a new connection, may succeed. */
+export function isTransientError(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return TRANSIENT_STATES.test(code);
+  // Socket-level failures (ECONNREFUSED, ECONNRESET) and pg's own "Connection terminated".
+  if (typeof code === "string" && code.startsWith("E")) return true;
+  const message = (error as { message?: unknown }).message;
+  return typeof message === "string" && /connection|terminat|not queryable|timeout/i.test(message);
+}
+
+export interface RetryOptions {
+  /** Give up after this long (milliseconds); the last error is rethrown. */
+  maxElapsedMs: number;
+  signal?: AbortSignal;
+  /** Called before each retry, e.g. to report the outage. */
+  onRetry?: (error: unknown, attempt: number) => void;
+}
+
+/** Runs `operation`, retrying transient database errors with capped exponential backoff. */
+export async function withRetry<T>(operation: () => Promise<T>, options: RetryOptions): Promise<T> {
+  const started = performance.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await operation();
+    } catch (error) {
+      const elapsed = performance.now() - started;
+      if (!isTransientError(error) || elapsed >= options.maxElapsedMs || options.signal?.aborted === true) throw error;
+      options.onRetry?.(error, attempt);
+      const delay = Math.min(50 * 2 ** (attempt - 1), 1_000, options.maxElapsedMs - elapsed);
+      await sleep(Math.max(delay, 0), undefined, { signal: options.signal }).catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * Shapes the PostgreSQL store reads and returns. The workflow types mirror the
+ * loader's output structurally, so the store does not depend on src/loaders.
+ */
+
+export type PriorityName = "low" | "normal" | "high" | "critical";
+
+/** One task of a loaded workflow (same shape as the loader's WorkflowTask). */
+export interface WorkflowTask {
+  id: string;
+  type: string;
+  run: string;
+  priority: PriorityName;
+  retries: number;
+  retryOn?: number[];
+  backoff: { baseMs: number; maxMs: number };
+  timeoutMs?: number;
+  /** Epoch milliseconds before which the task must not start. */
+  runAt?: number;
+  env: Record<string, string>;
+  cwd: string;
+  dependsOn: string[];
+}
+
+/** A loaded workflow; `tasks` are in topological order. */
+export interface Workflow {
+  file: string;
+  name?: string;
+  concurrency?: number;
+  tasks: WorkflowTask[];
+  notes: string[];
+}
+
+export type TaskState = "blocked" | "queued" | "running" | "succeeded" | "failed" | "cancelled";
+
+export const TERMINAL_STATES: readonly TaskState[] = ["succeeded", "failed", "cancelled"];
+
+/** Priority names map to integers so the fetch index can order by them. */
+export const PRIORITY_VALUES: Record<PriorityName, number> = { low: 0, normal: 1, high: 2, critical: 3 };
+
+/** A task handed to one worker for one attempt. */
+export interface LeasedTask {
+  /** Database id of the task row (a bigint, as a string). */
+  taskId: string;
+  runId: string;
+  key: string;
+  type: string;
+  run: string;
+  env: Record<string, string>;
+  cwd: string;
+  priority: number;
+  /** 1 for the first attempt. */
+  attempt: number;
+  maxAttempts: number;
+  timeoutMs: number | null;
+  /** Proof of ownership: every later write for this attempt must present it. */
+  leaseToken: string;
+  /** Time the task waited in the queue before this attempt, per the database clock. */
+  queueWaitMs: number;
+}
+
+/** How an attempt ended, as the worker reports it. */
+export type Outcome =
+  | { kind: "success"; exitCode?: number | null; tail?: string[] }
+  | {
+      kind: "failure";
+      error: string;
+      exitCode?: number | null;
+      signal?: string | null;
+      permanent?: boolean;
+      timedOut?: boolean;
+      tail?: string[];
+    }
+  | { kind: "cancelled"; reason?: string; tail?: string[] };
+
+/** The state an accepted completion moved the task to. */
+export interface CompletionResult {
+  state: "succeeded" | "queued" | "failed" | "cancelled";
+  /** Backoff before the next attempt, when requeued. */
+  retryDelayMs?: number;
+  /** Keys of dependents cancelled because of this completion. */
+  cascaded: string[];
+  /** Keys of dependents that became runnable. */
+  unblocked: string[];
+}
+
+export type HeartbeatStatus = "renewed" | "lost" | "cancel-requested";
+
+/** One row of `runStatus` and `deadLetters`. */
+export interface TaskStatusRow {
+  runId: string;
+  key: string;
+  state: TaskState;
+  priority: number;
+  attempts: number;
+  maxAttempts: number;
+  lastError: string | null;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  cancelReason: string | null;
+  /** The failed or cancelled task that caused this one's cancellation. */
+  cancelledBy: string | null;
+  workerId: string | null;
+  tail: string[];
+  dependsOn: string[];
+  submittedAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+export interface DeadLetter extends TaskStatusRow {
+  /** Dependents cancelled (transitively) because this task failed. */
+  cancelledDependents: string[];
+}
+
+export interface RunStatus {
+  runId: string;
+  name: string | null;
+  state: "running" | "succeeded" | "failed" | "cancelled";
+  createdAt: Date;
+  counts: Record<TaskState, number>;
+  tasks: TaskStatusRow[];
+}

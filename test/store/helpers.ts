@@ -1,0 +1,73 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { PostgresStore } from "../../src/store/postgres/store.js";
+import type { Workflow, WorkflowTask } from "../../src/store/postgres/types.js";
+
+export const DATABASE_URL = process.env.TASKQ_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** A schema name of its own for one test file. */
+export function uniqueSchema(): string {
+  return `taskq_test_${randomBytes(4).toString("hex")}`;
+}
+
+/** A pool that ignores errors of idle clients (tests terminate backends on purpose). */
+export function createPool(max = 10): pg.Pool {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max });
+  pool.on("error", () => undefined);
+  return pool;
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  const pool = createPool(1);
+  await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await pool.end();
+}
+
+/** A store on a fresh schema, migrated; `close` drops the schema. */
+export async function openTestStore(options: { random?: () => number } = {}): Promise<{
+  store: PostgresStore;
+  schema: string;
+  close: () => Promise<void>;
+}> {
+  const schema = uniqueSchema();
+  const store = await PostgresStore.open({ connectionString: DATABASE_URL, schema, ...options });
+  return {
+    store,
+    schema,
+    close: async () => {
+      await store.close();
+      await dropSchema(schema);
+    },
+  };
+}
+
+/** A workflow task with defaults: no retries, no dependencies. */
+export function task(id: string, overrides: Partial<WorkflowTask> = {}): WorkflowTask {
+  return {
+    id,
+    type: "shell",
+    run: `echo ${id}`,
+    priority: "normal",
+    retries: 0,
+    backoff: { baseMs: 10, maxMs: 100 },
+    env: {},
+    cwd: ".",
+    dependsOn: [],
+    ...overrides,
+  };
+}
+
+export function workflow(tasks: WorkflowTask[], name = "test"): Workflow {
+  return { file: `${name}.yaml`, name, tasks, notes: [] };
+}
+
+/** Leases everything runnable now (single worker), sorted as leased. */
+export async function leaseAll(store: PostgresStore, leaseMs = 30_000, workerId = "w1") {
+  return store.lease(workerId, 1000, leaseMs);
+}
+
+/** Direct SQL on the test schema, for setting up and checking rows. */
+export async function sql<T extends pg.QueryResultRow>(store: PostgresStore, text: string, values: unknown[] = []): Promise<T[]> {
+  const result = await store.pool.query<T>(text.replaceAll("$schema", `"${store.schema}"`), values);
+  return result.rows;
+}

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { PostgresStore } from "../../src/store/postgres/store.js";
+import { leaseAll, openTestStore, sql, task, workflow } from "./helpers.js";
+
+describe("lease", () => {
+  let store: PostgresStore;
+  let close: () => Promise<void>;
+  beforeAll(async () => ({ store, close } = await openTestStore()));
+  afterAll(async () => close());
+  beforeEach(async () => {
+    await sql(store, "DELETE FROM $schema.runs");
+  });
+
+  it("hands out tasks by priority, then submission order, respecting not-before", async () => {
+    await store.submitRun(
+      workflow([
+        task("low1", { priority: "low" }),
+        task("n1"),
+        task("crit", { priority: "critical" }),
+        task("later", { priority: "critical", runAt: Date.now() + 60_000 }),
+        task("n2"),
+        task("high", { priority: "high" }),
+      ]),
+    );
+    const first = await store.lease("w1", 2, 30_000);
+    expect(first.map((t) => t.key)).toEqual(["crit", "high"]);
+    const rest = await leaseAll(store);
+    expect(rest.map((t) => t.key)).toEqual(["n1", "n2", "low1"]);
+    expect(rest[0]!.attempt).toBe(1);
+    expect(rest[0]!.leaseToken).toMatch(/^[0-9a-f-]{36}$/);
+    const delay = await store.nextRunnableDelay();
+    expect(delay).toBeGreaterThan(50_000);
+  });
+
+  it("never gives the same task to two concurrent leasers (SKIP LOCKED)", async () => {
+    const tasks = Array.from({ length: 200 }, (_, i) => task(`t${i}`));
+    await store.submitRun(workflow(tasks));
+    const leasers = Array.from({ length: 8 }, (_, i) => i);
+    const seen: string[] = [];
+    await Promise.all(
+      leasers.map(async (i) => {
+        for (;;) {
+          const got = await store.lease(`w${i}`, 7, 30_000);
+          if (got.length === 0) return;
+          seen.push(...got.map((t) => t.key));
+        }
+      }),
+    );
+    expect(seen).toHaveLength(200);
+    expect(new Set(seen).size).toBe(200);
+  });
+
+  it("renews only with the current token, and ignores a stale completion", async () => {
+    await store.submitRun(workflow([task("solo", { retries: 1 })]), { runId: "guard" });
+    const [first] = await store.lease("w1", 1, 100);
+    expect(await store.heartbeat(first!.taskId, first!.leaseToken, 100)).toBe("renewed");
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(await store.sweepOrphans()).toBe(1);
+    expect(await store.heartbeat(first!.taskId, first!.leaseToken, 100)).toBe("lost");
+    const [second] = await store.lease("w2", 1, 30_000);
+    expect(second!.attempt).toBe(2);
+    expect(await store.complete(first!.leaseToken, { kind: "success" })).toBe(false);
+    const status = await store.runStatus("guard");
+    expect(status.tasks[0]!.state).toBe("running");
+    expect(status.tasks[0]!.workerId).toBe("w2");
+    expect(await store.complete(second!.leaseToken, { kind: "success" })).toMatchObject({ state: "succeeded" });
+    expect((await store.runStatus("guard")).state).toBe("succeeded");
+  });
+
+  it("reports a cancel request on heartbeat and releases without counting the attempt", async () => {
+    await store.submitRun(workflow([task("r1"), task("r2")]), { runId: "rel" });
+    const [a, b] = await leaseAll(store);
+    await store.cancelRun("rel", "r1");
+    expect(await store.heartbeat(a!.taskId, a!.leaseToken, 30_000)).toBe("cancel-requested");
+    expect(await store.release(a!.leaseToken)).toBe(true);
+    expect(await store.release(b!.leaseToken)).toBe(true);
+    const status = await store.runStatus("rel");
+    expect(status.tasks.map((row) => [row.key, row.state, row.attempts])).toEqual([
+      ["r1", "cancelled", 1],
+      ["r2", "queued", 0],
+    ]);
+  });
+});

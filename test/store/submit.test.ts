@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { PostgresStore } from "../../src/store/postgres/store.js";
+import { leaseAll, openTestStore, sql, task, workflow } from "./helpers.js";
+
+describe("submitRun", () => {
+  let store: PostgresStore;
+  let close: () => Promise<void>;
+  beforeAll(async () => ({ store, close } = await openTestStore()));
+  afterAll(async () => close());
+
+  it("generates a run id and starts tasks with dependencies blocked", async () => {
+    const runId = await store.submitRun(workflow([task("a"), task("b"), task("c", { dependsOn: ["a", "b"] })]));
+    expect(runId).toMatch(/^r-[0-9a-z]+-[0-9a-f]{8}$/);
+    const status = await store.runStatus(runId);
+    expect(status.tasks.map((row) => [row.key, row.state])).toEqual([
+      ["a", "queued"],
+      ["b", "queued"],
+      ["c", "blocked"],
+    ]);
+    expect(status.tasks[2]!.dependsOn).toEqual(["a", "b"]);
+    const [row] = await sql<{ waiting_on: number }>(store, "SELECT waiting_on FROM $schema.tasks WHERE run_id = $1 AND key = 'c'", [runId]);
+    expect(row!.waiting_on).toBe(2);
+    await store.cancelRun(runId);
+  });
+
+  it("is idempotent on the run id and updates a queued task's priority (dedup)", async () => {
+    const wf = workflow([task("x"), task("y", { dependsOn: ["x"] })]);
+    await store.submitRun(wf, { runId: "dedup" });
+    await store.submitRun(wf, { runId: "dedup" });
+    const later = Date.now() + 60_000;
+    await store.submitRun(workflow([task("x", { priority: "critical", runAt: later }), task("y", { dependsOn: ["x"] })]), { runId: "dedup" });
+    const rows = await sql<{ key: string; priority: number; not_before: Date }>(
+      store,
+      "SELECT key, priority, not_before FROM $schema.tasks WHERE run_id = 'dedup' ORDER BY seq",
+    );
+    expect(rows.map((row) => row.key)).toEqual(["x", "y"]);
+    expect(rows[0]!.priority).toBe(3);
+    expect(Math.abs(rows[0]!.not_before.getTime() - later)).toBeLessThan(5);
+    const deps = await sql(store, "SELECT * FROM $schema.task_deps WHERE run_id = 'dedup'");
+    expect(deps).toHaveLength(1);
+    await store.cancelRun("dedup");
+  });
+
+  it("adds new tasks to an existing run, cancelling those whose dependency already failed", async () => {
+    await store.submitRun(workflow([task("f")]), { runId: "grow" });
+    const [leased] = await leaseAll(store);
+    await store.complete(leased!.leaseToken, { kind: "failure", error: "boom", exitCode: 1 });
+    await store.submitRun(workflow([task("f"), task("g", { dependsOn: ["f"] })]), { runId: "grow" });
+    const status = await store.runStatus("grow");
+    const g = status.tasks.find((row) => row.key === "g")!;
+    expect(g.state).toBe("cancelled");
+    expect(g.cancelReason).toBe('dependency "f" failed');
+    expect(g.cancelledBy).toBe("f");
+    expect(status.state).toBe("failed");
+  });
+
+  it("rejects an unknown dependency with a stable code and writes nothing", async () => {
+    await expect(store.submitRun(workflow([task("p", { dependsOn: ["nope"] })]), { runId: "bad" })).rejects.toMatchObject({
+      code: "STORE_UNKNOWN_DEPENDENCY",
+    });
+    await expect(store.runStatus("bad")).rejects.toMatchObject({ code: "STORE_NOT_FOUND" });
+  });
+});
