@@ -274,7 +274,8 @@ export class Queue {
 
   #createRecord(id: string, spec: TaskSpec<unknown>): TaskRecord {
     const priority = spec.priority ?? "normal";
-    const rank = PRIORITY_RANK[priority];
+    // hasOwn, so "toString" and friends from the prototype are not priorities.
+    const rank = Object.hasOwn(PRIORITY_RANK, priority) ? PRIORITY_RANK[priority] : undefined;
     if (rank === undefined) throw new TaskqError("INVALID_TASK", `task "${id}": unknown priority "${String(priority)}"`);
     const maxAttempts = spec.maxAttempts ?? this.#defaultMaxAttempts;
     if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
@@ -372,20 +373,19 @@ export class Queue {
       this.#events.emit("started", { id: record.id, attempt: record.attempts, maxAttempts: record.maxAttempts });
     }
     const handler = this.#handlers.get(record.type)!;
-    let outcome: unknown;
     try {
-      outcome = handler(record.payload, context);
+      const outcome = handler(record.payload, context);
+      // Reading `then` and calling it are inside the try: a hostile thenable fails the attempt, not the queue.
+      if (typeof (outcome as PromiseLike<unknown> | null)?.then === "function") {
+        (outcome as PromiseLike<unknown>).then(
+          (value) => this.#finishAttempt(context, true, value),
+          (error: unknown) => this.#finishAttempt(context, false, error),
+        );
+      } else {
+        queueMicrotask(() => this.#finishAttempt(context, true, outcome));
+      }
     } catch (error) {
       queueMicrotask(() => this.#finishAttempt(context, false, error));
-      return;
-    }
-    if (typeof (outcome as PromiseLike<unknown> | null)?.then === "function") {
-      (outcome as PromiseLike<unknown>).then(
-        (value) => this.#finishAttempt(context, true, value),
-        (error: unknown) => this.#finishAttempt(context, false, error),
-      );
-    } else {
-      queueMicrotask(() => this.#finishAttempt(context, true, outcome));
     }
   }
 
