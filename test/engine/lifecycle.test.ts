@@ -1,0 +1,425 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { PermanentError } from "../../src/errors.js";
+import { HandlerError, Queue, TaskNotFoundError, UnknownDependencyError, UnknownHandlerError } from "../../src/engine/index.js";
+import type { AttemptContext } from "../../src/engine/types.js";
+import { deferred, eventsOf, flush, makeQueue, trail, useFakeTime } from "./helpers.js";
+
+beforeEach(useFakeTime);
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("lifecycle: entry states", () => {
+  it("[*] -> READY: a task with nothing to wait for is READY until dispatched", () => {
+    const { queue, log } = makeQueue({ start: false });
+    queue.submit({ id: "a", type: "echo" });
+    expect(queue.get("a")?.status).toBe("READY");
+    expect(eventsOf(log, "submitted")[0]).toMatchObject({ id: "a", type: "echo", priority: "normal", status: "READY", dependsOn: [] });
+  });
+
+  it("[*] -> SCHEDULED: runAt in the future", () => {
+    const { queue, log } = makeQueue();
+    queue.submit({ id: "a", type: "echo", runAt: Date.now() + 500 });
+    expect(queue.get("a")?.status).toBe("SCHEDULED");
+    expect(eventsOf(log, "submitted")[0]).toMatchObject({ status: "SCHEDULED", runAt: Date.now() + 500 });
+  });
+
+  it("[*] -> SCHEDULED accepts a Date", () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "echo", runAt: new Date(Date.now() + 500) });
+    expect(queue.get("a")?.status).toBe("SCHEDULED");
+  });
+
+  it("[*] -> READY when runAt is already past", async () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "echo", runAt: Date.now() - 1 });
+    expect(queue.get("a")?.status).toBe("RUNNING");
+    await expect(queue.wait("a")).resolves.toMatchObject({ status: "SUCCEEDED" });
+  });
+
+  it("[*] -> BLOCKED: has unfinished dependencies", () => {
+    const { queue, log } = makeQueue({ start: false });
+    queue.submit({ id: "a", type: "echo" });
+    queue.submit({ id: "b", type: "echo", dependsOn: ["a"] });
+    expect(queue.get("b")?.status).toBe("BLOCKED");
+    expect(eventsOf(log, "submitted")[1]).toMatchObject({ id: "b", status: "BLOCKED", dependsOn: ["a"] });
+  });
+});
+
+describe("lifecycle: transitions", () => {
+  it("BLOCKED -> READY once every dependency SUCCEEDED", async () => {
+    const gate = deferred();
+    const { queue, log } = makeQueue({ concurrency: 1, handlers: { gate: () => gate.promise } });
+    queue.submit({ id: "a", type: "echo" });
+    queue.submit({ id: "g", type: "gate" });
+    queue.submit({ id: "b", type: "echo", dependsOn: ["a", "g"] });
+    await flush();
+    expect(queue.get("a")?.status).toBe("SUCCEEDED");
+    expect(queue.get("b")?.status).toBe("BLOCKED");
+    gate.resolve();
+    await flush();
+    expect(eventsOf(log, "ready")).toContainEqual({ id: "b", from: "BLOCKED" });
+    expect(queue.get("b")?.status).toBe("SUCCEEDED");
+    expect(trail(log, "b")).toEqual(["submitted", "ready", "started", "succeeded"]);
+  });
+
+  it("BLOCKED -> SCHEDULED when dependencies succeed before runAt", async () => {
+    const { queue, log } = makeQueue();
+    queue.submit({ id: "a", type: "echo" });
+    queue.submit({ id: "b", type: "echo", dependsOn: ["a"], runAt: Date.now() + 1_000 });
+    await flush();
+    expect(queue.get("b")?.status).toBe("SCHEDULED");
+    await vi.advanceTimersByTimeAsync(999);
+    expect(queue.get("b")?.status).toBe("SCHEDULED");
+    await vi.advanceTimersByTimeAsync(1);
+    expect(queue.get("b")?.status).toBe("SUCCEEDED");
+    expect(eventsOf(log, "ready")).toContainEqual({ id: "b", from: "SCHEDULED" });
+  });
+
+  it("SCHEDULED -> READY when runAt is reached, not before", async () => {
+    const { queue, log } = makeQueue();
+    queue.submit({ id: "a", type: "echo", runAt: Date.now() + 250 });
+    await vi.advanceTimersByTimeAsync(249);
+    expect(queue.get("a")?.status).toBe("SCHEDULED");
+    await vi.advanceTimersByTimeAsync(1);
+    expect(trail(log, "a")).toEqual(["submitted", "ready", "started", "succeeded"]);
+    expect(eventsOf(log, "ready")[0]).toEqual({ id: "a", from: "SCHEDULED" });
+  });
+
+  it("READY -> RUNNING: the handler gets payload, attempt, taskId and a live signal", async () => {
+    const seen: { payload: unknown; attempt: number; taskId: string; aborted: boolean }[] = [];
+    const { queue, log } = makeQueue({
+      handlers: {
+        look: (payload: unknown, context: AttemptContext) => {
+          seen.push({ payload, attempt: context.attempt, taskId: context.taskId, aborted: context.signal.aborted });
+        },
+      },
+    });
+    queue.submit({ id: "a", type: "look", payload: { n: 1 } });
+    expect(queue.get("a")?.status).toBe("RUNNING");
+    expect(eventsOf(log, "started")).toEqual([{ id: "a", attempt: 1, maxAttempts: 3 }]);
+    await queue.wait("a");
+    expect(seen).toEqual([{ payload: { n: 1 }, attempt: 1, taskId: "a", aborted: false }]);
+  });
+
+  it("RUNNING -> SUCCEEDED with the handler's value, sync or async", async () => {
+    const { queue, log } = makeQueue({ handlers: { later: async (n: number) => n * 2 } });
+    queue.submit({ id: "sync", type: "echo", payload: "v" });
+    queue.submit({ id: "async", type: "later", payload: 21 });
+    await expect(queue.wait("sync")).resolves.toEqual({ id: "sync", type: "echo", status: "SUCCEEDED", attempts: 1, value: "v" });
+    await expect(queue.wait("async")).resolves.toMatchObject({ status: "SUCCEEDED", value: 42 });
+    expect(eventsOf(log, "succeeded")).toEqual([
+      { id: "sync", attempts: 1, value: "v" },
+      { id: "async", attempts: 1, value: 42 },
+    ]);
+  });
+
+  it("RUNNING -> FAILED when attempts are exhausted", async () => {
+    const boom = new Error("boom");
+    const { queue, log } = makeQueue({ handlers: { fail: () => Promise.reject(boom) } });
+    queue.submit({ id: "a", type: "fail", maxAttempts: 1 });
+    await expect(queue.wait("a")).resolves.toMatchObject({ status: "FAILED", attempts: 1, error: boom });
+    expect(eventsOf(log, "failed")).toEqual([{ id: "a", attempts: 1, error: boom }]);
+    expect(eventsOf(log, "retrying")).toEqual([]);
+  });
+
+  it("RUNNING -> FAILED at once on a PermanentError", async () => {
+    const { queue } = makeQueue({
+      handlers: {
+        fail: () => {
+          throw new PermanentError("bad input");
+        },
+      },
+    });
+    queue.submit({ id: "a", type: "fail", maxAttempts: 5 });
+    const result = await queue.wait("a");
+    expect(result).toMatchObject({ status: "FAILED", attempts: 1 });
+    expect(result.error).toBeInstanceOf(PermanentError);
+  });
+
+  it("RUNNING -> FAILED at once on any error marked permanent", async () => {
+    const { queue } = makeQueue({ handlers: { fail: () => Promise.reject(Object.assign(new Error("no"), { permanent: true })) } });
+    queue.submit({ id: "a", type: "fail", maxAttempts: 5 });
+    await expect(queue.wait("a")).resolves.toMatchObject({ status: "FAILED", attempts: 1 });
+  });
+});
+
+describe("handler failures never crash the queue", () => {
+  it("a synchronous throw fails the attempt", async () => {
+    const error = new Error("sync");
+    const { queue } = makeQueue({
+      handlers: {
+        fail: () => {
+          throw error;
+        },
+      },
+    });
+    queue.submit({ id: "a", type: "fail", maxAttempts: 1 });
+    queue.submit({ id: "b", type: "echo" });
+    await expect(queue.wait("a")).resolves.toMatchObject({ status: "FAILED", error });
+    await expect(queue.wait("b")).resolves.toMatchObject({ status: "SUCCEEDED" });
+  });
+
+  it("a rejection fails the attempt", async () => {
+    const error = new Error("async");
+    const { queue } = makeQueue({ handlers: { fail: async () => Promise.reject(error) } });
+    queue.submit({ id: "a", type: "fail", maxAttempts: 1 });
+    await expect(queue.wait("a")).resolves.toMatchObject({ status: "FAILED", error });
+  });
+
+  it("throwing a non-Error becomes a HandlerError that keeps the value as cause", async () => {
+    const { queue } = makeQueue({
+      handlers: {
+        fail: () => {
+          // eslint-disable-next-line @typescript-eslint/only-throw-error
+          throw "a string";
+        },
+        reject: () => Promise.reject(42), // eslint-disable-line @typescript-eslint/prefer-promise-reject-errors
+      },
+    });
+    queue.submit({ id: "a", type: "fail", maxAttempts: 1 });
+    queue.submit({ id: "b", type: "reject", maxAttempts: 1 });
+    const a = await queue.wait("a");
+    const b = await queue.wait("b");
+    expect(a.error).toBeInstanceOf(HandlerError);
+    expect(a.error).toMatchObject({ code: "HANDLER_THREW", cause: "a string" });
+    expect(b.error).toMatchObject({ code: "HANDLER_THREW", cause: 42 });
+  });
+
+  it("a thenable whose then throws fails the attempt", async () => {
+    const error = new Error("bad thenable");
+    const { queue } = makeQueue({
+      handlers: {
+        odd: () => ({
+          then() {
+            throw error;
+          },
+        }),
+      },
+    });
+    queue.submit({ id: "a", type: "odd", maxAttempts: 1 });
+    await expect(queue.wait("a")).resolves.toMatchObject({ status: "FAILED", error });
+  });
+
+  it("a thenable that settles twice counts once", async () => {
+    const { queue, log } = makeQueue({
+      handlers: {
+        twice: () => ({
+          then(ok: (v: unknown) => void, fail: (e: unknown) => void) {
+            ok(1);
+            fail(new Error("late"));
+            ok(2);
+          },
+        }),
+      },
+    });
+    queue.submit({ id: "a", type: "twice" });
+    await expect(queue.wait("a")).resolves.toMatchObject({ status: "SUCCEEDED", value: 1 });
+    expect(trail(log, "a")).toEqual(["submitted", "started", "succeeded"]);
+  });
+});
+
+describe("submit", () => {
+  it("rejects an unknown type", () => {
+    const { queue } = makeQueue();
+    expect(() => queue.submit({ type: "nope" })).toThrow(UnknownHandlerError);
+    expect(queue.stats().total).toBe(0);
+  });
+
+  it("rejects an unknown dependency, and a task depending on itself", () => {
+    const { queue } = makeQueue();
+    expect(() => queue.submit({ id: "b", type: "echo", dependsOn: ["a"] })).toThrow(UnknownDependencyError);
+    expect(() => queue.submit({ id: "c", type: "echo", dependsOn: ["c"] })).toThrow(UnknownDependencyError);
+    expect(queue.stats().total).toBe(0);
+  });
+
+  it("generates an id when none is given, unique per task", () => {
+    const { queue } = makeQueue({ start: false });
+    const ids = [queue.submit({ type: "echo" }), queue.submit({ type: "echo", id: "" }), queue.submit({ type: "echo" })];
+    expect(new Set(ids).size).toBe(3);
+    for (const id of ids) expect(queue.get(id)?.status).toBe("READY");
+  });
+
+  it("is idempotent on id: a second submit changes nothing", async () => {
+    const { queue, log } = makeQueue();
+    expect(queue.submit({ id: "a", type: "echo", payload: 1 })).toBe("a");
+    expect(queue.submit({ id: "a", type: "hang", payload: 2 })).toBe("a");
+    await expect(queue.wait("a")).resolves.toMatchObject({ status: "SUCCEEDED", value: 1 });
+    expect(queue.submit({ id: "a", type: "echo", payload: 3 })).toBe("a");
+    expect(eventsOf(log, "submitted")).toHaveLength(1);
+    expect(eventsOf(log, "started")).toHaveLength(1);
+    expect(queue.stats().total).toBe(1);
+  });
+
+  it.each([
+    ["priority", { priority: "urgent" }],
+    ["priority from the prototype", { priority: "toString" }],
+    ["maxAttempts 0", { maxAttempts: 0 }],
+    ["maxAttempts 1.5", { maxAttempts: 1.5 }],
+    ["timeoutMs < 0", { timeoutMs: -1 }],
+    ["runAt NaN", { runAt: new Date("nope") }],
+  ])("rejects an invalid %s", (_name, extra) => {
+    const { queue } = makeQueue();
+    expect(() => queue.submit({ id: "a", type: "echo", ...(extra as object) })).toThrow(expect.objectContaining({ code: "INVALID_TASK" }));
+    expect(queue.stats().total).toBe(0);
+  });
+
+  it("validates concurrency", () => {
+    expect(() => new Queue({ concurrency: 0, handlers: {} })).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
+  });
+});
+
+describe("wait", () => {
+  it("resolves at once for a task already ended", async () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "echo" });
+    await queue.wait("a");
+    await expect(queue.wait("a")).resolves.toMatchObject({ status: "SUCCEEDED" });
+  });
+
+  it("rejects with TaskNotFoundError for an unknown id", async () => {
+    const { queue } = makeQueue();
+    await expect(queue.wait("ghost")).rejects.toBeInstanceOf(TaskNotFoundError);
+  });
+
+  it("settles every waiter of a task", async () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "echo", runAt: Date.now() + 10 });
+    const waits = [queue.wait("a"), queue.wait("a"), queue.wait("a")];
+    await vi.advanceTimersByTimeAsync(10);
+    for (const result of await Promise.all(waits)) expect(result.status).toBe("SUCCEEDED");
+  });
+
+  it("rejects with the signal's reason when the signal aborts first, and leaves no listener", async () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "hang" });
+    const controller = new AbortController();
+    const added = vi.spyOn(controller.signal, "addEventListener");
+    const removed = vi.spyOn(controller.signal, "removeEventListener");
+    const waiting = queue.wait("a", { signal: controller.signal });
+    const other = queue.wait("a");
+    const reason = new Error("gave up");
+    controller.abort(reason);
+    await expect(waiting).rejects.toBe(reason);
+    expect(added).toHaveBeenCalledTimes(1);
+    expect(added.mock.calls[0]?.[2]).toEqual({ once: true });
+    // The task itself goes on; the other waiter still gets the result.
+    expect(queue.get("a")?.status).toBe("RUNNING");
+    queue.cancel("a");
+    await expect(other).resolves.toMatchObject({ status: "CANCELLED" });
+    expect(removed).toHaveBeenCalledTimes(0);
+  });
+
+  it("removes its abort listener once the task ends", async () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "echo", runAt: Date.now() + 5 });
+    const controller = new AbortController();
+    const added = vi.spyOn(controller.signal, "addEventListener");
+    const removed = vi.spyOn(controller.signal, "removeEventListener");
+    const waiting = queue.wait("a", { signal: controller.signal });
+    await vi.advanceTimersByTimeAsync(5);
+    await expect(waiting).resolves.toMatchObject({ status: "SUCCEEDED" });
+    expect(added).toHaveBeenCalledTimes(1);
+    expect(removed).toHaveBeenCalledTimes(1);
+    expect(removed.mock.calls[0]?.[1]).toBe(added.mock.calls[0]?.[1]);
+  });
+
+  it("rejects at once with an already-aborted signal", async () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "hang" });
+    const reason = new Error("already");
+    await expect(queue.wait("a", { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    queue.cancel("a");
+  });
+});
+
+describe("no polling", () => {
+  it("holds no timer while idle or while only ready work exists", async () => {
+    const { queue } = makeQueue({ concurrency: 1 });
+    expect(vi.getTimerCount()).toBe(0);
+    queue.submit({ id: "quick", type: "echo" });
+    await flush();
+    expect(queue.get("quick")?.status).toBe("SUCCEEDED");
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("arms exactly one timer for the earliest of many delayed tasks", async () => {
+    const { queue } = makeQueue();
+    const now = Date.now();
+    for (const delay of [500, 100, 300, 100, 900]) queue.submit({ type: "echo", runAt: now + delay });
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(queue.stats().byStatus.SUCCEEDED).toBe(2);
+    expect(vi.getTimerCount()).toBe(1);
+    queue.submit({ id: "soon", type: "echo", runAt: Date.now() + 10 });
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(queue.get("soon")?.status).toBe("SUCCEEDED");
+    await vi.advanceTimersByTimeAsync(800);
+    expect(queue.stats().byStatus.SUCCEEDED).toBe(6);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("dispatches on state change: a finished attempt starts the next at once", async () => {
+    const gate = deferred();
+    const { queue } = makeQueue({ concurrency: 1, handlers: { gate: () => gate.promise } });
+    queue.submit({ id: "a", type: "gate" });
+    queue.submit({ id: "b", type: "echo" });
+    expect(queue.get("b")?.status).toBe("READY");
+    gate.resolve();
+    await flush();
+    expect(queue.get("b")?.status).toBe("SUCCEEDED");
+  });
+});
+
+describe("stats and dead letters", () => {
+  it("counts tasks per status, running tasks, retries and dead letters", async () => {
+    const { queue } = makeQueue({
+      concurrency: 1,
+      handlers: { fail: () => Promise.reject(new Error("x")) },
+      backoff: () => 50,
+    });
+    queue.submit({ id: "f", type: "fail", maxAttempts: 2 });
+    queue.submit({ id: "h", type: "hang" });
+    queue.submit({ id: "b", type: "echo", dependsOn: ["h"] });
+    queue.submit({ id: "s", type: "echo", runAt: Date.now() + 10_000 });
+    await flush();
+    expect(queue.stats()).toEqual({
+      total: 4,
+      byStatus: { BLOCKED: 1, SCHEDULED: 2, READY: 0, RUNNING: 1, SUCCEEDED: 0, FAILED: 0, CANCELLED: 0 },
+      running: 1,
+      retries: 1,
+      deadLetters: 0,
+    });
+    queue.cancel("h");
+    await flush();
+    await vi.advanceTimersByTimeAsync(50);
+    expect(queue.stats()).toEqual({
+      total: 4,
+      byStatus: { BLOCKED: 0, SCHEDULED: 1, READY: 0, RUNNING: 0, SUCCEEDED: 0, FAILED: 1, CANCELLED: 2 },
+      running: 0,
+      retries: 1,
+      deadLetters: 1,
+    });
+  });
+
+  it("lists FAILED tasks only, oldest failure first", async () => {
+    const gates = { a: deferred(), b: deferred(), c: deferred() };
+    const { queue } = makeQueue({
+      concurrency: 4,
+      handlers: { gated: (name: "a" | "b" | "c") => gates[name].promise },
+    });
+    for (const id of ["a", "b", "c"] as const) queue.submit({ id, type: "gated", payload: id, maxAttempts: 1 });
+    queue.submit({ id: "ok", type: "echo" });
+    gates.c.reject(new Error("c"));
+    await flush();
+    gates.a.reject(new Error("a"));
+    await flush();
+    gates.b.resolve();
+    await flush();
+    expect(queue.deadLetters().map((r) => [r.id, r.status, (r.error as Error).message])).toEqual([
+      ["c", "FAILED", "c"],
+      ["a", "FAILED", "a"],
+    ]);
+  });
+});
