@@ -84,6 +84,8 @@ export class Queue {
   #timerAt = Infinity;
   #shutdown: { promise: Promise<ShutdownResult>; resolve: (result: ShutdownResult) => void; cleanups: (() => void)[] } | undefined;
   #idleWaiters: (() => void)[] = [];
+  /** The signal reason of a hard stop, and the error of every task it ends. */
+  #stopReason: TaskCancelledError | undefined;
 
   constructor(options: QueueOptions) {
     const concurrency = options.concurrency ?? 4;
@@ -161,6 +163,8 @@ export class Queue {
     const error = new TaskCancelledError("cancel", `task "${id}" was cancelled`);
     if (record.status === "RUNNING") {
       record.cancelRequested = true;
+      // Kept as the task's error: the signal may already carry another reason (a timeout).
+      record.error = error;
       record.current?.abort(error);
       return true;
     }
@@ -399,9 +403,9 @@ export class Queue {
     if (ok && !record.cancelRequested) {
       this.#finalize(record, "SUCCEEDED", { value: outcome });
     } else if (record.cancelRequested) {
-      this.#finalize(record, "CANCELLED", { error: context.abortReason, cancelReason: "cancel" });
+      this.#finalize(record, "CANCELLED", { error: record.error, cancelReason: "cancel" });
     } else if (this.#hardStopped) {
-      this.#finalize(record, "CANCELLED", { error: context.abortReason, cancelReason: "shutdown" });
+      this.#finalize(record, "CANCELLED", { error: this.#stopReason, cancelReason: "shutdown" });
     } else {
       this.#failAttempt(record, context, normalizeError(outcome, context));
     }
@@ -472,8 +476,9 @@ export class Queue {
       for (const waiter of waiters) waiter.resolve(result);
     }
     this.#emitTerminal(record);
+    // cascade false: the caller settles the dependents itself (the cascade loop
+    // or a shutdown that ends every task), so the list must stay for it to walk.
     if (cascade) this.#settleDependents(record);
-    else record.dependents = undefined;
   }
 
   #emitTerminal(record: TaskRecord): void {
@@ -531,7 +536,7 @@ export class Queue {
     this.#drain = false;
     this.#armTimer();
     this.#cancelNotStarted("shutdown: not started before the deadline");
-    const reason = new TaskCancelledError("shutdown", "aborted by shutdown");
+    const reason = (this.#stopReason = new TaskCancelledError("shutdown", "aborted by shutdown"));
     for (const record of this.#running) record.current?.abort(reason);
     if (this.#running.size > 0 && graceMs > 0) {
       await new Promise<void>((resolve) => {
