@@ -1,0 +1,134 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { TaskCancelledError, TaskNotFoundError } from "../../src/engine/index.js";
+import type { AttemptContext } from "../../src/engine/types.js";
+import { deferred, eventsOf, flush, makeQueue, trail, untilAborted, useFakeTime } from "./helpers.js";
+
+beforeEach(useFakeTime);
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("cancel", () => {
+  it("BLOCKED -> CANCELLED, and its dependents with it", async () => {
+    const { queue, log } = makeQueue({ start: false });
+    queue.submit({ id: "a", type: "echo" });
+    queue.submit({ id: "b", type: "echo", dependsOn: ["a"] });
+    queue.submit({ id: "c", type: "echo", dependsOn: ["b"] });
+    expect(queue.cancel("b")).toBe(true);
+    expect(queue.get("b")).toMatchObject({ status: "CANCELLED", cancelReason: "cancel", attempts: 0 });
+    expect(queue.get("c")).toMatchObject({ status: "CANCELLED", cancelReason: "dependency", dependency: "b" });
+    queue.start();
+    await queue.wait("a");
+    expect(queue.get("a")?.status).toBe("SUCCEEDED");
+    expect(eventsOf(log, "cancelled")[0]).toMatchObject({ id: "b", reason: "cancel" });
+  });
+
+  it("SCHEDULED -> CANCELLED, and the delay timer goes with it", async () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "echo", runAt: Date.now() + 1_000 });
+    expect(vi.getTimerCount()).toBe(1);
+    expect(queue.cancel("a")).toBe(true);
+    expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "cancel" });
+    expect(vi.getTimerCount()).toBe(0);
+    expect(queue.stats().byStatus.SCHEDULED).toBe(0);
+  });
+
+  it("SCHEDULED -> CANCELLED during a retry backoff keeps the attempt count", async () => {
+    const { queue, log } = makeQueue({ handlers: { fail: () => Promise.reject(new Error("x")) }, backoff: () => 1_000 });
+    queue.submit({ id: "a", type: "fail", maxAttempts: 3 });
+    await flush();
+    expect(queue.get("a")?.status).toBe("SCHEDULED");
+    queue.cancel("a");
+    expect(queue.get("a")).toMatchObject({ status: "CANCELLED", attempts: 1 });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(eventsOf(log, "started")).toHaveLength(1);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("READY -> CANCELLED removes it from the ready heap; the next task runs instead", async () => {
+    const gate = deferred();
+    const { queue, log } = makeQueue({ concurrency: 1, handlers: { gated: () => gate.promise } });
+    queue.submit({ id: "busy", type: "gated" });
+    queue.submit({ id: "a", type: "echo" });
+    queue.submit({ id: "b", type: "echo" });
+    expect(queue.get("a")?.status).toBe("READY");
+    expect(queue.cancel("a")).toBe(true);
+    expect(queue.stats().byStatus.READY).toBe(1);
+    gate.resolve();
+    await flush();
+    expect(trail(log, "a")).toEqual(["submitted", "cancelled"]);
+    expect(queue.get("b")?.status).toBe("SUCCEEDED");
+  });
+
+  it("RUNNING -> CANCELLED aborts the signal with a CANCELLED reason and never retries", async () => {
+    let seen: AttemptContext | undefined;
+    const { queue, log } = makeQueue({
+      handlers: {
+        watch: (_: unknown, context: AttemptContext) => {
+          seen = context;
+          return untilAborted(context);
+        },
+      },
+    });
+    queue.submit({ id: "a", type: "watch", maxAttempts: 5 });
+    queue.submit({ id: "b", type: "echo", dependsOn: ["a"] });
+    expect(queue.cancel("a")).toBe(true);
+    // Ends only once the handler settles.
+    expect(queue.get("a")?.status).toBe("RUNNING");
+    expect(seen?.signal.aborted).toBe(true);
+    expect(seen?.signal.reason).toBeInstanceOf(TaskCancelledError);
+    expect(seen?.signal.reason).toMatchObject({ code: "CANCELLED", reason: "cancel" });
+    const result = await queue.wait("a");
+    expect(result).toMatchObject({ status: "CANCELLED", cancelReason: "cancel", attempts: 1 });
+    expect(result.error).toBe(seen?.signal.reason);
+    expect(eventsOf(log, "retrying")).toEqual([]);
+    expect(queue.get("b")).toMatchObject({ status: "CANCELLED", dependency: "a" });
+  });
+
+  it("a cancelled running task ends CANCELLED even if its handler then succeeds", async () => {
+    const gate = deferred<string>();
+    const { queue } = makeQueue({ handlers: { gated: () => gate.promise } });
+    queue.submit({ id: "a", type: "gated" });
+    queue.cancel("a");
+    gate.resolve("done anyway");
+    await expect(queue.wait("a")).resolves.toMatchObject({ status: "CANCELLED", cancelReason: "cancel" });
+  });
+
+  it("a cancel after the attempt timed out still ends CANCELLED with the cancel as error", async () => {
+    const gate = deferred();
+    const { queue } = makeQueue({ handlers: { stubborn: () => gate.promise } });
+    queue.submit({ id: "a", type: "stubborn", timeoutMs: 100 });
+    await vi.advanceTimersByTimeAsync(100);
+    queue.cancel("a");
+    gate.reject(new Error("late"));
+    const result = await queue.wait("a");
+    expect(result).toMatchObject({ status: "CANCELLED", cancelReason: "cancel" });
+    expect(result.error).toMatchObject({ code: "CANCELLED" });
+  });
+
+  it("terminal -> false", async () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "echo" });
+    await queue.wait("a");
+    expect(queue.cancel("a")).toBe(false);
+    queue.submit({ id: "b", type: "echo", runAt: Date.now() + 10 });
+    queue.cancel("b");
+    expect(queue.cancel("b")).toBe(false);
+    expect(queue.get("a")?.status).toBe("SUCCEEDED");
+  });
+
+  it("unknown -> TaskNotFoundError", () => {
+    const { queue } = makeQueue();
+    expect(() => queue.cancel("ghost")).toThrow(TaskNotFoundError);
+    expect(() => queue.cancel("ghost")).toThrow(expect.objectContaining({ code: "TASK_NOT_FOUND" }));
+  });
+
+  it("settles waiters of a cancelled queued task", async () => {
+    const { queue } = makeQueue({ start: false });
+    queue.submit({ id: "a", type: "echo" });
+    const waiting = queue.wait("a");
+    queue.cancel("a");
+    await expect(waiting).resolves.toMatchObject({ status: "CANCELLED" });
+  });
+});
+
