@@ -1,0 +1,111 @@
+import type { WriteStream } from "node:fs";
+import type { Readable } from "node:stream";
+import { LineSplitter } from "./line-splitter.js";
+
+export type StreamName = "stdout" | "stderr";
+
+export interface AttemptOutputOptions {
+  log: WriteStream;
+  onLine: (stream: StreamName, text: string) => void;
+  /** Called once, on the first log write failure. */
+  onLogError: (error: Error) => void;
+}
+
+/**
+ * Copies a task's stdout and stderr, chunk by chunk as they arrive, into one log file
+ * (bytes verbatim) and into display lines. The log's backpressure pauses the pipes,
+ * so a fast writer never makes taskq buffer its output.
+ */
+export class AttemptOutput {
+  readonly #log: WriteStream;
+  readonly #onLine: AttemptOutputOptions["onLine"];
+  readonly #sources: Readable[] = [];
+  readonly #splitters: LineSplitter[] = [];
+  readonly #paused = new Set<Readable>();
+  #logError: Error | undefined;
+
+  constructor(options: AttemptOutputOptions) {
+    this.#log = options.log;
+    this.#onLine = options.onLine;
+    this.#log.on("drain", () => this.#resumeAll());
+    // A persistent listener: a failing disk must never become an unhandled 'error' event.
+    this.#log.on("error", (error) => {
+      if (this.#logError !== undefined) return;
+      this.#logError = error;
+      this.#resumeAll(); // keep reading (and discarding) so the task is not stuck on a full pipe
+      options.onLogError(error);
+    });
+  }
+
+  /** The first log write error, if any. */
+  get logError(): Error | undefined {
+    return this.#logError;
+  }
+
+  attach(source: Readable, stream: StreamName): void {
+    const splitter = new LineSplitter((text) => this.#onLine(stream, text));
+    this.#sources.push(source);
+    this.#splitters.push(splitter);
+    source.on("error", () => {}); // a broken pipe just ends this stream's output
+    source.on("data", (chunk: Buffer) => {
+      if (this.#logError === undefined && !this.#log.write(chunk)) {
+        source.pause();
+        this.#paused.add(source);
+      }
+      splitter.push(chunk);
+    });
+  }
+
+  /**
+   * Reads what is left in the pipes once the task's processes are gone. A process that
+   * escaped the group may still hold a pipe open: stop after `idleMs` without data,
+   * or `maxMs` in all, and destroy the pipes rather than wait forever.
+   */
+  async drain(idleMs: number, maxMs: number): Promise<void> {
+    const open = this.#sources.filter((source) => !isDone(source));
+    if (open.length === 0) return;
+    await new Promise<void>((resolve) => {
+      let idleTimer: NodeJS.Timeout | undefined;
+      const finish = (): void => {
+        clearTimeout(idleTimer);
+        clearTimeout(deadline);
+        for (const source of open) {
+          source.off("data", armIdle).off("end", onEnd).off("close", onEnd);
+          if (!isDone(source)) source.destroy();
+        }
+        resolve();
+      };
+      const armIdle = (): void => {
+        clearTimeout(idleTimer);
+        // While paused on the log's backpressure, silence is ours, not the task's.
+        idleTimer = setTimeout(() => (this.#paused.size > 0 ? armIdle() : finish()), idleMs);
+      };
+      const onEnd = (): void => {
+        if (open.every(isDone)) finish();
+      };
+      const deadline = setTimeout(finish, maxMs);
+      for (const source of open) source.on("data", armIdle).on("end", onEnd).on("close", onEnd);
+      armIdle();
+    });
+  }
+
+  /** Emits the last partial lines and closes the log; resolves once the file is closed. */
+  async close(): Promise<void> {
+    for (const splitter of this.#splitters) splitter.flush();
+    const log = this.#log;
+    if (log.closed) return;
+    await new Promise<void>((resolve) => {
+      log.once("close", resolve);
+      if (!log.destroyed && !log.writableEnded) log.end();
+    });
+  }
+
+  #resumeAll(): void {
+    for (const source of this.#paused) source.resume();
+    this.#paused.clear();
+  }
+}
+
+function isDone(source: Readable): boolean {
+  return source.readableEnded || source.destroyed;
+}

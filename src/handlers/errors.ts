@@ -1,0 +1,68 @@
+import { constants } from "node:os";
+import { TaskqError } from "../errors.js";
+import { formatDuration } from "./format-duration.js";
+import type { AttemptResult, ShellTask } from "./types.js";
+
+/** Exit codes a retry cannot fix: 126 not executable, 127 command not found. */
+const PERMANENT_EXIT_CODES = new Set([126, 127]);
+
+/** An attempt that did not succeed; `result` says how it ended. */
+export class TaskFailedError extends TaskqError {
+  readonly result: AttemptResult;
+  /** True when retrying cannot help; the engine does not retry it. */
+  readonly permanent: boolean;
+
+  constructor(message: string, result: AttemptResult, options: { permanent: boolean; cause?: unknown }) {
+    super("TASK_FAILED", message, { cause: options.cause });
+    this.result = result;
+    this.permanent = options.permanent;
+  }
+
+  /** Words the failure and decides whether it is permanent, from the result alone. */
+  static fromResult(task: ShellTask, result: AttemptResult, cause?: unknown): TaskFailedError {
+    return new TaskFailedError(describeFailure(task, result), result, {
+      permanent: isPermanentFailure(task, result),
+      cause,
+    });
+  }
+}
+
+/** The log file could not be created or written (folder unwritable, disk full). */
+export class LogWriteError extends TaskqError {
+  /** How the attempt ended, when the command had started. */
+  readonly result: AttemptResult | undefined;
+
+  constructor(logPath: string, cause: unknown, result?: AttemptResult) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super("LOG_WRITE", `cannot write log file ${logPath}: ${reason}`, { cause });
+    this.result = result;
+  }
+}
+
+function describeFailure(task: ShellTask, result: AttemptResult): string {
+  if (result.timedOut) return task.timeoutMs === undefined ? "timed out" : `timed out after ${formatDuration(task.timeoutMs)}`;
+  if (result.cancelled) return "cancelled";
+  if (result.signal !== null) return `killed by ${result.signal}`;
+  return `exited with code ${String(result.exitCode)}`;
+}
+
+function isPermanentFailure(task: ShellTask, result: AttemptResult): boolean {
+  // The engine never retries a cancel; a timeout is worth another attempt.
+  if (result.cancelled) return true;
+  if (result.timedOut) return false;
+  const code = shellExitCode(result);
+  if (code !== null && PERMANENT_EXIT_CODES.has(code)) return true;
+  if (task.retryOn === undefined) return false;
+  return code === null || !task.retryOn.includes(code);
+}
+
+/** A signal death counts as 128 + signal number, as `$?` shows it in a shell. */
+function shellExitCode(result: AttemptResult): number | null {
+  if (result.exitCode !== null) return result.exitCode;
+  if (result.signal === null) return null;
+  return 128 + (signalNumber(result.signal) ?? 0);
+}
+
+function signalNumber(signal: NodeJS.Signals): number | undefined {
+  return (constants.signals as Record<string, number | undefined>)[signal];
+}

@@ -1,0 +1,6 @@
+export { createShellHandler } from "./shell-handler.js";
+export { TaskFailedError, LogWriteError } from "./errors.js";
+export { InvalidTaskIdError } from "./log-file.js";
+export { activeProcessGroups, killAllProcessGroups } from "./process-groups.js";
+export { formatDuration } from "./format-duration.js";
+export type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";

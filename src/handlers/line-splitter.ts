@@ -1,0 +1,109 @@
+/** Lines longer than this many bytes are cut for display (the log keeps them whole). */
+export const DISPLAY_LIMIT = 4096;
+
+const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
+
+/**
+ * Splits a byte stream into display lines. Memory stays bounded whatever the input:
+ * of a line still open, only its first DISPLAY_LIMIT bytes are kept, plus its length.
+ */
+export class LineSplitter {
+  readonly #onLine: (text: string) => void;
+  /** First bytes of the open line, allocated on first need. */
+  #prefix: Buffer | undefined;
+  #prefixBytes = 0;
+  /** Full length of the open line so far. */
+  #lineBytes = 0;
+  #lastByte = -1;
+
+  constructor(onLine: (text: string) => void) {
+    this.#onLine = onLine;
+  }
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    for (;;) {
+      const newline = chunk.indexOf(NEWLINE, start);
+      if (newline === -1) {
+        this.#append(chunk, start, chunk.length);
+        return;
+      }
+      if (this.#lineBytes === 0) {
+        this.#onLine(displayLine(chunk, start, newline));
+      } else {
+        this.#append(chunk, start, newline);
+        this.#emitOpenLine();
+      }
+      start = newline + 1;
+    }
+  }
+
+  /** Emits the last line when the output did not end with a newline. */
+  flush(): void {
+    if (this.#lineBytes > 0) this.#emitOpenLine();
+  }
+
+  #append(chunk: Buffer, start: number, end: number): void {
+    if (end <= start) return;
+    this.#lineBytes += end - start;
+    this.#lastByte = chunk[end - 1] ?? -1;
+    const room = DISPLAY_LIMIT - this.#prefixBytes;
+    if (room <= 0) return;
+    this.#prefix ??= Buffer.allocUnsafe(DISPLAY_LIMIT);
+    // Copied, not sliced: a slice would pin the whole chunk in memory.
+    this.#prefixBytes += chunk.copy(this.#prefix, this.#prefixBytes, start, Math.min(end, start + room));
+  }
+
+  #emitOpenLine(): void {
+    const length = this.#lastByte === CARRIAGE_RETURN ? this.#lineBytes - 1 : this.#lineBytes;
+    const prefix = this.#prefix ?? Buffer.alloc(0);
+    this.#onLine(length <= DISPLAY_LIMIT ? prefix.toString("utf8", 0, length) : truncated(prefix, DISPLAY_LIMIT, length));
+    this.#prefixBytes = 0;
+    this.#lineBytes = 0;
+    this.#lastByte = -1;
+  }
+}
+
+/** The display text of chunk[start, newline): "\r\n" handled, long lines cut. */
+function displayLine(chunk: Buffer, start: number, newline: number): string {
+  const end = newline > start && chunk[newline - 1] === CARRIAGE_RETURN ? newline - 1 : newline;
+  const length = end - start;
+  if (length <= DISPLAY_LIMIT) return chunk.toString("utf8", start, end);
+  return truncated(chunk.subarray(start, start + DISPLAY_LIMIT), DISPLAY_LIMIT, length);
+}
+
+function truncated(bytes: Buffer, shown: number, length: number): string {
+  return `${bytes.toString("utf8", 0, utf8Boundary(bytes, shown))}… (${length} bytes)`;
+}
+
+/** The largest end <= `end` that does not split a UTF-8 character. */
+function utf8Boundary(bytes: Buffer, end: number): number {
+  for (let index = end - 1; index >= 0 && index >= end - 4; index--) {
+    const byte = bytes[index] ?? 0;
+    if ((byte & 0xc0) === 0x80) continue; // continuation byte: keep looking for the lead
+    const size = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return index + size > end ? index : end;
+  }
+  return end;
+}
+
+/** The last `size` lines, oldest first. */
+export class Tail {
+  readonly #size: number;
+  readonly #lines: string[] = [];
+
+  constructor(size: number) {
+    this.#size = Math.max(0, size);
+  }
+
+  push(line: string): void {
+    if (this.#size === 0) return;
+    this.#lines.push(line);
+    if (this.#lines.length > this.#size) this.#lines.shift();
+  }
+
+  lines(): string[] {
+    return [...this.#lines];
+  }
+}

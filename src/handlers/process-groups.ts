@@ -1,0 +1,73 @@
+import { readdir, readFile } from "node:fs/promises";
+
+/**
+ * Process groups of running attempts (each task's shell leads its own group, pgid = pid).
+ * Module-level so the CLI can kill everything synchronously on a second Ctrl-C or at exit.
+ */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+export function registerProcessGroup(pgid: number): void {
+  liveGroups.add(pgid);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    // Belt and braces: whatever ends taskq, no task process outlives it.
+    process.on("exit", () => killAllProcessGroups("SIGKILL"));
+  }
+}
+
+export function unregisterProcessGroup(pgid: number): void {
+  liveGroups.delete(pgid);
+}
+
+/** How many task process groups are alive (attempts not yet settled). */
+export function activeProcessGroups(): number {
+  return liveGroups.size;
+}
+
+/** Sends `signal` to every live task process group; synchronous, never throws. */
+export function killAllProcessGroups(signal: NodeJS.Signals): void {
+  for (const pgid of liveGroups) signalProcessGroup(pgid, signal);
+}
+
+/** Signals a whole group; false when the group no longer exists. Never throws. */
+export function signalProcessGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (error) {
+    // EPERM: a member exists but changed its user; the group is still there.
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
+/**
+ * True while the group has a member that is not a zombie. kill(-pgid, 0) alone also
+ * succeeds for zombies, which linger when PID 1 reaps slowly or never (containers).
+ */
+export async function isProcessGroupAlive(pgid: number): Promise<boolean> {
+  if (!signalProcessGroup(pgid, 0)) return false;
+  return hasLiveMember(pgid);
+}
+
+async function hasLiveMember(pgid: number): Promise<boolean> {
+  let entries: string[];
+  try {
+    entries = await readdir("/proc");
+  } catch {
+    return true; // no /proc: cannot tell zombies apart, so assume alive
+  }
+  const states = await Promise.all(entries.filter((name) => /^\d+$/.test(name)).map((pid) => readStat(pid)));
+  return states.some((stat) => stat !== undefined && stat.pgrp === pgid && stat.state !== "Z" && stat.state !== "X");
+}
+
+async function readStat(pid: string): Promise<{ state: string; pgrp: number } | undefined> {
+  try {
+    const text = await readFile(`/proc/${pid}/stat`, "utf8");
+    // "pid (comm) state ppid pgrp ...": comm may contain spaces and parentheses.
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    return { state: fields[0] ?? "", pgrp: Number(fields[2]) };
+  } catch {
+    return undefined; // the process is gone
+  }
+}

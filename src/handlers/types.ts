@@ -1,0 +1,56 @@
+/** One shell task as the handler sees it: already validated and resolved by the loader. */
+export interface ShellTask {
+  id: string;
+  /** Command line, run with `<shell> -c <run>`. */
+  run: string;
+  /** Extra environment, layered over taskq's own environment. */
+  env: Record<string, string>;
+  cwd: string;
+  /** Exit codes worth retrying; any other non-zero exit is permanent. */
+  retryOn?: number[];
+  /** Only used to word the "timed out after 5m" message: the engine's signal enforces the timeout. */
+  timeoutMs?: number;
+}
+
+/** Per-attempt context from the engine. */
+export interface AttemptContext {
+  /** Aborted by the engine; `reason.code` is "TIMEOUT", "CANCELLED" or "SHUTDOWN". */
+  signal: AbortSignal;
+  attempt: number;
+  taskId: string;
+}
+
+/** Where output lines go (a renderer); may be a no-op. */
+export interface OutputSink {
+  /** One line without its newline; lines over 4096 bytes are cut for display. */
+  line(taskId: string, stream: "stdout" | "stderr", text: string): void;
+}
+
+/** The outcome of one attempt: the same shape on success and failure. */
+export interface AttemptResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  cancelled: boolean;
+  durationMs: number;
+  /** The last output lines (display versions, stdout and stderr in arrival order). */
+  tail: string[];
+}
+
+export interface ShellHandlerOptions {
+  runId: string;
+  /** The run's log folder: each task logs to `<logDir>/<taskId>.log`. */
+  logDir: string;
+  /** Time between SIGTERM to the process group and SIGKILL. */
+  killGraceMs: number;
+  sink: OutputSink;
+  /** Last lines kept for the summary; default 20. */
+  tailLines?: number;
+  /**
+   * Shell used as `<shell> -c <run>`; default "/bin/sh". Not $SHELL: that is the user's
+   * interactive shell (zsh, fish...), and a pipeline must behave the same on every machine.
+   */
+  shell?: string;
+}
+
+export type ShellHandler = (task: ShellTask, ctx: AttemptContext) => Promise<AttemptResult>;

@@ -1,0 +1,155 @@
+import { readFile, realpath } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { isPermanent } from "../../src/errors.js";
+import { InvalidTaskIdError, TaskFailedError } from "../../src/handlers/index.js";
+import { findLeftovers } from "../helpers/processes.js";
+import { abortWith, createHarness, fixture, rejection, type Harness } from "./harness.js";
+
+let harness: Harness;
+
+afterEach(async () => {
+  expect(await findLeftovers(harness.runId)).toEqual([]);
+  await harness.cleanup();
+});
+
+async function failure(command: string, options: Parameters<Harness["run"]>[1] = {}): Promise<TaskFailedError> {
+  const error = await rejection(harness.run(command, options));
+  expect(error).toBeInstanceOf(TaskFailedError);
+  return error as TaskFailedError;
+}
+
+describe("shell handler: success", () => {
+  it("streams lines to the sink and the bytes to the log", async () => {
+    harness = await createHarness();
+    const result = await harness.run("echo one; echo two >&2; printf three");
+    expect(result).toMatchObject({ exitCode: 0, signal: null, timedOut: false, cancelled: false });
+    expect(result.durationMs).toBeGreaterThanOrEqual(0);
+    expect(harness.lines.filter((line) => line.stream === "stdout").map((line) => line.text)).toEqual(["one", "three"]);
+    expect(harness.lines.filter((line) => line.stream === "stderr").map((line) => line.text)).toEqual(["two"]);
+    expect([...result.tail].sort()).toEqual(["one", "three", "two"]);
+    const log = await readFile(harness.logPath(), "utf8");
+    expect(log).toHaveLength("one\ntwo\nthree".length);
+    expect(log).toContain("one\n");
+    expect(log).toContain("two\n");
+    expect(log).toContain("three");
+  });
+
+  it("keeps every line in order and the last tailLines for the summary", async () => {
+    harness = await createHarness({ tailLines: 5 });
+    const result = await harness.run(`${fixture("print-lines")} 2000`);
+    const expected = Array.from({ length: 2000 }, (_, index) => `line ${index + 1}`);
+    expect(harness.lines.map((line) => line.text)).toEqual(expected);
+    expect(result.tail).toEqual(expected.slice(-5));
+    expect(await readFile(harness.logPath(), "utf8")).toBe(expected.map((line) => `${line}\n`).join(""));
+  });
+
+  it("passes the environment: taskq's own, the task's, and TASKQ_* ids", async () => {
+    harness = await createHarness();
+    await harness.run('echo "$TASKQ_RUN_ID|$TASKQ_TASK_ID|$TASKQ_ATTEMPT|$GREETING|${HOME:+home}"', {
+      id: "env-task",
+      attempt: 3,
+      env: { GREETING: "hello world" },
+    });
+    expect(harness.lines.map((line) => line.text)).toEqual([`${harness.runId}|env-task|3|hello world|home`]);
+  });
+
+  it("runs in the task's cwd", async () => {
+    harness = await createHarness();
+    await harness.run("pwd -P");
+    expect(harness.lines.map((line) => line.text)).toEqual([await realpath(harness.dir)]);
+  });
+
+  it("gives stdin EOF at once", async () => {
+    harness = await createHarness();
+    await harness.run("read x; echo got $?; cat; echo cat done");
+    expect(harness.lines.map((line) => line.text)).toEqual(["got 1", "cat done"]);
+  });
+
+  it("appends later attempts to the log after a marker", async () => {
+    harness = await createHarness();
+    await harness.run("echo first");
+    await harness.run("echo second", { attempt: 2 });
+    expect(await readFile(harness.logPath(), "utf8")).toBe("first\n\n--- taskq: attempt 2 ---\nsecond\n");
+  });
+
+  it("survives a sink that throws", async () => {
+    harness = await createHarness({
+      sink: {
+        line: () => {
+          throw new Error("renderer bug");
+        },
+      },
+    });
+    const result = await harness.run("echo fine");
+    expect(result.tail).toEqual(["fine"]);
+    expect(await readFile(harness.logPath(), "utf8")).toBe("fine\n");
+  });
+});
+
+describe("shell handler: failures", () => {
+  it("rejects a non-zero exit, retryable by default", async () => {
+    harness = await createHarness();
+    const error = await failure(`echo oops >&2; ${fixture("exit")} 3`);
+    expect(error.code).toBe("TASK_FAILED");
+    expect(error.message).toBe("exited with code 3");
+    expect(error.result).toMatchObject({ exitCode: 3, signal: null, timedOut: false, cancelled: false, tail: ["oops"] });
+    expect(error.permanent).toBe(false);
+    expect(isPermanent(error)).toBe(false);
+  });
+
+  it("makes 126 (not executable) and 127 (not found) permanent", async () => {
+    harness = await createHarness();
+    const notFound = await failure("no-such-command-for-taskq");
+    expect(notFound.result.exitCode).toBe(127);
+    expect(isPermanent(notFound)).toBe(true);
+    const notExecutable = await failure(`${fixture("exit")} 126`);
+    expect(notExecutable.message).toBe("exited with code 126");
+    expect(isPermanent(notExecutable)).toBe(true);
+  });
+
+  it("honours retryOn: listed codes retry, others are permanent", async () => {
+    harness = await createHarness();
+    expect((await failure("exit 75", { retryOn: [75] })).permanent).toBe(false);
+    expect((await failure("exit 1", { retryOn: [75] })).permanent).toBe(true);
+    // A signal death counts as 128 + n, as in a shell's $?.
+    expect((await failure("kill -KILL $$", { retryOn: [137] })).permanent).toBe(false);
+    expect((await failure("kill -KILL $$", { retryOn: [75] })).permanent).toBe(true);
+  });
+
+  it("reports a signal death", async () => {
+    harness = await createHarness();
+    const error = await failure("kill -KILL $$");
+    expect(error.message).toBe("killed by SIGKILL");
+    expect(error.result).toMatchObject({ exitCode: null, signal: "SIGKILL", timedOut: false, cancelled: false });
+    expect(error.permanent).toBe(false);
+  });
+
+  it("fails permanently, without a shell, when the cwd does not exist", async () => {
+    harness = await createHarness();
+    const error = await failure("echo never", { cwd: path.join("/nonexistent", harness.runId) });
+    expect(error.message).toMatch(/^could not start: working directory .* does not exist$/);
+    expect(error.permanent).toBe(true);
+    expect(harness.lines).toEqual([]);
+  });
+
+  it("does not start a task whose signal is already aborted", async () => {
+    harness = await createHarness();
+    const controller = new AbortController();
+    abortWith(controller, "CANCELLED");
+    const error = await failure("echo never", { signal: controller.signal });
+    expect(error.message).toBe("cancelled");
+    expect(error.result).toMatchObject({ exitCode: null, signal: null, cancelled: true });
+    expect(harness.lines).toEqual([]);
+  });
+
+  it("refuses a task id that would put its log outside logDir", async () => {
+    harness = await createHarness();
+    for (const id of ["../escape", "a/b", "/tmp/abs", ""]) {
+      const error = await rejection(harness.run("echo never", { id }));
+      expect(error).toBeInstanceOf(InvalidTaskIdError);
+      expect(isPermanent(error)).toBe(true);
+    }
+    expect(harness.lines).toEqual([]);
+  });
+});

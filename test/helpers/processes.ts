@@ -1,0 +1,73 @@
+import { readdir, readFile } from "node:fs/promises";
+import { setTimeout as delay } from "node:timers/promises";
+
+/**
+ * Live processes whose environment carries TASKQ_RUN_ID=<runId>: a task process that
+ * outlived its attempt. Zombies are dead (and have no readable environment), so they
+ * are not leftovers; see findZombies.
+ */
+export async function findLeftovers(runId: string): Promise<number[]> {
+  const needle = Buffer.from(`TASKQ_RUN_ID=${runId}\0`);
+  const found: number[] = [];
+  await Promise.all(
+    (await listPids()).map(async (pid) => {
+      if (pid === process.pid) return;
+      const environ = await readFile(`/proc/${pid}/environ`).catch(() => undefined);
+      if (environ === undefined || !containsEntry(environ, needle)) return;
+      const stat = await readStat(pid);
+      if (stat !== undefined && stat.state !== "Z" && stat.state !== "X") found.push(pid);
+    }),
+  );
+  return found.sort((a, b) => a - b);
+}
+
+/**
+ * Zombie processes in the given process groups (a task's pgid is its shell's pid, e.g.
+ * from `echo $$`). Not a leak: they are dead, waiting for PID 1 to reap them, which
+ * some container inits do late or never.
+ */
+export async function findZombies(processGroupIds: number[]): Promise<number[]> {
+  const groups = new Set(processGroupIds);
+  const found: number[] = [];
+  await Promise.all(
+    (await listPids()).map(async (pid) => {
+      const stat = await readStat(pid);
+      if (stat !== undefined && stat.state === "Z" && groups.has(stat.pgrp)) found.push(pid);
+    }),
+  );
+  return found.sort((a, b) => a - b);
+}
+
+/** True while the process exists and is not a zombie. */
+export async function isAlive(pid: number): Promise<boolean> {
+  const stat = await readStat(pid);
+  return stat !== undefined && stat.state !== "Z" && stat.state !== "X";
+}
+
+/** Polls until `check` returns true or `timeoutMs` passes; returns the last answer. */
+export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > deadline) return false;
+    await delay(20);
+  }
+}
+
+async function listPids(): Promise<number[]> {
+  return (await readdir("/proc")).filter((name) => /^\d+$/.test(name)).map(Number);
+}
+
+async function readStat(pid: number): Promise<{ state: string; pgrp: number } | undefined> {
+  const text = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined);
+  if (text === undefined) return undefined;
+  // "pid (comm) state ppid pgrp ...": comm may contain spaces and parentheses.
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  return { state: fields[0] ?? "", pgrp: Number(fields[2]) };
+}
+
+/** The environment is NUL-separated; match a whole entry, not a suffix of another one. */
+function containsEntry(environ: Buffer, entry: Buffer): boolean {
+  if (environ.subarray(0, entry.length).equals(entry)) return true;
+  return environ.includes(Buffer.concat([Buffer.from("\0"), entry]));
+}
