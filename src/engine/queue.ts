@@ -371,7 +371,8 @@ export class Queue {
     record.current = context;
     if (record.timeoutMs > 0) {
       const timeoutMs = record.timeoutMs;
-      context.timeoutTimer = setTimeout(() => context.abort(new AttemptTimeoutError(timeoutMs)), timeoutMs);
+      // Clamped: setTimeout turns a delay past 2^31-1 ms into 1 ms.
+      context.timeoutTimer = setTimeout(() => context.abort(new AttemptTimeoutError(timeoutMs)), Math.min(timeoutMs, MAX_TIMER_MS));
     }
     if (this.#events.has("started")) {
       this.#events.emit("started", { id: record.id, attempt: record.attempts, maxAttempts: record.maxAttempts });
