@@ -1,0 +1,115 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { PermanentError } from "../../src/errors.js";
+import { Queue, exponentialBackoff } from "../../src/engine/index.js";
+import type { AttemptContext } from "../../src/engine/types.js";
+import { eventsOf, flush, makeQueue, recordEvents, trail, useFakeTime } from "./helpers.js";
+
+beforeEach(useFakeTime);
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Fails the first `times` attempts, then returns the attempt number. */
+function flaky(times: number) {
+  return (_: unknown, context: AttemptContext) => {
+    if (context.attempt <= times) return Promise.reject(new Error(`attempt ${context.attempt}`));
+    return context.attempt;
+  };
+}
+
+describe("retries", () => {
+  it("RUNNING -> SCHEDULED with attempts left, at now + backoff(attempt)", async () => {
+    const delays: number[] = [];
+    const { queue, log } = makeQueue({
+      handlers: { flaky: flaky(2) },
+      backoff: (attempt) => {
+        delays.push(attempt);
+        return attempt * 100;
+      },
+    });
+    const t0 = Date.now();
+    queue.submit({ id: "a", type: "flaky", maxAttempts: 3 });
+    await flush();
+    expect(queue.get("a")).toMatchObject({ status: "SCHEDULED", attempts: 1 });
+    const [first] = eventsOf(log, "retrying");
+    expect(first).toMatchObject({ id: "a", attempt: 1, maxAttempts: 3, delayMs: 100, runAt: t0 + 100 });
+    expect((first?.error as Error).message).toBe("attempt 1");
+    await vi.advanceTimersByTimeAsync(99);
+    expect(queue.get("a")?.status).toBe("SCHEDULED");
+    await vi.advanceTimersByTimeAsync(1);
+    expect(eventsOf(log, "retrying")[1]).toMatchObject({ attempt: 2, delayMs: 200, runAt: t0 + 300 });
+    await vi.advanceTimersByTimeAsync(200);
+    await expect(queue.wait("a")).resolves.toMatchObject({ status: "SUCCEEDED", attempts: 3, value: 3 });
+    expect(delays).toEqual([1, 2]);
+    expect(eventsOf(log, "started").map((e) => e.attempt)).toEqual([1, 2, 3]);
+    expect(trail(log, "a")).toEqual(["submitted", "started", "retrying", "ready", "started", "retrying", "ready", "started", "succeeded"]);
+    expect(queue.stats().retries).toBe(2);
+  });
+
+  it("uses the default exponential backoff with an injected random source, exactly", async () => {
+    const queue = new Queue({
+      handlers: { flaky: flaky(3) },
+      backoff: exponentialBackoff({ baseMs: 100, maxMs: 250, random: () => 0.5 }),
+    });
+    const log = recordEvents(queue);
+    queue.start();
+    queue.submit({ id: "a", type: "flaky", maxAttempts: 4 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    // floor(0.5 * (d + 1)) for d = 100, 200, 250 (capped)
+    expect(eventsOf(log, "retrying").map((e) => e.delayMs)).toEqual([50, 100, 125]);
+    expect(queue.get("a")?.status).toBe("SUCCEEDED");
+  });
+
+  it("a per-task backoff overrides the queue's", async () => {
+    const { queue, log } = makeQueue({ handlers: { flaky: flaky(1) }, backoff: () => 999 });
+    queue.submit({ id: "a", type: "flaky", backoff: () => 7 });
+    await flush();
+    expect(eventsOf(log, "retrying")[0]?.delayMs).toBe(7);
+    await vi.advanceTimersByTimeAsync(7);
+    expect(queue.get("a")?.status).toBe("SUCCEEDED");
+  });
+
+  it("a negative backoff counts as 0", async () => {
+    const { queue, log } = makeQueue({ handlers: { flaky: flaky(1) }, backoff: () => -50 });
+    queue.submit({ id: "a", type: "flaky" });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(eventsOf(log, "retrying")[0]?.delayMs).toBe(0);
+    expect(queue.get("a")?.status).toBe("SUCCEEDED");
+  });
+
+  it("RUNNING -> FAILED after maxAttempts, with the last error, and a dead letter", async () => {
+    const { queue, log } = makeQueue({ handlers: { flaky: flaky(10) } });
+    queue.submit({ id: "a", type: "flaky", maxAttempts: 3 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    const result = await queue.wait("a");
+    expect(result).toMatchObject({ status: "FAILED", attempts: 3 });
+    expect((result.error as Error).message).toBe("attempt 3");
+    expect(eventsOf(log, "retrying")).toHaveLength(2);
+    expect(queue.deadLetters().map((r) => r.id)).toEqual(["a"]);
+  });
+
+  it("never retries a permanent error, even with attempts left", async () => {
+    const { queue, log } = makeQueue({ handlers: { perm: () => Promise.reject(new PermanentError("no")) } });
+    queue.submit({ id: "a", type: "perm", maxAttempts: 10 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(queue.get("a")).toMatchObject({ status: "FAILED", attempts: 1 });
+    expect(eventsOf(log, "retrying")).toEqual([]);
+  });
+
+  it("uses defaultMaxAttempts when a spec gives none", async () => {
+    const { queue } = makeQueue({ handlers: { flaky: flaky(10) }, defaultMaxAttempts: 2 });
+    queue.submit({ id: "a", type: "flaky" });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(queue.get("a")).toMatchObject({ status: "FAILED", attempts: 2 });
+  });
+
+  it("a retry waits in the delayed heap behind earlier runAt, then by priority when ready", async () => {
+    const started: string[] = [];
+    const { queue } = makeQueue({ concurrency: 1, handlers: { flaky: flaky(1) }, backoff: () => 100 });
+    queue.on("started", (e) => started.push(`${e.id}#${e.attempt}`));
+    queue.submit({ id: "r", type: "flaky", priority: "critical" });
+    queue.submit({ id: "late", type: "echo", priority: "low", runAt: Date.now() + 100 });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(started).toEqual(["r#1", "r#2", "late#1"]);
+  });
+});

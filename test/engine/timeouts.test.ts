@@ -1,0 +1,109 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { AttemptTimeoutError } from "../../src/engine/index.js";
+import type { AttemptContext } from "../../src/engine/types.js";
+import { deferred, eventsOf, flush, makeQueue, untilAborted, useFakeTime } from "./helpers.js";
+
+beforeEach(useFakeTime);
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("per-attempt timeout", () => {
+  it("aborts the signal with a TIMEOUT reason when the attempt runs too long", async () => {
+    const signals: AbortSignal[] = [];
+    const { queue, log } = makeQueue({
+      handlers: {
+        slow: (_: unknown, context: AttemptContext) => {
+          signals.push(context.signal);
+          return untilAborted(context);
+        },
+      },
+    });
+    queue.submit({ id: "a", type: "slow", timeoutMs: 250, maxAttempts: 1 });
+    await vi.advanceTimersByTimeAsync(249);
+    expect(signals[0]?.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(signals[0]?.aborted).toBe(true);
+    expect(signals[0]?.reason).toBeInstanceOf(AttemptTimeoutError);
+    expect(signals[0]?.reason).toMatchObject({ code: "TIMEOUT", timeoutMs: 250, message: "timed out after 250ms" });
+    const result = await queue.wait("a");
+    expect(result).toMatchObject({ status: "FAILED", attempts: 1 });
+    expect(result.error).toBe(signals[0]?.reason);
+    expect(eventsOf(log, "failed")).toHaveLength(1);
+  });
+
+  it("a timed-out attempt is retried with a fresh signal and a fresh timeout", async () => {
+    const signals: AbortSignal[] = [];
+    const { queue, log } = makeQueue({
+      backoff: () => 10,
+      handlers: {
+        slowOnce: (_: unknown, context: AttemptContext) => {
+          signals.push(context.signal);
+          return context.attempt === 1 ? untilAborted(context) : "ok";
+        },
+      },
+    });
+    queue.submit({ id: "a", type: "slowOnce", timeoutMs: 100, maxAttempts: 2 });
+    await vi.advanceTimersByTimeAsync(110);
+    await expect(queue.wait("a")).resolves.toMatchObject({ status: "SUCCEEDED", attempts: 2 });
+    expect(eventsOf(log, "retrying")[0]?.error).toBeInstanceOf(AttemptTimeoutError);
+    expect(signals[1]).not.toBe(signals[0]);
+    expect(signals[1]?.aborted).toBe(false);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("maps a bare AbortError from the handler to the timeout reason", async () => {
+    const { queue } = makeQueue({
+      handlers: {
+        fetchy: (_: unknown, context: AttemptContext) =>
+          new Promise((_resolve, reject) => {
+            context.signal.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError")), { once: true });
+          }),
+      },
+    });
+    queue.submit({ id: "a", type: "fetchy", timeoutMs: 50, maxAttempts: 1 });
+    await vi.advanceTimersByTimeAsync(50);
+    expect((await queue.wait("a")).error).toBeInstanceOf(AttemptTimeoutError);
+  });
+
+  it("clears the timeout timer when the attempt ends in time", async () => {
+    const gate = deferred();
+    const { queue } = makeQueue({ handlers: { gated: () => gate.promise } });
+    queue.submit({ id: "a", type: "gated", timeoutMs: 1_000 });
+    expect(vi.getTimerCount()).toBe(1);
+    gate.resolve();
+    await flush();
+    expect(queue.get("a")?.status).toBe("SUCCEEDED");
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("a handler that ignores its signal ends when it settles, as a failed attempt", async () => {
+    const gate = deferred();
+    const { queue } = makeQueue({ handlers: { stubborn: () => gate.promise } });
+    queue.submit({ id: "a", type: "stubborn", timeoutMs: 10, maxAttempts: 1 });
+    await vi.advanceTimersByTimeAsync(10);
+    expect(queue.get("a")?.status).toBe("RUNNING");
+    gate.reject(new Error("finally"));
+    await flush();
+    expect(queue.get("a")?.status).toBe("FAILED");
+  });
+
+  it("a timeout beyond the timer range does not fire early", async () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "hang", timeoutMs: 2 ** 32 });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(queue.get("a")?.status).toBe("RUNNING");
+    queue.cancel("a");
+    await flush();
+  });
+
+  it("no timeout when timeoutMs is 0 or absent", async () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "hang", timeoutMs: 0 });
+    queue.submit({ id: "b", type: "hang" });
+    expect(vi.getTimerCount()).toBe(0);
+    queue.cancel("a");
+    queue.cancel("b");
+    await flush();
+  });
+});
