@@ -234,6 +234,8 @@ export class Queue {
       this.#shutdown = { promise, resolve, cleanups: [] };
     }
     const shutdown = this.#shutdown;
+    // Already drained: nothing to stop, and a timer or listener set now would never be cleaned up.
+    if (this.#drained) return shutdown.promise;
     if (options.drain === false && this.#drain) {
       this.#drain = false;
       this.#cancelNotStarted("shutdown: not started");
