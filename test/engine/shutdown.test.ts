@@ -1,0 +1,224 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { QueueClosedError, TaskCancelledError } from "../../src/engine/index.js";
+import type { AttemptContext } from "../../src/engine/types.js";
+import { countListeners, deferred, eventsOf, flush, makeQueue, untilAborted, useFakeTime } from "./helpers.js";
+
+beforeEach(useFakeTime);
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const flakyOnce = (_: unknown, context: AttemptContext): unknown => (context.attempt === 1 ? Promise.reject(new Error("first")) : "ok");
+
+describe("shutdown", () => {
+  it("submit throws QueueClosedError once shutdown begins, even for a known id", async () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "echo" });
+    const done = queue.shutdown();
+    expect(() => queue.submit({ type: "echo" })).toThrow(QueueClosedError);
+    expect(() => queue.submit({ id: "a", type: "echo" })).toThrow(expect.objectContaining({ code: "QUEUE_CLOSED" }));
+    await expect(done).resolves.toEqual({ hardStopped: false });
+  });
+
+  it("drain: true runs everything already submitted, delayed tasks and retries included", async () => {
+    const { queue, log } = makeQueue({ handlers: { flaky: flakyOnce }, backoff: () => 500 });
+    queue.submit({ id: "now", type: "echo" });
+    queue.submit({ id: "later", type: "echo", runAt: Date.now() + 1_000 });
+    queue.submit({ id: "retry", type: "flaky" });
+    queue.submit({ id: "after", type: "echo", dependsOn: ["later"] });
+    let resolved = false;
+    const done = queue.shutdown({ drain: true }).then((r) => {
+      resolved = true;
+      return r;
+    });
+    await vi.advanceTimersByTimeAsync(999);
+    expect(resolved).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await expect(done).resolves.toEqual({ hardStopped: false });
+    expect(queue.stats().byStatus.SUCCEEDED).toBe(4);
+    expect(eventsOf(log, "drained")).toEqual([{ hardStopped: false }]);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("starts a queue that was never started, and drains it", async () => {
+    const { queue } = makeQueue({ start: false });
+    queue.submit({ id: "a", type: "echo" });
+    await expect(queue.shutdown()).resolves.toEqual({ hardStopped: false });
+    expect(queue.get("a")?.status).toBe("SUCCEEDED");
+  });
+
+  it("resolves at once for an empty queue", async () => {
+    const { queue } = makeQueue();
+    await expect(queue.shutdown()).resolves.toEqual({ hardStopped: false });
+  });
+
+  it("drain: false cancels what has not started and lets running attempts end", async () => {
+    const gate = deferred<string>();
+    const { queue } = makeQueue({ concurrency: 1, handlers: { gated: () => gate.promise } });
+    queue.submit({ id: "running", type: "gated" });
+    queue.submit({ id: "ready", type: "echo" });
+    queue.submit({ id: "scheduled", type: "echo", runAt: Date.now() + 100 });
+    queue.submit({ id: "blocked", type: "echo", dependsOn: ["running"] });
+    const done = queue.shutdown({ drain: false });
+    for (const id of ["ready", "scheduled", "blocked"]) {
+      expect(queue.get(id)).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+      expect(queue.get(id)?.error).toMatchObject({ code: "SHUTDOWN" });
+    }
+    expect(queue.get("running")?.status).toBe("RUNNING");
+    gate.resolve("finished");
+    await expect(done).resolves.toEqual({ hardStopped: false });
+    expect(queue.get("running")).toMatchObject({ status: "SUCCEEDED", value: "finished" });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("drain: false starts no retry: a failing running attempt ends CANCELLED", async () => {
+    const gate = deferred();
+    const { queue, log } = makeQueue({ handlers: { gated: () => gate.promise } });
+    queue.submit({ id: "a", type: "gated", maxAttempts: 3 });
+    const done = queue.shutdown({ drain: false });
+    gate.reject(new Error("boom"));
+    await done;
+    expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown", attempts: 1 });
+    expect((queue.get("a")?.error as Error).message).toContain("boom");
+    expect(eventsOf(log, "retrying")).toEqual([]);
+  });
+
+  it("drain: false cancels a task waiting out a retry backoff", async () => {
+    const { queue } = makeQueue({ handlers: { flaky: flakyOnce }, backoff: () => 1_000 });
+    queue.submit({ id: "a", type: "flaky" });
+    await flush();
+    expect(queue.get("a")?.status).toBe("SCHEDULED");
+    await queue.shutdown({ drain: false });
+    expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown", attempts: 1 });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("when the deadline passes, aborts running attempts with a SHUTDOWN reason and cancels the rest", async () => {
+    const signals: AbortSignal[] = [];
+    const { queue, log } = makeQueue({
+      concurrency: 1,
+      handlers: {
+        slow: (_: unknown, context: AttemptContext) => {
+          signals.push(context.signal);
+          return untilAborted(context);
+        },
+      },
+    });
+    queue.submit({ id: "a", type: "slow", timeoutMs: 60_000 });
+    queue.submit({ id: "b", type: "echo" });
+    queue.submit({ id: "c", type: "echo", runAt: Date.now() + 5_000 });
+    queue.submit({ id: "d", type: "echo", dependsOn: ["a"] });
+    const done = queue.shutdown({ drain: true, deadline: 1_000 });
+    await vi.advanceTimersByTimeAsync(999);
+    expect(signals[0]?.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await expect(done).resolves.toEqual({ hardStopped: true });
+    expect(signals[0]?.reason).toBeInstanceOf(TaskCancelledError);
+    expect(signals[0]?.reason).toMatchObject({ code: "SHUTDOWN", reason: "shutdown" });
+    for (const id of ["a", "b", "c", "d"]) expect(queue.get(id)).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+    expect(eventsOf(log, "drained")).toEqual([{ hardStopped: true }]);
+    expect(eventsOf(log, "started")).toHaveLength(1);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("returns at the deadline even when a handler ignores its signal", async () => {
+    const never = new Promise<never>(() => undefined);
+    const { queue } = makeQueue({ handlers: { stubborn: () => never } });
+    queue.submit({ id: "a", type: "stubborn" });
+    const done = queue.shutdown({ deadline: new Date(Date.now() + 200) });
+    await vi.advanceTimersByTimeAsync(200);
+    await expect(done).resolves.toEqual({ hardStopped: true });
+    expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+    expect(queue.stats().running).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("abortGraceMs lets aborted handlers settle before finalizing, then gives up on the stubborn", async () => {
+    const never = new Promise<never>(() => undefined);
+    const { queue } = makeQueue({ handlers: { stubborn: () => never } });
+    queue.submit({ id: "polite", type: "hang" });
+    queue.submit({ id: "stubborn", type: "stubborn" });
+    const done = queue.shutdown({ deadline: 100, abortGraceMs: 500 });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(queue.get("polite")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+    expect(queue.get("polite")?.error).toMatchObject({ code: "SHUTDOWN" });
+    expect(queue.get("stubborn")?.status).toBe("RUNNING");
+    await vi.advanceTimersByTimeAsync(500);
+    await expect(done).resolves.toEqual({ hardStopped: true });
+    expect(queue.get("stubborn")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("the drain deadline timer is cleared when draining finishes first", async () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "echo", runAt: Date.now() + 10 });
+    const done = queue.shutdown({ deadline: 60_000 });
+    await vi.advanceTimersByTimeAsync(10);
+    await expect(done).resolves.toEqual({ hardStopped: false });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("a shutdown signal hard-stops when aborted, and its listener is removed", async () => {
+    const { queue } = makeQueue();
+    const controller = new AbortController();
+    const listeners = countListeners(controller.signal);
+    queue.submit({ id: "a", type: "hang" });
+    const done = queue.shutdown({ signal: controller.signal });
+    expect(listeners.live).toBe(1);
+    controller.abort();
+    await expect(done).resolves.toEqual({ hardStopped: true });
+    expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+    expect(listeners.live).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("a shutdown signal that never aborts leaves no listener once drained", async () => {
+    const { queue } = makeQueue();
+    const controller = new AbortController();
+    const listeners = countListeners(controller.signal);
+    queue.submit({ id: "a", type: "echo", runAt: Date.now() + 10 });
+    const done = queue.shutdown({ signal: controller.signal, deadline: 1_000 });
+    await vi.advanceTimersByTimeAsync(10);
+    await expect(done).resolves.toEqual({ hardStopped: false });
+    expect(listeners.live).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("an already-aborted signal stops at once", async () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "hang" });
+    await expect(queue.shutdown({ signal: AbortSignal.abort() })).resolves.toEqual({ hardStopped: true });
+    expect(queue.get("a")?.status).toBe("CANCELLED");
+  });
+
+  it("a second call returns the same promise and can escalate to drain: false", async () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "echo", runAt: Date.now() + 10_000 });
+    const first = queue.shutdown();
+    const second = queue.shutdown({ drain: false });
+    expect(second).toBe(first);
+    await expect(first).resolves.toEqual({ hardStopped: false });
+    expect(queue.get("a")?.status).toBe("CANCELLED");
+  });
+
+  it("a call after the queue drained returns at once and leaves no timer or listener", async () => {
+    const { queue } = makeQueue();
+    await queue.shutdown();
+    const controller = new AbortController();
+    const listeners = countListeners(controller.signal);
+    await expect(queue.shutdown({ deadline: 5_000, signal: controller.signal })).resolves.toEqual({ hardStopped: false });
+    expect(vi.getTimerCount()).toBe(0);
+    expect(listeners.live).toBe(0);
+  });
+
+  it("settles every waiter, whatever ended the task", async () => {
+    const { queue } = makeQueue({ concurrency: 1 });
+    queue.submit({ id: "a", type: "hang" });
+    queue.submit({ id: "b", type: "echo" });
+    const waits = [queue.wait("a"), queue.wait("b")];
+    const done = queue.shutdown({ deadline: 0 });
+    await vi.advanceTimersByTimeAsync(0);
+    await done;
+    expect((await Promise.all(waits)).map((r) => r.status)).toEqual(["CANCELLED", "CANCELLED"]);
+  });
+});
