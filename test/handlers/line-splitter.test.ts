@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { DISPLAY_LIMIT, LineSplitter, Tail } from "../../src/handlers/line-splitter.js";
+import { formatDuration } from "../../src/handlers/index.js";
+
+function split(...chunks: (string | Buffer)[]): string[] {
+  const lines: string[] = [];
+  const splitter = new LineSplitter((text) => lines.push(text));
+  for (const chunk of chunks) splitter.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  splitter.flush();
+  return lines;
+}
+
+describe("LineSplitter", () => {
+  it("joins partial lines across chunks", () => {
+    expect(split("ab", "c\nde", "f\n\ng")).toEqual(["abc", "def", "", "g"]);
+  });
+
+  it("strips \\r before \\n, also across a chunk boundary", () => {
+    expect(split("a\r\n", "b\r", "\nc\r")).toEqual(["a", "b", "c"]);
+  });
+
+  it("keeps a line of exactly the limit whole, \\r\\n or not", () => {
+    const line = "x".repeat(DISPLAY_LIMIT);
+    expect(split(`${line}\r\n`, line.slice(1), "x\n")).toEqual([line, line]);
+  });
+
+  it("cuts a longer line and says how long it was", () => {
+    const long = "y".repeat(DISPLAY_LIMIT + 10);
+    const expected = `${"y".repeat(DISPLAY_LIMIT)}… (${DISPLAY_LIMIT + 10} bytes)`;
+    expect(split(`${long}\n`)).toEqual([expected]);
+    expect(split(long.slice(0, 100), long.slice(100), "\n")).toEqual([expected]);
+  });
+
+  it("never splits a UTF-8 character when cutting", () => {
+    const line = `${"a".repeat(DISPLAY_LIMIT - 1)}é${"b".repeat(10)}`;
+    expect(split(`${line}\n`)).toEqual([`${"a".repeat(DISPLAY_LIMIT - 1)}… (${DISPLAY_LIMIT + 11} bytes)`]);
+  });
+
+  it("decodes a character split across chunks", () => {
+    const bytes = Buffer.from("héllo\n");
+    expect(split(bytes.subarray(0, 2), bytes.subarray(2))).toEqual(["héllo"]);
+  });
+});
+
+describe("Tail", () => {
+  it("keeps the last lines, oldest first", () => {
+    const tail = new Tail(2);
+    for (const line of ["a", "b", "c"]) tail.push(line);
+    expect(tail.lines()).toEqual(["b", "c"]);
+    const none = new Tail(0);
+    none.push("a");
+    expect(none.lines()).toEqual([]);
+  });
+});
+
+describe("formatDuration", () => {
+  it.each([
+    [250, "250ms"],
+    [1500, "1.5s"],
+    [30_000, "30s"],
+    [300_000, "5m"],
+    [90_000, "1m30s"],
+    [5_400_000, "1h30m"],
+  ])("%d ms is %s", (ms, text) => {
+    expect(formatDuration(ms)).toBe(text);
+  });
+});

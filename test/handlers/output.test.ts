@@ -1,0 +1,83 @@
+import { randomBytes } from "node:crypto";
+import { readFile, stat, symlink, writeFile, mkdir } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { LogWriteError } from "../../src/handlers/index.js";
+import { findLeftovers } from "../helpers/processes.js";
+import { createHarness, fixture, rejection, type Harness } from "./harness.js";
+
+let harness: Harness;
+
+afterEach(async () => {
+  expect(await findLeftovers(harness.runId)).toEqual([]);
+  await harness.cleanup();
+});
+
+describe("shell handler: output", () => {
+  it("logs binary output byte for byte", async () => {
+    harness = await createHarness();
+    const bytes = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, index) => index)), randomBytes(1024 * 1024)]);
+    const input = path.join(harness.dir, "input.bin");
+    await writeFile(input, bytes);
+    await harness.run(`cat '${input}'`);
+    expect((await readFile(harness.logPath())).equals(bytes)).toBe(true);
+  });
+
+  it("splits \\r\\n lines and flushes a last line without newline", async () => {
+    harness = await createHarness();
+    await harness.run("printf 'a\\r\\nb\\r\\n\\nc'");
+    expect(harness.lines.map((line) => line.text)).toEqual(["a", "b", "", "c"]);
+    expect(await readFile(harness.logPath(), "utf8")).toBe("a\r\nb\r\n\nc");
+  });
+
+  it("cuts a 50 MB line for display but logs all of it", async () => {
+    harness = await createHarness();
+    const size = 50 * 1024 * 1024;
+    const result = await harness.run(`head -c ${size} /dev/zero | tr '\\0' a`);
+    expect(harness.lines).toEqual([{ stream: "stdout", text: `${"a".repeat(4096)}… (${size} bytes)` }]);
+    expect(result.tail).toHaveLength(1);
+    expect((await stat(harness.logPath())).size).toBe(size);
+  });
+
+  it("streams 300 MB with bounded memory", async () => {
+    harness = await createHarness();
+    const size = 300 * 1024 * 1024;
+    const baseline = process.memoryUsage().rss;
+    let peak = baseline;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
+    try {
+      await harness.run(`${fixture("print-bytes")} ${size}`);
+    } finally {
+      clearInterval(sampler);
+    }
+    expect((await stat(harness.logPath())).size).toBe(size);
+    expect(peak - baseline).toBeLessThan(100 * 1024 * 1024);
+  }, 120_000);
+});
+
+describe("shell handler: log write errors", () => {
+  it("fails with LOG_WRITE, starting nothing, when the log folder cannot be created", async () => {
+    const probe = await createHarness();
+    const notADirectory = path.join(probe.dir, "file");
+    await writeFile(notADirectory, "");
+    // A path under a regular file: ENOTDIR even for root, whom chmod does not stop.
+    harness = await createHarness({ logDir: path.join(notADirectory, "sub") });
+    const ledger = path.join(probe.dir, "ledger");
+    const error = await rejection(harness.run(fixture("exit"), { env: { TASKQ_LEDGER: ledger } }));
+    expect(error).toBeInstanceOf(LogWriteError);
+    expect((error as LogWriteError).code).toBe("LOG_WRITE");
+    expect((error as LogWriteError).message).toMatch(/^cannot write log file .*task\.log: .*ENOTDIR/);
+    await expect(readFile(ledger, "utf8")).rejects.toThrow(/ENOENT/);
+    await probe.cleanup();
+  });
+
+  it("fails with LOG_WRITE and kills the group when a write fails mid-run", async () => {
+    harness = await createHarness();
+    await mkdir(harness.logDir, { recursive: true });
+    await symlink("/dev/full", harness.logPath()); // every write: ENOSPC
+    const error = await rejection(harness.run(fixture("forever")));
+    expect(error).toBeInstanceOf(LogWriteError);
+    expect((error as LogWriteError).message).toMatch(/ENOSPC/);
+    expect((error as LogWriteError).result).toMatchObject({ exitCode: null, signal: "SIGTERM" });
+  });
+});

@@ -1,0 +1,137 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { activeProcessGroups, killAllProcessGroups, TaskFailedError } from "../../src/handlers/index.js";
+import { findLeftovers, isAlive } from "../helpers/processes.js";
+import { abortWith, createHarness, fixture, rejection, type Harness } from "./harness.js";
+
+let harness: Harness;
+
+afterEach(async () => {
+  expect(await findLeftovers(harness.runId)).toEqual([]);
+  expect(activeProcessGroups()).toBe(0);
+  await harness.cleanup();
+});
+
+/** Starts `command`, aborts it once `readyLine` is printed (or after a moment), returns the failure. */
+async function abortedFailure(
+  command: string,
+  code: "TIMEOUT" | "CANCELLED" | "SHUTDOWN",
+  options: { readyLine?: string; timeoutMs?: number } = {},
+): Promise<{ error: TaskFailedError; settledAfterAbortMs: number }> {
+  const controller = new AbortController();
+  const attempt = rejection(harness.run(command, { signal: controller.signal, timeoutMs: options.timeoutMs }));
+  if (options.readyLine === undefined) await delay(200);
+  else await harness.waitForLine(options.readyLine);
+  const abortedAt = performance.now();
+  abortWith(controller, code);
+  const error = await attempt;
+  expect(error).toBeInstanceOf(TaskFailedError);
+  return { error: error as TaskFailedError, settledAfterAbortMs: performance.now() - abortedAt };
+}
+
+describe("shell handler: timeout and cancel", () => {
+  it("times out `sleep 1000`: the whole group gets SIGTERM", async () => {
+    harness = await createHarness();
+    const { error } = await abortedFailure("sleep 1000", "TIMEOUT", { timeoutMs: 300_000 });
+    expect(error.message).toBe("timed out after 5m");
+    expect(error.result).toMatchObject({ timedOut: true, cancelled: false, exitCode: null, signal: "SIGTERM" });
+    expect(error.permanent).toBe(false);
+  });
+
+  it("times out `sleep 1000 & sleep 1000`: both sleeps are gone", async () => {
+    harness = await createHarness();
+    const { error } = await abortedFailure("sleep 1000 & sleep 1000", "TIMEOUT", { timeoutMs: 1500 });
+    expect(error.message).toBe("timed out after 1.5s");
+    expect(error.result.timedOut).toBe(true);
+  });
+
+  it("cancels: result.cancelled, message 'cancelled', never retried", async () => {
+    harness = await createHarness();
+    const { error } = await abortedFailure(fixture("forever"), "CANCELLED", { readyLine: "ready" });
+    expect(error.message).toBe("cancelled");
+    expect(error.result).toMatchObject({ cancelled: true, timedOut: false });
+    expect(error.permanent).toBe(true);
+  });
+
+  it("treats a shutdown abort as a cancel", async () => {
+    harness = await createHarness();
+    const { error } = await abortedFailure(fixture("forever"), "SHUTDOWN", { readyLine: "ready" });
+    expect(error.result).toMatchObject({ cancelled: true, timedOut: false });
+  });
+
+  it("SIGKILLs a task that ignores SIGTERM, after the grace period", async () => {
+    harness = await createHarness({ killGraceMs: 400 });
+    // exec: the fixture replaces the shell, so its own death is what the result reports.
+    const { error, settledAfterAbortMs } = await abortedFailure(`exec ${fixture("ignore-sigterm")}`, "CANCELLED", { readyLine: "ready" });
+    expect(error.result.signal).toBe("SIGKILL");
+    expect(error.result.cancelled).toBe(true);
+    expect(settledAfterAbortMs).toBeGreaterThanOrEqual(350);
+  });
+
+  it("SIGKILLs the rest of the group when only the shell dies on SIGTERM", async () => {
+    harness = await createHarness({ killGraceMs: 300 });
+    const { error, settledAfterAbortMs } = await abortedFailure(fixture("ignore-sigterm"), "CANCELLED", { readyLine: "ready" });
+    expect(error.result).toMatchObject({ signal: "SIGTERM", cancelled: true });
+    expect(settledAfterAbortMs).toBeGreaterThanOrEqual(250);
+  });
+
+  it("kills a grandchild that ignores SIGTERM", async () => {
+    harness = await createHarness({ killGraceMs: 300 });
+    const ledger = path.join(harness.dir, "ledger");
+    const controller = new AbortController();
+    const attempt = rejection(harness.run(fixture("spawn-grandchild"), { signal: controller.signal, env: { TASKQ_LEDGER: ledger } }));
+    await harness.waitForLine("ready");
+    const grandchild = Number((await readFile(ledger, "utf8")).match(/^grandchild task 1 (\d+)$/m)?.[1]);
+    expect(await isAlive(grandchild)).toBe(true);
+    abortWith(controller, "CANCELLED");
+    const error = (await attempt) as TaskFailedError;
+    expect(error.result.cancelled).toBe(true);
+    expect(await isAlive(grandchild)).toBe(false);
+  });
+
+  it("ignores an abort that comes after the attempt ended", async () => {
+    harness = await createHarness();
+    const controller = new AbortController();
+    const result = await harness.run("echo done", { signal: controller.signal });
+    abortWith(controller, "CANCELLED");
+    expect(result).toMatchObject({ exitCode: 0, cancelled: false });
+  });
+});
+
+describe("shell handler: leftovers after the shell exits", () => {
+  it("settles when the shell exits although a background child holds stdout", async () => {
+    harness = await createHarness();
+    const startedAt = performance.now();
+    const result = await harness.run("sleep 1000 & echo started");
+    expect(result).toMatchObject({ exitCode: 0, signal: null });
+    expect(result.tail).toEqual(["started"]);
+    expect(performance.now() - startedAt).toBeLessThan(20_000);
+  });
+
+  it("SIGKILLs a background child that ignores SIGTERM and holds stdout", async () => {
+    harness = await createHarness({ killGraceMs: 200 });
+    const result = await harness.run("trap '' TERM; sleep 1000 & trap - TERM; echo started");
+    expect(result).toMatchObject({ exitCode: 0, tail: ["started"] });
+  });
+
+  it("keeps the output a background child writes before it is stopped", async () => {
+    harness = await createHarness();
+    await harness.run("(sleep 0.2; echo late) & echo early; wait");
+    expect(harness.lines.map((line) => line.text)).toEqual(["early", "late"]);
+  });
+});
+
+describe("process group registry", () => {
+  it("counts live groups and SIGKILLs them all synchronously", async () => {
+    harness = await createHarness();
+    const attempt = rejection(harness.run(fixture("forever")));
+    await harness.waitForLine("ready");
+    expect(activeProcessGroups()).toBe(1);
+    killAllProcessGroups("SIGKILL");
+    const error = (await attempt) as TaskFailedError;
+    expect(error.message).toBe("killed by SIGKILL");
+    expect(error.result).toMatchObject({ signal: "SIGKILL", cancelled: false });
+  });
+});
