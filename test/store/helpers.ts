@@ -71,3 +71,23 @@ export async function sql<T extends pg.QueryResultRow>(store: PostgresStore, tex
   const result = await store.pool.query<T>(text.replaceAll("$schema", `"${store.schema}"`), values);
   return result.rows;
 }
+
+/** Polls until the run is no longer running; returns its final status. */
+export async function waitForRun(store: PostgresStore, runId: string, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await store.runStatus(runId);
+    if (status.state !== "running") return status;
+    if (Date.now() > deadline) throw new Error(`run ${runId} still running: ${JSON.stringify(status.counts)}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Resolves when `predicate` holds, polling every 10 ms. */
+export async function until(predicate: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error("condition not reached in time");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -1,0 +1,125 @@
+import { TaskqError } from "../../errors.js";
+import { abortCode, failureOutcome } from "./outcome.js";
+import type { PostgresStore } from "./store.js";
+import { withRetry } from "./transient.js";
+import type { LeasedTask, Outcome } from "./types.js";
+import type { WorkerMetrics } from "./worker-metrics.js";
+import type { AbortCode, TaskHandler, WorkerEvent } from "./worker-types.js";
+
+export interface AttemptOptions {
+  store: PostgresStore;
+  handler: TaskHandler;
+  leaseMs: number;
+  heartbeatMs: number;
+  metrics: WorkerMetrics;
+  emit: (event: WorkerEvent) => void;
+  /** Called once when this attempt's lease is gone (taken over, or the database unreachable too long). */
+  onLeaseLost: () => void;
+}
+
+/**
+ * One leased attempt: runs the handler with its own AbortController, renews
+ * the lease every `heartbeatMs`, aborts on timeout, cancel request or lost
+ * lease, and records the outcome guarded by the lease token.
+ */
+export class Attempt {
+  readonly task: LeasedTask;
+  readonly done: Promise<void>;
+  readonly #controller = new AbortController();
+  readonly #options: AttemptOptions;
+  #heartbeat: NodeJS.Timeout | undefined;
+  #lastRenewal = performance.now();
+
+  constructor(task: LeasedTask, options: AttemptOptions) {
+    this.task = task;
+    this.#options = options;
+    this.done = this.#run();
+  }
+
+  /** Aborts the handler; the reason code decides what is recorded. */
+  abort(code: AbortCode, message: string): void {
+    if (!this.#controller.signal.aborted) this.#controller.abort(new TaskqError(code, message));
+  }
+
+  async #run(): Promise<void> {
+    const { task } = this;
+    const { metrics, emit } = this.#options;
+    const signal = this.#controller.signal;
+    const timeout =
+      task.timeoutMs !== null && task.timeoutMs > 0
+        ? setTimeout(() => this.abort("TIMEOUT", `timed out after ${task.timeoutMs} ms`), task.timeoutMs)
+        : undefined;
+    this.#scheduleHeartbeat();
+    metrics.attempts.inc();
+    metrics.queueWait.observe(task.queueWaitMs / 1000);
+    emit({ type: "started", task });
+    const started = performance.now();
+    let outcome: Outcome;
+    try {
+      await this.#options.handler(task, { signal, attempt: task.attempt, taskId: task.taskId });
+      outcome = { kind: "success" };
+    } catch (error) {
+      outcome = failureOutcome(error, signal, task.timeoutMs);
+    } finally {
+      clearTimeout(timeout);
+      clearTimeout(this.#heartbeat);
+      this.#heartbeat = undefined;
+    }
+    const durationMs = performance.now() - started;
+    await this.#record(outcome, durationMs);
+  }
+
+  async #record(outcome: Outcome, durationMs: number): Promise<void> {
+    const { store, metrics, emit, leaseMs } = this.#options;
+    const code = abortCode(this.#controller.signal);
+    const retry = { maxElapsedMs: 2 * leaseMs + 5_000, onRetry: (error: unknown) => emit({ type: "db-error", operation: "complete", error }) };
+    try {
+      if (code === "SHUTDOWN" && outcome.kind !== "success") {
+        await withRetry(() => store.release(this.task.leaseToken), retry);
+        metrics.completions.inc({ outcome: "released" });
+        emit({ type: "released", task: this.task });
+        return;
+      }
+      const result = await withRetry(() => store.complete(this.task.leaseToken, outcome), retry);
+      const label = result === false ? "stale" : result.state === "queued" ? "retried" : result.state;
+      metrics.completions.inc({ outcome: label });
+      metrics.runTime.observe({ outcome: label }, durationMs / 1000);
+      if (label === "retried") metrics.retries.inc();
+      emit({ type: "finished", task: this.task, outcome, result, durationMs });
+    } catch (error) {
+      // The sweeper recovers the task once its lease expires.
+      emit({ type: "db-error", operation: "complete", error });
+    }
+  }
+
+  #scheduleHeartbeat(): void {
+    this.#heartbeat = setTimeout(() => void this.#renew(), this.#options.heartbeatMs);
+  }
+
+  async #renew(): Promise<void> {
+    const { store, leaseMs, metrics, emit } = this.#options;
+    const { task } = this;
+    try {
+      const status = await store.heartbeat(task.taskId, task.leaseToken, leaseMs);
+      if (status === "lost") return this.#lose("taken");
+      this.#lastRenewal = performance.now();
+      metrics.leaseRenewals.inc();
+      if (status === "cancel-requested" && !this.#controller.signal.aborted) {
+        emit({ type: "cancel-requested", task });
+        this.abort("CANCELLED", "cancelled by request");
+      }
+    } catch (error) {
+      emit({ type: "db-error", operation: "heartbeat", error });
+      if (performance.now() - this.#lastRenewal >= leaseMs) return this.#lose("unreachable");
+    }
+    if (this.#heartbeat !== undefined) this.#scheduleHeartbeat();
+  }
+
+  #lose(why: "taken" | "unreachable"): void {
+    if (this.#controller.signal.aborted) return;
+    this.#options.metrics.leasesLost.inc();
+    this.#options.emit({ type: "lease-lost", task: this.task, why });
+    this.abort("LEASE_LOST", why === "taken" ? "the lease was taken over" : "the database was unreachable for longer than the lease");
+    this.#options.onLeaseLost();
+  }
+}

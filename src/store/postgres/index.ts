@@ -1,0 +1,13 @@
+export { backoffDelay, type BackoffPolicy } from "./backoff.js";
+export type { CancelResult } from "./cancel.js";
+export { serveMetrics, metricsPort } from "./metrics-server.js";
+export { migrate, LATEST_MIGRATION } from "./migrations.js";
+export { redactConnectionString } from "./redact.js";
+export type { RedriveResult } from "./redrive.js";
+export { PostgresStore, type PostgresStoreOptions } from "./store.js";
+export { generateRunId } from "./submit.js";
+export { isTransientError } from "./transient.js";
+export * from "./types.js";
+export { PostgresWorker, type PostgresWorkerOptions } from "./worker.js";
+export { WorkerMetrics } from "./worker-metrics.js";
+export type { AbortCode, AttemptContext, TaskHandler, WorkerEvent } from "./worker-types.js";

@@ -1,0 +1,48 @@
+import { isPermanent } from "../../errors.js";
+import type { Outcome } from "./types.js";
+import type { AbortCode } from "./worker-types.js";
+
+/** Fields a failing handler may attach as `error.result`. */
+interface AttemptResultFields {
+  exitCode?: number | null;
+  signal?: string | null;
+  timedOut?: boolean;
+  tail?: string[];
+}
+
+function resultOf(error: unknown): AttemptResultFields {
+  const result = typeof error === "object" && error !== null ? (error as { result?: unknown }).result : undefined;
+  return typeof result === "object" && result !== null ? (result) : {};
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return typeof error === "string" ? error : JSON.stringify(error) ?? String(error);
+}
+
+/** The code of the attempt's abort reason, if it was aborted by the worker. */
+export function abortCode(signal: AbortSignal): AbortCode | undefined {
+  if (!signal.aborted) return undefined;
+  const code = (signal.reason as { code?: unknown } | undefined)?.code;
+  return code === "TIMEOUT" || code === "CANCELLED" || code === "LEASE_LOST" || code === "SHUTDOWN" ? code : undefined;
+}
+
+/**
+ * Maps a handler's rejection to the outcome to record. A cancel request wins
+ * over the error it provoked; a timeout is a retryable failure marked timedOut.
+ */
+export function failureOutcome(error: unknown, signal: AbortSignal, timeoutMs: number | null): Outcome {
+  const fields = resultOf(error);
+  const code = abortCode(signal);
+  if (code === "CANCELLED") return { kind: "cancelled", reason: "cancelled by request", tail: fields.tail ?? [] };
+  const timedOut = code === "TIMEOUT" || fields.timedOut === true;
+  return {
+    kind: "failure",
+    error: timedOut && code === "TIMEOUT" ? `timed out after ${timeoutMs ?? 0} ms` : messageOf(error),
+    exitCode: fields.exitCode ?? null,
+    signal: fields.signal ?? null,
+    permanent: isPermanent(error),
+    timedOut,
+    tail: fields.tail ?? [],
+  };
+}

@@ -1,0 +1,29 @@
+import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
+
+/** What a handler gets besides the task: the attempt's only cancellation token. */
+export interface AttemptContext {
+  /** Aborted on timeout, cancel, lost lease or shutdown; `signal.reason` is a TaskqError saying which. */
+  signal: AbortSignal;
+  attempt: number;
+  taskId: string;
+}
+
+/**
+ * Runs one attempt. Resolve on success; throw on failure. An error with
+ * `permanent: true` is never retried; its `result` field may carry
+ * `{ exitCode, signal, timedOut, tail }` to record.
+ */
+export type TaskHandler = (task: LeasedTask, context: AttemptContext) => Promise<unknown>;
+
+/** Abort reasons, as `TaskqError.code` on `signal.reason`. */
+export type AbortCode = "TIMEOUT" | "CANCELLED" | "LEASE_LOST" | "SHUTDOWN";
+
+export type WorkerEvent =
+  | { type: "started"; task: LeasedTask }
+  | { type: "finished"; task: LeasedTask; outcome: Outcome; result: CompletionResult | false; durationMs: number }
+  | { type: "released"; task: LeasedTask }
+  | { type: "lease-lost"; task: LeasedTask; why: "taken" | "unreachable" }
+  | { type: "cancel-requested"; task: LeasedTask }
+  | { type: "orphans-recovered"; count: number }
+  | { type: "db-error"; operation: string; error: unknown }
+  | { type: "stopped"; reason: "requested" | "lease-lost" };

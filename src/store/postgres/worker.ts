@@ -1,0 +1,179 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Server } from "node:http";
+import { Attempt } from "./attempt.js";
+import { serveMetrics } from "./metrics-server.js";
+import type { PostgresStore } from "./store.js";
+import { Wakeup } from "./wakeup.js";
+import { WorkerMetrics } from "./worker-metrics.js";
+import type { TaskHandler, WorkerEvent } from "./worker-types.js";
+
+export interface PostgresWorkerOptions {
+  store: PostgresStore;
+  /** Attempts run at once by this worker. */
+  concurrency: number;
+  handler: TaskHandler;
+  /** Lease length (default 30 s); renewed every `heartbeatMs` (default a third of it). */
+  leaseMs?: number;
+  heartbeatMs?: number;
+  /** Default: host name, process id and a random suffix. */
+  workerId?: string;
+  /** Backstop poll while idle, in case a notification was missed (default 2 s). */
+  pollMs?: number;
+  /** Orphan sweep period (default half the lease). */
+  sweepMs?: number;
+  /** Observes what the worker does; a throwing listener is ignored. */
+  onEvent?: (event: WorkerEvent) => void;
+}
+
+/**
+ * Pulls tasks from a PostgresStore and runs them with `handler`, up to
+ * `concurrency` at once. Idle, it sleeps until a NOTIFY, the nearest
+ * not-before, or the poll backstop. It also sweeps expired leases.
+ */
+export class PostgresWorker {
+  readonly workerId: string;
+  readonly metrics: WorkerMetrics;
+  readonly #options: Required<Omit<PostgresWorkerOptions, "onEvent" | "workerId">>;
+  readonly #onEvent: ((event: WorkerEvent) => void) | undefined;
+  readonly #running = new Map<string, Attempt>();
+  readonly #wakeup = new Wakeup();
+  readonly #stopController = new AbortController();
+  #loop: Promise<void> | undefined;
+  #sweeper: Promise<void> | undefined;
+  #unsubscribe: (() => void) | undefined;
+  #stopReason: "requested" | "lease-lost" | undefined;
+
+  constructor(options: PostgresWorkerOptions) {
+    const leaseMs = options.leaseMs ?? 30_000;
+    this.#options = {
+      store: options.store,
+      concurrency: Math.max(1, Math.floor(options.concurrency)),
+      handler: options.handler,
+      leaseMs,
+      heartbeatMs: options.heartbeatMs ?? Math.floor(leaseMs / 3),
+      pollMs: options.pollMs ?? 2_000,
+      sweepMs: options.sweepMs ?? Math.floor(leaseMs / 2),
+    };
+    this.workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
+    this.#onEvent = options.onEvent;
+    this.metrics = new WorkerMetrics(options.store);
+  }
+
+  /** Starts leasing; resolves once listening for notifications. */
+  async start(): Promise<void> {
+    if (this.#loop !== undefined) return;
+    this.#unsubscribe = this.#options.store.subscribe(() => this.#wakeup.notify());
+    await this.#options.store.listening();
+    this.#loop = this.#leaseLoop();
+    this.#sweeper = this.#sweepLoop();
+  }
+
+  /** Prometheus text of this worker's registry. */
+  async metricsText(): Promise<string> {
+    return this.metrics.text();
+  }
+
+  /** Keys of the attempts running now. */
+  get runningTasks(): string[] {
+    return [...this.#running.values()].map((attempt) => `${attempt.task.runId}/${attempt.task.key}`);
+  }
+
+  /**
+   * Graceful stop: no new leases; running attempts may finish until
+   * `deadlineMs`, then are aborted and their leases released. Always returns.
+   */
+  async stop(options: { deadlineMs?: number } = {}): Promise<void> {
+    this.#halt("requested");
+    await this.#loop;
+    await this.#sweeper;
+    const timer = new AbortController();
+    const deadline = sleep(options.deadlineMs ?? 10_000, "deadline" as const, { signal: timer.signal }).catch(() => "settled" as const);
+    const settled = Promise.all([...this.#running.values()].map((attempt) => attempt.done)).then(() => "settled" as const);
+    if ((await Promise.race([settled, deadline])) === "deadline") {
+      for (const attempt of this.#running.values()) attempt.abort("SHUTDOWN", "the worker is stopping");
+      await settled;
+    }
+    timer.abort();
+    this.#unsubscribe?.();
+  }
+
+  /** Serves this worker's metrics on `GET /metrics` (port 0 picks a free port). */
+  async serveMetrics(port: number, host?: string): Promise<Server> {
+    return serveMetrics(this.metrics.registry, port, host);
+  }
+
+  #emit(event: WorkerEvent): void {
+    try {
+      this.#onEvent?.(event);
+    } catch {
+      // A listener's failure must not stop the worker.
+    }
+  }
+
+  #halt(reason: "requested" | "lease-lost"): void {
+    if (this.#stopReason !== undefined) return;
+    this.#stopReason = reason;
+    this.#stopController.abort();
+    this.#wakeup.notify();
+    this.#emit({ type: "stopped", reason });
+  }
+
+  async #leaseLoop(): Promise<void> {
+    const { store, concurrency, leaseMs, pollMs } = this.#options;
+    const signal = this.#stopController.signal;
+    let failures = 0;
+    while (!signal.aborted) {
+      this.#wakeup.clear();
+      const free = concurrency - this.#running.size;
+      let waitMs = pollMs;
+      if (free > 0) {
+        try {
+          const leased = await store.lease(this.workerId, free, leaseMs);
+          failures = 0;
+          for (const task of leased) this.#launch(task);
+          if (leased.length === free) continue; // there may be more: fill the freed slots first
+          const next = await store.nextRunnableDelay();
+          if (next !== null) waitMs = Math.min(waitMs, next);
+        } catch (error) {
+          this.#emit({ type: "db-error", operation: "lease", error });
+          waitMs = Math.min(100 * 2 ** failures++, pollMs);
+        }
+      }
+      await this.#wakeup.wait(waitMs, signal);
+    }
+  }
+
+  #launch(task: Parameters<TaskHandler>[0]): void {
+    const attempt = new Attempt(task, {
+      ...this.#options,
+      metrics: this.metrics,
+      emit: (event) => this.#emit(event),
+      // A lost lease means this worker stalled or lost the database: stop taking work.
+      onLeaseLost: () => this.#halt("lease-lost"),
+    });
+    this.#running.set(task.taskId, attempt);
+    void attempt.done.finally(() => {
+      this.#running.delete(task.taskId);
+      this.#wakeup.notify();
+    });
+  }
+
+  async #sweepLoop(): Promise<void> {
+    const signal = this.#stopController.signal;
+    while (!signal.aborted) {
+      await sleep(this.#options.sweepMs, undefined, { signal }).catch(() => undefined);
+      if (signal.aborted) return;
+      try {
+        const count = await this.#options.store.sweepOrphans();
+        if (count > 0) {
+          this.metrics.orphansRecovered.inc(count);
+          this.#emit({ type: "orphans-recovered", count });
+        }
+      } catch (error) {
+        this.#emit({ type: "db-error", operation: "sweep", error });
+      }
+    }
+  }
+}

@@ -1,0 +1,153 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { PermanentError } from "../../src/errors.js";
+import type { PostgresStore } from "../../src/store/postgres/store.js";
+import type { LeasedTask } from "../../src/store/postgres/types.js";
+import { PostgresWorker } from "../../src/store/postgres/worker.js";
+import type { AttemptContext, WorkerEvent } from "../../src/store/postgres/worker-types.js";
+import { openTestStore, sql, task, until, waitForRun, workflow } from "./helpers.js";
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason as Error)), { once: true });
+  });
+
+describe("PostgresWorker", () => {
+  let store: PostgresStore;
+  let close: () => Promise<void>;
+  const workers: PostgresWorker[] = [];
+  beforeAll(async () => ({ store, close } = await openTestStore()));
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((worker) => worker.stop({ deadlineMs: 1_000 })));
+  });
+  afterAll(async () => close());
+
+  function startWorker(handler: (task: LeasedTask, context: AttemptContext) => Promise<unknown>, options: { leaseMs?: number; concurrency?: number; events?: WorkerEvent[] } = {}) {
+    const worker = new PostgresWorker({
+      store,
+      concurrency: options.concurrency ?? 4,
+      handler,
+      leaseMs: options.leaseMs ?? 5_000,
+      onEvent: (event) => options.events?.push(event),
+    });
+    workers.push(worker);
+    return worker;
+  }
+
+  it("runs a small DAG with a JS handler: order, retries, permanent failure, cascade", async () => {
+    const order: string[] = [];
+    const worker = startWorker(async (leased, context) => {
+      order.push(`${leased.key}#${context.attempt}`);
+      await sleep(5);
+      if (leased.key === "flaky" && context.attempt === 1) throw Object.assign(new Error("first try fails"), { result: { exitCode: 1, tail: ["x"] } });
+      if (leased.key === "bad") throw new PermanentError("cannot work");
+      return undefined;
+    });
+    await worker.start();
+    const runId = await store.submitRun(
+      workflow([
+        task("build"),
+        task("flaky", { retries: 2, backoff: { baseMs: 50, maxMs: 50 }, dependsOn: ["build"] }),
+        task("lint", { dependsOn: ["build"] }),
+        task("ship", { dependsOn: ["flaky", "lint"] }),
+        task("bad", { retries: 3 }),
+        task("after-bad", { dependsOn: ["bad"] }),
+      ]),
+    );
+    const status = await waitForRun(store, runId);
+    expect(status.state).toBe("failed");
+    const states = Object.fromEntries(status.tasks.map((row) => [row.key, [row.state, row.attempts]]));
+    expect(states).toEqual({
+      build: ["succeeded", 1],
+      flaky: ["succeeded", 2],
+      lint: ["succeeded", 1],
+      ship: ["succeeded", 1],
+      bad: ["failed", 1],
+      "after-bad": ["cancelled", 0],
+    });
+    expect(order.indexOf("ship#1")).toBeGreaterThan(order.indexOf("flaky#2"));
+    expect(order.indexOf("flaky#1")).toBeGreaterThan(order.indexOf("build#1"));
+    const text = await worker.metricsText();
+    for (const name of [
+      "taskq_tasks",
+      "taskq_attempts_total",
+      "taskq_retries_total",
+      "taskq_completions_total",
+      "taskq_queue_wait_seconds",
+      "taskq_run_seconds",
+      "taskq_lease_renewals_total",
+      "taskq_orphans_recovered_total",
+    ]) {
+      expect(text).toContain(name);
+    }
+    expect(text).toMatch(/taskq_completions_total\{outcome="retried"\} 1/);
+    expect(text).toMatch(/taskq_tasks\{state="succeeded"\} \d+/);
+  });
+
+  it("aborts an attempt on timeout and on a cancel request, with the reason code", async () => {
+    const reasons: Record<string, string> = {};
+    const worker = startWorker(
+      async (leased, context) => {
+        try {
+          await sleep(30_000, context.signal);
+        } catch (error) {
+          reasons[leased.key] = (error as { code: string }).code;
+          throw error;
+        }
+      },
+      { leaseMs: 600 },
+    );
+    await worker.start();
+    const runId = await store.submitRun(workflow([task("slow", { timeoutMs: 100 }), task("hang")]));
+    await until(async () => (await store.runStatus(runId)).counts.running === 1 && reasons.slow !== undefined);
+    await store.cancelRun(runId, "hang");
+    const status = await waitForRun(store, runId);
+    expect(reasons).toEqual({ slow: "TIMEOUT", hang: "CANCELLED" });
+    const slow = status.tasks.find((row) => row.key === "slow")!;
+    expect(slow).toMatchObject({ state: "failed", timedOut: true, lastError: "timed out after 100 ms" });
+    expect(status.tasks.find((row) => row.key === "hang")!.state).toBe("cancelled");
+  });
+
+  it("stops gracefully: running attempts past the deadline are aborted and their leases released", async () => {
+    let reason = "";
+    const worker = startWorker(async (_leased, context) => {
+      await sleep(30_000, context.signal).catch((error: unknown) => {
+        reason = (error as { code: string }).code;
+        throw error;
+      });
+    });
+    await worker.start();
+    const runId = await store.submitRun(workflow([task("long", { retries: 0 })]));
+    await until(async () => (await store.runStatus(runId)).counts.running === 1);
+    await worker.stop({ deadlineMs: 100 });
+    expect(reason).toBe("SHUTDOWN");
+    const status = await store.runStatus(runId);
+    expect(status.tasks[0]).toMatchObject({ state: "queued", attempts: 0 });
+    await store.cancelRun(runId);
+  });
+
+  it("aborts with LEASE_LOST and stops leasing when its lease is taken over", async () => {
+    const events: WorkerEvent[] = [];
+    let reason = "";
+    const worker = startWorker(
+      async (_leased, context) => {
+        await sleep(30_000, context.signal).catch((error: unknown) => {
+          reason = (error as { code: string }).code;
+          throw error;
+        });
+      },
+      { leaseMs: 300, events },
+    );
+    await worker.start();
+    const runId = await store.submitRun(workflow([task("stolen", { retries: 3 })]));
+    await until(async () => (await store.runStatus(runId)).counts.running === 1);
+    await sql(store, "UPDATE $schema.tasks SET lease_token = gen_random_uuid() WHERE run_id = $1", [runId]);
+    await until(() => reason !== "");
+    expect(reason).toBe("LEASE_LOST");
+    await until(() => events.some((event) => event.type === "stopped"));
+    expect(events.find((event) => event.type === "stopped")).toEqual({ type: "stopped", reason: "lease-lost" });
+    await until(() => events.some((event) => event.type === "finished"));
+    expect(events.find((event) => event.type === "finished")).toMatchObject({ result: false });
+    await store.cancelRun(runId);
+  });
+});
