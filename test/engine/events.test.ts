@@ -94,7 +94,7 @@ describe("events", () => {
   });
 
   it("a listener may call back into the queue: cancel from started, submit from succeeded", async () => {
-    const { queue } = makeQueue({ handlers: { watch: (_: unknown, c: AttemptContext) => (c.signal.aborted ? Promise.reject(c.signal.reason) : "ran") } });
+    const { queue } = makeQueue({ handlers: { watch: (_: unknown, c: AttemptContext) => (c.signal.aborted ? Promise.reject(c.signal.reason as Error) : "ran") } });
     queue.on("started", (e) => {
       if (e.id === "victim") queue.cancel("victim");
     });

@@ -90,33 +90,38 @@ export function useFakeTime(): void {
   vi.setSystemTime(1_000_000);
 }
 
-/** Counts a signal's live abort listeners. */
+type AbortListener = (event: Event) => void;
+
+/** Counts a signal's live listeners by wrapping addEventListener/removeEventListener. */
 export function countListeners(signal: AbortSignal): { readonly live: number } {
   let live = 0;
-  const add = signal.addEventListener.bind(signal);
-  const remove = signal.removeEventListener.bind(signal);
-  const wrapped = new Map<unknown, unknown>();
-  signal.addEventListener = ((type: string, listener: EventListener, options?: AddEventListenerOptions) => {
+  const wrapped = new Map<AbortListener, AbortListener>();
+  const patched = signal as unknown as {
+    addEventListener: (type: string, listener: AbortListener, options?: { once?: boolean }) => void;
+    removeEventListener: (type: string, listener: AbortListener) => void;
+  };
+  const add = patched.addEventListener.bind(patched);
+  const remove = patched.removeEventListener.bind(patched);
+  patched.addEventListener = (type, listener, options) => {
     live++;
-    const once = options?.once === true;
-    const actual: EventListener = once
-      ? (event) => {
-          live--;
-          wrapped.delete(listener);
-          listener(event);
-        }
-      : listener;
+    const actual: AbortListener =
+      options?.once === true
+        ? (event) => {
+            live--;
+            wrapped.delete(listener);
+            listener(event);
+          }
+        : listener;
     wrapped.set(listener, actual);
     add(type, actual, options);
-  }) as typeof signal.addEventListener;
-  signal.removeEventListener = ((type: string, listener: EventListener, options?: EventListenerOptions) => {
+  };
+  patched.removeEventListener = (type, listener) => {
     const actual = wrapped.get(listener);
-    if (actual !== undefined) {
-      live--;
-      wrapped.delete(listener);
-      remove(type, actual as EventListener, options);
-    }
-  }) as typeof signal.removeEventListener;
+    if (actual === undefined) return;
+    live--;
+    wrapped.delete(listener);
+    remove(type, actual);
+  };
   return {
     get live() {
       return live;
