@@ -1,0 +1,88 @@
+import { dirname, resolve } from "node:path";
+import type { Locator } from "./locator.js";
+import type { ProblemList } from "./problem-list.js";
+import { PRIORITIES, type TaskDefaults, type TaskFile } from "./schema.js";
+
+/** A task ready for the engine: defaults applied, durations in ms, paths absolute. */
+export interface WorkflowTask {
+  id: string;
+  type: string;
+  run: string;
+  priority: (typeof PRIORITIES)[number];
+  retries: number;
+  retryOn?: number[];
+  backoff: { baseMs: number; maxMs: number };
+  timeoutMs?: number;
+  /** Epoch ms before which the task does not start, from `runAt` or now + `delay`. */
+  runAt?: number;
+  /** Workflow env merged with task env (the task wins); a null-prototype object. */
+  env: Record<string, string>;
+  /** Absolute working directory. */
+  cwd: string;
+  dependsOn: string[];
+}
+
+/** A validated workflow: tasks in topological order, plus notes worth showing the user. */
+export interface Workflow {
+  file: string;
+  name?: string;
+  concurrency?: number;
+  tasks: WorkflowTask[];
+  notes: string[];
+}
+
+/** Default backoff when neither the task nor `defaults` sets it. */
+export const DEFAULT_BACKOFF = { baseMs: 1000, maxMs: 30_000 } as const;
+
+interface BuildContext {
+  file: string;
+  now: number;
+  env: Record<string, string>;
+  defaults: TaskDefaults;
+  locator: Locator;
+  problems: ProblemList;
+  notes: Map<number, string>;
+}
+
+/** Builds one engine-ready task; `dependsOn` is already deduplicated and checked. */
+export function buildTask(id: string, task: TaskFile, dependsOn: string[], context: BuildContext): WorkflowTask {
+  const { defaults } = context;
+  const own = (key: keyof TaskDefaults) => task[key] !== undefined;
+  const env = Object.assign(Object.create(null) as Record<string, string>, context.env, defaults.env, task.env);
+  const built: WorkflowTask = {
+    id,
+    type: task.type ?? defaults.type ?? "shell",
+    run: task.run,
+    priority: task.priority ?? defaults.priority ?? "normal",
+    retries: task.retries ?? defaults.retries ?? 0,
+    backoff: {
+      baseMs: task.backoff?.base ?? defaults.backoff?.base ?? DEFAULT_BACKOFF.baseMs,
+      maxMs: task.backoff?.max ?? defaults.backoff?.max ?? DEFAULT_BACKOFF.maxMs,
+    },
+    env,
+    cwd: resolve(dirname(resolve(context.file)), task.cwd ?? defaults.cwd ?? "."),
+    dependsOn,
+  };
+  const retryOn = task.retryOn ?? defaults.retryOn;
+  if (retryOn !== undefined) built.retryOn = [...new Set(retryOn)];
+  const timeoutMs = task.timeout ?? defaults.timeout;
+  if (timeoutMs !== undefined) built.timeoutMs = timeoutMs;
+  // A task's own runAt or delay replaces either one from defaults.
+  const schedule = own("runAt") || own("delay") ? { from: ["tasks", id], runAt: task.runAt, delay: task.delay } : { from: ["defaults"], runAt: defaults.runAt, delay: defaults.delay };
+  if (schedule.delay !== undefined) built.runAt = context.now + schedule.delay;
+  if (schedule.runAt !== undefined) {
+    built.runAt = Date.parse(schedule.runAt);
+    if (built.runAt < context.now) notePast(id, schedule.runAt, [...schedule.from, "runAt"], context);
+  }
+  return built;
+}
+
+function notePast(id: string, runAt: string, path: string[], context: BuildContext): void {
+  const offset = context.locator.offsetOf(path);
+  // One note per runAt written in the file, not one per task sharing it through defaults.
+  if (context.notes.has(offset)) return;
+  const owner = path[0] === "defaults" ? "defaults" : `task "${id}"`;
+  context.notes.set(offset, `${context.file}:${context.problems.lineCol(offset)}: ${owner}: runAt ${runAt} is in the past; the task runs now`);
+}
+
+export type { BuildContext };

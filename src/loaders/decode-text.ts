@@ -1,0 +1,69 @@
+/** Result of decoding a workflow file's bytes. */
+export type DecodedText = { ok: true; text: string } | { ok: false; line: number; col: number; message: string };
+
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * Decodes UTF-8 strictly (a bad byte is an error, never a silent U+FFFD) and
+ * drops a leading byte order mark, so columns on line 1 match what editors show.
+ */
+export function decodeText(input: string | Uint8Array): DecodedText {
+  if (typeof input === "string") return { ok: true, text: stripBom(input) };
+  try {
+    return { ok: true, text: stripBom(decoder.decode(input)) };
+  } catch {
+    return describeBadByte(input);
+  }
+}
+
+function stripBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** Finds the first invalid byte; only called once decoding failed, so speed does not matter. */
+function describeBadByte(bytes: Uint8Array): DecodedText {
+  const offset = firstInvalidByte(bytes);
+  let lineStart = 0;
+  let line = 1;
+  for (let index = 0; index < offset; index++) {
+    if (bytes[index] === 0x0a) {
+      line++;
+      lineStart = index + 1;
+    }
+  }
+  if (line === 1 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) lineStart = 3;
+  const col = decoder.decode(bytes.subarray(lineStart, offset)).length + 1;
+  const byte = bytes[offset]?.toString(16).padStart(2, "0") ?? "end of file";
+  return { ok: false, line, col, message: `the file is not valid UTF-8 (byte 0x${byte} at byte offset ${offset}); save it as UTF-8` };
+}
+
+/** Byte offset of the first byte that breaks UTF-8 (RFC 3629: no overlongs, no surrogates, max U+10FFFF). */
+function firstInvalidByte(bytes: Uint8Array): number {
+  let index = 0;
+  while (index < bytes.length) {
+    const lead = bytes[index]!;
+    let length: number;
+    let min = 0x80;
+    let max = 0xbf;
+    if (lead < 0x80) length = 1;
+    else if (lead >= 0xc2 && lead <= 0xdf) length = 2;
+    else if (lead >= 0xe0 && lead <= 0xef) {
+      length = 3;
+      if (lead === 0xe0) min = 0xa0;
+      if (lead === 0xed) max = 0x9f;
+    } else if (lead >= 0xf0 && lead <= 0xf4) {
+      length = 4;
+      if (lead === 0xf0) min = 0x90;
+      if (lead === 0xf4) max = 0x8f;
+    } else return index;
+    for (let next = 1; next < length; next++) {
+      const byte = bytes[index + next];
+      // Only the second byte has a narrowed range; later ones are plain continuations.
+      const low = next === 1 ? min : 0x80;
+      const high = next === 1 ? max : 0xbf;
+      if (byte === undefined || byte < low || byte > high) return index;
+    }
+    index += length;
+  }
+  return bytes.length;
+}

@@ -1,0 +1,32 @@
+import { MAX_DURATION_MS } from "./limits.js";
+
+/** Text form of a duration: units in order h, m, s, ms, each at most once; or a plain number of seconds. */
+export const DURATION_PATTERN = /^(?:(?=\d)(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?|\d+(?:\.\d+)?)$/;
+
+/** What a duration must look like; used in every duration error message. */
+export const DURATION_EXPECTED = "a duration like 250ms, 30s, 5m or 1h30m, or a number of seconds, from 0 to 30 days";
+
+const UNIT_MS = [3_600_000, 60_000, 1000, 1] as const;
+
+/**
+ * Parses a duration into whole milliseconds: `250ms`, `30s`, `5m`, `1h30m`,
+ * or a non-negative number of seconds (`1.5` is 1500 ms). Returns undefined for
+ * anything else, including negatives, NaN, Infinity and values over 30 days.
+ */
+export function parseDuration(value: string | number): number | undefined {
+  let ms: number;
+  if (typeof value === "number") {
+    if (!(value >= 0)) return undefined;
+    ms = Math.round(value * 1000);
+  } else {
+    const match = DURATION_PATTERN.exec(value);
+    if (match === null) return undefined;
+    if (match.slice(1).every((part) => part === undefined)) {
+      ms = Math.round(Number(value) * 1000);
+    } else {
+      ms = UNIT_MS.reduce((total, unit, index) => total + Number(match[index + 1] ?? 0) * unit, 0);
+    }
+  }
+  // Also rejects NaN and Infinity: comparisons with them are false.
+  return ms >= 0 && ms <= MAX_DURATION_MS ? ms : undefined;
+}

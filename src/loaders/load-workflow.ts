@@ -1,0 +1,30 @@
+import { readFile, stat } from "node:fs/promises";
+import { MAX_FILE_BYTES } from "./limits.js";
+import { parseWorkflow, tooLargeMessage, type ParseOptions } from "./parse-workflow.js";
+import type { Workflow } from "./build-workflow.js";
+import { WorkflowError } from "./workflow-error.js";
+
+/**
+ * Reads and parses a workflow file. The size is checked with stat before
+ * reading, so a huge file is rejected without loading it. Any problem,
+ * including an unreadable file, is a WorkflowError (exit code 2).
+ */
+export async function loadWorkflow(file: string, options: ParseOptions = {}): Promise<Workflow> {
+  let content: Buffer;
+  try {
+    const info = await stat(file);
+    if (info.isDirectory()) throw problem(file, "cannot read file: it is a directory");
+    if (info.size > MAX_FILE_BYTES) throw problem(file, tooLargeMessage(info.size));
+    content = await readFile(file);
+  } catch (error) {
+    if (error instanceof WorkflowError) throw error;
+    const code = (error as NodeJS.ErrnoException).code ?? "";
+    const detail = code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (error as Error).message;
+    throw problem(file, `cannot read file: ${code ? `${code} (${detail})` : detail}`, error);
+  }
+  return parseWorkflow(content, file, options);
+}
+
+function problem(file: string, message: string, cause?: unknown): WorkflowError {
+  return new WorkflowError([{ file, line: 1, col: 1, message }], cause === undefined ? {} : { cause });
+}

@@ -1,0 +1,68 @@
+import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Pair, type YAMLMap } from "yaml";
+import { keyText } from "./to-plain.js";
+
+/** A path into the workflow data, as zod reports it: keys and list indexes. */
+export type DataPath = ReadonlyArray<PropertyKey>;
+
+/**
+ * Maps a data path (e.g. ["tasks", "test", "retries"]) back to a source offset
+ * by walking the YAML node tree. The `tasks` mapping is indexed once, so
+ * locating a problem in a 40,000-task file stays O(path length).
+ */
+export class Locator {
+  readonly #root: Node | null;
+  readonly #aliasTargets: Map<Alias, Node>;
+  readonly #tasksMap: YAMLMap | undefined;
+  readonly #tasksIndex = new Map<string, Pair>();
+
+  constructor(document: Document.Parsed, aliasTargets: Map<Alias, Node>) {
+    this.#aliasTargets = aliasTargets;
+    this.#root = this.#resolve(document.contents);
+    const tasks = isMap(this.#root) ? this.#resolve(findPair(this.#root, "tasks")?.value) : undefined;
+    if (isMap(tasks)) {
+      this.#tasksMap = tasks;
+      for (const pair of tasks.items) {
+        const id = keyText(pair.key);
+        if (id !== undefined && !this.#tasksIndex.has(id)) this.#tasksIndex.set(id, pair);
+      }
+    }
+  }
+
+  /**
+   * Offset of the value at `path` (or of its key, with `at: "key"`). When the
+   * path does not exist, e.g. a missing field, the offset of the deepest key
+   * that does, so the user is pointed at the task that lacks it.
+   */
+  offsetOf(path: DataPath, at: "value" | "key" = "value"): number {
+    let node = this.#root;
+    let fallback = node?.range?.[0] ?? 0;
+    for (const [index, segment] of path.entries()) {
+      if (isMap(node)) {
+        const name = String(segment);
+        const pair = node === this.#tasksMap ? this.#tasksIndex.get(name) : findPair(node, name);
+        const keyOffset = (pair?.key as Node | null | undefined)?.range?.[0];
+        if (pair === undefined || keyOffset === undefined) return fallback;
+        if (index === path.length - 1 && at === "key") return keyOffset;
+        fallback = keyOffset;
+        node = this.#resolve(pair.value);
+      } else if (isSeq(node) && typeof segment === "number") {
+        node = this.#resolve(node.items[segment]);
+        if (node?.range) fallback = node.range[0];
+      } else {
+        return fallback;
+      }
+    }
+    // An empty value (`run:`) has no text of its own: point at its key instead.
+    if (!node?.range || (isScalar(node) && node.range[0] === node.range[1])) return fallback;
+    return node.range[0];
+  }
+
+  #resolve(node: unknown): Node | null {
+    if (isAlias(node)) return this.#aliasTargets.get(node) ?? node;
+    return isScalar(node) || isMap(node) || isSeq(node) ? node : null;
+  }
+}
+
+function findPair(map: YAMLMap, name: string): Pair | undefined {
+  return map.items.find((pair) => keyText(pair.key) === name);
+}

@@ -1,0 +1,68 @@
+import { buildTask, type Workflow } from "./build-workflow.js";
+import { decodeText } from "./decode-text.js";
+import { orderTasks, type DependencyInput } from "./dependency-graph.js";
+import { MAX_FILE_BYTES } from "./limits.js";
+import { Locator } from "./locator.js";
+import { readYaml } from "./read-yaml.js";
+import { toPlain } from "./to-plain.js";
+import { validateFile } from "./validate.js";
+import { WorkflowError } from "./workflow-error.js";
+
+/** Options for parsing; `now` (epoch ms) resolves `delay` and judges `runAt`. */
+export interface ParseOptions {
+  now?: number;
+}
+
+/** The message for a file over MAX_FILE_BYTES. */
+export function tooLargeMessage(bytes: number): string {
+  return `the file is ${bytes.toLocaleString("en-US")} bytes; the limit is ${MAX_FILE_BYTES.toLocaleString("en-US")} bytes (64 MiB)`;
+}
+
+/**
+ * Parses and validates a workflow file's content. `file` is used in messages
+ * as given and to resolve each task's `cwd`. Throws a WorkflowError listing
+ * every problem found; returns plain data only (no YAML objects stay alive).
+ */
+export function parseWorkflow(text: string | Buffer, file: string, options: ParseOptions = {}): Workflow {
+  const now = options.now ?? Date.now();
+  // A string's length in UTF-16 units never exceeds its UTF-8 byte count, so this check is safe and O(1).
+  if (text.length > MAX_FILE_BYTES) throw new WorkflowError([{ file, line: 1, col: 1, message: tooLargeMessage(text.length) }]);
+  const decoded = decodeText(text);
+  if (!decoded.ok) throw new WorkflowError([{ file, line: decoded.line, col: decoded.col, message: decoded.message }]);
+  const parsed = readYaml(decoded.text, file);
+  const problems = parsed.problems;
+  if (!("document" in parsed)) throw new WorkflowError(problems.problems);
+  const plain = toPlain(parsed.document, problems);
+  const locator = new Locator(parsed.document, plain.aliasTargets);
+  const validated = validateFile(plain.value, locator, problems);
+  if (validated === undefined) throw new WorkflowError(problems.problems);
+  const inputs: DependencyInput[] = validated.tasks.map(({ id, dependsOn }) => ({ id, dependsOn: dependencyList(dependsOn) }));
+  const order = orderTasks(inputs, locator, problems);
+  const { header } = validated;
+  if (problems.size > 0 || header === undefined) throw new WorkflowError(problems.problems);
+  const context = { file, now, env: header.env ?? {}, defaults: header.defaults ?? {}, locator, problems, notes: new Map<number, string>() };
+  const tasks = order.map((index) => {
+    const { id, task } = validated.tasks[index]!;
+    // Every task is valid here: one that was not left a problem, and we threw above.
+    if (task === undefined) throw new Error(`task ${id} was not validated`);
+    return buildTask(id, task, inputs[index]!.dependsOn.map((dependency) => dependency.id), context);
+  });
+  const workflow: Workflow = { file, tasks, notes: [...context.notes.values()] };
+  if (header.name !== undefined) workflow.name = header.name;
+  if (header.concurrency !== undefined) workflow.concurrency = header.concurrency;
+  return workflow;
+}
+
+/** `dependsOn` as a list without repeats, each entry keeping its index in the file for error positions. */
+function dependencyList(dependsOn: string | string[] | undefined): DependencyInput["dependsOn"] {
+  if (dependsOn === undefined) return [];
+  if (typeof dependsOn === "string") return [{ id: dependsOn, index: undefined }];
+  const seen = new Set<string>();
+  const list: DependencyInput["dependsOn"] = [];
+  for (const [index, id] of dependsOn.entries()) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    list.push({ id, index });
+  }
+  return list;
+}

@@ -1,0 +1,45 @@
+import type { LineCounter } from "yaml";
+import type { WorkflowProblem } from "./workflow-error.js";
+
+/** Collects problems for one file, turning source offsets into 1-based line:col. */
+export class ProblemList {
+  readonly problems: WorkflowProblem[] = [];
+  readonly #file: string;
+  readonly #lineCounter: LineCounter | undefined;
+  readonly #textLength: number;
+  /** Two checks may catch the same fault; the user should read it once. */
+  readonly #seen = new Set<string>();
+
+  constructor(file: string, lineCounter?: LineCounter, textLength = 0) {
+    this.#file = file;
+    this.#lineCounter = lineCounter;
+    this.#textLength = textLength;
+  }
+
+  /** Adds a problem at a character offset of the (BOM-stripped) text. */
+  atOffset(offset: number, message: string): void {
+    if (this.#lineCounter === undefined) return this.at(1, 1, message);
+    const clamped = Math.max(0, Math.min(offset, this.#textLength));
+    const { line, col } = this.#lineCounter.linePos(clamped);
+    this.at(line, col, message);
+  }
+
+  /** `line:col` of an offset, for messages that point at a second place. */
+  lineCol(offset: number): string {
+    if (this.#lineCounter === undefined) return "1:1";
+    const { line, col } = this.#lineCounter.linePos(Math.max(0, Math.min(offset, this.#textLength)));
+    return `${line}:${col}`;
+  }
+
+  /** Adds a problem at a known line and column. */
+  at(line: number, col: number, message: string): void {
+    const key = `${line}:${col}:${message}`;
+    if (this.#seen.has(key)) return;
+    this.#seen.add(key);
+    this.problems.push({ file: this.#file, line, col, message });
+  }
+
+  get size(): number {
+    return this.problems.length;
+  }
+}

@@ -1,0 +1,93 @@
+import type { z } from "zod";
+import type { DataPath, Locator } from "./locator.js";
+import type { ProblemList } from "./problem-list.js";
+import { defaultsSchema, taskSchema, workflowFileSchema } from "./schema.js";
+import { didYouMean } from "./suggest.js";
+
+type Issue = z.core.$ZodIssue;
+
+const taskKeys = Object.keys(taskSchema.shape);
+const defaultsKeys = Object.keys(defaultsSchema.shape);
+const topKeys = Object.keys(workflowFileSchema.shape);
+
+/**
+ * Turns zod issues (paths relative to `base`) into problems with a position and
+ * a message naming the field, what was expected, and what was found.
+ */
+export function reportIssues(issues: readonly Issue[], base: DataPath, locator: Locator, problems: ProblemList): void {
+  for (const issue of issues) {
+    const path = [...base, ...issue.path];
+    if (issue.code === "invalid_union") {
+      const branch = matchingBranch(issue.errors);
+      if (branch) {
+        reportIssues(branch, path, locator, problems);
+        continue;
+      }
+    }
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) problems.atOffset(locator.offsetOf([...path, key], "key"), unknownKeyMessage(path, key));
+      continue;
+    }
+    if (issue.code === "invalid_key") {
+      const detail = issue.issues[0]?.message ?? "is not allowed";
+      problems.atOffset(locator.offsetOf(path, "key"), `${ownerOf(path)}${describePath(path.slice(0, -1))} name ${quote(String(path.at(-1)))} is not valid; ${detail}`);
+      continue;
+    }
+    problems.atOffset(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}`);
+  }
+}
+
+/** In a union, the one branch whose value had the right type, so its precise issues are shown. */
+function matchingBranch(branches: Issue[][]): Issue[] | undefined {
+  const candidates = branches.filter((branch) => !branch.some((issue) => issue.path.length === 0 && issue.code === "invalid_type"));
+  return candidates.length === 1 ? candidates[0] : undefined;
+}
+
+function explain(issue: Issue): string {
+  // A cross-field check reports the whole object as input: "got a mapping" would not help.
+  if (!("input" in issue) || (issue.code === "custom" && typeof issue.input === "object")) return issue.message;
+  if (issue.input === undefined && issue.code === "invalid_type") return `is missing; it ${issue.message}`;
+  return `${issue.message}, got ${describeValue(issue.input)}`;
+}
+
+function unknownKeyMessage(path: DataPath, key: string): string {
+  const owner = ownerOf([...path, key]);
+  const last = path.at(-1);
+  if (path.length === 1 && path[0] === "defaults" && (key === "run" || key === "dependsOn")) {
+    return `\`defaults\` cannot set \`${key}\`; set it on each task`;
+  }
+  const allowed = last === "backoff" ? ["base", "max"] : path.length === 0 ? topKeys : path[0] === "defaults" ? defaultsKeys : taskKeys;
+  const where = path.length === 0 ? "at the top level" : path.length === 2 && path[0] === "tasks" ? "" : `in \`${describeRaw(path.slice(path[0] === "tasks" ? 2 : 0))}\``;
+  return `${owner}unknown key ${quote(key)}${where ? " " + where : ""}${didYouMean(key, allowed)}`;
+}
+
+/** `task "id": ` for paths inside a task, else "". */
+function ownerOf(path: DataPath): string {
+  return path[0] === "tasks" && path.length >= 2 ? `task ${quote(String(path[1]))}: ` : "";
+}
+
+/** The field label: `retries`, `backoff.max`, `dependsOn[1]`, `defaults.timeout`. */
+function describePath(path: DataPath): string {
+  const field = path[0] === "tasks" ? path.slice(2) : path;
+  return field.length === 0 ? (path[0] === "tasks" ? "the task" : "the file") : `\`${describeRaw(field)}\``;
+}
+
+function describeRaw(path: DataPath): string {
+  return path.map((segment, index) => (typeof segment === "number" ? `[${segment}]` : `${index === 0 ? "" : "."}${String(segment)}`)).join("");
+}
+
+/** A short, safe description of a value found in the file. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "nothing (null)";
+  if (typeof value === "string") return value === "" ? "an empty string" : quote(value);
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  if (Array.isArray(value)) return value.length === 0 ? "an empty list" : "a list";
+  if (value instanceof Map || typeof value === "object") return "a mapping";
+  return typeof value;
+}
+
+/** JSON-quotes text, shortened past 60 characters so hostile input cannot flood the terminal. */
+export function quote(text: string): string {
+  return JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text);
+}

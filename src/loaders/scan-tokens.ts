@@ -1,0 +1,55 @@
+import type { CST } from "yaml";
+import { MAX_NESTING_DEPTH, MAX_TASKS } from "./limits.js";
+import type { ProblemList } from "./problem-list.js";
+
+/**
+ * Cheap checks on the concrete syntax tree, before the costly document tree is
+ * built: one document only, nesting within MAX_NESTING_DEPTH (block nesting
+ * too, not only brackets), and at most MAX_TASKS tasks. Iterative, so hostile
+ * nesting cannot overflow the stack. Returns false when parsing must stop.
+ */
+export function scanTokens(tokens: CST.Token[], problems: ProblemList): boolean {
+  const documents = tokens.filter((token): token is CST.Document => token.type === "document");
+  const second = documents[1];
+  if (second !== undefined) {
+    problems.atOffset(second.offset, "the file holds more than one YAML document (a second `---`); put the whole workflow in one document");
+    return false;
+  }
+  const root = documents[0]?.value;
+  if (root === undefined) return true;
+  return checkDepth(root, problems) && checkTaskCount(root, problems);
+}
+
+function checkDepth(root: CST.Token, problems: ProblemList): boolean {
+  const stack: Array<[CST.Token, number]> = [[root, 0]];
+  for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {
+    const [token, depth] = entry;
+    if (token.type !== "block-map" && token.type !== "block-seq" && token.type !== "flow-collection") continue;
+    if (depth + 1 > MAX_NESTING_DEPTH) {
+      problems.atOffset(token.offset, `nesting is deeper than ${MAX_NESTING_DEPTH} levels; a workflow needs only a few`);
+      return false;
+    }
+    for (const item of token.items as CST.CollectionItem[]) {
+      if (item.key) stack.push([item.key, depth + 1]);
+      if (item.value) stack.push([item.value, depth + 1]);
+    }
+  }
+  return true;
+}
+
+const tasksKeys = new Set(["tasks", "'tasks'", '"tasks"']);
+
+function checkTaskCount(root: CST.Token, problems: ProblemList): boolean {
+  if (root.type !== "block-map" && root.type !== "flow-collection") return true;
+  for (const item of root.items as CST.CollectionItem[]) {
+    const key = item.key;
+    if (!key || !("source" in key) || !tasksKeys.has(key.source)) continue;
+    const value = item.value;
+    if (value?.type !== "block-map" && value?.type !== "flow-collection") return true;
+    if (value.items.length > MAX_TASKS) {
+      problems.atOffset(value.offset, `too many tasks (${value.items.length}); the limit is ${MAX_TASKS.toLocaleString("en-US")}`);
+      return false;
+    }
+  }
+  return true;
+}

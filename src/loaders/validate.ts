@@ -1,0 +1,74 @@
+import type { z } from "zod";
+import type { Locator } from "./locator.js";
+import type { ProblemList } from "./problem-list.js";
+import { describeValue, quote, reportIssues } from "./report-issues.js";
+import { TASK_ID_PATTERN, taskSchema, workflowHeaderSchema, type TaskFile } from "./schema.js";
+
+/** The validated file: header fields, and tasks in file order. */
+export interface ValidatedFile {
+  /** Undefined when the header has problems (already reported). */
+  header: z.output<typeof workflowHeaderSchema> | undefined;
+  /**
+   * Every task in file order; `task` is undefined when it has problems, but
+   * its `dependsOn` (when well-formed) still feeds the dependency checks.
+   */
+  tasks: Array<{ id: string; task: TaskFile | undefined; dependsOn: TaskFile["dependsOn"] }>;
+}
+
+const parseOptions = { reportInput: true } as const;
+const dependsOnSchema = taskSchema.shape.dependsOn;
+
+/** Checks the plain data against the schema, one task at a time (zod records would drop a `__proto__` id). */
+export function validateFile(data: unknown, locator: Locator, problems: ProblemList): ValidatedFile | undefined {
+  if (data === null || data === undefined) {
+    problems.at(1, 1, "file is empty; a workflow needs a `tasks` mapping");
+    return undefined;
+  }
+  if (typeof data !== "object" || Array.isArray(data) || data instanceof Map) {
+    problems.atOffset(locator.offsetOf([]), `the top level must be a mapping with a \`tasks\` key, got ${describeValue(data)}`);
+    return undefined;
+  }
+  const { tasks, ...rest } = data as Record<string, unknown>;
+  const header = workflowHeaderSchema.safeParse(rest, parseOptions);
+  if (!header.success) reportIssues(header.error.issues, [], locator, problems);
+  const entries = taskEntries(tasks, locator, problems);
+  const valid: ValidatedFile["tasks"] = [];
+  for (const [id, raw] of entries) {
+    if (!isValidId(id)) {
+      const shown = quote(id);
+      problems.atOffset(locator.offsetOf(["tasks", id], "key"), `invalid task id ${shown}: ids match ${TASK_ID_PATTERN.source} (letters, digits, _ . -, at most 128 characters) and are not "." or ".."`);
+    }
+    const result = taskSchema.safeParse(raw, parseOptions);
+    if (result.success) {
+      valid.push({ id, task: result.data, dependsOn: result.data.dependsOn });
+      continue;
+    }
+    reportIssues(result.error.issues, ["tasks", id], locator, problems);
+    const dependsOn = dependsOnSchema.safeParse(isRecord(raw) ? raw.dependsOn : undefined);
+    valid.push({ id, task: undefined, dependsOn: dependsOn.success ? dependsOn.data : undefined });
+  }
+  return { header: header.data, tasks: valid };
+}
+
+/** True for an id that is safe as a log file name and matches the documented pattern. */
+export function isValidId(id: string): boolean {
+  return TASK_ID_PATTERN.test(id) && id !== "." && id !== "..";
+}
+
+function taskEntries(tasks: unknown, locator: Locator, problems: ProblemList): Array<[string, unknown]> {
+  if (tasks === undefined) {
+    problems.atOffset(locator.offsetOf([]), "`tasks` is missing; add a `tasks` mapping with at least one task");
+    return [];
+  }
+  const entries = tasks instanceof Map ? [...(tasks as Map<string, unknown>)] : isRecord(tasks) ? Object.entries(tasks) : undefined;
+  if (entries === undefined) {
+    problems.atOffset(locator.offsetOf(["tasks"]), `\`tasks\` must be a mapping of task id to task, got ${describeValue(tasks)}`);
+    return [];
+  }
+  if (entries.length === 0) problems.atOffset(locator.offsetOf(["tasks"]), "`tasks` is empty; define at least one task");
+  return entries;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

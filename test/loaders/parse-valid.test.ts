@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { NOW, parse, yaml } from "./helpers.js";
+
+const example = yaml(
+  "name: ci",
+  "concurrency: 4",
+  "env: { NODE_ENV: test }",
+  "defaults:",
+  "  retries: 1",
+  "  timeout: 10m",
+  "tasks:",
+  "  install:",
+  "    run: npm ci",
+  "    priority: high",
+  "  lint:",
+  "    run: npm run lint",
+  "    dependsOn: [install]",
+  "  test:",
+  "    run: npm test",
+  "    dependsOn: install",
+  "    retries: 2",
+  "    retryOn: [1, 75]",
+  "    backoff: { base: 1s, max: 30s }",
+  "    timeout: 5m",
+  "  deploy:",
+  "    run: ./deploy.sh",
+  "    dependsOn: [lint, test]",
+  "    runAt: 2026-12-01T02:00:00Z",
+  "    env: { TARGET: prod }",
+  "    cwd: infra",
+  "    type: shell",
+);
+
+describe("parseWorkflow on a valid file", () => {
+  it("returns the documented example as an engine-ready Workflow", () => {
+    const workflow = parse(example);
+    expect(workflow).toEqual({
+      file: "/work/wf/ci.yaml",
+      name: "ci",
+      concurrency: 4,
+      notes: [],
+      tasks: [
+        { id: "install", type: "shell", run: "npm ci", priority: "high", retries: 1, timeoutMs: 600_000, backoff: { baseMs: 1000, maxMs: 30_000 }, env: { NODE_ENV: "test" }, cwd: "/work/wf", dependsOn: [] },
+        { id: "lint", type: "shell", run: "npm run lint", priority: "normal", retries: 1, timeoutMs: 600_000, backoff: { baseMs: 1000, maxMs: 30_000 }, env: { NODE_ENV: "test" }, cwd: "/work/wf", dependsOn: ["install"] },
+        { id: "test", type: "shell", run: "npm test", priority: "normal", retries: 2, retryOn: [1, 75], timeoutMs: 300_000, backoff: { baseMs: 1000, maxMs: 30_000 }, env: { NODE_ENV: "test" }, cwd: "/work/wf", dependsOn: ["install"] },
+        {
+          id: "deploy", type: "shell", run: "./deploy.sh", priority: "normal", retries: 1, timeoutMs: 600_000, backoff: { baseMs: 1000, maxMs: 30_000 },
+          runAt: Date.parse("2026-12-01T02:00:00Z"), env: { NODE_ENV: "test", TARGET: "prod" }, cwd: "/work/wf/infra", dependsOn: ["lint", "test"],
+        },
+      ],
+    });
+  });
+
+  it("orders tasks topologically, breaking ties by file order", () => {
+    const workflow = parse(yaml("tasks:", "  c: { run: x, dependsOn: [b] }", "  b: { run: x }", "  a: { run: x }", "  d: { run: x, dependsOn: [a] }"));
+    expect(workflow.tasks.map((task) => task.id)).toEqual(["b", "c", "a", "d"]);
+  });
+
+  it("keeps file order for numeric ids, which YAML reads as numbers", () => {
+    const workflow = parse(yaml("tasks:", "  b: { run: x }", "  2: { run: x }", "  1: { run: x }", "  0x1F: { run: x }"));
+    expect(workflow.tasks.map((task) => task.id)).toEqual(["b", "2", "1", "0x1F"]);
+  });
+
+  it("stores ids like __proto__ and constructor as plain data", () => {
+    const workflow = parse(yaml("tasks:", "  __proto__: { run: a }", "  constructor: { run: b, dependsOn: __proto__ }"));
+    expect(workflow.tasks.map((task) => [task.id, task.run, task.dependsOn])).toEqual([["__proto__", "a", []], ["constructor", "b", ["__proto__"]]]);
+    expect(({} as Record<string, unknown>).run).toBeUndefined();
+  });
+
+  it("merges env (workflow, then defaults, then task) and converts integers and booleans to strings", () => {
+    const workflow = parse(yaml("env: { A: 1, B: top, C: top }", "defaults: { env: { B: defaults, FLAG: true } }", "tasks:", "  t: { run: x, env: { C: task } }"));
+    expect({ ...workflow.tasks[0]!.env }).toEqual({ A: "1", B: "defaults", C: "task", FLAG: "true" });
+  });
+
+  it("lets a task override defaults field by field, backoff included", () => {
+    const workflow = parse(yaml("defaults: { priority: low, backoff: { base: 2s, max: 1m }, retryOn: [3], cwd: sub }", "tasks:", "  t: { run: x, backoff: { max: 90s } }"));
+    expect(workflow.tasks[0]).toMatchObject({ priority: "low", backoff: { baseMs: 2000, maxMs: 90_000 }, retryOn: [3], cwd: "/work/wf/sub" });
+  });
+
+  it("resolves delay against the clock, and a task's runAt replaces a delay from defaults", () => {
+    const workflow = parse(yaml("defaults: { delay: 1h30m }", "tasks:", "  a: { run: x }", "  b: { run: x, runAt: '2026-06-01T12:00:00+02:00' }"));
+    expect(workflow.tasks.map((task) => task.runAt)).toEqual([NOW + 5_400_000, Date.parse("2026-06-01T10:00:00Z")]);
+  });
+
+  it("runs a task with a past runAt now, with one note pointing at the runAt", () => {
+    const workflow = parse(yaml("tasks:", "  a:", "    run: x", "    runAt: 2020-01-01T00:00:00Z"), "old.yaml");
+    expect(workflow.tasks[0]!.runAt).toBe(Date.parse("2020-01-01T00:00:00Z"));
+    expect(workflow.notes).toEqual(['old.yaml:4:12: task "a": runAt 2020-01-01T00:00:00Z is in the past; the task runs now']);
+  });
+
+  it("reads durations in every documented form", () => {
+    const forms = ["250ms", "30s", "5m", "1h", "1h30m", "1h2m3s4ms", "1.5", "0", "2592000"];
+    const workflow = parse(yaml("tasks:", ...forms.map((form, index) => `  t${index}: { run: x, delay: ${form} }`)));
+    expect(workflow.tasks.map((task) => task.runAt! - NOW)).toEqual([250, 30_000, 300_000, 3_600_000, 5_400_000, 3_723_004, 1500, 0, 2_592_000_000]);
+  });
+
+  it("keeps the default backoff and no timeout when nothing sets them", () => {
+    const task = parse(yaml("tasks:", "  t: { run: x }")).tasks[0]!;
+    expect(task).toEqual({ id: "t", type: "shell", run: "x", priority: "normal", retries: 0, backoff: { baseMs: 1000, maxMs: 30_000 }, env: {}, cwd: "/work/wf", dependsOn: [] });
+  });
+
+  it("ignores a repeated dependency", () => {
+    expect(parse(yaml("tasks:", "  a: { run: x }", "  b: { run: x, dependsOn: [a, a] }")).tasks[1]!.dependsOn).toEqual(["a"]);
+  });
+});
