@@ -46,6 +46,7 @@ const envSchema = z
   .record(
     z.string().regex(ENV_NAME_PATTERN, `names must match ${ENV_NAME_PATTERN.source}`),
     z.union([z.string(), z.int(), z.boolean()], { error: envValueText }).transform(String),
+    { error: "must be a mapping of variable names to values" },
   )
   .describe("Environment variables for the command");
 

@@ -26,7 +26,7 @@ export function editDistance(a: string, b: string, limit: number): number {
 
 /** The candidate closest to `word` (a case-only difference first), if it is close enough to be a likely typo. */
 export function closestMatch(word: string, candidates: Iterable<string>): string | undefined {
-  const limit = Math.max(1, Math.min(3, Math.floor(word.length / 3)));
+  const limit = Math.max(1, Math.min(3, Math.ceil(word.length / 3)));
   const lower = word.toLowerCase();
   let best: string | undefined;
   let bestDistance = limit + 1;

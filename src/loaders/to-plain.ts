@@ -124,7 +124,6 @@ class PlainBuilder {
       this.#problems.atOffset(offset, `unknown alias *${alias.source}; define &${alias.source} before using it`);
       return null;
     }
-    this.aliasTargets.set(alias, target);
     const done = this.#done.get(target);
     if (done === undefined || this.#inProgress.has(target)) {
       this.#problems.atOffset(offset, `alias *${alias.source} refers to a node that contains it`);
@@ -141,6 +140,7 @@ class PlainBuilder {
       this.#problems.atOffset(offset, `alias *${alias.source} nests deeper than ${MAX_NESTING_DEPTH} levels`);
       return null;
     }
+    this.aliasTargets.set(alias, target);
     this.#size += done.size;
     this.#height = done.height;
     // Shared, not copied: the value is never mutated, and sharing keeps expansion O(1).

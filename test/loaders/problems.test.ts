@@ -1,0 +1,171 @@
+import { describe, expect, it } from "vitest";
+import { WorkflowError, parseWorkflow } from "../../src/loaders/index.js";
+import { problemsOf, yaml } from "./helpers.js";
+
+describe("parseWorkflow problems, each with its exact line:col", () => {
+  it("reports every problem of a file at once, sorted by position, and formats them file:line:col", () => {
+    let thrown: unknown;
+    try {
+      parseWorkflow(yaml("concurency: 4", "tasks:", "  a:", "    run: 42", "    retires: 2"), "ci.yaml");
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(WorkflowError);
+    const error = thrown as WorkflowError;
+    expect(error.code).toBe("INVALID_WORKFLOW");
+    expect(error.exitCode).toBe(2);
+    expect(error.message).toBe(
+      [
+        'ci.yaml:1:1: unknown key "concurency" at the top level; did you mean "concurrency"?',
+        'ci.yaml:4:10: task "a": `run` must be a non-empty command string, got 42',
+        'ci.yaml:5:5: task "a": unknown key "retires"; did you mean "retries"?',
+      ].join("\n"),
+    );
+  });
+
+  it("reports YAML syntax errors with yaml's position", () => {
+    expect(problemsOf(yaml("tasks:", "  a:", '    run: "echo'))).toEqual(["4:1: Missing closing \"quote"]);
+  });
+
+  it("reports tabs used as indentation", () => {
+    expect(problemsOf("tasks:\n\ta: { run: x }\n")).toEqual(["2:1: Tabs are not allowed as indentation"]);
+  });
+
+  it("reports a duplicate task id at the second definition, naming the first", () => {
+    expect(problemsOf(yaml("tasks:", "  a: { run: x }", "  b: { run: x }", "  a: { run: y }"))).toEqual(['4:3: duplicate task id "a" (first defined at 2:3); each must appear once']);
+  });
+
+  it("reports duplicate keys inside a task", () => {
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    run: y"))).toEqual(['4:5: duplicate key "run" (first defined at 3:5); each must appear once']);
+  });
+
+  it("reports wrong types for run: number, list, null, empty, missing", () => {
+    const text = yaml("tasks:", "  a: { run: 1 }", "  b: { run: [x] }", "  c:", "    run:", "  d: { run: '  ' }", "  e: { retries: 1 }");
+    expect(problemsOf(text)).toEqual([
+      '2:13: task "a": `run` must be a non-empty command string, got 1',
+      '3:13: task "b": `run` must be a non-empty command string, got a list',
+      '5:5: task "c": `run` must be a non-empty command string, got nothing (null)',
+      '6:13: task "d": `run` must be a non-empty command string, got "  "',
+      '7:3: task "e": `run` is missing; it must be a non-empty command string',
+    ]);
+  });
+
+  it("reports bad durations, dates, enums and numbers", () => {
+    const text = yaml(
+      "tasks:",
+      "  a:",
+      "    run: x",
+      "    timeout: 5 minutes",
+      "    delay: -1s",
+      "    priority: urgent",
+      "    retries: 101",
+      "    retryOn: [0]",
+      "  b:",
+      "    run: x",
+      "    runAt: 2026-02-30T00:00:00Z",
+      "    backoff: { base: 1e400 }",
+      "  c:",
+      "    run: x",
+      "    runAt: 2026-03-01T00:00:00",
+      "    timeout: 0",
+    );
+    const duration = "must be a duration like 250ms, 30s, 5m or 1h30m, or a number of seconds, from 0 to 30 days";
+    const date = "must be an ISO 8601 date-time with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00";
+    expect(problemsOf(text)).toEqual([
+      `4:14: task "a": \`timeout\` ${duration}, got "5 minutes"`,
+      `5:12: task "a": \`delay\` ${duration}, got "-1s"`,
+      '6:15: task "a": `priority` must be one of: low, normal, high, critical, got "urgent"',
+      '7:14: task "a": `retries` must be an integer from 0 to 100, got 101',
+      '8:15: task "a": `retryOn[0]` must be a list of exit codes, integers from 1 to 255, got 0',
+      `11:12: task "b": \`runAt\` ${date}, got "2026-02-30T00:00:00Z"`,
+      `12:22: task "b": \`backoff.base\` ${duration}, got Infinity`,
+      `15:12: task "c": \`runAt\` ${date}, got "2026-03-01T00:00:00"`,
+      '16:14: task "c": `timeout` must be longer than 0, got 0',
+    ]);
+  });
+
+  it("rejects durations over 30 days, runAt together with delay, and backoff.max below base", () => {
+    const text = yaml("defaults: { timeout: 721h }", "tasks:", "  a: { run: x, runAt: 2026-02-01T00:00:00Z, delay: 1s, backoff: { base: 5s, max: 1s } }");
+    expect(problemsOf(text)).toEqual([
+      '1:22: `defaults.timeout` must be a duration like 250ms, 30s, 5m or 1h30m, or a number of seconds, from 0 to 30 days, got "721h"',
+      '3:52: task "a": `delay` cannot be set together with `runAt`; keep one',
+      '3:82: task "a": `backoff.max` must not be shorter than `backoff.base`',
+    ]);
+  });
+
+  it("reports unknown dependencies with a suggestion, and self-dependencies", () => {
+    const text = yaml("tasks:", "  test: { run: x }", "  deploy:", "    run: x", "    dependsOn: [tset, deploy]", "  other: { run: x, dependsOn: nothing-like-it }");
+    expect(problemsOf(text)).toEqual([
+      '5:17: task "deploy" depends on "tset", which is not defined; did you mean "test"?',
+      '5:23: task "deploy" depends on itself',
+      '6:31: task "other" depends on "nothing-like-it", which is not defined',
+    ]);
+  });
+
+  it("reports a cycle with its path and the position of every edge", () => {
+    const text = yaml("tasks:", "  a:", "    run: x", "    dependsOn: [b]", "  b:", "    run: x", "    dependsOn: c", "  c:", "    run: x", "    dependsOn: [z, a]", "  z: { run: x }");
+    expect(problemsOf(text)).toEqual(["4:17: dependency cycle: a -> b -> c -> a (a -> b at 4:17, b -> c at 7:16, c -> a at 10:20); remove one of these dependencies"]);
+  });
+
+  it("checks dependencies even of tasks that have other problems", () => {
+    const text = yaml("tasks:", "  a: { run: 1, dependsOn: [b] }", "  b: { run: x, dependsOn: [a] }");
+    expect(problemsOf(text)).toEqual([
+      '2:13: task "a": `run` must be a non-empty command string, got 1',
+      "2:28: dependency cycle: a -> b -> a (a -> b at 2:28, b -> a at 3:28); remove one of these dependencies",
+    ]);
+  });
+
+  it("rejects ids outside the documented pattern, quoting the pattern", () => {
+    const long = "x".repeat(300);
+    const text = yaml("tasks:", "  ../../x: { run: x }", "  a/b: { run: x }", "  '..': { run: x }", `  ${long}: { run: x }`);
+    const rule = 'ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."';
+    expect(problemsOf(text)).toEqual([
+      `2:3: invalid task id "../../x": ${rule}`,
+      `3:3: invalid task id "a/b": ${rule}`,
+      `4:3: invalid task id "..": ${rule}`,
+      `5:3: invalid task id "${"x".repeat(57)}...": ${rule}`,
+    ]);
+  });
+
+  it("reports unknown keys everywhere, with hints, and run/dependsOn in defaults", () => {
+    const text = yaml("defaults: { run: x, retris: 1 }", "tasks:", "  a: { run: x, backoff: { bse: 1s }, enV: {} }");
+    expect(problemsOf(text)).toEqual([
+      "1:13: `defaults` cannot set `run`; set it on each task",
+      '1:21: unknown key "retris" in `defaults`; did you mean "retries"?',
+      '3:27: task "a": unknown key "bse" in `backoff`; did you mean "base"?',
+      '3:38: task "a": unknown key "enV"; did you mean "env"?',
+    ]);
+  });
+
+  it("reports bad env names and values, and refuses __proto__ as a key", () => {
+    const text = yaml("env: { 'A-B': x, V: 1.10, N: null }", "tasks:", "  a: { run: x, env: { __proto__: x } }");
+    expect(problemsOf(text)).toEqual([
+      '1:8: `env` name "A-B" is not valid; names must match ^[A-Za-z_][A-Za-z0-9_]*$',
+      '1:21: `env.V` must be a string, an integer or true/false (quote other values, e.g. "1.10", which YAML would read as 1.1), got 1.1',
+      '1:30: `env.N` must be a string, an integer or true/false (quote other values, e.g. "1.10", which YAML would read as 1.1), got nothing (null)',
+      '3:23: the key "__proto__" is not allowed',
+    ]);
+  });
+
+  it("reports a top level that is not a mapping, missing or empty tasks", () => {
+    expect(problemsOf("- a\n- b\n")).toEqual(["1:1: the top level must be a mapping with a `tasks` key, got a list"]);
+    expect(problemsOf("name: x\n")).toEqual(["1:1: `tasks` is missing; add a `tasks` mapping with at least one task"]);
+    expect(problemsOf("tasks: {}\n")).toEqual(["1:8: `tasks` is empty; define at least one task"]);
+    expect(problemsOf("tasks:\n")).toEqual(["1:1: `tasks` must be a mapping of task id to task, got nothing (null)"]);
+    expect(problemsOf("tasks: [a]\n")).toEqual(["1:8: `tasks` must be a mapping of task id to task, got a list"]);
+  });
+
+  it("reports keys that are not text", () => {
+    const text = yaml("tasks:", "  ? [a, b]", "  : { run: x }", "  ~: { run: x }", "  ok: { run: x }");
+    expect(problemsOf(text)).toEqual(["2:5: a key must be plain text, not a mapping or list", "4:3: a key must be plain text, not empty"]);
+  });
+
+  it("reports unknown and self-containing aliases", () => {
+    expect(problemsOf(yaml("tasks:", "  a: { run: *nope }"))).toContain("2:13: unknown alias *nope; define &nope before using it");
+    expect(problemsOf(yaml("tasks:", "  a: &x { run: y, env: *x }"))).toContain("2:24: alias *x refers to a node that contains it");
+  });
+
+  it("follows aliases, and points at the anchored value when it is wrong", () => {
+    expect(problemsOf(yaml("x: &r 5", "tasks:", "  a: { run: *r }"))).toEqual(['1:1: unknown key "x" at the top level', '1:7: task "a": `run` must be a non-empty command string, got 5']);
+  });
+});
