@@ -1,0 +1,58 @@
+import type { Workflow } from "../../loaders/index.js";
+
+async function load(file: string): Promise<Workflow> {
+  const { loadWorkflow } = await import("../../loaders/index.js");
+  return loadWorkflow(file);
+}
+
+/** `taskq validate FILE`: exit 0 and a one-line verdict, or the problems and exit 2. */
+export async function validateCommand(file: string): Promise<number> {
+  const workflow = await load(file);
+  const lines = [`${file}: ok, ${workflow.tasks.length} task${workflow.tasks.length === 1 ? "" : "s"}`];
+  for (const note of workflow.notes) lines.push(`note: ${note}`);
+  process.stdout.write(`${lines.join("\n")}\n`);
+  return 0;
+}
+
+/** `taskq list FILE`: the tasks in topological order, tab-separated. */
+export async function listCommand(file: string): Promise<number> {
+  const workflow = await load(file);
+  const lines = ["ID\tPRIORITY\tRETRIES\tDEPENDS ON\tRUN"];
+  for (const task of workflow.tasks) {
+    lines.push([task.id, task.priority, task.retries, task.dependsOn.join(",") || "-", task.run.replaceAll("\n", " ")].join("\t"));
+  }
+  process.stdout.write(`${lines.join("\n")}\n`);
+  return 0;
+}
+
+/** `taskq graph FILE`: Mermaid (default) or Graphviz dot. */
+export async function graphCommand(file: string, format: "mermaid" | "dot"): Promise<number> {
+  const workflow = await load(file);
+  const quote = (id: string): string => JSON.stringify(id);
+  const lines: string[] = [];
+  if (format === "dot") {
+    lines.push(`digraph ${quote(workflow.name ?? "workflow")} {`, "  rankdir=LR;");
+    for (const task of workflow.tasks) {
+      lines.push(`  ${quote(task.id)};`);
+      for (const dependency of task.dependsOn) lines.push(`  ${quote(dependency)} -> ${quote(task.id)};`);
+    }
+    lines.push("}");
+  } else {
+    // Mermaid node ids must be simple: number the tasks, label them with their ids.
+    const index = new Map(workflow.tasks.map((task, i) => [task.id, `t${i}`]));
+    lines.push("graph LR");
+    for (const task of workflow.tasks) lines.push(`  ${index.get(task.id)}[${quote(task.id)}]`);
+    for (const task of workflow.tasks) {
+      for (const dependency of task.dependsOn) lines.push(`  ${index.get(dependency)} --> ${index.get(task.id)}`);
+    }
+  }
+  process.stdout.write(`${lines.join("\n")}\n`);
+  return 0;
+}
+
+/** `taskq schema`: the JSON Schema of workflow files. */
+export async function schemaCommand(): Promise<number> {
+  const { workflowJsonSchema } = await import("../../loaders/index.js");
+  process.stdout.write(`${JSON.stringify(workflowJsonSchema(), null, 2)}\n`);
+  return 0;
+}

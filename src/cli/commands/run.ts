@@ -1,0 +1,37 @@
+import { durationFlag, concurrencyFlag } from "../flags.js";
+import type { OutputMode } from "../render/index.js";
+
+
+export interface RunFlags {
+  concurrency?: unknown;
+  shutdownTimeout?: unknown;
+  killGrace?: unknown;
+  output?: unknown;
+  logDir?: unknown;
+  color?: unknown;
+  dryRun?: unknown;
+}
+
+/** `taskq run FILE`: validates, then runs locally (or durably with --store). Returns the exit code. */
+export async function runCommand(file: string, flags: RunFlags): Promise<number> {
+  const shutdownTimeoutMs = durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s");
+  const killGraceMs = durationFlag("--kill-grace", flags.killGrace ?? "5s");
+  const { loadWorkflow } = await import("../../loaders/index.js");
+  const workflow = await loadWorkflow(file);
+  const concurrency = concurrencyFlag(flags.concurrency, workflow.concurrency);
+  if (flags.dryRun === true) {
+    const { printPlan } = await import("../plan.js");
+    printPlan(workflow, concurrency);
+    return 0;
+  }
+  const common = {
+    concurrency,
+    shutdownTimeoutMs,
+    killGraceMs,
+    output: (flags.output ?? "auto") as OutputMode,
+    logRoot: typeof flags.logDir === "string" ? flags.logDir : ".taskq/logs",
+    color: flags.color !== false,
+  };
+  const { runLocal } = await import("../run-local.js");
+  return runLocal(workflow, common);
+}

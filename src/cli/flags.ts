@@ -1,0 +1,20 @@
+import { availableParallelism } from "node:os";
+import { UsageError } from "../errors.js";
+import { DURATION_EXPECTED, parseDuration } from "../loaders/duration.js";
+
+/** A duration flag ("5s", "1m30s", "2") in milliseconds, or a usage error naming the flag. */
+export function durationFlag(name: string, value: unknown): number {
+  const ms = typeof value === "string" || typeof value === "number" ? parseDuration(value) : undefined;
+  if (ms === undefined) throw new UsageError(`${name}: "${String(value)}" is not ${DURATION_EXPECTED}`);
+  return ms;
+}
+
+/** -j: a positive integer, else the file's value, else the CPU count. */
+export function concurrencyFlag(value: unknown, fromFile: number | undefined): number {
+  if (value === undefined) return fromFile ?? availableParallelism();
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) {
+    throw new UsageError(`--concurrency: ${JSON.stringify(value)} is not a whole number from 1 to 10000`);
+  }
+  return n;
+}

@@ -1,0 +1,73 @@
+/**
+ * The CLI's entry point and its one error boundary: only this file calls
+ * process.exit. Commands throw TaskqErrors carrying their exit code.
+ */
+import { readFileSync } from "node:fs";
+
+const argv = process.argv.slice(2);
+
+// Fast path: `taskq --version` loads nothing but package.json.
+if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
+  process.stdout.write(`${readVersion()}\n`);
+} else {
+  void main();
+}
+
+function readVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  return pkg.version;
+}
+
+async function main(): Promise<void> {
+  // A reader that went away (`taskq run f | head -1`) is not a reason to crash or stop the run.
+  process.stdout.on("error", ignoreBrokenPipe);
+  process.stderr.on("error", ignoreBrokenPipe);
+  const verbose = argv.includes("--verbose");
+  try {
+    const { buildProgram } = await import("./program.js");
+    const program = buildProgram(readVersion());
+    await program.parseAsync(process.argv);
+    const code = typeof process.exitCode === "number" ? process.exitCode : 0;
+    exit(code);
+  } catch (error) {
+    exit(await reportError(error, verbose));
+  }
+}
+
+async function reportError(error: unknown, verbose: boolean): Promise<number> {
+  const { TaskqError } = await import("../errors.js");
+  if (error instanceof TaskqError) {
+    const problems = (error as { problems?: unknown[] }).problems;
+    if (Array.isArray(problems)) {
+      // An invalid workflow: one file:line:col line per problem, then the verdict.
+      const count = problems.length === 1 ? "1 problem" : `${problems.length} problems`;
+      process.stderr.write(`${error.message}\n${count}; nothing was run\n`);
+      return error.exitCode;
+    }
+    process.stderr.write(`taskq: ${error.message}\n`);
+    if (verbose && error.stack) process.stderr.write(`${error.stack}\n`);
+    return error.exitCode;
+  }
+  const commanderCode = (error as { code?: unknown; exitCode?: unknown } | null)?.exitCode;
+  if (typeof commanderCode === "number") return commanderCode; // commander printed its own message
+  process.stderr.write(`taskq: unexpected error (this is a bug): ${error instanceof Error ? error.message : String(error)}\n`);
+  if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  else process.stderr.write("run again with --verbose for the stack trace\n");
+  return 1;
+}
+
+function ignoreBrokenPipe(error: NodeJS.ErrnoException): void {
+  if (error.code !== "EPIPE") throw error;
+}
+
+/** Exits once stdout and stderr have flushed, so output is never cut off. */
+function exit(code: number): void {
+  let pending = 2;
+  const done = (): void => {
+    if (--pending === 0) process.exit(code);
+  };
+  for (const stream of [process.stdout, process.stderr]) {
+    if (stream.writableLength === 0 || stream.destroyed) done();
+    else stream.write("", done);
+  }
+}

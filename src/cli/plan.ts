@@ -1,0 +1,49 @@
+import { IndexedHeap, type Priority } from "../engine/index.js";
+import type { Workflow, WorkflowTask } from "../loaders/index.js";
+
+const RANK: Record<Priority, number> = { low: 0, normal: 1, high: 2, critical: 3 };
+
+type Node = { task: WorkflowTask; seq: number; waiting: number; heapIndex: number };
+
+/**
+ * The order tasks would start in if every task succeeded and took equal time:
+ * the engine's own rule (priority desc, then submission order) applied to the
+ * tasks whose dependencies are done.
+ */
+export function planOrder(workflow: Workflow): WorkflowTask[] {
+  const nodes = new Map<string, Node>();
+  const dependents = new Map<string, Node[]>();
+  workflow.tasks.forEach((task, seq) => nodes.set(task.id, { task, seq, waiting: task.dependsOn.length, heapIndex: -1 }));
+  const ready = new IndexedHeap<Node>((a, b) =>
+    RANK[a.task.priority] !== RANK[b.task.priority] ? RANK[a.task.priority] > RANK[b.task.priority] : a.seq < b.seq,
+  );
+  for (const node of nodes.values()) {
+    for (const dependency of node.task.dependsOn) {
+      const list = dependents.get(dependency) ?? [];
+      list.push(node);
+      dependents.set(dependency, list);
+    }
+    if (node.waiting === 0) ready.push(node);
+  }
+  const order: WorkflowTask[] = [];
+  for (let node = ready.pop(); node !== undefined; node = ready.pop()) {
+    order.push(node.task);
+    for (const dependent of dependents.get(node.task.id) ?? []) if (--dependent.waiting === 0) ready.push(dependent);
+  }
+  return order;
+}
+
+/** `taskq run --dry-run`: the plan, one task a line, in start order. */
+export function printPlan(workflow: Workflow, concurrency: number): void {
+  const lines = [`plan for ${workflow.file}: ${workflow.tasks.length} tasks, concurrency ${concurrency}; nothing is run`];
+  planOrder(workflow).forEach((task, index) => {
+    const details = [`priority ${task.priority}`];
+    if (task.dependsOn.length > 0) details.push(`after ${task.dependsOn.join(", ")}`);
+    if (task.runAt !== undefined) details.push(`not before ${new Date(task.runAt).toISOString()}`);
+    if (task.retries > 0) details.push(`${task.retries} retr${task.retries === 1 ? "y" : "ies"}`);
+    if (task.timeoutMs !== undefined) details.push(`timeout ${task.timeoutMs}ms`);
+    lines.push(`${String(index + 1).padStart(4)}. ${task.id}: ${task.run}  (${details.join("; ")})`);
+  });
+  for (const note of workflow.notes) lines.push(`note: ${note}`);
+  process.stdout.write(`${lines.join("\n")}\n`);
+}

@@ -1,0 +1,26 @@
+import type { Renderer } from "./types.js";
+
+export type OutputMode = "auto" | "tty" | "plain" | "json";
+
+/**
+ * Picks the renderer: a live board on a terminal, plain lines when not a
+ * terminal or under CI, NDJSON on request. Loads only the one it needs.
+ */
+export async function createRenderer(mode: OutputMode, options: { color: boolean }): Promise<Renderer> {
+  const isTTY = process.stderr.isTTY === true && process.stdout.isTTY === true;
+  const ci = process.env.CI !== undefined && process.env.CI !== "" && process.env.CI !== "false";
+  const resolved = mode === "auto" ? (isTTY && !ci ? "tty" : "plain") : mode;
+  if (resolved === "json") {
+    const { JsonRenderer } = await import("./json.js");
+    return new JsonRenderer(process.stdout);
+  }
+  const { createColors } = await import("./colors.js");
+  const colors = createColors({ color: options.color, isTTY });
+  if (resolved === "tty") {
+    const [{ default: ora }, { TtyRenderer }] = await Promise.all([import("ora"), import("./tty.js")]);
+    const spinner = ora({ stream: process.stderr, isEnabled: true, discardStdin: false, hideCursor: true, color: "cyan" });
+    return new TtyRenderer(spinner, process.stderr, colors);
+  }
+  const { PlainRenderer } = await import("./plain.js");
+  return new PlainRenderer(process.stdout, colors);
+}

@@ -1,0 +1,52 @@
+import type { Queue, QueueEventName } from "../../engine/index.js";
+import { BufferedWriter } from "../output.js";
+import { describeError, attemptResultOf } from "./describe.js";
+import type { Renderer, RunInfo, RunSummary } from "./types.js";
+
+const EVENTS: QueueEventName[] = ["submitted", "ready", "started", "retrying", "succeeded", "failed", "cancelled"];
+
+/** NDJSON: one JSON object per line, for programs. Errors become { message, code, exitCode, signal, timedOut }. */
+export class JsonRenderer implements Renderer {
+  readonly #out: BufferedWriter;
+
+  constructor(stream: NodeJS.WritableStream) {
+    this.#out = new BufferedWriter(stream);
+  }
+
+  attach(queue: Queue, info: RunInfo): void {
+    this.#emit({ event: "run", runId: info.runId, file: info.file, name: info.name, tasks: info.taskCount, concurrency: info.concurrency, logDir: info.logDir });
+    for (const name of EVENTS) {
+      queue.on(name, (e) => {
+        const { error, value: _value, ...rest } = e as { error?: unknown; value?: unknown };
+        this.#emit(error === undefined ? { event: name, ...rest } : { event: name, ...rest, error: serializeError(error) });
+      });
+    }
+  }
+
+  line(taskId: string, stream: "stdout" | "stderr", text: string): void {
+    this.#emit({ event: "output", id: taskId, stream, text });
+  }
+
+  note(text: string): void {
+    this.#emit({ event: "note", message: text });
+  }
+
+  async finish(summary: RunSummary): Promise<void> {
+    this.#emit({ event: "summary", ...summary });
+    this.#out.flush();
+  }
+
+  #emit(record: Record<string, unknown>): void {
+    this.#out.write(`${JSON.stringify({ ts: new Date().toISOString(), ...record })}\n`);
+  }
+}
+
+function serializeError(error: unknown): Record<string, unknown> {
+  const result = attemptResultOf(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  return {
+    message: describeError(error),
+    ...(typeof code === "string" ? { code } : {}),
+    ...(result ? { exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut } : {}),
+  };
+}

@@ -1,0 +1,62 @@
+import type { ChalkInstance } from "chalk";
+import type { Queue } from "../../engine/index.js";
+import { BufferedWriter } from "../output.js";
+import { clock, describeError, formatDelay } from "./describe.js";
+import { formatSummary } from "./summary-text.js";
+import type { Renderer, RunInfo, RunSummary } from "./types.js";
+
+/**
+ * For CI logs and pipes: one timestamped line per event, task output prefixed
+ * with the task id. No cursor movement, ever.
+ */
+export class PlainRenderer implements Renderer {
+  readonly #out: BufferedWriter;
+  readonly #c: ChalkInstance;
+  #info: RunInfo | undefined;
+
+  constructor(stream: NodeJS.WritableStream, colors: ChalkInstance) {
+    this.#out = new BufferedWriter(stream);
+    this.#c = colors;
+  }
+
+  attach(queue: Queue, info: RunInfo): void {
+    this.#info = info;
+    const c = this.#c;
+    const name = info.name ? ` "${info.name}"` : "";
+    this.#event(`run ${info.runId}${name}: ${info.taskCount} tasks, concurrency ${info.concurrency}, logs in ${info.logDir}`);
+    queue.on("submitted", (e) => {
+      if (e.status === "SCHEDULED" && e.runAt !== undefined) this.#event(`${c.cyan("wait")}    ${e.id} scheduled for ${clock(e.runAt)}`);
+    });
+    queue.on("started", (e) => this.#event(`${c.cyan("start")}   ${e.id} (attempt ${e.attempt}/${e.maxAttempts})`));
+    queue.on("retrying", (e) =>
+      this.#event(
+        `${c.yellow("retry")}   ${e.id} attempt ${e.attempt}/${e.maxAttempts} failed: ${describeError(e.error)}; next attempt in ${formatDelay(e.delayMs)}`,
+      ),
+    );
+    queue.on("succeeded", (e) => this.#event(`${c.green("ok")}      ${e.id}${this.#attempts(e.id, e.attempts)}`));
+    queue.on("failed", (e) => this.#event(`${c.red("FAILED")}  ${e.id}${this.#attempts(e.id, e.attempts)}: ${describeError(e.error)}`));
+    queue.on("cancelled", (e) => this.#event(`${c.yellow("cancel")}  ${e.id}: ${describeError(e.error)}`));
+  }
+
+  line(taskId: string, _stream: "stdout" | "stderr", text: string): void {
+    this.#out.write(`${this.#c.dim(`${taskId} |`)} ${text}\n`);
+  }
+
+  note(text: string): void {
+    this.#event(`${this.#c.magenta("note")}    ${text}`);
+  }
+
+  async finish(summary: RunSummary): Promise<void> {
+    this.#out.write(formatSummary(summary, this.#c));
+    this.#out.flush();
+  }
+
+  #attempts(id: string, attempts: number): string {
+    const max = this.#info?.maxAttempts.get(id) ?? 1;
+    return max > 1 ? ` after ${attempts} attempt${attempts === 1 ? "" : "s"}` : "";
+  }
+
+  #event(text: string): void {
+    this.#out.write(`${this.#c.dim(clock())} ${text}\n`);
+  }
+}

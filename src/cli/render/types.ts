@@ -1,0 +1,59 @@
+import type { Queue, TaskStatus } from "../../engine/index.js";
+
+/** What a renderer knows about the run before it starts. */
+export interface RunInfo {
+  runId: string;
+  file: string;
+  name?: string;
+  logDir: string;
+  taskCount: number;
+  concurrency: number;
+  /** maxAttempts by task id, for "attempt n/m". */
+  maxAttempts: ReadonlyMap<string, number>;
+}
+
+/** A FAILED task as the summary shows it. */
+export interface DeadLetterLine {
+  id: string;
+  attempts: number;
+  /** "exited with code 3", "killed by SIGKILL", "timed out after 5m", ... */
+  error: string;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  logPath: string;
+  tail: string[];
+}
+
+export interface CancelledLine {
+  id: string;
+  reason: "cancel" | "dependency" | "shutdown";
+  /** For reason "dependency": the task whose failure caused it. */
+  dependency?: string;
+  message: string;
+}
+
+export interface RunSummary {
+  runId: string;
+  file: string;
+  logDir: string;
+  wallMs: number;
+  counts: Record<TaskStatus, number>;
+  deadLetters: DeadLetterLine[];
+  cancelled: CancelledLine[];
+  /** The signal that interrupted the run, if one did. */
+  interrupted?: NodeJS.Signals;
+  exitCode: number;
+}
+
+/** Every renderer is fed by the same queue events and the same task output lines. */
+export interface Renderer {
+  /** Subscribes to the queue's events. */
+  attach(queue: Queue, info: RunInfo): void;
+  /** One line of a task's output (already cut to a bounded length). */
+  line(taskId: string, stream: "stdout" | "stderr", text: string): void;
+  /** A message from taskq itself (a note, a signal received). */
+  note(text: string): void;
+  /** Stops any live display and prints the summary. */
+  finish(summary: RunSummary): Promise<void>;
+}

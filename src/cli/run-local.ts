@@ -1,0 +1,119 @@
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import { Queue, exponentialBackoff, type Backoff } from "../engine/index.js";
+import { TaskqError } from "../errors.js";
+import { activeProcessGroups, createShellHandler, killAllProcessGroups, type ShellTask } from "../handlers/index.js";
+import type { Workflow } from "../loaders/index.js";
+import { createRenderer, type OutputMode } from "./render/index.js";
+import { onShutdownSignals, signalExitCode } from "./signals.js";
+import { SummaryCollector } from "./summary.js";
+
+export interface LocalRunOptions {
+  concurrency: number;
+  shutdownTimeoutMs: number;
+  killGraceMs: number;
+  output: OutputMode;
+  logRoot: string;
+  color: boolean;
+}
+
+/**
+ * Runs a validated workflow in this process: shell handler -> queue ->
+ * renderer, with two-phase signal handling. Returns the exit code.
+ */
+export async function runLocal(workflow: Workflow, options: LocalRunOptions): Promise<number> {
+  const startedAt = Date.now();
+  const runId = makeRunId(startedAt);
+  const logDir = path.join(options.logRoot, runId);
+  await createLogDir(logDir);
+  const renderer = await createRenderer(options.output, { color: options.color });
+  const shell = createShellHandler({ runId, logDir, killGraceMs: options.killGraceMs, sink: renderer });
+  const queue = new Queue({
+    concurrency: options.concurrency,
+    handlers: { shell: (task: ShellTask, context) => shell(task, context) },
+  });
+  const summary = new SummaryCollector(queue);
+  const maxAttempts = new Map<string, number>();
+  for (const task of workflow.tasks) maxAttempts.set(task.id, task.retries + 1);
+  renderer.attach(queue, {
+    runId,
+    file: workflow.file,
+    ...(workflow.name === undefined ? {} : { name: workflow.name }),
+    logDir,
+    taskCount: workflow.tasks.length,
+    concurrency: options.concurrency,
+    maxAttempts,
+  });
+  for (const note of workflow.notes) renderer.note(note);
+  submitAll(queue, workflow);
+  const file = workflow.file;
+  // Let go of the parsed workflow before the first spawn: every spawn forks, and costs grow with our own memory.
+  workflow.tasks.length = 0;
+
+  let interrupted: NodeJS.Signals | undefined;
+  const hardStop = new AbortController();
+  const removeSignalHandlers = onShutdownSignals({
+    graceful: (signal) => {
+      interrupted = signal;
+      renderer.note(`${signal} received: no new task starts; running tasks have ${options.shutdownTimeoutMs / 1000}s to finish (send it again to stop at once)`);
+      void queue.shutdown({ drain: false, deadline: options.shutdownTimeoutMs, signal: hardStop.signal, abortGraceMs: options.killGraceMs + 2000 });
+    },
+    immediate: (signal) => {
+      renderer.note(`${signal} received again: killing every task now`);
+      killAllProcessGroups("SIGKILL");
+      hardStop.abort();
+    },
+  });
+  try {
+    queue.start();
+    await queue.shutdown({ drain: true });
+  } finally {
+    // Belt and braces: whatever happened, no task process outlives the run.
+    if (activeProcessGroups() > 0) killAllProcessGroups("SIGKILL");
+    removeSignalHandlers();
+  }
+  const counts = queue.stats().byStatus;
+  const exitCode = interrupted !== undefined ? signalExitCode(interrupted) : counts.FAILED + counts.CANCELLED > 0 ? 1 : 0;
+  const run = { runId, file, logDir, startedAt, exitCode, ...(interrupted === undefined ? {} : { interrupted }) };
+  await renderer.finish(summary.build(queue, run));
+  return exitCode;
+}
+
+function submitAll(queue: Queue, workflow: Workflow): void {
+  const backoffs = new Map<string, Backoff>();
+  for (const task of workflow.tasks) {
+    const key = `${task.backoff.baseMs}/${task.backoff.maxMs}`;
+    let backoff = backoffs.get(key);
+    if (backoff === undefined) backoffs.set(key, (backoff = exponentialBackoff(task.backoff)));
+    const payload: ShellTask = { id: task.id, run: task.run, env: task.env, cwd: task.cwd };
+    if (task.retryOn !== undefined) payload.retryOn = task.retryOn;
+    if (task.timeoutMs !== undefined) payload.timeoutMs = task.timeoutMs;
+    queue.submit({
+      id: task.id,
+      type: task.type,
+      payload,
+      priority: task.priority,
+      maxAttempts: task.retries + 1,
+      backoff,
+      ...(task.timeoutMs === undefined ? {} : { timeoutMs: task.timeoutMs }),
+      ...(task.runAt === undefined ? {} : { runAt: task.runAt }),
+      dependsOn: task.dependsOn,
+    });
+  }
+}
+
+async function createLogDir(logDir: string): Promise<void> {
+  try {
+    await mkdir(logDir, { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "error";
+    throw new TaskqError("LOG_DIR", `cannot create the log folder ${logDir}: ${code}`, { cause: error, exitCode: 1 });
+  }
+}
+
+/** 20261130-074512-a3f9: sortable, readable, unique enough for one machine. */
+function makeRunId(now: number): string {
+  const iso = new Date(now).toISOString();
+  const stamp = `${iso.slice(0, 10).replaceAll("-", "")}-${iso.slice(11, 19).replaceAll(":", "")}`;
+  return `${stamp}-${Math.random().toString(36).slice(2, 6)}`;
+}

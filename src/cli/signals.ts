@@ -1,0 +1,29 @@
+import { constants } from "node:os";
+
+const HANDLED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+/** 128 + the signal's number: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP. */
+export function signalExitCode(signal: NodeJS.Signals): number {
+  return 128 + (constants.signals[signal] ?? 0);
+}
+
+/**
+ * Two-phase signal handling: the first SIGINT, SIGTERM or SIGHUP calls
+ * `graceful`, any later one calls `immediate`. Returns the function that
+ * removes the handlers.
+ */
+export function onShutdownSignals(handlers: {
+  graceful: (signal: NodeJS.Signals) => void;
+  immediate: (signal: NodeJS.Signals) => void;
+}): () => void {
+  let count = 0;
+  const listener = (signal: NodeJS.Signals): void => {
+    count++;
+    if (count === 1) handlers.graceful(signal);
+    else handlers.immediate(signal);
+  };
+  for (const signal of HANDLED) process.on(signal, listener);
+  return () => {
+    for (const signal of HANDLED) process.off(signal, listener);
+  };
+}

@@ -1,0 +1,67 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { existsSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { ROOT, runCli, workspace } from "../helpers/cli.js";
+
+describe("taskq commands", () => {
+  it("--version prints the package version", async () => {
+    const pkg = JSON.parse(await readFile(path.join(ROOT, "package.json"), "utf8")) as { version: string };
+    const result = await runCli(["--version"]);
+    expect(result).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
+  });
+
+  it("--help lists the commands", async () => {
+    const result = await runCli(["--help"]);
+    expect(result.code).toBe(0);
+    for (const command of ["run", "validate", "graph", "list", "schema"]) expect(result.stdout).toContain(command);
+  });
+
+  it("exits 2 on bad usage", async () => {
+    expect((await runCli(["frobnicate"])).code).toBe(2);
+    expect((await runCli(["run"])).code).toBe(2);
+    const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
+    const bad = await runCli(["run", ws.file, "-j", "zero"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--concurrency");
+  });
+
+  it("validate reports every problem as file:line:col and runs nothing", async () => {
+    const ws = await workspace(`tasks:
+  a:
+    run: touch ran
+    dependsOn: [b]
+  b:
+    run: echo b
+    dependsOn: a
+  c:
+    rn: echo typo
+`);
+    for (const command of ["validate", "run"]) {
+      const result = await runCli([command, ws.file], { cwd: ws.dir });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(new RegExp(`${ws.file}:\\d+:\\d+: .*a -> b -> a`));
+      expect(result.stderr).toMatch(new RegExp(`${ws.file}:9:5: .*"rn".*did you mean "run"`));
+      expect(result.stderr).toMatch(/nothing was run/);
+    }
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+  });
+
+  it("validate, list and graph describe a valid file", async () => {
+    const ws = await workspace(`tasks:\n  build: { run: make }\n  test: { run: make test, dependsOn: build }\n`);
+    expect(await runCli(["validate", ws.file])).toMatchObject({ code: 0, stdout: `${ws.file}: ok, 2 tasks\n` });
+    const list = await runCli(["list", ws.file]);
+    expect(list.stdout.split("\n")[2]).toBe("test\tnormal\t0\tbuild\tmake test");
+    const mermaid = await runCli(["graph", ws.file]);
+    expect(mermaid.stdout).toBe('graph LR\n  t0["build"]\n  t1["test"]\n  t0 --> t1\n');
+    const dot = await runCli(["graph", ws.file, "--format", "dot"]);
+    expect(dot.stdout).toContain('"build" -> "test";');
+  });
+
+  it("schema prints the committed JSON Schema", async () => {
+    const result = await runCli(["schema"]);
+    const committed = await readFile(path.join(ROOT, "schema/workflow.schema.json"), "utf8");
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual(JSON.parse(committed));
+  });
+});

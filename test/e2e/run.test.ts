@@ -1,0 +1,117 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ROOT, runCli, runIds, workspace } from "../helpers/cli.js";
+import { findLeftovers } from "../helpers/processes.js";
+
+let logRoots: string[] = [];
+afterEach(async () => {
+  // Every e2e run must leave no task process behind.
+  for (const logs of logRoots) for (const runId of await runIds(logs)) expect(await findLeftovers(runId)).toEqual([]);
+  logRoots = [];
+});
+
+async function run(yaml: string, args: string[] = []) {
+  const ws = await workspace(yaml);
+  logRoots.push(ws.logs);
+  const result = await runCli(["run", ws.file, "--log-dir", ws.logs, ...args], { cwd: ws.dir });
+  const [runId] = await runIds(ws.logs);
+  return { ...result, ...ws, runId, logDir: runId === undefined ? ws.logs : path.join(ws.logs, runId) };
+}
+
+describe("taskq run", () => {
+  it("runs the demo workflow green", async () => {
+    const logs = path.join(ROOT, ".taskq/test-logs-demo");
+    logRoots.push(logs);
+    const result = await runCli(["run", "workflows/demo.yaml", "--log-dir", logs]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/Summary: 8 succeeded, 0 failed, 0 cancelled/);
+    expect(result.stdout).toMatch(/retry\s+unit-tests attempt 1\/3 failed: exited with code 1/);
+    expect(result.stdout).toMatch(/retry\s+integration-tests attempt 1\/2 failed: timed out after 1s/);
+    expect(result.stdout).toMatch(/unit-tests \| 42 tests passed/);
+  });
+
+  it("runs dependencies before dependents and higher priority first", async () => {
+    const result = await run(
+      `tasks:
+  a: { run: echo a }
+  b: { run: echo b, dependsOn: a }
+  low: { run: echo low, priority: low }
+  crit: { run: echo crit, priority: critical }
+`,
+      ["-j", "1"],
+    );
+    expect(result.code).toBe(0);
+    const starts = [...result.stdout.matchAll(/start\s+(\S+)/g)].map((m) => m[1]);
+    expect(starts).toEqual(["crit", "a", "b", "low"]);
+  });
+
+  it("passes env, cwd and the TASKQ_ variables to tasks, and writes each task's log", async () => {
+    const result = await run(
+      `env: { SHARED: from-workflow, OVERRIDE: workflow }
+tasks:
+  show:
+    run: echo "$SHARED $OVERRIDE $TASKQ_TASK_ID $TASKQ_ATTEMPT $TASKQ_RUN_ID"; pwd
+    env: { OVERRIDE: task }
+    cwd: sub
+`.replace("cwd: sub", "cwd: ."),
+    );
+    expect(result.code).toBe(0);
+    const log = await readFile(path.join(result.logDir, "show.log"), "utf8");
+    expect(log).toBe(`from-workflow task show 1 ${result.runId}\n${result.dir}\n`);
+  });
+
+  it("fails with exit 1, names dead letters, their last lines and the tasks they cancelled", async () => {
+    const logs = path.join(ROOT, ".taskq/test-logs-failures");
+    logRoots.push(logs);
+    const result = await runCli(["run", "workflows/failures.yaml", "--log-dir", logs]);
+    expect(result.code).toBe(1);
+    const out = result.stdout;
+    expect(out).toMatch(/Summary: 2 succeeded, 2 failed, 2 cancelled/);
+    expect(out).toMatch(/✗ missing-tool: exited with code 127 \(1 attempt\)/);
+    expect(out).toMatch(/✗ flaky-forever: exited with code 1 \(3 attempts\)/);
+    expect(out).toMatch(/connection refused/);
+    expect(out).toMatch(/cancelled because of it: deploy, notify/);
+    const [runId] = await runIds(logs);
+    const log = await readFile(path.join(logs, runId!, "flaky-forever.log"), "utf8");
+    expect(log).toContain("attempt 3 of 3");
+  });
+
+  it("reports a timeout as such and kills the command", async () => {
+    const result = await run(`tasks:\n  slow: { run: sleep 1000, timeout: 300ms }\n`, ["--kill-grace", "1s"]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/slow: timed out after 300ms \(1 attempt\)/);
+  });
+
+  it("prints NDJSON events with --output json", async () => {
+    const result = await run(`tasks:\n  a: { run: echo hi }\n  b: { run: exit 3, dependsOn: a }\n`, ["--output", "json"]);
+    expect(result.code).toBe(1);
+    const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as { event: string; id?: string; error?: unknown });
+    const kinds = events.map((e) => `${e.event}:${e.id ?? ""}`);
+    expect(kinds).toEqual(
+      expect.arrayContaining(["run:", "started:a", "output:a", "succeeded:a", "started:b", "failed:b", "summary:"]),
+    );
+    const failed = events.find((e) => e.event === "failed")!;
+    expect(failed.error).toMatchObject({ exitCode: 3, message: "exited with code 3" });
+    expect(events.at(-1)).toMatchObject({ event: "summary", exitCode: 1 });
+  });
+
+  it("--dry-run prints the plan in start order and runs nothing", async () => {
+    const result = await run(`tasks:\n  a: { run: touch ran-a }\n  b: { run: touch ran-b, dependsOn: a, priority: critical }\n  c: { run: touch ran-c, priority: high }\n`, [
+      "--dry-run",
+      "-j",
+      "1",
+    ]);
+    expect(result.code).toBe(0);
+    expect([...result.stdout.matchAll(/^\s+\d+\. (\w+):/gm)].map((m) => m[1])).toEqual(["c", "a", "b"]);
+    expect(existsSync(path.join(result.dir, "ran-a"))).toBe(false);
+  });
+
+  it("honours NO_COLOR: no escape bytes at all", async () => {
+    const result = await run(`tasks:\n  a: { run: "echo plain; exit 1" }\n`);
+    expect(result.code).toBe(1);
+    expect(result.stdout + result.stderr).not.toContain("\u001b");
+  });
+});

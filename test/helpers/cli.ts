@@ -1,0 +1,64 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, readdir, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const BIN = path.join(ROOT, "bin/taskq.js");
+export const FIXTURES = path.join(ROOT, "test/fixtures");
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  durationMs: number;
+}
+
+export interface RunningCli {
+  child: ChildProcess;
+  /** Output so far. */
+  stdout: () => string;
+  stderr: () => string;
+  done: Promise<CliResult>;
+}
+
+/**
+ * Starts the real CLI as the leader of its own process group (as a shell
+ * would), with CI set so output is plain, and PATH including the fixtures.
+ */
+export function startCli(args: string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}): RunningCli {
+  const started = Date.now();
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, CI: "true", NO_COLOR: "1", PATH: `${FIXTURES}:${process.env.PATH ?? ""}`, ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const done = new Promise<CliResult>((resolve) => {
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr, durationMs: Date.now() - started }));
+  });
+  return { child, stdout: () => stdout, stderr: () => stderr, done };
+}
+
+export function runCli(args: string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<CliResult> {
+  return startCli(args, options).done;
+}
+
+/** A fresh folder holding `workflow.yaml` with the given text; returns paths for the file and the log root. */
+export async function workspace(yaml: string, name = "workflow.yaml"): Promise<{ dir: string; file: string; logs: string }> {
+  const dir = await mkdtemp(path.join(tmpdir(), "taskq-e2e-"));
+  const file = path.join(dir, name);
+  await writeFile(file, yaml);
+  return { dir, file, logs: path.join(dir, "logs") };
+}
+
+/** The run ids that have a log folder under `logs` (one per `taskq run`). */
+export async function runIds(logs: string): Promise<string[]> {
+  return readdir(logs).catch(() => []);
+}
