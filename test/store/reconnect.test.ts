@@ -42,8 +42,8 @@ describe("PostgresWorker and pg_terminate_backend", () => {
     const tasks = Array.from({ length: 60 }, (_, i) => task(`t${i}`, { dependsOn: i >= 4 ? [`t${i - 4}`] : [] }));
     const runId = await store.submitRun(workflow(tasks));
     let killed = 0;
-    for (let round = 0; round < 5; round++) {
-      await new Promise((resolve) => setTimeout(resolve, 60));
+    for (let round = 0; round < 12; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 40));
       killed += await terminateSessions();
     }
     const status = await waitForRun(store, runId, 25_000);

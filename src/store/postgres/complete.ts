@@ -65,18 +65,18 @@ export async function completeAttempt(
     const graph = await finalizeTask(client, names, row, "succeeded", {
       attempt: { exitCode: outcome.exitCode ?? 0, tail: outcome.tail ?? [] },
     });
-    return { state: "succeeded", ...graph };
+    return { runId: row.run_id, state: "succeeded", ...graph };
   }
   if (outcome.kind === "cancelled" || row.cancel_requested) {
     const reason = outcome.kind === "cancelled" ? (outcome.reason ?? "cancelled by request") : "cancelled by request";
     const attempt = outcome.kind === "failure" ? attemptRecord(outcome) : { tail: outcome.tail ?? [] };
     const graph = await finalizeTask(client, names, row, "cancelled", { attempt, cancelReason: reason });
-    return { state: "cancelled", ...graph };
+    return { runId: row.run_id, state: "cancelled", ...graph };
   }
   const failure = attemptRecord(outcome);
   if (!isRetryable(row, outcome)) {
     const graph = await finalizeTask(client, names, row, "failed", { attempt: failure });
-    return { state: "failed", ...graph };
+    return { runId: row.run_id, state: "failed", ...graph };
   }
   const delay = backoffDelay(row.attempts, { baseMs: row.backoff_base_ms, maxMs: row.backoff_max_ms }, random);
   await client.query(
@@ -88,20 +88,21 @@ export async function completeAttempt(
     [row.id, delay, failure.lastError, failure.exitCode, failure.signal, failure.timedOut, failure.tail],
   );
   await notifyWorkers(client, names, row.run_id);
-  return { state: "queued", retryDelayMs: delay, cascaded: [], unblocked: [] };
+  return { runId: row.run_id, state: "queued", retryDelayMs: delay, cascaded: [], unblocked: [] };
 }
 
 /**
  * Gives a lease back on graceful shutdown: the task is queued again at once and
  * the interrupted attempt is not counted (the task did not fail; the worker
- * left). A task with a pending cancel request is cancelled instead.
+ * left). A task with a pending cancel request is cancelled instead. Returns
+ * the task's run id, or undefined when the token no longer owns the task.
  */
-export async function releaseLease(client: pg.ClientBase, names: SchemaNames, token: string): Promise<boolean> {
+export async function releaseLease(client: pg.ClientBase, names: SchemaNames, token: string): Promise<string | undefined> {
   const row = await lockOwned(client, names, token);
-  if (row === undefined) return false;
+  if (row === undefined) return undefined;
   if (row.cancel_requested) {
     await finalizeTask(client, names, row, "cancelled", { cancelReason: "cancelled by request" });
-    return true;
+    return row.run_id;
   }
   await client.query(
     `UPDATE ${names.tasks}
@@ -111,5 +112,5 @@ export async function releaseLease(client: pg.ClientBase, names: SchemaNames, to
     [row.id],
   );
   await notifyWorkers(client, names, row.run_id);
-  return true;
+  return row.run_id;
 }

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { cancelDependents, dependencyReason, notifyWorkers, refreshRunState, unblockDependents } from "./graph.js";
+import { cancelDependents, dependencyReason, notifyWorkers, unblockDependents } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 
 export type TerminalState = "succeeded" | "failed" | "cancelled";
@@ -23,8 +23,8 @@ export interface FinalDetails {
 
 /**
  * The one terminal transition: records the end state, clears the lease, then
- * unblocks dependents (on success) or cancels them transitively (otherwise),
- * and finally settles the run's state. Runs in the caller's transaction, on a
+ * unblocks dependents (on success) or cancels them transitively (otherwise).
+ * The caller refreshes the run's state after committing. Runs in the caller's transaction, on a
  * row the caller has locked and checked is not terminal yet.
  */
 export async function finalizeTask(
@@ -63,6 +63,5 @@ export async function finalizeTask(
   } else {
     cascaded = await cancelDependents(client, names, task.run_id, task.key, dependencyReason(task.key, state));
   }
-  await refreshRunState(client, names, task.run_id);
   return { cascaded, unblocked };
 }

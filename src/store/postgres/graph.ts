@@ -57,18 +57,15 @@ export async function unblockDependents(client: pg.ClientBase, names: SchemaName
   return result.rows.filter((row) => row.state === "queued").map((row) => row.key);
 }
 
-/** Second key space of the advisory locks that serialize a run's final-state check. */
-const RUN_LOCK_CLASS = 0x7275_6e73; // "runs"
-
 /**
- * Records the run's final state once none of its tasks is active. The advisory
- * lock makes two transactions finishing a run's last tasks check one after the
- * other, so the second one sees the first's commit. (Submit and redrive set a
- * run back to 'running' themselves.)
+ * Records the run's final state once none of its tasks is active. It runs
+ * after the transaction that ended a task has committed, on its own: of two
+ * transactions ending a run's last tasks at once, each may see the other's
+ * task as still running, but the refresh of whichever committed last sees
+ * both. (Idempotent; submit and redrive set a run back to 'running' themselves.)
  */
-export async function refreshRunState(client: pg.ClientBase, names: SchemaNames, runId: string): Promise<void> {
-  await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [RUN_LOCK_CLASS, `${names.schema}:${runId}`]);
-  await client.query(
+export async function refreshRunState(db: pg.Pool | pg.ClientBase, names: SchemaNames, runId: string): Promise<void> {
+  await db.query(
     `UPDATE ${names.runs} r
         SET state = s.state, finished_at = now()
        FROM (SELECT CASE WHEN bool_or(state = 'failed') THEN 'failed'

@@ -1,6 +1,7 @@
 import pg from "pg";
 import { cancelTasks, type CancelResult } from "./cancel.js";
 import { completeAttempt, releaseLease } from "./complete.js";
+import { refreshRunState } from "./graph.js";
 import { leaseTasks, nextRunnableDelay, renewLease } from "./lease.js";
 import { NotificationListener } from "./listener.js";
 import { migrate } from "./migrations.js";
@@ -12,6 +13,8 @@ import { generateRunId, submitRun } from "./submit.js";
 import { sweepExpiredLeases } from "./sweep.js";
 import { inTransaction } from "./transaction.js";
 import type { CompletionResult, DeadLetter, HeartbeatStatus, LeasedTask, Outcome, RunStatus, TaskState, Workflow } from "./types.js";
+
+const ignoreError = (): void => undefined;
 
 export interface PostgresStoreOptions {
   /** An existing pool (not closed by `close()`), or... */
@@ -54,6 +57,9 @@ export class PostgresStore {
     this.#onError = options.onError ?? (() => undefined);
     // An idle client whose backend was terminated emits 'error' on the pool; unhandled, it would crash the process.
     this.pool.on("error", (error) => this.#onError(error));
+    // A backend terminated in the same packet burst that completed its connection reaches the client before
+    // any caller could listen; a permanent listener keeps that from crashing the process (queries still fail).
+    this.pool.on("connect", (client) => client.on("error", ignoreError));
   }
 
   /** Creates the store and applies pending migrations. */
@@ -71,7 +77,9 @@ export class PostgresStore {
   /** Submits a workflow as a run (idempotent on `runId`); returns the run id. */
   async submitRun(workflow: Workflow, options: { runId?: string } = {}): Promise<string> {
     const runId = options.runId ?? generateRunId();
-    return inTransaction(this.pool, (client) => submitRun(client, this.#names, workflow, runId));
+    await inTransaction(this.pool, (client) => submitRun(client, this.#names, workflow, runId));
+    await refreshRunState(this.pool, this.#names, runId);
+    return runId;
   }
 
   /** Leases up to `limit` runnable tasks for `leaseMs`. */
@@ -86,22 +94,30 @@ export class PostgresStore {
 
   /** Records an attempt's outcome; false when `token` no longer owns the task. */
   async complete(token: string, outcome: Outcome): Promise<CompletionResult | false> {
-    return inTransaction(this.pool, (client) => completeAttempt(client, this.#names, token, outcome, this.#random));
+    const result = await inTransaction(this.pool, (client) => completeAttempt(client, this.#names, token, outcome, this.#random));
+    if (result !== false && result.state !== "queued") await refreshRunState(this.pool, this.#names, result.runId);
+    return result;
   }
 
   /** Requeues a leased task at once without counting the attempt (graceful worker stop). */
   async release(token: string): Promise<boolean> {
-    return inTransaction(this.pool, (client) => releaseLease(client, this.#names, token));
+    const runId = await inTransaction(this.pool, (client) => releaseLease(client, this.#names, token));
+    if (runId !== undefined) await refreshRunState(this.pool, this.#names, runId);
+    return runId !== undefined;
   }
 
   /** Recovers tasks whose lease expired; returns how many. */
   async sweepOrphans(limit = 100): Promise<number> {
-    return inTransaction(this.pool, (client) => sweepExpiredLeases(client, this.#names, limit));
+    const { count, runIds } = await inTransaction(this.pool, (client) => sweepExpiredLeases(client, this.#names, limit));
+    for (const runId of runIds) await refreshRunState(this.pool, this.#names, runId);
+    return count;
   }
 
   /** Cancels a run, or one task: queued/blocked at once, running at the next heartbeat. */
   async cancelRun(runId: string, taskKey?: string): Promise<CancelResult> {
-    return inTransaction(this.pool, (client) => cancelTasks(client, this.#names, runId, taskKey));
+    const result = await inTransaction(this.pool, (client) => cancelTasks(client, this.#names, runId, taskKey));
+    await refreshRunState(this.pool, this.#names, runId);
+    return result;
   }
 
   /** Failed tasks, of one run or of all. */
@@ -109,7 +125,9 @@ export class PostgresStore {
     return readDeadLetters(this.pool, this.#names, runId);
   }
 
+  /** A run's tasks and counts. Also settles the run's state, should a worker have died between commit and refresh. */
   async runStatus(runId: string): Promise<RunStatus> {
+    await refreshRunState(this.pool, this.#names, runId);
     return readRunStatus(this.pool, this.#names, runId);
   }
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
-import { dependencyReason, notifyWorkers, refreshRunState } from "./graph.js";
+import { dependencyReason, notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { PRIORITY_VALUES, type TaskState, type Workflow, type WorkflowTask } from "./types.js";
 
@@ -105,7 +105,6 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
         AND EXISTS (SELECT 1 FROM ${names.tasks} WHERE run_id = $1 AND state IN ('blocked','queued','running'))`,
     [runId],
   );
-  await refreshRunState(client, names, runId);
   if (requeued > 0 || fresh.some((row) => row.state === "queued")) await notifyWorkers(client, names, runId);
   return runId;
 }

@@ -17,9 +17,14 @@ interface ExpiredRow {
  * Recovers running tasks whose lease expired (their worker died or stalled):
  * requeued at once with the attempt already counted, failed when attempts are
  * exhausted, cancelled when a cancel was pending. SKIP LOCKED lets several
- * workers sweep at once without waiting on each other. Returns the count.
+ * workers sweep at once without waiting on each other. Returns the count and
+ * the runs touched (whose state the caller refreshes after commit).
  */
-export async function sweepExpiredLeases(client: pg.ClientBase, names: SchemaNames, limit = 100): Promise<number> {
+export async function sweepExpiredLeases(
+  client: pg.ClientBase,
+  names: SchemaNames,
+  limit = 100,
+): Promise<{ count: number; runIds: string[] }> {
   const expired = await client.query<ExpiredRow>(
     `SELECT id, run_id, key, attempts, max_attempts, cancel_requested, worker_id
        FROM ${names.tasks}
@@ -48,5 +53,5 @@ export async function sweepExpiredLeases(client: pg.ClientBase, names: SchemaNam
     }
   }
   for (const runId of requeued) await notifyWorkers(client, names, runId);
-  return expired.rows.length;
+  return { count: expired.rows.length, runIds: [...new Set(expired.rows.map((row) => row.run_id))] };
 }

@@ -75,6 +75,7 @@ export type Outcome =
 
 /** The state an accepted completion moved the task to. */
 export interface CompletionResult {
+  runId: string;
   state: "succeeded" | "queued" | "failed" | "cancelled";
   /** Backoff before the next attempt, when requeued. */
   retryDelayMs?: number;

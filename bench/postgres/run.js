@@ -1,0 +1,84 @@
+// Benchmark: no-op tasks through taskq's PostgresStore and through
+// graphile-worker 0.17 on the same database, same worker counts and concurrency.
+// Build first (npm run build), then: node bench/postgres/run.js
+// Env: DATABASE_URL, BENCH_TASKS (throughput batch, default 2000), BENCH_LATENCY_TASKS (default 200),
+//      BENCH_RUNS (default 5), BENCH_CONCURRENCY (per worker, default 8), BENCH_WORKERS (default "1,2,4").
+import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
+import { graphileSystem, taskqSystem } from "./systems.js";
+
+const url = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const batchSize = Number(process.env.BENCH_TASKS ?? 2000);
+const latencyTasks = Number(process.env.BENCH_LATENCY_TASKS ?? 200);
+const runs = Number(process.env.BENCH_RUNS ?? 5);
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const workerCounts = (process.env.BENCH_WORKERS ?? "1,2,4").split(",").map(Number);
+
+function quantile(values, q) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+/** Records when each task key first started; `waitFor(keys)` resolves when all have. */
+function tracker() {
+  const started = new Map();
+  const waiters = [];
+  return {
+    started,
+    onStart(key) {
+      if (started.has(key)) return;
+      started.set(key, performance.now());
+      for (const waiter of waiters) if (waiter.keys.every((k) => started.has(k))) waiter.resolve();
+    },
+    waitFor(keys) {
+      if (keys.every((k) => started.has(k))) return Promise.resolve();
+      return new Promise((resolve) => waiters.push({ keys, resolve }));
+    },
+  };
+}
+
+async function runOnce(system, workers, round) {
+  await system.reset();
+  const track = tracker();
+  const running = await system.start(workers, concurrency, (key) => track.onStart(key));
+  await sleep(300); // let LISTEN connections settle
+  // Throughput: one batch submitted at once; time until the last task started (no-op tasks end at once).
+  const keys = Array.from({ length: batchSize }, (_, i) => `b${round}-${i}`);
+  const t0 = performance.now();
+  await running.submitBatch(keys);
+  await track.waitFor(keys);
+  const throughput = keys.length / ((Math.max(...keys.map((k) => track.started.get(k))) - t0) / 1000);
+  // Latency: single submits, 10 ms apart, to idle workers.
+  const submitted = new Map();
+  for (let i = 0; i < latencyTasks; i++) {
+    const key = `l${round}-${i}`;
+    submitted.set(key, performance.now());
+    await running.submitOne(key);
+    await sleep(10);
+  }
+  await track.waitFor([...submitted.keys()]);
+  await running.stop();
+  const latencies = [...submitted].map(([key, at]) => track.started.get(key) - at);
+  return { throughput, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99) };
+}
+
+const systems = [taskqSystem(url, "taskq_bench"), graphileSystem(url, "graphile_bench")];
+const rows = [];
+for (const workers of workerCounts) {
+  for (const system of systems) {
+    const results = [];
+    for (let round = 0; round < runs; round++) results.push(await runOnce(system, workers, round));
+    const median = (k) => quantile(results.map((r) => r[k]), 0.5);
+    rows.push({ system: system.name, workers, throughput: median("throughput"), p50: median("p50"), p99: median("p99") });
+    console.error(`done: ${system.name}, ${workers} worker(s)`);
+  }
+}
+console.log(
+  `\nNo-op tasks, ${concurrency} concurrent per worker; throughput over a batch of ${batchSize}; ` +
+    `latency over ${latencyTasks} single submits; medians of ${runs} runs.\n`,
+);
+console.log("| system | workers | tasks/s | submit-to-start p50 (ms) | p99 (ms) |");
+console.log("|---|---:|---:|---:|---:|");
+for (const row of rows) {
+  console.log(`| ${row.system} | ${row.workers} | ${row.throughput.toFixed(0)} | ${row.p50.toFixed(1)} | ${row.p99.toFixed(1)} |`);
+}

@@ -1,0 +1,75 @@
+// The two queues under test, behind one small interface:
+//   start(workerCount, concurrency, onStart) -> { submitBatch(keys), submitOne(key), stop() }
+// onStart(key) is called when a no-op task begins.
+import { Logger, makeWorkerUtils, run, runMigrations } from "graphile-worker";
+import pg from "pg";
+import { PostgresStore, PostgresWorker } from "../../dist/store/postgres/index.js";
+
+const silent = new Logger(() => () => undefined);
+
+function noopTask(id) {
+  return { id, type: "noop", run: "", priority: "normal", retries: 0, backoff: { baseMs: 100, maxMs: 1000 }, env: {}, cwd: ".", dependsOn: [] };
+}
+
+export function taskqSystem(connectionString, schema) {
+  return {
+    name: "taskq (PostgresStore)",
+    async reset() {
+      const pool = new pg.Pool({ connectionString, max: 1 });
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await pool.end();
+      const store = await PostgresStore.open({ connectionString, schema, poolSize: 2 });
+      await store.close();
+    },
+    async start(workerCount, concurrency, onStart) {
+      // One store (pool + LISTEN connection) per worker, as separate processes would have.
+      const stores = [];
+      const workers = [];
+      for (let i = 0; i < workerCount; i++) {
+        const store = new PostgresStore({ connectionString, schema, poolSize: 4 });
+        const worker = new PostgresWorker({ store, concurrency, leaseMs: 30_000, handler: async (task) => onStart(task.key) });
+        await worker.start();
+        stores.push(store);
+        workers.push(worker);
+      }
+      const submitter = new PostgresStore({ connectionString, schema, poolSize: 2 });
+      return {
+        submitBatch: (keys) => submitter.submitRun({ file: "bench.yaml", tasks: keys.map(noopTask), notes: [] }),
+        submitOne: (key) => submitter.submitRun({ file: "bench.yaml", tasks: [noopTask(key)], notes: [] }),
+        async stop() {
+          await Promise.all(workers.map((worker) => worker.stop({ deadlineMs: 1_000 })));
+          await Promise.all([...stores, submitter].map((store) => store.close()));
+        },
+      };
+    },
+  };
+}
+
+export function graphileSystem(connectionString, schema) {
+  const options = { connectionString, schema, logger: silent };
+  return {
+    name: "graphile-worker 0.17",
+    async reset() {
+      const pool = new pg.Pool({ connectionString, max: 1 });
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await pool.end();
+      await runMigrations(options);
+    },
+    async start(workerCount, concurrency, onStart) {
+      const taskList = { noop: async (payload) => onStart(payload.key) };
+      const runners = [];
+      for (let i = 0; i < workerCount; i++) {
+        runners.push(await run({ ...options, concurrency, noHandleSignals: true, pollInterval: 2_000, taskList }));
+      }
+      const utils = await makeWorkerUtils(options);
+      return {
+        submitBatch: (keys) => utils.addJobs(keys.map((key) => ({ identifier: "noop", payload: { key }, maxAttempts: 1 }))),
+        submitOne: (key) => utils.addJob("noop", { key }, { maxAttempts: 1 }),
+        async stop() {
+          await Promise.all(runners.map((runner) => runner.stop()));
+          await utils.release();
+        },
+      };
+    },
+  };
+}
