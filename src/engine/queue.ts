@@ -84,6 +84,8 @@ export class Queue {
   #timerAt = Infinity;
   #shutdown: { promise: Promise<ShutdownResult>; resolve: (result: ShutdownResult) => void; cleanups: (() => void)[] } | undefined;
   #idleWaiters: (() => void)[] = [];
+  /** Attempts whose handler returned or threw synchronously, waiting for #flushSettled. */
+  readonly #settled: RecordAttemptContext[] = [];
   /** The signal reason of a hard stop, and the error of every task it ends. */
   #stopReason: TaskCancelledError | undefined;
 
@@ -260,10 +262,11 @@ export class Queue {
     return shutdown.promise;
   }
 
+  /** `task-<seq>`; a suffix only if a caller already took that id. */
   #generateId(): string {
-    let id: string;
-    do id = `task-${this.#seq + 1}-${Math.random().toString(36).slice(2, 8)}`;
-    while (this.#tasks.has(id));
+    const base = `task-${this.#seq + 1}`;
+    let id = base;
+    for (let n = 2; this.#tasks.has(id); n++) id = `${base}-${n}`;
     return id;
   }
 
@@ -389,12 +392,35 @@ export class Queue {
           (error: unknown) => this.#finishAttempt(context, false, error),
         );
       } else {
-        queueMicrotask(() => this.#finishAttempt(context, true, outcome));
+        this.#settleLater(context, true, outcome);
       }
     } catch (error) {
-      queueMicrotask(() => this.#finishAttempt(context, false, error));
+      this.#settleLater(context, false, error);
     }
   }
+
+  /**
+   * A synchronous handler's outcome is recorded in a microtask, as a promise's
+   * would be. One microtask serves every attempt settled meanwhile: no closure
+   * or microtask per task on the hot path.
+   */
+  #settleLater(context: RecordAttemptContext, ok: boolean, outcome: unknown): void {
+    context.ok = ok;
+    context.outcome = outcome;
+    this.#settled.push(context);
+    if (this.#settled.length === 1) queueMicrotask(this.#flushSettled);
+  }
+
+  readonly #flushSettled = (): void => {
+    const settled = this.#settled;
+    // Attempts started while flushing settle in this same loop, in order.
+    for (let i = 0; i < settled.length; i++) {
+      const context = settled[i]!;
+      this.#finishAttempt(context, context.ok, context.outcome);
+      context.outcome = undefined;
+    }
+    settled.length = 0;
+  };
 
   /** Records an attempt's outcome: success, retry, failure or cancellation. */
   #finishAttempt(context: RecordAttemptContext, ok: boolean, outcome: unknown): void {
@@ -429,7 +455,16 @@ export class Queue {
       });
       return;
     }
-    const delayMs = Math.max(0, (record.backoff ?? this.#backoff)(context.attempt));
+    let delayMs: number;
+    try {
+      const raw = (record.backoff ?? this.#backoff)(context.attempt);
+      // NaN would poison the delayed heap's order; treat it, and negatives, as "now".
+      delayMs = raw > 0 ? raw : 0;
+    } catch {
+      // A broken backoff policy must not crash the queue: the task fails with its own error.
+      this.#finalize(record, "FAILED", { error });
+      return;
+    }
     record.runAt = Date.now() + delayMs;
     record.error = error;
     this.#retries++;

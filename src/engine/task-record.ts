@@ -65,6 +65,9 @@ export class RecordAttemptContext {
   /** Why the attempt's signal aborted, once it has. */
   abortReason: unknown = undefined;
   timeoutTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** A synchronous handler's outcome, held until the queue records it. */
+  ok = false;
+  outcome: unknown = undefined;
   readonly startedAt: number;
 
   constructor(

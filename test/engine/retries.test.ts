@@ -77,6 +77,25 @@ describe("retries", () => {
     expect(queue.get("a")?.status).toBe("SUCCEEDED");
   });
 
+  it("a NaN backoff counts as 0, and a throwing backoff fails the task instead of the queue", async () => {
+    const { queue } = makeQueue({ handlers: { flaky: flaky(1) }, backoff: () => NaN });
+    queue.submit({ id: "a", type: "flaky" });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(queue.get("a")?.status).toBe("SUCCEEDED");
+    queue.submit({
+      id: "b",
+      type: "flaky",
+      backoff: () => {
+        throw new Error("policy broke");
+      },
+    });
+    queue.submit({ id: "c", type: "echo" });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(queue.get("b")).toMatchObject({ status: "FAILED", attempts: 1 });
+    expect((queue.get("b")?.error as Error).message).toBe("attempt 1");
+    expect(queue.get("c")?.status).toBe("SUCCEEDED");
+  });
+
   it("RUNNING -> FAILED after maxAttempts, with the last error, and a dead letter", async () => {
     const { queue, log } = makeQueue({ handlers: { flaky: flaky(10) } });
     queue.submit({ id: "a", type: "flaky", maxAttempts: 3 });
