@@ -82,6 +82,7 @@ export function describeValue(value: unknown): string {
   if (value === null) return "nothing (null)";
   if (typeof value === "string") return value === "" ? "an empty string" : quote(value);
   if (typeof value === "number" || typeof value === "boolean") return String(value);
+  if (ArrayBuffer.isView(value)) return "binary data";
   if (Array.isArray(value)) return value.length === 0 ? "an empty list" : "a list";
   if (value instanceof Map || typeof value === "object") return "a mapping";
   return typeof value;

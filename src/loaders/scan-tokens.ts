@@ -47,7 +47,7 @@ function checkTaskCount(root: CST.Token, problems: ProblemList): boolean {
     const value = item.value;
     if (value?.type !== "block-map" && value?.type !== "flow-collection") return true;
     if (value.items.length > MAX_TASKS) {
-      problems.atOffset(value.offset, `too many tasks (${value.items.length}); the limit is ${MAX_TASKS.toLocaleString("en-US")}`);
+      problems.atOffset(value.offset, `too many tasks (${value.items.length.toLocaleString("en-US")}); the limit is ${MAX_TASKS.toLocaleString("en-US")}`);
       return false;
     }
   }
