@@ -48,7 +48,7 @@ export class AttemptOutput {
     this.#splitters.push(splitter);
     source.on("error", () => {}); // a broken pipe just ends this stream's output
     source.on("data", (chunk: Buffer) => {
-      if (this.#logError === undefined && !this.#log.write(chunk)) {
+      if (this.#logError === undefined && !this.#log.write(chunk, this.#afterWrite)) {
         source.pause();
         this.#paused.add(source);
       }
@@ -99,6 +99,14 @@ export class AttemptOutput {
       if (!log.destroyed && !log.writableEnded) log.end();
     });
   }
+
+  /**
+   * Resumes as soon as the log is below its high-water mark again, not only on 'drain'
+   * (empty buffer): reading the pipe then overlaps writing the file instead of alternating.
+   */
+  readonly #afterWrite = (): void => {
+    if (this.#paused.size > 0 && this.#log.writableLength < this.#log.writableHighWaterMark) this.#resumeAll();
+  };
 
   #resumeAll(): void {
     for (const source of this.#paused) source.resume();

@@ -3,8 +3,8 @@ import { createWriteStream, type WriteStream } from "node:fs";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
 
-/** Big enough that a 64 KiB pipe chunk rarely trips backpressure, small enough to bound memory. */
-const LOG_HIGH_WATER_MARK = 1024 * 1024;
+/** Bytes of output buffered before the task's pipes are paused: bounds memory per running task. */
+const LOG_HIGH_WATER_MARK = 8 * 1024 * 1024;
 
 /** A task id that would put its log file outside the run's log folder. */
 export class InvalidTaskIdError extends TaskqError {
@@ -33,6 +33,9 @@ export function resolveLogPath(logDir: string, taskId: string): string {
 export async function openLogFile(file: string, attempt: number): Promise<WriteStream> {
   const log = createWriteStream(file, { flags: attempt > 1 ? "a" : "w", highWaterMark: LOG_HIGH_WATER_MARK });
   await once(log, "ready");
+  // Failures are reported by AttemptOutput's listener; this one only keeps an error on a
+  // path that never gets there (command failed to start) from crashing the process.
+  log.on("error", () => {});
   if (attempt > 1) log.write(`\n--- taskq: attempt ${attempt} ---\n`);
   return log;
 }

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { stat, mkdir } from "node:fs/promises";
+import type { WriteStream } from "node:fs";
+import { mkdir, stat } from "node:fs/promises";
 import { AttemptOutput, type StreamName } from "./attempt-output.js";
 import { LogWriteError, TaskFailedError } from "./errors.js";
 import { Tail } from "./line-splitter.js";
@@ -58,7 +59,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       };
     };
 
-    let log;
+    let log: WriteStream;
     try {
       await ensureLogDir();
       log = await openLogFile(logPath, ctx.attempt);
@@ -175,11 +176,11 @@ async function explainSpawnError(error: unknown, task: ShellTask): Promise<unkno
   return cwdExists ? error : new Error(`working directory ${task.cwd} does not exist`, { cause: error });
 }
 
-async function closeQuietly(log: import("node:fs").WriteStream): Promise<void> {
+/** Closes a log no command wrote to; errors were already made harmless by openLogFile. */
+async function closeQuietly(log: WriteStream): Promise<void> {
   if (log.closed) return;
   await new Promise<void>((resolve) => {
     log.once("close", resolve);
-    log.once("error", () => {});
-    log.end();
+    if (!log.destroyed) log.end();
   });
 }
