@@ -49,24 +49,38 @@ function attemptRecord(outcome: Extract<Outcome, { kind: "failure" }>): Required
 }
 
 /**
- * Records the end of an attempt. Guarded by the lease token: a worker whose
+ * Records a successful attempt in one round trip (the migration's
+ * `complete_success` function): ends the task, unblocks its dependents, and
+ * settles the run. False when `token` no longer owns the task.
+ */
+export async function completeSuccess(
+  pool: pg.Pool,
+  names: SchemaNames,
+  token: string,
+  outcome: Extract<Outcome, { kind: "success" }>,
+): Promise<CompletionResult | false> {
+  const result = await pool.query<{ run_id: string; unblocked: string[] }>(
+    `SELECT run_id, unblocked FROM ${names.quoted}.complete_success($1, $2, $3)`,
+    [token, outcome.exitCode ?? 0, outcome.tail ?? []],
+  );
+  const row = result.rows[0];
+  if (row === undefined) return false;
+  return { runId: row.run_id, state: "succeeded", cascaded: [], unblocked: row.unblocked };
+}
+
+/**
+ * Records the end of a failed or cancelled attempt. Guarded by the lease token: a worker whose
  * lease was lost (swept, or re-leased by another) changes nothing and gets false.
  */
 export async function completeAttempt(
   client: pg.ClientBase,
   names: SchemaNames,
   token: string,
-  outcome: Outcome,
+  outcome: Exclude<Outcome, { kind: "success" }>,
   random: () => number = Math.random,
 ): Promise<CompletionResult | false> {
   const row = await lockOwned(client, names, token);
   if (row === undefined) return false;
-  if (outcome.kind === "success") {
-    const graph = await finalizeTask(client, names, row, "succeeded", {
-      attempt: { exitCode: outcome.exitCode ?? 0, tail: outcome.tail ?? [] },
-    });
-    return { runId: row.run_id, state: "succeeded", ...graph };
-  }
   if (outcome.kind === "cancelled" || row.cancel_requested) {
     const reason = outcome.kind === "cancelled" ? (outcome.reason ?? "cancelled by request") : "cancelled by request";
     const attempt = outcome.kind === "failure" ? attemptRecord(outcome) : { tail: outcome.tail ?? [] };

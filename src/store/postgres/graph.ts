@@ -78,6 +78,23 @@ export async function refreshRunState(db: pg.Pool | pg.ClientBase, names: Schema
   );
 }
 
+/** Settles every running run that has no active task left (a backstop the sweeper runs). */
+export async function settleRuns(db: pg.Pool | pg.ClientBase, names: SchemaNames): Promise<number> {
+  const result = await db.query(
+    `UPDATE ${names.runs} r
+        SET state = s.state, finished_at = now()
+       FROM (SELECT t.run_id,
+                    CASE WHEN bool_or(t.state = 'failed') THEN 'failed'
+                         WHEN bool_or(t.state = 'cancelled') THEN 'cancelled'
+                         ELSE 'succeeded' END AS state
+               FROM ${names.tasks} t JOIN ${names.runs} rr ON rr.id = t.run_id AND rr.state = 'running'
+              GROUP BY t.run_id
+             HAVING NOT bool_or(t.state IN ('blocked', 'queued', 'running'))) s
+      WHERE r.id = s.run_id AND r.state = 'running'`,
+  );
+  return result.rowCount ?? 0;
+}
+
 /** Wakes idle workers once the transaction commits (NOTIFY is transactional). */
 export async function notifyWorkers(client: pg.ClientBase, names: SchemaNames, payload = ""): Promise<void> {
   await client.query("SELECT pg_notify($1, $2)", [names.channel, payload]);

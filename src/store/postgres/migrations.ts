@@ -78,6 +78,56 @@ const MIGRATIONS: Migration[] = [
       CREATE INDEX task_deps_dependents ON ${deps} (run_id, depends_on_key);
     `,
   },
+  {
+    version: 2,
+    name: "complete_success function",
+    // The hot path in one round trip. Each statement of a VOLATILE plpgsql function takes a fresh snapshot,
+    // so the dependents update sees rows a concurrent submit committed while this waited for the task's lock.
+    sql: ({ quoted, tasks, deps, runs, channel }) => `
+      CREATE FUNCTION ${quoted}.complete_success(p_token uuid, p_exit_code int, p_tail text[])
+      RETURNS TABLE (run_id text, unblocked text[], run_finished boolean)
+      LANGUAGE plpgsql VOLATILE AS $fn$
+      #variable_conflict use_column
+      DECLARE
+        v_run text;
+        v_key text;
+      BEGIN
+        UPDATE ${tasks} t
+           SET state = 'succeeded', finished_at = now(), lease_token = NULL, lease_expires_at = NULL, waiting_on = 0,
+               exit_code = p_exit_code, signal = NULL, timed_out = false, tail = p_tail
+         WHERE t.lease_token = p_token AND t.state = 'running'
+         RETURNING t.run_id, t.key INTO v_run, v_key;
+        IF NOT FOUND THEN
+          RETURN;
+        END IF;
+        WITH u AS (
+          UPDATE ${tasks} t
+             SET waiting_on = t.waiting_on - 1,
+                 state = CASE WHEN t.waiting_on <= 1 THEN 'queued' ELSE t.state END,
+                 queued_at = CASE WHEN t.waiting_on <= 1 THEN now() ELSE t.queued_at END
+           WHERE t.run_id = v_run AND t.state = 'blocked'
+             AND t.key IN (SELECT d.task_key FROM ${deps} d WHERE d.run_id = v_run AND d.depends_on_key = v_key)
+           RETURNING t.key, t.state)
+        SELECT COALESCE(array_agg(u.key) FILTER (WHERE u.state = 'queued'), '{}') INTO unblocked FROM u;
+        IF cardinality(unblocked) > 0 THEN
+          PERFORM pg_notify('${channel}', v_run);
+        END IF;
+        -- Settle the run when nothing else in it is active. Two last tasks ending at once may each see the
+        -- other still running; the sweeper's settleRuns and runStatus catch that case.
+        UPDATE ${runs} r
+           SET state = CASE WHEN EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state = 'failed') THEN 'failed'
+                            WHEN EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state = 'cancelled') THEN 'cancelled'
+                            ELSE 'succeeded' END,
+               finished_at = now()
+         WHERE r.id = v_run AND r.state = 'running'
+           AND NOT EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state IN ('blocked', 'queued', 'running'));
+        run_finished := FOUND;
+        run_id := v_run;
+        RETURN NEXT;
+      END
+      $fn$;
+    `,
+  },
 ];
 
 /** First key of the two-key advisory lock that serializes migrations (the second is the schema). */

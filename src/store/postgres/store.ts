@@ -1,7 +1,7 @@
 import pg from "pg";
 import { cancelTasks, type CancelResult } from "./cancel.js";
-import { completeAttempt, releaseLease } from "./complete.js";
-import { refreshRunState } from "./graph.js";
+import { completeAttempt, completeSuccess, releaseLease } from "./complete.js";
+import { refreshRunState, settleRuns } from "./graph.js";
 import { leaseTasks, nextRunnableDelay, renewLease } from "./lease.js";
 import { NotificationListener } from "./listener.js";
 import { migrate } from "./migrations.js";
@@ -94,6 +94,7 @@ export class PostgresStore {
 
   /** Records an attempt's outcome; false when `token` no longer owns the task. */
   async complete(token: string, outcome: Outcome): Promise<CompletionResult | false> {
+    if (outcome.kind === "success") return completeSuccess(this.pool, this.#names, token, outcome);
     const result = await inTransaction(this.pool, (client) => completeAttempt(client, this.#names, token, outcome, this.#random));
     if (result !== false && result.state !== "queued") await refreshRunState(this.pool, this.#names, result.runId);
     return result;
@@ -106,10 +107,14 @@ export class PostgresStore {
     return runId !== undefined;
   }
 
-  /** Recovers tasks whose lease expired; returns how many. */
+  /**
+   * Recovers tasks whose lease expired; returns how many. Also settles runs
+   * whose last tasks ended at the same moment (see `complete_success`).
+   */
   async sweepOrphans(limit = 100): Promise<number> {
     const { count, runIds } = await inTransaction(this.pool, (client) => sweepExpiredLeases(client, this.#names, limit));
     for (const runId of runIds) await refreshRunState(this.pool, this.#names, runId);
+    await settleRuns(this.pool, this.#names);
     return count;
   }
 

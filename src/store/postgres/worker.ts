@@ -134,7 +134,8 @@ export class PostgresWorker {
           failures = 0;
           for (const task of leased) this.#launch(task);
           if (leased.length === free) continue; // there may be more: fill the freed slots first
-          const next = await store.nextRunnableDelay();
+          // Idle: sleep no longer than the nearest delayed task. (Busy, the next completion wakes the loop.)
+          const next = leased.length === 0 ? await store.nextRunnableDelay() : null;
           if (next !== null) waitMs = Math.min(waitMs, next);
         } catch (error) {
           this.#emit({ type: "db-error", operation: "lease", error });
