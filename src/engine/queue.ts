@@ -113,8 +113,9 @@ export class Queue {
   submit<P>(spec: TaskSpec<P>): string {
     if (this.#closing) throw new QueueClosedError();
     if (!this.#handlers.has(spec.type)) throw new UnknownHandlerError(spec.type);
-    const id = spec.id || this.#generateId();
-    if (this.#tasks.has(id)) return id;
+    // One map lookup per submit: a generated id is unique by construction.
+    const id = spec.id ? spec.id : this.#generateId();
+    if (spec.id && this.#tasks.has(id)) return id;
     const dependencies = this.#resolveDependencies(id, spec.dependsOn);
     const record = this.#createRecord(id, spec);
     this.#tasks.set(id, record);
