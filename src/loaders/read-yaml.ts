@@ -1,4 +1,4 @@
-import { Composer, LineCounter, Lexer, Parser, type CST, type Document } from "yaml";
+import { Composer, LineCounter, Lexer, Parser, type CST, type Document, type YAMLError } from "yaml";
 import { MAX_NESTING_DEPTH } from "./limits.js";
 import { ProblemList } from "./problem-list.js";
 import { scanTokens } from "./scan-tokens.js";
@@ -34,9 +34,7 @@ export function readYaml(text: string, file: string): ParsedYaml | { problems: P
     return { problems };
   }
   if (document === undefined) return { problems };
-  for (const error of [...document.errors, ...document.warnings]) {
-    problems.atOffset(error.pos[0], error.message.split("\n")[0] ?? error.message);
-  }
+  reportYamlErrors([...document.errors, ...document.warnings], problems);
   if (document.errors.length > 0) return { problems };
   return { document, lineCounter, problems };
 }
@@ -45,10 +43,35 @@ const openers = new Set(["[", "{"]);
 const closers = new Set(["]", "}"]);
 const SCALAR_MARK = "\x1f";
 
-function tokenize(text: string, lineCounter: LineCounter, problems: ProblemList): CST.Token[] | undefined {
-  const parser = new Parser(lineCounter.addNewLine);
-  const tokens: CST.Token[] = [];
+/** Beyond this many, YAML syntax errors are mostly echoes of the first ones. */
+const MAX_YAML_ERRORS = 10;
+
+/** Reports yaml's errors and warnings: one per line, at most MAX_YAML_ERRORS, then a count of the rest. */
+function reportYamlErrors(errors: YAMLError[], problems: ProblemList): void {
+  const lines = new Set<string>();
+  let shown = 0;
+  for (const [index, error] of errors.entries()) {
+    const line = problems.lineCol(error.pos[0]).split(":")[0]!;
+    if (lines.has(line)) continue;
+    lines.add(line);
+    if (shown++ === MAX_YAML_ERRORS) {
+      problems.atOffset(error.pos[0], `... and up to ${errors.length - index} more YAML errors from here on; fix the ones above first`);
+      return;
+    }
+    problems.atOffset(error.pos[0], error.message.split("\n")[0] ?? error.message);
+  }
+}
+
+/** Line starts straight from the text: the parser skips some newlines while recovering from errors. */
+function countLines(text: string, lineCounter: LineCounter): void {
   lineCounter.addNewLine(0);
+  for (let index = text.indexOf("\n"); index !== -1; index = text.indexOf("\n", index + 1)) lineCounter.addNewLine(index + 1);
+}
+
+function tokenize(text: string, lineCounter: LineCounter, problems: ProblemList): CST.Token[] | undefined {
+  const parser = new Parser();
+  const tokens: CST.Token[] = [];
+  countLines(text, lineCounter);
   let depth = 0;
   let afterScalarMark = false;
   for (const lexeme of new Lexer().lex(text)) {

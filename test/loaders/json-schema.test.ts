@@ -12,14 +12,16 @@ describe("workflow JSON Schema", () => {
   });
 
   it("describes what users write: task id pattern, required run, durations as text or seconds, no unknown keys", () => {
-    const schema = workflowJsonSchema() as { required: string[]; additionalProperties: boolean; properties: Record<string, any> };
+    type Node = { required?: string[]; additionalProperties?: boolean | Node; properties?: Record<string, Node>; propertyNames?: Node; pattern?: string; anyOf?: Node[]; type?: string; format?: string };
+    const schema = workflowJsonSchema() as Node;
     expect(schema.required).toEqual(["tasks"]);
     expect(schema.additionalProperties).toBe(false);
-    const tasks = schema.properties.tasks;
-    expect(tasks.propertyNames.pattern).toBe(TASK_ID_PATTERN.source);
-    expect(tasks.additionalProperties.required).toEqual(["run"]);
-    expect(tasks.additionalProperties.additionalProperties).toBe(false);
-    expect(tasks.additionalProperties.properties.timeout.anyOf.map((option: { type: string }) => option.type)).toEqual(["string", "number"]);
-    expect(tasks.additionalProperties.properties.runAt.format).toBe("date-time");
+    const tasks = schema.properties!.tasks!;
+    expect(tasks.propertyNames!.pattern).toBe(TASK_ID_PATTERN.source);
+    const task = tasks.additionalProperties as Node;
+    expect(task.required).toEqual(["run"]);
+    expect(task.additionalProperties).toBe(false);
+    expect(task.properties!.timeout!.anyOf!.map((option) => option.type)).toEqual(["string", "number"]);
+    expect(task.properties!.runAt!.format).toBe("date-time");
   });
 });

@@ -27,6 +27,14 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", '    run: "echo'))).toEqual(["4:1: Missing closing \"quote"]);
   });
 
+  it("keeps line numbers right after a syntax error, and caps the echoes that follow it", () => {
+    const lines = ["defaults: ]", ...Array.from({ length: 30 }, (_, index) => `  k${index}: 1`)];
+    const problems = problemsOf(yaml(...lines));
+    expect(problems.slice(0, 3)).toEqual(['1:11: Unexpected flow-seq-end token in YAML stream: "]"', '2:3: Unexpected scalar token in YAML stream: "k0"', '3:3: Unexpected scalar token in YAML stream: "k1"']);
+    expect(problems).toHaveLength(11);
+    expect(problems[10]).toMatch(/^11:3: \.\.\. and up to \d+ more YAML errors from here on; fix the ones above first$/);
+  });
+
   it("reports tabs used as indentation", () => {
     expect(problemsOf("tasks:\n\ta: { run: x }\n")).toEqual(["2:1: Tabs are not allowed as indentation"]);
   });

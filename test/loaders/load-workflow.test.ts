@@ -1,0 +1,48 @@
+import { mkdtempSync, rmSync, truncateSync, writeFileSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { loadWorkflow, MAX_FILE_BYTES, WorkflowError } from "../../src/loaders/index.js";
+
+const folder = mkdtempSync(join(tmpdir(), "taskq-loader-"));
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+async function problemsOfFile(file: string): Promise<string[]> {
+  const error: unknown = await loadWorkflow(file).then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  expect(error).toBeInstanceOf(WorkflowError);
+  expect((error as WorkflowError).exitCode).toBe(2);
+  return (error as WorkflowError).message.split("\n");
+}
+
+describe("loadWorkflow", () => {
+  it("reads a file, resolving cwd against the file's folder while messages keep the path as given", async () => {
+    mkdirSync(join(folder, "ci"));
+    writeFileSync(join(folder, "ci", "pipeline.yaml"), "tasks:\n  build: { run: make, cwd: src }\n  bad: { run: make, retries: -1 }\n");
+    const given = relative(process.cwd(), join(folder, "ci", "pipeline.yaml"));
+    expect(await problemsOfFile(given)).toEqual([`${given}:3:30: task "bad": \`retries\` must be an integer from 0 to 100, got -1`]);
+    writeFileSync(join(folder, "ci", "pipeline.yaml"), "tasks:\n  build: { run: make, cwd: src }\n");
+    const workflow = await loadWorkflow(given);
+    expect(workflow.file).toBe(given);
+    expect(workflow.tasks[0]!.cwd).toBe(join(folder, "ci", "src"));
+  });
+
+  it("reports a missing file at 1:1 with exit code 2", async () => {
+    expect(await problemsOfFile(join(folder, "nope.yaml"))).toEqual([`${join(folder, "nope.yaml")}:1:1: cannot read file: ENOENT (no such file)`]);
+  });
+
+  it("reports a directory", async () => {
+    expect(await problemsOfFile(folder)).toEqual([`${folder}:1:1: cannot read file: it is a directory`]);
+  });
+
+  it("rejects a file over the size limit from its size alone, without reading it", async () => {
+    const huge = join(folder, "huge.yaml");
+    writeFileSync(huge, "");
+    truncateSync(huge, MAX_FILE_BYTES + 1); // sparse: costs no disk space
+    const start = performance.now();
+    expect(await problemsOfFile(huge)).toEqual([`${huge}:1:1: the file is 67,108,865 bytes; the limit is 67,108,864 bytes (64 MiB)`]);
+    expect(performance.now() - start).toBeLessThan(1000);
+  });
+});
