@@ -65,13 +65,16 @@ async function runOnce(system, workers, round) {
 const systems = [taskqSystem(url, "taskq_bench"), graphileSystem(url, "graphile_bench")];
 const rows = [];
 for (const workers of workerCounts) {
-  for (const system of systems) {
-    const results = [];
-    for (let round = 0; round < runs; round++) results.push(await runOnce(system, workers, round));
-    const median = (k) => quantile(results.map((r) => r[k]), 0.5);
-    rows.push({ system: system.name, workers, throughput: median("throughput"), p50: median("p50"), p99: median("p99") });
-    console.error(`done: ${system.name}, ${workers} worker(s)`);
+  // Rounds alternate between the systems so that background load hits both alike.
+  const results = systems.map(() => []);
+  for (let round = 0; round < runs; round++) {
+    for (const [i, system] of systems.entries()) results[i].push(await runOnce(system, workers, round));
   }
+  for (const [i, system] of systems.entries()) {
+    const median = (k) => quantile(results[i].map((r) => r[k]), 0.5);
+    rows.push({ system: system.name, workers, throughput: median("throughput"), p50: median("p50"), p99: median("p99") });
+  }
+  console.error(`done: ${workers} worker(s)`);
 }
 console.log(
   `\nNo-op tasks, ${concurrency} concurrent per worker; throughput over a batch of ${batchSize}; ` +

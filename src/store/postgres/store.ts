@@ -77,8 +77,8 @@ export class PostgresStore {
   /** Submits a workflow as a run (idempotent on `runId`); returns the run id. */
   async submitRun(workflow: Workflow, options: { runId?: string } = {}): Promise<string> {
     const runId = options.runId ?? generateRunId();
-    await inTransaction(this.pool, (client) => submitRun(client, this.#names, workflow, runId));
-    await refreshRunState(this.pool, this.#names, runId);
+    const { settle } = await inTransaction(this.pool, (client) => submitRun(client, this.#names, workflow, runId));
+    if (settle) await refreshRunState(this.pool, this.#names, runId);
     return runId;
   }
 

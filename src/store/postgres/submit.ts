@@ -67,21 +67,26 @@ function planTask(task: WorkflowTask, ord: number, states: Map<string, TaskState
 /**
  * Inserts a run and its tasks in one transaction. Idempotent on the run id:
  * tasks that already exist are not duplicated; a still-queued one takes the
- * new priority and not-before (dedup on key). Returns the run id.
+ * new priority and not-before (dedup on key). Returns whether the run may have
+ * ended (every new task cancelled at once), for the caller to settle after commit.
  */
-export async function submitRun(client: pg.ClientBase, names: SchemaNames, workflow: Workflow, runId: string): Promise<string> {
-  await client.query(`INSERT INTO ${names.runs} (id, name, file) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`, [
-    runId,
-    workflow.name ?? null,
-    workflow.file,
-  ]);
-  const wanted = new Set(workflow.tasks.flatMap((task) => [task.id, ...task.dependsOn]));
-  // FOR SHARE: a dependency cannot complete between reading its state and inserting its dependents.
-  const existing = await client.query<{ key: string; state: TaskState }>(
-    `SELECT key, state FROM ${names.tasks} WHERE run_id = $1 AND key = ANY($2) ORDER BY id FOR SHARE`,
-    [runId, [...wanted]],
+export async function submitRun(client: pg.ClientBase, names: SchemaNames, workflow: Workflow, runId: string): Promise<{ settle: boolean }> {
+  const created = await client.query(
+    `INSERT INTO ${names.runs} (id, name, file) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING RETURNING id`,
+    [runId, workflow.name ?? null, workflow.file],
   );
-  const states = new Map(existing.rows.map((row) => [row.key, row.state]));
+  const isNew = created.rowCount === 1;
+  // A new run has no tasks yet: skip reading them. Otherwise FOR SHARE keeps a dependency
+  // from completing between reading its state and inserting its dependents.
+  const existing = isNew
+    ? []
+    : (
+        await client.query<{ key: string; state: TaskState }>(
+          `SELECT key, state FROM ${names.tasks} WHERE run_id = $1 AND key = ANY($2) ORDER BY id FOR SHARE`,
+          [runId, [...new Set(workflow.tasks.flatMap((task) => [task.id, ...task.dependsOn]))]],
+        )
+      ).rows;
+  const states = new Map(existing.map((row) => [row.key, row.state]));
   const existingKeys = new Set(states.keys());
   const fresh: NewTaskRow[] = [];
   const resubmitted: { key: string; priority: number; run_at: number | null }[] = [];
@@ -97,7 +102,9 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
     fresh.push(row);
     states.set(row.key, row.state);
   }
-  if (fresh.length > 0) await insertTasks(client, names, runId, fresh, workflow.tasks);
+  const queued = fresh.some((row) => row.state === "queued");
+  if (fresh.length > 0) await insertTasks(client, names, runId, fresh, workflow.tasks, queued);
+  if (isNew) return { settle: !fresh.some((row) => row.state !== "cancelled") };
   const requeued = await updateQueued(client, names, runId, resubmitted);
   await client.query(
     `UPDATE ${names.runs} SET state = 'running', finished_at = NULL
@@ -105,13 +112,22 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
         AND EXISTS (SELECT 1 FROM ${names.tasks} WHERE run_id = $1 AND state IN ('blocked','queued','running'))`,
     [runId],
   );
-  if (requeued > 0 || fresh.some((row) => row.state === "queued")) await notifyWorkers(client, names, runId);
-  return runId;
+  if (requeued > 0 && !queued) await notifyWorkers(client, names, runId);
+  return { settle: true };
 }
 
-async function insertTasks(client: pg.ClientBase, names: SchemaNames, runId: string, rows: NewTaskRow[], tasks: WorkflowTask[]): Promise<void> {
+/** Inserts new tasks in submission order, and wakes workers in the same statement when one is runnable. */
+async function insertTasks(
+  client: pg.ClientBase,
+  names: SchemaNames,
+  runId: string,
+  rows: NewTaskRow[],
+  tasks: WorkflowTask[],
+  notify: boolean,
+): Promise<void> {
   await client.query(
-    `INSERT INTO ${names.tasks} (run_id, key, type, run, env, cwd, priority, not_before, state, max_attempts, retry_on,
+    `WITH inserted AS (
+     INSERT INTO ${names.tasks} (run_id, key, type, run, env, cwd, priority, not_before, state, max_attempts, retry_on,
                                  backoff_base_ms, backoff_max_ms, timeout_ms, waiting_on, cancel_reason, cancelled_by,
                                  queued_at, finished_at)
      SELECT $1, x.key, x.type, x.run, x.env, x.cwd, x.priority,
@@ -122,8 +138,10 @@ async function insertTasks(client: pg.ClientBase, names: SchemaNames, runId: str
        FROM jsonb_to_recordset($2) AS x(ord int, key text, type text, run text, env jsonb, cwd text, priority int,
             run_at float8, state text, max_attempts int, retry_on jsonb, backoff_base_ms int, backoff_max_ms int,
             timeout_ms int, waiting_on int, cancel_reason text, cancelled_by text)
-      ORDER BY x.ord`,
-    [runId, JSON.stringify(rows)],
+      ORDER BY x.ord
+     RETURNING 1)
+     SELECT count(*), CASE WHEN $3 THEN pg_notify($4, $1) END FROM inserted`,
+    [runId, JSON.stringify(rows), notify, names.channel],
   );
   const fresh = new Set(rows.map((row) => row.key));
   const edges = tasks.filter((task) => fresh.has(task.id)).flatMap((task) => task.dependsOn.map((dep) => [task.id, dep]));
