@@ -51,14 +51,39 @@ export async function isProcessGroupAlive(pgid: number): Promise<boolean> {
 }
 
 async function hasLiveMember(pgid: number): Promise<boolean> {
+  const live = await groupsWithLiveMembers();
+  return live === undefined || live.has(pgid);
+}
+
+/** A scan not yet started; every caller until it starts shares it. */
+let nextScan: Promise<Set<number> | undefined> | undefined;
+
+/**
+ * The process groups that have a live (non-zombie) member, from one pass over /proc
+ * shared by every caller of the same tick: with 200 groups being reaped at once, one
+ * scan per poll instead of 200 (each reading every /proc/<pid>/stat). A scan always
+ * starts after the call, so it never misses a process that existed when asked.
+ * Undefined when /proc cannot be read.
+ */
+function groupsWithLiveMembers(): Promise<Set<number> | undefined> {
+  nextScan ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+    nextScan = undefined;
+    return scanLiveGroups();
+  });
+  return nextScan;
+}
+
+async function scanLiveGroups(): Promise<Set<number> | undefined> {
   let entries: string[];
   try {
     entries = await readdir("/proc");
   } catch {
-    return true; // no /proc: cannot tell zombies apart, so assume alive
+    return undefined; // no /proc: cannot tell zombies apart, so assume alive
   }
   const states = await Promise.all(entries.filter((name) => /^\d+$/.test(name)).map((pid) => readStat(pid)));
-  return states.some((stat) => stat !== undefined && stat.pgrp === pgid && stat.state !== "Z" && stat.state !== "X");
+  const live = new Set<number>();
+  for (const stat of states) if (stat !== undefined && stat.state !== "Z" && stat.state !== "X") live.add(stat.pgrp);
+  return live;
 }
 
 async function readStat(pid: string): Promise<{ state: string; pgrp: number } | undefined> {
