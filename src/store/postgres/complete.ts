@@ -59,10 +59,11 @@ export async function completeSuccess(
   token: string,
   outcome: Extract<Outcome, { kind: "success" }>,
 ): Promise<CompletionResult | false> {
-  const result = await pool.query<{ run_id: string; unblocked: string[] }>(
-    `SELECT run_id, unblocked FROM ${names.quoted}.complete_success($1, $2, $3)`,
-    [token, outcome.exitCode ?? 0, outcome.tail ?? []],
-  );
+  const result = await pool.query<{ run_id: string; unblocked: string[] }>({
+    name: `taskq_complete_${names.schema}`,
+    text: `SELECT run_id, unblocked FROM ${names.quoted}.complete_success($1, $2, $3)`,
+    values: [token, outcome.exitCode ?? 0, outcome.tail ?? []],
+  });
   const row = result.rows[0];
   if (row === undefined) return false;
   return { runId: row.run_id, state: "succeeded", cascaded: [], unblocked: row.unblocked };

@@ -26,24 +26,12 @@ interface LeasedRow {
  */
 export async function leaseTasks(pool: pg.Pool, names: SchemaNames, workerId: string, limit: number, leaseMs: number): Promise<LeasedTask[]> {
   if (limit <= 0) return [];
-  const result = await pool.query<LeasedRow>(
-    `WITH picked AS (
-       SELECT id FROM ${names.tasks}
-        WHERE state = 'queued' AND not_before <= now()
-        ORDER BY priority DESC, seq
-        LIMIT $2
-        FOR UPDATE SKIP LOCKED
-     )
-     UPDATE ${names.tasks} t
-        SET state = 'running', attempts = t.attempts + 1, lease_token = gen_random_uuid(),
-            lease_expires_at = now() + $3 * interval '1 millisecond', worker_id = $1, started_at = now(),
-            cancel_requested = false
-       FROM picked WHERE t.id = picked.id
-     RETURNING t.id, t.run_id, t.key, t.type, t.run, t.env, t.cwd, t.priority, t.seq, t.attempts, t.max_attempts,
-               t.timeout_ms, t.lease_token,
-               (extract(epoch FROM now() - GREATEST(t.queued_at, t.not_before)) * 1000)::float8 AS queue_wait_ms`,
-    [workerId, limit, leaseMs],
-  );
+  const result = await pool.query<LeasedRow>({
+    // Named: prepared once per connection. The function is created by migration 2.
+    name: `taskq_lease_${names.schema}`,
+    text: `SELECT * FROM ${names.quoted}.lease_tasks($1, $2, $3)`,
+    values: [workerId, limit, leaseMs],
+  });
   return result.rows
     .sort((a, b) => b.priority - a.priority || Number(BigInt(a.seq) - BigInt(b.seq)))
     .map((row) => ({
@@ -69,12 +57,13 @@ export async function leaseTasks(pool: pg.Pool, names: SchemaNames, workerId: st
  * killing the attempt and complete it as cancelled).
  */
 export async function renewLease(pool: pg.Pool, names: SchemaNames, taskId: string, token: string, leaseMs: number): Promise<HeartbeatStatus> {
-  const result = await pool.query<{ cancel_requested: boolean }>(
-    `UPDATE ${names.tasks} SET lease_expires_at = now() + $3 * interval '1 millisecond'
-      WHERE id = $1 AND lease_token = $2 AND state = 'running'
-      RETURNING cancel_requested`,
-    [taskId, token, leaseMs],
-  );
+  const result = await pool.query<{ cancel_requested: boolean }>({
+    name: `taskq_heartbeat_${names.schema}`,
+    text: `UPDATE ${names.tasks} SET lease_expires_at = now() + $3 * interval '1 millisecond'
+            WHERE id = $1 AND lease_token = $2 AND state = 'running'
+            RETURNING cancel_requested`,
+    values: [taskId, token, leaseMs],
+  });
   const row = result.rows[0];
   if (row === undefined) return "lost";
   return row.cancel_requested ? "cancel-requested" : "renewed";
@@ -83,6 +72,7 @@ export async function renewLease(pool: pg.Pool, names: SchemaNames, taskId: stri
 /**
  * Milliseconds until the earliest queued task becomes runnable (0 if one is
  * already), or null when nothing is queued. Measured on the database clock.
+ * Scans the queued rows; workers ask only when they found nothing to lease.
  */
 export async function nextRunnableDelay(pool: pg.Pool, names: SchemaNames): Promise<number | null> {
   const result = await pool.query<{ delay_ms: number | null }>(

@@ -59,9 +59,9 @@ const MIGRATIONS: Migration[] = [
         tail text[] NOT NULL DEFAULT '{}',
         UNIQUE (run_id, key)
       );
-      -- The fetch path: only queued rows, already in lease order.
+      -- The fetch path: only queued rows, already in lease order. (No separate not_before index: on a young
+      -- table without statistics the planner would pick it and sort every queued row on each lease.)
       CREATE INDEX tasks_fetch ON ${tasks} (priority DESC, seq) WHERE state = 'queued';
-      CREATE INDEX tasks_not_before ON ${tasks} (not_before) WHERE state = 'queued';
       CREATE INDEX tasks_lease_expiry ON ${tasks} (lease_expires_at) WHERE state = 'running';
       CREATE UNIQUE INDEX tasks_lease_token ON ${tasks} (lease_token) WHERE lease_token IS NOT NULL;
       CREATE INDEX tasks_active ON ${tasks} (run_id) WHERE state IN ('blocked','queued','running');
@@ -80,10 +80,36 @@ const MIGRATIONS: Migration[] = [
   },
   {
     version: 2,
-    name: "complete_success function",
+    name: "hot-path functions: lease_tasks, complete_success",
     // The hot path in one round trip. Each statement of a VOLATILE plpgsql function takes a fresh snapshot,
     // so the dependents update sees rows a concurrent submit committed while this waited for the task's lock.
     sql: ({ quoted, tasks, deps, runs, channel }) => `
+      -- Sorting is switched off inside: the fetch must walk tasks_fetch in order and stop after p_limit rows,
+      -- even on a young table whose missing statistics make "fetch all queued rows, then sort" look cheaper.
+      CREATE FUNCTION ${quoted}.lease_tasks(p_worker text, p_limit int, p_lease_ms int)
+      RETURNS TABLE (id bigint, run_id text, key text, type text, run text, env jsonb, cwd text, priority int,
+                     seq bigint, attempts int, max_attempts int, timeout_ms int, lease_token uuid, queue_wait_ms float8)
+      LANGUAGE plpgsql VOLATILE SET enable_sort = off SET enable_bitmapscan = off AS $fn$
+      #variable_conflict use_column
+      BEGIN
+        RETURN QUERY
+        WITH picked AS (
+          SELECT q.id FROM ${tasks} q
+           WHERE q.state = 'queued' AND q.not_before <= now()
+           ORDER BY q.priority DESC, q.seq
+           LIMIT p_limit
+           FOR UPDATE SKIP LOCKED)
+        UPDATE ${tasks} t
+           SET state = 'running', attempts = t.attempts + 1, lease_token = gen_random_uuid(),
+               lease_expires_at = now() + p_lease_ms * interval '1 millisecond', worker_id = p_worker,
+               started_at = now(), cancel_requested = false
+          FROM picked WHERE t.id = picked.id
+        RETURNING t.id, t.run_id, t.key, t.type, t.run, t.env, t.cwd, t.priority, t.seq, t.attempts, t.max_attempts,
+                  t.timeout_ms, t.lease_token,
+                  (extract(epoch FROM now() - GREATEST(t.queued_at, t.not_before)) * 1000)::float8;
+      END
+      $fn$;
+
       CREATE FUNCTION ${quoted}.complete_success(p_token uuid, p_exit_code int, p_tail text[])
       RETURNS TABLE (run_id text, unblocked text[], run_finished boolean)
       LANGUAGE plpgsql VOLATILE AS $fn$
