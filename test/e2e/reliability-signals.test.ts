@@ -1,0 +1,132 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { findLeftovers } from "../helpers/processes.js";
+import {
+  SLACK_MS,
+  checkAllClean,
+  jsonEvents,
+  readLedger,
+  singleRunId,
+  startRun,
+  tasksYaml,
+  terminalEvents,
+  waitForLedger,
+  waitForOutput,
+} from "./reliability-harness.js";
+
+afterEach(() => checkAllClean());
+
+/** Three tasks that run until killed; each group also holds a witness that records SIGTERM. */
+const sleepers = (options = "retries: 2, backoff: { base: 10ms }"): Array<[string, string]> =>
+  ["a", "b", "c"].map((id) => [id, `{ run: "echo pgid $$; term-witness & sh -c 'sleep 1000 & sleep 1000'", ${options} }`]);
+
+describe("signals and shutdown", () => {
+  // Cases 1, 2 and 7: Ctrl-C to the group, SIGTERM or SIGHUP to taskq alone.
+  it.each([
+    { signal: "SIGINT" as const, target: "group" as const, code: 130 },
+    { signal: "SIGTERM" as const, target: "taskq" as const, code: 143 },
+    { signal: "SIGHUP" as const, target: "taskq" as const, code: 129 },
+  ])("$signal to $target: every group gets SIGTERM, exit $code, running and queued tasks CANCELLED, no retry", async ({ signal, target, code }) => {
+    const yaml = tasksYaml([...sleepers(), ["queued", '{ run: "touch ran-queued" }'], ["after", '{ run: "touch ran-after", dependsOn: a }']]);
+    // A long kill grace: only SIGTERM can end the tasks quickly.
+    const run = await startRun(yaml, ["-j", "3", "--shutdown-timeout", "300ms", "--kill-grace", "30s", "--output", "json"]);
+    await waitForLedger(run, "start", 3);
+    if (target === "group") run.signalGroup(signal);
+    else run.signalTaskq(signal);
+    const { result, sinceSignalMs } = await run.exited;
+
+    expect(result.code).toBe(code);
+    expect(sinceSignalMs).toBeLessThan(300 + 1000 + SLACK_MS);
+    const ledger = await readLedger(run.ledger);
+    expect(ledger.filter((e) => e.event === "term").map((e) => e.task).sort()).toEqual(["a", "b", "c"]);
+    expect(ledger.filter((e) => e.event === "start").every((e) => e.attempt === 1)).toBe(true);
+    const events = jsonEvents(result.stdout);
+    expect(events.filter((e) => e.event === "started").map((e) => e.id).sort()).toEqual(["a", "b", "c"]);
+    expect(events.some((e) => e.event === "retrying")).toBe(false);
+    const terminal = terminalEvents(result.stdout);
+    for (const id of ["a", "b", "c", "queued", "after"]) expect(terminal.get(id)).toEqual(["cancelled"]);
+    expect(events.at(-1)).toMatchObject({ event: "summary", interrupted: signal, exitCode: code, counts: { CANCELLED: 5 } });
+    expect(existsSync(path.join(run.dir, "ran-queued"))).toBe(false);
+    expect(existsSync(path.join(run.dir, "ran-after"))).toBe(false);
+  });
+
+  it("SIGKILLs a task that ignores SIGTERM once the kill grace is over (case 3)", async () => {
+    const run = await startRun(tasksYaml([["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }']]), ["--shutdown-timeout", "300ms", "--kill-grace", "500ms"]);
+    await waitForOutput(run, /stubborn \| ready/);
+    run.signalGroup("SIGINT");
+    const { result, sinceSignalMs } = await run.exited;
+    expect(result.code).toBe(130);
+    // Not before the deadline and the grace (SIGTERM alone cannot end it), and soon after.
+    expect(sinceSignalMs).toBeGreaterThanOrEqual(300 + 500 - 50);
+    expect(sinceSignalMs).toBeLessThan(300 + 500 + 1000 + SLACK_MS);
+    expect(result.stdout).toMatch(/cancel\s+stubborn: aborted by shutdown/);
+    expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 1 cancelled .*\(interrupted by SIGINT\)/);
+  });
+
+  it("a second signal during the grace period kills everything at once (case 4)", async () => {
+    const yaml = tasksYaml([
+      ["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }'],
+      ["sleepy", "{ run: \"echo pgid $$; sh -c 'sleep 1000 & sleep 1000'\" }"],
+    ]);
+    const run = await startRun(yaml, ["--shutdown-timeout", "30s", "--kill-grace", "30s"]);
+    await waitForLedger(run, "start", 1);
+    await waitForOutput(run, /sleepy \| pgid/);
+    run.signalGroup("SIGINT");
+    await waitForOutput(run, /SIGINT received: no new task starts/);
+    run.signalGroup("SIGINT");
+    const { result, sinceSignalMs } = await run.exited;
+    expect(result.code).toBe(130);
+    expect(sinceSignalMs).toBeLessThan(1500 + SLACK_MS);
+    expect(result.stdout).toMatch(/SIGINT received again: killing every task now/);
+    expect(result.stdout).toMatch(/0 succeeded, 0 failed, 2 cancelled/);
+  });
+
+  it("a signal while a task waits in retry backoff or for its delay: nothing more starts, exit within 1 s (case 5)", async () => {
+    const yaml = tasksYaml([
+      ["retry", '{ run: "echo attempt >> attempts; exit 1", retries: 5, backoff: { base: 30s, max: 30s } }'],
+      ["later", '{ run: "touch ran-later", delay: 60s }'],
+    ]);
+    const run = await startRun(yaml, ["--output", "json"]);
+    await waitForOutput(run, /"event":"retrying"/);
+    run.signalGroup("SIGINT");
+    const { result, sinceSignalMs } = await run.exited;
+    expect(result.code).toBe(130);
+    expect(sinceSignalMs).toBeLessThan(1000 + SLACK_MS);
+    expect(await readFile(path.join(run.dir, "attempts"), "utf8")).toBe("attempt\n");
+    expect(existsSync(path.join(run.dir, "ran-later"))).toBe(false);
+    const terminal = terminalEvents(result.stdout);
+    expect(terminal.get("retry")).toEqual(["cancelled"]);
+    expect(terminal.get("later")).toEqual(["cancelled"]);
+  });
+
+  it("a task whose shell exits but leaves a child holding stdout settles, and its group is gone before dependents start (case 6)", async () => {
+    const yaml = tasksYaml([
+      ["bg", '{ run: "echo pgid $$; sleep 1000 & echo $! > bgpid; echo started" }'],
+      ["dep", '{ run: "assert-dead bgpid", dependsOn: bg }'],
+    ]);
+    const started = Date.now();
+    const run = await startRun(yaml);
+    const result = await run.done;
+    expect(result.stdout).toMatch(/dep \| process \d+ is gone/);
+    expect(result.code).toBe(0);
+    // DRAIN_MAX (5 s) is the most the pipes are waited for; startup on a loaded machine adds a few seconds.
+    expect(Date.now() - started).toBeLessThan(5000 + 3 * SLACK_MS);
+  });
+
+  it("200 tasks at -j 200, then SIGINT: every group is gone within the grace, no EMFILE (case 11)", { timeout: 90_000 }, async () => {
+    const entries = Array.from({ length: 200 }, (_, i): [string, string] => [`t${i}`, '{ run: "echo pgid $$; forever" }']);
+    const run = await startRun(tasksYaml(entries), ["-j", "200", "--shutdown-timeout", "300ms", "--kill-grace", "1s"]);
+    await waitForLedger(run, "start", 200, 60_000);
+    run.signalGroup("SIGINT");
+    const { result, sinceSignalMs } = await run.exited;
+    const runId = await singleRunId(run.logs);
+    // Checked at once, not eventually: taskq has exited, so every group must already be gone.
+    expect(await findLeftovers(runId)).toEqual([]);
+    expect(result.code).toBe(130);
+    expect(sinceSignalMs).toBeLessThan(300 + 1000 + 2 * SLACK_MS);
+    expect(result.stdout + result.stderr).not.toMatch(/EMFILE|ENFILE/);
+    expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 200 cancelled/);
+  });
+});
