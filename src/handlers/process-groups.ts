@@ -32,12 +32,17 @@ export function killAllProcessGroups(signal: NodeJS.Signals): void {
 
 /** Signals a whole group; false when the group no longer exists. Never throws. */
 export function signalProcessGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  // ESRCH is the common answer (every attempt asks once its shell exits): skip the stack trace.
+  const stackTraceLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   try {
     process.kill(-pgid, signal);
     return true;
   } catch (error) {
     // EPERM: a member exists but changed its user; the group is still there.
     return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit;
   }
 }
 
