@@ -143,7 +143,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     }
 
     const final = result(exit, abortReason);
-    if (output.logError !== undefined) throw new LogWriteError(logPath, output.logError, final);
+    // A cancel stays a cancel (never retried) even if the log also failed.
+    if (output.logError !== undefined && !final.cancelled) throw new LogWriteError(logPath, output.logError, final);
     if (final.timedOut || final.cancelled || exit.code !== 0) throw TaskFailedError.fromResult(task, final, abortReason);
     return final;
   };
