@@ -1,0 +1,240 @@
+import { execFile, spawn } from "node:child_process";
+import { createReadStream, existsSync, openSync, closeSync } from "node:fs";
+import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { BIN, FIXTURES, runIds, workspace } from "../helpers/cli.js";
+import { findLeftovers } from "../helpers/processes.js";
+import { SLACK_MS, checkAllClean, runToEnd, startRun, tasksYaml } from "./reliability-harness.js";
+
+const run = promisify(execFile);
+const TIME = "/usr/bin/time";
+const MB = 1024 * 1024;
+/** The peak RSS budget of taskq itself, in KiB. */
+const RSS_LIMIT_KB = 150 * 1024;
+
+/** Log roots of runs started outside the harness, checked for leftovers after each test. */
+let ownLogRoots: string[] = [];
+afterEach(async () => {
+  for (const logs of ownLogRoots) for (const runId of await runIds(logs)) expect(await findLeftovers(runId)).toEqual([]);
+  ownLogRoots = [];
+  await checkAllClean();
+});
+
+function cliEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, CI: "true", NO_COLOR: "1", PATH: `${FIXTURES}:${process.env.PATH ?? ""}`, ...extra };
+  for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
+  return env;
+}
+
+/**
+ * Runs `taskq run` with stdout to `stdoutPath` and measures taskq's peak RSS: with
+ * /usr/bin/time -f %M when present, else by polling VmHWM (the kernel's high-water mark).
+ */
+async function runMeasured(yaml: string, stdoutPath: string, args: string[] = []) {
+  const ws = await workspace(yaml);
+  ownLogRoots.push(ws.logs);
+  const peakFile = path.join(ws.dir, "peak");
+  const useTime = existsSync(TIME);
+  const command = ["run", ws.file, "--log-dir", ws.logs, ...args];
+  const out = openSync(stdoutPath, "w");
+  const child = useTime
+    ? spawn(TIME, ["-f", "%M", "-o", peakFile, process.execPath, BIN, ...command], { cwd: ws.dir, env: cliEnv(), stdio: ["ignore", out, "pipe"], detached: true })
+    : spawn(process.execPath, [BIN, ...command], { cwd: ws.dir, env: cliEnv(), stdio: ["ignore", out, "pipe"], detached: true });
+  closeSync(out);
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  let polledKb = 0;
+  const poll = setInterval(() => {
+    void readFile(`/proc/${child.pid}/status`, "utf8")
+      .then((text) => (polledKb = Math.max(polledKb, Number(/VmHWM:\s+(\d+)/.exec(text)?.[1] ?? 0))))
+      .catch(() => undefined);
+  }, 50);
+  const code = await new Promise<number | null>((resolve) => child.on("close", (exitCode) => resolve(exitCode)));
+  clearInterval(poll);
+  const peakKb = useTime ? Number((await readFile(peakFile, "utf8")).trim().split("\n").at(-1)) : polledKb;
+  const [runId] = await runIds(ws.logs);
+  return { code, stderr, peakKb, dir: ws.dir, logDir: path.join(ws.logs, runId!) };
+}
+
+/** True when the file is `record` repeated `count` times (streamed: the file may be huge). */
+async function fileRepeats(file: string, record: Buffer, count: number): Promise<boolean> {
+  if ((await stat(file)).size !== record.length * count) return false;
+  const chunkRecords = 1024;
+  const expected = Buffer.concat(Array.from({ length: chunkRecords }, () => record));
+  let offset = 0;
+  // Chunks are whole multiples of the record, so each compares against the same buffer.
+  for await (const chunk of createReadStream(file, { highWaterMark: record.length * chunkRecords }) as AsyncIterable<Buffer>) {
+    if (!chunk.equals(expected.subarray(0, chunk.length))) return false;
+    offset += chunk.length;
+  }
+  return offset === record.length * count;
+}
+
+describe("output", () => {
+  const FAIL_LINES = 20_000;
+  const failingYaml = tasksYaml([["big", `{ run: "print-lines ${FAIL_LINES} ${"x".repeat(60)}; exit 3" }`]]);
+
+  it("more than 64 KiB then a failure, piped: every byte arrives (case 8)", async () => {
+    const result = await runToEnd(failingYaml);
+    expect(result.code).toBe(1);
+    const lines = [...result.stdout.matchAll(/^big \| x{60}(\d+)$/gm)].map((m) => Number(m[1]));
+    expect(lines).toEqual(Array.from({ length: FAIL_LINES }, (_, i) => i + 1));
+    expect(result.stdout).toMatch(/✗ big: exited with code 3/);
+    expect(result.stdout.trimEnd().split("\n").at(-1)).toMatch(/^logs: /);
+
+    const ws = await workspace(failingYaml);
+    ownLogRoots.push(ws.logs);
+    const counted = await run("bash", ["-c", `set -o pipefail; "${process.execPath}" "${BIN}" run "${ws.file}" --log-dir "${ws.logs}" | wc -c`], { env: cliEnv() }).catch(
+      (error: { code: number; stdout: string }) => error,
+    );
+    const taskBytes = Array.from({ length: FAIL_LINES }, (_, i) => `big | ${"x".repeat(60)}${i + 1}\n`.length).reduce((a, b) => a + b, 0);
+    expect(Number(counted.stdout.trim())).toBeGreaterThan(taskBytes + 200);
+    expect((counted as { code?: number }).code).toBe(1);
+  });
+
+  it("`taskq run f.yaml | head -1`: no crash, the run completes, its log is whole (case 8)", async () => {
+    const ws = await workspace(failingYaml);
+    ownLogRoots.push(ws.logs);
+    const outcome = await run("bash", ["-c", `set -o pipefail; "${process.execPath}" "${BIN}" run "${ws.file}" --log-dir "${ws.logs}" | head -1`], {
+      env: cliEnv(),
+    }).catch((error: { code: number; stdout: string; stderr: string }) => error);
+    expect((outcome as { code?: number }).code).toBe(1); // the task's failure, not a crash
+    expect(outcome.stdout.split("\n").filter(Boolean)).toHaveLength(1);
+    expect(outcome.stderr).toBe("");
+    const [runId] = await runIds(ws.logs);
+    const log = await readFile(path.join(ws.logs, runId!, "big.log"), "utf8");
+    expect(log.split("\n").filter(Boolean)).toHaveLength(FAIL_LINES);
+  });
+
+  it("300 MB on stdout: taskq's peak RSS stays under 150 MB and the log holds every byte (case 13)", { timeout: 120_000 }, async () => {
+    const yaml = "tasks:\n  big:\n    run: |\n      line=$(head -c 999 /dev/zero | tr '\\0' x)\n      yes \"$line\" | head -c 314572800\n";
+    const result = await runMeasured(yaml, "/dev/null");
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.peakKb).toBeGreaterThan(0);
+    expect(result.peakKb).toBeLessThan(RSS_LIMIT_KB);
+    expect(await fileRepeats(path.join(result.logDir, "big.log"), Buffer.from(`${"x".repeat(999)}\n`), 314_572_800 / 1000)).toBe(true);
+  });
+
+  it("one 50 MB line without a newline: a bounded prefix on screen, the whole line in the log, bounded memory (case 14)", { timeout: 60_000 }, async () => {
+    const ws = await workspace("");
+    const stdoutPath = path.join(ws.dir, "stdout");
+    const result = await runMeasured(tasksYaml([["line", `{ run: "head -c ${50 * MB} /dev/zero | tr '\\\\0' a" }`]]), stdoutPath);
+    expect(result.code).toBe(0);
+    expect(result.peakKb).toBeLessThan(RSS_LIMIT_KB);
+    const screen = await readFile(stdoutPath, "utf8");
+    expect(screen.length).toBeLessThan(64 * 1024);
+    expect(screen).toContain(`line | ${"a".repeat(4096)}… (${50 * MB} bytes)\n`);
+    expect(await fileRepeats(path.join(result.logDir, "line.log"), Buffer.from("a".repeat(1024)), (50 * MB) / 1024)).toBe(true);
+  });
+
+  it("binary output: the log's bytes are exactly what the task wrote (case 15)", async () => {
+    const yaml = "tasks:\n  bin:\n    run: |\n      { printf '\\000\\001\\377\\376\\r\\n\\033[2J\\033[31m'; head -c 200000 /dev/urandom; printf '\\r'; } > expected.bin\n      cat expected.bin\n";
+    const result = await runToEnd(yaml);
+    expect(result.code).toBe(0);
+    const expected = await readFile(path.join(result.run.dir, "expected.bin"));
+    expect(expected.length).toBe(200_016);
+    expect((await readFile(path.join(result.logDir, "bin.log"))).equals(expected)).toBe(true);
+  });
+
+  it("tasks that read stdin get EOF at once, even when taskq's own stdin stays open (case 16)", async () => {
+    const ws = await workspace(
+      tasksYaml([
+        ["reader", '{ run: "read x; echo read status $?", timeout: 20s }'],
+        ["cat", '{ run: "cat; echo cat done", timeout: 20s }'],
+      ]),
+    );
+    ownLogRoots.push(ws.logs);
+    const started = Date.now();
+    // stdin is a pipe nobody writes to or closes, like a terminal nobody types into.
+    const child = spawn(process.execPath, [BIN, "run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir, env: cliEnv(), stdio: ["pipe", "pipe", "pipe"], detached: true });
+    let stdout = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    child.stdin.destroy();
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/reader \| read status 1/);
+    expect(stdout).toMatch(/cat \| cat done/);
+    expect(Date.now() - started).toBeLessThan(5000 + SLACK_MS);
+  });
+
+  it("eight tasks writing 10k lines each, not on a TTY: every line intact and prefixed (case 17)", { timeout: 60_000 }, async () => {
+    const ids = Array.from({ length: 8 }, (_, i) => `t${i}`);
+    const result = await runToEnd(tasksYaml(ids.map((id) => [id, `{ run: "print-lines 10000 ${id}-" }`])), ["-j", "8"], { CI: "" });
+    expect(result.code).toBe(0);
+    const seen = new Map<string, number[]>(ids.map((id) => [id, []]));
+    for (const line of result.stdout.split("\n")) {
+      const match = /^(t\d) \| (t\d)-(\d+)$/.exec(line);
+      if (match === null) {
+        // Anything else is taskq's own line; a mangled task line would show up here.
+        expect(line).not.toMatch(/t\d-\d/);
+        continue;
+      }
+      expect(match[2]).toBe(match[1]);
+      seen.get(match[1]!)!.push(Number(match[3]));
+    }
+    const expected = Array.from({ length: 10_000 }, (_, i) => i + 1);
+    for (const id of ids) expect(seen.get(id)).toEqual(expected);
+  });
+
+  it("NO_COLOR: no escape bytes from taskq; piped output never moves the cursor (case 18)", async () => {
+    const yaml = tasksYaml([
+      ["ok", '{ run: "echo fine" }'],
+      ["bad", '{ run: "echo broken; exit 1", retries: 1, backoff: { base: 10ms } }'],
+    ]);
+    const plain = await runToEnd(yaml, [], { CI: "", NO_COLOR: "1" });
+    expect(plain.code).toBe(1);
+    expect(plain.stdout + plain.stderr).not.toContain("\u001b");
+    const coloured = await runToEnd(yaml, [], { CI: "", NO_COLOR: "", FORCE_COLOR: "1" });
+    expect(coloured.code).toBe(1);
+    expect(coloured.stdout).toContain("\u001b["); // colours are on...
+    // ...but nothing that moves the cursor, clears lines or hides the cursor.
+    const cursorMoves = new RegExp(String.raw`\x1b\[[0-9;]*[ABCDEFGHJKSTfsu]|\x1b\[\?25[lh]|\r`);
+    expect(coloured.stdout + coloured.stderr).not.toMatch(cursorMoves);
+  });
+
+  it("a log folder that cannot be created: a clear error, exit 1, nothing run (case 19)", async () => {
+    const ws = await workspace(tasksYaml([["a", '{ run: "touch ran" }']]));
+    await writeFile(path.join(ws.dir, "regular"), "");
+    const logs = path.join(ws.dir, "regular", "logs");
+    const child = spawn(process.execPath, [BIN, "run", ws.file, "--log-dir", logs], { cwd: ws.dir, env: cliEnv(), stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/^taskq: cannot create the log folder .*regular\/logs\/[\w-]+: ENOTDIR\n$/);
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+  });
+
+  it("a disk that fills up mid-run: the task fails with a clear error, dependents are cancelled, exit 1 (case 19)", async (context) => {
+    const ws = await workspace("");
+    const mountPoint = path.join(ws.dir, "tiny");
+    await mkdir(mountPoint);
+    const mounted = await run("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint]).then(
+      () => true,
+      () => false,
+    );
+    if (!mounted) context.skip("cannot mount a small tmpfs here (needs root and mount rights)");
+    try {
+      const yaml = tasksYaml([
+        ["writer", `{ run: "print-lines 100000 ${"x".repeat(40)}" }`],
+        ["after", '{ run: "touch ran-after", dependsOn: writer }'],
+      ]);
+      const result = await startRun(yaml, ["--log-dir", mountPoint]);
+      const outcome = await result.done;
+      expect(outcome.code).toBe(1);
+      expect(outcome.stdout).toMatch(/FAILED\s+writer: cannot write log file .*writer\.log: ENOSPC/);
+      expect(outcome.stdout).toMatch(/cancel\s+after: dependency "writer" failed/);
+      expect(outcome.stderr).toBe("");
+      expect(existsSync(path.join(result.dir, "ran-after"))).toBe(false);
+      const [runId] = await runIds(mountPoint);
+      expect(await findLeftovers(runId!)).toEqual([]);
+    } finally {
+      await run("umount", [mountPoint]).catch(() => undefined);
+      await rm(mountPoint, { recursive: true, force: true });
+    }
+  });
+});
+
