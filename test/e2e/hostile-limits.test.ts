@@ -1,0 +1,37 @@
+import { existsSync } from "node:fs";
+import { stat } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli, runIds, workspace } from "../helpers/cli.js";
+
+/**
+ * The documented limits through the real CLI: beyond them a file is refused with
+ * exit 2 before a task is built; within them a 40,000-task, 6 MB workflow is admitted.
+ * The time bounds are loose: they catch a hang or a blow-up, not a slow machine.
+ */
+describe("workflow size limits", () => {
+  it("rejects more than 200,000 tasks with exit 2, at the tasks mapping, nothing run (case 21)", { timeout: 120_000 }, async () => {
+    const entries = Array.from({ length: 200_001 }, (_, index) => `t${index}: { run: touch ran }`);
+    const ws = await workspace(`tasks: {${entries.join(", ")}}\n`);
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`${ws.file}:1:8: too many tasks (200,001); the limit is 200,000\n1 problem; nothing was run\n`);
+    expect(result.durationMs).toBeLessThan(60_000);
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+    expect(await runIds(ws.logs)).toEqual([]);
+  });
+
+  it("admits 40,000 tasks in a 6 MB file (case 21)", { timeout: 150_000 }, async () => {
+    const lines = ["tasks:"];
+    for (let index = 0; index < 40_000; index++) {
+      const dependsOn = index % 7 === 0 ? "" : `, dependsOn: [t${index - 1}]`;
+      lines.push(`  t${index}: { run: 'echo task number ${index} ${"x".repeat(80)}'${dependsOn}, retries: 1, timeout: 5m }`);
+    }
+    const ws = await workspace(`${lines.join("\n")}\n`);
+    expect((await stat(ws.file)).size).toBeGreaterThan(6_000_000);
+    const result = await runCli(["validate", ws.file]);
+    expect(result.stderr).toBe("");
+    expect(result).toMatchObject({ code: 0, stdout: `${ws.file}: ok, 40000 tasks\n` });
+    expect(result.durationMs).toBeLessThan(120_000);
+  });
+});

@@ -1,0 +1,163 @@
+import { existsSync } from "node:fs";
+import { readdir, truncate, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli, runIds, workspace } from "../helpers/cli.js";
+import { findLeftovers } from "../helpers/processes.js";
+
+/**
+ * The real CLI on hostile workflow files (the loader's unit tests cover the details):
+ * exit 2, every problem as file:line:col, and nothing spawned: the `touch ran`
+ * marker is absent and no run folder was created.
+ */
+async function rejects(content: string | Buffer, expected: string[], options: { exact?: boolean } = {}): Promise<number> {
+  const ws = await workspace("");
+  await writeFile(ws.file, content);
+  const result = await runCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir });
+  expect(result.code).toBe(2);
+  for (const line of expected) expect(result.stderr).toContain(`${ws.file}:${line}\n`);
+  // Every line is file:line:col or the verdict: nothing like a stack trace or a V8 abort.
+  const lines = result.stderr.trimEnd().split("\n");
+  expect(lines.at(-1)).toMatch(/^\d+ problems?; nothing was run$/);
+  for (const line of lines.slice(0, -1)) expect(line.startsWith(`${ws.file}:`)).toBe(true);
+  if (options.exact !== false) expect(lines).toHaveLength(expected.length + 1);
+  expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+  expect(await runIds(ws.logs)).toEqual([]);
+  return result.durationMs;
+}
+
+// Each case is one short CLI run that spawns no task, so they can share the two cores.
+describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spawned", () => {
+  it("cycles (with the path), self-dependency, unknown dependency and duplicate ids, all at once (case 20)", async () => {
+    await rejects(
+      [
+        "tasks:",
+        "  a: { run: touch ran, dependsOn: c }",
+        "  b: { run: touch ran, dependsOn: a }",
+        "  c: { run: touch ran, dependsOn: [b] }",
+        "  self: { run: touch ran, dependsOn: self }",
+        "  lost: { run: touch ran, dependsOn: [a, nowhere] }",
+        "  a: { run: touch ran }",
+        "",
+      ].join("\n"),
+      [
+        "2:35: dependency cycle: a -> c -> b -> a (a -> c at 2:35, c -> b at 4:36, b -> a at 3:35); remove one of these dependencies",
+        '5:38: task "self" depends on itself',
+        '6:42: task "lost" depends on "nowhere", which is not defined',
+        '7:3: duplicate task id "a" (first defined at 2:3); each must appear once',
+      ],
+    );
+  });
+
+  it("an alias bomb is stopped at the alias that crosses the limit (case 21)", async () => {
+    const lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+    for (const [index, name] of [..."bcdefghi"].entries()) lines.push(`${name}: &${name} [${Array(9).fill(`*${"abcdefghi"[index]}`).join(",")}]`);
+    lines.push("tasks: { t: { run: touch ran, env: *i } }");
+    // The anchors are also unknown top-level keys; those problems are reported too.
+    const ms = await rejects(`${lines.join("\n")}\n`, ["7:8: aliases expand to more than 1,000,000 nodes (an alias bomb?)"], { exact: false });
+    expect(ms).toBeLessThan(15_000);
+  });
+
+  it("50,000 nested [ is exit 2 with a message, never a V8 abort (case 21)", async () => {
+    await rejects(`tasks:\n  a: { run: touch ran, env: ${"[".repeat(50_000)} }\n`, ["2:156: nesting is deeper than 128 levels; a workflow needs only a few"]);
+    await rejects("{".repeat(50_000), ["1:129: nesting is deeper than 128 levels; a workflow needs only a few"]);
+  });
+
+  it("a file over the size limit is rejected from its size alone (case 21)", async () => {
+    const ws = await workspace("tasks:\n  a: { run: touch ran }\n");
+    await truncate(ws.file, 64 * 1024 * 1024 + 1); // sparse: no 64 MiB written, none read
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`${ws.file}:1:1: the file is 67,108,865 bytes; the limit is 67,108,864 bytes (64 MiB)\n1 problem; nothing was run\n`);
+    expect(result.durationMs).toBeLessThan(10_000);
+    expect(await runIds(ws.logs)).toEqual([]);
+  });
+
+  it("ids `../../x`, `a/b`, 300 bytes, `.`, `..` are rejected by the documented pattern (case 22)", async () => {
+    const pattern = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."';
+    await rejects(
+      ["tasks:", "  ../../x: { run: touch ran }", "  a/b: { run: touch ran }", `  ${"i".repeat(300)}: { run: touch ran }`, "  '..': { run: touch ran }", "  ok: { run: touch ran }", ""].join("\n"),
+      [
+        `2:3: invalid task id "../../x": ids match ${pattern}`,
+        `3:3: invalid task id "a/b": ids match ${pattern}`,
+        `4:3: invalid task id "${"i".repeat(57)}...": ids match ${pattern}`,
+        `5:3: invalid task id "..": ids match ${pattern}`,
+      ],
+    );
+  });
+
+  it("ids `__proto__` and `constructor` are stored safely, their logs inside the run folder (case 22)", async () => {
+    const ws = await workspace('tasks:\n  __proto__: { run: "echo proto > ran-proto" }\n  constructor: { run: "echo ctor > ran-ctor", dependsOn: __proto__ }\n  toString: { run: "echo str" }\n');
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/Summary: 3 succeeded, 0 failed, 0 cancelled/);
+    const [runId] = await runIds(ws.logs);
+    expect((await readdir(path.join(ws.logs, runId!))).sort()).toEqual(["__proto__.log", "constructor.log", "toString.log"]);
+    expect((await readdir(ws.logs)).length).toBe(1);
+    expect(existsSync(path.join(ws.dir, "ran-proto")) && existsSync(path.join(ws.dir, "ran-ctor"))).toBe(true);
+    expect(await findLeftovers(runId!)).toEqual([]);
+  });
+
+  it("wrong types and values: run, retries, timeout, impossible dates, runAt without a timezone (case 23)", async () => {
+    const duration = "must be a duration like 250ms, 30s, 5m or 1h30m, or a number of seconds, from 0 to 30 days";
+    const iso = "must be an ISO 8601 date-time with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00";
+    await rejects(
+      [
+        "tasks:",
+        "  a: { run: 5 }",
+        "  b: { run: [touch, ran] }",
+        "  c: { run: null }",
+        "  d: { run: touch ran, retries: -1 }",
+        "  e: { run: touch ran, retries: 1.5 }",
+        "  f: { run: touch ran, retries: 1e400 }",
+        '  g: { run: touch ran, timeout: "5 minutes" }',
+        "  h: { run: touch ran, timeout: -1s }",
+        '  i: { run: touch ran, runAt: "2026-02-30T00:00:00Z" }',
+        "  j: { run: touch ran, runAt: 2026-12-01T02:00:00 }",
+        "",
+      ].join("\n"),
+      [
+        '2:13: task "a": `run` must be a non-empty command string, got 5',
+        '3:13: task "b": `run` must be a non-empty command string, got a list',
+        '4:13: task "c": `run` must be a non-empty command string, got nothing (null)',
+        '5:33: task "d": `retries` must be an integer from 0 to 100, got -1',
+        '6:33: task "e": `retries` must be an integer from 0 to 100, got 1.5',
+        '7:33: task "f": `retries` must be an integer from 0 to 100, got Infinity',
+        `8:33: task "g": \`timeout\` ${duration}, got "5 minutes"`,
+        `9:33: task "h": \`timeout\` ${duration}, got "-1s"`,
+        `10:31: task "i": \`runAt\` ${iso}, got "2026-02-30T00:00:00Z"`,
+        `11:31: task "j": \`runAt\` ${iso}, got "2026-12-01T02:00:00"`,
+      ],
+    );
+  });
+
+  it("a runAt in the past runs now, with a note at its position (case 23)", async () => {
+    const ws = await workspace('tasks:\n  a: { run: "touch ran", runAt: "2001-01-01T00:00:00Z" }\n');
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`note    ${ws.file}:2:33: task "a": runAt 2001-01-01T00:00:00Z is in the past; the task runs now`);
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(true);
+    const [runId] = await runIds(ws.logs);
+    expect(await findLeftovers(runId!)).toEqual([]);
+  });
+
+  it("an empty file, several documents, non-string keys, tabs (case 24)", async () => {
+    await rejects("", ["1:1: file is empty; a workflow needs a `tasks` mapping"]);
+    await rejects("tasks:\n  a: { run: touch ran }\n---\ntasks:\n  b: { run: touch ran }\n", [
+      "3:1: the file holds more than one YAML document (a second `---`); put the whole workflow in one document",
+    ]);
+    await rejects("tasks:\n  [a]: { run: touch ran }\n  ok: { run: touch ran }\n", ["2:3: a key must be plain text, not a mapping or list"]);
+    await rejects("tasks:\n  ? {x: 1}\n  : { run: touch ran }\n  ok: { run: touch ran }\n", ["2:5: a key must be plain text, not a mapping or list"]);
+    await rejects("tasks:\n  a:\n\trun: touch ran\n", ["3:1: Tabs are not allowed as indentation"]);
+  });
+
+  it("invalid UTF-8, a BOM, CRLF line endings: line numbers still right (case 24)", async () => {
+    const bad = Buffer.concat([Buffer.from("tasks:\n  a: { run: touch ran\u00e9"), Buffer.from([0xff]), Buffer.from(" }\n")]);
+    await rejects(bad, ["2:23: the file is not valid UTF-8 (byte 0xff at byte offset 30); save it as UTF-8"]);
+    await rejects("\uFEFFtasks:\r\n  a:\r\n    run: touch ran\r\n  b:\r\n    run: touch ran\r\n    retries: many\r\n", [
+      '6:14: task "b": `retries` must be an integer from 0 to 100, got "many"',
+    ]);
+    await rejects("\uFEFFtasks: { a: { run: 1 } }\r\n", ['1:20: task "a": `run` must be a non-empty command string, got 1']);
+  });
+});
