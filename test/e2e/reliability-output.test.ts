@@ -44,7 +44,7 @@ async function runMeasured(yaml: string, stdoutPath: string, args: string[] = []
     : spawn(process.execPath, [BIN, ...command], { cwd: ws.dir, env: cliEnv(), stdio: ["ignore", out, "pipe"], detached: true });
   closeSync(out);
   let stderr = "";
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   let polledKb = 0;
   const poll = setInterval(() => {
     void readFile(`/proc/${child.pid}/status`, "utf8")
