@@ -91,6 +91,17 @@ describe("task lifecycle", () => {
     expect(status.state).toBe("failed");
   });
 
+  it("settles a run whose last tasks ended at the same moment, at the next sweep", async () => {
+    await store.submitRun(workflow([task("only")]), { runId: "settle" });
+    const [only] = await leaseAll(store);
+    await store.complete(only!.leaseToken, { kind: "success" });
+    // As if two last completions had each seen the other still running.
+    await sql(store, "UPDATE $schema.runs SET state = 'running', finished_at = NULL WHERE id = 'settle'");
+    await store.sweepOrphans();
+    const [run] = await sql<{ state: string }>(store, "SELECT state FROM $schema.runs WHERE id = 'settle'");
+    expect(run!.state).toBe("succeeded");
+  });
+
   it("cancels queued tasks at once and running ones at their next heartbeat", async () => {
     await store.submitRun(workflow([task("run1"), task("wait1", { dependsOn: ["run1"] }), task("q1", { priority: "low" })]), { runId: "cx" });
     const [running] = await store.lease("w1", 1, 30_000);

@@ -126,6 +126,20 @@ describe("PostgresWorker", () => {
     await store.cancelRun(runId);
   });
 
+  it("returns from stop even when a handler ignores its signal, releasing the lease", async () => {
+    let finish = (): void => undefined;
+    const worker = startWorker(() => new Promise<void>((resolve) => (finish = resolve)));
+    await worker.start();
+    const runId = await store.submitRun(workflow([task("stubborn")]));
+    await until(async () => (await store.runStatus(runId)).counts.running === 1);
+    const started = Date.now();
+    await worker.stop({ deadlineMs: 50 });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "queued", attempts: 0 });
+    finish();
+    await store.cancelRun(runId);
+  });
+
   it("aborts with LEASE_LOST and stops leasing when its lease is taken over", async () => {
     const events: WorkerEvent[] = [];
     let reason = "";

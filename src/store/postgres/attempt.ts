@@ -41,6 +41,15 @@ export class Attempt {
     if (!this.#controller.signal.aborted) this.#controller.abort(new TaskqError(code, message));
   }
 
+  /** Gives the lease back now, for a handler that ignored its abort; its later outcome is then stale. */
+  async releaseNow(): Promise<void> {
+    try {
+      if (await this.#options.store.release(this.task.leaseToken)) this.#options.emit({ type: "released", task: this.task });
+    } catch (error) {
+      this.#options.emit({ type: "db-error", operation: "release", error });
+    }
+  }
+
   async #run(): Promise<void> {
     const { task } = this;
     const { metrics, emit } = this.#options;

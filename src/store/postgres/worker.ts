@@ -9,6 +9,9 @@ import { Wakeup } from "./wakeup.js";
 import { WorkerMetrics } from "./worker-metrics.js";
 import type { TaskHandler, WorkerEvent } from "./worker-types.js";
 
+/** How long `stop` waits for aborted handlers before releasing their leases regardless. */
+const STUCK_HANDLER_GRACE_MS = 2_000;
+
 export interface PostgresWorkerOptions {
   store: PostgresStore;
   /** Attempts run at once by this worker. */
@@ -82,7 +85,8 @@ export class PostgresWorker {
 
   /**
    * Graceful stop: no new leases; running attempts may finish until
-   * `deadlineMs`, then are aborted and their leases released. Always returns.
+   * `deadlineMs` (default 10 s), then are aborted and their leases released
+   * (the interrupted attempt is not counted). Always returns.
    */
   async stop(options: { deadlineMs?: number } = {}): Promise<void> {
     this.#halt("requested");
@@ -93,7 +97,11 @@ export class PostgresWorker {
     const settled = Promise.all([...this.#running.values()].map((attempt) => attempt.done)).then(() => "settled" as const);
     if ((await Promise.race([settled, deadline])) === "deadline") {
       for (const attempt of this.#running.values()) attempt.abort("SHUTDOWN", "the worker is stopping");
-      await settled;
+      // A handler that ignores its signal cannot be stopped; give its lease back and return anyway.
+      const grace = sleep(STUCK_HANDLER_GRACE_MS, "stuck" as const, { signal: timer.signal }).catch(() => "settled" as const);
+      if ((await Promise.race([settled, grace])) === "stuck") {
+        await Promise.all([...this.#running.values()].map((attempt) => attempt.releaseNow()));
+      }
     }
     timer.abort();
     this.#unsubscribe?.();
