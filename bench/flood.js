@@ -1,0 +1,88 @@
+// Output flood: one task writing 300 MB to stdout, and 8 tasks writing 20 MB each (at -j 8),
+// against `sh -c '... > /dev/null'` of the same commands. Checks every byte reached the logs.
+//   node bench/flood.js [--runs N]
+import { readdirSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { alternate, log, measure, median, ms, msCell, rssCell, scratch, table, TASKQ, verdict } from "./lib.js";
+
+const MB = 1_000_000;
+/** Writes exactly `mb` megabytes of 100-byte lines to stdout, as fast as a pipe takes them. */
+const writer = (mb) => `yes ${"x".repeat(99)} | head -c ${mb * MB}`;
+
+function workflowOf(commands) {
+  return `tasks:\n${commands.map((command, i) => `  flood-${i}: { run: ${JSON.stringify(command)} }`).join("\n")}\n`;
+}
+
+/** Total bytes in every task log of every run under `logRoot`. */
+function logBytes(logRoot) {
+  let total = 0;
+  for (const runId of readdirSync(logRoot)) {
+    for (const file of readdirSync(join(logRoot, runId))) total += statSync(join(logRoot, runId, file)).size;
+  }
+  return total;
+}
+
+export async function run({ runs = 5 } = {}) {
+  const work = scratch("flood");
+  try {
+    const cases = [
+      { name: "1 task x 300 MB", commands: [writer(300)], bytes: 300 * MB },
+      { name: "8 tasks x 20 MB", commands: Array.from({ length: 8 }, () => writer(20)), bytes: 8 * 20 * MB },
+    ];
+    const rows = [];
+    const targets = [];
+    for (const [index, flood] of cases.entries()) {
+      const file = join(work.dir, `flood-${index}.yaml`);
+      writeFileSync(file, workflowOf(flood.commands));
+      const parallel = flood.commands.length;
+      // The baseline runs the same commands, as many at once, straight to /dev/null.
+      const script = flood.commands.map((command) => `(${command}) > /dev/null &`).join("\n") + "\nwait";
+      let logRoot = "";
+      let checked = true;
+      const commands = [
+        { name: "sh -c '... > /dev/null'", run: () => measure(["sh", "-c", script], { cwd: work.dir }) },
+        {
+          name: "taskq run --output plain > /dev/null",
+          run: async () => {
+            logRoot = join(work.dir, `logs-${index}-${Math.random().toString(36).slice(2)}`);
+            const result = await measure([process.execPath, TASKQ, "run", file, "-j", String(parallel), "--output", "plain", "--log-dir", logRoot], { cwd: work.dir });
+            const bytes = logBytes(logRoot);
+            if (bytes !== flood.bytes) checked = false;
+            result.logBytes = bytes;
+            return result;
+          },
+        },
+      ];
+      log(`flood: ${flood.name}, ${runs} alternating runs`);
+      const results = await alternate(commands, runs, { warmup: 0 });
+      const x = median(ms(results[1])) / median(ms(results[0]));
+      const peak = Math.max(...results[1].map((r) => r.rssKb ?? 0)) / 1024;
+      targets.push({ name: `flood (${flood.name}): taskq <= 1.3x sh`, pass: x <= 1.3 });
+      targets.push({ name: `flood (${flood.name}): taskq peak RSS < 150 MB`, pass: peak > 0 && peak < 150 });
+      targets.push({ name: `flood (${flood.name}): every byte in the logs`, pass: checked });
+      rows.push([
+        flood.name,
+        msCell(ms(results[0])),
+        msCell(ms(results[1])),
+        `${x.toFixed(2)}x ${verdict(x <= 1.3)}`,
+        `${rssCell(results[1])} ${verdict(peak > 0 && peak < 150)}`,
+        `${results[1][0].logBytes.toLocaleString("en-US")} of ${flood.bytes.toLocaleString("en-US")} ${verdict(checked)}`,
+      ]);
+    }
+    const markdown = [
+      `Each task pipes \`head -c N /dev/zero | tr | fold -w 99\` (100-byte lines). taskq writes every byte to its log and, with \`--output plain\`, every line prefixed to stdout (here /dev/null). ${runs} runs, alternating; median (min-max).`,
+      "",
+      table(["workload", "sh > /dev/null", "taskq", "taskq / sh (<= 1.3x)", "taskq peak RSS (< 150 MB)", "log bytes (every run)"], rows),
+    ].join("\n");
+    return { title: "Output flood", markdown, targets };
+  } finally {
+    work.remove();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const runsArg = process.argv.indexOf("--runs");
+  const result = await run({ runs: runsArg > 0 ? Number(process.argv[runsArg + 1]) : 5 });
+  process.stdout.write(`${result.markdown}\n`);
+}

@@ -1,0 +1,77 @@
+// Large workflows: `taskq validate` of generated files (1-3 dependencies per task) at
+// 1k, 10k and 40k tasks, time and peak RSS; then `taskq run` of the 10k file at -j 2
+// against the raw spawn loop of as many tasks.   node bench/large.js [--runs N] [--no-run]
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { alternate, log, measure, median, ms, msCell, ROOT, rssCell, scratch, table, TASKQ, verdict } from "./lib.js";
+import { layeredTasks } from "./workflows.js";
+
+const SIZES = [1000, 10_000, 40_000];
+
+export async function run({ runs = 5, runWorkflow = true, overheadRatio } = {}) {
+  const work = scratch("large");
+  try {
+    const files = new Map(SIZES.map((size) => [size, join(work.dir, `tasks-${size}.yaml`)]));
+    for (const [size, file] of files) layeredTasks(file, size);
+    const opts = { cwd: work.dir };
+    const commands = [
+      { name: "node -e ''", run: () => measure([process.execPath, "-e", ""], opts) },
+      ...SIZES.map((size) => ({ name: `taskq validate, ${size / 1000}k tasks`, size, run: () => measure([process.execPath, TASKQ, "validate", files.get(size)], opts) })),
+    ];
+    log(`large: validate, ${runs} alternating runs`);
+    const results = await alternate(commands, runs);
+    const timeOf = (size) => median(ms(results[1 + SIZES.indexOf(size)]));
+    const node = median(ms(results[0]));
+    const rows = commands.map((command, i) => [command.name, msCell(ms(results[i])), `${(median(ms(results[i])) / node).toFixed(1)}x`, rssCell(results[i])]);
+    const growth = timeOf(40_000) / timeOf(10_000);
+    const targets = [
+      { name: "large: validate 10k tasks <= 1.5 s (whole process)", pass: timeOf(10_000) <= 1500 },
+      { name: "large: validate 40k <= 5x the 10k time", pass: growth <= 5 },
+    ];
+    const lines = [
+      `Generated files: each task after the third depends on 1-3 earlier ones; block style with \`defaults\` and some priorities. ${runs} runs, alternating with bare node; median (min-max).`,
+      "",
+      table(["command", "wall time", "vs node -e ''", "peak RSS"], rows),
+      "",
+      `- 40k / 10k validate time: ${growth.toFixed(2)}x (target <= 5x): ${verdict(growth <= 5)}`,
+      `- 10k validate: ${Math.round(timeOf(10_000))} ms (target <= 1500 ms): ${verdict(timeOf(10_000) <= 1500)}`,
+    ];
+
+    if (runWorkflow) {
+      const size = 10_000;
+      const file = join(work.dir, "run-10k.yaml");
+      layeredTasks(file, size);
+      const runCommands = [
+        { name: `raw Node spawn loop, ${size / 1000}k`, run: () => measure([process.execPath, join(ROOT, "bench/baselines/spawn-loop.js"), String(size), "2"], opts) },
+        { name: `taskq run -j 2, ${size / 1000}k tasks with dependencies`, run: () => measure([process.execPath, TASKQ, "run", file, "-j", "2", "--output", "plain", "--log-dir", join(work.dir, "logs")], opts) },
+      ];
+      const runRuns = Math.max(3, Math.min(runs, 5));
+      log(`large: run ${size} tasks, ${runRuns} alternating runs`);
+      const ran = await alternate(runCommands, runRuns, { warmup: 0 });
+      const ratio10k = median(ms(ran[1])) / median(ms(ran[0]));
+      const perTask = (r) => `${(median(ms(r)) / size).toFixed(2)} ms`;
+      const pass = overheadRatio === undefined ? ratio10k <= 1.5 : ratio10k <= Math.max(1.5, overheadRatio * 1.05);
+      targets.push({ name: "large: 10k run overhead per task no worse than in the overhead benchmark", pass });
+      lines.push(
+        "",
+        `\`taskq run\` of a ${size / 1000}k-task file (every task \`true\`, with its dependencies) at -j 2, against the raw spawn loop of ${size / 1000}k \`sh -c true\`; ${runRuns} runs, alternating.`,
+        "",
+        table(["runner", "wall time", "per task", "vs raw loop", "peak RSS"], [
+          [runCommands[0].name, msCell(ms(ran[0])), perTask(ran[0]), "1.00x", rssCell(ran[0])],
+          [runCommands[1].name, msCell(ms(ran[1])), perTask(ran[1]), `${ratio10k.toFixed(2)}x`, rssCell(ran[1])],
+        ]),
+        "",
+        `- 10k run vs raw loop: ${ratio10k.toFixed(2)}x${overheadRatio === undefined ? "" : ` (1k independent tasks: ${overheadRatio.toFixed(2)}x)`}: ${verdict(pass)}`,
+      );
+    }
+    return { title: "Large workflows", markdown: lines.join("\n"), targets };
+  } finally {
+    work.remove();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const runsArg = process.argv.indexOf("--runs");
+  const result = await run({ runs: runsArg > 0 ? Number(process.argv[runsArg + 1]) : 5, runWorkflow: !process.argv.includes("--no-run") });
+  process.stdout.write(`${result.markdown}\n`);
+}

@@ -1,0 +1,108 @@
+// Shared helpers for the CLI benchmarks: timing child processes, peak RSS, medians, tables.
+// Plain ESM, no imports from src: every benchmark spawns bin/taskq and its baselines.
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+export const TASKQ = join(ROOT, "bin/taskq.js");
+/** GNU time reports a child's peak RSS; without it RSS columns say "n/a". */
+export const GNU_TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
+
+/** A fresh scratch folder, removed by the returned function. */
+export function scratch(prefix) {
+  const dir = mkdtempSync(join(tmpdir(), `taskq-bench-${prefix}-`));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Runs one command and resolves with its wall time (ms) and, when `rss` is set and
+ * GNU time exists, its peak RSS (KiB). stdout goes to `stdout` (a path) or /dev/null.
+ * Rejects on a non-zero exit unless `allowFail`.
+ */
+export function measure(argv, { cwd = ROOT, env = process.env, rss = true, stdout, allowFail = false } = {}) {
+  const rssFile = rss && GNU_TIME ? join(tmpdir(), `taskq-bench-rss-${process.pid}-${Math.random().toString(36).slice(2)}`) : undefined;
+  const full = rssFile ? [GNU_TIME, "-f", "%M", "-o", rssFile, ...argv] : argv;
+  return new Promise((resolvePromise, reject) => {
+    const out = stdout === undefined ? "ignore" : "pipe";
+    const start = performance.now();
+    const child = spawn(full[0], full.slice(1), { cwd, env, stdio: ["ignore", out, "pipe"] });
+    let stderr = "";
+    const chunks = [];
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.stdout?.on("data", (chunk) => chunks.push(chunk));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const ms = performance.now() - start;
+      let rssKb;
+      if (rssFile) {
+        try {
+          rssKb = Number(readFileSync(rssFile, "utf8").trim().split("\n").pop());
+          rmSync(rssFile, { force: true });
+        } catch {
+          rssKb = undefined;
+        }
+      }
+      if (code !== 0 && !allowFail) reject(new Error(`${argv.join(" ")} exited with ${code}: ${stderr.slice(-2000)}`));
+      else resolvePromise({ ms, rssKb, code, stderr, stdout: stdout === undefined ? "" : Buffer.concat(chunks).toString("utf8") });
+    });
+  });
+}
+
+/**
+ * Runs every command `runs` times, alternating between them (A B C A B C ...), so
+ * background load hits each alike. Returns one list of results per command.
+ */
+export async function alternate(commands, runs, { warmup = 1 } = {}) {
+  for (let w = 0; w < warmup; w++) for (const command of commands) await command.run();
+  const results = commands.map(() => []);
+  for (let r = 0; r < runs; r++) {
+    for (const [i, command] of commands.entries()) results[i].push(await command.run());
+  }
+  return results;
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+export function quantile(values, q) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+/** "123 ms (110-140)" from a list of milliseconds. */
+export function msCell(values, digits = 0) {
+  const f = (x) => x.toFixed(digits);
+  return `${f(median(values))} ms (${f(Math.min(...values))}-${f(Math.max(...values))})`;
+}
+
+/** Peak RSS over runs, in MiB. */
+export function rssCell(results) {
+  const values = results.map((r) => r.rssKb).filter((x) => typeof x === "number" && x > 0);
+  if (values.length === 0) return "n/a";
+  return `${Math.round(median(values) / 1024)} MiB (max ${Math.round(Math.max(...values) / 1024)})`;
+}
+
+export function ratio(a, b) {
+  return `${(median(a) / median(b)).toFixed(2)}x`;
+}
+
+/** Target verdict: "ok" or "MISSED". */
+export function verdict(pass) {
+  return pass ? "ok" : "**MISSED**";
+}
+
+export function table(header, rows) {
+  return [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...rows.map((row) => `| ${row.join(" | ")} |`)].join("\n");
+}
+
+export const ms = (results) => results.map((r) => r.ms);
+
+export function log(text) {
+  process.stderr.write(`${text}\n`);
+}
