@@ -1,14 +1,28 @@
-import { Chalk, type ChalkInstance } from "chalk";
+import type { ChalkInstance } from "chalk";
 
 /**
  * chalk with the level taskq wants: none under NO_COLOR or --no-color (chalk
  * does not honour NO_COLOR by itself), FORCE_COLOR as chalk reads it, else
- * colour only on a terminal.
+ * colour only on a terminal. Without colour, chalk is not even loaded: in CI
+ * and pipes that keeps its import off `taskq run`'s startup.
  */
-export function createColors(options: { color: boolean; isTTY: boolean }): ChalkInstance {
+export async function createColors(options: { color: boolean; isTTY: boolean }): Promise<ChalkInstance> {
   const noColor = !options.color || (process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== "");
-  if (noColor) return new Chalk({ level: 0 });
+  if (noColor) return noColors;
   const force = process.env.FORCE_COLOR;
-  if (force !== undefined && force !== "" && force !== "0" && force !== "false") return new Chalk();
-  return new Chalk({ level: options.isTTY ? 1 : 0 });
+  const forced = force !== undefined && force !== "" && force !== "0" && force !== "false";
+  if (!forced && !options.isTTY) return noColors;
+  const { Chalk } = await import("chalk");
+  return forced ? new Chalk() : new Chalk({ level: 1 });
 }
+
+/** What chalk at level 0 does: every style, however chained, returns its arguments joined by spaces. */
+const uncoloured = (...texts: unknown[]): string => (texts.length === 1 ? String(texts[0]) : texts.join(" "));
+const noColors: ChalkInstance = new Proxy(uncoloured, {
+  get(target, key) {
+    if (key === "level") return 0;
+    // Not a thenable: this object is returned from an async function.
+    if (key === "then" || typeof key !== "string") return Reflect.get(target, key);
+    return noColors;
+  },
+}) as unknown as ChalkInstance;

@@ -15,7 +15,7 @@ export async function createRenderer(mode: OutputMode, options: { color: boolean
     return new JsonRenderer(process.stdout);
   }
   const { createColors } = await import("./colors.js");
-  const colors = createColors({ color: options.color, isTTY });
+  const colors = await createColors({ color: options.color, isTTY });
   if (resolved === "tty") {
     const [{ default: ora }, { TtyRenderer }] = await Promise.all([import("ora"), import("./tty.js")]);
     const spinner = ora({ stream: process.stderr, isEnabled: true, discardStdin: false, hideCursor: true, color: "cyan" });
