@@ -22,7 +22,7 @@ const noColors: ChalkInstance = new Proxy(uncoloured, {
   get(target, key) {
     if (key === "level") return 0;
     // Not a thenable: this object is returned from an async function.
-    if (key === "then" || typeof key !== "string") return Reflect.get(target, key);
+    if (key === "then" || typeof key !== "string") return Reflect.get(target, key) as unknown;
     return noColors;
   },
 }) as unknown as ChalkInstance;
