@@ -42,15 +42,47 @@ const valueArbitrary = fc.constantFrom(
   "*anchor",
 );
 const fieldArbitrary = fc.tuple(fc.constantFrom("retries", "timeout", "runAt", "delay", "priority", "retryOn", "backoff", "env", "cwd", "type", "dependsOn", "rn"), valueArbitrary);
-const taskArbitrary = fc.record({
+const taskArbitrary: fc.Arbitrary<RandomTask> = fc.record({
   id: idArbitrary,
   run: fc.constantFrom("echo hi", "5", "null", "''", "[x]", "&anchor echo shared"),
   fields: fc.array(fieldArbitrary, { maxLength: 3 }),
   dependsOn: fc.array(idArbitrary, { maxLength: 3 }),
 });
+interface RandomTask {
+  id: string;
+  run: string;
+  fields: Array<[string, string]>;
+  dependsOn: string[];
+}
+
+/** Good values only, so that accepted files are common enough to check. */
+const goodFields: Record<string, string[]> = {
+  retries: ["0", "2"],
+  timeout: ["30s", "250ms", "1.5"],
+  priority: ["high", "low"],
+  retryOn: ["[1, 75]"],
+  backoff: ["{ base: 1s, max: 2s }"],
+  env: ["{ A: x, B: 1 }"],
+  runAt: ["2001-01-01T00:00:00+01:00", "2026-12-01T02:00:00Z"],
+};
+const goodTasksArbitrary = fc.integer({ min: 1, max: 6 }).chain((size) =>
+  fc.tuple(
+    ...Array.from({ length: size }, (_, index) =>
+      fc.record({
+        id: fc.constant(`t${index}`),
+        run: fc.constant("echo hi"),
+        fields: fc.subarray(Object.keys(goodFields)).chain((names) => fc.tuple(...names.map((name) => fc.tuple(fc.constant(name), fc.constantFrom(...goodFields[name]!))))),
+        dependsOn: fc.subarray(Array.from({ length: index }, (_, i) => `t${i}`)),
+      }),
+    ),
+  ),
+);
 const fileArbitrary = fc.record({
   header: fc.subarray(["name: ci", "concurrency: 4", "concurrency: 0", "env: { NODE_ENV: test }", "defaults: { retries: 1 }", "defaults: { run: x }", "bogus: 1"]),
-  tasks: fc.array(taskArbitrary, { maxLength: 8 }),
+  tasks: fc.oneof(
+    fc.array(taskArbitrary, { maxLength: 8 }),
+    goodTasksArbitrary.map((tasks): RandomTask[] => tasks.map((task) => ({ ...task, fields: [...task.fields] as Array<[string, string]> }))),
+  ),
   lineEnding: fc.constantFrom("\n", "\r\n"),
   bom: fc.boolean(),
 });

@@ -11,11 +11,12 @@ import { runCli, runIds, workspace } from "../helpers/cli.js";
  */
 describe("workflow size limits", () => {
   it("rejects more than 200,000 tasks with exit 2, at the tasks mapping, nothing run (case 21)", { timeout: 120_000 }, async () => {
-    const entries = Array.from({ length: 200_001 }, (_, index) => `t${index}: { run: touch ran }`);
-    const ws = await workspace(`tasks: {${entries.join(", ")}}\n`);
+    // Short entries: the count is checked before any task is validated, so their shape does not matter.
+    const entries = Array.from({ length: 200_001 }, (_, index) => `t${index}: 0`);
+    const ws = await workspace(`x: { run: touch ran }\ntasks: {${entries.join(", ")}}\n`);
     const result = await runCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir });
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe(`${ws.file}:1:8: too many tasks (200,001); the limit is 200,000\n1 problem; nothing was run\n`);
+    expect(result.stderr).toBe(`${ws.file}:2:8: too many tasks (200,001); the limit is 200,000\n1 problem; nothing was run\n`);
     expect(result.durationMs).toBeLessThan(60_000);
     expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
     expect(await runIds(ws.logs)).toEqual([]);
