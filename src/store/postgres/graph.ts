@@ -49,8 +49,9 @@ export async function unblockDependents(client: pg.ClientBase, names: SchemaName
         SET waiting_on = waiting_on - 1,
             state = CASE WHEN waiting_on <= 1 THEN 'queued' ELSE state END,
             queued_at = CASE WHEN waiting_on <= 1 THEN now() ELSE queued_at END
-      WHERE run_id = $1 AND state = 'blocked'
-        AND key IN (SELECT task_key FROM ${names.deps} WHERE run_id = $1 AND depends_on_key = $2)
+      WHERE run_id = $1
+        AND key = ANY (ARRAY(SELECT task_key FROM ${names.deps} WHERE run_id = $1 AND depends_on_key = $2))
+        AND state = 'blocked'
       RETURNING key, state`,
     [runId, key],
   );

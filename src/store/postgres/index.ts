@@ -1,3 +1,15 @@
+/**
+ * The durable mode's store: runs, tasks and dependencies in PostgreSQL, leased
+ * to workers on any number of machines.
+ *
+ * - `PostgresStore` is the queue (submit, lease, heartbeat, complete, release,
+ *   sweep, cancel, redrive, status); every time comes from the database clock.
+ * - `PostgresWorker` pulls from it and runs a handler per attempt, with
+ *   heartbeats, timeouts, cancellation, orphan sweeps and Prometheus metrics.
+ *
+ * Semantics follow the engine's (seeds/go-task-queue-design.txt) and the GCS
+ * workqueue's (queued / in-progress / dead-letter, leases, dedup on key).
+ */
 export { backoffDelay, type BackoffPolicy } from "./backoff.js";
 export type { CancelResult } from "./cancel.js";
 export { serveMetrics, metricsPort } from "./metrics-server.js";

@@ -117,6 +117,8 @@ const MIGRATIONS: Migration[] = [
       DECLARE
         v_run text;
         v_key text;
+        v_dependent text;
+        v_state text;
       BEGIN
         UPDATE ${tasks} t
            SET state = 'succeeded', finished_at = now(), lease_token = NULL, lease_expires_at = NULL, waiting_on = 0,
@@ -126,15 +128,20 @@ const MIGRATIONS: Migration[] = [
         IF NOT FOUND THEN
           RETURN;
         END IF;
-        WITH u AS (
+        -- One dependent at a time, by its unique key: never a scan of the run, whatever the statistics say.
+        unblocked := '{}';
+        FOR v_dependent IN SELECT d.task_key FROM ${deps} d WHERE d.run_id = v_run AND d.depends_on_key = v_key LOOP
           UPDATE ${tasks} t
              SET waiting_on = t.waiting_on - 1,
                  state = CASE WHEN t.waiting_on <= 1 THEN 'queued' ELSE t.state END,
                  queued_at = CASE WHEN t.waiting_on <= 1 THEN now() ELSE t.queued_at END
-           WHERE t.run_id = v_run AND t.state = 'blocked'
-             AND t.key IN (SELECT d.task_key FROM ${deps} d WHERE d.run_id = v_run AND d.depends_on_key = v_key)
-           RETURNING t.key, t.state)
-        SELECT COALESCE(array_agg(u.key) FILTER (WHERE u.state = 'queued'), '{}') INTO unblocked FROM u;
+           WHERE t.run_id = v_run AND t.key = v_dependent AND t.state = 'blocked'
+           RETURNING t.state INTO v_state;
+          IF v_state = 'queued' THEN
+            unblocked := unblocked || v_dependent;
+          END IF;
+          v_state := NULL;
+        END LOOP;
         IF cardinality(unblocked) > 0 THEN
           PERFORM pg_notify('${channel}', v_run);
         END IF;
