@@ -51,14 +51,18 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   workflow.tasks.length = 0;
 
   let interrupted: NodeJS.Signals | undefined;
+  let finished = false;
   const hardStop = new AbortController();
+  // Installed until the summary is out: a signal that arrives after the last task ended must not cut it off.
   const removeSignalHandlers = onShutdownSignals({
     graceful: (signal) => {
+      if (finished) return;
       interrupted = signal;
       renderer.note(`${signal} received: no new task starts; running tasks have ${options.shutdownTimeoutMs / 1000}s to finish (send it again to stop at once)`);
       void queue.shutdown({ drain: false, deadline: options.shutdownTimeoutMs, signal: hardStop.signal, abortGraceMs: options.killGraceMs + 2000 });
     },
     immediate: (signal) => {
+      if (finished) return;
       renderer.note(`${signal} received again: killing every task now`);
       killAllProcessGroups("SIGKILL");
       hardStop.abort();
@@ -67,16 +71,18 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   try {
     queue.start();
     await queue.shutdown({ drain: true });
-  } finally {
+    finished = true;
     // Belt and braces: whatever happened, no task process outlives the run.
+    if (activeProcessGroups() > 0) killAllProcessGroups("SIGKILL");
+    const counts = queue.stats().byStatus;
+    const exitCode = interrupted !== undefined ? signalExitCode(interrupted) : counts.FAILED + counts.CANCELLED > 0 ? 1 : 0;
+    const run = { runId, file, logDir, startedAt, exitCode, ...(interrupted === undefined ? {} : { interrupted }) };
+    await renderer.finish(summary.build(queue, run));
+    return exitCode;
+  } finally {
     if (activeProcessGroups() > 0) killAllProcessGroups("SIGKILL");
     removeSignalHandlers();
   }
-  const counts = queue.stats().byStatus;
-  const exitCode = interrupted !== undefined ? signalExitCode(interrupted) : counts.FAILED + counts.CANCELLED > 0 ? 1 : 0;
-  const run = { runId, file, logDir, startedAt, exitCode, ...(interrupted === undefined ? {} : { interrupted }) };
-  await renderer.finish(summary.build(queue, run));
-  return exitCode;
 }
 
 function submitAll(queue: Queue, workflow: Workflow): void {
