@@ -86,12 +86,12 @@ export async function completeAttempt(
     const reason = outcome.kind === "cancelled" ? (outcome.reason ?? "cancelled by request") : "cancelled by request";
     const attempt = outcome.kind === "failure" ? attemptRecord(outcome) : { tail: outcome.tail ?? [] };
     const graph = await finalizeTask(client, names, row, "cancelled", { attempt, cancelReason: reason });
-    return { runId: row.run_id, state: "cancelled", ...graph };
+    return { runId: row.run_id, state: "cancelled", cascaded: graph.cascaded, unblocked: [] };
   }
   const failure = attemptRecord(outcome);
   if (!isRetryable(row, outcome)) {
     const graph = await finalizeTask(client, names, row, "failed", { attempt: failure });
-    return { runId: row.run_id, state: "failed", ...graph };
+    return { runId: row.run_id, state: "failed", cascaded: graph.cascaded, unblocked: [] };
   }
   const delay = backoffDelay(row.attempts, { baseMs: row.backoff_base_ms, maxMs: row.backoff_max_ms }, random);
   await client.query(

@@ -1,8 +1,9 @@
 import type pg from "pg";
-import { cancelDependents, dependencyReason, notifyWorkers, unblockDependents } from "./graph.js";
+import { cancelDependents, dependencyReason } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 
-export type TerminalState = "succeeded" | "failed" | "cancelled";
+/** Success ends in the `complete_success` SQL function (one round trip); every other end comes here. */
+export type UnsuccessfulState = "failed" | "cancelled";
 
 /** How the last attempt ended; absent when the task ends without one (cancelled while queued, swept). */
 export interface AttemptRecord {
@@ -22,18 +23,18 @@ export interface FinalDetails {
 }
 
 /**
- * The one terminal transition: records the end state, clears the lease, then
- * unblocks dependents (on success) or cancels them transitively (otherwise).
- * The caller refreshes the run's state after committing. Runs in the caller's transaction, on a
- * row the caller has locked and checked is not terminal yet.
+ * The terminal transition to failed or cancelled: records the end state,
+ * clears the lease and cancels the dependents transitively. Runs in the
+ * caller's transaction, on a row the caller has locked and checked is not
+ * terminal yet; the caller refreshes the run's state after committing.
  */
 export async function finalizeTask(
   client: pg.ClientBase,
   names: SchemaNames,
   task: { id: string; run_id: string; key: string },
-  state: TerminalState,
+  state: UnsuccessfulState,
   details: FinalDetails = {},
-): Promise<{ cascaded: string[]; unblocked: string[] }> {
+): Promise<{ cascaded: string[] }> {
   await client.query(
     `UPDATE ${names.tasks}
         SET state = $2, finished_at = now(), lease_token = NULL, lease_expires_at = NULL, waiting_on = 0,
@@ -55,13 +56,6 @@ export async function finalizeTask(
       details.attempt?.tail ?? [],
     ],
   );
-  let cascaded: string[] = [];
-  let unblocked: string[] = [];
-  if (state === "succeeded") {
-    unblocked = await unblockDependents(client, names, task.run_id, task.key);
-    if (unblocked.length > 0) await notifyWorkers(client, names, task.run_id);
-  } else {
-    cascaded = await cancelDependents(client, names, task.run_id, task.key, dependencyReason(task.key, state));
-  }
-  return { cascaded, unblocked };
+  const cascaded = await cancelDependents(client, names, task.run_id, task.key, dependencyReason(task.key, state));
+  return { cascaded };
 }

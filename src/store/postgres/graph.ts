@@ -3,7 +3,8 @@ import type { SchemaNames } from "./names.js";
 
 /**
  * Dependency-graph updates shared by submit, complete, sweep, cancel and
- * redrive. Each runs inside the caller's transaction.
+ * redrive. Each runs inside the caller's transaction. (Unblocking dependents
+ * on success lives in the `complete_success` SQL function.)
  */
 
 /** Why a dependent was cancelled, naming the task that did not succeed. */
@@ -37,25 +38,6 @@ export async function cancelDependents(
     [runId, key, reason, cause],
   );
   return result.rows.map((row) => row.key);
-}
-
-/**
- * Counts down the dependents of a task that just succeeded; those with no
- * unfinished dependency left become queued. Returns the keys now queued.
- */
-export async function unblockDependents(client: pg.ClientBase, names: SchemaNames, runId: string, key: string): Promise<string[]> {
-  const result = await client.query<{ key: string; state: string }>(
-    `UPDATE ${names.tasks}
-        SET waiting_on = waiting_on - 1,
-            state = CASE WHEN waiting_on <= 1 THEN 'queued' ELSE state END,
-            queued_at = CASE WHEN waiting_on <= 1 THEN now() ELSE queued_at END
-      WHERE run_id = $1
-        AND key = ANY (ARRAY(SELECT task_key FROM ${names.deps} WHERE run_id = $1 AND depends_on_key = $2))
-        AND state = 'blocked'
-      RETURNING key, state`,
-    [runId, key],
-  );
-  return result.rows.filter((row) => row.state === "queued").map((row) => row.key);
 }
 
 /**
