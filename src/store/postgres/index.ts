@@ -17,6 +17,7 @@ export { migrate, LATEST_MIGRATION } from "./migrations.js";
 export { redactConnectionString } from "./redact.js";
 export type { RedriveResult } from "./redrive.js";
 export { PostgresStore, type PostgresStoreOptions } from "./store.js";
+export type { StoreErrorCode } from "./store-error.js";
 export { generateRunId } from "./submit.js";
 export { isTransientError } from "./transient.js";
 export * from "./types.js";

@@ -10,6 +10,7 @@ import { redactConnectionString } from "./redact.js";
 import { redriveTask, type RedriveResult } from "./redrive.js";
 import { readDeadLetters, readRunStatus } from "./status.js";
 import { generateRunId, submitRun } from "./submit.js";
+import { toStoreError } from "./store-error.js";
 import { sweepExpiredLeases } from "./sweep.js";
 import { inTransaction } from "./transaction.js";
 import type { CompletionResult, DeadLetter, HeartbeatStatus, LeasedTask, Outcome, RunStatus, TaskState, Workflow } from "./types.js";
@@ -71,40 +72,46 @@ export class PostgresStore {
 
   /** Applies pending migrations (idempotent, safe to run concurrently). */
   async migrate(): Promise<number[]> {
-    return migrate(this.pool, this.schema);
+    return this.#guard("migrate", () => migrate(this.pool, this.schema));
   }
 
   /** Submits a workflow as a run (idempotent on `runId`); returns the run id. */
   async submitRun(workflow: Workflow, options: { runId?: string } = {}): Promise<string> {
-    const runId = options.runId ?? generateRunId();
-    const { settle } = await inTransaction(this.pool, (client) => submitRun(client, this.#names, workflow, runId));
-    if (settle) await refreshRunState(this.pool, this.#names, runId);
-    return runId;
+    return this.#guard("submitRun", async () => {
+      const runId = options.runId ?? generateRunId();
+      const { settle } = await inTransaction(this.pool, (client) => submitRun(client, this.#names, workflow, runId));
+      if (settle) await refreshRunState(this.pool, this.#names, runId);
+      return runId;
+    });
   }
 
   /** Leases up to `limit` runnable tasks for `leaseMs`. */
   async lease(workerId: string, limit: number, leaseMs: number): Promise<LeasedTask[]> {
-    return leaseTasks(this.pool, this.#names, workerId, limit, leaseMs);
+    return this.#guard("lease", () => leaseTasks(this.pool, this.#names, workerId, limit, leaseMs));
   }
 
   /** Extends a lease; "lost" when another worker or the sweeper owns the task now. */
   async heartbeat(taskId: string, token: string, leaseMs: number): Promise<HeartbeatStatus> {
-    return renewLease(this.pool, this.#names, taskId, token, leaseMs);
+    return this.#guard("heartbeat", () => renewLease(this.pool, this.#names, taskId, token, leaseMs));
   }
 
   /** Records an attempt's outcome; false when `token` no longer owns the task. */
   async complete(token: string, outcome: Outcome): Promise<CompletionResult | false> {
-    if (outcome.kind === "success") return completeSuccess(this.pool, this.#names, token, outcome);
-    const result = await inTransaction(this.pool, (client) => completeAttempt(client, this.#names, token, outcome, this.#random));
-    if (result !== false && result.state !== "queued") await refreshRunState(this.pool, this.#names, result.runId);
-    return result;
+    return this.#guard("complete", async () => {
+      if (outcome.kind === "success") return completeSuccess(this.pool, this.#names, token, outcome);
+      const result = await inTransaction(this.pool, (client) => completeAttempt(client, this.#names, token, outcome, this.#random));
+      if (result !== false && result.state !== "queued") await refreshRunState(this.pool, this.#names, result.runId);
+      return result;
+    });
   }
 
   /** Requeues a leased task at once without counting the attempt (graceful worker stop). */
   async release(token: string): Promise<boolean> {
-    const runId = await inTransaction(this.pool, (client) => releaseLease(client, this.#names, token));
-    if (runId !== undefined) await refreshRunState(this.pool, this.#names, runId);
-    return runId !== undefined;
+    return this.#guard("release", async () => {
+      const runId = await inTransaction(this.pool, (client) => releaseLease(client, this.#names, token));
+      if (runId !== undefined) await refreshRunState(this.pool, this.#names, runId);
+      return runId !== undefined;
+    });
   }
 
   /**
@@ -112,48 +119,65 @@ export class PostgresStore {
    * whose last tasks ended at the same moment (see `complete_success`).
    */
   async sweepOrphans(limit = 100): Promise<number> {
-    const { count, runIds } = await inTransaction(this.pool, (client) => sweepExpiredLeases(client, this.#names, limit));
-    for (const runId of runIds) await refreshRunState(this.pool, this.#names, runId);
-    await settleRuns(this.pool, this.#names);
-    return count;
+    return this.#guard("sweepOrphans", async () => {
+      const { count, runIds } = await inTransaction(this.pool, (client) => sweepExpiredLeases(client, this.#names, limit));
+      for (const runId of runIds) await refreshRunState(this.pool, this.#names, runId);
+      await settleRuns(this.pool, this.#names);
+      return count;
+    });
   }
 
   /** Cancels a run, or one task: queued/blocked at once, running at the next heartbeat. */
   async cancelRun(runId: string, taskKey?: string): Promise<CancelResult> {
-    const result = await inTransaction(this.pool, (client) => cancelTasks(client, this.#names, runId, taskKey));
-    await refreshRunState(this.pool, this.#names, runId);
-    return result;
+    return this.#guard("cancelRun", async () => {
+      const result = await inTransaction(this.pool, (client) => cancelTasks(client, this.#names, runId, taskKey));
+      await refreshRunState(this.pool, this.#names, runId);
+      return result;
+    });
   }
 
   /** Failed tasks, of one run or of all. */
   async deadLetters(runId?: string): Promise<DeadLetter[]> {
-    return readDeadLetters(this.pool, this.#names, runId);
+    return this.#guard("deadLetters", () => readDeadLetters(this.pool, this.#names, runId));
   }
 
   /** A run's tasks and counts. Also settles the run's state, should a worker have died between commit and refresh. */
   async runStatus(runId: string): Promise<RunStatus> {
-    await refreshRunState(this.pool, this.#names, runId);
-    return readRunStatus(this.pool, this.#names, runId);
+    return this.#guard("runStatus", async () => {
+      await refreshRunState(this.pool, this.#names, runId);
+      return readRunStatus(this.pool, this.#names, runId);
+    });
   }
 
   /** Queues a failed task again with fresh attempts and re-blocks the dependents it cancelled. */
   async redrive(runId: string, taskKey: string): Promise<RedriveResult> {
-    return inTransaction(this.pool, (client) => redriveTask(client, this.#names, runId, taskKey));
+    return this.#guard("redrive", () => inTransaction(this.pool, (client) => redriveTask(client, this.#names, runId, taskKey)));
   }
 
   /** Milliseconds until the earliest queued task is runnable, or null if none is queued. */
   async nextRunnableDelay(): Promise<number | null> {
-    return nextRunnableDelay(this.pool, this.#names);
+    return this.#guard("nextRunnableDelay", () => nextRunnableDelay(this.pool, this.#names));
   }
 
   /** Number of tasks in each state, across all runs (for the queue-size gauge). */
   async countByState(): Promise<Record<TaskState, number>> {
-    const result = await this.pool.query<{ state: TaskState; count: number }>(
-      `SELECT state, count(*)::int AS count FROM ${this.#names.tasks} GROUP BY state`,
-    );
-    const counts: Record<TaskState, number> = { blocked: 0, queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
-    for (const row of result.rows) counts[row.state] = row.count;
-    return counts;
+    return this.#guard("countByState", async () => {
+      const result = await this.pool.query<{ state: TaskState; count: number }>(
+        `SELECT state, count(*)::int AS count FROM ${this.#names.tasks} GROUP BY state`,
+      );
+      const counts: Record<TaskState, number> = { blocked: 0, queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
+      for (const row of result.rows) counts[row.state] = row.count;
+      return counts;
+    });
+  }
+
+  /** Runs one operation; driver errors become TaskqErrors with a stable code (see store-error.ts). */
+  async #guard<T>(operation: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      throw toStoreError(operation, error);
+    }
   }
 
   /** Calls `callback` whenever tasks may have become runnable; returns the unsubscribe function. */

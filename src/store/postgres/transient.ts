@@ -11,6 +11,7 @@ const TRANSIENT_STATES = /^(08...|57P0[123]|40001|40P01|53300)$/;
 export function isTransientError(error: unknown): boolean {
   if (typeof error !== "object" || error === null) return false;
   const code = (error as { code?: unknown }).code;
+  if (code === "STORE_UNAVAILABLE") return true; // the store's own wrapping of the errors below
   if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return TRANSIENT_STATES.test(code);
   // Socket-level failures (ECONNREFUSED, ECONNRESET) and pg's own "Connection terminated".
   if (typeof code === "string" && code.startsWith("E")) return true;
