@@ -29,6 +29,9 @@ export function buildProgram(version: string): Command {
     .option("--log-dir <dir>", "root folder of the per-task logs", ".taskq/logs")
     .option("--no-color", "no colours (NO_COLOR is honoured too)")
     .option("--dry-run", "print the plan in start order; run nothing")
+    .option("--store <url>", "run durably through PostgreSQL (default: TASKQ_STORE when set)")
+    .option("--store-schema <name>", "PostgreSQL schema of the store (default: TASKQ_STORE_SCHEMA, else taskq)")
+    .option("--run-id <id>", "with --store: the run's id (submitting the same id again is idempotent)")
     .action(async (file: string, flags: Record<string, unknown>) => {
       const { runCommand } = await import("./commands/run.js");
       process.exitCode = await runCommand(file, flags);
@@ -70,5 +73,75 @@ export function buildProgram(version: string): Command {
       process.exitCode = await schemaCommand();
     });
 
+  addDurableCommands(program);
   return program;
+}
+
+/** The durable mode's commands: all talk to PostgreSQL through --store or TASKQ_STORE. */
+function addDurableCommands(program: Command): void {
+  const withStore = (command: Command): Command =>
+    command
+      .option("--store <url>", "PostgreSQL connection string (default: TASKQ_STORE)")
+      .option("--store-schema <name>", "PostgreSQL schema of the store (default: TASKQ_STORE_SCHEMA, else taskq)");
+
+  withStore(program.command("submit"))
+    .description("validate a workflow and enqueue it as a durable run; prints the run id")
+    .argument("<file>", "workflow YAML file")
+    .option("--run-id <id>", "the run's id (submitting the same id again is idempotent)")
+    .action(async (file: string, flags: Record<string, unknown>) => {
+      const { submitCommand } = await import("./commands/durable.js");
+      process.exitCode = await submitCommand(file, flags);
+    });
+
+  withStore(program.command("worker"))
+    .description("lease and run durable tasks until stopped")
+    .option("-j, --concurrency <n>", "tasks running at once (default: the CPU count)")
+    .option("--shutdown-timeout <duration>", "on SIGINT/SIGTERM, how long running tasks may finish", "10s")
+    .option("--kill-grace <duration>", "between SIGTERM and SIGKILL of a task's process group", "5s")
+    .option("--lease <duration>", "lease length, renewed by heartbeat every third of it", "30s")
+    .option("--metrics-port <port>", "serve Prometheus metrics on http://127.0.0.1:<port>/metrics")
+    .option("--log-dir <dir>", "root folder of the per-task logs", ".taskq/logs")
+    .addOption(new Option("--output <mode>", "event lines").choices(["plain", "json"]).default("plain"))
+    .action(async (flags: Record<string, unknown>) => {
+      const { workerCommand } = await import("./commands/durable.js");
+      process.exitCode = await workerCommand(flags);
+    });
+
+  withStore(program.command("status"))
+    .description("a durable run's summary")
+    .argument("<run>", "run id")
+    .option("--watch", "print counts every second until the run ends")
+    .option("--no-color", "no colours")
+    .addOption(new Option("--output <mode>", "text or JSON").choices(["plain", "json"]).default("plain"))
+    .action(async (run: string, flags: Record<string, unknown>) => {
+      const { statusCommand } = await import("./commands/durable.js");
+      process.exitCode = await statusCommand(run, flags);
+    });
+
+  withStore(program.command("cancel"))
+    .description("cancel a durable run, or one task of it (running tasks are killed by their worker)")
+    .argument("<run>", "run id")
+    .argument("[task]", "task id")
+    .action(async (run: string, task: string | undefined, flags: Record<string, unknown>) => {
+      const { cancelCommand } = await import("./commands/durable.js");
+      process.exitCode = await cancelCommand(run, task, flags);
+    });
+
+  withStore(program.command("dead-letters"))
+    .description("failed durable tasks, of one run or of all")
+    .argument("[run]", "run id")
+    .addOption(new Option("--output <mode>", "text or JSON").choices(["plain", "json"]).default("plain"))
+    .action(async (run: string | undefined, flags: Record<string, unknown>) => {
+      const { deadLettersCommand } = await import("./commands/durable.js");
+      process.exitCode = await deadLettersCommand(run, flags);
+    });
+
+  withStore(program.command("redrive"))
+    .description("queue a dead letter again with fresh attempts; re-block the dependents it cancelled")
+    .argument("<run>", "run id")
+    .argument("<task>", "task id")
+    .action(async (run: string, task: string, flags: Record<string, unknown>) => {
+      const { redriveCommand } = await import("./commands/durable.js");
+      process.exitCode = await redriveCommand(run, task, flags);
+    });
 }

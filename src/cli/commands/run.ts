@@ -10,12 +10,18 @@ export interface RunFlags {
   logDir?: unknown;
   color?: unknown;
   dryRun?: unknown;
+  store?: unknown;
+  storeSchema?: unknown;
+  runId?: unknown;
 }
 
 /** `taskq run FILE`: validates, then runs locally (or durably with --store). Returns the exit code. */
 export async function runCommand(file: string, flags: RunFlags): Promise<number> {
   const shutdownTimeoutMs = durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s");
   const killGraceMs = durationFlag("--kill-grace", flags.killGrace ?? "5s");
+  // Start loading the runner while the file is read and parsed: module reads overlap the parse.
+  const runner = flags.dryRun === true ? undefined : import("../run-local.js");
+  void runner?.catch(() => {}); // awaited below; an invalid file must not leave an unhandled rejection
   const { loadWorkflow } = await import("../../loaders/index.js");
   const workflow = await loadWorkflow(file);
   const concurrency = concurrencyFlag(flags.concurrency, workflow.concurrency);
@@ -32,6 +38,17 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     logRoot: typeof flags.logDir === "string" ? flags.logDir : ".taskq/logs",
     color: flags.color !== false,
   };
-  const { runLocal } = await import("../run-local.js");
+  const store = typeof flags.store === "string" ? flags.store : process.env.TASKQ_STORE;
+  if (store !== undefined && store !== "") {
+    const { runDurable } = await import("../run-durable.js");
+    return runDurable(workflow, {
+      ...common,
+      store,
+      storeSchema: flags.storeSchema,
+      json: common.output === "json",
+      ...(typeof flags.runId === "string" ? { runId: flags.runId } : {}),
+    });
+  }
+  const { runLocal } = await (runner ?? import("../run-local.js"));
   return runLocal(workflow, common);
 }

@@ -1,0 +1,160 @@
+import type { RunStatus, PostgresStore, TaskStatusRow } from "../../store/postgres/index.js";
+import { UsageError } from "../../errors.js";
+import { concurrencyFlag, durationFlag } from "../flags.js";
+import { createColors } from "../render/colors.js";
+import { formatSummary } from "../render/summary-text.js";
+import type { RunSummary } from "../render/types.js";
+import { openStore, type StoreFlags } from "../store-flags.js";
+
+type Flags = StoreFlags & Record<string, unknown>;
+
+async function withStore<T>(flags: Flags, work: (store: PostgresStore) => Promise<T>): Promise<T> {
+  const store = await openStore(flags);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** `taskq submit FILE`: validates exactly as `run` does, enqueues the whole DAG in one transaction, prints the run id. */
+export async function submitCommand(file: string, flags: Flags): Promise<number> {
+  const { loadWorkflow } = await import("../../loaders/index.js");
+  const workflow = await loadWorkflow(file);
+  return withStore(flags, async (store) => {
+    const runId = await store.submitRun(workflow, typeof flags.runId === "string" ? { runId: flags.runId } : {});
+    process.stdout.write(`${runId}\n`);
+    return 0;
+  });
+}
+
+/** `taskq worker`: leases and runs tasks of every run until stopped. */
+export async function workerCommand(flags: Flags): Promise<number> {
+  const options = {
+    concurrency: concurrencyFlag(flags.concurrency, undefined),
+    shutdownTimeoutMs: durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s"),
+    killGraceMs: durationFlag("--kill-grace", flags.killGrace ?? "5s"),
+    logRoot: typeof flags.logDir === "string" ? flags.logDir : ".taskq/logs",
+    json: flags.output === "json",
+    ...(flags.lease === undefined ? {} : { leaseMs: durationFlag("--lease", flags.lease) }),
+    ...(flags.metricsPort === undefined ? {} : { metricsPort: portFlag(flags.metricsPort) }),
+  };
+  const { runWorker } = await import("../worker-run.js");
+  return withStore(flags, (store) => runWorker(store, options));
+}
+
+/** `taskq status RUN`: the run's summary, and with --watch, refreshed until it ends. */
+export async function statusCommand(runId: string, flags: Flags): Promise<number> {
+  return withStore(flags, async (store) => {
+    if (flags.watch === true) {
+      for (;;) {
+        const status = await store.runStatus(runId);
+        if (status.state !== "running") break;
+        process.stdout.write(`${new Date().toISOString()} ${runId}: ${countsLine(status)}\n`);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
+    return printRunSummary(store, runId, { color: flags.color !== false, json: flags.output === "json" });
+  });
+}
+
+/** `taskq cancel RUN [TASK]`. */
+export async function cancelCommand(runId: string, task: string | undefined, flags: Flags): Promise<number> {
+  return withStore(flags, async (store) => {
+    const result = await store.cancelRun(runId, task);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  });
+}
+
+/** `taskq dead-letters [RUN]`. */
+export async function deadLettersCommand(runId: string | undefined, flags: Flags): Promise<number> {
+  return withStore(flags, async (store) => {
+    const dead = await store.deadLetters(runId);
+    if (flags.output === "json") {
+      for (const row of dead) process.stdout.write(`${JSON.stringify(row)}\n`);
+      return 0;
+    }
+    if (dead.length === 0) process.stdout.write("no dead letters\n");
+    for (const row of dead) {
+      process.stdout.write(`${row.runId}/${row.key}: ${describeRow(row)} (${row.attempts} attempt${row.attempts === 1 ? "" : "s"})\n`);
+      for (const line of row.tail) process.stdout.write(`    ${line}\n`);
+      if (row.cancelledDependents.length > 0) process.stdout.write(`  cancelled because of it: ${row.cancelledDependents.join(", ")}\n`);
+    }
+    return 0;
+  });
+}
+
+/** `taskq redrive RUN TASK`: a dead letter gets fresh attempts; the dependents it cancelled wait for it again. */
+export async function redriveCommand(runId: string, task: string, flags: Flags): Promise<number> {
+  return withStore(flags, async (store) => {
+    const result = await store.redrive(runId, task);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  });
+}
+
+/** Prints a durable run's summary with the same text as a local run; returns the exit code it implies. */
+export async function printRunSummary(store: PostgresStore, runId: string, options: { color: boolean; json: boolean }): Promise<number> {
+  const status = await store.runStatus(runId);
+  const summary = toSummary(status);
+  if (options.json) process.stdout.write(`${JSON.stringify({ event: "summary", ...summary, state: status.state })}\n`);
+  else process.stdout.write(formatSummary(summary, await createColors({ color: options.color, isTTY: process.stdout.isTTY === true })));
+  return summary.exitCode;
+}
+
+function toSummary(status: RunStatus): RunSummary {
+  const failed = status.tasks.filter((t) => t.state === "failed");
+  const end = Math.max(...status.tasks.map((t) => t.finishedAt?.getTime() ?? Date.now()), status.createdAt.getTime());
+  return {
+    runId: status.runId,
+    file: status.name ?? status.runId,
+    logDir: `(on each worker) <log-dir>/${status.runId}`,
+    wallMs: end - status.createdAt.getTime(),
+    counts: {
+      BLOCKED: status.counts.blocked,
+      SCHEDULED: 0,
+      READY: status.counts.queued,
+      RUNNING: status.counts.running,
+      SUCCEEDED: status.counts.succeeded,
+      FAILED: status.counts.failed,
+      CANCELLED: status.counts.cancelled,
+    },
+    deadLetters: failed.map((t) => ({
+      id: t.key,
+      attempts: t.attempts,
+      error: describeRow(t),
+      exitCode: t.exitCode,
+      signal: t.signal,
+      timedOut: t.timedOut,
+      logPath: `<log-dir>/${status.runId}/${t.key}.log (on ${t.workerId ?? "its worker"})`,
+      tail: t.tail,
+    })),
+    cancelled: status.tasks
+      .filter((t) => t.state === "cancelled")
+      .map((t) => ({
+        id: t.key,
+        reason: t.cancelledBy !== null ? ("dependency" as const) : ("cancel" as const),
+        ...(t.cancelledBy !== null ? { dependency: t.cancelledBy } : {}),
+        message: t.cancelReason ?? "cancelled",
+      })),
+    exitCode: status.state === "succeeded" ? 0 : 1,
+  };
+}
+
+function describeRow(row: TaskStatusRow): string {
+  return row.lastError ?? (row.exitCode !== null ? `exited with code ${row.exitCode}` : row.state);
+}
+
+function countsLine(status: RunStatus): string {
+  return Object.entries(status.counts)
+    .filter(([, n]) => n > 0)
+    .map(([state, n]) => `${n} ${state}`)
+    .join(", ");
+}
+
+function portFlag(value: unknown): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--metrics-port: ${JSON.stringify(value)} is not a port number`);
+  return port;
+}

@@ -1,0 +1,43 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Workflow } from "../loaders/index.js";
+import type { PostgresStore } from "../store/postgres/index.js";
+import { printRunSummary } from "./commands/durable.js";
+import { openStore, type StoreFlags } from "./store-flags.js";
+import { runWorker } from "./worker-run.js";
+
+export interface DurableRunOptions extends StoreFlags {
+  concurrency: number;
+  shutdownTimeoutMs: number;
+  killGraceMs: number;
+  logRoot: string;
+  color: boolean;
+  json: boolean;
+  runId?: string;
+}
+
+/**
+ * `taskq run FILE --store URL`: submits the workflow as a durable run, then
+ * works on it in this process (other workers may help) until it ends.
+ */
+export async function runDurable(workflow: Workflow, options: DurableRunOptions): Promise<number> {
+  const store = await openStore(options);
+  try {
+    const runId = await store.submitRun(workflow, options.runId === undefined ? {} : { runId: options.runId });
+    process.stdout.write(`run ${runId} submitted to ${store.description}: ${workflow.tasks.length} tasks\n`);
+    workflow.tasks.length = 0;
+    const code = await runWorker(store, { ...options, until: () => untilFinished(store, runId) });
+    const finalCode = await printRunSummary(store, runId, { color: options.color, json: options.json });
+    return code !== 0 ? code : finalCode;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Resolves when the run reaches a terminal state (checked twice a second; cheap, indexed). */
+async function untilFinished(store: PostgresStore, runId: string): Promise<void> {
+  for (;;) {
+    await sleep(500);
+    const status = await store.runStatus(runId).catch(() => undefined);
+    if (status !== undefined && status.state !== "running") return;
+  }
+}

@@ -1,0 +1,30 @@
+import { UsageError } from "../errors.js";
+import type { PostgresStore } from "../store/postgres/index.js";
+
+export interface StoreFlags {
+  store?: unknown;
+  storeSchema?: unknown;
+}
+
+/** The connection string from --store or TASKQ_STORE; a usage error when neither is set. */
+export function storeUrl(flags: StoreFlags): string {
+  const url = typeof flags.store === "string" && flags.store !== "" ? flags.store : process.env.TASKQ_STORE;
+  if (url === undefined || url === "") {
+    throw new UsageError("no store: pass --store postgres://user@host/db or set TASKQ_STORE");
+  }
+  return url;
+}
+
+/** Opens the PostgreSQL store (applying migrations); the password never appears in errors. */
+export async function openStore(flags: StoreFlags): Promise<PostgresStore> {
+  const url = storeUrl(flags);
+  const { PostgresStore, redactConnectionString } = await import("../store/postgres/index.js");
+  const { TaskqError } = await import("../errors.js");
+  const schema = typeof flags.storeSchema === "string" ? flags.storeSchema : (process.env.TASKQ_STORE_SCHEMA ?? "taskq");
+  try {
+    return await PostgresStore.open({ connectionString: url, schema, poolSize: 8 });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.replaceAll(url, redactConnectionString(url)) : String(error);
+    throw new TaskqError("STORE_UNAVAILABLE", `cannot open the store ${redactConnectionString(url)}: ${reason}`, { exitCode: 1 });
+  }
+}

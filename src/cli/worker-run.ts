@@ -1,0 +1,133 @@
+import path from "node:path";
+import { createShellHandler, killAllProcessGroups, type ShellHandler } from "../handlers/index.js";
+import type { LeasedTask, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
+import { BufferedWriter } from "./output.js";
+import { clock } from "./render/describe.js";
+import { onShutdownSignals, signalExitCode } from "./signals.js";
+
+export interface WorkerRunOptions {
+  concurrency: number;
+  shutdownTimeoutMs: number;
+  killGraceMs: number;
+  logRoot: string;
+  json: boolean;
+  leaseMs?: number;
+  metricsPort?: number;
+  /** Resolves when the worker should stop on its own (e.g. its run finished). */
+  until?: (worker: PostgresWorker) => Promise<void>;
+}
+
+/**
+ * Runs a durable worker in this process until a signal, a lost lease, or
+ * `until` resolves. Task output goes to `<logRoot>/<runId>/<task>.log` and to
+ * stdout prefixed with `run/task |`. Returns the exit code.
+ */
+export async function runWorker(store: PostgresStore, options: WorkerRunOptions): Promise<number> {
+  const { PostgresWorker } = await import("../store/postgres/index.js");
+  const out = new BufferedWriter(process.stdout);
+  const print = (record: Record<string, unknown>, text: string): void => {
+    out.write(options.json ? `${JSON.stringify({ ts: new Date().toISOString(), ...record })}\n` : `${clock()} ${text}\n`);
+  };
+  let lostLease = false;
+  let onHalted = (): void => undefined;
+  // The worker stops by itself when it cannot renew a lease (database gone): then this process ends too.
+  const halted = new Promise<void>((resolve) => (onHalted = resolve));
+  const handlers = new Map<string, ShellHandler>();
+  const handlerFor = (runId: string): ShellHandler => {
+    let handler = handlers.get(runId);
+    if (handler === undefined) {
+      const sink = {
+        line: (taskId: string, stream: "stdout" | "stderr", text: string) =>
+          options.json
+            ? print({ event: "output", runId, id: taskId, stream, text }, "")
+            : out.write(`${runId}/${taskId} | ${text}\n`),
+      };
+      handler = createShellHandler({ runId, logDir: path.join(options.logRoot, runId), killGraceMs: options.killGraceMs, sink });
+      handlers.set(runId, handler);
+    }
+    return handler;
+  };
+  const worker = new PostgresWorker({
+    store,
+    concurrency: options.concurrency,
+    ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+    handler: (task: LeasedTask, context) => {
+      const shellTask = { id: task.key, run: task.run, env: task.env, cwd: task.cwd };
+      return handlerFor(task.runId)(task.timeoutMs === null ? shellTask : { ...shellTask, timeoutMs: task.timeoutMs }, context);
+    },
+    onEvent: (event) => {
+      describeEvent(event, print);
+      if (event.type === "stopped") {
+        if (event.reason === "lease-lost") lostLease = true;
+        onHalted();
+      }
+    },
+  });
+  const server = options.metricsPort === undefined ? undefined : await worker.serveMetrics(options.metricsPort);
+  print({ event: "worker", workerId: worker.workerId, store: store.description, concurrency: options.concurrency }, `worker ${worker.workerId}: ${store.description}, concurrency ${options.concurrency}`);
+
+  let interrupted: NodeJS.Signals | undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = (deadlineMs: number): Promise<void> => (stopping ??= worker.stop({ deadlineMs }));
+  const removeSignalHandlers = onShutdownSignals({
+    graceful: (signal) => {
+      interrupted = signal;
+      print({ event: "note", message: `${signal} received` }, `${signal} received: no new task is leased; running tasks have ${options.shutdownTimeoutMs / 1000}s to finish`);
+      void stop(options.shutdownTimeoutMs);
+    },
+    immediate: (signal) => {
+      print({ event: "note", message: `${signal} received again` }, `${signal} received again: killing every task now`);
+      killAllProcessGroups("SIGKILL");
+      void stop(0);
+    },
+  });
+  try {
+    await worker.start();
+    await Promise.race([halted, options.until?.(worker) ?? new Promise<never>(() => undefined)]);
+    await stop(options.shutdownTimeoutMs);
+  } finally {
+    killAllProcessGroups("SIGKILL");
+    removeSignalHandlers();
+    server?.close();
+    out.flush();
+  }
+  if (interrupted !== undefined) return signalExitCode(interrupted);
+  return lostLease ? 1 : 0;
+}
+
+function describeEvent(event: WorkerEvent, print: (record: Record<string, unknown>, text: string) => void): void {
+  switch (event.type) {
+    case "started": {
+      const { runId, key, attempt, maxAttempts } = event.task;
+      print({ event: "started", runId, id: key, attempt, maxAttempts }, `start   ${runId}/${key} (attempt ${attempt}/${maxAttempts})`);
+      return;
+    }
+    case "finished": {
+      const { runId, key, attempt } = event.task;
+      const state = event.result === false ? "stale" : event.result.state;
+      const error = event.outcome.kind === "failure" ? event.outcome.error : event.outcome.kind === "cancelled" ? (event.outcome.reason ?? "cancelled") : undefined;
+      const words: Record<string, string> = { succeeded: "ok     ", queued: "retry  ", failed: "FAILED ", cancelled: "cancel ", stale: "stale  " };
+      const detail = state === "stale" ? ": the lease was lost; the result was not recorded" : error === undefined ? "" : `: ${error}`;
+      print({ event: "finished", runId, id: key, attempt, state, ...(error === undefined ? {} : { error }) }, `${words[state] ?? state} ${runId}/${key}${detail}`);
+      return;
+    }
+    case "released":
+      print({ event: "released", runId: event.task.runId, id: event.task.key }, `release ${event.task.runId}/${event.task.key}: lease given back for another worker`);
+      return;
+    case "lease-lost":
+      print({ event: "lease-lost", runId: event.task.runId, id: event.task.key, why: event.why }, `LOST    ${event.task.runId}/${event.task.key}: lease ${event.why === "taken" ? "taken over" : "could not be renewed"}; killing the task`);
+      return;
+    case "cancel-requested":
+      print({ event: "cancel-requested", runId: event.task.runId, id: event.task.key }, `cancel  ${event.task.runId}/${event.task.key}: cancel requested; killing the task`);
+      return;
+    case "orphans-recovered":
+      print({ event: "orphans-recovered", count: event.count }, `sweep   recovered ${event.count} task${event.count === 1 ? "" : "s"} whose lease expired`);
+      return;
+    case "db-error":
+      print({ event: "db-error", operation: event.operation, message: event.error instanceof Error ? event.error.message : String(event.error) }, `db      ${event.operation} failed: ${event.error instanceof Error ? event.error.message : String(event.error)}; retrying`);
+      return;
+    case "stopped":
+      print({ event: "stopped", reason: event.reason }, `stopped (${event.reason})`);
+      return;
+  }
+}
