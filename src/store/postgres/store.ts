@@ -120,8 +120,7 @@ export class PostgresStore {
    */
   async sweepOrphans(limit = 100): Promise<number> {
     return this.#guard("sweepOrphans", async () => {
-      const { count, runIds } = await inTransaction(this.pool, (client) => sweepExpiredLeases(client, this.#names, limit));
-      for (const runId of runIds) await refreshRunState(this.pool, this.#names, runId);
+      const count = await inTransaction(this.pool, (client) => sweepExpiredLeases(client, this.#names, limit));
       await settleRuns(this.pool, this.#names);
       return count;
     });

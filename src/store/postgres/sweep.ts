@@ -17,14 +17,14 @@ interface ExpiredRow {
  * Recovers running tasks whose lease expired (their worker died or stalled):
  * requeued at once with the attempt already counted, failed when attempts are
  * exhausted, cancelled when a cancel was pending. SKIP LOCKED lets several
- * workers sweep at once without waiting on each other. Returns the count and
- * the runs touched (whose state the caller refreshes after commit).
+ * workers sweep at once without waiting on each other. Returns the count; the
+ * caller settles the runs' states after commit.
  */
 export async function sweepExpiredLeases(
   client: pg.ClientBase,
   names: SchemaNames,
   limit = 100,
-): Promise<{ count: number; runIds: string[] }> {
+): Promise<number> {
   const expired = await client.query<ExpiredRow>(
     `SELECT id, run_id, key, attempts, max_attempts, cancel_requested, worker_id
        FROM ${names.tasks}
@@ -53,5 +53,5 @@ export async function sweepExpiredLeases(
     }
   }
   for (const runId of requeued) await notifyWorkers(client, names, runId);
-  return { count: expired.rows.length, runIds: [...new Set(expired.rows.map((row) => row.run_id))] };
+  return expired.rows.length;
 }
