@@ -19,8 +19,10 @@ export interface RunFlags {
 export async function runCommand(file: string, flags: RunFlags): Promise<number> {
   const shutdownTimeoutMs = durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s");
   const killGraceMs = durationFlag("--kill-grace", flags.killGrace ?? "5s");
-  // Start loading the runner while the file is read and parsed: module reads overlap the parse.
-  const runner = flags.dryRun === true ? undefined : import("../run-local.js");
+  const store = typeof flags.store === "string" ? flags.store : process.env.TASKQ_STORE;
+  const local = store === undefined || store === "";
+  // Start loading the local runner while the file is read and parsed: module reads overlap the parse.
+  const runner = flags.dryRun === true || !local ? undefined : import("../run-local.js");
   void runner?.catch(() => {}); // awaited below; an invalid file must not leave an unhandled rejection
   const { loadWorkflow } = await import("../../loaders/index.js");
   const workflow = await loadWorkflow(file);
@@ -38,8 +40,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     logRoot: typeof flags.logDir === "string" ? flags.logDir : ".taskq/logs",
     color: flags.color !== false,
   };
-  const store = typeof flags.store === "string" ? flags.store : process.env.TASKQ_STORE;
-  if (store !== undefined && store !== "") {
+  if (!local) {
     const { runDurable } = await import("../run-durable.js");
     return runDurable(workflow, {
       ...common,
