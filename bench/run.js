@@ -1,6 +1,7 @@
 // `npm run bench`: every benchmark in one invocation, results as Markdown.
 //   node bench/run.js [--only startup,overhead,large,flood,schedule,engine,postgres] [--runs N] [--write]
 // --runs sets the runs per measurement (default 5; startup uses twice as many, being cheap).
+// --large-run-tasks N: size of the `taskq run` part of the large benchmark (default 10000).
 // --full runs the engine benchmark at 1M tasks too (slow). --write replaces BENCHMARKS.md. Build first: npx tsc -p tsconfig.build.json.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -16,7 +17,8 @@ function parseArgs(argv) {
   for (const name of only) if (!ALL.includes(name)) throw new Error(`unknown benchmark ${name}; choose from ${ALL.join(", ")}`);
   const runs = Number(value("--runs") ?? 5);
   if (!Number.isInteger(runs) || runs < 1) throw new Error("--runs must be a positive whole number");
-  return { only, runs, write: argv.includes("--write"), full: argv.includes("--full") };
+  const largeRunTasks = Number(value("--large-run-tasks") ?? 10_000);
+  return { only, runs, write: argv.includes("--write"), full: argv.includes("--full"), largeRunTasks };
 }
 
 /** The engine and PostgreSQL benchmarks are scripts of their own: run them as they are. */
@@ -33,7 +35,7 @@ function machine() {
 }
 
 async function main() {
-  const { only, runs, write, full } = parseArgs(process.argv.slice(2));
+  const { only, runs, write, full, largeRunTasks } = parseArgs(process.argv.slice(2));
   if (!existsSync(join(ROOT, "dist/cli/main.js"))) throw new Error("build first: npx tsc -p tsconfig.build.json");
   const startedAt = new Date();
   const header = machine();
@@ -49,7 +51,7 @@ async function main() {
     else {
       const module = await import(`./${name}.js`);
       const options = { runs: name === "startup" ? runs * 2 : runs };
-      if (name === "large") options.overheadRatio = overheadRatio;
+      if (name === "large") Object.assign(options, { overheadRatio, runTasks: largeRunTasks });
       result = await module.run(options);
       if (name === "overhead") overheadRatio = result.perTaskRatio;
     }
@@ -60,31 +62,37 @@ async function main() {
   }
   const targets = sections.flatMap((section) => section.targets);
   const summary = targets.map((t) => `- ${t.pass ? "met" : "**missed**"}: ${t.name}`).join("\n");
-  process.stdout.write(`\n## Targets\n\n${summary}\n`);
-  if (write) writeReport({ startedAt, header, only, runs, sections, summary });
+  process.stdout.write(`\n## Targets (this invocation)\n\n${summary}\n`);
+  if (write) writeReport({ startedAt, header, only, runs, sections });
 }
 
 const MARK = "<!-- results: written by `npm run bench -- --write`; text above this line is kept -->";
+const ORDER = ["Startup", "Per-task overhead", "Large workflows", "Output flood", "Scheduling precision", "Engine (library)", "Durable mode (PostgreSQL)"];
 
-function writeReport({ startedAt, header, only, runs, sections, summary }) {
+/** Sections of an earlier report, by title, so that `--only x --write` replaces only x. */
+function previousSections(text) {
+  const sections = new Map();
+  const parts = text.split(/^## /m).slice(1);
+  for (const part of parts) {
+    const title = part.slice(0, part.indexOf("\n")).trim();
+    if (ORDER.includes(title)) sections.set(title, part.slice(part.indexOf("\n") + 1).trim());
+  }
+  return sections;
+}
+
+function writeReport({ startedAt, header, only, runs, sections }) {
   const file = join(ROOT, "BENCHMARKS.md");
   const previous = existsSync(file) ? readFileSync(file, "utf8") : "";
   const intro = previous.includes(MARK) ? previous.slice(0, previous.indexOf(MARK)) : "# Benchmarks\n\n";
+  const kept = previous.includes(MARK) ? previousSections(previous.slice(previous.indexOf(MARK))) : new Map();
   const command = `npm run bench -- --runs ${runs}${only.length === ALL.length ? "" : ` --only ${only.join(",")}`} --write`;
-  const body = [
-    MARK,
-    "",
-    `Run ${startedAt.toISOString().slice(0, 16).replace("T", " ")} UTC with \`${command}\`.`,
-    "",
-    `Machine: ${header}`,
-    "",
-    "## Targets",
-    "",
-    summary,
-    "",
-    ...sections.flatMap((section) => [`## ${section.title}`, "", section.markdown, "", `(${section.seconds.toFixed(0)} s)`, ""]),
-  ].join("\n");
-  writeFileSync(file, `${intro}${body}`);
+  const when = startedAt.toISOString().slice(0, 16).replace("T", " ");
+  for (const section of sections) {
+    kept.set(section.title, [`_${when} UTC, \`${command}\`, ${section.seconds.toFixed(0)} s. ${header}_`, "", section.markdown].join("\n"));
+  }
+  const body = [MARK, ""];
+  for (const title of ORDER) if (kept.has(title)) body.push(`## ${title}`, "", kept.get(title), "");
+  writeFileSync(file, `${intro}${body.join("\n")}`);
   log(`wrote ${file}`);
 }
 
