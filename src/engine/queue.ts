@@ -50,6 +50,9 @@ export interface ShutdownResult {
   hardStopped: boolean;
 }
 
+/** Shared by every task without dependencies: one allocation less per submit. */
+const NO_DEPENDENCIES: TaskRecord[] = [];
+
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
@@ -67,7 +70,6 @@ export class Queue {
   readonly #tasks = new Map<string, TaskRecord>();
   readonly #ready = new IndexedHeap<TaskRecord>(byPriority);
   readonly #delayed = new IndexedHeap<TaskRecord>(byRunAt);
-  readonly #running = new Set<TaskRecord>();
   readonly #counts: Record<TaskStatus, number> = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
   readonly #deadLetters: TaskRecord[] = [];
   #seq = 0;
@@ -122,7 +124,7 @@ export class Queue {
     this.#outstanding++;
     this.#counts.BLOCKED++;
     record.status = "BLOCKED";
-    const failed = dependencies.find((d) => d.status === "FAILED" || d.status === "CANCELLED");
+    const failed = dependencies.length === 0 ? undefined : dependencies.find((d) => d.status === "FAILED" || d.status === "CANCELLED");
     if (failed === undefined) {
       for (const dependency of dependencies) {
         if (dependency.status === "SUCCEEDED") continue;
@@ -211,7 +213,7 @@ export class Queue {
     return {
       total: this.#tasks.size,
       byStatus: { ...this.#counts },
-      running: this.#running.size,
+      running: this.#counts.RUNNING,
       retries: this.#retries,
       deadLetters: this.#deadLetters.length,
     };
@@ -272,7 +274,7 @@ export class Queue {
   }
 
   #resolveDependencies(id: string, dependsOn: readonly string[] | undefined): TaskRecord[] {
-    if (dependsOn === undefined || dependsOn.length === 0) return [];
+    if (dependsOn === undefined || dependsOn.length === 0) return NO_DEPENDENCIES;
     const found: TaskRecord[] = [];
     for (const dependencyId of new Set(dependsOn)) {
       const dependency = this.#tasks.get(dependencyId);
@@ -331,7 +333,7 @@ export class Queue {
       do {
         this.#pumpAgain = false;
         this.#promoteDue();
-        while (this.#running.size < this.#concurrency && this.#ready.size > 0) this.#startAttempt(this.#ready.pop()!);
+        while (this.#counts.RUNNING < this.#concurrency && this.#ready.size > 0) this.#startAttempt(this.#ready.pop()!);
       } while (this.#pumpAgain);
     } finally {
       this.#pumping = false;
@@ -372,7 +374,6 @@ export class Queue {
   #startAttempt(record: TaskRecord): void {
     this.#setStatus(record, "RUNNING");
     record.attempts++;
-    this.#running.add(record);
     const context = new RecordAttemptContext(record, record.attempts, Date.now());
     record.current = context;
     if (record.timeoutMs > 0) {
@@ -429,7 +430,6 @@ export class Queue {
     if (record.current !== context) return; // already finalized by a hard stop, or a thenable settling twice
     context.clearTimer();
     record.current = undefined;
-    this.#running.delete(record);
     if (ok && !record.cancelRequested) {
       this.#finalize(record, "SUCCEEDED", { value: outcome });
     } else if (record.cancelRequested) {
@@ -499,8 +499,7 @@ export class Queue {
     else if (record.status === "RUNNING") {
       record.current?.clearTimer();
       record.current = undefined;
-      this.#running.delete(record);
-    }
+      }
     this.#setStatus(record, status);
     this.#outstanding--;
     record.value = outcome.value;
@@ -576,8 +575,9 @@ export class Queue {
     this.#armTimer();
     this.#cancelNotStarted("shutdown: not started before the deadline");
     const reason = (this.#stopReason = new TaskCancelledError("shutdown", "aborted by shutdown"));
-    for (const record of this.#running) record.current?.abort(reason);
-    if (this.#running.size > 0 && graceMs > 0) {
+    const running = this.#runningRecords();
+    for (const record of running) record.current?.abort(reason);
+    if (this.#counts.RUNNING > 0 && graceMs > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, graceMs);
         this.#idleWaiters.push(() => {
@@ -586,14 +586,21 @@ export class Queue {
         });
       });
     }
-    for (const record of [...this.#running]) {
+    for (const record of running) {
       this.#finalize(record, "CANCELLED", { error: reason, cancelReason: "shutdown" }, false);
     }
     this.#checkDrained();
   }
 
+  /** Only a hard stop needs the running tasks by name; a scan then spares a set update per attempt. */
+  #runningRecords(): TaskRecord[] {
+    const running: TaskRecord[] = [];
+    for (const record of this.#tasks.values()) if (record.status === "RUNNING") running.push(record);
+    return running;
+  }
+
   #notifyIdle(): void {
-    if (this.#running.size > 0 || this.#idleWaiters.length === 0) return;
+    if (this.#counts.RUNNING > 0 || this.#idleWaiters.length === 0) return;
     const waiters = this.#idleWaiters;
     this.#idleWaiters = [];
     for (const waiter of waiters) waiter();
@@ -601,7 +608,7 @@ export class Queue {
 
   #checkDrained(): void {
     const shutdown = this.#shutdown;
-    if (shutdown === undefined || this.#drained || this.#outstanding > 0 || this.#running.size > 0) return;
+    if (shutdown === undefined || this.#drained || this.#outstanding > 0 || this.#counts.RUNNING > 0) return;
     this.#drained = true;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
