@@ -9,7 +9,7 @@ export function redactConnectionString(connectionString: string): string {
     if (url.searchParams.has("password")) url.searchParams.set("password", "***");
     return url.toString();
   } catch {
-    // Not a URL: a libpq key=value string, or something unparseable.
-    return connectionString.replace(/(password\s*=\s*)('[^']*'|\S+)/gi, "$1***");
+    // Not a URL: a libpq key=value string, or a URL that does not parse (a port out of range, say).
+    return connectionString.replace(/(password\s*=\s*)('[^']*'|\S+)/gi, "$1***").replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/]*:)[^/]*@/i, "$1***@");
   }
 }
