@@ -23,7 +23,7 @@ export interface WorkerRunOptions {
  * stdout prefixed with `run/task |`. Returns the exit code.
  */
 export async function runWorker(store: PostgresStore, options: WorkerRunOptions): Promise<number> {
-  const { PostgresWorker } = await import("../store/postgres/index.js");
+  const { PostgresWorker, metricsPort } = await import("../store/postgres/index.js");
   const out = new BufferedWriter(process.stdout);
   const print = (record: Record<string, unknown>, text: string): void => {
     out.write(options.json ? `${JSON.stringify({ ts: new Date().toISOString(), ...record })}\n` : `${clock()} ${text}\n`);
@@ -65,6 +65,11 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   });
   const server = options.metricsPort === undefined ? undefined : await worker.serveMetrics(options.metricsPort);
   print({ event: "worker", workerId: worker.workerId, store: store.description, concurrency: options.concurrency }, `worker ${worker.workerId}: ${store.description}, concurrency ${options.concurrency}`);
+  if (server !== undefined) {
+    // With --metrics-port 0 the system picks the port: this line is the only way to learn it.
+    const url = `http://127.0.0.1:${metricsPort(server)}/metrics`;
+    print({ event: "metrics", url }, `metrics ${url}`);
+  }
 
   let interrupted: NodeJS.Signals | undefined;
   let stopping: Promise<void> | undefined;
