@@ -1,0 +1,382 @@
+import { randomBytes } from "node:crypto";
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { PostgresStore } from "../../src/store/postgres/store.js";
+import type { RunStatus } from "../../src/store/postgres/types.js";
+import { runCli, startCli, workspace, type CliResult, type RunningCli } from "../helpers/cli.js";
+import { eventually, findLeftovers } from "../helpers/processes.js";
+import { DATABASE_URL, dropSchema } from "../store/helpers.js";
+
+// Durable mode through the real CLI: several `taskq` processes stand in for several machines,
+// sharing one PostgreSQL schema of this file's own.
+const SCHEMA = `taskq_e2e_durable_${randomBytes(4).toString("hex")}`;
+/** The connection string every command gets, with a password (trust auth accepts any) that must never be printed. */
+const PASSWORD = `pw-${randomBytes(6).toString("hex")}`;
+const SECRET_URL = withPassword(DATABASE_URL, PASSWORD);
+const ENV = { TASKQ_STORE: SECRET_URL, TASKQ_STORE_SCHEMA: SCHEMA };
+
+function withPassword(connectionString: string, password: string): string {
+  const url = new URL(connectionString);
+  url.password = password;
+  return url.toString();
+}
+
+let store: PostgresStore;
+let ws: { dir: string; logs: string };
+/** Every output of every command of this file, checked for the password at the end. */
+const outputs: string[] = [];
+const runIds: string[] = [];
+const workers: RunningCli[] = [];
+
+beforeAll(async () => {
+  store = await PostgresStore.open({ connectionString: DATABASE_URL, schema: SCHEMA });
+  ws = await workspace("");
+});
+
+afterEach(async () => {
+  // A worker a test left running would take the next test's tasks: end it, and fail on what it left behind.
+  for (const worker of workers.splice(0)) {
+    if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill("SIGKILL");
+    const result = await worker.done;
+    outputs.push(result.stdout, result.stderr);
+  }
+  for (const runId of runIds.splice(0)) expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 5_000)).toBe(true);
+});
+
+afterAll(async () => {
+  await store.close();
+  await dropSchema(SCHEMA);
+  // The password appears in no output and no log file.
+  const logs = await readdir(ws.logs, { recursive: true, withFileTypes: true }).catch(() => []);
+  const texts = await Promise.all(logs.filter((entry) => entry.isFile()).map((entry) => readFile(path.join(entry.parentPath, entry.name), "utf8")));
+  expect(texts.length).toBeGreaterThan(0);
+  expect([...outputs, ...texts].filter((text) => text.includes(PASSWORD))).toEqual([]);
+});
+
+/** Runs a taskq command against the store (TASKQ_STORE, TASKQ_STORE_SCHEMA) and keeps its output. */
+async function taskq(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const result = await runCli(args, { cwd: ws.dir, env: { ...ENV, ...env } });
+  outputs.push(result.stdout, result.stderr);
+  return result;
+}
+
+/** Writes a workflow file into the workspace and returns its path. */
+async function workflowFile(name: string, yaml: string): Promise<string> {
+  const file = path.join(ws.dir, `${name}.yaml`);
+  await writeFile(file, yaml);
+  return file;
+}
+
+async function submit(file: string, args: string[] = []): Promise<string> {
+  const result = await taskq(["submit", file, ...args]);
+  expect(result.stderr).toBe("");
+  expect(result.code).toBe(0);
+  const runId = result.stdout.trim();
+  runIds.push(runId);
+  return runId;
+}
+
+interface Worker {
+  cli: RunningCli;
+  id: string;
+  stdout: () => string;
+}
+
+/** Starts `taskq worker` and waits for its first line (it names the worker). */
+async function startWorker(args: string[] = [], env: Record<string, string> = {}): Promise<Worker> {
+  const cli = startCli(["worker", "--log-dir", ws.logs, ...args], { cwd: ws.dir, env: { ...ENV, ...env } });
+  workers.push(cli);
+  const started = await eventually(() => /worker \S+: /.test(cli.stdout()) || cli.child.exitCode !== null, 15_000);
+  const id = /worker (\S+): /.exec(cli.stdout())?.[1];
+  if (!started || id === undefined) throw new Error(`the worker did not start: ${cli.stdout()}${cli.stderr()}`);
+  return { cli, id, stdout: cli.stdout };
+}
+
+/** Sends SIGTERM and returns how the worker ended. */
+async function stopWorker(worker: Worker): Promise<CliResult> {
+  worker.cli.child.kill("SIGTERM");
+  return worker.cli.done;
+}
+
+async function waitForRun(runId: string, timeoutMs = 20_000): Promise<RunStatus> {
+  let status = await store.runStatus(runId);
+  const ended = await eventually(async () => (status = await store.runStatus(runId)).state !== "running", timeoutMs);
+  if (!ended) throw new Error(`run ${runId} still running: ${JSON.stringify(status.counts)}`);
+  return status;
+}
+
+function taskOf(status: RunStatus, key: string) {
+  const row = status.tasks.find((task) => task.key === key);
+  if (row === undefined) throw new Error(`no task ${key} in run ${status.runId}`);
+  return row;
+}
+
+const starts = (text: string, runId: string) => [...text.matchAll(new RegExp(`start {3}${runId}/(\\S+) \\(attempt (\\d+)/(\\d+)\\)`, "g"))];
+
+describe("durable mode through the CLI", () => {
+  it("a run submitted on one machine is worked by two workers; status prints the summary and its exit code", async () => {
+    const file = await workflowFile(
+      "fan-out",
+      `name: fan-out
+tasks:
+  t1: { run: "sleep 0.5; echo one" }
+  t2: { run: "sleep 0.5; echo two" }
+  t3: { run: "sleep 0.5; echo three" }
+  t4: { run: "sleep 0.5; echo four" }
+  report: { run: echo report, dependsOn: [t1, t2, t3, t4] }
+`,
+    );
+    const runId = `fan-out-${randomBytes(3).toString("hex")}`;
+    expect(await submit(file, ["--run-id", runId])).toBe(runId);
+    // Submitting the same run id again is idempotent.
+    expect(await submit(file, ["--run-id", runId])).toBe(runId);
+    expect((await store.runStatus(runId)).tasks).toHaveLength(5);
+
+    // Not finished yet: the summary counts it as unfinished and the exit code is 1.
+    const early = await taskq(["status", runId]);
+    expect(early.code).toBe(1);
+    expect(early.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 0 cancelled, 5 unfinished/);
+
+    // Started together, so neither has drained the queue before the other is up.
+    const [first, second] = await Promise.all([startWorker(["-j", "1"]), startWorker(["-j", "1"])]);
+    const watched = await taskq(["status", runId, "--watch"]);
+    expect(watched.stderr).toBe("");
+    expect(watched.code).toBe(0);
+    expect(watched.stdout).toMatch(/Summary: 5 succeeded, 0 failed, 0 cancelled in /);
+
+    const json = await taskq(["status", runId, "--output", "json"]);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ event: "summary", runId, state: "succeeded", exitCode: 0, counts: { SUCCEEDED: 5 } });
+
+    // Both workers took part; each task ran exactly once.
+    const [a, b] = [await stopWorker(first), await stopWorker(second)];
+    expect([a.code, b.code]).toEqual([143, 143]);
+    const ranBy = [starts(a.stdout, runId), starts(b.stdout, runId)];
+    expect(ranBy[0]!.length).toBeGreaterThan(0);
+    expect(ranBy[1]!.length).toBeGreaterThan(0);
+    expect(ranBy.flat().map((match) => match[1]).sort()).toEqual(["report", "t1", "t2", "t3", "t4"]);
+    expect(`${a.stdout}${b.stdout}`).toContain(`${runId}/report | report`);
+
+    const unknown = await taskq(["status", "no-such-run"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe('taskq: no run "no-such-run"\n');
+  });
+
+  it("run --store works the run in its own process: exit 0, or exit 1 with the dead letters", async () => {
+    const storeFlags = ["--store", SECRET_URL, "--store-schema", SCHEMA, "--log-dir", ws.logs];
+    const good = await workflowFile("good", "tasks:\n  a: { run: echo a }\n  b: { run: echo b, dependsOn: a }\n");
+    const goodId = `good-${randomBytes(3).toString("hex")}`;
+    runIds.push(goodId);
+    const ok = await taskq(["run", good, ...storeFlags, "--run-id", goodId], { TASKQ_STORE: "" });
+    expect(ok.stderr).toBe("");
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain(`run ${goodId} submitted to postgres://postgres:***@`);
+    expect(ok.stdout).toMatch(/Summary: 2 succeeded, 0 failed, 0 cancelled/);
+    expect(starts(ok.stdout, goodId)).toHaveLength(2);
+
+    // The same run id again: nothing runs twice; the summary is the finished run's.
+    const again = await taskq(["run", good, ...storeFlags, "--run-id", goodId], { TASKQ_STORE: "" });
+    expect(again.code).toBe(0);
+    expect(starts(again.stdout, goodId)).toHaveLength(0);
+    expect(again.stdout).toMatch(/Summary: 2 succeeded/);
+
+    const bad = await workflowFile(
+      "bad",
+      `tasks:
+  fine: { run: echo fine }
+  bad: { run: 'echo "boom line"; exit 4', retries: 1, backoff: { base: 50ms, max: 50ms } }
+  after: { run: echo after, dependsOn: bad }
+`,
+    );
+    const badId = `bad-${randomBytes(3).toString("hex")}`;
+    runIds.push(badId);
+    const failed = await taskq(["run", bad, ...storeFlags, "--run-id", badId], { TASKQ_STORE: "" });
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toMatch(/Summary: 1 succeeded, 1 failed, 1 cancelled/);
+    expect(failed.stdout).toMatch(/Dead letters \(1\):\n\s+\S+ bad: exited with code 4 \(2 attempts\)/);
+    expect(failed.stdout).toMatch(/last line:\n\s+boom line/);
+    expect(failed.stdout).toMatch(/cancelled because of it: after/);
+  });
+
+  it("cancel RUN TASK: the worker kills the running task within a heartbeat; its dependents are cancelled", async () => {
+    const file = await workflowFile(
+      "cancel",
+      `tasks:
+  long: { run: "echo started; sleep 1000" }
+  after: { run: echo after, dependsOn: long }
+  side: { run: echo side }
+`,
+    );
+    const worker = await startWorker(["-j", "2", "--lease", "3s"]);
+    const runId = await submit(file);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/long | started`))).toBe(true);
+
+    const cancelled = await taskq(["cancel", runId, "long"]);
+    expect(cancelled.code).toBe(0);
+    expect(JSON.parse(cancelled.stdout)).toEqual({ cancelled: [], cancelRequested: ["long"] });
+    const requestedAt = Date.now();
+    // The lease is 3 s, so the heartbeat that sees the request comes within 1 s.
+    const status = await waitForRun(runId, 5_000);
+    expect(Date.now() - requestedAt).toBeLessThan(3_000);
+    expect(worker.stdout()).toContain(`cancel  ${runId}/long: cancel requested; killing the task`);
+    expect(taskOf(status, "long")).toMatchObject({ state: "cancelled", attempts: 1 });
+    expect(taskOf(status, "after")).toMatchObject({ state: "cancelled", cancelledBy: "long" });
+    expect(taskOf(status, "side")).toMatchObject({ state: "succeeded" });
+    // Killed while the worker still runs: `sleep 1000` is gone now, not at the worker's exit.
+    expect(await findLeftovers(runId)).toEqual([]);
+
+    const summary = await taskq(["status", runId]);
+    expect(summary.code).toBe(1);
+    expect(summary.stdout).toMatch(/Summary: 1 succeeded, 0 failed, 2 cancelled/);
+    expect(summary.stdout).toMatch(/long: cancelled by request/);
+    expect(summary.stdout).toMatch(/after: dependency "long" was cancelled/);
+
+    const twice = await taskq(["cancel", runId, "long"]);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toMatch(/has already finished \(cancelled\)/);
+    expect((await stopWorker(worker)).code).toBe(143);
+  });
+
+  it("dead-letters lists a failed task with its last lines; redrive runs it again with fresh attempts, then its dependents", async () => {
+    const marker = path.join(ws.dir, `fixed-${randomBytes(3).toString("hex")}`);
+    const file = await workflowFile(
+      "redrive",
+      `tasks:
+  check:
+    run: 'if [ -f "$MARKER" ]; then echo fixed; else echo "marker missing"; exit 1; fi'
+    env: { MARKER: "${marker}" }
+    retries: 1
+    backoff: { base: 50ms, max: 50ms }
+  deploy: { run: echo deploy, dependsOn: check }
+  notify: { run: echo notify, dependsOn: deploy }
+`,
+    );
+    const worker = await startWorker(["-j", "2"]);
+    const runId = await submit(file);
+    expect((await waitForRun(runId)).state).toBe("failed");
+
+    const dead = await taskq(["dead-letters", runId]);
+    expect(dead.code).toBe(0);
+    expect(dead.stdout).toBe(
+      `${runId}/check: exited with code 1 (2 attempts)\n    marker missing\n  cancelled because of it: deploy, notify\n`,
+    );
+    const all = await taskq(["dead-letters", "--output", "json"]);
+    const rows = all.stdout.trim().split("\n").map((line) => JSON.parse(line) as { runId: string; key: string; attempts: number });
+    expect(rows.filter((row) => row.runId === runId)).toMatchObject([{ key: "check", attempts: 2, tail: ["marker missing"] }]);
+    expect((await taskq(["status", runId])).code).toBe(1);
+
+    await writeFile(marker, "");
+    const redriven = await taskq(["redrive", runId, "check"]);
+    expect(redriven.code).toBe(0);
+    expect(JSON.parse(redriven.stdout)).toEqual({ requeued: "check", reblocked: ["deploy", "notify"] });
+    const status = await waitForRun(runId);
+    expect(status.state).toBe("succeeded");
+    expect(taskOf(status, "check")).toMatchObject({ state: "succeeded", attempts: 1 });
+    expect(status.tasks.map((task) => task.state)).toEqual(["succeeded", "succeeded", "succeeded"]);
+    // Fresh attempts: the redriven run starts at 1 of 2 again; the dependents run after it.
+    expect(starts(worker.stdout(), runId).map((match) => `${match[1]}#${match[2]}`)).toEqual(["check#1", "check#2", "check#1", "deploy#1", "notify#1"]);
+    expect((await taskq(["status", runId])).code).toBe(0);
+    expect((await taskq(["dead-letters", runId])).stdout).toBe("no dead letters\n");
+    const wrong = await taskq(["redrive", runId, "check"]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/only failed tasks can be redriven/);
+    expect((await stopWorker(worker)).code).toBe(143);
+  });
+
+  it("SIGTERM: the worker stops leasing, kills its task after --shutdown-timeout and gives the lease back; another worker runs it at once", async () => {
+    const mark = path.join(ws.dir, `begun-${randomBytes(3).toString("hex")}`);
+    const file = await workflowFile(
+      "handover",
+      `tasks:
+  job:
+    run: 'if [ -f "$MARK" ]; then echo "second run"; else touch "$MARK"; echo first; sleep 1000; fi'
+    env: { MARK: "${mark}" }
+`,
+    );
+    const leaving = await startWorker(["-j", "1", "--lease", "30s", "--shutdown-timeout", "1s", "--kill-grace", "1s"]);
+    const runId = await submit(file);
+    expect(await eventually(() => leaving.stdout().includes(`${runId}/job | first`))).toBe(true);
+    const staying = await startWorker(["-j", "1", "--lease", "30s"]);
+
+    const signalledAt = Date.now();
+    const left = await stopWorker(leaving);
+    expect(left.code).toBe(143);
+    expect(left.stdout).toContain("SIGTERM received: no new task is leased; running tasks have 1s to finish");
+    expect(left.stdout).toContain(`release ${runId}/job: lease given back for another worker`);
+    const status = await waitForRun(runId, 10_000);
+    // Well within the 30 s lease: the lease was released, not left to expire.
+    expect(Date.now() - signalledAt).toBeLessThan(6_000);
+    // The interrupted attempt is not counted: with no retries, the task still succeeds, on attempt 1.
+    expect(taskOf(status, "job")).toMatchObject({ state: "succeeded", attempts: 1, maxAttempts: 1, workerId: staying.id });
+    expect(staying.stdout()).toContain(`start   ${runId}/job (attempt 1/1)`);
+    expect(staying.stdout()).toContain(`${runId}/job | second run`);
+    expect((await stopWorker(staying)).code).toBe(143);
+  });
+
+  it("--metrics-port 0 prints the URL; /metrics counts attempts, retries, completions and an orphan recovered after a worker was killed", async () => {
+    const state = path.join(ws.dir, `flaky-${randomBytes(3).toString("hex")}`);
+    const file = await workflowFile(
+      "metrics",
+      `tasks:
+  orphan:
+    run: 'if [ "$TASKQ_ATTEMPT" = 1 ]; then echo first; sleep 2; exit 1; fi; echo "attempt $TASKQ_ATTEMPT"'
+    priority: high
+    retries: 1
+  flaky:
+    run: flaky 2 "$STATE"
+    env: { STATE: "${state}" }
+    retries: 1
+    backoff: { base: 50ms, max: 50ms }
+`,
+    );
+    const doomed = await startWorker(["-j", "1", "--lease", "2s"]);
+    const runId = await submit(file);
+    expect(await eventually(() => doomed.stdout().includes(`${runId}/orphan | first`))).toBe(true);
+    // A machine that dies: no graceful stop, no release. Its task's lease must expire first.
+    doomed.cli.child.kill("SIGKILL");
+    await doomed.cli.done;
+
+    const worker = await startWorker(["-j", "2", "--lease", "2s", "--metrics-port", "0"]);
+    const url = /metrics (http:\/\/127\.0\.0\.1:(\d+)\/metrics)/.exec(worker.stdout())?.[1];
+    expect(url).toBeDefined();
+    const status = await waitForRun(runId, 15_000);
+    expect(status.state).toBe("succeeded");
+    // The orphan re-ran after the lease expired, with its attempt counted.
+    expect(taskOf(status, "orphan")).toMatchObject({ state: "succeeded", attempts: 2, workerId: worker.id });
+    expect(worker.stdout()).toContain("sweep   recovered 1 task whose lease expired");
+    expect(worker.stdout()).toContain(`start   ${runId}/orphan (attempt 2/2)`);
+
+    const response = await fetch(url!);
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    const metric = (pattern: string) => Number(new RegExp(`^${pattern} (\\S+)$`, "m").exec(text)?.[1]);
+    expect(metric('taskq_tasks\\{state="succeeded"\\}')).toBeGreaterThanOrEqual(2);
+    expect(metric('taskq_tasks\\{state="running"\\}')).toBe(0);
+    expect(metric("taskq_attempts_total")).toBe(3);
+    expect(metric("taskq_retries_total")).toBe(1);
+    expect(metric('taskq_completions_total\\{outcome="succeeded"\\}')).toBe(2);
+    expect(metric('taskq_completions_total\\{outcome="retried"\\}')).toBe(1);
+    expect(metric("taskq_queue_wait_seconds_count")).toBe(3);
+    expect(metric('taskq_run_seconds_count\\{outcome="succeeded"\\}')).toBe(2);
+    expect(metric("taskq_orphans_recovered_total")).toBe(1);
+    expect(text).toMatch(/^taskq_lease_renewals_total \d+$/m);
+    expect((await fetch(url!.replace("/metrics", "/other"))).status).toBe(404);
+    expect((await stopWorker(worker)).code).toBe(143);
+  });
+
+  it("never prints the password of the connection string, also when the store cannot be reached", async () => {
+    for (const port of ["1", "99999"]) {
+      const unreachable = withPassword(DATABASE_URL, PASSWORD).replace(/@([^/:]+)(:\d+)?\//, `@$1:${port}/`);
+      for (const args of [["status", "some-run"], ["worker"], ["dead-letters", "--verbose"]]) {
+        const result = await taskq([...args, "--store", unreachable]);
+        expect(result.code).toBe(1);
+        expect(result.stderr).toContain(`taskq: cannot open the store postgres://postgres:***@`);
+        expect(`${result.stdout}${result.stderr}`).not.toContain(PASSWORD);
+      }
+    }
+    const missing = await taskq(["status", "x"], { TASKQ_STORE: "" });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/no store: pass --store/);
+  });
+});
