@@ -36,7 +36,7 @@ export async function workerCommand(flags: Flags): Promise<number> {
     killGraceMs: durationFlag("--kill-grace", flags.killGrace ?? "5s"),
     logRoot: typeof flags.logDir === "string" ? flags.logDir : ".taskq/logs",
     json: flags.output === "json",
-    ...(flags.lease === undefined ? {} : { leaseMs: durationFlag("--lease", flags.lease) }),
+    ...(flags.lease === undefined ? {} : { leaseMs: leaseFlag(flags.lease) }),
     ...(flags.metricsPort === undefined ? {} : { metricsPort: portFlag(flags.metricsPort) }),
   };
   const { runWorker } = await import("../worker-run.js");
@@ -151,6 +151,16 @@ function countsLine(status: RunStatus): string {
     .filter(([, n]) => n > 0)
     .map(([state, n]) => `${n} ${state}`)
     .join(", ");
+}
+
+/** Shortest lease the CLI accepts: heartbeats come every third of it, and a pause longer than it loses the task. */
+const MIN_LEASE_MS = 1_000;
+
+function leaseFlag(value: unknown): number {
+  const ms = durationFlag("--lease", value);
+  // A zero lease would make the heartbeat and orphan-sweep timers fire back to back against the database.
+  if (ms < MIN_LEASE_MS) throw new UsageError(`--lease: ${JSON.stringify(value)} is shorter than the minimum of 1s`);
+  return ms;
 }
 
 function portFlag(value: unknown): number {
