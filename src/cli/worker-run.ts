@@ -1,4 +1,6 @@
+import type { Server } from "node:http";
 import path from "node:path";
+import { TaskqError } from "../errors.js";
 import { createShellHandler, killAllProcessGroups, type ShellHandler } from "../handlers/index.js";
 import type { LeasedTask, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
 import { BufferedWriter } from "./output.js";
@@ -63,7 +65,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       }
     },
   });
-  const server = options.metricsPort === undefined ? undefined : await worker.serveMetrics(options.metricsPort);
+  const server = options.metricsPort === undefined ? undefined : await listenForMetrics(worker, options.metricsPort);
   print({ event: "worker", workerId: worker.workerId, store: store.description, concurrency: options.concurrency }, `worker ${worker.workerId}: ${store.description}, concurrency ${options.concurrency}`);
   if (server !== undefined) {
     // With --metrics-port 0 the system picks the port: this line is the only way to learn it.
@@ -98,6 +100,16 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   }
   if (interrupted !== undefined) return signalExitCode(interrupted);
   return lostLease ? 1 : 0;
+}
+
+/** Serves the metrics; a port already taken is the user's error to fix, not a crash. */
+async function listenForMetrics(worker: PostgresWorker, port: number): Promise<Server> {
+  try {
+    return await worker.serveMetrics(port);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === "EADDRINUSE" ? "is already in use" : `cannot be served: ${error instanceof Error ? error.message : String(error)}`;
+    throw new TaskqError("METRICS_PORT", `--metrics-port ${port} ${reason}`, { cause: error });
+  }
 }
 
 function describeEvent(event: WorkerEvent, print: (record: Record<string, unknown>, text: string) => void): void {
