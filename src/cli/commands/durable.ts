@@ -50,7 +50,9 @@ export async function statusCommand(runId: string, flags: Flags): Promise<number
       for (;;) {
         const status = await store.runStatus(runId);
         if (status.state !== "running") break;
-        process.stdout.write(`${new Date().toISOString()} ${runId}: ${countsLine(status)}\n`);
+        // With --output json every line stays a JSON object, so the whole output is NDJSON.
+        const ts = new Date().toISOString();
+        process.stdout.write(flags.output === "json" ? `${JSON.stringify({ event: "progress", ts, runId, counts: status.counts })}\n` : `${ts} ${runId}: ${countsLine(status)}\n`);
         await new Promise((resolve) => setTimeout(resolve, 1000));
       }
     }
