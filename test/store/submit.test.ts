@@ -52,6 +52,9 @@ describe("submitRun", () => {
     expect(g.cancelReason).toBe('dependency "f" failed');
     expect(g.cancelledBy).toBe("f");
     expect(status.state).toBe("failed");
+    // A later workflow may name only the existing dependency, not repeat it.
+    await store.submitRun(workflow([task("h", { dependsOn: ["f"] })]), { runId: "grow" });
+    expect((await store.runStatus("grow")).tasks.find((row) => row.key === "h")).toMatchObject({ state: "cancelled", cancelledBy: "f" });
   });
 
   it("rejects an unknown dependency with a stable code and writes nothing", async () => {

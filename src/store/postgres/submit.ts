@@ -116,6 +116,28 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
   return { settle: true };
 }
 
+/** The INSERT of planned task rows (`$2`, as JSON) into run `runId`, in submission order; `from` supplies `runId`. */
+function insertTasksSql(names: SchemaNames, runId: string, from = ""): string {
+  return `INSERT INTO ${names.tasks} (run_id, key, type, run, env, cwd, priority, not_before, state, max_attempts, retry_on,
+                                     backoff_base_ms, backoff_max_ms, timeout_ms, waiting_on, cancel_reason, cancelled_by,
+                                     queued_at, finished_at)
+     SELECT ${runId}, x.key, x.type, x.run, x.env, x.cwd, x.priority,
+            COALESCE(to_timestamp(x.run_at / 1000.0), now()), x.state, x.max_attempts,
+            ARRAY(SELECT jsonb_array_elements_text(x.retry_on)::int), x.backoff_base_ms, x.backoff_max_ms, x.timeout_ms,
+            x.waiting_on, x.cancel_reason, x.cancelled_by,
+            CASE WHEN x.state = 'queued' THEN now() END, CASE WHEN x.state = 'cancelled' THEN now() END
+       FROM ${from} jsonb_to_recordset($2) AS x(ord int, key text, type text, run text, env jsonb, cwd text, priority int,
+            run_at float8, state text, max_attempts int, retry_on jsonb, backoff_base_ms int, backoff_max_ms int,
+            timeout_ms int, waiting_on int, cancel_reason text, cancelled_by text)
+      ORDER BY x.ord`;
+}
+
+/** Dependency edges of the new tasks, as [task, dependency] pairs. */
+function newEdges(rows: NewTaskRow[], tasks: WorkflowTask[]): string[][] {
+  const fresh = new Set(rows.map((row) => row.key));
+  return tasks.filter((task) => fresh.has(task.id)).flatMap((task) => task.dependsOn.map((dep) => [task.id, dep]));
+}
+
 /** Inserts new tasks in submission order, and wakes workers in the same statement when one is runnable. */
 async function insertTasks(
   client: pg.ClientBase,
@@ -126,31 +148,57 @@ async function insertTasks(
   notify: boolean,
 ): Promise<void> {
   await client.query(
-    `WITH inserted AS (
-     INSERT INTO ${names.tasks} (run_id, key, type, run, env, cwd, priority, not_before, state, max_attempts, retry_on,
-                                 backoff_base_ms, backoff_max_ms, timeout_ms, waiting_on, cancel_reason, cancelled_by,
-                                 queued_at, finished_at)
-     SELECT $1, x.key, x.type, x.run, x.env, x.cwd, x.priority,
-            COALESCE(to_timestamp(x.run_at / 1000.0), now()), x.state, x.max_attempts,
-            ARRAY(SELECT jsonb_array_elements_text(x.retry_on)::int), x.backoff_base_ms, x.backoff_max_ms, x.timeout_ms,
-            x.waiting_on, x.cancel_reason, x.cancelled_by,
-            CASE WHEN x.state = 'queued' THEN now() END, CASE WHEN x.state = 'cancelled' THEN now() END
-       FROM jsonb_to_recordset($2) AS x(ord int, key text, type text, run text, env jsonb, cwd text, priority int,
-            run_at float8, state text, max_attempts int, retry_on jsonb, backoff_base_ms int, backoff_max_ms int,
-            timeout_ms int, waiting_on int, cancel_reason text, cancelled_by text)
-      ORDER BY x.ord
-     RETURNING 1)
+    `WITH inserted AS (${insertTasksSql(names, "$1")} RETURNING 1)
      SELECT count(*), CASE WHEN $3 THEN pg_notify($4, $1) END FROM inserted`,
     [runId, JSON.stringify(rows), notify, names.channel],
   );
-  const fresh = new Set(rows.map((row) => row.key));
-  const edges = tasks.filter((task) => fresh.has(task.id)).flatMap((task) => task.dependsOn.map((dep) => [task.id, dep]));
+  const edges = newEdges(rows, tasks);
   if (edges.length === 0) return;
   await client.query(
     `INSERT INTO ${names.deps} (run_id, task_key, depends_on_key)
      SELECT $1, e->>0, e->>1 FROM jsonb_array_elements($2) e ON CONFLICT DO NOTHING`,
     [runId, JSON.stringify(edges)],
   );
+}
+
+/**
+ * The common case in one statement, so one round trip and one commit: a run
+ * id not seen before. Inserts the run, its tasks and their edges, and wakes
+ * workers. Returns undefined, changing nothing, when the run already exists or
+ * the workflow only makes sense next to its existing tasks (a dependency on
+ * one of them); `submitRun` then takes over.
+ */
+export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: Workflow, runId: string): Promise<{ settle: boolean } | undefined> {
+  const states = new Map<string, TaskState>();
+  const rows: NewTaskRow[] = [];
+  for (const task of workflow.tasks) {
+    if (states.has(task.id) || task.dependsOn.some((dep) => !states.has(dep))) return undefined;
+    const row = planTask(task, rows.length, states);
+    rows.push(row);
+    states.set(row.key, row.state);
+  }
+  // Each part runs once whether or not it is referenced; the FROM run makes the inserts empty when the run exists.
+  const result = await pool.query<{ created: number }>(
+    `WITH run AS (
+       INSERT INTO ${names.runs} (id, name, file) VALUES ($1, $3, $4) ON CONFLICT (id) DO NOTHING RETURNING id),
+     inserted AS (${insertTasksSql(names, "run.id", "run,")} RETURNING 1),
+     edges AS (
+       INSERT INTO ${names.deps} (run_id, task_key, depends_on_key)
+       SELECT run.id, e->>0, e->>1 FROM run, jsonb_array_elements($5) e ON CONFLICT DO NOTHING RETURNING 1)
+     SELECT (SELECT count(*) FROM run)::int AS created,
+            (SELECT pg_notify($7, $1) FROM run WHERE $6) AS notified`,
+    [
+      runId,
+      JSON.stringify(rows),
+      workflow.name ?? null,
+      workflow.file,
+      JSON.stringify(newEdges(rows, workflow.tasks)),
+      rows.some((row) => row.state === "queued"),
+      names.channel,
+    ],
+  );
+  if (result.rows[0]?.created !== 1) return undefined;
+  return { settle: !rows.some((row) => row.state !== "cancelled") };
 }
 
 /** Dedup: a resubmitted task still waiting in the queue takes the new priority and not-before. */
