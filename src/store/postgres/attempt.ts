@@ -2,7 +2,7 @@ import { TaskqError } from "../../errors.js";
 import { abortCode, failureOutcome } from "./outcome.js";
 import type { PostgresStore } from "./store.js";
 import { withRetry } from "./transient.js";
-import type { LeasedTask, Outcome } from "./types.js";
+import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
 import type { WorkerMetrics } from "./worker-metrics.js";
 import type { AbortCode, TaskHandler, WorkerEvent } from "./worker-types.js";
 
@@ -11,6 +11,8 @@ export interface AttemptOptions {
   handler: TaskHandler;
   leaseMs: number;
   heartbeatMs: number;
+  /** Records the outcome (the worker batches successes with its next lease); false when the lease was lost. */
+  complete: (task: LeasedTask, outcome: Outcome) => Promise<CompletionResult | false>;
   metrics: WorkerMetrics;
   emit: (event: WorkerEvent) => void;
   /** Called once when this attempt's lease is gone (taken over, or the database unreachable too long). */
@@ -79,7 +81,7 @@ export class Attempt {
   }
 
   async #record(outcome: Outcome, durationMs: number): Promise<void> {
-    const { store, metrics, emit, leaseMs } = this.#options;
+    const { store, complete, metrics, emit, leaseMs } = this.#options;
     const code = abortCode(this.#controller.signal);
     const retry = { maxElapsedMs: 2 * leaseMs + 5_000, onRetry: (error: unknown) => emit({ type: "db-error", operation: "complete", error }) };
     try {
@@ -89,7 +91,7 @@ export class Attempt {
         emit({ type: "released", task: this.task });
         return;
       }
-      const result = await withRetry(() => store.complete(this.task.leaseToken, outcome), retry);
+      const result = await withRetry(() => complete(this.task, outcome), retry);
       const label = result === false ? "stale" : result.state === "queued" ? "retried" : result.state;
       metrics.completions.inc({ outcome: label });
       metrics.runTime.observe({ outcome: label }, durationMs / 1000);

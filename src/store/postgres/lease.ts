@@ -2,7 +2,8 @@ import type pg from "pg";
 import type { SchemaNames } from "./names.js";
 import type { HeartbeatStatus, LeasedTask } from "./types.js";
 
-interface LeasedRow {
+/** A row of `lease_tasks` (and the leased rows of `complete_and_lease`). */
+export interface LeasedRow {
   id: string;
   run_id: string;
   key: string;
@@ -32,7 +33,12 @@ export async function leaseTasks(pool: pg.Pool, names: SchemaNames, workerId: st
     text: `SELECT * FROM ${names.quoted}.lease_tasks($1, $2, $3)`,
     values: [workerId, limit, leaseMs],
   });
-  return result.rows
+  return toLeasedTasks(result.rows);
+}
+
+/** Leased rows as tasks, in lease order (the UPDATE's RETURNING does not keep it). */
+export function toLeasedTasks(rows: LeasedRow[]): LeasedTask[] {
+  return rows
     .sort((a, b) => b.priority - a.priority || Number(BigInt(a.seq) - BigInt(b.seq)))
     .map((row) => ({
       taskId: row.id,

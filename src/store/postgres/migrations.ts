@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { completeAndLeaseSql } from "./batch-functions.js";
 import { schemaNames, type SchemaNames } from "./names.js";
 import { inTransaction } from "./transaction.js";
 
@@ -160,6 +161,11 @@ const MIGRATIONS: Migration[] = [
       END
       $fn$;
     `,
+  },
+  {
+    version: 3,
+    name: "batched hot path: complete_and_lease",
+    sql: completeAndLeaseSql,
   },
 ];
 

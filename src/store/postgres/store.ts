@@ -1,6 +1,7 @@
 import pg from "pg";
 import { cancelTasks, type CancelResult } from "./cancel.js";
 import { completeAttempt, completeSuccess, releaseLease } from "./complete.js";
+import { completeAndLease, type CompleteAndLeaseResult, type EndedAttempt } from "./complete-and-lease.js";
 import { refreshRunState, settleRuns } from "./graph.js";
 import { leaseTasks, nextRunnableDelay, renewLease } from "./lease.js";
 import { NotificationListener } from "./listener.js";
@@ -9,7 +10,7 @@ import { schemaNames, type SchemaNames } from "./names.js";
 import { redactConnectionString } from "./redact.js";
 import { redriveTask, type RedriveResult } from "./redrive.js";
 import { readDeadLetters, readRunStatus } from "./status.js";
-import { generateRunId, submitRun } from "./submit.js";
+import { generateRunId, submitNewRun, submitRun } from "./submit.js";
 import { toStoreError } from "./store-error.js";
 import { sweepExpiredLeases } from "./sweep.js";
 import { inTransaction } from "./transaction.js";
@@ -79,7 +80,10 @@ export class PostgresStore {
   async submitRun(workflow: Workflow, options: { runId?: string } = {}): Promise<string> {
     return this.#guard("submitRun", async () => {
       const runId = options.runId ?? generateRunId();
-      const { settle } = await inTransaction(this.pool, (client) => submitRun(client, this.#names, workflow, runId));
+      // A new run takes one statement; an existing one (a resubmission) the full transaction.
+      const { settle } =
+        (await submitNewRun(this.pool, this.#names, workflow, runId)) ??
+        (await inTransaction(this.pool, (client) => submitRun(client, this.#names, workflow, runId)));
       if (settle) await refreshRunState(this.pool, this.#names, runId);
       return runId;
     });
@@ -88,6 +92,14 @@ export class PostgresStore {
   /** Leases up to `limit` runnable tasks for `leaseMs`. */
   async lease(workerId: string, limit: number, leaseMs: number): Promise<LeasedTask[]> {
     return this.#guard("lease", () => leaseTasks(this.pool, this.#names, workerId, limit, leaseMs));
+  }
+
+  /**
+   * The worker's hot path: records the successful attempts in `ended` and
+   * leases up to `limit` tasks, in one round trip and one commit.
+   */
+  async completeAndLease(ended: EndedAttempt[], workerId: string, limit: number, leaseMs: number): Promise<CompleteAndLeaseResult> {
+    return this.#guard("completeAndLease", () => completeAndLease(this.pool, this.#names, ended, workerId, limit, leaseMs));
   }
 
   /** Extends a lease; "lost" when another worker or the sweeper owns the task now. */

@@ -5,9 +5,18 @@ import type { Server } from "node:http";
 import { Attempt } from "./attempt.js";
 import { serveMetrics } from "./metrics-server.js";
 import type { PostgresStore } from "./store.js";
+import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
 import { Wakeup } from "./wakeup.js";
 import { WorkerMetrics } from "./worker-metrics.js";
 import type { TaskHandler, WorkerEvent } from "./worker-types.js";
+
+/** A successful attempt waiting for the lease loop to record it. */
+interface PendingSuccess {
+  task: LeasedTask;
+  outcome: Extract<Outcome, { kind: "success" }>;
+  resolve: (result: CompletionResult | false) => void;
+  reject: (error: unknown) => void;
+}
 
 /** How long `stop` waits for aborted handlers before releasing their leases regardless. */
 const STUCK_HANDLER_GRACE_MS = 2_000;
@@ -41,6 +50,10 @@ export class PostgresWorker {
   readonly #options: Required<Omit<PostgresWorkerOptions, "onEvent" | "workerId">>;
   readonly #onEvent: ((event: WorkerEvent) => void) | undefined;
   readonly #running = new Map<string, Attempt>();
+  /** Successes the next lease round trip records; their slots are free for that lease. */
+  #pending: PendingSuccess[] = [];
+  /** Task ids of running attempts whose handler succeeded: recorded or being recorded, their slot is free. */
+  readonly #succeeded = new Set<string>();
   readonly #wakeup = new Wakeup();
   readonly #stopController = new AbortController();
   #loop: Promise<void> | undefined;
@@ -128,35 +141,62 @@ export class PostgresWorker {
     this.#emit({ type: "stopped", reason });
   }
 
+  /**
+   * One round trip per turn: records the successes that ended since the last
+   * turn and fills the free slots (theirs included) in the same commit. While
+   * a turn is in flight, further successes gather for the next one.
+   */
   async #leaseLoop(): Promise<void> {
     const { store, concurrency, leaseMs, pollMs } = this.#options;
     const signal = this.#stopController.signal;
     let failures = 0;
     while (!signal.aborted) {
       this.#wakeup.clear();
-      const free = concurrency - this.#running.size;
+      const free = concurrency - this.#running.size + this.#succeeded.size;
+      const batch = this.#pending;
       let waitMs = pollMs;
-      if (free > 0) {
+      if (free > 0 || batch.length > 0) {
+        this.#pending = [];
         try {
-          const leased = await store.lease(this.workerId, free, leaseMs);
+          const ended = batch.map(({ task, outcome }) => ({ token: task.leaseToken, outcome }));
+          const { completed, leased, nextDelayMs } = await store.completeAndLease(ended, this.workerId, free, leaseMs);
           failures = 0;
+          batch.forEach((entry, i) => entry.resolve(completed[i] ?? false));
           for (const task of leased) this.#launch(task);
-          if (leased.length === free) continue; // there may be more: fill the freed slots first
+          if (free > 0 && leased.length === free) continue; // there may be more: fill the freed slots first
           // Idle: sleep no longer than the nearest delayed task. (Busy, the next completion wakes the loop.)
-          const next = leased.length === 0 ? await store.nextRunnableDelay() : null;
-          if (next !== null) waitMs = Math.min(waitMs, next);
+          if (leased.length === 0 && nextDelayMs !== null) waitMs = Math.min(waitMs, nextDelayMs);
         } catch (error) {
+          // Each attempt retries its own record (see Attempt); the lease waits for the backoff.
+          for (const entry of batch) entry.reject(error);
           this.#emit({ type: "db-error", operation: "lease", error });
           waitMs = Math.min(100 * 2 ** failures++, pollMs);
         }
       }
       await this.#wakeup.wait(waitMs, signal);
     }
+    // Stopped: successes still waiting are recorded on their own, with no lease.
+    for (const entry of this.#pending.splice(0)) this.#completeNow(entry);
   }
 
-  #launch(task: Parameters<TaskHandler>[0]): void {
+  /** Records an attempt's outcome: a success with the next lease round trip, anything else at once. */
+  #complete(task: LeasedTask, outcome: Outcome): Promise<CompletionResult | false> {
+    if (outcome.kind !== "success" || this.#stopController.signal.aborted) return this.#options.store.complete(task.leaseToken, outcome);
+    return new Promise((resolve, reject) => {
+      this.#succeeded.add(task.taskId);
+      this.#pending.push({ task, outcome, resolve, reject });
+      this.#wakeup.notify();
+    });
+  }
+
+  #completeNow({ task, outcome, resolve, reject }: PendingSuccess): void {
+    this.#options.store.complete(task.leaseToken, outcome).then(resolve, reject);
+  }
+
+  #launch(task: LeasedTask): void {
     const attempt = new Attempt(task, {
       ...this.#options,
+      complete: (leased, outcome) => this.#complete(leased, outcome),
       metrics: this.metrics,
       emit: (event) => this.#emit(event),
       // A lost lease means this worker stalled or lost the database: stop taking work.
@@ -165,6 +205,7 @@ export class PostgresWorker {
     this.#running.set(task.taskId, attempt);
     void attempt.done.finally(() => {
       this.#running.delete(task.taskId);
+      this.#succeeded.delete(task.taskId);
       this.#wakeup.notify();
     });
   }

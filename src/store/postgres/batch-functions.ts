@@ -1,0 +1,110 @@
+import type { SchemaNames } from "./names.js";
+
+/**
+ * Migration 3: `complete_and_lease`, the worker's whole hot path in one round
+ * trip and one commit. It records the successes that ended since the last call
+ * (like `complete_success`, for several tokens), then leases up to `p_limit`
+ * tasks (via `lease_tasks`, so it sees the dependents it just unblocked), and
+ * when it leased none, says how long until the nearest delayed task.
+ *
+ * Rows: 'ended' (lease_token = the token presented, run_id, unblocked), one per
+ * token that still owned its task (a stale token gets none); 'leased' (the
+ * lease_tasks columns); 'idle' (delay_ms, null when nothing is queued).
+ *
+ * Dependents are unblocked in (run_id, key) order across the whole batch, so
+ * two batches touching the same dependents lock them in the same order.
+ */
+export function completeAndLeaseSql({ quoted, tasks, deps, runs, channel }: SchemaNames): string {
+  return `
+    CREATE FUNCTION ${quoted}.complete_and_lease(p_done jsonb, p_worker text, p_limit int, p_lease_ms int)
+    RETURNS TABLE (kind text, lease_token uuid, run_id text, unblocked text[], delay_ms float8,
+                   id bigint, key text, type text, run text, env jsonb, cwd text, priority int, seq bigint,
+                   attempts int, max_attempts int, timeout_ms int, queue_wait_ms float8)
+    LANGUAGE plpgsql VOLATILE AS $fn$
+    #variable_conflict use_column
+    DECLARE
+      v_done record;
+      v_dep record;
+      v_run text;
+      v_key text;
+      v_state text;
+      v_tokens uuid[] := '{}';
+      v_runs text[] := '{}';
+      v_dep_runs text[] := '{}';
+      v_dep_keys text[] := '{}';
+      v_dep_source int[] := '{}';
+      v_freed_source int[] := '{}';
+      v_freed_keys text[] := '{}';
+      v_leased int := 0;
+    BEGIN
+      -- One task at a time, by its unique lease token: never a scan, whatever the statistics say.
+      FOR v_done IN SELECT x.token, x.exit_code, x.tail FROM jsonb_to_recordset(p_done) AS x(token uuid, exit_code int, tail text[]) LOOP
+        UPDATE ${tasks} t
+           SET state = 'succeeded', finished_at = now(), lease_token = NULL, lease_expires_at = NULL, waiting_on = 0,
+               exit_code = coalesce(v_done.exit_code, 0), signal = NULL, timed_out = false, tail = coalesce(v_done.tail, '{}')
+         WHERE t.lease_token = v_done.token AND t.state = 'running'
+         RETURNING t.run_id, t.key INTO v_run, v_key;
+        IF FOUND THEN
+          v_tokens := v_tokens || v_done.token;
+          v_runs := v_runs || v_run;
+          FOR v_dep IN SELECT d.task_key FROM ${deps} d WHERE d.run_id = v_run AND d.depends_on_key = v_key LOOP
+            v_dep_runs := v_dep_runs || v_run;
+            v_dep_keys := v_dep_keys || v_dep.task_key;
+            v_dep_source := v_dep_source || cardinality(v_tokens);
+          END LOOP;
+        END IF;
+      END LOOP;
+      -- A dependent of several tasks in the batch counts them all at once; it is reported by the last of them.
+      FOR v_dep IN SELECT x.r, x.k, count(*)::int AS n, max(x.s) AS s
+                     FROM unnest(v_dep_runs, v_dep_keys, v_dep_source) AS x(r, k, s)
+                    GROUP BY x.r, x.k ORDER BY x.r, x.k LOOP
+        UPDATE ${tasks} t
+           SET waiting_on = t.waiting_on - v_dep.n,
+               state = CASE WHEN t.waiting_on <= v_dep.n THEN 'queued' ELSE t.state END,
+               queued_at = CASE WHEN t.waiting_on <= v_dep.n THEN now() ELSE t.queued_at END
+         WHERE t.run_id = v_dep.r AND t.key = v_dep.k AND t.state = 'blocked'
+         RETURNING t.state INTO v_state;
+        IF v_state = 'queued' THEN
+          v_freed_source := v_freed_source || v_dep.s;
+          v_freed_keys := v_freed_keys || v_dep.k;
+        END IF;
+        v_state := NULL;
+      END LOOP;
+      IF cardinality(v_freed_keys) > 0 THEN
+        PERFORM pg_notify('${channel}', '');
+      END IF;
+      -- Settle each run with nothing active left (see complete_success for the race the sweeper catches).
+      FOR v_run IN SELECT DISTINCT r FROM unnest(v_runs) AS r ORDER BY 1 LOOP
+        UPDATE ${runs} r
+           SET state = CASE WHEN EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state = 'failed') THEN 'failed'
+                            WHEN EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state = 'cancelled') THEN 'cancelled'
+                            ELSE 'succeeded' END,
+               finished_at = now()
+         WHERE r.id = v_run AND r.state = 'running'
+           AND NOT EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state IN ('blocked', 'queued', 'running'));
+      END LOOP;
+      RETURN QUERY
+        SELECT 'ended'::text, v_tokens[i], v_runs[i],
+               ARRAY(SELECT f.k FROM unnest(v_freed_source, v_freed_keys) AS f(s, k) WHERE f.s = i),
+               NULL::float8, NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::int,
+               NULL::bigint, NULL::int, NULL::int, NULL::int, NULL::float8
+          FROM generate_subscripts(v_tokens, 1) AS i;
+      IF p_limit > 0 THEN
+        RETURN QUERY
+          SELECT 'leased'::text, l.lease_token, l.run_id, NULL::text[], NULL::float8, l.id, l.key, l.type, l.run, l.env,
+                 l.cwd, l.priority, l.seq, l.attempts, l.max_attempts, l.timeout_ms, l.queue_wait_ms
+            FROM ${quoted}.lease_tasks(p_worker, p_limit, p_lease_ms) l;
+        GET DIAGNOSTICS v_leased = ROW_COUNT;
+        IF v_leased = 0 THEN
+          RETURN QUERY
+            SELECT 'idle'::text, NULL::uuid, NULL::text, NULL::text[],
+                   (extract(epoch FROM min(q.not_before) - now()) * 1000)::float8,
+                   NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::int,
+                   NULL::bigint, NULL::int, NULL::int, NULL::int, NULL::float8
+              FROM ${tasks} q WHERE q.state = 'queued';
+        END IF;
+      END IF;
+    END
+    $fn$;
+  `;
+}

@@ -1,0 +1,62 @@
+import type pg from "pg";
+import { toLeasedTasks, type LeasedRow } from "./lease.js";
+import type { SchemaNames } from "./names.js";
+import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
+
+/** A successful attempt to record, by its lease token. */
+export interface EndedAttempt {
+  token: string;
+  outcome: Extract<Outcome, { kind: "success" }>;
+}
+
+export interface CompleteAndLeaseResult {
+  /** One per ended attempt, in order; false when its token no longer owned the task. */
+  completed: (CompletionResult | false)[];
+  leased: LeasedTask[];
+  /** When nothing was leased: milliseconds until the nearest queued task is runnable; null if none is queued. */
+  nextDelayMs: number | null;
+}
+
+type Row =
+  | (LeasedRow & { kind: "leased" })
+  | { kind: "ended"; lease_token: string; run_id: string; unblocked: string[] }
+  | { kind: "idle"; delay_ms: number | null };
+
+/**
+ * Records successful attempts and leases up to `limit` tasks in one round trip
+ * and one commit (the migration's `complete_and_lease`). A worker calls it with
+ * the attempts that ended since its last call, whose slots the new leases fill.
+ */
+export async function completeAndLease(
+  pool: pg.Pool,
+  names: SchemaNames,
+  ended: EndedAttempt[],
+  workerId: string,
+  limit: number,
+  leaseMs: number,
+): Promise<CompleteAndLeaseResult> {
+  const done = ended.map(({ token, outcome }) => ({ token, exit_code: outcome.exitCode ?? 0, tail: outcome.tail ?? [] }));
+  const result = await pool.query<Row>({
+    // Named: prepared once per connection.
+    name: `taskq_complete_and_lease_${names.schema}`,
+    text: `SELECT * FROM ${names.quoted}.complete_and_lease($1, $2, $3, $4)`,
+    values: [JSON.stringify(done), workerId, Math.max(limit, 0), leaseMs],
+  });
+  const byToken = new Map<string, CompletionResult>();
+  const leased: LeasedRow[] = [];
+  let nextDelayMs: number | null = null;
+  for (const row of result.rows) {
+    if (row.kind === "ended") {
+      byToken.set(row.lease_token, { runId: row.run_id, state: "succeeded", cascaded: [], unblocked: row.unblocked });
+    } else if (row.kind === "leased") {
+      leased.push(row);
+    } else if (row.delay_ms !== null) {
+      nextDelayMs = Math.max(Math.ceil(row.delay_ms), 0);
+    }
+  }
+  return {
+    completed: ended.map(({ token }) => byToken.get(token) ?? false),
+    leased: toLeasedTasks(leased),
+    nextDelayMs,
+  };
+}

@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { PostgresStore } from "../../src/store/postgres/store.js";
+import { leaseAll, openTestStore, sql, task, workflow } from "./helpers.js";
+
+const success = { kind: "success" } as const;
+
+describe("completeAndLease", () => {
+  let store: PostgresStore;
+  let close: () => Promise<void>;
+  beforeAll(async () => ({ store, close } = await openTestStore()));
+  afterAll(async () => close());
+  beforeEach(async () => {
+    await sql(store, "DELETE FROM $schema.runs");
+  });
+
+  it("records a batch and leases, in one call, the dependents it unblocked", async () => {
+    await store.submitRun(
+      workflow([task("a"), task("b"), task("z", { runAt: Date.now() + 60_000 }), task("c", { dependsOn: ["a", "b"] }), task("d", { dependsOn: ["a", "z"] })]),
+      { runId: "batch" },
+    );
+    const [a, b] = await store.lease("w1", 2, 30_000);
+    const ended = [a!, b!].map((leased) => ({ token: leased.leaseToken, outcome: success }));
+    const result = await store.completeAndLease(ended, "w1", 4, 30_000);
+    // c waited on both tasks of the batch; d still waits on z.
+    expect(result.completed).toEqual([
+      { runId: "batch", state: "succeeded", cascaded: [], unblocked: [] },
+      { runId: "batch", state: "succeeded", cascaded: [], unblocked: ["c"] },
+    ]);
+    expect(result.leased.map((leased) => [leased.key, leased.attempt])).toEqual([["c", 1]]);
+    const rows = await sql<{ key: string; state: string; waiting_on: number }>(
+      store,
+      "SELECT key, state, waiting_on FROM $schema.tasks WHERE run_id = 'batch' ORDER BY key",
+    );
+    expect(rows.map((row) => [row.key, row.state, row.waiting_on])).toEqual([
+      ["a", "succeeded", 0],
+      ["b", "succeeded", 0],
+      ["c", "running", 0],
+      ["d", "blocked", 1],
+      ["z", "queued", 0],
+    ]);
+  });
+
+  it("gives false for a stale token, the delay to the nearest queued task when idle, and settles the run", async () => {
+    await store.submitRun(workflow([task("solo", { retries: 1 })]), { runId: "stale" });
+    const [first] = await store.lease("w1", 1, 30_000);
+    await sql(store, "UPDATE $schema.tasks SET lease_token = gen_random_uuid() WHERE run_id = 'stale'");
+    const stale = await store.completeAndLease([{ token: first!.leaseToken, outcome: success }], "w1", 1, 30_000);
+    expect(stale).toEqual({ completed: [false], leased: [], nextDelayMs: null });
+
+    await store.submitRun(workflow([task("now"), task("later", { runAt: Date.now() + 60_000 })]), { runId: "idle" });
+    const [now] = await store.lease("w1", 1, 30_000);
+    const idle = await store.completeAndLease([{ token: now!.leaseToken, outcome: { kind: "success", exitCode: 0, tail: ["done"] } }], "w1", 2, 30_000);
+    expect(idle.completed).toEqual([{ runId: "idle", state: "succeeded", cascaded: [], unblocked: [] }]);
+    expect(idle.leased).toEqual([]);
+    expect(idle.nextDelayMs).toBeGreaterThan(50_000);
+    const [row] = await sql<{ tail: string[] }>(store, "SELECT tail FROM $schema.tasks WHERE run_id = 'idle' AND key = 'now'");
+    expect(row!.tail).toEqual(["done"]);
+
+    await store.submitRun(workflow([task("last")]), { runId: "settle" });
+    const [last] = (await leaseAll(store)).filter((leased) => leased.runId === "settle");
+    const settled = await store.completeAndLease([{ token: last!.leaseToken, outcome: success }], "w1", 0, 30_000);
+    expect(settled).toEqual({ completed: [{ runId: "settle", state: "succeeded", cascaded: [], unblocked: [] }], leased: [], nextDelayMs: null });
+    expect((await store.runStatus("settle")).state).toBe("succeeded");
+  });
+});
