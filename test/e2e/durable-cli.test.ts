@@ -269,6 +269,12 @@ tasks:
     const redriven = await taskq(["redrive", runId, "check"]);
     expect(redriven.code).toBe(0);
     expect(JSON.parse(redriven.stdout)).toEqual({ requeued: "check", reblocked: ["deploy", "notify"] });
+    // --watch with --output json is NDJSON throughout: progress lines, then the summary.
+    const watched = await taskq(["status", runId, "--watch", "--output", "json"]);
+    expect(watched.code).toBe(0);
+    const events = watched.stdout.trim().split("\n").map((line) => JSON.parse(line) as { event: string; state?: string });
+    expect(events.at(-1)).toMatchObject({ event: "summary", state: "succeeded", exitCode: 0 });
+    expect(events.slice(0, -1).every((event) => event.event === "progress")).toBe(true);
     const status = await waitForRun(runId);
     expect(status.state).toBe("succeeded");
     expect(taskOf(status, "check")).toMatchObject({ state: "succeeded", attempts: 1 });
