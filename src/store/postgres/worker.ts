@@ -205,8 +205,8 @@ export class PostgresWorker {
     this.#running.set(task.taskId, attempt);
     void attempt.done.finally(() => {
       this.#running.delete(task.taskId);
-      this.#succeeded.delete(task.taskId);
-      this.#wakeup.notify();
+      // A success freed its slot already, for the round trip that recorded it.
+      if (!this.#succeeded.delete(task.taskId)) this.#wakeup.notify();
     });
   }
 
