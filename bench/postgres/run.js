@@ -2,7 +2,11 @@
 // graphile-worker 0.17 on the same database, same worker counts and concurrency.
 // Build first (npm run build), then: node bench/postgres/run.js
 // Env: DATABASE_URL, BENCH_TASKS (throughput batch, default 2000), BENCH_LATENCY_TASKS (default 200),
-//      BENCH_RUNS (default 5), BENCH_CONCURRENCY (per worker, default 8), BENCH_WORKERS (default "1,2,4").
+//      BENCH_RUNS (default 5), BENCH_CONCURRENCY (per worker, default 8), BENCH_WORKERS (default "1,2,4"),
+//      BENCH_POOL (connections per worker, both systems, default 10: graphile-worker's default),
+//      BENCH_GRAPHILE_BATCHED (default 1: also run graphile-worker with its opt-in batching),
+//      BENCH_TASKQ_BASELINE (another build's dist directory, run as "taskq (baseline)" alongside).
+import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { graphileSystem, taskqSystem } from "./systems.js";
@@ -13,6 +17,9 @@ const latencyTasks = Number(process.env.BENCH_LATENCY_TASKS ?? 200);
 const runs = Number(process.env.BENCH_RUNS ?? 5);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const workerCounts = (process.env.BENCH_WORKERS ?? "1,2,4").split(",").map(Number);
+const poolSize = Number(process.env.BENCH_POOL ?? 10);
+const withBatchedGraphile = process.env.BENCH_GRAPHILE_BATCHED !== "0";
+const load = () => loadavg().map((value) => value.toFixed(1)).join(" / ");
 
 function quantile(values, q) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -62,13 +69,23 @@ async function runOnce(system, workers, round) {
   return { throughput, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99) };
 }
 
-const systems = [taskqSystem(url, "taskq_bench"), graphileSystem(url, "graphile_bench")];
+const baseline = process.env.BENCH_TASKQ_BASELINE;
+const systems = [
+  taskqSystem(url, "taskq_bench", poolSize),
+  ...(baseline ? [taskqSystem(url, "taskq_bench_baseline", poolSize, { dist: baseline, name: "taskq (baseline)" })] : []),
+  graphileSystem(url, "graphile_bench", poolSize),
+  ...(withBatchedGraphile ? [graphileSystem(url, "graphile_bench", poolSize, { batched: true })] : []),
+];
+const loadBefore = load();
 const rows = [];
 for (const workers of workerCounts) {
-  // Rounds alternate between the systems so that background load hits both alike.
+  // Rounds interleave the systems, each round in a rotated order, so that background load hits all alike.
   const results = systems.map(() => []);
   for (let round = 0; round < runs; round++) {
-    for (const [i, system] of systems.entries()) results[i].push(await runOnce(system, workers, round));
+    for (let j = 0; j < systems.length; j++) {
+      const i = (round + j) % systems.length;
+      results[i].push(await runOnce(systems[i], workers, round));
+    }
   }
   for (const [i, system] of systems.entries()) {
     const median = (k) => quantile(results[i].map((r) => r[k]), 0.5);
@@ -77,9 +94,10 @@ for (const workers of workerCounts) {
   console.error(`done: ${workers} worker(s)`);
 }
 console.log(
-  `\nNo-op tasks, ${concurrency} concurrent per worker; throughput over a batch of ${batchSize}; ` +
-    `latency over ${latencyTasks} single submits; medians of ${runs} runs.\n`,
+  `\nNo-op tasks, ${concurrency} concurrent per worker, ${poolSize} connections per worker; throughput over a batch of ${batchSize}; ` +
+    `latency over ${latencyTasks} single submits; medians of ${runs} runs.`,
 );
+console.log(`Load average (1/5/15 min) before: ${loadBefore}; after: ${load()}.\n`);
 console.log("| system | workers | tasks/s | submit-to-start p50 (ms) | p99 (ms) |");
 console.log("|---|---:|---:|---:|---:|");
 for (const row of rows) {

@@ -1,9 +1,9 @@
-// The two queues under test, behind one small interface:
+// The queues under test, behind one small interface:
 //   start(workerCount, concurrency, onStart) -> { submitBatch(keys), submitOne(key), stop() }
-// onStart(key) is called when a no-op task begins.
+// onStart(key) is called when a no-op task begins. Every worker of every system gets a pool of
+// `poolSize` connections (its LISTEN connection included) and the same concurrency.
 import { Logger, makeWorkerUtils, run, runMigrations } from "graphile-worker";
 import pg from "pg";
-import { PostgresStore, PostgresWorker } from "../../dist/store/postgres/index.js";
 
 const silent = new Logger(() => () => undefined);
 
@@ -11,10 +11,13 @@ function noopTask(id) {
   return { id, type: "noop", run: "", priority: "normal", retries: 0, backoff: { baseMs: 100, maxMs: 1000 }, env: {}, cwd: ".", dependsOn: [] };
 }
 
-export function taskqSystem(connectionString, schema) {
+/** taskq from this checkout's build, or from another build's `dist` (a baseline to compare with). */
+export function taskqSystem(connectionString, schema, poolSize, { dist = new URL("../../dist", import.meta.url).pathname, name = "taskq (PostgresStore)" } = {}) {
+  const load = import(`${dist}/store/postgres/index.js`);
   return {
-    name: "taskq (PostgresStore)",
+    name,
     async reset() {
+      const { PostgresStore } = await load;
       const pool = new pg.Pool({ connectionString, max: 1 });
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await pool.end();
@@ -22,11 +25,12 @@ export function taskqSystem(connectionString, schema) {
       await store.close();
     },
     async start(workerCount, concurrency, onStart) {
+      const { PostgresStore, PostgresWorker } = await load;
       // One store (pool + LISTEN connection) per worker, as separate processes would have.
       const stores = [];
       const workers = [];
       for (let i = 0; i < workerCount; i++) {
-        const store = new PostgresStore({ connectionString, schema, poolSize: 4 });
+        const store = new PostgresStore({ connectionString, schema, poolSize });
         const worker = new PostgresWorker({ store, concurrency, leaseMs: 30_000, handler: async (task) => onStart(task.key) });
         await worker.start();
         stores.push(store);
@@ -45,10 +49,14 @@ export function taskqSystem(connectionString, schema) {
   };
 }
 
-export function graphileSystem(connectionString, schema) {
-  const options = { connectionString, schema, logger: silent };
+/**
+ * graphile-worker with its defaults, or with `batched` its opt-in batching: a local queue that
+ * fetches `concurrency` jobs per query, and completions gathered over one tick.
+ */
+export function graphileSystem(connectionString, schema, poolSize, { batched = false } = {}) {
+  const options = { connectionString, schema, logger: silent, maxPoolSize: poolSize };
   return {
-    name: "graphile-worker 0.17",
+    name: batched ? "graphile-worker 0.17, batched" : "graphile-worker 0.17",
     async reset() {
       const pool = new pg.Pool({ connectionString, max: 1 });
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
@@ -59,7 +67,8 @@ export function graphileSystem(connectionString, schema) {
       const taskList = { noop: async (payload) => onStart(payload.key) };
       const runners = [];
       for (let i = 0; i < workerCount; i++) {
-        runners.push(await run({ ...options, concurrency, noHandleSignals: true, pollInterval: 2_000, taskList }));
+        const preset = batched ? { worker: { localQueue: { size: concurrency }, completeJobBatchDelay: 0 } } : undefined;
+        runners.push(await run({ ...options, concurrency, noHandleSignals: true, pollInterval: 2_000, taskList, preset }));
       }
       const utils = await makeWorkerUtils(options);
       return {

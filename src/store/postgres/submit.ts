@@ -178,8 +178,10 @@ export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: 
     states.set(row.key, row.state);
   }
   // Each part runs once whether or not it is referenced; the FROM run makes the inserts empty when the run exists.
-  const result = await pool.query<{ created: number }>(
-    `WITH run AS (
+  const result = await pool.query<{ created: number }>({
+    // Named: prepared once per connection.
+    name: `taskq_submit_new_${names.schema}`,
+    text: `WITH run AS (
        INSERT INTO ${names.runs} (id, name, file) VALUES ($1, $3, $4) ON CONFLICT (id) DO NOTHING RETURNING id),
      inserted AS (${insertTasksSql(names, "run.id", "run,")} RETURNING 1),
      edges AS (
@@ -187,7 +189,7 @@ export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: 
        SELECT run.id, e->>0, e->>1 FROM run, jsonb_array_elements($5) e ON CONFLICT DO NOTHING RETURNING 1)
      SELECT (SELECT count(*) FROM run)::int AS created,
             (SELECT pg_notify($7, $1) FROM run WHERE $6) AS notified`,
-    [
+    values: [
       runId,
       JSON.stringify(rows),
       workflow.name ?? null,
@@ -196,7 +198,7 @@ export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: 
       rows.some((row) => row.state === "queued"),
       names.channel,
     ],
-  );
+  });
   if (result.rows[0]?.created !== 1) return undefined;
   return { settle: !rows.some((row) => row.state !== "cancelled") };
 }
