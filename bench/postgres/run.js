@@ -70,11 +70,13 @@ async function runOnce(system, workers, round) {
 }
 
 const baseline = process.env.BENCH_TASKQ_BASELINE;
+// Schemas of this process's own, so that a second run at the same time cannot drop them midway.
+const suffix = process.pid;
 const systems = [
-  taskqSystem(url, "taskq_bench", poolSize),
-  ...(baseline ? [taskqSystem(url, "taskq_bench_baseline", poolSize, { dist: baseline, name: "taskq (baseline)" })] : []),
-  graphileSystem(url, "graphile_bench", poolSize),
-  ...(withBatchedGraphile ? [graphileSystem(url, "graphile_bench", poolSize, { batched: true })] : []),
+  taskqSystem(url, `taskq_bench_${suffix}`, poolSize),
+  ...(baseline ? [taskqSystem(url, `taskq_bench_baseline_${suffix}`, poolSize, { dist: baseline, name: "taskq (baseline)" })] : []),
+  graphileSystem(url, `graphile_bench_${suffix}`, poolSize),
+  ...(withBatchedGraphile ? [graphileSystem(url, `graphile_bench_${suffix}`, poolSize, { batched: true })] : []),
 ];
 const loadBefore = load();
 const rows = [];
@@ -93,6 +95,7 @@ for (const workers of workerCounts) {
   }
   console.error(`done: ${workers} worker(s)`);
 }
+for (const system of systems) await system.drop();
 console.log(
   `\nNo-op tasks, ${concurrency} concurrent per worker, ${poolSize} connections per worker; throughput over a batch of ${batchSize}; ` +
     `latency over ${latencyTasks} single submits; medians of ${runs} runs.`,

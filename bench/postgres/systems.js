@@ -7,6 +7,12 @@ import pg from "pg";
 
 const silent = new Logger(() => () => undefined);
 
+async function dropSchema(connectionString, schema) {
+  const pool = new pg.Pool({ connectionString, max: 1 });
+  await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await pool.end();
+}
+
 function noopTask(id) {
   return { id, type: "noop", run: "", priority: "normal", retries: 0, backoff: { baseMs: 100, maxMs: 1000 }, env: {}, cwd: ".", dependsOn: [] };
 }
@@ -16,11 +22,10 @@ export function taskqSystem(connectionString, schema, poolSize, { dist = new URL
   const load = import(`${dist}/store/postgres/index.js`);
   return {
     name,
+    drop: () => dropSchema(connectionString, schema),
     async reset() {
       const { PostgresStore } = await load;
-      const pool = new pg.Pool({ connectionString, max: 1 });
-      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await pool.end();
+      await dropSchema(connectionString, schema);
       const store = await PostgresStore.open({ connectionString, schema, poolSize: 2 });
       await store.close();
     },
@@ -57,10 +62,9 @@ export function graphileSystem(connectionString, schema, poolSize, { batched = f
   const options = { connectionString, schema, logger: silent, maxPoolSize: poolSize };
   return {
     name: batched ? "graphile-worker 0.17, batched" : "graphile-worker 0.17",
+    drop: () => dropSchema(connectionString, schema),
     async reset() {
-      const pool = new pg.Pool({ connectionString, max: 1 });
-      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await pool.end();
+      await dropSchema(connectionString, schema);
       await runMigrations(options);
     },
     async start(workerCount, concurrency, onStart) {
