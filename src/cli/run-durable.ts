@@ -23,7 +23,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
   const store = await openStore(options);
   try {
     const runId = await store.submitRun(workflow, options.runId === undefined ? {} : { runId: options.runId });
-    process.stdout.write(`run ${runId} submitted to ${store.description}: ${workflow.tasks.length} tasks\n`);
+    process.stdout.write(`run ${runId} submitted to ${store.description}: ${workflow.tasks.length} task${workflow.tasks.length === 1 ? "" : "s"}\n`);
     workflow.tasks.length = 0;
     const code = await runWorker(store, { ...options, until: () => untilFinished(store, runId) });
     const finalCode = await printRunSummary(store, runId, { color: options.color, json: options.json });

@@ -44,7 +44,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
             ? print({ event: "output", runId, id: taskId, stream, text }, "")
             : out.write(`${runId}/${taskId} | ${text}\n`),
       };
-      handler = createShellHandler({ runId, logDir: path.join(options.logRoot, runId), killGraceMs: options.killGraceMs, sink });
+      // The store's connection string may carry a password: tasks do not inherit it.
+      handler = createShellHandler({ runId, logDir: path.join(options.logRoot, runId), killGraceMs: options.killGraceMs, sink, hiddenEnv: ["TASKQ_STORE"] });
       handlers.set(runId, handler);
     }
     return handler;

@@ -36,6 +36,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
   const tailLines = options.tailLines ?? 20;
   // Read once: spreading process.env (a C++-backed object) costs ~1 ms per spawn.
   const baseEnv = { ...process.env };
+  for (const name of options.hiddenEnv ?? []) delete baseEnv[name];
   let logDirReady: Promise<void> | undefined;
   // mkdir -p once per handler; forgotten on failure so a later attempt can try again.
   const ensureLogDir = (): Promise<void> =>

@@ -51,6 +51,8 @@ export interface ShellHandlerOptions {
    * interactive shell (zsh, fish...), and a pipeline must behave the same on every machine.
    */
   shell?: string;
+  /** Variables of taskq's own environment that tasks must not see (e.g. TASKQ_STORE, which may hold a password). */
+  hiddenEnv?: readonly string[];
 }
 
 export type ShellHandler = (task: ShellTask, ctx: AttemptContext) => Promise<AttemptResult>;

@@ -124,29 +124,30 @@ tasks:
   t3: { run: "sleep 0.5; echo three" }
   t4: { run: "sleep 0.5; echo four" }
   report: { run: echo report, dependsOn: [t1, t2, t3, t4] }
+  environment: { run: env }   # its log is checked for the password with every other output
 `,
     );
     const runId = `fan-out-${randomBytes(3).toString("hex")}`;
     expect(await submit(file, ["--run-id", runId])).toBe(runId);
     // Submitting the same run id again is idempotent.
     expect(await submit(file, ["--run-id", runId])).toBe(runId);
-    expect((await store.runStatus(runId)).tasks).toHaveLength(5);
+    expect((await store.runStatus(runId)).tasks).toHaveLength(6);
 
     // Not finished yet: the summary counts it as unfinished and the exit code is 1.
     const early = await taskq(["status", runId]);
     expect(early.code).toBe(1);
-    expect(early.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 0 cancelled, 5 unfinished/);
+    expect(early.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 0 cancelled, 6 unfinished/);
 
     // Started together, so neither has drained the queue before the other is up.
     const [first, second] = await Promise.all([startWorker(["-j", "1"]), startWorker(["-j", "1"])]);
     const watched = await taskq(["status", runId, "--watch"]);
     expect(watched.stderr).toBe("");
     expect(watched.code).toBe(0);
-    expect(watched.stdout).toMatch(/Summary: 5 succeeded, 0 failed, 0 cancelled in /);
+    expect(watched.stdout).toMatch(/Summary: 6 succeeded, 0 failed, 0 cancelled in /);
 
     const json = await taskq(["status", runId, "--output", "json"]);
     expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toMatchObject({ event: "summary", runId, state: "succeeded", exitCode: 0, counts: { SUCCEEDED: 5 } });
+    expect(JSON.parse(json.stdout)).toMatchObject({ event: "summary", runId, state: "succeeded", exitCode: 0, counts: { SUCCEEDED: 6 } });
 
     // Both workers took part; each task ran exactly once.
     const [a, b] = [await stopWorker(first), await stopWorker(second)];
@@ -154,7 +155,7 @@ tasks:
     const ranBy = [starts(a.stdout, runId), starts(b.stdout, runId)];
     expect(ranBy[0]!.length).toBeGreaterThan(0);
     expect(ranBy[1]!.length).toBeGreaterThan(0);
-    expect(ranBy.flat().map((match) => match[1]).sort()).toEqual(["report", "t1", "t2", "t3", "t4"]);
+    expect(ranBy.flat().map((match) => match[1]).sort()).toEqual(["environment", "report", "t1", "t2", "t3", "t4"]);
     expect(`${a.stdout}${b.stdout}`).toContain(`${runId}/report | report`);
 
     const unknown = await taskq(["status", "no-such-run"]);
