@@ -63,7 +63,7 @@ async function main() {
   const targets = sections.flatMap((section) => section.targets);
   const summary = targets.map((t) => `- ${t.pass ? "met" : "**missed**"}: ${t.name}`).join("\n");
   process.stdout.write(`\n## Targets (this invocation)\n\n${summary}\n`);
-  if (write) writeReport({ startedAt, header, only, runs, sections });
+  if (write) writeReport({ startedAt, header, only, runs, largeRunTasks, sections });
 }
 
 const MARK = "<!-- results: written by `npm run bench -- --write`; text above this line is kept -->";
@@ -80,12 +80,12 @@ function previousSections(text) {
   return sections;
 }
 
-function writeReport({ startedAt, header, only, runs, sections }) {
+function writeReport({ startedAt, header, only, runs, largeRunTasks, sections }) {
   const file = join(ROOT, "BENCHMARKS.md");
   const previous = existsSync(file) ? readFileSync(file, "utf8") : "";
   const intro = previous.includes(MARK) ? previous.slice(0, previous.indexOf(MARK)) : "# Benchmarks\n\n";
   const kept = previous.includes(MARK) ? previousSections(previous.slice(previous.indexOf(MARK))) : new Map();
-  const command = `npm run bench -- --runs ${runs}${only.length === ALL.length ? "" : ` --only ${only.join(",")}`} --write`;
+  const command = `npm run bench -- --runs ${runs}${only.length === ALL.length ? "" : ` --only ${only.join(",")}`}${largeRunTasks === 10_000 ? "" : ` --large-run-tasks ${largeRunTasks}`} --write`;
   const when = startedAt.toISOString().slice(0, 16).replace("T", " ");
   for (const section of sections) {
     kept.set(section.title, [`_${when} UTC, \`${command}\`, ${section.seconds.toFixed(0)} s. ${header}_`, "", section.markdown].join("\n"));
