@@ -24,8 +24,8 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   // Start loading the local runner while the file is read and parsed: module reads overlap the parse.
   const runner = flags.dryRun === true || !local ? undefined : import("../run-local.js");
   void runner?.catch(() => {}); // awaited below; an invalid file must not leave an unhandled rejection
-  const { loadWorkflow } = await import("../../loaders/index.js");
-  const workflow = await loadWorkflow(file);
+  const { loadWorkflowForRun } = await import("../load-isolated.js");
+  const workflow = await loadWorkflowForRun(file);
   const concurrency = concurrencyFlag(flags.concurrency, workflow.concurrency);
   if (flags.dryRun === true) {
     const { printPlan } = await import("../plan.js");

@@ -1,0 +1,37 @@
+import { stat } from "node:fs/promises";
+import type { Workflow, WorkflowProblem } from "../loaders/index.js";
+
+/** Files above this size are parsed in a worker thread. */
+const ISOLATE_ABOVE_BYTES = 256 * 1024;
+
+type Reply = { ok: true; workflow: Workflow } | { ok: false; problems?: WorkflowProblem[]; code?: string; message: string; exitCode?: number };
+
+/**
+ * Loads a workflow for a run. A large file is parsed in a worker thread, whose
+ * heap is thrown away when it ends: the scheduler then forks every task from a
+ * small process (fork cost grows with resident memory), instead of one whose
+ * heap grew to hold the YAML document. Small files parse in place, which is
+ * faster than starting a thread. Same result and same errors either way.
+ */
+export async function loadWorkflowForRun(file: string): Promise<Workflow> {
+  const size = await stat(file).then(
+    (info) => info.size,
+    () => 0,
+  );
+  if (size <= ISOLATE_ABOVE_BYTES) {
+    const { loadWorkflow } = await import("../loaders/index.js");
+    return loadWorkflow(file);
+  }
+  const { Worker } = await import("node:worker_threads");
+  const reply = await new Promise<Reply>((resolve, reject) => {
+    const worker = new Worker(new URL("./load-worker.js", import.meta.url), { workerData: { file } });
+    worker.once("message", (message: Reply) => resolve(message));
+    worker.once("error", reject);
+    worker.once("exit", (code) => reject(new Error(`the workflow parser thread exited with code ${code}`)));
+  });
+  if (reply.ok) return reply.workflow;
+  const { WorkflowError } = await import("../loaders/index.js");
+  const { TaskqError } = await import("../errors.js");
+  if (reply.problems !== undefined) throw new WorkflowError(reply.problems);
+  throw new TaskqError(reply.code ?? "LOAD_FAILED", reply.message, { exitCode: reply.exitCode ?? 1 });
+}
