@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", "coverage/", ".taskq/", "bench/", "bin/", "test/fixtures/"] },
+  { ignores: ["dist/", "node_modules/", "coverage/", ".taskq/", "bench/", "bin/", "scripts/", "test/fixtures/"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -2,9 +2,9 @@
 // against bare `node -e ''`; plus the import cost of each dependency and which command loads it.
 //   node bench/startup.js [--runs N]
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { alternate, log, measure, median, ms, msCell, ratio, ROOT, rssCell, scratch, table, TASKQ, verdict } from "./lib.js";
 
 const THREE_TASKS = `tasks:
@@ -23,7 +23,6 @@ const MODULES = [
   ["zod", "zod"],
   ["chalk", "chalk"],
   ["ora", "ora"],
-  ["execa", "execa"],
   ["the loader (dist/loaders, with yaml and zod)", pathToFileURL(join(ROOT, "dist/loaders/index.js")).href],
   ["the engine (dist/engine)", pathToFileURL(join(ROOT, "dist/engine/index.js")).href],
   ["the shell handler (dist/handlers)", pathToFileURL(join(ROOT, "dist/handlers/index.js")).href],
@@ -46,6 +45,11 @@ function loadedPackages(args, cwd) {
   for (const line of result.stderr.split("\n")) {
     const match = /^LOADED file:\/\/.*?\/(node_modules\/(?:@[^/]+\/)?[^/]+|dist\/[^/]+)\//.exec(line);
     if (match) packages.add(match[1].replace("node_modules/", ""));
+    // The CLI is bundled (dist/bundle): a loaded chunk names the packages it holds in "// node_modules/x/..." comments.
+    const chunk = /^LOADED (file:\/\/.*\/dist\/bundle\/.*\.js)$/.exec(line);
+    if (chunk) {
+      for (const held of readFileSync(fileURLToPath(chunk[1]), "utf8").matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)) packages.add(held[1]);
+    }
   }
   return packages;
 }
