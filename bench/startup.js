@@ -48,7 +48,10 @@ function loadedPackages(args, cwd) {
     // The CLI is bundled (dist/bundle): a loaded chunk names the packages it holds in "// node_modules/x/..." comments.
     const chunk = /^LOADED (file:\/\/.*\/dist\/bundle\/.*\.js)$/.exec(line);
     if (chunk) {
-      for (const held of readFileSync(fileURLToPath(chunk[1]), "utf8").matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)) packages.add(held[1]);
+      const text = readFileSync(fileURLToPath(chunk[1]), "utf8");
+      for (const held of text.matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)) packages.add(held[1]);
+      // taskq's own layers: "// src/loaders/..." in the bundle is what dist/loaders is unbundled.
+      for (const held of text.matchAll(/^\/\/ src\/([^/]+)\//gm)) packages.add(`dist/${held[1]}`);
     }
   }
   return packages;
