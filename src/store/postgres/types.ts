@@ -1,35 +1,13 @@
 /**
- * Shapes the PostgreSQL store reads and returns. The workflow types mirror the
- * loader's output structurally, so the store does not depend on src/loaders.
+ * Shapes the PostgreSQL store reads and returns. A workflow is the loader's
+ * output, imported as a type only: the store loads no loader code.
  */
+import type { Priority } from "../../engine/index.js";
+import type { Workflow, WorkflowTask } from "../../loaders/index.js";
 
-export type PriorityName = "low" | "normal" | "high" | "critical";
+export type { Workflow, WorkflowTask };
 
-/** One task of a loaded workflow (same shape as the loader's WorkflowTask). */
-export interface WorkflowTask {
-  id: string;
-  type: string;
-  run: string;
-  priority: PriorityName;
-  retries: number;
-  retryOn?: number[];
-  backoff: { baseMs: number; maxMs: number };
-  timeoutMs?: number;
-  /** Epoch milliseconds before which the task must not start. */
-  runAt?: number;
-  env: Record<string, string>;
-  cwd: string;
-  dependsOn: string[];
-}
-
-/** A loaded workflow; `tasks` are in topological order. */
-export interface Workflow {
-  file: string;
-  name?: string;
-  concurrency?: number;
-  tasks: WorkflowTask[];
-  notes: string[];
-}
+export type PriorityName = Priority;
 
 export type TaskState = "blocked" | "queued" | "running" | "succeeded" | "failed" | "cancelled";
 
