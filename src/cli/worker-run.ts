@@ -85,6 +85,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     },
     immediate: (signal) => {
       print({ event: "note", message: `${signal} received again` }, `${signal} received again: killing every task now`);
+      // Abort first, so each attempt ends as a shutdown (lease given back, attempt not counted), not as a failure.
+      worker.abortRunning();
       killAllProcessGroups("SIGKILL");
       void stop(0);
     },

@@ -320,6 +320,34 @@ tasks:
     expect((await stopWorker(staying)).code).toBe(143);
   });
 
+  it("a second SIGTERM kills the task at once and still gives its lease back, the attempt not counted", async () => {
+    const mark = path.join(ws.dir, `again-${randomBytes(3).toString("hex")}`);
+    const file = await workflowFile(
+      "twice",
+      `tasks:
+  job:
+    run: 'if [ -f "$MARK" ]; then echo "second run"; else touch "$MARK"; echo first; sleep 1000; fi'
+    env: { MARK: "${mark}" }
+`,
+    );
+    const leaving = await startWorker(["-j", "1", "--lease", "30s", "--shutdown-timeout", "60s", "--kill-grace", "60s"]);
+    const runId = await submit(file);
+    expect(await eventually(() => leaving.stdout().includes(`${runId}/job | first`))).toBe(true);
+    const signalledAt = Date.now();
+    leaving.cli.child.kill("SIGTERM");
+    expect(await eventually(() => leaving.stdout().includes("SIGTERM received:"))).toBe(true);
+    leaving.cli.child.kill("SIGTERM");
+    const left = await leaving.cli.done;
+    // Far inside the 60 s shutdown timeout and kill grace: nothing waited for them.
+    expect(Date.now() - signalledAt).toBeLessThan(10_000);
+    expect(left.code).toBe(143);
+    expect(left.stdout).toContain(`release ${runId}/job: lease given back for another worker`);
+    const staying = await startWorker(["-j", "1", "--lease", "30s"]);
+    const status = await waitForRun(runId, 10_000);
+    expect(taskOf(status, "job")).toMatchObject({ state: "succeeded", attempts: 1, maxAttempts: 1, workerId: staying.id });
+    expect((await stopWorker(staying)).code).toBe(143);
+  });
+
   it("--metrics-port 0 prints the URL; /metrics counts attempts, retries, completions and an orphan recovered after a worker was killed", async () => {
     const state = path.join(ws.dir, `flaky-${randomBytes(3).toString("hex")}`);
     const file = await workflowFile(

@@ -97,6 +97,15 @@ export class PostgresWorker {
   }
 
   /**
+   * Aborts every running attempt now (reason SHUTDOWN): each one's lease is given
+   * back when its handler settles, and the attempt is not counted. For a second
+   * Ctrl-C during a graceful stop.
+   */
+  abortRunning(): void {
+    for (const attempt of this.#running.values()) attempt.abort("SHUTDOWN", "the worker is stopping");
+  }
+
+  /**
    * Graceful stop: no new leases; running attempts may finish until
    * `deadlineMs` (default 10 s), then are aborted and their leases released
    * (the interrupted attempt is not counted). Always returns.
@@ -109,7 +118,7 @@ export class PostgresWorker {
     const deadline = sleep(options.deadlineMs ?? 10_000, "deadline" as const, { signal: timer.signal }).catch(() => "settled" as const);
     const settled = Promise.all([...this.#running.values()].map((attempt) => attempt.done)).then(() => "settled" as const);
     if ((await Promise.race([settled, deadline])) === "deadline") {
-      for (const attempt of this.#running.values()) attempt.abort("SHUTDOWN", "the worker is stopping");
+      this.abortRunning();
       // A handler that ignores its signal cannot be stopped; give its lease back and return anyway.
       const grace = sleep(STUCK_HANDLER_GRACE_MS, "stuck" as const, { signal: timer.signal }).catch(() => "settled" as const);
       if ((await Promise.race([settled, grace])) === "stuck") {
