@@ -1,6 +1,7 @@
 import type { WriteStream } from "node:fs";
 import type { Readable } from "node:stream";
 import { LineSplitter } from "./line-splitter.js";
+import { closeLogFile } from "./log-file.js";
 
 export type StreamName = "stdout" | "stderr";
 
@@ -92,12 +93,7 @@ export class AttemptOutput {
   /** Emits the last partial lines and closes the log; resolves once the file is closed. */
   async close(): Promise<void> {
     for (const splitter of this.#splitters) splitter.flush();
-    const log = this.#log;
-    if (log.closed) return;
-    await new Promise<void>((resolve) => {
-      log.once("close", resolve);
-      if (!log.destroyed && !log.writableEnded) log.end();
-    });
+    await closeLogFile(this.#log);
   }
 
   /**

@@ -4,7 +4,7 @@ import { mkdir, stat } from "node:fs/promises";
 import { AttemptOutput, type StreamName } from "./attempt-output.js";
 import { LogWriteError, TaskFailedError } from "./errors.js";
 import { Tail } from "./line-splitter.js";
-import { openLogFile, resolveLogPath } from "./log-file.js";
+import { closeLogFile, openLogFile, resolveLogPath } from "./log-file.js";
 import { registerProcessGroup, unregisterProcessGroup } from "./process-groups.js";
 import { GroupTerminator } from "./terminate-group.js";
 import type { AttemptContext, AttemptResult, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";
@@ -67,13 +67,13 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     let log: WriteStream;
     try {
       await ensureLogDir();
-      log = await openLogFile(logPath, ctx.attempt);
+      log = openLogFile(logPath, ctx.attempt);
     } catch (error) {
       throw new LogWriteError(logPath, error);
     }
 
     if (ctx.signal.aborted) {
-      await closeQuietly(log);
+      await closeLogFile(log);
       const reason: unknown = ctx.signal.reason;
       throw TaskFailedError.fromResult(task, result({ code: null, signal: null }, reason), reason);
     }
@@ -90,14 +90,14 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       // detached: the shell leads a new process group, so the whole tree can be signalled.
       child = spawn(shell, ["-c", task.run], { cwd: task.cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
     } catch (error) {
-      await closeQuietly(log);
+      await closeLogFile(log);
       throw startFailure(task, result({ code: null, signal: null }, undefined), error);
     }
     const exited = waitForExit(child);
     const pid = child.pid;
     if (pid === undefined) {
       const outcome = await exited;
-      await closeQuietly(log);
+      await closeLogFile(log);
       throw startFailure(task, result({ code: null, signal: null }, undefined), await explainSpawnError(outcome.error, task));
     }
 
@@ -180,13 +180,4 @@ async function explainSpawnError(error: unknown, task: ShellTask): Promise<unkno
     () => false,
   );
   return cwdExists ? error : new Error(`working directory ${task.cwd} does not exist`, { cause: error });
-}
-
-/** Closes a log no command wrote to; errors were already made harmless by openLogFile. */
-async function closeQuietly(log: WriteStream): Promise<void> {
-  if (log.closed) return;
-  await new Promise<void>((resolve) => {
-    log.once("close", resolve);
-    if (!log.destroyed) log.end();
-  });
 }
