@@ -9,12 +9,16 @@ describe("PostgresWorker and pg_terminate_backend", () => {
   const schema = uniqueSchema();
   const application = `taskq_kill_${randomBytes(3).toString("hex")}`;
   let store: PostgresStore;
+  /** Watches the run from sessions that are not terminated: the worker's store is the subject, not the observer. */
+  let observer: PostgresStore;
   const admin = createPool(2);
   beforeAll(async () => {
     store = await PostgresStore.open({ connectionString: `${DATABASE_URL}?application_name=${application}`, schema });
+    observer = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
   });
   afterAll(async () => {
     await store.close();
+    await observer.close();
     await admin.end();
     await dropSchema(schema);
   });
@@ -46,7 +50,7 @@ describe("PostgresWorker and pg_terminate_backend", () => {
       await new Promise((resolve) => setTimeout(resolve, 40));
       killed += await terminateSessions();
     }
-    const status = await waitForRun(store, runId, 25_000);
+    const status = await waitForRun(observer, runId, 25_000);
     await worker.stop({ deadlineMs: 1_000 });
     expect(killed).toBeGreaterThan(0);
     expect(status.state).toBe("succeeded");
