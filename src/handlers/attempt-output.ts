@@ -1,6 +1,6 @@
 import type { WriteStream } from "node:fs";
 import type { Readable } from "node:stream";
-import { LineSplitter } from "./line-splitter.js";
+import { LineSplitter, type BlockHandler } from "./line-splitter.js";
 import { closeLogFile } from "./log-file.js";
 
 export type StreamName = "stdout" | "stderr";
@@ -8,6 +8,8 @@ export type StreamName = "stdout" | "stderr";
 export interface AttemptOutputOptions {
   log: WriteStream;
   onLine: (stream: StreamName, text: string) => void;
+  /** Optional: runs of short complete lines as bytes (see BlockHandler) instead of one onLine each. */
+  onLines?: (stream: StreamName, bytes: Buffer, count: number) => void;
   /** Called once, on the first log write failure. */
   onLogError: (error: Error) => void;
 }
@@ -20,6 +22,7 @@ export interface AttemptOutputOptions {
 export class AttemptOutput {
   readonly #log: WriteStream;
   readonly #onLine: AttemptOutputOptions["onLine"];
+  readonly #onLines: AttemptOutputOptions["onLines"];
   readonly #sources: Readable[] = [];
   readonly #splitters: LineSplitter[] = [];
   readonly #paused = new Set<Readable>();
@@ -28,6 +31,7 @@ export class AttemptOutput {
   constructor(options: AttemptOutputOptions) {
     this.#log = options.log;
     this.#onLine = options.onLine;
+    this.#onLines = options.onLines;
     this.#log.on("drain", () => this.#resumeAll());
     // A persistent listener: a failing disk must never become an unhandled 'error' event.
     this.#log.on("error", (error) => {
@@ -44,7 +48,9 @@ export class AttemptOutput {
   }
 
   attach(source: Readable, stream: StreamName): void {
-    const splitter = new LineSplitter((text) => this.#onLine(stream, text));
+    const onLines = this.#onLines;
+    const onBlock: BlockHandler | undefined = onLines === undefined ? undefined : (bytes, count) => onLines(stream, bytes, count);
+    const splitter = new LineSplitter((text) => this.#onLine(stream, text), onBlock);
     this.#sources.push(source);
     this.#splitters.push(splitter);
     source.on("error", () => {}); // a broken pipe just ends this stream's output

@@ -5,11 +5,23 @@ const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
 
 /**
+ * Receives a run of complete lines as raw bytes: `bytes` holds `count` lines, each
+ * ending in "\n", none longer than DISPLAY_LIMIT and none ending in "\r\n" (those come
+ * one by one as text). Valid only during the call.
+ */
+export type BlockHandler = (bytes: Buffer, count: number) => void;
+
+/**
  * Splits a byte stream into display lines. Memory stays bounded whatever the input:
  * of a line still open, only its first DISPLAY_LIMIT bytes are kept, plus its length.
+ *
+ * With a block handler, the common case (short lines that end in "\n") is passed on as
+ * byte ranges of the chunk, one call per chunk, instead of a string per line: a task
+ * printing 300 MB of short lines would otherwise cost three million strings.
  */
 export class LineSplitter {
   readonly #onLine: (text: string) => void;
+  readonly #onBlock: BlockHandler | undefined;
   /** First bytes of the open line, allocated on first need. */
   #prefix: Buffer | undefined;
   #prefixBytes = 0;
@@ -17,31 +29,46 @@ export class LineSplitter {
   #lineBytes = 0;
   #lastByte = -1;
 
-  constructor(onLine: (text: string) => void) {
+  constructor(onLine: (text: string) => void, onBlock?: BlockHandler) {
     this.#onLine = onLine;
+    this.#onBlock = onBlock;
   }
 
   push(chunk: Buffer): void {
     let start = 0;
+    let blockStart = -1;
+    let blockLines = 0;
+    const blocks = this.#onBlock !== undefined;
     for (;;) {
       const newline = chunk.indexOf(NEWLINE, start);
-      if (newline === -1) {
-        this.#append(chunk, start, chunk.length);
-        return;
-      }
-      if (this.#lineBytes === 0) {
-        this.#onLine(displayLine(chunk, start, newline));
-      } else {
+      if (newline === -1) break;
+      if (this.#lineBytes !== 0) {
         this.#append(chunk, start, newline);
         this.#emitOpenLine();
+      } else if (blocks && newline - start <= DISPLAY_LIMIT && (newline === start || chunk[newline - 1] !== CARRIAGE_RETURN)) {
+        if (blockStart === -1) blockStart = start;
+        blockLines++;
+      } else {
+        if (blockStart !== -1) {
+          this.#emitBlock(chunk, blockStart, start, blockLines);
+          blockStart = -1;
+          blockLines = 0;
+        }
+        this.#onLine(displayLine(chunk, start, newline));
       }
       start = newline + 1;
     }
+    if (blockStart !== -1) this.#emitBlock(chunk, blockStart, start, blockLines);
+    this.#append(chunk, start, chunk.length);
   }
 
   /** Emits the last line when the output did not end with a newline. */
   flush(): void {
     if (this.#lineBytes > 0) this.#emitOpenLine();
+  }
+
+  #emitBlock(chunk: Buffer, start: number, end: number, count: number): void {
+    this.#onBlock?.(chunk.subarray(start, end), count);
   }
 
   #append(chunk: Buffer, start: number, end: number): void {
@@ -101,6 +128,19 @@ export class Tail {
     if (this.#size === 0) return;
     this.#lines.push(line);
     if (this.#lines.length > this.#size) this.#lines.shift();
+  }
+
+  /** The last lines of a block (see BlockHandler): only those that can still be in the tail are decoded. */
+  pushBlock(bytes: Buffer, count: number): void {
+    const take = Math.min(count, this.#size);
+    const lines: string[] = [];
+    let lineEnd = bytes.length - 1; // every line of a block ends in "\n"
+    for (let taken = 0; taken < take; taken++) {
+      const previous = lineEnd === 0 ? -1 : bytes.lastIndexOf(NEWLINE, lineEnd - 1);
+      lines.push(bytes.toString("utf8", previous + 1, lineEnd));
+      lineEnd = previous;
+    }
+    for (let index = lines.length - 1; index >= 0; index--) this.push(lines[index] as string);
   }
 
   lines(): string[] {

@@ -113,6 +113,18 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
           // A failing renderer must not fail the task or lose its log.
         }
       },
+      ...(options.sink.lines === undefined
+        ? {}
+        : {
+            onLines: (stream: StreamName, bytes: Buffer, count: number) => {
+              tail.pushBlock(bytes, count);
+              try {
+                options.sink.lines?.(task.id, stream, bytes, count);
+              } catch {
+                // as above
+              }
+            },
+          }),
       onLogError: () => terminator.terminate(),
     });
     if (child.stdout) output.attach(child.stdout, "stdout");

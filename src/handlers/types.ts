@@ -24,6 +24,12 @@ export interface AttemptContext {
 export interface OutputSink {
   /** One line without its newline; lines over 4096 bytes are cut for display. */
   line(taskId: string, stream: "stdout" | "stderr", text: string): void;
+  /**
+   * Optional fast path for loud tasks: `count` complete lines as raw bytes, each ending
+   * in "\n", none over 4096 bytes or ending in "\r\n". `bytes` is only valid during the
+   * call. Without it, every line comes through `line`.
+   */
+  lines?(taskId: string, stream: "stdout" | "stderr", bytes: Buffer, count: number): void;
 }
 
 /** The outcome of one attempt: the same shape on success and failure. */

@@ -42,6 +42,54 @@ describe("LineSplitter", () => {
   });
 });
 
+/** Splits with a block handler; every block is decoded into its lines, tagged, to check what took which path. */
+function splitWithBlocks(...chunks: (string | Buffer)[]): { lines: string[]; blocks: number } {
+  const lines: string[] = [];
+  let blocks = 0;
+  const splitter = new LineSplitter(
+    (text) => lines.push(text),
+    (bytes, count) => {
+      blocks++;
+      const text = bytes.toString("utf8");
+      expect(text.endsWith("\n")).toBe(true);
+      const decoded = text.slice(0, -1).split("\n");
+      expect(decoded).toHaveLength(count);
+      lines.push(...decoded.map((line) => `[block] ${line}`));
+    },
+  );
+  for (const chunk of chunks) splitter.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  splitter.flush();
+  return { lines, blocks };
+}
+
+describe("LineSplitter with a block handler", () => {
+  it("passes runs of short complete lines as one block per chunk, in order with the rest", () => {
+    const long = "z".repeat(DISPLAY_LIMIT + 1);
+    const { lines, blocks } = splitWithBlocks("open", " line\na\nb\n", `${long}\nc\r\nd\n\ne`, "\n");
+    expect(lines).toEqual([
+      "open line", // started in an earlier chunk: always text
+      "[block] a",
+      "[block] b",
+      `${"z".repeat(DISPLAY_LIMIT)}… (${DISPLAY_LIMIT + 1} bytes)`, // too long for a block
+      "c", // \r\n: text, without the \r
+      "[block] d",
+      "[block] ",
+      "e", // completed by the next chunk
+    ]);
+    expect(blocks).toBe(2);
+  });
+
+  it("gives the same lines as the text path for any chunking", () => {
+    const input = Buffer.from(["x", "", "héllo wörld", "a\rb", "y\r", "q".repeat(DISPLAY_LIMIT), "w".repeat(DISPLAY_LIMIT + 5), "last"].join("\n"));
+    const plain = split(input);
+    for (const size of [1, 3, 7, 64, 4096, input.length]) {
+      const chunks: Buffer[] = [];
+      for (let at = 0; at < input.length; at += size) chunks.push(input.subarray(at, at + size));
+      expect(splitWithBlocks(...chunks).lines.map((line) => line.replace(/^\[block\] /, ""))).toEqual(plain);
+    }
+  });
+});
+
 describe("Tail", () => {
   it("keeps the last lines, oldest first", () => {
     const tail = new Tail(2);
@@ -50,6 +98,17 @@ describe("Tail", () => {
     const none = new Tail(0);
     none.push("a");
     expect(none.lines()).toEqual([]);
+  });
+
+  it("takes the last lines of a block, after the lines before it", () => {
+    const tail = new Tail(3);
+    tail.push("before");
+    tail.pushBlock(Buffer.from("one\n"), 1);
+    expect(tail.lines()).toEqual(["before", "one"]);
+    tail.pushBlock(Buffer.from("\nx\ny\nz\n"), 4);
+    expect(tail.lines()).toEqual(["x", "y", "z"]);
+    tail.pushBlock(Buffer.from("\n\n"), 2);
+    expect(tail.lines()).toEqual(["z", "", ""]);
   });
 });
 

@@ -12,6 +12,7 @@ import type { Renderer, RunInfo, RunSummary } from "./types.js";
 export class PlainRenderer implements Renderer {
   readonly #out: BufferedWriter;
   readonly #c: ChalkInstance;
+  readonly #prefixes = new Map<string, Buffer>();
   #info: RunInfo | undefined;
 
   constructor(stream: NodeJS.WritableStream, colors: ChalkInstance) {
@@ -42,6 +43,21 @@ export class PlainRenderer implements Renderer {
     this.#out.write(`${this.#c.dim(`${taskId} |`)} ${text}\n`);
   }
 
+  /** The same output as `line` gives for each line, built as bytes: no string per line. */
+  lines(taskId: string, _stream: "stdout" | "stderr", bytes: Buffer, count: number): void {
+    const prefix = this.#prefix(taskId);
+    const out = Buffer.allocUnsafe(bytes.length + count * prefix.length);
+    let at = 0;
+    let start = 0;
+    while (start < bytes.length) {
+      const end = bytes.indexOf(0x0a, start) + 1; // every line of a block ends in "\n"
+      at += prefix.copy(out, at);
+      at += bytes.copy(out, at, start, end);
+      start = end;
+    }
+    this.#out.writeBytes(out);
+  }
+
   note(text: string): void {
     this.#event(`${this.#c.magenta("note")}    ${text}`);
   }
@@ -49,6 +65,16 @@ export class PlainRenderer implements Renderer {
   async finish(summary: RunSummary): Promise<void> {
     this.#out.write(formatSummary(summary, this.#c));
     this.#out.flush();
+  }
+
+  #prefix(taskId: string): Buffer {
+    let prefix = this.#prefixes.get(taskId);
+    if (prefix === undefined) {
+      if (this.#prefixes.size >= 1024) this.#prefixes.clear(); // bounded: running tasks are what matter
+      prefix = Buffer.from(`${this.#c.dim(`${taskId} |`)} `);
+      this.#prefixes.set(taskId, prefix);
+    }
+    return prefix;
   }
 
   #attempts(id: string, attempts: number): string {

@@ -28,6 +28,7 @@ export class TtyRenderer implements Renderer {
   #done = 0;
   #failed = 0;
   #pending: string[] = [];
+  #pendingSize = 0;
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(spinner: Ora, stream: NodeJS.WriteStream, colors: ChalkInstance) {
@@ -58,6 +59,13 @@ export class TtyRenderer implements Renderer {
 
   line(taskId: string, _stream: "stdout" | "stderr", text: string): void {
     this.#pending.push(`${this.#c.dim(`${taskId} |`)} ${text}`);
+    this.#pendingSize += text.length;
+    // A loud task must not pile up output between two refreshes of the board.
+    if (this.#pendingSize >= 65_536) this.#flushLines();
+  }
+
+  lines(taskId: string, stream: "stdout" | "stderr", bytes: Buffer): void {
+    for (const text of bytes.toString("utf8", 0, bytes.length - 1).split("\n")) this.line(taskId, stream, text);
   }
 
   note(text: string): void {
@@ -85,6 +93,7 @@ export class TtyRenderer implements Renderer {
     if (this.#pending.length === 0) return;
     const text = `${this.#pending.join("\n")}\n`;
     this.#pending = [];
+    this.#pendingSize = 0;
     this.#spinner.clear();
     this.#stream.write(text);
   }

@@ -52,6 +52,8 @@ export interface Renderer {
   attach(queue: Queue, info: RunInfo): void;
   /** One line of a task's output (already cut to a bounded length). */
   line(taskId: string, stream: "stdout" | "stderr", text: string): void;
+  /** Optional fast path: complete short lines as bytes (see OutputSink.lines). */
+  lines?(taskId: string, stream: "stdout" | "stderr", bytes: Buffer, count: number): void;
   /** A message from taskq itself (a note, a signal received). */
   note(text: string): void;
   /** Stops any live display and prints the summary. */

@@ -1,0 +1,52 @@
+import { PassThrough } from "node:stream";
+import { Chalk } from "chalk";
+import { describe, expect, it } from "vitest";
+import { BufferedWriter } from "../../src/cli/output.js";
+import { createColors } from "../../src/cli/render/colors.js";
+import { PlainRenderer } from "../../src/cli/render/plain.js";
+
+/** A stream that keeps every byte written to it. */
+function sink(): { stream: PassThrough; bytes: () => Buffer } {
+  const stream = new PassThrough();
+  const chunks: Buffer[] = [];
+  stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+  return { stream, bytes: () => Buffer.concat(chunks) };
+}
+
+const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe("BufferedWriter", () => {
+  it("keeps text and bytes in the order they were written, across flushes", async () => {
+    const out = sink();
+    const writer = new BufferedWriter(out.stream);
+    writer.write("a ");
+    writer.writeBytes(Buffer.from("b "));
+    writer.write("c ");
+    writer.write("d ");
+    writer.writeBytes(Buffer.from("é "));
+    writer.write("x".repeat(70_000)); // over the batch size: written at once
+    writer.write(" f");
+    writer.writeBytes(Buffer.from(" g"));
+    await settle();
+    expect(out.bytes().toString()).toBe(`a b c d é ${"x".repeat(70_000)} f g`);
+  });
+});
+
+describe("PlainRenderer", () => {
+  it.each([
+    ["without colours", false],
+    ["with colours", true],
+  ])("prints a block of lines exactly as it prints them one by one (%s)", async (_name, coloured) => {
+    const colors = coloured ? new Chalk({ level: 1 }) : await createColors({ color: false, isTTY: false });
+    const lines = ["first", "", "héllo wörld", "tab\there", "x".repeat(4096)];
+    const one = sink();
+    const byLine = new PlainRenderer(one.stream, colors);
+    for (const line of lines) byLine.line("build.js", "stdout", line);
+    const block = sink();
+    const byBlock = new PlainRenderer(block.stream, colors);
+    byBlock.lines("build.js", "stdout", Buffer.from(lines.map((line) => `${line}\n`).join("")), lines.length);
+    await settle();
+    expect(block.bytes().toString()).toBe(one.bytes().toString());
+    expect(one.bytes().toString().split("\n")[2]).toMatch(/build\.js \|.* héllo wörld$/);
+  });
+});
