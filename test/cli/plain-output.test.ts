@@ -19,16 +19,25 @@ describe("BufferedWriter", () => {
   it("keeps text and bytes in the order they were written, across flushes", async () => {
     const out = sink();
     const writer = new BufferedWriter(out.stream);
+    const bytes = (text: string): void => {
+      const raw = Buffer.from(text);
+      const { buffer, offset } = writer.reserve(raw.length);
+      raw.copy(buffer, offset);
+      writer.commit(raw.length);
+    };
     writer.write("a ");
-    writer.writeBytes(Buffer.from("b "));
+    bytes("b ");
     writer.write("c ");
     writer.write("d ");
-    writer.writeBytes(Buffer.from("é "));
+    bytes("é ");
     writer.write("x".repeat(70_000)); // over the batch size: written at once
     writer.write(" f");
-    writer.writeBytes(Buffer.from(" g"));
+    bytes(" g");
+    bytes("y".repeat(300_000)); // larger than the buffer
+    writer.write("€ end");
+    writer.write("z".repeat(200_000)); // text larger than the buffer
     await settle();
-    expect(out.bytes().toString()).toBe(`a b c d é ${"x".repeat(70_000)} f g`);
+    expect(out.bytes().toString()).toBe(`a b c d é ${"x".repeat(70_000)} f g${"y".repeat(300_000)}€ end${"z".repeat(200_000)}`);
   });
 });
 

@@ -46,16 +46,17 @@ export class PlainRenderer implements Renderer {
   /** The same output as `line` gives for each line, built as bytes: no string per line. */
   lines(taskId: string, _stream: "stdout" | "stderr", bytes: Buffer, count: number): void {
     const prefix = this.#prefix(taskId);
-    const out = Buffer.allocUnsafe(bytes.length + count * prefix.length);
-    let at = 0;
+    const size = bytes.length + count * prefix.length;
+    const { buffer, offset } = this.#out.reserve(size);
+    let at = offset;
     let start = 0;
     while (start < bytes.length) {
       const end = bytes.indexOf(0x0a, start) + 1; // every line of a block ends in "\n"
-      at += prefix.copy(out, at);
-      at += bytes.copy(out, at, start, end);
+      at += prefix.copy(buffer, at);
+      at += bytes.copy(buffer, at, start, end);
       start = end;
     }
-    this.#out.writeBytes(out);
+    this.#out.commit(size);
   }
 
   note(text: string): void {
