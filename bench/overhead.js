@@ -2,6 +2,7 @@
 // spawn loop (child_process.spawn of `sh -c true`, 2 in flight, stdio ignored), xargs -P2
 // and GNU parallel -j2.   node bench/overhead.js [--runs N] [--tasks N]
 import { execFileSync } from "node:child_process";
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { alternate, log, measure, median, ms, msCell, ROOT, rssCell, scratch, table, TASKQ, verdict } from "./lib.js";
@@ -12,6 +13,18 @@ function hasParallel() {
     return /GNU parallel/.test(execFileSync("parallel", ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
   } catch {
     return false;
+  }
+}
+
+/** Microseconds to create (and close) one empty file in `dir`: the part of a task's cost that is the filesystem's. */
+function fileCreationMicros(dir, count = 300) {
+  const folder = mkdtempSync(join(dir, "create-"));
+  try {
+    const start = performance.now();
+    for (let i = 0; i < count; i++) closeSync(openSync(join(folder, `${i}.log`), "w"));
+    return ((performance.now() - start) * 1000) / count;
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
   }
 }
 
@@ -29,7 +42,18 @@ export async function run({ runs = 5, tasks = 1000 } = {}) {
         run: () => measure([process.execPath, TASKQ, "run", file, "-j", "2", "--output", "plain", "--log-dir", join(work.dir, "logs")], { ...opts, stdout: undefined }),
       },
       { name: "xargs -P2 sh -c true", run: sh(`seq ${tasks} | xargs -P2 -I{} sh -c true`) },
+      {
+        name: "spawn loop keeping output (own group, pipes into a log file per task)",
+        run: () => measure([process.execPath, join(ROOT, "bench/baselines/spawn-loop.js"), String(tasks), "2", "--keep-output"], opts),
+      },
     ];
+    const tmpfs = "/dev/shm";
+    if (existsSync(tmpfs)) {
+      commands.push({
+        name: `taskq run -j 2 --output plain, logs on tmpfs (${tmpfs})`,
+        run: () => measure([process.execPath, TASKQ, "run", file, "-j", "2", "--output", "plain", "--log-dir", join(tmpfs, `taskq-bench-${process.pid}`)], opts),
+      });
+    }
     if (hasParallel()) commands.push({ name: "GNU parallel -j2 sh -c true", run: sh(`seq ${tasks} | parallel --will-cite -j2 -N0 sh -c true`) });
     log(`overhead: ${tasks} tasks, ${runs} alternating runs of ${commands.length} commands`);
     const results = await alternate(commands, runs, { warmup: 0 });
@@ -46,8 +70,11 @@ export async function run({ runs = 5, tasks = 1000 } = {}) {
     const targets = [{ name: `overhead: taskq <= 1.5x the raw spawn loop`, pass: taskq <= 1.5 * raw }];
     const parallelIndex = commands.findIndex((command) => command.name.startsWith("GNU parallel"));
     if (parallelIndex >= 0) targets.push({ name: "overhead: taskq faster than GNU parallel", pass: taskq < perTask(parallelIndex) });
+    const diskCreate = fileCreationMicros(work.dir);
+    const tmpfsCreate = existsSync(tmpfs) ? fileCreationMicros(tmpfs) : undefined;
+    if (existsSync(tmpfs)) rmSync(join(tmpfs, `taskq-bench-${process.pid}`), { recursive: true, force: true });
     const markdown = [
-      `${tasks} independent \`true\` tasks, 2 at a time; ${runs} runs, alternating; median (min-max) wall time of the whole process. taskq's stdout goes to /dev/null; its logs to a scratch folder.`,
+      `${tasks} independent \`true\` tasks, 2 at a time; ${runs} runs, alternating; median (min-max) wall time of the whole process. taskq's stdout goes to /dev/null; its logs to a scratch folder (and, in the last row, to tmpfs). Every task gets a log file: creating one empty file costs ${diskCreate.toFixed(0)} µs in the scratch folder on this machine${tmpfsCreate === undefined ? "" : ` and ${tmpfsCreate.toFixed(0)} µs on tmpfs`}.`,
       "",
       table(["runner", "wall time", "per task", "vs raw loop", "peak RSS"], rows),
       "",
