@@ -1,6 +1,5 @@
 import { durationFlag, concurrencyFlag } from "../flags.js";
 import type { OutputMode } from "../render/index.js";
-import { keepYoungGenerationSmall } from "../small-heap.js";
 
 
 export interface RunFlags {
@@ -18,7 +17,6 @@ export interface RunFlags {
 
 /** `taskq run FILE`: validates, then runs locally (or durably with --store). Returns the exit code. */
 export async function runCommand(file: string, flags: RunFlags): Promise<number> {
-  keepYoungGenerationSmall();
   const shutdownTimeoutMs = durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s");
   const killGraceMs = durationFlag("--kill-grace", flags.killGrace ?? "5s");
   const store = typeof flags.store === "string" ? flags.store : process.env.TASKQ_STORE;
