@@ -1,59 +1,16 @@
 import { TaskqError, isPermanent } from "../errors.js";
+import { dependencyCancelled, messageOf, normalizeError, settleWaiters, waitForRecord } from "./attempt-outcome.js";
 import { exponentialBackoff, type Backoff } from "./backoff.js";
-import {
-  AttemptTimeoutError,
-  HandlerError,
-  QueueClosedError,
-  TaskCancelledError,
-  TaskNotFoundError,
-  UnknownDependencyError,
-  UnknownHandlerError,
-} from "./errors.js";
+import { AttemptTimeoutError, QueueClosedError, TaskCancelledError, TaskNotFoundError, UnknownHandlerError } from "./errors.js";
 import { QueueEvents, type QueueEventMap, type QueueEventName } from "./events.js";
-import { IndexedHeap } from "./heap.js";
-import { PRIORITY_RANK, RecordAttemptContext, TaskRecord, byPriority, byRunAt } from "./task-record.js";
-import {
-  STATUSES,
-  isTerminal,
-  type CancelReason,
-  type Handler,
-  type QueueStats,
-  type TaskResult,
-  type TaskSpec,
-  type TaskStatus,
-} from "./types.js";
+import type { QueueOptions, ShutdownOptions, ShutdownResult } from "./options.js";
+import { MAX_TIMER_MS, Schedule } from "./schedule.js";
+import { ShutdownControl } from "./shutdown-control.js";
+import { RecordAttemptContext, TaskRecord } from "./task-record.js";
+import { createRecord, resolveDependencies } from "./task-spec.js";
+import { STATUSES, isTerminal, type CancelReason, type Handler, type QueueStats, type TaskResult, type TaskSpec, type TaskStatus } from "./types.js";
 
-export interface QueueOptions {
-  /** Attempts running at once. Default 4. */
-  concurrency?: number;
-  /** Handlers by task type; fixed at construction. */
-  handlers: Record<string, Handler<never, unknown>>;
-  /** Delay before each retry. Default: 100 ms * 2^(n-1), capped at 10 s, full jitter. */
-  backoff?: Backoff;
-  /** maxAttempts for specs that give none. Default 3. */
-  defaultMaxAttempts?: number;
-}
-
-export interface ShutdownOptions {
-  /** true (default): run everything already submitted. false: cancel what has not started. */
-  drain?: boolean;
-  /** When to stop waiting and abort running attempts: ms from now, or a Date. */
-  deadline?: number | Date;
-  /** Aborting it stops at once, like a passed deadline. */
-  signal?: AbortSignal;
-  /** After a hard stop, how long to wait for aborted handlers to settle before finalizing them anyway. Default 0. */
-  abortGraceMs?: number;
-}
-
-export interface ShutdownResult {
-  /** true when the deadline or signal cut the drain short. */
-  hardStopped: boolean;
-}
-
-/** Shared by every task without dependencies: one allocation less per submit. */
-const NO_DEPENDENCIES: TaskRecord[] = [];
-
-const MAX_TIMER_MS = 2 ** 31 - 1;
+export type { QueueOptions, ShutdownOptions, ShutdownResult } from "./options.js";
 
 /**
  * An in-process task queue: priorities, delayed tasks, retries with backoff,
@@ -68,8 +25,7 @@ export class Queue {
   readonly #defaultMaxAttempts: number;
   readonly #events = new QueueEvents();
   readonly #tasks = new Map<string, TaskRecord>();
-  readonly #ready = new IndexedHeap<TaskRecord>(byPriority);
-  readonly #delayed = new IndexedHeap<TaskRecord>(byRunAt);
+  readonly #schedule = new Schedule(() => this.#pump());
   readonly #counts: Record<TaskStatus, number> = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
   readonly #deadLetters: TaskRecord[] = [];
   #seq = 0;
@@ -82,9 +38,7 @@ export class Queue {
   #drained = false;
   #pumping = false;
   #pumpAgain = false;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #timerAt = Infinity;
-  #shutdown: { promise: Promise<ShutdownResult>; resolve: (result: ShutdownResult) => void; cleanups: (() => void)[] } | undefined;
+  #shutdown: ShutdownControl | undefined;
   #idleWaiters: (() => void)[] = [];
   /** Attempts whose handler returned or threw synchronously, waiting for #flushSettled. */
   readonly #settled: RecordAttemptContext[] = [];
@@ -118,8 +72,8 @@ export class Queue {
     // One map lookup per submit: a generated id is unique by construction.
     const id = spec.id ? spec.id : this.#generateId();
     if (spec.id && this.#tasks.has(id)) return id;
-    const dependencies = this.#resolveDependencies(id, spec.dependsOn);
-    const record = this.#createRecord(id, spec);
+    const dependencies = resolveDependencies(this.#tasks, id, spec.dependsOn);
+    const record = createRecord(id, spec, ++this.#seq, this.#defaultMaxAttempts);
     this.#tasks.set(id, record);
     this.#outstanding++;
     this.#counts.BLOCKED++;
@@ -183,25 +137,7 @@ export class Queue {
     const record = this.#tasks.get(id);
     if (record === undefined) return Promise.reject(new TaskNotFoundError(id));
     if (isTerminal(record.status)) return Promise.resolve(record.result());
-    const { signal } = options;
-    return new Promise<TaskResult>((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason as Error);
-        return;
-      }
-      const onAbort = (): void => {
-        record.waiters = record.waiters?.filter((w) => w !== waiter);
-        reject(signal!.reason as Error);
-      };
-      const waiter = {
-        resolve: (result: TaskResult) => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve(result);
-        },
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      (record.waiters ??= []).push(waiter);
-    });
+    return waitForRecord(record, options.signal);
   }
 
   /** The result of a task so far (its status may not be terminal yet). */
@@ -233,12 +169,7 @@ export class Queue {
    */
   shutdown(options: ShutdownOptions = {}): Promise<ShutdownResult> {
     this.#closing = true;
-    if (this.#shutdown === undefined) {
-      let resolve!: (result: ShutdownResult) => void;
-      const promise = new Promise<ShutdownResult>((r) => (resolve = r));
-      this.#shutdown = { promise, resolve, cleanups: [] };
-    }
-    const shutdown = this.#shutdown;
+    const shutdown = (this.#shutdown ??= new ShutdownControl());
     // Already drained: nothing to stop, and a timer or listener set now would never be cleaned up.
     if (this.#drained) return shutdown.promise;
     if (options.drain === false && this.#drain) {
@@ -246,20 +177,7 @@ export class Queue {
       this.#cancelNotStarted("shutdown: not started");
     }
     const grace = options.abortGraceMs ?? 0;
-    if (options.deadline !== undefined) {
-      const ms = options.deadline instanceof Date ? options.deadline.getTime() - Date.now() : options.deadline;
-      const timer = setTimeout(() => void this.#hardStop(grace), Math.max(0, Math.min(ms, MAX_TIMER_MS)));
-      shutdown.cleanups.push(() => clearTimeout(timer));
-    }
-    const { signal } = options;
-    if (signal !== undefined) {
-      const onAbort = (): void => void this.#hardStop(grace);
-      if (signal.aborted) queueMicrotask(onAbort);
-      else {
-        signal.addEventListener("abort", onAbort, { once: true });
-        shutdown.cleanups.push(() => signal.removeEventListener("abort", onAbort));
-      }
-    }
+    shutdown.watch(options, () => void this.#hardStop(grace));
     if (!this.#started) this.start();
     else this.#pump();
     return shutdown.promise;
@@ -273,35 +191,6 @@ export class Queue {
     return id;
   }
 
-  #resolveDependencies(id: string, dependsOn: readonly string[] | undefined): TaskRecord[] {
-    if (dependsOn === undefined || dependsOn.length === 0) return NO_DEPENDENCIES;
-    const found: TaskRecord[] = [];
-    for (const dependencyId of new Set(dependsOn)) {
-      const dependency = this.#tasks.get(dependencyId);
-      if (dependency === undefined) throw new UnknownDependencyError(id, dependencyId);
-      found.push(dependency);
-    }
-    return found;
-  }
-
-  #createRecord(id: string, spec: TaskSpec<unknown>): TaskRecord {
-    const priority = spec.priority ?? "normal";
-    // hasOwn, so "toString" and friends from the prototype are not priorities.
-    const rank = Object.hasOwn(PRIORITY_RANK, priority) ? PRIORITY_RANK[priority] : undefined;
-    if (rank === undefined) throw new TaskqError("INVALID_TASK", `task "${id}": unknown priority "${String(priority)}"`);
-    const maxAttempts = spec.maxAttempts ?? this.#defaultMaxAttempts;
-    if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
-      throw new TaskqError("INVALID_TASK", `task "${id}": maxAttempts must be a positive integer, got ${maxAttempts}`);
-    }
-    const timeoutMs = spec.timeoutMs ?? 0;
-    if (!Number.isFinite(timeoutMs) || timeoutMs < 0) {
-      throw new TaskqError("INVALID_TASK", `task "${id}": timeoutMs must be a non-negative number, got ${timeoutMs}`);
-    }
-    const runAt = spec.runAt instanceof Date ? spec.runAt.getTime() : (spec.runAt ?? 0);
-    if (Number.isNaN(runAt)) throw new TaskqError("INVALID_TASK", `task "${id}": runAt is not a valid time`);
-    return new TaskRecord(id, spec.type, spec.payload, rank, maxAttempts, timeoutMs, ++this.#seq, runAt, spec.backoff);
-  }
-
   #setStatus(record: TaskRecord, status: TaskStatus): void {
     this.#counts[record.status]--;
     this.#counts[status]++;
@@ -313,11 +202,11 @@ export class Queue {
     const from = record.status;
     if (record.runAt > Date.now()) {
       this.#setStatus(record, "SCHEDULED");
-      this.#delayed.push(record);
+      this.#schedule.delayed.push(record);
       return;
     }
     this.#setStatus(record, "READY");
-    this.#ready.push(record);
+    this.#schedule.ready.push(record);
     if (announce && this.#events.has("ready")) this.#events.emit("ready", { id: record.id, from });
   }
 
@@ -332,44 +221,23 @@ export class Queue {
     try {
       do {
         this.#pumpAgain = false;
-        this.#promoteDue();
-        while (this.#counts.RUNNING < this.#concurrency && this.#ready.size > 0) this.#startAttempt(this.#ready.pop()!);
+        this.#schedule.promoteDue(this.#promote);
+        const ready = this.#schedule.ready;
+        while (this.#counts.RUNNING < this.#concurrency && ready.size > 0) this.#startAttempt(ready.pop()!);
       } while (this.#pumpAgain);
     } finally {
       this.#pumping = false;
     }
-    this.#armTimer();
+    this.#schedule.arm(this.#hardStopped);
     this.#checkDrained();
   }
 
-  #promoteDue(): void {
-    if (this.#delayed.size === 0) return;
-    const now = Date.now();
-    for (let top = this.#delayed.peek(); top !== undefined && top.runAt <= now; top = this.#delayed.peek()) {
-      this.#delayed.pop();
-      this.#setStatus(top, "READY");
-      this.#ready.push(top);
-      if (this.#events.has("ready")) this.#events.emit("ready", { id: top.id, from: "SCHEDULED" });
-    }
-  }
-
-  /** One timer, for the earliest delayed task only. */
-  #armTimer(): void {
-    const at = this.#hardStopped ? Infinity : (this.#delayed.peek()?.runAt ?? Infinity);
-    if (at === this.#timerAt) return;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#timerAt = at;
-    if (at === Infinity) return;
-    this.#timer = setTimeout(
-      () => {
-        this.#timer = undefined;
-        this.#timerAt = Infinity;
-        this.#pump();
-      },
-      Math.max(0, Math.min(at - Date.now(), MAX_TIMER_MS)),
-    );
-  }
+  /** A delayed task whose time has come. */
+  readonly #promote = (record: TaskRecord): void => {
+    this.#setStatus(record, "READY");
+    this.#schedule.ready.push(record);
+    if (this.#events.has("ready")) this.#events.emit("ready", { id: record.id, from: "SCHEDULED" });
+  };
 
   #startAttempt(record: TaskRecord): void {
     this.#setStatus(record, "RUNNING");
@@ -470,7 +338,7 @@ export class Queue {
     record.error = error;
     this.#retries++;
     this.#setStatus(record, "SCHEDULED");
-    this.#delayed.push(record);
+    this.#schedule.delayed.push(record);
     if (this.#events.has("retrying")) {
       this.#events.emit("retrying", {
         id: record.id,
@@ -494,8 +362,8 @@ export class Queue {
     cascade = true,
   ): void {
     if (isTerminal(record.status)) return;
-    if (record.status === "READY") this.#ready.remove(record);
-    else if (record.status === "SCHEDULED") this.#delayed.remove(record);
+    if (record.status === "READY") this.#schedule.ready.remove(record);
+    else if (record.status === "SCHEDULED") this.#schedule.delayed.remove(record);
     else if (record.status === "RUNNING") {
       record.current?.clearTimer();
       record.current = undefined;
@@ -507,12 +375,7 @@ export class Queue {
     record.cancelReason = outcome.cancelReason;
     record.dependency = outcome.dependency;
     if (status === "FAILED") this.#deadLetters.push(record);
-    const waiters = record.waiters;
-    if (waiters !== undefined) {
-      record.waiters = undefined;
-      const result = record.result();
-      for (const waiter of waiters) waiter.resolve(result);
-    }
+    settleWaiters(record);
     this.#emitTerminal(record);
     // cascade false: the caller settles the dependents itself (the cascade loop
     // or a shutdown that ends every task), so the list must stay for it to walk.
@@ -553,11 +416,8 @@ export class Queue {
 
   /** Cancels `record` because `dependency` did not succeed; the reason names the task that started the cascade. */
   #cancelForDependency(record: TaskRecord, dependency: TaskRecord, cascade = true): void {
-    const cause = dependency.cancelReason === "dependency" ? dependency.dependency! : dependency.id;
-    const verb = this.#tasks.get(cause)?.status === "FAILED" ? "failed" : "was cancelled";
-    const via = cause === dependency.id ? "" : ` (via "${dependency.id}")`;
-    const error = new TaskCancelledError("dependency", `dependency "${cause}" ${verb}${via}`, cause);
-    this.#finalize(record, "CANCELLED", { error, cancelReason: "dependency", dependency: cause }, cascade);
+    const error = dependencyCancelled(dependency, this.#tasks);
+    this.#finalize(record, "CANCELLED", { error, cancelReason: "dependency", dependency: error.dependency }, cascade);
   }
 
   #cancelNotStarted(message: string): void {
@@ -572,7 +432,7 @@ export class Queue {
     if (this.#hardStopped || this.#shutdown === undefined) return;
     this.#hardStopped = true;
     this.#drain = false;
-    this.#armTimer();
+    this.#schedule.arm(true);
     this.#cancelNotStarted("shutdown: not started before the deadline");
     const reason = (this.#stopReason = new TaskCancelledError("shutdown", "aborted by shutdown"));
     const running = this.#runningRecords();
@@ -610,25 +470,9 @@ export class Queue {
     const shutdown = this.#shutdown;
     if (shutdown === undefined || this.#drained || this.#outstanding > 0 || this.#counts.RUNNING > 0) return;
     this.#drained = true;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#timerAt = Infinity;
-    for (const cleanup of shutdown.cleanups.splice(0)) cleanup();
+    this.#schedule.disarm();
     this.#notifyIdle();
     if (this.#events.has("drained")) this.#events.emit("drained", { hardStopped: this.#hardStopped });
-    shutdown.resolve({ hardStopped: this.#hardStopped });
+    shutdown.finish({ hardStopped: this.#hardStopped });
   }
-}
-
-/** The error an attempt failed with; a bare abort becomes the abort's reason (e.g. the timeout). */
-function normalizeError(error: unknown, context: RecordAttemptContext): unknown {
-  if (context.abortReason !== undefined && (error as { name?: unknown } | null)?.name === "AbortError") {
-    return context.abortReason;
-  }
-  if (error instanceof Error || (typeof error === "object" && error !== null)) return error;
-  return new HandlerError(error);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

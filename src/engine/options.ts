@@ -1,0 +1,29 @@
+import type { Backoff } from "./backoff.js";
+import type { Handler } from "./types.js";
+
+export interface QueueOptions {
+  /** Attempts running at once. Default 4. */
+  concurrency?: number;
+  /** Handlers by task type; fixed at construction. */
+  handlers: Record<string, Handler<never, unknown>>;
+  /** Delay before each retry. Default: 100 ms * 2^(n-1), capped at 10 s, full jitter. */
+  backoff?: Backoff;
+  /** maxAttempts for specs that give none. Default 3. */
+  defaultMaxAttempts?: number;
+}
+
+export interface ShutdownOptions {
+  /** true (default): run everything already submitted. false: cancel what has not started. */
+  drain?: boolean;
+  /** When to stop waiting and abort running attempts: ms from now, or a Date. */
+  deadline?: number | Date;
+  /** Aborting it stops at once, like a passed deadline. */
+  signal?: AbortSignal;
+  /** After a hard stop, how long to wait for aborted handlers to settle before finalizing them anyway. Default 0. */
+  abortGraceMs?: number;
+}
+
+export interface ShutdownResult {
+  /** true when the deadline or signal cut the drain short. */
+  hardStopped: boolean;
+}

@@ -1,0 +1,38 @@
+import { TaskqError } from "../errors.js";
+import { UnknownDependencyError } from "./errors.js";
+import { PRIORITY_RANK, TaskRecord } from "./task-record.js";
+import type { TaskSpec } from "./types.js";
+
+/** Shared by every task without dependencies: one allocation less per submit. */
+const NO_DEPENDENCIES: TaskRecord[] = [];
+
+/** A validated record for `spec`; throws INVALID_TASK naming the field that is wrong. */
+export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, defaultMaxAttempts: number): TaskRecord {
+  const priority = spec.priority ?? "normal";
+  // hasOwn, so "toString" and friends from the prototype are not priorities.
+  const rank = Object.hasOwn(PRIORITY_RANK, priority) ? PRIORITY_RANK[priority] : undefined;
+  if (rank === undefined) throw new TaskqError("INVALID_TASK", `task "${id}": unknown priority "${String(priority)}"`);
+  const maxAttempts = spec.maxAttempts ?? defaultMaxAttempts;
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
+    throw new TaskqError("INVALID_TASK", `task "${id}": maxAttempts must be a positive integer, got ${maxAttempts}`);
+  }
+  const timeoutMs = spec.timeoutMs ?? 0;
+  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) {
+    throw new TaskqError("INVALID_TASK", `task "${id}": timeoutMs must be a non-negative number, got ${timeoutMs}`);
+  }
+  const runAt = spec.runAt instanceof Date ? spec.runAt.getTime() : (spec.runAt ?? 0);
+  if (Number.isNaN(runAt)) throw new TaskqError("INVALID_TASK", `task "${id}": runAt is not a valid time`);
+  return new TaskRecord(id, spec.type, spec.payload, rank, maxAttempts, timeoutMs, seq, runAt, spec.backoff);
+}
+
+/** The records of `dependsOn` (duplicates once); throws UnknownDependencyError for an id never submitted. */
+export function resolveDependencies(tasks: ReadonlyMap<string, TaskRecord>, id: string, dependsOn: readonly string[] | undefined): TaskRecord[] {
+  if (dependsOn === undefined || dependsOn.length === 0) return NO_DEPENDENCIES;
+  const found: TaskRecord[] = [];
+  for (const dependencyId of new Set(dependsOn)) {
+    const dependency = tasks.get(dependencyId);
+    if (dependency === undefined) throw new UnknownDependencyError(id, dependencyId);
+    found.push(dependency);
+  }
+  return found;
+}
