@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { stripVTControlCharacters } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { ROOT, runCli, runIds, workspace } from "../helpers/cli.js";
 import { findLeftovers } from "../helpers/processes.js";
@@ -83,6 +84,21 @@ tasks:
     const result = await run(`tasks:\n  slow: { run: sleep 1000, timeout: 300ms }\n`, ["--kill-grace", "1s"]);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/slow: timed out after 300ms \(1 attempt\)/);
+  });
+
+  it("--output tty shows the board and every output line, prefixed, above it; the summary on stdout", async () => {
+    const long = "z".repeat(5000);
+    const yaml = `tasks:\n  talk: { run: "printf 'one\\\\ntwo\\\\r\\\\nthree\\\\n${long}\\\\nlast'" }\n  quiet: { run: "true", dependsOn: talk }\n`;
+    const result = await run(yaml, ["--output", "tty"]);
+    expect(result.code).toBe(0);
+    // The board and the output go to stderr (with cursor movement); the summary to stdout.
+    // Not a real terminal, so the spinner's frames are not erased: a line may start with one.
+    const lines = stripVTControlCharacters(result.stderr).split("\n");
+    for (const text of ["talk | one", "talk | two", "talk | three", "talk | last", `talk | ${"z".repeat(4096)}… (5000 bytes)`]) {
+      expect(lines.filter((line) => line.endsWith(text))).toHaveLength(1);
+    }
+    expect(result.stderr).toMatch(/[0-2]\/2 done/); // the board (how far it got depends on timing)
+    expect(result.stdout).toMatch(/Summary: 2 succeeded/);
   });
 
   it("prints NDJSON events with --output json", async () => {
