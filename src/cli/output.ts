@@ -1,5 +1,7 @@
 /** Output is batched up to this many bytes, or one tick. */
 const BATCH_BYTES = 65_536;
+/** Bytes the stream may hold unwritten before the writer reports itself congested. */
+const CONGESTED_BYTES = 1024 * 1024;
 
 /**
  * Batches writes to a stream: many small writes become one per tick (or per
@@ -14,6 +16,7 @@ export class BufferedWriter {
   #scheduled = false;
   #broken = false;
   readonly #reusable: boolean;
+  #drained: Promise<void> | undefined;
 
   constructor(readonly stream: NodeJS.WritableStream & { destroyed?: boolean; writableLength?: number }) {
     // Other streams (a PassThrough in a test, a pipe into something) may keep the bytes they are given.
@@ -44,6 +47,42 @@ export class BufferedWriter {
     if (this.#broken) return;
     this.#used += size;
     this.#added();
+  }
+
+  /**
+   * Writes each of `count` lines (each ending in "\n", as a LineSplitter block holds them)
+   * after `prefix`, as bytes: no string per line.
+   */
+  writePrefixedLines(prefix: Buffer, bytes: Buffer, count: number): void {
+    const size = bytes.length + count * prefix.length;
+    const { buffer, offset } = this.reserve(size);
+    let at = offset;
+    let start = 0;
+    while (start < bytes.length) {
+      const end = bytes.indexOf(0x0a, start) + 1;
+      at += prefix.copy(buffer, at);
+      at += bytes.copy(buffer, at, start, end);
+      start = end;
+    }
+    this.commit(size);
+  }
+
+  /**
+   * Backpressure for a slow reader (a pipe to a log collector): undefined while the stream
+   * keeps up, else a promise that resolves once it has written what it holds (or is gone).
+   * Task output is paused until then instead of piling up in memory.
+   */
+  whenDrained(): Promise<void> | undefined {
+    if (this.#broken || this.stream.destroyed || (this.stream.writableLength ?? 0) < CONGESTED_BYTES) return undefined;
+    this.#drained ??= new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.stream.off("drain", done).off("close", done).off("error", done);
+        this.#drained = undefined;
+        resolve();
+      };
+      this.stream.on("drain", done).on("close", done).on("error", done);
+    });
+    return this.#drained;
   }
 
   flush(): void {

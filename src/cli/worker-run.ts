@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
-import { createShellHandler, killAllProcessGroups, type ShellHandler } from "../handlers/index.js";
+import { createShellHandler, killAllProcessGroups, type OutputSink, type ShellHandler } from "../handlers/index.js";
 import type { LeasedTask, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
 import { BufferedWriter } from "./output.js";
 import { clock } from "./render/describe.js";
@@ -38,12 +38,13 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   const handlerFor = (runId: string): ShellHandler => {
     let handler = handlers.get(runId);
     if (handler === undefined) {
-      const sink = {
-        line: (taskId: string, stream: "stdout" | "stderr", text: string) =>
-          options.json
-            ? print({ event: "output", runId, id: taskId, stream, text }, "")
-            : out.write(`${runId}/${taskId} | ${text}\n`),
+      const sink: OutputSink = {
+        line: (taskId, stream, text) =>
+          options.json ? print({ event: "output", runId, id: taskId, stream, text }, "") : out.write(`${runId}/${taskId} | ${text}\n`),
+        whenDrained: () => out.whenDrained(),
       };
+      // Plain lines of a loud task go through as bytes (see LineSplitter); JSON needs one event per line.
+      if (!options.json) sink.lines = (taskId, _stream, bytes, count) => out.writePrefixedLines(Buffer.from(`${runId}/${taskId} | `), bytes, count);
       // The store's connection string may carry a password: tasks do not inherit it.
       handler = createShellHandler({ runId, logDir: path.join(options.logRoot, runId), killGraceMs: options.killGraceMs, sink, hiddenEnv: ["TASKQ_STORE"] });
       handlers.set(runId, handler);

@@ -12,12 +12,15 @@ export interface AttemptOutputOptions {
   onLines?: (stream: StreamName, bytes: Buffer, count: number) => void;
   /** Called once, on the first log write failure. */
   onLogError: (error: Error) => void;
+  /** Backpressure from the display (see OutputSink.whenDrained). */
+  whenDisplayDrained?: () => Promise<void> | undefined;
 }
 
 /**
  * Copies a task's stdout and stderr, chunk by chunk as they arrive, into one log file
- * (bytes verbatim) and into display lines. The log's backpressure pauses the pipes,
- * so a fast writer never makes taskq buffer its output.
+ * (bytes verbatim) and into display lines. Backpressure from the log, and from a slow
+ * reader of the display, pauses the pipes, so a fast writer never makes taskq buffer
+ * its output: it waits, as it would writing to a full pipe.
  */
 export class AttemptOutput {
   readonly #log: WriteStream;
@@ -25,19 +28,24 @@ export class AttemptOutput {
   readonly #onLines: AttemptOutputOptions["onLines"];
   readonly #sources: Readable[] = [];
   readonly #splitters: LineSplitter[] = [];
-  readonly #paused = new Set<Readable>();
+  readonly #whenDisplayDrained: AttemptOutputOptions["whenDisplayDrained"];
+  /** The log holds more than its high-water mark. */
+  #logFull = false;
+  /** The display's reader is behind. */
+  #displayFull = false;
   #logError: Error | undefined;
 
   constructor(options: AttemptOutputOptions) {
     this.#log = options.log;
     this.#onLine = options.onLine;
     this.#onLines = options.onLines;
-    this.#log.on("drain", () => this.#resumeAll());
+    this.#whenDisplayDrained = options.whenDisplayDrained;
+    this.#log.on("drain", () => this.#setLogFull(false));
     // A persistent listener: a failing disk must never become an unhandled 'error' event.
     this.#log.on("error", (error) => {
       if (this.#logError !== undefined) return;
       this.#logError = error;
-      this.#resumeAll(); // keep reading (and discarding) so the task is not stuck on a full pipe
+      this.#setLogFull(false); // keep reading (and discarding) so the task is not stuck on a full pipe
       options.onLogError(error);
     });
   }
@@ -55,11 +63,9 @@ export class AttemptOutput {
     this.#splitters.push(splitter);
     source.on("error", () => {}); // a broken pipe just ends this stream's output
     source.on("data", (chunk: Buffer) => {
-      if (this.#logError === undefined && !this.#log.write(chunk, this.#afterWrite)) {
-        source.pause();
-        this.#paused.add(source);
-      }
+      if (this.#logError === undefined && !this.#log.write(chunk, this.#afterWrite)) this.#setLogFull(true);
       splitter.push(chunk);
+      if (!this.#displayFull) this.#checkDisplay();
     });
   }
 
@@ -71,6 +77,7 @@ export class AttemptOutput {
   async drain(idleMs: number, maxMs: number): Promise<void> {
     const open = this.#sources.filter((source) => !isDone(source));
     if (open.length === 0) return;
+    const paused = (): boolean => this.#logFull || this.#displayFull;
     await new Promise<void>((resolve) => {
       let idleTimer: NodeJS.Timeout | undefined;
       const finish = (): void => {
@@ -84,13 +91,18 @@ export class AttemptOutput {
       };
       const armIdle = (): void => {
         clearTimeout(idleTimer);
-        // While paused on the log's backpressure, silence is ours, not the task's.
-        idleTimer = setTimeout(() => (this.#paused.size > 0 ? armIdle() : finish()), idleMs);
+        // While paused on backpressure, silence is ours, not the task's.
+        idleTimer = setTimeout(() => (paused() ? armIdle() : finish()), idleMs);
       };
       const onEnd = (): void => {
         if (open.every(isDone)) finish();
       };
-      const deadline = setTimeout(finish, maxMs);
+      // Time spent paused on backpressure does not count: the output is waiting for us, and
+      // dropping it would lose bytes from the log too.
+      let deadline = setTimeout(function onDeadline(this: void): void {
+        if (paused()) deadline = setTimeout(onDeadline, idleMs);
+        else finish();
+      }, maxMs);
       for (const source of open) source.on("data", armIdle).on("end", onEnd).on("close", onEnd);
       armIdle();
     });
@@ -107,12 +119,33 @@ export class AttemptOutput {
    * (empty buffer): reading the pipe then overlaps writing the file instead of alternating.
    */
   readonly #afterWrite = (): void => {
-    if (this.#paused.size > 0 && this.#log.writableLength < this.#log.writableHighWaterMark) this.#resumeAll();
+    if (this.#logFull && this.#log.writableLength < this.#log.writableHighWaterMark) this.#setLogFull(false);
   };
 
-  #resumeAll(): void {
-    for (const source of this.#paused) source.resume();
-    this.#paused.clear();
+  #setLogFull(full: boolean): void {
+    this.#logFull = full;
+    this.#updateFlow();
+  }
+
+  #checkDisplay(): void {
+    const drained = this.#whenDisplayDrained?.();
+    if (drained === undefined) return;
+    this.#displayFull = true;
+    this.#updateFlow();
+    void drained.then(() => {
+      this.#displayFull = false;
+      this.#updateFlow();
+    });
+  }
+
+  /** Reads from the pipes only while both the log and the display keep up. */
+  #updateFlow(): void {
+    const pause = this.#logFull || this.#displayFull;
+    for (const source of this.#sources) {
+      if (isDone(source)) continue;
+      if (pause) source.pause();
+      else source.resume();
+    }
   }
 }
 

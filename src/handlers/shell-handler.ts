@@ -126,6 +126,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
             },
           }),
       onLogError: () => terminator.terminate(),
+      ...(options.sink.whenDrained === undefined ? {} : { whenDisplayDrained: () => options.sink.whenDrained?.() }),
     });
     if (child.stdout) output.attach(child.stdout, "stdout");
     if (child.stderr) output.attach(child.stderr, "stderr");

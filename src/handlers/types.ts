@@ -30,6 +30,11 @@ export interface OutputSink {
    * call. Without it, every line comes through `line`.
    */
   lines?(taskId: string, stream: "stdout" | "stderr", bytes: Buffer, count: number): void;
+  /**
+   * Optional backpressure: undefined while the sink keeps up, else a promise of the moment
+   * it has caught up. Meanwhile the task's pipes are paused, as for a slow log file.
+   */
+  whenDrained?(): Promise<void> | undefined;
 }
 
 /** The outcome of one attempt: the same shape on success and failure. */

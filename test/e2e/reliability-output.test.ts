@@ -118,6 +118,45 @@ describe("output", () => {
     expect(await fileRepeats(path.join(result.logDir, "big.log"), Buffer.from(`${"x".repeat(999)}\n`), 314_572_800 / 1000)).toBe(true);
   });
 
+  it("a reader of taskq's output that falls behind: the task waits, taskq's memory stays bounded, nothing is lost (case 13)", { timeout: 120_000 }, async () => {
+    const bytes = 100_000_000;
+    const ws = await workspace(`tasks:\n  loud: { run: "yes ${"x".repeat(99)} | head -c ${bytes}" }\n`);
+    ownLogRoots.push(ws.logs);
+    const child = spawn(process.execPath, [BIN, "run", ws.file, "--log-dir", ws.logs, "--output", "plain"], {
+      cwd: ws.dir,
+      env: cliEnv(),
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    let peakKb = 0;
+    const poll = setInterval(() => {
+      void readFile(`/proc/${child.pid}/status`, "utf8")
+        .then((text) => (peakKb = Math.max(peakKb, Number(/VmHWM:\s+(\d+)/.exec(text)?.[1] ?? 0))))
+        .catch(() => undefined);
+    }, 50);
+    const closed = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    // Nobody reads taskq's stdout for two seconds: a CI log collector that stalls.
+    child.stdout.pause();
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const [runId] = await runIds(ws.logs);
+    const logPath = path.join(ws.logs, runId!, "loud.log");
+    const loggedWhileStalled = (await stat(logPath)).size;
+    let lines = 0;
+    child.stdout.on("data", (chunk: Buffer) => {
+      for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) lines++;
+    });
+    child.stdout.resume();
+    const code = await closed;
+    clearInterval(poll);
+    expect(code).toBe(0);
+    // The task was held back, not taskq's memory filled: well under what it would write in 2 s.
+    expect(loggedWhileStalled).toBeLessThan(bytes / 4);
+    expect(peakKb).toBeGreaterThan(0);
+    expect(peakKb).toBeLessThan(120 * 1024);
+    expect((await stat(logPath)).size).toBe(bytes);
+    expect(lines).toBeGreaterThanOrEqual(bytes / 100); // every output line reached the reader, plus taskq's own
+  });
+
   it("one 50 MB line without a newline: a bounded prefix on screen, the whole line in the log, bounded memory (case 14)", { timeout: 60_000 }, async () => {
     const ws = await workspace("");
     const stdoutPath = path.join(ws.dir, "stdout");

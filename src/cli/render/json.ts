@@ -27,6 +27,10 @@ export class JsonRenderer implements Renderer {
     this.#emit({ event: "output", id: taskId, stream, text });
   }
 
+  whenDrained(): Promise<void> | undefined {
+    return this.#out.whenDrained();
+  }
+
   note(text: string): void {
     this.#emit({ event: "note", message: text });
   }

@@ -45,18 +45,11 @@ export class PlainRenderer implements Renderer {
 
   /** The same output as `line` gives for each line, built as bytes: no string per line. */
   lines(taskId: string, _stream: "stdout" | "stderr", bytes: Buffer, count: number): void {
-    const prefix = this.#prefix(taskId);
-    const size = bytes.length + count * prefix.length;
-    const { buffer, offset } = this.#out.reserve(size);
-    let at = offset;
-    let start = 0;
-    while (start < bytes.length) {
-      const end = bytes.indexOf(0x0a, start) + 1; // every line of a block ends in "\n"
-      at += prefix.copy(buffer, at);
-      at += bytes.copy(buffer, at, start, end);
-      start = end;
-    }
-    this.#out.commit(size);
+    this.#out.writePrefixedLines(this.#prefix(taskId), bytes, count);
+  }
+
+  whenDrained(): Promise<void> | undefined {
+    return this.#out.whenDrained();
   }
 
   note(text: string): void {

@@ -54,6 +54,8 @@ export interface Renderer {
   line(taskId: string, stream: "stdout" | "stderr", text: string): void;
   /** Optional fast path: complete short lines as bytes (see OutputSink.lines). */
   lines?(taskId: string, stream: "stdout" | "stderr", bytes: Buffer, count: number): void;
+  /** Optional backpressure from a slow reader of the output (see OutputSink.whenDrained). */
+  whenDrained?(): Promise<void> | undefined;
   /** A message from taskq itself (a note, a signal received). */
   note(text: string): void;
   /** Stops any live display and prints the summary. */
