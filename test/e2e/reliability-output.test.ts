@@ -28,6 +28,22 @@ function cliEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessE
   return env;
 }
 
+/** Polls a process's VmHWM (the kernel's high-water mark of its RSS); stop() returns the highest seen, in KiB. */
+function watchPeakRss(pid: number): { stop: () => number } {
+  let peakKb = 0;
+  const poll = setInterval(() => {
+    void readFile(`/proc/${pid}/status`, "utf8")
+      .then((text) => (peakKb = Math.max(peakKb, Number(/VmHWM:\s+(\d+)/.exec(text)?.[1] ?? 0))))
+      .catch(() => undefined);
+  }, 50);
+  return {
+    stop: () => {
+      clearInterval(poll);
+      return peakKb;
+    },
+  };
+}
+
 /**
  * Runs `taskq run` with stdout to `stdoutPath` and measures taskq's peak RSS: with
  * /usr/bin/time -f %M when present, else by polling VmHWM (the kernel's high-water mark).
@@ -45,14 +61,9 @@ async function runMeasured(yaml: string, stdoutPath: string, args: string[] = []
   closeSync(out);
   let stderr = "";
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  let polledKb = 0;
-  const poll = setInterval(() => {
-    void readFile(`/proc/${child.pid}/status`, "utf8")
-      .then((text) => (polledKb = Math.max(polledKb, Number(/VmHWM:\s+(\d+)/.exec(text)?.[1] ?? 0))))
-      .catch(() => undefined);
-  }, 50);
+  const peak = watchPeakRss(child.pid!);
   const code = await new Promise<number | null>((resolve) => child.on("close", (exitCode) => resolve(exitCode)));
-  clearInterval(poll);
+  const polledKb = peak.stop();
   const peakKb = useTime ? Number((await readFile(peakFile, "utf8")).trim().split("\n").at(-1)) : polledKb;
   const [runId] = await runIds(ws.logs);
   return { code, stderr, peakKb, dir: ws.dir, logDir: path.join(ws.logs, runId!) };
@@ -128,12 +139,7 @@ describe("output", () => {
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
-    let peakKb = 0;
-    const poll = setInterval(() => {
-      void readFile(`/proc/${child.pid}/status`, "utf8")
-        .then((text) => (peakKb = Math.max(peakKb, Number(/VmHWM:\s+(\d+)/.exec(text)?.[1] ?? 0))))
-        .catch(() => undefined);
-    }, 50);
+    const peak = watchPeakRss(child.pid!);
     const closed = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
     // Nobody reads taskq's stdout for two seconds: a CI log collector that stalls.
     child.stdout.pause();
@@ -147,7 +153,7 @@ describe("output", () => {
     });
     child.stdout.resume();
     const code = await closed;
-    clearInterval(poll);
+    const peakKb = peak.stop();
     expect(code).toBe(0);
     // The task was held back, not taskq's memory filled: well under what it would write in 2 s.
     expect(loggedWhileStalled).toBeLessThan(bytes / 4);
