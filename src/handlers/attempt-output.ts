@@ -33,6 +33,8 @@ export class AttemptOutput {
   #logFull = false;
   /** The display's reader is behind. */
   #displayFull = false;
+  /** Whether the pipes are paused now. */
+  #pausedFlow = false;
   #logError: Error | undefined;
 
   constructor(options: AttemptOutputOptions) {
@@ -60,6 +62,7 @@ export class AttemptOutput {
     const onBlock: BlockHandler | undefined = onLines === undefined ? undefined : (bytes, count) => onLines(stream, bytes, count);
     const splitter = new LineSplitter((text) => this.#onLine(stream, text), onBlock);
     this.#sources.push(source);
+    if (this.#pausedFlow) source.pause();
     this.#splitters.push(splitter);
     source.on("error", () => {}); // a broken pipe just ends this stream's output
     source.on("data", (chunk: Buffer) => {
@@ -141,6 +144,8 @@ export class AttemptOutput {
   /** Reads from the pipes only while both the log and the display keep up. */
   #updateFlow(): void {
     const pause = this.#logFull || this.#displayFull;
+    if (pause === this.#pausedFlow) return;
+    this.#pausedFlow = pause;
     for (const source of this.#sources) {
       if (isDone(source)) continue;
       if (pause) source.pause();
