@@ -73,16 +73,8 @@ export class BufferedWriter {
    * Task output is paused until then instead of piling up in memory.
    */
   whenDrained(): Promise<void> | undefined {
-    if (this.#broken || this.stream.destroyed || (this.stream.writableLength ?? 0) < CONGESTED_BYTES) return undefined;
-    this.#drained ??= new Promise<void>((resolve) => {
-      const done = (): void => {
-        this.stream.off("drain", done).off("close", done).off("error", done);
-        this.#drained = undefined;
-        resolve();
-      };
-      this.stream.on("drain", done).on("close", done).on("error", done);
-    });
-    return this.#drained;
+    if (this.#broken) return undefined;
+    return (this.#drained ??= whenStreamDrained(this.stream)?.finally(() => (this.#drained = undefined)));
   }
 
   flush(): void {
@@ -112,4 +104,19 @@ export class BufferedWriter {
       setImmediate(() => this.flush());
     }
   }
+}
+
+/**
+ * Undefined while `stream` holds less than CONGESTED_BYTES unwritten; else a promise that
+ * resolves when it has written them all (its 'drain'), or closes or fails.
+ */
+export function whenStreamDrained(stream: NodeJS.WritableStream & { destroyed?: boolean; writableLength?: number }): Promise<void> | undefined {
+  if (stream.destroyed === true || (stream.writableLength ?? 0) < CONGESTED_BYTES) return undefined;
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      stream.off("drain", done).off("close", done).off("error", done);
+      resolve();
+    };
+    stream.on("drain", done).on("close", done).on("error", done);
+  });
 }

@@ -1,7 +1,7 @@
-import { PassThrough } from "node:stream";
+import { PassThrough, Writable } from "node:stream";
 import { Chalk } from "chalk";
 import { describe, expect, it } from "vitest";
-import { BufferedWriter } from "../../src/cli/output.js";
+import { BufferedWriter, whenStreamDrained } from "../../src/cli/output.js";
 import { createColors } from "../../src/cli/render/colors.js";
 import { PlainRenderer } from "../../src/cli/render/plain.js";
 
@@ -59,3 +59,37 @@ describe("PlainRenderer", () => {
     expect(one.bytes().toString().split("\n")[2]).toMatch(/build\.js \|.* héllo wörld$/);
   });
 });
+
+describe("whenStreamDrained", () => {
+  it("reports a stream that holds 1 MiB or more unwritten, and resolves once it has written it", async () => {
+    const held: (() => void)[] = [];
+    const slow = new Writable({
+      write(_chunk, _encoding, callback) {
+        held.push(() => callback()); // a reader that does not keep up
+      },
+    });
+    slow.write(Buffer.alloc(512 * 1024));
+    expect(whenStreamDrained(slow)).toBeUndefined();
+    slow.write(Buffer.alloc(512 * 1024));
+    const drained = whenStreamDrained(slow);
+    expect(drained).toBeInstanceOf(Promise);
+    let resolved = false;
+    void drained!.then(() => (resolved = true));
+    held.shift()!();
+    await settle();
+    expect(resolved).toBe(false); // half of it still unwritten
+    held.shift()!();
+    await settle();
+    expect(resolved).toBe(true);
+    expect(whenStreamDrained(slow)).toBeUndefined();
+  });
+
+  it("resolves when a congested stream is destroyed instead of draining", async () => {
+    const stuck = new Writable({ write() {} });
+    stuck.write(Buffer.alloc(2 * 1024 * 1024));
+    const drained = whenStreamDrained(stuck)!;
+    stuck.destroy();
+    await expect(drained).resolves.toBeUndefined();
+  });
+});
+

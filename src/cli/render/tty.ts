@@ -1,6 +1,7 @@
 import type { ChalkInstance } from "chalk";
 import type { Ora } from "ora";
 import type { Queue } from "../../engine/index.js";
+import { whenStreamDrained } from "../output.js";
 import { clock, describeError, formatDelay } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
 import type { Renderer, RunInfo, RunSummary } from "./types.js";
@@ -29,6 +30,7 @@ export class TtyRenderer implements Renderer {
   #failed = 0;
   #pending: string[] = [];
   #pendingSize = 0;
+  #drained: Promise<void> | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(spinner: Ora, stream: NodeJS.WriteStream, colors: ChalkInstance) {
@@ -66,6 +68,10 @@ export class TtyRenderer implements Renderer {
 
   lines(taskId: string, stream: "stdout" | "stderr", bytes: Buffer): void {
     for (const text of bytes.toString("utf8", 0, bytes.length - 1).split("\n")) this.line(taskId, stream, text);
+  }
+
+  whenDrained(): Promise<void> | undefined {
+    return (this.#drained ??= whenStreamDrained(this.#stream)?.finally(() => (this.#drained = undefined)));
   }
 
   note(text: string): void {
