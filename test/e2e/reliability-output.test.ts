@@ -4,7 +4,7 @@ import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, FIXTURES, runIds, workspace } from "../helpers/cli.js";
+import { BIN, FIXTURES, removeWorkspaces, runIds, workspace } from "../helpers/cli.js";
 import { findLeftovers } from "../helpers/processes.js";
 import { SLACK_MS, checkAllClean, runToEnd, startRun, tasksYaml } from "./reliability-harness.js";
 
@@ -20,6 +20,7 @@ afterEach(async () => {
   for (const logs of ownLogRoots) for (const runId of await runIds(logs)) expect(await findLeftovers(runId)).toEqual([]);
   ownLogRoots = [];
   await checkAllClean();
+  await removeWorkspaces(); // some tests here leave 100-300 MB of logs
 });
 
 function cliEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, readdir, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -50,9 +50,17 @@ export function runCli(args: string[], options: { cwd?: string; env?: Record<str
   return startCli(args, options).done;
 }
 
-/** A fresh folder holding `workflow.yaml` with the given text; returns paths for the file and the log root. */
+/** Folders made by workspace() and not yet removed. */
+const workspaces: string[] = [];
+
+/**
+ * A fresh folder holding `workflow.yaml` with the given text; returns paths for the file and
+ * the log root. Removed by removeWorkspaces(): after each test file (test/helpers/setup.ts),
+ * or sooner where a test leaves big logs.
+ */
 export async function workspace(yaml: string, name = "workflow.yaml"): Promise<{ dir: string; file: string; logs: string }> {
   const dir = await mkdtemp(path.join(tmpdir(), "taskq-e2e-"));
+  workspaces.push(dir);
   const file = path.join(dir, name);
   await writeFile(file, yaml);
   return { dir, file, logs: path.join(dir, "logs") };
@@ -61,4 +69,10 @@ export async function workspace(yaml: string, name = "workflow.yaml"): Promise<{
 /** The run ids that have a log folder under `logs` (one per `taskq run`). */
 export async function runIds(logs: string): Promise<string[]> {
   return readdir(logs).catch(() => []);
+}
+
+/** Deletes every workspace made so far (in this test file: each file runs in its own worker). */
+export async function removeWorkspaces(): Promise<void> {
+  const dirs = workspaces.splice(0);
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
 }
