@@ -1,9 +1,10 @@
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { ROOT, runCli, runIds, workspace } from "../helpers/cli.js";
+import { BIN, ROOT, runCli, runIds, workspace } from "../helpers/cli.js";
 import { findLeftovers } from "../helpers/processes.js";
 
 let logRoots: string[] = [];
@@ -19,6 +20,16 @@ async function run(yaml: string, args: string[] = []) {
   const result = await runCli(["run", ws.file, "--log-dir", ws.logs, ...args], { cwd: ws.dir });
   const [runId] = await runIds(ws.logs);
   return { ...result, ...ws, runId, logDir: runId === undefined ? ws.logs : path.join(ws.logs, runId) };
+}
+
+/** Runs a command (not taskq itself) to its end; the output as text. */
+function runPlain(file: string, args: string[], cwd: string): Promise<{ code: number | null; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(file, args, { cwd, env: { ...process.env, CI: "", NO_COLOR: "" }, stdio: ["ignore", "pipe", "inherit"] });
+    let stdout = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.on("close", (code) => resolve({ code, stdout }));
+  });
 }
 
 describe("taskq run", () => {
@@ -99,6 +110,25 @@ tasks:
     }
     expect(result.stderr).toMatch(/[0-2]\/2 done/); // the board (how far it got depends on timing)
     expect(result.stdout).toMatch(/Summary: 2 succeeded/);
+  });
+
+  // `script` runs taskq on a real pseudo-terminal; without `stty`, one that reports 0 columns.
+  it.skipIf(!existsSync("/usr/bin/script"))("on a terminal: the live board when it has a size; plain lines, not a hang, when it reports none", { timeout: 60_000 }, async () => {
+    const yaml = `tasks:\n  talk: { run: "echo line 1; sleep 0.3; echo line 2" }\n  loud: { run: "seq 1 3000" }\n`;
+    const ws = await workspace(yaml);
+    logRoots.push(ws.logs);
+    const command = (size: string): string => `${size}exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} run workflow.yaml --log-dir logs`;
+    const onTerminal = (size: string) => runPlain("/usr/bin/script", ["-qec", command(size), "/dev/null"], ws.dir);
+    for (const [size, board] of [["", false], ["stty cols 100 rows 30; ", true]] as const) {
+      const result = await onTerminal(size);
+      expect(result.code).toBe(0);
+      const screen = stripVTControlCharacters(result.stdout);
+      expect(screen).toMatch(/Summary: 2 succeeded/);
+      expect(screen.match(/loud \| \d+/g)).toHaveLength(3000);
+      expect(screen).toMatch(/talk \| line 2/);
+      // The board's totals line is drawn only on a terminal with a width.
+      expect(/\d\/2 done/.test(screen)).toBe(board);
+    }
   });
 
   it("prints NDJSON events with --output json", async () => {

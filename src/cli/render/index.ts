@@ -9,7 +9,14 @@ export type OutputMode = "auto" | "tty" | "plain" | "json";
 export async function createRenderer(mode: OutputMode, options: { color: boolean }): Promise<Renderer> {
   const isTTY = process.stderr.isTTY === true && process.stdout.isTTY === true;
   const ci = process.env.CI !== undefined && process.env.CI !== "" && process.env.CI !== "false";
-  const resolved = mode === "auto" ? (isTTY && !ci ? "tty" : "plain") : mode;
+  // A terminal with no size (a pty nobody sized: `docker run -t`, `script`) reports 0 columns;
+  // the spinner divides by the width, so a board there would redraw forever. Plain lines instead.
+  const sizeless = process.stderr.isTTY === true && !(process.stderr.columns > 0);
+  let resolved = mode === "auto" ? (isTTY && !ci && !sizeless ? "tty" : "plain") : mode;
+  if (resolved === "tty" && sizeless) {
+    process.stderr.write("taskq: the terminal reports no width (0 columns); printing plain lines instead of the live board\n");
+    resolved = "plain";
+  }
   if (resolved === "json") {
     const { JsonRenderer } = await import("./json.js");
     return new JsonRenderer(process.stdout);
