@@ -113,13 +113,13 @@ tasks:
   });
 
   // `script` runs taskq on a real pseudo-terminal; without `stty`, one that reports 0 columns.
-  it.skipIf(!existsSync("/usr/bin/script"))("on a terminal: the live board when it has a size; plain lines, not a hang, when it reports none", { timeout: 60_000 }, async () => {
+  it.skipIf(!existsSync("/usr/bin/script"))("on a terminal: the live board when it has a size; plain lines, not a hang, when it reports none or is dumb", { timeout: 60_000 }, async () => {
     const yaml = `tasks:\n  talk: { run: "echo line 1; sleep 0.3; echo line 2" }\n  loud: { run: "seq 1 3000" }\n`;
     const ws = await workspace(yaml);
     logRoots.push(ws.logs);
     const command = (size: string): string => `${size}exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} run workflow.yaml --log-dir logs`;
     const onTerminal = (size: string) => runPlain("/usr/bin/script", ["-qec", command(size), "/dev/null"], ws.dir);
-    for (const [size, board] of [["", false], ["stty cols 100 rows 30; ", true]] as const) {
+    for (const [size, board] of [["", false], ["stty cols 100 rows 30; ", true], ["stty cols 100 rows 30; TERM=dumb ", false]] as const) {
       const result = await onTerminal(size);
       expect(result.code).toBe(0);
       const screen = stripVTControlCharacters(result.stdout);

@@ -12,7 +12,9 @@ export async function createRenderer(mode: OutputMode, options: { color: boolean
   // A terminal with no size (a pty nobody sized: `docker run -t`, `script`) reports 0 columns;
   // the spinner divides by the width, so a board there would redraw forever. Plain lines instead.
   const sizeless = process.stderr.isTTY === true && !(process.stderr.columns > 0);
-  let resolved = mode === "auto" ? (isTTY && !ci && !sizeless ? "tty" : "plain") : mode;
+  // TERM=dumb: a terminal (an editor's shell buffer) that cannot move the cursor.
+  const dumb = process.env.TERM === "dumb";
+  let resolved = mode === "auto" ? (isTTY && !ci && !sizeless && !dumb ? "tty" : "plain") : mode;
   if (resolved === "tty" && sizeless) {
     process.stderr.write("taskq: the terminal reports no width (0 columns); printing plain lines instead of the live board\n");
     resolved = "plain";
