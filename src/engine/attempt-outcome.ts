@@ -1,4 +1,7 @@
+import { isPermanent } from "../errors.js";
+import type { Backoff } from "./backoff.js";
 import { HandlerError, TaskCancelledError } from "./errors.js";
+import type { QueueEventMap, QueueEvents } from "./events.js";
 import type { RecordAttemptContext, TaskRecord } from "./task-record.js";
 import type { TaskResult } from "./types.js";
 
@@ -11,15 +14,51 @@ export function normalizeError(error: unknown, context: RecordAttemptContext): u
   return new HandlerError(error);
 }
 
-export function messageOf(error: unknown): string {
+function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** What follows a failed attempt. */
+export type AfterFailure = { next: "fail" } | { next: "cancel"; error: TaskCancelledError } | { next: "retry"; delayMs: number };
+
+/**
+ * Fail (attempts used up, a permanent error, or a backoff policy that throws), cancel
+ * (shutting down without drain: no retry may start), or retry after the backoff's delay.
+ */
+export function afterFailure(record: TaskRecord, attempt: number, error: unknown, draining: boolean, backoff: Backoff): AfterFailure {
+  if (record.attempts >= record.maxAttempts || isPermanent(error)) return { next: "fail" };
+  if (!draining) {
+    return { next: "cancel", error: new TaskCancelledError("shutdown", `retry not started: shutting down (last error: ${messageOf(error)})`) };
+  }
+  try {
+    const raw = (record.backoff ?? backoff)(attempt);
+    // NaN would poison the delayed heap's order; treat it, and negatives, as "now".
+    return { next: "retry", delayMs: raw > 0 ? raw : 0 };
+  } catch {
+    // A broken backoff policy must not crash the queue: the task fails with its own error.
+    return { next: "fail" };
+  }
+}
+
+/** The event for a task that has just reached its terminal status. */
+export function emitTerminal(events: QueueEvents, record: TaskRecord): void {
+  const { id, attempts } = record;
+  if (record.status === "SUCCEEDED") {
+    if (events.has("succeeded")) events.emit("succeeded", { id, attempts, value: record.value });
+  } else if (record.status === "FAILED") {
+    if (events.has("failed")) events.emit("failed", { id, attempts, error: record.error });
+  } else if (events.has("cancelled")) {
+    const event: QueueEventMap["cancelled"] = { id, attempts, reason: record.cancelReason ?? "cancel", error: record.error };
+    if (record.dependency !== undefined) event.dependency = record.dependency;
+    events.emit("cancelled", event);
+  }
 }
 
 /**
  * Why `record` is cancelled when `dependency` did not succeed. The message names the
  * task that started the cascade, and says which dependency passed it on.
  */
-export function dependencyCancelled(dependency: TaskRecord, tasks: ReadonlyMap<string, TaskRecord>): TaskCancelledError {
+export function dependencyCancelled(dependency: TaskRecord, tasks: { get(id: string): TaskRecord | undefined }): TaskCancelledError {
   const cause = dependency.cancelReason === "dependency" ? dependency.dependency! : dependency.id;
   const verb = tasks.get(cause)?.status === "FAILED" ? "failed" : "was cancelled";
   const via = cause === dependency.id ? "" : ` (via "${dependency.id}")`;

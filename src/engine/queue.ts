@@ -1,5 +1,5 @@
-import { TaskqError, isPermanent } from "../errors.js";
-import { dependencyCancelled, messageOf, normalizeError, settleWaiters, waitForRecord } from "./attempt-outcome.js";
+import { TaskqError } from "../errors.js";
+import { afterFailure, dependencyCancelled, emitTerminal, normalizeError, settleWaiters, waitForRecord } from "./attempt-outcome.js";
 import { exponentialBackoff, type Backoff } from "./backoff.js";
 import { AttemptTimeoutError, QueueClosedError, TaskCancelledError, TaskNotFoundError, UnknownHandlerError } from "./errors.js";
 import { QueueEvents, type QueueEventMap, type QueueEventName } from "./events.js";
@@ -8,7 +8,8 @@ import { MAX_TIMER_MS, Schedule } from "./schedule.js";
 import { ShutdownControl } from "./shutdown-control.js";
 import { RecordAttemptContext, TaskRecord } from "./task-record.js";
 import { createRecord, resolveDependencies } from "./task-spec.js";
-import { STATUSES, isTerminal, type CancelReason, type Handler, type QueueStats, type TaskResult, type TaskSpec, type TaskStatus } from "./types.js";
+import { TaskTable } from "./task-table.js";
+import { isTerminal, type CancelReason, type Handler, type QueueStats, type TaskResult, type TaskSpec } from "./types.js";
 
 export type { QueueOptions, ShutdownOptions, ShutdownResult } from "./options.js";
 
@@ -24,13 +25,9 @@ export class Queue {
   readonly #backoff: Backoff;
   readonly #defaultMaxAttempts: number;
   readonly #events = new QueueEvents();
-  readonly #tasks = new Map<string, TaskRecord>();
+  readonly #tasks = new TaskTable();
   readonly #schedule = new Schedule(() => this.#pump());
-  readonly #counts: Record<TaskStatus, number> = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
-  readonly #deadLetters: TaskRecord[] = [];
   #seq = 0;
-  #outstanding = 0;
-  #retries = 0;
   #started = false;
   #closing = false;
   #drain = true;
@@ -70,14 +67,11 @@ export class Queue {
     if (this.#closing) throw new QueueClosedError();
     if (!this.#handlers.has(spec.type)) throw new UnknownHandlerError(spec.type);
     // One map lookup per submit: a generated id is unique by construction.
-    const id = spec.id ? spec.id : this.#generateId();
+    const id = spec.id ? spec.id : this.#tasks.freeId(this.#seq + 1);
     if (spec.id && this.#tasks.has(id)) return id;
     const dependencies = resolveDependencies(this.#tasks, id, spec.dependsOn);
     const record = createRecord(id, spec, ++this.#seq, this.#defaultMaxAttempts);
-    this.#tasks.set(id, record);
-    this.#outstanding++;
-    this.#counts.BLOCKED++;
-    record.status = "BLOCKED";
+    this.#tasks.add(record);
     const failed = dependencies.length === 0 ? undefined : dependencies.find((d) => d.status === "FAILED" || d.status === "CANCELLED");
     if (failed === undefined) {
       for (const dependency of dependencies) {
@@ -146,18 +140,12 @@ export class Queue {
   }
 
   stats(): QueueStats {
-    return {
-      total: this.#tasks.size,
-      byStatus: { ...this.#counts },
-      running: this.#counts.RUNNING,
-      retries: this.#retries,
-      deadLetters: this.#deadLetters.length,
-    };
+    return this.#tasks.stats();
   }
 
   /** FAILED tasks, oldest failure first. */
   deadLetters(): TaskResult[] {
-    return this.#deadLetters.map((r) => r.result());
+    return this.#tasks.deadLetters();
   }
 
   /**
@@ -183,29 +171,15 @@ export class Queue {
     return shutdown.promise;
   }
 
-  /** `task-<seq>`; a suffix only if a caller already took that id. */
-  #generateId(): string {
-    const base = `task-${this.#seq + 1}`;
-    let id = base;
-    for (let n = 2; this.#tasks.has(id); n++) id = `${base}-${n}`;
-    return id;
-  }
-
-  #setStatus(record: TaskRecord, status: TaskStatus): void {
-    this.#counts[record.status]--;
-    this.#counts[status]++;
-    record.status = status;
-  }
-
   /** Puts a runnable task in the delayed heap (runAt ahead) or the ready heap. */
   #enqueue(record: TaskRecord, announce: boolean): void {
     const from = record.status;
     if (record.runAt > Date.now()) {
-      this.#setStatus(record, "SCHEDULED");
+      this.#tasks.setStatus(record, "SCHEDULED");
       this.#schedule.delayed.push(record);
       return;
     }
-    this.#setStatus(record, "READY");
+    this.#tasks.setStatus(record, "READY");
     this.#schedule.ready.push(record);
     if (announce && this.#events.has("ready")) this.#events.emit("ready", { id: record.id, from });
   }
@@ -223,7 +197,7 @@ export class Queue {
         this.#pumpAgain = false;
         this.#schedule.promoteDue(this.#promote);
         const ready = this.#schedule.ready;
-        while (this.#counts.RUNNING < this.#concurrency && ready.size > 0) this.#startAttempt(ready.pop()!);
+        while (this.#tasks.count("RUNNING") < this.#concurrency && ready.size > 0) this.#startAttempt(ready.pop()!);
       } while (this.#pumpAgain);
     } finally {
       this.#pumping = false;
@@ -234,13 +208,13 @@ export class Queue {
 
   /** A delayed task whose time has come. */
   readonly #promote = (record: TaskRecord): void => {
-    this.#setStatus(record, "READY");
+    this.#tasks.setStatus(record, "READY");
     this.#schedule.ready.push(record);
     if (this.#events.has("ready")) this.#events.emit("ready", { id: record.id, from: "SCHEDULED" });
   };
 
   #startAttempt(record: TaskRecord): void {
-    this.#setStatus(record, "RUNNING");
+    this.#tasks.setStatus(record, "RUNNING");
     record.attempts++;
     const context = new RecordAttemptContext(record, record.attempts, Date.now());
     record.current = context;
@@ -312,42 +286,17 @@ export class Queue {
   }
 
   #failAttempt(record: TaskRecord, context: RecordAttemptContext, error: unknown): void {
-    if (record.attempts >= record.maxAttempts || isPermanent(error)) {
-      this.#finalize(record, "FAILED", { error });
-      return;
-    }
-    if (!this.#drain) {
-      // Shutting down without drain: no retry may start.
-      this.#finalize(record, "CANCELLED", {
-        error: new TaskCancelledError("shutdown", `retry not started: shutting down (last error: ${messageOf(error)})`),
-        cancelReason: "shutdown",
-      });
-      return;
-    }
-    let delayMs: number;
-    try {
-      const raw = (record.backoff ?? this.#backoff)(context.attempt);
-      // NaN would poison the delayed heap's order; treat it, and negatives, as "now".
-      delayMs = raw > 0 ? raw : 0;
-    } catch {
-      // A broken backoff policy must not crash the queue: the task fails with its own error.
-      this.#finalize(record, "FAILED", { error });
-      return;
-    }
+    const after = afterFailure(record, context.attempt, error, this.#drain, this.#backoff);
+    if (after.next === "fail") return this.#finalize(record, "FAILED", { error });
+    if (after.next === "cancel") return this.#finalize(record, "CANCELLED", { error: after.error, cancelReason: "shutdown" });
+    const { delayMs } = after;
     record.runAt = Date.now() + delayMs;
     record.error = error;
-    this.#retries++;
-    this.#setStatus(record, "SCHEDULED");
+    this.#tasks.retries++;
+    this.#tasks.setStatus(record, "SCHEDULED");
     this.#schedule.delayed.push(record);
     if (this.#events.has("retrying")) {
-      this.#events.emit("retrying", {
-        id: record.id,
-        attempt: context.attempt,
-        maxAttempts: record.maxAttempts,
-        delayMs,
-        runAt: record.runAt,
-        error,
-      });
+      this.#events.emit("retrying", { id: record.id, attempt: context.attempt, maxAttempts: record.maxAttempts, delayMs, runAt: record.runAt, error });
     }
   }
 
@@ -368,31 +317,16 @@ export class Queue {
       record.current?.clearTimer();
       record.current = undefined;
       }
-    this.#setStatus(record, status);
-    this.#outstanding--;
+    this.#tasks.setStatus(record, status);
     record.value = outcome.value;
     record.error = status === "SUCCEEDED" ? undefined : outcome.error;
     record.cancelReason = outcome.cancelReason;
     record.dependency = outcome.dependency;
-    if (status === "FAILED") this.#deadLetters.push(record);
     settleWaiters(record);
-    this.#emitTerminal(record);
+    emitTerminal(this.#events, record);
     // cascade false: the caller settles the dependents itself (the cascade loop
     // or a shutdown that ends every task), so the list must stay for it to walk.
     if (cascade) this.#settleDependents(record);
-  }
-
-  #emitTerminal(record: TaskRecord): void {
-    const { id, attempts } = record;
-    if (record.status === "SUCCEEDED") {
-      if (this.#events.has("succeeded")) this.#events.emit("succeeded", { id, attempts, value: record.value });
-    } else if (record.status === "FAILED") {
-      if (this.#events.has("failed")) this.#events.emit("failed", { id, attempts, error: record.error });
-    } else if (this.#events.has("cancelled")) {
-      const event: QueueEventMap["cancelled"] = { id, attempts, reason: record.cancelReason ?? "cancel", error: record.error };
-      if (record.dependency !== undefined) event.dependency = record.dependency;
-      this.#events.emit("cancelled", event);
-    }
   }
 
   /** Iterative, so a long dependency chain cannot overflow the stack. */
@@ -435,9 +369,9 @@ export class Queue {
     this.#schedule.arm(true);
     this.#cancelNotStarted("shutdown: not started before the deadline");
     const reason = (this.#stopReason = new TaskCancelledError("shutdown", "aborted by shutdown"));
-    const running = this.#runningRecords();
+    const running = this.#tasks.running();
     for (const record of running) record.current?.abort(reason);
-    if (this.#counts.RUNNING > 0 && graceMs > 0) {
+    if (this.#tasks.count("RUNNING") > 0 && graceMs > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, graceMs);
         this.#idleWaiters.push(() => {
@@ -452,15 +386,8 @@ export class Queue {
     this.#checkDrained();
   }
 
-  /** Only a hard stop needs the running tasks by name; a scan then spares a set update per attempt. */
-  #runningRecords(): TaskRecord[] {
-    const running: TaskRecord[] = [];
-    for (const record of this.#tasks.values()) if (record.status === "RUNNING") running.push(record);
-    return running;
-  }
-
   #notifyIdle(): void {
-    if (this.#counts.RUNNING > 0 || this.#idleWaiters.length === 0) return;
+    if (this.#tasks.count("RUNNING") > 0 || this.#idleWaiters.length === 0) return;
     const waiters = this.#idleWaiters;
     this.#idleWaiters = [];
     for (const waiter of waiters) waiter();
@@ -468,7 +395,7 @@ export class Queue {
 
   #checkDrained(): void {
     const shutdown = this.#shutdown;
-    if (shutdown === undefined || this.#drained || this.#outstanding > 0 || this.#counts.RUNNING > 0) return;
+    if (shutdown === undefined || this.#drained || this.#tasks.outstanding > 0 || this.#tasks.count("RUNNING") > 0) return;
     this.#drained = true;
     this.#schedule.disarm();
     this.#notifyIdle();

@@ -26,7 +26,7 @@ export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, d
 }
 
 /** The records of `dependsOn` (duplicates once); throws UnknownDependencyError for an id never submitted. */
-export function resolveDependencies(tasks: ReadonlyMap<string, TaskRecord>, id: string, dependsOn: readonly string[] | undefined): TaskRecord[] {
+export function resolveDependencies(tasks: { get(id: string): TaskRecord | undefined }, id: string, dependsOn: readonly string[] | undefined): TaskRecord[] {
   if (dependsOn === undefined || dependsOn.length === 0) return NO_DEPENDENCIES;
   const found: TaskRecord[] = [];
   for (const dependencyId of new Set(dependsOn)) {
