@@ -1,10 +1,11 @@
 import { TaskqError } from "../errors.js";
 import { afterFailure, dependencyCancelled, emitTerminal, normalizeError, settleWaiters, waitForRecord } from "./attempt-outcome.js";
+import { AttemptRunner } from "./attempt-runner.js";
 import { exponentialBackoff, type Backoff } from "./backoff.js";
-import { AttemptTimeoutError, QueueClosedError, TaskCancelledError, TaskNotFoundError, UnknownHandlerError } from "./errors.js";
+import { QueueClosedError, TaskCancelledError, TaskNotFoundError, UnknownHandlerError } from "./errors.js";
 import { QueueEvents, type QueueEventMap, type QueueEventName } from "./events.js";
 import type { QueueOptions, ShutdownOptions, ShutdownResult } from "./options.js";
-import { MAX_TIMER_MS, Schedule } from "./schedule.js";
+import { Schedule } from "./schedule.js";
 import { ShutdownControl } from "./shutdown-control.js";
 import { RecordAttemptContext, TaskRecord } from "./task-record.js";
 import { createRecord, resolveDependencies } from "./task-spec.js";
@@ -37,8 +38,7 @@ export class Queue {
   #pumpAgain = false;
   #shutdown: ShutdownControl | undefined;
   #idleWaiters: (() => void)[] = [];
-  /** Attempts whose handler returned or threw synchronously, waiting for #flushSettled. */
-  readonly #settled: RecordAttemptContext[] = [];
+  readonly #runner = new AttemptRunner((context, ok, outcome) => this.#finishAttempt(context, ok, outcome));
   /** The signal reason of a hard stop, and the error of every task it ends. */
   #stopReason: TaskCancelledError | undefined;
 
@@ -218,53 +218,11 @@ export class Queue {
     record.attempts++;
     const context = new RecordAttemptContext(record, record.attempts, Date.now());
     record.current = context;
-    if (record.timeoutMs > 0) {
-      const timeoutMs = record.timeoutMs;
-      // Clamped: setTimeout turns a delay past 2^31-1 ms into 1 ms.
-      context.timeoutTimer = setTimeout(() => context.abort(new AttemptTimeoutError(timeoutMs)), Math.min(timeoutMs, MAX_TIMER_MS));
-    }
     if (this.#events.has("started")) {
       this.#events.emit("started", { id: record.id, attempt: record.attempts, maxAttempts: record.maxAttempts });
     }
-    const handler = this.#handlers.get(record.type)!;
-    try {
-      const outcome = handler(record.payload, context);
-      // Reading `then` and calling it are inside the try: a hostile thenable fails the attempt, not the queue.
-      if (typeof (outcome as PromiseLike<unknown> | null)?.then === "function") {
-        (outcome as PromiseLike<unknown>).then(
-          (value) => this.#finishAttempt(context, true, value),
-          (error: unknown) => this.#finishAttempt(context, false, error),
-        );
-      } else {
-        this.#settleLater(context, true, outcome);
-      }
-    } catch (error) {
-      this.#settleLater(context, false, error);
-    }
+    this.#runner.run(this.#handlers.get(record.type)!, record.payload, context, record.timeoutMs);
   }
-
-  /**
-   * A synchronous handler's outcome is recorded in a microtask, as a promise's
-   * would be. One microtask serves every attempt settled meanwhile: no closure
-   * or microtask per task on the hot path.
-   */
-  #settleLater(context: RecordAttemptContext, ok: boolean, outcome: unknown): void {
-    context.ok = ok;
-    context.outcome = outcome;
-    this.#settled.push(context);
-    if (this.#settled.length === 1) queueMicrotask(this.#flushSettled);
-  }
-
-  readonly #flushSettled = (): void => {
-    const settled = this.#settled;
-    // Attempts started while flushing settle in this same loop, in order.
-    for (let i = 0; i < settled.length; i++) {
-      const context = settled[i]!;
-      this.#finishAttempt(context, context.ok, context.outcome);
-      context.outcome = undefined;
-    }
-    settled.length = 0;
-  };
 
   /** Records an attempt's outcome: success, retry, failure or cancellation. */
   #finishAttempt(context: RecordAttemptContext, ok: boolean, outcome: unknown): void {
