@@ -79,6 +79,9 @@ const systems = [
   ...(withBatchedGraphile ? [graphileSystem(url, `graphile_bench_${suffix}`, poolSize, { batched: true })] : []),
 ];
 const loadBefore = load();
+let peakRss = 0;
+const rssSampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 100);
+rssSampler.unref();
 const rows = [];
 for (const workers of workerCounts) {
   // Rounds interleave the systems, each round in a rotated order, so that background load hits all alike.
@@ -90,8 +93,9 @@ for (const workers of workerCounts) {
     }
   }
   for (const [i, system] of systems.entries()) {
-    const median = (k) => quantile(results[i].map((r) => r[k]), 0.5);
-    rows.push({ system: system.name, workers, throughput: median("throughput"), p50: median("p50"), p99: median("p99") });
+    const values = (k) => results[i].map((r) => r[k]);
+    const cell = (k, digits) => `${quantile(values(k), 0.5).toFixed(digits)} (${Math.min(...values(k)).toFixed(digits)}-${Math.max(...values(k)).toFixed(digits)})`;
+    rows.push({ system: system.name, workers, throughput: cell("throughput", 0), p50: cell("p50", 1), p99: cell("p99", 1) });
   }
   console.error(`done: ${workers} worker(s)`);
 }
@@ -100,9 +104,12 @@ console.log(
   `\nNo-op tasks, ${concurrency} concurrent per worker, ${poolSize} connections per worker; throughput over a batch of ${batchSize}; ` +
     `latency over ${latencyTasks} single submits; medians of ${runs} runs.`,
 );
-console.log(`Load average (1/5/15 min) before: ${loadBefore}; after: ${load()}.\n`);
-console.log("| system | workers | tasks/s | submit-to-start p50 (ms) | p99 (ms) |");
+console.log(`Load average (1/5/15 min) before: ${loadBefore}; after: ${load()}.`);
+console.log(
+  `Both systems run their workers in this one process, so RSS is not told apart: its peak was ${Math.round(peakRss / 2 ** 20)} MiB over the whole run.\n`,
+);
+console.log("| system | workers | tasks/s, median (min-max) | submit-to-start p50 (ms) | p99 (ms) |");
 console.log("|---|---:|---:|---:|---:|");
 for (const row of rows) {
-  console.log(`| ${row.system} | ${row.workers} | ${row.throughput.toFixed(0)} | ${row.p50.toFixed(1)} | ${row.p99.toFixed(1)} |`);
+  console.log(`| ${row.system} | ${row.workers} | ${row.throughput} | ${row.p50} | ${row.p99} |`);
 }
