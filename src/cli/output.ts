@@ -16,9 +16,8 @@ export class BufferedWriter {
   #scheduled = false;
   #broken = false;
   readonly #reusable: boolean;
-  #drained: Promise<void> | undefined;
 
-  constructor(readonly stream: NodeJS.WritableStream & { destroyed?: boolean; writableLength?: number }) {
+  constructor(readonly stream: DrainableStream) {
     // Other streams (a PassThrough in a test, a pipe into something) may keep the bytes they are given.
     this.#reusable = stream === process.stdout || stream === process.stderr;
     stream.on("error", () => {
@@ -35,28 +34,14 @@ export class BufferedWriter {
   }
 
   /**
-   * Room for `size` bytes at `offset` of `buffer`: fill them, then call `commit(size)`.
-   * The room is only valid until the next call on this writer.
-   */
-  reserve(size: number): { buffer: Buffer; offset: number } {
-    const offset = this.#room(size); // first: it may replace the buffer
-    return { buffer: this.#buffer, offset };
-  }
-
-  commit(size: number): void {
-    if (this.#broken) return;
-    this.#used += size;
-    this.#added();
-  }
-
-  /**
    * Writes each of `count` lines (each ending in "\n", as a LineSplitter block holds them)
    * after `prefix`, as bytes: no string per line.
    */
   writePrefixedLines(prefix: Buffer, bytes: Buffer, count: number): void {
+    if (this.#broken) return;
     const size = bytes.length + count * prefix.length;
-    const { buffer, offset } = this.reserve(size);
-    let at = offset;
+    let at = this.#room(size); // first: it may replace the buffer
+    const buffer = this.#buffer;
     let start = 0;
     while (start < bytes.length) {
       const end = bytes.indexOf(0x0a, start) + 1;
@@ -64,7 +49,8 @@ export class BufferedWriter {
       at += bytes.copy(buffer, at, start, end);
       start = end;
     }
-    this.commit(size);
+    this.#used += size;
+    this.#added();
   }
 
   /**
@@ -73,8 +59,7 @@ export class BufferedWriter {
    * Task output is paused until then instead of piling up in memory.
    */
   whenDrained(): Promise<void> | undefined {
-    if (this.#broken) return undefined;
-    return (this.#drained ??= whenStreamDrained(this.stream)?.finally(() => (this.#drained = undefined)));
+    return this.#broken ? undefined : whenStreamDrained(this.stream);
   }
 
   flush(): void {
@@ -106,17 +91,27 @@ export class BufferedWriter {
   }
 }
 
+type DrainableStream = NodeJS.WritableStream & { destroyed?: boolean; writableLength?: number };
+
+/** The promise each congested stream hands out until it drains: one set of listeners, however many tasks wait. */
+const draining = new WeakMap<DrainableStream, Promise<void>>();
+
 /**
  * Undefined while `stream` holds less than CONGESTED_BYTES unwritten; else a promise that
  * resolves when it has written them all (its 'drain'), or closes or fails.
  */
-export function whenStreamDrained(stream: NodeJS.WritableStream & { destroyed?: boolean; writableLength?: number }): Promise<void> | undefined {
+export function whenStreamDrained(stream: DrainableStream): Promise<void> | undefined {
+  const pending = draining.get(stream);
+  if (pending !== undefined) return pending;
   if (stream.destroyed === true || (stream.writableLength ?? 0) < CONGESTED_BYTES) return undefined;
-  return new Promise<void>((resolve) => {
+  const drained = new Promise<void>((resolve) => {
     const done = (): void => {
       stream.off("drain", done).off("close", done).off("error", done);
+      draining.delete(stream);
       resolve();
     };
     stream.on("drain", done).on("close", done).on("error", done);
   });
+  draining.set(stream, drained);
+  return drained;
 }

@@ -16,28 +16,24 @@ function sink(): { stream: PassThrough; bytes: () => Buffer } {
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe("BufferedWriter", () => {
-  it("keeps text and bytes in the order they were written, across flushes", async () => {
+  it("keeps text and prefixed lines in the order they were written, across flushes", async () => {
     const out = sink();
     const writer = new BufferedWriter(out.stream);
-    const bytes = (text: string): void => {
-      const raw = Buffer.from(text);
-      const { buffer, offset } = writer.reserve(raw.length);
-      raw.copy(buffer, offset);
-      writer.commit(raw.length);
-    };
+    const lines = (prefix: string, ...texts: string[]): void =>
+      writer.writePrefixedLines(Buffer.from(prefix), Buffer.from(texts.map((text) => `${text}\n`).join("")), texts.length);
     writer.write("a ");
-    bytes("b ");
-    writer.write("c ");
+    lines("> ", "b", "c");
     writer.write("d ");
-    bytes("é ");
+    writer.write("e ");
+    lines("é ", "f");
     writer.write("x".repeat(70_000)); // over the batch size: written at once
-    writer.write(" f");
-    bytes(" g");
-    bytes("y".repeat(300_000)); // larger than the buffer
+    writer.write(" g");
+    lines("", " h");
+    lines("| ", "y".repeat(300_000)); // larger than the buffer
     writer.write("€ end");
     writer.write("z".repeat(200_000)); // text larger than the buffer
     await settle();
-    expect(out.bytes().toString()).toBe(`a b c d é ${"x".repeat(70_000)} f g${"y".repeat(300_000)}€ end${"z".repeat(200_000)}`);
+    expect(out.bytes().toString()).toBe(`a > b\n> c\nd e é f\n${"x".repeat(70_000)} g h\n| ${"y".repeat(300_000)}\n€ end${"z".repeat(200_000)}`);
   });
 });
 

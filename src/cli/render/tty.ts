@@ -30,7 +30,6 @@ export class TtyRenderer implements Renderer {
   #failed = 0;
   #pending: string[] = [];
   #pendingSize = 0;
-  #drained: Promise<void> | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(spinner: Ora, stream: NodeJS.WriteStream, colors: ChalkInstance) {
@@ -71,7 +70,7 @@ export class TtyRenderer implements Renderer {
   }
 
   whenDrained(): Promise<void> | undefined {
-    return (this.#drained ??= whenStreamDrained(this.#stream)?.finally(() => (this.#drained = undefined)));
+    return whenStreamDrained(this.#stream);
   }
 
   note(text: string): void {
