@@ -3,8 +3,7 @@
 //   node bench/flood.js [--runs N]
 import { readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { alternate, log, measure, median, ms, msCell, rssCell, scratch, table, TASKQ, verdict } from "./lib.js";
+import { alternate, isMain, log, measure, median, ms, msCell, numberArg, rssCell, scratch, table, TASKQ, verdict } from "./lib.js";
 
 const MB = 1_000_000;
 /** Writes exactly `mb` megabytes of 100-byte lines to stdout, as fast as a pipe takes them. */
@@ -88,8 +87,7 @@ export async function run({ runs = 5 } = {}) {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const runsArg = process.argv.indexOf("--runs");
-  const result = await run({ runs: runsArg > 0 ? Number(process.argv[runsArg + 1]) : 5 });
+if (isMain(import.meta.url)) {
+  const result = await run({ runs: numberArg("--runs", 5) });
   process.stdout.write(`${result.markdown}\n`);
 }

@@ -2,8 +2,7 @@
 // 1k, 10k and 40k tasks, time and peak RSS; then `taskq run` of the 10k file at -j 2
 // against the raw spawn loop of as many tasks.   node bench/large.js [--runs N] [--no-run]
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { alternate, log, measure, median, ms, msCell, ROOT, rssCell, scratch, table, TASKQ, verdict } from "./lib.js";
+import { alternate, isMain, log, measure, median, ms, msCell, numberArg, ROOT, rssCell, scratch, table, TASKQ, verdict } from "./lib.js";
 import { layeredTasks } from "./workflows.js";
 
 const SIZES = [1000, 10_000, 40_000];
@@ -71,13 +70,7 @@ export async function run({ runs = 5, runWorkflow = true, runTasks = 10_000, ove
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const runsArg = process.argv.indexOf("--runs");
-  const tasksArg = process.argv.indexOf("--run-tasks");
-  const result = await run({
-    runs: runsArg > 0 ? Number(process.argv[runsArg + 1]) : 5,
-    runWorkflow: !process.argv.includes("--no-run"),
-    runTasks: tasksArg > 0 ? Number(process.argv[tasksArg + 1]) : 10_000,
-  });
+if (isMain(import.meta.url)) {
+  const result = await run({ runs: numberArg("--runs", 5), runWorkflow: !process.argv.includes("--no-run"), runTasks: numberArg("--run-tasks", 10_000) });
   process.stdout.write(`${result.markdown}\n`);
 }

@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const TASKQ = join(ROOT, "bin/taskq.js");
@@ -106,3 +106,15 @@ export const ms = (results) => results.map((r) => r.ms);
 export function log(text) {
   process.stderr.write(`${text}\n`);
 }
+
+/** True when the module at `url` (its import.meta.url) is the script node was started with. */
+export function isMain(url) {
+  return url === pathToFileURL(process.argv[1]).href;
+}
+
+/** The number after `name` on the command line (`--runs 7`), or `fallback`. */
+export function numberArg(name, fallback) {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? Number(process.argv[at + 1]) : fallback;
+}
+

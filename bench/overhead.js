@@ -4,8 +4,7 @@
 import { execFileSync } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { alternate, log, measure, median, ms, msCell, ROOT, rssCell, scratch, table, TASKQ, verdict } from "./lib.js";
+import { alternate, isMain, log, measure, median, ms, msCell, numberArg, ROOT, rssCell, scratch, table, TASKQ, verdict } from "./lib.js";
 import { independentTasks } from "./workflows.js";
 
 function hasParallel() {
@@ -86,8 +85,7 @@ export async function run({ runs = 5, tasks = 1000 } = {}) {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const arg = (name, fallback) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : fallback);
-  const result = await run({ runs: arg("--runs", 5), tasks: arg("--tasks", 1000) });
+if (isMain(import.meta.url)) {
+  const result = await run({ runs: numberArg("--runs", 5), tasks: numberArg("--tasks", 1000) });
   process.stdout.write(`${result.markdown}\n`);
 }

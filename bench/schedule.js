@@ -4,8 +4,7 @@
 // fired, `started` when the attempt began; ts has ms resolution).   node bench/schedule.js [--runs N]
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { log, measure, median, quantile, scratch, table, TASKQ, verdict } from "./lib.js";
+import { isMain, log, measure, median, numberArg, quantile, scratch, table, TASKQ, verdict } from "./lib.js";
 
 const TASKS = 200;
 const SPREAD_MS = 2000;
@@ -68,8 +67,7 @@ export async function run({ runs = 5 } = {}) {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const runsArg = process.argv.indexOf("--runs");
-  const result = await run({ runs: runsArg > 0 ? Number(process.argv[runsArg + 1]) : 5 });
+if (isMain(import.meta.url)) {
+  const result = await run({ runs: numberArg("--runs", 5) });
   process.stdout.write(`${result.markdown}\n`);
 }

@@ -5,7 +5,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { alternate, log, measure, median, ms, msCell, ratio, ROOT, rssCell, scratch, table, TASKQ, verdict } from "./lib.js";
+import { alternate, isMain, log, measure, median, ms, msCell, numberArg, ratio, ROOT, rssCell, scratch, table, TASKQ, verdict } from "./lib.js";
 
 const THREE_TASKS = `tasks:
   a: { run: "true" }
@@ -112,8 +112,7 @@ export async function run({ runs = 10 } = {}) {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const runsArg = process.argv.indexOf("--runs");
-  const result = await run({ runs: runsArg > 0 ? Number(process.argv[runsArg + 1]) : 10 });
+if (isMain(import.meta.url)) {
+  const result = await run({ runs: numberArg("--runs", 10) });
   process.stdout.write(`${result.markdown}\n`);
 }
