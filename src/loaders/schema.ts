@@ -23,6 +23,12 @@ export const PRIORITIES = ["low", "normal", "high", "critical"] as const;
 
 const durationText = `must be ${DURATION_EXPECTED}`;
 
+/** An integer from `min` to `max`, with the same message for every way to miss. */
+function integerFrom(min: number, max: number) {
+  const text = `must be an integer from ${min} to ${max}`;
+  return z.int({ error: text }).min(min, text).max(max, text);
+}
+
 /** A duration (text or seconds), parsed to milliseconds. */
 const durationSchema = z
   .union(
@@ -57,12 +63,7 @@ const noRunAtWithDelayMessage = { message: "cannot be set together with `runAt`;
 const taskOptionsShape = {
   type: z.enum(TASK_TYPES, { error: `must be one of: ${TASK_TYPES.join(", ")}` }).optional().describe("Handler that runs the task (default shell)"),
   priority: z.enum(PRIORITIES, { error: `must be one of: ${PRIORITIES.join(", ")}` }).optional().describe("Scheduling priority (default normal)"),
-  retries: z
-    .int({ error: `must be an integer from 0 to ${MAX_RETRIES}` })
-    .min(0, `must be an integer from 0 to ${MAX_RETRIES}`)
-    .max(MAX_RETRIES, `must be an integer from 0 to ${MAX_RETRIES}`)
-    .optional()
-    .describe("Extra attempts after the first (default 0)"),
+  retries: integerFrom(0, MAX_RETRIES).optional().describe("Extra attempts after the first (default 0)"),
   retryOn: z
     .array(z.int({ error: retryOnText }).min(1, retryOnText).max(255, retryOnText), { error: retryOnText })
     .min(1, "must list at least one exit code (leave it out to retry any failure)")
@@ -118,12 +119,7 @@ export const defaultsSchema = z
 /** The top-level fields other than `tasks`, which the loader validates entry by entry. */
 export const workflowHeaderSchema = z.strictObject({
   name: z.string({ error: "must be a string" }).min(1, "must not be empty").optional().describe("Workflow name"),
-  concurrency: z
-    .int({ error: `must be an integer from 1 to ${MAX_CONCURRENCY}` })
-    .min(1, `must be an integer from 1 to ${MAX_CONCURRENCY}`)
-    .max(MAX_CONCURRENCY, `must be an integer from 1 to ${MAX_CONCURRENCY}`)
-    .optional()
-    .describe("Most tasks running at once"),
+  concurrency: integerFrom(1, MAX_CONCURRENCY).optional().describe("Most tasks running at once"),
   env: envSchema.optional(),
   defaults: defaultsSchema.optional(),
 });
