@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { z } from "zod";
+import * as z from "zod/mini";
 import { workflowFileSchema } from "./schema.js";
 
 /** Where the committed JSON Schema lives, relative to the repository root. */

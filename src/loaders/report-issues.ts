@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod/mini";
 import type { DataPath, Locator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { defaultsSchema, taskSchema, workflowFileSchema } from "./schema.js";

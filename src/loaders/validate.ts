@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod/mini";
 import type { Locator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { describeValue, quote, reportIssues } from "./report-issues.js";
