@@ -1,24 +1,35 @@
-// Bundles the CLI into a few files under dist/bundle/ (run by `npm run build`, after tsc).
-// Why: Node 20 has no compile cache, and resolving and loading the ~250 small files of
-// commander, yaml and zod is most of `taskq validate`'s start-up; one bundle loads in a
-// fraction of that. Dynamic imports stay lazy: each becomes its own chunk.
-import { rmSync } from "node:fs";
+// Bundles the CLI (run by `npm run build`, after tsc) and writes its V8 code cache.
+//
+// Why: Node 20 has no compile cache of its own, and resolving, reading and compiling the
+// JavaScript of commander, yaml, zod and taskq was most of `taskq validate`'s and
+// `taskq run`'s start-up. So:
+// - dist/bundle/cli.cjs is the whole CLI in one CommonJS file. Modules that the source
+//   imports dynamically stay lazy: esbuild wraps each in an init function, run on first use.
+//   CommonJS because only a classic script can be compiled with a code cache on Node 20
+//   (vm.Script's cachedData); ES modules cannot.
+// - dist/bundle/cli.cjs.cache is V8's code cache for it, taken after a training run of a
+//   small workflow, so it holds the bytecode of every function a run uses: bin/taskq.cjs
+//   loads the bundle with it, and V8 skips parsing and compiling them.
+// - dist/bundle/load-worker.js is the thread that parses large workflow files (ESM).
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { build } from "esbuild";
 
-// Chunk names carry content hashes: start clean so old chunks do not pile up.
+// Start clean so old files do not pile up.
 rmSync("dist/bundle", { recursive: true, force: true });
 
 /**
  * zod re-exports every one of its ~60 locales through `z.locales`; taskq writes its own
- * messages and never reads them, yet a bundle of `z` keeps them all. Serve zod's locale
- * index with English only: a third of the bundle less to read and compile at start-up.
+ * messages and never reads them. Serve zod's locale index with English only, in case a
+ * bundle keeps the namespace.
  */
 const englishOnlyZodLocales = {
   name: "english-only-zod-locales",
   setup(builder) {
     builder.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
-      /[\\/]zod[\\/]v4[\\/](classic|core)[\\/]/.test(args.importer) ? { path: args.importer, namespace: "zod-locales" } : undefined,
+      /[\\/]zod[\\/]v4[\\/](classic|core|mini)[\\/]/.test(args.importer) ? { path: args.importer, namespace: "zod-locales" } : undefined,
     );
     builder.onLoad({ filter: /.*/, namespace: "zod-locales" }, (args) => ({
       contents: `export { default as en } from ${JSON.stringify(join(dirname(args.path), "../locales/en.js"))};`,
@@ -27,19 +38,57 @@ const englishOnlyZodLocales = {
   },
 };
 
-await build({
-  entryPoints: ["src/cli/main.ts", "src/cli/load-worker.ts"],
-  outdir: "dist/bundle",
+const common = {
   bundle: true,
-  splitting: true,
-  format: "esm",
   platform: "node",
   target: "node20",
   sourcemap: true,
-  // Loaded only by the commands that need them, from node_modules as usual.
-  external: ["pg", "prom-client", "ora", "chalk"],
-  // Bundled CommonJS (commander) calls require() for Node's built-ins.
-  banner: { js: "import { createRequire as __taskqRequire } from 'node:module'; const require = __taskqRequire(import.meta.url);" },
   logLevel: "warning",
   plugins: [englishOnlyZodLocales],
+};
+
+await build({
+  ...common,
+  entryPoints: ["src/cli/main.ts"],
+  outfile: "dist/bundle/cli.cjs",
+  format: "cjs",
+  // The durable mode's client and metrics (CommonJS), required from node_modules when a
+  // durable command needs them. Everything else is in the bundle: code compiled with a
+  // cache cannot use import() on Node 20 (the callback is lost with the cache).
+  external: ["pg", "prom-client"],
+  // The source is ESM: its import.meta.url becomes the bundle's own file URL.
+  define: { "import.meta.url": "__taskqBundleUrl" },
+  banner: { js: "const __taskqBundleUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
+
+// bin/taskq.cjs compiles the bundle with a code cache, which on Node 20 loses import()'s
+// callback: every dynamic import must have become a require() or a bundled init function.
+const dynamicImport = /\bimport\(/.exec(readFileSync("dist/bundle/cli.cjs", "utf8"));
+if (dynamicImport) throw new Error("dist/bundle/cli.cjs calls import(): bundle the module or require() it");
+
+await build({
+  ...common,
+  entryPoints: ["src/cli/load-worker.ts"],
+  outfile: "dist/bundle/load-worker.js",
+  format: "esm",
+  // Bundled CommonJS (none today, but yaml's and zod's builds may change) may call require().
+  banner: { js: "import { createRequire as __taskqRequire } from 'node:module'; const require = __taskqRequire(import.meta.url);" },
+});
+
+/**
+ * The training run: `taskq run` of a small workflow (validate, plan, run, log, summary) with
+ * TASKQ_WRITE_CODE_CACHE set, so bin/taskq.cjs writes the cache when the process exits.
+ */
+const work = mkdtempSync(join(tmpdir(), "taskq-build-"));
+try {
+  const workflow = join(work, "train.yaml");
+  writeFileSync(
+    workflow,
+    'tasks:\n  a: { run: "echo a" }\n  b: { run: "echo b >&2", dependsOn: a, retries: 1, timeout: 10s }\n  c: { run: "true", dependsOn: [a, b] }\n',
+  );
+  const env = { ...process.env, TASKQ_WRITE_CODE_CACHE: "1" };
+  delete env.NODE_OPTIONS;
+  execFileSync(process.execPath, ["bin/taskq.cjs", "run", workflow, "--output", "plain", "--log-dir", join(work, "logs")], { env, stdio: "ignore" });
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}

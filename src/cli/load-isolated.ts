@@ -1,4 +1,5 @@
 import { stat } from "node:fs/promises";
+import { Worker } from "node:worker_threads";
 import type { Workflow, WorkflowProblem } from "../loaders/index.js";
 
 /** Files above this size are parsed in a worker thread. */
@@ -22,7 +23,6 @@ export async function loadWorkflowForRun(file: string): Promise<Workflow> {
     const { loadWorkflow } = await import("../loaders/index.js");
     return loadWorkflow(file);
   }
-  const { Worker } = await import("node:worker_threads");
   const reply = await new Promise<Reply>((resolve, reject) => {
     const worker = new Worker(new URL("./load-worker.js", import.meta.url), { workerData: { file } });
     worker.once("message", (message: Reply) => resolve(message));

@@ -6,12 +6,8 @@ import { readFileSync } from "node:fs";
 
 const argv = process.argv.slice(2);
 
-// Fast path: `taskq --version` loads nothing but package.json.
-if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
-  process.stdout.write(`${readVersion()}\n`);
-} else {
-  void main();
-}
+// (`taskq --version` alone never gets here: bin/taskq.cjs answers it from package.json.)
+void main();
 
 function readVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };

@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-export const BIN = path.join(ROOT, "bin/taskq.js");
+export const BIN = path.join(ROOT, "bin/taskq.cjs");
 export const FIXTURES = path.join(ROOT, "test/fixtures");
 
 export interface CliResult {
