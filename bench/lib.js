@@ -7,9 +7,17 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-export const TASKQ = join(ROOT, "bin/taskq.js");
+export const TASKQ = join(ROOT, "bin/taskq.cjs");
 /** GNU time reports a child's peak RSS; without it RSS columns say "n/a". */
 export const GNU_TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
+
+/**
+ * The environment every measured command gets: ours, less what makes every Node process start
+ * slower. NODE_EXTRA_CA_CERTS (set on some CI machines, this one included) makes Node read and
+ * parse a CA bundle before running anything: ~50-90 ms here, which would hide taskq's own
+ * start-up cost inside bare node's. NODE_OPTIONS could change any of the runs.
+ */
+export const BENCH_ENV = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== "NODE_EXTRA_CA_CERTS" && name !== "NODE_OPTIONS"));
 
 /** A fresh scratch folder, removed by the returned function. */
 export function scratch(prefix) {
@@ -22,7 +30,7 @@ export function scratch(prefix) {
  * GNU time exists, its peak RSS (KiB). stdout goes to `stdout` (a path) or /dev/null.
  * Rejects on a non-zero exit unless `allowFail`.
  */
-export function measure(argv, { cwd = ROOT, env = process.env, rss = true, stdout, allowFail = false } = {}) {
+export function measure(argv, { cwd = ROOT, env = BENCH_ENV, rss = true, stdout, allowFail = false } = {}) {
   const rssFile = rss && GNU_TIME ? join(tmpdir(), `taskq-bench-rss-${process.pid}-${Math.random().toString(36).slice(2)}`) : undefined;
   const full = rssFile ? [GNU_TIME, "-f", "%M", "-o", rssFile, ...argv] : argv;
   return new Promise((resolvePromise, reject) => {
