@@ -1,0 +1,102 @@
+import { spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT } from "../helpers/cli.js";
+
+/**
+ * bin/taskq.cjs loads dist/bundle/cli.cjs with V8's code cache (cli.cjs.cache). These tests
+ * run a copy of the installed layout (bin, dist/bundle, package.json) so they can break its
+ * cache without touching the build the other tests use.
+ */
+let install: string;
+let bin: string;
+let cache: string;
+let workflow: string;
+
+function taskq(args: string[], env: Record<string, string> = {}) {
+  const result = spawnSync(process.execPath, [bin, ...args], {
+    cwd: install,
+    encoding: "utf8",
+    env: { ...process.env, CI: "true", NO_COLOR: "1", ...env },
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+beforeAll(() => {
+  install = mkdtempSync(path.join(tmpdir(), "taskq-code-cache-"));
+  mkdirSync(path.join(install, "bin"));
+  mkdirSync(path.join(install, "dist/bundle"), { recursive: true });
+  cpSync(path.join(ROOT, "bin/taskq.cjs"), path.join(install, "bin/taskq.cjs"));
+  cpSync(path.join(ROOT, "package.json"), path.join(install, "package.json"));
+  cpSync(path.join(ROOT, "dist/bundle/cli.cjs"), path.join(install, "dist/bundle/cli.cjs"));
+  symlinkSync(path.join(ROOT, "node_modules"), path.join(install, "node_modules"));
+  bin = path.join(install, "bin/taskq.cjs");
+  cache = path.join(install, "dist/bundle/cli.cjs.cache");
+  workflow = path.join(install, "workflow.yaml");
+  writeFileSync(workflow, 'tasks:\n  a: { run: "echo hello" }\n  b: { run: "true", dependsOn: a }\n');
+});
+
+afterAll(() => rmSync(install, { recursive: true, force: true }));
+
+/** Puts the cache's mtime in the past, so a rewrite shows. */
+function age(file: string): number {
+  const past = new Date(Date.now() - 3_600_000);
+  utimesSync(file, past, past);
+  return statSync(file).mtimeMs;
+}
+
+describe("the code cache", () => {
+  it("is written by the first run when missing, and then used as it is", () => {
+    rmSync(cache, { force: true });
+    expect(taskq(["validate", workflow])).toEqual({ code: 0, stdout: `${workflow}: ok, 2 tasks\n`, stderr: "" });
+    expect(statSync(cache).size).toBeGreaterThan(10_000);
+    const written = age(cache);
+    expect(taskq(["validate", workflow]).code).toBe(0);
+    // V8 accepted it: nothing was rewritten.
+    expect(statSync(cache).mtimeMs).toBe(written);
+  });
+
+  it("from another Node (or garbage) is ignored without a word, and replaced", () => {
+    writeFileSync(cache, Buffer.alloc(4096, 7));
+    const result = taskq(["run", workflow, "--output", "plain", "--log-dir", path.join(install, "logs")]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toContain("a | hello");
+    expect(result.stdout).toContain("2 succeeded");
+    const replaced = readFileSync(cache);
+    expect(replaced.equals(Buffer.alloc(4096, 7))).toBe(false);
+    const written = age(cache);
+    expect(taskq(["validate", workflow]).code).toBe(0);
+    expect(statSync(cache).mtimeMs).toBe(written);
+  });
+
+  it("is neither read nor written with TASKQ_CODE_CACHE=0", () => {
+    rmSync(cache, { force: true });
+    expect(taskq(["validate", workflow], { TASKQ_CODE_CACHE: "0" }).code).toBe(0);
+    expect(existsSync(cache)).toBe(false);
+  });
+
+  it("keeps the lazily loaded modules working: colours (chalk) from a cached bundle", () => {
+    taskq(["validate", workflow]);
+    expect(existsSync(cache)).toBe(true);
+    const result = taskq(["run", workflow, "--output", "plain", "--log-dir", path.join(install, "logs")], { NO_COLOR: "", FORCE_COLOR: "1" });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("\u001b[");
+  });
+
+  it("a missing bundle is a clear error", () => {
+    const moved = path.join(install, "dist/bundle/cli.cjs.moved");
+    cpSync(path.join(install, "dist/bundle/cli.cjs"), moved);
+    rmSync(path.join(install, "dist/bundle/cli.cjs"));
+    try {
+      const result = taskq(["validate", workflow]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/cannot read .*cli\.cjs \(ENOENT\); build it with: npm run build/);
+    } finally {
+      cpSync(moved, path.join(install, "dist/bundle/cli.cjs"));
+    }
+  });
+});
