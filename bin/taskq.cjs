@@ -31,7 +31,9 @@ function runBundle(file) {
   const useCache = process.env.TASKQ_CODE_CACHE !== "0";
   let cachedData;
   try {
-    if (useCache) cachedData = fs.readFileSync(cacheFile);
+    // V8 checks a cache against the source's length only: one older than the bundle (an
+    // edited or half-updated dist/) could belong to other code of the same length. Not used.
+    if (useCache && fs.statSync(cacheFile).mtimeMs >= fs.statSync(file).mtimeMs) cachedData = fs.readFileSync(cacheFile);
   } catch {
     // no cache yet: compile as usual
   }

@@ -40,8 +40,10 @@ beforeAll(() => {
 
 afterAll(() => rmSync(install, { recursive: true, force: true }));
 
-/** Puts the cache's mtime in the past, so a rewrite shows. */
+/** Puts the cache's mtime in the past (the bundle's further back), so a rewrite shows. */
 function age(file: string): number {
+  const bundlePast = new Date(Date.now() - 7_200_000);
+  utimesSync(path.join(install, "dist/bundle/cli.cjs"), bundlePast, bundlePast);
   const past = new Date(Date.now() - 3_600_000);
   utimesSync(file, past, past);
   return statSync(file).mtimeMs;
@@ -70,6 +72,25 @@ describe("the code cache", () => {
     const written = age(cache);
     expect(taskq(["validate", workflow]).code).toBe(0);
     expect(statSync(cache).mtimeMs).toBe(written);
+  });
+
+  it("older than the bundle (an edited dist/) is not used, and is replaced", () => {
+    taskq(["validate", workflow]);
+    const stale = age(cache);
+    const bundle = path.join(install, "dist/bundle/cli.cjs");
+    // Same length, different code: V8 alone would take the cache for this source.
+    const source = readFileSync(bundle, "utf8");
+    const edited = source.replace("file is empty; a workflow needs", "file is EMPTY; a workflow needs");
+    expect(edited.length).toBe(source.length);
+    writeFileSync(bundle, edited);
+    try {
+      writeFileSync(path.join(install, "empty.yaml"), "");
+      const result = taskq(["validate", path.join(install, "empty.yaml")]);
+      expect(result.stderr).toContain("file is EMPTY");
+      expect(statSync(cache).mtimeMs).toBeGreaterThan(stale);
+    } finally {
+      writeFileSync(bundle, source);
+    }
   });
 
   it("is neither read nor written with TASKQ_CODE_CACHE=0", () => {
