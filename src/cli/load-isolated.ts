@@ -1,5 +1,5 @@
-import { stat } from "node:fs/promises";
-import { Worker } from "node:worker_threads";
+import { stat } from "../fs-async.js";
+import { createRequire } from "node:module";
 import type { Workflow, WorkflowProblem } from "../loaders/index.js";
 
 /** Files above this size are parsed in a worker thread. */
@@ -23,6 +23,9 @@ export async function loadWorkflowForRun(file: string): Promise<Workflow> {
     const { loadWorkflow } = await import("../loaders/index.js");
     return loadWorkflow(file);
   }
+  // Required here, not imported: only large files need it (~1 ms to load), and the bundle
+  // cannot use import() (see scripts/bundle-cli.js).
+  const { Worker } = createRequire(import.meta.url)("node:worker_threads") as typeof import("node:worker_threads");
   const reply = await new Promise<Reply>((resolve, reject) => {
     const worker = new Worker(new URL("./load-worker.js", import.meta.url), { workerData: { file } });
     worker.once("message", (message: Reply) => resolve(message));

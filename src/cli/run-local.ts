@@ -1,4 +1,4 @@
-import { mkdir } from "node:fs/promises";
+import { mkdir } from "../fs-async.js";
 import path from "node:path";
 import { Queue, exponentialBackoff, type Backoff } from "../engine/index.js";
 import { TaskqError } from "../errors.js";

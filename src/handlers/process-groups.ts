@@ -1,4 +1,4 @@
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile } from "../fs-async.js";
 
 /**
  * Process groups of running attempts (each task's shell leads its own group, pgid = pid).

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { WriteStream } from "node:fs";
-import { mkdir, stat } from "node:fs/promises";
+import { mkdir, stat } from "../fs-async.js";
 import { AttemptOutput, type StreamName } from "./attempt-output.js";
 import { LogWriteError, TaskFailedError } from "./errors.js";
 import { Tail } from "./line-splitter.js";

@@ -1,4 +1,4 @@
-import { readFile, stat } from "node:fs/promises";
+import { readFile, stat } from "../fs-async.js";
 import { MAX_FILE_BYTES } from "./limits.js";
 import { parseWorkflow, tooLargeMessage, type ParseOptions } from "./parse-workflow.js";
 import type { Workflow } from "./build-workflow.js";
