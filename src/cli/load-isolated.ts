@@ -1,4 +1,4 @@
-import { stat } from "../fs-async.js";
+import { statSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { Workflow, WorkflowProblem } from "../loaders/index.js";
 
@@ -15,10 +15,12 @@ type Reply = { ok: true; workflow: Workflow } | { ok: false; problems?: Workflow
  * faster than starting a thread. Same result and same errors either way.
  */
 export async function loadWorkflowForRun(file: string): Promise<Workflow> {
-  const size = await stat(file).then(
-    (info) => info.size,
-    () => 0,
-  );
+  let size = 0;
+  try {
+    size = statSync(file).size;
+  } catch {
+    // the loader reports it
+  }
   if (size <= ISOLATE_ABOVE_BYTES) {
     const { loadWorkflow } = await import("../loaders/index.js");
     return loadWorkflow(file);

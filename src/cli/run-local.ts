@@ -1,4 +1,4 @@
-import { mkdir } from "../fs-async.js";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { Queue, exponentialBackoff, type Backoff } from "../engine/index.js";
 import { TaskqError } from "../errors.js";
@@ -25,7 +25,7 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   const startedAt = Date.now();
   const runId = makeRunId(startedAt);
   const logDir = path.join(options.logRoot, runId);
-  await createLogDir(logDir);
+  createLogDir(logDir);
   const renderer = await createRenderer(options.output, { color: options.color });
   const shell = createShellHandler({ runId, logDir, killGraceMs: options.killGraceMs, sink: renderer });
   const queue = new Queue({
@@ -108,9 +108,10 @@ function submitAll(queue: Queue, workflow: Workflow): void {
   }
 }
 
-async function createLogDir(logDir: string): Promise<void> {
+/** Synchronous, as the log files are: no thread-pool round trip before the first task. */
+function createLogDir(logDir: string): void {
   try {
-    await mkdir(logDir, { recursive: true });
+    mkdirSync(logDir, { recursive: true });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? "error";
     throw new TaskqError("LOG_DIR", `cannot create the log folder ${logDir}: ${code}`, { cause: error, exitCode: 1 });

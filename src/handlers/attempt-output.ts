@@ -1,12 +1,11 @@
-import type { WriteStream } from "node:fs";
 import type { Readable } from "node:stream";
 import { LineSplitter, type BlockHandler } from "./line-splitter.js";
-import { closeLogFile } from "./log-file.js";
+import { closeLogFile, type LogFile } from "./log-file.js";
 
 export type StreamName = "stdout" | "stderr";
 
 export interface AttemptOutputOptions {
-  log: WriteStream;
+  log: LogFile;
   onLine: (stream: StreamName, text: string) => void;
   /** Optional: runs of short complete lines as bytes (see BlockHandler) instead of one onLine each. */
   onLines?: (stream: StreamName, bytes: Buffer, count: number) => void;
@@ -23,7 +22,7 @@ export interface AttemptOutputOptions {
  * its output: it waits, as it would writing to a full pipe.
  */
 export class AttemptOutput {
-  readonly #log: WriteStream;
+  readonly #log: LogFile;
   readonly #onLine: AttemptOutputOptions["onLine"];
   readonly #onLines: AttemptOutputOptions["onLines"];
   readonly #sources: Readable[] = [];
@@ -44,7 +43,7 @@ export class AttemptOutput {
     this.#whenDisplayDrained = options.whenDisplayDrained;
     this.#log.on("drain", () => this.#setLogFull(false));
     // A persistent listener: a failing disk must never become an unhandled 'error' event.
-    this.#log.on("error", (error) => {
+    this.#log.on("error", (error: Error) => {
       if (this.#logError !== undefined) return;
       this.#logError = error;
       this.#setLogFull(false); // keep reading (and discarding) so the task is not stuck on a full pipe

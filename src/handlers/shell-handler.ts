@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import type { WriteStream } from "node:fs";
-import { mkdir, stat } from "../fs-async.js";
+import { mkdirSync } from "node:fs";
+import { stat } from "../fs-async.js";
 import { AttemptOutput, type StreamName } from "./attempt-output.js";
 import { LogWriteError, TaskFailedError } from "./errors.js";
 import { Tail } from "./line-splitter.js";
-import { closeLogFile, openLogFile, resolveLogPath } from "./log-file.js";
+import { closeLogFile, openLogFile, resolveLogPath, type LogFile } from "./log-file.js";
 import { registerProcessGroup, unregisterProcessGroup } from "./process-groups.js";
 import { GroupTerminator } from "./terminate-group.js";
 import type { AttemptContext, AttemptResult, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";
@@ -37,16 +37,14 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
   // Read once: spreading process.env (a C++-backed object) costs ~1 ms per spawn.
   const baseEnv = { ...process.env };
   for (const name of options.hiddenEnv ?? []) delete baseEnv[name];
-  let logDirReady: Promise<void> | undefined;
-  // mkdir -p once per handler; forgotten on failure so a later attempt can try again.
-  const ensureLogDir = (): Promise<void> =>
-    (logDirReady ??= mkdir(options.logDir, { recursive: true }).then(
-      () => undefined,
-      (error: unknown) => {
-        logDirReady = undefined;
-        throw error;
-      },
-    ));
+  let logDirReady = false;
+  // mkdir -p once per handler (synchronously, as the log files are opened); a failure is
+  // not remembered, so a later attempt tries again.
+  const ensureLogDir = (): void => {
+    if (logDirReady) return;
+    mkdirSync(options.logDir, { recursive: true });
+    logDirReady = true;
+  };
 
   return async (task: ShellTask, ctx: AttemptContext): Promise<AttemptResult> => {
     const logPath = resolveLogPath(options.logDir, task.id);
@@ -64,9 +62,9 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       };
     };
 
-    let log: WriteStream;
+    let log: LogFile;
     try {
-      await ensureLogDir();
+      ensureLogDir();
       log = openLogFile(logPath, ctx.attempt);
     } catch (error) {
       throw new LogWriteError(logPath, error);

@@ -1,0 +1,80 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { closeLogFile, LogFile, openLogFile } from "../../src/handlers/log-file.js";
+
+let dir: string | undefined;
+
+afterEach(() => {
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+function scratch(): string {
+  dir = mkdtempSync(path.join(tmpdir(), "taskq-log-file-"));
+  return dir;
+}
+
+describe("LogFile", () => {
+  it("writes every byte in order, pushes back past its high-water mark and says when to go on", async () => {
+    const file = path.join(scratch(), "a.log");
+    const log = openLogFile(file, 1);
+    const chunks = Array.from({ length: 40 }, () => randomBytes(64 * 1024)); // 2.5 MiB, past the 1 MiB mark
+    let refused = 0;
+    for (const chunk of chunks) if (!log.write(chunk)) refused++;
+    expect(refused).toBeGreaterThan(0);
+    expect(log.writableLength).toBe(40 * 64 * 1024);
+    await new Promise<void>((resolve) => log.once("drain", resolve));
+    expect(log.writableLength).toBeLessThan(log.writableHighWaterMark);
+    await closeLogFile(log);
+    expect(readFileSync(file).equals(Buffer.concat(chunks))).toBe(true);
+  });
+
+  it("calls each write's callback once its bytes are written", async () => {
+    const file = path.join(scratch(), "b.log");
+    const log = openLogFile(file, 1);
+    const written: number[] = [];
+    for (let index = 0; index < 5; index++) log.write(Buffer.from(`${index}\n`), () => written.push(readFileSync(file).length));
+    await closeLogFile(log);
+    expect(written).toHaveLength(5);
+    expect(written.at(-1)).toBe(10);
+    expect(readFileSync(file, "utf8")).toBe("0\n1\n2\n3\n4\n");
+  });
+
+  it("appends a later attempt after a marker line", async () => {
+    const file = path.join(scratch(), "c.log");
+    const first = openLogFile(file, 1);
+    first.write("one\n");
+    await closeLogFile(first);
+    const second = openLogFile(file, 2);
+    second.write("two\n");
+    await closeLogFile(second);
+    expect(readFileSync(file, "utf8")).toBe("one\n\n--- taskq: attempt 2 ---\ntwo\n");
+  });
+
+  it("on a full disk (/dev/full): one 'error', failed callbacks, then no hang", async () => {
+    if (!existsSync("/dev/full")) return;
+    const log = new LogFile(openSync("/dev/full", "w"));
+    const errors: Error[] = [];
+    log.on("error", (error: Error) => errors.push(error));
+    const first = new Promise<Error | null | undefined>((resolve) => log.write("x".repeat(4096), resolve));
+    expect(((await first) as NodeJS.ErrnoException | undefined)?.code).toBe("ENOSPC");
+    const later = new Promise<Error | null | undefined>((resolve) => log.write("more", resolve));
+    expect(((await later) as NodeJS.ErrnoException | undefined)?.code).toBe("ENOSPC");
+    await closeLogFile(log);
+    expect(errors.map((error) => (error as NodeJS.ErrnoException).code)).toEqual(["ENOSPC"]);
+    expect(log.errored?.code).toBe("ENOSPC");
+  });
+
+  it("closes once, and refuses writes after", async () => {
+    const file = path.join(scratch(), "d.log");
+    const log = openLogFile(file, 1);
+    await closeLogFile(log);
+    await closeLogFile(log);
+    const refused = await new Promise<Error | null | undefined>((resolve) => expect(log.write("late", resolve)).toBe(false));
+    expect(refused).toBeInstanceOf(Error);
+    expect(readFileSync(file, "utf8")).toBe("");
+  });
+});
