@@ -46,14 +46,26 @@ function runBundle(file) {
   script.runInThisContext().call(module.exports, module.exports, Module.createRequire(file), module, file, path.dirname(file));
 }
 
-/** Written whole or not at all (a temporary file renamed over the old one); a read-only install keeps none. */
+/**
+ * Written whole or not at all (a temporary file renamed over the old one). The file is
+ * opened before the cache is serialized (~10 ms): a read-only install pays one failed open.
+ */
 function writeCache(script, cacheFile) {
   const temporary = `${cacheFile}.${process.pid}.tmp`;
+  let fd;
   try {
-    fs.writeFileSync(temporary, script.createCachedData());
+    fd = fs.openSync(temporary, "wx");
+  } catch {
+    return;
+  }
+  try {
+    fs.writeFileSync(fd, script.createCachedData());
+    fs.closeSync(fd);
+    fd = undefined;
     fs.renameSync(temporary, cacheFile);
   } catch {
     try {
+      if (fd !== undefined) fs.closeSync(fd);
       fs.rmSync(temporary, { force: true });
     } catch {
       // nothing to clean

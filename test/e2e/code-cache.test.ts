@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -91,6 +91,16 @@ describe("the code cache", () => {
     } finally {
       writeFileSync(bundle, source);
     }
+  });
+
+  // Run as root here (as CI is): another user cannot write the install, as after `sudo npm i -g`.
+  it.skipIf(process.getuid?.() !== 0)("in an install the user cannot write: works, says nothing, writes nothing", () => {
+    rmSync(cache, { force: true });
+    for (const entry of [install, path.join(install, "bin"), path.join(install, "dist"), path.join(install, "dist/bundle")]) chmodSync(entry, 0o755);
+    for (const entry of [bin, workflow, path.join(install, "package.json"), path.join(install, "dist/bundle/cli.cjs")]) chmodSync(entry, 0o644);
+    const result = spawnSync(process.execPath, [bin, "validate", workflow], { cwd: tmpdir(), encoding: "utf8", uid: 65534, gid: 65534, env: { ...process.env, CI: "true" } });
+    expect({ code: result.status, stdout: result.stdout, stderr: result.stderr }).toEqual({ code: 0, stdout: `${workflow}: ok, 2 tasks\n`, stderr: "" });
+    expect(readdirSync(path.join(install, "dist/bundle"))).toEqual(["cli.cjs"]);
   });
 
   it("is neither read nor written with TASKQ_CODE_CACHE=0", () => {
