@@ -274,7 +274,7 @@ export class Queue {
     else if (record.status === "RUNNING") {
       record.current?.clearTimer();
       record.current = undefined;
-      }
+    }
     this.#tasks.setStatus(record, status);
     record.value = outcome.value;
     record.error = status === "SUCCEEDED" ? undefined : outcome.error;
