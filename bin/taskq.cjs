@@ -9,6 +9,9 @@
 const fs = require("node:fs");
 const path = require("node:path");
 
+/** The cache file starts with the SHA-1 of the bundle it was made from. */
+const DIGEST_BYTES = 20;
+
 const argv = process.argv.slice(2);
 // Fast path: `taskq --version` loads nothing but package.json.
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
@@ -20,37 +23,66 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
 function runBundle(file) {
   const vm = require("node:vm");
   const Module = require("node:module");
-  let source;
+  let bytes;
   try {
-    source = fs.readFileSync(file, "utf8");
+    bytes = fs.readFileSync(file);
   } catch (error) {
     process.stderr.write(`taskq: cannot read ${file} (${error.code ?? error.message}); build it with: npm run build\n`);
     process.exit(1);
   }
   const cacheFile = `${file}.cache`;
   const useCache = process.env.TASKQ_CODE_CACHE !== "0";
-  let cachedData;
-  try {
-    // V8 checks a cache against the source's length only: one older than the bundle (an
-    // edited or half-updated dist/) could belong to other code of the same length. Not used.
-    if (useCache && fs.statSync(cacheFile).mtimeMs >= fs.statSync(file).mtimeMs) cachedData = fs.readFileSync(cacheFile);
-  } catch {
-    // no cache yet: compile as usual
-  }
+  const cachedData = useCache ? readCache(cacheFile, file, bytes) : undefined;
   // The bundle has no import(): on Node 20, code compiled with a cache loses import()'s callback.
-  const script = new vm.Script(Module.wrap(source), { filename: file, cachedData });
+  const script = new vm.Script(Module.wrap(bytes.toString("utf8")), { filename: file, cachedData });
   if (useCache && (cachedData === undefined || script.cachedDataRejected || process.env.TASKQ_WRITE_CODE_CACHE)) {
-    process.once("exit", () => writeCache(script, cacheFile));
+    process.once("exit", () => writeCache(script, cacheFile, bytes));
   }
   const module = { exports: {} };
   script.runInThisContext().call(module.exports, module.exports, Module.createRequire(file), module, file, path.dirname(file));
 }
 
 /**
+ * V8 checks a cache against the source's length only: a cache of other code of the same
+ * length (an edited or half-updated dist/) would run that code's bytecode. So a cache is
+ * used when it was written after the bundle (as the build and later runs write it), or else
+ * when its SHA-1 of the bundle still matches (npm gives installed files their install time,
+ * in no set order; hashing costs ~1.5 ms, once where the cache's time can be updated).
+ */
+function readCache(cacheFile, file, bytes) {
+  let raw;
+  try {
+    if (fs.statSync(cacheFile).mtimeMs < fs.statSync(file).mtimeMs) {
+      raw = fs.readFileSync(cacheFile);
+      if (!raw.subarray(0, DIGEST_BYTES).equals(digest(bytes))) return undefined;
+      touch(cacheFile); // the next runs can skip the hash
+    } else {
+      raw = fs.readFileSync(cacheFile);
+    }
+  } catch {
+    return undefined; // no cache yet: compile as usual
+  }
+  return raw.length > DIGEST_BYTES ? raw.subarray(DIGEST_BYTES) : undefined;
+}
+
+function touch(file) {
+  try {
+    const now = new Date();
+    fs.utimesSync(file, now, now);
+  } catch {
+    // a read-only install hashes every time
+  }
+}
+
+function digest(bytes) {
+  return require("node:crypto").createHash("sha1").update(bytes).digest();
+}
+
+/**
  * Written whole or not at all (a temporary file renamed over the old one). The file is
  * opened before the cache is serialized (~10 ms): a read-only install pays one failed open.
  */
-function writeCache(script, cacheFile) {
+function writeCache(script, cacheFile, bytes) {
   const temporary = `${cacheFile}.${process.pid}.tmp`;
   let fd;
   try {
@@ -59,7 +91,7 @@ function writeCache(script, cacheFile) {
     return;
   }
   try {
-    fs.writeFileSync(fd, script.createCachedData());
+    fs.writeFileSync(fd, Buffer.concat([digest(bytes), script.createCachedData()]));
     fs.closeSync(fd);
     fd = undefined;
     fs.renameSync(temporary, cacheFile);

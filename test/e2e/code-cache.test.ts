@@ -74,7 +74,21 @@ describe("the code cache", () => {
     expect(statSync(cache).mtimeMs).toBe(written);
   });
 
-  it("older than the bundle (an edited dist/) is not used, and is replaced", () => {
+  it("older than the bundle but made from it (as npm installs them) is used as it is", () => {
+    taskq(["validate", workflow]);
+    const made = age(cache);
+    // npm gives installed files their install time, in no set order: the bundle may be newer.
+    const now = new Date();
+    utimesSync(path.join(install, "dist/bundle/cli.cjs"), now, now);
+    const before = readFileSync(cache);
+    expect(taskq(["validate", workflow])).toEqual({ code: 0, stdout: `${workflow}: ok, 2 tasks\n`, stderr: "" });
+    // Used, not rewritten; only its time moves past the bundle's, so later runs skip the hash.
+    expect(readFileSync(cache).equals(before)).toBe(true);
+    expect(statSync(cache).mtimeMs).toBeGreaterThan(made);
+    expect(statSync(cache).mtimeMs).toBeGreaterThanOrEqual(statSync(path.join(install, "dist/bundle/cli.cjs")).mtimeMs);
+  });
+
+  it("of other code (an edited or half-updated dist/) is not used, and is replaced", () => {
     taskq(["validate", workflow]);
     const stale = age(cache);
     const bundle = path.join(install, "dist/bundle/cli.cjs");
