@@ -121,6 +121,8 @@ export class LogFile extends EventEmitter {
   #writeAll(buffers: Buffer[], done: (error?: Error) => void): void {
     writev(this.fd, buffers, (error, written) => {
       if (error !== null) return done(error);
+      // A file that takes no bytes and reports no error would have us retry forever.
+      if (written === 0) return done(Object.assign(new Error("the log file took no bytes"), { code: "EIO" }));
       this.#pending -= written;
       let rest = written;
       while (buffers.length > 0 && rest >= buffers[0]!.length) rest -= buffers.shift()!.length;
