@@ -72,6 +72,10 @@ export class LogFile extends EventEmitter {
       return false;
     }
     const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+    if (bytes.length === 0) {
+      if (callback !== undefined) process.nextTick(callback, null);
+      return this.#pending < LOG_HIGH_WATER_MARK;
+    }
     this.#queue.push(bytes);
     this.#callbacks.push(callback);
     this.#pending += bytes.length;

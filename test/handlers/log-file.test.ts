@@ -43,6 +43,17 @@ describe("LogFile", () => {
     expect(readFileSync(file, "utf8")).toBe("0\n1\n2\n3\n4\n");
   });
 
+  it("takes an empty write as done, not as a write that never ends", async () => {
+    const file = path.join(scratch(), "e.log");
+    const log = openLogFile(file, 1);
+    const result = await new Promise<Error | null | undefined>((resolve) => log.write(Buffer.alloc(0), resolve));
+    expect(result).toBeNull();
+    log.write("after\n");
+    await closeLogFile(log);
+    expect(log.errored).toBeUndefined();
+    expect(readFileSync(file, "utf8")).toBe("after\n");
+  });
+
   it("appends a later attempt after a marker line", async () => {
     const file = path.join(scratch(), "c.log");
     const first = openLogFile(file, 1);
