@@ -45,15 +45,18 @@ export class BufferedWriter {
     // The block is copied once, to the end of its room; then each line moves left into its
     // place behind its prefix. copyWithin is a memmove: no Buffer view per line, as a
     // ranged copy() makes (1.8x faster for 100-byte lines). A line's prefix never covers
-    // bytes not yet moved: line i moves left by (count - 1 - i) prefixes.
-    const tail = at + count * prefix.length;
+    // bytes not yet moved: line i moves left by (count - 1 - i) prefixes. The prefix (a
+    // task id and a few bytes of colour) is copied byte by byte: cheaper than a call to
+    // set() for so few bytes (15% of this loop for 100-byte lines).
+    const prefixLength = prefix.length;
+    const tail = at + count * prefixLength;
     buffer.set(bytes, tail);
     let start = 0;
     for (let line = 0; start < bytes.length; line++) {
       const end = bytes.indexOf(0x0a, start) + 1;
-      const target = at + start + line * prefix.length;
-      buffer.set(prefix, target);
-      buffer.copyWithin(target + prefix.length, tail + start, tail + end);
+      let target = at + start + line * prefixLength;
+      for (let index = 0; index < prefixLength; index++) buffer[target++] = prefix[index]!;
+      buffer.copyWithin(target, tail + start, tail + end);
       start = end;
     }
     this.#used += size;
