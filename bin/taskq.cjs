@@ -52,12 +52,11 @@ function runBundle(file) {
 function readCache(cacheFile, file, bytes) {
   let raw;
   try {
-    if (fs.statSync(cacheFile).mtimeMs < fs.statSync(file).mtimeMs) {
-      raw = fs.readFileSync(cacheFile);
+    const older = fs.statSync(cacheFile).mtimeMs < fs.statSync(file).mtimeMs;
+    raw = fs.readFileSync(cacheFile);
+    if (older) {
       if (!raw.subarray(0, DIGEST_BYTES).equals(digest(bytes))) return undefined;
       touch(cacheFile); // the next runs can skip the hash
-    } else {
-      raw = fs.readFileSync(cacheFile);
     }
   } catch {
     return undefined; // no cache yet: compile as usual

@@ -67,6 +67,19 @@ async function workflowFile(name: string, yaml: string): Promise<string> {
   return file;
 }
 
+/** One task that prints "first" and hangs on its first run, and prints "second run" on any later one. */
+async function hangsOnFirstRun(name: string): Promise<string> {
+  const mark = path.join(ws.dir, `${name}-${randomBytes(3).toString("hex")}`);
+  return workflowFile(
+    name,
+    `tasks:
+  job:
+    run: 'if [ -f "$MARK" ]; then echo "second run"; else touch "$MARK"; echo first; sleep 1000; fi'
+    env: { MARK: "${mark}" }
+`,
+  );
+}
+
 async function submit(file: string, args: string[] = []): Promise<string> {
   const result = await taskq(["submit", file, ...args]);
   expect(result.stderr).toBe("");
@@ -291,15 +304,7 @@ tasks:
   });
 
   it("SIGTERM: the worker stops leasing, kills its task after --shutdown-timeout and gives the lease back; another worker runs it at once", async () => {
-    const mark = path.join(ws.dir, `begun-${randomBytes(3).toString("hex")}`);
-    const file = await workflowFile(
-      "handover",
-      `tasks:
-  job:
-    run: 'if [ -f "$MARK" ]; then echo "second run"; else touch "$MARK"; echo first; sleep 1000; fi'
-    env: { MARK: "${mark}" }
-`,
-    );
+    const file = await hangsOnFirstRun("handover");
     const leaving = await startWorker(["-j", "1", "--lease", "30s", "--shutdown-timeout", "1s", "--kill-grace", "1s"]);
     const runId = await submit(file);
     expect(await eventually(() => leaving.stdout().includes(`${runId}/job | first`))).toBe(true);
@@ -321,15 +326,7 @@ tasks:
   });
 
   it("a second SIGTERM kills the task at once and still gives its lease back, the attempt not counted", async () => {
-    const mark = path.join(ws.dir, `again-${randomBytes(3).toString("hex")}`);
-    const file = await workflowFile(
-      "twice",
-      `tasks:
-  job:
-    run: 'if [ -f "$MARK" ]; then echo "second run"; else touch "$MARK"; echo first; sleep 1000; fi'
-    env: { MARK: "${mark}" }
-`,
-    );
+    const file = await hangsOnFirstRun("twice");
     const leaving = await startWorker(["-j", "1", "--lease", "30s", "--shutdown-timeout", "60s", "--kill-grace", "60s"]);
     const runId = await submit(file);
     expect(await eventually(() => leaving.stdout().includes(`${runId}/job | first`))).toBe(true);
