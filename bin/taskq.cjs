@@ -90,6 +90,9 @@ function writeCache(script, cacheFile, bytes) {
     return;
   }
   try {
+    // V8 stamps the cache with a hash of its flags: `run` changes one at run time
+    // (src/cli/small-heap.ts); put it back, or every later start would reject the cache.
+    require("node:v8").setFlagsFromString("--semi-space-growth-factor=2");
     fs.writeFileSync(fd, Buffer.concat([digest(bytes), script.createCachedData()]));
     fs.closeSync(fd);
     fd = undefined;

@@ -6,6 +6,7 @@ import type { LeasedTask, PostgresStore, PostgresWorker, WorkerEvent } from "../
 import { BufferedWriter } from "./output.js";
 import { clock } from "./render/describe.js";
 import { onShutdownSignals, signalExitCode } from "./signals.js";
+import { keepYoungGenerationSmall } from "./small-heap.js";
 
 export interface WorkerRunOptions {
   concurrency: number;
@@ -93,6 +94,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     },
   });
   try {
+    keepYoungGenerationSmall();
     await worker.start();
     await Promise.race([halted, options.until?.(worker) ?? new Promise<never>(() => undefined)]);
     await stop(options.shutdownTimeoutMs);

@@ -24,6 +24,8 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   // Start loading the local runner while the file is read and parsed: module reads overlap the parse.
   const runner = flags.dryRun === true || !local ? undefined : import("../run-local.js");
   void runner?.catch(() => {}); // awaited below; an invalid file must not leave an unhandled rejection
+  // Before the file is loaded: the young generation would otherwise grow to 16 MiB by the first spawn.
+  if (local && flags.dryRun !== true) (await import("../small-heap.js")).keepYoungGenerationSmall();
   const { loadWorkflowForRun } = await import("../load-isolated.js");
   const workflow = await loadWorkflowForRun(file);
   const concurrency = concurrencyFlag(flags.concurrency, workflow.concurrency);
