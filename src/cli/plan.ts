@@ -40,6 +40,7 @@ export function printPlan(workflow: Workflow, concurrency: number): void {
     const details = [`priority ${task.priority}`];
     if (task.dependsOn.length > 0) details.push(`after ${task.dependsOn.join(", ")}`);
     if (task.runAt !== undefined) details.push(`not before ${new Date(task.runAt).toISOString()}`);
+    if (task.delayMs !== undefined) details.push(`${task.delayMs}ms after the run starts`);
     if (task.retries > 0) details.push(`${task.retries} retr${task.retries === 1 ? "y" : "ies"}`);
     if (task.timeoutMs !== undefined) details.push(`timeout ${task.timeoutMs}ms`);
     lines.push(`${String(index + 1).padStart(4)}. ${task.id}: ${task.run}  (${details.join("; ")})`);

@@ -87,6 +87,8 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
 
 function submitAll(queue: Queue, workflow: Workflow): void {
   const backoffs = new Map<string, Backoff>();
+  // `delay` counts from here, the start of the run.
+  const startedAt = Date.now();
   for (const task of workflow.tasks) {
     const key = `${task.backoff.baseMs}/${task.backoff.maxMs}`;
     let backoff = backoffs.get(key);
@@ -102,7 +104,7 @@ function submitAll(queue: Queue, workflow: Workflow): void {
       maxAttempts: task.retries + 1,
       backoff,
       ...(task.timeoutMs === undefined ? {} : { timeoutMs: task.timeoutMs }),
-      ...(task.runAt === undefined ? {} : { runAt: task.runAt }),
+      ...(task.runAt !== undefined ? { runAt: task.runAt } : task.delayMs !== undefined ? { runAt: startedAt + task.delayMs } : {}),
       dependsOn: task.dependsOn,
     });
   }

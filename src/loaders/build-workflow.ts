@@ -13,8 +13,14 @@ export interface WorkflowTask {
   retryOn?: number[];
   backoff: { baseMs: number; maxMs: number };
   timeoutMs?: number;
-  /** Epoch ms before which the task does not start, from `runAt` or now + `delay`. */
+  /** Epoch ms before which the task does not start, from `runAt`. */
   runAt?: number;
+  /**
+   * From `delay`: how long after the run starts the task may start. Counted from the
+   * moment the run starts (tasks submitted), not from when the file was read: reading
+   * a large file must not eat into the delays. Never set together with runAt.
+   */
+  delayMs?: number;
   /** Workflow env merged with task env (the task wins); a null-prototype object. */
   env: Record<string, string>;
   /** Absolute working directory. */
@@ -69,7 +75,7 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
   if (timeoutMs !== undefined) built.timeoutMs = timeoutMs;
   // A task's own runAt or delay replaces either one from defaults.
   const schedule = own("runAt") || own("delay") ? { from: ["tasks", id], runAt: task.runAt, delay: task.delay } : { from: ["defaults"], runAt: defaults.runAt, delay: defaults.delay };
-  if (schedule.delay !== undefined) built.runAt = context.now + schedule.delay;
+  if (schedule.delay !== undefined) built.delayMs = schedule.delay;
   if (schedule.runAt !== undefined) {
     built.runAt = Date.parse(schedule.runAt);
     if (built.runAt < context.now) notePast(id, schedule.runAt, [...schedule.from, "runAt"], context);

@@ -20,7 +20,8 @@ function toWorkflowTask(task: ContractTask): WorkflowTask {
     cwd: ".",
     dependsOn: task.dependsOn ?? [],
     ...(task.timeoutMs === undefined ? {} : { timeoutMs: task.timeoutMs }),
-    ...(task.delayMs === undefined ? {} : { runAt: Date.now() + task.delayMs }),
+    // A workflow's `delay`: the store adds it to the database's clock.
+    ...(task.delayMs === undefined ? {} : { delayMs: task.delayMs }),
   };
 }
 

@@ -155,6 +155,24 @@ tasks:
     expect(existsSync(path.join(result.dir, "ran-a"))).toBe(false);
   });
 
+  it("counts `delay` from the start of the run, not from when the file was read", async () => {
+    // Reading and checking 300 tasks takes tens of ms: they must not come off the delay.
+    const dependents = Array.from({ length: 300 }, (_, i) => `  t${i}: { run: "true", dependsOn: gate }`);
+    const yaml = `tasks:\n  gate: { run: "exit 1", delay: 1500ms }\n${dependents.join("\n")}\n`;
+    const plan = await run(yaml, ["--dry-run"]);
+    expect(plan.stdout).toMatch(/^ +1\. gate: exit 1 {2}\(priority normal; 1500ms after the run starts\)$/m);
+    const result = await run(yaml, ["--output", "json"]);
+    expect(result.code).toBe(1);
+    const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as { ts: string; event: string; id?: string; runAt?: number });
+    const runStart = Date.parse(events.find((e) => e.event === "run")!.ts);
+    const gate = events.find((e) => e.event === "submitted" && e.id === "gate")!;
+    expect(gate.runAt! - runStart).toBeGreaterThanOrEqual(1500);
+    expect(gate.runAt! - runStart).toBeLessThan(1500 + 1000);
+    const started = Date.parse(events.find((e) => e.event === "started" && e.id === "gate")!.ts);
+    expect(started).toBeGreaterThanOrEqual(gate.runAt!);
+    expect(events.filter((e) => e.event === "cancelled")).toHaveLength(300);
+  });
+
   it("honours NO_COLOR: no escape bytes at all", async () => {
     const result = await run(`tasks:\n  a: { run: "echo plain; exit 1" }\n`);
     expect(result.code).toBe(1);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { NOW, parse, yaml } from "./helpers.js";
+import { parse, yaml } from "./helpers.js";
 
 const example = yaml(
   "name: ci",
@@ -77,9 +77,12 @@ describe("parseWorkflow on a valid file", () => {
     expect(workflow.tasks[0]).toMatchObject({ priority: "low", backoff: { baseMs: 2000, maxMs: 90_000 }, retryOn: [3], cwd: "/work/wf/sub" });
   });
 
-  it("resolves delay against the clock, and a task's runAt replaces a delay from defaults", () => {
+  it("keeps a delay for the run's start to resolve, and a task's runAt replaces a delay from defaults", () => {
     const workflow = parse(yaml("defaults: { delay: 1h30m }", "tasks:", "  a: { run: x }", "  b: { run: x, runAt: '2026-06-01T12:00:00+02:00' }"));
-    expect(workflow.tasks.map((task) => task.runAt)).toEqual([NOW + 5_400_000, Date.parse("2026-06-01T10:00:00Z")]);
+    expect(workflow.tasks.map((task) => [task.runAt, task.delayMs])).toEqual([
+      [undefined, 5_400_000],
+      [Date.parse("2026-06-01T10:00:00Z"), undefined],
+    ]);
   });
 
   it("runs a task with a past runAt now, with one note pointing at the runAt", () => {
@@ -91,7 +94,7 @@ describe("parseWorkflow on a valid file", () => {
   it("reads durations in every documented form", () => {
     const forms = ["250ms", "30s", "5m", "1h", "1h30m", "1h2m3s4ms", "1.5", "0", "2592000"];
     const workflow = parse(yaml("tasks:", ...forms.map((form, index) => `  t${index}: { run: x, delay: ${form} }`)));
-    expect(workflow.tasks.map((task) => task.runAt! - NOW)).toEqual([250, 30_000, 300_000, 3_600_000, 5_400_000, 3_723_004, 1500, 0, 2_592_000_000]);
+    expect(workflow.tasks.map((task) => task.delayMs)).toEqual([250, 30_000, 300_000, 3_600_000, 5_400_000, 3_723_004, 1500, 0, 2_592_000_000]);
   });
 
   it("keeps the default backoff and no timeout when nothing sets them", () => {

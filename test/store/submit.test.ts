@@ -41,6 +41,26 @@ describe("submitRun", () => {
     await store.cancelRun("dedup");
   });
 
+  it("counts a delay from the database's clock when the task is written, also on resubmission", async () => {
+    const delayed = workflow([task("d", { delayMs: 60_000 }), task("e", { dependsOn: ["d"], delayMs: 30_000 })]);
+    await store.submitRun(delayed, { runId: "delayed" }); // a new run: one statement
+    const notBefore = () =>
+      sql<{ key: string; wait_ms: number }>(
+        store,
+        "SELECT key, (extract(epoch FROM not_before - now()) * 1000)::float8 AS wait_ms FROM $schema.tasks WHERE run_id = 'delayed' ORDER BY seq",
+      );
+    const first = await notBefore();
+    expect(first.map((row) => row.key)).toEqual(["d", "e"]);
+    expect(first[0]!.wait_ms).toBeGreaterThan(55_000);
+    expect(first[0]!.wait_ms).toBeLessThanOrEqual(60_000);
+    expect(first[1]!.wait_ms).toBeGreaterThan(25_000);
+    expect(first[1]!.wait_ms).toBeLessThanOrEqual(30_000);
+    // Resubmitted while still queued: the delay counts again from now (the other path).
+    await store.submitRun(workflow([task("d", { delayMs: 120_000 })]), { runId: "delayed" });
+    expect((await notBefore())[0]!.wait_ms).toBeGreaterThan(115_000);
+    await store.cancelRun("delayed");
+  });
+
   it("adds new tasks to an existing run, cancelling those whose dependency already failed", async () => {
     await store.submitRun(workflow([task("f")]), { runId: "grow" });
     const [leased] = await leaseAll(store);

@@ -19,6 +19,8 @@ interface NewTaskRow {
   cwd: string;
   priority: number;
   run_at: number | null;
+  /** `delay`: added to the database's clock when the row is written. */
+  delay_ms: number | null;
   state: TaskState;
   max_attempts: number;
   retry_on: number[];
@@ -52,6 +54,7 @@ function planTask(task: WorkflowTask, ord: number, states: Map<string, TaskState
     cwd: task.cwd,
     priority: PRIORITY_VALUES[task.priority],
     run_at: task.runAt ?? null,
+    delay_ms: task.delayMs ?? null,
     state,
     max_attempts: Math.max(task.retries, 0) + 1,
     retry_on: task.retryOn ?? [],
@@ -89,10 +92,10 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
   const states = new Map(existing.map((row) => [row.key, row.state]));
   const existingKeys = new Set(states.keys());
   const fresh: NewTaskRow[] = [];
-  const resubmitted: { key: string; priority: number; run_at: number | null }[] = [];
+  const resubmitted: QueuedUpdate[] = [];
   for (const task of workflow.tasks) {
     if (existingKeys.has(task.id)) {
-      resubmitted.push({ key: task.id, priority: PRIORITY_VALUES[task.priority], run_at: task.runAt ?? null });
+      resubmitted.push({ key: task.id, priority: PRIORITY_VALUES[task.priority], run_at: task.runAt ?? null, delay_ms: task.delayMs ?? null });
       continue;
     }
     if (states.has(task.id)) {
@@ -122,12 +125,12 @@ function insertTasksSql(names: SchemaNames, runId: string, from = ""): string {
                                      backoff_base_ms, backoff_max_ms, timeout_ms, waiting_on, cancel_reason, cancelled_by,
                                      queued_at, finished_at)
      SELECT ${runId}, x.key, x.type, x.run, x.env, x.cwd, x.priority,
-            COALESCE(to_timestamp(x.run_at / 1000.0), now()), x.state, x.max_attempts,
+            ${notBeforeSql("now()")}, x.state, x.max_attempts,
             ARRAY(SELECT jsonb_array_elements_text(x.retry_on)::int), x.backoff_base_ms, x.backoff_max_ms, x.timeout_ms,
             x.waiting_on, x.cancel_reason, x.cancelled_by,
             CASE WHEN x.state = 'queued' THEN now() END, CASE WHEN x.state = 'cancelled' THEN now() END
        FROM ${from} jsonb_to_recordset($2) AS x(ord int, key text, type text, run text, env jsonb, cwd text, priority int,
-            run_at float8, state text, max_attempts int, retry_on jsonb, backoff_base_ms int, backoff_max_ms int,
+            run_at float8, delay_ms float8, state text, max_attempts int, retry_on jsonb, backoff_base_ms int, backoff_max_ms int,
             timeout_ms int, waiting_on int, cancel_reason text, cancelled_by text)
       ORDER BY x.ord`;
 }
@@ -203,20 +206,31 @@ export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: 
   return { settle: !rows.some((row) => row.state !== "cancelled") };
 }
 
+/**
+ * A row's not-before: its runAt, or the database's clock plus its delay (so a delay, like
+ * every other time of the durable mode, does not depend on the submitting machine's clock),
+ * or else `otherwise`.
+ */
+function notBeforeSql(otherwise: string): string {
+  return `COALESCE(to_timestamp(x.run_at / 1000.0), now() + x.delay_ms * interval '1 millisecond', ${otherwise})`;
+}
+
+interface QueuedUpdate {
+  key: string;
+  priority: number;
+  run_at: number | null;
+  delay_ms: number | null;
+}
+
 /** Dedup: a resubmitted task still waiting in the queue takes the new priority and not-before. */
-async function updateQueued(
-  client: pg.ClientBase,
-  names: SchemaNames,
-  runId: string,
-  rows: { key: string; priority: number; run_at: number | null }[],
-): Promise<number> {
+async function updateQueued(client: pg.ClientBase, names: SchemaNames, runId: string, rows: QueuedUpdate[]): Promise<number> {
   if (rows.length === 0) return 0;
   const result = await client.query(
     `UPDATE ${names.tasks} t
-        SET priority = x.priority, not_before = COALESCE(to_timestamp(x.run_at / 1000.0), t.not_before)
-       FROM jsonb_to_recordset($2) AS x(key text, priority int, run_at float8)
+        SET priority = x.priority, not_before = ${notBeforeSql("t.not_before")}
+       FROM jsonb_to_recordset($2) AS x(key text, priority int, run_at float8, delay_ms float8)
       WHERE t.run_id = $1 AND t.key = x.key AND t.state = 'queued'
-        AND (t.priority <> x.priority OR (x.run_at IS NOT NULL AND t.not_before <> to_timestamp(x.run_at / 1000.0)))`,
+        AND (t.priority <> x.priority OR t.not_before <> ${notBeforeSql("t.not_before")})`,
     [runId, JSON.stringify(rows)],
   );
   return result.rowCount ?? 0;
