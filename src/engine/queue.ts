@@ -1,16 +1,17 @@
 import { TaskqError } from "../errors.js";
-import { afterFailure, dependencyCancelled, emitTerminal, normalizeError, settleWaiters, waitForRecord } from "./attempt-outcome.js";
+import { afterFailure, normalizeError, waitForRecord } from "./attempt-outcome.js";
 import { AttemptRunner } from "./attempt-runner.js";
 import { exponentialBackoff, type Backoff } from "./backoff.js";
 import { QueueClosedError, TaskCancelledError, TaskNotFoundError, UnknownHandlerError } from "./errors.js";
 import { QueueEvents, type QueueEventMap, type QueueEventName } from "./events.js";
+import { Finalizer } from "./finalize.js";
 import type { QueueOptions, ShutdownOptions, ShutdownResult } from "./options.js";
 import { Schedule } from "./schedule.js";
 import { ShutdownControl } from "./shutdown-control.js";
 import { RecordAttemptContext, TaskRecord } from "./task-record.js";
 import { createRecord, resolveDependencies } from "./task-spec.js";
 import { TaskTable } from "./task-table.js";
-import { isTerminal, type CancelReason, type Handler, type QueueStats, type TaskResult, type TaskSpec } from "./types.js";
+import { isTerminal, type Handler, type QueueStats, type TaskResult, type TaskSpec } from "./types.js";
 
 export type { QueueOptions, ShutdownOptions, ShutdownResult } from "./options.js";
 
@@ -28,6 +29,7 @@ export class Queue {
   readonly #events = new QueueEvents();
   readonly #tasks = new TaskTable();
   readonly #schedule = new Schedule(() => this.#pump());
+  readonly #finalizer = new Finalizer(this.#tasks, this.#schedule, this.#events, (record) => this.#enqueue(record, true));
   #seq = 0;
   #started = false;
   #closing = false;
@@ -92,7 +94,7 @@ export class Queue {
       if (record.runAt > 0) event.runAt = record.runAt;
       this.#events.emit("submitted", event);
     }
-    if (failed !== undefined) this.#cancelForDependency(record, failed);
+    if (failed !== undefined) this.#finalizer.cancelForDependency(record, failed);
     this.#pump();
     return id;
   }
@@ -121,7 +123,7 @@ export class Queue {
       record.current?.abort(error);
       return true;
     }
-    this.#finalize(record, "CANCELLED", { error, cancelReason: "cancel" });
+    this.#finalizer.finalize(record, "CANCELLED", { error, cancelReason: "cancel" });
     this.#pump();
     return true;
   }
@@ -231,11 +233,11 @@ export class Queue {
     context.clearTimer();
     record.current = undefined;
     if (ok && !record.cancelRequested) {
-      this.#finalize(record, "SUCCEEDED", { value: outcome });
+      this.#finalizer.finalize(record, "SUCCEEDED", { value: outcome });
     } else if (record.cancelRequested) {
-      this.#finalize(record, "CANCELLED", { error: record.error, cancelReason: "cancel" });
+      this.#finalizer.finalize(record, "CANCELLED", { error: record.error, cancelReason: "cancel" });
     } else if (this.#hardStopped) {
-      this.#finalize(record, "CANCELLED", { error: this.#stopReason, cancelReason: "shutdown" });
+      this.#finalizer.finalize(record, "CANCELLED", { error: this.#stopReason, cancelReason: "shutdown" });
     } else {
       this.#failAttempt(record, context, normalizeError(outcome, context));
     }
@@ -245,8 +247,8 @@ export class Queue {
 
   #failAttempt(record: TaskRecord, context: RecordAttemptContext, error: unknown): void {
     const after = afterFailure(record, context.attempt, error, this.#drain, this.#backoff);
-    if (after.next === "fail") return this.#finalize(record, "FAILED", { error });
-    if (after.next === "cancel") return this.#finalize(record, "CANCELLED", { error: after.error, cancelReason: "shutdown" });
+    if (after.next === "fail") return this.#finalizer.finalize(record, "FAILED", { error });
+    if (after.next === "cancel") return this.#finalizer.finalize(record, "CANCELLED", { error: after.error, cancelReason: "shutdown" });
     const { delayMs } = after;
     record.runAt = Date.now() + delayMs;
     record.error = error;
@@ -258,65 +260,11 @@ export class Queue {
     }
   }
 
-  /**
-   * The one way into a terminal status; runs once per task. Settles waiters,
-   * records dead letters, then unblocks or cascade-cancels the dependents.
-   */
-  #finalize(
-    record: TaskRecord,
-    status: "SUCCEEDED" | "FAILED" | "CANCELLED",
-    outcome: { value?: unknown; error?: unknown; cancelReason?: CancelReason; dependency?: string },
-    cascade = true,
-  ): void {
-    if (isTerminal(record.status)) return;
-    if (record.status === "READY") this.#schedule.ready.remove(record);
-    else if (record.status === "SCHEDULED") this.#schedule.delayed.remove(record);
-    else if (record.status === "RUNNING") {
-      record.current?.clearTimer();
-      record.current = undefined;
-    }
-    this.#tasks.setStatus(record, status);
-    record.value = outcome.value;
-    record.error = status === "SUCCEEDED" ? undefined : outcome.error;
-    record.cancelReason = outcome.cancelReason;
-    record.dependency = outcome.dependency;
-    settleWaiters(record);
-    emitTerminal(this.#events, record);
-    // cascade false: the caller settles the dependents itself (the cascade loop
-    // or a shutdown that ends every task), so the list must stay for it to walk.
-    if (cascade) this.#settleDependents(record);
-  }
-
-  /** Iterative, so a long dependency chain cannot overflow the stack. */
-  #settleDependents(root: TaskRecord): void {
-    const stack = [root];
-    for (let done = stack.pop(); done !== undefined; done = stack.pop()) {
-      const dependents = done.dependents;
-      done.dependents = undefined;
-      if (dependents === undefined) continue;
-      for (const dependent of dependents) {
-        if (isTerminal(dependent.status)) continue;
-        if (done.status === "SUCCEEDED") {
-          if (--dependent.waitingOn === 0) this.#enqueue(dependent, true);
-        } else {
-          this.#cancelForDependency(dependent, done, false);
-          stack.push(dependent);
-        }
-      }
-    }
-  }
-
-  /** Cancels `record` because `dependency` did not succeed; the reason names the task that started the cascade. */
-  #cancelForDependency(record: TaskRecord, dependency: TaskRecord, cascade = true): void {
-    const error = dependencyCancelled(dependency, this.#tasks);
-    this.#finalize(record, "CANCELLED", { error, cancelReason: "dependency", dependency: error.dependency }, cascade);
-  }
-
   #cancelNotStarted(message: string): void {
     for (const record of this.#tasks.values()) {
       if (isTerminal(record.status) || record.status === "RUNNING") continue;
       const error = new TaskCancelledError("shutdown", message);
-      this.#finalize(record, "CANCELLED", { error, cancelReason: "shutdown" }, false);
+      this.#finalizer.finalize(record, "CANCELLED", { error, cancelReason: "shutdown" }, false);
     }
   }
 
@@ -339,7 +287,7 @@ export class Queue {
       });
     }
     for (const record of running) {
-      this.#finalize(record, "CANCELLED", { error: reason, cancelReason: "shutdown" }, false);
+      this.#finalizer.finalize(record, "CANCELLED", { error: reason, cancelReason: "shutdown" }, false);
     }
     this.#checkDrained();
   }

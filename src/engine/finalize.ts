@@ -1,0 +1,83 @@
+import { dependencyCancelled, emitTerminal, settleWaiters } from "./attempt-outcome.js";
+import type { QueueEvents } from "./events.js";
+import type { Schedule } from "./schedule.js";
+import type { TaskRecord } from "./task-record.js";
+import type { TaskTable } from "./task-table.js";
+import { isTerminal, type CancelReason } from "./types.js";
+
+/** How a task ended: its value, or its error and why it was cancelled. */
+export interface Outcome {
+  value?: unknown;
+  error?: unknown;
+  cancelReason?: CancelReason;
+  /** The task whose failure or cancel started the cascade that cancelled this one. */
+  dependency?: string;
+}
+
+/**
+ * The one way into a terminal status, and what follows from it: the task leaves its heap
+ * or its attempt, waiters are settled, the terminal event is emitted, and its dependents
+ * are unblocked or cancelled in cascade.
+ */
+export class Finalizer {
+  readonly #tasks: TaskTable;
+  readonly #schedule: Schedule;
+  readonly #events: QueueEvents;
+  /** Queues a dependent whose last dependency succeeded. */
+  readonly #enqueue: (record: TaskRecord) => void;
+
+  constructor(tasks: TaskTable, schedule: Schedule, events: QueueEvents, enqueue: (record: TaskRecord) => void) {
+    this.#tasks = tasks;
+    this.#schedule = schedule;
+    this.#events = events;
+    this.#enqueue = enqueue;
+  }
+
+  /**
+   * Runs once per task; later calls do nothing. With `cascade` false the caller settles
+   * the dependents itself (the cascade loop, or a shutdown that ends every task), so the
+   * list stays for it to walk.
+   */
+  finalize(record: TaskRecord, status: "SUCCEEDED" | "FAILED" | "CANCELLED", outcome: Outcome, cascade = true): void {
+    if (isTerminal(record.status)) return;
+    if (record.status === "READY") this.#schedule.ready.remove(record);
+    else if (record.status === "SCHEDULED") this.#schedule.delayed.remove(record);
+    else if (record.status === "RUNNING") {
+      record.current?.clearTimer();
+      record.current = undefined;
+    }
+    this.#tasks.setStatus(record, status);
+    record.value = outcome.value;
+    record.error = status === "SUCCEEDED" ? undefined : outcome.error;
+    record.cancelReason = outcome.cancelReason;
+    record.dependency = outcome.dependency;
+    settleWaiters(record);
+    emitTerminal(this.#events, record);
+    if (cascade) this.#settleDependents(record);
+  }
+
+  /** Cancels `record` because `dependency` did not succeed; the reason names the task that started the cascade. */
+  cancelForDependency(record: TaskRecord, dependency: TaskRecord, cascade = true): void {
+    const error = dependencyCancelled(dependency, this.#tasks);
+    this.finalize(record, "CANCELLED", { error, cancelReason: "dependency", dependency: error.dependency }, cascade);
+  }
+
+  /** Iterative, so a long dependency chain cannot overflow the stack. */
+  #settleDependents(root: TaskRecord): void {
+    const stack = [root];
+    for (let done = stack.pop(); done !== undefined; done = stack.pop()) {
+      const dependents = done.dependents;
+      done.dependents = undefined;
+      if (dependents === undefined) continue;
+      for (const dependent of dependents) {
+        if (isTerminal(dependent.status)) continue;
+        if (done.status === "SUCCEEDED") {
+          if (--dependent.waitingOn === 0) this.#enqueue(dependent);
+        } else {
+          this.cancelForDependency(dependent, done, false);
+          stack.push(dependent);
+        }
+      }
+    }
+  }
+}
