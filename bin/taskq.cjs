@@ -90,9 +90,9 @@ function writeCache(script, cacheFile, bytes) {
     return;
   }
   try {
-    // V8 stamps the cache with a hash of its flags: `run` changes one at run time
-    // (src/cli/small-heap.ts); put it back, or every later start would reject the cache.
-    require("node:v8").setFlagsFromString("--semi-space-growth-factor=2");
+    // V8 stamps the cache with a hash of its flags: a V8 flag the run changed
+    // (src/cli/small-heap.ts) goes back first, or every later start would reject the cache.
+    globalThis[Symbol.for("taskq.restoreV8Flags")]?.();
     fs.writeFileSync(fd, Buffer.concat([digest(bytes), script.createCachedData()]));
     fs.closeSync(fd);
     fd = undefined;

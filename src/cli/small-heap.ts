@@ -1,5 +1,8 @@
 import { setFlagsFromString } from "node:v8";
 
+/** Where bin/taskq.cjs finds how to undo the flag before it writes the code cache. */
+const RESTORE_FLAGS = Symbol.for("taskq.restoreV8Flags");
+
 /**
  * Keeps V8's young generation at the size it has now (2 MiB at the start of a run) for
  * the rest of the process, instead of letting it double up to 32 MiB under the steady
@@ -9,9 +12,16 @@ import { setFlagsFromString } from "node:v8";
  * 71 MB and each task cost ~6% more (2.78 against 2.61 ms, medians of 10 alternating
  * runs). Scavenges come more often, each with as little to copy as before; a 300 MB
  * output flood is no slower. The flag is read by V8 each time it considers growing the
- * space, so it takes effect when set at run time. V8 stamps the code cache with a hash
- * of its flags: bin/taskq.cjs puts the default (2) back before it writes one.
+ * space, so it takes effect when set at run time.
+ *
+ * Only for Node majors known to have the flag: V8 prints an error for flags it does not
+ * know. V8 stamps the code cache with a hash of its flags, so the default goes back
+ * before bin/taskq.cjs writes one (through RESTORE_FLAGS), or every later start would
+ * reject the cache.
  */
 export function keepYoungGenerationSmall(): void {
+  const major = Number(process.versions.node.split(".")[0]);
+  if (major < 20 || major > 24) return;
   setFlagsFromString("--semi-space-growth-factor=1");
+  (globalThis as Record<symbol, unknown>)[RESTORE_FLAGS] = () => setFlagsFromString("--semi-space-growth-factor=2");
 }
