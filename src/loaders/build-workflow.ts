@@ -1,5 +1,5 @@
 import { dirname, resolve } from "node:path";
-import type { Locator } from "./locator.js";
+import type { SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { PRIORITIES, type TaskDefaults, type TaskFile } from "./schema.js";
 
@@ -45,7 +45,7 @@ interface BuildContext {
   now: number;
   env: Record<string, string>;
   defaults: TaskDefaults;
-  locator: Locator;
+  locator: SourceLocator;
   problems: ProblemList;
   notes: Map<number, string>;
 }

@@ -1,4 +1,4 @@
-import type { Locator } from "./locator.js";
+import type { SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { quote } from "./report-issues.js";
 import { closestMatch } from "./suggest.js";
@@ -18,7 +18,7 @@ const MAX_SUGGESTIONS = 50;
  * Checks dependencies (unknown ids, self-dependency, cycles) and returns the
  * tasks in topological order: Kahn's algorithm, ready ties broken by file order.
  */
-export function orderTasks(tasks: DependencyInput[], locator: Locator, problems: ProblemList): number[] {
+export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, problems: ProblemList): number[] {
   const indexOf = new Map(tasks.map((task, index) => [task.id, index]));
   const dependents: number[][] = tasks.map(() => []);
   const waitingOn = new Array<number>(tasks.length).fill(0);
@@ -54,7 +54,7 @@ export function orderTasks(tasks: DependencyInput[], locator: Locator, problems:
   return order;
 }
 
-function reportCycles(tasks: DependencyInput[], edges: number[][], waitingOn: number[], locator: Locator, problems: ProblemList): void {
+function reportCycles(tasks: DependencyInput[], edges: number[][], waitingOn: number[], locator: SourceLocator, problems: ProblemList): void {
   const stuck = waitingOn.map((count) => count > 0);
   for (const cycle of findCycles(edges, stuck)) {
     const positions = cycle.map((from, step) => {

@@ -4,12 +4,17 @@ import { keyText } from "./to-plain.js";
 /** A path into the workflow data, as zod reports it: keys and list indexes. */
 export type DataPath = ReadonlyArray<PropertyKey>;
 
+/** Finds where a data path is in the source, for messages. */
+export interface SourceLocator {
+  offsetOf(path: DataPath, at?: "value" | "key"): number;
+}
+
 /**
  * Maps a data path (e.g. ["tasks", "test", "retries"]) back to a source offset
  * by walking the YAML node tree. The `tasks` mapping is indexed once, so
  * locating a problem in a 40,000-task file stays O(path length).
  */
-export class Locator {
+export class Locator implements SourceLocator {
   readonly #root: Node | null;
   readonly #aliasTargets: Map<Alias, Node>;
   readonly #tasksMap: YAMLMap | undefined;

@@ -2,8 +2,10 @@ import { buildTask, type Workflow } from "./build-workflow.js";
 import { decodeText } from "./decode-text.js";
 import { orderTasks, type DependencyInput } from "./dependency-graph.js";
 import { MAX_FILE_BYTES } from "./limits.js";
-import { Locator } from "./locator.js";
+import { Locator, type SourceLocator } from "./locator.js";
+import { ProblemList } from "./problem-list.js";
 import { readYaml } from "./read-yaml.js";
+import { readSimpleYaml } from "./simple-yaml.js";
 import { toPlain } from "./to-plain.js";
 import { validateFile } from "./validate.js";
 import { WorkflowError } from "./workflow-error.js";
@@ -29,12 +31,46 @@ export function parseWorkflow(text: string | Buffer, file: string, options: Pars
   if (text.length > MAX_FILE_BYTES) throw new WorkflowError([{ file, line: 1, col: 1, message: tooLargeMessage(text.length) }]);
   const decoded = decodeText(text);
   if (!decoded.ok) throw new WorkflowError([{ file, line: decoded.line, col: decoded.col, message: decoded.message }]);
+  const simple = readSimpleYaml(decoded.text);
+  if (simple !== undefined) {
+    const workflow = buildFromSimple(simple, file, now);
+    if (workflow !== undefined) return workflow;
+  }
   const parsed = readYaml(decoded.text, file);
   const problems = parsed.problems;
   if (!("document" in parsed)) throw new WorkflowError(problems.problems);
   const plain = toPlain(parsed.document, problems);
-  const locator = new Locator(parsed.document, plain.aliasTargets);
-  const validated = validateFile(plain.value, locator, problems);
+  return buildWorkflow(plain.value, { file, now, locator: new Locator(parsed.document, plain.aliasTargets), problems });
+}
+
+/** Thrown by the simple path's locator: the file has something to report, which needs positions. */
+const NEEDS_POSITIONS = new Error("the file has something to report");
+const noPositions: SourceLocator = {
+  offsetOf(): never {
+    throw NEEDS_POSITIONS;
+  },
+};
+
+/**
+ * The workflow from readSimpleYaml's data, or undefined when it has anything to
+ * report (a problem, or a note such as a runAt in the past): every message then
+ * comes from the full path, with its position, exactly as without this shortcut.
+ */
+function buildFromSimple(data: unknown, file: string, now: number): Workflow | undefined {
+  const problems = new ProblemList(file);
+  try {
+    const workflow = buildWorkflow(data, { file, now, locator: noPositions, problems });
+    return problems.size === 0 ? workflow : undefined;
+  } catch (error) {
+    if (error === NEEDS_POSITIONS || error instanceof WorkflowError) return undefined;
+    throw error;
+  }
+}
+
+/** Validates plain data, orders the tasks and builds them; throws a WorkflowError listing every problem. */
+function buildWorkflow(data: unknown, source: { file: string; now: number; locator: SourceLocator; problems: ProblemList }): Workflow {
+  const { file, now, locator, problems } = source;
+  const validated = validateFile(data, locator, problems);
   if (validated === undefined) throw new WorkflowError(problems.problems);
   const inputs: DependencyInput[] = validated.tasks.map(({ id, dependsOn }) => ({ id, dependsOn: dependencyList(dependsOn) }));
   const order = orderTasks(inputs, locator, problems);

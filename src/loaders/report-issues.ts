@@ -1,5 +1,5 @@
 import type * as z from "zod/mini";
-import type { DataPath, Locator } from "./locator.js";
+import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { defaultsSchema, taskSchema, workflowFileSchema } from "./schema.js";
 import { didYouMean } from "./suggest.js";
@@ -14,7 +14,7 @@ const topKeys = Object.keys(workflowFileSchema.shape);
  * Turns zod issues (paths relative to `base`) into problems with a position and
  * a message naming the field, what was expected, and what was found.
  */
-export function reportIssues(issues: readonly Issue[], base: DataPath, locator: Locator, problems: ProblemList): void {
+export function reportIssues(issues: readonly Issue[], base: DataPath, locator: SourceLocator, problems: ProblemList): void {
   for (const issue of issues) {
     const path = [...base, ...issue.path];
     if (issue.code === "invalid_union") {

@@ -1,5 +1,5 @@
 import type * as z from "zod/mini";
-import type { Locator } from "./locator.js";
+import type { SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { describeValue, quote, reportIssues } from "./report-issues.js";
 import { TASK_ID_PATTERN, taskSchema, workflowHeaderSchema, type TaskFile } from "./schema.js";
@@ -19,7 +19,7 @@ const parseOptions = { reportInput: true } as const;
 const dependsOnSchema = taskSchema.shape.dependsOn;
 
 /** Checks the plain data against the schema, one task at a time (zod records would drop a `__proto__` id). */
-export function validateFile(data: unknown, locator: Locator, problems: ProblemList): ValidatedFile | undefined {
+export function validateFile(data: unknown, locator: SourceLocator, problems: ProblemList): ValidatedFile | undefined {
   if (data === null || data === undefined) {
     problems.at(1, 1, "file is empty; a workflow needs a `tasks` mapping");
     return undefined;
@@ -55,7 +55,7 @@ export function isValidId(id: string): boolean {
   return TASK_ID_PATTERN.test(id) && id !== "." && id !== "..";
 }
 
-function taskEntries(tasks: unknown, locator: Locator, problems: ProblemList): Array<[string, unknown]> {
+function taskEntries(tasks: unknown, locator: SourceLocator, problems: ProblemList): Array<[string, unknown]> {
   if (tasks === undefined) {
     problems.atOffset(locator.offsetOf([]), "`tasks` is missing; add a `tasks` mapping with at least one task");
     return [];

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseWorkflow, WorkflowError } from "../../src/loaders/index.js";
+import { mutate, mutationOf } from "./helpers.js";
 
 const valid = [
   "name: ci",
@@ -30,24 +31,7 @@ const valid = [
 /** Characters that matter to YAML, so mutations hit interesting paths. */
 const yamlChar = fc.constantFrom(..."abc-_:{}[],&*!|>'\"#%@`?~ \t\n\r\uFEFF01.é".split(""));
 
-type Mutation = { kind: "insert"; at: number; text: string } | { kind: "delete" | "duplicate"; at: number; length: number };
-
-const mutation: fc.Arbitrary<Mutation> = fc.oneof(
-  fc.record({ kind: fc.constant("insert" as const), at: fc.nat(), text: fc.string({ unit: yamlChar, maxLength: 8 }) }),
-  fc.record({ kind: fc.constant("delete" as const), at: fc.nat(), length: fc.integer({ min: 1, max: 12 }) }),
-  fc.record({ kind: fc.constant("duplicate" as const), at: fc.nat(), length: fc.integer({ min: 1, max: 60 }) }),
-);
-
-function mutate(text: string, mutations: Mutation[]): string {
-  let result = text;
-  for (const change of mutations) {
-    const at = change.at % (result.length + 1);
-    if (change.kind === "insert") result = result.slice(0, at) + change.text + result.slice(at);
-    else if (change.kind === "delete") result = result.slice(0, at) + result.slice(at + change.length);
-    else result = result.slice(0, at) + result.slice(at, at + change.length) + result.slice(at);
-  }
-  return result;
-}
+const mutation = mutationOf(yamlChar, 8);
 
 /** Parses, asserting that any failure is a WorkflowError whose positions all lie inside the text. */
 function checkParse(input: string | Buffer): void {

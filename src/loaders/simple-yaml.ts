@@ -1,0 +1,381 @@
+import { MAX_NESTING_DEPTH, MAX_TASKS } from "./limits.js";
+
+/**
+ * A fast reader for the plain subset of YAML that workflow files are written in:
+ * block mappings and lists, one-line flow lists and mappings, plain and one-line
+ * quoted scalars, comments. It returns what toPlain would make of the same text
+ * (null-prototype objects, the top-level `tasks` mapping as a Map, core-schema
+ * scalars), or undefined as soon as the text uses anything else (anchors,
+ * aliases, tags, block or multi-line scalars, tabs, CR, a second document,
+ * duplicate or unusual keys, numbers other than plain integers) or is not valid
+ * YAML. Undefined means "read it with yaml": that path stays the only one that
+ * reports problems, with their positions, so errors are exactly as before.
+ *
+ * Why: yaml's lexer, parser and composer build a token stream, a syntax tree
+ * and a document tree with positions for every node, and that is ~3/4 of
+ * `taskq validate` on a 10,000-task file. A valid file needs no positions at all.
+ * Most of the scanning here is done by regular expressions, which V8 runs as
+ * machine code even before the JavaScript around them is optimised.
+ */
+export function readSimpleYaml(text: string): unknown {
+  if (UNSUPPORTED_TEXT.test(text)) return undefined;
+  const reader = new SimpleReader(text);
+  try {
+    return reader.document();
+  } catch {
+    // NOT_SIMPLE, or a RangeError (e.g. `\U` past U+10FFFF): either way, yaml decides.
+    return undefined;
+  }
+}
+
+/** Thrown inside the reader (one instance: no stack to capture); readSimpleYaml turns it into undefined. */
+const NOT_SIMPLE = new Error("not simple YAML");
+
+/**
+ * Characters that end the fast path at once: tabs, CR and other controls, the
+ * byte order mark, NEL and the Unicode line separators (which YAML versions treat
+ * differently), and a directive or document marker at the start of a line.
+ */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const UNSUPPORTED_TEXT = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]|^(?:---|\.\.\.|%)/mu;
+
+/** yaml rejects an implicit key whose `:` is more than 1024 characters after its start; stay well inside. */
+const MAX_KEY_SPAN = 1000;
+/** A plain key: letters, digits and `_ . / -`, not starting with `-`; then `:` and a space or the line's end. */
+const PLAIN_KEY = /([A-Za-z0-9_./][A-Za-z0-9_./-]*):(?: +|$)/my;
+/** The rest of a line after a value: spaces, then nothing or a comment. */
+const LINE_REST = / *(?:#.*)?$/my;
+/** A plain scalar inside [] or {}: no indicators, no `:` or `#` at all (to stay clear of every corner). */
+const FLOW_PLAIN = /[^,[\]{}:#'"\n]*[^,[\]{}:#'" \n]/y;
+/** A plain key inside {}: as PLAIN_KEY, then `:` and at least one space. */
+const FLOW_KEY = /([A-Za-z0-9_./][A-Za-z0-9_./-]*): +/y;
+const SPACES = / */y;
+const UNTIL_HASH = /[^#\n]*/y;
+/** Characters that cannot start a plain scalar here (or that would start something other than a scalar). */
+const NOT_PLAIN_START = /[-?:,[\]{}#&*!|>'"%@`]/;
+/** A double-quoted scalar on one line; escapes are checked separately. */
+const DOUBLE_QUOTED = /"((?:[^"\\\n]|\\[^\n])*)"/y;
+const SINGLE_QUOTED = /'((?:[^'\n]|'')*)'/y;
+const ESCAPE = /\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[0abtnvfre "/\\N_LP])/g;
+const SIMPLE_ESCAPES: Record<string, string> = {
+  "0": "\0",
+  a: "\x07",
+  b: "\b",
+  t: "\t",
+  n: "\n",
+  v: "\v",
+  f: "\f",
+  r: "\r",
+  e: "\x1b",
+  " ": " ",
+  '"': '"',
+  "/": "/",
+  "\\": "\\",
+  N: "\x85",
+  _: "\xa0",
+  L: "\u2028",
+  P: "\u2029",
+};
+
+/** The core schema's scalars, as yaml resolves them (yaml/dist/schema/core). */
+const NULL = /^(?:~|[Nn]ull|NULL)?$/;
+const BOOL = /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/;
+const INT = /^[-+]?[0-9]+$/;
+/** Octal and hex ints and every float form: left to yaml. */
+const OTHER_NUMBER = /^(?:0o[0-7]+|0x[0-9a-fA-F]+|[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?)$/;
+
+class SimpleReader {
+  readonly #text: string;
+  /** Content lines only (blank and comment-only lines are skipped): start of content, end of line, indent. */
+  readonly #starts: number[] = [];
+  readonly #ends: number[] = [];
+  readonly #indents: number[] = [];
+  #line = 0;
+
+  constructor(text: string) {
+    this.#text = text;
+    const length = text.length;
+    for (let start = 0; start <= length; ) {
+      let end = text.indexOf("\n", start);
+      if (end === -1) end = length;
+      let content = start;
+      while (content < end && text.charCodeAt(content) === 0x20) content++;
+      if (content < end && text.charCodeAt(content) !== 0x23 /* # */) {
+        this.#starts.push(content);
+        this.#ends.push(end);
+        this.#indents.push(content - start);
+      }
+      start = end + 1;
+    }
+  }
+
+  document(): unknown {
+    if (this.#starts.length === 0 || this.#indents[0] !== 0) fail();
+    const root = this.#block(0, 0);
+    if (this.#line < this.#starts.length) fail();
+    return root;
+  }
+
+  /** The block collection whose entries start at `indent` on the current line. */
+  #block(indent: number, depth: number, isTasks = false): unknown {
+    if (depth >= MAX_NESTING_DEPTH) fail();
+    return this.#isSequenceEntry(this.#line) ? this.#sequence(indent, depth) : this.#mapping(indent, depth, isTasks);
+  }
+
+  #mapping(indent: number, depth: number, isTasks: boolean): unknown {
+    const text = this.#text;
+    const result = newMapping(isTasks);
+    while (this.#line < this.#starts.length && this.#indents[this.#line] === indent) {
+      const line = this.#line;
+      const start = this.#starts[line]!;
+      let key: string;
+      let after: number;
+      if (text.charCodeAt(start) === 0x22 /* " */ || text.charCodeAt(start) === 0x27 /* ' */) {
+        const quoted = this.#quoted(start);
+        key = quoted.value;
+        if (text.charCodeAt(quoted.end) !== 0x3a /* : */ || quoted.end - start > MAX_KEY_SPAN) fail();
+        after = quoted.end + 1;
+        const next = text.charCodeAt(after);
+        if (after < this.#ends[line]! && next !== 0x20) fail();
+        SPACES.lastIndex = after;
+        SPACES.test(text);
+        after = SPACES.lastIndex;
+      } else {
+        ({ key, end: after } = plainKey(PLAIN_KEY, text, start));
+      }
+      checkNewKey(result, key);
+      const childIsTasks = depth === 0 && key === "tasks";
+      let value: unknown;
+      if (after >= this.#ends[line]! || text.charCodeAt(after) === 0x23 /* # */) {
+        // `key:` alone: a nested block (more indented, or a list at the same indent), or null.
+        this.#line++;
+        const next = this.#line;
+        if (next < this.#starts.length && this.#indents[next]! > indent) value = this.#block(this.#indents[next]!, depth + 1, childIsTasks);
+        else if (next < this.#starts.length && this.#indents[next] === indent && this.#isSequenceEntry(next)) value = this.#sequence(indent, depth + 1);
+        else value = null;
+      } else {
+        value = this.#inlineValue(after, this.#ends[line]!, depth + 1, childIsTasks);
+        this.#line++;
+        this.#expectNotDeeper(indent);
+      }
+      setEntry(result, key, value);
+    }
+    this.#expectNotDeeper(indent);
+    return result;
+  }
+
+  #sequence(indent: number, depth: number): unknown[] {
+    const text = this.#text;
+    const list: unknown[] = [];
+    while (this.#line < this.#starts.length && this.#indents[this.#line] === indent && this.#isSequenceEntry(this.#line)) {
+      const line = this.#line;
+      SPACES.lastIndex = this.#starts[line]! + 1;
+      SPACES.test(text);
+      const item = SPACES.lastIndex;
+      if (item >= this.#ends[line]! || text.charCodeAt(item) === 0x23 /* # */) {
+        this.#line++;
+        const next = this.#line;
+        list.push(next < this.#starts.length && this.#indents[next]! > indent ? this.#block(this.#indents[next]!, depth + 1) : null);
+        continue;
+      }
+      // `- key: value` (a mapping in the list) and `- - x` are left to yaml.
+      if (this.#isSequenceEntryAt(item)) fail();
+      PLAIN_KEY.lastIndex = item;
+      if (PLAIN_KEY.test(text)) fail();
+      list.push(this.#inlineValue(item, this.#ends[line]!, depth + 1, false));
+      this.#line++;
+      this.#expectNotDeeper(indent);
+    }
+    return list;
+  }
+
+  /** A value that starts on the key's (or the list item's) line and must end on it. */
+  #inlineValue(start: number, end: number, depth: number, isTasks: boolean): unknown {
+    const text = this.#text;
+    const first = text.charCodeAt(start);
+    let value: unknown;
+    let stop: number;
+    if (first === 0x5b /* [ */ || first === 0x7b /* { */) {
+      const flow = this.#flow(start, depth, isTasks);
+      value = flow.value;
+      stop = flow.end;
+    } else if (first === 0x22 /* " */ || first === 0x27 /* ' */) {
+      const quoted = this.#quoted(start);
+      value = quoted.value;
+      stop = quoted.end;
+    } else {
+      if (isTasks || NOT_PLAIN_START.test(text[start]!)) fail();
+      // A plain scalar in block context runs to a comment (` #`) or the line's end, less trailing spaces.
+      stop = start;
+      for (;;) {
+        UNTIL_HASH.lastIndex = stop;
+        UNTIL_HASH.test(text);
+        stop = UNTIL_HASH.lastIndex;
+        if (stop >= end || text.charCodeAt(stop - 1) === 0x20) break;
+        stop++; // a `#` inside the scalar, as in `a#b`
+      }
+      while (stop > start && text.charCodeAt(stop - 1) === 0x20) stop--;
+      const source = text.slice(start, stop);
+      // `a: b: c` is an error and `a: b:` a nested mapping: both are yaml's to judge.
+      if (source.includes(": ") || source.endsWith(":")) fail();
+      value = plainScalar(source);
+    }
+    if (stop < end && text.charCodeAt(stop) !== 0x20) fail();
+    LINE_REST.lastIndex = stop;
+    if (!LINE_REST.test(text)) fail();
+    return value;
+  }
+
+  /** A flow list or mapping that closes on the same line; returns its value and the offset after it. */
+  #flow(start: number, depth: number, isTasks: boolean): { value: unknown; end: number } {
+    if (depth >= MAX_NESTING_DEPTH) fail();
+    const text = this.#text;
+    const isList = text.charCodeAt(start) === 0x5b;
+    const close = isList ? 0x5d /* ] */ : 0x7d; /* } */
+    const list: unknown[] = [];
+    const map = newMapping(isTasks);
+    if (isList && isTasks) fail();
+    let at = skipSpaces(text, start + 1);
+    if (text.charCodeAt(at) === close) return { value: isList ? list : map, end: at + 1 };
+    for (;;) {
+      if (isList) {
+        const item = this.#flowValue(at, depth + 1);
+        list.push(item.value);
+        at = item.end;
+      } else {
+        let key: string;
+        if (text.charCodeAt(at) === 0x22 || text.charCodeAt(at) === 0x27) {
+          const quoted = this.#quoted(at);
+          key = quoted.value;
+          if (text.charCodeAt(quoted.end) !== 0x3a || text.charCodeAt(quoted.end + 1) !== 0x20 || quoted.end - at > MAX_KEY_SPAN) fail();
+          at = skipSpaces(text, quoted.end + 1);
+        } else {
+          ({ key, end: at } = plainKey(FLOW_KEY, text, at));
+        }
+        checkNewKey(map, key);
+        const item = this.#flowValue(at, depth + 1);
+        setEntry(map, key, item.value);
+        at = item.end;
+      }
+      at = skipSpaces(text, at);
+      const next = text.charCodeAt(at);
+      if (next === close) return { value: isList ? list : map, end: at + 1 };
+      if (next !== 0x2c /* , */) fail();
+      at = skipSpaces(text, at + 1);
+      // A trailing comma, `[a, ]`, is yaml's to judge.
+      if (text.charCodeAt(at) === close) fail();
+    }
+  }
+
+  #flowValue(start: number, depth: number): { value: unknown; end: number } {
+    const text = this.#text;
+    const first = text.charCodeAt(start);
+    if (first === 0x5b || first === 0x7b) return this.#flow(start, depth, false);
+    if (first === 0x22 || first === 0x27) return this.#quoted(start);
+    if (NOT_PLAIN_START.test(text[start] ?? "-")) fail();
+    FLOW_PLAIN.lastIndex = start;
+    const match = FLOW_PLAIN.exec(text);
+    if (match === null) fail();
+    return { value: plainScalar(match[0]), end: FLOW_PLAIN.lastIndex };
+  }
+
+  /** A single- or double-quoted scalar that closes on its line. */
+  #quoted(start: number): { value: string; end: number } {
+    const text = this.#text;
+    const pattern = text.charCodeAt(start) === 0x22 ? DOUBLE_QUOTED : SINGLE_QUOTED;
+    pattern.lastIndex = start;
+    const match = pattern.exec(text);
+    if (match === null) fail();
+    const body = match[1]!;
+    let value: string;
+    if (pattern === SINGLE_QUOTED) value = body.includes("''") ? body.replaceAll("''", "'") : body;
+    else if (!body.includes("\\")) value = body;
+    else {
+      // Every backslash must start a known escape; anything else is yaml's to judge.
+      let known = 0;
+      value = body.replace(ESCAPE, (_, code: string) => {
+        known++;
+        return code.length === 1 ? SIMPLE_ESCAPES[code]! : String.fromCodePoint(Number.parseInt(code.slice(1), 16));
+      });
+      if (known !== countBackslashEscapes(body)) fail();
+    }
+    return { value, end: pattern.lastIndex };
+  }
+
+  #isSequenceEntry(line: number): boolean {
+    return this.#isSequenceEntryAt(this.#starts[line]!);
+  }
+
+  /** `-` followed by a space or the line's end. */
+  #isSequenceEntryAt(offset: number): boolean {
+    const text = this.#text;
+    if (text.charCodeAt(offset) !== 0x2d /* - */) return false;
+    const next = text.charCodeAt(offset + 1);
+    return next === 0x20 || next === 0x0a || Number.isNaN(next);
+  }
+
+  /** After a complete entry, a more indented line would continue a scalar or be an error: yaml's to judge. */
+  #expectNotDeeper(indent: number): void {
+    if (this.#line < this.#starts.length && this.#indents[this.#line]! > indent) fail();
+  }
+}
+
+/** toPlain's shapes: the top-level `tasks` mapping is a Map (file order, any id), every other one a null-prototype object. */
+type Mapping = Map<string, unknown> | Record<string, unknown>;
+
+function newMapping(isTasks: boolean): Mapping {
+  return isTasks ? new Map<string, unknown>() : (Object.create(null) as Record<string, unknown>);
+}
+
+/** A key that yaml or toPlain would report (a repeat, `__proto__` as data, one task too many) is theirs to report. */
+function checkNewKey(mapping: Mapping, key: string): void {
+  if (mapping instanceof Map) {
+    if (mapping.has(key) || mapping.size >= MAX_TASKS) fail();
+  } else if (Object.hasOwn(mapping, key) || key === "__proto__") {
+    fail();
+  }
+}
+
+function setEntry(mapping: Mapping, key: string, value: unknown): void {
+  if (mapping instanceof Map) mapping.set(key, value);
+  else mapping[key] = value;
+}
+
+/** A plain key at `at` (PLAIN_KEY or FLOW_KEY), and the offset after its `:` and spaces. A null key is yaml's to report. */
+function plainKey(pattern: RegExp, text: string, at: number): { key: string; end: number } {
+  pattern.lastIndex = at;
+  const match = pattern.exec(text);
+  if (match === null) fail();
+  const key = match[1]!;
+  if (NULL.test(key) || key.length > MAX_KEY_SPAN) fail();
+  return { key, end: pattern.lastIndex };
+}
+
+function fail(): never {
+  throw NOT_SIMPLE;
+}
+
+function skipSpaces(text: string, at: number): number {
+  while (text.charCodeAt(at) === 0x20) at++;
+  return at;
+}
+
+/** How many escapes a double-quoted body holds (`\\` counts once). */
+function countBackslashEscapes(body: string): number {
+  let count = 0;
+  for (let index = body.indexOf("\\"); index !== -1; index = body.indexOf("\\", index + 2)) count++;
+  return count;
+}
+
+/** A plain scalar's value under the core schema; forms other than null, bool, decimal int and text are left to yaml. */
+function plainScalar(source: string): unknown {
+  const first = source.charCodeAt(0);
+  // Only these can start a null, a bool or a number.
+  if (first === 0x7e || first === 0x6e || first === 0x4e || first === 0x74 || first === 0x54 || first === 0x66 || first === 0x46 || first <= 0x39) {
+    if (NULL.test(source)) return null;
+    if (BOOL.test(source)) return first === 0x74 || first === 0x54;
+    if (INT.test(source)) return Number.parseInt(source, 10);
+    if (OTHER_NUMBER.test(source)) fail();
+  }
+  return source;
+}

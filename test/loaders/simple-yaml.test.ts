@@ -1,0 +1,247 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { parseWorkflow } from "../../src/loaders/index.js";
+import { readYaml } from "../../src/loaders/read-yaml.js";
+import { readSimpleYaml } from "../../src/loaders/simple-yaml.js";
+import { toPlain } from "../../src/loaders/to-plain.js";
+import { mutate, mutationOf } from "./helpers.js";
+
+/** Property runs per test; `SIMPLE_YAML_RUNS=100000` for a long soak. */
+const RUNS = Number(process.env.SIMPLE_YAML_RUNS ?? 3000);
+
+/** What the full path (yaml's parser and composer, then toPlain) makes of a text: data, or "problems". */
+function fullRead(text: string): unknown {
+  const parsed = readYaml(text, "f.yaml");
+  if (!("document" in parsed) || parsed.problems.size > 0) return "problems";
+  const plain = toPlain(parsed.document, parsed.problems);
+  return parsed.problems.size > 0 ? "problems" : plain.value;
+}
+
+/** A form that tells a Map from an object, a null-prototype object from a plain one, 1 from "1" and -0 from 0. */
+function canonical(value: unknown): unknown {
+  if (value instanceof Map) return { map: [...(value as Map<unknown, unknown>)].map(([key, item]) => [key, canonical(item)]) };
+  if (Array.isArray(value)) return { list: (value as unknown[]).map(canonical) };
+  if (typeof value === "object" && value !== null) {
+    return { object: Object.keys(value).map((key) => [key, canonical((value as Record<string, unknown>)[key])]), nullPrototype: Object.getPrototypeOf(value) === null };
+  }
+  if (typeof value === "number") return { number: Object.is(value, -0) ? "-0" : value };
+  return { [typeof value]: value };
+}
+
+/** The fast reader either declines, or returns exactly what the full path returns for a file it accepts without problems. */
+function expectAgreement(text: string): "simple" | "declined" {
+  const simple = readSimpleYaml(text);
+  if (simple === undefined) return "declined";
+  const full = fullRead(text);
+  expect(full, `the fast reader accepted a text the full path rejects:\n${text}`).not.toBe("problems");
+  expect(canonical(simple), text).toEqual(canonical(full));
+  return "simple";
+}
+
+const typical = [
+  "# CI pipeline",
+  "name: ci",
+  "concurrency: 4",
+  "env: { NODE_ENV: test, EMPTY: '', QUOTED: \"a \\\"b\\\" \\u00e9\\n\" }",
+  "",
+  "defaults:",
+  "  retries: 1   # a comment",
+  "  timeout: 10m",
+  "  backoff:",
+  "    base: 1s",
+  "tasks:",
+  "  install:",
+  "    run: npm ci --prefer-offline && echo done # trailing comment",
+  "    priority: high",
+  "  test:",
+  "    run: 'npm test -- --grep \"it''s\"'",
+  "    dependsOn: install",
+  "    retryOn: [1, 75]",
+  "    backoff: { base: 1s, max: 30s }",
+  "",
+  "    # an indented comment",
+  "  lint: { run: \"eslint . #not a comment\", dependsOn: [install] }",
+  "  deploy:",
+  "    run: ./deploy.sh --target=prod:eu a#b {x,y} [z]",
+  "    dependsOn:",
+  "    - test",
+  "    - lint",
+  "    runAt: 2026-12-01T02:00:00Z",
+  "    env:",
+  "      TARGET: prod",
+  "      EMPTY:",
+  "      FLAG: true",
+  "      COUNT: 007",
+  "      NOTHING: ~",
+  "    cwd: infra",
+  "  \"quoted-id\":",
+  "    run: echo é ✓ 😀",
+  "  '1':",
+  "    run: echo one",
+  "  2: { run: \"true\" }",
+  "  list-in-list:",
+  "    run: x",
+  "    matrix:",
+  "      -",
+  "        - [a, 'b', \"c\", [d, e], {f: g}]",
+  "      - nested",
+  "",
+].join("\n");
+
+/** The bench's generated shapes: block style with defaults, and one flow mapping per task. */
+const generatedBlock = ["name: generated", "defaults:", "  retries: 0", "  timeout: 10m", "tasks:"]
+  .concat(Array.from({ length: 50 }, (_, i) => [`  task-${i}:`, '    run: "true"', ...(i > 2 ? [`    dependsOn: [task-${i - 1}, task-${i - 3}]`] : []), ...(i % 7 === 0 ? ["    priority: normal"] : [])]).flat())
+  .join("\n");
+const generatedFlow = ["tasks:"].concat(Array.from({ length: 50 }, (_, i) => `  t${i}: { run: "true" }`)).join("\n") + "\n";
+
+describe("readSimpleYaml", () => {
+  it("reads typical workflows exactly as the full path does", () => {
+    for (const text of [typical, generatedBlock, generatedFlow, `${typical.trimEnd()}`, "tasks:\n  a: {run: x}", "- a\n- b\n"]) {
+      expect(expectAgreement(text)).toBe("simple");
+    }
+  });
+
+  it("gives the top-level tasks mapping as a Map and every other mapping without a prototype", () => {
+    const data = readSimpleYaml("tasks:\n  __proto__: { run: x }\n  b: { run: y, env: { A: '1' } }\n") as Record<string, unknown>;
+    expect(Object.getPrototypeOf(data)).toBeNull();
+    const tasks = data.tasks as Map<string, Record<string, unknown>>;
+    expect([...tasks.keys()]).toEqual(["__proto__", "b"]);
+    expect(Object.getPrototypeOf(tasks.get("b")!.env)).toBeNull();
+  });
+
+  it.each([
+    ["an anchor", "tasks:\n  a: &x { run: x }\n  b: *x\n"],
+    ["a tag", "tasks:\n  a: { run: !!str 1 }\n"],
+    ["a block scalar", "tasks:\n  a:\n    run: |\n      echo hi\n"],
+    ["a folded scalar", "tasks:\n  a:\n    run: >-\n      echo hi\n"],
+    ["a multi-line plain scalar", "tasks:\n  a:\n    run: echo\n      hi\n"],
+    ["a multi-line quoted scalar", 'tasks:\n  a:\n    run: "echo\n      hi"\n'],
+    ["a multi-line flow list", "tasks:\n  a:\n    run: x\n    dependsOn: [b,\n      c]\n"],
+    ["a scalar on the line after its key", "tasks:\n  a:\n    run:\n      echo hi\n"],
+    ["a duplicate key", "tasks:\n  a: { run: x }\n  a: { run: y }\n"],
+    ["a duplicate key spelt two ways", "tasks:\n  a:\n    run: x\n    'run': y\n"],
+    ["__proto__ outside tasks", "env:\n  __proto__: x\ntasks:\n  a: { run: x }\n"],
+    ["a null key", "tasks:\n  ~: { run: x }\n"],
+    ["a tab", "tasks:\n  a: { run: \"echo\tx\" }\n"],
+    ["CRLF line ends", "tasks:\r\n  a: { run: x }\r\n"],
+    ["a document marker", "---\ntasks:\n  a: { run: x }\n"],
+    ["a second document", "tasks:\n  a: { run: x }\n---\ntasks: {}\n"],
+    ["a directive", "%YAML 1.2\n---\ntasks:\n  a: { run: x }\n"],
+    ["a float", "tasks:\n  a: { run: x, retries: 1.5 }\n"],
+    ["an exponent", "tasks:\n  a: { run: x, retries: 1e3 }\n"],
+    ["a hex int", "tasks:\n  a: { run: x, retries: 0x10 }\n"],
+    ["a negative number", "tasks:\n  a: { run: x, retries: -1 }\n"],
+    ["a mapping inside a list item", "tasks:\n  a:\n    run: x\n    matrix:\n      - os: linux\n"],
+    ["a trailing comma", "tasks:\n  a: { run: x, dependsOn: [b, ] }\n"],
+    ["an unknown escape", 'tasks:\n  a: { run: "\\q" }\n'],
+    ["a code point past U+10FFFF", 'tasks:\n  a: { run: "\\UFFFFFFFF" }\n'],
+    ["a nested mapping on one line", "tasks:\n  a: run: x\n"],
+    ["a comment without a space before it", 'tasks:\n  a: { run: "x"}# c\n'],
+    ["a key with a space before its colon", "tasks:\n  a :\n    run: x\n"],
+    ["a key over 1,000 characters", `tasks:\n  a:\n    run: x\n    env:\n      ${"K".repeat(1001)}: v\n`],
+    ["a bad indent", "tasks:\n    a: { run: x }\n  b: { run: y }\n"],
+    ["a list inside a list item on one line", "tasks:\n  a:\n    run: x\n    m:\n      - - b\n"],
+    ["an empty file", ""],
+    ["only comments", "# nothing\n"],
+    ["a byte order mark inside", "tasks:\n  a: { run: \"\ufeff\" }\n"],
+  ])("declines %s", (_name, text) => {
+    expect(readSimpleYaml(text)).toBeUndefined();
+  });
+
+  it("agrees with the full path on thousands of mutated workflows (or declines them)", () => {
+    // Mostly harmless characters, so that many mutants stay readable by the fast path; some that matter to YAML.
+    const yamlChar = fc.oneof(
+      { arbitrary: fc.constantFrom(..."abc xyz019-\n".split("")), weight: 3 },
+      { arbitrary: fc.constantFrom(..."-_:{}[],&*!|>'\"#%@`?~ \t\n\\01.é".split("")), weight: 1 },
+    );
+    const mutation = mutationOf(yamlChar, 6);
+    const counts = { simple: 0, declined: 0 };
+    fc.assert(
+      fc.property(fc.constantFrom(typical, generatedBlock.slice(0, 900), generatedFlow.slice(0, 400)), fc.array(mutation, { minLength: 1, maxLength: 3 }), (base, changes) => {
+        const text = mutate(base, changes);
+        counts[expectAgreement(text)]++;
+      }),
+      { numRuns: RUNS },
+    );
+    // The property must exercise both outcomes, or it proves little.
+    expect(counts.simple).toBeGreaterThan(RUNS / 30);
+    expect(counts.declined).toBeGreaterThan(RUNS / 10);
+    if (process.env.SIMPLE_YAML_RUNS) console.log("mutated", counts);
+  });
+
+  it("agrees with the full path on thousands of generated documents (or declines them)", () => {
+    const counts = { simple: 0, declined: 0 };
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom(...keyTexts), tree), { minLength: 1, maxLength: 4 }), fc.constantFrom(1, 2, 4), (entries, step) => {
+        const lines: string[] = [];
+        block({ kind: "map", entries }, 0, step, lines);
+        counts[expectAgreement(`${lines.join("\n")}\n`)]++;
+      }),
+      { numRuns: RUNS },
+    );
+    expect(counts.simple).toBeGreaterThan(RUNS / 10);
+    expect(counts.declined).toBeGreaterThan(RUNS / 10);
+    if (process.env.SIMPLE_YAML_RUNS) console.log("generated", counts);
+  });
+});
+
+/** Random documents built from YAML's pieces: scalars of every kind in block and flow collections, at various indents. */
+type Tree = { kind: "scalar"; text: string } | { kind: "map" | "flowMap"; entries: Array<[string, Tree]> } | { kind: "seq" | "flowSeq"; items: Tree[] };
+
+/** Scalars the fast path reads, and scalars it must leave to yaml (or that are errors). */
+const simpleScalars = ["x", "run", "echo hi && ls", "true", "False", "TRUE", "null", "Null", "~", "007", "+5", "a b", "a#b", "a #c", "a:b", "é ✓", "10m", "2026-12-01T02:00:00Z", "x[0]", "'q'", "'it''s'", "''", '""', '"d\\n"', '"\\x41\\u00e9\\U0001F600"', '"a \\" b"'];
+const otherScalars = ["-3", "1.5", ".inf", "0x1F", "0o17", "1e3", "a: b", "a:", "-a", "{b}", '"\\q"', "&a x", "*a", "!t x", "|", ">", "? x", "@x", "`x`", "%x"];
+const scalarText = fc.oneof({ arbitrary: fc.constantFrom(...simpleScalars), weight: 12 }, { arbitrary: fc.constantFrom(...otherScalars), weight: 1 });
+const keyTexts = ["a", "b", "c", "d", "run", "tasks", "env", "__proto__", "1", "true", "null", "~", "'q k'", '"x"', "a.b", "k-1", "a b", "-k", "'a'"];
+
+const tree: fc.Arbitrary<Tree> = fc.letrec<{ tree: Tree }>((tie) => ({
+  tree: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    fc.record({ kind: fc.constant("scalar" as const), text: scalarText }),
+    fc.record({ kind: fc.constantFrom("map" as const, "flowMap" as const), entries: fc.array(fc.tuple(fc.constantFrom(...keyTexts), tie("tree")), { maxLength: 4 }) }),
+    fc.record({ kind: fc.constantFrom("seq" as const, "flowSeq" as const), items: fc.array(tie("tree"), { maxLength: 4 }) }),
+  ),
+})).tree;
+
+function inline(node: Tree): string {
+  if (node.kind === "scalar") return node.text;
+  if ("entries" in node) return `{ ${node.entries.map(([key, value]) => `${key}: ${inline(value)}`).join(", ")} }`;
+  return `[${node.items.map(inline).join(", ")}]`;
+}
+
+/** A non-empty block collection (an empty one is written `{}` or `[]`). */
+function isBlock(node: Tree): boolean {
+  return ("entries" in node && node.kind === "map" && node.entries.length > 0) || ("items" in node && node.kind === "seq" && node.items.length > 0);
+}
+
+function block(node: Tree, indent: number, step: number, lines: string[]): void {
+  const pad = " ".repeat(indent);
+  if ("entries" in node) {
+    for (const [key, value] of node.entries) {
+      if (!isBlock(value)) lines.push(`${pad}${key}: ${inline(value)}${lines.length % 3 === 0 ? " # note" : ""}`);
+      else {
+        lines.push(`${pad}${key}:`);
+        block(value, value.kind === "seq" && lines.length % 2 === 0 ? indent : indent + step, step, lines);
+      }
+    }
+  } else if ("items" in node) {
+    for (const item of node.items) {
+      if (!isBlock(item)) lines.push(`${pad}- ${inline(item)}`);
+      else {
+        lines.push(`${pad}-`);
+        block(item, indent + 2, step, lines);
+      }
+    }
+  }
+}
+
+describe("parseWorkflow with the fast reader", () => {
+  it("still reports a problem in a simple file at its line and column", () => {
+    expect(() => parseWorkflow("tasks:\n  a:\n    run: x\n    retries: lots\n", "f.yaml", { now: 0 })).toThrow(/f\.yaml:4:14: /);
+  });
+
+  it("still gives a note with its position for a runAt in the past", () => {
+    const workflow = parseWorkflow("tasks:\n  a:\n    run: x\n    runAt: 2020-01-01T00:00:00Z\n", "f.yaml", { now: Date.parse("2026-01-01T00:00:00Z") });
+    expect(workflow.notes).toEqual([expect.stringMatching(/^f\.yaml:4:12: task "a": runAt 2020-01-01T00:00:00Z is in the past/)]);
+  });
+});
