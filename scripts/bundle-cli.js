@@ -78,13 +78,28 @@ await build({
 /**
  * The training run: `taskq run` of a small workflow (validate, plan, run, log, summary) with
  * TASKQ_WRITE_CODE_CACHE set, so bin/taskq.cjs writes the cache when the process exits.
+ * The workflow passes through both readers: the fast one reads most of it (block and flow
+ * collections, quoted and plain scalars) and gives up at the anchor on its last lines, so
+ * yaml's parser and composer run too, and both are in the cache.
  */
 const work = mkdtempSync(join(tmpdir(), "taskq-build-"));
 try {
   const workflow = join(work, "train.yaml");
   writeFileSync(
     workflow,
-    'tasks:\n  a: { run: "echo a" }\n  b: { run: "echo b >&2", dependsOn: a, retries: 1, timeout: 10s }\n  c: { run: "true", dependsOn: [a, b] }\n',
+    [
+      "tasks:",
+      '  a: { run: "echo a", env: { A: \'1\' } }',
+      '  b: { run: "echo b >&2", dependsOn: a, retries: 1, timeout: 10s }',
+      "  c:",
+      "    run: echo c # comment",
+      "    dependsOn:",
+      "      - a",
+      "      - b",
+      "    env: &e { B: '2' }",
+      "  d: { run: 'true', dependsOn: [c], env: *e }",
+      "",
+    ].join("\n"),
   );
   const env = { ...process.env, TASKQ_WRITE_CODE_CACHE: "1" };
   delete env.NODE_OPTIONS;
