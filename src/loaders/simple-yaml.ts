@@ -50,6 +50,8 @@ const FLOW_PLAIN = /[^,[\]{}:#'"\n]*[^,[\]{}:#'" \n]/y;
 /** A plain key inside {}: as PLAIN_KEY, then `:` and at least one space. */
 const FLOW_KEY = /([A-Za-z0-9_./][A-Za-z0-9_./-]*): +/y;
 const SPACES = / */y;
+/** `|` or `|-`, then nothing or a comment. */
+const LITERAL_HEADER = /\|(-?)(?: +#.*| *)$/my;
 const UNTIL_HASH = /[^#\n]*/y;
 /** Characters that cannot start a plain scalar here (or that would start something other than a scalar). */
 const NOT_PLAIN_START = /[-?:,[\]{}#&*!|>'"%@`]/;
@@ -153,6 +155,8 @@ class SimpleReader {
         if (next < this.#starts.length && this.#indents[next]! > indent) value = this.#block(this.#indents[next]!, depth + 1, childIsTasks);
         else if (next < this.#starts.length && this.#indents[next] === indent && this.#isSequenceEntry(next)) value = this.#sequence(indent, depth + 1);
         else value = null;
+      } else if (text.charCodeAt(after) === 0x7c /* | */ && !childIsTasks) {
+        value = this.#literal(after, indent);
       } else {
         value = this.#inlineValue(after, this.#ends[line]!, depth + 1, childIsTasks);
         this.#line++;
@@ -187,6 +191,56 @@ class SimpleReader {
       this.#expectNotDeeper(indent);
     }
     return list;
+  }
+
+  /**
+   * A literal block scalar (`|` or `|-`) as a mapping value, whose key is at `parentIndent`:
+   * the lines below that are indented more, less the first one's indentation. Left to yaml:
+   * `|+`, an explicit indentation, a line of spaces only, and a block that ends the file
+   * without a line break.
+   */
+  #literal(header: number, parentIndent: number): string {
+    const text = this.#text;
+    LITERAL_HEADER.lastIndex = header;
+    const match = LITERAL_HEADER.exec(text);
+    if (match === null) fail();
+    const strip = match[1] === "-";
+    const lines: string[] = [];
+    let contentIndent = -1;
+    let lastContent = -1;
+    let start = text.indexOf("\n", header) + 1;
+    if (start === 0) fail();
+    while (start < text.length) {
+      const end = text.indexOf("\n", start);
+      if (end === -1) fail(); // the block's last line has no line break
+      if (end === start) {
+        lines.push("");
+        start = end + 1;
+        continue;
+      }
+      let spaces = start;
+      while (text.charCodeAt(spaces) === 0x20) spaces++;
+      if (spaces === end) fail();
+      const lineIndent = spaces - start;
+      if (contentIndent === -1) {
+        if (lineIndent <= parentIndent) fail(); // an empty block
+        contentIndent = lineIndent;
+      }
+      if (lineIndent < contentIndent) {
+        // The block ends here; a comment more indented than its key is yaml's to judge.
+        if (text.charCodeAt(spaces) === 0x23 /* # */ && lineIndent > parentIndent) fail();
+        break;
+      }
+      lines.push(text.slice(start + contentIndent, end));
+      lastContent = lines.length;
+      start = end + 1;
+    }
+    if (lastContent === -1) fail();
+    // Past the block in the table of content lines (which skipped its `#` lines and blank ones).
+    while (this.#line < this.#starts.length && this.#starts[this.#line]! < start) this.#line++;
+    this.#expectNotDeeper(parentIndent);
+    lines.length = lastContent;
+    return strip ? lines.join("\n") : `${lines.join("\n")}\n`;
   }
 
   /** A value that starts on the key's (or the list item's) line and must end on it. */

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseWorkflow } from "../../src/loaders/index.js";
@@ -74,6 +76,20 @@ const typical = [
   "      COUNT: 007",
   "      NOTHING: ~",
   "    cwd: infra",
+  "  script:",
+  "    run: |",
+  "      set -e",
+  "",
+  "      # a shell comment, kept",
+  "        indented: more",
+  "      echo done",
+  "",
+  "",
+  "    env:",
+  "      STRIPPED: |-",
+  "        a",
+  "        b",
+  "  # a comment after the block",
   "  \"quoted-id\":",
   "    run: echo é ✓ 😀",
   "  '1':",
@@ -101,6 +117,12 @@ describe("readSimpleYaml", () => {
     }
   });
 
+  it("reads the workflows shipped in workflows/ exactly as the full path does", () => {
+    for (const name of ["demo.yaml", "failures.yaml"]) {
+      expect(expectAgreement(readFileSync(fileURLToPath(new URL(`../../workflows/${name}`, import.meta.url)), "utf8")), name).toBe("simple");
+    }
+  });
+
   it("gives the top-level tasks mapping as a Map and every other mapping without a prototype", () => {
     const data = readSimpleYaml("tasks:\n  __proto__: { run: x }\n  b: { run: y, env: { A: '1' } }\n") as Record<string, unknown>;
     expect(Object.getPrototypeOf(data)).toBeNull();
@@ -112,7 +134,12 @@ describe("readSimpleYaml", () => {
   it.each([
     ["an anchor", "tasks:\n  a: &x { run: x }\n  b: *x\n"],
     ["a tag", "tasks:\n  a: { run: !!str 1 }\n"],
-    ["a block scalar", "tasks:\n  a:\n    run: |\n      echo hi\n"],
+    ["a literal block kept with its trailing lines", "tasks:\n  a:\n    run: |+\n      echo hi\n\n"],
+    ["a literal block with an explicit indent", "tasks:\n  a:\n    run: |2\n       echo hi\n"],
+    ["a literal block with a line of spaces", "tasks:\n  a:\n    run: |\n      echo hi\n   \n      echo there\n"],
+    ["a literal block that ends the file without a line break", "tasks:\n  a:\n    run: |\n      echo hi"],
+    ["a literal block in a list", "tasks:\n  a:\n    run: x\n    m:\n      - |\n        echo hi\n"],
+    ["an empty literal block", "tasks:\n  a:\n    run: |\n    retries: 1\n"],
     ["a folded scalar", "tasks:\n  a:\n    run: >-\n      echo hi\n"],
     ["a multi-line plain scalar", "tasks:\n  a:\n    run: echo\n      hi\n"],
     ["a multi-line quoted scalar", 'tasks:\n  a:\n    run: "echo\n      hi"\n'],
@@ -171,22 +198,27 @@ describe("readSimpleYaml", () => {
 
   it("agrees with the full path on thousands of generated documents (or declines them)", () => {
     const counts = { simple: 0, declined: 0 };
+    let readLiterals = 0;
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.constantFrom(...keyTexts), tree), { minLength: 1, maxLength: 4 }), fc.constantFrom(1, 2, 4), (entries, step) => {
         const lines: string[] = [];
         block({ kind: "map", entries }, 0, step, lines);
-        counts[expectAgreement(`${lines.join("\n")}\n`)]++;
+        const text = `${lines.join("\n")}\n`;
+        const outcome = expectAgreement(text);
+        counts[outcome]++;
+        if (outcome === "simple" && /: \|-?\n/.test(text)) readLiterals++;
       }),
       { numRuns: RUNS },
     );
     expect(counts.simple).toBeGreaterThan(RUNS / 10);
     expect(counts.declined).toBeGreaterThan(RUNS / 10);
-    if (process.env.SIMPLE_YAML_RUNS) console.log("generated", counts);
+    expect(readLiterals).toBeGreaterThan(RUNS / 100);
+    if (process.env.SIMPLE_YAML_RUNS) console.log("generated", counts, "with literal blocks read", readLiterals);
   });
 });
 
 /** Random documents built from YAML's pieces: scalars of every kind in block and flow collections, at various indents. */
-type Tree = { kind: "scalar"; text: string } | { kind: "map" | "flowMap"; entries: Array<[string, Tree]> } | { kind: "seq" | "flowSeq"; items: Tree[] };
+type Tree = { kind: "scalar"; text: string } | { kind: "literal"; header: string; lines: string[] } | { kind: "map" | "flowMap"; entries: Array<[string, Tree]> } | { kind: "seq" | "flowSeq"; items: Tree[] };
 
 /** Scalars the fast path reads, and scalars it must leave to yaml (or that are errors). */
 const simpleScalars = ["x", "run", "echo hi && ls", "true", "False", "TRUE", "null", "Null", "~", "007", "+5", "a b", "a#b", "a #c", "a:b", "é ✓", "10m", "2026-12-01T02:00:00Z", "x[0]", "'q'", "'it''s'", "''", '""', '"d\\n"', '"\\x41\\u00e9\\U0001F600"', '"a \\" b"'];
@@ -198,6 +230,11 @@ const tree: fc.Arbitrary<Tree> = fc.letrec<{ tree: Tree }>((tie) => ({
   tree: fc.oneof(
     { depthSize: "small", withCrossShrink: true },
     fc.record({ kind: fc.constant("scalar" as const), text: scalarText }),
+    fc.record({
+      kind: fc.constant("literal" as const),
+      header: fc.constantFrom("|", "|", "|-", "|-", "| # c", "|+", "|2", "|x"),
+      lines: fc.array(fc.constantFrom("echo hi", "echo hi", 'if [ "$A" ]; then exit 1; fi', "  indented more", "", "", "# not a comment", "a: b", "- x", "   "), { maxLength: 5 }),
+    }),
     fc.record({ kind: fc.constantFrom("map" as const, "flowMap" as const), entries: fc.array(fc.tuple(fc.constantFrom(...keyTexts), tie("tree")), { maxLength: 4 }) }),
     fc.record({ kind: fc.constantFrom("seq" as const, "flowSeq" as const), items: fc.array(tie("tree"), { maxLength: 4 }) }),
   ),
@@ -205,6 +242,7 @@ const tree: fc.Arbitrary<Tree> = fc.letrec<{ tree: Tree }>((tie) => ({
 
 function inline(node: Tree): string {
   if (node.kind === "scalar") return node.text;
+  if (node.kind === "literal") return '"a literal in flow"';
   if ("entries" in node) return `{ ${node.entries.map(([key, value]) => `${key}: ${inline(value)}`).join(", ")} }`;
   return `[${node.items.map(inline).join(", ")}]`;
 }
@@ -214,11 +252,18 @@ function isBlock(node: Tree): boolean {
   return ("entries" in node && node.kind === "map" && node.entries.length > 0) || ("items" in node && node.kind === "seq" && node.items.length > 0);
 }
 
+/** A literal block's lines at `indent`; an empty line stays empty. */
+function literalLines(lines: string[], indent: number): string[] {
+  return lines.map((line) => (line === "" ? "" : `${" ".repeat(indent)}${line}`));
+}
+
 function block(node: Tree, indent: number, step: number, lines: string[]): void {
   const pad = " ".repeat(indent);
   if ("entries" in node) {
     for (const [key, value] of node.entries) {
-      if (!isBlock(value)) lines.push(`${pad}${key}: ${inline(value)}${lines.length % 3 === 0 ? " # note" : ""}`);
+      if (value.kind === "literal") {
+        lines.push(`${pad}${key}: ${value.header}`, ...literalLines(value.lines, indent + step));
+      } else if (!isBlock(value)) lines.push(`${pad}${key}: ${inline(value)}${lines.length % 3 === 0 ? " # note" : ""}`);
       else {
         lines.push(`${pad}${key}:`);
         block(value, value.kind === "seq" && lines.length % 2 === 0 ? indent : indent + step, step, lines);
@@ -226,7 +271,9 @@ function block(node: Tree, indent: number, step: number, lines: string[]): void 
     }
   } else if ("items" in node) {
     for (const item of node.items) {
-      if (!isBlock(item)) lines.push(`${pad}- ${inline(item)}`);
+      if (item.kind === "literal") {
+        lines.push(`${pad}- ${item.header}`, ...literalLines(item.lines, indent + 2 + step));
+      } else if (!isBlock(item)) lines.push(`${pad}- ${inline(item)}`);
       else {
         lines.push(`${pad}-`);
         block(item, indent + 2, step, lines);
