@@ -13,8 +13,9 @@ type Reply = { ok: true; workflow: Workflow } | { ok: false; problems?: Workflow
  * small process (fork cost grows with resident memory), instead of one whose
  * heap grew to hold the YAML document. Small files parse in place, which is
  * faster than starting a thread. Same result and same errors either way.
+ * `onThreadStarted` runs when such a thread has started (see small-heap.ts).
  */
-export async function loadWorkflowForRun(file: string): Promise<Workflow> {
+export async function loadWorkflowForRun(file: string, options: { onThreadStarted?: () => void } = {}): Promise<Workflow> {
   let size = 0;
   try {
     size = statSync(file).size;
@@ -30,6 +31,8 @@ export async function loadWorkflowForRun(file: string): Promise<Workflow> {
   const { Worker } = createRequire(import.meta.url)("node:worker_threads") as typeof import("node:worker_threads");
   const reply = await new Promise<Reply>((resolve, reject) => {
     const worker = new Worker(new URL("./load-worker.js", import.meta.url), { workerData: { file } });
+    // The thread's isolate exists once it runs JavaScript: V8 reset some process-wide flags then.
+    if (options.onThreadStarted) worker.once("online", options.onThreadStarted);
     worker.once("message", (message: Reply) => resolve(message));
     worker.once("error", reject);
     worker.once("exit", (code) => reject(new Error(`the workflow parser thread exited with code ${code}`)));

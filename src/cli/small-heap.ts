@@ -18,6 +18,11 @@ const RESTORE_FLAGS = Symbol.for("taskq.restoreV8Flags");
  * know. V8 stamps the code cache with a hash of its flags, so the default goes back
  * before bin/taskq.cjs writes one (through RESTORE_FLAGS), or every later start would
  * reject the cache.
+ *
+ * V8 raises the flag back to 2 whenever it creates an isolate (Heap::ConfigureHeap), so
+ * a worker thread undoes it for the whole process: call this again once such a thread
+ * is running (measured: after the parser thread of a 10k-task file, the young
+ * generation grew to 32 MiB for the rest of the run).
  */
 export function keepYoungGenerationSmall(): void {
   const major = Number(process.versions.node.split(".")[0]);

@@ -26,9 +26,10 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   const runner = flags.dryRun === true || !local ? undefined : import("../run-local.js");
   void runner?.catch(() => {}); // awaited below; an invalid file must not leave an unhandled rejection
   // Before the file is loaded: the young generation would otherwise grow to 16 MiB by the first spawn.
-  if (local && flags.dryRun !== true && isLargeRun(file)) (await import("../small-heap.js")).keepYoungGenerationSmall();
+  const smallHeap = local && flags.dryRun !== true && isLargeRun(file) ? await import("../small-heap.js") : undefined;
+  smallHeap?.keepYoungGenerationSmall();
   const { loadWorkflowForRun } = await import("../load-isolated.js");
-  const workflow = await loadWorkflowForRun(file);
+  const workflow = await loadWorkflowForRun(file, smallHeap ? { onThreadStarted: smallHeap.keepYoungGenerationSmall } : {});
   const concurrency = concurrencyFlag(flags.concurrency, workflow.concurrency);
   if (flags.dryRun === true) {
     const { printPlan } = await import("../plan.js");
