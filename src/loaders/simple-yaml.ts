@@ -3,12 +3,12 @@ import { MAX_NESTING_DEPTH, MAX_TASKS } from "./limits.js";
 /**
  * A fast reader for the plain subset of YAML that workflow files are written in:
  * block mappings and lists, one-line flow lists and mappings, plain and one-line
- * quoted scalars, comments. It returns what toPlain would make of the same text
- * (null-prototype objects, the top-level `tasks` mapping as a Map, core-schema
- * scalars), or undefined as soon as the text uses anything else (anchors,
- * aliases, tags, block or multi-line scalars, tabs, CR, a second document,
- * duplicate or unusual keys, numbers other than plain integers) or is not valid
- * YAML. Undefined means "read it with yaml": that path stays the only one that
+ * quoted scalars, literal blocks (`run: |`), comments. It returns what toPlain
+ * would make of the same text (null-prototype objects, the top-level `tasks`
+ * mapping as a Map, core-schema scalars), or undefined as soon as the text uses
+ * anything else (anchors, aliases, tags, folded or multi-line scalars, tabs, CR,
+ * a second document, duplicate or unusual keys, numbers other than plain
+ * integers) or is not valid YAML. Undefined means "read it with yaml": that path stays the only one that
  * reports problems, with their positions, so errors are exactly as before.
  *
  * Why: yaml's lexer, parser and composer build a token stream, a syntax tree
