@@ -110,6 +110,19 @@ const generatedBlock = ["name: generated", "defaults:", "  retries: 0", "  timeo
   .join("\n");
 const generatedFlow = ["tasks:"].concat(Array.from({ length: 50 }, (_, i) => `  t${i}: { run: "true" }`)).join("\n") + "\n";
 
+/** Ways to put one piece of random text into an otherwise valid workflow. */
+const randomTextPositions: Array<(text: string) => string> = [
+  (text) => `tasks:\n  ${text}:\n    run: x\n`,
+  (text) => `tasks:\n  a:\n    run: ${text}\n    retries: 1\n`,
+  (text) => `tasks:\n  a: { run: ${text} }\n`,
+  (text) => `tasks:\n  a: { run: x, env: { ${text}: v } }\n`,
+  (text) => `tasks:\n  a:\n    run: x\n    dependsOn: [${text}]\n`,
+  (text) => `tasks:\n  a:\n    run: x\n    dependsOn:\n    - ${text}\n`,
+  (text) => `tasks:\n  a:\n    run: "${text}"\n`,
+  (text) => `tasks:\n  a:\n    run: '${text}'\n`,
+  (text) => `tasks:\n  a:\n    run: |\n      ${text}\n    retries: 1\n`,
+];
+
 describe("readSimpleYaml", () => {
   it("reads typical workflows exactly as the full path does", () => {
     for (const text of [typical, generatedBlock, generatedFlow, `${typical.trimEnd()}`, "tasks:\n  a: {run: x}", "- a\n- b\n"]) {
@@ -194,6 +207,24 @@ describe("readSimpleYaml", () => {
     expect(counts.simple).toBeGreaterThan(RUNS / 30);
     expect(counts.declined).toBeGreaterThan(RUNS / 10);
     if (process.env.SIMPLE_YAML_RUNS) console.log("mutated", counts);
+  });
+
+  it("agrees with the full path on random text in every value and key position (or declines it)", () => {
+    const unit = fc.oneof(
+      { arbitrary: fc.constantFrom(..."ab z09-_.:#'\"[]{},|>&*!?%@`~\\ ".split("")), weight: 4 },
+      { arbitrary: fc.string({ unit: "grapheme", minLength: 1, maxLength: 1 }), weight: 1 },
+    );
+    const piece = fc.string({ unit, maxLength: 12 });
+    const counts = { simple: 0, declined: 0 };
+    fc.assert(
+      fc.property(fc.constantFrom(...randomTextPositions), piece, (place, text) => {
+        counts[expectAgreement(place(text))]++;
+      }),
+      { numRuns: RUNS },
+    );
+    expect(counts.simple).toBeGreaterThan(RUNS / 5);
+    expect(counts.declined).toBeGreaterThan(RUNS / 5);
+    if (process.env.SIMPLE_YAML_RUNS) console.log("random text", counts);
   });
 
   it("agrees with the full path on thousands of generated documents (or declines them)", () => {
