@@ -2,7 +2,7 @@
  * The workflow loader: YAML file -> validated, typed Workflow, or a
  * WorkflowError listing every problem as `file:line:col: message`.
  */
-export { loadWorkflow } from "./load-workflow.js";
+export { loadWorkflow, loadSimpleWorkflow } from "./load-workflow.js";
 export { parseWorkflow, type ParseOptions } from "./parse-workflow.js";
 export { DEFAULT_BACKOFF, type Workflow, type WorkflowTask } from "./build-workflow.js";
 export { WorkflowError, formatProblem, type WorkflowProblem } from "./workflow-error.js";

@@ -13,6 +13,8 @@ import { WorkflowError } from "./workflow-error.js";
 /** Options for parsing; `now` (epoch ms) resolves `delay` and judges `runAt`. */
 export interface ParseOptions {
   now?: number;
+  /** false: go straight to yaml, as when the fast reader has already declined this text. */
+  simple?: boolean;
 }
 
 /** The message for a file over MAX_FILE_BYTES. */
@@ -31,9 +33,8 @@ export function parseWorkflow(text: string | Buffer, file: string, options: Pars
   if (text.length > MAX_FILE_BYTES) throw new WorkflowError([{ file, line: 1, col: 1, message: tooLargeMessage(text.length) }]);
   const decoded = decodeText(text);
   if (!decoded.ok) throw new WorkflowError([{ file, line: decoded.line, col: decoded.col, message: decoded.message }]);
-  const simple = readSimpleYaml(decoded.text);
-  if (simple !== undefined) {
-    const workflow = buildFromSimple(simple, file, now);
+  if (options.simple !== false) {
+    const workflow = simpleWorkflow(decoded.text, file, now);
     if (workflow !== undefined) return workflow;
   }
   const parsed = readYaml(decoded.text, file);
@@ -41,6 +42,22 @@ export function parseWorkflow(text: string | Buffer, file: string, options: Pars
   if (!("document" in parsed)) throw new WorkflowError(problems.problems);
   const plain = toPlain(parsed.document, problems);
   return buildWorkflow(plain.value, { file, now, locator: new Locator(parsed.document, plain.aliasTargets), problems });
+}
+
+/**
+ * The workflow, if the fast reader (simple-yaml.ts) reads the text and it has
+ * nothing to report; otherwise undefined, and parseWorkflow (with `simple: false`)
+ * gives the workflow or every problem. Cheap in memory: no YAML document is built.
+ */
+export function parseSimpleWorkflow(text: string | Buffer, file: string, options: ParseOptions = {}): Workflow | undefined {
+  if (text.length > MAX_FILE_BYTES) return undefined;
+  const decoded = decodeText(text);
+  return decoded.ok ? simpleWorkflow(decoded.text, file, options.now ?? Date.now()) : undefined;
+}
+
+function simpleWorkflow(text: string, file: string, now: number): Workflow | undefined {
+  const data = readSimpleYaml(text);
+  return data === undefined ? undefined : buildFromSimple(data, file, now);
 }
 
 /** Thrown by the simple path's locator: the file has something to report, which needs positions. */
