@@ -8,8 +8,9 @@ import { MAX_NESTING_DEPTH, MAX_TASKS } from "./limits.js";
  * mapping as a Map, core-schema scalars), or undefined as soon as the text uses
  * anything else (anchors, aliases, tags, folded or multi-line scalars, tabs, CR,
  * a second document, duplicate or unusual keys, numbers other than plain
- * integers) or is not valid YAML. Undefined means "read it with yaml": that path stays the only one that
- * reports problems, with their positions, so errors are exactly as before.
+ * integers) or is not valid YAML. Undefined means "read it with yaml": that
+ * path stays the only one that reports problems, with their positions, so
+ * errors are exactly as before.
  *
  * Why: yaml's lexer, parser and composer build a token stream, a syntax tree
  * and a document tree with positions for every node, and that is ~3/4 of
@@ -49,7 +50,6 @@ const LINE_REST = / *(?:#.*)?$/my;
 const FLOW_PLAIN = /[^,[\]{}:#'"\n]*[^,[\]{}:#'" \n]/y;
 /** A plain key inside {}: as PLAIN_KEY, then `:` and at least one space. */
 const FLOW_KEY = /([A-Za-z0-9_./][A-Za-z0-9_./-]*): +/y;
-const SPACES = / */y;
 /** `|` or `|-`, then nothing or a comment. */
 const LITERAL_HEADER = /\|(-?)(?: +#.*| *)$/my;
 const UNTIL_HASH = /[^#\n]*/y;
@@ -137,11 +137,8 @@ class SimpleReader {
         key = quoted.value;
         if (text.charCodeAt(quoted.end) !== 0x3a /* : */ || quoted.end - start > MAX_KEY_SPAN) fail();
         after = quoted.end + 1;
-        const next = text.charCodeAt(after);
-        if (after < this.#ends[line]! && next !== 0x20) fail();
-        SPACES.lastIndex = after;
-        SPACES.test(text);
-        after = SPACES.lastIndex;
+        if (after < this.#ends[line]! && text.charCodeAt(after) !== 0x20) fail();
+        after = skipSpaces(text, after);
       } else {
         ({ key, end: after } = plainKey(PLAIN_KEY, text, start));
       }
@@ -173,9 +170,7 @@ class SimpleReader {
     const list: unknown[] = [];
     while (this.#line < this.#starts.length && this.#indents[this.#line] === indent && this.#isSequenceEntry(this.#line)) {
       const line = this.#line;
-      SPACES.lastIndex = this.#starts[line]! + 1;
-      SPACES.test(text);
-      const item = SPACES.lastIndex;
+      const item = skipSpaces(text, this.#starts[line]! + 1);
       if (item >= this.#ends[line]! || text.charCodeAt(item) === 0x23 /* # */) {
         this.#line++;
         const next = this.#line;
