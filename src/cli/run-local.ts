@@ -8,6 +8,8 @@ import { createRenderer, type OutputMode } from "./render/index.js";
 import { onShutdownSignals, signalExitCode } from "./signals.js";
 import { SummaryCollector } from "./summary.js";
 
+export { prepareTaskPipes } from "../handlers/index.js";
+
 export interface LocalRunOptions {
   concurrency: number;
   shutdownTimeoutMs: number;

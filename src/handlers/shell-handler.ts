@@ -1,7 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
+import { closeSync, mkdirSync } from "node:fs";
+import { Socket } from "node:net";
+import type { Readable } from "node:stream";
 import { stat } from "../fs-async.js";
 import { AttemptOutput, type StreamName } from "./attempt-output.js";
+import { closeEnds, fifoPool, type PipeEnds } from "./fifo-pool.js";
 import { LogWriteError, TaskFailedError } from "./errors.js";
 import { Tail } from "./line-splitter.js";
 import { closeLogFile, openLogFile, resolveLogPath, type LogFile } from "./log-file.js";
@@ -21,7 +24,8 @@ interface Exit {
 
 /**
  * The `shell` task type: runs one attempt of `task.run` with `<shell> -c`, in its own
- * process group, streaming output to the sink and to `<logDir>/<taskId>.log`.
+ * process group, streaming output to the sink and to `<logDir>/<taskId>.log`. Its stdout
+ * and stderr are FIFOs where they can be made (see FifoPool), so it can reopen them by name.
  * Resolves with the result on exit code 0; rejects with TaskFailedError otherwise,
  * or LogWriteError when the log cannot be written. A task's environment is taskq's
  * environment as it was when the handler was created, plus `task.env` and TASKQ_*.
@@ -83,17 +87,25 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       TASKQ_TASK_ID: task.id,
       TASKQ_ATTEMPT: String(ctx.attempt),
     };
+    // Real pipes (FIFOs) where the machine can make them, so the task can reopen its
+    // output by name; otherwise Node's sockets.
+    const pipes = await fifoPool().take();
+    const stdio: StdioOptions = pipes === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", pipes[0].write, pipes[1].write];
     let child: ChildProcess;
     try {
       // detached: the shell leads a new process group, so the whole tree can be signalled.
-      child = spawn(shell, ["-c", task.run], { cwd: task.cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+      child = spawn(shell, ["-c", task.run], { cwd: task.cwd, env, stdio, detached: true });
     } catch (error) {
+      if (pipes !== undefined) for (const ends of pipes) closeEnds(ends);
       await closeLogFile(log);
       throw startFailure(task, result({ code: null, signal: null }, undefined), error);
     }
+    // The child has its copies: without closing ours, the pipes would never reach EOF.
+    if (pipes !== undefined) for (const ends of pipes) closeSync(ends.write);
     const exited = waitForExit(child);
     const pid = child.pid;
     if (pid === undefined) {
+      if (pipes !== undefined) for (const ends of pipes) closeSync(ends.read);
       const outcome = await exited;
       await closeLogFile(log);
       throw startFailure(task, result({ code: null, signal: null }, undefined), await explainSpawnError(outcome.error, task));
@@ -126,8 +138,10 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       onLogError: () => terminator.terminate(),
       ...(options.sink.whenDrained === undefined ? {} : { whenDisplayDrained: () => options.sink.whenDrained?.() }),
     });
-    if (child.stdout) output.attach(child.stdout, "stdout");
-    if (child.stderr) output.attach(child.stderr, "stderr");
+    const stdout = pipes === undefined ? child.stdout : readEnd(pipes[0]);
+    const stderr = pipes === undefined ? child.stderr : readEnd(pipes[1]);
+    if (stdout) output.attach(stdout, "stdout");
+    if (stderr) output.attach(stderr, "stderr");
 
     let abortReason: unknown;
     let running = true;
@@ -160,6 +174,11 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     if (final.timedOut || final.cancelled || exit.code !== 0) throw TaskFailedError.fromResult(task, final, abortReason);
     return final;
   };
+}
+
+/** A stream over the read end of a task's pipe. */
+function readEnd(ends: PipeEnds): Readable {
+  return new Socket({ fd: ends.read, readable: true, writable: false });
 }
 
 /** Settles on 'exit' (with code and signal) or on a spawn 'error' (with no pid). */

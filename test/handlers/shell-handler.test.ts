@@ -35,6 +35,18 @@ describe("shell handler: success", () => {
     expect(log).toContain("three");
   });
 
+  it("a task may reopen its output by name: /dev/stdout, /dev/stderr, tee, 2>/dev/stdout", async () => {
+    harness = await createHarness();
+    const result = await harness.run("echo out > /dev/stdout; echo err > /dev/stderr; echo both | tee /dev/stderr; ls /nonexistent-x 2>/dev/stdout | sed 's/.*/listed/'");
+    expect(result.exitCode).toBe(0);
+    const of = (stream: string): string[] => harness.lines.filter((line) => line.stream === stream).map((line) => line.text);
+    expect(of("stdout")).toEqual(["out", "both", "listed"]);
+    expect(of("stderr")).toEqual(["err", "both"]);
+    const log = await readFile(harness.logPath(), "utf8");
+    for (const text of ["out\n", "err\n", "listed\n"]) expect(log).toContain(text);
+    expect(log.split("both\n")).toHaveLength(3);
+  });
+
   it("keeps every line in order and the last tailLines for the summary", async () => {
     harness = await createHarness({ tailLines: 5 });
     const result = await harness.run(`${fixture("print-lines")} 2000`);

@@ -1,0 +1,194 @@
+import { spawn } from "node:child_process";
+import { closeSync, constants, mkdtempSync, openSync, readdirSync, rmSync, unlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+/** The two ends of one pipe: the task writes to `write`, taskq reads `read` (non-blocking). */
+export interface PipeEnds {
+  read: number;
+  write: number;
+}
+
+/** FIFOs made by the first mkfifo; each later batch doubles, up to MAX_BATCH. */
+const FIRST_BATCH = 8;
+const MAX_BATCH = 512;
+const MAX_FAILURES = 2;
+/** The folder's name: `taskq-fifo-<pid>-<random>`, so a later taskq can remove what a killed one left. */
+const PREFIX = "taskq-fifo-";
+
+/**
+ * Real pipes for tasks' stdout and stderr. Node's `stdio: "pipe"` gives a child Unix
+ * sockets, and Linux will not open a socket again by name: `echo x > /dev/stderr` or
+ * `tee /dev/stdout`, common in CI scripts, fail with ENXIO. A FIFO is a pipe that can be
+ * reopened, so each stream gets one: made ahead by `mkfifo` in batches (Node cannot make
+ * one itself), in a private folder under the temp dir, opened at both ends and unlinked
+ * before the task starts (its ends stay valid; /proc/self/fd/N still reopens it).
+ *
+ * A taskq killed outright (SIGKILL) leaves its folder behind: the next pool removes the
+ * folders of processes that no longer exist.
+ *
+ * When FIFOs cannot be made (no mkfifo, no writable temp dir), take() answers undefined
+ * from then on and tasks get Node's sockets (which cannot be reopened by name).
+ */
+export class FifoPool {
+  readonly #root: string | undefined;
+  #dir: string | undefined;
+  #ready: string[] = [];
+  #next = 0;
+  #batch = FIRST_BATCH;
+  #filling: Promise<void> | undefined;
+  /** Failures since the last success; at MAX_FAILURES, FIFOs are given up for good. */
+  #failures = 0;
+  #exitHook = false;
+
+  /** `root`: where the folder goes; the temp dir (TMPDIR) when it is made, by default. */
+  constructor(root?: string) {
+    this.#root = root;
+  }
+
+  /** A pipe for stdout and one for stderr, or undefined when this machine cannot give FIFOs. */
+  async take(): Promise<[PipeEnds, PipeEnds] | undefined> {
+    while (this.#failures < MAX_FAILURES) {
+      while (this.#ready.length < 2 && this.#failures < MAX_FAILURES) await this.#fill();
+      if (this.#failures >= MAX_FAILURES) break;
+      const stdout = openFifo(this.#ready.pop() as string);
+      const stderr = stdout === undefined ? undefined : openFifo(this.#ready.pop() as string);
+      if (stdout !== undefined && stderr !== undefined) {
+        this.#failures = 0;
+        return [stdout, stderr];
+      }
+      if (stdout !== undefined) closeEnds(stdout);
+      this.#fail();
+    }
+    return undefined;
+  }
+
+  /** Starts making the first batch now, so the first task need not wait for mkfifo. */
+  prepare(): void {
+    if (this.#ready.length === 0 && this.#failures < MAX_FAILURES) void this.#fill();
+  }
+
+  /** Removes the folder and the FIFOs not yet used. */
+  dispose(): void {
+    if (this.#dir === undefined) return;
+    try {
+      rmSync(this.#dir, { recursive: true, force: true });
+    } catch {
+      // a leftover folder in the temp dir is not worth failing the run for
+    }
+    this.#dir = undefined;
+    this.#ready = [];
+  }
+
+  /**
+   * Something went wrong (no temp dir, no mkfifo, the folder removed under us by a temp
+   * cleaner): start again in a new folder, once, before falling back to sockets for good.
+   */
+  #fail(): void {
+    this.#failures++;
+    this.dispose();
+  }
+
+  #fill(): Promise<void> {
+    this.#filling ??= this.#make().finally(() => {
+      this.#filling = undefined;
+    });
+    return this.#filling;
+  }
+
+  async #make(): Promise<void> {
+    let dir: string;
+    try {
+      const root = this.#root ?? tmpdir();
+      if (this.#dir === undefined && this.#next === 0) removeStale(root);
+      dir = this.#dir ??= mkdtempSync(path.join(root, `${PREFIX}${process.pid}-`));
+    } catch {
+      this.#fail();
+      return;
+    }
+    if (!this.#exitHook) {
+      this.#exitHook = true;
+      process.on("exit", () => this.dispose());
+    }
+    const names: string[] = [];
+    for (let i = 0; i < this.#batch; i++) names.push(path.join(dir, String(this.#next++)));
+    this.#batch = Math.min(this.#batch * 2, MAX_BATCH);
+    const made = await new Promise<boolean>((resolve) => {
+      const child = spawn("mkfifo", ["-m", "600", "--", ...names], { stdio: "ignore" });
+      child.on("error", () => resolve(false));
+      child.on("exit", (code) => resolve(code === 0));
+    });
+    if (this.#dir !== dir) return; // disposed meanwhile
+    if (made) this.#ready.push(...names);
+    else this.#fail();
+  }
+}
+
+/** Removes the FIFO folders of taskq processes that are gone. Never throws. */
+function removeStale(root: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(PREFIX)) continue;
+    const pid = Number(name.slice(PREFIX.length, name.indexOf("-", PREFIX.length)));
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || processExists(pid)) continue;
+    try {
+      rmSync(path.join(root, name), { recursive: true, force: true });
+    } catch {
+      // someone else's, or already gone
+    }
+  }
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Opens both ends of a FIFO (the reader first, so the writer's open does not block), then unlinks it. */
+function openFifo(file: string): PipeEnds | undefined {
+  let read: number | undefined;
+  try {
+    read = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    return { read, write: openSync(file, constants.O_WRONLY) };
+  } catch {
+    if (read !== undefined) closeSync(read);
+    return undefined;
+  } finally {
+    try {
+      unlinkSync(file);
+    } catch {
+      // already gone: nothing to clean
+    }
+  }
+}
+
+export function closeEnds(ends: PipeEnds): void {
+  for (const fd of [ends.read, ends.write]) {
+    try {
+      closeSync(fd);
+    } catch {
+      // closed already
+    }
+  }
+}
+
+let shared: FifoPool | undefined;
+
+/** Starts making the FIFOs of the first tasks (`taskq run` calls it while it reads the workflow). */
+export function prepareTaskPipes(): void {
+  fifoPool().prepare();
+}
+
+/** The process's pool, shared by every handler. */
+export function fifoPool(): FifoPool {
+  return (shared ??= new FifoPool());
+}

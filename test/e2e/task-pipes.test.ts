@@ -1,0 +1,51 @@
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, readdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli, workspace } from "../helpers/cli.js";
+
+const REOPENING = 'tasks:\n  loud: { run: "echo to-stderr > /dev/stderr; echo to-stdout > /dev/stdout; echo teed | tee /dev/stderr" }\n';
+
+async function fifoFolders(dir: string): Promise<string[]> {
+  return (await readdir(dir)).filter((name) => name.startsWith("taskq-fifo-"));
+}
+
+describe("tasks' stdout and stderr are pipes", () => {
+  it("a task that writes to /dev/stderr by name succeeds, and taskq leaves no FIFO folder behind", async () => {
+    const ws = await workspace(REOPENING);
+    const tmp = path.join(ws.dir, "tmp");
+    await mkdir(tmp);
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { env: { TMPDIR: tmp } });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("loud | to-stderr\n");
+    expect(result.stdout).toContain("loud | to-stdout\n");
+    expect(result.stdout.split("loud | teed\n")).toHaveLength(3);
+    expect(await fifoFolders(tmp)).toEqual([]);
+  });
+
+  it("the FIFO folder a killed taskq left is removed by the next run; a live process's is kept", async () => {
+    const ws = await workspace('tasks:\n  one: { run: "echo ok" }\n');
+    const tmp = path.join(ws.dir, "tmp");
+    const deadPid = spawnSync("true").pid;
+    const stale = path.join(tmp, `taskq-fifo-${deadPid}-AbCdEf`);
+    const live = path.join(tmp, `taskq-fifo-${process.pid}-AbCdEf`);
+    await mkdir(stale, { recursive: true });
+    await mkdir(live);
+    await writeFile(path.join(stale, "0"), "");
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { env: { TMPDIR: tmp } });
+    expect(result.code).toBe(0);
+    expect(existsSync(stale)).toBe(false);
+    expect(existsSync(live)).toBe(true);
+  });
+
+  it("where no FIFO can be made (TMPDIR missing), tasks run on Node's pipes as before", async () => {
+    const ws = await workspace('tasks:\n  one: { run: "echo fine; echo also >&2" }\n');
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { env: { TMPDIR: path.join(ws.dir, "missing") } });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("one | fine\n");
+    expect(result.stdout).toContain("one | also\n");
+  });
+});
