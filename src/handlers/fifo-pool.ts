@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { closeSync, constants, mkdtempSync, openSync, readdirSync, rmSync, unlinkSync } from "node:fs";
+import { accessSync, closeSync, constants, mkdtempSync, openSync, readdirSync, rmSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -15,6 +15,7 @@ const MAX_BATCH = 512;
 const MAX_FAILURES = 2;
 /** The folder's name: `taskq-fifo-<pid>-<random>`, so a later taskq can remove what a killed one left. */
 const PREFIX = "taskq-fifo-";
+const SHM = "/dev/shm";
 
 /**
  * Real pipes for tasks' stdout and stderr. Node's `stdio: "pipe"` gives a child Unix
@@ -41,7 +42,7 @@ export class FifoPool {
   #failures = 0;
   #exitHook = false;
 
-  /** `root`: where the folder goes; the temp dir (TMPDIR) when it is made, by default. */
+  /** `root`: where the folder goes; by default TMPDIR if set, else /dev/shm, else the temp dir. */
   constructor(root?: string) {
     this.#root = root;
   }
@@ -55,6 +56,8 @@ export class FifoPool {
       const stderr = stdout === undefined ? undefined : openFifo(this.#ready.pop() as string);
       if (stdout !== undefined && stderr !== undefined) {
         this.#failures = 0;
+        // Make the next batch before this one runs out, so no task waits for mkfifo.
+        if (this.#ready.length < this.#batch / 4) void this.#fill();
         return [stdout, stderr];
       }
       if (stdout !== undefined) closeEnds(stdout);
@@ -99,7 +102,7 @@ export class FifoPool {
   async #make(): Promise<void> {
     let dir: string;
     try {
-      const root = this.#root ?? tmpdir();
+      const root = this.#root ?? defaultRoot();
       if (this.#dir === undefined && this.#next === 0) removeStale(root);
       dir = this.#dir ??= mkdtempSync(path.join(root, `${PREFIX}${process.pid}-`));
     } catch {
@@ -121,6 +124,21 @@ export class FifoPool {
     if (this.#dir !== dir) return; // disposed meanwhile
     if (made) this.#ready.push(...names);
     else this.#fail();
+  }
+}
+
+/**
+ * Where FIFOs go: TMPDIR when it is set; else /dev/shm where it is a writable folder
+ * (Linux: tmpfs, so making and unlinking thousands of them costs no disk writes; in /tmp
+ * on ext4 they slowed a 10k-task run by a quarter); else the temp dir.
+ */
+function defaultRoot(): string {
+  if (process.env.TMPDIR) return tmpdir();
+  try {
+    accessSync(SHM, constants.W_OK | constants.X_OK);
+    return SHM;
+  } catch {
+    return tmpdir();
   }
 }
 
