@@ -74,7 +74,11 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       throw new LogWriteError(logPath, error);
     }
 
+    // Real pipes (FIFOs) where the machine can make them, so the task can reopen its
+    // output by name; otherwise Node's sockets. May wait for mkfifo: check the signal after.
+    const pipes = await fifoPool().take();
     if (ctx.signal.aborted) {
+      if (pipes !== undefined) for (const ends of pipes) closeEnds(ends);
       await closeLogFile(log);
       const reason: unknown = ctx.signal.reason;
       throw TaskFailedError.fromResult(task, result({ code: null, signal: null }, reason), reason);
@@ -87,9 +91,6 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       TASKQ_TASK_ID: task.id,
       TASKQ_ATTEMPT: String(ctx.attempt),
     };
-    // Real pipes (FIFOs) where the machine can make them, so the task can reopen its
-    // output by name; otherwise Node's sockets.
-    const pipes = await fifoPool().take();
     const stdio: StdioOptions = pipes === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", pipes[0].write, pipes[1].write];
     let child: ChildProcess;
     try {

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { readFile, realpath } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -153,6 +154,17 @@ describe("shell handler: failures", () => {
     expect(error.message).toBe("cancelled");
     expect(error.result).toMatchObject({ exitCode: null, signal: null, cancelled: true });
     expect(harness.lines).toEqual([]);
+  });
+
+  it("a task cancelled while its pipes are being readied does not start", async () => {
+    harness = await createHarness();
+    const controller = new AbortController();
+    const started = harness.run("touch started; sleep 5", { signal: controller.signal });
+    abortWith(controller, "CANCELLED"); // the handler is waiting for its pipes by now
+    const error = await rejection(started);
+    expect(error).toBeInstanceOf(TaskFailedError);
+    expect((error as TaskFailedError).result).toMatchObject({ exitCode: null, signal: null, cancelled: true });
+    expect(existsSync(path.join(harness.dir, "started"))).toBe(false);
   });
 
   it("refuses a task id that would put its log outside logDir", async () => {
