@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { accessSync, closeSync, constants, mkdtempSync, openSync, readdirSync, rmSync, unlinkSync } from "node:fs";
+import { accessSync, closeSync, constants, lstatSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -15,6 +15,10 @@ const MAX_BATCH = 512;
 const MAX_FAILURES = 2;
 /** The folder's name: `taskq-fifo-<pid>-<random>`, so a later taskq can remove what a killed one left. */
 const PREFIX = "taskq-fifo-";
+/** What a run did not use, kept for the next (see FifoPool): `taskq-fifo-spare-<random>`. */
+const SPARE_PREFIX = `${PREFIX}spare-`;
+/** Spare folders kept in one root at most (one per taskq that ran at the same time). */
+const MAX_SPARES = 4;
 const SHM = "/dev/shm";
 
 /**
@@ -28,11 +32,19 @@ const SHM = "/dev/shm";
  * A taskq killed outright (SIGKILL) leaves its folder behind: the next pool removes the
  * folders of processes that no longer exist.
  *
+ * FIFOs a run did not use are kept for the next run: at exit the folder is renamed
+ * `taskq-fifo-spare-*`, and the next pool in the same root claims it by renaming it to
+ * its own name (atomic: two taskqs cannot claim one folder), so a short run needs no
+ * mkfifo before its first task. A folder is claimed only if it is a directory of this
+ * user with mode 0700, and only its FIFOs are used; at most MAX_SPARES are kept.
+ *
  * When FIFOs cannot be made (no mkfifo, no writable temp dir), take() answers undefined
  * from then on and tasks get Node's sockets (which cannot be reopened by name).
  */
 export class FifoPool {
   readonly #root: string | undefined;
+  /** The root the folder is in. */
+  #rootDir: string | undefined;
   #dir: string | undefined;
   #ready: string[] = [];
   #next = 0;
@@ -71,6 +83,22 @@ export class FifoPool {
     if (this.#ready.length === 0 && this.#failures < MAX_FAILURES) void this.#fill();
   }
 
+  /**
+   * At exit: keeps the FIFOs not used for the next run (see the class), or removes the
+   * folder when there are none worth keeping.
+   */
+  retire(): void {
+    const dir = this.#dir;
+    if (dir === undefined || this.#rootDir === undefined || this.#ready.length < 2) return this.dispose();
+    try {
+      renameSync(dir, path.join(this.#rootDir, `${SPARE_PREFIX}${randomName()}`));
+      this.#dir = undefined;
+      this.#ready = [];
+    } catch {
+      this.dispose();
+    }
+  }
+
   /** Removes the folder and the FIFOs not yet used. */
   dispose(): void {
     if (this.#dir === undefined) return;
@@ -102,17 +130,18 @@ export class FifoPool {
   async #make(): Promise<void> {
     let dir: string;
     try {
-      const root = this.#root ?? defaultRoot();
-      if (this.#dir === undefined && this.#next === 0) removeStale(root);
+      const root = (this.#rootDir ??= this.#root ?? defaultRoot());
+      if (this.#dir === undefined && this.#next === 0) {
+        this.#hookExit();
+        const spares = tidyRoot(root);
+        if (this.#claim(root, spares)) return;
+      }
       dir = this.#dir ??= mkdtempSync(path.join(root, `${PREFIX}${process.pid}-`));
     } catch {
       this.#fail();
       return;
     }
-    if (!this.#exitHook) {
-      this.#exitHook = true;
-      process.on("exit", () => this.dispose());
-    }
+    this.#hookExit();
     const names: string[] = [];
     for (let i = 0; i < this.#batch; i++) names.push(path.join(dir, String(this.#next++)));
     this.#batch = Math.min(this.#batch * 2, MAX_BATCH);
@@ -124,6 +153,51 @@ export class FifoPool {
     if (this.#dir !== dir) return; // disposed meanwhile
     if (made) this.#ready.push(...names);
     else this.#fail();
+  }
+
+  #hookExit(): void {
+    if (this.#exitHook) return;
+    this.#exitHook = true;
+    process.on("exit", () => this.retire());
+  }
+
+  /**
+   * Claims a spare folder (see the class): true when it holds FIFOs for at least one task.
+   * Spares beyond MAX_SPARES - 1 are removed, so folders do not pile up.
+   */
+  #claim(root: string, spares: string[]): boolean {
+    let kept = 0;
+    let claimed = false;
+    for (const spare of spares) {
+      const from = path.join(root, spare);
+      if (!claimed) {
+        const to = path.join(root, `${PREFIX}${process.pid}-${randomName()}`);
+        try {
+          renameSync(from, to); // fails if another taskq claimed it first
+        } catch {
+          continue;
+        }
+        if (!privateFolder(to)) {
+          try {
+            renameSync(to, from); // not one of ours: give it back as it was
+          } catch {
+            // gone meanwhile
+          }
+          continue;
+        }
+        claimed = true;
+        this.#dir = to;
+        const numbers = readdirSync(to, { withFileTypes: true })
+          .filter((entry) => entry.isFIFO() && /^\d+$/.test(entry.name))
+          .map((entry) => Number(entry.name));
+        this.#next = numbers.length === 0 ? 0 : Math.max(...numbers) + 1;
+        // Taken from the end: the lowest numbers first, as in a batch.
+        this.#ready = numbers.sort((a, b) => b - a).map((n) => path.join(to, String(n)));
+      } else if (++kept >= MAX_SPARES && privateFolder(from)) {
+        rmSync(from, { recursive: true, force: true });
+      }
+    }
+    return this.#ready.length >= 2;
   }
 }
 
@@ -142,16 +216,24 @@ function defaultRoot(): string {
   }
 }
 
-/** Removes the FIFO folders of taskq processes that are gone. Never throws. */
-function removeStale(root: string): void {
+/**
+ * Removes the FIFO folders of taskq processes that are gone, and lists the spare folders
+ * (see FifoPool). Never throws.
+ */
+function tidyRoot(root: string): string[] {
   let names: string[];
   try {
     names = readdirSync(root);
   } catch {
-    return;
+    return [];
   }
+  const spares: string[] = [];
   for (const name of names) {
     if (!name.startsWith(PREFIX)) continue;
+    if (name.startsWith(SPARE_PREFIX)) {
+      spares.push(name);
+      continue;
+    }
     const pid = Number(name.slice(PREFIX.length, name.indexOf("-", PREFIX.length)));
     if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || processExists(pid)) continue;
     try {
@@ -160,6 +242,21 @@ function removeStale(root: string): void {
       // someone else's, or already gone
     }
   }
+  return spares;
+}
+
+/** A directory (not a link) of this user's that no one else may enter, as mkdtemp makes them. */
+function privateFolder(dir: string): boolean {
+  try {
+    const stats = lstatSync(dir);
+    return stats.isDirectory() && stats.uid === process.getuid?.() && (stats.mode & 0o777) === 0o700;
+  } catch {
+    return false;
+  }
+}
+
+function randomName(): string {
+  return Math.random().toString(36).slice(2, 10).padEnd(8, "0");
 }
 
 function processExists(pid: number): boolean {

@@ -12,7 +12,7 @@ async function fifoFolders(dir: string): Promise<string[]> {
 }
 
 describe("tasks' stdout and stderr are pipes", () => {
-  it("a task that writes to /dev/stderr by name succeeds, and taskq leaves no FIFO folder behind", async () => {
+  it("a task that writes to /dev/stderr by name succeeds; unused FIFOs are kept in one spare folder for the next run", async () => {
     const ws = await workspace(REOPENING);
     const tmp = path.join(ws.dir, "tmp");
     await mkdir(tmp);
@@ -22,7 +22,18 @@ describe("tasks' stdout and stderr are pipes", () => {
     expect(result.stdout).toContain("loud | to-stderr\n");
     expect(result.stdout).toContain("loud | to-stdout\n");
     expect(result.stdout.split("loud | teed\n")).toHaveLength(3);
-    expect(await fifoFolders(tmp)).toEqual([]);
+    const spares = async (): Promise<number[]> => {
+      const folders = await fifoFolders(tmp);
+      expect(folders.every((name) => name.startsWith("taskq-fifo-spare-"))).toBe(true);
+      return Promise.all(folders.map(async (name) => (await readdir(path.join(tmp, name))).length));
+    };
+    // The first batch made 8 FIFOs; the task took 2.
+    expect(await spares()).toEqual([6]);
+    const again = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { env: { TMPDIR: tmp } });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("loud | to-stderr\n");
+    // The second run took its FIFOs from the spare folder and kept the rest there.
+    expect(await spares()).toEqual([4]);
   });
 
   it("the FIFO folder a killed taskq left is removed by the next run; a live process's is kept", async () => {

@@ -1,5 +1,6 @@
+import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, readSync, writeSync } from "node:fs";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -84,5 +85,76 @@ describe("FifoPool", () => {
     expect(readSync(stdout.read, Buffer.alloc(8))).toBe(0);
     closeSync(stdout.read);
     closeEnds(stderr);
+  });
+
+  describe("FIFOs a run did not use", () => {
+    /** A spare folder as a retired pool leaves it, with `fifos` FIFOs, and `mode`. */
+    async function spare(root: string, name: string, fifos: number, mode = 0o700): Promise<string> {
+      const dir = path.join(root, `taskq-fifo-spare-${name}`);
+      await mkdir(dir, { mode });
+      const names = Array.from({ length: fifos }, (_, i) => path.join(dir, String(i)));
+      expect(spawnSync("mkfifo", ["-m", "600", "--", ...names]).status).toBe(0);
+      return dir;
+    }
+
+    /** Runs `take` with no mkfifo to be found: only FIFOs that exist already can be had. */
+    async function takeWithoutMkfifo(pool: FifoPool): Promise<[PipeEnds, PipeEnds] | undefined> {
+      const saved = process.env.PATH;
+      process.env.PATH = "/nonexistent";
+      try {
+        return await pool.take();
+      } finally {
+        process.env.PATH = saved;
+      }
+    }
+
+    it("are kept at exit for the next pool, which then needs no mkfifo", async () => {
+      const { root, pool } = await setup();
+      for (const ends of (await pool.take())!) closeEnds(ends);
+      pool.retire();
+      const [kept, ...others] = await readdir(root);
+      expect(others).toEqual([]);
+      expect(kept).toMatch(/^taskq-fifo-spare-/);
+      expect(await readdir(path.join(root, kept!))).toHaveLength(6);
+
+      const next = new FifoPool(root);
+      pools.push(next);
+      const pipes = await takeWithoutMkfifo(next);
+      expect(pipes).toBeDefined();
+      expect(roundTrip(pipes![0], "claimed")).toBe("claimed");
+      expect(roundTrip(pipes![1], "too")).toBe("too");
+      for (const ends of pipes!) closeEnds(ends);
+      // Claimed by renaming: the spare is now the new pool's own folder, two FIFOs fewer.
+      const [own, ...rest] = await readdir(root);
+      expect(rest).toEqual([]);
+      expect(own).toMatch(new RegExp(`^taskq-fifo-${process.pid}-`));
+      expect(await readdir(path.join(root, own!))).toHaveLength(4);
+    });
+
+    it("a pool that used them all leaves no spare folder", async () => {
+      const { root } = await setup();
+      await spare(root, "two", 2);
+      const pool = new FifoPool(root);
+      pools.push(pool);
+      for (const ends of (await takeWithoutMkfifo(pool))!) closeEnds(ends);
+      pool.retire();
+      expect(await readdir(root)).toEqual([]);
+    });
+
+    it("a spare folder that others may enter is not used", async () => {
+      const { root } = await setup();
+      const open = await spare(root, "open", 4, 0o755);
+      const pool = new FifoPool(root);
+      pools.push(pool);
+      expect(await takeWithoutMkfifo(pool)).toBeUndefined();
+      expect(await readdir(open)).toHaveLength(4);
+    });
+
+    it("at most four spare folders are kept", async () => {
+      const { root, pool } = await setup();
+      for (let i = 0; i < 6; i++) await spare(root, `s${i}`, 2);
+      for (const ends of (await pool.take())!) closeEnds(ends);
+      expect((await readdir(root)).filter((name) => name.startsWith("taskq-fifo-spare-"))).toHaveLength(3);
+    });
   });
 });
