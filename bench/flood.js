@@ -48,7 +48,7 @@ export async function run({ runs = 5 } = {}) {
           name: "taskq run --output plain > /dev/null",
           run: async () => {
             logRoot = join(work.dir, `logs-${index}-${Math.random().toString(36).slice(2)}`);
-            const result = await measure([process.execPath, TASKQ, "run", file, "-j", String(parallel), "--output", "plain", "--log-dir", logRoot], { cwd: work.dir });
+            const result = await measure([TASKQ, "run", file, "-j", String(parallel), "--output", "plain", "--log-dir", logRoot], { cwd: work.dir });
             const bytes = logBytes(logRoot);
             if (bytes !== flood.bytes) checked = false;
             result.logBytes = bytes;

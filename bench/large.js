@@ -15,7 +15,7 @@ export async function run({ runs = 5, runWorkflow = true, runTasks = 10_000, ove
     const opts = { cwd: work.dir };
     const commands = [
       { name: "node -e ''", run: () => measure([process.execPath, "-e", ""], opts) },
-      ...SIZES.map((size) => ({ name: `taskq validate, ${size / 1000}k tasks`, size, run: () => measure([process.execPath, TASKQ, "validate", files.get(size)], opts) })),
+      ...SIZES.map((size) => ({ name: `taskq validate, ${size / 1000}k tasks`, size, run: () => measure([TASKQ, "validate", files.get(size)], opts) })),
     ];
     log(`large: validate, ${runs} alternating runs`);
     const results = await alternate(commands, runs);
@@ -42,7 +42,7 @@ export async function run({ runs = 5, runWorkflow = true, runTasks = 10_000, ove
       layeredTasks(file, size);
       const runCommands = [
         { name: `raw Node spawn loop, ${size / 1000}k`, run: () => measure([process.execPath, join(ROOT, "bench/baselines/spawn-loop.js"), String(size), "2"], opts) },
-        { name: `taskq run -j 2, ${size / 1000}k tasks with dependencies`, run: () => measure([process.execPath, TASKQ, "run", file, "-j", "2", "--output", "plain", "--log-dir", join(work.dir, "logs")], opts) },
+        { name: `taskq run -j 2, ${size / 1000}k tasks with dependencies`, run: () => measure([TASKQ, "run", file, "-j", "2", "--output", "plain", "--log-dir", join(work.dir, "logs")], opts) },
       ];
       // As many runs as the rest (5 by default): each pair is 20,000 spawns, about 30 s here.
       const runRuns = runs;

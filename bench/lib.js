@@ -18,6 +18,10 @@ export const GNU_TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefine
  * start-up cost inside bare node's. NODE_OPTIONS could change any of the runs.
  */
 export const BENCH_ENV = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== "NODE_EXTRA_CA_CERTS" && name !== "NODE_OPTIONS"));
+// taskq is run as users run it, as an executable: bin/taskq.cjs is a shell line that execs
+// `node` from PATH (see that file). The node running the benchmarks comes first, so taskq and
+// the Node baselines run on the same Node.
+BENCH_ENV.PATH = `${dirname(process.execPath)}:${BENCH_ENV.PATH ?? ""}`;
 
 /** A fresh scratch folder, removed by the returned function. */
 export function scratch(prefix) {

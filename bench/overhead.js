@@ -38,7 +38,7 @@ export async function run({ runs = 5, tasks = 1000 } = {}) {
       { name: "raw Node spawn loop", run: () => measure([process.execPath, join(ROOT, "bench/baselines/spawn-loop.js"), String(tasks), "2"], opts) },
       {
         name: "taskq run -j 2 --output plain",
-        run: () => measure([process.execPath, TASKQ, "run", file, "-j", "2", "--output", "plain", "--log-dir", join(work.dir, "logs")], { ...opts, stdout: undefined }),
+        run: () => measure([TASKQ, "run", file, "-j", "2", "--output", "plain", "--log-dir", join(work.dir, "logs")], { ...opts, stdout: undefined }),
       },
       { name: "xargs -P2 sh -c true", run: sh(`seq ${tasks} | xargs -P2 -I{} sh -c true`) },
       {
@@ -50,7 +50,7 @@ export async function run({ runs = 5, tasks = 1000 } = {}) {
     if (existsSync(tmpfs)) {
       commands.push({
         name: `taskq run -j 2 --output plain, logs on tmpfs (${tmpfs})`,
-        run: () => measure([process.execPath, TASKQ, "run", file, "-j", "2", "--output", "plain", "--log-dir", join(tmpfs, `taskq-bench-${process.pid}`)], opts),
+        run: () => measure([TASKQ, "run", file, "-j", "2", "--output", "plain", "--log-dir", join(tmpfs, `taskq-bench-${process.pid}`)], opts),
       });
     }
     if (hasParallel()) commands.push({ name: "GNU parallel -j2 sh -c true", run: sh(`seq ${tasks} | parallel --will-cite -j2 -N0 sh -c true`) });

@@ -21,7 +21,7 @@ export async function run({ runs = 5 } = {}) {
     const perRun = [];
     for (let r = 0; r < runs; r++) {
       log(`schedule: run ${r + 1}/${runs}`);
-      const result = await measure([process.execPath, TASKQ, "run", file, "-j", String(TASKS), "--output", "json", "--log-dir", join(work.dir, "logs")], {
+      const result = await measure([TASKQ, "run", file, "-j", String(TASKS), "--output", "json", "--log-dir", join(work.dir, "logs")], {
         cwd: work.dir,
         stdout: "pipe",
       });

@@ -1,4 +1,14 @@
-#!/usr/bin/env node
+#!/bin/sh
+":" //; exec node --v8-pool-size=1 "$0" "$@"
+// The line above is for sh (this file is both a shell script and JavaScript): run as an
+// executable (`taskq`, npm's bin link), sh execs node on this same file with V8's worker
+// pool cut to one thread, which node cannot be told once it runs. Node spawns each task
+// with fork(): each thread's mappings (stack, malloc arena) are copied by every fork and torn
+// down by every child's exec, and glibc's fork locks and unlocks each arena (writes that
+// fault on pages the fork made copy-on-write). With one worker instead of four, 1,000 `true`
+// tasks at -j 2 took 1.54 s instead of 1.68 s (medians of 11, alternating). `exec` replaces
+// sh: same pid, signals go straight to node. For node, line 2 is a string and a comment.
+//
 // The executable. Loads the bundled CLI (dist/bundle/cli.cjs) with V8's code cache
 // (dist/bundle/cli.cjs.cache, written by the build), so V8 does not parse and compile the
 // bundle's functions again: Node 20 has no compile cache of its own. A cache from another
