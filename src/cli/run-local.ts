@@ -29,7 +29,10 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   const logDir = path.join(options.logRoot, runId);
   createLogDir(logDir);
   const renderer = await createRenderer(options.output, { color: options.color });
-  const shell = createShellHandler({ runId, logDir, killGraceMs: options.killGraceMs, sink: renderer });
+  // Plain lines and the live board show no stream: stdout and stderr then share one pipe, so
+  // the log and the display keep the order the task wrote them in. JSON labels each line.
+  const mergeOutput = options.output !== "json";
+  const shell = createShellHandler({ runId, logDir, killGraceMs: options.killGraceMs, sink: renderer, mergeOutput });
   const queue = new Queue({
     concurrency: options.concurrency,
     handlers: { shell: (task: ShellTask, context) => shell(task, context) },

@@ -47,7 +47,15 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       // Plain lines of a loud task go through as bytes (see LineSplitter); JSON needs one event per line.
       if (!options.json) sink.lines = (taskId, _stream, bytes, count) => out.writePrefixedLines(Buffer.from(`${runId}/${taskId} | `), bytes, count);
       // The store's connection string may carry a password: tasks do not inherit it.
-      handler = createShellHandler({ runId, logDir: path.join(options.logRoot, runId), killGraceMs: options.killGraceMs, sink, hiddenEnv: ["TASKQ_STORE"] });
+      // As for a local run: one pipe for stdout and stderr unless JSON labels each line's stream.
+      handler = createShellHandler({
+        runId,
+        logDir: path.join(options.logRoot, runId),
+        killGraceMs: options.killGraceMs,
+        sink,
+        hiddenEnv: ["TASKQ_STORE"],
+        mergeOutput: !options.json,
+      });
       handlers.set(runId, handler);
     }
     return handler;

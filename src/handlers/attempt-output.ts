@@ -1,8 +1,9 @@
 import type { Readable } from "node:stream";
 import { LineSplitter, type BlockHandler } from "./line-splitter.js";
 import { closeLogFile, type LogFile } from "./log-file.js";
+import type { StreamName } from "./types.js";
 
-export type StreamName = "stdout" | "stderr";
+export type { StreamName } from "./types.js";
 
 export interface AttemptOutputOptions {
   log: LogFile;

@@ -59,20 +59,27 @@ export class FifoPool {
     this.#root = root;
   }
 
-  /** A pipe for stdout and one for stderr, or undefined when this machine cannot give FIFOs. */
-  async take(): Promise<[PipeEnds, PipeEnds] | undefined> {
+  /** `count` pipes (one for stdout and stderr together, or one each), or undefined when this machine cannot give FIFOs. */
+  take(count: 1): Promise<[PipeEnds] | undefined>;
+  take(count?: 2): Promise<[PipeEnds, PipeEnds] | undefined>;
+  take(count: 1 | 2): Promise<[PipeEnds] | [PipeEnds, PipeEnds] | undefined>;
+  async take(count: 1 | 2 = 2): Promise<PipeEnds[] | undefined> {
     while (this.#failures < MAX_FAILURES) {
-      while (this.#ready.length < 2 && this.#failures < MAX_FAILURES) await this.#fill();
+      while (this.#ready.length < count && this.#failures < MAX_FAILURES) await this.#fill();
       if (this.#failures >= MAX_FAILURES) break;
-      const stdout = openFifo(this.#ready.pop() as string);
-      const stderr = stdout === undefined ? undefined : openFifo(this.#ready.pop() as string);
-      if (stdout !== undefined && stderr !== undefined) {
+      const pipes: PipeEnds[] = [];
+      for (let i = 0; i < count; i++) {
+        const ends = openFifo(this.#ready.pop() as string);
+        if (ends === undefined) break;
+        pipes.push(ends);
+      }
+      if (pipes.length === count) {
         this.#failures = 0;
         // Make the next batch before this one runs out, so no task waits for mkfifo.
         if (this.#ready.length < this.#batch / 4) void this.#fill();
-        return [stdout, stderr];
+        return pipes;
       }
-      if (stdout !== undefined) closeEnds(stdout);
+      for (const ends of pipes) closeEnds(ends);
       this.#fail();
     }
     return undefined;

@@ -4,4 +4,4 @@ export { TaskFailedError, LogWriteError } from "./errors.js";
 export { InvalidTaskIdError } from "./log-file.js";
 export { activeProcessGroups, killAllProcessGroups } from "./process-groups.js";
 export { formatDuration } from "./format-duration.js";
-export type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";
+export type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHandlerOptions, ShellTask, StreamName } from "./types.js";

@@ -25,7 +25,8 @@ interface Exit {
 /**
  * The `shell` task type: runs one attempt of `task.run` with `<shell> -c`, in its own
  * process group, streaming output to the sink and to `<logDir>/<taskId>.log`. Its stdout
- * and stderr are FIFOs where they can be made (see FifoPool), so it can reopen them by name.
+ * and stderr are FIFOs where they can be made (see FifoPool), so it can reopen them by name;
+ * with `mergeOutput`, one FIFO serves as both, so the log keeps the order the task wrote in.
  * Resolves with the result on exit code 0; rejects with TaskFailedError otherwise,
  * or LogWriteError when the log cannot be written. A task's environment is taskq's
  * environment as it was when the handler was created, plus `task.env` and TASKQ_*.
@@ -38,6 +39,7 @@ interface Exit {
 export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
   const shell = options.shell ?? "/bin/sh";
   const tailLines = options.tailLines ?? 20;
+  const merge = options.mergeOutput === true;
   // Read once: spreading process.env (a C++-backed object) costs ~1 ms per spawn.
   const baseEnv = { ...process.env };
   for (const name of options.hiddenEnv ?? []) delete baseEnv[name];
@@ -76,7 +78,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
 
     // Real pipes (FIFOs) where the machine can make them, so the task can reopen its
     // output by name; otherwise Node's sockets. May wait for mkfifo: check the signal after.
-    const pipes = await fifoPool().take();
+    // Merged: one FIFO is both stdout and stderr, so their order is kept byte for byte.
+    const pipes = await fifoPool().take(merge ? 1 : 2);
     if (ctx.signal.aborted) {
       if (pipes !== undefined) for (const ends of pipes) closeEnds(ends);
       await closeLogFile(log);
@@ -91,7 +94,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       TASKQ_TASK_ID: task.id,
       TASKQ_ATTEMPT: String(ctx.attempt),
     };
-    const stdio: StdioOptions = pipes === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", pipes[0].write, pipes[1].write];
+    const stdio: StdioOptions = pipes === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", pipes[0].write, (pipes[1] ?? pipes[0]).write];
     let child: ChildProcess;
     try {
       // detached: the shell leads a new process group, so the whole tree can be signalled.
@@ -139,10 +142,15 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       onLogError: () => terminator.terminate(),
       ...(options.sink.whenDrained === undefined ? {} : { whenDisplayDrained: () => options.sink.whenDrained?.() }),
     });
-    const stdout = pipes === undefined ? child.stdout : readEnd(pipes[0]);
-    const stderr = pipes === undefined ? child.stderr : readEnd(pipes[1]);
-    if (stdout) output.attach(stdout, "stdout");
-    if (stderr) output.attach(stderr, "stderr");
+    if (pipes === undefined) {
+      if (child.stdout) output.attach(child.stdout, "stdout");
+      if (child.stderr) output.attach(child.stderr, "stderr");
+    } else if (pipes.length === 1) {
+      output.attach(readEnd(pipes[0]), "output");
+    } else {
+      output.attach(readEnd(pipes[0]), "stdout");
+      output.attach(readEnd(pipes[1]), "stderr");
+    }
 
     let abortReason: unknown;
     let running = true;

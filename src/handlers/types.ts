@@ -20,16 +20,22 @@ export interface AttemptContext {
   taskId: string;
 }
 
+/**
+ * Which of a task's streams a line came from: "output" when stdout and stderr share one
+ * pipe (see ShellHandlerOptions.mergeOutput), in the order the task wrote them.
+ */
+export type StreamName = "stdout" | "stderr" | "output";
+
 /** Where output lines go (a renderer); may be a no-op. */
 export interface OutputSink {
   /** One line without its newline; lines over 4096 bytes are cut for display. */
-  line(taskId: string, stream: "stdout" | "stderr", text: string): void;
+  line(taskId: string, stream: StreamName, text: string): void;
   /**
    * Optional fast path for loud tasks: `count` complete lines as raw bytes, each ending
    * in "\n", none over 4096 bytes or ending in "\r\n". `bytes` is only valid during the
    * call. Without it, every line comes through `line`.
    */
-  lines?(taskId: string, stream: "stdout" | "stderr", bytes: Buffer, count: number): void;
+  lines?(taskId: string, stream: StreamName, bytes: Buffer, count: number): void;
   /**
    * Optional backpressure: undefined while the sink keeps up, else a promise of the moment
    * it has caught up. Meanwhile the task's pipes are paused, as for a slow log file.
@@ -62,6 +68,13 @@ export interface ShellHandlerOptions {
    * interactive shell (zsh, fish...), and a pipeline must behave the same on every machine.
    */
   shell?: string;
+  /**
+   * One pipe for the task's stdout and stderr together (where FIFOs can be made), so the log
+   * and the sink get its output in exactly the order it was written, as a terminal shows it;
+   * lines then come as stream "output". Default false: two pipes, each line labelled with its
+   * stream, but lines written close together to both may be logged out of order.
+   */
+  mergeOutput?: boolean;
   /** Variables of taskq's own environment that tasks must not see (e.g. TASKQ_STORE, which may hold a password). */
   hiddenEnv?: readonly string[];
 }

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, readdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli, workspace } from "../helpers/cli.js";
@@ -27,13 +27,13 @@ describe("tasks' stdout and stderr are pipes", () => {
       expect(folders.every((name) => name.startsWith("taskq-fifo-spare-"))).toBe(true);
       return Promise.all(folders.map(async (name) => (await readdir(path.join(tmp, name))).length));
     };
-    // The first batch made 8 FIFOs; the task took 2.
-    expect(await spares()).toEqual([6]);
+    // The first batch made 8 FIFOs; the task took 1 (plain output: stdout and stderr share it).
+    expect(await spares()).toEqual([7]);
     const again = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { env: { TMPDIR: tmp } });
     expect(again.code).toBe(0);
     expect(again.stdout).toContain("loud | to-stderr\n");
     // The second run took its FIFOs from the spare folder and kept the rest there.
-    expect(await spares()).toEqual([4]);
+    expect(await spares()).toEqual([6]);
   });
 
   it("the FIFO folder a killed taskq left is removed by the next run; a live process's is kept", async () => {
@@ -58,5 +58,25 @@ describe("tasks' stdout and stderr are pipes", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("one | fine\n");
     expect(result.stdout).toContain("one | also\n");
+  });
+
+  it("a plain run logs and shows stdout and stderr in the order the task wrote them; JSON labels each line's stream", async () => {
+    const ws = await workspace('tasks:\n  mix: { run: "for i in $(seq 1 300); do echo out$i; echo err$i >&2; done" }\n');
+    const expected = Array.from({ length: 300 }, (_, i) => [`out${i + 1}`, `err${i + 1}`]).flat();
+    const plain = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout.split("\n").filter((line) => line.startsWith("mix | ")).map((line) => line.slice(6))).toEqual(expected);
+    const [runId] = await readdir(ws.logs);
+    expect(await readFile(path.join(ws.logs, runId!, "mix.log"), "utf8")).toBe(expected.map((line) => `${line}\n`).join(""));
+
+    const json = await runCli(["run", ws.file, "--log-dir", path.join(ws.dir, "json-logs"), "--output", "json"]);
+    expect(json.code).toBe(0);
+    const output = json.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { event: string; stream?: string; text?: string })
+      .filter((event) => event.event === "output");
+    expect(output.filter((event) => event.stream === "stdout").map((event) => event.text)).toEqual(expected.filter((line) => line.startsWith("out")));
+    expect(output.filter((event) => event.stream === "stderr").map((event) => event.text)).toEqual(expected.filter((line) => line.startsWith("err")));
   });
 });

@@ -47,6 +47,16 @@ describe("FifoPool", () => {
     expect(await readdir(root)).toEqual([]);
   });
 
+  it("gives one pipe when asked for one (stdout and stderr together)", async () => {
+    const { root, pool } = await setup();
+    const pipes = await pool.take(1);
+    expect(pipes).toHaveLength(1);
+    expect(roundTrip(pipes![0], "both")).toBe("both");
+    closeEnds(pipes![0]);
+    const [folder] = await readdir(root);
+    expect(await readdir(path.join(root, folder!))).toHaveLength(7);
+  });
+
   it("many takes at once share the batches and each gets its own pipes", async () => {
     const { pool } = await setup();
     const all = await Promise.all(Array.from({ length: 40 }, () => pool.take()));

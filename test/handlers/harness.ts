@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createShellHandler, type AttemptResult, type ShellHandlerOptions, type ShellTask } from "../../src/handlers/index.js";
+import { createShellHandler, type AttemptResult, type ShellHandlerOptions, type ShellTask, type StreamName } from "../../src/handlers/index.js";
 import { eventually } from "../helpers/processes.js";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/", import.meta.url));
@@ -14,7 +14,7 @@ export function fixture(name: string): string {
 }
 
 export interface OutputLine {
-  stream: "stdout" | "stderr";
+  stream: StreamName;
   text: string;
 }
 

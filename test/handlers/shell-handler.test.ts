@@ -48,6 +48,16 @@ describe("shell handler: success", () => {
     expect(log.split("both\n")).toHaveLength(3);
   });
 
+  it("with mergeOutput, stdout and stderr share one pipe: log and lines in the exact order written", async () => {
+    harness = await createHarness({ mergeOutput: true });
+    const result = await harness.run('for i in $(seq 1 500); do echo "out $i"; echo "err $i" >&2; done; echo named > /dev/stderr');
+    expect(result.exitCode).toBe(0);
+    const expected = [...Array.from({ length: 500 }, (_, i) => [`out ${i + 1}`, `err ${i + 1}`]).flat(), "named"];
+    expect(harness.lines.map((line) => line.text)).toEqual(expected);
+    expect(new Set(harness.lines.map((line) => line.stream))).toEqual(new Set(["output"]));
+    expect(await readFile(harness.logPath(), "utf8")).toBe(expected.map((line) => `${line}\n`).join(""));
+  });
+
   it("keeps every line in order and the last tailLines for the summary", async () => {
     harness = await createHarness({ tailLines: 5 });
     const result = await harness.run(`${fixture("print-lines")} 2000`);

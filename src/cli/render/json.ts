@@ -1,3 +1,4 @@
+import type { StreamName } from "../../handlers/index.js";
 import type { Queue, QueueEventName } from "../../engine/index.js";
 import { BufferedWriter } from "../output.js";
 import { describeError, attemptResultOf } from "./describe.js";
@@ -23,7 +24,7 @@ export class JsonRenderer implements Renderer {
     }
   }
 
-  line(taskId: string, stream: "stdout" | "stderr", text: string): void {
+  line(taskId: string, stream: StreamName, text: string): void {
     this.#emit({ event: "output", id: taskId, stream, text });
   }
 

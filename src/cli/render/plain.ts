@@ -1,3 +1,4 @@
+import type { StreamName } from "../../handlers/index.js";
 import type { ChalkInstance } from "chalk";
 import type { Queue } from "../../engine/index.js";
 import { BufferedWriter } from "../output.js";
@@ -39,12 +40,12 @@ export class PlainRenderer implements Renderer {
     queue.on("cancelled", (e) => this.#event(`${c.yellow("cancel")}  ${e.id}: ${describeError(e.error)}`));
   }
 
-  line(taskId: string, _stream: "stdout" | "stderr", text: string): void {
+  line(taskId: string, _stream: StreamName, text: string): void {
     this.#out.write(`${this.#c.dim(`${taskId} |`)} ${text}\n`);
   }
 
   /** The same output as `line` gives for each line, built as bytes: no string per line. */
-  lines(taskId: string, _stream: "stdout" | "stderr", bytes: Buffer, count: number): void {
+  lines(taskId: string, _stream: StreamName, bytes: Buffer, count: number): void {
     this.#out.writePrefixedLines(this.#prefix(taskId), bytes, count);
   }
 

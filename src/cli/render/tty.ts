@@ -1,3 +1,4 @@
+import type { StreamName } from "../../handlers/index.js";
 import type { ChalkInstance } from "chalk";
 import type { Ora } from "ora";
 import type { Queue } from "../../engine/index.js";
@@ -58,14 +59,14 @@ export class TtyRenderer implements Renderer {
     this.#timer = setInterval(() => this.#refresh(), 100);
   }
 
-  line(taskId: string, _stream: "stdout" | "stderr", text: string): void {
+  line(taskId: string, _stream: StreamName, text: string): void {
     this.#pending.push(`${this.#c.dim(`${taskId} |`)} ${text}`);
     this.#pendingSize += text.length;
     // A loud task must not pile up output between two refreshes of the board.
     if (this.#pendingSize >= 65_536) this.#flushLines();
   }
 
-  lines(taskId: string, stream: "stdout" | "stderr", bytes: Buffer): void {
+  lines(taskId: string, stream: StreamName, bytes: Buffer): void {
     for (const text of bytes.toString("utf8", 0, bytes.length - 1).split("\n")) this.line(taskId, stream, text);
   }
 

@@ -1,3 +1,4 @@
+import type { StreamName } from "../../handlers/index.js";
 import type { Queue, TaskStatus } from "../../engine/index.js";
 
 /** What a renderer knows about the run before it starts. */
@@ -51,9 +52,9 @@ export interface Renderer {
   /** Subscribes to the queue's events. */
   attach(queue: Queue, info: RunInfo): void;
   /** One line of a task's output (already cut to a bounded length). */
-  line(taskId: string, stream: "stdout" | "stderr", text: string): void;
+  line(taskId: string, stream: StreamName, text: string): void;
   /** Optional fast path: complete short lines as bytes (see OutputSink.lines). */
-  lines?(taskId: string, stream: "stdout" | "stderr", bytes: Buffer, count: number): void;
+  lines?(taskId: string, stream: StreamName, bytes: Buffer, count: number): void;
   /** Optional backpressure from a slow reader of the output (see OutputSink.whenDrained). */
   whenDrained?(): Promise<void> | undefined;
   /** A message from taskq itself (a note, a signal received). */
