@@ -19,6 +19,8 @@ const PREFIX = "taskq-fifo-";
 const SPARE_PREFIX = `${PREFIX}spare-`;
 /** Spare folders kept in one root at most (one per taskq that ran at the same time). */
 const MAX_SPARES = 4;
+/** FIFOs kept in a spare folder at most: enough for a short run, few enough to list fast. */
+const MAX_SPARE_FIFOS = 64;
 const SHM = "/dev/shm";
 
 /**
@@ -98,6 +100,8 @@ export class FifoPool {
     const dir = this.#dir;
     if (dir === undefined || this.#rootDir === undefined || this.#ready.length < 2) return this.dispose();
     try {
+      // #ready is taken from its end: the FIFOs at its start go.
+      for (const file of this.#ready.splice(0, Math.max(0, this.#ready.length - MAX_SPARE_FIFOS))) unlinkSync(file);
       renameSync(dir, path.join(this.#rootDir, `${SPARE_PREFIX}${randomName()}`));
       this.#dir = undefined;
       this.#ready = [];

@@ -141,6 +141,20 @@ describe("FifoPool", () => {
       expect(await readdir(path.join(root, own!))).toHaveLength(4);
     });
 
+    it("at most 64 are kept", async () => {
+      const { root, pool } = await setup();
+      // 80 tasks' pipes: the batches made ahead (doubling) leave more than 64 unused.
+      const all = await Promise.all(Array.from({ length: 40 }, () => pool.take()));
+      for (const pipes of all) for (const ends of pipes!) closeEnds(ends);
+      for (let i = 0; i < 40; i++) for (const ends of (await pool.take())!) closeEnds(ends);
+      const [own] = await readdir(root);
+      expect((await readdir(path.join(root, own!))).length).toBeGreaterThan(64);
+      pool.retire();
+      const [kept] = await readdir(root);
+      expect(kept).toMatch(/^taskq-fifo-spare-/);
+      expect(await readdir(path.join(root, kept!))).toHaveLength(64);
+    });
+
     it("a pool that used them all leaves no spare folder", async () => {
       const { root } = await setup();
       await spare(root, "two", 2);
