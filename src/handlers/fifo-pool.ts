@@ -98,7 +98,7 @@ export class FifoPool {
    */
   retire(): void {
     const dir = this.#dir;
-    if (dir === undefined || this.#rootDir === undefined || this.#ready.length < 2) return this.dispose();
+    if (dir === undefined || this.#rootDir === undefined || this.#ready.length === 0) return this.dispose();
     try {
       // #ready is taken from its end: the FIFOs at its start go.
       for (const file of this.#ready.splice(0, Math.max(0, this.#ready.length - MAX_SPARE_FIFOS))) unlinkSync(file);
@@ -173,7 +173,7 @@ export class FifoPool {
   }
 
   /**
-   * Claims a spare folder (see the class): true when it holds FIFOs for at least one task.
+   * Claims a spare folder (see the class): true when it holds at least one FIFO.
    * Spares beyond MAX_SPARES - 1 are removed, so folders do not pile up.
    */
   #claim(root: string, spares: string[]): boolean {
@@ -205,10 +205,14 @@ export class FifoPool {
         // Taken from the end: the lowest numbers first, as in a batch.
         this.#ready = numbers.sort((a, b) => b - a).map((n) => path.join(to, String(n)));
       } else if (++kept >= MAX_SPARES && privateFolder(from)) {
-        rmSync(from, { recursive: true, force: true });
+        try {
+          rmSync(from, { recursive: true, force: true });
+        } catch {
+          // another taskq's to remove, or gone
+        }
       }
     }
-    return this.#ready.length >= 2;
+    return this.#ready.length > 0;
   }
 }
 
