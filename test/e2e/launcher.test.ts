@@ -20,9 +20,10 @@ async function launch(link: string, args: string[], cwd: string): Promise<Launch
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  // Read as soon as it starts: sh has exec'd node by then or does so within milliseconds.
+  // Read until sh has exec'd node (milliseconds on an idle machine; generous on a loaded one).
   let cmdline: string[] = [];
-  for (let i = 0; i < 100 && child.exitCode === null; i++) {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && child.exitCode === null) {
     const text = await readFile(`/proc/${child.pid}/cmdline`, "utf8").catch(() => "");
     cmdline = text.split("\0").filter(Boolean);
     if (cmdline.some((arg) => arg.startsWith("--v8-pool-size"))) break;
