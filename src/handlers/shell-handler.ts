@@ -16,6 +16,12 @@ import type { AttemptContext, AttemptResult, ShellHandler, ShellHandlerOptions, 
 const DRAIN_IDLE_MS = 150;
 /** ...and the most we wait for them in all. */
 const DRAIN_MAX_MS = 5000;
+/**
+ * A task's FIFOs get a stream (live output, backpressure) once it has run this long; a
+ * task that exits sooner has its output read in one go when it exits (see readNow). Its
+ * pipe holds 64 KiB meanwhile: a louder task waits for the stream, at most this long.
+ */
+const STREAM_AFTER_MS = 10;
 
 interface Exit {
   code: number | null;
@@ -142,14 +148,18 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       onLogError: () => terminator.terminate(),
       ...(options.sink.whenDrained === undefined ? {} : { whenDisplayDrained: () => options.sink.whenDrained?.() }),
     });
+    // FIFOs not yet given to a stream: read once the task exits, unless it runs long enough to stream.
+    let unread: Array<[PipeEnds, StreamName]> = [];
+    let streamTimer: NodeJS.Timeout | undefined;
     if (pipes === undefined) {
       if (child.stdout) output.attach(child.stdout, "stdout");
       if (child.stderr) output.attach(child.stderr, "stderr");
-    } else if (pipes.length === 1) {
-      output.attach(readEnd(pipes[0]), "output");
     } else {
-      output.attach(readEnd(pipes[0]), "stdout");
-      output.attach(readEnd(pipes[1]), "stderr");
+      unread = pipes.length === 1 ? [[pipes[0], "output"]] : [[pipes[0], "stdout"], [pipes[1], "stderr"]];
+      streamTimer = setTimeout(() => {
+        for (const [ends, stream] of unread) output.attach(readEnd(ends), stream);
+        unread = [];
+      }, STREAM_AFTER_MS);
     }
 
     let abortReason: unknown;
@@ -168,10 +178,20 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       const outcome = await exited;
       exit = outcome.exit ?? { code: null, signal: null };
       running = false;
+      // Background jobs left in the group may still write while they are reaped: the
+      // timer still gives the pipes a stream if that takes long.
       await terminator.reap();
+      clearTimeout(streamTimer);
+      for (let next = unread.shift(); next !== undefined; next = unread.shift()) {
+        const [ends, stream] = next;
+        if (output.readNow(ends.read, stream)) closeSync(ends.read);
+        else output.attach(readEnd(ends), stream); // a writer is left (or much is): drain it as a stream
+      }
       await output.drain(DRAIN_IDLE_MS, DRAIN_MAX_MS);
       await output.close();
     } finally {
+      clearTimeout(streamTimer);
+      for (const [ends] of unread) closeSync(ends.read);
       ctx.signal.removeEventListener("abort", onAbort);
       terminator.dispose();
       unregisterProcessGroup(pid);

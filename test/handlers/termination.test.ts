@@ -3,7 +3,7 @@ import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { activeProcessGroups, killAllProcessGroups, TaskFailedError } from "../../src/handlers/index.js";
-import { findLeftovers, isAlive } from "../helpers/processes.js";
+import { eventually, findLeftovers, isAlive } from "../helpers/processes.js";
 import { abortWith, createHarness, fixture, rejection, type Harness } from "./harness.js";
 
 let harness: Harness;
@@ -120,6 +120,39 @@ describe("shell handler: leftovers after the shell exits", () => {
     harness = await createHarness();
     await harness.run("(sleep 0.2; echo late) & echo early; wait");
     expect(harness.lines.map((line) => line.text)).toEqual(["early", "late"]);
+  });
+
+  it("keeps what a background job writes while it is being stopped, far beyond a pipe's 64 KiB", async () => {
+    // The shell exits at once; its job prints ~170 KB in its TERM trap. Nothing may be lost,
+    // and it must not wait for SIGKILL on a full pipe.
+    harness = await createHarness({ killGraceMs: 20_000 });
+    const startedAt = performance.now();
+    await harness.run("(trap 'seq 30000; exit 0' TERM; sleep 1000 & wait) & exit 0");
+    expect(performance.now() - startedAt).toBeLessThan(15_000);
+    const lines = harness.lines.map((line) => line.text);
+    expect(lines).toHaveLength(30_000);
+    expect(lines.at(-1)).toBe("30000");
+    expect((await readFile(harness.logPath(), "utf8")).split("\n")).toHaveLength(30_001);
+  });
+
+  it("reads what a process that left the group wrote, and stops waiting for the pipe it still holds", async () => {
+    harness = await createHarness();
+    const startedAt = performance.now();
+    const result = await harness.run("setsid sh -c 'echo escaped; exec sleep 1000' & sleep 0.1; echo done");
+    expect(performance.now() - startedAt).toBeLessThan(15_000);
+    expect(result).toMatchObject({ exitCode: 0, tail: ["escaped", "done"] });
+    expect(await readFile(harness.logPath(), "utf8")).toBe("escaped\ndone\n");
+    // Out of the group, it is not taskq's to kill: the test cleans it up.
+    for (const pid of await findLeftovers(harness.runId)) process.kill(pid, "SIGKILL");
+    expect(await eventually(async () => (await findLeftovers(harness.runId)).length === 0)).toBe(true);
+  });
+
+  it("a short task whose escaped child holds the pipe: its output, then the attempt ends", async () => {
+    harness = await createHarness();
+    const result = await harness.run("setsid sleep 1000 & echo quick");
+    expect(result).toMatchObject({ exitCode: 0, tail: ["quick"] });
+    for (const pid of await findLeftovers(harness.runId)) process.kill(pid, "SIGKILL");
+    expect(await eventually(async () => (await findLeftovers(harness.runId)).length === 0)).toBe(true);
   });
 });
 

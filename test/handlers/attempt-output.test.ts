@@ -1,0 +1,80 @@
+import { closeSync, writeSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { Socket } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { AttemptOutput } from "../../src/handlers/attempt-output.js";
+import { FifoPool, type PipeEnds } from "../../src/handlers/fifo-pool.js";
+import { openLogFile } from "../../src/handlers/log-file.js";
+
+const cleanups: Array<() => Promise<void> | void> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A real FIFO (non-blocking read end, as tasks get) and an AttemptOutput logging to a file. */
+async function setup(): Promise<{ ends: PipeEnds; output: AttemptOutput; lines: string[]; logFile: string }> {
+  const root = await mkdtemp(path.join(tmpdir(), "taskq-output-test-"));
+  cleanups.push(() => rm(root, { recursive: true, force: true }));
+  const pool = new FifoPool(root);
+  cleanups.push(() => pool.dispose());
+  const pipes = await pool.take(1);
+  if (pipes === undefined) throw new Error("this machine gives no FIFOs");
+  const [ends] = pipes;
+  const logFile = path.join(root, "task.log");
+  const lines: string[] = [];
+  const output = new AttemptOutput({ log: openLogFile(logFile, 1), onLine: (_stream, text) => lines.push(text), onLogError: () => {} });
+  return { ends, output, lines, logFile };
+}
+
+describe("AttemptOutput.readNow", () => {
+  it("reads a pipe whose writers are gone to its end, into the log and the lines", async () => {
+    const { ends, output, lines, logFile } = await setup();
+    writeSync(ends.write, "one\ntwo\nthree, no newline");
+    closeSync(ends.write);
+    expect(output.readNow(ends.read, "output")).toBe(true);
+    closeSync(ends.read);
+    await output.close();
+    expect(lines).toEqual(["one", "two", "three, no newline"]);
+    expect(await readFile(logFile, "utf8")).toBe("one\ntwo\nthree, no newline");
+  });
+
+  it("reads a pipe filled close to its 64 KiB: every line, every byte", async () => {
+    const { ends, output, lines, logFile } = await setup();
+    const text = Array.from({ length: 6000 }, (_, i) => `line ${i}`).join("\n") + "\n"; // ~53 KB, under a pipe's 64 KiB
+    writeSync(ends.write, text);
+    closeSync(ends.write);
+    expect(output.readNow(ends.read, "output")).toBe(true);
+    closeSync(ends.read);
+    await output.close();
+    expect(lines).toHaveLength(6000);
+    expect(lines.at(-1)).toBe("line 5999");
+    expect(await readFile(logFile, "utf8")).toBe(text);
+  });
+
+  it("answers false while a writer still holds the pipe; a stream then reads the rest, the open line continued", async () => {
+    const { ends, output, lines, logFile } = await setup();
+    writeSync(ends.write, "first\nsec");
+    expect(output.readNow(ends.read, "output")).toBe(false);
+    expect(lines).toEqual(["first"]);
+    const stream = new Socket({ fd: ends.read, readable: true, writable: false });
+    output.attach(stream, "output");
+    writeSync(ends.write, "ond\nthird\n");
+    closeSync(ends.write);
+    await output.drain(5000, 20_000);
+    await output.close();
+    expect(lines).toEqual(["first", "second", "third"]);
+    expect(await readFile(logFile, "utf8")).toBe("first\nsecond\nthird\n");
+  });
+
+  it("an empty pipe whose writers are gone is at its end at once", async () => {
+    const { ends, output, lines } = await setup();
+    closeSync(ends.write);
+    expect(output.readNow(ends.read, "output")).toBe(true);
+    closeSync(ends.read);
+    await output.close();
+    expect(lines).toEqual([]);
+  });
+});
