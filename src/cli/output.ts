@@ -35,9 +35,10 @@ export class BufferedWriter {
 
   /**
    * Writes each of `count` lines (each ending in "\n", as a LineSplitter block holds them)
-   * after `prefix`, as bytes: no string per line.
+   * after `prefix`, as bytes: no string per line. With `ends` (where each line ends, as the
+   * splitter gives them), the newlines are not searched for a second time.
    */
-  writePrefixedLines(prefix: Buffer, bytes: Buffer, count: number): void {
+  writePrefixedLines(prefix: Buffer, bytes: Buffer, count: number, ends?: Int32Array): void {
     if (this.#broken) return;
     const size = bytes.length + count * prefix.length;
     const at = this.#room(size); // first: it may replace the buffer
@@ -53,7 +54,7 @@ export class BufferedWriter {
     buffer.set(bytes, tail);
     let start = 0;
     for (let line = 0; start < bytes.length; line++) {
-      const end = bytes.indexOf(0x0a, start) + 1;
+      const end = ends === undefined ? bytes.indexOf(0x0a, start) + 1 : (ends[line] as number);
       let target = at + start + line * prefixLength;
       for (let index = 0; index < prefixLength; index++) buffer[target++] = prefix[index]!;
       buffer.copyWithin(target, tail + start, tail + end);

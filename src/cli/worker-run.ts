@@ -45,7 +45,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
         whenDrained: () => out.whenDrained(),
       };
       // Plain lines of a loud task go through as bytes (see LineSplitter); JSON needs one event per line.
-      if (!options.json) sink.lines = (taskId, _stream, bytes, count) => out.writePrefixedLines(Buffer.from(`${runId}/${taskId} | `), bytes, count);
+      if (!options.json) sink.lines = (taskId, _stream, bytes, count, ends) => out.writePrefixedLines(Buffer.from(`${runId}/${taskId} | `), bytes, count, ends);
       // The store's connection string may carry a password: tasks do not inherit it.
       // As for a local run: one pipe for stdout and stderr unless JSON labels each line's stream.
       handler = createShellHandler({

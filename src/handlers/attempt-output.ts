@@ -15,7 +15,7 @@ export interface AttemptOutputOptions {
   log: LogFile;
   onLine: (stream: StreamName, text: string) => void;
   /** Optional: runs of short complete lines as bytes (see BlockHandler) instead of one onLine each. */
-  onLines?: (stream: StreamName, bytes: Buffer, count: number) => void;
+  onLines?: (stream: StreamName, bytes: Buffer, count: number, ends: Int32Array) => void;
   /** Called once, on the first log write failure. */
   onLogError: (error: Error) => void;
   /** Backpressure from the display (see OutputSink.whenDrained). */
@@ -147,7 +147,7 @@ export class AttemptOutput {
     let splitter = this.#splitters.get(stream);
     if (splitter === undefined) {
       const onLines = this.#onLines;
-      const onBlock: BlockHandler | undefined = onLines === undefined ? undefined : (bytes, count) => onLines(stream, bytes, count);
+      const onBlock: BlockHandler | undefined = onLines === undefined ? undefined : (bytes, count, ends) => onLines(stream, bytes, count, ends);
       splitter = new LineSplitter((text) => this.#onLine(stream, text), onBlock);
       this.#splitters.set(stream, splitter);
     }

@@ -7,9 +7,11 @@ const CARRIAGE_RETURN = 0x0d;
 /**
  * Receives a run of complete lines as raw bytes: `bytes` holds `count` lines, each
  * ending in "\n", none longer than DISPLAY_LIMIT and none ending in "\r\n" (those come
- * one by one as text). Valid only during the call.
+ * one by one as text). `ends[i]` is where line i ends in `bytes` (just past its "\n"): the
+ * splitter found every newline already, so a consumer need not search for them again.
+ * Both are valid only during the call.
  */
-export type BlockHandler = (bytes: Buffer, count: number) => void;
+export type BlockHandler = (bytes: Buffer, count: number, ends: Int32Array) => void;
 
 /**
  * Splits a byte stream into display lines. Memory stays bounded whatever the input:
@@ -28,6 +30,8 @@ export class LineSplitter {
   /** Full length of the open line so far. */
   #lineBytes = 0;
   #lastByte = -1;
+  /** Line ends of the block being gathered (see BlockHandler), grown as needed. */
+  #ends = new Int32Array(1024);
 
   constructor(onLine: (text: string) => void, onBlock?: BlockHandler) {
     this.#onLine = onLine;
@@ -47,7 +51,8 @@ export class LineSplitter {
         this.#emitOpenLine();
       } else if (blocks && newline - start <= DISPLAY_LIMIT && (newline === start || chunk[newline - 1] !== CARRIAGE_RETURN)) {
         if (blockStart === -1) blockStart = start;
-        blockLines++;
+        if (blockLines === this.#ends.length) this.#growEnds();
+        this.#ends[blockLines++] = newline + 1 - blockStart;
       } else {
         if (blockStart !== -1) {
           this.#emitBlock(chunk, blockStart, start, blockLines);
@@ -68,7 +73,13 @@ export class LineSplitter {
   }
 
   #emitBlock(chunk: Buffer, start: number, end: number, count: number): void {
-    this.#onBlock?.(chunk.subarray(start, end), count);
+    this.#onBlock?.(chunk.subarray(start, end), count, this.#ends);
+  }
+
+  #growEnds(): void {
+    const ends = new Int32Array(this.#ends.length * 2);
+    ends.set(this.#ends);
+    this.#ends = ends;
   }
 
   #append(chunk: Buffer, start: number, end: number): void {
@@ -131,16 +142,11 @@ export class Tail {
   }
 
   /** The last lines of a block (see BlockHandler): only those that can still be in the tail are decoded. */
-  pushBlock(bytes: Buffer, count: number): void {
-    const take = Math.min(count, this.#size);
-    const lines: string[] = [];
-    let lineEnd = bytes.length - 1; // every line of a block ends in "\n"
-    for (let taken = 0; taken < take; taken++) {
-      const previous = lineEnd === 0 ? -1 : bytes.lastIndexOf(NEWLINE, lineEnd - 1);
-      lines.push(bytes.toString("utf8", previous + 1, lineEnd));
-      lineEnd = previous;
+  pushBlock(bytes: Buffer, count: number, ends: Int32Array): void {
+    for (let line = Math.max(0, count - this.#size); line < count; line++) {
+      const start = line === 0 ? 0 : (ends[line - 1] as number);
+      this.push(bytes.toString("utf8", start, (ends[line] as number) - 1)); // without its "\n"
     }
-    for (let index = lines.length - 1; index >= 0; index--) this.push(lines[index] as string);
   }
 
   lines(): string[] {

@@ -136,10 +136,10 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       ...(options.sink.lines === undefined
         ? {}
         : {
-            onLines: (stream: StreamName, bytes: Buffer, count: number) => {
-              tail.pushBlock(bytes, count);
+            onLines: (stream: StreamName, bytes: Buffer, count: number, ends: Int32Array) => {
+              tail.pushBlock(bytes, count, ends);
               try {
-                options.sink.lines?.(task.id, stream, bytes, count);
+                options.sink.lines?.(task.id, stream, bytes, count, ends);
               } catch {
                 // as above
               }

@@ -32,10 +32,11 @@ export interface OutputSink {
   line(taskId: string, stream: StreamName, text: string): void;
   /**
    * Optional fast path for loud tasks: `count` complete lines as raw bytes, each ending
-   * in "\n", none over 4096 bytes or ending in "\r\n". `bytes` is only valid during the
-   * call. Without it, every line comes through `line`.
+   * in "\n", none over 4096 bytes or ending in "\r\n"; `ends[i]` is where line i ends in
+   * `bytes` (just past its "\n"). Both are only valid during the call. Without it, every
+   * line comes through `line`.
    */
-  lines?(taskId: string, stream: StreamName, bytes: Buffer, count: number): void;
+  lines?(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void;
   /**
    * Optional backpressure: undefined while the sink keeps up, else a promise of the moment
    * it has caught up. Meanwhile the task's pipes are paused, as for a slow log file.

@@ -15,12 +15,25 @@ function sink(): { stream: PassThrough; bytes: () => Buffer } {
 
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/** A block of lines as a LineSplitter hands it on: bytes, line count, and where each line ends. */
+function block(texts: string[]): [Buffer, number, Int32Array] {
+  const bytes = Buffer.from(texts.map((text) => `${text}\n`).join(""));
+  const ends = new Int32Array(texts.length);
+  for (let line = 0, at = -1; line < texts.length; line++) ends[line] = (at = bytes.indexOf(0x0a, at + 1)) + 1;
+  return [bytes, texts.length, ends];
+}
+
 describe("BufferedWriter", () => {
-  it("keeps text and prefixed lines in the order they were written, across flushes", async () => {
+  it.each([
+    ["finding the newlines itself", false],
+    ["given where the lines end", true],
+  ])("keeps text and prefixed lines in the order they were written, across flushes (%s)", async (_name, withEnds) => {
     const out = sink();
     const writer = new BufferedWriter(out.stream);
-    const lines = (prefix: string, ...texts: string[]): void =>
-      writer.writePrefixedLines(Buffer.from(prefix), Buffer.from(texts.map((text) => `${text}\n`).join("")), texts.length);
+    const lines = (prefix: string, ...texts: string[]): void => {
+      const [bytes, count, ends] = block(texts);
+      writer.writePrefixedLines(Buffer.from(prefix), bytes, count, withEnds ? ends : undefined);
+    };
     writer.write("a ");
     lines("> ", "b", "c");
     writer.write("d ");
@@ -47,11 +60,11 @@ describe("PlainRenderer", () => {
     const one = sink();
     const byLine = new PlainRenderer(one.stream, colors);
     for (const line of lines) byLine.line("build.js", "stdout", line);
-    const block = sink();
-    const byBlock = new PlainRenderer(block.stream, colors);
-    byBlock.lines("build.js", "stdout", Buffer.from(lines.map((line) => `${line}\n`).join("")), lines.length);
+    const blocks = sink();
+    const byBlock = new PlainRenderer(blocks.stream, colors);
+    byBlock.lines("build.js", "stdout", ...block(lines));
     await settle();
-    expect(block.bytes().toString()).toBe(one.bytes().toString());
+    expect(blocks.bytes().toString()).toBe(one.bytes().toString());
     expect(one.bytes().toString().split("\n")[2]).toMatch(/build\.js \|.* héllo wörld$/);
   });
 });

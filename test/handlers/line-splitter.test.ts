@@ -48,18 +48,26 @@ function splitWithBlocks(...chunks: (string | Buffer)[]): { lines: string[]; blo
   let blocks = 0;
   const splitter = new LineSplitter(
     (text) => lines.push(text),
-    (bytes, count) => {
+    (bytes, count, ends) => {
       blocks++;
       const text = bytes.toString("utf8");
       expect(text.endsWith("\n")).toBe(true);
       const decoded = text.slice(0, -1).split("\n");
       expect(decoded).toHaveLength(count);
+      expect([...ends.subarray(0, count)]).toEqual(lineEnds(bytes));
       lines.push(...decoded.map((line) => `[block] ${line}`));
     },
   );
   for (const chunk of chunks) splitter.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
   splitter.flush();
   return { lines, blocks };
+}
+
+/** Where each line of `bytes` ends, just past its "\n". */
+function lineEnds(bytes: Buffer): number[] {
+  const ends: number[] = [];
+  for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) ends.push(at + 1);
+  return ends;
 }
 
 describe("LineSplitter with a block handler", () => {
@@ -88,6 +96,13 @@ describe("LineSplitter with a block handler", () => {
       expect(splitWithBlocks(...chunks).lines.map((line) => line.replace(/^\[block\] /, ""))).toEqual(plain);
     }
   });
+
+  it("gives where every line of a block ends, however many lines a chunk holds", () => {
+    const lines = Array.from({ length: 5000 }, (_, index) => "n".repeat(index % 7));
+    const { lines: out, blocks } = splitWithBlocks(`${lines.join("\n")}\n`);
+    expect(blocks).toBe(1);
+    expect(out).toEqual(lines.map((line) => `[block] ${line}`));
+  });
 });
 
 describe("Tail", () => {
@@ -103,11 +118,16 @@ describe("Tail", () => {
   it("takes the last lines of a block, after the lines before it", () => {
     const tail = new Tail(3);
     tail.push("before");
-    tail.pushBlock(Buffer.from("one\n"), 1);
+    const block = (text: string): [Buffer, number, Int32Array] => {
+      const bytes = Buffer.from(text);
+      const ends = lineEnds(bytes);
+      return [bytes, ends.length, Int32Array.from(ends)];
+    };
+    tail.pushBlock(...block("one\n"));
     expect(tail.lines()).toEqual(["before", "one"]);
-    tail.pushBlock(Buffer.from("\nx\ny\nz\n"), 4);
+    tail.pushBlock(...block("\nx\ny\nz\n"));
     expect(tail.lines()).toEqual(["x", "y", "z"]);
-    tail.pushBlock(Buffer.from("\n\n"), 2);
+    tail.pushBlock(...block("\n\n"));
     expect(tail.lines()).toEqual(["z", "", ""]);
   });
 });

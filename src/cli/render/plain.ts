@@ -45,8 +45,8 @@ export class PlainRenderer implements Renderer {
   }
 
   /** The same output as `line` gives for each line, built as bytes: no string per line. */
-  lines(taskId: string, _stream: StreamName, bytes: Buffer, count: number): void {
-    this.#out.writePrefixedLines(this.#prefix(taskId), bytes, count);
+  lines(taskId: string, _stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void {
+    this.#out.writePrefixedLines(this.#prefix(taskId), bytes, count, ends);
   }
 
   whenDrained(): Promise<void> | undefined {

@@ -54,7 +54,7 @@ export interface Renderer {
   /** One line of a task's output (already cut to a bounded length). */
   line(taskId: string, stream: StreamName, text: string): void;
   /** Optional fast path: complete short lines as bytes (see OutputSink.lines). */
-  lines?(taskId: string, stream: StreamName, bytes: Buffer, count: number): void;
+  lines?(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void;
   /** Optional backpressure from a slow reader of the output (see OutputSink.whenDrained). */
   whenDrained?(): Promise<void> | undefined;
   /** A message from taskq itself (a note, a signal received). */
