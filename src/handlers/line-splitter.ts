@@ -130,6 +130,12 @@ function utf8Boundary(bytes: Buffer, end: number): number {
 export class Tail {
   readonly #size: number;
   readonly #lines: string[] = [];
+  /**
+   * The last `size` lines of the latest block, as bytes (each ending in "\n"), decoded
+   * only when they are asked for: a loud task's blocks mostly replace one another.
+   */
+  #held: Buffer | undefined;
+  #heldBytes = 0;
 
   constructor(size: number) {
     this.#size = Math.max(0, size);
@@ -137,19 +143,35 @@ export class Tail {
 
   push(line: string): void {
     if (this.#size === 0) return;
+    this.#decodeHeld();
     this.#lines.push(line);
     if (this.#lines.length > this.#size) this.#lines.shift();
   }
 
-  /** The last lines of a block (see BlockHandler): only those that can still be in the tail are decoded. */
+  /** The last lines of a block (see BlockHandler), kept as bytes until they are needed. */
   pushBlock(bytes: Buffer, count: number, ends: Int32Array): void {
-    for (let line = Math.max(0, count - this.#size); line < count; line++) {
-      const start = line === 0 ? 0 : (ends[line - 1] as number);
-      this.push(bytes.toString("utf8", start, (ends[line] as number) - 1)); // without its "\n"
+    if (this.#size === 0) return;
+    if (count < this.#size) {
+      for (let line = 0; line < count; line++) this.push(bytes.toString("utf8", line === 0 ? 0 : ends[line - 1], (ends[line] as number) - 1));
+      return;
     }
+    // The block alone fills the tail: what came before it is gone.
+    this.#lines.length = 0;
+    const start = count === this.#size ? 0 : (ends[count - this.#size - 1] as number);
+    const length = bytes.length - start;
+    if (this.#held === undefined || this.#held.length < length) this.#held = Buffer.allocUnsafe(Math.max(length, 4096));
+    bytes.copy(this.#held, 0, start);
+    this.#heldBytes = length;
   }
 
   lines(): string[] {
+    this.#decodeHeld();
     return [...this.#lines];
+  }
+
+  #decodeHeld(): void {
+    if (this.#heldBytes === 0 || this.#held === undefined) return;
+    this.#lines.push(...this.#held.toString("utf8", 0, this.#heldBytes - 1).split("\n"));
+    this.#heldBytes = 0;
   }
 }

@@ -48,6 +48,18 @@ describe("BufferedWriter", () => {
     await settle();
     expect(out.bytes().toString()).toBe(`a > b\n> c\nd e é f\n${"x".repeat(70_000)} g h\n| ${"y".repeat(300_000)}\n€ end${"z".repeat(200_000)}`);
   });
+
+  it("puts a prefix of any length before every line of a block", async () => {
+    const texts = ["one", "", "three ü", "x".repeat(4096)];
+    for (let length = 0; length <= 13; length++) {
+      const prefix = "abcdéfghijklm".slice(0, length);
+      const out = sink();
+      const writer = new BufferedWriter(out.stream);
+      writer.writePrefixedLines(Buffer.from(prefix), ...block(texts));
+      await settle();
+      expect(out.bytes().toString()).toBe(texts.map((text) => `${prefix}${text}\n`).join(""));
+    }
+  });
 });
 
 describe("PlainRenderer", () => {

@@ -105,6 +105,13 @@ describe("LineSplitter with a block handler", () => {
   });
 });
 
+/** A block of lines as a LineSplitter hands it on: bytes, line count, and where each line ends. */
+function block(text: string): [Buffer, number, Int32Array] {
+  const bytes = Buffer.from(text);
+  const ends = lineEnds(bytes);
+  return [bytes, ends.length, Int32Array.from(ends)];
+}
+
 describe("Tail", () => {
   it("keeps the last lines, oldest first", () => {
     const tail = new Tail(2);
@@ -118,17 +125,28 @@ describe("Tail", () => {
   it("takes the last lines of a block, after the lines before it", () => {
     const tail = new Tail(3);
     tail.push("before");
-    const block = (text: string): [Buffer, number, Int32Array] => {
-      const bytes = Buffer.from(text);
-      const ends = lineEnds(bytes);
-      return [bytes, ends.length, Int32Array.from(ends)];
-    };
     tail.pushBlock(...block("one\n"));
     expect(tail.lines()).toEqual(["before", "one"]);
     tail.pushBlock(...block("\nx\ny\nz\n"));
     expect(tail.lines()).toEqual(["x", "y", "z"]);
     tail.pushBlock(...block("\n\n"));
     expect(tail.lines()).toEqual(["z", "", ""]);
+  });
+
+  it("keeps lines in order whether they come as text or in blocks that fill it", () => {
+    const tail = new Tail(3);
+    tail.pushBlock(...block("a\nb\nc\n"));
+    tail.pushBlock(...block("d\nü\nf\ng\n"));
+    tail.push("h");
+    expect(tail.lines()).toEqual(["f", "g", "h"]);
+    tail.pushBlock(...block("i\nj\nk\nl\n"));
+    expect(tail.lines()).toEqual(["j", "k", "l"]);
+    expect(tail.lines()).toEqual(["j", "k", "l"]);
+    tail.pushBlock(...block("m\n"));
+    expect(tail.lines()).toEqual(["k", "l", "m"]);
+    const none = new Tail(0);
+    none.pushBlock(...block("a\nb\n"));
+    expect(none.lines()).toEqual([]);
   });
 });
 
