@@ -129,10 +129,12 @@ function utf8Boundary(bytes: Buffer, end: number): number {
 /** The last `size` lines, oldest first. */
 export class Tail {
   readonly #size: number;
+  /** Lines that came after the held ones (see #held), at most `size`. */
   readonly #lines: string[] = [];
   /**
-   * The last `size` lines of the latest block, as bytes (each ending in "\n"), decoded
-   * only when they are asked for: a loud task's blocks mostly replace one another.
+   * The last `size` lines of the latest block that filled the tail, as bytes (each ending
+   * in "\n"), older than every line in #lines, and decoded only when they are asked for:
+   * a loud task's blocks mostly replace one another.
    */
   #held: Buffer | undefined;
   #heldBytes = 0;
@@ -143,9 +145,9 @@ export class Tail {
 
   push(line: string): void {
     if (this.#size === 0) return;
-    this.#decodeHeld();
     this.#lines.push(line);
     if (this.#lines.length > this.#size) this.#lines.shift();
+    if (this.#lines.length === this.#size) this.#heldBytes = 0; // the held lines are out of the tail now
   }
 
   /** The last lines of a block (see BlockHandler), kept as bytes until they are needed. */
@@ -165,13 +167,8 @@ export class Tail {
   }
 
   lines(): string[] {
-    this.#decodeHeld();
-    return [...this.#lines];
-  }
-
-  #decodeHeld(): void {
-    if (this.#heldBytes === 0 || this.#held === undefined) return;
-    this.#lines.push(...this.#held.toString("utf8", 0, this.#heldBytes - 1).split("\n"));
-    this.#heldBytes = 0;
+    if (this.#heldBytes === 0 || this.#held === undefined) return [...this.#lines];
+    const held = this.#held.toString("utf8", 0, this.#heldBytes - 1).split("\n");
+    return [...held, ...this.#lines].slice(-this.#size);
   }
 }

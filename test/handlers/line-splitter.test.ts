@@ -144,6 +144,8 @@ describe("Tail", () => {
     expect(tail.lines()).toEqual(["j", "k", "l"]);
     tail.pushBlock(...block("m\n"));
     expect(tail.lines()).toEqual(["k", "l", "m"]);
+    for (const line of ["n", "o", "p"]) tail.push(line);
+    expect(tail.lines()).toEqual(["n", "o", "p"]);
     const none = new Tail(0);
     none.pushBlock(...block("a\nb\n"));
     expect(none.lines()).toEqual([]);
