@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -41,6 +41,29 @@ describe("LogFile", () => {
     expect(written).toHaveLength(5);
     expect(written.at(-1)).toBe(10);
     expect(readFileSync(file, "utf8")).toBe("0\n1\n2\n3\n4\n");
+  });
+
+  it("writes a small write by itself soon, so the log can be followed while the task runs", async () => {
+    const file = path.join(scratch(), "s.log");
+    const log = openLogFile(file, 1);
+    log.write("one line\n");
+    const deadline = Date.now() + 5000;
+    while (readFileSync(file, "utf8") === "" && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(readFileSync(file, "utf8")).toBe("one line\n");
+    log.write("and more\n");
+    await closeLogFile(log); // does not wait for a fuller batch
+    expect(readFileSync(file, "utf8")).toBe("one line\nand more\n");
+  });
+
+  it("never writes bytes it dropped at close into a file opened after it", async () => {
+    const folder = scratch();
+    const log = openLogFile(path.join(folder, "closed.log"), 1);
+    log.write("dropped\n");
+    log.close();
+    const next = openSync(path.join(folder, "next.log"), "w"); // may reuse the closed fd
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(readFileSync(path.join(folder, "next.log"), "utf8")).toBe("");
+    closeSync(next);
   });
 
   it("takes an empty write as done, not as a write that never ends", async () => {
