@@ -2,6 +2,7 @@
 export const DISPLAY_LIMIT = 4096;
 
 const NEWLINE = 0x0a;
+const EMPTY_ENDS = new Int32Array(0);
 const CARRIAGE_RETURN = 0x0d;
 
 /**
@@ -30,8 +31,8 @@ export class LineSplitter {
   /** Full length of the open line so far. */
   #lineBytes = 0;
   #lastByte = -1;
-  /** Line ends of the block being gathered (see BlockHandler), grown as needed. */
-  #ends = new Int32Array(1024);
+  /** Line ends of the block being gathered (see BlockHandler): made on first need (most tasks print little), grown as needed. */
+  #ends: Int32Array = EMPTY_ENDS;
 
   constructor(onLine: (text: string) => void, onBlock?: BlockHandler) {
     this.#onLine = onLine;
@@ -77,7 +78,7 @@ export class LineSplitter {
   }
 
   #growEnds(): void {
-    const ends = new Int32Array(this.#ends.length * 2);
+    const ends = new Int32Array(Math.max(256, this.#ends.length * 2));
     ends.set(this.#ends);
     this.#ends = ends;
   }
