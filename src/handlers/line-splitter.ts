@@ -2,8 +2,8 @@
 export const DISPLAY_LIMIT = 4096;
 
 const NEWLINE = 0x0a;
-const EMPTY_ENDS = new Int32Array(0);
 const CARRIAGE_RETURN = 0x0d;
+const EMPTY_ENDS = new Int32Array(0);
 
 /**
  * Receives a run of complete lines as raw bytes: `bytes` holds `count` lines, each
