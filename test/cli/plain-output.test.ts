@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { BufferedWriter, whenStreamDrained } from "../../src/cli/output.js";
 import { createColors } from "../../src/cli/render/colors.js";
 import { PlainRenderer } from "../../src/cli/render/plain.js";
+import { lineBlock } from "../helpers/line-blocks.js";
 
 /** A stream that keeps every byte written to it. */
 function sink(): { stream: PassThrough; bytes: () => Buffer } {
@@ -15,13 +16,8 @@ function sink(): { stream: PassThrough; bytes: () => Buffer } {
 
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-/** A block of lines as a LineSplitter hands it on: bytes, line count, and where each line ends. */
-function block(texts: string[]): [Buffer, number, Int32Array] {
-  const bytes = Buffer.from(texts.map((text) => `${text}\n`).join(""));
-  const ends = new Int32Array(texts.length);
-  for (let line = 0, at = -1; line < texts.length; line++) ends[line] = (at = bytes.indexOf(0x0a, at + 1)) + 1;
-  return [bytes, texts.length, ends];
-}
+/** `texts` as one block of lines, as a LineSplitter hands it on. */
+const block = (texts: string[]): [Buffer, number, Int32Array] => lineBlock(texts.map((text) => `${text}\n`).join(""));
 
 describe("BufferedWriter", () => {
   it.each([

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DISPLAY_LIMIT, LineSplitter, Tail } from "../../src/handlers/line-splitter.js";
 import { formatDuration } from "../../src/handlers/index.js";
+import { lineBlock, lineEnds } from "../helpers/line-blocks.js";
 
 function split(...chunks: (string | Buffer)[]): string[] {
   const lines: string[] = [];
@@ -63,13 +64,6 @@ function splitWithBlocks(...chunks: (string | Buffer)[]): { lines: string[]; blo
   return { lines, blocks };
 }
 
-/** Where each line of `bytes` ends, just past its "\n". */
-function lineEnds(bytes: Buffer): number[] {
-  const ends: number[] = [];
-  for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) ends.push(at + 1);
-  return ends;
-}
-
 describe("LineSplitter with a block handler", () => {
   it("passes runs of short complete lines as one block per chunk, in order with the rest", () => {
     const long = "z".repeat(DISPLAY_LIMIT + 1);
@@ -105,13 +99,6 @@ describe("LineSplitter with a block handler", () => {
   });
 });
 
-/** A block of lines as a LineSplitter hands it on: bytes, line count, and where each line ends. */
-function block(text: string): [Buffer, number, Int32Array] {
-  const bytes = Buffer.from(text);
-  const ends = lineEnds(bytes);
-  return [bytes, ends.length, Int32Array.from(ends)];
-}
-
 describe("Tail", () => {
   it("keeps the last lines, oldest first", () => {
     const tail = new Tail(2);
@@ -125,29 +112,29 @@ describe("Tail", () => {
   it("takes the last lines of a block, after the lines before it", () => {
     const tail = new Tail(3);
     tail.push("before");
-    tail.pushBlock(...block("one\n"));
+    tail.pushBlock(...lineBlock("one\n"));
     expect(tail.lines()).toEqual(["before", "one"]);
-    tail.pushBlock(...block("\nx\ny\nz\n"));
+    tail.pushBlock(...lineBlock("\nx\ny\nz\n"));
     expect(tail.lines()).toEqual(["x", "y", "z"]);
-    tail.pushBlock(...block("\n\n"));
+    tail.pushBlock(...lineBlock("\n\n"));
     expect(tail.lines()).toEqual(["z", "", ""]);
   });
 
   it("keeps lines in order whether they come as text or in blocks that fill it", () => {
     const tail = new Tail(3);
-    tail.pushBlock(...block("a\nb\nc\n"));
-    tail.pushBlock(...block("d\nü\nf\ng\n"));
+    tail.pushBlock(...lineBlock("a\nb\nc\n"));
+    tail.pushBlock(...lineBlock("d\nü\nf\ng\n"));
     tail.push("h");
     expect(tail.lines()).toEqual(["f", "g", "h"]);
-    tail.pushBlock(...block("i\nj\nk\nl\n"));
+    tail.pushBlock(...lineBlock("i\nj\nk\nl\n"));
     expect(tail.lines()).toEqual(["j", "k", "l"]);
     expect(tail.lines()).toEqual(["j", "k", "l"]);
-    tail.pushBlock(...block("m\n"));
+    tail.pushBlock(...lineBlock("m\n"));
     expect(tail.lines()).toEqual(["k", "l", "m"]);
     for (const line of ["n", "o", "p"]) tail.push(line);
     expect(tail.lines()).toEqual(["n", "o", "p"]);
     const none = new Tail(0);
-    none.pushBlock(...block("a\nb\n"));
+    none.pushBlock(...lineBlock("a\nb\n"));
     expect(none.lines()).toEqual([]);
   });
 });

@@ -14,6 +14,12 @@ afterEach(async () => {
   await harness.cleanup();
 });
 
+/** Out of its group, an escaped process is not taskq's to kill: a test that makes one cleans it up, pass or fail. */
+async function killEscaped(runId: string): Promise<void> {
+  for (const pid of await findLeftovers(runId)) process.kill(pid, "SIGKILL");
+  expect(await eventually(async () => (await findLeftovers(runId)).length === 0)).toBe(true);
+}
+
 /** Starts `command`, aborts it once `readyLine` is printed (or after a moment), returns the failure. */
 async function abortedFailure(
   command: string,
@@ -137,22 +143,25 @@ describe("shell handler: leftovers after the shell exits", () => {
 
   it("reads what a process that left the group wrote, and stops waiting for the pipe it still holds", async () => {
     harness = await createHarness();
-    const startedAt = performance.now();
-    const result = await harness.run("setsid sh -c 'echo escaped; exec sleep 1000' & sleep 0.1; echo done");
-    expect(performance.now() - startedAt).toBeLessThan(15_000);
-    expect(result).toMatchObject({ exitCode: 0, tail: ["escaped", "done"] });
-    expect(await readFile(harness.logPath(), "utf8")).toBe("escaped\ndone\n");
-    // Out of the group, it is not taskq's to kill: the test cleans it up.
-    for (const pid of await findLeftovers(harness.runId)) process.kill(pid, "SIGKILL");
-    expect(await eventually(async () => (await findLeftovers(harness.runId)).length === 0)).toBe(true);
+    try {
+      const startedAt = performance.now();
+      const result = await harness.run("setsid sh -c 'echo escaped; exec sleep 1000' & sleep 0.1; echo done");
+      expect(performance.now() - startedAt).toBeLessThan(15_000);
+      expect(result).toMatchObject({ exitCode: 0, tail: ["escaped", "done"] });
+      expect(await readFile(harness.logPath(), "utf8")).toBe("escaped\ndone\n");
+    } finally {
+      await killEscaped(harness.runId);
+    }
   });
 
   it("a short task whose escaped child holds the pipe: its output, then the attempt ends", async () => {
     harness = await createHarness();
-    const result = await harness.run("setsid sleep 1000 & echo quick");
-    expect(result).toMatchObject({ exitCode: 0, tail: ["quick"] });
-    for (const pid of await findLeftovers(harness.runId)) process.kill(pid, "SIGKILL");
-    expect(await eventually(async () => (await findLeftovers(harness.runId)).length === 0)).toBe(true);
+    try {
+      const result = await harness.run("setsid sleep 1000 & echo quick");
+      expect(result).toMatchObject({ exitCode: 0, tail: ["quick"] });
+    } finally {
+      await killEscaped(harness.runId);
+    }
   });
 });
 
