@@ -3,7 +3,7 @@ import path from "node:path";
 import { TaskqError } from "../errors.js";
 import { createShellHandler, killAllProcessGroups, type OutputSink, type ShellHandler } from "../handlers/index.js";
 import type { LeasedTask, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
-import { BufferedWriter } from "./output.js";
+import { BufferedWriter, jsonRecordHead } from "./output.js";
 import { clock } from "./render/describe.js";
 import { onShutdownSignals, signalExitCode } from "./signals.js";
 import { keepYoungGenerationSmall } from "./small-heap.js";
@@ -44,8 +44,11 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
           options.json ? print({ event: "output", runId, id: taskId, stream, text }, "") : out.write(`${runId}/${taskId} | ${text}\n`),
         whenDrained: () => out.whenDrained(),
       };
-      // Plain lines of a loud task go through as bytes (see LineSplitter); JSON needs one event per line.
-      if (!options.json) sink.lines = (taskId, _stream, bytes, count, ends) => out.writePrefixedLines(Buffer.from(`${runId}/${taskId} | `), bytes, count, ends);
+      // A loud task's lines go through as bytes (see LineSplitter), as plain lines or JSON records.
+      sink.lines = options.json
+        ? (taskId, stream, bytes, count, ends) =>
+            out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", runId, id: taskId, stream }), bytes, count, ends)
+        : (taskId, _stream, bytes, count, ends) => out.writePrefixedLines(Buffer.from(`${runId}/${taskId} | `), bytes, count, ends);
       // The store's connection string may carry a password: tasks do not inherit it.
       // As for a local run: one pipe for stdout and stderr unless JSON labels each line's stream.
       handler = createShellHandler({

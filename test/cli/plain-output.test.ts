@@ -1,8 +1,9 @@
 import { PassThrough, Writable } from "node:stream";
 import { Chalk } from "chalk";
 import { describe, expect, it } from "vitest";
-import { BufferedWriter, whenStreamDrained } from "../../src/cli/output.js";
+import { BufferedWriter, jsonRecordHead, whenStreamDrained } from "../../src/cli/output.js";
 import { createColors } from "../../src/cli/render/colors.js";
+import { JsonRenderer } from "../../src/cli/render/json.js";
 import { PlainRenderer } from "../../src/cli/render/plain.js";
 import { lineBlock } from "../helpers/line-blocks.js";
 
@@ -20,16 +21,10 @@ const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolv
 const block = (texts: string[]): [Buffer, number, Int32Array] => lineBlock(texts.map((text) => `${text}\n`).join(""));
 
 describe("BufferedWriter", () => {
-  it.each([
-    ["finding the newlines itself", false],
-    ["given where the lines end", true],
-  ])("keeps text and prefixed lines in the order they were written, across flushes (%s)", async (_name, withEnds) => {
+  it("keeps text and prefixed lines in the order they were written, across flushes", async () => {
     const out = sink();
     const writer = new BufferedWriter(out.stream);
-    const lines = (prefix: string, ...texts: string[]): void => {
-      const [bytes, count, ends] = block(texts);
-      writer.writePrefixedLines(Buffer.from(prefix), bytes, count, withEnds ? ends : undefined);
-    };
+    const lines = (prefix: string, ...texts: string[]): void => writer.writePrefixedLines(Buffer.from(prefix), ...block(texts));
     writer.write("a ");
     lines("> ", "b", "c");
     writer.write("d ");
@@ -55,6 +50,100 @@ describe("BufferedWriter", () => {
       await settle();
       expect(out.bytes().toString()).toBe(texts.map((text) => `${prefix}${text}\n`).join(""));
     }
+  });
+});
+
+/**
+ * Lines JSON writes as they are and lines it escapes, as raw bytes: quotes, backslashes,
+ * control characters, UTF-8 of every length, and bytes that are not UTF-8 at all.
+ */
+const JSON_LINES: Buffer[] = [
+  "plain text",
+  "",
+  'say "hi"',
+  "back\\slash",
+  "tab\there",
+  "carriage\rreturn",
+  "bell\u0007 and del \u007f",
+  "héllo wörld ✓ 🎉",
+  "x".repeat(4096),
+].map((text) => Buffer.from(text));
+JSON_LINES.push(Buffer.from([0x62, 0x61, 0x64, 0xff, 0x21]), Buffer.from([0xe2, 0x9c]), Buffer.from([0xed, 0xa0, 0x80]));
+
+/** Raw lines as one block, as a LineSplitter hands it on. */
+function rawBlock(lines: Buffer[]): [Buffer, number, Int32Array] {
+  const bytes = Buffer.concat(lines.flatMap((line) => [line, Buffer.from("\n")]));
+  let end = 0;
+  return [bytes, lines.length, Int32Array.from(lines, (line) => (end += line.length + 1))];
+}
+
+describe("BufferedWriter.writeJsonLines", () => {
+  it("writes each line of a block as the record JSON.stringify makes of it, mixed with other writes", async () => {
+    const record = { ts: "2026-12-01T00:00:00.000Z", event: "output", id: 'build "all"', stream: "stdout" };
+    const head = jsonRecordHead(record);
+    const out = sink();
+    const writer = new BufferedWriter(out.stream);
+    writer.write("before\n");
+    writer.writeJsonLines(head, ...rawBlock(JSON_LINES));
+    const many = Array.from({ length: 3000 }, (_, i) => JSON_LINES[i % JSON_LINES.length]!); // larger than the buffer
+    writer.writeJsonLines(head, ...rawBlock(many));
+    writer.write("after\n");
+    await settle();
+    const records = [...JSON_LINES, ...many].map((line) => `${JSON.stringify({ ...record, text: line.toString("utf8") })}\n`);
+    // Compared byte for byte: a bad byte copied as it is would read back as U+FFFD too.
+    expect(out.bytes().toString("latin1")).toBe(Buffer.from(`before\n${records.join("")}after\n`).toString("latin1"));
+  });
+
+  it("copies the lines JSON keeps as they are, and escapes the others", async () => {
+    const out = sink();
+    const writer = new BufferedWriter(out.stream);
+    writer.writeJsonLines(jsonRecordHead({}), ...rawBlock(JSON_LINES));
+    await settle();
+    const written = out.bytes().toString().split("\n").slice(0, -1);
+    expect(written.map((line) => (JSON.parse(line) as { text: string }).text)).toEqual(JSON_LINES.map((line) => line.toString("utf8")));
+    expect(written[7]).toBe('{"text":"héllo wörld ✓ 🎉"}');
+    expect(written[2]).toBe('{"text":"say \\"hi\\""}');
+    expect(written[9]).toBe('{"text":"bad\uFFFD!"}');
+  });
+
+  it("agrees with JSON.stringify on every byte, wherever it falls in a line", async () => {
+    // Bytes around every boundary JSON cares about, and pieces of UTF-8 (whole, cut, or bad).
+    const alphabet = [0x00, 0x09, 0x0d, 0x1f, 0x20, 0x21, 0x22, 0x23, 0x5b, 0x5c, 0x5d, 0x61, 0x7e, 0x7f, 0x80, 0xbf, 0xc3, 0xa9, 0xe2, 0x9c, 0x93, 0xed, 0xa0, 0xf0, 0x9f, 0x8e, 0x89, 0xff];
+    let seed = 7;
+    const random = (n: number): number => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) >>> 8) % n;
+    const lines: Buffer[] = [];
+    for (let i = 0; i < 4000; i++) {
+      // Mostly plain text, so that each special byte lands at every offset of a 4-byte word.
+      const length = random(23);
+      const line = Buffer.alloc(length, 0x61);
+      for (let k = random(3); k > 0 && length > 0; k--) line[random(length)] = alphabet[random(alphabet.length)]!;
+      lines.push(line);
+    }
+    lines.push(Buffer.from("é".repeat(40)), Buffer.from("ok ✓ done 🎉!"));
+    const head = jsonRecordHead({ id: "t" });
+    const out = sink();
+    const writer = new BufferedWriter(out.stream);
+    writer.writeJsonLines(head, ...rawBlock(lines));
+    await settle();
+    const expected = lines.map((line) => `${JSON.stringify({ id: "t", text: line.toString("utf8") })}\n`).join("");
+    expect(out.bytes().toString("latin1")).toBe(Buffer.from(expected).toString("latin1"));
+  });
+});
+
+describe("JsonRenderer", () => {
+  it("writes a block of lines as the same records as it writes them one by one", async () => {
+    const texts = JSON_LINES.map((line) => line.toString("utf8"));
+    const one = sink();
+    const byLine = new JsonRenderer(one.stream);
+    for (const text of texts) byLine.line("build.js", "stderr", text);
+    const blocks = sink();
+    const byBlock = new JsonRenderer(blocks.stream);
+    byBlock.lines("build.js", "stderr", ...rawBlock(JSON_LINES));
+    await settle();
+    const withoutTime = (bytes: Buffer): string => bytes.toString().replace(/"ts":"[^"]+"/g, '"ts":""');
+    expect(withoutTime(blocks.bytes())).toBe(withoutTime(one.bytes()));
+    const records = one.bytes().toString().split("\n").slice(0, -1).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records.map(({ ts: _ts, ...rest }) => rest)).toEqual(texts.map((text) => ({ event: "output", id: "build.js", stream: "stderr", text })));
   });
 });
 

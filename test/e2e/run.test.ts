@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
@@ -142,6 +142,30 @@ tasks:
     const failed = events.find((e) => e.event === "failed")!;
     expect(failed.error).toMatchObject({ exitCode: 3, message: "exited with code 3" });
     expect(events.at(-1)).toMatchObject({ event: "summary", exitCode: 1 });
+  });
+
+  it("--output json gives every line of a loud task as JSON.stringify writes it; the log keeps the bytes", async () => {
+    const ws = await workspace(`tasks:\n  loud: { run: "sh loud.sh" }\n`);
+    logRoots.push(ws.logs);
+    // Lines JSON keeps as they are, lines it escapes, and a byte that is not UTF-8 (\377).
+    await writeFile(
+      path.join(ws.dir, "loud.sh"),
+      `i=0; while [ $i -lt 4000 ]; do i=$((i + 1)); printf 'line %d\\n"quoted" back\\\\slash\\ntab\\there \\303\\251 \\342\\234\\223\\n\\377bad\\n' $i; done\n`,
+    );
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "json"], { cwd: ws.dir });
+    expect(result.code).toBe(0);
+    const texts = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { event: string; id?: string; stream?: string; text?: string })
+      .filter((event) => event.event === "output")
+      .map((event) => `${event.id} ${event.stream} ${event.text}`);
+    const expected = Array.from({ length: 4000 }, (_, i) => [`line ${i + 1}`, '"quoted" back\\slash', "tab\there é ✓", "\ufffdbad"]).flat();
+    expect(texts).toEqual(expected.map((text) => `loud stdout ${text}`));
+    const [runId] = await runIds(ws.logs);
+    const log = await readFile(path.join(ws.logs, runId!, "loud.log"));
+    expect(log.toString("latin1").split("\xff").length - 1).toBe(4000);
+    expect(log.toString("utf8")).toContain("line 4000\n\"quoted\" back\\slash\ntab\there é ✓\n\ufffdbad\n");
   });
 
   it("--dry-run prints the plan in start order and runs nothing", async () => {

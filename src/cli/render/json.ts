@@ -1,6 +1,6 @@
 import type { StreamName } from "../../handlers/index.js";
 import type { Queue, QueueEventName } from "../../engine/index.js";
-import { BufferedWriter } from "../output.js";
+import { BufferedWriter, jsonRecordHead } from "../output.js";
 import { describeError, attemptResultOf } from "./describe.js";
 import type { Renderer, RunInfo, RunSummary } from "./types.js";
 
@@ -26,6 +26,11 @@ export class JsonRenderer implements Renderer {
 
   line(taskId: string, stream: StreamName, text: string): void {
     this.#emit({ event: "output", id: taskId, stream, text });
+  }
+
+  /** The same records as `line` gives for each line, built as bytes where JSON keeps the line as it is. */
+  lines(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void {
+    this.#out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", id: taskId, stream }), bytes, count, ends);
   }
 
   whenDrained(): Promise<void> | undefined {
