@@ -1,7 +1,8 @@
 // Output flood: one task writing 300 MB to stdout, and 8 tasks writing 20 MB each (at -j 8),
-// against `sh -c '... > /dev/null'` of the same commands. Checks every byte reached the logs.
+// against `sh -c '... > /dev/null'` of the same commands, with `--output plain` and `--output json`.
+// Checks every byte reached the logs.
 //   node bench/flood.js [--runs N]
-import { readdirSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { alternate, isMain, log, measure, median, ms, msCell, numberArg, rssCell, scratch, table, TASKQ, verdict } from "./lib.js";
 
@@ -30,6 +31,7 @@ export async function run({ runs = 5 } = {}) {
       { name: "8 tasks x 20 MB", commands: Array.from({ length: 8 }, () => writer(20)), bytes: 8 * 20 * MB },
     ];
     const rows = [];
+    const jsonRows = [];
     const targets = [];
     for (const [index, flood] of cases.entries()) {
       const file = join(work.dir, `flood-${index}.yaml`);
@@ -39,47 +41,62 @@ export async function run({ runs = 5 } = {}) {
       const script = flood.commands.map((command) => `(${command}) > /dev/null &`).join("\n") + "\nwait";
       // The floor for anything that keeps every byte: the same commands writing straight to files.
       const fileScript = flood.commands.map((command, i) => `(${command}) > out-${index}-${i}.log &`).join("\n") + "\nwait";
-      let logRoot = "";
-      let checked = true;
+      const checked = { plain: true, json: true };
+      const logBytesSeen = {};
+      /** taskq with `--output <mode>`; counts the bytes in its logs, then removes them. */
+      const taskqRun = (mode) => async () => {
+        const logRoot = join(work.dir, `logs-${index}-${mode}`);
+        const result = await measure([TASKQ, "run", file, "-j", String(parallel), "--output", mode, "--log-dir", logRoot], { cwd: work.dir });
+        const bytes = logBytes(logRoot);
+        rmSync(logRoot, { recursive: true, force: true });
+        if (bytes !== flood.bytes) checked[mode] = false;
+        logBytesSeen[mode] = bytes;
+        return result;
+      };
       const commands = [
         { name: "sh -c '... > /dev/null'", run: () => measure(["sh", "-c", script], { cwd: work.dir }) },
         { name: "sh -c '... > file'", run: () => measure(["sh", "-c", fileScript], { cwd: work.dir }) },
-        {
-          name: "taskq run --output plain > /dev/null",
-          run: async () => {
-            logRoot = join(work.dir, `logs-${index}-${Math.random().toString(36).slice(2)}`);
-            const result = await measure([TASKQ, "run", file, "-j", String(parallel), "--output", "plain", "--log-dir", logRoot], { cwd: work.dir });
-            const bytes = logBytes(logRoot);
-            if (bytes !== flood.bytes) checked = false;
-            result.logBytes = bytes;
-            return result;
-          },
-        },
+        { name: "taskq run --output plain > /dev/null", run: taskqRun("plain") },
+        { name: "taskq run --output json > /dev/null", run: taskqRun("json") },
       ];
       log(`flood: ${flood.name}, ${runs} alternating runs`);
       const results = await alternate(commands, runs, { warmup: 0 });
-      const taskq = results[2];
-      const x = median(ms(taskq)) / median(ms(results[0]));
-      const xFile = median(ms(taskq)) / median(ms(results[1]));
+      const [devNull, toFile, taskq, json] = results;
+      const x = median(ms(taskq)) / median(ms(devNull));
+      const xFile = median(ms(taskq)) / median(ms(toFile));
       const peak = Math.max(...taskq.map((r) => r.rssKb ?? 0)) / 1024;
+      const jsonPeak = Math.max(...json.map((r) => r.rssKb ?? 0)) / 1024;
       targets.push({ name: `flood (${flood.name}): taskq <= 1.3x sh`, pass: x <= 1.3 });
-      targets.push({ name: `flood (${flood.name}): taskq peak RSS < 150 MB`, pass: peak > 0 && peak < 150 });
-      targets.push({ name: `flood (${flood.name}): every byte in the logs`, pass: checked });
+      targets.push({ name: `flood (${flood.name}): taskq peak RSS < 150 MB`, pass: peak > 0 && peak < 150 && jsonPeak > 0 && jsonPeak < 150 });
+      targets.push({ name: `flood (${flood.name}): every byte in the logs`, pass: checked.plain && checked.json });
+      const logCell = (mode) => `${logBytesSeen[mode].toLocaleString("en-US")} of ${flood.bytes.toLocaleString("en-US")} ${verdict(checked[mode])}`;
       rows.push([
         flood.name,
-        msCell(ms(results[0])),
-        msCell(ms(results[1])),
+        msCell(ms(devNull)),
+        msCell(ms(toFile)),
         msCell(ms(taskq)),
         `${x.toFixed(2)}x ${verdict(x <= 1.3)}`,
         `${xFile.toFixed(2)}x`,
         `${rssCell(taskq)} ${verdict(peak > 0 && peak < 150)}`,
-        `${taskq[0].logBytes.toLocaleString("en-US")} of ${flood.bytes.toLocaleString("en-US")} ${verdict(checked)}`,
+        logCell("plain"),
+      ]);
+      jsonRows.push([
+        flood.name,
+        msCell(ms(json)),
+        `${(median(ms(json)) / median(ms(toFile))).toFixed(2)}x`,
+        `${(median(ms(json)) / median(ms(taskq))).toFixed(2)}x`,
+        `${rssCell(json)} ${verdict(jsonPeak > 0 && jsonPeak < 150)}`,
+        logCell("json"),
       ]);
     }
     const markdown = [
       `Each task runs \`yes xxx...x | head -c N\` (100-byte lines, exactly N bytes, as fast as the pipe takes them). taskq writes every byte to its log and, with \`--output plain\`, every line prefixed to stdout (here /dev/null). The second baseline runs the same commands with their output going straight to files: what keeping every byte costs with no runner at all, the floor for any tool that keeps the logs. ${runs} runs, alternating; median (min-max).`,
       "",
       table(["workload", "sh > /dev/null", "sh > file", "taskq", "taskq / sh > /dev/null (<= 1.3x)", "taskq / sh > file", "taskq peak RSS (< 150 MB)", "log bytes (every run)"], rows),
+      "",
+      "The same runs with `--output json` (one NDJSON record per line, to /dev/null), alternating with the rows above:",
+      "",
+      table(["workload", "taskq --output json", "vs sh > file", "vs --output plain", "peak RSS (< 150 MB)", "log bytes (every run)"], jsonRows),
     ].join("\n");
     return { title: "Output flood", markdown, targets };
   } finally {
