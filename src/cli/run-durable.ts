@@ -23,7 +23,13 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
   const store = await openStore(options);
   try {
     const runId = await store.submitRun(workflow, options.runId === undefined ? {} : { runId: options.runId });
-    process.stdout.write(`run ${runId} submitted to ${store.description}: ${workflow.tasks.length} task${workflow.tasks.length === 1 ? "" : "s"}\n`);
+    const tasks = workflow.tasks.length;
+    // With --output json every line is a JSON object, this one too (as a local run's first event).
+    process.stdout.write(
+      options.json
+        ? `${JSON.stringify({ ts: new Date().toISOString(), event: "run", runId, file: workflow.file, store: store.description, tasks })}\n`
+        : `run ${runId} submitted to ${store.description}: ${tasks} task${tasks === 1 ? "" : "s"}\n`,
+    );
     workflow.tasks.length = 0;
     const code = await runWorker(store, { ...options, until: () => untilFinished(store, runId) });
     const finalCode = await printRunSummary(store, runId, { color: options.color, json: options.json });

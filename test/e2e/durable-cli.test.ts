@@ -212,6 +212,29 @@ tasks:
     expect(failed.stdout).toMatch(/cancelled because of it: after/);
   });
 
+  it("run --store --output json: every line of a loud task is one NDJSON record with its run, task and stream", async () => {
+    const script = path.join(ws.dir, "loud-json.sh");
+    // 3,000 x 3 lines: plain, quoted, and one with a byte that is not UTF-8 (\377).
+    await writeFile(script, `i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); printf 'n %d\\n"q" \\303\\251\\n\\377x\\n' $i; done\n`);
+    const file = await workflowFile("loud-json", `tasks:\n  loud: { run: 'sh "${script}"' }\n`);
+    const runId = `json-${randomBytes(3).toString("hex")}`;
+    runIds.push(runId);
+    const result = await taskq(["run", file, "--store", SECRET_URL, "--store-schema", SCHEMA, "--log-dir", ws.logs, "--run-id", runId, "--output", "json"], {
+      TASKQ_STORE: "",
+    });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const records = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { event: string; runId?: string; id?: string; stream?: string; text?: string });
+    // Every line is JSON, the first one too: the run, where it was submitted (no password).
+    expect(records[0]).toMatchObject({ event: "run", runId, file, store: expect.stringMatching(/^postgres:\/\/postgres:\*\*\*@/), tasks: 1 });
+    const output = records.filter((record) => record.event === "output");
+    expect(output.map((record) => `${record.runId} ${record.id} ${record.stream}`)).toEqual(Array(9000).fill(`${runId} loud stdout`));
+    expect(output.map((record) => record.text)).toEqual(Array.from({ length: 3000 }, (_, i) => [`n ${i + 1}`, '"q" é', "\ufffdx"]).flat());
+  });
+
   it("cancel RUN TASK: the worker kills the running task within a heartbeat; its dependents are cancelled", async () => {
     const file = await workflowFile(
       "cancel",
