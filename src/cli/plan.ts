@@ -33,10 +33,22 @@ export function planOrder(workflow: Workflow): WorkflowTask[] {
   return order;
 }
 
-/** `taskq run --dry-run`: the plan, one task a line, in start order. */
-export function printPlan(workflow: Workflow, concurrency: number): void {
-  const lines = [`plan for ${workflow.file}: ${workflow.tasks.length} tasks, concurrency ${concurrency}; nothing is run`];
-  planOrder(workflow).forEach((task, index) => {
+/**
+ * `taskq run --dry-run`: the plan, one task a line, in start order. As JSON (`--output
+ * json`): one object per line, the plan's own, then each task's, then the notes.
+ */
+export function printPlan(workflow: Workflow, concurrency: number, json = false): void {
+  const order = planOrder(workflow);
+  const tasks = workflow.tasks.length;
+  const lines = json
+    ? [JSON.stringify({ event: "plan", file: workflow.file, tasks, concurrency })]
+    : [`plan for ${workflow.file}: ${tasks} tasks, concurrency ${concurrency}; nothing is run`];
+  order.forEach((task, index) => {
+    if (json) {
+      const { id, run, priority, dependsOn, runAt, delayMs, retries, timeoutMs } = task;
+      lines.push(JSON.stringify({ event: "planned", position: index + 1, id, run, priority, dependsOn, runAt, delayMs, retries, timeoutMs }));
+      return;
+    }
     const details = [`priority ${task.priority}`];
     if (task.dependsOn.length > 0) details.push(`after ${task.dependsOn.join(", ")}`);
     if (task.runAt !== undefined) details.push(`not before ${new Date(task.runAt).toISOString()}`);
@@ -45,6 +57,6 @@ export function printPlan(workflow: Workflow, concurrency: number): void {
     if (task.timeoutMs !== undefined) details.push(`timeout ${task.timeoutMs}ms`);
     lines.push(`${String(index + 1).padStart(4)}. ${task.id}: ${task.run}  (${details.join("; ")})`);
   });
-  for (const note of workflow.notes) lines.push(`note: ${note}`);
+  for (const note of workflow.notes) lines.push(json ? JSON.stringify({ event: "note", message: note }) : `note: ${note}`);
   process.stdout.write(`${lines.join("\n")}\n`);
 }

@@ -177,6 +177,17 @@ tasks:
     expect(result.code).toBe(0);
     expect([...result.stdout.matchAll(/^\s+\d+\. (\w+):/gm)].map((m) => m[1])).toEqual(["c", "a", "b"]);
     expect(existsSync(path.join(result.dir, "ran-a"))).toBe(false);
+    // With --output json: one JSON object per line, the plan's, then each task's in start order.
+    const json = await runCli(["run", result.file, "--dry-run", "-j", "1", "--output", "json"], { cwd: result.dir });
+    expect(json.code).toBe(0);
+    const records = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records).toEqual([
+      { event: "plan", file: result.file, tasks: 3, concurrency: 1 },
+      { event: "planned", position: 1, id: "c", run: "touch ran-c", priority: "high", dependsOn: [], retries: 0 },
+      { event: "planned", position: 2, id: "a", run: "touch ran-a", priority: "normal", dependsOn: [], retries: 0 },
+      { event: "planned", position: 3, id: "b", run: "touch ran-b", priority: "critical", dependsOn: ["a"], retries: 0 },
+    ]);
+    expect(existsSync(path.join(result.dir, "ran-c"))).toBe(false);
   });
 
   it("counts `delay` from the start of the run, not from when the file was read", async () => {

@@ -35,7 +35,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   const concurrency = concurrencyFlag(flags.concurrency, workflow.concurrency);
   if (flags.dryRun === true) {
     const { printPlan } = await import("../plan.js");
-    printPlan(workflow, concurrency);
+    printPlan(workflow, concurrency, flags.output === "json");
     return 0;
   }
   const common = {
