@@ -34,6 +34,13 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
   const { TaskqError } = await import("../errors.js");
   if (error instanceof TaskqError) {
     const problems = (error as { problems?: unknown[] }).problems;
+    // With --output json, stdout stays NDJSON to the end: the error as a record too (stderr keeps the text).
+    if (jsonOutput(argv)) {
+      const record = Array.isArray(problems)
+        ? { event: "invalid", code: error.code, exitCode: error.exitCode, problems }
+        : { event: "error", code: error.code, exitCode: error.exitCode, message: error.message };
+      process.stdout.write(`${JSON.stringify({ ts: new Date().toISOString(), ...record })}\n`);
+    }
     if (Array.isArray(problems)) {
       // An invalid workflow: one file:line:col line per problem, then the verdict.
       const count = problems.length === 1 ? "1 problem" : `${problems.length} problems`;
@@ -50,6 +57,11 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
   if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
   else process.stderr.write("run again with --verbose for the stack trace\n");
   return 1;
+}
+
+/** Whether the command line asks for `--output json` (as commander reads it: `--output json` or `--output=json`). */
+function jsonOutput(args: string[]): boolean {
+  return args.some((arg, index) => arg === "--output=json" || (arg === "--output" && args[index + 1] === "json"));
 }
 
 function ignoreBrokenPipe(error: NodeJS.ErrnoException): void {

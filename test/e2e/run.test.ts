@@ -168,6 +168,19 @@ tasks:
     expect(log.toString("utf8")).toContain("line 4000\n\"quoted\" back\\slash\ntab\there é ✓\n\ufffdbad\n");
   });
 
+  it("--output json: an invalid file is one JSON record on stdout with each problem's line and column; stderr keeps the text", async () => {
+    const result = await run(`tasks:\n  a: { run: touch ran-a, dependsOn: zz }\n  b: { run: touch ran-b, priority: urgent }\n`, ["--output", "json"]);
+    expect(result.code).toBe(2);
+    const lines = result.stdout.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    const record = JSON.parse(lines[0]!) as { event: string; exitCode: number; problems: Array<{ file: string; line: number; col: number; message: string }> };
+    expect(record).toMatchObject({ event: "invalid", code: "INVALID_WORKFLOW", exitCode: 2 });
+    expect(record.problems.map(({ line, col }) => `${line}:${col}`)).toEqual(result.stderr.match(/(?<=:)\d+:\d+(?=: )/g));
+    expect(record.problems.map((problem) => problem.message)).toEqual([expect.stringContaining('depends on "zz"'), expect.stringContaining("urgent")]);
+    expect(result.stderr).toMatch(/2 problems; nothing was run/);
+    expect(existsSync(path.join(result.dir, "ran-a"))).toBe(false);
+  });
+
   it("--dry-run prints the plan in start order and runs nothing", async () => {
     const result = await run(`tasks:\n  a: { run: touch ran-a }\n  b: { run: touch ran-b, dependsOn: a, priority: critical }\n  c: { run: touch ran-c, priority: high }\n`, [
       "--dry-run",
