@@ -18,10 +18,22 @@ export class BufferedWriter {
   #scheduled = false;
   #broken = false;
   readonly #reusable: boolean;
+  readonly #eachTick: boolean;
+  readonly #beforeWrite: (() => void) | undefined;
 
-  constructor(readonly stream: DrainableStream) {
+  /**
+   * `eachTick: false`: bytes wait for flush() (or 64 KiB) instead of going out at the end
+   * of the tick. `beforeWrite` runs before each write to the stream (the live board clears
+   * itself off the terminal then).
+   */
+  constructor(
+    readonly stream: DrainableStream,
+    options: { eachTick?: boolean; beforeWrite?: () => void } = {},
+  ) {
     // Other streams (a PassThrough in a test, a pipe into something) may keep the bytes they are given.
     this.#reusable = stream === process.stdout || stream === process.stderr;
+    this.#eachTick = options.eachTick ?? true;
+    this.#beforeWrite = options.beforeWrite;
     stream.on("error", () => {
       this.#broken = true; // EPIPE: the reader went away; keep running, stop writing.
     });
@@ -84,6 +96,7 @@ export class BufferedWriter {
     const bytes = this.#buffer.subarray(0, this.#used);
     this.#used = 0;
     if (this.#broken || this.stream.destroyed) return;
+    this.#beforeWrite?.();
     this.stream.write(bytes);
     // Not taken at once (or not our own stdio): the stream owns those bytes now.
     if (!this.#reusable || this.stream.writableLength !== 0) this.#buffer = Buffer.allocUnsafe(BATCH_BYTES * 2);
@@ -149,7 +162,7 @@ export class BufferedWriter {
 
   #added(): void {
     if (this.#used >= BATCH_BYTES) this.flush();
-    else if (!this.#scheduled) {
+    else if (!this.#scheduled && this.#eachTick) {
       this.#scheduled = true;
       setImmediate(() => this.flush());
     }

@@ -4,6 +4,7 @@ import type { Queue } from "../../engine/index.js";
 import { BufferedWriter } from "../output.js";
 import { clock, describeError, formatDelay } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
+import { TaskPrefixes } from "./task-prefixes.js";
 import type { Renderer, RunInfo, RunSummary } from "./types.js";
 
 /**
@@ -13,12 +14,13 @@ import type { Renderer, RunInfo, RunSummary } from "./types.js";
 export class PlainRenderer implements Renderer {
   readonly #out: BufferedWriter;
   readonly #c: ChalkInstance;
-  readonly #prefixes = new Map<string, Buffer>();
+  readonly #prefixes: TaskPrefixes;
   #info: RunInfo | undefined;
 
   constructor(stream: NodeJS.WritableStream, colors: ChalkInstance) {
     this.#out = new BufferedWriter(stream);
     this.#c = colors;
+    this.#prefixes = new TaskPrefixes(colors);
   }
 
   attach(queue: Queue, info: RunInfo): void {
@@ -41,12 +43,12 @@ export class PlainRenderer implements Renderer {
   }
 
   line(taskId: string, _stream: StreamName, text: string): void {
-    this.#out.write(`${this.#c.dim(`${taskId} |`)} ${text}\n`);
+    this.#out.write(`${this.#prefixes.text(taskId)}${text}\n`);
   }
 
   /** The same output as `line` gives for each line, built as bytes: no string per line. */
   lines(taskId: string, _stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void {
-    this.#out.writePrefixedLines(this.#prefix(taskId), bytes, count, ends);
+    this.#out.writePrefixedLines(this.#prefixes.bytes(taskId), bytes, count, ends);
   }
 
   whenDrained(): Promise<void> | undefined {
@@ -60,16 +62,6 @@ export class PlainRenderer implements Renderer {
   async finish(summary: RunSummary): Promise<void> {
     this.#out.write(formatSummary(summary, this.#c));
     this.#out.flush();
-  }
-
-  #prefix(taskId: string): Buffer {
-    let prefix = this.#prefixes.get(taskId);
-    if (prefix === undefined) {
-      if (this.#prefixes.size >= 1024) this.#prefixes.clear(); // bounded: running tasks are what matter
-      prefix = Buffer.from(`${this.#c.dim(`${taskId} |`)} `);
-      this.#prefixes.set(taskId, prefix);
-    }
-    return prefix;
   }
 
   #attempts(id: string, attempts: number): string {

@@ -2,9 +2,10 @@ import type { StreamName } from "../../handlers/index.js";
 import type { ChalkInstance } from "chalk";
 import type { Ora } from "ora";
 import type { Queue } from "../../engine/index.js";
-import { whenStreamDrained } from "../output.js";
+import { BufferedWriter, whenStreamDrained } from "../output.js";
 import { clock, describeError, formatDelay } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
+import { TaskPrefixes } from "./task-prefixes.js";
 import type { Renderer, RunInfo, RunSummary } from "./types.js";
 
 type Row =
@@ -29,14 +30,20 @@ export class TtyRenderer implements Renderer {
   #info: RunInfo | undefined;
   #done = 0;
   #failed = 0;
-  #pending: string[] = [];
-  #pendingSize = 0;
+  /**
+   * Lines for above the board, written as the board is redrawn or once 64 KiB wait (a loud
+   * task must not pile up output between two redraws); the board clears itself first.
+   */
+  readonly #pending: BufferedWriter;
+  readonly #prefixes: TaskPrefixes;
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(spinner: Ora, stream: NodeJS.WriteStream, colors: ChalkInstance) {
     this.#spinner = spinner;
     this.#stream = stream;
     this.#c = colors;
+    this.#prefixes = new TaskPrefixes(colors);
+    this.#pending = new BufferedWriter(stream, { eachTick: false, beforeWrite: () => spinner.clear() });
   }
 
   attach(queue: Queue, info: RunInfo): void {
@@ -60,14 +67,12 @@ export class TtyRenderer implements Renderer {
   }
 
   line(taskId: string, _stream: StreamName, text: string): void {
-    this.#pending.push(`${this.#c.dim(`${taskId} |`)} ${text}`);
-    this.#pendingSize += text.length;
-    // A loud task must not pile up output between two refreshes of the board.
-    if (this.#pendingSize >= 65_536) this.#flushLines();
+    this.#pending.write(`${this.#prefixes.text(taskId)}${text}\n`);
   }
 
-  lines(taskId: string, stream: StreamName, bytes: Buffer): void {
-    for (const text of bytes.toString("utf8", 0, bytes.length - 1).split("\n")) this.line(taskId, stream, text);
+  /** The same output as `line` gives for each line, built as bytes: no string per line. */
+  lines(taskId: string, _stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void {
+    this.#pending.writePrefixedLines(this.#prefixes.bytes(taskId), bytes, count, ends);
   }
 
   whenDrained(): Promise<void> | undefined {
@@ -92,16 +97,11 @@ export class TtyRenderer implements Renderer {
   }
 
   #print(text: string): void {
-    this.#pending.push(`${this.#c.dim(clock())} ${text}`);
+    this.#pending.write(`${this.#c.dim(clock())} ${text}\n`);
   }
 
   #flushLines(): void {
-    if (this.#pending.length === 0) return;
-    const text = `${this.#pending.join("\n")}\n`;
-    this.#pending = [];
-    this.#pendingSize = 0;
-    this.#spinner.clear();
-    this.#stream.write(text);
+    this.#pending.flush();
   }
 
   #refresh(): void {
