@@ -1,9 +1,9 @@
-import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { Queue, exponentialBackoff, type Backoff } from "../engine/index.js";
 import { TaskqError } from "../errors.js";
 import { activeProcessGroups, createShellHandler, killAllProcessGroups, type ShellTask } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
+import { makeDirectory } from "../make-directory.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
 import { onShutdownSignals, signalExitCode } from "./signals.js";
 import { SummaryCollector } from "./summary.js";
@@ -118,7 +118,7 @@ function submitAll(queue: Queue, workflow: Workflow): void {
 /** Synchronous, as the log files are: no thread-pool round trip before the first task. */
 function createLogDir(logDir: string): void {
   try {
-    mkdirSync(logDir, { recursive: true });
+    makeDirectory(logDir);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? "error";
     throw new TaskqError("LOG_DIR", `cannot create the log folder ${logDir}: ${code}`, { cause: error, exitCode: 1 });

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
-import { closeSync, mkdirSync } from "node:fs";
+import { closeSync } from "node:fs";
 import { Socket } from "node:net";
 import type { Readable } from "node:stream";
 import { stat } from "../fs-async.js";
+import { makeDirectory } from "../make-directory.js";
 import { AttemptOutput, type StreamName } from "./attempt-output.js";
 import { closeEnds, fifoPool, type PipeEnds } from "./fifo-pool.js";
 import { LogWriteError, TaskFailedError } from "./errors.js";
@@ -54,7 +55,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
   // not remembered, so a later attempt tries again.
   const ensureLogDir = (): void => {
     if (logDirReady) return;
-    mkdirSync(options.logDir, { recursive: true });
+    makeDirectory(options.logDir);
     logDirReady = true;
   };
 

@@ -4,7 +4,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, ROOT, runCli, runIds, workspace } from "../helpers/cli.js";
+import { BIN, ROOT, runCli, runIds, startCli, workspace } from "../helpers/cli.js";
 import { findLeftovers } from "../helpers/processes.js";
 
 let logRoots: string[] = [];
@@ -179,6 +179,22 @@ tasks:
     expect(record.problems.map((problem) => problem.message)).toEqual([expect.stringContaining('depends on "zz"'), expect.stringContaining("urgent")]);
     expect(result.stderr).toMatch(/2 problems; nothing was run/);
     expect(existsSync(path.join(result.dir, "ran-a"))).toBe(false);
+  });
+
+  // In /proc, mkdir answers ENOENT under a folder that exists: Node 20's recursive mkdirSync spins there forever.
+  it.skipIf(!existsSync("/proc/self"))("a log folder that cannot be made is an error at once, nothing run: a file in the way, or /proc", async () => {
+    const ws = await workspace("tasks:\n  a: { run: touch ran-a }\n");
+    logRoots.push(ws.logs);
+    await writeFile(path.join(ws.dir, "file"), "");
+    for (const [logDir, code] of [[path.join(ws.dir, "file", "logs"), "ENOTDIR"], ["/proc/taskq-nothing/logs", "ENOENT"]] as const) {
+      const cli = startCli(["run", ws.file, "--log-dir", logDir], { cwd: ws.dir });
+      const timer = setTimeout(() => cli.child.kill("SIGKILL"), 20_000);
+      const result = await cli.done.finally(() => clearTimeout(timer));
+      expect(result.signal).toBeNull();
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(new RegExp(`^taskq: cannot create the log folder ${logDir}/\\S+: ${code}\\n$`));
+    }
+    expect(existsSync(path.join(ws.dir, "ran-a"))).toBe(false);
   });
 
   it("--dry-run prints the plan in start order and runs nothing", async () => {
