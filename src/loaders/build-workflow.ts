@@ -1,4 +1,4 @@
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { PRIORITIES, type TaskDefaults, type TaskFile } from "./schema.js";
@@ -43,6 +43,8 @@ export const DEFAULT_BACKOFF = { baseMs: 1000, maxMs: 30_000 } as const;
 interface BuildContext {
   file: string;
   now: number;
+  /** Where a relative `cwd` starts. */
+  folder: string;
   env: Record<string, string>;
   defaults: TaskDefaults;
   locator: SourceLocator;
@@ -66,7 +68,7 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
       maxMs: task.backoff?.max ?? defaults.backoff?.max ?? DEFAULT_BACKOFF.maxMs,
     },
     env,
-    cwd: resolve(dirname(resolve(context.file)), task.cwd ?? defaults.cwd ?? "."),
+    cwd: resolve(context.folder, task.cwd ?? defaults.cwd ?? "."),
     dependsOn,
   };
   const retryOn = task.retryOn ?? defaults.retryOn;

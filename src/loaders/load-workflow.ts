@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { MAX_FILE_BYTES } from "./limits.js";
 import { parseSimpleWorkflow, parseWorkflow, tooLargeMessage, type ParseOptions } from "./parse-workflow.js";
 import type { Workflow } from "./build-workflow.js";
@@ -12,25 +12,53 @@ import { WorkflowError } from "./workflow-error.js";
  * needs no round trip through libuv's thread pool (nor its four threads).
  */
 export async function loadWorkflow(file: string, options: ParseOptions = {}): Promise<Workflow> {
-  return parseWorkflow(readWorkflowFile(file), file, options);
+  const { bytes, folder } = readWorkflowFile(file);
+  return parseWorkflow(bytes, file, folder === undefined ? options : { folder, ...options });
 }
 
 /** As loadWorkflow, but only through the fast reader: undefined when it declines the file (see parseSimpleWorkflow). */
 export function loadSimpleWorkflow(file: string, options: ParseOptions = {}): Workflow | undefined {
-  return parseSimpleWorkflow(readWorkflowFile(file), file, options);
+  const { bytes, folder } = readWorkflowFile(file);
+  return parseSimpleWorkflow(bytes, file, folder === undefined ? options : { folder, ...options });
 }
 
-function readWorkflowFile(file: string): Buffer {
+/**
+ * The file's bytes, and for a pipe or device (`<(generate)`, /dev/stdin) the current folder
+ * as the one tasks' `cwd` starts from: that file's own folder (/dev/fd) means nothing.
+ */
+function readWorkflowFile(file: string): { bytes: Buffer; folder?: string } {
   try {
     const info = statSync(file);
     if (info.isDirectory()) throw problem(file, "cannot read file: it is a directory");
     if (info.size > MAX_FILE_BYTES) throw problem(file, tooLargeMessage(info.size));
-    return readFileSync(file);
+    return info.isFile() ? { bytes: readFileSync(file) } : { bytes: readStream(file), folder: process.cwd() };
   } catch (error) {
     if (error instanceof WorkflowError) throw error;
     const code = (error as NodeJS.ErrnoException).code ?? "";
     const detail = code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (error as Error).message;
     throw problem(file, `cannot read file: ${code ? `${code} (${detail})` : detail}`, error);
+  }
+}
+
+/**
+ * A pipe or device (`<(generate)`, /dev/stdin) has no size to check first: read it up to
+ * the limit and no further, so /dev/zero is refused instead of read until memory runs out.
+ */
+function readStream(file: string): Buffer {
+  const fd = openSync(file, "r");
+  try {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(65_536);
+      const bytes = readSync(fd, chunk, 0, chunk.length, null);
+      if (bytes === 0) return Buffer.concat(chunks, total);
+      chunks.push(chunk.subarray(0, bytes));
+      total += bytes;
+      if (total > MAX_FILE_BYTES) throw problem(file, `the file is larger than the limit of ${MAX_FILE_BYTES.toLocaleString("en-US")} bytes (64 MiB)`);
+    }
+  } finally {
+    closeSync(fd);
   }
 }
 

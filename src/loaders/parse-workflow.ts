@@ -1,3 +1,4 @@
+import { dirname, resolve } from "node:path";
 import { buildTask, type Workflow } from "./build-workflow.js";
 import { decodeText } from "./decode-text.js";
 import { orderTasks, type DependencyInput } from "./dependency-graph.js";
@@ -13,6 +14,8 @@ import { WorkflowError } from "./workflow-error.js";
 /** Options for parsing; `now` (epoch ms) resolves `delay` and judges `runAt`. */
 export interface ParseOptions {
   now?: number;
+  /** Where a task's `cwd` is resolved from; by default the workflow file's folder. */
+  folder?: string;
   /** false: go straight to yaml, as when the fast reader has already declined this text. */
   simple?: boolean;
 }
@@ -29,19 +32,20 @@ export function tooLargeMessage(bytes: number): string {
  */
 export function parseWorkflow(text: string | Buffer, file: string, options: ParseOptions = {}): Workflow {
   const now = options.now ?? Date.now();
+  const folder = options.folder ?? dirname(resolve(file));
   // A string's length in UTF-16 units never exceeds its UTF-8 byte count, so this check is safe and O(1).
   if (text.length > MAX_FILE_BYTES) throw new WorkflowError([{ file, line: 1, col: 1, message: tooLargeMessage(text.length) }]);
   const decoded = decodeText(text);
   if (!decoded.ok) throw new WorkflowError([{ file, line: decoded.line, col: decoded.col, message: decoded.message }]);
   if (options.simple !== false) {
-    const workflow = simpleWorkflow(decoded.text, file, now);
+    const workflow = simpleWorkflow(decoded.text, { file, now, folder });
     if (workflow !== undefined) return workflow;
   }
   const parsed = readYaml(decoded.text, file);
   const problems = parsed.problems;
   if (!("document" in parsed)) throw new WorkflowError(problems.problems);
   const plain = toPlain(parsed.document, problems);
-  return buildWorkflow(plain.value, { file, now, locator: new Locator(parsed.document, plain.aliasTargets), problems });
+  return buildWorkflow(plain.value, { file, now, folder, locator: new Locator(parsed.document, plain.aliasTargets), problems });
 }
 
 /**
@@ -52,12 +56,19 @@ export function parseWorkflow(text: string | Buffer, file: string, options: Pars
 export function parseSimpleWorkflow(text: string | Buffer, file: string, options: ParseOptions = {}): Workflow | undefined {
   if (text.length > MAX_FILE_BYTES) return undefined;
   const decoded = decodeText(text);
-  return decoded.ok ? simpleWorkflow(decoded.text, file, options.now ?? Date.now()) : undefined;
+  return decoded.ok ? simpleWorkflow(decoded.text, { file, now: options.now ?? Date.now(), folder: options.folder ?? dirname(resolve(file)) }) : undefined;
 }
 
-function simpleWorkflow(text: string, file: string, now: number): Workflow | undefined {
+/** What a workflow is built with besides its data: its file's name (for messages), the time, and where `cwd`s start. */
+interface Source {
+  file: string;
+  now: number;
+  folder: string;
+}
+
+function simpleWorkflow(text: string, source: Source): Workflow | undefined {
   const data = readSimpleYaml(text);
-  return data === undefined ? undefined : buildFromSimple(data, file, now);
+  return data === undefined ? undefined : buildFromSimple(data, source);
 }
 
 /** Thrown by the simple path's locator: the file has something to report, which needs positions. */
@@ -73,10 +84,10 @@ const noPositions: SourceLocator = {
  * report (a problem, or a note such as a runAt in the past): every message then
  * comes from the full path, with its position, exactly as without this shortcut.
  */
-function buildFromSimple(data: unknown, file: string, now: number): Workflow | undefined {
-  const problems = new ProblemList(file);
+function buildFromSimple(data: unknown, source: Source): Workflow | undefined {
+  const problems = new ProblemList(source.file);
   try {
-    const workflow = buildWorkflow(data, { file, now, locator: noPositions, problems });
+    const workflow = buildWorkflow(data, { ...source, locator: noPositions, problems });
     return problems.size === 0 ? workflow : undefined;
   } catch (error) {
     if (error === NEEDS_POSITIONS || error instanceof WorkflowError) return undefined;
@@ -85,15 +96,15 @@ function buildFromSimple(data: unknown, file: string, now: number): Workflow | u
 }
 
 /** Validates plain data, orders the tasks and builds them; throws a WorkflowError listing every problem. */
-function buildWorkflow(data: unknown, source: { file: string; now: number; locator: SourceLocator; problems: ProblemList }): Workflow {
-  const { file, now, locator, problems } = source;
+function buildWorkflow(data: unknown, source: Source & { locator: SourceLocator; problems: ProblemList }): Workflow {
+  const { file, now, folder, locator, problems } = source;
   const validated = validateFile(data, locator, problems);
   if (validated === undefined) throw new WorkflowError(problems.problems);
   const inputs: DependencyInput[] = validated.tasks.map(({ id, dependsOn }) => ({ id, dependsOn: dependencyList(dependsOn) }));
   const order = orderTasks(inputs, locator, problems);
   const { header } = validated;
   if (problems.size > 0 || header === undefined) throw new WorkflowError(problems.problems);
-  const context = { file, now, env: header.env ?? {}, defaults: header.defaults ?? {}, locator, problems, notes: new Map<number, string>() };
+  const context = { file, now, folder, env: header.env ?? {}, defaults: header.defaults ?? {}, locator, problems, notes: new Map<number, string>() };
   const tasks = order.map((index) => {
     const { id, task } = validated.tasks[index]!;
     // Every task is valid here: one that was not left a problem, and we threw above.

@@ -1,8 +1,9 @@
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readdir, truncate, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli, runIds, workspace } from "../helpers/cli.js";
+import { BIN, runCli, runIds, workspace } from "../helpers/cli.js";
 import { findLeftovers } from "../helpers/processes.js";
 
 /**
@@ -71,6 +72,24 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     expect(result.stderr).toBe(`${ws.file}:1:1: the file is 67,108,865 bytes; the limit is 67,108,864 bytes (64 MiB)\n1 problem; nothing was run\n`);
     expect(result.durationMs).toBeLessThan(10_000);
     expect(await runIds(ws.logs)).toEqual([]);
+  });
+
+  it("a workflow from a pipe is read to its end and its tasks run in the current folder; an endless device is refused at the size limit", async () => {
+    const ws = await workspace("tasks:\n  a: { run: touch ran-a }\n");
+    // A pipe (as `taskq run <(generate)` or `generate | taskq run /dev/stdin` give) has no size to check first.
+    const piped = spawnSync("sh", ["-c", 'cat "$1" | "$2" "$3" run /dev/stdin --log-dir "$4" --output plain', "sh", ws.file, process.execPath, BIN, ws.logs], {
+      cwd: ws.dir,
+      encoding: "utf8",
+      env: { ...process.env, CI: "true", NO_COLOR: "1" },
+    });
+    expect(piped.stderr).toBe("");
+    expect(piped.status).toBe(0);
+    // In the folder taskq was started in, not in the pipe's (/dev/fd).
+    expect(existsSync(path.join(ws.dir, "ran-a"))).toBe(true);
+    // Not read until memory runs out: refused once past the limit.
+    const result = await runCli(["validate", "/dev/zero"], { cwd: ws.dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe("/dev/zero:1:1: the file is larger than the limit of 67,108,864 bytes (64 MiB)\n1 problem; nothing was run\n");
   });
 
   it("ids `../../x`, `a/b`, 300 bytes, `.`, `..` are rejected by the documented pattern (case 22)", async () => {
