@@ -1,7 +1,7 @@
 import path from "node:path";
 import { Queue, exponentialBackoff, type Backoff } from "../engine/index.js";
 import { TaskqError } from "../errors.js";
-import { activeProcessGroups, createShellHandler, killAllProcessGroups, type ShellTask } from "../handlers/index.js";
+import { activeProcessGroups, createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, type ShellTask } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
 import { makeDirectory } from "../make-directory.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
@@ -33,8 +33,9 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   // the log and the display keep the order the task wrote them in. JSON labels each line.
   const mergeOutput = options.output !== "json";
   const shell = createShellHandler({ runId, logDir, killGraceMs: options.killGraceMs, sink: renderer, mergeOutput });
+  const fitted = fitConcurrencyToOpenFiles(options.concurrency, mergeOutput);
   const queue = new Queue({
-    concurrency: options.concurrency,
+    concurrency: fitted.concurrency,
     handlers: { shell: (task: ShellTask, context) => shell(task, context) },
   });
   const summary = new SummaryCollector(queue);
@@ -46,9 +47,10 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     ...(workflow.name === undefined ? {} : { name: workflow.name }),
     logDir,
     taskCount: workflow.tasks.length,
-    concurrency: options.concurrency,
+    concurrency: fitted.concurrency,
     maxAttempts,
   });
+  if (fitted.note !== undefined) renderer.note(fitted.note);
   for (const note of workflow.notes) renderer.note(note);
   submitAll(queue, workflow);
   const file = workflow.file;

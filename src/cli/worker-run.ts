@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
-import { createShellHandler, killAllProcessGroups, type OutputSink, type ShellHandler } from "../handlers/index.js";
+import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, type OutputSink, type ShellHandler } from "../handlers/index.js";
 import type { LeasedTask, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
 import { BufferedWriter, jsonRecordHead } from "./output.js";
 import { clock } from "./render/describe.js";
@@ -63,9 +63,11 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     }
     return handler;
   };
+  // Leased tasks beyond what the open-file limit allows would fail to start, and use up their attempts.
+  const fitted = fitConcurrencyToOpenFiles(options.concurrency, !options.json);
   const worker = new PostgresWorker({
     store,
-    concurrency: options.concurrency,
+    concurrency: fitted.concurrency,
     ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
     handler: (task: LeasedTask, context) => {
       const shellTask = { id: task.key, run: task.run, env: task.env, cwd: task.cwd };
@@ -80,7 +82,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     },
   });
   const server = options.metricsPort === undefined ? undefined : await listenForMetrics(worker, options.metricsPort);
-  print({ event: "worker", workerId: worker.workerId, store: store.description, concurrency: options.concurrency }, `worker ${worker.workerId}: ${store.description}, concurrency ${options.concurrency}`);
+  print({ event: "worker", workerId: worker.workerId, store: store.description, concurrency: fitted.concurrency }, `worker ${worker.workerId}: ${store.description}, concurrency ${fitted.concurrency}`);
+  if (fitted.note !== undefined) print({ event: "note", message: fitted.note }, `note: ${fitted.note}`);
   if (server !== undefined) {
     // With --metrics-port 0 the system picks the port: this line is the only way to learn it.
     const url = `http://127.0.0.1:${metricsPort(server)}/metrics`;

@@ -5,3 +5,4 @@ export { InvalidTaskIdError } from "./log-file.js";
 export { activeProcessGroups, killAllProcessGroups } from "./process-groups.js";
 export { formatDuration } from "./format-duration.js";
 export type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHandlerOptions, ShellTask, StreamName } from "./types.js";
+export { fitConcurrencyToOpenFiles, type FittedConcurrency } from "./open-file-limit.js";

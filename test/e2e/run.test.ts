@@ -197,6 +197,28 @@ tasks:
     expect(existsSync(path.join(ws.dir, "ran-a"))).toBe(false);
   });
 
+  it("-j beyond the open-file limit runs fewer at once, with a note, instead of failing tasks with EMFILE", async () => {
+    const tasks = Array.from({ length: 100 }, (_, i) => `  t${i}: { run: "sleep 0.2; echo done ${i}" }`);
+    const ws = await workspace(`tasks:\n${tasks.join("\n")}\n`);
+    logRoots.push(ws.logs);
+    // A hard limit of 128 open files (Node raises the soft limit to the hard one): 100 tasks
+    // at once would need ~300.
+    const script = 'ulimit -n 128 && exec "$0" "$@"';
+    const cli = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const child = spawn("sh", ["-c", script, process.execPath, BIN, "run", ws.file, "-j", "100", "--log-dir", ws.logs, "--output", "plain"], {
+        cwd: ws.dir,
+        env: { ...process.env, NO_COLOR: "1" },
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      let stdout = "";
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+      child.on("close", (code) => resolve({ code, stdout }));
+    });
+    expect(cli.stdout).toMatch(/note +concurrency 100 is more than 128 open files allow \(ulimit -n\): at most 21 tasks run at once/);
+    expect(cli.stdout).toMatch(/Summary: 100 succeeded, 0 failed, 0 cancelled/);
+    expect(cli.code).toBe(0);
+  });
+
   it("--dry-run prints the plan in start order and runs nothing", async () => {
     const result = await run(`tasks:\n  a: { run: touch ran-a }\n  b: { run: touch ran-b, dependsOn: a, priority: critical }\n  c: { run: touch ran-c, priority: high }\n`, [
       "--dry-run",
