@@ -109,7 +109,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     } catch (error) {
       if (pipes !== undefined) for (const ends of pipes) closeEnds(ends);
       await closeLogFile(log);
-      throw startFailure(task, result({ code: null, signal: null }, undefined), error);
+      throw startFailure(task, result({ code: null, signal: null }, undefined), await explainSpawnError(error, task));
     }
     // The child has its copies: without closing ours, the pipes would never reach EOF.
     if (pipes !== undefined) for (const ends of pipes) closeSync(ends.write);
@@ -234,10 +234,12 @@ function startFailure(task: ShellTask, result: AttemptResult, cause: unknown): T
 
 /** "spawn /bin/sh ENOENT" usually means a missing working directory: say so. */
 async function explainSpawnError(error: unknown, task: ShellTask): Promise<unknown> {
-  if ((error as NodeJS.ErrnoException | undefined)?.code !== "ENOENT") return error;
-  const cwdExists = await stat(task.cwd).then(
-    (info) => info.isDirectory(),
-    () => false,
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code !== "ENOENT" && code !== "ENOTDIR") return error;
+  const cwd = await stat(task.cwd).then(
+    (info) => (info.isDirectory() ? "folder" : "other"),
+    () => "missing",
   );
-  return cwdExists ? error : new Error(`working directory ${task.cwd} does not exist`, { cause: error });
+  if (cwd === "folder") return error;
+  return new Error(`working directory ${task.cwd} ${cwd === "missing" ? "does not exist" : "is not a folder"}`, { cause: error });
 }

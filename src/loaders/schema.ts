@@ -57,7 +57,9 @@ const retryOnText = "must be a list of exit codes, integers from 1 to 255";
 const envSchema = z
   .record(
     z.string().check(z.regex(ENV_NAME_PATTERN, `names must match ${ENV_NAME_PATTERN.source}`)),
-    z.pipe(z.union([z.string(), z.int(), z.boolean()], { error: envValueText }), z.transform(String)),
+    z
+      .pipe(z.union([z.string(), z.int(), z.boolean()], { error: envValueText }), z.transform(String))
+      .check(z.refine((value) => !value.includes("\0"), "must not contain a NUL character")),
     { error: "must be a mapping of variable names to values" },
   )
   .check(z.describe("Environment variables for the command"));
@@ -112,7 +114,11 @@ export const taskSchema = z
     {
       run: z
         .string({ error: "must be a non-empty command string" })
-        .check(z.regex(/\S/, "must be a non-empty command string"), z.describe("Shell command to run")),
+        .check(
+          z.regex(/\S/, "must be a non-empty command string"),
+          z.refine((run) => !run.includes("\0"), "must not contain a NUL character"),
+          z.describe("Shell command to run"),
+        ),
       dependsOn: optional(z.union([taskReference, z.array(taskReference, { error: dependencyText })], { error: dependencyText }), "Tasks that must succeed first"),
       ...taskOptionsShape,
     },

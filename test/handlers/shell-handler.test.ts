@@ -156,6 +156,13 @@ describe("shell handler: failures", () => {
     expect(harness.lines).toEqual([]);
   });
 
+  it("says so when the cwd is a file, not a folder", async () => {
+    harness = await createHarness();
+    const error = await failure("echo never", { cwd: "/etc/hostname" });
+    expect(error.message).toBe("could not start: working directory /etc/hostname is not a folder");
+    expect(error.permanent).toBe(true);
+  });
+
   it("does not start a task whose signal is already aborted", async () => {
     harness = await createHarness();
     const controller = new AbortController();

@@ -155,6 +155,16 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("reports a NUL character in run, env and cwd, which no command can be given", () => {
+    const text = yaml('env: { G: "g\\0" }', "tasks:", '  a: { run: "echo \\0", env: { X: "a\\0b" }, cwd: "d\\0" }');
+    expect(problemsOf(text)).toEqual([
+      '1:11: `env.G` must not contain a NUL character, got "g\\u0000"',
+      '3:13: task "a": `run` must not contain a NUL character, got "echo \\u0000"',
+      '3:34: task "a": `env.X` must not contain a NUL character, got "a\\u0000b"',
+      '3:49: task "a": `cwd` must not contain a NUL character, got "d\\u0000"',
+    ]);
+  });
+
   it("reports a top level that is not a mapping, missing or empty tasks", () => {
     expect(problemsOf("- a\n- b\n")).toEqual(["1:1: the top level must be a mapping with a `tasks` key, got a list"]);
     expect(problemsOf("name: x\n")).toEqual(["1:1: `tasks` is missing; add a `tasks` mapping with at least one task"]);
