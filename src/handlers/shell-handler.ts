@@ -109,7 +109,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     } catch (error) {
       if (pipes !== undefined) for (const ends of pipes) closeEnds(ends);
       await closeLogFile(log);
-      throw startFailure(task, result({ code: null, signal: null }, undefined), await explainSpawnError(error, task));
+      throw startFailure(task, result({ code: null, signal: null }, undefined), await explainSpawnError(error, task, env));
     }
     // The child has its copies: without closing ours, the pipes would never reach EOF.
     if (pipes !== undefined) for (const ends of pipes) closeSync(ends.write);
@@ -119,7 +119,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       if (pipes !== undefined) for (const ends of pipes) closeSync(ends.read);
       const outcome = await exited;
       await closeLogFile(log);
-      throw startFailure(task, result({ code: null, signal: null }, undefined), await explainSpawnError(outcome.error, task));
+      throw startFailure(task, result({ code: null, signal: null }, undefined), await explainSpawnError(outcome.error, task, env));
     }
 
     registerProcessGroup(pid);
@@ -233,8 +233,13 @@ function startFailure(task: ShellTask, result: AttemptResult, cause: unknown): T
 }
 
 /** "spawn /bin/sh ENOENT" usually means a missing working directory: say so. */
-async function explainSpawnError(error: unknown, task: ShellTask): Promise<unknown> {
+async function explainSpawnError(error: unknown, task: ShellTask, env?: NodeJS.ProcessEnv): Promise<unknown> {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "E2BIG") {
+    const envBytes = Object.entries(env ?? {}).reduce((sum, [name, value]) => sum + Buffer.byteLength(`${name}=${value ?? ""}`) + 1, 0);
+    const message = `the command (${Buffer.byteLength(task.run)} bytes) and its environment (${envBytes} bytes) are too long to start a process (E2BIG; Linux takes at most 128 KiB for one argument or variable)`;
+    return new Error(message, { cause: error });
+  }
   if (code !== "ENOENT" && code !== "ENOTDIR") return error;
   const cwd = await stat(task.cwd).then(
     (info) => (info.isDirectory() ? "folder" : "other"),

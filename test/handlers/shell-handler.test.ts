@@ -156,6 +156,13 @@ describe("shell handler: failures", () => {
     expect(harness.lines).toEqual([]);
   });
 
+  it("says how long the command was when it is too long to start (E2BIG)", async () => {
+    harness = await createHarness();
+    const error = await failure(`echo ${"x".repeat(200_000)}`);
+    expect(error.message).toMatch(/^could not start: the command \(200005 bytes\) and its environment \(\d+ bytes\) are too long to start a process \(E2BIG;/);
+    expect(error.permanent).toBe(true);
+  });
+
   it("says so when the cwd is a file, not a folder", async () => {
     harness = await createHarness();
     const error = await failure("echo never", { cwd: "/etc/hostname" });
