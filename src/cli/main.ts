@@ -68,8 +68,16 @@ function ignoreBrokenPipe(error: NodeJS.ErrnoException): void {
   if (error.code !== "EPIPE") throw error;
 }
 
-/** Exits once stdout and stderr have flushed, so output is never cut off. */
+/** After a signal, how long output may wait for a reader that does not read before taskq exits anyway. */
+const SIGNAL_FLUSH_MS = 2000;
+
+/**
+ * Exits once stdout and stderr have flushed, so output is never cut off. A run ended by a
+ * signal (exit code 128 + n) waits at most SIGNAL_FLUSH_MS: the user asked to stop, and a
+ * reader that stopped reading (`taskq run | less`, left open) must not keep taskq alive.
+ */
 function exit(code: number): void {
+  if (code > 128) setTimeout(() => process.exit(code), SIGNAL_FLUSH_MS).unref();
   let pending = 2;
   const done = (): void => {
     if (--pending === 0) process.exit(code);

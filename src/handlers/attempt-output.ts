@@ -42,6 +42,8 @@ export class AttemptOutput {
   #displayFull = false;
   /** Whether the pipes are paused now. */
   #pausedFlow = false;
+  /** Set once the task was stopped: the display's reader no longer holds its output back. */
+  #displayIgnored = false;
   #logError: Error | undefined;
 
   constructor(options: AttemptOutputOptions) {
@@ -137,6 +139,18 @@ export class AttemptOutput {
     });
   }
 
+  /**
+   * For a task that was stopped (timeout, cancel, shutdown): what its pipes still hold goes to
+   * the log (and the display) without waiting for the display's reader, which may never read
+   * again (`taskq run | less`, left open). Bounded: the task's processes are gone, and drain()
+   * stops after its idle and maximum times once nothing holds it back.
+   */
+  stopWaitingForDisplay(): void {
+    this.#displayIgnored = true;
+    this.#displayFull = false;
+    this.#updateFlow();
+  }
+
   /** Emits the last partial lines and closes the log; resolves once the file is closed. */
   async close(): Promise<void> {
     for (const splitter of this.#splitters.values()) splitter.flush();
@@ -158,7 +172,7 @@ export class AttemptOutput {
   #take(chunk: Buffer, splitter: LineSplitter): void {
     if (this.#logError === undefined && !this.#log.write(chunk, this.#afterWrite)) this.#setLogFull(true);
     splitter.push(chunk);
-    if (!this.#displayFull) this.#checkDisplay();
+    if (!this.#displayFull && !this.#displayIgnored) this.#checkDisplay();
   }
 
   /**
@@ -180,6 +194,7 @@ export class AttemptOutput {
     this.#displayFull = true;
     this.#updateFlow();
     void drained.then(() => {
+      if (this.#displayIgnored) return;
       this.#displayFull = false;
       this.#updateFlow();
     });

@@ -182,6 +182,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       // Background jobs left in the group may still write while they are reaped: the
       // timer still gives the pipes a stream if that takes long.
       await terminator.reap();
+      // Stopped: its last output must not wait for a reader of ours that may never read again.
+      if (abortReason !== undefined) output.stopWaitingForDisplay();
       clearTimeout(streamTimer);
       for (let next = unread.shift(); next !== undefined; next = unread.shift()) {
         const [ends, stream] = next;

@@ -1,7 +1,9 @@
-import { existsSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { closeSync, constants, existsSync, openSync, readdirSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { BIN, workspace } from "../helpers/cli.js";
 import { findLeftovers } from "../helpers/processes.js";
 import {
   SLACK_MS,
@@ -13,6 +15,7 @@ import {
   tasksYaml,
   terminalEvents,
   waitForLedger,
+  waitUntil,
   waitForOutput,
 } from "./reliability-harness.js";
 
@@ -81,6 +84,50 @@ describe("signals and shutdown", () => {
     expect(sinceSignalMs).toBeLessThan(1500 + SLACK_MS);
     expect(result.stdout).toMatch(/SIGINT received again: killing every task now/);
     expect(result.stdout).toMatch(/0 succeeded, 0 failed, 2 cancelled/);
+  });
+
+  it("a second signal ends the run within seconds when nothing reads taskq's output any more; the log keeps what the task wrote", { timeout: 90_000 }, async () => {
+    const ws = await workspace('tasks:\n  loud: { run: "yes hello" }\n');
+    // taskq's stdout is a FIFO that is held open and never read (as `taskq run | less`, left open).
+    const fifo = path.join(ws.dir, "stdout");
+    execFileSync("mkfifo", [fifo]);
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const writer = openSync(fifo, constants.O_WRONLY);
+    // A long kill grace: before, a stopped task's last output waited for the display (then the
+    // queue gave up on it after the grace), and the exit waited for the reader, for ever.
+    const child = spawn(process.execPath, [BIN, "run", ws.file, "--log-dir", ws.logs, "--output", "plain", "--kill-grace", "30s"], {
+      cwd: ws.dir,
+      env: { ...process.env, CI: "true", NO_COLOR: "1" },
+      stdio: ["ignore", writer, "ignore"],
+      detached: true,
+    });
+    closeSync(writer);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    try {
+      const logFile = (): string | undefined => {
+        const [runId] = existsSync(ws.logs) ? readdirSync(ws.logs) : [];
+        return runId === undefined ? undefined : path.join(ws.logs, runId, "loud.log");
+      };
+      // Output backs up: the FIFO and taskq's buffers fill, the log stops growing.
+      let last = -1;
+      await waitUntil("the task's output to back up", () => {
+        const file = logFile();
+        const size = file !== undefined && existsSync(file) ? statSync(file).size : -1;
+        const still = size > 0 && size === last;
+        last = size;
+        return still;
+      });
+      child.kill("SIGINT");
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      child.kill("SIGINT");
+      const since = Date.now();
+      expect(await exited).toBe(130);
+      expect(Date.now() - since).toBeLessThan(15_000);
+      expect(statSync(logFile()!).size).toBeGreaterThan(0);
+    } finally {
+      if (child.exitCode === null) process.kill(-child.pid!, "SIGKILL");
+      closeSync(reader);
+    }
   });
 
   it("a signal while a task waits in retry backoff or for its delay: nothing more starts, exit within 1 s (case 5)", async () => {
