@@ -167,9 +167,39 @@ export class Tail {
     this.#heldBytes = length;
   }
 
+  /**
+   * The lines, each cut to TAIL_LINE_LIMIT characters (see tailLine). Each is a string of its
+   * own: a piece of a larger string (split, slice) would keep all of that one alive.
+   */
   lines(): string[] {
-    if (this.#heldBytes === 0 || this.#held === undefined) return [...this.#lines];
-    const held = this.#held.toString("utf8", 0, this.#heldBytes - 1).split("\n");
-    return [...held, ...this.#lines].slice(-this.#size);
+    const held: string[] = [];
+    if (this.#heldBytes > 0 && this.#held !== undefined) {
+      for (let start = 0; start < this.#heldBytes; ) {
+        const end = this.#held.indexOf(0x0a, start);
+        if (end === -1 || end >= this.#heldBytes) break; // cannot be: the held lines each end in "\n"
+        held.push(this.#held.toString("utf8", start, end));
+        start = end + 1;
+      }
+    }
+    return [...held, ...this.#lines].slice(-this.#size).map(tailLine);
   }
+}
+
+/**
+ * A tail line is kept for the whole run (every failed task's is in the summary, and the
+ * durable store keeps every task's): cut to this many characters, not DISPLAY_LIMIT bytes,
+ * so 3,000 failed tasks that print long lines hold 60 MB, not 250.
+ */
+export const TAIL_LINE_LIMIT = 1000;
+
+/** `line` cut to TAIL_LINE_LIMIT characters, ending as a display line cut for length does: "… (N bytes)". */
+function tailLine(line: string): string {
+  if (line.length <= TAIL_LINE_LIMIT) return line;
+  // A line already cut for display says how long it really was.
+  const bytes = /… \((\d+) bytes\)$/.exec(line)?.[1] ?? String(Buffer.byteLength(line));
+  let end = TAIL_LINE_LIMIT;
+  const last = line.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--; // never half a surrogate pair
+  // Copied out: a slice would keep the whole line alive.
+  return `${Buffer.from(line.slice(0, end)).toString()}… (${bytes} bytes)`;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DISPLAY_LIMIT, LineSplitter, Tail } from "../../src/handlers/line-splitter.js";
+import { DISPLAY_LIMIT, LineSplitter, TAIL_LINE_LIMIT, Tail } from "../../src/handlers/line-splitter.js";
 import { formatDuration } from "../../src/handlers/index.js";
 import { lineBlock, lineEnds } from "../helpers/line-blocks.js";
 
@@ -136,6 +136,27 @@ describe("Tail", () => {
     const none = new Tail(0);
     none.pushBlock(...lineBlock("a\nb\n"));
     expect(none.lines()).toEqual([]);
+  });
+});
+
+describe("Tail lines", () => {
+  it("cuts a line over TAIL_LINE_LIMIT characters and says how long it was, also one already cut for display", () => {
+    const tail = new Tail(3);
+    const long = "é".repeat(1500); // 3,000 bytes: under the display limit, over the tail's
+    tail.push(long);
+    tail.push(`${"x".repeat(DISPLAY_LIMIT)}… (9000 bytes)`); // as the splitter cuts a 9,000-byte line
+    tail.push("short");
+    expect(tail.lines()).toEqual([`${"é".repeat(TAIL_LINE_LIMIT)}… (3000 bytes)`, `${"x".repeat(TAIL_LINE_LIMIT)}… (9000 bytes)`, "short"]);
+    // The same from a block.
+    const block = new Tail(2);
+    block.pushBlock(...lineBlock(`a\n${"y".repeat(2000)}\nb\n`));
+    expect(block.lines()).toEqual([`${"y".repeat(TAIL_LINE_LIMIT)}… (2000 bytes)`, "b"]);
+  });
+
+  it("never cuts a character made of two UTF-16 units in half", () => {
+    const tail = new Tail(1);
+    tail.push(`${"a".repeat(TAIL_LINE_LIMIT - 1)}${"🎉".repeat(10)}`);
+    expect(tail.lines()).toEqual([`${"a".repeat(TAIL_LINE_LIMIT - 1)}… (${TAIL_LINE_LIMIT - 1 + 40} bytes)`]);
   });
 });
 

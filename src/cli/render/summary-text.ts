@@ -2,6 +2,9 @@ import type { ChalkInstance } from "chalk";
 import { formatMs } from "../../engine/index.js";
 import type { RunSummary } from "./types.js";
 
+/** Dead letters shown with their log path and last lines; the others get one line each. */
+const DEAD_LETTERS_WITH_LINES = 20;
+
 /** The end-of-run summary as text: counts, wall time, dead letters, then what they cancelled. */
 export function formatSummary(summary: RunSummary, c: ChalkInstance): string {
   const { counts } = summary;
@@ -15,21 +18,36 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance): string {
   if (unfinished > 0) parts.push(`${unfinished} unfinished`);
   const interrupted = summary.interrupted ? c.yellow(` (interrupted by ${summary.interrupted})`) : "";
   out.push(`${c.bold("Summary")}: ${parts.join(", ")} in ${formatWall(summary.wallMs)}${interrupted}`);
+  // Cancelled tasks by the dead letter that caused them: one pass, not one per dead letter.
+  const victimsOf = new Map<string, string[]>();
+  const dead = new Set(summary.deadLetters.map((letter) => letter.id));
+  const others: RunSummary["cancelled"] = [];
+  for (const x of summary.cancelled) {
+    if (x.reason === "dependency" && x.dependency !== undefined && dead.has(x.dependency)) {
+      const victims = victimsOf.get(x.dependency) ?? [];
+      victims.push(x.id);
+      victimsOf.set(x.dependency, victims);
+    } else others.push(x);
+  }
   if (summary.deadLetters.length > 0) {
     out.push("", c.bold.red(`Dead letters (${summary.deadLetters.length}):`));
-    for (const dead of summary.deadLetters) {
-      const tries = dead.attempts === 1 ? "1 attempt" : `${dead.attempts} attempts`;
-      out.push(`  ${c.red("✗")} ${c.bold(dead.id)}: ${dead.error} (${tries})`);
-      out.push(`    log: ${dead.logPath}`);
-      if (dead.tail.length > 0) {
-        out.push(`    last ${dead.tail.length === 1 ? "line" : `${dead.tail.length} lines`}:`);
-        for (const line of dead.tail) out.push(c.dim(`      ${line}`));
+    for (const [index, letter] of summary.deadLetters.entries()) {
+      const tries = letter.attempts === 1 ? "1 attempt" : `${letter.attempts} attempts`;
+      out.push(`  ${c.red("✗")} ${c.bold(letter.id)}: ${letter.error} (${tries})`);
+      // Past the first few, the last lines would bury the list: each log has them.
+      if (index < DEAD_LETTERS_WITH_LINES) {
+        out.push(`    log: ${letter.logPath}`);
+        if (letter.tail.length > 0) {
+          out.push(`    last ${letter.tail.length === 1 ? "line" : `${letter.tail.length} lines`}:`);
+          for (const line of letter.tail) out.push(c.dim(`      ${line}`));
+        }
       }
-      const victims = summary.cancelled.filter((x) => x.reason === "dependency" && x.dependency === dead.id);
-      if (victims.length > 0) out.push(`    cancelled because of it: ${victims.map((v) => v.id).join(", ")}`);
+      const victims = victimsOf.get(letter.id);
+      if (victims !== undefined) out.push(`    cancelled because of it: ${victims.join(", ")}`);
     }
+    const without = summary.deadLetters.length - DEAD_LETTERS_WITH_LINES;
+    if (without > 0) out.push(c.dim(`  (the last ${without} without their last lines: see <id>.log in ${summary.logDir})`));
   }
-  const others = summary.cancelled.filter((x) => !(x.reason === "dependency" && summary.deadLetters.some((d) => d.id === x.dependency)));
   if (others.length > 0) {
     out.push("", c.bold.yellow(`Cancelled (${others.length}):`));
     const shown = others.slice(0, 50);

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { createColors } from "../../src/cli/render/colors.js";
+import { formatSummary } from "../../src/cli/render/summary-text.js";
+import type { DeadLetterLine, RunSummary } from "../../src/cli/render/types.js";
+
+const dead = (i: number): DeadLetterLine => ({
+  id: `d${i}`,
+  attempts: 1,
+  error: "exited with code 3",
+  exitCode: 3,
+  signal: null,
+  timedOut: false,
+  logPath: `/logs/run/d${i}.log`,
+  tail: [`last of d${i}`],
+});
+
+function summary(deadLetters: DeadLetterLine[], cancelled: RunSummary["cancelled"]): RunSummary {
+  return {
+    runId: "run",
+    file: "ci.yaml",
+    logDir: "/logs/run",
+    wallMs: 1200,
+    counts: { BLOCKED: 0, SCHEDULED: 0, READY: 0, RUNNING: 0, SUCCEEDED: 0, FAILED: deadLetters.length, CANCELLED: cancelled.length },
+    deadLetters,
+    cancelled,
+    exitCode: 1,
+  };
+}
+
+describe("formatSummary", () => {
+  it("shows the first 20 dead letters with their log and last lines, the others a line each; what each cancelled", async () => {
+    const colors = await createColors({ color: false, isTTY: false });
+    const letters = Array.from({ length: 25 }, (_, i) => dead(i));
+    const cancelled: RunSummary["cancelled"] = [
+      { id: "after-d0", reason: "dependency", dependency: "d0", message: "dependency d0 failed" },
+      { id: "after-d24", reason: "dependency", dependency: "d24", message: "dependency d24 failed" },
+      { id: "also-d24", reason: "dependency", dependency: "d24", message: "dependency d24 failed" },
+      { id: "stopped", reason: "shutdown", message: "shutdown: not started" },
+    ];
+    const text = formatSummary(summary(letters, cancelled), colors);
+    expect(text).toContain("Dead letters (25):\n  ✗ d0: exited with code 3 (1 attempt)\n    log: /logs/run/d0.log\n    last line:\n      last of d0\n    cancelled because of it: after-d0\n");
+    expect(text).toContain("  ✗ d19: exited with code 3 (1 attempt)\n    log: /logs/run/d19.log\n");
+    expect(text).toContain("  ✗ d20: exited with code 3 (1 attempt)\n  ✗ d21:");
+    expect(text).toContain("  ✗ d24: exited with code 3 (1 attempt)\n    cancelled because of it: after-d24, also-d24\n  (the last 5 without their last lines: see <id>.log in /logs/run)\n");
+    expect(text).not.toContain("last of d20");
+    expect(text).toContain("Cancelled (1):\n  - stopped: shutdown: not started\n");
+  });
+
+  it("formats 10,000 dead letters, each with the task it cancelled", async () => {
+    const colors = await createColors({ color: false, isTTY: false });
+    const letters = Array.from({ length: 10_000 }, (_, i) => dead(i));
+    const cancelled = letters.map((letter) => ({ id: `after-${letter.id}`, reason: "dependency" as const, dependency: letter.id, message: "" }));
+    const text = formatSummary(summary(letters, cancelled), colors);
+    expect(text.match(/cancelled because of it: after-d\d+\n/g)).toHaveLength(10_000);
+  });
+});
