@@ -59,6 +59,18 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     logDirReady = true;
   };
 
+  // The log folder removed during the run (by a clean-up step, say) is made again, once per
+  // task, rather than every later task failing for want of it.
+  const openLog = (logPath: string, attempt: number): LogFile => {
+    try {
+      return openLogFile(logPath, attempt);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      makeDirectory(options.logDir);
+      return openLogFile(logPath, attempt);
+    }
+  };
+
   return async (task: ShellTask, ctx: AttemptContext): Promise<AttemptResult> => {
     const logPath = resolveLogPath(options.logDir, task.id);
     const startedAt = performance.now();
@@ -78,7 +90,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     let log: LogFile;
     try {
       ensureLogDir();
-      log = openLogFile(logPath, ctx.attempt);
+      log = openLog(logPath, ctx.attempt);
     } catch (error) {
       throw new LogWriteError(logPath, error);
     }

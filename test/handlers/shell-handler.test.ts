@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { readFile, realpath } from "node:fs/promises";
+import { readFile, realpath, rm } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isPermanent } from "../../src/errors.js";
@@ -161,6 +161,15 @@ describe("shell handler: failures", () => {
     const error = await failure(`echo ${"x".repeat(200_000)}`);
     expect(error.message).toMatch(/^could not start: the command \(200005 bytes\) and its environment \(\d+ bytes\) are too long to start a process \(E2BIG;/);
     expect(error.permanent).toBe(true);
+  });
+
+  it("makes the log folder again when it was removed during the run", async () => {
+    harness = await createHarness();
+    await harness.run("echo one", { id: "one" });
+    await rm(harness.logDir, { recursive: true });
+    const result = await harness.run("echo two", { id: "two" });
+    expect(result.exitCode).toBe(0);
+    expect(await readFile(harness.logPath("two"), "utf8")).toBe("two\n");
   });
 
   it("says so when the cwd is a file, not a folder", async () => {
