@@ -13,13 +13,20 @@ import { WorkflowError } from "./workflow-error.js";
  */
 export async function loadWorkflow(file: string, options: ParseOptions = {}): Promise<Workflow> {
   const { bytes, folder } = readWorkflowFile(file);
-  return parseWorkflow(bytes, file, folder === undefined ? options : { folder, ...options });
+  return parseWorkflow(bytes, nameOf(file), folder === undefined ? options : { folder, ...options });
 }
 
 /** As loadWorkflow, but only through the fast reader: undefined when it declines the file (see parseSimpleWorkflow). */
 export function loadSimpleWorkflow(file: string, options: ParseOptions = {}): Workflow | undefined {
   const { bytes, folder } = readWorkflowFile(file);
-  return parseSimpleWorkflow(bytes, file, folder === undefined ? options : { folder, ...options });
+  return parseSimpleWorkflow(bytes, nameOf(file), folder === undefined ? options : { folder, ...options });
+}
+
+/** `-` for the workflow file: standard input, named so in messages. */
+const STDIN = "-";
+
+function nameOf(file: string): string {
+  return file === STDIN ? "<stdin>" : file;
 }
 
 /**
@@ -28,6 +35,7 @@ export function loadSimpleWorkflow(file: string, options: ParseOptions = {}): Wo
  */
 function readWorkflowFile(file: string): { bytes: Buffer; folder?: string } {
   try {
+    if (file === STDIN) return { bytes: readStream(0), folder: process.cwd() };
     const info = statSync(file);
     if (info.isDirectory()) throw problem(file, "cannot read file: it is a directory");
     if (info.size > MAX_FILE_BYTES) throw problem(file, tooLargeMessage(info.size));
@@ -36,29 +44,41 @@ function readWorkflowFile(file: string): { bytes: Buffer; folder?: string } {
     if (error instanceof WorkflowError) throw error;
     const code = (error as NodeJS.ErrnoException).code ?? "";
     const detail = code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (error as Error).message;
-    throw problem(file, `cannot read file: ${code ? `${code} (${detail})` : detail}`, error);
+    throw problem(nameOf(file), `cannot read file: ${code ? `${code} (${detail})` : detail}`, error);
   }
 }
 
 /**
- * A pipe or device (`<(generate)`, /dev/stdin) has no size to check first: read it up to
- * the limit and no further, so /dev/zero is refused instead of read until memory runs out.
+ * A pipe or device (`<(generate)`, /dev/stdin, `-`) has no size to check first: read it up
+ * to the limit and no further, so /dev/zero is refused instead of read until memory runs out.
  */
-function readStream(file: string): Buffer {
-  const fd = openSync(file, "r");
+function readStream(file: string | 0): Buffer {
+  const fd = file === 0 ? 0 : openSync(file, "r");
   try {
     const chunks: Buffer[] = [];
     let total = 0;
     for (;;) {
       const chunk = Buffer.allocUnsafe(65_536);
-      const bytes = readSync(fd, chunk, 0, chunk.length, null);
+      const bytes = readWaiting(fd, chunk);
       if (bytes === 0) return Buffer.concat(chunks, total);
       chunks.push(chunk.subarray(0, bytes));
       total += bytes;
-      if (total > MAX_FILE_BYTES) throw problem(file, `the file is larger than the limit of ${MAX_FILE_BYTES.toLocaleString("en-US")} bytes (64 MiB)`);
+      if (total > MAX_FILE_BYTES) throw problem(nameOf(file === 0 ? STDIN : file), `the file is larger than the limit of ${MAX_FILE_BYTES.toLocaleString("en-US")} bytes (64 MiB)`);
     }
   } finally {
-    closeSync(fd);
+    if (fd !== 0) closeSync(fd);
+  }
+}
+
+/** readSync that waits on a descriptor left non-blocking (stdin can be): EAGAIN means "not yet". */
+function readWaiting(fd: number, buffer: Buffer): number {
+  for (;;) {
+    try {
+      return readSync(fd, buffer, 0, buffer.length, null);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
   }
 }
 

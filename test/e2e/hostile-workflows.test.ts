@@ -92,6 +92,20 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     expect(result.stderr).toBe("/dev/zero:1:1: the file is larger than the limit of 67,108,864 bytes (64 MiB)\n1 problem; nothing was run\n");
   });
 
+  it("`-` reads the workflow from standard input: problems name <stdin>, tasks run in the current folder", async () => {
+    const ws = await workspace("");
+    const env = { ...process.env, CI: "true", NO_COLOR: "1" };
+    const valid = spawnSync(process.execPath, [BIN, "validate", "-"], { cwd: ws.dir, input: "tasks:\n  a: { run: touch ran-a }\n", encoding: "utf8", env });
+    expect(valid.stdout).toBe("<stdin>: ok, 1 task\n");
+    expect(valid.status).toBe(0);
+    const invalid = spawnSync(process.execPath, [BIN, "run", "-", "--log-dir", ws.logs], { cwd: ws.dir, input: "tasks:\n  a: { run: 1 }\n", encoding: "utf8", env });
+    expect(invalid.stderr).toBe("<stdin>:2:13: task \"a\": `run` must be a non-empty command string, got 1\n1 problem; nothing was run\n");
+    expect(invalid.status).toBe(2);
+    const ran = spawnSync(process.execPath, [BIN, "run", "-", "--log-dir", ws.logs], { cwd: ws.dir, input: "tasks:\n  a: { run: touch ran-a }\n", encoding: "utf8", env });
+    expect(ran.status).toBe(0);
+    expect(existsSync(path.join(ws.dir, "ran-a"))).toBe(true);
+  });
+
   it("ids `../../x`, `a/b`, 300 bytes, `.`, `..` are rejected by the documented pattern (case 22)", async () => {
     const pattern = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."';
     await rejects(

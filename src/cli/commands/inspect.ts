@@ -8,7 +8,7 @@ async function load(file: string): Promise<Workflow> {
 /** `taskq validate FILE`: exit 0 and a one-line verdict, or the problems and exit 2. */
 export async function validateCommand(file: string): Promise<number> {
   const workflow = await load(file);
-  const lines = [`${file}: ok, ${workflow.tasks.length} task${workflow.tasks.length === 1 ? "" : "s"}`];
+  const lines = [`${workflow.file}: ok, ${workflow.tasks.length} task${workflow.tasks.length === 1 ? "" : "s"}`];
   for (const note of workflow.notes) lines.push(`note: ${note}`);
   process.stdout.write(`${lines.join("\n")}\n`);
   return 0;
