@@ -15,9 +15,10 @@ function readVersion(): string {
 }
 
 async function main(): Promise<void> {
-  // A reader that went away (`taskq run f | head -1`) is not a reason to crash or stop the run.
-  process.stdout.on("error", ignoreBrokenPipe);
-  process.stderr.on("error", ignoreBrokenPipe);
+  // A reader that went away (`taskq run f | head -1`), or an output that cannot be written
+  // (a full disk), is not a reason to crash or stop the run: each task's log has its output.
+  process.stdout.on("error", outputFailed("stdout"));
+  process.stderr.on("error", outputFailed("stderr"));
   const verbose = argv.includes("--verbose");
   try {
     const { buildProgram } = await import("./program.js");
@@ -64,8 +65,17 @@ function jsonOutput(args: string[]): boolean {
   return args.some((arg, index) => arg === "--output=json" || (arg === "--output" && args[index + 1] === "json"));
 }
 
-function ignoreBrokenPipe(error: NodeJS.ErrnoException): void {
-  if (error.code !== "EPIPE") throw error;
+let outputFailureSaid = false;
+
+/** Handles a write error of stdout or stderr: EPIPE silently, any other once, on stderr if it still works. */
+function outputFailed(name: "stdout" | "stderr"): (error: NodeJS.ErrnoException) => void {
+  return (error) => {
+    if (error.code === "EPIPE" || outputFailureSaid) return;
+    outputFailureSaid = true;
+    if (name === "stdout" && !process.stderr.destroyed) {
+      process.stderr.write(`taskq: cannot write to stdout (${error.code ?? error.message}); the run goes on, and each task's output is in its log\n`);
+    }
+  };
 }
 
 /** After a signal, how long output may wait for a reader that does not read before taskq exits anyway. */

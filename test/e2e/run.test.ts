@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { closeSync, existsSync, openSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { stripVTControlCharacters } from "node:util";
@@ -217,6 +217,26 @@ tasks:
     expect(cli.stdout).toMatch(/note +concurrency 100 is more than 128 open files allow \(ulimit -n\): at most 21 tasks run at once/);
     expect(cli.stdout).toMatch(/Summary: 100 succeeded, 0 failed, 0 cancelled/);
     expect(cli.code).toBe(0);
+  });
+
+  it.skipIf(!existsSync("/dev/full"))("stdout that cannot be written (a full disk) does not stop the run: one warning, every task run and logged", async () => {
+    const ws = await workspace('tasks:\n  a: { run: "echo from-a" }\n  b: { run: "echo from-b", dependsOn: a }\n');
+    logRoots.push(ws.logs);
+    const full = openSync("/dev/full", "w");
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, "run", ws.file, "--log-dir", ws.logs, "--output", "plain"], {
+        cwd: ws.dir,
+        env: { ...process.env, CI: "true", NO_COLOR: "1" },
+        stdio: ["ignore", full, "pipe"],
+      });
+      let stderr = "";
+      child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+      child.on("close", (code) => resolve({ code, stderr }));
+    }).finally(() => closeSync(full));
+    expect(result.stderr).toBe("taskq: cannot write to stdout (ENOSPC); the run goes on, and each task's output is in its log\n");
+    expect(result.code).toBe(0);
+    const [runId] = await runIds(ws.logs);
+    expect(await readFile(path.join(ws.logs, runId!, "b.log"), "utf8")).toBe("from-b\n");
   });
 
   it("--dry-run prints the plan in start order and runs nothing", async () => {
