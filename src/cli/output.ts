@@ -35,7 +35,7 @@ export class BufferedWriter {
     this.#eachTick = options.eachTick ?? true;
     this.#beforeWrite = options.beforeWrite;
     stream.on("error", () => {
-      this.#broken = true; // EPIPE: the reader went away; keep running, stop writing.
+      this.#broken = true; // EPIPE (the reader went away), ENOSPC...: keep running, stop writing.
     });
   }
 

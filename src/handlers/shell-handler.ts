@@ -246,11 +246,11 @@ function startFailure(task: ShellTask, result: AttemptResult, cause: unknown): T
   return new TaskFailedError(`could not start: ${reason}`, result, { permanent: true, cause });
 }
 
-/** "spawn /bin/sh ENOENT" usually means a missing working directory: say so. */
-async function explainSpawnError(error: unknown, task: ShellTask, env?: NodeJS.ProcessEnv): Promise<unknown> {
+/** "spawn /bin/sh ENOENT" usually means a missing working directory, E2BIG a command too long: say so. */
+async function explainSpawnError(error: unknown, task: ShellTask, env: NodeJS.ProcessEnv): Promise<unknown> {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === "E2BIG") {
-    const envBytes = Object.entries(env ?? {}).reduce((sum, [name, value]) => sum + Buffer.byteLength(`${name}=${value ?? ""}`) + 1, 0);
+    const envBytes = Object.entries(env).reduce((sum, [name, value]) => sum + Buffer.byteLength(`${name}=${value ?? ""}`) + 1, 0);
     const message = `the command (${Buffer.byteLength(task.run)} bytes) and its environment (${envBytes} bytes) are too long to start a process (E2BIG; Linux takes at most 128 KiB for one argument or variable)`;
     return new Error(message, { cause: error });
   }

@@ -13,13 +13,13 @@ import { WorkflowError } from "./workflow-error.js";
  */
 export async function loadWorkflow(file: string, options: ParseOptions = {}): Promise<Workflow> {
   const { bytes, folder } = readWorkflowFile(file);
-  return parseWorkflow(bytes, nameOf(file), folder === undefined ? options : { folder, ...options });
+  return parseWorkflow(bytes, nameOf(file), { folder, ...options });
 }
 
 /** As loadWorkflow, but only through the fast reader: undefined when it declines the file (see parseSimpleWorkflow). */
 export function loadSimpleWorkflow(file: string, options: ParseOptions = {}): Workflow | undefined {
   const { bytes, folder } = readWorkflowFile(file);
-  return parseSimpleWorkflow(bytes, nameOf(file), folder === undefined ? options : { folder, ...options });
+  return parseSimpleWorkflow(bytes, nameOf(file), { folder, ...options });
 }
 
 /** `-` for the workflow file: standard input, named so in messages. */

@@ -31,21 +31,20 @@ export function tooLargeMessage(bytes: number): string {
  * every problem found; returns plain data only (no YAML objects stay alive).
  */
 export function parseWorkflow(text: string | Buffer, file: string, options: ParseOptions = {}): Workflow {
-  const now = options.now ?? Date.now();
-  const folder = options.folder ?? dirname(resolve(file));
+  const source = sourceOf(file, options);
   // A string's length in UTF-16 units never exceeds its UTF-8 byte count, so this check is safe and O(1).
   if (text.length > MAX_FILE_BYTES) throw new WorkflowError([{ file, line: 1, col: 1, message: tooLargeMessage(text.length) }]);
   const decoded = decodeText(text);
   if (!decoded.ok) throw new WorkflowError([{ file, line: decoded.line, col: decoded.col, message: decoded.message }]);
   if (options.simple !== false) {
-    const workflow = simpleWorkflow(decoded.text, { file, now, folder });
+    const workflow = simpleWorkflow(decoded.text, source);
     if (workflow !== undefined) return workflow;
   }
   const parsed = readYaml(decoded.text, file);
   const problems = parsed.problems;
   if (!("document" in parsed)) throw new WorkflowError(problems.problems);
   const plain = toPlain(parsed.document, problems);
-  return buildWorkflow(plain.value, { file, now, folder, locator: new Locator(parsed.document, plain.aliasTargets), problems });
+  return buildWorkflow(plain.value, { ...source, locator: new Locator(parsed.document, plain.aliasTargets), problems });
 }
 
 /**
@@ -56,7 +55,7 @@ export function parseWorkflow(text: string | Buffer, file: string, options: Pars
 export function parseSimpleWorkflow(text: string | Buffer, file: string, options: ParseOptions = {}): Workflow | undefined {
   if (text.length > MAX_FILE_BYTES) return undefined;
   const decoded = decodeText(text);
-  return decoded.ok ? simpleWorkflow(decoded.text, { file, now: options.now ?? Date.now(), folder: options.folder ?? dirname(resolve(file)) }) : undefined;
+  return decoded.ok ? simpleWorkflow(decoded.text, sourceOf(file, options)) : undefined;
 }
 
 /** What a workflow is built with besides its data: its file's name (for messages), the time, and where `cwd`s start. */
@@ -64,6 +63,10 @@ interface Source {
   file: string;
   now: number;
   folder: string;
+}
+
+function sourceOf(file: string, options: ParseOptions): Source {
+  return { file, now: options.now ?? Date.now(), folder: options.folder ?? dirname(resolve(file)) };
 }
 
 function simpleWorkflow(text: string, source: Source): Workflow | undefined {
