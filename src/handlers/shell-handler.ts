@@ -47,8 +47,9 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
   const shell = options.shell ?? "/bin/sh";
   const tailLines = options.tailLines ?? 20;
   const merge = options.mergeOutput === true;
-  // Read once: spreading process.env (a C++-backed object) costs ~1 ms per spawn.
-  const baseEnv = { ...process.env };
+  // Read once: spreading process.env (a C++-backed object) costs ~1 ms per spawn. No
+  // prototype, so a variable named __proto__ is a variable like any other.
+  const baseEnv: NodeJS.ProcessEnv = Object.assign(Object.create(null) as NodeJS.ProcessEnv, process.env);
   for (const name of options.hiddenEnv ?? []) delete baseEnv[name];
   let logDirReady = false;
   // mkdir -p once per handler (synchronously, as the log files are opened); a failure is
@@ -106,13 +107,14 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       throw TaskFailedError.fromResult(task, result({ code: null, signal: null }, reason), reason);
     }
 
-    const env = {
-      ...baseEnv,
-      ...task.env,
+    // The task's own variables on top of baseEnv, which is their prototype: spawn() takes
+    // inherited variables too (node's child_process reads the env with for...in), and
+    // copying baseEnv's ~35 variables into a new object for each task cost ~14 µs.
+    const env = taskEnv(baseEnv, task.env, {
       TASKQ_RUN_ID: options.runId,
       TASKQ_TASK_ID: task.id,
       TASKQ_ATTEMPT: String(ctx.attempt),
-    };
+    });
     const stdio: StdioOptions = pipes === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", pipes[0].write, (pipes[1] ?? pipes[0]).write];
     let child: ChildProcess;
     try {
@@ -124,7 +126,10 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       throw startFailure(task, result({ code: null, signal: null }, undefined), await explainSpawnError(error, task, env));
     }
     // The child has its copies: without closing ours, the pipes would never reach EOF.
-    if (pipes !== undefined) for (const ends of pipes) closeSync(ends.write);
+    if (pipes !== undefined) {
+      for (const ends of pipes) closeSync(ends.write);
+      fifoPool().openAhead();
+    }
     const exited = waitForExit(child);
     const pid = child.pid;
     if (pid === undefined) {
@@ -220,6 +225,14 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
   };
 }
 
+/** `base`'s variables, then `own`'s, then `taskq`'s, each over the one before. */
+export function taskEnv(base: NodeJS.ProcessEnv, own: Record<string, string>, taskq: Record<string, string>): NodeJS.ProcessEnv {
+  const env = Object.create(base) as NodeJS.ProcessEnv;
+  for (const name in own) env[name] = own[name];
+  for (const name in taskq) env[name] = taskq[name];
+  return env;
+}
+
 /** A stream over the read end of a task's pipe. */
 function readEnd(ends: PipeEnds): Readable {
   return new Socket({ fd: ends.read, readable: true, writable: false });
@@ -250,7 +263,8 @@ function startFailure(task: ShellTask, result: AttemptResult, cause: unknown): T
 async function explainSpawnError(error: unknown, task: ShellTask, env: NodeJS.ProcessEnv): Promise<unknown> {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === "E2BIG") {
-    const envBytes = Object.entries(env).reduce((sum, [name, value]) => sum + Buffer.byteLength(`${name}=${value ?? ""}`) + 1, 0);
+    let envBytes = 0;
+    for (const name in env) envBytes += Buffer.byteLength(`${name}=${env[name] ?? ""}`) + 1; // inherited ones too, as spawn() does
     const message = `the command (${Buffer.byteLength(task.run)} bytes) and its environment (${envBytes} bytes) are too long to start a process (E2BIG; Linux takes at most 128 KiB for one argument or variable)`;
     return new Error(message, { cause: error });
   }

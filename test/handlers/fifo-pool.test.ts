@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { closeSync, existsSync, readSync, writeSync } from "node:fs";
+import { closeSync, existsSync, readdirSync, readSync, writeSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -20,6 +20,11 @@ async function setup(): Promise<{ root: string; pool: FifoPool }> {
   const pool = new FifoPool(root);
   pools.push(pool);
   return { root, pool };
+}
+
+/** How many file descriptors this process has open. */
+function openFds(): number {
+  return readdirSync("/proc/self/fd").length;
 }
 
 /** What a child writing to `ends.write` would send, as taskq reads it. */
@@ -95,6 +100,47 @@ describe("FifoPool", () => {
     expect(readSync(stdout.read, Buffer.alloc(8))).toBe(0);
     closeSync(stdout.read);
     closeEnds(stderr);
+  });
+
+  it("opens FIFOs ahead, which the next take hands out, unlinked by the next openAhead; dispose closes the ones not taken", async () => {
+    const { root, pool } = await setup();
+    for (const ends of (await pool.take())!) closeEnds(ends);
+    const [folder] = await readdir(root);
+    /** What is left of the first batch (0-7; the next one may be being made). */
+    const firstBatchLeft = async (): Promise<string[]> => (await readdir(path.join(root, folder!))).filter((name) => Number(name) < 8).sort();
+    const fdsBefore = openFds();
+    pool.openAhead();
+    // 7 and 6 went to the first take; 5 to 2 are open now (8 fds), still in the folder.
+    expect(openFds()).toBe(fdsBefore + 8);
+    expect(await firstBatchLeft()).toEqual(["0", "1", "2", "3", "4", "5"]);
+    const pipes = await pool.take();
+    expect(openFds()).toBe(fdsBefore + 8);
+    expect(await firstBatchLeft()).toEqual(["0", "1", "2", "3", "4", "5"]);
+    // The next openAhead unlinks 3 and 2 (the task has them) and opens 1 and 0.
+    pool.openAhead();
+    expect(await firstBatchLeft()).toEqual(["0", "1", "4", "5"]);
+    expect(openFds()).toBe(fdsBefore + 12);
+    expect(roundTrip(pipes![0], "ahead")).toBe("ahead");
+    expect(roundTrip(pipes![1], "of time")).toBe("of time");
+    for (const ends of pipes!) closeEnds(ends);
+    expect(openFds()).toBe(fdsBefore + 8);
+    pool.dispose();
+    expect(openFds()).toBe(fdsBefore);
+    expect(await readdir(root)).toEqual([]);
+  });
+
+  it("at exit, FIFOs opened ahead and not taken are kept as spares; those taken are not", async () => {
+    const { root, pool } = await setup();
+    for (const ends of (await pool.take())!) closeEnds(ends);
+    const fdsBefore = openFds();
+    pool.openAhead();
+    const pipes = await pool.take(1); // 2, not yet unlinked
+    pool.retire();
+    expect(openFds()).toBe(fdsBefore + 2);
+    closeEnds(pipes![0]);
+    const [spare] = await readdir(root);
+    expect(spare).toMatch(/^taskq-fifo-spare-/);
+    expect((await readdir(path.join(root, spare!))).filter((name) => Number(name) < 8).sort()).toEqual(["0", "1", "3", "4", "5"]);
   });
 
   describe("FIFOs a run did not use", () => {

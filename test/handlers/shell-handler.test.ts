@@ -77,6 +77,14 @@ describe("shell handler: success", () => {
     expect(harness.lines.map((line) => line.text)).toEqual([`${harness.runId}|env-task|3|hello world|home`]);
   });
 
+  it("a task's variables win over taskq's own, TASKQ_* win over the task's, and any name works (even __proto__)", async () => {
+    harness = await createHarness();
+    // JSON.parse makes "__proto__" an own key, as the workflow reader does.
+    const env = JSON.parse('{"HOME": "/task-home", "TASKQ_TASK_ID": "spoofed", "__proto__": "kept"}') as Record<string, string>;
+    await harness.run('echo "$HOME|$TASKQ_TASK_ID|${__proto__}"; env | grep -c "^HOME="', { id: "env-order", env });
+    expect(harness.lines.map((line) => line.text)).toEqual(["/task-home|env-order|kept", "1"]);
+  });
+
   it("runs in the task's cwd", async () => {
     harness = await createHarness();
     await harness.run("pwd -P");
@@ -159,7 +167,10 @@ describe("shell handler: failures", () => {
   it("says how long the command was when it is too long to start (E2BIG)", async () => {
     harness = await createHarness();
     const error = await failure(`echo ${"x".repeat(200_000)}`);
-    expect(error.message).toMatch(/^could not start: the command \(200005 bytes\) and its environment \(\d+ bytes\) are too long to start a process \(E2BIG;/);
+    // Every variable the process would have had: taskq's own environment and the TASKQ_* ids.
+    const env = { ...process.env, TASKQ_RUN_ID: harness.runId, TASKQ_TASK_ID: "task", TASKQ_ATTEMPT: "1" };
+    const envBytes = Object.entries(env).reduce((sum, [name, value]) => sum + Buffer.byteLength(`${name}=${value}`) + 1, 0);
+    expect(error.message).toContain(`could not start: the command (200005 bytes) and its environment (${envBytes} bytes) are too long to start a process (E2BIG;`);
     expect(error.permanent).toBe(true);
   });
 
