@@ -44,7 +44,8 @@ function runBundle(file) {
   const useCache = process.env.TASKQ_CODE_CACHE !== "0";
   const cachedData = useCache ? readCache(cacheFile, file, bytes) : undefined;
   // The bundle has no import(): on Node 20, code compiled with a cache loses import()'s callback.
-  const script = new vm.Script(Module.wrap(bytes.toString("utf8")), { filename: file, cachedData });
+  // The file is the CommonJS wrapper function already, in ASCII (see scripts/bundle-cli.js).
+  const script = new vm.Script(bytes.toString("latin1"), { filename: file, cachedData });
   if (useCache && (cachedData === undefined || script.cachedDataRejected || process.env.TASKQ_WRITE_CODE_CACHE)) {
     process.once("exit", () => writeCache(script, cacheFile, bytes));
   }
