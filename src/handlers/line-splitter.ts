@@ -196,7 +196,7 @@ export const TAIL_LINE_LIMIT = 1000;
 function tailLine(line: string): string {
   if (line.length <= TAIL_LINE_LIMIT) return line;
   // A line already cut for display says how long it really was.
-  const bytes = /\u2026 \((\d+) bytes\)$/.exec(line)?.[1] ?? String(Buffer.byteLength(line));
+  const bytes = /… \((\d+) bytes\)$/.exec(line)?.[1] ?? String(Buffer.byteLength(line));
   let end = TAIL_LINE_LIMIT;
   const last = line.charCodeAt(end - 1);
   if (last >= 0xd800 && last <= 0xdbff) end--; // never half a surrogate pair

@@ -97,6 +97,15 @@ tasks:
     expect(result.stdout).toMatch(/slow: timed out after 300ms \(1 attempt\)/);
   });
 
+  it("a dead letter's long last line is cut in the summary, saying how long it was", async () => {
+    const long = "z".repeat(5000);
+    const result = await run(`tasks:\n  long: { run: "printf '${long}\\\\n'; exit 3" }\n`);
+    expect(result.code).toBe(1);
+    // Cut for display at 4,096 bytes, then for the summary at 1,000 characters: the length stays the line's.
+    const deadLetters = result.stdout.slice(result.stdout.indexOf("Dead letters (1):"));
+    expect(deadLetters).toContain(`last line:\n      ${"z".repeat(1000)}\u2026 (5000 bytes)\n`);
+  });
+
   it("--output tty shows the board and every output line, prefixed, above it; the summary on stdout", async () => {
     const long = "z".repeat(5000);
     const yaml = `tasks:\n  talk: { run: "printf 'one\\\\ntwo\\\\r\\\\nthree\\\\n${long}\\\\nlast'" }\n  quiet: { run: "true", dependsOn: talk }\n`;
