@@ -8,7 +8,7 @@ import { AttemptOutput, type StreamName } from "./attempt-output.js";
 import { closeEnds, fifoPool, type PipeEnds } from "./fifo-pool.js";
 import { LogWriteError, TaskFailedError } from "./errors.js";
 import { Tail } from "./line-splitter.js";
-import { closeLogFile, openLogFile, resolveLogPath, type LogFile } from "./log-file.js";
+import { closeLogFile, logPathsIn, openLogFile, type LogFile } from "./log-file.js";
 import { registerProcessGroup, unregisterProcessGroup } from "./process-groups.js";
 import { GroupTerminator } from "./terminate-group.js";
 import type { AttemptContext, AttemptResult, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";
@@ -51,6 +51,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
   // prototype, so a variable named __proto__ is a variable like any other.
   const baseEnv: NodeJS.ProcessEnv = Object.assign(Object.create(null) as NodeJS.ProcessEnv, process.env);
   for (const name of options.hiddenEnv ?? []) delete baseEnv[name];
+  const logPathOf = logPathsIn(options.logDir);
   let logDirReady = false;
   // mkdir -p once per handler (synchronously, as the log files are opened); a failure is
   // not remembered, so a later attempt tries again.
@@ -73,7 +74,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
   };
 
   return async (task: ShellTask, ctx: AttemptContext): Promise<AttemptResult> => {
-    const logPath = resolveLogPath(options.logDir, task.id);
+    const logPath = logPathOf(task.id);
     const startedAt = performance.now();
     const tail = new Tail(tailLines);
     const result = (exit: Exit, abortReason: unknown): AttemptResult => {

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { readFile, realpath, rm } from "node:fs/promises";
+import { readdir, readFile, realpath, rm } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isPermanent } from "../../src/errors.js";
@@ -219,5 +219,15 @@ describe("shell handler: failures", () => {
       expect(isPermanent(error)).toBe(true);
     }
     expect(harness.lines).toEqual([]);
+  });
+
+  it("any other id names a log in logDir, odd ones too", async () => {
+    harness = await createHarness();
+    const ids = ["..", ".", "a\\b", "..\\up", " spaced ", "\u00fcn\u00ef"];
+    for (const id of ids) {
+      await harness.run(`printf '%s\\n' '${id}'`, { id });
+      expect(await readFile(path.join(harness.logDir, `${id}.log`), "utf8")).toBe(`${id}\n`);
+    }
+    expect((await readdir(harness.logDir)).sort()).toEqual(ids.map((id) => `${id}.log`).sort());
   });
 });
