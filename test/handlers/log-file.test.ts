@@ -55,6 +55,34 @@ describe("LogFile", () => {
     expect(readFileSync(file, "utf8")).toBe("one line\nand more\n");
   });
 
+  it("writes a small last batch at once when finished (no thread pool round trip), a large one as before", async () => {
+    const folder = scratch();
+    const small = openLogFile(path.join(folder, "small.log"), 1);
+    small.write("last words\n");
+    const done = small.finished();
+    expect(readFileSync(path.join(folder, "small.log"), "utf8")).toBe("last words\n"); // before finished() resolves
+    await done;
+    small.close();
+    const large = openLogFile(path.join(folder, "large.log"), 1);
+    const bytes = randomBytes(100 * 1024); // over 64 KiB, under the 256 KiB that starts a write at once
+    large.write(bytes);
+    await large.finished(); // through the thread pool: it may be written at any moment from now
+    large.close();
+    expect(readFileSync(path.join(folder, "large.log")).equals(bytes)).toBe(true);
+  });
+
+  it("a small last batch that cannot be written (/dev/full) fails the log as an asynchronous write does", async () => {
+    if (!existsSync("/dev/full")) return;
+    const log = new LogFile(openSync("/dev/full", "w"));
+    const errors: Error[] = [];
+    log.on("error", (error: Error) => errors.push(error));
+    const callback = new Promise<Error | null | undefined>((resolve) => log.write("last words\n", resolve));
+    await closeLogFile(log);
+    expect(((await callback) as NodeJS.ErrnoException | undefined)?.code).toBe("ENOSPC");
+    expect(errors.map((error) => (error as NodeJS.ErrnoException).code)).toEqual(["ENOSPC"]);
+    expect(log.errored?.code).toBe("ENOSPC");
+  });
+
   it("never writes bytes it dropped at close into a file opened after it", async () => {
     const folder = scratch();
     const log = openLogFile(path.join(folder, "closed.log"), 1);
