@@ -4,6 +4,14 @@ export const DISPLAY_LIMIT = 4096;
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
 const EMPTY_ENDS = new Int32Array(0);
+/**
+ * Line ends (see BlockHandler) are valid only during a block handler's call, so one array
+ * serves every splitter, lent for the length of a push() and grown as needed: a task that
+ * prints made an Int32Array of its own (~10 µs, between its exit and the next task's start).
+ * A push() from inside a handler (none does so today) finds it lent and grows one of its own.
+ */
+let sharedEnds: Int32Array = EMPTY_ENDS;
+let sharedEndsLent = false;
 
 /**
  * Receives a run of complete lines as raw bytes: `bytes` holds `count` lines, each
@@ -31,7 +39,7 @@ export class LineSplitter {
   /** Full length of the open line so far. */
   #lineBytes = 0;
   #lastByte = -1;
-  /** Line ends of the block being gathered (see BlockHandler): made on first need (most tasks print little), grown as needed. */
+  /** Line ends of the block being gathered (see BlockHandler): sharedEnds while a push() runs. */
   #ends: Int32Array = EMPTY_ENDS;
 
   constructor(onLine: (text: string) => void, onBlock?: BlockHandler) {
@@ -40,6 +48,19 @@ export class LineSplitter {
   }
 
   push(chunk: Buffer): void {
+    if (sharedEndsLent) return this.#split(chunk);
+    sharedEndsLent = true;
+    this.#ends = sharedEnds;
+    try {
+      this.#split(chunk);
+    } finally {
+      sharedEnds = this.#ends; // grown, maybe
+      this.#ends = EMPTY_ENDS;
+      sharedEndsLent = false;
+    }
+  }
+
+  #split(chunk: Buffer): void {
     let start = 0;
     let blockStart = -1;
     let blockLines = 0;

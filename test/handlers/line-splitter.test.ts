@@ -91,6 +91,29 @@ describe("LineSplitter with a block handler", () => {
     }
   });
 
+  it("splitters share one line-end array, and one pushed from inside another's handler gets its own", () => {
+    const outer: string[] = [];
+    const inner: string[] = [];
+    const decode = (into: string[]) => (bytes: Buffer, count: number, ends: Int32Array) => {
+      for (let line = 0; line < count; line++) into.push(bytes.toString("utf8", line === 0 ? 0 : ends[line - 1], (ends[line] as number) - 1));
+    };
+    const innerSplitter = new LineSplitter((text) => inner.push(text), decode(inner));
+    const innerLines = Array.from({ length: 600 }, (_, index) => `inner ${index}`); // grows past the first 256 ends
+    let pushed = false;
+    const outerSplitter = new LineSplitter(
+      (text) => outer.push(text),
+      (bytes, count, ends) => {
+        if (!pushed) innerSplitter.push(Buffer.from(`${innerLines.join("\n")}\n`)); // before the outer block is read
+        pushed = true;
+        decode(outer)(bytes, count, ends);
+      },
+    );
+    outerSplitter.push(Buffer.from("a\nbb\nccc\n"));
+    outerSplitter.push(Buffer.from("dddd\n"));
+    expect(inner).toEqual(innerLines);
+    expect(outer).toEqual(["a", "bb", "ccc", "dddd"]);
+  });
+
   it("gives where every line of a block ends, however many lines a chunk holds", () => {
     const lines = Array.from({ length: 5000 }, (_, index) => "n".repeat(index % 7));
     const { lines: out, blocks } = splitWithBlocks(`${lines.join("\n")}\n`);
