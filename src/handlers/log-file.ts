@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { closeSync, openSync, writev, writevSync } from "node:fs";
+import { closeSync, open, openSync, writev, writevSync } from "node:fs";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
 
@@ -241,7 +241,18 @@ export class LogFile extends EventEmitter {
  * one's start. Writes go through the pool, with backpressure.
  */
 export function openLogFile(file: string, attempt: number): LogFile {
-  const log = new LogFile(openSync(file, attempt > 1 ? "a" : "w"));
+  return startLog(openSync(file, attempt > 1 ? "a" : "w"), attempt);
+}
+
+/** openLogFile through libuv's thread pool: for a disk where creating a file is slow. */
+export function openLogFileAsync(file: string, attempt: number): Promise<LogFile> {
+  return new Promise((resolve, reject) => {
+    open(file, attempt > 1 ? "a" : "w", (error, fd) => (error === null ? resolve(startLog(fd, attempt)) : reject(error)));
+  });
+}
+
+function startLog(fd: number, attempt: number): LogFile {
+  const log = new LogFile(fd);
   // Failures are reported by AttemptOutput's listener; this one only keeps an error on a
   // path that never gets there (command failed to start) from crashing the process.
   log.on("error", () => {});

@@ -8,7 +8,7 @@ import { AttemptOutput, type StreamName } from "./attempt-output.js";
 import { closeEnds, fifoPool, type PipeEnds } from "./fifo-pool.js";
 import { LogWriteError, TaskFailedError } from "./errors.js";
 import { Tail } from "./line-splitter.js";
-import { closeLogFile, logPathsIn, openLogFile, type LogFile } from "./log-file.js";
+import { closeLogFile, logPathsIn, openLogFile, openLogFileAsync, type LogFile } from "./log-file.js";
 import { registerProcessGroup, unregisterProcessGroup } from "./process-groups.js";
 import { GroupTerminator } from "./terminate-group.js";
 import type { AttemptContext, AttemptResult, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";
@@ -17,6 +17,17 @@ import type { AttemptContext, AttemptResult, ShellHandler, ShellHandlerOptions, 
 const DRAIN_IDLE_MS = 150;
 /** ...and the most we wait for them in all. */
 const DRAIN_MAX_MS = 5000;
+/**
+ * Creating a task's log file on taskq's main thread blocks every other task's start and
+ * end meanwhile. Where it takes longer than this (averaged over the last few), logs are
+ * opened in libuv's thread pool instead, the command starting once its log is open. A
+ * round trip through the pool costs more than a cheap create: on tmpfs (~10 us) 1,000
+ * `true` tasks took ~11% longer that way; where ext4 took ~600 us per create (right after
+ * thousands of files were deleted), ~12% less (one pool thread, see thread-pool.ts).
+ */
+const SLOW_OPEN_MS = 0.25;
+/** While logs are opened in the pool, one in this many is opened here, timed, to notice a disk fast again. */
+const PROBE_OPEN_EVERY = 32;
 /**
  * A task's FIFOs get a stream (live output, backpressure) once it has run this long; a
  * task that exits sooner has its output read in one go when it exits (see readNow). Its
@@ -63,7 +74,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
 
   // The log folder removed during the run (by a clean-up step, say) is made again, once per
   // task, rather than every later task failing for want of it.
-  const openLog = (logPath: string, attempt: number): LogFile => {
+  const openLogNow = (logPath: string, attempt: number): LogFile => {
     try {
       return openLogFile(logPath, attempt);
     } catch (error) {
@@ -71,6 +82,24 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       makeDirectory(options.logDir);
       return openLogFile(logPath, attempt);
     }
+  };
+  const openLogLater = (logPath: string, attempt: number): Promise<LogFile> =>
+    openLogFileAsync(logPath, attempt).catch((error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      makeDirectory(options.logDir);
+      return openLogFileAsync(logPath, attempt);
+    });
+  // A log file is made on this thread, where that is cheap; where the disk makes it slow, in
+  // the thread pool while this thread starts and reaps the other tasks (see SLOW_OPEN_MS).
+  const slowOpenMs = options.slowLogOpenMs ?? SLOW_OPEN_MS;
+  let openMs = 0;
+  let openedLater = 0;
+  const openLog = (logPath: string, attempt: number): LogFile | Promise<LogFile> => {
+    if (openMs > slowOpenMs && ++openedLater % PROBE_OPEN_EVERY !== 0) return openLogLater(logPath, attempt);
+    const start = performance.now();
+    const log = openLogNow(logPath, attempt);
+    openMs += (performance.now() - start - openMs) / 4;
+    return log;
   };
 
   return async (task: ShellTask, ctx: AttemptContext): Promise<AttemptResult> => {
@@ -89,18 +118,28 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       };
     };
 
-    let log: LogFile;
+    let opened: LogFile | Promise<LogFile>;
     try {
       ensureLogDir();
-      log = openLog(logPath, ctx.attempt);
+      opened = openLog(logPath, ctx.attempt);
     } catch (error) {
       throw new LogWriteError(logPath, error);
     }
+    // Handled now: it may fail while take() waits, before it is awaited.
+    if (opened instanceof Promise) opened.catch(() => {});
 
     // Real pipes (FIFOs) where the machine can make them, so the task can reopen its
     // output by name; otherwise Node's sockets. May wait for mkfifo: check the signal after.
     // Merged: one FIFO is both stdout and stderr, so their order is kept byte for byte.
     const pipes = await fifoPool().take(merge ? 1 : 2);
+    let log: LogFile;
+    try {
+      log = opened instanceof Promise ? await opened : opened;
+    } catch (error) {
+      // The command never starts without its log.
+      if (pipes !== undefined) for (const ends of pipes) closeEnds(ends);
+      throw new LogWriteError(logPath, error);
+    }
     if (ctx.signal.aborted) {
       if (pipes !== undefined) for (const ends of pipes) closeEnds(ends);
       await closeLogFile(log);

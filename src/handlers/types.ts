@@ -78,6 +78,12 @@ export interface ShellHandlerOptions {
   mergeOutput?: boolean;
   /** Variables of taskq's own environment that tasks must not see (e.g. TASKQ_STORE, which may hold a password). */
   hiddenEnv?: readonly string[];
+  /**
+   * Log files are opened on the main thread until opening one takes longer than this
+   * (averaged over the last few), then in libuv's thread pool. Default 0.25 ms; 0 opens
+   * them in the pool from the second task on (tests use it).
+   */
+  slowLogOpenMs?: number;
 }
 
 export type ShellHandler = (task: ShellTask, ctx: AttemptContext) => Promise<AttemptResult>;

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { readFile, stat, symlink, writeFile, mkdir } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { LogWriteError } from "../../src/handlers/index.js";
@@ -69,6 +69,25 @@ describe("shell handler: log write errors", () => {
     expect((error as LogWriteError).message).toMatch(/^cannot write log file .*task\.log: .*ENOTDIR/);
     await expect(readFile(ledger, "utf8")).rejects.toThrow(/ENOENT/);
     await probe.cleanup();
+  });
+
+  it("with logs opened in the thread pool (a slow disk): the same logs, a removed folder made again, and a log that cannot be opened starts nothing", async () => {
+    harness = await createHarness({ slowLogOpenMs: 0 }); // the first log on this thread, the rest in the pool
+    await harness.run("echo one", { id: "one" });
+    await harness.run("echo two", { id: "two" });
+    expect(await readFile(harness.logPath("two"), "utf8")).toBe("two\n");
+    await rm(harness.logDir, { recursive: true });
+    await harness.run("echo three", { id: "three" });
+    expect(await readFile(harness.logPath("three"), "utf8")).toBe("three\n");
+    await mkdir(harness.logPath("four")); // a folder where the log should be: EISDIR, even for root
+    const ledger = path.join(harness.dir, "ledger");
+    const fds = (await readdir("/proc/self/fd")).length;
+    const error = await rejection(harness.run(fixture("exit"), { id: "four", env: { TASKQ_LEDGER: ledger } }));
+    expect(error).toBeInstanceOf(LogWriteError);
+    expect((error as LogWriteError).message).toMatch(/^cannot write log file .*four\.log: .*EISDIR/);
+    await expect(readFile(ledger, "utf8")).rejects.toThrow(/ENOENT/);
+    // Its two pipes came from those the FIFO pool opened ahead (four fds), and are closed.
+    expect((await readdir("/proc/self/fd")).length).toBe(fds - 4);
   });
 
   it("fails with LOG_WRITE and kills the group when a write fails mid-run", async () => {
