@@ -7,6 +7,7 @@ import { makeDirectory } from "../make-directory.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
 import { onShutdownSignals, signalExitCode } from "./signals.js";
 import { SummaryCollector } from "./summary.js";
+import { smallThreadPool } from "./thread-pool.js";
 
 export { prepareTaskPipes } from "../handlers/index.js";
 
@@ -32,7 +33,7 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   // Plain lines and the live board show no stream: stdout and stderr then share one pipe, so
   // the log and the display keep the order the task wrote them in. JSON labels each line.
   const mergeOutput = options.output !== "json";
-  const shell = createShellHandler({ runId, logDir, killGraceMs: options.killGraceMs, sink: renderer, mergeOutput });
+  const shell = createShellHandler({ runId, logDir, killGraceMs: options.killGraceMs, sink: renderer, mergeOutput, hiddenEnv: smallThreadPool() });
   const fitted = fitConcurrencyToOpenFiles(options.concurrency, mergeOutput);
   const queue = new Queue({
     concurrency: fitted.concurrency,

@@ -7,6 +7,7 @@ import { BufferedWriter, jsonRecordHead } from "./output.js";
 import { clock } from "./render/describe.js";
 import { onShutdownSignals, signalExitCode } from "./signals.js";
 import { keepYoungGenerationSmall } from "./small-heap.js";
+import { smallThreadPool } from "./thread-pool.js";
 
 export interface WorkerRunOptions {
   concurrency: number;
@@ -36,6 +37,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   // The worker stops by itself when it cannot renew a lease (database gone): then this process ends too.
   const halted = new Promise<void>((resolve) => (onHalted = resolve));
   const handlers = new Map<string, ShellHandler>();
+  const poolEnv = smallThreadPool();
   const handlerFor = (runId: string): ShellHandler => {
     let handler = handlers.get(runId);
     if (handler === undefined) {
@@ -56,7 +58,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
         logDir: path.join(options.logRoot, runId),
         killGraceMs: options.killGraceMs,
         sink,
-        hiddenEnv: ["TASKQ_STORE"],
+        hiddenEnv: ["TASKQ_STORE", ...poolEnv],
         mergeOutput: !options.json,
       });
       handlers.set(runId, handler);

@@ -97,6 +97,23 @@ tasks:
     expect(result.stdout).toMatch(/slow: timed out after 300ms \(1 attempt\)/);
   });
 
+  it("runs its thread pool with one thread unless UV_THREADPOOL_SIZE is set, and tasks get the variable as the user set it", async () => {
+    // The task's first line starts taskq's pool (its log write); then the task counts taskq's threads.
+    const yaml = `tasks:\n  count: { run: 'echo "pool=\${UV_THREADPOOL_SIZE-unset}"; sleep 0.5; echo "threads=$(ls /proc/$PPID/task | wc -l)"' }\n`;
+    const ws = await workspace(yaml);
+    logRoots.push(ws.logs);
+    const threads = async (env: Record<string, string | undefined>): Promise<[string, number]> => {
+      const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir, env });
+      expect(result.code).toBe(0);
+      return [/count \| pool=(\S+)/.exec(result.stdout)?.[1] ?? "", Number(/count \| threads=(\d+)/.exec(result.stdout)?.[1])];
+    };
+    const [seenByDefault, withOne] = await threads({ UV_THREADPOOL_SIZE: undefined });
+    const [seenSet, withThree] = await threads({ UV_THREADPOOL_SIZE: "3" });
+    expect(seenByDefault).toBe("unset");
+    expect(seenSet).toBe("3");
+    expect(withThree - withOne).toBe(2);
+  });
+
   it("a dead letter's long last line is cut in the summary, saying how long it was", async () => {
     const long = "z".repeat(5000);
     const result = await run(`tasks:\n  long: { run: "printf '${long}\\\\n'; exit 3" }\n`);
