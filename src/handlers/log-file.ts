@@ -236,9 +236,10 @@ export class LogFile extends EventEmitter {
  * attempts append after a marker line, so the log tells every attempt's story.
  * Throws (ENOTDIR, EACCES...) before any command starts.
  *
- * Opened and closed synchronously: one syscall on this thread is cheaper than a round
- * trip through libuv's thread pool, and both sit between one task's end and the next
- * one's start. Writes go through the pool, with backpressure.
+ * Opened and closed synchronously: where creating a file is cheap, one syscall on this
+ * thread costs less than a round trip through libuv's thread pool, and both sit between one
+ * task's end and the next one's start (the shell handler switches to openLogFileAsync where
+ * it is not). Writes go through the pool, with backpressure, but for a small last batch.
  */
 export function openLogFile(file: string, attempt: number): LogFile {
   return startLog(openSync(file, attempt > 1 ? "a" : "w"), attempt);
