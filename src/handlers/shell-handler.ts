@@ -266,7 +266,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
 }
 
 /** `base`'s variables, then `own`'s, then `taskq`'s, each over the one before. */
-export function taskEnv(base: NodeJS.ProcessEnv, own: Record<string, string>, taskq: Record<string, string>): NodeJS.ProcessEnv {
+function taskEnv(base: NodeJS.ProcessEnv, own: Record<string, string>, taskq: Record<string, string>): NodeJS.ProcessEnv {
   const env = Object.create(base) as NodeJS.ProcessEnv;
   for (const name in own) env[name] = own[name];
   for (const name in taskq) env[name] = taskq[name];
