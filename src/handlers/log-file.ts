@@ -141,12 +141,7 @@ export class LogFile extends EventEmitter {
   }
 
   #flush(): void {
-    clearTimeout(this.#batchTimer);
-    this.#batchTimer = undefined;
-    const buffers = this.#queue;
-    const callbacks = this.#callbacks;
-    this.#queue = [];
-    this.#callbacks = [];
+    const [buffers, callbacks] = this.#takeBatch();
     this.#writing = true;
     this.#writeAll(buffers, (error) => {
       for (const callback of callbacks) callback?.(error);
@@ -157,22 +152,14 @@ export class LogFile extends EventEmitter {
         if (this.#idle.length > 0) this.#flush();
         else this.#flushOrWait();
       }
-      if (this.#needDrain && this.#pending < LOG_HIGH_WATER_MARK) {
-        this.#needDrain = false;
-        this.emit("drain");
-      }
+      this.#drainIfBelowMark();
       if (!this.#writing) this.#settleIdle();
     });
   }
 
   /** What #flush does, on this thread: for a small last batch (see SYNC_FINISH_BYTES). */
   #flushSync(): void {
-    clearTimeout(this.#batchTimer);
-    this.#batchTimer = undefined;
-    const buffers = this.#queue;
-    const callbacks = this.#callbacks;
-    this.#queue = [];
-    this.#callbacks = [];
+    const [buffers, callbacks] = this.#takeBatch();
     let error: Error | undefined;
     try {
       while (buffers.length > 0) this.#wrote(buffers, writevSync(this.fd, buffers));
@@ -181,6 +168,21 @@ export class LogFile extends EventEmitter {
     }
     for (const callback of callbacks) callback?.(error);
     if (error !== undefined) return this.#fail(error);
+    this.#drainIfBelowMark();
+  }
+
+  /** The queued bytes and their callbacks, for one write; no batch waits any more. */
+  #takeBatch(): [Buffer[], Array<((error?: Error | null) => void) | undefined>] {
+    clearTimeout(this.#batchTimer);
+    this.#batchTimer = undefined;
+    const batch: [Buffer[], Array<((error?: Error | null) => void) | undefined>] = [this.#queue, this.#callbacks];
+    this.#queue = [];
+    this.#callbacks = [];
+    return batch;
+  }
+
+  /** 'drain' once, when a write() was refused and the queue is below the mark again. */
+  #drainIfBelowMark(): void {
     if (this.#needDrain && this.#pending < LOG_HIGH_WATER_MARK) {
       this.#needDrain = false;
       this.emit("drain");
