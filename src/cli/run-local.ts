@@ -1,10 +1,8 @@
-import path from "node:path";
 import { Queue, exponentialBackoff, type Backoff } from "../engine/index.js";
-import { TaskqError } from "../errors.js";
 import { activeProcessGroups, createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, type ShellTask } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
-import { makeDirectory } from "../make-directory.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
+import { createRunFolder } from "./run-folder.js";
 import { onShutdownSignals, signalExitCode } from "./signals.js";
 import { SummaryCollector } from "./summary.js";
 import { smallThreadPool } from "./thread-pool.js";
@@ -26,9 +24,7 @@ export interface LocalRunOptions {
  */
 export async function runLocal(workflow: Workflow, options: LocalRunOptions): Promise<number> {
   const startedAt = Date.now();
-  const runId = makeRunId(startedAt);
-  const logDir = path.join(options.logRoot, runId);
-  createLogDir(logDir);
+  const { runId, logDir } = createRunFolder(options.logRoot, startedAt);
   const renderer = await createRenderer(options.output, { color: options.color });
   // Plain lines and the live board show no stream: stdout and stderr then share one pipe, so
   // the log and the display keep the order the task wrote them in. JSON labels each line.
@@ -119,21 +115,4 @@ function submitAll(queue: Queue, workflow: Workflow): void {
       dependsOn: task.dependsOn,
     });
   }
-}
-
-/** Synchronous, as the log files are: no thread-pool round trip before the first task. */
-function createLogDir(logDir: string): void {
-  try {
-    makeDirectory(logDir);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "error";
-    throw new TaskqError("LOG_DIR", `cannot create the log folder ${logDir}: ${code}`, { cause: error, exitCode: 1 });
-  }
-}
-
-/** 20261130-074512-a3f9: sortable, readable, unique enough for one machine. */
-function makeRunId(now: number): string {
-  const iso = new Date(now).toISOString();
-  const stamp = `${iso.slice(0, 10).replaceAll("-", "")}-${iso.slice(11, 19).replaceAll(":", "")}`;
-  return `${stamp}-${Math.random().toString(36).slice(2, 6)}`;
 }
