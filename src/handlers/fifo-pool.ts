@@ -69,6 +69,11 @@ export class FifoPool {
     this.#root = root;
   }
 
+  /** Pipes opened ahead and not yet handed out (see openAhead). */
+  get openedAhead(): number {
+    return this.#opened.length;
+  }
+
   /** `count` pipes (one for stdout and stderr together, or one each), or undefined when this machine cannot give FIFOs. */
   take(count: 1): Promise<[PipeEnds] | undefined>;
   take(count?: 2): Promise<[PipeEnds, PipeEnds] | undefined>;

@@ -2,8 +2,9 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { fifoPool } from "../../src/handlers/fifo-pool.js";
 import { LogWriteError } from "../../src/handlers/index.js";
-import { findLeftovers } from "../helpers/processes.js";
+import { eventually, findLeftovers } from "../helpers/processes.js";
 import { createHarness, fixture, rejection, type Harness } from "./harness.js";
 
 let harness: Harness;
@@ -81,6 +82,9 @@ describe("shell handler: log write errors", () => {
     expect(await readFile(harness.logPath("three"), "utf8")).toBe("three\n");
     await mkdir(harness.logPath("four")); // a folder where the log should be: EISDIR, even for root
     const ledger = path.join(harness.dir, "ledger");
+    // Pipes are opened ahead from a batch of FIFOs that mkfifo makes in the background: on a
+    // busy machine the batch may not be there yet. Wait for two, so the task takes those.
+    expect(await eventually(() => (fifoPool().openAhead(), fifoPool().openedAhead >= 2))).toBe(true);
     const fds = (await readdir("/proc/self/fd")).length;
     const error = await rejection(harness.run(fixture("exit"), { id: "four", env: { TASKQ_LEDGER: ledger } }));
     expect(error).toBeInstanceOf(LogWriteError);
