@@ -1,4 +1,5 @@
 import { readSync } from "node:fs";
+import { Socket, type OnReadOpts, type SocketConstructorOpts } from "node:net";
 import type { Readable } from "node:stream";
 import { LineSplitter, type BlockHandler } from "./line-splitter.js";
 import { closeLogFile, type LogFile } from "./log-file.js";
@@ -10,6 +11,11 @@ export type { StreamName } from "./types.js";
 const READ_NOW_MAX = 1024 * 1024;
 /** readNow's read buffer, shared: what it reads is copied out, at its exact size. */
 let readBuffer: Buffer | undefined;
+/**
+ * The one buffer every attached pipe reads into (see attachPipe): a read is handled, its
+ * bytes copied where they are kept, before the next read of any pipe.
+ */
+let pipeBuffer: Buffer | undefined;
 
 export interface AttemptOutputOptions {
   log: LogFile;
@@ -45,6 +51,8 @@ export class AttemptOutput {
   /** Set once the task was stopped: the display's reader no longer holds its output back. */
   #displayIgnored = false;
   #logError: Error | undefined;
+  /** Called on each chunk while drain() waits (its idle timer). */
+  #onChunk: (() => void) | undefined;
 
   constructor(options: AttemptOutputOptions) {
     this.#log = options.log;
@@ -69,10 +77,35 @@ export class AttemptOutput {
   /** Reads `source` as its data comes, with backpressure, until it ends. */
   attach(source: Readable, stream: StreamName): void {
     const splitter = this.#splitterFor(stream);
+    this.#addSource(source);
+    source.on("data", (chunk: Buffer) => this.#take(chunk, splitter, false));
+  }
+
+  /**
+   * attach() for the pipe behind the non-blocking read end `fd` (the stream closes it): each
+   * read goes into one buffer that every pipe shares, and the log copies its bytes into
+   * memory it uses again (LogFile.writeCopy). A stream's reads are each a new 64 KiB buffer,
+   * for the garbage collector and fresh pages: a 300 MB flood took 1.22x as long that way.
+   */
+  attachPipe(fd: number, stream: StreamName): void {
+    const splitter = this.#splitterFor(stream);
+    const buffer = (pipeBuffer ??= Buffer.allocUnsafe(65_536));
+    const onread: OnReadOpts = {
+      buffer,
+      callback: (bytes) => {
+        this.#take(buffer.subarray(0, bytes), splitter, true);
+        return true; // backpressure pauses the socket (see #updateFlow)
+      },
+    };
+    // Node's Socket takes `onread` from its constructor's options too (the types have it for connect() only).
+    const options: SocketConstructorOpts & { onread: OnReadOpts } = { fd, readable: true, writable: false, onread };
+    this.#addSource(new Socket(options));
+  }
+
+  #addSource(source: Readable): void {
     this.#sources.push(source);
     if (this.#pausedFlow) source.pause();
     source.on("error", () => {}); // a broken pipe just ends this stream's output
-    source.on("data", (chunk: Buffer) => this.#take(chunk, splitter));
   }
 
   /**
@@ -95,7 +128,7 @@ export class AttemptOutput {
       }
       if (bytes === 0) return true;
       total += bytes;
-      this.#take(Buffer.from(buffer.subarray(0, bytes)), splitter);
+      this.#take(buffer.subarray(0, bytes), splitter, true);
     }
     return false;
   }
@@ -114,8 +147,9 @@ export class AttemptOutput {
       const finish = (): void => {
         clearTimeout(idleTimer);
         clearTimeout(deadline);
+        this.#onChunk = undefined;
         for (const source of open) {
-          source.off("data", armIdle).off("end", onEnd).off("close", onEnd);
+          source.off("end", onEnd).off("close", onEnd);
           if (!isDone(source)) source.destroy();
         }
         resolve();
@@ -134,7 +168,8 @@ export class AttemptOutput {
         if (paused()) deadline = setTimeout(onDeadline, idleMs);
         else finish();
       }, maxMs);
-      for (const source of open) source.on("data", armIdle).on("end", onEnd).on("close", onEnd);
+      this.#onChunk = armIdle;
+      for (const source of open) source.on("end", onEnd).on("close", onEnd);
       armIdle();
     });
   }
@@ -168,10 +203,11 @@ export class AttemptOutput {
     return splitter;
   }
 
-  /** One chunk of output: to the log (with backpressure) and to the display. */
-  #take(chunk: Buffer, splitter: LineSplitter): void {
-    if (this.#logError === undefined && !this.#log.write(chunk, this.#afterWrite)) this.#setLogFull(true);
+  /** One chunk of output: to the log (with backpressure) and to the display. A `lent` chunk is read again into once this returns. */
+  #take(chunk: Buffer, splitter: LineSplitter, lent: boolean): void {
+    if (this.#logError === undefined && !(lent ? this.#log.writeCopy(chunk, this.#afterWrite) : this.#log.write(chunk, this.#afterWrite))) this.#setLogFull(true);
     splitter.push(chunk);
+    this.#onChunk?.();
     if (!this.#displayFull && !this.#displayIgnored) this.#checkDisplay();
   }
 

@@ -1,7 +1,5 @@
 import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
 import { closeSync } from "node:fs";
-import { Socket } from "node:net";
-import type { Readable } from "node:stream";
 import { stat } from "../fs-async.js";
 import { makeDirectory } from "../make-directory.js";
 import { AttemptOutput, type StreamName } from "./attempt-output.js";
@@ -215,7 +213,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     } else {
       unread = pipes.length === 1 ? [[pipes[0], "output"]] : [[pipes[0], "stdout"], [pipes[1], "stderr"]];
       streamTimer = setTimeout(() => {
-        for (const [ends, stream] of unread) output.attach(readEnd(ends), stream);
+        for (const [ends, stream] of unread) output.attachPipe(ends.read, stream);
         unread = [];
       }, STREAM_AFTER_MS);
     }
@@ -245,7 +243,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       for (let next = unread.shift(); next !== undefined; next = unread.shift()) {
         const [ends, stream] = next;
         if (output.readNow(ends.read, stream)) closeSync(ends.read);
-        else output.attach(readEnd(ends), stream); // a writer is left (or much is): drain it as a stream
+        else output.attachPipe(ends.read, stream); // a writer is left (or much is): drain it as a stream
       }
       await output.drain(DRAIN_IDLE_MS, DRAIN_MAX_MS);
       await output.close();
@@ -271,11 +269,6 @@ function taskEnv(base: NodeJS.ProcessEnv, own: Record<string, string>, taskq: Re
   for (const name in own) env[name] = own[name];
   for (const name in taskq) env[name] = taskq[name];
   return env;
-}
-
-/** A stream over the read end of a task's pipe. */
-function readEnd(ends: PipeEnds): Readable {
-  return new Socket({ fd: ends.read, readable: true, writable: false });
 }
 
 /** Settles on 'exit' (with code and signal) or on a spawn 'error' (with no pid). */

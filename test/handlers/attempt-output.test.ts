@@ -1,6 +1,6 @@
 import { closeSync, writeSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { Socket } from "node:net";
+import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -59,14 +59,29 @@ describe("AttemptOutput.readNow", () => {
     writeSync(ends.write, "first\nsec");
     expect(output.readNow(ends.read, "output")).toBe(false);
     expect(lines).toEqual(["first"]);
-    const stream = new Socket({ fd: ends.read, readable: true, writable: false });
-    output.attach(stream, "output");
+    output.attachPipe(ends.read, "output");
     writeSync(ends.write, "ond\nthird\n");
     closeSync(ends.write);
     await output.drain(5000, 20_000);
     await output.close();
     expect(lines).toEqual(["first", "second", "third"]);
     expect(await readFile(logFile, "utf8")).toBe("first\nsecond\nthird\n");
+  });
+
+  it("reads one task's pipe, then another's, before either log is written: each log keeps its own bytes", async () => {
+    const first = await setup();
+    const second = await setup();
+    writeSync(first.ends.write, "first task's output\n");
+    writeSync(second.ends.write, "SECOND TASK'S OUTPUT\n");
+    for (const { ends, output } of [first, second]) {
+      closeSync(ends.write);
+      expect(output.readNow(ends.read, "output")).toBe(true);
+      closeSync(ends.read);
+    }
+    await first.output.close();
+    await second.output.close();
+    expect(await readFile(first.logFile, "utf8")).toBe("first task's output\n");
+    expect(await readFile(second.logFile, "utf8")).toBe("SECOND TASK'S OUTPUT\n");
   });
 
   it("an empty pipe whose writers are gone is at its end at once", async () => {
@@ -78,3 +93,33 @@ describe("AttemptOutput.readNow", () => {
     expect(lines).toEqual([]);
   });
 });
+
+describe("AttemptOutput.attachPipe", () => {
+  it("reads pipes of tasks running at once through one shared buffer: each log and each task's lines get exactly that task's output", async () => {
+    const tasks = [await setup(), await setup()];
+    const commands = ["seq 1 300000", "seq 500000 900000"];
+    const exits = tasks.map(({ ends, output }, index) => {
+      output.attachPipe(ends.read, "output");
+      const child = spawn("sh", ["-c", commands[index] ?? ""], { stdio: ["ignore", ends.write, "ignore"] });
+      closeSync(ends.write);
+      return new Promise((resolve) => child.once("exit", resolve));
+    });
+    await Promise.all(exits);
+    for (const { output } of tasks) {
+      await output.drain(5000, 60_000);
+      await output.close();
+    }
+    const expected = [seq(1, 300000), seq(500000, 900000)];
+    // Compared as booleans: a diff of megabytes of text would take vitest minutes.
+    for (const [index, { lines, logFile }] of tasks.entries()) {
+      expect((await readFile(logFile, "utf8")) === expected[index]).toBe(true);
+      expect(lines.join("\n") + "\n" === expected[index]).toBe(true);
+    }
+  });
+});
+
+function seq(from: number, to: number): string {
+  let text = "";
+  for (let number = from; number <= to; number++) text += `${number}\n`;
+  return text;
+}

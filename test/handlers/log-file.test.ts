@@ -71,6 +71,61 @@ describe("LogFile", () => {
     expect(readFileSync(path.join(folder, "large.log")).equals(bytes)).toBe(true);
   });
 
+  it("copies a lent chunk (the caller reads into the same buffer again): every byte, in order, with write()s between", async () => {
+    const file = path.join(scratch(), "lent.log");
+    const log = openLogFile(file, 1);
+    const lent = Buffer.alloc(64 * 1024);
+    const expected: Buffer[] = [];
+    // 2.2 MiB through many slabs, past the high-water mark, while writes are in flight.
+    for (let index = 0; index < 36; index++) {
+      const size = index % 5 === 4 ? 1000 + index : lent.length;
+      randomBytes(size).copy(lent);
+      log.writeCopy(lent.subarray(0, size));
+      expected.push(Buffer.from(lent.subarray(0, size)));
+      if (index % 7 === 3) {
+        const own = Buffer.from(`-- write ${index} --\n`);
+        log.write(own);
+        expected.push(own);
+      }
+      if (index % 9 === 8) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await closeLogFile(log);
+    expect(readFileSync(file).equals(Buffer.concat(expected))).toBe(true);
+  });
+
+  it("writes the bytes copied while a write was in flight, though nothing comes after them", async () => {
+    const file = path.join(scratch(), "tail.log");
+    const log = openLogFile(file, 1);
+    const lent = Buffer.alloc(64 * 1024);
+    const expected: Buffer[] = [];
+    for (const size of [lent.length, lent.length, lent.length, lent.length, 1000]) {
+      // The fourth fills a batch and starts its write; the last 1,000 bytes start a slab of their own meanwhile.
+      randomBytes(size).copy(lent);
+      log.writeCopy(lent.subarray(0, size));
+      expected.push(Buffer.from(lent.subarray(0, size)));
+    }
+    await closeLogFile(log);
+    expect(readFileSync(file).equals(Buffer.concat(expected))).toBe(true);
+  });
+
+  it("logs copying lent chunks at once never write each other's bytes (they share written slabs)", async () => {
+    const folder = scratch();
+    const logs = [0, 1, 2].map((index) => openLogFile(path.join(folder, `${index}.log`), 1));
+    const expected: Buffer[][] = [[], [], []];
+    const lent = Buffer.alloc(48 * 1024);
+    for (let round = 0; round < 40; round++) {
+      for (const [index, log] of logs.entries()) {
+        if (round >= 20 + index * 8) continue; // each log ends at its own time: the others keep its slabs
+        randomBytes(lent.length).copy(lent);
+        log.writeCopy(lent);
+        expected[index]?.push(Buffer.from(lent));
+      }
+      if (round % 3 === 2) await new Promise((resolve) => setImmediate(resolve));
+      for (const [index, log] of logs.entries()) if (round === 20 + index * 8) await closeLogFile(log);
+    }
+    for (const [index] of logs.entries()) expect(readFileSync(path.join(folder, `${index}.log`)).equals(Buffer.concat(expected[index] ?? []))).toBe(true);
+  });
+
   it("a small last batch that cannot be written (/dev/full) fails the log as an asynchronous write does", async () => {
     if (!existsSync("/dev/full")) return;
     const log = new LogFile(openSync("/dev/full", "w"));
