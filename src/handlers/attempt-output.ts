@@ -85,7 +85,7 @@ export class AttemptOutput {
    * attach() for the pipe behind the non-blocking read end `fd` (the stream closes it): each
    * read goes into one buffer that every pipe shares, and the log copies its bytes into
    * memory it uses again (LogFile.writeCopy). A stream's reads are each a new 64 KiB buffer,
-   * for the garbage collector and fresh pages: a 300 MB flood took 1.22x as long that way.
+   * for the garbage collector and fresh pages: a 300 MB flood took 1.2-1.3x as long that way.
    */
   attachPipe(fd: number, stream: StreamName): void {
     const splitter = this.#splitterFor(stream);
