@@ -6,7 +6,7 @@ const BATCH_BYTES = 65_536;
  * Written buffers kept for the next batches: a pipe taking a loud task's output holds up
  * to ~1 MiB (CONGESTED_BYTES) in writes not yet done, ~15 batches of ~70 KiB. Of the ~4,600
  * batches of a 300 MB flood piped into `cat`, 444 needed a new buffer with 8 kept, ~290 with
- * 16, and all of them before spares were kept.
+ * 16, and 1,729 before spares were kept.
  */
 const SPARE_BUFFERS = 16;
 /** Spares are dropped once nothing was written for this long. */
