@@ -32,11 +32,11 @@ const SYNC_FINISH_BYTES = 64 * 1024;
 const SLAB_BYTES = LOG_BATCH_BYTES;
 /** Below this, a chunk lent to a log with no slab yet is copied on its own (see writeCopy). */
 const SMALL_COPY_BYTES = 16 * 1024;
-/** Written slabs kept for reuse while any log has one (4 x 256 KiB): every fork copies our memory's page tables. */
+/** Written slabs kept for reuse (4 x 256 KiB), let go after SLABS_KEPT_MS unused: every fork copies our memory's page tables. */
 const POOLED_SLABS = 4;
+const SLABS_KEPT_MS = 1000;
 const freeSlabs: Buffer[] = [];
-/** Logs holding a slab now: the last to close lets go of the pool. */
-let slabUsers = 0;
+let freeSlabsTimer: NodeJS.Timeout | undefined;
 
 /** A task id that would put its log file outside the run's log folder. */
 export class InvalidTaskIdError extends TaskqError {
@@ -156,8 +156,7 @@ export class LogFile extends EventEmitter {
   }
 
   #nextSlab(): void {
-    if (this.#slab === undefined) slabUsers++;
-    else {
+    if (this.#slab !== undefined) {
       this.#queueSlab();
       this.#fullSlabs.push(this.#slab);
     }
@@ -191,13 +190,23 @@ export class LogFile extends EventEmitter {
     }
   }
 
-  /** Gives the slabs back to the pool, unless a write in flight may still read them; the last log to let go empties the pool. */
+  /**
+   * Every byte accepted is written: the slab goes back to the pool instead of waiting in this
+   * log for more (a hundred tasks at once that each printed 64 KiB once held 25 MB so).
+   */
+  #returnSlab(): void {
+    const slab = this.#slab;
+    if (slab === undefined || this.#callbacks.length > 0) return;
+    this.#slab = undefined;
+    reuseSlabs([slab]);
+  }
+
+  /** Gives the slabs back to the pool, unless a write in flight may still read them. */
   #releaseSlabs(): void {
     if (this.#slab === undefined) return;
     if (!this.#writing) reuseSlabs([...this.#fullSlabs, this.#slab]);
     this.#slab = undefined;
     this.#fullSlabs = [];
-    if (--slabUsers === 0) freeSlabs.length = 0;
   }
 
   /** Writes now if enough is queued, else once LOG_BATCH_MS have passed. */
@@ -219,7 +228,7 @@ export class LogFile extends EventEmitter {
       if (this.#callbacks.length > 0) {
         if (this.#idle.length > 0) this.#flush();
         else this.#flushOrWait();
-      }
+      } else this.#returnSlab();
       this.#drainIfBelowMark();
       if (!this.#writing) this.#settleIdle();
     });
@@ -237,6 +246,7 @@ export class LogFile extends EventEmitter {
     reuseSlabs(slabs);
     for (const callback of callbacks) callback?.(error);
     if (error !== undefined) return this.#fail(error);
+    this.#returnSlab();
     this.#drainIfBelowMark();
   }
 
@@ -308,9 +318,12 @@ export class LogFile extends EventEmitter {
   }
 }
 
-/** Slabs whose bytes are written, for other logs' writeCopy (while any log holds a slab). */
+/** Slabs whose bytes are written, for any log's writeCopy; the pool is let go once unused for SLABS_KEPT_MS. */
 function reuseSlabs(slabs: Buffer[]): void {
-  for (const slab of slabs) if (slabUsers > 0 && freeSlabs.length < POOLED_SLABS) freeSlabs.push(slab);
+  if (slabs.length === 0) return;
+  for (const slab of slabs) if (freeSlabs.length < POOLED_SLABS) freeSlabs.push(slab);
+  if (freeSlabsTimer === undefined) freeSlabsTimer = setTimeout(() => (freeSlabs.length = 0), SLABS_KEPT_MS).unref();
+  else freeSlabsTimer.refresh();
 }
 
 /**
