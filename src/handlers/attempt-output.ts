@@ -9,7 +9,7 @@ export type { StreamName } from "./types.js";
 
 /** readNow reads at most this much before it leaves the rest to a stream (a writer may still be writing). */
 const READ_NOW_MAX = 1024 * 1024;
-/** readNow's read buffer, shared: what it reads is copied out, at its exact size. */
+/** readNow's read buffer, shared: the log copies what it reads (LogFile.writeCopy). */
 let readBuffer: Buffer | undefined;
 /**
  * The one buffer every attached pipe reads into (see attachPipe): a read is handled, its
