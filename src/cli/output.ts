@@ -1,4 +1,5 @@
 import { isUtf8 } from "node:buffer";
+import { BufferPool } from "../buffer-pool.js";
 
 /** Output is batched up to this many bytes, or one tick. */
 const BATCH_BYTES = 65_536;
@@ -9,8 +10,6 @@ const BATCH_BYTES = 65_536;
  * 16, and 1,729 before spares were kept.
  */
 const SPARE_BUFFERS = 16;
-/** Spares are dropped once nothing was written for this long. */
-const SPARES_KEPT_MS = 1000;
 /** Bytes the stream may hold unwritten before the writer reports itself congested. */
 const CONGESTED_BYTES = 1024 * 1024;
 
@@ -23,9 +22,8 @@ const CONGESTED_BYTES = 1024 * 1024;
  */
 export class BufferedWriter {
   #buffer: Buffer = Buffer.allocUnsafe(BATCH_BYTES * 2);
-  /** Buffers whose writes completed (see flush). */
-  readonly #spares: Buffer[] = [];
-  #sparesTimer: NodeJS.Timeout | undefined;
+  /** Buffers whose writes completed (see flush), let go after 1 s without one. */
+  readonly #spares = new BufferPool(BATCH_BYTES * 2, SPARE_BUFFERS, 1000);
   #used = 0;
   #scheduled = false;
   #broken = false;
@@ -118,12 +116,9 @@ export class BufferedWriter {
     // spare. A pipe (a CI runner reading taskq) completes writes later: a new 128 KiB buffer per
     // batch made the garbage and fresh pages that a loud task's reads no longer make.
     const buffer = this.#buffer;
-    this.#buffer = this.#spares.pop() ?? Buffer.allocUnsafe(BATCH_BYTES * 2);
     const spares = this.#spares;
-    this.stream.write(bytes, buffer.length === BATCH_BYTES * 2 ? () => spares.length < SPARE_BUFFERS && spares.push(buffer) : undefined);
-    // Spares are let go once output stops for a while: every fork copies our memory's page tables.
-    if (this.#sparesTimer === undefined) this.#sparesTimer = setTimeout(() => (spares.length = 0), SPARES_KEPT_MS).unref();
-    else this.#sparesTimer.refresh();
+    this.#buffer = spares.take();
+    this.stream.write(bytes, () => spares.give(buffer));
   }
 
   /**

@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import { closeSync, open, openSync, writev, writevSync } from "node:fs";
 import path from "node:path";
+import { BufferPool } from "../buffer-pool.js";
 import { TaskqError } from "../errors.js";
 
 /**
@@ -32,11 +33,8 @@ const SYNC_FINISH_BYTES = 64 * 1024;
 const SLAB_BYTES = LOG_BATCH_BYTES;
 /** Below this, a chunk lent to a log with no slab yet is copied on its own (see writeCopy). */
 const SMALL_COPY_BYTES = 16 * 1024;
-/** Written slabs kept for reuse (4 x 256 KiB), let go after SLABS_KEPT_MS unused: every fork copies our memory's page tables. */
-const POOLED_SLABS = 4;
-const SLABS_KEPT_MS = 1000;
-const freeSlabs: Buffer[] = [];
-let freeSlabsTimer: NodeJS.Timeout | undefined;
+/** Written slabs kept for any log's writeCopy: 4 (1 MiB), let go after 1 s unused. */
+const slabs = new BufferPool(SLAB_BYTES, 4, 1000);
 
 /** A task id that would put its log file outside the run's log folder. */
 export class InvalidTaskIdError extends TaskqError {
@@ -160,7 +158,7 @@ export class LogFile extends EventEmitter {
       this.#queueSlab();
       this.#fullSlabs.push(this.#slab);
     }
-    this.#slab = freeSlabs.pop() ?? Buffer.allocUnsafe(SLAB_BYTES);
+    this.#slab = slabs.take();
     this.#slabUsed = 0;
     this.#slabQueued = 0;
   }
@@ -198,13 +196,13 @@ export class LogFile extends EventEmitter {
     const slab = this.#slab;
     if (slab === undefined || this.#callbacks.length > 0) return;
     this.#slab = undefined;
-    reuseSlabs([slab]);
+    slabs.give(slab);
   }
 
   /** Gives the slabs back to the pool, unless a write in flight may still read them. */
   #releaseSlabs(): void {
     if (this.#slab === undefined) return;
-    if (!this.#writing) reuseSlabs([...this.#fullSlabs, this.#slab]);
+    if (!this.#writing) for (const slab of [...this.#fullSlabs, this.#slab]) slabs.give(slab);
     this.#slab = undefined;
     this.#fullSlabs = [];
   }
@@ -216,10 +214,10 @@ export class LogFile extends EventEmitter {
   }
 
   #flush(): void {
-    const [buffers, callbacks, slabs] = this.#takeBatch();
+    const [buffers, callbacks, written] = this.#takeBatch();
     this.#writing = true;
     this.#writeAll(buffers, (error) => {
-      reuseSlabs(slabs);
+      for (const slab of written) slabs.give(slab);
       for (const callback of callbacks) callback?.(error);
       if (error !== undefined) return this.#fail(error);
       this.#writing = false;
@@ -236,14 +234,14 @@ export class LogFile extends EventEmitter {
 
   /** What #flush does, on this thread: for a small last batch (see SYNC_FINISH_BYTES). */
   #flushSync(): void {
-    const [buffers, callbacks, slabs] = this.#takeBatch();
+    const [buffers, callbacks, written] = this.#takeBatch();
     let error: Error | undefined;
     try {
       while (buffers.length > 0) this.#wrote(buffers, writevSync(this.fd, buffers));
     } catch (caught) {
       error = caught as Error;
     }
-    reuseSlabs(slabs);
+    for (const slab of written) slabs.give(slab);
     for (const callback of callbacks) callback?.(error);
     if (error !== undefined) return this.#fail(error);
     this.#returnSlab();
@@ -316,14 +314,6 @@ export class LogFile extends EventEmitter {
     this.#idle = [];
     for (const resolve of idle) resolve();
   }
-}
-
-/** Slabs whose bytes are written, for any log's writeCopy; the pool is let go once unused for SLABS_KEPT_MS. */
-function reuseSlabs(slabs: Buffer[]): void {
-  if (slabs.length === 0) return;
-  for (const slab of slabs) if (freeSlabs.length < POOLED_SLABS) freeSlabs.push(slab);
-  if (freeSlabsTimer === undefined) freeSlabsTimer = setTimeout(() => (freeSlabs.length = 0), SLABS_KEPT_MS).unref();
-  else freeSlabsTimer.refresh();
 }
 
 /**
