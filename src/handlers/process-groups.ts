@@ -1,4 +1,5 @@
 import { readdir, readFile } from "../fs-async.js";
+import { guardGroup, unguardGroup } from "./group-guard.js";
 
 /**
  * Process groups of running attempts (each task's shell leads its own group, pgid = pid).
@@ -7,8 +8,10 @@ import { readdir, readFile } from "../fs-async.js";
 const liveGroups = new Set<number>();
 let exitHookInstalled = false;
 
-export function registerProcessGroup(pgid: number): void {
+/** A new task group; `killGraceMs` is how a guard stops it should taskq itself be SIGKILLed. */
+export function registerProcessGroup(pgid: number, killGraceMs: number): void {
   liveGroups.add(pgid);
+  guardGroup(pgid, killGraceMs);
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     // Belt and braces: whatever ends taskq, no task process outlives it.
@@ -18,6 +21,7 @@ export function registerProcessGroup(pgid: number): void {
 
 export function unregisterProcessGroup(pgid: number): void {
   liveGroups.delete(pgid);
+  unguardGroup(pgid);
 }
 
 /** How many task process groups are alive (attempts not yet settled). */

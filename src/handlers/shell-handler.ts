@@ -177,7 +177,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       throw startFailure(task, result({ code: null, signal: null }, undefined), await explainSpawnError(outcome.error, task, env));
     }
 
-    registerProcessGroup(pid);
+    registerProcessGroup(pid, options.killGraceMs);
     const terminator = new GroupTerminator(pid, options.killGraceMs);
     const output = new AttemptOutput({
       log,

@@ -368,6 +368,23 @@ tasks:
     expect((await stopWorker(staying)).code).toBe(143);
   });
 
+  it("a worker SIGKILLed mid-task: its guard stops the task, so it never runs on beside the retry on another machine", async () => {
+    const file = await hangsOnFirstRun("killed");
+    const doomed = await startWorker(["-j", "1", "--lease", "2s", "--kill-grace", "1s"]);
+    const runId = await submit(file);
+    expect(await eventually(() => doomed.stdout().includes(`${runId}/job | first`))).toBe(true);
+    expect((await findLeftovers(runId)).length).toBeGreaterThan(0);
+    doomed.cli.child.kill("SIGKILL");
+    await doomed.cli.done;
+    // `sleep 1000` ends only if something stops it: taskq cannot any more.
+    expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 10_000)).toBe(true);
+    // The run still ends: the lease expires and the task, out of attempts, is a dead letter.
+    const worker = await startWorker(["-j", "1", "--lease", "2s"]);
+    const status = await waitForRun(runId, 15_000);
+    expect(taskOf(status, "job")).toMatchObject({ state: "failed", attempts: 1 });
+    expect((await stopWorker(worker)).code).toBe(143);
+  });
+
   it("--metrics-port 0 prints the URL; /metrics counts attempts, retries, completions and an orphan recovered after a worker was killed", async () => {
     const state = path.join(ws.dir, `flaky-${randomBytes(3).toString("hex")}`);
     const file = await workflowFile(

@@ -4,7 +4,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BIN, workspace } from "../helpers/cli.js";
-import { findLeftovers } from "../helpers/processes.js";
+import { eventually, findGuards, findLeftovers, isAlive } from "../helpers/processes.js";
 import {
   SLACK_MS,
   checkAllClean,
@@ -84,6 +84,42 @@ describe("signals and shutdown", () => {
     expect(sinceSignalMs).toBeLessThan(1500 + SLACK_MS);
     expect(result.stdout).toMatch(/SIGINT received again: killing every task now/);
     expect(result.stdout).toMatch(/0 succeeded, 0 failed, 2 cancelled/);
+  });
+
+  it("taskq itself SIGKILLed (a runner's hard stop): its guard gives every task group SIGTERM at once, SIGKILL after the kill grace, then leaves", { timeout: 60_000 }, async () => {
+    const yaml = tasksYaml([
+      ["done", '{ run: "true" }'],
+      // Output away from taskq's pipes: with taskq gone, a write there ends the writer by SIGPIPE before its trap could record SIGTERM.
+      ...["a", "b", "c"].map((id): [string, string] => [id, `{ run: "echo pgid $$; term-witness >/dev/null 2>&1 & sh -c 'sleep 1000 & sleep 1000'", dependsOn: done }`]),
+      ["stubborn", '{ run: "echo pgid $$; ignore-sigterm", dependsOn: done }'],
+      // Ends while the four others run: the guard forgets one group and keeps the rest.
+      ["quick", '{ run: "until [ $(grep -c ^start $TASKQ_LEDGER) -ge 4 ]; do sleep 0.05; done", dependsOn: done }'],
+    ]);
+    const run = await startRun(yaml, ["-j", "5", "--kill-grace", "3s"]);
+    await waitForLedger(run, "start", 4);
+    await waitForOutput(run, /ok +quick/);
+    const stubborn = (await readLedger(run.ledger)).find((e) => e.task === "stubborn")!;
+    const taskq = run.child.pid!;
+    expect(await findGuards(taskq)).toHaveLength(1);
+    run.signalTaskq("SIGKILL");
+    const { result } = await run.exited;
+    expect(result.signal).toBe("SIGKILL");
+    // SIGTERM reaches the three sleepers at once (their witnesses record it)...
+    await waitUntil("SIGTERM for a, b and c", async () => (await readLedger(run.ledger)).filter((e) => e.event === "term").length === 3, 3000 + SLACK_MS);
+    expect((await readLedger(run.ledger)).filter((e) => e.event === "term").map((e) => e.task).sort()).toEqual(["a", "b", "c"]);
+    // ...while the one that ignores it lives on until the grace is over (checked where the machine was quick enough to tell),
+    if (Date.now() - run.signalledAt()! < 2500) expect(await isAlive(stubborn.pid)).toBe(true);
+    // ...then nothing of the run is left, the guard included.
+    const runId = await singleRunId(run.logs);
+    await waitUntil("every task process gone", async () => (await findLeftovers(runId)).length === 0, 3000 + 2000 + SLACK_MS * 4);
+    await waitUntil("the guard gone", async () => (await findGuards(taskq)).length === 0, SLACK_MS * 4);
+  });
+
+  it("a run that ends normally leaves no guard behind", async () => {
+    const run = await startRun(tasksYaml([["a", '{ run: "echo pgid $$" }'], ["b", '{ run: "echo pgid $$", dependsOn: a }']]));
+    const result = await run.done;
+    expect(result.code).toBe(0);
+    expect(await eventually(async () => (await findGuards(run.child.pid!)).length === 0, SLACK_MS * 2)).toBe(true);
   });
 
   it("a second signal ends the run within seconds when nothing reads taskq's output any more; the log keeps what the task wrote", { timeout: 90_000 }, async () => {

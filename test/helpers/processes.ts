@@ -38,6 +38,20 @@ export async function findZombies(processGroupIds: number[]): Promise<number[]> 
   return found.sort((a, b) => a - b);
 }
 
+/** Live guard processes of the taskq with this pid (their argv names it: see group-guard.ts). */
+export async function findGuards(taskqPid: number): Promise<number[]> {
+  const needle = Buffer.from(`\0taskq-guard\0${taskqPid}\0`);
+  const found: number[] = [];
+  await Promise.all(
+    (await listPids()).map(async (pid) => {
+      const cmdline = await readFile(`/proc/${pid}/cmdline`).catch(() => undefined);
+      if (cmdline === undefined || cmdline.indexOf(needle) < 0) return;
+      if (await isAlive(pid)) found.push(pid);
+    }),
+  );
+  return found.sort((a, b) => a - b);
+}
+
 /** True while the process exists and is not a zombie. */
 export async function isAlive(pid: number): Promise<boolean> {
   const stat = await readStat(pid);
