@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { accessSync, closeSync, constants, lstatSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { startGroupGuard } from "./group-guard.js";
 
 /** The two ends of one pipe: the task writes to `write`, taskq reads `read` (non-blocking). */
 export interface PipeEnds {
@@ -60,6 +61,8 @@ export class FifoPool {
   #next = 0;
   #batch = FIRST_BATCH;
   #filling: Promise<void> | undefined;
+  /** FIFOs the mkfifo under way is making. */
+  #making = 0;
   /** Failures since the last success; at MAX_FAILURES, FIFOs are given up for good. */
   #failures = 0;
   #exitHook = false;
@@ -107,6 +110,21 @@ export class FifoPool {
   /** Starts making the first batch now, so the first task need not wait for mkfifo. */
   prepare(): void {
     if (this.#ready.length === 0 && this.#failures < MAX_FAILURES) void this.#fill();
+  }
+
+  /**
+   * The run will take about `count` pipes: the next batch makes what those at hand do not
+   * cover (up to MAX_BATCH) in one mkfifo, made as soon as the batch in the making is done,
+   * instead of batches doubling up to it. Each mkfifo is a fork on taskq's main thread that
+   * holds back every task start and timer meanwhile (a 200-task run made 6 of them, ~5 ms
+   * each where a spawn is slow).
+   */
+  expect(count: number): void {
+    const missing = count - this.#ready.length - this.#opened.length - this.#making;
+    this.#batch = Math.min(MAX_BATCH, Math.max(this.#batch, missing));
+    if (this.#failures >= MAX_FAILURES) return;
+    if (this.#filling === undefined) this.#fillIfLow();
+    else void this.#filling.then(() => this.#fillIfLow());
   }
 
   /**
@@ -216,11 +234,13 @@ export class FifoPool {
     const names: string[] = [];
     for (let i = 0; i < this.#batch; i++) names.push(path.join(dir, String(this.#next++)));
     this.#batch = Math.min(this.#batch * 2, MAX_BATCH);
+    this.#making = names.length;
     const made = await new Promise<boolean>((resolve) => {
       const child = spawn("mkfifo", ["-m", "600", "--", ...names], { stdio: "ignore" });
       child.on("error", () => resolve(false));
       child.on("exit", (code) => resolve(code === 0));
     });
+    this.#making = 0;
     if (this.#dir !== dir) return; // disposed meanwhile
     if (made) this.#ready.push(...names);
     else this.#fail();
@@ -384,9 +404,18 @@ export function closeEnds(ends: PipeEnds): void {
 
 let shared: FifoPool | undefined;
 
-/** Starts making the FIFOs of the first tasks (`taskq run` calls it while it reads the workflow). */
-export function prepareTaskPipes(): void {
+/**
+ * Starts making the FIFOs of the first tasks, and the guard of task groups (see
+ * group-guard.ts): `taskq run` calls it while it reads the workflow.
+ */
+export function prepareTaskPipes(killGraceMs: number): void {
   fifoPool().prepare();
+  startGroupGuard(killGraceMs);
+}
+
+/** The run will need about `count` pipes (see FifoPool.expect). */
+export function expectTaskPipes(count: number): void {
+  fifoPool().expect(count);
 }
 
 /** The process's pool, shared by every handler. */

@@ -53,8 +53,16 @@ export function unguardGroup(pgid: number): void {
   if (input !== undefined) send(`-${pgid}\n`, 0);
 }
 
-function send(line: string, killGraceMs: number): void {
+/**
+ * Starts the guard ahead of the first task (`taskq run` does, while it reads the workflow):
+ * its spawn then holds back no task's start. Does nothing once started.
+ */
+export function startGroupGuard(killGraceMs: number): void {
   if (input === undefined && !failed) input = startGuard(killGraceMs);
+}
+
+function send(line: string, killGraceMs: number): void {
+  startGroupGuard(killGraceMs);
   // A pipe write goes out at once while the guard keeps reading (it only ever holds a few lines).
   input?.write(line);
 }

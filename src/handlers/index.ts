@@ -1,5 +1,5 @@
 export { createShellHandler } from "./shell-handler.js";
-export { prepareTaskPipes } from "./fifo-pool.js";
+export { expectTaskPipes, prepareTaskPipes } from "./fifo-pool.js";
 export { TaskFailedError, LogWriteError } from "./errors.js";
 export { InvalidTaskIdError } from "./log-file.js";
 export { activeProcessGroups, killAllProcessGroups } from "./process-groups.js";

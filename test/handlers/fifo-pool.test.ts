@@ -5,6 +5,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { FifoPool, closeEnds, type PipeEnds } from "../../src/handlers/fifo-pool.js";
+import { setTimeout as delay } from "node:timers/promises";
+import { eventually } from "../helpers/processes.js";
 
 const roots: string[] = [];
 const pools: FifoPool[] = [];
@@ -69,6 +71,22 @@ describe("FifoPool", () => {
     expect(fds.size).toBe(160);
     all.forEach((pipes, i) => expect(roundTrip(pipes![0], `task ${i}`)).toBe(`task ${i}`));
     for (const pipes of all) for (const ends of pipes!) closeEnds(ends);
+  });
+
+  it("told how many pipes the run needs, makes the rest in one batch right after the first, so no task waits for mkfifo", async () => {
+    const { root, pool } = await setup();
+    pool.prepare();
+    pool.expect(100);
+    const fifos = async (): Promise<number> => {
+      const [folder] = await readdir(root);
+      return folder === undefined ? 0 : (await readdir(path.join(root, folder))).length;
+    };
+    // The first batch (8) and one more of 92: exactly what was asked, not batches doubling past it.
+    expect(await eventually(async () => (await fifos()) === 100)).toBe(true);
+    // ...and no more until the tasks have used most of them.
+    for (let i = 0; i < 20; i++) for (const ends of (await pool.take())!) closeEnds(ends);
+    await delay(200);
+    expect(await fifos()).toBe(60);
   });
 
   it("a folder removed under it (a temp cleaner) is made again", async () => {
