@@ -100,6 +100,7 @@ function addDurableCommands(program: Command): void {
     .option("--kill-grace <duration>", "between SIGTERM and SIGKILL of a task's process group", "5s")
     .option("--lease <duration>", "lease length, renewed by heartbeat every third of it", "30s")
     .option("--metrics-port <port>", "serve Prometheus metrics on http://127.0.0.1:<port>/metrics")
+    .option("--metrics-host <address>", "the address the metrics listen on instead (0.0.0.0: every interface)")
     .option("--log-dir <dir>", "root folder of the per-task logs", ".taskq/logs")
     .addOption(new Option("--output <mode>", "event lines").choices(["plain", "json"]).default("plain"))
     .action(async (flags: Record<string, unknown>) => {

@@ -17,6 +17,8 @@ export interface WorkerRunOptions {
   json: boolean;
   leaseMs?: number;
   metricsPort?: number;
+  /** The address the metrics server listens on (127.0.0.1 unless --metrics-host). */
+  metricsHost?: string;
   /** Resolves when the worker should stop on its own (e.g. its run finished). */
   until?: (worker: PostgresWorker) => Promise<void>;
 }
@@ -83,12 +85,13 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       }
     },
   });
-  const server = options.metricsPort === undefined ? undefined : await listenForMetrics(worker, options.metricsPort);
+  const metricsHost = options.metricsHost ?? "127.0.0.1";
+  const server = options.metricsPort === undefined ? undefined : await listenForMetrics(worker, options.metricsPort, metricsHost);
   print({ event: "worker", workerId: worker.workerId, store: store.description, concurrency: fitted.concurrency }, `worker ${worker.workerId}: ${store.description}, concurrency ${fitted.concurrency}`);
   if (fitted.note !== undefined) print({ event: "note", message: fitted.note }, `note: ${fitted.note}`);
   if (server !== undefined) {
     // With --metrics-port 0 the system picks the port: this line is the only way to learn it.
-    const url = `http://127.0.0.1:${metricsPort(server)}/metrics`;
+    const url = `http://${metricsHost.includes(":") ? `[${metricsHost}]` : metricsHost}:${metricsPort(server)}/metrics`;
     print({ event: "metrics", url }, `metrics ${url}`);
   }
 
@@ -125,12 +128,15 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
 }
 
 /** Serves the metrics; a port already taken is the user's error to fix, not a crash. */
-async function listenForMetrics(worker: PostgresWorker, port: number): Promise<Server> {
+async function listenForMetrics(worker: PostgresWorker, port: number, host: string): Promise<Server> {
   try {
-    return await worker.serveMetrics(port);
+    return await worker.serveMetrics(port, host);
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === "EADDRINUSE" ? "is already in use" : `cannot be served: ${error instanceof Error ? error.message : String(error)}`;
-    throw new TaskqError("METRICS_PORT", `--metrics-port ${port} ${reason}`, { cause: error });
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE") throw new TaskqError("METRICS_PORT", `--metrics-port ${port} is already in use${host === "127.0.0.1" ? "" : ` on ${host}`}`, { cause: error });
+    if (code === "EADDRNOTAVAIL") throw new TaskqError("METRICS_HOST", `--metrics-host ${host}: not an address of this machine`, { cause: error });
+    if (code === "ENOTFOUND" || code === "EAI_AGAIN") throw new TaskqError("METRICS_HOST", `--metrics-host ${host}: the name cannot be resolved (${code})`, { cause: error });
+    throw new TaskqError("METRICS_PORT", `--metrics-port ${port} cannot be served: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
 }
 

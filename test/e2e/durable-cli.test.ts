@@ -448,6 +448,25 @@ tasks:
     expect((await stopWorker(first)).code).toBe(143);
   });
 
+  it("--metrics-host: the metrics listen on that address only; one not of this machine is a plain error, one without a port a usage error", async () => {
+    const alone = await taskq(["worker", "--metrics-host", "0.0.0.0"]);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toBe("taskq: --metrics-host needs --metrics-port\n");
+    // TEST-NET-1 (RFC 5737): an address no machine here has.
+    const foreign = await taskq(["worker", "--metrics-port", "0", "--metrics-host", "192.0.2.1"]);
+    expect(foreign.code).toBe(1);
+    expect(foreign.stderr).toBe("taskq: --metrics-host 192.0.2.1: not an address of this machine\n");
+    // Every 127.x address is this machine's loopback: one other than 127.0.0.1 shows where it listens.
+    const worker = await startWorker(["--metrics-port", "0", "--metrics-host", "127.0.0.2"]);
+    const url = /metrics (http:\/\/127\.0\.0\.2:\d+\/metrics)/.exec(worker.stdout())?.[1];
+    expect(url).toBeDefined();
+    const response = await fetch(url!);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toMatch(/^taskq_attempts_total \d+$/m);
+    await expect(fetch(url!.replace("127.0.0.2", "127.0.0.1"))).rejects.toThrow();
+    expect((await stopWorker(worker)).code).toBe(143);
+  });
+
   it("never prints the password of the connection string, also when the store cannot be reached", async () => {
     for (const port of ["1", "99999"]) {
       const unreachable = withPassword(DATABASE_URL, PASSWORD).replace(/@([^/:]+)(:\d+)?\//, `@$1:${port}/`);

@@ -38,6 +38,7 @@ export async function workerCommand(flags: Flags): Promise<number> {
     json: flags.output === "json",
     ...(flags.lease === undefined ? {} : { leaseMs: leaseFlag(flags.lease) }),
     ...(flags.metricsPort === undefined ? {} : { metricsPort: portFlag(flags.metricsPort) }),
+    ...(typeof flags.metricsHost === "string" ? { metricsHost: hostFlag(flags.metricsHost, flags.metricsPort) } : {}),
   };
   const { runWorker } = await import("../worker-run.js");
   return withStore(flags, (store) => runWorker(store, options));
@@ -163,6 +164,12 @@ function leaseFlag(value: unknown): number {
   // A zero lease would make the heartbeat and orphan-sweep timers fire back to back against the database.
   if (ms < MIN_LEASE_MS) throw new UsageError(`--lease: ${JSON.stringify(value)} is shorter than the minimum of 1s`);
   return ms;
+}
+
+function hostFlag(host: string, port: unknown): string {
+  if (port === undefined) throw new UsageError("--metrics-host needs --metrics-port");
+  if (host.trim() === "") throw new UsageError("--metrics-host: an empty address");
+  return host;
 }
 
 function portFlag(value: unknown): number {
