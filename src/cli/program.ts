@@ -137,6 +137,16 @@ function addDurableCommands(program: Command): void {
       process.exitCode = await deadLettersCommand(run, flags);
     });
 
+  withStore(program.command("prune"))
+    .description("delete the durable runs that ended long enough ago, with their tasks (never a running run)")
+    .requiredOption("--older-than <age>", "ended more than this long ago: 7d, 12h, 30m...")
+    .option("--dry-run", "list them, delete nothing")
+    .addOption(new Option("--output <mode>", "text or JSON").choices(["plain", "json"]).default("plain"))
+    .action(async (flags: Record<string, unknown>) => {
+      const { pruneCommand } = await import("./commands/durable.js");
+      process.exitCode = await pruneCommand(flags);
+    });
+
   withStore(program.command("redrive"))
     .description("queue a dead letter again with fresh attempts; re-block the dependents it cancelled")
     .argument("<run>", "run id")

@@ -467,6 +467,43 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
+  it("prune --older-than: deletes the runs that ended before then with their tasks; never a running one, however old; --dry-run only lists", async () => {
+    const old = await submit(await workflowFile("prune-old", "tasks:\n  a: { run: echo old }\n"));
+    const recent = await submit(await workflowFile("prune-recent", "tasks:\n  a: { run: echo recent }\n"));
+    const worker = await startWorker(["-j", "2"]);
+    expect((await waitForRun(old)).state).toBe("succeeded");
+    expect((await waitForRun(recent)).state).toBe("succeeded");
+    expect((await stopWorker(worker)).code).toBe(143);
+    // No worker any more: this one stays running.
+    const running = await submit(await workflowFile("prune-running", "tasks:\n  a: { run: echo never }\n"));
+    // A week is not waited for: the clock of these runs is moved back instead.
+    await store.pool.query(`UPDATE "${SCHEMA}".runs SET finished_at = now() - interval '8 days' WHERE id = $1`, [old]);
+    await store.pool.query(`UPDATE "${SCHEMA}".runs SET created_at = now() - interval '60 days' WHERE id = $1`, [running]);
+
+    const listed = await taskq(["prune", "--older-than", "7d", "--dry-run", "--output", "json"]);
+    expect(listed.code).toBe(0);
+    const dry = JSON.parse(listed.stdout) as { before: string; wouldPrune: string[] };
+    expect(dry.wouldPrune).toEqual([old]);
+    expect(Math.abs(Date.parse(dry.before) - (Date.now() - 7 * 86_400_000))).toBeLessThan(60_000);
+    expect((await taskq(["status", old])).code).toBe(0);
+
+    const pruned = await taskq(["prune", "--older-than", "7d"]);
+    expect(pruned.code).toBe(0);
+    expect(pruned.stdout).toMatch(new RegExp(`^pruned 1 run ended before \\S+:\n  ${old}\n$`));
+    const gone = await taskq(["status", old]);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toBe(`taskq: no run "${old}"\n`);
+    const rows = await store.pool.query(`SELECT count(*)::int AS n FROM "${SCHEMA}".tasks WHERE run_id = $1`, [old]);
+    expect(rows.rows[0].n).toBe(0);
+    for (const kept of [recent, running]) expect((await store.runStatus(kept)).runId).toBe(kept);
+
+    expect((await taskq(["prune", "--older-than", "400d"])).stdout).toMatch(/^no run ended before \S+\n$/);
+    const bad = await taskq(["prune", "--older-than", "7 days"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe('taskq: --older-than: "7 days" is not an age like 7d, 12h or 30m\n');
+    expect((await taskq(["cancel", running])).code).toBe(0);
+  });
+
   it("never prints the password of the connection string, also when the store cannot be reached", async () => {
     for (const port of ["1", "99999"]) {
       const unreachable = withPassword(DATABASE_URL, PASSWORD).replace(/@([^/:]+)(:\d+)?\//, `@$1:${port}/`);

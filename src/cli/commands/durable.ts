@@ -1,5 +1,6 @@
 import type { RunStatus, PostgresStore, TaskStatusRow } from "../../store/postgres/index.js";
 import { UsageError } from "../../errors.js";
+import { parseDuration } from "../../loaders/duration.js";
 import { concurrencyFlag, durationFlag } from "../flags.js";
 import { createColors } from "../render/colors.js";
 import { formatSummary } from "../render/summary-text.js";
@@ -86,6 +87,32 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
     }
     return 0;
   });
+}
+
+/** `taskq prune --older-than AGE`: deletes (or, with --dry-run, lists) the runs that ended before then. */
+export async function pruneCommand(flags: Flags): Promise<number> {
+  const olderThanMs = ageFlag(flags.olderThan);
+  const dryRun = flags.dryRun === true;
+  return withStore(flags, async (store) => {
+    const { before, runs } = await store.pruneRuns(olderThanMs, { dryRun });
+    if (flags.output === "json") {
+      process.stdout.write(`${JSON.stringify({ before, [dryRun ? "wouldPrune" : "pruned"]: runs })}\n`);
+      return 0;
+    }
+    const what = `${runs.length} run${runs.length === 1 ? "" : "s"} ended before ${before}`;
+    process.stdout.write(runs.length === 0 ? `no run ended before ${before}\n` : `${dryRun ? "would prune" : "pruned"} ${what}:\n${runs.map((id) => `  ${id}\n`).join("")}`);
+    return 0;
+  });
+}
+
+/** An age: whole days (`7d`), or a duration as other flags take it (`12h`, `30m`, `90s`). */
+function ageFlag(value: unknown): number {
+  const text = typeof value === "string" ? value.trim() : "";
+  const days = /^(\d{1,5})d$/.exec(text);
+  if (days !== null) return Number(days[1]) * 86_400_000;
+  const ms = text === "" ? undefined : parseDuration(text);
+  if (ms === undefined) throw new UsageError(`--older-than: ${JSON.stringify(value)} is not an age like 7d, 12h or 30m`);
+  return ms;
 }
 
 /** `taskq redrive RUN TASK`: a dead letter gets fresh attempts; the dependents it cancelled wait for it again. */

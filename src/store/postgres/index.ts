@@ -15,6 +15,7 @@ export type { CancelResult } from "./cancel.js";
 export type { CompleteAndLeaseResult, EndedAttempt } from "./complete-and-lease.js";
 export { serveMetrics, metricsPort } from "./metrics-server.js";
 export { migrate, LATEST_MIGRATION } from "./migrations.js";
+export type { PruneResult } from "./prune.js";
 export { redactConnectionString } from "./redact.js";
 export type { RedriveResult } from "./redrive.js";
 export { PostgresStore, type PostgresStoreOptions } from "./store.js";

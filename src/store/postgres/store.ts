@@ -7,6 +7,7 @@ import { leaseTasks, nextRunnableDelay, renewLease } from "./lease.js";
 import { NotificationListener } from "./listener.js";
 import { migrate } from "./migrations.js";
 import { schemaNames, type SchemaNames } from "./names.js";
+import { pruneRuns, type PruneResult } from "./prune.js";
 import { redactConnectionString } from "./redact.js";
 import { redriveTask, type RedriveResult } from "./redrive.js";
 import { readDeadLetters, readRunStatus } from "./status.js";
@@ -163,6 +164,11 @@ export class PostgresStore {
   /** Queues a failed task again with fresh attempts and re-blocks the dependents it cancelled. */
   async redrive(runId: string, taskKey: string): Promise<RedriveResult> {
     return this.#guard("redrive", () => inTransaction(this.pool, (client) => redriveTask(client, this.#names, runId, taskKey)));
+  }
+
+  /** Deletes the runs that ended more than `olderThanMs` ago (see prune.ts); with `dryRun`, lists them. */
+  async pruneRuns(olderThanMs: number, options: { dryRun?: boolean } = {}): Promise<PruneResult> {
+    return this.#guard("pruneRuns", () => pruneRuns(this.pool, this.#names, olderThanMs, options.dryRun === true));
   }
 
   /** Milliseconds until the earliest queued task is runnable, or null if none is queued. */
