@@ -2,7 +2,6 @@ import { spawn } from "node:child_process";
 import { accessSync, closeSync, constants, lstatSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startGroupGuard } from "./group-guard.js";
 
 /** The two ends of one pipe: the task writes to `write`, taskq reads `read` (non-blocking). */
 export interface PipeEnds {
@@ -404,13 +403,9 @@ export function closeEnds(ends: PipeEnds): void {
 
 let shared: FifoPool | undefined;
 
-/**
- * Starts making the FIFOs of the first tasks, and the guard of task groups (see
- * group-guard.ts): `taskq run` calls it while it reads the workflow.
- */
-export function prepareTaskPipes(killGraceMs: number): void {
+/** Starts making the FIFOs of the first tasks (`taskq run` calls it while it reads the workflow). */
+export function prepareTaskPipes(): void {
   fifoPool().prepare();
-  startGroupGuard(killGraceMs);
 }
 
 /** The run will need about `count` pipes (see FifoPool.expect). */

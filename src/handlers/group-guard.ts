@@ -32,39 +32,50 @@ for pg in $live; do kill -KILL -$pg 2>/dev/null; done
 /** The guard's name in `ps`, followed by taskq's pid. */
 export const GUARD_NAME = "taskq-guard";
 
+/**
+ * The guard starts once a task has run this long: runs of short tasks (a one-task `true`
+ * run, where its spawn was 7-8 ms of ~170 ms here) never pay for it.
+ */
+const GUARD_AFTER_MS = 20;
+
 let input: Writable | undefined;
 let failed = false;
+/** Groups not yet told to the guard (it has not started), with the timer that starts it. */
+const waiting = new Map<number, NodeJS.Timeout>();
 
 /**
  * A task process group that must not outlive taskq. taskq kills its groups itself on every
  * exit it sees (signals, errors, `process.exit`); a taskq that is SIGKILLed (a CI runner's
  * hard stop, the OOM killer) sees none, and its tasks would run on as orphans, in a
- * durable run alongside the retry another worker starts. So the first group starts a
- * guard: a small `sh` in its own session that holds a pipe from taskq and knows the live
- * groups; when the pipe closes with groups still listed, it stops them as --kill-grace does.
+ * durable run alongside the retry another worker starts. So once a task has run
+ * GUARD_AFTER_MS, taskq starts a guard: a small `sh` in its own session that holds a pipe
+ * from taskq and knows the live groups; when the pipe closes with groups still listed, it
+ * stops them as --kill-grace does. From then on each new group is told at its start.
  * Never throws: without a guard (no /bin/sh, no process left), tasks run as before.
  */
 export function guardGroup(pgid: number, killGraceMs: number): void {
-  send(`+${pgid}\n`, killGraceMs);
+  if (input !== undefined) input.write(`+${pgid}\n`);
+  else if (!failed) waiting.set(pgid, setTimeout(() => startGroupGuard(killGraceMs), GUARD_AFTER_MS).unref());
 }
 
 /** The group is gone (or given up on): the guard forgets it, so a reused pgid is safe. */
 export function unguardGroup(pgid: number): void {
-  if (input !== undefined) send(`-${pgid}\n`, 0);
+  const timer = waiting.get(pgid);
+  if (timer !== undefined) {
+    clearTimeout(timer);
+    waiting.delete(pgid);
+  } else input?.write(`-${pgid}\n`);
 }
 
-/**
- * Starts the guard ahead of the first task (`taskq run` does, while it reads the workflow):
- * its spawn then holds back no task's start. Does nothing once started.
- */
-export function startGroupGuard(killGraceMs: number): void {
+/** Starts the guard, if it is not running, and tells it every group waiting for it. */
+function startGroupGuard(killGraceMs: number): void {
   if (input === undefined && !failed) input = startGuard(killGraceMs);
-}
-
-function send(line: string, killGraceMs: number): void {
-  startGroupGuard(killGraceMs);
   // A pipe write goes out at once while the guard keeps reading (it only ever holds a few lines).
-  input?.write(line);
+  for (const [pgid, timer] of waiting) {
+    clearTimeout(timer);
+    input?.write(`+${pgid}\n`);
+  }
+  waiting.clear();
 }
 
 function startGuard(killGraceMs: number): Writable | undefined {

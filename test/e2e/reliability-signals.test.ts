@@ -100,7 +100,8 @@ describe("signals and shutdown", () => {
     await waitForOutput(run, /ok +quick/);
     const stubborn = (await readLedger(run.ledger)).find((e) => e.task === "stubborn")!;
     const taskq = run.child.pid!;
-    expect(await findGuards(taskq)).toHaveLength(1);
+    // Started once a task had run 20 ms.
+    await waitUntil("the guard", async () => (await findGuards(taskq)).length === 1);
     run.signalTaskq("SIGKILL");
     const { result } = await run.exited;
     expect(result.signal).toBe("SIGKILL");
@@ -116,7 +117,8 @@ describe("signals and shutdown", () => {
   });
 
   it("a run that ends normally leaves no guard behind", async () => {
-    const run = await startRun(tasksYaml([["a", '{ run: "echo pgid $$" }'], ["b", '{ run: "echo pgid $$", dependsOn: a }']]));
+    const run = await startRun(tasksYaml([["a", '{ run: "echo pgid $$; sleep 1 & wait" }'], ["b", '{ run: "echo pgid $$", dependsOn: a }']]));
+    await waitUntil("the guard", async () => (await findGuards(run.child.pid!)).length === 1);
     const result = await run.done;
     expect(result.code).toBe(0);
     expect(await eventually(async () => (await findGuards(run.child.pid!)).length === 0, SLACK_MS * 2)).toBe(true);

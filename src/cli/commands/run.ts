@@ -25,8 +25,8 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   // Start loading the local runner while the file is read and parsed: module reads overlap the parse.
   const runner = flags.dryRun === true || !local ? undefined : import("../run-local.js");
   void runner?.catch(() => {}); // awaited below; an invalid file must not leave an unhandled rejection
-  // mkfifo for the first tasks' pipes, and the guard of task groups, start while the file is parsed, not before the first task.
-  void runner?.then((module) => module.prepareTaskPipes(killGraceMs)).catch(() => {});
+  // mkfifo for the first tasks' pipes runs while the file is parsed, not before the first task.
+  void runner?.then((module) => module.prepareTaskPipes()).catch(() => {});
   // Before the file is loaded: the young generation would otherwise grow to 16 MiB by the first spawn.
   const smallHeap = local && flags.dryRun !== true && isLargeRun(file) ? await import("../small-heap.js") : undefined;
   smallHeap?.keepYoungGenerationSmall();
