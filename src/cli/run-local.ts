@@ -1,5 +1,5 @@
 import { Queue, exponentialBackoff, type Backoff } from "../engine/index.js";
-import { activeProcessGroups, createShellHandler, expectTaskPipes, fitConcurrencyToOpenFiles, killAllProcessGroups, type ShellTask } from "../handlers/index.js";
+import { activeProcessGroups, createShellHandler, expectTaskPipes, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, type ShellTask } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
 import { createRunFolder } from "./run-folder.js";
@@ -32,6 +32,8 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   const shell = createShellHandler({ runId, logDir, killGraceMs: options.killGraceMs, sink: renderer, mergeOutput, hiddenEnv: smallThreadPool() });
   const fitted = fitConcurrencyToOpenFiles(options.concurrency, mergeOutput);
   expectTaskPipes(workflow.tasks.length * (mergeOutput ? 1 : 2));
+  // One task alone gets its guard once it has run a while, if ever (see group-guard.ts).
+  if (workflow.tasks.length > 1) startGroupGuard(options.killGraceMs);
   const queue = new Queue({
     concurrency: fitted.concurrency,
     // The queue keeps each task's value for the run (queue.result()); the CLI never reads a

@@ -33,29 +33,42 @@ for pg in $live; do kill -KILL -$pg 2>/dev/null; done
 export const GUARD_NAME = "taskq-guard";
 
 /**
- * The guard starts once a task has run this long: runs of short tasks (a one-task `true`
- * run, where its spawn was 7-8 ms of ~170 ms here) never pay for it.
+ * A group is told to the guard once its task has run this long, the guard being started
+ * then if need be: the many short tasks of a large run cost the guard nothing (told at
+ * once, 1,000 `true` tasks woke it ~2,000 times, 0.2 ms of CPU each), and a run of short
+ * tasks never starts one (its spawn took 7-8 ms of a 170 ms one-task run).
  */
 const GUARD_AFTER_MS = 20;
 
 let input: Writable | undefined;
 let failed = false;
-/** Groups not yet told to the guard (it has not started), with the timer that starts it. */
+/** Groups not yet told, each with the timer that tells the guard. */
 const waiting = new Map<number, NodeJS.Timeout>();
+/** Groups told to the guard and not yet gone. */
+const told = new Set<number>();
 
 /**
  * A task process group that must not outlive taskq. taskq kills its groups itself on every
  * exit it sees (signals, errors, `process.exit`); a taskq that is SIGKILLed (a CI runner's
  * hard stop, the OOM killer) sees none, and its tasks would run on as orphans, in a
- * durable run alongside the retry another worker starts. So once a task has run
- * GUARD_AFTER_MS, taskq starts a guard: a small `sh` in its own session that holds a pipe
- * from taskq and knows the live groups; when the pipe closes with groups still listed, it
- * stops them as --kill-grace does. From then on each new group is told at its start.
- * Never throws: without a guard (no /bin/sh, no process left), tasks run as before.
+ * durable run alongside the retry another worker starts. So a guard watches them: a small
+ * `sh` in its own session that holds a pipe from taskq and is told each group that has run
+ * GUARD_AFTER_MS; when the pipe closes with groups still listed, it stops them as
+ * --kill-grace does. Never throws: without a guard (no /bin/sh), tasks run as before.
  */
 export function guardGroup(pgid: number, killGraceMs: number): void {
-  if (input !== undefined) input.write(`+${pgid}\n`);
-  else if (!failed) waiting.set(pgid, setTimeout(() => startGroupGuard(killGraceMs), GUARD_AFTER_MS).unref());
+  if (failed) return;
+  waiting.set(
+    pgid,
+    setTimeout(() => {
+      waiting.delete(pgid);
+      startGroupGuard(killGraceMs);
+      if (input === undefined) return;
+      told.add(pgid);
+      // A pipe write goes out at once while the guard keeps reading (it only ever holds a few lines).
+      input.write(`+${pgid}\n`);
+    }, GUARD_AFTER_MS).unref(),
+  );
 }
 
 /** The group is gone (or given up on): the guard forgets it, so a reused pgid is safe. */
@@ -64,18 +77,15 @@ export function unguardGroup(pgid: number): void {
   if (timer !== undefined) {
     clearTimeout(timer);
     waiting.delete(pgid);
-  } else input?.write(`-${pgid}\n`);
+  } else if (told.delete(pgid)) input?.write(`-${pgid}\n`);
 }
 
-/** Starts the guard, if it is not running, and tells it every group waiting for it. */
-function startGroupGuard(killGraceMs: number): void {
+/**
+ * Starts the guard if it is not running. `taskq run` calls it before the first task of a
+ * run of several: its spawn then holds back no timer or task start later in the run.
+ */
+export function startGroupGuard(killGraceMs: number): void {
   if (input === undefined && !failed) input = startGuard(killGraceMs);
-  // A pipe write goes out at once while the guard keeps reading (it only ever holds a few lines).
-  for (const [pgid, timer] of waiting) {
-    clearTimeout(timer);
-    input?.write(`+${pgid}\n`);
-  }
-  waiting.clear();
 }
 
 function startGuard(killGraceMs: number): Writable | undefined {
