@@ -3,14 +3,17 @@ import type { Writable } from "node:stream";
 
 /**
  * What the guard runs (POSIX sh). It reads "+PGID" and "-PGID" lines from taskq while
- * taskq lives; end of input means taskq is gone, however it ended, SIGKILL included.
- * Every group still listed then gets SIGTERM and, when some member is still there after
- * the grace ($2 whole seconds), SIGKILL. dash's kill takes `-SIG -PGID`, not `-s SIG`.
+ * taskq lives (anything else, or a PGID of 0 or 1, which kill would take as "its own
+ * group" or "every process", is ignored); end of input means taskq is gone, however it
+ * ended, SIGKILL included. Every group still listed then gets SIGTERM and, when some
+ * member is still there after the grace ($2 whole seconds), SIGKILL. dash's kill takes
+ * `-SIG -PGID`, not `-s SIG`.
  */
-const SCRIPT = `
+export const GUARD_SCRIPT = `
 live=" "
 while read -r line; do
   pg=\${line#?}
+  case $pg in ''|0|1|*[!0-9]*) continue ;; esac
   case $line in
     +*) live="$live$pg " ;;
     -*) case $live in *" $pg "*) live="\${live%% $pg *} \${live#* $pg }" ;; esac ;;
@@ -27,6 +30,7 @@ while [ "$waited" -lt "$2" ]; do
   waited=$((waited + 1))
 done
 for pg in $live; do kill -KILL -$pg 2>/dev/null; done
+exit 0
 `;
 
 /** The guard's name in `ps`, followed by taskq's pid. */
@@ -35,7 +39,7 @@ export const GUARD_NAME = "taskq-guard";
 /**
  * A group is told to the guard once its task has run this long, the guard being started
  * then if need be: the many short tasks of a large run cost the guard nothing (told at
- * once, 1,000 `true` tasks woke it ~2,000 times, 0.2 ms of CPU each), and a run of short
+ * once, 1,000 `true` tasks woke it ~2,000 times, 220 ms of its CPU), and a run of short
  * tasks never starts one (its spawn took 7-8 ms of a 170 ms one-task run).
  */
 const GUARD_AFTER_MS = 20;
@@ -92,7 +96,7 @@ function startGuard(killGraceMs: number): Writable | undefined {
   try {
     const graceSeconds = String(Math.max(1, Math.ceil(killGraceMs / 1000)));
     // The script comes in the environment, so `ps` shows "sh -c ... taskq-guard <taskq pid> <grace>".
-    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", TASKQ_GUARD_SCRIPT: SCRIPT };
+    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", TASKQ_GUARD_SCRIPT: GUARD_SCRIPT };
     const child = spawn("/bin/sh", ["-c", 'eval "$TASKQ_GUARD_SCRIPT"', GUARD_NAME, String(process.pid), graceSeconds], {
       env,
       stdio: ["pipe", "ignore", "ignore"],
