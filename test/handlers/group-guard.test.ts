@@ -1,12 +1,12 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { GUARD_SCRIPT } from "../../src/handlers/group-guard.js";
+import { GUARD_NAME, GUARD_SCRIPT } from "../../src/handlers/group-guard.js";
 import { eventually, isAlive } from "../helpers/processes.js";
 
 /** Runs the guard's script on `input` (then end of input, as when taskq dies); resolves with its exit code. */
 function runGuard(input: string, graceSeconds = 1): Promise<number | null> {
   // Its own session, as taskq starts it: a signal to "its own group" reaches nothing else.
-  const guard = spawn("/bin/sh", ["-c", GUARD_SCRIPT, "taskq-guard", String(process.pid), String(graceSeconds)], { stdio: ["pipe", "ignore", "ignore"], detached: true });
+  const guard = spawn("/bin/sh", ["-c", GUARD_SCRIPT, GUARD_NAME, String(process.pid), String(graceSeconds)], { stdio: ["pipe", "ignore", "ignore"], detached: true });
   guard.stdin.end(input);
   return new Promise((resolve) => guard.once("exit", (code) => resolve(code)));
 }

@@ -1,5 +1,6 @@
 import { readdir, readFile } from "node:fs/promises";
 import { setTimeout as delay } from "node:timers/promises";
+import { GUARD_NAME } from "../../src/handlers/group-guard.js";
 
 /**
  * Live processes whose environment carries TASKQ_RUN_ID=<runId>: a task process that
@@ -40,7 +41,7 @@ export async function findZombies(processGroupIds: number[]): Promise<number[]> 
 
 /** Live guard processes of the taskq with this pid (their argv names it: see group-guard.ts). */
 export async function findGuards(taskqPid: number): Promise<number[]> {
-  const needle = Buffer.from(`\0taskq-guard\0${taskqPid}\0`);
+  const needle = Buffer.from(`\0${GUARD_NAME}\0${taskqPid}\0`);
   const found: number[] = [];
   await Promise.all(
     (await listPids()).map(async (pid) => {
