@@ -1,6 +1,7 @@
 import { Queue, exponentialBackoff, type Backoff } from "../engine/index.js";
 import { activeProcessGroups, createShellHandler, expectTaskPipes, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, type ShellTask } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
+import { holdLogFolder } from "./log-folders.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
 import { createRunFolder } from "./run-folder.js";
 import { onShutdownSignals, signalExitCode } from "./signals.js";
@@ -25,6 +26,8 @@ export interface LocalRunOptions {
 export async function runLocal(workflow: Workflow, options: LocalRunOptions): Promise<number> {
   const startedAt = Date.now();
   const { runId, logDir } = createRunFolder(options.logRoot, startedAt);
+  // `taskq prune --logs` leaves the folder alone until the run ends (or taskq does).
+  const releaseLogDir = holdLogFolder(logDir);
   const renderer = await createRenderer(options.output, { color: options.color });
   // Plain lines and the live board show no stream: stdout and stderr then share one pipe, so
   // the log and the display keep the order the task wrote them in. JSON labels each line.
@@ -92,6 +95,7 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   } finally {
     if (activeProcessGroups() > 0) killAllProcessGroups("SIGKILL");
     removeSignalHandlers();
+    releaseLogDir();
   }
 }
 

@@ -4,6 +4,7 @@ import { TaskqError } from "../errors.js";
 import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, type OutputSink, type ShellHandler } from "../handlers/index.js";
 import type { LeasedTask, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
 import { BufferedWriter, jsonRecordHead } from "./output.js";
+import { holdLogFolder } from "./log-folders.js";
 import { clock } from "./render/describe.js";
 import { onShutdownSignals, signalExitCode } from "./signals.js";
 import { keepYoungGenerationSmall } from "./small-heap.js";
@@ -73,9 +74,15 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     store,
     concurrency: fitted.concurrency,
     ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
-    handler: (task: LeasedTask, context) => {
+    handler: async (task: LeasedTask, context) => {
       const shellTask = { id: task.key, run: task.run, env: task.env, cwd: task.cwd };
-      return handlerFor(task.runId)(task.timeoutMs === null ? shellTask : { ...shellTask, timeoutMs: task.timeoutMs }, context);
+      // `taskq prune --logs` leaves the run's folder alone while this worker runs one of its tasks.
+      const releaseLogDir = holdLogFolder(path.join(options.logRoot, task.runId));
+      try {
+        return await handlerFor(task.runId)(task.timeoutMs === null ? shellTask : { ...shellTask, timeoutMs: task.timeoutMs }, context);
+      } finally {
+        releaseLogDir();
+      }
     },
     onEvent: (event) => {
       describeEvent(event, print);

@@ -504,6 +504,31 @@ tasks:
     expect((await taskq(["cancel", running])).code).toBe(0);
   });
 
+  it("prune --logs leaves a run's folder alone while a worker runs one of its tasks, not after", async () => {
+    const gate = path.join(ws.dir, `gate-${randomBytes(3).toString("hex")}`);
+    const runId = await submit(
+      await workflowFile("prune-logs", `tasks:\n  wait: { run: 'while [ ! -f "$GATE" ]; do sleep 0.05; done; echo through', env: { GATE: "${gate}" } }\n`),
+    );
+    const worker = await startWorker();
+    const runDir = path.join(ws.logs, runId);
+    const marker = `.taskq-active-${worker.cli.child.pid}`;
+    expect(await eventually(async () => (await readdir(runDir).catch((): string[] => [])).includes(marker), 15_000)).toBe(true);
+    // Dry runs only: this file's other runs keep their logs (they are checked for the password).
+    const wouldPrune = async (): Promise<string[]> => {
+      const result = await taskq(["prune", "--logs", "--log-dir", ws.logs, "--older-than", "0s", "--dry-run", "--output", "json"]);
+      expect(result.code).toBe(0);
+      return (JSON.parse(result.stdout) as { wouldPrune: string[] }).wouldPrune;
+    };
+    expect(await wouldPrune()).not.toContain(runId);
+    await writeFile(gate, "");
+    expect((await waitForRun(runId)).state).toBe("succeeded");
+    // The worker runs on; the run's folder is no longer in use.
+    expect(await eventually(async () => !(await readdir(runDir)).includes(marker), 5_000)).toBe(true);
+    expect(await readdir(runDir)).toEqual(["wait.log"]);
+    expect(await wouldPrune()).toContain(runId);
+    expect((await stopWorker(worker)).code).toBe(143);
+  });
+
   it("never prints the password of the connection string, also when the store cannot be reached", async () => {
     for (const port of ["1", "99999"]) {
       const unreachable = withPassword(DATABASE_URL, PASSWORD).replace(/@([^/:]+)(:\d+)?\//, `@$1:${port}/`);

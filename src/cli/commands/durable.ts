@@ -1,3 +1,4 @@
+import path from "node:path";
 import type { RunStatus, PostgresStore, TaskStatusRow } from "../../store/postgres/index.js";
 import { UsageError } from "../../errors.js";
 import { parseDuration } from "../../loaders/duration.js";
@@ -93,6 +94,10 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
 export async function pruneCommand(flags: Flags): Promise<number> {
   const olderThanMs = ageFlag(flags.olderThan);
   const dryRun = flags.dryRun === true;
+  if (flags.logs === true) return pruneLogs(typeof flags.logDir === "string" ? flags.logDir : ".taskq/logs", olderThanMs, flags);
+  if ((typeof flags.store !== "string" || flags.store === "") && (process.env.TASKQ_STORE ?? "") === "") {
+    throw new UsageError("no store: pass --store postgres://user@host/db or set TASKQ_STORE (prune --logs prunes this machine's log folders)");
+  }
   return withStore(flags, async (store) => {
     const { before, runs } = await store.pruneRuns(olderThanMs, { dryRun });
     if (flags.output === "json") {
@@ -103,6 +108,21 @@ export async function pruneCommand(flags: Flags): Promise<number> {
     process.stdout.write(runs.length === 0 ? `no run ended before ${before}\n` : `${dryRun ? "would prune" : "pruned"} ${what}:\n${runs.map((id) => `  ${id}\n`).join("")}`);
     return 0;
   });
+}
+
+/** `taskq prune --logs`: this machine's run folders under --log-dir, local runs' and workers' alike. */
+async function pruneLogs(logRoot: string, olderThanMs: number, flags: Flags): Promise<number> {
+  const { pruneLogFolders } = await import("../log-folders.js");
+  const dryRun = flags.dryRun === true;
+  const { before, runs } = pruneLogFolders(logRoot, olderThanMs, { dryRun });
+  if (flags.output === "json") {
+    process.stdout.write(`${JSON.stringify({ before, logDir: logRoot, [dryRun ? "wouldPrune" : "pruned"]: runs })}\n`);
+    return 0;
+  }
+  const what = `${runs.length} run folder${runs.length === 1 ? "" : "s"} last written before ${before}`;
+  const list = runs.map((id) => `  ${path.join(logRoot, id)}\n`).join("");
+  process.stdout.write(runs.length === 0 ? `no run folder in ${logRoot} last written before ${before}\n` : `${dryRun ? "would prune" : "pruned"} ${what}:\n${list}`);
+  return 0;
 }
 
 /** An age: whole days (`7d`), or a duration as other flags take it (`12h`, `30m`, `90s`). */

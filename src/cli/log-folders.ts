@@ -1,0 +1,165 @@
+import { lstatSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import path from "node:path";
+import { TaskqError } from "../errors.js";
+import { makeDirectory } from "../make-directory.js";
+
+/**
+ * A run folder being written holds `.taskq-active-<pid>` (its content: the host's name)
+ * for as long as some process writes into it: a local run for the whole run, a durable
+ * worker while it runs a task of that run. `taskq prune --logs` never deletes a folder
+ * whose marker names a live process of this host, or another host (it cannot tell there):
+ * a task silent for longer than the age given would otherwise lose its log, and whatever
+ * it writes later, to the deletion. A marker left by a taskq that was SIGKILLed names a
+ * process that is gone, and is no obstacle.
+ */
+const MARKER_PREFIX = ".taskq-active-";
+
+/** A local run's id (see makeRunId): an empty folder so named is a run that wrote no log. */
+const LOCAL_RUN_ID = /^\d{8}-\d{6}-[0-9a-z]{4}$/;
+
+/** Folders this process holds, each with how many holders; their markers go at exit too. */
+const holds = new Map<string, number>();
+let exitHookInstalled = false;
+
+/**
+ * Marks `dir` in use by this process until the returned function is called (by every
+ * holder: holds count). Makes the folder if it is missing. Never throws: a folder that
+ * cannot be written fails the task's log instead, which says why.
+ */
+export function holdLogFolder(dir: string): () => void {
+  const marker = path.join(dir, `${MARKER_PREFIX}${process.pid}`);
+  const count = holds.get(marker) ?? 0;
+  holds.set(marker, count + 1);
+  if (count === 0) writeMarker(dir, marker);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on("exit", () => {
+      for (const held of holds.keys()) removeMarker(held);
+    });
+  }
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const left = (holds.get(marker) ?? 1) - 1;
+    if (left > 0) {
+      holds.set(marker, left);
+      return;
+    }
+    holds.delete(marker);
+    removeMarker(marker);
+  };
+}
+
+function writeMarker(dir: string, marker: string): void {
+  try {
+    writeFileSync(marker, `${hostname()}\n`);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") return;
+    try {
+      makeDirectory(dir);
+      writeFileSync(marker, `${hostname()}\n`);
+    } catch {
+      // Not writable: the task's log reports it.
+    }
+  }
+}
+
+function removeMarker(marker: string): void {
+  try {
+    unlinkSync(marker);
+  } catch {
+    // Gone already (the folder was removed during the run): nothing to do.
+  }
+}
+
+export interface LogPruneResult {
+  /** Folders last written before this moment were deleted, or would be. */
+  before: string;
+  /** Their names (run ids), sorted. */
+  runs: string[];
+}
+
+/**
+ * Deletes the run folders under `root` last written more than `olderThanMs` ago: a
+ * folder's age is that of its newest log (or of the folder, when newer). Only folders that
+ * are clearly taskq's: every entry a `*.log` file (or a marker) and at least one log, or
+ * empty and named like a local run id. Anything else under `root` (a file, a folder with
+ * other files or subfolders, a symbolic link) is left alone, so a mistaken `--log-dir`
+ * deletes nothing of the user's. A folder in use (see MARKER_PREFIX) is never deleted.
+ * With `dryRun`, only lists them. A missing `root` has nothing to prune.
+ */
+export function pruneLogFolders(root: string, olderThanMs: number, options: { dryRun: boolean; now?: number }): LogPruneResult {
+  const before = (options.now ?? Date.now()) - olderThanMs;
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "error";
+    if (code === "ENOENT") return { before: new Date(before).toISOString(), runs: [] };
+    throw new TaskqError("LOG_DIR", `cannot read the log folder ${root}: ${code}`, { cause: error, exitCode: 1 });
+  }
+  const host = hostname();
+  const runs: string[] = [];
+  for (const name of names.sort()) {
+    const dir = path.join(root, name);
+    const folder = inspectRunFolder(dir, name, host);
+    if (folder === undefined || folder.inUse || folder.lastWriteMs >= before) continue;
+    if (!options.dryRun) {
+      try {
+        rmSync(dir, { recursive: true });
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code ?? "error";
+        if (code === "ENOENT") continue; // pruned meanwhile by another prune
+        throw new TaskqError("LOG_DIR", `cannot delete ${dir}: ${code}`, { cause: error, exitCode: 1 });
+      }
+    }
+    runs.push(name);
+  }
+  return { before: new Date(before).toISOString(), runs };
+}
+
+/** A run folder's newest write and whether a live process holds it; undefined for anything not a run folder. */
+function inspectRunFolder(dir: string, name: string, host: string): { lastWriteMs: number; inUse: boolean } | undefined {
+  try {
+    const stats = lstatSync(dir);
+    if (!stats.isDirectory()) return undefined;
+    let lastWriteMs = stats.mtimeMs;
+    let logs = 0;
+    let inUse = false;
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.isFile()) return undefined;
+      if (entry.name.startsWith(MARKER_PREFIX)) {
+        inUse ||= markerIsLive(path.join(dir, entry.name), entry.name.slice(MARKER_PREFIX.length), host);
+        continue;
+      }
+      if (!entry.name.endsWith(".log")) return undefined;
+      logs++;
+      lastWriteMs = Math.max(lastWriteMs, lstatSync(path.join(dir, entry.name)).mtimeMs);
+    }
+    if (logs === 0 && !LOCAL_RUN_ID.test(name)) return undefined;
+    return { lastWriteMs, inUse };
+  } catch {
+    return undefined; // removed or changed while looked at: left for the next prune
+  }
+}
+
+/** Whether the process a marker names may still write: alive on this host, or on another host (unknown). */
+function markerIsLive(marker: string, pidText: string, host: string): boolean {
+  const pid = Number(pidText);
+  if (!/^\d+$/.test(pidText) || pid <= 1) return false;
+  let markerHost: string;
+  try {
+    markerHost = readFileSync(marker, "utf8").trim();
+  } catch {
+    return false; // removed as we looked: its process is done
+  }
+  if (markerHost !== host) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

@@ -1,0 +1,126 @@
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, readdir, symlink, utimes, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli, startCli, workspace } from "../helpers/cli.js";
+import { eventually, findLeftovers } from "../helpers/processes.js";
+
+const DAY_MS = 86_400_000;
+const ENV = { TASKQ_STORE: "" };
+
+/** Makes `dir` with `files` (name -> text), everything in it last written `ageMs` ago. */
+async function folder(dir: string, files: Record<string, string>, ageMs: number): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const when = new Date(Date.now() - ageMs);
+  for (const [name, text] of Object.entries(files)) {
+    await writeFile(path.join(dir, name), text);
+    await utimes(path.join(dir, name), when, when);
+  }
+  await utimes(dir, when, when);
+}
+
+/** A pid no process has: a child's, once it has exited and been reaped. */
+function deadPid(): number {
+  const child = spawnSync("sh", ["-c", "echo $$"], { encoding: "utf8" });
+  return Number(child.stdout.trim());
+}
+
+/** The folder's entries, sorted, or undefined when it is gone. */
+async function entries(dir: string): Promise<string[] | undefined> {
+  return existsSync(dir) ? (await readdir(dir)).sort() : undefined;
+}
+
+describe("taskq prune --logs", () => {
+  it("deletes the run folders last written before the age given; leaves alone folders in use and anything not a run folder", async () => {
+    const ws = await workspace("");
+    const root = ws.logs;
+    const old = 10 * DAY_MS;
+    await folder(path.join(root, "20261101-080000-aaaa"), { "build.log": "old\n", "test.log": "old\n" }, old);
+    await folder(path.join(root, "20261130-080000-bbbb"), { "build.log": "recent\n" }, DAY_MS);
+    // A durable run's folder (any id) with one log written yesterday: its newest log counts.
+    await folder(path.join(root, "nightly-42"), { "a.log": "old\n" }, old);
+    await utimes(path.join(root, "nightly-42", "a.log"), new Date(Date.now() - DAY_MS), new Date(Date.now() - DAY_MS));
+    // Held by a live process of this host (this test's), by a process of another host, and by a process gone.
+    await folder(path.join(root, "20261101-090000-live"), { "a.log": "x\n", [`.taskq-active-${process.pid}`]: `${hostname()}\n` }, old);
+    await folder(path.join(root, "20261101-090000-else"), { "a.log": "x\n", ".taskq-active-4242": "some-other-host\n" }, old);
+    await folder(path.join(root, "20261101-090000-dead"), { "a.log": "x\n", [`.taskq-active-${deadPid()}`]: `${hostname()}\n` }, old);
+    // Not taskq's: a folder with another file, a folder holding a folder, an empty folder not named like a run.
+    await folder(path.join(root, "20261101-100000-note"), { "a.log": "x\n", "notes.txt": "mine\n" }, old);
+    await folder(path.join(root, "photos", "2019"), { "a.log": "x\n" }, old);
+    await folder(path.join(root, "photos"), {}, old);
+    await folder(path.join(root, "empty-folder"), {}, old);
+    // An empty run folder (a run that wrote no log), a plain file, and a link to an old run folder.
+    await folder(path.join(root, "20261101-110000-none"), {}, old);
+    await writeFile(path.join(root, "README.log"), "not a folder\n");
+    await folder(path.join(ws.dir, "elsewhere", "20261101-080000-link"), { "a.log": "x\n" }, old);
+    await symlink(path.join(ws.dir, "elsewhere", "20261101-080000-link"), path.join(root, "20261101-080000-link"));
+    const prunable = ["20261101-080000-aaaa", "20261101-090000-dead", "20261101-110000-none"];
+
+    const before = (await entries(root))!;
+    const dry = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "7d", "--dry-run", "--output", "json"], { env: ENV });
+    expect(dry.stderr).toBe("");
+    expect(dry.code).toBe(0);
+    const listed = JSON.parse(dry.stdout) as { before: string; logDir: string; wouldPrune: string[] };
+    expect(listed.wouldPrune).toEqual(prunable);
+    expect(listed.logDir).toBe(root);
+    expect(Math.abs(Date.parse(listed.before) - (Date.now() - 7 * DAY_MS))).toBeLessThan(60_000);
+    expect(await entries(root)).toEqual(before);
+
+    const pruned = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "7d"], { env: ENV });
+    expect(pruned.code).toBe(0);
+    expect(pruned.stdout).toMatch(new RegExp(`^pruned 3 run folders last written before \\S+:\n${prunable.map((id) => `  ${path.join(root, id)}\n`).join("")}$`));
+    expect(await entries(root)).toEqual(before.filter((name) => !prunable.includes(name)));
+    expect(await entries(path.join(root, "20261101-090000-live"))).toEqual([`.taskq-active-${process.pid}`, "a.log"]);
+    expect(await entries(path.join(ws.dir, "elsewhere", "20261101-080000-link"))).toEqual(["a.log"]);
+
+    // Nothing older than a year; nothing at all under a root that does not exist.
+    expect((await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "365d"], { env: ENV })).stdout).toMatch(
+      new RegExp(`^no run folder in ${root} last written before \\S+\n$`),
+    );
+    const missing = await runCli(["prune", "--logs", "--log-dir", path.join(ws.dir, "no-such"), "--older-than", "1d"], { env: ENV });
+    expect(missing.code).toBe(0);
+    expect(missing.stdout).toMatch(/^no run folder in \S+no-such last written before/);
+    // Without --logs, prune means the durable runs: with no store, the error says where to look.
+    const noStore = await runCli(["prune", "--log-dir", root, "--older-than", "1d"], { env: ENV });
+    expect(noStore.code).toBe(2);
+    expect(noStore.stderr).toBe("taskq: no store: pass --store postgres://user@host/db or set TASKQ_STORE (prune --logs prunes this machine's log folders)\n");
+    const badAge = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "soon"], { env: ENV });
+    expect(badAge.code).toBe(2);
+    expect(badAge.stderr).toBe('taskq: --older-than: "soon" is not an age like 7d, 12h or 30m\n');
+  });
+
+  it("never deletes the folder of a run in progress, however silent its task; deletes it once the run ended, and after taskq was SIGKILLed", async () => {
+    const ws = await workspace(`tasks:\n  quiet: { run: 'echo started > "$WITNESS"; sleep 1000' }\n`);
+    const witness = path.join(ws.dir, "started");
+    const cli = startCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir, env: { WITNESS: witness } });
+    const prune = (args: string[] = []) => runCli(["prune", "--logs", "--log-dir", ws.logs, "--older-than", "0s", ...args], { env: ENV });
+    expect(await eventually(() => existsSync(witness), 15_000)).toBe(true);
+    const [runId] = (await entries(ws.logs))!;
+    const runDir = path.join(ws.logs, runId!);
+    expect(await entries(runDir)).toEqual([`.taskq-active-${cli.child.pid}`, "quiet.log"]);
+    // Its log was last written long ago as far as prune can tell (an age of 0s): still kept.
+    await utimes(path.join(runDir, "quiet.log"), new Date(Date.now() - DAY_MS), new Date(Date.now() - DAY_MS));
+    const whileRunning = await prune();
+    expect(whileRunning.code).toBe(0);
+    expect(whileRunning.stdout).toMatch(/^no run folder in /);
+    expect(await entries(runDir)).toEqual([`.taskq-active-${cli.child.pid}`, "quiet.log"]);
+
+    // SIGKILLed: no exit hook runs, the marker stays, and names a process that is gone.
+    cli.child.kill("SIGKILL");
+    await cli.done;
+    expect(await entries(runDir)).toEqual([`.taskq-active-${cli.child.pid}`, "quiet.log"]);
+    expect(await eventually(async () => (await findLeftovers(runId!)).length === 0, 20_000)).toBe(true);
+    const afterKill = await prune();
+    expect(afterKill.stdout).toBe(`pruned 1 run folder last written before ${/before (\S+):/.exec(afterKill.stdout)?.[1]}:\n  ${runDir}\n`);
+    expect(await entries(ws.logs)).toEqual([]);
+
+    // A run that ends takes its marker away.
+    const quick = await workspace("tasks:\n  hello: { run: echo hello }\n");
+    expect((await runCli(["run", quick.file, "--log-dir", ws.logs], { cwd: quick.dir })).code).toBe(0);
+    const [finished] = (await entries(ws.logs))!;
+    expect(await entries(path.join(ws.logs, finished!))).toEqual(["hello.log"]);
+    expect((await prune()).stdout).toMatch(new RegExp(`^pruned 1 run folder last written before \\S+:\n  ${path.join(ws.logs, finished!)}\n$`));
+  });
+});
