@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { UsageError } from "../errors.js";
 import { DURATION_EXPECTED, parseDuration } from "../loaders/duration.js";
+import { isRunId, RUN_ID_EXPECTED } from "../run-id.js";
 
 /** A duration flag ("5s", "1m30s", "2") in milliseconds, or a usage error naming the flag. */
 export function durationFlag(name: string, value: unknown): number {
@@ -17,4 +18,11 @@ export function concurrencyFlag(value: unknown, fromFile: number | undefined): n
     throw new UsageError(`--concurrency: ${JSON.stringify(value)} is not a whole number from 1 to 10000`);
   }
   return n;
+}
+
+/** --run-id: undefined when not given, else a valid run id (see run-id.ts), or a usage error. */
+export function runIdFlag(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || !isRunId(value)) throw new UsageError(`--run-id: ${JSON.stringify(value)} is not a run id: ${RUN_ID_EXPECTED}`);
+  return value;
 }

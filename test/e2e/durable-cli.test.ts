@@ -504,6 +504,21 @@ tasks:
     expect((await taskq(["cancel", running])).code).toBe(0);
   });
 
+  it("--run-id must be a plain name, checked before the file is read or the store opened; without a store it is a usage error", async () => {
+    const file = await workflowFile("run-id", "tasks:\n  a: { run: echo a }\n");
+    for (const args of [["submit", file], ["run", file]]) {
+      for (const runId of ["../../elsewhere", "", "nightly/42"]) {
+        const refused = await taskq([...args, "--run-id", runId, "--store", "postgres://nobody@127.0.0.1:1/none"]);
+        expect(refused.code).toBe(2);
+        expect(refused.stderr).toBe(`taskq: --run-id: ${JSON.stringify(runId)} is not a run id: 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit\n`);
+      }
+    }
+    const local = await taskq(["run", file, "--run-id", "nightly-42"], { TASKQ_STORE: "" });
+    expect(local.code).toBe(2);
+    expect(local.stderr).toBe("taskq: --run-id needs a store (--store or TASKQ_STORE): a local run's id is made from the time\n");
+    expect(local.stdout).toBe("");
+  });
+
   it("prune --logs leaves a run's folder alone while a worker runs one of its tasks, not after", async () => {
     const gate = path.join(ws.dir, `gate-${randomBytes(3).toString("hex")}`);
     const runId = await submit(

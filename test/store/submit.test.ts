@@ -23,6 +23,17 @@ describe("submitRun", () => {
     await store.cancelRun(runId);
   });
 
+  it("refuses a run id that is not a plain name (it names each worker's log folder), and stores nothing", async () => {
+    for (const runId of ["", "../escape", "a/b", ".hidden", "-flag", "has space", "x".repeat(129)]) {
+      await expect(store.submitRun(workflow([task("a")]), { runId })).rejects.toMatchObject({ code: "INVALID_RUN_ID", exitCode: 2 });
+    }
+    const rows = await sql<{ n: number }>(store, "SELECT count(*)::int AS n FROM $schema.runs WHERE id IN ('', '../escape', 'a/b')");
+    expect(rows[0]!.n).toBe(0);
+    const longest = "A1._-".repeat(25) + "xyz";
+    expect(await store.submitRun(workflow([task("a")]), { runId: longest })).toBe(longest);
+    await store.cancelRun(longest);
+  });
+
   it("is idempotent on the run id and updates a queued task's priority (dedup)", async () => {
     const wf = workflow([task("x"), task("y", { dependsOn: ["x"] })]);
     await store.submitRun(wf, { runId: "dedup" });

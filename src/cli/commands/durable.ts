@@ -2,7 +2,7 @@ import path from "node:path";
 import type { RunStatus, PostgresStore, TaskStatusRow } from "../../store/postgres/index.js";
 import { UsageError } from "../../errors.js";
 import { parseDuration } from "../../loaders/duration.js";
-import { concurrencyFlag, durationFlag } from "../flags.js";
+import { concurrencyFlag, durationFlag, runIdFlag } from "../flags.js";
 import { createColors } from "../render/colors.js";
 import { formatSummary } from "../render/summary-text.js";
 import type { RunSummary } from "../render/types.js";
@@ -21,10 +21,11 @@ async function withStore<T>(flags: Flags, work: (store: PostgresStore) => Promis
 
 /** `taskq submit FILE`: validates exactly as `run` does, enqueues the whole DAG in one transaction, prints the run id. */
 export async function submitCommand(file: string, flags: Flags): Promise<number> {
+  const givenId = runIdFlag(flags.runId);
   const { loadWorkflow } = await import("../../loaders/index.js");
   const workflow = await loadWorkflow(file);
   return withStore(flags, async (store) => {
-    const runId = await store.submitRun(workflow, typeof flags.runId === "string" ? { runId: flags.runId } : {});
+    const runId = await store.submitRun(workflow, givenId === undefined ? {} : { runId: givenId });
     process.stdout.write(`${runId}\n`);
     return 0;
   });

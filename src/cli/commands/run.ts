@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
-import { durationFlag, concurrencyFlag } from "../flags.js";
+import { UsageError } from "../../errors.js";
+import { durationFlag, concurrencyFlag, runIdFlag } from "../flags.js";
 import type { OutputMode } from "../render/index.js";
 
 
@@ -22,6 +23,9 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   const killGraceMs = durationFlag("--kill-grace", flags.killGrace ?? "5s");
   const store = typeof flags.store === "string" ? flags.store : process.env.TASKQ_STORE;
   const local = store === undefined || store === "";
+  const runId = runIdFlag(flags.runId);
+  // A local run's id is made from the time (its log folder must be new): a given one would be ignored.
+  if (local && runId !== undefined) throw new UsageError("--run-id needs a store (--store or TASKQ_STORE): a local run's id is made from the time");
   // Start loading the local runner while the file is read and parsed: module reads overlap the parse.
   const runner = flags.dryRun === true || !local ? undefined : import("../run-local.js");
   void runner?.catch(() => {}); // awaited below; an invalid file must not leave an unhandled rejection
@@ -53,7 +57,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
       store,
       storeSchema: flags.storeSchema,
       json: common.output === "json",
-      ...(typeof flags.runId === "string" ? { runId: flags.runId } : {}),
+      ...(runId === undefined ? {} : { runId }),
     });
   }
   const { runLocal } = await (runner ?? import("../run-local.js"));

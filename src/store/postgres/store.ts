@@ -1,4 +1,6 @@
 import pg from "pg";
+import { TaskqError } from "../../errors.js";
+import { isRunId, RUN_ID_EXPECTED } from "../../run-id.js";
 import { cancelTasks, type CancelResult } from "./cancel.js";
 import { completeAttempt, completeSuccess, releaseLease } from "./complete.js";
 import { completeAndLease, type CompleteAndLeaseResult, type EndedAttempt } from "./complete-and-lease.js";
@@ -79,6 +81,9 @@ export class PostgresStore {
 
   /** Submits a workflow as a run (idempotent on `runId`); returns the run id. */
   async submitRun(workflow: Workflow, options: { runId?: string } = {}): Promise<string> {
+    if (options.runId !== undefined && !isRunId(options.runId)) {
+      throw new TaskqError("INVALID_RUN_ID", `${JSON.stringify(options.runId)} is not a run id: ${RUN_ID_EXPECTED}`, { exitCode: 2 });
+    }
     return this.#guard("submitRun", async () => {
       const runId = options.runId ?? generateRunId();
       // A new run takes one statement; an existing one (a resubmission) the full transaction.
