@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
-import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, type OutputSink, type ShellHandler } from "../handlers/index.js";
+import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, type OutputSink, type ShellHandler } from "../handlers/index.js";
 import type { LeasedTask, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
 import { BufferedWriter, jsonRecordHead } from "./output.js";
 import { holdLogFolder } from "./log-folders.js";
@@ -92,6 +92,9 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       }
     },
   });
+  // The guard starts with the worker, which lives long: its spawn (7-8 ms on a slow VM)
+  // would otherwise hold back the worker's first long task, its heartbeats and its other tasks.
+  startGroupGuard(options.killGraceMs);
   const metricsHost = options.metricsHost ?? "127.0.0.1";
   const server = options.metricsPort === undefined ? undefined : await listenForMetrics(worker, options.metricsPort, metricsHost);
   print({ event: "worker", workerId: worker.workerId, store: store.description, concurrency: fitted.concurrency }, `worker ${worker.workerId}: ${store.description}, concurrency ${fitted.concurrency}`);

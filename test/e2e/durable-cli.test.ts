@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import type { RunStatus } from "../../src/store/postgres/types.js";
 import { runCli, startCli, workspace, type CliResult, type RunningCli } from "../helpers/cli.js";
-import { eventually, findLeftovers } from "../helpers/processes.js";
+import { eventually, findGuards, findLeftovers } from "../helpers/processes.js";
 import { DATABASE_URL, dropSchema } from "../store/helpers.js";
 
 // Durable mode through the real CLI: several `taskq` processes stand in for several machines,
@@ -371,6 +371,8 @@ tasks:
   it("a worker SIGKILLed mid-task: its guard stops the task, so it never runs on beside the retry on another machine", async () => {
     const file = await hangsOnFirstRun("killed");
     const doomed = await startWorker(["-j", "1", "--lease", "2s", "--kill-grace", "1s"]);
+    // Its guard is there before any task: started with the worker, not at its first long task.
+    expect(await findGuards(doomed.cli.child.pid!)).toHaveLength(1);
     const runId = await submit(file);
     expect(await eventually(() => doomed.stdout().includes(`${runId}/job | first`))).toBe(true);
     expect((await findLeftovers(runId)).length).toBeGreaterThan(0);
@@ -382,7 +384,10 @@ tasks:
     const worker = await startWorker(["-j", "1", "--lease", "2s"]);
     const status = await waitForRun(runId, 15_000);
     expect(taskOf(status, "job")).toMatchObject({ state: "failed", attempts: 1 });
+    expect(await findGuards(worker.cli.child.pid!)).toHaveLength(1);
     expect((await stopWorker(worker)).code).toBe(143);
+    // A worker that stops as it should leaves no guard behind.
+    expect(await eventually(async () => (await findGuards(worker.cli.child.pid!)).length === 0, 5_000)).toBe(true);
   });
 
   it("--metrics-port 0 prints the URL; /metrics counts attempts, retries, completions and an orphan recovered after a worker was killed", async () => {
