@@ -86,7 +86,8 @@ export function unguardGroup(pgid: number): void {
 
 /**
  * Starts the guard if it is not running. `taskq run` calls it before the first task of a
- * run of several: its spawn then holds back no timer or task start later in the run.
+ * run of several, `taskq worker` as it starts: its spawn then holds back no timer or task
+ * start later on.
  */
 export function startGroupGuard(killGraceMs: number): void {
   if (input === undefined && !failed) input = startGuard(killGraceMs);
