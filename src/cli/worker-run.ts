@@ -7,7 +7,7 @@ import { BufferedWriter, jsonRecordHead } from "./output.js";
 import { holdLogFolder } from "./log-folders.js";
 import { clock } from "./render/describe.js";
 import { onShutdownSignals, signalExitCode } from "./signals.js";
-import { keepYoungGenerationSmall } from "./small-heap.js";
+import { keepHeapSmall } from "./small-heap.js";
 import { smallThreadPool } from "./thread-pool.js";
 
 export interface WorkerRunOptions {
@@ -123,7 +123,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     },
   });
   try {
-    keepYoungGenerationSmall();
+    keepHeapSmall();
     await worker.start();
     await Promise.race([halted, options.until?.(worker) ?? new Promise<never>(() => undefined)]);
     await stop(options.shutdownTimeoutMs);

@@ -72,7 +72,7 @@ describe("the code cache", () => {
     const written = age(cache);
     expect(taskq(["validate", workflow]).code).toBe(0);
     expect(statSync(cache).mtimeMs).toBe(written);
-    // `run` of more than a few tasks changes a V8 flag as it starts (src/cli/small-heap.ts):
+    // `run` of more than a few tasks changes V8 flags as it starts (src/cli/small-heap.ts):
     // the cache it then writes must still fit the next start.
     const many = path.join(install, "many.yaml");
     writeFileSync(many, `tasks:\n${Array.from({ length: 200 }, (_, i) => `  task-${i}: { run: "true" }\n`).join("")}`);

@@ -33,9 +33,9 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   void runner?.then((module) => module.prepareTaskPipes()).catch(() => {});
   // Before the file is loaded: the young generation would otherwise grow to 16 MiB by the first spawn.
   const smallHeap = local && flags.dryRun !== true && isLargeRun(file) ? await import("../small-heap.js") : undefined;
-  smallHeap?.keepYoungGenerationSmall();
+  smallHeap?.keepHeapSmall();
   const { loadWorkflowForRun } = await import("../load-isolated.js");
-  const workflow = await loadWorkflowForRun(file, smallHeap ? { onThreadStarted: smallHeap.keepYoungGenerationSmall } : {});
+  const workflow = await loadWorkflowForRun(file, smallHeap ? { onThreadStarted: smallHeap.keepHeapSmall } : {});
   const concurrency = concurrencyFlag(flags.concurrency, workflow.concurrency);
   if (flags.dryRun === true) {
     const { printPlan } = await import("../plan.js");
