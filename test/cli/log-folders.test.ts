@@ -1,0 +1,41 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { holdLogFolder, pruneLogFolders } from "../../src/cli/log-folders.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function root(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), "taskq-log-folders-"));
+  dirs.push(dir);
+  return dir;
+}
+
+describe("holdLogFolder", () => {
+  it("marks the folder while any holder holds it (a worker's tasks of one run overlap); each release counts once", () => {
+    const runDir = path.join(root(), "nightly-1");
+    const marker = path.join(runDir, `.taskq-active-${process.pid}`);
+    const first = holdLogFolder(runDir); // makes the folder, as a worker's first task of a run needs
+    expect(readFileSync(marker, "utf8")).toBe(`${hostname()}\n`);
+    writeFileSync(path.join(runDir, "build.log"), "output\n");
+    const second = holdLogFolder(runDir);
+    first();
+    first(); // a second call of the same release does not take the other holder's
+    expect(existsSync(marker)).toBe(true);
+    expect(pruneLogFolders(path.dirname(runDir), 0, { dryRun: true, now: Date.now() + 60_000 }).runs).toEqual([]);
+    second();
+    expect(existsSync(marker)).toBe(false);
+    expect(pruneLogFolders(path.dirname(runDir), 0, { dryRun: true, now: Date.now() + 60_000 }).runs).toEqual(["nightly-1"]);
+  });
+
+  it("never throws where the folder cannot be made: the task's log reports that", () => {
+    const file = path.join(root(), "a-file");
+    writeFileSync(file, "");
+    const release = holdLogFolder(path.join(file, "run"));
+    expect(() => release()).not.toThrow();
+  });
+});
