@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
-import { accessSync, closeSync, constants, lstatSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync, unlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { closeSync, constants, lstatSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
+import { GUARD_LIST_PREFIX } from "./group-guard.js";
+import { tempRoot } from "./temp-root.js";
 
 /** The two ends of one pipe: the task writes to `write`, taskq reads `read` (non-blocking). */
 export interface PipeEnds {
@@ -21,7 +22,8 @@ const SPARE_PREFIX = `${PREFIX}spare-`;
 const MAX_SPARES = 4;
 /** FIFOs kept in a spare folder at most: enough for a short run, few enough to list fast. */
 const MAX_SPARE_FIFOS = 64;
-const SHM = "/dev/shm";
+/** A guard list left this long by a taskq that is gone is no one's (see staleGuardList). */
+const STALE_GUARD_LIST_MS = 60_000;
 /** Pipes kept open ahead (see FifoPool.openAhead): two tasks' worth. */
 const OPENED_AHEAD = 4;
 
@@ -218,7 +220,7 @@ export class FifoPool {
   async #make(): Promise<void> {
     let dir: string;
     try {
-      const root = (this.#rootDir ??= this.#root ?? defaultRoot());
+      const root = (this.#rootDir ??= this.#root ?? tempRoot());
       if (this.#dir === undefined && this.#next === 0) {
         this.#hookExit();
         const spares = tidyRoot(root);
@@ -295,24 +297,11 @@ export class FifoPool {
   }
 }
 
-/**
- * Where FIFOs go: TMPDIR when it is set; else /dev/shm where it is a writable folder
- * (Linux: tmpfs, so making and unlinking thousands of them costs no disk writes; in /tmp
- * on ext4 they slowed a 10k-task run by a quarter); else the temp dir.
- */
-function defaultRoot(): string {
-  if (process.env.TMPDIR) return tmpdir();
-  try {
-    accessSync(SHM, constants.W_OK | constants.X_OK);
-    return SHM;
-  } catch {
-    return tmpdir();
-  }
-}
 
 /**
- * Removes the FIFO folders of taskq processes that are gone, and lists the spare folders
- * (see FifoPool). Never throws.
+ * Removes the FIFO folders of taskq processes that are gone (and guard lists that both a
+ * taskq and its guard left: see staleGuardList), and lists the spare folders (see
+ * FifoPool). Never throws.
  */
 function tidyRoot(root: string): string[] {
   let names: string[];
@@ -323,6 +312,10 @@ function tidyRoot(root: string): string[] {
   }
   const spares: string[] = [];
   for (const name of names) {
+    if (name.startsWith(GUARD_LIST_PREFIX)) {
+      if (staleGuardList(root, name)) unlinkQuietly(path.join(root, name));
+      continue;
+    }
     if (!name.startsWith(PREFIX)) continue;
     if (name.startsWith(SPARE_PREFIX)) {
       spares.push(name);
@@ -337,6 +330,21 @@ function tidyRoot(root: string): string[] {
     }
   }
   return spares;
+}
+
+/**
+ * A guard's list whose taskq is gone and was last written a minute ago: its guard reads it
+ * the moment taskq dies and removes it, so it is one whose guard was killed too (a whole
+ * container stopped). A younger one may be about to be read.
+ */
+function staleGuardList(root: string, name: string): boolean {
+  const pid = Number(name.slice(GUARD_LIST_PREFIX.length, name.indexOf("-", GUARD_LIST_PREFIX.length)));
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || processExists(pid)) return false;
+  try {
+    return Date.now() - statSync(path.join(root, name)).mtimeMs > STALE_GUARD_LIST_MS;
+  } catch {
+    return false;
+  }
 }
 
 /** A directory (not a link) of this user's that no one else may enter, as mkdtemp makes them. */

@@ -1,15 +1,22 @@
 import { spawn } from "node:child_process";
+import path from "node:path";
 import type { Writable } from "node:stream";
+import { GroupList } from "./group-list.js";
+import { tempRoot } from "./temp-root.js";
 
 /**
- * What the guard runs (POSIX sh). It reads "+PGID" and "-PGID" lines from taskq while
- * taskq lives (anything else, or a PGID of 0 or 1, which kill would take as "its own
- * group" or "every process", is ignored); end of input means taskq is gone, however it
- * ended, SIGKILL included. Every group still listed then gets SIGTERM and, when some
- * member is still there after the grace ($2 whole seconds), SIGKILL. dash's kill takes
- * `-SIG -PGID`, not `-s SIG`.
+ * What the guard runs (POSIX sh): $1 is taskq's pid (for `ps`), $2 the grace in whole
+ * seconds, $3 the list file. It waits for the end of its input, which comes when taskq is
+ * gone, however it ended, SIGKILL included; taskq never writes to it, so the guard sleeps
+ * until then. A taskq that ends as it should removes the list first: nothing to do. Else
+ * the list's "+PGID" and "-PGID" lines, replayed, leave the groups that were running
+ * (anything else, or a PGID of 0 or 1, which kill would take as "its own group" or "every
+ * process", is ignored). Each gets SIGTERM and, when some member is still there after the
+ * grace, SIGKILL. dash's kill takes `-SIG -PGID`, not `-s SIG`.
  */
 export const GUARD_SCRIPT = `
+while read -r _; do :; done
+[ -f "$3" ] || exit 0
 live=" "
 while read -r line; do
   pg=\${line#?}
@@ -18,7 +25,8 @@ while read -r line; do
     +*) live="$live$pg " ;;
     -*) case $live in *" $pg "*) live="\${live%% $pg *} \${live#* $pg }" ;; esac ;;
   esac
-done
+done < "$3"
+rm -f "$3" "$3.new"
 [ "$live" = " " ] && exit 0
 for pg in $live; do kill -TERM -$pg 2>/dev/null; done
 waited=0
@@ -36,41 +44,51 @@ exit 0
 /** The guard's name in `ps`, followed by taskq's pid. */
 export const GUARD_NAME = "taskq-guard";
 
+/** The list file's name: `taskq-guard-<pid>-<random>`, in the FIFOs' temp root (tmpfs where there is one). */
+export const GUARD_LIST_PREFIX = "taskq-guard-";
+
 /**
- * A group is told to the guard once its task has run this long, the guard being started
- * then if need be: the many short tasks of a large run cost the guard nothing (told at
- * once, 1,000 `true` tasks woke it ~2,000 times, 220 ms of its CPU), and a run of short
- * tasks never starts one (its spawn took 7-8 ms of a 170 ms one-task run).
+ * Without a guard running, a group is listed once its task has run this long, the guard
+ * being started then: a run of one short task never starts one (its spawn took 7-8 ms of
+ * a 170 ms one-task run). Runs of several tasks and workers start the guard first (see
+ * startGroupGuard), and their groups are listed as their tasks start.
  */
 const GUARD_AFTER_MS = 20;
 
-let input: Writable | undefined;
+interface Guard {
+  /** The guard's stdin: it ends when taskq does. */
+  input: Writable;
+  list: GroupList;
+}
+
+let guard: Guard | undefined;
 let failed = false;
-/** Groups not yet told, each with the timer that tells the guard. */
+let exitHookInstalled = false;
+/** Groups not yet listed (no guard yet), each with the timer that starts the guard. */
 const waiting = new Map<number, NodeJS.Timeout>();
-/** Groups told to the guard and not yet gone. */
-const told = new Set<number>();
 
 /**
  * A task process group that must not outlive taskq. taskq kills its groups itself on every
  * exit it sees (signals, errors, `process.exit`); a taskq that is SIGKILLed (a CI runner's
  * hard stop, the OOM killer) sees none, and its tasks would run on as orphans, in a
  * durable run alongside the retry another worker starts. So a guard watches them: a small
- * `sh` in its own session that holds a pipe from taskq and is told each group that has run
- * GUARD_AFTER_MS; when the pipe closes with groups still listed, it stops them as
- * --kill-grace does. Never throws: without a guard (no /bin/sh), tasks run as before.
+ * `sh` in its own session that holds a pipe from taskq and reads, once that pipe closes,
+ * the list of groups taskq keeps in a file (see GroupList: an append as each task starts,
+ * which wakes no one); it stops them as --kill-grace does. Never
+ * throws: without a guard (no /bin/sh, no writable temp dir), tasks run as before.
  */
 export function guardGroup(pgid: number, killGraceMs: number): void {
   if (failed) return;
+  if (guard !== undefined) {
+    list(pgid);
+    return;
+  }
   waiting.set(
     pgid,
     setTimeout(() => {
       waiting.delete(pgid);
       startGroupGuard(killGraceMs);
-      if (input === undefined) return;
-      told.add(pgid);
-      // A pipe write goes out at once while the guard keeps reading (it only ever holds a few lines).
-      input.write(`+${pgid}\n`);
+      if (guard !== undefined) list(pgid);
     }, GUARD_AFTER_MS).unref(),
   );
 }
@@ -81,48 +99,72 @@ export function unguardGroup(pgid: number): void {
   if (timer !== undefined) {
     clearTimeout(timer);
     waiting.delete(pgid);
-  } else if (told.delete(pgid)) input?.write(`-${pgid}\n`);
+  } else {
+    guard?.list.remove(pgid);
+  }
 }
 
 /**
  * Starts the guard if it is not running. `taskq run` calls it before the first task of a
  * run of several, `taskq worker` as it starts: its spawn then holds back no timer or task
- * start later on.
+ * start later on, and every group is listed as its task starts.
  */
 export function startGroupGuard(killGraceMs: number): void {
-  if (input === undefined && !failed) input = startGuard(killGraceMs);
+  if (guard === undefined && !failed) guard = startGuard(killGraceMs);
+  if (guard === undefined) failed = true;
 }
 
-function startGuard(killGraceMs: number): Writable | undefined {
+function list(pgid: number): void {
+  try {
+    guard?.list.add(pgid);
+  } catch {
+    stopGuarding(); // the temp dir filled up or went away: the guard would act on a stale list
+  }
+}
+
+/** No guard from now on: its list is removed, so it ends at taskq's exit doing nothing. */
+function stopGuarding(): void {
+  failed = true;
+  const stopped = guard;
+  guard = undefined;
+  stopped?.list.discard();
+}
+
+function startGuard(killGraceMs: number): Guard | undefined {
+  let list: GroupList;
+  try {
+    list = new GroupList(path.join(tempRoot(), `${GUARD_LIST_PREFIX}${process.pid}-${Math.random().toString(36).slice(2, 10)}`), stopGuarding);
+  } catch {
+    return undefined;
+  }
   try {
     const graceSeconds = String(Math.max(1, Math.ceil(killGraceMs / 1000)));
-    // The script comes in the environment, so `ps` shows "sh -c ... taskq-guard <taskq pid> <grace>".
+    // The script comes in the environment, so `ps` shows "sh -c ... taskq-guard <taskq pid> <grace> <list>".
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", TASKQ_GUARD_SCRIPT: GUARD_SCRIPT };
-    const child = spawn("/bin/sh", ["-c", 'eval "$TASKQ_GUARD_SCRIPT"', GUARD_NAME, String(process.pid), graceSeconds], {
+    const child = spawn("/bin/sh", ["-c", 'eval "$TASKQ_GUARD_SCRIPT"', GUARD_NAME, String(process.pid), graceSeconds, list.file], {
       env,
       stdio: ["pipe", "ignore", "ignore"],
       // Its own session: Ctrl-C to taskq's terminal group, or a runner's signal to it, must not end the guard first.
       detached: true,
     });
-    const giveUp = (): void => {
-      failed = true;
-      input = undefined;
-    };
-    // Listened to first: a guard that cannot start reports that as an 'error' event.
-    child.on("error", giveUp);
-    child.on("exit", giveUp);
+    // Listened to first: a guard that cannot start reports that as an 'error' event; one
+    // that ends early (killed by someone) guards nothing more.
+    child.on("error", stopGuarding);
+    child.on("exit", stopGuarding);
     const stdin = child.stdin;
-    if (child.pid === undefined || stdin === null) {
-      failed = true;
-      return undefined;
-    }
-    stdin.on("error", giveUp);
-    // Neither keeps taskq's event loop alive; taskq's exit closes the pipe, which ends the guard.
+    if (child.pid === undefined || stdin === null) throw new Error("the guard did not start");
+    stdin.on("error", stopGuarding);
+    // Neither keeps taskq's event loop alive; taskq's exit closes the pipe, which wakes the guard.
     child.unref();
     (stdin as Writable & { unref?: () => void }).unref?.();
-    return stdin;
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      // An exit taskq sees: it has stopped its groups itself, and the guard must not touch a reused pgid.
+      process.on("exit", () => guard?.list.discard());
+    }
+    return { input: stdin, list };
   } catch {
-    failed = true;
+    list.discard();
     return undefined;
   }
 }

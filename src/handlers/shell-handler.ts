@@ -163,13 +163,15 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       await closeLogFile(log);
       throw startFailure(task, result({ code: null, signal: null }, undefined), await explainSpawnError(error, task, env));
     }
+    const exited = waitForExit(child);
+    const pid = child.pid;
+    // First: the guard lists the group before the task's first command can run (see group-guard.ts).
+    if (pid !== undefined) registerProcessGroup(pid, options.killGraceMs);
     // The child has its copies: without closing ours, the pipes would never reach EOF.
     if (pipes !== undefined) {
       for (const ends of pipes) closeSync(ends.write);
       fifoPool().openAhead();
     }
-    const exited = waitForExit(child);
-    const pid = child.pid;
     if (pid === undefined) {
       if (pipes !== undefined) for (const ends of pipes) closeSync(ends.read);
       const outcome = await exited;
@@ -177,7 +179,6 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       throw startFailure(task, result({ code: null, signal: null }, undefined), await explainSpawnError(outcome.error, task, env));
     }
 
-    registerProcessGroup(pid, options.killGraceMs);
     const terminator = new GroupTerminator(pid, options.killGraceMs);
     const output = new AttemptOutput({
       log,

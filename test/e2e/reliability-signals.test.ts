@@ -116,6 +116,20 @@ describe("signals and shutdown", () => {
     await waitUntil("the guard gone", async () => (await findGuards(taskq)).length === 0, SLACK_MS * 4);
   });
 
+  it("taskq SIGKILLed by its own task's first command: that task's processes are stopped too (groups are listed as their tasks start)", async () => {
+    const yaml = tasksYaml([
+      // The task's shell is taskq's child: $PPID is taskq.
+      ["killer", '{ run: "kill -KILL $PPID; exec sleep 1000" }'],
+      ["sleeper", '{ run: "sleep 1000" }'],
+    ]);
+    const run = await startRun(yaml, ["-j", "2", "--kill-grace", "1s"]);
+    const { result } = await run.exited;
+    expect(result.signal).toBe("SIGKILL");
+    const runId = await singleRunId(run.logs);
+    await waitUntil("every task process gone", async () => (await findLeftovers(runId)).length === 0, 1000 + SLACK_MS * 2);
+    await waitUntil("the guard gone", async () => (await findGuards(run.child.pid!)).length === 0, SLACK_MS * 2);
+  });
+
   it("a run that ends normally leaves no guard behind", async () => {
     const run = await startRun(tasksYaml([["a", '{ run: "echo pgid $$; sleep 1 & wait" }'], ["b", '{ run: "echo pgid $$", dependsOn: a }']]));
     await waitUntil("the guard", async () => (await findGuards(run.child.pid!)).length === 1);

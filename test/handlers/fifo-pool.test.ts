@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { closeSync, existsSync, readdirSync, readSync, writeSync } from "node:fs";
+import { closeSync, existsSync, readdirSync, readSync, utimesSync, writeFileSync, writeSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -87,6 +87,18 @@ describe("FifoPool", () => {
     for (let i = 0; i < 20; i++) for (const ends of (await pool.take())!) closeEnds(ends);
     await delay(200);
     expect(await fifos()).toBe(60);
+  });
+
+  it("removes what taskqs that are gone left: their FIFO folders, and guard lists a minute old (a younger one may be about to be read by its guard)", async () => {
+    const { root, pool } = await setup();
+    const gone = spawnSync("sh", ["-c", "echo $$"], { encoding: "utf8" }).stdout.trim();
+    const minutesAgo = new Date(Date.now() - 120_000);
+    await mkdir(path.join(root, `taskq-fifo-${gone}-abcdefgh`));
+    for (const name of [`taskq-guard-${gone}-old`, `taskq-guard-${gone}-young`, `taskq-guard-${process.pid}-mine`]) writeFileSync(path.join(root, name), "+123\n");
+    for (const name of [`taskq-guard-${gone}-old`, `taskq-guard-${process.pid}-mine`]) utimesSync(path.join(root, name), minutesAgo, minutesAgo);
+    for (const ends of (await pool.take())!) closeEnds(ends);
+    const left = (await readdir(root)).filter((name) => !name.startsWith(`taskq-fifo-${process.pid}-`)).sort();
+    expect(left).toEqual([`taskq-guard-${process.pid}-mine`, `taskq-guard-${gone}-young`].sort());
   });
 
   it("a folder removed under it (a temp cleaner) is made again", async () => {

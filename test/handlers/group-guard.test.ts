@@ -1,14 +1,27 @@
 import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { GUARD_NAME, GUARD_SCRIPT } from "../../src/handlers/group-guard.js";
 import { eventually, isAlive } from "../helpers/processes.js";
 
-/** Runs the guard's script on `input` (then end of input, as when taskq dies); resolves with its exit code. */
-function runGuard(input: string, graceSeconds = 1): Promise<number | null> {
+/**
+ * Runs the guard's script with `list` as its list file's text (undefined: no file, as after
+ * a taskq that ended as it should), then ends its input, as taskq's death does; resolves
+ * with its exit code and whether the list is still there.
+ */
+async function runGuard(list: string | undefined, graceSeconds = 1): Promise<{ code: number | null; listLeft: boolean }> {
+  const dir = mkdtempSync(path.join(tmpdir(), "taskq-guard-test-"));
+  const file = path.join(dir, "list");
+  if (list !== undefined) writeFileSync(file, list);
   // Its own session, as taskq starts it: a signal to "its own group" reaches nothing else.
-  const guard = spawn("/bin/sh", ["-c", GUARD_SCRIPT, GUARD_NAME, String(process.pid), String(graceSeconds)], { stdio: ["pipe", "ignore", "ignore"], detached: true });
-  guard.stdin.end(input);
-  return new Promise((resolve) => guard.once("exit", (code) => resolve(code)));
+  const guard = spawn("/bin/sh", ["-c", GUARD_SCRIPT, GUARD_NAME, String(process.pid), String(graceSeconds), file], { stdio: ["pipe", "ignore", "ignore"], detached: true });
+  guard.stdin.end();
+  const code = await new Promise<number | null>((resolve) => guard.once("exit", (exitCode) => resolve(exitCode)));
+  const listLeft = existsSync(file);
+  rmSync(dir, { recursive: true, force: true });
+  return { code, listLeft };
 }
 
 /** A process leading a group of its own, as a task's shell does. */
@@ -23,7 +36,7 @@ describe("the guard's script", () => {
     const [kept, removed] = [group(), group()];
     try {
       // "+0" would have it signal its own group (itself) first, and stop before the others.
-      expect(await runGuard(`+0\n+abc\n\n+${removed}\n+${kept}\n-${removed}\n`)).toBe(0);
+      expect(await runGuard(`+0\n+abc\n\n+${removed}\n+${kept}\n-${removed}\n`)).toEqual({ code: 0, listLeft: false });
       expect(await eventually(async () => !(await isAlive(kept)), 5000)).toBe(true);
       expect(await isAlive(removed)).toBe(true);
     } finally {
@@ -39,7 +52,17 @@ describe("the guard's script", () => {
 
   it("with nothing listed, ends at once", async () => {
     const started = Date.now();
-    expect(await runGuard("")).toBe(0);
+    expect(await runGuard("")).toEqual({ code: 0, listLeft: false });
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it("without its list (taskq removes it when it exits as it should), stops nothing", async () => {
+    const running = group();
+    try {
+      expect(await runGuard(undefined)).toEqual({ code: 0, listLeft: false });
+      expect(await isAlive(running)).toBe(true);
+    } finally {
+      process.kill(-running, "SIGKILL");
+    }
   });
 });

@@ -1,0 +1,82 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { GroupList } from "../../src/handlers/group-list.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function listFile(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), "taskq-group-list-"));
+  dirs.push(dir);
+  return path.join(dir, "list");
+}
+
+/** What the guard makes of the file: the groups whose last line is "+" (see GUARD_SCRIPT). */
+function replay(file: string): number[] {
+  const live = new Set<number>();
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    if (line.startsWith("+")) live.add(Number(line.slice(1)));
+    else if (line.startsWith("-")) live.delete(Number(line.slice(1)));
+  }
+  return [...live].sort((a, b) => a - b);
+}
+
+describe("GroupList", () => {
+  it("lists a group at once and takes it off when gone (with the next group, or by the end of the turn); a pgid used again is listed again", async () => {
+    const file = listFile();
+    const list = new GroupList(file);
+    list.add(100);
+    list.add(200);
+    expect(readFileSync(file, "utf8")).toBe("+100\n+200\n");
+    list.remove(100);
+    list.remove(300); // never listed: nothing written
+    list.add(100);
+    expect(readFileSync(file, "utf8")).toBe("+100\n+200\n-100\n+100\n");
+    expect(replay(file)).toEqual([100, 200]);
+    list.remove(200);
+    list.remove(100);
+    await nextTurn();
+    expect(readFileSync(file, "utf8")).toBe("+100\n+200\n-100\n+100\n-200\n-100\n");
+    expect(replay(file)).toEqual([]);
+  });
+
+  it("stays short however many groups came and went (a worker runs for weeks): written again with only the running ones", async () => {
+    const file = listFile();
+    const list = new GroupList(file);
+    for (let pgid = 1000; pgid < 11_000; pgid++) {
+      list.add(pgid);
+      if (pgid % 1000 !== 0) list.remove(pgid); // every thousandth runs on
+    }
+    await nextTurn();
+    const lines = readFileSync(file, "utf8").split("\n").length - 1;
+    expect(lines).toBeLessThan(4096 + 10);
+    expect(replay(file)).toEqual([1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000, 10_000]);
+    expect(existsSync(`${file}.new`)).toBe(false);
+    // Appends still go to the file the guard will read.
+    list.remove(5000);
+    await nextTurn();
+    expect(replay(file)).toEqual([1000, 2000, 3000, 4000, 6000, 7000, 8000, 9000, 10_000]);
+  });
+
+  it("discard() removes the file (a guard then stops nothing) and never throws, also twice", () => {
+    const file = listFile();
+    const list = new GroupList(file);
+    list.add(1);
+    list.discard();
+    expect(existsSync(file)).toBe(false);
+    expect(() => list.discard()).not.toThrow();
+    expect(() => list.add(2)).not.toThrow();
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it("will not take over a file that is there already", () => {
+    const file = listFile();
+    new GroupList(file);
+    expect(() => new GroupList(file)).toThrow(/EEXIST/);
+  });
+});
