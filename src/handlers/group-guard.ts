@@ -47,14 +47,6 @@ export const GUARD_NAME = "taskq-guard";
 /** The list file's name: `taskq-guard-<pid>-<random>`, in the FIFOs' temp root (tmpfs where there is one). */
 export const GUARD_LIST_PREFIX = "taskq-guard-";
 
-/**
- * Without a guard running, a group is listed once its task has run this long, the guard
- * being started then: a run of one short task never starts one (its spawn took 7-8 ms of
- * a 170 ms one-task run). Runs of several tasks and workers start the guard first (see
- * startGroupGuard), and their groups are listed as their tasks start.
- */
-const GUARD_AFTER_MS = 20;
-
 interface Guard {
   /** The guard's stdin: it ends when taskq does. */
   input: Writable;
@@ -64,8 +56,6 @@ interface Guard {
 let guard: Guard | undefined;
 let failed = false;
 let exitHookInstalled = false;
-/** Groups not yet listed (no guard yet), each with the timer that starts the guard. */
-const waiting = new Map<number, NodeJS.Timeout>();
 
 /**
  * A task process group that must not outlive taskq. taskq kills its groups itself on every
@@ -74,52 +64,36 @@ const waiting = new Map<number, NodeJS.Timeout>();
  * durable run alongside the retry another worker starts. So a guard watches them: a small
  * `sh` in its own session that holds a pipe from taskq and reads, once that pipe closes,
  * the list of groups taskq keeps in a file (see GroupList: an append as each task starts,
- * which wakes no one); it stops them as --kill-grace does. Never
- * throws: without a guard (no /bin/sh, no writable temp dir), tasks run as before.
+ * which wakes no one); it stops them as --kill-grace does. Never throws: without a guard
+ * (no /bin/sh, no writable temp dir), tasks run as before.
  */
 export function guardGroup(pgid: number, killGraceMs: number): void {
   if (failed) return;
-  if (guard !== undefined) {
-    list(pgid);
-    return;
+  // A run of one task starts its guard here, just after the task's own spawn: the guard's
+  // fork then runs beside the task instead of before it (started first, it took 7-8 ms of
+  // a 170 ms one-task run on a slow VM).
+  startGroupGuard(killGraceMs);
+  if (guard === undefined) return;
+  try {
+    guard.list.add(pgid);
+  } catch {
+    stopGuarding(); // the temp dir filled up or went away: the guard would act on a stale list
   }
-  waiting.set(
-    pgid,
-    setTimeout(() => {
-      waiting.delete(pgid);
-      startGroupGuard(killGraceMs);
-      if (guard !== undefined) list(pgid);
-    }, GUARD_AFTER_MS).unref(),
-  );
 }
 
 /** The group is gone (or given up on): the guard forgets it, so a reused pgid is safe. */
 export function unguardGroup(pgid: number): void {
-  const timer = waiting.get(pgid);
-  if (timer !== undefined) {
-    clearTimeout(timer);
-    waiting.delete(pgid);
-  } else {
-    guard?.list.remove(pgid);
-  }
+  guard?.list.remove(pgid);
 }
 
 /**
  * Starts the guard if it is not running. `taskq run` calls it before the first task of a
  * run of several, `taskq worker` as it starts: its spawn then holds back no timer or task
- * start later on, and every group is listed as its task starts.
+ * start later on.
  */
 export function startGroupGuard(killGraceMs: number): void {
   if (guard === undefined && !failed) guard = startGuard(killGraceMs);
   if (guard === undefined) failed = true;
-}
-
-function list(pgid: number): void {
-  try {
-    guard?.list.add(pgid);
-  } catch {
-    stopGuarding(); // the temp dir filled up or went away: the guard would act on a stale list
-  }
 }
 
 /** No guard from now on: its list is removed, so it ends at taskq's exit doing nothing. */

@@ -100,7 +100,7 @@ describe("signals and shutdown", () => {
     await waitForOutput(run, /ok +quick/);
     const stubborn = (await readLedger(run.ledger)).find((e) => e.task === "stubborn")!;
     const taskq = run.child.pid!;
-    // Started once a task had run 20 ms.
+    // Started before the first task (a run of several).
     await waitUntil("the guard", async () => (await findGuards(taskq)).length === 1);
     run.signalTaskq("SIGKILL");
     const { result } = await run.exited;
