@@ -107,9 +107,9 @@ function submitAll(queue: Queue, workflow: Workflow): void {
     const key = `${task.backoff.baseMs}/${task.backoff.maxMs}`;
     let backoff = backoffs.get(key);
     if (backoff === undefined) backoffs.set(key, (backoff = exponentialBackoff(task.backoff)));
-    const payload: ShellTask = { id: task.id, run: task.run, env: task.env, cwd: task.cwd };
-    if (task.retryOn !== undefined) payload.retryOn = task.retryOn;
-    if (task.timeoutMs !== undefined) payload.timeoutMs = task.timeoutMs;
+    // Every field at once: one added later (as a timeout from defaults) gave each of 10,000
+    // payloads a property array of its own.
+    const payload: ShellTask = { id: task.id, run: task.run, env: task.env, cwd: task.cwd, retryOn: task.retryOn, timeoutMs: task.timeoutMs };
     queue.submit({
       id: task.id,
       type: task.type,

@@ -50,13 +50,24 @@ interface BuildContext {
   locator: SourceLocator;
   problems: ProblemList;
   notes: Map<number, string>;
+  /**
+   * What every task without an `env` or `cwd` of its own shares: one env object and one cwd
+   * string for all of them, made by the first. Read-only from here on (the shell handler
+   * copies env into each spawn's own). A 10k-task run kept 10,000 of each: 1.6 MB of empty
+   * dictionaries and 0.2 MB of one path, every one of them copied by every fork.
+   */
+  shared?: { env: Record<string, string>; cwd: string };
 }
 
 /** Builds one engine-ready task; `dependsOn` is already deduplicated and checked. */
 export function buildTask(id: string, task: TaskFile, dependsOn: string[], context: BuildContext): WorkflowTask {
   const { defaults } = context;
   const own = (key: keyof TaskDefaults) => task[key] !== undefined;
-  const env = Object.assign(Object.create(null) as Record<string, string>, context.env, defaults.env, task.env);
+  const shared = (context.shared ??= {
+    env: Object.assign(Object.create(null) as Record<string, string>, context.env, defaults.env),
+    cwd: resolve(context.folder, defaults.cwd ?? "."),
+  });
+  const env = task.env === undefined ? shared.env : Object.assign(Object.create(null) as Record<string, string>, context.env, defaults.env, task.env);
   const built: WorkflowTask = {
     id,
     type: task.type ?? defaults.type ?? "shell",
@@ -68,7 +79,7 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
       maxMs: task.backoff?.max ?? defaults.backoff?.max ?? DEFAULT_BACKOFF.maxMs,
     },
     env,
-    cwd: resolve(context.folder, task.cwd ?? defaults.cwd ?? "."),
+    cwd: task.cwd === undefined ? shared.cwd : resolve(context.folder, task.cwd),
     dependsOn,
   };
   const retryOn = task.retryOn ?? defaults.retryOn;
