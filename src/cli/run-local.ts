@@ -107,8 +107,7 @@ function submitAll(queue: Queue, workflow: Workflow): void {
     const key = `${task.backoff.baseMs}/${task.backoff.maxMs}`;
     let backoff = backoffs.get(key);
     if (backoff === undefined) backoffs.set(key, (backoff = exponentialBackoff(task.backoff)));
-    // Every field at once: one added later (as a timeout from defaults) gave each of 10,000
-    // payloads a property array of its own.
+    // Every field at once: one shape for every payload, whichever fields a task sets.
     const payload: ShellTask = { id: task.id, run: task.run, env: task.env, cwd: task.cwd, retryOn: task.retryOn, timeoutMs: task.timeoutMs };
     queue.submit({
       id: task.id,
