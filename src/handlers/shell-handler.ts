@@ -165,7 +165,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     }
     const exited = waitForExit(child);
     const pid = child.pid;
-    // First: the guard lists the group before the task's first command can run (see group-guard.ts).
+    // First of all: the guard's list gets the group while the task's shell is still starting (see group-guard.ts).
     if (pid !== undefined) registerProcessGroup(pid, options.killGraceMs);
     // The child has its copies: without closing ours, the pipes would never reach EOF.
     if (pipes !== undefined) {
