@@ -141,7 +141,7 @@ function addDurableCommands(program: Command): void {
     .description("delete the durable runs that ended long enough ago, with their tasks (never a running run); with --logs, this machine's log folders")
     .requiredOption("--older-than <age>", "ended more than this long ago: 7d, 12h, 30m...")
     .option("--logs", "prune the run folders under --log-dir instead (no store needed; never a folder in use)")
-    .option("--log-dir <dir>", "with --logs: root folder of the per-task logs", ".taskq/logs")
+    .option("--log-dir <dir>", "with --logs: root folder of the per-task logs (default: .taskq/logs)")
     .option("--dry-run", "list them, delete nothing")
     .addOption(new Option("--output <mode>", "text or JSON").choices(["plain", "json"]).default("plain"))
     .action(async (flags: Record<string, unknown>) => {

@@ -83,9 +83,12 @@ describe("taskq prune --logs", () => {
     expect(missing.code).toBe(0);
     expect(missing.stdout).toMatch(/^no run folder in \S+no-such last written before/);
     // Without --logs, prune means the durable runs: with no store, the error says where to look.
-    const noStore = await runCli(["prune", "--log-dir", root, "--older-than", "1d"], { env: ENV });
+    const noStore = await runCli(["prune", "--older-than", "1d"], { env: ENV });
     expect(noStore.code).toBe(2);
     expect(noStore.stderr).toBe("taskq: no store: pass --store postgres://user@host/db or set TASKQ_STORE (prune --logs prunes this machine's log folders)\n");
+    const logDirAlone = await runCli(["prune", "--log-dir", root, "--older-than", "1d"], { env: { TASKQ_STORE: "postgres://nobody@127.0.0.1:1/none" } });
+    expect(logDirAlone.code).toBe(2);
+    expect(logDirAlone.stderr).toBe("taskq: --log-dir goes with --logs (prune this machine's log folders); without it, prune deletes the store's runs\n");
     const badAge = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "soon"], { env: ENV });
     expect(badAge.code).toBe(2);
     expect(badAge.stderr).toBe('taskq: --older-than: "soon" is not an age like 7d, 12h or 30m\n');

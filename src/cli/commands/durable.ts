@@ -96,6 +96,8 @@ export async function pruneCommand(flags: Flags): Promise<number> {
   const olderThanMs = ageFlag(flags.olderThan);
   const dryRun = flags.dryRun === true;
   if (flags.logs === true) return pruneLogs(typeof flags.logDir === "string" ? flags.logDir : ".taskq/logs", olderThanMs, flags);
+  // The database's runs have no log folder here: a --log-dir would be silently ignored.
+  if (flags.logDir !== undefined) throw new UsageError("--log-dir goes with --logs (prune this machine's log folders); without it, prune deletes the store's runs");
   if ((typeof flags.store !== "string" || flags.store === "") && (process.env.TASKQ_STORE ?? "") === "") {
     throw new UsageError("no store: pass --store postgres://user@host/db or set TASKQ_STORE (prune --logs prunes this machine's log folders)");
   }
