@@ -116,11 +116,14 @@ describe("signals and shutdown", () => {
     await waitUntil("the guard gone", async () => (await findGuards(taskq)).length === 0, SLACK_MS * 4);
   });
 
-  it("taskq SIGKILLed by its own task's first command: that task's processes are stopped too (groups are listed as their tasks start)", async () => {
+  it("taskq SIGKILLed by a task as soon as it starts: its processes and another task's are stopped too (groups are listed as their tasks start)", async () => {
     const yaml = tasksYaml([
-      // The task's shell is taskq's child: $PPID is taskq.
-      ["killer", '{ run: "kill -KILL $PPID; exec sleep 1000" }'],
-      ["sleeper", '{ run: "sleep 1000" }'],
+      ["sleeper", '{ run: "touch $TASKQ_LEDGER.sleeper; exec sleep 1000" }'],
+      // Once the sleeper runs (taskq listed it when its spawn returned), 5 ms into its own run:
+      // the task's shell is taskq's child, so $PPID is taskq. taskq lists a group as its spawn
+      // returns, while the shell is still starting; one that listed groups after 20 ms left
+      // this task running.
+      ["killer", '{ run: "until [ -f $TASKQ_LEDGER.sleeper ]; do sleep 0.01; done; sleep 0.005; kill -KILL $PPID; exec sleep 1000" }'],
     ]);
     const run = await startRun(yaml, ["-j", "2", "--kill-grace", "1s"]);
     const { result } = await run.exited;
