@@ -48,6 +48,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
         line: (taskId, stream, text) =>
           options.json ? print({ event: "output", runId, id: taskId, stream, text }, "") : out.write(`${runId}/${taskId} | ${text}\n`),
         whenDrained: () => out.whenDrained(),
+        note: (text) => print({ event: "note", message: text }, `note: ${text}`),
       };
       // A loud task's lines go through as bytes (see LineSplitter), as plain lines or JSON records.
       sink.lines = options.json

@@ -66,11 +66,18 @@ export class FifoPool {
   #making = 0;
   /** Failures since the last success; at MAX_FAILURES, FIFOs are given up for good. */
   #failures = 0;
+  /** What went wrong last, for the note a run prints when it falls back to sockets. */
+  #problem = "";
   #exitHook = false;
 
   /** `root`: where the folder goes; by default TMPDIR if set, else /dev/shm, else the temp dir. */
   constructor(root?: string) {
     this.#root = root;
+  }
+
+  /** Why FIFOs were given up for good ("cannot make a folder in /x: ENOENT"), or undefined while they work. */
+  get problem(): string | undefined {
+    return this.#failures >= MAX_FAILURES ? this.#problem : undefined;
   }
 
   /** Pipes opened ahead and not yet handed out (see openAhead). */
@@ -103,7 +110,7 @@ export class FifoPool {
         return pipes;
       }
       for (const ends of pipes) closeEnds(ends);
-      this.#fail();
+      this.#fail(`cannot open a FIFO in ${this.#dir ?? this.#rootDir ?? "the temp folder"}`);
     }
     return undefined;
   }
@@ -205,8 +212,9 @@ export class FifoPool {
    * Something went wrong (no temp dir, no mkfifo, the folder removed under us by a temp
    * cleaner): start again in a new folder, once, before falling back to sockets for good.
    */
-  #fail(): void {
+  #fail(problem: string): void {
     this.#failures++;
+    this.#problem = problem;
     this.dispose();
   }
 
@@ -219,16 +227,16 @@ export class FifoPool {
 
   async #make(): Promise<void> {
     let dir: string;
+    const root = (this.#rootDir ??= this.#root ?? tempRoot());
     try {
-      const root = (this.#rootDir ??= this.#root ?? tempRoot());
       if (this.#dir === undefined && this.#next === 0) {
         this.#hookExit();
         const spares = tidyRoot(root);
         if (this.#claim(root, spares)) return;
       }
       dir = this.#dir ??= mkdtempSync(path.join(root, `${PREFIX}${process.pid}-`));
-    } catch {
-      this.#fail();
+    } catch (error) {
+      this.#fail(`cannot make a folder in ${root}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
       return;
     }
     this.#hookExit();
@@ -236,15 +244,15 @@ export class FifoPool {
     for (let i = 0; i < this.#batch; i++) names.push(path.join(dir, String(this.#next++)));
     this.#batch = Math.min(this.#batch * 2, MAX_BATCH);
     this.#making = names.length;
-    const made = await new Promise<boolean>((resolve) => {
+    const failure = await new Promise<string | undefined>((resolve) => {
       const child = spawn("mkfifo", ["-m", "600", "--", ...names], { stdio: "ignore" });
-      child.on("error", () => resolve(false));
-      child.on("exit", (code) => resolve(code === 0));
+      child.on("error", (error: NodeJS.ErrnoException) => resolve(`cannot run mkfifo: ${error.code ?? error.message}`));
+      child.on("exit", (code) => resolve(code === 0 ? undefined : `mkfifo failed in ${dir} (exit ${code})`));
     });
     this.#making = 0;
     if (this.#dir !== dir) return; // disposed meanwhile
-    if (made) this.#ready.push(...names);
-    else this.#fail();
+    if (failure === undefined) this.#ready.push(...names);
+    else this.#fail(failure);
   }
 
   #hookExit(): void {

@@ -55,6 +55,8 @@ interface Guard {
 
 let guard: Guard | undefined;
 let failed = false;
+/** Why the guard could not start, for the note a run prints; undefined while it could. */
+let problem: string | undefined;
 let exitHookInstalled = false;
 
 /**
@@ -106,9 +108,11 @@ function stopGuarding(): void {
 
 function startGuard(killGraceMs: number): Guard | undefined {
   let list: GroupList;
+  const root = tempRoot();
   try {
-    list = new GroupList(path.join(tempRoot(), `${GUARD_LIST_PREFIX}${process.pid}-${Math.random().toString(36).slice(2, 10)}`), stopGuarding);
-  } catch {
+    list = new GroupList(path.join(root, `${GUARD_LIST_PREFIX}${process.pid}-${Math.random().toString(36).slice(2, 10)}`), stopGuarding);
+  } catch (error) {
+    problem = `cannot make its list in ${root}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
     return undefined;
   }
   try {
@@ -123,7 +127,10 @@ function startGuard(killGraceMs: number): Guard | undefined {
     });
     // Listened to first: a guard that cannot start reports that as an 'error' event; one
     // that ends early (killed by someone) guards nothing more.
-    child.on("error", stopGuarding);
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      problem ??= `cannot start /bin/sh: ${error.code ?? error.message}`;
+      stopGuarding();
+    });
     child.on("exit", stopGuarding);
     const stdin = child.stdin;
     if (child.pid === undefined || stdin === null) throw new Error("the guard did not start");
@@ -137,8 +144,14 @@ function startGuard(killGraceMs: number): Guard | undefined {
       process.on("exit", () => guard?.list.discard());
     }
     return { input: stdin, list };
-  } catch {
+  } catch (error) {
+    problem = `cannot start /bin/sh: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
     list.discard();
     return undefined;
   }
+}
+
+/** Why there is no guard (it could not start), or undefined. */
+export function guardProblem(): string | undefined {
+  return problem;
 }

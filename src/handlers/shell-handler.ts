@@ -5,11 +5,12 @@ import { makeDirectory } from "../make-directory.js";
 import { AttemptOutput, type StreamName } from "./attempt-output.js";
 import { closeEnds, fifoPool, type PipeEnds } from "./fifo-pool.js";
 import { LogWriteError, TaskFailedError } from "./errors.js";
+import { guardProblem } from "./group-guard.js";
 import { Tail } from "./line-splitter.js";
 import { closeLogFile, logPathsIn, openLogFile, openLogFileAsync, type LogFile } from "./log-file.js";
 import { registerProcessGroup, unregisterProcessGroup } from "./process-groups.js";
 import { GroupTerminator } from "./terminate-group.js";
-import type { AttemptContext, AttemptResult, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";
+import type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";
 
 /** After the task's processes are gone, how long the pipes may stay silent before we stop reading. */
 const DRAIN_IDLE_MS = 150;
@@ -130,6 +131,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     // output by name; otherwise Node's sockets. May wait for mkfifo: check the signal after.
     // Merged: one FIFO is both stdout and stderr, so their order is kept byte for byte.
     const pipes = await fifoPool().take(merge ? 1 : 2);
+    if (pipes === undefined) noteOnce("fifo", options.sink, () => `no FIFOs for tasks' output (${fifoPool().problem ?? "unknown"}): tasks get sockets, which cannot be reopened by name (a task's \`> /dev/stderr\` fails with ENXIO)`);
     let log: LogFile;
     try {
       log = opened instanceof Promise ? await opened : opened;
@@ -167,6 +169,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     const pid = child.pid;
     // First of all: the guard's list gets the group while the task's shell is still starting (see group-guard.ts).
     if (pid !== undefined) registerProcessGroup(pid, options.killGraceMs);
+    const noGuard = guardProblem();
+    if (noGuard !== undefined) noteOnce("guard", options.sink, () => `no guard against orphans (${noGuard}): should taskq be SIGKILLed, its tasks run on`);
     // The child has its copies: without closing ours, the pipes would never reach EOF.
     if (pipes !== undefined) {
       for (const ends of pipes) closeSync(ends.write);
@@ -309,4 +313,13 @@ async function explainSpawnError(error: unknown, task: ShellTask, env: NodeJS.Pr
   );
   if (cwd === "folder") return error;
   return new Error(`working directory ${task.cwd} ${cwd === "missing" ? "does not exist" : "is not a folder"}`, { cause: error });
+}
+
+/** The fallbacks already told of: each once per process, however many handlers and tasks. */
+const noted = new Set<string>();
+
+function noteOnce(what: string, sink: OutputSink, text: () => string): void {
+  if (noted.has(what) || sink.note === undefined) return;
+  noted.add(what);
+  sink.note(text());
 }

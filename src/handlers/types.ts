@@ -42,6 +42,8 @@ export interface OutputSink {
    * it has caught up. Meanwhile the task's pipes are paused, as for a slow log file.
    */
   whenDrained?(): Promise<void> | undefined;
+  /** Optional: a message from taskq itself (shown once: a fallback the user should know of). */
+  note?(text: string): void;
 }
 
 /** The outcome of one attempt: the same shape on success and failure. */

@@ -51,13 +51,19 @@ describe("tasks' stdout and stderr are pipes", () => {
     expect(existsSync(live)).toBe(true);
   });
 
-  it("where no FIFO can be made (TMPDIR missing), tasks run on Node's pipes as before", async () => {
-    const ws = await workspace('tasks:\n  one: { run: "echo fine; echo also >&2" }\n');
-    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { env: { TMPDIR: path.join(ws.dir, "missing") } });
+  it("where no FIFO can be made (TMPDIR missing), tasks run on Node's pipes as before, and the run says so once, and that it has no guard", async () => {
+    const ws = await workspace('tasks:\n  one: { run: "echo fine; echo also >&2" }\n  two: { run: "echo two" }\n');
+    const missing = path.join(ws.dir, "missing");
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { env: { TMPDIR: missing } });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("one | fine\n");
     expect(result.stdout).toContain("one | also\n");
+    const notes = result.stdout.split("\n").filter((line) => / note {4}/.test(line)).map((line) => line.replace(/^\S+ note {4}/, ""));
+    expect(notes).toEqual([
+      `no FIFOs for tasks' output (cannot make a folder in ${missing}: ENOENT): tasks get sockets, which cannot be reopened by name (a task's \`> /dev/stderr\` fails with ENXIO)`,
+      `no guard against orphans (cannot make its list in ${missing}: ENOENT): should taskq be SIGKILLed, its tasks run on`,
+    ]);
   });
 
   it("a plain run logs and shows stdout and stderr in the order the task wrote them; JSON labels each line's stream", async () => {
