@@ -48,10 +48,16 @@ export const GUARD_NAME = "taskq-guard";
 export const GUARD_LIST_PREFIX = "taskq-guard-";
 
 interface Guard {
-  /** The guard's stdin: it ends when taskq does. */
-  input: Writable;
+  /** The guard process's stdin: it ends when taskq does. */
+  input: Writable | undefined;
   list: GroupList;
+  killGraceMs: number;
+  /** Guards started again after one was killed (see spawnGuard). */
+  restarts: number;
 }
+
+/** Guards started again at most, should someone keep killing them. */
+const MAX_RESTARTS = 3;
 
 let guard: Guard | undefined;
 let failed = false;
@@ -115,39 +121,56 @@ function startGuard(killGraceMs: number): Guard | undefined {
     problem = `cannot make its list in ${root}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
     return undefined;
   }
+  const started: Guard = { input: undefined, list, killGraceMs, restarts: 0 };
+  if (!spawnGuard(started)) {
+    list.discard();
+    return undefined;
+  }
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    // An exit taskq sees: it has stopped its groups itself, and the guard must not touch a reused pgid.
+    process.on("exit", () => guard?.list.discard());
+  }
+  return started;
+}
+
+/**
+ * Starts the guard's process for `current`'s list; false when it cannot start. A guard that
+ * ends while taskq lives was killed by someone (it only ever ends once taskq is gone): another
+ * takes its place, with the same list, up to MAX_RESTARTS times.
+ */
+function spawnGuard(current: Guard): boolean {
   try {
-    const graceSeconds = String(Math.max(1, Math.ceil(killGraceMs / 1000)));
+    const graceSeconds = String(Math.max(1, Math.ceil(current.killGraceMs / 1000)));
     // The script comes in the environment, so `ps` shows "sh -c ... taskq-guard <taskq pid> <grace> <list>".
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", TASKQ_GUARD_SCRIPT: GUARD_SCRIPT };
-    const child = spawn("/bin/sh", ["-c", 'eval "$TASKQ_GUARD_SCRIPT"', GUARD_NAME, String(process.pid), graceSeconds, list.file], {
+    const child = spawn("/bin/sh", ["-c", 'eval "$TASKQ_GUARD_SCRIPT"', GUARD_NAME, String(process.pid), graceSeconds, current.list.file], {
       env,
       stdio: ["pipe", "ignore", "ignore"],
       // Its own session: Ctrl-C to taskq's terminal group, or a runner's signal to it, must not end the guard first.
       detached: true,
     });
-    // Listened to first: a guard that cannot start reports that as an 'error' event; one
-    // that ends early (killed by someone) guards nothing more.
+    // Listened to first: a guard that cannot start reports that as an 'error' event.
     child.on("error", (error: NodeJS.ErrnoException) => {
       problem ??= `cannot start /bin/sh: ${error.code ?? error.message}`;
-      stopGuarding();
+      if (guard === current) stopGuarding();
     });
-    child.on("exit", stopGuarding);
+    child.on("exit", () => {
+      if (guard !== current || current.input !== stdin) return; // replaced already, or no longer guarding
+      if (current.restarts >= MAX_RESTARTS || !spawnGuard(current)) stopGuarding();
+      else current.restarts++;
+    });
     const stdin = child.stdin;
     if (child.pid === undefined || stdin === null) throw new Error("the guard did not start");
-    stdin.on("error", stopGuarding);
+    stdin.on("error", () => undefined); // nothing is ever written; its end is the message
     // Neither keeps taskq's event loop alive; taskq's exit closes the pipe, which wakes the guard.
     child.unref();
     (stdin as Writable & { unref?: () => void }).unref?.();
-    if (!exitHookInstalled) {
-      exitHookInstalled = true;
-      // An exit taskq sees: it has stopped its groups itself, and the guard must not touch a reused pgid.
-      process.on("exit", () => guard?.list.discard());
-    }
-    return { input: stdin, list };
+    current.input = stdin;
+    return true;
   } catch (error) {
     problem = `cannot start /bin/sh: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
-    list.discard();
-    return undefined;
+    return false;
   }
 }
 

@@ -133,6 +133,24 @@ describe("signals and shutdown", () => {
     await waitUntil("the guard gone", async () => (await findGuards(run.child.pid!)).length === 0, SLACK_MS * 2);
   });
 
+  it("a guard killed by someone else is replaced, and the new one stops the tasks when taskq is SIGKILLed", async () => {
+    const run = await startRun(tasksYaml([["a", '{ run: "echo pgid $$; sleep 1000" }'], ["b", '{ run: "echo pgid $$; sleep 1000" }']]), ["-j", "2", "--kill-grace", "1s"]);
+    await waitForOutput(run, / \| pgid /, 2);
+    const taskq = run.child.pid!;
+    await waitUntil("the guard", async () => (await findGuards(taskq)).length === 1);
+    const [first] = await findGuards(taskq);
+    process.kill(first!, "SIGKILL");
+    await waitUntil("another guard", async () => {
+      const guards = await findGuards(taskq);
+      return guards.length === 1 && guards[0] !== first;
+    });
+    run.signalTaskq("SIGKILL");
+    await run.exited;
+    const runId = await singleRunId(run.logs);
+    await waitUntil("every task process gone", async () => (await findLeftovers(runId)).length === 0, 1000 + SLACK_MS * 2);
+    await waitUntil("the guard gone", async () => (await findGuards(taskq)).length === 0, SLACK_MS * 2);
+  });
+
   it("a run that ends normally leaves no guard behind", async () => {
     const run = await startRun(tasksYaml([["a", '{ run: "echo pgid $$; sleep 1 & wait" }'], ["b", '{ run: "echo pgid $$", dependsOn: a }']]));
     await waitUntil("the guard", async () => (await findGuards(run.child.pid!)).length === 1);
