@@ -10,6 +10,9 @@ import { onShutdownSignals, signalExitCode } from "./signals.js";
 import { keepHeapSmall } from "./small-heap.js";
 import { smallThreadPool } from "./thread-pool.js";
 
+/** How long a run's log folder stays marked in use after this worker's last task of it (see holdLogFolder). */
+const MARKER_LINGER_MS = 1000;
+
 export interface WorkerRunOptions {
   concurrency: number;
   shutdownTimeoutMs: number;
@@ -77,8 +80,9 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
     handler: async (task: LeasedTask, context) => {
       const shellTask = { id: task.key, run: task.run, env: task.env, cwd: task.cwd };
-      // `taskq prune --logs` leaves the run's folder alone while this worker runs one of its tasks.
-      const releaseLogDir = holdLogFolder(path.join(options.logRoot, task.runId));
+      // `taskq prune --logs` leaves the run's folder alone while this worker runs one of its
+      // tasks (and for a second after, when the next one is likely to come).
+      const releaseLogDir = holdLogFolder(path.join(options.logRoot, task.runId), MARKER_LINGER_MS);
       try {
         return await handlerFor(task.runId)(task.timeoutMs === null ? shellTask : { ...shellTask, timeoutMs: task.timeoutMs }, context);
       } finally {

@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { holdLogFolder, pruneLogFolders } from "../../src/cli/log-folders.js";
 
@@ -30,6 +31,20 @@ describe("holdLogFolder", () => {
     second();
     expect(existsSync(marker)).toBe(false);
     expect(pruneLogFolders(path.dirname(runDir), 0, { dryRun: true, now: Date.now() + 60_000 }).runs).toEqual(["nightly-1"]);
+  });
+
+  it("with a linger, keeps the marker a while after the last release, and a hold meanwhile keeps it for good", async () => {
+    const runDir = path.join(root(), "nightly-2");
+    const marker = path.join(runDir, `.taskq-active-${process.pid}`);
+    holdLogFolder(runDir, 100)();
+    expect(existsSync(marker)).toBe(true);
+    const again = holdLogFolder(runDir, 100);
+    await delay(250);
+    expect(existsSync(marker)).toBe(true); // held again before the linger ended
+    again();
+    expect(existsSync(marker)).toBe(true);
+    await delay(250);
+    expect(existsSync(marker)).toBe(false);
   });
 
   it("never throws where the folder cannot be made: the task's log reports that", () => {
