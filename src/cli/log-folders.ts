@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
 import { makeDirectory } from "../make-directory.js";
+import { processExists } from "../process-exists.js";
 
 /**
  * A run folder being written holds `.taskq-active-<pid>` (its content: the host's name)
@@ -172,11 +173,5 @@ function markerIsLive(marker: string, pidText: string, host: string): boolean {
   } catch {
     return false; // removed as we looked: its process is done
   }
-  if (markerHost !== host) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
+  return markerHost !== host || processExists(pid);
 }

@@ -35,7 +35,7 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   const shell = createShellHandler({ runId, logDir, killGraceMs: options.killGraceMs, sink: renderer, mergeOutput, hiddenEnv: smallThreadPool() });
   const fitted = fitConcurrencyToOpenFiles(options.concurrency, mergeOutput);
   expectTaskPipes(workflow.tasks.length * (mergeOutput ? 1 : 2));
-  // One task alone gets its guard once it has run a while, if ever (see group-guard.ts).
+  // Before the first task of several; one task alone starts it just after its spawn (see group-guard.ts).
   if (workflow.tasks.length > 1) startGroupGuard(options.killGraceMs);
   const queue = new Queue({
     concurrency: fitted.concurrency,

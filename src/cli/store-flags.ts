@@ -6,11 +6,14 @@ export interface StoreFlags {
   storeSchema?: unknown;
 }
 
-/** The connection string from --store or TASKQ_STORE; a usage error when neither is set. */
-export function storeUrl(flags: StoreFlags): string {
+/**
+ * The connection string from --store or TASKQ_STORE; a usage error when neither is set,
+ * ending in `hint` when given (what the command does without a store).
+ */
+export function storeUrl(flags: StoreFlags, hint?: string): string {
   const url = typeof flags.store === "string" && flags.store !== "" ? flags.store : process.env.TASKQ_STORE;
   if (url === undefined || url === "") {
-    throw new UsageError("no store: pass --store postgres://user@host/db or set TASKQ_STORE");
+    throw new UsageError(`no store: pass --store postgres://user@host/db or set TASKQ_STORE${hint === undefined ? "" : ` (${hint})`}`);
   }
   return url;
 }

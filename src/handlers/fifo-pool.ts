@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, constants, lstatSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
+import { processExists } from "../process-exists.js";
 import { GUARD_LIST_PREFIX } from "./group-guard.js";
 import { tempRoot } from "./temp-root.js";
 
@@ -367,15 +368,6 @@ function privateFolder(dir: string): boolean {
 
 function randomName(): string {
   return Math.random().toString(36).slice(2, 10).padEnd(8, "0");
-}
-
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Opens both ends of a FIFO, then unlinks it. */

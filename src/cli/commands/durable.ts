@@ -6,7 +6,7 @@ import { concurrencyFlag, durationFlag, runIdFlag } from "../flags.js";
 import { createColors } from "../render/colors.js";
 import { formatSummary } from "../render/summary-text.js";
 import type { RunSummary } from "../render/types.js";
-import { openStore, type StoreFlags } from "../store-flags.js";
+import { openStore, storeUrl, type StoreFlags } from "../store-flags.js";
 
 type Flags = StoreFlags & Record<string, unknown>;
 
@@ -98,9 +98,7 @@ export async function pruneCommand(flags: Flags): Promise<number> {
   if (flags.logs === true) return pruneLogs(typeof flags.logDir === "string" ? flags.logDir : ".taskq/logs", olderThanMs, flags);
   // The database's runs have no log folder here: a --log-dir would be silently ignored.
   if (flags.logDir !== undefined) throw new UsageError("--log-dir goes with --logs (prune this machine's log folders); without it, prune deletes the store's runs");
-  if ((typeof flags.store !== "string" || flags.store === "") && (process.env.TASKQ_STORE ?? "") === "") {
-    throw new UsageError("no store: pass --store postgres://user@host/db or set TASKQ_STORE (prune --logs prunes this machine's log folders)");
-  }
+  storeUrl(flags, "prune --logs prunes this machine's log folders");
   return withStore(flags, async (store) => {
     const { before, runs } = await store.pruneRuns(olderThanMs, { dryRun });
     if (flags.output === "json") {
