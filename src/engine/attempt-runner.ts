@@ -22,10 +22,7 @@ export class AttemptRunner {
 
   /** Starts the attempt's timeout (if any) and its handler. */
   run(handler: Handler<unknown, unknown>, payload: unknown, context: RecordAttemptContext, timeoutMs: number): void {
-    if (timeoutMs > 0) {
-      // Clamped: setTimeout turns a delay past 2^31-1 ms into 1 ms.
-      context.timeoutTimer = setTimeout(() => context.abort(new AttemptTimeoutError(timeoutMs)), Math.min(timeoutMs, MAX_TIMER_MS));
-    }
+    if (timeoutMs > 0) armTimeout(context, timeoutMs, timeoutMs);
     try {
       const outcome = handler(payload, context);
       // Reading `then` and calling it are inside the try: a hostile thenable fails the attempt, not the queue.
@@ -59,4 +56,16 @@ export class AttemptRunner {
     }
     settled.length = 0;
   };
+}
+
+/**
+ * Aborts the attempt `remainingMs` from now. setTimeout turns a delay past 2^31-1 ms (24.8
+ * days) into 1 ms, so a longer timeout (up to the 30 days a file may set) waits in steps.
+ */
+function armTimeout(context: RecordAttemptContext, timeoutMs: number, remainingMs: number): void {
+  const step = Math.min(remainingMs, MAX_TIMER_MS);
+  context.timeoutTimer = setTimeout(() => {
+    if (remainingMs > step) armTimeout(context, timeoutMs, remainingMs - step);
+    else context.abort(new AttemptTimeoutError(timeoutMs));
+  }, step);
 }

@@ -32,6 +32,27 @@ describe("per-attempt timeout", () => {
     expect(eventsOf(log, "failed")).toHaveLength(1);
   });
 
+  it("holds a timeout longer than setTimeout's 24.8-day limit for its whole length", async () => {
+    const signals: AbortSignal[] = [];
+    const { queue } = makeQueue({
+      handlers: {
+        slow: (_: unknown, context: AttemptContext) => {
+          signals.push(context.signal);
+          return untilAborted(context);
+        },
+      },
+    });
+    const day = 24 * 60 * 60 * 1000;
+    queue.submit({ id: "a", type: "slow", timeoutMs: 30 * day, maxAttempts: 1 });
+    await vi.advanceTimersByTimeAsync(25 * day);
+    expect(signals[0]?.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(5 * day - 1);
+    expect(signals[0]?.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(signals[0]?.reason).toMatchObject({ code: "TIMEOUT", timeoutMs: 30 * day });
+    await expect(queue.wait("a")).resolves.toMatchObject({ status: "FAILED", attempts: 1 });
+  });
+
   it("a timed-out attempt is retried with a fresh signal and a fresh timeout", async () => {
     const signals: AbortSignal[] = [];
     const { queue, log } = makeQueue({
