@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import type { SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
+import { quote } from "./report-issues.js";
 import { PRIORITIES, type TaskDefaults, type TaskFile } from "./schema.js";
 
 /** A task ready for the engine: defaults applied, durations in ms, paths absolute. */
@@ -74,10 +75,7 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
     run: task.run,
     priority: task.priority ?? defaults.priority ?? "normal",
     retries: task.retries ?? defaults.retries ?? 0,
-    backoff: {
-      baseMs: task.backoff?.base ?? defaults.backoff?.base ?? DEFAULT_BACKOFF.baseMs,
-      maxMs: task.backoff?.max ?? defaults.backoff?.max ?? DEFAULT_BACKOFF.maxMs,
-    },
+    backoff: backoffOf(id, task, context),
     env,
     cwd: task.cwd === undefined ? shared.cwd : resolve(context.folder, task.cwd),
     dependsOn,
@@ -94,6 +92,26 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
     if (built.runAt < context.now) notePast(id, schedule.runAt, [...schedule.from, "runAt"], context);
   }
   return built;
+}
+
+/**
+ * The task's backoff, each bound from the task, else `defaults`, else DEFAULT_BACKOFF. A
+ * `base` over the default `max` raises the max to it (`base: 1m` alone means a minute, not a
+ * 30 s cap); a `max` under a `base` is a problem, here where one is the task's and the other
+ * from `defaults` (the schema finds it where both are set together).
+ */
+function backoffOf(id: string, task: TaskFile, context: BuildContext): WorkflowTask["backoff"] {
+  const { defaults } = context;
+  const baseMs = task.backoff?.base ?? defaults.backoff?.base ?? DEFAULT_BACKOFF.baseMs;
+  const max = task.backoff?.max ?? defaults.backoff?.max;
+  if (max === undefined) return { baseMs, maxMs: Math.max(baseMs, DEFAULT_BACKOFF.maxMs) };
+  // Both from the task, or both from defaults, the schema has checked already; so one is the task's own.
+  if (max < baseMs) {
+    const message = task.backoff?.max !== undefined ? "`backoff.max` must not be shorter than `defaults.backoff.base`" : "`backoff.base` must not be longer than `defaults.backoff.max`";
+    const field = task.backoff?.max !== undefined ? "max" : "base";
+    context.problems.atOffset(context.locator.offsetOf(["tasks", id, "backoff", field]), `task ${quote(id)}: ${message}`);
+  }
+  return { baseMs, maxMs: max };
 }
 
 function notePast(id: string, runAt: string, path: string[], context: BuildContext): void {

@@ -11,6 +11,9 @@ export interface DependencyInput {
   dependsOn: Array<{ id: string; index: number | undefined }>;
 }
 
+/** A cycle longer than this is shown by its first steps. */
+const CYCLE_STEPS_SHOWN = 10;
+
 /** Suggestions cost a scan of all ids; beyond this many unknown dependencies, skip them. */
 const MAX_SUGGESTIONS = 50;
 
@@ -62,9 +65,13 @@ function reportCycles(tasks: DependencyInput[], edges: number[][], waitingOn: nu
       const dependency = tasks[from]!.dependsOn.find((entry) => entry.id === tasks[to]!.id);
       return locator.offsetOf(dependencyPath(tasks[from]!.id, dependency?.index));
     });
-    const names = [...cycle, cycle[0]!].map((index) => tasks[index]!.id);
-    const where = cycle.map((from, step) => `${tasks[from]!.id} -> ${tasks[cycle[(step + 1) % cycle.length]!]!.id} at ${problems.lineCol(positions[step]!)}`);
-    problems.atOffset(positions[0]!, `dependency cycle: ${names.join(" -> ")} (${where.join(", ")}); remove one of these dependencies`);
+    // A long cycle is named by its first steps: a 2,000-task one made a 68 KB line.
+    const shown = cycle.length <= CYCLE_STEPS_SHOWN ? cycle.length : CYCLE_STEPS_SHOWN - 1;
+    const id = (step: number) => tasks[cycle[step % cycle.length]!]!.id;
+    const names = Array.from({ length: shown + 1 }, (_, step) => id(step));
+    const where = Array.from({ length: shown }, (_, step) => `${id(step)} -> ${id(step + 1)} at ${problems.lineCol(positions[step]!)}`);
+    const more = shown === cycle.length ? "" : ` -> ... (${cycle.length.toLocaleString("en-US")} tasks in all) -> ${id(0)}`;
+    problems.atOffset(positions[0]!, `dependency cycle: ${names.join(" -> ")}${more} (${where.join(", ")}${more === "" ? "" : ", ..."}); remove one of these dependencies`);
   }
 }
 

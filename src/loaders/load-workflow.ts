@@ -1,4 +1,5 @@
 import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
+import { resolve } from "node:path";
 import { MAX_FILE_BYTES } from "./limits.js";
 import { parseSimpleWorkflow, parseWorkflow, tooLargeMessage, type ParseOptions } from "./parse-workflow.js";
 import type { Workflow } from "./build-workflow.js";
@@ -39,13 +40,21 @@ function readWorkflowFile(file: string): { bytes: Buffer; folder?: string } {
     const info = statSync(file);
     if (info.isDirectory()) throw problem(file, "cannot read file: it is a directory");
     if (info.size > MAX_FILE_BYTES) throw problem(file, tooLargeMessage(info.size));
-    return info.isFile() ? { bytes: readFileSync(file) } : { bytes: readStream(file), folder: process.cwd() };
+    if (!info.isFile()) return { bytes: readStream(file), folder: process.cwd() };
+    // /dev/stdin (or /dev/fd/0) given a file (`taskq run /dev/stdin < ci.yaml`) is a file too, in /dev or /proc: as for `-`, tasks start in the current folder.
+    return isDeviceAlias(file) ? { bytes: readFileSync(file), folder: process.cwd() } : { bytes: readFileSync(file) };
   } catch (error) {
     if (error instanceof WorkflowError) throw error;
     const code = (error as NodeJS.ErrnoException).code ?? "";
     const detail = code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (error as Error).message;
     throw problem(nameOf(file), `cannot read file: ${code ? `${code} (${detail})` : detail}`, error);
   }
+}
+
+/** A path in /dev or /proc (/dev/stdin, /dev/fd/3, /proc/self/fd/0): another file's stand-in, whose folder means nothing to tasks. */
+function isDeviceAlias(file: string): boolean {
+  const absolute = resolve(file);
+  return absolute.startsWith("/dev/") || absolute.startsWith("/proc/");
 }
 
 /**

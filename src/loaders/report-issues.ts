@@ -58,8 +58,39 @@ function unknownKeyMessage(path: DataPath, key: string): string {
   }
   const allowed = last === "backoff" ? ["base", "max"] : path.length === 0 ? topKeys : path[0] === "defaults" ? defaultsKeys : taskKeys;
   const where = path.length === 0 ? "at the top level" : path.length === 2 && path[0] === "tasks" ? "" : `in \`${describeRaw(path.slice(path[0] === "tasks" ? 2 : 0))}\``;
-  return `${owner}unknown key ${quote(key)}${where ? " " + where : ""}${didYouMean(key, allowed)}`;
+  const synonym = SYNONYMS[key.toLowerCase()];
+  const hint =
+    key === "<<"
+      ? "; YAML merge keys are not supported: set shared fields in `defaults`, or repeat them"
+      : synonym !== undefined && allowed.includes(synonym)
+        ? `; did you mean "${synonym}"?`
+        : didYouMean(key, allowed);
+  return `${owner}unknown key ${quote(key)}${where ? " " + where : ""}${hint}`;
 }
+
+/** What other tools call a field (lowercased), for a "did you mean" that spelling alone would not find (`cmd` is nearer to `cwd`). */
+const SYNONYMS: Record<string, string> = {
+  cmd: "run",
+  command: "run",
+  script: "run",
+  exec: "run",
+  needs: "dependsOn",
+  depends: "dependsOn",
+  depends_on: "dependsOn",
+  deps: "dependsOn",
+  dependencies: "dependsOn",
+  after: "dependsOn",
+  retry: "retries",
+  attempts: "retries",
+  environment: "env",
+  workdir: "cwd",
+  working_directory: "cwd",
+  "working-directory": "cwd",
+  dir: "cwd",
+  parallelism: "concurrency",
+  jobs: "tasks",
+  steps: "tasks",
+};
 
 /** `task "id": ` for paths inside a task, else "". */
 function ownerOf(path: DataPath): string {

@@ -106,7 +106,11 @@ const taskOptionsShape = {
 };
 
 const dependencyText = "must be a task id or a list of task ids";
-const taskReference = z.string({ error: dependencyText }).check(z.minLength(1, dependencyText));
+/** A task id; a number or boolean as YAML reads it (toPlain hands over `dependsOn: [1]` as written, "1"; an alias may not). */
+const taskReference = z.pipe(
+  z.union([z.string().check(z.minLength(1, dependencyText)), z.int(), z.boolean()], { error: dependencyText }),
+  z.transform((id: string | number | boolean) => String(id)),
+);
 
 /** One task of the `tasks` mapping (its id is the key). */
 export const taskSchema = z

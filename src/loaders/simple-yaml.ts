@@ -416,14 +416,22 @@ function countBackslashEscapes(body: string): number {
   return count;
 }
 
-/** A plain scalar's value under the core schema; forms other than null, bool, decimal int and text are left to yaml. */
+/** A plain scalar's value under the core schema; forms other than null, `true`, `false`, a decimal int as JavaScript writes it, and text are left to yaml. */
 function plainScalar(source: string): unknown {
   const first = source.charCodeAt(0);
   // Only these can start a null, a bool or a number.
   if (first === 0x7e || first === 0x6e || first === 0x4e || first === 0x74 || first === 0x54 || first === 0x66 || first === 0x46 || first <= 0x39) {
     if (NULL.test(source)) return null;
-    if (BOOL.test(source)) return first === 0x74 || first === 0x54;
-    if (INT.test(source)) return Number.parseInt(source, 10);
+    // Only as written: `True`, `+1`, `01` or an integer past 2^53 is yaml's to read (toPlain keeps an id's text as written; env refuses them).
+    if (BOOL.test(source)) {
+      if (source !== "true" && source !== "false") fail();
+      return first === 0x74;
+    }
+    if (INT.test(source)) {
+      const value = Number.parseInt(source, 10);
+      if (String(value) !== source) fail();
+      return value;
+    }
     if (OTHER_NUMBER.test(source)) fail();
   }
   return source;

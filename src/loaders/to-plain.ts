@@ -1,6 +1,7 @@
-import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Pair, type YAMLMap } from "yaml";
+import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Pair, type Scalar, type YAMLMap } from "yaml";
 import { MAX_ALIAS_EXPANSION, MAX_NESTING_DEPTH } from "./limits.js";
 import type { ProblemList } from "./problem-list.js";
+import { quote } from "./report-issues.js";
 
 /** Plain data from a YAML document, plus where each alias pointed (for error positions). */
 export interface PlainDocument {
@@ -8,11 +9,20 @@ export interface PlainDocument {
   aliasTargets: Map<Alias, Node>;
 }
 
-/** The text of a mapping key: strings as is, plain numbers and booleans as written (`1:` is "1"); undefined otherwise. */
+/**
+ * The text of a mapping key: strings as is, plain numbers, booleans and nulls as written
+ * (`1:` is "1", `1.0:` "1.0", `null:` "null"); undefined otherwise (an empty key, a mapping).
+ */
 export function keyText(key: unknown): string | undefined {
-  if (!isScalar(key)) return undefined;
-  if (typeof key.value === "string") return key.value;
-  if (typeof key.value === "number" || typeof key.value === "boolean") return key.source ?? String(key.value);
+  return isScalar(key) ? scalarText(key) : undefined;
+}
+
+/** A scalar as text: a string as is, a plain number, boolean or null as written; undefined for an empty or binary one. */
+function scalarText(node: Scalar): string | undefined {
+  const value = node.value;
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean") return node.source ?? String(value);
+  if (value === null && typeof node.source === "string" && node.source !== "") return node.source;
   return undefined;
 }
 
@@ -26,7 +36,33 @@ export function keyText(key: unknown): string | undefined {
  */
 export function toPlain(document: Document.Parsed, problems: ProblemList): PlainDocument {
   const builder = new PlainBuilder(problems);
-  return { value: builder.convert(document.contents, 0, false), aliasTargets: builder.aliasTargets };
+  return { value: builder.convert(document.contents, 0, undefined), aliasTargets: builder.aliasTargets };
+}
+
+/**
+ * What a node is, where that changes how it is read: the top-level `tasks` mapping, a task
+ * in it, ids (a task's `dependsOn`), whose numbers and booleans are read as written, as
+ * task ids are as keys (`dependsOn: [1]` names the task `1:`, `[1.0]` the task `1.0:`),
+ * `defaults`, and an `env` mapping (see #checkEnvValue).
+ */
+type Role = "tasks" | "task" | "ids" | "defaults" | "env" | undefined;
+
+/**
+ * A `dependsOn` entry: a number or boolean YAML would write otherwise (`1.0`, `0x1`, `True`)
+ * as its text; others as they are, as the fast reader gives them (the schema makes them text).
+ */
+function idValue(node: Scalar): unknown {
+  const value = node.value;
+  if (typeof value !== "number" && typeof value !== "boolean") return value;
+  return node.source !== undefined && node.source !== String(value) ? node.source : value;
+}
+
+/** The role of the value of `key` in a mapping of role `role` at `depth`. */
+function roleOf(key: string | undefined, depth: number, role: Role): Role {
+  if (depth === 0) return key === "tasks" ? "tasks" : key === "defaults" ? "defaults" : key === "env" ? "env" : undefined;
+  if (role === "tasks") return "task";
+  if (role === "task" && key === "dependsOn") return "ids";
+  return (role === "task" || role === "defaults") && key === "env" ? "env" : undefined;
 }
 
 class PlainBuilder {
@@ -35,6 +71,10 @@ class PlainBuilder {
   readonly #inProgress = new Set<Node>();
   readonly #done = new Map<Node, { value: unknown; size: number; height: number }>();
   readonly #problems: ProblemList;
+  readonly #keyIndexes = new Map<YAMLMap, Map<string, Node>>();
+  /** The id of the task being converted, and the label of the env mapping being converted (for messages). */
+  #taskId: string | undefined;
+  #envField = "`env";
   #expanded = 0;
   #bombed = false;
   #size = 0;
@@ -45,7 +85,7 @@ class PlainBuilder {
     this.#problems = problems;
   }
 
-  convert(node: unknown, depth: number, isTasks: boolean): unknown {
+  convert(node: unknown, depth: number, role: Role): unknown {
     this.#height = 0;
     if (isAlias(node)) return this.#expand(node, depth);
     if (!isScalar(node) && !isMap(node) && !isSeq(node)) return null;
@@ -57,9 +97,9 @@ class PlainBuilder {
     }
     this.#size++;
     let value: unknown;
-    if (isScalar(node)) value = node.value;
-    else if (isMap(node)) value = this.#convertMap(node, depth, isTasks);
-    else value = this.#convertList(node.items, depth);
+    if (isScalar(node)) value = role === "ids" ? idValue(node) : node.value;
+    else if (isMap(node)) value = this.#convertMap(node, depth, role);
+    else value = this.#convertList(node.items, depth, role === "ids" ? "ids" : undefined);
     if (anchored) {
       this.#inProgress.delete(anchored);
       this.#done.set(anchored, { value, size: this.#size - sizeBefore, height: this.#height });
@@ -67,10 +107,10 @@ class PlainBuilder {
     return value;
   }
 
-  #convertList(items: unknown[], depth: number): unknown[] {
+  #convertList(items: unknown[], depth: number, role: Role): unknown[] {
     let height = 0;
     const list = items.map((item) => {
-      const value = this.convert(item, depth + 1, false);
+      const value = this.convert(item, depth + 1, role);
       height = Math.max(height, this.#height);
       return value;
     });
@@ -78,13 +118,18 @@ class PlainBuilder {
     return list;
   }
 
-  #convertMap(map: YAMLMap, depth: number, isTasks: boolean): unknown {
+  #convertMap(map: YAMLMap, depth: number, role: Role): unknown {
+    const isTasks = role === "tasks";
     const result = isTasks ? new Map<string, unknown>() : (Object.create(null) as Record<string, unknown>);
     const has = (key: string) => (result instanceof Map ? result.has(key) : Object.hasOwn(result, key));
     let height = 0;
     for (const pair of map.items) {
       const key = this.#checkKey(pair, map, has, isTasks);
-      const value = this.convert(pair.value, depth + 1, depth === 0 && key === "tasks");
+      const valueRole = roleOf(key, depth, role);
+      if (isTasks) this.#taskId = key;
+      if (valueRole === "env") this.#envField = role === "task" ? `task ${quote(this.#taskId ?? "")}: \`env` : role === "defaults" ? "`defaults.env" : "`env";
+      if (role === "env" && key !== undefined) this.#checkEnvValue(pair.value, key);
+      const value = this.convert(pair.value, depth + 1, valueRole);
       height = Math.max(height, this.#height);
       if (key === undefined) continue;
       if (result instanceof Map) result.set(key, value);
@@ -92,6 +137,22 @@ class PlainBuilder {
     }
     this.#height = height + 1;
     return result;
+  }
+
+  /**
+   * An env value that YAML reads as an integer or a boolean other than as written (`01234`,
+   * `0x10`, `1.0`, `1e3`, `+5`, `True`): the schema takes integers and booleans as text, which
+   * would silently pass 1234 for 01234. Other numbers the schema refuses itself.
+   */
+  #checkEnvValue(node: unknown, name: string): void {
+    if (!isScalar(node) || node.source === undefined) return;
+    const value = node.value;
+    if (typeof value !== "boolean" && !(typeof value === "number" && Number.isInteger(value))) return;
+    if (node.source === String(value)) return;
+    this.#problems.atOffset(
+      node.range?.[0] ?? 0,
+      `${this.#envField}.${name}\` is ${node.source}, which YAML reads as ${String(value)}; quote it (${quote(node.source)}) to pass it as written`,
+    );
   }
 
   #checkKey(pair: Pair, map: YAMLMap, has: (key: string) => boolean, isTasks: boolean): string | undefined {
@@ -108,12 +169,26 @@ class PlainBuilder {
       return undefined;
     }
     if (has(key)) {
-      const first = map.items.find((other) => keyText(other.key) === key)?.key as Node | undefined;
+      const first = this.#firstKeys(map).get(key);
       const where = first?.range ? ` (first defined at ${this.#problems.lineCol(first.range[0])})` : "";
       this.#problems.atOffset(offset, `duplicate ${isTasks ? "task id" : "key"} "${key}"${where}; each must appear once`);
       return undefined;
     }
     return key;
+  }
+
+  /** Each key of `map` and the node of its first occurrence: built at the map's first duplicate, so reporting many duplicates stays O(n). */
+  #firstKeys(map: YAMLMap): Map<string, Node> {
+    let index = this.#keyIndexes.get(map);
+    if (index === undefined) {
+      index = new Map();
+      for (const pair of map.items) {
+        const text = keyText(pair.key);
+        if (text !== undefined && !index.has(text)) index.set(text, pair.key as Node);
+      }
+      this.#keyIndexes.set(map, index);
+    }
+    return index;
   }
 
   #expand(alias: Alias, depth: number): unknown {

@@ -1,5 +1,6 @@
 import type * as z from "zod/mini";
-import type { SourceLocator } from "./locator.js";
+import { MAX_TASKS } from "./limits.js";
+import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { describeValue, quote, reportIssues } from "./report-issues.js";
 import { TASK_ID_PATTERN, taskSchema, workflowHeaderSchema, type TaskFile } from "./schema.js";
@@ -30,7 +31,10 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
   }
   const { tasks, ...rest } = data as Record<string, unknown>;
   const header = workflowHeaderSchema.safeParse(rest, parseOptions);
-  if (!header.success) reportIssues(header.error.issues, [], locator, problems);
+  if (!header.success) {
+    reportIssues(header.error.issues, [], locator, problems);
+    if (isRecord(rest.defaults)) reportRunAtWithDelay(rest.defaults, ["defaults"], locator, problems);
+  }
   const entries = taskEntries(tasks, locator, problems);
   const valid: ValidatedFile["tasks"] = [];
   for (const [id, raw] of entries) {
@@ -44,6 +48,7 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
       continue;
     }
     reportIssues(result.error.issues, ["tasks", id], locator, problems);
+    if (isRecord(raw)) reportRunAtWithDelay(raw, ["tasks", id], locator, problems);
     const dependsOn = dependsOnSchema.safeParse(isRecord(raw) ? raw.dependsOn : undefined);
     valid.push({ id, task: undefined, dependsOn: dependsOn.success ? dependsOn.data : undefined });
   }
@@ -66,7 +71,23 @@ function taskEntries(tasks: unknown, locator: SourceLocator, problems: ProblemLi
     return [];
   }
   if (entries.length === 0) problems.atOffset(locator.offsetOf(["tasks"]), "`tasks` is empty; define at least one task");
+  // Counted before parsing too (scan-tokens.ts), where a `tasks` key written with escapes goes unseen.
+  if (entries.length > MAX_TASKS) {
+    problems.atOffset(locator.offsetOf(["tasks"]), `too many tasks (${entries.length.toLocaleString("en-US")}); the limit is ${MAX_TASKS.toLocaleString("en-US")}`);
+    return [];
+  }
   return entries;
+}
+
+/**
+ * The schema checks `runAt` against `delay` only in an object that is otherwise valid: said
+ * here too when the task (or `defaults`) has other problems, so every problem shows at once.
+ * The same problem twice is shown once (ProblemList).
+ */
+function reportRunAtWithDelay(raw: Record<string, unknown>, path: DataPath, locator: SourceLocator, problems: ProblemList): void {
+  if (raw.runAt === undefined || raw.delay === undefined) return;
+  const owner = path[0] === "tasks" ? `task ${quote(String(path[1]))}: ` : "";
+  problems.atOffset(locator.offsetOf([...path, "delay"]), `${owner}\`${path[0] === "tasks" ? "" : "defaults."}delay\` cannot be set together with \`runAt\`; keep one`);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { readdir, truncate, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -90,6 +90,18 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     const result = await runCli(["validate", "/dev/zero"], { cwd: ws.dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe("/dev/zero:1:1: the file is larger than the limit of 67,108,864 bytes (64 MiB)\n1 problem; nothing was run\n");
+  });
+
+  it("/dev/stdin given a file (`taskq run /dev/stdin < ci.yaml`) runs its tasks in the current folder, not in /dev", async () => {
+    const ws = await workspace("tasks:\n  a: { run: pwd > where }\n");
+    const result = spawnSync("sh", ["-c", '"$1" "$2" run /dev/stdin --log-dir "$3" --output plain < "$4"', "sh", process.execPath, BIN, ws.logs, ws.file], {
+      cwd: ws.dir,
+      encoding: "utf8",
+      env: { ...process.env, CI: "true", NO_COLOR: "1" },
+    });
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+    expect(readFileSync(path.join(ws.dir, "where"), "utf8").trim()).toBe(realpathSync(ws.dir));
   });
 
   it("`-` reads the workflow from standard input: problems name <stdin>, tasks run in the current folder", async () => {

@@ -61,6 +61,26 @@ describe("parseWorkflow on a valid file", () => {
     expect(workflow.tasks.map((task) => task.id)).toEqual(["b", "2", "1", "0x1F"]);
   });
 
+  it("reads numbers and booleans in dependsOn as written, as ids are as keys", () => {
+    const workflow = parse(yaml("tasks:", "  1: { run: x }", "  true: { run: x }", "  1.0: { run: x }", "  null: { run: x }", "  a: { run: x, dependsOn: [1, true, 1.0, 'null'] }", "  b: { run: x, dependsOn: 1.0 }"));
+    expect(workflow.tasks.map((task) => [task.id, task.dependsOn])).toEqual([
+      ["1", []],
+      ["true", []],
+      ["1.0", []],
+      ["null", []],
+      ["a", ["1", "true", "1.0", "null"]],
+      ["b", ["1.0"]],
+    ]);
+  });
+
+  it("takes a base over the default max as the max too, where nothing sets max", () => {
+    const workflow = parse(yaml("defaults: { backoff: { base: 1m } }", "tasks:", "  a: { run: x }", "  b: { run: x, backoff: { base: 10ms } }"));
+    expect(workflow.tasks.map((task) => task.backoff)).toEqual([
+      { baseMs: 60_000, maxMs: 60_000 },
+      { baseMs: 10, maxMs: 30_000 },
+    ]);
+  });
+
   it("stores ids like __proto__ and constructor as plain data", () => {
     const workflow = parse(yaml("tasks:", "  __proto__: { run: a }", "  constructor: { run: b, dependsOn: __proto__ }"));
     expect(workflow.tasks.map((task) => [task.id, task.run, task.dependsOn])).toEqual([["__proto__", "a", []], ["constructor", "b", ["__proto__"]]]);

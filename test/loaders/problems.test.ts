@@ -155,6 +155,63 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("refuses env values YAML reads as an integer or boolean other than as written, at each, saying how to keep them", () => {
+    const text = yaml("env: { A: 1.0, B: 0x10, C: 01234, D: 1e3, E: +5, F: True, OK: 12, YES: true }", "defaults: { env: { G: 07 } }", "tasks:", "  a: { run: x, env: { H: FALSE } }");
+    expect(problemsOf(text)).toEqual([
+      '1:11: `env.A` is 1.0, which YAML reads as 1; quote it ("1.0") to pass it as written',
+      '1:19: `env.B` is 0x10, which YAML reads as 16; quote it ("0x10") to pass it as written',
+      '1:28: `env.C` is 01234, which YAML reads as 1234; quote it ("01234") to pass it as written',
+      '1:38: `env.D` is 1e3, which YAML reads as 1000; quote it ("1e3") to pass it as written',
+      '1:46: `env.E` is +5, which YAML reads as 5; quote it ("+5") to pass it as written',
+      '1:53: `env.F` is True, which YAML reads as true; quote it ("True") to pass it as written',
+      '2:23: `defaults.env.G` is 07, which YAML reads as 7; quote it ("07") to pass it as written',
+      '4:26: task "a": `env.H` is FALSE, which YAML reads as false; quote it ("FALSE") to pass it as written',
+    ]);
+  });
+
+  it("reports runAt with delay even when the task or defaults has other problems too", () => {
+    const text = yaml("defaults: { runAt: 2027-01-01T00:00:00Z, delay: 1s, retries: x }", "tasks:", "  a: { run: x, runAt: 2027-01-01T00:00:00Z, delay: 1s, retries: x }");
+    expect(problemsOf(text)).toEqual([
+      "1:49: `defaults.delay` cannot be set together with `runAt`; keep one",
+      '1:62: `defaults.retries` must be an integer from 0 to 100, got "x"',
+      '3:52: task "a": `delay` cannot be set together with `runAt`; keep one',
+      '3:65: task "a": `retries` must be an integer from 0 to 100, got "x"',
+    ]);
+  });
+
+  it("reports a backoff whose max, from the task or from defaults, is under its base from the other", () => {
+    expect(problemsOf(yaml("defaults: { backoff: { base: 1m } }", "tasks:", "  a: { run: x, backoff: { max: 10s } }", "  b: { run: x }"))).toEqual([
+      '3:32: task "a": `backoff.max` must not be shorter than `defaults.backoff.base`',
+    ]);
+    expect(problemsOf(yaml("defaults: { backoff: { max: 10s } }", "tasks:", "  a: { run: x, backoff: { base: 1m } }", "  b: { run: x, backoff: { base: 2s } }"))).toEqual([
+      '3:33: task "a": `backoff.base` must not be longer than `defaults.backoff.max`',
+    ]);
+  });
+
+  it("names a long dependency cycle by its first ten steps and its length", () => {
+    const tasks = Array.from({ length: 12 }, (_, index) => `  t${index}: { run: x, dependsOn: t${(index + 1) % 12} }`);
+    const steps = Array.from({ length: 9 }, (_, index) => `t${index} -> t${index + 1} at ${index + 2}:${index < 9 ? 28 : 29}`);
+    expect(problemsOf(yaml("tasks:", ...tasks))).toEqual([
+      `2:28: dependency cycle: t0 -> t1 -> t2 -> t3 -> t4 -> t5 -> t6 -> t7 -> t8 -> t9 -> ... (12 tasks in all) -> t0 (${steps.join(", ")}, ...); remove one of these dependencies`,
+    ]);
+  });
+
+  it("suggests the field other tools call by another name, and says merge keys are not supported", () => {
+    expect(problemsOf(yaml("jobs: {}", "tasks:", "  a: { cmd: x, needs: [b], <<: { run: y } }", "  b: { run: x }"))).toEqual([
+      '1:1: unknown key "jobs" at the top level; did you mean "tasks"?',
+      '3:3: task "a": `run` is missing; it must be a non-empty command string',
+      '3:8: task "a": unknown key "cmd"; did you mean "run"?',
+      '3:16: task "a": unknown key "needs"; did you mean "dependsOn"?',
+      '3:28: task "a": unknown key "<<"; YAML merge keys are not supported: set shared fields in `defaults`, or repeat them',
+    ]);
+  });
+
+  it("names the first definition of each of many duplicate ids", () => {
+    const ids = Array.from({ length: 3 }, (_, index) => `t${index}`);
+    const text = yaml("tasks:", ...ids.map((id) => `  ${id}: { run: x }`), ...ids.map((id) => `  ${id}: { run: y }`));
+    expect(problemsOf(text)).toEqual(ids.map((id, index) => `${index + 5}:3: duplicate task id "${id}" (first defined at ${index + 2}:3); each must appear once`));
+  });
+
   it("reports a NUL character in run, env and cwd, which no command can be given", () => {
     const text = yaml('env: { G: "g\\0" }', "tasks:", '  a: { run: "echo \\0", env: { X: "a\\0b" }, cwd: "d\\0" }');
     expect(problemsOf(text)).toEqual([
@@ -173,9 +230,13 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf("tasks: [a]\n")).toEqual(["1:8: `tasks` must be a mapping of task id to task, got a list"]);
   });
 
-  it("reports keys that are not text", () => {
-    const text = yaml("tasks:", "  ? [a, b]", "  : { run: x }", "  ~: { run: x }", "  ok: { run: x }");
-    expect(problemsOf(text)).toEqual(["2:5: a key must be plain text, not a mapping or list", "4:3: a key must be plain text, not empty"]);
+  it("reports keys that are not text, and reads null keys as written", () => {
+    const text = yaml("tasks:", "  ? [a, b]", "  : { run: x }", "  : { run: x }", "  ~: { run: x }", "  null: { run: x }", "  ok: { run: x, dependsOn: 'null' }");
+    expect(problemsOf(text)).toEqual([
+      "2:5: a key must be plain text, not a mapping or list",
+      "4:1: a key must be plain text, not empty",
+      '5:3: invalid task id "~": ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."',
+    ]);
   });
 
   it("reports unknown and self-containing aliases", () => {
