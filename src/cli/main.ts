@@ -53,7 +53,14 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
     return error.exitCode;
   }
   const commanderCode = (error as { code?: unknown; exitCode?: unknown } | null)?.exitCode;
-  if (typeof commanderCode === "number") return commanderCode; // commander printed its own message
+  if (typeof commanderCode === "number") {
+    // commander printed its own message (an unknown flag, a missing file argument); with --output json, a record of it too.
+    if (commanderCode !== 0 && jsonOutput(argv)) {
+      const message = (error instanceof Error ? error.message : String(error)).replace(/^error: /, "");
+      process.stdout.write(`${JSON.stringify({ ts: new Date().toISOString(), event: "error", code: "USAGE", exitCode: commanderCode, message })}\n`);
+    }
+    return commanderCode;
+  }
   process.stderr.write(`taskq: unexpected error (this is a bug): ${error instanceof Error ? error.message : String(error)}\n`);
   if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
   else process.stderr.write("run again with --verbose for the stack trace\n");

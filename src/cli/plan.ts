@@ -1,5 +1,6 @@
 import { IndexedHeap, type Priority } from "../engine/index.js";
 import type { Workflow, WorkflowTask } from "../loaders/index.js";
+import { oneLine } from "./one-line.js";
 
 const RANK: Record<Priority, number> = { low: 0, normal: 1, high: 2, critical: 3 };
 
@@ -42,7 +43,7 @@ export function printPlan(workflow: Workflow, concurrency: number, json = false)
   const tasks = workflow.tasks.length;
   const lines = json
     ? [JSON.stringify({ event: "plan", file: workflow.file, tasks, concurrency })]
-    : [`plan for ${workflow.file}: ${tasks} tasks, concurrency ${concurrency}; nothing is run`];
+    : [`plan for ${workflow.file}: ${tasks} task${tasks === 1 ? "" : "s"}, concurrency ${concurrency}; nothing is run`];
   order.forEach((task, index) => {
     if (json) {
       const { id, run, priority, dependsOn, runAt, delayMs, retries, timeoutMs } = task;
@@ -55,7 +56,7 @@ export function printPlan(workflow: Workflow, concurrency: number, json = false)
     if (task.delayMs !== undefined) details.push(`${task.delayMs}ms after the run starts`);
     if (task.retries > 0) details.push(`${task.retries} retr${task.retries === 1 ? "y" : "ies"}`);
     if (task.timeoutMs !== undefined) details.push(`timeout ${task.timeoutMs}ms`);
-    lines.push(`${String(index + 1).padStart(4)}. ${task.id}: ${task.run}  (${details.join("; ")})`);
+    lines.push(`${String(index + 1).padStart(4)}. ${task.id}: ${oneLine(task.run)}  (${details.join("; ")})`);
   });
   for (const note of workflow.notes) lines.push(json ? JSON.stringify({ event: "note", message: note }) : `note: ${note}`);
   process.stdout.write(`${lines.join("\n")}\n`);

@@ -26,6 +26,30 @@ describe("taskq commands", () => {
     expect(bad.stderr).toContain("--concurrency");
   });
 
+  it("with --output json, a usage error commander finds is an error record on stdout too", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
+    const cases: Array<[string[], string]> = [
+      [["run", "--output", "json"], "missing required argument 'file'"],
+      [["run", "--output=json", "--bogus", ws.file], "unknown option '--bogus'"],
+      [["run", "--output", "json", ws.file, "extra"], "too many arguments for 'run'. Expected 1 argument but got 2."],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runCli(args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`error: ${message}`);
+      expect(JSON.parse(result.stdout)).toMatchObject({ event: "error", code: "USAGE", exitCode: 2, message });
+    }
+    expect((await runCli(["run", "--bogus", ws.file])).stdout).toBe("");
+  });
+
+  it("list and --dry-run show a multi-line command on its one line, its line breaks and tabs as \n and \t", async () => {
+    // YAML's "\n" and "\t" escapes: a real line break and a real tab in the command.
+    const ws = await workspace('tasks:\n  a: { run: "echo one\\n\\techo two\\n" }\n');
+    const shown = String.raw`echo one\n\techo two`;
+    expect((await runCli(["list", ws.file])).stdout).toBe(`ID\tPRIORITY\tRETRIES\tDEPENDS ON\tRUN\na\tnormal\t0\t-\t${shown}\n`);
+    expect((await runCli(["run", "--dry-run", ws.file, "-j", "1"])).stdout).toBe(`plan for ${ws.file}: 1 task, concurrency 1; nothing is run\n   1. a: ${shown}  (priority normal)\n`);
+  });
+
   it("validate reports every problem as file:line:col and runs nothing", async () => {
     const ws = await workspace(`tasks:
   a:

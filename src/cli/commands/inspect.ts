@@ -1,3 +1,4 @@
+import { oneLine } from "../one-line.js";
 import type { Workflow } from "../../loaders/index.js";
 
 async function load(file: string): Promise<Workflow> {
@@ -19,7 +20,7 @@ export async function listCommand(file: string): Promise<number> {
   const workflow = await load(file);
   const lines = ["ID\tPRIORITY\tRETRIES\tDEPENDS ON\tRUN"];
   for (const task of workflow.tasks) {
-    lines.push([task.id, task.priority, task.retries, task.dependsOn.join(",") || "-", task.run.replaceAll("\n", " ")].join("\t"));
+    lines.push([task.id, task.priority, task.retries, task.dependsOn.join(",") || "-", oneLine(task.run)].join("\t"));
   }
   process.stdout.write(`${lines.join("\n")}\n`);
   return 0;
@@ -56,3 +57,4 @@ export async function schemaCommand(): Promise<number> {
   process.stdout.write(`${JSON.stringify(workflowJsonSchema(), null, 2)}\n`);
   return 0;
 }
+
