@@ -23,7 +23,8 @@ type Reply = { ok: true; workflow: Workflow } | { ok: false; problems?: Workflow
 export async function loadWorkflowForRun(file: string, options: { onThreadStarted?: () => void } = {}): Promise<Workflow> {
   let size = 0;
   try {
-    size = statSync(file).size;
+    // `-` is standard input, read once, in place (not a file named "-" in the current folder).
+    if (file !== "-") size = statSync(file).size;
   } catch {
     // the loader reports it
   }

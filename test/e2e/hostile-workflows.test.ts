@@ -116,6 +116,10 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     const ran = spawnSync(process.execPath, [BIN, "run", "-", "--log-dir", ws.logs], { cwd: ws.dir, input: "tasks:\n  a: { run: touch ran-a }\n", encoding: "utf8", env });
     expect(ran.status).toBe(0);
     expect(existsSync(path.join(ws.dir, "ran-a"))).toBe(true);
+    // A large file named "-" in the current folder is not what `-` means, even where a large file is read apart.
+    await writeFile(path.join(ws.dir, "-"), "#".repeat(300_000));
+    const anchored = spawnSync(process.execPath, [BIN, "run", "-", "--log-dir", ws.logs], { cwd: ws.dir, input: "x: &a 1\ntasks:\n  a: { run: touch ran-b }\n", encoding: "utf8", env });
+    expect(anchored.stderr).toBe('<stdin>:1:1: unknown key "x" at the top level\n1 problem; nothing was run\n');
   });
 
   it("ids `../../x`, `a/b`, 300 bytes, `.`, `..` are rejected by the documented pattern (case 22)", async () => {
