@@ -21,13 +21,13 @@ export function buildProgram(version: string): Command {
   program
     .command("run")
     .description("run a workflow file")
-    .argument("<file>", "workflow YAML file")
+    .argument("<file>", "workflow YAML file (- for standard input)")
     .option("-j, --concurrency <n>", "tasks running at once (default: the file's, else the CPU count)")
     .option("--shutdown-timeout <duration>", "after Ctrl-C, how long running tasks may finish", "10s")
     .option("--kill-grace <duration>", "between SIGTERM and SIGKILL of a task's process group", "5s")
     .addOption(new Option("--output <mode>", "how to show progress").choices(["auto", "tty", "plain", "json"]).default("auto"))
     .option("--log-dir <dir>", "root folder of the per-task logs", ".taskq/logs")
-    .option("--no-color", "no colours (NO_COLOR is honoured too)")
+    .option("--no-color", "no colours (NO_COLOR and FORCE_COLOR are honoured too)")
     .option("--dry-run", "print the plan in start order; run nothing")
     .option("--store <url>", "run durably through PostgreSQL (default: TASKQ_STORE when set)")
     .option("--store-schema <name>", "PostgreSQL schema of the store (default: TASKQ_STORE_SCHEMA, else taskq)")
@@ -40,7 +40,7 @@ export function buildProgram(version: string): Command {
   program
     .command("validate")
     .description("check a workflow file; run nothing")
-    .argument("<file>", "workflow YAML file")
+    .argument("<file>", "workflow YAML file (- for standard input)")
     .action(async (file: string) => {
       const { validateCommand } = await import("./commands/inspect.js");
       process.exitCode = await validateCommand(file);
@@ -49,7 +49,7 @@ export function buildProgram(version: string): Command {
   program
     .command("list")
     .description("list a workflow's tasks in topological order")
-    .argument("<file>", "workflow YAML file")
+    .argument("<file>", "workflow YAML file (- for standard input)")
     .action(async (file: string) => {
       const { listCommand } = await import("./commands/inspect.js");
       process.exitCode = await listCommand(file);
@@ -58,7 +58,7 @@ export function buildProgram(version: string): Command {
   program
     .command("graph")
     .description("print the task graph (Mermaid, or Graphviz dot)")
-    .argument("<file>", "workflow YAML file")
+    .argument("<file>", "workflow YAML file (- for standard input)")
     .addOption(new Option("--format <format>", "graph language").choices(["mermaid", "dot"]).default("mermaid"))
     .action(async (file: string, flags: { format: "mermaid" | "dot" }) => {
       const { graphCommand } = await import("./commands/inspect.js");
@@ -86,7 +86,7 @@ function addDurableCommands(program: Command): void {
 
   withStore(program.command("submit"))
     .description("validate a workflow and enqueue it as a durable run; prints the run id")
-    .argument("<file>", "workflow YAML file")
+    .argument("<file>", "workflow YAML file (- for standard input)")
     .option("--run-id <id>", "the run's id (submitting the same id again is idempotent)")
     .action(async (file: string, flags: Record<string, unknown>) => {
       const { submitCommand } = await import("./commands/durable.js");
