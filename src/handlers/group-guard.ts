@@ -11,33 +11,54 @@ import { tempRoot } from "./temp-root.js";
  * until then. A taskq that ends as it should removes the list first: nothing to do. Else
  * the list's "+PGID" and "-PGID" lines, replayed, leave the groups that were running
  * (anything else, or a PGID of 0 or 1, which kill would take as "its own group" or "every
- * process", is ignored). Each gets SIGTERM and, when some member is still there after the
- * grace, SIGKILL. dash's kill takes `-SIG -PGID`, not `-s SIG`.
+ * process", is ignored). Each task leads its session too (sid = pgid), and its processes
+ * may have left its group for others of that session (`timeout`, job control): found in
+ * /proc/<pid>/stat (fields after "(comm) ": state, ppid, pgrp, session), those groups go
+ * too, for running tasks and for ended ones ("-PGID": what a task left behind is stopped a
+ * second after it ends, by taskq, which may not have had that second). An ended session
+ * whose id is some process's pid now was reused: skipped. Each group gets SIGTERM and, when
+ * some member is still there after the grace, SIGKILL. dash's kill takes `-SIG -PGID`, not
+ * `-s SIG`.
  */
 export const GUARD_SCRIPT = `
 while read -r _; do :; done
 [ -f "$3" ] || exit 0
 live=" "
+ended=" "
 while read -r line; do
   pg=\${line#?}
   case $pg in ''|0|1|*[!0-9]*) continue ;; esac
   case $line in
     +*) live="$live$pg " ;;
-    -*) case $live in *" $pg "*) live="\${live%% $pg *} \${live#* $pg }" ;; esac ;;
+    -*) case $live in *" $pg "*) live="\${live%% $pg *} \${live#* $pg }" ended="$ended$pg " ;; esac ;;
   esac
 done < "$3"
 rm -f "$3" "$3.new"
-[ "$live" = " " ] && exit 0
-for pg in $live; do kill -TERM -$pg 2>/dev/null; done
+grace=$2
+groups=$live
+for stat in /proc/[0-9]*/stat; do
+  read -r fields 2>/dev/null < "$stat" || continue
+  set -f
+  set -- \${fields##*) }
+  set +f
+  case $3$4 in *[!0-9]*|'') continue ;; esac
+  case $live in
+    *" $4 "*) ;;
+    *) case $ended in *" $4 "*) [ -e "/proc/$4" ] && continue ;; *) continue ;; esac ;;
+  esac
+  case $groups in *" $3 "*) ;; *) groups="$groups$3 " ;; esac
+done
+[ "$groups" = " " ] && exit 0
+for pg in $groups; do kill -TERM -$pg 2>/dev/null; done
 waited=0
-while [ "$waited" -lt "$2" ]; do
+while [ "$waited" -lt "$grace" ]; do
   left=
-  for pg in $live; do kill -0 -$pg 2>/dev/null && left=1; done
+  for pg in $groups; do kill -0 -$pg 2>/dev/null && left=1; done
   [ -z "$left" ] && exit 0
   sleep 1
   waited=$((waited + 1))
 done
-for pg in $live; do kill -KILL -$pg 2>/dev/null; done
+for pg in $groups; do kill -KILL -$pg 2>/dev/null; done
 exit 0
 `;
 

@@ -257,7 +257,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       for (const [ends] of unread) closeSync(ends.read);
       ctx.signal.removeEventListener("abort", onAbort);
       terminator.dispose();
-      unregisterProcessGroup(pid);
+      unregisterProcessGroup(pid, options.killGraceMs);
     }
 
     const final = result(exit, abortReason);

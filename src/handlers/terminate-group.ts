@@ -1,5 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { isProcessGroupAlive, signalProcessGroup } from "./process-groups.js";
+import { hasSessionStragglers, isProcessGroupAlive, signalSession } from "./process-groups.js";
 
 /** How often a lingering group is checked while it is being terminated. */
 const POLL_MS = 25;
@@ -8,7 +8,8 @@ const KILL_SETTLE_MS = 2000;
 
 /**
  * SIGTERM to the whole group, then SIGKILL after the grace period: the escalation
- * execa applies to one child, applied to the task's process group.
+ * execa applies to one child, applied to the task's process group, and to the other
+ * groups of its session (see process-groups.ts).
  */
 export class GroupTerminator {
   readonly #pgid: number;
@@ -26,7 +27,7 @@ export class GroupTerminator {
   terminate(): void {
     if (this.#terminating) return;
     this.#terminating = true;
-    if (!signalProcessGroup(this.#pgid, "SIGTERM")) return;
+    if (!signalSession(this.#pgid, "SIGTERM")) return;
     this.#killTimer = setTimeout(() => this.kill(), this.#graceMs);
   }
 
@@ -34,18 +35,22 @@ export class GroupTerminator {
     clearTimeout(this.#killTimer);
     this.#terminating = true;
     this.#killed = true;
-    signalProcessGroup(this.#pgid, "SIGKILL");
+    signalSession(this.#pgid, "SIGKILL");
   }
 
   /**
    * Called once the shell has exited: whatever is left of its group (background jobs)
-   * is terminated, and this returns when the group is gone, or SIGKILLed and given time to die.
+   * is terminated, and this returns when the group is gone (and, for a task being stopped,
+   * its session's other groups), or SIGKILLed and given time to die.
    */
   async reap(): Promise<void> {
-    if (!(await isProcessGroupAlive(this.#pgid))) return;
+    // A task stopped (timeout, cancel, shutdown) ends when its whole session is gone; one that
+    // exited leaves what is not in its group to the next sweep (see process-groups.ts).
+    const alive = async (): Promise<boolean> => (await isProcessGroupAlive(this.#pgid)) || (this.#terminating && hasSessionStragglers(this.#pgid));
+    if (!(await alive())) return;
     this.terminate();
     let killedAt: number | undefined;
-    while (await isProcessGroupAlive(this.#pgid)) {
+    while (await alive()) {
       if (this.#killed) {
         killedAt ??= performance.now();
         // A process stuck in uninterruptible sleep can outlast SIGKILL; do not hang on it.

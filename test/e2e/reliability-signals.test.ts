@@ -133,6 +133,22 @@ describe("signals and shutdown", () => {
     await waitUntil("the guard gone", async () => (await findGuards(run.child.pid!)).length === 0, SLACK_MS * 2);
   });
 
+  it("taskq SIGKILLed: its guard stops the groups tasks made in their sessions (coreutils timeout), running tasks' and one's that just ended", async () => {
+    const yaml = tasksYaml([
+      ["wrapped", '{ run: "echo pgid $$; timeout 100 sleep 1000" }'],
+      // Ends at once, leaving a sleeper in timeout's group, which taskq would stop a second later.
+      ["left", "{ run: \"timeout 100 sh -c 'sleep 1000 & echo inner'\" }"],
+    ]);
+    const run = await startRun(yaml, ["-j", "2", "--kill-grace", "1s"]);
+    await waitForOutput(run, /ok +left/);
+    await waitForOutput(run, /wrapped \| pgid/);
+    run.signalTaskq("SIGKILL");
+    await run.exited;
+    const runId = await singleRunId(run.logs);
+    await waitUntil("every task process gone", async () => (await findLeftovers(runId)).length === 0, 1000 + SLACK_MS * 2);
+    await waitUntil("the guard gone", async () => (await findGuards(run.child.pid!)).length === 0, SLACK_MS * 2);
+  });
+
   it("a guard killed by someone else is replaced, and the new one stops the tasks when taskq is SIGKILLed", async () => {
     const run = await startRun(tasksYaml([["a", '{ run: "echo pgid $$; sleep 1000" }'], ["b", '{ run: "echo pgid $$; sleep 1000" }']]), ["-j", "2", "--kill-grace", "1s"]);
     await waitForOutput(run, / \| pgid /, 2);

@@ -1,8 +1,9 @@
 import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { isAlive } from "../helpers/processes.js";
-import { SLACK_MS, checkAllClean, jsonEvents, readLedger, runToEnd, tasksYaml } from "./reliability-harness.js";
+import { findLeftovers, isAlive } from "../helpers/processes.js";
+import { SLACK_MS, checkAllClean, jsonEvents, readLedger, runToEnd, singleRunId, startRun, tasksYaml, waitForOutput, waitUntil } from "./reliability-harness.js";
 
 afterEach(() => checkAllClean());
 
@@ -29,6 +30,46 @@ describe("process trees and timeouts", () => {
       expect(failed?.error).toMatchObject({ timedOut: true, message: "timed out after 300ms" });
       expect(attemptSpan(result.stdout, id, "failed")).toBeLessThan(300 + 500 + 500 + SLACK_MS);
     }
+  });
+
+  it("stops the groups a task made in its own session (coreutils timeout, job control) when it times out, and what a task that ended left in them", async () => {
+    const yaml = tasksYaml([
+      // `timeout` and `set -m` put their children in process groups of their own, outside the task's.
+      ["wrapped", '{ run: "echo pgid $$; timeout 100 sleep 1000; echo never", timeout: 300ms }'],
+      ["jobs", "{ run: \"echo pgid $$; bash -c 'set -m; sleep 1000 & sleep 1000'\", timeout: 300ms }"],
+      // Succeeds at once, leaving a sleeper in timeout's group.
+      ["left", "{ run: \"timeout 100 sh -c 'sleep 1000 & echo inner'\" }"],
+    ]);
+    const result = await runToEnd(yaml, ["-j", "3", "--kill-grace", "500ms", "--output", "json"]);
+    expect(result.code).toBe(1);
+    for (const id of ["wrapped", "jobs"]) {
+      const failed = jsonEvents(result.stdout).find((e) => e.event === "failed" && e.id === id);
+      expect(failed?.error).toMatchObject({ timedOut: true });
+      expect(attemptSpan(result.stdout, id, "failed")).toBeLessThan(300 + 500 + 500 + SLACK_MS);
+    }
+    expect(jsonEvents(result.stdout).find((e) => e.event === "succeeded" && e.id === "left")).toBeDefined();
+    // Nothing of the run is left once taskq has exited (checkAllClean would allow 3 s more).
+    expect(await findLeftovers(result.runId)).toEqual([]);
+  });
+
+  it("stops what a task left in groups of its own a second after the task ended, while the run goes on", async () => {
+    const yaml = tasksYaml([
+      ["left", "{ run: \"timeout 100 sh -c 'sleep 1000 & echo inner'\" }"],
+      ["later", '{ run: "sleep 5", dependsOn: left }'],
+    ]);
+    const run = await startRun(yaml, ["--output", "json"]);
+    await waitForOutput(run, /"event":"succeeded","id":"left"/);
+    const runId = await singleRunId(run.logs);
+    /** The run's processes running `sleep 1000`: the one `left` left behind. */
+    const sleepers = async () => {
+      const found: number[] = [];
+      for (const pid of await findLeftovers(runId)) if ((await readFile(`/proc/${pid}/cmdline`, "latin1").catch(() => "")) === "sleep\x001000\x00") found.push(pid);
+      return found;
+    };
+    // Gone a second after `left` ended, while `later` still runs (not at the run's end, 5 s on).
+    await waitUntil("the sleeper gone", async () => (await sleepers()).length === 0, 1000 + SLACK_MS);
+    expect(run.child.exitCode).toBe(null);
+    expect((await run.done).code).toBe(0);
   });
 
   it("SIGKILLs the group when a grandchild ignores SIGTERM, after the grace (case 10)", async () => {
