@@ -2,9 +2,11 @@
  * The CLI's entry point and its one error boundary: only this file calls
  * process.exit. Commands throw TaskqErrors carrying their exit code.
  */
-import { readFileSync } from "node:fs";
+import { fstatSync, readFileSync } from "node:fs";
 
 const argv = process.argv.slice(2);
+/** Whether taskq started on a terminal (see noteTerminal); declared before main() runs, which sets it. */
+let onTerminal = false;
 
 // (`taskq --version` alone never gets here: bin/taskq.cjs answers it from package.json.)
 void main();
@@ -19,6 +21,7 @@ async function main(): Promise<void> {
   // (a full disk), is not a reason to crash or stop the run: each task's log has its output.
   process.stdout.on("error", outputFailed("stdout"));
   process.stderr.on("error", outputFailed("stderr"));
+  noteTerminal();
   const verbose = argv.includes("--verbose");
   try {
     const { buildProgram } = await import("./program.js");
@@ -85,6 +88,44 @@ function outputFailed(name: "stdout" | "stderr"): (error: NodeJS.ErrnoException)
   };
 }
 
+/** The signals whose exit codes (128 + n) taskq ends with. */
+const EXIT_SIGNALS: Record<number, NodeJS.Signals> = { 129: "SIGHUP", 130: "SIGINT", 143: "SIGTERM" };
+
+/**
+ * Exits with `code`; after a signal, with a terminal on stdin, stdout or stderr, by that
+ * signal instead (the shell reports the same 128 + n). Node 20 restores the terminal's modes
+ * at exit and aborts (SIGABRT, "Assertion failed" in ResetStdio) when the terminal is gone,
+ * as when its window closes, which is what sends SIGHUP: a process ended by a signal skips
+ * that restore. Dying by the signal is also what an interactive shell's loop (`for f in *; do
+ * taskq run $f; done`) looks for to stop at Ctrl-C. Without a terminal, the exit code as is.
+ */
+function exitNow(code: number): void {
+  const signal = EXIT_SIGNALS[code];
+  if (signal !== undefined && onTerminal) {
+    process.removeAllListeners(signal); // the default action again: end the process
+    process.kill(process.pid, signal);
+  }
+  process.exit(code);
+}
+
+/**
+ * Whether stdin, stdout or stderr was a terminal when taskq started (as Node judged, which
+ * saved its modes then). Asked at the start: a terminal that has gone away is no terminal
+ * to isatty() any more. stdout and stderr are streams by then (main listens to them); stdin
+ * is looked at with fstat, not process.stdin, which would open a stream on it: a character
+ * device other than the memory devices (/dev/null and the like, major 1).
+ */
+function noteTerminal(): void {
+  onTerminal = process.stdout.isTTY === true || process.stderr.isTTY === true;
+  if (onTerminal) return;
+  try {
+    const info = fstatSync(0);
+    onTerminal = info.isCharacterDevice() && Math.floor(info.rdev / 256) % 4096 !== 1;
+  } catch {
+    // no stdin
+  }
+}
+
 /** After a signal, how long output may wait for a reader that does not read before taskq exits anyway. */
 const SIGNAL_FLUSH_MS = 2000;
 
@@ -94,10 +135,10 @@ const SIGNAL_FLUSH_MS = 2000;
  * reader that stopped reading (`taskq run | less`, left open) must not keep taskq alive.
  */
 function exit(code: number): void {
-  if (code > 128) setTimeout(() => process.exit(code), SIGNAL_FLUSH_MS).unref();
+  if (code > 128) setTimeout(() => exitNow(code), SIGNAL_FLUSH_MS).unref();
   let pending = 2;
   const done = (): void => {
-    if (--pending === 0) process.exit(code);
+    if (--pending === 0) exitNow(code);
   };
   for (const stream of [process.stdout, process.stderr]) {
     if (stream.writableLength === 0 || stream.destroyed) done();

@@ -1,6 +1,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { closeSync, constants, existsSync, openSync, readdirSync, statSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
+import { constants as osConstants } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BIN, workspace } from "../helpers/cli.js";
@@ -18,6 +19,16 @@ import {
   waitUntil,
   waitForOutput,
 } from "./reliability-harness.js";
+
+/** The pty test drives taskq's terminal from python3 (node has no pty of its own). */
+const hasPython = (() => {
+  try {
+    execFileSync("python3", ["-c", "import pty"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 afterEach(() => checkAllClean());
 
@@ -147,6 +158,32 @@ describe("signals and shutdown", () => {
     const runId = await singleRunId(run.logs);
     await waitUntil("every task process gone", async () => (await findLeftovers(runId)).length === 0, 1000 + SLACK_MS * 2);
     await waitUntil("the guard gone", async () => (await findGuards(run.child.pid!)).length === 0, SLACK_MS * 2);
+  });
+
+  it.skipIf(!hasPython)("its terminal closing (SIGHUP) ends taskq by SIGHUP once its tasks are stopped, where Node 20 would abort at exit", { timeout: 30_000 }, async () => {
+    const ws = await workspace(tasksYaml([["a", '{ run: "echo started; sleep 1000" }'], ["b", '{ run: "sleep 1000" }']]));
+    // A terminal for taskq (python's pty), closed once taskq has shown the task's first line.
+    const driver = [
+      "import os, pty, sys, json",
+      "pid, fd = pty.fork()",
+      "if pid == 0:",
+      "    os.execv(sys.argv[1], sys.argv[1:])",
+      "seen = b''",
+      "while b'started' not in seen:",
+      "    seen += os.read(fd, 4096)",
+      "os.close(fd)",
+      "_, status = os.waitpid(pid, 0)",
+      "print(json.dumps({'signal': os.WTERMSIG(status) if os.WIFSIGNALED(status) else None, 'code': os.WEXITSTATUS(status) if os.WIFEXITED(status) else None}))",
+    ].join("\n");
+    const output = execFileSync("python3", ["-c", driver, process.execPath, BIN, "run", ws.file, "--log-dir", ws.logs, "--output", "plain", "--shutdown-timeout", "200ms", "--kill-grace", "200ms"], {
+      cwd: ws.dir,
+      encoding: "utf8",
+      env: { ...process.env, NO_COLOR: "1" },
+      timeout: 20_000,
+    });
+    expect(JSON.parse(output)).toEqual({ signal: osConstants.signals.SIGHUP, code: null });
+    const runId = (await readdir(ws.logs))[0]!;
+    await waitUntil("every task process gone", async () => (await findLeftovers(runId)).length === 0, SLACK_MS);
   });
 
   it("a guard killed by someone else is replaced, and the new one stops the tasks when taskq is SIGKILLed", async () => {
