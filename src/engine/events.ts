@@ -5,6 +5,8 @@ export interface QueueEventMap {
   submitted: { id: string; type: string; priority: Priority; status: TaskStatus; runAt?: number; dependsOn: readonly string[] };
   /** BLOCKED -> READY or SCHEDULED -> READY. */
   ready: { id: string; from: TaskStatus };
+  /** BLOCKED -> SCHEDULED: the dependencies are done and the task waits for its runAt. */
+  scheduled: { id: string; runAt: number };
   started: { id: string; attempt: number; maxAttempts: number };
   /** RUNNING -> SCHEDULED: the attempt failed and another one is due at runAt. */
   retrying: { id: string; attempt: number; maxAttempts: number; delayMs: number; runAt: number; error: unknown };

@@ -179,6 +179,7 @@ export class Queue {
     if (record.runAt > Date.now()) {
       this.#tasks.setStatus(record, "SCHEDULED");
       this.#schedule.delayed.push(record);
+      if (announce && this.#events.has("scheduled")) this.#events.emit("scheduled", { id: record.id, runAt: record.runAt });
       return;
     }
     this.#tasks.setStatus(record, "READY");
@@ -263,7 +264,9 @@ export class Queue {
   #cancelNotStarted(message: string): void {
     for (const record of this.#tasks.values()) {
       if (isTerminal(record.status) || record.status === "RUNNING") continue;
-      const error = new TaskCancelledError("shutdown", message);
+      // A task waiting to retry did start: its failed attempt's error stays in the message.
+      const text = record.attempts > 0 ? `shutdown: not retried (attempt ${record.attempts} failed: ${errorMessage(record.error)})` : message;
+      const error = new TaskCancelledError("shutdown", text);
       this.#finalizer.finalize(record, "CANCELLED", { error, cancelReason: "shutdown" }, false);
     }
   }
@@ -308,4 +311,9 @@ export class Queue {
     if (this.#events.has("drained")) this.#events.emit("drained", { hardStopped: this.#hardStopped });
     shutdown.finish({ hardStopped: this.#hardStopped });
   }
+}
+
+/** An error's message, for a message of our own. */
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -305,6 +305,19 @@ tasks:
     expect(events.filter((e) => e.event === "cancelled")).toHaveLength(300);
   });
 
+  it("says when a task whose dependencies are done waits for its delay, with its time: a plain line and a JSON record", async () => {
+    const yaml = 'tasks:\n  q: { run: "true" }\n  d: { run: "true", delay: 1s, dependsOn: q }\n';
+    const plain = await run(yaml, ["--output", "plain"]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(/^\d\d:\d\d:\d\d\.\d{3} wait    d scheduled for \d\d:\d\d:\d\d(\.\d{3})?$/m);
+    const json = await run(yaml, ["--output", "json"]);
+    const events = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as { event: string; id?: string; runAt?: number });
+    const scheduled = events.findIndex((e) => e.event === "scheduled" && e.id === "d");
+    expect(scheduled).toBeGreaterThan(events.findIndex((e) => e.event === "succeeded" && e.id === "q"));
+    expect(scheduled).toBeLessThan(events.findIndex((e) => e.event === "started" && e.id === "d"));
+    expect(typeof events[scheduled]!.runAt).toBe("number");
+  });
+
   it("honours NO_COLOR: no escape bytes at all", async () => {
     const result = await run(`tasks:\n  a: { run: "echo plain; exit 1" }\n`);
     expect(result.code).toBe(1);

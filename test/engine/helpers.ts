@@ -7,6 +7,7 @@ export type EventLog = [QueueEventName, unknown][];
 
 const EVENT_NAMES: QueueEventName[] = [
   "submitted",
+  "scheduled",
   "ready",
   "started",
   "retrying",

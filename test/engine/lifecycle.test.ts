@@ -69,6 +69,8 @@ describe("lifecycle: transitions", () => {
     queue.submit({ id: "b", type: "echo", dependsOn: ["a"], runAt: Date.now() + 1_000 });
     await flush();
     expect(queue.get("b")?.status).toBe("SCHEDULED");
+    // Said, with its time: renderers show it as waiting.
+    expect(eventsOf(log, "scheduled")).toEqual([{ id: "b", runAt: Date.now() + 1_000 }]);
     await vi.advanceTimersByTimeAsync(999);
     expect(queue.get("b")?.status).toBe("SCHEDULED");
     await vi.advanceTimersByTimeAsync(1);

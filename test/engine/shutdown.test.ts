@@ -90,6 +90,8 @@ describe("shutdown", () => {
     expect(queue.get("a")?.status).toBe("SCHEDULED");
     await queue.shutdown({ drain: false });
     expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown", attempts: 1 });
+    // Its failed attempt is not lost from the message: the task did start.
+    expect((queue.get("a")?.error as Error).message).toBe("shutdown: not retried (attempt 1 failed: first)");
     expect(vi.getTimerCount()).toBe(0);
   });
 

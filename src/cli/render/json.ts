@@ -4,7 +4,7 @@ import { BufferedWriter, jsonRecordHead } from "../output.js";
 import { describeError, attemptResultOf } from "./describe.js";
 import type { Renderer, RunInfo, RunSummary } from "./types.js";
 
-const EVENTS: QueueEventName[] = ["submitted", "ready", "started", "retrying", "succeeded", "failed", "cancelled"];
+const EVENTS: QueueEventName[] = ["submitted", "scheduled", "ready", "started", "retrying", "succeeded", "failed", "cancelled"];
 
 /** NDJSON: one JSON object per line, for programs. Errors become { message, code, exitCode, signal, timedOut }. */
 export class JsonRenderer implements Renderer {

@@ -31,6 +31,8 @@ export class PlainRenderer implements Renderer {
     queue.on("submitted", (e) => {
       if (e.status === "SCHEDULED" && e.runAt !== undefined) this.#event(`${c.cyan("wait")}    ${e.id} scheduled for ${clock(e.runAt)}`);
     });
+    // Dependencies done, its runAt still ahead.
+    queue.on("scheduled", (e) => this.#event(`${c.cyan("wait")}    ${e.id} scheduled for ${clock(e.runAt)}`));
     queue.on("started", (e) => this.#event(`${c.cyan("start")}   ${e.id} (attempt ${e.attempt}/${e.maxAttempts})`));
     queue.on("retrying", (e) =>
       this.#event(

@@ -51,6 +51,7 @@ export class TtyRenderer implements Renderer {
     queue.on("submitted", (e) => {
       if (e.status === "SCHEDULED" && e.runAt !== undefined) this.#rows.set(e.id, { state: "scheduled", at: e.runAt });
     });
+    queue.on("scheduled", (e) => this.#rows.set(e.id, { state: "scheduled", at: e.runAt }));
     queue.on("started", (e) => this.#rows.set(e.id, { state: "running", attempt: e.attempt, since: Date.now() }));
     queue.on("retrying", (e) => {
       this.#rows.set(e.id, { state: "retrying", attempt: e.attempt, at: e.runAt });
