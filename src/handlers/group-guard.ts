@@ -16,13 +16,16 @@ import { tempRoot } from "./temp-root.js";
  * /proc/<pid>/stat (fields after "(comm) ": state, ppid, pgrp, session), those groups go
  * too, for running tasks and for ended ones ("-PGID": what a task left behind is stopped a
  * second after it ends, by taskq, which may not have had that second). An ended session
- * whose id is some process's pid now was reused: skipped. Each group gets SIGTERM and, when
- * some member is still there after the grace, SIGKILL. dash's kill takes `-SIG -PGID`, not
- * `-s SIG`.
+ * whose id is some process's pid now was reused: skipped. So do the groups of processes
+ * whose environment holds TASKQ_PID=<taskq's pid> (see process-groups.ts): a task whose
+ * spawn had not returned when taskq died (not listed yet), and daemons (`setsid`). Each
+ * group gets SIGTERM and, when some member is still there after the grace, SIGKILL. dash's
+ * kill takes `-SIG -PGID`, not `-s SIG`.
  */
 export const GUARD_SCRIPT = `
+taskq=$1 grace=$2 list=$3
 while read -r _; do :; done
-[ -f "$3" ] || exit 0
+[ -f "$list" ] || exit 0
 live=" "
 ended=" "
 while read -r line; do
@@ -32,9 +35,9 @@ while read -r line; do
     +*) live="$live$pg " ;;
     -*) case $live in *" $pg "*) live="\${live%% $pg *} \${live#* $pg }" ended="$ended$pg " ;; esac ;;
   esac
-done < "$3"
-rm -f "$3" "$3.new"
-grace=$2
+done < "$list"
+rm -f "$list" "$list.new"
+marked=" $(grep -l -z -x -F "TASKQ_PID=$taskq" /proc/[0-9]*/environ 2>/dev/null | sed 's|^/proc/||; s|/environ$||' | tr '\n' ' ')"
 groups=$live
 for stat in /proc/[0-9]*/stat; do
   read -r fields 2>/dev/null < "$stat" || continue
@@ -42,10 +45,15 @@ for stat in /proc/[0-9]*/stat; do
   set -- \${fields##*) }
   set +f
   case $3$4 in *[!0-9]*|'') continue ;; esac
-  case $live in
-    *" $4 "*) ;;
-    *) case $ended in *" $4 "*) [ -e "/proc/$4" ] && continue ;; *) continue ;; esac ;;
+  pid=\${stat#/proc/}
+  pid=\${pid%/stat}
+  case $marked in *" $pid "*) ;; *)
+    case $live in
+      *" $4 "*) ;;
+      *) case $ended in *" $4 "*) [ -e "/proc/$4" ] && continue ;; *) continue ;; esac ;;
+    esac ;;
   esac
+  [ "$3" -gt 1 ] || continue
   case $groups in *" $3 "*) ;; *) groups="$groups$3 " ;; esac
 done
 [ "$groups" = " " ] && exit 0

@@ -23,15 +23,64 @@ let exitHookInstalled = false;
 /** How long after a task's shell exits the processes it left in other groups are stopped. */
 const SWEEP_AFTER_MS = 1000;
 
+/** The lowest pid a task had: processes started by taskq's tasks have pids from there up (but for a wrap past pid_max). */
+let lowestTaskPid = Infinity;
+
+/**
+ * The variable every task gets (see shell-handler.ts), with taskq's pid: what a task starts
+ * inherits it, in whatever group or session it ends up (most daemons keep their environment).
+ */
+export const TASKQ_PID_VARIABLE = "TASKQ_PID";
+
 /** A new task group; `killGraceMs` is how a guard stops it should taskq itself be SIGKILLed. */
 export function registerProcessGroup(pgid: number, killGraceMs: number): void {
   liveGroups.add(pgid);
+  if (pgid < lowestTaskPid) lowestTaskPid = pgid;
   guardGroup(pgid, killGraceMs);
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     // Belt and braces: whatever ends taskq, no task process outlives it.
-    process.on("exit", () => killAllProcessGroups("SIGKILL"));
+    process.on("exit", () => {
+      killAllProcessGroups("SIGKILL");
+      killMarkedProcesses();
+    });
   }
+}
+
+/**
+ * At exit: the group of every process that carries this taskq's TASKQ_PID, whatever its
+ * session: a daemon a task started (`setsid`, out of reach of the task's session) runs
+ * until taskq ends, no longer. Only pids from the first task's up are read.
+ */
+function killMarkedProcesses(): void {
+  if (lowestTaskPid === Infinity) return;
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return;
+  }
+  const marker = Buffer.from(`${TASKQ_PID_VARIABLE}=${process.pid}\0`);
+  for (const name of names) {
+    const pid = Number(name);
+    if (!(pid >= lowestTaskPid) || pid === process.pid) continue;
+    let environ: Buffer;
+    try {
+      environ = readFileSync(`/proc/${name}/environ`);
+    } catch {
+      continue; // gone, or not ours to read
+    }
+    if (!hasEntry(environ, marker)) continue;
+    const stat = readStatSync(name);
+    // Its group is in a session a task's process made: every member descends from the task.
+    if (stat !== undefined && stat.pgrp > 1) signalProcessGroup(stat.pgrp, "SIGKILL");
+  }
+}
+
+/** Whether a NUL-separated environment holds `entry` (which ends in its NUL). */
+function hasEntry(environ: Buffer, entry: Buffer): boolean {
+  for (let at = environ.indexOf(entry); at !== -1; at = environ.indexOf(entry, at + 1)) if (at === 0 || environ[at - 1] === 0) return true;
+  return false;
 }
 
 /** The attempt's shell has exited and its group is reaped; what it left in other groups of its session goes at the next sweep. */

@@ -8,7 +8,7 @@ import { LogWriteError, TaskFailedError } from "./errors.js";
 import { guardProblem } from "./group-guard.js";
 import { Tail } from "./line-splitter.js";
 import { closeLogFile, logPathsIn, openLogFile, openLogFileAsync, type LogFile } from "./log-file.js";
-import { registerProcessGroup, unregisterProcessGroup } from "./process-groups.js";
+import { registerProcessGroup, TASKQ_PID_VARIABLE, unregisterProcessGroup } from "./process-groups.js";
 import { GroupTerminator } from "./terminate-group.js";
 import type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";
 
@@ -61,6 +61,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
   // prototype, so a variable named __proto__ is a variable like any other.
   const baseEnv: NodeJS.ProcessEnv = Object.assign(Object.create(null) as NodeJS.ProcessEnv, process.env);
   for (const name of options.hiddenEnv ?? []) delete baseEnv[name];
+  // What every task starts inherits it: taskq stops what carries it at exit, its guard if taskq is SIGKILLed.
+  baseEnv[TASKQ_PID_VARIABLE] = String(process.pid);
   const logPathOf = logPathsIn(options.logDir);
   let logDirReady = false;
   // mkdir -p once per handler (synchronously, as the log files are opened); a failure is

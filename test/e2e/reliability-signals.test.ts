@@ -144,14 +144,17 @@ describe("signals and shutdown", () => {
     await waitUntil("the guard gone", async () => (await findGuards(run.child.pid!)).length === 0, SLACK_MS * 2);
   });
 
-  it("taskq SIGKILLed: its guard stops the groups tasks made in their sessions (coreutils timeout), running tasks' and one's that just ended", async () => {
+  it("taskq SIGKILLed: its guard stops the groups tasks made in their sessions (coreutils timeout), running tasks' and one's that just ended, and daemons (setsid)", async () => {
     const yaml = tasksYaml([
       ["wrapped", '{ run: "echo pgid $$; timeout 100 sleep 1000" }'],
       // Ends at once, leaving a sleeper in timeout's group, which taskq would stop a second later.
       ["left", "{ run: \"timeout 100 sh -c 'sleep 1000 & echo inner'\" }"],
+      // A daemon in a session of its own, which taskq would stop at its exit: the guard finds it by its TASKQ_PID.
+      ["daemon", '{ run: "setsid sleep 1000 & echo started" }'],
     ]);
-    const run = await startRun(yaml, ["-j", "2", "--kill-grace", "1s"]);
+    const run = await startRun(yaml, ["-j", "3", "--kill-grace", "1s"]);
     await waitForOutput(run, /ok +left/);
+    await waitForOutput(run, /ok +daemon/);
     await waitForOutput(run, /wrapped \| pgid/);
     run.signalTaskq("SIGKILL");
     await run.exited;

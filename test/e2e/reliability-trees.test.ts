@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { findLeftovers, isAlive } from "../helpers/processes.js";
-import { SLACK_MS, checkAllClean, jsonEvents, readLedger, runToEnd, singleRunId, startRun, tasksYaml, waitForOutput, waitUntil } from "./reliability-harness.js";
+import { SLACK_MS, checkAllClean, delay, jsonEvents, readLedger, runToEnd, singleRunId, startRun, tasksYaml, waitForOutput, waitUntil } from "./reliability-harness.js";
 
 afterEach(() => checkAllClean());
 
@@ -70,6 +70,26 @@ describe("process trees and timeouts", () => {
     await waitUntil("the sleeper gone", async () => (await sleepers()).length === 0, 1000 + SLACK_MS);
     expect(run.child.exitCode).toBe(null);
     expect((await run.done).code).toBe(0);
+  });
+
+  it("a daemon a task started in a session of its own (setsid) runs until taskq ends, then is stopped", async () => {
+    const yaml = tasksYaml([
+      ["daemon", '{ run: "setsid sleep 1000 & echo started" }'],
+      ["later", '{ run: "sleep 1.5", dependsOn: daemon }'],
+    ]);
+    const run = await startRun(yaml, ["--output", "json"]);
+    await waitForOutput(run, /"event":"started","id":"later"/);
+    const runId = await singleRunId(run.logs);
+    const daemons = async () => {
+      const found: number[] = [];
+      for (const pid of await findLeftovers(runId)) if ((await readFile(`/proc/${pid}/cmdline`, "latin1").catch(() => "")) === "sleep\x001000\x00") found.push(pid);
+      return found;
+    };
+    // Out of the task's session, so not stopped with it: a service for the tasks after it.
+    await delay(1000);
+    expect(await daemons()).toHaveLength(1);
+    expect((await run.done).code).toBe(0);
+    expect(await daemons()).toEqual([]);
   });
 
   it("SIGKILLs the group when a grandchild ignores SIGTERM, after the grace (case 10)", async () => {

@@ -168,7 +168,7 @@ describe("shell handler: failures", () => {
     harness = await createHarness();
     const error = await failure(`echo ${"x".repeat(200_000)}`);
     // Every variable the process would have had: taskq's own environment and the TASKQ_* ids.
-    const env = { ...process.env, TASKQ_RUN_ID: harness.runId, TASKQ_TASK_ID: "task", TASKQ_ATTEMPT: "1" };
+    const env = { ...process.env, TASKQ_PID: String(process.pid), TASKQ_RUN_ID: harness.runId, TASKQ_TASK_ID: "task", TASKQ_ATTEMPT: "1" };
     const envBytes = Object.entries(env).reduce((sum, [name, value]) => sum + Buffer.byteLength(`${name}=${value}`) + 1, 0);
     expect(error.message).toContain(`could not start: the command (200005 bytes) and its environment (${envBytes} bytes) are too long to start a process (E2BIG;`);
     expect(error.permanent).toBe(true);
