@@ -7,6 +7,13 @@ import { SLACK_MS, checkAllClean, delay, jsonEvents, readLedger, runToEnd, singl
 
 afterEach(() => checkAllClean());
 
+/** The run's processes running `sleep 1000`. */
+async function sleeping1000(runId: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const pid of await findLeftovers(runId)) if ((await readFile(`/proc/${pid}/cmdline`, "latin1").catch(() => "")) === "sleep\x001000\x00") found.push(pid);
+  return found;
+}
+
 /** ms between a task's "started" event and its terminal event, by taskq's own timestamps. */
 function attemptSpan(stdout: string, id: string, terminal: string): number {
   const events = jsonEvents(stdout);
@@ -60,12 +67,7 @@ describe("process trees and timeouts", () => {
     const run = await startRun(yaml, ["--output", "json"]);
     await waitForOutput(run, /"event":"succeeded","id":"left"/);
     const runId = await singleRunId(run.logs);
-    /** The run's processes running `sleep 1000`: the one `left` left behind. */
-    const sleepers = async () => {
-      const found: number[] = [];
-      for (const pid of await findLeftovers(runId)) if ((await readFile(`/proc/${pid}/cmdline`, "latin1").catch(() => "")) === "sleep\x001000\x00") found.push(pid);
-      return found;
-    };
+    const sleepers = () => sleeping1000(runId); // the one `left` left behind
     // Gone a second after `left` ended, while `later` still runs (not at the run's end, 5 s on).
     await waitUntil("the sleeper gone", async () => (await sleepers()).length === 0, 1000 + SLACK_MS);
     expect(run.child.exitCode).toBe(null);
@@ -80,11 +82,7 @@ describe("process trees and timeouts", () => {
     const run = await startRun(yaml, ["--output", "json"]);
     await waitForOutput(run, /"event":"started","id":"later"/);
     const runId = await singleRunId(run.logs);
-    const daemons = async () => {
-      const found: number[] = [];
-      for (const pid of await findLeftovers(runId)) if ((await readFile(`/proc/${pid}/cmdline`, "latin1").catch(() => "")) === "sleep\x001000\x00") found.push(pid);
-      return found;
-    };
+    const daemons = () => sleeping1000(runId);
     // Out of the task's session, so not stopped with it: a service for the tasks after it.
     await delay(1000);
     expect(await daemons()).toHaveLength(1);
