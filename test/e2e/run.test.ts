@@ -309,7 +309,7 @@ tasks:
     const yaml = 'tasks:\n  q: { run: "true" }\n  d: { run: "true", delay: 1s, dependsOn: q }\n';
     const plain = await run(yaml, ["--output", "plain"]);
     expect(plain.code).toBe(0);
-    expect(plain.stdout).toMatch(/^\d\d:\d\d:\d\d\.\d{3} wait    d scheduled for \d\d:\d\d:\d\d(\.\d{3})?$/m);
+    expect(plain.stdout).toMatch(/^\d\d:\d\d:\d\d\.\d{3} wait {4}d scheduled for \d\d:\d\d:\d\d(\.\d{3})?$/m);
     const json = await run(yaml, ["--output", "json"]);
     const events = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as { event: string; id?: string; runAt?: number });
     const scheduled = events.findIndex((e) => e.event === "scheduled" && e.id === "d");
