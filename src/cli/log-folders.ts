@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { accessSync, constants, lstatSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
@@ -89,6 +89,22 @@ function removeMarker(marker: string): void {
     unlinkSync(marker);
   } catch {
     // Gone already (the folder was removed during the run): nothing to do.
+  }
+}
+
+/**
+ * Makes the log root if it is missing, and checks that run folders can be made in it. A
+ * durable worker asks before it leases anything: with a root it cannot use, every task it
+ * took would fail on its log and, its attempts used up, end a dead letter, and the worker
+ * would go on taking more.
+ */
+export function checkLogRoot(root: string): void {
+  try {
+    makeDirectory(root);
+    accessSync(root, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "error";
+    throw new TaskqError("LOG_DIR", `cannot write to the log folder ${root}: ${code}`, { cause: error, exitCode: 1 });
   }
 }
 

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Workflow } from "../loaders/index.js";
 import type { PostgresStore } from "../store/postgres/index.js";
 import { printRunSummary } from "./commands/durable.js";
+import { checkLogRoot } from "./log-folders.js";
 import { openStore, type StoreFlags } from "./store-flags.js";
 import { runWorker } from "./worker-run.js";
 
@@ -20,6 +21,8 @@ export interface DurableRunOptions extends StoreFlags {
  * works on it in this process (other workers may help) until it ends.
  */
 export async function runDurable(workflow: Workflow, options: DurableRunOptions): Promise<number> {
+  // Before the run is submitted: a log folder this process cannot use would fail every task it ran.
+  checkLogRoot(options.logRoot);
   const store = await openStore(options);
   try {
     const runId = await store.submitRun(workflow, options.runId === undefined ? {} : { runId: options.runId });
@@ -31,7 +34,8 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
         : `run ${runId} submitted to ${store.description}: ${tasks} task${tasks === 1 ? "" : "s"}\n`,
     );
     workflow.tasks.length = 0;
-    const code = await runWorker(store, { ...options, until: () => untilFinished(store, runId) });
+    // Its own run's tasks only: another run's would run here with this process's environment (a CI job's secrets).
+    const code = await runWorker(store, { ...options, runId, until: () => untilFinished(store, runId) });
     const finalCode = await printRunSummary(store, runId, { color: options.color, json: options.json });
     return code !== 0 ? code : finalCode;
   } finally {

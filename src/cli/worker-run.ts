@@ -25,6 +25,8 @@ export interface WorkerRunOptions {
   metricsHost?: string;
   /** Resolves when the worker should stop on its own (e.g. its run finished). */
   until?: (worker: PostgresWorker) => Promise<void>;
+  /** Lease only this run's tasks (`run --store`); default: every run's. */
+  runId?: string;
 }
 
 /**
@@ -78,6 +80,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     store,
     concurrency: fitted.concurrency,
     ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+    ...(options.runId === undefined ? {} : { runId: options.runId }),
     handler: async (task: LeasedTask, context) => {
       const shellTask = { id: task.key, run: task.run, env: task.env, cwd: task.cwd };
       // `taskq prune --logs` leaves the run's folder alone while this worker runs one of its
@@ -111,8 +114,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   }
 
   let interrupted: NodeJS.Signals | undefined;
-  let stopping: Promise<void> | undefined;
-  const stop = (deadlineMs: number): Promise<void> => (stopping ??= worker.stop({ deadlineMs }));
+  // One stop; a later call brings its deadline forward (never back), even while it waits on the database.
+  const stop = (deadlineMs: number): Promise<void> => worker.stop({ deadlineMs });
   const removeSignalHandlers = onShutdownSignals({
     graceful: (signal) => {
       interrupted = signal;

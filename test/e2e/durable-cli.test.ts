@@ -1,11 +1,13 @@
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import type { RunStatus } from "../../src/store/postgres/types.js";
-import { runCli, startCli, workspace, type CliResult, type RunningCli } from "../helpers/cli.js";
+import { BIN, FIXTURES, runCli, startCli, workspace, type CliResult, type RunningCli } from "../helpers/cli.js";
 import { eventually, findGuards, findLeftovers } from "../helpers/processes.js";
+import { startFreezableProxy, startSilentServer } from "../helpers/tcp-proxy.js";
 import { DATABASE_URL, dropSchema } from "../store/helpers.js";
 
 // Durable mode through the real CLI: several `taskq` processes stand in for several machines,
@@ -562,5 +564,143 @@ tasks:
     const missing = await taskq(["status", "x"], { TASKQ_STORE: "" });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/no store: pass --store/);
+  });
+
+  it("a failing task that prints a NUL byte: each attempt is recorded and retried; the dead letter has its exit code and last lines", async () => {
+    const file = await workflowFile(
+      "nul",
+      `tasks:
+  nul: { run: 'echo attempt $TASKQ_ATTEMPT; printf "x\\0y\\n"; exit 1', retries: 2, backoff: { base: 50ms, max: 50ms } }
+`,
+    );
+    const worker = await startWorker(["-j", "1", "--lease", "2s"]);
+    const runId = await submit(file);
+    const status = await waitForRun(runId, 15_000);
+    // Not "lease expired": every attempt's end was stored, NUL and all.
+    expect(taskOf(status, "nul")).toMatchObject({ state: "failed", attempts: 3, exitCode: 1, lastError: "exited with code 1", tail: ["attempt 3", "x\uFFFDy"] });
+    expect(starts(worker.stdout(), runId).map((match) => match[2])).toEqual(["1", "2", "3"]);
+    expect(worker.stdout()).not.toMatch(/^\S+ db /m);
+    const dead = await taskq(["dead-letters", runId]);
+    expect(dead.stdout).toBe(`${runId}/nul: exited with code 1 (3 attempts)\n    attempt 3\n    x\uFFFDy\n`);
+    expect((await stopWorker(worker)).code).toBe(143);
+  });
+
+  it("a store that accepts connections and never answers: status, submit and worker fail within seconds, naming it without the password", async () => {
+    const silent = await startSilentServer();
+    try {
+      const at = (query: string) => `postgres://postgres:${PASSWORD}@127.0.0.1:${silent.port}/qa${query}`;
+      const file = await workflowFile("silent", "tasks:\n  a: { run: echo a }\n");
+      const started = Date.now();
+      // connect_timeout, as libpq reads it, where the URL sets it; 10 s where it does not.
+      const [status, submitted, worker] = await Promise.all([
+        taskq(["status", "x", "--store", at("")]),
+        taskq(["submit", file, "--store", at("?connect_timeout=2")]),
+        taskq(["worker", "--log-dir", ws.logs, "--store", at("?connect_timeout=2")]),
+      ]);
+      expect(Date.now() - started).toBeLessThan(20_000);
+      const redacted = (query: string) => `postgres://postgres:***@127.0.0.1:${silent.port}/qa${query}`;
+      expect(status).toMatchObject({ code: 1, stderr: `taskq: cannot open the store ${redacted("")}: migrate failed: no connection to the database within 10s\n` });
+      expect(status.durationMs).toBeGreaterThan(9_000);
+      for (const result of [submitted, worker]) {
+        expect(result).toMatchObject({ code: 1, stderr: `taskq: cannot open the store ${redacted("?connect_timeout=2")}: migrate failed: no connection to the database within 2s\n` });
+        expect(result.durationMs).toBeLessThan(8_000);
+      }
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it("workers whose database stops answering still stop on SIGTERM, and sooner on a second one", async () => {
+    const database = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    try {
+      const file = await workflowFile("stalled", "tasks:\n  a: { run: 'echo started; sleep 1000' }\n  b: { run: 'echo started; sleep 1000' }\n");
+      // A long lease: what ends them is the signal, not a lease running out.
+      const flags = ["-j", "1", "--lease", "30s", "--shutdown-timeout", "1s", "--kill-grace", "1s"];
+      const [patient, impatient] = await Promise.all([0, 1].map(() => startWorker(flags, { TASKQ_STORE: proxy.url(SECRET_URL) })));
+      const runId = await submit(file);
+      expect(await eventually(() => [patient!, impatient!].every((worker) => worker.stdout().includes("| started")))).toBe(true);
+      proxy.freeze();
+      const signalledAt = Date.now();
+      patient!.cli.child.kill("SIGTERM");
+      impatient!.cli.child.kill("SIGTERM");
+      expect(await eventually(() => impatient!.stdout().includes("SIGTERM received:"))).toBe(true);
+      impatient!.cli.child.kill("SIGTERM");
+      const ended = (worker: Worker) => worker.cli.done.then((result) => ({ ...result, afterMs: Date.now() - signalledAt }));
+      const [second, first] = await Promise.all([ended(impatient!), ended(patient!)]);
+      expect(second.stdout).toContain("SIGTERM received again: killing every task now");
+      expect(second).toMatchObject({ code: 143 });
+      expect(second.afterMs).toBeLessThan(8_000);
+      // The graceful one: its 1 s to finish, its task's kill, and a moment for the releases the database never answers.
+      expect(first).toMatchObject({ code: 143 });
+      expect(first.afterMs).toBeLessThan(12_000);
+      // Nothing reached the database: the tasks stay leased until their lease runs out, or here, are cancelled.
+      await store.cancelRun(runId);
+      await store.pool.query(`UPDATE "${SCHEMA}".tasks SET lease_expires_at = now() WHERE run_id = $1`, [runId]);
+      await store.sweepOrphans();
+      expect((await store.runStatus(runId)).state).toBe("cancelled");
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("run --store works on its own run only: another run's task is left to the workers, and never sees this process's environment", async () => {
+    const leaked = path.join(ws.dir, `leaked-${randomBytes(3).toString("hex")}`);
+    // First in line: critical, and submitted before.
+    const other = await submit(await workflowFile("others", `tasks:\n  theirs: { run: 'echo "secret=$CI_SECRET" > "${leaked}"', priority: critical }\n`));
+    const own = await workflowFile("own", "tasks:\n  mine: { run: echo mine }\n  after: { run: echo after, dependsOn: mine }\n");
+    const ownId = `own-${randomBytes(3).toString("hex")}`;
+    runIds.push(ownId);
+    const result = await taskq(["run", own, "--store", SECRET_URL, "--store-schema", SCHEMA, "--log-dir", ws.logs, "--run-id", ownId], {
+      TASKQ_STORE: "",
+      CI_SECRET: "hunter2",
+    });
+    expect(result.code).toBe(0);
+    expect(starts(result.stdout, ownId)).toHaveLength(2);
+    expect(starts(result.stdout, other)).toEqual([]);
+    expect((await store.runStatus(other)).tasks[0]).toMatchObject({ state: "queued", attempts: 0 });
+    // A worker runs every run's tasks, with its own environment.
+    const worker = await startWorker(["-j", "1"]);
+    expect((await waitForRun(other)).state).toBe("succeeded");
+    expect(await readFile(leaked, "utf8")).toBe("secret=\n");
+    expect((await stopWorker(worker)).code).toBe(143);
+  });
+
+  it("a log folder that cannot be used: the worker says so and exits before leasing anything; run --store before submitting", async () => {
+    const runId = await submit(await workflowFile("no-logs", "tasks:\n  a: { run: echo a }\n"));
+    const cli = startCli(["worker", "--log-dir", "/proc/nope"], { cwd: ws.dir, env: ENV });
+    workers.push(cli);
+    expect(await eventually(() => cli.child.exitCode !== null, 10_000)).toBe(true);
+    const refused = await cli.done;
+    expect(refused).toMatchObject({ code: 1, stdout: "", stderr: "taskq: cannot write to the log folder /proc/nope: ENOENT\n" });
+    expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "queued", attempts: 0 });
+
+    const ownId = `no-logs-${randomBytes(3).toString("hex")}`;
+    const run = await taskq(["run", path.join(ws.dir, "no-logs.yaml"), "--store", SECRET_URL, "--store-schema", SCHEMA, "--log-dir", "/proc/nope", "--run-id", ownId]);
+    expect(run).toMatchObject({ code: 1, stderr: "taskq: cannot write to the log folder /proc/nope: ENOENT\n" });
+    await expect(store.runStatus(ownId)).rejects.toMatchObject({ code: "STORE_NOT_FOUND" });
+    expect((await taskq(["cancel", runId])).code).toBe(0);
+  });
+
+  it("status --watch | head -1 ends once head has its line", async () => {
+    // No worker: the run stays unfinished, and the watch would go on for ever.
+    const runId = await submit(await workflowFile("watched", "tasks:\n  a: { run: echo a }\n"));
+    const pipeline = spawn("sh", ["-c", `"${process.execPath}" "${BIN}" status "${runId}" --watch | head -1`], {
+      cwd: ws.dir,
+      env: { ...process.env, ...ENV, CI: "true", NO_COLOR: "1", PATH: `${FIXTURES}:${process.env.PATH ?? ""}` },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    let stdout = "";
+    pipeline.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    const ended = new Promise<number | null>((resolve) => pipeline.on("close", resolve));
+    try {
+      // The shell waits for both ends of the pipe: it exits once taskq has.
+      expect(await Promise.race([ended, new Promise((resolve) => setTimeout(() => resolve("still running"), 8_000))])).toBe(0);
+      expect(stdout).toMatch(new RegExp(`^\\S+ ${runId}: 1 queued\n$`));
+    } finally {
+      if (pipeline.exitCode === null) process.kill(-pipeline.pid!, "SIGKILL");
+    }
+    expect((await taskq(["cancel", runId])).code).toBe(0);
   });
 });

@@ -67,6 +67,20 @@ describe("lease", () => {
     expect((await store.runStatus("guard")).state).toBe("succeeded");
   });
 
+  it("with a run id, leases and waits for that run's tasks only; without, every run's", async () => {
+    // The other run's tasks come first in lease order: higher priority, submitted earlier.
+    await store.submitRun(workflow([task("theirs", { priority: "critical" }), task("their-later", { priority: "critical", runAt: Date.now() + 5_000 })]), {
+      runId: "other",
+    });
+    await store.submitRun(workflow([task("mine"), task("mine-later", { runAt: Date.now() + 60_000 })]), { runId: "own" });
+    expect((await store.lease("w1", 10, 30_000, { runId: "own" })).map((t) => `${t.runId}/${t.key}`)).toEqual(["own/mine"]);
+    // The batched path too, and its idle delay is to this run's next task, not the other's sooner one.
+    const idle = await store.completeAndLease([], "w1", 10, 30_000, { runId: "own" });
+    expect(idle.leased).toEqual([]);
+    expect(idle.nextDelayMs).toBeGreaterThan(50_000);
+    expect((await store.completeAndLease([], "w2", 10, 30_000)).leased.map((t) => `${t.runId}/${t.key}`)).toEqual(["other/theirs"]);
+  });
+
   it("reports a cancel request on heartbeat and releases without counting the attempt", async () => {
     await store.submitRun(workflow([task("r1"), task("r2")]), { runId: "rel" });
     const [a, b] = await leaseAll(store);

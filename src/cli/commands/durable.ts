@@ -1,4 +1,5 @@
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { RunStatus, PostgresStore, TaskStatusRow } from "../../store/postgres/index.js";
 import { UsageError } from "../../errors.js";
 import { parseDuration } from "../../loaders/duration.js";
@@ -44,6 +45,8 @@ export async function workerCommand(flags: Flags): Promise<number> {
     ...(typeof flags.metricsHost === "string" ? { metricsHost: hostFlag(flags.metricsHost, flags.metricsPort) } : {}),
   };
   const { runWorker } = await import("../worker-run.js");
+  const { checkLogRoot } = await import("../log-folders.js");
+  checkLogRoot(options.logRoot);
   return withStore(flags, (store) => runWorker(store, options));
 }
 
@@ -51,17 +54,37 @@ export async function workerCommand(flags: Flags): Promise<number> {
 export async function statusCommand(runId: string, flags: Flags): Promise<number> {
   return withStore(flags, async (store) => {
     if (flags.watch === true) {
-      for (;;) {
-        const status = await store.runStatus(runId);
-        if (status.state !== "running") break;
-        // With --output json every line stays a JSON object, so the whole output is NDJSON.
-        const ts = new Date().toISOString();
-        process.stdout.write(flags.output === "json" ? `${JSON.stringify({ event: "progress", ts, runId, counts: status.counts })}\n` : `${ts} ${runId}: ${countsLine(status)}\n`);
-        await new Promise((resolve) => setTimeout(resolve, 1000));
+      const stdout = watchStdout();
+      try {
+        for (;;) {
+          const status = await store.runStatus(runId);
+          if (status.state !== "running") break;
+          // With --output json every line stays a JSON object, so the whole output is NDJSON.
+          const ts = new Date().toISOString();
+          process.stdout.write(flags.output === "json" ? `${JSON.stringify({ event: "progress", ts, runId, counts: status.counts })}\n` : `${ts} ${runId}: ${countsLine(status)}\n`);
+          await sleep(1000, undefined, { signal: stdout.gone }).catch(() => undefined);
+          // `status --watch | head -1`: no one reads any more; the run is not finished (exit 1).
+          if (stdout.gone.aborted) return 1;
+        }
+      } finally {
+        stdout.dispose();
       }
     }
     return printRunSummary(store, runId, { color: flags.color !== false, json: flags.output === "json" });
   });
+}
+
+/**
+ * Aborts `gone` when stdout can no longer be written (its reader went away: EPIPE). The
+ * CLI ignores such errors, since a run goes on without its output; a watch is nothing but
+ * its output, and would poll forever.
+ */
+function watchStdout(): { gone: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const onError = (): void => controller.abort();
+  process.stdout.on("error", onError);
+  if (process.stdout.destroyed) controller.abort();
+  return { gone: controller.signal, dispose: () => process.stdout.off("error", onError) };
 }
 
 /** `taskq cancel RUN [TASK]`. */

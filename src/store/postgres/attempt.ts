@@ -17,12 +17,19 @@ export interface AttemptOptions {
   emit: (event: WorkerEvent) => void;
   /** Called once when this attempt's lease is gone (taken over, or the database unreachable too long). */
   onLeaseLost: () => void;
+  /** When (performance.now()) the request that leased the task was sent: the lease runs from no earlier. */
+  leasedAt: number;
 }
 
 /**
  * One leased attempt: runs the handler with its own AbortController, renews
  * the lease every `heartbeatMs`, aborts on timeout, cancel request or lost
  * lease, and records the outcome guarded by the lease token.
+ *
+ * The lease is lost when a renewal finds the task taken, and also when the
+ * lease runs out on this machine's clock without a renewal, whatever the
+ * heartbeat is waiting for (a database that stopped answering): from then on
+ * another worker may run the task, so this attempt must not run on beside it.
  */
 export class Attempt {
   readonly task: LeasedTask;
@@ -30,11 +37,14 @@ export class Attempt {
   readonly #controller = new AbortController();
   readonly #options: AttemptOptions;
   #heartbeat: NodeJS.Timeout | undefined;
-  #lastRenewal = performance.now();
+  /** When the lease runs out unless renewed: counted from when the request that set it was sent (the database's count starts later). */
+  #leaseEnds: number;
+  #leaseWatch: NodeJS.Timeout | undefined;
 
   constructor(task: LeasedTask, options: AttemptOptions) {
     this.task = task;
     this.#options = options;
+    this.#leaseEnds = options.leasedAt + options.leaseMs;
     this.done = this.#run();
   }
 
@@ -61,6 +71,7 @@ export class Attempt {
         ? setTimeout(() => this.abort("TIMEOUT", `timed out after ${task.timeoutMs} ms`), task.timeoutMs)
         : undefined;
     this.#scheduleHeartbeat();
+    this.#watchLease();
     metrics.attempts.inc();
     metrics.queueWait.observe(task.queueWaitMs / 1000);
     emit({ type: "started", task });
@@ -74,6 +85,7 @@ export class Attempt {
     } finally {
       clearTimeout(timeout);
       clearTimeout(this.#heartbeat);
+      clearTimeout(this.#leaseWatch);
       this.#heartbeat = undefined;
     }
     const durationMs = performance.now() - started;
@@ -85,6 +97,13 @@ export class Attempt {
     const code = abortCode(this.#controller.signal);
     const retry = { maxElapsedMs: 2 * leaseMs + 5_000, onRetry: (error: unknown) => emit({ type: "db-error", operation: "complete", error }) };
     try {
+      if (code === "LEASE_LOST") {
+        // The task is another worker's now, or the sweeper's: so is what is recorded of it.
+        metrics.completions.inc({ outcome: "stale" });
+        metrics.runTime.observe({ outcome: "stale" }, durationMs / 1000);
+        emit({ type: "finished", task: this.task, outcome, result: false, durationMs });
+        return;
+      }
       if (code === "SHUTDOWN" && outcome.kind !== "success") {
         await withRetry(() => store.release(this.task.leaseToken), retry);
         metrics.completions.inc({ outcome: "released" });
@@ -107,13 +126,23 @@ export class Attempt {
     this.#heartbeat = setTimeout(() => void this.#renew(), this.#options.heartbeatMs);
   }
 
+  /** Loses the lease when it runs out before a renewal moves its end (see #renew). */
+  #watchLease(): void {
+    clearTimeout(this.#leaseWatch);
+    this.#leaseWatch = setTimeout(() => this.#lose("unreachable"), Math.max(this.#leaseEnds - performance.now(), 0));
+  }
+
   async #renew(): Promise<void> {
     const { store, leaseMs, metrics, emit } = this.#options;
     const { task } = this;
+    const sentAt = performance.now();
     try {
-      const status = await store.heartbeat(task.taskId, task.leaseToken, leaseMs);
+      // An answer after the lease ran out is of no use; waiting on, the connection would stay taken.
+      const status = await store.heartbeat(task.taskId, task.leaseToken, leaseMs, { timeoutMs: Math.max(this.#leaseEnds - sentAt, 1) });
+      if (this.#controller.signal.aborted && abortCode(this.#controller.signal) === "LEASE_LOST") return;
       if (status === "lost") return this.#lose("taken");
-      this.#lastRenewal = performance.now();
+      this.#leaseEnds = sentAt + leaseMs;
+      if (this.#heartbeat !== undefined) this.#watchLease();
       metrics.leaseRenewals.inc();
       if (status === "cancel-requested" && !this.#controller.signal.aborted) {
         emit({ type: "cancel-requested", task });
@@ -121,7 +150,6 @@ export class Attempt {
       }
     } catch (error) {
       emit({ type: "db-error", operation: "heartbeat", error });
-      if (performance.now() - this.#lastRenewal >= leaseMs) return this.#lose("unreachable");
     }
     if (this.#heartbeat !== undefined) this.#scheduleHeartbeat();
   }
@@ -130,7 +158,7 @@ export class Attempt {
     if (this.#controller.signal.aborted) return;
     this.#options.metrics.leasesLost.inc();
     this.#options.emit({ type: "lease-lost", task: this.task, why });
-    this.abort("LEASE_LOST", why === "taken" ? "the lease was taken over" : "the database was unreachable for longer than the lease");
+    this.abort("LEASE_LOST", why === "taken" ? "the lease was taken over" : "the lease ran out without a renewal (the database did not answer)");
     this.#options.onLeaseLost();
   }
 }

@@ -14,9 +14,57 @@ import type { SchemaNames } from "./names.js";
  * Dependents are unblocked in (run_id, key) order across the whole batch, so
  * two batches touching the same dependents lock them in the same order.
  */
-export function completeAndLeaseSql({ quoted, tasks, deps, runs, channel }: SchemaNames): string {
+export function completeAndLeaseSql(names: SchemaNames): string {
+  return completeAndLeaseFunction(names, false);
+}
+
+/**
+ * Migration 4: `lease_tasks` and `complete_and_lease` with a last argument, `p_run`:
+ * only that run's tasks are leased (`taskq run --store` works on its own run, never on
+ * another's, which would run it with this process's environment). Overloads, so a
+ * worker of the previous version, calling the functions without it, keeps working.
+ * The index keeps a run's fetch a walk of its own queued rows, whatever other runs queue.
+ */
+export function runFilterSql(names: SchemaNames): string {
+  const { quoted, tasks } = names;
   return `
-    CREATE FUNCTION ${quoted}.complete_and_lease(p_done jsonb, p_worker text, p_limit int, p_lease_ms int)
+    CREATE INDEX tasks_fetch_run ON ${tasks} (run_id, priority DESC, seq) WHERE state = 'queued';
+
+    CREATE FUNCTION ${quoted}.lease_tasks(p_worker text, p_limit int, p_lease_ms int, p_run text)
+    RETURNS TABLE (id bigint, run_id text, key text, type text, run text, env jsonb, cwd text, priority int,
+                   seq bigint, attempts int, max_attempts int, timeout_ms int, lease_token uuid, queue_wait_ms float8)
+    LANGUAGE plpgsql VOLATILE SET enable_sort = off SET enable_bitmapscan = off AS $fn$
+    #variable_conflict use_column
+    BEGIN
+      IF p_run IS NULL THEN
+        RETURN QUERY SELECT * FROM ${quoted}.lease_tasks(p_worker, p_limit, p_lease_ms);
+        RETURN;
+      END IF;
+      RETURN QUERY
+      WITH picked AS (
+        SELECT q.id FROM ${tasks} q
+         WHERE q.run_id = p_run AND q.state = 'queued' AND q.not_before <= now()
+         ORDER BY q.priority DESC, q.seq
+         LIMIT p_limit
+         FOR UPDATE SKIP LOCKED)
+      UPDATE ${tasks} t
+         SET state = 'running', attempts = t.attempts + 1, lease_token = gen_random_uuid(),
+             lease_expires_at = now() + p_lease_ms * interval '1 millisecond', worker_id = p_worker,
+             started_at = now(), cancel_requested = false
+        FROM picked WHERE t.id = picked.id
+      RETURNING t.id, t.run_id, t.key, t.type, t.run, t.env, t.cwd, t.priority, t.seq, t.attempts, t.max_attempts,
+                t.timeout_ms, t.lease_token,
+                (extract(epoch FROM now() - GREATEST(t.queued_at, t.not_before)) * 1000)::float8;
+    END
+    $fn$;
+    ${completeAndLeaseFunction(names, true)}
+  `;
+}
+
+/** `complete_and_lease`; `byRun` adds `p_run`, which the lease and the idle delay keep to. */
+function completeAndLeaseFunction({ quoted, tasks, deps, runs, channel }: SchemaNames, byRun: boolean): string {
+  return `
+    CREATE FUNCTION ${quoted}.complete_and_lease(p_done jsonb, p_worker text, p_limit int, p_lease_ms int${byRun ? ", p_run text" : ""})
     RETURNS TABLE (kind text, lease_token uuid, run_id text, unblocked text[], delay_ms float8,
                    id bigint, key text, type text, run text, env jsonb, cwd text, priority int, seq bigint,
                    attempts int, max_attempts int, timeout_ms int, queue_wait_ms float8)
@@ -93,7 +141,7 @@ export function completeAndLeaseSql({ quoted, tasks, deps, runs, channel }: Sche
         RETURN QUERY
           SELECT 'leased'::text, l.lease_token, l.run_id, NULL::text[], NULL::float8, l.id, l.key, l.type, l.run, l.env,
                  l.cwd, l.priority, l.seq, l.attempts, l.max_attempts, l.timeout_ms, l.queue_wait_ms
-            FROM ${quoted}.lease_tasks(p_worker, p_limit, p_lease_ms) l;
+            FROM ${quoted}.lease_tasks(p_worker, p_limit, p_lease_ms${byRun ? ", p_run" : ""}) l;
         GET DIAGNOSTICS v_leased = ROW_COUNT;
         IF v_leased = 0 THEN
           RETURN QUERY
@@ -101,7 +149,7 @@ export function completeAndLeaseSql({ quoted, tasks, deps, runs, channel }: Sche
                    (extract(epoch FROM min(q.not_before) - now()) * 1000)::float8,
                    NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::int,
                    NULL::bigint, NULL::int, NULL::int, NULL::int, NULL::float8
-              FROM ${tasks} q WHERE q.state = 'queued';
+              FROM ${tasks} q WHERE q.state = 'queued'${byRun ? " AND (p_run IS NULL OR q.run_id = p_run)" : ""};
         END IF;
       END IF;
     END

@@ -24,8 +24,9 @@ type Row =
 
 /**
  * Records successful attempts and leases up to `limit` tasks in one round trip
- * and one commit (the migration's `complete_and_lease`). A worker calls it with
- * the attempts that ended since its last call, whose slots the new leases fill.
+ * and one commit (the migration's `complete_and_lease`): of every run, or of run
+ * `runId` only. A worker calls it with the attempts that ended since its last
+ * call, whose slots the new leases fill.
  */
 export async function completeAndLease(
   pool: pg.Pool,
@@ -34,14 +35,20 @@ export async function completeAndLease(
   workerId: string,
   limit: number,
   leaseMs: number,
+  runId?: string,
 ): Promise<CompleteAndLeaseResult> {
   const done = ended.map(({ token, outcome }) => ({ token, exit_code: outcome.exitCode ?? 0, tail: outcome.tail ?? [] }));
-  const result = await pool.query<Row>({
-    // Named: prepared once per connection.
-    name: `taskq_complete_and_lease_${names.schema}`,
-    text: `SELECT * FROM ${names.quoted}.complete_and_lease($1, $2, $3, $4)`,
-    values: [JSON.stringify(done), workerId, Math.max(limit, 0), leaseMs],
-  });
+  const values = [JSON.stringify(done), workerId, Math.max(limit, 0), leaseMs];
+  // Named: prepared once per connection. One run's variant is migration 4's.
+  const result = await pool.query<Row>(
+    runId === undefined
+      ? { name: `taskq_complete_and_lease_${names.schema}`, text: `SELECT * FROM ${names.quoted}.complete_and_lease($1, $2, $3, $4)`, values }
+      : {
+          name: `taskq_complete_and_lease_run_${names.schema}`,
+          text: `SELECT * FROM ${names.quoted}.complete_and_lease($1, $2, $3, $4, $5::text)`,
+          values: [...values, runId],
+        },
+  );
   const byToken = new Map<string, CompletionResult>();
   const leased: LeasedRow[] = [];
   let nextDelayMs: number | null = null;

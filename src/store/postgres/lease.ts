@@ -1,5 +1,6 @@
 import type pg from "pg";
 import type { SchemaNames } from "./names.js";
+import { timedQuery } from "./timeouts.js";
 import type { HeartbeatStatus, LeasedTask } from "./types.js";
 
 /** A row of `lease_tasks` (and the leased rows of `complete_and_lease`). */
@@ -21,18 +22,30 @@ export interface LeasedRow {
 }
 
 /**
- * Leases up to `limit` runnable tasks in (priority desc, seq) order. SKIP
- * LOCKED lets concurrent workers take disjoint rows without waiting on each
- * other; every time comes from the database clock.
+ * Leases up to `limit` runnable tasks in (priority desc, seq) order: of every
+ * run, or of run `runId` only. SKIP LOCKED lets concurrent workers take
+ * disjoint rows without waiting on each other; every time comes from the
+ * database clock.
  */
-export async function leaseTasks(pool: pg.Pool, names: SchemaNames, workerId: string, limit: number, leaseMs: number): Promise<LeasedTask[]> {
+export async function leaseTasks(
+  pool: pg.Pool,
+  names: SchemaNames,
+  workerId: string,
+  limit: number,
+  leaseMs: number,
+  runId?: string,
+): Promise<LeasedTask[]> {
   if (limit <= 0) return [];
-  const result = await pool.query<LeasedRow>({
-    // Named: prepared once per connection. The function is created by migration 2.
-    name: `taskq_lease_${names.schema}`,
-    text: `SELECT * FROM ${names.quoted}.lease_tasks($1, $2, $3)`,
-    values: [workerId, limit, leaseMs],
-  });
+  // Named: prepared once per connection. The functions are created by migrations 2 (every run) and 4 (one run).
+  const result = await pool.query<LeasedRow>(
+    runId === undefined
+      ? { name: `taskq_lease_${names.schema}`, text: `SELECT * FROM ${names.quoted}.lease_tasks($1, $2, $3)`, values: [workerId, limit, leaseMs] }
+      : {
+          name: `taskq_lease_run_${names.schema}`,
+          text: `SELECT * FROM ${names.quoted}.lease_tasks($1, $2, $3, $4::text)`,
+          values: [workerId, limit, leaseMs, runId],
+        },
+  );
   return toLeasedTasks(result.rows);
 }
 
@@ -62,14 +75,22 @@ export function toLeasedTasks(rows: LeasedRow[]): LeasedTask[] {
  * reported as such (the lease is still extended, so the worker can finish
  * killing the attempt and complete it as cancelled).
  */
-export async function renewLease(pool: pg.Pool, names: SchemaNames, taskId: string, token: string, leaseMs: number): Promise<HeartbeatStatus> {
-  const result = await pool.query<{ cancel_requested: boolean }>({
+export async function renewLease(
+  pool: pg.Pool,
+  names: SchemaNames,
+  taskId: string,
+  token: string,
+  leaseMs: number,
+  timeoutMs?: number,
+): Promise<HeartbeatStatus> {
+  const query = {
     name: `taskq_heartbeat_${names.schema}`,
     text: `UPDATE ${names.tasks} SET lease_expires_at = now() + $3 * interval '1 millisecond'
             WHERE id = $1 AND lease_token = $2 AND state = 'running'
             RETURNING cancel_requested`,
     values: [taskId, token, leaseMs],
-  });
+  };
+  const result = await pool.query<{ cancel_requested: boolean }>(timeoutMs === undefined ? query : timedQuery(query, timeoutMs));
   const row = result.rows[0];
   if (row === undefined) return "lost";
   return row.cancel_requested ? "cancel-requested" : "renewed";

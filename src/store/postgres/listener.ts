@@ -34,13 +34,15 @@ export class NotificationListener {
     await this.#connecting;
   }
 
+  /**
+   * Closes the listening connection rather than giving it back to the pool: no UNLISTEN
+   * is needed then, which a database that stopped answering would keep waiting.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     const client = this.#client;
     this.#client = undefined;
-    if (client === undefined) return;
-    await client.query(`UNLISTEN "${this.#channel}"`).catch(() => undefined);
-    client.release();
+    client?.release(true);
   }
 
   #broadcast(payload: string): void {

@@ -1,6 +1,7 @@
 import type pg from "pg";
-import { completeAndLeaseSql } from "./batch-functions.js";
+import { completeAndLeaseSql, runFilterSql } from "./batch-functions.js";
 import { schemaNames, type SchemaNames } from "./names.js";
+import { LONG_QUERY_TIMEOUT_MS, timedQuery } from "./timeouts.js";
 import { inTransaction } from "./transaction.js";
 
 interface Migration {
@@ -167,6 +168,11 @@ const MIGRATIONS: Migration[] = [
     name: "batched hot path: complete_and_lease",
     sql: completeAndLeaseSql,
   },
+  {
+    version: 4,
+    name: "leases of one run: lease_tasks and complete_and_lease with p_run",
+    sql: runFilterSql,
+  },
 ];
 
 /** First key of the two-key advisory lock that serializes migrations (the second is the schema). */
@@ -177,24 +183,45 @@ const MIGRATION_LOCK_CLASS = 0x7461_736b; // "task"
  * Idempotent, and safe when several processes start at once: they queue on a
  * transaction-scoped advisory lock keyed by the schema name.
  * Returns the versions applied by this call.
+ *
+ * Every command migrates when it opens the store: the usual case, nothing to
+ * apply, is one quick read, without the lock. Applying may take long (an index
+ * over every task), and so may waiting for another process applying: those
+ * statements have the long time limit.
  */
 export async function migrate(pool: pg.Pool, schema = "taskq"): Promise<number[]> {
   const names = schemaNames(schema);
+  const known = await appliedVersions(pool, names);
+  if (MIGRATIONS.every((migration) => known.has(migration.version))) return [];
   return inTransaction(pool, async (client) => {
-    await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [MIGRATION_LOCK_CLASS, schema]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${names.quoted}`);
-    await client.query(
+    const query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
+      client.query<R>(timedQuery({ text, ...(values === undefined ? {} : { values }) }, LONG_QUERY_TIMEOUT_MS));
+    await query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [MIGRATION_LOCK_CLASS, schema]);
+    await query(`CREATE SCHEMA IF NOT EXISTS ${names.quoted}`);
+    await query(
       `CREATE TABLE IF NOT EXISTS ${names.migrations} (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
     );
-    const done = await client.query<{ version: number }>(`SELECT version FROM ${names.migrations}`);
+    const done = await query<{ version: number }>(`SELECT version FROM ${names.migrations}`);
     const applied = new Set(done.rows.map((row) => row.version));
     const pending = MIGRATIONS.filter((migration) => !applied.has(migration.version));
     for (const migration of pending) {
-      await client.query(migration.sql(names));
-      await client.query(`INSERT INTO ${names.migrations} (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+      await query(migration.sql(names));
+      await query(`INSERT INTO ${names.migrations} (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
     }
     return pending.map((migration) => migration.version);
   });
+}
+
+/** The versions applied to the schema; none when it or its migrations table is not there yet. */
+async function appliedVersions(pool: pg.Pool, names: SchemaNames): Promise<Set<number>> {
+  try {
+    const done = await pool.query<{ version: number }>(`SELECT version FROM ${names.migrations}`);
+    return new Set(done.rows.map((row) => row.version));
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === "42P01" || code === "3F000") return new Set(); // undefined table, undefined schema
+    throw error;
+  }
 }
 
 /** The latest migration version this code knows. */

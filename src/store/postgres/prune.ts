@@ -1,6 +1,8 @@
 import type pg from "pg";
 import { settleRuns } from "./graph.js";
 import type { SchemaNames } from "./names.js";
+import { LONG_QUERY_TIMEOUT_MS, timedQuery } from "./timeouts.js";
+import { retryConflicts } from "./transaction.js";
 
 export interface PruneResult {
   /** Runs that ended before this moment (the database's clock) were deleted, or would be. */
@@ -15,16 +17,27 @@ export interface PruneResult {
  * nor is one whose tasks are still active (a redrive or a submit racing with this). Runs
  * whose last task ended but whose state was not yet settled are settled first, so they
  * count from when they ended. With `dryRun`, only lists them.
+ *
+ * A submit of one of those run ids at the same moment holds its tasks and then wants its run,
+ * which the DELETE holds and wants the tasks of: PostgreSQL ends one of the two as a deadlock,
+ * and a prune that lost runs again (the run is then running again, and stays).
  */
 export async function pruneRuns(db: pg.Pool, names: SchemaNames, olderThanMs: number, dryRun: boolean): Promise<PruneResult> {
+  return retryConflicts(() => pruneOnce(db, names, olderThanMs, dryRun));
+}
+
+async function pruneOnce(db: pg.Pool, names: SchemaNames, olderThanMs: number, dryRun: boolean): Promise<PruneResult> {
   await settleRuns(db, names);
   const cutoff = await db.query<{ before: Date }>("SELECT now() - make_interval(secs => $1::double precision / 1000) AS before", [olderThanMs]);
   const before = cutoff.rows[0]!.before;
   const which = `r.state <> 'running' AND r.finished_at < $1
      AND NOT EXISTS (SELECT 1 FROM ${names.tasks} t WHERE t.run_id = r.id AND t.state IN ('blocked', 'queued', 'running'))`;
+  // Deleting a long history (every task and dependency of those runs) may rightly take minutes.
   const result = await db.query<{ id: string }>(
-    dryRun ? `SELECT r.id FROM ${names.runs} r WHERE ${which}` : `DELETE FROM ${names.runs} r WHERE ${which} RETURNING r.id`,
-    [before],
+    timedQuery(
+      { text: dryRun ? `SELECT r.id FROM ${names.runs} r WHERE ${which}` : `DELETE FROM ${names.runs} r WHERE ${which} RETURNING r.id`, values: [before] },
+      LONG_QUERY_TIMEOUT_MS,
+    ),
   );
   return { before: before.toISOString(), runs: result.rows.map((row) => row.id).sort() };
 }

@@ -1,27 +1,32 @@
 import { TaskqError } from "../../errors.js";
+import { describeTimeout, type Timeouts } from "./timeouts.js";
 import { isTransientError } from "./transient.js";
 
 /**
  * Codes of the errors the store throws:
  * - STORE_UNAVAILABLE: the database could not be reached or dropped the connection; retrying may work.
  * - STORE_QUERY_FAILED: the database refused a statement (a bug, or a schema from another version).
- * - STORE_BAD_SCHEMA, STORE_UNKNOWN_DEPENDENCY, STORE_DUPLICATE_TASK, STORE_NOT_FOUND,
+ * - STORE_BAD_SCHEMA, STORE_BAD_URL, STORE_UNKNOWN_DEPENDENCY, STORE_DUPLICATE_TASK, STORE_NOT_FOUND,
  *   STORE_TASK_FINISHED, STORE_NOT_REDRIVABLE: the request itself is wrong.
  */
 export type StoreErrorCode =
   | "STORE_UNAVAILABLE"
   | "STORE_QUERY_FAILED"
   | "STORE_BAD_SCHEMA"
+  | "STORE_BAD_URL"
   | "STORE_UNKNOWN_DEPENDENCY"
   | "STORE_DUPLICATE_TASK"
   | "STORE_NOT_FOUND"
   | "STORE_TASK_FINISHED"
   | "STORE_NOT_REDRIVABLE";
 
-/** Wraps a driver error in a TaskqError with a stable code; TaskqErrors pass through. */
-export function toStoreError(operation: string, error: unknown): TaskqError {
+/**
+ * Wraps a driver error in a TaskqError with a stable code; TaskqErrors pass through.
+ * A time limit reached (see timeouts.ts) is said in words, with the limit.
+ */
+export function toStoreError(operation: string, error: unknown, timeouts?: Timeouts): TaskqError {
   if (error instanceof TaskqError) return error;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = (timeouts === undefined ? undefined : describeTimeout(error, timeouts)) ?? (error instanceof Error ? error.message : String(error));
   const code: StoreErrorCode = isTransientError(error) ? "STORE_UNAVAILABLE" : "STORE_QUERY_FAILED";
   return new TaskqError(code, `${operation} failed: ${message}`, { cause: error });
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { TaskqError } from "../../errors.js";
 import { isRunId, RUN_ID_EXPECTED } from "../../run-id.js";
@@ -16,10 +17,21 @@ import { readDeadLetters, readRunStatus } from "./status.js";
 import { generateRunId, submitNewRun, submitRun } from "./submit.js";
 import { toStoreError } from "./store-error.js";
 import { sweepExpiredLeases } from "./sweep.js";
-import { inTransaction } from "./transaction.js";
+import { storableOutcome } from "./text.js";
+import { connectTimeoutOf, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, LONG_QUERY_TIMEOUT_MS, type Timeouts } from "./timeouts.js";
+import { inTransaction, isConflict, retryConflicts, transactionOnce } from "./transaction.js";
 import type { CompletionResult, DeadLetter, HeartbeatStatus, LeasedTask, Outcome, RunStatus, TaskState, Workflow } from "./types.js";
 
 const ignoreError = (): void => undefined;
+
+/**
+ * A foreign key violation (23503) in a submit: the rows it refers to went away while it ran,
+ * which only a prune does (submit checks every dependency first). Submitting again then makes
+ * the run anew.
+ */
+function isPrunedMeanwhile(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === "23503";
+}
 
 export interface PostgresStoreOptions {
   /** An existing pool (not closed by `close()`), or... */
@@ -34,7 +46,17 @@ export interface PostgresStoreOptions {
   onError?: (error: unknown) => void;
   /** Random source for retry jitter, injectable for exact tests. */
   random?: () => number;
+  /**
+   * For an owned pool: how long opening a connection may take (default: the connection
+   * string's `connect_timeout`, as libpq reads it, else 10 s; 0 waits for ever).
+   */
+  connectTimeoutMs?: number;
+  /** For an owned pool: how long a statement may go unanswered before it fails and its connection is closed (default 30 s). */
+  queryTimeoutMs?: number;
 }
+
+/** How long `close` waits for connections still busy: one whose statement the database does not answer is left to its timeout. */
+const CLOSE_WAIT_MS = 1_000;
 
 /**
  * The durable queue on PostgreSQL: runs, tasks and their dependencies, leased
@@ -50,13 +72,23 @@ export class PostgresStore {
   readonly #ownsPool: boolean;
   readonly #random: () => number;
   readonly #onError: (error: unknown) => void;
+  readonly #timeouts: Timeouts;
   #listener: NotificationListener | undefined;
 
   constructor(options: PostgresStoreOptions) {
     this.#names = schemaNames(options.schema ?? "taskq");
     this.schema = this.#names.schema;
     this.#ownsPool = options.pool === undefined;
-    this.pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
+    this.pool =
+      options.pool ??
+      new pg.Pool({
+        connectionString: options.connectionString,
+        max: options.poolSize ?? 10,
+        // pg itself ignores connect_timeout: without these, a server that never answers is waited for for ever.
+        connectionTimeoutMillis: options.connectTimeoutMs ?? connectTimeoutOf(options.connectionString ?? "") ?? DEFAULT_CONNECT_TIMEOUT_MS,
+        query_timeout: options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
+      });
+    this.#timeouts = { connectMs: this.pool.options.connectionTimeoutMillis ?? 0, queryMs: this.pool.options.query_timeout ?? 0 };
     this.description = redactConnectionString(options.connectionString ?? "(pool)");
     this.#random = options.random ?? Math.random;
     this.#onError = options.onError ?? (() => undefined);
@@ -76,6 +108,7 @@ export class PostgresStore {
 
   /** Applies pending migrations (idempotent, safe to run concurrently). */
   async migrate(): Promise<number[]> {
+    // (Its statements that apply migrations have the long limit; a server that stops answering is met by the first, quick one.)
     return this.#guard("migrate", () => migrate(this.pool, this.schema));
   }
 
@@ -86,35 +119,51 @@ export class PostgresStore {
     }
     return this.#guard("submitRun", async () => {
       const runId = options.runId ?? generateRunId();
-      // A new run takes one statement; an existing one (a resubmission) the full transaction.
-      const { settle } =
-        (await submitNewRun(this.pool, this.#names, workflow, runId)) ??
-        (await inTransaction(this.pool, (client) => submitRun(client, this.#names, workflow, runId)));
-      if (settle) await refreshRunState(this.pool, this.#names, runId);
-      return runId;
+      // A new run takes one statement; an existing one (a resubmission) the full transaction. A prune
+      // deleting the run between the two, or a deadlock with one, means starting over (see isPrunedMeanwhile).
+      return retryConflicts(async () => {
+        const { settle } =
+          (await submitNewRun(this.pool, this.#names, workflow, runId)) ??
+          (await transactionOnce(this.pool, (client) => submitRun(client, this.#names, workflow, runId)));
+        if (settle) await refreshRunState(this.pool, this.#names, runId);
+        return runId;
+      }, (error) => isConflict(error) || isPrunedMeanwhile(error));
     });
   }
 
-  /** Leases up to `limit` runnable tasks for `leaseMs`. */
-  async lease(workerId: string, limit: number, leaseMs: number): Promise<LeasedTask[]> {
-    return this.#guard("lease", () => leaseTasks(this.pool, this.#names, workerId, limit, leaseMs));
+  /** Leases up to `limit` runnable tasks for `leaseMs`: of every run, or with `runId`, of that run only. */
+  async lease(workerId: string, limit: number, leaseMs: number, options: { runId?: string } = {}): Promise<LeasedTask[]> {
+    return this.#guard("lease", () => leaseTasks(this.pool, this.#names, workerId, limit, leaseMs, options.runId));
   }
 
   /**
    * The worker's hot path: records the successful attempts in `ended` and
-   * leases up to `limit` tasks, in one round trip and one commit.
+   * leases up to `limit` tasks (with `runId`, of that run only), in one round
+   * trip and one commit.
    */
-  async completeAndLease(ended: EndedAttempt[], workerId: string, limit: number, leaseMs: number): Promise<CompleteAndLeaseResult> {
-    return this.#guard("completeAndLease", () => completeAndLease(this.pool, this.#names, ended, workerId, limit, leaseMs));
+  async completeAndLease(
+    ended: EndedAttempt[],
+    workerId: string,
+    limit: number,
+    leaseMs: number,
+    options: { runId?: string } = {},
+  ): Promise<CompleteAndLeaseResult> {
+    const clean = ended.map((attempt) => ({ ...attempt, outcome: storableOutcome(attempt.outcome) }));
+    return this.#guard("completeAndLease", () => completeAndLease(this.pool, this.#names, clean, workerId, limit, leaseMs, options.runId));
   }
 
-  /** Extends a lease; "lost" when another worker or the sweeper owns the task now. */
-  async heartbeat(taskId: string, token: string, leaseMs: number): Promise<HeartbeatStatus> {
-    return this.#guard("heartbeat", () => renewLease(this.pool, this.#names, taskId, token, leaseMs));
+  /**
+   * Extends a lease; "lost" when another worker or the sweeper owns the task now. With
+   * `timeoutMs`, fails when not answered by then (a renewal after the lease ran out is no use).
+   */
+  async heartbeat(taskId: string, token: string, leaseMs: number, options: { timeoutMs?: number } = {}): Promise<HeartbeatStatus> {
+    return this.#guard("heartbeat", () => renewLease(this.pool, this.#names, taskId, token, leaseMs, options.timeoutMs), options.timeoutMs);
   }
 
   /** Records an attempt's outcome; false when `token` no longer owns the task. */
-  async complete(token: string, outcome: Outcome): Promise<CompletionResult | false> {
+  async complete(token: string, taskOutcome: Outcome): Promise<CompletionResult | false> {
+    // Whatever the task printed is stored: text PostgreSQL refuses would lose the outcome.
+    const outcome = storableOutcome(taskOutcome);
     return this.#guard("complete", async () => {
       if (outcome.kind === "success") return completeSuccess(this.pool, this.#names, token, outcome);
       const result = await inTransaction(this.pool, (client) => completeAttempt(client, this.#names, token, outcome, this.#random));
@@ -173,7 +222,7 @@ export class PostgresStore {
 
   /** Deletes the runs that ended more than `olderThanMs` ago (see prune.ts); with `dryRun`, lists them. */
   async pruneRuns(olderThanMs: number, options: { dryRun?: boolean } = {}): Promise<PruneResult> {
-    return this.#guard("pruneRuns", () => pruneRuns(this.pool, this.#names, olderThanMs, options.dryRun === true));
+    return this.#guard("pruneRuns", () => pruneRuns(this.pool, this.#names, olderThanMs, options.dryRun === true), LONG_QUERY_TIMEOUT_MS);
   }
 
   /** Milliseconds until the earliest queued task is runnable, or null if none is queued. */
@@ -193,12 +242,15 @@ export class PostgresStore {
     });
   }
 
-  /** Runs one operation; driver errors become TaskqErrors with a stable code (see store-error.ts). */
-  async #guard<T>(operation: string, work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs one operation; driver errors become TaskqErrors with a stable code (see store-error.ts).
+   * `queryTimeoutMs`: the limit its statements have, when not the pool's, for the message.
+   */
+  async #guard<T>(operation: string, work: () => Promise<T>, queryTimeoutMs = this.#timeouts.queryMs): Promise<T> {
     try {
       return await work();
     } catch (error) {
-      throw toStoreError(operation, error);
+      throw toStoreError(operation, error, { ...this.#timeouts, queryMs: queryTimeoutMs });
     }
   }
 
@@ -213,10 +265,16 @@ export class PostgresStore {
     await this.#listener?.ready();
   }
 
-  /** Stops listening and, if the store created the pool, closes it. */
+  /**
+   * Stops listening and, if the store created the pool, closes it. Connections still busy
+   * are waited for a moment (CLOSE_WAIT_MS), not for as long as a database that stopped
+   * answering takes: a process that ends (a stopping worker) must not hang on them.
+   */
   async close(): Promise<void> {
     await this.#listener?.close();
     this.#listener = undefined;
-    if (this.#ownsPool) await this.pool.end();
+    if (!this.#ownsPool) return;
+    const ended = this.pool.end().catch(ignoreError);
+    await Promise.race([ended, sleep(CLOSE_WAIT_MS, undefined, { ref: false })]);
   }
 }

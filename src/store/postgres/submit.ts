@@ -3,6 +3,7 @@ import type pg from "pg";
 import { TaskqError } from "../../errors.js";
 import { dependencyReason, notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
+import { storableText } from "./text.js";
 import { PRIORITY_VALUES, type TaskState, type Workflow, type WorkflowTask } from "./types.js";
 
 /** A fresh run id: sortable by creation time, unique across machines. */
@@ -30,6 +31,15 @@ interface NewTaskRow {
   waiting_on: number;
   cancel_reason: string | null;
   cancelled_by: string | null;
+}
+
+/**
+ * The run's name and file, as stored. The loader refuses a NUL where it would change what
+ * runs (command, environment, folder, id), but a name is free text, which PostgreSQL's
+ * text refuses with a NUL in it.
+ */
+function runLabels(workflow: Workflow): [string | null, string] {
+  return [workflow.name === undefined ? null : storableText(workflow.name), storableText(workflow.file)];
 }
 
 /** Decides the initial state of a new task from the states of its dependencies. */
@@ -76,7 +86,7 @@ function planTask(task: WorkflowTask, ord: number, states: Map<string, TaskState
 export async function submitRun(client: pg.ClientBase, names: SchemaNames, workflow: Workflow, runId: string): Promise<{ settle: boolean }> {
   const created = await client.query(
     `INSERT INTO ${names.runs} (id, name, file) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING RETURNING id`,
-    [runId, workflow.name ?? null, workflow.file],
+    [runId, ...runLabels(workflow)],
   );
   const isNew = created.rowCount === 1;
   // A new run has no tasks yet: skip reading them. Otherwise FOR SHARE keeps a dependency
@@ -195,8 +205,7 @@ export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: 
     values: [
       runId,
       JSON.stringify(rows),
-      workflow.name ?? null,
-      workflow.file,
+      ...runLabels(workflow),
       JSON.stringify(newEdges(rows, workflow.tasks)),
       rows.some((row) => row.state === "queued"),
       names.channel,

@@ -1,5 +1,9 @@
 import type pg from "pg";
+import { setTimeout as sleep } from "node:timers/promises";
 import { isTransientError } from "./transient.js";
+
+/** Runs of a piece of work that lost a race before its error is given up on. */
+const CONFLICT_ATTEMPTS = 5;
 
 const ignoreClientError = (): void => {
   // The failing query rejects with the same error; this listener only keeps a
@@ -7,23 +11,42 @@ const ignoreClientError = (): void => {
 };
 
 /**
+ * A deadlock (40P01) or a serialization failure (40001): the database undid the
+ * statement or transaction because of another one, and running it again is the cure.
+ */
+export function isConflict(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "40P01" || code === "40001";
+}
+
+/**
+ * Runs `work`, and again (a few times in all) while it fails with an error
+ * `retryable` accepts, after a short random pause so that the two sides of a
+ * deadlock do not meet again in step. Each run must be whole: a statement, or a
+ * transaction from BEGIN to COMMIT.
+ */
+export async function retryConflicts<T>(work: () => Promise<T>, retryable: (error: unknown) => boolean = isConflict): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= CONFLICT_ATTEMPTS || !retryable(error)) throw error;
+      await sleep(Math.random() * 10 * attempt);
+    }
+  }
+}
+
+/**
  * Runs `work` inside BEGIN/COMMIT on one pooled client. A client whose
  * connection broke is destroyed rather than returned to the pool. Deadlocks
  * and serialization failures are retried a few times; other errors propagate.
  */
 export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await runOnce(pool, work);
-    } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      if ((code === "40P01" || code === "40001") && attempt < 5) continue;
-      throw error;
-    }
-  }
+  return retryConflicts(() => transactionOnce(pool, work));
 }
 
-async function runOnce<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/** One BEGIN/COMMIT of `work`, not retried: for a caller that retries a larger whole. */
+export async function transactionOnce<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   client.on("error", ignoreClientError);
   let broken: Error | undefined;
@@ -33,11 +56,15 @@ async function runOnce<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promis
     await client.query("COMMIT");
     return result;
   } catch (error) {
-    // A deadlock leaves the connection usable; anything else transient may not.
-    if (isTransientError(error) && !String((error as { code?: unknown }).code).startsWith("40")) broken = error as Error;
-    await client.query("ROLLBACK").catch((rollbackError: unknown) => {
-      broken = rollbackError as Error;
-    });
+    // A deadlock leaves the connection usable; anything else transient may not. Such a
+    // connection is destroyed, which ends the transaction too: a ROLLBACK sent on one that
+    // stopped answering (a query timeout) would only wait as long again.
+    if (isTransientError(error) && !isConflict(error)) broken = error as Error;
+    else {
+      await client.query("ROLLBACK").catch((rollbackError: unknown) => {
+        broken = rollbackError as Error;
+      });
+    }
     throw error;
   } finally {
     client.off("error", ignoreClientError);

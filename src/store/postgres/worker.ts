@@ -18,8 +18,32 @@ interface PendingSuccess {
   reject: (error: unknown) => void;
 }
 
-/** How long `stop` waits for aborted handlers before releasing their leases regardless. */
+/**
+ * How long `stop` waits for aborted handlers before releasing their leases regardless, and
+ * then for those releases (the database may not answer).
+ */
 const STUCK_HANDLER_GRACE_MS = 2_000;
+
+/** A stop's deadline: it may be brought forward (a second signal makes it now), never put off. */
+class Deadline {
+  #at = Infinity;
+  #timer: NodeJS.Timeout | undefined;
+  #reach: () => void = () => undefined;
+  readonly reached = new Promise<"deadline">((resolve) => (this.#reach = () => resolve("deadline")));
+
+  /** Makes the deadline `ms` from now, unless it is sooner already. */
+  within(ms: number): void {
+    const at = performance.now() + ms;
+    if (at >= this.#at) return;
+    this.#at = at;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(this.#reach, Math.max(ms, 0));
+  }
+
+  dispose(): void {
+    clearTimeout(this.#timer);
+  }
+}
 
 export interface PostgresWorkerOptions {
   store: PostgresStore;
@@ -35,6 +59,8 @@ export interface PostgresWorkerOptions {
   pollMs?: number;
   /** Orphan sweep period (default half the lease). */
   sweepMs?: number;
+  /** Lease only this run's tasks (`taskq run --store`); default: every run's. */
+  runId?: string;
   /** Observes what the worker does; a throwing listener is ignored. */
   onEvent?: (event: WorkerEvent) => void;
 }
@@ -47,7 +73,8 @@ export interface PostgresWorkerOptions {
 export class PostgresWorker {
   readonly workerId: string;
   readonly metrics: WorkerMetrics;
-  readonly #options: Required<Omit<PostgresWorkerOptions, "onEvent" | "workerId">>;
+  readonly #options: Required<Omit<PostgresWorkerOptions, "onEvent" | "workerId" | "runId">>;
+  readonly #runId: string | undefined;
   readonly #onEvent: ((event: WorkerEvent) => void) | undefined;
   readonly #running = new Map<string, Attempt>();
   /** Successes the next lease round trip records; their slots are free for that lease. */
@@ -60,6 +87,8 @@ export class PostgresWorker {
   #sweeper: Promise<void> | undefined;
   #unsubscribe: (() => void) | undefined;
   #stopReason: "requested" | "lease-lost" | undefined;
+  readonly #stopDeadline = new Deadline();
+  #stopping: Promise<void> | undefined;
 
   constructor(options: PostgresWorkerOptions) {
     const leaseMs = options.leaseMs ?? 30_000;
@@ -74,6 +103,7 @@ export class PostgresWorker {
     };
     this.workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
     this.#onEvent = options.onEvent;
+    this.#runId = options.runId;
     this.metrics = new WorkerMetrics(options.store);
   }
 
@@ -108,24 +138,37 @@ export class PostgresWorker {
   /**
    * Graceful stop: no new leases; running attempts may finish until
    * `deadlineMs` (default 10 s), then are aborted and their leases released
-   * (the interrupted attempt is not counted). Always returns.
+   * (the interrupted attempt is not counted). Always returns, also when the
+   * database does not answer: nothing is waited for much past the deadline.
+   * Called again while stopping, it brings the deadline forward (a second
+   * Ctrl-C: `stop({ deadlineMs: 0 })`) and returns the same promise.
    */
-  async stop(options: { deadlineMs?: number } = {}): Promise<void> {
+  stop(options: { deadlineMs?: number } = {}): Promise<void> {
+    this.#stopDeadline.within(options.deadlineMs ?? 10_000);
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  async #stop(): Promise<void> {
+    const deadline = this.#stopDeadline.reached;
     this.#halt("requested");
-    await this.#loop;
-    await this.#sweeper;
+    // The lease loop and the sweeper end at their next turn. One waiting on a database that does not
+    // answer is not waited for past the deadline (what it leases then is given back: see #leaseLoop).
+    await Promise.race([Promise.all([this.#loop, this.#sweeper]), deadline]);
     const timer = new AbortController();
-    const deadline = sleep(options.deadlineMs ?? 10_000, "deadline" as const, { signal: timer.signal }).catch(() => "settled" as const);
-    const settled = Promise.all([...this.#running.values()].map((attempt) => attempt.done)).then(() => "settled" as const);
+    const running = [...this.#running.values()];
+    const settled = Promise.all(running.map((attempt) => attempt.done)).then(() => "settled" as const);
     if ((await Promise.race([settled, deadline])) === "deadline") {
       this.abortRunning();
-      // A handler that ignores its signal cannot be stopped; give its lease back and return anyway.
-      const grace = sleep(STUCK_HANDLER_GRACE_MS, "stuck" as const, { signal: timer.signal }).catch(() => "settled" as const);
-      if ((await Promise.race([settled, grace])) === "stuck") {
-        await Promise.all([...this.#running.values()].map((attempt) => attempt.releaseNow()));
+      // A handler that ignores its signal cannot be stopped, nor a release be waited for that the
+      // database does not answer: give the leases back, for as long again, and return anyway.
+      const grace = () => sleep(STUCK_HANDLER_GRACE_MS, "stuck" as const, { signal: timer.signal }).catch(() => "settled" as const);
+      if ((await Promise.race([settled, grace()])) === "stuck") {
+        await Promise.race([Promise.all(running.map((attempt) => attempt.releaseNow())), grace()]);
       }
     }
     timer.abort();
+    this.#stopDeadline.dispose();
     this.#unsubscribe?.();
   }
 
@@ -168,10 +211,16 @@ export class PostgresWorker {
         this.#pending = [];
         try {
           const ended = batch.map(({ task, outcome }) => ({ token: task.leaseToken, outcome }));
-          const { completed, leased, nextDelayMs } = await store.completeAndLease(ended, this.workerId, free, leaseMs);
+          const sentAt = performance.now();
+          const { completed, leased, nextDelayMs } = await store.completeAndLease(ended, this.workerId, free, leaseMs, { runId: this.#runId });
           failures = 0;
           batch.forEach((entry, i) => entry.resolve(completed[i] ?? false));
-          for (const task of leased) this.#launch(task);
+          if (signal.aborted) {
+            // Stopped while this round trip was on its way: what it leased starts nowhere, and goes back at once.
+            await Promise.all(leased.map((task) => this.#giveBack(task)));
+            break;
+          }
+          for (const task of leased) this.#launch(task, sentAt);
           if (free > 0 && leased.length === free) continue; // there may be more: fill the freed slots first
           // Idle: sleep no longer than the nearest delayed task. (Busy, the next completion wakes the loop.)
           if (leased.length === 0 && nextDelayMs !== null) waitMs = Math.min(waitMs, nextDelayMs);
@@ -202,9 +251,20 @@ export class PostgresWorker {
     this.#options.store.complete(task.leaseToken, outcome).then(resolve, reject);
   }
 
-  #launch(task: LeasedTask): void {
+  /** Releases a lease never started: the task is queued again at once, its attempt not counted. */
+  async #giveBack(task: LeasedTask): Promise<void> {
+    try {
+      if (await this.#options.store.release(task.leaseToken)) this.#emit({ type: "released", task });
+    } catch (error) {
+      this.#emit({ type: "db-error", operation: "release", error });
+    }
+  }
+
+  /** Runs an attempt of `task`, leased by a request sent at `leasedAt` (performance.now()). */
+  #launch(task: LeasedTask, leasedAt: number): void {
     const attempt = new Attempt(task, {
       ...this.#options,
+      leasedAt,
       complete: (leased, outcome) => this.#complete(leased, outcome),
       metrics: this.metrics,
       emit: (event) => this.#emit(event),

@@ -1,0 +1,70 @@
+import type pg from "pg";
+import { TaskqError } from "../../errors.js";
+
+/**
+ * How long the store waits for PostgreSQL. Without limits, a server that accepts the
+ * connection and never answers (a wrong port, a stalled machine) would leave every
+ * command waiting for ever, and a worker running a task whose lease it cannot renew.
+ */
+
+/** Opening a connection, unless the connection string sets `connect_timeout`. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+/** One statement. Every statement of the store is short, but for those below. */
+export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+
+/**
+ * Statements that may rightly take long: a migration building an index over every task
+ * (and the commands waiting for it to finish), a prune deleting a long history.
+ */
+export const LONG_QUERY_TIMEOUT_MS = 10 * 60_000;
+
+/** The time limits a store was opened with; 0 is none. */
+export interface Timeouts {
+  connectMs: number;
+  queryMs: number;
+}
+
+/**
+ * The connection string's `connect_timeout` in milliseconds, read as libpq reads it:
+ * seconds, at least 2; 0 or less waits for ever. Undefined when it does not set one.
+ */
+export function connectTimeoutOf(connectionString: string): number | undefined {
+  let value: string | null;
+  try {
+    value = new URL(connectionString).searchParams.get("connect_timeout");
+  } catch {
+    return undefined; // not a URL: a key=value string, which pg does not read either
+  }
+  if (value === null || value.trim() === "") return undefined;
+  const seconds = Number(value);
+  if (!Number.isInteger(seconds)) {
+    throw new TaskqError("STORE_BAD_URL", `connect_timeout=${value} in the connection string is not a whole number of seconds`);
+  }
+  return seconds <= 0 ? 0 : Math.max(seconds, 2) * 1000;
+}
+
+/** A statement that may go unanswered for `timeoutMs` (pg reads `query_timeout` on a query too; its types do not say so). */
+export function timedQuery(query: pg.QueryConfig, timeoutMs: number): pg.QueryConfig {
+  const timed: pg.QueryConfig & { query_timeout: number } = { ...query, query_timeout: timeoutMs };
+  return timed;
+}
+
+/** The driver's messages for a connection that was not made in time (pg-pool's, pg's own). */
+const CONNECT_TIMEOUT = /^(Connection terminated due to connection timeout|timeout exceeded when trying to connect|timeout expired)$/;
+
+/**
+ * What to tell the user of a time limit reached, instead of the driver's words;
+ * undefined for any other error. `queryMs` is the limit of the statement that failed.
+ */
+export function describeTimeout(error: unknown, timeouts: Timeouts): string | undefined {
+  const message = error instanceof Error ? error.message : undefined;
+  if (message === undefined) return undefined;
+  if (CONNECT_TIMEOUT.test(message)) return `no connection to the database within ${seconds(timeouts.connectMs)}`;
+  if (message === "Query read timeout") return `the database did not answer within ${seconds(timeouts.queryMs)}`;
+  return undefined;
+}
+
+function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))}s`;
+}

@@ -1,0 +1,136 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { PostgresStore } from "../../src/store/postgres/store.js";
+import { PostgresWorker } from "../../src/store/postgres/worker.js";
+import type { AttemptContext, WorkerEvent } from "../../src/store/postgres/worker-types.js";
+import { startFreezableProxy, startSilentServer, type FreezableProxy } from "../helpers/tcp-proxy.js";
+import { DATABASE_URL, dropSchema, sql, task, uniqueSchema, until, workflow } from "./helpers.js";
+
+// A database that stops answering (a stalled machine, a network that drops every packet):
+// the worker's store reaches it through a proxy that the test freezes.
+describe("a database that stops answering", () => {
+  const schema = uniqueSchema();
+  /** Watches and sets up the runs directly, never through the proxy. */
+  let observer: PostgresStore;
+  const cleanups: (() => Promise<void>)[] = [];
+  beforeAll(async () => {
+    observer = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
+  });
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  afterAll(async () => {
+    await observer.close();
+    await dropSchema(schema);
+  });
+
+  /** A store reaching the database through a proxy of its own, and a worker on it. */
+  async function stallableWorker(options: { leaseMs: number; events: WorkerEvent[]; handler: (context: AttemptContext) => Promise<void> }) {
+    const url = new URL(DATABASE_URL);
+    const proxy: FreezableProxy = await startFreezableProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    const store = await PostgresStore.open({ connectionString: proxy.url(DATABASE_URL), schema });
+    const worker = new PostgresWorker({
+      store,
+      concurrency: 1,
+      leaseMs: options.leaseMs,
+      pollMs: 200,
+      onEvent: (event) => options.events.push(event),
+      handler: (_task, context) => options.handler(context),
+    });
+    cleanups.push(async () => {
+      await proxy.close();
+      await store.close();
+    });
+    await worker.start();
+    return { proxy, worker };
+  }
+
+  const untilAborted = (context: AttemptContext) =>
+    new Promise<void>((_resolve, reject) => context.signal.addEventListener("abort", () => reject(context.signal.reason as Error), { once: true }));
+
+  it("a worker whose heartbeat is not answered aborts its attempt when the lease runs out, records nothing, and stops", async () => {
+    const events: WorkerEvent[] = [];
+    let reason = "";
+    let abortedAt = 0;
+    const { proxy, worker } = await stallableWorker({
+      leaseMs: 1_500,
+      events,
+      handler: (context) =>
+        untilAborted(context).catch((error: unknown) => {
+          reason = (error as { code: string }).code;
+          abortedAt = performance.now();
+          throw error;
+        }),
+    });
+    const runId = await observer.submitRun(workflow([task("held", { retries: 1 })]));
+    await until(() => events.some((event) => event.type === "started"));
+    // Renewed at least once: its lease runs from that renewal (a third of the lease ago at most).
+    await until(async () => (await worker.metricsText()).includes("taskq_lease_renewals_total 1"));
+    const frozenAt = performance.now();
+    proxy.freeze();
+    await until(() => reason !== "", 5_000);
+    expect(reason).toBe("LEASE_LOST");
+    expect(abortedAt - frozenAt).toBeLessThan(1_500);
+    expect(events).toContainEqual(expect.objectContaining({ type: "lease-lost", why: "unreachable" }));
+    await until(() => events.some((event) => event.type === "finished"));
+    expect(events.find((event) => event.type === "finished")).toMatchObject({ result: false });
+    expect(events).toContainEqual({ type: "stopped", reason: "lease-lost" });
+    // Its lease runs out in the database too: a sweep gives the task to another worker, the attempt counted.
+    await until(async () => (await observer.sweepOrphans()) === 1, 5_000);
+    expect((await observer.runStatus(runId)).tasks[0]).toMatchObject({ state: "queued", attempts: 1, lastError: expect.stringMatching(/^lease expired/) });
+    // And the worker, its database still silent, stops all the same.
+    const stopping = performance.now();
+    await worker.stop({ deadlineMs: 500 });
+    expect(performance.now() - stopping).toBeLessThan(5_000);
+    await observer.cancelRun(runId);
+  });
+
+  it("stop returns while the database does not answer; a second stop brings the deadline forward", async () => {
+    const events: WorkerEvent[] = [];
+    let aborted = "";
+    const { proxy, worker } = await stallableWorker({
+      leaseMs: 30_000,
+      events,
+      handler: (context) =>
+        untilAborted(context).catch((error: unknown) => {
+          aborted = (error as { code: string }).code;
+          throw error;
+        }),
+    });
+    const runId = await observer.submitRun(workflow([task("long")]));
+    await until(() => events.some((event) => event.type === "started"));
+    proxy.freeze();
+    const started = performance.now();
+    const first = worker.stop({ deadlineMs: 60_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(aborted).toBe("");
+    // A second Ctrl-C: the running attempt is aborted now, and its release is not waited for long.
+    const second = worker.stop({ deadlineMs: 0 });
+    expect(second).toBe(first);
+    await first;
+    expect(aborted).toBe("SHUTDOWN");
+    expect(performance.now() - started).toBeLessThan(6_000);
+    // Nothing reached the database: the task is still leased there, until its lease runs out.
+    await sql(observer, "UPDATE $schema.tasks SET lease_expires_at = now() WHERE run_id = $1", [runId]);
+    await observer.cancelRun(runId);
+    await observer.sweepOrphans();
+    expect((await observer.runStatus(runId)).state).toBe("cancelled");
+  });
+
+  it("connecting to a server that never answers fails within the connect timeout, connect_timeout when the URL sets it", async () => {
+    const silent = await startSilentServer();
+    cleanups.push(silent.close);
+    const at = (query: string) => `postgres://app:s3cret@127.0.0.1:${silent.port}/qa${query}`;
+    expect(new PostgresStore({ connectionString: at("") }).pool.options).toMatchObject({ connectionTimeoutMillis: 10_000, query_timeout: 30_000 });
+    // libpq's reading: seconds, at least 2; 0 waits for ever.
+    expect(new PostgresStore({ connectionString: at("?connect_timeout=5") }).pool.options.connectionTimeoutMillis).toBe(5_000);
+    expect(new PostgresStore({ connectionString: at("?connect_timeout=1") }).pool.options.connectionTimeoutMillis).toBe(2_000);
+    expect(new PostgresStore({ connectionString: at("?connect_timeout=0") }).pool.options.connectionTimeoutMillis).toBe(0);
+    expect(() => new PostgresStore({ connectionString: at("?connect_timeout=soon") })).toThrow(/connect_timeout=soon in the connection string is not a whole number of seconds/);
+    const store = new PostgresStore({ connectionString: at("?connect_timeout=2"), schema });
+    const started = performance.now();
+    const error = await store.runStatus("any").catch((caught: unknown) => caught);
+    expect(performance.now() - started).toBeLessThan(4_000);
+    expect(error).toMatchObject({ code: "STORE_UNAVAILABLE", message: "runStatus failed: no connection to the database within 2s" });
+    await store.close();
+  });
+});
