@@ -49,7 +49,7 @@ const durationSchema = z.pipe(
   z.transform((value: string | number) => parseDuration(value) ?? 0),
 );
 
-const runAtText = "must be an ISO 8601 date-time with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00";
+const runAtText = "must be a real date and time, ISO 8601 with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00";
 const envValueText = 'must be a string, an integer or true/false (quote other values, e.g. "1.10", which YAML would read as 1.1)';
 const retryOnText = "must be a list of exit codes, integers from 1 to 255";
 

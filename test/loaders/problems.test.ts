@@ -78,7 +78,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       "    timeout: 0",
     );
     const duration = "must be a duration like 250ms, 30s, 5m or 1h30m, or a number of seconds, from 0 to 30 days";
-    const date = "must be an ISO 8601 date-time with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00";
+    const date = "must be a real date and time, ISO 8601 with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00";
     expect(problemsOf(text)).toEqual([
       `4:14: task "a": \`timeout\` ${duration}, got "5 minutes"`,
       `5:12: task "a": \`delay\` ${duration}, got "-1s"`,
