@@ -102,6 +102,9 @@ const EXIT_SIGNALS: Record<number, NodeJS.Signals> = { 129: "SIGHUP", 130: "SIGI
 function exitNow(code: number): void {
   const signal = EXIT_SIGNALS[code];
   if (signal !== undefined && onTerminal) {
+    // What process.exit would run first: task groups killed, the guard's list removed, spare FIFOs kept.
+    process.exitCode = code;
+    process.emit("exit", code);
     process.removeAllListeners(signal); // the default action again: end the process
     process.kill(process.pid, signal);
   }
