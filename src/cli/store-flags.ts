@@ -1,5 +1,6 @@
 import { UsageError } from "../errors.js";
 import type { PostgresStore } from "../store/postgres/index.js";
+import { redactConnectionString } from "../store/postgres/redact.js";
 
 export interface StoreFlags {
   store?: unknown;
@@ -15,8 +16,15 @@ export function storeUrl(flags: StoreFlags, hint?: string): string {
   if (url === undefined || url === "") {
     throw new UsageError(`no store: pass --store postgres://user@host/db or set TASKQ_STORE${hint === undefined ? "" : ` (${hint})`}`);
   }
+  // The driver would read another scheme's URL (mysql://...) as PostgreSQL's and connect wherever it points.
+  if (!POSTGRES_URL.test(url)) {
+    throw new UsageError(`the store ${redactConnectionString(url)} is not a PostgreSQL URL: it must start with postgres:// or postgresql://`);
+  }
   return url;
 }
+
+/** The schemes the store accepts, as libpq does. */
+const POSTGRES_URL = /^postgres(ql)?:\/\//i;
 
 /** Opens the PostgreSQL store (applying migrations); the password never appears in errors. */
 export async function openStore(flags: StoreFlags): Promise<PostgresStore> {

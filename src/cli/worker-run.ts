@@ -177,6 +177,9 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
     case "released":
       print({ event: "released", runId: event.task.runId, id: event.task.key }, `release ${event.task.runId}/${event.task.key}: lease given back for another worker`);
       return;
+    case "stray-released":
+      print({ event: "stray-released", runId: event.runId, id: event.key }, `release ${event.runId}/${event.key}: leased by a round trip whose reply was lost; given back, the attempt not counted`);
+      return;
     case "lease-lost":
       print({ event: "lease-lost", runId: event.task.runId, id: event.task.key, why: event.why }, `LOST    ${event.task.runId}/${event.task.key}: lease ${event.why === "taken" ? "taken over" : "could not be renewed"}; killing the task`);
       return;

@@ -320,6 +320,10 @@ tasks:
     expect(status.tasks.map((task) => task.state)).toEqual(["succeeded", "succeeded", "succeeded"]);
     // Fresh attempts: the redriven run starts at 1 of 2 again; the dependents run after it.
     expect(starts(worker.stdout(), runId).map((match) => `${match[1]}#${match[2]}`)).toEqual(["check#1", "check#2", "check#1", "deploy#1", "notify#1"]);
+    // The log keeps every attempt, those before the redrive too, though its attempt number starts again.
+    expect(await readFile(path.join(ws.logs, runId, "check.log"), "utf8")).toBe(
+      "marker missing\n\n--- taskq: attempt 2 ---\nmarker missing\n\n--- taskq: attempt 1 ---\nfixed\n",
+    );
     expect((await taskq(["status", runId])).code).toBe(0);
     expect((await taskq(["dead-letters", runId])).stdout).toBe("no dead letters\n");
     const wrong = await taskq(["redrive", runId, "check"]);
@@ -347,6 +351,8 @@ tasks:
     expect(taskOf(status, "job")).toMatchObject({ state: "succeeded", attempts: 1, maxAttempts: 1, workerId: staying.id });
     expect(staying.stdout()).toContain(`start   ${runId}/job (attempt 1/1)`);
     expect(staying.stdout()).toContain(`${runId}/job | second run`);
+    // Both workers write to this machine's log folder: the attempt given back (not counted) keeps its output.
+    expect(await readFile(path.join(ws.logs, runId, "job.log"), "utf8")).toBe("first\n\n--- taskq: attempt 1 ---\nsecond run\n");
     expect((await stopWorker(staying)).code).toBe(143);
   });
 
@@ -644,6 +650,33 @@ tasks:
     }
   });
 
+  it("a reply lost after its commit (connection cut): the worker gives back what it leased, the attempt not counted, and reports what was recorded", async () => {
+    const database = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    try {
+      // No retries: an attempt used up by a lease that never started would make a dead letter.
+      const keys = Array.from({ length: 30 }, (_, i) => `k${i}`);
+      const file = await workflowFile("lost-reply", `tasks:\n${keys.map((key) => `  ${key}: { run: "sleep 0.1; echo ${key}" }\n`).join("")}`);
+      const worker = await startWorker(["-j", "2", "--lease", "2s"], { TASKQ_STORE: proxy.url(SECRET_URL) });
+      const runId = await submit(file);
+      expect(await eventually(() => worker.stdout().includes(`${runId}/k1 | k1`))).toBe(true);
+      // Three round trips that record the tasks just done and lease the next ones commit; their replies are lost.
+      for (let cut = 0; cut < 3; cut++) await proxy.cutAfterReply("complete_and_lease");
+      const status = await waitForRun(runId, 20_000);
+      expect(status.tasks.filter((row) => row.state !== "succeeded" || row.attempts !== 1).map((row) => `${row.key}: ${row.state}, ${row.lastError}`)).toEqual([]);
+      const out = worker.stdout();
+      expect(out).toMatch(new RegExp(`release ${runId}/k\\d+: leased by a round trip whose reply was lost; given back, the attempt not counted`));
+      // Each success the lost round trips recorded is told as recorded, not as a lost lease.
+      expect(out).not.toMatch(/stale|FAILED/);
+      expect(out.match(new RegExp(`ok {6}${runId}/`, "g"))).toHaveLength(30);
+      // Each task started once: what the lost round trips leased had never started.
+      expect(starts(out, runId).map((match) => match[1]).sort()).toEqual([...keys].sort());
+      expect((await stopWorker(worker)).code).toBe(143);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("run --store works on its own run only: another run's task is left to the workers, and never sees this process's environment", async () => {
     const leaked = path.join(ws.dir, `leaked-${randomBytes(3).toString("hex")}`);
     // First in line: critical, and submitted before.
@@ -680,6 +713,61 @@ tasks:
     expect(run).toMatchObject({ code: 1, stderr: "taskq: cannot write to the log folder /proc/nope: ENOENT\n" });
     await expect(store.runStatus(ownId)).rejects.toMatchObject({ code: "STORE_NOT_FOUND" });
     expect((await taskq(["cancel", runId])).code).toBe(0);
+  });
+
+  it("status --output json: a task waiting for its delay or a retry's backoff is SCHEDULED, not READY; file is the file submitted", async () => {
+    const file = await workflowFile(
+      "scheduled",
+      `name: scheduled-run
+tasks:
+  now: { run: "sleep 1000" }
+  later: { run: echo later, delay: 1h }
+  retried: { run: "exit 3", retries: 1, backoff: { base: 1h, max: 1h } }
+  waiting: { run: echo waiting, dependsOn: now }
+`,
+    );
+    const runId = await submit(file);
+    // This test's own worker: "retried" fails once and waits for its backoff (jitter at its top: nearly 1h), "now" is given back.
+    const worker = await PostgresStore.open({ connectionString: DATABASE_URL, schema: SCHEMA, random: () => 0.99 });
+    try {
+      const [now, retried] = await worker.lease("test-worker", 2, 30_000);
+      expect([now!.key, retried!.key]).toEqual(["now", "retried"]);
+      expect(await worker.complete(retried!.leaseToken, { kind: "failure", error: "exited with code 3", exitCode: 3 })).toMatchObject({ state: "queued" });
+      expect(await worker.release(now!.leaseToken)).toBe(true);
+    } finally {
+      await worker.close();
+    }
+    const json = await taskq(["status", runId, "--output", "json"]);
+    expect(json.stderr).toBe("");
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      event: "summary",
+      runId,
+      file,
+      state: "running",
+      counts: { BLOCKED: 1, SCHEDULED: 2, READY: 1, RUNNING: 0, SUCCEEDED: 0, FAILED: 0, CANCELLED: 0 },
+    });
+    expect((await taskq(["cancel", runId])).code).toBe(0);
+  });
+
+  it("a run that does not exist is an error for every command; an empty --metrics-port and a store that is not PostgreSQL are usage errors", async () => {
+    for (const args of [["status", "no-such-run"], ["dead-letters", "no-such-run"], ["cancel", "no-such-run"], ["redrive", "no-such-run", "a"]]) {
+      const result = await taskq(args);
+      expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: 1, stdout: "" });
+      expect(result.stderr).toMatch(/^taskq: no (run|task "a" in run) "no-such-run"\n$/);
+    }
+    // An unset $PORT: not a random port.
+    const empty = await taskq(["worker", "--metrics-port", ""]);
+    expect(empty).toMatchObject({ code: 2, stderr: 'taskq: --metrics-port: "" is not a port number\n' });
+    const file = await workflowFile("not-postgres", "tasks:\n  a: { run: echo a }\n");
+    for (const url of [`mysql://root:${PASSWORD}@127.0.0.1:5432/test`, "127.0.0.1:5432/test"]) {
+      for (const args of [["status", "x"], ["worker"], ["submit", file]]) {
+        const result = await taskq(args, { TASKQ_STORE: url });
+        expect(result.code).toBe(2);
+        expect(result.stderr).toMatch(/^taskq: the store \S+ is not a PostgreSQL URL: it must start with postgres:\/\/ or postgresql:\/\/\n$/);
+      }
+    }
+    const postgresql = await taskq(["dead-letters", "no-such-run"], { TASKQ_STORE: SECRET_URL.replace(/^postgres:/, "postgresql:") });
+    expect(postgresql).toMatchObject({ code: 1, stderr: 'taskq: no run "no-such-run"\n' });
   });
 
   it("status --watch | head -1 ends once head has its line", async () => {

@@ -10,31 +10,62 @@ export interface FreezableProxy {
   /** `connectionString` with the proxy's host and port. */
   url: (connectionString: string) => string;
   freeze: () => void;
+  /**
+   * Lets the next request whose bytes contain `marker` reach the server, keeps back the whole
+   * reply (up to PostgreSQL's ReadyForQuery: the statement has committed), then cuts that
+   * connection: the client's request committed, and its reply was lost. Resolves once cut.
+   */
+  cutAfterReply: (marker: string) => Promise<void>;
   close: () => Promise<void>;
+}
+
+/** Ends a PostgreSQL reply: ReadyForQuery, 'Z' with length 5, then the transaction status byte. */
+function endsWithReadyForQuery(bytes: Buffer): boolean {
+  const at = bytes.length - 6;
+  return at >= 0 && bytes[at] === 0x5a && bytes.readInt32BE(at + 1) === 5;
 }
 
 export async function startFreezableProxy(target: { host: string; port: number }): Promise<FreezableProxy> {
   let frozen = false;
+  /** An armed cut: the marker to watch requests for, and what to call once cut. */
+  let cut: { marker: Buffer; done: () => void } | undefined;
   const sockets = new Set<net.Socket>();
   const track = (socket: net.Socket): void => {
     sockets.add(socket);
     socket.on("error", () => undefined);
     socket.on("close", () => sockets.delete(socket));
   };
-  const forward = (from: net.Socket, to: net.Socket): void => {
-    from.on("data", (chunk) => {
-      if (!frozen) to.write(chunk);
-    });
-    from.on("close", () => {
-      if (!frozen) to.destroy();
-    });
-  };
   const server = net.createServer((client) => {
     track(client);
     const upstream = net.connect(target.port, target.host);
     track(upstream);
-    forward(client, upstream);
-    forward(upstream, client);
+    /** Set once this connection carried the marked request: the reply so far, kept back. */
+    let withheld: Buffer | undefined;
+    let onCut: (() => void) | undefined;
+    client.on("data", (chunk) => {
+      if (cut !== undefined && chunk.includes(cut.marker)) {
+        onCut = cut.done;
+        cut = undefined;
+        withheld = Buffer.alloc(0);
+      }
+      if (!frozen) upstream.write(chunk);
+    });
+    upstream.on("data", (chunk) => {
+      if (withheld === undefined) {
+        if (!frozen) client.write(chunk);
+        return;
+      }
+      withheld = Buffer.concat([withheld, chunk]);
+      if (!endsWithReadyForQuery(withheld)) return;
+      client.destroy();
+      upstream.destroy();
+      onCut?.();
+    });
+    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+      from.on("close", () => {
+        if (!frozen) to.destroy();
+      });
+    }
   });
   const port = await listen(server);
   return {
@@ -43,6 +74,7 @@ export async function startFreezableProxy(target: { host: string; port: number }
     freeze: () => {
       frozen = true;
     },
+    cutAfterReply: (marker) => new Promise<void>((resolve) => (cut = { marker: Buffer.from(marker), done: resolve })),
     close: () => closeAll(server, sockets),
   };
 }

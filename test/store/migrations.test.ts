@@ -1,6 +1,17 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { LATEST_MIGRATION, migrate } from "../../src/store/postgres/migrations.js";
-import { createPool, dropSchema, uniqueSchema } from "./helpers.js";
+import { PostgresStore } from "../../src/store/postgres/store.js";
+import { createPool, DATABASE_URL, dropSchema, task, uniqueSchema, workflow } from "./helpers.js";
+
+/** DATABASE_URL as another role (the test database trusts local connections). */
+function urlAs(role: string): string {
+  const url = new URL(DATABASE_URL);
+  url.username = role;
+  url.password = "";
+  return url.toString();
+}
 
 describe("migrate", () => {
   const schema = uniqueSchema();
@@ -19,6 +30,50 @@ describe("migrate", () => {
       expect(rows.rows.map((row) => row.version)).toEqual(all);
     } finally {
       await Promise.all(pools.map((pool) => pool.end()));
+    }
+  });
+
+  it("a role that owns its schema but may not create in the database migrates it; one that may only use it works, and is told who can migrate", async () => {
+    const suffix = randomBytes(4).toString("hex");
+    const [owner, user] = [`taskq_owner_${suffix}`, `taskq_user_${suffix}`];
+    const owned = uniqueSchema();
+    const admin = createPool(1);
+    try {
+      await admin.query(`CREATE ROLE ${owner} LOGIN; CREATE ROLE ${user} LOGIN; CREATE SCHEMA ${owned} AUTHORIZATION ${owner}`);
+      const rights = await admin.query<{ create: boolean }>(
+        "SELECT has_database_privilege(r, current_database(), 'CREATE') AS create FROM unnest($1::text[]) r",
+        [[owner, user]],
+      );
+      expect(rights.rows.map((row) => row.create)).toEqual([false, false]);
+
+      const ownerPool = new pg.Pool({ connectionString: urlAs(owner), max: 1 });
+      try {
+        expect(await migrate(ownerPool, owned)).toEqual(Array.from({ length: LATEST_MIGRATION }, (_, i) => i + 1));
+        await ownerPool.query(`GRANT USAGE ON SCHEMA ${owned} TO ${user};
+          GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${owned} TO ${user};
+          GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${owned} TO ${user}`);
+      } finally {
+        await ownerPool.end();
+      }
+
+      // Nothing to apply: a role that may only use the schema opens the store, submits, reads a run's status.
+      const used = await PostgresStore.open({ connectionString: urlAs(user), schema: owned });
+      try {
+        const runId = await used.submitRun(workflow([task("a")]));
+        expect((await used.runStatus(runId)).counts.queued).toBe(1);
+      } finally {
+        await used.close();
+      }
+      // A newer taskq's migration pending: it cannot apply it, and says who can.
+      await admin.query(`DELETE FROM ${owned}.migrations WHERE version = $1`, [LATEST_MIGRATION]);
+      await expect(PostgresStore.open({ connectionString: urlAs(user), schema: owned })).rejects.toThrow(
+        new RegExp(`^migrate failed: .*permission denied.* \\(schema "${owned}" needs migration ${LATEST_MIGRATION}, which this database role may not apply: run any taskq command once as a role that may, such as the schema's owner\\)$`),
+      );
+    } finally {
+      await admin.query(`DROP SCHEMA IF EXISTS ${owned} CASCADE`);
+      await admin.query(`DROP OWNED BY ${owner}, ${user}`).catch(() => undefined);
+      await admin.query(`DROP ROLE IF EXISTS ${owner}; DROP ROLE IF EXISTS ${user}`);
+      await admin.end();
     }
   });
 

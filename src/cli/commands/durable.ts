@@ -172,7 +172,8 @@ export async function redriveCommand(runId: string, task: string, flags: Flags):
 export async function printRunSummary(store: PostgresStore, runId: string, options: { color: boolean; json: boolean }): Promise<number> {
   const status = await store.runStatus(runId);
   const summary = toSummary(status);
-  if (options.json) process.stdout.write(`${JSON.stringify({ event: "summary", ...summary, state: status.state })}\n`);
+  // A run stored without its file (not by submit) has no "file" rather than a made-up one.
+  if (options.json) process.stdout.write(`${JSON.stringify({ event: "summary", ...summary, file: status.file ?? undefined, state: status.state })}\n`);
   else process.stdout.write(formatSummary(summary, await createColors({ color: options.color, isTTY: process.stdout.isTTY === true })));
   return summary.exitCode;
 }
@@ -182,13 +183,13 @@ function toSummary(status: RunStatus): RunSummary {
   const end = Math.max(...status.tasks.map((t) => t.finishedAt?.getTime() ?? Date.now()), status.createdAt.getTime());
   return {
     runId: status.runId,
-    file: status.name ?? status.runId,
+    file: status.file ?? "",
     logDir: `(on each worker) <log-dir>/${status.runId}`,
     wallMs: end - status.createdAt.getTime(),
     counts: {
       BLOCKED: status.counts.blocked,
-      SCHEDULED: 0,
-      READY: status.counts.queued,
+      SCHEDULED: status.scheduled,
+      READY: status.counts.queued - status.scheduled,
       RUNNING: status.counts.running,
       SUCCEEDED: status.counts.succeeded,
       FAILED: status.counts.failed,
@@ -244,7 +245,8 @@ function hostFlag(host: string, port: unknown): string {
 }
 
 function portFlag(value: unknown): number {
-  const port = Number(value);
+  // Digits only: Number("") is 0, and an unset $PORT would silently pick a random port.
+  const port = typeof value === "string" && /^\s*\d{1,5}\s*$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--metrics-port: ${JSON.stringify(value)} is not a port number`);
   return port;
 }

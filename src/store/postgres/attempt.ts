@@ -40,12 +40,22 @@ export class Attempt {
   /** When the lease runs out unless renewed: counted from when the request that set it was sent (the database's count starts later). */
   #leaseEnds: number;
   #leaseWatch: NodeJS.Timeout | undefined;
+  #settled = false;
 
   constructor(task: LeasedTask, options: AttemptOptions) {
     this.task = task;
     this.#options = options;
     this.#leaseEnds = options.leasedAt + options.leaseMs;
     this.done = this.#run();
+  }
+
+  /**
+   * True once the database has answered for this attempt's end (recorded, released, or found
+   * stale): its lease token owns nothing any more. Until then the task may still be running in
+   * the database under this attempt's token (a lost lease not yet swept, a record given up on).
+   */
+  get settled(): boolean {
+    return this.#settled;
   }
 
   /** Aborts the handler; the reason code decides what is recorded. */
@@ -106,11 +116,15 @@ export class Attempt {
       }
       if (code === "SHUTDOWN" && outcome.kind !== "success") {
         await withRetry(() => store.release(this.task.leaseToken), retry);
+        this.#settled = true;
         metrics.completions.inc({ outcome: "released" });
         emit({ type: "released", task: this.task });
         return;
       }
-      const result = await withRetry(() => complete(this.task, outcome), retry);
+      let result = await withRetry(() => complete(this.task, outcome), retry);
+      // The token owns nothing: the lease was lost, or a try whose reply was lost had recorded this very end.
+      if (result === false) result = await withRetry(() => store.recordedEnd(this.task.taskId, this.task.leaseToken), retry);
+      this.#settled = true;
       const label = result === false ? "stale" : result.state === "queued" ? "retried" : result.state;
       metrics.completions.inc({ outcome: label });
       metrics.runTime.observe({ outcome: label }, durationMs / 1000);

@@ -61,10 +61,90 @@ export function runFilterSql(names: SchemaNames): string {
   `;
 }
 
-/** `complete_and_lease`; `byRun` adds `p_run`, which the lease and the idle delay keep to. */
-function completeAndLeaseFunction({ quoted, tasks, deps, runs, channel }: SchemaNames, byRun: boolean): string {
+/**
+ * Migration 5: each task keeps the lease token of the attempt whose end was recorded last
+ * (`ended_token`), and the state that end moved it to (`ended_as`). A worker whose reply was
+ * lost after the commit retries the completion and finds its token owning nothing: these
+ * say whether the end it retries is the one recorded (see `readRecordedEnd`), so a recorded
+ * result is not reported lost. The success functions are replaced to fill them (same
+ * signatures: a worker of the previous version keeps working); the other ends are recorded
+ * in complete.ts.
+ */
+export function recordedEndSql(names: SchemaNames): string {
   return `
-    CREATE FUNCTION ${quoted}.complete_and_lease(p_done jsonb, p_worker text, p_limit int, p_lease_ms int${byRun ? ", p_run text" : ""})
+    ALTER TABLE ${names.tasks} ADD COLUMN ended_token uuid, ADD COLUMN ended_as text;
+    ${completeSuccessFunction(names, true)}
+    ${completeAndLeaseFunction(names, false, true)}
+    ${completeAndLeaseFunction(names, true, true)}
+  `;
+}
+
+/**
+ * `complete_success` (migration 2): records one successful attempt in one round trip: ends the
+ * task, unblocks its dependents, settles the run. `recordsEnd` (migration 5) also sets
+ * `ended_token` and `ended_as`.
+ */
+export function completeSuccessFunction({ quoted, tasks, deps, runs, channel }: SchemaNames, recordsEnd: boolean): string {
+  return `
+    CREATE ${recordsEnd ? "OR REPLACE " : ""}FUNCTION ${quoted}.complete_success(p_token uuid, p_exit_code int, p_tail text[])
+    RETURNS TABLE (run_id text, unblocked text[], run_finished boolean)
+    LANGUAGE plpgsql VOLATILE AS $fn$
+    #variable_conflict use_column
+    DECLARE
+      v_run text;
+      v_key text;
+      v_dependent text;
+      v_state text;
+    BEGIN
+      UPDATE ${tasks} t
+         SET state = 'succeeded', finished_at = now(), lease_token = NULL, lease_expires_at = NULL, waiting_on = 0,
+             exit_code = p_exit_code, signal = NULL, timed_out = false, tail = p_tail${recordsEnd ? ", ended_token = p_token, ended_as = 'succeeded'" : ""}
+       WHERE t.lease_token = p_token AND t.state = 'running'
+       RETURNING t.run_id, t.key INTO v_run, v_key;
+      IF NOT FOUND THEN
+        RETURN;
+      END IF;
+      -- One dependent at a time, by its unique key: never a scan of the run, whatever the statistics say.
+      unblocked := '{}';
+      FOR v_dependent IN SELECT d.task_key FROM ${deps} d WHERE d.run_id = v_run AND d.depends_on_key = v_key LOOP
+        UPDATE ${tasks} t
+           SET waiting_on = t.waiting_on - 1,
+               state = CASE WHEN t.waiting_on <= 1 THEN 'queued' ELSE t.state END,
+               queued_at = CASE WHEN t.waiting_on <= 1 THEN now() ELSE t.queued_at END
+         WHERE t.run_id = v_run AND t.key = v_dependent AND t.state = 'blocked'
+         RETURNING t.state INTO v_state;
+        IF v_state = 'queued' THEN
+          unblocked := unblocked || v_dependent;
+        END IF;
+        v_state := NULL;
+      END LOOP;
+      IF cardinality(unblocked) > 0 THEN
+        PERFORM pg_notify('${channel}', v_run);
+      END IF;
+      -- Settle the run when nothing else in it is active. Two last tasks ending at once may each see the
+      -- other still running; the sweeper's settleRuns and runStatus catch that case.
+      UPDATE ${runs} r
+         SET state = CASE WHEN EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state = 'failed') THEN 'failed'
+                          WHEN EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state = 'cancelled') THEN 'cancelled'
+                          ELSE 'succeeded' END,
+             finished_at = now()
+       WHERE r.id = v_run AND r.state = 'running'
+         AND NOT EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state IN ('blocked', 'queued', 'running'));
+      run_finished := FOUND;
+      run_id := v_run;
+      RETURN NEXT;
+    END
+    $fn$;
+  `;
+}
+
+/**
+ * `complete_and_lease`; `byRun` adds `p_run`, which the lease and the idle delay keep to;
+ * `recordsEnd` (migration 5, replacing the function) sets `ended_token` and `ended_as`.
+ */
+function completeAndLeaseFunction({ quoted, tasks, deps, runs, channel }: SchemaNames, byRun: boolean, recordsEnd = false): string {
+  return `
+    CREATE ${recordsEnd ? "OR REPLACE " : ""}FUNCTION ${quoted}.complete_and_lease(p_done jsonb, p_worker text, p_limit int, p_lease_ms int${byRun ? ", p_run text" : ""})
     RETURNS TABLE (kind text, lease_token uuid, run_id text, unblocked text[], delay_ms float8,
                    id bigint, key text, type text, run text, env jsonb, cwd text, priority int, seq bigint,
                    attempts int, max_attempts int, timeout_ms int, queue_wait_ms float8)
@@ -89,7 +169,8 @@ function completeAndLeaseFunction({ quoted, tasks, deps, runs, channel }: Schema
       FOR v_done IN SELECT x.token, x.exit_code, x.tail FROM jsonb_to_recordset(p_done) AS x(token uuid, exit_code int, tail text[]) LOOP
         UPDATE ${tasks} t
            SET state = 'succeeded', finished_at = now(), lease_token = NULL, lease_expires_at = NULL, waiting_on = 0,
-               exit_code = coalesce(v_done.exit_code, 0), signal = NULL, timed_out = false, tail = coalesce(v_done.tail, '{}')
+               exit_code = coalesce(v_done.exit_code, 0), signal = NULL, timed_out = false, tail = coalesce(v_done.tail, '{}')${
+                 recordsEnd ? ", ended_token = v_done.token, ended_as = 'succeeded'" : ""}
          WHERE t.lease_token = v_done.token AND t.state = 'running'
          RETURNING t.run_id, t.key INTO v_run, v_key;
         IF FOUND THEN

@@ -85,12 +85,12 @@ export async function completeAttempt(
   if (outcome.kind === "cancelled" || row.cancel_requested) {
     const reason = outcome.kind === "cancelled" ? (outcome.reason ?? "cancelled by request") : "cancelled by request";
     const attempt = outcome.kind === "failure" ? attemptRecord(outcome) : { tail: outcome.tail ?? [] };
-    const graph = await finalizeTask(client, names, row, "cancelled", { attempt, cancelReason: reason });
+    const graph = await finalizeTask(client, names, row, "cancelled", { attempt, cancelReason: reason, endedToken: token });
     return { runId: row.run_id, state: "cancelled", cascaded: graph.cascaded, unblocked: [] };
   }
   const failure = attemptRecord(outcome);
   if (!isRetryable(row, outcome)) {
-    const graph = await finalizeTask(client, names, row, "failed", { attempt: failure });
+    const graph = await finalizeTask(client, names, row, "failed", { attempt: failure, endedToken: token });
     return { runId: row.run_id, state: "failed", cascaded: graph.cascaded, unblocked: [] };
   }
   const delay = backoffDelay(row.attempts, { baseMs: row.backoff_base_ms, maxMs: row.backoff_max_ms }, random);
@@ -98,13 +98,32 @@ export async function completeAttempt(
     `UPDATE ${names.tasks}
         SET state = 'queued', not_before = now() + $2 * interval '1 millisecond', queued_at = now(),
             lease_token = NULL, lease_expires_at = NULL, worker_id = NULL,
-            last_error = $3, exit_code = $4, signal = $5, timed_out = $6, tail = $7
+            last_error = $3, exit_code = $4, signal = $5, timed_out = $6, tail = $7, ended_token = $8, ended_as = 'queued'
       WHERE id = $1`,
-    [row.id, delay, failure.lastError, failure.exitCode, failure.signal, failure.timedOut, failure.tail],
+    [row.id, delay, failure.lastError, failure.exitCode, failure.signal, failure.timedOut, failure.tail, token],
   );
   await notifyWorkers(client, names, row.run_id);
   return { runId: row.run_id, state: "queued", retryDelayMs: delay, cascaded: [], unblocked: [] };
 }
+
+/**
+ * The end recorded for the attempt that held `token` on task `taskId`; false when the task's last
+ * recorded end is another attempt's, or none. For a completion retried after its reply was lost:
+ * its token owns nothing any more, maybe because that lost round trip committed it (migration 5).
+ */
+export async function readRecordedEnd(pool: pg.Pool, names: SchemaNames, taskId: string, token: string): Promise<CompletionResult | false> {
+  const result = await pool.query<{ run_id: string; ended_as: CompletionResult["state"] }>(
+    `SELECT run_id, ended_as FROM ${names.tasks} WHERE id = $1 AND ended_token = $2`,
+    [taskId, token],
+  );
+  const row = result.rows[0];
+  return row === undefined ? false : { runId: row.run_id, state: row.ended_as, cascaded: [], unblocked: [] };
+}
+
+/** last_error of a task given back by a stopping worker. */
+const RELEASED = "released by a stopping worker";
+/** last_error of a task given back because its lease never reached the worker (see releaseStrays). */
+const STRAY = "released: leased by a round trip whose reply the worker never received";
 
 /**
  * Gives a lease back on graceful shutdown: the task is queued again at once and
@@ -112,7 +131,7 @@ export async function completeAttempt(
  * left). A task with a pending cancel request is cancelled instead. Returns
  * the task's run id, or undefined when the token no longer owns the task.
  */
-export async function releaseLease(client: pg.ClientBase, names: SchemaNames, token: string): Promise<string | undefined> {
+export async function releaseLease(client: pg.ClientBase, names: SchemaNames, token: string, reason = RELEASED): Promise<string | undefined> {
   const row = await lockOwned(client, names, token);
   if (row === undefined) return undefined;
   if (row.cancel_requested) {
@@ -122,10 +141,37 @@ export async function releaseLease(client: pg.ClientBase, names: SchemaNames, to
   await client.query(
     `UPDATE ${names.tasks}
         SET state = 'queued', attempts = GREATEST(attempts - 1, 0), not_before = now(), queued_at = now(),
-            lease_token = NULL, lease_expires_at = NULL, worker_id = NULL, last_error = 'released by a stopping worker'
+            lease_token = NULL, lease_expires_at = NULL, worker_id = NULL, last_error = $2
       WHERE id = $1`,
-    [row.id],
+    [row.id, reason],
   );
   await notifyWorkers(client, names, row.run_id);
   return row.run_id;
+}
+
+/**
+ * Gives back, as releaseLease does (the attempt not counted), every task running in the name of
+ * `workerId` but for those whose tokens are in `keep` (the attempts the worker started). For a
+ * worker that lost the reply to a lease round trip which may have committed: the tasks it leased
+ * never started, and left to expire they would use up an attempt, the last one a dead letter.
+ * Returns the tasks given back.
+ */
+export async function releaseStrays(
+  client: pg.ClientBase,
+  names: SchemaNames,
+  workerId: string,
+  keep: string[],
+): Promise<{ runId: string; key: string }[]> {
+  const strays = await client.query<{ lease_token: string; run_id: string; key: string }>(
+    `SELECT lease_token, run_id, key FROM ${names.tasks}
+      WHERE state = 'running' AND worker_id = $1 AND NOT (lease_token = ANY($2::uuid[]))
+      ORDER BY id`,
+    [workerId, keep],
+  );
+  const released: { runId: string; key: string }[] = [];
+  for (const row of strays.rows) {
+    // Locked and checked again: the sweeper may have taken it since.
+    if ((await releaseLease(client, names, row.lease_token, STRAY)) !== undefined) released.push({ runId: row.run_id, key: row.key });
+  }
+  return released;
 }

@@ -20,6 +20,8 @@ export interface FinalDetails {
   /** Replaces last_error even without an attempt record (e.g. "lease expired"). */
   lastError?: string;
   cancelReason?: string | null;
+  /** The lease token of the attempt whose completion this is: kept as the task's recorded end (migration 5). */
+  endedToken?: string;
 }
 
 /**
@@ -42,7 +44,8 @@ export async function finalizeTask(
             exit_code = CASE WHEN $5 THEN $6 ELSE exit_code END,
             signal = CASE WHEN $5 THEN $7 ELSE signal END,
             timed_out = CASE WHEN $5 THEN $8 ELSE timed_out END,
-            tail = CASE WHEN $5 THEN $9 ELSE tail END
+            tail = CASE WHEN $5 THEN $9 ELSE tail END,
+            ended_token = COALESCE($10, ended_token), ended_as = CASE WHEN $10::uuid IS NULL THEN ended_as ELSE $2 END
       WHERE id = $1`,
     [
       task.id,
@@ -54,6 +57,7 @@ export async function finalizeTask(
       details.attempt?.signal ?? null,
       details.attempt?.timedOut ?? false,
       details.attempt?.tail ?? [],
+      details.endedToken ?? null,
     ],
   );
   const cascaded = await cancelDependents(client, names, task.run_id, task.key, dependencyReason(task.key, state));

@@ -1,5 +1,6 @@
 import type pg from "pg";
-import { completeAndLeaseSql, runFilterSql } from "./batch-functions.js";
+import { TaskqError } from "../../errors.js";
+import { completeAndLeaseSql, completeSuccessFunction, recordedEndSql, runFilterSql } from "./batch-functions.js";
 import { schemaNames, type SchemaNames } from "./names.js";
 import { LONG_QUERY_TIMEOUT_MS, timedQuery } from "./timeouts.js";
 import { inTransaction } from "./transaction.js";
@@ -85,10 +86,10 @@ const MIGRATIONS: Migration[] = [
     name: "hot-path functions: lease_tasks, complete_success",
     // The hot path in one round trip. Each statement of a VOLATILE plpgsql function takes a fresh snapshot,
     // so the dependents update sees rows a concurrent submit committed while this waited for the task's lock.
-    sql: ({ quoted, tasks, deps, runs, channel }) => `
+    sql: (names) => `
       -- Sorting is switched off inside: the fetch must walk tasks_fetch in order and stop after p_limit rows,
       -- even on a young table whose missing statistics make "fetch all queued rows, then sort" look cheaper.
-      CREATE FUNCTION ${quoted}.lease_tasks(p_worker text, p_limit int, p_lease_ms int)
+      CREATE FUNCTION ${names.quoted}.lease_tasks(p_worker text, p_limit int, p_lease_ms int)
       RETURNS TABLE (id bigint, run_id text, key text, type text, run text, env jsonb, cwd text, priority int,
                      seq bigint, attempts int, max_attempts int, timeout_ms int, lease_token uuid, queue_wait_ms float8)
       LANGUAGE plpgsql VOLATILE SET enable_sort = off SET enable_bitmapscan = off AS $fn$
@@ -96,12 +97,12 @@ const MIGRATIONS: Migration[] = [
       BEGIN
         RETURN QUERY
         WITH picked AS (
-          SELECT q.id FROM ${tasks} q
+          SELECT q.id FROM ${names.tasks} q
            WHERE q.state = 'queued' AND q.not_before <= now()
            ORDER BY q.priority DESC, q.seq
            LIMIT p_limit
            FOR UPDATE SKIP LOCKED)
-        UPDATE ${tasks} t
+        UPDATE ${names.tasks} t
            SET state = 'running', attempts = t.attempts + 1, lease_token = gen_random_uuid(),
                lease_expires_at = now() + p_lease_ms * interval '1 millisecond', worker_id = p_worker,
                started_at = now(), cancel_requested = false
@@ -112,55 +113,7 @@ const MIGRATIONS: Migration[] = [
       END
       $fn$;
 
-      CREATE FUNCTION ${quoted}.complete_success(p_token uuid, p_exit_code int, p_tail text[])
-      RETURNS TABLE (run_id text, unblocked text[], run_finished boolean)
-      LANGUAGE plpgsql VOLATILE AS $fn$
-      #variable_conflict use_column
-      DECLARE
-        v_run text;
-        v_key text;
-        v_dependent text;
-        v_state text;
-      BEGIN
-        UPDATE ${tasks} t
-           SET state = 'succeeded', finished_at = now(), lease_token = NULL, lease_expires_at = NULL, waiting_on = 0,
-               exit_code = p_exit_code, signal = NULL, timed_out = false, tail = p_tail
-         WHERE t.lease_token = p_token AND t.state = 'running'
-         RETURNING t.run_id, t.key INTO v_run, v_key;
-        IF NOT FOUND THEN
-          RETURN;
-        END IF;
-        -- One dependent at a time, by its unique key: never a scan of the run, whatever the statistics say.
-        unblocked := '{}';
-        FOR v_dependent IN SELECT d.task_key FROM ${deps} d WHERE d.run_id = v_run AND d.depends_on_key = v_key LOOP
-          UPDATE ${tasks} t
-             SET waiting_on = t.waiting_on - 1,
-                 state = CASE WHEN t.waiting_on <= 1 THEN 'queued' ELSE t.state END,
-                 queued_at = CASE WHEN t.waiting_on <= 1 THEN now() ELSE t.queued_at END
-           WHERE t.run_id = v_run AND t.key = v_dependent AND t.state = 'blocked'
-           RETURNING t.state INTO v_state;
-          IF v_state = 'queued' THEN
-            unblocked := unblocked || v_dependent;
-          END IF;
-          v_state := NULL;
-        END LOOP;
-        IF cardinality(unblocked) > 0 THEN
-          PERFORM pg_notify('${channel}', v_run);
-        END IF;
-        -- Settle the run when nothing else in it is active. Two last tasks ending at once may each see the
-        -- other still running; the sweeper's settleRuns and runStatus catch that case.
-        UPDATE ${runs} r
-           SET state = CASE WHEN EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state = 'failed') THEN 'failed'
-                            WHEN EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state = 'cancelled') THEN 'cancelled'
-                            ELSE 'succeeded' END,
-               finished_at = now()
-         WHERE r.id = v_run AND r.state = 'running'
-           AND NOT EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state IN ('blocked', 'queued', 'running'));
-        run_finished := FOUND;
-        run_id := v_run;
-        RETURN NEXT;
-      END
-      $fn$;
+      ${completeSuccessFunction(names, false)}
     `,
   },
   {
@@ -172,6 +125,11 @@ const MIGRATIONS: Migration[] = [
     version: 4,
     name: "leases of one run: lease_tasks and complete_and_lease with p_run",
     sql: runFilterSql,
+  },
+  {
+    version: 5,
+    name: "each task's last recorded end: ended_token, ended_as",
+    sql: recordedEndSql,
   },
 ];
 
@@ -192,12 +150,16 @@ const MIGRATION_LOCK_CLASS = 0x7461_736b; // "task"
 export async function migrate(pool: pg.Pool, schema = "taskq"): Promise<number[]> {
   const names = schemaNames(schema);
   const known = await appliedVersions(pool, names);
-  if (MIGRATIONS.every((migration) => known.has(migration.version))) return [];
+  const missing = MIGRATIONS.filter((migration) => !known.has(migration.version));
+  if (missing.length === 0) return [];
   return inTransaction(pool, async (client) => {
     const query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
       client.query<R>(timedQuery({ text, ...(values === undefined ? {} : { values }) }, LONG_QUERY_TIMEOUT_MS));
     await query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [MIGRATION_LOCK_CLASS, schema]);
-    await query(`CREATE SCHEMA IF NOT EXISTS ${names.quoted}`);
+    // CREATE SCHEMA IF NOT EXISTS needs the right to create in the database even when the schema is
+    // there: a role that owns the schema made for it, without that right, could apply no migration.
+    const found = await query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
+    if (found.rows.length === 0) await query(`CREATE SCHEMA IF NOT EXISTS ${names.quoted}`);
     await query(
       `CREATE TABLE IF NOT EXISTS ${names.migrations} (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
     );
@@ -209,7 +171,23 @@ export async function migrate(pool: pg.Pool, schema = "taskq"): Promise<number[]
       await query(`INSERT INTO ${names.migrations} (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
     }
     return pending.map((migration) => migration.version);
+  }).catch((error: unknown) => {
+    throw (error as { code?: unknown }).code === INSUFFICIENT_PRIVILEGE ? notAllowed(error, schema, missing) : error;
   });
+}
+
+/** SQLSTATE of "permission denied". */
+const INSUFFICIENT_PRIVILEGE = "42501";
+
+/** A role that may use the schema but not change it, with a migration pending (a newer taskq): says who can. */
+function notAllowed(error: unknown, schema: string, missing: Migration[]): TaskqError {
+  const versions = `migration${missing.length === 1 ? "" : "s"} ${missing.map((migration) => migration.version).join(", ")}`;
+  const reason = error instanceof Error ? error.message : String(error);
+  return new TaskqError(
+    "STORE_QUERY_FAILED",
+    `migrate failed: ${reason} (schema "${schema}" needs ${versions}, which this database role may not apply: run any taskq command once as a role that may, such as the schema's owner)`,
+    { cause: error },
+  );
 }
 
 /** The versions applied to the schema; none when it or its migrations table is not there yet. */

@@ -57,22 +57,37 @@ function toStatus(row: StatusRow): TaskStatusRow {
 
 /** Every task of a run in submission order, with counts by state. */
 export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: string): Promise<RunStatus> {
-  const run = await pool.query<{ id: string; name: string | null; state: RunStatus["state"]; created_at: Date }>(
-    `SELECT id, name, state, created_at FROM ${names.runs} WHERE id = $1`,
+  const run = await pool.query<{ id: string; name: string | null; file: string | null; state: RunStatus["state"]; created_at: Date }>(
+    `SELECT id, name, file, state, created_at FROM ${names.runs} WHERE id = $1`,
     [runId],
   );
   const head = run.rows[0];
   if (head === undefined) throw new TaskqError("STORE_NOT_FOUND", `no run "${runId}"`);
-  const tasks = await pool.query<StatusRow>(
-    `SELECT ${COLUMNS}, ${dependsOn(names)} FROM ${names.tasks} t WHERE t.run_id = $1 ORDER BY t.seq`,
+  // Waiting for its not-before is told on the database's clock, as the lease tells it.
+  const tasks = await pool.query<StatusRow & { waiting: boolean }>(
+    `SELECT ${COLUMNS}, ${dependsOn(names)}, (t.state = 'queued' AND t.not_before > now()) AS waiting
+       FROM ${names.tasks} t WHERE t.run_id = $1 ORDER BY t.seq`,
     [runId],
   );
   const counts: Record<TaskState, number> = { blocked: 0, queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
-  for (const row of tasks.rows) counts[row.state]++;
-  return { runId: head.id, name: head.name, state: head.state, createdAt: head.created_at, counts, tasks: tasks.rows.map(toStatus) };
+  let scheduled = 0;
+  for (const row of tasks.rows) {
+    counts[row.state]++;
+    if (row.waiting) scheduled++;
+  }
+  return {
+    runId: head.id,
+    name: head.name,
+    file: head.file,
+    state: head.state,
+    createdAt: head.created_at,
+    counts,
+    scheduled,
+    tasks: tasks.rows.map(toStatus),
+  };
 }
 
-/** Failed tasks (of one run, or all), each with the dependents cancelled because of it. */
+/** Failed tasks (of one run, or all), each with the dependents cancelled because of it. A run that does not exist is an error. */
 export async function readDeadLetters(pool: pg.Pool, names: SchemaNames, runId?: string): Promise<DeadLetter[]> {
   const result = await pool.query<StatusRow>(
     `SELECT ${COLUMNS}, ${dependsOn(names)},
@@ -83,5 +98,10 @@ export async function readDeadLetters(pool: pg.Pool, names: SchemaNames, runId?:
       ORDER BY t.finished_at, t.seq`,
     [runId ?? null],
   );
+  // None: a run without dead letters, or no such run (a mistyped id is no all-clear).
+  if (result.rows.length === 0 && runId !== undefined) {
+    const run = await pool.query(`SELECT 1 FROM ${names.runs} WHERE id = $1`, [runId]);
+    if (run.rows.length === 0) throw new TaskqError("STORE_NOT_FOUND", `no run "${runId}"`);
+  }
   return result.rows.map((row) => ({ ...toStatus(row), cancelledDependents: row.cancelled_dependents ?? [] }));
 }

@@ -3,7 +3,7 @@ import pg from "pg";
 import { TaskqError } from "../../errors.js";
 import { isRunId, RUN_ID_EXPECTED } from "../../run-id.js";
 import { cancelTasks, type CancelResult } from "./cancel.js";
-import { completeAttempt, completeSuccess, releaseLease } from "./complete.js";
+import { completeAttempt, completeSuccess, readRecordedEnd, releaseLease, releaseStrays } from "./complete.js";
 import { completeAndLease, type CompleteAndLeaseResult, type EndedAttempt } from "./complete-and-lease.js";
 import { refreshRunState, settleRuns } from "./graph.js";
 import { leaseTasks, nextRunnableDelay, renewLease } from "./lease.js";
@@ -102,7 +102,13 @@ export class PostgresStore {
   /** Creates the store and applies pending migrations. */
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
     const store = new PostgresStore(options);
-    await store.migrate();
+    try {
+      await store.migrate();
+    } catch (error) {
+      // Its pool's connections would otherwise stay open, unused.
+      await store.close();
+      throw error;
+    }
     return store;
   }
 
@@ -169,6 +175,29 @@ export class PostgresStore {
       const result = await inTransaction(this.pool, (client) => completeAttempt(client, this.#names, token, outcome, this.#random));
       if (result !== false && result.state !== "queued") await refreshRunState(this.pool, this.#names, result.runId);
       return result;
+    });
+  }
+
+  /**
+   * What the attempt that held `token` on task `taskId` was recorded as; false when its end was
+   * not recorded. A completion retried after a lost reply gets false, the token owning nothing
+   * any more: this tells whether the lost round trip had recorded it.
+   */
+  async recordedEnd(taskId: string, token: string): Promise<CompletionResult | false> {
+    return this.#guard("recordedEnd", () => readRecordedEnd(this.pool, this.#names, taskId, token));
+  }
+
+  /**
+   * Gives back every task leased in `workerId`'s name but for those whose tokens are in `keep`,
+   * the attempt not counted (as `release`): for a worker that lost the reply to a lease, which
+   * may have leased tasks it never heard of. Returns the tasks given back.
+   */
+  async releaseStrays(workerId: string, keep: string[]): Promise<{ runId: string; key: string }[]> {
+    return this.#guard("releaseStrays", async () => {
+      const released = await inTransaction(this.pool, (client) => releaseStrays(client, this.#names, workerId, keep));
+      // A task with a cancel request was cancelled instead, which may end its run.
+      for (const runId of new Set(released.map((task) => task.runId))) await refreshRunState(this.pool, this.#names, runId);
+      return released;
     });
   }
 

@@ -96,8 +96,12 @@ export interface DeadLetter extends TaskStatusRow {
 export interface RunStatus {
   runId: string;
   name: string | null;
+  /** The workflow file as it was given to submit; null for a run stored without one. */
+  file: string | null;
   state: "running" | "succeeded" | "failed" | "cancelled";
   createdAt: Date;
   counts: Record<TaskState, number>;
+  /** Of the queued tasks, those waiting for their not-before (a delay, a runAt, a retry's backoff). */
+  scheduled: number;
   tasks: TaskStatusRow[];
 }

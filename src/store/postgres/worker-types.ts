@@ -22,6 +22,8 @@ export type WorkerEvent =
   | { type: "started"; task: LeasedTask }
   | { type: "finished"; task: LeasedTask; outcome: Outcome; result: CompletionResult | false; durationMs: number }
   | { type: "released"; task: LeasedTask }
+  /** Leased to this worker by a round trip whose reply was lost, so never started: given back, the attempt not counted. */
+  | { type: "stray-released"; runId: string; key: string }
   | { type: "lease-lost"; task: LeasedTask; why: "taken" | "unreachable" }
   | { type: "cancel-requested"; task: LeasedTask }
   | { type: "orphans-recovered"; count: number }

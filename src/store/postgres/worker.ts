@@ -53,7 +53,10 @@ export interface PostgresWorkerOptions {
   /** Lease length (default 30 s); renewed every `heartbeatMs` (default a third of it). */
   leaseMs?: number;
   heartbeatMs?: number;
-  /** Default: host name, process id and a random suffix. */
+  /**
+   * Default: host name, process id and a random suffix. Must be unique among the running workers:
+   * after a lost reply, a worker gives back the leases in its name that it did not start.
+   */
   workerId?: string;
   /** Backstop poll while idle, in case a notification was missed (default 2 s). */
   pollMs?: number;
@@ -81,6 +84,13 @@ export class PostgresWorker {
   #pending: PendingSuccess[] = [];
   /** Task ids of running attempts whose handler succeeded: recorded or being recorded, their slot is free. */
   readonly #succeeded = new Set<string>();
+  /**
+   * Lease tokens of the attempts this worker started, until the database has answered for their
+   * end (see Attempt.settled): never given back as strays, since an attempt that ran is counted.
+   */
+  readonly #started = new Set<string>();
+  /** A lease round trip failed after it may have committed: the database may hold leases this worker never heard of. */
+  #strays = false;
   readonly #wakeup = new Wakeup();
   readonly #stopController = new AbortController();
   #loop: Promise<void> | undefined;
@@ -204,6 +214,11 @@ export class PostgresWorker {
     let failures = 0;
     while (!signal.aborted) {
       this.#wakeup.clear();
+      // Before leasing more: a lease whose reply was lost must not wait for its expiry to be counted.
+      if (this.#strays && !(await this.#giveBackStrays())) {
+        await this.#wakeup.wait(Math.min(100 * 2 ** failures++, pollMs), signal);
+        continue;
+      }
       const free = concurrency - this.#running.size + this.#succeeded.size;
       const batch = this.#pending;
       let waitMs = pollMs;
@@ -225,7 +240,9 @@ export class PostgresWorker {
           // Idle: sleep no longer than the nearest delayed task. (Busy, the next completion wakes the loop.)
           if (leased.length === 0 && nextDelayMs !== null) waitMs = Math.min(waitMs, nextDelayMs);
         } catch (error) {
-          // Each attempt retries its own record (see Attempt); the lease waits for the backoff.
+          // Each attempt retries its own record (see Attempt); the lease waits for the backoff. The round trip
+          // may have committed, its reply lost: what it leased is given back once the database answers again.
+          this.#strays = true;
           for (const entry of batch) entry.reject(error);
           this.#emit({ type: "db-error", operation: "lease", error });
           waitMs = Math.min(100 * 2 ** failures++, pollMs);
@@ -235,6 +252,24 @@ export class PostgresWorker {
     }
     // Stopped: successes still waiting are recorded on their own, with no lease.
     for (const entry of this.#pending.splice(0)) this.#completeNow(entry);
+    if (this.#strays) await this.#giveBackStrays();
+  }
+
+  /**
+   * Gives back the tasks the database says this worker holds but that it never started (leased
+   * by a round trip whose reply was lost): queued again at once, the attempt not counted. True
+   * once done; false when the database did not answer (the next turn tries again).
+   */
+  async #giveBackStrays(): Promise<boolean> {
+    try {
+      const released = await this.#options.store.releaseStrays(this.workerId, [...this.#started]);
+      this.#strays = false;
+      for (const { runId, key } of released) this.#emit({ type: "stray-released", runId, key });
+      return true;
+    } catch (error) {
+      this.#emit({ type: "db-error", operation: "release", error });
+      return false;
+    }
   }
 
   /** Records an attempt's outcome: a success with the next lease round trip, anything else at once. */
@@ -272,8 +307,10 @@ export class PostgresWorker {
       onLeaseLost: () => this.#halt("lease-lost"),
     });
     this.#running.set(task.taskId, attempt);
+    this.#started.add(task.leaseToken);
     void attempt.done.finally(() => {
       this.#running.delete(task.taskId);
+      if (attempt.settled) this.#started.delete(task.leaseToken);
       // A success freed its slot already, for the round trip that recorded it.
       if (!this.#succeeded.delete(task.taskId)) this.#wakeup.notify();
     });
