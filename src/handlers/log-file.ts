@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { closeSync, open, openSync, writev, writevSync } from "node:fs";
+import { closeSync, fstatSync, open, openSync, writev, writevSync } from "node:fs";
 import path from "node:path";
 import { BufferPool } from "../buffer-pool.js";
 import { TaskqError } from "../errors.js";
@@ -322,9 +322,10 @@ export class LogFile extends EventEmitter {
 }
 
 /**
- * Opens the log for one attempt. The first attempt starts the file afresh; later
- * attempts append after a marker line, so the log tells every attempt's story.
- * Throws (ENOTDIR, EACCES...) before any command starts.
+ * Opens the log for one attempt. Every attempt appends; each after the first, and any that
+ * finds the file written already (a durable task run again on this machine after a redrive or
+ * a lease given back, its attempt number repeated), after a marker line, so the log tells
+ * every attempt's story. Throws (ENOTDIR, EACCES...) before any command starts.
  *
  * Opened and closed synchronously: where creating a file is cheap, one syscall on this
  * thread costs less than a round trip through libuv's thread pool, and both sit between one
@@ -332,13 +333,13 @@ export class LogFile extends EventEmitter {
  * it is not). Writes go through the pool, with backpressure, but for a small last batch.
  */
 export function openLogFile(file: string, attempt: number): LogFile {
-  return startLog(openSync(file, attempt > 1 ? "a" : "w"), attempt);
+  return startLog(openSync(file, "a"), attempt);
 }
 
 /** openLogFile through libuv's thread pool: for a disk where creating a file is slow. */
 export function openLogFileAsync(file: string, attempt: number): Promise<LogFile> {
   return new Promise((resolve, reject) => {
-    open(file, attempt > 1 ? "a" : "w", (error, fd) => (error === null ? resolve(startLog(fd, attempt)) : reject(error)));
+    open(file, "a", (error, fd) => (error === null ? resolve(startLog(fd, attempt)) : reject(error)));
   });
 }
 
@@ -347,8 +348,17 @@ function startLog(fd: number, attempt: number): LogFile {
   // Failures are reported by AttemptOutput's listener; this one only keeps an error on a
   // path that never gets there (command failed to start) from crashing the process.
   log.on("error", () => {});
-  if (attempt > 1) log.write(`\n--- taskq: attempt ${attempt} ---\n`);
+  if (attempt > 1 || holdsBytes(fd)) log.write(`\n--- taskq: attempt ${attempt} ---\n`);
   return log;
+}
+
+/** Whether the open file has bytes already; startLog may run in a callback, where a throw would crash the process. */
+function holdsBytes(fd: number): boolean {
+  try {
+    return fstatSync(fd).size > 0;
+  } catch {
+    return false;
+  }
 }
 
 /** Waits for the log's pending writes (or their failure), then closes the file. Idempotent. */

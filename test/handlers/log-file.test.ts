@@ -190,6 +190,16 @@ describe("LogFile", () => {
     expect(readFileSync(file, "utf8")).toBe("one\n\n--- taskq: attempt 2 ---\ntwo\n");
   });
 
+  it("appends an attempt whose number repeats (a durable task redriven, or given back) after a marker line", async () => {
+    const file = path.join(scratch(), "r.log");
+    for (const [attempt, text] of [[1, "one"], [2, "two"], [1, "again"]] as const) {
+      const log = openLogFile(file, attempt);
+      log.write(`${text}\n`);
+      await closeLogFile(log);
+    }
+    expect(readFileSync(file, "utf8")).toBe("one\n\n--- taskq: attempt 2 ---\ntwo\n\n--- taskq: attempt 1 ---\nagain\n");
+  });
+
   it("on a full disk (/dev/full): one 'error', failed callbacks, then no hang", async () => {
     if (!existsSync("/dev/full")) return;
     const log = new LogFile(openSync("/dev/full", "w"));
