@@ -71,6 +71,14 @@ describe("taskq commands", () => {
     expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
   });
 
+  it("counts the problems it lists, not the line saying that more YAML errors follow", async () => {
+    const ws = await workspace(["defaults: ]", ...Array.from({ length: 30 }, (_, index) => `  k${index}: 1`), ""].join("\n"));
+    const result = await runCli(["validate", ws.file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr.trimEnd().split("\n")).toHaveLength(11 + 1);
+    expect(result.stderr).toMatch(/\.\.\. and up to \d+ more YAML errors from here on; fix the ones above first\n10 problems, and more YAML errors after them; nothing was run\n$/);
+  });
+
   it("validate, list and graph describe a valid file", async () => {
     const ws = await workspace(`tasks:\n  build: { run: make }\n  test: { run: make test, dependsOn: build }\n`);
     expect(await runCli(["validate", ws.file])).toMatchObject({ code: 0, stdout: `${ws.file}: ok, 2 tasks\n` });
