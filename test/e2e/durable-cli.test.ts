@@ -772,7 +772,7 @@ tasks:
 
   it("status --watch | head -1 ends once head has its line", async () => {
     // No worker: the run stays unfinished, and the watch would go on for ever.
-    const runId = await submit(await workflowFile("watched", "tasks:\n  a: { run: echo a }\n"));
+    const runId = await submit(await workflowFile("watched", "tasks:\n  a: { run: echo a }\n  b: { run: echo b, delay: 1h }\n"));
     const pipeline = spawn("sh", ["-c", `"${process.execPath}" "${BIN}" status "${runId}" --watch | head -1`], {
       cwd: ws.dir,
       env: { ...process.env, ...ENV, CI: "true", NO_COLOR: "1", PATH: `${FIXTURES}:${process.env.PATH ?? ""}` },
@@ -785,7 +785,8 @@ tasks:
     try {
       // The shell waits for both ends of the pipe: it exits once taskq has.
       expect(await Promise.race([ended, new Promise((resolve) => setTimeout(() => resolve("still running"), 8_000))])).toBe(0);
-      expect(stdout).toMatch(new RegExp(`^\\S+ ${runId}: 1 queued\n$`));
+      // The task waiting for its delay is told apart from the one free to start.
+      expect(stdout).toMatch(new RegExp(`^\\S+ ${runId}: 1 queued, 1 scheduled\n$`));
     } finally {
       if (pipeline.exitCode === null) process.kill(-pipeline.pid!, "SIGKILL");
     }

@@ -221,8 +221,14 @@ function describeRow(row: TaskStatusRow): string {
   return row.lastError ?? (row.exitCode !== null ? `exited with code ${row.exitCode}` : row.state);
 }
 
+/** "2 succeeded, 1 running, 1 queued, 3 scheduled": the queued tasks waiting for their not-before are told apart, as the summary does. */
 function countsLine(status: RunStatus): string {
-  return Object.entries(status.counts)
+  const counts: Record<string, number> = { ...status.counts };
+  if (status.scheduled > 0) {
+    counts.queued = (counts.queued ?? 0) - status.scheduled;
+    counts.scheduled = status.scheduled;
+  }
+  return Object.entries(counts)
     .filter(([, n]) => n > 0)
     .map(([state, n]) => `${n} ${state}`)
     .join(", ");
