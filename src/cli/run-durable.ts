@@ -36,12 +36,28 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     workflow.tasks.length = 0;
     // Its own run's tasks only: another run's would run here with this process's environment (a CI job's secrets).
     const code = await runWorker(store, { ...options, runId, until: () => untilFinished(store, runId) });
-    const finalCode = await printRunSummary(store, runId, { color: options.color, json: options.json });
-    return code !== 0 ? code : finalCode;
+    if (code === 0) return await printRunSummary(store, runId, { color: options.color, json: options.json });
+    // Stopped (a signal, a lost lease): the summary if the database gives it soon, and the stop's exit code either way.
+    const summary = printRunSummary(store, runId, { color: options.color, json: options.json }).then(
+      () => undefined,
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+    const timer = new AbortController();
+    const late = sleep(STOPPED_SUMMARY_MS, `the database did not answer within ${STOPPED_SUMMARY_MS / 1000}s`, { signal: timer.signal }).catch(() => undefined);
+    const problem = await Promise.race([summary, late]);
+    timer.abort();
+    if (problem !== undefined) process.stderr.write(`taskq: no summary of run ${runId}: ${problem}\n`);
+    return code;
   } finally {
     await store.close();
   }
 }
+
+/**
+ * How long a stopped `run --store` waits for its summary: the user asked to stop, and a
+ * database that does not answer would hold the exit for a statement's whole timeout (30 s).
+ */
+const STOPPED_SUMMARY_MS = 3000;
 
 /** Resolves when the run reaches a terminal state (checked twice a second; cheap, indexed). */
 async function untilFinished(store: PostgresStore, runId: string): Promise<void> {

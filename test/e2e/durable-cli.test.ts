@@ -650,6 +650,30 @@ tasks:
     }
   });
 
+  it("run --store stopped while its database does not answer exits with the signal's code, soon, saying it has no summary", async () => {
+    const database = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    try {
+      const file = await workflowFile("stopped-run", "tasks:\n  a: { run: 'echo started; sleep 1000' }\n");
+      const run = startCli(["run", file, "--log-dir", ws.logs, "--shutdown-timeout", "1s", "--kill-grace", "1s"], {
+        cwd: ws.dir,
+        env: { ...ENV, TASKQ_STORE: proxy.url(SECRET_URL) },
+      });
+      workers.push(run);
+      expect(await eventually(() => run.stdout().includes("| started"), 15_000)).toBe(true);
+      proxy.freeze();
+      const signalledAt = Date.now();
+      run.child.kill("SIGTERM");
+      const result = await run.done;
+      expect(result.code).toBe(143);
+      // Its 1 s to finish, the kill, a few seconds for what the database never answers, and 3 s for the summary: not 30 s.
+      expect(Date.now() - signalledAt).toBeLessThan(15_000);
+      expect(result.stderr).toMatch(/taskq: no summary of run \S+: /);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("a reply lost after its commit (connection cut): the worker gives back what it leased, the attempt not counted, and reports what was recorded", async () => {
     const database = new URL(DATABASE_URL);
     const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
