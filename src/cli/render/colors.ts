@@ -1,7 +1,7 @@
 import type { ChalkInstance } from "chalk";
 
 /**
- * chalk with the level taskq wants: none under NO_COLOR or --no-color (chalk
+ * chalk with the level taskq wants: none under NO_COLOR, FORCE_COLOR=0 or --no-color (chalk
  * does not honour NO_COLOR by itself), FORCE_COLOR as chalk reads it, else
  * colour only on a terminal. Without colour, chalk is not even loaded: in CI
  * and pipes that keeps its import off `taskq run`'s startup.
@@ -10,7 +10,9 @@ export async function createColors(options: { color: boolean; isTTY: boolean }):
   const noColor = !options.color || (process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== "");
   if (noColor) return noColors;
   const force = process.env.FORCE_COLOR;
-  const forced = force !== undefined && force !== "" && force !== "0" && force !== "false";
+  // FORCE_COLOR=0 (or false) means no colour, as Node and chalk read it, on a terminal too.
+  if (force === "0" || force === "false") return noColors;
+  const forced = force !== undefined && force !== "";
   if (!forced && !options.isTTY) return noColors;
   const { Chalk } = await import("chalk");
   return forced ? new Chalk() : new Chalk({ level: 1 });

@@ -47,5 +47,26 @@ function pad2(n: number): string {
 
 export function formatDelay(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;
+  // Past an hour, to the minute (past a day, to the hour): "1621760m57.2s" said nothing.
+  if (ms >= DAY_MS) return unitsOf(ms, DAY_MS, "d", HOUR_MS, "h");
+  if (ms >= HOUR_MS) return unitsOf(ms, HOUR_MS, "h", MINUTE_MS, "m");
   return formatMs(Math.round(ms / 100) * 100);
+}
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/** `ms` in whole `big` units and whole `small` ones: "3d4h", "2h" (a zero small part left out). */
+function unitsOf(ms: number, big: number, bigUnit: string, small: number, smallUnit: string): string {
+  const bigs = Math.floor(ms / big);
+  const smalls = Math.floor((ms - bigs * big) / small);
+  return smalls === 0 ? `${bigs}${bigUnit}` : `${bigs}${bigUnit}${smalls}${smallUnit}`;
+}
+
+/** A moment as clock() gives it, after its date (YYYY-MM-DD) when that is not today's. */
+export function clockWithDate(ms: number): string {
+  const at = new Date(ms);
+  const today = new Date();
+  if (at.getFullYear() === today.getFullYear() && at.getMonth() === today.getMonth() && at.getDate() === today.getDate()) return clock(ms);
+  return `${at.getFullYear()}-${pad2(at.getMonth() + 1)}-${pad2(at.getDate())} ${clock(ms)}`;
 }

@@ -27,7 +27,8 @@ export async function createRenderer(mode: OutputMode, options: { color: boolean
   const colors = await createColors({ color: options.color, isTTY });
   if (resolved === "tty") {
     const [{ default: ora }, { TtyRenderer }] = await Promise.all([import("ora"), import("./tty.js")]);
-    const spinner = ora({ stream: process.stderr, isEnabled: true, discardStdin: false, hideCursor: true, color: "cyan" });
+    // Its frame is coloured by ora itself: none without colours (NO_COLOR, --no-color).
+    const spinner = ora({ stream: process.stderr, isEnabled: true, discardStdin: false, hideCursor: true, color: colors.level > 0 ? "cyan" : false });
     return new TtyRenderer(spinner, process.stderr, colors);
   }
   const { PlainRenderer } = await import("./plain.js");

@@ -2,7 +2,7 @@ import type { StreamName } from "../../handlers/index.js";
 import type { ChalkInstance } from "chalk";
 import type { Queue } from "../../engine/index.js";
 import { BufferedWriter } from "../output.js";
-import { clock, describeError, formatDelay } from "./describe.js";
+import { clock, clockWithDate, describeError, formatDelay } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
 import { TaskPrefixes } from "./task-prefixes.js";
 import type { Renderer, RunInfo, RunSummary } from "./types.js";
@@ -29,10 +29,10 @@ export class PlainRenderer implements Renderer {
     const name = info.name ? ` "${info.name}"` : "";
     this.#event(`run ${info.runId}${name}: ${info.taskCount} tasks, concurrency ${info.concurrency}, logs in ${info.logDir}`);
     queue.on("submitted", (e) => {
-      if (e.status === "SCHEDULED" && e.runAt !== undefined) this.#event(`${c.cyan("wait")}    ${e.id} scheduled for ${clock(e.runAt)}`);
+      if (e.status === "SCHEDULED" && e.runAt !== undefined) this.#event(`${c.cyan("wait")}    ${e.id} scheduled for ${clockWithDate(e.runAt)}`);
     });
     // Dependencies done, its runAt still ahead.
-    queue.on("scheduled", (e) => this.#event(`${c.cyan("wait")}    ${e.id} scheduled for ${clock(e.runAt)}`));
+    queue.on("scheduled", (e) => this.#event(`${c.cyan("wait")}    ${e.id} scheduled for ${clockWithDate(e.runAt)}`));
     queue.on("started", (e) => this.#event(`${c.cyan("start")}   ${e.id} (attempt ${e.attempt}/${e.maxAttempts})`));
     queue.on("retrying", (e) =>
       this.#event(

@@ -3,7 +3,7 @@ import type { ChalkInstance } from "chalk";
 import type { Ora } from "ora";
 import type { Queue } from "../../engine/index.js";
 import { BufferedWriter, whenStreamDrained } from "../output.js";
-import { clock, describeError, formatDelay } from "./describe.js";
+import { clock, clockWithDate, describeError, formatDelay } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
 import { TaskPrefixes } from "./task-prefixes.js";
 import type { Renderer, RunInfo, RunSummary } from "./types.js";
@@ -68,12 +68,19 @@ export class TtyRenderer implements Renderer {
   }
 
   line(taskId: string, _stream: StreamName, text: string): void {
-    this.#pending.write(`${this.#prefixes.text(taskId)}${text}\n`);
+    this.#pending.write(`${this.#prefixes.text(taskId)}${terminalSafe(text)}\n`);
   }
 
-  /** The same output as `line` gives for each line, built as bytes: no string per line. */
-  lines(taskId: string, _stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void {
-    this.#pending.writePrefixedLines(this.#prefixes.bytes(taskId), bytes, count, ends);
+  /**
+   * The same output as `line` gives for each line, built as bytes: no string per line. A
+   * block with an escape or a carriage return goes line by line, through terminalSafe.
+   */
+  lines(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void {
+    if (bytes.indexOf(ESCAPE) === -1 && bytes.indexOf(CARRIAGE_RETURN) === -1) {
+      this.#pending.writePrefixedLines(this.#prefixes.bytes(taskId), bytes, count, ends);
+      return;
+    }
+    for (let line = 0, start = 0; line < count; start = ends[line++] as number) this.line(taskId, stream, bytes.toString("utf8", start, (ends[line] as number) - 1));
   }
 
   whenDrained(): Promise<void> | undefined {
@@ -126,7 +133,10 @@ export class TtyRenderer implements Renderer {
     const shown = lines.length > limit ? [...lines.slice(0, limit), c.dim(`… ${lines.length - limit} more`)] : lines;
     const total = this.#info?.taskCount ?? 0;
     const failed = this.#failed > 0 ? c.red(` · ${this.#failed} not ok`) : "";
-    return [`${c.bold(`${this.#done}/${total} done`)}${failed}`, ...shown.map((l) => `  ${l}`)].join("\n");
+    // One terminal line each: a line that wraps makes the board taller than ora clears, and
+    // every redraw left a copy of it in the scrollback. The first line follows ora's frame.
+    const width = Math.max(20, this.#stream.columns || 80) - 1;
+    return [fitWidth(`${c.bold(`${this.#done}/${total} done`)}${failed}`, width - 2), ...shown.map((l) => fitWidth(`  ${l}`, width))].join("\n");
   }
 
   #rowText(id: string, row: Row, now: number): string {
@@ -135,9 +145,9 @@ export class TtyRenderer implements Renderer {
       case "running":
         return `${c(this.#c.cyan, "▶")} ${id}  attempt ${row.attempt}/${max}  ${formatDelay(now - row.since)}`;
       case "retrying":
-        return `${c(this.#c.yellow, "↻")} ${id}  retry ${row.attempt + 1}/${max} in ${formatDelay(Math.max(0, row.at - now))}`;
+        return `${c(this.#c.yellow, "↻")} ${id}  retry ${row.attempt + 1}/${max} ${row.at > now ? `in ${formatDelay(row.at - now)}` : "due"}`;
       case "scheduled":
-        return `${c(this.#c.cyan, "⏲")} ${id}  at ${clock(row.at)} (in ${formatDelay(Math.max(0, row.at - now))})`;
+        return `${c(this.#c.cyan, "⏲")} ${id}  at ${clockWithDate(row.at)} (${row.at > now ? `in ${formatDelay(row.at - now)}` : "due"})`;
       case "done":
         return row.text;
     }
@@ -146,4 +156,59 @@ export class TtyRenderer implements Renderer {
 
 function c(color: (text: string) => string, text: string): string {
   return color(text);
+}
+
+const ESCAPE = 0x1b;
+const CARRIAGE_RETURN = 0x0d;
+
+/** Escape sequences other than colours (SGR): cursor moves, screen and line clears, titles (OSC). */
+// eslint-disable-next-line no-control-regex -- matching control sequences is the point
+const NOT_COLOUR = /\x1b\[[0-9;?]*[A-Za-ln-z@`]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Za-z0-9]|\x1b[=>78DEHMNOZc]/g;
+// eslint-disable-next-line no-control-regex -- as above
+const HAS_ESCAPE = /\x1b/;
+
+/**
+ * A task's line as it goes above the board, so that it stays on its own line behind its
+ * prefix: of a line that a carriage return rewrote (a progress bar), what a terminal would
+ * end up showing, the text after the last one; no escape sequence but colours; and colours
+ * reset at its end, so one task's red does not run into the next lines and the summary.
+ */
+export function terminalSafe(text: string): string {
+  const returned = text.lastIndexOf("\r");
+  let line = returned === -1 ? text : text.slice(returned + 1);
+  if (!HAS_ESCAPE.test(line)) return line;
+  line = line.replace(NOT_COLOUR, "");
+  return HAS_ESCAPE.test(line) ? `${line}\x1b[0m` : line;
+}
+
+/** A colour code (SGR). */
+// eslint-disable-next-line no-control-regex -- as above
+const COLOUR = /\x1b\[[0-9;]*m/g;
+
+/**
+ * `line` cut to `width` columns as a terminal shows it (colour codes take none; one column per
+ * character, which task ids, being ASCII, and taskq's own words are), ending in "…" when cut,
+ * then a colour reset if it has colours.
+ */
+export function fitWidth(line: string, width: number): string {
+  if (line.length <= width) return line; // colour codes only add length
+  const coloured = HAS_ESCAPE.test(line);
+  if ([...(coloured ? line.replace(COLOUR, "") : line)].length <= width) return line;
+  let shown = 0;
+  let cut = "";
+  for (let at = 0; at < line.length && shown < width - 1; ) {
+    if (line.charCodeAt(at) === ESCAPE) {
+      const end = line.indexOf("m", at);
+      if (end !== -1) {
+        cut += line.slice(at, end + 1);
+        at = end + 1;
+        continue;
+      }
+    }
+    const character = String.fromCodePoint(line.codePointAt(at) as number);
+    cut += character;
+    shown++;
+    at += character.length;
+  }
+  return coloured ? `${cut}…\x1b[0m` : `${cut}…`;
 }
