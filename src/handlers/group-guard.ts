@@ -11,49 +11,35 @@ import { tempRoot } from "./temp-root.js";
  * until then. A taskq that ends as it should removes the list first: nothing to do. Else
  * the list's "+PGID" and "-PGID" lines, replayed, leave the groups that were running
  * (anything else, or a PGID of 0 or 1, which kill would take as "its own group" or "every
- * process", is ignored). Each task leads its session too (sid = pgid), and its processes
- * may have left its group for others of that session (`timeout`, job control): found in
- * /proc/<pid>/stat (fields after "(comm) ": state, ppid, pgrp, session), those groups go
- * too, for running tasks and for ended ones ("-PGID": what a task left behind is stopped a
- * second after it ends, by taskq, which may not have had that second). An ended session
- * whose id is some process's pid now was reused: skipped. So do the groups of processes
- * whose environment holds TASKQ_PID=<taskq's pid> (see process-groups.ts): a task whose
- * spawn had not returned when taskq died (not listed yet), and daemons (`setsid`). Each
- * group gets SIGTERM and, when some member is still there after the grace, SIGKILL. dash's
- * kill takes `-SIG -PGID`, not `-s SIG`.
+ * process", is ignored). Then the groups of every process whose environment holds
+ * TASKQ_PID=<taskq's pid> (see process-groups.ts), wherever it is: what tasks put in other
+ * groups (`timeout`, job control) or sessions (`setsid`), what ended tasks left, and a task
+ * whose spawn had not returned when taskq died (not listed yet). Never a group by an id
+ * alone but a running task's: a task that ended gave its ids back. Each group gets SIGTERM
+ * and, when some member is still there after the grace, SIGKILL. dash's kill takes `-SIG
+ * -PGID`, not `-s SIG`.
  */
 export const GUARD_SCRIPT = `
 taskq=$1 grace=$2 list=$3
 while read -r _; do :; done
 [ -f "$list" ] || exit 0
 live=" "
-ended=" "
 while read -r line; do
   pg=\${line#?}
   case $pg in ''|0|1|*[!0-9]*) continue ;; esac
   case $line in
     +*) live="$live$pg " ;;
-    -*) case $live in *" $pg "*) live="\${live%% $pg *} \${live#* $pg }" ended="$ended$pg " ;; esac ;;
+    -*) case $live in *" $pg "*) live="\${live%% $pg *} \${live#* $pg }" ;; esac ;;
   esac
 done < "$list"
 rm -f "$list" "$list.new"
-marked=" $(grep -l -z -x -F "TASKQ_PID=$taskq" /proc/[0-9]*/environ 2>/dev/null | sed 's|^/proc/||; s|/environ$||' | tr '\n' ' ')"
 groups=$live
-for stat in /proc/[0-9]*/stat; do
-  read -r fields 2>/dev/null < "$stat" || continue
+for pid in $(grep -l -z -x -F "TASKQ_PID=$taskq" /proc/[0-9]*/environ 2>/dev/null | sed 's|^/proc/||; s|/environ$||'); do
+  read -r fields 2>/dev/null < "/proc/$pid/stat" || continue
   set -f
   set -- \${fields##*) }
   set +f
-  case $3$4 in *[!0-9]*|'') continue ;; esac
-  pid=\${stat#/proc/}
-  pid=\${pid%/stat}
-  case $marked in *" $pid "*) ;; *)
-    case $live in
-      *" $4 "*) ;;
-      *) case $ended in *" $4 "*) [ -e "/proc/$4" ] && continue ;; *) continue ;; esac ;;
-    esac ;;
-  esac
-  [ "$3" -gt 1 ] || continue
+  case $3 in ''|0|1|*[!0-9]*) continue ;; esac
   case $groups in *" $3 "*) ;; *) groups="$groups$3 " ;; esac
 done
 [ "$groups" = " " ] && exit 0

@@ -1,5 +1,4 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { readdir, readFile } from "../fs-async.js";
 import { guardGroup, unguardGroup } from "./group-guard.js";
 
 /**
@@ -7,12 +6,16 @@ import { guardGroup, unguardGroup } from "./group-guard.js";
  * (sid = pgid = pid). Module-level so the CLI can kill everything synchronously on a second
  * Ctrl-C or at exit.
  *
- * A task's processes can leave its group but not its session: coreutils `timeout` and a
- * shell's job control (`set -m`) put their children in groups of their own. So a task is
- * stopped by signalling its group and every other group of its session (found in /proc),
- * and what a task left in such groups when its shell exited is stopped by a sweep about a
- * second later (SWEEP_AFTER_MS), and at exit. A process that starts a session of its own
- * (`setsid`, a daemon) is beyond reach, as for any runner without cgroups.
+ * A task's processes can leave its group: coreutils `timeout` and a shell's job control
+ * (`set -m`) put their children in groups of their own, `setsid` in a session of its own.
+ * They are found in /proc by the TASKQ_PID each inherits (see below), never by ids alone:
+ * once a task's shell has exited, its pid, and so its session and group ids, may belong to
+ * anyone. A task that is stopped (timeout, cancel, shutdown) has its group signalled, and
+ * every group of its session holding a process with taskq's TASKQ_PID; what a task that
+ * ended left in other groups of its session is stopped by a sweep a second later
+ * (SWEEP_AFTER_MS); and at exit every process with taskq's TASKQ_PID goes, daemons
+ * included. A process that clears its environment (`env -i`) outside its task's group is
+ * beyond reach, as for any runner without cgroups.
  */
 const liveGroups = new Set<number>();
 /** Sessions whose shell has exited, with their kill grace: the next sweep stops what they left in other groups. */
@@ -29,8 +32,12 @@ let lowestTaskPid = Infinity;
 /**
  * The variable every task gets (see shell-handler.ts), with taskq's pid: what a task starts
  * inherits it, in whatever group or session it ends up (most daemons keep their environment).
+ * A process that carries it descends from one of taskq's tasks (or, after taskq's pid was
+ * used again, from an earlier taskq's: a leftover too), and so do the other members of its
+ * group, which no process outside its session can join.
  */
 export const TASKQ_PID_VARIABLE = "TASKQ_PID";
+const MARKER = Buffer.from(`${TASKQ_PID_VARIABLE}=${process.pid}\0`);
 
 /** A new task group; `killGraceMs` is how a guard stops it should taskq itself be SIGKILLed. */
 export function registerProcessGroup(pgid: number, killGraceMs: number): void {
@@ -40,52 +47,17 @@ export function registerProcessGroup(pgid: number, killGraceMs: number): void {
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     // Belt and braces: whatever ends taskq, no task process outlives it.
-    process.on("exit", () => {
-      killAllProcessGroups("SIGKILL");
-      killMarkedProcesses();
-    });
+    process.on("exit", () => killAllProcessGroups("SIGKILL", true));
   }
 }
 
 /**
- * At exit: the group of every process that carries this taskq's TASKQ_PID, whatever its
- * session: a daemon a task started (`setsid`, out of reach of the task's session) runs
- * until taskq ends, no longer. Only pids from the first task's up are read.
+ * The attempt's shell has exited and its group is empty (reaped): its ids are free for anyone
+ * from now on, so the group leaves every list at once; what the task left in other groups of
+ * its session goes at the next sweep.
  */
-function killMarkedProcesses(): void {
-  if (lowestTaskPid === Infinity) return;
-  let names: string[];
-  try {
-    names = readdirSync("/proc");
-  } catch {
-    return;
-  }
-  const marker = Buffer.from(`${TASKQ_PID_VARIABLE}=${process.pid}\0`);
-  for (const name of names) {
-    const pid = Number(name);
-    if (!(pid >= lowestTaskPid) || pid === process.pid) continue;
-    let environ: Buffer;
-    try {
-      environ = readFileSync(`/proc/${name}/environ`);
-    } catch {
-      continue; // gone, or not ours to read
-    }
-    if (!hasEntry(environ, marker)) continue;
-    const stat = readStatSync(name);
-    // Its group is in a session a task's process made: every member descends from the task.
-    if (stat !== undefined && stat.pgrp > 1) signalProcessGroup(stat.pgrp, "SIGKILL");
-  }
-}
-
-/** Whether a NUL-separated environment holds `entry` (which ends in its NUL). */
-function hasEntry(environ: Buffer, entry: Buffer): boolean {
-  for (let at = environ.indexOf(entry); at !== -1; at = environ.indexOf(entry, at + 1)) if (at === 0 || environ[at - 1] === 0) return true;
-  return false;
-}
-
-/** The attempt's shell has exited and its group is reaped; what it left in other groups of its session goes at the next sweep. */
 export function unregisterProcessGroup(pgid: number, killGraceMs = 0): void {
-  liveGroups.delete(pgid);
+  if (!liveGroups.delete(pgid)) return;
   unguardGroup(pgid);
   endedSessions.set(pgid, killGraceMs);
   sweepTimer ??= setTimeout(sweepEndedSessions, SWEEP_AFTER_MS).unref();
@@ -96,56 +68,93 @@ export function activeProcessGroups(): number {
   return liveGroups.size;
 }
 
-/** Sends `signal` to every live task process group, and to every other group of their sessions and of ended ones; synchronous, never throws. */
-export function killAllProcessGroups(signal: NodeJS.Signals): void {
+/**
+ * Sends `signal` to every live task process group and to the groups of the processes its
+ * tasks left elsewhere (with taskq's TASKQ_PID): in their sessions, or, with `everywhere`
+ * (at exit), in any session, daemons included. Synchronous, never throws.
+ */
+export function killAllProcessGroups(signal: NodeJS.Signals, everywhere = false): void {
   for (const pgid of liveGroups) signalProcessGroup(pgid, signal);
-  if (liveGroups.size === 0 && endedSessions.size === 0) return;
-  const sessions = new Set([...liveGroups, ...endedSessions.keys()]);
-  for (const pgid of sessionStragglers(sessions, endedSessions)) signalProcessGroup(pgid, signal);
-}
-
-/** Signals the task's group and every other group of its session (the task's pid is both ids); false when none is left. */
-export function signalSession(sid: number, signal: NodeJS.Signals): boolean {
-  let found = signalProcessGroup(sid, signal);
-  for (const pgid of sessionStragglers(new Set([sid]))) found = signalProcessGroup(pgid, signal) || found;
-  return found;
-}
-
-/** Whether a group other than the task's own (pgid = sid) is left in the task's session. */
-export function hasSessionStragglers(sid: number): boolean {
-  return sessionStragglers(new Set([sid])).length > 0;
+  if (!everywhere && liveGroups.size === 0 && endedSessions.size === 0) return;
+  const sessions = everywhere ? undefined : new Set([...liveGroups, ...endedSessions.keys()]);
+  for (const pgid of markedGroups(sessions)) signalProcessGroup(pgid, signal);
 }
 
 /**
- * The groups other than their own (pgid = sid) with a live member in `sessions`, from one
- * synchronous pass over /proc. Only pids from the lowest session id up are read: a task's
- * processes are started after its shell, and pids grow (but for a wrap past pid_max, the
- * one case missed). For `ended` sessions, whose shell has exited and been reaped, a process
- * with the session's id as its pid means the id was reused: that session is skipped.
+ * Signals a task's processes: its group by its id while its shell runs (`shellAlive`: the id
+ * is the task's until the shell is reaped), and every group of its session that holds a
+ * process with taskq's TASKQ_PID. False when there was nothing to signal.
  */
-function sessionStragglers(sessions: ReadonlySet<number>, ended?: ReadonlyMap<number, unknown>): number[] {
-  if (sessions.size === 0) return [];
-  let names: string[];
-  try {
-    names = readdirSync("/proc");
-  } catch {
-    return []; // no /proc: only the groups themselves can be signalled
+export function signalSession(sid: number, signal: NodeJS.Signals, shellAlive: boolean): boolean {
+  let found = shellAlive && signalProcessGroup(sid, signal);
+  for (const pgid of markedGroups(new Set([sid]))) found = signalProcessGroup(pgid, signal) || found;
+  return found;
+}
+
+/** Whether a process with taskq's TASKQ_PID is left in the task's session (its shell has exited); `shared` as for markedGroups. */
+export function sessionHasProcesses(sid: number, shared = false): boolean {
+  return markedGroups(new Set([sid]), shared).length > 0;
+}
+
+/**
+ * The groups of the live processes that carry taskq's TASKQ_PID, in `sessions` (or in any
+ * session), from a pass over /proc made now, or with `shared`, from one made earlier in this
+ * turn of the event loop if there is one (see markedProcesses).
+ */
+function markedGroups(sessions: ReadonlySet<number> | undefined, shared = false): number[] {
+  if (sessions?.size === 0) return [];
+  const groups = new Set<number>();
+  for (const [session, inSession] of markedProcesses(shared)) {
+    if (sessions !== undefined && !sessions.has(session)) continue;
+    for (const pgid of inSession) groups.add(pgid);
   }
-  let lowest = Infinity;
-  for (const sid of sessions) lowest = Math.min(lowest, sid);
-  const found = new Map<number, number>(); // group -> its session
-  const reused = new Set<number>();
+  return [...groups];
+}
+
+/** The last pass over /proc, good until the end of this turn of the event loop. */
+let lastScan: Map<number, Set<number>> | undefined;
+
+/**
+ * The live processes that carry taskq's TASKQ_PID, as their groups by session, from one
+ * synchronous pass over /proc. With `shared`, a pass made earlier in the same turn of the
+ * event loop serves: a shutdown stopping 200 tasks polls 200 sessions at once (a process
+ * started since is not in it, so signals never take it). Only pids from the first task's up
+ * are read: pids grow (but for a wrap past pid_max, the one case missed), and the pass then
+ * reads few files.
+ */
+function markedProcesses(shared: boolean): Map<number, Set<number>> {
+  if (shared && lastScan !== undefined) return lastScan;
+  const found = new Map<number, Set<number>>();
+  let names: string[] = [];
+  try {
+    if (lowestTaskPid !== Infinity) names = readdirSync("/proc");
+  } catch {
+    // no /proc: only groups whose ids are known can be signalled
+  }
   for (const name of names) {
     const pid = Number(name);
-    if (!(pid >= lowest)) continue; // also skips "self", "net" and the rest
-    if (ended?.has(pid) === true) reused.add(pid);
+    if (!(pid >= lowestTaskPid) || pid === process.pid) continue; // also skips "self", "net" and the rest
     const stat = readStatSync(name);
-    if (stat === undefined || stat.state === "Z" || stat.state === "X" || stat.pgrp === stat.session) continue;
-    if (sessions.has(stat.session)) found.set(stat.pgrp, stat.session);
+    if (stat === undefined || stat.state === "Z" || stat.state === "X" || stat.pgrp <= 1 || !isMarked(name)) continue;
+    let groups = found.get(stat.session);
+    if (groups === undefined) found.set(stat.session, (groups = new Set()));
+    groups.add(stat.pgrp);
   }
-  const result: number[] = [];
-  for (const [pgid, sid] of found) if (!reused.has(sid)) result.push(pgid);
-  return result;
+  if (lastScan === undefined) setImmediate(() => (lastScan = undefined)).unref();
+  lastScan = found;
+  return found;
+}
+
+/** Whether the process's environment holds taskq's TASKQ_PID. */
+function isMarked(pid: string): boolean {
+  let environ: Buffer;
+  try {
+    environ = readFileSync(`/proc/${pid}/environ`);
+  } catch {
+    return false; // gone, or not ours to read
+  }
+  for (let at = environ.indexOf(MARKER); at !== -1; at = environ.indexOf(MARKER, at + 1)) if (at === 0 || environ[at - 1] === 0) return true;
+  return false;
 }
 
 /** Fields of /proc/<pid>/stat: "pid (comm) state ppid pgrp session ...", comm may hold spaces and parentheses. */
@@ -163,23 +172,22 @@ function readStatSync(pid: string): { state: string; pgrp: number; session: numb
 }
 
 /**
- * Stops what ended tasks left in other groups of their sessions: SIGTERM, then SIGKILL
- * after the longest kill grace among them, for the groups still there then. Sessions with
- * nothing left are forgotten.
+ * Stops what ended tasks left in other groups of their sessions: SIGTERM, then SIGKILL after
+ * the longest kill grace among them, for the groups still there then (at exit, whatever is left).
  */
 function sweepEndedSessions(): void {
   sweepTimer = undefined;
   if (endedSessions.size === 0) return;
   const sessions = new Map(endedSessions);
   endedSessions.clear();
-  const groups = sessionStragglers(new Set(sessions.keys()), sessions);
+  const groups = markedGroups(new Set(sessions.keys()));
   if (groups.length === 0) return;
   for (const pgid of groups) signalProcessGroup(pgid, "SIGTERM");
   let graceMs = 0;
   for (const grace of sessions.values()) graceMs = Math.max(graceMs, grace);
-  // Looked up again: a group gone meanwhile may have had its id reused.
+  // Looked up again: a group gone meanwhile may have had its id used again.
   setTimeout(() => {
-    for (const pgid of sessionStragglers(new Set(sessions.keys()), sessions)) signalProcessGroup(pgid, "SIGKILL");
+    for (const pgid of markedGroups(new Set(sessions.keys()))) signalProcessGroup(pgid, "SIGKILL");
   }, graceMs).unref();
 }
 
@@ -196,58 +204,5 @@ export function signalProcessGroup(pgid: number, signal: NodeJS.Signals | 0): bo
     return (error as NodeJS.ErrnoException).code !== "ESRCH";
   } finally {
     Error.stackTraceLimit = stackTraceLimit;
-  }
-}
-
-/**
- * True while the group has a member that is not a zombie. kill(-pgid, 0) alone also
- * succeeds for zombies, which linger when PID 1 reaps slowly or never (containers).
- */
-export async function isProcessGroupAlive(pgid: number): Promise<boolean> {
-  if (!signalProcessGroup(pgid, 0)) return false;
-  return hasLiveMember(pgid);
-}
-
-async function hasLiveMember(pgid: number): Promise<boolean> {
-  const live = await groupsWithLiveMembers();
-  return live === undefined || live.has(pgid);
-}
-
-/** A scan not yet started; every caller until it starts shares it. */
-let nextScan: Promise<Set<number> | undefined> | undefined;
-
-/**
- * The process groups that have a live (non-zombie) member, from one pass over /proc
- * shared by every caller of the same tick: with 200 groups being reaped at once, one
- * scan per poll instead of 200 (each reading every /proc/<pid>/stat). A scan always
- * starts after the call, so it never misses a process that existed when asked.
- * Undefined when /proc cannot be read.
- */
-function groupsWithLiveMembers(): Promise<Set<number> | undefined> {
-  nextScan ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-    nextScan = undefined;
-    return scanLiveGroups();
-  });
-  return nextScan;
-}
-
-async function scanLiveGroups(): Promise<Set<number> | undefined> {
-  let entries: string[];
-  try {
-    entries = await readdir("/proc");
-  } catch {
-    return undefined; // no /proc: cannot tell zombies apart, so assume alive
-  }
-  const states = await Promise.all(entries.filter((name) => /^\d+$/.test(name)).map((pid) => readStat(pid)));
-  const live = new Set<number>();
-  for (const stat of states) if (stat !== undefined && stat.state !== "Z" && stat.state !== "X") live.add(stat.pgrp);
-  return live;
-}
-
-async function readStat(pid: string): Promise<{ state: string; pgrp: number } | undefined> {
-  try {
-    return parseStat(await readFile(`/proc/${pid}/stat`, "latin1"));
-  } catch {
-    return undefined; // the process is gone
   }
 }

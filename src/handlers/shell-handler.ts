@@ -244,6 +244,10 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       // Background jobs left in the group may still write while they are reaped: the
       // timer still gives the pipes a stream if that takes long.
       await terminator.reap();
+      // The group is empty now: its id is free for anyone, and leaves every list at once (the
+      // output may take seconds more to drain).
+      terminator.dispose();
+      unregisterProcessGroup(pid, options.killGraceMs);
       // Stopped: its last output must not wait for a reader of ours that may never read again.
       if (abortReason !== undefined) output.stopWaitingForDisplay();
       clearTimeout(streamTimer);

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { hasSessionStragglers, isProcessGroupAlive, signalSession } from "./process-groups.js";
+import { sessionHasProcesses, signalProcessGroup, signalSession } from "./process-groups.js";
 
 /** How often a lingering group is checked while it is being terminated. */
 const POLL_MS = 25;
@@ -17,6 +17,8 @@ export class GroupTerminator {
   #killTimer: NodeJS.Timeout | undefined;
   #terminating = false;
   #killed = false;
+  /** Until the shell is reaped (see reap), the group's id is the task's. */
+  #shellAlive = true;
 
   constructor(pgid: number, graceMs: number) {
     this.#pgid = pgid;
@@ -27,7 +29,7 @@ export class GroupTerminator {
   terminate(): void {
     if (this.#terminating) return;
     this.#terminating = true;
-    if (!signalSession(this.#pgid, "SIGTERM")) return;
+    if (!signalSession(this.#pgid, "SIGTERM", this.#shellAlive)) return;
     this.#killTimer = setTimeout(() => this.kill(), this.#graceMs);
   }
 
@@ -35,22 +37,26 @@ export class GroupTerminator {
     clearTimeout(this.#killTimer);
     this.#terminating = true;
     this.#killed = true;
-    signalSession(this.#pgid, "SIGKILL");
+    signalSession(this.#pgid, "SIGKILL", this.#shellAlive);
   }
 
   /**
-   * Called once the shell has exited: whatever is left of its group (background jobs)
-   * is terminated, and this returns when the group is gone (and, for a task being stopped,
-   * its session's other groups), or SIGKILLed and given time to die.
+   * Called once the shell has exited: whatever is left of its group (background jobs) is
+   * terminated, and this returns when it is gone (for a task being stopped, its whole
+   * session), or SIGKILLed and given time to die. From here on the group's id may be anyone's
+   * once the group is empty: only processes with taskq's TASKQ_PID are looked for and
+   * signalled (see process-groups.ts).
    */
   async reap(): Promise<void> {
-    // A task stopped (timeout, cancel, shutdown) ends when its whole session is gone; one that
-    // exited leaves what is not in its group to the next sweep (see process-groups.ts).
-    const alive = async (): Promise<boolean> => (await isProcessGroupAlive(this.#pgid)) || (this.#terminating && hasSessionStragglers(this.#pgid));
-    if (!(await alive())) return;
+    this.#shellAlive = false;
+    // Most tasks leave nothing in their group: one kill(0) says so, with no look into /proc.
+    // A task that exited leaves what is in other groups of its session to the next sweep.
+    if (!this.#terminating && !signalProcessGroup(this.#pgid, 0)) return;
+    if (!sessionHasProcesses(this.#pgid)) return;
     this.terminate();
     let killedAt: number | undefined;
-    while (await alive()) {
+    // Polled with the other tasks being stopped: one pass over /proc per turn for all of them.
+    while (sessionHasProcesses(this.#pgid, true)) {
       if (this.#killed) {
         killedAt ??= performance.now();
         // A process stuck in uninterruptible sleep can outlast SIGKILL; do not hang on it.

@@ -9,6 +9,7 @@ import { eventually, findGuards, findLeftovers, isAlive } from "../helpers/proce
 import {
   SLACK_MS,
   checkAllClean,
+  delay,
   jsonEvents,
   readLedger,
   singleRunId,
@@ -19,6 +20,16 @@ import {
   waitUntil,
   waitForOutput,
 } from "./reliability-harness.js";
+
+/** Whether this process may set the next pid (root, with python3): to test what taskq does when a pid is used again. */
+const canSetLastPid = (() => {
+  try {
+    execFileSync("python3", ["-c", "open('/proc/sys/kernel/ns_last_pid', 'w')"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 /** The pty test drives taskq's terminal from python3 (node has no pty of its own). */
 const hasPython = (() => {
@@ -187,6 +198,65 @@ describe("signals and shutdown", () => {
     expect(JSON.parse(output)).toEqual({ signal: osConstants.signals.SIGHUP, code: null });
     const runId = (await readdir(ws.logs))[0]!;
     await waitUntil("every task process gone", async () => (await findLeftovers(runId)).length === 0, SLACK_MS);
+  });
+
+  it.skipIf(!canSetLastPid)("a task's pid used again by another process's session after the task ended: neither taskq's sweep nor its guard touches that session", { timeout: 60_000 }, async () => {
+    const yaml = tasksYaml([
+      ["a", '{ run: "echo $$ > $TASKQ_LEDGER.a" }'],
+      ["b", '{ run: "sleep 1000" }'],
+    ]);
+    const run = await startRun(yaml, ["-j", "2", "--kill-grace", "1s"]);
+    await waitUntil("task a's pid", () => existsSync(`${run.ledger}.a`));
+    const taskPid = Number((await readFile(`${run.ledger}.a`, "utf8")).trim());
+    await waitUntil("task a's shell gone", () => !existsSync(`/proc/${taskPid}`));
+    // Someone else's process gets that pid, starts a session of its own (its id is the task's
+    // pid now) and leaves a process in another group of it, as `timeout` would: no TASKQ_PID.
+    const outsider = [
+      "import os, sys",
+      "S = int(sys.argv[1])",
+      "for attempt in range(200):",
+      "    with open('/proc/sys/kernel/ns_last_pid', 'w') as f: f.write(str(S - 1))",
+      "    r, w = os.pipe()",
+      "    pid = os.fork()",
+      "    if pid == 0:",
+      "        if os.getpid() != S: os._exit(3)",
+      "        os.setsid()",
+      "        child = os.fork()",
+      "        if child == 0:",
+      "            os.setpgid(0, 0)",
+      "            null = os.open('/dev/null', os.O_RDWR)",
+      "            for fd in (0, 1, 2): os.dup2(null, fd)",
+      "            os.execvp('sleep', ['sleep', '60'])",
+      "        os.write(w, str(child).encode())",
+      "        os._exit(0)",
+      "    os.close(w)",
+      "    got = os.read(r, 32)",
+      "    os.waitpid(pid, 0)",
+      "    if got:",
+      "        print(got.decode())",
+      "        sys.exit(0)",
+      "sys.exit(1)",
+    ].join("\n");
+    let victim: number | undefined;
+    try {
+      victim = Number(execFileSync("python3", ["-c", outsider, String(taskPid)], { encoding: "utf8", env: { PATH: process.env.PATH ?? "" } }).trim());
+    } catch {
+      // The pid was taken by another process first: nothing to test this time.
+    }
+    try {
+      if (victim === undefined) return;
+      // taskq's sweep, a second after a task ends, is long past...
+      await delay(2000);
+      expect(await isAlive(victim)).toBe(true);
+      // ...and the guard, once taskq is SIGKILLed, stops the run's processes, not that one.
+      run.signalTaskq("SIGKILL");
+      await run.exited;
+      await waitUntil("the guard gone", async () => (await findGuards(run.child.pid!)).length === 0, SLACK_MS * 4);
+      expect(await isAlive(victim)).toBe(true);
+    } finally {
+      if (victim !== undefined) process.kill(victim, "SIGKILL");
+      if (run.child.exitCode === null && run.child.signalCode === null) run.signalTaskq("SIGKILL");
+    }
   });
 
   it("a guard killed by someone else is replaced, and the new one stops the tasks when taskq is SIGKILLed", async () => {
