@@ -76,7 +76,7 @@ describe("process trees and timeouts", () => {
 
   it("a daemon a task started in a session of its own (setsid) runs until taskq ends, then is stopped", async () => {
     const yaml = tasksYaml([
-      ["daemon", '{ run: "setsid sleep 1000 & echo started" }'],
+      ["daemon", '{ run: "setsid sleep 1000 & sleep 0.3; echo started" }'], // the wait: setsid has run when the shell exits
       ["later", '{ run: "sleep 1.5", dependsOn: daemon }'],
     ]);
     const run = await startRun(yaml, ["--output", "json"]);

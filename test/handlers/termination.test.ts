@@ -133,7 +133,9 @@ describe("shell handler: leftovers after the shell exits", () => {
     // and it must not wait for SIGKILL on a full pipe.
     harness = await createHarness({ killGraceMs: 20_000 });
     const startedAt = performance.now();
-    await harness.run("(trap 'seq 30000; exit 0' TERM; sleep 1000 & wait) & exit 0");
+    // The shell exits once its job has its trap and its sleep (a file says so): a TERM sooner would
+    // find no trap, or come before the sleep and leave it for the SIGKILL.
+    await harness.run("f=$(mktemp); (trap 'seq 30000; exit 0' TERM; sleep 1000 & echo > $f; wait) & until [ -s $f ]; do sleep 0.01; done; rm -f $f; exit 0");
     expect(performance.now() - startedAt).toBeLessThan(15_000);
     const lines = harness.lines.map((line) => line.text);
     expect(lines).toHaveLength(30_000);
