@@ -1,5 +1,5 @@
 import { Queue, exponentialBackoff, type Backoff } from "../engine/index.js";
-import { activeProcessGroups, createShellHandler, expectTaskPipes, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, type ShellTask } from "../handlers/index.js";
+import { activeProcessGroups, createShellHandler, expectTaskPipes, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type ShellTask } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
 import { holdLogFolder } from "./log-folders.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
@@ -91,6 +91,8 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     const exitCode = interrupted !== undefined ? signalExitCode(interrupted) : counts.FAILED + counts.CANCELLED > 0 ? 1 : 0;
     const run = { runId, file, logDir, startedAt, exitCode, ...(interrupted === undefined ? {} : { interrupted }) };
     await renderer.finish(summary.build(queue, run));
+    // Daemons the tasks started (setsid) have run for the tasks after them: now they stop, given the grace a task gets.
+    await stopLeftovers(options.killGraceMs);
     return exitCode;
   } finally {
     if (activeProcessGroups() > 0) killAllProcessGroups("SIGKILL");

@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
-import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, type OutputSink, type ShellHandler } from "../handlers/index.js";
+import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type OutputSink, type ShellHandler } from "../handlers/index.js";
 import type { LeasedTask, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
 import { BufferedWriter, jsonRecordHead } from "./output.js";
 import { holdLogFolder } from "./log-folders.js";
@@ -135,6 +135,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     await worker.start();
     await Promise.race([halted, options.until?.(worker) ?? new Promise<never>(() => undefined)]);
     await stop(options.shutdownTimeoutMs);
+    // Daemons its tasks started (setsid) stop with the worker, given the grace a task gets.
+    await stopLeftovers(options.killGraceMs);
   } finally {
     killAllProcessGroups("SIGKILL");
     removeSignalHandlers();

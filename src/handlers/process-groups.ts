@@ -42,12 +42,15 @@ const MARKER = Buffer.from(`${TASKQ_PID_VARIABLE}=${process.pid}\0`);
 /** A new task group; `killGraceMs` is how a guard stops it should taskq itself be SIGKILLed. */
 export function registerProcessGroup(pgid: number, killGraceMs: number): void {
   liveGroups.add(pgid);
+  leftNothing = false;
   if (pgid < lowestTaskPid) lowestTaskPid = pgid;
   guardGroup(pgid, killGraceMs);
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     // Belt and braces: whatever ends taskq, no task process outlives it.
-    process.on("exit", () => killAllProcessGroups("SIGKILL", true));
+    process.on("exit", () => {
+      if (!leftNothing) killAllProcessGroups("SIGKILL", true);
+    });
   }
 }
 
@@ -61,6 +64,34 @@ export function unregisterProcessGroup(pgid: number, killGraceMs = 0): void {
   unguardGroup(pgid);
   endedSessions.set(pgid, killGraceMs);
   sweepTimer ??= setTimeout(sweepEndedSessions, SWEEP_AFTER_MS).unref();
+}
+
+/** True once stopLeftovers found nothing left, until the next task starts: the exit need not look again. */
+let leftNothing = false;
+
+/** How often stopLeftovers looks whether what it stopped is gone. */
+const LEFTOVER_POLL_MS = 25;
+
+/**
+ * At the end of a run (or of a worker): what taskq's tasks left running anywhere (daemons,
+ * found by their TASKQ_PID) is stopped as a task is, SIGTERM, then SIGKILL for what is still
+ * there after `graceMs`, instead of the exit's SIGKILL without a word. Returns at once when
+ * nothing is left, which is the common case (one pass over /proc).
+ */
+export async function stopLeftovers(graceMs: number): Promise<void> {
+  const groups = markedGroups(undefined);
+  if (groups.length === 0) {
+    leftNothing = liveGroups.size === 0;
+    return;
+  }
+  for (const pgid of groups) signalProcessGroup(pgid, "SIGTERM");
+  const until = performance.now() + graceMs;
+  while (performance.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, LEFTOVER_POLL_MS));
+    if (markedGroups(undefined).length === 0) return;
+  }
+  // Looked up again: a group gone meanwhile may have had its id used again.
+  for (const pgid of markedGroups(undefined)) signalProcessGroup(pgid, "SIGKILL");
 }
 
 /** How many task process groups are alive (attempts not yet settled). */

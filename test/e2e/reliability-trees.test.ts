@@ -74,9 +74,10 @@ describe("process trees and timeouts", () => {
     expect((await run.done).code).toBe(0);
   });
 
-  it("a daemon a task started in a session of its own (setsid) runs until taskq ends, then is stopped", async () => {
+  it("a daemon a task started in a session of its own (setsid) runs until the run ends, then is stopped with SIGTERM first", async () => {
     const yaml = tasksYaml([
-      ["daemon", '{ run: "setsid sleep 1000 & sleep 0.3; echo started" }'], // the wait: setsid has run when the shell exits
+      // A daemon that says when it gets SIGTERM; the wait: setsid has run when the shell exits.
+      ["daemon", `{ run: "setsid sh -c 'trap \\"echo term > $TASKQ_LEDGER.daemon; exit 0\\" TERM; sleep 1000 & wait' & sleep 0.3; echo started" }`],
       ["later", '{ run: "sleep 1.5", dependsOn: daemon }'],
     ]);
     const run = await startRun(yaml, ["--output", "json"]);
@@ -88,6 +89,8 @@ describe("process trees and timeouts", () => {
     expect(await daemons()).toHaveLength(1);
     expect((await run.done).code).toBe(0);
     expect(await daemons()).toEqual([]);
+    // Stopped as a task is: SIGTERM first (its trap ran), not the exit's SIGKILL.
+    expect(await readFile(`${run.ledger}.daemon`, "utf8")).toBe("term\n");
   });
 
   it("SIGKILLs the group when a grandchild ignores SIGTERM, after the grace (case 10)", async () => {
