@@ -11,7 +11,10 @@ import { tempRoot } from "./temp-root.js";
  * until then. A taskq that ends as it should removes the list first: nothing to do. Else
  * the list's "+PGID" and "-PGID" lines, replayed, leave the groups that were running
  * (anything else, or a PGID of 0 or 1, which kill would take as "its own group" or "every
- * process", is ignored). Then the groups of every process whose environment holds
+ * process", is ignored), each kept only while its task's shell (pid = pgid) is there with
+ * TASKQ_PID=<taskq's pid> in its environment: a group whose shell has gone may have had its id
+ * used again by the time the guard looks (its "-PGID" was still on its way when taskq died).
+ * Then the groups of every process whose environment holds
  * TASKQ_PID=<taskq's pid> (see process-groups.ts), wherever it is: what tasks put in other
  * groups (`timeout`, job control) or sessions (`setsid`), what ended tasks left, and a task
  * whose spawn had not returned when taskq died (not listed yet). Never a group by an id
@@ -33,7 +36,10 @@ while read -r line; do
   esac
 done < "$list"
 rm -f "$list" "$list.new"
-groups=$live
+groups=" "
+for pg in $live; do
+  grep -q -z -x -F "TASKQ_PID=$taskq" "/proc/$pg/environ" 2>/dev/null && groups="$groups$pg "
+done
 for pid in $(grep -l -z -x -F "TASKQ_PID=$taskq" /proc/[0-9]*/environ 2>/dev/null | sed 's|^/proc/||; s|/environ$||'); do
   read -r fields 2>/dev/null < "/proc/$pid/stat" || continue
   set -f

@@ -688,6 +688,9 @@ tasks:
       for (let cut = 0; cut < 3; cut++) await proxy.cutAfterReply("complete_and_lease");
       const status = await waitForRun(runId, 20_000);
       expect(status.tasks.filter((row) => row.state !== "succeeded" || row.attempts !== 1).map((row) => `${row.key}: ${row.state}, ${row.lastError}`)).toEqual([]);
+      // The worker prints a task's end once the database has answered; the run may be seen done a moment before.
+      const oks = () => worker.stdout().match(new RegExp(`ok {6}${runId}/`, "g"))?.length ?? 0;
+      await eventually(() => oks() >= 30, 10_000);
       const out = worker.stdout();
       expect(out).toMatch(new RegExp(`release ${runId}/k\\d+: leased by a round trip whose reply was lost; given back, the attempt not counted`));
       // Each success the lost round trips recorded is told as recorded, not as a lost lease.

@@ -24,16 +24,18 @@ async function runGuard(list: string | undefined, graceSeconds = 1): Promise<{ c
   return { code, listLeft };
 }
 
-/** A process leading a group of its own, as a task's shell does. */
-function group(): number {
-  const child = spawn("sleep", ["1000"], { detached: true, stdio: "ignore" });
+/** A process leading a group of its own, as a task's shell does (with taskq's TASKQ_PID, here this process's), or another program's (`marked: false`). */
+function group(marked = true): number {
+  const env = marked ? { ...process.env, TASKQ_PID: String(process.pid) } : { ...process.env, TASKQ_PID: "" };
+  const child = spawn("sleep", ["1000"], { detached: true, stdio: "ignore", env });
   child.unref();
   return child.pid!;
 }
 
 describe("the guard's script", () => {
   it("stops the groups still listed at end of input, not those taken off, and ignores what is not a group id", async () => {
-    const [kept, removed] = [group(), group()];
+    // What is taken off is not taskq's any more (its id may be anyone's): here, another program's.
+    const [kept, removed] = [group(), group(false)];
     try {
       // "+0" would have it signal its own group (itself) first, and stop before the others.
       expect(await runGuard(`+0\n+abc\n\n+${removed}\n+${kept}\n-${removed}\n`)).toEqual({ code: 0, listLeft: false });
@@ -47,6 +49,16 @@ describe("the guard's script", () => {
           // gone
         }
       }
+    }
+  });
+
+  it("leaves alone a listed group whose leader is not taskq's task (its id used again)", async () => {
+    const stranger = group(false);
+    try {
+      expect(await runGuard(`+${stranger}\n`)).toEqual({ code: 0, listLeft: false });
+      expect(await isAlive(stranger)).toBe(true);
+    } finally {
+      process.kill(-stranger, "SIGKILL");
     }
   });
 
