@@ -26,8 +26,15 @@ let exitHookInstalled = false;
 /** How long after a task's shell exits the processes it left in other groups are stopped. */
 const SWEEP_AFTER_MS = 1000;
 
-/** The lowest pid a task had: processes started by taskq's tasks have pids from there up (but for a wrap past pid_max). */
-let lowestTaskPid = Infinity;
+/**
+ * The first task's pid: processes started by taskq's tasks have pids from there up, until
+ * pids wrap past pid_max (32,768 on some machines: a test suite's worth of forks). From the
+ * first sign of a wrap (a task's pid below the one before, or the kernel's last pid below the
+ * first task's), every pid is looked at.
+ */
+let firstTaskPid = Infinity;
+let lastTaskPid = 0;
+let pidsWrapped = false;
 
 /**
  * The variable every task gets (see shell-handler.ts), with taskq's pid: what a task starts
@@ -43,7 +50,9 @@ const MARKER = Buffer.from(`${TASKQ_PID_VARIABLE}=${process.pid}\0`);
 export function registerProcessGroup(pgid: number, killGraceMs: number): void {
   liveGroups.add(pgid);
   leftNothing = false;
-  if (pgid < lowestTaskPid) lowestTaskPid = pgid;
+  if (firstTaskPid === Infinity) firstTaskPid = pgid;
+  if (pgid < lastTaskPid) pidsWrapped = true;
+  lastTaskPid = pgid;
   guardGroup(pgid, killGraceMs);
   if (!exitHookInstalled) {
     exitHookInstalled = true;
@@ -150,21 +159,21 @@ let lastScan: Map<number, Set<number>> | undefined;
  * synchronous pass over /proc. With `shared`, a pass made earlier in the same turn of the
  * event loop serves: a shutdown stopping 200 tasks polls 200 sessions at once (a process
  * started since is not in it, so signals never take it). Only pids from the first task's up
- * are read: pids grow (but for a wrap past pid_max, the one case missed), and the pass then
- * reads few files.
+ * are read while pids have not wrapped (see firstTaskPid): the pass then reads few files.
  */
 function markedProcesses(shared: boolean): Map<number, Set<number>> {
   if (shared && lastScan !== undefined) return lastScan;
   const found = new Map<number, Set<number>>();
   let names: string[] = [];
   try {
-    if (lowestTaskPid !== Infinity) names = readdirSync("/proc");
+    if (firstTaskPid !== Infinity) names = readdirSync("/proc");
   } catch {
     // no /proc: only groups whose ids are known can be signalled
   }
+  const from = lowestPidToRead();
   for (const name of names) {
     const pid = Number(name);
-    if (!(pid >= lowestTaskPid) || pid === process.pid) continue; // also skips "self", "net" and the rest
+    if (!(pid >= from) || pid === process.pid) continue; // also skips "self", "net" and the rest
     const stat = readStatSync(name);
     if (stat === undefined || stat.state === "Z" || stat.state === "X" || stat.pgrp <= 1 || !isMarked(name)) continue;
     let groups = found.get(stat.session);
@@ -174,6 +183,18 @@ function markedProcesses(shared: boolean): Map<number, Set<number>> {
   if (lastScan === undefined) setImmediate(() => (lastScan = undefined)).unref();
   lastScan = found;
   return found;
+}
+
+/** The first task's pid, or 0 once pids have wrapped since (see firstTaskPid). */
+function lowestPidToRead(): number {
+  if (!pidsWrapped) {
+    try {
+      if (Number(readFileSync("/proc/sys/kernel/ns_last_pid", "latin1")) < firstTaskPid) pidsWrapped = true;
+    } catch {
+      // not there (an older kernel): a task's pid below the one before still tells
+    }
+  }
+  return pidsWrapped ? 0 : firstTaskPid;
 }
 
 /** Whether the process's environment holds taskq's TASKQ_PID. */

@@ -361,6 +361,17 @@ describe("signals and shutdown", () => {
     expect(Date.now() - started).toBeLessThan(5000 + 3 * SLACK_MS);
   });
 
+  it.skipIf(!canSetLastPid)("a task's leftover whose pid wrapped below its shell's (past pid_max) is stopped too", async () => {
+    const yaml = tasksYaml([
+      // As pids wrap: the next one the kernel hands out is far below the task's own.
+      ["bg", '{ run: "echo 300 > /proc/sys/kernel/ns_last_pid; sleep 1000 & echo $! > bgpid; echo started" }'],
+      ["dep", '{ run: "assert-dead bgpid", dependsOn: bg }'],
+    ]);
+    const result = await (await startRun(yaml)).done;
+    expect(result.stdout).toMatch(/dep \| process \d+ is gone/);
+    expect(result.code).toBe(0);
+  });
+
   it("200 tasks at -j 200, then SIGINT: every group is gone within the grace, no EMFILE (case 11)", { timeout: 90_000 }, async () => {
     const entries = Array.from({ length: 200 }, (_, i): [string, string] => [`t${i}`, '{ run: "echo pgid $$; forever" }']);
     const run = await startRun(tasksYaml(entries), ["-j", "200", "--shutdown-timeout", "300ms", "--kill-grace", "1s"]);
