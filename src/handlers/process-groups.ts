@@ -175,7 +175,8 @@ function markedProcesses(shared: boolean): Map<number, Set<number>> {
     const pid = Number(name);
     if (!(pid >= from) || pid === process.pid) continue; // also skips "self", "net" and the rest
     const stat = readStatSync(name);
-    if (stat === undefined || stat.state === "Z" || stat.state === "X" || stat.pgrp <= 1 || !isMarked(name)) continue;
+    // Session 0: kernel threads, whose environment is always empty.
+    if (stat === undefined || stat.state === "Z" || stat.state === "X" || stat.pgrp <= 1 || stat.session === 0 || !isMarked(name)) continue;
     let groups = found.get(stat.session);
     if (groups === undefined) found.set(stat.session, (groups = new Set()));
     groups.add(stat.pgrp);
@@ -197,13 +198,24 @@ function lowestPidToRead(): number {
   return pidsWrapped ? 0 : firstTaskPid;
 }
 
-/** Whether the process's environment holds taskq's TASKQ_PID. */
+/** Reads of an empty environment: a process in the middle of execve shows none for a moment. */
+const EXEC_RETRIES = 3;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Whether the process's environment holds taskq's TASKQ_PID. A process that is replacing
+ * itself (execve, as `sleep 1000 &` does right after its fork) shows an empty environment for
+ * a moment: it is read again, a millisecond apart, before it counts as unmarked.
+ */
 function isMarked(pid: string): boolean {
-  let environ: Buffer;
-  try {
-    environ = readFileSync(`/proc/${pid}/environ`);
-  } catch {
-    return false; // gone, or not ours to read
+  let environ: Buffer | undefined;
+  for (let attempt = 0; environ === undefined || (environ.length === 0 && attempt <= EXEC_RETRIES); attempt++) {
+    if (attempt > 0) Atomics.wait(pause, 0, 0, 1);
+    try {
+      environ = readFileSync(`/proc/${pid}/environ`);
+    } catch {
+      return false; // gone, or not ours to read
+    }
   }
   for (let at = environ.indexOf(MARKER); at !== -1; at = environ.indexOf(MARKER, at + 1)) if (at === 0 || environ[at - 1] === 0) return true;
   return false;
