@@ -13,9 +13,10 @@ import { guardGroup, unguardGroup } from "./group-guard.js";
  * anyone. A task that is stopped (timeout, cancel, shutdown) has its group signalled, and
  * every group of its session holding a process with taskq's TASKQ_PID; what a task that
  * ended left in other groups of its session is stopped by a sweep a second later
- * (SWEEP_AFTER_MS); and at exit every process with taskq's TASKQ_PID goes, daemons
- * included. A process that clears its environment (`env -i`) outside its task's group is
- * beyond reach, as for any runner without cgroups.
+ * (SWEEP_AFTER_MS); at the end of a run every process with taskq's TASKQ_PID, daemons
+ * included, is stopped as a task is (stopLeftovers), and at exit SIGKILLed if still there. A
+ * process that clears its environment (`env -i`) outside its task's group is beyond reach,
+ * as for any runner without cgroups.
  */
 const liveGroups = new Set<number>();
 /** Sessions whose shell has exited, with their kill grace: the next sweep stops what they left in other groups. */

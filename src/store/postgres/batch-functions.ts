@@ -123,13 +123,7 @@ export function completeSuccessFunction({ quoted, tasks, deps, runs, channel }: 
       END IF;
       -- Settle the run when nothing else in it is active. Two last tasks ending at once may each see the
       -- other still running; the sweeper's settleRuns and runStatus catch that case.
-      UPDATE ${runs} r
-         SET state = CASE WHEN EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state = 'failed') THEN 'failed'
-                          WHEN EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state = 'cancelled') THEN 'cancelled'
-                          ELSE 'succeeded' END,
-             finished_at = now()
-       WHERE r.id = v_run AND r.state = 'running'
-         AND NOT EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state IN ('blocked', 'queued', 'running'));
+      ${settleRunSql(runs, tasks)}
       run_finished := FOUND;
       run_id := v_run;
       RETURN NEXT;
@@ -204,13 +198,7 @@ function completeAndLeaseFunction({ quoted, tasks, deps, runs, channel }: Schema
       END IF;
       -- Settle each run with nothing active left (see complete_success for the race the sweeper catches).
       FOR v_run IN SELECT DISTINCT r FROM unnest(v_runs) AS r ORDER BY 1 LOOP
-        UPDATE ${runs} r
-           SET state = CASE WHEN EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state = 'failed') THEN 'failed'
-                            WHEN EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state = 'cancelled') THEN 'cancelled'
-                            ELSE 'succeeded' END,
-               finished_at = now()
-         WHERE r.id = v_run AND r.state = 'running'
-           AND NOT EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state IN ('blocked', 'queued', 'running'));
+        ${settleRunSql(runs, tasks)}
       END LOOP;
       RETURN QUERY
         SELECT 'ended'::text, v_tokens[i], v_runs[i],
@@ -236,4 +224,18 @@ function completeAndLeaseFunction({ quoted, tasks, deps, runs, channel }: Schema
     END
     $fn$;
   `;
+}
+
+/**
+ * The statement that settles run `v_run` (a plpgsql variable) once none of its tasks is active:
+ * failed if one failed, else cancelled if one was, else succeeded. Both ways a task ends use it.
+ */
+function settleRunSql(runs: string, tasks: string): string {
+  return `UPDATE ${runs} r
+         SET state = CASE WHEN EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state = 'failed') THEN 'failed'
+                          WHEN EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state = 'cancelled') THEN 'cancelled'
+                          ELSE 'succeeded' END,
+             finished_at = now()
+       WHERE r.id = v_run AND r.state = 'running'
+         AND NOT EXISTS (SELECT 1 FROM ${tasks} x WHERE x.run_id = v_run AND x.state IN ('blocked', 'queued', 'running'));`;
 }
