@@ -124,11 +124,15 @@ export function killAllProcessGroups(signal: NodeJS.Signals, everywhere = false)
 /**
  * Signals a task's processes: its group by its id while its shell runs (`shellAlive`: the id
  * is the task's until the shell is reaped), and every group of its session that holds a
- * process with taskq's TASKQ_PID. False when there was nothing to signal.
+ * process with taskq's TASKQ_PID, from the pass over /proc of this turn of the event loop
+ * (a shutdown stopping 200 tasks makes one pass, not 200: with a pass each, they took 5 s).
+ * A process started since the pass is not signalled by it: the SIGKILL after the grace, the
+ * wait for the session to empty (GroupTerminator.reap) and the sweep look again. False when
+ * there was nothing to signal.
  */
 export function signalSession(sid: number, signal: NodeJS.Signals, shellAlive: boolean): boolean {
   let found = shellAlive && signalProcessGroup(sid, signal);
-  for (const pgid of markedGroups(new Set([sid]))) found = signalProcessGroup(pgid, signal) || found;
+  for (const pgid of markedGroups(new Set([sid]), true)) found = signalProcessGroup(pgid, signal) || found;
   return found;
 }
 
@@ -158,8 +162,8 @@ let lastScan: Map<number, Set<number>> | undefined;
 /**
  * The live processes that carry taskq's TASKQ_PID, as their groups by session, from one
  * synchronous pass over /proc. With `shared`, a pass made earlier in the same turn of the
- * event loop serves: a shutdown stopping 200 tasks polls 200 sessions at once (a process
- * started since is not in it, so signals never take it). Only pids from the first task's up
+ * event loop serves: a shutdown stopping 200 tasks signals and polls 200 sessions at once.
+ * Only pids from the first task's up
  * are read while pids have not wrapped (see firstTaskPid): the pass then reads few files.
  */
 function markedProcesses(shared: boolean): Map<number, Set<number>> {
