@@ -29,6 +29,23 @@ export function isPermanent(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { permanent?: unknown }).permanent === true;
 }
 
+/**
+ * A thrown value as text for a message (an Error's message, else String(value)). Never throws:
+ * String() does for an object without a prototype or with a throwing toString, and a handler
+ * may throw anything.
+ */
+export function messageOf(value: unknown): string {
+  try {
+    return value instanceof Error ? String(value.message) : String(value);
+  } catch {
+    try {
+      return Object.prototype.toString.call(value);
+    } catch {
+      return "(a value that cannot be shown)";
+    }
+  }
+}
+
 /** Bad command-line usage: exit code 2. */
 export class UsageError extends TaskqError {
   constructor(message: string, options: { cause?: unknown } = {}) {

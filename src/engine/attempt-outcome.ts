@@ -1,4 +1,4 @@
-import { isPermanent } from "../errors.js";
+import { isPermanent, messageOf } from "../errors.js";
 import type { Backoff } from "./backoff.js";
 import { HandlerError, TaskCancelledError } from "./errors.js";
 import type { QueueEventMap, QueueEvents } from "./events.js";
@@ -12,10 +12,6 @@ export function normalizeError(error: unknown, context: RecordAttemptContext): u
   }
   if (error instanceof Error || (typeof error === "object" && error !== null)) return error;
   return new HandlerError(error);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** What follows a failed attempt. */

@@ -1,4 +1,4 @@
-import { TaskqError } from "../errors.js";
+import { messageOf, TaskqError } from "../errors.js";
 
 /** submit() after shutdown began. */
 export class QueueClosedError extends TaskqError {
@@ -48,7 +48,7 @@ export class TaskCancelledError extends TaskqError {
 /** The handler threw something that is not an Error. */
 export class HandlerError extends TaskqError {
   constructor(thrown: unknown) {
-    super("HANDLER_THREW", `handler threw a non-error value: ${String(thrown)}`, { cause: thrown });
+    super("HANDLER_THREW", `handler threw a non-error value: ${messageOf(thrown)}`, { cause: thrown });
   }
 }
 

@@ -1,3 +1,4 @@
+import { messageOf } from "../errors.js";
 import type { CancelReason, Priority, TaskStatus } from "./types.js";
 
 /** Every state change the queue reports, by event name. */
@@ -67,14 +68,14 @@ export class QueueEvents {
     const list = this.#listeners.get("listener-error") as Listener<"listener-error">[] | undefined;
     if (name === "listener-error" || list === undefined) {
       // Nobody to tell inside the program: a process warning is the last resort.
-      process.emitWarning(`taskq: a "${name}" listener threw: ${String(error)}`, "TaskqListenerWarning");
+      process.emitWarning(`taskq: a "${name}" listener threw: ${messageOf(error)}`, "TaskqListenerWarning");
       return;
     }
     for (const listener of list) {
       try {
         listener({ event: name, error });
       } catch (inner) {
-        process.emitWarning(`taskq: a "listener-error" listener threw: ${String(inner)}`, "TaskqListenerWarning");
+        process.emitWarning(`taskq: a "listener-error" listener threw: ${messageOf(inner)}`, "TaskqListenerWarning");
       }
     }
   }

@@ -1,4 +1,4 @@
-import { TaskqError } from "../errors.js";
+import { messageOf, TaskqError } from "../errors.js";
 import { afterFailure, normalizeError, waitForRecord } from "./attempt-outcome.js";
 import { AttemptRunner } from "./attempt-runner.js";
 import { exponentialBackoff, type Backoff } from "./backoff.js";
@@ -7,7 +7,7 @@ import { QueueEvents, type QueueEventMap, type QueueEventName } from "./events.j
 import { Finalizer } from "./finalize.js";
 import type { QueueOptions, ShutdownOptions, ShutdownResult } from "./options.js";
 import { Schedule } from "./schedule.js";
-import { ShutdownControl } from "./shutdown-control.js";
+import { deadlineMs, ShutdownControl } from "./shutdown-control.js";
 import { RecordAttemptContext, TaskRecord } from "./task-record.js";
 import { createRecord, resolveDependencies } from "./task-spec.js";
 import { TaskTable } from "./task-table.js";
@@ -52,7 +52,11 @@ export class Queue {
     this.#concurrency = concurrency;
     this.#handlers = new Map(Object.entries(options.handlers) as [string, Handler<unknown, unknown>][]);
     this.#backoff = options.backoff ?? exponentialBackoff({ baseMs: 100, maxMs: 10_000 });
-    this.#defaultMaxAttempts = options.defaultMaxAttempts ?? 3;
+    const defaultMaxAttempts = options.defaultMaxAttempts ?? 3;
+    if (!Number.isInteger(defaultMaxAttempts) || defaultMaxAttempts < 1) {
+      throw new TaskqError("INVALID_OPTION", `defaultMaxAttempts must be a positive integer, got ${defaultMaxAttempts}`);
+    }
+    this.#defaultMaxAttempts = defaultMaxAttempts;
   }
 
   /** Subscribes to an event; returns the function that unsubscribes. */
@@ -158,6 +162,7 @@ export class Queue {
    * (drain: false, an earlier deadline) and returns the same promise.
    */
   shutdown(options: ShutdownOptions = {}): Promise<ShutdownResult> {
+    deadlineMs(options.deadline); // a deadline that is not a time throws before anything changes
     this.#closing = true;
     const shutdown = (this.#shutdown ??= new ShutdownControl());
     // Already drained: nothing to stop, and a timer or listener set now would never be cleaned up.
@@ -167,7 +172,9 @@ export class Queue {
       this.#cancelNotStarted("shutdown: not started");
     }
     const grace = options.abortGraceMs ?? 0;
-    shutdown.watch(options, () => void this.#hardStop(grace));
+    // A deadline already passed or a signal already aborted stops at once, before a queue
+    // that was not started starts anything.
+    if (shutdown.watch(options, () => void this.#hardStop(grace))) void this.#hardStop(grace);
     if (!this.#started) this.start();
     else this.#pump();
     return shutdown.promise;
@@ -265,7 +272,7 @@ export class Queue {
     for (const record of this.#tasks.values()) {
       if (isTerminal(record.status) || record.status === "RUNNING") continue;
       // A task waiting to retry did start: its failed attempt's error stays in the message.
-      const text = record.attempts > 0 ? `shutdown: not retried (attempt ${record.attempts} failed: ${errorMessage(record.error)})` : message;
+      const text = record.attempts > 0 ? `shutdown: not retried (attempt ${record.attempts} failed: ${messageOf(record.error)})` : message;
       const error = new TaskCancelledError("shutdown", text);
       this.#finalizer.finalize(record, "CANCELLED", { error, cancelReason: "shutdown" }, false);
     }
@@ -311,9 +318,4 @@ export class Queue {
     if (this.#events.has("drained")) this.#events.emit("drained", { hardStopped: this.#hardStopped });
     shutdown.finish({ hardStopped: this.#hardStopped });
   }
-}
-
-/** An error's message, for a message of our own. */
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

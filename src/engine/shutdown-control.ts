@@ -1,3 +1,4 @@
+import { messageOf, TaskqError } from "../errors.js";
 import type { ShutdownOptions, ShutdownResult } from "./options.js";
 import { MAX_TIMER_MS } from "./schedule.js";
 
@@ -14,21 +15,28 @@ export class ShutdownControl {
     this.promise = new Promise<ShutdownResult>((resolve) => (this.#resolve = resolve));
   }
 
-  /** Calls `hardStop` when `options.deadline` passes or `options.signal` aborts. */
-  watch(options: ShutdownOptions, hardStop: () => void): void {
-    if (options.deadline !== undefined) {
-      const ms = options.deadline instanceof Date ? options.deadline.getTime() - Date.now() : options.deadline;
-      const timer = setTimeout(hardStop, Math.max(0, Math.min(ms, MAX_TIMER_MS)));
-      this.#cleanups.push(() => clearTimeout(timer));
-    }
+  /**
+   * Arms `hardStop` for when `options.deadline` passes or `options.signal` aborts. Returns
+   * true, arming nothing, when that has happened already: the caller stops at once. Throws
+   * INVALID_OPTION for a deadline that is not a time (NaN, an invalid Date).
+   */
+  watch(options: ShutdownOptions, hardStop: () => void): boolean {
+    const ms = deadlineMs(options.deadline);
     const { signal } = options;
+    if (signal?.aborted === true || ms <= 0) return true;
+    if (ms !== Infinity) this.#armDeadline(ms, hardStop);
     if (signal !== undefined) {
-      if (signal.aborted) queueMicrotask(hardStop);
-      else {
-        signal.addEventListener("abort", hardStop, { once: true });
-        this.#cleanups.push(() => signal.removeEventListener("abort", hardStop));
-      }
+      signal.addEventListener("abort", hardStop, { once: true });
+      this.#cleanups.push(() => signal.removeEventListener("abort", hardStop));
     }
+    return false;
+  }
+
+  /** setTimeout turns a delay past 2^31-1 ms (24.8 days) into 1 ms: a longer deadline waits in steps. */
+  #armDeadline(remainingMs: number, hardStop: () => void): void {
+    const step = Math.min(remainingMs, MAX_TIMER_MS);
+    const timer = setTimeout(() => (remainingMs > step ? this.#armDeadline(remainingMs - step, hardStop) : hardStop()), step);
+    this.#cleanups.push(() => clearTimeout(timer));
   }
 
   /** Removes every timer and listener, then resolves the promise. */
@@ -36,4 +44,14 @@ export class ShutdownControl {
     for (const cleanup of this.#cleanups.splice(0)) cleanup();
     this.#resolve(result);
   }
+}
+
+/** Milliseconds from now to `deadline` (Infinity for none); throws INVALID_OPTION for one that is not a time. */
+export function deadlineMs(deadline: number | Date | undefined): number {
+  if (deadline === undefined) return Infinity;
+  const ms = deadline instanceof Date ? deadline.getTime() - Date.now() : deadline;
+  if (typeof ms !== "number" || Number.isNaN(ms)) {
+    throw new TaskqError("INVALID_OPTION", `shutdown deadline must be a number of ms or a valid Date, got ${messageOf(deadline)}`);
+  }
+  return ms;
 }

@@ -57,8 +57,9 @@ export function byRunAt(a: TaskRecord, b: TaskRecord): boolean {
 }
 
 /**
- * One attempt: the context a handler sees. The AbortController is made only
- * when the handler reads `signal` (a no-op handler never pays for one).
+ * One attempt, as the queue keeps it; a handler sees a view of it (see attempt-runner.ts).
+ * The AbortController is made only when the handler reads `signal` (a no-op handler never
+ * pays for one).
  */
 export class RecordAttemptContext {
   #controller: AbortController | undefined = undefined;
@@ -76,10 +77,6 @@ export class RecordAttemptContext {
     now: number,
   ) {
     this.startedAt = now;
-  }
-
-  get taskId(): string {
-    return this.record.id;
   }
 
   get signal(): AbortSignal {

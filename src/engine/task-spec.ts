@@ -1,4 +1,4 @@
-import { TaskqError } from "../errors.js";
+import { messageOf, TaskqError } from "../errors.js";
 import { UnknownDependencyError } from "./errors.js";
 import { PRIORITY_RANK, TaskRecord } from "./task-record.js";
 import type { TaskSpec } from "./types.js";
@@ -11,7 +11,7 @@ export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, d
   const priority = spec.priority ?? "normal";
   // hasOwn, so "toString" and friends from the prototype are not priorities.
   const rank = Object.hasOwn(PRIORITY_RANK, priority) ? PRIORITY_RANK[priority] : undefined;
-  if (rank === undefined) throw new TaskqError("INVALID_TASK", `task "${id}": unknown priority "${String(priority)}"`);
+  if (rank === undefined) throw new TaskqError("INVALID_TASK", `task "${id}": unknown priority "${messageOf(priority)}"`);
   const maxAttempts = spec.maxAttempts ?? defaultMaxAttempts;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
     throw new TaskqError("INVALID_TASK", `task "${id}": maxAttempts must be a positive integer, got ${maxAttempts}`);
@@ -21,13 +21,18 @@ export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, d
     throw new TaskqError("INVALID_TASK", `task "${id}": timeoutMs must be a non-negative number, got ${timeoutMs}`);
   }
   const runAt = spec.runAt instanceof Date ? spec.runAt.getTime() : (spec.runAt ?? 0);
-  if (Number.isNaN(runAt)) throw new TaskqError("INVALID_TASK", `task "${id}": runAt is not a valid time`);
+  // Infinity would wait forever, and a drain with it.
+  if (typeof runAt !== "number" || !Number.isFinite(runAt)) throw new TaskqError("INVALID_TASK", `task "${id}": runAt is not a valid time`);
   return new TaskRecord(id, spec.type, spec.payload, rank, maxAttempts, timeoutMs, seq, runAt, spec.backoff);
 }
 
 /** The records of `dependsOn` (duplicates once); throws UnknownDependencyError for an id never submitted. */
 export function resolveDependencies(tasks: { get(id: string): TaskRecord | undefined }, id: string, dependsOn: readonly string[] | undefined): TaskRecord[] {
-  if (dependsOn === undefined || dependsOn.length === 0) return NO_DEPENDENCIES;
+  if (dependsOn === undefined) return NO_DEPENDENCIES;
+  // A string would be read a character at a time.
+  const given: unknown = dependsOn;
+  if (!Array.isArray(given)) throw new TaskqError("INVALID_TASK", `task "${id}": dependsOn must be an array of task ids, got ${typeof dependsOn}`);
+  if (dependsOn.length === 0) return NO_DEPENDENCIES;
   const found: TaskRecord[] = [];
   for (const dependencyId of new Set(dependsOn)) {
     const dependency = tasks.get(dependencyId);

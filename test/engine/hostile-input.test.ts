@@ -1,0 +1,188 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { Queue } from "../../src/engine/index.js";
+import type { AttemptContext, Handler } from "../../src/engine/types.js";
+import { eventsOf, flush, makeQueue, untilAborted, useFakeTime } from "./helpers.js";
+
+beforeEach(useFakeTime);
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** A value String() cannot turn into text: an object without a prototype. */
+const unprintable = (): unknown => Object.create(null) as unknown;
+
+describe("values the queue cannot print", () => {
+  it("a handler rejecting with an object without a prototype while shutdown({ drain: false }) runs: its task ends CANCELLED, the queue goes on", async () => {
+    const { queue } = makeQueue({
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the point of the test
+      handlers: { bad: () => new Promise((_, reject) => setTimeout(() => reject(unprintable()), 100)) },
+    });
+    queue.submit({ id: "a", type: "bad", maxAttempts: 3 });
+    queue.submit({ id: "b", type: "echo", dependsOn: ["a"] });
+    await flush();
+    const done = queue.shutdown({ drain: false });
+    await vi.advanceTimersByTimeAsync(100);
+    await expect(done).resolves.toEqual({ hardStopped: false });
+    expect(queue.get("a")?.status).toBe("CANCELLED");
+    expect((queue.get("a")?.error as Error).message).toBe("retry not started: shutting down (last error: [object Object])");
+    expect(queue.get("b")?.status).toBe("CANCELLED");
+  });
+
+  it("a task waiting to retry after such a value is cancelled by shutdown({ drain: false }), its error kept", async () => {
+    let calls = 0;
+    const { queue } = makeQueue({
+      backoff: () => 60_000,
+      handlers: {
+        bad: () => {
+          calls++;
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the point of the test
+          return Promise.reject(unprintable());
+        },
+      },
+    });
+    queue.submit({ id: "a", type: "bad", maxAttempts: 3 });
+    await flush();
+    expect(queue.get("a")?.status).toBe("SCHEDULED");
+    await expect(queue.shutdown({ drain: false })).resolves.toEqual({ hardStopped: false });
+    expect(queue.get("a")?.status).toBe("CANCELLED");
+    expect(String((queue.get("a")?.error as Error).message)).toMatch(/not retried \(attempt 1 failed: \[object Object\]\)/);
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(calls).toBe(1);
+  });
+
+  it("synchronous handlers whose succeeded listener throws one, with no listener-error listener: every attempt settles", async () => {
+    const queue = new Queue({ concurrency: 3, handlers: { echo: (p: unknown) => p } });
+    const onWarning = (): void => {};
+    process.on("warning", onWarning);
+    try {
+      queue.on("succeeded", (event) => {
+        if (event.id === "b") throw unprintable();
+      });
+      for (const id of ["a", "b", "c"]) queue.submit({ id, type: "echo" });
+      await flush();
+      queue.submit({ id: "d", type: "echo" });
+      await expect(queue.shutdown()).resolves.toEqual({ hardStopped: false });
+      expect(queue.stats().byStatus).toMatchObject({ SUCCEEDED: 4, RUNNING: 0 });
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
+  it("a listener throwing one is reported as listener-error, and the task's dependents still run", async () => {
+    const { queue, log } = makeQueue({ start: false });
+    queue.on("succeeded", (event) => {
+      if (event.id === "a") throw unprintable();
+    });
+    queue.submit({ id: "a", type: "echo" });
+    queue.submit({ id: "b", type: "echo", dependsOn: ["a"] });
+    await expect(queue.shutdown()).resolves.toEqual({ hardStopped: false });
+    expect(queue.get("b")?.status).toBe("SUCCEEDED");
+    expect(eventsOf(log, "listener-error").map((e) => e.event)).toEqual(["succeeded"]);
+  });
+
+  it("with no listener-error listener, the warning says what was thrown instead of throwing itself", async () => {
+    const queue = new Queue({ handlers: { echo: (p: unknown) => p } });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.message);
+    process.on("warning", onWarning);
+    try {
+      queue.on("succeeded", () => {
+        throw unprintable();
+      });
+      queue.submit({ id: "a", type: "echo" });
+      queue.submit({ id: "b", type: "echo", dependsOn: ["a"] });
+      await expect(queue.shutdown()).resolves.toEqual({ hardStopped: false });
+      expect(queue.get("b")?.status).toBe("SUCCEEDED");
+      await vi.runAllTimersAsync(); // process warnings are emitted on a later tick
+      await new Promise((resolve) => process.nextTick(resolve));
+      expect(warnings).toContain('taskq: a "succeeded" listener threw: [object Object]');
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+});
+
+describe("the handler's context", () => {
+  it("copied by a wrapper ({ ...context }), it still carries the signal that a timeout aborts", async () => {
+    const seen: AttemptContext[] = [];
+    const inner: Handler = (_payload, context) => {
+      seen.push(context);
+      return untilAborted(context);
+    };
+    const wrapped: Handler = (payload, context) => inner(payload, { ...context });
+    const { queue } = makeQueue({ handlers: { wrapped } });
+    queue.submit({ id: "a", type: "wrapped", timeoutMs: 1_000, maxAttempts: 1 });
+    await flush();
+    expect(seen[0]).toEqual({ taskId: "a", attempt: 1, signal: expect.any(AbortSignal) });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(queue.get("a")?.status).toBe("FAILED");
+    expect((queue.get("a")?.error as { code?: string }).code).toBe("TIMEOUT");
+  });
+
+  it("shows none of the queue's own state", async () => {
+    const keys: string[] = [];
+    const { queue } = makeQueue({ handlers: { look: (_p, context) => void keys.push(...Object.keys(context)) } });
+    queue.submit({ id: "a", type: "look" });
+    await queue.shutdown();
+    expect(keys.sort()).toEqual(["attempt", "signal", "taskId"]);
+  });
+});
+
+describe("shutdown at once", () => {
+  it.each([
+    ["an aborted signal", { signal: AbortSignal.abort() }],
+    ["a deadline already passed", { deadline: 0 }],
+    ["a past Date", { deadline: new Date(0) }],
+  ])("with %s, a queue never started starts nothing: every task ends CANCELLED with no attempt", async (_name, options) => {
+    const started: string[] = [];
+    const { queue } = makeQueue({ start: false, handlers: { track: (_p, context) => void started.push(context.taskId) } });
+    queue.submit({ id: "a", type: "track" });
+    queue.submit({ id: "b", type: "track", runAt: Date.now() + 1_000 });
+    await expect(queue.shutdown(options)).resolves.toEqual({ hardStopped: true });
+    expect(started).toEqual([]);
+    expect(queue.get("a")).toMatchObject({ status: "CANCELLED", attempts: 0 });
+    expect(queue.get("b")).toMatchObject({ status: "CANCELLED", attempts: 0 });
+  });
+
+  it("a deadline past setTimeout's 24.8-day limit is held for its whole length", async () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "hang" });
+    const day = 24 * 3_600_000;
+    let result: unknown;
+    void queue.shutdown({ deadline: 30 * day }).then((r) => (result = r));
+    await vi.advanceTimersByTimeAsync(29 * day);
+    expect(result).toBeUndefined();
+    expect(queue.get("a")?.status).toBe("RUNNING");
+    await vi.advanceTimersByTimeAsync(day);
+    expect(result).toEqual({ hardStopped: true });
+    expect(queue.get("a")?.status).toBe("CANCELLED");
+  });
+});
+
+describe("bad input to the library", () => {
+  it.each([NaN, new Date("garbage")])("shutdown({ deadline: %s }) throws INVALID_OPTION and stops nothing", async (deadline) => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "hang" });
+    expect(() => queue.shutdown({ deadline })).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
+    await flush();
+    expect(queue.get("a")?.status).toBe("RUNNING");
+    expect(() => queue.submit({ id: "b", type: "echo" })).not.toThrow();
+  });
+
+  it("runAt: Infinity is not a time", () => {
+    const { queue } = makeQueue();
+    expect(() => queue.submit({ id: "a", type: "echo", runAt: Infinity })).toThrow(/task "a": runAt is not a valid time/);
+    expect(queue.get("a")).toBeUndefined();
+  });
+
+  it("dependsOn given as a string is an error, not a list of its characters", () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "build", type: "echo" });
+    expect(() => queue.submit({ id: "x", type: "echo", dependsOn: "build" as unknown as string[] })).toThrow(/task "x": dependsOn must be an array of task ids, got string/);
+    expect(queue.get("x")).toBeUndefined();
+  });
+
+  it("defaultMaxAttempts below 1 is refused when the queue is made", () => {
+    expect(() => new Queue({ handlers: {}, defaultMaxAttempts: 0 })).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
+  });
+});
