@@ -4,32 +4,53 @@ import { oneLine } from "./one-line.js";
 
 const RANK: Record<Priority, number> = { low: 0, normal: 1, high: 2, critical: 3 };
 
-type Node = { task: WorkflowTask; seq: number; waiting: number; heapIndex: number };
+type Node = { task: WorkflowTask; seq: number; waiting: number; due: number; heapIndex: number };
 
 /**
- * The order tasks would start in if every task succeeded and took equal time:
- * the engine's own rule (priority desc, then submission order) applied to the
- * tasks whose dependencies are done.
+ * The order tasks would start in at `concurrency` if every task succeeded and each took the
+ * same short time: the engine's own rule (priority desc, then submission order) applied to
+ * the tasks whose dependencies are done and whose time has come, `concurrency` at a time. A
+ * task with a delay or a runAt ahead starts once nothing else can (the work that does not wait
+ * is taken to end first), delays counted from `now`, the run's start.
  */
-export function planOrder(workflow: Workflow): WorkflowTask[] {
+export function planOrder(workflow: Workflow, concurrency = Infinity, now = Date.now()): WorkflowTask[] {
   const nodes = new Map<string, Node>();
   const dependents = new Map<string, Node[]>();
-  workflow.tasks.forEach((task, seq) => nodes.set(task.id, { task, seq, waiting: task.dependsOn.length, heapIndex: -1 }));
+  workflow.tasks.forEach((task, seq) => {
+    const due = task.runAt ?? now + (task.delayMs ?? 0);
+    nodes.set(task.id, { task, seq, waiting: task.dependsOn.length, due, heapIndex: -1 });
+  });
   const ready = new IndexedHeap<Node>((a, b) =>
     RANK[a.task.priority] !== RANK[b.task.priority] ? RANK[a.task.priority] > RANK[b.task.priority] : a.seq < b.seq,
   );
+  const later = new IndexedHeap<Node>((a, b) => (a.due !== b.due ? a.due < b.due : a.seq < b.seq));
+  let clock = now;
+  const release = (node: Node): void => void (node.due <= clock ? ready.push(node) : later.push(node));
   for (const node of nodes.values()) {
     for (const dependency of node.task.dependsOn) {
       const list = dependents.get(dependency) ?? [];
       list.push(node);
       dependents.set(dependency, list);
     }
-    if (node.waiting === 0) ready.push(node);
+    if (node.waiting === 0) release(node);
   }
   const order: WorkflowTask[] = [];
-  for (let node = ready.pop(); node !== undefined; node = ready.pop()) {
-    order.push(node.task);
-    for (const dependent of dependents.get(node.task.id) ?? []) if (--dependent.waiting === 0) ready.push(dependent);
+  // One step: every task started in the step before ends, its dependents are released, and
+  // the free slots are filled; with nothing ready or running, the clock moves to the next due time.
+  let running: Node[] = [];
+  while (running.length > 0 || ready.size > 0 || later.size > 0) {
+    if (running.length === 0 && ready.size === 0) {
+      clock = later.peek()!.due;
+      while (later.size > 0 && later.peek()!.due <= clock) ready.push(later.pop()!);
+    }
+    const ended = running;
+    running = [];
+    for (const node of ended) for (const dependent of dependents.get(node.task.id) ?? []) if (--dependent.waiting === 0) release(dependent);
+    for (let node = ready.peek(); node !== undefined && running.length < concurrency; node = ready.peek()) {
+      ready.pop();
+      order.push(node.task);
+      running.push(node);
+    }
   }
   return order;
 }
@@ -39,7 +60,7 @@ export function planOrder(workflow: Workflow): WorkflowTask[] {
  * json`): one object per line, the plan's own, then each task's, then the notes.
  */
 export function printPlan(workflow: Workflow, concurrency: number, json = false): void {
-  const order = planOrder(workflow);
+  const order = planOrder(workflow, concurrency);
   const tasks = workflow.tasks.length;
   const lines = json
     ? [JSON.stringify({ event: "plan", file: workflow.file, tasks, concurrency })]

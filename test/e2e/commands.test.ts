@@ -50,6 +50,32 @@ describe("taskq commands", () => {
     expect((await runCli(["run", "--dry-run", ws.file, "-j", "1"])).stdout).toBe(`plan for ${ws.file}: 1 task, concurrency 1; nothing is run\n   1. a: ${shown}  (priority normal)\n`);
   });
 
+  it("--dry-run lists tasks in the order a run at that concurrency starts them: slots filled by priority, delays last", async () => {
+    const ws = await workspace(`tasks:
+  a: { run: sleep 1, priority: high }
+  b: { run: sleep 1, dependsOn: a }
+  c: { run: sleep 1 }
+  d: { run: sleep 1, priority: low }
+  e: { run: "true", priority: critical, delay: 2s }
+  f: { run: "true", priority: critical, runAt: "2999-01-01T00:00:00Z" }
+  g: { run: "true", dependsOn: [e] }
+`);
+    const order = async (jobs: string): Promise<string[]> => {
+      const result = await runCli(["run", "--dry-run", ws.file, "-j", jobs, "--output", "json"]);
+      expect(result.code).toBe(0);
+      return result.stdout
+        .trimEnd()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { event: string; id?: string })
+        .filter((record) => record.event === "planned")
+        .map((record) => record.id!);
+    };
+    // -j 2: a and c start together; b (a is done) before d (low); e when its delay is up, then g; f in 2999.
+    expect(await order("2")).toEqual(["a", "c", "b", "d", "e", "g", "f"]);
+    expect(await order("1")).toEqual(["a", "b", "c", "d", "e", "g", "f"]);
+    expect(await order("8")).toEqual(["a", "c", "d", "b", "e", "g", "f"]);
+  });
+
   it("validate reports every problem as file:line:col and runs nothing", async () => {
     const ws = await workspace(`tasks:
   a:
