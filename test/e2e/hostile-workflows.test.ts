@@ -70,7 +70,6 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     const result = await runCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(`${ws.file}:1:1: the file is 67,108,865 bytes; the limit is 67,108,864 bytes (64 MiB)\n1 problem; nothing was run\n`);
-    expect(result.durationMs).toBeLessThan(10_000);
     expect(await runIds(ws.logs)).toEqual([]);
   });
 

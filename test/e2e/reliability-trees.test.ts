@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { findLeftovers, isAlive } from "../helpers/processes.js";
@@ -78,15 +78,18 @@ describe("process trees and timeouts", () => {
     const yaml = tasksYaml([
       // A daemon that says when it gets SIGTERM; the wait: setsid has run when the shell exits.
       ["daemon", `{ run: "setsid sh -c 'trap \\"echo term > $TASKQ_LEDGER.daemon; exit 0\\" TERM; sleep 1000 & wait' & sleep 0.3; echo started" }`],
-      ["later", '{ run: "sleep 1.5", dependsOn: daemon }'],
+      // Runs until the test has looked at the daemon (the gate), however slow the machine.
+      ["later", '{ run: "until [ -f $TASKQ_LEDGER.gate ]; do sleep 0.05; done", dependsOn: daemon }'],
     ]);
     const run = await startRun(yaml, ["--output", "json"]);
     await waitForOutput(run, /"event":"started","id":"later"/);
     const runId = await singleRunId(run.logs);
     const daemons = () => sleeping1000(runId);
-    // Out of the task's session, so not stopped with it: a service for the tasks after it.
-    await delay(1000);
+    // Out of the task's session, so not stopped with it (nor by the sweep a second after it
+    // ended): a service for the tasks after it.
+    await delay(1500);
     expect(await daemons()).toHaveLength(1);
+    await writeFile(`${run.ledger}.gate`, "");
     expect((await run.done).code).toBe(0);
     expect(await daemons()).toEqual([]);
     // Stopped as a task is: SIGTERM first (its trap ran), not the exit's SIGKILL.

@@ -91,6 +91,21 @@ tasks:
     expect(log).toContain("attempt 3 of 3");
   });
 
+  it("a dead letter in the summary shows its task's last 20 lines, and the file's concurrency holds when -j is not given", async () => {
+    // concurrency: 1 in the file: b starts only after a ended (the ledger would show them overlap otherwise).
+    const result = await run(`concurrency: 1
+tasks:
+  a: { run: 'echo start-a >> ledger; sleep 0.3; echo end-a >> ledger' }
+  b: { run: 'echo start-b >> ledger; sleep 0.3; echo end-b >> ledger' }
+  loud: { run: 'for i in $(seq 1 30); do echo line-$i; done; exit 1', priority: low }
+`, ["--output", "plain"]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`: 3 tasks, concurrency 1, logs in`);
+    expect(await readFile(path.join(result.dir, "ledger"), "utf8")).toBe("start-a\nend-a\nstart-b\nend-b\n");
+    const lines = Array.from({ length: 20 }, (_, index) => `      line-${index + 11}`).join("\n");
+    expect(result.stdout).toContain(`    last 20 lines:\n${lines}\n\n`);
+  });
+
   it("reports a timeout as such and kills the command", async () => {
     const result = await run(`tasks:\n  slow: { run: sleep 1000, timeout: 300ms }\n`, ["--kill-grace", "1s"]);
     expect(result.code).toBe(1);

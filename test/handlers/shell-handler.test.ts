@@ -23,9 +23,9 @@ async function failure(command: string, options: Parameters<Harness["run"]>[1] =
 describe("shell handler: success", () => {
   it("streams lines to the sink and the bytes to the log", async () => {
     harness = await createHarness();
-    const result = await harness.run("echo one; echo two >&2; printf three");
+    const result = await harness.run("echo one; echo two >&2; sleep 0.2; printf three");
     expect(result).toMatchObject({ exitCode: 0, signal: null, timedOut: false, cancelled: false });
-    expect(result.durationMs).toBeGreaterThanOrEqual(0);
+    expect(result.durationMs).toBeGreaterThanOrEqual(150);
     expect(harness.lines.filter((line) => line.stream === "stdout").map((line) => line.text)).toEqual(["one", "three"]);
     expect(harness.lines.filter((line) => line.stream === "stderr").map((line) => line.text)).toEqual(["two"]);
     expect([...result.tail].sort()).toEqual(["one", "three", "two"]);

@@ -80,7 +80,7 @@ describe("hostile input", () => {
     let problems: string[] = [];
     const ms = timed(() => (problems = problemsOf(text)));
     expect(problems).toEqual(["1:1: the file is 67,108,865 bytes; the limit is 67,108,864 bytes (64 MiB)"]);
-    expect(ms).toBeLessThan(1000);
+    expect(ms).toBeLessThan(3000); // parsing 64 MiB would take far longer; the size check is one comparison
   });
 
   it("keeps an unquoted runAt a string even under a %YAML 1.1 directive", () => {
