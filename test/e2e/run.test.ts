@@ -112,6 +112,13 @@ tasks:
     expect(result.stdout).toMatch(/slow: timed out after 300ms \(1 attempt\)/);
   });
 
+  it("retries a timed-out attempt whatever retryOn lists (a timeout has no exit code)", async () => {
+    const result = await run(`tasks:\n  slow: { run: 'echo tried >> ledger; sleep 1000', timeout: 300ms, retries: 1, retryOn: [75], backoff: { base: 10ms } }\n`, ["--kill-grace", "1s"]);
+    expect(result.code).toBe(1);
+    expect(await readFile(path.join(result.dir, "ledger"), "utf8")).toBe("tried\ntried\n");
+    expect(result.stdout).toMatch(/slow: timed out after 300ms \(2 attempts\)/);
+  });
+
   it("runs its thread pool with one thread unless UV_THREADPOOL_SIZE is set, and tasks get the variable as the user set it", async () => {
     // The task's first line starts taskq's pool (its log write); then the task counts taskq's threads.
     const yaml = `tasks:\n  count: { run: 'echo "pool=\${UV_THREADPOOL_SIZE-unset}"; sleep 0.5; echo "threads=$(ls /proc/$PPID/task | wc -l)"' }\n`;
