@@ -1,4 +1,4 @@
-import { setTimeout as delay } from "node:timers/promises";
+import { setImmediate as nextTurn, setTimeout as delay } from "node:timers/promises";
 import { sessionHasProcesses, signalProcessGroup, signalSession } from "./process-groups.js";
 
 /** How often a lingering group is checked while it is being terminated. */
@@ -29,7 +29,11 @@ export class GroupTerminator {
   terminate(): void {
     if (this.#terminating) return;
     this.#terminating = true;
-    if (!signalSession(this.#pgid, "SIGTERM", this.#shellAlive)) return;
+    // Nothing signalled while the shell runs: the group is gone, and its id may be anyone's
+    // by the time a SIGKILL would go. Once the shell is reaped, the SIGKILL looks for marked
+    // processes again, so it is armed even if this pass (maybe one made earlier in this turn
+    // of the event loop) found none: reap() waits for what a later pass finds.
+    if (!signalSession(this.#pgid, "SIGTERM", this.#shellAlive) && this.#shellAlive) return;
     this.#killTimer = setTimeout(() => this.kill(), this.#graceMs);
   }
 
@@ -51,8 +55,18 @@ export class GroupTerminator {
     this.#shellAlive = false;
     // Most tasks leave nothing in their group: one kill(0) says so, with no look into /proc.
     // A task that exited leaves what is in other groups of its session to the next sweep.
-    if (!this.#terminating && !signalProcessGroup(this.#pgid, 0)) return;
-    if (!sessionHasProcesses(this.#pgid)) return;
+    const groupLeft = signalProcessGroup(this.#pgid, 0);
+    if (!this.#terminating && !groupLeft) return;
+    // One pass over /proc serves every task reaped in this turn of the event loop (200
+    // stopped at once: a few passes, not 200, which took seconds). A pass made earlier in
+    // the turn may predate this shell's background jobs: while its group has members (or
+    // zombies, which a pass skips), look again in the next turn, with the tasks reaped then.
+    // What a pass misses in other groups of the session is the sweep's, a second later.
+    if (!sessionHasProcesses(this.#pgid, true)) {
+      if (!groupLeft) return;
+      await nextTurn();
+      if (!sessionHasProcesses(this.#pgid, true)) return;
+    }
     this.terminate();
     let killedAt: number | undefined;
     // Polled with the other tasks being stopped: one pass over /proc per turn for all of them.
