@@ -1,4 +1,4 @@
-import { readSync } from "node:fs";
+import { closeSync, openSync, readSync, writeSync } from "node:fs";
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from "node:net";
 import type { Readable } from "node:stream";
 import { LineSplitter, type BlockHandler } from "./line-splitter.js";
@@ -26,6 +26,14 @@ export interface AttemptOutputOptions {
   onLogError: (error: Error) => void;
   /** Backpressure from the display (see OutputSink.whenDrained). */
   whenDisplayDrained?: () => Promise<void> | undefined;
+  /**
+   * Where output that comes after drain() stopped waiting goes (appended): a process the task
+   * left running outside its group (a `setsid` daemon) keeps writing. Without it, those pipes
+   * are closed, and the writer gets SIGPIPE.
+   */
+  lateLog?: string;
+  /** Called once, when drain() leaves a pipe to lateLog. */
+  onLate?: () => void;
 }
 
 /**
@@ -53,12 +61,18 @@ export class AttemptOutput {
   #logError: Error | undefined;
   /** Called on each chunk while drain() waits (its idle timer). */
   #onChunk: (() => void) | undefined;
+  readonly #lateLog: string | undefined;
+  readonly #onLate: (() => void) | undefined;
+  /** Set once drain() left pipes open: what they bring goes to lateLog, not to the log or the display. */
+  #late: { fd: number | undefined; held: Buffer[] | undefined; sources: number } | undefined;
 
   constructor(options: AttemptOutputOptions) {
     this.#log = options.log;
     this.#onLine = options.onLine;
     this.#onLines = options.onLines;
     this.#whenDisplayDrained = options.whenDisplayDrained;
+    this.#lateLog = options.lateLog;
+    this.#onLate = options.onLate;
     this.#log.on("drain", () => this.#setLogFull(false));
     // A persistent listener: a failing disk must never become an unhandled 'error' event.
     this.#log.on("error", (error: Error) => {
@@ -150,7 +164,7 @@ export class AttemptOutput {
         this.#onChunk = undefined;
         for (const source of open) {
           source.off("end", onEnd).off("close", onEnd);
-          if (!isDone(source)) source.destroy();
+          if (!isDone(source)) this.#leaveOpen(source);
         }
         resolve();
       };
@@ -190,6 +204,60 @@ export class AttemptOutput {
   async close(): Promise<void> {
     for (const splitter of this.#splitters.values()) splitter.flush();
     await closeLogFile(this.#log);
+    const late = this.#late;
+    if (late === undefined) return;
+    // The log is complete: what came meanwhile, and what comes from now on, goes after it.
+    const held = late.held ?? [];
+    late.held = undefined;
+    try {
+      late.fd = openSync(this.#lateLog!, "a");
+      writeSync(late.fd, "\n--- taskq: written after the task ended, by processes it left running ---\n");
+    } catch {
+      late.fd = -1; // no file to append to: the output is read and dropped, the writer runs on
+    }
+    for (const chunk of held) this.#writeLate(chunk);
+    if (late.sources === 0) this.#closeLate();
+  }
+
+  /**
+   * A pipe a process outside the task's group still holds once the task is over: read on, into
+   * lateLog, so the writer neither blocks nor dies of SIGPIPE (a daemon serving later tasks
+   * runs until the run's end stops it). Unreferenced: it never keeps taskq from exiting.
+   */
+  #leaveOpen(source: Readable): void {
+    if (this.#lateLog === undefined) {
+      source.destroy();
+      return;
+    }
+    if (this.#late === undefined) {
+      this.#late = { fd: undefined, held: [], sources: 0 };
+      this.#onLate?.();
+    }
+    const late = this.#late;
+    late.sources++;
+    source.once("close", () => {
+      if (--late.sources === 0 && late.held === undefined) this.#closeLate();
+    });
+    (source as Partial<Socket>).unref?.();
+    source.resume();
+  }
+
+  #writeLate(chunk: Buffer): void {
+    const late = this.#late!;
+    if (late.held !== undefined) late.held.push(Buffer.from(chunk));
+    else if (late.fd !== undefined && late.fd >= 0) {
+      try {
+        writeSync(late.fd, chunk);
+      } catch {
+        this.#closeLate(); // a full disk: drop the rest, as the log's own errors do
+      }
+    }
+  }
+
+  #closeLate(): void {
+    const late = this.#late!;
+    if (late.fd !== undefined && late.fd >= 0) closeSync(late.fd);
+    late.fd = -1;
   }
 
   #splitterFor(stream: StreamName): LineSplitter {
@@ -205,6 +273,10 @@ export class AttemptOutput {
 
   /** One chunk of output: to the log (with backpressure) and to the display. A `lent` chunk is read again into once this returns. */
   #take(chunk: Buffer, splitter: LineSplitter, lent: boolean): void {
+    if (this.#late !== undefined) {
+      this.#writeLate(chunk);
+      return;
+    }
     if (this.#logError === undefined && !(lent ? this.#log.writeCopy(chunk, this.#afterWrite) : this.#log.write(chunk, this.#afterWrite))) this.#setLogFull(true);
     splitter.push(chunk);
     this.#onChunk?.();

@@ -31,11 +31,15 @@ export class TaskFailedError extends TaskqError {
 export class LogWriteError extends TaskqError {
   /** How the attempt ended, when the command had started. */
   readonly result: AttemptResult | undefined;
+  /** True when retrying must not happen (the command ran to its end); the engine does not retry it. */
+  readonly permanent: boolean;
 
-  constructor(logPath: string, cause: unknown, result?: AttemptResult) {
+  /** `detail` says what became of the command, when it had started. */
+  constructor(logPath: string, cause: unknown, result?: AttemptResult, options: { detail?: string; permanent?: boolean } = {}) {
     const reason = cause instanceof Error ? cause.message : String(cause);
-    super("LOG_WRITE", `cannot write log file ${logPath}: ${reason}`, { cause });
+    super("LOG_WRITE", `cannot write log file ${logPath}: ${reason}${options.detail === undefined ? "" : ` (${options.detail})`}`, { cause });
     this.result = result;
+    this.permanent = options.permanent ?? false;
   }
 }
 

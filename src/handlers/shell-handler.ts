@@ -62,7 +62,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
   const baseEnv: NodeJS.ProcessEnv = Object.assign(Object.create(null) as NodeJS.ProcessEnv, process.env);
   for (const name of options.hiddenEnv ?? []) delete baseEnv[name];
   // What every task starts inherits it: taskq stops what carries it at exit, its guard if taskq is SIGKILLed.
-  baseEnv[TASKQ_PID_VARIABLE] = String(process.pid);
+  baseEnv[TASKQ_PID_VARIABLE] = TASKQ_PID;
   const logPathOf = logPathsIn(options.logDir);
   let logDirReady = false;
   // mkdir -p once per handler (synchronously, as the log files are opened); a failure is
@@ -156,6 +156,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       TASKQ_RUN_ID: options.runId,
       TASKQ_TASK_ID: task.id,
       TASKQ_ATTEMPT: String(ctx.attempt),
+      // Over the file's env too: a task's processes are found by it (see process-groups.ts).
+      [TASKQ_PID_VARIABLE]: TASKQ_PID,
     });
     const stdio: StdioOptions = pipes === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", pipes[0].write, (pipes[1] ?? pipes[0]).write];
     let child: ChildProcess;
@@ -186,6 +188,9 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     }
 
     const terminator = new GroupTerminator(pid, options.killGraceMs);
+    /** The log could not be written while the command ran, so taskq stopped it. */
+    let stoppedForLog = false;
+    let running = true;
     const output = new AttemptOutput({
       log,
       onLine: (stream: StreamName, text: string) => {
@@ -208,7 +213,13 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
               }
             },
           }),
-      onLogError: () => terminator.terminate(),
+      onLogError: () => {
+        stoppedForLog = running;
+        terminator.terminate();
+      },
+      // A daemon the task started (setsid) may hold its pipes open after it ended: they are read on.
+      lateLog: logPath,
+      onLate: () => options.sink.note?.(`${task.id}: a process it left running still holds its output; what that writes goes on into ${logPath}`),
       ...(options.sink.whenDrained === undefined ? {} : { whenDisplayDrained: () => options.sink.whenDrained?.() }),
     });
     // FIFOs not yet given to a stream: read once the task exits, unless it runs long enough to stream.
@@ -226,7 +237,6 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     }
 
     let abortReason: unknown;
-    let running = true;
     const onAbort = (): void => {
       if (!running) return;
       abortReason = ctx.signal.reason;
@@ -268,7 +278,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
 
     const final = result(exit, abortReason);
     // A cancel stays a cancel (never retried) even if the log also failed.
-    if (output.logError !== undefined && !final.cancelled) throw new LogWriteError(logPath, output.logError, final);
+    if (output.logError !== undefined && !final.cancelled) throw logFailure(task, logPath, output.logError, final, stoppedForLog);
     if (final.timedOut || final.cancelled || exit.code !== 0) throw TaskFailedError.fromResult(task, final, abortReason);
     return final;
   };
@@ -297,10 +307,31 @@ function reasonCode(reason: unknown): unknown {
   return typeof reason === "object" && reason !== null ? (reason as { code?: unknown }).code : undefined;
 }
 
-/** The command could not even start (missing cwd or shell): retrying will not help. */
+const TASKQ_PID = String(process.pid);
+
+/** Why a spawn can fail for a moment: out of processes, open files or memory. Retrying may help. */
+const PASSING_SPAWN_ERRORS = new Set(["EAGAIN", "EMFILE", "ENFILE", "ENOMEM"]);
+
+/** The command could not start: permanent (a missing cwd or shell), unless the machine was short of something for a moment. */
 function startFailure(task: ShellTask, result: AttemptResult, cause: unknown): TaskFailedError {
   const reason = cause instanceof Error ? cause.message : String(cause);
-  return new TaskFailedError(`could not start: ${reason}`, result, { permanent: true, cause });
+  const code = ((cause as { cause?: unknown } | undefined)?.cause ?? cause) as NodeJS.ErrnoException | undefined;
+  return new TaskFailedError(`could not start: ${reason}`, result, { permanent: !PASSING_SPAWN_ERRORS.has(String(code?.code)), cause });
+}
+
+/**
+ * The log could not be written (a full disk). A command that exited 0 ran to its end: it is
+ * not run again (its side effects done twice) for want of its log. One taskq stopped for it
+ * may be retried, as may one that failed on its own (as its exit code allows).
+ */
+function logFailure(task: ShellTask, logPath: string, error: Error, result: AttemptResult, stoppedForLog: boolean): LogWriteError {
+  const ran = stoppedForLog
+    ? "taskq stopped the command: its output had nowhere to go"
+    : result.exitCode === 0
+      ? "the command itself exited with code 0; not retried, so it does not run twice"
+      : `the command ${TaskFailedError.fromResult(task, result).message}`;
+  const permanent = stoppedForLog ? false : result.exitCode === 0 || TaskFailedError.fromResult(task, result).permanent;
+  return new LogWriteError(logPath, error, result, { detail: ran, permanent });
 }
 
 /** "spawn /bin/sh ENOENT" usually means a missing working directory, E2BIG a command too long: say so. */

@@ -96,6 +96,32 @@ describe("process trees and timeouts", () => {
     expect(await readFile(`${run.ledger}.daemon`, "utf8")).toBe("term\n");
   });
 
+  it("a daemon's output after its task ended goes on into the task's log: it is not killed by SIGPIPE or cut off", async () => {
+    const yaml = tasksYaml([
+      // Writes every 0.2 s; with SIGPIPE ignored, a failed write ends its loop and leaves a mark.
+      ["start", `{ run: "setsid sh -c 'trap \\"\\" PIPE; i=0; while echo tick $i; do i=$((i+1)); sleep 0.2; done; echo died > $TASKQ_LEDGER.died' & sleep 0.3; echo started" }`],
+      // Runs until the daemon has written 15 ticks (3 s, long after its task ended), however slow the machine.
+      ["use", '{ run: "until [ $(grep -c ^tick logs/$TASKQ_RUN_ID/start.log) -ge 15 ] || [ -f $TASKQ_LEDGER.died ]; do sleep 0.1; done; test ! -f $TASKQ_LEDGER.died", dependsOn: start }'],
+    ]);
+    const run = await startRun(yaml, ["--output", "plain"]); // tasks run in the workspace: its logs are logs/
+    const result = await run.done;
+    expect(result.code).toBe(0);
+    expect(existsSync(`${run.ledger}.died`)).toBe(false);
+    expect(result.stdout).toMatch(/note +start: a process it left running still holds its output; what that writes goes on into \S+start\.log/);
+    const runId = await singleRunId(run.logs);
+    const log = await readFile(path.join(run.logs, runId, "start.log"), "utf8");
+    expect(log).toMatch(/^(tick \d+\n)*started\n(tick \d+\n)*\n--- taskq: written after the task ended, by processes it left running ---\n(tick \d+\n){2,}/);
+  });
+
+  it("a workflow's env cannot hide a task's processes from taskq: TASKQ_PID is taskq's whatever the file sets", async () => {
+    const yaml = tasksYaml([["d", '{ run: "setsid sleep 1000 & echo pid=$TASKQ_PID", env: { TASKQ_PID: "1" } }']], 'env: { TASKQ_PID: "0" }\n');
+    const run = await startRun(yaml, ["--output", "plain"]);
+    const result = await run.done;
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`d | pid=${run.child.pid}`);
+    expect(await sleeping1000(await singleRunId(run.logs))).toEqual([]);
+  });
+
   it("SIGKILLs the group when a grandchild ignores SIGTERM, after the grace (case 10)", async () => {
     const yaml = tasksYaml([["tree", '{ run: "echo pgid $$; spawn-grandchild", timeout: 300ms }']]);
     const result = await runToEnd(yaml, ["--kill-grace", "700ms", "--output", "json"]);

@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
-import { readdir, readFile, realpath, rm } from "node:fs/promises";
+import { mkdir, readdir, readFile, realpath, rm, symlink } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isPermanent } from "../../src/errors.js";
-import { InvalidTaskIdError, TaskFailedError } from "../../src/handlers/index.js";
+import { InvalidTaskIdError, LogWriteError, TaskFailedError } from "../../src/handlers/index.js";
 import { findLeftovers } from "../helpers/processes.js";
 import { abortWith, createHarness, fixture, rejection, type Harness } from "./harness.js";
 
@@ -119,6 +119,32 @@ describe("shell handler: success", () => {
 });
 
 describe("shell handler: failures", () => {
+  // The log is a link to /dev/full: every write fails with ENOSPC, as on a full disk.
+  const fullLog = async (taskId: string): Promise<void> => {
+    await mkdir(harness.logDir, { recursive: true });
+    await symlink("/dev/full", harness.logPath(taskId));
+  };
+
+  it.skipIf(!existsSync("/dev/full"))("a command that exited 0 but whose log could not be written is not retried: it would run twice", async () => {
+    harness = await createHarness();
+    await fullLog("deploy");
+    const error = (await rejection(harness.run("echo deployed", { id: "deploy" }))) as LogWriteError;
+    expect(error).toBeInstanceOf(LogWriteError);
+    expect(error.message).toMatch(/^cannot write log file .*deploy\.log: .*ENOSPC.* \(the command itself exited with code 0; not retried, so it does not run twice\)$/);
+    expect(error.result?.exitCode).toBe(0);
+    expect(isPermanent(error)).toBe(true);
+  });
+
+  it.skipIf(!existsSync("/dev/full"))("one taskq stopped because its output had nowhere to go says so, and may be retried", async () => {
+    harness = await createHarness({ killGraceMs: 1000 });
+    await fullLog("loud");
+    const error = (await rejection(harness.run("while :; do echo more; done", { id: "loud" }))) as LogWriteError;
+    expect(error).toBeInstanceOf(LogWriteError);
+    expect(error.message).toMatch(/ENOSPC.* \(taskq stopped the command: its output had nowhere to go\)$/);
+    expect(error.result?.signal).toBe("SIGTERM");
+    expect(isPermanent(error)).toBe(false);
+  });
+
   it("rejects a non-zero exit, retryable by default", async () => {
     harness = await createHarness();
     const error = await failure(`echo oops >&2; ${fixture("exit")} 3`);
