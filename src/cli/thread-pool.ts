@@ -1,3 +1,5 @@
+import { access, readFileSync } from "node:fs";
+
 /** The environment variable libuv reads, once, when its thread pool starts. */
 const POOL_SIZE = "UV_THREADPOOL_SIZE";
 
@@ -13,7 +15,29 @@ const POOL_SIZE = "UV_THREADPOOL_SIZE";
  * a Node program run as a task starts with the pool it would have had anyway.
  */
 export function smallThreadPool(): string[] {
-  if (process.env[POOL_SIZE] !== undefined) return [];
-  process.env[POOL_SIZE] = "1";
-  return [POOL_SIZE];
+  const set = process.env[POOL_SIZE] === undefined;
+  if (set) process.env[POOL_SIZE] = "1";
+  if (fewProcessesAllowed()) startPool();
+  return set ? [POOL_SIZE] : [];
+}
+
+/**
+ * Below this many processes (`ulimit -u`; threads count too), the pool starts before the
+ * first task instead of at the first log write: once tasks have used up the limit, libuv
+ * cannot make its thread and aborts the whole process, summary and all.
+ */
+const FEW_PROCESSES = 65_536;
+
+function fewProcessesAllowed(): boolean {
+  try {
+    const limit = /^Max processes +(\S+)/m.exec(readFileSync("/proc/self/limits", "latin1"))?.[1];
+    return limit !== undefined && limit !== "unlimited" && Number(limit) < FEW_PROCESSES;
+  } catch {
+    return false; // no /proc: the pool starts when first needed
+  }
+}
+
+/** Any request to the pool starts it; this one asks for nothing that matters. */
+function startPool(): void {
+  access("/", () => {});
 }

@@ -1,8 +1,9 @@
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { stat } from "node:fs/promises";
+import { chmod, stat } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli, runIds, workspace } from "../helpers/cli.js";
+import { BIN, runCli, runIds, workspace } from "../helpers/cli.js";
 
 /**
  * The documented limits through the real CLI: beyond them a file is refused with
@@ -36,3 +37,33 @@ describe("workflow size limits", () => {
     expect(result.durationMs).toBeLessThan(120_000);
   });
 });
+
+const isRoot = process.getuid?.() === 0;
+
+describe("process limits", () => {
+  // As an unprivileged user (root ignores `ulimit -u`), with room for taskq's threads and a few tasks only.
+  it.skipIf(!isRoot || !existsSync("/usr/bin/setpriv"))("out of processes (ulimit -u): spawns failing with EAGAIN are retried, and taskq ends with its summary instead of aborting", { timeout: 60_000 }, async () => {
+    const tasks = Array.from({ length: 12 }, (_, index) => `  t${index}: { run: "echo hello; sleep 0.3" }`);
+    const ws = await workspace(`defaults: { retries: 3, backoff: { base: 100ms, max: 200ms } }\ntasks:\n${tasks.join("\n")}\n`);
+    await chmod(ws.dir, 0o777);
+    const script = `ulimit -u 8; exec setpriv --reuid 12345 --regid 12345 --clear-groups "$0" run "$1" --log-dir "$2" -j 8 --output plain`;
+    const result = await runPlainCommand("bash", ["-c", script, BIN, ws.file, ws.logs], ws.dir);
+    expect(result.output).not.toMatch(/pthread_create/);
+    expect(result.signal).toBe(null);
+    // Eight at once cannot all start: some spawn fails, and is tried again (whether every task gets through in 4 attempts depends on timing).
+    expect(result.output).toMatch(/retry +t\d+ attempt 1\/4 failed: could not start: spawn \/bin\/sh EAGAIN/);
+    expect(result.output).toMatch(/Summary: \d+ succeeded, \d+ failed, 0 cancelled/);
+    expect([0, 1]).toContain(result.code);
+  });
+});
+
+/** Runs a command to its end: its exit code or signal, and stdout and stderr together. */
+function runPlainCommand(file: string, args: string[], cwd: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(file, args, { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+    child.on("close", (code, signal) => resolve({ code, signal, output }));
+  });
+}
