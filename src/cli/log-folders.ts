@@ -70,6 +70,12 @@ export function holdLogFolder(dir: string, lingerMs = 0): () => void {
   };
 }
 
+/** Writes this process's marker again in `dir` if it holds it: the folder was deleted and made again during the run. */
+export function renewLogFolderHold(dir: string): void {
+  const marker = path.join(dir, `${MARKER_PREFIX}${process.pid}`);
+  if (holds.has(marker)) writeMarker(dir, marker);
+}
+
 function writeMarker(dir: string, marker: string): void {
   try {
     writeFileSync(marker, `${hostname()}\n`);

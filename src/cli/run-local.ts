@@ -1,7 +1,8 @@
+import { existsSync } from "node:fs";
 import { Queue, exponentialBackoff, type Backoff } from "../engine/index.js";
 import { activeProcessGroups, createShellHandler, expectTaskPipes, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type ShellTask } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
-import { holdLogFolder } from "./log-folders.js";
+import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
 import { createRunFolder } from "./run-folder.js";
 import { onShutdownSignals, signalExitCode } from "./signals.js";
@@ -32,7 +33,16 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   // Plain lines and the live board show no stream: stdout and stderr then share one pipe, so
   // the log and the display keep the order the task wrote them in. JSON labels each line.
   const mergeOutput = options.output !== "json";
-  const shell = createShellHandler({ runId, logDir, killGraceMs: options.killGraceMs, sink: renderer, mergeOutput, hiddenEnv: smallThreadPool() });
+  const shell = createShellHandler({
+    runId,
+    logDir,
+    killGraceMs: options.killGraceMs,
+    sink: renderer,
+    mergeOutput,
+    hiddenEnv: smallThreadPool(),
+    // Made again after a task deleted it: `prune --logs` must see it is in use.
+    onLogDirRemade: () => renewLogFolderHold(logDir),
+  });
   const fitted = fitConcurrencyToOpenFiles(options.concurrency, mergeOutput);
   expectTaskPipes(workflow.tasks.length * (mergeOutput ? 1 : 2));
   // Before the first task of several; one task alone starts it just after its spawn (see group-guard.ts).
@@ -89,6 +99,8 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     if (activeProcessGroups() > 0) killAllProcessGroups("SIGKILL");
     const counts = queue.stats().byStatus;
     const exitCode = interrupted !== undefined ? signalExitCode(interrupted) : counts.FAILED + counts.CANCELLED > 0 ? 1 : 0;
+    // Deleted by a task (a clean-up step) after the last log was opened: the summary's paths lead nowhere.
+    if (!existsSync(logDir)) renderer.note(`the log folder ${logDir} was deleted during the run (by a task?): the tasks' logs are lost`);
     const run = { runId, file, logDir, startedAt, exitCode, ...(interrupted === undefined ? {} : { interrupted }) };
     await renderer.finish(summary.build(queue, run));
     // Daemons the tasks started (setsid) have run for the tasks after them: now they stop, given the grace a task gets.

@@ -73,21 +73,26 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     logDirReady = true;
   };
 
-  // The log folder removed during the run (by a clean-up step, say) is made again, once per
-  // task, rather than every later task failing for want of it.
+  // The log folder removed during the run (by a clean-up step, say) is made again, once,
+  // rather than every later task failing for want of it; the logs it held are gone: say so.
+  const remakeLogDir = (): void => {
+    makeDirectory(options.logDir);
+    options.onLogDirRemade?.();
+    options.sink.note?.(`the log folder ${options.logDir} was deleted during the run (by a task?) and is made again: what was written to it before is lost`);
+  };
   const openLogNow = (logPath: string, attempt: number): LogFile => {
     try {
       return openLogFile(logPath, attempt);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      makeDirectory(options.logDir);
+      remakeLogDir();
       return openLogFile(logPath, attempt);
     }
   };
   const openLogLater = (logPath: string, attempt: number): Promise<LogFile> =>
     openLogFileAsync(logPath, attempt).catch((error: unknown) => {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      makeDirectory(options.logDir);
+      remakeLogDir();
       return openLogFileAsync(logPath, attempt);
     });
   // A log file is made on this thread, where that is cheap; where the disk makes it slow, in

@@ -80,6 +80,8 @@ export interface ShellHandlerOptions {
   mergeOutput?: boolean;
   /** Variables of taskq's own environment that tasks must not see (e.g. TASKQ_STORE, which may hold a password). */
   hiddenEnv?: readonly string[];
+  /** Called when the log folder was found deleted during the run and was made again. */
+  onLogDirRemade?: () => void;
   /**
    * Log files are opened on the main thread until opening one takes longer than this
    * (averaged over the last few), then in libuv's thread pool. Default 0.25 ms; 0 opens

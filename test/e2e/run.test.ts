@@ -106,6 +106,26 @@ tasks:
     expect(result.stdout).toContain(`    last 20 lines:\n${lines}\n\n`);
   });
 
+  it("a task that deletes the log folder: it is made again and still marked in use (prune leaves it), and the run says the earlier logs are lost", async () => {
+    const ws = await workspace(`tasks:
+  cleanup: { run: "rm -rf logs; echo cleaned" }
+  after: { run: 'echo after; node "$TASKQ_BIN" prune --logs --log-dir logs --older-than 0s', dependsOn: cleanup }
+`);
+    logRoots.push(ws.logs);
+    const result = await runCli(["run", ws.file, "--log-dir", "logs", "--output", "plain"], { cwd: ws.dir, env: { TASKQ_BIN: BIN } });
+    expect(result.code).toBe(0);
+    const [runId] = await runIds(ws.logs);
+    expect(result.stdout).toContain(`note    the log folder logs/${runId} was deleted during the run (by a task?) and is made again: what was written to it before is lost`);
+    expect(result.stdout).toMatch(/after \| no run folder in logs last written before/);
+    expect(await readFile(path.join(ws.logs, runId!, "after.log"), "utf8")).toMatch(/^after\n/);
+  });
+
+  it("a task that deletes the log folder last: the summary's note says the logs are lost", async () => {
+    const result = await run(`tasks:\n  a: { run: "echo a" }\n  cleanup: { run: "rm -rf logs/$TASKQ_RUN_ID", dependsOn: a }\n`, ["--output", "plain"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/note +the log folder \S+ was deleted during the run \(by a task\?\): the tasks' logs are lost\n/);
+  });
+
   it("reports a timeout as such and kills the command", async () => {
     const result = await run(`tasks:\n  slow: { run: sleep 1000, timeout: 300ms }\n`, ["--kill-grace", "1s"]);
     expect(result.code).toBe(1);
