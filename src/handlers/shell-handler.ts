@@ -339,13 +339,30 @@ function logFailure(task: ShellTask, logPath: string, error: Error, result: Atte
   return new LogWriteError(logPath, error, result, { detail: ran, permanent });
 }
 
+/** Linux's limit for one argument or one variable (MAX_ARG_STRLEN), its terminating NUL included. */
+const ONE_ARGUMENT_MAX = 128 * 1024;
+
 /** "spawn /bin/sh ENOENT" usually means a missing working directory, E2BIG a command too long: say so. */
 async function explainSpawnError(error: unknown, task: ShellTask, env: NodeJS.ProcessEnv): Promise<unknown> {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === "E2BIG") {
+    const commandBytes = Buffer.byteLength(task.run);
     let envBytes = 0;
-    for (const name in env) envBytes += Buffer.byteLength(`${name}=${env[name] ?? ""}`) + 1; // inherited ones too, as spawn() does
-    const message = `the command (${Buffer.byteLength(task.run)} bytes) and its environment (${envBytes} bytes) are too long to start a process (E2BIG; Linux takes at most 128 KiB for one argument or variable)`;
+    let variables = 0;
+    let largest = { name: "", bytes: 0 };
+    for (const name in env) {
+      // inherited ones too, as spawn() does
+      const bytes = Buffer.byteLength(`${name}=${env[name] ?? ""}`) + 1;
+      envBytes += bytes;
+      variables++;
+      if (bytes > largest.bytes) largest = { name, bytes };
+    }
+    const message =
+      commandBytes >= ONE_ARGUMENT_MAX
+        ? `the command is ${commandBytes} bytes: too long to start a process (E2BIG; Linux takes at most 128 KiB for one argument: put it in a script file)`
+        : largest.bytes >= ONE_ARGUMENT_MAX
+          ? `the variable ${largest.name} is ${largest.bytes} bytes: too long to start a process (E2BIG; Linux takes at most 128 KiB for one variable)`
+          : `the command (${commandBytes} bytes) and the environment (${envBytes} bytes in ${variables} variables) are too long together to start a process (E2BIG; Linux takes a quarter of the stack limit, \`ulimit -s\`, for all of them)`;
     return new Error(message, { cause: error });
   }
   if (code !== "ENOENT" && code !== "ENOTDIR") return error;

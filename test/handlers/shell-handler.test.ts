@@ -190,14 +190,20 @@ describe("shell handler: failures", () => {
     expect(harness.lines).toEqual([]);
   });
 
-  it("says how long the command was when it is too long to start (E2BIG)", async () => {
+  it("says which is too long when a task cannot start (E2BIG): the command, one variable, or all of them together", async () => {
     harness = await createHarness();
-    const error = await failure(`echo ${"x".repeat(200_000)}`);
-    // Every variable the process would have had: taskq's own environment and the TASKQ_* ids.
-    const env = { ...process.env, TASKQ_PID: String(process.pid), TASKQ_RUN_ID: harness.runId, TASKQ_TASK_ID: "task", TASKQ_ATTEMPT: "1" };
+    const longCommand = await failure(`echo ${"x".repeat(200_000)}`);
+    expect(longCommand.message).toBe("could not start: the command is 200005 bytes: too long to start a process (E2BIG; Linux takes at most 128 KiB for one argument: put it in a script file)");
+    expect(longCommand.permanent).toBe(true);
+    const longVariable = await failure("true", { env: { BIG: "y".repeat(200_000) } });
+    expect(longVariable.message).toBe("could not start: the variable BIG is 200005 bytes: too long to start a process (E2BIG; Linux takes at most 128 KiB for one variable)");
+    // 80 variables of 100 KB: each within the limit, 8 MB together (Linux takes 6 MiB at most, whatever the stack limit).
+    const many = Object.fromEntries(Array.from({ length: 80 }, (_, index) => [`V${index}`, "z".repeat(100_000)]));
+    const together = await failure("true", { env: many });
+    // Every variable the process would have had: taskq's own environment, the task's and the TASKQ_* ids.
+    const env = { ...process.env, ...many, TASKQ_PID: String(process.pid), TASKQ_RUN_ID: harness.runId, TASKQ_TASK_ID: "task", TASKQ_ATTEMPT: "1" };
     const envBytes = Object.entries(env).reduce((sum, [name, value]) => sum + Buffer.byteLength(`${name}=${value}`) + 1, 0);
-    expect(error.message).toContain(`could not start: the command (200005 bytes) and its environment (${envBytes} bytes) are too long to start a process (E2BIG;`);
-    expect(error.permanent).toBe(true);
+    expect(together.message).toBe(`could not start: the command (4 bytes) and the environment (${envBytes} bytes in ${Object.keys(env).length} variables) are too long together to start a process (E2BIG; Linux takes a quarter of the stack limit, \`ulimit -s\`, for all of them)`);
   });
 
   it("makes the log folder again when it was removed during the run", async () => {
