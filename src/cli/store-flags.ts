@@ -1,5 +1,6 @@
 import { UsageError } from "../errors.js";
 import type { PostgresStore } from "../store/postgres/index.js";
+import { schemaNames } from "../store/postgres/names.js";
 import { redactConnectionString } from "../store/postgres/redact.js";
 
 export interface StoreFlags {
@@ -26,12 +27,28 @@ export function storeUrl(flags: StoreFlags, hint?: string): string {
 /** The schemes the store accepts, as libpq does. */
 const POSTGRES_URL = /^postgres(ql)?:\/\//i;
 
+/**
+ * The schema from --store-schema or TASKQ_STORE_SCHEMA (empty counts as unset, as for
+ * TASKQ_STORE), else `taskq`; a name the store would refuse is a usage error.
+ */
+export function storeSchema(flags: StoreFlags): string {
+  const env = process.env.TASKQ_STORE_SCHEMA;
+  const [source, schema] =
+    typeof flags.storeSchema === "string" ? ["--store-schema", flags.storeSchema] : ["TASKQ_STORE_SCHEMA", env === undefined || env === "" ? "taskq" : env];
+  try {
+    schemaNames(schema);
+  } catch (error) {
+    throw new UsageError(`${source}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  return schema;
+}
+
 /** Opens the PostgreSQL store (applying migrations); the password never appears in errors. */
 export async function openStore(flags: StoreFlags): Promise<PostgresStore> {
   const url = storeUrl(flags);
+  const schema = storeSchema(flags);
   const { PostgresStore, redactConnectionString } = await import("../store/postgres/index.js");
   const { TaskqError } = await import("../errors.js");
-  const schema = typeof flags.storeSchema === "string" ? flags.storeSchema : (process.env.TASKQ_STORE_SCHEMA ?? "taskq");
   try {
     return await PostgresStore.open({ connectionString: url, schema, poolSize: 8 });
   } catch (error) {

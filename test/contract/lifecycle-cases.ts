@@ -170,11 +170,11 @@ export function describeLifecycleContract(adapter: ContractAdapter): void {
         await harness.start();
         const expected = { a: { status: "succeeded", attempts: 1 }, b: { status: "succeeded", attempts: 1 } };
         expect(await harness.settle()).toEqual(expected);
-        await harness.submit(tasks);
-        await sleep(100);
-        expect(await harness.settle()).toEqual(expected);
+        // With a task after them: had the submission queued a or b again, they would run before it.
+        await harness.submit([...tasks, { id: "probe", priority: "low" }]);
+        expect(await harness.settle()).toEqual({ ...expected, probe: { status: "succeeded", attempts: 1 } });
       });
-      expect(ran).toEqual(["a", "b"]);
+      expect(ran).toEqual(["a", "b", "probe"]);
     });
 
     it("does not start a delayed task before its runAt", async () => {

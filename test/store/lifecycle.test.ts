@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { MAX_DURATION_MS } from "../../src/loaders/limits.js";
 import { backoffDelay } from "../../src/store/postgres/backoff.js";
 import type { PostgresStore } from "../../src/store/postgres/store.js";
+import type { Outcome } from "../../src/store/postgres/types.js";
 import { leaseAll, openTestStore, sql, task, workflow } from "./helpers.js";
 
 describe("task lifecycle", () => {
@@ -93,6 +95,52 @@ describe("task lifecycle", () => {
     expect(status.state).toBe("failed");
   });
 
+  it("a swept attempt keeps none of the previous attempt's exit code, signal or output", async () => {
+    // Attempt 1 fails with an exit code and output; attempt 2's worker dies. One task has an attempt left, one has not.
+    await store.submitRun(workflow([task("last", { retries: 1 }), task("more", { retries: 2 })]), { runId: "swept" });
+    for (const leased of await leaseAll(store)) {
+      const failure: Outcome = { kind: "failure", error: "exited with code 3", exitCode: 3, signal: "SIGTERM", timedOut: true, tail: ["attempt 1 output"] };
+      expect(await store.complete(leased.leaseToken, failure)).toMatchObject({ state: "queued" });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the backoff: at most 10 ms
+    expect(await store.lease("gone", 5, 100)).toHaveLength(2);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(await store.sweepOrphans()).toBe(2);
+    const unknown = { exitCode: null, signal: null, timedOut: false, tail: [] };
+    const [last, more] = (await store.runStatus("swept")).tasks;
+    expect(last).toMatchObject({ state: "failed", attempts: 2, lastError: "lease expired (worker gone, attempt 2)", ...unknown });
+    expect(more).toMatchObject({ state: "queued", attempts: 2, lastError: "lease expired (worker gone, attempt 2)", ...unknown });
+    expect(await store.deadLetters("swept")).toMatchObject([{ key: "last", lastError: "lease expired (worker gone, attempt 2)", ...unknown }]);
+    await store.cancelRun("swept");
+  });
+
+  it("takes durations up to the workflow format's 30 days, past int's 24.8: a 720h timeout, a 700h backoff, a 600h lease", async () => {
+    const hours = (n: number) => n * 3_600_000;
+    expect(hours(720)).toBe(MAX_DURATION_MS);
+    await store.submitRun(
+      workflow([task("long", { timeoutMs: hours(720), retries: 1, backoff: { baseMs: hours(700), maxMs: hours(700) } }), task("after", { dependsOn: ["long"] })]),
+      { runId: "long-durations" },
+    );
+    const [first] = await store.lease("w1", 1, hours(600));
+    expect(first).toMatchObject({ key: "long", timeoutMs: hours(720), attempt: 1 });
+    const [lease] = await sql<{ hours: number }>(store, "SELECT extract(epoch FROM lease_expires_at - now()) / 3600 AS hours FROM $schema.tasks WHERE key = 'long'");
+    expect(Number(lease!.hours)).toBeCloseTo(600, 0);
+    expect(await store.heartbeat(first!.taskId, first!.leaseToken, hours(600))).toBe("renewed");
+    // Jitter at the top: the retry waits nearly the whole 700h.
+    const retried = await store.complete(first!.leaseToken, { kind: "failure", error: "exited with code 1", exitCode: 1 });
+    expect(retried).toMatchObject({ state: "queued" });
+    expect(retried && retried.retryDelayMs).toBeGreaterThan(hours(699));
+    expect((await store.runStatus("long-durations")).scheduled).toBe(1);
+    await sql(store, "UPDATE $schema.tasks SET not_before = now() WHERE key = 'long'");
+    // The worker's hot path leases it, and records its success.
+    const second = await store.completeAndLease([], "w1", 1, hours(600));
+    expect(second.leased).toMatchObject([{ key: "long", timeoutMs: hours(720), attempt: 2 }]);
+    const done = await store.completeAndLease([{ token: second.leased[0]!.leaseToken, outcome: { kind: "success" } }], "w1", 1, hours(600));
+    expect(done.leased).toMatchObject([{ key: "after", timeoutMs: null }]);
+    await store.complete(done.leased[0]!.leaseToken, { kind: "success" });
+    expect((await store.runStatus("long-durations")).state).toBe("succeeded");
+  });
+
   it("settles a run whose last tasks ended at the same moment, at the next sweep", async () => {
     await store.submitRun(workflow([task("only")]), { runId: "settle" });
     const [only] = await leaseAll(store);
@@ -119,7 +167,9 @@ describe("task lifecycle", () => {
     expect(status.state).toBe("cancelled");
     expect(status.counts.cancelled).toBe(3);
     await expect(store.cancelRun("cx", "run1")).rejects.toMatchObject({ code: "STORE_TASK_FINISHED" });
-    await expect(store.cancelRun("cx", "nope")).rejects.toMatchObject({ code: "STORE_NOT_FOUND" });
+    await expect(store.cancelRun("cx", "nope")).rejects.toMatchObject({ code: "STORE_NOT_FOUND", message: 'no task "nope" in run "cx"' });
+    // A mistyped run id is told as such, not as a missing task.
+    await expect(store.cancelRun("no-such-run", "run1")).rejects.toMatchObject({ code: "STORE_NOT_FOUND", message: 'no run "no-such-run"' });
   });
 
   it("redrives a failed task and re-blocks the dependents it cancelled", async () => {
@@ -138,6 +188,8 @@ describe("task lifecycle", () => {
     await store.complete(other!.leaseToken, { kind: "success" });
     expect((await store.runStatus("rd")).state).toBe("failed");
     await expect(store.redrive("rd", "y")).rejects.toMatchObject({ code: "STORE_NOT_REDRIVABLE" });
+    await expect(store.redrive("rd", "nope")).rejects.toMatchObject({ code: "STORE_NOT_FOUND", message: 'no task "nope" in run "rd"' });
+    await expect(store.redrive("no-such-run", "x")).rejects.toMatchObject({ code: "STORE_NOT_FOUND", message: 'no run "no-such-run"' });
     const redriven = await store.redrive("rd", "x");
     expect([...redriven.reblocked].sort()).toEqual(["w", "y", "z"]);
     const waiting = await sql<{ key: string; waiting_on: number; state: string }>(
@@ -160,6 +212,51 @@ describe("task lifecycle", () => {
     }
     const status = await store.runStatus("rd");
     expect(status.counts.succeeded).toBe(5);
+    expect(status.state).toBe("succeeded");
+  });
+
+  it("a dependent that also depends on another failed task stays cancelled after a redrive, on that task's account", async () => {
+    await store.submitRun(workflow([task("x"), task("z"), task("w", { dependsOn: ["x", "z"] })]), { runId: "two-failed" });
+    for (const leased of await leaseAll(store)) await store.complete(leased.leaseToken, { kind: "failure", error: "broke", exitCode: 1 });
+    expect((await store.runStatus("two-failed")).tasks.find((row) => row.key === "w")).toMatchObject({ state: "cancelled", cancelledBy: "x" });
+    expect(await store.redrive("two-failed", "x")).toEqual({ requeued: "x", reblocked: [] });
+    const [x] = await leaseAll(store);
+    expect(x!.key).toBe("x");
+    await store.complete(x!.leaseToken, { kind: "success" });
+    const status = await store.runStatus("two-failed");
+    expect(status.tasks.map((row) => [row.key, row.state, row.cancelledBy])).toEqual([
+      ["x", "succeeded", null],
+      ["z", "failed", null],
+      ["w", "cancelled", "z"],
+    ]);
+    expect(status.state).toBe("failed");
+    expect((await store.deadLetters("two-failed")).map((row) => [row.key, row.cancelledDependents])).toEqual([["z", ["w"]]]);
+  });
+
+  it("a task a resubmit adds behind a cancelled dependency names the failed task at the cascade's root, so redriving that task runs it", async () => {
+    const first = [task("a"), task("b", { dependsOn: ["a"] })];
+    await store.submitRun(workflow(first), { runId: "grown" });
+    const [a] = await leaseAll(store);
+    await store.complete(a!.leaseToken, { kind: "failure", error: "a broke", exitCode: 1 });
+    await store.submitRun(workflow([...first, task("c", { dependsOn: ["b"] })]), { runId: "grown" });
+    expect((await store.runStatus("grown")).tasks.find((row) => row.key === "c")).toMatchObject({
+      state: "cancelled",
+      cancelledBy: "a",
+      cancelReason: 'dependency "b" was cancelled',
+    });
+    expect((await store.deadLetters("grown"))[0]!.cancelledDependents).toEqual(["b", "c"]);
+    expect(await store.redrive("grown", "a")).toEqual({ requeued: "a", reblocked: ["b", "c"] });
+    for (const key of ["a", "b", "c"]) {
+      const [leased] = await leaseAll(store);
+      expect(leased!.key).toBe(key);
+      await store.complete(leased!.leaseToken, { kind: "success" });
+    }
+    const status = await store.runStatus("grown");
+    expect(status.tasks.map((row) => [row.key, row.state])).toEqual([
+      ["a", "succeeded"],
+      ["b", "succeeded"],
+      ["c", "succeeded"],
+    ]);
     expect(status.state).toBe("succeeded");
   });
 });

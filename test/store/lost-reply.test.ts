@@ -1,36 +1,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { TaskqError } from "../../src/errors.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { PostgresWorker } from "../../src/store/postgres/worker.js";
 import type { WorkerEvent } from "../../src/store/postgres/worker-types.js";
-import { DATABASE_URL, dropSchema, sql, task, uniqueSchema, waitForRun, workflow } from "./helpers.js";
-
-/**
- * A store whose next `lose` complete-and-lease round trips that both record and lease commit,
- * and then fail as a connection cut before the reply would: the worker never hears of what
- * they leased, nor that its successes were recorded.
- */
-class LossyStore extends PostgresStore {
-  lose = 0;
-  lost = 0;
-
-  override async completeAndLease(...args: Parameters<PostgresStore["completeAndLease"]>): ReturnType<PostgresStore["completeAndLease"]> {
-    const result = await super.completeAndLease(...args);
-    if (this.lose > 0 && args[0].length > 0 && result.leased.length > 0) {
-      this.lose--;
-      this.lost++;
-      throw new TaskqError("STORE_UNAVAILABLE", "completeAndLease failed: Connection terminated unexpectedly");
-    }
-    return result;
-  }
-}
+import { startFreezableProxy } from "../helpers/tcp-proxy.js";
+import { DATABASE_URL, dropSchema, sql, task, uniqueSchema, until, waitForRun, workflow } from "./helpers.js";
 
 describe("a reply lost after its commit", () => {
   const schema = uniqueSchema();
-  let store: LossyStore;
+  let store: PostgresStore;
   beforeAll(async () => {
-    store = new LossyStore({ connectionString: DATABASE_URL, schema });
-    await store.migrate();
+    store = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
   });
   afterAll(async () => {
     await store.close();
@@ -80,28 +59,36 @@ describe("a reply lost after its commit", () => {
   });
 
   it("a worker loses no task and uses up no attempt: what the lost round trip leased is given back, what it recorded is not stale", async () => {
+    // The worker's store reaches the database through a proxy that cuts a connection once the
+    // database has committed a round trip and answered: the real driver's error on a lost reply.
+    const database = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    const lossy = await PostgresStore.open({ connectionString: proxy.url(DATABASE_URL), schema });
     const events: WorkerEvent[] = [];
     const ran = new Map<string, number>();
     const worker = new PostgresWorker({
-      store,
+      store: lossy,
       concurrency: 2,
       leaseMs: 1_500,
       pollMs: 200,
       onEvent: (event) => events.push(event),
       handler: async (leased) => {
         ran.set(leased.key, (ran.get(leased.key) ?? 0) + 1);
-        await new Promise((resolve) => setTimeout(resolve, 10));
+        await new Promise((resolve) => setTimeout(resolve, 100));
       },
     });
-    store.lose = 3;
     await worker.start();
     try {
       // No retries: an attempt used up by a lease that never started would make a dead letter.
       const runId = await store.submitRun(workflow(Array.from({ length: 30 }, (_, i) => task(`k${i}`))));
+      await until(() => events.some((event) => event.type === "finished"));
+      // Three round trips that record successes (their p_done names tokens) and lease the next tasks commit; their replies are lost.
+      for (let cut = 0; cut < 3; cut++) await proxy.cutAfterReply('"token":');
       const status = await waitForRun(store, runId, 15_000);
-      expect(store.lost).toBe(3);
       expect(status.tasks.filter((row) => row.state !== "succeeded" || row.attempts !== 1)).toEqual([]);
       expect(status.state).toBe("succeeded");
+      // The worker reports a task's end once the database has answered; the run may be seen done a moment before.
+      await until(() => events.filter((event) => event.type === "finished").length === 30);
       // Each task ran once; what the lost round trips leased was given back, and ran later.
       expect([...ran.values()].every((count) => count === 1)).toBe(true);
       expect(ran.size).toBe(30);
@@ -112,6 +99,8 @@ describe("a reply lost after its commit", () => {
       expect(events.some((event) => event.type === "stopped")).toBe(false);
     } finally {
       await worker.stop({ deadlineMs: 1_000 });
+      await lossy.close();
+      await proxy.close();
     }
   });
 });

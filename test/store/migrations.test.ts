@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
+import { MAX_DURATION_MS } from "../../src/loaders/limits.js";
 import { LATEST_MIGRATION, migrate } from "../../src/store/postgres/migrations.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
-import { createPool, DATABASE_URL, dropSchema, task, uniqueSchema, workflow } from "./helpers.js";
+import { createPool, DATABASE_URL, dropSchema, sql, task, uniqueSchema, workflow } from "./helpers.js";
 
 /** DATABASE_URL as another role (the test database trusts local connections). */
 function urlAs(role: string): string {
@@ -74,6 +75,33 @@ describe("migrate", () => {
       await admin.query(`DROP OWNED BY ${owner}, ${user}`).catch(() => undefined);
       await admin.query(`DROP ROLE IF EXISTS ${owner}; DROP ROLE IF EXISTS ${user}`);
       await admin.end();
+    }
+  });
+
+  it("keeps the functions a worker of an earlier version calls, prepared: same results, a timeout past int's range cut to its top", async () => {
+    const store = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
+    try {
+      await store.submitRun(workflow([task("long", { timeoutMs: MAX_DURATION_MS }), task("short", { timeoutMs: 5_000 })]), { runId: "earlier" });
+      const leased = await store.pool.query({
+        name: "earlier_lease",
+        text: `SELECT key, timeout_ms FROM "${schema}".lease_tasks($1, $2, $3, $4::text)`,
+        values: ["earlier", 1, 30_000, "earlier"],
+      });
+      expect(leased.rows).toEqual([{ key: "long", timeout_ms: 2 ** 31 - 1 }]);
+      const batch = await store.pool.query({
+        name: "earlier_complete_and_lease",
+        text: `SELECT kind, key, timeout_ms FROM "${schema}".complete_and_lease($1, $2, $3, $4)`,
+        values: ["[]", "earlier", 1, 30_000],
+      });
+      expect(batch.rows).toEqual([{ kind: "leased", key: "short", timeout_ms: 5_000 }]);
+      // This version's functions: the whole timeout.
+      await sql(store, "UPDATE $schema.tasks SET state = 'queued', attempts = 0 WHERE run_id = 'earlier'");
+      expect((await store.lease("current", 2, 30_000)).map((row) => [row.key, row.timeoutMs])).toEqual([
+        ["long", MAX_DURATION_MS],
+        ["short", 5_000],
+      ]);
+    } finally {
+      await store.close();
     }
   });
 

@@ -134,14 +134,21 @@ export function completeSuccessFunction({ quoted, tasks, deps, runs, channel }: 
 
 /**
  * `complete_and_lease`; `byRun` adds `p_run`, which the lease and the idle delay keep to;
- * `recordsEnd` (migration 5, replacing the function) sets `ended_token` and `ended_as`.
+ * `recordsEnd` (migration 5, replacing the function) sets `ended_token` and `ended_as`;
+ * `wide` (migration 6) makes `complete_and_lease_v6`, with bigint durations, leasing through `lease_tasks_v6`.
  */
-function completeAndLeaseFunction({ quoted, tasks, deps, runs, channel }: SchemaNames, byRun: boolean, recordsEnd = false): string {
+export function completeAndLeaseFunction(
+  { quoted, tasks, deps, runs, channel }: SchemaNames,
+  byRun: boolean,
+  recordsEnd = false,
+  wide = false,
+): string {
+  const [version, durations] = wide ? ["_v6", "bigint"] : ["", "int"];
   return `
-    CREATE ${recordsEnd ? "OR REPLACE " : ""}FUNCTION ${quoted}.complete_and_lease(p_done jsonb, p_worker text, p_limit int, p_lease_ms int${byRun ? ", p_run text" : ""})
+    CREATE ${recordsEnd ? "OR REPLACE " : ""}FUNCTION ${quoted}.complete_and_lease${version}(p_done jsonb, p_worker text, p_limit int, p_lease_ms ${durations}${byRun ? ", p_run text" : ""})
     RETURNS TABLE (kind text, lease_token uuid, run_id text, unblocked text[], delay_ms float8,
                    id bigint, key text, type text, run text, env jsonb, cwd text, priority int, seq bigint,
-                   attempts int, max_attempts int, timeout_ms int, queue_wait_ms float8)
+                   attempts int, max_attempts int, timeout_ms ${durations}, queue_wait_ms float8)
     LANGUAGE plpgsql VOLATILE AS $fn$
     #variable_conflict use_column
     DECLARE
@@ -204,20 +211,20 @@ function completeAndLeaseFunction({ quoted, tasks, deps, runs, channel }: Schema
         SELECT 'ended'::text, v_tokens[i], v_runs[i],
                ARRAY(SELECT f.k FROM unnest(v_freed_source, v_freed_keys) AS f(s, k) WHERE f.s = i),
                NULL::float8, NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::int,
-               NULL::bigint, NULL::int, NULL::int, NULL::int, NULL::float8
+               NULL::bigint, NULL::int, NULL::int, NULL::${durations}, NULL::float8
           FROM generate_subscripts(v_tokens, 1) AS i;
       IF p_limit > 0 THEN
         RETURN QUERY
           SELECT 'leased'::text, l.lease_token, l.run_id, NULL::text[], NULL::float8, l.id, l.key, l.type, l.run, l.env,
                  l.cwd, l.priority, l.seq, l.attempts, l.max_attempts, l.timeout_ms, l.queue_wait_ms
-            FROM ${quoted}.lease_tasks(p_worker, p_limit, p_lease_ms${byRun ? ", p_run" : ""}) l;
+            FROM ${quoted}.lease_tasks${version}(p_worker, p_limit, p_lease_ms${byRun ? ", p_run" : ""}) l;
         GET DIAGNOSTICS v_leased = ROW_COUNT;
         IF v_leased = 0 THEN
           RETURN QUERY
             SELECT 'idle'::text, NULL::uuid, NULL::text, NULL::text[],
                    (extract(epoch FROM min(q.not_before) - now()) * 1000)::float8,
                    NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::int,
-                   NULL::bigint, NULL::int, NULL::int, NULL::int, NULL::float8
+                   NULL::bigint, NULL::int, NULL::int, NULL::${durations}, NULL::float8
               FROM ${tasks} q WHERE q.state = 'queued'${byRun ? " AND (p_run IS NULL OR q.run_id = p_run)" : ""};
         END IF;
       END IF;

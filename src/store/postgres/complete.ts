@@ -12,8 +12,9 @@ interface OwnedRow {
   attempts: number;
   max_attempts: number;
   retry_on: number[];
-  backoff_base_ms: number;
-  backoff_max_ms: number;
+  /** bigint (migration 6), which pg returns as text. */
+  backoff_base_ms: string;
+  backoff_max_ms: string;
   cancel_requested: boolean;
 }
 
@@ -93,7 +94,7 @@ export async function completeAttempt(
     const graph = await finalizeTask(client, names, row, "failed", { attempt: failure, endedToken: token });
     return { runId: row.run_id, state: "failed", cascaded: graph.cascaded, unblocked: [] };
   }
-  const delay = backoffDelay(row.attempts, { baseMs: row.backoff_base_ms, maxMs: row.backoff_max_ms }, random);
+  const delay = backoffDelay(row.attempts, { baseMs: Number(row.backoff_base_ms), maxMs: Number(row.backoff_max_ms) }, random);
   await client.query(
     `UPDATE ${names.tasks}
         SET state = 'queued', not_before = now() + $2 * interval '1 millisecond', queued_at = now(),

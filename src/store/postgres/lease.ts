@@ -3,7 +3,7 @@ import type { SchemaNames } from "./names.js";
 import { timedQuery } from "./timeouts.js";
 import type { HeartbeatStatus, LeasedTask } from "./types.js";
 
-/** A row of `lease_tasks` (and the leased rows of `complete_and_lease`). */
+/** A row of `lease_tasks_v6` (and the leased rows of `complete_and_lease_v6`). */
 export interface LeasedRow {
   id: string;
   run_id: string;
@@ -16,7 +16,8 @@ export interface LeasedRow {
   seq: string;
   attempts: number;
   max_attempts: number;
-  timeout_ms: number | null;
+  /** bigint (migration 6), which pg returns as text. */
+  timeout_ms: string | null;
   lease_token: string;
   queue_wait_ms: number;
 }
@@ -36,13 +37,13 @@ export async function leaseTasks(
   runId?: string,
 ): Promise<LeasedTask[]> {
   if (limit <= 0) return [];
-  // Named: prepared once per connection. The functions are created by migrations 2 (every run) and 4 (one run).
+  // Named: prepared once per connection. The functions are migration 6's (bigint durations; see bigint-durations.ts).
   const result = await pool.query<LeasedRow>(
     runId === undefined
-      ? { name: `taskq_lease_${names.schema}`, text: `SELECT * FROM ${names.quoted}.lease_tasks($1, $2, $3)`, values: [workerId, limit, leaseMs] }
+      ? { name: `taskq_lease_${names.schema}`, text: `SELECT * FROM ${names.quoted}.lease_tasks_v6($1, $2, $3)`, values: [workerId, limit, leaseMs] }
       : {
           name: `taskq_lease_run_${names.schema}`,
-          text: `SELECT * FROM ${names.quoted}.lease_tasks($1, $2, $3, $4::text)`,
+          text: `SELECT * FROM ${names.quoted}.lease_tasks_v6($1, $2, $3, $4::text)`,
           values: [workerId, limit, leaseMs, runId],
         },
   );
@@ -64,7 +65,7 @@ export function toLeasedTasks(rows: LeasedRow[]): LeasedTask[] {
       priority: row.priority,
       attempt: row.attempts,
       maxAttempts: row.max_attempts,
-      timeoutMs: row.timeout_ms,
+      timeoutMs: row.timeout_ms === null ? null : Number(row.timeout_ms),
       leaseToken: row.lease_token,
       queueWaitMs: Math.max(row.queue_wait_ms, 0),
     }));

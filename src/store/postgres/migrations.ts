@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
+import { bigintDurationsSql } from "./bigint-durations.js";
 import { completeAndLeaseSql, completeSuccessFunction, recordedEndSql, runFilterSql } from "./batch-functions.js";
 import { schemaNames, type SchemaNames } from "./names.js";
 import { LONG_QUERY_TIMEOUT_MS, timedQuery } from "./timeouts.js";
@@ -130,6 +131,11 @@ const MIGRATIONS: Migration[] = [
     version: 5,
     name: "each task's last recorded end: ended_token, ended_as",
     sql: recordedEndSql,
+  },
+  {
+    version: 6,
+    name: "durations as bigint: backoff_base_ms, backoff_max_ms, timeout_ms, p_lease_ms",
+    sql: bigintDurationsSql,
   },
 ];
 

@@ -2,6 +2,7 @@ import type pg from "pg";
 import { TaskqError } from "../../errors.js";
 import { cancelDependents, dependencyReason, notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
+import { taskNotFound } from "./status.js";
 
 export interface RedriveResult {
   /** The failed task, queued again with fresh attempts. */
@@ -22,7 +23,7 @@ export async function redriveTask(client: pg.ClientBase, names: SchemaNames, run
     [runId, taskKey],
   );
   const task = found.rows[0];
-  if (task === undefined) throw new TaskqError("STORE_NOT_FOUND", `no task "${taskKey}" in run "${runId}"`);
+  if (task === undefined) throw await taskNotFound(client, names, runId, taskKey);
   if (task.state !== "failed") {
     throw new TaskqError("STORE_NOT_REDRIVABLE", `task "${taskKey}" is ${task.state}; only failed tasks can be redriven`);
   }

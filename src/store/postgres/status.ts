@@ -105,3 +105,9 @@ export async function readDeadLetters(pool: pg.Pool, names: SchemaNames, runId?:
   }
   return result.rows.map((row) => ({ ...toStatus(row), cancelledDependents: row.cancelled_dependents ?? [] }));
 }
+
+/** The error for a task not found: `no run` when the run itself does not exist (a mistyped run id), else `no task`. */
+export async function taskNotFound(db: pg.Pool | pg.ClientBase, names: SchemaNames, runId: string, taskKey: string): Promise<TaskqError> {
+  const run = await db.query(`SELECT 1 FROM ${names.runs} WHERE id = $1`, [runId]);
+  return new TaskqError("STORE_NOT_FOUND", run.rows.length === 0 ? `no run "${runId}"` : `no task "${taskKey}" in run "${runId}"`);
+}

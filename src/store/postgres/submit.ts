@@ -42,17 +42,25 @@ function runLabels(workflow: Workflow): [string | null, string] {
   return [workflow.name === undefined ? null : storableText(workflow.name), storableText(workflow.file)];
 }
 
+/** A task of the run as a dependency: its state, and the task whose end cancelled it, if any. */
+interface KnownTask {
+  state: TaskState;
+  cancelledBy: string | null;
+}
+
 /** Decides the initial state of a new task from the states of its dependencies. */
-function planTask(task: WorkflowTask, ord: number, states: Map<string, TaskState>): NewTaskRow {
+function planTask(task: WorkflowTask, ord: number, known: Map<string, KnownTask>): NewTaskRow {
   let waitingOn = 0;
-  let cause: { key: string; state: "failed" | "cancelled" } | undefined;
+  let cause: { key: string; state: "failed" | "cancelled"; root: string } | undefined;
   for (const dep of task.dependsOn) {
-    const state = states.get(dep);
-    if (state === undefined) {
+    const found = known.get(dep);
+    if (found === undefined) {
       throw new TaskqError("STORE_UNKNOWN_DEPENDENCY", `task "${task.id}" depends on "${dep}", which is not part of the run`);
     }
+    const { state } = found;
     if (state !== "succeeded") waitingOn++;
-    if ((state === "failed" || state === "cancelled") && cause === undefined) cause = { key: dep, state };
+    // Named as a cascade names it: by the task at its root, which a redrive of that task looks for.
+    if ((state === "failed" || state === "cancelled") && cause === undefined) cause = { key: dep, state, root: found.cancelledBy ?? dep };
   }
   const state: TaskState = cause !== undefined ? "cancelled" : waitingOn > 0 ? "blocked" : "queued";
   return {
@@ -73,7 +81,7 @@ function planTask(task: WorkflowTask, ord: number, states: Map<string, TaskState
     timeout_ms: task.timeoutMs ?? null,
     waiting_on: cause !== undefined ? 0 : waitingOn,
     cancel_reason: cause !== undefined ? dependencyReason(cause.key, cause.state) : null,
-    cancelled_by: cause?.key ?? null,
+    cancelled_by: cause?.root ?? null,
   };
 }
 
@@ -94,12 +102,12 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
   const existing = isNew
     ? []
     : (
-        await client.query<{ key: string; state: TaskState }>(
-          `SELECT key, state FROM ${names.tasks} WHERE run_id = $1 AND key = ANY($2) ORDER BY id FOR SHARE`,
+        await client.query<{ key: string; state: TaskState; cancelled_by: string | null }>(
+          `SELECT key, state, cancelled_by FROM ${names.tasks} WHERE run_id = $1 AND key = ANY($2) ORDER BY id FOR SHARE`,
           [runId, [...new Set(workflow.tasks.flatMap((task) => [task.id, ...task.dependsOn]))]],
         )
       ).rows;
-  const states = new Map(existing.map((row) => [row.key, row.state]));
+  const states = new Map<string, KnownTask>(existing.map((row) => [row.key, { state: row.state, cancelledBy: row.cancelled_by }]));
   const existingKeys = new Set(states.keys());
   const fresh: NewTaskRow[] = [];
   const resubmitted: QueuedUpdate[] = [];
@@ -113,7 +121,7 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
     }
     const row = planTask(task, fresh.length, states);
     fresh.push(row);
-    states.set(row.key, row.state);
+    states.set(row.key, { state: row.state, cancelledBy: row.cancelled_by });
   }
   const queued = fresh.some((row) => row.state === "queued");
   if (fresh.length > 0) await insertTasks(client, names, runId, fresh, workflow.tasks, queued);
@@ -140,8 +148,8 @@ function insertTasksSql(names: SchemaNames, runId: string, from = ""): string {
             x.waiting_on, x.cancel_reason, x.cancelled_by,
             CASE WHEN x.state = 'queued' THEN now() END, CASE WHEN x.state = 'cancelled' THEN now() END
        FROM ${from} jsonb_to_recordset($2) AS x(ord int, key text, type text, run text, env jsonb, cwd text, priority int,
-            run_at float8, delay_ms float8, state text, max_attempts int, retry_on jsonb, backoff_base_ms int, backoff_max_ms int,
-            timeout_ms int, waiting_on int, cancel_reason text, cancelled_by text)
+            run_at float8, delay_ms float8, state text, max_attempts int, retry_on jsonb, backoff_base_ms bigint, backoff_max_ms bigint,
+            timeout_ms bigint, waiting_on int, cancel_reason text, cancelled_by text)
       ORDER BY x.ord`;
 }
 
@@ -182,13 +190,13 @@ async function insertTasks(
  * one of them); `submitRun` then takes over.
  */
 export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: Workflow, runId: string): Promise<{ settle: boolean } | undefined> {
-  const states = new Map<string, TaskState>();
+  const states = new Map<string, KnownTask>();
   const rows: NewTaskRow[] = [];
   for (const task of workflow.tasks) {
     if (states.has(task.id) || task.dependsOn.some((dep) => !states.has(dep))) return undefined;
     const row = planTask(task, rows.length, states);
     rows.push(row);
-    states.set(row.key, row.state);
+    states.set(row.key, { state: row.state, cancelledBy: row.cancelled_by });
   }
   // Each part runs once whether or not it is referenced; the FROM run makes the inserts empty when the run exists.
   const result = await pool.query<{ created: number }>({

@@ -37,15 +37,17 @@ export async function sweepExpiredLeases(
   const requeued = new Set<string>();
   for (const row of expired.rows) {
     const reason = `lease expired (worker ${row.worker_id ?? "unknown"}, attempt ${row.attempts})`;
+    // How the swept attempt ended is unknown: none of the previous attempt's exit code, signal or output is its.
+    const attempt = { lastError: reason, exitCode: null, signal: null, timedOut: false, tail: [] };
     if (row.cancel_requested) {
-      await finalizeTask(client, names, row, "cancelled", { lastError: reason, cancelReason: "cancelled by request" });
+      await finalizeTask(client, names, row, "cancelled", { attempt, cancelReason: "cancelled by request" });
     } else if (row.attempts >= row.max_attempts) {
-      await finalizeTask(client, names, row, "failed", { lastError: reason });
+      await finalizeTask(client, names, row, "failed", { attempt });
     } else {
       await client.query(
         `UPDATE ${names.tasks}
             SET state = 'queued', not_before = now(), queued_at = now(), lease_token = NULL, lease_expires_at = NULL,
-                worker_id = NULL, last_error = $2
+                worker_id = NULL, last_error = $2, exit_code = NULL, signal = NULL, timed_out = false, tail = '{}'
           WHERE id = $1`,
         [row.id, reason],
       );
