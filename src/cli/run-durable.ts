@@ -1,7 +1,8 @@
+import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Workflow } from "../loaders/index.js";
-import type { PostgresStore } from "../store/postgres/index.js";
-import { printRunSummary } from "./commands/durable.js";
+import type { CancelResult, PostgresStore } from "../store/postgres/index.js";
+import { printRunSummary, type LocalLogs } from "./commands/durable.js";
 import { checkLogRoot } from "./log-folders.js";
 import { openStore, type StoreFlags } from "./store-flags.js";
 import { runWorker } from "./worker-run.js";
@@ -35,29 +36,62 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     );
     workflow.tasks.length = 0;
     // Its own run's tasks only: another run's would run here with this process's environment (a CI job's secrets).
-    const code = await runWorker(store, { ...options, runId, until: () => untilFinished(store, runId) });
-    if (code === 0) return await printRunSummary(store, runId, { color: options.color, json: options.json });
+    const { exitCode, interrupted, workerId } = await runWorker(store, { ...options, runId, until: () => untilFinished(store, runId) });
+    const summaryOptions = { color: options.color, json: options.json, local: { logDir: path.join(options.logRoot, runId), workerId } satisfies LocalLogs };
+    if (exitCode === 0) return await printRunSummary(store, runId, summaryOptions);
     // Stopped (a signal, a lost lease): the summary if the database gives it soon, and the stop's exit code either way.
-    const summary = printRunSummary(store, runId, { color: options.color, json: options.json }).then(
+    // Stopped by a signal, the run ends here, as a local run does: what has not started never will.
+    let cancelled = interrupted === undefined;
+    const end = async (): Promise<void> => {
+      if (interrupted !== undefined) {
+        tellCancelled(runId, await store.cancelRun(runId), options.json);
+        cancelled = true;
+      }
+      await printRunSummary(store, runId, { ...summaryOptions, ...(interrupted === undefined ? {} : { interrupted }) });
+    };
+    const failure = end().then(
       () => undefined,
       (error: unknown) => (error instanceof Error ? error.message : String(error)),
     );
     const timer = new AbortController();
     const late = sleep(STOPPED_SUMMARY_MS, `the database did not answer within ${STOPPED_SUMMARY_MS / 1000}s`, { signal: timer.signal }).catch(() => undefined);
-    const problem = await Promise.race([summary, late]);
+    const problem = await Promise.race([failure, late]);
     timer.abort();
+    if (!cancelled) {
+      process.stderr.write(
+        `taskq: run ${runId} may still be live: its tasks that had not started were not cancelled (${problem ?? "no answer"}), and a worker would run them; cancel them with: taskq cancel ${runId}\n`,
+      );
+    }
     if (problem !== undefined) process.stderr.write(`taskq: no summary of run ${runId}: ${problem}\n`);
-    return code;
+    return exitCode;
   } finally {
     await store.close();
   }
 }
 
 /**
- * How long a stopped `run --store` waits for its summary: the user asked to stop, and a
- * database that does not answer would hold the exit for a statement's whole timeout (30 s).
+ * How long a stopped `run --store` waits for its cancel and its summary: the user asked to stop,
+ * and a database that does not answer would hold the exit for a statement's whole timeout (30 s).
  */
 const STOPPED_SUMMARY_MS = 3000;
+
+/** Says what stopping the run cancelled: what was not running, and what runs on other workers. */
+function tellCancelled(runId: string, { cancelled, cancelRequested }: CancelResult, json: boolean): void {
+  if (cancelled.length === 0 && cancelRequested.length === 0) return;
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ ts: new Date().toISOString(), event: "cancelled", runId, cancelled, cancelRequested })}\n`);
+    return;
+  }
+  const parts: string[] = [];
+  // Those it ran were given back when stopped (queued again, the attempt not counted): cancelled too.
+  if (cancelled.length > 0) parts.push(`cancelled ${count(cancelled.length)} that had not started or were given back`);
+  if (cancelRequested.length > 0) parts.push(`${count(cancelRequested.length)} running on other workers stop${cancelRequested.length === 1 ? "s" : ""} at their next heartbeat`);
+  process.stdout.write(`run ${runId} stopped: ${parts.join("; ")}\n`);
+}
+
+function count(tasks: number): string {
+  return `${tasks} task${tasks === 1 ? "" : "s"}`;
+}
 
 /** Resolves when the run reaches a terminal state (checked twice a second; cheap, indexed). */
 async function untilFinished(store: PostgresStore, runId: string): Promise<void> {

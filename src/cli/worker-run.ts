@@ -1,17 +1,35 @@
 import type { Server } from "node:http";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
-import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type OutputSink, type ShellHandler } from "../handlers/index.js";
+import { formatDuration } from "../handlers/format-duration.js";
+import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type OutputSink } from "../handlers/index.js";
 import type { LeasedTask, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
 import { BufferedWriter, jsonRecordHead } from "./output.js";
-import { holdLogFolder } from "./log-folders.js";
+import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { clock } from "./render/describe.js";
+import { RunHandlers } from "./run-handlers.js";
 import { onShutdownSignals, signalExitCode } from "./signals.js";
 import { keepHeapSmall } from "./small-heap.js";
 import { smallThreadPool } from "./thread-pool.js";
 
-/** How long a run's log folder stays marked in use after this worker's last task of it (see holdLogFolder). */
+/**
+ * How long a run's log folder stays marked in use after this worker's last task of it (see
+ * holdLogFolder), and its shell handler kept for the run's next task (see RunHandlers).
+ */
 const MARKER_LINGER_MS = 1000;
+
+/**
+ * What tasks never inherit from the worker: the store's connection string and node-pg's
+ * password variable may carry the password; the thread pool size is taskq's own (see thread-pool.ts).
+ */
+const STORE_SECRETS = ["TASKQ_STORE", "PGPASSWORD"];
+
+export interface WorkerRunResult {
+  exitCode: number;
+  /** The signal that stopped the worker, if one did. */
+  interrupted?: NodeJS.Signals;
+  workerId: string;
+}
 
 export interface WorkerRunOptions {
   concurrency: number;
@@ -32,48 +50,45 @@ export interface WorkerRunOptions {
 /**
  * Runs a durable worker in this process until a signal, a lost lease, or
  * `until` resolves. Task output goes to `<logRoot>/<runId>/<task>.log` and to
- * stdout prefixed with `run/task |`. Returns the exit code.
+ * stdout prefixed with `run/task |`. Returns the exit code, and the signal that stopped it.
  */
-export async function runWorker(store: PostgresStore, options: WorkerRunOptions): Promise<number> {
+export async function runWorker(store: PostgresStore, options: WorkerRunOptions): Promise<WorkerRunResult> {
   const { PostgresWorker, metricsPort } = await import("../store/postgres/index.js");
   const out = new BufferedWriter(process.stdout);
   const print = (record: Record<string, unknown>, text: string): void => {
     out.write(options.json ? `${JSON.stringify({ ts: new Date().toISOString(), ...record })}\n` : `${clock()} ${text}\n`);
   };
   let lostLease = false;
+  let interrupted: NodeJS.Signals | undefined;
   let onHalted = (): void => undefined;
-  // The worker stops by itself when it cannot renew a lease (database gone): then this process ends too.
+  // The worker stops by itself when a task it ran was taken over (it stalled past the lease): then this process ends too.
   const halted = new Promise<void>((resolve) => (onHalted = resolve));
-  const handlers = new Map<string, ShellHandler>();
   const poolEnv = smallThreadPool();
-  const handlerFor = (runId: string): ShellHandler => {
-    let handler = handlers.get(runId);
-    if (handler === undefined) {
-      const sink: OutputSink = {
-        line: (taskId, stream, text) =>
-          options.json ? print({ event: "output", runId, id: taskId, stream, text }, "") : out.write(`${runId}/${taskId} | ${text}\n`),
-        whenDrained: () => out.whenDrained(),
-        note: (text) => print({ event: "note", message: text }, `note: ${text}`),
-      };
-      // A loud task's lines go through as bytes (see LineSplitter), as plain lines or JSON records.
-      sink.lines = options.json
-        ? (taskId, stream, bytes, count, ends) =>
-            out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", runId, id: taskId, stream }), bytes, count, ends)
-        : (taskId, _stream, bytes, count, ends) => out.writePrefixedLines(Buffer.from(`${runId}/${taskId} | `), bytes, count, ends);
-      // The store's connection string may carry a password: tasks do not inherit it.
-      // As for a local run: one pipe for stdout and stderr unless JSON labels each line's stream.
-      handler = createShellHandler({
-        runId,
-        logDir: path.join(options.logRoot, runId),
-        killGraceMs: options.killGraceMs,
-        sink,
-        hiddenEnv: ["TASKQ_STORE", ...poolEnv],
-        mergeOutput: !options.json,
-      });
-      handlers.set(runId, handler);
-    }
-    return handler;
-  };
+  const handlers = new RunHandlers((runId) => {
+    const sink: OutputSink = {
+      line: (taskId, stream, text) =>
+        options.json ? print({ event: "output", runId, id: taskId, stream, text }, "") : out.write(`${runId}/${taskId} | ${text}\n`),
+      whenDrained: () => out.whenDrained(),
+      note: (text) => print({ event: "note", message: text }, `note: ${text}`),
+    };
+    // A loud task's lines go through as bytes (see LineSplitter), as plain lines or JSON records.
+    sink.lines = options.json
+      ? (taskId, stream, bytes, count, ends) =>
+          out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", runId, id: taskId, stream }), bytes, count, ends)
+      : (taskId, _stream, bytes, count, ends) => out.writePrefixedLines(Buffer.from(`${runId}/${taskId} | `), bytes, count, ends);
+    // As for a local run: one pipe for stdout and stderr unless JSON labels each line's stream.
+    const logDir = path.join(options.logRoot, runId);
+    return createShellHandler({
+      runId,
+      logDir,
+      killGraceMs: options.killGraceMs,
+      sink,
+      hiddenEnv: [...STORE_SECRETS, ...poolEnv],
+      mergeOutput: !options.json,
+      // Made again after a task deleted it: `prune --logs` must see it is in use.
+      onLogDirRemade: () => renewLogFolderHold(logDir),
+    });
+  }, MARKER_LINGER_MS);
   // Leased tasks beyond what the open-file limit allows would fail to start, and use up their attempts.
   const fitted = fitConcurrencyToOpenFiles(options.concurrency, !options.json);
   const worker = new PostgresWorker({
@@ -86,13 +101,17 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       // `taskq prune --logs` leaves the run's folder alone while this worker runs one of its
       // tasks (and for a second after, when the next one is likely to come).
       const releaseLogDir = holdLogFolder(path.join(options.logRoot, task.runId), MARKER_LINGER_MS);
+      const { handler, release } = handlers.hold(task.runId);
       try {
-        return await handlerFor(task.runId)(task.timeoutMs === null ? shellTask : { ...shellTask, timeoutMs: task.timeoutMs }, context);
+        return await handler(task.timeoutMs === null ? shellTask : { ...shellTask, timeoutMs: task.timeoutMs }, context);
       } finally {
+        release();
         releaseLogDir();
       }
     },
     onEvent: (event) => {
+      // `run --store` stops its worker once the run has ended: no one asked, so nothing to tell.
+      if (event.type === "stopped" && event.reason === "requested" && interrupted === undefined) return void onHalted();
       describeEvent(event, print);
       if (event.type === "stopped") {
         if (event.reason === "lease-lost") lostLease = true;
@@ -113,13 +132,12 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     print({ event: "metrics", url }, `metrics ${url}`);
   }
 
-  let interrupted: NodeJS.Signals | undefined;
   // One stop; a later call brings its deadline forward (never back), even while it waits on the database.
   const stop = (deadlineMs: number): Promise<void> => worker.stop({ deadlineMs });
   const removeSignalHandlers = onShutdownSignals({
     graceful: (signal) => {
       interrupted = signal;
-      print({ event: "note", message: `${signal} received` }, `${signal} received: no new task is leased; running tasks have ${options.shutdownTimeoutMs / 1000}s to finish`);
+      print({ event: "note", message: `${signal} received` }, `${signal} received: no new task is leased; running tasks have ${formatDuration(options.shutdownTimeoutMs)} to finish`);
       void stop(options.shutdownTimeoutMs);
     },
     immediate: (signal) => {
@@ -143,8 +161,9 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     server?.close();
     out.flush();
   }
-  if (interrupted !== undefined) return signalExitCode(interrupted);
-  return lostLease ? 1 : 0;
+  const { workerId } = worker;
+  if (interrupted !== undefined) return { exitCode: signalExitCode(interrupted), interrupted, workerId };
+  return { exitCode: lostLease ? 1 : 0, workerId };
 }
 
 /** Serves the metrics; a port already taken is the user's error to fix, not a crash. */

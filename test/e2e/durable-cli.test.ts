@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
@@ -126,18 +126,32 @@ function taskOf(status: RunStatus, key: string) {
   return row;
 }
 
+/** The time of a worker line's local clock ("12:04:05.123"), on the day of `near` (within 12 hours of it). */
+function clockTime(clock: string, near: number): number {
+  const [hours = NaN, minutes = NaN, seconds = NaN] = clock.split(":").map(Number);
+  const at = new Date(near).setHours(hours, minutes, 0, 0) + seconds * 1000;
+  const day = 86_400_000;
+  return at - near > day / 2 ? at - day : near - at > day / 2 ? at + day : at;
+}
+
 const starts = (text: string, runId: string) => [...text.matchAll(new RegExp(`start {3}${runId}/(\\S+) \\(attempt (\\d+)/(\\d+)\\)`, "g"))];
 
 describe("durable mode through the CLI", () => {
   it("a run submitted on one machine is worked by two workers; status prints the summary and its exit code", async () => {
+    // Each t* leaves a mark and waits until two have (at most 15 s): on -j 1 workers, the first
+    // cannot end before the other worker has started one, so neither can do the run alone.
+    const meeting = path.join(ws.dir, `meeting-${randomBytes(3).toString("hex")}`);
+    await mkdir(meeting);
+    const meet = (word: string) =>
+      `{ run: 'touch "$MEET/$TASKQ_TASK_ID"; i=0; while [ "$(ls "$MEET" | wc -l)" -lt 2 ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i + 1)); done; echo ${word}', env: { MEET: "${meeting}" } }`;
     const file = await workflowFile(
       "fan-out",
       `name: fan-out
 tasks:
-  t1: { run: "sleep 0.5; echo one" }
-  t2: { run: "sleep 0.5; echo two" }
-  t3: { run: "sleep 0.5; echo three" }
-  t4: { run: "sleep 0.5; echo four" }
+  t1: ${meet("one")}
+  t2: ${meet("two")}
+  t3: ${meet("three")}
+  t4: ${meet("four")}
   report: { run: echo report, dependsOn: [t1, t2, t3, t4] }
   environment: { run: env }   # its log is checked for the password with every other output
 `,
@@ -153,7 +167,6 @@ tasks:
     expect(early.code).toBe(1);
     expect(early.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 0 cancelled, 6 unfinished/);
 
-    // Started together, so neither has drained the queue before the other is up.
     const [first, second] = await Promise.all([startWorker(["-j", "1"]), startWorker(["-j", "1"])]);
     const watched = await taskq(["status", runId, "--watch"]);
     expect(watched.stderr).toBe("");
@@ -164,7 +177,7 @@ tasks:
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({ event: "summary", runId, state: "succeeded", exitCode: 0, counts: { SUCCEEDED: 6 } });
 
-    // Both workers took part; each task ran exactly once.
+    // Both workers took part (the meeting saw to it); each task ran exactly once.
     const [a, b] = [await stopWorker(first), await stopWorker(second)];
     expect([a.code, b.code]).toEqual([143, 143]);
     const ranBy = [starts(a.stdout, runId), starts(b.stdout, runId)];
@@ -254,10 +267,12 @@ tasks:
     expect(cancelled.code).toBe(0);
     expect(JSON.parse(cancelled.stdout)).toEqual({ cancelled: [], cancelRequested: ["long"] });
     const requestedAt = Date.now();
-    // The lease is 3 s, so the heartbeat that sees the request comes within 1 s.
-    const status = await waitForRun(runId, 5_000);
-    expect(Date.now() - requestedAt).toBeLessThan(3_000);
-    expect(worker.stdout()).toContain(`cancel  ${runId}/long: cancel requested; killing the task`);
+    const status = await waitForRun(runId, 10_000);
+    // The lease is 3 s, so the heartbeat that sees the request comes within 1 s: the worker's own line
+    // says when (a late heartbeat timer still has 2 s before the lease would run out).
+    const seen = new RegExp(`^(\\S+) cancel  ${runId}/long: cancel requested; killing the task$`, "m").exec(worker.stdout());
+    expect(seen).not.toBeNull();
+    expect(clockTime(seen![1]!, requestedAt) - requestedAt).toBeLessThan(3_000);
     expect(taskOf(status, "long")).toMatchObject({ state: "cancelled", attempts: 1 });
     expect(taskOf(status, "after")).toMatchObject({ state: "cancelled", cancelledBy: "long" });
     expect(taskOf(status, "side")).toMatchObject({ state: "succeeded" });
@@ -449,11 +464,14 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
-  it("worker flags: a lease under 1s is a usage error; a metrics port in use is a plain error", async () => {
+  it("worker flags: a lease under 1s or over 24h is a usage error; a metrics port in use is a plain error", async () => {
     const short = await taskq(["worker", "--lease", "0"]);
     expect(short.code).toBe(2);
     expect(short.stderr).toBe('taskq: --lease: "0" is shorter than the minimum of 1s\n');
-    const first = await startWorker(["--metrics-port", "0"]);
+    // A duration the format takes (up to 30 days), but a lease that long would leave a dead worker's tasks for weeks.
+    const long = await taskq(["worker", "--lease", "600h"]);
+    expect(long).toMatchObject({ code: 2, stdout: "", stderr: 'taskq: --lease: "600h" is longer than the maximum of 24h\n' });
+    const first = await startWorker(["--metrics-port", "0", "--lease", "24h"]);
     const port = /metrics http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(first.stdout())?.[1] ?? "";
     const taken = await taskq(["worker", "--metrics-port", port]);
     expect(taken.code).toBe(1);
@@ -530,6 +548,30 @@ tasks:
     expect(local.code).toBe(2);
     expect(local.stderr).toBe("taskq: --run-id needs a store (--store or TASKQ_STORE): a local run's id is made from the time\n");
     expect(local.stdout).toBe("");
+  });
+
+  it("submit takes durations up to the format's 30 days, past PostgreSQL's int", async () => {
+    const file = await workflowFile(
+      "long-durations",
+      "tasks:\n  a: { run: echo a, timeout: 720h, retries: 1, backoff: { base: 700h } }\n  b: { run: echo b, dependsOn: a, backoff: { max: 600h } }\n",
+    );
+    const runId = await submit(file);
+    const status = await taskq(["status", runId, "--output", "json"]);
+    expect(JSON.parse(status.stdout)).toMatchObject({ event: "summary", runId, state: "running", counts: { READY: 1, BLOCKED: 1 } });
+    expect((await taskq(["cancel", runId])).code).toBe(0);
+  });
+
+  it("a schema name the store cannot take is a usage error that does not blame the store; an empty TASKQ_STORE_SCHEMA is unset", async () => {
+    const expected = 'invalid schema name "My-Schema"; expected lower-case letters, digits and "_" (at most 48)';
+    expect(await taskq(["status", "x", "--store-schema", "My-Schema"])).toMatchObject({ code: 2, stderr: `taskq: --store-schema: ${expected}\n` });
+    expect(await taskq(["status", "x"], { TASKQ_STORE_SCHEMA: "My-Schema" })).toMatchObject({ code: 2, stderr: `taskq: TASKQ_STORE_SCHEMA: ${expected}\n` });
+    expect(await taskq(["redrive", "x", "a", "--store-schema", ""])).toMatchObject({ code: 2, stderr: expect.stringMatching(/^taskq: --store-schema: invalid schema name ""; /) });
+    // Empty: the default schema, in a database that does not exist here (so no schema of the default name is made).
+    const missing = new URL(SECRET_URL);
+    missing.pathname = "/taskq_no_such_database";
+    const unset = await taskq(["status", "x"], { TASKQ_STORE: missing.toString(), TASKQ_STORE_SCHEMA: "" });
+    expect(unset.code).toBe(1);
+    expect(unset.stderr).toMatch(/^taskq: cannot open the store postgres:\/\/postgres:\*\*\*@\S+\/taskq_no_such_database: migrate failed: database "taskq_no_such_database" does not exist\n$/);
   });
 
   it("prune --logs leaves a run's folder alone while a worker runs one of its tasks, not after", async () => {
@@ -777,11 +819,17 @@ tasks:
   });
 
   it("a run that does not exist is an error for every command; an empty --metrics-port and a store that is not PostgreSQL are usage errors", async () => {
-    for (const args of [["status", "no-such-run"], ["dead-letters", "no-such-run"], ["cancel", "no-such-run"], ["redrive", "no-such-run", "a"]]) {
+    const runs = [["status"], ["dead-letters"], ["cancel"], ["cancel", "a"], ["redrive", "a"]].map(([command, ...rest]) => [command!, "no-such-run", ...rest]);
+    for (const args of runs) {
       const result = await taskq(args);
-      expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: 1, stdout: "" });
-      expect(result.stderr).toMatch(/^taskq: no (run|task "a" in run) "no-such-run"\n$/);
+      expect({ args, code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({ args, code: 1, stdout: "", stderr: 'taskq: no run "no-such-run"\n' });
     }
+    // A run that exists, without that task: the task is what is missing.
+    const known = await submit(await workflowFile("known-run", "tasks:\n  a: { run: echo a }\n"));
+    for (const command of ["cancel", "redrive"]) {
+      expect(await taskq([command, known, "nope"])).toMatchObject({ code: 1, stderr: `taskq: no task "nope" in run "${known}"\n` });
+    }
+    expect((await taskq(["cancel", known])).code).toBe(0);
     // An unset $PORT: not a random port.
     const empty = await taskq(["worker", "--metrics-port", ""]);
     expect(empty).toMatchObject({ code: 2, stderr: 'taskq: --metrics-port: "" is not a port number\n' });

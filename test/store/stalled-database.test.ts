@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { PostgresWorker } from "../../src/store/postgres/worker.js";
 import type { AttemptContext, WorkerEvent } from "../../src/store/postgres/worker-types.js";
+import { SLACK_MS } from "../e2e/reliability-harness.js";
 import { startFreezableProxy, startSilentServer, type FreezableProxy } from "../helpers/tcp-proxy.js";
 import { DATABASE_URL, dropSchema, sql, task, uniqueSchema, until, workflow } from "./helpers.js";
 
@@ -47,7 +48,7 @@ describe("a database that stops answering", () => {
   const untilAborted = (context: AttemptContext) =>
     new Promise<void>((_resolve, reject) => context.signal.addEventListener("abort", () => reject(context.signal.reason as Error), { once: true }));
 
-  it("a worker whose heartbeat is not answered aborts its attempt when the lease runs out, records nothing, and stops", async () => {
+  it("a worker whose heartbeat is not answered aborts its attempt when the lease runs out; the task is swept, and the worker waits for its database", async () => {
     const events: WorkerEvent[] = [];
     let reason = "";
     let abortedAt = 0;
@@ -67,20 +68,23 @@ describe("a database that stops answering", () => {
     await until(async () => (await worker.metricsText()).includes("taskq_lease_renewals_total 1"));
     const frozenAt = performance.now();
     proxy.freeze();
-    await until(() => reason !== "", 5_000);
+    await until(() => reason !== "", 1_500 + 2 * SLACK_MS);
     expect(reason).toBe("LEASE_LOST");
-    expect(abortedAt - frozenAt).toBeLessThan(1_500);
+    // Renewed before the freeze, the lease ran out within 1.5 s of it; a busy machine's timer may fire late.
+    expect(abortedAt - frozenAt).toBeLessThan(1_500 + SLACK_MS);
     expect(events).toContainEqual(expect.objectContaining({ type: "lease-lost", why: "unreachable" }));
-    await until(() => events.some((event) => event.type === "finished"));
-    expect(events.find((event) => event.type === "finished")).toMatchObject({ result: false });
-    expect(events).toContainEqual({ type: "stopped", reason: "lease-lost" });
+    // The renewal that timed out as the lease ran out is not told as one to retry: none follows.
+    expect(events.filter((event) => event.type === "db-error" && event.operation === "heartbeat")).toEqual([]);
     // Its lease runs out in the database too: a sweep gives the task to another worker, the attempt counted.
     await until(async () => (await observer.sweepOrphans()) === 1, 5_000);
     expect((await observer.runStatus(runId)).tasks[0]).toMatchObject({ state: "queued", attempts: 1, lastError: expect.stringMatching(/^lease expired/) });
-    // And the worker, its database still silent, stops all the same.
+    // The worker recorded nothing (its record waits for the database, which takes it only if no one took
+    // the task) and did not stop by itself: a database that stopped answering is not a task taken over.
+    expect(events.filter((event) => event.type === "finished" || event.type === "stopped")).toEqual([]);
+    // It stops on request all the same, its database still silent: the deadline, and a grace for the record.
     const stopping = performance.now();
     await worker.stop({ deadlineMs: 500 });
-    expect(performance.now() - stopping).toBeLessThan(5_000);
+    expect(performance.now() - stopping).toBeLessThan(10_000);
     await observer.cancelRun(runId);
   });
 

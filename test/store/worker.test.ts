@@ -104,7 +104,7 @@ describe("PostgresWorker", () => {
     const status = await waitForRun(store, runId);
     expect(reasons).toEqual({ slow: "TIMEOUT", hang: "CANCELLED" });
     const slow = status.tasks.find((row) => row.key === "slow")!;
-    expect(slow).toMatchObject({ state: "failed", timedOut: true, lastError: "timed out after 100 ms" });
+    expect(slow).toMatchObject({ state: "failed", timedOut: true, lastError: "timed out after 100ms" });
     expect(status.tasks.find((row) => row.key === "hang")!.state).toBe("cancelled");
   });
 

@@ -47,7 +47,7 @@ export async function workerCommand(flags: Flags): Promise<number> {
   const { runWorker } = await import("../worker-run.js");
   const { checkLogRoot } = await import("../log-folders.js");
   checkLogRoot(options.logRoot);
-  return withStore(flags, (store) => runWorker(store, options));
+  return withStore(flags, async (store) => (await runWorker(store, options)).exitCode);
 }
 
 /** `taskq status RUN`: the run's summary, and with --watch, refreshed until it ends. */
@@ -168,23 +168,38 @@ export async function redriveCommand(runId: string, task: string, flags: Flags):
   });
 }
 
+/** Where a run's logs are, when the summary is printed by a process that ran some of its tasks (`run --store`). */
+export interface LocalLogs {
+  /** This process's folder of the run's logs. */
+  logDir: string;
+  /** This process's worker id: the tasks it ran last have their logs in `logDir`. */
+  workerId: string;
+}
+
 /** Prints a durable run's summary with the same text as a local run; returns the exit code it implies. */
-export async function printRunSummary(store: PostgresStore, runId: string, options: { color: boolean; json: boolean }): Promise<number> {
+export async function printRunSummary(
+  store: PostgresStore,
+  runId: string,
+  options: { color: boolean; json: boolean; local?: LocalLogs; interrupted?: NodeJS.Signals },
+): Promise<number> {
   const status = await store.runStatus(runId);
-  const summary = toSummary(status);
+  const summary = toSummary(status, options.local);
+  if (options.interrupted !== undefined) summary.interrupted = options.interrupted;
   // A run stored without its file (not by submit) has no "file" rather than a made-up one.
   if (options.json) process.stdout.write(`${JSON.stringify({ event: "summary", ...summary, file: status.file ?? undefined, state: status.state })}\n`);
   else process.stdout.write(formatSummary(summary, await createColors({ color: options.color, isTTY: process.stdout.isTTY === true })));
   return summary.exitCode;
 }
 
-function toSummary(status: RunStatus): RunSummary {
+function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary {
   const failed = status.tasks.filter((t) => t.state === "failed");
+  const logPath = (t: TaskStatusRow): string =>
+    local !== undefined && t.workerId === local.workerId ? path.join(local.logDir, `${t.key}.log`) : `<log-dir>/${status.runId}/${t.key}.log (on ${t.workerId ?? "its worker"})`;
   const end = Math.max(...status.tasks.map((t) => t.finishedAt?.getTime() ?? Date.now()), status.createdAt.getTime());
   return {
     runId: status.runId,
     file: status.file ?? "",
-    logDir: `(on each worker) <log-dir>/${status.runId}`,
+    logDir: local === undefined ? `(on each worker) <log-dir>/${status.runId}` : localLogDir(status, local),
     wallMs: end - status.createdAt.getTime(),
     counts: {
       BLOCKED: status.counts.blocked,
@@ -202,7 +217,7 @@ function toSummary(status: RunStatus): RunSummary {
       exitCode: t.exitCode,
       signal: t.signal,
       timedOut: t.timedOut,
-      logPath: `<log-dir>/${status.runId}/${t.key}.log (on ${t.workerId ?? "its worker"})`,
+      logPath: logPath(t),
       tail: t.tail,
     })),
     cancelled: status.tasks
@@ -215,6 +230,12 @@ function toSummary(status: RunStatus): RunSummary {
       })),
     exitCode: status.state === "succeeded" ? 0 : 1,
   };
+}
+
+/** This process's folder of the run's logs, saying so when other workers ran some of its tasks. */
+function localLogDir(status: RunStatus, local: LocalLogs): string {
+  const helped = status.tasks.some((t) => t.workerId !== null && t.workerId !== local.workerId);
+  return helped ? `${local.logDir} (here; on the other workers that ran its tasks, their <log-dir>/${status.runId})` : local.logDir;
 }
 
 function describeRow(row: TaskStatusRow): string {
@@ -236,11 +257,17 @@ function countsLine(status: RunStatus): string {
 
 /** Shortest lease the CLI accepts: heartbeats come every third of it, and a pause longer than it loses the task. */
 const MIN_LEASE_MS = 1_000;
+/**
+ * Longest: a dead worker's tasks wait that long to be swept. (The worker's timers, like
+ * setTimeout, end at 24.8 days; past that a lease would run out at once.)
+ */
+const MAX_LEASE_MS = 24 * 3_600_000;
 
 function leaseFlag(value: unknown): number {
   const ms = durationFlag("--lease", value);
   // A zero lease would make the heartbeat and orphan-sweep timers fire back to back against the database.
   if (ms < MIN_LEASE_MS) throw new UsageError(`--lease: ${JSON.stringify(value)} is shorter than the minimum of 1s`);
+  if (ms > MAX_LEASE_MS) throw new UsageError(`--lease: ${JSON.stringify(value)} is longer than the maximum of 24h`);
   return ms;
 }
 

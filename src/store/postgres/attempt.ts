@@ -1,4 +1,6 @@
 import { TaskqError } from "../../errors.js";
+import { formatDuration } from "../../handlers/format-duration.js";
+import { LongTimer } from "./long-timer.js";
 import { abortCode, failureOutcome } from "./outcome.js";
 import type { PostgresStore } from "./store.js";
 import { withRetry } from "./transient.js";
@@ -15,7 +17,7 @@ export interface AttemptOptions {
   complete: (task: LeasedTask, outcome: Outcome) => Promise<CompletionResult | false>;
   metrics: WorkerMetrics;
   emit: (event: WorkerEvent) => void;
-  /** Called once when this attempt's lease is gone (taken over, or the database unreachable too long). */
+  /** Called once when this attempt's lease was found taken over (by a renewal, or by a record refused). */
   onLeaseLost: () => void;
   /** When (performance.now()) the request that leased the task was sent: the lease runs from no earlier. */
   leasedAt: number;
@@ -28,8 +30,11 @@ export interface AttemptOptions {
  *
  * The lease is lost when a renewal finds the task taken, and also when the
  * lease runs out on this machine's clock without a renewal, whatever the
- * heartbeat is waiting for (a database that stopped answering): from then on
- * another worker may run the task, so this attempt must not run on beside it.
+ * heartbeat is waiting for (a database that stopped answering, or this process
+ * stalled): from then on another worker may run the task, so this attempt must
+ * not run on beside it. In that second case no one may have taken the task
+ * either, so its outcome is still offered to the database, which takes it only
+ * while the lease token is still this attempt's.
  */
 export class Attempt {
   readonly task: LeasedTask;
@@ -40,6 +45,9 @@ export class Attempt {
   /** When the lease runs out unless renewed: counted from when the request that set it was sent (the database's count starts later). */
   #leaseEnds: number;
   #leaseWatch: NodeJS.Timeout | undefined;
+  /** Why the lease was lost, once it was, and when (performance.now()). */
+  #lost: "taken" | "unreachable" | undefined;
+  #lostAt = 0;
   #settled = false;
 
   constructor(task: LeasedTask, options: AttemptOptions) {
@@ -56,6 +64,22 @@ export class Attempt {
    */
   get settled(): boolean {
     return this.#settled;
+  }
+
+  /**
+   * True while the lease has run out on this machine's clock and the database has not answered
+   * for this attempt since: the worker's own sweep would take its own task (see PostgresWorker).
+   * For as long as its record may be retried, at most: a handler that ignores its abort must not
+   * stop the sweeps for ever.
+   */
+  get leaseInDoubt(): boolean {
+    const now = performance.now();
+    return !this.#settled && now >= this.#leaseEnds && (this.#lost === undefined || now - this.#lostAt < this.#recordWindowMs());
+  }
+
+  /** How long a record is retried while the database does not answer. */
+  #recordWindowMs(): number {
+    return 2 * this.#options.leaseMs + 5_000;
   }
 
   /** Aborts the handler; the reason code decides what is recorded. */
@@ -76,10 +100,8 @@ export class Attempt {
     const { task } = this;
     const { metrics, emit } = this.#options;
     const signal = this.#controller.signal;
-    const timeout =
-      task.timeoutMs !== null && task.timeoutMs > 0
-        ? setTimeout(() => this.abort("TIMEOUT", `timed out after ${task.timeoutMs} ms`), task.timeoutMs)
-        : undefined;
+    const { timeoutMs } = task;
+    const timeout = timeoutMs !== null && timeoutMs > 0 ? new LongTimer(() => this.abort("TIMEOUT", `timed out after ${formatDuration(timeoutMs)}`), timeoutMs) : undefined;
     this.#scheduleHeartbeat();
     this.#watchLease();
     metrics.attempts.inc();
@@ -93,7 +115,7 @@ export class Attempt {
     } catch (error) {
       outcome = failureOutcome(error, signal, task.timeoutMs);
     } finally {
-      clearTimeout(timeout);
+      timeout?.clear();
       clearTimeout(this.#heartbeat);
       clearTimeout(this.#leaseWatch);
       this.#heartbeat = undefined;
@@ -103,11 +125,11 @@ export class Attempt {
   }
 
   async #record(outcome: Outcome, durationMs: number): Promise<void> {
-    const { store, complete, metrics, emit, leaseMs } = this.#options;
+    const { store, complete, metrics, emit } = this.#options;
     const code = abortCode(this.#controller.signal);
-    const retry = { maxElapsedMs: 2 * leaseMs + 5_000, onRetry: (error: unknown) => emit({ type: "db-error", operation: "complete", error }) };
+    const retry = { maxElapsedMs: this.#recordWindowMs(), onRetry: (error: unknown) => emit({ type: "db-error", operation: "complete", error }) };
     try {
-      if (code === "LEASE_LOST") {
+      if (code === "LEASE_LOST" && this.#lost === "taken") {
         // The task is another worker's now, or the sweeper's: so is what is recorded of it.
         metrics.completions.inc({ outcome: "stale" });
         metrics.runTime.observe({ outcome: "stale" }, durationMs / 1000);
@@ -125,6 +147,8 @@ export class Attempt {
       // The token owns nothing: the lease was lost, or a try whose reply was lost had recorded this very end.
       if (result === false) result = await withRetry(() => store.recordedEnd(this.task.taskId, this.task.leaseToken), retry);
       this.#settled = true;
+      // A lease that ran out here and was then refused by the database was taken over after all.
+      if (result === false && code === "LEASE_LOST") this.#options.onLeaseLost();
       const label = result === false ? "stale" : result.state === "queued" ? "retried" : result.state;
       metrics.completions.inc({ outcome: label });
       metrics.runTime.observe({ outcome: label }, durationMs / 1000);
@@ -140,20 +164,26 @@ export class Attempt {
     this.#heartbeat = setTimeout(() => void this.#renew(), this.#options.heartbeatMs);
   }
 
-  /** Loses the lease when it runs out before a renewal moves its end (see #renew). */
+  /**
+   * Loses the lease when it runs out before a renewal moves its end (see #renew). After the
+   * I/O already waiting, though: when this process stalled (SIGSTOP, a paused VM), the exit
+   * of a task that ended meanwhile is seen first, and the task counts as ended, not killed.
+   */
   #watchLease(): void {
     clearTimeout(this.#leaseWatch);
-    this.#leaseWatch = setTimeout(() => this.#lose("unreachable"), Math.max(this.#leaseEnds - performance.now(), 0));
+    this.#leaseWatch = setTimeout(() => setImmediate(() => this.#lose("unreachable")), Math.max(this.#leaseEnds - performance.now(), 0));
   }
 
   async #renew(): Promise<void> {
     const { store, leaseMs, metrics, emit } = this.#options;
     const { task } = this;
     const sentAt = performance.now();
+    // Run out already (this process stalled): the lease watch, due now, decides.
+    if (sentAt >= this.#leaseEnds) return;
     try {
       // An answer after the lease ran out is of no use; waiting on, the connection would stay taken.
-      const status = await store.heartbeat(task.taskId, task.leaseToken, leaseMs, { timeoutMs: Math.max(this.#leaseEnds - sentAt, 1) });
-      if (this.#controller.signal.aborted && abortCode(this.#controller.signal) === "LEASE_LOST") return;
+      const status = await store.heartbeat(task.taskId, task.leaseToken, leaseMs, { timeoutMs: this.#leaseEnds - sentAt });
+      if (this.#lost !== undefined) return;
       if (status === "lost") return this.#lose("taken");
       this.#leaseEnds = sentAt + leaseMs;
       if (this.#heartbeat !== undefined) this.#watchLease();
@@ -163,6 +193,9 @@ export class Attempt {
         this.abort("CANCELLED", "cancelled by request");
       }
     } catch (error) {
+      // Told as "retrying" only when a retry comes before the lease runs out (a timeout is what was
+      // left of it): otherwise the lease watch tells what happened.
+      if (this.#heartbeat === undefined || this.#lost !== undefined || performance.now() + this.#options.heartbeatMs >= this.#leaseEnds) return;
       emit({ type: "db-error", operation: "heartbeat", error });
     }
     if (this.#heartbeat !== undefined) this.#scheduleHeartbeat();
@@ -170,9 +203,14 @@ export class Attempt {
 
   #lose(why: "taken" | "unreachable"): void {
     if (this.#controller.signal.aborted) return;
+    // The handler has just ended: its outcome goes to the database, which tells whether the lease held.
+    if (why === "unreachable" && this.#heartbeat === undefined) return;
+    this.#lost = why;
+    this.#lostAt = performance.now();
     this.#options.metrics.leasesLost.inc();
     this.#options.emit({ type: "lease-lost", task: this.task, why });
-    this.abort("LEASE_LOST", why === "taken" ? "the lease was taken over" : "the lease ran out without a renewal (the database did not answer)");
-    this.#options.onLeaseLost();
+    this.abort("LEASE_LOST", why === "taken" ? "the lease was taken over" : "the lease ran out before a renewal (the worker stalled or the database did not answer)");
+    // Ran out: another worker may have the task now, or no one; the record tells (see #record).
+    if (why === "taken") this.#options.onLeaseLost();
   }
 }

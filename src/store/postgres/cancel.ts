@@ -2,6 +2,7 @@ import type pg from "pg";
 import { TaskqError } from "../../errors.js";
 import { finalizeTask } from "./finalize.js";
 import type { SchemaNames } from "./names.js";
+import { taskNotFound } from "./status.js";
 import type { TaskState } from "./types.js";
 
 export interface CancelResult {
@@ -24,8 +25,7 @@ export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, run
     [runId, taskKey ?? null],
   );
   if (targets.rows.length === 0) {
-    const what = taskKey === undefined ? `run "${runId}"` : `task "${taskKey}" in run "${runId}"`;
-    throw new TaskqError("STORE_NOT_FOUND", `no ${what}`);
+    throw taskKey === undefined ? new TaskqError("STORE_NOT_FOUND", `no run "${runId}"`) : await taskNotFound(client, names, runId, taskKey);
   }
   const active = targets.rows.filter((row) => row.state === "blocked" || row.state === "queued" || row.state === "running");
   if (taskKey !== undefined && active.length === 0) {

@@ -1,4 +1,5 @@
 import { isPermanent } from "../../errors.js";
+import { formatDuration } from "../../handlers/format-duration.js";
 import type { Outcome } from "./types.js";
 import type { AbortCode } from "./worker-types.js";
 
@@ -35,10 +36,15 @@ export function failureOutcome(error: unknown, signal: AbortSignal, timeoutMs: n
   const fields = resultOf(error);
   const code = abortCode(signal);
   if (code === "CANCELLED") return { kind: "cancelled", reason: "cancelled by request", tail: fields.tail ?? [] };
+  if (code === "LEASE_LOST") {
+    // Stopped by this worker, not failed by itself: worth another attempt, whatever its retryOn (no exit code).
+    return { kind: "failure", error: messageOf(signal.reason), exitCode: null, signal: fields.signal ?? null, permanent: false, timedOut: false, tail: fields.tail ?? [] };
+  }
   const timedOut = code === "TIMEOUT" || fields.timedOut === true;
   return {
     kind: "failure",
-    error: timedOut && code === "TIMEOUT" ? `timed out after ${timeoutMs ?? 0} ms` : messageOf(error),
+    // Worded as a local run words it: "timed out after 1s".
+    error: timedOut && code === "TIMEOUT" ? `timed out after ${formatDuration(timeoutMs ?? 0)}` : messageOf(error),
     exitCode: fields.exitCode ?? null,
     signal: fields.signal ?? null,
     permanent: isPermanent(error),

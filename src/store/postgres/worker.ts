@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Server } from "node:http";
 import { Attempt } from "./attempt.js";
+import { Deadline } from "./long-timer.js";
 import { serveMetrics } from "./metrics-server.js";
 import type { PostgresStore } from "./store.js";
 import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
@@ -23,27 +24,6 @@ interface PendingSuccess {
  * then for those releases (the database may not answer).
  */
 const STUCK_HANDLER_GRACE_MS = 2_000;
-
-/** A stop's deadline: it may be brought forward (a second signal makes it now), never put off. */
-class Deadline {
-  #at = Infinity;
-  #timer: NodeJS.Timeout | undefined;
-  #reach: () => void = () => undefined;
-  readonly reached = new Promise<"deadline">((resolve) => (this.#reach = () => resolve("deadline")));
-
-  /** Makes the deadline `ms` from now, unless it is sooner already. */
-  within(ms: number): void {
-    const at = performance.now() + ms;
-    if (at >= this.#at) return;
-    this.#at = at;
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(this.#reach, Math.max(ms, 0));
-  }
-
-  dispose(): void {
-    clearTimeout(this.#timer);
-  }
-}
 
 export interface PostgresWorkerOptions {
   store: PostgresStore;
@@ -303,7 +283,7 @@ export class PostgresWorker {
       complete: (leased, outcome) => this.#complete(leased, outcome),
       metrics: this.metrics,
       emit: (event) => this.#emit(event),
-      // A lost lease means this worker stalled or lost the database: stop taking work.
+      // A task taken over means this worker stalled past its lease: its work is someone else's, stop taking it.
       onLeaseLost: () => this.#halt("lease-lost"),
     });
     this.#running.set(task.taskId, attempt);
@@ -321,6 +301,8 @@ export class PostgresWorker {
     while (!signal.aborted) {
       await sleep(this.#options.sweepMs, undefined, { signal }).catch(() => undefined);
       if (signal.aborted) return;
+      // Right after this process stalled, the expired leases are its own, whose results are on their way.
+      if ([...this.#running.values()].some((attempt) => attempt.leaseInDoubt)) continue;
       try {
         const count = await this.#options.store.sweepOrphans();
         if (count > 0) {

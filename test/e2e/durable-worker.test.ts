@@ -1,0 +1,325 @@
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { PostgresStore } from "../../src/store/postgres/store.js";
+import type { RunStatus } from "../../src/store/postgres/types.js";
+import { BIN, FIXTURES, runCli, startCli, workspace, type CliResult, type RunningCli } from "../helpers/cli.js";
+import { eventually, findLeftovers } from "../helpers/processes.js";
+import { startFreezableProxy } from "../helpers/tcp-proxy.js";
+import { DATABASE_URL, dropSchema, task, workflow } from "../store/helpers.js";
+
+// The durable worker and `run --store` through the real CLI, as durable-cli.test.ts: each
+// `taskq` process stands in for a machine, sharing one PostgreSQL schema of this file's own.
+const SCHEMA = `taskq_e2e_worker_${randomBytes(4).toString("hex")}`;
+/** The connection string every command gets, with a password (trust auth accepts any) that must never be printed. */
+const PASSWORD = `pw-${randomBytes(6).toString("hex")}`;
+const SECRET_URL = withPassword(DATABASE_URL, PASSWORD);
+const ENV = { TASKQ_STORE: SECRET_URL, TASKQ_STORE_SCHEMA: SCHEMA };
+
+function withPassword(connectionString: string, password: string): string {
+  const url = new URL(connectionString);
+  url.password = password;
+  return url.toString();
+}
+
+let store: PostgresStore;
+let ws: { dir: string; logs: string };
+/** Every output of every command of this file, checked for the password at the end. */
+const outputs: string[] = [];
+const runIds: string[] = [];
+const workers: RunningCli[] = [];
+
+beforeAll(async () => {
+  store = await PostgresStore.open({ connectionString: DATABASE_URL, schema: SCHEMA });
+  ws = await workspace("");
+});
+
+afterEach(async () => {
+  // A worker a test left running would take the next test's tasks: end it, and fail on what it left behind.
+  for (const worker of workers.splice(0)) {
+    if (worker.child.exitCode === null && worker.child.signalCode === null) {
+      worker.child.kill("SIGCONT");
+      worker.child.kill("SIGKILL");
+    }
+    const result = await worker.done;
+    outputs.push(result.stdout, result.stderr);
+  }
+  for (const runId of runIds.splice(0)) expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 5_000)).toBe(true);
+});
+
+afterAll(async () => {
+  await store.close();
+  await dropSchema(SCHEMA);
+  // The password appears in no output and no log file.
+  const logs = await readdir(ws.logs, { recursive: true, withFileTypes: true }).catch(() => []);
+  const texts = await Promise.all(logs.filter((entry) => entry.isFile()).map((entry) => readFile(path.join(entry.parentPath, entry.name), "utf8")));
+  expect([...outputs, ...texts].filter((text) => text.includes(PASSWORD))).toEqual([]);
+});
+
+/** Runs a taskq command against the store (TASKQ_STORE, TASKQ_STORE_SCHEMA) and keeps its output. */
+async function taskq(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const result = await runCli(args, { cwd: ws.dir, env: { ...ENV, ...env } });
+  outputs.push(result.stdout, result.stderr);
+  return result;
+}
+
+/** Writes a workflow file into the workspace and returns its path. */
+async function workflowFile(name: string, yaml: string): Promise<string> {
+  const file = path.join(ws.dir, `${name}.yaml`);
+  await writeFile(file, yaml);
+  return file;
+}
+
+async function submit(file: string): Promise<string> {
+  const result = await taskq(["submit", file]);
+  expect(result.stderr).toBe("");
+  expect(result.code).toBe(0);
+  const runId = result.stdout.trim();
+  runIds.push(runId);
+  return runId;
+}
+
+interface Worker {
+  cli: RunningCli;
+  stdout: () => string;
+}
+
+/** Starts `taskq worker` and waits for its first line (it names the worker). */
+async function startWorker(args: string[] = [], env: Record<string, string> = {}): Promise<Worker> {
+  return awaitWorker(startCli(["worker", "--log-dir", ws.logs, ...args], { cwd: ws.dir, env: { ...ENV, ...env } }));
+}
+
+async function awaitWorker(cli: RunningCli): Promise<Worker> {
+  workers.push(cli);
+  const started = await eventually(() => /worker \S+: /.test(cli.stdout()) || cli.child.exitCode !== null, 15_000);
+  if (!started || cli.child.exitCode !== null) throw new Error(`the worker did not start: ${cli.stdout()}${cli.stderr()}`);
+  return { cli, stdout: cli.stdout };
+}
+
+/** Starts `run --store` on a workflow file, this file's store and log folder. */
+function startRun(file: string, args: string[], env: Record<string, string> = {}): RunningCli {
+  const cli = startCli(["run", file, "--log-dir", ws.logs, ...args], { cwd: ws.dir, env: { ...ENV, ...env } });
+  workers.push(cli);
+  return cli;
+}
+
+async function waitForRun(runId: string, timeoutMs = 20_000): Promise<RunStatus> {
+  let status = await store.runStatus(runId);
+  const ended = await eventually(async () => (status = await store.runStatus(runId)).state !== "running", timeoutMs);
+  if (!ended) throw new Error(`run ${runId} still running: ${JSON.stringify(status.counts)}`);
+  return status;
+}
+
+function newRunId(prefix: string): string {
+  const runId = `${prefix}-${randomBytes(3).toString("hex")}`;
+  runIds.push(runId);
+  return runId;
+}
+
+describe("taskq worker", () => {
+  it("serving many one-task runs, its heap stays bounded: a run's handler goes once the run has no task here", async () => {
+    const probe = path.join(ws.dir, `heap-${randomBytes(3).toString("hex")}`);
+    // Plain node with the collector exposed, and a preload that reports the heap after a full collection.
+    const child = spawn(process.execPath, ["--expose-gc", "--require", path.join(FIXTURES, "heap-probe.cjs"), BIN, "worker", "-j", "4", "--log-dir", ws.logs], {
+      cwd: ws.dir,
+      env: { ...process.env, ...ENV, CI: "true", NO_COLOR: "1", TASKQ_HEAP_PROBE: probe, TASKQ_CODE_CACHE: "0" },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const done = new Promise<CliResult>((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr, durationMs: 0 })));
+    await awaitWorker({ child, stdout: () => stdout, stderr: () => stderr, done });
+
+    const ended = async (): Promise<number> => {
+      const counts = await store.countByState();
+      return counts.succeeded + counts.failed + counts.cancelled;
+    };
+    let served = await ended();
+    /** Submits `count` runs of one quick task each and waits until the worker has run them all. */
+    const serveRuns = async (count: number): Promise<void> => {
+      const runTrue = workflow([task("only", { run: "true", cwd: ws.dir })]);
+      for (let i = 0; i < count; i++) await store.submitRun(runTrue, { runId: `heap-${i}-${randomBytes(4).toString("hex")}` });
+      served += count;
+      expect(await eventually(async () => (await ended()) >= served, 120_000)).toBe(true);
+    };
+    const probed = async (): Promise<number[]> => (await readFile(probe, "utf8").catch(() => "")).split("\n").filter(Boolean).map(Number);
+    /** The worker's heap after a full collection, once the handlers of the runs just served may have gone (after 1 s). */
+    const heap = async (): Promise<number> => {
+      await sleep(2_000);
+      const before = (await probed()).length;
+      child.kill("SIGUSR2");
+      expect(await eventually(async () => (await probed()).length > before, 10_000)).toBe(true);
+      return (await probed()).at(-1)!;
+    };
+    await serveRuns(50);
+    const warm = await heap();
+    await serveRuns(400);
+    const after = await heap();
+    expect((await store.countByState()).failed).toBe(0);
+    // Each run's handler kept for ever grew it by ~10 KB a run (4 MB here); what grows now is noise (~0.4 MB).
+    expect(after - warm).toBeLessThan(2_000_000);
+    child.kill("SIGTERM");
+    expect((await done).code).toBe(143);
+  }, 240_000);
+
+  it("frozen past its lease with no other worker (SIGSTOP, SIGCONT): the success is recorded, and the worker goes on", async () => {
+    const file = await workflowFile("frozen", "tasks:\n  deploy: { run: 'sleep 1; echo deployed' }\n");
+    const worker = await startWorker(["--lease", "2s", "-j", "1"]);
+    const runId = await submit(file);
+    expect(await eventually(() => worker.stdout().includes(`start   ${runId}/deploy`), 15_000)).toBe(true);
+    worker.cli.child.kill("SIGSTOP");
+    // Twice the lease: the task ends meanwhile (the worker's own process is stopped, not the task's).
+    await sleep(4_000);
+    worker.cli.child.kill("SIGCONT");
+    const status = await waitForRun(runId);
+    expect(status.tasks[0]).toMatchObject({ state: "succeeded", attempts: 1 });
+    expect(await readFile(path.join(ws.logs, runId, "deploy.log"), "utf8")).toBe("deployed\n");
+    expect(worker.stdout()).toContain(`ok      ${runId}/deploy`);
+    expect(worker.stdout()).not.toMatch(/stale|stopped|within 0s/);
+    // Not stopped by itself: it goes on serving.
+    expect(worker.cli.child.exitCode).toBe(null);
+    const next = await submit(await workflowFile("after-frozen", "tasks:\n  next: { run: echo next }\n"));
+    expect((await waitForRun(next)).state).toBe("succeeded");
+    worker.cli.child.kill("SIGTERM");
+    expect((await worker.cli.done).code).toBe(143);
+  });
+
+  it("frozen past its lease mid-task with no other worker: the task is killed, and the attempt recorded as failed and retried", async () => {
+    const mark = path.join(ws.dir, `frozen-mid-${randomBytes(3).toString("hex")}`);
+    const yaml = `tasks:\n  job:\n    run: 'if [ -f "$MARK" ]; then echo "second run"; else touch "$MARK"; echo first; sleep 1000; fi'\n    env: { MARK: "${mark}" }\n    retries: 1\n    backoff: { base: 50ms }\n`;
+    const worker = await startWorker(["--lease", "2s", "-j", "1"]);
+    const runId = await submit(await workflowFile("frozen-mid", yaml));
+    expect(await eventually(() => worker.stdout().includes(`${runId}/job | first`), 15_000)).toBe(true);
+    worker.cli.child.kill("SIGSTOP");
+    await sleep(4_000);
+    worker.cli.child.kill("SIGCONT");
+    const status = await waitForRun(runId);
+    expect(status.tasks[0]).toMatchObject({ state: "succeeded", attempts: 2 });
+    const out = worker.stdout();
+    expect(out).toContain(`LOST    ${runId}/job: lease could not be renewed; killing the task`);
+    expect(out).toContain(`retry   ${runId}/job: the lease ran out before a renewal (the worker stalled or the database did not answer)`);
+    expect(out).toContain(`${runId}/job | second run`);
+    expect(out).not.toMatch(/stale|stopped/);
+    worker.cli.child.kill("SIGTERM");
+    expect((await worker.cli.done).code).toBe(143);
+  });
+
+  it("--shutdown-timeout past 24.8 days: after SIGTERM its running task is left to finish, with no TimeoutOverflowWarning", async () => {
+    const file = await workflowFile("long-stop", "tasks:\n  job: { run: 'echo started; sleep 1000' }\n");
+    const worker = await startWorker(["--shutdown-timeout", "600h", "-j", "1"]);
+    const runId = await submit(file);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/job | started`), 15_000)).toBe(true);
+    worker.cli.child.kill("SIGTERM");
+    expect(await eventually(() => worker.stdout().includes("SIGTERM received: no new task is leased; running tasks have 600h to finish"))).toBe(true);
+    // A clamped timer fired after 1 ms: the task was killed and its lease given back at once.
+    await sleep(2_000);
+    expect(worker.cli.child.exitCode).toBe(null);
+    expect(worker.stdout()).not.toContain("release");
+    expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "running", attempts: 1 });
+    worker.cli.child.kill("SIGTERM");
+    const result = await worker.cli.done;
+    expect(result.code).toBe(143);
+    expect(result.stderr).not.toContain("TimeoutOverflowWarning");
+    expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "queued", attempts: 0 });
+    await store.cancelRun(runId);
+  });
+
+  it("tasks never see PGPASSWORD, with which the worker and run --store connect; the workflow's env may give a task one", async () => {
+    const pgPassword = `pg-${randomBytes(6).toString("hex")}`;
+    const yaml = `tasks:\n  plain: { run: 'echo "pw=\${PGPASSWORD-unset}"' }\n  given: { run: 'echo "pw=$PGPASSWORD"', env: { PGPASSWORD: of-its-own } }\n`;
+    // The URL without a password: the driver takes PGPASSWORD's (trust auth accepts any).
+    const env = { TASKQ_STORE: DATABASE_URL, PGPASSWORD: pgPassword };
+    const worker = await startWorker(["-j", "1"], env);
+    const runId = await submit(await workflowFile("pgpassword", yaml));
+    expect((await waitForRun(runId)).state).toBe("succeeded");
+    worker.cli.child.kill("SIGTERM");
+    const workerResult = await worker.cli.done;
+    const ownId = newRunId("pgpassword-run");
+    const run = await taskq(["run", path.join(ws.dir, "pgpassword.yaml"), "--log-dir", ws.logs, "--run-id", ownId], env);
+    expect(run.code).toBe(0);
+    for (const [result, id] of [[workerResult, runId], [run, ownId]] as const) {
+      expect(result.stdout).toContain(`${id}/plain | pw=unset\n`);
+      expect(result.stdout).toContain(`${id}/given | pw=of-its-own\n`);
+      expect(`${result.stdout}${result.stderr}`).not.toContain(pgPassword);
+      expect(await readFile(path.join(ws.logs, id, "plain.log"), "utf8")).toBe("pw=unset\n");
+    }
+  });
+});
+
+describe("taskq run --store", () => {
+  it("stopped by SIGINT: cancels the run's tasks that had not started and says so; the run ends, so no worker runs them and prune deletes it", async () => {
+    const file = await workflowFile(
+      "interrupted",
+      "tasks:\n  first: { run: 'echo started; sleep 1000' }\n  other: { run: echo other }\n  later: { run: echo later, dependsOn: first }\n",
+    );
+    const runId = newRunId("interrupted");
+    const run = startRun(file, ["--run-id", runId, "-j", "1", "--shutdown-timeout", "1s", "--kill-grace", "1s"]);
+    expect(await eventually(() => run.stdout().includes(`${runId}/first | started`), 15_000)).toBe(true);
+    run.child.kill("SIGINT");
+    const result = await run.done;
+    expect(result.code).toBe(130);
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toContain(`run ${runId} stopped: cancelled 3 tasks that had not started or were given back\n`);
+    expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 3 cancelled in \S+ \(interrupted by SIGINT\)/);
+    expect(result.stdout).toContain("- other: cancelled by request\n");
+    const status = await store.runStatus(runId);
+    expect(status.state).toBe("cancelled");
+    expect(status.tasks.map((row) => [row.key, row.state, row.attempts])).toEqual([
+      ["first", "cancelled", 0],
+      ["other", "cancelled", 0],
+      ["later", "cancelled", 0],
+    ]);
+    // A worker started later finds nothing of it to run.
+    const worker = await startWorker(["-j", "1"]);
+    await sleep(1_000);
+    expect(worker.stdout()).not.toContain(runId);
+    worker.cli.child.kill("SIGTERM");
+    await worker.cli.done;
+    expect((await store.pruneRuns(0, { dryRun: true })).runs).toContain(runId);
+  });
+
+  it("stopped while its database does not answer: exits soon with the signal's code, saying the run may still be live and how to cancel it", async () => {
+    const database = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    try {
+      const file = await workflowFile("unanswered", "tasks:\n  a: { run: 'echo started; sleep 1000' }\n  b: { run: echo b, dependsOn: a }\n");
+      const runId = newRunId("unanswered");
+      const run = startRun(file, ["--run-id", runId, "--shutdown-timeout", "1s", "--kill-grace", "1s"], { TASKQ_STORE: proxy.url(SECRET_URL) });
+      expect(await eventually(() => run.stdout().includes(`${runId}/a | started`), 15_000)).toBe(true);
+      proxy.freeze();
+      const signalledAt = Date.now();
+      run.child.kill("SIGTERM");
+      const result = await run.done;
+      expect(result.code).toBe(143);
+      expect(Date.now() - signalledAt).toBeLessThan(20_000);
+      expect(result.stderr).toContain(`taskq: run ${runId} may still be live: its tasks that had not started were not cancelled`);
+      expect(result.stderr).toContain(`cancel them with: taskq cancel ${runId}\n`);
+      // As it says: nothing reached the database.
+      expect((await store.runStatus(runId)).state).toBe("running");
+      await store.cancelRun(runId);
+      await store.pool.query(`UPDATE "${SCHEMA}".tasks SET lease_expires_at = now() WHERE run_id = $1`, [runId]);
+      await store.sweepOrphans();
+      expect((await store.runStatus(runId)).state).toBe("cancelled");
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("its summary names this process's log folder, words a timeout as a local run does, and tells of no stop it was not asked for", async () => {
+    const file = await workflowFile("summary", "tasks:\n  fine: { run: echo fine }\n  slow: { run: 'echo waiting; sleep 30', timeout: 1s }\n");
+    const runId = newRunId("summary");
+    const result = await taskq(["run", file, "--log-dir", ws.logs, "--run-id", runId]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/Dead letters \(1\):\n\s+\S+ slow: timed out after 1s \(1 attempt\)/);
+    expect(result.stdout).toContain(`    log: ${path.join(ws.logs, runId, "slow.log")}\n`);
+    expect(result.stdout).toContain(`logs: ${path.join(ws.logs, runId)}\n`);
+    expect(result.stdout).not.toContain("stopped");
+    expect(await readFile(path.join(ws.logs, runId, "slow.log"), "utf8")).toBe("waiting\n");
+  });
+});
