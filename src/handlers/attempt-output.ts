@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from "node:net";
 import type { Readable } from "node:stream";
 import { LineSplitter, type BlockHandler } from "./line-splitter.js";
@@ -6,6 +6,24 @@ import { closeLogFile, type LogFile } from "./log-file.js";
 import type { StreamName } from "./types.js";
 
 export type { StreamName } from "./types.js";
+
+/** Pipes kept open for processes a task left running (see AttemptOutput.#leaveOpen), in all tasks. */
+let latePipes = 0;
+/** At most this many: each is a descriptor the open-file limit counts (see open-file-limit.ts). */
+export const LATE_PIPES_MAX = 8;
+/** What one attempt's leftovers may write into its log after it ended. */
+const LATE_BYTES_MAX = 16 * 1024 * 1024;
+
+/** Output that came after the task ended (see AttemptOutput.#leaveOpen). */
+interface Late {
+  /** Chunks that came while the log was being closed; undefined once it is. */
+  held: Buffer[] | undefined;
+  sources: Readable[];
+  bytes: number;
+  /** The log's size after our last write: another size means someone else wrote since. */
+  end: number;
+  capped?: boolean;
+}
 
 /** readNow reads at most this much before it leaves the rest to a stream (a writer may still be writing). */
 const READ_NOW_MAX = 1024 * 1024;
@@ -31,9 +49,9 @@ export interface AttemptOutputOptions {
    * left running outside its group (a `setsid` daemon) keeps writing. Without it, those pipes
    * are closed, and the writer gets SIGPIPE.
    */
-  lateLog?: string;
-  /** Called once, when drain() leaves a pipe to lateLog. */
-  onLate?: () => void;
+  lateLog?: { path: string; attempt: number };
+  /** Called once, when drain() first leaves a pipe to lateLog (`kept`), or has to close one (too many kept already). */
+  onLate?: (kept: boolean) => void;
 }
 
 /**
@@ -61,10 +79,10 @@ export class AttemptOutput {
   #logError: Error | undefined;
   /** Called on each chunk while drain() waits (its idle timer). */
   #onChunk: (() => void) | undefined;
-  readonly #lateLog: string | undefined;
-  readonly #onLate: (() => void) | undefined;
+  readonly #lateLog: AttemptOutputOptions["lateLog"];
+  readonly #onLate: AttemptOutputOptions["onLate"];
   /** Set once drain() left pipes open: what they bring goes to lateLog, not to the log or the display. */
-  #late: { fd: number | undefined; held: Buffer[] | undefined; sources: number } | undefined;
+  #late: Late | undefined;
 
   constructor(options: AttemptOutputOptions) {
     this.#log = options.log;
@@ -209,55 +227,77 @@ export class AttemptOutput {
     // The log is complete: what came meanwhile, and what comes from now on, goes after it.
     const held = late.held ?? [];
     late.held = undefined;
-    try {
-      late.fd = openSync(this.#lateLog!, "a");
-      writeSync(late.fd, "\n--- taskq: written after the task ended, by processes it left running ---\n");
-    } catch {
-      late.fd = -1; // no file to append to: the output is read and dropped, the writer runs on
-    }
-    for (const chunk of held) this.#writeLate(chunk);
-    if (late.sources === 0) this.#closeLate();
+    for (const chunk of held) this.#appendLate(late, chunk, true);
   }
 
   /**
-   * A pipe a process outside the task's group still holds once the task is over: read on, into
-   * lateLog, so the writer neither blocks nor dies of SIGPIPE (a daemon serving later tasks
-   * runs until the run's end stops it). Unreferenced: it never keeps taskq from exiting.
+   * A pipe a process outside the task's group still holds once the task is over (a `setsid`
+   * daemon): read on, into lateLog, so the writer neither dies of SIGPIPE nor blocks, up to
+   * LATE_BYTES_MAX; then it is no longer read, and the writer waits on a full pipe. At most
+   * LATE_PIPES_MAX are kept across all tasks (each is a descriptor for as long as the daemon
+   * lives); past that, the pipe is closed as it always was. Unreferenced: it never keeps
+   * taskq from exiting.
    */
   #leaveOpen(source: Readable): void {
-    if (this.#lateLog === undefined) {
+    if (this.#lateLog === undefined || latePipes >= LATE_PIPES_MAX) {
+      if (this.#lateLog !== undefined && this.#late === undefined) this.#onLate?.(false);
       source.destroy();
       return;
     }
+    latePipes++;
+    source.once("close", () => latePipes--);
     if (this.#late === undefined) {
-      this.#late = { fd: undefined, held: [], sources: 0 };
-      this.#onLate?.();
+      this.#late = { held: [], sources: [], bytes: 0, end: -1 };
+      this.#onLate?.(true);
     }
-    const late = this.#late;
-    late.sources++;
-    source.once("close", () => {
-      if (--late.sources === 0 && late.held === undefined) this.#closeLate();
-    });
+    this.#late.sources.push(source);
     (source as Partial<Socket>).unref?.();
-    source.resume();
+    if (this.#late.bytes < LATE_BYTES_MAX) source.resume();
+    else source.pause();
   }
 
   #writeLate(chunk: Buffer): void {
     const late = this.#late!;
-    if (late.held !== undefined) late.held.push(Buffer.from(chunk));
-    else if (late.fd !== undefined && late.fd >= 0) {
-      try {
-        writeSync(late.fd, chunk);
-      } catch {
-        this.#closeLate(); // a full disk: drop the rest, as the log's own errors do
-      }
+    if (late.held === undefined) this.#appendLate(late, chunk);
+    else if (late.bytes < LATE_BYTES_MAX) {
+      // The log is still being closed: kept until it is, so the bytes come after it.
+      const part = Buffer.from(chunk.subarray(0, LATE_BYTES_MAX - late.bytes));
+      late.held.push(part);
+      late.bytes += part.length;
+      if (late.bytes >= LATE_BYTES_MAX) for (const source of late.sources) source.pause();
     }
   }
 
-  #closeLate(): void {
-    const late = this.#late!;
-    if (late.fd !== undefined && late.fd >= 0) closeSync(late.fd);
-    late.fd = -1;
+  /**
+   * Appends to lateLog, opened for each write (late output is rare; a daemon's pipe costs no
+   * second descriptor). A header says what follows, again whenever someone else (the task's
+   * next attempt) wrote to the file since. A failed write drops the bytes, as the log's own
+   * errors do.
+   */
+  #appendLate(late: Late, chunk: Buffer, counted = false): void {
+    let part = chunk;
+    if (!counted) {
+      if (late.bytes >= LATE_BYTES_MAX) return;
+      part = chunk.subarray(0, LATE_BYTES_MAX - late.bytes);
+      late.bytes += part.length;
+    }
+    let fd: number | undefined;
+    try {
+      fd = openSync(this.#lateLog!.path, "a");
+      let size = fstatSync(fd).size;
+      if (size !== late.end) size += writeSync(fd, `\n--- taskq: written after attempt ${this.#lateLog!.attempt} ended, by processes it left running ---\n`);
+      size += writeSync(fd, part);
+      if (late.bytes >= LATE_BYTES_MAX && late.capped !== true) {
+        late.capped = true;
+        size += writeSync(fd, `\n--- taskq: ${LATE_BYTES_MAX / 1024 / 1024} MiB written after the task ended: the rest is not read (its writer waits) ---\n`);
+        for (const source of late.sources) source.pause();
+      }
+      late.end = size;
+    } catch {
+      // no file to append to (a full disk, the folder gone): the bytes are dropped
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
   }
 
   #splitterFor(stream: StreamName): LineSplitter {
@@ -308,8 +348,9 @@ export class AttemptOutput {
     });
   }
 
-  /** Reads from the pipes only while both the log and the display keep up. */
+  /** Reads from the pipes only while both the log and the display keep up (late ones: see #leaveOpen). */
   #updateFlow(): void {
+    if (this.#late !== undefined) return;
     const pause = this.#logFull || this.#displayFull;
     if (pause === this.#pausedFlow) return;
     this.#pausedFlow = pause;

@@ -156,8 +156,10 @@ function markedGroups(sessions: ReadonlySet<number> | undefined, shared = false)
   return [...groups];
 }
 
-/** The last pass over /proc, good until the end of this turn of the event loop. */
+/** The last pass over /proc, good until the end of this turn of the event loop, and for SHARED_PASS_MS at most. */
 let lastScan: Map<number, Set<number>> | undefined;
+let lastScanAt = 0;
+const SHARED_PASS_MS = 20;
 
 /**
  * The live processes that carry taskq's TASKQ_PID, as their groups by session, from one
@@ -167,7 +169,9 @@ let lastScan: Map<number, Set<number>> | undefined;
  * are read while pids have not wrapped (see firstTaskPid): the pass then reads few files.
  */
 function markedProcesses(shared: boolean): Map<number, Set<number>> {
-  if (shared && lastScan !== undefined) return lastScan;
+  // A pass made in the check phase is cleared only in the next loop's: the age bounds it too.
+  if (shared && lastScan !== undefined && performance.now() - lastScanAt < SHARED_PASS_MS) return lastScan;
+  lastScanAt = performance.now();
   const found = new Map<number, Set<number>>();
   let names: string[] = [];
   try {

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess, type StdioOptions } from "node:child_process"
 import { closeSync } from "node:fs";
 import { stat } from "../fs-async.js";
 import { makeDirectory } from "../make-directory.js";
-import { AttemptOutput, type StreamName } from "./attempt-output.js";
+import { AttemptOutput, LATE_PIPES_MAX, type StreamName } from "./attempt-output.js";
 import { closeEnds, fifoPool, type PipeEnds } from "./fifo-pool.js";
 import { LogWriteError, TaskFailedError } from "./errors.js";
 import { guardProblem } from "./group-guard.js";
@@ -223,8 +223,13 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
         terminator.terminate();
       },
       // A daemon the task started (setsid) may hold its pipes open after it ended: they are read on.
-      lateLog: logPath,
-      onLate: () => options.sink.note?.(`${task.id}: a process it left running still holds its output; what that writes goes on into ${logPath}`),
+      lateLog: { path: logPath, attempt: ctx.attempt },
+      onLate: (kept) =>
+        options.sink.note?.(
+          kept
+            ? `${task.id}: a process it left running still holds its output; what that writes goes on into ${logPath}`
+            : `${task.id}: a process it left running still holds its output; ${LATE_PIPES_MAX} such pipes are kept open already, so this one is closed (its writer may get SIGPIPE)`,
+        ),
       ...(options.sink.whenDrained === undefined ? {} : { whenDisplayDrained: () => options.sink.whenDrained?.() }),
     });
     // FIFOs not yet given to a stream: read once the task exits, unless it runs long enough to stream.

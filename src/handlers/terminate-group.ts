@@ -3,6 +3,9 @@ import { sessionHasProcesses, signalProcessGroup, signalSession } from "./proces
 
 /** How often a lingering group is checked while it is being terminated. */
 const POLL_MS = 25;
+/** How long the members left in an ended task's group get to leave it (setsid) before they are stopped. */
+const LEAVING_MS = 100;
+const LEAVING_POLL_MS = 10;
 /** How long SIGKILLed processes get to disappear before the attempt stops waiting. */
 const KILL_SETTLE_MS = 2000;
 
@@ -55,7 +58,15 @@ export class GroupTerminator {
     this.#shellAlive = false;
     // Most tasks leave nothing in their group: one kill(0) says so, with no look into /proc.
     // A task that exited leaves what is in other groups of its session to the next sweep.
-    const groupLeft = signalProcessGroup(this.#pgid, 0);
+    let groupLeft = signalProcessGroup(this.#pgid, 0);
+    if (!this.#terminating && !groupLeft) return;
+    // A task that ended by itself: a member on its way out of the group is a daemon, not a
+    // leftover (`setsid server &` as the last command: the shell may exit between the
+    // child's fork and its setsid, and a SIGTERM then killed it about 1 time in 6).
+    for (const until = performance.now() + LEAVING_MS; groupLeft && !this.#terminating && performance.now() < until; ) {
+      await delay(LEAVING_POLL_MS);
+      groupLeft = signalProcessGroup(this.#pgid, 0);
+    }
     if (!this.#terminating && !groupLeft) return;
     // One pass over /proc serves every task reaped in this turn of the event loop (200
     // stopped at once: a few passes, not 200, which took seconds). A pass made earlier in

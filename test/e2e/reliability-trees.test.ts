@@ -110,7 +110,40 @@ describe("process trees and timeouts", () => {
     expect(result.stdout).toMatch(/note +start: a process it left running still holds its output; what that writes goes on into \S+start\.log/);
     const runId = await singleRunId(run.logs);
     const log = await readFile(path.join(run.logs, runId, "start.log"), "utf8");
-    expect(log).toMatch(/^(tick \d+\n)*started\n(tick \d+\n)*\n--- taskq: written after the task ended, by processes it left running ---\n(tick \d+\n){2,}/);
+    expect(log).toMatch(/^(tick \d+\n)*started\n(tick \d+\n)*\n--- taskq: written after attempt 1 ended, by processes it left running ---\n(tick \d+\n){2,}/);
+  });
+
+  it("a daemon that floods its output after its task ended: 16 MiB go into the log, then it waits, neither killed nor filling the disk", async () => {
+    const yaml = tasksYaml([
+      // Starts writing once its task is over (after the task's own output has drained).
+      ["start", `{ run: "setsid sh -c 'sleep 1; echo flooding > $TASKQ_LEDGER.flood; yes late-line' & echo started" }`],
+      ["use", '{ run: "until grep -q \\"the rest is not read\\" logs/$TASKQ_RUN_ID/start.log; do sleep 0.1; done; sleep 0.5; pgrep -x yes > $TASKQ_LEDGER.alive", dependsOn: start }'],
+    ]);
+    const run = await startRun(yaml, ["--output", "plain"]);
+    expect((await run.done).code).toBe(0);
+    expect(existsSync(`${run.ledger}.flood`)).toBe(true);
+    // Still there, waiting on its full pipe, long after the cap (stopped with the run).
+    expect((await readFile(`${run.ledger}.alive`, "utf8")).trim()).toMatch(/^\d+/);
+    const log = await readFile(path.join(run.logs, await singleRunId(run.logs), "start.log"), "latin1");
+    expect(log.length).toBeLessThan(16 * 1024 * 1024 + 4096);
+    expect(log.length).toBeGreaterThan(16 * 1024 * 1024);
+    expect(log).toMatch(/\n--- taskq: 16 MiB written after the task ended: the rest is not read \(its writer waits\) ---\n$/);
+  });
+
+  it("daemons started as their tasks' last command (setsid server &) are not mistaken for leftovers: all of them run", async () => {
+    const ids = Array.from({ length: 30 }, (_, index) => `d${index}`);
+    const yaml = tasksYaml([
+      ...ids.map((id): [string, string] => [id, `{ run: "setsid sh -c 'echo ok > $TASKQ_LEDGER.$TASKQ_TASK_ID; exec sleep 1000' & echo started" }`]),
+      // Waits (boundedly) for every daemon's first command, however slow the machine.
+      ["check", `{ run: "for i in $(seq 200); do [ $(ls $TASKQ_LEDGER.d* 2>/dev/null | wc -l) -ge 30 ] && exit 0; sleep 0.05; done; exit 1", dependsOn: [${ids.join(", ")}] }`],
+    ]);
+    // One at a time: each task is reaped the moment its shell exits, as a lone task is.
+    const run = await startRun(yaml, ["-j", "1", "--output", "plain", "--kill-grace", "1s"]);
+    const result = await run.done;
+    const ran = ids.filter((id) => existsSync(`${run.ledger}.${id}`));
+    expect(ran).toEqual(ids);
+    expect(result.code).toBe(0);
+    expect(await sleeping1000(await singleRunId(run.logs))).toEqual([]);
   });
 
   it("a workflow's env cannot hide a task's processes from taskq: TASKQ_PID is taskq's whatever the file sets", async () => {
