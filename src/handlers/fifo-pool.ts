@@ -3,7 +3,8 @@ import { closeSync, constants, lstatSync, mkdtempSync, openSync, readdirSync, re
 import path from "node:path";
 import { processExists } from "../process-exists.js";
 import { GUARD_LIST_PREFIX } from "./group-guard.js";
-import { tempRoot } from "./temp-root.js";
+import { pipesOpenedAhead } from "./open-file-limit.js";
+import { ownerPid, ownerTag, tempRoot } from "./temp-root.js";
 
 /** The two ends of one pipe: the task writes to `write`, taskq reads `read` (non-blocking). */
 export interface PipeEnds {
@@ -15,7 +16,7 @@ export interface PipeEnds {
 const FIRST_BATCH = 8;
 const MAX_BATCH = 512;
 const MAX_FAILURES = 2;
-/** The folder's name: `taskq-fifo-<pid>-<random>`, so a later taskq can remove what a killed one left. */
+/** The folder's name: `taskq-fifo-<pid>-n<PID namespace>-<random>`, so a later taskq can remove what a killed one left (see ownerTag). */
 const PREFIX = "taskq-fifo-";
 /** What a run did not use, kept for the next (see FifoPool): `taskq-fifo-spare-<random>`. */
 const SPARE_PREFIX = `${PREFIX}spare-`;
@@ -25,8 +26,6 @@ const MAX_SPARES = 4;
 const MAX_SPARE_FIFOS = 64;
 /** A guard list left this long by a taskq that is gone is no one's (see staleGuardList). */
 const STALE_GUARD_LIST_MS = 60_000;
-/** Pipes kept open ahead (see FifoPool.openAhead): two tasks' worth. */
-const OPENED_AHEAD = 4;
 
 /**
  * Real pipes for tasks' stdout and stderr. Node's `stdio: "pipe"` gives a child Unix
@@ -70,6 +69,8 @@ export class FifoPool {
   /** What went wrong last, for the note a run prints when it falls back to sockets. */
   #problem = "";
   #exitHook = false;
+  /** Pipes kept open ahead (see openAhead): two tasks' worth, none under a low open-file limit. */
+  #ahead: number | undefined;
 
   /** `root`: where the folder goes; by default TMPDIR if set, else /dev/shm, else the temp dir. */
   constructor(root?: string) {
@@ -176,7 +177,7 @@ export class FifoPool {
 
   /**
    * Unlinks the FIFOs take() handed out since the last call, and opens the next tasks'
-   * (up to OPENED_AHEAD), for take() to hand out with no syscall. The handler calls it
+   * (up to pipesOpenedAhead()), for take() to hand out with no syscall. The handler calls it
    * once a task has started, when taskq often waits for a task to end anyway, rather than
    * between one task's end and the next one's start, where each syscall delays the next
    * task (1,000 `true` tasks at -j 2: ~45 µs less between a task's exit and the next
@@ -184,7 +185,8 @@ export class FifoPool {
    */
   openAhead(): void {
     this.#unlinkTaken();
-    while (this.#opened.length < OPENED_AHEAD && this.#ready.length > 0) {
+    const ahead = (this.#ahead ??= pipesOpenedAhead());
+    while (this.#opened.length < ahead && this.#ready.length > 0) {
       const file = this.#ready.pop() as string;
       const ends = openEnds(file);
       if (ends === undefined) {
@@ -235,7 +237,7 @@ export class FifoPool {
         const spares = tidyRoot(root);
         if (this.#claim(root, spares)) return;
       }
-      dir = this.#dir ??= mkdtempSync(path.join(root, `${PREFIX}${process.pid}-`));
+      dir = this.#dir ??= mkdtempSync(path.join(root, `${PREFIX}${ownerTag()}`));
     } catch (error) {
       this.#fail(`cannot make a folder in ${root}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
       return;
@@ -272,7 +274,7 @@ export class FifoPool {
     for (const spare of spares) {
       const from = path.join(root, spare);
       if (!claimed) {
-        const to = path.join(root, `${PREFIX}${process.pid}-${randomName()}`);
+        const to = path.join(root, `${PREFIX}${ownerTag()}${randomName()}`);
         try {
           renameSync(from, to); // fails if another taskq claimed it first
         } catch {
@@ -306,11 +308,11 @@ export class FifoPool {
   }
 }
 
-
 /**
  * Removes the FIFO folders of taskq processes that are gone (and guard lists that both a
  * taskq and its guard left: see staleGuardList), and lists the spare folders (see
- * FifoPool). Never throws.
+ * FifoPool). Only what a taskq of this PID namespace made is looked at (see ownerTag).
+ * Never throws.
  */
 function tidyRoot(root: string): string[] {
   let names: string[];
@@ -330,8 +332,9 @@ function tidyRoot(root: string): string[] {
       spares.push(name);
       continue;
     }
-    const pid = Number(name.slice(PREFIX.length, name.indexOf("-", PREFIX.length)));
-    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || processExists(pid)) continue;
+    // Only a folder whose owner can be checked (of this PID namespace): another's live taskq may be using it.
+    const pid = ownerPid(name, PREFIX);
+    if (pid === undefined || pid === process.pid || processExists(pid)) continue;
     try {
       rmSync(path.join(root, name), { recursive: true, force: true });
     } catch {
@@ -347,8 +350,8 @@ function tidyRoot(root: string): string[] {
  * container stopped). A younger one may be about to be read.
  */
 function staleGuardList(root: string, name: string): boolean {
-  const pid = Number(name.slice(GUARD_LIST_PREFIX.length, name.indexOf("-", GUARD_LIST_PREFIX.length)));
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || processExists(pid)) return false;
+  const pid = ownerPid(name, GUARD_LIST_PREFIX);
+  if (pid === undefined || pid === process.pid || processExists(pid)) return false;
   try {
     return Date.now() - statSync(path.join(root, name)).mtimeMs > STALE_GUARD_LIST_MS;
   } catch {

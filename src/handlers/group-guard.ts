@@ -2,16 +2,20 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import type { Writable } from "node:stream";
 import { GroupList } from "./group-list.js";
-import { tempRoot } from "./temp-root.js";
+import { ownerTag, tempRoot } from "./temp-root.js";
 
 /**
  * What the guard runs (POSIX sh): $1 is taskq's pid (for `ps`), $2 the grace in whole
- * seconds, $3 the list file. It waits for the end of its input, which comes when taskq is
- * gone, however it ended, SIGKILL included; taskq never writes to it, so the guard sleeps
- * until then. A taskq that ends as it should removes the list first: nothing to do. Else
- * the list's "+PGID" and "-PGID" lines, replayed, leave the groups that were running
- * (anything else, or a PGID of 0 or 1, which kill would take as "its own group" or "every
- * process", is ignored), each kept only while its task's shell (pid = pgid) is there with
+ * seconds, $3 the list file, which taskq also hands it as descriptor 3. It waits for the end
+ * of its input, which comes when taskq is gone, however it ended, SIGKILL included; taskq
+ * never writes to it, so the guard sleeps until then. It reads the list through its
+ * descriptor, reopened as /proc/<its pid>/fd/3 (from the start, not where taskq's last write
+ * left the shared offset; /dev/fd may be missing where /proc is not): a task may have
+ * deleted the name (`rm -rf "$TMPDIR"/*`, TMPDIR being taskq's), not the file. Only
+ * without /proc, by name. A taskq that ends as it should empties the list (or removes it):
+ * nothing to do. Else the list's "+PGID" and "-PGID" lines, replayed, leave the groups that
+ * were running (anything else, or a PGID of 0 or 1, which kill would take as "its own group"
+ * or "every process", is ignored), each kept only while its task's shell (pid = pgid) is there with
  * TASKQ_PID=<taskq's pid> in its environment: a group whose shell has gone may have had its id
  * used again by the time the guard looks (its "-PGID" was still on its way when taskq died).
  * Then the groups of every process whose environment holds
@@ -25,7 +29,9 @@ import { tempRoot } from "./temp-root.js";
 export const GUARD_SCRIPT = `
 taskq=$1 grace=$2 list=$3
 while read -r _; do :; done
-[ -f "$list" ] || exit 0
+from=/proc/$$/fd/3
+[ -f "$from" ] || from=$list
+[ -s "$from" ] || exit 0
 live=" "
 while read -r line; do
   pg=\${line#?}
@@ -34,8 +40,8 @@ while read -r line; do
     +*) live="$live$pg " ;;
     -*) case $live in *" $pg "*) live="\${live%% $pg *} \${live#* $pg }" ;; esac ;;
   esac
-done < "$list"
-rm -f "$list" "$list.new"
+done < "$from"
+rm -f "$list"
 groups=" "
 for pg in $live; do
   grep -q -z -x -F "TASKQ_PID=$taskq" "/proc/$pg/environ" 2>/dev/null && groups="$groups$pg "
@@ -65,7 +71,7 @@ exit 0
 /** The guard's name in `ps`, followed by taskq's pid. */
 export const GUARD_NAME = "taskq-guard";
 
-/** The list file's name: `taskq-guard-<pid>-<random>`, in the FIFOs' temp root (tmpfs where there is one). */
+/** The list file's name: `taskq-guard-<pid>-n<PID namespace>-<random>` (see ownerTag), in the FIFOs' temp root (tmpfs where there is one). */
 export const GUARD_LIST_PREFIX = "taskq-guard-";
 
 interface Guard {
@@ -125,7 +131,7 @@ export function startGroupGuard(killGraceMs: number): void {
   if (guard === undefined) failed = true;
 }
 
-/** No guard from now on: its list is removed, so it ends at taskq's exit doing nothing. */
+/** No guard from now on: its list is emptied, so it ends at taskq's exit doing nothing. */
 function stopGuarding(): void {
   failed = true;
   const stopped = guard;
@@ -137,7 +143,7 @@ function startGuard(killGraceMs: number): Guard | undefined {
   let list: GroupList;
   const root = tempRoot();
   try {
-    list = new GroupList(path.join(root, `${GUARD_LIST_PREFIX}${process.pid}-${Math.random().toString(36).slice(2, 10)}`), stopGuarding);
+    list = new GroupList(path.join(root, `${GUARD_LIST_PREFIX}${ownerTag()}${Math.random().toString(36).slice(2, 10)}`), stopGuarding);
   } catch (error) {
     problem = `cannot make its list in ${root}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
     return undefined;
@@ -165,9 +171,12 @@ function spawnGuard(current: Guard): boolean {
     const graceSeconds = String(Math.max(1, Math.ceil(current.killGraceMs / 1000)));
     // The script comes in the environment, so `ps` shows "sh -c ... taskq-guard <taskq pid> <grace> <list>".
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", TASKQ_GUARD_SCRIPT: GUARD_SCRIPT };
+    const list = current.list.descriptor;
+    if (list === undefined) return false;
     const child = spawn("/bin/sh", ["-c", 'eval "$TASKQ_GUARD_SCRIPT"', GUARD_NAME, String(process.pid), graceSeconds, current.list.file], {
       env,
-      stdio: ["pipe", "ignore", "ignore"],
+      // Descriptor 3: the list itself, which the guard reads even once its name is deleted (see GUARD_SCRIPT).
+      stdio: ["pipe", "ignore", "ignore", list],
       // Its own session: Ctrl-C to taskq's terminal group, or a runner's signal to it, must not end the guard first.
       detached: true,
     });

@@ -1,7 +1,14 @@
-import { closeSync, constants, openSync, renameSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, constants, ftruncateSync, openSync, unlinkSync, writeSync } from "node:fs";
 
 /** Lines appended before the list is written again with only the groups still running. */
 const COMPACT_AFTER_LINES = 4096;
+
+/**
+ * The list's first line. An empty list is one taskq emptied as it exited as it should (see
+ * discard): the guard stops nothing then, whereas a list with no group yet is still a
+ * reason to look for processes by TASKQ_PID (a task whose spawn had not returned).
+ */
+const HEADER = "#taskq\n";
 
 /**
  * The guard's list of running task groups (see group-guard.ts), kept in a file that only
@@ -9,8 +16,15 @@ const COMPACT_AFTER_LINES = 4096;
  * groups whose last line is "+" are the running ones (a pgid used again is listed again).
  * An append is one write(2), and wakes no one. Every COMPACT_AFTER_LINES lines the file is
  * written again with only the running groups, so the guard never replays more than a few
- * thousand lines (a worker lists a group per task, for weeks); the new file replaces the
- * old by rename, so a taskq killed meanwhile leaves one or the other whole.
+ * thousand lines (a worker lists a group per task, for weeks).
+ *
+ * The file is only ever written through one descriptor, which the guard shares (see
+ * `descriptor`): its name may be deleted under us (a task's `rm -rf "$TMPDIR"/*`) and the
+ * guard still reads what taskq wrote. So compacting rewrites the same file in place, never
+ * a new one renamed over it: the running groups from offset 0, then a truncation. A taskq
+ * killed between the two leaves them followed by the end of the old lines, starting mid-line
+ * (digits, which the guard ignores): replayed, those lines repeat the last word on each
+ * group they name, so the list still says what runs.
  *
  * add() and the constructor throw what the file system throws (a full disk); a deferred
  * write that fails (see remove) calls `onFailure`. The caller stops guarding then.
@@ -19,6 +33,8 @@ export class GroupList {
   readonly #groups = new Set<number>();
   readonly #onFailure: () => void;
   #fd: number | undefined;
+  /** Where the next line goes: taskq writes at known offsets (no O_APPEND, see #compact). */
+  #size = 0;
   #lines = 0;
   /** "-PGID" lines not yet written (see remove), and how many. */
   #removed = "";
@@ -31,7 +47,21 @@ export class GroupList {
     onFailure: () => void = () => undefined,
   ) {
     this.#onFailure = onFailure;
-    this.#fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND, 0o600);
+    const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    try {
+      writeAll(fd, HEADER, 0);
+    } catch (error) {
+      closeSync(fd);
+      unlinkQuietly(file);
+      throw error;
+    }
+    this.#fd = fd;
+    this.#size = HEADER.length;
+  }
+
+  /** The list's descriptor (write-only), for the guard to hold; undefined once discarded. */
+  get descriptor(): number | undefined {
+    return this.#fd;
   }
 
   /** Lists a group at once: from here on, a guard acting on the list stops it. */
@@ -59,11 +89,20 @@ export class GroupList {
     setImmediate(() => this.#flushRemoved()).unref();
   }
 
-  /** Closes and removes the file: a guard that finds no list stops nothing. Never throws. */
+  /**
+   * Empties, closes and removes the file: a guard that finds its list empty (or gone) stops
+   * nothing. Emptied through the descriptor, as the guard reads it whatever became of the
+   * name. Never throws.
+   */
   discard(): void {
     this.#removed = "";
     this.#removedCount = 0;
     if (this.#fd !== undefined) {
+      try {
+        ftruncateSync(this.#fd, 0);
+      } catch {
+        // nothing more to do: the name goes below
+      }
       try {
         closeSync(this.#fd);
       } catch {
@@ -71,11 +110,7 @@ export class GroupList {
       }
       this.#fd = undefined;
     }
-    try {
-      unlinkSync(this.file);
-    } catch {
-      // gone already
-    }
+    unlinkQuietly(this.file);
   }
 
   #flushRemoved(): void {
@@ -94,17 +129,32 @@ export class GroupList {
 
   #append(lines: string, count: number): void {
     if (this.#fd === undefined) return;
-    writeSync(this.#fd, lines);
+    writeAll(this.#fd, lines, this.#size);
+    this.#size += lines.length; // ASCII: one byte a character
     this.#lines += count;
     if (this.#lines >= COMPACT_AFTER_LINES) this.#compact(this.#fd);
   }
 
+  /** Writes the running groups over the file's start, then cuts off the rest (see the class). */
   #compact(fd: number): void {
-    const next = `${this.file}.new`;
-    writeFileSync(next, [...this.#groups].map((pgid) => `+${pgid}\n`).join(""), { mode: 0o600 });
-    renameSync(next, this.file);
-    closeSync(fd);
-    this.#fd = openSync(this.file, constants.O_WRONLY | constants.O_APPEND);
+    const text = HEADER + [...this.#groups].map((pgid) => `+${pgid}\n`).join("");
+    writeAll(fd, text, 0);
+    ftruncateSync(fd, text.length);
+    this.#size = text.length;
     this.#lines = this.#groups.size;
+  }
+}
+
+/** Writes all of `text` (ASCII) at `position`, however short each write(2) is. */
+function writeAll(fd: number, text: string, position: number): void {
+  const bytes = Buffer.from(text, "latin1");
+  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
+}
+
+function unlinkQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // gone already
   }
 }

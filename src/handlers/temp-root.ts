@@ -1,4 +1,4 @@
-import { accessSync, constants } from "node:fs";
+import { accessSync, constants, readlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 
 const SHM = "/dev/shm";
@@ -16,4 +16,40 @@ export function tempRoot(): string {
   } catch {
     return tmpdir();
   }
+}
+
+let namespace: string | undefined;
+
+/** This process's PID namespace ("4026531836"), or "" where /proc does not say. */
+function pidNamespace(): string {
+  if (namespace === undefined) {
+    try {
+      namespace = /\[(\d+)\]/.exec(readlinkSync("/proc/self/ns/pid"))?.[1] ?? "";
+    } catch {
+      namespace = "";
+    }
+  }
+  return namespace;
+}
+
+/**
+ * `<pid>-n<PID namespace>-`: what follows the prefix of taskq's files in the temp root, so
+ * that a later taskq can tell whether their owner is gone. A pid means something only in
+ * its own namespace: the temp root may be shared with another container (a /tmp volume,
+ * `--ipc=host`'s /dev/shm), where a live taskq's pid is unused here, or someone else's.
+ */
+export function ownerTag(): string {
+  return `${process.pid}-n${pidNamespace()}-`;
+}
+
+/**
+ * The owner's pid in a name made with ownerTag after `prefix`, where it can be checked
+ * with kill(pid, 0): the owner is of this PID namespace. Else undefined: another
+ * namespace's, a name from a taskq that did not say (older ones), or no namespace known here.
+ */
+export function ownerPid(name: string, prefix: string): number | undefined {
+  const match = /^(\d+)-n(\d+)-/.exec(name.slice(prefix.length));
+  if (match === null || !name.startsWith(prefix) || match[2] !== pidNamespace()) return undefined;
+  const pid = Number(match[1]);
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
 }

@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { closeSync, constants, existsSync, openSync, readdirSync, statSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
-import { constants as osConstants } from "node:os";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { constants as osConstants, tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BIN, workspace } from "../helpers/cli.js";
@@ -174,6 +174,30 @@ describe("signals and shutdown", () => {
     const runId = await singleRunId(run.logs);
     await waitUntil("every task process gone", async () => (await findLeftovers(runId)).length === 0, 1000 + SLACK_MS * 2);
     await waitUntil("the guard gone", async () => (await findGuards(run.child.pid!)).length === 0, SLACK_MS * 2);
+  });
+
+  it("taskq SIGKILLed after a task emptied its TMPDIR (rm -rf \"$TMPDIR\"/*, the guard's list with it): the guard still stops the other tasks", async () => {
+    const tmp = await mkdtemp(path.join(tmpdir(), "taskq-tmpdir-"));
+    try {
+      const yaml = tasksYaml([
+        ["clean", `{ run: 'rm -rf "$TMPDIR"/*' }`],
+        ["long", '{ run: "echo pgid $$; sleep 1000", dependsOn: clean }'],
+        ["other", '{ run: "echo pgid $$; sleep 1000", dependsOn: clean }'],
+      ]);
+      const run = await startRun(yaml, ["-j", "2", "--kill-grace", "1s"], { TMPDIR: tmp });
+      await waitForOutput(run, /long \| pgid/);
+      await waitForOutput(run, /other \| pgid/);
+      const taskq = run.child.pid!;
+      await waitUntil("the guard", async () => (await findGuards(taskq)).length === 1);
+      expect(readdirSync(tmp).filter((name) => name.startsWith("taskq-guard-"))).toEqual([]);
+      run.signalTaskq("SIGKILL");
+      await run.exited;
+      const runId = await singleRunId(run.logs);
+      await waitUntil("every task process gone", async () => (await findLeftovers(runId)).length === 0, 1000 + SLACK_MS * 2);
+      await waitUntil("the guard gone", async () => (await findGuards(taskq)).length === 0, SLACK_MS * 2);
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
   });
 
   it.skipIf(!hasPython)("its terminal closing (SIGHUP) ends taskq by SIGHUP once its tasks are stopped, where Node 20 would abort at exit", { timeout: 30_000 }, async () => {

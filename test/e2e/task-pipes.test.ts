@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readlinkSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -40,8 +40,9 @@ describe("tasks' stdout and stderr are pipes", () => {
     const ws = await workspace('tasks:\n  one: { run: "echo ok" }\n');
     const tmp = path.join(ws.dir, "tmp");
     const deadPid = spawnSync("true").pid;
-    const stale = path.join(tmp, `taskq-fifo-${deadPid}-AbCdEf`);
-    const live = path.join(tmp, `taskq-fifo-${process.pid}-AbCdEf`);
+    const namespace = /\[(\d+)\]/.exec(readlinkSync("/proc/self/ns/pid"))![1]!;
+    const stale = path.join(tmp, `taskq-fifo-${deadPid}-n${namespace}-AbCdEf`);
+    const live = path.join(tmp, `taskq-fifo-${process.pid}-n${namespace}-AbCdEf`);
     await mkdir(stale, { recursive: true });
     await mkdir(live);
     await writeFile(path.join(stale, "0"), "");

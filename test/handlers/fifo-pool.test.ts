@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { closeSync, existsSync, readdirSync, readSync, utimesSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, readdirSync, readlinkSync, readSync, utimesSync, writeFileSync, writeSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -10,6 +10,8 @@ import { eventually } from "../helpers/processes.js";
 
 const roots: string[] = [];
 const pools: FifoPool[] = [];
+/** This process's PID namespace, which taskq's names in the temp root carry after the pid. */
+const namespace = /\[(\d+)\]/.exec(readlinkSync("/proc/self/ns/pid"))![1]!;
 
 afterEach(async () => {
   for (const pool of pools.splice(0)) pool.dispose();
@@ -93,12 +95,30 @@ describe("FifoPool", () => {
     const { root, pool } = await setup();
     const gone = spawnSync("sh", ["-c", "echo $$"], { encoding: "utf8" }).stdout.trim();
     const minutesAgo = new Date(Date.now() - 120_000);
-    await mkdir(path.join(root, `taskq-fifo-${gone}-abcdefgh`));
-    for (const name of [`taskq-guard-${gone}-old`, `taskq-guard-${gone}-young`, `taskq-guard-${process.pid}-mine`]) writeFileSync(path.join(root, name), "+123\n");
-    for (const name of [`taskq-guard-${gone}-old`, `taskq-guard-${process.pid}-mine`]) utimesSync(path.join(root, name), minutesAgo, minutesAgo);
+    await mkdir(path.join(root, `taskq-fifo-${gone}-n${namespace}-abcdefgh`));
+    const lists = [`taskq-guard-${gone}-n${namespace}-old`, `taskq-guard-${gone}-n${namespace}-young`, `taskq-guard-${process.pid}-n${namespace}-mine`];
+    for (const name of lists) writeFileSync(path.join(root, name), "+123\n");
+    for (const name of [lists[0]!, lists[2]!]) utimesSync(path.join(root, name), minutesAgo, minutesAgo);
     for (const ends of (await pool.take())!) closeEnds(ends);
     const left = (await readdir(root)).filter((name) => !name.startsWith(`taskq-fifo-${process.pid}-`)).sort();
-    expect(left).toEqual([`taskq-guard-${process.pid}-mine`, `taskq-guard-${gone}-young`].sort());
+    expect(left).toEqual([lists[2], lists[1]].sort());
+  });
+
+  it("leaves alone what it cannot tell is gone: the folders and lists of another PID namespace's taskq (a container sharing the folder), or of a taskq that did not name its namespace", async () => {
+    const { root, pool } = await setup();
+    // Unused here; in another namespace, a live taskq's.
+    const pid = spawnSync("sh", ["-c", "echo $$"], { encoding: "utf8" }).stdout.trim();
+    const minutesAgo = new Date(Date.now() - 120_000);
+    const folders = [`taskq-fifo-${pid}-n${Number(namespace) + 1}-abcdef`, `taskq-fifo-${pid}-abcdef`];
+    const lists = [`taskq-guard-${pid}-n${Number(namespace) + 1}-abcdefgh`, `taskq-guard-${pid}-abcdefgh`];
+    for (const name of folders) await mkdir(path.join(root, name));
+    for (const name of lists) {
+      writeFileSync(path.join(root, name), "#taskq\n+123\n");
+      utimesSync(path.join(root, name), minutesAgo, minutesAgo);
+    }
+    for (const ends of (await pool.take())!) closeEnds(ends);
+    const left = (await readdir(root)).filter((name) => !name.startsWith(`taskq-fifo-${process.pid}-`)).sort();
+    expect(left).toEqual([...folders, ...lists].sort());
   });
 
   it("a folder removed under it (a temp cleaner) is made again", async () => {

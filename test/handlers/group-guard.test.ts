@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, ftruncateSync, mkdtempSync, openSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -22,6 +22,27 @@ async function runGuard(list: string | undefined, graceSeconds = 1): Promise<{ c
   const listLeft = existsSync(file);
   rmSync(dir, { recursive: true, force: true });
   return { code, listLeft };
+}
+
+/**
+ * Runs the guard as taskq does, with the list handed over as descriptor 3 (taskq's own,
+ * write-only: see GroupList), after `change` did what it does to the file (a task deleting
+ * it, taskq emptying it); then ends its input.
+ */
+async function runGuardHoldingList(list: string, change: (file: string, fd: number) => void): Promise<number | null> {
+  const dir = mkdtempSync(path.join(tmpdir(), "taskq-guard-test-"));
+  const file = path.join(dir, "list");
+  const fd = openSync(file, "wx", 0o600);
+  try {
+    writeFileSync(fd, list);
+    const guard = spawn("/bin/sh", ["-c", GUARD_SCRIPT, GUARD_NAME, String(process.pid), "1", file], { stdio: ["pipe", "ignore", "ignore", fd], detached: true });
+    change(file, fd);
+    guard.stdin!.end();
+    return await new Promise<number | null>((resolve) => guard.once("exit", (exitCode) => resolve(exitCode)));
+  } finally {
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** A process leading a group of its own, as a task's shell does (with taskq's TASKQ_PID, here this process's), or another program's (`marked: false`). */
@@ -64,8 +85,34 @@ describe("the guard's script", () => {
 
   it("with nothing listed, ends at once", async () => {
     const started = Date.now();
-    expect(await runGuard("")).toEqual({ code: 0, listLeft: false });
+    expect(await runGuard("#taskq\n")).toEqual({ code: 0, listLeft: false });
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it("reads its list through the descriptor taskq gave it: a list whose name a task deleted (rm -rf \"$TMPDIR\"/*) still has its groups stopped", async () => {
+    const running = group();
+    try {
+      expect(await runGuardHoldingList(`#taskq\n+${running}\n`, (file) => unlinkSync(file))).toBe(0);
+      expect(await eventually(async () => !(await isAlive(running)), 5000)).toBe(true);
+    } finally {
+      try {
+        process.kill(-running, "SIGKILL");
+      } catch {
+        // stopped by the guard
+      }
+    }
+  });
+
+  it("a list taskq emptied as it exited as it should (its name deleted or not): stops nothing", async () => {
+    const running = group();
+    try {
+      const emptied = (file: string, fd: number): void => ftruncateSync(fd, 0);
+      expect(await runGuardHoldingList(`#taskq\n+${running}\n`, emptied)).toBe(0);
+      expect(await runGuardHoldingList(`#taskq\n+${running}\n`, (file, fd) => (emptied(file, fd), unlinkSync(file)))).toBe(0);
+      expect(await isAlive(running)).toBe(true);
+    } finally {
+      process.kill(-running, "SIGKILL");
+    }
   });
 
   it("without its list (taskq removes it when it exits as it should), stops nothing", async () => {
