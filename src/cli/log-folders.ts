@@ -4,6 +4,7 @@ import path from "node:path";
 import { TaskqError } from "../errors.js";
 import { makeDirectory } from "../make-directory.js";
 import { processExists } from "../process-exists.js";
+import { folderProblem } from "./folder-problem.js";
 
 /**
  * A run folder being written holds `.taskq-active-<pid>` (its content: the host's name)
@@ -109,8 +110,7 @@ export function checkLogRoot(root: string): void {
     makeDirectory(root);
     accessSync(root, constants.W_OK | constants.X_OK);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "error";
-    throw new TaskqError("LOG_DIR", `cannot write to the log folder ${root}: ${code}`, { cause: error, exitCode: 1 });
+    throw new TaskqError("LOG_DIR", `cannot write to the log folder ${root}: ${folderProblem(error, root)}`, { cause: error, exitCode: 1 });
   }
 }
 
@@ -138,7 +138,7 @@ export function pruneLogFolders(root: string, olderThanMs: number, options: { dr
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? "error";
     if (code === "ENOENT") return { before: new Date(before).toISOString(), runs: [] };
-    throw new TaskqError("LOG_DIR", `cannot read the log folder ${root}: ${code}`, { cause: error, exitCode: 1 });
+    throw new TaskqError("LOG_DIR", `cannot read the log folder ${root}: ${folderProblem(error, root)}`, { cause: error, exitCode: 1 });
   }
   const host = hostname();
   const runs: string[] = [];
@@ -152,7 +152,7 @@ export function pruneLogFolders(root: string, olderThanMs: number, options: { dr
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code ?? "error";
         if (code === "ENOENT") continue; // pruned meanwhile by another prune
-        throw new TaskqError("LOG_DIR", `cannot delete ${dir}: ${code}`, { cause: error, exitCode: 1 });
+        throw new TaskqError("LOG_DIR", `cannot delete ${dir}: ${folderProblem(error, dir)}`, { cause: error, exitCode: 1 });
       }
     }
     runs.push(name);

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
 import { makeDirectory } from "../make-directory.js";
+import { folderProblem } from "./folder-problem.js";
 
 /** Run ids tried before giving up: each taken one means another run started in the same second. */
 const ATTEMPTS = 32;
@@ -28,14 +29,15 @@ export function createRunFolder(logRoot: string, now: number, random: () => numb
         mkdirSync(logDir);
         return { runId, logDir };
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST" || attempt === ATTEMPTS) throw error;
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+        if (attempt === ATTEMPTS) throw new TaskqError("LOG_DIR", `cannot create the log folder ${logDir}: it is there, as were the ${ATTEMPTS - 1} tried before it (EEXIST)`, { cause: error, exitCode: 1 });
       }
       runId = makeRunId(now, random);
       logDir = path.join(logRoot, runId);
     }
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "error";
-    throw new TaskqError("LOG_DIR", `cannot create the log folder ${logDir}: ${code}`, { cause: error, exitCode: 1 });
+    if (error instanceof TaskqError) throw error;
+    throw new TaskqError("LOG_DIR", `cannot create the log folder ${logDir}: ${folderProblem(error, logDir)}`, { cause: error, exitCode: 1 });
   }
 }
 

@@ -26,13 +26,15 @@ export interface LocalRunOptions {
  */
 export async function runLocal(workflow: Workflow, options: LocalRunOptions): Promise<number> {
   const startedAt = Date.now();
+  // Plain lines and the live board show no stream: stdout and stderr then share one pipe, so
+  // the log and the display keep the order the task wrote them in. JSON labels each line.
+  const mergeOutput = options.output !== "json";
+  // First: an open-file limit too low for one task is an error before anything is made or run.
+  const fitted = fitConcurrencyToOpenFiles(options.concurrency, mergeOutput, undefined, { others: 0 });
   const { runId, logDir } = createRunFolder(options.logRoot, startedAt);
   // `taskq prune --logs` leaves the folder alone until the run ends (or taskq does).
   const releaseLogDir = holdLogFolder(logDir);
   const renderer = await createRenderer(options.output, { color: options.color });
-  // Plain lines and the live board show no stream: stdout and stderr then share one pipe, so
-  // the log and the display keep the order the task wrote them in. JSON labels each line.
-  const mergeOutput = options.output !== "json";
   const shell = createShellHandler({
     runId,
     logDir,
@@ -43,7 +45,6 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     // Made again after a task deleted it: `prune --logs` must see it is in use.
     onLogDirRemade: () => renewLogFolderHold(logDir),
   });
-  const fitted = fitConcurrencyToOpenFiles(options.concurrency, mergeOutput);
   expectTaskPipes(workflow.tasks.length * (mergeOutput ? 1 : 2));
   // Before the first task of several; one task alone starts it just after its spawn (see group-guard.ts).
   if (workflow.tasks.length > 1) startGroupGuard(options.killGraceMs);

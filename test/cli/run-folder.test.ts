@@ -1,4 +1,5 @@
-import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -49,14 +50,42 @@ describe("createRunFolder", () => {
 
   it("gives up with the folder's path and the reason, where every id it tries is taken", () => {
     mkdirSync(path.join(root, "20261130-074512-9000"));
-    expect(() => createRunFolder(root, NOW, () => 0.25)).toThrow(`cannot create the log folder ${path.join(root, "20261130-074512-9000")}: EEXIST`);
+    expect(() => createRunFolder(root, NOW, () => 0.25)).toThrow(
+      `cannot create the log folder ${path.join(root, "20261130-074512-9000")}: it is there, as were the 31 tried before it (EEXIST)`,
+    );
   });
 
-  it("says why the log root cannot be made (a file in the way)", () => {
+  it("says why the log root cannot be made, in words: a file in the way", () => {
     const file = path.join(root, "file");
     writeFileSync(file, "");
     expect(() => createRunFolder(path.join(file, "logs"), NOW, () => 0.25)).toThrow(
-      expect.objectContaining({ code: "LOG_DIR", message: `cannot create the log folder ${path.join(file, "logs", "20261130-074512-9000")}: ENOTDIR` }),
+      expect.objectContaining({ code: "LOG_DIR", message: `cannot create the log folder ${path.join(file, "logs", "20261130-074512-9000")}: ${file} is not a folder (ENOTDIR)` }),
     );
+  });
+
+  it("says why the log root cannot be made, in words: a symbolic link that leads nowhere (which mkdir calls EEXIST)", () => {
+    const link = path.join(root, "logs");
+    symlinkSync(path.join(root, "gone", "logs"), link);
+    expect(() => createRunFolder(link, NOW, () => 0.25)).toThrow(
+      `cannot create the log folder ${path.join(link, "20261130-074512-9000")}: ${link} is a symbolic link to ${path.join(root, "gone", "logs")}, which does not exist (EEXIST)`,
+    );
+    expect(() => createRunFolder(path.join(link, "deeper"), NOW, () => 0.25)).toThrow(`: ${link} is a symbolic link to ${path.join(root, "gone", "logs")}, which does not exist (EEXIST)`);
+  });
+
+  it("says why the log root cannot be made, in words: a read-only file system", (context) => {
+    const mountPoint = path.join(root, "ro");
+    mkdirSync(mountPoint);
+    try {
+      execFileSync("mount", ["-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", mountPoint], { stdio: "ignore" });
+    } catch {
+      context.skip("cannot mount a read-only tmpfs here (needs root and mount rights)");
+    }
+    try {
+      expect(() => createRunFolder(path.join(mountPoint, "logs"), NOW, () => 0.25)).toThrow(
+        `cannot create the log folder ${path.join(mountPoint, "logs", "20261130-074512-9000")}: the file system is read-only (EROFS)`,
+      );
+    } finally {
+      execFileSync("umount", [mountPoint], { stdio: "ignore" });
+    }
   });
 });

@@ -3,6 +3,7 @@ import { Chalk } from "chalk";
 import { afterEach, describe, expect, it } from "vitest";
 import { createColors } from "../../src/cli/render/colors.js";
 import { clockWithDate, formatDelay } from "../../src/cli/render/describe.js";
+import { hasControlBytes } from "../../src/cli/render/control-bytes.js";
 import { fitWidth, terminalSafe } from "../../src/cli/render/tty.js";
 
 const chalk = new Chalk({ level: 1 });
@@ -37,6 +38,53 @@ describe("task output above the board", () => {
     expect(terminalSafe("\x1b]0;a title\x07text")).toBe("text");
     expect(terminalSafe("\x1b[41;37mred, never reset")).toBe("\x1b[41;37mred, never reset\x1b[0m");
     expect(terminalSafe("plain")).toBe("plain");
+  });
+
+  it("drops every control character but tab: SO/SI (the character set), backspace (over the prefix), BEL, NUL, DEL, C1 controls", () => {
+    expect(terminalSafe("a\x0eb\x0fc")).toBe("abc");
+    expect(terminalSafe("ok\b\b\b\b\b\bXX")).toBe("okXX");
+    expect(terminalSafe("ring\x07 \x00nul \x0bvt \x0cff \x7fdel \x1a\x1c\x1f.")).toBe("ring nul vt ff del .");
+    expect(terminalSafe("next\u0085line \u0084index \u008ehop")).toBe("nextline index hop");
+    expect(terminalSafe("a\tb")).toBe("a\tb");
+    expect(terminalSafe("héllo ✓ 日本 \u00a0")).toBe("héllo ✓ 日本 \u00a0");
+  });
+
+  it("drops control strings with their text (DCS, APC, PM, SOS, OSC), ended by ST or BEL or cut short by the line's end", () => {
+    expect(terminalSafe("\x1bPq#0;2;0;0;0#0~~@@\x1b\\after")).toBe("after");
+    expect(terminalSafe("before\x1bP1$r never ended")).toBe("before");
+    expect(terminalSafe("\x1b_Gf=100;AAAA\x1b\\x \x1b^private\x1b\\y \x1bXsos\x1b\\z")).toBe("x y z");
+    expect(terminalSafe("\x1b]8;;https://example.com\x1b\\link\x1b]8;;\x07 \x1b]0;title")).toBe("link ");
+    // Their one-byte (C1) forms, which a terminal may take as the same.
+    expect(terminalSafe("\u00902;q\u009cA \u009d0;t\u0007B \u009f_\u009cC \u009e.\u009cD \u0098.\u009cE")).toBe("A B C D E");
+  });
+
+  it("drops every escape sequence but colours: private modes, charsets, C1 CSI, a lone ESC", () => {
+    expect(terminalSafe("\x1b[?1049h\x1b[?25lfull\x1b[3;5r\x1b[2 q")).toBe("full");
+    expect(terminalSafe("\x1b(0lqk\x1b(B \x1b)0\x1b#8\x1b7\x1b8\x1bc\x1bN.")).toBe("lqk .");
+    expect(terminalSafe("\u009b2J\u009b31mtext")).toBe("text");
+    expect(terminalSafe("cut\x1b[1;3")).toBe("cut");
+    expect(terminalSafe("end\x1b")).toBe("end");
+    expect(terminalSafe("\x1b[1;31mred\x1b[0m \x1b[38;5;208morange\x0e")).toBe("\x1b[1;31mred\x1b[0m \x1b[38;5;208morange\x1b[0m");
+  });
+
+  it("sends a block of lines line by line through terminalSafe when a byte would be changed, and only then, wherever the byte falls", () => {
+    // Each text at every offset in a block, after up to 11 plain bytes: the check reads four bytes at a time.
+    const blocks = (text: string): Buffer[] => {
+      const bytes = Buffer.from(text);
+      const spread: Buffer[] = [];
+      for (let offset = 0; offset < 4; offset++) {
+        for (let before = 0; before < 12; before++) {
+          const block = Buffer.alloc(offset + before + bytes.length + 5, "x".charCodeAt(0)).subarray(offset);
+          bytes.copy(block, before);
+          spread.push(block.subarray(0, before + bytes.length + (before % 5)));
+        }
+      }
+      return spread;
+    };
+    for (const text of ["plain\ttext\n", "héllo ✓ 日本\n", "\u00a0nbsp ¿\n", "\n\n\n\n\n"]) for (const block of blocks(text)) expect(hasControlBytes(block)).toBe(false);
+    for (const text of ["a\x1b[2Jb\n", "bar\r50%\n", "so\x0e\n", "bs\b\n", "nul\x00\n", "del\x7f\n", "c1\u009b2J\n", "\u0085\n", "\x1f"]) {
+      for (const block of blocks(text)) expect(hasControlBytes(block)).toBe(true);
+    }
   });
 });
 

@@ -250,7 +250,7 @@ describe("output", () => {
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
     expect(code).toBe(1);
-    expect(stderr).toMatch(/^taskq: cannot create the log folder .*regular\/logs\/[\w-]+: ENOTDIR\n$/);
+    expect(stderr).toMatch(/^taskq: cannot create the log folder .*regular\/logs\/[\w-]+: .*regular is not a folder \(ENOTDIR\)\n$/);
     expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
   });
 

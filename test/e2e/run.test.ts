@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, openSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
@@ -29,6 +29,27 @@ function runPlain(file: string, args: string[], cwd: string): Promise<{ code: nu
     let stdout = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
     child.on("close", (code) => resolve({ code, stdout }));
+  });
+}
+
+/** Runs the CLI with `args` under an open-file limit (soft and hard: Node raises the soft limit to the hard one). */
+function runWithFileLimit(limit: number, args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return runCliAfter(`ulimit -n ${limit}`, args, cwd);
+}
+
+/** Runs the CLI with `args` from sh, once `script` has run there (`cd` away, `ulimit`...). */
+function runCliAfter(script: string, args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn("sh", ["-c", `${script} && exec "$0" "$@"`, process.execPath, BIN, ...args], {
+      cwd,
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
 }
 
@@ -104,6 +125,12 @@ tasks:
     expect(await readFile(path.join(result.dir, "ledger"), "utf8")).toBe("start-a\nend-a\nstart-b\nend-b\n");
     const lines = Array.from({ length: 20 }, (_, index) => `      line-${index + 11}`).join("\n");
     expect(result.stdout).toContain(`    last 20 lines:\n${lines}\n\n`);
+  });
+
+  it("says \"1 task\", not \"1 tasks\", in the run's first line", async () => {
+    const result = await run("tasks:\n  only: { run: echo hi }\n", ["--output", "plain", "-j", "2"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^\S+ run \S+: 1 task, concurrency 2, logs in /);
   });
 
   it("a task that deletes the log folder: it is made again and still marked in use (prune leaves it), and the run says the earlier logs are lost", async () => {
@@ -254,14 +281,35 @@ tasks:
     const ws = await workspace("tasks:\n  a: { run: touch ran-a }\n");
     logRoots.push(ws.logs);
     await writeFile(path.join(ws.dir, "file"), "");
-    for (const [logDir, code] of [[path.join(ws.dir, "file", "logs"), "ENOTDIR"], ["/proc/taskq-nothing/logs", "ENOENT"]] as const) {
+    const cases = [
+      [path.join(ws.dir, "file", "logs"), `${path.join(ws.dir, "file")} is not a folder \\(ENOTDIR\\)`],
+      ["/proc/taskq-nothing/logs", "no such file or directory \\(ENOENT\\)"],
+    ] as const;
+    for (const [logDir, reason] of cases) {
       const cli = startCli(["run", ws.file, "--log-dir", logDir], { cwd: ws.dir });
       const timer = setTimeout(() => cli.child.kill("SIGKILL"), 20_000);
       const result = await cli.done.finally(() => clearTimeout(timer));
       expect(result.signal).toBeNull();
       expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(new RegExp(`^taskq: cannot create the log folder ${logDir}/\\S+: ${code}\\n$`));
+      expect(result.stderr).toMatch(new RegExp(`^taskq: cannot create the log folder ${logDir}/\\S+: ${reason}\\n$`));
     }
+    expect(existsSync(path.join(ws.dir, "ran-a"))).toBe(false);
+  });
+
+  it("a log folder that cannot be made says why in words: a --log-dir that is a dangling symbolic link, a current folder that was deleted", async () => {
+    const ws = await workspace("tasks:\n  a: { run: touch ran-a }\n");
+    logRoots.push(ws.logs);
+    const link = path.join(ws.dir, "logs-link");
+    await symlink(path.join(ws.dir, "nowhere"), link);
+    const dangling = await runCli(["run", ws.file, "--log-dir", link], { cwd: ws.dir });
+    expect(dangling.code).toBe(1);
+    expect(dangling.stderr).toBe(`taskq: cannot create the log folder ${link}/${/logs-link\/(\S+):/.exec(dangling.stderr)?.[1]}: ${link} is a symbolic link to ${path.join(ws.dir, "nowhere")}, which does not exist (EEXIST)\n`);
+    // taskq started in a folder that is then deleted, with the default (relative) log folder.
+    const gone = path.join(ws.dir, "gone");
+    await mkdir(gone);
+    const deleted = await runCliAfter(`cd "${gone}" && rmdir "${gone}"`, ["run", ws.file, "--output", "plain"], ws.dir);
+    expect(deleted.code).toBe(1);
+    expect(deleted.stderr).toMatch(/^taskq: cannot create the log folder \.taskq\/logs\/\S+: the current folder no longer exists \(ENOENT\)\n$/);
     expect(existsSync(path.join(ws.dir, "ran-a"))).toBe(false);
   });
 
@@ -269,22 +317,40 @@ tasks:
     const tasks = Array.from({ length: 100 }, (_, i) => `  t${i}: { run: "sleep 0.2; echo done ${i}" }`);
     const ws = await workspace(`tasks:\n${tasks.join("\n")}\n`);
     logRoots.push(ws.logs);
-    // A hard limit of 128 open files (Node raises the soft limit to the hard one): 100 tasks
-    // at once would need ~300.
-    const script = 'ulimit -n 128 && exec "$0" "$@"';
-    const cli = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
-      const child = spawn("sh", ["-c", script, process.execPath, BIN, "run", ws.file, "-j", "100", "--log-dir", ws.logs, "--output", "plain"], {
-        cwd: ws.dir,
-        env: { ...process.env, NO_COLOR: "1" },
-        stdio: ["ignore", "pipe", "inherit"],
-      });
-      let stdout = "";
-      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-      child.on("close", (code) => resolve({ code, stdout }));
-    });
-    expect(cli.stdout).toMatch(/note +concurrency 100 is more than 128 open files allow \(ulimit -n\): at most 21 tasks run at once/);
+    // 100 tasks at once would need ~300 open files.
+    const cli = await runWithFileLimit(128, ["run", ws.file, "-j", "100", "--log-dir", ws.logs, "--output", "plain"], ws.dir);
+    const fits = Number(/note +concurrency 100 is more than 128 open files allow \(ulimit -n\): at most (\d+) tasks run at once/.exec(cli.stdout)?.[1]);
+    // 128, less what taskq holds itself (a few dozen at most), over three a task.
+    expect(fits).toBeGreaterThanOrEqual(25);
+    expect(fits).toBeLessThan(100);
     expect(cli.stdout).toMatch(/Summary: 100 succeeded, 0 failed, 0 cancelled/);
     expect(cli.code).toBe(0);
+  });
+
+  it("at 64 open files, -j 50 still runs several tasks at once: taskq sets aside what it holds, not a fixed 64", { timeout: 60_000 }, async () => {
+    // The first six wait until all six have started: run one at a time, the first would wait in vain (20 s) and fail, and the others at once.
+    const barrier = 'touch started-$TASKQ_TASK_ID; n=0; until [ $(ls started-* | wc -l) -ge 6 ]; do [ ! -e gave-up ] || exit 9; sleep 0.05; n=$((n+1)); [ $n -lt 400 ] || { touch gave-up; exit 9; }; done';
+    const tasks = Array.from({ length: 50 }, (_, i) => `  t${i}: { run: '${i < 6 ? barrier : "true"}' }`);
+    const ws = await workspace(`tasks:\n${tasks.join("\n")}\n`);
+    logRoots.push(ws.logs);
+    const cli = await runWithFileLimit(64, ["run", ws.file, "-j", "50", "--log-dir", ws.logs, "--output", "plain"], ws.dir);
+    expect(cli.stdout).toMatch(/note +concurrency 50 is more than 64 open files allow \(ulimit -n\): at most \d+ tasks run at once/);
+    expect(cli.stdout).toMatch(/Summary: 50 succeeded, 0 failed, 0 cancelled/);
+    expect(cli.code).toBe(0);
+  });
+
+  it("an open-file limit too low for one task: an error naming ulimit -n, exit 1, before anything is made or run", async () => {
+    const ws = await workspace("tasks:\n  a: { run: touch ran-a }\n  b: { run: touch ran-b }\n");
+    logRoots.push(ws.logs);
+    for (const output of ["plain", "json"]) {
+      const cli = await runWithFileLimit(22, ["run", ws.file, "--log-dir", ws.logs, "--output", output], ws.dir);
+      expect(cli.code).toBe(1);
+      expect(cli.stderr).toMatch(/^taskq: the open-file limit \(ulimit -n\) is 22, too low to run a task: taskq holds \d+ files and needs \d+ more for one; raise it to \d+ at least \(ulimit -n 1024, say\)\n$/);
+      if (output === "json") expect(JSON.parse(cli.stdout)).toMatchObject({ event: "error", code: "OPEN_FILE_LIMIT", exitCode: 1 });
+      else expect(cli.stdout).toBe("");
+    }
+    expect(existsSync(path.join(ws.dir, "ran-a"))).toBe(false);
+    expect(existsSync(ws.logs)).toBe(false);
   });
 
   it.skipIf(!existsSync("/dev/full"))("stdout that cannot be written (a full disk) does not stop the run: one warning, every task run and logged", async () => {

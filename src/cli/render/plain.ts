@@ -27,7 +27,7 @@ export class PlainRenderer implements Renderer {
     this.#info = info;
     const c = this.#c;
     const name = info.name ? ` "${info.name}"` : "";
-    this.#event(`run ${info.runId}${name}: ${info.taskCount} tasks, concurrency ${info.concurrency}, logs in ${info.logDir}`);
+    this.#event(`run ${info.runId}${name}: ${info.taskCount === 1 ? "1 task" : `${info.taskCount} tasks`}, concurrency ${info.concurrency}, logs in ${info.logDir}`);
     queue.on("submitted", (e) => {
       if (e.status === "SCHEDULED" && e.runAt !== undefined) this.#event(`${c.cyan("wait")}    ${e.id} scheduled for ${clockWithDate(e.runAt)}`);
     });
