@@ -2,72 +2,25 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import type { RunStatus } from "../../src/store/postgres/types.js";
-import { BIN, FIXTURES, runCli, startCli, workspace, type CliResult, type RunningCli } from "../helpers/cli.js";
+import { BIN, FIXTURES, startCli, type CliResult } from "../helpers/cli.js";
 import { eventually, findGuards, findLeftovers } from "../helpers/processes.js";
 import { startFreezableProxy, startSilentServer } from "../helpers/tcp-proxy.js";
-import { DATABASE_URL, dropSchema } from "../store/helpers.js";
+import { useDurableWorkspace, withPassword, type Worker } from "./durable-harness.js";
+import { DATABASE_URL } from "../store/helpers.js";
 
-// Durable mode through the real CLI: several `taskq` processes stand in for several machines,
-// sharing one PostgreSQL schema of this file's own.
-const SCHEMA = `taskq_e2e_durable_${randomBytes(4).toString("hex")}`;
-/** The connection string every command gets, with a password (trust auth accepts any) that must never be printed. */
-const PASSWORD = `pw-${randomBytes(6).toString("hex")}`;
-const SECRET_URL = withPassword(DATABASE_URL, PASSWORD);
-const ENV = { TASKQ_STORE: SECRET_URL, TASKQ_STORE_SCHEMA: SCHEMA };
-
-function withPassword(connectionString: string, password: string): string {
-  const url = new URL(connectionString);
-  url.password = password;
-  return url.toString();
-}
-
+// Durable mode through the real CLI (see durable-harness.ts): `taskq` processes stand in for machines.
+const durable = useDurableWorkspace("taskq_e2e_durable");
+const { SCHEMA, PASSWORD, SECRET_URL, ENV, runIds, workers, taskq, workflowFile, submit, startWorker, waitForRun } = durable;
 let store: PostgresStore;
 let ws: { dir: string; logs: string };
-/** Every output of every command of this file, checked for the password at the end. */
-const outputs: string[] = [];
-const runIds: string[] = [];
-const workers: RunningCli[] = [];
 
-beforeAll(async () => {
-  store = await PostgresStore.open({ connectionString: DATABASE_URL, schema: SCHEMA });
-  ws = await workspace("");
+beforeAll(() => {
+  store = durable.store;
+  ws = durable.ws;
 });
-
-afterEach(async () => {
-  // A worker a test left running would take the next test's tasks: end it, and fail on what it left behind.
-  for (const worker of workers.splice(0)) {
-    if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill("SIGKILL");
-    const result = await worker.done;
-    outputs.push(result.stdout, result.stderr);
-  }
-  for (const runId of runIds.splice(0)) expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 5_000)).toBe(true);
-});
-
-afterAll(async () => {
-  await store.close();
-  await dropSchema(SCHEMA);
-  // The password appears in no output and no log file.
-  const logs = await readdir(ws.logs, { recursive: true, withFileTypes: true }).catch(() => []);
-  const texts = await Promise.all(logs.filter((entry) => entry.isFile()).map((entry) => readFile(path.join(entry.parentPath, entry.name), "utf8")));
-  expect([...outputs, ...texts].filter((text) => text.includes(PASSWORD))).toEqual([]);
-});
-
-/** Runs a taskq command against the store (TASKQ_STORE, TASKQ_STORE_SCHEMA) and keeps its output. */
-async function taskq(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const result = await runCli(args, { cwd: ws.dir, env: { ...ENV, ...env } });
-  outputs.push(result.stdout, result.stderr);
-  return result;
-}
-
-/** Writes a workflow file into the workspace and returns its path. */
-async function workflowFile(name: string, yaml: string): Promise<string> {
-  const file = path.join(ws.dir, `${name}.yaml`);
-  await writeFile(file, yaml);
-  return file;
-}
 
 /** One task that prints "first" and hangs on its first run, and prints "second run" on any later one. */
 async function hangsOnFirstRun(name: string): Promise<string> {
@@ -82,42 +35,10 @@ async function hangsOnFirstRun(name: string): Promise<string> {
   );
 }
 
-async function submit(file: string, args: string[] = []): Promise<string> {
-  const result = await taskq(["submit", file, ...args]);
-  expect(result.stderr).toBe("");
-  expect(result.code).toBe(0);
-  const runId = result.stdout.trim();
-  runIds.push(runId);
-  return runId;
-}
-
-interface Worker {
-  cli: RunningCli;
-  id: string;
-  stdout: () => string;
-}
-
-/** Starts `taskq worker` and waits for its first line (it names the worker). */
-async function startWorker(args: string[] = [], env: Record<string, string> = {}): Promise<Worker> {
-  const cli = startCli(["worker", "--log-dir", ws.logs, ...args], { cwd: ws.dir, env: { ...ENV, ...env } });
-  workers.push(cli);
-  const started = await eventually(() => /worker \S+: /.test(cli.stdout()) || cli.child.exitCode !== null, 15_000);
-  const id = /worker (\S+): /.exec(cli.stdout())?.[1];
-  if (!started || id === undefined) throw new Error(`the worker did not start: ${cli.stdout()}${cli.stderr()}`);
-  return { cli, id, stdout: cli.stdout };
-}
-
 /** Sends SIGTERM and returns how the worker ended. */
 async function stopWorker(worker: Worker): Promise<CliResult> {
   worker.cli.child.kill("SIGTERM");
   return worker.cli.done;
-}
-
-async function waitForRun(runId: string, timeoutMs = 20_000): Promise<RunStatus> {
-  let status = await store.runStatus(runId);
-  const ended = await eventually(async () => (status = await store.runStatus(runId)).state !== "running", timeoutMs);
-  if (!ended) throw new Error(`run ${runId} still running: ${JSON.stringify(status.counts)}`);
-  return status;
 }
 
 function taskOf(status: RunStatus, key: string) {
@@ -134,6 +55,7 @@ function clockTime(clock: string, near: number): number {
   return at - near > day / 2 ? at - day : near - at > day / 2 ? at + day : at;
 }
 
+/** The `start` lines of a worker's output for a run: [line, task, attempt, attempts]. */
 const starts = (text: string, runId: string) => [...text.matchAll(new RegExp(`start {3}${runId}/(\\S+) \\(attempt (\\d+)/(\\d+)\\)`, "g"))];
 
 describe("durable mode through the CLI", () => {
@@ -774,12 +696,12 @@ tasks:
     workers.push(cli);
     expect(await eventually(() => cli.child.exitCode !== null, 10_000)).toBe(true);
     const refused = await cli.done;
-    expect(refused).toMatchObject({ code: 1, stdout: "", stderr: "taskq: cannot write to the log folder /proc/nope: ENOENT\n" });
+    expect(refused).toMatchObject({ code: 1, stdout: "", stderr: "taskq: cannot write to the log folder /proc/nope: no such file or directory (ENOENT)\n" });
     expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "queued", attempts: 0 });
 
     const ownId = `no-logs-${randomBytes(3).toString("hex")}`;
     const run = await taskq(["run", path.join(ws.dir, "no-logs.yaml"), "--store", SECRET_URL, "--store-schema", SCHEMA, "--log-dir", "/proc/nope", "--run-id", ownId]);
-    expect(run).toMatchObject({ code: 1, stderr: "taskq: cannot write to the log folder /proc/nope: ENOENT\n" });
+    expect(run).toMatchObject({ code: 1, stderr: "taskq: cannot write to the log folder /proc/nope: no such file or directory (ENOENT)\n" });
     await expect(store.runStatus(ownId)).rejects.toMatchObject({ code: "STORE_NOT_FOUND" });
     expect((await taskq(["cancel", runId])).code).toBe(0);
   });

@@ -1,116 +1,31 @@
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
-import type { RunStatus } from "../../src/store/postgres/types.js";
-import { BIN, FIXTURES, runCli, startCli, workspace, type CliResult, type RunningCli } from "../helpers/cli.js";
-import { eventually, findLeftovers } from "../helpers/processes.js";
+import { FIXTURES, startCli, type RunningCli } from "../helpers/cli.js";
+import { eventually } from "../helpers/processes.js";
 import { startFreezableProxy } from "../helpers/tcp-proxy.js";
-import { DATABASE_URL, dropSchema, task, workflow } from "../store/helpers.js";
+import { useDurableWorkspace } from "./durable-harness.js";
+import { DATABASE_URL, task, workflow } from "../store/helpers.js";
 
-// The durable worker and `run --store` through the real CLI, as durable-cli.test.ts: each
-// `taskq` process stands in for a machine, sharing one PostgreSQL schema of this file's own.
-const SCHEMA = `taskq_e2e_worker_${randomBytes(4).toString("hex")}`;
-/** The connection string every command gets, with a password (trust auth accepts any) that must never be printed. */
-const PASSWORD = `pw-${randomBytes(6).toString("hex")}`;
-const SECRET_URL = withPassword(DATABASE_URL, PASSWORD);
-const ENV = { TASKQ_STORE: SECRET_URL, TASKQ_STORE_SCHEMA: SCHEMA };
-
-function withPassword(connectionString: string, password: string): string {
-  const url = new URL(connectionString);
-  url.password = password;
-  return url.toString();
-}
-
+// Durable mode through the real CLI (see durable-harness.ts): `taskq` processes stand in for machines.
+const durable = useDurableWorkspace("taskq_e2e_worker");
+const { SCHEMA, SECRET_URL, ENV, runIds, workers, taskq, workflowFile, submit, startWorker, awaitWorker, waitForRun } = durable;
 let store: PostgresStore;
 let ws: { dir: string; logs: string };
-/** Every output of every command of this file, checked for the password at the end. */
-const outputs: string[] = [];
-const runIds: string[] = [];
-const workers: RunningCli[] = [];
 
-beforeAll(async () => {
-  store = await PostgresStore.open({ connectionString: DATABASE_URL, schema: SCHEMA });
-  ws = await workspace("");
+beforeAll(() => {
+  store = durable.store;
+  ws = durable.ws;
 });
-
-afterEach(async () => {
-  // A worker a test left running would take the next test's tasks: end it, and fail on what it left behind.
-  for (const worker of workers.splice(0)) {
-    if (worker.child.exitCode === null && worker.child.signalCode === null) {
-      worker.child.kill("SIGCONT");
-      worker.child.kill("SIGKILL");
-    }
-    const result = await worker.done;
-    outputs.push(result.stdout, result.stderr);
-  }
-  for (const runId of runIds.splice(0)) expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 5_000)).toBe(true);
-});
-
-afterAll(async () => {
-  await store.close();
-  await dropSchema(SCHEMA);
-  // The password appears in no output and no log file.
-  const logs = await readdir(ws.logs, { recursive: true, withFileTypes: true }).catch(() => []);
-  const texts = await Promise.all(logs.filter((entry) => entry.isFile()).map((entry) => readFile(path.join(entry.parentPath, entry.name), "utf8")));
-  expect([...outputs, ...texts].filter((text) => text.includes(PASSWORD))).toEqual([]);
-});
-
-/** Runs a taskq command against the store (TASKQ_STORE, TASKQ_STORE_SCHEMA) and keeps its output. */
-async function taskq(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const result = await runCli(args, { cwd: ws.dir, env: { ...ENV, ...env } });
-  outputs.push(result.stdout, result.stderr);
-  return result;
-}
-
-/** Writes a workflow file into the workspace and returns its path. */
-async function workflowFile(name: string, yaml: string): Promise<string> {
-  const file = path.join(ws.dir, `${name}.yaml`);
-  await writeFile(file, yaml);
-  return file;
-}
-
-async function submit(file: string): Promise<string> {
-  const result = await taskq(["submit", file]);
-  expect(result.stderr).toBe("");
-  expect(result.code).toBe(0);
-  const runId = result.stdout.trim();
-  runIds.push(runId);
-  return runId;
-}
-
-interface Worker {
-  cli: RunningCli;
-  stdout: () => string;
-}
-
-/** Starts `taskq worker` and waits for its first line (it names the worker). */
-async function startWorker(args: string[] = [], env: Record<string, string> = {}): Promise<Worker> {
-  return awaitWorker(startCli(["worker", "--log-dir", ws.logs, ...args], { cwd: ws.dir, env: { ...ENV, ...env } }));
-}
-
-async function awaitWorker(cli: RunningCli): Promise<Worker> {
-  workers.push(cli);
-  const started = await eventually(() => /worker \S+: /.test(cli.stdout()) || cli.child.exitCode !== null, 15_000);
-  if (!started || cli.child.exitCode !== null) throw new Error(`the worker did not start: ${cli.stdout()}${cli.stderr()}`);
-  return { cli, stdout: cli.stdout };
-}
 
 /** Starts `run --store` on a workflow file, this file's store and log folder. */
 function startRun(file: string, args: string[], env: Record<string, string> = {}): RunningCli {
   const cli = startCli(["run", file, "--log-dir", ws.logs, ...args], { cwd: ws.dir, env: { ...ENV, ...env } });
   workers.push(cli);
   return cli;
-}
-
-async function waitForRun(runId: string, timeoutMs = 20_000): Promise<RunStatus> {
-  let status = await store.runStatus(runId);
-  const ended = await eventually(async () => (status = await store.runStatus(runId)).state !== "running", timeoutMs);
-  if (!ended) throw new Error(`run ${runId} still running: ${JSON.stringify(status.counts)}`);
-  return status;
 }
 
 function newRunId(prefix: string): string {
@@ -123,18 +38,13 @@ describe("taskq worker", () => {
   it("serving many one-task runs, its heap stays bounded: a run's handler goes once the run has no task here", async () => {
     const probe = path.join(ws.dir, `heap-${randomBytes(3).toString("hex")}`);
     // Plain node with the collector exposed, and a preload that reports the heap after a full collection.
-    const child = spawn(process.execPath, ["--expose-gc", "--require", path.join(FIXTURES, "heap-probe.cjs"), BIN, "worker", "-j", "4", "--log-dir", ws.logs], {
+    const cli = startCli(["worker", "-j", "4", "--log-dir", ws.logs], {
       cwd: ws.dir,
-      env: { ...process.env, ...ENV, CI: "true", NO_COLOR: "1", TASKQ_HEAP_PROBE: probe, TASKQ_CODE_CACHE: "0" },
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
+      env: { ...ENV, TASKQ_HEAP_PROBE: probe, TASKQ_CODE_CACHE: "0" },
+      nodeArgs: ["--expose-gc", "--require", path.join(FIXTURES, "heap-probe.cjs")],
     });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    const done = new Promise<CliResult>((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr, durationMs: 0 })));
-    await awaitWorker({ child, stdout: () => stdout, stderr: () => stderr, done });
+    const { child } = cli;
+    await awaitWorker(cli);
 
     const ended = async (): Promise<number> => {
       const counts = await store.countByState();
@@ -165,7 +75,7 @@ describe("taskq worker", () => {
     // Each run's handler kept for ever grew it by ~10 KB a run (4 MB here); what grows now is noise (~0.4 MB).
     expect(after - warm).toBeLessThan(2_000_000);
     child.kill("SIGTERM");
-    expect((await done).code).toBe(143);
+    expect((await cli.done).code).toBe(143);
   }, 240_000);
 
   it("frozen past its lease with no other worker (SIGSTOP, SIGCONT): the success is recorded, and the worker goes on", async () => {

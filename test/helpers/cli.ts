@@ -28,9 +28,9 @@ export interface RunningCli {
  * Starts the real CLI as the leader of its own process group (as a shell
  * would), with CI set so output is plain, and PATH including the fixtures.
  */
-export function startCli(args: string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}): RunningCli {
+export function startCli(args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; nodeArgs?: string[] } = {}): RunningCli {
   const started = Date.now();
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, CI: "true", NO_COLOR: "1", PATH: `${FIXTURES}:${process.env.PATH ?? ""}`, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
