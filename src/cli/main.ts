@@ -103,6 +103,10 @@ const EXIT_SIGNALS: Record<number, NodeJS.Signals> = { 129: "SIGHUP", 130: "SIGI
  * taskq run $f; done`) looks for to stop at Ctrl-C. Without a terminal, the exit code as is.
  */
 function exitNow(code: number): void {
+  // A write that failed just now (a full disk) reports its 'error' on the next tick, which
+  // process.exit would not wait for: the warning would be lost about 1 run in 6.
+  const failed = process.stdout.errored;
+  if (failed !== null && failed !== undefined) outputFailed("stdout")(failed);
   const signal = EXIT_SIGNALS[code];
   if (signal !== undefined && onTerminal) {
     // What process.exit would run first: task groups killed, the guard's list removed, spare FIFOs kept.
