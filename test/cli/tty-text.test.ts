@@ -37,6 +37,8 @@ describe("task output above the board", () => {
     expect(terminalSafe("\x1b[2J\x1b[Hcleared")).toBe("cleared");
     expect(terminalSafe("\x1b]0;a title\x07text")).toBe("text");
     expect(terminalSafe("\x1b[41;37mred, never reset")).toBe("\x1b[41;37mred, never reset\x1b[0m");
+    // Colours with colon parameters (24-bit, curly underline) are colours too.
+    expect(terminalSafe("\x1b[38:2::255:0:0mCOLON\x1b[0m \x1b[4:3mcurly")).toBe("\x1b[38:2::255:0:0mCOLON\x1b[0m \x1b[4:3mcurly\x1b[0m");
     expect(terminalSafe("plain")).toBe("plain");
   });
 

@@ -174,7 +174,7 @@ const CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/;
  * character set, backspace overwrites the prefix, BEL rings).
  */
 // eslint-disable-next-line no-control-regex -- as above
-const CONTROLS = /(\x1b\[[0-9;]*m)|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[ -/]*[0-~]?|[\x00-\x08\x0a-\x1f\x7f-\x9f]/g;
+const CONTROLS = /(\x1b\[[0-9;:]*m)|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[ -/]*[0-~]?|[\x00-\x08\x0a-\x1f\x7f-\x9f]/g;
 // eslint-disable-next-line no-control-regex -- as above
 const HAS_ESCAPE = /\x1b/;
 
@@ -195,7 +195,7 @@ export function terminalSafe(text: string): string {
 
 /** A colour code (SGR). */
 // eslint-disable-next-line no-control-regex -- as above
-const COLOUR = /\x1b\[[0-9;]*m/g;
+const COLOUR = /\x1b\[[0-9;:]*m/g;
 
 /**
  * `line` cut to `width` columns as a terminal shows it (colour codes take none; one column per
