@@ -1,5 +1,6 @@
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fitConcurrencyToOpenFiles } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
 import type { CancelResult, PostgresStore } from "../store/postgres/index.js";
 import { printRunSummary, type LocalLogs } from "./commands/durable.js";
@@ -24,6 +25,8 @@ export interface DurableRunOptions extends StoreFlags {
 export async function runDurable(workflow: Workflow, options: DurableRunOptions): Promise<number> {
   // Before the run is submitted: a log folder this process cannot use would fail every task it ran.
   checkLogRoot(options.logRoot);
+  // So is an open-file limit too low for one task (OPEN_FILE_LIMIT): the run would stay queued.
+  fitConcurrencyToOpenFiles(options.concurrency, !options.json);
   const store = await openStore(options);
   try {
     const runId = await store.submitRun(workflow, options.runId === undefined ? {} : { runId: options.runId });

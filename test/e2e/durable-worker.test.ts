@@ -1,10 +1,11 @@
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
-import { FIXTURES, startCli, type RunningCli } from "../helpers/cli.js";
+import { BIN, FIXTURES, startCli, type RunningCli } from "../helpers/cli.js";
 import { eventually } from "../helpers/processes.js";
 import { startFreezableProxy } from "../helpers/tcp-proxy.js";
 import { useDurableWorkspace } from "./durable-harness.js";
@@ -163,6 +164,25 @@ describe("taskq worker", () => {
 });
 
 describe("taskq run --store", () => {
+  it("an open-file limit too low for one task is an error before the run is submitted: nothing left queued", async () => {
+    const file = await workflowFile("few-files", "tasks:\n  a: { run: 'true' }\n  b: { run: 'true' }\n");
+    const runId = newRunId("few-files");
+    const script = `ulimit -n 40; exec "${process.execPath}" "$@"`;
+    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn("bash", ["-c", script, "bash", BIN, "run", file, "--log-dir", ws.logs, "--run-id", runId], { cwd: ws.dir, env: { ...process.env, ...ENV, CI: "true", NO_COLOR: "1" } });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+      child.on("close", (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(result.stderr).toMatch(/^taskq: the open-file limit \(ulimit -n\) is 40, too low to run a task/);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    const status = await taskq(["status", runId]);
+    expect(status.stderr).toBe(`taskq: no run "${runId}"\n`);
+  });
+
   it("stopped by SIGINT: cancels the run's tasks that had not started and says so; the run ends, so no worker runs them and prune deletes it", async () => {
     const file = await workflowFile(
       "interrupted",
