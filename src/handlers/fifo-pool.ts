@@ -4,7 +4,7 @@ import path from "node:path";
 import { processExists } from "../process-exists.js";
 import { GUARD_LIST_PREFIX } from "./group-guard.js";
 import { pipesOpenedAhead } from "./open-file-limit.js";
-import { ownerPid, ownerTag, tempRoot } from "./temp-root.js";
+import { LEGACY_STALE_MS, legacyOwnerPid, ownerPid, ownerTag, tempRoot } from "./temp-root.js";
 
 /** The two ends of one pipe: the task writes to `write`, taskq reads `read` (non-blocking). */
 export interface PipeEnds {
@@ -332,8 +332,9 @@ function tidyRoot(root: string): string[] {
       spares.push(name);
       continue;
     }
-    // Only a folder whose owner can be checked (of this PID namespace): another's live taskq may be using it.
-    const pid = ownerPid(name, PREFIX);
+    // Only a folder whose owner can be checked (of this PID namespace): another's live taskq may be
+    // using it. One named the older way, by its pid alone, once it is an hour old too.
+    const pid = ownerPid(name, PREFIX) ?? (olderThan(path.join(root, name), LEGACY_STALE_MS) ? legacyOwnerPid(name, PREFIX) : undefined);
     if (pid === undefined || pid === process.pid || processExists(pid)) continue;
     try {
       rmSync(path.join(root, name), { recursive: true, force: true });
@@ -350,10 +351,16 @@ function tidyRoot(root: string): string[] {
  * container stopped). A younger one may be about to be read.
  */
 function staleGuardList(root: string, name: string): boolean {
-  const pid = ownerPid(name, GUARD_LIST_PREFIX);
+  const file = path.join(root, name);
+  const pid = ownerPid(name, GUARD_LIST_PREFIX) ?? (olderThan(file, LEGACY_STALE_MS) ? legacyOwnerPid(name, GUARD_LIST_PREFIX) : undefined);
   if (pid === undefined || pid === process.pid || processExists(pid)) return false;
+  return olderThan(file, STALE_GUARD_LIST_MS);
+}
+
+/** Whether `file` was last changed over `ms` ago (false when it cannot be looked at). */
+function olderThan(file: string, ms: number): boolean {
   try {
-    return Date.now() - statSync(path.join(root, name)).mtimeMs > STALE_GUARD_LIST_MS;
+    return Date.now() - statSync(file).mtimeMs > ms;
   } catch {
     return false;
   }

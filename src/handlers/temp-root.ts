@@ -47,6 +47,21 @@ export function ownerTag(): string {
  * with kill(pid, 0): the owner is of this PID namespace. Else undefined: another
  * namespace's, a name from a taskq that did not say (older ones), or no namespace known here.
  */
+/**
+ * The pid in a name a taskq made before names carried the PID namespace (`<pid>-<random>`), or
+ * where the namespace was unknown (`<pid>-n-`): its owner may be of another namespace, so only
+ * what is also old (see LEGACY_STALE_MS) is judged by it.
+ */
+export function legacyOwnerPid(name: string, prefix: string): number | undefined {
+  if (!name.startsWith(prefix)) return undefined;
+  const match = /^(\d+)-(?:n-)?(?!n\d+-)/.exec(name.slice(prefix.length));
+  const pid = Number(match?.[1]);
+  return match !== null && Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/** How old a legacy-named folder or list must be before a gone owner's is removed: no live taskq leaves its own untouched this long. */
+export const LEGACY_STALE_MS = 60 * 60_000;
+
 export function ownerPid(name: string, prefix: string): number | undefined {
   const match = /^(\d+)-n(\d+)-/.exec(name.slice(prefix.length));
   if (match === null || !name.startsWith(prefix) || match[2] !== pidNamespace()) return undefined;

@@ -104,6 +104,22 @@ describe("FifoPool", () => {
     expect(left).toEqual([lists[2], lists[1]].sort());
   });
 
+  it("removes the folders and lists of a gone taskq named the older way (by pid alone, or with an unknown namespace) once they are an hour old; younger ones stay", async () => {
+    const { root, pool } = await setup();
+    const gone = spawnSync("sh", ["-c", "echo $$"], { encoding: "utf8" }).stdout.trim();
+    const hoursAgo = new Date(Date.now() - 2 * 3_600_000);
+    const old = [`taskq-fifo-${gone}-abcdef`, `taskq-fifo-${gone}-n-abcdef`, `taskq-guard-${gone}-abcdefgh`];
+    const young = [`taskq-fifo-${gone}-ghijkl`, `taskq-guard-${gone}-ijklmnop`];
+    for (const name of [...old, ...young]) {
+      if (name.startsWith("taskq-fifo-")) await mkdir(path.join(root, name));
+      else writeFileSync(path.join(root, name), "#taskq\n+123\n");
+    }
+    for (const name of old) utimesSync(path.join(root, name), hoursAgo, hoursAgo);
+    for (const ends of (await pool.take())!) closeEnds(ends);
+    const left = (await readdir(root)).filter((name) => !name.startsWith(`taskq-fifo-${process.pid}-`)).sort();
+    expect(left).toEqual([...young].sort());
+  });
+
   it("leaves alone what it cannot tell is gone: the folders and lists of another PID namespace's taskq (a container sharing the folder), or of a taskq that did not name its namespace", async () => {
     const { root, pool } = await setup();
     // Unused here; in another namespace, a live taskq's.
