@@ -1,5 +1,5 @@
 import { AttemptTimeoutError } from "./errors.js";
-import { MAX_TIMER_MS } from "./schedule.js";
+import { LongTimer } from "./long-timer.js";
 import type { RecordAttemptContext } from "./task-record.js";
 import type { AttemptContext, Handler } from "./types.js";
 
@@ -22,7 +22,7 @@ export class AttemptRunner {
 
   /** Starts the attempt's timeout (if any) and its handler. */
   run(handler: Handler<unknown, unknown>, payload: unknown, context: RecordAttemptContext, timeoutMs: number): void {
-    if (timeoutMs > 0) armTimeout(context, timeoutMs, timeoutMs);
+    if (timeoutMs > 0) context.timeoutTimer = new LongTimer(() => context.abort(new AttemptTimeoutError(timeoutMs)), timeoutMs);
     try {
       const outcome = handler(payload, new HandlerContext(context));
       // Reading `then` and calling it are inside the try: a hostile thenable fails the attempt, not the queue.
@@ -96,16 +96,4 @@ class HandlerContext implements AttemptContext {
       },
     };
   }
-}
-
-/**
- * Aborts the attempt `remainingMs` from now. setTimeout turns a delay past 2^31-1 ms (24.8
- * days) into 1 ms, so a longer timeout (up to the 30 days a file may set) waits in steps.
- */
-function armTimeout(context: RecordAttemptContext, timeoutMs: number, remainingMs: number): void {
-  const step = Math.min(remainingMs, MAX_TIMER_MS);
-  context.timeoutTimer = setTimeout(() => {
-    if (remainingMs > step) armTimeout(context, timeoutMs, remainingMs - step);
-    else context.abort(new AttemptTimeoutError(timeoutMs));
-  }, step);
 }

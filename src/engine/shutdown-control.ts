@@ -1,6 +1,6 @@
 import { messageOf, TaskqError } from "../errors.js";
 import type { ShutdownOptions, ShutdownResult } from "./options.js";
-import { MAX_TIMER_MS } from "./schedule.js";
+import { LongTimer } from "./long-timer.js";
 
 /**
  * The promise every shutdown() call returns, and the deadline timers and signal
@@ -24,19 +24,15 @@ export class ShutdownControl {
     const ms = deadlineMs(options.deadline);
     const { signal } = options;
     if (signal?.aborted === true || ms <= 0) return true;
-    if (ms !== Infinity) this.#armDeadline(ms, hardStop);
+    if (ms !== Infinity) {
+      const timer = new LongTimer(hardStop, ms);
+      this.#cleanups.push(() => timer.clear());
+    }
     if (signal !== undefined) {
       signal.addEventListener("abort", hardStop, { once: true });
       this.#cleanups.push(() => signal.removeEventListener("abort", hardStop));
     }
     return false;
-  }
-
-  /** setTimeout turns a delay past 2^31-1 ms (24.8 days) into 1 ms: a longer deadline waits in steps. */
-  #armDeadline(remainingMs: number, hardStop: () => void): void {
-    const step = Math.min(remainingMs, MAX_TIMER_MS);
-    const timer = setTimeout(() => (remainingMs > step ? this.#armDeadline(remainingMs - step, hardStop) : hardStop()), step);
-    this.#cleanups.push(() => clearTimeout(timer));
   }
 
   /** Removes every timer and listener, then resolves the promise. */

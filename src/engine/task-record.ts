@@ -1,5 +1,6 @@
 import type { Backoff } from "./backoff.js";
 import type { HeapItem } from "./heap.js";
+import type { LongTimer } from "./long-timer.js";
 import type { CancelReason, TaskResult, TaskStatus } from "./types.js";
 
 /** Priority as a number, so the comparator does no string work. */
@@ -65,7 +66,7 @@ export class RecordAttemptContext {
   #controller: AbortController | undefined = undefined;
   /** Why the attempt's signal aborted, once it has. */
   abortReason: unknown = undefined;
-  timeoutTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  timeoutTimer: LongTimer | undefined = undefined;
   /** A synchronous handler's outcome, held until the queue records it. */
   ok = false;
   outcome: unknown = undefined;
@@ -94,7 +95,7 @@ export class RecordAttemptContext {
   }
 
   clearTimer(): void {
-    if (this.timeoutTimer !== undefined) clearTimeout(this.timeoutTimer);
+    this.timeoutTimer?.clear();
     this.timeoutTimer = undefined;
   }
 }

@@ -13,7 +13,7 @@ import { DATABASE_URL } from "../store/helpers.js";
 
 // Durable mode through the real CLI (see durable-harness.ts): `taskq` processes stand in for machines.
 const durable = useDurableWorkspace("taskq_e2e_durable");
-const { SCHEMA, PASSWORD, SECRET_URL, ENV, runIds, workers, taskq, workflowFile, submit, startWorker, waitForRun } = durable;
+const { SCHEMA, PASSWORD, SECRET_URL, ENV, runIds, workers, taskq, workflowFile, submit, startWorker, waitForRun, cancelStrandedRun } = durable;
 let store: PostgresStore;
 let ws: { dir: string; logs: string };
 
@@ -605,10 +605,7 @@ tasks:
       expect(first).toMatchObject({ code: 143 });
       expect(first.afterMs).toBeLessThan(12_000);
       // Nothing reached the database: the tasks stay leased until their lease runs out, or here, are cancelled.
-      await store.cancelRun(runId);
-      await store.pool.query(`UPDATE "${SCHEMA}".tasks SET lease_expires_at = now() WHERE run_id = $1`, [runId]);
-      await store.sweepOrphans();
-      expect((await store.runStatus(runId)).state).toBe("cancelled");
+      await cancelStrandedRun(runId);
     } finally {
       await proxy.close();
     }

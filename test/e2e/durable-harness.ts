@@ -113,6 +113,18 @@ export function useDurableWorkspace(schemaPrefix: string) {
     return status;
   }
 
+  /**
+   * Ends a run whose stop the database never heard of (it was frozen): cancelled, its leases
+   * run out at once and are swept, so it ends cancelled and leaves nothing for the next test.
+   */
+  async function cancelStrandedRun(runId: string): Promise<void> {
+    const store = shared.store;
+    await store.cancelRun(runId);
+    await store.pool.query(`UPDATE "${SCHEMA}".tasks SET lease_expires_at = now() WHERE run_id = $1`, [runId]);
+    await store.sweepOrphans();
+    expect((await store.runStatus(runId)).state).toBe("cancelled");
+  }
+
   return {
     SCHEMA,
     PASSWORD,
@@ -135,5 +147,6 @@ export function useDurableWorkspace(schemaPrefix: string) {
     startWorker,
     awaitWorker,
     waitForRun,
+    cancelStrandedRun,
   };
 }

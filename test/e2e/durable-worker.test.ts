@@ -13,7 +13,7 @@ import { DATABASE_URL, task, workflow } from "../store/helpers.js";
 
 // Durable mode through the real CLI (see durable-harness.ts): `taskq` processes stand in for machines.
 const durable = useDurableWorkspace("taskq_e2e_worker");
-const { SCHEMA, SECRET_URL, ENV, runIds, workers, taskq, workflowFile, submit, startWorker, awaitWorker, waitForRun } = durable;
+const { SECRET_URL, ENV, runIds, workers, taskq, workflowFile, submit, startWorker, awaitWorker, waitForRun, cancelStrandedRun } = durable;
 let store: PostgresStore;
 let ws: { dir: string; logs: string };
 
@@ -232,10 +232,7 @@ describe("taskq run --store", () => {
       expect(result.stderr).toContain(`cancel them with: taskq cancel ${runId}\n`);
       // As it says: nothing reached the database.
       expect((await store.runStatus(runId)).state).toBe("running");
-      await store.cancelRun(runId);
-      await store.pool.query(`UPDATE "${SCHEMA}".tasks SET lease_expires_at = now() WHERE run_id = $1`, [runId]);
-      await store.sweepOrphans();
-      expect((await store.runStatus(runId)).state).toBe("cancelled");
+      await cancelStrandedRun(runId);
     } finally {
       await proxy.close();
     }
