@@ -156,10 +156,17 @@ function markedGroups(sessions: ReadonlySet<number> | undefined, shared = false)
   return [...groups];
 }
 
-/** The last pass over /proc, good until the end of this turn of the event loop, and for SHARED_PASS_MS at most. */
+/**
+ * The last pass over /proc, good until the end of this turn of the event loop, and for
+ * SHARED_PASS_MS after it ended at most, or, for a pass that took longer than a fifth of that,
+ * for five times its own length: signalling 200 groups takes a while too (a millisecond each
+ * on a loaded machine), and a pass over their 400 processes about 20 ms.
+ */
 let lastScan: Map<number, Set<number>> | undefined;
-let lastScanAt = 0;
+let lastScanEnd = 0;
+let lastScanGoodMs = 0;
 const SHARED_PASS_MS = 20;
+const SHARED_PASS_LENGTHS = 5;
 
 /**
  * The live processes that carry taskq's TASKQ_PID, as their groups by session, from one
@@ -170,8 +177,8 @@ const SHARED_PASS_MS = 20;
  */
 function markedProcesses(shared: boolean): Map<number, Set<number>> {
   // A pass made in the check phase is cleared only in the next loop's: the age bounds it too.
-  if (shared && lastScan !== undefined && performance.now() - lastScanAt < SHARED_PASS_MS) return lastScan;
-  lastScanAt = performance.now();
+  const start = performance.now();
+  if (shared && lastScan !== undefined && start - lastScanEnd < lastScanGoodMs) return lastScan;
   const found = new Map<number, Set<number>>();
   let names: string[] = [];
   try {
@@ -192,6 +199,10 @@ function markedProcesses(shared: boolean): Map<number, Set<number>> {
   }
   if (lastScan === undefined) setImmediate(() => (lastScan = undefined)).unref();
   lastScan = found;
+  // Aged from the pass's end: aged from its start, a pass longer than SHARED_PASS_MS was never
+  // shared (200 tasks stopped at once made 200 passes of 22 ms again, 7 s, on a loaded machine).
+  lastScanEnd = performance.now();
+  lastScanGoodMs = Math.max(SHARED_PASS_MS, SHARED_PASS_LENGTHS * (lastScanEnd - start));
   return found;
 }
 
