@@ -168,7 +168,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     let child: ChildProcess;
     try {
       // detached: the shell leads a new process group, so the whole tree can be signalled.
-      child = spawn(shell, ["-c", task.run], { cwd: task.cwd, env, stdio, detached: true });
+      // "--": a command starting with "-" is a command (`-x: not found`), not the shell's options.
+      child = spawn(shell, ["-c", "--", task.run], { cwd: task.cwd, env, stdio, detached: true });
     } catch (error) {
       if (pipes !== undefined) for (const ends of pipes) closeEnds(ends);
       await closeLogFile(log);

@@ -165,6 +165,15 @@ describe("shell handler: failures", () => {
     expect(isPermanent(notExecutable)).toBe(true);
   });
 
+  it("runs a command that starts with a dash as a command, not as the shell's options", async () => {
+    harness = await createHarness();
+    const error = await failure("-no-such-command-for-taskq --flag");
+    expect(error.result.exitCode).toBe(127);
+    expect(error.result.tail.join("\n")).toMatch(/-no-such-command-for-taskq: not found/);
+    expect((await harness.run("-true 2>/dev/null || echo ran")).exitCode).toBe(0);
+    expect(harness.lines.map((line) => line.text)).toContain("ran");
+  });
+
   it("honours retryOn: listed codes retry, others are permanent", async () => {
     harness = await createHarness();
     expect((await failure("exit 75", { retryOn: [75] })).permanent).toBe(false);
