@@ -74,11 +74,20 @@ export function printPlan(workflow: Workflow, concurrency: number, json = false)
     const details = [`priority ${task.priority}`];
     if (task.dependsOn.length > 0) details.push(`after ${task.dependsOn.join(", ")}`);
     if (task.runAt !== undefined) details.push(`not before ${new Date(task.runAt).toISOString()}`);
-    if (task.delayMs !== undefined) details.push(`${task.delayMs}ms after the run starts`);
+    if (task.delayMs !== undefined) details.push(`${exactDuration(task.delayMs)} after the run starts`);
     if (task.retries > 0) details.push(`${task.retries} retr${task.retries === 1 ? "y" : "ies"}`);
-    if (task.timeoutMs !== undefined) details.push(`timeout ${task.timeoutMs}ms`);
+    if (task.timeoutMs !== undefined) details.push(`timeout ${exactDuration(task.timeoutMs)}`);
     lines.push(`${String(index + 1).padStart(4)}. ${task.id}: ${oneLine(task.run)}  (${details.join("; ")})`);
   });
   for (const note of workflow.notes) lines.push(json ? JSON.stringify({ event: "note", message: note }) : `note: ${note}`);
   process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+/** A duration as written in a workflow, exactly: 250ms, 1.5s, 1h2m3s, 720h (not 2592000000ms). */
+export function exactDuration(ms: number): string {
+  if (!Number.isInteger(ms) || ms < 1000) return `${ms}ms`;
+  const hours = Math.floor(ms / 3_600_000);
+  const minutes = Math.floor((ms % 3_600_000) / 60_000);
+  const seconds = (ms % 60_000) / 1000;
+  return `${hours > 0 ? `${hours}h` : ""}${minutes > 0 ? `${minutes}m` : ""}${seconds > 0 ? `${seconds}s` : ""}`;
 }

@@ -400,7 +400,7 @@ tasks:
     const dependents = Array.from({ length: 300 }, (_, i) => `  t${i}: { run: "true", dependsOn: gate }`);
     const yaml = `tasks:\n  gate: { run: "exit 1", delay: 1500ms }\n${dependents.join("\n")}\n`;
     const plan = await run(yaml, ["--dry-run"]);
-    expect(plan.stdout).toMatch(/^ +1\. gate: exit 1 {2}\(priority normal; 1500ms after the run starts\)$/m);
+    expect(plan.stdout).toMatch(/^ +1\. gate: exit 1 {2}\(priority normal; 1.5s after the run starts\)$/m);
     const result = await run(yaml, ["--output", "json"]);
     expect(result.code).toBe(1);
     const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as { ts: string; event: string; id?: string; runAt?: number });

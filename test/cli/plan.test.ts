@@ -1,0 +1,13 @@
+import { describe, expect, it } from "vitest";
+import { exactDuration } from "../../src/cli/plan.js";
+
+describe("--dry-run durations", () => {
+  it("are written as in a workflow, exactly, never as a count of milliseconds past a second", () => {
+    expect(exactDuration(250)).toBe("250ms");
+    expect(exactDuration(1500)).toBe("1.5s");
+    expect(exactDuration(90_000)).toBe("1m30s");
+    expect(exactDuration(3_723_500)).toBe("1h2m3.5s");
+    expect(exactDuration(2_592_000_000)).toBe("720h");
+    expect(exactDuration(3_600_001)).toBe("1h0.001s");
+  });
+});
