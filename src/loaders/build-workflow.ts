@@ -97,13 +97,16 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
 /**
  * The task's backoff, each bound from the task, else `defaults`, else DEFAULT_BACKOFF. A
  * `base` over the default `max` raises the max to it (`base: 1m` alone means a minute, not a
- * 30 s cap); a `max` under a `base` is a problem, here where one is the task's and the other
- * from `defaults` (the schema finds it where both are set together).
+ * 30 s cap), and a `max` under the default `base` lowers the base to it (`max: 100ms` alone
+ * caps every delay at 100 ms); a `max` under a `base` written in the file is a problem, here
+ * where one is the task's and the other from `defaults` (the schema finds it where both are
+ * set together).
  */
 function backoffOf(id: string, task: TaskFile, context: BuildContext): WorkflowTask["backoff"] {
   const { defaults } = context;
-  const baseMs = task.backoff?.base ?? defaults.backoff?.base ?? DEFAULT_BACKOFF.baseMs;
+  const base = task.backoff?.base ?? defaults.backoff?.base;
   const max = task.backoff?.max ?? defaults.backoff?.max;
+  const baseMs = base ?? (max === undefined ? DEFAULT_BACKOFF.baseMs : Math.min(max, DEFAULT_BACKOFF.baseMs));
   if (max === undefined) return { baseMs, maxMs: Math.max(baseMs, DEFAULT_BACKOFF.maxMs) };
   // Both from the task, or both from defaults, the schema has checked already; so one is the task's own.
   if (max < baseMs) {

@@ -81,6 +81,15 @@ describe("parseWorkflow on a valid file", () => {
     ]);
   });
 
+  it("takes a max under the default base as the base too, where nothing sets base", () => {
+    const workflow = parse(yaml("defaults: { backoff: { max: 100ms } }", "tasks:", "  a: { run: x }", "  b: { run: x, backoff: { max: 5s } }", "  c: { run: x, backoff: { base: 50ms } }"));
+    expect(workflow.tasks.map((task) => task.backoff)).toEqual([
+      { baseMs: 100, maxMs: 100 },
+      { baseMs: 1000, maxMs: 5000 },
+      { baseMs: 50, maxMs: 100 },
+    ]);
+  });
+
   it("stores ids like __proto__ and constructor as plain data", () => {
     const workflow = parse(yaml("tasks:", "  __proto__: { run: a }", "  constructor: { run: b, dependsOn: __proto__ }"));
     expect(workflow.tasks.map((task) => [task.id, task.run, task.dependsOn])).toEqual([["__proto__", "a", []], ["constructor", "b", ["__proto__"]]]);
