@@ -3,8 +3,8 @@ import { Chalk } from "chalk";
 import { afterEach, describe, expect, it } from "vitest";
 import { createColors } from "../../src/cli/render/colors.js";
 import { clockWithDate, formatDelay } from "../../src/cli/render/describe.js";
-import { hasControlBytes } from "../../src/cli/render/control-bytes.js";
-import { fitWidth, terminalSafe } from "../../src/cli/render/tty.js";
+import { hasControlBytes, terminalSafe } from "../../src/cli/render/control-bytes.js";
+import { fitWidth } from "../../src/cli/render/tty.js";
 
 const chalk = new Chalk({ level: 1 });
 

@@ -226,6 +226,30 @@ tasks:
     }
   });
 
+  it.skipIf(!existsSync("/usr/bin/script"))("plain lines on a terminal: a task cannot clear the screen, set the title, ring or write over its prefix; into a pipe and the log, its bytes as written", { timeout: 60_000 }, async () => {
+    const script = String.raw`printf 'a\033[2J\033[Hcleared\n\033]0;title\007b\n\033[31mred\n12345\b\b\b\b\b\bX\nstep 1\rstep 2\n'`;
+    const ws = await workspace(`tasks:\n  noisy: { run: ${JSON.stringify(script)} }\n`);
+    logRoots.push(ws.logs);
+    const command = `stty cols 100 rows 30; TERM=dumb exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} run workflow.yaml --log-dir logs`;
+    const onTerminal = await runPlain("/usr/bin/script", ["-qec", command, "/dev/null"], ws.dir);
+    expect(onTerminal.code).toBe(0);
+    // Its prefix is dimmed on a terminal.
+    const shown = onTerminal.stdout.replace(/\r\n/g, "\n").replace(/\x1b\[2m(noisy \|)\x1b\[22m/g, "$1");
+    expect(shown).toMatch(/noisy \| acleared\n/);
+    expect(shown).toMatch(/noisy \| b\n/);
+    expect(shown).toMatch(/noisy \| \x1b\[31mred\x1b\[0m\n/);
+    expect(shown).toMatch(/noisy \| 12345X\n/);
+    expect(shown).toMatch(/noisy \| step 2\n/);
+    expect(shown).not.toMatch(/\x1b\[2J|\x1b\]0;|\x07|\x08/);
+    // Not a terminal: the bytes as the task wrote them, as in its log.
+    const piped = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir });
+    expect(piped.code).toBe(0);
+    expect(piped.stdout).toContain("noisy | a\x1b[2J\x1b[Hcleared\n");
+    expect(piped.stdout).toContain("noisy | step 1\rstep 2\n");
+    const [first] = (await runIds(ws.logs))!;
+    expect(await readFile(path.join(ws.logs, first!, "noisy.log"), "utf8")).toContain("\x1b]0;title\x07b\n");
+  });
+
   it("prints NDJSON events with --output json", async () => {
     const result = await run(`tasks:\n  a: { run: echo hi }\n  b: { run: exit 3, dependsOn: a }\n`, ["--output", "json"]);
     expect(result.code).toBe(1);

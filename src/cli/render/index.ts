@@ -32,5 +32,5 @@ export async function createRenderer(mode: OutputMode, options: { color: boolean
     return new TtyRenderer(spinner, process.stderr, colors);
   }
   const { PlainRenderer } = await import("./plain.js");
-  return new PlainRenderer(process.stdout, colors);
+  return new PlainRenderer(process.stdout, colors, process.stdout.isTTY === true);
 }

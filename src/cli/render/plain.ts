@@ -2,6 +2,7 @@ import type { StreamName } from "../../handlers/index.js";
 import type { ChalkInstance } from "chalk";
 import type { Queue } from "../../engine/index.js";
 import { BufferedWriter } from "../output.js";
+import { hasControlBytes, terminalSafe } from "./control-bytes.js";
 import { clock, clockWithDate, describeError, formatDelay } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
 import { TaskPrefixes } from "./task-prefixes.js";
@@ -10,17 +11,24 @@ import type { Renderer, RunInfo, RunSummary } from "./types.js";
 /**
  * For CI logs and pipes: one timestamped line per event, task output prefixed
  * with the task id. No cursor movement, ever.
+ *
+ * On a terminal (plain output chosen there: `CI` set, `--output plain`, TERM=dumb), a task's
+ * lines go through terminalSafe as above the live board: a task cannot clear the screen, set
+ * the title or write over its prefix. Into a file or a pipe, they go as the task wrote them,
+ * colours and all, as in its log.
  */
 export class PlainRenderer implements Renderer {
   readonly #out: BufferedWriter;
   readonly #c: ChalkInstance;
   readonly #prefixes: TaskPrefixes;
+  readonly #terminal: boolean;
   #info: RunInfo | undefined;
 
-  constructor(stream: NodeJS.WritableStream, colors: ChalkInstance) {
+  constructor(stream: NodeJS.WritableStream, colors: ChalkInstance, terminal = false) {
     this.#out = new BufferedWriter(stream);
     this.#c = colors;
     this.#prefixes = new TaskPrefixes(colors);
+    this.#terminal = terminal;
   }
 
   attach(queue: Queue, info: RunInfo): void {
@@ -45,11 +53,15 @@ export class PlainRenderer implements Renderer {
   }
 
   line(taskId: string, _stream: StreamName, text: string): void {
-    this.#out.write(`${this.#prefixes.text(taskId)}${text}\n`);
+    this.#out.write(`${this.#prefixes.text(taskId)}${this.#terminal ? terminalSafe(text) : text}\n`);
   }
 
-  /** The same output as `line` gives for each line, built as bytes: no string per line. */
-  lines(taskId: string, _stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void {
+  /** The same output as `line` gives for each line, built as bytes: no string per line (on a terminal, but for a block with a control byte). */
+  lines(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void {
+    if (this.#terminal && hasControlBytes(bytes)) {
+      for (let line = 0, start = 0; line < count; start = ends[line++] as number) this.line(taskId, stream, bytes.toString("utf8", start, (ends[line] as number) - 1));
+      return;
+    }
     this.#out.writePrefixedLines(this.#prefixes.bytes(taskId), bytes, count, ends);
   }
 

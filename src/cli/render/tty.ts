@@ -3,7 +3,7 @@ import type { ChalkInstance } from "chalk";
 import type { Ora } from "ora";
 import type { Queue } from "../../engine/index.js";
 import { BufferedWriter, whenStreamDrained } from "../output.js";
-import { hasControlBytes } from "./control-bytes.js";
+import { hasControlBytes, terminalSafe } from "./control-bytes.js";
 import { clock, clockWithDate, describeError, formatDelay } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
 import { TaskPrefixes } from "./task-prefixes.js";
@@ -161,37 +161,8 @@ function c(color: (text: string) => string, text: string): string {
 
 const ESCAPE = 0x1b;
 
-/** A character terminalSafe changes: a C0 control but tab, DEL, a C1 control (U+0080 to U+009F, which a terminal may obey too). */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/;
-
-/**
- * What terminalSafe removes, each whole, but colours (SGR), captured to be kept: a CSI
- * sequence (ESC [ or its C1 form, parameters, intermediates, a final byte; or cut short by
- * the line's end); a control string, OSC, DCS, SOS, PM or APC (ESC ] P X ^ _ or their C1
- * forms), to its end (BEL or ST) or the line's, its text included (a title, a sixel image);
- * any other escape sequence (ESC ( B, ESC 7...); a control character (SO and SI switch the
- * character set, backspace overwrites the prefix, BEL rings).
- */
-// eslint-disable-next-line no-control-regex -- as above
-const CONTROLS = /(\x1b\[[0-9;:]*m)|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[ -/]*[0-~]?|[\x00-\x08\x0a-\x1f\x7f-\x9f]/g;
-// eslint-disable-next-line no-control-regex -- as above
+// eslint-disable-next-line no-control-regex -- an escape, the start of a colour code
 const HAS_ESCAPE = /\x1b/;
-
-/**
- * A task's line as it goes above the board, so that it stays on its own line behind its
- * prefix and changes nothing else on the terminal: of a line that a carriage return rewrote
- * (a progress bar), what a terminal would end up showing, the text after the last one; no
- * control character but tabs, no escape sequence but colours; and colours reset at its end,
- * so one task's red does not run into the next lines and the summary. A line without a
- * control character (most) costs one regular-expression test.
- */
-export function terminalSafe(text: string): string {
-  if (!CONTROL.test(text)) return text;
-  const returned = text.lastIndexOf("\r");
-  const line = (returned === -1 ? text : text.slice(returned + 1)).replace(CONTROLS, "$1");
-  return HAS_ESCAPE.test(line) ? `${line}\x1b[0m` : line;
-}
 
 /** A colour code (SGR). */
 // eslint-disable-next-line no-control-regex -- as above
