@@ -1,15 +1,15 @@
 import { MAX_DURATION_MS } from "./limits.js";
 
-/** Text form of a duration: units in order h, m, s, ms, each at most once; or a plain number of seconds. */
-export const DURATION_PATTERN = /^(?:(?=\d)(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?|\d+(?:\.\d+)?)$/;
+/** Text form of a duration: units in order d, h, m, s, ms, each at most once; or a plain number of seconds. */
+export const DURATION_PATTERN = /^(?:(?=\d)(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?|\d+(?:\.\d+)?)$/;
 
 /** What a duration must look like; used in every duration error message. */
-export const DURATION_EXPECTED = "a duration like 250ms, 30s, 5m or 1h30m, or a number of seconds, from 0 to 30 days";
+export const DURATION_EXPECTED = "a duration like 250ms, 30s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days";
 
-const UNIT_MS = [3_600_000, 60_000, 1000, 1] as const;
+const UNIT_MS = [86_400_000, 3_600_000, 60_000, 1000, 1] as const;
 
 /**
- * Parses a duration into whole milliseconds: `250ms`, `30s`, `5m`, `1h30m`,
+ * Parses a duration into whole milliseconds: `250ms`, `30s`, `5m`, `1h30m`, `2d`,
  * or a non-negative number of seconds (`1.5` is 1500 ms). Returns undefined for
  * anything else, including negatives, NaN, Infinity and values over 30 days.
  */

@@ -121,9 +121,9 @@ describe("parseWorkflow on a valid file", () => {
   });
 
   it("reads durations in every documented form", () => {
-    const forms = ["250ms", "30s", "5m", "1h", "1h30m", "1h2m3s4ms", "1.5", "0", "2592000"];
+    const forms = ["250ms", "30s", "5m", "1h", "1h30m", "1h2m3s4ms", "1.5", "0", "2592000", "2d", "1d12h", "30d"];
     const workflow = parse(yaml("tasks:", ...forms.map((form, index) => `  t${index}: { run: x, delay: ${form} }`)));
-    expect(workflow.tasks.map((task) => task.delayMs)).toEqual([250, 30_000, 300_000, 3_600_000, 5_400_000, 3_723_004, 1500, 0, 2_592_000_000]);
+    expect(workflow.tasks.map((task) => task.delayMs)).toEqual([250, 30_000, 300_000, 3_600_000, 5_400_000, 3_723_004, 1500, 0, 2_592_000_000, 172_800_000, 129_600_000, 2_592_000_000]);
   });
 
   it("keeps the default backoff and no timeout when nothing sets them", () => {
