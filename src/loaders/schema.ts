@@ -117,7 +117,13 @@ export const taskSchema = z
   .strictObject(
     {
       run: z
-        .string({ error: "must be a non-empty command string" })
+        .string({
+          // `run: true` (the command) is YAML's boolean: say to quote it, as for an env value.
+          error: (issue) =>
+            typeof issue.input === "boolean"
+              ? `must be a command string (YAML reads an unquoted ${String(issue.input)} as a boolean: write "${String(issue.input)}")`
+              : "must be a non-empty command string",
+        })
         .check(
           z.regex(/\S/, "must be a non-empty command string"),
           z.refine((run) => !run.includes("\0"), "must not contain a NUL character"),

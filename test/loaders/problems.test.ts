@@ -92,6 +92,13 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("says to quote `run: true` and `run: false`, which YAML reads as booleans", () => {
+    expect(problemsOf(yaml("tasks:", "  a: { run: true }", "  b: { run: false, dependsOn: a }"))).toEqual([
+      '2:13: task "a": `run` must be a command string (YAML reads an unquoted true as a boolean: write "true"), got true',
+      '3:13: task "b": `run` must be a command string (YAML reads an unquoted false as a boolean: write "false"), got false',
+    ]);
+  });
+
   it("rejects durations over 30 days, runAt together with delay, and backoff.max below base", () => {
     const text = yaml("defaults: { timeout: 721h }", "tasks:", "  a: { run: x, runAt: 2026-02-01T00:00:00Z, delay: 1s, backoff: { base: 5s, max: 1s } }");
     expect(problemsOf(text)).toEqual([
