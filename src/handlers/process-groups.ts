@@ -275,6 +275,17 @@ function sweepEndedSessions(): void {
   }, graceMs).unref();
 }
 
+/**
+ * Whether a child of ours has exited and waits to be reaped (a zombie): Node reaps it, and
+ * tells of its exit, only when the event loop gets to SIGCHLD, which a loaded or stopped
+ * (SIGSTOP) taskq may do after a timer due meanwhile. Its pid cannot be anyone else's until
+ * then. False without /proc (or once reaped).
+ */
+export function hasExited(pid: number): boolean {
+  const state = readStatSync(String(pid))?.state;
+  return state === "Z" || state === "X";
+}
+
 /** Signals a whole group; false when the group no longer exists. Never throws. */
 export function signalProcessGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   // ESRCH is the common answer (every attempt asks once its shell exits): skip the stack trace.

@@ -1,10 +1,10 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, realpath, rm, symlink } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isPermanent } from "../../src/errors.js";
 import { InvalidTaskIdError, LogWriteError, TaskFailedError } from "../../src/handlers/index.js";
-import { findLeftovers } from "../helpers/processes.js";
+import { eventually, findLeftovers } from "../helpers/processes.js";
 import { abortWith, createHarness, fixture, rejection, type Harness } from "./harness.js";
 
 let harness: Harness;
@@ -229,6 +229,23 @@ describe("shell handler: failures", () => {
     const error = await failure("echo never", { cwd: "/etc/hostname" });
     expect(error.message).toBe("could not start: working directory /etc/hostname is not a folder");
     expect(error.permanent).toBe(true);
+  });
+
+  it("a shell that exited before the abort, its exit not told yet (taskq frozen or loaded), ends as it did, not stopped", async () => {
+    harness = await createHarness();
+    const controller = new AbortController();
+    const pidFile = path.join(harness.dir, "pid");
+    const attempt = harness.run(`echo $$ > ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; sleep 0.2`, { signal: controller.signal });
+    expect(await eventually(() => existsSync(pidFile), 15_000)).toBe(true);
+    const pid = (await readFile(pidFile, "utf8")).trim();
+    // The event loop held, as in a frozen worker: the shell exits meanwhile, and stays a zombie until Node reaps it.
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    const zombie = (): boolean => /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "latin1"));
+    for (const until = Date.now() + 20_000; !zombie() && Date.now() < until; ) Atomics.wait(pause, 0, 0, 50);
+    expect(zombie()).toBe(true);
+    // The timer due during the stall fires before the exit is told.
+    abortWith(controller, "TIMEOUT");
+    expect(await attempt).toMatchObject({ exitCode: 0, signal: null, timedOut: false, cancelled: false });
   });
 
   it("does not start a task whose signal is already aborted", async () => {
