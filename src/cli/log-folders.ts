@@ -7,18 +7,36 @@ import { processExists } from "../process-exists.js";
 import { folderProblem } from "./folder-problem.js";
 
 /**
- * A run folder being written holds `.taskq-active-<pid>` (its content: the host's name)
- * for as long as some process writes into it: a local run for the whole run, a durable
- * worker while it runs a task of that run. `taskq prune --logs` never deletes a folder
- * whose marker names a live process of this host, or another host (it cannot tell there):
- * a task silent for longer than the age given would otherwise lose its log, and whatever
- * it writes later, to the deletion. A marker left by a taskq that was SIGKILLed names a
- * process that is gone, and is no obstacle.
+ * A run folder being written holds `.taskq-active-<pid>` (its content: the host's name, then
+ * the process's start time) for as long as some process writes into it: a local run for the
+ * whole run, a durable worker while it runs a task of that run. `taskq prune --logs` never
+ * deletes a folder whose marker names a live process of this host, or another host (it
+ * cannot tell there): a task silent for longer than the age given would otherwise lose its
+ * log, and whatever it writes later, to the deletion. A marker left by a taskq that was
+ * SIGKILLed names a process that is gone, and is no obstacle, even once its pid is another
+ * process's: the start time tells them apart.
  */
 const MARKER_PREFIX = ".taskq-active-";
 
-/** A local run's id (see makeRunId): an empty folder so named is a run that wrote no log. */
+/**
+ * Every run folder taskq writes holds this file, for good: `taskq prune --logs` deletes only
+ * folders it can tell are taskq's, as durable run ids (`--run-id build-1234`) can be any name.
+ */
+const STAMP = ".taskq-run";
+const STAMP_TEXT = "taskq run folder: taskq prune --logs deletes it once old\n";
+/** What a stamp starts with, whatever version of taskq wrote it. */
+const STAMP_START = "taskq run folder";
+
+/**
+ * Folders named like a run id that taskq makes (a local run's, see makeRunId, or a durable
+ * run's default, see submit.ts) are taskq's too: earlier versions made them with no stamp.
+ */
 const LOCAL_RUN_ID = /^\d{8}-\d{6}-[0-9a-z]{4}$/;
+const DEFAULT_DURABLE_RUN_ID = /^r-[0-9a-z]{8,9}-[0-9a-f]{8}$/;
+
+/** Folders this process stamped lately: a worker stamps a run's folder once, not at each of its tasks. */
+const stamped = new Set<string>();
+const STAMPED_KEPT = 1000;
 
 /**
  * Markers this process wrote, each with how many hold it and, once none does, the timer
@@ -71,23 +89,66 @@ export function holdLogFolder(dir: string, lingerMs = 0): () => void {
   };
 }
 
-/** Writes this process's marker again in `dir` if it holds it: the folder was deleted and made again during the run. */
+/** Writes this process's marker (and the stamp) again in `dir` if it holds it: the folder was deleted and made again during the run. */
 export function renewLogFolderHold(dir: string): void {
   const marker = path.join(dir, `${MARKER_PREFIX}${process.pid}`);
-  if (holds.has(marker)) writeMarker(dir, marker);
+  if (!holds.has(marker)) return;
+  stamped.delete(dir);
+  writeMarker(dir, marker);
 }
 
 function writeMarker(dir: string, marker: string): void {
+  const text = markerText();
   try {
-    writeFileSync(marker, `${hostname()}\n`);
+    writeFileSync(marker, text);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") return;
     try {
       makeDirectory(dir);
-      writeFileSync(marker, `${hostname()}\n`);
+      writeFileSync(marker, text);
     } catch {
-      // Not writable: the task's log reports it.
+      return; // Not writable: the task's log reports it.
     }
+  }
+  stamp(dir);
+}
+
+function stamp(dir: string): void {
+  if (stamped.has(dir)) return;
+  try {
+    writeFileSync(path.join(dir, STAMP), STAMP_TEXT);
+  } catch {
+    return; // The marker was written: the folder was there a moment ago, and is gone or read-only now.
+  }
+  stamped.add(dir);
+  if (stamped.size > STAMPED_KEPT) stamped.delete(stamped.values().next().value!);
+}
+
+let ownMarkerText: string | undefined;
+
+/** The host's name, then this process's start time where /proc tells it (see markerIsLive). */
+function markerText(): string {
+  if (ownMarkerText === undefined) {
+    const started = processStartTime("self");
+    ownMarkerText = `${hostname()}\n${started === undefined ? "" : `${started}\n`}`;
+  }
+  return ownMarkerText;
+}
+
+/**
+ * A process's start time (field 22 of /proc/<pid>/stat, in clock ticks since boot), or
+ * undefined without /proc or such a process. A pid is another process's (or thread's) once
+ * the kernel's counter has gone round (32,768 ids by default, threads counting too), or has
+ * been set back; pid and start time together are never used again.
+ */
+function processStartTime(pid: number | "self"): string | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "latin1");
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses; state is field 3.
+    const field = text.slice(text.lastIndexOf(")") + 2).split(" ")[22 - 3];
+    return field !== undefined && /^\d+$/.test(field) ? field : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -123,12 +184,13 @@ export interface LogPruneResult {
 
 /**
  * Deletes the run folders under `root` last written more than `olderThanMs` ago: a
- * folder's age is that of its newest log (or of the folder, when newer). Only folders that
- * are clearly taskq's: every entry a `*.log` file (or a marker) and at least one log, or
- * empty and named like a local run id. Anything else under `root` (a file, a folder with
- * other files or subfolders, a symbolic link) is left alone, so a mistaken `--log-dir`
- * deletes nothing of the user's. A folder in use (see MARKER_PREFIX) is never deleted.
- * With `dryRun`, only lists them. A missing `root` has nothing to prune.
+ * folder's age is that of its newest log (or of the folder, when newer). Only folders taskq
+ * can tell it made: stamped (see STAMP), or named like a run id it makes; and holding
+ * nothing but `*.log` files, markers and the stamp. Anything else under `root` (a file, a
+ * folder of logs that is not taskq's, a folder with other files or subfolders, a symbolic
+ * link) is left alone, so a mistaken `--log-dir` deletes nothing of the user's. A folder in
+ * use (see MARKER_PREFIX) is never deleted. With `dryRun`, only lists them. A missing `root`
+ * has nothing to prune.
  */
 export function pruneLogFolders(root: string, olderThanMs: number, options: { dryRun: boolean; now?: number }): LogPruneResult {
   const before = (options.now ?? Date.now()) - olderThanMs;
@@ -166,34 +228,42 @@ function inspectRunFolder(dir: string, name: string, host: string): { lastWriteM
     const stats = lstatSync(dir);
     if (!stats.isDirectory()) return undefined;
     let lastWriteMs = stats.mtimeMs;
-    let logs = 0;
+    let taskqs = LOCAL_RUN_ID.test(name) || DEFAULT_DURABLE_RUN_ID.test(name);
     let inUse = false;
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       if (!entry.isFile()) return undefined;
-      if (entry.name.startsWith(MARKER_PREFIX)) {
+      if (entry.name === STAMP) {
+        taskqs ||= readFileSync(path.join(dir, STAMP), "utf8").startsWith(STAMP_START);
+      } else if (entry.name.startsWith(MARKER_PREFIX)) {
         inUse ||= markerIsLive(path.join(dir, entry.name), entry.name.slice(MARKER_PREFIX.length), host);
-        continue;
+      } else if (entry.name.endsWith(".log")) {
+        lastWriteMs = Math.max(lastWriteMs, lstatSync(path.join(dir, entry.name)).mtimeMs);
+      } else {
+        return undefined;
       }
-      if (!entry.name.endsWith(".log")) return undefined;
-      logs++;
-      lastWriteMs = Math.max(lastWriteMs, lstatSync(path.join(dir, entry.name)).mtimeMs);
     }
-    if (logs === 0 && !LOCAL_RUN_ID.test(name)) return undefined;
-    return { lastWriteMs, inUse };
+    return taskqs ? { lastWriteMs, inUse } : undefined;
   } catch {
     return undefined; // removed or changed while looked at: left for the next prune
   }
 }
 
-/** Whether the process a marker names may still write: alive on this host, or on another host (unknown). */
+/**
+ * Whether the process a marker names may still write: alive on this host, or on another
+ * host (unknown). Alive: a process with its pid and its start time; by the pid alone where
+ * /proc is missing, or the marker has no start time (written by an earlier version).
+ */
 function markerIsLive(marker: string, pidText: string, host: string): boolean {
   const pid = Number(pidText);
   if (!/^\d+$/.test(pidText) || pid <= 1) return false;
-  let markerHost: string;
+  let lines: string[];
   try {
-    markerHost = readFileSync(marker, "utf8").trim();
+    lines = readFileSync(marker, "utf8").split("\n");
   } catch {
     return false; // removed as we looked: its process is done
   }
-  return markerHost !== host || processExists(pid);
+  if (lines[0]?.trim() !== host) return true;
+  const started = lines[1]?.trim() ?? "";
+  const startedNow = started === "" ? undefined : processStartTime(pid);
+  return startedNow === undefined ? processExists(pid) : startedNow === started;
 }

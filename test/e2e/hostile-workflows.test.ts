@@ -141,7 +141,7 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/Summary: 3 succeeded, 0 failed, 0 cancelled/);
     const [runId] = await runIds(ws.logs);
-    expect((await readdir(path.join(ws.logs, runId!))).sort()).toEqual(["__proto__.log", "constructor.log", "toString.log"]);
+    expect((await readdir(path.join(ws.logs, runId!))).sort()).toEqual([".taskq-run", "__proto__.log", "constructor.log", "toString.log"]);
     expect((await readdir(ws.logs)).length).toBe(1);
     expect(existsSync(path.join(ws.dir, "ran-proto")) && existsSync(path.join(ws.dir, "ran-ctor"))).toBe(true);
     expect(await findLeftovers(runId!)).toEqual([]);

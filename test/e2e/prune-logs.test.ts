@@ -1,14 +1,19 @@
 import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, readdir, symlink, utimes, writeFile } from "node:fs/promises";
+import { mkdir, readdir, rename, symlink, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli, startCli, workspace } from "../helpers/cli.js";
 import { eventually, findLeftovers } from "../helpers/processes.js";
+import { DATABASE_URL, dropSchema } from "../store/helpers.js";
 
 const DAY_MS = 86_400_000;
 const ENV = { TASKQ_STORE: "" };
+/** What taskq writes into every run folder it makes (see log-folders.ts). */
+const STAMP = ".taskq-run";
+const STAMP_TEXT = "taskq run folder: taskq prune --logs deletes it once old\n";
 
 /** Makes `dir` with `files` (name -> text), everything in it last written `ageMs` ago. */
 async function folder(dir: string, files: Record<string, string>, ageMs: number): Promise<void> {
@@ -18,6 +23,13 @@ async function folder(dir: string, files: Record<string, string>, ageMs: number)
     await writeFile(path.join(dir, name), text);
     await utimes(path.join(dir, name), when, when);
   }
+  await utimes(dir, when, when);
+}
+
+/** Makes everything in `dir` (made by taskq) last written `ageMs` ago. */
+async function age(dir: string, ageMs: number): Promise<void> {
+  const when = new Date(Date.now() - ageMs);
+  for (const name of await readdir(dir)) await utimes(path.join(dir, name), when, when);
   await utimes(dir, when, when);
 }
 
@@ -39,8 +51,8 @@ describe("taskq prune --logs", () => {
     const old = 10 * DAY_MS;
     await folder(path.join(root, "20261101-080000-aaaa"), { "build.log": "old\n", "test.log": "old\n" }, old);
     await folder(path.join(root, "20261130-080000-bbbb"), { "build.log": "recent\n" }, DAY_MS);
-    // A durable run's folder (any id) with one log written yesterday: its newest log counts.
-    await folder(path.join(root, "nightly-42"), { "a.log": "old\n" }, old);
+    // A durable run's folder (any id, stamped) with one log written yesterday: its newest log counts.
+    await folder(path.join(root, "nightly-42"), { "a.log": "old\n", [STAMP]: STAMP_TEXT }, old);
     await utimes(path.join(root, "nightly-42", "a.log"), new Date(Date.now() - DAY_MS), new Date(Date.now() - DAY_MS));
     // Held by a live process of this host (this test's), by a process of another host, and by a process gone.
     await folder(path.join(root, "20261101-090000-live"), { "a.log": "x\n", [`.taskq-active-${process.pid}`]: `${hostname()}\n` }, old);
@@ -102,18 +114,18 @@ describe("taskq prune --logs", () => {
     expect(await eventually(() => existsSync(witness), 15_000)).toBe(true);
     const [runId] = (await entries(ws.logs))!;
     const runDir = path.join(ws.logs, runId!);
-    expect(await entries(runDir)).toEqual([`.taskq-active-${cli.child.pid}`, "quiet.log"]);
+    expect(await entries(runDir)).toEqual([`.taskq-active-${cli.child.pid}`, STAMP, "quiet.log"]);
     // Its log was last written long ago as far as prune can tell (an age of 0s): still kept.
     await utimes(path.join(runDir, "quiet.log"), new Date(Date.now() - DAY_MS), new Date(Date.now() - DAY_MS));
     const whileRunning = await prune();
     expect(whileRunning.code).toBe(0);
     expect(whileRunning.stdout).toMatch(/^no run folder in /);
-    expect(await entries(runDir)).toEqual([`.taskq-active-${cli.child.pid}`, "quiet.log"]);
+    expect(await entries(runDir)).toEqual([`.taskq-active-${cli.child.pid}`, STAMP, "quiet.log"]);
 
     // SIGKILLed: no exit hook runs, the marker stays, and names a process that is gone.
     cli.child.kill("SIGKILL");
     await cli.done;
-    expect(await entries(runDir)).toEqual([`.taskq-active-${cli.child.pid}`, "quiet.log"]);
+    expect(await entries(runDir)).toEqual([`.taskq-active-${cli.child.pid}`, STAMP, "quiet.log"]);
     expect(await eventually(async () => (await findLeftovers(runId!)).length === 0, 20_000)).toBe(true);
     const afterKill = await prune();
     expect(afterKill.stdout).toBe(`pruned 1 run folder last written before ${/before (\S+):/.exec(afterKill.stdout)?.[1]}:\n  ${runDir}\n`);
@@ -123,7 +135,83 @@ describe("taskq prune --logs", () => {
     const quick = await workspace("tasks:\n  hello: { run: echo hello }\n");
     expect((await runCli(["run", quick.file, "--log-dir", ws.logs], { cwd: quick.dir })).code).toBe(0);
     const [finished] = (await entries(ws.logs))!;
-    expect(await entries(path.join(ws.logs, finished!))).toEqual(["hello.log"]);
+    expect(await entries(path.join(ws.logs, finished!))).toEqual([STAMP, "hello.log"]);
     expect((await prune()).stdout).toMatch(new RegExp(`^pruned 1 run folder last written before \\S+:\n  ${path.join(ws.logs, finished!)}\n$`));
+  });
+
+  it("deletes only folders taskq can tell it made: stamped by the run or worker that wrote them, or named like its run ids; never another program's logs", async () => {
+    const ws = await workspace("tasks:\n  hello: { run: echo hello }\n");
+    const root = ws.logs;
+    const old = 100 * DAY_MS;
+    // A durable run of a chosen id, its logs written by this machine's worker (`run --store`).
+    const schema = `taskq_e2e_prune_${randomBytes(4).toString("hex")}`;
+    try {
+      const durable = await runCli(["run", ws.file, "--log-dir", root, "--run-id", "build-1234"], { cwd: ws.dir, env: { TASKQ_STORE: DATABASE_URL, TASKQ_STORE_SCHEMA: schema } });
+      expect(durable.code).toBe(0);
+    } finally {
+      await dropSchema(schema);
+    }
+    expect(await entries(path.join(root, "build-1234"))).toEqual([STAMP, "hello.log"]);
+    // A local run.
+    expect((await runCli(["run", ws.file, "--log-dir", root], { cwd: ws.dir, env: ENV })).code).toBe(0);
+    const [local] = (await entries(root))!.filter((name) => name !== "build-1234");
+    expect(await entries(path.join(root, local!))).toEqual([STAMP, "hello.log"]);
+    await age(path.join(root, "build-1234"), old);
+    await age(path.join(root, local!), old);
+    // Other programs' logs, as in /var/log given as --log-dir by mistake; a file named like the stamp that is not taskq's.
+    await folder(path.join(root, "mysql"), { "error.log": "mine\n" }, old);
+    await folder(path.join(root, "target"), { "precious.log": "mine\n" }, old);
+    await folder(path.join(root, "notes"), { "a.log": "mine\n", [STAMP]: "my own\n" }, old);
+    // Made by earlier versions of taskq (no stamp), named like a local run's id or a durable run's default id; a stamped folder with no log.
+    await folder(path.join(root, "20261101-080000-aaaa"), { "a.log": "x\n" }, old);
+    await folder(path.join(root, "r-mf3k2j1a-0badc0de"), { "a.log": "x\n" }, old);
+    await folder(path.join(root, "nightly-7"), { [STAMP]: STAMP_TEXT }, old);
+    const prunable = ["20261101-080000-aaaa", local!, "build-1234", "nightly-7", "r-mf3k2j1a-0badc0de"].sort();
+
+    const pruned = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "30d"], { env: ENV });
+    expect(pruned.stderr).toBe("");
+    expect(pruned.stdout).toMatch(new RegExp(`^pruned 5 run folders last written before \\S+:\n${prunable.map((id) => `  ${path.join(root, id)}\n`).join("")}$`));
+    expect(await entries(root)).toEqual(["mysql", "notes", "target"]);
+    expect(await entries(path.join(root, "target"))).toEqual(["precious.log"]);
+  });
+
+  it("refuses an age without a unit, and says what to write; a task's timeout in seconds is as it was", async () => {
+    const ws = await workspace("tasks:\n  slow: { run: 'sleep 30', timeout: 1 }\n");
+    // Last written a minute ago: `--older-than 30` read as seconds would delete it.
+    await folder(path.join(ws.logs, "20261101-080000-aaaa"), { "a.log": "x\n" }, 60_000);
+    for (const prune of [["prune", "--logs", "--log-dir", ws.logs], ["prune"]]) {
+      const bare = await runCli([...prune, "--older-than", "30"], { env: ENV });
+      expect(bare.stderr).toBe('taskq: --older-than: "30" needs a unit: 30d, 30h, 30m or 30s\n');
+      expect(bare.code).toBe(2);
+      const decimal = await runCli([...prune, "--older-than", "1.5"], { env: ENV });
+      expect(decimal.stderr).toBe('taskq: --older-than: "1.5" is not an age like 7d, 12h or 30m\n');
+      expect(decimal.code).toBe(2);
+    }
+    expect(await entries(ws.logs)).toEqual(["20261101-080000-aaaa"]);
+    expect((await runCli(["prune", "--logs", "--log-dir", ws.logs, "--older-than", "30s"], { env: ENV })).stdout).toMatch(/^pruned 1 run folder /);
+
+    // In a workflow file a bare number is seconds, as documented.
+    const run = await runCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir, env: ENV });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain("FAILED  slow: timed out after 1s\n");
+  });
+
+  it("a marker left by a SIGKILLed taskq holds nothing once its pid is another process's", async () => {
+    const ws = await workspace(`tasks:\n  quiet: { run: 'echo started > "$WITNESS"; sleep 1000' }\n`);
+    const witness = path.join(ws.dir, "started");
+    const cli = startCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir, env: { WITNESS: witness } });
+    expect(await eventually(() => existsSync(witness), 15_000)).toBe(true);
+    const [runId] = (await entries(ws.logs))!;
+    const runDir = path.join(ws.logs, runId!);
+    cli.child.kill("SIGKILL");
+    await cli.done;
+    expect(await eventually(async () => (await findLeftovers(runId!)).length === 0, 20_000)).toBe(true);
+    // On a busy machine the pid is soon another process's (32,768 pids, counting threads): here, this test's.
+    await rename(path.join(runDir, `.taskq-active-${cli.child.pid}`), path.join(runDir, `.taskq-active-${process.pid}`));
+    await age(runDir, DAY_MS);
+
+    const pruned = await runCli(["prune", "--logs", "--log-dir", ws.logs, "--older-than", "1h"], { env: ENV });
+    expect(pruned.stdout).toMatch(new RegExp(`^pruned 1 run folder last written before \\S+:\n  ${runDir}\n$`));
+    expect(await entries(ws.logs)).toEqual([]);
   });
 });

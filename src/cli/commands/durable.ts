@@ -149,12 +149,17 @@ async function pruneLogs(logRoot: string, olderThanMs: number, flags: Flags): Pr
   return 0;
 }
 
-/** An age: whole days (`7d`), or a duration as other flags take it (`12h`, `30m`, `90s`). */
+/**
+ * An age: whole days (`7d`), or a duration with its units (`12h`, `30m`, `90s`). Not a bare
+ * number, which durations elsewhere read as seconds: `--older-than 30` likely means days, and
+ * a prune of what is 30 seconds old deletes nearly everything.
+ */
 function ageFlag(value: unknown): number {
   const text = typeof value === "string" ? value.trim() : "";
   const days = /^(\d{1,5})d$/.exec(text);
   if (days !== null) return Number(days[1]) * 86_400_000;
-  const ms = text === "" ? undefined : parseDuration(text);
+  if (/^\d+$/.test(text)) throw new UsageError(`--older-than: ${JSON.stringify(value)} needs a unit: ${text}d, ${text}h, ${text}m or ${text}s`);
+  const ms = text === "" || /^[\d.]+$/.test(text) ? undefined : parseDuration(text);
   if (ms === undefined) throw new UsageError(`--older-than: ${JSON.stringify(value)} is not an age like 7d, 12h or 30m`);
   return ms;
 }
