@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fitConcurrencyToOpenFiles } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
 import type { CancelResult, PostgresStore } from "../store/postgres/index.js";
-import { printRunSummary, type LocalLogs } from "./commands/durable.js";
+import { printRunSummary, resubmitted, submitNotes, type LocalLogs } from "./commands/durable.js";
 import { checkLogRoot } from "./log-folders.js";
 import { openStore, type StoreFlags } from "./store-flags.js";
 import { runWorker } from "./worker-run.js";
@@ -29,14 +29,20 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
   fitConcurrencyToOpenFiles(options.concurrency, !options.json);
   const store = await openStore(options);
   try {
-    const runId = await store.submitRun(workflow, options.runId === undefined ? {} : { runId: options.runId });
+    const submitted = await store.submit(workflow, options.runId === undefined ? {} : { runId: options.runId });
+    const { runId, added, kept } = submitted;
     const tasks = workflow.tasks.length;
-    // With --output json every line is a JSON object, this one too (as a local run's first event).
-    process.stdout.write(
-      options.json
-        ? `${JSON.stringify({ ts: new Date().toISOString(), event: "run", runId, file: workflow.file, store: store.description, tasks })}\n`
-        : `run ${runId} submitted to ${store.description}: ${tasks} task${tasks === 1 ? "" : "s"}\n`,
-    );
+    const notes = submitNotes(workflow.notes, submitted);
+    if (options.json) {
+      // Every line is a JSON object, these too (as a local run's first event and its notes).
+      const ts = new Date().toISOString();
+      const records = [{ ts, event: "run", runId, file: workflow.file, store: store.description, tasks, added, kept }, ...notes.map((message) => ({ ts, event: "note", message }))];
+      process.stdout.write(records.map((record) => `${JSON.stringify(record)}\n`).join(""));
+    } else {
+      // An existing run id adds only the tasks that are new: "submitted: 3 tasks" would say all three were.
+      const head = submitted.created ? `run ${runId} submitted to ${store.description}: ${tasks} task${tasks === 1 ? "" : "s"}` : resubmitted(submitted, ` to ${store.description}`);
+      process.stdout.write(`${head}\n${notes.map((note) => `note: ${note}\n`).join("")}`);
+    }
     workflow.tasks.length = 0;
     // Its own run's tasks only: another run's would run here with this process's environment (a CI job's secrets).
     const { exitCode, interrupted, workerId } = await runWorker(store, { ...options, runId, until: () => untilFinished(store, runId) });

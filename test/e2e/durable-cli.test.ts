@@ -80,14 +80,15 @@ tasks:
     );
     const runId = `fan-out-${randomBytes(3).toString("hex")}`;
     expect(await submit(file, ["--run-id", runId])).toBe(runId);
-    // Submitting the same run id again is idempotent.
-    expect(await submit(file, ["--run-id", runId])).toBe(runId);
+    // Submitting the same run id again is idempotent, and says that nothing was added.
+    const again = await taskq(["submit", file, "--run-id", runId]);
+    expect(again).toMatchObject({ code: 0, stdout: `${runId}\n`, stderr: `note: run ${runId} already submitted: 0 new tasks, 6 kept\n` });
     expect((await store.runStatus(runId)).tasks).toHaveLength(6);
 
-    // Not finished yet: the summary counts it as unfinished and the exit code is 1.
+    // Not finished yet: the summary counts it as unfinished, split as the JSON splits it, and the exit code is 1.
     const early = await taskq(["status", runId]);
     expect(early.code).toBe(1);
-    expect(early.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 0 cancelled, 6 unfinished/);
+    expect(early.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 0 cancelled, 6 unfinished \(1 blocked, 5 ready\) in /);
 
     const [first, second] = await Promise.all([startWorker(["-j", "1"]), startWorker(["-j", "1"])]);
     const watched = await taskq(["status", runId, "--watch"]);
@@ -125,9 +126,10 @@ tasks:
     expect(ok.stdout).toMatch(/Summary: 2 succeeded, 0 failed, 0 cancelled/);
     expect(starts(ok.stdout, goodId)).toHaveLength(2);
 
-    // The same run id again: nothing runs twice; the summary is the finished run's.
+    // The same run id again: nothing runs twice, and it says so; the summary is the finished run's.
     const again = await taskq(["run", good, ...storeFlags, "--run-id", goodId], { TASKQ_STORE: "" });
     expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(new RegExp(`^run ${goodId} already submitted to postgres://postgres:\\*\\*\\*@\\S+: 0 new tasks, 2 kept\n`));
     expect(starts(again.stdout, goodId)).toHaveLength(0);
     expect(again.stdout).toMatch(/Summary: 2 succeeded/);
 
@@ -207,9 +209,13 @@ tasks:
     expect(summary.stdout).toMatch(/long: cancelled by request/);
     expect(summary.stdout).toMatch(/after: dependency "long" was cancelled/);
 
+    // Cancelling what has already ended is no error, for one task as for the run: it says so.
     const twice = await taskq(["cancel", runId, "long"]);
-    expect(twice.code).toBe(1);
-    expect(twice.stderr).toMatch(/has already finished \(cancelled\)/);
+    expect(twice).toMatchObject({ code: 0, stderr: `note: task "long" of run ${runId} has already ended (cancelled): nothing to cancel\n` });
+    expect(JSON.parse(twice.stdout)).toEqual({ cancelled: [], cancelRequested: [] });
+    const ended = await taskq(["cancel", runId]);
+    expect(ended).toMatchObject({ code: 0, stderr: `note: run ${runId} has already ended (cancelled): nothing to cancel\n` });
+    expect(JSON.parse(ended.stdout)).toEqual({ cancelled: [], cancelRequested: [] });
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
@@ -240,6 +246,11 @@ tasks:
     const rows = all.stdout.trim().split("\n").map((line) => JSON.parse(line) as { runId: string; key: string; attempts: number });
     expect(rows.filter((row) => row.runId === runId)).toMatchObject([{ key: "check", attempts: 2, tail: ["marker missing"] }]);
     expect((await taskq(["status", runId])).code).toBe(1);
+    // A dependent it cancelled is not what to redrive: the message names the task that is.
+    expect(await taskq(["redrive", runId, "deploy"])).toMatchObject({
+      code: 1,
+      stderr: 'taskq: task "deploy" was cancelled (dependency "check" failed): only failed tasks can be redriven; redrive "check", and it waits for it again\n',
+    });
 
     await writeFile(marker, "");
     const redriven = await taskq(["redrive", runId, "check"]);
@@ -264,8 +275,7 @@ tasks:
     expect((await taskq(["status", runId])).code).toBe(0);
     expect((await taskq(["dead-letters", runId])).stdout).toBe("no dead letters\n");
     const wrong = await taskq(["redrive", runId, "check"]);
-    expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toMatch(/only failed tasks can be redriven/);
+    expect(wrong).toMatchObject({ code: 1, stderr: 'taskq: task "check" succeeded: only failed tasks can be redriven\n' });
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
@@ -735,6 +745,9 @@ tasks:
       state: "running",
       counts: { BLOCKED: 1, SCHEDULED: 2, READY: 1, RUNNING: 0, SUCCEEDED: 0, FAILED: 0, CANCELLED: 0 },
     });
+    // The text says the same, in the same words (and --watch too: see below).
+    const text = await taskq(["status", runId]);
+    expect(text.stdout).toMatch(/^Summary: 0 succeeded, 0 failed, 0 cancelled, 4 unfinished \(1 blocked, 2 scheduled, 1 ready\) in /m);
     expect((await taskq(["cancel", runId])).code).toBe(0);
   });
 
@@ -780,11 +793,65 @@ tasks:
     try {
       // The shell waits for both ends of the pipe: it exits once taskq has.
       expect(await Promise.race([ended, new Promise((resolve) => setTimeout(() => resolve("still running"), 8_000))])).toBe(0);
-      // The task waiting for its delay is told apart from the one free to start.
-      expect(stdout).toMatch(new RegExp(`^\\S+ ${runId}: 1 queued, 1 scheduled\n$`));
+      // The task waiting for its delay is told apart from the one free to start, in the summary's words.
+      expect(stdout).toMatch(new RegExp(`^\\S+ ${runId}: 0 succeeded, 0 failed, 0 cancelled, 2 unfinished \\(1 scheduled, 1 ready\\)\n$`));
     } finally {
       if (pipeline.exitCode === null) process.kill(-pipeline.pid!, "SIGKILL");
     }
     expect((await taskq(["cancel", runId])).code).toBe(0);
+  });
+
+  it("submit of a run id again keeps the tasks it has as stored (a queued one takes the new priority), adds the new ones, and says so", async () => {
+    const v1 = await workflowFile("version-1", "tasks:\n  a: { run: echo v1, priority: low }\n  c: { run: echo c, dependsOn: a }\n");
+    const v2 = await workflowFile("version-2", "tasks:\n  a: { run: echo v2, priority: high }\n  c: { run: echo c, dependsOn: a, retries: 2 }\n  b: { run: echo b }\n");
+    const runId = `version-${randomBytes(3).toString("hex")}`;
+    expect(await submit(v1, ["--run-id", runId])).toBe(runId);
+    const second = await taskq(["submit", v2, "--run-id", runId]);
+    expect(second).toMatchObject({
+      code: 0,
+      stdout: `${runId}\n`,
+      stderr:
+        `note: run ${runId} already submitted: 1 new task, 2 kept\n` +
+        `note: run ${runId} already has task "a" with another definition (run, priority): the stored one is kept, but a task still queued takes the new priority\n` +
+        `note: run ${runId} already has task "c" with another definition (retries): the stored one is kept\n`,
+    });
+    const worker = await startWorker(["-j", "1"]);
+    const status = await waitForRun(runId);
+    expect(status.state).toBe("succeeded");
+    // The stored command ran, with the new priority: on one slot, "a" (high now, not low) before the new "b" (normal).
+    expect(worker.stdout()).toContain(`${runId}/a | v1\n`);
+    expect(worker.stdout()).not.toContain(`${runId}/a | v2`);
+    expect(starts(worker.stdout(), runId).map((match) => match[1])).toEqual(["a", "c", "b"]);
+    expect(taskOf(status, "c")).toMatchObject({ state: "succeeded", maxAttempts: 1 });
+
+    // Ended, a task keeps its priority too; run --store says the same, as notes of its own output.
+    const third = await taskq(["submit", v1, "--run-id", runId]);
+    expect(third.stderr).toBe(
+      `note: run ${runId} already submitted: 0 new tasks, 2 kept\nnote: run ${runId} already has task "a" with another definition (priority): the stored one is kept\n`,
+    );
+    const run = await taskq(["run", v1, "--log-dir", ws.logs, "--run-id", runId, "--output", "json"]);
+    expect(run.code).toBe(0);
+    const records = run.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records[0]).toMatchObject({ event: "run", runId, tasks: 2, added: 0, kept: 2 });
+    expect(records[1]).toMatchObject({ event: "note", message: `run ${runId} already has task "a" with another definition (priority): the stored one is kept` });
+    expect(records.at(-1)).toMatchObject({ event: "summary", state: "succeeded" });
+    expect((await stopWorker(worker)).code).toBe(143);
+  });
+
+  it("submit and run --store note a runAt in the past as validate does", async () => {
+    const file = await workflowFile("past", 'tasks:\n  a: { run: echo a, runAt: "2020-01-01T00:00:00Z" }\n');
+    const validated = await taskq(["validate", file]);
+    const note = /^note: .*runAt 2020-01-01T00:00:00Z is in the past; the task runs now$/m.exec(validated.stdout)?.[0];
+    expect(note).toBeDefined();
+    const submitted = await taskq(["submit", file]);
+    runIds.push(submitted.stdout.trim());
+    expect(submitted).toMatchObject({ code: 0, stderr: `${note}\n` });
+    const runId = `past-${randomBytes(3).toString("hex")}`;
+    runIds.push(runId);
+    const run = await taskq(["run", file, "--log-dir", ws.logs, "--run-id", runId]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(new RegExp(`^run ${runId} submitted to \\S+: 1 task\n`));
+    expect(run.stdout.split("\n")[1]).toBe(note);
+    expect((await taskq(["cancel", submitted.stdout.trim()])).code).toBe(0);
   });
 });

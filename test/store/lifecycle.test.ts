@@ -166,7 +166,9 @@ describe("task lifecycle", () => {
     const status = await store.runStatus("cx");
     expect(status.state).toBe("cancelled");
     expect(status.counts.cancelled).toBe(3);
-    await expect(store.cancelRun("cx", "run1")).rejects.toMatchObject({ code: "STORE_TASK_FINISHED" });
+    // What has already ended is no error to cancel, for one task as for the run: the result says how it ended.
+    expect(await store.cancelRun("cx", "run1")).toEqual({ cancelled: [], cancelRequested: [], ended: "cancelled" });
+    expect(await store.cancelRun("cx")).toEqual({ cancelled: [], cancelRequested: [], ended: "cancelled" });
     await expect(store.cancelRun("cx", "nope")).rejects.toMatchObject({ code: "STORE_NOT_FOUND", message: 'no task "nope" in run "cx"' });
     // A mistyped run id is told as such, not as a missing task.
     await expect(store.cancelRun("no-such-run", "run1")).rejects.toMatchObject({ code: "STORE_NOT_FOUND", message: 'no run "no-such-run"' });
@@ -187,7 +189,11 @@ describe("task lifecycle", () => {
     await store.complete(x!.leaseToken, { kind: "failure", error: "x broke", exitCode: 1 });
     await store.complete(other!.leaseToken, { kind: "success" });
     expect((await store.runStatus("rd")).state).toBe("failed");
-    await expect(store.redrive("rd", "y")).rejects.toMatchObject({ code: "STORE_NOT_REDRIVABLE" });
+    await expect(store.redrive("rd", "y")).rejects.toMatchObject({
+      code: "STORE_NOT_REDRIVABLE",
+      message: 'task "y" was cancelled (dependency "x" failed): only failed tasks can be redriven; redrive "x", and it waits for it again',
+    });
+    await expect(store.redrive("rd", "other")).rejects.toMatchObject({ message: 'task "other" succeeded: only failed tasks can be redriven' });
     await expect(store.redrive("rd", "nope")).rejects.toMatchObject({ code: "STORE_NOT_FOUND", message: 'no task "nope" in run "rd"' });
     await expect(store.redrive("no-such-run", "x")).rejects.toMatchObject({ code: "STORE_NOT_FOUND", message: 'no run "no-such-run"' });
     const redriven = await store.redrive("rd", "x");

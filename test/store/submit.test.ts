@@ -52,6 +52,48 @@ describe("submitRun", () => {
     await store.cancelRun("dedup");
   });
 
+  it("says what a submit did: tasks added, kept as stored, and those the workflow defines otherwise", async () => {
+    const first = await store.submit(workflow([task("p", { priority: "low" }), task("q", { dependsOn: ["p"] })]), { runId: "told" });
+    expect(first).toEqual({ runId: "told", added: 2, kept: 0, changed: [], created: true });
+    const second = await store.submit(
+      workflow([
+        task("p", { run: "echo other", priority: "high", env: { A: "1" } }),
+        task("q", { dependsOn: ["p"], priority: "high", retries: 3, timeoutMs: 5_000 }),
+        task("r"),
+      ]),
+      { runId: "told" },
+    );
+    expect(second).toEqual({
+      runId: "told",
+      added: 1,
+      kept: 2,
+      changed: [
+        // A queued task takes a new priority (dedup); a blocked one, like an ended one, keeps it.
+        { key: "p", differ: ["run", "env", "priority"], taken: ["priority"] },
+        { key: "q", differ: ["priority", "retries", "timeout"], taken: [] },
+      ],
+      created: false,
+    });
+    const rows = await sql<{ key: string; run: string; priority: number; max_attempts: number }>(
+      store,
+      "SELECT key, run, priority, max_attempts FROM $schema.tasks WHERE run_id = 'told' ORDER BY seq",
+    );
+    expect(rows).toEqual([
+      { key: "p", run: task("p").run, priority: 2, max_attempts: 1 },
+      { key: "q", run: task("q").run, priority: 1, max_attempts: 1 },
+      { key: "r", run: task("r").run, priority: 1, max_attempts: 1 },
+    ]);
+    // The same workflow again: nothing differs.
+    expect(await store.submit(workflow([task("p", { priority: "high" }), task("q", { dependsOn: ["p"] })]), { runId: "told" })).toEqual({
+      runId: "told",
+      added: 0,
+      kept: 2,
+      changed: [],
+      created: false,
+    });
+    await store.cancelRun("told");
+  });
+
   it("counts a delay from the database's clock when the task is written, also on resubmission", async () => {
     const delayed = workflow([task("d", { delayMs: 60_000 }), task("e", { dependsOn: ["d"], delayMs: 30_000 })]);
     await store.submitRun(delayed, { runId: "delayed" }); // a new run: one statement

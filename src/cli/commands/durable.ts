@@ -1,11 +1,11 @@
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { RunStatus, PostgresStore, TaskStatusRow } from "../../store/postgres/index.js";
+import type { ChangedTask, RunStatus, PostgresStore, SubmitResult, TaskStatusRow } from "../../store/postgres/index.js";
 import { UsageError } from "../../errors.js";
 import { parseDuration } from "../../loaders/duration.js";
 import { concurrencyFlag, durationFlag, runIdFlag } from "../flags.js";
 import { createColors } from "../render/colors.js";
-import { formatSummary } from "../render/summary-text.js";
+import { formatSummary, unfinishedCount, unfinishedParts } from "../render/summary-text.js";
 import type { RunSummary } from "../render/types.js";
 import { openStore, storeUrl, type StoreFlags } from "../store-flags.js";
 
@@ -26,10 +26,40 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
   const { loadWorkflow } = await import("../../loaders/index.js");
   const workflow = await loadWorkflow(file);
   return withStore(flags, async (store) => {
-    const runId = await store.submitRun(workflow, givenId === undefined ? {} : { runId: givenId });
-    process.stdout.write(`${runId}\n`);
+    const result = await store.submit(workflow, givenId === undefined ? {} : { runId: givenId });
+    // stdout is the run id alone (RUN=$(taskq submit ...)): what else there is to say goes to stderr.
+    const notes = [...(result.created ? [] : [resubmitted(result)]), ...submitNotes(workflow.notes, result)];
+    if (notes.length > 0) process.stderr.write(notes.map((note) => `note: ${note}\n`).join(""));
+    process.stdout.write(`${result.runId}\n`);
     return 0;
   });
+}
+
+/** "run X already submitted: 1 new task, 2 kept": a submit of an existing run id adds only the tasks that are new. */
+export function resubmitted({ runId, added, kept }: SubmitResult, where = ""): string {
+  return `run ${runId} already submitted${where}: ${added} new task${added === 1 ? "" : "s"}, ${kept} kept`;
+}
+
+/** Tasks with another definition named one by one, the rest counted: a file submitted from another checkout differs in every task (cwd). */
+const CHANGED_TASKS_NAMED = 10;
+
+/**
+ * A submit's notes, as `run` shows them: the workflow's (a runAt in the past), then the tasks the
+ * run already had with another definition, which stay as stored (a resubmit is idempotent).
+ */
+export function submitNotes(workflowNotes: readonly string[], result: SubmitResult): string[] {
+  const notes = [...workflowNotes, ...result.changed.slice(0, CHANGED_TASKS_NAMED).map((change) => changedNote(result.runId, change))];
+  const more = result.changed.length - CHANGED_TASKS_NAMED;
+  if (more > 0) notes.push(`run ${result.runId} already has ${more} more task${more === 1 ? "" : "s"} with another definition: the stored ones are kept`);
+  return notes;
+}
+
+function changedNote(runId: string, { key, differ, taken }: ChangedTask): string {
+  const head = `run ${runId} already has task ${JSON.stringify(key)} with another definition (${differ.join(", ")})`;
+  if (taken.length === 0) return `${head}: the stored one is kept`;
+  // A task still queued takes a new priority (dedup), as it takes a new runAt or delay (not compared: see submit.ts).
+  if (taken.length === differ.length) return `${head}: it is still queued and takes the new ${taken.join(", ")}`;
+  return `${head}: the stored one is kept, but a task still queued takes the new ${taken.join(", ")}`;
 }
 
 /** `taskq worker`: leases and runs tasks of every run until stopped. */
@@ -90,8 +120,13 @@ function watchStdout(): { gone: AbortSignal; dispose: () => void } {
 /** `taskq cancel RUN [TASK]`. */
 export async function cancelCommand(runId: string, task: string | undefined, flags: Flags): Promise<number> {
   return withStore(flags, async (store) => {
-    const result = await store.cancelRun(runId, task);
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+    const { cancelled, cancelRequested, ended } = await store.cancelRun(runId, task);
+    // What has already ended is no error (it may have ended a moment before), for one task as for
+    // the run: it is said on stderr, and stdout stays the JSON a script reads.
+    if (ended !== undefined) {
+      process.stderr.write(`note: ${task === undefined ? `run ${runId}` : `task ${JSON.stringify(task)} of run ${runId}`} has already ended (${ended}): nothing to cancel\n`);
+    }
+    process.stdout.write(`${JSON.stringify({ cancelled, cancelRequested })}\n`);
     return 0;
   });
 }
@@ -206,15 +241,7 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
     file: status.file ?? "",
     logDir: local === undefined ? `(on each worker) <log-dir>/${status.runId}` : localLogDir(status, local),
     wallMs: end - status.createdAt.getTime(),
-    counts: {
-      BLOCKED: status.counts.blocked,
-      SCHEDULED: status.scheduled,
-      READY: status.counts.queued - status.scheduled,
-      RUNNING: status.counts.running,
-      SUCCEEDED: status.counts.succeeded,
-      FAILED: status.counts.failed,
-      CANCELLED: status.counts.cancelled,
-    },
+    counts: summaryCounts(status),
     deadLetters: failed.map((t) => ({
       id: t.key,
       attempts: t.attempts,
@@ -237,6 +264,19 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
   };
 }
 
+/** The store's counts as a summary's: its queued tasks as SCHEDULED (waiting for their not-before) and READY. */
+function summaryCounts(status: RunStatus): RunSummary["counts"] {
+  return {
+    BLOCKED: status.counts.blocked,
+    SCHEDULED: status.scheduled,
+    READY: status.counts.queued - status.scheduled,
+    RUNNING: status.counts.running,
+    SUCCEEDED: status.counts.succeeded,
+    FAILED: status.counts.failed,
+    CANCELLED: status.counts.cancelled,
+  };
+}
+
 /** This process's folder of the run's logs, saying so when other workers ran some of its tasks. */
 function localLogDir(status: RunStatus, local: LocalLogs): string {
   const helped = status.tasks.some((t) => t.workerId !== null && t.workerId !== local.workerId);
@@ -247,17 +287,12 @@ function describeRow(row: TaskStatusRow): string {
   return row.lastError ?? (row.exitCode !== null ? `exited with code ${row.exitCode}` : row.state);
 }
 
-/** "2 succeeded, 1 running, 1 queued, 3 scheduled": the queued tasks waiting for their not-before are told apart, as the summary does. */
+/** "2 succeeded, 0 failed, 0 cancelled, 4 unfinished (1 blocked, 2 scheduled, 1 ready)": the words of the summary's line. */
 function countsLine(status: RunStatus): string {
-  const counts: Record<string, number> = { ...status.counts };
-  if (status.scheduled > 0) {
-    counts.queued = (counts.queued ?? 0) - status.scheduled;
-    counts.scheduled = status.scheduled;
-  }
-  return Object.entries(counts)
-    .filter(([, n]) => n > 0)
-    .map(([state, n]) => `${n} ${state}`)
-    .join(", ");
+  const counts = summaryCounts(status);
+  const unfinished = unfinishedCount(counts);
+  const done = `${counts.SUCCEEDED} succeeded, ${counts.FAILED} failed, ${counts.CANCELLED} cancelled`;
+  return unfinished === 0 ? done : `${done}, ${unfinished} unfinished (${unfinishedParts(counts)})`;
 }
 
 /** Shortest lease the CLI accepts: heartbeats come every third of it, and a pause longer than it loses the task. */

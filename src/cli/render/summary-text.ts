@@ -5,6 +5,29 @@ import type { RunSummary } from "./types.js";
 /** Dead letters shown with their log path and last lines; the others get one line each. */
 const DEAD_LETTERS_WITH_LINES = 20;
 
+/** Tasks not ended: blocked, scheduled, ready or running. */
+export function unfinishedCount(counts: RunSummary["counts"]): number {
+  return counts.BLOCKED + counts.SCHEDULED + counts.READY + counts.RUNNING;
+}
+
+/**
+ * "1 blocked, 2 scheduled, 1 ready": the unfinished tasks as the JSON counts split them, those
+ * there are. A durable run is often looked at unfinished, and whether its tasks wait for a
+ * worker or for their time is the question.
+ */
+export function unfinishedParts(counts: RunSummary["counts"]): string {
+  const parts: [number, string][] = [
+    [counts.BLOCKED, "blocked"],
+    [counts.SCHEDULED, "scheduled"],
+    [counts.READY, "ready"],
+    [counts.RUNNING, "running"],
+  ];
+  return parts
+    .filter(([n]) => n > 0)
+    .map(([n, word]) => `${n} ${word}`)
+    .join(", ");
+}
+
 /** The end-of-run summary as text: counts, wall time, dead letters, then what they cancelled. */
 export function formatSummary(summary: RunSummary, c: ChalkInstance): string {
   const { counts } = summary;
@@ -14,8 +37,8 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance): string {
     counts.FAILED > 0 ? c.red(`${counts.FAILED} failed`) : `${counts.FAILED} failed`,
     counts.CANCELLED > 0 ? c.yellow(`${counts.CANCELLED} cancelled`) : `${counts.CANCELLED} cancelled`,
   ];
-  const unfinished = counts.BLOCKED + counts.SCHEDULED + counts.READY + counts.RUNNING;
-  if (unfinished > 0) parts.push(`${unfinished} unfinished`);
+  const unfinished = unfinishedCount(counts);
+  if (unfinished > 0) parts.push(`${unfinished} unfinished (${unfinishedParts(counts)})`);
   const interrupted = summary.interrupted ? c.yellow(` (interrupted by ${summary.interrupted})`) : "";
   out.push(`${c.bold("Summary")}: ${parts.join(", ")} in ${formatWall(summary.wallMs)}${interrupted}`);
   // Cancelled tasks by the dead letter that caused them: one pass, not one per dead letter.

@@ -3,13 +3,18 @@ import { TaskqError } from "../../errors.js";
 import { finalizeTask } from "./finalize.js";
 import type { SchemaNames } from "./names.js";
 import { taskNotFound } from "./status.js";
-import type { TaskState } from "./types.js";
+import type { RunStatus, TaskState } from "./types.js";
 
 export interface CancelResult {
   /** Keys cancelled now: the targets that were blocked or queued, and their dependents. */
   cancelled: string[];
   /** Keys that were running: their workers abort them at the next heartbeat. */
   cancelRequested: string[];
+  /**
+   * Set when there was nothing to cancel: the state the task (or the run) had already ended in.
+   * Not an error, as a cancel of what has ended is no mistake: it may have ended just before.
+   */
+  ended?: TaskState;
 }
 
 /**
@@ -28,8 +33,11 @@ export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, run
     throw taskKey === undefined ? new TaskqError("STORE_NOT_FOUND", `no run "${runId}"`) : await taskNotFound(client, names, runId, taskKey);
   }
   const active = targets.rows.filter((row) => row.state === "blocked" || row.state === "queued" || row.state === "running");
-  if (taskKey !== undefined && active.length === 0) {
-    throw new TaskqError("STORE_TASK_FINISHED", `task "${taskKey}" in run "${runId}" has already finished (${targets.rows[0]?.state})`);
+  if (active.length === 0) {
+    if (taskKey !== undefined) return { cancelled: [], cancelRequested: [], ended: targets.rows[0]!.state };
+    const run = await client.query<{ state: RunStatus["state"] }>(`SELECT state FROM ${names.runs} WHERE id = $1`, [runId]);
+    const state = run.rows[0]?.state;
+    return { cancelled: [], cancelRequested: [], ...(state === undefined || state === "running" ? {} : { ended: state }) };
   }
   const result: CancelResult = { cancelled: [], cancelRequested: [] };
   const done = new Set<string>();

@@ -20,7 +20,7 @@ export { redactConnectionString } from "./redact.js";
 export type { RedriveResult } from "./redrive.js";
 export { PostgresStore, type PostgresStoreOptions } from "./store.js";
 export type { StoreErrorCode } from "./store-error.js";
-export { generateRunId } from "./submit.js";
+export { generateRunId, type ChangedTask, type SubmitResult } from "./submit.js";
 export { isTransientError } from "./transient.js";
 export * from "./types.js";
 export { PostgresWorker, type PostgresWorkerOptions } from "./worker.js";

@@ -3,6 +3,7 @@ import { TaskqError } from "../../errors.js";
 import { cancelDependents, dependencyReason, notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { taskNotFound } from "./status.js";
+import type { TaskState } from "./types.js";
 
 export interface RedriveResult {
   /** The failed task, queued again with fresh attempts. */
@@ -18,14 +19,17 @@ export interface RedriveResult {
  * cancelled again, this time on that task's account.
  */
 export async function redriveTask(client: pg.ClientBase, names: SchemaNames, runId: string, taskKey: string): Promise<RedriveResult> {
-  const found = await client.query<{ id: string; state: string }>(
-    `SELECT id, state FROM ${names.tasks} WHERE run_id = $1 AND key = $2 FOR UPDATE`,
+  const found = await client.query<{ id: string; state: TaskState; cancel_reason: string | null; cancelled_by: string | null }>(
+    `SELECT id, state, cancel_reason, cancelled_by FROM ${names.tasks} WHERE run_id = $1 AND key = $2 FOR UPDATE`,
     [runId, taskKey],
   );
   const task = found.rows[0];
   if (task === undefined) throw await taskNotFound(client, names, runId, taskKey);
   if (task.state !== "failed") {
-    throw new TaskqError("STORE_NOT_REDRIVABLE", `task "${taskKey}" is ${task.state}; only failed tasks can be redriven`);
+    // Cancelled by a cascade: a redrive of the failed task at its root brings it back (see below), which is worth saying.
+    const root = task.cancelled_by === null ? undefined : await client.query<{ state: TaskState }>(`SELECT state FROM ${names.tasks} WHERE run_id = $1 AND key = $2`, [runId, task.cancelled_by]);
+    const redriveInstead = root?.rows[0]?.state === "failed" ? task.cancelled_by! : undefined;
+    throw new TaskqError("STORE_NOT_REDRIVABLE", notRedrivable(taskKey, task, redriveInstead));
   }
   await client.query(
     `UPDATE ${names.tasks}
@@ -67,4 +71,22 @@ export async function redriveTask(client: pg.ClientBase, names: SchemaNames, run
   await client.query(`UPDATE ${names.runs} SET state = 'running', finished_at = NULL WHERE id = $1`, [runId]);
   await notifyWorkers(client, names, runId);
   return { requeued: taskKey, reblocked: keys.filter((key) => !recancelled.has(key)) };
+}
+
+/** Why a task that did not fail cannot be redriven; `instead`: the failed task whose redrive brings it back. */
+function notRedrivable(taskKey: string, task: { state: TaskState; cancel_reason: string | null }, instead: string | undefined): string {
+  const only = "only failed tasks can be redriven";
+  const name = `task ${JSON.stringify(taskKey)}`;
+  switch (task.state) {
+    case "succeeded":
+      return `${name} succeeded: ${only}`;
+    case "cancelled": {
+      // "cancelled by request" reads as it is; "dependency "f" failed" as the cause it is.
+      const reason = task.cancel_reason ?? "cancelled";
+      const why = reason.startsWith("cancelled") ? `was ${reason}` : `was cancelled (${reason})`;
+      return `${name} ${why}: ${only}${instead === undefined ? "" : `; redrive ${JSON.stringify(instead)}, and it waits for it again`}`;
+    }
+    default:
+      return `${name} has not ended (${task.state}): ${only}`;
+  }
 }

@@ -7,7 +7,7 @@ import { isTransientError } from "./transient.js";
  * - STORE_UNAVAILABLE: the database could not be reached or dropped the connection; retrying may work.
  * - STORE_QUERY_FAILED: the database refused a statement (a bug, or a schema from another version).
  * - STORE_BAD_SCHEMA, STORE_BAD_URL, STORE_UNKNOWN_DEPENDENCY, STORE_DUPLICATE_TASK, STORE_NOT_FOUND,
- *   STORE_TASK_FINISHED, STORE_NOT_REDRIVABLE: the request itself is wrong.
+ *   STORE_NOT_REDRIVABLE: the request itself is wrong.
  */
 export type StoreErrorCode =
   | "STORE_UNAVAILABLE"
@@ -17,7 +17,6 @@ export type StoreErrorCode =
   | "STORE_UNKNOWN_DEPENDENCY"
   | "STORE_DUPLICATE_TASK"
   | "STORE_NOT_FOUND"
-  | "STORE_TASK_FINISHED"
   | "STORE_NOT_REDRIVABLE";
 
 /**

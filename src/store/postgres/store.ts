@@ -14,7 +14,7 @@ import { pruneRuns, type PruneResult } from "./prune.js";
 import { redactConnectionString } from "./redact.js";
 import { redriveTask, type RedriveResult } from "./redrive.js";
 import { readDeadLetters, readRunStatus } from "./status.js";
-import { generateRunId, submitNewRun, submitRun } from "./submit.js";
+import { generateRunId, submitNewRun, submitRun, type SubmitResult } from "./submit.js";
 import { toStoreError } from "./store-error.js";
 import { sweepExpiredLeases } from "./sweep.js";
 import { storableOutcome } from "./text.js";
@@ -120,6 +120,14 @@ export class PostgresStore {
 
   /** Submits a workflow as a run (idempotent on `runId`); returns the run id. */
   async submitRun(workflow: Workflow, options: { runId?: string } = {}): Promise<string> {
+    return (await this.submit(workflow, options)).runId;
+  }
+
+  /**
+   * As `submitRun`, and says what it did: the tasks added, those the run already had (kept
+   * as stored), and which of these the workflow defines otherwise.
+   */
+  async submit(workflow: Workflow, options: { runId?: string } = {}): Promise<SubmitResult> {
     if (options.runId !== undefined && !isRunId(options.runId)) {
       throw new TaskqError("INVALID_RUN_ID", `${JSON.stringify(options.runId)} is not a run id: ${RUN_ID_EXPECTED}`, { exitCode: 2 });
     }
@@ -128,11 +136,11 @@ export class PostgresStore {
       // A new run takes one statement; an existing one (a resubmission) the full transaction. A prune
       // deleting the run between the two, or a deadlock with one, means starting over (see isPrunedMeanwhile).
       return retryConflicts(async () => {
-        const { settle } =
+        const { settle, ...done } =
           (await submitNewRun(this.pool, this.#names, workflow, runId)) ??
           (await transactionOnce(this.pool, (client) => submitRun(client, this.#names, workflow, runId)));
         if (settle) await refreshRunState(this.pool, this.#names, runId);
-        return runId;
+        return { runId, ...done };
       }, (error) => isConflict(error) || isPrunedMeanwhile(error));
     });
   }

@@ -48,6 +48,77 @@ interface KnownTask {
   cancelledBy: string | null;
 }
 
+/** What a submit did: how many of the workflow's tasks it added, and what became of those the run already had. */
+export interface SubmitResult {
+  runId: string;
+  /** Tasks of the workflow new to the run, now stored. */
+  added: number;
+  /** Tasks of the workflow the run already had: their stored definitions stay (see `changed`). */
+  kept: number;
+  /** Kept tasks whose definition in the workflow differs from the stored one, in workflow order. */
+  changed: ChangedTask[];
+  /** Whether this submit made the run (else it added to, or left as it was, a run of that id). */
+  created: boolean;
+}
+
+/** A resubmitted task that differs from the stored one: fields named as a workflow file names them. */
+export interface ChangedTask {
+  key: string;
+  /** The fields that differ, in the order of a task's definition; all keep their stored value but... */
+  differ: string[];
+  /** ...these, which take the new one: `priority` of a task still queued (dedup). */
+  taken: string[];
+}
+
+/** A stored task as a submit compares it with the workflow's, and its state and cause as a dependency. */
+interface StoredTask {
+  key: string;
+  state: TaskState;
+  cancelled_by: string | null;
+  type: string;
+  run: string;
+  env: Record<string, string>;
+  cwd: string;
+  priority: number;
+  max_attempts: number;
+  retry_on: number[];
+  backoff_base_ms: number;
+  backoff_max_ms: number;
+  timeout_ms: number | null;
+  depends_on: string[];
+}
+
+const sameSet = <T>(a: readonly T[], b: readonly T[]): boolean => {
+  const set = new Set(a);
+  return set.size === new Set(b).size && b.every((item) => set.has(item));
+};
+
+const sameEnv = (a: Record<string, string>, b: Record<string, string>): boolean =>
+  Object.keys(a).length === Object.keys(b).length && Object.entries(b).every(([name, value]) => Object.hasOwn(a, name) && a[name] === value);
+
+/**
+ * How a resubmitted task differs from the stored one, or undefined when it does not. What runs
+ * (command, environment, folder, retries, timeout, dependencies) is never changed: the task may
+ * have run already, and its dependents were planned on it. A task still queued takes a new
+ * priority (dedup: see `updateQueued`); `runAt` and `delay` say when, not what, and a queued
+ * task takes them likewise (a `delay` counts from each submit), so they are not compared.
+ */
+function changedTask(stored: StoredTask, task: WorkflowTask): ChangedTask | undefined {
+  const differ: string[] = [];
+  if (stored.type !== task.type) differ.push("type");
+  if (stored.run !== task.run) differ.push("run");
+  if (!sameEnv(stored.env, task.env)) differ.push("env");
+  if (stored.cwd !== task.cwd) differ.push("cwd");
+  const priority = stored.priority !== PRIORITY_VALUES[task.priority];
+  if (priority) differ.push("priority");
+  if (stored.max_attempts !== Math.max(task.retries, 0) + 1) differ.push("retries");
+  if (!sameSet(stored.retry_on, task.retryOn ?? [])) differ.push("retryOn");
+  if (stored.backoff_base_ms !== task.backoff.baseMs || stored.backoff_max_ms !== task.backoff.maxMs) differ.push("backoff");
+  if (stored.timeout_ms !== (task.timeoutMs ?? null)) differ.push("timeout");
+  if (!sameSet(stored.depends_on, task.dependsOn)) differ.push("dependsOn");
+  return differ.length === 0 ? undefined : { key: task.id, differ, taken: priority && stored.state === "queued" ? ["priority"] : [] };
+}
+
 /** Decides the initial state of a new task from the states of its dependencies. */
 function planTask(task: WorkflowTask, ord: number, known: Map<string, KnownTask>): NewTaskRow {
   let waitingOn = 0;
@@ -85,13 +156,17 @@ function planTask(task: WorkflowTask, ord: number, known: Map<string, KnownTask>
   };
 }
 
+/** What `submitRun` and `submitNewRun` did; `settle`: whether the run may have ended, for the caller to settle after commit. */
+export type SubmitOutcome = Omit<SubmitResult, "runId"> & { settle: boolean };
+
 /**
  * Inserts a run and its tasks in one transaction. Idempotent on the run id:
- * tasks that already exist are not duplicated; a still-queued one takes the
- * new priority and not-before (dedup on key). Returns whether the run may have
- * ended (every new task cancelled at once), for the caller to settle after commit.
+ * tasks that already exist are not duplicated, and keep their stored definition
+ * but that a still-queued one takes the new priority and not-before (dedup on
+ * key). Returns what it added and kept, and whether the run may have ended
+ * (every new task cancelled at once).
  */
-export async function submitRun(client: pg.ClientBase, names: SchemaNames, workflow: Workflow, runId: string): Promise<{ settle: boolean }> {
+export async function submitRun(client: pg.ClientBase, names: SchemaNames, workflow: Workflow, runId: string): Promise<SubmitOutcome> {
   const created = await client.query(
     `INSERT INTO ${names.runs} (id, name, file) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING RETURNING id`,
     [runId, ...runLabels(workflow)],
@@ -99,21 +174,29 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
   const isNew = created.rowCount === 1;
   // A new run has no tasks yet: skip reading them. Otherwise FOR SHARE keeps a dependency
   // from completing between reading its state and inserting its dependents.
+  // Their definitions too, which a resubmit does not change: to say where the workflow's differ.
   const existing = isNew
     ? []
     : (
-        await client.query<{ key: string; state: TaskState; cancelled_by: string | null }>(
-          `SELECT key, state, cancelled_by FROM ${names.tasks} WHERE run_id = $1 AND key = ANY($2) ORDER BY id FOR SHARE`,
+        await client.query<StoredTask>(
+          `SELECT key, state, cancelled_by, type, run, env, cwd, priority, max_attempts, retry_on,
+                  backoff_base_ms::float8 AS backoff_base_ms, backoff_max_ms::float8 AS backoff_max_ms, timeout_ms::float8 AS timeout_ms,
+                  ARRAY(SELECT d.depends_on_key FROM ${names.deps} d WHERE d.run_id = t.run_id AND d.task_key = t.key) AS depends_on
+             FROM ${names.tasks} t WHERE run_id = $1 AND key = ANY($2) ORDER BY id FOR SHARE`,
           [runId, [...new Set(workflow.tasks.flatMap((task) => [task.id, ...task.dependsOn]))]],
         )
       ).rows;
   const states = new Map<string, KnownTask>(existing.map((row) => [row.key, { state: row.state, cancelledBy: row.cancelled_by }]));
-  const existingKeys = new Set(states.keys());
+  const stored = new Map(existing.map((row) => [row.key, row]));
   const fresh: NewTaskRow[] = [];
   const resubmitted: QueuedUpdate[] = [];
+  const changed: ChangedTask[] = [];
   for (const task of workflow.tasks) {
-    if (existingKeys.has(task.id)) {
+    const before = stored.get(task.id);
+    if (before !== undefined) {
       resubmitted.push({ key: task.id, priority: PRIORITY_VALUES[task.priority], run_at: task.runAt ?? null, delay_ms: task.delayMs ?? null });
+      const change = changedTask(before, task);
+      if (change !== undefined) changed.push(change);
       continue;
     }
     if (states.has(task.id)) {
@@ -125,7 +208,8 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
   }
   const queued = fresh.some((row) => row.state === "queued");
   if (fresh.length > 0) await insertTasks(client, names, runId, fresh, workflow.tasks, queued);
-  if (isNew) return { settle: !fresh.some((row) => row.state !== "cancelled") };
+  const done = { added: fresh.length, kept: resubmitted.length, changed, created: isNew };
+  if (isNew) return { ...done, settle: !fresh.some((row) => row.state !== "cancelled") };
   const requeued = await updateQueued(client, names, runId, resubmitted);
   await client.query(
     `UPDATE ${names.runs} SET state = 'running', finished_at = NULL
@@ -134,7 +218,7 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
     [runId],
   );
   if (requeued > 0 && !queued) await notifyWorkers(client, names, runId);
-  return { settle: true };
+  return { ...done, settle: true };
 }
 
 /** The INSERT of planned task rows (`$2`, as JSON) into run `runId`, in submission order; `from` supplies `runId`. */
@@ -189,7 +273,7 @@ async function insertTasks(
  * the workflow only makes sense next to its existing tasks (a dependency on
  * one of them); `submitRun` then takes over.
  */
-export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: Workflow, runId: string): Promise<{ settle: boolean } | undefined> {
+export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: Workflow, runId: string): Promise<SubmitOutcome | undefined> {
   const states = new Map<string, KnownTask>();
   const rows: NewTaskRow[] = [];
   for (const task of workflow.tasks) {
@@ -220,7 +304,7 @@ export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: 
     ],
   });
   if (result.rows[0]?.created !== 1) return undefined;
-  return { settle: !rows.some((row) => row.state !== "cancelled") };
+  return { added: rows.length, kept: 0, changed: [], created: true, settle: !rows.some((row) => row.state !== "cancelled") };
 }
 
 /**
