@@ -276,14 +276,21 @@ function sweepEndedSessions(): void {
 }
 
 /**
- * Whether a child of ours has exited and waits to be reaped (a zombie): Node reaps it, and
- * tells of its exit, only when the event loop gets to SIGCHLD, which a loaded or stopped
- * (SIGSTOP) taskq may do after a timer due meanwhile. Its pid cannot be anyone else's until
- * then. False without /proc (or once reaped).
+ * Whether a child of ours has exited by itself (not by a signal: taskq's second Ctrl-C, the OOM
+ * killer) and waits to be reaped, a zombie: Node reaps it, and tells of its exit, only when the
+ * event loop gets to SIGCHLD, which a loaded or stopped (SIGSTOP) taskq may do after a timer due
+ * meanwhile. Its pid cannot be anyone else's until then. False without /proc (or once reaped).
  */
-export function hasExited(pid: number): boolean {
-  const state = readStatSync(String(pid))?.state;
-  return state === "Z" || state === "X";
+export function exitedByItself(pid: number): boolean {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "latin1");
+    // "pid (comm) state ...": state is field 3; exit_code, field 52 (Linux 3.5), is as waitpid gives it.
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    const status = Number(fields[52 - 3]);
+    return fields[0] === "Z" && Number.isInteger(status) && (status & 0x7f) === 0;
+  } catch {
+    return false;
+  }
 }
 
 /** Signals a whole group; false when the group no longer exists. Never throws. */

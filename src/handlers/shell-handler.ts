@@ -8,7 +8,7 @@ import { LogWriteError, TaskFailedError } from "./errors.js";
 import { guardProblem } from "./group-guard.js";
 import { Tail } from "./line-splitter.js";
 import { closeLogFile, logPathsIn, openLogFile, openLogFileAsync, type LogFile } from "./log-file.js";
-import { hasExited, registerProcessGroup, TASKQ_PID_VARIABLE, unregisterProcessGroup } from "./process-groups.js";
+import { exitedByItself, registerProcessGroup, TASKQ_PID_VARIABLE, unregisterProcessGroup } from "./process-groups.js";
 import { GroupTerminator } from "./terminate-group.js";
 import type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";
 
@@ -250,10 +250,11 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     let abortReason: unknown;
     const onAbort = (): void => {
       if (!running) return;
-      // The shell ended before the abort, and its exit is not told yet (a worker frozen past its
-      // lease, a timer due in the same turn on a loaded machine): it ended as it did, not stopped.
-      // Told as stopped, a deploy that had succeeded was recorded failed, and run again.
-      if (hasExited(pid)) return;
+      // The shell ended by itself before the abort, and its exit is not told yet (a worker frozen
+      // past its lease, a timer due in the same turn on a loaded machine): it ended as it did, not
+      // stopped. Told as stopped, a deploy that had succeeded was recorded failed, and run again.
+      // (Killed, by a second Ctrl-C say, it was stopped: its output must not wait for a reader.)
+      if (exitedByItself(pid)) return;
       abortReason = ctx.signal.reason;
       terminator.terminate();
     };
