@@ -110,7 +110,9 @@ describe("PostgresWorker", () => {
 
   it("stops gracefully: running attempts past the deadline are aborted and their leases released", async () => {
     let reason = "";
+    let started = false;
     const worker = startWorker(async (_leased, context) => {
+      started = true;
       await sleep(30_000, context.signal).catch((error: unknown) => {
         reason = (error as { code: string }).code;
         throw error;
@@ -118,7 +120,8 @@ describe("PostgresWorker", () => {
     });
     await worker.start();
     const runId = await store.submitRun(workflow([task("long", { retries: 0 })]));
-    await until(async () => (await store.runStatus(runId)).counts.running === 1);
+    // Running in the database as soon as it is leased; the handler starts a moment later.
+    await until(() => started);
     await worker.stop({ deadlineMs: 100 });
     expect(reason).toBe("SHUTDOWN");
     const status = await store.runStatus(runId);
