@@ -14,11 +14,11 @@ function workflowOf(commands) {
   return `tasks:\n${commands.map((command, i) => `  flood-${i}: { run: ${JSON.stringify(command)} }`).join("\n")}\n`;
 }
 
-/** Total bytes in every task log of every run under `logRoot`. */
+/** Total bytes in every task log (`*.log`: not the folder's `.taskq-run` stamp) of every run under `logRoot`. */
 function logBytes(logRoot) {
   let total = 0;
   for (const runId of readdirSync(logRoot)) {
-    for (const file of readdirSync(join(logRoot, runId))) total += statSync(join(logRoot, runId, file)).size;
+    for (const file of readdirSync(join(logRoot, runId))) if (file.endsWith(".log")) total += statSync(join(logRoot, runId, file)).size;
   }
   return total;
 }
