@@ -132,7 +132,9 @@ export function killAllProcessGroups(signal: NodeJS.Signals, everywhere = false)
  */
 export function signalSession(sid: number, signal: NodeJS.Signals, shellAlive: boolean): boolean {
   let found = shellAlive && signalProcessGroup(sid, signal);
-  for (const pgid of markedGroups(new Set([sid]), true)) found = signalProcessGroup(pgid, signal) || found;
+  // The task's own group is among the session's marked ones: signalled once, not twice (a
+  // shell's SIGTERM trap ran twice when the second came while it ran).
+  for (const pgid of markedGroups(new Set([sid]), true)) if (!(shellAlive && pgid === sid)) found = signalProcessGroup(pgid, signal) || found;
   return found;
 }
 

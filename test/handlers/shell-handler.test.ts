@@ -14,6 +14,12 @@ afterEach(async () => {
   await harness.cleanup();
 });
 
+async function attemptFailure(attempt: Promise<unknown>): Promise<TaskFailedError> {
+  const error = await rejection(attempt);
+  expect(error).toBeInstanceOf(TaskFailedError);
+  return error as TaskFailedError;
+}
+
 async function failure(command: string, options: Parameters<Harness["run"]>[1] = {}): Promise<TaskFailedError> {
   const error = await rejection(harness.run(command, options));
   expect(error).toBeInstanceOf(TaskFailedError);
@@ -246,6 +252,19 @@ describe("shell handler: failures", () => {
     // The timer due during the stall fires before the exit is told.
     abortWith(controller, "TIMEOUT");
     expect(await attempt).toMatchObject({ exitCode: 0, signal: null, timedOut: false, cancelled: false });
+  });
+
+  it("a task that is stopped gets one SIGTERM, not one for its group and one more for its session", async () => {
+    harness = await createHarness();
+    const controller = new AbortController();
+    const terms = path.join(harness.dir, "terms");
+    const ready = path.join(harness.dir, "ready");
+    // The trap does not exit: every SIGTERM that arrives adds a line, until the SIGKILL after the grace.
+    const attempt = harness.run(`trap 'echo term >> ${terms}' TERM; touch ${ready}; while :; do sleep 1 & wait $!; done`, { signal: controller.signal });
+    expect(await eventually(() => existsSync(ready), 15_000)).toBe(true);
+    abortWith(controller, "CANCELLED");
+    expect((await attemptFailure(attempt)).result).toMatchObject({ cancelled: true, signal: "SIGKILL" });
+    expect(await readFile(terms, "utf8")).toBe("term\n");
   });
 
   it("does not start a task whose signal is already aborted", async () => {
