@@ -81,7 +81,10 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
     dependsOn,
   };
   const retryOn = task.retryOn ?? defaults.retryOn;
-  if (retryOn !== undefined) built.retryOn = [...new Set(retryOn)];
+  if (retryOn !== undefined) {
+    built.retryOn = [...new Set(retryOn)];
+    if (retryOn.includes(126) || retryOn.includes(127)) noteNeverRetried(id, retryOn, task.retryOn !== undefined ? ["tasks", id, "retryOn"] : ["defaults", "retryOn"], context);
+  }
   const timeoutMs = task.timeout ?? defaults.timeout;
   if (timeoutMs !== undefined) built.timeoutMs = timeoutMs;
   // A task's own runAt or delay replaces either one from defaults.
@@ -123,6 +126,15 @@ function notePast(id: string, runAt: string, path: string[], context: BuildConte
   if (context.notes.has(offset)) return;
   const owner = path[0] === "defaults" ? "defaults" : `task "${id}"`;
   context.notes.set(offset, `${context.file}:${context.problems.lineCol(offset)}: ${owner}: runAt ${runAt} is in the past; the task runs now`);
+}
+
+/** `retryOn: [127]`: 126 and 127 (not executable, not found) are never retried, listed or not; say so rather than ignore it. */
+function noteNeverRetried(id: string, retryOn: number[], path: string[], context: BuildContext): void {
+  const offset = context.locator.offsetOf(path);
+  if (context.notes.has(offset)) return;
+  const owner = path[0] === "defaults" ? "defaults" : `task "${id}"`;
+  const listed = [126, 127].filter((code) => retryOn.includes(code)).join(" and ");
+  context.notes.set(offset, `${context.file}:${context.problems.lineCol(offset)}: ${owner}: retryOn lists ${listed}: exit codes 126 and 127 (not executable, not found) are never retried`);
 }
 
 export type { BuildContext };

@@ -81,6 +81,15 @@ describe("parseWorkflow on a valid file", () => {
     ]);
   });
 
+  it("notes a retryOn that lists 126 or 127, which are never retried, once per place it is written", () => {
+    const workflow = parse(yaml("defaults: { retryOn: [1, 127] }", "tasks:", "  a: { run: x }", "  b: { run: x }", "  c: { run: x, retryOn: [126, 127, 75] }", "  d: { run: x, retryOn: [1] }"));
+    expect(workflow.tasks.map((task) => task.retryOn)).toEqual([[1, 127], [1, 127], [126, 127, 75], [1]]);
+    expect(workflow.notes).toEqual([
+      "/work/wf/ci.yaml:1:22: defaults: retryOn lists 127: exit codes 126 and 127 (not executable, not found) are never retried",
+      '/work/wf/ci.yaml:5:25: task "c": retryOn lists 126 and 127: exit codes 126 and 127 (not executable, not found) are never retried',
+    ]);
+  });
+
   it("takes a max under the default base as the base too, where nothing sets base", () => {
     const workflow = parse(yaml("defaults: { backoff: { max: 100ms } }", "tasks:", "  a: { run: x }", "  b: { run: x, backoff: { max: 5s } }", "  c: { run: x, backoff: { base: 50ms } }"));
     expect(workflow.tasks.map((task) => task.backoff)).toEqual([
