@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
 import { makeDirectory } from "../make-directory.js";
-import { processExists } from "../process-exists.js";
+import { processExists, procStatFields } from "../process-exists.js";
 import { folderProblem } from "./folder-problem.js";
 
 /**
@@ -142,14 +142,8 @@ function markerText(): string {
  * been set back; pid and start time together are never used again.
  */
 function processStartTime(pid: number | "self"): string | undefined {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, "latin1");
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses; state is field 3.
-    const field = text.slice(text.lastIndexOf(")") + 2).split(" ")[22 - 3];
-    return field !== undefined && /^\d+$/.test(field) ? field : undefined;
-  } catch {
-    return undefined;
-  }
+  const field = procStatFields(pid)?.[22 - 3];
+  return field !== undefined && /^\d+$/.test(field) ? field : undefined;
 }
 
 function removeMarker(marker: string): void {

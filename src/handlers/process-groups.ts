@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { procStatFields } from "../process-exists.js";
 import { guardGroup, unguardGroup } from "./group-guard.js";
 
 /**
@@ -243,18 +244,10 @@ function isMarked(pid: string): boolean {
   return false;
 }
 
-/** Fields of /proc/<pid>/stat: "pid (comm) state ppid pgrp session ...", comm may hold spaces and parentheses. */
-function parseStat(text: string): { state: string; pgrp: number; session: number } {
-  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ", 4);
-  return { state: fields[0] ?? "", pgrp: Number(fields[2]), session: Number(fields[3]) };
-}
-
+/** State, group and session of a process, from /proc/<pid>/stat; undefined once it is gone. */
 function readStatSync(pid: string): { state: string; pgrp: number; session: number } | undefined {
-  try {
-    return parseStat(readFileSync(`/proc/${pid}/stat`, "latin1"));
-  } catch {
-    return undefined; // the process is gone
-  }
+  const fields = procStatFields(pid, 4);
+  return fields === undefined ? undefined : { state: fields[0] ?? "", pgrp: Number(fields[2]), session: Number(fields[3]) };
 }
 
 /**
@@ -284,15 +277,10 @@ function sweepEndedSessions(): void {
  * meanwhile. Its pid cannot be anyone else's until then. False without /proc (or once reaped).
  */
 export function exitedByItself(pid: number): boolean {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, "latin1");
-    // "pid (comm) state ...": state is field 3; exit_code, field 52 (Linux 3.5), is as waitpid gives it.
-    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    const status = Number(fields[52 - 3]);
-    return fields[0] === "Z" && Number.isInteger(status) && (status & 0x7f) === 0;
-  } catch {
-    return false;
-  }
+  const fields = procStatFields(pid);
+  // exit_code, field 52 (Linux 3.5), is as waitpid gives it: no signal in its low 7 bits.
+  const status = Number(fields?.[52 - 3]);
+  return fields?.[0] === "Z" && Number.isInteger(status) && (status & 0x7f) === 0;
 }
 
 /** Signals a whole group; false when the group no longer exists. Never throws. */

@@ -121,20 +121,21 @@ function backoffOf(id: string, task: TaskFile, context: BuildContext): WorkflowT
 }
 
 function notePast(id: string, runAt: string, path: string[], context: BuildContext): void {
-  const offset = context.locator.offsetOf(path);
-  // One note per runAt written in the file, not one per task sharing it through defaults.
-  if (context.notes.has(offset)) return;
-  const owner = path[0] === "defaults" ? "defaults" : `task "${id}"`;
-  context.notes.set(offset, `${context.file}:${context.problems.lineCol(offset)}: ${owner}: runAt ${runAt} is in the past; the task runs now`);
+  noteAt(id, path, `runAt ${runAt} is in the past; the task runs now`, context);
 }
 
 /** `retryOn: [127]`: 126 and 127 (not executable, not found) are never retried, listed or not; say so rather than ignore it. */
 function noteNeverRetried(id: string, retryOn: number[], path: string[], context: BuildContext): void {
+  const listed = [126, 127].filter((code) => retryOn.includes(code)).join(" and ");
+  noteAt(id, path, `retryOn lists ${listed}: exit codes 126 and 127 (not executable, not found) are never retried`, context);
+}
+
+/** A note at `path` in the file, for the task or for `defaults`; one per place written, not one per task sharing it through defaults. */
+function noteAt(id: string, path: string[], text: string, context: BuildContext): void {
   const offset = context.locator.offsetOf(path);
   if (context.notes.has(offset)) return;
   const owner = path[0] === "defaults" ? "defaults" : `task "${id}"`;
-  const listed = [126, 127].filter((code) => retryOn.includes(code)).join(" and ");
-  context.notes.set(offset, `${context.file}:${context.problems.lineCol(offset)}: ${owner}: retryOn lists ${listed}: exit codes 126 and 127 (not executable, not found) are never retried`);
+  context.notes.set(offset, `${context.file}:${context.problems.lineCol(offset)}: ${owner}: ${text}`);
 }
 
 export type { BuildContext };

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, readdir, rename, symlink, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import path from "node:path";
@@ -31,6 +31,29 @@ async function age(dir: string, ageMs: number): Promise<void> {
   const when = new Date(Date.now() - ageMs);
   for (const name of await readdir(dir)) await utimes(path.join(dir, name), when, when);
   await utimes(dir, when, when);
+}
+
+/** A run whose one task is silent for ever, started: its CLI, and its run folder. */
+async function startSilentRun() {
+  const ws = await workspace(`tasks:\n  quiet: { run: 'echo started > "$WITNESS"; sleep 1000' }\n`);
+  const witness = path.join(ws.dir, "started");
+  const cli = startCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir, env: { WITNESS: witness } });
+  expect(await eventually(() => existsSync(witness), 15_000)).toBe(true);
+  // A run of one task starts its guard just after the task: a SIGKILL before it is up would leave the task running.
+  expect(await eventually(() => guardIsUp(cli.child.pid!), 15_000)).toBe(true);
+  const [runId] = (await entries(ws.logs))!;
+  return { ws, cli, runId: runId!, runDir: path.join(ws.logs, runId!) };
+}
+
+/** Whether taskq `pid` has its guard running (`sh -c ... taskq-guard <pid> ...`). */
+function guardIsUp(pid: number): boolean {
+  return readdirSync("/proc").some((name) => {
+    try {
+      return /^\d+$/.test(name) && readFileSync(`/proc/${name}/cmdline`, "latin1").includes(`\0taskq-guard\0${pid}\0`);
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
 }
 
 /** A pid no process has: a child's, once it has exited and been reaped. */
@@ -107,13 +130,8 @@ describe("taskq prune --logs", () => {
   });
 
   it("never deletes the folder of a run in progress, however silent its task; deletes it once the run ended, and after taskq was SIGKILLed", async () => {
-    const ws = await workspace(`tasks:\n  quiet: { run: 'echo started > "$WITNESS"; sleep 1000' }\n`);
-    const witness = path.join(ws.dir, "started");
-    const cli = startCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir, env: { WITNESS: witness } });
+    const { ws, cli, runId, runDir } = await startSilentRun();
     const prune = (args: string[] = []) => runCli(["prune", "--logs", "--log-dir", ws.logs, "--older-than", "0s", ...args], { env: ENV });
-    expect(await eventually(() => existsSync(witness), 15_000)).toBe(true);
-    const [runId] = (await entries(ws.logs))!;
-    const runDir = path.join(ws.logs, runId!);
     expect(await entries(runDir)).toEqual([`.taskq-active-${cli.child.pid}`, STAMP, "quiet.log"]);
     // Its log was last written long ago as far as prune can tell (an age of 0s): still kept.
     await utimes(path.join(runDir, "quiet.log"), new Date(Date.now() - DAY_MS), new Date(Date.now() - DAY_MS));
@@ -126,7 +144,7 @@ describe("taskq prune --logs", () => {
     cli.child.kill("SIGKILL");
     await cli.done;
     expect(await entries(runDir)).toEqual([`.taskq-active-${cli.child.pid}`, STAMP, "quiet.log"]);
-    expect(await eventually(async () => (await findLeftovers(runId!)).length === 0, 20_000)).toBe(true);
+    expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 20_000)).toBe(true);
     const afterKill = await prune();
     expect(afterKill.stdout).toBe(`pruned 1 run folder last written before ${/before (\S+):/.exec(afterKill.stdout)?.[1]}:\n  ${runDir}\n`);
     expect(await entries(ws.logs)).toEqual([]);
@@ -197,15 +215,10 @@ describe("taskq prune --logs", () => {
   });
 
   it("a marker left by a SIGKILLed taskq holds nothing once its pid is another process's", async () => {
-    const ws = await workspace(`tasks:\n  quiet: { run: 'echo started > "$WITNESS"; sleep 1000' }\n`);
-    const witness = path.join(ws.dir, "started");
-    const cli = startCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir, env: { WITNESS: witness } });
-    expect(await eventually(() => existsSync(witness), 15_000)).toBe(true);
-    const [runId] = (await entries(ws.logs))!;
-    const runDir = path.join(ws.logs, runId!);
+    const { ws, cli, runId, runDir } = await startSilentRun();
     cli.child.kill("SIGKILL");
     await cli.done;
-    expect(await eventually(async () => (await findLeftovers(runId!)).length === 0, 20_000)).toBe(true);
+    expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 20_000)).toBe(true);
     // On a busy machine the pid is soon another process's (32,768 pids, counting threads): here, this test's.
     await rename(path.join(runDir, `.taskq-active-${cli.child.pid}`), path.join(runDir, `.taskq-active-${process.pid}`));
     await age(runDir, DAY_MS);
