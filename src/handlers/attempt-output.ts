@@ -169,6 +169,13 @@ export class AttemptOutput {
    * Reads what is left in the pipes once the task's processes are gone. A process that
    * escaped the group may still hold a pipe open: stop after `idleMs` without data,
    * or `maxMs` in all, and destroy the pipes rather than wait forever.
+   *
+   * Neither timer stops the reading by itself: a timer runs before the event loop next
+   * looks at the pipes, so one that came due while taskq was held up (a loaded machine,
+   * other tasks' work in the same turn, a display that just caught up) found bytes already
+   * written, by the task itself before it exited, unread: filed as written after the
+   * attempt. When a timer fires, the pipes get one more look (setImmediate runs after the
+   * loop's poll, which reads what they hold); only then does the drain stop.
    */
   async drain(idleMs: number, maxMs: number): Promise<void> {
     const open = this.#sources.filter((source) => !isDone(source));
@@ -176,9 +183,14 @@ export class AttemptOutput {
     const paused = (): boolean => this.#logFull || this.#displayFull;
     await new Promise<void>((resolve) => {
       let idleTimer: NodeJS.Timeout | undefined;
+      /** The last look at the pipes before stopping when idle, and when past the deadline (see above). */
+      let lastLook: NodeJS.Immediate | undefined;
+      let deadlineLook: NodeJS.Immediate | undefined;
       const finish = (): void => {
         clearTimeout(idleTimer);
         clearTimeout(deadline);
+        clearImmediate(lastLook);
+        clearImmediate(deadlineLook);
         this.#onChunk = undefined;
         for (const source of open) {
           source.off("end", onEnd).off("close", onEnd);
@@ -188,17 +200,23 @@ export class AttemptOutput {
       };
       const armIdle = (): void => {
         clearTimeout(idleTimer);
+        // Data came in the last look: not silent after all.
+        clearImmediate(lastLook);
         // While paused on backpressure, silence is ours, not the task's.
-        idleTimer = setTimeout(() => (paused() ? armIdle() : finish()), idleMs);
+        idleTimer = setTimeout(() => {
+          if (paused()) armIdle();
+          else lastLook = setImmediate(() => (paused() ? armIdle() : finish()));
+        }, idleMs);
       };
       const onEnd = (): void => {
         if (open.every(isDone)) finish();
       };
       // Time spent paused on backpressure does not count: the output is waiting for us, and
-      // dropping it would lose bytes from the log too.
+      // dropping it would lose bytes from the log too. Past it, what the last look reads is
+      // still the attempt's, and the drain stops whatever comes.
       let deadline = setTimeout(function onDeadline(this: void): void {
         if (paused()) deadline = setTimeout(onDeadline, idleMs);
-        else finish();
+        else deadlineLook = setImmediate(() => (paused() ? (deadline = setTimeout(onDeadline, idleMs)) : finish()));
       }, maxMs);
       this.#onChunk = armIdle;
       for (const source of open) source.on("end", onEnd).on("close", onEnd);

@@ -3,30 +3,53 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { AttemptOutput } from "../../src/handlers/attempt-output.js";
 import { FifoPool, type PipeEnds } from "../../src/handlers/fifo-pool.js";
 import { openLogFile } from "../../src/handlers/log-file.js";
+import { eventually } from "../helpers/processes.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
+
+/** One pool for the file: each pool adds a listener for the process's exit. */
+let pool: { root: string; fifos: FifoPool } | undefined;
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+afterAll(async () => {
+  pool?.fifos.dispose();
+  if (pool !== undefined) await rm(pool.root, { recursive: true, force: true });
+});
+
 /** A real FIFO (non-blocking read end, as tasks get) and an AttemptOutput logging to a file. */
-async function setup(): Promise<{ ends: PipeEnds; output: AttemptOutput; lines: string[]; logFile: string }> {
+async function setup(options: { lateLog?: boolean } = {}): Promise<{ ends: PipeEnds; output: AttemptOutput; lines: string[]; logFile: string }> {
   const root = await mkdtemp(path.join(tmpdir(), "taskq-output-test-"));
   cleanups.push(() => rm(root, { recursive: true, force: true }));
-  const pool = new FifoPool(root);
-  cleanups.push(() => pool.dispose());
-  const pipes = await pool.take(1);
+  if (pool === undefined) {
+    const poolRoot = await mkdtemp(path.join(tmpdir(), "taskq-output-test-fifos-"));
+    pool = { root: poolRoot, fifos: new FifoPool(poolRoot) };
+  }
+  const pipes = await pool.fifos.take(1);
   if (pipes === undefined) throw new Error("this machine gives no FIFOs");
   const [ends] = pipes;
   const logFile = path.join(root, "task.log");
   const lines: string[] = [];
-  const output = new AttemptOutput({ log: openLogFile(logFile, 1), onLine: (_stream, text) => lines.push(text), onLogError: () => {} });
+  const output = new AttemptOutput({
+    log: openLogFile(logFile, 1),
+    onLine: (_stream, text) => lines.push(text),
+    onLogError: () => {},
+    // As the shell handler does: what comes after the drain stopped is appended behind a header.
+    ...(options.lateLog === true ? { lateLog: { path: logFile, attempt: 1 } } : {}),
+  });
   return { ends, output, lines, logFile };
+}
+
+/** Holds up this thread, as a loaded machine or other tasks' work in the same turn would. */
+function holdUp(ms: number): void {
+  for (const until = performance.now() + ms; performance.now() < until; );
 }
 
 describe("AttemptOutput.readNow", () => {
@@ -115,6 +138,56 @@ describe("AttemptOutput.attachPipe", () => {
       expect((await readFile(logFile, "utf8")) === expected[index]).toBe(true);
       expect(lines.join("\n") + "\n" === expected[index]).toBe(true);
     }
+  });
+});
+
+
+describe("AttemptOutput.drain", () => {
+  // Called in the check phase (after a setImmediate), from which the event loop runs its
+  // timers before it next reads the pipes: the timing of a task reaped among other work.
+  it("output already in the pipe is the attempt's, even when taskq is held up past the idle time as the drain starts", async () => {
+    const { ends, output, lines, logFile } = await setup({ lateLog: true });
+    output.attachPipe(ends.read, "output");
+    await nextTurn();
+    writeSync(ends.write, "one\ntwo\n");
+    closeSync(ends.write);
+    const drained = output.drain(100, 5000);
+    holdUp(300);
+    await drained;
+    await output.close();
+    expect(lines).toEqual(["one", "two"]);
+    expect(await readFile(logFile, "utf8")).toBe("one\ntwo\n");
+  });
+
+  it("output already in the pipe is the attempt's, even when taskq is held up past the most the drain waits in all", async () => {
+    const { ends, output, lines, logFile } = await setup({ lateLog: true });
+    output.attachPipe(ends.read, "output");
+    await nextTurn();
+    writeSync(ends.write, "one\ntwo\n");
+    closeSync(ends.write);
+    const drained = output.drain(60_000, 100);
+    holdUp(300);
+    await drained;
+    await output.close();
+    expect(lines).toEqual(["one", "two"]);
+    expect(await readFile(logFile, "utf8")).toBe("one\ntwo\n");
+  });
+
+  it("stops at the most it waits in all while a process outside the task keeps writing: the rest goes after the attempt", async () => {
+    const { ends, output, logFile } = await setup({ lateLog: true });
+    output.attachPipe(ends.read, "output");
+    // A daemon that never stops writing (a few lines a millisecond), nor closes the pipe.
+    const writer = spawn("sh", ["-c", "while :; do echo tick; done"], { stdio: ["ignore", ends.write, "ignore"] });
+    cleanups.push(() => void writer.kill("SIGKILL"));
+    closeSync(ends.write);
+    const startedAt = performance.now();
+    await output.drain(1000, 300);
+    expect(performance.now() - startedAt).toBeLessThan(5000);
+    await output.close();
+    const header = "\n--- taskq: written after attempt 1 ended, by processes it left running ---\n";
+    expect(await eventually(async () => (await readFile(logFile, "utf8")).includes(header))).toBe(true);
+    writer.kill("SIGKILL");
+    expect((await readFile(logFile, "utf8")).startsWith("tick\n")).toBe(true);
   });
 });
 
