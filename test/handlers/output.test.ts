@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { fifoPool } from "../../src/handlers/fifo-pool.js";
-import { LogWriteError } from "../../src/handlers/index.js";
+import { activeProcessGroups, LogWriteError } from "../../src/handlers/index.js";
 import { eventually, findLeftovers } from "../helpers/processes.js";
 import { createHarness, fixture, rejection, type Harness } from "./harness.js";
 
@@ -38,6 +39,35 @@ describe("shell handler: output", () => {
     expect(harness.lines).toEqual([{ stream: "stdout", text: `${"a".repeat(4096)}… (${size} bytes)` }]);
     expect(result.tail).toHaveLength(1);
     expect((await stat(harness.logPath())).size).toBe(size);
+  });
+
+  it("a task's last output that waited for a slow display is the attempt's, even when taskq is held up as the display catches up", async () => {
+    // The display is behind from the first line on (`taskq run | less`, a slow CI log): the
+    // task's pipe is paused, and its last lines are still in it when the task exits.
+    let release = (): void => {};
+    let behind: Promise<void> | undefined = new Promise((resolve) => (release = resolve));
+    const lines: string[] = [];
+    const notes: string[] = [];
+    harness = await createHarness({
+      sink: { line: (_taskId, _stream, text) => lines.push(text), whenDrained: () => behind, note: (text) => notes.push(text) },
+    });
+    const ledger = path.join(harness.dir, "ledger");
+    // Runs past the time taskq reads a short task's output in one go (10 ms) before its last lines.
+    const attempt = harness.run(`echo first; sleep 0.1; ${fixture("print-lines")} 200 x-`, { env: { TASKQ_LEDGER: ledger } });
+    // Its processes are gone (the ledger's "end", then no group left): the drain waits for the display.
+    expect(await eventually(async () => (await readFile(ledger, "utf8").catch(() => "")).includes("end "))).toBe(true);
+    expect(await eventually(() => activeProcessGroups() === 0)).toBe(true);
+    // The display catches up, and taskq is held up (a loaded machine) past the drain's idle time
+    // before it next reads the pipe: from the check phase, timers run before that read.
+    await nextTurn();
+    behind = undefined;
+    release();
+    for (const until = performance.now() + 400; performance.now() < until; );
+    await attempt;
+    const expected = ["first", ...Array.from({ length: 200 }, (_, index) => `x-${index + 1}`)];
+    expect(await readFile(harness.logPath(), "utf8")).toBe(expected.map((line) => `${line}\n`).join(""));
+    expect(lines).toEqual(expected);
+    expect(notes).toEqual([]);
   });
 
   it("streams 300 MB with bounded memory", async () => {
