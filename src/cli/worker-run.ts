@@ -6,6 +6,7 @@ import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, st
 import type { LeasedTask, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
 import { BufferedWriter, jsonRecordHead } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
+import { hasControlBytes, terminalSafe } from "./render/control-bytes.js";
 import { clock } from "./render/describe.js";
 import { RunHandlers } from "./run-handlers.js";
 import { onShutdownSignals, signalExitCode } from "./signals.js";
@@ -64,10 +65,13 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   // The worker stops by itself when a task it ran was taken over (it stalled past the lease): then this process ends too.
   const halted = new Promise<void>((resolve) => (onHalted = resolve));
   const poolEnv = smallThreadPool();
+  // On a terminal a task's lines are cleaned as a local run's (see PlainRenderer): a task cannot
+  // clear the screen, set the title, ring or write over its prefix. To a file or a pipe, as written.
+  const terminal = !options.json && process.stdout.isTTY === true;
   const handlers = new RunHandlers((runId) => {
     const sink: OutputSink = {
       line: (taskId, stream, text) =>
-        options.json ? print({ event: "output", runId, id: taskId, stream, text }, "") : out.write(`${runId}/${taskId} | ${text}\n`),
+        options.json ? print({ event: "output", runId, id: taskId, stream, text }, "") : out.write(`${runId}/${taskId} | ${terminal ? terminalSafe(text) : text}\n`),
       whenDrained: () => out.whenDrained(),
       note: (text) => print({ event: "note", message: text }, `note: ${text}`),
     };
@@ -75,7 +79,13 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     sink.lines = options.json
       ? (taskId, stream, bytes, count, ends) =>
           out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", runId, id: taskId, stream }), bytes, count, ends)
-      : (taskId, _stream, bytes, count, ends) => out.writePrefixedLines(Buffer.from(`${runId}/${taskId} | `), bytes, count, ends);
+      : (taskId, stream, bytes, count, ends) => {
+          if (terminal && hasControlBytes(bytes)) {
+            for (let line = 0, start = 0; line < count; start = ends[line++] as number) sink.line(taskId, stream, bytes.toString("utf8", start, (ends[line] as number) - 1));
+            return;
+          }
+          out.writePrefixedLines(Buffer.from(`${runId}/${taskId} | `), bytes, count, ends);
+        };
     // As for a local run: one pipe for stdout and stderr unless JSON labels each line's stream.
     const logDir = path.join(options.logRoot, runId);
     return createShellHandler({

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -160,6 +161,42 @@ describe("taskq worker", () => {
       expect(`${result.stdout}${result.stderr}`).not.toContain(pgPassword);
       expect(await readFile(path.join(ws.logs, id, "plain.log"), "utf8")).toBe("pw=unset\n");
     }
+  });
+  it.skipIf(!existsSync("/usr/bin/script"))("on a terminal, a task cannot clear the screen, set the title, ring or write over its prefix; into a pipe and the log, its bytes as written", { timeout: 60_000 }, async () => {
+    const script = String.raw`printf 'a\033[2J\033[Hcleared\n\033]0;title\007b\n\033[31mred\n12345\b\b\b\b\b\bX\nstep 1\rstep 2\n'`;
+    const file = await workflowFile("noisy", `tasks:\n  noisy: { run: ${JSON.stringify(script)} }\n`);
+    const onTerminal = newRunId("noisy-tty");
+    expect((await taskq(["submit", file, "--run-id", onTerminal])).code).toBe(0);
+    // A worker whose stdout is a pty (util-linux script); it names itself with its pid, which stops it.
+    const command = `stty cols 100 rows 30; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} worker -j 1 --log-dir ${JSON.stringify(ws.logs)}`;
+    const child = spawn("/usr/bin/script", ["-qec", command, "/dev/null"], { cwd: ws.dir, env: { ...process.env, ...ENV, NO_COLOR: "" }, stdio: ["ignore", "pipe", "inherit"] });
+    let shown = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (shown += chunk));
+    const exited = new Promise((resolve) => child.on("close", resolve));
+    try {
+      expect(await eventually(() => shown.includes(`ok      ${onTerminal}/noisy`), 20_000)).toBe(true);
+    } finally {
+      const pid = /worker \S+-(\d+)-[0-9a-f]+: /.exec(shown)?.[1];
+      if (pid !== undefined) process.kill(Number(pid), "SIGTERM");
+      else child.kill("SIGKILL");
+      await exited;
+    }
+    shown = shown.replace(/\r\n/g, "\n");
+    expect(shown).toContain(`${onTerminal}/noisy | acleared\n`);
+    expect(shown).toContain(`${onTerminal}/noisy | b\n`);
+    expect(shown).toContain(`${onTerminal}/noisy | \x1b[31mred\x1b[0m\n`);
+    expect(shown).toContain(`${onTerminal}/noisy | 12345X\n`);
+    expect(shown).toContain(`${onTerminal}/noisy | step 2\n`);
+    for (const control of ["\x1b[2J", "\x1b]0;", "\x07", "\x08"]) expect(shown).not.toContain(control);
+    // Not a terminal: the bytes as the task wrote them, as in its log.
+    const worker = await startWorker(["-j", "1"]);
+    const again = await submit(file);
+    expect((await waitForRun(again)).state).toBe("succeeded");
+    worker.cli.child.kill("SIGTERM");
+    const { stdout } = await worker.cli.done;
+    expect(stdout).toContain(`${again}/noisy | a\x1b[2J\x1b[Hcleared\n`);
+    expect(stdout).toContain(`${again}/noisy | step 1\rstep 2\n`);
+    for (const runId of [onTerminal, again]) expect(await readFile(path.join(ws.logs, runId, "noisy.log"), "utf8")).toContain("\x1b]0;title\x07b\n");
   });
 });
 
