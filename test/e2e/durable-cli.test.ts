@@ -125,6 +125,10 @@ tasks:
     expect(ok.stdout).toContain(`run ${goodId} submitted to postgres://postgres:***@`);
     expect(ok.stdout).toMatch(/Summary: 2 succeeded, 0 failed, 0 cancelled/);
     expect(starts(ok.stdout, goodId)).toHaveLength(2);
+    // In causal order: b, unblocked and leased in the round trip that recorded a, starts after a's `ok`.
+    const aOk = ok.stdout.indexOf(`ok      ${goodId}/a\n`);
+    expect(aOk).toBeGreaterThan(-1);
+    expect(ok.stdout.indexOf(`start   ${goodId}/b `)).toBeGreaterThan(aOk);
 
     // The same run id again: nothing runs twice, and it says so; the summary is the finished run's.
     const again = await taskq(["run", good, ...storeFlags, "--run-id", goodId], { TASKQ_STORE: "" });

@@ -210,6 +210,10 @@ export class PostgresWorker {
           const { completed, leased, nextDelayMs } = await store.completeAndLease(ended, this.workerId, free, leaseMs, { runId: this.#runId });
           failures = 0;
           batch.forEach((entry, i) => entry.resolve(completed[i] ?? false));
+          // Each end this round trip recorded is told (its `finished` event) before a task it leased starts:
+          // a dependent it unblocked, leased in the same commit, would otherwise be told started first.
+          const told = batch.flatMap(({ task }, i) => (completed[i] ? [this.#running.get(task.taskId)?.done ?? Promise.resolve()] : []));
+          if (told.length > 0) await Promise.all(told);
           if (signal.aborted) {
             // Stopped while this round trip was on its way: what it leased starts nowhere, and goes back at once.
             await Promise.all(leased.map((task) => this.#giveBack(task)));
