@@ -5,6 +5,7 @@ import type { Workflow } from "../loaders/index.js";
 import type { CancelResult, PostgresStore } from "../store/postgres/index.js";
 import { printRunSummary, resubmitted, submitNotes, type LocalLogs } from "./commands/durable.js";
 import { checkLogRoot } from "./log-folders.js";
+import type { OutputMode } from "./render/index.js";
 import { openStore, type StoreFlags } from "./store-flags.js";
 import { runWorker } from "./worker-run.js";
 
@@ -15,6 +16,8 @@ export interface DurableRunOptions extends StoreFlags {
   logRoot: string;
   color: boolean;
   json: boolean;
+  /** As asked for (`--output`); plain lines unless `json`. */
+  output?: OutputMode;
   runId?: string;
 }
 
@@ -23,6 +26,9 @@ export interface DurableRunOptions extends StoreFlags {
  * works on it in this process (other workers may help) until it ends.
  */
 export async function runDurable(workflow: Workflow, options: DurableRunOptions): Promise<number> {
+  // The live board draws a local queue's events; a durable run's state is in the database, shared
+  // with other workers, and this process prints what its own worker does, as `taskq worker` does.
+  if (options.output === "tty") process.stderr.write("note: --output tty: a run with a store prints plain lines, not the live board (that is for local runs)\n");
   // Before the run is submitted: a log folder this process cannot use would fail every task it ran.
   checkLogRoot(options.logRoot);
   // So is an open-file limit too low for one task (OPEN_FILE_LIMIT): the run would stay queued.

@@ -131,7 +131,9 @@ tasks:
     expect(ok.stdout.indexOf(`start   ${goodId}/b `)).toBeGreaterThan(aOk);
 
     // The same run id again: nothing runs twice, and it says so; the summary is the finished run's.
-    const again = await taskq(["run", good, ...storeFlags, "--run-id", goodId], { TASKQ_STORE: "" });
+    // --output tty: no live board for a durable run, and a note says so, once.
+    const again = await taskq(["run", good, ...storeFlags, "--run-id", goodId, "--output", "tty"], { TASKQ_STORE: "" });
+    expect(again.stderr).toBe("note: --output tty: a run with a store prints plain lines, not the live board (that is for local runs)\n");
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(new RegExp(`^run ${goodId} already submitted to postgres://postgres:\\*\\*\\*@\\S+: 0 new tasks, 2 kept\n`));
     expect(starts(again.stdout, goodId)).toHaveLength(0);
