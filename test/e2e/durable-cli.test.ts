@@ -98,7 +98,7 @@ tasks:
 
     const json = await taskq(["status", runId, "--output", "json"]);
     expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toMatchObject({ event: "summary", runId, state: "succeeded", exitCode: 0, counts: { SUCCEEDED: 6 } });
+    expect(JSON.parse(json.stdout)).toMatchObject({ ts: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/), event: "summary", runId, state: "succeeded", exitCode: 0, counts: { SUCCEEDED: 6 } });
 
     // Both workers took part (the meeting saw to it); each task ran exactly once.
     const [a, b] = [await stopWorker(first), await stopWorker(second)];
@@ -175,6 +175,9 @@ tasks:
       .map((line) => JSON.parse(line) as { event: string; runId?: string; id?: string; stream?: string; text?: string });
     // Every line is JSON, the first one too: the run, where it was submitted (no password).
     expect(records[0]).toMatchObject({ event: "run", runId, file, store: expect.stringMatching(/^postgres:\/\/postgres:\*\*\*@/), tasks: 1 });
+    // Each with its time, as a local run's records, the summary too.
+    expect(records.filter((record) => !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(String((record as { ts?: unknown }).ts)))).toEqual([]);
+    expect(records.at(-1)).toMatchObject({ event: "summary", runId, state: "succeeded" });
     const output = records.filter((record) => record.event === "output");
     expect(output.map((record) => `${record.runId} ${record.id} ${record.stream}`)).toEqual(Array(9000).fill(`${runId} loud stdout`));
     expect(output.map((record) => record.text)).toEqual(Array.from({ length: 3000 }, (_, i) => [`n ${i + 1}`, '"q" é', "\ufffdx"]).flat());

@@ -91,7 +91,7 @@ export async function statusCommand(runId: string, flags: Flags): Promise<number
           if (status.state !== "running") break;
           // With --output json every line stays a JSON object, so the whole output is NDJSON.
           const ts = new Date().toISOString();
-          process.stdout.write(flags.output === "json" ? `${JSON.stringify({ event: "progress", ts, runId, counts: status.counts })}\n` : `${ts} ${runId}: ${countsLine(status)}\n`);
+          process.stdout.write(flags.output === "json" ? `${JSON.stringify({ ts, event: "progress", runId, counts: status.counts })}\n` : `${ts} ${runId}: ${countsLine(status)}\n`);
           await sleep(1000, undefined, { signal: stdout.gone }).catch(() => undefined);
           // `status --watch | head -1`: no one reads any more; the run is not finished (exit 1).
           if (stdout.gone.aborted) return 1;
@@ -225,8 +225,9 @@ export async function printRunSummary(
   const status = await store.runStatus(runId);
   const summary = toSummary(status, options.local);
   if (options.interrupted !== undefined) summary.interrupted = options.interrupted;
-  // A run stored without its file (not by submit) has no "file" rather than a made-up one.
-  if (options.json) process.stdout.write(`${JSON.stringify({ event: "summary", ...summary, file: status.file ?? undefined, state: status.state })}\n`);
+  // A run stored without its file (not by submit) has no "file" rather than a made-up one. A `ts` first, as every record of a local run has.
+  const record = { ts: new Date().toISOString(), event: "summary", ...summary, file: status.file ?? undefined, state: status.state };
+  if (options.json) process.stdout.write(`${JSON.stringify(record)}\n`);
   else process.stdout.write(formatSummary(summary, await createColors({ color: options.color, isTTY: process.stdout.isTTY === true })));
   return summary.exitCode;
 }
