@@ -2,6 +2,7 @@ import { UsageError } from "../errors.js";
 import type { PostgresStore } from "../store/postgres/index.js";
 import { schemaNames } from "../store/postgres/names.js";
 import { redactConnectionString } from "../store/postgres/redact.js";
+import { connectTimeoutOf } from "../store/postgres/timeouts.js";
 
 export interface StoreFlags {
   store?: unknown;
@@ -13,13 +14,20 @@ export interface StoreFlags {
  * ending in `hint` when given (what the command does without a store).
  */
 export function storeUrl(flags: StoreFlags, hint?: string): string {
-  const url = typeof flags.store === "string" && flags.store !== "" ? flags.store : process.env.TASKQ_STORE;
+  const fromFlag = typeof flags.store === "string" && flags.store !== "";
+  const url = fromFlag ? (flags.store as string) : process.env.TASKQ_STORE;
   if (url === undefined || url === "") {
     throw new UsageError(`no store: pass --store postgres://user@host/db or set TASKQ_STORE${hint === undefined ? "" : ` (${hint})`}`);
   }
   // The driver would read another scheme's URL (mysql://...) as PostgreSQL's and connect wherever it points.
   if (!POSTGRES_URL.test(url)) {
     throw new UsageError(`the store ${redactConnectionString(url)} is not a PostgreSQL URL: it must start with postgres:// or postgresql://`);
+  }
+  // A typo in the URL is the user's to fix, as a wrong scheme is: not an unreachable store (exit 1).
+  try {
+    connectTimeoutOf(url);
+  } catch (error) {
+    throw new UsageError(`${fromFlag ? "--store" : "TASKQ_STORE"}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   return url;
 }

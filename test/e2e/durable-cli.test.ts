@@ -783,6 +783,16 @@ tasks:
         expect(result.stderr).toMatch(/^taskq: the store \S+ is not a PostgreSQL URL: it must start with postgres:\/\/ or postgresql:\/\/\n$/);
       }
     }
+    // A connect_timeout that is not a number: a usage error naming it, and where it was given, before anything is stored.
+    const badTimeout = `${SECRET_URL}?connect_timeout=abc`;
+    for (const args of [["status", "x"], ["worker"], ["submit", file], ["run", file, "--log-dir", ws.logs]]) {
+      expect(await taskq(args, { TASKQ_STORE: badTimeout })).toMatchObject({
+        code: 2,
+        stdout: "",
+        stderr: "taskq: TASKQ_STORE: connect_timeout=abc in the connection string is not a whole number of seconds (at least 2, or 0 for no limit)\n",
+      });
+    }
+    expect(await taskq(["status", "x", "--store", badTimeout])).toMatchObject({ code: 2, stderr: expect.stringMatching(/^taskq: --store: connect_timeout=abc in the connection string/) });
     const postgresql = await taskq(["dead-letters", "no-such-run"], { TASKQ_STORE: SECRET_URL.replace(/^postgres:/, "postgresql:") });
     expect(postgresql).toMatchObject({ code: 1, stderr: 'taskq: no run "no-such-run"\n' });
   });

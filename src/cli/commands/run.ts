@@ -54,7 +54,8 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     const { runDurable } = await import("../run-durable.js");
     return runDurable(workflow, {
       ...common,
-      store,
+      // As given: the store's URL is read from TASKQ_STORE, and named so in errors, when the flag is not.
+      store: flags.store,
       storeSchema: flags.storeSchema,
       json: common.output === "json",
       ...(runId === undefined ? {} : { runId }),

@@ -39,7 +39,7 @@ export function connectTimeoutOf(connectionString: string): number | undefined {
   if (value === null || value.trim() === "") return undefined;
   const seconds = Number(value);
   if (!Number.isInteger(seconds)) {
-    throw new TaskqError("STORE_BAD_URL", `connect_timeout=${value} in the connection string is not a whole number of seconds`);
+    throw new TaskqError("STORE_BAD_URL", `connect_timeout=${value} in the connection string is not a whole number of seconds (at least 2, or 0 for no limit)`);
   }
   return seconds <= 0 ? 0 : Math.max(seconds, 2) * 1000;
 }
