@@ -60,6 +60,8 @@ export function useDurableWorkspace(schemaPrefix: string) {
   });
 
   afterAll(async () => {
+    // Unset when beforeAll failed (no database): that failure shows alone, nothing was made to drop.
+    if (shared.store === undefined) return;
     await shared.store.close();
     await dropSchema(SCHEMA);
     const logs = await readdir(shared.ws.logs, { recursive: true, withFileTypes: true }).catch(() => []);

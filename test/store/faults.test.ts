@@ -8,9 +8,10 @@ const TASKS = Number(process.env.TASKQ_FAULT_TASKS ?? 1000);
 describe("worker processes under SIGKILL and SIGSTOP", () => {
   let store: PostgresStore;
   let schema: string;
-  let close: () => Promise<void>;
+  /** Unset when beforeAll failed (no database): the teardown then skips it, and that failure shows alone. */
+  let close: (() => Promise<void>) | undefined;
   let script: string;
-  let cleanup: () => Promise<void>;
+  let cleanup: (() => Promise<void>) | undefined;
   const processes: WorkerProcess[] = [];
 
   beforeAll(async () => {
@@ -20,8 +21,8 @@ describe("worker processes under SIGKILL and SIGSTOP", () => {
   }, 120_000);
   afterAll(async () => {
     await Promise.all(processes.map((worker) => endWorkerProcess(worker, "SIGKILL")));
-    await cleanup();
-    await close();
+    await cleanup?.();
+    await close?.();
   });
 
   // Each test ends its worker processes, so none is left to take the next test's tasks.

@@ -7,10 +7,11 @@ import { leaseAll, openTestStore, sql, task, workflow } from "./helpers.js";
 
 describe("task lifecycle", () => {
   let store: PostgresStore;
-  let close: () => Promise<void>;
+  /** Unset when beforeAll failed (no database): the teardown then skips it, and that failure shows alone. */
+  let close: (() => Promise<void>) | undefined;
   // Jitter pinned to the top of the range, so the backoff is exact.
   beforeAll(async () => ({ store, close } = await openTestStore({ random: () => 0.999999 })));
-  afterAll(async () => close());
+  afterAll(async () => close?.());
   beforeEach(async () => {
     await sql(store, "DELETE FROM $schema.runs");
   });

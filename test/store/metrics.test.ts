@@ -7,7 +7,8 @@ import { openTestStore, task, workflow } from "./helpers.js";
 
 describe("worker metrics", () => {
   let store: PostgresStore;
-  let close: () => Promise<void>;
+  /** Unset when beforeAll failed (no database): the teardown then skips it, and that failure shows alone. */
+  let close: (() => Promise<void>) | undefined;
   let server: Server;
   let worker: PostgresWorker;
   beforeAll(async () => {
@@ -16,8 +17,8 @@ describe("worker metrics", () => {
     server = await worker.serveMetrics(0);
   });
   afterAll(async () => {
-    await new Promise((resolve) => server.close(resolve));
-    await close();
+    if (server !== undefined) await new Promise((resolve) => server.close(resolve));
+    await close?.();
   });
 
   it("serves the exposition text on /metrics, with queue sizes read from the database", async () => {

@@ -10,7 +10,8 @@ const GATE = 0x7461_7465; // an advisory lock key of this file's own
 describe("prune racing submit of the same run", () => {
   let store: PostgresStore;
   let schema: string;
-  let close: () => Promise<void>;
+  /** Unset when beforeAll failed (no database): the teardown then skips it, and that failure shows alone. */
+  let close: (() => Promise<void>) | undefined;
   let admin: pg.Pool;
   let gate: pg.PoolClient | undefined;
 
@@ -26,8 +27,8 @@ describe("prune racing submit of the same run", () => {
   });
   afterEach(async () => openGate());
   afterAll(async () => {
-    await admin.end();
-    await close();
+    await admin?.end();
+    await close?.();
   });
 
   async function closeGate(): Promise<void> {

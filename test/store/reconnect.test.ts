@@ -17,9 +17,11 @@ describe("PostgresWorker and pg_terminate_backend", () => {
     observer = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
   });
   afterAll(async () => {
-    await store.close();
-    await observer.close();
     await admin.end();
+    // Unset when beforeAll failed (no database): that failure shows alone, nothing was made to drop.
+    if (store === undefined) return;
+    await store.close();
+    await observer?.close();
     await dropSchema(schema);
   });
 

@@ -20,6 +20,8 @@ describe("a database that stops answering", () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
   afterAll(async () => {
+    // Unset when beforeAll failed (no database): that failure shows alone, nothing was made to drop.
+    if (observer === undefined) return;
     await observer.close();
     await dropSchema(schema);
   });

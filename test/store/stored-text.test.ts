@@ -10,9 +10,10 @@ const STORED = "x\uFFFDy";
 
 describe("text from tasks, stored", () => {
   let store: PostgresStore;
-  let close: () => Promise<void>;
+  /** Unset when beforeAll failed (no database): the teardown then skips it, and that failure shows alone. */
+  let close: (() => Promise<void>) | undefined;
   beforeAll(async () => ({ store, close } = await openTestStore()));
-  afterAll(async () => close());
+  afterAll(async () => close?.());
   beforeEach(async () => {
     await sql(store, "DELETE FROM $schema.runs");
   });

@@ -4,9 +4,10 @@ import { leaseAll, openTestStore, sql, task, workflow } from "./helpers.js";
 
 describe("submitRun", () => {
   let store: PostgresStore;
-  let close: () => Promise<void>;
+  /** Unset when beforeAll failed (no database): the teardown then skips it, and that failure shows alone. */
+  let close: (() => Promise<void>) | undefined;
   beforeAll(async () => ({ store, close } = await openTestStore()));
-  afterAll(async () => close());
+  afterAll(async () => close?.());
 
   it("generates a run id and starts tasks with dependencies blocked", async () => {
     const runId = await store.submitRun(workflow([task("a"), task("b"), task("c", { dependsOn: ["a", "b"] })]));

@@ -14,13 +14,14 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 
 describe("PostgresWorker", () => {
   let store: PostgresStore;
-  let close: () => Promise<void>;
+  /** Unset when beforeAll failed (no database): the teardown then skips it, and that failure shows alone. */
+  let close: (() => Promise<void>) | undefined;
   const workers: PostgresWorker[] = [];
   beforeAll(async () => ({ store, close } = await openTestStore()));
   afterEach(async () => {
     await Promise.all(workers.splice(0).map((worker) => worker.stop({ deadlineMs: 1_000 })));
   });
-  afterAll(async () => close());
+  afterAll(async () => close?.());
 
   function startWorker(handler: (task: LeasedTask, context: AttemptContext) => Promise<unknown>, options: { leaseMs?: number; concurrency?: number; events?: WorkerEvent[] } = {}) {
     const worker = new PostgresWorker({
