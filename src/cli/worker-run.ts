@@ -189,6 +189,18 @@ async function listenForMetrics(worker: PostgresWorker, port: number, host: stri
   }
 }
 
+/**
+ * What becomes of a lease a stopped worker could not give back (see sweepExpiredLeases): "lease
+ * expired" is recorded as the attempt's error, and the sweep of any worker running then (or of the
+ * next one started) takes the task.
+ */
+function leaseFate(leaseMs: number, one: boolean): string {
+  return (
+    `${one ? "It runs" : "Each runs"} out within ${formatDuration(leaseMs)} (--lease); then a worker (another one, or the next one started) queues the task again, ` +
+    "this attempt counted (or ends it: failed when it has no attempts left, cancelled when a cancel was asked for)"
+  );
+}
+
 function describeEvent(event: WorkerEvent, print: (record: Record<string, unknown>, text: string) => void): void {
   switch (event.type) {
     case "started": {
@@ -220,9 +232,23 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
     case "orphans-recovered":
       print({ event: "orphans-recovered", count: event.count }, `sweep   recovered ${event.count} task${event.count === 1 ? "" : "s"} whose lease expired`);
       return;
-    case "db-error":
-      print({ event: "db-error", operation: event.operation, message: event.error instanceof Error ? event.error.message : String(event.error) }, `db      ${event.operation} failed: ${event.error instanceof Error ? event.error.message : String(event.error)}; retrying`);
+    case "db-error": {
+      // The store's errors name their operation already ("release failed: ..."): not twice.
+      const message = (event.error instanceof Error ? event.error.message : String(event.error)).replace(`${event.operation} failed: `, "");
+      // A try given up on says nothing more here: the worker's last words tell what becomes of the lease ("leases-left").
+      print({ event: "db-error", operation: event.operation, message, retrying: event.retrying }, `db      ${event.operation} failed: ${message}${event.retrying ? "; retrying" : ""}`);
       return;
+    }
+    case "leases-left": {
+      const tasks = event.tasks.map((task) => ({ runId: task.runId, id: task.key }));
+      const named = [...tasks.map((task) => `${task.runId}/${task.id}`), ...(event.strays ? ["the tasks leased by a round trip whose reply was lost"] : [])];
+      const one = tasks.length === 1 && !event.strays;
+      print(
+        { event: "leases-left", tasks, strays: event.strays, leaseMs: event.leaseMs },
+        `left    ${named.join(", ")}: ${one ? "its lease was" : "their leases were"} not given back (the database could not be reached). ${leaseFate(event.leaseMs, one)}`,
+      );
+      return;
+    }
     case "stopped":
       print({ event: "stopped", reason: event.reason }, `stopped (${event.reason})`);
       return;

@@ -624,7 +624,37 @@ tasks:
       // The graceful one: its 1 s to finish, its task's kill, and a moment for the releases the database never answers.
       expect(first).toMatchObject({ code: 143 });
       expect(first.afterMs).toBeLessThan(12_000);
+      // Their last words: what becomes of the lease each could not give back (not a "retrying" that never comes).
+      for (const { stdout } of [first, second]) {
+        expect(stdout.trimEnd().split("\n").at(-1)).toMatch(
+          new RegExp(
+            `^[\\d:.]+ left    ${runId}/[ab]: its lease was not given back \\(the database could not be reached\\)\\. It runs out within 30s \\(--lease\\); ` +
+              "then a worker \\(another one, or the next one started\\) queues the task again, this attempt counted \\(or ends it: failed when it has no attempts left, cancelled when a cancel was asked for\\)$",
+          ),
+        );
+      }
       // Nothing reached the database: the tasks stay leased until their lease runs out, or here, are cancelled.
+      await cancelStrandedRun(runId);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("a worker cut off from its database (connections refused) stops on SIGTERM, its last words saying what becomes of its lease", async () => {
+    const database = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    try {
+      const file = await workflowFile("cut-off", "tasks:\n  a: { run: 'echo started; sleep 1000' }\n");
+      const worker = await startWorker(["-j", "1", "--lease", "20s", "--shutdown-timeout", "1s", "--kill-grace", "1s"], { TASKQ_STORE: proxy.url(SECRET_URL) });
+      const runId = await submit(file);
+      expect(await eventually(() => worker.stdout().includes("| started"))).toBe(true);
+      await proxy.close();
+      const { code, stdout } = await stopWorker(worker);
+      expect(code).toBe(143);
+      const lines = stdout.trimEnd().split("\n");
+      // The tries it gave up on say no "retrying"; the last line says what happens next.
+      expect(lines.at(-1)).toMatch(new RegExp(`^[\\d:.]+ left    ${runId}/a: its lease was not given back \\(the database could not be reached\\)\\. It runs out within 20s \\(--lease\\); then a worker`));
+      expect(lines.at(-2)).toMatch(/^[\d:.]+ db {6}release failed: connect ECONNREFUSED [\d.:]+$/);
       await cancelStrandedRun(runId);
     } finally {
       await proxy.close();

@@ -90,9 +90,12 @@ export class Attempt {
   /** Gives the lease back now, for a handler that ignored its abort; its later outcome is then stale. */
   async releaseNow(): Promise<void> {
     try {
-      if (await this.#options.store.release(this.task.leaseToken)) this.#options.emit({ type: "released", task: this.task });
+      const released = await this.#options.store.release(this.task.leaseToken);
+      // Answered: the token owns nothing now (given back, or the task had ended or been taken over).
+      this.#settled = true;
+      if (released) this.#options.emit({ type: "released", task: this.task });
     } catch (error) {
-      this.#options.emit({ type: "db-error", operation: "release", error });
+      this.#options.emit({ type: "db-error", operation: "release", error, retrying: false });
     }
   }
 
@@ -127,7 +130,7 @@ export class Attempt {
   async #record(outcome: Outcome, durationMs: number): Promise<void> {
     const { store, complete, metrics, emit } = this.#options;
     const code = abortCode(this.#controller.signal);
-    const retry = { maxElapsedMs: this.#recordWindowMs(), onRetry: (error: unknown) => emit({ type: "db-error", operation: "complete", error }) };
+    const retry = { maxElapsedMs: this.#recordWindowMs(), onRetry: (error: unknown) => emit({ type: "db-error", operation: code === "SHUTDOWN" && outcome.kind !== "success" ? "release" : "complete", error, retrying: true }) };
     try {
       if (code === "LEASE_LOST" && this.#lost === "taken") {
         // The task is another worker's now, or the sweeper's: so is what is recorded of it.
@@ -156,7 +159,7 @@ export class Attempt {
       emit({ type: "finished", task: this.task, outcome, result, durationMs });
     } catch (error) {
       // The sweeper recovers the task once its lease expires.
-      emit({ type: "db-error", operation: "complete", error });
+      emit({ type: "db-error", operation: "complete", error, retrying: false });
     }
   }
 
@@ -196,7 +199,7 @@ export class Attempt {
       // Told as "retrying" only when a retry comes before the lease runs out (a timeout is what was
       // left of it): otherwise the lease watch tells what happened.
       if (this.#heartbeat === undefined || this.#lost !== undefined || performance.now() + this.#options.heartbeatMs >= this.#leaseEnds) return;
-      emit({ type: "db-error", operation: "heartbeat", error });
+      emit({ type: "db-error", operation: "heartbeat", error, retrying: true });
     }
     if (this.#heartbeat !== undefined) this.#scheduleHeartbeat();
   }

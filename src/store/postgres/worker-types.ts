@@ -27,5 +27,12 @@ export type WorkerEvent =
   | { type: "lease-lost"; task: LeasedTask; why: "taken" | "unreachable" }
   | { type: "cancel-requested"; task: LeasedTask }
   | { type: "orphans-recovered"; count: number }
-  | { type: "db-error"; operation: string; error: unknown }
+  /** `retrying`: whether the worker tries again (false: it gave up, e.g. giving a lease back while it stops). */
+  | { type: "db-error"; operation: string; error: unknown; retrying: boolean }
+  /**
+   * The stop ended with leases in the database that this worker could not give back or record an end
+   * for (the database could not be reached): `tasks`, and with `strays`, leases of a round trip whose reply
+   * was lost. Each runs out within `leaseMs`; a worker's sweep then recovers its task (see sweep.ts).
+   */
+  | { type: "leases-left"; tasks: LeasedTask[]; strays: boolean; leaseMs: number }
   | { type: "stopped"; reason: "requested" | "lease-lost" };

@@ -79,6 +79,10 @@ export class PostgresWorker {
   #stopReason: "requested" | "lease-lost" | undefined;
   readonly #stopDeadline = new Deadline();
   #stopping: Promise<void> | undefined;
+  /** Tasks leased as the worker stopped whose leases could not be given back (see #giveBack). */
+  readonly #leftBehind: LeasedTask[] = [];
+  /** Set once `stop` has returned: a record still retried in the background is no news any more. */
+  #stopped = false;
 
   constructor(options: PostgresWorkerOptions) {
     const leaseMs = options.leaseMs ?? 30_000;
@@ -160,6 +164,10 @@ export class PostgresWorker {
     timer.abort();
     this.#stopDeadline.dispose();
     this.#unsubscribe?.();
+    this.#stopped = true;
+    // What the database still holds in this worker's name: its last words say what becomes of it.
+    const left = [...running.filter((attempt) => !attempt.settled).map((attempt) => attempt.task), ...this.#leftBehind];
+    if (left.length > 0 || this.#strays) this.#emit({ type: "leases-left", tasks: left, strays: this.#strays, leaseMs: this.#options.leaseMs });
   }
 
   /** Serves this worker's metrics on `GET /metrics` (port 0 picks a free port). */
@@ -168,6 +176,8 @@ export class PostgresWorker {
   }
 
   #emit(event: WorkerEvent): void {
+    // Stopped, the worker has said what becomes of the leases it still holds ("leases-left").
+    if (this.#stopped && event.type === "db-error") return;
     try {
       this.#onEvent?.(event);
     } catch {
@@ -228,7 +238,7 @@ export class PostgresWorker {
           // may have committed, its reply lost: what it leased is given back once the database answers again.
           this.#strays = true;
           for (const entry of batch) entry.reject(error);
-          this.#emit({ type: "db-error", operation: "lease", error });
+          this.#emit({ type: "db-error", operation: "lease", error, retrying: true });
           waitMs = Math.min(100 * 2 ** failures++, pollMs);
         }
       }
@@ -251,7 +261,8 @@ export class PostgresWorker {
       for (const { runId, key } of released) this.#emit({ type: "stray-released", runId, key });
       return true;
     } catch (error) {
-      this.#emit({ type: "db-error", operation: "release", error });
+      // Stopped, the loop makes its last try: no other comes.
+      this.#emit({ type: "db-error", operation: "release", error, retrying: !this.#stopController.signal.aborted });
       return false;
     }
   }
@@ -275,7 +286,8 @@ export class PostgresWorker {
     try {
       if (await this.#options.store.release(task.leaseToken)) this.#emit({ type: "released", task });
     } catch (error) {
-      this.#emit({ type: "db-error", operation: "release", error });
+      this.#emit({ type: "db-error", operation: "release", error, retrying: false });
+      this.#leftBehind.push(task);
     }
   }
 
@@ -314,7 +326,7 @@ export class PostgresWorker {
           this.#emit({ type: "orphans-recovered", count });
         }
       } catch (error) {
-        this.#emit({ type: "db-error", operation: "sweep", error });
+        this.#emit({ type: "db-error", operation: "sweep", error, retrying: true });
       }
     }
   }
