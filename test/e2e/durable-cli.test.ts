@@ -887,6 +887,24 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
+  it("submit of a run id again names a blocked task whose runAt or delay the file changed: it keeps the stored one", async () => {
+    const version = (when: string) => `tasks:\n  a: { run: echo a }\n  deploy: { run: echo deploy, dependsOn: a, ${when} }\n`;
+    const runId = `when-${randomBytes(3).toString("hex")}`;
+    expect(await submit(await workflowFile("when-1", version('runAt: "2099-01-01T00:00:00Z"')), ["--run-id", runId])).toBe(runId);
+    const notBefore = async () => (await store.pool.query<{ at: Date }>(`SELECT not_before AS at FROM "${SCHEMA}".tasks WHERE run_id = $1 AND key = 'deploy'`, [runId])).rows[0]?.at;
+    const stored = await notBefore();
+    const kept = (field: string) => `note: run ${runId} already submitted: 0 new tasks, 2 kept\nnote: run ${runId} already has task "deploy" with another definition (${field}): the stored one is kept\n`;
+    for (const [when, field] of [['runAt: "2099-06-01T00:00:00Z"', "runAt"], ["delay: 1h", "delay"]] as const) {
+      const again = await taskq(["submit", await workflowFile("when-2", version(when)), "--run-id", runId]);
+      expect(again).toMatchObject({ code: 0, stdout: `${runId}\n`, stderr: kept(field) });
+    }
+    // The same time as stored: nothing to say but what was kept.
+    const same = await taskq(["submit", await workflowFile("when-3", version('runAt: "2099-01-01T00:00:00Z"')), "--run-id", runId]);
+    expect(same.stderr).toBe(`note: run ${runId} already submitted: 0 new tasks, 2 kept\n`);
+    expect(await notBefore()).toEqual(stored);
+    expect((await taskq(["cancel", runId])).code).toBe(0);
+  });
+
   it("submit and run --store note a runAt in the past as validate does", async () => {
     const file = await workflowFile("past", 'tasks:\n  a: { run: echo a, runAt: "2020-01-01T00:00:00Z" }\n');
     const validated = await taskq(["validate", file]);

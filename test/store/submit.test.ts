@@ -95,6 +95,34 @@ describe("submitRun", () => {
     await store.cancelRun("told");
   });
 
+  it("names a blocked task whose runAt or delay the workflow now sets otherwise: it keeps the stored one", async () => {
+    const at = Date.now() + 3_600_000;
+    const blocked = (id: string, overrides: Parameters<typeof task>[1] = {}) => task(id, { dependsOn: ["first"], ...overrides });
+    const v1 = [task("first"), blocked("at", { runAt: at }), blocked("after", { delayMs: 60_000 }), blocked("plain"), blocked("same", { runAt: at })];
+    await store.submit(workflow(v1), { runId: "when" });
+    const notBefore = async () =>
+      Object.fromEntries(
+        (await sql<{ key: string; ms: number }>(store, "SELECT key, (extract(epoch FROM not_before) * 1000)::float8 AS ms FROM $schema.tasks WHERE run_id = 'when'")).map((row) => [row.key, row.ms]),
+      );
+    const stored = await notBefore();
+    // The same file again, a moment later: nothing differs (a blocked task's delay counts from its own submit).
+    expect((await store.submit(workflow(v1), { runId: "when" })).changed).toEqual([]);
+    const v2 = [task("first"), blocked("at", { runAt: at + 60_000 }), blocked("after", { delayMs: 120_000 }), blocked("plain", { delayMs: 1_000 }), blocked("same", { runAt: at })];
+    expect((await store.submit(workflow(v2), { runId: "when" })).changed).toEqual([
+      { key: "at", differ: ["runAt"], taken: [] },
+      { key: "after", differ: ["delay"], taken: [] },
+      { key: "plain", differ: ["delay"], taken: [] },
+    ]);
+    // Neither set any more: "at" had one of them, which the store cannot tell apart.
+    expect((await store.submit(workflow([task("first"), blocked("at"), blocked("after", { runAt: at }), blocked("plain"), blocked("same", { runAt: at })]), { runId: "when" })).changed).toEqual([
+      { key: "at", differ: ["runAt or delay"], taken: [] },
+      { key: "after", differ: ["runAt"], taken: [] },
+    ]);
+    // Kept, as the notes say.
+    expect(await notBefore()).toEqual(stored);
+    await store.cancelRun("when");
+  });
+
   it("counts a delay from the database's clock when the task is written, also on resubmission", async () => {
     const delayed = workflow([task("d", { delayMs: 60_000 }), task("e", { dependsOn: ["d"], delayMs: 30_000 })]);
     await store.submitRun(delayed, { runId: "delayed" }); // a new run: one statement

@@ -57,7 +57,7 @@ export function submitNotes(workflowNotes: readonly string[], result: SubmitResu
 function changedNote(runId: string, { key, differ, taken }: ChangedTask): string {
   const head = `run ${runId} already has task ${JSON.stringify(key)} with another definition (${differ.join(", ")})`;
   if (taken.length === 0) return `${head}: the stored one is kept`;
-  // A task still queued takes a new priority (dedup), as it takes a new runAt or delay (not compared: see submit.ts).
+  // A task still queued takes a new priority (dedup), as it takes a new runAt or delay (compared only for a blocked task, which keeps them: see submit.ts).
   if (taken.length === differ.length) return `${head}: it is still queued and takes the new ${taken.join(", ")}`;
   return `${head}: the stored one is kept, but a task still queued takes the new ${taken.join(", ")}`;
 }

@@ -86,6 +86,10 @@ interface StoredTask {
   backoff_max_ms: number;
   timeout_ms: number | null;
   depends_on: string[];
+  /** Its not-before, in milliseconds since the epoch... */
+  not_before_ms: number;
+  /** ...and after its submit (written in the same statement, so on the same clock): a blocked task's delay, or 0. */
+  wait_ms: number;
 }
 
 const sameSet = <T>(a: readonly T[], b: readonly T[]): boolean => {
@@ -100,8 +104,9 @@ const sameEnv = (a: Record<string, string>, b: Record<string, string>): boolean 
  * How a resubmitted task differs from the stored one, or undefined when it does not. What runs
  * (command, environment, folder, retries, timeout, dependencies) is never changed: the task may
  * have run already, and its dependents were planned on it. A task still queued takes a new
- * priority (dedup: see `updateQueued`); `runAt` and `delay` say when, not what, and a queued
- * task takes them likewise (a `delay` counts from each submit), so they are not compared.
+ * priority (dedup: see `updateQueued`), and a new `runAt` or `delay` likewise (a `delay` counts
+ * from each submit), so those are not compared for it. A blocked task keeps all of them: its
+ * `runAt` or `delay` is compared too (see `changedTiming`).
  */
 function changedTask(stored: StoredTask, task: WorkflowTask): ChangedTask | undefined {
   const differ: string[] = [];
@@ -116,7 +121,25 @@ function changedTask(stored: StoredTask, task: WorkflowTask): ChangedTask | unde
   if (stored.backoff_base_ms !== task.backoff.baseMs || stored.backoff_max_ms !== task.backoff.maxMs) differ.push("backoff");
   if (stored.timeout_ms !== (task.timeoutMs ?? null)) differ.push("timeout");
   if (!sameSet(stored.depends_on, task.dependsOn)) differ.push("dependsOn");
+  const when = stored.state === "blocked" ? changedTiming(stored, task) : undefined;
+  if (when !== undefined) differ.push(when);
   return differ.length === 0 ? undefined : { key: task.id, differ, taken: priority && stored.state === "queued" ? ["priority"] : [] };
+}
+
+/** Closer than this (milliseconds) is the same time: what the database's timestamps and floats keep of a runAt or a delay. */
+const SAME_TIME_MS = 0.01;
+
+/**
+ * Which of the workflow's `runAt` or `delay` differs from a blocked task's stored one, if either does.
+ * A blocked task keeps the not-before its submit wrote, so that is compared: its runAt, or its submit's
+ * time plus its delay. A queued task takes the new ones (see `updateQueued`); one that ran had its
+ * not-before moved by retries and leases given back, so neither is compared.
+ */
+function changedTiming(stored: StoredTask, task: WorkflowTask): string | undefined {
+  if (task.runAt !== undefined) return Math.abs(stored.not_before_ms - task.runAt) < SAME_TIME_MS ? undefined : "runAt";
+  if (task.delayMs !== undefined) return Math.abs(stored.wait_ms - task.delayMs) < SAME_TIME_MS ? undefined : "delay";
+  // Neither is set now: the stored task had one or the other (the database cannot tell which).
+  return Math.abs(stored.wait_ms) < SAME_TIME_MS ? undefined : "runAt or delay";
 }
 
 /** Decides the initial state of a new task from the states of its dependencies. */
@@ -181,6 +204,8 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
         await client.query<StoredTask>(
           `SELECT key, state, cancelled_by, type, run, env, cwd, priority, max_attempts, retry_on,
                   backoff_base_ms::float8 AS backoff_base_ms, backoff_max_ms::float8 AS backoff_max_ms, timeout_ms::float8 AS timeout_ms,
+                  (extract(epoch FROM not_before) * 1000)::float8 AS not_before_ms,
+                  (extract(epoch FROM not_before - submitted_at) * 1000)::float8 AS wait_ms,
                   ARRAY(SELECT d.depends_on_key FROM ${names.deps} d WHERE d.run_id = t.run_id AND d.task_key = t.key) AS depends_on
              FROM ${names.tasks} t WHERE run_id = $1 AND key = ANY($2) ORDER BY id FOR SHARE`,
           [runId, [...new Set(workflow.tasks.flatMap((task) => [task.id, ...task.dependsOn]))]],
