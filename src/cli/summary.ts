@@ -6,13 +6,25 @@ import type { CancelledLine, DeadLetterLine, RunSummary } from "./render/types.j
 /** Collects what the summary needs from the queue's events, so nothing else about a task is kept. */
 export class SummaryCollector {
   readonly #cancelled: CancelledLine[] = [];
+  /**
+   * The last lines of a task's latest failed attempt that had any, while it waits for the
+   * next one: an attempt that could not write its log (a full disk) ends with none, and the
+   * summary then shows these rather than nothing. Let go of once the task ends otherwise.
+   */
+  readonly #earlierTails = new Map<string, { attempt: number; tail: string[] }>();
 
   constructor(queue: Queue) {
     queue.on("cancelled", (e: QueueEventMap["cancelled"]) => {
+      this.#earlierTails.delete(e.id);
       const line: CancelledLine = { id: e.id, reason: e.reason, message: describeError(e.error) };
       if (e.dependency !== undefined) line.dependency = e.dependency;
       this.#cancelled.push(line);
     });
+    queue.on("retrying", (e: QueueEventMap["retrying"]) => {
+      const tail = attemptResultOf(e.error)?.tail ?? [];
+      if (tail.length > 0) this.#earlierTails.set(e.id, { attempt: e.attempt, tail });
+    });
+    queue.on("succeeded", (e: QueueEventMap["succeeded"]) => this.#earlierTails.delete(e.id));
   }
 
   build(
@@ -21,7 +33,9 @@ export class SummaryCollector {
   ): RunSummary {
     const deadLetters: DeadLetterLine[] = queue.deadLetters().map((dead) => {
       const result = attemptResultOf(dead.error);
-      return {
+      const tail = result?.tail ?? [];
+      const earlier = tail.length === 0 ? this.#earlierTails.get(dead.id) : undefined;
+      const line: DeadLetterLine = {
         id: dead.id,
         attempts: dead.attempts,
         error: describeError(dead.error),
@@ -29,8 +43,10 @@ export class SummaryCollector {
         signal: result?.signal ?? null,
         timedOut: result?.timedOut ?? false,
         logPath: path.join(run.logDir, `${dead.id}.log`),
-        tail: result?.tail ?? [],
+        tail: earlier?.tail ?? tail,
       };
+      if (earlier !== undefined) line.tailAttempt = earlier.attempt;
+      return line;
     });
     const summary: RunSummary = {
       runId: run.runId,

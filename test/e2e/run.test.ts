@@ -397,6 +397,26 @@ tasks:
     expect(await readFile(path.join(ws.logs, runId!, "b.log"), "utf8")).toBe("from-b\n");
   });
 
+  it.skipIf(!existsSync("/dev/full"))("a last attempt whose log cannot be written (a full disk): the dead letter shows the earlier attempt's last lines, saying whose", async () => {
+    // Attempt 1 prints, then turns its log into /dev/full (every write: ENOSPC) and fails;
+    // attempt 2 cannot write its log, so taskq stops it and it leaves no lines.
+    const yaml = `tasks:
+  flaky:
+    run: 'if [ "$TASKQ_ATTEMPT" = 1 ]; then echo first-out; echo second-out; ln -sf /dev/full "logs/$TASKQ_RUN_ID/flaky.log"; exit 1; fi; sleep 0.3; echo late-out'
+    retries: 1
+    backoff: { base: 10ms }
+`;
+    const ws = await workspace(yaml);
+    logRoots.push(ws.logs);
+    const plain = await runCli(["run", ws.file, "--log-dir", "logs"], { cwd: ws.dir, env: { CI: "true", NO_COLOR: "1" } });
+    expect(plain.code).toBe(1);
+    expect(plain.stdout).toMatch(/✗ flaky: cannot write log file .*flaky\.log: ENOSPC.* \(2 attempts\)\n {4}log: .*flaky\.log\n {4}last 2 lines of attempt 1 \(attempt 2 left none\):\n {6}first-out\n {6}second-out\n/);
+    const json = await runCli(["run", ws.file, "--log-dir", "logs", "--output", "json"], { cwd: ws.dir });
+    expect(json.code).toBe(1);
+    const summary = JSON.parse(json.stdout.trim().split("\n").at(-1)!) as { deadLetters: unknown[] };
+    expect(summary.deadLetters).toEqual([expect.objectContaining({ id: "flaky", attempts: 2, tail: ["first-out", "second-out"], tailAttempt: 1 })]);
+  });
+
   it("--dry-run prints the plan in start order and runs nothing", async () => {
     const result = await run(`tasks:\n  a: { run: touch ran-a }\n  b: { run: touch ran-b, dependsOn: a, priority: critical }\n  c: { run: touch ran-c, priority: high }\n`, [
       "--dry-run",

@@ -61,7 +61,10 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance): string {
       if (index < DEAD_LETTERS_WITH_LINES) {
         out.push(`    log: ${letter.logPath}`);
         if (letter.tail.length > 0) {
-          out.push(`    last ${letter.tail.length === 1 ? "line" : `${letter.tail.length} lines`}:`);
+          const lines = `last ${letter.tail.length === 1 ? "line" : `${letter.tail.length} lines`}`;
+          // Lines of an earlier attempt say so: the last one wrote none (its log could not be written, say).
+          const from = letter.tailAttempt === undefined ? "" : ` of attempt ${letter.tailAttempt} (attempt ${letter.attempts} left none)`;
+          out.push(`    ${lines}${from}:`);
           for (const line of letter.tail) out.push(c.dim(`      ${line}`));
         }
       }

@@ -24,6 +24,11 @@ export interface DeadLetterLine {
   timedOut: boolean;
   logPath: string;
   tail: string[];
+  /**
+   * Set when `tail` is an earlier attempt's: the last one left no lines (it could not write its
+   * log, say), so the summary shows the lines of the latest attempt that had some.
+   */
+  tailAttempt?: number;
 }
 
 export interface CancelledLine {
