@@ -1,5 +1,6 @@
 import { dirname, resolve } from "node:path";
 import { buildTask, type Workflow } from "./build-workflow.js";
+import { findTaskPastLimit, lineColumnOf, tooManyTasksMessage } from "./count-tasks.js";
 import { decodeText } from "./decode-text.js";
 import { orderTasks, type DependencyInput } from "./dependency-graph.js";
 import { MAX_FILE_BYTES } from "./limits.js";
@@ -36,6 +37,7 @@ export function parseWorkflow(text: string | Buffer, file: string, options: Pars
   if (text.length > MAX_FILE_BYTES) throw new WorkflowError([{ file, line: 1, col: 1, message: tooLargeMessage(text.length) }]);
   const decoded = decodeText(text);
   if (!decoded.ok) throw new WorkflowError([{ file, line: decoded.line, col: decoded.col, message: decoded.message }]);
+  refuseTooManyTasks(decoded.text, file);
   if (options.simple !== false) {
     const workflow = simpleWorkflow(decoded.text, source);
     if (workflow !== undefined) return workflow;
@@ -51,11 +53,23 @@ export function parseWorkflow(text: string | Buffer, file: string, options: Pars
  * The workflow, if the fast reader (simple-yaml.ts) reads the text and it has
  * nothing to report; otherwise undefined, and parseWorkflow (with `simple: false`)
  * gives the workflow or every problem. Cheap in memory: no YAML document is built.
+ * A file found over the task limit before reading is refused here already, with the
+ * WorkflowError parseWorkflow would throw.
  */
 export function parseSimpleWorkflow(text: string | Buffer, file: string, options: ParseOptions = {}): Workflow | undefined {
   if (text.length > MAX_FILE_BYTES) return undefined;
   const decoded = decodeText(text);
-  return decoded.ok ? simpleWorkflow(decoded.text, sourceOf(file, options)) : undefined;
+  if (!decoded.ok) return undefined;
+  refuseTooManyTasks(decoded.text, file);
+  return simpleWorkflow(decoded.text, sourceOf(file, options));
+}
+
+/** Throws at the task past MAX_TASKS when a cheap count finds one, before any reader runs (see count-tasks.ts). */
+function refuseTooManyTasks(text: string, file: string): void {
+  const past = findTaskPastLimit(text);
+  if (past === undefined) return;
+  const { line, col } = lineColumnOf(text, past.offset);
+  throw new WorkflowError([{ file, line, col, message: tooManyTasksMessage(past.id) }]);
 }
 
 /** What a workflow is built with besides its data: its file's name (for messages), the time, and where `cwd`s start. */

@@ -1,4 +1,5 @@
 import type { CST } from "yaml";
+import { tooManyTasksMessage } from "./count-tasks.js";
 import { MAX_NESTING_DEPTH, MAX_TASKS } from "./limits.js";
 import type { ProblemList } from "./problem-list.js";
 
@@ -46,8 +47,12 @@ function checkTaskCount(root: CST.Token, problems: ProblemList): boolean {
     if (!key || !("source" in key) || !tasksKeys.has(key.source)) continue;
     const value = item.value;
     if (value?.type !== "block-map" && value?.type !== "flow-collection") return true;
-    if (value.items.length > MAX_TASKS) {
-      problems.atOffset(value.offset, `too many tasks (${value.items.length.toLocaleString("en-US")}); the limit is ${MAX_TASKS.toLocaleString("en-US")}`);
+    const past = value.items[MAX_TASKS];
+    if (past !== undefined) {
+      // At the task past the limit, as the count before parsing says it (count-tasks.ts).
+      const pastKey = past.key;
+      const id = pastKey && "source" in pastKey ? pastKey.source : undefined;
+      problems.atOffset(pastKey?.offset ?? past.start[0]?.offset ?? value.offset, tooManyTasksMessage(id));
       return false;
     }
   }

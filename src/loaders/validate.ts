@@ -1,4 +1,5 @@
 import type * as z from "zod/mini";
+import { tooManyTasksMessage } from "./count-tasks.js";
 import { MAX_TASKS } from "./limits.js";
 import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
@@ -72,8 +73,9 @@ function taskEntries(tasks: unknown, locator: SourceLocator, problems: ProblemLi
   }
   if (entries.length === 0) problems.atOffset(locator.offsetOf(["tasks"]), "`tasks` is empty; define at least one task");
   // Counted before parsing too (scan-tokens.ts), where a `tasks` key written with escapes goes unseen.
-  if (entries.length > MAX_TASKS) {
-    problems.atOffset(locator.offsetOf(["tasks"]), `too many tasks (${entries.length.toLocaleString("en-US")}); the limit is ${MAX_TASKS.toLocaleString("en-US")}`);
+  const past = entries[MAX_TASKS];
+  if (past !== undefined) {
+    problems.atOffset(locator.offsetOf(["tasks", past[0]], "key"), tooManyTasksMessage(past[0]));
     return [];
   }
   return entries;

@@ -11,15 +11,31 @@ import { BIN, runCli, runIds, workspace } from "../helpers/cli.js";
  * The time bounds are loose: they catch a hang or a blow-up, not a slow machine.
  */
 describe("workflow size limits", () => {
-  it("rejects more than 200,000 tasks with exit 2, at the tasks mapping, nothing run (case 21)", { timeout: 120_000 }, async () => {
+  it("rejects more than 200,000 tasks with exit 2, at the task past the limit, nothing run (case 21)", { timeout: 120_000 }, async () => {
     // Short entries: the count is checked before any task is validated, so their shape does not matter.
     const entries = Array.from({ length: 200_001 }, (_, index) => `t${index}: 0`);
-    const ws = await workspace(`x: { run: touch ran }\ntasks: {${entries.join(", ")}}\n`);
+    const line = `tasks: {${entries.join(", ")}}`;
+    const ws = await workspace(`x: { run: touch ran }\n${line}\n`);
     const result = await runCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir });
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe(`${ws.file}:2:8: too many tasks (200,001); the limit is 200,000\n1 problem; nothing was run\n`);
+    expect(result.stderr).toBe(`${ws.file}:2:${line.indexOf(" t200000:") + 2}: too many tasks: "t200000" is task 200,001, and the limit is 200,000; split the workflow into several files\n1 problem; nothing was run\n`);
     expect(result.durationMs).toBeLessThan(60_000);
     expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+    expect(await runIds(ws.logs)).toEqual([]);
+  });
+
+  it("refuses 200,001 tasks written one per line at once, before reading them: run and validate, exit 2, nothing run", { timeout: 60_000 }, async () => {
+    const lines = ["tasks:"];
+    for (let index = 0; index <= 200_000; index++) lines.push(`  t${index}:`, `    run: touch ran-${index}`);
+    const ws = await workspace(`${lines.join("\n")}\n`);
+    const expected = `${ws.file}:400002:3: too many tasks: "t200000" is task 200,001, and the limit is 200,000; split the workflow into several files\n1 problem; nothing was run\n`;
+    for (const args of [["run", ws.file, "--log-dir", ws.logs], ["validate", ws.file]]) {
+      const result = await runCli(args, { cwd: ws.dir });
+      expect(result).toMatchObject({ code: 2, stdout: "", stderr: expected });
+      // Read and parsed first, it took 6-16 s.
+      expect(result.durationMs).toBeLessThan(4000);
+    }
+    expect(existsSync(path.join(ws.dir, "ran-0"))).toBe(false);
     expect(await runIds(ws.logs)).toEqual([]);
   });
 

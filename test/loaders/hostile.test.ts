@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MAX_FILE_BYTES, MAX_TASKS } from "../../src/loaders/index.js";
+import { findTaskPastLimit } from "../../src/loaders/count-tasks.js";
 import { parse, problemsOf, yaml } from "./helpers.js";
 
 /** Runs `action` and returns how long it took, in ms. */
@@ -46,7 +47,8 @@ describe("hostile input", () => {
     }
     lines.push("tasks: { t: { run: x, env: *i } }");
     let problems: string[] = [];
-    const ms = timed(() => (problems = problemsOf(yaml(...lines))));
+    const text = `${lines.join("\n")}\n`;
+    const ms = timed(() => (problems = problemsOf(text)));
     expect(problems).toContain("7:8: aliases expand to more than 1,000,000 nodes (an alias bomb?)");
     expect(ms).toBeLessThan(5000);
   });
@@ -70,9 +72,34 @@ describe("hostile input", () => {
     expect(problemsOf(yaml(...lines))).toContain("2:107: alias *a nests deeper than 128 levels");
   });
 
-  it("rejects more tasks than MAX_TASKS before building the document", () => {
+  it("rejects more tasks than MAX_TASKS before building the document, at the task past the limit", () => {
     const entries = Array.from({ length: MAX_TASKS + 1 }, (_, index) => `t${index}: 0`);
-    expect(problemsOf(`tasks: {${entries.join(", ")}}\n`)).toEqual(["1:8: too many tasks (200,001); the limit is 200,000"]);
+    const text = `tasks: {${entries.join(", ")}}\n`;
+    expect(problemsOf(text)).toEqual([`1:${text.indexOf(" t200000:") + 2}: too many tasks: "t200000" is task 200,001, and the limit is 200,000; split the workflow into several files`]);
+  });
+
+  it("rejects more tasks than MAX_TASKS in block style by a count before any reading: at once, at the task past the limit", () => {
+    // Written as generators write them: a few fields each, comments, a literal block.
+    const lines = ["# generated", "name: big", "tasks:", "  # first", "  t0:", "    run: |", "      echo one", "", "      echo two"];
+    for (let index = 1; index <= MAX_TASKS; index++) lines.push(`  t${index}:`, `    run: echo ${index}`);
+    lines.push("  'quoted-last': { run: x }");
+    let problems: string[] = [];
+    const text = `${lines.join("\n")}\n`;
+    const ms = timed(() => (problems = problemsOf(text)));
+    expect(problems).toEqual([`${lines.indexOf("  t200000:") + 1}:3: too many tasks: "t200000" is task 200,001, and the limit is 200,000; split the workflow into several files`]);
+    // Read and parsed, the same file takes 6-16 s to be refused.
+    expect(ms).toBeLessThan(2000);
+  });
+
+  it("counts before reading only what is surely a task: exactly MAX_TASKS pass, and it stops at what it cannot tell", () => {
+    const lines = ["tasks:", "  t0:", "    run: |1", "     t-in-a-block: x", "  # t-comment:", "  t1: { run: x }"];
+    for (let index = 2; index < MAX_TASKS; index++) lines.push(`  t${index}: { run: x }`);
+    lines.push("defaults:", "  retries: 1", "  t-other: 1");
+    expect(findTaskPastLimit(`${lines.join("\n")}\n`)).toBeUndefined();
+    // One more task, but behind a `? key` the count cannot tell: left to the check after parsing.
+    const over = ["tasks:", "  ? t0", "  : { run: x }", ...lines.slice(5, -3), "  t200000: { run: x }"];
+    expect(findTaskPastLimit(`${over.join("\n")}\n`)).toBeUndefined();
+    expect(findTaskPastLimit(`${[...lines.slice(0, -3), "  'quoted': {}"].join("\n")}\n`)).toEqual({ offset: expect.any(Number) as number, id: "'quoted'" });
   });
 
   it("rejects text longer than MAX_FILE_BYTES without parsing it", () => {
