@@ -382,7 +382,8 @@ async function explainSpawnError(error: unknown, task: ShellTask, env: NodeJS.Pr
     () => "missing",
   );
   if (cwd === "folder") return error;
-  return new Error(`working directory ${task.cwd} ${cwd === "missing" ? "does not exist" : "is not a folder"}`, { cause: error });
+  // What to do: the folder must be there when the task starts; a task it depends on may make it.
+  return new Error(`working directory ${task.cwd} ${cwd === "missing" ? "does not exist" : "is not a folder"} (the task's cwd: make that folder in a task this one depends on, or fix the cwd)`, { cause: error });
 }
 
 /** The fallbacks already told of: each once per process, however many handlers and tasks. */

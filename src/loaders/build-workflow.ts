@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
@@ -58,6 +59,11 @@ interface BuildContext {
    * dictionaries and 0.2 MB of one path, every one of them copied by every fork.
    */
   shared?: { env: Record<string, string>; cwd: string };
+  /**
+   * Set to look at each `cwd` written in the file (see noteMissingCwd): what is wrong with
+   * each folder looked at, by absolute path (undefined: a folder), so each is looked at once.
+   */
+  cwdProblems?: Map<string, string | undefined>;
 }
 
 /** Builds one engine-ready task; `dependsOn` is already deduplicated and checked. */
@@ -80,6 +86,7 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
     cwd: task.cwd === undefined ? shared.cwd : resolve(context.folder, task.cwd),
     dependsOn,
   };
+  if (context.cwdProblems !== undefined) noteMissingCwd(id, task, built.cwd, context);
   const retryOn = task.retryOn ?? defaults.retryOn;
   if (retryOn !== undefined) {
     built.retryOn = [...new Set(retryOn)];
@@ -118,6 +125,39 @@ function backoffOf(id: string, task: TaskFile, context: BuildContext): WorkflowT
     context.problems.atOffset(context.locator.offsetOf(["tasks", id, "backoff", field]), `task ${quote(id)}: ${message}`);
   }
   return { baseMs, maxMs: max };
+}
+
+/**
+ * A `cwd` that is not a folder now gets a note, not an error: an earlier task may make it (a
+ * build step's output folder). Where it is written, once: the task's own, or `defaults.cwd`.
+ */
+function noteMissingCwd(id: string, task: TaskFile, cwd: string, context: BuildContext): void {
+  const written = task.cwd ?? context.defaults.cwd;
+  // The file's own folder (or, read from a pipe, the current one) is there.
+  if (written === undefined || context.cwdProblems === undefined) return;
+  let problem = context.cwdProblems.get(cwd);
+  if (!context.cwdProblems.has(cwd)) {
+    problem = cwdProblem(cwd);
+    context.cwdProblems.set(cwd, problem);
+  }
+  if (problem === undefined) return;
+  const consequence =
+    task.cwd !== undefined
+      ? "the task fails to start unless a task before it makes that folder"
+      : "the tasks without a cwd of their own fail to start unless a task before them makes that folder";
+  noteAt(id, task.cwd !== undefined ? ["tasks", id, "cwd"] : ["defaults", "cwd"], `cwd ${JSON.stringify(written)} (${cwd}) ${problem} now: ${consequence}`, context);
+}
+
+/** What keeps `folder` from being a task's working directory now, if anything. */
+function cwdProblem(folder: string): string | undefined {
+  try {
+    return statSync(folder).isDirectory() ? undefined : "is not a folder";
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return "does not exist";
+    if (code === "ENOTDIR") return "is inside a file, not a folder";
+    return `cannot be looked at (${code ?? String(error)})`;
+  }
 }
 
 function notePast(id: string, runAt: string, path: string[], context: BuildContext): void {

@@ -7,20 +7,21 @@ import { WorkflowError } from "./workflow-error.js";
 
 /**
  * Reads and parses a workflow file. The size is checked with stat before
- * reading, so a huge file is rejected without loading it. Any problem,
+ * reading, so a huge file is rejected without loading it. A task's `cwd` that is
+ * not a folder now gets a note (unless `checkCwd: false`). Any problem,
  * including an unreadable file, is a WorkflowError (exit code 2). Read
  * synchronously: parsing blocks far longer anyway, and the CLI's start then
  * needs no round trip through libuv's thread pool (nor its four threads).
  */
 export async function loadWorkflow(file: string, options: ParseOptions = {}): Promise<Workflow> {
   const { bytes, folder } = readWorkflowFile(file);
-  return parseWorkflow(bytes, nameOf(file), { folder, ...options });
+  return parseWorkflow(bytes, nameOf(file), { folder, checkCwd: true, ...options });
 }
 
 /** As loadWorkflow, but only through the fast reader: undefined when it declines the file (see parseSimpleWorkflow). */
 export function loadSimpleWorkflow(file: string, options: ParseOptions = {}): Workflow | undefined {
   const { bytes, folder } = readWorkflowFile(file);
-  return parseSimpleWorkflow(bytes, nameOf(file), { folder, ...options });
+  return parseSimpleWorkflow(bytes, nameOf(file), { folder, checkCwd: true, ...options });
 }
 
 /** `-` for the workflow file: standard input, named so in messages. */

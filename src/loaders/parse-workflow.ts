@@ -1,5 +1,5 @@
 import { dirname, resolve } from "node:path";
-import { buildTask, type Workflow } from "./build-workflow.js";
+import { buildTask, type BuildContext, type Workflow } from "./build-workflow.js";
 import { findTaskPastLimit, lineColumnOf, tooManyTasksMessage } from "./count-tasks.js";
 import { decodeText } from "./decode-text.js";
 import { orderTasks, type DependencyInput } from "./dependency-graph.js";
@@ -19,6 +19,8 @@ export interface ParseOptions {
   folder?: string;
   /** false: go straight to yaml, as when the fast reader has already declined this text. */
   simple?: boolean;
+  /** Note each task's `cwd` that is not a folder now (see noteMissingCwd); loadWorkflow's default. */
+  checkCwd?: boolean;
 }
 
 /** The message for a file over MAX_FILE_BYTES. */
@@ -72,15 +74,16 @@ function refuseTooManyTasks(text: string, file: string): void {
   throw new WorkflowError([{ file, line, col, message: tooManyTasksMessage(past.id) }]);
 }
 
-/** What a workflow is built with besides its data: its file's name (for messages), the time, and where `cwd`s start. */
+/** What a workflow is built with besides its data: its file's name (for messages), the time, where `cwd`s start and whether to look at them. */
 interface Source {
   file: string;
   now: number;
   folder: string;
+  checkCwd: boolean;
 }
 
 function sourceOf(file: string, options: ParseOptions): Source {
-  return { file, now: options.now ?? Date.now(), folder: options.folder ?? dirname(resolve(file)) };
+  return { file, now: options.now ?? Date.now(), folder: options.folder ?? dirname(resolve(file)), checkCwd: options.checkCwd === true };
 }
 
 function simpleWorkflow(text: string, source: Source): Workflow | undefined {
@@ -114,14 +117,15 @@ function buildFromSimple(data: unknown, source: Source): Workflow | undefined {
 
 /** Validates plain data, orders the tasks and builds them; throws a WorkflowError listing every problem. */
 function buildWorkflow(data: unknown, source: Source & { locator: SourceLocator; problems: ProblemList }): Workflow {
-  const { file, now, folder, locator, problems } = source;
+  const { file, now, folder, checkCwd, locator, problems } = source;
   const validated = validateFile(data, locator, problems);
   if (validated === undefined) throw new WorkflowError(problems.problems);
   const inputs: DependencyInput[] = validated.tasks.map(({ id, dependsOn }) => ({ id, dependsOn: dependencyList(dependsOn) }));
   const order = orderTasks(inputs, locator, problems);
   const { header } = validated;
   if (problems.size > 0 || header === undefined) throw new WorkflowError(problems.problems);
-  const context = { file, now, folder, env: header.env ?? {}, defaults: header.defaults ?? {}, locator, problems, notes: new Map<number, string>() };
+  const context: BuildContext = { file, now, folder, env: header.env ?? {}, defaults: header.defaults ?? {}, locator, problems, notes: new Map<number, string>() };
+  if (checkCwd) context.cwdProblems = new Map();
   const tasks = order.map((index) => {
     const { id, task } = validated.tasks[index]!;
     // Every task is valid here: one that was not left a problem, and we threw above.

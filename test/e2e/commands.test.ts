@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -114,6 +114,39 @@ describe("taskq commands", () => {
     expect(mermaid.stdout).toBe('graph LR\n  t0["build"]\n  t1["test"]\n  t0 --> t1\n');
     const dot = await runCli(["graph", ws.file, "--format", "dot"]);
     expect(dot.stdout).toContain('"build" -> "test";');
+  });
+
+  it("validate notes a cwd that is not a folder now, at file:line:col, and still says ok: an earlier task may make it", async () => {
+    const ws = await workspace(
+      [
+        "defaults: { cwd: gone }",
+        "tasks:",
+        "  make: { run: mkdir -p out, cwd: . }",
+        "  use: { run: ls, cwd: out, dependsOn: make }",
+        "  file: { run: ls, cwd: workflow.yaml }",
+        "  same: { run: ls, cwd: out, dependsOn: make }",
+        "  plain: { run: ls }",
+        "",
+      ].join("\n"),
+    );
+    const result = await runCli(["validate", ws.file]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const at = (folder: string): string => path.join(ws.dir, folder);
+    expect(result.stdout).toBe(
+      [
+        `${ws.file}: ok, 5 tasks`,
+        `note: ${ws.file}:4:24: task "use": cwd "out" (${at("out")}) does not exist now: the task fails to start unless a task before it makes that folder`,
+        `note: ${ws.file}:5:25: task "file": cwd "workflow.yaml" (${at("workflow.yaml")}) is not a folder now: the task fails to start unless a task before it makes that folder`,
+        `note: ${ws.file}:6:25: task "same": cwd "out" (${at("out")}) does not exist now: the task fails to start unless a task before it makes that folder`,
+        `note: ${ws.file}:1:18: defaults: cwd "gone" (${at("gone")}) does not exist now: the tasks without a cwd of their own fail to start unless a task before them makes that folder`,
+        "",
+      ].join("\n"),
+    );
+    await mkdir(at("out"));
+    await mkdir(at("gone"));
+    const again = await runCli(["validate", ws.file]);
+    expect(again.stdout).toBe(`${ws.file}: ok, 5 tasks\nnote: ${ws.file}:5:25: task "file": cwd "workflow.yaml" (${at("workflow.yaml")}) is not a folder now: the task fails to start unless a task before it makes that folder\n`);
   });
 
   it("schema prints the committed JSON Schema", async () => {

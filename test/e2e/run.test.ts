@@ -417,6 +417,25 @@ tasks:
     expect(summary.deadLetters).toEqual([expect.objectContaining({ id: "flaky", attempts: 2, tail: ["first-out", "second-out"], tailAttempt: 1 })]);
   });
 
+  it("a cwd missing when the run starts: a note; made by a task before it, the task runs there; still missing, the task fails naming the folder", async () => {
+    const result = await run(
+      `tasks:
+  make: { run: mkdir -p out }
+  inside: { run: pwd, cwd: out, dependsOn: make }
+  lost: { run: touch ran-lost, cwd: nowhere }
+`,
+      ["--output", "plain"],
+    );
+    expect(result.code).toBe(1);
+    const nowhere = path.join(result.dir, "nowhere");
+    expect(result.stdout).toContain(`note    ${result.file}:3:28: task "inside": cwd "out" (${path.join(result.dir, "out")}) does not exist now: the task fails to start unless a task before it makes that folder\n`);
+    expect(result.stdout).toContain(`note    ${result.file}:4:37: task "lost": cwd "nowhere" (${nowhere}) does not exist now:`);
+    expect(result.stdout).toContain(`inside | ${path.join(result.dir, "out")}\n`);
+    expect(result.stdout).toMatch(/ok +inside\n/);
+    expect(result.stdout).toContain(`✗ lost: could not start: working directory ${nowhere} does not exist (the task's cwd: make that folder in a task this one depends on, or fix the cwd) (1 attempt)\n`);
+    expect(result.stdout).toMatch(/Summary: 2 succeeded, 1 failed, 0 cancelled/);
+  });
+
   it("--dry-run prints the plan in start order and runs nothing", async () => {
     const result = await run(`tasks:\n  a: { run: touch ran-a }\n  b: { run: touch ran-b, dependsOn: a, priority: critical }\n  c: { run: touch ran-c, priority: high }\n`, [
       "--dry-run",

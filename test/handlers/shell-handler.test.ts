@@ -200,7 +200,7 @@ describe("shell handler: failures", () => {
   it("fails permanently, without a shell, when the cwd does not exist", async () => {
     harness = await createHarness();
     const error = await failure("echo never", { cwd: path.join("/nonexistent", harness.runId) });
-    expect(error.message).toMatch(/^could not start: working directory .* does not exist$/);
+    expect(error.message).toMatch(/^could not start: working directory .* does not exist \(the task's cwd: make that folder in a task this one depends on, or fix the cwd\)$/);
     expect(error.permanent).toBe(true);
     expect(harness.lines).toEqual([]);
   });
@@ -233,7 +233,7 @@ describe("shell handler: failures", () => {
   it("says so when the cwd is a file, not a folder", async () => {
     harness = await createHarness();
     const error = await failure("echo never", { cwd: "/etc/hostname" });
-    expect(error.message).toBe("could not start: working directory /etc/hostname is not a folder");
+    expect(error.message).toBe("could not start: working directory /etc/hostname is not a folder (the task's cwd: make that folder in a task this one depends on, or fix the cwd)");
     expect(error.permanent).toBe(true);
   });
 
