@@ -8,7 +8,7 @@ export interface QueueOptions {
   handlers: Record<string, Handler<never, unknown>>;
   /** Delay before each retry. Default: 100 ms * 2^(n-1), capped at 10 s, full jitter. */
   backoff?: Backoff;
-  /** maxAttempts for specs that give none. Default 3. */
+  /** maxAttempts for specs that give none (or 0 or less). Default 3, also for 0 or less. */
   defaultMaxAttempts?: number;
 }
 

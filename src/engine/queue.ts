@@ -9,7 +9,7 @@ import type { QueueOptions, ShutdownOptions, ShutdownResult } from "./options.js
 import { Schedule } from "./schedule.js";
 import { deadlineMs, ShutdownControl } from "./shutdown-control.js";
 import { RecordAttemptContext, TaskRecord } from "./task-record.js";
-import { createRecord, resolveDependencies } from "./task-spec.js";
+import { createRecord, orDefault, resolveDependencies } from "./task-spec.js";
 import { TaskTable } from "./task-table.js";
 import { isTerminal, type Handler, type QueueStats, type TaskResult, type TaskSpec } from "./types.js";
 
@@ -52,9 +52,10 @@ export class Queue {
     this.#concurrency = concurrency;
     this.#handlers = new Map(Object.entries(options.handlers) as [string, Handler<unknown, unknown>][]);
     this.#backoff = options.backoff ?? exponentialBackoff({ baseMs: 100, maxMs: 10_000 });
-    const defaultMaxAttempts = options.defaultMaxAttempts ?? 3;
-    if (!Number.isInteger(defaultMaxAttempts) || defaultMaxAttempts < 1) {
-      throw new TaskqError("INVALID_OPTION", `defaultMaxAttempts must be a positive integer, got ${defaultMaxAttempts}`);
+    // 0 or less is unset, as for a spec's maxAttempts (see orDefault).
+    const defaultMaxAttempts = orDefault(options.defaultMaxAttempts, 3);
+    if (!Number.isInteger(defaultMaxAttempts)) {
+      throw new TaskqError("INVALID_OPTION", `defaultMaxAttempts must be an integer (0 or less, or none, for 3), got ${defaultMaxAttempts}`);
     }
     this.#defaultMaxAttempts = defaultMaxAttempts;
   }

@@ -12,9 +12,9 @@ export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, d
   // hasOwn, so "toString" and friends from the prototype are not priorities.
   const rank = Object.hasOwn(PRIORITY_RANK, priority) ? PRIORITY_RANK[priority] : undefined;
   if (rank === undefined) throw new TaskqError("INVALID_TASK", `task "${id}": unknown priority "${messageOf(priority)}"`);
-  const maxAttempts = spec.maxAttempts ?? defaultMaxAttempts;
-  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
-    throw new TaskqError("INVALID_TASK", `task "${id}": maxAttempts must be a positive integer, got ${maxAttempts}`);
+  const maxAttempts = orDefault(spec.maxAttempts, defaultMaxAttempts);
+  if (!Number.isInteger(maxAttempts)) {
+    throw new TaskqError("INVALID_TASK", `task "${id}": maxAttempts must be an integer (0 or less, or none, for the queue's default), got ${maxAttempts}`);
   }
   const timeoutMs = spec.timeoutMs ?? 0;
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0) {
@@ -24,6 +24,15 @@ export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, d
   // Infinity would wait forever, and a drain with it.
   if (typeof runAt !== "number" || !Number.isFinite(runAt)) throw new TaskqError("INVALID_TASK", `task "${id}": runAt is not a valid time`);
   return new TaskRecord(id, spec.type, spec.payload, rank, maxAttempts, timeoutMs, seq, runAt, spec.backoff);
+}
+
+/**
+ * `value`, or `fallback` when it is unset: absent, or an integer of 0 or less, as the Go
+ * design's `if spec.MaxAttempts <= 0 { spec.MaxAttempts = 3 }` reads a zero value. A
+ * fraction or NaN is returned as given, for the caller to refuse.
+ */
+export function orDefault(value: number | undefined, fallback: number): number {
+  return value === undefined || (Number.isInteger(value) && value <= 0) ? fallback : value;
 }
 
 /** The records of `dependsOn` (duplicates once); throws UnknownDependencyError for an id never submitted. */

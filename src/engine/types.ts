@@ -50,7 +50,7 @@ export interface TaskSpec<P = unknown> {
   type: string;
   payload?: P;
   priority?: Priority;
-  /** Attempts in all, the first included. Default 3. */
+  /** Attempts in all, the first included. Default: the queue's defaultMaxAttempts (3), also for 0 or less, as in the Go design. */
   maxAttempts?: number;
   /** Per-attempt timeout in ms; none when absent or 0. */
   timeoutMs?: number;

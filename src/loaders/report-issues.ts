@@ -63,7 +63,7 @@ function unknownKeyMessage(path: DataPath, key: string): string {
     key === "<<"
       ? "; YAML merge keys are not supported: set shared fields in `defaults`, or repeat them"
       : synonym !== undefined && allowed.includes(synonym)
-        ? `; did you mean "${synonym}"?`
+        ? `; did you mean "${synonym}"?${synonym === "retries" && /attempt/i.test(key) ? " It counts the attempts after the first: 3 attempts in all is `retries: 2`, and 1 (no retry) is `retries: 0`, the default" : ""}`
         : didYouMean(key, allowed);
   return `${owner}unknown key ${quote(key)}${where ? " " + where : ""}${hint}`;
 }
@@ -82,6 +82,11 @@ const SYNONYMS: Record<string, string> = {
   after: "dependsOn",
   retry: "retries",
   attempts: "retries",
+  maxattempts: "retries",
+  max_attempts: "retries",
+  "max-attempts": "retries",
+  maxretries: "retries",
+  max_retries: "retries",
   environment: "env",
   workdir: "cwd",
   working_directory: "cwd",

@@ -182,7 +182,7 @@ describe("bad input to the library", () => {
     expect(queue.get("x")).toBeUndefined();
   });
 
-  it("defaultMaxAttempts below 1 is refused when the queue is made", () => {
-    expect(() => new Queue({ handlers: {}, defaultMaxAttempts: 0 })).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
+  it("defaultMaxAttempts that is not an integer is refused when the queue is made (0 or less is the default, see retries)", () => {
+    expect(() => new Queue({ handlers: {}, defaultMaxAttempts: 1.5 })).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message: "defaultMaxAttempts must be an integer (0 or less, or none, for 3), got 1.5" }));
   });
 });

@@ -256,8 +256,8 @@ describe("submit", () => {
   it.each([
     ["priority", { priority: "urgent" }],
     ["priority from the prototype", { priority: "toString" }],
-    ["maxAttempts 0", { maxAttempts: 0 }],
     ["maxAttempts 1.5", { maxAttempts: 1.5 }],
+    ["maxAttempts NaN", { maxAttempts: Number.NaN }],
     ["timeoutMs < 0", { timeoutMs: -1 }],
     ["runAt NaN", { runAt: new Date("nope") }],
   ])("rejects an invalid %s", (_name, extra) => {

@@ -122,6 +122,22 @@ describe("retries", () => {
     expect(queue.get("a")).toMatchObject({ status: "FAILED", attempts: 2 });
   });
 
+  it("maxAttempts 0 or less takes the queue's default, as the Go design's zero value does", async () => {
+    const { queue } = makeQueue({ handlers: { flaky: flaky(10) }, defaultMaxAttempts: 2 });
+    queue.submit({ id: "zero", type: "flaky", maxAttempts: 0 });
+    queue.submit({ id: "negative", type: "flaky", maxAttempts: -1 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(queue.get("zero")).toMatchObject({ status: "FAILED", attempts: 2 });
+    expect(queue.get("negative")).toMatchObject({ status: "FAILED", attempts: 2 });
+  });
+
+  it("defaultMaxAttempts 0 is the built-in default, 3 attempts", async () => {
+    const { queue } = makeQueue({ handlers: { flaky: flaky(10) }, defaultMaxAttempts: 0 });
+    queue.submit({ id: "a", type: "flaky" });
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(queue.get("a")).toMatchObject({ status: "FAILED", attempts: 3 });
+  });
+
   it("a retry waits in the delayed heap behind earlier runAt, then by priority when ready", async () => {
     const started: string[] = [];
     const { queue } = makeQueue({ concurrency: 1, handlers: { flaky: flaky(1) }, backoff: () => 100 });

@@ -213,6 +213,14 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("refuses maxAttempts (0 or any) at its place, saying how retries counts attempts", () => {
+    const hint = "It counts the attempts after the first: 3 attempts in all is `retries: 2`, and 1 (no retry) is `retries: 0`, the default";
+    expect(problemsOf(yaml("defaults: { max_attempts: 3 }", "tasks:", "  a: { run: x, maxAttempts: 0 }"))).toEqual([
+      `1:13: unknown key "max_attempts" in \`defaults\`; did you mean "retries"? ${hint}`,
+      `3:16: task "a": unknown key "maxAttempts"; did you mean "retries"? ${hint}`,
+    ]);
+  });
+
   it("names the first definition of each of many duplicate ids", () => {
     const ids = Array.from({ length: 3 }, (_, index) => `t${index}`);
     const text = yaml("tasks:", ...ids.map((id) => `  ${id}: { run: x }`), ...ids.map((id) => `  ${id}: { run: y }`));
