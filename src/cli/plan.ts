@@ -55,16 +55,27 @@ export function planOrder(workflow: Workflow, concurrency = Infinity, now = Date
   return order;
 }
 
+/** The concurrency a run would use, and, when lower than asked, the one asked and why (see fitConcurrencyToOpenFiles). */
+export interface PlannedConcurrency {
+  concurrency: number;
+  requested?: number;
+  note?: string;
+}
+
 /**
  * `taskq run --dry-run`: the plan, one task a line, in start order. As JSON (`--output
  * json`): one object per line, the plan's own, then each task's, then the notes.
  */
-export function printPlan(workflow: Workflow, concurrency: number, json = false): void {
+export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json = false): void {
+  const { concurrency, requested } = planned;
   const order = planOrder(workflow, concurrency);
   const tasks = workflow.tasks.length;
+  const lowered = requested !== undefined && requested > concurrency ? requested : undefined;
   const lines = json
-    ? [JSON.stringify({ event: "plan", file: workflow.file, tasks, concurrency })]
-    : [`plan for ${workflow.file}: ${tasks} task${tasks === 1 ? "" : "s"}, concurrency ${concurrency}; nothing is run`];
+    ? [JSON.stringify({ event: "plan", file: workflow.file, tasks, concurrency, ...(lowered === undefined ? {} : { requestedConcurrency: lowered }) })]
+    : [
+        `plan for ${workflow.file}: ${tasks} task${tasks === 1 ? "" : "s"}, concurrency ${concurrency}${lowered === undefined ? "" : ` (not ${lowered}: the open-file limit allows no more, see the note)`}; nothing is run`,
+      ];
   order.forEach((task, index) => {
     if (json) {
       const { id, run, priority, dependsOn, runAt, delayMs, retries, timeoutMs } = task;
@@ -79,7 +90,9 @@ export function printPlan(workflow: Workflow, concurrency: number, json = false)
     if (task.timeoutMs !== undefined) details.push(`timeout ${exactDuration(task.timeoutMs)}`);
     lines.push(`${String(index + 1).padStart(4)}. ${task.id}: ${oneLine(task.run)}  (${details.join("; ")})`);
   });
-  for (const note of workflow.notes) lines.push(json ? JSON.stringify({ event: "note", message: note }) : `note: ${note}`);
+  // The run's own note first, as the run prints it.
+  const notes = planned.note === undefined ? workflow.notes : [planned.note, ...workflow.notes];
+  for (const note of notes) lines.push(json ? JSON.stringify({ event: "note", message: note }) : `note: ${note}`);
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 

@@ -351,6 +351,38 @@ tasks:
     expect(cli.code).toBe(0);
   });
 
+  it("--dry-run plans at the concurrency the run would use under the open-file limit, and says why it is lower", async () => {
+    const tasks = Array.from({ length: 100 }, (_, i) => `  t${i}: { run: "touch ran-${i}" }`);
+    const ws = await workspace(`tasks:\n${tasks.join("\n")}\n`);
+    logRoots.push(ws.logs);
+    const planned = new Map<string, number>();
+    for (const output of ["plain", "json"]) {
+      const dry = await runWithFileLimit(128, ["run", ws.file, "-j", "100", "--dry-run", "--output", output], ws.dir);
+      expect(dry.code).toBe(0);
+      let fits: number;
+      if (output === "json") {
+        const records = dry.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+        fits = Number(records[0]?.concurrency);
+        expect(records[0]).toEqual({ event: "plan", file: ws.file, tasks: 100, concurrency: fits, requestedConcurrency: 100 });
+        expect(records.at(-1)).toEqual({ event: "note", message: `concurrency 100 is more than 128 open files allow (ulimit -n): at most ${fits} tasks run at once` });
+      } else {
+        fits = Number(/concurrency (\d+) \(not 100/.exec(dry.stdout)?.[1]);
+        expect(dry.stdout.split("\n")[0]).toBe(`plan for ${ws.file}: 100 tasks, concurrency ${fits} (not 100: the open-file limit allows no more, see the note); nothing is run`);
+        expect(dry.stdout).toContain(`\nnote: concurrency 100 is more than 128 open files allow (ulimit -n): at most ${fits} tasks run at once\n`);
+      }
+      expect(fits).toBeGreaterThan(1);
+      expect(fits).toBeLessThan(100);
+      planned.set(output, fits);
+    }
+    expect(existsSync(path.join(ws.dir, "ran-0"))).toBe(false);
+    // The run itself uses what the plan said.
+    for (const output of ["plain", "json"]) {
+      const real = await runWithFileLimit(128, ["run", ws.file, "-j", "100", "--log-dir", ws.logs, "--output", output], ws.dir);
+      expect(real.code).toBe(0);
+      expect(real.stdout).toContain(`concurrency 100 is more than 128 open files allow (ulimit -n): at most ${planned.get(output)} tasks run at once`);
+    }
+  });
+
   it("at 64 open files, -j 50 still runs several tasks at once: taskq sets aside what it holds, not a fixed 64", { timeout: 60_000 }, async () => {
     // The first six wait until all six have started: run one at a time, the first would wait in vain (20 s) and fail, and the others at once.
     const barrier = 'touch started-$TASKQ_TASK_ID; n=0; until [ $(ls started-* | wc -l) -ge 6 ]; do [ ! -e gave-up ] || exit 9; sleep 0.05; n=$((n+1)); [ $n -lt 400 ] || { touch gave-up; exit 9; }; done';

@@ -39,7 +39,11 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   const concurrency = concurrencyFlag(flags.concurrency, workflow.concurrency);
   if (flags.dryRun === true) {
     const { printPlan } = await import("../plan.js");
-    printPlan(workflow, concurrency, flags.output === "json");
+    const { fitConcurrencyToOpenFiles } = await import("../../handlers/open-file-limit.js");
+    // The concurrency the run would use: lowered, as run-local.ts (a worker for --store) does,
+    // where the open-file limit is too low for it; too low for one task, the same error.
+    const fitted = fitConcurrencyToOpenFiles(concurrency, flags.output !== "json", undefined, local ? { others: 0 } : {});
+    printPlan(workflow, { concurrency: fitted.concurrency, requested: concurrency, ...(fitted.note === undefined ? {} : { note: fitted.note }) }, flags.output === "json");
     return 0;
   }
   const common = {
