@@ -14,7 +14,7 @@ export function buildProgram(version: string): Command {
   const program = new Command("taskq")
     .description("Run a DAG of shell tasks described in a YAML file.")
     .version(version, "-V, --version")
-    .option("--verbose", "print stack traces of unexpected errors")
+    .option("--verbose", "on an error, print its stack trace too")
     .showSuggestionAfterError()
     .exitOverride(toUsageExit);
 

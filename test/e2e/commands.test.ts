@@ -26,6 +26,18 @@ describe("taskq commands", () => {
     expect(bad.stderr).toContain("--concurrency");
   });
 
+  it("--verbose adds the stack trace of an error that stops taskq, before or after the command's name; without it, the message alone", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
+    const message = "taskq: --run-id needs a store (--store or TASKQ_STORE): a local run's id is made from the time\n";
+    const plain = await runCli(["run", ws.file, "--run-id", "x"], { env: { TASKQ_STORE: "" } });
+    expect(plain).toMatchObject({ code: 2, stderr: message });
+    for (const args of [["--verbose", "run", ws.file, "--run-id", "x"], ["run", ws.file, "--run-id", "x", "--verbose"]]) {
+      const verbose = await runCli(args, { env: { TASKQ_STORE: "" } });
+      expect(verbose.code).toBe(2);
+      expect(verbose.stderr).toMatch(new RegExp(`^${message.replace(/[()]/g, "\\$&")}UsageError: --run-id needs a store.*\n {4}at `));
+    }
+  });
+
   it("with --output json, a usage error commander finds is an error record on stdout too", async () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     const cases: Array<[string[], string]> = [
