@@ -51,15 +51,25 @@ export function storeSchema(flags: StoreFlags): string {
   return schema;
 }
 
-/** Opens the PostgreSQL store (applying migrations); the password never appears in errors. */
-export async function openStore(flags: StoreFlags): Promise<PostgresStore> {
+/**
+ * Opens the PostgreSQL store (applying migrations); the password never appears in errors.
+ * `create: false` for the commands that read or change what was submitted (status, cancel,
+ * dead-letters, redrive, prune): a schema without a store is an error that names it, not a
+ * new empty store.
+ */
+export async function openStore(flags: StoreFlags, options: { create?: boolean } = {}): Promise<PostgresStore> {
   const url = storeUrl(flags);
   const schema = storeSchema(flags);
   const { PostgresStore, redactConnectionString } = await import("../store/postgres/index.js");
   const { TaskqError } = await import("../errors.js");
   try {
-    return await PostgresStore.open({ connectionString: url, schema, poolSize: 8 });
+    return await PostgresStore.open({ connectionString: url, schema, poolSize: 8, create: options.create ?? true });
   } catch (error) {
+    if (error instanceof TaskqError && error.code === "STORE_NOT_FOUND") {
+      const source = typeof flags.storeSchema === "string" ? "given by --store-schema" : process.env.TASKQ_STORE_SCHEMA ? "given by TASKQ_STORE_SCHEMA" : "the default";
+      const message = error.message.replace(/(schema "[^"]*")/, `$1 (${source})`);
+      throw new TaskqError("STORE_NOT_FOUND", `${redactConnectionString(url)}: ${message}; submit, worker and run --store make one`, { cause: error });
+    }
     const reason = error instanceof Error ? error.message.replaceAll(url, redactConnectionString(url)) : String(error);
     throw new TaskqError("STORE_UNAVAILABLE", `cannot open the store ${redactConnectionString(url)}: ${reason}`, { exitCode: 1 });
   }

@@ -512,7 +512,7 @@ tasks:
     missing.pathname = "/taskq_no_such_database";
     const unset = await taskq(["status", "x"], { TASKQ_STORE: missing.toString(), TASKQ_STORE_SCHEMA: "" });
     expect(unset.code).toBe(1);
-    expect(unset.stderr).toMatch(/^taskq: cannot open the store postgres:\/\/postgres:\*\*\*@\S+\/taskq_no_such_database: migrate failed: database "taskq_no_such_database" does not exist\n$/);
+    expect(unset.stderr).toMatch(/^taskq: cannot open the store postgres:\/\/postgres:\*\*\*@\S+\/taskq_no_such_database: connect failed: database "taskq_no_such_database" does not exist\n$/);
   });
 
   it("prune --logs leaves a run's folder alone while a worker runs one of its tasks, not after", async () => {
@@ -825,6 +825,20 @@ tasks:
     expect(await taskq(["status", "x", "--store", badTimeout])).toMatchObject({ code: 2, stderr: expect.stringMatching(/^taskq: --store: connect_timeout=abc in the connection string/) });
     const postgresql = await taskq(["dead-letters", "no-such-run"], { TASKQ_STORE: SECRET_URL.replace(/^postgres:/, "postgresql:") });
     expect(postgresql).toMatchObject({ code: 1, stderr: 'taskq: no run "no-such-run"\n' });
+  });
+
+  it("status, cancel, dead-letters, prune and redrive in a schema without a store say so, and make none there", async () => {
+    const absent = `taskq_e2e_absent_${randomBytes(3).toString("hex")}`;
+    const commands = [["status", "r"], ["cancel", "r"], ["dead-letters"], ["prune", "--older-than", "1d"], ["redrive", "r", "a"]];
+    const message = (source: string) =>
+      `taskq: ${SECRET_URL.replace(PASSWORD, "***")}: no taskq store in schema "${absent}" (${source}): nothing was ever submitted there; submit, worker and run --store make one\n`;
+    for (const args of commands) {
+      const result = await taskq([...args, "--store-schema", absent]);
+      expect({ args, code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({ args, code: 1, stdout: "", stderr: message("given by --store-schema") });
+    }
+    expect(await taskq(["status", "r"], { TASKQ_STORE_SCHEMA: absent })).toMatchObject({ code: 1, stderr: message("given by TASKQ_STORE_SCHEMA") });
+    const made = await store.pool.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [absent]);
+    expect(made.rows).toEqual([]);
   });
 
   it("status --watch | head -1 ends once head has its line", async () => {

@@ -11,13 +11,19 @@ import { openStore, storeUrl, type StoreFlags } from "../store-flags.js";
 
 type Flags = StoreFlags & Record<string, unknown>;
 
-async function withStore<T>(flags: Flags, work: (store: PostgresStore) => Promise<T>): Promise<T> {
-  const store = await openStore(flags);
+/** `create: false`: the command only reads or changes what was submitted (see openStore). */
+async function withStore<T>(flags: Flags, work: (store: PostgresStore) => Promise<T>, options: { create?: boolean } = {}): Promise<T> {
+  const store = await openStore(flags, options);
   try {
     return await work(store);
   } finally {
     await store.close();
   }
+}
+
+/** withStore for a command that reads or changes what was submitted: it never makes a store. */
+function withExistingStore<T>(flags: Flags, work: (store: PostgresStore) => Promise<T>): Promise<T> {
+  return withStore(flags, work, { create: false });
 }
 
 /** `taskq submit FILE`: validates exactly as `run` does, enqueues the whole DAG in one transaction, prints the run id. */
@@ -82,7 +88,7 @@ export async function workerCommand(flags: Flags): Promise<number> {
 
 /** `taskq status RUN`: the run's summary, and with --watch, refreshed until it ends. */
 export async function statusCommand(runId: string, flags: Flags): Promise<number> {
-  return withStore(flags, async (store) => {
+  return withExistingStore(flags, async (store) => {
     if (flags.watch === true) {
       const stdout = watchStdout();
       try {
@@ -119,7 +125,7 @@ function watchStdout(): { gone: AbortSignal; dispose: () => void } {
 
 /** `taskq cancel RUN [TASK]`. */
 export async function cancelCommand(runId: string, task: string | undefined, flags: Flags): Promise<number> {
-  return withStore(flags, async (store) => {
+  return withExistingStore(flags, async (store) => {
     const { cancelled, cancelRequested, ended } = await store.cancelRun(runId, task);
     // What has already ended is no error (it may have ended a moment before), for one task as for
     // the run: it is said on stderr, and stdout stays the JSON a script reads.
@@ -133,7 +139,7 @@ export async function cancelCommand(runId: string, task: string | undefined, fla
 
 /** `taskq dead-letters [RUN]`. */
 export async function deadLettersCommand(runId: string | undefined, flags: Flags): Promise<number> {
-  return withStore(flags, async (store) => {
+  return withExistingStore(flags, async (store) => {
     const dead = await store.deadLetters(runId);
     if (flags.output === "json") {
       for (const row of dead) process.stdout.write(`${JSON.stringify(row)}\n`);
@@ -157,7 +163,7 @@ export async function pruneCommand(flags: Flags): Promise<number> {
   // The database's runs have no log folder here: a --log-dir would be silently ignored.
   if (flags.logDir !== undefined) throw new UsageError("--log-dir goes with --logs (prune this machine's log folders); without it, prune deletes the store's runs");
   storeUrl(flags, "prune --logs prunes this machine's log folders");
-  return withStore(flags, async (store) => {
+  return withExistingStore(flags, async (store) => {
     const { before, runs } = await store.pruneRuns(olderThanMs, { dryRun });
     if (flags.output === "json") {
       process.stdout.write(`${JSON.stringify({ before, [dryRun ? "wouldPrune" : "pruned"]: runs })}\n`);
@@ -201,7 +207,7 @@ function ageFlag(value: unknown): number {
 
 /** `taskq redrive RUN TASK`: a dead letter gets fresh attempts; the dependents it cancelled wait for it again. */
 export async function redriveCommand(runId: string, task: string, flags: Flags): Promise<number> {
-  return withStore(flags, async (store) => {
+  return withExistingStore(flags, async (store) => {
     const result = await store.redrive(runId, task);
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;

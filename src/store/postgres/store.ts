@@ -99,10 +99,18 @@ export class PostgresStore {
     this.pool.on("connect", (client) => client.on("error", ignoreError));
   }
 
-  /** Creates the store and applies pending migrations. */
-  static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+  /**
+   * Creates the store and applies pending migrations. With `create: false` (the commands that
+   * only read or change what was submitted), a schema without taskq's tables is not made: it
+   * is a STORE_NOT_FOUND error, as a mistyped schema name would otherwise leave a new, empty
+   * store behind in the database.
+   */
+  static async open(options: PostgresStoreOptions & { create?: boolean }): Promise<PostgresStore> {
     const store = new PostgresStore(options);
     try {
+      if (options.create === false && !(await store.#exists())) {
+        throw new TaskqError("STORE_NOT_FOUND", `no taskq store in schema "${store.schema}": nothing was ever submitted there`);
+      }
       await store.migrate();
     } catch (error) {
       // Its pool's connections would otherwise stay open, unused.
@@ -110,6 +118,12 @@ export class PostgresStore {
       throw error;
     }
     return store;
+  }
+
+  /** Whether the schema holds taskq's tables (its migrations table). */
+  async #exists(): Promise<boolean> {
+    const names = schemaNames(this.schema);
+    return this.#guard("connect", async () => (await this.pool.query<{ found: boolean }>("SELECT to_regclass($1) IS NOT NULL AS found", [names.migrations])).rows[0]?.found === true);
   }
 
   /** Applies pending migrations (idempotent, safe to run concurrently). */
