@@ -1,0 +1,76 @@
+import { execFile } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { builtinModules } from "node:module";
+import path from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+// The package as a project that installs it gets it: what `npm pack` ships, what the shipped
+// code loads, and the library from ES modules and CommonJS.
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const run = promisify(execFile);
+
+/** The files `npm pack` would put in the tarball (the build is npm test's first step, so nothing is built here). */
+async function packedFiles(): Promise<Set<string>> {
+  const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+  const [pack] = JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>;
+  return new Set(pack!.files.map((file) => file.path));
+}
+
+/** Every file the modules in `entries` reach by relative imports (`from "./x.js"`, `import("./x.js")`), themselves included. */
+async function reachable(entries: string[]): Promise<Set<string>> {
+  const seen = new Set<string>();
+  const todo = [...entries];
+  for (let file = todo.pop(); file !== undefined; file = todo.pop()) {
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const text = await readFile(path.join(ROOT, file), "utf8");
+    for (const [, specifier] of text.matchAll(/(?:\bfrom|\bimport\s*\(?)\s*["'](\.{1,2}\/[^"']+)["']/g)) {
+      // A declaration file names the module ("./queue.js"): its own declarations are "./queue.d.ts".
+      const target = file.endsWith(".d.ts") ? specifier!.replace(/\.js$/, ".d.ts") : specifier!;
+      todo.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), target)));
+    }
+  }
+  return seen;
+}
+
+describe("the package", () => {
+  it("ships every file the library and the CLI load, its licence and schema, and none of tsc's output that nothing loads", async () => {
+    const files = await packedFiles();
+    const library = await reachable(["dist/index.js", "dist/index.d.ts"]);
+    const cli = ["bin/taskq.cjs", "dist/bundle/cli.cjs", "dist/bundle/cli.cjs.cache", "dist/bundle/load-worker.js"];
+    const missing = [...library, ...cli, "LICENSE", "README.md", "schema/workflow.schema.json"].filter((file) => !files.has(file));
+    expect(missing).toEqual([]);
+    expect([...library].length).toBeGreaterThan(10); // the engine's modules: the walk followed its imports
+    const unused = [...files].filter((file) => /^dist\/(cli|store|loaders|handlers)\//.test(file));
+    expect(unused).toEqual([]);
+  }, 60_000);
+
+  it("the bundled CLI needs no package but its dependencies: every one it requires is in dependencies", async () => {
+    const { dependencies = {}, devDependencies = {} } = JSON.parse(await readFile(path.join(ROOT, "package.json"), "utf8")) as Record<string, Record<string, string>>;
+    const builtins = new Set(builtinModules);
+    const required = new Set<string>();
+    for (const bundle of ["dist/bundle/cli.cjs", "dist/bundle/load-worker.js"]) {
+      const text = await readFile(path.join(ROOT, bundle), "utf8");
+      for (const [, name] of text.matchAll(/\brequire\(["']([^"'./][^"']*)["']\)|\bfrom\s*["']([^"'./][^"']*)["']/g)) {
+        if (name === undefined || name.startsWith("node:") || builtins.has(name)) continue;
+        required.add(name.startsWith("@") ? name.split("/").slice(0, 2).join("/") : name.split("/")[0]!);
+      }
+    }
+    expect([...required].sort()).toEqual(["pg", "prom-client"]);
+    for (const name of required) expect(Object.keys(dependencies)).toContain(name);
+    // What the bundle holds is only needed to build it.
+    for (const name of ["chalk", "commander", "ora", "yaml", "zod"]) expect(Object.keys(devDependencies)).toContain(name);
+  });
+
+  it('import("taskq") and require("taskq") give the engine, which runs a task', async () => {
+    const program = (load: string) =>
+      `${load}.then(({ Queue }) => { const queue = new Queue({ concurrency: 1, handlers: { double: async (n) => n * 2 } });` +
+      ` const id = queue.submit({ type: "double", payload: 21 }); queue.start();` +
+      ` return queue.wait(id).then((r) => { console.log(r.status, r.value); return queue.shutdown({ drain: true }); }); })`;
+    const esm = await run(process.execPath, ["--input-type=module", "-e", program('import("taskq")')], { cwd: ROOT });
+    expect(esm).toMatchObject({ stdout: "SUCCEEDED 42\n", stderr: "" });
+    const cjs = await run(process.execPath, ["-e", program('Promise.resolve(require("taskq"))')], { cwd: ROOT });
+    expect(cjs).toMatchObject({ stdout: "SUCCEEDED 42\n", stderr: "" });
+  });
+});
