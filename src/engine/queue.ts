@@ -9,7 +9,7 @@ import type { QueueOptions, ShutdownOptions, ShutdownResult } from "./options.js
 import { Schedule } from "./schedule.js";
 import { deadlineMs, ShutdownControl } from "./shutdown-control.js";
 import { RecordAttemptContext, TaskRecord } from "./task-record.js";
-import { createRecord, orDefault, resolveDependencies } from "./task-spec.js";
+import { createRecord, orDefault, resolveDependencies, shown } from "./task-spec.js";
 import { TaskTable } from "./task-table.js";
 import { isTerminal, type Handler, type QueueStats, type TaskResult, type TaskSpec } from "./types.js";
 
@@ -47,15 +47,19 @@ export class Queue {
   constructor(options: QueueOptions) {
     const concurrency = options.concurrency ?? 4;
     if (!Number.isInteger(concurrency) || concurrency < 1) {
-      throw new TaskqError("INVALID_OPTION", `concurrency must be a positive integer, got ${concurrency}`);
+      throw new TaskqError("INVALID_OPTION", `concurrency must be a positive integer, got ${shown(concurrency)}`);
     }
     this.#concurrency = concurrency;
     this.#handlers = new Map(Object.entries(options.handlers) as [string, Handler<unknown, unknown>][]);
+    // A number here would be called when the first attempt fails, and fail every task that retries.
+    if (options.backoff !== undefined && typeof options.backoff !== "function") {
+      throw new TaskqError("INVALID_OPTION", `backoff must be a function (attempt) => ms, such as exponentialBackoff(), got ${shown(options.backoff)}`);
+    }
     this.#backoff = options.backoff ?? exponentialBackoff({ baseMs: 100, maxMs: 10_000 });
     // 0 or less is unset, as for a spec's maxAttempts (see orDefault).
     const defaultMaxAttempts = orDefault(options.defaultMaxAttempts, 3);
     if (!Number.isInteger(defaultMaxAttempts)) {
-      throw new TaskqError("INVALID_OPTION", `defaultMaxAttempts must be an integer (0 or less, or none, for 3), got ${defaultMaxAttempts}`);
+      throw new TaskqError("INVALID_OPTION", `defaultMaxAttempts must be an integer (0 or less, or none, for 3), got ${shown(defaultMaxAttempts)}`);
     }
     this.#defaultMaxAttempts = defaultMaxAttempts;
   }
@@ -73,6 +77,8 @@ export class Queue {
   submit<P>(spec: TaskSpec<P>): string {
     if (this.#closing) throw new QueueClosedError();
     if (!this.#handlers.has(spec.type)) throw new UnknownHandlerError(spec.type);
+    // A number would be a second id for the same task: get("5") finds nothing where get(5) does.
+    if (spec.id !== undefined && typeof spec.id !== "string") throw new TaskqError("INVALID_TASK", `a task's id must be a string, got ${shown(spec.id)}`);
     // One map lookup per submit: a generated id is unique by construction.
     const id = spec.id ? spec.id : this.#tasks.freeId(this.#seq + 1);
     if (spec.id && this.#tasks.has(id)) return id;

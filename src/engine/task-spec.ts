@@ -14,16 +14,28 @@ export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, d
   if (rank === undefined) throw new TaskqError("INVALID_TASK", `task "${id}": unknown priority "${messageOf(priority)}"`);
   const maxAttempts = orDefault(spec.maxAttempts, defaultMaxAttempts);
   if (!Number.isInteger(maxAttempts)) {
-    throw new TaskqError("INVALID_TASK", `task "${id}": maxAttempts must be an integer (0 or less, or none, for the queue's default), got ${maxAttempts}`);
+    throw new TaskqError("INVALID_TASK", `task "${id}": maxAttempts must be an integer (0 or less, or none, for the queue's default), got ${shown(maxAttempts)}`);
   }
   const timeoutMs = spec.timeoutMs ?? 0;
-  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) {
-    throw new TaskqError("INVALID_TASK", `task "${id}": timeoutMs must be a non-negative number, got ${timeoutMs}`);
+  if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
+    throw new TaskqError("INVALID_TASK", `task "${id}": timeoutMs must be a non-negative number, got ${shown(timeoutMs)}`);
+  }
+  // A number here would be called when the first attempt fails, and fail the task then.
+  if (spec.backoff !== undefined && typeof spec.backoff !== "function") {
+    throw new TaskqError("INVALID_TASK", `task "${id}": backoff must be a function (attempt) => ms, such as exponentialBackoff(), got ${shown(spec.backoff)}`);
   }
   const runAt = spec.runAt instanceof Date ? spec.runAt.getTime() : (spec.runAt ?? 0);
   // Infinity would wait forever, and a drain with it.
   if (typeof runAt !== "number" || !Number.isFinite(runAt)) throw new TaskqError("INVALID_TASK", `task "${id}": runAt is not a valid time`);
   return new TaskRecord(id, spec.type, spec.payload, rank, maxAttempts, timeoutMs, seq, runAt, spec.backoff);
+}
+
+/**
+ * A value as a message shows it: a string quoted, so `"50"` is not taken for the number 50
+ * (JavaScript callers, whom the types do not hold back, pass either).
+ */
+export function shown(value: unknown): string {
+  return typeof value === "string" ? `${JSON.stringify(value)} (a string)` : typeof value === "function" ? "a function" : messageOf(value);
 }
 
 /**

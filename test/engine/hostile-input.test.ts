@@ -185,4 +185,31 @@ describe("bad input to the library", () => {
   it("defaultMaxAttempts that is not an integer is refused when the queue is made (0 or less is the default, see retries)", () => {
     expect(() => new Queue({ handlers: {}, defaultMaxAttempts: 1.5 })).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message: "defaultMaxAttempts must be an integer (0 or less, or none, for 3), got 1.5" }));
   });
+
+  // What JavaScript callers, whom the types do not hold back, pass.
+  it("an id that is not a string is refused at submit: it would be a second name for the task (get(\"5\") finding nothing)", () => {
+    const { queue } = makeQueue();
+    expect(() => queue.submit({ id: 5 as unknown as string, type: "echo" })).toThrow(expect.objectContaining({ code: "INVALID_TASK", message: "a task's id must be a string, got 5" }));
+    expect(queue.stats().total).toBe(0);
+  });
+
+  it("a backoff that is not a function is refused when given, not when the first retry would call it and fail the task", async () => {
+    expect(() => new Queue({ handlers: {}, backoff: 5 as unknown as () => number })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTION", message: "backoff must be a function (attempt) => ms, such as exponentialBackoff(), got 5" }),
+    );
+    const { queue } = makeQueue();
+    expect(() => queue.submit({ id: "a", type: "echo", backoff: "1s" as unknown as () => number })).toThrow(
+      expect.objectContaining({ code: "INVALID_TASK", message: 'task "a": backoff must be a function (attempt) => ms, such as exponentialBackoff(), got "1s" (a string)' }),
+    );
+    expect(queue.get("a")).toBeUndefined();
+  });
+
+  it("a number given as a string says so: timeoutMs \"50\" is not 50", () => {
+    const { queue } = makeQueue();
+    expect(() => queue.submit({ id: "a", type: "echo", timeoutMs: "50" as unknown as number })).toThrow(
+      expect.objectContaining({ code: "INVALID_TASK", message: 'task "a": timeoutMs must be a non-negative number, got "50" (a string)' }),
+    );
+    expect(() => queue.submit({ id: "b", type: "echo", maxAttempts: "3" as unknown as number })).toThrow(/task "b": maxAttempts must be an integer .*, got "3" \(a string\)$/);
+    expect(() => new Queue({ handlers: {}, concurrency: "2" as unknown as number })).toThrow(/concurrency must be a positive integer, got "2" \(a string\)$/);
+  });
 });
