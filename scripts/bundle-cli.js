@@ -14,7 +14,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { build } from "esbuild";
 
 // Start clean so old files do not pile up.
@@ -29,10 +29,11 @@ const englishOnlyZodLocales = {
   name: "english-only-zod-locales",
   setup(builder) {
     builder.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
-      /[\\/]zod[\\/]v4[\\/](classic|core|mini)[\\/]/.test(args.importer) ? { path: args.importer, namespace: "zod-locales" } : undefined,
+      // Relative to the project: an absolute path would be written into the bundle (its module's name), so a build elsewhere would differ.
+      /[\\/]zod[\\/]v4[\\/](classic|core|mini)[\\/]/.test(args.importer) ? { path: relative(process.cwd(), args.importer), namespace: "zod-locales" } : undefined,
     );
     builder.onLoad({ filter: /.*/, namespace: "zod-locales" }, (args) => ({
-      contents: `export { default as en } from ${JSON.stringify(join(dirname(args.path), "../locales/en.js"))};`,
+      contents: `export { default as en } from ${JSON.stringify(`./${join(dirname(args.path), "../locales/en.js")}`)};`,
       resolveDir: ".",
     }));
   },

@@ -63,6 +63,13 @@ describe("the package", () => {
     for (const name of ["chalk", "commander", "ora", "yaml", "zod"]) expect(Object.keys(devDependencies)).toContain(name);
   });
 
+  it("the build is the same wherever it is made: the bundle and its map name no folder of this machine", async () => {
+    for (const file of ["dist/bundle/cli.cjs", "dist/bundle/cli.cjs.map", "dist/bundle/load-worker.js", "dist/bundle/load-worker.js.map"]) {
+      const text = await readFile(path.join(ROOT, file), "utf8");
+      expect({ file, at: text.indexOf(ROOT) }).toEqual({ file, at: -1 });
+    }
+  });
+
   it('import("taskq") and require("taskq") give the engine, which runs a task', async () => {
     const program = (load: string) =>
       `${load}.then(({ Queue }) => { const queue = new Queue({ concurrency: 1, handlers: { double: async (n) => n * 2 } });` +
