@@ -60,8 +60,13 @@ export function storeSchema(flags: StoreFlags): string {
 export async function openStore(flags: StoreFlags, options: { create?: boolean } = {}): Promise<PostgresStore> {
   const url = storeUrl(flags);
   const schema = storeSchema(flags);
-  const { PostgresStore, redactConnectionString } = await import("../store/postgres/index.js");
   const { TaskqError } = await import("../errors.js");
+  const { PostgresStore, redactConnectionString } = await import("../store/postgres/index.js").catch((error: unknown) => {
+    // An install without the durable mode's packages (pruned, or copied without node_modules).
+    const missing = /Cannot find (?:module|package) '(pg|prom-client)'/.exec(error instanceof Error ? error.message : "")?.[1];
+    if (missing === undefined) throw error;
+    throw new TaskqError("STORE_UNAVAILABLE", `the durable mode needs the package ${missing}, which is not installed where taskq is: run npm install in taskq's folder (or npm install ${missing})`, { cause: error });
+  });
   try {
     return await PostgresStore.open({ connectionString: url, schema, poolSize: 8, create: options.create ?? true });
   } catch (error) {

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { builtinModules } from "node:module";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -69,6 +70,26 @@ describe("the package", () => {
       expect({ file, at: text.indexOf(ROOT) }).toEqual({ file, at: -1 });
     }
   });
+
+  it("a copy without node_modules runs workflows, and its durable commands say which package is missing, not that taskq has a bug", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "taskq-bare-"));
+    try {
+      for (const part of ["bin", "package.json", "dist/bundle"]) await cp(path.join(ROOT, part), path.join(dir, part), { recursive: true });
+      await writeFile(path.join(dir, "flow.yaml"), "tasks:\n  hello: { run: echo hi }\n");
+      const bin = path.join(dir, "bin/taskq.cjs");
+      const env = { ...process.env, CI: "true", NO_COLOR: "1", TASKQ_STORE: "" };
+      const local = await run(bin, ["run", "flow.yaml", "--log-dir", "logs"], { cwd: dir, env });
+      expect(local.stdout).toContain("hello | hi\n");
+      const durable = await run(bin, ["status", "r", "--store", "postgres://nobody@127.0.0.1:1/none"], { cwd: dir, env }).catch((error: unknown) => error as { code: number; stdout: string; stderr: string });
+      expect(durable).toMatchObject({
+        code: 1,
+        stdout: "",
+        stderr: "taskq: the durable mode needs the package pg, which is not installed where taskq is: run npm install in taskq's folder (or npm install pg)\n",
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('import("taskq") and require("taskq") give the engine, which runs a task', async () => {
     const program = (load: string) =>
