@@ -589,7 +589,7 @@ tasks:
       ]);
       expect(Date.now() - started).toBeLessThan(20_000);
       const redacted = (query: string) => `postgres://postgres:***@127.0.0.1:${silent.port}/qa${query}`;
-      expect(status).toMatchObject({ code: 1, stderr: `taskq: cannot open the store ${redacted("")}: migrate failed: no connection to the database within 10s\n` });
+      expect(status).toMatchObject({ code: 1, stderr: `taskq: cannot open the store ${redacted("")}: connect failed: no connection to the database within 10s\n` });
       expect(status.durationMs).toBeGreaterThan(9_000);
       for (const result of [submitted, worker]) {
         expect(result).toMatchObject({ code: 1, stderr: `taskq: cannot open the store ${redacted("?connect_timeout=2")}: migrate failed: no connection to the database within 2s\n` });
