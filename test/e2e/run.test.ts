@@ -250,6 +250,28 @@ tasks:
     expect(await readFile(path.join(ws.logs, first!, "noisy.log"), "utf8")).toContain("\x1b]0;title\x07b\n");
   });
 
+  it.skipIf(!existsSync("/usr/bin/script"))("the summary on a terminal, plain or live board: a failed task's last lines and error cannot clear it, hide the cursor or colour what follows", { timeout: 60_000 }, async () => {
+    const script = String.raw`printf 'normal line
+[2J[Hcleared[?25l
+prog 50%%
+prog 100%%
+[31mred no reset
+'; exit 1`;
+    const ws = await workspace(`tasks:\n  failing: { run: ${JSON.stringify(script)} }\n`);
+    logRoots.push(ws.logs);
+    for (const [mode, env] of [["plain", "TERM=dumb"], ["live board", "TERM=xterm env -u CI"]] as const) {
+      const command = `stty cols 100 rows 30; ${env} ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} run workflow.yaml --log-dir logs; echo "exit $?"`;
+      const onTerminal = await runPlain("/usr/bin/script", ["-qec", command, "/dev/null"], ws.dir);
+      const text = onTerminal.stdout.replace(/\r\n/g, "\n");
+      expect({ mode, exit: /exit (\d+)/.exec(text)?.[1] }).toEqual({ mode, exit: "1" });
+      const summary = text.slice(text.indexOf("Summary"));
+      // eslint-disable-next-line no-control-regex -- escapes are what is checked
+      expect({ mode, summary }).toEqual({ mode, summary: expect.stringMatching(/last 5 lines:\n.*normal line.*\n.*cleared.*\n.*prog 50%.*\n.*prog 100%.*\n.*\x1b\[31mred no reset\x1b\[0m.*\n\n.*logs: /) });
+      // eslint-disable-next-line no-control-regex -- escapes are what is checked
+      expect({ mode, summary }).not.toEqual({ mode, summary: expect.stringMatching(/\x1b\[2J|\x1b\[H|\x1b\[\?25l|\r/) });
+    }
+  });
+
   it("prints NDJSON events with --output json", async () => {
     const result = await run(`tasks:\n  a: { run: echo hi }\n  b: { run: exit 3, dependsOn: a }\n`, ["--output", "json"]);
     expect(result.code).toBe(1);

@@ -234,7 +234,7 @@ export async function printRunSummary(
   // A run stored without its file (not by submit) has no "file" rather than a made-up one. A `ts` first, as every record of a local run has.
   const record = { ts: new Date().toISOString(), event: "summary", ...summary, file: status.file ?? undefined, state: status.state };
   if (options.json) process.stdout.write(`${JSON.stringify(record)}\n`);
-  else process.stdout.write(formatSummary(summary, await createColors({ color: options.color, isTTY: process.stdout.isTTY === true })));
+  else process.stdout.write(formatSummary(summary, await createColors({ color: options.color, isTTY: process.stdout.isTTY === true }), process.stdout.isTTY === true));
   return summary.exitCode;
 }
 

@@ -74,7 +74,7 @@ export class PlainRenderer implements Renderer {
   }
 
   async finish(summary: RunSummary): Promise<void> {
-    this.#out.write(formatSummary(summary, this.#c));
+    this.#out.write(formatSummary(summary, this.#c, this.#terminal));
     this.#out.flush();
   }
 
@@ -83,7 +83,8 @@ export class PlainRenderer implements Renderer {
     return max > 1 ? ` after ${attempts} attempt${attempts === 1 ? "" : "s"}` : "";
   }
 
+  /** On a terminal, through terminalSafe: an error or note may quote a task's output or the workflow file. */
   #event(text: string): void {
-    this.#out.write(`${this.#c.dim(clock())} ${text}\n`);
+    this.#out.write(`${this.#c.dim(clock())} ${this.#terminal ? terminalSafe(text) : text}\n`);
   }
 }

@@ -1,5 +1,6 @@
 import type { ChalkInstance } from "chalk";
 import { formatMs } from "../../engine/index.js";
+import { terminalSafe } from "./control-bytes.js";
 import type { RunSummary } from "./types.js";
 
 /** Dead letters shown with their log path and last lines; the others get one line each. */
@@ -28,8 +29,14 @@ export function unfinishedParts(counts: RunSummary["counts"]): string {
     .join(", ");
 }
 
-/** The end-of-run summary as text: counts, wall time, dead letters, then what they cancelled. */
-export function formatSummary(summary: RunSummary, c: ChalkInstance): string {
+/**
+ * The end-of-run summary as text: counts, wall time, dead letters, then what they cancelled.
+ * `terminal`: it goes to a terminal, so what tasks wrote (their last lines, the errors that
+ * quote them) goes through terminalSafe as their lines did during the run: a failed task's
+ * last line cannot clear the summary off the screen or hide the cursor.
+ */
+export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = false): string {
+  const safe = terminal ? terminalSafe : (text: string): string => text;
   const { counts } = summary;
   const out: string[] = [""];
   const parts = [
@@ -56,7 +63,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance): string {
     out.push("", c.bold.red(`Dead letters (${summary.deadLetters.length}):`));
     for (const [index, letter] of summary.deadLetters.entries()) {
       const tries = letter.attempts === 1 ? "1 attempt" : `${letter.attempts} attempts`;
-      out.push(`  ${c.red("✗")} ${c.bold(letter.id)}: ${letter.error} (${tries})`);
+      out.push(`  ${c.red("✗")} ${c.bold(letter.id)}: ${safe(letter.error)} (${tries})`);
       // Past the first few, the last lines would bury the list: each log has them.
       if (index < DEAD_LETTERS_WITH_LINES) {
         out.push(`    log: ${letter.logPath}`);
@@ -65,7 +72,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance): string {
           // Lines of an earlier attempt say so: the last one wrote none (its log could not be written, say).
           const from = letter.tailAttempt === undefined ? "" : ` of attempt ${letter.tailAttempt} (attempt ${letter.attempts} left none)`;
           out.push(`    ${lines}${from}:`);
-          for (const line of letter.tail) out.push(c.dim(`      ${line}`));
+          for (const line of letter.tail) out.push(c.dim(`      ${safe(line)}`));
         }
       }
       const victims = victimsOf.get(letter.id);
@@ -77,7 +84,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance): string {
   if (others.length > 0) {
     out.push("", c.bold.yellow(`Cancelled (${others.length}):`));
     const shown = others.slice(0, 50);
-    for (const x of shown) out.push(`  ${c.yellow("-")} ${x.id}: ${x.message}`);
+    for (const x of shown) out.push(`  ${c.yellow("-")} ${x.id}: ${safe(x.message)}`);
     if (others.length > shown.length) out.push(`  ... and ${others.length - shown.length} more`);
   }
   out.push("", c.dim(`logs: ${summary.logDir}`));

@@ -60,10 +60,10 @@ export class TtyRenderer implements Renderer {
     });
     queue.on("succeeded", (e) => this.#finishRow(e.id, true, this.#c.green(`✓ ${e.id}`)));
     queue.on("failed", (e) => {
-      this.#finishRow(e.id, false, this.#c.red(`✗ ${e.id}: ${describeError(e.error)}`));
+      this.#finishRow(e.id, false, this.#c.red(`✗ ${e.id}: ${terminalSafe(describeError(e.error))}`));
       this.#print(this.#c.red(`✗ ${e.id} failed: ${describeError(e.error)}`));
     });
-    queue.on("cancelled", (e) => this.#finishRow(e.id, false, this.#c.yellow(`- ${e.id}: ${describeError(e.error)}`)));
+    queue.on("cancelled", (e) => this.#finishRow(e.id, false, this.#c.yellow(`- ${e.id}: ${terminalSafe(describeError(e.error))}`)));
     this.#spinner.start(this.#board());
     this.#timer = setInterval(() => this.#refresh(), 100);
   }
@@ -96,7 +96,7 @@ export class TtyRenderer implements Renderer {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#flushLines();
     this.#spinner.stop();
-    process.stdout.write(formatSummary(summary, this.#c));
+    process.stdout.write(formatSummary(summary, this.#c, process.stdout.isTTY === true));
   }
 
   #finishRow(id: string, ok: boolean, text: string): void {
@@ -105,8 +105,9 @@ export class TtyRenderer implements Renderer {
     this.#rows.set(id, { state: "done", ok, text, until: Date.now() + LINGER_MS });
   }
 
+  /** Through terminalSafe: an error or note may quote a task's output or the workflow file. */
   #print(text: string): void {
-    this.#pending.write(`${this.#c.dim(clock())} ${text}\n`);
+    this.#pending.write(`${this.#c.dim(clock())} ${terminalSafe(text)}\n`);
   }
 
   #flushLines(): void {
