@@ -250,6 +250,21 @@ tasks:
     expect(await readFile(path.join(ws.logs, first!, "noisy.log"), "utf8")).toContain("\x1b]0;title\x07b\n");
   });
 
+  it.skipIf(!existsSync("/usr/bin/script"))("the live board with more rows than the screen shows the running tasks first, the ones that just ended after them", { timeout: 60_000 }, async () => {
+    const quick = Array.from({ length: 12 }, (_, i) => `  quick-${i}: { run: "true" }`);
+    const long = Array.from({ length: 3 }, (_, i) => `  long-${i}: { run: "sleep 2" }`);
+    const ws = await workspace(`tasks:\n${[...quick, ...long].join("\n")}\n`);
+    logRoots.push(ws.logs);
+    // 10 rows: the board shows 6 tasks and "… N more"; the quick ones end at once and linger 3 s.
+    const command = `stty cols 80 rows 10; TERM=xterm exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} run workflow.yaml -j 15 --log-dir logs`;
+    const result = await runPlain("/usr/bin/script", ["-qec", command, "/dev/null"], ws.dir);
+    expect(result.code).toBe(0);
+    const screen = stripVTControlCharacters(result.stdout);
+    expect(screen).toMatch(/Summary: 15 succeeded/);
+    expect(screen).toMatch(/… \d+ more/);
+    for (const id of ["long-0", "long-1", "long-2"]) expect(screen).toMatch(new RegExp(`▶ ${id} {2}attempt 1/1`));
+  });
+
   it.skipIf(!existsSync("/usr/bin/script"))("the summary on a terminal, plain or live board: a failed task's last lines and error cannot clear it, hide the cursor or colour what follows", { timeout: 60_000 }, async () => {
     const script = String.raw`printf 'normal line
 [2J[Hcleared[?25l

@@ -123,14 +123,18 @@ export class TtyRenderer implements Renderer {
   #board(): string {
     const now = Date.now();
     const c = this.#c;
+    // Tasks still to end first, then those that just ended (they linger a moment): with more rows
+    // than the screen has, the "… N more" are finished ones, not running ones hidden behind them.
     const lines: string[] = [];
+    const ended: string[] = [];
     for (const [id, row] of this.#rows) {
       if (row.state === "done" && row.until < now) {
         this.#rows.delete(id);
         continue;
       }
-      lines.push(this.#rowText(id, row, now));
+      (row.state === "done" ? ended : lines).push(this.#rowText(id, row, now));
     }
+    lines.push(...ended);
     const limit = Math.max(3, (this.#stream.rows || 24) - 4);
     const shown = lines.length > limit ? [...lines.slice(0, limit), c.dim(`… ${lines.length - limit} more`)] : lines;
     const total = this.#info?.taskCount ?? 0;
