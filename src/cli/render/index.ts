@@ -18,13 +18,18 @@ export async function createRenderer(mode: OutputMode, options: { color: boolean
   if (resolved === "tty" && sizeless) {
     process.stderr.write("taskq: the terminal reports no width (0 columns); printing plain lines instead of the live board\n");
     resolved = "plain";
+  } else if (resolved === "tty" && process.stderr.isTTY !== true) {
+    // The board is drawn on stderr: into a file or a pipe its frames pile up, ten a second, never erased.
+    process.stderr.write("taskq: --output tty: stderr is not a terminal, and the live board is drawn there; printing plain lines instead\n");
+    resolved = "plain";
   }
   if (resolved === "json") {
     const { JsonRenderer } = await import("./json.js");
     return new JsonRenderer(process.stdout);
   }
   const { createColors } = await import("./colors.js");
-  const colors = await createColors({ color: options.color, isTTY });
+  // A dumb terminal (an editor's shell buffer) may not read colour codes either: colours there only when forced.
+  const colors = await createColors({ color: options.color, isTTY: isTTY && !dumb });
   if (resolved === "tty") {
     const [{ default: ora }, { TtyRenderer }] = await Promise.all([import("ora"), import("./tty.js")]);
     // Its frame is coloured by ora itself: none without colours (NO_COLOR, --no-color).
