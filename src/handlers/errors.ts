@@ -43,11 +43,22 @@ export class LogWriteError extends TaskqError {
   }
 }
 
+/** What 126 and 127 mean, as the shell sets them: why they are never retried. */
+const PERMANENT_MEANING = new Map([
+  [126, "the shell's code for not executable"],
+  [127, "the shell's code for command not found"],
+]);
+
 function describeFailure(task: ShellTask, result: AttemptResult): string {
   if (result.timedOut) return task.timeoutMs === undefined ? "timed out" : `timed out after ${formatDuration(task.timeoutMs)}`;
   if (result.cancelled) return "cancelled";
-  if (result.signal !== null) return `killed by ${result.signal}`;
-  return `exited with code ${String(result.exitCode)}`;
+  const how = result.signal !== null ? `killed by ${result.signal}` : `exited with code ${String(result.exitCode)}`;
+  // Why no retry follows, where retries may be set: the task's attempts left unused would puzzle.
+  const code = shellExitCode(result);
+  const meaning = code === null ? undefined : PERMANENT_MEANING.get(code);
+  if (meaning !== undefined) return `${how} (never retried: ${meaning})`;
+  if (task.retryOn !== undefined && (code === null || !task.retryOn.includes(code))) return `${how} (${code ?? "no code"} is not in retryOn: not retried)`;
+  return how;
 }
 
 function isPermanentFailure(task: ShellTask, result: AttemptResult): boolean {

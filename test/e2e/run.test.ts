@@ -103,7 +103,7 @@ tasks:
     expect(result.code).toBe(1);
     const out = result.stdout;
     expect(out).toMatch(/Summary: 2 succeeded, 2 failed, 2 cancelled/);
-    expect(out).toMatch(/✗ missing-tool: exited with code 127 \(1 attempt\)/);
+    expect(out).toMatch(/✗ missing-tool: exited with code 127 \(never retried: the shell's code for command not found\) \(1 attempt\)/);
     expect(out).toMatch(/✗ flaky-forever: exited with code 1 \(3 attempts\)/);
     expect(out).toMatch(/connection refused/);
     expect(out).toMatch(/cancelled because of it: deploy, notify/);

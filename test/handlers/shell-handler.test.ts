@@ -167,8 +167,19 @@ describe("shell handler: failures", () => {
     expect(notFound.result.exitCode).toBe(127);
     expect(isPermanent(notFound)).toBe(true);
     const notExecutable = await failure(`${fixture("exit")} 126`);
-    expect(notExecutable.message).toBe("exited with code 126");
+    expect(notExecutable.message).toBe("exited with code 126 (never retried: the shell's code for not executable)");
     expect(isPermanent(notExecutable)).toBe(true);
+    expect(notFound.message).toBe("exited with code 127 (never retried: the shell's code for command not found)");
+  });
+
+  it("says why a failure is not retried when its exit code is not in retryOn, and says nothing more of one that is", async () => {
+    harness = await createHarness();
+    const notListed = await failure(`${fixture("exit")} 3`, { retryOn: [75] });
+    expect(notListed.message).toBe("exited with code 3 (3 is not in retryOn: not retried)");
+    expect(isPermanent(notListed)).toBe(true);
+    const listed = await failure(`${fixture("exit")} 75`, { retryOn: [75] });
+    expect(listed.message).toBe("exited with code 75");
+    expect(isPermanent(listed)).toBe(false);
   });
 
   it("runs a command that starts with a dash as a command, not as the shell's options", async () => {
