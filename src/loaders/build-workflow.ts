@@ -86,7 +86,8 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
     cwd: task.cwd === undefined ? shared.cwd : resolve(context.folder, task.cwd),
     dependsOn,
   };
-  if (context.cwdProblems !== undefined) noteMissingCwd(id, task, built.cwd, context);
+  // A task that depends on others may well use a folder one of them makes (a build's output): no note for it.
+  if (context.cwdProblems !== undefined && dependsOn.length === 0) noteMissingCwd(id, task, built.cwd, context);
   const retryOn = task.retryOn ?? defaults.retryOn;
   if (retryOn !== undefined) {
     built.retryOn = [...new Set(retryOn)];
@@ -128,8 +129,10 @@ function backoffOf(id: string, task: TaskFile, context: BuildContext): WorkflowT
 }
 
 /**
- * A `cwd` that is not a folder now gets a note, not an error: an earlier task may make it (a
- * build step's output folder). Where it is written, once: the task's own, or `defaults.cwd`.
+ * A `cwd` that is not a folder now, of a task that depends on no other, gets a note, not an
+ * error: no task is sure to make it first, so it will fail to start unless something else
+ * makes it in time (one that depends on others is not noted: a build step's output folder is
+ * the common case). Where it is written, once: the task's own, or `defaults.cwd`.
  */
 function noteMissingCwd(id: string, task: TaskFile, cwd: string, context: BuildContext): void {
   const written = task.cwd ?? context.defaults.cwd;
@@ -143,8 +146,8 @@ function noteMissingCwd(id: string, task: TaskFile, cwd: string, context: BuildC
   if (problem === undefined) return;
   const consequence =
     task.cwd !== undefined
-      ? "the task fails to start unless a task before it makes that folder"
-      : "the tasks without a cwd of their own fail to start unless a task before them makes that folder";
+      ? "no task it depends on could make it first: the task fails to start unless something else makes that folder before then"
+      : "the tasks that use it and depend on no other task fail to start unless something makes that folder before then";
   noteAt(id, task.cwd !== undefined ? ["tasks", id, "cwd"] : ["defaults", "cwd"], `cwd ${JSON.stringify(written)} (${cwd}) ${problem} now: ${consequence}`, context);
 }
 
