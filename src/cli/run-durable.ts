@@ -32,7 +32,8 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
   // Before the run is submitted: a log folder this process cannot use would fail every task it ran.
   checkLogRoot(options.logRoot);
   // So is an open-file limit too low for one task (OPEN_FILE_LIMIT): the run would stay queued.
-  fitConcurrencyToOpenFiles(options.concurrency, !options.json);
+  // Fitted before the store opens, as --dry-run plans it (see WorkerRunOptions.fitted).
+  const fitted = fitConcurrencyToOpenFiles(options.concurrency, !options.json);
   const store = await openStore(options);
   try {
     const submitted = await store.submit(workflow, options.runId === undefined ? {} : { runId: options.runId });
@@ -51,7 +52,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     }
     workflow.tasks.length = 0;
     // Its own run's tasks only: another run's would run here with this process's environment (a CI job's secrets).
-    const { exitCode, interrupted, workerId } = await runWorker(store, { ...options, runId, until: () => untilFinished(store, runId) });
+    const { exitCode, interrupted, workerId } = await runWorker(store, { ...options, runId, fitted, until: () => untilFinished(store, runId) });
     const summaryOptions = { color: options.color, json: options.json, local: { logDir: path.join(options.logRoot, runId), workerId } satisfies LocalLogs };
     if (exitCode === 0) return await printRunSummary(store, runId, summaryOptions);
     // Stopped (a signal, a lost lease): the summary if the database gives it soon, and the stop's exit code either way.

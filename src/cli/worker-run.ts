@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
 import { formatDuration } from "../handlers/format-duration.js";
-import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type OutputSink } from "../handlers/index.js";
+import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type FittedConcurrency, type OutputSink } from "../handlers/index.js";
 import type { LeasedTask, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
 import { BufferedWriter, jsonRecordHead } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
@@ -46,6 +46,12 @@ export interface WorkerRunOptions {
   until?: (worker: PostgresWorker) => Promise<void>;
   /** Lease only this run's tasks (`run --store`); default: every run's. */
   runId?: string;
+  /**
+   * The concurrency fitted to the open-file limit before the store was opened (`run --store`,
+   * as its --dry-run plans it): counted after, the store's first connections are counted twice,
+   * held now and set aside for the pool. Default: fitted here.
+   */
+  fitted?: FittedConcurrency;
 }
 
 /**
@@ -100,7 +106,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     });
   }, MARKER_LINGER_MS);
   // Leased tasks beyond what the open-file limit allows would fail to start, and use up their attempts.
-  const fitted = fitConcurrencyToOpenFiles(options.concurrency, !options.json);
+  const fitted = options.fitted ?? fitConcurrencyToOpenFiles(options.concurrency, !options.json);
   const worker = new PostgresWorker({
     store,
     concurrency: fitted.concurrency,

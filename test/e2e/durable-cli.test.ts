@@ -841,6 +841,28 @@ tasks:
     expect(made.rows).toEqual([]);
   });
 
+  it("run --store --dry-run under a low open-file limit plans the concurrency the run then uses", async () => {
+    const file = await workflowFile("fd-plan", `tasks:\n${Array.from({ length: 10 }, (_, i) => `  t${i}: { run: "true" }`).join("\n")}\n`);
+    /** taskq under `ulimit -n limit`, against the store. */
+    const limited = (limit: number, args: string[]) =>
+      new Promise<{ code: number | null; stdout: string }>((resolve) => {
+        const child = spawn("sh", ["-c", `ulimit -n ${limit} && exec "$0" "$@"`, process.execPath, BIN, ...args], { cwd: ws.dir, env: { ...process.env, ...ENV, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "inherit"] });
+        let stdout = "";
+        child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+        child.on("close", (code) => resolve({ code, stdout }));
+      });
+    // Four limits in a row (a task costs three descriptors): one of them is where a descriptor more or less moves the fit by a task.
+    for (const limit of [64, 65, 66, 67]) {
+      const dry = await limited(limit, ["run", file, "-j", "200", "--dry-run"]);
+      expect(dry.code).toBe(0);
+      const planned = Number(/concurrency (\d+) \(not 200/.exec(dry.stdout)?.[1]);
+      expect(planned).toBeGreaterThan(1);
+      const real = await limited(limit, ["run", file, "-j", "200", "--log-dir", ws.logs]);
+      expect(real.code).toBe(0);
+      expect({ limit, used: Number(/worker \S+: \S+, concurrency (\d+)\n/.exec(real.stdout)?.[1]) }).toEqual({ limit, used: planned });
+    }
+  });
+
   it("status --watch | head -1 ends once head has its line", async () => {
     // No worker: the run stays unfinished, and the watch would go on for ever.
     const runId = await submit(await workflowFile("watched", "tasks:\n  a: { run: echo a }\n  b: { run: echo b, delay: 1h }\n"));
