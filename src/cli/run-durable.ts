@@ -2,7 +2,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fitConcurrencyToOpenFiles } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
-import type { CancelResult, PostgresStore } from "../store/postgres/index.js";
+import type { CancelResult, PostgresStore, WorkerEvent } from "../store/postgres/index.js";
 import { printRunSummary, resubmitted, submitNotes, type LocalLogs } from "./commands/durable.js";
 import { checkLogRoot } from "./log-folders.js";
 import type { OutputMode } from "./render/index.js";
@@ -51,8 +51,9 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       process.stdout.write(`${head}\n${notes.map((note) => `note: ${note}\n`).join("")}`);
     }
     workflow.tasks.length = 0;
+    const taskEnds = nextEvent((event) => event.type === "finished");
     // Its own run's tasks only: another run's would run here with this process's environment (a CI job's secrets).
-    const { exitCode, interrupted, workerId } = await runWorker(store, { ...options, runId, fitted, until: () => untilFinished(store, runId) });
+    const { exitCode, interrupted, workerId } = await runWorker(store, { ...options, runId, fitted, onEvent: taskEnds.tell, until: () => untilFinished(store, runId, taskEnds.next) });
     const summaryOptions = { color: options.color, json: options.json, local: { logDir: path.join(options.logRoot, runId), workerId } satisfies LocalLogs };
     if (exitCode === 0) return await printRunSummary(store, runId, summaryOptions);
     // Stopped (a signal, a lost lease): the summary if the database gives it soon, and the stop's exit code either way.
@@ -110,10 +111,38 @@ function count(tasks: number): string {
 }
 
 /** Resolves when the run reaches a terminal state (checked twice a second; cheap, indexed). */
-async function untilFinished(store: PostgresStore, runId: string): Promise<void> {
+async function untilFinished(store: PostgresStore, runId: string, taskEnded: () => Promise<void>): Promise<void> {
   for (;;) {
-    await sleep(500);
-    const status = await store.runStatus(runId).catch(() => undefined);
-    if (status !== undefined && status.state !== "running") return;
+    // When this worker ends a task (its last, most often), else every half second (another worker's).
+    const ended = taskEnded();
+    const poll = new AbortController();
+    // The poll's timer is cleared when a task ends first: it would hold the process up to 0.5 s past the run.
+    await Promise.race([sleep(RUN_STATE_POLL_MS, undefined, { signal: poll.signal }), ended]).catch(() => undefined);
+    poll.abort();
+    // A burst of ends is one look, not one each.
+    await sleep(RUN_STATE_SETTLE_MS);
+    const state = await store.runState(runId).catch(() => undefined);
+    if (state !== undefined && state !== "running") return;
   }
+}
+
+/** How often `run --store` looks whether its run has ended, when none of its own tasks ends meanwhile. */
+const RUN_STATE_POLL_MS = 500;
+/** After one of its own tasks ended, how long it waits for others to end before it looks. */
+const RUN_STATE_SETTLE_MS = 20;
+
+/** `next()` resolves at the next event `matches` takes, as `tell` is given them. */
+function nextEvent(matches: (event: WorkerEvent) => boolean): { tell: (event: WorkerEvent) => void; next: () => Promise<void> } {
+  let waiting: (() => void) | undefined;
+  let pending: Promise<void> | undefined;
+  return {
+    tell: (event) => {
+      if (waiting === undefined || !matches(event)) return;
+      const resolve = waiting;
+      waiting = undefined;
+      pending = undefined;
+      resolve();
+    },
+    next: () => (pending ??= new Promise<void>((resolve) => (waiting = resolve))),
+  };
 }

@@ -44,6 +44,8 @@ export interface WorkerRunOptions {
   metricsHost?: string;
   /** Resolves when the worker should stop on its own (e.g. its run finished). */
   until?: (worker: PostgresWorker) => Promise<void>;
+  /** Told each of the worker's events, before it is printed (`run --store` looks at its run's state when a task ends). */
+  onEvent?: (event: WorkerEvent) => void;
   /** Lease only this run's tasks (`run --store`); default: every run's. */
   runId?: string;
   /**
@@ -126,6 +128,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       }
     },
     onEvent: (event) => {
+      options.onEvent?.(event);
       // `run --store` stops its worker once the run has ended: no one asked, so nothing to tell.
       if (event.type === "stopped" && event.reason === "requested" && interrupted === undefined) return void onHalted();
       describeEvent(event, print);

@@ -23,6 +23,18 @@ describe("task lifecycle", () => {
     expect(backoffDelay(2000, policy, () => 0.5)).toBe(500);
   });
 
+  it("runState tells a run's state alone: running while a task is left, then how it ended; no run is STORE_NOT_FOUND", async () => {
+    await store.submitRun(workflow([task("a"), task("b", { dependsOn: ["a"] })]), { runId: "state" });
+    expect(await store.runState("state")).toBe("running");
+    const [a] = await leaseAll(store);
+    await store.complete(a!.leaseToken, { kind: "success" });
+    expect(await store.runState("state")).toBe("running");
+    const [b] = await leaseAll(store);
+    await store.complete(b!.leaseToken, { kind: "failure", error: "exit 1", exitCode: 1 });
+    expect(await store.runState("state")).toBe("failed");
+    await expect(store.runState("nope")).rejects.toMatchObject({ code: "STORE_NOT_FOUND", message: 'no run "nope"' });
+  });
+
   it("retries a failure after the backoff, then dead-letters it once attempts are exhausted", async () => {
     await store.submitRun(workflow([task("flaky", { retries: 1, backoff: { baseMs: 300, maxMs: 1_000 } })]), { runId: "retry" });
     const [first] = await leaseAll(store);

@@ -259,6 +259,16 @@ export class PostgresStore {
   }
 
   /** A run's tasks and counts. Also settles the run's state, should a worker have died between commit and refresh. */
+  /** A run's state alone, settled first as runStatus settles it: a cheap look at whether it has ended. */
+  async runState(runId: string): Promise<RunStatus["state"]> {
+    return this.#guard("runState", async () => {
+      await refreshRunState(this.pool, this.#names, runId);
+      const { rows } = await this.pool.query<{ state: RunStatus["state"] }>(`SELECT state FROM ${this.#names.runs} WHERE id = $1`, [runId]);
+      if (rows[0] === undefined) throw new TaskqError("STORE_NOT_FOUND", `no run "${runId}"`);
+      return rows[0].state;
+    });
+  }
+
   async runStatus(runId: string): Promise<RunStatus> {
     return this.#guard("runStatus", async () => {
       await refreshRunState(this.pool, this.#names, runId);
