@@ -34,7 +34,7 @@ export function readYaml(text: string, file: string): ParsedYaml | { problems: P
     return { problems };
   }
   if (document === undefined) return { problems };
-  reportYamlErrors([...document.errors, ...document.warnings], problems);
+  reportYamlErrors([...document.errors, ...document.warnings], problems, tokens, text);
   if (document.errors.length > 0) return { problems };
   return { document, lineCounter, problems };
 }
@@ -47,19 +47,68 @@ const SCALAR_MARK = "\x1f";
 const MAX_YAML_ERRORS = 10;
 
 /** Reports yaml's errors and warnings: one per line, at most MAX_YAML_ERRORS, then a count of the rest. */
-function reportYamlErrors(errors: YAMLError[], problems: ProblemList): void {
+function reportYamlErrors(errors: YAMLError[], problems: ProblemList, tokens: CST.Token[], text: string): void {
   const lines = new Set<string>();
   let shown = 0;
   for (const [index, error] of errors.entries()) {
-    const line = problems.lineCol(error.pos[0]).split(":")[0]!;
+    // Where the mistake was made, when yaml names where it gave up (the end of the file, often).
+    const unclosed = unclosedOpener(error, tokens, problems);
+    const at = unclosed?.offset ?? misalignedKey(error, text) ?? error.pos[0];
+    const line = problems.lineCol(at).split(":")[0]!;
     if (lines.has(line)) continue;
     lines.add(line);
     if (shown++ === MAX_YAML_ERRORS) {
-      problems.atOffset(error.pos[0], `... and up to ${errors.length - index} more YAML errors from here on; fix the ones above first`);
+      problems.atOffset(at, `... and up to ${errors.length - index} more YAML errors from here on; fix the ones above first`);
       return;
     }
-    problems.atOffset(error.pos[0], error.message.split("\n")[0] ?? error.message);
+    problems.atOffset(at, unclosed?.message ?? error.message.split("\n")[0] ?? error.message);
   }
+}
+
+/**
+ * For a quote, `[` or `{` never closed, yaml reports where it gave up reading, at the end of
+ * the file or of the block: the quoted string or flow collection that holds that place (the
+ * last one opened before it, for a collection) is where the mistake is. Undefined for other errors.
+ */
+function unclosedOpener(error: YAMLError, tokens: CST.Token[], problems: ProblemList): { offset: number; message: string } | undefined {
+  const quote = error.code === "MISSING_CHAR" ? /^Missing closing (["'])quote/.exec(error.message)?.[1] : undefined;
+  const flow = error.code === "BAD_INDENT" ? /^Flow (sequence|map) in block collection must be sufficiently indented and end with a ([\]}])/.exec(error.message) : null;
+  if (quote === undefined && flow === null) return undefined;
+  const gaveUp = error.pos[0];
+  let found: CST.Token | undefined;
+  visitTokens(tokens, (token) => {
+    if (token.offset > gaveUp) return;
+    if (quote !== undefined && token.type === (quote === '"' ? "double-quoted-scalar" : "single-quoted-scalar") && token.offset + token.source.length >= gaveUp) found = token;
+    if (flow !== null && token.type === "flow-collection" && token.end.length === 0 && (found === undefined || token.offset > found.offset)) found = token;
+  });
+  if (found === undefined) return undefined;
+  const until = problems.lineCol(gaveUp);
+  if (quote !== undefined) return { offset: found.offset, message: `this ${quote} is never closed: the string runs on to ${until}, where yaml gave up; close it (a ${quote} inside is written ${quote === '"' ? '\\"' : "''"})` };
+  const [open, close] = flow![1] === "sequence" ? ["[", "]"] : ["{", "}"];
+  return { offset: found.offset, message: `this ${open} is never closed with ${close}: yaml read on to ${until} looking for it` };
+}
+
+/** "All mapping items must start at the same column", told at the line's start: the key that does not is where its text starts. */
+function misalignedKey(error: YAMLError, text: string): number | undefined {
+  if (error.code !== "BAD_INDENT" || !error.message.startsWith("All mapping items must start at the same column")) return undefined;
+  let at = error.pos[0];
+  while (text[at] === " ") at++;
+  return at;
+}
+
+/** Calls `visit` on every token, nested ones too. */
+function visitTokens(tokens: readonly CST.Token[], visit: (token: CST.Token) => void): void {
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) {
+      for (const item of value) walk(item);
+      return;
+    }
+    if (typeof value !== "object" || value === null) return;
+    const token = value as CST.Token & Record<string, unknown>;
+    if (typeof token.type === "string" && typeof token.offset === "number") visit(token);
+    for (const key of ["items", "start", "key", "sep", "value", "end", "props"]) walk(token[key]);
+  };
+  walk(tokens);
 }
 
 /** Line starts straight from the text: the parser skips some newlines while recovering from errors. */

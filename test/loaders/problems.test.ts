@@ -23,8 +23,13 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     );
   });
 
-  it("reports YAML syntax errors with yaml's position", () => {
-    expect(problemsOf(yaml("tasks:", "  a:", '    run: "echo'))).toEqual(["4:1: Missing closing \"quote"]);
+  it("reports YAML syntax errors with yaml's position; a quote, [ or { never closed where it was opened, not where yaml gave up", () => {
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a", "    retryOn: [1, 2", "  b: { run: echo b }"))).toEqual(["4:14: this [ is never closed with ]: yaml read on to 5:3 looking for it"]);
+    expect(problemsOf(yaml("tasks:", "  a: { run: echo a", "  b: { run: echo b }"))).toEqual(["2:6: this { is never closed with }: yaml read on to 3:3 looking for it"]);
+    expect(problemsOf(yaml("tasks:", "  a:", '    run: "echo', "  b:", "    run: echo b"))).toEqual(['3:10: this " is never closed: the string runs on to 6:1, where yaml gave up; close it (a " inside is written \\")']);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: 'it''s", "  b: { run: echo b }"))).toEqual(["3:10: this ' is never closed: the string runs on to 5:1, where yaml gave up; close it (a ' inside is written '')"]);
+    // Other errors keep yaml's own words and position.
+    expect(problemsOf(yaml("tasks:", "  a: { run: x }", "   b: { run: y }"))).toEqual([expect.stringMatching(/^3:4: /)]);
   });
 
   it("keeps line numbers right after a syntax error, and caps the echoes that follow it", () => {
