@@ -36,7 +36,8 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
       }
       const target = indexOf.get(dependency.id);
       if (target === undefined) {
-        const match = suggestions++ < MAX_SUGGESTIONS ? closestMatch(dependency.id, indexOf.keys()) : undefined;
+        // Not the task itself: a task cannot depend on itself, so that is never what was meant.
+        const match = suggestions++ < MAX_SUGGESTIONS ? closestMatch(dependency.id, otherIds(indexOf.keys(), task.id)) : undefined;
         const hint = match === undefined ? "" : `; did you mean ${quote(match)}?`;
         problems.atOffset(at(), `task ${quote(task.id)} depends on ${quote(dependency.id)}, which is not defined${hint}`);
         continue;
@@ -77,4 +78,9 @@ function reportCycles(tasks: DependencyInput[], edges: number[][], waitingOn: nu
 
 function dependencyPath(id: string, index: number | undefined): Array<string | number> {
   return index === undefined ? ["tasks", id, "dependsOn"] : ["tasks", id, "dependsOn", index];
+}
+
+/** `ids` but `self`. */
+function* otherIds(ids: Iterable<string>, self: string): Generator<string> {
+  for (const id of ids) if (id !== self) yield id;
 }

@@ -120,6 +120,12 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       '5:23: task "deploy" depends on itself',
       '6:31: task "other" depends on "nothing-like-it", which is not defined',
     ]);
+    // The nearest id may be the task's own: a task never depends on itself, so another is suggested, or none.
+    const own = yaml("tasks:", "  a2: { run: x, dependsOn: [a2x] }", "  deploy1: { run: x, dependsOn: [deploy9] }", "  deploy2: { run: x }");
+    expect(problemsOf(own)).toEqual([
+      '2:29: task "a2" depends on "a2x", which is not defined',
+      '3:34: task "deploy1" depends on "deploy9", which is not defined; did you mean "deploy2"?',
+    ]);
   });
 
   it("reports a cycle with its path and the position of every edge", () => {
