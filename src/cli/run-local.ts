@@ -77,16 +77,26 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   let interrupted: NodeJS.Signals | undefined;
   let finished = false;
   const hardStop = new AbortController();
+  let deadlineNote: NodeJS.Timeout | undefined;
   // Installed until the summary is out: a signal that arrives after the last task ended must not cut it off.
   const removeSignalHandlers = onShutdownSignals({
     graceful: (signal) => {
       if (finished) return;
       interrupted = signal;
       renderer.note(`${signal} received: no new task starts; running tasks have ${options.shutdownTimeoutMs / 1000}s to finish (send it again to stop at once)`);
+      // Before the queue's own deadline (a timer of the same length, set after this one): said first.
+      deadlineNote = setTimeout(() => {
+        const running = queue.stats().running;
+        if (finished || running === 0) return;
+        renderer.note(
+          `the ${options.shutdownTimeoutMs / 1000}s to finish have passed: stopping ${running === 1 ? "the running task" : `the ${running} running tasks`} (SIGTERM, then SIGKILL ${options.killGraceMs / 1000}s later)`,
+        );
+      }, options.shutdownTimeoutMs);
       void queue.shutdown({ drain: false, deadline: options.shutdownTimeoutMs, signal: hardStop.signal, abortGraceMs: options.killGraceMs + 2000 });
     },
     immediate: (signal) => {
       if (finished) return;
+      clearTimeout(deadlineNote);
       renderer.note(`${signal} received again: killing every task now`);
       killAllProcessGroups("SIGKILL");
       hardStop.abort();
@@ -96,6 +106,7 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     queue.start();
     await queue.shutdown({ drain: true });
     finished = true;
+    clearTimeout(deadlineNote);
     // Belt and braces: whatever happened, no task process outlives the run.
     if (activeProcessGroups() > 0) killAllProcessGroups("SIGKILL");
     const counts = queue.stats().byStatus;

@@ -86,7 +86,8 @@ describe("signals and shutdown", () => {
     // Not before the deadline and the grace (SIGTERM alone cannot end it), and soon after.
     expect(sinceSignalMs).toBeGreaterThanOrEqual(300 + 500 - 50);
     expect(sinceSignalMs).toBeLessThan(300 + 500 + 1000 + SLACK_MS);
-    expect(result.stdout).toMatch(/cancel\s+stubborn: aborted by shutdown/);
+    // When the time to finish is over, a note says what happens next, before the task is stopped.
+    expect(result.stdout).toMatch(/note\s+the 0\.3s to finish have passed: stopping the running task \(SIGTERM, then SIGKILL 0\.5s later\)\n[\s\S]*cancel\s+stubborn: aborted by shutdown/);
     expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 1 cancelled .*\(interrupted by SIGINT\)/);
   });
 
