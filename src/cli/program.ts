@@ -41,9 +41,10 @@ export function buildProgram(version: string): Command {
     .command("validate")
     .description("check a workflow file; run nothing")
     .argument("<file>", "workflow YAML file (- for standard input)")
-    .action(async (file: string) => {
+    .addOption(new Option("--output <mode>", "text or JSON").choices(["plain", "json"]).default("plain"))
+    .action(async (file: string, flags: { output?: string }) => {
       const { validateCommand } = await import("./commands/inspect.js");
-      process.exitCode = await validateCommand(file);
+      process.exitCode = await validateCommand(file, flags.output === "json");
     });
 
   program

@@ -109,6 +109,27 @@ describe("taskq commands", () => {
     expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
   });
 
+  it("validate --output json: one record for the verdict, valid or invalid with each problem, and one per note", async () => {
+    const good = await workspace("tasks:\n  a: { run: x, runAt: 2020-01-01T00:00:00Z }\n  b: { run: y, dependsOn: a }\n");
+    const valid = await runCli(["validate", good.file, "--output", "json"]);
+    expect(valid.code).toBe(0);
+    const records = valid.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records).toEqual([
+      { ts: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), event: "valid", file: good.file, tasks: 2 },
+      { ts: expect.any(String), event: "note", message: `${good.file}:2:23: task "a": runAt 2020-01-01T00:00:00Z is in the past; the task runs now` },
+    ]);
+    const bad = await workspace("tasks:\n  a: { run: x, dependsOn: [nope] }\n");
+    const invalid = await runCli(["validate", bad.file, "--output", "json"]);
+    expect(invalid.code).toBe(2);
+    expect(JSON.parse(invalid.stdout)).toMatchObject({
+      event: "invalid",
+      exitCode: 2,
+      problems: [{ file: bad.file, line: 2, col: 28, message: 'task "a" depends on "nope", which is not defined' }],
+    });
+    // stderr keeps the text, as for run --output json.
+    expect(invalid.stderr).toContain(`${bad.file}:2:28: task "a" depends on "nope"`);
+  });
+
   it("counts the problems it lists, not the line saying that more YAML errors follow", async () => {
     const ws = await workspace(["defaults: ]", ...Array.from({ length: 30 }, (_, index) => `  k${index}: 1`), ""].join("\n"));
     const result = await runCli(["validate", ws.file]);

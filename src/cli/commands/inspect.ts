@@ -6,9 +6,19 @@ async function load(file: string): Promise<Workflow> {
   return loadWorkflow(file);
 }
 
-/** `taskq validate FILE`: exit 0 and a one-line verdict, or the problems and exit 2. */
-export async function validateCommand(file: string): Promise<number> {
+/**
+ * `taskq validate FILE`: exit 0 and a one-line verdict, or the problems and exit 2. With
+ * `--output json`, one record for the verdict (`valid`, or `invalid` with each problem: see
+ * main.ts) and one per note, as `run --output json` writes them.
+ */
+export async function validateCommand(file: string, json = false): Promise<number> {
   const workflow = await load(file);
+  if (json) {
+    const ts = new Date().toISOString();
+    const records = [{ ts, event: "valid", file: workflow.file, tasks: workflow.tasks.length }, ...workflow.notes.map((message) => ({ ts, event: "note", message }))];
+    process.stdout.write(records.map((record) => `${JSON.stringify(record)}\n`).join(""));
+    return 0;
+  }
   const lines = [`${workflow.file}: ok, ${workflow.tasks.length} task${workflow.tasks.length === 1 ? "" : "s"}`];
   for (const note of workflow.notes) lines.push(`note: ${note}`);
   process.stdout.write(`${lines.join("\n")}\n`);
