@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { closeSync, fstatSync, open, openSync, writev, writevSync } from "node:fs";
+import { closeSync, fstatSync, open, openSync, writeSync, writev, writevSync } from "node:fs";
 import path from "node:path";
 import { BufferPool } from "../buffer-pool.js";
 import { TaskqError } from "../errors.js";
@@ -339,16 +339,37 @@ export function openLogFile(file: string, attempt: number): LogFile {
 /** openLogFile through libuv's thread pool: for a disk where creating a file is slow. */
 export function openLogFileAsync(file: string, attempt: number): Promise<LogFile> {
   return new Promise((resolve, reject) => {
-    open(file, "a", (error, fd) => (error === null ? resolve(startLog(fd, attempt)) : reject(error)));
+    open(file, "a", (error, fd) => {
+      if (error !== null) return reject(error);
+      try {
+        resolve(startLog(fd, attempt));
+      } catch (failed) {
+        reject(failed instanceof Error ? failed : new Error(String(failed)));
+      }
+    });
   });
 }
 
+/**
+ * The log of an attempt on `fd`. The marker line of an attempt after the first is written
+ * here, on this thread, before the command can start: a log that cannot take it (a full disk)
+ * throws, and the command is not started (see LogWriteError), where a failed write through
+ * the pool stopped a command already running, or not, by a race. (The first attempt's log has
+ * no marker: its first write is the command's own output.)
+ */
 function startLog(fd: number, attempt: number): LogFile {
+  if (attempt > 1 || holdsBytes(fd)) {
+    try {
+      writeSync(fd, `\n--- taskq: attempt ${attempt} ---\n`);
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+  }
   const log = new LogFile(fd);
   // Failures are reported by AttemptOutput's listener; this one only keeps an error on a
   // path that never gets there (command failed to start) from crashing the process.
   log.on("error", () => {});
-  if (attempt > 1 || holdsBytes(fd)) log.write(`\n--- taskq: attempt ${attempt} ---\n`);
   return log;
 }
 

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, openSync } from "node:fs";
-import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
@@ -468,10 +468,10 @@ prog 100%%
 
   it.skipIf(!existsSync("/dev/full"))("a last attempt whose log cannot be written (a full disk): the dead letter shows the earlier attempt's last lines, saying whose", async () => {
     // Attempt 1 prints, then turns its log into /dev/full (every write: ENOSPC) and fails;
-    // attempt 2 cannot write its log, so taskq stops it and it leaves no lines.
+    // attempt 2 cannot write its log's marker line, so its command never starts, and it leaves no lines.
     const yaml = `tasks:
   flaky:
-    run: 'if [ "$TASKQ_ATTEMPT" = 1 ]; then echo first-out; echo second-out; ln -sf /dev/full "logs/$TASKQ_RUN_ID/flaky.log"; exit 1; fi; sleep 0.3; echo late-out'
+    run: 'if [ "$TASKQ_ATTEMPT" = 1 ]; then echo first-out; echo second-out; ln -sf /dev/full "logs/$TASKQ_RUN_ID/flaky.log"; exit 1; fi; touch "started-$TASKQ_RUN_ID"; sleep 0.3; echo late-out'
     retries: 1
     backoff: { base: 10ms }
 `;
@@ -484,6 +484,25 @@ prog 100%%
     expect(json.code).toBe(1);
     const summary = JSON.parse(json.stdout.trim().split("\n").at(-1)!) as { deadLetters: unknown[] };
     expect(summary.deadLetters).toEqual([expect.objectContaining({ id: "flaky", attempts: 2, tail: ["first-out", "second-out"], tailAttempt: 1 })]);
+    // Never a command started, then stopped by taskq for want of its log (a deploy cut short, then run again).
+    expect((await readdir(ws.dir)).filter((name) => name.startsWith("started-"))).toEqual([]);
+  });
+
+  it.skipIf(!existsSync("/dev/full"))("a retry whose log cannot be written does not start its command, every time: it fails as a log error and is retried", async () => {
+    const yaml = `tasks:
+  deploy:
+    run: 'if [ "$TASKQ_ATTEMPT" = 1 ]; then ln -sf /dev/full "logs/$TASKQ_RUN_ID/deploy.log"; exit 1; fi; touch "ran-$TASKQ_RUN_ID-$TASKQ_ATTEMPT"; exit 0'
+    retries: 3
+    backoff: { base: 10ms }
+`;
+    const ws = await workspace(yaml);
+    logRoots.push(ws.logs);
+    for (let run = 0; run < 5; run++) {
+      const result = await runCli(["run", ws.file, "--log-dir", "logs", "--output", "plain"], { cwd: ws.dir, env: { CI: "true", NO_COLOR: "1" } });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(/✗ deploy: cannot write log file .*deploy\.log: ENOSPC.* \(4 attempts\)/);
+    }
+    expect((await readdir(ws.dir)).filter((name) => name.startsWith("ran-"))).toEqual([]);
   });
 
   it("a cwd missing when the run starts: made by a task it depends on, the task runs there (no note); missing for a task that depends on none, a note, and the task fails naming the folder", async () => {
