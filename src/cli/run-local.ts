@@ -5,7 +5,7 @@ import type { Workflow } from "../loaders/index.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
 import { createRunFolder } from "./run-folder.js";
-import { onShutdownSignals, signalExitCode } from "./signals.js";
+import { onJobControl, onShutdownSignals, signalExitCode } from "./signals.js";
 import { SummaryCollector } from "./summary.js";
 import { smallThreadPool } from "./thread-pool.js";
 
@@ -102,6 +102,17 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
       hardStop.abort();
     },
   });
+  // Ctrl-Z stops the tasks with taskq, and `fg` continues them (time stopped counts toward their timeouts).
+  const removeJobControl = onJobControl({
+    stop: () => {
+      renderer.suspend?.();
+      killAllProcessGroups("SIGSTOP");
+    },
+    resume: () => {
+      killAllProcessGroups("SIGCONT");
+      renderer.resume?.();
+    },
+  });
   try {
     queue.start();
     await queue.shutdown({ drain: true });
@@ -121,6 +132,7 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   } finally {
     if (activeProcessGroups() > 0) killAllProcessGroups("SIGKILL");
     removeSignalHandlers();
+    removeJobControl();
     releaseLogDir();
   }
 }

@@ -27,3 +27,23 @@ export function onShutdownSignals(handlers: {
     for (const signal of HANDLED) process.off(signal, listener);
   };
 }
+
+/**
+ * Job control for a run: Ctrl-Z (SIGTSTP) stops taskq's own process group only, and each task
+ * leads a group of its own, so the tasks would run on without it (their output backing up in
+ * full pipes). `stop` is called on SIGTSTP, before taskq stops itself with SIGSTOP (the
+ * default action a handler replaces); `resume` on SIGCONT (`fg`, `bg`). Returns the function
+ * that removes both handlers.
+ */
+export function onJobControl(handlers: { stop: () => void; resume: () => void }): () => void {
+  const stop = (): void => {
+    handlers.stop();
+    process.kill(process.pid, "SIGSTOP");
+  };
+  process.on("SIGTSTP", stop);
+  process.on("SIGCONT", handlers.resume);
+  return () => {
+    process.off("SIGTSTP", stop);
+    process.off("SIGCONT", handlers.resume);
+  };
+}

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { closeSync, constants, existsSync, openSync, readdirSync, statSync } from "node:fs";
+import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { constants as osConstants, tmpdir } from "node:os";
 import path from "node:path";
@@ -75,6 +75,48 @@ describe("signals and shutdown", () => {
     expect(events.at(-1)).toMatchObject({ event: "summary", interrupted: signal, exitCode: code, counts: { CANCELLED: 5 } });
     expect(existsSync(path.join(run.dir, "ran-queued"))).toBe(false);
     expect(existsSync(path.join(run.dir, "ran-after"))).toBe(false);
+  });
+
+  it("Ctrl-Z (SIGTSTP) stops the tasks with taskq, each in its own group; SIGCONT (fg) continues them, and the run ends as it would have", async () => {
+    const run = await startRun(tasksYaml([["counter", '{ run: "echo pgid $$; i=0; while [ $i -lt 20 ]; do i=$((i+1)); sleep 0.1; done; echo counted" }']]));
+    await waitForOutput(run, /counter \| pgid \d+/);
+    const pgid = Number(/counter \| pgid (\d+)/.exec(run.stdout())![1]);
+    /** The state letters (R, S, T...) of taskq and of every process of the task's group. */
+    const states = (): { taskq: string; task: string[] } => {
+      const state = (pid: number | string): string => {
+        try {
+          const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+          return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]!;
+        } catch {
+          return "gone";
+        }
+      };
+      const task = readdirSync("/proc")
+        .filter((entry) => /^\d+$/.test(entry))
+        .filter((pid) => {
+          try {
+            const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+            return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]) === pgid;
+          } catch {
+            return false;
+          }
+        })
+        .map(state);
+      return { taskq: state(run.child.pid!), task };
+    };
+    run.signalTaskq("SIGTSTP");
+    await waitUntil("taskq and its task stopped", () => {
+      const now = states();
+      return now.taskq === "T" && now.task.length > 0 && now.task.every((letter) => letter === "T");
+    });
+    // Stopped, they stay stopped.
+    await delay(300);
+    expect(states().task.every((letter) => letter === "T")).toBe(true);
+    run.signalTaskq("SIGCONT");
+    const { result } = await run.exited;
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("counter | counted");
+    expect(result.stdout).toMatch(/Summary: 1 succeeded/);
   });
 
   it("SIGKILLs a task that ignores SIGTERM once the kill grace is over (case 3)", async () => {

@@ -38,6 +38,7 @@ export class TtyRenderer implements Renderer {
   readonly #pending: BufferedWriter;
   readonly #prefixes: TaskPrefixes;
   #timer: ReturnType<typeof setInterval> | undefined;
+  #finished = false;
 
   constructor(spinner: Ora, stream: NodeJS.WriteStream, colors: ChalkInstance) {
     this.#spinner = spinner;
@@ -92,7 +93,23 @@ export class TtyRenderer implements Renderer {
     this.#print(this.#c.magenta(`note: ${text}`));
   }
 
+  suspend(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#flushLines();
+    // Off the terminal, with the cursor shown: the shell's prompt comes next.
+    this.#spinner.stop();
+  }
+
+  resume(): void {
+    // Not after the summary: a SIGCONT then (the leftovers' grace) must not draw the board again.
+    if (this.#timer !== undefined || this.#finished) return;
+    this.#spinner.start(this.#board());
+    this.#timer = setInterval(() => this.#refresh(), 100);
+  }
+
   async finish(summary: RunSummary): Promise<void> {
+    this.#finished = true;
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#flushLines();
     this.#spinner.stop();

@@ -66,4 +66,8 @@ export interface Renderer {
   note(text: string): void;
   /** Stops any live display and prints the summary. */
   finish(summary: RunSummary): Promise<void>;
+  /** Ctrl-Z: taskq is about to stop; a live display takes itself off the terminal and shows the cursor. */
+  suspend?(): void;
+  /** Continued after suspend(): a live display draws itself again. */
+  resume?(): void;
 }
