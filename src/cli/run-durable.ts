@@ -110,10 +110,10 @@ function count(tasks: number): string {
   return `${tasks} task${tasks === 1 ? "" : "s"}`;
 }
 
-/** Resolves when the run reaches a terminal state (checked twice a second; cheap, indexed). */
+/** Resolves when the run reaches a terminal state: looked at (its state alone) after this worker ends a task, and every half second. */
 async function untilFinished(store: PostgresStore, runId: string, taskEnded: () => Promise<void>): Promise<void> {
   for (;;) {
-    // When this worker ends a task (its last, most often), else every half second (another worker's).
+    // When this worker ends a task (its last, most often), else every half second (another worker's task).
     const ended = taskEnded();
     const poll = new AbortController();
     // The poll's timer is cleared when a task ends first: it would hold the process up to 0.5 s past the run.

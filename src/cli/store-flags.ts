@@ -1,4 +1,4 @@
-import { UsageError } from "../errors.js";
+import { TaskqError, UsageError } from "../errors.js";
 import type { PostgresStore } from "../store/postgres/index.js";
 import { schemaNames } from "../store/postgres/names.js";
 import { redactConnectionString } from "../store/postgres/redact.js";
@@ -40,15 +40,21 @@ const POSTGRES_URL = /^postgres(ql)?:\/\//i;
  * TASKQ_STORE), else `taskq`; a name the store would refuse is a usage error.
  */
 export function storeSchema(flags: StoreFlags): string {
-  const env = process.env.TASKQ_STORE_SCHEMA;
-  const [source, schema] =
-    typeof flags.storeSchema === "string" ? ["--store-schema", flags.storeSchema] : ["TASKQ_STORE_SCHEMA", env === undefined || env === "" ? "taskq" : env];
+  const source = schemaSource(flags);
+  const schema = source === "--store-schema" ? (flags.storeSchema as string) : source === "TASKQ_STORE_SCHEMA" ? process.env.TASKQ_STORE_SCHEMA! : "taskq";
   try {
     schemaNames(schema);
   } catch (error) {
     throw new UsageError(`${source}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   return schema;
+}
+
+/** Where the schema's name comes from: the flag, the variable (set and not empty), or neither (the default). */
+function schemaSource(flags: StoreFlags): "--store-schema" | "TASKQ_STORE_SCHEMA" | undefined {
+  if (typeof flags.storeSchema === "string") return "--store-schema";
+  const env = process.env.TASKQ_STORE_SCHEMA;
+  return env === undefined || env === "" ? undefined : "TASKQ_STORE_SCHEMA";
 }
 
 /**
@@ -60,8 +66,7 @@ export function storeSchema(flags: StoreFlags): string {
 export async function openStore(flags: StoreFlags, options: { create?: boolean } = {}): Promise<PostgresStore> {
   const url = storeUrl(flags);
   const schema = storeSchema(flags);
-  const { TaskqError } = await import("../errors.js");
-  const { PostgresStore, redactConnectionString } = await import("../store/postgres/index.js").catch((error: unknown) => {
+  const { PostgresStore } = await import("../store/postgres/index.js").catch((error: unknown) => {
     // An install without the durable mode's packages (pruned, or copied without node_modules).
     const missing = /Cannot find (?:module|package) '(pg|prom-client)'/.exec(error instanceof Error ? error.message : "")?.[1];
     if (missing === undefined) throw error;
@@ -71,8 +76,8 @@ export async function openStore(flags: StoreFlags, options: { create?: boolean }
     return await PostgresStore.open({ connectionString: url, schema, poolSize: 8, create: options.create ?? true });
   } catch (error) {
     if (error instanceof TaskqError && error.code === "STORE_NOT_FOUND") {
-      const source = typeof flags.storeSchema === "string" ? "given by --store-schema" : process.env.TASKQ_STORE_SCHEMA ? "given by TASKQ_STORE_SCHEMA" : "the default";
-      const message = error.message.replace(/(schema "[^"]*")/, `$1 (${source})`);
+      const source = schemaSource(flags);
+      const message = error.message.replace(/(schema "[^"]*")/, `$1 (${source === undefined ? "the default" : `given by ${source}`})`);
       throw new TaskqError("STORE_NOT_FOUND", `${redactConnectionString(url)}: ${message}; submit, worker and run --store make one`, { cause: error });
     }
     const reason = error instanceof Error ? error.message.replaceAll(url, redactConnectionString(url)) : String(error);

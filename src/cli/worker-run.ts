@@ -6,7 +6,7 @@ import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, st
 import type { LeasedTask, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
 import { BufferedWriter, jsonRecordHead } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
-import { hasControlBytes, terminalSafe } from "./render/control-bytes.js";
+import { eachLineText, hasControlBytes, terminalSafe } from "./render/control-bytes.js";
 import { clock } from "./render/describe.js";
 import { RunHandlers } from "./run-handlers.js";
 import { onShutdownSignals, signalExitCode } from "./signals.js";
@@ -89,7 +89,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
           out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", runId, id: taskId, stream }), bytes, count, ends)
       : (taskId, stream, bytes, count, ends) => {
           if (terminal && hasControlBytes(bytes)) {
-            for (let line = 0, start = 0; line < count; start = ends[line++] as number) sink.line(taskId, stream, bytes.toString("utf8", start, (ends[line] as number) - 1));
+            eachLineText(bytes, count, ends, (text) => sink.line(taskId, stream, text));
             return;
           }
           out.writePrefixedLines(Buffer.from(`${runId}/${taskId} | `), bytes, count, ends);

@@ -3,8 +3,11 @@ import { TaskqError } from "../errors.js";
 import { formatDuration } from "./format-duration.js";
 import type { AttemptResult, ShellTask } from "./types.js";
 
-/** Exit codes a retry cannot fix: 126 not executable, 127 command not found. */
-const PERMANENT_EXIT_CODES = new Set([126, 127]);
+/** Exit codes a retry cannot fix, as the shell sets them. */
+const PERMANENT_EXIT_CODES = new Map([
+  [126, "the shell's code for not executable"],
+  [127, "the shell's code for command not found"],
+]);
 
 /** An attempt that did not succeed; `result` says how it ended. */
 export class TaskFailedError extends TaskqError {
@@ -43,32 +46,30 @@ export class LogWriteError extends TaskqError {
   }
 }
 
-/** What 126 and 127 mean, as the shell sets them: why they are never retried. */
-const PERMANENT_MEANING = new Map([
-  [126, "the shell's code for not executable"],
-  [127, "the shell's code for command not found"],
-]);
-
 function describeFailure(task: ShellTask, result: AttemptResult): string {
   if (result.timedOut) return task.timeoutMs === undefined ? "timed out" : `timed out after ${formatDuration(task.timeoutMs)}`;
   if (result.cancelled) return "cancelled";
   const how = result.signal !== null ? `killed by ${result.signal}` : `exited with code ${String(result.exitCode)}`;
   // Why no retry follows, where retries may be set: the task's attempts left unused would puzzle.
-  const code = shellExitCode(result);
-  const meaning = code === null ? undefined : PERMANENT_MEANING.get(code);
-  if (meaning !== undefined) return `${how} (never retried: ${meaning})`;
-  if (task.retryOn !== undefined && (code === null || !task.retryOn.includes(code))) return `${how} (${code ?? "no code"} is not in retryOn: not retried)`;
-  return how;
+  const why = whyNotRetried(task, result);
+  return why === undefined ? how : `${how} (${why})`;
 }
 
 function isPermanentFailure(task: ShellTask, result: AttemptResult): boolean {
   // The engine never retries a cancel; a timeout is worth another attempt.
   if (result.cancelled) return true;
   if (result.timedOut) return false;
+  return whyNotRetried(task, result) !== undefined;
+}
+
+/** Why an attempt that ended by itself (not timed out, not cancelled) is not retried, in words; undefined when it may be. */
+function whyNotRetried(task: ShellTask, result: AttemptResult): string | undefined {
   const code = shellExitCode(result);
-  if (code !== null && PERMANENT_EXIT_CODES.has(code)) return true;
-  if (task.retryOn === undefined) return false;
-  return code === null || !task.retryOn.includes(code);
+  const meaning = code === null ? undefined : PERMANENT_EXIT_CODES.get(code);
+  if (meaning !== undefined) return `never retried: ${meaning}`;
+  if (task.retryOn === undefined) return undefined;
+  if (code === null) return "no exit code to match retryOn: not retried";
+  return task.retryOn.includes(code) ? undefined : `${code} is not in retryOn: not retried`;
 }
 
 /** A signal death counts as 128 + signal number, as `$?` shows it in a shell. */

@@ -69,3 +69,8 @@ export function terminalSafe(text: string): string {
   const line = (returned === -1 ? text : text.slice(returned + 1)).replace(CONTROLS, "$1");
   return HAS_ESCAPE.test(line) ? `${line}\x1b[0m` : line;
 }
+
+/** Calls `line` with each of a block's `count` lines as text, without its "\n" (`ends` as a LineSplitter block gives them). */
+export function eachLineText(bytes: Buffer, count: number, ends: Int32Array, line: (text: string) => void): void {
+  for (let index = 0, start = 0; index < count; start = ends[index++] as number) line(bytes.toString("utf8", start, (ends[index] as number) - 1));
+}

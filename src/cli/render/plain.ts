@@ -2,7 +2,7 @@ import type { StreamName } from "../../handlers/index.js";
 import type { ChalkInstance } from "chalk";
 import type { Queue } from "../../engine/index.js";
 import { BufferedWriter } from "../output.js";
-import { hasControlBytes, terminalSafe } from "./control-bytes.js";
+import { eachLineText, hasControlBytes, terminalSafe } from "./control-bytes.js";
 import { clock, clockWithDate, describeError, formatDelay } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
 import { TaskPrefixes } from "./task-prefixes.js";
@@ -59,7 +59,7 @@ export class PlainRenderer implements Renderer {
   /** The same output as `line` gives for each line, built as bytes: no string per line (on a terminal, but for a block with a control byte). */
   lines(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void {
     if (this.#terminal && hasControlBytes(bytes)) {
-      for (let line = 0, start = 0; line < count; start = ends[line++] as number) this.line(taskId, stream, bytes.toString("utf8", start, (ends[line] as number) - 1));
+      eachLineText(bytes, count, ends, (text) => this.line(taskId, stream, text));
       return;
     }
     this.#out.writePrefixedLines(this.#prefixes.bytes(taskId), bytes, count, ends);

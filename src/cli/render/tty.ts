@@ -3,7 +3,7 @@ import type { ChalkInstance } from "chalk";
 import type { Ora } from "ora";
 import type { Queue } from "../../engine/index.js";
 import { BufferedWriter, whenStreamDrained } from "../output.js";
-import { hasControlBytes, terminalSafe } from "./control-bytes.js";
+import { eachLineText, hasControlBytes, terminalSafe } from "./control-bytes.js";
 import { clock, clockWithDate, describeError, formatDelay } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
 import { TaskPrefixes } from "./task-prefixes.js";
@@ -82,7 +82,7 @@ export class TtyRenderer implements Renderer {
       this.#pending.writePrefixedLines(this.#prefixes.bytes(taskId), bytes, count, ends);
       return;
     }
-    for (let line = 0, start = 0; line < count; start = ends[line++] as number) this.line(taskId, stream, bytes.toString("utf8", start, (ends[line] as number) - 1));
+    eachLineText(bytes, count, ends, (text) => this.line(taskId, stream, text));
   }
 
   whenDrained(): Promise<void> | undefined {

@@ -122,8 +122,7 @@ export class PostgresStore {
 
   /** Whether the schema holds taskq's tables (its migrations table). */
   async #exists(): Promise<boolean> {
-    const names = schemaNames(this.schema);
-    return this.#guard("connect", async () => (await this.pool.query<{ found: boolean }>("SELECT to_regclass($1) IS NOT NULL AS found", [names.migrations])).rows[0]?.found === true);
+    return this.#guard("connect", async () => (await this.pool.query<{ found: boolean }>("SELECT to_regclass($1) IS NOT NULL AS found", [this.#names.migrations])).rows[0]?.found === true);
   }
 
   /** Applies pending migrations (idempotent, safe to run concurrently). */
@@ -258,7 +257,6 @@ export class PostgresStore {
     return this.#guard("deadLetters", () => readDeadLetters(this.pool, this.#names, runId));
   }
 
-  /** A run's tasks and counts. Also settles the run's state, should a worker have died between commit and refresh. */
   /** A run's state alone, settled first as runStatus settles it: a cheap look at whether it has ended. */
   async runState(runId: string): Promise<RunStatus["state"]> {
     return this.#guard("runState", async () => {
@@ -269,6 +267,7 @@ export class PostgresStore {
     });
   }
 
+  /** A run's tasks and counts. Also settles the run's state, should a worker have died between commit and refresh. */
   async runStatus(runId: string): Promise<RunStatus> {
     return this.#guard("runStatus", async () => {
       await refreshRunState(this.pool, this.#names, runId);
