@@ -24,7 +24,9 @@ export type BlockHandler = (bytes: Buffer, count: number, ends: Int32Array) => v
 
 /**
  * Splits a byte stream into display lines. Memory stays bounded whatever the input:
- * of a line still open, only its first DISPLAY_LIMIT bytes are kept, plus its length.
+ * of a line still open, only its first DISPLAY_LIMIT bytes are kept, plus its length; of
+ * one longer than that which a carriage return rewrote (a progress bar), its last state
+ * from its "\r" on (a terminal shows the text after the last one: see terminalSafe).
  *
  * With a block handler, the common case (short lines that end in "\n") is passed on as
  * byte ranges of the chunk, one call per chunk, instead of a string per line: a task
@@ -36,8 +38,10 @@ export class LineSplitter {
   /** First bytes of the open line, allocated on first need. */
   #prefix: Buffer | undefined;
   #prefixBytes = 0;
-  /** Full length of the open line so far. */
+  /** Length of the open line so far: from its last "\r" on, once that is all it shows (see #append). */
   #lineBytes = 0;
+  /** Its whole length so far. */
+  #totalBytes = 0;
   #lastByte = -1;
   /** Line ends of the block being gathered (see BlockHandler): sharedEnds while a push() runs. */
   #ends: Int32Array = EMPTY_ENDS;
@@ -106,6 +110,23 @@ export class LineSplitter {
 
   #append(chunk: Buffer, start: number, end: number): void {
     if (end <= start) return;
+    // A line that "\r" rewrites (a progress bar) and that outgrows the display: only its
+    // last state is worth showing, kept from its "\r" on. A "\r" that ends a chunk may start
+    // a "\r\n": it counts once bytes follow it.
+    if (this.#totalBytes + end - start > DISPLAY_LIMIT) {
+      const rewrite = end - start >= 2 ? chunk.lastIndexOf(CARRIAGE_RETURN, end - 2) : -1;
+      if (rewrite >= start) {
+        this.#totalBytes += rewrite - start;
+        this.#prefixBytes = 0;
+        this.#lineBytes = 0;
+        start = rewrite;
+      } else if (this.#lastByte === CARRIAGE_RETURN) {
+        (this.#prefix ??= Buffer.allocUnsafe(DISPLAY_LIMIT))[0] = CARRIAGE_RETURN;
+        this.#prefixBytes = 1;
+        this.#lineBytes = 1;
+      }
+    }
+    this.#totalBytes += end - start;
     this.#lineBytes += end - start;
     this.#lastByte = chunk[end - 1] ?? -1;
     const room = DISPLAY_LIMIT - this.#prefixBytes;
@@ -121,13 +142,18 @@ export class LineSplitter {
     this.#onLine(length <= DISPLAY_LIMIT ? prefix.toString("utf8", 0, length) : truncated(prefix, DISPLAY_LIMIT, length));
     this.#prefixBytes = 0;
     this.#lineBytes = 0;
+    this.#totalBytes = 0;
     this.#lastByte = -1;
   }
 }
 
-/** The display text of chunk[start, newline): "\r\n" handled, long lines cut. */
+/** The display text of chunk[start, newline): "\r\n" handled, long lines cut (one that "\r" rewrote, to its last state). */
 function displayLine(chunk: Buffer, start: number, newline: number): string {
   const end = newline > start && chunk[newline - 1] === CARRIAGE_RETURN ? newline - 1 : newline;
+  if (end - start > DISPLAY_LIMIT) {
+    const rewrite = chunk.lastIndexOf(CARRIAGE_RETURN, end - 1);
+    if (rewrite > start) start = rewrite;
+  }
   const length = end - start;
   if (length <= DISPLAY_LIMIT) return chunk.toString("utf8", start, end);
   return truncated(chunk.subarray(start, start + DISPLAY_LIMIT), DISPLAY_LIMIT, length);

@@ -176,6 +176,29 @@ describe("output", () => {
     expect(await fileRepeats(path.join(result.logDir, "line.log"), Buffer.from("a".repeat(1024)), (50 * MB) / 1024)).toBe(true);
   });
 
+  it("a progress bar rewritten with \\r past 4 KiB: the console and the summary show its last state, the log every state", async () => {
+    // 1,000 states of ~20 bytes, as pip, curl or docker draw them, then a failure: its summary shows the last lines too.
+    const bar = `for i in $(seq 1 1000); do printf '\\\\rdownloading %d/1000' $i; done; printf '\\\\n'; exit 3`;
+    const yaml = tasksYaml([["bar", `{ run: "${bar}" }`]]);
+    const plain = await runToEnd(yaml, ["--output", "plain"]);
+    expect(plain.code).toBe(1);
+    const lines = plain.stdout.split("\n");
+    expect(lines).toContain("bar | \rdownloading 1000/1000");
+    expect(plain.stdout).not.toContain("downloading 1/1000");
+    const summaryTail = lines.slice(lines.findIndex((line) => line.includes("FAILED")));
+    expect(summaryTail.some((line) => line.endsWith("downloading 1000/1000"))).toBe(true);
+    const log = await readFile(path.join(plain.logDir, "bar.log"), "utf8");
+    expect(log.startsWith("\rdownloading 1/1000\rdownloading 2/1000")).toBe(true);
+    expect(log.endsWith("\rdownloading 1000/1000\n")).toBe(true);
+
+    const json = await runToEnd(yaml, ["--output", "json"]);
+    const output = json.stdout
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as { event: string; text?: string; tasks?: Array<{ tail?: string[] }> });
+    expect(output.filter((e) => e.event === "output").map((e) => e.text)).toEqual(["\rdownloading 1000/1000"]);
+  });
+
   it("binary output: the log's bytes are exactly what the task wrote (case 15)", async () => {
     const yaml = "tasks:\n  bin:\n    run: |\n      { printf '\\000\\001\\377\\376\\r\\n\\033[2J\\033[31m'; head -c 200000 /dev/urandom; printf '\\r'; } > expected.bin\n      cat expected.bin\n";
     const result = await runToEnd(yaml);

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DISPLAY_LIMIT, LineSplitter, TAIL_LINE_LIMIT, Tail } from "../../src/handlers/line-splitter.js";
 import { formatDuration } from "../../src/handlers/index.js";
@@ -35,6 +36,39 @@ describe("LineSplitter", () => {
   it("never splits a UTF-8 character when cutting", () => {
     const line = `${"a".repeat(DISPLAY_LIMIT - 1)}é${"b".repeat(10)}`;
     expect(split(`${line}\n`)).toEqual([`${"a".repeat(DISPLAY_LIMIT - 1)}… (${DISPLAY_LIMIT + 11} bytes)`]);
+  });
+
+  it("shows a progress bar that \\r rewrote past the limit by its last state, however it is chunked", () => {
+    const states = Array.from({ length: 1000 }, (_, i) => `\rdownloading ${i + 1}/1000`).join("");
+    const input = `${states}\nfinished\n`;
+    expect(split(input)).toEqual(["\rdownloading 1000/1000", "finished"]);
+    for (const size of [1, 2, 7, 13, 64, 4096]) {
+      const chunks: string[] = [];
+      for (let at = 0; at < input.length; at += size) chunks.push(input.slice(at, at + size));
+      expect(split(...chunks)).toEqual(["\rdownloading 1000/1000", "finished"]);
+    }
+    // The last state cut as any long line is; a "\r" that ends a chunk, then "\n", is a line end, not a rewrite.
+    const long = "z".repeat(DISPLAY_LIMIT + 3);
+    expect(split(`${"a".repeat(DISPLAY_LIMIT)}\r${long}\n`)).toEqual([`\r${"z".repeat(DISPLAY_LIMIT - 1)}… (${DISPLAY_LIMIT + 4} bytes)`]);
+    expect(split(`${"b".repeat(DISPLAY_LIMIT + 1)}\r`, "\nnext\n")).toEqual([`${"b".repeat(DISPLAY_LIMIT)}… (${DISPLAY_LIMIT + 1} bytes)`, "next"]);
+    expect(split(`${"b".repeat(DISPLAY_LIMIT + 1)}\r`, "done\n")).toEqual(["\rdone"]);
+    // Under the limit, the line goes as written, every state in it.
+    expect(split("10%\r20%\r30%\n")).toEqual(["10%\r20%\r30%"]);
+  });
+
+  it("gives the same display text for a long rewritten line whatever the chunking (property)", () => {
+    const piece = fc.oneof(fc.constantFrom("\r", "\r\n", "\n"), fc.string({ minLength: 0, maxLength: 3000, unit: fc.constantFrom("a", "é", "-") }));
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), fc.array(fc.integer({ min: 1, max: 5000 }), { minLength: 1, maxLength: 8 }), (pieces, sizes) => {
+        const input = Buffer.from(pieces.join(""));
+        const whole = split(input);
+        const chunks: Buffer[] = [];
+        for (let at = 0, i = 0; at < input.length; at += sizes[i++ % sizes.length]!) chunks.push(input.subarray(at, at + sizes[i % sizes.length]!));
+        expect(split(...chunks)).toEqual(whole);
+        expect(splitWithBlocks(...chunks).lines.map((line) => line.replace(/^\[block\] /, ""))).toEqual(whole);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("decodes a character split across chunks", () => {
