@@ -5,7 +5,7 @@ import type { Workflow } from "../loaders/index.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
 import { createRunFolder } from "./run-folder.js";
-import { onJobControl, onShutdownSignals, signalExitCode } from "./signals.js";
+import { onJobControl, onShutdownSignals, secondSignal, signalExitCode } from "./signals.js";
 import { SummaryCollector } from "./summary.js";
 import { smallThreadPool } from "./thread-pool.js";
 
@@ -94,10 +94,10 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
       }, options.shutdownTimeoutMs);
       void queue.shutdown({ drain: false, deadline: options.shutdownTimeoutMs, signal: hardStop.signal, abortGraceMs: options.killGraceMs + 2000 });
     },
-    immediate: (signal) => {
+    immediate: (signal, first) => {
       if (finished) return;
       clearTimeout(deadlineNote);
-      renderer.note(`${signal} received again: killing every task now`);
+      renderer.note(`${secondSignal(signal, first)}: killing every task now`);
       killAllProcessGroups("SIGKILL");
       hardStop.abort();
     },

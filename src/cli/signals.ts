@@ -9,18 +9,21 @@ export function signalExitCode(signal: NodeJS.Signals): number {
 
 /**
  * Two-phase signal handling: the first SIGINT, SIGTERM or SIGHUP calls
- * `graceful`, any later one calls `immediate`. Returns the function that
+ * `graceful`, any later one calls `immediate`, with the first. Returns the function that
  * removes the handlers.
  */
 export function onShutdownSignals(handlers: {
   graceful: (signal: NodeJS.Signals) => void;
-  immediate: (signal: NodeJS.Signals) => void;
+  immediate: (signal: NodeJS.Signals, first: NodeJS.Signals) => void;
 }): () => void {
-  let count = 0;
+  let first: NodeJS.Signals | undefined;
   const listener = (signal: NodeJS.Signals): void => {
-    count++;
-    if (count === 1) handlers.graceful(signal);
-    else handlers.immediate(signal);
+    if (first === undefined) {
+      first = signal;
+      handlers.graceful(signal);
+    } else {
+      handlers.immediate(signal, first);
+    }
   };
   for (const signal of HANDLED) process.on(signal, listener);
   return () => {
@@ -46,4 +49,9 @@ export function onJobControl(handlers: { stop: () => void; resume: () => void })
     process.off("SIGTSTP", stop);
     process.off("SIGCONT", handlers.resume);
   };
+}
+
+/** "SIGINT received again", or "SIGTERM received after SIGINT" (a runner's cancel after a Ctrl-C): what a second signal is called. */
+export function secondSignal(signal: NodeJS.Signals, first: NodeJS.Signals): string {
+  return signal === first ? `${signal} received again` : `${signal} received after ${first}`;
 }

@@ -9,7 +9,7 @@ import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { eachLineText, hasControlBytes, terminalSafe } from "./render/control-bytes.js";
 import { clock } from "./render/describe.js";
 import { RunHandlers } from "./run-handlers.js";
-import { onShutdownSignals, signalExitCode } from "./signals.js";
+import { onShutdownSignals, secondSignal, signalExitCode } from "./signals.js";
 import { keepHeapSmall } from "./small-heap.js";
 import { smallThreadPool } from "./thread-pool.js";
 
@@ -159,8 +159,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       print({ event: "note", message: `${signal} received` }, `${signal} received: no new task is leased; running tasks have ${formatDuration(options.shutdownTimeoutMs)} to finish`);
       void stop(options.shutdownTimeoutMs);
     },
-    immediate: (signal) => {
-      print({ event: "note", message: `${signal} received again` }, `${signal} received again: killing every task now`);
+    immediate: (signal, first) => {
+      print({ event: "note", message: secondSignal(signal, first) }, `${secondSignal(signal, first)}: killing every task now`);
       // Abort first, so each attempt ends as a shutdown (lease given back, attempt not counted), not as a failure.
       worker.abortRunning();
       killAllProcessGroups("SIGKILL");

@@ -151,6 +151,18 @@ describe("signals and shutdown", () => {
     expect(result.stdout).toMatch(/0 succeeded, 0 failed, 2 cancelled/);
   });
 
+  it("a runner's SIGTERM after a Ctrl-C is named as such, not as the same signal again", async () => {
+    const run = await startRun(tasksYaml([["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }']]), ["--shutdown-timeout", "30s", "--kill-grace", "30s"]);
+    await waitForLedger(run, "start", 1);
+    run.signalGroup("SIGINT");
+    await waitForOutput(run, /SIGINT received: no new task starts/);
+    run.signalTaskq("SIGTERM");
+    const { result } = await run.exited;
+    expect(result.code).toBe(130); // the run was interrupted by the first
+    expect(result.stdout).toMatch(/SIGTERM received after SIGINT: killing every task now/);
+    expect(result.stdout).not.toMatch(/received again/);
+  });
+
   it("taskq itself SIGKILLed (a runner's hard stop): its guard gives every task group SIGTERM at once, SIGKILL after the kill grace, then leaves", { timeout: 60_000 }, async () => {
     const yaml = tasksYaml([
       ["done", '{ run: "true" }'],
