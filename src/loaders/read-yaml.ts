@@ -61,8 +61,23 @@ function reportYamlErrors(errors: YAMLError[], problems: ProblemList, tokens: CS
       problems.atOffset(at, `... and up to ${errors.length - index} more YAML errors from here on; fix the ones above first`);
       return;
     }
-    problems.atOffset(at, unclosed?.message ?? error.message.split("\n")[0] ?? error.message);
+    problems.atOffset(at, unclosed?.message ?? withHint(error.message.split("\n")[0] ?? error.message, lineAt(text, error.pos[0])));
   }
+}
+
+/** yaml's words for a plain value with ": " in it (`run: echo a: b`), which it reads as a mapping inside a mapping. */
+const COLON_IN_VALUE = /^(Nested mappings are not allowed in compact mappings|Block collections are not allowed within flow collections)/;
+
+/** yaml's message, with what to do where its own words do not say it: for one of COLON_IN_VALUE, only where the line has a second ": ". */
+function withHint(message: string, line: string): string {
+  if (COLON_IN_VALUE.test(message) && /:\s.*:(\s|$)/.test(line)) return `${message}: a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)`;
+  return message;
+}
+
+/** The line of `text` that holds `offset`. */
+function lineAt(text: string, offset: number): string {
+  const end = text.indexOf("\n", offset);
+  return text.slice(text.lastIndexOf("\n", offset - 1) + 1, end === -1 ? text.length : end);
 }
 
 /**

@@ -32,6 +32,14 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: x }", "   b: { run: y }"))).toEqual([expect.stringMatching(/^3:4: /)]);
   });
 
+  it("says to quote a command with \": \" in it, which YAML reads as a mapping, block or flow style; not where the line has no second \": \"", () => {
+    const hint = ': a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)';
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a: b"))).toEqual([`3:10: Nested mappings are not allowed in compact mappings${hint}`]);
+    expect(problemsOf(yaml("tasks:", "  b: { run: echo x: y }"))).toEqual([`2:13: Block collections are not allowed within flow collections${hint}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a:"))).toEqual([`3:10: Nested mappings are not allowed in compact mappings${hint}`]);
+    expect(problemsOf(yaml("tasks:", "  a: { run: [ - x ] }"))[0]).not.toContain("quoted");
+  });
+
   it("keeps line numbers right after a syntax error, and caps the echoes that follow it", () => {
     const lines = ["defaults: ]", ...Array.from({ length: 30 }, (_, index) => `  k${index}: 1`)];
     const problems = problemsOf(yaml(...lines));
