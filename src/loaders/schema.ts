@@ -92,7 +92,7 @@ const taskOptionsShape = {
       ),
     "Exponential backoff between attempts, with full jitter",
   ),
-  timeout: optional(durationSchema.check(z.refine((ms) => ms > 0, "must be longer than 0")), "Time limit per attempt"),
+  timeout: optional(durationSchema.check(z.refine((ms) => ms > 0, "must be at least 1ms (a number of seconds is rounded to whole milliseconds)")), "Time limit per attempt"),
   runAt: optional(z.iso.datetime({ offset: true, error: runAtText }), "Do not start before this time"),
   delay: optional(durationSchema, "Do not start before this long after the workflow starts"),
   env: z.optional(envSchema),

@@ -101,7 +101,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `11:12: task "b": \`runAt\` ${date}, got "2026-02-30T00:00:00Z"`,
       `12:22: task "b": \`backoff.base\` ${duration}, got Infinity`,
       `15:12: task "c": \`runAt\` ${date}, got "2026-03-01T00:00:00"`,
-      '16:14: task "c": `timeout` must be longer than 0, got 0',
+      '16:14: task "c": `timeout` must be at least 1ms (a number of seconds is rounded to whole milliseconds), got 0',
     ]);
   });
 
