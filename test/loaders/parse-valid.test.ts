@@ -130,9 +130,11 @@ describe("parseWorkflow on a valid file", () => {
   });
 
   it("reads durations in every documented form", () => {
-    const forms = ["250ms", "30s", "5m", "1h", "1h30m", "1h2m3s4ms", "1.5", "0", "2592000", "2d", "1d12h", "30d"];
+    const forms = ["250ms", "30s", "5m", "1h", "1h30m", "1h2m3s4ms", "1.5", "0", "2592000", "2d", "1d12h", "30d", "1.5s", "0.5h", "2.25m", "1.5d", "1h0.5m", "1.6ms", "0.0004s"];
     const workflow = parse(yaml("tasks:", ...forms.map((form, index) => `  t${index}: { run: x, delay: ${form} }`)));
-    expect(workflow.tasks.map((task) => task.delayMs)).toEqual([250, 30_000, 300_000, 3_600_000, 5_400_000, 3_723_004, 1500, 0, 2_592_000_000, 172_800_000, 129_600_000, 2_592_000_000]);
+    expect(workflow.tasks.map((task) => task.delayMs)).toEqual([
+      250, 30_000, 300_000, 3_600_000, 5_400_000, 3_723_004, 1500, 0, 2_592_000_000, 172_800_000, 129_600_000, 2_592_000_000, 1500, 1_800_000, 135_000, 129_600_000, 3_630_000, 2, 0,
+    ]);
   });
 
   it("keeps the default backoff and no timeout when nothing sets them", () => {

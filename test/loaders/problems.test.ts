@@ -90,7 +90,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       "    runAt: 2026-03-01T00:00:00",
       "    timeout: 0",
     );
-    const duration = "must be a duration like 250ms, 30s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days";
+    const duration = "must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days";
     const date = "must be a real date and time, ISO 8601 with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00";
     expect(problemsOf(text)).toEqual([
       `4:14: task "a": \`timeout\` ${duration}, got "5 minutes"`,
@@ -115,7 +115,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
   it("rejects durations over 30 days, runAt together with delay, and backoff.max below base", () => {
     const text = yaml("defaults: { timeout: 721h }", "tasks:", "  a: { run: x, runAt: 2026-02-01T00:00:00Z, delay: 1s, backoff: { base: 5s, max: 1s } }");
     expect(problemsOf(text)).toEqual([
-      '1:22: `defaults.timeout` must be a duration like 250ms, 30s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days, got "721h"',
+      '1:22: `defaults.timeout` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days, got "721h"',
       '3:52: task "a": `delay` cannot be set together with `runAt`; keep one',
       '3:82: task "a": `backoff.max` must not be shorter than `backoff.base`',
     ]);
