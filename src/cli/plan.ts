@@ -1,3 +1,4 @@
+import { noteFields } from "./note-fields.js";
 import { IndexedHeap, type Priority } from "../engine/index.js";
 import type { Workflow, WorkflowTask } from "../loaders/index.js";
 import { oneLine } from "./one-line.js";
@@ -92,7 +93,7 @@ export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json 
   });
   // The run's own note first, as the run prints it.
   const notes = planned.note === undefined ? workflow.notes : [planned.note, ...workflow.notes];
-  for (const note of notes) lines.push(json ? JSON.stringify({ event: "note", message: note }) : `note: ${note}`);
+  for (const note of notes) lines.push(json ? JSON.stringify({ event: "note", ...noteFields(note, workflow.file) }) : `note: ${note}`);
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 

@@ -1,3 +1,4 @@
+import { noteFields } from "./note-fields.js";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fitConcurrencyToOpenFiles } from "../handlers/index.js";
@@ -43,7 +44,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     if (options.json) {
       // Every line is a JSON object, these too (as a local run's first event and its notes).
       const ts = new Date().toISOString();
-      const records = [{ ts, event: "run", runId, file: workflow.file, store: store.description, tasks, added, kept }, ...notes.map((message) => ({ ts, event: "note", message }))];
+      const records = [{ ts, event: "run", runId, file: workflow.file, store: store.description, tasks, added, kept }, ...notes.map((message) => ({ ts, event: "note", ...noteFields(message, workflow.file) }))];
       process.stdout.write(records.map((record) => `${JSON.stringify(record)}\n`).join(""));
     } else {
       // An existing run id adds only the tasks that are new: "submitted: 3 tasks" would say all three were.

@@ -116,8 +116,15 @@ describe("taskq commands", () => {
     const records = valid.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records).toEqual([
       { ts: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), event: "valid", file: good.file, tasks: 2 },
-      { ts: expect.any(String), event: "note", message: `${good.file}:2:23: task "a": runAt 2020-01-01T00:00:00Z is in the past; the task runs now` },
+      // The place a note names, as fields too, as an invalid record gives each problem's.
+      { ts: expect.any(String), event: "note", message: `${good.file}:2:23: task "a": runAt 2020-01-01T00:00:00Z is in the past; the task runs now`, file: good.file, line: 2, col: 23 },
     ]);
+    // A run and its plan give the same record (a run's notes of its own have no place).
+    for (const args of [["run", good.file, "--log-dir", good.logs], ["run", good.file, "--dry-run"]]) {
+      const run = await runCli([...args, "--output", "json"], { cwd: good.dir });
+      const notes = run.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>).filter((record) => record.event === "note");
+      expect(notes).toEqual([expect.objectContaining({ message: expect.stringContaining("is in the past"), file: good.file, line: 2, col: 23 })]);
+    }
     const bad = await workspace("tasks:\n  a: { run: x, dependsOn: [nope] }\n");
     const invalid = await runCli(["validate", bad.file, "--output", "json"]);
     expect(invalid.code).toBe(2);

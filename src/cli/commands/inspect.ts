@@ -1,3 +1,4 @@
+import { noteFields } from "../note-fields.js";
 import { oneLine } from "../one-line.js";
 import type { Workflow } from "../../loaders/index.js";
 
@@ -15,7 +16,7 @@ export async function validateCommand(file: string, json = false): Promise<numbe
   const workflow = await load(file);
   if (json) {
     const ts = new Date().toISOString();
-    const records = [{ ts, event: "valid", file: workflow.file, tasks: workflow.tasks.length }, ...workflow.notes.map((message) => ({ ts, event: "note", message }))];
+    const records = [{ ts, event: "valid", file: workflow.file, tasks: workflow.tasks.length }, ...workflow.notes.map((message) => ({ ts, event: "note", ...noteFields(message, workflow.file) }))];
     process.stdout.write(records.map((record) => `${JSON.stringify(record)}\n`).join(""));
     return 0;
   }

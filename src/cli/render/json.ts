@@ -1,5 +1,6 @@
 import type { StreamName } from "../../handlers/index.js";
 import type { Queue, QueueEventName } from "../../engine/index.js";
+import { noteFields } from "../note-fields.js";
 import { BufferedWriter, jsonRecordHead } from "../output.js";
 import { describeError, attemptResultOf } from "./describe.js";
 import type { Renderer, RunInfo, RunSummary } from "./types.js";
@@ -9,12 +10,15 @@ const EVENTS: QueueEventName[] = ["submitted", "scheduled", "ready", "started", 
 /** NDJSON: one JSON object per line, for programs. Errors become { message, code, exitCode, signal, timedOut }. */
 export class JsonRenderer implements Renderer {
   readonly #out: BufferedWriter;
+  /** The workflow file, for the place a note names in it (see noteFields). */
+  #file: string | undefined;
 
   constructor(stream: NodeJS.WritableStream) {
     this.#out = new BufferedWriter(stream);
   }
 
   attach(queue: Queue, info: RunInfo): void {
+    this.#file = info.file;
     this.#emit({ event: "run", runId: info.runId, file: info.file, name: info.name, tasks: info.taskCount, concurrency: info.concurrency, logDir: info.logDir });
     for (const name of EVENTS) {
       queue.on(name, (e) => {
@@ -38,7 +42,7 @@ export class JsonRenderer implements Renderer {
   }
 
   note(text: string): void {
-    this.#emit({ event: "note", message: text });
+    this.#emit({ event: "note", ...noteFields(text, this.#file) });
   }
 
   async finish(summary: RunSummary): Promise<void> {
