@@ -83,6 +83,8 @@ export class AttemptOutput {
   readonly #onLate: AttemptOutputOptions["onLate"];
   /** Set once drain() left pipes open: what they bring goes to lateLog, not to the log or the display. */
   #late: Late | undefined;
+  /** Set once the task's bytes are written and close() adds its last line: a failure from here on is that line's alone. */
+  #lastLineOnly = false;
 
   constructor(options: AttemptOutputOptions) {
     this.#log = options.log;
@@ -94,7 +96,7 @@ export class AttemptOutput {
     this.#log.on("drain", () => this.#setLogFull(false));
     // A persistent listener: a failing disk must never become an unhandled 'error' event.
     this.#log.on("error", (error: Error) => {
-      if (this.#logError !== undefined) return;
+      if (this.#logError !== undefined || this.#lastLineOnly) return;
       this.#logError = error;
       this.#setLogFull(false); // keep reading (and discarding) so the task is not stuck on a full pipe
       options.onLogError(error);
@@ -236,9 +238,20 @@ export class AttemptOutput {
     this.#updateFlow();
   }
 
-  /** Emits the last partial lines and closes the log; resolves once the file is closed. */
-  async close(): Promise<void> {
+  /**
+   * Emits the last partial lines and closes the log; resolves once the file is closed.
+   * `lastLine` (how an attempt that did not succeed ended) goes last in the log, on a line of
+   * its own: after all the task wrote in its attempt, before what comes after it (late output).
+   */
+  async close(lastLine?: string): Promise<void> {
     for (const splitter of this.#splitters.values()) splitter.flush();
+    if (lastLine !== undefined) {
+      // The task's bytes first, so a log that can take them but not the line (a disk just full)
+      // fails nothing: the attempt ends as it did, its log without the line.
+      await this.#log.finished();
+      this.#lastLineOnly = true;
+      this.#log.writeLine(lastLine);
+    }
     await closeLogFile(this.#log);
     const late = this.#late;
     if (late === undefined) return;

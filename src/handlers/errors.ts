@@ -46,7 +46,8 @@ export class LogWriteError extends TaskqError {
   }
 }
 
-function describeFailure(task: ShellTask, result: AttemptResult): string {
+/** How an attempt that did not succeed ended, in words: "timed out after 1s", "exited with code 3". */
+export function describeFailure(task: ShellTask, result: AttemptResult): string {
   if (result.timedOut) return task.timeoutMs === undefined ? "timed out" : `timed out after ${formatDuration(task.timeoutMs)}`;
   if (result.cancelled) return "cancelled";
   const how = result.signal !== null ? `killed by ${result.signal}` : `exited with code ${String(result.exitCode)}`;

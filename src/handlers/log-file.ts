@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { closeSync, fstatSync, open, openSync, writeSync, writev, writevSync } from "node:fs";
+import { closeSync, fstatSync, open, openSync, readSync, writeSync, writev, writevSync } from "node:fs";
 import path from "node:path";
 import { BufferPool } from "../buffer-pool.js";
 import { TaskqError } from "../errors.js";
@@ -97,6 +97,8 @@ export class LogFile extends EventEmitter {
   #slabQueued = 0;
   /** Slabs filled and queued: free again once the batch that takes them is written. */
   #fullSlabs: Buffer[] = [];
+  /** The bytes accepted so far end with a newline, or there are none (see writeLine). */
+  #atLineStart = true;
 
   constructor(fd: number) {
     super();
@@ -126,6 +128,7 @@ export class LogFile extends EventEmitter {
     }
     this.#queueSlab();
     this.#queue.push(bytes);
+    this.#atLineStart = bytes[bytes.length - 1] === NEWLINE;
     return this.#accepted(bytes.length, callback);
   }
 
@@ -139,7 +142,17 @@ export class LogFile extends EventEmitter {
     if (chunk.length > SLAB_BYTES || (this.#slab === undefined && chunk.length < SMALL_COPY_BYTES)) return this.write(Buffer.from(chunk), callback);
     if (this.#slab === undefined || this.#slabUsed + chunk.length > SLAB_BYTES) this.#nextSlab();
     this.#slabUsed += chunk.copy(this.#slab as Buffer, this.#slabUsed);
+    this.#atLineStart = chunk[chunk.length - 1] === NEWLINE;
     return this.#accepted(chunk.length, callback);
+  }
+
+  /**
+   * Appends `text` as a line of its own: after a newline when the bytes before it do not end
+   * with one (a task's last output without its newline), never after a blank line. Like
+   * write(), it is dropped once writing has failed.
+   */
+  writeLine(text: string): void {
+    this.write(`${this.#atLineStart ? "" : "\n"}${text}\n`);
   }
 
   #accepted(bytes: number, callback: ((error?: Error | null) => void) | undefined): boolean {
@@ -333,13 +346,13 @@ export class LogFile extends EventEmitter {
  * it is not). Writes go through the pool, with backpressure, but for a small last batch.
  */
 export function openLogFile(file: string, attempt: number): LogFile {
-  return startLog(openSync(file, "a"), attempt);
+  return startLog(openSync(file, LOG_FLAGS), attempt);
 }
 
 /** openLogFile through libuv's thread pool: for a disk where creating a file is slow. */
 export function openLogFileAsync(file: string, attempt: number): Promise<LogFile> {
   return new Promise((resolve, reject) => {
-    open(file, "a", (error, fd) => {
+    open(file, LOG_FLAGS, (error, fd) => {
       if (error !== null) return reject(error);
       try {
         resolve(startLog(fd, attempt));
@@ -351,16 +364,46 @@ export function openLogFileAsync(file: string, attempt: number): Promise<LogFile
 }
 
 /**
+ * Appended to, and read: the marker line of a later attempt starts with a newline only when
+ * the file's last byte is not one (see startLog).
+ */
+const LOG_FLAGS = "a+";
+const NEWLINE = 0x0a;
+
+/**
+ * A line taskq writes into a log about one attempt, in the log's own words:
+ * `--- taskq: attempt 2 ---` before it, `--- taskq: attempt 1 timed out after 1s ---` after
+ * one that did not succeed. One line, whatever `outcome` holds (a folder's name, a reason
+ * given to a cancel): its control characters and line separators are written as escapes.
+ */
+export function attemptLine(attempt: number, outcome?: string): string {
+  return `--- taskq: attempt ${attempt}${outcome === undefined ? "" : ` ${printable(outcome)}`} ---`;
+}
+
+function printable(text: string): string {
+  return text.replace(/[\p{Cc}\p{Zl}\p{Zp}]/gu, (character) => {
+    if (character === "\n") return "\\n";
+    if (character === "\r") return "\\r";
+    if (character === "\t") return "\\t";
+    const code = character.charCodeAt(0);
+    return code > 0xff ? `\\u${code.toString(16).padStart(4, "0")}` : `\\x${code.toString(16).padStart(2, "0")}`;
+  });
+}
+
+/**
  * The log of an attempt on `fd`. The marker line of an attempt after the first is written
  * here, on this thread, before the command can start: a log that cannot take it (a full disk)
  * throws, and the command is not started (see LogWriteError), where a failed write through
  * the pool stopped a command already running, or not, by a race. (The first attempt's log has
- * no marker: its first write is the command's own output.)
+ * no marker: its first write is the command's own output.) The marker goes on a line of its
+ * own, behind a newline only where the log does not end with one already: the same log,
+ * whether or not the last attempt's output ended with a newline.
  */
 function startLog(fd: number, attempt: number): LogFile {
-  if (attempt > 1 || holdsBytes(fd)) {
+  const last = lastByte(fd);
+  if (attempt > 1 || last !== undefined) {
     try {
-      writeSync(fd, `\n--- taskq: attempt ${attempt} ---\n`);
+      writeSync(fd, `${last === undefined || last === NEWLINE ? "" : "\n"}${attemptLine(attempt)}\n`);
     } catch (error) {
       closeSync(fd);
       throw error;
@@ -373,12 +416,24 @@ function startLog(fd: number, attempt: number): LogFile {
   return log;
 }
 
-/** Whether the open file has bytes already; startLog may run in a callback, where a throw would crash the process. */
-function holdsBytes(fd: number): boolean {
+/**
+ * The open file's last byte, undefined when it is empty. One that cannot be read counts as
+ * no newline, so a marker never glues to the line before it. startLog may run in a callback,
+ * where a throw would crash the process.
+ */
+function lastByte(fd: number): number | undefined {
+  let size: number;
   try {
-    return fstatSync(fd).size > 0;
+    size = fstatSync(fd).size;
   } catch {
-    return false;
+    return undefined;
+  }
+  if (size === 0) return undefined;
+  const byte = Buffer.alloc(1);
+  try {
+    return readSync(fd, byte, 0, 1, size - 1) === 1 ? byte[0] : -1;
+  } catch {
+    return -1;
   }
 }
 

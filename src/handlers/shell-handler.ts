@@ -4,10 +4,11 @@ import { stat } from "../fs-async.js";
 import { makeDirectory } from "../make-directory.js";
 import { AttemptOutput, LATE_PIPES_MAX, type StreamName } from "./attempt-output.js";
 import { closeEnds, fifoPool, type PipeEnds } from "./fifo-pool.js";
-import { LogWriteError, TaskFailedError } from "./errors.js";
+import { messageOf } from "../errors.js";
+import { describeFailure, LogWriteError, TaskFailedError } from "./errors.js";
 import { guardProblem } from "./group-guard.js";
 import { Tail } from "./line-splitter.js";
-import { closeLogFile, logPathsIn, openLogFile, openLogFileAsync, type LogFile } from "./log-file.js";
+import { attemptLine, closeLogFile, logPathsIn, openLogFile, openLogFileAsync, type LogFile } from "./log-file.js";
 import { exitedByItself, registerProcessGroup, TASKQ_PID_VARIABLE, unregisterProcessGroup } from "./process-groups.js";
 import { GroupTerminator } from "./terminate-group.js";
 import type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";
@@ -149,9 +150,11 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     }
     if (ctx.signal.aborted) {
       if (pipes !== undefined) for (const ends of pipes) closeEnds(ends);
-      await closeLogFile(log);
       const reason: unknown = ctx.signal.reason;
-      throw TaskFailedError.fromResult(task, result({ code: null, signal: null }, reason), reason);
+      const stopped = result({ code: null, signal: null }, reason);
+      log.writeLine(attemptLine(ctx.attempt, ending(task, stopped, reason)));
+      await closeLogFile(log);
+      throw TaskFailedError.fromResult(task, stopped, reason);
     }
 
     // The task's own variables on top of baseEnv, which is their prototype: spawn() takes
@@ -172,8 +175,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       child = spawn(shell, ["-c", "--", task.run], { cwd: task.cwd, env, stdio, detached: true });
     } catch (error) {
       if (pipes !== undefined) for (const ends of pipes) closeEnds(ends);
-      await closeLogFile(log);
-      throw startFailure(task, result({ code: null, signal: null }, undefined), await explainSpawnError(error, task, env));
+      throw await notStarted(log, ctx.attempt, startFailure(task, result({ code: null, signal: null }, undefined), await explainSpawnError(error, task, env)));
     }
     const exited = waitForExit(child);
     const pid = child.pid;
@@ -189,8 +191,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     if (pid === undefined) {
       if (pipes !== undefined) for (const ends of pipes) closeSync(ends.read);
       const outcome = await exited;
-      await closeLogFile(log);
-      throw startFailure(task, result({ code: null, signal: null }, undefined), await explainSpawnError(outcome.error, task, env));
+      throw await notStarted(log, ctx.attempt, startFailure(task, result({ code: null, signal: null }, undefined), await explainSpawnError(outcome.error, task, env)));
     }
 
     const terminator = new GroupTerminator(pid, options.killGraceMs);
@@ -283,7 +284,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
         else output.attachPipe(ends.read, stream); // a writer is left (or much is): drain it as a stream
       }
       await output.drain(DRAIN_IDLE_MS, DRAIN_MAX_MS);
-      await output.close();
+      // A log tells how each attempt that did not succeed ended; a successful one's is the task's output alone.
+      await output.close(abortReason === undefined && exit.code === 0 ? undefined : attemptLine(ctx.attempt, ending(task, result(exit, abortReason), abortReason)));
     } finally {
       clearTimeout(streamTimer);
       for (const [ends] of unread) closeSync(ends.read);
@@ -327,6 +329,18 @@ const TASKQ_PID = String(process.pid);
 
 /** Why a spawn can fail for a moment: out of processes, open files or memory. Retrying may help. */
 const PASSING_SPAWN_ERRORS = new Set(["EAGAIN", "EMFILE", "ENFILE", "ENOMEM"]);
+
+/** How an attempt that did not succeed ended, for its log's last line: its failure in words, or why taskq stopped it. */
+function ending(task: ShellTask, result: AttemptResult, abortReason: unknown): string {
+  return result.cancelled ? `stopped: ${messageOf(abortReason)}` : describeFailure(task, result);
+}
+
+/** Ends the log of an attempt whose command could not start with why, and returns the failure to throw. */
+async function notStarted(log: LogFile, attempt: number, failure: TaskFailedError): Promise<TaskFailedError> {
+  log.writeLine(attemptLine(attempt, failure.message));
+  await closeLogFile(log);
+  return failure;
+}
 
 /** The command could not start: permanent (a missing cwd or shell), unless the machine was short of something for a moment. */
 function startFailure(task: ShellTask, result: AttemptResult, cause: unknown): TaskFailedError {

@@ -279,7 +279,7 @@ tasks:
     expect(starts(worker.stdout(), runId).map((match) => `${match[1]}#${match[2]}`)).toEqual(["check#1", "check#2", "check#1", "deploy#1", "notify#1"]);
     // The log keeps every attempt, those before the redrive too, though its attempt number starts again.
     expect(await readFile(path.join(ws.logs, runId, "check.log"), "utf8")).toBe(
-      "marker missing\n\n--- taskq: attempt 2 ---\nmarker missing\n\n--- taskq: attempt 1 ---\nfixed\n",
+      "marker missing\n--- taskq: attempt 1 exited with code 1 ---\n--- taskq: attempt 2 ---\nmarker missing\n--- taskq: attempt 2 exited with code 1 ---\n--- taskq: attempt 1 ---\nfixed\n",
     );
     expect((await taskq(["status", runId])).code).toBe(0);
     expect((await taskq(["dead-letters", runId])).stdout).toBe("no dead letters\n");
@@ -308,7 +308,7 @@ tasks:
     expect(staying.stdout()).toContain(`start   ${runId}/job (attempt 1/1)`);
     expect(staying.stdout()).toContain(`${runId}/job | second run`);
     // Both workers write to this machine's log folder: the attempt given back (not counted) keeps its output.
-    expect(await readFile(path.join(ws.logs, runId, "job.log"), "utf8")).toBe("first\n\n--- taskq: attempt 1 ---\nsecond run\n");
+    expect(await readFile(path.join(ws.logs, runId, "job.log"), "utf8")).toBe("first\n--- taskq: attempt 1 stopped: the worker is stopping ---\n--- taskq: attempt 1 ---\nsecond run\n");
     expect((await stopWorker(staying)).code).toBe(143);
   });
 

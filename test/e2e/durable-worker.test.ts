@@ -284,6 +284,6 @@ describe("taskq run --store", () => {
     expect(result.stdout).toContain(`    log: ${path.join(ws.logs, runId, "slow.log")}\n`);
     expect(result.stdout).toContain(`logs: ${path.join(ws.logs, runId)}\n`);
     expect(result.stdout).not.toContain("stopped");
-    expect(await readFile(path.join(ws.logs, runId, "slow.log"), "utf8")).toBe("waiting\n");
+    expect(await readFile(path.join(ws.logs, runId, "slow.log"), "utf8")).toBe("waiting\n--- taskq: attempt 1 timed out after 1s ---\n");
   });
 });

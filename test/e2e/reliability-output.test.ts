@@ -117,7 +117,10 @@ describe("output", () => {
     expect(outcome.stderr).toBe("");
     const [runId] = await runIds(ws.logs);
     const log = await readFile(path.join(ws.logs, runId!, "big.log"), "utf8");
-    expect(log.split("\n").filter(Boolean)).toHaveLength(FAIL_LINES);
+    // Every line the task wrote, then how its attempt ended.
+    const logLines = log.split("\n").filter(Boolean);
+    expect(logLines).toHaveLength(FAIL_LINES + 1);
+    expect(logLines.at(-1)).toBe("--- taskq: attempt 1 exited with code 3 ---");
   });
 
   it("300 MB on stdout: taskq's peak RSS stays under 150 MB and the log holds every byte (case 13)", { timeout: 120_000 }, async () => {
@@ -189,7 +192,7 @@ describe("output", () => {
     expect(summaryTail.some((line) => line.endsWith("downloading 1000/1000"))).toBe(true);
     const log = await readFile(path.join(plain.logDir, "bar.log"), "utf8");
     expect(log.startsWith("\rdownloading 1/1000\rdownloading 2/1000")).toBe(true);
-    expect(log.endsWith("\rdownloading 1000/1000\n")).toBe(true);
+    expect(log.endsWith("\rdownloading 1000/1000\n--- taskq: attempt 1 exited with code 3 ---\n")).toBe(true);
 
     const json = await runToEnd(yaml, ["--output", "json"]);
     const output = json.stdout

@@ -166,6 +166,25 @@ tasks:
     expect(result.stdout).toMatch(/slow: timed out after 300ms \(2 attempts\)/);
   });
 
+  it("each attempt that did not succeed ends its log with how it ended: a timeout, an exit code, a command that could not start", async () => {
+    const yaml = [
+      "tasks:",
+      "  slow: { run: 'echo start; sleep 1000', timeout: 300ms, retries: 2, backoff: { base: 10ms } }",
+      "  code: { run: 'printf partial; exit 3' }",
+      "  nowhere: { run: echo never, cwd: missing-folder }",
+      "  fine: { run: printf done }",
+      "",
+    ].join("\n");
+    const result = await run(yaml, ["--kill-grace", "1s"]);
+    expect(result.code).toBe(1);
+    const log = (id: string): Promise<string> => readFile(path.join(result.logDir, `${id}.log`), "utf8");
+    const timedOut = (attempt: number): string => `start\n--- taskq: attempt ${attempt} timed out after 300ms ---\n`;
+    expect(await log("slow")).toBe(`${timedOut(1)}--- taskq: attempt 2 ---\n${timedOut(2)}--- taskq: attempt 3 ---\n${timedOut(3)}`);
+    expect(await log("code")).toBe("partial\n--- taskq: attempt 1 exited with code 3 ---\n");
+    expect(await log("nowhere")).toBe(`--- taskq: attempt 1 could not start: working directory ${path.join(result.dir, "missing-folder")} does not exist (the task's cwd: make that folder in a task this one depends on, or fix the cwd) ---\n`);
+    expect(await log("fine")).toBe("done");
+  });
+
   it("runs its thread pool with one thread unless UV_THREADPOOL_SIZE is set, and tasks get the variable as the user set it", async () => {
     // The task's first line starts taskq's pool (its log write); then the task counts taskq's threads.
     const yaml = `tasks:\n  count: { run: 'echo "pool=\${UV_THREADPOOL_SIZE-unset}"; sleep 0.5; echo "threads=$(ls /proc/$PPID/task | wc -l)"' }\n`;

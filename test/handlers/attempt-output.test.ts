@@ -189,6 +189,19 @@ describe("AttemptOutput.drain", () => {
     writer.kill("SIGKILL");
     expect((await readFile(logFile, "utf8")).startsWith("tick\n")).toBe(true);
   });
+
+  it("close's last line goes after the attempt's output, before what its leftovers write later", async () => {
+    const { ends, output, logFile } = await setup({ lateLog: true });
+    output.attachPipe(ends.read, "output");
+    // The task's own output lacks its newline; a process it left running writes after it ended.
+    const writer = spawn("sh", ["-c", "printf early; sleep 0.5; echo late"], { stdio: ["ignore", ends.write, "ignore"] });
+    cleanups.push(() => void writer.kill("SIGKILL"));
+    closeSync(ends.write);
+    await output.drain(100, 5000);
+    await output.close("--- taskq: attempt 1 exited with code 1 ---");
+    const expected = "early\n--- taskq: attempt 1 exited with code 1 ---\n\n--- taskq: written after attempt 1 ended, by processes it left running ---\nlate\n";
+    expect(await eventually(async () => (await readFile(logFile, "utf8")) === expected)).toBe(true);
+  });
 });
 
 function seq(from: number, to: number): string {

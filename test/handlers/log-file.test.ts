@@ -3,7 +3,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } fr
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { closeLogFile, LogFile, openLogFile } from "../../src/handlers/log-file.js";
+import { attemptLine, closeLogFile, LogFile, openLogFile } from "../../src/handlers/log-file.js";
 
 let dir: string | undefined;
 
@@ -178,15 +178,40 @@ describe("LogFile", () => {
     expect(readFileSync(file, "utf8")).toBe("after\n");
   });
 
-  it("appends a later attempt after a marker line", async () => {
+  it("appends a later attempt after a marker line, behind a newline only where the log lacks one", async () => {
     const file = path.join(scratch(), "c.log");
     const first = openLogFile(file, 1);
     first.write("one\n");
     await closeLogFile(first);
     const second = openLogFile(file, 2);
-    second.write("two\n");
+    second.write("two, no newline");
     await closeLogFile(second);
-    expect(readFileSync(file, "utf8")).toBe("one\n\n--- taskq: attempt 2 ---\ntwo\n");
+    const third = openLogFile(file, 3);
+    await closeLogFile(third);
+    expect(readFileSync(file, "utf8")).toBe("one\n--- taskq: attempt 2 ---\ntwo, no newline\n--- taskq: attempt 3 ---\n");
+    // A log found empty (its folder made again) starts with the marker.
+    const empty = path.join(scratch(), "e.log");
+    await closeLogFile(openLogFile(empty, 2));
+    expect(readFileSync(empty, "utf8")).toBe("--- taskq: attempt 2 ---\n");
+  });
+
+  it("writeLine puts a line of its own after what was written, without a blank line before it", async () => {
+    const file = path.join(scratch(), "w.log");
+    const log = openLogFile(file, 1);
+    log.writeLine("first");
+    log.write("partial");
+    log.writeLine("second");
+    log.write(Buffer.from("a chunk\n"));
+    log.writeCopy(Buffer.from("lent, no newline"));
+    log.writeLine("third");
+    await closeLogFile(log);
+    expect(readFileSync(file, "utf8")).toBe("first\npartial\nsecond\na chunk\nlent, no newline\nthird\n");
+  });
+
+  it("words an attempt's line on one line, its control characters and line separators as escapes", () => {
+    expect(attemptLine(2)).toBe("--- taskq: attempt 2 ---");
+    expect(attemptLine(1, "timed out after 1s")).toBe("--- taskq: attempt 1 timed out after 1s ---");
+    expect(attemptLine(1, "stopped: a\nb\r\tc\u001b[31md\u0000\u009b\u2028e")).toBe("--- taskq: attempt 1 stopped: a\\nb\\r\\tc\\x1b[31md\\x00\\x9b\\u2028e ---");
   });
 
   it("appends an attempt whose number repeats (a durable task redriven, or given back) after a marker line", async () => {
@@ -196,7 +221,7 @@ describe("LogFile", () => {
       log.write(`${text}\n`);
       await closeLogFile(log);
     }
-    expect(readFileSync(file, "utf8")).toBe("one\n\n--- taskq: attempt 2 ---\ntwo\n\n--- taskq: attempt 1 ---\nagain\n");
+    expect(readFileSync(file, "utf8")).toBe("one\n--- taskq: attempt 2 ---\ntwo\n--- taskq: attempt 1 ---\nagain\n");
   });
 
   it.skipIf(!existsSync("/dev/full"))("on a full disk (/dev/full): one 'error', failed callbacks, then no hang", async () => {
@@ -207,6 +232,8 @@ describe("LogFile", () => {
     expect(((await first) as NodeJS.ErrnoException | undefined)?.code).toBe("ENOSPC");
     const later = new Promise<Error | null | undefined>((resolve) => log.write("more", resolve));
     expect(((await later) as NodeJS.ErrnoException | undefined)?.code).toBe("ENOSPC");
+    // A line taskq adds (how the attempt ended) is dropped as quietly.
+    log.writeLine("--- taskq: attempt 1 exited with code 1 ---");
     await closeLogFile(log);
     expect(errors.map((error) => (error as NodeJS.ErrnoException).code)).toEqual(["ENOSPC"]);
     expect(log.errored?.code).toBe("ENOSPC");

@@ -103,11 +103,21 @@ describe("shell handler: success", () => {
     expect(harness.lines.map((line) => line.text)).toEqual(["got 1", "cat done"]);
   });
 
-  it("appends later attempts to the log after a marker", async () => {
+  it("appends later attempts to the log after a marker, on a line of its own", async () => {
     harness = await createHarness();
     await harness.run("echo first");
     await harness.run("echo second", { attempt: 2 });
-    expect(await readFile(harness.logPath(), "utf8")).toBe("first\n\n--- taskq: attempt 2 ---\nsecond\n");
+    expect(await readFile(harness.logPath(), "utf8")).toBe("first\n--- taskq: attempt 2 ---\nsecond\n");
+    // Output without its newline (a durable task run again): the marker still starts a line.
+    await harness.run("printf third", { attempt: 3 });
+    await harness.run("echo again");
+    expect(await readFile(harness.logPath(), "utf8")).toBe("first\n--- taskq: attempt 2 ---\nsecond\n--- taskq: attempt 3 ---\nthird\n--- taskq: attempt 1 ---\nagain\n");
+  });
+
+  it("a successful attempt's log is the task's output alone, byte for byte", async () => {
+    harness = await createHarness();
+    await harness.run("printf 'one\\ntwo, no newline'");
+    expect(await readFile(harness.logPath(), "utf8")).toBe("one\ntwo, no newline");
   });
 
   it("survives a sink that throws", async () => {
@@ -121,6 +131,81 @@ describe("shell handler: success", () => {
     const result = await harness.run("echo fine");
     expect(result.tail).toEqual(["fine"]);
     expect(await readFile(harness.logPath(), "utf8")).toBe("fine\n");
+  });
+});
+
+describe("shell handler: how an attempt that did not succeed ended, last in its log", () => {
+  const log = (taskId?: string): Promise<string> => readFile(harness.logPath(taskId), "utf8");
+
+  it("an exit code or a signal, after the output, on a line of its own whether or not the output ended with a newline", async () => {
+    harness = await createHarness();
+    await failure(`echo oops; ${fixture("exit")} 3`, { id: "code" });
+    expect(await log("code")).toBe("oops\n--- taskq: attempt 1 exited with code 3 ---\n");
+    await failure("printf 'no newline'; exit 2", { id: "glued", attempt: 2 });
+    expect(await log("glued")).toBe("--- taskq: attempt 2 ---\nno newline\n--- taskq: attempt 2 exited with code 2 ---\n");
+    await failure("kill -KILL $$", { id: "killed" });
+    expect(await log("killed")).toBe("--- taskq: attempt 1 killed by SIGKILL ---\n");
+    // The failure's words, as the error has them: why it is not retried too.
+    const notFound = await failure("no-such-command-for-taskq", { id: "missing" });
+    expect(await log("missing")).toMatch(/not found\n--- taskq: attempt 1 exited with code 127 \(never retried: the shell's code for command not found\) ---\n$/);
+    expect(notFound.message).toBe("exited with code 127 (never retried: the shell's code for command not found)");
+  });
+
+  it("a retry's marker follows the failed attempt's last line, with no blank line", async () => {
+    harness = await createHarness();
+    await failure("printf first; exit 1");
+    await harness.run("echo second", { attempt: 2 });
+    expect(await log()).toBe("first\n--- taskq: attempt 1 exited with code 1 ---\n--- taskq: attempt 2 ---\nsecond\n");
+  });
+
+  it("a timeout, with its duration", async () => {
+    harness = await createHarness();
+    const controller = new AbortController();
+    const attempt = attemptFailure(harness.run("echo start; sleep 5", { signal: controller.signal, timeoutMs: 1000 }));
+    await harness.waitForLine("start");
+    abortWith(controller, "TIMEOUT");
+    expect((await attempt).result.timedOut).toBe(true);
+    expect(await log()).toBe("start\n--- taskq: attempt 1 timed out after 1s ---\n");
+  });
+
+  it("an attempt taskq stopped (a shutdown, a cancel), with the reason it was given", async () => {
+    harness = await createHarness();
+    const controller = new AbortController();
+    const attempt = attemptFailure(harness.run("echo begin; sleep 5", { signal: controller.signal }));
+    await harness.waitForLine("begin");
+    abortWith(controller, "SHUTDOWN", "aborted by shutdown");
+    expect((await attempt).result.cancelled).toBe(true);
+    expect(await log()).toBe("begin\n--- taskq: attempt 1 stopped: aborted by shutdown ---\n");
+    // Stopped before its command started.
+    const before = new AbortController();
+    abortWith(before, "CANCELLED", 'task "never" was cancelled');
+    await failure("echo never", { id: "never", signal: before.signal });
+    expect(await log("never")).toBe('--- taskq: attempt 1 stopped: task "never" was cancelled ---\n');
+  });
+
+  it("a command that could not start, with why, on one line without control characters", async () => {
+    harness = await createHarness();
+    const missing = await failure("echo never", { id: "missing", cwd: path.join("/nonexistent", harness.runId) });
+    expect(await log("missing")).toBe(`--- taskq: attempt 1 ${missing.message} ---\n`);
+    expect(missing.message).toMatch(/^could not start: working directory .* does not exist/);
+    // A folder named with a line break and an escape sequence: written as escapes.
+    await failure("echo never", { id: "odd", cwd: "/nonexistent/a\nb\u001b[31mc" });
+    expect(await log("odd")).toMatch(/^--- taskq: attempt 1 could not start: working directory \/nonexistent\/a\\nb\\x1b\[31mc does not exist .* ---\n$/);
+  });
+
+  // The log is a link to /dev/full: every write fails with ENOSPC, as on a full disk.
+  it.skipIf(!existsSync("/dev/full"))("a log that cannot take the line fails nothing more, and waits for nothing", async () => {
+    harness = await createHarness();
+    await mkdir(harness.logDir, { recursive: true });
+    for (const id of ["full-exit", "full-cwd", "full-stopped"]) await symlink("/dev/full", harness.logPath(id));
+    // A command that wrote nothing: its failure is its own, not the log's.
+    const exited = await failure("exit 3", { id: "full-exit" });
+    expect(exited.message).toBe("exited with code 3");
+    const notStarted = await failure("echo never", { id: "full-cwd", cwd: path.join("/nonexistent", harness.runId) });
+    expect(notStarted.message).toMatch(/^could not start: working directory/);
+    const controller = new AbortController();
+    abortWith(controller, "SHUTDOWN", "aborted by shutdown");
+    expect((await failure("echo never", { id: "full-stopped", signal: controller.signal })).result.cancelled).toBe(true);
   });
 });
 
