@@ -141,7 +141,12 @@ export function signalSession(sid: number, signal: NodeJS.Signals, shellAlive: b
 
 /** Whether a process with taskq's TASKQ_PID is left in the task's session (its shell has exited); `shared` as for markedGroups. */
 export function sessionHasProcesses(sid: number, shared = false): boolean {
-  return markedGroups(new Set([sid]), shared).length > 0;
+  return sessionProcessCount(sid, shared) > 0;
+}
+
+/** How many processes with taskq's TASKQ_PID are in the task's session; `shared` as for markedGroups. */
+export function sessionProcessCount(sid: number, shared = false): number {
+  return markedProcesses(shared).get(sid)?.processes ?? 0;
 }
 
 /**
@@ -154,7 +159,7 @@ function markedGroups(sessions: ReadonlySet<number> | undefined, shared = false)
   const groups = new Set<number>();
   for (const [session, inSession] of markedProcesses(shared)) {
     if (sessions !== undefined && !sessions.has(session)) continue;
-    for (const pgid of inSession) groups.add(pgid);
+    for (const pgid of inSession.groups) groups.add(pgid);
   }
   return [...groups];
 }
@@ -165,11 +170,17 @@ function markedGroups(sessions: ReadonlySet<number> | undefined, shared = false)
  * for five times its own length: signalling 200 groups takes a while too (a millisecond each
  * on a loaded machine), and a pass over their 400 processes about 20 ms.
  */
-let lastScan: Map<number, Set<number>> | undefined;
+let lastScan: Map<number, SessionProcesses> | undefined;
 let lastScanEnd = 0;
 let lastScanGoodMs = 0;
 const SHARED_PASS_MS = 20;
 const SHARED_PASS_LENGTHS = 5;
+
+/** The marked processes of one session: their groups, and how many they are. */
+interface SessionProcesses {
+  groups: Set<number>;
+  processes: number;
+}
 
 /**
  * The live processes that carry taskq's TASKQ_PID, as their groups by session, from one
@@ -178,11 +189,11 @@ const SHARED_PASS_LENGTHS = 5;
  * Only pids from the first task's up
  * are read while pids have not wrapped (see firstTaskPid): the pass then reads few files.
  */
-function markedProcesses(shared: boolean): Map<number, Set<number>> {
+function markedProcesses(shared: boolean): Map<number, SessionProcesses> {
   // A pass made in the check phase is cleared only in the next loop's: the age bounds it too.
   const start = performance.now();
   if (shared && lastScan !== undefined && start - lastScanEnd < lastScanGoodMs) return lastScan;
-  const found = new Map<number, Set<number>>();
+  const found = new Map<number, SessionProcesses>();
   let names: string[] = [];
   try {
     if (firstTaskPid !== Infinity) names = readdirSync("/proc");
@@ -196,9 +207,10 @@ function markedProcesses(shared: boolean): Map<number, Set<number>> {
     const stat = readStatSync(name);
     // Session 0: kernel threads, whose environment is always empty.
     if (stat === undefined || stat.state === "Z" || stat.state === "X" || stat.pgrp <= 1 || stat.session === 0 || !isMarked(name)) continue;
-    let groups = found.get(stat.session);
-    if (groups === undefined) found.set(stat.session, (groups = new Set()));
-    groups.add(stat.pgrp);
+    let inSession = found.get(stat.session);
+    if (inSession === undefined) found.set(stat.session, (inSession = { groups: new Set(), processes: 0 }));
+    inSession.groups.add(stat.pgrp);
+    inSession.processes++;
   }
   if (lastScan === undefined) setImmediate(() => (lastScan = undefined)).unref();
   lastScan = found;

@@ -10,7 +10,8 @@ import { guardProblem } from "./group-guard.js";
 import { Tail } from "./line-splitter.js";
 import { attemptLine, closeLogFile, logPathsIn, openLogFile, openLogFileAsync, type LogFile } from "./log-file.js";
 import { exitedByItself, registerProcessGroup, TASKQ_PID_VARIABLE, unregisterProcessGroup } from "./process-groups.js";
-import { GroupTerminator } from "./terminate-group.js";
+import { formatDuration } from "./format-duration.js";
+import { GroupTerminator, type Leftovers } from "./terminate-group.js";
 import type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";
 
 /** After the task's processes are gone, how long the pipes may stay silent before we stop reading. */
@@ -270,7 +271,10 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       running = false;
       // Background jobs left in the group may still write while they are reaped: the
       // timer still gives the pipes a stream if that takes long.
-      await terminator.reap();
+      const leftovers = await terminator.reap();
+      // Stopped without a word, a leftover would go unnoticed, and one that ignores SIGTERM
+      // adds the kill grace to the task's time for no reason the user could see.
+      if (leftovers !== undefined) options.sink.note?.(leftoversNote(task.id, leftovers, options.killGraceMs));
       // The group is empty now: its id is free for anyone, and leaves every list at once (the
       // output may take seconds more to drain).
       terminator.dispose();
@@ -300,6 +304,14 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     if (final.timedOut || final.cancelled || exit.code !== 0) throw TaskFailedError.fromResult(task, final, abortReason);
     return final;
   };
+}
+
+/** "build: stopped 2 processes it left running; 1 ignored SIGTERM and was killed after the kill grace (5s)". */
+function leftoversNote(taskId: string, { stopped, killed }: Leftovers, killGraceMs: number): string {
+  const note = `${taskId}: stopped ${stopped} ${stopped === 1 ? "process" : "processes"} it left running`;
+  if (killed === 0) return note;
+  const who = killed === 1 ? (stopped === 1 ? "it ignored SIGTERM and was" : "1 ignored SIGTERM and was") : `${killed} ignored SIGTERM and were`;
+  return `${note}; ${who} killed after the kill grace (${formatDuration(killGraceMs)})`;
 }
 
 /** `base`'s variables, then `own`'s, then `taskq`'s, each over the one before. */

@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn, setTimeout as delay } from "node:timers/promises";
-import { sessionHasProcesses, signalProcessGroup, signalSession } from "./process-groups.js";
+import { sessionHasProcesses, sessionProcessCount, signalProcessGroup, signalSession } from "./process-groups.js";
 
 /** How often a lingering group is checked while it is being terminated. */
 const POLL_MS = 25;
@@ -8,6 +8,14 @@ const LEAVING_MS = 100;
 const LEAVING_POLL_MS = 10;
 /** How long SIGKILLed processes get to disappear before the attempt stops waiting. */
 const KILL_SETTLE_MS = 2000;
+
+/** What reap() stopped of a task that ended by itself: the processes it left running. */
+export interface Leftovers {
+  /** How many there were when they got SIGTERM. */
+  stopped: number;
+  /** How many were still there after the kill grace, and got SIGKILL. */
+  killed: number;
+}
 
 /**
  * SIGTERM to the whole group, then SIGKILL after the grace period: the escalation
@@ -22,6 +30,8 @@ export class GroupTerminator {
   #killed = false;
   /** Until the shell is reaped (see reap), the group's id is the task's. */
   #shellAlive = true;
+  /** How many processes the SIGKILL found, once the shell was reaped. */
+  #killedCount = 0;
 
   constructor(pgid: number, graceMs: number) {
     this.#pgid = pgid;
@@ -44,6 +54,8 @@ export class GroupTerminator {
     clearTimeout(this.#killTimer);
     this.#terminating = true;
     this.#killed = true;
+    // Counted from the pass the signal then uses (shared): what ignored the SIGTERM, for reap's caller.
+    if (!this.#shellAlive) this.#killedCount = sessionProcessCount(this.#pgid, true);
     signalSession(this.#pgid, "SIGKILL", this.#shellAlive);
   }
 
@@ -52,14 +64,18 @@ export class GroupTerminator {
    * terminated, and this returns when it is gone (for a task being stopped, its whole
    * session), or SIGKILLed and given time to die. From here on the group's id may be anyone's
    * once the group is empty: only processes with taskq's TASKQ_PID are looked for and
-   * signalled (see process-groups.ts).
+   * signalled (see process-groups.ts). For a task that ended by itself, resolves with what
+   * it left running and this stopped, so the user hears of it (a leftover that ignores
+   * SIGTERM adds the kill grace to the task's time); undefined when it left nothing, or
+   * when the task was being stopped anyway.
    */
-  async reap(): Promise<void> {
+  async reap(): Promise<Leftovers | undefined> {
     this.#shellAlive = false;
+    const stoppingTask = this.#terminating;
     // Most tasks leave nothing in their group: one kill(0) says so, with no look into /proc.
     // A task that exited leaves what is in other groups of its session to the next sweep.
     let groupLeft = signalProcessGroup(this.#pgid, 0);
-    if (!this.#terminating && !groupLeft) return;
+    if (!this.#terminating && !groupLeft) return undefined;
     // A task that ended by itself: a member on its way out of the group is a daemon, not a
     // leftover (`setsid server &` as the last command: the shell may exit between the
     // child's fork and its setsid, and a SIGTERM then killed it about 1 time in 6).
@@ -67,28 +83,32 @@ export class GroupTerminator {
       await delay(LEAVING_POLL_MS);
       groupLeft = signalProcessGroup(this.#pgid, 0);
     }
-    if (!this.#terminating && !groupLeft) return;
+    if (!this.#terminating && !groupLeft) return undefined;
     // One pass over /proc serves every task reaped in this turn of the event loop (200
     // stopped at once: a few passes, not 200, which took seconds). A pass made earlier in
     // the turn may predate this shell's background jobs: while its group has members (or
     // zombies, which a pass skips), look again in the next turn, with the tasks reaped then.
     // What a pass misses in other groups of the session is the sweep's, a second later.
-    if (!sessionHasProcesses(this.#pgid, true)) {
-      if (!groupLeft) return;
+    let stopped = sessionProcessCount(this.#pgid, true);
+    if (stopped === 0) {
+      if (!groupLeft) return undefined;
       await nextTurn();
-      if (!sessionHasProcesses(this.#pgid, true)) return;
+      stopped = sessionProcessCount(this.#pgid, true);
+      if (stopped === 0) return undefined;
     }
     this.terminate();
+    const leftovers = (): Leftovers | undefined => (stoppingTask ? undefined : { stopped, killed: this.#killedCount });
     let killedAt: number | undefined;
     // Polled with the other tasks being stopped: one pass over /proc per turn for all of them.
     while (sessionHasProcesses(this.#pgid, true)) {
       if (this.#killed) {
         killedAt ??= performance.now();
         // A process stuck in uninterruptible sleep can outlast SIGKILL; do not hang on it.
-        if (performance.now() - killedAt > KILL_SETTLE_MS) return;
+        if (performance.now() - killedAt > KILL_SETTLE_MS) return leftovers();
       }
       await delay(POLL_MS);
     }
+    return leftovers();
   }
 
   /** Stops the pending SIGKILL: the group is gone and its pgid may be reused. */

@@ -25,6 +25,33 @@ function attemptSpan(stdout: string, id: string, terminal: string): number {
 }
 
 describe("process trees and timeouts", () => {
+  it("says what a task that ended left running and taskq stopped, and when one ignored SIGTERM cost the kill grace; nothing of a task that left nothing", async () => {
+    const yaml = tasksYaml([
+      ["bg", '{ run: "sleep 1000 & echo started" }'],
+      // Ignored before the exec: the sleep ignores SIGTERM too. The task ends once it does.
+      ["stubborn", `{ run: 'sh -c ''trap "" TERM; touch ready; exec sleep 1000'' & until [ -f ready ]; do sleep 0.01; done; echo started' }`],
+      ["two", '{ run: "sleep 1000 & sleep 1000 & echo started" }'],
+      ["clean", '{ run: "echo started" }'],
+    ]);
+    const json = await runToEnd(yaml, ["-j", "4", "--kill-grace", "500ms", "--output", "json"]);
+    expect(json.code).toBe(0);
+    const notes = jsonEvents(json.stdout)
+      .filter((e) => e.event === "note")
+      .map((e) => e.message)
+      .sort();
+    expect(notes).toEqual([
+      "bg: stopped 1 process it left running",
+      "stubborn: stopped 1 process it left running; it ignored SIGTERM and was killed after the kill grace (500ms)",
+      "two: stopped 2 processes it left running",
+    ]);
+    // The kill grace is in the stubborn task's time, as the note says.
+    expect(attemptSpan(json.stdout, "stubborn", "succeeded")).toBeGreaterThanOrEqual(500);
+    // Plain lines tell it too.
+    const plain = await runToEnd(tasksYaml([["bg", '{ run: "sleep 1000 & echo started" }'], ["clean", '{ run: "echo started" }']]), ["--output", "plain"]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout.match(/ note +.*/g)).toEqual([" note    bg: stopped 1 process it left running"]);
+  });
+
   it("times out `sleep 1000` and `sleep 1000 & sleep 1000` within timeout + grace + 0.5 s, and the sleeps are gone (case 9)", async () => {
     const yaml = tasksYaml([
       ["one", '{ run: "echo pgid $$; sleep 1000", timeout: 300ms }'],
@@ -37,6 +64,8 @@ describe("process trees and timeouts", () => {
       expect(failed?.error).toMatchObject({ timedOut: true, message: "timed out after 300ms" });
       expect(attemptSpan(result.stdout, id, "failed")).toBeLessThan(300 + 500 + 500 + SLACK_MS);
     }
+    // Stopped whole for its timeout: nothing it "left running" to tell of.
+    expect(jsonEvents(result.stdout).filter((e) => e.event === "note")).toEqual([]);
   });
 
   it("stops the groups a task made in its own session (coreutils timeout, job control) when it times out, and what a task that ended left in them", async () => {
