@@ -1,9 +1,12 @@
 import type { Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { metricsPort } from "../../src/store/postgres/metrics-server.js";
-import type { PostgresStore } from "../../src/store/postgres/store.js";
+import { PostgresStore } from "../../src/store/postgres/store.js";
 import { PostgresWorker } from "../../src/store/postgres/worker.js";
-import { openTestStore, task, workflow } from "./helpers.js";
+import { SCRAPE_STORE_MS } from "../../src/store/postgres/worker-metrics.js";
+import { SLACK_MS } from "../e2e/reliability-harness.js";
+import { startFreezableProxy } from "../helpers/tcp-proxy.js";
+import { DATABASE_URL, openTestStore, task, workflow } from "./helpers.js";
 
 describe("worker metrics", () => {
   let store: PostgresStore;
@@ -29,6 +32,7 @@ describe("worker metrics", () => {
     const text = await response.text();
     expect(text).toContain('taskq_tasks{state="queued"} 1');
     expect(text).toContain('taskq_tasks{state="blocked"} 1');
+    expect(text).toContain("taskq_store_up 1");
     expect(text).toContain("# TYPE taskq_queue_wait_seconds histogram");
     expect(text).toContain("# TYPE taskq_orphans_recovered_total counter");
     expect((await fetch(`http://127.0.0.1:${metricsPort(server)}/other`)).status).toBe(404);
@@ -40,4 +44,32 @@ describe("worker metrics", () => {
     expect(await other.metricsText()).toContain("taskq_attempts_total 3");
     expect(await worker.metricsText()).toContain("taskq_attempts_total 0");
   });
+
+  it("answers a scrape within a few seconds when the database does not answer: the worker's counters, no taskq_tasks, taskq_store_up 0", async () => {
+    const url = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    const stalled = await PostgresStore.open({ connectionString: proxy.url(DATABASE_URL), schema: store.schema });
+    const frozen = new PostgresWorker({ store: stalled, concurrency: 1, handler: async () => undefined });
+    const frozenServer = await frozen.serveMetrics(0);
+    try {
+      frozen.metrics.attempts.inc(2);
+      const before = await (await fetch(`http://127.0.0.1:${metricsPort(frozenServer)}/metrics`)).text();
+      expect(before).toMatch(/^taskq_tasks\{state="queued"\} \d+$/m);
+      proxy.freeze();
+      const startedAt = performance.now();
+      const response = await fetch(`http://127.0.0.1:${metricsPort(frozenServer)}/metrics`);
+      const text = await response.text();
+      // Within Prometheus's default scrape timeout (10s), not the statement limit (30s).
+      expect(performance.now() - startedAt).toBeLessThan(SCRAPE_STORE_MS + SLACK_MS);
+      expect(response.status).toBe(200);
+      expect(text).toContain("taskq_attempts_total 2");
+      expect(text).toContain("taskq_store_up 0");
+      // No value from before passes for today's.
+      expect(text).not.toMatch(/^taskq_tasks\{/m);
+    } finally {
+      await new Promise((resolve) => frozenServer.close(resolve));
+      await proxy.close();
+      await stalled.close();
+    }
+  }, 20_000);
 });

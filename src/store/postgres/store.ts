@@ -18,7 +18,7 @@ import { generateRunId, submitNewRun, submitRun, type SubmitResult } from "./sub
 import { toStoreError } from "./store-error.js";
 import { sweepExpiredLeases } from "./sweep.js";
 import { storableOutcome } from "./text.js";
-import { connectTimeoutOf, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, LONG_QUERY_TIMEOUT_MS, type Timeouts } from "./timeouts.js";
+import { connectTimeoutOf, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, LONG_QUERY_TIMEOUT_MS, timedQuery, type Timeouts } from "./timeouts.js";
 import { inTransaction, isConflict, retryConflicts, transactionOnce } from "./transaction.js";
 import type { CompletionResult, DeadLetter, HeartbeatStatus, LeasedTask, Outcome, RunStatus, TaskState, Workflow } from "./types.js";
 
@@ -291,15 +291,20 @@ export class PostgresStore {
   }
 
   /** Number of tasks in each state, across all runs (for the queue-size gauge). */
-  async countByState(): Promise<Record<TaskState, number>> {
-    return this.#guard("countByState", async () => {
-      const result = await this.pool.query<{ state: TaskState; count: number }>(
-        `SELECT state, count(*)::int AS count FROM ${this.#names.tasks} GROUP BY state`,
-      );
-      const counts: Record<TaskState, number> = { blocked: 0, queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
-      for (const row of result.rows) counts[row.state] = row.count;
-      return counts;
-    });
+  /** `timeoutMs`: how long the statement may go unanswered, when not the pool's limit (a metrics scrape waits less). */
+  async countByState(options: { timeoutMs?: number } = {}): Promise<Record<TaskState, number>> {
+    const { timeoutMs } = options;
+    return this.#guard(
+      "countByState",
+      async () => {
+        const query = { text: `SELECT state, count(*)::int AS count FROM ${this.#names.tasks} GROUP BY state` };
+        const result = await this.pool.query<{ state: TaskState; count: number }>(timeoutMs === undefined ? query : timedQuery(query, timeoutMs));
+        const counts: Record<TaskState, number> = { blocked: 0, queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
+        for (const row of result.rows) counts[row.state] = row.count;
+        return counts;
+      },
+      timeoutMs,
+    );
   }
 
   /**

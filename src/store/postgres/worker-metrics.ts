@@ -2,12 +2,18 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { PostgresStore } from "./store.js";
 import type { TaskState } from "./types.js";
 
+/**
+ * How long a scrape waits for the database's count of tasks (the connection included): well
+ * within Prometheus's default scrape timeout of 10s.
+ */
+export const SCRAPE_STORE_MS = 3_000;
+
 const SECONDS_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 60, 300, 1800];
 
 /**
  * Prometheus metrics of one worker process, in a registry of its own (never
  * the global default, so several workers or stores can live in one process).
- * Queue sizes are read from the database when scraped.
+ * Queue sizes are read from the database when scraped, for at most SCRAPE_STORE_MS.
  */
 export class WorkerMetrics {
   readonly registry = new Registry();
@@ -22,18 +28,28 @@ export class WorkerMetrics {
 
   constructor(store: PostgresStore) {
     const registers = [this.registry];
+    // Prometheus gives up on a scrape after 10s by default, the database's statement limit is 30s: a
+    // database that does not answer must not cost the worker's own counters. Both gauges wait for one read.
+    let reading: Promise<Record<TaskState, number> | undefined> | undefined;
+    const read = (): Promise<Record<TaskState, number> | undefined> => (reading ??= countWithin(store, SCRAPE_STORE_MS).finally(() => (reading = undefined)));
+    new Gauge({
+      name: "taskq_store_up",
+      help: `1 when the database answered this scrape's count of tasks within ${SCRAPE_STORE_MS / 1000}s, else 0 (taskq_tasks is then left out)`,
+      registers,
+      async collect() {
+        this.set((await read()) === undefined ? 0 : 1);
+      },
+    });
     new Gauge({
       name: "taskq_tasks",
       help: "Tasks in the store by state (all runs), read from the database on scrape",
       labelNames: ["state"],
       registers,
       async collect() {
-        let counts: Record<TaskState, number>;
-        try {
-          counts = await store.countByState();
-        } catch {
-          return; // a scrape during an outage keeps the last values
-        }
+        const counts = await read();
+        // Without an answer in time the gauge has no value at all: one kept from before would read as today's.
+        this.reset();
+        if (counts === undefined) return;
         for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
       },
     });
@@ -70,5 +86,16 @@ export class WorkerMetrics {
   /** The Prometheus text exposition of every metric. */
   async text(): Promise<string> {
     return this.registry.metrics();
+  }
+}
+
+/** The store's count of tasks by state, or undefined when the database did not give it within `ms` (connecting included). */
+async function countWithin(store: PostgresStore, ms: number): Promise<Record<TaskState, number> | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([store.countByState({ timeoutMs: ms }).catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
