@@ -129,13 +129,14 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     },
     onEvent: (event) => {
       options.onEvent?.(event);
-      // `run --store` stops its worker once the run has ended: no one asked, so nothing to tell.
-      if (event.type === "stopped" && event.reason === "requested" && interrupted === undefined) return void onHalted();
-      describeEvent(event, print);
-      if (event.type === "stopped") {
+      if (event.type === "stopping") {
+        // A lease taken over stops the worker by itself: then this process stops it, as for a signal.
         if (event.reason === "lease-lost") lostLease = true;
-        onHalted();
+        return void onHalted();
       }
+      // `run --store` stops its worker once the run has ended: no one asked, so nothing to tell.
+      if (event.type === "stopped" && event.reason === "requested" && interrupted === undefined) return;
+      describeEvent(event, print);
     },
   });
   // The guard starts with the worker, which lives long: its spawn (7-8 ms on a slow VM)
@@ -258,6 +259,8 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       );
       return;
     }
+    case "stopping":
+      return; // the signal's note or the LOST line said why; "stopped" comes once the tasks are ended or given back
     case "stopped":
       print({ event: "stopped", reason: event.reason }, `stopped (${event.reason})`);
       return;

@@ -624,9 +624,10 @@ tasks:
       // The graceful one: its 1 s to finish, its task's kill, and a moment for the releases the database never answers.
       expect(first).toMatchObject({ code: 143 });
       expect(first.afterMs).toBeLessThan(12_000);
-      // Their last words: what becomes of the lease each could not give back (not a "retrying" that never comes).
+      // Their last words: what becomes of the lease each could not give back (not a "retrying" that never comes), then the stop.
       for (const { stdout } of [first, second]) {
-        expect(stdout.trimEnd().split("\n").at(-1)).toMatch(
+        expect(stdout.trimEnd().split("\n").at(-1)).toMatch(/^[\d:.]+ stopped \(requested\)$/);
+        expect(stdout.trimEnd().split("\n").at(-2)).toMatch(
           new RegExp(
             `^[\\d:.]+ left    ${runId}/[ab]: its lease was not given back \\(the database could not be reached\\)\\. It runs out within 30s \\(--lease\\); ` +
               "then a worker \\(another one, or the next one started\\) queues the task again, this attempt counted \\(or ends it: failed when it has no attempts left, cancelled when a cancel was asked for\\)$",
@@ -652,9 +653,10 @@ tasks:
       const { code, stdout } = await stopWorker(worker);
       expect(code).toBe(143);
       const lines = stdout.trimEnd().split("\n");
-      // The tries it gave up on say no "retrying"; the last line says what happens next.
-      expect(lines.at(-1)).toMatch(new RegExp(`^[\\d:.]+ left    ${runId}/a: its lease was not given back \\(the database could not be reached\\)\\. It runs out within 20s \\(--lease\\); then a worker`));
-      expect(lines.at(-2)).toMatch(/^[\d:.]+ db {6}release failed: connect ECONNREFUSED [\d.:]+$/);
+      // The tries it gave up on say no "retrying"; the last lines say what happens next, and that the worker stopped.
+      expect(lines.at(-1)).toMatch(/^[\d:.]+ stopped \(requested\)$/);
+      expect(lines.at(-2)).toMatch(new RegExp(`^[\\d:.]+ left    ${runId}/a: its lease was not given back \\(the database could not be reached\\)\\. It runs out within 20s \\(--lease\\); then a worker`));
+      expect(lines.at(-3)).toMatch(/^[\d:.]+ db {6}release failed: connect ECONNREFUSED [\d.:]+$/);
       await cancelStrandedRun(runId);
     } finally {
       await proxy.close();

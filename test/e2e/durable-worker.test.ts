@@ -122,6 +122,34 @@ describe("taskq worker", () => {
     expect((await worker.cli.done).code).toBe(143);
   });
 
+  it("after SIGTERM it says stopped last, once its running task has finished, in JSON and in plain lines", async () => {
+    const file = await workflowFile("stop-last", "tasks:\n  job: { run: 'echo started; sleep 3; echo done' }\n");
+    for (const json of [true, false]) {
+      // A worker in JSON names itself in a record, which startWorker does not read.
+      const worker = { cli: startCli(["worker", "--log-dir", ws.logs, "-j", "1", ...(json ? ["--output", "json"] : [])], { cwd: ws.dir, env: ENV }) };
+      workers.push(worker.cli);
+      expect(await eventually(() => /"event":"worker"|worker \S+: /.test(worker.cli.stdout()), 15_000)).toBe(true);
+      const runId = newRunId("stop-last");
+      await submit(file, ["--run-id", runId]);
+      expect(await eventually(() => worker.cli.stdout().includes("started"), 15_000)).toBe(true);
+      worker.cli.child.kill("SIGTERM");
+      const result = await worker.cli.done;
+      expect(result.code).toBe(143);
+      const lines = result.stdout.trimEnd().split("\n");
+      if (json) {
+        const events = lines.map((line) => (JSON.parse(line) as { event: string }).event);
+        // The task ran on for 3 s after the signal: its end is told, then the worker's stop, last.
+        expect(events.indexOf("finished")).toBeGreaterThan(events.indexOf("note"));
+        expect(events.at(-1)).toBe("stopped");
+        expect(events.filter((event) => event === "stopped")).toHaveLength(1);
+      } else {
+        expect(lines.findIndex((line) => line.includes(`ok      ${runId}/job`))).toBeGreaterThan(lines.findIndex((line) => line.includes("SIGTERM received")));
+        expect(lines.at(-1)).toMatch(/ stopped \(requested\)$/);
+      }
+      expect((await store.runStatus(runId)).state).toBe("succeeded");
+    }
+  });
+
   it("--shutdown-timeout past 24.8 days: after SIGTERM its running task is left to finish, with no TimeoutOverflowWarning", async () => {
     const file = await workflowFile("long-stop", "tasks:\n  job: { run: 'echo started; sleep 1000' }\n");
     const worker = await startWorker(["--shutdown-timeout", "600h", "-j", "1"]);

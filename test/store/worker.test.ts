@@ -162,10 +162,14 @@ describe("PostgresWorker", () => {
     await sql(store, "UPDATE $schema.tasks SET lease_token = gen_random_uuid() WHERE run_id = $1", [runId]);
     await until(() => reason !== "");
     expect(reason).toBe("LEASE_LOST");
-    await until(() => events.some((event) => event.type === "stopped"));
-    expect(events.find((event) => event.type === "stopped")).toEqual({ type: "stopped", reason: "lease-lost" });
+    await until(() => events.some((event) => event.type === "stopping"));
+    expect(events.find((event) => event.type === "stopping")).toEqual({ type: "stopping", reason: "lease-lost" });
     await until(() => events.some((event) => event.type === "finished"));
     expect(events.find((event) => event.type === "finished")).toMatchObject({ result: false });
+    // Its owner stops it (the CLI does, on "stopping"): "stopped" comes then, last.
+    expect(events.some((event) => event.type === "stopped")).toBe(false);
+    await worker.stop();
+    expect(events.at(-1)).toEqual({ type: "stopped", reason: "lease-lost" });
     await store.cancelRun(runId);
   });
 });

@@ -35,4 +35,10 @@ export type WorkerEvent =
    * was lost. Each runs out within `leaseMs`; a worker's sweep then recovers its task (see sweep.ts).
    */
   | { type: "leases-left"; tasks: LeasedTask[]; strays: boolean; leaseMs: number }
+  /**
+   * The worker leases no more: `stop` was called, or a lease was taken over (then its owner calls `stop`, which
+   * lets the other running attempts finish). Events of the running attempts follow, and `stopped` last.
+   */
+  | { type: "stopping"; reason: "requested" | "lease-lost" }
+  /** The worker's last event, once `stop` has ended: its attempts ended or were given back (or left: `leases-left`). */
   | { type: "stopped"; reason: "requested" | "lease-lost" };

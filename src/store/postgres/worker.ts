@@ -83,6 +83,8 @@ export class PostgresWorker {
   readonly #leftBehind: LeasedTask[] = [];
   /** Set once `stop` has returned: a record still retried in the background is no news any more. */
   #stopped = false;
+  /** Set once "stopped" was told: nothing is told after it. */
+  #silent = false;
 
   constructor(options: PostgresWorkerOptions) {
     const leaseMs = options.leaseMs ?? 30_000;
@@ -168,6 +170,9 @@ export class PostgresWorker {
     // What the database still holds in this worker's name: its last words say what becomes of it.
     const left = [...running.filter((attempt) => !attempt.settled).map((attempt) => attempt.task), ...this.#leftBehind];
     if (left.length > 0 || this.#strays) this.#emit({ type: "leases-left", tasks: left, strays: this.#strays, leaseMs: this.#options.leaseMs });
+    // Told once everything above is: a supervisor reading "stopped" knows the worker holds nothing more.
+    this.#emit({ type: "stopped", reason: this.#stopReason ?? "requested" });
+    this.#silent = true;
   }
 
   /** Serves this worker's metrics on `GET /metrics` (port 0 picks a free port). */
@@ -176,8 +181,9 @@ export class PostgresWorker {
   }
 
   #emit(event: WorkerEvent): void {
-    // Stopped, the worker has said what becomes of the leases it still holds ("leases-left").
-    if (this.#stopped && event.type === "db-error") return;
+    // Stopped, the worker has said what becomes of the leases it still holds ("leases-left"); and
+    // "stopped" is its last word, also when a handler that ignored its signal ends later.
+    if ((this.#stopped && event.type === "db-error") || this.#silent) return;
     try {
       this.#onEvent?.(event);
     } catch {
@@ -190,7 +196,8 @@ export class PostgresWorker {
     this.#stopReason = reason;
     this.#stopController.abort();
     this.#wakeup.notify();
-    this.#emit({ type: "stopped", reason });
+    // Not "stopped" yet: the running attempts have yet to end, or be given back (see #stop).
+    this.#emit({ type: "stopping", reason });
   }
 
   /**
