@@ -136,7 +136,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       }
       // `run --store` stops its worker once the run has ended: no one asked, so nothing to tell.
       if (event.type === "stopped" && event.reason === "requested" && interrupted === undefined) return;
-      describeEvent(event, print);
+      describeEvent(event, print, options.runId === undefined ? "--lease" : "the lease run --store takes");
     },
   });
   // The guard starts with the worker, which lives long: its spawn (7-8 ms on a slow VM)
@@ -204,14 +204,18 @@ async function listenForMetrics(worker: PostgresWorker, port: number, host: stri
  * expired" is recorded as the attempt's error, and the sweep of any worker running then (or of the
  * next one started) takes the task.
  */
-function leaseFate(leaseMs: number, one: boolean): string {
+function leaseFate(leaseMs: number, one: boolean, leaseSource: string): string {
   return (
-    `${one ? "It runs" : "Each runs"} out within ${formatDuration(leaseMs)} (--lease); then a worker (another one, or the next one started) queues the task again, ` +
+    `${one ? "It runs" : "Each runs"} out within ${formatDuration(leaseMs)} (${leaseSource}); then a worker (another one, or the next one started) queues the task again, ` +
     "this attempt counted (or ends it: failed when it has no attempts left, cancelled when a cancel was asked for)"
   );
 }
 
-function describeEvent(event: WorkerEvent, print: (record: Record<string, unknown>, text: string) => void): void {
+/**
+ * `leaseSource`: what sets the lease's length, for the user to look up: `worker`'s --lease; `run --store` has
+ * no such flag.
+ */
+function describeEvent(event: WorkerEvent, print: (record: Record<string, unknown>, text: string) => void, leaseSource: string): void {
   switch (event.type) {
     case "started": {
       const { runId, key, attempt, maxAttempts } = event.task;
@@ -255,7 +259,7 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       const one = tasks.length === 1 && !event.strays;
       print(
         { event: "leases-left", tasks, strays: event.strays, leaseMs: event.leaseMs },
-        `left    ${named.join(", ")}: ${one ? "its lease was" : "their leases were"} not given back (the database could not be reached). ${leaseFate(event.leaseMs, one)}`,
+        `left    ${named.join(", ")}: ${one ? "its lease was" : "their leases were"} not given back (the database could not be reached). ${leaseFate(event.leaseMs, one, leaseSource)}`,
       );
       return;
     }

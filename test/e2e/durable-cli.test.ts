@@ -682,6 +682,9 @@ tasks:
       // Its 1 s to finish, the kill, a few seconds for what the database never answers, and 3 s for the summary: not 30 s.
       expect(Date.now() - signalledAt).toBeLessThan(15_000);
       expect(result.stderr).toMatch(/taskq: no summary of run \S+: /);
+      // run has no --lease flag (worker has): the line about the lease left names none.
+      expect(result.stdout).toMatch(/ left {4}\S+\/a: its lease was not given back \(the database could not be reached\)\. It runs out within 30s \(the lease run --store takes\); then a worker/);
+      expect(result.stdout).not.toContain("--lease");
     } finally {
       await proxy.close();
     }
