@@ -507,6 +507,12 @@ tasks:
     expect(await taskq(["status", "x", "--store-schema", "My-Schema"])).toMatchObject({ code: 2, stderr: `taskq: --store-schema: ${expected}\n` });
     expect(await taskq(["status", "x"], { TASKQ_STORE_SCHEMA: "My-Schema" })).toMatchObject({ code: 2, stderr: `taskq: TASKQ_STORE_SCHEMA: ${expected}\n` });
     expect(await taskq(["redrive", "x", "a", "--store-schema", ""])).toMatchObject({ code: 2, stderr: expect.stringMatching(/^taskq: --store-schema: invalid schema name ""; /) });
+    // PostgreSQL's own schemas: tables made among its catalog's, or in a session's temporary schema.
+    for (const reserved of ["information_schema", "pg_temp", "pg_catalog", "pg_mine"]) {
+      const why = `invalid schema name "${reserved}"; PostgreSQL reserves it (pg_* and information_schema are its own)`;
+      expect(await taskq(["status", "x"], { TASKQ_STORE_SCHEMA: reserved })).toMatchObject({ code: 2, stderr: `taskq: TASKQ_STORE_SCHEMA: ${why}\n` });
+      expect(await taskq(["worker", "--log-dir", ws.logs, "--store-schema", reserved])).toMatchObject({ code: 2, stderr: `taskq: --store-schema: ${why}\n` });
+    }
     // Empty: the default schema, in a database that does not exist here (so no schema of the default name is made).
     const missing = new URL(SECRET_URL);
     missing.pathname = "/taskq_no_such_database";

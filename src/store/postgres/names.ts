@@ -24,6 +24,11 @@ export function schemaNames(schema: string): SchemaNames {
       `invalid schema name ${JSON.stringify(schema)}; expected lower-case letters, digits and "_" (at most 48)`,
     );
   }
+  // PostgreSQL's own: information_schema takes tables (taskq's would sit among the catalog's views), a
+  // pg_ name is refused or, as pg_temp, is each session's temporary schema: a store that vanishes.
+  if (schema === "information_schema" || schema.startsWith("pg_")) {
+    throw new TaskqError("STORE_BAD_SCHEMA", `invalid schema name ${JSON.stringify(schema)}; PostgreSQL reserves it (pg_* and information_schema are its own)`);
+  }
   const quoted = `"${schema}"`;
   return {
     schema,
