@@ -23,6 +23,24 @@ export function concurrencyFlag(value: unknown, fromFile: number | undefined): n
 /** --run-id: undefined when not given, else a valid run id (see run-id.ts), or a usage error. */
 export function runIdFlag(value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== "string" || !isRunId(value)) throw new UsageError(`--run-id: ${JSON.stringify(value)} is not a run id: ${RUN_ID_EXPECTED}`);
+  if (typeof value !== "string" || !isRunId(value)) throw new UsageError(`--run-id: ${shownRunId(value)} is not a run id: ${RUN_ID_EXPECTED}`);
   return value;
 }
+
+/**
+ * The RUN of status, cancel, dead-letters and redrive: checked as submit checks --run-id, so a
+ * name no run can have is a usage error, not a "no run" that echoes it as typed.
+ */
+export function runIdArgument(value: string): string {
+  if (!isRunId(value)) throw new UsageError(`${shownRunId(value)} is not a run id: ${RUN_ID_EXPECTED}`);
+  return value;
+}
+
+/** A rejected run id as the error shows it: quoted with its control characters escaped, and a long one cut. */
+function shownRunId(value: unknown): string {
+  if (typeof value !== "string" || value.length <= 2 * RUN_ID_SHOWN) return JSON.stringify(value);
+  return `${JSON.stringify(value.slice(0, RUN_ID_SHOWN))}... (${value.length} characters)`;
+}
+
+/** How much of a long rejected run id an error shows. */
+const RUN_ID_SHOWN = 64;

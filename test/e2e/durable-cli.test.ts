@@ -476,13 +476,23 @@ tasks:
     expect((await taskq(["cancel", running])).code).toBe(0);
   });
 
-  it("--run-id must be a plain name, checked before the file is read or the store opened; without a store it is a usage error", async () => {
+  it("--run-id must be a plain name, checked before the file is read or the store opened, as the run id given to status, cancel, dead-letters and redrive; without a store it is a usage error", async () => {
     const file = await workflowFile("run-id", "tasks:\n  a: { run: echo a }\n");
     for (const args of [["submit", file], ["run", file]]) {
       for (const runId of ["../../elsewhere", "", "nightly/42"]) {
         const refused = await taskq([...args, "--run-id", runId, "--store", "postgres://nobody@127.0.0.1:1/none"]);
         expect(refused.code).toBe(2);
         expect(refused.stderr).toBe(`taskq: --run-id: ${JSON.stringify(runId)} is not a run id: 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit\n`);
+      }
+    }
+    // A run id no run can have, given to the commands that read or change a run: the same usage error, before the store is opened.
+    const expected = 'is not a run id: 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit\n';
+    const long = "r".repeat(5000);
+    const ids: [string, string][] = [["../etc", '"../etc"'], ["bell\u0007\u001b[2Jx", '"bell\\u0007\\u001b[2Jx"'], [long, `"${"r".repeat(64)}"... (5000 characters)`]];
+    for (const [runId, shown] of ids) {
+      for (const args of [["status", runId], ["cancel", runId], ["dead-letters", runId], ["redrive", runId, "a"]]) {
+        const refused = await taskq([...args, "--store", "postgres://nobody@127.0.0.1:1/none"]);
+        expect(refused).toMatchObject({ code: 2, stdout: "", stderr: `taskq: ${shown} ${expected}` });
       }
     }
     const local = await taskq(["run", file, "--run-id", "nightly-42"], { TASKQ_STORE: "" });

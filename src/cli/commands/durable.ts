@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { ChangedTask, RunStatus, PostgresStore, SubmitResult, TaskStatusRow } from "../../store/postgres/index.js";
 import { UsageError } from "../../errors.js";
 import { parseDuration } from "../../loaders/duration.js";
-import { concurrencyFlag, durationFlag, runIdFlag } from "../flags.js";
+import { concurrencyFlag, durationFlag, runIdArgument, runIdFlag } from "../flags.js";
 import { createColors } from "../render/colors.js";
 import { formatSummary, unfinishedCount, unfinishedParts } from "../render/summary-text.js";
 import type { RunSummary } from "../render/types.js";
@@ -88,6 +88,7 @@ export async function workerCommand(flags: Flags): Promise<number> {
 
 /** `taskq status RUN`: the run's summary, and with --watch, refreshed until it ends. */
 export async function statusCommand(runId: string, flags: Flags): Promise<number> {
+  runIdArgument(runId);
   return withExistingStore(flags, async (store) => {
     if (flags.watch === true) {
       const stdout = watchStdout();
@@ -125,6 +126,7 @@ function watchStdout(): { gone: AbortSignal; dispose: () => void } {
 
 /** `taskq cancel RUN [TASK]`. */
 export async function cancelCommand(runId: string, task: string | undefined, flags: Flags): Promise<number> {
+  runIdArgument(runId);
   return withExistingStore(flags, async (store) => {
     const { cancelled, cancelRequested, ended } = await store.cancelRun(runId, task);
     // What has already ended is no error (it may have ended a moment before), for one task as for
@@ -139,6 +141,7 @@ export async function cancelCommand(runId: string, task: string | undefined, fla
 
 /** `taskq dead-letters [RUN]`. */
 export async function deadLettersCommand(runId: string | undefined, flags: Flags): Promise<number> {
+  if (runId !== undefined) runIdArgument(runId);
   return withExistingStore(flags, async (store) => {
     const dead = await store.deadLetters(runId);
     if (flags.output === "json") {
@@ -207,6 +210,7 @@ function ageFlag(value: unknown): number {
 
 /** `taskq redrive RUN TASK`: a dead letter gets fresh attempts; the dependents it cancelled wait for it again. */
 export async function redriveCommand(runId: string, task: string, flags: Flags): Promise<number> {
+  runIdArgument(runId);
   return withExistingStore(flags, async (store) => {
     const result = await store.redrive(runId, task);
     process.stdout.write(`${JSON.stringify(result)}\n`);
