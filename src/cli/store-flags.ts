@@ -14,7 +14,7 @@ export interface StoreFlags {
  * ending in `hint` when given (what the command does without a store).
  */
 export function storeUrl(flags: StoreFlags, hint?: string): string {
-  const fromFlag = typeof flags.store === "string" && flags.store !== "";
+  const fromFlag = urlSource(flags) === "--store";
   const url = fromFlag ? (flags.store as string) : process.env.TASKQ_STORE;
   if (url === undefined || url === "") {
     throw new UsageError(`no store: pass --store postgres://user@host/db or set TASKQ_STORE${hint === undefined ? "" : ` (${hint})`}`);
@@ -30,6 +30,11 @@ export function storeUrl(flags: StoreFlags, hint?: string): string {
     throw new UsageError(`${fromFlag ? "--store" : "TASKQ_STORE"}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   return url;
+}
+
+/** Where the connection string comes from: the flag (given and not empty), else the variable. */
+function urlSource(flags: StoreFlags): "--store" | "TASKQ_STORE" {
+  return typeof flags.store === "string" && flags.store !== "" ? "--store" : "TASKQ_STORE";
 }
 
 /** The schemes the store accepts, as libpq does. */
@@ -79,6 +84,11 @@ export async function openStore(flags: StoreFlags, options: { create?: boolean }
       const source = schemaSource(flags);
       const message = error.message.replace(/(schema "[^"]*")/, `$1 (${source === undefined ? "the default" : `given by ${source}`})`);
       throw new TaskqError("STORE_NOT_FOUND", `${redactConnectionString(url)}: ${message}; submit, worker and run --store make one`, { cause: error });
+    }
+    // A URL the driver cannot read (postgres://u@[::1:5432/db) is the user's to fix, as a wrong scheme is.
+    const cause: unknown = error instanceof TaskqError ? error.cause : error;
+    if ((cause as { code?: unknown } | undefined)?.code === "ERR_INVALID_URL") {
+      throw new UsageError(`${urlSource(flags)}: ${redactConnectionString(url)} is not a valid URL`, { cause: error });
     }
     const reason = error instanceof Error ? error.message.replaceAll(url, redactConnectionString(url)) : String(error);
     throw new TaskqError("STORE_UNAVAILABLE", `cannot open the store ${redactConnectionString(url)}: ${reason}`, { exitCode: 1 });
