@@ -600,6 +600,17 @@ tasks:
     expect(await taskq(["submit", file], { TASKQ_STORE: malformed })).toMatchObject({ code: 2, stdout: "", stderr: `taskq: TASKQ_STORE: ${shown}\n` });
   });
 
+  it("a refused connection is said so by every command, those that make the store as those that only read it", async () => {
+    const file = await workflowFile("refused", "tasks:\n  a: { run: echo a }\n");
+    const refused = "postgres://nobody@127.0.0.1:1/none";
+    const expected = `taskq: cannot open the store ${refused}: connect failed: connect ECONNREFUSED 127.0.0.1:1\n`;
+    for (const args of [["status", "x"], ["submit", file], ["worker", "--log-dir", ws.logs], ["run", file, "--log-dir", ws.logs]]) {
+      const result = await taskq([...args, "--store", refused]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(expected);
+    }
+  });
+
   it("a store that accepts connections and never answers: status, submit and worker fail within seconds, naming it without the password", async () => {
     const silent = await startSilentServer();
     try {
@@ -617,7 +628,7 @@ tasks:
       expect(status).toMatchObject({ code: 1, stderr: `taskq: cannot open the store ${redacted("")}: connect failed: no connection to the database within 10s\n` });
       expect(status.durationMs).toBeGreaterThan(9_000);
       for (const result of [submitted, worker]) {
-        expect(result).toMatchObject({ code: 1, stderr: `taskq: cannot open the store ${redacted("?connect_timeout=2")}: migrate failed: no connection to the database within 2s\n` });
+        expect(result).toMatchObject({ code: 1, stderr: `taskq: cannot open the store ${redacted("?connect_timeout=2")}: connect failed: no connection to the database within 2s\n` });
         expect(result.durationMs).toBeLessThan(8_000);
       }
     } finally {

@@ -108,6 +108,9 @@ export class PostgresStore {
   static async open(options: PostgresStoreOptions & { create?: boolean }): Promise<PostgresStore> {
     const store = new PostgresStore(options);
     try {
+      // A database that cannot be reached is said so ("connect failed: ..."), by every command: not as
+      // the migration or the check that would have come next. The connection stays in the pool, for them.
+      (await store.#guard("connect", () => store.pool.connect())).release();
       if (options.create === false && !(await store.#exists())) {
         throw new TaskqError("STORE_NOT_FOUND", `no taskq store in schema "${store.schema}": nothing was ever submitted there`);
       }
