@@ -412,6 +412,8 @@ tasks:
     // A duration the format takes (up to 30 days), but a lease that long would leave a dead worker's tasks for weeks.
     const long = await taskq(["worker", "--lease", "600h"]);
     expect(long).toMatchObject({ code: 2, stdout: "", stderr: 'taskq: --lease: "600h" is longer than the maximum of 24h\n' });
+    // Not a duration at all: the range it names is a lease's, not any duration's (0 to 30 days).
+    expect(await taskq(["worker", "--lease", "abc"])).toMatchObject({ code: 2, stdout: "", stderr: 'taskq: --lease: "abc" is not a duration like 30s, 5m or 1h, from 1s to 24h\n' });
     const first = await startWorker(["--metrics-port", "0", "--lease", "24h"]);
     const port = /metrics http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(first.stdout())?.[1] ?? "";
     const taken = await taskq(["worker", "--metrics-port", port]);
