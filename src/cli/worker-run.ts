@@ -20,6 +20,12 @@ import { smallThreadPool } from "./thread-pool.js";
 const MARKER_LINGER_MS = 1000;
 
 /**
+ * Leases shorter than this get a note at start: allowed (from 1s), but on a saturated machine
+ * renewals came too late for a 1s lease, and healthy tasks became dead letters.
+ */
+const SHORT_LEASE_MS = 5_000;
+
+/**
  * What tasks never inherit from the worker: the store's connection string and node-pg's
  * password variable may carry the password; the thread pool size is taskq's own (see thread-pool.ts).
  */
@@ -146,6 +152,12 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   const server = options.metricsPort === undefined ? undefined : await listenForMetrics(worker, options.metricsPort, metricsHost);
   print({ event: "worker", workerId: worker.workerId, store: store.description, concurrency: fitted.concurrency }, `worker ${worker.workerId}: ${store.description}, concurrency ${fitted.concurrency}`);
   if (fitted.note !== undefined) print({ event: "note", message: fitted.note }, `note: ${fitted.note}`);
+  if (options.leaseMs !== undefined && options.leaseMs < SHORT_LEASE_MS) {
+    const note =
+      `--lease ${formatDuration(options.leaseMs)} is short: on a busy machine (CPU saturated) a renewal, due every ${formatDuration(Math.floor(options.leaseMs / 3))}, ` +
+      `may not get through before the lease runs out, and a healthy task then loses it (run again, or a dead letter); a longer lease (the default 30s) is safer`;
+    print({ event: "note", message: note }, `note: ${note}`);
+  }
   if (server !== undefined) {
     // With --metrics-port 0 the system picks the port: this line is the only way to learn it.
     const url = `http://${metricsHost.includes(":") ? `[${metricsHost}]` : metricsHost}:${metricsPort(server)}/metrics`;

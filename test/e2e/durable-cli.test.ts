@@ -405,7 +405,7 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
-  it("worker flags: a lease under 1s or over 24h is a usage error; a metrics port in use is a plain error", async () => {
+  it("worker flags: a lease under 1s or over 24h is a usage error, one under 5s gets a note; a metrics port in use is a plain error", async () => {
     const short = await taskq(["worker", "--lease", "0"]);
     expect(short.code).toBe(2);
     expect(short.stderr).toBe('taskq: --lease: "0" is shorter than the minimum of 1s\n');
@@ -414,12 +414,17 @@ tasks:
     expect(long).toMatchObject({ code: 2, stdout: "", stderr: 'taskq: --lease: "600h" is longer than the maximum of 24h\n' });
     // Not a duration at all: the range it names is a lease's, not any duration's (0 to 30 days).
     expect(await taskq(["worker", "--lease", "abc"])).toMatchObject({ code: 2, stdout: "", stderr: 'taskq: --lease: "abc" is not a duration like 30s, 5m or 1h, from 1s to 24h\n' });
+    // Under 5s, allowed, with a note: on a busy machine such a lease may run out between renewals.
+    const brief = await startWorker(["--lease", "1s"]);
+    expect(await eventually(() => brief.stdout().includes("note: --lease 1s is short: on a busy machine (CPU saturated) a renewal, due every 333ms, may not get through before the lease runs out"))).toBe(true);
+    expect(brief.stdout()).toContain("a longer lease (the default 30s) is safer\n");
+    expect((await stopWorker(brief)).code).toBe(143);
     const first = await startWorker(["--metrics-port", "0", "--lease", "24h"]);
     const port = /metrics http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(first.stdout())?.[1] ?? "";
     const taken = await taskq(["worker", "--metrics-port", port]);
     expect(taken.code).toBe(1);
     expect(taken.stderr).toBe(`taskq: --metrics-port ${port} is already in use\n`);
-    expect((await stopWorker(first)).code).toBe(143);
+    expect(await stopWorker(first)).toMatchObject({ code: 143, stdout: expect.not.stringContaining("is short") });
   });
 
   it("--metrics-host: the metrics listen on that address only; one not of this machine is a plain error, one without a port a usage error", async () => {
