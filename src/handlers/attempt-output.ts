@@ -2,7 +2,7 @@ import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from "node:net";
 import type { Readable } from "node:stream";
 import { LineSplitter, type BlockHandler } from "./line-splitter.js";
-import { closeLogFile, type LogFile } from "./log-file.js";
+import { appendLogLine, closeLogFile, type LogFile } from "./log-file.js";
 import type { StreamName } from "./types.js";
 
 export type { StreamName } from "./types.js";
@@ -314,13 +314,13 @@ export class AttemptOutput {
     }
     let fd: number | undefined;
     try {
-      fd = openSync(this.#lateLog!.path, "a");
+      fd = openSync(this.#lateLog!.path, "a+");
       let size = fstatSync(fd).size;
-      if (size !== late.end) size += writeSync(fd, `\n--- taskq: written after attempt ${this.#lateLog!.attempt} ended, by processes it left running ---\n`);
+      if (size !== late.end) size += appendLogLine(fd, `--- taskq: written after attempt ${this.#lateLog!.attempt} ended, by processes it left running ---`);
       size += writeSync(fd, part);
       if (late.bytes >= LATE_BYTES_MAX && late.capped !== true) {
         late.capped = true;
-        size += writeSync(fd, `\n--- taskq: ${LATE_BYTES_MAX / 1024 / 1024} MiB written after the task ended: the rest is not read (its writer waits) ---\n`);
+        size += appendLogLine(fd, `--- taskq: ${LATE_BYTES_MAX / 1024 / 1024} MiB written after the task ended: the rest is not read (its writer waits) ---`);
         for (const source of late.sources) source.pause();
       }
       late.end = size;

@@ -403,7 +403,7 @@ function startLog(fd: number, attempt: number): LogFile {
   const last = lastByte(fd);
   if (attempt > 1 || last !== undefined) {
     try {
-      writeSync(fd, `${last === undefined || last === NEWLINE ? "" : "\n"}${attemptLine(attempt)}\n`);
+      writeSync(fd, `${newlineAfter(last)}${attemptLine(attempt)}\n`);
     } catch (error) {
       closeSync(fd);
       throw error;
@@ -414,6 +414,16 @@ function startLog(fd: number, attempt: number): LogFile {
   // path that never gets there (command failed to start) from crashing the process.
   log.on("error", () => {});
   return log;
+}
+
+/** What goes before a line of taskq's in a log whose last byte is `last`: a newline, unless it ends with one or is empty. */
+function newlineAfter(last: number | undefined): string {
+  return last === undefined || last === NEWLINE ? "" : "\n";
+}
+
+/** A line of taskq's, appended to the log open on `fd` (opened "a+"), on a line of its own and never after a blank one (see startLog). */
+export function appendLogLine(fd: number, line: string): number {
+  return writeSync(fd, `${newlineAfter(lastByte(fd))}${line}\n`);
 }
 
 /**

@@ -139,7 +139,7 @@ describe("process trees and timeouts", () => {
     expect(result.stdout).toMatch(/note +start: a process it left running still holds its output; what that writes goes on into \S+start\.log/);
     const runId = await singleRunId(run.logs);
     const log = await readFile(path.join(run.logs, runId, "start.log"), "utf8");
-    expect(log).toMatch(/^(tick \d+\n)*started\n(tick \d+\n)*\n--- taskq: written after attempt 1 ended, by processes it left running ---\n(tick \d+\n){2,}/);
+    expect(log).toMatch(/^(tick \d+\n)*started\n(tick \d+\n)*--- taskq: written after attempt 1 ended, by processes it left running ---\n(tick \d+\n){2,}/);
   });
 
   it("a daemon that floods its output after its task ended: 16 MiB go into the log, then it waits, neither killed nor filling the disk", async () => {

@@ -184,7 +184,8 @@ describe("AttemptOutput.drain", () => {
     await output.drain(1000, 300);
     expect(performance.now() - startedAt).toBeLessThan(5000);
     await output.close();
-    const header = "\n--- taskq: written after attempt 1 ended, by processes it left running ---\n";
+    // On a line of its own, never after a blank one: "tick\n" ended the log.
+    const header = "tick\n--- taskq: written after attempt 1 ended, by processes it left running ---\n";
     expect(await eventually(async () => (await readFile(logFile, "utf8")).includes(header))).toBe(true);
     writer.kill("SIGKILL");
     expect((await readFile(logFile, "utf8")).startsWith("tick\n")).toBe(true);
@@ -199,7 +200,7 @@ describe("AttemptOutput.drain", () => {
     closeSync(ends.write);
     await output.drain(100, 5000);
     await output.close("--- taskq: attempt 1 exited with code 1 ---");
-    const expected = "early\n--- taskq: attempt 1 exited with code 1 ---\n\n--- taskq: written after attempt 1 ended, by processes it left running ---\nlate\n";
+    const expected = "early\n--- taskq: attempt 1 exited with code 1 ---\n--- taskq: written after attempt 1 ended, by processes it left running ---\nlate\n";
     expect(await eventually(async () => (await readFile(logFile, "utf8")) === expected)).toBe(true);
   });
 });
