@@ -3,10 +3,13 @@ import { UsageError } from "../errors.js";
 import { DURATION_EXPECTED, parseDuration } from "../loaders/duration.js";
 import { isRunId, RUN_ID_EXPECTED } from "../run-id.js";
 
-/** A duration flag ("5s", "1m30s", "2") in milliseconds, or a usage error naming the flag. */
-export function durationFlag(name: string, value: unknown): number {
+/**
+ * A duration flag ("5s", "1m30s", "2") in milliseconds, or a usage error naming the flag and
+ * what it takes (`expected`: by default any duration's form and range).
+ */
+export function durationFlag(name: string, value: unknown, expected = DURATION_EXPECTED): number {
   const ms = typeof value === "string" || typeof value === "number" ? parseDuration(value) : undefined;
-  if (ms === undefined) throw new UsageError(`${name}: "${String(value)}" is not ${DURATION_EXPECTED}`);
+  if (ms === undefined) throw new UsageError(`${name}: ${JSON.stringify(value)} is not ${expected}`);
   return ms;
 }
 

@@ -315,9 +315,8 @@ const MIN_LEASE_MS = 1_000;
 const MAX_LEASE_MS = 24 * 3_600_000;
 
 function leaseFlag(value: unknown): number {
-  const ms = typeof value === "string" || typeof value === "number" ? parseDuration(value) : undefined;
-  // Not durationFlag's words: the range it gives (0 to 30 days) is not a lease's.
-  if (ms === undefined) throw new UsageError(`--lease: ${JSON.stringify(value)} is not a duration like 30s, 5m or 1h, from 1s to 24h`);
+  // Not any duration's range (0 to 30 days): a lease's.
+  const ms = durationFlag("--lease", value, "a duration like 30s, 5m or 1h, from 1s to 24h");
   // A zero lease would make the heartbeat and orphan-sweep timers fire back to back against the database.
   if (ms < MIN_LEASE_MS) throw new UsageError(`--lease: ${JSON.stringify(value)} is shorter than the minimum of 1s`);
   if (ms > MAX_LEASE_MS) throw new UsageError(`--lease: ${JSON.stringify(value)} is longer than the maximum of 24h`);

@@ -293,8 +293,10 @@ export class PostgresStore {
     return this.#guard("nextRunnableDelay", () => nextRunnableDelay(this.pool, this.#names));
   }
 
-  /** Number of tasks in each state, across all runs (for the queue-size gauge). */
-  /** `timeoutMs`: how long the statement may go unanswered, when not the pool's limit (a metrics scrape waits less). */
+  /**
+   * Number of tasks in each state, across all runs (for the queue-size gauge). `timeoutMs`: how
+   * long the statement may go unanswered, when not the pool's limit (a metrics scrape waits less).
+   */
   async countByState(options: { timeoutMs?: number } = {}): Promise<Record<TaskState, number>> {
     const { timeoutMs } = options;
     return this.#guard(
