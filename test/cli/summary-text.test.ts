@@ -53,4 +53,21 @@ describe("formatSummary", () => {
     const text = formatSummary(summary(letters, cancelled), colors);
     expect(text.match(/cancelled because of it: after-d\d+\n/g)).toHaveLength(10_000);
   });
+
+  it("lists a durable run's running tasks, longest running first as given, with attempt, worker and time; past 50, a count", async () => {
+    const colors = await createColors({ color: false, isTTY: false });
+    const running: NonNullable<RunSummary["running"]> = Array.from({ length: 52 }, (_, i) => ({
+      id: `r${i}`,
+      attempt: 2,
+      maxAttempts: 3,
+      workerId: i === 1 ? null : "host-a:123",
+      runningMs: (60 - i) * 1000,
+    }));
+    const text = formatSummary({ ...summary([], []), counts: { ...summary([], []).counts, RUNNING: 52 }, running }, colors);
+    expect(text).toContain("Summary: 0 succeeded, 0 failed, 0 cancelled, 52 unfinished (52 running) in 1.2s\n\nRunning (52):\n  ▶ r0: attempt 2/3 on host-a:123, for 1m\n  ▶ r1: attempt 2/3, for 59s\n");
+    expect(text).toContain("  ▶ r49: attempt 2/3 on host-a:123, for 11s\n  ... and 2 more\n");
+    expect(text).not.toContain("r50");
+    // A summary without running tasks (every local run's) has no such section.
+    expect(formatSummary(summary([], []), colors)).not.toContain("Running");
+  });
 });

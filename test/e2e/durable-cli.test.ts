@@ -196,6 +196,15 @@ tasks:
     const runId = await submit(file);
     expect(await eventually(() => worker.stdout().includes(`${runId}/long | started`))).toBe(true);
 
+    // While it runs, status names it with its attempt, the worker holding it and for how long.
+    const running = await taskq(["status", runId]);
+    expect(running.code).toBe(1);
+    expect(running.stdout).toMatch(/\nRunning \((1|2)\):\n( {2}▶ .*\n)* {2}▶ long: attempt 1\/1 on \S+, for \d+(ms|\.\ds|s)\n/);
+    const runningJson = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { running: Array<{ id: string; workerId: string }> };
+    const long = runningJson.running.find((task) => task.id === "long");
+    expect(long).toMatchObject({ id: "long", attempt: 1, maxAttempts: 1, workerId: expect.any(String), runningMs: expect.any(Number) });
+    expect(worker.stdout()).toContain(long!.workerId);
+
     const cancelled = await taskq(["cancel", runId, "long"]);
     expect(cancelled.code).toBe(0);
     expect(JSON.parse(cancelled.stdout)).toEqual({ cancelled: [], cancelRequested: ["long"] });

@@ -271,8 +271,17 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
         ...(t.cancelledBy !== null ? { dependency: t.cancelledBy } : {}),
         message: t.cancelReason ?? "cancelled",
       })),
+    ...(status.state === "running" ? { running: runningLines(status) } : {}),
     exitCode: status.state === "succeeded" ? 0 : 1,
   };
+}
+
+/** The tasks running now, longest running first (the likeliest to be stuck). */
+function runningLines(status: RunStatus): NonNullable<RunSummary["running"]> {
+  return status.tasks
+    .filter((t) => t.state === "running")
+    .map((t) => ({ id: t.key, attempt: t.attempts, maxAttempts: t.maxAttempts, workerId: t.workerId, runningMs: t.runningMs ?? 0 }))
+    .sort((a, b) => b.runningMs - a.runningMs);
 }
 
 /** The store's counts as a summary's: its queued tasks as SCHEDULED (waiting for their not-before) and READY. */

@@ -3,6 +3,8 @@ import { formatMs } from "../../engine/index.js";
 import { terminalSafe } from "./control-bytes.js";
 import type { RunSummary } from "./types.js";
 
+/** Running tasks listed by a durable run's status; the rest are counted. */
+const RUNNING_SHOWN = 50;
 /** Dead letters shown with their log path and last lines; the others get one line each. */
 const DEAD_LETTERS_WITH_LINES = 20;
 
@@ -48,6 +50,16 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
   if (unfinished > 0) parts.push(`${unfinished} unfinished (${unfinishedParts(counts)})`);
   const interrupted = summary.interrupted ? c.yellow(` (interrupted by ${summary.interrupted})`) : "";
   out.push(`${c.bold("Summary")}: ${parts.join(", ")} in ${formatWall(summary.wallMs)}${interrupted}`);
+  // A durable run looked at while it runs: which tasks, on which worker, for how long.
+  const running = summary.running ?? [];
+  if (running.length > 0) {
+    out.push("", c.bold.cyan(`Running (${running.length}):`));
+    for (const task of running.slice(0, RUNNING_SHOWN)) {
+      const worker = task.workerId === null ? "" : ` on ${safe(task.workerId)}`;
+      out.push(`  ${c.cyan("▶")} ${c.bold(task.id)}: attempt ${task.attempt}/${task.maxAttempts}${worker}, for ${formatWall(task.runningMs)}`);
+    }
+    if (running.length > RUNNING_SHOWN) out.push(`  ... and ${running.length - RUNNING_SHOWN} more`);
+  }
   // Cancelled tasks by the dead letter that caused them: one pass, not one per dead letter.
   const victimsOf = new Map<string, string[]>();
   const dead = new Set(summary.deadLetters.map((letter) => letter.id));

@@ -39,6 +39,17 @@ export interface CancelledLine {
   message: string;
 }
 
+/** A task running when a durable run's status was read. */
+export interface RunningLine {
+  id: string;
+  attempt: number;
+  maxAttempts: number;
+  /** The worker that holds its lease. */
+  workerId: string | null;
+  /** Since its attempt began, on the database's clock. */
+  runningMs: number;
+}
+
 export interface RunSummary {
   runId: string;
   file: string;
@@ -47,6 +58,8 @@ export interface RunSummary {
   counts: Record<TaskStatus, number>;
   deadLetters: DeadLetterLine[];
   cancelled: CancelledLine[];
+  /** A durable run's status only: its running tasks, longest running first. */
+  running?: RunningLine[];
   /** The signal that interrupted the run, if one did. */
   interrupted?: NodeJS.Signals;
   exitCode: number;

@@ -86,6 +86,8 @@ export interface TaskStatusRow {
   submittedAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  /** A running task's time since its attempt was leased, on the database's clock (status only). */
+  runningMs?: number;
 }
 
 export interface DeadLetter extends TaskStatusRow {
