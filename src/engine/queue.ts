@@ -45,6 +45,7 @@ export class Queue {
   #stopReason: TaskCancelledError | undefined;
 
   constructor(options: QueueOptions) {
+    checkOptionShape(options);
     const concurrency = options.concurrency ?? 4;
     if (!Number.isInteger(concurrency) || concurrency < 1) {
       throw new TaskqError("INVALID_OPTION", `concurrency must be a positive integer, got ${shown(concurrency)}`);
@@ -324,5 +325,32 @@ export class Queue {
     this.#notifyIdle();
     if (this.#events.has("drained")) this.#events.emit("drained", { hardStopped: this.#hardStopped });
     shutdown.finish({ hardStopped: this.#hardStopped });
+  }
+}
+
+/** The options a Queue takes: a misspelt one (`concurrensy`) would otherwise be ignored. */
+const OPTION_NAMES: ReadonlySet<string> = new Set<keyof QueueOptions>(["concurrency", "handlers", "backoff", "defaultMaxAttempts"]);
+
+/**
+ * What the types refuse, refused at construction for JavaScript callers: no options object,
+ * no `handlers` object, a handler that is not a function (it would fail each of its tasks
+ * at their first attempt instead), or an option the queue does not know.
+ */
+function checkOptionShape(options: unknown): asserts options is QueueOptions {
+  if (typeof options !== "object" || options === null) {
+    throw new TaskqError("INVALID_OPTION", `Queue options must be an object with handlers by task type, got ${shown(options)}`);
+  }
+  const unknown = Object.keys(options).filter((name) => !OPTION_NAMES.has(name));
+  if (unknown.length > 0) {
+    throw new TaskqError("INVALID_OPTION", `unknown Queue option ${unknown.map((name) => JSON.stringify(name)).join(", ")}: the options are ${[...OPTION_NAMES].join(", ")}`);
+  }
+  const { handlers } = options as { handlers?: unknown };
+  if (typeof handlers !== "object" || handlers === null || Array.isArray(handlers)) {
+    throw new TaskqError("INVALID_OPTION", `handlers must be an object of functions by task type ({ email: async (payload, ctx) => ... }), got ${Array.isArray(handlers) ? "an array" : shown(handlers)}`);
+  }
+  for (const [type, handler] of Object.entries(handlers)) {
+    if (typeof handler !== "function") {
+      throw new TaskqError("INVALID_OPTION", `handler ${JSON.stringify(type)} must be a function (payload, ctx) => result, got ${shown(handler)}`);
+    }
   }
 }

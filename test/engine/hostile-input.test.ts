@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Queue } from "../../src/engine/index.js";
+import type { QueueOptions } from "../../src/engine/options.js";
 import type { AttemptContext, Handler } from "../../src/engine/types.js";
 import { eventsOf, flush, makeQueue, untilAborted, useFakeTime } from "./helpers.js";
 
@@ -184,6 +185,16 @@ describe("bad input to the library", () => {
 
   it("defaultMaxAttempts that is not an integer is refused when the queue is made (0 or less is the default, see retries)", () => {
     expect(() => new Queue({ handlers: {}, defaultMaxAttempts: 1.5 })).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message: "defaultMaxAttempts must be an integer (0 or less, or none, for 3), got 1.5" }));
+  });
+
+  it.each([
+    [undefined, "Queue options must be an object with handlers by task type, got undefined"],
+    [{}, "handlers must be an object of functions by task type ({ email: async (payload, ctx) => ... }), got undefined"],
+    [{ handlers: [] }, "handlers must be an object of functions by task type ({ email: async (payload, ctx) => ... }), got an array"],
+    [{ handlers: { h: "notfn" } }, 'handler "h" must be a function (payload, ctx) => result, got "notfn" (a string)'],
+    [{ concurrensy: 4, handlers: {} }, 'unknown Queue option "concurrensy": the options are concurrency, handlers, backoff, defaultMaxAttempts'],
+  ])("new Queue(%j) is refused with INVALID_OPTION, not a TypeError or a queue that ignores it", (options, message) => {
+    expect(() => new Queue(options as unknown as QueueOptions)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message }));
   });
 
   // What JavaScript callers, whom the types do not hold back, pass.
