@@ -84,7 +84,9 @@ export class Queue {
     const id = spec.id ? spec.id : this.#tasks.freeId(this.#seq + 1);
     if (spec.id && this.#tasks.has(id)) return id;
     const dependencies = resolveDependencies(this.#tasks, id, spec.dependsOn);
-    const record = createRecord(id, spec, ++this.#seq, this.#defaultMaxAttempts);
+    // The sequence moves only for a task taken: a refused spec uses up no `task-<n>` id.
+    const record = createRecord(id, spec, this.#seq + 1, this.#defaultMaxAttempts);
+    this.#seq++;
     this.#tasks.add(record);
     const failed = dependencies.length === 0 ? undefined : dependencies.find((d) => d.status === "FAILED" || d.status === "CANCELLED");
     if (failed === undefined) {

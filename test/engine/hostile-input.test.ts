@@ -197,6 +197,13 @@ describe("bad input to the library", () => {
     expect(() => new Queue(options as unknown as QueueOptions)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message }));
   });
 
+  it("a refused submit without an id uses up no generated id: the next task is still task-1", () => {
+    const { queue } = makeQueue();
+    for (let i = 0; i < 3; i++) expect(() => queue.submit({ type: "echo", maxAttempts: 1.5 })).toThrow(expect.objectContaining({ code: "INVALID_TASK" }));
+    expect(queue.submit({ type: "echo" })).toBe("task-1");
+    expect(queue.submit({ type: "echo" })).toBe("task-2");
+  });
+
   // What JavaScript callers, whom the types do not hold back, pass.
   it("an id that is not a string is refused at submit: it would be a second name for the task (get(\"5\") finding nothing)", () => {
     const { queue } = makeQueue();
