@@ -13,6 +13,20 @@ export function durationFlag(name: string, value: unknown, expected = DURATION_E
   return ms;
 }
 
+/** The log root when --log-dir is not given. */
+const DEFAULT_LOG_DIR = ".taskq/logs";
+
+/**
+ * --log-dir: the root of the run folders, or a usage error for an empty one (an unset
+ * `$LOG_DIR`), which would put every run folder straight into the current folder (and
+ * `prune --logs` would look there): `.` says that, if it is what is meant.
+ */
+export function logDirFlag(value: unknown): string {
+  if (typeof value !== "string") return DEFAULT_LOG_DIR;
+  if (value === "") throw new UsageError('--log-dir: an empty folder name (for the current folder, give ".")');
+  return value;
+}
+
 /** -j: a positive integer, else the file's value, else the CPU count. */
 export function concurrencyFlag(value: unknown, fromFile: number | undefined): number {
   if (value === undefined) return fromFile ?? availableParallelism();

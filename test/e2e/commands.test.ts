@@ -1,4 +1,4 @@
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -28,6 +28,26 @@ describe("taskq commands", () => {
     const grace = await runCli(["run", ws.file, "--kill-grace", "5 s", "--log-dir", ws.logs]);
     expect(grace).toMatchObject({ code: 2, stderr: 'taskq: --kill-grace: "5 s" is not a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days\n' });
     expect(existsSync(ws.logs)).toBe(false);
+  });
+
+  it("an empty --log-dir (an unset $LOG_DIR) is a usage error of every command taking it, before anything runs or is written", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
+    const commands = [
+      ["run", ws.file, "--output", "plain"],
+      ["run", ws.file, "--dry-run"],
+      // Checked before the store is opened: nothing listens on port 1.
+      ["run", ws.file, "--store", "postgres://u@127.0.0.1:1/x"],
+      ["worker", "--store", "postgres://u@127.0.0.1:1/x"],
+      ["prune", "--logs", "--older-than", "1d"],
+    ];
+    for (const args of commands) {
+      for (const empty of [["--log-dir", ""], ["--log-dir="]]) {
+        const result = await runCli([...args, ...empty], { cwd: ws.dir, env: { TASKQ_STORE: "" } });
+        expect(result, args.join(" ")).toMatchObject({ code: 2, stdout: "", stderr: 'taskq: --log-dir: an empty folder name (for the current folder, give ".")\n' });
+      }
+    }
+    // No run folder straight in the current folder.
+    expect(await readdir(ws.dir)).toEqual(["workflow.yaml"]);
   });
 
   it("--verbose adds the stack trace of an error that stops taskq, before or after the command's name; without it, the message alone", async () => {

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { ChangedTask, RunStatus, PostgresStore, SubmitResult, TaskStatusRow } from "../../store/postgres/index.js";
 import { UsageError } from "../../errors.js";
 import { parseDuration } from "../../loaders/duration.js";
-import { concurrencyFlag, durationFlag, runIdArgument, runIdFlag } from "../flags.js";
+import { concurrencyFlag, durationFlag, logDirFlag, runIdArgument, runIdFlag } from "../flags.js";
 import { createColors } from "../render/colors.js";
 import { formatSummary, unfinishedCount, unfinishedParts } from "../render/summary-text.js";
 import type { RunSummary } from "../render/types.js";
@@ -74,7 +74,7 @@ export async function workerCommand(flags: Flags): Promise<number> {
     concurrency: concurrencyFlag(flags.concurrency, undefined),
     shutdownTimeoutMs: durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s"),
     killGraceMs: durationFlag("--kill-grace", flags.killGrace ?? "5s"),
-    logRoot: typeof flags.logDir === "string" ? flags.logDir : ".taskq/logs",
+    logRoot: logDirFlag(flags.logDir),
     json: flags.output === "json",
     ...(flags.lease === undefined ? {} : { leaseMs: leaseFlag(flags.lease) }),
     ...(flags.metricsPort === undefined ? {} : { metricsPort: portFlag(flags.metricsPort) }),
@@ -162,7 +162,7 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
 export async function pruneCommand(flags: Flags): Promise<number> {
   const olderThanMs = ageFlag(flags.olderThan);
   const dryRun = flags.dryRun === true;
-  if (flags.logs === true) return pruneLogs(typeof flags.logDir === "string" ? flags.logDir : ".taskq/logs", olderThanMs, flags);
+  if (flags.logs === true) return pruneLogs(logDirFlag(flags.logDir), olderThanMs, flags);
   // The database's runs have no log folder here: a --log-dir would be silently ignored.
   if (flags.logDir !== undefined) throw new UsageError("--log-dir goes with --logs (prune this machine's log folders); without it, prune deletes the store's runs");
   storeUrl(flags, "prune --logs prunes this machine's log folders");

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { UsageError } from "../../errors.js";
-import { durationFlag, concurrencyFlag, runIdFlag } from "../flags.js";
+import { durationFlag, concurrencyFlag, logDirFlag, runIdFlag } from "../flags.js";
 import type { OutputMode } from "../render/index.js";
 
 
@@ -21,6 +21,7 @@ export interface RunFlags {
 export async function runCommand(file: string, flags: RunFlags): Promise<number> {
   const shutdownTimeoutMs = durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s");
   const killGraceMs = durationFlag("--kill-grace", flags.killGrace ?? "5s");
+  const logRoot = logDirFlag(flags.logDir);
   const store = typeof flags.store === "string" ? flags.store : process.env.TASKQ_STORE;
   const local = store === undefined || store === "";
   const runId = runIdFlag(flags.runId);
@@ -51,7 +52,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     shutdownTimeoutMs,
     killGraceMs,
     output: (flags.output ?? "auto") as OutputMode,
-    logRoot: typeof flags.logDir === "string" ? flags.logDir : ".taskq/logs",
+    logRoot,
     color: flags.color !== false,
   };
   if (!local) {
