@@ -93,7 +93,7 @@ export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json 
   });
   // The run's own note first, as the run prints it.
   const notes = planned.note === undefined ? workflow.notes : [planned.note, ...workflow.notes];
-  for (const note of notes) lines.push(json ? JSON.stringify({ event: "note", ...noteFields(note, workflow.file) }) : `note: ${note}`);
+  for (const note of notes) lines.push(json ? JSON.stringify({ event: "note", ...noteFields(note, workflow.file) }) : `note: ${oneLine(note)}`);
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 

@@ -86,6 +86,30 @@ describe("taskq commands", () => {
     expect((await runCli(["run", "--dry-run", ws.file, "-j", "1"])).stdout).toBe(`plan for ${ws.file}: 1 task, concurrency 1; nothing is run\n   1. a: ${shown}  (priority normal)\n`);
   });
 
+  it("list, --dry-run and validate escape a workflow's control characters (BEL, ESC, C1, DEL) as \\u001b, in commands and notes; --output json stays JSON", async () => {
+    // YAML's escapes: a real BEL, ESC, CSI (U+009B) and DEL in the command, an ESC in the cwd (which is noted: it does not exist).
+    const ws = await workspace('tasks:\n  a:\n    run: "echo a\\tb\\rX\\u0007\\u001b[2J\\u009b2J\\u007f"\n    cwd: "sub\\u001b[2Jx"\n');
+    const shown = String.raw`echo a\tb\rX\u0007\u001b[2J\u009b2J\u007f`;
+    const note = String.raw`note: ${ws.file}:4:10: task "a": cwd "sub\u001b[2Jx" (${ws.dir}/sub\u001b[2Jx) does not exist now`;
+    // Nothing a terminal obeys but the tabs between list's columns and the line breaks between lines.
+    // eslint-disable-next-line no-control-regex -- the control characters are the point
+    const raw = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+    const list = await runCli(["list", ws.file]);
+    expect(list.stdout).toBe(`ID\tPRIORITY\tRETRIES\tDEPENDS ON\tRUN\na\tnormal\t0\t-\t${shown}\n`);
+    const plan = await runCli(["run", "--dry-run", ws.file, "-j", "1"]);
+    expect(plan.stdout).toContain(`\n   1. a: ${shown}  (priority normal)\n${note}`);
+    const validate = await runCli(["validate", ws.file]);
+    expect(validate.stdout).toContain(`\n${note}`);
+    for (const result of [list, plan, validate]) {
+      expect(result.code).toBe(0);
+      expect(result.stdout).not.toMatch(raw);
+    }
+    // JSON records hold the text itself, as JSON quotes it: parsed, the command as written.
+    const json = await runCli(["run", "--dry-run", ws.file, "--output", "json"]);
+    const planned = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as { event: string; run?: string });
+    expect(planned.find((record) => record.event === "planned")?.run).toBe("echo a\tb\rX\u0007\u001b[2J\u009b2J\u007f");
+  });
+
   it("--dry-run lists tasks in the order a run at that concurrency starts them: slots filled by priority, delays last", async () => {
     const ws = await workspace(`tasks:
   a: { run: sleep 1, priority: high }

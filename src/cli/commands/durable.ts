@@ -4,6 +4,7 @@ import type { ChangedTask, RunStatus, PostgresStore, SubmitResult, TaskStatusRow
 import { UsageError } from "../../errors.js";
 import { parseDuration } from "../../loaders/duration.js";
 import { concurrencyFlag, durationFlag, logDirFlag, runIdArgument, runIdFlag } from "../flags.js";
+import { oneLine } from "../one-line.js";
 import { createColors } from "../render/colors.js";
 import { formatSummary, unfinishedCount, unfinishedParts } from "../render/summary-text.js";
 import type { RunSummary } from "../render/types.js";
@@ -35,7 +36,7 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
     const result = await store.submit(workflow, givenId === undefined ? {} : { runId: givenId });
     // stdout is the run id alone (RUN=$(taskq submit ...)): what else there is to say goes to stderr.
     const notes = [...(result.created ? [] : [resubmitted(result)]), ...submitNotes(workflow.notes, result)];
-    if (notes.length > 0) process.stderr.write(notes.map((note) => `note: ${note}\n`).join(""));
+    if (notes.length > 0) process.stderr.write(notes.map((note) => `note: ${oneLine(note)}\n`).join(""));
     process.stdout.write(`${result.runId}\n`);
     return 0;
   });

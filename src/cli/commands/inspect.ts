@@ -21,7 +21,8 @@ export async function validateCommand(file: string, json = false): Promise<numbe
     return 0;
   }
   const lines = [`${workflow.file}: ok, ${workflow.tasks.length} task${workflow.tasks.length === 1 ? "" : "s"}`];
-  for (const note of workflow.notes) lines.push(`note: ${note}`);
+  // Through oneLine, as list's commands: a note may quote the file (a cwd's folder, written out).
+  for (const note of workflow.notes) lines.push(`note: ${oneLine(note)}`);
   process.stdout.write(`${lines.join("\n")}\n`);
   return 0;
 }
