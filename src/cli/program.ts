@@ -75,7 +75,27 @@ export function buildProgram(version: string): Command {
     });
 
   addDurableCommands(program);
+  addHelpCommand(program);
   return program;
+}
+
+/**
+ * `taskq help [command]`, in place of commander's own, which answered a name it does not
+ * know (`taskq help nope`) with the whole help on stderr and exit 2, never saying why.
+ */
+function addHelpCommand(program: Command): void {
+  program.helpCommand(false);
+  program
+    .command("help")
+    .description("display help for command")
+    .argument("[command]", "the command to describe")
+    .action(async (name: string | undefined) => {
+      if (name === undefined) program.help();
+      const command = program.commands.find((candidate) => candidate.name() === name);
+      if (command !== undefined) command.help();
+      // Said as `taskq nope` says it (with its "Did you mean"), by commander's own check of that name alone.
+      await program.parseAsync([name], { from: "user" });
+    });
 }
 
 /** The durable mode's commands: all talk to PostgreSQL through --store or TASKQ_STORE. */

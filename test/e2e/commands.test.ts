@@ -17,6 +17,20 @@ describe("taskq commands", () => {
     for (const command of ["run", "validate", "graph", "list", "schema"]) expect(result.stdout).toContain(command);
   });
 
+  it("help COMMAND describes that command; an unknown one is said to be unknown, as `taskq nope` says it, not answered with the whole help", async () => {
+    const run = await runCli(["help", "run"]);
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+    expect(run.stdout).toMatch(/^Usage: taskq run \[options\] <file>\n/);
+    expect((await runCli(["help"])).stdout).toContain("help [command]");
+    for (const [args, said] of [
+      [["help", "nope"], "error: unknown command 'nope'\n"],
+      [["help", "rn"], "error: unknown command 'rn'\n(Did you mean run?)\n"],
+      [["nope"], "error: unknown command 'nope'\n"],
+    ] as const) {
+      expect(await runCli([...args])).toMatchObject({ code: 2, stdout: "", stderr: said });
+    }
+  });
+
   it("exits 2 on bad usage", async () => {
     expect((await runCli(["frobnicate"])).code).toBe(2);
     expect((await runCli(["run"])).code).toBe(2);
