@@ -13,6 +13,16 @@ export function durationFlag(name: string, value: unknown, expected = DURATION_E
   return ms;
 }
 
+/**
+ * The FILE of run, validate, list, graph and submit, or a usage error for an empty one (an
+ * unset `$WORKFLOW`), which the loader would report as a file without a name that cannot be
+ * read (`:1:1: cannot read file: ENOENT`).
+ */
+export function workflowFileArgument(file: string): string {
+  if (file === "") throw new UsageError("an empty file name: give a workflow file, or - for standard input");
+  return file;
+}
+
 /** The log root when --log-dir is not given. */
 const DEFAULT_LOG_DIR = ".taskq/logs";
 

@@ -64,6 +64,16 @@ describe("taskq commands", () => {
     expect(await readdir(ws.dir)).toEqual(["workflow.yaml"]);
   });
 
+  it("an empty FILE (an unset variable) is a usage error of every command taking a workflow file, not a file without a name that cannot be read", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
+    const said = "taskq: an empty file name: give a workflow file, or - for standard input\n";
+    for (const args of [["validate"], ["list"], ["graph"], ["run", "--log-dir", ws.logs], ["run", "--dry-run"], ["submit", "--store", "postgres://u@127.0.0.1:1/x"]]) {
+      const result = await runCli([...args, ""], { cwd: ws.dir, env: { TASKQ_STORE: "" } });
+      expect(result, args.join(" ")).toMatchObject({ code: 2, stdout: "", stderr: said });
+    }
+    expect(existsSync(ws.logs)).toBe(false);
+  });
+
   it("--verbose adds the stack trace of an error that stops taskq, before or after the command's name; without it, the message alone", async () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     const message = "taskq: --run-id needs a store (--store or TASKQ_STORE): a local run's id is made from the time\n";

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { ChangedTask, RunStatus, PostgresStore, SubmitResult, TaskStatusRow } from "../../store/postgres/index.js";
 import { UsageError } from "../../errors.js";
 import { parseDuration } from "../../loaders/duration.js";
-import { concurrencyFlag, durationFlag, logDirFlag, runIdArgument, runIdFlag } from "../flags.js";
+import { concurrencyFlag, durationFlag, logDirFlag, runIdArgument, runIdFlag, workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
 import { createColors } from "../render/colors.js";
 import { formatSummary, unfinishedCount, unfinishedParts } from "../render/summary-text.js";
@@ -29,6 +29,7 @@ function withExistingStore<T>(flags: Flags, work: (store: PostgresStore) => Prom
 
 /** `taskq submit FILE`: validates exactly as `run` does, enqueues the whole DAG in one transaction, prints the run id. */
 export async function submitCommand(file: string, flags: Flags): Promise<number> {
+  workflowFileArgument(file);
   const givenId = runIdFlag(flags.runId);
   const { loadWorkflow } = await import("../../loaders/index.js");
   const workflow = await loadWorkflow(file);

@@ -1,10 +1,11 @@
 import { noteFields } from "../note-fields.js";
+import { workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
 import type { Workflow } from "../../loaders/index.js";
 
 async function load(file: string): Promise<Workflow> {
   const { loadWorkflow } = await import("../../loaders/index.js");
-  return loadWorkflow(file);
+  return loadWorkflow(workflowFileArgument(file));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { UsageError } from "../../errors.js";
-import { durationFlag, concurrencyFlag, logDirFlag, runIdFlag } from "../flags.js";
+import { durationFlag, concurrencyFlag, logDirFlag, runIdFlag, workflowFileArgument } from "../flags.js";
 import type { OutputMode } from "../render/index.js";
 
 
@@ -19,6 +19,7 @@ export interface RunFlags {
 
 /** `taskq run FILE`: validates, then runs locally (or durably with --store). Returns the exit code. */
 export async function runCommand(file: string, flags: RunFlags): Promise<number> {
+  workflowFileArgument(file);
   const shutdownTimeoutMs = durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s");
   const killGraceMs = durationFlag("--kill-grace", flags.killGrace ?? "5s");
   const logRoot = logDirFlag(flags.logDir);
