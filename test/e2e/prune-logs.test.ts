@@ -214,6 +214,22 @@ describe("taskq prune --logs", () => {
     expect(run.stdout).toContain("FAILED  slow: timed out after 1s\n");
   });
 
+  it("an age past its range says the range: whole days up to 99999d, any other unit up to 30 days", async () => {
+    const ws = await workspace("tasks: {}\n");
+    for (const prune of [["prune", "--logs", "--log-dir", ws.logs], ["prune"]]) {
+      const cases: Array<[string, string]> = [
+        ["99999999d", '"99999999d" is more than the maximum of 99999d'],
+        ["100000d", '"100000d" is more than the maximum of 99999d'],
+        ["800h", '"800h" is more than 30 days: write a longer age in whole days, up to 99999d'],
+        ["45.5d", '"45.5d" is more than 30 days: write a longer age in whole days, up to 99999d'],
+      ];
+      for (const [age, said] of cases) {
+        expect(await runCli([...prune, "--older-than", age], { env: ENV })).toMatchObject({ code: 2, stdout: "", stderr: `taskq: --older-than: ${said}\n` });
+      }
+    }
+    for (const age of ["99999d", "720h"]) expect((await runCli(["prune", "--logs", "--log-dir", ws.logs, "--older-than", age], { env: ENV })).code).toBe(0);
+  });
+
   it("a marker left by a SIGKILLed taskq holds nothing once its pid is another process's", async () => {
     const { ws, cli, runId, runDir } = await startSilentRun();
     cli.child.kill("SIGKILL");

@@ -2,7 +2,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ChangedTask, RunStatus, PostgresStore, SubmitResult, TaskStatusRow } from "../../store/postgres/index.js";
 import { UsageError } from "../../errors.js";
-import { parseDuration } from "../../loaders/duration.js";
+import { DURATION_PATTERN, parseDuration } from "../../loaders/duration.js";
 import { concurrencyFlag, durationFlag, logDirFlag, runIdArgument, runIdFlag, workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
 import { createColors } from "../render/colors.js";
@@ -202,13 +202,22 @@ async function pruneLogs(logRoot: string, olderThanMs: number, flags: Flags): Pr
  */
 function ageFlag(value: unknown): number {
   const text = typeof value === "string" ? value.trim() : "";
-  const days = /^(\d{1,5})d$/.exec(text);
-  if (days !== null) return Number(days[1]) * 86_400_000;
+  const days = /^(\d+)d$/.exec(text);
+  if (days !== null) {
+    if (Number(days[1]) <= MAX_AGE_DAYS) return Number(days[1]) * 86_400_000;
+    throw new UsageError(`--older-than: ${JSON.stringify(value)} is more than the maximum of ${MAX_AGE_DAYS}d`);
+  }
   if (/^\d+$/.test(text)) throw new UsageError(`--older-than: ${JSON.stringify(value)} needs a unit: ${text}d, ${text}h, ${text}m or ${text}s`);
-  const ms = text === "" || /^[\d.]+$/.test(text) ? undefined : parseDuration(text);
-  if (ms === undefined) throw new UsageError(`--older-than: ${JSON.stringify(value)} is not an age like 7d, 12h or 30m`);
-  return ms;
+  const written = text !== "" && !/^[\d.]+$/.test(text) && DURATION_PATTERN.test(text);
+  const ms = written ? parseDuration(text) : undefined;
+  if (ms !== undefined) return ms;
+  // Written as an age, but past any duration's 30 days: only whole days go further.
+  if (written) throw new UsageError(`--older-than: ${JSON.stringify(value)} is more than 30 days: write a longer age in whole days, up to ${MAX_AGE_DAYS}d`);
+  throw new UsageError(`--older-than: ${JSON.stringify(value)} is not an age like 7d, 12h or 30m`);
 }
+
+/** The longest --older-than in whole days (273 years): any other unit stops at a duration's 30 days. */
+const MAX_AGE_DAYS = 99_999;
 
 /** `taskq redrive RUN TASK`: a dead letter gets fresh attempts; the dependents it cancelled wait for it again. */
 export async function redriveCommand(runId: string, task: string, flags: Flags): Promise<number> {
