@@ -114,6 +114,18 @@ tasks:
     expect(unknown.stderr).toBe('taskq: no run "no-such-run"\n');
   });
 
+  it("submit's notes on stderr escape a workflow's control characters (a cwd's ESC as \\u001b), as validate's do", async () => {
+    const file = await workflowFile("escaped-note", 'tasks:\n  a: { run: "true", cwd: "sub\\u001b[2Jx" }\n');
+    const runId = `escaped-${randomBytes(3).toString("hex")}`;
+    const result = await taskq(["submit", file, "--run-id", runId]);
+    runIds.push(runId);
+    // Cancelled at once, so that no later test's worker takes it.
+    await store.cancelRun(runId);
+    expect(result).toMatchObject({ code: 0, stdout: `${runId}\n` });
+    expect(result.stderr).toContain(String.raw`: task "a": cwd "sub\u001b[2Jx" (${ws.dir}/sub\u001b[2Jx) does not exist now`);
+    expect(result.stderr).not.toContain("\u001b");
+  });
+
   it("run --store works the run in its own process: exit 0, or exit 1 with the dead letters", async () => {
     const storeFlags = ["--store", SECRET_URL, "--store-schema", SCHEMA, "--log-dir", ws.logs];
     const good = await workflowFile("good", "tasks:\n  a: { run: echo a }\n  b: { run: echo b, dependsOn: a }\n");
