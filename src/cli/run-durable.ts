@@ -6,6 +6,7 @@ import type { Workflow } from "../loaders/index.js";
 import type { CancelResult, PostgresStore, WorkerEvent } from "../store/postgres/index.js";
 import { printRunSummary, resubmitted, submitNotes, type LocalLogs } from "./commands/durable.js";
 import { checkLogRoot } from "./log-folders.js";
+import { oneLine } from "./one-line.js";
 import type { OutputMode } from "./render/index.js";
 import { openStore, type StoreFlags } from "./store-flags.js";
 import { runWorker } from "./worker-run.js";
@@ -49,7 +50,8 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     } else {
       // An existing run id adds only the tasks that are new: "submitted: 3 tasks" would say all three were.
       const head = submitted.created ? `run ${runId} submitted to ${store.description}: ${tasks} task${tasks === 1 ? "" : "s"}` : resubmitted(submitted, ` to ${store.description}`);
-      process.stdout.write(`${head}\n${notes.map((note) => `note: ${note}\n`).join("")}`);
+      // Notes through oneLine, as submit's: a note may quote the file (a cwd's folder, written out).
+      process.stdout.write(`${head}\n${notes.map((note) => `note: ${oneLine(note)}\n`).join("")}`);
     }
     workflow.tasks.length = 0;
     const taskEnds = nextEvent((event) => event.type === "finished");

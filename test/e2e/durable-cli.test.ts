@@ -114,7 +114,7 @@ tasks:
     expect(unknown.stderr).toBe('taskq: no run "no-such-run"\n');
   });
 
-  it("submit's notes on stderr escape a workflow's control characters (a cwd's ESC as \\u001b), as validate's do", async () => {
+  it("submit's notes on stderr, and run --store's, escape a workflow's control characters (a cwd's ESC as \\u001b), as validate's do", async () => {
     const file = await workflowFile("escaped-note", 'tasks:\n  a: { run: "true", cwd: "sub\\u001b[2Jx" }\n');
     const runId = `escaped-${randomBytes(3).toString("hex")}`;
     const result = await taskq(["submit", file, "--run-id", runId]);
@@ -122,8 +122,15 @@ tasks:
     // Cancelled at once, so that no later test's worker takes it.
     await store.cancelRun(runId);
     expect(result).toMatchObject({ code: 0, stdout: `${runId}\n` });
-    expect(result.stderr).toContain(String.raw`: task "a": cwd "sub\u001b[2Jx" (${ws.dir}/sub\u001b[2Jx) does not exist now`);
+    const note = String.raw`: task "a": cwd "sub\u001b[2Jx" (${ws.dir}/sub\u001b[2Jx) does not exist now`;
+    expect(result.stderr).toContain(note);
     expect(result.stderr).not.toContain("\u001b");
+    // run --store prints them on stdout, before its worker's lines.
+    const run = await taskq(["run", file, "--log-dir", ws.logs, "--run-id", `${runId}-run`]);
+    runIds.push(`${runId}-run`);
+    const head = run.stdout.split(/\n(?=\d\d:)/)[0] ?? "";
+    expect(head).toContain(note);
+    expect(head).not.toContain("\u001b");
   });
 
   it("run --store works the run in its own process: exit 0, or exit 1 with the dead letters", async () => {
