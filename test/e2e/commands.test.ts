@@ -134,6 +134,13 @@ describe("taskq commands", () => {
     expect(planned.find((record) => record.event === "planned")?.run).toBe("echo a\tb\rX\u0007\u001b[2J\u009b2J\u007f");
   });
 
+  it("validate quotes a bad value's DEL and C1 controls (U+009B, an 8-bit CSI) as \\u009b, as it quotes ESC: JSON leaves them raw", async () => {
+    const ws = await workspace('tasks:\n  a: { run: "true", priority: "x\\u009b2J\\u001b[2J\\u007f" }\n');
+    const result = await runCli(["validate", ws.file]);
+    expect(result).toMatchObject({ code: 2, stdout: "" });
+    expect(result.stderr).toBe(`${ws.file}:2:31: task "a": \`priority\` must be one of: low, normal, high, critical, got ${String.raw`"x\u009b2J\u001b[2J\u007f"`}\n1 problem; nothing was run\n`);
+  });
+
   it("--dry-run lists tasks in the order a run at that concurrency starts them: slots filled by priority, delays last", async () => {
     const ws = await workspace(`tasks:
   a: { run: sleep 1, priority: high }
