@@ -9,7 +9,7 @@ import { ProblemList } from "./problem-list.js";
 import { readYaml } from "./read-yaml.js";
 import { readSimpleYaml } from "./simple-yaml.js";
 import { toPlain } from "./to-plain.js";
-import { validateFile } from "./validate.js";
+import { validateFile, type WellFormedDependencies } from "./validate.js";
 import { WorkflowError } from "./workflow-error.js";
 
 /** Options for parsing; `now` (epoch ms) resolves `delay` and judges `runAt`. */
@@ -139,14 +139,14 @@ function buildWorkflow(data: unknown, source: Source & { locator: SourceLocator;
   return workflow;
 }
 
-/** `dependsOn` as a list without repeats, each entry keeping its index in the file for error positions. */
-function dependencyList(dependsOn: string | string[] | undefined): DependencyInput["dependsOn"] {
+/** `dependsOn` as a list without repeats or items that are not ids, each entry keeping its index in the file for error positions. */
+function dependencyList(dependsOn: WellFormedDependencies): DependencyInput["dependsOn"] {
   if (dependsOn === undefined) return [];
   if (typeof dependsOn === "string") return [{ id: dependsOn, index: undefined }];
   const seen = new Set<string>();
   const list: DependencyInput["dependsOn"] = [];
   for (const [index, id] of dependsOn.entries()) {
-    if (seen.has(id)) continue;
+    if (id === undefined || seen.has(id)) continue;
     seen.add(id);
     list.push({ id, index });
   }

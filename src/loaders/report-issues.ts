@@ -33,14 +33,33 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
       problems.atOffset(locator.offsetOf(path, "key"), `${ownerOf(path)}${describePath(path.slice(0, -1))} name ${quote(String(path.at(-1)))} is not valid; ${detail}`);
       continue;
     }
-    problems.atOffset(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}`);
+    problems.atOffset(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${nullIdHint(issue, path)}`);
   }
+}
+
+/**
+ * `dependsOn: [null]` (or `~`, or an empty `-` item) is YAML's null, not the id "null" that
+ * `null:` as a key is read as (keys are read as written): say how to name such a task.
+ */
+function nullIdHint(issue: Issue, path: DataPath): string {
+  const isItem = path[0] === "tasks" && path[2] === "dependsOn" && typeof path[3] === "number";
+  return isItem && "input" in issue && issue.input === null ? '; to name a task called null, quote it: "null"' : "";
 }
 
 /** In a union, the one branch whose value had the right type, so its precise issues are shown. */
 function matchingBranch(branches: Issue[][]): Issue[] | undefined {
-  const candidates = branches.filter((branch) => !branch.some((issue) => issue.path.length === 0 && issue.code === "invalid_type"));
+  const candidates = branches.filter((branch) => !branch.some(isWrongType));
   return candidates.length === 1 ? candidates[0] : undefined;
+}
+
+/**
+ * The value itself has a type the branch does not take: a union inside it (a task id: text,
+ * integer or boolean) counts as one when every choice of it does. Else `dependsOn: [a, ~]`
+ * matched both the one-id branch and the list branch, and was told "got a list".
+ */
+function isWrongType(issue: Issue): boolean {
+  if (issue.path.length !== 0) return false;
+  return issue.code === "invalid_type" || (issue.code === "invalid_union" && issue.errors.every((branch) => branch.some(isWrongType)));
 }
 
 function explain(issue: Issue): string {

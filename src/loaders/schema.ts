@@ -106,11 +106,19 @@ const taskOptionsShape = {
 };
 
 const dependencyText = "must be a task id or a list of task ids";
-/** A task id; a number or boolean as YAML reads it (toPlain hands over `dependsOn: [1]` as written, "1"; an alias may not). */
-const taskReference = z.pipe(
-  z.union([z.string().check(z.minLength(1, dependencyText)), z.int(), z.boolean()], { error: dependencyText }),
-  z.transform((id: string | number | boolean) => String(id)),
-);
+/**
+ * A task id, with `text` as the message for anything else; a number or boolean as YAML reads
+ * it (toPlain hands over `dependsOn: [1]` as written, "1"; an alias may not).
+ */
+function taskReference(text: string) {
+  return z.pipe(
+    z.union([z.string().check(z.minLength(1, text)), z.int(), z.boolean()], { error: text }),
+    z.transform((id: string | number | boolean) => String(id)),
+  );
+}
+
+/** One item of a `dependsOn` list: it is told apart from the list, as `dependsOn[1]` "must be a task id". */
+export const dependencyItemSchema = taskReference("must be a task id");
 
 /** One task of the `tasks` mapping (its id is the key). */
 export const taskSchema = z
@@ -129,7 +137,7 @@ export const taskSchema = z
           z.refine((run) => !run.includes("\0"), "must not contain a NUL character"),
           z.describe("Shell command to run"),
         ),
-      dependsOn: optional(z.union([taskReference, z.array(taskReference, { error: dependencyText })], { error: dependencyText }), "Tasks that must succeed first"),
+      dependsOn: optional(z.union([taskReference(dependencyText), z.array(dependencyItemSchema, { error: dependencyText })], { error: dependencyText }), "Tasks that must succeed first"),
       ...taskOptionsShape,
     },
     { error: "must be a mapping with at least `run`" },

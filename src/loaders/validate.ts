@@ -4,7 +4,7 @@ import { MAX_TASKS } from "./limits.js";
 import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { describeValue, quote, reportIssues } from "./report-issues.js";
-import { TASK_ID_PATTERN, taskSchema, workflowHeaderSchema, type TaskFile } from "./schema.js";
+import { dependencyItemSchema, TASK_ID_PATTERN, taskSchema, workflowHeaderSchema, type TaskFile } from "./schema.js";
 
 /** The validated file: header fields, and tasks in file order. */
 export interface ValidatedFile {
@@ -12,10 +12,13 @@ export interface ValidatedFile {
   header: z.output<typeof workflowHeaderSchema> | undefined;
   /**
    * Every task in file order; `task` is undefined when it has problems, but
-   * its `dependsOn` (when well-formed) still feeds the dependency checks.
+   * its `dependsOn` (what of it is well-formed) still feeds the dependency checks.
    */
-  tasks: Array<{ id: string; task: TaskFile | undefined; dependsOn: TaskFile["dependsOn"] }>;
+  tasks: Array<{ id: string; task: TaskFile | undefined; dependsOn: WellFormedDependencies }>;
 }
+
+/** `dependsOn` as validated: one id, or a list with undefined at each item that is not an id (already reported), so the others keep their index. */
+export type WellFormedDependencies = string | Array<string | undefined> | undefined;
 
 const parseOptions = { reportInput: true } as const;
 const dependsOnSchema = taskSchema.shape.dependsOn;
@@ -50,10 +53,24 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
     }
     reportIssues(result.error.issues, ["tasks", id], locator, problems);
     if (isRecord(raw)) reportRunAtWithDelay(raw, ["tasks", id], locator, problems);
-    const dependsOn = dependsOnSchema.safeParse(isRecord(raw) ? raw.dependsOn : undefined);
-    valid.push({ id, task: undefined, dependsOn: dependsOn.success ? dependsOn.data : undefined });
+    valid.push({ id, task: undefined, dependsOn: wellFormedDependencies(isRecord(raw) ? raw.dependsOn : undefined) });
   }
   return { header: header.data, tasks: valid };
+}
+
+/**
+ * The ids of a task's `dependsOn` that has problems, so the rest of it is checked all the same:
+ * in `dependsOn: [a, ~, c]` the null is reported, and so is `c` if no task has that id.
+ */
+function wellFormedDependencies(dependsOn: unknown): WellFormedDependencies {
+  if (!Array.isArray(dependsOn)) {
+    const parsed = dependsOnSchema.safeParse(dependsOn);
+    return parsed.success ? parsed.data : undefined;
+  }
+  return dependsOn.map((item) => {
+    const parsed = dependencyItemSchema.safeParse(item);
+    return parsed.success ? parsed.data : undefined;
+  });
 }
 
 /** True for an id that is safe as a log file name and matches the documented pattern. */

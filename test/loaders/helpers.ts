@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { parseWorkflow, WorkflowError, type Workflow } from "../../src/loaders/index.js";
+import { parseWorkflow, WorkflowError, type ParseOptions, type Workflow } from "../../src/loaders/index.js";
 
 /** A fixed clock: 2026-01-01T00:00:00Z. */
 export const NOW = Date.parse("2026-01-01T00:00:00Z");
@@ -10,9 +10,9 @@ export function parse(text: string | Buffer, file = "/work/wf/ci.yaml"): Workflo
 }
 
 /** The problems `parseWorkflow` reports, each as "line:col: message"; fails if it does not throw a WorkflowError. */
-export function problemsOf(text: string | Buffer, file = "wf.yaml"): string[] {
+export function problemsOf(text: string | Buffer, file = "wf.yaml", options: ParseOptions = {}): string[] {
   try {
-    parseWorkflow(text, file, { now: NOW });
+    parseWorkflow(text, file, { now: NOW, ...options });
   } catch (error) {
     if (!(error instanceof WorkflowError)) throw error;
     return error.problems.map((problem) => `${problem.line}:${problem.col}: ${problem.message}`);

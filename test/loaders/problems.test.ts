@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { WorkflowError, parseWorkflow } from "../../src/loaders/index.js";
-import { problemsOf, yaml } from "./helpers.js";
+import { readSimpleYaml } from "../../src/loaders/simple-yaml.js";
+import { parse, problemsOf, yaml } from "./helpers.js";
 
 describe("parseWorkflow problems, each with its exact line:col", () => {
   it("reports every problem of a file at once, sorted by position, and formats them file:line:col", () => {
@@ -134,6 +135,35 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       '2:29: task "a2" depends on "a2x", which is not defined',
       '3:34: task "deploy1" depends on "deploy9", which is not defined; did you mean "deploy2"?',
     ]);
+  });
+
+  it("reports each dependsOn item that is not a task id at its own position, and still checks the other items", () => {
+    const nullHint = '; to name a task called null, quote it: "null"';
+    // Block style: the empty item is on line 8; `c` (line 9) is still found undefined.
+    const block = yaml("tasks:", "  a:", "    run: echo n", "  z:", "    run: echo z", "    dependsOn:", "      - a", "      -", "      - c", "      - ~");
+    expect(problemsOf(block)).toEqual([
+      `8:8: task "z": \`dependsOn[1]\` must be a task id, got nothing (null)${nullHint}`,
+      '9:9: task "z" depends on "c", which is not defined; did you mean "a"?',
+      `10:9: task "z": \`dependsOn[3]\` must be a task id, got nothing (null)${nullHint}`,
+    ]);
+    const flow = yaml("tasks:", "  a: { run: x }", "  z: { run: x, dependsOn: [a, ~, c, null, [c], { a: 1 }, ''] }", "  y: { run: x, dependsOn: [null] }");
+    expect(problemsOf(flow)).toEqual([
+      `3:31: task "z": \`dependsOn[1]\` must be a task id, got nothing (null)${nullHint}`,
+      '3:34: task "z" depends on "c", which is not defined; did you mean "a"?',
+      `3:37: task "z": \`dependsOn[3]\` must be a task id, got nothing (null)${nullHint}`,
+      '3:43: task "z": `dependsOn[4]` must be a task id, got a list',
+      '3:48: task "z": `dependsOn[5]` must be a task id, got a mapping',
+      '3:58: task "z": `dependsOn[6]` must be a task id, got an empty string',
+      `4:28: task "y": \`dependsOn[0]\` must be a task id, got nothing (null)${nullHint}`,
+    ]);
+    // Both readers (the fast one reads these files, then leaves the reporting to yaml) say the same.
+    for (const text of [block, flow]) {
+      expect(readSimpleYaml(text), "the fast reader reads it").toBeDefined();
+      expect(problemsOf(text, "wf.yaml", { simple: false })).toEqual(problemsOf(text));
+    }
+    // The whole value wrong is still told as such; a quoted "null" is an id.
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, dependsOn: ~ }"))).toEqual(['2:27: task "a": `dependsOn` must be a task id or a list of task ids, got nothing (null)']);
+    expect(parse(yaml("tasks:", "  'null': { run: x }", "  a: { run: x, dependsOn: ['null', \"null\"] }")).tasks.map((task) => task.dependsOn)).toEqual([[], ["null"]]);
   });
 
   it("reports a cycle with its path and the position of every edge", () => {
