@@ -108,11 +108,12 @@ const taskOptionsShape = {
 const dependencyText = "must be a task id or a list of task ids";
 /**
  * A task id, with `text` as the message for anything else; a number or boolean as YAML reads
- * it (toPlain hands over `dependsOn: [1]` as written, "1"; an alias may not).
+ * it. toPlain hands over only numbers that String() writes as they were written (`1`, `1.5`;
+ * `1.0` comes as the text "1.0"), so any number is taken, as `1.5:` is as a key; an alias may not.
  */
 function taskReference(text: string) {
   return z.pipe(
-    z.union([z.string().check(z.minLength(1, text)), z.int(), z.boolean()], { error: text }),
+    z.union([z.string().check(z.minLength(1, text)), z.number(), z.boolean()], { error: text }),
     z.transform((id: string | number | boolean) => String(id)),
   );
 }

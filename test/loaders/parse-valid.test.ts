@@ -71,6 +71,14 @@ describe("parseWorkflow on a valid file", () => {
       ["a", ["1", "true", "1.0", "null"]],
       ["b", ["1.0"]],
     ]);
+    // A number that is not an integer, as written: `1.5:` is the id "1.5", so `1.5` names it too, in a list or alone.
+    const decimal = parse(yaml("tasks:", "  1.5: { run: x }", "  2.25: { run: x }", "  a: { run: x, dependsOn: [1.5, 2.25] }", "  b: { run: x, dependsOn: 1.5 }"));
+    expect(decimal.tasks.map((task) => [task.id, task.dependsOn])).toEqual([
+      ["1.5", []],
+      ["2.25", []],
+      ["a", ["1.5", "2.25"]],
+      ["b", ["1.5"]],
+    ]);
   });
 
   it("takes a base over the default max as the max too, where nothing sets max", () => {
