@@ -3,8 +3,11 @@ import { MAX_DURATION_MS } from "./limits.js";
 /** Text form of a duration: units in order d, h, m, s, ms, each at most once, each number whole or decimal (`1.5s`); or a plain number of seconds. */
 export const DURATION_PATTERN = /^(?:(?=\d)(?:(\d+(?:\.\d+)?)d)?(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?|\d+(?:\.\d+)?)$/;
 
-/** What a duration must look like; used in every duration error message. */
-export const DURATION_EXPECTED = "a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days";
+/** The forms a duration is written in, for messages that add its range. */
+export const DURATION_FORMS = "a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds";
+
+/** What a duration must look like; used in every duration error message but a timeout's, which cannot be 0. */
+export const DURATION_EXPECTED = `${DURATION_FORMS}, from 0 to 30 days`;
 
 const UNIT_MS = [86_400_000, 3_600_000, 60_000, 1000, 1] as const;
 

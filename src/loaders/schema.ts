@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { DURATION_EXPECTED, DURATION_PATTERN, parseDuration } from "./duration.js";
+import { DURATION_EXPECTED, DURATION_FORMS, DURATION_PATTERN, parseDuration } from "./duration.js";
 import { MAX_CONCURRENCY, MAX_DURATION_MS, MAX_RETRIES } from "./limits.js";
 
 /**
@@ -22,6 +22,8 @@ export const TASK_TYPES = ["shell"] as const;
 export const PRIORITIES = ["low", "normal", "high", "critical"] as const;
 
 const durationText = `must be ${DURATION_EXPECTED}`;
+const timeoutText = `must be ${DURATION_FORMS}, from 1ms to 30 days`;
+const timeoutZeroText = "must be at least 1ms (a duration is rounded to whole milliseconds)";
 
 /** An integer from `min` to `max`, with the same message for every way to miss. */
 function integerFrom(min: number, max: number) {
@@ -34,7 +36,7 @@ function optional<T extends z.core.SomeType>(schema: T, description: string) {
   return z.optional(schema).check(z.describe(description));
 }
 
-/** A duration (text or seconds), parsed to milliseconds. */
+/** A duration (text or seconds) from 0 to 30 days, parsed to milliseconds. */
 const durationSchema = z.pipe(
   z.union(
     [
@@ -45,6 +47,35 @@ const durationSchema = z.pipe(
       z.number({ error: durationText }).check(z.minimum(0, durationText), z.maximum(MAX_DURATION_MS / 1000, durationText)),
     ],
     { error: durationText },
+  ),
+  z.transform((value: string | number) => parseDuration(value) ?? 0),
+);
+
+/** The fewest seconds that round to 1 ms (Math.round(0.0005 * 1000) is 1): the shortest timeout written as a number. */
+const MIN_TIMEOUT_SECONDS = 0.0005;
+
+/**
+ * A timeout: a duration from 1ms to 30 days, its messages saying so. Zero is refused in ways the
+ * JSON Schema says too, so editors flag `timeout: 0` and `0s`: text needs a digit other than 0,
+ * a number at least MIN_TIMEOUT_SECONDS. Text under half a millisecond (`0.3ms`), which rounds
+ * to 0, only the last check finds: a pattern cannot add up the units.
+ */
+const timeoutSchema = z.pipe(
+  z.union(
+    [
+      z.string().check(
+        z.regex(DURATION_PATTERN, { message: timeoutText, abort: true }),
+        z.refine((text) => parseDuration(text) !== undefined, { message: timeoutText, abort: true }),
+        z.regex(/[1-9]/, { message: timeoutZeroText, abort: true }),
+        z.refine((text) => (parseDuration(text) ?? 0) > 0, timeoutZeroText),
+      ),
+      z.number({ error: timeoutText }).check(
+        z.minimum(0, { message: timeoutText, abort: true }),
+        z.maximum(MAX_DURATION_MS / 1000, { message: timeoutText, abort: true }),
+        z.minimum(MIN_TIMEOUT_SECONDS, timeoutZeroText),
+      ),
+    ],
+    { error: timeoutText },
   ),
   z.transform((value: string | number) => parseDuration(value) ?? 0),
 );
@@ -92,7 +123,7 @@ const taskOptionsShape = {
       ),
     "Exponential backoff between attempts, with full jitter",
   ),
-  timeout: optional(durationSchema.check(z.refine((ms) => ms > 0, "must be at least 1ms (a number of seconds is rounded to whole milliseconds)")), "Time limit per attempt"),
+  timeout: optional(timeoutSchema, "Time limit per attempt, from 1ms to 30 days"),
   runAt: optional(z.iso.datetime({ offset: true, error: runAtText }), "Do not start before this time"),
   delay: optional(durationSchema, "Do not start before this long after the workflow starts"),
   env: z.optional(envSchema),

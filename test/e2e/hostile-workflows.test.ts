@@ -148,7 +148,7 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
   });
 
   it("wrong types and values: run, retries, timeout, impossible dates, runAt without a timezone (case 23)", async () => {
-    const duration = "must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days";
+    const timeout = "must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days";
     const iso = "must be a real date and time, ISO 8601 with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00";
     await rejects(
       [
@@ -172,8 +172,8 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
         '5:33: task "d": `retries` must be an integer from 0 to 100, got -1',
         '6:33: task "e": `retries` must be an integer from 0 to 100, got 1.5',
         '7:33: task "f": `retries` must be an integer from 0 to 100, got Infinity',
-        `8:33: task "g": \`timeout\` ${duration}, got "5 minutes"`,
-        `9:33: task "h": \`timeout\` ${duration}, got "-1s"`,
+        `8:33: task "g": \`timeout\` ${timeout}, got "5 minutes"`,
+        `9:33: task "h": \`timeout\` ${timeout}, got "-1s"`,
         `10:31: task "i": \`runAt\` ${iso}, got "2026-02-30T00:00:00Z"`,
         `11:31: task "j": \`runAt\` ${iso}, got "2026-12-01T02:00:00"`,
       ],

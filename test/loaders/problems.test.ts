@@ -92,9 +92,11 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       "    timeout: 0",
     );
     const duration = "must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days";
+    // A timeout's range starts at 1ms, and its message says so.
+    const timeout = "must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days";
     const date = "must be a real date and time, ISO 8601 with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00";
     expect(problemsOf(text)).toEqual([
-      `4:14: task "a": \`timeout\` ${duration}, got "5 minutes"`,
+      `4:14: task "a": \`timeout\` ${timeout}, got "5 minutes"`,
       `5:12: task "a": \`delay\` ${duration}, got "-1s"`,
       '6:15: task "a": `priority` must be one of: low, normal, high, critical, got "urgent"',
       '7:14: task "a": `retries` must be an integer from 0 to 100, got 101',
@@ -102,7 +104,19 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `11:12: task "b": \`runAt\` ${date}, got "2026-02-30T00:00:00Z"`,
       `12:22: task "b": \`backoff.base\` ${duration}, got Infinity`,
       `15:12: task "c": \`runAt\` ${date}, got "2026-03-01T00:00:00"`,
-      '16:14: task "c": `timeout` must be at least 1ms (a number of seconds is rounded to whole milliseconds), got 0',
+      '16:14: task "c": `timeout` must be at least 1ms (a duration is rounded to whole milliseconds), got 0',
+    ]);
+  });
+
+  it("tells a timeout its own range, from 1ms, and quotes a zero or sub-millisecond timeout as written", () => {
+    const text = yaml("defaults: { timeout: 0s }", "tasks:", "  a: { run: x, timeout: 0.3ms }", "  b: { run: x, timeout: 0.0004 }", "  c: { run: x, timeout: -1 }", "  d: { run: x, timeout: 0h0m }");
+    const atLeast = "must be at least 1ms (a duration is rounded to whole milliseconds)";
+    expect(problemsOf(text)).toEqual([
+      `1:22: \`defaults.timeout\` ${atLeast}, got "0s"`,
+      `3:25: task "a": \`timeout\` ${atLeast}, got "0.3ms"`,
+      `4:25: task "b": \`timeout\` ${atLeast}, got 0.0004`,
+      '5:25: task "c": `timeout` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, got -1',
+      `6:25: task "d": \`timeout\` ${atLeast}, got "0h0m"`,
     ]);
   });
 
@@ -116,7 +130,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
   it("rejects durations over 30 days, runAt together with delay, and backoff.max below base", () => {
     const text = yaml("defaults: { timeout: 721h }", "tasks:", "  a: { run: x, runAt: 2026-02-01T00:00:00Z, delay: 1s, backoff: { base: 5s, max: 1s } }");
     expect(problemsOf(text)).toEqual([
-      '1:22: `defaults.timeout` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days, got "721h"',
+      '1:22: `defaults.timeout` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, got "721h"',
       '3:52: task "a": `delay` cannot be set together with `runAt`; keep one',
       '3:82: task "a": `backoff.max` must not be shorter than `backoff.base`',
     ]);
