@@ -97,6 +97,8 @@ const envSchema = z
 
 const noRunAtWithDelay = (options: { runAt?: unknown; delay?: unknown }): boolean => options.runAt === undefined || options.delay === undefined;
 const noRunAtWithDelayMessage = { message: "cannot be set together with `runAt`; keep one", path: ["delay"] };
+/** noRunAtWithDelay in the JSON Schema, which a refine does not reach. */
+const noRunAtWithDelayJson = z.meta({ not: { required: ["runAt", "delay"] } });
 
 /** Every task field that `defaults` may also set. */
 const taskOptionsShape = {
@@ -174,12 +176,12 @@ export const taskSchema = z
     },
     { error: "must be a mapping with at least `run`" },
   )
-  .check(z.refine(noRunAtWithDelay, noRunAtWithDelayMessage));
+  .check(z.refine(noRunAtWithDelay, noRunAtWithDelayMessage), noRunAtWithDelayJson);
 
 /** The `defaults` block: any task field except `run` and `dependsOn`; each task's own value wins. */
 export const defaultsSchema = z
   .strictObject(taskOptionsShape, { error: "must be a mapping of task fields" })
-  .check(z.refine(noRunAtWithDelay, noRunAtWithDelayMessage), z.describe("Values for every task; a task's own value wins"));
+  .check(z.refine(noRunAtWithDelay, noRunAtWithDelayMessage), noRunAtWithDelayJson, z.describe("Values for every task; a task's own value wins"));
 
 /** The top-level fields other than `tasks`, which the loader validates entry by entry. */
 export const workflowHeaderSchema = z.strictObject({
@@ -194,7 +196,12 @@ export const workflowFileSchema = z
   .extend(workflowHeaderSchema, {
     tasks: z
       .record(z.string().check(z.regex(TASK_ID_PATTERN)), taskSchema)
-      .check(z.describe("Tasks by id; ids match " + TASK_ID_PATTERN.source + " (not . or ..)")),
+      .check(
+        z.refine((tasks) => Object.keys(tasks).length > 0, "must define at least one task"),
+        // The refine, as the JSON Schema says it (validate.ts reports an empty `tasks` itself).
+        z.meta({ minProperties: 1 }),
+        z.describe("Tasks by id, at least one; ids match " + TASK_ID_PATTERN.source + " (not . or ..)"),
+      ),
   })
   .check(z.meta({ title: "taskq workflow", description: "A DAG of shell tasks run by `taskq run`" }));
 

@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
-import { renderWorkflowJsonSchema, TASK_ID_PATTERN, workflowJsonSchema, writeWorkflowJsonSchema, WORKFLOW_SCHEMA_FILE } from "../../src/loaders/index.js";
+import { parseWorkflow, renderWorkflowJsonSchema, TASK_ID_PATTERN, workflowJsonSchema, WorkflowError, writeWorkflowJsonSchema, WORKFLOW_SCHEMA_FILE } from "../../src/loaders/index.js";
+import { NOW } from "./helpers.js";
 
 const regenerate = `UPDATE_WORKFLOW_SCHEMA=1 npx vitest run test/loaders/json-schema.test.ts`;
 
@@ -23,5 +25,59 @@ describe("workflow JSON Schema", () => {
     expect(task.additionalProperties).toBe(false);
     expect(task.properties!.timeout!.anyOf!.map((option) => option.type)).toEqual(["string", "number"]);
     expect(task.properties!.runAt!.format).toBe("date-time");
+  });
+});
+
+/** The JSON Schema as an editor applies it (formats are left to the patterns zod writes beside them). */
+const schemaAccepts = new Ajv2020({ validateFormats: false }).compile(workflowJsonSchema());
+
+/** What `taskq validate` says of the same data, written as JSON (which is YAML). */
+function validateAccepts(data: unknown): boolean {
+  try {
+    parseWorkflow(JSON.stringify(data), "wf.yaml", { now: NOW });
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowError) return false;
+    throw error;
+  }
+}
+
+const task = (fields: Record<string, unknown>) => ({ tasks: { a: { run: "x", ...fields } } });
+
+describe("workflow JSON Schema against validate", () => {
+  it.each([
+    ["a task", task({}), true],
+    ["timeout: 1ms", task({ timeout: "1ms" }), true],
+    ["timeout: 0.6ms (rounds to 1ms)", task({ timeout: "0.6ms" }), true],
+    ["timeout: 0.0005 (seconds, rounds to 1ms)", task({ timeout: 0.0005 }), true],
+    ["timeout: 30 days", task({ timeout: 2_592_000 }), true],
+    ["delay: 0", task({ delay: 0 }), true],
+    ["runAt alone", task({ runAt: "2026-12-01T02:00:00Z" }), true],
+    ["runAt in defaults, delay in the task", { defaults: { runAt: "2026-12-01T02:00:00Z" }, tasks: { a: { run: "x", delay: "1s" } } }, true],
+    ["timeout: 0", task({ timeout: 0 }), false],
+    ["timeout: 0s", task({ timeout: "0s" }), false],
+    ["timeout: 0ms", task({ timeout: "0ms" }), false],
+    ["timeout: 0h0m0.0s", task({ timeout: "0h0m0.0s" }), false],
+    ["timeout: 0.0004 (seconds, rounds to 0)", task({ timeout: 0.0004 }), false],
+    ["timeout: -1", task({ timeout: -1 }), false],
+    ["defaults.timeout: 0", { defaults: { timeout: 0 }, tasks: { a: { run: "x" } } }, false],
+    ["tasks: {}", { tasks: {} }, false],
+    ["delay with runAt", task({ delay: "1s", runAt: "2026-12-01T02:00:00Z" }), false],
+    ["delay with runAt in defaults", { defaults: { delay: "1s", runAt: "2026-12-01T02:00:00Z" }, tasks: { a: { run: "x" } } }, false],
+    ["dependsOn: [a, null]", { tasks: { a: { run: "x" }, b: { run: "x", dependsOn: ["a", null] } } }, false],
+  ])("agrees on %s", (_, data, valid) => {
+    expect(validateAccepts(data), "validate").toBe(valid);
+    expect(schemaAccepts(data), "schema").toBe(valid);
+  });
+
+  // What JSON Schema cannot say: sums of units, values against each other, ids against the tasks.
+  it.each([
+    ["timeout: 0.3ms (rounds to 0)", task({ timeout: "0.3ms" })],
+    ["a text duration over 30 days", task({ timeout: "721h" })],
+    ["backoff.max under backoff.base", task({ backoff: { base: "5s", max: "1s" } })],
+    ["an undefined dependency", task({ dependsOn: ["nope"] })],
+  ])("leaves to validate: %s", (_, data) => {
+    expect(validateAccepts(data), "validate").toBe(false);
+    expect(schemaAccepts(data), "schema").toBe(true);
   });
 });
