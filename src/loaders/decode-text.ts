@@ -16,6 +16,22 @@ export function decodeText(input: string | Uint8Array): DecodedText {
   }
 }
 
+/** Said of a file whose lines end in CR alone; see crOnlyLineEnding. */
+export const CR_ONLY_MESSAGE = "line endings are CR only (classic Mac): convert them to LF";
+
+/**
+ * The offset of the first line break of a text whose lines end in CR alone (classic Mac OS),
+ * else undefined. yaml takes only LF and CRLF as line breaks, so it read such a file as one
+ * line and told of a nested mapping, with a hint to quote `: ` that did not help. A text with
+ * any LF is left alone (a CR in it is yaml's to judge). Cheap: a usual file has an LF near
+ * its start.
+ */
+export function crOnlyLineEnding(text: string): number | undefined {
+  if (text.includes("\n")) return undefined;
+  const cr = text.indexOf("\r");
+  return cr === -1 ? undefined : cr;
+}
+
 function stripBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
@@ -23,10 +39,12 @@ function stripBom(text: string): string {
 /** Finds the first invalid byte; only called once decoding failed, so speed does not matter. */
 function describeBadByte(bytes: Uint8Array): DecodedText {
   const offset = firstInvalidByte(bytes);
+  // Lines as the file's editor shows them: a file with no LF has CR-only lines (see crOnlyLineEnding).
+  const lineBreak = bytes.includes(0x0a) ? 0x0a : 0x0d;
   let lineStart = 0;
   let line = 1;
   for (let index = 0; index < offset; index++) {
-    if (bytes[index] === 0x0a) {
+    if (bytes[index] === lineBreak) {
       line++;
       lineStart = index + 1;
     }

@@ -49,6 +49,18 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problems[10]).toMatch(/^11:3: \.\.\. and up to \d+ more YAML errors from here on; fix the ones above first$/);
   });
 
+  it("says a file's line endings are CR only (classic Mac), and reports its other problems on the lines its editor shows", () => {
+    const cr = "line endings are CR only (classic Mac): convert them to LF";
+    expect(problemsOf("tasks:\r  a:\r    run: x\r    retries: y\r")).toEqual([`1:7: ${cr}`, '4:14: task "a": `retries` must be an integer from 0 to 100, got "y"']);
+    // Nothing runs, even when CR-only is the file's only problem; a one-line file ending in CR is one too.
+    expect(problemsOf("tasks:\r  a:\r    run: echo hi\r")).toEqual([`1:7: ${cr}`]);
+    expect(problemsOf("tasks: { a: { run: x } }\r")).toEqual([`1:25: ${cr}`]);
+    // A byte that is not UTF-8 is placed on those lines too.
+    expect(problemsOf(Buffer.from("tasks:\r  a:\r    run: \xff\r", "latin1"))).toEqual(["3:10: the file is not valid UTF-8 (byte 0xff at byte offset 21); save it as UTF-8"]);
+    // CRLF is a line break yaml takes: not reported.
+    expect(problemsOf("tasks:\r\n  a:\r\n    run: x\r\n    retries: y\r\n")).toEqual(['4:14: task "a": `retries` must be an integer from 0 to 100, got "y"']);
+  });
+
   it("reports tabs used as indentation", () => {
     expect(problemsOf("tasks:\n\ta: { run: x }\n")).toEqual(["2:1: Tabs are not allowed as indentation"]);
   });
