@@ -26,6 +26,12 @@ const MARKER_LINGER_MS = 1000;
 const SHORT_LEASE_MS = 5_000;
 
 /**
+ * How long past the kill grace a stopping worker waits for a stopped task's handler to end (it
+ * has sent SIGKILL by then) before giving the lease back regardless: as a local run waits.
+ */
+const ABORT_MARGIN_MS = 2_000;
+
+/**
  * What tasks never inherit from the worker: the store's connection string and node-pg's
  * password variable may carry the password; the thread pool size is taskq's own (see thread-pool.ts).
  */
@@ -120,6 +126,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     concurrency: fitted.concurrency,
     ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
     ...(options.runId === undefined ? {} : { runId: options.runId }),
+    // A stopped task's processes are gone by SIGKILL after the kill grace: its lease is not given back before.
+    abortGraceMs: options.killGraceMs + ABORT_MARGIN_MS,
     handler: async (task: LeasedTask, context) => {
       const shellTask = { id: task.key, run: task.run, env: task.env, cwd: task.cwd };
       // `taskq prune --logs` leaves the run's folder alone while this worker runs one of its

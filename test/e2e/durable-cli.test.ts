@@ -340,6 +340,42 @@ tasks:
     expect((await stopWorker(staying)).code).toBe(143);
   });
 
+  it("SIGTERM to a worker whose task ignores it: the lease goes back only once the task is killed, so it never runs on two workers at once", async () => {
+    const marks = path.join(ws.dir, `stubborn-${randomBytes(3).toString("hex")}`);
+    // The first copy ignores SIGTERM and writes a mark every 0.1 s until it is killed; the second ends at once.
+    const file = await workflowFile(
+      "stubborn",
+      `tasks:
+  job:
+    run: 'if [ -f "$MARKS" ]; then echo "second $(date +%s%3N)" >> "$MARKS"; else trap "" TERM; while :; do echo "first $(date +%s%3N)" >> "$MARKS"; sleep 0.1; done; fi'
+    env: { MARKS: "${marks}" }
+`,
+    );
+    const leaving = await startWorker(["-j", "1", "--lease", "30s", "--shutdown-timeout", "1s", "--kill-grace", "4s"]);
+    const runId = await submit(file);
+    expect(await eventually(async () => (await readFile(marks, "utf8").catch(() => "")).includes("first"))).toBe(true);
+    const staying = await startWorker(["-j", "1", "--lease", "30s"]);
+
+    const left = await stopWorker(leaving);
+    const exitedAt = Date.now();
+    expect(left.code).toBe(143);
+    expect(taskOf(await waitForRun(runId, 20_000), "job")).toMatchObject({ state: "succeeded", attempts: 1, workerId: staying.id });
+    // The first copy's last mark (it was killed by SIGKILL after the 4 s grace) came before the second copy started.
+    const written = (await readFile(marks, "utf8")).trim().split("\n").map((line) => line.split(" "));
+    const lastFirst = Math.max(...written.filter(([copy]) => copy === "first").map(([, at]) => Number(at)));
+    const second = written.filter(([copy]) => copy === "second").map(([, at]) => Number(at));
+    expect(second).toHaveLength(1);
+    expect(lastFirst).toBeLessThan(second[0]!);
+    const lines = left.stdout.trimEnd().split("\n");
+    expect(lines.filter((line) => line.includes(`release ${runId}/job: lease given back for another worker`))).toHaveLength(1);
+    // Said last, and the process ends right after: nothing of the task was left to stop.
+    expect(lines.at(-1)).toMatch(/ stopped \(requested\)$/);
+    const stoppedFor = exitedAt - clockTime(lines.at(-1)!.slice(0, 12), exitedAt);
+    expect(stoppedFor).toBeLessThan(2_000);
+    expect(await readFile(path.join(ws.logs, runId, "job.log"), "utf8")).toBe("--- taskq: attempt 1 stopped: the worker is stopping ---\n--- taskq: attempt 1 ---\n");
+    expect((await stopWorker(staying)).code).toBe(143);
+  });
+
   it("a second SIGTERM kills the task at once and still gives its lease back, the attempt not counted", async () => {
     const file = await hangsOnFirstRun("twice");
     const leaving = await startWorker(["-j", "1", "--lease", "30s", "--shutdown-timeout", "60s", "--kill-grace", "60s"]);

@@ -23,9 +23,13 @@ describe("PostgresWorker", () => {
   });
   afterAll(async () => close?.());
 
-  function startWorker(handler: (task: LeasedTask, context: AttemptContext) => Promise<unknown>, options: { leaseMs?: number; concurrency?: number; events?: WorkerEvent[] } = {}) {
+  function startWorker(
+    handler: (task: LeasedTask, context: AttemptContext) => Promise<unknown>,
+    options: { leaseMs?: number; concurrency?: number; events?: WorkerEvent[]; abortGraceMs?: number } = {},
+  ) {
     const worker = new PostgresWorker({
       store,
+      ...(options.abortGraceMs === undefined ? {} : { abortGraceMs: options.abortGraceMs }),
       concurrency: options.concurrency ?? 4,
       handler,
       leaseMs: options.leaseMs ?? 5_000,
@@ -132,7 +136,7 @@ describe("PostgresWorker", () => {
 
   it("returns from stop even when a handler ignores its signal, releasing the lease", async () => {
     let finish = (): void => undefined;
-    const worker = startWorker(() => new Promise<void>((resolve) => (finish = resolve)));
+    const worker = startWorker(() => new Promise<void>((resolve) => (finish = resolve)), { abortGraceMs: 500 });
     await worker.start();
     const runId = await store.submitRun(workflow([task("stubborn")]));
     await until(async () => (await store.runStatus(runId)).counts.running === 1);

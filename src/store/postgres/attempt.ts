@@ -49,11 +49,16 @@ export class Attempt {
   #lost: "taken" | "unreachable" | undefined;
   #lostAt = 0;
   #settled = false;
+  /** Settles once the handler has ended (its processes are gone): from then on only its record is awaited. */
+  readonly #handlerEnded: Promise<void>;
+  #endHandler = (): void => undefined;
+  #handlerDone = false;
 
   constructor(task: LeasedTask, options: AttemptOptions) {
     this.task = task;
     this.#options = options;
     this.#leaseEnds = options.leasedAt + options.leaseMs;
+    this.#handlerEnded = new Promise((resolve) => (this.#endHandler = resolve));
     this.done = this.#run();
   }
 
@@ -64,6 +69,16 @@ export class Attempt {
    */
   get settled(): boolean {
     return this.#settled;
+  }
+
+  /** Settles once the handler has ended (for the shell handler: the task's processes are gone). */
+  get handlerEnded(): Promise<void> {
+    return this.#handlerEnded;
+  }
+
+  /** True once the handler has ended. */
+  get handlerDone(): boolean {
+    return this.#handlerDone;
   }
 
   /**
@@ -122,6 +137,8 @@ export class Attempt {
       clearTimeout(this.#heartbeat);
       clearTimeout(this.#leaseWatch);
       this.#heartbeat = undefined;
+      this.#handlerDone = true;
+      this.#endHandler();
     }
     const durationMs = performance.now() - started;
     await this.#record(outcome, durationMs);

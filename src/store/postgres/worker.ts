@@ -20,10 +20,13 @@ interface PendingSuccess {
 }
 
 /**
- * How long `stop` waits for aborted handlers before releasing their leases regardless, and
- * then for those releases (the database may not answer).
+ * How long `stop` waits for the leases of stuck handlers to be given back, and for the releases of
+ * aborted attempts (the database may not answer).
  */
-const STUCK_HANDLER_GRACE_MS = 2_000;
+const RELEASE_WAIT_MS = 2_000;
+
+/** Default of `abortGraceMs`: the shell handler's default kill grace (5 s), and a margin. */
+const ABORT_GRACE_MS = 7_000;
 
 export interface PostgresWorkerOptions {
   store: PostgresStore;
@@ -44,6 +47,13 @@ export interface PostgresWorkerOptions {
   sweepMs?: number;
   /** Lease only this run's tasks (`taskq run --store`); default: every run's. */
   runId?: string;
+  /**
+   * How long `stop`, once it has aborted the running attempts, waits for their handlers to end
+   * before giving the leases back regardless (default 7 s). Until a handler has ended its task may
+   * still run, so this must outlast the handler's own kill grace (the CLI: --kill-grace plus 2 s):
+   * given back sooner, another worker would run the task beside it.
+   */
+  abortGraceMs?: number;
   /** Observes what the worker does; a throwing listener is ignored. */
   onEvent?: (event: WorkerEvent) => void;
 }
@@ -56,8 +66,9 @@ export interface PostgresWorkerOptions {
 export class PostgresWorker {
   readonly workerId: string;
   readonly metrics: WorkerMetrics;
-  readonly #options: Required<Omit<PostgresWorkerOptions, "onEvent" | "workerId" | "runId">>;
+  readonly #options: Required<Omit<PostgresWorkerOptions, "onEvent" | "workerId" | "runId" | "abortGraceMs">>;
   readonly #runId: string | undefined;
+  readonly #abortGraceMs: number;
   readonly #onEvent: ((event: WorkerEvent) => void) | undefined;
   readonly #running = new Map<string, Attempt>();
   /** Successes the next lease round trip records; their slots are free for that lease. */
@@ -100,6 +111,7 @@ export class PostgresWorker {
     this.workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
     this.#onEvent = options.onEvent;
     this.#runId = options.runId;
+    this.#abortGraceMs = options.abortGraceMs ?? ABORT_GRACE_MS;
     this.metrics = new WorkerMetrics(options.store);
   }
 
@@ -151,19 +163,21 @@ export class PostgresWorker {
     // The lease loop and the sweeper end at their next turn. One waiting on a database that does not
     // answer is not waited for past the deadline (what it leases then is given back: see #leaseLoop).
     await Promise.race([Promise.all([this.#loop, this.#sweeper]), deadline]);
-    const timer = new AbortController();
     const running = [...this.#running.values()];
     const settled = Promise.all(running.map((attempt) => attempt.done)).then(() => "settled" as const);
     if ((await Promise.race([settled, deadline])) === "deadline") {
       this.abortRunning();
-      // A handler that ignores its signal cannot be stopped, nor a release be waited for that the
-      // database does not answer: give the leases back, for as long again, and return anyway.
-      const grace = () => sleep(STUCK_HANDLER_GRACE_MS, "stuck" as const, { signal: timer.signal }).catch(() => "settled" as const);
-      if ((await Promise.race([settled, grace()])) === "stuck") {
-        await Promise.race([Promise.all(running.map((attempt) => attempt.releaseNow())), grace()]);
+      // Each handler ends once its task's processes are gone (SIGTERM, then SIGKILL after the kill grace): only
+      // then may its lease go back, or another worker would run the task beside it. One that ignores its signal
+      // cannot be stopped, nor a release be waited for that the database does not answer: its lease is given
+      // back after the abort grace regardless, the releases waited for a little, and the stop goes on anyway.
+      const handlers = Promise.all(running.map((attempt) => attempt.handlerEnded)).then(() => "ended" as const);
+      if ((await Promise.race([handlers, this.#pause(this.#abortGraceMs)])) === "paused") {
+        await Promise.race([Promise.all(running.filter((attempt) => !attempt.handlerDone).map((attempt) => attempt.releaseNow())), this.#pause(RELEASE_WAIT_MS)]);
       }
+      await this.#awaitRecords(running);
     }
-    timer.abort();
+    for (const pause of this.#pauses) pause.abort();
     this.#stopDeadline.dispose();
     this.#unsubscribe?.();
     this.#stopped = true;
@@ -173,6 +187,32 @@ export class PostgresWorker {
     // Told once everything above is: a supervisor reading "stopped" knows the worker holds nothing more.
     this.#emit({ type: "stopped", reason: this.#stopReason ?? "requested" });
     this.#silent = true;
+  }
+
+  /**
+   * Waits a little for the records and releases of the attempts whose handlers have ended (the database
+   * may not answer), then gives each lease still held back once more, for as long again.
+   */
+  async #awaitRecords(attempts: Attempt[]): Promise<void> {
+    const waits = attempts
+      .filter((attempt) => attempt.handlerDone && !attempt.settled)
+      .map(async (attempt) => {
+        await Promise.race([attempt.done, this.#pause(RELEASE_WAIT_MS)]);
+        if (!attempt.settled) await Promise.race([attempt.releaseNow(), this.#pause(RELEASE_WAIT_MS)]);
+      });
+    await Promise.all(waits);
+  }
+
+  /** Timers of the stop's waits, cleared once it ends (a pending one would hold the process). */
+  readonly #pauses = new Set<AbortController>();
+
+  /** Resolves "paused" after `ms`, or at the end of the stop. */
+  #pause(ms: number): Promise<"paused"> {
+    const controller = new AbortController();
+    this.#pauses.add(controller);
+    return sleep(ms, "paused" as const, { signal: controller.signal })
+      .catch(() => "paused" as const)
+      .finally(() => this.#pauses.delete(controller));
   }
 
   /** Serves this worker's metrics on `GET /metrics` (port 0 picks a free port). */
