@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { PermanentError } from "../../src/errors.js";
 import type { PostgresStore } from "../../src/store/postgres/store.js";
 import type { LeasedTask } from "../../src/store/postgres/types.js";
@@ -145,6 +145,45 @@ describe("PostgresWorker", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "queued", attempts: 0 });
     finish();
+    await store.cancelRun(runId);
+  });
+
+  it("waits for an aborted handler for its abort grace before giving its lease back, and tells the release once when the handler ends as it is given back", async () => {
+    const events: WorkerEvent[] = [];
+    let finish = (): void => undefined;
+    let abortedAt = 0;
+    const handlerEnded = new Promise<number>((resolve) => {
+      finish = () => resolve(Date.now());
+    });
+    // The handler's end comes with the worker's own release of its lease (the first release asked for), whose reply is slow.
+    const release = store.release.bind(store);
+    let releases = 0;
+    store.release = async (token: string) => {
+      releases++;
+      if (releases > 1) return release(token);
+      finish();
+      const released = await release(token);
+      await sleep(500);
+      return released;
+    };
+    onTestFinished(() => void delete (store as Partial<PostgresStore>).release);
+    const worker = startWorker(
+      async (_leased, context) => {
+        context.signal.addEventListener("abort", () => (abortedAt = Date.now()));
+        await handlerEnded;
+        throw new Error("ended after its abort");
+      },
+      { abortGraceMs: 1_500, events },
+    );
+    await worker.start();
+    const runId = await store.submitRun(workflow([task("stubborn")]));
+    await until(async () => (await store.runStatus(runId)).counts.running === 1);
+    await worker.stop({ deadlineMs: 50 });
+    // Given back no sooner than the abort grace after the abort: until then the task may still run.
+    expect((await handlerEnded) - abortedAt).toBeGreaterThanOrEqual(1_400);
+    expect(events.filter((event) => event.type === "released")).toHaveLength(1);
+    expect(events.at(-1)).toEqual({ type: "stopped", reason: "requested" });
+    expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "queued", attempts: 0 });
     await store.cancelRun(runId);
   });
 

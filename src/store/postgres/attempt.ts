@@ -104,6 +104,7 @@ export class Attempt {
 
   /** Gives the lease back now, for a handler that ignored its abort; its later outcome is then stale. */
   async releaseNow(): Promise<void> {
+    if (this.#settled) return;
     try {
       const released = await this.#options.store.release(this.task.leaseToken);
       // Answered: the token owns nothing now (given back, or the task had ended or been taken over).
@@ -157,8 +158,10 @@ export class Attempt {
         return;
       }
       if (code === "SHUTDOWN" && outcome.kind !== "success") {
-        await withRetry(() => store.release(this.task.leaseToken), retry);
+        const released = await withRetry(() => store.release(this.task.leaseToken), retry);
         this.#settled = true;
+        // False: the token owned nothing any more, given back already by releaseNow (which told it) or ended meanwhile.
+        if (!released) return;
         metrics.completions.inc({ outcome: "released" });
         emit({ type: "released", task: this.task });
         return;
