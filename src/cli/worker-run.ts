@@ -3,7 +3,7 @@ import path from "node:path";
 import { TaskqError } from "../errors.js";
 import { formatDuration } from "../handlers/format-duration.js";
 import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type FittedConcurrency, type OutputSink } from "../handlers/index.js";
-import type { LeasedTask, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
+import type { LeasedTask, Outcome, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
 import { BufferedWriter, jsonRecordHead } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { eachLineText, hasControlBytes, terminalSafe } from "./render/control-bytes.js";
@@ -231,6 +231,20 @@ function leaseFate(leaseMs: number, one: boolean, leaseSource: string): string {
   );
 }
 
+/** How an attempt ended, in words: "it succeeded (exit 0)", "it failed: exit code 2", "it was cancelled". */
+function endedWords(outcome: Outcome): string {
+  if (outcome.kind === "success") return `it succeeded (exit ${outcome.exitCode ?? 0})`;
+  if (outcome.kind === "cancelled") return "it was cancelled";
+  return `it failed (${outcome.error})`;
+}
+
+/** How an attempt ended, as JSON fields. */
+function endedFields(outcome: Outcome): Record<string, unknown> {
+  if (outcome.kind === "success") return { ended: "succeeded", exitCode: outcome.exitCode ?? 0 };
+  if (outcome.kind === "cancelled") return { ended: "cancelled" };
+  return { ended: "failed", error: outcome.error, ...(outcome.exitCode === undefined || outcome.exitCode === null ? {} : { exitCode: outcome.exitCode }) };
+}
+
 /**
  * `leaseSource`: what sets the lease's length, for the user to look up: `worker`'s --lease; `run --store` has
  * no such flag.
@@ -273,9 +287,26 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       print({ event: "db-error", operation: event.operation, message, retrying: event.retrying }, `db      ${event.operation} failed: ${message}${event.retrying ? "; retrying" : ""}`);
       return;
     }
+    case "recording": {
+      const { runId, key } = event.task;
+      print(
+        { event: "recording", runId, id: key, ...endedFields(event.outcome), withinMs: event.withinMs },
+        `record  ${runId}/${key}: ${endedWords(event.outcome)}; the database does not answer: trying to record it until its lease runs out, within ${formatDuration(event.withinMs)}`,
+      );
+      return;
+    }
     case "leases-left": {
-      const tasks = event.tasks.map((task) => ({ runId: task.runId, id: task.key }));
-      const named = [...tasks.map((task) => `${task.runId}/${task.id}`), ...(event.strays ? ["the tasks leased by a round trip whose reply was lost"] : [])];
+      const tasks = event.tasks.map((task, i) => {
+        const outcome = event.outcomes[i] ?? null;
+        return { runId: task.runId, id: task.key, ...(outcome === null ? {} : endedFields(outcome)) };
+      });
+      const named = [
+        ...event.tasks.map((task, i) => {
+          const outcome = event.outcomes[i] ?? null;
+          return `${task.runId}/${task.key}${outcome === null ? "" : ` (${endedWords(outcome)} but could not be recorded)`}`;
+        }),
+        ...(event.strays ? ["the tasks leased by a round trip whose reply was lost"] : []),
+      ];
       const one = tasks.length === 1 && !event.strays;
       print(
         { event: "leases-left", tasks, strays: event.strays, leaseMs: event.leaseMs },

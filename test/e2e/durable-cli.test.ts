@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import type { RunStatus } from "../../src/store/postgres/types.js";
@@ -764,6 +765,65 @@ tasks:
       expect(lines.at(-1)).toMatch(/^[\d:.]+ stopped \(requested\)$/);
       expect(lines.at(-2)).toMatch(new RegExp(`^[\\d:.]+ left    ${runId}/a: its lease was not given back \\(the database could not be reached\\)\\. It runs out within 20s \\(--lease\\); then a worker`));
       expect(lines.at(-3)).toMatch(/^[\d:.]+ db {6}release failed: connect ECONNREFUSED [\d.:]+$/);
+      await cancelStrandedRun(runId);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("stopped while its database refuses connections, a worker whose task succeeded keeps trying to record it while the lease holds, and records it once the database answers", async () => {
+    const database = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    try {
+      const file = await workflowFile("record-late", "tasks:\n  deploy: { run: 'echo started; sleep 3; echo deployed' }\n  after: { run: echo after, dependsOn: deploy }\n");
+      const worker = await startWorker(["-j", "1", "--lease", "30s", "--shutdown-timeout", "5s"], { TASKQ_STORE: proxy.url(SECRET_URL) });
+      const runId = await submit(file);
+      expect(await eventually(() => worker.stdout().includes(`${runId}/deploy | started`))).toBe(true);
+      proxy.refuse();
+      const signalledAt = Date.now();
+      worker.cli.child.kill("SIGTERM");
+      // The task ends within its 5 s to finish; the record is still tried on past the 5 s, and said so.
+      expect(await eventually(() => worker.stdout().includes(`record  ${runId}/deploy: it succeeded (exit 0); the database does not answer: trying to record it until its lease runs out, within`), 15_000)).toBe(true);
+      // Past where a stopping worker gave up before (the 5 s, then 2 s and 2 s more): the database answers again.
+      await sleep(Math.max(12_000 - (Date.now() - signalledAt), 0));
+      expect(worker.cli.child.exitCode).toBe(null);
+      proxy.accept();
+      const { code, stdout } = await worker.cli.done;
+      expect(code).toBe(143);
+      const lines = stdout.trimEnd().split("\n");
+      expect(lines.at(-1)).toMatch(/^[\d:.]+ stopped \(requested\)$/);
+      expect(stdout).toContain(`ok      ${runId}/deploy`);
+      expect(stdout).not.toContain("left ");
+      const status = await store.runStatus(runId);
+      expect(taskOf(status, "deploy")).toMatchObject({ state: "succeeded", attempts: 1 });
+      expect(taskOf(status, "after")).toMatchObject({ state: "queued" });
+      await store.cancelRun(runId);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("stopped while its database refuses connections until its lease runs out, a worker says how the task it could not record ended", async () => {
+    const database = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    try {
+      const file = await workflowFile("record-never", "tasks:\n  deploy: { run: 'echo started; sleep 2; echo deployed' }\n");
+      const worker = await startWorker(["-j", "1", "--lease", "9s", "--shutdown-timeout", "5s"], { TASKQ_STORE: proxy.url(SECRET_URL) });
+      const runId = await submit(file);
+      expect(await eventually(() => worker.stdout().includes(`${runId}/deploy | started`))).toBe(true);
+      proxy.refuse();
+      const signalledAt = Date.now();
+      worker.cli.child.kill("SIGTERM");
+      const { code, stdout } = await worker.cli.done;
+      expect(code).toBe(143);
+      // Bounded by the lease: it ran out within 9 s of the last renewal, before the signal.
+      expect(Date.now() - signalledAt).toBeLessThan(15_000);
+      const lines = stdout.trimEnd().split("\n");
+      expect(lines.at(-1)).toMatch(/^[\d:.]+ stopped \(requested\)$/);
+      expect(lines.at(-2)).toMatch(
+        new RegExp(`^[\\d:.]+ left    ${runId}/deploy \\(it succeeded \\(exit 0\\) but could not be recorded\\): its lease was not given back \\(the database could not be reached\\)\\. It runs out within 9s \\(--lease\\); then a worker`),
+      );
+      proxy.accept();
       await cancelStrandedRun(runId);
     } finally {
       await proxy.close();

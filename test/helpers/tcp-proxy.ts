@@ -10,6 +10,10 @@ export interface FreezableProxy {
   /** `connectionString` with the proxy's host and port. */
   url: (connectionString: string) => string;
   freeze: () => void;
+  /** Drops every connection and each new one at once: the database refuses connections, until `accept`. */
+  refuse: () => void;
+  /** Forwards new connections again after `refuse`. */
+  accept: () => void;
   /**
    * Lets the next request whose bytes contain `marker` reach the server, keeps back the whole
    * reply (up to PostgreSQL's ReadyForQuery: the statement has committed), then cuts that
@@ -27,6 +31,7 @@ function endsWithReadyForQuery(bytes: Buffer): boolean {
 
 export async function startFreezableProxy(target: { host: string; port: number }): Promise<FreezableProxy> {
   let frozen = false;
+  let refused = false;
   /** An armed cut: the marker to watch requests for, and what to call once cut. */
   let cut: { marker: Buffer; done: () => void } | undefined;
   const sockets = new Set<net.Socket>();
@@ -36,6 +41,11 @@ export async function startFreezableProxy(target: { host: string; port: number }
     socket.on("close", () => sockets.delete(socket));
   };
   const server = net.createServer((client) => {
+    if (refused) {
+      client.on("error", () => undefined);
+      client.destroy();
+      return;
+    }
     track(client);
     const upstream = net.connect(target.port, target.host);
     track(upstream);
@@ -73,6 +83,13 @@ export async function startFreezableProxy(target: { host: string; port: number }
     url: (connectionString) => withPort(connectionString, port),
     freeze: () => {
       frozen = true;
+    },
+    refuse: () => {
+      refused = true;
+      for (const socket of sockets) socket.destroy();
+    },
+    accept: () => {
+      refused = false;
     },
     cutAfterReply: (marker) => new Promise<void>((resolve) => (cut = { marker: Buffer.from(marker), done: resolve })),
     close: () => closeAll(server, sockets),

@@ -53,6 +53,8 @@ export class Attempt {
   readonly #handlerEnded: Promise<void>;
   #endHandler = (): void => undefined;
   #handlerDone = false;
+  /** How the attempt ended, while its end is being recorded (not for an attempt given back or stale). */
+  #recording: Outcome | undefined;
 
   constructor(task: LeasedTask, options: AttemptOptions) {
     this.task = task;
@@ -79,6 +81,19 @@ export class Attempt {
   /** True once the handler has ended. */
   get handlerDone(): boolean {
     return this.#handlerDone;
+  }
+
+  /**
+   * How the attempt ended, while that is being recorded (the handler ended and its outcome is offered
+   * to the database): undefined before, and for an attempt being given back or found stale.
+   */
+  get recording(): Outcome | undefined {
+    return this.#settled ? undefined : this.#recording;
+  }
+
+  /** When (performance.now()) the lease runs out on this machine's clock, unless renewed. */
+  get leaseEndsAt(): number {
+    return this.#leaseEnds;
   }
 
   /**
@@ -166,6 +181,7 @@ export class Attempt {
         emit({ type: "released", task: this.task });
         return;
       }
+      this.#recording = outcome;
       let result = await withRetry(() => complete(this.task, outcome), retry);
       // The token owns nothing: the lease was lost, or a try whose reply was lost had recorded this very end.
       if (result === false) result = await withRetry(() => store.recordedEnd(this.task.taskId, this.task.leaseToken), retry);

@@ -33,8 +33,15 @@ export type WorkerEvent =
    * The stop ended with leases in the database that this worker could not give back or record an end
    * for (the database could not be reached): `tasks`, and with `strays`, leases of a round trip whose reply
    * was lost. Each runs out within `leaseMs`; a worker's sweep then recovers its task (see sweep.ts).
+   * `outcomes`, aligned with `tasks`: how each attempt ended where its end could not be recorded (a success
+   * has happened, though the sweep counts the attempt as lost), null where it was not known to have ended.
    */
-  | { type: "leases-left"; tasks: LeasedTask[]; strays: boolean; leaseMs: number }
+  | { type: "leases-left"; tasks: LeasedTask[]; outcomes: Array<Outcome | null>; strays: boolean; leaseMs: number }
+  /**
+   * A stopping worker has an attempt that ended (`outcome`) whose end the database has not taken yet (it
+   * does not answer): it tries on until the attempt's lease runs out on its clock, within `withinMs`.
+   */
+  | { type: "recording"; task: LeasedTask; outcome: Outcome; withinMs: number }
   /**
    * The worker leases no more: `stop` was called, or a lease was taken over (then its owner calls `stop`, which
    * lets the other running attempts finish). Events of the running attempts follow, and `stopped` last.

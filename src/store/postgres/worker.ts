@@ -25,6 +25,9 @@ interface PendingSuccess {
  */
 const RELEASE_WAIT_MS = 2_000;
 
+/** How long a stopping worker waits for an ended attempt's record before saying it is still trying. */
+const RECORD_NEWS_MS = 1_000;
+
 /** Default of `abortGraceMs`: the shell handler's default kill grace (5 s), and a margin. */
 const ABORT_GRACE_MS = 7_000;
 
@@ -181,24 +184,42 @@ export class PostgresWorker {
     this.#stopDeadline.dispose();
     this.#unsubscribe?.();
     this.#stopped = true;
-    // What the database still holds in this worker's name: its last words say what becomes of it.
-    const left = [...running.filter((attempt) => !attempt.settled).map((attempt) => attempt.task), ...this.#leftBehind];
-    if (left.length > 0 || this.#strays) this.#emit({ type: "leases-left", tasks: left, strays: this.#strays, leaseMs: this.#options.leaseMs });
+    // What the database still holds in this worker's name: its last words say what becomes of it, and how
+    // each attempt whose end could not be recorded ended (a deploy that succeeded has happened).
+    const unsettled = running.filter((attempt) => !attempt.settled);
+    const left = [...unsettled.map((attempt) => attempt.task), ...this.#leftBehind];
+    const outcomes = [...unsettled.map((attempt) => attempt.recording ?? null), ...this.#leftBehind.map(() => null)];
+    if (left.length > 0 || this.#strays) this.#emit({ type: "leases-left", tasks: left, outcomes, strays: this.#strays, leaseMs: this.#options.leaseMs });
     // Told once everything above is: a supervisor reading "stopped" knows the worker holds nothing more.
     this.#emit({ type: "stopped", reason: this.#stopReason ?? "requested" });
     this.#silent = true;
   }
 
   /**
-   * Waits a little for the records and releases of the attempts whose handlers have ended (the database
-   * may not answer), then gives each lease still held back once more, for as long again.
+   * Waits for the ends of the attempts whose handlers have ended to be recorded: a record that the database
+   * does not answer is tried again for as long as its lease can still be honoured (until it runs out on this
+   * machine's clock), and said so; then the stop goes on without it ("leases-left" tells how it ended). An
+   * aborted attempt's release is waited for a little only: its lease running out costs no more than the attempt.
    */
   async #awaitRecords(attempts: Attempt[]): Promise<void> {
     const waits = attempts
       .filter((attempt) => attempt.handlerDone && !attempt.settled)
       .map(async (attempt) => {
-        await Promise.race([attempt.done, this.#pause(RELEASE_WAIT_MS)]);
-        if (!attempt.settled) await Promise.race([attempt.releaseNow(), this.#pause(RELEASE_WAIT_MS)]);
+        const outcome = attempt.recording;
+        const leftMs = attempt.leaseEndsAt - performance.now();
+        if (outcome === undefined) {
+          // Given back as it ended (SHUTDOWN): a last try, which says it is the last, once the tries on their own did not get through.
+          await Promise.race([attempt.done, this.#pause(RELEASE_WAIT_MS)]);
+          if (!attempt.settled) await Promise.race([attempt.releaseNow(), this.#pause(RELEASE_WAIT_MS)]);
+          return;
+        }
+        if (leftMs <= RELEASE_WAIT_MS) return Promise.race([attempt.done, this.#pause(RELEASE_WAIT_MS)]);
+        // Said only when the record is not there in a moment: one on its way is no news.
+        await Promise.race([attempt.done, this.#pause(RECORD_NEWS_MS)]);
+        if (attempt.settled) return;
+        const withinMs = attempt.leaseEndsAt - performance.now();
+        this.#emit({ type: "recording", task: attempt.task, outcome, withinMs: Math.max(Math.ceil(withinMs), 0) });
+        return Promise.race([attempt.done, this.#pause(withinMs)]);
       });
     await Promise.all(waits);
   }
