@@ -183,7 +183,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     immediate: (signal, first) => {
       print({ event: "note", message: secondSignal(signal, first) }, `${secondSignal(signal, first)}: killing every task now`);
       // Abort first, so each attempt ends as a shutdown (lease given back, attempt not counted), not as a failure.
-      worker.abortRunning();
+      // SIGKILLed, a task's processes are gone at once: its lease is not held back for the kill grace.
+      worker.abortRunning(ABORT_MARGIN_MS);
       killAllProcessGroups("SIGKILL");
       void stop(0);
     },

@@ -148,6 +148,25 @@ describe("PostgresWorker", () => {
     await store.cancelRun(runId);
   });
 
+  it("a second stop that aborts the handlers with a shorter grace gives a stuck handler's lease back after that grace, not the abort grace", async () => {
+    let finish = (): void => undefined;
+    const worker = startWorker(() => new Promise<void>((resolve) => (finish = resolve)), { abortGraceMs: 60_000 });
+    await worker.start();
+    const runId = await store.submitRun(workflow([task("stubborn")]));
+    await until(async () => (await store.runStatus(runId)).counts.running === 1);
+    const started = Date.now();
+    const stopped = worker.stop({ deadlineMs: 100 });
+    await sleep(500);
+    // As a second Ctrl-C does: the tasks are SIGKILLed, so their handlers are waited for only a moment.
+    worker.abortRunning(500);
+    await worker.stop({ deadlineMs: 0 });
+    await stopped;
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "queued", attempts: 0 });
+    finish();
+    await store.cancelRun(runId);
+  });
+
   it("waits for an aborted handler for its abort grace before giving its lease back, and tells the release once when the handler ends as it is given back", async () => {
     const events: WorkerEvent[] = [];
     let finish = (): void => undefined;

@@ -92,6 +92,8 @@ export class PostgresWorker {
   #unsubscribe: (() => void) | undefined;
   #stopReason: "requested" | "lease-lost" | undefined;
   readonly #stopDeadline = new Deadline();
+  /** Until when a stop waits for its aborted handlers (see abortGraceMs). */
+  readonly #abortGrace = new Deadline();
   #stopping: Promise<void> | undefined;
   /** Tasks leased as the worker stopped whose leases could not be given back (see #giveBack). */
   readonly #leftBehind: LeasedTask[] = [];
@@ -140,9 +142,12 @@ export class PostgresWorker {
   /**
    * Aborts every running attempt now (reason SHUTDOWN): each one's lease is given
    * back when its handler settles, and the attempt is not counted. For a second
-   * Ctrl-C during a graceful stop.
+   * Ctrl-C during a graceful stop. `graceMs`: how long `stop` then waits for the
+   * handlers before giving their leases back regardless, where it is shorter than
+   * `abortGraceMs` (a second Ctrl-C SIGKILLs the tasks: no kill grace to wait for).
    */
-  abortRunning(): void {
+  abortRunning(graceMs?: number): void {
+    if (graceMs !== undefined) this.#abortGrace.within(graceMs);
     for (const attempt of this.#running.values()) attempt.abort("SHUTDOWN", "the worker is stopping");
   }
 
@@ -169,19 +174,20 @@ export class PostgresWorker {
     const running = [...this.#running.values()];
     const settled = Promise.all(running.map((attempt) => attempt.done)).then(() => "settled" as const);
     if ((await Promise.race([settled, deadline])) === "deadline") {
-      this.abortRunning();
+      this.abortRunning(this.#abortGraceMs);
       // Each handler ends once its task's processes are gone (SIGTERM, then SIGKILL after the kill grace): only
       // then may its lease go back, or another worker would run the task beside it. One that ignores its signal
       // cannot be stopped, nor a release be waited for that the database does not answer: its lease is given
       // back after the abort grace regardless, the releases waited for a little, and the stop goes on anyway.
       const handlers = Promise.all(running.map((attempt) => attempt.handlerEnded)).then(() => "ended" as const);
-      if ((await Promise.race([handlers, this.#pause(this.#abortGraceMs)])) === "paused") {
+      if ((await Promise.race([handlers, this.#abortGrace.reached])) === "deadline") {
         await Promise.race([Promise.all(running.filter((attempt) => !attempt.handlerDone).map((attempt) => attempt.releaseNow())), this.#pause(RELEASE_WAIT_MS)]);
       }
       await this.#awaitRecords(running);
     }
     for (const pause of this.#pauses) pause.abort();
     this.#stopDeadline.dispose();
+    this.#abortGrace.dispose();
     this.#unsubscribe?.();
     this.#stopped = true;
     // What the database still holds in this worker's name: its last words say what becomes of it, and how
