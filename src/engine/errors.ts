@@ -52,18 +52,16 @@ export class HandlerError extends TaskqError {
   }
 }
 
-/** 1500 -> "1.5s", 300000 -> "5m", 90 -> "90ms". */
+/**
+ * 1500 -> "1.5s", 300000 -> "5m", 90 -> "90ms", 512000 -> "8m32s", 5400000 -> "1h30m": past a
+ * minute always in minutes (past an hour in hours), whether or not the seconds are whole, so
+ * one duration is not "512s" here and "8m30.6s" there.
+ */
 export function formatMs(ms: number): string {
   if (ms < 1000) return `${ms}ms`;
-  const units: [number, string][] = [
-    [3_600_000, "h"],
-    [60_000, "m"],
-    [1000, "s"],
-  ];
-  for (const [size, unit] of units) {
-    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
-  }
   if (ms < 60_000) return `${Number((ms / 1000).toFixed(3))}s`;
-  const minutes = Math.floor(ms / 60_000);
-  return `${minutes}m${formatMs(ms - minutes * 60_000)}`;
+  const [size, unit] = ms < 3_600_000 ? [60_000, "m"] : [3_600_000, "h"];
+  const whole = Math.floor(ms / size);
+  const rest = ms - whole * size;
+  return `${whole}${unit}${rest === 0 ? "" : formatMs(rest)}`;
 }

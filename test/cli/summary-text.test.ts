@@ -70,4 +70,21 @@ describe("formatSummary", () => {
     // A summary without running tasks (every local run's) has no such section.
     expect(formatSummary(summary([], []), colors)).not.toContain("Running");
   });
+
+  it("says a wall time past a minute in minutes, whole seconds or not (not 512s beside 8m30.6s)", async () => {
+    const colors = await createColors({ color: false, isTTY: false });
+    const wall = (wallMs: number): string => /Summary: .* in (\S+)\n/.exec(formatSummary({ ...summary([], []), wallMs }, colors))?.[1] ?? "";
+    expect([450, 1200, 59_960, 60_000, 510_600, 512_000, 512_049, 3_600_000, 5_400_000, 5_412_300].map(wall)).toEqual([
+      "450ms",
+      "1.2s",
+      "1m",
+      "1m",
+      "8m30.6s",
+      "8m32s",
+      "8m32s",
+      "1h",
+      "1h30m",
+      "1h30m12.3s",
+    ]);
+  });
 });
