@@ -14,6 +14,11 @@ export interface StoreFlags {
  * ending in `hint` when given (what the command does without a store).
  */
 export function storeUrl(flags: StoreFlags, hint?: string): string {
+  // An empty flag (an unset variable: --store "$DB") is not "use TASKQ_STORE": the flag wins, and
+  // it names no store. (`run --store ''` runs locally, and never gets here.)
+  if (flags.store === "") {
+    throw new UsageError(`--store is empty: pass --store postgres://user@host/db, or leave it out to use TASKQ_STORE${hint === undefined ? "" : ` (${hint})`}`);
+  }
   const fromFlag = urlSource(flags) === "--store";
   const url = fromFlag ? (flags.store as string) : process.env.TASKQ_STORE;
   if (url === undefined || url === "") {
@@ -32,9 +37,9 @@ export function storeUrl(flags: StoreFlags, hint?: string): string {
   return url;
 }
 
-/** Where the connection string comes from: the flag (given and not empty), else the variable. */
+/** Where the connection string comes from: the flag (given), else the variable. */
 function urlSource(flags: StoreFlags): "--store" | "TASKQ_STORE" {
-  return typeof flags.store === "string" && flags.store !== "" ? "--store" : "TASKQ_STORE";
+  return typeof flags.store === "string" ? "--store" : "TASKQ_STORE";
 }
 
 /** The schemes the store accepts, as libpq does. */

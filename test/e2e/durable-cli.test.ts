@@ -645,6 +645,22 @@ tasks:
     expect(missing.stderr).toMatch(/no store: pass --store/);
   });
 
+  it("an empty --store is a usage error on the store's commands, though TASKQ_STORE is set (the flag wins); run --store '' runs locally", async () => {
+    const file = await workflowFile("empty-store", "tasks:\n  a: { run: echo local }\n");
+    const commands = [["submit", file], ["worker"], ["status", "some-run"], ["status", "some-run", "--watch"], ["cancel", "some-run"], ["dead-letters"], ["redrive", "some-run", "a"], ["prune", "--older-than", "30d"]];
+    for (const args of commands) {
+      const result = await taskq([...args, "--store", ""]);
+      expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: 2, stdout: "" });
+      expect(result.stderr).toBe(
+        `taskq: --store is empty: pass --store postgres://user@host/db, or leave it out to use TASKQ_STORE${args[0] === "prune" ? " (prune --logs prunes this machine's log folders)" : ""}\n`,
+      );
+    }
+    const local = await taskq(["run", file, "--store", "", "--output", "plain", "--log-dir", path.join(ws.dir, "empty-store-logs")]);
+    expect(local.code).toBe(0);
+    expect(local.stdout).toContain("local");
+    expect(local.stdout).not.toContain("submitted to");
+  });
+
   it("a failing task that prints a NUL byte: each attempt is recorded and retried; the dead letter has its exit code and last lines", async () => {
     const file = await workflowFile(
       "nul",
