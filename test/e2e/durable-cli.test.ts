@@ -1085,7 +1085,7 @@ tasks:
       stdout: `${runId}\n`,
       stderr:
         `note: run ${runId} already submitted: 1 new task, 2 kept\n` +
-        `note: run ${runId} already has task "a" with another definition (run, priority): the stored one is kept, but a task still queued takes the new priority\n` +
+        `note: run ${runId} already has task "a" with another definition (run, priority): the stored run is kept; it is still queued and takes the new priority\n` +
         `note: run ${runId} already has task "c" with another definition (retries): the stored one is kept\n`,
     });
     const worker = await startWorker(["-j", "1"]);
@@ -1126,6 +1126,28 @@ tasks:
     const same = await taskq(["submit", await workflowFile("when-3", version('runAt: "2099-01-01T00:00:00Z"')), "--run-id", runId]);
     expect(same.stderr).toBe(`note: run ${runId} already submitted: 0 new tasks, 2 kept\n`);
     expect(await notBefore()).toEqual(stored);
+    expect((await taskq(["cancel", runId])).code).toBe(0);
+  });
+
+  it("submit of a run id again names a queued task's changed runAt or delay with its priority: it takes them (a removed one is kept)", async () => {
+    const runId = `queued-when-${randomBytes(3).toString("hex")}`;
+    const version = async (name: string, fields: string) => workflowFile(name, `tasks:\n  a: { ${fields} }\n`);
+    expect(await submit(await version("queued-1", "run: echo a, delay: 1h"), ["--run-id", runId])).toBe(runId);
+    const notBefore = async () =>
+      (await store.pool.query<{ ms: number }>(`SELECT (extract(epoch FROM not_before - now()) * 1000)::float8 AS ms FROM "${SCHEMA}".tasks WHERE run_id = $1 AND key = 'a'`, [runId])).rows[0]?.ms ?? NaN;
+    const again = async (name: string, fields: string) => (await taskq(["submit", await version(name, fields), "--run-id", runId])).stderr;
+    const head = `note: run ${runId} already submitted: 0 new tasks, 1 kept\nnote: run ${runId} already has task "a" with another definition`;
+    expect(await again("queued-2", "run: echo a, delay: 2h, priority: high")).toBe(`${head} (priority, delay): it is still queued and takes the new priority and delay, counted from this submit\n`);
+    expect(await notBefore()).toBeGreaterThan(7_000_000);
+    expect(await again("queued-3", 'run: echo a, runAt: "2099-01-01T00:00:00Z", priority: high')).toBe(`${head} (runAt): it is still queued and takes the new runAt\n`);
+    const at2099 = await notBefore();
+    expect(at2099).toBeGreaterThan(365 * 86_400_000);
+    // Neither any more: the queued task keeps its not-before, and says so.
+    expect(await again("queued-4", "run: echo a, priority: high")).toBe(`${head} (runAt or delay): the stored one is kept\n`);
+    expect(await again("queued-5", 'run: echo b, runAt: "2099-06-01T00:00:00Z"')).toBe(
+      `${head} (run, priority, runAt): the stored run is kept; it is still queued and takes the new priority and runAt\n`,
+    );
+    expect((await notBefore()) - at2099).toBeGreaterThan(100 * 86_400_000);
     expect((await taskq(["cancel", runId])).code).toBe(0);
   });
 

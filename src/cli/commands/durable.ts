@@ -65,9 +65,16 @@ export function submitNotes(workflowNotes: readonly string[], result: SubmitResu
 function changedNote(runId: string, { key, differ, taken }: ChangedTask): string {
   const head = `run ${runId} already has task ${JSON.stringify(key)} with another definition (${differ.join(", ")})`;
   if (taken.length === 0) return `${head}: the stored one is kept`;
-  // A task still queued takes a new priority (dedup), as it takes a new runAt or delay (compared only for a blocked task, which keeps them: see submit.ts).
-  if (taken.length === differ.length) return `${head}: it is still queued and takes the new ${taken.join(", ")}`;
-  return `${head}: the stored one is kept, but a task still queued takes the new ${taken.join(", ")}`;
+  // A task still queued takes a new priority, runAt or delay (dedup: see submit.ts); a delay counts from this submit.
+  const takes = `it is still queued and takes the new ${words(taken)}${taken.includes("delay") ? ", counted from this submit" : ""}`;
+  const kept = differ.filter((field) => !taken.includes(field));
+  if (kept.length === 0) return `${head}: ${takes}`;
+  return `${head}: the stored ${words(kept)} ${kept.length === 1 ? "is" : "are"} kept; ${takes}`;
+}
+
+/** "a", "a and b", "a, b and c". */
+function words(fields: readonly string[]): string {
+  return fields.length < 2 ? fields.join("") : `${fields.slice(0, -1).join(", ")} and ${fields.at(-1)!}`;
 }
 
 /** `taskq worker`: leases and runs tasks of every run until stopped. */

@@ -66,7 +66,11 @@ export interface ChangedTask {
   key: string;
   /** The fields that differ, in the order of a task's definition; all keep their stored value but... */
   differ: string[];
-  /** ...these, which take the new one: `priority` of a task still queued (dedup). */
+  /**
+   * ...these, which take the new one: `priority`, `runAt` and `delay` (counted from this submit) of
+   * a task still queued (dedup). A queued task whose file sets neither `runAt` nor `delay` any more
+   * keeps the not-before it has (`runAt or delay` in `differ` alone).
+   */
   taken: string[];
 }
 
@@ -90,6 +94,10 @@ interface StoredTask {
   not_before_ms: number;
   /** ...and after its submit (written in the same statement, so on the same clock): a blocked task's delay, or 0. */
   wait_ms: number;
+  /** Never leased: its not-before is still the one a submit wrote (a retry's backoff or a lease given back moves it). */
+  never_started: boolean;
+  /** Its not-before is still ahead, on the database's clock. */
+  waiting: boolean;
 }
 
 const sameSet = <T>(a: readonly T[], b: readonly T[]): boolean => {
@@ -105,8 +113,9 @@ const sameEnv = (a: Record<string, string>, b: Record<string, string>): boolean 
  * (command, environment, folder, retries, timeout, dependencies) is never changed: the task may
  * have run already, and its dependents were planned on it. A task still queued takes a new
  * priority (dedup: see `updateQueued`), and a new `runAt` or `delay` likewise (a `delay` counts
- * from each submit), so those are not compared for it. A blocked task keeps all of them: its
- * `runAt` or `delay` is compared too (see `changedTiming`).
+ * from each submit); with neither, it keeps its not-before. A blocked task keeps all of them.
+ * The `runAt` or `delay` of both is compared (see `changedTiming`), of a queued one only until it
+ * is first leased: after that its not-before is a retry's or a lease's, not a submit's.
  */
 function changedTask(stored: StoredTask, task: WorkflowTask): ChangedTask | undefined {
   const differ: string[] = [];
@@ -121,24 +130,28 @@ function changedTask(stored: StoredTask, task: WorkflowTask): ChangedTask | unde
   if (stored.backoff_base_ms !== task.backoff.baseMs || stored.backoff_max_ms !== task.backoff.maxMs) differ.push("backoff");
   if (stored.timeout_ms !== (task.timeoutMs ?? null)) differ.push("timeout");
   if (!sameSet(stored.depends_on, task.dependsOn)) differ.push("dependsOn");
-  const when = stored.state === "blocked" ? changedTiming(stored, task) : undefined;
+  const when = stored.state === "blocked" || (stored.state === "queued" && stored.never_started) ? changedTiming(stored, task) : undefined;
   if (when !== undefined) differ.push(when);
-  return differ.length === 0 ? undefined : { key: task.id, differ, taken: priority && stored.state === "queued" ? ["priority"] : [] };
+  if (differ.length === 0) return undefined;
+  const taken = stored.state === "queued" ? differ.filter((field) => field === "priority" || field === "runAt" || field === "delay") : [];
+  return { key: task.id, differ, taken };
 }
 
 /** Closer than this (milliseconds) is the same time: what the database's timestamps and floats keep of a runAt or a delay. */
 const SAME_TIME_MS = 0.01;
 
 /**
- * Which of the workflow's `runAt` or `delay` differs from a blocked task's stored one, if either does.
- * A blocked task keeps the not-before its submit wrote, so that is compared: its runAt, or its submit's
- * time plus its delay. A queued task takes the new ones (see `updateQueued`); one that ran had its
- * not-before moved by retries and leases given back, so neither is compared.
+ * Which of the workflow's `runAt` or `delay` differs from a task's stored one, if either does: the
+ * not-before its submit wrote is compared, its runAt, or its submit's time plus its delay. (A queued
+ * task that an earlier resubmit gave a delay counted from then is said to take a new one, though the
+ * file's is the same: so it does, from this submit.)
  */
 function changedTiming(stored: StoredTask, task: WorkflowTask): string | undefined {
   if (task.runAt !== undefined) return Math.abs(stored.not_before_ms - task.runAt) < SAME_TIME_MS ? undefined : "runAt";
   if (task.delayMs !== undefined) return Math.abs(stored.wait_ms - task.delayMs) < SAME_TIME_MS ? undefined : "delay";
-  // Neither is set now: the stored task had one or the other (the database cannot tell which).
+  // Neither is set now: the stored task had one or the other (the database cannot tell which). A queued
+  // one keeps it, which matters only while it waits (one redriven has a not-before of its own, now).
+  if (stored.state === "queued" && !stored.waiting) return undefined;
   return Math.abs(stored.wait_ms) < SAME_TIME_MS ? undefined : "runAt or delay";
 }
 
@@ -206,6 +219,7 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
                   backoff_base_ms::float8 AS backoff_base_ms, backoff_max_ms::float8 AS backoff_max_ms, timeout_ms::float8 AS timeout_ms,
                   (extract(epoch FROM not_before) * 1000)::float8 AS not_before_ms,
                   (extract(epoch FROM not_before - submitted_at) * 1000)::float8 AS wait_ms,
+                  started_at IS NULL AS never_started, not_before > now() AS waiting,
                   ARRAY(SELECT d.depends_on_key FROM ${names.deps} d WHERE d.run_id = t.run_id AND d.task_key = t.key) AS depends_on
              FROM ${names.tasks} t WHERE run_id = $1 AND key = ANY($2) ORDER BY id FOR SHARE`,
           [runId, [...new Set(workflow.tasks.flatMap((task) => [task.id, ...task.dependsOn]))]],
