@@ -1051,6 +1051,68 @@ tasks:
     }
   });
 
+  it("status --watch rides out a database that refuses connections for a while, saying so (a record in JSON), and ends on any other error", async () => {
+    // A database of its own, which this test closes to connections and opens again (the server keeps running).
+    const database = `${new URL(DATABASE_URL).pathname.slice(1)}_watch_${randomBytes(3).toString("hex")}`;
+    const url = new URL(DATABASE_URL);
+    url.pathname = `/${database}`;
+    const env = { TASKQ_STORE: url.toString() };
+    const allow = async (yes: boolean) => {
+      await store.pool.query(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS ${yes}`);
+      if (!yes) await store.pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [database]);
+    };
+    await store.pool.query(`CREATE DATABASE "${database}"`);
+    const watches: ReturnType<typeof startCli>[] = [];
+    try {
+      const file = await workflowFile("watch-outage", "tasks:\n  a: { run: echo a, delay: 1h }\n");
+      const runId = (await taskq(["submit", file], env)).stdout.trim();
+      const records = (watch: ReturnType<typeof startCli>) => watch.stdout().trim().split("\n").filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+      const events = (watch: ReturnType<typeof startCli>) => records(watch).map((record) => record.event);
+      const json = startCli(["status", runId, "--watch", "--output", "json"], { cwd: ws.dir, env: { ...ENV, ...env } });
+      const plain = startCli(["status", runId, "--watch"], { cwd: ws.dir, env: { ...ENV, ...env } });
+      watches.push(json, plain);
+      expect(await eventually(() => events(json).includes("progress") && plain.stdout().includes(": 0 succeeded"), 15_000)).toBe(true);
+      await allow(false);
+      expect(await eventually(() => events(json).includes("db-error") && plain.stdout().includes("; retrying\n"), 15_000)).toBe(true);
+      // Still polling through the outage: two seconds on, nothing has ended.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect([json.child.exitCode, plain.child.exitCode]).toEqual([null, null]);
+      expect(records(json).find((record) => record.event === "db-error")).toEqual({
+        ts: expect.any(String),
+        event: "db-error",
+        runId,
+        operation: "status",
+        message: `database "${database}" is not currently accepting connections`,
+        retrying: true,
+      });
+      expect(plain.stdout()).toMatch(new RegExp(`^\\S+ ${runId}: status failed: database "${database}" is not currently accepting connections; retrying$`, "m"));
+      await allow(true);
+      expect(await eventually(() => events(json).at(-1) === "progress" && /unfinished \(1 scheduled\)\n$/.test(plain.stdout()), 15_000)).toBe(true);
+      expect((await taskq(["cancel", runId], env)).code).toBe(0);
+      for (const watch of [json, plain]) expect((await watch.done).code).toBe(1);
+      expect(events(json).at(-1)).toBe("summary");
+      expect(`${json.stderr()}${plain.stderr()}`).toBe("");
+
+      // Not an outage (the store's tables gone): the watch ends at once, with the error.
+      const second = (await taskq(["submit", file], env)).stdout.trim();
+      const ending = startCli(["status", second, "--watch"], { cwd: ws.dir, env: { ...ENV, ...env } });
+      watches.push(ending);
+      expect(await eventually(() => ending.stdout().includes(": 0 succeeded"), 15_000)).toBe(true);
+      const admin = new PostgresStore({ connectionString: url.toString(), schema: SCHEMA });
+      try {
+        await admin.pool.query(`DROP SCHEMA "${SCHEMA}" CASCADE`);
+      } finally {
+        await admin.close();
+      }
+      const ended = await ending.done;
+      expect(ended.code).toBe(1);
+      expect(ended.stderr).toMatch(/^taskq: runStatus failed: .*does not exist\n$/);
+    } finally {
+      for (const watch of watches) if (watch.child.exitCode === null) process.kill(-watch.child.pid!, "SIGKILL");
+      await store.pool.query(`DROP DATABASE "${database}" WITH (FORCE)`);
+    }
+  });
+
   it("status --watch | head -1 ends once head has its line", async () => {
     // No worker: the run stays unfinished, and the watch would go on for ever.
     const runId = await submit(await workflowFile("watched", "tasks:\n  a: { run: echo a }\n  b: { run: echo b, delay: 1h }\n"));

@@ -26,4 +26,9 @@ describe("store errors", () => {
       await store.close();
     }
   });
+
+  it("takes a database refusing connections for a while (55000, ALLOW_CONNECTIONS false) as transient, not the rest of its class", () => {
+    expect(isTransientError(Object.assign(new Error('database "ci" is not currently accepting connections'), { code: "55000" }))).toBe(true);
+    expect(isTransientError(Object.assign(new Error("currval of sequence \"s\" is not yet defined in this session"), { code: "55000" }))).toBe(false);
+  });
 });

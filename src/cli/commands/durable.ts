@@ -1,8 +1,9 @@
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ChangedTask, RunStatus, PostgresStore, SubmitResult, TaskStatusRow } from "../../store/postgres/index.js";
-import { UsageError } from "../../errors.js";
+import { TaskqError, UsageError } from "../../errors.js";
 import { DURATION_PATTERN, parseDuration } from "../../loaders/duration.js";
+import { isTransientError } from "../../store/postgres/transient.js";
 import { concurrencyFlag, durationFlag, logDirFlag, runIdArgument, runIdFlag, workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
 import { createColors } from "../render/colors.js";
@@ -103,11 +104,27 @@ export async function statusCommand(runId: string, flags: Flags): Promise<number
       const stdout = watchStdout();
       try {
         for (;;) {
-          const status = await store.runStatus(runId);
-          if (status.state !== "running") break;
+          let status: RunStatus | Error;
+          try {
+            status = await store.runStatus(runId);
+          } catch (error) {
+            // A database that is down or restarting for a while is ridden out, as a worker does: a watch
+            // that exited 1 would read as "not finished yet". Any other error ends it. (The store wraps
+            // what isTransientError takes as STORE_UNAVAILABLE; its other errors' words are not to be read.)
+            if (!(error instanceof TaskqError ? error.code === "STORE_UNAVAILABLE" : isTransientError(error))) throw error;
+            status = error instanceof Error ? error : new Error(String(error));
+          }
+          if (!(status instanceof Error) && status.state !== "running") break;
           // With --output json every line stays a JSON object, so the whole output is NDJSON.
           const ts = new Date().toISOString();
-          process.stdout.write(flags.output === "json" ? `${JSON.stringify({ ts, event: "progress", runId, counts: status.counts })}\n` : `${ts} ${runId}: ${countsLine(status)}\n`);
+          const json = flags.output === "json";
+          if (status instanceof Error) {
+            // Worded as a worker's "db" line and record: the store's messages name their operation ("runStatus failed: ").
+            const message = status.message.replace(/^runStatus failed: /, "");
+            process.stdout.write(json ? `${JSON.stringify({ ts, event: "db-error", runId, operation: "status", message, retrying: true })}\n` : `${ts} ${runId}: status failed: ${message}; retrying\n`);
+          } else {
+            process.stdout.write(json ? `${JSON.stringify({ ts, event: "progress", runId, counts: status.counts })}\n` : `${ts} ${runId}: ${countsLine(status)}\n`);
+          }
           await sleep(1000, undefined, { signal: stdout.gone }).catch(() => undefined);
           // `status --watch | head -1`: no one reads any more; the run is not finished (exit 1).
           if (stdout.gone.aborted) return 1;

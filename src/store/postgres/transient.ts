@@ -3,7 +3,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 /**
  * SQLSTATE classes worth retrying: connection exceptions (08), operator
  * intervention such as pg_terminate_backend (57P01..57P03), deadlocks and
- * serialization failures (40001, 40P01), too many connections (53300).
+ * serialization failures (40001, 40P01), too many connections (53300). And a database that
+ * refuses connections for a while (`ALTER DATABASE ... ALLOW_CONNECTIONS false`, or one being
+ * dropped or renamed): 55000 with its own message, a class that otherwise means a wrong request.
  */
 const TRANSIENT_STATES = /^(08...|57P0[123]|40001|40P01|53300)$/;
 
@@ -12,10 +14,12 @@ export function isTransientError(error: unknown): boolean {
   if (typeof error !== "object" || error === null) return false;
   const code = (error as { code?: unknown }).code;
   if (code === "STORE_UNAVAILABLE") return true; // the store's own wrapping of the errors below
-  if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return TRANSIENT_STATES.test(code);
+  const message = (error as { message?: unknown }).message;
+  if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) {
+    return TRANSIENT_STATES.test(code) || (code === "55000" && typeof message === "string" && /is not currently accepting connections/.test(message));
+  }
   // Socket-level failures (ECONNREFUSED, ECONNRESET) and pg's own "Connection terminated".
   if (typeof code === "string" && code.startsWith("E")) return true;
-  const message = (error as { message?: unknown }).message;
   return typeof message === "string" && /connection|terminat|not queryable|timeout/i.test(message);
 }
 
