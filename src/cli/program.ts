@@ -109,6 +109,7 @@ function addDurableCommands(program: Command): void {
     .description("validate a workflow and enqueue it as a durable run; prints the run id")
     .argument("<file>", "workflow YAML file (- for standard input)")
     .option("--run-id <id>", "the run's id (submitting the same id again is idempotent)")
+    .addOption(new Option("--output <mode>", "the run id alone (notes on stderr), or JSON records of the run and its notes").choices(["plain", "json"]).default("plain"))
     .action(async (file: string, flags: Record<string, unknown>) => {
       const { submitCommand } = await import("./commands/durable.js");
       process.exitCode = await submitCommand(file, flags);

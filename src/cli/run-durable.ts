@@ -1,10 +1,9 @@
-import { noteFields } from "./note-fields.js";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fitConcurrencyToOpenFiles } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
 import type { CancelResult, PostgresStore, WorkerEvent } from "../store/postgres/index.js";
-import { printRunSummary, resubmitted, submitNotes, type LocalLogs } from "./commands/durable.js";
+import { printRunSummary, resubmitted, submitNotes, submitRecords, type LocalLogs } from "./commands/durable.js";
 import { checkLogRoot } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import type { OutputMode } from "./render/index.js";
@@ -39,15 +38,13 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
   const store = await openStore(options);
   try {
     const submitted = await store.submit(workflow, options.runId === undefined ? {} : { runId: options.runId });
-    const { runId, added, kept } = submitted;
+    const { runId } = submitted;
     const tasks = workflow.tasks.length;
-    const notes = submitNotes(workflow.notes, submitted);
     if (options.json) {
-      // Every line is a JSON object, these too (as a local run's first event and its notes).
-      const ts = new Date().toISOString();
-      const records = [{ ts, event: "run", runId, file: workflow.file, store: store.description, tasks, added, kept }, ...notes.map((message) => ({ ts, event: "note", ...noteFields(message, workflow.file) }))];
-      process.stdout.write(records.map((record) => `${JSON.stringify(record)}\n`).join(""));
+      // Every line is a JSON object, these too (as a local run's first event and its notes), as `submit --output json` writes them.
+      process.stdout.write(submitRecords(workflow, submitted, store.description).map((record) => `${JSON.stringify(record)}\n`).join(""));
     } else {
+      const notes = submitNotes(workflow.notes, submitted);
       // An existing run id adds only the tasks that are new: "submitted: 3 tasks" would say all three were.
       const head = submitted.created ? `run ${runId} submitted to ${store.description}: ${tasks} task${tasks === 1 ? "" : "s"}` : resubmitted(submitted, ` to ${store.description}`);
       // Notes through oneLine, as submit's: a note may quote the file (a cwd's folder, written out).

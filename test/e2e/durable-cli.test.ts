@@ -1229,4 +1229,32 @@ tasks:
     expect(run.stdout.split("\n")[1]).toBe(note);
     expect((await taskq(["cancel", submitted.stdout.trim()])).code).toBe(0);
   });
+
+  it("submit --output json prints the run as a record and its notes as validate's, with file, line and col; its errors as records too", async () => {
+    const file = await workflowFile("past-json", 'tasks:\n  a: { run: echo a, runAt: "2020-01-01T00:00:00Z" }\n');
+    const validated = await taskq(["validate", file, "--output", "json"]);
+    const validNote = (JSON.parse(validated.stdout.trim().split("\n")[1]!) as Record<string, unknown>);
+    expect(validNote).toMatchObject({ event: "note", file, line: 2, col: expect.any(Number) });
+    const runId = `json-${randomBytes(3).toString("hex")}`;
+    runIds.push(runId);
+    const records = async (args: string[]) => {
+      const result = await taskq(["submit", ...args, "--run-id", runId, "--output", "json"]);
+      expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
+      return result.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    };
+    const first = await records([file]);
+    expect(first).toEqual([
+      { ts: expect.any(String), event: "run", runId, file, store: expect.stringMatching(/^postgres:\/\/postgres:\*\*\*@/), tasks: 1, added: 1, kept: 0 },
+      { ...validNote, ts: expect.any(String) },
+    ]);
+    // Again with another priority: the note on the kept task is a record too.
+    const again = await records([await workflowFile("past-json-2", 'tasks:\n  a: { run: echo a, runAt: "2020-01-01T00:00:00Z", priority: high }\n')]);
+    expect(again.map((record) => [record.event, record.added, record.kept])).toEqual([["run", 0, 1], ["note", undefined, undefined], ["note", undefined, undefined]]);
+    expect(again[2]).toMatchObject({ message: `run ${runId} already has task "a" with another definition (priority): it is still queued and takes the new priority` });
+    // An invalid file is an `invalid` record, as for validate and run (exit 2).
+    const invalid = await taskq(["submit", await workflowFile("bad-json", "tasks:\n  a: { run: echo a, dependsOn: [zz] }\n"), "--output", "json"]);
+    expect(invalid.code).toBe(2);
+    expect(JSON.parse(invalid.stdout.trim())).toMatchObject({ event: "invalid" });
+    expect((await taskq(["cancel", runId])).code).toBe(0);
+  });
 });

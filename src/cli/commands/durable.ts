@@ -9,6 +9,8 @@ import { oneLine } from "../one-line.js";
 import { createColors } from "../render/colors.js";
 import { formatSummary, unfinishedCount, unfinishedParts } from "../render/summary-text.js";
 import type { RunSummary } from "../render/types.js";
+import { noteFields } from "../note-fields.js";
+import type { Workflow } from "../../loaders/index.js";
 import { openStore, storeUrl, type StoreFlags } from "../store-flags.js";
 
 type Flags = StoreFlags & Record<string, unknown>;
@@ -36,12 +38,29 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
   const workflow = await loadWorkflow(file);
   return withStore(flags, async (store) => {
     const result = await store.submit(workflow, givenId === undefined ? {} : { runId: givenId });
+    if (flags.output === "json") {
+      // NDJSON on stdout, as `run --store --output json` begins: the run's record, then the notes.
+      process.stdout.write(submitRecords(workflow, result, store.description).map((record) => `${JSON.stringify(record)}\n`).join(""));
+      return 0;
+    }
     // stdout is the run id alone (RUN=$(taskq submit ...)): what else there is to say goes to stderr.
     const notes = [...(result.created ? [] : [resubmitted(result)]), ...submitNotes(workflow.notes, result)];
     if (notes.length > 0) process.stderr.write(notes.map((note) => `note: ${oneLine(note)}\n`).join(""));
     process.stdout.write(`${result.runId}\n`);
     return 0;
   });
+}
+
+/**
+ * A submit told as JSON records (`submit --output json`, and the first lines of `run --store
+ * --output json`): `run` (its id, file, store, tasks, and of them those added and kept as stored),
+ * then a `note` each, with `file`, `line` and `col` where it names a place in the file.
+ */
+export function submitRecords(workflow: Workflow, result: SubmitResult, store: string): Record<string, unknown>[] {
+  const ts = new Date().toISOString();
+  const { runId, added, kept } = result;
+  const run = { ts, event: "run", runId, file: workflow.file, store, tasks: workflow.tasks.length, added, kept };
+  return [run, ...submitNotes(workflow.notes, result).map((message) => ({ ts, event: "note", ...noteFields(message, workflow.file) }))];
 }
 
 /** "run X already submitted: 1 new task, 2 kept": a submit of an existing run id adds only the tasks that are new. */
