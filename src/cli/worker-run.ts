@@ -297,15 +297,10 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       return;
     }
     case "leases-left": {
-      const tasks = event.tasks.map((task, i) => {
-        const outcome = event.outcomes[i] ?? null;
-        return { runId: task.runId, id: task.key, ...(outcome === null ? {} : endedFields(outcome)) };
-      });
+      const left = event.tasks.map((task, i) => ({ task, outcome: event.outcomes[i] ?? null }));
+      const tasks = left.map(({ task, outcome }) => ({ runId: task.runId, id: task.key, ...(outcome === null ? {} : endedFields(outcome)) }));
       const named = [
-        ...event.tasks.map((task, i) => {
-          const outcome = event.outcomes[i] ?? null;
-          return `${task.runId}/${task.key}${outcome === null ? "" : ` (${endedWords(outcome)} but could not be recorded)`}`;
-        }),
+        ...left.map(({ task, outcome }) => `${task.runId}/${task.key}${outcome === null ? "" : ` (${endedWords(outcome)} but could not be recorded)`}`),
         ...(event.strays ? ["the tasks leased by a round trip whose reply was lost"] : []),
       ];
       const one = tasks.length === 1 && !event.strays;
