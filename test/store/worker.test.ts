@@ -174,7 +174,8 @@ describe("PostgresWorker", () => {
     const handlerEnded = new Promise<number>((resolve) => {
       finish = () => resolve(Date.now());
     });
-    // The handler's end comes with the worker's own release of its lease (the first release asked for), whose reply is slow.
+    // The handler's end comes with the worker's own release of its lease (the first release asked for), whose reply is
+    // slow: slower than the worker waits for it at first (2 s), so the handler's end comes well before the news.
     const release = store.release.bind(store);
     let releases = 0;
     store.release = async (token: string) => {
@@ -182,7 +183,7 @@ describe("PostgresWorker", () => {
       if (releases > 1) return release(token);
       finish();
       const released = await release(token);
-      await sleep(500);
+      await sleep(2_500);
       return released;
     };
     onTestFinished(() => void delete (store as Partial<PostgresStore>).release);
@@ -201,6 +202,7 @@ describe("PostgresWorker", () => {
     // Given back no sooner than the abort grace after the abort: until then the task may still run.
     expect((await handlerEnded) - abortedAt).toBeGreaterThanOrEqual(1_400);
     expect(events.filter((event) => event.type === "released")).toHaveLength(1);
+    expect(releases).toBe(1);
     expect(events.at(-1)).toEqual({ type: "stopped", reason: "requested" });
     expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "queued", attempts: 0 });
     await store.cancelRun(runId);

@@ -121,13 +121,38 @@ export class Attempt {
   async releaseNow(): Promise<void> {
     if (this.#settled) return;
     try {
-      const released = await this.#options.store.release(this.task.leaseToken);
-      // Answered: the token owns nothing now (given back, or the task had ended or been taken over).
-      this.#settled = true;
-      if (released) this.#options.emit({ type: "released", task: this.task });
+      await this.#release();
     } catch (error) {
       this.#options.emit({ type: "db-error", operation: "release", error, retrying: false });
     }
+  }
+
+  /** The release on its way, while one is: asked for again, the lease is not given back twice. */
+  #releasing: Promise<boolean> | undefined;
+
+  /**
+   * Gives the lease back, once: the worker's release of a stuck handler's lease and the handler's own,
+   * as it ends, share one request, whose answer is told once, by the attempt's `done` too (a reply that
+   * is slow is waited for by both: the handler's end is not taken for the news of a release still on
+   * its way). A request that fails may be sent again.
+   */
+  #release(): Promise<boolean> {
+    this.#releasing ??= this.#options.store.release(this.task.leaseToken).then(
+      (released) => {
+        // Answered: the token owns nothing now (given back, or the task had ended or been taken over).
+        this.#settled = true;
+        if (released) {
+          this.#options.metrics.completions.inc({ outcome: "released" });
+          this.#options.emit({ type: "released", task: this.task });
+        }
+        return released;
+      },
+      (error: unknown) => {
+        this.#releasing = undefined;
+        throw error;
+      },
+    );
+    return this.#releasing;
   }
 
   async #run(): Promise<void> {
@@ -173,12 +198,7 @@ export class Attempt {
         return;
       }
       if (code === "SHUTDOWN" && outcome.kind !== "success") {
-        const released = await withRetry(() => store.release(this.task.leaseToken), retry);
-        this.#settled = true;
-        // False: the token owned nothing any more, given back already by releaseNow (which told it) or ended meanwhile.
-        if (!released) return;
-        metrics.completions.inc({ outcome: "released" });
-        emit({ type: "released", task: this.task });
+        if (!this.#settled) await withRetry(() => this.#release(), retry);
         return;
       }
       this.#recording = outcome;
