@@ -6,6 +6,8 @@ import type { CancelledLine, DeadLetterLine, RunSummary } from "./render/types.j
 /** Collects what the summary needs from the queue's events, so nothing else about a task is kept. */
 export class SummaryCollector {
   readonly #cancelled: CancelledLine[] = [];
+  /** The tasks whose attempt is running: a cancel then cuts the attempt short (see CancelledLine.running). */
+  readonly #running = new Set<string>();
   /**
    * The last lines of a task's latest failed attempt that had any, while it waits for the
    * next one: an attempt that could not write its log (a full disk) ends with none, and the
@@ -14,17 +16,24 @@ export class SummaryCollector {
   readonly #earlierTails = new Map<string, { attempt: number; tail: string[] }>();
 
   constructor(queue: Queue) {
+    queue.on("started", (e: QueueEventMap["started"]) => this.#running.add(e.id));
     queue.on("cancelled", (e: QueueEventMap["cancelled"]) => {
       this.#earlierTails.delete(e.id);
       const line: CancelledLine = { id: e.id, reason: e.reason, message: describeError(e.error) };
       if (e.dependency !== undefined) line.dependency = e.dependency;
+      if (this.#running.delete(e.id)) line.running = true;
       this.#cancelled.push(line);
     });
     queue.on("retrying", (e: QueueEventMap["retrying"]) => {
+      this.#running.delete(e.id);
       const tail = attemptResultOf(e.error)?.tail ?? [];
       if (tail.length > 0) this.#earlierTails.set(e.id, { attempt: e.attempt, tail });
     });
-    queue.on("succeeded", (e: QueueEventMap["succeeded"]) => this.#earlierTails.delete(e.id));
+    queue.on("succeeded", (e: QueueEventMap["succeeded"]) => {
+      this.#running.delete(e.id);
+      this.#earlierTails.delete(e.id);
+    });
+    queue.on("failed", (e: QueueEventMap["failed"]) => this.#running.delete(e.id));
   }
 
   build(

@@ -133,6 +133,19 @@ describe("signals and shutdown", () => {
     expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 1 cancelled .*\(interrupted by SIGINT\)/);
   });
 
+  it("lists first among the cancelled the tasks whose attempt a Ctrl-C cut short, before those that never started", async () => {
+    // Two run at -j 2; the other 60 wait. Cancelled as the signal comes, the waiting ones are told first.
+    const waiting = Array.from({ length: 60 }, (_, i): [string, string] => [`waiting-${i}`, '{ run: "true" }']);
+    const run = await startRun(tasksYaml([["running-a", '{ run: "echo ready; sleep 30" }'], ["running-b", '{ run: "echo ready; sleep 30" }'], ...waiting]), ["-j", "2", "--shutdown-timeout", "300ms"]);
+    await waitForOutput(run, /running-b \| ready/);
+    run.signalGroup("SIGINT");
+    const { result } = await run.exited;
+    expect(result.code).toBe(130);
+    const listed = result.stdout.slice(result.stdout.indexOf("Cancelled (62):")).split("\n").slice(1, 4);
+    expect(listed).toEqual(["  - running-a: aborted by shutdown", "  - running-b: aborted by shutdown", "  - waiting-0: shutdown: not started"]);
+    expect(result.stdout).toContain("  ... and 12 more");
+  });
+
   it("a second signal during the grace period kills everything at once (case 4)", async () => {
     const yaml = tasksYaml([
       ["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }'],

@@ -95,7 +95,8 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
   }
   if (others.length > 0) {
     out.push("", c.bold.yellow(`Cancelled (${others.length}):`));
-    const shown = others.slice(0, 50);
+    // Those cut short while running first: their work was under way, and the others may be hundreds.
+    const shown = [...others.filter((x) => x.running), ...others.filter((x) => !x.running)].slice(0, 50);
     for (const x of shown) out.push(`  ${c.yellow("-")} ${x.id}: ${safe(x.message)}`);
     if (others.length > shown.length) out.push(`  ... and ${others.length - shown.length} more`);
   }

@@ -37,6 +37,8 @@ export interface CancelledLine {
   /** For reason "dependency": the task whose failure caused it. */
   dependency?: string;
   message: string;
+  /** True for a task whose attempt was running when it was cancelled (cut short by a shutdown). */
+  running?: true;
 }
 
 /** A task running when a durable run's status was read. */
