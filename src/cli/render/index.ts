@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { Renderer } from "./types.js";
 
 export type OutputMode = "auto" | "tty" | "plain" | "json";
@@ -14,7 +15,9 @@ export async function createRenderer(mode: OutputMode, options: { color: boolean
   const sizeless = process.stderr.isTTY === true && !(process.stderr.columns > 0);
   // TERM=dumb: a terminal (an editor's shell buffer) that cannot move the cursor.
   const dumb = process.env.TERM === "dumb";
-  let resolved = mode === "auto" ? (isTTY && !ci && !sizeless && !dumb ? "tty" : "plain") : mode;
+  // Started in the background (`taskq run x &`), a board would be drawn over the shell's prompt and
+  // what the user types: plain lines instead, as any background job prints.
+  let resolved = mode === "auto" ? (isTTY && !ci && !sizeless && !dumb && !inBackground() ? "tty" : "plain") : mode;
   if (resolved === "tty" && sizeless) {
     process.stderr.write("taskq: the terminal reports no width (0 columns); printing plain lines instead of the live board\n");
     resolved = "plain";
@@ -38,4 +41,19 @@ export async function createRenderer(mode: OutputMode, options: { color: boolean
   }
   const { PlainRenderer } = await import("./plain.js");
   return new PlainRenderer(process.stdout, colors, process.stdout.isTTY === true);
+}
+
+/**
+ * Whether this process is in a background process group of its terminal: its group is not the
+ * terminal's foreground group (fields 5 and 8 of /proc/self/stat, after the command's name).
+ * False where that cannot be read (not Linux).
+ */
+export function inBackground(): boolean {
+  try {
+    const stat = readFileSync("/proc/self/stat", "latin1");
+    const [, , group, , , foreground] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return Number(foreground) > 0 && foreground !== group;
+  } catch {
+    return false;
+  }
 }
