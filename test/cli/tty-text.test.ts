@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createColors } from "../../src/cli/render/colors.js";
 import { clockWithDate, formatDelay } from "../../src/cli/render/describe.js";
 import { hasControlBytes, terminalSafe } from "../../src/cli/render/control-bytes.js";
+import stringWidth from "string-width";
 import { fitWidth } from "../../src/cli/render/tty.js";
 
 const chalk = new Chalk({ level: 1 });
@@ -18,6 +19,22 @@ describe("the live board's lines", () => {
     expect(fitWidth("no colour here, and too long", 10)).toBe("no colour…");
     // What fits is left as it is.
     expect(fitWidth(chalk.green("✓ build"), 7)).toBe(chalk.green("✓ build"));
+  });
+
+  it("count wide characters (CJK, emoji) as the two columns a terminal gives them, and never end past the width", () => {
+    const cwd = "✗ wide: no folder /tmp/漢字漢字漢字漢字🎉🎉🎉🎉 here";
+    expect(fitWidth(cwd, 24)).toBe("✗ wide: no folder /tmp/…");
+    expect(fitWidth(cwd, 26)).toBe("✗ wide: no folder /tmp/漢…");
+    // A wide character that would end past the width is left out whole: one column less, not one more.
+    expect(fitWidth(cwd, 27)).toBe("✗ wide: no folder /tmp/漢…");
+    expect(fitWidth(chalk.red(cwd), 30)).toBe("\x1b[31m✗ wide: no folder /tmp/漢字漢…\x1b[0m");
+    for (let width = 1; width < 50; width++) expect(stringWidth(fitWidth(`  ${chalk.red(cwd)}`, width))).toBeLessThanOrEqual(width);
+    // Emoji made of several code points (a flag, a family, a skin tone) are one character: never cut inside.
+    expect(fitWidth("ok 🇫🇷👨‍👩‍👧👍🏽 end", 9)).toBe("ok 🇫🇷👨‍👩‍👧…");
+    expect(fitWidth("ok 🇫🇷👨‍👩‍👧👍🏽 end", 10)).toBe("ok 🇫🇷👨‍👩‍👧👍🏽…");
+    expect(fitWidth("漢字", 4)).toBe("漢字");
+    expect(fitWidth("anything", 0)).toBe("");
+    expect(fitWidth("漢字", 1)).toBe("…");
   });
 
   it("say when a time is not today, and count long waits in days and hours, not minutes", () => {

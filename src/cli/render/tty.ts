@@ -1,6 +1,7 @@
 import type { StreamName } from "../../handlers/index.js";
 import type { ChalkInstance } from "chalk";
 import type { Ora } from "ora";
+import stringWidth from "string-width";
 import type { Queue } from "../../engine/index.js";
 import { BufferedWriter, whenStreamDrained } from "../output.js";
 import { eachLineText, hasControlBytes, terminalSafe } from "./control-bytes.js";
@@ -181,7 +182,8 @@ function c(color: (text: string) => string, text: string): string {
   return color(text);
 }
 
-const ESCAPE = 0x1b;
+// eslint-disable-next-line no-control-regex -- any ASCII, where a character is a column (control bytes are gone by then)
+const ASCII = /^[\x00-\x7f]*$/;
 
 // eslint-disable-next-line no-control-regex -- an escape, the start of a colour code
 const HAS_ESCAPE = /\x1b/;
@@ -190,30 +192,50 @@ const HAS_ESCAPE = /\x1b/;
 // eslint-disable-next-line no-control-regex -- as above
 const COLOUR = /\x1b\[[0-9;:]*m/g;
 
+/** Text and colour codes apart, the codes at odd indexes. */
+// eslint-disable-next-line no-control-regex -- as above
+const COLOUR_SPLIT = /(\x1b\[[0-9;:]*m)/;
+
+let graphemes: Intl.Segmenter | undefined;
+
+/** The characters as a terminal places them (an emoji with its modifiers, a letter with its accents), with their widths. */
+function* cells(text: string): Generator<[string, number]> {
+  graphemes ??= new Intl.Segmenter();
+  for (const { segment } of graphemes.segment(text)) yield [segment, segment.charCodeAt(0) < 0x80 && segment.length === 1 ? 1 : stringWidth(segment)];
+}
+
 /**
- * `line` cut to `width` columns as a terminal shows it (colour codes take none; one column per
- * character, which task ids, being ASCII, and taskq's own words are), ending in "…" when cut,
- * then a colour reset if it has colours.
+ * `line` cut to `width` columns as a terminal shows it (colour codes take none, East Asian wide
+ * characters and emoji two), ending in "…" when cut, then a colour reset if it has colours.
+ * The board is drawn ten times a second: ASCII lines, most of them, are measured by length.
  */
 export function fitWidth(line: string, width: number): string {
-  if (line.length <= width) return line; // colour codes only add length
+  if (width <= 0) return "";
+  const ascii = ASCII.test(line);
+  if (ascii && line.length <= width) return line; // colour codes only add length
   const coloured = HAS_ESCAPE.test(line);
-  if ([...(coloured ? line.replace(COLOUR, "") : line)].length <= width) return line;
+  const text = coloured ? line.replace(COLOUR, "") : line;
+  if ((ascii ? text.length : stringWidth(text)) <= width) return line;
   let shown = 0;
   let cut = "";
-  for (let at = 0; at < line.length && shown < width - 1; ) {
-    if (line.charCodeAt(at) === ESCAPE) {
-      const end = line.indexOf("m", at);
-      if (end !== -1) {
-        cut += line.slice(at, end + 1);
-        at = end + 1;
-        continue;
-      }
+  fill: for (const [index, part] of (coloured ? line.split(COLOUR_SPLIT) : [line]).entries()) {
+    if (index % 2 === 1) {
+      cut += part;
+      continue;
     }
-    const character = String.fromCodePoint(line.codePointAt(at) as number);
-    cut += character;
-    shown++;
-    at += character.length;
+    if (ascii) {
+      const taken = part.slice(0, width - 1 - shown);
+      cut += taken;
+      shown += taken.length;
+      if (shown === width - 1) break;
+      continue;
+    }
+    for (const [character, columns] of cells(part)) {
+      // A wide character that would end past the width is left out whole, as a terminal would wrap it.
+      if (shown + columns > width - 1) break fill;
+      cut += character;
+      shown += columns;
+    }
   }
   return coloured ? `${cut}…\x1b[0m` : `${cut}…`;
 }

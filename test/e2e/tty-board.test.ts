@@ -1,0 +1,100 @@
+import { execFile } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import xterm from "@xterm/headless";
+import { afterEach, describe, expect, it } from "vitest";
+import { BIN, ROOT, runIds, workspace } from "../helpers/cli.js";
+import { findLeftovers } from "../helpers/processes.js";
+
+// The live board under a real pty, its bytes replayed in xterm.js (headless) to see what a user
+// sees: the screen and the scrollback once the run is over.
+
+let logRoots: string[] = [];
+afterEach(async () => {
+  for (const logs of logRoots) for (const runId of await runIds(logs)) expect(await findLeftovers(runId)).toEqual([]);
+  logRoots = [];
+});
+
+const DRIVER = path.join(ROOT, "test/helpers/pty-run.py");
+
+interface Size {
+  cols: number;
+  rows: number;
+}
+
+interface Resize {
+  to: Size;
+  /** Once this has matched `count` times in the output, and the board is drawn below. */
+  when: string;
+  count: number;
+}
+
+/** Runs `taskq run` on the workflow on a pty of `size`, resized as `resize` says; its bytes, and where it was resized. */
+async function runOnPty(yaml: string, size: Size, resize?: Resize): Promise<{ bytes: Buffer; resizedAt: number | null }> {
+  const ws = await workspace(yaml);
+  logRoots.push(ws.logs);
+  const out = path.join(ws.dir, "pty.bin");
+  const go = path.join(ws.dir, "go");
+  const resizing = resize === undefined ? [] : ["--resize", `${resize.to.cols}x${resize.to.rows}`, "--when", resize.when, "--count", `${resize.count}`, "--then", String.raw`\d+/\d+ done`, "--touch", go];
+  const env: NodeJS.ProcessEnv = { ...process.env, TERM: "xterm-256color", GO: go };
+  for (const name of ["CI", "NO_COLOR", "FORCE_COLOR"]) delete env[name];
+  const { stdout } = await promisify(execFile)(
+    "python3",
+    [DRIVER, "--out", out, "--size", `${size.cols}x${size.rows}`, ...resizing, "--", process.execPath, BIN, "run", ws.file, "--log-dir", ws.logs],
+    { cwd: ws.dir, env },
+  );
+  const result = JSON.parse(stdout) as { code: number; resizedAt: number | null; timedOut: boolean };
+  expect(result.timedOut).toBe(false);
+  if (resize !== undefined) expect(result.resizedAt).not.toBeNull();
+  return { bytes: await readFile(out), resizedAt: result.resizedAt };
+}
+
+/**
+ * The lines of the screen and scrollback after replaying `bytes` on a terminal of `size`,
+ * resized at byte `resizedAt` as the pty was; rows a line wrapped into joined again.
+ * `reflowCursorLine`: whether the terminal rewraps the cursor's row too (VTE, kitty) or not (xterm.js's default).
+ */
+async function screen(bytes: Buffer, size: Size, resize: { at: number; to: Size } | undefined, reflowCursorLine: boolean): Promise<string[]> {
+  const terminal = new xterm.Terminal({ cols: size.cols, rows: size.rows, scrollback: 100_000, allowProposedApi: true, reflowCursorLine });
+  const write = (data: Buffer) => new Promise<void>((resolve) => terminal.write(data, resolve));
+  await write(bytes.subarray(0, resize?.at ?? bytes.length));
+  if (resize !== undefined) {
+    terminal.resize(resize.to.cols, resize.to.rows);
+    await write(bytes.subarray(resize.at));
+  }
+  const buffer = terminal.buffer.active;
+  const lines: string[] = [];
+  for (let i = 0; i < buffer.length; i++) {
+    const row = buffer.getLine(i);
+    if (row === undefined) continue;
+    const wrapsOn = buffer.getLine(i + 1)?.isWrapped === true;
+    const text = row.translateToString(!wrapsOn);
+    if (row.isWrapped && lines.length > 0) lines[lines.length - 1] += text;
+    else lines.push(text);
+  }
+  terminal.dispose();
+  return lines;
+}
+
+/** A line of the board: its totals, a running task's row, "… N more", or ora's cut. */
+const BOARD_LINE = /\d+\/\d+ done|▶|… \d+ more|content truncated/;
+
+describe("the live board on a terminal", () => {
+  it("measures wide characters in columns, so rows holding them do not wrap and the board stays on a short screen", async () => {
+    const wide = "漢字".repeat(20);
+    // Each failed task's row (its cwd, past its workspace's path of some 60 columns) lingers on
+    // the board while "slow" runs. (No emoji on the board: xterm.js gives them one column, as
+    // Unicode 6 did, where terminals now give two.)
+    const failing = ["w1", "w2", "w3", "w4", "w5"];
+    const yaml = `concurrency: 6\ntasks:\n${failing.map((id) => `  ${id}:\n    run: echo hi\n    cwd: ${wide}-${id}\n`).join("")}  slow:\n    run: echo "🎉🎉🎉 ${wide}"; sleep 1.5\n`;
+    const size = { cols: 100, rows: 10 };
+    const { bytes } = await runOnPty(yaml, size);
+    const lines = await screen(bytes, size, undefined, false);
+    // The board's rows for them, cut ("…"); the summary's dead letters say the same in full.
+    expect(lines.filter((line) => BOARD_LINE.test(line) || /^ {2}✗ w\d: .*…$/.test(line))).toEqual([]);
+    for (const id of failing) expect(lines.filter((line) => line.includes(`✗ ${id} failed: could not start`))).toHaveLength(1);
+    expect(lines.filter((line) => line === `slow | 🎉🎉🎉 ${wide}`)).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith("Summary: 1 succeeded, 5 failed"))).toHaveLength(1);
+  });
+});

@@ -1,0 +1,104 @@
+"""Runs a command on a real pty, as a terminal would, and keeps every byte it writes there.
+
+  python3 pty-run.py --out FILE --size COLSxROWS [--resize COLSxROWS --when REGEX --count N --then REGEX --touch FILE] -- CMD...
+
+The command leads its own session with the pty as its terminal. With --resize: once REGEX has
+matched N times in the output, and --then matched after the last of those (the board drawn
+below them), the pty gets the new size (the kernel sends SIGWINCH to the foreground group), and
+FILE is made (tasks may wait for it: the resize then lands while they run). The bytes go to --out; a JSON line on stdout tells the exit
+code and the byte offset at which the pty was resized: a replay resizes its screen there.
+"""
+
+import argparse
+import fcntl
+import json
+import os
+import re
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--out", required=True)
+parser.add_argument("--size", required=True)
+parser.add_argument("--resize")
+parser.add_argument("--when")
+parser.add_argument("--count", type=int, default=1)
+parser.add_argument("--then")
+parser.add_argument("--touch")
+parser.add_argument("--timeout", type=float, default=60)
+parser.add_argument("cmd", nargs=argparse.REMAINDER)
+args = parser.parse_args()
+cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+
+
+def size(text):
+    cols, rows = text.split("x")
+    return int(cols), int(rows)
+
+
+master, slave = os.openpty()
+
+
+def set_size(cols, rows):
+    # On the master, as a terminal does: the kernel sends SIGWINCH to the foreground group.
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+
+set_size(*size(args.size))
+
+
+def session():
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+child = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, preexec_fn=session)
+os.close(slave)
+captured = bytearray()
+resized_at = None
+deadline = time.monotonic() + args.timeout
+
+
+def read(wait):
+    """Reads what is there within `wait` seconds; False once the pty is closed (all its writers gone)."""
+    ready, _, _ = select.select([master], [], [], wait)
+    if not ready:
+        return True
+    try:
+        data = os.read(master, 65536)
+    except OSError:  # EIO: the last writer closed it
+        return False
+    captured.extend(data)
+    return len(data) > 0
+
+
+def due():
+    text = captured.decode("utf-8", "replace")
+    matches = list(re.finditer(args.when, text))
+    return len(matches) >= args.count and re.search(args.then or "", text[matches[args.count - 1].end() :]) is not None
+
+
+open_ = True
+while open_ and time.monotonic() < deadline:
+    open_ = read(0.05)
+    if args.resize and resized_at is None and due():
+        # What came so far is on the screen before the resize.
+        while select.select([master], [], [], 0)[0] and read(0):
+            pass
+        resized_at = len(captured)
+        set_size(*size(args.resize))
+        if args.touch:
+            open(args.touch, "w").close()
+timed_out = open_
+if timed_out:
+    os.killpg(child.pid, signal.SIGKILL)
+code = child.wait()
+with open(args.out, "wb") as out:
+    out.write(captured)
+json.dump({"code": code, "resizedAt": resized_at, "timedOut": timed_out}, sys.stdout)
+sys.exit(0)
