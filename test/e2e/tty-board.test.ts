@@ -81,6 +81,25 @@ async function screen(bytes: Buffer, size: Size, resize: { at: number; to: Size 
 const BOARD_LINE = /\d+\/\d+ done|▶|… \d+ more|content truncated/;
 
 describe("the live board on a terminal", () => {
+  it("fits tiny terminals: never taller than the screen nor wider than a row, so no redraw leaves a copy behind", async () => {
+    const ids = Array.from({ length: 12 }, (_, i) => `task-${String(i).padStart(2, "0")}`);
+    const yaml = `concurrency: 12\ntasks:\n${ids.map((id) => `  ${id}:\n    run: sleep 1; echo "out of ${id}"\n`).join("")}`;
+    const sizes = [
+      { cols: 15, rows: 30 },
+      { cols: 20, rows: 4 },
+      { cols: 30, rows: 3 },
+      { cols: 40, rows: 2 },
+    ];
+    // All at once, and every run over before the first check.
+    const screens = await Promise.all(sizes.map(async (size) => screen((await runOnPty(yaml, size)).bytes, size, undefined, false)));
+    for (const [i, lines] of screens.entries()) {
+      const size = `${sizes[i]?.cols}x${sizes[i]?.rows}`;
+      expect(lines.filter((line) => BOARD_LINE.test(line)), size).toEqual([]);
+      for (const id of ids) expect(lines.filter((line) => line === `${id} | out of ${id}`), size).toHaveLength(1);
+      expect(lines.filter((line) => line.startsWith("Summary: 12 succeeded, 0 failed")), size).toHaveLength(1);
+    }
+  });
+
   it("measures wide characters in columns, so rows holding them do not wrap and the board stays on a short screen", async () => {
     const wide = "漢字".repeat(20);
     // Each failed task's row (its cwd, past its workspace's path of some 60 columns) lingers on

@@ -153,14 +153,22 @@ export class TtyRenderer implements Renderer {
       (row.state === "done" ? ended : lines).push(this.#rowText(id, row, now));
     }
     lines.push(...ended);
-    const limit = Math.max(3, (this.#stream.rows || 24) - 4);
-    const shown = lines.length > limit ? [...lines.slice(0, limit), c.dim(`… ${lines.length - limit} more`)] : lines;
     const total = this.#info?.taskCount ?? 0;
     const failed = this.#failed > 0 ? c.red(` · ${this.#failed} not ok`) : "";
-    // One terminal line each: a line that wraps makes the board taller than ora clears, and
-    // every redraw left a copy of it in the scrollback. The first line follows ora's frame.
-    const width = Math.max(20, this.#stream.columns || 80) - 1;
-    return [fitWidth(`${c.bold(`${this.#done}/${total} done`)}${failed}`, width - 2), ...shown.map((l) => fitWidth(`  ${l}`, width))].join("\n");
+    const height = this.#stream.rows || 24;
+    // The board stays under the screen's height: a taller one gets ora's "content truncated" line,
+    // and its top scrolls off where no redraw reaches it. Below the totals, room for height - 3
+    // task rows ("… N more" one of them).
+    const room = Math.max(0, height - 3);
+    const shown = lines.length > room ? lines.slice(0, Math.max(0, room - 1)) : lines;
+    const more = lines.length - shown.length;
+    if (more > 0 && room > 0) shown.push(c.dim(`… ${more} more`));
+    // One terminal row each, under the width: a line that wraps makes the board taller than ora
+    // clears, and every redraw left a copy of it in the scrollback. The first line follows ora's
+    // frame and a space.
+    const width = (this.#stream.columns || 80) - 1;
+    const totals = `${c.bold(`${this.#done}/${total} done`)}${failed}${more > 0 && room === 0 ? c.dim(` … ${more} more`) : ""}`;
+    return [fitWidth(totals, width - 2), ...shown.map((l) => fitWidth(`  ${l}`, width))].join("\n");
   }
 
   #rowText(id: string, row: Row, now: number): string {
