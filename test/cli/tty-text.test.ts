@@ -5,7 +5,7 @@ import { createColors } from "../../src/cli/render/colors.js";
 import { clockWithDate, formatDelay } from "../../src/cli/render/describe.js";
 import { hasControlBytes, terminalSafe } from "../../src/cli/render/control-bytes.js";
 import stringWidth from "string-width";
-import { fitWidth } from "../../src/cli/render/tty.js";
+import { fitWidth, terminalRows } from "../../src/cli/render/tty.js";
 
 const chalk = new Chalk({ level: 1 });
 
@@ -35,6 +35,17 @@ describe("the live board's lines", () => {
     expect(fitWidth("漢字", 4)).toBe("漢字");
     expect(fitWidth("anything", 0)).toBe("");
     expect(fitWidth("漢字", 1)).toBe("…");
+  });
+
+  it("count the rows a line takes once a terminal wraps it, a wide character that does not fit going to the next row", () => {
+    expect(terminalRows("", 50)).toBe(1);
+    expect(terminalRows("x".repeat(50), 50)).toBe(1);
+    expect(terminalRows("x".repeat(51), 50)).toBe(2);
+    expect(terminalRows(chalk.cyan("x".repeat(50)), 50)).toBe(1);
+    // 9 columns then a wide character: it does not fit in a row of 10, so it starts the next.
+    expect(terminalRows(`${"x".repeat(9)}漢`, 10)).toBe(2);
+    expect(terminalRows("漢".repeat(5), 10)).toBe(1);
+    expect(terminalRows("漢".repeat(5), 3)).toBe(5);
   });
 
   it("say when a time is not today, and count long waits in days and hours, not minutes", () => {

@@ -81,6 +81,24 @@ async function screen(bytes: Buffer, size: Size, resize: { at: number; to: Size 
 const BOARD_LINE = /\d+\/\d+ done|▶|… \d+ more|content truncated/;
 
 describe("the live board on a terminal", () => {
+  it("leaves no stale copy in the scrollback when the terminal gets narrower mid-run, whether it rewraps the cursor's row or not", async () => {
+    const ids = Array.from({ length: 8 }, (_, i) => `build-component-number-${i}-with-a-longish-name`);
+    // Each task writes a line, waits for the resize (the driver makes $GO after it), then writes another a moment later.
+    const yaml = `concurrency: 8\ntasks:\n${ids
+      .map((id) => `  ${id}:\n    run: echo "step 1 of ${id}"; while [ ! -e "$GO" ]; do sleep 0.05; done; sleep 0.5; echo "step 2 of ${id}"; sleep 0.3\n`)
+      .join("")}`;
+    const size = { cols: 100, rows: 30 };
+    const to = { cols: 50, rows: 30 };
+    const { bytes, resizedAt } = await runOnPty(yaml, size, { to, when: "step 1 of ", count: ids.length });
+    for (const reflowCursorLine of [false, true]) {
+      const lines = await screen(bytes, size, { at: resizedAt as number, to }, reflowCursorLine);
+      expect(lines.filter((line) => BOARD_LINE.test(line))).toEqual([]);
+      // Every line of the tasks' output is there, once: the clearing took none of it.
+      for (const id of ids) for (const step of [1, 2]) expect(lines.filter((line) => line === `${id} | step ${step} of ${id}`)).toHaveLength(1);
+      expect(lines.filter((line) => line.startsWith("Summary: 8 succeeded, 0 failed"))).toHaveLength(1);
+    }
+  });
+
   it("fits tiny terminals: never taller than the screen nor wider than a row, so no redraw leaves a copy behind", async () => {
     const ids = Array.from({ length: 12 }, (_, i) => `task-${String(i).padStart(2, "0")}`);
     const yaml = `concurrency: 12\ntasks:\n${ids.map((id) => `  ${id}:\n    run: sleep 1; echo "out of ${id}"\n`).join("")}`;

@@ -47,7 +47,35 @@ export class TtyRenderer implements Renderer {
     this.#c = colors;
     this.#prefixes = new TaskPrefixes(colors);
     this.#pending = new BufferedWriter(stream, { eachTick: false, beforeWrite: () => spinner.clear() });
+    // Ora clears the rows its last frame took at the width of then. A terminal made narrower
+    // since has rewrapped that frame, and its SIGWINCH may not be handled yet (a timer drawing
+    // first): so ask the terminal's size before each clear (one ioctl), and #onResize comes first.
+    const clear = spinner.clear.bind(spinner);
+    spinner.clear = () => {
+      refreshSize(stream);
+      return clear();
+    };
   }
+
+  /**
+   * A terminal that reflows (VTE, iTerm2, kitty, xterm.js...) rewraps the board's lines when it
+   * gets narrower: the frame now takes more rows than ora clears, and every row it misses would
+   * stay in the scrollback. So clear those rows at the new width, and draw the board to fit it.
+   */
+  readonly #onResize = (): void => {
+    if (this.#timer === undefined || !this.#spinner.isSpinning) return;
+    const columns = this.#stream.columns || 80;
+    // What ora drew (its text is set only just before it draws): its frame (one column) and a
+    // space, then the board; each line one row at the width of then.
+    const drawn = `- ${this.#spinner.text}`.split("\n");
+    let extra = -drawn.length;
+    for (const line of drawn) extra += terminalRows(line, columns);
+    this.#spinner.text = this.#board();
+    // Through ora's hook on the stream: it clears the rows it counts (from the cursor up), these
+    // bytes clear the rest above them (exactly those: higher up is task output), and the "\r" (a
+    // line's end to ora) makes it draw the board again at once.
+    this.#stream.write(`${"\x1b[1A\x1b[2K".repeat(Math.max(0, extra))}\r`);
+  };
 
   attach(queue: Queue, info: RunInfo): void {
     this.#info = info;
@@ -68,6 +96,7 @@ export class TtyRenderer implements Renderer {
     queue.on("cancelled", (e) => this.#finishRow(e.id, false, this.#c.yellow(`- ${e.id}: ${terminalSafe(describeError(e.error))}`)));
     this.#spinner.start(this.#board());
     this.#timer = setInterval(() => this.#refresh(), 100);
+    this.#stream.on("resize", this.#onResize);
   }
 
   line(taskId: string, _stream: StreamName, text: string): void {
@@ -95,6 +124,7 @@ export class TtyRenderer implements Renderer {
   }
 
   suspend(): void {
+    refreshSize(this.#stream); // while the board is still known to be up
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
     this.#flushLines();
@@ -111,6 +141,8 @@ export class TtyRenderer implements Renderer {
 
   async finish(summary: RunSummary): Promise<void> {
     this.#finished = true;
+    refreshSize(this.#stream); // while the board is still known to be up
+    this.#stream.off("resize", this.#onResize);
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#flushLines();
     this.#spinner.stop();
@@ -134,6 +166,8 @@ export class TtyRenderer implements Renderer {
 
   #refresh(): void {
     this.#flushLines();
+    // Before the text changes: #onResize measures the frame on the screen by it.
+    refreshSize(this.#stream);
     this.#spinner.text = this.#board();
     this.#spinner.render();
   }
@@ -158,7 +192,9 @@ export class TtyRenderer implements Renderer {
     const height = this.#stream.rows || 24;
     // The board stays under the screen's height: a taller one gets ora's "content truncated" line,
     // and its top scrolls off where no redraw reaches it. Below the totals, room for height - 3
-    // task rows ("… N more" one of them).
+    // task rows ("… N more" one of them), and an empty row the cursor waits on: a terminal leaves
+    // the cursor's row unwrapped or not as it likes on a resize (xterm.js does not rewrap it), so
+    // that row holds nothing and takes one row in either.
     const room = Math.max(0, height - 3);
     const shown = lines.length > room ? lines.slice(0, Math.max(0, room - 1)) : lines;
     const more = lines.length - shown.length;
@@ -168,7 +204,10 @@ export class TtyRenderer implements Renderer {
     // frame and a space.
     const width = (this.#stream.columns || 80) - 1;
     const totals = `${c.bold(`${this.#done}/${total} done`)}${failed}${more > 0 && room === 0 ? c.dim(` … ${more} more`) : ""}`;
-    return [fitWidth(totals, width - 2), ...shown.map((l) => fitWidth(`  ${l}`, width))].join("\n");
+    const board = [fitWidth(totals, width - 2), ...shown.map((l) => fitWidth(`  ${l}`, width))];
+    // On a screen of one or two rows, no room for the empty row: the totals only.
+    if (height > 2) board.push("");
+    return board.join("\n");
   }
 
   #rowText(id: string, row: Row, now: number): string {
@@ -184,6 +223,14 @@ export class TtyRenderer implements Renderer {
         return row.text;
     }
   }
+}
+
+/**
+ * Reads the terminal's size now, as Node does on SIGWINCH (a private method of its TTY streams,
+ * there since Node 0.x): if it changed, the stream's columns and rows follow and it emits 'resize'.
+ */
+function refreshSize(stream: NodeJS.WriteStream): void {
+  (stream as { _refreshSize?: () => void })._refreshSize?.();
 }
 
 function c(color: (text: string) => string, text: string): string {
@@ -246,4 +293,23 @@ export function fitWidth(line: string, width: number): string {
     }
   }
   return coloured ? `${cut}…\x1b[0m` : `${cut}…`;
+}
+
+/**
+ * The rows `line` takes on a terminal `columns` wide: each row full up to its last column, and a
+ * wide character that does not fit at a row's end going to the next row, as terminals wrap and reflow.
+ */
+export function terminalRows(line: string, columns: number): number {
+  const text = HAS_ESCAPE.test(line) ? line.replace(COLOUR, "") : line;
+  if (ASCII.test(text)) return Math.max(1, Math.ceil(text.length / columns));
+  let rows = 1;
+  let column = 0;
+  for (const [, width] of cells(text)) {
+    if (column > 0 && column + width > columns) {
+      rows++;
+      column = 0;
+    }
+    column += width;
+  }
+  return rows;
 }
