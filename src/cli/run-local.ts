@@ -84,10 +84,12 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
       if (finished) return;
       interrupted = signal;
       renderer.note(`${signal} received: no new task starts; running tasks have ${options.shutdownTimeoutMs / 1000}s to finish (send it again to stop at once)`);
+      renderer.stopping?.({ signal, phase: "finishing", until: Date.now() + options.shutdownTimeoutMs });
       // Before the queue's own deadline (a timer of the same length, set after this one): said first.
       deadlineNote = setTimeout(() => {
         const running = queue.stats().running;
         if (finished || running === 0) return;
+        renderer.stopping?.({ signal, phase: "stopping" });
         renderer.note(
           `the ${options.shutdownTimeoutMs / 1000}s to finish have passed: stopping ${running === 1 ? "the running task" : `the ${running} running tasks`} (SIGTERM, then SIGKILL ${options.killGraceMs / 1000}s later)`,
         );
@@ -98,6 +100,7 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
       if (finished) return;
       clearTimeout(deadlineNote);
       renderer.note(`${secondSignal(signal, first)}: killing every task now`);
+      renderer.stopping?.({ signal: first, phase: "killing" });
       killAllProcessGroups("SIGKILL");
       hardStop.abort();
     },

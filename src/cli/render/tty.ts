@@ -8,7 +8,7 @@ import { eachLineText, hasControlBytes, terminalSafe } from "./control-bytes.js"
 import { clock, clockWithDate, describeError, formatDelay } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
 import { TaskPrefixes } from "./task-prefixes.js";
-import type { Renderer, RunInfo, RunSummary } from "./types.js";
+import type { Renderer, RunInfo, RunSummary, Stopping } from "./types.js";
 
 type Row =
   | { state: "running"; attempt: number; since: number }
@@ -32,6 +32,8 @@ export class TtyRenderer implements Renderer {
   #info: RunInfo | undefined;
   #done = 0;
   #failed = 0;
+  /** The shutdown under way, told on the totals line: a note about it may have scrolled away. */
+  #stopping: Stopping | undefined;
   /**
    * Lines for above the board, written as the board is redrawn or once 64 KiB wait (a loud
    * task must not pile up output between two redraws); the board clears itself first.
@@ -123,6 +125,10 @@ export class TtyRenderer implements Renderer {
     this.#print(this.#c.magenta(`note: ${text}`));
   }
 
+  stopping(state: Stopping): void {
+    this.#stopping = state;
+  }
+
   suspend(): void {
     refreshSize(this.#stream); // while the board is still known to be up
     if (this.#timer !== undefined) clearInterval(this.#timer);
@@ -203,11 +209,21 @@ export class TtyRenderer implements Renderer {
     // clears, and every redraw left a copy of it in the scrollback. The first line follows ora's
     // frame and a space.
     const width = (this.#stream.columns || 80) - 1;
-    const totals = `${c.bold(`${this.#done}/${total} done`)}${failed}${more > 0 && room === 0 ? c.dim(` … ${more} more`) : ""}`;
+    const totals = `${c.bold(`${this.#done}/${total} done`)}${failed}${this.#stoppingText(now)}${more > 0 && room === 0 ? c.dim(` … ${more} more`) : ""}`;
     const board = [fitWidth(totals, width - 2), ...shown.map((l) => fitWidth(`  ${l}`, width))];
     // On a screen of one or two rows, no room for the empty row: the totals only.
     if (height > 2) board.push("");
     return board.join("\n");
+  }
+
+  /** " · stopping (SIGINT): 8.2s left to finish", then what is done to the tasks. */
+  #stoppingText(now: number): string {
+    const state = this.#stopping;
+    if (state === undefined) return "";
+    const left = state.until === undefined ? 0 : state.until - now;
+    const what =
+      state.phase === "killing" ? "killing every task" : state.phase === "stopping" || left <= 0 ? "stopping the running tasks" : `${formatDelay(left)} left to finish`;
+    return this.#c.yellow(` · stopping (${state.signal}): ${what}`);
   }
 
   #rowText(id: string, row: Row, now: number): string {

@@ -85,4 +85,14 @@ export interface Renderer {
   suspend?(): void;
   /** Continued after suspend(): a live display draws itself again. */
   resume?(): void;
+  /** A shutdown is under way: a live display says so until the end (see Stopping). */
+  stopping?(state: Stopping): void;
+}
+
+/** What a shutdown is at: the running tasks finishing until `until` (Date.now()), being stopped, or killed. */
+export interface Stopping {
+  signal: NodeJS.Signals;
+  phase: "finishing" | "stopping" | "killing";
+  /** For "finishing": when the time to finish runs out. */
+  until?: number;
 }

@@ -54,4 +54,35 @@ describe.skipIf(!hasPython)("on a terminal", () => {
     expect(background).toContain("b | from-b");
     expect(background).toContain("Summary: 2 succeeded");
   }, 60_000);
+
+  it("says on the board's totals line that a Ctrl-C's shutdown is under way, with the time left to finish, then that the tasks are stopped", async () => {
+    // It ignores SIGTERM (sleep too, inheriting that): the board is up for the kill grace after the time to finish.
+    const ws = await workspace("tasks:\n  slow: { run: \"trap '' TERM; echo started; sleep 30\" }\n");
+    // Ctrl-C typed on the terminal once the board shows the task's first line: the terminal sends SIGINT to taskq.
+    const driver = [
+      "import os, pty, sys, struct, fcntl, termios",
+      "pid, fd = pty.fork()",
+      "if pid == 0:",
+      "    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack('HHHH', 24, 100, 0, 0))",
+      "    os.execv(sys.argv[1], sys.argv[1:])",
+      "out = b''",
+      "sent = False",
+      "while True:",
+      "    try: chunk = os.read(fd, 65536)",
+      "    except OSError: break",
+      "    if not chunk: break",
+      "    out += chunk",
+      "    if not sent and b'started' in out and b'0/1 done' in out:",
+      "        os.write(fd, b'\\x03')",
+      "        sent = True",
+      "_, status = os.waitpid(pid, 0)",
+      "sys.stdout.buffer.write(out)",
+    ].join("\n");
+    const args = ["run", ws.file, "--log-dir", ws.logs, "--shutdown-timeout", "2s", "--kill-grace", "1s"];
+    const output = execFileSync("python3", ["-c", driver, process.execPath, BIN, ...args], { cwd: ws.dir, encoding: "utf8", env: { ...process.env, CI: "", NO_COLOR: "1" }, timeout: 30_000 });
+    expect(output).toContain("SIGINT received: no new task starts");
+    expect(output).toMatch(/0\/1 done · stopping \(SIGINT\): (1\.\d|2)s left to finish/);
+    expect(output).toContain("0/1 done · stopping (SIGINT): stopping the running tasks");
+    expect(output).toContain("(interrupted by SIGINT)");
+  }, 60_000);
 });
