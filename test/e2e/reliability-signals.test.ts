@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { constants as osConstants, tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, workspace } from "../helpers/cli.js";
+import { BIN, hasPython, workspace } from "../helpers/cli.js";
 import { eventually, findGuards, findLeftovers, isAlive } from "../helpers/processes.js";
 import {
   SLACK_MS,
@@ -25,16 +25,6 @@ import {
 const canSetLastPid = (() => {
   try {
     execFileSync("python3", ["-c", "open('/proc/sys/kernel/ns_last_pid', 'w')"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
-/** The pty test drives taskq's terminal from python3 (node has no pty of its own). */
-const hasPython = (() => {
-  try {
-    execFileSync("python3", ["-c", "import pty"], { stdio: "ignore" });
     return true;
   } catch {
     return false;
@@ -270,7 +260,7 @@ describe("signals and shutdown", () => {
     }
   });
 
-  it.skipIf(!hasPython)("its terminal closing (SIGHUP) ends taskq by SIGHUP once its tasks are stopped, where Node 20 would abort at exit", { timeout: 30_000 }, async () => {
+  it.skipIf(!hasPython())("its terminal closing (SIGHUP) ends taskq by SIGHUP once its tasks are stopped, where Node 20 would abort at exit", { timeout: 30_000 }, async () => {
     const ws = await workspace(tasksYaml([["a", '{ run: "echo started; sleep 1000" }'], ["b", '{ run: "sleep 1000" }']]));
     // A terminal for taskq (python's pty), closed once taskq has shown the task's first line.
     const driver = [

@@ -1,15 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { BIN, workspace } from "../helpers/cli.js";
-
-const hasPython = (() => {
-  try {
-    execFileSync("python3", ["-c", "import pty"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+import { BIN, hasPython, workspace } from "../helpers/cli.js";
 
 /**
  * Runs taskq on a terminal (python's pty, 80x24), as a shell's foreground job, or as a background
@@ -40,7 +31,7 @@ function onTerminal(args: string[], cwd: string, job: "foreground" | "background
   return execFileSync("python3", ["-c", driver, job, process.execPath, BIN, ...args], { cwd, encoding: "latin1", env: { ...process.env, CI: "", NO_COLOR: "1" }, timeout: 30_000 });
 }
 
-describe.skipIf(!hasPython)("on a terminal", () => {
+describe.skipIf(!hasPython())("on a terminal", () => {
   it("draws the live board as the foreground job, and plain lines as a background job, not a board over the shell's prompt", async () => {
     const ws = await workspace('tasks:\n  a: { run: "sleep 0.5; echo from-a" }\n  b: { run: "echo from-b", dependsOn: [a] }\n');
     const args = ["run", ws.file, "--log-dir", ws.logs];

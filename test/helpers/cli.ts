@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -7,6 +7,21 @@ import { fileURLToPath } from "node:url";
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const BIN = path.join(ROOT, "bin/taskq.cjs");
 export const FIXTURES = path.join(ROOT, "test/fixtures");
+
+let python: boolean | undefined;
+
+/** Whether python3 with its pty module is here: tests drive taskq's terminal from it (node has no pty of its own). */
+export function hasPython(): boolean {
+  if (python === undefined) {
+    try {
+      execFileSync("python3", ["-c", "import pty"], { stdio: "ignore" });
+      python = true;
+    } catch {
+      python = false;
+    }
+  }
+  return python;
+}
 
 export interface CliResult {
   code: number | null;
