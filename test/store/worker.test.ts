@@ -135,25 +135,26 @@ describe("PostgresWorker", () => {
   });
 
   it("returns from stop even when a handler ignores its signal, releasing the lease", async () => {
-    let finish = (): void => undefined;
+    let finish: (() => void) | undefined;
     const worker = startWorker(() => new Promise<void>((resolve) => (finish = resolve)), { abortGraceMs: 500 });
     await worker.start();
     const runId = await store.submitRun(workflow([task("stubborn")]));
-    await until(async () => (await store.runStatus(runId)).counts.running === 1);
+    // Its handler running: a task is running in the database as soon as it is leased, a moment before.
+    await until(() => finish !== undefined);
     const started = Date.now();
     await worker.stop({ deadlineMs: 50 });
     expect(Date.now() - started).toBeLessThan(10_000);
     expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "queued", attempts: 0 });
-    finish();
+    finish!();
     await store.cancelRun(runId);
   });
 
   it("a second stop that aborts the handlers with a shorter grace gives a stuck handler's lease back after that grace, not the abort grace", async () => {
-    let finish = (): void => undefined;
+    let finish: (() => void) | undefined;
     const worker = startWorker(() => new Promise<void>((resolve) => (finish = resolve)), { abortGraceMs: 60_000 });
     await worker.start();
     const runId = await store.submitRun(workflow([task("stubborn")]));
-    await until(async () => (await store.runStatus(runId)).counts.running === 1);
+    await until(() => finish !== undefined);
     const started = Date.now();
     const stopped = worker.stop({ deadlineMs: 100 });
     await sleep(500);
@@ -163,7 +164,7 @@ describe("PostgresWorker", () => {
     await stopped;
     expect(Date.now() - started).toBeLessThan(10_000);
     expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "queued", attempts: 0 });
-    finish();
+    finish!();
     await store.cancelRun(runId);
   });
 
@@ -187,8 +188,10 @@ describe("PostgresWorker", () => {
       return released;
     };
     onTestFinished(() => void delete (store as Partial<PostgresStore>).release);
+    let started = false;
     const worker = startWorker(
       async (_leased, context) => {
+        started = true;
         context.signal.addEventListener("abort", () => (abortedAt = Date.now()));
         await handlerEnded;
         throw new Error("ended after its abort");
@@ -197,9 +200,12 @@ describe("PostgresWorker", () => {
     );
     await worker.start();
     const runId = await store.submitRun(workflow([task("stubborn")]));
-    await until(async () => (await store.runStatus(runId)).counts.running === 1);
+    // Its handler running: stopped a moment before (the task running in the database, as it is once leased), the
+    // worker gives the lease back without starting it.
+    await until(() => started);
     await worker.stop({ deadlineMs: 50 });
     // Given back no sooner than the abort grace after the abort: until then the task may still run.
+    expect(abortedAt).toBeGreaterThan(0);
     expect((await handlerEnded) - abortedAt).toBeGreaterThanOrEqual(1_400);
     expect(events.filter((event) => event.type === "released")).toHaveLength(1);
     expect(releases).toBe(1);
