@@ -1,11 +1,9 @@
-import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
 import xterm from "@xterm/headless";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, ROOT, runIds, workspace } from "../helpers/cli.js";
+import { runIds, workspace } from "../helpers/cli.js";
 import { findLeftovers } from "../helpers/processes.js";
+import { taskqOnPty, type Size } from "../helpers/pty.js";
 
 // The live board under a real pty, its bytes replayed in xterm.js (headless) to see what a user
 // sees: the screen and the scrollback once the run is over.
@@ -15,13 +13,6 @@ afterEach(async () => {
   for (const logs of logRoots) for (const runId of await runIds(logs)) expect(await findLeftovers(runId)).toEqual([]);
   logRoots = [];
 });
-
-const DRIVER = path.join(ROOT, "test/helpers/pty-run.py");
-
-interface Size {
-  cols: number;
-  rows: number;
-}
 
 interface Resize {
   to: Size;
@@ -34,20 +25,9 @@ interface Resize {
 async function runOnPty(yaml: string, size: Size, resize?: Resize): Promise<{ bytes: Buffer; resizedAt: number | null }> {
   const ws = await workspace(yaml);
   logRoots.push(ws.logs);
-  const out = path.join(ws.dir, "pty.bin");
   const go = path.join(ws.dir, "go");
-  const resizing = resize === undefined ? [] : ["--resize", `${resize.to.cols}x${resize.to.rows}`, "--when", resize.when, "--count", `${resize.count}`, "--then", String.raw`\d+/\d+ done`, "--touch", go];
-  const env: NodeJS.ProcessEnv = { ...process.env, TERM: "xterm-256color", GO: go };
-  for (const name of ["CI", "NO_COLOR", "FORCE_COLOR"]) delete env[name];
-  const { stdout } = await promisify(execFile)(
-    "python3",
-    [DRIVER, "--out", out, "--size", `${size.cols}x${size.rows}`, ...resizing, "--", process.execPath, BIN, "run", ws.file, "--log-dir", ws.logs],
-    { cwd: ws.dir, env },
-  );
-  const result = JSON.parse(stdout) as { code: number; resizedAt: number | null; timedOut: boolean };
-  expect(result.timedOut).toBe(false);
-  if (resize !== undefined) expect(result.resizedAt).not.toBeNull();
-  return { bytes: await readFile(out), resizedAt: result.resizedAt };
+  const options = { cwd: ws.dir, size, ...(resize === undefined ? {} : { resize: { ...resize, touch: go } }) };
+  return taskqOnPty(["run", ws.file, "--log-dir", ws.logs], options, { GO: go });
 }
 
 /**

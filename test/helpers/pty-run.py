@@ -1,12 +1,17 @@
 """Runs a command on a real pty, as a terminal would, and keeps every byte it writes there.
 
-  python3 pty-run.py --out FILE --size COLSxROWS [--resize COLSxROWS --when REGEX --count N --then REGEX --touch FILE] -- CMD...
+  python3 pty-run.py --out FILE --size COLSxROWS [--resize COLSxROWS --when REGEX --count N --then REGEX --touch FILE]
+                    [--key TEXT --key-when REGEX] [--background] -- CMD...
 
 The command leads its own session with the pty as its terminal. With --resize: once REGEX has
 matched N times in the output, and --then matched after the last of those (the board drawn
 below them), the pty gets the new size (the kernel sends SIGWINCH to the foreground group), and
 FILE is made (tasks may wait for it: the resize then lands while they run). The bytes go to --out; a JSON line on stdout tells the exit
 code and the byte offset at which the pty was resized: a replay resizes its screen there.
+With --key: once REGEX matches the output, TEXT is typed on the terminal (Ctrl-C: its line
+discipline sends SIGINT to the foreground group). With --background: the command runs as a
+shell's background job (`cmd &`), in a process group of its own that is not the terminal's
+foreground group.
 """
 
 import argparse
@@ -30,6 +35,9 @@ parser.add_argument("--when")
 parser.add_argument("--count", type=int, default=1)
 parser.add_argument("--then")
 parser.add_argument("--touch")
+parser.add_argument("--key")
+parser.add_argument("--key-when")
+parser.add_argument("--background", action="store_true")
 parser.add_argument("--timeout", type=float, default=60)
 parser.add_argument("cmd", nargs=argparse.REMAINDER)
 args = parser.parse_args()
@@ -57,6 +65,17 @@ def session():
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
+# A background job: the session's leader (the shell) forks the command into a group of its own, and waits.
+BACKGROUND = """import os, sys
+child = os.fork()
+if child == 0:
+    os.setpgid(0, 0)
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status = os.waitpid(child, 0)
+sys.exit(os.waitstatus_to_exitcode(status) & 255)
+"""
+if args.background:
+    cmd = [sys.executable, "-c", BACKGROUND, *cmd]
 child = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, preexec_fn=session)
 os.close(slave)
 captured = bytearray()
@@ -84,8 +103,12 @@ def due():
 
 
 open_ = True
+key_sent = False
 while open_ and time.monotonic() < deadline:
     open_ = read(0.05)
+    if args.key and not key_sent and re.search(args.key_when, captured.decode("utf-8", "replace")):
+        os.write(master, args.key.encode())
+        key_sent = True
     if args.resize and resized_at is None and due():
         # What came so far is on the screen before the resize.
         while select.select([master], [], [], 0)[0] and read(0):

@@ -1,0 +1,49 @@
+import { execFile } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import { expect } from "vitest";
+import { BIN, ROOT } from "./cli.js";
+
+const DRIVER = path.join(ROOT, "test/helpers/pty-run.py");
+
+export interface Size {
+  cols: number;
+  rows: number;
+}
+
+export interface PtyOptions {
+  /** The folder it runs in, where the captured bytes are kept too. */
+  cwd: string;
+  size: Size;
+  /** Resized to `to` once `when` has matched `count` times in the output and the board is drawn below; `touch` is made then. */
+  resize?: { to: Size; when: string; count: number; touch: string };
+  /** Typed on the terminal once `when` matches the output ("\x03": Ctrl-C). */
+  key?: { text: string; when: string };
+  /** Run as a shell's background job (`taskq ... &`). */
+  background?: boolean;
+}
+
+/**
+ * Runs `taskq ARGS` on a real pty (test/helpers/pty-run.py), with colours off unless asked and
+ * neither CI nor NO_COLOR from this process: its bytes as the terminal got them, its exit code,
+ * and the byte offset at which the pty was resized.
+ */
+export async function taskqOnPty(args: string[], options: PtyOptions, env: NodeJS.ProcessEnv = {}): Promise<{ bytes: Buffer; code: number; resizedAt: number | null }> {
+  const out = path.join(options.cwd, "pty.bin");
+  const { resize, key } = options;
+  const driverArgs = [
+    "--out", out,
+    "--size", `${options.size.cols}x${options.size.rows}`,
+    ...(resize === undefined ? [] : ["--resize", `${resize.to.cols}x${resize.to.rows}`, "--when", resize.when, "--count", `${resize.count}`, "--then", String.raw`\d+/\d+ done`, "--touch", resize.touch]),
+    ...(key === undefined ? [] : ["--key", key.text, "--key-when", key.when]),
+    ...(options.background === true ? ["--background"] : []),
+  ];
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, TERM: "xterm-256color", ...env };
+  for (const name of ["CI", "NO_COLOR", "FORCE_COLOR"]) if (!(name in env)) delete childEnv[name];
+  const { stdout } = await promisify(execFile)("python3", [DRIVER, ...driverArgs, "--", process.execPath, BIN, ...args], { cwd: options.cwd, env: childEnv });
+  const result = JSON.parse(stdout) as { code: number; resizedAt: number | null; timedOut: boolean };
+  expect(result.timedOut).toBe(false);
+  if (resize !== undefined) expect(result.resizedAt).not.toBeNull();
+  return { bytes: await readFile(out), code: result.code, resizedAt: result.resizedAt };
+}
