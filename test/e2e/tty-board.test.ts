@@ -3,7 +3,7 @@ import xterm from "@xterm/headless";
 import { afterEach, describe, expect, it } from "vitest";
 import { runIds, workspace } from "../helpers/cli.js";
 import { findLeftovers } from "../helpers/processes.js";
-import { taskqOnPty, type Size } from "../helpers/pty.js";
+import { taskqOnPty, type PtyOptions, type Size } from "../helpers/pty.js";
 
 // The live board under a real pty, its bytes replayed in xterm.js (headless) to see what a user
 // sees: the screen and the scrollback once the run is over.
@@ -21,12 +21,15 @@ interface Resize {
   count: number;
 }
 
-/** Runs `taskq run` on the workflow on a pty of `size`, resized as `resize` says; its bytes, and where it was resized. */
-async function runOnPty(yaml: string, size: Size, resize?: Resize): Promise<{ bytes: Buffer; resizedAt: number | null }> {
+/**
+ * Runs `taskq run` on the workflow on a pty of `size`, resized as `resize` says, with `key` typed;
+ * its bytes, where it was resized, and whether the terminal echoes typing after it.
+ */
+async function runOnPty(yaml: string, size: Size, resize?: Resize, key?: PtyOptions["key"]): Promise<{ bytes: Buffer; resizedAt: number | null; echo: boolean }> {
   const ws = await workspace(yaml);
   logRoots.push(ws.logs);
   const go = path.join(ws.dir, "go");
-  const options = { cwd: ws.dir, size, ...(resize === undefined ? {} : { resize: { ...resize, touch: go } }) };
+  const options = { cwd: ws.dir, size, ...(resize === undefined ? {} : { resize: { ...resize, touch: go } }), ...(key === undefined ? {} : { key }) };
   return taskqOnPty(["run", ws.file, "--log-dir", ws.logs], options, { GO: go });
 }
 
@@ -113,5 +116,18 @@ describe("the live board on a terminal", () => {
     for (const id of failing) expect(lines.filter((line) => line.includes(`✗ ${id} failed: could not start`))).toHaveLength(1);
     expect(lines.filter((line) => line === `slow | 🎉🎉🎉 ${wide}`)).toHaveLength(1);
     expect(lines.filter((line) => line.startsWith("Summary: 1 succeeded, 5 failed"))).toHaveLength(1);
+  });
+
+  it("keeps what is typed during a run off the board: Enter, pressed three times, leaves no copy of the board behind, and the terminal echoes again after the run", async () => {
+    // With echo on, each Enter moved the cursor a row down, below the board, and the next redraw
+    // missed the board's top row: a stale "0/3 done" line per Enter.
+    const yaml = 'tasks:\n  a: { run: "sleep 1.5; echo a-done" }\n  b: { run: "sleep 2; echo b-done" }\n  c: { run: "echo c-done", dependsOn: [a] }\n';
+    const size = { cols: 80, rows: 24 };
+    const { bytes, echo } = await runOnPty(yaml, size, undefined, { text: "\r\r\r", when: String.raw`0/3 done`, gap: 0.3 });
+    const lines = await screen(bytes, size, undefined, false);
+    expect(lines.filter((line) => BOARD_LINE.test(line))).toEqual([]);
+    for (const id of ["a", "b", "c"]) expect(lines.filter((line) => line === `${id} | ${id}-done`)).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith("Summary: 3 succeeded, 0 failed"))).toHaveLength(1);
+    expect(echo).toBe(true);
   });
 });

@@ -1,15 +1,17 @@
 """Runs a command on a real pty, as a terminal would, and keeps every byte it writes there.
 
   python3 pty-run.py --out FILE --size COLSxROWS [--resize COLSxROWS --when REGEX --count N --then REGEX --touch FILE]
-                    [--key TEXT --key-when REGEX] [--background] -- CMD...
+                    [--key TEXT --key-when REGEX [--key-gap SECONDS]] [--background] -- CMD...
 
 The command leads its own session with the pty as its terminal. With --resize: once REGEX has
 matched N times in the output, and --then matched after the last of those (the board drawn
 below them), the pty gets the new size (the kernel sends SIGWINCH to the foreground group), and
 FILE is made (tasks may wait for it: the resize then lands while they run). The bytes go to --out; a JSON line on stdout tells the exit
-code and the byte offset at which the pty was resized: a replay resizes its screen there.
+code, the byte offset at which the pty was resized (a replay resizes its screen there), and
+whether the terminal echoes what is typed once the command has ended.
 With --key: once REGEX matches the output, TEXT is typed on the terminal (Ctrl-C: its line
-discipline sends SIGINT to the foreground group). With --background: the command runs as a
+discipline sends SIGINT to the foreground group); with --key-gap, one character at a time, that
+many seconds apart. With --background: the command runs as a
 shell's background job (`cmd &`), in a process group of its own that is not the terminal's
 foreground group.
 """
@@ -37,6 +39,7 @@ parser.add_argument("--then")
 parser.add_argument("--touch")
 parser.add_argument("--key")
 parser.add_argument("--key-when")
+parser.add_argument("--key-gap", type=float, default=0)
 parser.add_argument("--background", action="store_true")
 parser.add_argument("--timeout", type=float, default=60)
 parser.add_argument("cmd", nargs=argparse.REMAINDER)
@@ -104,11 +107,17 @@ def due():
 
 open_ = True
 key_sent = False
+keys_due = []  # (when, character) still to type, with --key-gap
 while open_ and time.monotonic() < deadline:
     open_ = read(0.05)
     if args.key and not key_sent and re.search(args.key_when, captured.decode("utf-8", "replace")):
-        os.write(master, args.key.encode())
         key_sent = True
+        if args.key_gap > 0:
+            keys_due = [(time.monotonic() + i * args.key_gap, c) for i, c in enumerate(args.key)]
+        else:
+            os.write(master, args.key.encode())
+    while keys_due and keys_due[0][0] <= time.monotonic():
+        os.write(master, keys_due.pop(0)[1].encode())
     if args.resize and resized_at is None and due():
         # What came so far is on the screen before the resize.
         while select.select([master], [], [], 0)[0] and read(0):
@@ -121,7 +130,8 @@ timed_out = open_
 if timed_out:
     os.killpg(child.pid, signal.SIGKILL)
 code = child.wait()
+echo = (termios.tcgetattr(master)[3] & termios.ECHO) != 0
 with open(args.out, "wb") as out:
     out.write(captured)
-json.dump({"code": code, "resizedAt": resized_at, "timedOut": timed_out}, sys.stdout)
+json.dump({"code": code, "resizedAt": resized_at, "timedOut": timed_out, "echo": echo}, sys.stdout)
 sys.exit(0)

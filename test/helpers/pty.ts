@@ -18,8 +18,8 @@ export interface PtyOptions {
   size: Size;
   /** Resized to `to` once `when` has matched `count` times in the output and the board is drawn below; `touch` is made then. */
   resize?: { to: Size; when: string; count: number; touch: string };
-  /** Typed on the terminal once `when` matches the output ("\x03": Ctrl-C). */
-  key?: { text: string; when: string };
+  /** Typed on the terminal once `when` matches the output ("\x03": Ctrl-C); with `gap`, a character every `gap` seconds. */
+  key?: { text: string; when: string; gap?: number };
   /** Run as a shell's background job (`taskq ... &`). */
   background?: boolean;
 }
@@ -27,23 +27,23 @@ export interface PtyOptions {
 /**
  * Runs `taskq ARGS` on a real pty (test/helpers/pty-run.py), with colours off unless asked and
  * neither CI nor NO_COLOR from this process: its bytes as the terminal got them, its exit code,
- * and the byte offset at which the pty was resized.
+ * the byte offset at which the pty was resized, and whether the terminal echoes typing once it ended.
  */
-export async function taskqOnPty(args: string[], options: PtyOptions, env: NodeJS.ProcessEnv = {}): Promise<{ bytes: Buffer; code: number; resizedAt: number | null }> {
+export async function taskqOnPty(args: string[], options: PtyOptions, env: NodeJS.ProcessEnv = {}): Promise<{ bytes: Buffer; code: number; resizedAt: number | null; echo: boolean }> {
   const out = path.join(options.cwd, "pty.bin");
   const { resize, key } = options;
   const driverArgs = [
     "--out", out,
     "--size", `${options.size.cols}x${options.size.rows}`,
     ...(resize === undefined ? [] : ["--resize", `${resize.to.cols}x${resize.to.rows}`, "--when", resize.when, "--count", `${resize.count}`, "--then", String.raw`\d+/\d+ done`, "--touch", resize.touch]),
-    ...(key === undefined ? [] : ["--key", key.text, "--key-when", key.when]),
+    ...(key === undefined ? [] : ["--key", key.text, "--key-when", key.when, ...(key.gap === undefined ? [] : ["--key-gap", String(key.gap)])]),
     ...(options.background === true ? ["--background"] : []),
   ];
   const childEnv: NodeJS.ProcessEnv = { ...process.env, TERM: "xterm-256color", ...env };
   for (const name of ["CI", "NO_COLOR", "FORCE_COLOR"]) if (!(name in env)) delete childEnv[name];
   const { stdout } = await promisify(execFile)("python3", [DRIVER, ...driverArgs, "--", process.execPath, BIN, ...args], { cwd: options.cwd, env: childEnv });
-  const result = JSON.parse(stdout) as { code: number; resizedAt: number | null; timedOut: boolean };
+  const result = JSON.parse(stdout) as { code: number; resizedAt: number | null; timedOut: boolean; echo: boolean };
   expect(result.timedOut).toBe(false);
   if (resize !== undefined) expect(result.resizedAt).not.toBeNull();
-  return { bytes: await readFile(out), code: result.code, resizedAt: result.resizedAt };
+  return { bytes: await readFile(out), code: result.code, resizedAt: result.resizedAt, echo: result.echo };
 }

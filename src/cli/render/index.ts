@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { inBackground } from "./foreground.js";
 import type { Renderer } from "./types.js";
 
 export type OutputMode = "auto" | "tty" | "plain" | "json";
@@ -41,19 +41,4 @@ export async function createRenderer(mode: OutputMode, options: { color: boolean
   }
   const { PlainRenderer } = await import("./plain.js");
   return new PlainRenderer(process.stdout, colors, process.stdout.isTTY === true);
-}
-
-/**
- * Whether this process is in a background process group of its terminal: its group is not the
- * terminal's foreground group (fields 5 and 8 of /proc/self/stat, after the command's name).
- * False where that cannot be read (not Linux).
- */
-export function inBackground(): boolean {
-  try {
-    const stat = readFileSync("/proc/self/stat", "latin1");
-    const [, , group, , , foreground] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(foreground) > 0 && foreground !== group;
-  } catch {
-    return false;
-  }
 }

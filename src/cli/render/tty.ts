@@ -8,6 +8,7 @@ import { eachLineText, hasControlBytes, terminalSafe } from "./control-bytes.js"
 import { clock, clockWithDate, describeError, formatDelay } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
 import { TaskPrefixes } from "./task-prefixes.js";
+import { TerminalEcho } from "./terminal-echo.js";
 import type { Renderer, RunInfo, RunSummary, Stopping } from "./types.js";
 
 type Row =
@@ -42,6 +43,8 @@ export class TtyRenderer implements Renderer {
   readonly #prefixes: TaskPrefixes;
   #timer: ReturnType<typeof setInterval> | undefined;
   #finished = false;
+  /** Off while the board is up: a key typed (Enter) would move the cursor off it (see TerminalEcho). */
+  readonly #echo = new TerminalEcho();
 
   constructor(spinner: Ora, stream: NodeJS.WriteStream, colors: ChalkInstance) {
     this.#spinner = spinner;
@@ -96,6 +99,8 @@ export class TtyRenderer implements Renderer {
       this.#print(this.#c.red(`✗ ${e.id} failed: ${describeError(e.error)}`));
     });
     queue.on("cancelled", (e) => this.#finishRow(e.id, false, this.#c.yellow(`- ${e.id}: ${terminalSafe(describeError(e.error))}`)));
+    // Before the first frame: a key echoed below it would already move the cursor off the board.
+    this.#echo.off();
     this.#spinner.start(this.#board());
     this.#timer = setInterval(() => this.#refresh(), 100);
     this.#stream.on("resize", this.#onResize);
@@ -134,13 +139,15 @@ export class TtyRenderer implements Renderer {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
     this.#flushLines();
-    // Off the terminal, with the cursor shown: the shell's prompt comes next.
+    // Off the terminal, with the cursor shown and echo as it was: the shell's prompt comes next.
     this.#spinner.stop();
+    this.#echo.restore();
   }
 
   resume(): void {
     // Not after the summary: a SIGCONT then (the leftovers' grace) must not draw the board again.
     if (this.#timer !== undefined || this.#finished) return;
+    this.#echo.off();
     this.#spinner.start(this.#board());
     this.#timer = setInterval(() => this.#refresh(), 100);
   }
@@ -152,6 +159,7 @@ export class TtyRenderer implements Renderer {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#flushLines();
     this.#spinner.stop();
+    this.#echo.restore();
     process.stdout.write(formatSummary(summary, this.#c, process.stdout.isTTY === true));
   }
 

@@ -1,0 +1,52 @@
+import { spawnSync } from "node:child_process";
+import { inBackground } from "./foreground.js";
+
+/** stty answers in a few ms; one stopped or stuck (a terminal gone) must not hold the run. */
+const STTY_TIMEOUT_MS = 2000;
+
+/**
+ * The terminal's echo of what the user types, off while the live board is up. A key pressed
+ * during a run (Enter, most often: "is it still going?") is echoed where the cursor is, below
+ * the board; an Enter moves the cursor down a row, and the next redraw, which clears the rows
+ * above the cursor, then misses the board's top row and leaves it behind, once per Enter.
+ * Echo off is all the board needs: Ctrl-C and Ctrl-Z still signal (unlike raw mode), and what
+ * is typed stays in the terminal's buffer for the shell after taskq ends (type-ahead), which
+ * shows it as it reads it.
+ *
+ * Node has no call for one termios flag (setRawMode switches signals off too), so `stty` does
+ * it, on stdin: the terminal's settings are saved first (`stty -g`) and given back when the
+ * board goes away for Ctrl-Z. At exit Node itself restores the settings its terminal had when
+ * it started, however it ends (an error, SIGTERM); an interactive shell does after a SIGKILL.
+ * Nothing is done where stdin is not a terminal, or in a background job, where stty would be
+ * stopped (SIGTTOU) instead of changing anything.
+ */
+export class TerminalEcho {
+  /** The settings before echo went off (`stty -g`); undefined while echo is as it was. */
+  #saved: string | undefined;
+
+  /** Turns echo off, if stdin is a terminal in the foreground; true if it is off now. */
+  off(): boolean {
+    if (this.#saved !== undefined) return true;
+    if (process.stdin.isTTY !== true || inBackground()) return false;
+    const result = spawnSync("sh", ["-c", 'saved=$(stty -g) && stty -echo && printf "%s" "$saved"'], {
+      stdio: ["inherit", "pipe", "ignore"],
+      encoding: "utf8",
+      timeout: STTY_TIMEOUT_MS,
+      killSignal: "SIGKILL",
+    });
+    const saved = result.status === 0 ? result.stdout.trim() : "";
+    // A settings string is letters, digits and colons: anything else is not stty's answer.
+    if (!/^[\w:]+$/.test(saved)) return false;
+    this.#saved = saved;
+    return true;
+  }
+
+  /** Gives the terminal its settings from before off(), if echo is off. */
+  restore(): void {
+    const saved = this.#saved;
+    if (saved === undefined) return;
+    this.#saved = undefined;
+    if (process.stdin.isTTY !== true || inBackground()) return;
+    spawnSync("stty", [saved], { stdio: ["inherit", "ignore", "ignore"], timeout: STTY_TIMEOUT_MS, killSignal: "SIGKILL" });
+  }
+}
