@@ -45,6 +45,8 @@ export class TtyRenderer implements Renderer {
   #finished = false;
   /** Off while the board is up: a key typed (Enter) would move the cursor off it (see TerminalEcho). */
   readonly #echo = new TerminalEcho();
+  /** The frame ora last drew, while it is on the screen: undefined once cleared (see the constructor). */
+  #frame: string | undefined;
 
   constructor(spinner: Ora, stream: NodeJS.WriteStream, colors: ChalkInstance) {
     this.#spinner = spinner;
@@ -58,8 +60,14 @@ export class TtyRenderer implements Renderer {
     const clear = spinner.clear.bind(spinner);
     spinner.clear = () => {
       refreshSize(stream);
-      return clear();
+      const cleared = clear();
+      this.#frame = undefined;
+      return cleared;
     };
+    // What is on the screen, for #onResize: ora's text may be newer (#refresh sets it, then
+    // renders, and the render's clear is where a resize is noticed) or never drawn (a render put off).
+    const frame = spinner.frame.bind(spinner);
+    spinner.frame = () => (this.#frame = frame());
   }
 
   /**
@@ -70,9 +78,8 @@ export class TtyRenderer implements Renderer {
   readonly #onResize = (): void => {
     if (this.#timer === undefined || !this.#spinner.isSpinning) return;
     const columns = this.#stream.columns || 80;
-    // What ora drew (its text is set only just before it draws): its frame (one column) and a
-    // space, then the board; each line one row at the width of then.
-    const drawn = `- ${this.#spinner.text}`.split("\n");
+    // The frame on the screen (its spinner, a space, the board), each line one row at the width of then.
+    const drawn = this.#frame?.split("\n") ?? [];
     let extra = -drawn.length;
     for (const line of drawn) extra += terminalRows(line, columns);
     this.#spinner.text = this.#board();
