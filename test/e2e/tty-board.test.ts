@@ -22,14 +22,19 @@ interface Resize {
 }
 
 /**
- * Runs `taskq run` on the workflow on a pty of `size`, resized as `resize` says, with `key` typed;
- * its bytes, where it was resized, and whether the terminal echoes typing after it.
+ * Runs `taskq run` on the workflow on a pty of `size`, resized as `resize` says, with `key` typed
+ * and job control as `bgFg` says; its bytes, where it was resized, and whether the terminal echoes
+ * typing after it.
  */
-async function runOnPty(yaml: string, size: Size, resize?: Resize, key?: PtyOptions["key"]): Promise<{ bytes: Buffer; resizedAt: number | null; echo: boolean }> {
+async function runOnPty(
+  yaml: string,
+  size: Size,
+  { resize, ...rest }: { resize?: Resize } & Pick<PtyOptions, "key" | "bgFg"> = {},
+): Promise<{ bytes: Buffer; resizedAt: number | null; echo: boolean }> {
   const ws = await workspace(yaml);
   logRoots.push(ws.logs);
   const go = path.join(ws.dir, "go");
-  const options = { cwd: ws.dir, size, ...(resize === undefined ? {} : { resize: { ...resize, touch: go } }), ...(key === undefined ? {} : { key }) };
+  const options = { cwd: ws.dir, size, ...(resize === undefined ? {} : { resize: { ...resize, touch: go } }), ...rest };
   return taskqOnPty(["run", ws.file, "--log-dir", ws.logs], options, { GO: go });
 }
 
@@ -72,7 +77,7 @@ describe("the live board on a terminal", () => {
       .join("")}`;
     const size = { cols: 100, rows: 30 };
     const to = { cols: 50, rows: 30 };
-    const { bytes, resizedAt } = await runOnPty(yaml, size, { to, when: "step 1 of ", count: ids.length });
+    const { bytes, resizedAt } = await runOnPty(yaml, size, { resize: { to, when: "step 1 of ", count: ids.length } });
     for (const reflowCursorLine of [false, true]) {
       const lines = await screen(bytes, size, { at: resizedAt as number, to }, reflowCursorLine);
       expect(lines.filter((line) => BOARD_LINE.test(line))).toEqual([]);
@@ -123,11 +128,31 @@ describe("the live board on a terminal", () => {
     // missed the board's top row: a stale "0/3 done" line per Enter.
     const yaml = 'tasks:\n  a: { run: "sleep 1.5; echo a-done" }\n  b: { run: "sleep 2; echo b-done" }\n  c: { run: "echo c-done", dependsOn: [a] }\n';
     const size = { cols: 80, rows: 24 };
-    const { bytes, echo } = await runOnPty(yaml, size, undefined, { text: "\r\r\r", when: String.raw`0/3 done`, gap: 0.3 });
+    const { bytes, echo } = await runOnPty(yaml, size, { key: { text: "\r\r\r", when: String.raw`0/3 done`, gap: 0.3 } });
     const lines = await screen(bytes, size, undefined, false);
     expect(lines.filter((line) => BOARD_LINE.test(line))).toEqual([]);
     for (const id of ["a", "b", "c"]) expect(lines.filter((line) => line === `${id} | ${id}-done`)).toHaveLength(1);
     expect(lines.filter((line) => line.startsWith("Summary: 3 succeeded, 0 failed"))).toHaveLength(1);
+    expect(echo).toBe(true);
+  });
+
+  it("goes on as plain lines, with no board over the shell's prompt, while stopped with Ctrl-Z and continued with `bg`, and brings the board back at `fg`", async () => {
+    const yaml = 'tasks:\n  a: { run: "for i in 1 2 3 4 5 6 7 8; do echo a-$i; sleep 0.4; done" }\n';
+    const size = { cols: 80, rows: 24 };
+    const { bytes, echo } = await runOnPty(yaml, size, { key: { text: "\x1a", when: "a-2" }, bgFg: 1.2 });
+    // eslint-disable-next-line no-control-regex -- the colours and cursor moves between the text
+    const text = bytes.toString("utf8").replace(/\x1b\[[0-9;]*[A-HJKSTfmsu]/g, "");
+    const [before, inBackground, after] = [text.slice(0, text.indexOf("$ bg")), text.slice(text.indexOf("$ bg"), text.indexOf("$ fg")), text.slice(text.indexOf("$ fg"))];
+    expect(before).toContain("0/1 done");
+    // In the background: the task's lines, and no board (no hidden cursor, no totals line).
+    expect(inBackground).toMatch(/a \| a-\d/);
+    expect(inBackground).not.toContain("\x1b[?25l");
+    expect(inBackground).not.toContain("done");
+    expect(after).toContain("0/1 done");
+    const lines = await screen(bytes, size, undefined, false);
+    expect(lines.filter((line) => BOARD_LINE.test(line))).toEqual([]);
+    for (let i = 1; i <= 8; i++) expect(lines.filter((line) => line === `a | a-${i}`)).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith("Summary: 1 succeeded, 0 failed"))).toHaveLength(1);
     expect(echo).toBe(true);
   });
 });

@@ -1,7 +1,7 @@
 """Runs a command on a real pty, as a terminal would, and keeps every byte it writes there.
 
   python3 pty-run.py --out FILE --size COLSxROWS [--resize COLSxROWS --when REGEX --count N --then REGEX --touch FILE]
-                    [--key TEXT --key-when REGEX [--key-gap SECONDS]] [--background] -- CMD...
+                    [--key TEXT --key-when REGEX [--key-gap SECONDS]] [--background | --bg-fg SECONDS] -- CMD...
 
 The command leads its own session with the pty as its terminal. With --resize: once REGEX has
 matched N times in the output, and --then matched after the last of those (the board drawn
@@ -13,7 +13,10 @@ With --key: once REGEX matches the output, TEXT is typed on the terminal (Ctrl-C
 discipline sends SIGINT to the foreground group); with --key-gap, one character at a time, that
 many seconds apart. With --background: the command runs as a
 shell's background job (`cmd &`), in a process group of its own that is not the terminal's
-foreground group.
+foreground group. With --bg-fg: the command runs as a shell's foreground job; once it stops
+(Ctrl-Z, typed with --key), the shell takes the terminal back, prints "$ bg", continues the job in
+the background (SIGCONT), and after SECONDS prints "$ fg" and gives the job the terminal again
+(as a shell's `fg` of a running job does: no signal).
 """
 
 import argparse
@@ -41,6 +44,7 @@ parser.add_argument("--key")
 parser.add_argument("--key-when")
 parser.add_argument("--key-gap", type=float, default=0)
 parser.add_argument("--background", action="store_true")
+parser.add_argument("--bg-fg", type=float)
 parser.add_argument("--timeout", type=float, default=60)
 parser.add_argument("cmd", nargs=argparse.REMAINDER)
 args = parser.parse_args()
@@ -77,8 +81,32 @@ if child == 0:
 _, status = os.waitpid(child, 0)
 sys.exit(os.waitstatus_to_exitcode(status) & 255)
 """
+# A foreground job stopped, put in the background, then in the foreground again (see --bg-fg).
+BG_FG = """import os, signal, sys, time
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # a shell's: it sets the terminal's foreground group from any group
+child = os.fork()
+if child == 0:
+    os.setpgid(0, 0)
+    os.tcsetpgrp(0, os.getpid())
+    signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+    os.execv(sys.argv[2], sys.argv[2:])
+os.setpgid(child, child)
+os.tcsetpgrp(0, child)
+_, status = os.waitpid(child, os.WUNTRACED)
+if os.WIFSTOPPED(status):
+    os.tcsetpgrp(0, os.getpgrp())
+    os.write(1, b"\\r\\n$ bg\\r\\n")
+    os.killpg(child, signal.SIGCONT)
+    time.sleep(float(sys.argv[1]))
+    os.write(1, b"$ fg\\r\\n")
+    os.tcsetpgrp(0, child)
+    _, status = os.waitpid(child, 0)
+sys.exit(os.waitstatus_to_exitcode(status) & 255)
+"""
 if args.background:
     cmd = [sys.executable, "-c", BACKGROUND, *cmd]
+elif args.bg_fg is not None:
+    cmd = [sys.executable, "-c", BG_FG, str(args.bg_fg), *cmd]
 child = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, preexec_fn=session)
 os.close(slave)
 captured = bytearray()

@@ -22,6 +22,8 @@ export interface PtyOptions {
   key?: { text: string; when: string; gap?: number };
   /** Run as a shell's background job (`taskq ... &`). */
   background?: boolean;
+  /** Run as a shell's foreground job which, once stopped (Ctrl-Z as `key`), is continued with `bg`, then after this many seconds brought back with `fg` ("$ bg" and "$ fg" printed). */
+  bgFg?: number;
 }
 
 /**
@@ -38,6 +40,7 @@ export async function taskqOnPty(args: string[], options: PtyOptions, env: NodeJ
     ...(resize === undefined ? [] : ["--resize", `${resize.to.cols}x${resize.to.rows}`, "--when", resize.when, "--count", `${resize.count}`, "--then", String.raw`\d+/\d+ done`, "--touch", resize.touch]),
     ...(key === undefined ? [] : ["--key", key.text, "--key-when", key.when, ...(key.gap === undefined ? [] : ["--key-gap", String(key.gap)])]),
     ...(options.background === true ? ["--background"] : []),
+    ...(options.bgFg === undefined ? [] : ["--bg-fg", String(options.bgFg)]),
   ];
   const childEnv: NodeJS.ProcessEnv = { ...process.env, TERM: "xterm-256color", ...env };
   for (const name of ["CI", "NO_COLOR", "FORCE_COLOR"]) if (!(name in env)) delete childEnv[name];

@@ -8,6 +8,7 @@ import { eachLineText, hasControlBytes, terminalSafe } from "./control-bytes.js"
 import { clock, clockWithDate, describeError, formatDelay } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
 import { TaskPrefixes } from "./task-prefixes.js";
+import { inBackground } from "./foreground.js";
 import { TerminalEcho } from "./terminal-echo.js";
 import type { Renderer, RunInfo, RunSummary, Stopping } from "./types.js";
 
@@ -42,6 +43,8 @@ export class TtyRenderer implements Renderer {
   readonly #pending: BufferedWriter;
   readonly #prefixes: TaskPrefixes;
   #timer: ReturnType<typeof setInterval> | undefined;
+  /** Set while the run goes on as a background job (`bg`): lines only, no board (see resume). */
+  #background: ReturnType<typeof setInterval> | undefined;
   #finished = false;
   /** Off while the board is up: a key typed (Enter) would move the cursor off it (see TerminalEcho). */
   readonly #echo = new TerminalEcho();
@@ -145,6 +148,7 @@ export class TtyRenderer implements Renderer {
     refreshSize(this.#stream); // while the board is still known to be up
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
+    this.#leaveBackground();
     this.#flushLines();
     // Off the terminal, with the cursor shown and echo as it was: the shell's prompt comes next.
     this.#spinner.stop();
@@ -154,6 +158,19 @@ export class TtyRenderer implements Renderer {
   resume(): void {
     // Not after the summary: a SIGCONT then (the leftovers' grace) must not draw the board again.
     if (this.#timer !== undefined || this.#finished) return;
+    if (inBackground()) {
+      // Continued as a background job (Ctrl-Z, then `bg`): a board would be drawn over the shell's
+      // prompt and what the user types. Task output goes on, as lines; the board comes back once the
+      // job is in the foreground again (`fg` sends a running job no signal: looked for at each flush).
+      this.#background ??= setInterval(() => {
+        this.#flushLines();
+        if (inBackground()) return;
+        this.#leaveBackground();
+        this.resume();
+      }, 100);
+      return;
+    }
+    this.#leaveBackground();
     this.#echo.off();
     this.#spinner.start(this.#board());
     this.#timer = setInterval(() => this.#refresh(), 100);
@@ -164,6 +181,7 @@ export class TtyRenderer implements Renderer {
     refreshSize(this.#stream); // while the board is still known to be up
     this.#stream.off("resize", this.#onResize);
     if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#leaveBackground();
     this.#flushLines();
     this.#spinner.stop();
     this.#echo.restore();
@@ -179,6 +197,11 @@ export class TtyRenderer implements Renderer {
   /** Through terminalSafe: an error or note may quote a task's output or the workflow file. */
   #print(text: string): void {
     this.#pending.write(`${this.#c.dim(clock())} ${terminalSafe(text)}\n`);
+  }
+
+  #leaveBackground(): void {
+    if (this.#background !== undefined) clearInterval(this.#background);
+    this.#background = undefined;
   }
 
   #flushLines(): void {
