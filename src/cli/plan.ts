@@ -1,3 +1,4 @@
+import path from "node:path";
 import { noteFields } from "./note-fields.js";
 import { IndexedHeap, type Priority } from "../engine/index.js";
 import type { Workflow, WorkflowTask } from "../loaders/index.js";
@@ -64,8 +65,10 @@ export interface PlannedConcurrency {
 }
 
 /**
- * `taskq run --dry-run`: the plan, one task a line, in start order. As JSON (`--output
- * json`): one object per line, the plan's own, then each task's, then the notes.
+ * `taskq run --dry-run`: the plan, one task a line, in start order, with where each would run
+ * (when not in the workflow's folder: as its `cwd` says, from there) and the names of the variables it would get from the file (not their values:
+ * a plan goes to CI logs). As JSON (`--output json`): one object per line, the plan's own, then
+ * each task's, then the notes.
  */
 export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json = false): void {
   const { concurrency, requested } = planned;
@@ -79,8 +82,8 @@ export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json 
       ];
   order.forEach((task, index) => {
     if (json) {
-      const { id, run, priority, dependsOn, runAt, delayMs, retries, timeoutMs } = task;
-      lines.push(JSON.stringify({ event: "planned", position: index + 1, id, run, priority, dependsOn, runAt, delayMs, retries, timeoutMs }));
+      const { id, run, priority, dependsOn, runAt, delayMs, retries, timeoutMs, cwd } = task;
+      lines.push(JSON.stringify({ event: "planned", position: index + 1, id, run, priority, dependsOn, runAt, delayMs, retries, timeoutMs, cwd, envNames: Object.keys(task.env) }));
       return;
     }
     const details = [`priority ${task.priority}`];
@@ -89,6 +92,9 @@ export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json 
     if (task.delayMs !== undefined) details.push(`${exactDuration(task.delayMs)} after the run starts`);
     if (task.retries > 0) details.push(`${task.retries} retr${task.retries === 1 ? "y" : "ies"}`);
     if (task.timeoutMs !== undefined) details.push(`timeout ${exactDuration(task.timeoutMs)}`);
+    if (task.cwd !== workflow.folder) details.push(`in ${oneLine(path.relative(workflow.folder, task.cwd))}`);
+    const names = Object.keys(task.env);
+    if (names.length > 0) details.push(`env ${names.map(oneLine).join(", ")}`);
     lines.push(`${String(index + 1).padStart(4)}. ${task.id}: ${oneLine(task.run)}  (${details.join("; ")})`);
   });
   // The run's own note first, as the run prints it.

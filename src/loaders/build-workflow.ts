@@ -33,6 +33,8 @@ export interface WorkflowTask {
 /** A validated workflow: tasks in topological order, plus notes worth showing the user. */
 export interface Workflow {
   file: string;
+  /** Where a task's relative `cwd` starts, and a task without one runs: the file's folder (the current one for a pipe). */
+  folder: string;
   name?: string;
   concurrency?: number;
   tasks: WorkflowTask[];

@@ -137,7 +137,7 @@ function buildWorkflow(data: unknown, source: Source & { locator: SourceLocator;
     return buildTask(id, task, inputs[index]!.dependsOn.map((dependency) => dependency.id), context);
   });
   if (problems.size > 0) throw new WorkflowError(problems.problems); // a backoff whose bounds come from both defaults and the task
-  const workflow: Workflow = { file, tasks, notes: [...context.notes.values()] };
+  const workflow: Workflow = { file, folder, tasks, notes: [...context.notes.values()] };
   if (header.name !== undefined) workflow.name = header.name;
   if (header.concurrency !== undefined) workflow.concurrency = header.concurrency;
   return workflow;

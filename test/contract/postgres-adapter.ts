@@ -53,7 +53,7 @@ export function postgresAdapter(store: () => PostgresStore): ContractAdapter {
       });
       const harness: Harness = {
         async submit(tasks) {
-          const workflow: Workflow = { file: "contract.yaml", name: "contract", tasks: tasks.map(toWorkflowTask), notes: [] };
+          const workflow: Workflow = { file: "contract.yaml", folder: process.cwd(), name: "contract", tasks: tasks.map(toWorkflowTask), notes: [] };
           await store().submitRun(workflow, { runId });
         },
         start: () => worker.start(),

@@ -121,7 +121,7 @@ describe("taskq commands", () => {
     const list = await runCli(["list", ws.file]);
     expect(list.stdout).toBe(`ID\tPRIORITY\tRETRIES\tDEPENDS ON\tRUN\na\tnormal\t0\t-\t${shown}\n`);
     const plan = await runCli(["run", "--dry-run", ws.file, "-j", "1"]);
-    expect(plan.stdout).toContain(`\n   1. a: ${shown}  (priority normal)\n${note}`);
+    expect(plan.stdout).toContain(`\n   1. a: ${shown}  (priority normal; in sub\\u001b[2Jx)\n${note}`);
     const validate = await runCli(["validate", ws.file]);
     expect(validate.stdout).toContain(`\n${note}`);
     for (const result of [list, plan, validate]) {

@@ -544,14 +544,19 @@ prog 100%%
     expect(result.stdout).toMatch(/Summary: 2 succeeded, 1 failed, 0 cancelled/);
   });
 
-  it("--dry-run prints the plan in start order and runs nothing", async () => {
-    const result = await run(`tasks:\n  a: { run: touch ran-a }\n  b: { run: touch ran-b, dependsOn: a, priority: critical }\n  c: { run: touch ran-c, priority: high }\n`, [
+  it("--dry-run prints the plan in start order, with each task's folder and the names of its variables, and runs nothing", async () => {
+    const yaml = `env: { A: "1" }\ntasks:\n  a: { run: touch ran-a }\n  b: { run: touch ran-b, dependsOn: a, priority: critical, cwd: sub, env: { SECRET: hidden } }\n  c: { run: touch ran-c, priority: high }\n`;
+    const result = await run(yaml, [
       "--dry-run",
       "-j",
       "1",
     ]);
     expect(result.code).toBe(0);
     expect([...result.stdout.matchAll(/^\s+\d+\. (\w+):/gm)].map((m) => m[1])).toEqual(["c", "a", "b"]);
+    // The folder when not the workflow's, as from there; the variables' names, not their values (a plan goes to CI logs).
+    expect(result.stdout).toContain("\n   1. c: touch ran-c  (priority high; env A)\n");
+    expect(result.stdout).toContain("\n   3. b: touch ran-b  (priority critical; after a; in sub; env A, SECRET)\n");
+    expect(result.stdout).not.toContain("hidden");
     expect(existsSync(path.join(result.dir, "ran-a"))).toBe(false);
     // With --output json: one JSON object per line, the plan's, then each task's in start order.
     const json = await runCli(["run", result.file, "--dry-run", "-j", "1", "--output", "json"], { cwd: result.dir });
@@ -559,9 +564,9 @@ prog 100%%
     const records = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records).toEqual([
       { event: "plan", file: result.file, tasks: 3, concurrency: 1 },
-      { event: "planned", position: 1, id: "c", run: "touch ran-c", priority: "high", dependsOn: [], retries: 0 },
-      { event: "planned", position: 2, id: "a", run: "touch ran-a", priority: "normal", dependsOn: [], retries: 0 },
-      { event: "planned", position: 3, id: "b", run: "touch ran-b", priority: "critical", dependsOn: ["a"], retries: 0 },
+      { event: "planned", position: 1, id: "c", run: "touch ran-c", priority: "high", dependsOn: [], retries: 0, cwd: result.dir, envNames: ["A"] },
+      { event: "planned", position: 2, id: "a", run: "touch ran-a", priority: "normal", dependsOn: [], retries: 0, cwd: result.dir, envNames: ["A"] },
+      { event: "planned", position: 3, id: "b", run: "touch ran-b", priority: "critical", dependsOn: ["a"], retries: 0, cwd: path.join(result.dir, "sub"), envNames: ["A", "SECRET"] },
     ]);
     expect(existsSync(path.join(result.dir, "ran-c"))).toBe(false);
   });
@@ -610,7 +615,7 @@ prog 100%%
     for (const header of ["", "env: &shared { A: '1' }\n"]) {
       const valid = await run(`${header}tasks:\n${tasks.join("\n")}\n`, ["--dry-run"]);
       expect(valid.code).toBe(0);
-      expect(valid.stdout).toMatch(/^ *3000\. t2999: echo x+ {2}\(priority normal; after t2998\)$/m);
+      expect(valid.stdout).toMatch(header === "" ? /^ *3000\. t2999: echo x+ {2}\(priority normal; after t2998\)$/m : /^ *3000\. t2999: echo x+ {2}\(priority normal; after t2998; env A\)$/m);
     }
     const invalid = await run(`tasks:\n${tasks.join("\n")}\n  bad: { run: 1, dependsOn: nope }\n`);
     expect(invalid.code).toBe(2);

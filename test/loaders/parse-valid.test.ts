@@ -36,6 +36,7 @@ describe("parseWorkflow on a valid file", () => {
     const workflow = parse(example);
     expect(workflow).toEqual({
       file: "/work/wf/ci.yaml",
+      folder: "/work/wf",
       name: "ci",
       concurrency: 4,
       notes: [],

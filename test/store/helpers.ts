@@ -58,7 +58,7 @@ export function task(id: string, overrides: Partial<WorkflowTask> = {}): Workflo
 }
 
 export function workflow(tasks: WorkflowTask[], name = "test"): Workflow {
-  return { file: `${name}.yaml`, name, tasks, notes: [] };
+  return { file: `${name}.yaml`, folder: process.cwd(), name, tasks, notes: [] };
 }
 
 /** Leases everything runnable now (single worker), sorted as leased. */
