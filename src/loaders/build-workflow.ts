@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import type { SourceLocator } from "./locator.js";
+import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { quote } from "./report-issues.js";
 import { PRIORITIES, type TaskDefaults, type TaskFile } from "./schema.js";
@@ -176,7 +176,7 @@ function noteNeverRetried(id: string, retryOn: number[], path: string[], context
 }
 
 /** A note at `path` in the file, for the task or for `defaults`; one per place written, not one per task sharing it through defaults. */
-function noteAt(id: string, path: string[], text: string, context: BuildContext): void {
+export function noteAt(id: string, path: DataPath, text: string, context: BuildContext): void {
   const offset = context.locator.offsetOf(path);
   if (context.notes.has(offset)) return;
   const owner = path[0] === "defaults" ? "defaults" : `task "${id}"`;

@@ -1,5 +1,5 @@
 import { dirname, resolve } from "node:path";
-import { buildTask, type BuildContext, type Workflow } from "./build-workflow.js";
+import { buildTask, noteAt, type BuildContext, type Workflow } from "./build-workflow.js";
 import { findTaskPastLimit, lineColumnOf, tooManyTasksMessage } from "./count-tasks.js";
 import { CR_ONLY_MESSAGE, crOnlyLineEnding, decodeText } from "./decode-text.js";
 import { orderTasks, type DependencyInput } from "./dependency-graph.js";
@@ -7,6 +7,7 @@ import { MAX_FILE_BYTES } from "./limits.js";
 import { Locator, type SourceLocator } from "./locator.js";
 import { ProblemList } from "./problem-list.js";
 import { readYaml } from "./read-yaml.js";
+import { quote } from "./report-issues.js";
 import { readSimpleYaml } from "./simple-yaml.js";
 import { toPlain } from "./to-plain.js";
 import { validateFile, type WellFormedDependencies } from "./validate.js";
@@ -124,7 +125,12 @@ function buildWorkflow(data: unknown, source: Source & { locator: SourceLocator;
   const { file, now, folder, checkCwd, locator, problems } = source;
   const validated = validateFile(data, locator, problems);
   if (validated === undefined) throw new WorkflowError(problems.problems);
-  const inputs: DependencyInput[] = validated.tasks.map(({ id, dependsOn }) => ({ id, dependsOn: dependencyList(dependsOn) }));
+  // A dependency listed twice counts once, and is noted: likely a slip for another id.
+  const repeats = new Map<number, Array<{ index: number; id: string }>>();
+  const inputs: DependencyInput[] = validated.tasks.map(({ id, dependsOn }, task) => ({
+    id,
+    dependsOn: dependencyList(dependsOn, (index, dependency) => repeats.set(task, [...(repeats.get(task) ?? []), { index, id: dependency }])),
+  }));
   const order = orderTasks(inputs, locator, problems);
   const { header } = validated;
   if (problems.size > 0 || header === undefined) throw new WorkflowError(problems.problems);
@@ -134,6 +140,9 @@ function buildWorkflow(data: unknown, source: Source & { locator: SourceLocator;
     const { id, task } = validated.tasks[index]!;
     // Every task is valid here: one that was not left a problem, and we threw above.
     if (task === undefined) throw new Error(`task ${id} was not validated`);
+    for (const repeat of repeats.get(index) ?? []) {
+      noteAt(id, ["tasks", id, "dependsOn", repeat.index], `dependsOn lists ${quote(repeat.id)} more than once; it counts once`, context);
+    }
     return buildTask(id, task, inputs[index]!.dependsOn.map((dependency) => dependency.id), context);
   });
   if (problems.size > 0) throw new WorkflowError(problems.problems); // a backoff whose bounds come from both defaults and the task
@@ -143,14 +152,21 @@ function buildWorkflow(data: unknown, source: Source & { locator: SourceLocator;
   return workflow;
 }
 
-/** `dependsOn` as a list without repeats or items that are not ids, each entry keeping its index in the file for error positions. */
-function dependencyList(dependsOn: WellFormedDependencies): DependencyInput["dependsOn"] {
+/**
+ * `dependsOn` as a list without repeats or items that are not ids, each entry keeping its index
+ * in the file for error positions; `repeated` is told of each repeat (its index, the id).
+ */
+function dependencyList(dependsOn: WellFormedDependencies, repeated: (index: number, id: string) => void): DependencyInput["dependsOn"] {
   if (dependsOn === undefined) return [];
   if (typeof dependsOn === "string") return [{ id: dependsOn, index: undefined }];
   const seen = new Set<string>();
   const list: DependencyInput["dependsOn"] = [];
   for (const [index, id] of dependsOn.entries()) {
-    if (id === undefined || seen.has(id)) continue;
+    if (id === undefined) continue;
+    if (seen.has(id)) {
+      repeated(index, id);
+      continue;
+    }
     seen.add(id);
     list.push({ id, index });
   }

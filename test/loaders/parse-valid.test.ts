@@ -151,7 +151,12 @@ describe("parseWorkflow on a valid file", () => {
     expect(task).toEqual({ id: "t", type: "shell", run: "x", priority: "normal", retries: 0, backoff: { baseMs: 1000, maxMs: 30_000 }, env: {}, cwd: "/work/wf", dependsOn: [] });
   });
 
-  it("ignores a repeated dependency", () => {
-    expect(parse(yaml("tasks:", "  a: { run: x }", "  b: { run: x, dependsOn: [a, a] }")).tasks[1]!.dependsOn).toEqual(["a"]);
+  it("counts a repeated dependency once, and notes it where it is repeated: likely a slip for another id", () => {
+    const workflow = parse(yaml("tasks:", "  a: { run: x }", "  c: { run: x }", "  b: { run: x, dependsOn: [a, a, c, a] }"));
+    expect(workflow.tasks.find((task) => task.id === "b")!.dependsOn).toEqual(["a", "c"]);
+    expect(workflow.notes).toEqual([
+      '/work/wf/ci.yaml:4:31: task "b": dependsOn lists "a" more than once; it counts once',
+      '/work/wf/ci.yaml:4:37: task "b": dependsOn lists "a" more than once; it counts once',
+    ]);
   });
 });

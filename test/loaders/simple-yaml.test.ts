@@ -326,4 +326,9 @@ describe("parseWorkflow with the fast reader", () => {
     const workflow = parseWorkflow("tasks:\n  a:\n    run: x\n    runAt: 2020-01-01T00:00:00Z\n", "f.yaml", { now: Date.parse("2026-01-01T00:00:00Z") });
     expect(workflow.notes).toEqual([expect.stringMatching(/^f\.yaml:4:12: task "a": runAt 2020-01-01T00:00:00Z is in the past/)]);
   });
+
+  it("still gives a note with its position for a dependency listed twice", () => {
+    const workflow = parseWorkflow("tasks:\n  a: { run: x }\n  b:\n    run: x\n    dependsOn:\n      - a\n      - a\n", "f.yaml", { now: 0 });
+    expect(workflow.notes).toEqual(['f.yaml:7:9: task "b": dependsOn lists "a" more than once; it counts once']);
+  });
 });
