@@ -71,3 +71,21 @@ function shownRunId(value: unknown): string {
 
 /** How much of a long rejected run id an error shows. */
 const RUN_ID_SHOWN = 64;
+
+/** Shortest lease the CLI accepts: heartbeats come every third of it, and a pause longer than it loses the task. */
+const MIN_LEASE_MS = 1_000;
+/**
+ * Longest: a dead worker's tasks wait that long to be swept. (The worker's timers, like
+ * setTimeout, end at 24.8 days; past that a lease would run out at once.)
+ */
+const MAX_LEASE_MS = 24 * 3_600_000;
+
+/** `--lease` of `worker` and `run --store`: a duration from 1s to 24h, in ms. */
+export function leaseFlag(value: unknown): number {
+  // Not any duration's range (0 to 30 days): a lease's.
+  const ms = durationFlag("--lease", value, "a duration like 30s, 5m or 1h, from 1s to 24h");
+  // A zero lease would make the heartbeat and orphan-sweep timers fire back to back against the database.
+  if (ms < MIN_LEASE_MS) throw new UsageError(`--lease: ${JSON.stringify(value)} is shorter than the minimum of 1s`);
+  if (ms > MAX_LEASE_MS) throw new UsageError(`--lease: ${JSON.stringify(value)} is longer than the maximum of 24h`);
+  return ms;
+}

@@ -32,6 +32,7 @@ export function buildProgram(version: string): Command {
     .option("--store <url>", "run durably through PostgreSQL (default: TASKQ_STORE when set)")
     .option("--store-schema <name>", "PostgreSQL schema of the store (default: TASKQ_STORE_SCHEMA, else taskq)")
     .option("--run-id <id>", "with --store: the run's id (submitting the same id again is idempotent)")
+    .option("--lease <duration>", "with --store: lease length, renewed by heartbeat every third of it (default: 30s)")
     .action(async (file: string, flags: Record<string, unknown>) => {
       const { runCommand } = await import("./commands/run.js");
       process.exitCode = await runCommand(file, flags);

@@ -20,6 +20,8 @@ export interface DurableRunOptions extends StoreFlags {
   /** As asked for (`--output`); plain lines unless `json`. */
   output?: OutputMode;
   runId?: string;
+  /** The lease this process's worker takes (`--lease`); the worker's default when not given. */
+  leaseMs?: number;
 }
 
 /**

@@ -419,6 +419,29 @@ tasks:
     expect(await eventually(async () => (await findGuards(worker.cli.child.pid!)).length === 0, 5_000)).toBe(true);
   });
 
+  it("run --store --lease 2s: its worker takes that lease; SIGKILLed mid-task, the run ends on another worker within seconds, not after the default 30s", async () => {
+    const file = await hangsOnFirstRun("run-lease");
+    const runId = `lease-${randomBytes(3).toString("hex")}`;
+    runIds.push(runId);
+    const run = startCli(["run", file, "--log-dir", ws.logs, "--run-id", runId, "--lease", "2s", "--output", "plain"], { cwd: ws.dir, env: { ...ENV } });
+    workers.push(run);
+    expect(await eventually(() => run.stdout().includes("job | first"))).toBe(true);
+    const left = async () =>
+      Number((await store.pool.query<{ left: string }>(`SELECT extract(epoch FROM lease_expires_at - now()) AS left FROM "${SCHEMA}".tasks WHERE run_id = $1`, [runId])).rows[0]?.left);
+    // Renewed every third of it: never more than 2 s ahead.
+    expect(await left()).toBeLessThanOrEqual(2);
+    run.child.kill("SIGKILL");
+    await run.done;
+    const worker = await startWorker(["-j", "1", "--lease", "2s"]);
+    const status = await waitForRun(runId, 15_000);
+    expect(taskOf(status, "job")).toMatchObject({ state: "failed", attempts: 1 });
+    expect((await stopWorker(worker)).code).toBe(143);
+    // And a local run has no lease to take.
+    const local = await taskq(["run", file, "--lease", "2s", "--store", ""]);
+    expect(local.code).toBe(2);
+    expect(local.stderr).toContain("--lease needs a store (--store or TASKQ_STORE)");
+  });
+
   it("--metrics-port 0 prints the URL; /metrics counts attempts, retries, completions and an orphan recovered after a worker was killed", async () => {
     const state = path.join(ws.dir, `flaky-${randomBytes(3).toString("hex")}`);
     const file = await workflowFile(

@@ -4,7 +4,7 @@ import type { ChangedTask, RunStatus, PostgresStore, SubmitResult, TaskStatusRow
 import { TaskqError, UsageError } from "../../errors.js";
 import { DURATION_PATTERN, parseDuration } from "../../loaders/duration.js";
 import { isTransientError } from "../../store/postgres/transient.js";
-import { concurrencyFlag, durationFlag, logDirFlag, runIdArgument, runIdFlag, workflowFileArgument } from "../flags.js";
+import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, runIdArgument, runIdFlag, workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
 import { createColors } from "../render/colors.js";
 import { formatSummary, unfinishedCount, unfinishedParts } from "../render/summary-text.js";
@@ -367,23 +367,6 @@ function countsLine(status: RunStatus): string {
   const unfinished = unfinishedCount(counts);
   const done = `${counts.SUCCEEDED} succeeded, ${counts.FAILED} failed, ${counts.CANCELLED} cancelled`;
   return unfinished === 0 ? done : `${done}, ${unfinished} unfinished (${unfinishedParts(counts)})`;
-}
-
-/** Shortest lease the CLI accepts: heartbeats come every third of it, and a pause longer than it loses the task. */
-const MIN_LEASE_MS = 1_000;
-/**
- * Longest: a dead worker's tasks wait that long to be swept. (The worker's timers, like
- * setTimeout, end at 24.8 days; past that a lease would run out at once.)
- */
-const MAX_LEASE_MS = 24 * 3_600_000;
-
-function leaseFlag(value: unknown): number {
-  // Not any duration's range (0 to 30 days): a lease's.
-  const ms = durationFlag("--lease", value, "a duration like 30s, 5m or 1h, from 1s to 24h");
-  // A zero lease would make the heartbeat and orphan-sweep timers fire back to back against the database.
-  if (ms < MIN_LEASE_MS) throw new UsageError(`--lease: ${JSON.stringify(value)} is shorter than the minimum of 1s`);
-  if (ms > MAX_LEASE_MS) throw new UsageError(`--lease: ${JSON.stringify(value)} is longer than the maximum of 24h`);
-  return ms;
 }
 
 function hostFlag(host: string, port: unknown): string {

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { UsageError } from "../../errors.js";
-import { durationFlag, concurrencyFlag, logDirFlag, runIdFlag, workflowFileArgument } from "../flags.js";
+import { durationFlag, concurrencyFlag, leaseFlag, logDirFlag, runIdFlag, workflowFileArgument } from "../flags.js";
 import type { OutputMode } from "../render/index.js";
 
 
@@ -15,6 +15,7 @@ export interface RunFlags {
   store?: unknown;
   storeSchema?: unknown;
   runId?: unknown;
+  lease?: unknown;
 }
 
 /** `taskq run FILE`: validates, then runs locally (or durably with --store). Returns the exit code. */
@@ -28,6 +29,9 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   const runId = runIdFlag(flags.runId);
   // A local run's id is made from the time (its log folder must be new): a given one would be ignored.
   if (local && runId !== undefined) throw new UsageError("--run-id needs a store (--store or TASKQ_STORE): a local run's id is made from the time");
+  // A local run holds no lease: its tasks are this process's alone.
+  if (local && flags.lease !== undefined) throw new UsageError("--lease needs a store (--store or TASKQ_STORE): a local run's tasks are leased to no one");
+  const leaseMs = flags.lease === undefined ? undefined : leaseFlag(flags.lease);
   // Start loading the local runner while the file is read and parsed: module reads overlap the parse.
   const runner = flags.dryRun === true || !local ? undefined : import("../run-local.js");
   void runner?.catch(() => {}); // awaited below; an invalid file must not leave an unhandled rejection
@@ -65,6 +69,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
       storeSchema: flags.storeSchema,
       json: common.output === "json",
       ...(runId === undefined ? {} : { runId }),
+      ...(leaseMs === undefined ? {} : { leaseMs }),
     });
   }
   const { runLocal } = await (runner ?? import("../run-local.js"));
