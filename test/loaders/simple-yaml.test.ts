@@ -245,7 +245,9 @@ describe("readSimpleYaml", () => {
       }),
       { numRuns: RUNS },
     );
-    expect(counts.simple).toBeGreaterThan(RUNS / 10);
+    // ~11% are read by the fast path (300-370 of 3,000): one with a note to give (a dependency
+    // listed twice, say) goes to the full path, for the note's position.
+    expect(counts.simple).toBeGreaterThan(RUNS / 15);
     expect(counts.declined).toBeGreaterThan(RUNS / 10);
     expect(readLiterals).toBeGreaterThan(RUNS / 100);
     if (process.env.SIMPLE_YAML_RUNS) console.log("generated", counts, "with literal blocks read", readLiterals);
