@@ -66,9 +66,9 @@ export interface PlannedConcurrency {
 
 /**
  * `taskq run --dry-run`: the plan, one task a line, in start order, with where each would run
- * (when not in the workflow's folder: as its `cwd` says, from there) and the names of the variables it would get from the file (not their values:
- * a plan goes to CI logs). As JSON (`--output json`): one object per line, the plan's own, then
- * each task's, then the notes.
+ * (when not in the workflow's folder: its `cwd` from there) and the names of the variables the
+ * file gives it (not their values: a plan goes to CI logs). As JSON (`--output json`): one
+ * object per line, the plan's own, then each task's, then the notes.
  */
 export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json = false): void {
   const { concurrency, requested } = planned;
