@@ -65,6 +65,12 @@ def set_size(cols, rows):
 
 
 set_size(*size(args.size))
+# NOFLSH: the line discipline would otherwise discard the output not yet read here when a typed
+# ^C or ^Z makes it send a signal (as a terminal does with what it has not drawn yet). A driver
+# slowed by a loaded machine has unread output then: the replay would miss bytes taskq wrote.
+attributes = termios.tcgetattr(slave)
+attributes[3] |= termios.NOFLSH
+termios.tcsetattr(slave, termios.TCSANOW, attributes)
 
 
 def session():
