@@ -29,7 +29,7 @@ interface Resize {
 async function runOnPty(
   yaml: string,
   size: Size,
-  { resize, ...rest }: { resize?: Resize } & Pick<PtyOptions, "key" | "bgFg"> = {},
+  { resize, ...rest }: { resize?: Resize } & Pick<PtyOptions, "key" | "bgFg" | "flush"> = {},
 ): Promise<{ bytes: Buffer; resizedAt: number | null; echo: boolean }> {
   const ws = await workspace(yaml);
   logRoots.push(ws.logs);
@@ -149,6 +149,19 @@ describe("the live board on a terminal", () => {
     expect(inBackground).not.toContain("\x1b[?25l");
     expect(inBackground).not.toContain("done");
     expect(after).toContain("0/1 done");
+    const lines = await screen(bytes, size, undefined, false);
+    expect(lines.filter((line) => BOARD_LINE.test(line))).toEqual([]);
+    for (let i = 1; i <= 8; i++) expect(lines.filter((line) => line === `a | a-${i}`)).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith("Summary: 1 succeeded, 0 failed"))).toHaveLength(1);
+    expect(echo).toBe(true);
+  });
+
+  it("keeps its lines on a terminal that is behind when Ctrl-Z is typed: noflsh while the board is up, so the terminal drops none of them", async () => {
+    // The terminal's default: a typed ^Z discards the output it has not drawn yet. Here it has not read
+    // for 2.5 s, six task lines and many redraws; with flushing on, 4 of the 8 lines were lost.
+    const yaml = 'tasks:\n  a: { run: "for i in 1 2 3 4 5 6 7 8; do echo a-$i; sleep 0.4; done" }\n';
+    const size = { cols: 80, rows: 24 };
+    const { bytes, echo } = await runOnPty(yaml, size, { key: { text: "\x1a", when: "a-1", lag: 2.5 }, bgFg: 1.2, flush: true });
     const lines = await screen(bytes, size, undefined, false);
     expect(lines.filter((line) => BOARD_LINE.test(line))).toEqual([]);
     for (let i = 1; i <= 8; i++) expect(lines.filter((line) => line === `a | a-${i}`)).toHaveLength(1);

@@ -1,7 +1,8 @@
 """Runs a command on a real pty, as a terminal would, and keeps every byte it writes there.
 
   python3 pty-run.py --out FILE --size COLSxROWS [--resize COLSxROWS --when REGEX --count N --then REGEX --touch FILE]
-                    [--key TEXT --key-when REGEX [--key-gap SECONDS]] [--background | --bg-fg SECONDS] -- CMD...
+                    [--key TEXT --key-when REGEX [--key-gap SECONDS] [--key-lag SECONDS]] [--flush]
+                    [--background | --bg-fg SECONDS] -- CMD...
 
 The command leads its own session with the pty as its terminal. With --resize: once REGEX has
 matched N times in the output, and --then matched after the last of those (the board drawn
@@ -43,6 +44,8 @@ parser.add_argument("--touch")
 parser.add_argument("--key")
 parser.add_argument("--key-when")
 parser.add_argument("--key-gap", type=float, default=0)
+parser.add_argument("--key-lag", type=float, default=0)
+parser.add_argument("--flush", action="store_true")
 parser.add_argument("--background", action="store_true")
 parser.add_argument("--bg-fg", type=float)
 parser.add_argument("--timeout", type=float, default=60)
@@ -68,9 +71,12 @@ set_size(*size(args.size))
 # NOFLSH: the line discipline would otherwise discard the output not yet read here when a typed
 # ^C or ^Z makes it send a signal (as a terminal does with what it has not drawn yet). A driver
 # slowed by a loaded machine has unread output then: the replay would miss bytes taskq wrote.
-attributes = termios.tcgetattr(slave)
-attributes[3] |= termios.NOFLSH
-termios.tcsetattr(slave, termios.TCSANOW, attributes)
+# With --flush the terminal keeps its default, and --key-lag stops reading for that many seconds
+# before the key is typed: a slow terminal, for what the command does about it.
+if not args.flush:
+    attributes = termios.tcgetattr(slave)
+    attributes[3] |= termios.NOFLSH
+    termios.tcsetattr(slave, termios.TCSANOW, attributes)
 
 
 def session():
@@ -146,6 +152,7 @@ while open_ and time.monotonic() < deadline:
     open_ = read(0.05)
     if args.key and not key_sent and re.search(args.key_when, captured.decode("utf-8", "replace")):
         key_sent = True
+        time.sleep(args.key_lag)
         if args.key_gap > 0:
             keys_due = [(time.monotonic() + i * args.key_gap, c) for i, c in enumerate(args.key)]
         else:

@@ -18,8 +18,13 @@ export interface PtyOptions {
   size: Size;
   /** Resized to `to` once `when` has matched `count` times in the output and the board is drawn below; `touch` is made then. */
   resize?: { to: Size; when: string; count: number; touch: string };
-  /** Typed on the terminal once `when` matches the output ("\x03": Ctrl-C); with `gap`, a character every `gap` seconds. */
-  key?: { text: string; when: string; gap?: number };
+  /**
+   * Typed on the terminal once `when` matches the output ("\x03": Ctrl-C); with `gap`, a character
+   * every `gap` seconds; with `lag`, after that many seconds of not reading the output (a slow terminal).
+   */
+  key?: { text: string; when: string; gap?: number; lag?: number };
+  /** The terminal discards the output not yet read when a typed ^C or ^Z signals, as by default (the driver otherwise sets NOFLSH). */
+  flush?: boolean;
   /** Run as a shell's background job (`taskq ... &`). */
   background?: boolean;
   /** Run as a shell's foreground job which, once stopped (Ctrl-Z as `key`), is continued with `bg`, then after this many seconds brought back with `fg` ("$ bg" and "$ fg" printed). */
@@ -38,7 +43,8 @@ export async function taskqOnPty(args: string[], options: PtyOptions, env: NodeJ
     "--out", out,
     "--size", `${options.size.cols}x${options.size.rows}`,
     ...(resize === undefined ? [] : ["--resize", `${resize.to.cols}x${resize.to.rows}`, "--when", resize.when, "--count", `${resize.count}`, "--then", String.raw`\d+/\d+ done`, "--touch", resize.touch]),
-    ...(key === undefined ? [] : ["--key", key.text, "--key-when", key.when, ...(key.gap === undefined ? [] : ["--key-gap", String(key.gap)])]),
+    ...(key === undefined ? [] : ["--key", key.text, "--key-when", key.when, ...(key.gap === undefined ? [] : ["--key-gap", String(key.gap)]), ...(key.lag === undefined ? [] : ["--key-lag", String(key.lag)])]),
+    ...(options.flush === true ? ["--flush"] : []),
     ...(options.background === true ? ["--background"] : []),
     ...(options.bgFg === undefined ? [] : ["--bg-fg", String(options.bgFg)]),
   ];

@@ -13,6 +13,11 @@ const STTY_TIMEOUT_MS = 2000;
  * is typed stays in the terminal's buffer for the shell after taskq ends (type-ahead), which
  * shows it as it reads it.
  *
+ * `noflsh` too: a typed Ctrl-C or Ctrl-Z otherwise makes the terminal discard the output it
+ * has not drawn yet, and what it drops may be task lines or a redraw's clearing of the board's
+ * rows (a board line then stays behind); the stop that follows a Ctrl-C is reported on the
+ * board, so the output needs no flushing to feel prompt.
+ *
  * Node has no call for one termios flag (setRawMode switches signals off too), so `stty` does
  * it, on stdin: the terminal's settings are saved first (`stty -g`) and given back when the
  * board goes away for Ctrl-Z. At exit Node itself restores the settings its terminal had when
@@ -24,11 +29,11 @@ export class TerminalEcho {
   /** The settings before echo went off (`stty -g`); undefined while echo is as it was. */
   #saved: string | undefined;
 
-  /** Turns echo off, if stdin is a terminal in the foreground; true if it is off now. */
+  /** Turns echo off (and output flushing at Ctrl-C), if stdin is a terminal in the foreground; true if it is off now. */
   off(): boolean {
     if (this.#saved !== undefined) return true;
     if (process.stdin.isTTY !== true || inBackground()) return false;
-    const result = spawnSync("sh", ["-c", 'saved=$(stty -g) && stty -echo && printf "%s" "$saved"'], {
+    const result = spawnSync("sh", ["-c", 'saved=$(stty -g) && stty -echo noflsh && printf "%s" "$saved"'], {
       stdio: ["inherit", "pipe", "ignore"],
       encoding: "utf8",
       timeout: STTY_TIMEOUT_MS,
