@@ -129,7 +129,11 @@ function buildWorkflow(data: unknown, source: Source & { locator: SourceLocator;
   const repeats = new Map<number, Array<{ index: number; id: string }>>();
   const inputs: DependencyInput[] = validated.tasks.map(({ id, dependsOn }, task) => ({
     id,
-    dependsOn: dependencyList(dependsOn, (index, dependency) => repeats.set(task, [...(repeats.get(task) ?? []), { index, id: dependency }])),
+    dependsOn: dependencyList(dependsOn, (index, dependency) => {
+      const list = repeats.get(task) ?? [];
+      list.push({ index, id: dependency });
+      repeats.set(task, list);
+    }),
   }));
   const order = orderTasks(inputs, locator, problems);
   const { header } = validated;

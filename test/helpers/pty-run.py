@@ -12,7 +12,9 @@ code, the byte offset at which the pty was resized (a replay resizes its screen 
 whether the terminal echoes what is typed once the command has ended.
 With --key: once REGEX matches the output, TEXT is typed on the terminal (Ctrl-C: its line
 discipline sends SIGINT to the foreground group); with --key-gap, one character at a time, that
-many seconds apart. With --background: the command runs as a
+many seconds apart; with --key-lag, after that many seconds of not reading the output (a slow
+terminal). The pty has NOFLSH set, so a typed ^C or ^Z discards none of the output not read yet;
+--flush keeps the terminal's default, which discards it. With --background: the command runs as a
 shell's background job (`cmd &`), in a process group of its own that is not the terminal's
 foreground group. With --bg-fg: the command runs as a shell's foreground job; once it stops
 (Ctrl-Z, typed with --key), the shell takes the terminal back, prints "$ bg", continues the job in

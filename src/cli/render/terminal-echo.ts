@@ -29,10 +29,9 @@ export class TerminalEcho {
   /** The settings before echo went off (`stty -g`); undefined while echo is as it was. */
   #saved: string | undefined;
 
-  /** Turns echo off (and output flushing at Ctrl-C), if stdin is a terminal in the foreground; true if it is off now. */
-  off(): boolean {
-    if (this.#saved !== undefined) return true;
-    if (process.stdin.isTTY !== true || inBackground()) return false;
+  /** Turns echo off (and output flushing at Ctrl-C), if stdin is a terminal in the foreground. */
+  off(): void {
+    if (this.#saved !== undefined || process.stdin.isTTY !== true || inBackground()) return;
     const result = spawnSync("sh", ["-c", 'saved=$(stty -g) && stty -echo noflsh && printf "%s" "$saved"'], {
       stdio: ["inherit", "pipe", "ignore"],
       encoding: "utf8",
@@ -41,9 +40,7 @@ export class TerminalEcho {
     });
     const saved = result.status === 0 ? result.stdout.trim() : "";
     // A settings string is letters, digits and colons: anything else is not stty's answer.
-    if (!/^[\w:]+$/.test(saved)) return false;
-    this.#saved = saved;
-    return true;
+    if (/^[\w:]+$/.test(saved)) this.#saved = saved;
   }
 
   /** Gives the terminal its settings from before off(), if echo is off. */
