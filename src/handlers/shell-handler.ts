@@ -11,6 +11,7 @@ import { Tail } from "./line-splitter.js";
 import { attemptLine, closeLogFile, logPathsIn, openLogFile, openLogFileAsync, type LogFile } from "./log-file.js";
 import { exitedByItself, registerProcessGroup, TASKQ_PID_VARIABLE, unregisterProcessGroup } from "./process-groups.js";
 import { formatDuration } from "./format-duration.js";
+import { OpenTimes } from "./open-times.js";
 import { GroupTerminator, type Leftovers } from "./terminate-group.js";
 import type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";
 
@@ -100,13 +101,13 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
   // A log file is made on this thread, where that is cheap; where the disk makes it slow, in
   // the thread pool while this thread starts and reaps the other tasks (see SLOW_OPEN_MS).
   const slowOpenMs = options.slowLogOpenMs ?? SLOW_OPEN_MS;
-  let openMs = 0;
+  const openTimes = new OpenTimes();
   let openedLater = 0;
   const openLog = (logPath: string, attempt: number): LogFile | Promise<LogFile> => {
-    if (openMs > slowOpenMs && ++openedLater % PROBE_OPEN_EVERY !== 0) return openLogLater(logPath, attempt);
+    if (openTimes.median() > slowOpenMs && ++openedLater % PROBE_OPEN_EVERY !== 0) return openLogLater(logPath, attempt);
     const start = performance.now();
     const log = openLogNow(logPath, attempt);
-    openMs += (performance.now() - start - openMs) / 4;
+    openTimes.add(performance.now() - start);
     return log;
   };
 
@@ -420,3 +421,4 @@ function noteOnce(what: string, sink: OutputSink, text: () => string): void {
   noted.add(what);
   sink.note(text());
 }
+

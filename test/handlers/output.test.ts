@@ -103,7 +103,8 @@ describe("shell handler: log write errors", () => {
   });
 
   it("with logs opened in the thread pool (a slow disk): the same logs, a removed folder made again, and a log that cannot be opened starts nothing", async () => {
-    harness = await createHarness({ slowLogOpenMs: 0 }); // the first log on this thread, the rest in the pool
+    harness = await createHarness({ slowLogOpenMs: 0 }); // the first five logs on this thread (timed), the rest in the pool
+    for (let i = 0; i < 5; i++) await harness.run("true", { id: `timed${i}` });
     await harness.run("echo one", { id: "one" });
     await harness.run("echo two", { id: "two" });
     expect(await readFile(harness.logPath("two"), "utf8")).toBe("two\n");
