@@ -1,7 +1,7 @@
 // Shared helpers for the CLI benchmarks: timing child processes, peak RSS, medians, tables.
 // Plain ESM, no imports from src: every benchmark spawns bin/taskq and its baselines.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -130,3 +130,14 @@ export function numberArg(name, fallback) {
   return at > 0 ? Number(process.argv[at + 1]) : fallback;
 }
 
+/** Microseconds to create (and close) one empty file in `dir`: the part of a task's cost that is the filesystem's. */
+export function fileCreationMicros(dir, count = 300) {
+  const folder = mkdtempSync(join(dir, "create-"));
+  try {
+    const start = performance.now();
+    for (let i = 0; i < count; i++) closeSync(openSync(join(folder, `${i}.log`), "w"));
+    return ((performance.now() - start) * 1000) / count;
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}

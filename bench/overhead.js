@@ -2,9 +2,9 @@
 // spawn loop (child_process.spawn of `sh -c true`, 2 in flight, stdio ignored), xargs -P2
 // and GNU parallel -j2.   node bench/overhead.js [--runs N] [--tasks N]
 import { execFileSync } from "node:child_process";
-import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { alternate, isMain, log, measure, median, ms, msCell, numberArg, ROOT, rssCell, scratch, table, TASKQ, verdict } from "./lib.js";
+import { alternate, fileCreationMicros, isMain, log, measure, median, ms, msCell, numberArg, ROOT, rssCell, scratch, table, TASKQ, verdict } from "./lib.js";
 import { independentTasks } from "./workflows.js";
 
 function hasParallel() {
@@ -12,18 +12,6 @@ function hasParallel() {
     return /GNU parallel/.test(execFileSync("parallel", ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
   } catch {
     return false;
-  }
-}
-
-/** Microseconds to create (and close) one empty file in `dir`: the part of a task's cost that is the filesystem's. */
-function fileCreationMicros(dir, count = 300) {
-  const folder = mkdtempSync(join(dir, "create-"));
-  try {
-    const start = performance.now();
-    for (let i = 0; i < count; i++) closeSync(openSync(join(folder, `${i}.log`), "w"));
-    return ((performance.now() - start) * 1000) / count;
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
   }
 }
 
