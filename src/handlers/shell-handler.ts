@@ -21,11 +21,12 @@ const DRAIN_IDLE_MS = 150;
 const DRAIN_MAX_MS = 5000;
 /**
  * Creating a task's log file on taskq's main thread blocks every other task's start and
- * end meanwhile. Where it takes longer than this (averaged over the last few), logs are
- * opened in libuv's thread pool instead, the command starting once its log is open. A
- * round trip through the pool costs more than a cheap create: on tmpfs (~10 us) 1,000
- * `true` tasks took ~11% longer that way; where ext4 took ~600 us per create (right after
- * thousands of files were deleted), ~12% less (one pool thread, see thread-pool.ts).
+ * end meanwhile. Where it takes longer than this (the median of the last few, see
+ * OpenTimes), logs are opened in libuv's thread pool instead, the command starting once its
+ * log is open. A round trip through the pool costs more than a cheap create: on tmpfs
+ * (~10 us) 1,000 `true` tasks took ~11% longer that way; where ext4 took ~600 us per create
+ * (right after thousands of files were deleted), ~12% less on a VM with ~8 ms forks (one
+ * pool thread, see thread-pool.ts), within the noise either way on one with ~1.5 ms forks.
  */
 const SLOW_OPEN_MS = 0.25;
 /** While logs are opened in the pool, one in this many is opened here, timed, to notice a disk fast again. */
@@ -421,4 +422,3 @@ function noteOnce(what: string, sink: OutputSink, text: () => string): void {
   noted.add(what);
   sink.note(text());
 }
-
