@@ -25,8 +25,8 @@ const DRAIN_MAX_MS = 5000;
  * OpenTimes), logs are opened in libuv's thread pool instead, the command starting once its
  * log is open. A round trip through the pool costs more than a cheap create: on tmpfs
  * (~10 us) 1,000 `true` tasks took ~11% longer that way; where ext4 took ~600 us per create
- * (right after thousands of files were deleted), ~12% less on a VM with ~8 ms forks (one
- * pool thread, see thread-pool.ts), within the noise either way on one with ~1.5 ms forks.
+ * (right after thousands of files were deleted), ~12% less (one pool thread, see
+ * thread-pool.ts). On another VM, with creates at 0.2-1 ms, within the noise either way.
  */
 const SLOW_OPEN_MS = 0.25;
 /** While logs are opened in the pool, one in this many is opened here, timed, to notice a disk fast again. */
