@@ -69,7 +69,7 @@ export async function run({ runs = 5 } = {}) {
       ]),
       "",
       `- tasks that waited on a timer per run: ${perRun.map((r) => r.timed).join(", ")} of ${TASKS} (\`delay\` counts from the start of the run, so none is due at submission; one that was would not count).`,
-      `- time inside spawn() for the ${TASKS} tasks (forking, and waiting for the child's exec, on the main thread), median per run: ${median(perRun.map((r) => r.floorSpawnMs))} ms for the floor, ${median(perRun.map((r) => r.heldSpawnMs))} ms for the held floor, of the ${SPREAD_MS} ms over which the tasks fall due. Near the whole, a fork made ahead still holds back the releases due meanwhile.`,
+      `- time inside spawn() for the ${TASKS} tasks (forking, and waiting for the child's exec, on the main thread), median per run: ${median(perRun.map((r) => r.floorSpawnMs))} ms for the floor, ${median(perRun.map((r) => r.heldSpawnMs))} ms for the held floor, of the ${SPREAD_MS} ms over which the tasks fall due. Each fork, made ahead or at the task's time, holds the main thread: a release or timer due meanwhile waits for it.`,
       `- p50 <= 5 ms: ${verdict(p50 <= 5)}; p99 <= 20 ms: ${verdict(p99 <= 20)} (targets are for an idle machine; the floor's p99 is what this machine allows a single-threaded Node spawner: spawn() forks on the main thread and holds back every timer due meanwhile); taskq peak RSS ${rss.length ? Math.round(median(rss) / 1024) : "n/a"} MiB.`,
     ].join("\n");
     return { title: "Scheduling precision", markdown, targets };
