@@ -18,18 +18,21 @@ export function decodeText(input: string | Uint8Array): DecodedText {
 
 /** Said of a file whose lines end in CR alone; see crOnlyLineEnding. */
 export const CR_ONLY_MESSAGE = "line endings are CR only (classic Mac): convert them to LF";
+/** Said of a file where some lines, not all, end in CR alone. */
+export const CR_MIXED_MESSAGE = "this line ends in CR alone (classic Mac), as lines before or after it do not: convert the line endings to LF";
 
 /**
  * The offset of the first line break of a text whose lines end in CR alone (classic Mac OS),
- * else undefined. yaml takes only LF and CRLF as line breaks, so it read such a file as one
- * line and told of a nested mapping, with a hint to quote `: ` that did not help. A text with
- * any LF is left alone (a CR in it is yaml's to judge). Cheap: a usual file has an LF near
- * its start.
+ * or of the first CR alone in a text whose other lines end in LF or CRLF (`mixed`), else
+ * undefined. yaml takes only LF and CRLF as line breaks, so it read such lines as one and
+ * told of a nested mapping, with a hint to quote `: ` that did not help. YAML itself counts a
+ * CR alone as a line break, never as text. Cheap: a usual file has no CR.
  */
-export function crOnlyLineEnding(text: string): number | undefined {
-  if (text.includes("\n")) return undefined;
-  const cr = text.indexOf("\r");
-  return cr === -1 ? undefined : cr;
+export function crOnlyLineEnding(text: string): { offset: number; mixed: boolean } | undefined {
+  for (let cr = text.indexOf("\r"); cr !== -1; cr = text.indexOf("\r", cr + 1)) {
+    if (text.charCodeAt(cr + 1) !== 0x0a) return { offset: cr, mixed: text.includes("\n") };
+  }
+  return undefined;
 }
 
 function stripBom(text: string): string {
@@ -39,12 +42,11 @@ function stripBom(text: string): string {
 /** Finds the first invalid byte; only called once decoding failed, so speed does not matter. */
 function describeBadByte(bytes: Uint8Array): DecodedText {
   const offset = firstInvalidByte(bytes);
-  // Lines as the file's editor shows them: a file with no LF has CR-only lines (see crOnlyLineEnding).
-  const lineBreak = bytes.includes(0x0a) ? 0x0a : 0x0d;
+  // Lines as the file's editor shows them: a CR alone ends a line too (see crOnlyLineEnding).
   let lineStart = 0;
   let line = 1;
   for (let index = 0; index < offset; index++) {
-    if (bytes[index] === lineBreak) {
+    if (bytes[index] === 0x0a || (bytes[index] === 0x0d && bytes[index + 1] !== 0x0a)) {
       line++;
       lineStart = index + 1;
     }

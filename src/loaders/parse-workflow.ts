@@ -1,7 +1,7 @@
 import { dirname, resolve } from "node:path";
 import { buildTask, noteAt, type BuildContext, type Workflow } from "./build-workflow.js";
 import { findTaskPastLimit, lineColumnOf, tooManyTasksMessage } from "./count-tasks.js";
-import { CR_ONLY_MESSAGE, crOnlyLineEnding, decodeText } from "./decode-text.js";
+import { CR_MIXED_MESSAGE, CR_ONLY_MESSAGE, crOnlyLineEnding, decodeText } from "./decode-text.js";
 import { orderTasks, type DependencyInput } from "./dependency-graph.js";
 import { MAX_FILE_BYTES } from "./limits.js";
 import { Locator, type SourceLocator } from "./locator.js";
@@ -40,9 +40,9 @@ export function parseWorkflow(text: string | Buffer, file: string, options: Pars
   if (text.length > MAX_FILE_BYTES) throw new WorkflowError([{ file, line: 1, col: 1, message: tooLargeMessage(text.length) }]);
   const decoded = decodeText(text);
   if (!decoded.ok) throw new WorkflowError([{ file, line: decoded.line, col: decoded.col, message: decoded.message }]);
-  // A file of CR-only lines is refused, with its other problems read as its editor shows its lines.
+  // A file with lines that end in CR alone is refused, with its other problems read as its editor shows its lines.
   const crOnly = crOnlyLineEnding(decoded.text);
-  const content = crOnly === undefined ? decoded.text : decoded.text.replaceAll("\r", "\n");
+  const content = crOnly === undefined ? decoded.text : decoded.text.replace(/\r(?!\n)/g, "\n");
   refuseTooManyTasks(content, file);
   if (options.simple !== false && crOnly === undefined) {
     const workflow = simpleWorkflow(content, source);
@@ -50,7 +50,7 @@ export function parseWorkflow(text: string | Buffer, file: string, options: Pars
   }
   const parsed = readYaml(content, file);
   const problems = parsed.problems;
-  if (crOnly !== undefined) problems.atOffset(crOnly, CR_ONLY_MESSAGE);
+  if (crOnly !== undefined) problems.atOffset(crOnly.offset, crOnly.mixed ? CR_MIXED_MESSAGE : CR_ONLY_MESSAGE);
   if (!("document" in parsed)) throw new WorkflowError(problems.problems);
   const plain = toPlain(parsed.document, problems);
   return buildWorkflow(plain.value, { ...source, locator: new Locator(parsed.document, plain.aliasTargets), problems });

@@ -9,6 +9,8 @@ export class ProblemList {
   readonly #textLength: number;
   /** Two checks may catch the same fault; the user should read it once. */
   readonly #seen = new Set<string>();
+  /** Offsets of values an earlier problem already explains (see explained). */
+  readonly #explained = new Set<number>();
 
   constructor(file: string, lineCounter?: LineCounter, textLength = 0) {
     this.#file = file;
@@ -22,6 +24,20 @@ export class ProblemList {
     const clamped = Math.max(0, Math.min(offset, this.#textLength));
     const { line, col } = this.#lineCounter.linePos(clamped);
     this.at(line, col, message);
+  }
+
+  /**
+   * Marks the value at `offset` as explained by a problem just reported there (an unknown
+   * alias, read as nothing; a mapping whose keys were all refused): what later checks find
+   * wrong with that value (`got nothing (null)`, "is empty") follows from it, and is not said.
+   */
+  explained(offset: number): void {
+    this.#explained.add(offset);
+  }
+
+  /** atOffset, unless the value at `offset` is already explained (see explained). */
+  followOn(offset: number, message: string): void {
+    if (!this.#explained.has(offset)) this.atOffset(offset, message);
   }
 
   /** `line:col` of an offset, for messages that point at a second place. */

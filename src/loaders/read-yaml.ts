@@ -52,7 +52,7 @@ function reportYamlErrors(errors: YAMLError[], problems: ProblemList, tokens: CS
   let shown = 0;
   for (const [index, error] of errors.entries()) {
     // Where the mistake was made, when yaml names where it gave up (the end of the file, often).
-    const unclosed = unclosedOpener(error, tokens, problems);
+    const unclosed = unclosedOpener(error, tokens, problems, text);
     const at = unclosed?.offset ?? misalignedKey(error, text) ?? error.pos[0];
     const line = problems.lineCol(at).split(":")[0]!;
     if (lines.has(line)) continue;
@@ -85,7 +85,7 @@ function lineAt(text: string, offset: number): string {
  * the file or of the block: the quoted string or flow collection that holds that place (the
  * last one opened before it, for a collection) is where the mistake is. Undefined for other errors.
  */
-function unclosedOpener(error: YAMLError, tokens: CST.Token[], problems: ProblemList): { offset: number; message: string } | undefined {
+function unclosedOpener(error: YAMLError, tokens: CST.Token[], problems: ProblemList, text: string): { offset: number; message: string } | undefined {
   const quote = error.code === "MISSING_CHAR" ? /^Missing closing (["'])quote/.exec(error.message)?.[1] : undefined;
   const flow = error.code === "BAD_INDENT" ? /^Flow (sequence|map) in block collection must be sufficiently indented and end with a ([\]}])/.exec(error.message) : null;
   if (quote === undefined && flow === null) return undefined;
@@ -98,9 +98,42 @@ function unclosedOpener(error: YAMLError, tokens: CST.Token[], problems: Problem
   });
   if (found === undefined) return undefined;
   const until = problems.lineCol(gaveUp);
+  const closedAt = quote === undefined ? undefined : closingQuoteAfter(text, gaveUp, quote);
+  if (closedAt !== undefined) {
+    return {
+      offset: found.offset,
+      message: `this ${quote} is closed at ${problems.lineCol(closedAt)}, but yaml ended the string at ${until}: a quoted string's lines after its first must be indented more than the line it starts on`,
+    };
+  }
   if (quote !== undefined) return { offset: found.offset, message: `this ${quote} is never closed: the string runs on to ${until}, where yaml gave up; close it (a ${quote} inside is written ${quote === '"' ? '\\"' : "''"})` };
   const [open, close] = flow![1] === "sequence" ? ["[", "]"] : ["{", "}"];
   return { offset: found.offset, message: `this ${open} is never closed with ${close}: yaml read on to ${until} looking for it` };
+}
+
+/**
+ * Where a string yaml ended at `gaveUp` (the end of a line) is closed after all: the next
+ * `quote` in the text, if it ends its line (a comment may follow), as a closing quote does,
+ * and is on the next line that is not blank: yaml stopped at a line indented no more than
+ * the string's own. Undefined otherwise (a string never closed, whose next quote opens
+ * another one).
+ */
+function closingQuoteAfter(text: string, gaveUp: number, quote: string): number | undefined {
+  const lineEnd = text.indexOf("\n", gaveUp);
+  if (lineEnd === -1) return undefined;
+  let next = lineEnd + 1;
+  while (/^[ \t]*\r?\n/.test(text.slice(next, next + 200))) next = text.indexOf("\n", next) + 1;
+  const nextEnd = text.indexOf("\n", next);
+  const line = text.slice(next, nextEnd === -1 ? text.length : nextEnd);
+  const escaped = quote === '"' ? /(?:^|[^\\])(?:\\\\)*"/g : /'(?!')/g;
+  let match: RegExpExecArray | null;
+  let at = -1;
+  while ((match = escaped.exec(line)) !== null) {
+    if (quote === "'" && line[match.index - 1] === "'") continue; // the second of a doubled ''
+    at = match.index + match[0].length - 1;
+    break;
+  }
+  if (at === -1 || !/^[ \t]*(#.*)?\r?$/.test(line.slice(at + 1))) return undefined;
+  return next + at;
 }
 
 /** "All mapping items must start at the same column", told at the line's start: the key that does not is where its text starts. */

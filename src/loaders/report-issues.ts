@@ -33,7 +33,7 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
       problems.atOffset(locator.offsetOf(path, "key"), `${ownerOf(path)}${describePath(path.slice(0, -1))} name ${quote(String(path.at(-1)))} is not valid; ${detail}`);
       continue;
     }
-    problems.atOffset(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${nullIdHint(issue, path)}`);
+    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${nullIdHint(issue, path)}`);
   }
 }
 

@@ -1,4 +1,4 @@
-import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Pair, type Scalar, type YAMLMap } from "yaml";
+import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Pair, type Scalar, type YAMLMap, type YAMLSeq } from "yaml";
 import { MAX_ALIAS_EXPANSION, MAX_NESTING_DEPTH } from "./limits.js";
 import type { ProblemList } from "./problem-list.js";
 import { quote } from "./report-issues.js";
@@ -69,7 +69,8 @@ class PlainBuilder {
   readonly aliasTargets = new Map<Alias, Node>();
   readonly #anchors = new Map<string, Node>();
   readonly #inProgress = new Set<Node>();
-  readonly #done = new Map<Node, { value: unknown; size: number; height: number }>();
+  /** Each anchored node once converted: its value in `role`, the role of its first use. */
+  readonly #done = new Map<Node, { value: unknown; size: number; height: number; role: Role }>();
   readonly #problems: ProblemList;
   readonly #keyIndexes = new Map<YAMLMap, Map<string, Node>>();
   /** The id of the task being converted, and the label of the env mapping being converted (for messages). */
@@ -87,7 +88,7 @@ class PlainBuilder {
 
   convert(node: unknown, depth: number, role: Role): unknown {
     this.#height = 0;
-    if (isAlias(node)) return this.#expand(node, depth);
+    if (isAlias(node)) return this.#expand(node, depth, role);
     if (!isScalar(node) && !isMap(node) && !isSeq(node)) return null;
     const anchored = node.anchor ? node : undefined;
     const sizeBefore = this.#size;
@@ -95,16 +96,19 @@ class PlainBuilder {
       this.#anchors.set(anchored.anchor, anchored);
       this.#inProgress.add(anchored);
     }
-    this.#size++;
-    let value: unknown;
-    if (isScalar(node)) value = role === "ids" ? idValue(node) : node.value;
-    else if (isMap(node)) value = this.#convertMap(node, depth, role);
-    else value = this.#convertList(node.items, depth, role === "ids" ? "ids" : undefined);
+    const value = this.#convertNode(node, depth, role);
     if (anchored) {
       this.#inProgress.delete(anchored);
-      this.#done.set(anchored, { value, size: this.#size - sizeBefore, height: this.#height });
+      this.#done.set(anchored, { value, size: this.#size - sizeBefore, height: this.#height, role });
     }
     return value;
+  }
+
+  #convertNode(node: Scalar | YAMLMap | YAMLSeq, depth: number, role: Role): unknown {
+    this.#size++;
+    if (isScalar(node)) return role === "ids" ? idValue(node) : node.value;
+    if (isMap(node)) return this.#convertMap(node, depth, role);
+    return this.#convertList(node.items, depth, role === "ids" ? "ids" : undefined);
   }
 
   #convertList(items: unknown[], depth: number, role: Role): unknown[] {
@@ -128,7 +132,7 @@ class PlainBuilder {
       const valueRole = roleOf(key, depth, role);
       if (isTasks) this.#taskId = key;
       if (valueRole === "env") this.#envField = role === "task" ? `task ${quote(this.#taskId ?? "")}: \`env` : role === "defaults" ? "`defaults.env" : "`env";
-      if (role === "env" && key !== undefined) this.#checkEnvValue(pair.value, key);
+      if (role === "env" && key !== undefined) this.#checkEnvValue(isAlias(pair.value) ? this.#anchors.get(pair.value.source) : pair.value, key);
       const value = this.convert(pair.value, depth + 1, valueRole);
       height = Math.max(height, this.#height);
       if (key === undefined) continue;
@@ -136,6 +140,8 @@ class PlainBuilder {
       else result[key] = value;
     }
     this.#height = height + 1;
+    // Every key refused, each with its problem: the mapping is not "empty" to its reader.
+    if (map.items.length > 0 && (result instanceof Map ? result.size === 0 : Object.keys(result).length === 0)) this.#problems.explained(map.range?.[0] ?? 0);
     return result;
   }
 
@@ -159,6 +165,11 @@ class PlainBuilder {
     const keyNode = pair.key as Node | null;
     const offset = keyNode?.range?.[0] ?? (pair.value as Node | null)?.range?.[0] ?? map.range?.[0] ?? 0;
     const key = keyText(keyNode);
+    // An anchored key (`&b build:`) names its text for an alias (`dependsOn: [*b]`), as yaml reads it.
+    if (isScalar(keyNode) && keyNode.anchor) {
+      this.#anchors.set(keyNode.anchor, keyNode);
+      this.#done.set(keyNode, { value: keyNode.value, size: 1, height: 0, role: undefined });
+    }
     if (key === undefined) {
       const what = isMap(keyNode) || isSeq(keyNode) ? "a mapping or list" : isAlias(keyNode) ? "an alias" : "empty";
       this.#problems.atOffset(offset, `a key must be plain text, not ${what}`);
@@ -191,17 +202,28 @@ class PlainBuilder {
     return index;
   }
 
-  #expand(alias: Alias, depth: number): unknown {
-    if (this.#bombed) return null;
+  /**
+   * The anchored node's value, read in the alias's role: a scalar as the role reads it (in
+   * `dependsOn`, `1.0` names the task "1.0" wherever its anchor stands), a mapping or list
+   * first converted in another role converted again in this one (an `env` reached through an
+   * alias gets its values checked; a `dependsOn` its ids read as written).
+   */
+  #expand(alias: Alias, depth: number, role: Role): unknown {
     const offset = alias.range?.[0] ?? 0;
+    if (this.#bombed) {
+      this.#problems.explained(offset);
+      return null;
+    }
     const target = this.#anchors.get(alias.source);
     if (target === undefined) {
       this.#problems.atOffset(offset, `unknown alias *${alias.source}; define &${alias.source} before using it`);
+      this.#problems.explained(offset);
       return null;
     }
     const done = this.#done.get(target);
     if (done === undefined || this.#inProgress.has(target)) {
       this.#problems.atOffset(offset, `alias *${alias.source} refers to a node that contains it`);
+      this.#problems.explained(offset);
       return null;
     }
     this.#expanded += done.size;
@@ -209,13 +231,20 @@ class PlainBuilder {
       this.#problems.atOffset(offset, `aliases expand to more than ${MAX_ALIAS_EXPANSION.toLocaleString("en-US")} nodes (an alias bomb?)`);
       // One report is enough: later aliases are skipped silently.
       this.#bombed = true;
+      this.#problems.explained(offset);
       return null;
     }
     if (depth + done.height > MAX_NESTING_DEPTH) {
       this.#problems.atOffset(offset, `alias *${alias.source} nests deeper than ${MAX_NESTING_DEPTH} levels`);
+      this.#problems.explained(offset);
       return null;
     }
     this.aliasTargets.set(alias, target);
+    if (isScalar(target)) {
+      this.#size++;
+      return role === "ids" ? idValue(target) : target.value;
+    }
+    if (done.role !== role && (isMap(target) || isSeq(target))) return this.#convertNode(target, depth, role);
     this.#size += done.size;
     this.#height = done.height;
     // Shared, not copied: the value is never mutated, and sharing keeps expansion O(1).

@@ -88,7 +88,7 @@ function taskEntries(tasks: unknown, locator: SourceLocator, problems: ProblemLi
     problems.atOffset(locator.offsetOf(["tasks"]), `\`tasks\` must be a mapping of task id to task, got ${describeValue(tasks)}`);
     return [];
   }
-  if (entries.length === 0) problems.atOffset(locator.offsetOf(["tasks"]), "`tasks` is empty; define at least one task");
+  if (entries.length === 0) problems.followOn(locator.offsetOf(["tasks"]), "`tasks` is empty; define at least one task");
   // Counted before parsing too (scan-tokens.ts), where a `tasks` key written with escapes goes unseen.
   const past = entries[MAX_TASKS];
   if (past !== undefined) {

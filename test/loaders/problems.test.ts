@@ -28,6 +28,13 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a", "    retryOn: [1, 2", "  b: { run: echo b }"))).toEqual(["4:14: this [ is never closed with ]: yaml read on to 5:3 looking for it"]);
     expect(problemsOf(yaml("tasks:", "  a: { run: echo a", "  b: { run: echo b }"))).toEqual(["2:6: this { is never closed with }: yaml read on to 3:3 looking for it"]);
     expect(problemsOf(yaml("tasks:", "  a:", '    run: "echo', "  b:", "    run: echo b"))).toEqual(['3:10: this " is never closed: the string runs on to 6:1, where yaml gave up; close it (a " inside is written \\")']);
+    // Closed on a line indented too little: yaml ended the string on the line before, and that is what to mend.
+    expect(problemsOf(yaml("tasks:", "  a:", '    run: "x', '    y"'))[0]).toBe(
+      "3:10: this \" is closed at 4:6, but yaml ended the string at 3:12: a quoted string's lines after its first must be indented more than the line it starts on",
+    );
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: 'it''s", "    y' # why"))[0]).toBe(
+      "3:10: this ' is closed at 4:6, but yaml ended the string at 3:16: a quoted string's lines after its first must be indented more than the line it starts on",
+    );
     expect(problemsOf(yaml("tasks:", "  a:", "    run: 'it''s", "  b: { run: echo b }"))).toEqual(["3:10: this ' is never closed: the string runs on to 5:1, where yaml gave up; close it (a ' inside is written '')"]);
     // Other errors keep yaml's own words and position.
     expect(problemsOf(yaml("tasks:", "  a: { run: x }", "   b: { run: y }"))).toEqual([expect.stringMatching(/^3:4: /)]);
@@ -59,6 +66,14 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(Buffer.from("tasks:\r  a:\r    run: \xff\r", "latin1"))).toEqual(["3:10: the file is not valid UTF-8 (byte 0xff at byte offset 21); save it as UTF-8"]);
     // CRLF is a line break yaml takes: not reported.
     expect(problemsOf("tasks:\r\n  a:\r\n    run: x\r\n    retries: y\r\n")).toEqual(['4:14: task "a": `retries` must be an integer from 0 to 100, got "y"']);
+  });
+
+  it("says where a line ends in CR alone among lines that end in LF or CRLF, with the other problems on the lines an editor shows", () => {
+    const mixed = "this line ends in CR alone (classic Mac), as lines before or after it do not: convert the line endings to LF";
+    // yaml read the first two lines as one, and told of a nested mapping with a hint to quote ": ".
+    expect(problemsOf("tasks:\r  a:\r    run: x\n    retries: y\n")).toEqual([`1:7: ${mixed}`, '4:14: task "a": `retries` must be an integer from 0 to 100, got "y"']);
+    expect(problemsOf("tasks:\r\n  a:\r\n    run: x\r  b:\r\n    run: y\r\n")).toEqual([`3:11: ${mixed}`]);
+    expect(problemsOf(Buffer.from("tasks:\r\n  a:\r    run: \xff\n", "latin1"))).toEqual(["3:10: the file is not valid UTF-8 (byte 0xff at byte offset 22); save it as UTF-8"]);
   });
 
   it("reports tabs used as indentation", () => {
@@ -332,6 +347,28 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
   it("reports unknown and self-containing aliases", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: *nope }"))).toContain("2:13: unknown alias *nope; define &nope before using it");
     expect(problemsOf(yaml("tasks:", "  a: &x { run: y, env: *x }"))).toContain("2:24: alias *x refers to a node that contains it");
+  });
+
+  it("says nothing more of a value an unknown alias left empty, nor calls a mapping whose every key was refused empty", () => {
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: *nope"))).toEqual(["3:10: unknown alias *nope; define &nope before using it"]);
+    expect(problemsOf(yaml("tasks:", "  b: { run: x }", "  t: { run: y, dependsOn: [*c] }"))).toEqual(["3:28: unknown alias *c; define &c before using it"]);
+    expect(problemsOf(yaml("tasks:", "  ? [a]", "  : { run: y }"))).toEqual(["2:5: a key must be plain text, not a mapping or list"]);
+    expect(problemsOf(yaml("tasks:", "  :", "    run: y"))).toEqual(["2:3: a key must be plain text, not empty"]);
+  });
+
+  it("reads an alias in the place it is used: an anchored key names its task, an env value is checked, an id is read as written", () => {
+    expect(parse(yaml("tasks:", "  &b build: { run: make }", "  test: { run: t, dependsOn: [*b] }")).tasks.find((task) => task.id === "test")?.dependsOn).toEqual(["build"]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: echo $A", "    timeout: &v 0x10", "    env: { A: *v }"))).toEqual([
+      '4:17: task "a": `env.A` is 0x10, which YAML reads as 16; quote it ("0x10") to pass it as written',
+    ]);
+    // An env mapping first used elsewhere is checked where it is an env.
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, backoff: &e { A: 0x10 } }", "  b: { run: y, env: *e }"))).toContain(
+      '2:33: task "b": `env.A` is 0x10, which YAML reads as 16; quote it ("0x10") to pass it as written',
+    );
+    // `1.0` names the task "1.0" in dependsOn, wherever its anchor stands (a timeout reads it as 1 s).
+    const workflow = parse(yaml("tasks:", '  "1.0": { run: x }', '  "1": { run: x1 }', "  b: { run: y, timeout: &t 1.0, dependsOn: [*t] }"));
+    expect(workflow.tasks.find((task) => task.id === "b")?.dependsOn).toEqual(["1.0"]);
+    expect(workflow.tasks.find((task) => task.id === "b")?.timeoutMs).toBe(1000);
   });
 
   it("follows aliases, and points at the anchored value when it is wrong", () => {

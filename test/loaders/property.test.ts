@@ -37,8 +37,8 @@ const mutation = mutationOf(yamlChar, 8);
 function checkParse(input: string | Buffer): void {
   const text = typeof input === "string" ? input : new TextDecoder().decode(input);
   const body = text.replace(/^\uFEFF/, "");
-  // A file of CR-only lines (classic Mac) is reported on those lines, as its editor shows them.
-  const lines = body.split(body.includes("\n") ? "\n" : "\r");
+  // Lines that end in CR alone (classic Mac) are reported on those lines, as an editor shows them.
+  const lines = body.split(/\r(?!\n)|\n/);
   try {
     parseWorkflow(input, "f.yaml", { now: 0 });
   } catch (error) {
