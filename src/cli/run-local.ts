@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { Queue, exponentialBackoff, type Backoff } from "../engine/index.js";
 import { activeProcessGroups, createShellHandler, expectTaskPipes, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type ShellTask } from "../handlers/index.js";
+import { formatDuration } from "../handlers/format-duration.js";
 import type { Workflow } from "../loaders/index.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
@@ -76,12 +77,19 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
 
   let interrupted: NodeJS.Signals | undefined;
   let finished = false;
+  /** Set while what the tasks left running is being stopped, after the last task: a signal then kills it at once. */
+  let stoppingLeftovers: AbortController | undefined;
+  const killLeftoversNow = (signal: NodeJS.Signals): void => {
+    if (stoppingLeftovers === undefined || stoppingLeftovers.signal.aborted) return;
+    renderer.note(`${signal} received: every task has ended; killing what they left running now`);
+    stoppingLeftovers.abort();
+  };
   const hardStop = new AbortController();
   let deadlineNote: NodeJS.Timeout | undefined;
   // Installed until the summary is out: a signal that arrives after the last task ended must not cut it off.
   const removeSignalHandlers = onShutdownSignals({
     graceful: (signal) => {
-      if (finished) return;
+      if (finished) return killLeftoversNow(signal);
       interrupted = signal;
       renderer.note(`${signal} received: no new task starts; running tasks have ${options.shutdownTimeoutMs / 1000}s to finish (send it again to stop at once)`);
       renderer.stopping?.({ signal, phase: "finishing", until: Date.now() + options.shutdownTimeoutMs });
@@ -97,7 +105,7 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
       void queue.shutdown({ drain: false, deadline: options.shutdownTimeoutMs, signal: hardStop.signal, abortGraceMs: options.killGraceMs + 2000 });
     },
     immediate: (signal, first) => {
-      if (finished) return;
+      if (finished) return killLeftoversNow(signal);
       clearTimeout(deadlineNote);
       renderer.note(`${secondSignal(signal, first)}: killing every task now`);
       renderer.stopping?.({ signal: first, phase: "killing" });
@@ -128,9 +136,18 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     // Deleted by a task (a clean-up step) after the last log was opened: the summary's paths lead nowhere.
     if (!existsSync(logDir)) renderer.note(`the log folder ${logDir} was deleted during the run (by a task?): the tasks' logs are lost`);
     const run = { runId, file, logDir, startedAt, exitCode, ...(interrupted === undefined ? {} : { interrupted }) };
-    await renderer.finish(summary.build(queue, run));
-    // Daemons the tasks started (setsid) have run for the tasks after them: now they stop, given the grace a task gets.
-    await stopLeftovers(options.killGraceMs);
+    const built = summary.build(queue, run);
+    // Daemons the tasks started (setsid) have run for the tasks after them: now they stop, given the grace a task gets,
+    // before the summary, which is then the last word; a signal meanwhile kills them at once (the run's result stands).
+    stoppingLeftovers = new AbortController();
+    await stopLeftovers(options.killGraceMs, {
+      signal: stoppingLeftovers.signal,
+      onFound: (groups) =>
+        renderer.note(
+          `stopping ${groups === 1 ? "the process group" : `the ${groups} process groups`} the tasks left running (SIGTERM, then SIGKILL ${formatDuration(options.killGraceMs)} later; Ctrl-C or SIGTERM kills ${groups === 1 ? "it" : "them"} now)`,
+        ),
+    });
+    await renderer.finish(built);
     return exitCode;
   } finally {
     if (activeProcessGroups() > 0) killAllProcessGroups("SIGKILL");

@@ -174,13 +174,25 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
 
   // One stop; a later call brings its deadline forward (never back), even while it waits on the database.
   const stop = (deadlineMs: number): Promise<void> => worker.stop({ deadlineMs });
+  /** Set while what the tasks left running is being stopped, once the worker has stopped: a signal then kills it at once. */
+  let stoppingLeftovers: AbortController | undefined;
+  const killLeftoversNow = (signal: NodeJS.Signals): boolean => {
+    if (stoppingLeftovers === undefined) return false;
+    if (!stoppingLeftovers.signal.aborted) {
+      print({ event: "note", message: `${signal} received: killing what the tasks left running now` }, `${signal} received: the worker has stopped; killing what its tasks left running now`);
+      stoppingLeftovers.abort();
+    }
+    return true;
+  };
   const removeSignalHandlers = onShutdownSignals({
     graceful: (signal) => {
+      if (killLeftoversNow(signal)) return;
       interrupted = signal;
       print({ event: "note", message: `${signal} received` }, `${signal} received: no new task is leased; running tasks have ${formatDuration(options.shutdownTimeoutMs)} to finish`);
       void stop(options.shutdownTimeoutMs);
     },
     immediate: (signal, first) => {
+      if (killLeftoversNow(signal)) return;
       print({ event: "note", message: secondSignal(signal, first) }, `${secondSignal(signal, first)}: killing every task now`);
       // Abort first, so each attempt ends as a shutdown (lease given back, attempt not counted), not as a failure.
       // SIGKILLed, a task's processes are gone at once: its lease is not held back for the kill grace.
@@ -194,8 +206,15 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     await worker.start();
     await Promise.race([halted, options.until?.(worker) ?? new Promise<never>(() => undefined)]);
     await stop(options.shutdownTimeoutMs);
-    // Daemons its tasks started (setsid) stop with the worker, given the grace a task gets.
-    await stopLeftovers(options.killGraceMs);
+    // Daemons its tasks started (setsid) stop with the worker, given the grace a task gets; a signal meanwhile kills them at once.
+    stoppingLeftovers = new AbortController();
+    await stopLeftovers(options.killGraceMs, {
+      signal: stoppingLeftovers.signal,
+      onFound: (groups) => {
+        const message = `stopping ${groups === 1 ? "the process group" : `the ${groups} process groups`} the tasks left running (SIGTERM, then SIGKILL ${formatDuration(options.killGraceMs)} later; Ctrl-C or SIGTERM kills ${groups === 1 ? "it" : "them"} now)`;
+        print({ event: "note", message }, `note: ${message}`);
+      },
+    });
   } finally {
     killAllProcessGroups("SIGKILL");
     removeSignalHandlers();

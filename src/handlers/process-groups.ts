@@ -86,18 +86,21 @@ const LEFTOVER_POLL_MS = 25;
 /**
  * At the end of a run (or of a worker): what taskq's tasks left running anywhere (daemons,
  * found by their TASKQ_PID) is stopped as a task is, SIGTERM, then SIGKILL for what is still
- * there after `graceMs`, instead of the exit's SIGKILL without a word. Returns at once when
- * nothing is left, which is the common case (one pass over /proc).
+ * there after `graceMs`, instead of the exit's SIGKILL without a word. `onFound` hears how
+ * many process groups are being stopped (the wait may be long: say why); `signal` cuts the
+ * grace short (Ctrl-C while waiting: SIGKILL now). Returns at once when nothing is left,
+ * which is the common case (one pass over /proc).
  */
-export async function stopLeftovers(graceMs: number): Promise<void> {
+export async function stopLeftovers(graceMs: number, options: { signal?: AbortSignal; onFound?: (groups: number) => void } = {}): Promise<void> {
   const groups = markedGroups(undefined);
   if (groups.length === 0) {
     leftNothing = liveGroups.size === 0;
     return;
   }
+  options.onFound?.(groups.length);
   for (const pgid of groups) signalProcessGroup(pgid, "SIGTERM");
   const until = performance.now() + graceMs;
-  while (performance.now() < until) {
+  while (performance.now() < until && options.signal?.aborted !== true) {
     await new Promise((resolve) => setTimeout(resolve, LEFTOVER_POLL_MS));
     if (markedGroups(undefined).length === 0) return;
   }

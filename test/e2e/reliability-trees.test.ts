@@ -125,6 +125,27 @@ describe("process trees and timeouts", () => {
     expect(await readFile(`${run.ledger}.daemon`, "utf8")).toBe("term\n");
   });
 
+  it("a daemon that ignores SIGTERM at the run's end: taskq says it is stopping it, and a Ctrl-C then kills it at once, the summary still last and the run's result kept", async () => {
+    const yaml = tasksYaml([["daemon", `{ run: "setsid sh -c 'trap \\"\\" TERM; sleep 1000 & wait' & sleep 0.3; echo started" }`]]);
+    // A kill grace far longer than the test waits: only the signal can end the wait.
+    const run = await startRun(yaml, ["--kill-grace", "120s", "--output", "json"]);
+    await waitForOutput(run, /"event":"note","message":"stopping the process group the tasks left running/);
+    const runId = await singleRunId(run.logs);
+    expect(await sleeping1000(runId)).toHaveLength(1);
+    run.signalTaskq("SIGINT");
+    const { result, sinceSignalMs } = await run.exited;
+    expect(sinceSignalMs).toBeLessThan(30_000);
+    expect(result.code).toBe(0);
+    expect(await sleeping1000(runId)).toEqual([]);
+    const events = jsonEvents(result.stdout);
+    expect(events.filter((e) => e.event === "note").map((e) => e.message)).toEqual([
+      expect.stringMatching(/^daemon: a process it left running still holds its output/),
+      "stopping the process group the tasks left running (SIGTERM, then SIGKILL 2m later; Ctrl-C or SIGTERM kills it now)",
+      "SIGINT received: every task has ended; killing what they left running now",
+    ]);
+    expect(events.at(-1)?.event).toBe("summary");
+  });
+
   it("a daemon's output after its task ended goes on into the task's log: it is not killed by SIGPIPE or cut off", async () => {
     const yaml = tasksYaml([
       // Writes every 0.2 s; with SIGPIPE ignored, a failed write ends its loop and leaves a mark.
