@@ -1,4 +1,4 @@
-import { readdir as readdirCallback, readFile as readFileCallback, stat as statCallback } from "node:fs";
+import { access as accessCallback, readdir as readdirCallback, readFile as readFileCallback, stat as statCallback } from "node:fs";
 import { promisify } from "node:util";
 
 /*
@@ -6,5 +6,6 @@ import { promisify } from "node:util";
  * node:fs/promises costs ~1.6 ms (it pulls in readline), a few percent of `taskq validate`.
  */
 export const stat = promisify(statCallback);
+export const access = promisify(accessCallback);
 export const readFile = promisify(readFileCallback);
 export const readdir = promisify(readdirCallback);

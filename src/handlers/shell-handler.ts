@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
-import { closeSync } from "node:fs";
-import { stat } from "../fs-async.js";
+import { closeSync, constants } from "node:fs";
+import { access, stat } from "../fs-async.js";
 import { makeDirectory } from "../make-directory.js";
 import { AttemptOutput, LATE_PIPES_MAX, type StreamName } from "./attempt-output.js";
 import { closeEnds, fifoPool, type PipeEnds } from "./fifo-pool.js";
@@ -404,15 +404,32 @@ async function explainSpawnError(error: unknown, task: ShellTask, env: NodeJS.Pr
           : `the command (${commandBytes} bytes) and the environment (${envBytes} bytes in ${variables} variables) are too long together to start a process (E2BIG; Linux takes a quarter of the stack limit, \`ulimit -s\`, for all of them)`;
     return new Error(message, { cause: error });
   }
-  if (code !== "ENOENT" && code !== "ENOTDIR") return error;
-  const cwd = await stat(task.cwd).then(
-    (info) => (info.isDirectory() ? "folder" : "other"),
-    () => "missing",
+  if (code === undefined || !CWD_ERRORS.has(code)) return error;
+  const problem = await stat(task.cwd).then(
+    async (info) => {
+      if (!info.isDirectory()) return "is not a folder";
+      // A folder all the same: one the user may not enter is EACCES from the child's chdir.
+      return access(task.cwd, constants.X_OK).then(
+        () => undefined,
+        () => "cannot be entered: permission denied (EACCES)",
+      );
+    },
+    (statError: NodeJS.ErrnoException) =>
+      statError.code === "ELOOP"
+        ? "cannot be reached: its symbolic links form a loop (ELOOP)"
+        : statError.code === "EACCES"
+          ? "cannot be reached: permission denied on a folder above it (EACCES)"
+          : statError.code === "ENAMETOOLONG"
+            ? "is too long a path (ENAMETOOLONG)"
+            : "does not exist",
   );
-  if (cwd === "folder") return error;
+  if (problem === undefined) return error;
   // What to do: the folder must be there when the task starts; a task it depends on may make it.
-  return new Error(`working directory ${task.cwd} ${cwd === "missing" ? "does not exist" : "is not a folder"} (the task's cwd: make that folder in a task this one depends on, or fix the cwd)`, { cause: error });
+  return new Error(`working directory ${task.cwd} ${problem} (the task's cwd: ${problem === "does not exist" || problem === "is not a folder" ? "make that folder in a task this one depends on, or fix the cwd" : "fix the cwd or the folder"})`, { cause: error });
 }
+
+/** Errors spawn() gives when the child cannot change to the task's cwd (a missing shell gives ENOENT too: told apart by a look at the cwd). */
+const CWD_ERRORS = new Set(["ENOENT", "ENOTDIR", "ELOOP", "EACCES", "ENAMETOOLONG"]);
 
 /** The fallbacks already told of: each once per process, however many handlers and tasks. */
 const noted = new Set<string>();

@@ -333,6 +333,16 @@ describe("shell handler: failures", () => {
     expect(error.permanent).toBe(true);
   });
 
+  it("names the cwd when its symbolic links loop (ELOOP), not only the errno", async () => {
+    harness = await createHarness();
+    const loop = path.join(path.dirname(harness.logDir), "loop-a");
+    await symlink(path.join(path.dirname(harness.logDir), "loop-b"), loop);
+    await symlink(loop, path.join(path.dirname(harness.logDir), "loop-b"));
+    const error = await failure("echo never", { cwd: loop });
+    expect(error.message).toBe(`could not start: working directory ${loop} cannot be reached: its symbolic links form a loop (ELOOP) (the task's cwd: fix the cwd or the folder)`);
+    expect(error.permanent).toBe(true);
+  });
+
   it("a shell that exited before the abort, its exit not told yet (taskq frozen or loaded), ends as it did, not stopped", async () => {
     harness = await createHarness();
     const controller = new AbortController();
