@@ -15,9 +15,15 @@ import { guardGroup, unguardGroup } from "./group-guard.js";
  * every group of its session holding a process with taskq's TASKQ_PID; what a task that
  * ended left in other groups of its session is stopped by a sweep a second later
  * (SWEEP_AFTER_MS); at the end of a run every process with taskq's TASKQ_PID, daemons
- * included, is stopped as a task is (stopLeftovers), and at exit SIGKILLed if still there. A
- * process that clears its environment (`env -i`) outside its task's group is beyond reach,
- * as for any runner without cgroups.
+ * included, is stopped as a task is (stopLeftovers), and at exit SIGKILLed if still there.
+ *
+ * A process that clears its environment (`env -i`) carries no TASKQ_PID. While its task's
+ * shell is not reaped, the shell's session is the task's alone (its id is the shell's pid), so
+ * a task being stopped then has every group of its session signalled, unmarked ones too, and
+ * those are signalled again (the SIGKILL after the grace) and waited for once the shell is
+ * reaped, for as long as no process has taken the session's id (Linux gives no other process
+ * a pid that is still some live process's session or group id). One a task that ended by
+ * itself left behind is beyond reach, as for any runner without cgroups.
  */
 const liveGroups = new Set<number>();
 /** Sessions whose shell has exited, with their kill grace: the next sweep stops what they left in other groups. */
@@ -134,22 +140,47 @@ export function killAllProcessGroups(signal: NodeJS.Signals, everywhere = false)
  * wait for the session to empty (GroupTerminator.reap) and the sweep look again. False when
  * there was nothing to signal.
  */
-export function signalSession(sid: number, signal: NodeJS.Signals, shellAlive: boolean): boolean {
+export function signalSession(sid: number, signal: NodeJS.Signals, shellAlive: boolean, unmarked?: Set<number>): boolean {
   let found = shellAlive && signalProcessGroup(sid, signal);
-  // The task's own group is among the session's marked ones: signalled once, not twice (a
-  // shell's SIGTERM trap ran twice when the second came while it ran).
-  for (const pgid of markedGroups(new Set([sid]), true)) if (!(shellAlive && pgid === sid)) found = signalProcessGroup(pgid, signal) || found;
+  const inSession = markedProcesses(true).get(sid);
+  if (inSession === undefined) return found;
+  const groups = new Set(inSession.groups);
+  if (shellAlive) {
+    // The session is the task's alone (see the top of this file): its unmarked groups too, kept for the signals after the shell is reaped.
+    for (const pgid of inSession.allGroups) {
+      groups.add(pgid);
+      if (!inSession.groups.has(pgid)) unmarked?.add(pgid);
+    }
+  } else {
+    for (const pgid of ownUnmarked(inSession, unmarked)) groups.add(pgid);
+  }
+  // The task's own group is among the session's: signalled once, not twice (a shell's SIGTERM
+  // trap ran twice when the second came while it ran).
+  for (const pgid of groups) if (!(shellAlive && pgid === sid)) found = signalProcessGroup(pgid, signal) || found;
   return found;
 }
 
-/** Whether a process with taskq's TASKQ_PID is left in the task's session (its shell has exited); `shared` as for markedGroups. */
-export function sessionHasProcesses(sid: number, shared = false): boolean {
-  return sessionProcessCount(sid, shared) > 0;
+/**
+ * Of the unmarked groups found while the task's shell was alive, those still in its session,
+ * if no process has taken the session's id since (see the top of this file).
+ */
+function ownUnmarked(inSession: SessionProcesses, unmarked: ReadonlySet<number> | undefined): number[] {
+  if (unmarked === undefined || unmarked.size === 0 || inSession.leaderAlive) return [];
+  return [...unmarked].filter((pgid) => inSession.allGroups.has(pgid));
 }
 
-/** How many processes with taskq's TASKQ_PID are in the task's session; `shared` as for markedGroups. */
-export function sessionProcessCount(sid: number, shared = false): number {
-  return markedProcesses(shared).get(sid)?.processes ?? 0;
+/** Whether a process with taskq's TASKQ_PID (or of the `unmarked` groups, see signalSession) is left in the task's session (its shell has exited); `shared` as for markedGroups. */
+export function sessionHasProcesses(sid: number, shared = false, unmarked?: ReadonlySet<number>): boolean {
+  return sessionProcessCount(sid, shared, unmarked) > 0;
+}
+
+/** How many processes with taskq's TASKQ_PID (or of the `unmarked` groups, see signalSession) are in the task's session; `shared` as for markedGroups. */
+export function sessionProcessCount(sid: number, shared = false, unmarked?: ReadonlySet<number>): number {
+  const inSession = markedProcesses(shared).get(sid);
+  if (inSession === undefined) return 0;
+  let count = inSession.processes;
+  for (const pgid of ownUnmarked(inSession, unmarked)) count += inSession.unmarkedByGroup.get(pgid) ?? 0;
+  return count;
 }
 
 /**
@@ -179,10 +210,14 @@ let lastScanGoodMs = 0;
 const SHARED_PASS_MS = 20;
 const SHARED_PASS_LENGTHS = 5;
 
-/** The marked processes of one session: their groups, and how many they are. */
+/** The processes of one session: the groups of those with taskq's TASKQ_PID, and how many they are; every group; how many unmarked ones each holds. */
 interface SessionProcesses {
   groups: Set<number>;
   processes: number;
+  allGroups: Set<number>;
+  unmarkedByGroup: Map<number, number>;
+  /** A process (a zombie too) has the session's id as its pid: the task's shell not yet reaped, or, after, a session not the task's. */
+  leaderAlive: boolean;
 }
 
 /**
@@ -209,9 +244,16 @@ function markedProcesses(shared: boolean): Map<number, SessionProcesses> {
     if (!(pid >= from) || pid === process.pid) continue; // also skips "self", "net" and the rest
     const stat = readStatSync(name);
     // Session 0: kernel threads, whose environment is always empty.
-    if (stat === undefined || stat.state === "Z" || stat.state === "X" || stat.pgrp <= 1 || stat.session === 0 || !isMarked(name)) continue;
+    if (stat === undefined || stat.pgrp <= 1 || stat.session === 0) continue;
     let inSession = found.get(stat.session);
-    if (inSession === undefined) found.set(stat.session, (inSession = { groups: new Set(), processes: 0 }));
+    if (inSession === undefined) found.set(stat.session, (inSession = { groups: new Set(), processes: 0, allGroups: new Set(), unmarkedByGroup: new Map(), leaderAlive: false }));
+    if (pid === stat.session) inSession.leaderAlive = true;
+    if (stat.state === "Z" || stat.state === "X") continue;
+    inSession.allGroups.add(stat.pgrp);
+    if (!isMarked(name)) {
+      inSession.unmarkedByGroup.set(stat.pgrp, (inSession.unmarkedByGroup.get(stat.pgrp) ?? 0) + 1);
+      continue;
+    }
     inSession.groups.add(stat.pgrp);
     inSession.processes++;
   }

@@ -32,6 +32,8 @@ export class GroupTerminator {
   #shellAlive = true;
   /** How many processes the SIGKILL found, once the shell was reaped. */
   #killedCount = 0;
+  /** Groups of the session without taskq's TASKQ_PID (`env -i`), found while the shell was alive (see signalSession). */
+  readonly #unmarked = new Set<number>();
 
   constructor(pgid: number, graceMs: number) {
     this.#pgid = pgid;
@@ -46,7 +48,7 @@ export class GroupTerminator {
     // by the time a SIGKILL would go. Once the shell is reaped, the SIGKILL looks for marked
     // processes again, so it is armed even if this pass (maybe one made earlier in this turn
     // of the event loop) found none: reap() waits for what a later pass finds.
-    if (!signalSession(this.#pgid, "SIGTERM", this.#shellAlive) && this.#shellAlive) return;
+    if (!signalSession(this.#pgid, "SIGTERM", this.#shellAlive, this.#unmarked) && this.#shellAlive) return;
     this.#killTimer = setTimeout(() => this.kill(), this.#graceMs);
   }
 
@@ -55,8 +57,8 @@ export class GroupTerminator {
     this.#terminating = true;
     this.#killed = true;
     // Counted from the pass the signal then uses (shared): what ignored the SIGTERM, for reap's caller.
-    if (!this.#shellAlive) this.#killedCount = sessionProcessCount(this.#pgid, true);
-    signalSession(this.#pgid, "SIGKILL", this.#shellAlive);
+    if (!this.#shellAlive) this.#killedCount = sessionProcessCount(this.#pgid, true, this.#unmarked);
+    signalSession(this.#pgid, "SIGKILL", this.#shellAlive, this.#unmarked);
   }
 
   /**
@@ -89,18 +91,18 @@ export class GroupTerminator {
     // the turn may predate this shell's background jobs: while its group has members (or
     // zombies, which a pass skips), look again in the next turn, with the tasks reaped then.
     // What a pass misses in other groups of the session is the sweep's, a second later.
-    let stopped = sessionProcessCount(this.#pgid, true);
+    let stopped = sessionProcessCount(this.#pgid, true, this.#unmarked);
     if (stopped === 0) {
       if (!groupLeft) return undefined;
       await nextTurn();
-      stopped = sessionProcessCount(this.#pgid, true);
+      stopped = sessionProcessCount(this.#pgid, true, this.#unmarked);
       if (stopped === 0) return undefined;
     }
     this.terminate();
     const leftovers = (): Leftovers | undefined => (stoppingTask ? undefined : { stopped, killed: this.#killedCount });
     let killedAt: number | undefined;
     // Polled with the other tasks being stopped: one pass over /proc per turn for all of them.
-    while (sessionHasProcesses(this.#pgid, true)) {
+    while (sessionHasProcesses(this.#pgid, true, this.#unmarked)) {
       if (this.#killed) {
         killedAt ??= performance.now();
         // A process stuck in uninterruptible sleep can outlast SIGKILL; do not hang on it.

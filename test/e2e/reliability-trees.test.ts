@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { findLeftovers, isAlive } from "../helpers/processes.js";
@@ -123,6 +124,33 @@ describe("process trees and timeouts", () => {
     expect(await daemons()).toEqual([]);
     // Stopped as a task is: SIGTERM first (its trap ran), not the exit's SIGKILL.
     expect(await readFile(`${run.ledger}.daemon`, "utf8")).toBe("term\n");
+  });
+
+  it("a task stopped while its shell runs: what cleared its environment (env -i) in groups of its own goes too, SIGKILLed after the grace if it ignores SIGTERM", async () => {
+    // A duration no other process has: these carry no TASKQ_PID or TASKQ_RUN_ID to be found by.
+    const mark = `${4000 + (process.pid % 1000)}.${Date.now() % 1000}`;
+    const stubborn = path.join(await mkdtemp(path.join(tmpdir(), "taskq-envi-")), "stubborn.sh");
+    await writeFile(stubborn, `trap "" TERM\nexec /bin/sleep ${mark}\n`);
+    const yaml = tasksYaml([
+      ["plain", `{ run: "bash -c 'set -m; env -i /bin/sleep ${mark} & env -i /bin/sleep ${mark} & echo started; wait'", timeout: 1s }`],
+      ["stubborn", `{ run: "bash -c 'set -m; env -i /bin/sh ${stubborn} & echo started; wait'", timeout: 1s }`],
+    ]);
+    const sleepers = async (): Promise<number[]> => {
+      const found: number[] = [];
+      for (const name of await readdir("/proc")) {
+        if (/^\d+$/.test(name) && (await readFile(`/proc/${name}/cmdline`, "latin1").catch(() => "")) === `/bin/sleep\x00${mark}\x00`) found.push(Number(name));
+      }
+      return found;
+    };
+    const run = await startRun(yaml, ["-j", "2", "--kill-grace", "500ms", "--output", "json"]);
+    await waitUntil("the three sleepers started", async () => (await sleepers()).length === 3, 10_000 + SLACK_MS);
+    const result = await run.done;
+    expect(result.code).toBe(1);
+    const failed = jsonEvents(result.stdout).filter((e) => e.event === "failed");
+    expect(failed.map((e) => e.id).sort()).toEqual(["plain", "stubborn"]);
+    // Gone when taskq is: nothing waited for a sweep or the guard.
+    expect(await sleepers()).toEqual([]);
+    await rm(path.dirname(stubborn), { recursive: true, force: true });
   });
 
   it("a daemon that ignores SIGTERM at the run's end: taskq says it is stopping it, and a Ctrl-C then kills it at once, the summary still last and the run's result kept", async () => {
