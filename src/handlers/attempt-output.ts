@@ -25,6 +25,13 @@ interface Late {
   capped?: boolean;
 }
 
+/**
+ * The output of the attempt running now, by log path: late output of an earlier attempt of
+ * the same task (see #appendLate) goes into its log's queue, in order with its own bytes,
+ * not around them through a second descriptor.
+ */
+const runningByLog = new Map<string, AttemptOutput>();
+
 /** readNow reads at most this much before it leaves the rest to a stream (a writer may still be writing). */
 const READ_NOW_MAX = 1024 * 1024;
 /** readNow's read buffer, shared: the log copies what it reads (LogFile.writeCopy). */
@@ -85,6 +92,8 @@ export class AttemptOutput {
   #late: Late | undefined;
   /** Set once the task's bytes are written and close() adds its last line: a failure from here on is that line's alone. */
   #lastLineOnly = false;
+  /** The attempt of the late output written last into this log (see #takeLate), until this attempt's own bytes go on. */
+  #lateFrom: number | undefined;
 
   constructor(options: AttemptOutputOptions) {
     this.#log = options.log;
@@ -93,6 +102,7 @@ export class AttemptOutput {
     this.#whenDisplayDrained = options.whenDisplayDrained;
     this.#lateLog = options.lateLog;
     this.#onLate = options.onLate;
+    if (options.lateLog !== undefined) runningByLog.set(options.lateLog.path, this);
     this.#log.on("drain", () => this.#setLogFull(false));
     // A persistent listener: a failing disk must never become an unhandled 'error' event.
     this.#log.on("error", (error: Error) => {
@@ -253,6 +263,8 @@ export class AttemptOutput {
       this.#log.writeLine(lastLine);
     }
     await closeLogFile(this.#log);
+    // Until closed, an earlier attempt's late output goes into this log's queue (see #appendLate); from here on, after its end.
+    if (this.#lateLog !== undefined && runningByLog.get(this.#lateLog.path) === this) runningByLog.delete(this.#lateLog.path);
     const late = this.#late;
     if (late === undefined) return;
     // The log is complete: what came meanwhile, and what comes from now on, goes after it.
@@ -312,6 +324,16 @@ export class AttemptOutput {
       part = chunk.subarray(0, LATE_BYTES_MAX - late.bytes);
       late.bytes += part.length;
     }
+    const running = runningByLog.get(this.#lateLog!.path);
+    if (running !== undefined && running !== this) {
+      running.#takeLate(this.#lateLog!.attempt, part, late.bytes >= LATE_BYTES_MAX && late.capped !== true);
+      if (late.bytes >= LATE_BYTES_MAX && late.capped !== true) {
+        late.capped = true;
+        for (const source of late.sources) source.pause();
+      }
+      late.end = -1; // the next write into the file after the attempt running now ends, a header again
+      return;
+    }
     let fd: number | undefined;
     try {
       fd = openSync(this.#lateLog!.path, "a+");
@@ -331,6 +353,19 @@ export class AttemptOutput {
     }
   }
 
+  /**
+   * Late output of an earlier attempt (`attempt`) of this task, written while this one runs:
+   * into this log's queue, after a header line when this attempt wrote last, and this
+   * attempt's own next bytes after a line that says it goes on. Copied: `chunk` is lent.
+   */
+  #takeLate(attempt: number, chunk: Buffer, capped: boolean): void {
+    if (this.#logError !== undefined) return;
+    if (this.#lateFrom !== attempt) this.#log.writeLine(`--- taskq: written after attempt ${attempt} ended, by processes it left running ---`);
+    this.#lateFrom = attempt;
+    if (!this.#log.writeCopy(chunk)) this.#setLogFull(true);
+    if (capped) this.#log.writeLine(`--- taskq: ${LATE_BYTES_MAX / 1024 / 1024} MiB written after the task ended: the rest is not read (its writer waits) ---`);
+  }
+
   #splitterFor(stream: StreamName): LineSplitter {
     let splitter = this.#splitters.get(stream);
     if (splitter === undefined) {
@@ -347,6 +382,10 @@ export class AttemptOutput {
     if (this.#late !== undefined) {
       this.#writeLate(chunk);
       return;
+    }
+    if (this.#lateFrom !== undefined && this.#logError === undefined) {
+      this.#log.writeLine(`--- taskq: attempt ${this.#lateLog?.attempt ?? ""} goes on ---`);
+      this.#lateFrom = undefined;
     }
     if (this.#logError === undefined && !(lent ? this.#log.writeCopy(chunk, this.#afterWrite) : this.#log.write(chunk, this.#afterWrite))) this.#setLogFull(true);
     splitter.push(chunk);

@@ -191,6 +191,45 @@ describe("process trees and timeouts", () => {
     expect(log).toMatch(/^(tick \d+\n)*started\n(tick \d+\n)*--- taskq: written after attempt 1 ended, by processes it left running ---\n(tick \d+\n){2,}/);
   });
 
+  it("a daemon an attempt left writes while the next attempt runs: each line in the log under its own attempt's heading", async () => {
+    // Lines in a set order, by gates: attempt 2's first line, the daemon's line, attempt 2's second line.
+    const yaml = tasksYaml([
+      [
+        "d",
+        `{ run: "if [ $TASKQ_ATTEMPT = 1 ]; then setsid sh -c 'until [ -f $TASKQ_LEDGER.go ]; do sleep 0.02; done; echo daemon line; touch $TASKQ_LEDGER.done; sleep 2; echo daemon late' & exit 1; fi; echo attempt2 line 1; touch $TASKQ_LEDGER.go; until [ -f $TASKQ_LEDGER.done ]; do sleep 0.02; done; sleep 0.5; echo attempt2 line 2", retries: 1, backoff: { base: 10ms } }`,
+      ],
+      // Keeps the run going until the daemon's last line is in, however slow the machine.
+      ["w", '{ run: "until grep -q \'^daemon late\' logs/$TASKQ_RUN_ID/d.log 2>/dev/null; do sleep 0.05; done" }'],
+    ]);
+    const run = await startRun(yaml, ["--output", "plain"]);
+    const result = await run.done;
+    expect(result.code).toBe(0);
+    const log = await readFile(path.join(run.logs, await singleRunId(run.logs), "d.log"), "utf8");
+    // Each line under the heading above it. Two pipes are read in the order taskq gets to them,
+    // which may not be the order they were written in: attempt 2's first line and the daemon's
+    // may come either way round, each under its own heading.
+    const sections: Array<[string, string]> = [];
+    let heading = "attempt 1";
+    for (const line of log.split("\n").slice(0, -1)) {
+      const marker = /^--- taskq: (.*) ---$/.exec(line)?.[1];
+      if (marker === undefined) sections.push([heading, line]);
+      else if (marker === "attempt 2" || marker === "attempt 2 goes on") heading = "attempt 2";
+      else if (marker === "written after attempt 1 ended, by processes it left running") heading = "late";
+      else expect(marker).toBe("attempt 1 exited with code 1");
+    }
+    expect(sections).toEqual(
+      expect.arrayContaining([
+        ["attempt 2", "attempt2 line 1"],
+        ["late", "daemon line"],
+        ["attempt 2", "attempt2 line 2"],
+        ["late", "daemon late"],
+      ]),
+    );
+    expect(sections).toHaveLength(4);
+    // The daemon's line came between attempt 2's two: its heading, then attempt 2's again.
+    expect(log).toMatch(/--- taskq: written after attempt 1 ended, by processes it left running ---\ndaemon line\n--- taskq: attempt 2 goes on ---\n/);
+  });
+
   it("a daemon that floods its output after its task ended: 16 MiB go into the log, then it waits, neither killed nor filling the disk", async () => {
     const yaml = tasksYaml([
       // Starts writing once its task is over (after the task's own output has drained).
