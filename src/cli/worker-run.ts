@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
 import { formatDuration } from "../handlers/format-duration.js";
-import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type FittedConcurrency, type OutputSink } from "../handlers/index.js";
+import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type FittedConcurrency, type OutputSink, type ShellTask } from "../handlers/index.js";
 import type { LeasedTask, Outcome, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
 import { BufferedWriter, jsonRecordHead } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
@@ -129,7 +129,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     // A stopped task's processes are gone by SIGKILL after the kill grace: its lease is not given back before.
     abortGraceMs: options.killGraceMs + ABORT_MARGIN_MS,
     handler: async (task: LeasedTask, context) => {
-      const shellTask = { id: task.key, run: task.run, env: task.env, cwd: task.cwd };
+      // With its retryOn, the handler decides and words a failure as a local run's does: "killed by SIGKILL (137 is not in retryOn: not retried)".
+      const shellTask: ShellTask = { id: task.key, run: task.run, env: task.env, cwd: task.cwd, ...(task.retryOn.length === 0 ? {} : { retryOn: task.retryOn }) };
       // `taskq prune --logs` leaves the run's folder alone while this worker runs one of its
       // tasks (and for a second after, when the next one is likely to come).
       const releaseLogDir = holdLogFolder(path.join(options.logRoot, task.runId), MARKER_LINGER_MS);

@@ -80,6 +80,44 @@ describe("taskq worker", () => {
     expect((await cli.done).code).toBe(143);
   }, 240_000);
 
+  it("applies retryOn as a local run does (a signal as 128 + its number, a timeout whatever it lists), and says why a failure is not retried", async () => {
+    const file = await workflowFile(
+      "retry-on",
+      `defaults: { backoff: { base: 50ms, max: 50ms } }
+tasks:
+  killed: { run: 'echo "try $TASKQ_ATTEMPT"; kill -KILL $$', retries: 2, retryOn: [2] }
+  unlisted: { run: 'exit 1', retries: 1, retryOn: [2] }
+  listed: { run: 'echo "try $TASKQ_ATTEMPT"; kill -TERM $$', retries: 1, retryOn: [143] }
+  slow: { run: 'sleep 1000', timeout: 300ms, retries: 1, retryOn: [75] }
+`,
+    );
+    const worker = await startWorker(["-j", "4"]);
+    const runId = await submit(file);
+    const status = await waitForRun(runId);
+    const byKey = Object.fromEntries(status.tasks.map((row) => [row.key, [row.attempts, row.lastError]]));
+    expect(byKey).toEqual({
+      killed: [1, "killed by SIGKILL (137 is not in retryOn: not retried)"],
+      unlisted: [1, "exited with code 1 (1 is not in retryOn: not retried)"],
+      listed: [2, "killed by SIGTERM"],
+      slow: [2, "timed out after 300ms"],
+    });
+    expect(worker.stdout()).toContain(`FAILED  ${runId}/killed: killed by SIGKILL (137 is not in retryOn: not retried)\n`);
+    expect(worker.stdout()).toContain(`FAILED  ${runId}/unlisted: exited with code 1 (1 is not in retryOn: not retried)\n`);
+    expect(await readFile(path.join(ws.logs, runId, "killed.log"), "utf8")).toBe("try 1\n--- taskq: attempt 1 killed by SIGKILL (137 is not in retryOn: not retried) ---\n");
+    expect(await readFile(path.join(ws.logs, runId, "unlisted.log"), "utf8")).toBe("--- taskq: attempt 1 exited with code 1 (1 is not in retryOn: not retried) ---\n");
+
+    const dead = await taskq(["dead-letters", runId]);
+    expect(dead.code).toBe(0);
+    expect(dead.stdout).toContain(`${runId}/killed: killed by SIGKILL (137 is not in retryOn: not retried) (1 attempt)\n    try 1\n`);
+    expect(dead.stdout).toContain(`${runId}/unlisted: exited with code 1 (1 is not in retryOn: not retried) (1 attempt)\n`);
+    const summary = await taskq(["status", runId]);
+    expect(summary.code).toBe(1);
+    expect(summary.stdout).toMatch(/\S+ killed: killed by SIGKILL \(137 is not in retryOn: not retried\) \(1 attempt\)/);
+    expect(summary.stdout).toMatch(/\S+ unlisted: exited with code 1 \(1 is not in retryOn: not retried\) \(1 attempt\)/);
+    worker.cli.child.kill("SIGTERM");
+    expect((await worker.cli.done).code).toBe(143);
+  });
+
   it("frozen past its lease with no other worker (SIGSTOP, SIGCONT): the success is recorded, and the worker goes on", async () => {
     const file = await workflowFile("frozen", "tasks:\n  deploy: { run: 'sleep 1; echo deployed' }\n");
     const worker = await startWorker(["--lease", "2s", "-j", "1"]);

@@ -16,7 +16,7 @@ describe("completeAndLease", () => {
 
   it("records a batch and leases, in one call, the dependents it unblocked", async () => {
     await store.submitRun(
-      workflow([task("a"), task("b"), task("z", { runAt: Date.now() + 60_000 }), task("c", { dependsOn: ["a", "b"] }), task("d", { dependsOn: ["a", "z"] })]),
+      workflow([task("a"), task("b"), task("z", { runAt: Date.now() + 60_000 }), task("c", { dependsOn: ["a", "b"], retryOn: [2, 75] }), task("d", { dependsOn: ["a", "z"] })]),
       { runId: "batch" },
     );
     const [a, b] = await store.lease("w1", 2, 30_000);
@@ -27,7 +27,8 @@ describe("completeAndLease", () => {
       { runId: "batch", state: "succeeded", cascaded: [], unblocked: [] },
       { runId: "batch", state: "succeeded", cascaded: [], unblocked: ["c"] },
     ]);
-    expect(result.leased.map((leased) => [leased.key, leased.attempt])).toEqual([["c", 1]]);
+    // With its retryOn, which the worker's handler applies as a local run's does.
+    expect(result.leased.map((leased) => [leased.key, leased.attempt, leased.retryOn])).toEqual([["c", 1, [2, 75]]]);
     const rows = await sql<{ key: string; state: string; waiting_on: number }>(
       store,
       "SELECT key, state, waiting_on FROM $schema.tasks WHERE run_id = 'batch' ORDER BY key",

@@ -54,14 +54,26 @@ describe("task lifecycle", () => {
     expect(dead).toMatchObject({ key: "flaky", attempts: 2, maxAttempts: 2, lastError: "exit 3", exitCode: 3 });
   });
 
-  it("does not retry a permanent failure, nor an exit code outside retryOn", async () => {
+  it("does not retry a permanent failure; leaves retryOn to the handler, to which the lease hands it", async () => {
     await store.submitRun(workflow([task("perm", { retries: 5 }), task("picky", { retries: 5, retryOn: [75] })]), { runId: "perm" });
     const [perm, picky] = await leaseAll(store);
+    expect([perm!.retryOn, picky!.retryOn]).toEqual([[], [75]]);
     expect(await store.complete(perm!.leaseToken, { kind: "failure", error: "not found", exitCode: 127, permanent: true })).toMatchObject({
       state: "failed",
     });
-    expect(await store.complete(picky!.leaseToken, { kind: "failure", error: "exit 1", exitCode: 1 })).toMatchObject({ state: "failed" });
-    expect((await store.deadLetters("perm")).map((row) => row.attempts)).toEqual([1, 1]);
+    // The handler knows what the codes cannot tell: a timed-out attempt (here its shell exited 143 on
+    // SIGTERM) is retried whatever retryOn lists. The store does not judge the code again.
+    const timedOut = { kind: "failure", error: "timed out after 1s", exitCode: 143, timedOut: true } as const;
+    expect(await store.complete(picky!.leaseToken, timedOut)).toMatchObject({ state: "queued" });
+    await sql(store, "UPDATE $schema.tasks SET not_before = now() WHERE key = 'picky'");
+    const [again] = await leaseAll(store);
+    // Made permanent by the handler, which says why: it is the error the dead letter shows.
+    const unlisted = { kind: "failure", error: "killed by SIGKILL (137 is not in retryOn: not retried)", signal: "SIGKILL", permanent: true } as const;
+    expect(await store.complete(again!.leaseToken, unlisted)).toMatchObject({ state: "failed" });
+    expect((await store.deadLetters("perm")).map((row) => [row.key, row.attempts, row.lastError])).toEqual([
+      ["perm", 1, "not found"],
+      ["picky", 2, "killed by SIGKILL (137 is not in retryOn: not retried)"],
+    ]);
   });
 
   it("unblocks dependents on success and cascade-cancels them transitively on failure", async () => {

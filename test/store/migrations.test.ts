@@ -81,7 +81,7 @@ describe("migrate", () => {
   it("keeps the functions a worker of an earlier version calls, prepared: same results, a timeout past int's range cut to its top", async () => {
     const store = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
     try {
-      await store.submitRun(workflow([task("long", { timeoutMs: MAX_DURATION_MS }), task("short", { timeoutMs: 5_000 })]), { runId: "earlier" });
+      await store.submitRun(workflow([task("long", { timeoutMs: MAX_DURATION_MS, retryOn: [75] }), task("short", { timeoutMs: 5_000 })]), { runId: "earlier" });
       const leased = await store.pool.query({
         name: "earlier_lease",
         text: `SELECT key, timeout_ms FROM "${schema}".lease_tasks($1, $2, $3, $4::text)`,
@@ -94,11 +94,16 @@ describe("migrate", () => {
         values: ["[]", "earlier", 1, 30_000],
       });
       expect(batch.rows).toEqual([{ kind: "leased", key: "short", timeout_ms: 5_000 }]);
-      // This version's functions: the whole timeout.
+      // Version 6's: the same columns as it knew them, without migration 7's retry_on.
       await sql(store, "UPDATE $schema.tasks SET state = 'queued', attempts = 0 WHERE run_id = 'earlier'");
-      expect((await store.lease("current", 2, 30_000)).map((row) => [row.key, row.timeoutMs])).toEqual([
-        ["long", MAX_DURATION_MS],
-        ["short", 5_000],
+      const v6 = await store.pool.query({ name: "earlier_lease_v6", text: `SELECT * FROM "${schema}".lease_tasks_v6($1, $2, $3, $4::text)`, values: ["earlier", 1, 30_000, "earlier"] });
+      expect(v6.fields.map((field) => field.name).at(-1)).toBe("queue_wait_ms");
+      expect(v6.rows.map((row: { key: string; timeout_ms: string }) => [row.key, row.timeout_ms])).toEqual([["long", String(MAX_DURATION_MS)]]);
+      // This version's functions: the whole timeout, and the task's retryOn.
+      await sql(store, "UPDATE $schema.tasks SET state = 'queued', attempts = 0 WHERE run_id = 'earlier'");
+      expect((await store.lease("current", 2, 30_000)).map((row) => [row.key, row.timeoutMs, row.retryOn])).toEqual([
+        ["long", MAX_DURATION_MS, [75]],
+        ["short", 5_000, []],
       ]);
     } finally {
       await store.close();

@@ -133,22 +133,38 @@ export function completeSuccessFunction({ quoted, tasks, deps, runs, channel }: 
 }
 
 /**
+ * Generations of the hot-path functions, `lease_tasks` and `complete_and_lease`: "first" (migrations 2 to 5,
+ * int durations), "v6" (migration 6: `..._v6`, bigint durations), "v7" (migration 7: `..._v7`, which also
+ * return each leased task's `retry_on`). A new generation has new names: a worker of an earlier version
+ * prepared its calls of the old ones, and a prepared call fails for good once its result type changes.
+ */
+export type HotPathGeneration = "first" | "v6" | "v7";
+
+/** The functions' name suffix and the type of their durations. */
+export function hotPathNames(generation: HotPathGeneration): { suffix: string; durations: string } {
+  return generation === "first" ? { suffix: "", durations: "int" } : { suffix: `_${generation}`, durations: "bigint" };
+}
+
+/**
  * `complete_and_lease`; `byRun` adds `p_run`, which the lease and the idle delay keep to;
  * `recordsEnd` (migration 5, replacing the function) sets `ended_token` and `ended_as`;
- * `wide` (migration 6) makes `complete_and_lease_v6`, with bigint durations, leasing through `lease_tasks_v6`.
+ * `generation` "v6" (migration 6) makes `complete_and_lease_v6`, with bigint durations, leasing through
+ * `lease_tasks_v6`; "v7" (migration 7) `complete_and_lease_v7`, whose leased rows carry `retry_on` too.
  */
 export function completeAndLeaseFunction(
   { quoted, tasks, deps, runs, channel }: SchemaNames,
   byRun: boolean,
   recordsEnd = false,
-  wide = false,
+  generation: HotPathGeneration = "first",
 ): string {
-  const [version, durations] = wide ? ["_v6", "bigint"] : ["", "int"];
+  const { suffix: version, durations } = hotPathNames(generation);
+  // Migration 7's rows end with the leased task's retry_on (null in the other kinds of row).
+  const [retryOnColumn, retryOnNull, retryOnLeased] = generation === "v7" ? [", retry_on int[]", ", NULL::int[]", ", l.retry_on"] : ["", "", ""];
   return `
     CREATE ${recordsEnd ? "OR REPLACE " : ""}FUNCTION ${quoted}.complete_and_lease${version}(p_done jsonb, p_worker text, p_limit int, p_lease_ms ${durations}${byRun ? ", p_run text" : ""})
     RETURNS TABLE (kind text, lease_token uuid, run_id text, unblocked text[], delay_ms float8,
                    id bigint, key text, type text, run text, env jsonb, cwd text, priority int, seq bigint,
-                   attempts int, max_attempts int, timeout_ms ${durations}, queue_wait_ms float8)
+                   attempts int, max_attempts int, timeout_ms ${durations}, queue_wait_ms float8${retryOnColumn})
     LANGUAGE plpgsql VOLATILE AS $fn$
     #variable_conflict use_column
     DECLARE
@@ -211,12 +227,12 @@ export function completeAndLeaseFunction(
         SELECT 'ended'::text, v_tokens[i], v_runs[i],
                ARRAY(SELECT f.k FROM unnest(v_freed_source, v_freed_keys) AS f(s, k) WHERE f.s = i),
                NULL::float8, NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::int,
-               NULL::bigint, NULL::int, NULL::int, NULL::${durations}, NULL::float8
+               NULL::bigint, NULL::int, NULL::int, NULL::${durations}, NULL::float8${retryOnNull}
           FROM generate_subscripts(v_tokens, 1) AS i;
       IF p_limit > 0 THEN
         RETURN QUERY
           SELECT 'leased'::text, l.lease_token, l.run_id, NULL::text[], NULL::float8, l.id, l.key, l.type, l.run, l.env,
-                 l.cwd, l.priority, l.seq, l.attempts, l.max_attempts, l.timeout_ms, l.queue_wait_ms
+                 l.cwd, l.priority, l.seq, l.attempts, l.max_attempts, l.timeout_ms, l.queue_wait_ms${retryOnLeased}
             FROM ${quoted}.lease_tasks${version}(p_worker, p_limit, p_lease_ms${byRun ? ", p_run" : ""}) l;
         GET DIAGNOSTICS v_leased = ROW_COUNT;
         IF v_leased = 0 THEN
@@ -224,7 +240,7 @@ export function completeAndLeaseFunction(
             SELECT 'idle'::text, NULL::uuid, NULL::text, NULL::text[],
                    (extract(epoch FROM min(q.not_before) - now()) * 1000)::float8,
                    NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::int,
-                   NULL::bigint, NULL::int, NULL::int, NULL::${durations}, NULL::float8
+                   NULL::bigint, NULL::int, NULL::int, NULL::${durations}, NULL::float8${retryOnNull}
               FROM ${tasks} q WHERE q.state = 'queued'${byRun ? " AND (p_run IS NULL OR q.run_id = p_run)" : ""};
         END IF;
       END IF;

@@ -1,4 +1,4 @@
-import { completeAndLeaseFunction } from "./batch-functions.js";
+import { completeAndLeaseFunction, hotPathNames, type HotPathGeneration } from "./batch-functions.js";
 import type { SchemaNames } from "./names.js";
 
 /**
@@ -16,28 +16,32 @@ export function bigintDurationsSql(names: SchemaNames): string {
   return `
     ALTER TABLE ${names.tasks} ALTER COLUMN backoff_base_ms TYPE bigint, ALTER COLUMN backoff_max_ms TYPE bigint,
                                ALTER COLUMN timeout_ms TYPE bigint;
-    ${leaseTasksFunction(names, false, false)}
-    ${leaseTasksFunction(names, true, false)}
-    ${leaseTasksFunction(names, false, true)}
-    ${leaseTasksFunction(names, true, true)}
-    ${completeAndLeaseFunction(names, false, true, true)}
-    ${completeAndLeaseFunction(names, true, true, true)}
+    ${leaseTasksFunction(names, false, "first")}
+    ${leaseTasksFunction(names, true, "first")}
+    ${leaseTasksFunction(names, false, "v6")}
+    ${leaseTasksFunction(names, true, "v6")}
+    ${completeAndLeaseFunction(names, false, true, "v6")}
+    ${completeAndLeaseFunction(names, true, true, "v6")}
   `;
 }
 
 /**
  * `lease_tasks` as migrations 2 (every run) and 4 (`byRun`: with `p_run`, one run's, or every
- * run's when it is null) made it; `wide`: `lease_tasks_v6`, with bigint durations, else the old
- * function with int ones. Sorting is switched off inside: the fetch must walk the queued rows'
+ * run's when it is null) made it; `generation` "v6": `lease_tasks_v6`, with bigint durations;
+ * "v7" (migration 7): `lease_tasks_v7`, whose rows end with the task's `retry_on`; "first": the
+ * old function with int ones. Sorting is switched off inside: the fetch must walk the queued rows'
  * index in order and stop after `p_limit` rows, even on a young table whose missing statistics
  * make "fetch all queued rows, then sort" look cheaper.
  */
-function leaseTasksFunction({ quoted, tasks }: SchemaNames, byRun: boolean, wide: boolean): string {
-  const [name, durations] = wide ? ["lease_tasks_v6", "bigint"] : ["lease_tasks", "int"];
+export function leaseTasksFunction({ quoted, tasks }: SchemaNames, byRun: boolean, generation: HotPathGeneration): string {
+  const { suffix, durations } = hotPathNames(generation);
+  const name = `lease_tasks${suffix}`;
+  const wide = generation !== "first";
+  const [retryOnColumn, retryOnValue] = generation === "v7" ? [", retry_on int[]", ", t.retry_on"] : ["", ""];
   return `
     CREATE OR REPLACE FUNCTION ${quoted}.${name}(p_worker text, p_limit int, p_lease_ms ${durations}${byRun ? ", p_run text" : ""})
     RETURNS TABLE (id bigint, run_id text, key text, type text, run text, env jsonb, cwd text, priority int,
-                   seq bigint, attempts int, max_attempts int, timeout_ms ${durations}, lease_token uuid, queue_wait_ms float8)
+                   seq bigint, attempts int, max_attempts int, timeout_ms ${durations}, lease_token uuid, queue_wait_ms float8${retryOnColumn})
     LANGUAGE plpgsql VOLATILE SET enable_sort = off SET enable_bitmapscan = off AS $fn$
     #variable_conflict use_column
     BEGIN
@@ -59,7 +63,7 @@ function leaseTasksFunction({ quoted, tasks }: SchemaNames, byRun: boolean, wide
         FROM picked WHERE t.id = picked.id
       RETURNING t.id, t.run_id, t.key, t.type, t.run, t.env, t.cwd, t.priority, t.seq, t.attempts, t.max_attempts,
                 ${wide ? "t.timeout_ms" : "LEAST(t.timeout_ms, 2147483647)::int"}, t.lease_token,
-                (extract(epoch FROM now() - GREATEST(t.queued_at, t.not_before)) * 1000)::float8;
+                (extract(epoch FROM now() - GREATEST(t.queued_at, t.not_before)) * 1000)::float8${retryOnValue};
     END
     $fn$;
   `;

@@ -24,7 +24,7 @@ type Row =
 
 /**
  * Records successful attempts and leases up to `limit` tasks in one round trip
- * and one commit (migration 6's `complete_and_lease_v6`): of every run, or of run
+ * and one commit (migration 7's `complete_and_lease_v7`): of every run, or of run
  * `runId` only. A worker calls it with the attempts that ended since its last
  * call, whose slots the new leases fill.
  */
@@ -39,13 +39,13 @@ export async function completeAndLease(
 ): Promise<CompleteAndLeaseResult> {
   const done = ended.map(({ token, outcome }) => ({ token, exit_code: outcome.exitCode ?? 0, tail: outcome.tail ?? [] }));
   const values = [JSON.stringify(done), workerId, Math.max(limit, 0), leaseMs];
-  // Named: prepared once per connection. The functions are migration 6's (bigint durations; see bigint-durations.ts).
+  // Named: prepared once per connection. The functions are migration 7's (with retry_on; see leased-retry-on.ts).
   const result = await pool.query<Row>(
     runId === undefined
-      ? { name: `taskq_complete_and_lease_${names.schema}`, text: `SELECT * FROM ${names.quoted}.complete_and_lease_v6($1, $2, $3, $4)`, values }
+      ? { name: `taskq_complete_and_lease_${names.schema}`, text: `SELECT * FROM ${names.quoted}.complete_and_lease_v7($1, $2, $3, $4)`, values }
       : {
           name: `taskq_complete_and_lease_run_${names.schema}`,
-          text: `SELECT * FROM ${names.quoted}.complete_and_lease_v6($1, $2, $3, $4, $5::text)`,
+          text: `SELECT * FROM ${names.quoted}.complete_and_lease_v7($1, $2, $3, $4, $5::text)`,
           values: [...values, runId],
         },
   );

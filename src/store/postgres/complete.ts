@@ -11,7 +11,6 @@ interface OwnedRow {
   key: string;
   attempts: number;
   max_attempts: number;
-  retry_on: number[];
   /** bigint (migration 6), which pg returns as text. */
   backoff_base_ms: string;
   backoff_max_ms: string;
@@ -21,7 +20,7 @@ interface OwnedRow {
 /** Locks the running task owned by `token`; undefined when the lease was lost. */
 async function lockOwned(client: pg.ClientBase, names: SchemaNames, token: string): Promise<OwnedRow | undefined> {
   const result = await client.query<OwnedRow>(
-    `SELECT id, run_id, key, attempts, max_attempts, retry_on, backoff_base_ms, backoff_max_ms, cancel_requested
+    `SELECT id, run_id, key, attempts, max_attempts, backoff_base_ms, backoff_max_ms, cancel_requested
        FROM ${names.tasks} WHERE lease_token = $1 AND state = 'running' FOR UPDATE`,
     [token],
   );
@@ -29,14 +28,13 @@ async function lockOwned(client: pg.ClientBase, names: SchemaNames, token: strin
 }
 
 /**
- * A failure is retried when attempts remain, it is not permanent, and (if the
- * task names `retryOn` exit codes) its exit code is one of them. Failures
- * without an exit code (timeouts, signals) ignore `retryOn`.
+ * A failure is retried when attempts remain and its handler did not make it permanent. The
+ * handler alone applies `retryOn` (the task's, which the lease hands it), as in a local run: it
+ * knows what a decision here could not, that a timed-out attempt, or one its worker stopped, is
+ * retried whatever `retryOn` lists, and it words why a failure is not retried.
  */
 function isRetryable(row: OwnedRow, outcome: Extract<Outcome, { kind: "failure" }>): boolean {
-  if (outcome.permanent === true || row.attempts >= row.max_attempts) return false;
-  const exitCode = outcome.exitCode ?? null;
-  return row.retry_on.length === 0 || exitCode === null || row.retry_on.includes(exitCode);
+  return outcome.permanent !== true && row.attempts < row.max_attempts;
 }
 
 function attemptRecord(outcome: Extract<Outcome, { kind: "failure" }>): Required<AttemptRecord> {

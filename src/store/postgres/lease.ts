@@ -3,7 +3,7 @@ import type { SchemaNames } from "./names.js";
 import { timedQuery } from "./timeouts.js";
 import type { HeartbeatStatus, LeasedTask } from "./types.js";
 
-/** A row of `lease_tasks_v6` (and the leased rows of `complete_and_lease_v6`). */
+/** A row of `lease_tasks_v7` (and the leased rows of `complete_and_lease_v7`). */
 export interface LeasedRow {
   id: string;
   run_id: string;
@@ -20,6 +20,7 @@ export interface LeasedRow {
   timeout_ms: string | null;
   lease_token: string;
   queue_wait_ms: number;
+  retry_on: number[];
 }
 
 /**
@@ -37,13 +38,13 @@ export async function leaseTasks(
   runId?: string,
 ): Promise<LeasedTask[]> {
   if (limit <= 0) return [];
-  // Named: prepared once per connection. The functions are migration 6's (bigint durations; see bigint-durations.ts).
+  // Named: prepared once per connection. The functions are migration 7's (with retry_on; see leased-retry-on.ts).
   const result = await pool.query<LeasedRow>(
     runId === undefined
-      ? { name: `taskq_lease_${names.schema}`, text: `SELECT * FROM ${names.quoted}.lease_tasks_v6($1, $2, $3)`, values: [workerId, limit, leaseMs] }
+      ? { name: `taskq_lease_${names.schema}`, text: `SELECT * FROM ${names.quoted}.lease_tasks_v7($1, $2, $3)`, values: [workerId, limit, leaseMs] }
       : {
           name: `taskq_lease_run_${names.schema}`,
-          text: `SELECT * FROM ${names.quoted}.lease_tasks_v6($1, $2, $3, $4::text)`,
+          text: `SELECT * FROM ${names.quoted}.lease_tasks_v7($1, $2, $3, $4::text)`,
           values: [workerId, limit, leaseMs, runId],
         },
   );
@@ -66,6 +67,7 @@ export function toLeasedTasks(rows: LeasedRow[]): LeasedTask[] {
       attempt: row.attempts,
       maxAttempts: row.max_attempts,
       timeoutMs: row.timeout_ms === null ? null : Number(row.timeout_ms),
+      retryOn: row.retry_on,
       leaseToken: row.lease_token,
       queueWaitMs: Math.max(row.queue_wait_ms, 0),
     }));

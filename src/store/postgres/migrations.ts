@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
 import { bigintDurationsSql } from "./bigint-durations.js";
+import { leasedRetryOnSql } from "./leased-retry-on.js";
 import { completeAndLeaseSql, completeSuccessFunction, recordedEndSql, runFilterSql } from "./batch-functions.js";
 import { schemaNames, type SchemaNames } from "./names.js";
 import { LONG_QUERY_TIMEOUT_MS, timedQuery } from "./timeouts.js";
@@ -136,6 +137,11 @@ const MIGRATIONS: Migration[] = [
     version: 6,
     name: "durations as bigint: backoff_base_ms, backoff_max_ms, timeout_ms, p_lease_ms",
     sql: bigintDurationsSql,
+  },
+  {
+    version: 7,
+    name: "leased tasks carry retry_on: lease_tasks_v7, complete_and_lease_v7",
+    sql: leasedRetryOnSql,
   },
 ];
 

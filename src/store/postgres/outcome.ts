@@ -37,7 +37,7 @@ export function failureOutcome(error: unknown, signal: AbortSignal, timeoutMs: n
   const code = abortCode(signal);
   if (code === "CANCELLED") return { kind: "cancelled", reason: "cancelled by request", tail: fields.tail ?? [] };
   if (code === "LEASE_LOST") {
-    // Stopped by this worker, not failed by itself: worth another attempt, whatever its retryOn (no exit code).
+    // Stopped by this worker, not failed by itself: worth another attempt, whatever its retryOn (the signal is the worker's).
     return { kind: "failure", error: messageOf(signal.reason), exitCode: null, signal: fields.signal ?? null, permanent: false, timedOut: false, tail: fields.tail ?? [] };
   }
   const timedOut = code === "TIMEOUT" || fields.timedOut === true;

@@ -31,6 +31,8 @@ export interface LeasedTask {
   attempt: number;
   maxAttempts: number;
   timeoutMs: number | null;
+  /** The exit codes worth retrying; empty when the task lists none (any failure is). */
+  retryOn: number[];
   /** Proof of ownership: every later write for this attempt must present it. */
   leaseToken: string;
   /** Time the task waited in the queue before this attempt, per the database clock. */

@@ -11,7 +11,8 @@ export interface AttemptContext {
 /**
  * Runs one attempt. Resolve on success; throw on failure. An error with
  * `permanent: true` is never retried; its `result` field may carry
- * `{ exitCode, signal, timedOut, tail }` to record.
+ * `{ exitCode, signal, timedOut, tail }` to record. The handler applies the
+ * task's `retryOn` (a failure whose exit code it does not list is permanent): the store does not.
  */
 export type TaskHandler = (task: LeasedTask, context: AttemptContext) => Promise<unknown>;
 
