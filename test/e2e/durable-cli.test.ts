@@ -1222,6 +1222,13 @@ tasks:
       (await store.pool.query<{ ms: number }>(`SELECT (extract(epoch FROM not_before - now()) * 1000)::float8 AS ms FROM "${SCHEMA}".tasks WHERE run_id = $1 AND key = 'a'`, [runId])).rows[0]?.ms ?? NaN;
     const again = async (name: string, fields: string) => (await taskq(["submit", await version(name, fields), "--run-id", runId])).stderr;
     const head = `note: run ${runId} already submitted: 0 new tasks, 1 kept\nnote: run ${runId} already has task "a" with another definition`;
+    // The same file again (a submit step run twice): nothing changes, nor is said to, and the delay is not counted again.
+    const first = await notBefore();
+    for (const name of ["queued-1a", "queued-1b"]) {
+      await sleep(50);
+      expect(await again(name, "run: echo a, delay: 1h")).toBe(`note: run ${runId} already submitted: 0 new tasks, 1 kept\n`);
+    }
+    expect(first - (await notBefore())).toBeGreaterThanOrEqual(90);
     expect(await again("queued-2", "run: echo a, delay: 2h, priority: high")).toBe(`${head} (priority, delay): it is still queued and takes the new priority and delay, counted from this submit\n`);
     expect(await notBefore()).toBeGreaterThan(7_000_000);
     expect(await again("queued-3", 'run: echo a, runAt: "2099-01-01T00:00:00Z", priority: high')).toBe(`${head} (runAt): it is still queued and takes the new runAt\n`);

@@ -115,7 +115,7 @@ const sameEnv = (a: Record<string, string>, b: Record<string, string>): boolean 
  * priority (dedup: see `updateQueued`), and a new `runAt` or `delay` likewise (a `delay` counts
  * from each submit); with neither, it keeps its not-before. A blocked task keeps all of them.
  * The `runAt` or `delay` of both is compared (see `changedTiming`), of a queued one only until it
- * is first leased: after that its not-before is a retry's or a lease's, not a submit's.
+ * is first leased: after that its not-before is a retry's or a lease's, not a submit's, and kept.
  */
 function changedTask(stored: StoredTask, task: WorkflowTask): ChangedTask | undefined {
   const differ: string[] = [];
@@ -143,8 +143,8 @@ const SAME_TIME_MS = 0.01;
 /**
  * Which of the workflow's `runAt` or `delay` differs from a task's stored one, if either does: the
  * not-before its submit wrote is compared, its runAt, or its submit's time plus its delay. (A queued
- * task that an earlier resubmit gave a delay counted from then is said to take a new one, though the
- * file's is the same: so it does, from this submit.)
+ * task that an earlier resubmit gave a new delay, counted from then, is said to take a new one again
+ * when the file keeps that delay: so it does, from this submit. The table keeps no delay of its own.)
  */
 function changedTiming(stored: StoredTask, task: WorkflowTask): string | undefined {
   if (task.runAt !== undefined) return Math.abs(stored.not_before_ms - task.runAt) < SAME_TIME_MS ? undefined : "runAt";
@@ -233,9 +233,12 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
   for (const task of workflow.tasks) {
     const before = stored.get(task.id);
     if (before !== undefined) {
-      resubmitted.push({ key: task.id, priority: PRIORITY_VALUES[task.priority], run_at: task.runAt ?? null, delay_ms: task.delayMs ?? null });
       const change = changedTask(before, task);
       if (change !== undefined) changed.push(change);
+      // A not-before only where the file's runAt or delay changed: the same delay again would count
+      // from this submit, and move a task that the resubmit (a CI step run again) keeps as it is.
+      const newTime = change?.taken.some((field) => field === "runAt" || field === "delay") === true;
+      resubmitted.push({ key: task.id, priority: PRIORITY_VALUES[task.priority], run_at: newTime ? (task.runAt ?? null) : null, delay_ms: newTime ? (task.delayMs ?? null) : null });
       continue;
     }
     if (states.has(task.id)) {
@@ -362,7 +365,7 @@ interface QueuedUpdate {
   delay_ms: number | null;
 }
 
-/** Dedup: a resubmitted task still waiting in the queue takes the new priority and not-before. */
+/** Dedup: a resubmitted task still waiting in the queue takes the new priority, and the new not-before where its runAt or delay changed. */
 async function updateQueued(client: pg.ClientBase, names: SchemaNames, runId: string, rows: QueuedUpdate[]): Promise<number> {
   if (rows.length === 0) return 0;
   const result = await client.query(
