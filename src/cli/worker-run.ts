@@ -90,6 +90,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   const terminal = !options.json && process.stdout.isTTY === true;
   const handlers = new RunHandlers((runId) => {
     const sink: OutputSink = {
+      // Plain lines into a file or a pipe: every line comes to `lines` as bytes, none decoded.
+      asWritten: !options.json && !terminal,
       line: (taskId, stream, text) =>
         options.json ? print({ event: "output", runId, id: taskId, stream, text }, "") : out.write(`${runId}/${taskId} | ${terminal ? terminalSafe(text) : text}\n`),
       whenDrained: () => out.whenDrained(),

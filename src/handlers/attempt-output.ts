@@ -47,6 +47,8 @@ export interface AttemptOutputOptions {
   onLine: (stream: StreamName, text: string) => void;
   /** Optional: runs of short complete lines as bytes (see BlockHandler) instead of one onLine each. */
   onLines?: (stream: StreamName, bytes: Buffer, count: number, ends: Int32Array) => void;
+  /** With onLines: every line goes there, as the task wrote it (see LineSplitter's `asWritten`). */
+  linesAsWritten?: boolean;
   /** Called once, on the first log write failure. */
   onLogError: (error: Error) => void;
   /** Backpressure from the display (see OutputSink.whenDrained). */
@@ -71,6 +73,7 @@ export class AttemptOutput {
   readonly #log: LogFile;
   readonly #onLine: AttemptOutputOptions["onLine"];
   readonly #onLines: AttemptOutputOptions["onLines"];
+  readonly #linesAsWritten: boolean;
   readonly #sources: Readable[] = [];
   /** One per stream name: a pipe read by readNow and then by a stream keeps its open line. */
   readonly #splitters = new Map<StreamName, LineSplitter>();
@@ -99,6 +102,7 @@ export class AttemptOutput {
     this.#log = options.log;
     this.#onLine = options.onLine;
     this.#onLines = options.onLines;
+    this.#linesAsWritten = options.linesAsWritten === true;
     this.#whenDisplayDrained = options.whenDisplayDrained;
     this.#lateLog = options.lateLog;
     this.#onLate = options.onLate;
@@ -371,7 +375,7 @@ export class AttemptOutput {
     if (splitter === undefined) {
       const onLines = this.#onLines;
       const onBlock: BlockHandler | undefined = onLines === undefined ? undefined : (bytes, count, ends) => onLines(stream, bytes, count, ends);
-      splitter = new LineSplitter((text) => this.#onLine(stream, text), onBlock);
+      splitter = new LineSplitter((text) => this.#onLine(stream, text), onBlock, { asWritten: this.#linesAsWritten });
       this.#splitters.set(stream, splitter);
     }
     return splitter;

@@ -5,6 +5,11 @@ const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
 const EMPTY_ENDS = new Int32Array(0);
 /**
+ * Room past DISPLAY_LIMIT in the open line's buffer: as written (see LineSplitter), a line is
+ * handed on from there with its ending added, a "\r\n", or `… (N bytes)` and a "\n".
+ */
+const ENDING_ROOM = 64;
+/**
  * Line ends (see BlockHandler) are valid only during a block handler's call, so one array
  * serves every splitter, lent for the length of a push() and grown as needed: a task that
  * prints made an Int32Array of its own (~10 µs, between its exit and the next task's start).
@@ -16,9 +21,11 @@ let sharedEndsLent = false;
 /**
  * Receives a run of complete lines as raw bytes: `bytes` holds `count` lines, each
  * ending in "\n", none longer than DISPLAY_LIMIT and none ending in "\r\n" (those come
- * one by one as text). `ends[i]` is where line i ends in `bytes` (just past its "\n"): the
- * splitter found every newline already, so a consumer need not search for them again.
- * Both are valid only during the call.
+ * one by one as text); a splitter made `asWritten` passes every line here, as written
+ * (see LineSplitter).
+ * `ends[i]` is where line i ends in `bytes` (just past its "\n"): the splitter found every
+ * newline already, so a consumer need not search for them again. Both are valid only
+ * during the call.
  */
 export type BlockHandler = (bytes: Buffer, count: number, ends: Int32Array) => void;
 
@@ -31,11 +38,20 @@ export type BlockHandler = (bytes: Buffer, count: number, ends: Int32Array) => v
  * With a block handler, the common case (short lines that end in "\n") is passed on as
  * byte ranges of the chunk, one call per chunk, instead of a string per line: a task
  * printing 300 MB of short lines would otherwise cost three million strings.
+ *
+ * `asWritten` (with a block handler; for output shown as the task wrote it, into a file or
+ * a pipe) hands every line to the block handler, none decoded, so bytes that are not UTF-8
+ * go on as they came: a line ending in "\r\n" keeps its "\r"; one longer than DISPLAY_LIMIT
+ * is cut as its text would be (on a character's boundary, then `… (N bytes)`); the last
+ * gains a "\n" when the output did not end with one. A line no block can take (cut, begun
+ * in an earlier chunk, or the last) comes in a block of its own.
  */
 export class LineSplitter {
   readonly #onLine: (text: string) => void;
   readonly #onBlock: BlockHandler | undefined;
-  /** First bytes of the open line, allocated on first need. */
+  /** Every line goes to #onBlock, as bytes (see above). */
+  readonly #asWritten: boolean;
+  /** First bytes of the open line (DISPLAY_LIMIT + ENDING_ROOM), allocated on first need. */
   #prefix: Buffer | undefined;
   #prefixBytes = 0;
   /** Length of the open line so far: from its last "\r" on, once that is all it shows (see #append). */
@@ -45,10 +61,13 @@ export class LineSplitter {
   #lastByte = -1;
   /** Line ends of the block being gathered (see BlockHandler): sharedEnds while a push() runs. */
   #ends: Int32Array = EMPTY_ENDS;
+  /** The end of a line handed on alone (asWritten): a splitter's own, as flush() borrows no #ends. */
+  #oneEnd: Int32Array | undefined;
 
-  constructor(onLine: (text: string) => void, onBlock?: BlockHandler) {
+  constructor(onLine: (text: string) => void, onBlock?: BlockHandler, options: { asWritten?: boolean } = {}) {
     this.#onLine = onLine;
     this.#onBlock = onBlock;
+    this.#asWritten = onBlock !== undefined && options.asWritten === true;
   }
 
   push(chunk: Buffer): void {
@@ -69,13 +88,15 @@ export class LineSplitter {
     let blockStart = -1;
     let blockLines = 0;
     const blocks = this.#onBlock !== undefined;
+    // As written, a "\r\n" line is bytes like any other: it stays in the block.
+    const asWritten = this.#asWritten;
     for (;;) {
       const newline = chunk.indexOf(NEWLINE, start);
       if (newline === -1) break;
       if (this.#lineBytes !== 0) {
         this.#append(chunk, start, newline);
         this.#emitOpenLine();
-      } else if (blocks && newline - start <= DISPLAY_LIMIT && (newline === start || chunk[newline - 1] !== CARRIAGE_RETURN)) {
+      } else if (blocks && newline - start <= DISPLAY_LIMIT && (asWritten || newline === start || chunk[newline - 1] !== CARRIAGE_RETURN)) {
         if (blockStart === -1) blockStart = start;
         if (blockLines === this.#ends.length) this.#growEnds();
         this.#ends[blockLines++] = newline + 1 - blockStart;
@@ -85,7 +106,8 @@ export class LineSplitter {
           blockStart = -1;
           blockLines = 0;
         }
-        this.#onLine(displayLine(chunk, start, newline));
+        if (asWritten) this.#emitLongLine(chunk, start, newline);
+        else this.#onLine(displayLine(chunk, start, newline));
       }
       start = newline + 1;
     }
@@ -100,6 +122,58 @@ export class LineSplitter {
 
   #emitBlock(chunk: Buffer, start: number, end: number, count: number): void {
     this.#onBlock?.(chunk.subarray(start, end), count, this.#ends);
+  }
+
+  /** Hands on `line` (ending in "\n") as a block of its own. */
+  #emitAlone(line: Buffer): void {
+    const ends = (this.#oneEnd ??= new Int32Array(1));
+    ends[0] = line.length;
+    this.#onBlock?.(line, 1, ends);
+  }
+
+  /**
+   * As written, a complete line chunk[start, newline] too long for a block: whole when its
+   * "\r" alone made it so; else as displayLine shows it, from its last "\r" on once past
+   * DISPLAY_LIMIT, and cut if that is still too long.
+   */
+  #emitLongLine(chunk: Buffer, start: number, newline: number): void {
+    const end = chunk[newline - 1] === CARRIAGE_RETURN ? newline - 1 : newline;
+    if (end - start > DISPLAY_LIMIT) {
+      const rewrite = chunk.lastIndexOf(CARRIAGE_RETURN, end - 1);
+      if (rewrite > start) start = rewrite;
+    }
+    if (end - start <= DISPLAY_LIMIT) return this.#emitAlone(chunk.subarray(start, newline + 1));
+    chunk.copy(this.#lineBuffer(), 0, start, start + DISPLAY_LIMIT);
+    this.#emitCut(end - start);
+  }
+
+  /**
+   * As written, the open line: its bytes, its "\r" if it ended with one (written again: a line
+   * of DISPLAY_LIMIT bytes has it past the prefix), and a "\n", which the output's last line
+   * may not have had.
+   */
+  #emitOpenBytes(length: number): void {
+    if (length > DISPLAY_LIMIT) return this.#emitCut(length);
+    const buffer = this.#lineBuffer();
+    let size = length;
+    if (this.#lastByte === CARRIAGE_RETURN) buffer[size++] = CARRIAGE_RETURN;
+    buffer[size++] = NEWLINE;
+    this.#emitAlone(buffer.subarray(0, size));
+  }
+
+  /**
+   * As written, a line of `length` bytes whose first DISPLAY_LIMIT are in the line buffer,
+   * cut as `truncated` cuts its text: on a character's boundary, then `… (N bytes)`.
+   */
+  #emitCut(length: number): void {
+    const buffer = this.#lineBuffer();
+    const shown = utf8Boundary(buffer, DISPLAY_LIMIT);
+    this.#emitAlone(buffer.subarray(0, shown + buffer.write(`… (${length} bytes)\n`, shown)));
+  }
+
+  /** The open line's buffer; between lines, where an as-written line is put together. */
+  #lineBuffer(): Buffer {
+    return (this.#prefix ??= Buffer.allocUnsafe(DISPLAY_LIMIT + ENDING_ROOM));
   }
 
   #growEnds(): void {
@@ -121,7 +195,7 @@ export class LineSplitter {
         this.#lineBytes = 0;
         start = rewrite;
       } else if (this.#lastByte === CARRIAGE_RETURN) {
-        (this.#prefix ??= Buffer.allocUnsafe(DISPLAY_LIMIT))[0] = CARRIAGE_RETURN;
+        this.#lineBuffer()[0] = CARRIAGE_RETURN;
         this.#prefixBytes = 1;
         this.#lineBytes = 1;
       }
@@ -131,15 +205,17 @@ export class LineSplitter {
     this.#lastByte = chunk[end - 1] ?? -1;
     const room = DISPLAY_LIMIT - this.#prefixBytes;
     if (room <= 0) return;
-    this.#prefix ??= Buffer.allocUnsafe(DISPLAY_LIMIT);
     // Copied, not sliced: a slice would pin the whole chunk in memory.
-    this.#prefixBytes += chunk.copy(this.#prefix, this.#prefixBytes, start, Math.min(end, start + room));
+    this.#prefixBytes += chunk.copy(this.#lineBuffer(), this.#prefixBytes, start, Math.min(end, start + room));
   }
 
   #emitOpenLine(): void {
     const length = this.#lastByte === CARRIAGE_RETURN ? this.#lineBytes - 1 : this.#lineBytes;
-    const prefix = this.#prefix ?? Buffer.alloc(0);
-    this.#onLine(length <= DISPLAY_LIMIT ? prefix.toString("utf8", 0, length) : truncated(prefix, DISPLAY_LIMIT, length));
+    if (this.#asWritten) this.#emitOpenBytes(length);
+    else {
+      const prefix = this.#prefix ?? Buffer.alloc(0);
+      this.#onLine(length <= DISPLAY_LIMIT ? prefix.toString("utf8", 0, length) : truncated(prefix, DISPLAY_LIMIT, length));
+    }
     this.#prefixBytes = 0;
     this.#lineBytes = 0;
     this.#totalBytes = 0;
@@ -202,7 +278,7 @@ export class Tail {
   pushBlock(bytes: Buffer, count: number, ends: Int32Array): void {
     if (this.#size === 0) return;
     if (count < this.#size) {
-      for (let line = 0; line < count; line++) this.push(bytes.toString("utf8", line === 0 ? 0 : ends[line - 1], (ends[line] as number) - 1));
+      for (let line = 0; line < count; line++) this.push(blockLineText(bytes, line === 0 ? 0 : (ends[line - 1] as number), (ends[line] as number) - 1));
       return;
     }
     // The block alone fills the tail: what came before it is gone.
@@ -224,12 +300,20 @@ export class Tail {
       for (let start = 0; start < this.#heldBytes; ) {
         const end = this.#held.indexOf(0x0a, start);
         if (end === -1 || end >= this.#heldBytes) break; // cannot be: the held lines each end in "\n"
-        held.push(this.#held.toString("utf8", start, end));
+        held.push(blockLineText(this.#held, start, end));
         start = end + 1;
       }
     }
     return [...held, ...this.#lines].slice(-this.#size).map(tailLine);
   }
+}
+
+/**
+ * The text of a block's line bytes[start, newline), as the splitter's text path gives it: an
+ * as-written block (see LineSplitter) keeps a "\r" before the "\n", which the text drops.
+ */
+function blockLineText(bytes: Buffer, start: number, newline: number): string {
+  return bytes.toString("utf8", start, newline > start && bytes[newline - 1] === CARRIAGE_RETURN ? newline - 1 : newline);
 }
 
 /**

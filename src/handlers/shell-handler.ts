@@ -214,6 +214,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       ...(options.sink.lines === undefined
         ? {}
         : {
+            linesAsWritten: options.sink.asWritten === true,
             onLines: (stream: StreamName, bytes: Buffer, count: number, ends: Int32Array) => {
               tail.pushBlock(bytes, count, ends);
               try {

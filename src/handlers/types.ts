@@ -38,6 +38,14 @@ export interface OutputSink {
    */
   lines?(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void;
   /**
+   * Set by a sink with `lines` that shows output as the task wrote it (plain lines into a
+   * file or a pipe): then every line comes to `lines`, never decoded, so bytes that are not
+   * UTF-8 go on as they came. A line ending in "\r\n" keeps its "\r"; one over 4096 bytes
+   * comes cut on a character's boundary, ending in `… (N bytes)`; the last gains a "\n" when
+   * the output did not end with one.
+   */
+  readonly asWritten?: boolean;
+  /**
    * Optional backpressure: undefined while the sink keeps up, else a promise of the moment
    * it has caught up. Meanwhile the task's pipes are paused, as for a slow log file.
    */

@@ -164,6 +164,19 @@ describe("PlainRenderer", () => {
     expect(blocks.bytes().toString()).toBe(one.bytes().toString());
     expect(one.bytes().toString().split("\n")[2]).toMatch(/build\.js \|.* héllo wörld$/);
   });
+
+  it("into a file or a pipe, takes every line as bytes, as written; on a terminal, lines it cleans as text", async () => {
+    const colors = await createColors({ color: false, isTTY: false });
+    const out = sink();
+    const renderer = new PlainRenderer(out.stream, colors);
+    expect(renderer.asWritten).toBe(true);
+    // As an as-written splitter hands them on: a "\r\n" kept, a byte that is not UTF-8.
+    const bytes = Buffer.from("caf\xe9\r\nok\n", "latin1");
+    renderer.lines("build.js", "output", bytes, 2, Int32Array.from([6, 9]));
+    await settle();
+    expect(out.bytes()).toEqual(Buffer.from("build.js | caf\xe9\r\nbuild.js | ok\n", "latin1"));
+    expect(new PlainRenderer(sink().stream, colors, true).asWritten).toBe(false);
+  });
 });
 
 describe("whenStreamDrained", () => {

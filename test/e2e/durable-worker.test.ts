@@ -229,7 +229,7 @@ tasks:
     }
   });
   it.skipIf(!existsSync("/usr/bin/script"))("on a terminal, a task cannot clear the screen, set the title, ring or write over its prefix; into a pipe and the log, its bytes as written", { timeout: 60_000 }, async () => {
-    const script = String.raw`printf 'a\033[2J\033[Hcleared\n\033]0;title\007b\n\033[31mred\n12345\b\b\b\b\b\bX\nstep 1\rstep 2\n'`;
+    const script = String.raw`printf 'a\033[2J\033[Hcleared\n\033]0;title\007b\n\033[31mred\n12345\b\b\b\b\b\bX\nstep 1\rstep 2\ncrlf\r\n'`;
     const file = await workflowFile("noisy", `tasks:\n  noisy: { run: ${JSON.stringify(script)} }\n`);
     const onTerminal = newRunId("noisy-tty");
     expect((await taskq(["submit", file, "--run-id", onTerminal])).code).toBe(0);
@@ -253,6 +253,7 @@ tasks:
     expect(shown).toContain(`${onTerminal}/noisy | \x1b[31mred\x1b[0m\n`);
     expect(shown).toContain(`${onTerminal}/noisy | 12345X\n`);
     expect(shown).toContain(`${onTerminal}/noisy | step 2\n`);
+    expect(shown).toContain(`${onTerminal}/noisy | crlf\n`);
     for (const control of ["\x1b[2J", "\x1b]0;", "\x07", "\x08"]) expect(shown).not.toContain(control);
     // Not a terminal: the bytes as the task wrote them, as in its log.
     const worker = await startWorker(["-j", "1"]);
@@ -262,6 +263,7 @@ tasks:
     const { stdout } = await worker.cli.done;
     expect(stdout).toContain(`${again}/noisy | a\x1b[2J\x1b[Hcleared\n`);
     expect(stdout).toContain(`${again}/noisy | step 1\rstep 2\n`);
+    expect(stdout).toContain(`${again}/noisy | crlf\r\n`);
     for (const runId of [onTerminal, again]) expect(await readFile(path.join(ws.logs, runId, "noisy.log"), "utf8")).toContain("\x1b]0;title\x07b\n");
   });
 });

@@ -53,6 +53,21 @@ function runCliAfter(script: string, args: string[], cwd: string): Promise<{ cod
   });
 }
 
+/** Runs the CLI with its stdout a file, as `taskq run ... > out` does; stdout as the bytes in that file. */
+async function runCliIntoFile(args: string[], cwd: string): Promise<{ code: number | null; stdout: Buffer }> {
+  const out = path.join(cwd, "stdout.out");
+  const fd = openSync(out, "w");
+  try {
+    const code = await new Promise<number | null>((resolve) => {
+      const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, CI: "true", NO_COLOR: "1" }, stdio: ["ignore", fd, "inherit"] });
+      child.on("close", resolve);
+    });
+    return { code, stdout: await readFile(out) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
 describe("taskq run", () => {
   it("runs the demo workflow green", async () => {
     const logs = path.join(ROOT, ".taskq/test-logs-demo");
@@ -218,7 +233,8 @@ tasks:
     expect(result.code).toBe(0);
     expect(result.stderr).toBe("taskq: --output tty: stderr is not a terminal, and the live board is drawn there; printing plain lines instead\n");
     const lines = result.stdout.split("\n");
-    for (const text of ["talk | one", "talk | two", "talk | three", "talk | last", `talk | ${"z".repeat(4096)}… (5000 bytes)`]) {
+    // Into a pipe, as written: the "\r" of "two\r\n" stays.
+    for (const text of ["talk | one", "talk | two\r", "talk | three", "talk | last", `talk | ${"z".repeat(4096)}… (5000 bytes)`]) {
       expect(lines.filter((line) => line === text)).toHaveLength(1);
     }
     expect(result.stdout).not.toMatch(/\d\/2 done/);
@@ -245,7 +261,7 @@ tasks:
   });
 
   it.skipIf(!existsSync("/usr/bin/script"))("plain lines on a terminal: a task cannot clear the screen, set the title, ring or write over its prefix; into a pipe and the log, its bytes as written", { timeout: 60_000 }, async () => {
-    const script = String.raw`printf 'a\033[2J\033[Hcleared\n\033]0;title\007b\n\033[31mred\n12345\b\b\b\b\b\bX\nstep 1\rstep 2\n'`;
+    const script = String.raw`printf 'a\033[2J\033[Hcleared\n\033]0;title\007b\n\033[31mred\n12345\b\b\b\b\b\bX\nstep 1\rstep 2\ncrlf\r\n'`;
     const ws = await workspace(`tasks:\n  noisy: { run: ${JSON.stringify(script)} }\n`);
     logRoots.push(ws.logs);
     const command = `stty cols 100 rows 30; TERM=dumb exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} run workflow.yaml --log-dir logs`;
@@ -259,12 +275,14 @@ tasks:
     expect(shown).toContain("noisy | \x1b[31mred\x1b[0m\n");
     expect(shown).toContain("noisy | 12345X\n");
     expect(shown).toContain("noisy | step 2\n");
+    expect(shown).toContain("noisy | crlf\n");
     for (const control of ["\x1b[2J", "\x1b]0;", "\x07", "\x08"]) expect(shown).not.toContain(control);
     // Not a terminal: the bytes as the task wrote them, as in its log.
     const piped = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir });
     expect(piped.code).toBe(0);
     expect(piped.stdout).toContain("noisy | a\x1b[2J\x1b[Hcleared\n");
     expect(piped.stdout).toContain("noisy | step 1\rstep 2\n");
+    expect(piped.stdout).toContain("noisy | crlf\r\n");
     const [first] = await runIds(ws.logs);
     expect(await readFile(path.join(ws.logs, first!, "noisy.log"), "utf8")).toContain("\x1b]0;title\x07b\n");
   });
@@ -341,6 +359,38 @@ prog 100%%
     const log = await readFile(path.join(ws.logs, runId!, "loud.log"));
     expect(log.toString("latin1").split("\xff").length - 1).toBe(4000);
     expect(log.toString("utf8")).toContain("line 4000\n\"quoted\" back\\slash\ntab\there é ✓\n\ufffdbad\n");
+  });
+
+  it("--output plain into a file: every line's bytes as written, whatever ends it; a line cut for display cut on a character's boundary; JSON decodes them", async () => {
+    // \351 alone is not UTF-8 (Latin-1's é). The long line: \377, 4,094 a's, then é across the 4,096-byte cut.
+    const ws = await workspace(String.raw`tasks:
+  lf: { run: "printf 'caf\\351 lf\\n'" }
+  crlf: { run: "printf 'caf\\351 crlf\\r\\n'" }
+  eof: { run: "printf 'caf\\351 eof'" }
+  long: { run: "printf '\\377%s\\303\\251tail\\n' $(head -c 4094 /dev/zero | tr '\\0' a)" }
+`);
+    logRoots.push(ws.logs);
+    const plain = await runCliIntoFile(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], ws.dir);
+    expect(plain.code).toBe(0);
+    const latin1 = (text: string): Buffer => Buffer.from(text, "latin1");
+    const cut = Buffer.concat([latin1(`long | \xff${"a".repeat(4094)}`), Buffer.from("… (4101 bytes)\n")]);
+    const lines = [latin1("lf | caf\xe9 lf\n"), latin1("crlf | caf\xe9 crlf\r\n"), latin1("eof | caf\xe9 eof\n"), cut];
+    for (const line of lines) expect({ line: line.toString("latin1"), found: plain.stdout.includes(line) }).toEqual({ line: line.toString("latin1"), found: true });
+    expect(plain.stdout.includes(Buffer.from("\ufffd"))).toBe(false);
+    const [runId] = await runIds(ws.logs);
+    expect(await readFile(path.join(ws.logs, runId!, "crlf.log"))).toEqual(latin1("caf\xe9 crlf\r\n"));
+    // JSON holds text: each line decoded, as before, its "\r\n" a line end.
+    const json = await runCliIntoFile(["run", ws.file, "--log-dir", ws.logs, "--output", "json"], ws.dir);
+    expect(json.code).toBe(0);
+    const texts = json.stdout
+      .toString()
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { event: string; id?: string; text?: string })
+      .filter((event) => event.event === "output")
+      .map((event) => `${event.id} ${event.text}`)
+      .sort();
+    expect(texts).toEqual(["crlf caf\ufffd crlf", "eof caf\ufffd eof", "lf caf\ufffd lf", `long \ufffd${"a".repeat(4094)}… (4101 bytes)`]);
   });
 
   it("--output json: an invalid file is one JSON record on stdout with each problem's line and column; stderr keeps the text", async () => {

@@ -156,6 +156,79 @@ describe("LineSplitter with a block handler", () => {
   });
 });
 
+/** Splits with `asWritten`: every line comes as bytes, in a block; the lines, each ending in "\n", as they came. */
+function splitAsWritten(...chunks: (string | Buffer)[]): Buffer[] {
+  const lines: Buffer[] = [];
+  const splitter = new LineSplitter(
+    (text) => expect.unreachable(`a line as text: ${text}`),
+    (bytes, count, ends) => {
+      expect([...ends.subarray(0, count)]).toEqual(lineEnds(bytes));
+      for (let line = 0, start = 0; line < count; start = ends[line++] as number) lines.push(Buffer.from(bytes.subarray(start, ends[line])));
+    },
+    { asWritten: true },
+  );
+  for (const chunk of chunks) splitter.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  splitter.flush();
+  return lines;
+}
+
+/** The text a line from splitAsWritten stands for: decoded, without its "\n" or a "\r" before it (as the text path gives it). */
+const asText = (line: Buffer): string => line.toString("utf8", 0, line.length - (line.at(-2) === 0x0d ? 2 : 1));
+
+describe("LineSplitter as written", () => {
+  it("passes bytes that are not UTF-8 as they came, whatever ends the line, however it is chunked", () => {
+    // 0xE9 alone: "é" in Latin-1, not UTF-8. A line of a block, one ending in "\r\n", one begun in an earlier chunk, the last without a newline.
+    const input = Buffer.from("caf\xe9 lf\ncaf\xe9 crlf\r\ncaf\xe9 open\r\ncaf\xe9 eof", "latin1");
+    const expected = ["caf\xe9 lf\n", "caf\xe9 crlf\r\n", "caf\xe9 open\r\n", "caf\xe9 eof\n"].map((line) => Buffer.from(line, "latin1"));
+    for (const size of [1, 2, 5, 11, input.length]) {
+      const chunks: Buffer[] = [];
+      for (let at = 0; at < input.length; at += size) chunks.push(input.subarray(at, at + size));
+      expect(splitAsWritten(...chunks)).toEqual(expected);
+    }
+    // A "\r" that ends the output is kept too, and a "\n" added.
+    expect(splitAsWritten("50%\r100%\r")).toEqual([Buffer.from("50%\r100%\r\n")]);
+  });
+
+  it("keeps a line of exactly the limit whole with its \\r\\n, also across chunks", () => {
+    const line = "x".repeat(DISPLAY_LIMIT);
+    expect(splitAsWritten(`${line}\r\n`, line.slice(1), "x\r", "\n")).toEqual([Buffer.from(`${line}\r\n`), Buffer.from(`${line}\r\n`)]);
+  });
+
+  it("cuts a longer line on a UTF-8 character's boundary, keeping the bytes before the cut as written", () => {
+    // A byte that is not UTF-8 early in the line stays; "é" across the limit is left out whole, as the text path leaves it.
+    const head = Buffer.concat([Buffer.from([0xff]), Buffer.from("a".repeat(DISPLAY_LIMIT - 2))]);
+    const line = Buffer.concat([head, Buffer.from(`é${"b".repeat(10)}`)]);
+    const expected = Buffer.concat([head, Buffer.from(`… (${line.length} bytes)\n`)]);
+    expect(splitAsWritten(Buffer.concat([line, Buffer.from("\r\n")]))).toEqual([expected]);
+    expect(splitAsWritten(line.subarray(0, 100), line.subarray(100), "\n")).toEqual([expected]);
+    expect(splitAsWritten(line)).toEqual([expected]);
+    // Rewritten by "\r" past the limit: from its last "\r" on, as the text path shows it.
+    expect(splitAsWritten(`${"a".repeat(DISPLAY_LIMIT)}\rdone\r\n`)).toEqual([Buffer.from("\rdone\r\n")]);
+  });
+
+  it("stands for the text path's lines, and for short lines gives the input's bytes back, for any bytes and chunking (property)", () => {
+    const piece = fc.oneof(
+      fc.constantFrom("\r", "\r\n", "\n").map((text) => Buffer.from(text)),
+      fc.uint8Array({ maxLength: 40 }).map((bytes) => Buffer.from(bytes)),
+      fc.string({ minLength: 0, maxLength: 3000, unit: fc.constantFrom("a", "é", "-") }).map((text) => Buffer.from(text)),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), fc.array(fc.integer({ min: 1, max: 5000 }), { minLength: 1, maxLength: 8 }), (pieces, sizes) => {
+        const input = Buffer.concat(pieces);
+        const chunks: Buffer[] = [];
+        for (let at = 0, i = 0; at < input.length; at += sizes[i++ % sizes.length]!) chunks.push(input.subarray(at, at + sizes[i % sizes.length]!));
+        const lines = splitAsWritten(...chunks);
+        expect(lines).toEqual(splitAsWritten(input));
+        expect(lines.map(asText)).toEqual(split(input));
+        // No line past the limit (without its "\r\n"): none cut or shown from its last "\r" on.
+        const short = input.toString("latin1").split("\n").every((line) => line.replace(/\r$/, "").length <= DISPLAY_LIMIT);
+        if (short) expect(Buffer.concat(lines)).toEqual(input.length === 0 || input.at(-1) === 0x0a ? input : Buffer.concat([input, Buffer.from("\n")]));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe("Tail", () => {
   it("keeps the last lines, oldest first", () => {
     const tail = new Tail(2);
@@ -193,6 +266,15 @@ describe("Tail", () => {
     const none = new Tail(0);
     none.pushBlock(...lineBlock("a\nb\n"));
     expect(none.lines()).toEqual([]);
+  });
+
+  it("takes a line of an as-written block that ends in \\r\\n as the text path gives it, without the \\r", () => {
+    const small = new Tail(3);
+    small.pushBlock(...lineBlock("a\r\nb\r\r\n"));
+    expect(small.lines()).toEqual(["a", "b\r"]);
+    const filled = new Tail(2);
+    filled.pushBlock(...lineBlock("a\r\nb\r\nc\r\n"));
+    expect(filled.lines()).toEqual(["b", "c"]);
   });
 });
 

@@ -32,6 +32,19 @@ describe("shell handler: output", () => {
     expect(await readFile(harness.logPath(), "utf8")).toBe("a\r\nb\r\n\nc");
   });
 
+  it("to a sink that shows output as written, every line as bytes, none decoded; the tail as text", async () => {
+    const blocks: Buffer[] = [];
+    const texts: string[] = [];
+    harness = await createHarness({
+      sink: { asWritten: true, line: (_taskId, _stream, text) => texts.push(text), lines: (_taskId, _stream, bytes) => blocks.push(Buffer.from(bytes)) },
+    });
+    // 0xE9 alone is not UTF-8; "\r\n" kept; the last line gains a "\n".
+    const result = await harness.run(String.raw`printf 'caf\351 lf\ncaf\351 crlf\r\ncaf\351 eof'`);
+    expect(Buffer.concat(blocks)).toEqual(Buffer.from("caf\xe9 lf\ncaf\xe9 crlf\r\ncaf\xe9 eof\n", "latin1"));
+    expect(texts).toEqual([]);
+    expect(result.tail).toEqual(["caf\ufffd lf", "caf\ufffd crlf", "caf\ufffd eof"]);
+  });
+
   it("cuts a 50 MB line for display but logs all of it", async () => {
     harness = await createHarness();
     const size = 50 * 1024 * 1024;

@@ -15,13 +15,15 @@ import type { Renderer, RunInfo, RunSummary } from "./types.js";
  * On a terminal (plain output chosen there: `CI` set, `--output plain`, TERM=dumb), a task's
  * lines go through terminalSafe as above the live board: a task cannot clear the screen, set
  * the title or write over its prefix. Into a file or a pipe, they go as the task wrote them,
- * colours and all, as in its log.
+ * colours, "\r\n" and bytes that are not UTF-8 all, as in its log (see OutputSink.asWritten).
  */
 export class PlainRenderer implements Renderer {
   readonly #out: BufferedWriter;
   readonly #c: ChalkInstance;
   readonly #prefixes: TaskPrefixes;
   readonly #terminal: boolean;
+  /** Not on a terminal: every line comes to `lines`, as bytes, never decoded (see OutputSink.asWritten). */
+  readonly asWritten: boolean;
   #info: RunInfo | undefined;
 
   constructor(stream: NodeJS.WritableStream, colors: ChalkInstance, terminal = false) {
@@ -29,6 +31,7 @@ export class PlainRenderer implements Renderer {
     this.#c = colors;
     this.#prefixes = new TaskPrefixes(colors);
     this.#terminal = terminal;
+    this.asWritten = !terminal;
   }
 
   attach(queue: Queue, info: RunInfo): void {
@@ -56,7 +59,10 @@ export class PlainRenderer implements Renderer {
     this.#out.write(`${this.#prefixes.text(taskId)}${this.#terminal ? terminalSafe(text) : text}\n`);
   }
 
-  /** The same output as `line` gives for each line, built as bytes: no string per line (on a terminal, but for a block with a control byte). */
+  /**
+   * On a terminal, the same output as `line` gives for each line, built as bytes: no string per
+   * line, but for a block with a control byte. Elsewhere every line, as the task wrote it.
+   */
   lines(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void {
     if (this.#terminal && hasControlBytes(bytes)) {
       eachLineText(bytes, count, ends, (text) => this.line(taskId, stream, text));

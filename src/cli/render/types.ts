@@ -75,6 +75,8 @@ export interface Renderer {
   line(taskId: string, stream: StreamName, text: string): void;
   /** Optional fast path: complete short lines as bytes (see OutputSink.lines). */
   lines?(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void;
+  /** Every line comes to `lines`, as the task wrote it (see OutputSink.asWritten). */
+  readonly asWritten?: boolean;
   /** Optional backpressure from a slow reader of the output (see OutputSink.whenDrained). */
   whenDrained?(): Promise<void> | undefined;
   /** A message from taskq itself (a note, a signal received). */
