@@ -19,11 +19,12 @@ import { guardGroup, unguardGroup } from "./group-guard.js";
  *
  * A process that clears its environment (`env -i`) carries no TASKQ_PID. While its task's
  * shell is not reaped, the shell's session is the task's alone (its id is the shell's pid), so
- * a task being stopped then has every group of its session signalled, unmarked ones too, and
- * those are signalled again (the SIGKILL after the grace) and waited for once the shell is
- * reaped, for as long as no process has taken the session's id (Linux gives no other process
- * a pid that is still some live process's session or group id). One a task that ended by
- * itself left behind is beyond reach, as for any runner without cgroups.
+ * a task being stopped then has every group of its session signalled, unmarked ones too; once
+ * the shell is reaped, the session's processes are signalled again (the SIGKILL after the
+ * grace) and waited for, all of them, for as long as no process has the session's id as its
+ * pid: Linux gives no process a pid still in use as a live process's session or group id, so
+ * one that has it leads a session made after every process of the task's was gone. One a task
+ * that ended by itself left behind is beyond reach, as for any runner without cgroups.
  */
 const liveGroups = new Set<number>();
 /** Sessions whose shell has exited, with their kill grace: the next sweep stops what they left in other groups. */
@@ -140,20 +141,14 @@ export function killAllProcessGroups(signal: NodeJS.Signals, everywhere = false)
  * wait for the session to empty (GroupTerminator.reap) and the sweep look again. False when
  * there was nothing to signal.
  */
-export function signalSession(sid: number, signal: NodeJS.Signals, shellAlive: boolean, unmarked?: Set<number>): boolean {
+export function signalSession(sid: number, signal: NodeJS.Signals, shellAlive: boolean, wholeSession = shellAlive): boolean {
   let found = shellAlive && signalProcessGroup(sid, signal);
   const inSession = markedProcesses(true).get(sid);
   if (inSession === undefined) return found;
-  const groups = new Set(inSession.groups);
-  if (shellAlive) {
-    // The session is the task's alone (see the top of this file): its unmarked groups too, kept for the signals after the shell is reaped.
-    for (const pgid of inSession.allGroups) {
-      groups.add(pgid);
-      if (!inSession.groups.has(pgid)) unmarked?.add(pgid);
-    }
-  } else {
-    for (const pgid of ownUnmarked(inSession, unmarked)) groups.add(pgid);
-  }
+  // While the shell is not reaped the session is the task's alone; after, with `wholeSession` (a
+  // task stopped while its shell ran), for as long as no process has taken its id (see the top
+  // of this file): every group in it, those of processes that cleared their environment too.
+  const groups = ownSession(inSession, shellAlive || wholeSession, shellAlive) ? inSession.allGroups : inSession.groups;
   // The task's own group is among the session's: signalled once, not twice (a shell's SIGTERM
   // trap ran twice when the second came while it ran).
   for (const pgid of groups) if (!(shellAlive && pgid === sid)) found = signalProcessGroup(pgid, signal) || found;
@@ -161,26 +156,24 @@ export function signalSession(sid: number, signal: NodeJS.Signals, shellAlive: b
 }
 
 /**
- * Of the unmarked groups found while the task's shell was alive, those still in its session,
- * if no process has taken the session's id since (see the top of this file).
+ * Whether every process of the session is the task's: `whole` (its shell not reaped, or a task
+ * stopped while it ran), and its leader is the task's shell, not yet reaped (`shellAlive`), or
+ * no process has the session's id as its pid (see the top of this file).
  */
-function ownUnmarked(inSession: SessionProcesses, unmarked: ReadonlySet<number> | undefined): number[] {
-  if (unmarked === undefined || unmarked.size === 0 || inSession.leaderAlive) return [];
-  return [...unmarked].filter((pgid) => inSession.allGroups.has(pgid));
+function ownSession(inSession: SessionProcesses, whole: boolean, shellAlive = false): boolean {
+  return whole && (shellAlive || !inSession.leaderAlive);
 }
 
-/** Whether a process with taskq's TASKQ_PID (or of the `unmarked` groups, see signalSession) is left in the task's session (its shell has exited); `shared` as for markedGroups. */
-export function sessionHasProcesses(sid: number, shared = false, unmarked?: ReadonlySet<number>): boolean {
-  return sessionProcessCount(sid, shared, unmarked) > 0;
+/** Whether a process with taskq's TASKQ_PID (or, with `wholeSession`, any: see signalSession) is left in the task's session (its shell has exited); `shared` as for markedGroups. */
+export function sessionHasProcesses(sid: number, shared = false, wholeSession = false): boolean {
+  return sessionProcessCount(sid, shared, wholeSession) > 0;
 }
 
-/** How many processes with taskq's TASKQ_PID (or of the `unmarked` groups, see signalSession) are in the task's session; `shared` as for markedGroups. */
-export function sessionProcessCount(sid: number, shared = false, unmarked?: ReadonlySet<number>): number {
+/** How many processes with taskq's TASKQ_PID (or, with `wholeSession`, all: see signalSession) are in the task's session; `shared` as for markedGroups. */
+export function sessionProcessCount(sid: number, shared = false, wholeSession = false): number {
   const inSession = markedProcesses(shared).get(sid);
   if (inSession === undefined) return 0;
-  let count = inSession.processes;
-  for (const pgid of ownUnmarked(inSession, unmarked)) count += inSession.unmarkedByGroup.get(pgid) ?? 0;
-  return count;
+  return ownSession(inSession, wholeSession) ? inSession.allProcesses : inSession.processes;
 }
 
 /**
@@ -215,7 +208,7 @@ interface SessionProcesses {
   groups: Set<number>;
   processes: number;
   allGroups: Set<number>;
-  unmarkedByGroup: Map<number, number>;
+  allProcesses: number;
   /** A process (a zombie too) has the session's id as its pid: the task's shell not yet reaped, or, after, a session not the task's. */
   leaderAlive: boolean;
 }
@@ -246,14 +239,15 @@ function markedProcesses(shared: boolean): Map<number, SessionProcesses> {
     // Session 0: kernel threads, whose environment is always empty.
     if (stat === undefined || stat.pgrp <= 1 || stat.session === 0) continue;
     let inSession = found.get(stat.session);
-    if (inSession === undefined) found.set(stat.session, (inSession = { groups: new Set(), processes: 0, allGroups: new Set(), unmarkedByGroup: new Map(), leaderAlive: false }));
+    if (inSession === undefined) {
+      inSession = { groups: new Set(), processes: 0, allGroups: new Set(), allProcesses: 0, leaderAlive: false };
+      found.set(stat.session, inSession);
+    }
     if (pid === stat.session) inSession.leaderAlive = true;
     if (stat.state === "Z" || stat.state === "X") continue;
     inSession.allGroups.add(stat.pgrp);
-    if (!isMarked(name)) {
-      inSession.unmarkedByGroup.set(stat.pgrp, (inSession.unmarkedByGroup.get(stat.pgrp) ?? 0) + 1);
-      continue;
-    }
+    inSession.allProcesses++;
+    if (!isMarked(name)) continue;
     inSession.groups.add(stat.pgrp);
     inSession.processes++;
   }

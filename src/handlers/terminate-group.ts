@@ -32,8 +32,8 @@ export class GroupTerminator {
   #shellAlive = true;
   /** How many processes the SIGKILL found, once the shell was reaped. */
   #killedCount = 0;
-  /** Groups of the session without taskq's TASKQ_PID (`env -i`), found while the shell was alive (see signalSession). */
-  readonly #unmarked = new Set<number>();
+  /** Stopped while its shell ran: after the shell is reaped, every process of its session is still the task's, `env -i` ones too (see signalSession). */
+  #stoppedWhileAlive = false;
 
   constructor(pgid: number, graceMs: number) {
     this.#pgid = pgid;
@@ -48,7 +48,8 @@ export class GroupTerminator {
     // by the time a SIGKILL would go. Once the shell is reaped, the SIGKILL looks for marked
     // processes again, so it is armed even if this pass (maybe one made earlier in this turn
     // of the event loop) found none: reap() waits for what a later pass finds.
-    if (!signalSession(this.#pgid, "SIGTERM", this.#shellAlive, this.#unmarked) && this.#shellAlive) return;
+    if (this.#shellAlive) this.#stoppedWhileAlive = true;
+    if (!signalSession(this.#pgid, "SIGTERM", this.#shellAlive, this.#stoppedWhileAlive) && this.#shellAlive) return;
     this.#killTimer = setTimeout(() => this.kill(), this.#graceMs);
   }
 
@@ -57,8 +58,8 @@ export class GroupTerminator {
     this.#terminating = true;
     this.#killed = true;
     // Counted from the pass the signal then uses (shared): what ignored the SIGTERM, for reap's caller.
-    if (!this.#shellAlive) this.#killedCount = sessionProcessCount(this.#pgid, true, this.#unmarked);
-    signalSession(this.#pgid, "SIGKILL", this.#shellAlive, this.#unmarked);
+    if (!this.#shellAlive) this.#killedCount = sessionProcessCount(this.#pgid, true, this.#stoppedWhileAlive);
+    signalSession(this.#pgid, "SIGKILL", this.#shellAlive, this.#stoppedWhileAlive);
   }
 
   /**
@@ -91,18 +92,18 @@ export class GroupTerminator {
     // the turn may predate this shell's background jobs: while its group has members (or
     // zombies, which a pass skips), look again in the next turn, with the tasks reaped then.
     // What a pass misses in other groups of the session is the sweep's, a second later.
-    let stopped = sessionProcessCount(this.#pgid, true, this.#unmarked);
+    let stopped = sessionProcessCount(this.#pgid, true, this.#stoppedWhileAlive);
     if (stopped === 0) {
       if (!groupLeft) return undefined;
       await nextTurn();
-      stopped = sessionProcessCount(this.#pgid, true, this.#unmarked);
+      stopped = sessionProcessCount(this.#pgid, true, this.#stoppedWhileAlive);
       if (stopped === 0) return undefined;
     }
     this.terminate();
     const leftovers = (): Leftovers | undefined => (stoppingTask ? undefined : { stopped, killed: this.#killedCount });
     let killedAt: number | undefined;
     // Polled with the other tasks being stopped: one pass over /proc per turn for all of them.
-    while (sessionHasProcesses(this.#pgid, true, this.#unmarked)) {
+    while (sessionHasProcesses(this.#pgid, true, this.#stoppedWhileAlive)) {
       if (this.#killed) {
         killedAt ??= performance.now();
         // A process stuck in uninterruptible sleep can outlast SIGKILL; do not hang on it.
