@@ -14,6 +14,12 @@ export const LATE_PIPES_MAX = 8;
 /** What one attempt's leftovers may write into its log after it ended. */
 const LATE_BYTES_MAX = 16 * 1024 * 1024;
 
+/** The log line before what processes an attempt left running wrote after it ended. */
+function lateHeading(attempt: number): string {
+  return `--- taskq: written after attempt ${attempt} ended, by processes it left running ---`;
+}
+const LATE_CAPPED_LINE = `--- taskq: ${LATE_BYTES_MAX / 1024 / 1024} MiB written after the task ended: the rest is not read (its writer waits) ---`;
+
 /** Output that came after the task ended (see AttemptOutput.#leaveOpen). */
 interface Late {
   /** Chunks that came while the log was being closed; undefined once it is. */
@@ -342,11 +348,11 @@ export class AttemptOutput {
     try {
       fd = openSync(this.#lateLog!.path, "a+");
       let size = fstatSync(fd).size;
-      if (size !== late.end) size += appendLogLine(fd, `--- taskq: written after attempt ${this.#lateLog!.attempt} ended, by processes it left running ---`);
+      if (size !== late.end) size += appendLogLine(fd, lateHeading(this.#lateLog!.attempt));
       size += writeSync(fd, part);
       if (late.bytes >= LATE_BYTES_MAX && late.capped !== true) {
         late.capped = true;
-        size += appendLogLine(fd, `--- taskq: ${LATE_BYTES_MAX / 1024 / 1024} MiB written after the task ended: the rest is not read (its writer waits) ---`);
+        size += appendLogLine(fd, LATE_CAPPED_LINE);
         for (const source of late.sources) source.pause();
       }
       late.end = size;
@@ -364,10 +370,10 @@ export class AttemptOutput {
    */
   #takeLate(attempt: number, chunk: Buffer, capped: boolean): void {
     if (this.#logError !== undefined) return;
-    if (this.#lateFrom !== attempt) this.#log.writeLine(`--- taskq: written after attempt ${attempt} ended, by processes it left running ---`);
+    if (this.#lateFrom !== attempt) this.#log.writeLine(lateHeading(attempt));
     this.#lateFrom = attempt;
     if (!this.#log.writeCopy(chunk)) this.#setLogFull(true);
-    if (capped) this.#log.writeLine(`--- taskq: ${LATE_BYTES_MAX / 1024 / 1024} MiB written after the task ended: the rest is not read (its writer waits) ---`);
+    if (capped) this.#log.writeLine(LATE_CAPPED_LINE);
   }
 
   #splitterFor(stream: StreamName): LineSplitter {

@@ -203,7 +203,7 @@ let lastScanGoodMs = 0;
 const SHARED_PASS_MS = 20;
 const SHARED_PASS_LENGTHS = 5;
 
-/** The processes of one session: the groups of those with taskq's TASKQ_PID, and how many they are; every group; how many unmarked ones each holds. */
+/** The processes of one session: the groups of those with taskq's TASKQ_PID and how many they are, and the same of all of them. */
 interface SessionProcesses {
   groups: Set<number>;
   processes: number;
