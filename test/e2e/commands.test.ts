@@ -64,6 +64,27 @@ describe("taskq commands", () => {
     expect(await readdir(ws.dir)).toEqual(["workflow.yaml"]);
   });
 
+  it("--dry-run refuses the store flags a run would refuse; --store-schema without a store is a usage error, as --lease and --run-id are", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
+    const cases: Array<[string[], Record<string, string>, string]> = [
+      [["--store", "mysql://u@127.0.0.1:1/x"], {}, "taskq: the store mysql://u@127.0.0.1:1/x is not a PostgreSQL URL: it must start with postgres:// or postgresql://\n"],
+      [[], { TASKQ_STORE: "postgres://u@127.0.0.1:1/x?connect_timeout=abc" }, "taskq: TASKQ_STORE: connect_timeout=abc in the connection string is not a whole number of seconds (at least 2, or 0 for no limit)\n"],
+      [["--store", "postgres://u@127.0.0.1:1/x", "--store-schema", "Bad"], {}, 'taskq: --store-schema: invalid schema name "Bad"; expected lower-case letters, digits and "_" (at most 48)\n'],
+      [["--store-schema", "ci"], {}, "taskq: --store-schema needs a store (--store or TASKQ_STORE): a local run keeps nothing in PostgreSQL\n"],
+      [["--store", "", "--store-schema", "ci"], { TASKQ_STORE: "postgres://u@127.0.0.1:1/x" }, "taskq: --store-schema needs a store (--store or TASKQ_STORE): a local run keeps nothing in PostgreSQL\n"],
+    ];
+    for (const [flags, env, said] of cases) {
+      for (const dryRun of [["--dry-run"], []]) {
+        const args = ["run", ws.file, "--log-dir", ws.logs, ...flags, ...dryRun];
+        const result = await runCli(args, { env: { TASKQ_STORE: "", TASKQ_STORE_SCHEMA: "", ...env } });
+        expect(result, args.join(" ")).toMatchObject({ code: 2, stdout: "", stderr: said });
+      }
+    }
+    expect(existsSync(ws.logs)).toBe(false);
+    // TASKQ_STORE_SCHEMA, set for the durable commands, is not a local run's concern.
+    expect(await runCli(["run", ws.file, "--dry-run"], { env: { TASKQ_STORE: "", TASKQ_STORE_SCHEMA: "Bad" } })).toMatchObject({ code: 0 });
+  });
+
   it("an empty FILE (an unset variable) is a usage error of every command taking a workflow file, not a file without a name that cannot be read", async () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     const said = "taskq: an empty file name: give a workflow file, or - for standard input\n";

@@ -31,7 +31,16 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   if (local && runId !== undefined) throw new UsageError("--run-id needs a store (--store or TASKQ_STORE): a local run's id is made from the time");
   // A local run holds no lease: its tasks are this process's alone.
   if (local && flags.lease !== undefined) throw new UsageError("--lease needs a store (--store or TASKQ_STORE): a local run's tasks are leased to no one");
+  // Nor keeps anything in PostgreSQL: a schema given for it would be ignored.
+  if (local && typeof flags.storeSchema === "string") throw new UsageError("--store-schema needs a store (--store or TASKQ_STORE): a local run keeps nothing in PostgreSQL");
   const leaseMs = flags.lease === undefined ? undefined : leaseFlag(flags.lease);
+  if (!local) {
+    // The store's URL and schema, checked as the run checks them before it connects: a --dry-run
+    // is refused what the run would be refused (a mysql:// URL, a schema name it cannot have).
+    const { storeSchema, storeUrl } = await import("../store-flags.js");
+    storeUrl(flags);
+    storeSchema(flags);
+  }
   // Start loading the local runner while the file is read and parsed: module reads overlap the parse.
   const runner = flags.dryRun === true || !local ? undefined : import("../run-local.js");
   void runner?.catch(() => {}); // awaited below; an invalid file must not leave an unhandled rejection
