@@ -594,6 +594,22 @@ prog 100%%
     expect(result.stdout).toMatch(/Summary: 2 succeeded, 1 failed, 0 cancelled/);
   });
 
+  it("plain lines: the workflow's name, a note and an error that quote a line break or an escape from the file stay on their one line, escaped as validate escapes them", async () => {
+    // YAML's escapes: a real line break and ESC in the name and in a cwd that does not exist.
+    const result = await run('name: "ci\\n12:00:00.000 ok      deploy\\u001b[2J"\ntasks:\n  lost: { run: "true", cwd: "no\\nsuch\\u001b[31m" }\n', ["--output", "plain"]);
+    expect(result.code).toBe(1);
+    const folder = String.raw`${result.dir}/no\nsuch\u001b[31m`;
+    const lines = result.stdout.split("\n");
+    // Every line is an event (a clock first), a line of the summary, or empty: none is a piece of one.
+    for (const line of lines.slice(0, lines.indexOf(""))) expect(line).toMatch(/^\d\d:\d\d:\d\d\.\d{3} /);
+    expect(result.stdout).toContain(String.raw`run ${result.runId} "ci\n12:00:00.000 ok      deploy\u001b[2J": 1 task`);
+    expect(result.stdout).toContain(String.raw`note    ${result.file}:3:29: task "lost": cwd "no\nsuch\u001b[31m" (${folder}) does not exist now:`);
+    expect(result.stdout).toContain(`FAILED  lost: could not start: working directory ${folder} does not exist (the task's cwd:`);
+    expect(result.stdout).toContain(`✗ lost: could not start: working directory ${folder} does not exist (the task's cwd:`);
+    // eslint-disable-next-line no-control-regex -- the control characters are the point
+    expect(result.stdout).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
+  });
+
   it("--dry-run prints the plan in start order, with each task's folder and the names of its variables, and runs nothing", async () => {
     const yaml = `env: { A: "1" }\ntasks:\n  a: { run: touch ran-a }\n  b: { run: touch ran-b, dependsOn: a, priority: critical, cwd: sub, env: { SECRET: hidden } }\n  c: { run: touch ran-c, priority: high }\n`;
     const result = await run(yaml, [

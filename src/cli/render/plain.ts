@@ -1,6 +1,7 @@
 import type { StreamName } from "../../handlers/index.js";
 import type { ChalkInstance } from "chalk";
 import type { Queue } from "../../engine/index.js";
+import { oneLine } from "../one-line.js";
 import { BufferedWriter } from "../output.js";
 import { eachLineText, hasControlBytes, terminalSafe } from "./control-bytes.js";
 import { clock, clockWithDate, describeError, formatDelay } from "./describe.js";
@@ -37,7 +38,9 @@ export class PlainRenderer implements Renderer {
   attach(queue: Queue, info: RunInfo): void {
     this.#info = info;
     const c = this.#c;
-    const name = info.name ? ` "${info.name}"` : "";
+    // The name, notes and errors quote the workflow file (a cwd's folder) through oneLine, as validate
+    // quotes them: each event stays one line, whatever line break or escape the file holds.
+    const name = info.name ? ` "${oneLine(info.name)}"` : "";
     this.#event(`run ${info.runId}${name}: ${info.taskCount === 1 ? "1 task" : `${info.taskCount} tasks`}, concurrency ${info.concurrency}, logs in ${info.logDir}`);
     queue.on("submitted", (e) => {
       if (e.status === "SCHEDULED" && e.runAt !== undefined) this.#event(`${c.cyan("wait")}    ${e.id} scheduled for ${clockWithDate(e.runAt)}`);
@@ -47,12 +50,12 @@ export class PlainRenderer implements Renderer {
     queue.on("started", (e) => this.#event(`${c.cyan("start")}   ${e.id} (attempt ${e.attempt}/${e.maxAttempts})`));
     queue.on("retrying", (e) =>
       this.#event(
-        `${c.yellow("retry")}   ${e.id} attempt ${e.attempt}/${e.maxAttempts} failed: ${describeError(e.error)}; next attempt in ${formatDelay(e.delayMs)}`,
+        `${c.yellow("retry")}   ${e.id} attempt ${e.attempt}/${e.maxAttempts} failed: ${oneLine(describeError(e.error))}; next attempt in ${formatDelay(e.delayMs)}`,
       ),
     );
     queue.on("succeeded", (e) => this.#event(`${c.green("ok")}      ${e.id}${this.#attempts(e.id, e.attempts)}`));
-    queue.on("failed", (e) => this.#event(`${c.red("FAILED")}  ${e.id}${this.#attempts(e.id, e.attempts)}: ${describeError(e.error)}`));
-    queue.on("cancelled", (e) => this.#event(`${c.yellow("cancel")}  ${e.id}: ${describeError(e.error)}`));
+    queue.on("failed", (e) => this.#event(`${c.red("FAILED")}  ${e.id}${this.#attempts(e.id, e.attempts)}: ${oneLine(describeError(e.error))}`));
+    queue.on("cancelled", (e) => this.#event(`${c.yellow("cancel")}  ${e.id}: ${oneLine(describeError(e.error))}`));
   }
 
   line(taskId: string, _stream: StreamName, text: string): void {
@@ -76,7 +79,7 @@ export class PlainRenderer implements Renderer {
   }
 
   note(text: string): void {
-    this.#event(`${this.#c.magenta("note")}    ${text}`);
+    this.#event(`${this.#c.magenta("note")}    ${oneLine(text)}`);
   }
 
   async finish(summary: RunSummary): Promise<void> {

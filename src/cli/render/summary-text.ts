@@ -1,5 +1,6 @@
 import type { ChalkInstance } from "chalk";
 import { formatMs } from "../../engine/index.js";
+import { oneLine } from "../one-line.js";
 import { terminalSafe } from "./control-bytes.js";
 import type { RunSummary } from "./types.js";
 
@@ -35,7 +36,8 @@ export function unfinishedParts(counts: RunSummary["counts"]): string {
  * The end-of-run summary as text: counts, wall time, dead letters, then what they cancelled.
  * `terminal`: it goes to a terminal, so what tasks wrote (their last lines, the errors that
  * quote them) goes through terminalSafe as their lines did during the run: a failed task's
- * last line cannot clear the summary off the screen or hide the cursor.
+ * last line cannot clear the summary off the screen or hide the cursor. An error or a cancel's
+ * reason is taskq's one line, wherever it goes: what it quotes (a cwd's folder) through oneLine.
  */
 export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = false): string {
   const safe = terminal ? terminalSafe : (text: string): string => text;
@@ -75,7 +77,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
     out.push("", c.bold.red(`Dead letters (${summary.deadLetters.length}):`));
     for (const [index, letter] of summary.deadLetters.entries()) {
       const tries = letter.attempts === 1 ? "1 attempt" : `${letter.attempts} attempts`;
-      out.push(`  ${c.red("✗")} ${c.bold(letter.id)}: ${safe(letter.error)} (${tries})`);
+      out.push(`  ${c.red("✗")} ${c.bold(letter.id)}: ${safe(oneLine(letter.error))} (${tries})`);
       // Past the first few, the last lines would bury the list: each log has them.
       if (index < DEAD_LETTERS_WITH_LINES) {
         out.push(`    log: ${letter.logPath}`);
@@ -97,7 +99,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
     out.push("", c.bold.yellow(`Cancelled (${others.length}):`));
     // Those cut short while running first: their work was under way, and the others may be hundreds.
     const shown = [...others.filter((x) => x.running), ...others.filter((x) => !x.running)].slice(0, 50);
-    for (const x of shown) out.push(`  ${c.yellow("-")} ${x.id}: ${safe(x.message)}`);
+    for (const x of shown) out.push(`  ${c.yellow("-")} ${x.id}: ${safe(oneLine(x.message))}`);
     if (others.length > shown.length) out.push(`  ... and ${others.length - shown.length} more`);
   }
   out.push("", c.dim(`logs: ${summary.logDir}`));
