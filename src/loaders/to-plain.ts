@@ -148,17 +148,19 @@ class PlainBuilder {
   /**
    * An env value that YAML reads as an integer or a boolean other than as written (`01234`,
    * `0x10`, `1.0`, `1e3`, `+5`, `True`): the schema takes integers and booleans as text, which
-   * would silently pass 1234 for 01234. Other numbers the schema refuses itself.
+   * would silently pass 1234 for 01234. An integer past 2^53, which a number cannot hold exactly
+   * (the schema refuses it), likewise. Other numbers the schema refuses itself. The value is then
+   * explained: the schema's own words for it would only repeat the problem, less clearly.
    */
   #checkEnvValue(node: unknown, name: string): void {
     if (!isScalar(node) || node.source === undefined) return;
     const value = node.value;
     if (typeof value !== "boolean" && !(typeof value === "number" && Number.isInteger(value))) return;
-    if (node.source === String(value)) return;
-    this.#problems.atOffset(
-      node.range?.[0] ?? 0,
-      `${this.#envField}.${name}\` is ${node.source}, which YAML reads as ${String(value)}; quote it (${quote(node.source)}) to pass it as written`,
-    );
+    const read = node.source !== String(value) ? `which YAML reads as ${String(value)}` : typeof value === "number" && !Number.isSafeInteger(value) ? "an integer too large to be read exactly" : undefined;
+    if (read === undefined) return;
+    const offset = node.range?.[0] ?? 0;
+    this.#problems.atOffset(offset, `${this.#envField}.${name}\` is ${node.source}, ${read}; quote it (${quote(node.source)}) to pass it as written`);
+    this.#problems.explained(offset);
   }
 
   #checkKey(pair: Pair, map: YAMLMap, has: (key: string) => boolean, isTasks: boolean): string | undefined {

@@ -266,6 +266,16 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("refuses an env integer too large to be read exactly with one problem that says to quote it, not a second one in zod's words", () => {
+    const text = yaml("env: { A: 9007199254740992, B: 100000000000000000000, C: -9007199254740993, D: 12345678901234567890, OK: 9007199254740991 }", "tasks:", "  a: { run: x }");
+    expect(problemsOf(text)).toEqual([
+      '1:11: `env.A` is 9007199254740992, an integer too large to be read exactly; quote it ("9007199254740992") to pass it as written',
+      '1:32: `env.B` is 100000000000000000000, an integer too large to be read exactly; quote it ("100000000000000000000") to pass it as written',
+      '1:58: `env.C` is -9007199254740993, which YAML reads as -9007199254740992; quote it ("-9007199254740993") to pass it as written',
+      '1:80: `env.D` is 12345678901234567890, which YAML reads as 12345678901234567000; quote it ("12345678901234567890") to pass it as written',
+    ]);
+  });
+
   it("reports runAt with delay even when the task or defaults has other problems too", () => {
     const text = yaml("defaults: { runAt: 2027-01-01T00:00:00Z, delay: 1s, retries: x }", "tasks:", "  a: { run: x, runAt: 2027-01-01T00:00:00Z, delay: 1s, retries: x }");
     expect(problemsOf(text)).toEqual([
