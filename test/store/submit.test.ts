@@ -143,6 +143,19 @@ describe("submitRun", () => {
     await store.cancelRun("delayed");
   });
 
+  it("a queued task given a new delay by a resubmit keeps it when the same file is submitted again: the step run again moves nothing", async () => {
+    await store.submit(workflow([task("d", { delayMs: 60_000 })]), { runId: "redelayed" });
+    const notBefore = async () => (await sql<{ ms: number }>(store, "SELECT (extract(epoch FROM not_before) * 1000)::float8 AS ms FROM $schema.tasks WHERE run_id = 'redelayed'"))[0]!.ms;
+    const longer = workflow([task("d", { delayMs: 120_000 })]);
+    expect((await store.submit(longer, { runId: "redelayed" })).changed).toEqual([{ key: "d", differ: ["delay"], taken: ["delay"] }]);
+    const moved = await notBefore();
+    // The database's clock moves on between the two submits: a delay counted again would show.
+    await sql(store, "SELECT pg_sleep(0.05)");
+    expect((await store.submit(longer, { runId: "redelayed" })).changed).toEqual([]);
+    expect(await notBefore()).toBe(moved);
+    await store.cancelRun("redelayed");
+  });
+
   it("adds new tasks to an existing run, cancelling those whose dependency already failed", async () => {
     await store.submitRun(workflow([task("f")]), { runId: "grow" });
     const [leased] = await leaseAll(store);

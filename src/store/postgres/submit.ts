@@ -142,9 +142,8 @@ const SAME_TIME_MS = 0.01;
 
 /**
  * Which of the workflow's `runAt` or `delay` differs from a task's stored one, if either does: the
- * not-before its submit wrote is compared, its runAt, or its submit's time plus its delay. (A queued
- * task that an earlier resubmit gave a new delay, counted from then, is said to take a new one again
- * when the file keeps that delay: so it does, from this submit. The table keeps no delay of its own.)
+ * not-before its submit wrote is compared, its runAt, or its submit's time plus its delay (a queued
+ * task that a resubmit gave a new delay has that resubmit's time as its own: see updateQueued).
  */
 function changedTiming(stored: StoredTask, task: WorkflowTask): string | undefined {
   if (task.runAt !== undefined) return Math.abs(stored.not_before_ms - task.runAt) < SAME_TIME_MS ? undefined : "runAt";
@@ -365,12 +364,18 @@ interface QueuedUpdate {
   delay_ms: number | null;
 }
 
-/** Dedup: a resubmitted task still waiting in the queue takes the new priority, and the new not-before where its runAt or delay changed. */
+/**
+ * Dedup: a resubmitted task still waiting in the queue takes the new priority, and the new
+ * not-before where its runAt or delay changed. A new delay counts from this submit, which is then
+ * the task's submit time: the next submit compares its delay with the not-before less that
+ * (see changedTiming), so the same file again finds it unchanged and moves nothing.
+ */
 async function updateQueued(client: pg.ClientBase, names: SchemaNames, runId: string, rows: QueuedUpdate[]): Promise<number> {
   if (rows.length === 0) return 0;
   const result = await client.query(
     `UPDATE ${names.tasks} t
-        SET priority = x.priority, not_before = ${notBeforeSql("t.not_before")}
+        SET priority = x.priority, not_before = ${notBeforeSql("t.not_before")},
+            submitted_at = CASE WHEN x.run_at IS NULL AND x.delay_ms IS NOT NULL THEN now() ELSE t.submitted_at END
        FROM jsonb_to_recordset($2) AS x(key text, priority int, run_at float8, delay_ms float8)
       WHERE t.run_id = $1 AND t.key = x.key AND t.state = 'queued'
         AND (t.priority <> x.priority OR t.not_before <> ${notBeforeSql("t.not_before")})`,
