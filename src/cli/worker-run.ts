@@ -6,6 +6,7 @@ import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, st
 import type { LeasedTask, Outcome, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
 import { BufferedWriter, jsonRecordHead } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
+import { oneLine } from "./one-line.js";
 import { eachLineText, hasControlBytes, terminalSafe } from "./render/control-bytes.js";
 import { clock } from "./render/describe.js";
 import { RunHandlers } from "./run-handlers.js";
@@ -95,7 +96,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       line: (taskId, stream, text) =>
         options.json ? print({ event: "output", runId, id: taskId, stream, text }, "") : out.write(`${runId}/${taskId} | ${terminal ? terminalSafe(text) : text}\n`),
       whenDrained: () => out.whenDrained(),
-      note: (text) => print({ event: "note", message: text }, `note: ${text}`),
+      // An error or note may quote the workflow (a cwd's folder): through oneLine, as a local run's plain lines.
+      note: (text) => print({ event: "note", message: text }, `note: ${oneLine(text)}`),
     };
     // A loud task's lines go through as bytes (see LineSplitter), as plain lines or JSON records.
     sink.lines = options.json
@@ -284,7 +286,7 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       const state = event.result === false ? "stale" : event.result.state;
       const error = event.outcome.kind === "failure" ? event.outcome.error : event.outcome.kind === "cancelled" ? (event.outcome.reason ?? "cancelled") : undefined;
       const words: Record<string, string> = { succeeded: "ok     ", queued: "retry  ", failed: "FAILED ", cancelled: "cancel ", stale: "stale  " };
-      const detail = state === "stale" ? ": the lease was lost; the result was not recorded" : error === undefined ? "" : `: ${error}`;
+      const detail = state === "stale" ? ": the lease was lost; the result was not recorded" : error === undefined ? "" : `: ${oneLine(error)}`;
       print({ event: "finished", runId, id: key, attempt, state, ...(error === undefined ? {} : { error }) }, `${words[state] ?? state} ${runId}/${key}${detail}`);
       return;
     }

@@ -115,7 +115,7 @@ tasks:
     expect(unknown.stderr).toBe('taskq: no run "no-such-run"\n');
   });
 
-  it("submit's notes on stderr, and run --store's, escape a workflow's control characters (a cwd's ESC as \\u001b), as validate's do", async () => {
+  it("submit's notes on stderr, and run --store's and its worker's lines, escape a workflow's control characters (a cwd's ESC as \\u001b), as validate's do", async () => {
     const file = await workflowFile("escaped-note", 'tasks:\n  a: { run: "true", cwd: "sub\\u001b[2Jx" }\n');
     const runId = `escaped-${randomBytes(3).toString("hex")}`;
     const result = await taskq(["submit", file, "--run-id", runId]);
@@ -132,6 +132,10 @@ tasks:
     const head = run.stdout.split(/\n(?=\d\d:)/)[0] ?? "";
     expect(head).toContain(note);
     expect(head).not.toContain("\u001b");
+    // Its worker's FAILED line, as the summary, names the folder as the note does: on its one line.
+    const failed = String.raw`FAILED  ${runId}-run/a: could not start: working directory ${ws.dir}/sub\u001b[2Jx does not exist`;
+    expect(run.stdout).toContain(failed);
+    expect(run.stdout).not.toContain("\u001b");
   });
 
   it("run --store works the run in its own process: exit 0, or exit 1 with the dead letters", async () => {
