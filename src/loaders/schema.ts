@@ -81,6 +81,13 @@ const timeoutSchema = z.pipe(
 );
 
 const runAtText = "must be a real date and time, ISO 8601 with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00";
+/**
+ * No NUL in a text a process is given (a command, a folder, a variable): the OS cannot take one.
+ * A pattern, not a refine, so that the JSON Schema says it too.
+ */
+// eslint-disable-next-line no-control-regex -- the NUL is the point
+const noNul = z.regex(/^[^\x00]*$/, "must not contain a NUL character");
+
 const envValueText = 'must be a string, an integer or true/false (quote other values, e.g. "1.10", which YAML would read as 1.1)';
 const retryOnText = "must be a list of exit codes, integers from 1 to 255";
 
@@ -89,8 +96,7 @@ const envSchema = z
   .record(
     z.string().check(z.regex(ENV_NAME_PATTERN, `names must match ${ENV_NAME_PATTERN.source}`)),
     z
-      .pipe(z.union([z.string(), z.int(), z.boolean()], { error: envValueText }), z.transform(String))
-      .check(z.refine((value) => !value.includes("\0"), "must not contain a NUL character")),
+      .pipe(z.union([z.string().check(noNul), z.int(), z.boolean()], { error: envValueText }), z.transform(String)),
     { error: "must be a mapping of variable names to values" },
   )
   .check(z.describe("Environment variables for the command"));
@@ -132,7 +138,7 @@ const taskOptionsShape = {
   cwd: optional(
     z.string({ error: "must be a folder path, relative to the workflow file" }).check(
       z.minLength(1, "must not be empty"),
-      z.refine((cwd) => !cwd.includes("\0"), "must not contain a NUL character"),
+      noNul,
     ),
     "Working directory, relative to the workflow file's folder",
   ),
@@ -168,7 +174,7 @@ export const taskSchema = z
         })
         .check(
           z.regex(/\S/, "must be a non-empty command string"),
-          z.refine((run) => !run.includes("\0"), "must not contain a NUL character"),
+          noNul,
           z.describe("Shell command to run"),
         ),
       dependsOn: optional(z.union([taskReference(dependencyText), z.array(dependencyItemSchema, { error: dependencyText })], { error: dependencyText }), "Tasks that must succeed first"),

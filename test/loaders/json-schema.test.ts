@@ -65,6 +65,11 @@ describe("workflow JSON Schema against validate", () => {
     ["delay with runAt", task({ delay: "1s", runAt: "2026-12-01T02:00:00Z" }), false],
     ["delay with runAt in defaults", { defaults: { delay: "1s", runAt: "2026-12-01T02:00:00Z" }, tasks: { a: { run: "x" } } }, false],
     ["dependsOn: [a, null]", { tasks: { a: { run: "x" }, b: { run: "x", dependsOn: ["a", null] } } }, false],
+    ["a NUL in run", task({ run: "echo a\u0000b" }), false],
+    ["a NUL in cwd", task({ cwd: "a\u0000b" }), false],
+    ["a NUL in an env value", task({ env: { A: "a\u0000b" } }), false],
+    ["a NUL in the workflow's env", { env: { A: "\u0000" }, tasks: { a: { run: "x" } } }, false],
+    ["a NUL in defaults.env", { defaults: { env: { A: "a\u0000" } }, tasks: { a: { run: "x" } } }, false],
   ])("agrees on %s", (_, data, valid) => {
     expect(validateAccepts(data), "validate").toBe(valid);
     expect(schemaAccepts(data), "schema").toBe(valid);
