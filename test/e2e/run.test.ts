@@ -324,6 +324,17 @@ prog 100%%
     }
   });
 
+  it.skipIf(!existsSync("/usr/bin/script"))("the live board's note and failure lines show a cwd's line break and escape as validate quotes them, not a folder cut in two and coloured", { timeout: 60_000 }, async () => {
+    const ws = await workspace('tasks:\n  lost: { run: "true", cwd: "no\\nsuch\\u001b[31m" }\n');
+    logRoots.push(ws.logs);
+    const command = `stty cols 300 rows 30; TERM=xterm env -u CI ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} run workflow.yaml --log-dir logs; echo "exit $?"`;
+    const text = (await runPlain("/usr/bin/script", ["-qec", command, "/dev/null"], ws.dir)).stdout.replace(/\r\n/g, "\n");
+    expect(/exit (\d+)/.exec(text)?.[1]).toBe("1");
+    const folder = String.raw`${ws.dir}/no\nsuch\u001b[31m`;
+    expect(text).toContain(`(${folder}) does not exist now`);
+    expect(text).toContain(`✗ lost failed: could not start: working directory ${folder} does not exist`);
+  });
+
   it("prints NDJSON events with --output json", async () => {
     const result = await run(`tasks:\n  a: { run: echo hi }\n  b: { run: exit 3, dependsOn: a }\n`, ["--output", "json"]);
     expect(result.code).toBe(1);

@@ -6,6 +6,7 @@ import type { Queue } from "../../engine/index.js";
 import { BufferedWriter, whenStreamDrained } from "../output.js";
 import { eachLineText, hasControlBytes, terminalSafe } from "./control-bytes.js";
 import { clock, clockWithDate, describeError, formatDelay } from "./describe.js";
+import { oneLine } from "../one-line.js";
 import { formatSummary } from "./summary-text.js";
 import { TaskPrefixes } from "./task-prefixes.js";
 import { inBackground } from "./foreground.js";
@@ -101,14 +102,15 @@ export class TtyRenderer implements Renderer {
     queue.on("started", (e) => this.#rows.set(e.id, { state: "running", attempt: e.attempt, since: Date.now() }));
     queue.on("retrying", (e) => {
       this.#rows.set(e.id, { state: "retrying", attempt: e.attempt, at: e.runAt });
-      this.#print(this.#c.yellow(`↻ ${e.id} attempt ${e.attempt}/${e.maxAttempts} failed: ${describeError(e.error)}`));
+      this.#print(this.#c.yellow(`↻ ${e.id} attempt ${e.attempt}/${e.maxAttempts} failed: ${oneLine(describeError(e.error))}`));
     });
     queue.on("succeeded", (e) => this.#finishRow(e.id, true, this.#c.green(`✓ ${e.id}`)));
     queue.on("failed", (e) => {
-      this.#finishRow(e.id, false, this.#c.red(`✗ ${e.id}: ${terminalSafe(describeError(e.error))}`));
-      this.#print(this.#c.red(`✗ ${e.id} failed: ${describeError(e.error)}`));
+      // An error may quote the workflow (a cwd's folder): through oneLine, as validate quotes it.
+      this.#finishRow(e.id, false, this.#c.red(`✗ ${e.id}: ${oneLine(describeError(e.error))}`));
+      this.#print(this.#c.red(`✗ ${e.id} failed: ${oneLine(describeError(e.error))}`));
     });
-    queue.on("cancelled", (e) => this.#finishRow(e.id, false, this.#c.yellow(`- ${e.id}: ${terminalSafe(describeError(e.error))}`)));
+    queue.on("cancelled", (e) => this.#finishRow(e.id, false, this.#c.yellow(`- ${e.id}: ${oneLine(describeError(e.error))}`)));
     // Before the first frame: a key echoed below it would already move the cursor off the board.
     this.#echo.off();
     this.#spinner.start(this.#board());
@@ -137,7 +139,7 @@ export class TtyRenderer implements Renderer {
   }
 
   note(text: string): void {
-    this.#print(this.#c.magenta(`note: ${text}`));
+    this.#print(this.#c.magenta(`note: ${oneLine(text)}`));
   }
 
   stopping(state: Stopping): void {
