@@ -138,6 +138,8 @@ export function describeValue(value: unknown): string {
   if (typeof value === "string") return value === "" ? "an empty string" : quote(value);
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   if (ArrayBuffer.isView(value)) return "binary data";
+  // `!!timestamp 2026-12-01T02:00:00Z`: YAML 1.1's tag makes a Date, which is no mapping.
+  if (value instanceof Date) return "a YAML timestamp (!!timestamp): write the time without the tag";
   if (Array.isArray(value)) return value.length === 0 ? "an empty list" : "a list";
   if (value instanceof Map || typeof value === "object") return "a mapping";
   return typeof value;

@@ -118,5 +118,9 @@ describe("hostile input", () => {
   it("reports tags it cannot resolve instead of guessing", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: !shell x }"))).toEqual(["2:13: Unresolved tag: !shell"]);
     expect(problemsOf(yaml("tasks:", "  a: { run: !!binary aGk= }"))).toEqual(['2:22: task "a": `run` must be a non-empty command string, got binary data']);
+    // A time YAML 1.1's tag makes a date: named so, not "a mapping".
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, runAt: !!timestamp 2026-12-01T02:00:00Z }"))).toEqual([
+      '2:35: task "a": `runAt` must be a real date and time, ISO 8601 with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00, got a YAML timestamp (!!timestamp): write the time without the tag',
+    ]);
   });
 });
