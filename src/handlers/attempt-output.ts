@@ -247,10 +247,11 @@ export class AttemptOutput {
   }
 
   /**
-   * For a task that was stopped (timeout, cancel, shutdown): what its pipes still hold goes to
-   * the log (and the display) without waiting for the display's reader, which may never read
-   * again (`taskq run | less`, left open). Bounded: the task's processes are gone, and drain()
-   * stops after its idle and maximum times once nothing holds it back.
+   * For a task that was stopped (timeout, cancel, shutdown), or whose shell had ended by itself
+   * when it would have been: what its pipes still hold goes to the log (and the display) without
+   * waiting for the display's reader, which may never read again (`taskq run | less`, left
+   * open). Bounded: the task's processes are gone, and drain() stops after its idle and maximum
+   * times once nothing holds it back.
    */
   stopWaitingForDisplay(): void {
     this.#displayIgnored = true;

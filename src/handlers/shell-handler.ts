@@ -254,12 +254,17 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
 
     let abortReason: unknown;
     const onAbort = (): void => {
-      if (!running) return;
-      // The shell ended by itself before the abort, and its exit is not told yet (a worker frozen
+      // The shell ended by itself before the abort (its exit told or not yet: a worker frozen
       // past its lease, a timer due in the same turn on a loaded machine): it ended as it did, not
       // stopped. Told as stopped, a deploy that had succeeded was recorded failed, and run again.
+      // Its last output may still wait for a reader of ours that stopped reading (`taskq run |
+      // less`, left open): no longer, or the attempt would not end until the queue gave up on it,
+      // after the kill grace, and recorded it as stopped after all.
       // (Killed, by a second Ctrl-C say, it was stopped: its output must not wait for a reader.)
-      if (exitedByItself(pid)) return;
+      if (!running || exitedByItself(pid)) {
+        output.stopWaitingForDisplay();
+        return;
+      }
       abortReason = ctx.signal.reason;
       terminator.terminate();
     };

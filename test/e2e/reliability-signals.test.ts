@@ -418,6 +418,43 @@ describe("signals and shutdown", () => {
     }
   });
 
+  it("a signal while a task that ended by itself waits for a reader that stopped reading: it counts as it ended, not as cancelled, and the stop does not wait the kill grace for it", { timeout: 90_000 }, async () => {
+    // `loud` fills taskq's stdout, which is held open and never read; `quiet` then ends by
+    // itself with its last line still waiting for that reader.
+    const ws = await workspace('tasks:\n  loud: { run: "yes hello" }\n  quiet: { run: "sleep 1; echo quiet; touch quiet-ended" }\n');
+    const fifo = path.join(ws.dir, "stdout");
+    execFileSync("mkfifo", [fifo]);
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const writer = openSync(fifo, constants.O_WRONLY);
+    // A long kill grace: before, the stop waited that long (and 2 s more) for `quiet`, then recorded it as cancelled.
+    const child = spawn(process.execPath, [BIN, "run", ws.file, "--log-dir", ws.logs, "-j", "2", "--output", "json", "--shutdown-timeout", "1s", "--kill-grace", "30s"], {
+      cwd: ws.dir,
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", writer, "ignore"],
+      detached: true,
+    });
+    closeSync(writer);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    try {
+      await waitUntil("quiet to end", () => existsSync(path.join(ws.dir, "quiet-ended")));
+      child.kill("SIGINT");
+      const since = Date.now();
+      // The run has ended once its folder's `.taskq-active-<pid>` is gone; its last records then wait for a reader.
+      const runFolder = path.join(ws.logs, await singleRunId(ws.logs));
+      await waitUntil("the run to end", () => !readdirSync(runFolder).some((name) => name.startsWith(".taskq-active-")));
+      expect(Date.now() - since).toBeLessThan(1000 + SLACK_MS * 2);
+      const stdout = execFileSync("cat", [fifo], { encoding: "utf8", maxBuffer: 1024 * 1024 * 1024 });
+      expect(await exited).toBe(130);
+      const terminal = terminalEvents(stdout);
+      expect(terminal.get("quiet")).toEqual(["succeeded"]);
+      expect(terminal.get("loud")).toEqual(["cancelled"]);
+      expect(readFileSync(path.join(runFolder, "quiet.log"), "utf8")).toBe("quiet\n");
+    } finally {
+      if (child.exitCode === null) process.kill(-child.pid!, "SIGKILL");
+      closeSync(reader);
+    }
+  });
+
   it("a signal while a task waits in retry backoff or for its delay: nothing more starts, exit within 1 s (case 5)", async () => {
     const yaml = tasksYaml([
       ["retry", '{ run: "echo attempt >> attempts; exit 1", retries: 5, backoff: { base: 30s, max: 30s } }'],
