@@ -2,7 +2,7 @@ import path from "node:path";
 import xterm from "@xterm/headless";
 import { afterEach, describe, expect, it } from "vitest";
 import { runIds, workspace } from "../helpers/cli.js";
-import { findLeftovers } from "../helpers/processes.js";
+import { eventually, findLeftovers } from "../helpers/processes.js";
 import { taskqOnPty, type PtyOptions, type Size } from "../helpers/pty.js";
 
 // The live board under a real pty, its bytes replayed in xterm.js (headless) to see what a user
@@ -23,14 +23,14 @@ interface Resize {
 
 /**
  * Runs `taskq run` on the workflow on a pty of `size`, resized as `resize` says, with `key` typed
- * and job control as `bgFg` says; its bytes, where it was resized, and whether the terminal echoes
- * typing after it.
+ * and job control as `bgFg` says; its bytes, its exit code, where it was resized, and whether the
+ * terminal echoes typing after it.
  */
 async function runOnPty(
   yaml: string,
   size: Size,
   { resize, ...rest }: { resize?: Resize } & Pick<PtyOptions, "key" | "bgFg" | "flush"> = {},
-): Promise<{ bytes: Buffer; resizedAt: number | null; echo: boolean }> {
+): Promise<{ bytes: Buffer; code: number; resizedAt: number | null; echo: boolean }> {
   const ws = await workspace(yaml);
   logRoots.push(ws.logs);
   const go = path.join(ws.dir, "go");
@@ -154,6 +154,20 @@ describe("the live board on a terminal", () => {
     for (let i = 1; i <= 8; i++) expect(lines.filter((line) => line === `a | a-${i}`)).toHaveLength(1);
     expect(lines.filter((line) => line.startsWith("Summary: 1 succeeded, 0 failed"))).toHaveLength(1);
     expect(echo).toBe(true);
+  });
+
+  it("gives the terminal its echo back when Ctrl-\\ (SIGQUIT) ends taskq, which ends by that signal; its guard stops the task", async () => {
+    // Run outside an interactive shell (a make recipe, a script), nothing else gives it back:
+    // what the user typed next was not shown.
+    const yaml = 'tasks:\n  a: { run: "echo a-started; sleep 30" }\n';
+    const size = { cols: 80, rows: 24 };
+    const { code, echo } = await runOnPty(yaml, size, { key: { text: "\x1c", when: String.raw`a-started[\s\S]*0/1 done` } });
+    expect(code).toBe(-3); // python's returncode for a process ended by signal 3
+    expect(echo).toBe(true);
+    // afterEach checks that the task is gone: the guard gives it SIGTERM once taskq has died.
+    const [logs] = logRoots;
+    const [runId] = await runIds(logs!);
+    expect(await eventually(async () => (await findLeftovers(runId!)).length === 0, 10_000)).toBe(true);
   });
 
   it("keeps its lines on a terminal that is behind when Ctrl-Z is typed: noflsh while the board is up, so the terminal drops none of them", async () => {

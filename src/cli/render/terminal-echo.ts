@@ -21,9 +21,10 @@ const STTY_TIMEOUT_MS = 2000;
  * Node has no call for one termios flag (setRawMode switches signals off too), so `stty` does
  * it, on stdin: the terminal's settings are saved first (`stty -g`) and given back when the
  * board goes away for Ctrl-Z. At exit Node itself restores the settings its terminal had when
- * it started, however it ends (an error, SIGTERM); an interactive shell does after a SIGKILL.
- * Nothing is done where stdin is not a terminal, or in a background job, where stty would be
- * stopped (SIGTTOU) instead of changing anything.
+ * it started, however it ends (an error, SIGTERM), but for a signal whose default action ends
+ * it: Ctrl-\ (SIGQUIT) is given them back here, then ends taskq as it would have; an
+ * interactive shell does after a SIGKILL. Nothing is done where stdin is not a terminal, or in
+ * a background job, where stty would be stopped (SIGTTOU) instead of changing anything.
  */
 export class TerminalEcho {
   /** The settings before echo went off (`stty -g`); undefined while echo is as it was. */
@@ -40,7 +41,9 @@ export class TerminalEcho {
     });
     const saved = result.status === 0 ? result.stdout.trim() : "";
     // A settings string is letters, digits and colons: anything else is not stty's answer.
-    if (/^[\w:]+$/.test(saved)) this.#saved = saved;
+    if (!/^[\w:]+$/.test(saved)) return;
+    this.#saved = saved;
+    process.on("SIGQUIT", this.#quit);
   }
 
   /** Gives the terminal its settings from before off(), if echo is off. */
@@ -48,7 +51,18 @@ export class TerminalEcho {
     const saved = this.#saved;
     if (saved === undefined) return;
     this.#saved = undefined;
+    process.off("SIGQUIT", this.#quit);
     if (process.stdin.isTTY !== true || inBackground()) return;
     spawnSync("stty", [saved], { stdio: ["inherit", "ignore", "ignore"], timeout: STTY_TIMEOUT_MS, killSignal: "SIGKILL" });
   }
+
+  /**
+   * Ctrl-\ while echo is off: the settings back, then the signal again, which ends taskq by its
+   * default action (the guard stops the tasks), or by the listener the cursor's restore keeps
+   * on it (ora's, through signal-exit), which ends it the same way once it is the only one.
+   */
+  readonly #quit = (): void => {
+    this.restore();
+    process.kill(process.pid, "SIGQUIT");
+  };
 }
