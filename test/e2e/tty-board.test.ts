@@ -22,20 +22,20 @@ interface Resize {
 }
 
 /**
- * Runs `taskq run` on the workflow on a pty of `size`, resized as `resize` says, with `key` typed
- * and job control as `bgFg` says; its bytes, its exit code, where it was resized, and whether the
+ * Runs `taskq run` on the workflow on a pty of `size` (`fromStdin`: `taskq run -`, the workflow on
+ * its stdin), resized as `resize` says, with `key` typed and job control as `bgFg` says; its bytes, its exit code, where it was resized, and whether the
  * terminal echoes typing after it.
  */
 async function runOnPty(
   yaml: string,
   size: Size,
-  { resize, ...rest }: { resize?: Resize } & Pick<PtyOptions, "key" | "bgFg" | "flush"> = {},
+  { resize, fromStdin, ...rest }: { resize?: Resize; fromStdin?: boolean } & Pick<PtyOptions, "key" | "bgFg" | "flush"> = {},
 ): Promise<{ bytes: Buffer; code: number; resizedAt: number | null; echo: boolean }> {
   const ws = await workspace(yaml);
   logRoots.push(ws.logs);
   const go = path.join(ws.dir, "go");
-  const options = { cwd: ws.dir, size, ...(resize === undefined ? {} : { resize: { ...resize, touch: go } }), ...rest };
-  return taskqOnPty(["run", ws.file, "--log-dir", ws.logs], options, { GO: go });
+  const options = { cwd: ws.dir, size, ...(resize === undefined ? {} : { resize: { ...resize, touch: go } }), ...(fromStdin === true ? { stdin: ws.file } : {}), ...rest };
+  return taskqOnPty(["run", fromStdin === true ? "-" : ws.file, "--log-dir", ws.logs], options, { GO: go });
 }
 
 /**
@@ -133,6 +133,18 @@ describe("the live board on a terminal", () => {
     expect(lines.filter((line) => BOARD_LINE.test(line))).toEqual([]);
     for (const id of ["a", "b", "c"]) expect(lines.filter((line) => line === `${id} | ${id}-done`)).toHaveLength(1);
     expect(lines.filter((line) => line.startsWith("Summary: 3 succeeded, 0 failed"))).toHaveLength(1);
+    expect(echo).toBe(true);
+  });
+
+  it("keeps what is typed off the board when the workflow comes on stdin (`generate | taskq run -`), not the terminal", async () => {
+    // Echo was turned off on stdin alone: with the workflow there, it stayed on, and each Enter left a copy of the board's top row.
+    const yaml = 'tasks:\n  a: { run: "sleep 1.5; echo a-done" }\n  b: { run: "sleep 2; echo b-done" }\n';
+    const size = { cols: 80, rows: 24 };
+    const { bytes, echo } = await runOnPty(yaml, size, { fromStdin: true, key: { text: "\r\r\r", when: String.raw`0/2 done`, gap: 0.3 } });
+    const lines = await screen(bytes, size, undefined, false);
+    expect(lines.filter((line) => BOARD_LINE.test(line))).toEqual([]);
+    for (const id of ["a", "b"]) expect(lines.filter((line) => line === `${id} | ${id}-done`)).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith("Summary: 2 succeeded, 0 failed"))).toHaveLength(1);
     expect(echo).toBe(true);
   });
 

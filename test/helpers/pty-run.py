@@ -2,7 +2,7 @@
 
   python3 pty-run.py --out FILE --size COLSxROWS [--resize COLSxROWS --when REGEX --count N --then REGEX --touch FILE]
                     [--key TEXT --key-when REGEX [--key-gap SECONDS] [--key-lag SECONDS]] [--flush]
-                    [--background | --bg-fg SECONDS] -- CMD...
+                    [--background | --bg-fg SECONDS] [--stdin FILE] -- CMD...
 
 The command leads its own session with the pty as its terminal. With --resize: once REGEX has
 matched N times in the output, and --then matched after the last of those (the board drawn
@@ -19,7 +19,8 @@ shell's background job (`cmd &`), in a process group of its own that is not the 
 foreground group. With --bg-fg: the command runs as a shell's foreground job; once it stops
 (Ctrl-Z, typed with --key), the shell takes the terminal back, prints "$ bg", continues the job in
 the background (SIGCONT), and after SECONDS prints "$ fg" and gives the job the terminal again
-(as a shell's `fg` of a running job does: no signal).
+(as a shell's `fg` of a running job does: no signal). With --stdin: the command's stdin is FILE,
+not the terminal (`generate | cmd -`), its stdout and stderr still the terminal.
 """
 
 import argparse
@@ -50,6 +51,7 @@ parser.add_argument("--key-lag", type=float, default=0)
 parser.add_argument("--flush", action="store_true")
 parser.add_argument("--background", action="store_true")
 parser.add_argument("--bg-fg", type=float)
+parser.add_argument("--stdin")
 parser.add_argument("--timeout", type=float, default=60)
 parser.add_argument("cmd", nargs=argparse.REMAINDER)
 args = parser.parse_args()
@@ -83,7 +85,7 @@ if not args.flush:
 
 def session():
     os.setsid()
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    fcntl.ioctl(1, termios.TIOCSCTTY, 0)  # stdout: stdin may be a file (--stdin)
 
 
 # A background job: the session's leader (the shell) forks the command into a group of its own, and waits.
@@ -121,7 +123,8 @@ if args.background:
     cmd = [sys.executable, "-c", BACKGROUND, *cmd]
 elif args.bg_fg is not None:
     cmd = [sys.executable, "-c", BG_FG, str(args.bg_fg), *cmd]
-child = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, preexec_fn=session)
+stdin = open(args.stdin, "rb") if args.stdin else slave
+child = subprocess.Popen(cmd, stdin=stdin, stdout=slave, stderr=slave, preexec_fn=session)
 os.close(slave)
 captured = bytearray()
 resized_at = None

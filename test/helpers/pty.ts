@@ -29,6 +29,8 @@ export interface PtyOptions {
   background?: boolean;
   /** Run as a shell's foreground job which, once stopped (Ctrl-Z as `key`), is continued with `bg`, then after this many seconds brought back with `fg` ("$ bg" and "$ fg" printed). */
   bgFg?: number;
+  /** The command's stdin: this file instead of the terminal (as `generate | taskq run -` has a pipe). */
+  stdin?: string;
 }
 
 /**
@@ -47,6 +49,7 @@ export async function taskqOnPty(args: string[], options: PtyOptions, env: NodeJ
     ...(options.flush === true ? ["--flush"] : []),
     ...(options.background === true ? ["--background"] : []),
     ...(options.bgFg === undefined ? [] : ["--bg-fg", String(options.bgFg)]),
+    ...(options.stdin === undefined ? [] : ["--stdin", options.stdin]),
   ];
   const childEnv: NodeJS.ProcessEnv = { ...process.env, TERM: "xterm-256color", ...env };
   for (const name of ["CI", "NO_COLOR", "FORCE_COLOR"]) if (!(name in env)) delete childEnv[name];

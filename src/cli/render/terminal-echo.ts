@@ -19,22 +19,24 @@ const STTY_TIMEOUT_MS = 2000;
  * board, so the output needs no flushing to feel prompt.
  *
  * Node has no call for one termios flag (setRawMode switches signals off too), so `stty` does
- * it, on stdin: the terminal's settings are saved first (`stty -g`) and given back when the
- * board goes away for Ctrl-Z. At exit Node itself restores the settings its terminal had when
+ * it, on the terminal the board is drawn on, stderr (stdin may be a pipe: `generate | taskq run
+ * -`, where echo stayed on): the terminal's settings are saved first (`stty -g`) and given back
+ * when the board goes away for Ctrl-Z. At exit Node itself restores the settings its terminal had when
  * it started, however it ends (an error, SIGTERM), but for a signal whose default action ends
  * it: Ctrl-\ (SIGQUIT) is given them back here, then ends taskq as it would have; an
- * interactive shell does after a SIGKILL. Nothing is done where stdin is not a terminal, or in
+ * interactive shell does after a SIGKILL. Nothing is done where stderr is not a terminal, or in
  * a background job, where stty would be stopped (SIGTTOU) instead of changing anything.
  */
 export class TerminalEcho {
   /** The settings before echo went off (`stty -g`); undefined while echo is as it was. */
   #saved: string | undefined;
 
-  /** Turns echo off (and output flushing at Ctrl-C), if stdin is a terminal in the foreground. */
+  /** Turns echo off (and output flushing at Ctrl-C), if stderr is a terminal in the foreground. */
   off(): void {
-    if (this.#saved !== undefined || process.stdin.isTTY !== true || inBackground()) return;
+    if (this.#saved !== undefined || process.stderr.isTTY !== true || inBackground()) return;
+    // stty works on its stdin: stderr's descriptor there (a terminal's settings can be read and set through one open for writing).
     const result = spawnSync("sh", ["-c", 'saved=$(stty -g) && stty -echo noflsh && printf "%s" "$saved"'], {
-      stdio: ["inherit", "pipe", "ignore"],
+      stdio: [2, "pipe", "ignore"],
       encoding: "utf8",
       timeout: STTY_TIMEOUT_MS,
       killSignal: "SIGKILL",
@@ -52,8 +54,8 @@ export class TerminalEcho {
     if (saved === undefined) return;
     this.#saved = undefined;
     process.off("SIGQUIT", this.#quit);
-    if (process.stdin.isTTY !== true || inBackground()) return;
-    spawnSync("stty", [saved], { stdio: ["inherit", "ignore", "ignore"], timeout: STTY_TIMEOUT_MS, killSignal: "SIGKILL" });
+    if (process.stderr.isTTY !== true || inBackground()) return;
+    spawnSync("stty", [saved], { stdio: [2, "ignore", "ignore"], timeout: STTY_TIMEOUT_MS, killSignal: "SIGKILL" });
   }
 
   /**
