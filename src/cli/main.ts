@@ -3,10 +3,13 @@
  * process.exit. Commands throw TaskqErrors carrying their exit code.
  */
 import { fstatSync, readFileSync } from "node:fs";
+import { isatty } from "node:tty";
 
 const argv = process.argv.slice(2);
 /** Whether taskq started on a terminal (see noteTerminal); declared before main() runs, which sets it. */
 let onTerminal = false;
+/** Which of 0, 1 and 2 were terminals then, to Node (which saved their modes, to restore at exit): see terminalGone. */
+let terminalFds: number[] = [];
 
 // (`taskq --version` alone never gets here: bin/taskq.cjs answers it from package.json.)
 void main();
@@ -100,14 +103,19 @@ const EXIT_SIGNALS: Record<number, NodeJS.Signals> = { 129: "SIGHUP", 130: "SIGI
  * at exit and aborts (SIGABRT, "Assertion failed" in ResetStdio) when the terminal is gone,
  * as when its window closes, which is what sends SIGHUP: a process ended by a signal skips
  * that restore. Dying by the signal is also what an interactive shell's loop (`for f in *; do
- * taskq run $f; done`) looks for to stop at Ctrl-C. Without a terminal, the exit code as is.
+ * taskq run $f; done`) looks for to stop at Ctrl-C. A terminal gone by then after a run that
+ * was not interrupted (a SIGHUP while the tasks' leftovers were stopped, when the run's code
+ * stands) ends taskq by SIGHUP too. Without a terminal, the exit code as is.
  */
 function exitNow(code: number): void {
   // A write that failed just now (a full disk) reports its 'error' on the next tick, which
   // process.exit would not wait for: the warning would be lost about 1 run in 6.
   const failed = process.stdout.errored;
   if (failed !== null && failed !== undefined) outputFailed("stdout")(failed);
-  const signal = EXIT_SIGNALS[code];
+  // A terminal gone since (its window closed while the tasks' leftovers were stopped, say), with
+  // a code that is not a signal's: Node's restore would abort. Its processes end by SIGHUP, as the
+  // hangup tells them to (nothing is left to read the code: its shell got SIGHUP too).
+  const signal = EXIT_SIGNALS[code] ?? (terminalGone() ? "SIGHUP" : undefined);
   if (signal !== undefined && onTerminal) {
     // What process.exit would run first: task groups killed, the guard's list removed, spare FIFOs kept.
     process.exitCode = code;
@@ -126,6 +134,7 @@ function exitNow(code: number): void {
  * device other than the memory devices (/dev/null and the like, major 1).
  */
 function noteTerminal(): void {
+  terminalFds = [0, 1, 2].filter((fd) => isatty(fd));
   onTerminal = process.stdout.isTTY === true || process.stderr.isTTY === true;
   if (onTerminal) return;
   try {
@@ -134,6 +143,11 @@ function noteTerminal(): void {
   } catch {
     // no stdin
   }
+}
+
+/** Whether a descriptor that was a terminal at the start is one no more: the terminal has hung up (isatty fails with EIO). */
+function terminalGone(): boolean {
+  return terminalFds.some((fd) => !isatty(fd));
 }
 
 /** After a signal, how long output may wait for a reader that does not read before taskq exits anyway. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { hasPython, workspace } from "../helpers/cli.js";
+import { hasPython, runIds, workspace } from "../helpers/cli.js";
+import { eventually, findLeftovers } from "../helpers/processes.js";
 import { taskqOnPty } from "../helpers/pty.js";
 
 const size = { cols: 100, rows: 24 };
@@ -30,5 +31,18 @@ describe.skipIf(!hasPython())("on a terminal", () => {
     expect(output).toMatch(/0\/1 done · stopping \(SIGINT\): (1\.\d|2)s left to finish/);
     expect(output).toContain("0/1 done · stopping (SIGINT): stopping the running tasks");
     expect(output).toContain("(interrupted by SIGINT)");
+  }, 60_000);
+
+  it("ends by SIGHUP, not by Node's abort, when its terminal is closed while it stops what the tasks left running", async () => {
+    // A daemon that ignores SIGTERM: with a long kill grace, taskq waits for it after the last task, its run already a success.
+    const ws = await workspace("tasks:\n  a: { run: \"setsid sh -c 'trap \\\"\\\" TERM; sleep 60' > /dev/null 2>&1 & echo started\" }\n");
+    const args = ["run", ws.file, "--log-dir", ws.logs, "--kill-grace", "30s"];
+    const run = await taskqOnPty(args, { cwd: ws.dir, size, hangupWhen: "stopping the process group the tasks left running" }, { NO_COLOR: "1" });
+    // Before, exit 0 went through Node's restore of the terminal's modes, which aborts (SIGABRT,
+    // "Assertion failed" in ResetStdio) on a terminal that is gone; a hung-up terminal's processes end by SIGHUP.
+    expect(run.code).toBe(-1); // python's returncode for a process ended by signal 1
+    const [runId] = await runIds(ws.logs);
+    // The signal killed the daemon at once, not after the kill grace.
+    expect(await eventually(async () => (await findLeftovers(runId!)).length === 0, 10_000)).toBe(true);
   }, 60_000);
 });

@@ -30,7 +30,7 @@ async function runOnPty(
   yaml: string,
   size: Size,
   { resize, fromStdin, ...rest }: { resize?: Resize; fromStdin?: boolean } & Pick<PtyOptions, "key" | "bgFg" | "flush"> = {},
-): Promise<{ bytes: Buffer; code: number; resizedAt: number | null; echo: boolean }> {
+): Promise<{ bytes: Buffer; code: number; resizedAt: number | null; echo: boolean | null }> {
   const ws = await workspace(yaml);
   logRoots.push(ws.logs);
   const go = path.join(ws.dir, "go");

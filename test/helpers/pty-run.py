@@ -2,7 +2,7 @@
 
   python3 pty-run.py --out FILE --size COLSxROWS [--resize COLSxROWS --when REGEX --count N --then REGEX --touch FILE]
                     [--key TEXT --key-when REGEX [--key-gap SECONDS] [--key-lag SECONDS]] [--flush]
-                    [--background | --bg-fg SECONDS] [--stdin FILE] -- CMD...
+                    [--background | --bg-fg SECONDS] [--stdin FILE] [--hangup-when REGEX] -- CMD...
 
 The command leads its own session with the pty as its terminal. With --resize: once REGEX has
 matched N times in the output, and --then matched after the last of those (the board drawn
@@ -20,7 +20,10 @@ foreground group. With --bg-fg: the command runs as a shell's foreground job; on
 (Ctrl-Z, typed with --key), the shell takes the terminal back, prints "$ bg", continues the job in
 the background (SIGCONT), and after SECONDS prints "$ fg" and gives the job the terminal again
 (as a shell's `fg` of a running job does: no signal). With --stdin: the command's stdin is FILE,
-not the terminal (`generate | cmd -`), its stdout and stderr still the terminal.
+not the terminal (`generate | cmd -`), its stdout and stderr still the terminal. With
+--hangup-when: once REGEX matches the output, the terminal is closed (its window, say): the
+kernel sends SIGHUP to the command, its session's leader, and the JSON tells how it then ended
+(echo is null: there is no terminal left to ask).
 """
 
 import argparse
@@ -52,6 +55,7 @@ parser.add_argument("--flush", action="store_true")
 parser.add_argument("--background", action="store_true")
 parser.add_argument("--bg-fg", type=float)
 parser.add_argument("--stdin")
+parser.add_argument("--hangup-when")
 parser.add_argument("--timeout", type=float, default=60)
 parser.add_argument("cmd", nargs=argparse.REMAINDER)
 args = parser.parse_args()
@@ -151,6 +155,7 @@ def due():
 
 
 open_ = True
+hung_up = False
 key_sent = False
 keys_due = []  # (when, character) still to type, with --key-gap
 while open_ and time.monotonic() < deadline:
@@ -172,11 +177,20 @@ while open_ and time.monotonic() < deadline:
         set_size(*size(args.resize))
         if args.touch:
             open(args.touch, "w").close()
-timed_out = open_
+    if args.hangup_when and re.search(args.hangup_when, captured.decode("utf-8", "replace")):
+        os.close(master)
+        hung_up = True
+        break
+timed_out = open_ and not hung_up
+if hung_up:
+    try:
+        child.wait(max(0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        timed_out = True
 if timed_out:
     os.killpg(child.pid, signal.SIGKILL)
 code = child.wait()
-echo = (termios.tcgetattr(master)[3] & termios.ECHO) != 0
+echo = None if hung_up else (termios.tcgetattr(master)[3] & termios.ECHO) != 0
 with open(args.out, "wb") as out:
     out.write(captured)
 json.dump({"code": code, "resizedAt": resized_at, "timedOut": timed_out, "echo": echo}, sys.stdout)

@@ -31,14 +31,17 @@ export interface PtyOptions {
   bgFg?: number;
   /** The command's stdin: this file instead of the terminal (as `generate | taskq run -` has a pipe). */
   stdin?: string;
+  /** The terminal is closed (its window, say) once this matches the output: taskq, its session's leader, gets SIGHUP. */
+  hangupWhen?: string;
 }
 
 /**
  * Runs `taskq ARGS` on a real pty (test/helpers/pty-run.py), with colours off unless asked and
  * neither CI nor NO_COLOR from this process: its bytes as the terminal got them, its exit code,
- * the byte offset at which the pty was resized, and whether the terminal echoes typing once it ended.
+ * the byte offset at which the pty was resized, and whether the terminal echoes typing once it ended
+ * (null when it was hung up: `hangupWhen`).
  */
-export async function taskqOnPty(args: string[], options: PtyOptions, env: NodeJS.ProcessEnv = {}): Promise<{ bytes: Buffer; code: number; resizedAt: number | null; echo: boolean }> {
+export async function taskqOnPty(args: string[], options: PtyOptions, env: NodeJS.ProcessEnv = {}): Promise<{ bytes: Buffer; code: number; resizedAt: number | null; echo: boolean | null }> {
   const out = path.join(options.cwd, "pty.bin");
   const { resize, key } = options;
   const driverArgs = [
@@ -50,11 +53,12 @@ export async function taskqOnPty(args: string[], options: PtyOptions, env: NodeJ
     ...(options.background === true ? ["--background"] : []),
     ...(options.bgFg === undefined ? [] : ["--bg-fg", String(options.bgFg)]),
     ...(options.stdin === undefined ? [] : ["--stdin", options.stdin]),
+    ...(options.hangupWhen === undefined ? [] : ["--hangup-when", options.hangupWhen]),
   ];
   const childEnv: NodeJS.ProcessEnv = { ...process.env, TERM: "xterm-256color", ...env };
   for (const name of ["CI", "NO_COLOR", "FORCE_COLOR"]) if (!(name in env)) delete childEnv[name];
   const { stdout } = await promisify(execFile)("python3", [DRIVER, ...driverArgs, "--", process.execPath, BIN, ...args], { cwd: options.cwd, env: childEnv });
-  const result = JSON.parse(stdout) as { code: number; resizedAt: number | null; timedOut: boolean; echo: boolean };
+  const result = JSON.parse(stdout) as { code: number; resizedAt: number | null; timedOut: boolean; echo: boolean | null };
   expect(result.timedOut).toBe(false);
   if (resize !== undefined) expect(result.resizedAt).not.toBeNull();
   return { bytes: await readFile(out), code: result.code, resizedAt: result.resizedAt, echo: result.echo };
