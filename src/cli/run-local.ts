@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { Queue, exponentialBackoff, type Backoff } from "../engine/index.js";
+import { LongTimer } from "../engine/long-timer.js";
 import { activeProcessGroups, createShellHandler, expectTaskPipes, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type ShellTask } from "../handlers/index.js";
 import { formatDuration } from "../handlers/format-duration.js";
 import type { Workflow } from "../loaders/index.js";
@@ -85,7 +86,8 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     stoppingLeftovers.abort();
   };
   const hardStop = new AbortController();
-  let deadlineNote: NodeJS.Timeout | undefined;
+  /** A LongTimer: the time to finish may be longer than setTimeout's 24.8 days. */
+  let deadlineNote: LongTimer | undefined;
   // Installed until the summary is out: a signal that arrives after the last task ended must not cut it off.
   const removeSignalHandlers = onShutdownSignals({
     graceful: (signal) => {
@@ -94,7 +96,7 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
       renderer.note(`${signal} received: no new task starts; running tasks have ${options.shutdownTimeoutMs / 1000}s to finish (send it again to stop at once)`);
       renderer.stopping?.({ signal, phase: "finishing", until: Date.now() + options.shutdownTimeoutMs });
       // Before the queue's own deadline (a timer of the same length, set after this one): said first.
-      deadlineNote = setTimeout(() => {
+      deadlineNote = new LongTimer(() => {
         const running = queue.stats().running;
         if (finished || running === 0) return;
         renderer.stopping?.({ signal, phase: "stopping" });
@@ -106,7 +108,7 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     },
     immediate: (signal, first) => {
       if (finished) return killLeftoversNow(signal);
-      clearTimeout(deadlineNote);
+      deadlineNote?.clear();
       renderer.note(`${secondSignal(signal, first)}: killing every task now`);
       renderer.stopping?.({ signal: first, phase: "killing" });
       killAllProcessGroups("SIGKILL");
@@ -128,7 +130,7 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     queue.start();
     await queue.shutdown({ drain: true });
     finished = true;
-    clearTimeout(deadlineNote);
+    deadlineNote?.clear();
     // Belt and braces: whatever happened, no task process outlives the run.
     if (activeProcessGroups() > 0) killAllProcessGroups("SIGKILL");
     const counts = queue.stats().byStatus;

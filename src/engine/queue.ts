@@ -5,6 +5,7 @@ import { exponentialBackoff, type Backoff } from "./backoff.js";
 import { QueueClosedError, TaskCancelledError, TaskNotFoundError, UnknownHandlerError } from "./errors.js";
 import { QueueEvents, type QueueEventMap, type QueueEventName } from "./events.js";
 import { Finalizer } from "./finalize.js";
+import { LongTimer } from "./long-timer.js";
 import type { QueueOptions, ShutdownOptions, ShutdownResult } from "./options.js";
 import { Schedule } from "./schedule.js";
 import { deadlineMs, ShutdownControl } from "./shutdown-control.js";
@@ -299,9 +300,9 @@ export class Queue {
     for (const record of running) record.current?.abort(reason);
     if (this.#tasks.count("RUNNING") > 0 && graceMs > 0) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, graceMs);
+        const timer = new LongTimer(resolve, graceMs);
         this.#idleWaiters.push(() => {
-          clearTimeout(timer);
+          timer.clear();
           resolve();
         });
       });

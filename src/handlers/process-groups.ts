@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { LongTimer } from "../engine/long-timer.js";
 import { procStatFields } from "../process-exists.js";
 import { guardGroup, unguardGroup } from "./group-guard.js";
 
@@ -316,9 +317,13 @@ function sweepEndedSessions(): void {
   let graceMs = 0;
   for (const grace of sessions.values()) graceMs = Math.max(graceMs, grace);
   // Looked up again: a group gone meanwhile may have had its id used again.
-  setTimeout(() => {
-    for (const pgid of markedGroups(new Set(sessions.keys()))) signalProcessGroup(pgid, "SIGKILL");
-  }, graceMs).unref();
+  new LongTimer(
+    () => {
+      for (const pgid of markedGroups(new Set(sessions.keys()))) signalProcessGroup(pgid, "SIGKILL");
+    },
+    graceMs,
+    { unref: true },
+  );
 }
 
 /**

@@ -1,4 +1,5 @@
 import { setImmediate as nextTurn, setTimeout as delay } from "node:timers/promises";
+import { LongTimer } from "../engine/long-timer.js";
 import { sessionHasProcesses, sessionProcessCount, signalProcessGroup, signalSession } from "./process-groups.js";
 
 /** How often a lingering group is checked while it is being terminated. */
@@ -25,7 +26,8 @@ export interface Leftovers {
 export class GroupTerminator {
   readonly #pgid: number;
   readonly #graceMs: number;
-  #killTimer: NodeJS.Timeout | undefined;
+  /** A LongTimer: a kill grace may be longer than setTimeout's 24.8 days. */
+  #killTimer: LongTimer | undefined;
   #terminating = false;
   #killed = false;
   /** Until the shell is reaped (see reap), the group's id is the task's. */
@@ -50,11 +52,11 @@ export class GroupTerminator {
     // of the event loop) found none: reap() waits for what a later pass finds.
     if (this.#shellAlive) this.#stoppedWhileAlive = true;
     if (!signalSession(this.#pgid, "SIGTERM", this.#shellAlive, this.#stoppedWhileAlive) && this.#shellAlive) return;
-    this.#killTimer = setTimeout(() => this.kill(), this.#graceMs);
+    this.#killTimer = new LongTimer(() => this.kill(), this.#graceMs);
   }
 
   kill(): void {
-    clearTimeout(this.#killTimer);
+    this.#killTimer?.clear();
     this.#terminating = true;
     this.#killed = true;
     // Counted from the pass the signal then uses (shared): what ignored the SIGTERM, for reap's caller.
@@ -116,6 +118,6 @@ export class GroupTerminator {
 
   /** Stops the pending SIGKILL: the group is gone and its pgid may be reused. */
   dispose(): void {
-    clearTimeout(this.#killTimer);
+    this.#killTimer?.clear();
   }
 }

@@ -138,6 +138,27 @@ describe("signals and shutdown", () => {
     expect(result.stdout).toContain("  ... and 12 more");
   });
 
+  it.each([
+    { what: "a time to finish", args: ["--shutdown-timeout", "25d"], note: false },
+    { what: "a kill grace", args: ["--shutdown-timeout", "300ms", "--kill-grace", "25d"], note: true },
+  ])("$what over 24.8 days (setTimeout's limit) is waited for, not cut to 1 ms", { timeout: 60_000 }, async ({ args, note }) => {
+    // Before: the note that the time to finish had passed came at once, and the SIGKILL 1 ms
+    // after the SIGTERM, each with Node's TimeoutOverflowWarning.
+    const run = await startRun(tasksYaml([["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }']]), args);
+    await waitForOutput(run, /stubborn \| ready/);
+    run.signalGroup("SIGINT");
+    await waitForOutput(run, /SIGINT received: no new task starts/);
+    await delay(1500);
+    expect(/to finish have passed/.test(run.stdout())).toBe(note);
+    // It ignores SIGTERM: only a SIGKILL ends it, and none is due yet.
+    expect(run.stdout()).not.toMatch(/cancel\s+stubborn/);
+    run.signalGroup("SIGINT");
+    const { result } = await run.exited;
+    expect(result.code).toBe(130);
+    expect(result.stdout).toContain("SIGINT received again: killing every task now");
+    expect(result.stderr).not.toContain("TimeoutOverflowWarning");
+  });
+
   it("a second signal during the grace period kills everything at once (case 4)", async () => {
     const yaml = tasksYaml([
       ["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }'],

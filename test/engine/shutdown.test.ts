@@ -151,6 +151,19 @@ describe("shutdown", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it("an abortGraceMs past setTimeout's 24.8 days is waited in full, not cut to 1 ms", async () => {
+    const never = new Promise<never>(() => undefined);
+    const { queue } = makeQueue({ handlers: { stubborn: () => never } });
+    queue.submit({ id: "stubborn", type: "stubborn" });
+    const graceMs = 25 * 24 * 3_600_000;
+    const done = queue.shutdown({ deadline: 100, abortGraceMs: graceMs });
+    await vi.advanceTimersByTimeAsync(100 + 2 ** 31);
+    expect(queue.get("stubborn")?.status).toBe("RUNNING");
+    await vi.advanceTimersByTimeAsync(graceMs - 2 ** 31);
+    await expect(done).resolves.toEqual({ hardStopped: true });
+    expect(queue.get("stubborn")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+  });
+
   it("the drain deadline timer is cleared when draining finishes first", async () => {
     const { queue } = makeQueue();
     queue.submit({ id: "a", type: "echo", runAt: Date.now() + 10 });
