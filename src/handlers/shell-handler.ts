@@ -267,6 +267,9 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       }
       abortReason = ctx.signal.reason;
       terminator.terminate();
+      // A durable worker's lease lost: another worker may run the task from now on, so no kill
+      // grace lets this one run on beside it (a task that ignores SIGTERM would, for the grace).
+      if (reasonCode(abortReason) === "LEASE_LOST") terminator.kill();
     };
     ctx.signal.addEventListener("abort", onAbort, { once: true });
 

@@ -14,7 +14,10 @@ export interface ShellTask {
 
 /** Per-attempt context from the engine. */
 export interface AttemptContext {
-  /** Aborted by the engine; `reason.code` is "TIMEOUT", "CANCELLED" or "SHUTDOWN". */
+  /**
+   * Aborted by the engine; `reason.code` is "TIMEOUT", "CANCELLED" or "SHUTDOWN", or a durable
+   * worker's "LEASE_LOST", which kills the task at once (SIGKILL, no kill grace).
+   */
   signal: AbortSignal;
   attempt: number;
   taskId: string;

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { BIN, FIXTURES, startCli, type RunningCli } from "../helpers/cli.js";
-import { eventually } from "../helpers/processes.js";
+import { eventually, findLeftovers } from "../helpers/processes.js";
 import { startFreezableProxy } from "../helpers/tcp-proxy.js";
 import { useDurableWorkspace } from "./durable-harness.js";
 import { DATABASE_URL, task, workflow } from "../store/helpers.js";
@@ -158,6 +158,26 @@ tasks:
     expect(out).not.toMatch(/stale|stopped/);
     worker.cli.child.kill("SIGTERM");
     expect((await worker.cli.done).code).toBe(143);
+  });
+
+  it("a lease that runs out kills its task at once (SIGKILL, no kill grace): one that ignores SIGTERM does not run on beside the worker that may take it over", async () => {
+    const database = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    try {
+      // Given SIGTERM and the kill grace, this task ran on for 30 s after its lease ran out, while
+      // another worker's sweep queued it again and that worker ran it too.
+      const file = await workflowFile("lost-stubborn", "tasks:\n  job: { run: 'trap \"\" TERM; echo started; while :; do sleep 0.2; done' }\n");
+      const worker = await startWorker(["-j", "1", "--lease", "2s", "--kill-grace", "30s"], { TASKQ_STORE: proxy.url(SECRET_URL) });
+      const runId = await submit(file);
+      expect(await eventually(() => worker.stdout().includes(`${runId}/job | started`), 15_000)).toBe(true);
+      proxy.freeze();
+      expect(await eventually(() => worker.stdout().includes(`LOST    ${runId}/job: lease could not be renewed; killing the task`), 15_000)).toBe(true);
+      expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 5_000)).toBe(true);
+      // Nothing reached the database: the task stays leased until its lease is swept, here at once.
+      await cancelStrandedRun(runId);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("after SIGTERM it says stopped last, once its running task has finished, in JSON and in plain lines", async () => {
