@@ -96,6 +96,27 @@ export async function openStore(flags: StoreFlags, options: { create?: boolean }
       throw new UsageError(`${urlSource(flags)}: ${redactConnectionString(url)} is not a valid URL`, { cause: error });
     }
     const reason = error instanceof Error ? error.message.replaceAll(url, redactConnectionString(url)) : String(error);
-    throw new TaskqError("STORE_UNAVAILABLE", `cannot open the store ${redactConnectionString(url)}: ${reason}`, { exitCode: 1 });
+    throw new TaskqError("STORE_UNAVAILABLE", `cannot open the store ${redactConnectionString(url)}: ${noPasswordGiven(cause, url, flags) ?? reason}`, { exitCode: 1 });
   }
+}
+
+/**
+ * A server that asks for a password when none was given (in the URL or PGPASSWORD) is refused in
+ * words that do not say so: the driver's "SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must
+ * be a string" (SCRAM, PostgreSQL's default since 14), the server's "empty password returned by
+ * client" or "password authentication failed for user ..." (28P01). Said plainly, with where a
+ * password goes; undefined for any other error, or when a password was given.
+ */
+function noPasswordGiven(cause: unknown, url: string, flags: StoreFlags): string | undefined {
+  if ((process.env.PGPASSWORD ?? "") !== "") return undefined;
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== "" || (parsed.searchParams.get("password") ?? "") !== "") return undefined;
+  } catch {
+    return undefined;
+  }
+  const { code, message } = (cause ?? {}) as { code?: unknown; message?: unknown };
+  const scram = typeof message === "string" && message.includes("client password must be a string");
+  if (!scram && code !== "28P01") return undefined;
+  return `connect failed: the server asks for a password, and none was given: put it in the URL of ${urlSource(flags)} (postgres://USER:PASSWORD@HOST/DB) or in PGPASSWORD`;
 }

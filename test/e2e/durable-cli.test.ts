@@ -8,7 +8,7 @@ import { PostgresStore } from "../../src/store/postgres/store.js";
 import type { RunStatus } from "../../src/store/postgres/types.js";
 import { BIN, FIXTURES, startCli, type CliResult } from "../helpers/cli.js";
 import { eventually, findGuards, findLeftovers } from "../helpers/processes.js";
-import { startFreezableProxy, startSilentServer } from "../helpers/tcp-proxy.js";
+import { startFreezableProxy, startPasswordServer, startSilentServer } from "../helpers/tcp-proxy.js";
 import { useDurableWorkspace, withPassword, type Worker } from "./durable-harness.js";
 import { DATABASE_URL } from "../store/helpers.js";
 
@@ -723,6 +723,30 @@ tasks:
       const result = await taskq([...args, "--store", refused]);
       expect(result.code).toBe(1);
       expect(result.stderr).toBe(expected);
+    }
+  });
+
+  it("a server that asks for a password when none was given: every command says so, and where the password goes, at once", async () => {
+    for (const method of ["scram", "md5"] as const) {
+      const server = await startPasswordServer(method);
+      try {
+        const url = `postgres://ci@127.0.0.1:${server.port}/builds`;
+        // Before, with SCRAM: "connect failed: SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must be a string".
+        const expected = (source: string) =>
+          `taskq: cannot open the store ${url}: connect failed: the server asks for a password, and none was given: put it in the URL of ${source} (postgres://USER:PASSWORD@HOST/DB) or in PGPASSWORD\n`;
+        const status = await taskq(["status", "x", "--store", url], { PGPASSWORD: "" });
+        expect(status).toMatchObject({ code: 1, stdout: "", stderr: expected("--store") });
+        expect(status.durationMs).toBeLessThan(8_000);
+        const worker = await taskq(["worker", "--log-dir", ws.logs], { TASKQ_STORE: url, PGPASSWORD: "" });
+        expect(worker).toMatchObject({ code: 1, stderr: expected("TASKQ_STORE") });
+        // A password given and refused is the server's to say.
+        if (method === "md5") {
+          const wrong = await taskq(["status", "x", "--store", url], { PGPASSWORD: "wrong" });
+          expect(wrong).toMatchObject({ code: 1, stderr: `taskq: cannot open the store ${url}: connect failed: password authentication failed for user "ci"\n` });
+        }
+      } finally {
+        await server.close();
+      }
     }
   });
 

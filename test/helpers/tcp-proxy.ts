@@ -124,3 +124,47 @@ async function closeAll(server: net.Server, sockets: Set<net.Socket>): Promise<v
   for (const socket of sockets) socket.destroy();
   await new Promise<void>((resolve) => server.close(() => resolve()));
 }
+
+/**
+ * A PostgreSQL server that asks for a password: by SCRAM (PostgreSQL's default since 14: it
+ * answers the client's first SCRAM message, to which the driver, with no password, says
+ * nothing) or by MD5 (it refuses any password sent, as a wrong one, with the server's 28P01).
+ */
+export async function startPasswordServer(method: "scram" | "md5"): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const message = (type: string, body: Buffer): Buffer => {
+    const head = Buffer.alloc(5);
+    head.write(type);
+    head.writeInt32BE(body.length + 4, 1);
+    return Buffer.concat([head, body]);
+  };
+  const int32 = (value: number): Buffer => {
+    const bytes = Buffer.alloc(4);
+    bytes.writeInt32BE(value);
+    return bytes;
+  };
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on("error", () => undefined);
+    socket.on("close", () => sockets.delete(socket));
+    let step = 0;
+    socket.on("data", (chunk) => {
+      // An SSLRequest (8 bytes, code 80877103) is declined; the startup message follows.
+      if (step === 0 && chunk.length === 8 && chunk.readInt32BE(4) === 80877103) return void socket.write("N");
+      if (step++ === 0) {
+        // AuthenticationSASL with SCRAM-SHA-256, or AuthenticationMD5Password with its salt.
+        socket.write(method === "scram" ? message("R", Buffer.concat([int32(10), Buffer.from("SCRAM-SHA-256\0\0")])) : message("R", Buffer.concat([int32(5), Buffer.from("salt")])));
+        return;
+      }
+      if (method === "scram") {
+        // AuthenticationSASLContinue: the server-first message.
+        socket.write(message("R", Buffer.concat([int32(11), Buffer.from("r=clientnonceservernonce,s=c2FsdA==,i=4096")])));
+        return;
+      }
+      const fields = ["SFATAL", "VFATAL", "C28P01", 'Mpassword authentication failed for user "ci"'].map((field) => `${field}\0`).join("");
+      socket.end(message("E", Buffer.from(`${fields}\0`)));
+    });
+  });
+  const port = await listen(server);
+  return { port, close: () => closeAll(server, sockets) };
+}
