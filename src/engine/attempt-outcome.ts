@@ -18,7 +18,8 @@ export function normalizeError(error: unknown, context: RecordAttemptContext): u
 export type AfterFailure = { next: "fail" } | { next: "cancel"; error: TaskCancelledError } | { next: "retry"; delayMs: number };
 
 /**
- * Fail (attempts used up, a permanent error, or a backoff policy that throws), cancel
+ * Fail (attempts used up, a permanent error, or a backoff policy that throws or returns no
+ * usable delay), cancel
  * (shutting down without drain: no retry may start), or retry after the backoff's delay.
  */
 export function afterFailure(record: TaskRecord, attempt: number, error: unknown, draining: boolean, backoff: Backoff): AfterFailure {
@@ -27,7 +28,11 @@ export function afterFailure(record: TaskRecord, attempt: number, error: unknown
     return { next: "cancel", error: new TaskCancelledError("shutdown", `retry not started: shutting down (last error: ${messageOf(error)})`) };
   }
   try {
-    const raw = (record.backoff ?? backoff)(attempt);
+    const raw: unknown = (record.backoff ?? backoff)(attempt);
+    // A delay that is not a number (a string would be appended to the clock, a bigint would
+    // throw) or is Infinity: the retry would never come, and a drain would wait for it
+    // forever. The policy is broken, as when it throws.
+    if (typeof raw !== "number" || raw === Infinity) return { next: "fail" };
     // NaN would poison the delayed heap's order; treat it, and negatives, as "now".
     return { next: "retry", delayMs: raw > 0 ? raw : 0 };
   } catch {

@@ -96,6 +96,23 @@ describe("retries", () => {
     expect(queue.get("c")?.status).toBe("SUCCEEDED");
   });
 
+  it.each([
+    ["a string", "5"],
+    ["Infinity", Infinity],
+    ["a bigint", 5n],
+  ])("a backoff returning %s fails the task with its own error, instead of a retry that never comes or a crash", async (_name, delay) => {
+    const { queue } = makeQueue({ handlers: { flaky: flaky(1) }, backoff: () => delay as unknown as number });
+    queue.submit({ id: "a", type: "flaky" });
+    queue.submit({ id: "b", type: "echo" });
+    const done = queue.shutdown();
+    await vi.advanceTimersByTimeAsync(0);
+    await expect(done).resolves.toEqual({ hardStopped: false });
+    expect(queue.get("a")).toMatchObject({ status: "FAILED", attempts: 1 });
+    expect((queue.get("a")?.error as Error).message).toBe("attempt 1");
+    expect(queue.get("b")?.status).toBe("SUCCEEDED");
+    expect(queue.stats().retries).toBe(0);
+  });
+
   it("RUNNING -> FAILED after maxAttempts, with the last error, and a dead letter", async () => {
     const { queue, log } = makeQueue({ handlers: { flaky: flaky(10) } });
     queue.submit({ id: "a", type: "flaky", maxAttempts: 3 });
