@@ -241,6 +241,9 @@ export class Queue {
     record.current = context;
     if (this.#events.has("started")) {
       this.#events.emit("started", { id: record.id, attempt: record.attempts, maxAttempts: record.maxAttempts });
+      // A listener that stopped the queue at once has ended the task already: its handler
+      // would run after the drain, and its timeout timer outlive the queue.
+      if (record.current !== context) return;
     }
     this.#runner.run(this.#handlers.get(record.type)!, record.payload, context, record.timeoutMs);
   }

@@ -206,6 +206,24 @@ describe("shutdown", () => {
     expect(queue.get("a")?.status).toBe("CANCELLED");
   });
 
+  it("a hard stop from a started listener: that task's handler never runs and no timer is left", async () => {
+    const ran: string[] = [];
+    const { queue, log } = makeQueue({ concurrency: 1, start: false, handlers: { track: (_p, context) => void ran.push(context.taskId) } });
+    queue.on("started", (e) => {
+      if (e.id === "a") void queue.shutdown({ deadline: 0 });
+    });
+    queue.submit({ id: "a", type: "track", timeoutMs: 60_000 });
+    queue.submit({ id: "b", type: "track" });
+    queue.start();
+    await expect(queue.shutdown()).resolves.toEqual({ hardStopped: true });
+    await flush();
+    expect(ran).toEqual([]);
+    expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown", attempts: 1 });
+    expect(queue.get("b")).toMatchObject({ status: "CANCELLED", attempts: 0 });
+    expect(eventsOf(log, "drained")).toEqual([{ hardStopped: true }]);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it("a second call returns the same promise and can escalate to drain: false", async () => {
     const { queue } = makeQueue();
     queue.submit({ id: "a", type: "echo", runAt: Date.now() + 10_000 });
