@@ -24,9 +24,16 @@ export class PermanentError extends TaskqError {
   }
 }
 
-/** True for a PermanentError, or any error object carrying `permanent: true`. */
+/**
+ * True for a PermanentError, or any error object carrying `permanent: true`. Never throws: a
+ * handler may throw an object whose `permanent` getter throws (or a Proxy), which is not marked.
+ */
 export function isPermanent(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { permanent?: unknown }).permanent === true;
+  try {
+    return typeof error === "object" && error !== null && (error as { permanent?: unknown }).permanent === true;
+  } catch {
+    return false;
+  }
 }
 
 /**

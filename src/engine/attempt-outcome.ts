@@ -7,11 +7,18 @@ import type { TaskResult } from "./types.js";
 
 /** The error an attempt failed with; a bare abort becomes the abort's reason (e.g. the timeout). */
 export function normalizeError(error: unknown, context: RecordAttemptContext): unknown {
-  if (context.abortReason !== undefined && (error as { name?: unknown } | null)?.name === "AbortError") {
-    return context.abortReason;
-  }
+  if (context.abortReason !== undefined && nameOf(error) === "AbortError") return context.abortReason;
   if (error instanceof Error || (typeof error === "object" && error !== null)) return error;
   return new HandlerError(error);
+}
+
+/** An error's `name`; undefined when reading it throws (a getter or a Proxy of a handler's). */
+function nameOf(error: unknown): unknown {
+  try {
+    return (error as { name?: unknown } | null)?.name;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What follows a failed attempt. */

@@ -103,6 +103,36 @@ describe("values the queue cannot print", () => {
   });
 });
 
+describe("values the queue cannot read", () => {
+  /** An object every property read of which throws, as a Proxy or a getter of a handler's may. */
+  const unreadable = (): unknown =>
+    new Proxy(
+      {},
+      {
+        get() {
+          throw new Error("no reading");
+        },
+      },
+    );
+
+  it.each([
+    ["rejecting", () => Promise.reject(unreadable() as Error)],
+    ["throwing", () => {
+      throw unreadable();
+    }],
+    ["rejecting after its timeout", (_p: unknown, context: AttemptContext) => untilAborted(context).catch(() => Promise.reject(unreadable() as Error))],
+  ])("a handler %s with one: the attempt fails and is retried, the queue goes on", async (_name, handler) => {
+    const { queue } = makeQueue({ backoff: () => 10, handlers: { bad: handler } });
+    queue.submit({ id: "a", type: "bad", maxAttempts: 2, timeoutMs: 50 });
+    queue.submit({ id: "b", type: "echo" });
+    const done = queue.shutdown();
+    await vi.advanceTimersByTimeAsync(200);
+    await expect(done).resolves.toEqual({ hardStopped: false });
+    expect(queue.get("a")).toMatchObject({ status: "FAILED", attempts: 2 });
+    expect(queue.get("b")?.status).toBe("SUCCEEDED");
+  });
+});
+
 describe("the handler's context", () => {
   it("copied by a wrapper ({ ...context }), it still carries the signal that a timeout aborts", async () => {
     const seen: AttemptContext[] = [];
