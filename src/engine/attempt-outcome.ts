@@ -73,26 +73,65 @@ export function dependencyCancelled(dependency: TaskRecord, tasks: { get(id: str
   return new TaskCancelledError("dependency", `dependency "${cause}" ${verb}${via}`, cause);
 }
 
+/** A wait with a signal: its task, and how it ends. */
+interface SignalWait {
+  readonly record: TaskRecord;
+  resolve(result: TaskResult): void;
+  readonly reject: (reason: unknown) => void;
+}
+
+/**
+ * The waits of each signal and the one abort listener they share. One listener per wait made
+ * `Promise.all(ids.map((id) => queue.wait(id, { signal })))` print Node's "possible
+ * EventTarget memory leak" warning past 10 tasks, and take half a minute for 100k (Node adds
+ * a listener in O(listeners)).
+ */
+const waitsBySignal = new WeakMap<AbortSignal, { waits: Set<SignalWait>; onAbort: () => void }>();
+
 /** Resolves with the record's result once settleWaiters runs for it; rejects if `signal` aborts first. */
 export function waitForRecord(record: TaskRecord, signal: AbortSignal | undefined): Promise<TaskResult> {
   return new Promise<TaskResult>((resolve, reject) => {
-    if (signal?.aborted) {
+    // null too: a JavaScript caller's `{ signal: options.signal ?? null }` means none.
+    if (signal === undefined || signal === null) {
+      (record.waiters ??= []).push({ resolve });
+      return;
+    }
+    if (signal.aborted) {
       reject(signal.reason as Error);
       return;
     }
-    const onAbort = (): void => {
-      record.waiters = record.waiters?.filter((w) => w !== waiter);
-      reject(signal!.reason as Error);
-    };
-    const waiter = {
-      resolve: (result: TaskResult) => {
-        signal?.removeEventListener("abort", onAbort);
+    let shared = waitsBySignal.get(signal);
+    if (shared === undefined) {
+      const waits = new Set<SignalWait>();
+      shared = { waits, onAbort: () => abortWaits(signal, waits) };
+      waitsBySignal.set(signal, shared);
+      signal.addEventListener("abort", shared.onAbort, { once: true });
+    }
+    const { waits, onAbort } = shared;
+    const wait: SignalWait = {
+      record,
+      resolve: (result) => {
+        waits.delete(wait);
+        if (waits.size === 0) {
+          waitsBySignal.delete(signal);
+          signal.removeEventListener("abort", onAbort);
+        }
         resolve(result);
       },
+      reject,
     };
-    signal?.addEventListener("abort", onAbort, { once: true });
-    (record.waiters ??= []).push(waiter);
+    waits.add(wait);
+    (record.waiters ??= []).push(wait);
   });
+}
+
+/** Rejects every wait of an aborted signal; each task's list of waiters is filtered once, however many of them go. */
+function abortWaits(signal: AbortSignal, waits: Set<SignalWait>): void {
+  waitsBySignal.delete(signal);
+  const records = new Set<TaskRecord>();
+  for (const wait of waits) records.add(wait.record);
+  for (const record of records) record.waiters = record.waiters?.filter((waiter) => !waits.has(waiter as SignalWait));
+  for (const wait of waits) wait.reject(signal.reason);
 }
 
 /** Resolves everyone waiting on a record that has just reached its terminal status. */

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { PermanentError } from "../../src/errors.js";
 import { HandlerError, Queue, TaskNotFoundError, UnknownDependencyError, UnknownHandlerError } from "../../src/engine/index.js";
 import type { AttemptContext } from "../../src/engine/types.js";
-import { deferred, eventsOf, flush, makeQueue, trail, useFakeTime } from "./helpers.js";
+import { countListeners, deferred, eventsOf, flush, makeQueue, trail, useFakeTime } from "./helpers.js";
 
 beforeEach(useFakeTime);
 afterEach(() => {
@@ -324,6 +324,45 @@ describe("wait", () => {
     expect(added).toHaveBeenCalledTimes(1);
     expect(removed).toHaveBeenCalledTimes(1);
     expect(removed.mock.calls[0]?.[1]).toBe(added.mock.calls[0]?.[1]);
+  });
+
+  it("many waits sharing one signal share one abort listener, removed once the last of them ends", async () => {
+    const { queue } = makeQueue({ concurrency: 1 });
+    const ids = Array.from({ length: 50 }, (_, i) => queue.submit({ id: `t${i}`, type: "echo", runAt: Date.now() + 10 + i }));
+    const controller = new AbortController();
+    const listeners = countListeners(controller.signal);
+    const waits = ids.map((id) => queue.wait(id, { signal: controller.signal }));
+    expect(listeners.live).toBe(1);
+    await vi.advanceTimersByTimeAsync(10 + 49);
+    for (const result of await Promise.all(waits)) expect(result.status).toBe("SUCCEEDED");
+    expect(listeners.live).toBe(0);
+  });
+
+  it("a null signal is no signal", async () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "echo", runAt: Date.now() + 5 });
+    const waiting = queue.wait("a", { signal: null as unknown as AbortSignal });
+    await vi.advanceTimersByTimeAsync(5);
+    await expect(waiting).resolves.toMatchObject({ status: "SUCCEEDED" });
+  });
+
+  it("an abort rejects every wait sharing the signal and leaves the tasks and their other waiters alone", async () => {
+    const { queue } = makeQueue({ concurrency: 1 });
+    queue.submit({ id: "a", type: "hang" });
+    queue.submit({ id: "b", type: "echo", runAt: Date.now() + 10 });
+    const controller = new AbortController();
+    const listeners = countListeners(controller.signal);
+    const aborted = [queue.wait("a", { signal: controller.signal }), queue.wait("a", { signal: controller.signal }), queue.wait("b", { signal: controller.signal })];
+    const others = [queue.wait("a"), queue.wait("b", { signal: new AbortController().signal })];
+    const reason = new Error("gave up");
+    controller.abort(reason);
+    for (const wait of aborted) await expect(wait).rejects.toBe(reason);
+    expect(listeners.live).toBe(0);
+    await expect(queue.wait("b", { signal: controller.signal })).rejects.toBe(reason);
+    await vi.advanceTimersByTimeAsync(10);
+    queue.cancel("a");
+    await expect(others[0]).resolves.toMatchObject({ status: "CANCELLED" });
+    await expect(others[1]).resolves.toMatchObject({ status: "SUCCEEDED" });
   });
 
   it("rejects at once with an already-aborted signal", async () => {
