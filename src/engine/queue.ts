@@ -8,7 +8,7 @@ import { Finalizer } from "./finalize.js";
 import { LongTimer } from "./long-timer.js";
 import type { QueueOptions, ShutdownOptions, ShutdownResult } from "./options.js";
 import { Schedule } from "./schedule.js";
-import { deadlineMs, ShutdownControl } from "./shutdown-control.js";
+import { checkShutdownOptions, ShutdownControl } from "./shutdown-control.js";
 import { RecordAttemptContext, TaskRecord } from "./task-record.js";
 import { createRecord, orDefault, resolveDependencies, shown } from "./task-spec.js";
 import { TaskTable } from "./task-table.js";
@@ -173,7 +173,7 @@ export class Queue {
    * (drain: false, an earlier deadline) and returns the same promise.
    */
   shutdown(options: ShutdownOptions = {}): Promise<ShutdownResult> {
-    deadlineMs(options.deadline); // a deadline that is not a time throws before anything changes
+    checkShutdownOptions(options); // a bad option throws before anything changes
     this.#closing = true;
     const shutdown = (this.#shutdown ??= new ShutdownControl());
     // Already drained: nothing to stop, and a timer or listener set now would never be cleaned up.

@@ -1,6 +1,7 @@
 import { messageOf, TaskqError } from "../errors.js";
 import type { ShutdownOptions, ShutdownResult } from "./options.js";
 import { LongTimer } from "./long-timer.js";
+import { shown } from "./task-spec.js";
 
 /**
  * The promise every shutdown() call returns, and the deadline timers and signal
@@ -40,6 +41,37 @@ export class ShutdownControl {
     for (const cleanup of this.#cleanups.splice(0)) cleanup();
     this.#resolve(result);
   }
+}
+
+/** The options shutdown() takes: a misspelt one (`deadLine`) would otherwise be ignored, and a drain wait forever. */
+const OPTION_NAMES: ReadonlySet<string> = new Set<keyof ShutdownOptions>(["drain", "deadline", "signal", "abortGraceMs"]);
+
+/**
+ * What the types refuse, refused before shutdown changes anything, for JavaScript callers: an
+ * option the queue does not know, `drain: "false"` (which would drain), a grace that is not a
+ * number, a signal that is not one, and a deadline that is not a time.
+ */
+export function checkShutdownOptions(options: unknown): asserts options is ShutdownOptions {
+  if (typeof options !== "object" || options === null) {
+    throw new TaskqError("INVALID_OPTION", `shutdown options must be an object, got ${messageOf(options)}`);
+  }
+  const unknown = Object.keys(options).filter((name) => !OPTION_NAMES.has(name));
+  if (unknown.length > 0) {
+    throw new TaskqError("INVALID_OPTION", `unknown shutdown option ${unknown.map((name) => JSON.stringify(name)).join(", ")}: the options are ${[...OPTION_NAMES].join(", ")}`);
+  }
+  const { drain, signal, abortGraceMs, deadline } = options as Record<keyof ShutdownOptions, unknown>;
+  if (drain !== undefined && typeof drain !== "boolean") {
+    throw new TaskqError("INVALID_OPTION", `shutdown drain must be true or false, got ${shown(drain)}`);
+  }
+  if (abortGraceMs !== undefined && (typeof abortGraceMs !== "number" || Number.isNaN(abortGraceMs))) {
+    throw new TaskqError("INVALID_OPTION", `shutdown abortGraceMs must be a number of ms, got ${shown(abortGraceMs)}`);
+  }
+  // By shape, not instanceof: a signal of another realm (a vm context, a polyfill) is one too.
+  const { aborted, addEventListener } = (signal ?? {}) as Partial<AbortSignal>;
+  if (signal !== undefined && (typeof aborted !== "boolean" || typeof addEventListener !== "function")) {
+    throw new TaskqError("INVALID_OPTION", `shutdown signal must be an AbortSignal, got ${shown(signal)}`);
+  }
+  deadlineMs(deadline as ShutdownOptions["deadline"]);
 }
 
 /** Milliseconds from now to `deadline` (Infinity for none); throws INVALID_OPTION for one that is not a time. */

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Queue } from "../../src/engine/index.js";
-import type { QueueOptions } from "../../src/engine/options.js";
+import type { QueueOptions, ShutdownOptions } from "../../src/engine/options.js";
 import type { AttemptContext, Handler } from "../../src/engine/types.js";
 import { eventsOf, flush, makeQueue, untilAborted, useFakeTime } from "./helpers.js";
 
@@ -198,6 +198,24 @@ describe("bad input to the library", () => {
     await flush();
     expect(queue.get("a")?.status).toBe("RUNNING");
     expect(() => queue.submit({ id: "b", type: "echo" })).not.toThrow();
+  });
+
+  it.each([
+    [{ deadLine: 100 }, 'unknown shutdown option "deadLine": the options are drain, deadline, signal, abortGraceMs'],
+    [{ drain: "false" }, 'shutdown drain must be true or false, got "false" (a string)'],
+    [{ deadline: 100, abortGraceMs: "5000" }, 'shutdown abortGraceMs must be a number of ms, got "5000" (a string)'],
+    [{ signal: { aborted: false } }, "shutdown signal must be an AbortSignal, got [object Object]"],
+    [null, "shutdown options must be an object, got null"],
+  ])("shutdown(%j) throws INVALID_OPTION and stops nothing, instead of ignoring the option", async (options, message) => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "hang" });
+    queue.submit({ id: "b", type: "echo", runAt: Date.now() + 10 });
+    expect(() => queue.shutdown(options as unknown as ShutdownOptions)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message }));
+    await flush();
+    expect(queue.get("a")?.status).toBe("RUNNING");
+    expect(queue.get("b")?.status).toBe("SCHEDULED");
+    expect(() => queue.submit({ id: "c", type: "echo" })).not.toThrow();
+    await expect(queue.shutdown({ deadline: 0 })).resolves.toEqual({ hardStopped: true });
   });
 
   it("runAt: Infinity is not a time", () => {
