@@ -1,3 +1,5 @@
+import { messageOf, TaskqError } from "../errors.js";
+
 /** Delay in milliseconds before retry number `attempt` (1 = the first retry). */
 export type Backoff = (attempt: number) => number;
 
@@ -21,6 +23,34 @@ export function exponentialDelay(attempt: number, baseMs: number, maxMs: number)
  * failures does not retry in lockstep.
  */
 export function exponentialBackoff(options: ExponentialBackoffOptions = {}): Backoff {
+  checkOptions(options);
   const { baseMs = 1000, maxMs = 30_000, random = Math.random } = options;
   return (attempt) => Math.floor(random() * (exponentialDelay(attempt, baseMs, maxMs) + 1));
+}
+
+const OPTION_NAMES: ReadonlySet<string> = new Set<keyof ExponentialBackoffOptions>(["baseMs", "maxMs", "random"]);
+
+/**
+ * What the types refuse, refused when given, for JavaScript callers: `{ base: 100 }` (a
+ * workflow file's name) would otherwise be ignored for the 1 s default, and a base of "abc"
+ * would retry at once, every time.
+ */
+function checkOptions(options: unknown): asserts options is ExponentialBackoffOptions {
+  if (typeof options !== "object" || options === null) {
+    throw new TaskqError("INVALID_OPTION", `exponentialBackoff options must be an object ({ baseMs, maxMs }), got ${messageOf(options)}`);
+  }
+  const unknown = Object.keys(options).filter((name) => !OPTION_NAMES.has(name));
+  if (unknown.length > 0) {
+    throw new TaskqError("INVALID_OPTION", `unknown exponentialBackoff option ${unknown.map((name) => JSON.stringify(name)).join(", ")}: the options are ${[...OPTION_NAMES].join(", ")}`);
+  }
+  const { baseMs, maxMs, random } = options as Record<keyof ExponentialBackoffOptions, unknown>;
+  for (const [name, value] of [["baseMs", baseMs], ["maxMs", maxMs]] as const) {
+    if (value !== undefined && (typeof value !== "number" || Number.isNaN(value) || value < 0)) {
+      const shown = typeof value === "string" ? `${JSON.stringify(value)} (a string)` : messageOf(value);
+      throw new TaskqError("INVALID_OPTION", `exponentialBackoff ${name} must be a number of ms, 0 or more, got ${shown}`);
+    }
+  }
+  if (random !== undefined && typeof random !== "function") {
+    throw new TaskqError("INVALID_OPTION", `exponentialBackoff random must be a function () => [0, 1), got ${messageOf(random)}`);
+  }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { exponentialBackoff, exponentialDelay } from "../../src/engine/backoff.js";
+import { exponentialBackoff, exponentialDelay, type ExponentialBackoffOptions } from "../../src/engine/backoff.js";
 
 describe("exponentialDelay", () => {
   it("doubles from the base and stops at the cap", () => {
@@ -39,5 +39,16 @@ describe("exponentialBackoff (full jitter)", () => {
     const max = exponentialBackoff({ random: () => 1 - Number.EPSILON });
     expect(max(1)).toBe(1_000);
     expect(max(20)).toBe(30_000);
+  });
+
+  it.each([
+    [{ base: 100, max: 2_000 }, 'unknown exponentialBackoff option "base", "max": the options are baseMs, maxMs, random'],
+    [{ baseMs: "100" }, 'exponentialBackoff baseMs must be a number of ms, 0 or more, got "100" (a string)'],
+    [{ maxMs: NaN }, "exponentialBackoff maxMs must be a number of ms, 0 or more, got NaN"],
+    [{ baseMs: -1 }, "exponentialBackoff baseMs must be a number of ms, 0 or more, got -1"],
+    [{ random: 0.5 }, "exponentialBackoff random must be a function () => [0, 1), got 0.5"],
+    [null, "exponentialBackoff options must be an object ({ baseMs, maxMs }), got null"],
+  ])("exponentialBackoff(%j) throws INVALID_OPTION when given, instead of ignoring it at every retry", (options, message) => {
+    expect(() => exponentialBackoff(options as unknown as ExponentialBackoffOptions)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message }));
   });
 });
