@@ -6,8 +6,23 @@ import type { TaskSpec } from "./types.js";
 /** Shared by every task without dependencies: one allocation less per submit. */
 const NO_DEPENDENCIES: TaskRecord[] = [];
 
+/** The fields of a TaskSpec: a misspelt one (`dependOn`) would otherwise be ignored, and the task run without it. */
+const SPEC_FIELDS: ReadonlySet<string> = new Set<keyof TaskSpec>(["id", "type", "payload", "priority", "maxAttempts", "timeoutMs", "runAt", "dependsOn", "backoff"]);
+
+/** What a workflow file's field is called here. */
+const WORKFLOW_FIELDS: Readonly<Record<string, string>> = {
+  retries: "maxAttempts (attempts in all, the first included)",
+  timeout: "timeoutMs",
+  delay: "runAt (epoch ms or a Date)",
+};
+
 /** A validated record for `spec`; throws INVALID_TASK naming the field that is wrong. */
 export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, defaultMaxAttempts: number): TaskRecord {
+  for (const field in spec) {
+    if (SPEC_FIELDS.has(field)) continue;
+    const hint = Object.hasOwn(WORKFLOW_FIELDS, field) ? `: a task's field here is ${WORKFLOW_FIELDS[field]}` : `: the fields are ${[...SPEC_FIELDS].join(", ")}`;
+    throw new TaskqError("INVALID_TASK", `task "${id}": unknown field ${JSON.stringify(field)}${hint}`);
+  }
   const priority = spec.priority ?? "normal";
   // hasOwn, so "toString" and friends from the prototype are not priorities.
   const rank = Object.hasOwn(PRIORITY_RANK, priority) ? PRIORITY_RANK[priority] : undefined;

@@ -218,6 +218,18 @@ describe("bad input to the library", () => {
     await expect(queue.shutdown({ deadline: 0 })).resolves.toEqual({ hardStopped: true });
   });
 
+  it.each([
+    [{ dependOn: ["build"] }, 'task "x": unknown field "dependOn": the fields are id, type, payload, priority, maxAttempts, timeoutMs, runAt, dependsOn, backoff'],
+    [{ retries: 2 }, 'task "x": unknown field "retries": a task\'s field here is maxAttempts (attempts in all, the first included)'],
+    [{ timeout: 5_000 }, 'task "x": unknown field "timeout": a task\'s field here is timeoutMs'],
+  ])("a misspelt task field (%j) throws INVALID_TASK instead of being ignored", (fields, message) => {
+    const { queue } = makeQueue({ start: false });
+    queue.submit({ id: "build", type: "echo" });
+    expect(() => queue.submit({ id: "x", type: "echo", ...fields })).toThrow(expect.objectContaining({ code: "INVALID_TASK", message }));
+    expect(queue.get("x")).toBeUndefined();
+    expect(queue.submit({ type: "echo" })).toBe("task-2");
+  });
+
   it("runAt: Infinity is not a time", () => {
     const { queue } = makeQueue();
     expect(() => queue.submit({ id: "a", type: "echo", runAt: Infinity })).toThrow(/task "a": runAt is not a valid time/);
