@@ -109,6 +109,17 @@ describe("per-attempt timeout", () => {
     expect(queue.get("a")?.status).toBe("FAILED");
   });
 
+  it("a handler that ignores its signal and then returns a value succeeds: what it returns counts", async () => {
+    const gate = deferred<string>();
+    const { queue } = makeQueue({ handlers: { stubborn: () => gate.promise } });
+    queue.submit({ id: "a", type: "stubborn", timeoutMs: 10, maxAttempts: 1 });
+    await vi.advanceTimersByTimeAsync(10);
+    expect(queue.get("a")?.status).toBe("RUNNING");
+    gate.resolve("late");
+    await flush();
+    expect(queue.get("a")).toMatchObject({ status: "SUCCEEDED", value: "late" });
+  });
+
   it("a timeout beyond the timer range does not fire early", async () => {
     const { queue } = makeQueue();
     queue.submit({ id: "a", type: "hang", timeoutMs: 2 ** 32 });
