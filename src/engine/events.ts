@@ -35,9 +35,16 @@ export class QueueEvents {
     const list = this.#listeners.get(name) ?? [];
     // Copy on write, so a listener that unsubscribes during emit is safe.
     this.#listeners.set(name, [...list, listener]);
+    // Each call's own: a function subscribed twice stays subscribed once when one of them ends,
+    // and calling it again does nothing.
+    let subscribed = true;
     return () => {
+      if (!subscribed) return;
+      subscribed = false;
       const current = this.#listeners.get(name) ?? [];
-      const next = current.filter((l) => l !== listener);
+      const index = current.indexOf(listener);
+      if (index === -1) return;
+      const next = [...current.slice(0, index), ...current.slice(index + 1)];
       if (next.length === 0) this.#listeners.delete(name);
       else this.#listeners.set(name, next);
     };

@@ -93,6 +93,19 @@ describe("events", () => {
     expect(events.has("ready")).toBe(false);
   });
 
+  it("a function subscribed twice is unsubscribed once per call, and a second call does nothing", async () => {
+    const { queue } = makeQueue({ start: false });
+    const seen: string[] = [];
+    const listener = (e: { id: string }): void => void seen.push(e.id);
+    const off1 = queue.on("succeeded", listener);
+    queue.on("succeeded", listener);
+    off1();
+    off1();
+    queue.submit({ id: "a", type: "echo" });
+    await queue.shutdown();
+    expect(seen).toEqual(["a"]);
+  });
+
   it("a listener may call back into the queue: cancel from started, submit from succeeded", async () => {
     const { queue } = makeQueue({ handlers: { watch: (_: unknown, c: AttemptContext) => (c.signal.aborted ? Promise.reject(c.signal.reason as Error) : "ran") } });
     queue.on("started", (e) => {
