@@ -176,6 +176,8 @@ export class Queue {
     checkShutdownOptions(options); // a bad option throws before anything changes
     this.#closing = true;
     const shutdown = (this.#shutdown ??= new ShutdownControl());
+    // Nothing left to run: drained as it is, so a deadline already passed cuts nothing short.
+    this.#checkDrained();
     // Already drained: nothing to stop, and a timer or listener set now would never be cleaned up.
     if (this.#drained) return shutdown.promise;
     if (options.drain === false && this.#drain) {

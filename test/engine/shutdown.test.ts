@@ -52,6 +52,20 @@ describe("shutdown", () => {
     await expect(queue.shutdown()).resolves.toEqual({ hardStopped: false });
   });
 
+  it.each([
+    ["a deadline already passed", { deadline: 0 }],
+    ["an aborted signal", { signal: AbortSignal.abort() }],
+  ])("with %s, a queue whose tasks have all ended was not hard-stopped: nothing was cut short", async (_name, options) => {
+    const { queue, log } = makeQueue();
+    queue.submit({ id: "a", type: "echo" });
+    await queue.wait("a");
+    await expect(queue.shutdown(options)).resolves.toEqual({ hardStopped: false });
+    expect(eventsOf(log, "drained")).toEqual([{ hardStopped: false }]);
+    expect(queue.get("a")?.status).toBe("SUCCEEDED");
+    const { queue: empty } = makeQueue({ start: false });
+    await expect(empty.shutdown(options)).resolves.toEqual({ hardStopped: false });
+  });
+
   it("drain: false cancels what has not started and lets running attempts end", async () => {
     const gate = deferred<string>();
     const { queue } = makeQueue({ concurrency: 1, handlers: { gated: () => gate.promise } });
