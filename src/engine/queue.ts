@@ -196,7 +196,9 @@ export class Queue {
   /** Puts a runnable task in the delayed heap (runAt ahead) or the ready heap. */
   #enqueue(record: TaskRecord, announce: boolean): void {
     const from = record.status;
-    if (record.runAt > Date.now()) {
+    const waitMs = record.runAt - Date.now();
+    if (waitMs > 0) {
+      record.dueAt = performance.now() + waitMs;
       this.#tasks.setStatus(record, "SCHEDULED");
       this.#schedule.delayed.push(record);
       if (announce && this.#events.has("scheduled")) this.#events.emit("scheduled", { id: record.id, runAt: record.runAt });
@@ -275,6 +277,7 @@ export class Queue {
     if (after.next === "cancel") return this.#finalizer.finalize(record, "CANCELLED", { error: after.error, cancelReason: "shutdown" });
     const { delayMs } = after;
     record.runAt = Date.now() + delayMs;
+    record.dueAt = performance.now() + delayMs;
     record.error = error;
     this.#tasks.retries++;
     this.#tasks.setStatus(record, "SCHEDULED");

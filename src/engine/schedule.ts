@@ -1,17 +1,17 @@
 import { IndexedHeap } from "./heap.js";
-import { TaskRecord, byPriority, byRunAt } from "./task-record.js";
+import { TaskRecord, byPriority, byDueAt } from "./task-record.js";
 
 /** The longest delay setTimeout honours; a longer one would fire after 1 ms. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Where queued tasks wait: the ready heap (priority, then submission order), the
- * delayed heap (runAt, then submission order) and one timer, for the earliest
+ * delayed heap (when due, on the monotonic clock, then submission order) and one timer, for the earliest
  * delayed task only. No polling: the queue is woken when that task is due.
  */
 export class Schedule {
   readonly ready = new IndexedHeap<TaskRecord>(byPriority);
-  readonly delayed = new IndexedHeap<TaskRecord>(byRunAt);
+  readonly delayed = new IndexedHeap<TaskRecord>(byDueAt);
   readonly #onDue: () => void;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #timerAt = Infinity;
@@ -24,8 +24,8 @@ export class Schedule {
   /** Pops every delayed task whose time has come; `due` moves each one on. */
   promoteDue(due: (record: TaskRecord) => void): void {
     if (this.delayed.size === 0) return;
-    const now = Date.now();
-    for (let top = this.delayed.peek(); top !== undefined && top.runAt <= now; top = this.delayed.peek()) {
+    const now = performance.now();
+    for (let top = this.delayed.peek(); top !== undefined && top.dueAt <= now; top = this.delayed.peek()) {
       this.delayed.pop();
       due(top);
     }
@@ -33,7 +33,7 @@ export class Schedule {
 
   /** Sets the timer for the earliest delayed task, or clears it (`stopped`, or nothing delayed). */
   arm(stopped: boolean): void {
-    const at = stopped ? Infinity : (this.delayed.peek()?.runAt ?? Infinity);
+    const at = stopped ? Infinity : (this.delayed.peek()?.dueAt ?? Infinity);
     if (at === this.#timerAt) return;
     this.disarm();
     this.#timerAt = at;
@@ -44,7 +44,7 @@ export class Schedule {
         this.#timerAt = Infinity;
         this.#onDue();
       },
-      Math.max(0, Math.min(at - Date.now(), MAX_TIMER_MS)),
+      Math.max(0, Math.min(at - performance.now(), MAX_TIMER_MS)),
     );
   }
 

@@ -37,6 +37,14 @@ export class TaskRecord implements HeapItem {
     readonly backoff: Backoff | undefined,
   ) {}
 
+  /**
+   * When a SCHEDULED task is due, on the monotonic clock (performance.now()): its runAt as it
+   * stood from when the task was scheduled. The delayed heap waits on this, as Go's timers wait
+   * on the monotonic clock, so a wall clock stepped back (NTP, a VM resumed) does not hold a
+   * retry or a delay back by the step; runAt stays the wall-clock time that events tell.
+   */
+  dueAt = 0;
+
   result(): TaskResult {
     const result: TaskResult = { id: this.id, type: this.type, status: this.status, attempts: this.attempts };
     if (this.value !== undefined) result.value = this.value;
@@ -52,9 +60,9 @@ export function byPriority(a: TaskRecord, b: TaskRecord): boolean {
   return a.rank !== b.rank ? a.rank > b.rank : a.seq < b.seq;
 }
 
-/** Delayed order: runAt, then submission order. */
-export function byRunAt(a: TaskRecord, b: TaskRecord): boolean {
-  return a.runAt !== b.runAt ? a.runAt < b.runAt : a.seq < b.seq;
+/** Delayed order: when due, then submission order. */
+export function byDueAt(a: TaskRecord, b: TaskRecord): boolean {
+  return a.dueAt !== b.dueAt ? a.dueAt < b.dueAt : a.seq < b.seq;
 }
 
 /**

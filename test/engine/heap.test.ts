@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { IndexedHeap } from "../../src/engine/heap.js";
-import { TaskRecord, byPriority, byRunAt } from "../../src/engine/task-record.js";
+import { TaskRecord, byDueAt, byPriority } from "../../src/engine/task-record.js";
 
 interface Item {
   heapIndex: number;
@@ -30,8 +30,10 @@ function seeded(seed: number): () => number {
   };
 }
 
-function record(rank: number, seq: number, runAt = 0): TaskRecord {
-  return new TaskRecord(`t${seq}`, "echo", undefined, rank, 1, 0, seq, runAt, undefined);
+function record(rank: number, seq: number, dueAt = 0): TaskRecord {
+  const record = new TaskRecord(`t${seq}`, "echo", undefined, rank, 1, 0, seq, 0, undefined);
+  record.dueAt = dueAt;
+  return record;
 }
 
 describe("IndexedHeap", () => {
@@ -140,8 +142,8 @@ describe("task comparators", () => {
     expect(popAll(heap).map((r) => r.seq)).toEqual([2, 5, 6, 1, 3, 4]);
   });
 
-  it("orders delayed tasks by runAt, then submission sequence", () => {
-    const heap = new IndexedHeap<TaskRecord>(byRunAt);
+  it("orders delayed tasks by when they are due, then submission sequence", () => {
+    const heap = new IndexedHeap<TaskRecord>(byDueAt);
     const records = [record(3, 1, 500), record(0, 2, 100), record(1, 3, 500), record(2, 4, 100), record(0, 5, 50)];
     for (const r of records) heap.push(r);
     expect(popAll(heap).map((r) => r.seq)).toEqual([5, 2, 4, 1, 3]);
@@ -149,16 +151,22 @@ describe("task comparators", () => {
 
   it("never reads the clock", () => {
     const now = Date.now;
+    const monotonic = performance.now;
     let reads = 0;
     Date.now = () => {
       reads++;
       return now();
     };
+    performance.now = () => {
+      reads++;
+      return monotonic.call(performance);
+    };
     try {
       byPriority(record(1, 1), record(1, 2));
-      byRunAt(record(1, 1, 5), record(1, 2, 5));
+      byDueAt(record(1, 1, 5), record(1, 2, 5));
     } finally {
       Date.now = now;
+      performance.now = monotonic;
     }
     expect(reads).toBe(0);
   });

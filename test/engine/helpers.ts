@@ -87,7 +87,7 @@ export function makeQueue(options: Partial<QueueOptions> & { start?: boolean } =
 
 /** Fake timers including Date; microtasks stay real. */
 export function useFakeTime(): void {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "setImmediate", "clearImmediate", "Date"] });
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "setImmediate", "clearImmediate", "Date", "performance"] });
   vi.setSystemTime(1_000_000);
 }
 

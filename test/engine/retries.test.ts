@@ -46,6 +46,24 @@ describe("retries", () => {
     expect(queue.stats().retries).toBe(2);
   });
 
+  it("a wall clock stepped back (NTP) holds neither a retry nor a delayed task back by the step; a step forward brings neither on", async () => {
+    const { queue } = makeQueue({ handlers: { flaky: flaky(1) }, backoff: () => 100 });
+    const hour = 3_600_000;
+    queue.submit({ id: "retried", type: "flaky", maxAttempts: 2 });
+    queue.submit({ id: "delayed", type: "echo", runAt: Date.now() + 200 });
+    await flush();
+    expect(queue.get("retried")).toMatchObject({ status: "SCHEDULED", attempts: 1 });
+    vi.setSystemTime(Date.now() - hour);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(queue.get("retried")).toMatchObject({ status: "SUCCEEDED", attempts: 2 });
+    expect(queue.get("delayed")?.status).toBe("SCHEDULED");
+    vi.setSystemTime(Date.now() + 2 * hour);
+    await vi.advanceTimersByTimeAsync(99);
+    expect(queue.get("delayed")?.status).toBe("SCHEDULED");
+    await vi.advanceTimersByTimeAsync(1);
+    expect(queue.get("delayed")?.status).toBe("SUCCEEDED");
+  });
+
   it("uses the default exponential backoff with an injected random source, exactly", async () => {
     const queue = new Queue({
       handlers: { flaky: flaky(3) },
