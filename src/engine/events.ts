@@ -1,4 +1,5 @@
-import { messageOf } from "../errors.js";
+import { messageOf, TaskqError } from "../errors.js";
+import { shown } from "./task-spec.js";
 import type { CancelReason, Priority, TaskStatus } from "./types.js";
 
 /** Every state change the queue reports, by event name. */
@@ -21,6 +22,8 @@ export interface QueueEventMap {
 }
 
 export type QueueEventName = keyof QueueEventMap;
+/** Every event name, to refuse a misspelt one (`on("finished")` would wait for ever). */
+const EVENT_NAMES: ReadonlySet<string> = new Set<QueueEventName>(["submitted", "ready", "scheduled", "started", "retrying", "succeeded", "failed", "cancelled", "drained", "listener-error"]);
 type Listener<E extends QueueEventName> = (event: QueueEventMap[E]) => void;
 
 /**
@@ -32,6 +35,10 @@ export class QueueEvents {
 
   /** Subscribes; returns the function that unsubscribes. */
   on<E extends QueueEventName>(name: E, listener: Listener<E>): () => void {
+    if (!EVENT_NAMES.has(name)) {
+      throw new TaskqError("INVALID_OPTION", `unknown event ${shown(name)}: the events are ${[...EVENT_NAMES].join(", ")}`);
+    }
+    if (typeof listener !== "function") throw new TaskqError("INVALID_OPTION", `the listener for "${name}" must be a function, got ${shown(listener)}`);
     const list = this.#listeners.get(name) ?? [];
     // Copy on write, so a listener that unsubscribes during emit is safe.
     this.#listeners.set(name, [...list, listener]);

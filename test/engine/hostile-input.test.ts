@@ -230,6 +230,14 @@ describe("bad input to the library", () => {
     expect(queue.submit({ type: "echo" })).toBe("task-2");
   });
 
+  it.each([
+    ["finished", () => undefined, 'unknown event "finished" (a string): the events are submitted, ready, scheduled, started, retrying, succeeded, failed, cancelled, drained, listener-error'],
+    ["failed", "log", 'the listener for "failed" must be a function, got "log" (a string)'],
+  ])("on(%j) throws INVALID_OPTION, instead of a listener that never hears anything", (name, listener, message) => {
+    const { queue } = makeQueue();
+    expect(() => queue.on(name as "failed", listener as () => void)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message }));
+  });
+
   it("runAt: Infinity is not a time", () => {
     const { queue } = makeQueue();
     expect(() => queue.submit({ id: "a", type: "echo", runAt: Infinity })).toThrow(/task "a": runAt is not a valid time/);
