@@ -55,7 +55,8 @@ let exitHookInstalled = false;
  * and removes it once, not once per task (each a file created and removed on the log's
  * disk: 0.05 to 2 ms where that disk is slow).
  */
-export function holdLogFolder(dir: string, lingerMs = 0): () => void {
+export function holdLogFolder(folder: string, lingerMs = 0): () => void {
+  const dir = fullPath(folder);
   const marker = path.join(dir, `${MARKER_PREFIX}${process.pid}`);
   let hold = holds.get(marker);
   if (hold === undefined) {
@@ -90,11 +91,25 @@ export function holdLogFolder(dir: string, lingerMs = 0): () => void {
 }
 
 /** Writes this process's marker (and the stamp) again in `dir` if it holds it: the folder was deleted and made again during the run. */
-export function renewLogFolderHold(dir: string): void {
+export function renewLogFolderHold(folder: string): void {
+  const dir = fullPath(folder);
   const marker = path.join(dir, `${MARKER_PREFIX}${process.pid}`);
   if (!holds.has(marker)) return;
   stamped.delete(dir);
   writeMarker(dir, marker);
+}
+
+/**
+ * The folder by its full path: a task may delete the folder taskq was started in, where a
+ * relative path then leads nowhere, while the shell handler makes the log folder again by
+ * its full path (path.resolve: Node keeps the current folder it was told at start).
+ */
+function fullPath(folder: string): string {
+  try {
+    return path.resolve(folder);
+  } catch {
+    return folder; // the current folder was gone before Node was told it (uv_cwd): no full path to be had
+  }
 }
 
 function writeMarker(dir: string, marker: string): void {

@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import path from "node:path";
 import { Queue, exponentialBackoff, type Backoff } from "../engine/index.js";
 import { LongTimer } from "../engine/long-timer.js";
 import { activeProcessGroups, createShellHandler, expectTaskPipes, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type ShellTask } from "../handlers/index.js";
@@ -136,7 +137,8 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     const counts = queue.stats().byStatus;
     const exitCode = interrupted !== undefined ? signalExitCode(interrupted) : counts.FAILED + counts.CANCELLED > 0 ? 1 : 0;
     // Deleted by a task (a clean-up step) after the last log was opened: the summary's paths lead nowhere.
-    if (!existsSync(logDir)) renderer.note(`the log folder ${logDir} was deleted during the run (by a task?): the tasks' logs are lost`);
+    // By its full path: the folder taskq was started in may be gone, the log folder made again in its place (see log-folders.ts).
+    if (!existsSync(path.resolve(logDir))) renderer.note(`the log folder ${logDir} was deleted during the run (by a task?): the tasks' logs are lost`);
     const run = { runId, file, logDir, startedAt, exitCode, ...(interrupted === undefined ? {} : { interrupted }) };
     const built = summary.build(queue, run);
     // Daemons the tasks started (setsid) have run for the tasks after them: now they stop, given the grace a task gets,

@@ -168,6 +168,26 @@ tasks:
     expect(result.stdout).toMatch(/note +the log folder \S+ was deleted during the run \(by a task\?\): the tasks' logs are lost\n/);
   });
 
+  it("a task that deletes the folder taskq was started in, with its relative log folder: the log folder made again is still marked in use (prune leaves it), and the summary does not call its logs lost", async () => {
+    const ws = await workspace(`tasks:
+  cleanup: { run: "rm -rf project; echo cleaned" }
+  after: { run: 'echo after; node "$TASKQ_BIN" prune --logs --log-dir project/logs --older-than 0s', dependsOn: cleanup }
+`);
+    const project = path.join(ws.dir, "project");
+    await mkdir(project);
+    const logs = path.join(project, "logs");
+    logRoots.push(logs);
+    // Tasks run in the workflow's folder; taskq itself in project/, which the first task deletes.
+    const result = await runCli(["run", ws.file, "--log-dir", "logs", "--output", "plain"], { cwd: project, env: { TASKQ_BIN: BIN } });
+    expect(result.code).toBe(0);
+    const runId = / run (\S+): /.exec(result.stdout)?.[1];
+    expect(result.stdout).toContain(`note    the log folder logs/${runId} was deleted during the run (by a task?) and is made again: what was written to it before is lost`);
+    expect(result.stdout).toMatch(/after \| no run folder in project\/logs last written before/);
+    expect(result.stdout).not.toContain("the tasks' logs are lost");
+    expect(await readFile(path.join(logs, runId!, "after.log"), "utf8")).toMatch(/^after\n/);
+    expect(await readdir(path.join(logs, runId!))).toEqual([".taskq-run", "after.log"]);
+  });
+
   it("reports a timeout as such and kills the command", async () => {
     const result = await run(`tasks:\n  slow: { run: sleep 1000, timeout: 300ms }\n`, ["--kill-grace", "1s"]);
     expect(result.code).toBe(1);
