@@ -37,18 +37,32 @@ function nameOf(file: string): string {
  */
 function readWorkflowFile(file: string): { bytes: Buffer; folder?: string } {
   try {
-    if (file === STDIN) return { bytes: readStream(0), folder: process.cwd() };
+    if (file === STDIN) return { bytes: readStream(0), folder: currentFolder(file) };
     const info = statSync(file);
     if (info.isDirectory()) throw problem(file, "cannot read file: it is a directory");
     if (info.size > MAX_FILE_BYTES) throw problem(file, tooLargeMessage(info.size));
-    if (!info.isFile()) return { bytes: readStream(file), folder: process.cwd() };
+    if (!info.isFile()) return { bytes: readStream(file), folder: currentFolder(file) };
     // /dev/stdin (or /dev/fd/0) given a file (`taskq run /dev/stdin < ci.yaml`) is a file too, in /dev or /proc: as for `-`, tasks start in the current folder.
-    return isDeviceAlias(file) ? { bytes: readFileSync(file), folder: process.cwd() } : { bytes: readFileSync(file) };
+    return isDeviceAlias(file) ? { bytes: readFileSync(file), folder: currentFolder(file) } : { bytes: readFileSync(file) };
   } catch (error) {
     if (error instanceof WorkflowError) throw error;
     const code = (error as NodeJS.ErrnoException).code ?? "";
     const detail = code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (error as Error).message;
     throw problem(nameOf(file), `cannot read file: ${code ? `${code} (${detail})` : detail}`, error);
+  }
+}
+
+/**
+ * The current folder, where the tasks of a workflow read from a pipe start. One that was
+ * deleted (process.cwd() throws ENOENT) is said to be gone: the file itself was there, and
+ * "cannot read file: ENOENT (no such file)" would send the user looking for it.
+ */
+function currentFolder(file: string): string {
+  try {
+    return process.cwd();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "error";
+    throw problem(nameOf(file), `the current folder no longer exists (${code}): the tasks of a workflow read from stdin or a pipe start there`, error);
   }
 }
 

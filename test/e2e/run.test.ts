@@ -472,6 +472,12 @@ prog 100%%
     expect(deleted.code).toBe(1);
     expect(deleted.stderr).toMatch(/^taskq: cannot create the log folder \.taskq\/logs\/\S+: the current folder no longer exists \(ENOENT\)\n$/);
     expect(existsSync(path.join(ws.dir, "ran-a"))).toBe(false);
+    // The workflow on stdin from there: the folder is named as the problem, not stdin as a file not found.
+    await mkdir(gone);
+    const piped = await runCliAfter(`cd "${gone}" && rmdir "${gone}" && exec < "${ws.file}"`, ["run", "-", "--output", "plain"], ws.dir);
+    expect(piped.code).toBe(2);
+    expect(piped.stderr).toBe("<stdin>:1:1: the current folder no longer exists (ENOENT): the tasks of a workflow read from stdin or a pipe start there\n1 problem; nothing was run\n");
+    expect(existsSync(path.join(ws.dir, "ran-a"))).toBe(false);
   });
 
   it("-j beyond the open-file limit runs fewer at once, with a note, instead of failing tasks with EMFILE", async () => {
