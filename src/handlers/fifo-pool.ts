@@ -153,9 +153,13 @@ export class FifoPool {
     try {
       // #ready is taken from its end: the FIFOs at its start go.
       for (const file of this.#ready.splice(0, Math.max(0, this.#ready.length - MAX_SPARE_FIFOS))) unlinkSync(file);
-      renameSync(dir, path.join(this.#rootDir, `${SPARE_PREFIX}${randomName()}`));
+      const spare = path.join(this.#rootDir, `${SPARE_PREFIX}${randomName()}`);
+      renameSync(dir, spare);
       this.#dir = undefined;
       this.#ready = [];
+      // Several taskqs ending at once would each leave one: counted after the rename, so of
+      // two that race, the later to count sees both and one goes (both, at worst: fewer).
+      if (spareFolders(this.#rootDir) > MAX_SPARES) rmSync(spare, { recursive: true, force: true });
     } catch {
       this.dispose();
     }
@@ -355,6 +359,15 @@ function staleGuardList(root: string, name: string): boolean {
   const pid = ownerPid(name, GUARD_LIST_PREFIX) ?? (olderThan(file, LEGACY_STALE_MS) ? legacyOwnerPid(name, GUARD_LIST_PREFIX) : undefined);
   if (pid === undefined || pid === process.pid || processExists(pid)) return false;
   return olderThan(file, STALE_GUARD_LIST_MS);
+}
+
+/** How many spare folders `root` holds (0 where it cannot be read). */
+function spareFolders(root: string): number {
+  try {
+    return readdirSync(root).filter((name) => name.startsWith(SPARE_PREFIX)).length;
+  } catch {
+    return 0;
+  }
 }
 
 /** Whether `file` was last changed over `ms` ago (false when it cannot be looked at). */

@@ -292,5 +292,19 @@ describe("FifoPool", () => {
       for (const ends of (await pool.take())!) closeEnds(ends);
       expect((await readdir(root)).filter((name) => name.startsWith("taskq-fifo-spare-"))).toHaveLength(3);
     });
+
+    it("at most four spare folders are kept when several pools end at once, each with FIFOs to spare", async () => {
+      const { root, pool } = await setup();
+      const all = [pool];
+      for (let i = 0; i < 5; i++) {
+        const next = new FifoPool(root);
+        pools.push(next);
+        all.push(next);
+      }
+      // Each made its own folder (none was spare yet), and keeps the FIFOs it did not use.
+      for (const each of all) for (const ends of (await each.take())!) closeEnds(ends);
+      for (const each of all) each.retire();
+      expect((await readdir(root)).filter((name) => name.startsWith("taskq-fifo-spare-"))).toHaveLength(4);
+    });
   });
 });
