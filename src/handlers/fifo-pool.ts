@@ -252,9 +252,17 @@ export class FifoPool {
     this.#batch = Math.min(this.#batch * 2, MAX_BATCH);
     this.#making = names.length;
     const failure = await new Promise<string | undefined>((resolve) => {
-      const child = spawn("mkfifo", ["-m", "600", "--", ...names], { stdio: "ignore" });
+      // Its stderr says why it failed ("No space left on device"), which the run's note passes on: an exit code alone does not.
+      const child = spawn("mkfifo", ["-m", "600", "--", ...names], { stdio: ["ignore", "ignore", "pipe"] });
+      let said = "";
+      child.stderr.setEncoding("utf8").on("data", (text: string) => {
+        if (said.length < 1024) said += text;
+      });
       child.on("error", (error: NodeJS.ErrnoException) => resolve(`cannot run mkfifo: ${error.code ?? error.message}`));
-      child.on("exit", (code) => resolve(code === 0 ? undefined : `mkfifo failed in ${dir} (exit ${code})`));
+      child.on("close", (code) => {
+        const why = said.split("\n", 1)[0]!.replace(/^mkfifo: /, "").trim();
+        resolve(code === 0 ? undefined : `mkfifo failed in ${dir} (exit ${code}${why === "" ? "" : `: ${why}`})`);
+      });
     });
     this.#making = 0;
     if (this.#dir !== dir) return; // disposed meanwhile

@@ -159,6 +159,25 @@ describe("FifoPool", () => {
     expect(existsSync(path.join(root, "missing"))).toBe(false);
   });
 
+  it("where mkfifo fails, the problem says why in mkfifo's words, not by its exit code alone", async () => {
+    const { root } = await setup();
+    // A mkfifo that fails as on a temp folder with no inode left.
+    const bin = path.join(root, "bin");
+    await mkdir(bin);
+    writeFileSync(path.join(bin, "mkfifo"), `#!/bin/sh\necho "mkfifo: cannot create fifo 'x': No space left on device" >&2\nexit 1\n`, { mode: 0o755 });
+    const pool = new FifoPool(path.join(root, "fifos"));
+    pools.push(pool);
+    await mkdir(path.join(root, "fifos"));
+    const saved = process.env.PATH;
+    process.env.PATH = `${bin}:${saved}`;
+    try {
+      expect(await pool.take()).toBeUndefined();
+    } finally {
+      process.env.PATH = saved;
+    }
+    expect(pool.problem).toMatch(/^mkfifo failed in \S+ \(exit 1: cannot create fifo 'x': No space left on device\)$/);
+  });
+
   it("a write end closed by every holder gives EOF to the reader", async () => {
     const { pool } = await setup();
     const [stdout, stderr] = (await pool.take())!;
