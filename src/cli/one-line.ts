@@ -1,3 +1,5 @@
+import { escapeControls } from "../escape-controls.js";
+
 /**
  * Text from a workflow file (a command, a note quoting a folder) on one line of one column,
  * safe to print to a terminal: a `run: |` block's last line break dropped, line breaks and
@@ -7,12 +9,5 @@
  * cannot ring the bell, clear the screen or rewrite a line of `list` or `--dry-run`.
  */
 export function oneLine(text: string): string {
-  return text.replace(/\n$/, "").replace(/[\p{Cc}\u2028\u2029]/gu, escaped);
-}
-
-function escaped(character: string): string {
-  if (character === "\n") return "\\n";
-  if (character === "\t") return "\\t";
-  if (character === "\r") return "\\r";
-  return `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`;
+  return escapeControls(text.replace(/\n$/, ""));
 }

@@ -1,4 +1,5 @@
 import { TaskqError } from "../errors.js";
+import { escapeControls } from "../escape-controls.js";
 
 /** One problem in a workflow file; `line` and `col` are 1-based. */
 export interface WorkflowProblem {
@@ -8,9 +9,13 @@ export interface WorkflowProblem {
   message: string;
 }
 
-/** Formats a problem as `file:line:col: message`, the shape editors and terminals link. */
+/**
+ * Formats a problem as `file:line:col: message`, the shape editors and terminals link. A file
+ * name with a line break (or another control character) is written out, as its values are, so
+ * that each problem stays one line.
+ */
 export function formatProblem(problem: WorkflowProblem): string {
-  return `${problem.file}:${problem.line}:${problem.col}: ${problem.message}`;
+  return `${escapeControls(problem.file)}:${problem.line}:${problem.col}: ${problem.message}`;
 }
 
 /** Sorts problems by position, keeping the discovery order for equal positions. */

@@ -647,6 +647,26 @@ prog 100%%
     expect(result.stdout).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
   });
 
+  it("plain lines: a --log-dir and a workflow file named with a line break or an escape stay on their one line, as do validate's problems", async () => {
+    const ws = await workspace('tasks:\n  bad: { run: "exit 3" }\n');
+    const logs = path.join(ws.dir, "L\nfake\u001b[2J");
+    const result = await runCli(["run", ws.file, "--log-dir", logs, "--output", "plain"], { cwd: ws.dir, env: { CI: "true", NO_COLOR: "1" } });
+    expect(result.code).toBe(1);
+    const shown = String.raw`${ws.dir}/L\nfake\u001b[2J`;
+    expect(result.stdout).toMatch(new RegExp(String.raw`concurrency \d+, logs in ${escapeRegExp(shown)}/\S+\n`));
+    expect(result.stdout).toContain(`    log: ${shown}/`);
+    expect(result.stdout).toContain(`\nlogs: ${shown}/`);
+    // eslint-disable-next-line no-control-regex -- the control characters are the point
+    expect(result.stdout).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
+    for (const runId of await runIds(logs)) expect(await findLeftovers(runId)).toEqual([]);
+
+    const named = path.join(ws.dir, "nl\nname.yaml");
+    await writeFile(named, "tasks:\n  a: { run: true, retries: x }\n");
+    const checked = await runCli(["validate", named], { cwd: ws.dir });
+    expect(checked.code).toBe(2);
+    expect(checked.stderr).toContain(String.raw`${ws.dir}/nl\nname.yaml:2:`);
+  });
+
   it("--dry-run prints the plan in start order, with each task's folder and the names of its variables, and runs nothing", async () => {
     const yaml = `env: { A: "1" }\ntasks:\n  a: { run: touch ran-a }\n  b: { run: touch ran-b, dependsOn: a, priority: critical, cwd: sub, env: { SECRET: hidden } }\n  c: { run: touch ran-c, priority: high }\n`;
     const result = await run(yaml, [
@@ -726,3 +746,7 @@ prog 100%%
     expect(invalid.stderr).toMatch(new RegExp(`${invalid.file}:3002:\\d+: task "bad" depends on "nope", which is not defined`));
   });
 });
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

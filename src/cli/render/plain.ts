@@ -1,6 +1,7 @@
 import type { StreamName } from "../../handlers/index.js";
 import type { ChalkInstance } from "chalk";
 import type { Queue } from "../../engine/index.js";
+import { escapeControls } from "../../escape-controls.js";
 import { oneLine } from "../one-line.js";
 import { BufferedWriter } from "../output.js";
 import { eachLineText, hasControlBytes, terminalSafe } from "./control-bytes.js";
@@ -41,7 +42,7 @@ export class PlainRenderer implements Renderer {
     // The name, notes and errors quote the workflow file (a cwd's folder) through oneLine, as validate
     // quotes them: each event stays one line, whatever line break or escape the file holds.
     const name = info.name ? ` "${oneLine(info.name)}"` : "";
-    this.#event(`run ${info.runId}${name}: ${info.taskCount === 1 ? "1 task" : `${info.taskCount} tasks`}, concurrency ${info.concurrency}, logs in ${info.logDir}`);
+    this.#event(`run ${info.runId}${name}: ${info.taskCount === 1 ? "1 task" : `${info.taskCount} tasks`}, concurrency ${info.concurrency}, logs in ${escapeControls(info.logDir)}`);
     queue.on("submitted", (e) => {
       if (e.status === "SCHEDULED" && e.runAt !== undefined) this.#event(`${c.cyan("wait")}    ${e.id} scheduled for ${clockWithDate(e.runAt)}`);
     });

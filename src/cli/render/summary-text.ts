@@ -1,5 +1,6 @@
 import type { ChalkInstance } from "chalk";
 import { formatMs } from "../../engine/index.js";
+import { escapeControls } from "../../escape-controls.js";
 import { oneLine } from "../one-line.js";
 import { terminalSafe } from "./control-bytes.js";
 import type { RunSummary } from "./types.js";
@@ -80,7 +81,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
       out.push(`  ${c.red("✗")} ${c.bold(letter.id)}: ${safe(oneLine(letter.error))} (${tries})`);
       // Past the first few, the last lines would bury the list: each log has them.
       if (index < DEAD_LETTERS_WITH_LINES) {
-        out.push(`    log: ${letter.logPath}`);
+        out.push(`    log: ${escapeControls(letter.logPath)}`);
         if (letter.tail.length > 0) {
           const lines = `last ${letter.tail.length === 1 ? "line" : `${letter.tail.length} lines`}`;
           // Lines of an earlier attempt say so: the last one wrote none (its log could not be written, say).
@@ -93,7 +94,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
       if (victims !== undefined) out.push(`    cancelled because of it: ${victims.join(", ")}`);
     }
     const without = summary.deadLetters.length - DEAD_LETTERS_WITH_LINES;
-    if (without > 0) out.push(c.dim(`  (the last ${without} without their last lines: see <id>.log in ${summary.logDir})`));
+    if (without > 0) out.push(c.dim(`  (the last ${without} without their last lines: see <id>.log in ${escapeControls(summary.logDir)})`));
   }
   if (others.length > 0) {
     out.push("", c.bold.yellow(`Cancelled (${others.length}):`));
@@ -102,7 +103,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
     for (const x of shown) out.push(`  ${c.yellow("-")} ${x.id}: ${safe(oneLine(x.message))}`);
     if (others.length > shown.length) out.push(`  ... and ${others.length - shown.length} more`);
   }
-  out.push("", c.dim(`logs: ${summary.logDir}`));
+  out.push("", c.dim(`logs: ${escapeControls(summary.logDir)}`));
   return `${out.join("\n")}\n`;
 }
 

@@ -1,0 +1,16 @@
+/**
+ * `text` with its control characters written out, safe on one line of a terminal: line breaks
+ * and tabs as `\n`, `\r`, `\t`, every other control character as `\u001b` (as validate quotes a
+ * value): C0 controls, DEL, the C1 controls U+0080 to U+009F (a terminal may obey them too) and
+ * the Unicode line separators. For what taskq prints of a file's text or a path it was given.
+ */
+export function escapeControls(text: string): string {
+  return text.replace(/[\p{Cc}\u2028\u2029]/gu, escaped);
+}
+
+function escaped(character: string): string {
+  if (character === "\n") return "\\n";
+  if (character === "\t") return "\\t";
+  if (character === "\r") return "\\r";
+  return `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`;
+}
