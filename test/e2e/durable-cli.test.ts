@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -318,6 +319,37 @@ tasks:
     expect((await taskq(["dead-letters", runId])).stdout).toBe("no dead letters\n");
     const wrong = await taskq(["redrive", runId, "check"]);
     expect(wrong).toMatchObject({ code: 1, stderr: 'taskq: task "check" succeeded: only failed tasks can be redriven\n' });
+    expect((await stopWorker(worker)).code).toBe(143);
+  });
+
+  it.skipIf(!existsSync("/usr/bin/script"))("dead-letters keeps an error quoting a folder's line break on its line, and on a terminal a task's last lines cannot clear the screen", async () => {
+    const file = await workflowFile(
+      "noisy-dead",
+      `tasks:
+  noisy: { run: ${JSON.stringify(String.raw`printf 'a\033[2J\033]0;title\007b\n'; exit 4`)} }
+  lost: { run: "true", cwd: "no\\nsuch", dependsOn: first }
+  first: { run: "true" }
+`,
+    );
+    const worker = await startWorker(["-j", "2"]);
+    const runId = await submit(file);
+    expect((await waitForRun(runId)).state).toBe("failed");
+    const piped = await taskq(["dead-letters", runId]);
+    expect(piped.code).toBe(0);
+    // Into a pipe the last lines go as written (as in the log); the error is one line either way.
+    expect(piped.stdout).toContain(`${runId}/noisy: exited with code 4 (1 attempt)\n    a\x1b[2J\x1b]0;title\x07b\n`);
+    expect(piped.stdout).toContain(`${runId}/lost: could not start: working directory ${path.join(ws.dir, "no")}\\nsuch does not exist`);
+    expect(piped.stdout.split("\n").filter((line) => line.startsWith("such"))).toEqual([]);
+    // On a terminal (util-linux script), cleaned as status shows them.
+    const command = `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} dead-letters ${runId}`;
+    const shown = await new Promise<string>((resolve) => {
+      const child = spawn("/usr/bin/script", ["-qec", command, "/dev/null"], { cwd: ws.dir, env: { ...process.env, ...ENV }, stdio: ["ignore", "pipe", "inherit"] });
+      let text = "";
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
+      child.on("close", () => resolve(text));
+    });
+    expect(shown.replace(/\r\n/g, "\n")).toContain(`${runId}/noisy: exited with code 4 (1 attempt)\n    ab\n`);
+    for (const control of ["\x1b[2J", "\x1b]0;", "\x07"]) expect(shown).not.toContain(control);
     expect((await stopWorker(worker)).code).toBe(143);
   });
 

@@ -7,6 +7,7 @@ import { isTransientError } from "../../store/postgres/transient.js";
 import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, runIdArgument, runIdFlag, workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
 import { createColors } from "../render/colors.js";
+import { terminalSafe } from "../render/control-bytes.js";
 import { formatSummary, unfinishedCount, unfinishedParts } from "../render/summary-text.js";
 import type { RunSummary } from "../render/types.js";
 import { noteFields } from "../note-fields.js";
@@ -194,9 +195,12 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
       return 0;
     }
     if (dead.length === 0) process.stdout.write("no dead letters\n");
+    // As status's summary shows them: the error on its one line (what it quotes, a cwd's folder,
+    // through oneLine), and on a terminal the task's last lines cleaned as they were shown while it ran.
+    const safe = process.stdout.isTTY === true ? terminalSafe : (text: string): string => text;
     for (const row of dead) {
-      process.stdout.write(`${row.runId}/${row.key}: ${describeRow(row)} (${row.attempts} attempt${row.attempts === 1 ? "" : "s"})\n`);
-      for (const line of row.tail) process.stdout.write(`    ${line}\n`);
+      process.stdout.write(`${row.runId}/${row.key}: ${safe(oneLine(describeRow(row)))} (${row.attempts} attempt${row.attempts === 1 ? "" : "s"})\n`);
+      for (const line of row.tail) process.stdout.write(`    ${safe(line)}\n`);
       if (row.cancelledDependents.length > 0) process.stdout.write(`  cancelled because of it: ${row.cancelledDependents.join(", ")}\n`);
     }
     return 0;
