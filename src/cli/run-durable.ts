@@ -103,7 +103,7 @@ function tellCancelled(runId: string, { cancelled, cancelRequested }: CancelResu
   }
   const parts: string[] = [];
   // Those it ran were given back when stopped (queued again, the attempt not counted): cancelled too.
-  if (cancelled.length > 0) parts.push(`cancelled ${count(cancelled.length)} that had not started or were given back`);
+  if (cancelled.length > 0) parts.push(`cancelled ${count(cancelled.length)} that had not started or ${cancelled.length === 1 ? "was" : "were"} given back`);
   if (cancelRequested.length > 0) parts.push(`${count(cancelRequested.length)} running on other workers stop${cancelRequested.length === 1 ? "s" : ""} at their next heartbeat`);
   process.stdout.write(`run ${runId} stopped: ${parts.join("; ")}\n`);
 }

@@ -308,6 +308,18 @@ describe("taskq run --store", () => {
     expect(status.stderr).toBe(`taskq: no run "${runId}"\n`);
   });
 
+  it("stopped by SIGTERM with its one task given back: says it cancelled 1 task that was given back", async () => {
+    const file = await workflowFile("interrupted-one", "tasks:\n  only: { run: 'echo started; sleep 1000' }\n");
+    const runId = newRunId("interrupted-one");
+    const run = startRun(file, ["--run-id", runId, "--shutdown-timeout", "0.5s", "--kill-grace", "1s"]);
+    expect(await eventually(() => run.stdout().includes(`${runId}/only | started`), 15_000)).toBe(true);
+    run.child.kill("SIGTERM");
+    const result = await run.done;
+    expect(result.code).toBe(143);
+    expect(result.stdout).toContain(`run ${runId} stopped: cancelled 1 task that had not started or was given back\n`);
+    expect((await store.runStatus(runId)).state).toBe("cancelled");
+  });
+
   it("stopped by SIGINT: cancels the run's tasks that had not started and says so; the run ends, so no worker runs them and prune deletes it", async () => {
     const file = await workflowFile(
       "interrupted",
