@@ -153,6 +153,12 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
         if (event.reason === "lease-lost") lostLease = true;
         return void onHalted();
       }
+      if (event.type === "deadline-passed") {
+        // As a local run says it: the time to finish that the signal's note gave has passed.
+        const tasks = event.running === 1 ? "the running task" : `the ${event.running} running tasks`;
+        const message = `the ${formatDuration(options.shutdownTimeoutMs)} to finish have passed: stopping ${tasks} (SIGTERM, then SIGKILL ${formatDuration(options.killGraceMs)} later)`;
+        return print({ event: "note", message }, `note: ${message}`);
+      }
       // `run --store` stops its worker once the run has ended: no one asked, so nothing to tell.
       if (event.type === "stopped" && event.reason === "requested" && interrupted === undefined) return;
       describeEvent(event, print, options.runId === undefined ? "--lease" : "the lease run --store takes");
@@ -334,6 +340,7 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       );
       return;
     }
+    case "deadline-passed": // told by the worker's onEvent, which knows the times
     case "stopping":
       return; // the signal's note or the LOST line said why; "stopped" comes once the tasks are ended or given back
     case "stopped":

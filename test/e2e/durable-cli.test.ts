@@ -364,6 +364,10 @@ tasks:
     const left = await stopWorker(leaving);
     expect(left.code).toBe(143);
     expect(left.stdout).toContain("SIGTERM received: no new task is leased; running tasks have 1s to finish");
+    // As a local run says it: why the task gets SIGTERM now.
+    const passed = left.stdout.indexOf("note: the 1s to finish have passed: stopping the running task (SIGTERM, then SIGKILL 1s later)\n");
+    expect(passed).toBeGreaterThan(left.stdout.indexOf("SIGTERM received"));
+    expect(passed).toBeLessThan(left.stdout.indexOf(`release ${runId}/job`));
     expect(left.stdout).toContain(`release ${runId}/job: lease given back for another worker`);
     const status = await waitForRun(runId, 10_000);
     // Well within the 30 s lease: the lease was released, not left to expire.
@@ -826,6 +830,9 @@ tasks:
       const ended = (worker: Worker) => worker.cli.done.then((result) => ({ ...result, afterMs: Date.now() - signalledAt }));
       const [second, first] = await Promise.all([ended(impatient!), ended(patient!)]);
       expect(second.stdout).toContain("SIGTERM received again: killing every task now");
+      // Its task was killed by the second signal, not stopped at the deadline the first one set.
+      expect(second.stdout).not.toContain("to finish have passed");
+      expect(first.stdout).toContain("note: the 1s to finish have passed: stopping the running task (SIGTERM, then SIGKILL 1s later)\n");
       expect(second).toMatchObject({ code: 143 });
       expect(second.afterMs).toBeLessThan(8_000);
       // The graceful one: its 1 s to finish, its task's kill, and a moment for the releases the database never answers.

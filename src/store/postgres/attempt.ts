@@ -83,6 +83,11 @@ export class Attempt {
     return this.#handlerDone;
   }
 
+  /** True once the attempt was aborted (a timeout, a cancel, a lost lease, the worker stopping). */
+  get aborted(): boolean {
+    return this.#controller.signal.aborted;
+  }
+
   /**
    * How the attempt ended, while that is being recorded (the handler ended and its outcome is offered
    * to the database): undefined before, and for an attempt being given back or found stale.

@@ -48,5 +48,7 @@ export type WorkerEvent =
    * lets the other running attempts finish). Events of the running attempts follow, and `stopped` last.
    */
   | { type: "stopping"; reason: "requested" | "lease-lost" }
+  /** A stop's deadline has passed with `running` tasks still running: they are stopped now (their leases then given back). */
+  | { type: "deadline-passed"; running: number }
   /** The worker's last event, once `stop` has ended: its attempts ended or were given back (or left: `leases-left`). */
   | { type: "stopped"; reason: "requested" | "lease-lost" };

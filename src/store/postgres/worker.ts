@@ -174,6 +174,9 @@ export class PostgresWorker {
     const running = [...this.#running.values()];
     const settled = Promise.all(running.map((attempt) => attempt.done)).then(() => "settled" as const);
     if ((await Promise.race([settled, deadline])) === "deadline") {
+      // Those still running that no second signal has stopped already: the user is told why they get SIGTERM now.
+      const stopped = running.filter((attempt) => !attempt.handlerDone && !attempt.aborted).length;
+      if (stopped > 0) this.#emit({ type: "deadline-passed", running: stopped });
       this.abortRunning(this.#abortGraceMs);
       // Each handler ends once its task's processes are gone (SIGTERM, then SIGKILL after the kill grace): only
       // then may its lease go back, or another worker would run the task beside it. One that ignores its signal
