@@ -82,6 +82,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   };
   let lostLease = false;
   let interrupted: NodeJS.Signals | undefined;
+  /** The worker's `stopped`, told last: after what its tasks left running is stopped too. */
+  let stopped: WorkerEvent | undefined;
   let onHalted = (): void => undefined;
   // The worker stops by itself when a task it ran was taken over (it stalled past the lease): then this process ends too.
   const halted = new Promise<void>((resolve) => (onHalted = resolve));
@@ -125,6 +127,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   }, MARKER_LINGER_MS);
   // Leased tasks beyond what the open-file limit allows would fail to start, and use up their attempts.
   const fitted = options.fitted ?? fitConcurrencyToOpenFiles(options.concurrency, !options.json);
+  const leaseSource = options.runId === undefined ? "--lease" : "the lease run --store takes";
   const worker = new PostgresWorker({
     store,
     concurrency: fitted.concurrency,
@@ -161,7 +164,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       }
       // `run --store` stops its worker once the run has ended: no one asked, so nothing to tell.
       if (event.type === "stopped" && event.reason === "requested" && interrupted === undefined) return;
-      describeEvent(event, print, options.runId === undefined ? "--lease" : "the lease run --store takes");
+      if (event.type === "stopped") return void (stopped = event);
+      describeEvent(event, print, leaseSource);
     },
   });
   // The guard starts with the worker, which lives long: its spawn (7-8 ms on a slow VM)
@@ -230,6 +234,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     killAllProcessGroups("SIGKILL");
     removeSignalHandlers();
     server?.close();
+    if (stopped !== undefined) describeEvent(stopped, print, leaseSource);
     out.flush();
   }
   const { workerId } = worker;

@@ -208,6 +208,26 @@ tasks:
     }
   });
 
+  it("after SIGTERM it says stopped last, after the note that it stops what its tasks left running", async () => {
+    const file = await workflowFile("stop-daemon", `tasks:\n  job: { run: "setsid sh -c 'sleep 1000' & echo started" }\n`);
+    for (const json of [true, false]) {
+      const worker = { cli: startCli(["worker", "--log-dir", ws.logs, "-j", "1", "--kill-grace", "1s", ...(json ? ["--output", "json"] : [])], { cwd: ws.dir, env: ENV }) };
+      workers.push(worker.cli);
+      expect(await eventually(() => /"event":"worker"|worker \S+: /.test(worker.cli.stdout()), 15_000)).toBe(true);
+      const runId = newRunId("stop-daemon");
+      await submit(file, ["--run-id", runId]);
+      expect((await waitForRun(runId)).state).toBe("succeeded");
+      worker.cli.child.kill("SIGTERM");
+      const result = await worker.cli.done;
+      expect(result.code).toBe(143);
+      const lines = result.stdout.trimEnd().split("\n");
+      const leftovers = lines.findIndex((line) => line.includes("stopping the process group the tasks left running"));
+      expect(leftovers).toBeGreaterThan(0);
+      expect(lines.at(-1)).toMatch(json ? /"event":"stopped","reason":"requested"/ : / stopped \(requested\)$/);
+      expect(lines.filter((line) => /"event":"stopped"| stopped \(requested\)$/.test(line))).toHaveLength(1);
+    }
+  });
+
   it("--shutdown-timeout past 24.8 days: after SIGTERM its running task is left to finish, with no TimeoutOverflowWarning", async () => {
     const file = await workflowFile("long-stop", "tasks:\n  job: { run: 'echo started; sleep 1000' }\n");
     const worker = await startWorker(["--shutdown-timeout", "600h", "-j", "1"]);
