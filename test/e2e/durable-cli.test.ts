@@ -353,6 +353,25 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
+  it("status says when a running task's lease has run out (its worker SIGKILLed, no other worker to sweep it), not only for how long it runs", async () => {
+    const file = await workflowFile("orphaned", "tasks:\n  job: { run: 'echo started; sleep 1000', retries: 1 }\n  last: { run: 'sleep 1000' }\n");
+    const worker = await startWorker(["-j", "1", "--lease", "1s"]);
+    const runId = await submit(file);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/job | started`))).toBe(true);
+    const holding = await taskq(["status", runId]);
+    expect(holding.stdout).toMatch(new RegExp(`▶ job: attempt 1/2 on ${worker.id}, for \\S+\n`));
+    worker.cli.child.kill("SIGKILL");
+    await worker.cli.done;
+    let status = await taskq(["status", runId]);
+    expect(await eventually(async () => (status = await taskq(["status", runId])).stdout.includes("its lease ran out"), 10_000)).toBe(true);
+    expect(status.stdout).toMatch(
+      new RegExp(`▶ job: attempt 1/2 on ${worker.id}, for \\S+; its lease ran out \\S+ ago \\(the worker is gone or stalled\\): a worker's sweep queues it again\n`),
+    );
+    const json = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { running: { id: string; leaseExpiredMs?: number }[] };
+    expect(json.running).toMatchObject([{ id: "job", leaseExpiredMs: expect.any(Number) as number }]);
+    await cancelStrandedRun(runId);
+  });
+
   it("SIGTERM: the worker stops leasing, kills its task after --shutdown-timeout and gives the lease back; another worker runs it at once", async () => {
     const file = await hangsOnFirstRun("handover");
     const leaving = await startWorker(["-j", "1", "--lease", "30s", "--shutdown-timeout", "1s", "--kill-grace", "1s"]);

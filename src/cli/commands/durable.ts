@@ -338,7 +338,14 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
 function runningLines(status: RunStatus): NonNullable<RunSummary["running"]> {
   return status.tasks
     .filter((t) => t.state === "running")
-    .map((t) => ({ id: t.key, attempt: t.attempts, maxAttempts: t.maxAttempts, workerId: t.workerId, runningMs: t.runningMs ?? 0 }))
+    .map((t) => ({
+      id: t.key,
+      attempt: t.attempts,
+      maxAttempts: t.maxAttempts,
+      workerId: t.workerId,
+      runningMs: t.runningMs ?? 0,
+      ...(t.leaseExpiredMs === undefined ? {} : { leaseExpiredMs: t.leaseExpiredMs }),
+    }))
     .sort((a, b) => b.runningMs - a.runningMs);
 }
 

@@ -59,7 +59,10 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
     out.push("", c.bold.cyan(`Running (${running.length}):`));
     for (const task of running.slice(0, RUNNING_SHOWN)) {
       const worker = task.workerId === null ? "" : ` on ${safe(task.workerId)}`;
-      out.push(`  ${c.cyan("▶")} ${c.bold(task.id)}: attempt ${task.attempt}/${task.maxAttempts}${worker}, for ${formatWall(task.runningMs)}`);
+      // A lease run out: its worker is gone or stalled, and nothing runs the task until a worker's sweep takes it up.
+      const next = task.attempt < task.maxAttempts ? "queues it again" : "ends it (no attempts left)";
+      const expired = task.leaseExpiredMs === undefined ? "" : c.yellow(`; its lease ran out ${formatWall(task.leaseExpiredMs)} ago (the worker is gone or stalled): a worker's sweep ${next}`);
+      out.push(`  ${c.cyan("▶")} ${c.bold(task.id)}: attempt ${task.attempt}/${task.maxAttempts}${worker}, for ${formatWall(task.runningMs)}${expired}`);
     }
     if (running.length > RUNNING_SHOWN) out.push(`  ... and ${running.length - RUNNING_SHOWN} more`);
   }

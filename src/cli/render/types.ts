@@ -50,6 +50,8 @@ export interface RunningLine {
   workerId: string | null;
   /** Since its attempt began, on the database's clock. */
   runningMs: number;
+  /** How long ago its lease ran out, where it has: no worker runs it, whatever the database still says. */
+  leaseExpiredMs?: number;
 }
 
 export interface RunSummary {

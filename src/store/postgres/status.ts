@@ -24,6 +24,7 @@ interface StatusRow {
   finished_at: Date | null;
   cancelled_dependents?: string[];
   running_ms?: number | null;
+  lease_expired_ms?: number | null;
 }
 
 const COLUMNS = `t.run_id, t.key, t.state, t.priority, t.attempts, t.max_attempts, t.last_error, t.exit_code, t.signal,
@@ -54,6 +55,7 @@ function toStatus(row: StatusRow): TaskStatusRow {
     startedAt: row.started_at,
     finishedAt: row.finished_at,
     ...(row.running_ms != null ? { runningMs: Math.max(0, Math.round(row.running_ms)) } : {}),
+    ...(row.lease_expired_ms != null ? { leaseExpiredMs: Math.max(0, Math.round(row.lease_expired_ms)) } : {}),
   };
 }
 
@@ -68,7 +70,8 @@ export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: st
   // Waiting for its not-before is told on the database's clock, as the lease tells it.
   const tasks = await pool.query<StatusRow & { waiting: boolean }>(
     `SELECT ${COLUMNS}, ${dependsOn(names)}, (t.state = 'queued' AND t.not_before > now()) AS waiting,
-            CASE WHEN t.state = 'running' THEN extract(epoch FROM now() - t.started_at)::float8 * 1000 END AS running_ms
+            CASE WHEN t.state = 'running' THEN extract(epoch FROM now() - t.started_at)::float8 * 1000 END AS running_ms,
+            CASE WHEN t.state = 'running' AND t.lease_expires_at < now() THEN extract(epoch FROM now() - t.lease_expires_at)::float8 * 1000 END AS lease_expired_ms
        FROM ${names.tasks} t WHERE t.run_id = $1 ORDER BY t.seq`,
     [runId],
   );

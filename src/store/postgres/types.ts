@@ -90,6 +90,11 @@ export interface TaskStatusRow {
   finishedAt: Date | null;
   /** A running task's time since its attempt was leased, on the database's clock (status only). */
   runningMs?: number;
+  /**
+   * A running task whose lease has run out, and for how long (status only): its worker no longer
+   * renews it (gone, stalled or cut off), and no sweep has queued it again yet.
+   */
+  leaseExpiredMs?: number;
 }
 
 export interface DeadLetter extends TaskStatusRow {
