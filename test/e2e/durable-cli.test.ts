@@ -1200,6 +1200,10 @@ tasks:
       expect((await taskq(["cancel", runId], env)).code).toBe(0);
       for (const watch of [json, plain]) expect((await watch.done).code).toBe(1);
       expect(events(json).at(-1)).toBe("summary");
+      // One vocabulary in the stream: a progress record counts as the summary record does (and the plain line words it).
+      const progress = records(json).filter((record) => record.event === "progress").at(-1);
+      expect(progress?.counts).toEqual({ BLOCKED: 0, SCHEDULED: 1, READY: 0, RUNNING: 0, SUCCEEDED: 0, FAILED: 0, CANCELLED: 0 });
+      expect(Object.keys(records(json).at(-1)!.counts as object)).toEqual(Object.keys(progress!.counts as object));
       expect(`${json.stderr()}${plain.stderr()}`).toBe("");
 
       // Not an outage (the store's tables gone): the watch ends at once, with the error.

@@ -143,7 +143,8 @@ export async function statusCommand(runId: string, flags: Flags): Promise<number
             const message = status.message.replace(/^runStatus failed: /, "");
             process.stdout.write(json ? `${JSON.stringify({ ts, event: "db-error", runId, operation: "status", message, retrying: true })}\n` : `${ts} ${runId}: status failed: ${message}; retrying\n`);
           } else {
-            process.stdout.write(json ? `${JSON.stringify({ ts, event: "progress", runId, counts: status.counts })}\n` : `${ts} ${runId}: ${countsLine(status)}\n`);
+            // The counts as the summary record that ends the watch gives them (and the plain line words them): SCHEDULED and READY, not the store's queued.
+            process.stdout.write(json ? `${JSON.stringify({ ts, event: "progress", runId, counts: summaryCounts(status) })}\n` : `${ts} ${runId}: ${countsLine(status)}\n`);
           }
           await sleep(1000, undefined, { signal: stdout.gone }).catch(() => undefined);
           // `status --watch | head -1`: no one reads any more; the run is not finished (exit 1).
