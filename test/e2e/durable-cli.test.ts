@@ -1350,6 +1350,21 @@ tasks:
     expect((await taskq(["cancel", submitted.stdout.trim()])).code).toBe(0);
   });
 
+  it("submit of a file that sets concurrency says the workers do not keep to it, in a note (a record in JSON)", async () => {
+    const file = await workflowFile("one-at-a-time", "concurrency: 1\ntasks:\n  a: { run: 'true' }\n  b: { run: 'true' }\n");
+    const note = "the file's concurrency (1) does not limit a submitted run: each worker runs up to its own -j tasks at once, of this run and others";
+    const plain = await taskq(["submit", file]);
+    expect(plain.code).toBe(0);
+    runIds.push(plain.stdout.trim());
+    expect(plain.stderr).toBe(`note: ${note}\n`);
+    const json = await taskq(["submit", file, "--output", "json"]);
+    expect(json.code).toBe(0);
+    const records = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as { event: string; runId?: string; message?: string });
+    runIds.push(records[0]!.runId!);
+    expect(records.slice(1)).toEqual([{ ts: expect.any(String) as string, event: "note", message: note }]);
+    for (const runId of runIds.slice(-2)) await store.cancelRun(runId);
+  });
+
   it("submit --output json prints the run as a record and its notes as validate's, with file, line and col; its errors as records too", async () => {
     const file = await workflowFile("past-json", 'tasks:\n  a: { run: echo a, runAt: "2020-01-01T00:00:00Z" }\n');
     const validated = await taskq(["validate", file, "--output", "json"]);

@@ -39,13 +39,14 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
   const workflow = await loadWorkflow(file);
   return withStore(flags, async (store) => {
     const result = await store.submit(workflow, givenId === undefined ? {} : { runId: givenId });
+    const unlimited = concurrencyNotes(workflow);
     if (flags.output === "json") {
       // NDJSON on stdout, as `run --store --output json` begins: the run's record, then the notes.
-      process.stdout.write(submitRecords(workflow, result, store.description).map((record) => `${JSON.stringify(record)}\n`).join(""));
+      process.stdout.write(submitRecords(workflow, result, store.description, unlimited).map((record) => `${JSON.stringify(record)}\n`).join(""));
       return 0;
     }
     // stdout is the run id alone (RUN=$(taskq submit ...)): what else there is to say goes to stderr.
-    const notes = [...(result.created ? [] : [resubmitted(result)]), ...submitNotes(workflow.notes, result)];
+    const notes = [...(result.created ? [] : [resubmitted(result)]), ...unlimited, ...submitNotes(workflow.notes, result)];
     if (notes.length > 0) process.stderr.write(notes.map((note) => `note: ${oneLine(note)}\n`).join(""));
     process.stdout.write(`${result.runId}\n`);
     return 0;
@@ -57,11 +58,21 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
  * --output json`): `run` (its id, file, store, tasks, and of them those added and kept as stored),
  * then a `note` each, with `file`, `line` and `col` where it names a place in the file.
  */
-export function submitRecords(workflow: Workflow, result: SubmitResult, store: string): Record<string, unknown>[] {
+export function submitRecords(workflow: Workflow, result: SubmitResult, store: string, notes: readonly string[] = []): Record<string, unknown>[] {
   const ts = new Date().toISOString();
   const { runId, added, kept } = result;
   const run = { ts, event: "run", runId, file: workflow.file, store, tasks: workflow.tasks.length, added, kept };
-  return [run, ...submitNotes(workflow.notes, result).map((message) => ({ ts, event: "note", ...noteFields(message, workflow.file) }))];
+  return [run, ...[...notes, ...submitNotes(workflow.notes, result)].map((message) => ({ ts, event: "note", ...noteFields(message, workflow.file) }))];
+}
+
+/**
+ * The file's `concurrency` is a local run's (and `run --store`'s own worker's): the store keeps none, and
+ * the workers run as many of the run's tasks at once as their -j allows. A file that sets it, to keep its
+ * tasks from running side by side, is told so rather than silently run otherwise.
+ */
+function concurrencyNotes(workflow: Workflow): string[] {
+  if (workflow.concurrency === undefined) return [];
+  return [`the file's concurrency (${workflow.concurrency}) does not limit a submitted run: each worker runs up to its own -j tasks at once, of this run and others`];
 }
 
 /** "run X already submitted: 1 new task, 2 kept": a submit of an existing run id adds only the tasks that are new. */
