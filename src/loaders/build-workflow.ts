@@ -102,7 +102,7 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
   if (schedule.delay !== undefined) built.delayMs = schedule.delay;
   if (schedule.runAt !== undefined) {
     built.runAt = Date.parse(schedule.runAt);
-    if (built.runAt < context.now) notePast(id, schedule.runAt, [...schedule.from, "runAt"], context);
+    if (built.runAt < context.now) notePast(id, schedule.runAt, [...schedule.from, "runAt"], dependsOn.length > 0, context);
   }
   return built;
 }
@@ -165,8 +165,14 @@ function cwdProblem(folder: string): string | undefined {
   }
 }
 
-function notePast(id: string, runAt: string, path: string[], context: BuildContext): void {
-  noteAt(id, path, `runAt ${runAt} is in the past; the task runs now`, context);
+/**
+ * A past runAt waits for nothing: the task starts at once, or, when it depends on others, once
+ * they are done (not "now": a deploy after its tests would seem to skip them).
+ */
+function notePast(id: string, runAt: string, path: string[], hasDependencies: boolean, context: BuildContext): void {
+  const when =
+    path[0] === "defaults" ? "the tasks that take it run now, or once their dependencies are done" : hasDependencies ? "the task runs once its dependencies are done" : "the task runs now";
+  noteAt(id, path, `runAt ${runAt} is in the past; ${when}`, context);
 }
 
 /** `retryOn: [127]`: 126 and 127 (not executable, not found) are never retried, listed or not; say so rather than ignore it. */

@@ -138,6 +138,13 @@ describe("parseWorkflow on a valid file", () => {
     expect(workflow.notes).toEqual(['old.yaml:4:12: task "a": runAt 2020-01-01T00:00:00Z is in the past; the task runs now']);
   });
 
+  it("says a task with a past runAt that depends on others runs once they are done, not now; and defaults' for the tasks that take it", () => {
+    const workflow = parse(yaml("tasks:", "  test: { run: x }", "  deploy: { run: x, dependsOn: test, runAt: 2020-01-01T00:00:00Z }"), "old.yaml");
+    expect(workflow.notes).toEqual(['old.yaml:3:45: task "deploy": runAt 2020-01-01T00:00:00Z is in the past; the task runs once its dependencies are done']);
+    const shared = parse(yaml("defaults: { runAt: 2020-01-01T00:00:00Z }", "tasks:", "  a: { run: x }", "  b: { run: x, dependsOn: a }"), "old.yaml");
+    expect(shared.notes).toEqual(["old.yaml:1:20: defaults: runAt 2020-01-01T00:00:00Z is in the past; the tasks that take it run now, or once their dependencies are done"]);
+  });
+
   it("reads durations in every documented form", () => {
     const forms = ["250ms", "30s", "5m", "1h", "1h30m", "1h2m3s4ms", "1.5", "0", "2592000", "2d", "1d12h", "30d", "1.5s", "0.5h", "2.25m", "1.5d", "1h0.5m", "1.6ms", "0.0004s"];
     const workflow = parse(yaml("tasks:", ...forms.map((form, index) => `  t${index}: { run: x, delay: ${form} }`)));
