@@ -94,7 +94,8 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     graceful: (signal) => {
       if (finished) return killLeftoversNow(signal);
       interrupted = signal;
-      renderer.note(`${signal} received: no new task starts; running tasks have ${options.shutdownTimeoutMs / 1000}s to finish (send it again to stop at once)`);
+      // Durations as the worker and the leftovers' note say them: `2h`, not `7200s`.
+      renderer.note(`${signal} received: no new task starts; running tasks have ${formatDuration(options.shutdownTimeoutMs)} to finish (send it again to stop at once)`);
       renderer.stopping?.({ signal, phase: "finishing", until: Date.now() + options.shutdownTimeoutMs });
       // Before the queue's own deadline (a timer of the same length, set after this one): said first.
       deadlineNote = new LongTimer(() => {
@@ -102,7 +103,7 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
         if (finished || running === 0) return;
         renderer.stopping?.({ signal, phase: "stopping" });
         renderer.note(
-          `the ${options.shutdownTimeoutMs / 1000}s to finish have passed: stopping ${running === 1 ? "the running task" : `the ${running} running tasks`} (SIGTERM, then SIGKILL ${options.killGraceMs / 1000}s later)`,
+          `the ${formatDuration(options.shutdownTimeoutMs)} to finish have passed: stopping ${running === 1 ? "the running task" : `the ${running} running tasks`} (SIGTERM, then SIGKILL ${formatDuration(options.killGraceMs)} later)`,
         );
       }, options.shutdownTimeoutMs);
       void queue.shutdown({ drain: false, deadline: options.shutdownTimeoutMs, signal: hardStop.signal, abortGraceMs: options.killGraceMs + 2000 });

@@ -119,8 +119,23 @@ describe("signals and shutdown", () => {
     expect(sinceSignalMs).toBeGreaterThanOrEqual(300 + 500 - 50);
     expect(sinceSignalMs).toBeLessThan(300 + 500 + 1000 + SLACK_MS);
     // When the time to finish is over, a note says what happens next, before the task is stopped.
-    expect(result.stdout).toMatch(/note\s+the 0\.3s to finish have passed: stopping the running task \(SIGTERM, then SIGKILL 0\.5s later\)\n[\s\S]*cancel\s+stubborn: aborted by shutdown/);
+    expect(result.stdout).toMatch(/note\s+the 300ms to finish have passed: stopping the running task \(SIGTERM, then SIGKILL 500ms later\)\n[\s\S]*cancel\s+stubborn: aborted by shutdown/);
     expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 1 cancelled .*\(interrupted by SIGINT\)/);
+  });
+
+  it("says the time to finish and the kill grace as durations (2h, 1h30m), as the worker does, not in seconds (7200s)", async () => {
+    const long = await startRun(tasksYaml([["a", '{ run: "echo ready; sleep 30" }']]), ["--shutdown-timeout", "2h", "--output", "plain"]);
+    await waitForOutput(long, /a \| ready/);
+    long.signalGroup("SIGINT");
+    await waitForOutput(long, /running tasks have/);
+    long.signalGroup("SIGINT");
+    expect((await long.exited).result.stdout).toMatch(/note\s+SIGINT received: no new task starts; running tasks have 2h to finish \(send it again to stop at once\)/);
+    const none = await startRun(tasksYaml([["a", '{ run: "echo ready; sleep 30" }']]), ["--shutdown-timeout", "0", "--kill-grace", "1h30m", "--output", "plain"]);
+    await waitForOutput(none, /a \| ready/);
+    none.signalGroup("SIGINT");
+    const { result } = await none.exited;
+    expect(result.code).toBe(130);
+    expect(result.stdout).toMatch(/note\s+the 0ms to finish have passed: stopping the running task \(SIGTERM, then SIGKILL 1h30m later\)/);
   });
 
   it("lists first among the cancelled the tasks whose attempt a Ctrl-C cut short, before those that never started", async () => {
