@@ -88,6 +88,7 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
     cwd: task.cwd === undefined ? shared.cwd : resolve(context.folder, task.cwd),
     dependsOn,
   };
+  if (task.env !== undefined) noteTaskqVariables(task.env, ["tasks", id, "env"], `task ${quote(id)}`, context);
   // A task that depends on others may well use a folder one of them makes (a build's output): no note for it.
   if (context.cwdProblems !== undefined && dependsOn.length === 0) noteMissingCwd(id, task, built.cwd, context);
   const retryOn = task.retryOn ?? defaults.retryOn;
@@ -179,6 +180,29 @@ function notePast(id: string, runAt: string, path: string[], hasDependencies: bo
 function noteNeverRetried(id: string, retryOn: number[], path: string[], context: BuildContext): void {
   const listed = [126, 127].filter((code) => retryOn.includes(code)).join(" and ");
   noteAt(id, path, `retryOn lists ${listed}: exit codes 126 and 127 (not executable, not found) are never retried`, context);
+}
+
+/** The variables taskq gives each task over every `env` (see shell-handler.ts): what a workflow sets them to, no task sees. */
+const TASKQ_VARIABLES = new Map([
+  ["TASKQ_RUN_ID", "the run's id"],
+  ["TASKQ_TASK_ID", "the task's id"],
+  ["TASKQ_ATTEMPT", "the attempt's number"],
+  ["TASKQ_PID", "taskq's pid"],
+]);
+
+/**
+ * `env: { TASKQ_ATTEMPT: "1" }`: taskq sets those variables over the file's, so the value would
+ * be ignored without a word (as a retryOn that lists 127 would be): say so where it is written.
+ * `owner` is what the note is about (`env`, `defaults`, `task "a"`).
+ */
+export function noteTaskqVariables(env: Record<string, string>, path: DataPath, owner: string, context: BuildContext): void {
+  for (const name of Object.keys(env)) {
+    const value = TASKQ_VARIABLES.get(name);
+    if (value === undefined) continue;
+    const offset = context.locator.offsetOf([...path, name]);
+    if (context.notes.has(offset)) continue;
+    context.notes.set(offset, `${context.file}:${context.problems.lineCol(offset)}: ${owner}: ${name} is set by taskq for each task (to ${value}): the value given here is never seen`);
+  }
 }
 
 /** A note at `path` in the file, for the task or for `defaults`; one per place written, not one per task sharing it through defaults. */

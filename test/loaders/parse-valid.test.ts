@@ -145,6 +145,18 @@ describe("parseWorkflow on a valid file", () => {
     expect(shared.notes).toEqual(["old.yaml:1:20: defaults: runAt 2020-01-01T00:00:00Z is in the past; the tasks that take it run now, or once their dependencies are done"]);
   });
 
+  it("notes a TASKQ_ variable taskq sets itself, where the file sets it (env, defaults or a task), which no task would see", () => {
+    const workflow = parse(
+      yaml("env: { TASKQ_RUN_ID: mine, A: x }", "defaults: { env: { TASKQ_PID: '1' } }", "tasks:", "  a: { run: x, env: { TASKQ_ATTEMPT: '9', TASKQ_OTHER: y } }", "  b: { run: x }"),
+      "e.yaml",
+    );
+    expect(workflow.notes).toEqual([
+      "e.yaml:1:22: env: TASKQ_RUN_ID is set by taskq for each task (to the run's id): the value given here is never seen",
+      "e.yaml:2:31: defaults: TASKQ_PID is set by taskq for each task (to taskq's pid): the value given here is never seen",
+      'e.yaml:4:38: task "a": TASKQ_ATTEMPT is set by taskq for each task (to the attempt\'s number): the value given here is never seen',
+    ]);
+  });
+
   it("reads durations in every documented form", () => {
     const forms = ["250ms", "30s", "5m", "1h", "1h30m", "1h2m3s4ms", "1.5", "0", "2592000", "2d", "1d12h", "30d", "1.5s", "0.5h", "2.25m", "1.5d", "1h0.5m", "1.6ms", "0.0004s"];
     const workflow = parse(yaml("tasks:", ...forms.map((form, index) => `  t${index}: { run: x, delay: ${form} }`)));
