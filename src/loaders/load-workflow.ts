@@ -1,5 +1,6 @@
 import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { resolve } from "node:path";
+import { getSystemErrorMap } from "node:util";
 import { MAX_FILE_BYTES } from "./limits.js";
 import { parseSimpleWorkflow, parseWorkflow, tooLargeMessage, type ParseOptions } from "./parse-workflow.js";
 import type { Workflow } from "./build-workflow.js";
@@ -40,6 +41,8 @@ function readWorkflowFile(file: string): { bytes: Buffer; folder?: string } {
     if (file === STDIN) return { bytes: readStream(0), folder: currentFolder(file) };
     const info = statSync(file);
     if (info.isDirectory()) throw problem(file, "cannot read file: it is a directory");
+    // Opening one fails with ENXIO, "no such device or address", which names neither the file nor why.
+    if (info.isSocket()) throw problem(file, "cannot read file: it is a socket");
     if (info.size > MAX_FILE_BYTES) throw problem(file, tooLargeMessage(info.size));
     if (!info.isFile()) return { bytes: readStream(file), folder: currentFolder(file) };
     // /dev/stdin (or /dev/fd/0) given a file (`taskq run /dev/stdin < ci.yaml`) is a file too, in /dev or /proc: as for `-`, tasks start in the current folder.
@@ -47,7 +50,10 @@ function readWorkflowFile(file: string): { bytes: Buffer; folder?: string } {
   } catch (error) {
     if (error instanceof WorkflowError) throw error;
     const code = (error as NodeJS.ErrnoException).code ?? "";
-    const detail = code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (error as Error).message;
+    // Standard input that is a folder (`taskq run - < dir`): said as for a path.
+    if (code === "EISDIR") throw problem(nameOf(file), "cannot read file: it is a directory", error);
+    // The system's words, not Node's message, which repeats the code and adds the call (`ELOOP: ..., stat 'f'`).
+    const detail = code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (systemWords(error) ?? (error as Error).message);
     throw problem(nameOf(file), `cannot read file: ${code ? `${code} (${detail})` : detail}`, error);
   }
 }
@@ -104,6 +110,12 @@ function readWaiting(fd: number, buffer: Buffer): number {
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
     }
   }
+}
+
+/** The system's words for the error's errno ("too many symbolic links encountered"), if it has one. */
+function systemWords(error: unknown): string | undefined {
+  const errno = (error as NodeJS.ErrnoException).errno;
+  return typeof errno === "number" ? getSystemErrorMap().get(errno)?.[1] : undefined;
 }
 
 function problem(file: string, message: string, cause?: unknown): WorkflowError {

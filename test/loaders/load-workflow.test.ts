@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync, mkdirSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync, mkdirSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -35,6 +36,20 @@ describe("loadWorkflow", () => {
 
   it("reports a directory", async () => {
     expect(await problemsOfFile(folder)).toEqual([`${folder}:1:1: cannot read file: it is a directory`]);
+  });
+
+  it("says why a path cannot be read in the system's words, once, and names a socket as one", async () => {
+    const loop = join(folder, "loop.yaml");
+    symlinkSync(loop, loop);
+    expect(await problemsOfFile(loop)).toEqual([`${loop}:1:1: cannot read file: ELOOP (too many symbolic links encountered)`]);
+    const socket = join(folder, "taskq.sock");
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    try {
+      expect(await problemsOfFile(socket)).toEqual([`${socket}:1:1: cannot read file: it is a socket`]);
+    } finally {
+      server.close();
+    }
   });
 
   it("rejects a file over the size limit from its size alone, without reading it", async () => {
