@@ -37,8 +37,9 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
       const target = indexOf.get(dependency.id);
       if (target === undefined) {
         // Not the task itself: a task cannot depend on itself, so that is never what was meant.
-        const match = suggestions++ < MAX_SUGGESTIONS ? closestMatch(dependency.id, otherIds(indexOf.keys(), task.id)) : undefined;
-        const hint = match === undefined ? "" : `; did you mean ${quote(match)}?`;
+        const several = severalIds(dependency.id, indexOf, task.id);
+        const match = several === undefined && suggestions++ < MAX_SUGGESTIONS ? closestMatch(dependency.id, otherIds(indexOf.keys(), task.id)) : undefined;
+        const hint = several !== undefined ? `; to depend on several tasks, list them: dependsOn: [${several.join(", ")}]` : match === undefined ? "" : `; did you mean ${quote(match)}?`;
         problems.atOffset(at(), `task ${quote(task.id)} depends on ${quote(dependency.id)}, which is not defined${hint}`);
         continue;
       }
@@ -56,6 +57,16 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
   }
   if (order.length < tasks.length) reportCycles(tasks, edges, waitingOn, locator, problems);
   return order;
+}
+
+/**
+ * `dependsOn: "lint, test"` or `dependsOn: lint test`: one string naming several defined tasks,
+ * split at commas and spaces (no id has either), or undefined when it is not that.
+ */
+function severalIds(written: string, indexOf: Map<string, number>, self: string): string[] | undefined {
+  if (!/[\s,]/.test(written)) return undefined;
+  const ids = written.split(/[\s,]+/).filter((id) => id !== "");
+  return ids.length > 1 && ids.every((id) => id !== self && indexOf.has(id)) ? ids : undefined;
 }
 
 function reportCycles(tasks: DependencyInput[], edges: number[][], waitingOn: number[], locator: SourceLocator, problems: ProblemList): void {

@@ -178,6 +178,18 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("says to write a list for a dependsOn string that names several defined tasks (\"lint, test\", lint test)", () => {
+    const text = yaml("tasks:", "  lint: { run: x }", "  test: { run: x }", '  a: { run: x, dependsOn: "lint, test" }', "  b:", "    run: x", "    dependsOn: lint test", "  c: { run: x, dependsOn: [lint test, lint] }", '  d: { run: x, dependsOn: "lint, tset" }');
+    const hint = "; to depend on several tasks, list them: dependsOn: [lint, test]";
+    expect(problemsOf(text)).toEqual([
+      `4:27: task "a" depends on "lint, test", which is not defined${hint}`,
+      `7:16: task "b" depends on "lint test", which is not defined${hint}`,
+      `8:28: task "c" depends on "lint test", which is not defined${hint}`,
+      // Not all of them tasks: no such hint.
+      '9:27: task "d" depends on "lint, tset", which is not defined',
+    ]);
+  });
+
   it("reports each dependsOn item that is not a task id at its own position, and still checks the other items", () => {
     const nullHint = '; to name a task called null, quote it: "null"';
     // Block style: the empty item is on line 8; `c` (line 9) is still found undefined.
