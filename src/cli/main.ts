@@ -76,9 +76,19 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
   return 1;
 }
 
-/** Whether the command line asks for `--output json` (as commander reads it: `--output json` or `--output=json`). */
+/**
+ * Whether the command line asks for `--output json` (as commander reads it: `--output json` or
+ * `--output=json`, the last one given winning, as in a run: `--output json --output plain` is plain).
+ */
 function jsonOutput(args: string[]): boolean {
-  return args.some((arg, index) => arg === "--output=json" || (arg === "--output" && args[index + 1] === "json"));
+  let mode: string | undefined;
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index]!;
+    if (arg === "--") break;
+    if (arg.startsWith("--output=")) mode = arg.slice("--output=".length);
+    else if (arg === "--output") mode = args[++index];
+  }
+  return mode === "json";
 }
 
 let outputFailureSaid = false;

@@ -121,6 +121,13 @@ describe("taskq commands", () => {
       expect(JSON.parse(result.stdout)).toMatchObject({ event: "error", code: "USAGE", exitCode: 2, message });
     }
     expect((await runCli(["run", "--bogus", ws.file])).stdout).toBe("");
+    // The last --output wins, as it does for a run: a plain one writes no record.
+    for (const args of [["run", ws.file, "--output", "json", "--output", "plain", "-j", "0"], ["run", ws.file, "--output=json", "--output=plain", "--bogus"]]) {
+      const result = await runCli(args);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe("");
+    }
+    expect(JSON.parse((await runCli(["run", ws.file, "--output", "plain", "--output", "json", "-j", "0"])).stdout)).toMatchObject({ event: "error", code: "USAGE" });
   });
 
   it("list and --dry-run show a multi-line command on its one line, its line breaks and tabs as \n and \t", async () => {
