@@ -1,14 +1,46 @@
 /**
- * One dependency cycle per strongly connected group of tasks, as task indexes
+ * The dependency cycles of each strongly connected group of tasks, as task indexes
  * (`[a, b, c]` means a -> b -> c -> a). Tarjan's algorithm, written with an
  * explicit stack so a 100,000-task cycle cannot overflow the call stack; each
- * cycle is the shortest one through the group's first task in file order.
+ * cycle is the shortest one through the group's first task in file order. A group
+ * that is more than that one cycle (a <-> b <-> c) has others, which removing one of
+ * its dependencies would leave: they are found in the group without the cycle's first
+ * dependency, and so on, so every problem is reported at once, not one per run.
  * Only nodes marked in `include` are considered.
  */
 export function findCycles(edges: number[][], include: boolean[]): number[][] {
-  const groups = stronglyConnected(edges, include).filter((group) => group.length > 1);
-  const cycles = groups.map((group) => shortestCycle(edges, group));
+  const cycles: number[][] = [];
+  let budget = MAX_MORE_CYCLES;
+  /** `edges` less the dependencies taken out so far; copied on the first. */
+  let rest = edges;
+  const pending = stronglyConnected(edges, include).filter((group) => group.length > 1);
+  for (let group = pending.shift(); group !== undefined; group = pending.shift()) {
+    const cycle = shortestCycle(rest, group);
+    cycles.push(cycle);
+    if (isRing(rest, group) || budget <= 0) continue;
+    budget--;
+    if (rest === edges) rest = edges.slice();
+    const [from, to] = [cycle[0]!, cycle[1 % cycle.length]!];
+    rest[from] = rest[from]!.filter((target) => target !== to);
+    const members = new Array<boolean>(edges.length).fill(false);
+    for (const member of group) members[member] = true;
+    pending.push(...stronglyConnected(rest, members).filter((part) => part.length > 1));
+  }
+  // Stable: cycles through the same first task stay in the order they were found.
   return cycles.sort((a, b) => a[0]! - b[0]!);
+}
+
+/**
+ * Looks for more cycles in a group after its first at most this many times in a file: each
+ * look is a pass over the whole graph, and a tangle of 1,000 tasks that all depend on each
+ * other has more cycles than anyone reads.
+ */
+const MAX_MORE_CYCLES = 50;
+
+/** Whether the group is one cycle and nothing more: each member has one dependency inside it. */
+function isRing(edges: number[][], group: number[]): boolean {
+  const members = new Set(group);
+  return group.every((member) => edges[member]!.filter((target) => members.has(target)).length === 1);
 }
 
 function stronglyConnected(edges: number[][], include: boolean[]): number[][] {

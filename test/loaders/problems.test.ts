@@ -224,6 +224,25 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(text)).toEqual(["4:17: dependency cycle: a -> b -> c -> a (a -> b at 4:17, b -> c at 7:16, c -> a at 10:20); remove one of these dependencies"]);
   });
 
+  it("reports every cycle of tasks tangled in more than one, not only the first: removing one dependency would leave the others", () => {
+    // a <-> b <-> c: breaking a -> b (or b -> a) still leaves b <-> c.
+    const chain = yaml("tasks:", "  a: { run: x, dependsOn: [b] }", "  b: { run: x, dependsOn: [a, c] }", "  c: { run: x, dependsOn: [b] }");
+    expect(problemsOf(chain)).toEqual([
+      "2:28: dependency cycle: a -> b -> a (a -> b at 2:28, b -> a at 3:28); remove one of these dependencies",
+      "3:31: dependency cycle: b -> c -> b (b -> c at 3:31, c -> b at 4:28); remove one of these dependencies",
+    ]);
+    // Two cycles through the same task.
+    const star = yaml("tasks:", "  a: { run: x, dependsOn: [b, c] }", "  b: { run: x, dependsOn: a }", "  c: { run: x, dependsOn: a }");
+    expect(problemsOf(star)).toEqual([
+      "2:28: dependency cycle: a -> b -> a (a -> b at 2:28, b -> a at 3:27); remove one of these dependencies",
+      "2:31: dependency cycle: a -> c -> a (a -> c at 2:31, c -> a at 4:27); remove one of these dependencies",
+    ]);
+    // 40 tasks that all depend on each other: a bounded list, quickly.
+    const ids = Array.from({ length: 40 }, (_, index) => `t${index}`);
+    const tangle = yaml("tasks:", ...ids.map((id) => `  ${id}: { run: x, dependsOn: [${ids.filter((other) => other !== id).join(", ")}] }`));
+    expect(problemsOf(tangle).length).toBe(51);
+  });
+
   it("checks dependencies even of tasks that have other problems", () => {
     const text = yaml("tasks:", "  a: { run: 1, dependsOn: [b] }", "  b: { run: x, dependsOn: [a] }");
     expect(problemsOf(text)).toEqual([
