@@ -37,10 +37,13 @@ export function logDirFlag(value: unknown): string {
   return value;
 }
 
-/** -j: a positive integer, else the file's value, else the CPU count. */
+/**
+ * -j: a positive integer, else the file's value, else the CPU count. Digits only: Number()
+ * would take `1e3`, `0x10` and `0b11` as 1000, 16 and 3, which the message says it refuses.
+ */
 export function concurrencyFlag(value: unknown, fromFile: number | undefined): number {
   if (value === undefined) return fromFile ?? availableParallelism();
-  const n = Number(value);
+  const n = typeof value === "string" && /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < 1 || n > 10_000) {
     throw new UsageError(`--concurrency: ${JSON.stringify(value)} is not a whole number from 1 to 10000`);
   }

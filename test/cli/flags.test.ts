@@ -1,0 +1,15 @@
+import { describe, expect, it } from "vitest";
+import { concurrencyFlag } from "../../src/cli/flags.js";
+
+describe("concurrencyFlag (-j)", () => {
+  it("takes a whole number from 1 to 10000 written in digits", () => {
+    expect(["1", "8", "08", " 4 ", "10000"].map((value) => concurrencyFlag(value, undefined))).toEqual([1, 8, 8, 4, 10_000]);
+    expect(concurrencyFlag(undefined, 3)).toBe(3);
+  });
+
+  it("refuses other ways JavaScript reads a number (1e3, 0x10, 0b11, 4.0, +3), as the message says", () => {
+    for (const value of ["1e3", "0x10", "0b11", "0o7", "4.0", "+3", "", " ", "0", "-1", "10001", "Infinity", "3abc"]) {
+      expect(() => concurrencyFlag(value, undefined), value).toThrow(`--concurrency: ${JSON.stringify(value)} is not a whole number from 1 to 10000`);
+    }
+  });
+});
