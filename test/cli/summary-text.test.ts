@@ -54,6 +54,15 @@ describe("formatSummary", () => {
     expect(text.match(/cancelled because of it: after-d\d+\n/g)).toHaveLength(10_000);
   });
 
+  it("names the first 50 tasks a dead letter cancelled and counts the rest, not a line of 60,000 names", async () => {
+    const colors = await createColors({ color: false, isTTY: false });
+    const cancelled = Array.from({ length: 60_000 }, (_, i) => ({ id: `t${i + 1}`, reason: "dependency" as const, dependency: "d0", message: "" }));
+    const text = formatSummary(summary([dead(0)], cancelled), colors);
+    const names = Array.from({ length: 50 }, (_, i) => `t${i + 1}`).join(", ");
+    expect(text).toContain(`    cancelled because of it: ${names}, ... and 59,950 more\n`);
+    expect(text.length).toBeLessThan(2000);
+  });
+
   it("lists a durable run's running tasks, longest running first as given, with attempt, worker and time; past 50, a count", async () => {
     const colors = await createColors({ color: false, isTTY: false });
     const running: NonNullable<RunSummary["running"]> = Array.from({ length: 52 }, (_, i) => ({

@@ -9,6 +9,14 @@ import type { RunSummary } from "./types.js";
 const RUNNING_SHOWN = 50;
 /** Dead letters shown with their log path and last lines; the others get one line each. */
 const DEAD_LETTERS_WITH_LINES = 20;
+/** The tasks a dead letter cancelled named on its line; the rest counted (JSON lists them all). */
+const VICTIMS_SHOWN = 50;
+
+/** "a, b, c", or past VICTIMS_SHOWN "a, b, ... and 59,950 more": a root failure of a 60,000-task chain made a 600 KB line. */
+function shownIds(ids: string[]): string {
+  if (ids.length <= VICTIMS_SHOWN) return ids.join(", ");
+  return `${ids.slice(0, VICTIMS_SHOWN).join(", ")}, ... and ${(ids.length - VICTIMS_SHOWN).toLocaleString("en-US")} more`;
+}
 
 /** Tasks not ended: blocked, scheduled, ready or running. */
 export function unfinishedCount(counts: RunSummary["counts"]): number {
@@ -94,7 +102,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
         }
       }
       const victims = victimsOf.get(letter.id);
-      if (victims !== undefined) out.push(`    cancelled because of it: ${victims.join(", ")}`);
+      if (victims !== undefined) out.push(`    cancelled because of it: ${shownIds(victims)}`);
     }
     const without = summary.deadLetters.length - DEAD_LETTERS_WITH_LINES;
     if (without > 0) out.push(c.dim(`  (the last ${without} without their last lines: see <id>.log in ${escapeControls(summary.logDir)})`));
