@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import { chmod, stat } from "node:fs/promises";
+import { existsSync, readFileSync } from "node:fs";
+import { chmod, mkdir, rmdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { BIN, runCli, runIds, workspace } from "../helpers/cli.js";
@@ -71,7 +71,46 @@ describe("process limits", () => {
     expect(result.output).toMatch(/Summary: \d+ succeeded, \d+ failed, 0 cancelled/);
     expect([0, 1]).toContain(result.code);
   });
+
+  // A container's --pids-limit: a cgroup's pids.max, which root does not escape. The task's
+  // bash takes every process left (it keeps trying to fork, so a slot freed is taken again),
+  // then the task writes: taskq's first log write through libuv's thread pool needed a
+  // thread that could not be made, and libuv aborted taskq (SIGABRT: no summary, no message).
+  it.skipIf(!isRoot || pidsCgroupRoot() === undefined)("out of processes (a cgroup's pids.max): taskq ends with its summary instead of aborting", { timeout: 60_000 }, async () => {
+    const fill = "bash -c 'while :; do sleep 5 & done' 2>/dev/null &";
+    const spin = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"; // no fork: the filler meanwhile takes every process
+    const write = "i=0; while [ $i -lt 3000 ]; do echo line $i; i=$((i+1)); done";
+    const ws = await workspace(`tasks:\n  fill: { run: "${fill} ${spin}; ${write}" }\n`);
+    const cgroup = path.join(pidsCgroupRoot() ?? "", `taskq-test-${process.pid}-${Date.now()}`);
+    await mkdir(cgroup);
+    try {
+      await writeFile(path.join(cgroup, "pids.max"), "24");
+      // The shell moves itself into the cgroup (echo is a builtin: no fork), then becomes taskq.
+      const script = `echo $$ > "$3/cgroup.procs" && exec "$0" run "$1" --log-dir "$2" --kill-grace 1s --output plain`;
+      const result = await runPlainCommand("bash", ["-c", script, BIN, ws.file, ws.logs, cgroup], ws.dir);
+      expect(result.signal).toBe(null);
+      expect(result.output).toMatch(/fill \| line 2999\n/);
+      expect(result.output).toMatch(/Summary: 1 succeeded, 0 failed, 0 cancelled/);
+      expect(result.code).toBe(0);
+    } finally {
+      // Its last processes (the sleeps) are gone once taskq has stopped them; rmdir waits for none.
+      for (let tries = 0; tries < 50 && existsSync(cgroup); tries++) {
+        await rmdir(cgroup).catch(() => new Promise((resolve) => setTimeout(resolve, 100)));
+      }
+    }
+  });
 });
+
+/** Where a child cgroup with a pids.max can be made (cgroup v1's pids controller, or v2 with pids enabled below its root), if anywhere. */
+function pidsCgroupRoot(): string | undefined {
+  if (existsSync("/sys/fs/cgroup/pids/cgroup.procs")) return "/sys/fs/cgroup/pids";
+  try {
+    if (readFileSync("/sys/fs/cgroup/cgroup.subtree_control", "utf8").split(/\s+/).includes("pids")) return "/sys/fs/cgroup";
+  } catch {
+    // no cgroup v2 at /sys/fs/cgroup
+  }
+  return undefined;
+}
 
 /** Runs a command to its end: its exit code or signal, and stdout and stderr together. */
 function runPlainCommand(file: string, args: string[], cwd: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
