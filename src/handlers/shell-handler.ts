@@ -390,9 +390,13 @@ function logFailure(task: ShellTask, logPath: string, error: Error, result: Atte
 /** Linux's limit for one argument or one variable (MAX_ARG_STRLEN), its terminating NUL included. */
 const ONE_ARGUMENT_MAX = 128 * 1024;
 
-/** "spawn /bin/sh ENOENT" usually means a missing working directory, E2BIG a command too long: say so. */
+/** "spawn /bin/sh ENOENT" usually means a missing working directory, E2BIG a command too long, EAGAIN too many processes: say so. */
 async function explainSpawnError(error: unknown, task: ShellTask, env: NodeJS.ProcessEnv): Promise<unknown> {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "EAGAIN") {
+    // fork's EAGAIN: a limit on processes (threads count too), not a busy resource to wait for.
+    return new Error(`${messageOf(error)}: no process can be made, a limit on processes is reached (ulimit -u, a cgroup's pids.max such as a container's --pids-limit, or the system's)`, { cause: error });
+  }
   if (code === "E2BIG") {
     const commandBytes = Buffer.byteLength(task.run);
     let envBytes = 0;

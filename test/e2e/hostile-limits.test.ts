@@ -68,6 +68,8 @@ describe("process limits", () => {
     expect(result.signal).toBe(null);
     // Eight at once cannot all start: some spawn fails, and is tried again (whether every task gets through in 4 attempts depends on timing).
     expect(result.output).toMatch(/retry +t\d+ attempt 1\/4 failed: could not start: spawn \/bin\/sh EAGAIN/);
+    // Said in words: EAGAIN alone reads as "try again later", not as a limit to raise.
+    expect(result.output).toMatch(/EAGAIN: no process can be made, a limit on processes is reached \(ulimit -u, a cgroup's pids\.max such as a container's --pids-limit, or the system's\)/);
     expect(result.output).toMatch(/Summary: \d+ succeeded, \d+ failed, 0 cancelled/);
     expect([0, 1]).toContain(result.code);
   });
