@@ -25,6 +25,13 @@ const DIGEST_BYTES = 20;
 const argv = process.argv.slice(2);
 // Fast path: `taskq --version` loads nothing but package.json.
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
+  // As the CLI's main does: a reader gone (EPIPE) is no error; a stdout that cannot be written
+  // (a full disk) is one, said in a line, not as an unhandled 'error' event's stack trace.
+  process.stdout.on("error", (error) => {
+    if (error.code === "EPIPE") return;
+    process.stderr.write(`taskq: cannot write to stdout (${error.code ?? error.message})\n`);
+    process.exitCode = 1;
+  });
   process.stdout.write(`${JSON.parse(fs.readFileSync(path.join(__dirname, "../package.json"), "utf8")).version}\n`);
 } else {
   runBundle(path.join(__dirname, "../dist/bundle/cli.cjs"));

@@ -1,14 +1,38 @@
+import { spawn } from "node:child_process";
 import { mkdir, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { existsSync } from "node:fs";
+import { closeSync, existsSync, openSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ROOT, runCli, workspace } from "../helpers/cli.js";
+import { BIN, ROOT, runCli, workspace } from "../helpers/cli.js";
 
 describe("taskq commands", () => {
   it("--version prints the package version", async () => {
     const pkg = JSON.parse(await readFile(path.join(ROOT, "package.json"), "utf8")) as { version: string };
     const result = await runCli(["--version"]);
     expect(result).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
+  });
+
+  // The fast path of bin/taskq.cjs wrote with no 'error' listener: a stack trace, exit 1, both
+  // on a full disk and on a reader that had gone.
+  it("--version to a full disk says so in one line, exit 1; to a reader that has gone (EPIPE), nothing, exit 0: never a stack trace", async () => {
+    if (existsSync("/dev/full")) {
+      const full = openSync("/dev/full", "w");
+      const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(BIN, ["--version"], { stdio: ["ignore", full, "pipe"] });
+        let stderr = "";
+        child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+        child.on("close", (code) => resolve({ code, stderr }));
+      }).finally(() => closeSync(full));
+      expect(result).toEqual({ code: 1, stderr: "taskq: cannot write to stdout (ENOSPC)\n" });
+    }
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      // The reader closes its end before taskq writes.
+      const child = spawn("bash", ["-c", '"$0" --version | { exec 0<&-; sleep 0.5; }; exit "${PIPESTATUS[0]}"', BIN], { stdio: ["ignore", "pipe", "pipe"] });
+      let stderr = "";
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+      child.on("close", (code) => resolve({ code, stderr }));
+    });
+    expect(result).toEqual({ code: 0, stderr: "" });
   });
 
   it("--help lists the commands", async () => {
