@@ -92,14 +92,26 @@ function jsonOutput(args: string[]): boolean {
 }
 
 let outputFailureSaid = false;
+/** Set when stdout could not be written (but for EPIPE: its reader went away). */
+let stdoutLost = false;
+
+/**
+ * Whether stdout shows a run's progress (`run`, `worker`), which the tasks' logs hold too, rather
+ * than what the command is for (a list, a plan, the schema, a run id): that one's loss is an
+ * error, exit 1, as a shell's `echo x > /dev/full` is. Only `--verbose` comes before a command.
+ */
+const OUTPUT_IS_PROGRESS = ((command) => (command === "run" || command === "worker") && !argv.includes("--dry-run"))(argv.find((arg) => !arg.startsWith("-")));
 
 /** Handles a write error of stdout or stderr: EPIPE silently, any other once, on stderr if it still works. */
 function outputFailed(name: "stdout" | "stderr"): (error: NodeJS.ErrnoException) => void {
   return (error) => {
-    if (error.code === "EPIPE" || outputFailureSaid) return;
+    if (error.code === "EPIPE") return;
+    if (name === "stdout") stdoutLost = true;
+    if (outputFailureSaid) return;
     outputFailureSaid = true;
     if (name === "stdout" && !process.stderr.destroyed) {
-      process.stderr.write(`taskq: cannot write to stdout (${error.code ?? error.message}); the run goes on, and each task's output is in its log\n`);
+      const goesOn = OUTPUT_IS_PROGRESS ? "; the run goes on, and each task's output is in its log" : "";
+      process.stderr.write(`taskq: cannot write to stdout (${error.code ?? error.message})${goesOn}\n`);
     }
   };
 }
@@ -122,6 +134,7 @@ function exitNow(code: number): void {
   // process.exit would not wait for: the warning would be lost about 1 run in 6.
   const failed = process.stdout.errored;
   if (failed !== null && failed !== undefined) outputFailed("stdout")(failed);
+  if (stdoutLost && !OUTPUT_IS_PROGRESS && code === 0) code = 1;
   // A terminal gone since (its window closed while the tasks' leftovers were stopped, say), with
   // a code that is not a signal's: Node's restore would abort. Its processes end by SIGHUP, as the
   // hangup tells them to (nothing is left to read the code: its shell got SIGHUP too).

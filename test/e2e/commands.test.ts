@@ -35,6 +35,26 @@ describe("taskq commands", () => {
     expect(result).toEqual({ code: 0, stderr: "" });
   });
 
+  // What these commands print is what they are for (a script's `taskq schema > schema.json`):
+  // output lost to a full disk exited 0, with a warning that "the run goes on".
+  it.skipIf(!existsSync("/dev/full"))("a command whose stdout cannot be written (a full disk) says so and exits 1; a run goes on, as before", async () => {
+    const ws = await workspace("tasks:\n  a: { run: echo a }\n");
+    const commands = [["--help"], ["help", "run"], ["schema"], ["list", ws.file], ["graph", ws.file], ["validate", ws.file], ["validate", ws.file, "--output", "json"], ["run", ws.file, "--dry-run"], ["run", ws.file, "--log-dir", ws.logs]];
+    for (const args of commands) {
+      const full = openSync("/dev/full", "w");
+      const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(BIN, args, { cwd: ws.dir, env: { ...process.env, CI: "true", NO_COLOR: "1" }, stdio: ["ignore", full, "pipe"] });
+        let stderr = "";
+        child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+        child.on("close", (code) => resolve({ code, stderr }));
+      }).finally(() => closeSync(full));
+      const expected = args.includes("--log-dir")
+        ? { code: 0, stderr: "taskq: cannot write to stdout (ENOSPC); the run goes on, and each task's output is in its log\n" }
+        : { code: 1, stderr: "taskq: cannot write to stdout (ENOSPC)\n" };
+      expect({ args, ...result }).toEqual({ args, ...expected });
+    }
+  });
+
   it("--help lists the commands", async () => {
     const result = await runCli(["--help"]);
     expect(result.code).toBe(0);
