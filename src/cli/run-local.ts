@@ -34,6 +34,8 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   const mergeOutput = options.output !== "json";
   // First: an open-file limit too low for one task is an error before anything is made or run.
   const fitted = fitConcurrencyToOpenFiles(options.concurrency, mergeOutput, undefined, { others: 0 });
+  // So is a limit on processes with no room for one task (and the pool's thread: see thread-pool.ts).
+  const hiddenEnv = smallThreadPool();
   const { runId, logDir } = createRunFolder(options.logRoot, startedAt);
   // `taskq prune --logs` leaves the folder alone until the run ends (or taskq does).
   const releaseLogDir = holdLogFolder(logDir);
@@ -44,7 +46,7 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     killGraceMs: options.killGraceMs,
     sink: renderer,
     mergeOutput,
-    hiddenEnv: smallThreadPool(),
+    hiddenEnv,
     // Made again after a task deleted it: `prune --logs` must see it is in use.
     onLogDirRemade: () => renewLogFolderHold(logDir),
   });

@@ -74,6 +74,35 @@ describe("process limits", () => {
     expect([0, 1]).toContain(result.code);
   });
 
+  // Node itself needs 4 threads to start here; with one more allowed, or none, libuv could not
+  // make its pool's thread and aborted taskq (SIGABRT, not a word), or every task failed.
+  it.skipIf(!isRoot || !existsSync("/usr/bin/setpriv"))("a limit on processes with no room for one task (ulimit -u, pids.max): an error naming it, exit 1, before anything is made or run", { timeout: 60_000 }, async () => {
+    const ws = await workspace("tasks:\n  a: { run: touch ran-a }\n  b: { run: touch ran-b }\n");
+    await chmod(ws.dir, 0o777);
+    const script = `ulimit -u 5; exec setpriv --reuid 12345 --regid 12345 --clear-groups "$0" run "$1" --log-dir "$2" --output plain`;
+    const limited = await runPlainCommand("bash", ["-c", script, BIN, ws.file, ws.logs], ws.dir);
+    expect(limited).toMatchObject({ code: 1, signal: null });
+    expect(limited.output).toMatch(/^taskq: the process limit \(ulimit -u\) is 5, and this user runs \d processes and threads: too many to run a task, as taskq needs a thread of its own and a process for each running task; raise it \(ulimit -u 4096, say\)\n$/);
+    const root = pidsCgroupRoot();
+    if (root !== undefined) {
+      const cgroup = path.join(root, `taskq-test-${process.pid}-${Date.now()}`);
+      await mkdir(cgroup);
+      try {
+        await writeFile(path.join(cgroup, "pids.max"), "5");
+        const script = `echo $$ > "$3/cgroup.procs" && exec "$0" run "$1" --log-dir "$2" --output plain`;
+        const contained = await runPlainCommand("bash", ["-c", script, BIN, ws.file, ws.logs, cgroup], ws.dir);
+        expect(contained).toMatchObject({ code: 1, signal: null });
+        expect(contained.output).toMatch(/^taskq: taskq's cgroup allows 5 processes and threads \(pids\.max: a container's --pids-limit\), and \d run in it: too many to run a task, as taskq needs a thread of its own and a process for each running task; raise that limit\n$/);
+      } finally {
+        for (let tries = 0; tries < 50 && existsSync(cgroup); tries++) {
+          await rmdir(cgroup).catch(() => new Promise((resolve) => setTimeout(resolve, 100)));
+        }
+      }
+    }
+    expect(existsSync(path.join(ws.dir, "ran-a"))).toBe(false);
+    expect(existsSync(ws.logs)).toBe(false);
+  });
+
   // A container's --pids-limit: a cgroup's pids.max, which root does not escape. The task's
   // bash takes every process left (it keeps trying to fork, so a slot freed is taken again),
   // then the task writes: taskq's first log write through libuv's thread pool needed a
