@@ -174,6 +174,16 @@ describe("taskq commands", () => {
     expect(JSON.parse((await runCli(["run", ws.file, "--output", "plain", "--output", "json", "-j", "0"])).stdout)).toMatchObject({ event: "error", code: "USAGE" });
   });
 
+  it("the last --output given wins for an error as for the run: an invalid file with `--output json --output plain` prints no JSON record, and the other way round one", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'true', bogus: 1 }\n");
+    const plain = await runCli(["run", ws.file, "--output", "json", "--output", "plain"]);
+    expect(plain).toMatchObject({ code: 2, stdout: "" });
+    expect(plain.stderr).toContain('unknown key "bogus"');
+    const json = await runCli(["validate", ws.file, "--output=plain", "--output=json"]);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toMatchObject({ event: "invalid", exitCode: 2 });
+  });
+
   it("list and --dry-run show a multi-line command on its one line, its line breaks and tabs as \n and \t", async () => {
     // YAML's "\n" and "\t" escapes: a real line break and a real tab in the command.
     const ws = await workspace('tasks:\n  a: { run: "echo one\\n\\techo two\\n" }\n');
