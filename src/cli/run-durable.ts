@@ -8,6 +8,7 @@ import { checkLogRoot } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import type { OutputMode } from "./render/index.js";
 import { openStore, type StoreFlags } from "./store-flags.js";
+import { smallThreadPool } from "./thread-pool.js";
 import { runWorker } from "./worker-run.js";
 
 export interface DurableRunOptions extends StoreFlags {
@@ -37,6 +38,8 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
   // So is an open-file limit too low for one task (OPEN_FILE_LIMIT): the run would stay queued.
   // Fitted before the store opens, as --dry-run plans it (see WorkerRunOptions.fitted).
   const fitted = fitConcurrencyToOpenFiles(options.concurrency, !options.json);
+  // And a limit on processes with no room for one task (PROCESS_LIMIT; see thread-pool.ts).
+  smallThreadPool();
   const store = await openStore(options);
   try {
     const submitted = await store.submit(workflow, options.runId === undefined ? {} : { runId: options.runId });

@@ -17,6 +17,8 @@ const POOL_SIZE = "UV_THREADPOOL_SIZE";
  * a Node program run as a task starts with the pool it would have had anyway.
  */
 export function smallThreadPool(): string[] {
+  // `run --store` asks before it submits, then its worker again.
+  if (poolSet !== undefined) return poolSet;
   const set = process.env[POOL_SIZE] === undefined;
   if (set) process.env[POOL_SIZE] = "1";
   const limits = [userProcessLimit(), ...cgroupPidsLimits()];
@@ -26,8 +28,12 @@ export function smallThreadPool(): string[] {
     if (full !== undefined) throw processLimitError(full);
     startPool();
   }
-  return set ? [POOL_SIZE] : [];
+  poolSet = set ? [POOL_SIZE] : [];
+  return poolSet;
 }
+
+/** What the first call returned. */
+let poolSet: string[] | undefined;
 
 /**
  * Below this many processes (`ulimit -u`, or a cgroup's `pids.max`: a container's

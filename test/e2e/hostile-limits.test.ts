@@ -101,6 +101,10 @@ describe("process limits", () => {
     }
     expect(existsSync(path.join(ws.dir, "ran-a"))).toBe(false);
     expect(existsSync(ws.logs)).toBe(false);
+    // run --store: before the store is reached (none listens here), so no run is left queued.
+    const durable = await runPlainCommand("bash", ["-c", `${script} --store postgres://u@127.0.0.1:1/x`, BIN, ws.file, ws.logs], ws.dir);
+    expect(durable).toMatchObject({ code: 1, signal: null });
+    expect(durable.output).toMatch(/^taskq: the process limit \(ulimit -u\) is 5, .*; raise it \(ulimit -u 4096, say\)\n$/);
   });
 
   // A container's --pids-limit: a cgroup's pids.max, which root does not escape. The task's
