@@ -322,6 +322,23 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
+  it("dead-letters names the first 50 tasks a dead letter cancelled and counts the rest, as a run's summary does; JSON lists them all", async () => {
+    const dependents = Array.from({ length: 60 }, (_, i) => `  d${i}: { run: "true", dependsOn: root }\n`).join("");
+    const file = await workflowFile("many-victims", `tasks:\n  root: { run: "exit 3" }\n${dependents}`);
+    const worker = await startWorker(["-j", "2"]);
+    const runId = await submit(file);
+    expect((await waitForRun(runId)).state).toBe("failed");
+    const dead = await taskq(["dead-letters", runId]);
+    expect(dead.code).toBe(0);
+    const shown = Array.from({ length: 50 }, (_, i) => `d${i}`).join(", ");
+    expect(dead.stdout).toBe(`${runId}/root: exited with code 3 (1 attempt)\n  cancelled because of it: ${shown}, ... and 10 more\n`);
+    const json = await taskq(["dead-letters", runId, "--output", "json"]);
+    const rows = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as { cancelledDependents: string[] });
+    expect(rows).toHaveLength(1);
+    expect([...rows[0]!.cancelledDependents].sort()).toEqual(Array.from({ length: 60 }, (_, i) => `d${i}`).sort());
+    expect((await stopWorker(worker)).code).toBe(143);
+  });
+
   it.skipIf(!existsSync("/usr/bin/script"))("dead-letters keeps an error quoting a folder's line break on its line, and on a terminal a task's last lines cannot clear the screen", async () => {
     const file = await workflowFile(
       "noisy-dead",

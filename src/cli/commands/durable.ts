@@ -8,7 +8,7 @@ import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, runIdArgument, ru
 import { oneLine } from "../one-line.js";
 import { createColors } from "../render/colors.js";
 import { terminalSafe } from "../render/control-bytes.js";
-import { formatSummary, unfinishedCount, unfinishedParts } from "../render/summary-text.js";
+import { formatSummary, shownIds, unfinishedCount, unfinishedParts } from "../render/summary-text.js";
 import type { RunSummary } from "../render/types.js";
 import { noteFields } from "../note-fields.js";
 import type { Workflow } from "../../loaders/index.js";
@@ -213,7 +213,7 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
     for (const row of dead) {
       process.stdout.write(`${row.runId}/${row.key}: ${safe(oneLine(describeRow(row)))} (${row.attempts} attempt${row.attempts === 1 ? "" : "s"})\n`);
       for (const line of row.tail) process.stdout.write(`    ${safe(line)}\n`);
-      if (row.cancelledDependents.length > 0) process.stdout.write(`  cancelled because of it: ${row.cancelledDependents.join(", ")}\n`);
+      if (row.cancelledDependents.length > 0) process.stdout.write(`  cancelled because of it: ${shownIds(row.cancelledDependents)}\n`); // all of them in JSON
     }
     return 0;
   });

@@ -13,7 +13,7 @@ const DEAD_LETTERS_WITH_LINES = 20;
 const VICTIMS_SHOWN = 50;
 
 /** "a, b, c", or past VICTIMS_SHOWN "a, b, ... and 59,950 more": a root failure of a 60,000-task chain made a 600 KB line. */
-function shownIds(ids: string[]): string {
+export function shownIds(ids: string[]): string {
   if (ids.length <= VICTIMS_SHOWN) return ids.join(", ");
   return `${ids.slice(0, VICTIMS_SHOWN).join(", ")}, ... and ${(ids.length - VICTIMS_SHOWN).toLocaleString("en-US")} more`;
 }
