@@ -76,11 +76,17 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
   return 1;
 }
 
+/** The commands with no --output of their own (program.ts). */
+const WITHOUT_OUTPUT_FLAG = new Set(["list", "graph", "schema", "help"]);
+
 /**
  * Whether the command line asks for `--output json` (as commander reads it: `--output json` or
  * `--output=json`, the last one given winning, as in a run: `--output json --output plain` is plain).
  */
 function jsonOutput(args: string[]): boolean {
+  // These take no --output: theirs is an unknown flag, answered in text alone.
+  const command = args.find((arg) => !arg.startsWith("-"));
+  if (command !== undefined && WITHOUT_OUTPUT_FLAG.has(command)) return false;
   let mode: string | undefined;
   for (let index = 0; index < args.length; index++) {
     const arg = args[index]!;

@@ -172,6 +172,13 @@ describe("taskq commands", () => {
       expect(result.stdout).toBe("");
     }
     expect(JSON.parse((await runCli(["run", ws.file, "--output", "plain", "--output", "json", "-j", "0"])).stdout)).toMatchObject({ event: "error", code: "USAGE" });
+    // list, graph and schema have no --output: it is an unknown flag there, said in text alone.
+    for (const command of ["list", "graph"]) {
+      const result = await runCli([command, ws.file, "--output", "json"]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain("unknown option '--output'");
+      expect(result.stdout).toBe("");
+    }
   });
 
   it("the last --output given wins for an error as for the run: an invalid file with `--output json --output plain` prints no JSON record, and the other way round one", async () => {
