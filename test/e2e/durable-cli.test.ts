@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { closeSync, existsSync, openSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -320,6 +320,26 @@ tasks:
     const wrong = await taskq(["redrive", runId, "check"]);
     expect(wrong).toMatchObject({ code: 1, stderr: 'taskq: task "check" succeeded: only failed tasks can be redriven\n' });
     expect((await stopWorker(worker)).code).toBe(143);
+  });
+
+  it.skipIf(!existsSync("/dev/full"))("submit whose stdout cannot be written (a full disk) exits 1 and says on stderr which run it submitted", async () => {
+    const file = await workflowFile("lost-id", "tasks:\n  a: { run: echo a }\n");
+    for (const args of [["submit", file], ["submit", file, "--output", "json"]]) {
+      const full = openSync("/dev/full", "w");
+      const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(BIN, args, { cwd: ws.dir, env: { ...process.env, ...ENV, CI: "true", NO_COLOR: "1" }, stdio: ["ignore", full, "pipe"] });
+        let stderr = "";
+        child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+        child.on("close", (code) => resolve({ code, stderr }));
+      }).finally(() => closeSync(full));
+      expect(result.code).toBe(1);
+      const runId = /^taskq: run (\S+) was submitted, but its id could not be written to stdout\n/m.exec(result.stderr)?.[1];
+      expect(result.stderr).toContain("taskq: cannot write to stdout (ENOSPC)\n");
+      expect(runId).toBeDefined();
+      const status = await taskq(["status", runId!, "--output", "json"]);
+      expect(JSON.parse(status.stdout.trim().split("\n").at(-1)!)).toMatchObject({ runId, state: "running" });
+      expect((await taskq(["cancel", runId!])).code).toBe(0);
+    }
   });
 
   it("dead-letters names the first 50 tasks a dead letter cancelled and counts the rest, as a run's summary does; JSON lists them all", async () => {

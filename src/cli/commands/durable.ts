@@ -43,14 +43,27 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
     if (flags.output === "json") {
       // NDJSON on stdout, as `run --store --output json` begins: the run's record, then the notes.
       process.stdout.write(submitRecords(workflow, result, store.description, unlimited).map((record) => `${JSON.stringify(record)}\n`).join(""));
-      return 0;
+      return submittedIdLost(result.runId);
     }
     // stdout is the run id alone (RUN=$(taskq submit ...)): what else there is to say goes to stderr.
     const notes = [...(result.created ? [] : [resubmitted(result)]), ...unlimited, ...submitNotes(workflow.notes, result)];
     if (notes.length > 0) process.stderr.write(notes.map((note) => `note: ${oneLine(note)}\n`).join(""));
     process.stdout.write(`${result.runId}\n`);
-    return 0;
+    return submittedIdLost(result.runId);
   });
+}
+
+/**
+ * After a submit's stdout could not be written (a full disk): the run is in the store all the
+ * same, and its id goes to stderr, so that a retry of the command (a second run) is not the only
+ * way back to it. The exit code stays 1, as for any output lost (main.ts).
+ */
+function submittedIdLost(runId: string): number {
+  const failed = process.stdout.errored;
+  if (failed !== null && failed !== undefined && (failed as NodeJS.ErrnoException).code !== "EPIPE") {
+    process.stderr.write(`taskq: run ${runId} was submitted, but its id could not be written to stdout\n`);
+  }
+  return 0;
 }
 
 /**
