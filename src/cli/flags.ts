@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os";
 import { UsageError } from "../errors.js";
 import { DURATION_EXPECTED, parseDuration } from "../loaders/duration.js";
 import { isRunId, RUN_ID_EXPECTED } from "../run-id.js";
+import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 
 /**
  * A duration flag ("5s", "1m30s", "2") in milliseconds, or a usage error naming the flag and
@@ -63,6 +64,12 @@ export function runIdFlag(value: unknown): string | undefined {
  */
 export function runIdArgument(value: string): string {
   if (!isRunId(value)) throw new UsageError(`${shownRunId(value)} is not a run id: ${RUN_ID_EXPECTED}`);
+  return value;
+}
+
+/** A task id given to `cancel` or `redrive`: one no workflow can have is a usage error, as a bad run id is, not "no such task". */
+export function taskIdArgument(value: string): string {
+  if (!isTaskId(value)) throw new UsageError(`${shownRunId(value)} is not a task id: ${TASK_ID_EXPECTED}`);
   return value;
 }
 

@@ -1,6 +1,7 @@
 import * as z from "zod/mini";
 import { DURATION_EXPECTED, DURATION_FORMS, DURATION_PATTERN, parseDuration } from "./duration.js";
 import { MAX_CONCURRENCY, MAX_DURATION_MS, MAX_RETRIES } from "./limits.js";
+import { TASK_ID_PATTERN } from "../task-id.js";
 
 /**
  * The workflow file format, as zod schemas: the single source of truth for
@@ -9,8 +10,7 @@ import { MAX_CONCURRENCY, MAX_DURATION_MS, MAX_RETRIES } from "./limits.js";
  * label, e.g. "`retries` must be ...".
  */
 
-/** Task ids: letters, digits, `_ . -`, not starting with `.` or `-`, at most 128 characters; never `/`, so log file names stay inside their folder. */
-export const TASK_ID_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+export { TASK_ID_PATTERN };
 
 /** Environment variable names accepted in `env`: the portable POSIX form. */
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -4,7 +4,8 @@ import { MAX_TASKS } from "./limits.js";
 import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { describeValue, quote, reportIssues } from "./report-issues.js";
-import { dependencyItemSchema, TASK_ID_PATTERN, taskSchema, workflowHeaderSchema, type TaskFile } from "./schema.js";
+import { dependencyItemSchema, taskSchema, workflowHeaderSchema, type TaskFile } from "./schema.js";
+import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 
 /** The validated file: header fields, and tasks in file order. */
 export interface ValidatedFile {
@@ -44,7 +45,7 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
   for (const [id, raw] of entries) {
     if (!isValidId(id)) {
       const shown = quote(id);
-      problems.atOffset(locator.offsetOf(["tasks", id], "key"), `invalid task id ${shown}: ids match ${TASK_ID_PATTERN.source} (letters, digits, _ . -, at most 128 characters) and are not "." or ".."`);
+      problems.atOffset(locator.offsetOf(["tasks", id], "key"), `invalid task id ${shown}: ${TASK_ID_EXPECTED}`);
     }
     const result = taskSchema.safeParse(raw, parseOptions);
     if (result.success) {
@@ -74,9 +75,7 @@ function wellFormedDependencies(dependsOn: unknown): WellFormedDependencies {
 }
 
 /** True for an id that is safe as a log file name and matches the documented pattern. */
-export function isValidId(id: string): boolean {
-  return TASK_ID_PATTERN.test(id) && id !== "." && id !== "..";
-}
+export const isValidId = isTaskId;
 
 function taskEntries(tasks: unknown, locator: SourceLocator, problems: ProblemList): Array<[string, unknown]> {
   if (tasks === undefined) {

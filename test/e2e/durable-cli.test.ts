@@ -686,6 +686,14 @@ tasks:
         expect(refused).toMatchObject({ code: 2, stdout: "", stderr: `taskq: ${shown} ${expected}` });
       }
     }
+    // So is a task id no workflow can have, given to cancel or redrive: not "no task" from the store.
+    const taskIds: [string, string][] = [["", '""'], ["../x", '"../x"'], ["..", '".."']];
+    for (const [task, shown] of taskIds) {
+      for (const args of [["cancel", "some-run", task], ["redrive", "some-run", task]]) {
+        const refused = await taskq([...args, "--store", "postgres://nobody@127.0.0.1:1/none"]);
+        expect(refused).toMatchObject({ code: 2, stdout: "", stderr: `taskq: ${shown} is not a task id: ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."\n` });
+      }
+    }
     const local = await taskq(["run", file, "--run-id", "nightly-42"], { TASKQ_STORE: "" });
     expect(local.code).toBe(2);
     expect(local.stderr).toBe("taskq: --run-id needs a store (--store or TASKQ_STORE): a local run's id is made from the time\n");

@@ -4,7 +4,7 @@ import type { ChangedTask, RunStatus, PostgresStore, SubmitResult, TaskStatusRow
 import { TaskqError, UsageError } from "../../errors.js";
 import { DURATION_PATTERN, parseDuration } from "../../loaders/duration.js";
 import { isTransientError } from "../../store/postgres/transient.js";
-import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, runIdArgument, runIdFlag, workflowFileArgument } from "../flags.js";
+import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, runIdArgument, runIdFlag, taskIdArgument, workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
 import { createColors } from "../render/colors.js";
 import { terminalSafe } from "../render/control-bytes.js";
@@ -198,6 +198,7 @@ function watchStdout(): { gone: AbortSignal; dispose: () => void } {
 /** `taskq cancel RUN [TASK]`. */
 export async function cancelCommand(runId: string, task: string | undefined, flags: Flags): Promise<number> {
   runIdArgument(runId);
+  if (task !== undefined) taskIdArgument(task);
   return withExistingStore(flags, async (store) => {
     const { cancelled, cancelRequested, ended } = await store.cancelRun(runId, task);
     // What has already ended is no error (it may have ended a moment before), for one task as for
@@ -294,6 +295,7 @@ const MAX_AGE_DAYS = 99_999;
 /** `taskq redrive RUN TASK`: a dead letter gets fresh attempts; the dependents it cancelled wait for it again. */
 export async function redriveCommand(runId: string, task: string, flags: Flags): Promise<number> {
   runIdArgument(runId);
+  taskIdArgument(task);
   return withExistingStore(flags, async (store) => {
     const result = await store.redrive(runId, task);
     process.stdout.write(`${JSON.stringify(result)}\n`);
