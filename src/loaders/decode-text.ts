@@ -9,6 +9,8 @@ const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
  */
 export function decodeText(input: string | Uint8Array): DecodedText {
   if (typeof input === "string") return { ok: true, text: stripBom(input) };
+  const utf16 = utf16Order(input);
+  if (utf16 !== undefined) return { ok: false, line: 1, col: 1, message: `the file is UTF-16 (${utf16}), not UTF-8; save it as UTF-8` };
   try {
     return { ok: true, text: stripBom(decoder.decode(input)) };
   } catch {
@@ -32,6 +34,28 @@ export function crOnlyLineEnding(text: string): { offset: number; mixed: boolean
   for (let cr = text.indexOf("\r"); cr !== -1; cr = text.indexOf("\r", cr + 1)) {
     if (text.charCodeAt(cr + 1) !== 0x0a) return { offset: cr, mixed: text.includes("\n") };
   }
+  return undefined;
+}
+
+/**
+ * "big-endian" or "little-endian" for a file saved as UTF-16 (as some Windows editors and
+ * PowerShell's `>` do): its byte order mark, or, without one, a NUL byte every other byte of
+ * its start, where YAML text has none. Such a file was read as UTF-8 and reported as a top
+ * level that is not a mapping, quoting "\u0000t\u0000a...".
+ */
+function utf16Order(bytes: Uint8Array): string | undefined {
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return "big-endian, with a byte order mark";
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return "little-endian, with a byte order mark";
+  const pairs = Math.min(bytes.length, 64) >> 1;
+  if (pairs < 2) return undefined;
+  let even = 0;
+  let odd = 0;
+  for (let index = 0; index < 2 * pairs; index += 2) {
+    if (bytes[index] === 0) even++;
+    if (bytes[index + 1] === 0) odd++;
+  }
+  if (even === pairs && odd === 0) return "big-endian";
+  if (odd === pairs && even === 0) return "little-endian";
   return undefined;
 }
 

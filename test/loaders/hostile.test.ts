@@ -32,6 +32,17 @@ describe("hostile input", () => {
     expect(problemsOf(surrogate)).toEqual(["1:4: the file is not valid UTF-8 (byte 0xed at byte offset 3); save it as UTF-8"]);
   });
 
+  it("names a file saved as UTF-16, with or without its byte order mark, instead of quoting its NUL bytes", () => {
+    const text = "tasks:\n  a:\n    run: echo é\n";
+    const le = Buffer.from(text, "utf16le");
+    const be = Buffer.from(le).swap16();
+    const expected = (order: string) => [`1:1: the file is UTF-16 (${order}), not UTF-8; save it as UTF-8`];
+    expect(problemsOf(le)).toEqual(expected("little-endian"));
+    expect(problemsOf(be)).toEqual(expected("big-endian"));
+    expect(problemsOf(Buffer.concat([Buffer.from([0xff, 0xfe]), le]))).toEqual(expected("little-endian, with a byte order mark"));
+    expect(problemsOf(Buffer.concat([Buffer.from([0xfe, 0xff]), be]))).toEqual(expected("big-endian, with a byte order mark"));
+  });
+
   it("counts lines right with CRLF endings and a UTF-8 BOM", () => {
     const text = "\uFEFFtasks:\r\n  a:\r\n    run: 1\r\n  b:\r\n    run: ok\r\n";
     expect(problemsOf(text)).toEqual(['3:10: task "a": `run` must be a non-empty command string, got 1']);
