@@ -36,6 +36,12 @@ describe("worker metrics", () => {
     expect(text).toContain("# TYPE taskq_queue_wait_seconds histogram");
     expect(text).toContain("# TYPE taskq_orphans_recovered_total counter");
     expect((await fetch(`http://127.0.0.1:${metricsPort(server)}/other`)).status).toBe(404);
+    const head = await fetch(`http://127.0.0.1:${metricsPort(server)}/metrics`, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-type")).toMatch(/^text\/plain/);
+    expect(await head.text()).toBe("");
+    const post = await fetch(`http://127.0.0.1:${metricsPort(server)}/metrics`, { method: "POST" });
+    expect({ status: post.status, allow: post.headers.get("allow") }).toEqual({ status: 405, allow: "GET, HEAD" });
   });
 
   it("keeps each worker's metrics in its own registry", async () => {

@@ -3,13 +3,18 @@ import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 
 /**
- * Serves `GET /metrics` from `registry` on `port` (0 picks a free one; read
+ * Serves `GET /metrics` (and `HEAD`) from `registry` on `port` (0 picks a free one; read
  * it from `server.address()`). Resolves once listening.
  */
 export async function serveMetrics(registry: Registry, port: number, host = "127.0.0.1"): Promise<Server> {
   const server = createServer((request, response) => {
-    if (request.method !== "GET" || request.url?.split("?")[0] !== "/metrics") {
+    if (request.url?.split("?")[0] !== "/metrics") {
       response.writeHead(404).end("not found\n");
+      return;
+    }
+    // HEAD is what uptime checks send: the same headers, no body (Node drops it).
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      response.writeHead(405, { allow: "GET, HEAD" }).end("only GET and HEAD\n");
       return;
     }
     registry.metrics().then(
