@@ -7,11 +7,28 @@ function toUsageExit(error: CommanderError): never {
 }
 
 /**
+ * commander compares an unknown `--flag=value` whole with the known flags, so `--ouput=json`
+ * got no "Did you mean --output?" where `--ouput json` did: the flag is looked up without
+ * its value.
+ */
+class TaskqCommand extends Command {
+  override createCommand(name?: string): Command {
+    return new TaskqCommand(name);
+  }
+
+  /** commander's own (untyped; a test holds it to its message). */
+  unknownOption(flag: string): void {
+    const equals = flag.startsWith("--") ? flag.indexOf("=") : -1;
+    (Command.prototype as unknown as { unknownOption(this: Command, flag: string): void }).unknownOption.call(this, equals === -1 ? flag : flag.slice(0, equals));
+  }
+}
+
+/**
  * The commander program. Each action normalises its flags, lazily imports the
  * one module it needs and calls one function; no logic lives here.
  */
 export function buildProgram(version: string): Command {
-  const program = new Command("taskq")
+  const program = new TaskqCommand("taskq")
     .description("Run a DAG of shell tasks described in a YAML file.")
     .version(version, "-V, --version")
     .option("--verbose", "on an error, print its stack trace too")

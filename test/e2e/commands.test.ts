@@ -82,6 +82,10 @@ describe("taskq commands", () => {
     const bad = await runCli(["run", ws.file, "-j", "zero"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--concurrency");
+    // A misspelt flag gets its suggestion whether its value follows it or is joined by "=".
+    for (const args of [["--ouput", "json"], ["--ouput=json"]]) {
+      expect(await runCli(["run", ws.file, ...args])).toMatchObject({ code: 2, stderr: "error: unknown option '--ouput'\n(Did you mean --output?)\n" });
+    }
     // A duration flag says which flag, what it got (quoted as typed) and what it takes; nothing runs.
     const grace = await runCli(["run", ws.file, "--kill-grace", "5 s", "--log-dir", ws.logs]);
     expect(grace).toMatchObject({ code: 2, stderr: 'taskq: --kill-grace: "5 s" is not a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days\n' });
