@@ -203,7 +203,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     graceful: (signal) => {
       if (killLeftoversNow(signal)) return;
       interrupted = signal;
-      print({ event: "note", message: `${signal} received` }, `${signal} received: no new task is leased; running tasks have ${formatDuration(options.shutdownTimeoutMs)} to finish`);
+      const message = `${signal} received: no new task is leased; running tasks have ${formatDuration(options.shutdownTimeoutMs)} to finish`;
+      print({ event: "note", message }, message);
       void stop(options.shutdownTimeoutMs);
     },
     immediate: (signal, first) => {

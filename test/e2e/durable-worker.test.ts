@@ -198,6 +198,10 @@ tasks:
         const events = lines.map((line) => (JSON.parse(line) as { event: string }).event);
         // The task ran on for 3 s after the signal: its end is told, then the worker's stop, last.
         expect(events.indexOf("finished")).toBeGreaterThan(events.indexOf("note"));
+        // The note says what the plain line says: what the signal does, and the time to finish.
+        expect(lines.map((line) => JSON.parse(line) as { event: string; message?: string }).find((record) => record.event === "note")?.message).toBe(
+          "SIGTERM received: no new task is leased; running tasks have 10s to finish",
+        );
         expect(events.at(-1)).toBe("stopped");
         expect(events.filter((event) => event === "stopped")).toHaveLength(1);
       } else {
