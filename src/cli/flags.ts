@@ -54,7 +54,7 @@ export function concurrencyFlag(value: unknown, fromFile: number | undefined): n
 /** --run-id: undefined when not given, else a valid run id (see run-id.ts), or a usage error. */
 export function runIdFlag(value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== "string" || !isRunId(value)) throw new UsageError(`--run-id: ${shownRunId(value)} is not a run id: ${RUN_ID_EXPECTED}`);
+  if (typeof value !== "string" || !isRunId(value)) throw new UsageError(`--run-id: ${shownArgument(value)} is not a run id: ${RUN_ID_EXPECTED}`);
   return value;
 }
 
@@ -63,18 +63,18 @@ export function runIdFlag(value: unknown): string | undefined {
  * name no run can have is a usage error, not a "no run" that echoes it as typed.
  */
 export function runIdArgument(value: string): string {
-  if (!isRunId(value)) throw new UsageError(`${shownRunId(value)} is not a run id: ${RUN_ID_EXPECTED}`);
+  if (!isRunId(value)) throw new UsageError(`${shownArgument(value)} is not a run id: ${RUN_ID_EXPECTED}`);
   return value;
 }
 
 /** A task id given to `cancel` or `redrive`: one no workflow can have is a usage error, as a bad run id is, not "no such task". */
 export function taskIdArgument(value: string): string {
-  if (!isTaskId(value)) throw new UsageError(`${shownRunId(value)} is not a task id: ${TASK_ID_EXPECTED}`);
+  if (!isTaskId(value)) throw new UsageError(`${shownArgument(value)} is not a task id: ${TASK_ID_EXPECTED}`);
   return value;
 }
 
-/** A rejected run id as the error shows it: quoted with its control characters escaped, and a long one cut. */
-function shownRunId(value: unknown): string {
+/** A rejected run id (or task id) as the error shows it: quoted with its control characters escaped, and a long one cut. */
+function shownArgument(value: unknown): string {
   if (typeof value !== "string" || value.length <= 2 * RUN_ID_SHOWN) return JSON.stringify(value);
   return `${JSON.stringify(value.slice(0, RUN_ID_SHOWN))}... (${value.length} characters)`;
 }

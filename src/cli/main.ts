@@ -76,6 +76,9 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
   return 1;
 }
 
+/** The command given: only `--verbose` comes before it. */
+const COMMAND = argv.find((arg) => !arg.startsWith("-"));
+
 /** The commands with no --output of their own (program.ts). */
 const WITHOUT_OUTPUT_FLAG = new Set(["list", "graph", "schema", "help"]);
 
@@ -85,8 +88,7 @@ const WITHOUT_OUTPUT_FLAG = new Set(["list", "graph", "schema", "help"]);
  */
 function jsonOutput(args: string[]): boolean {
   // These take no --output: theirs is an unknown flag, answered in text alone.
-  const command = args.find((arg) => !arg.startsWith("-"));
-  if (command !== undefined && WITHOUT_OUTPUT_FLAG.has(command)) return false;
+  if (COMMAND !== undefined && WITHOUT_OUTPUT_FLAG.has(COMMAND)) return false;
   let mode: string | undefined;
   for (let index = 0; index < args.length; index++) {
     const arg = args[index]!;
@@ -104,9 +106,9 @@ let stdoutLost = false;
 /**
  * Whether stdout shows a run's progress (`run`, `worker`), which the tasks' logs hold too, rather
  * than what the command is for (a list, a plan, the schema, a run id): that one's loss is an
- * error, exit 1, as a shell's `echo x > /dev/full` is. Only `--verbose` comes before a command.
+ * error, exit 1, as a shell's `echo x > /dev/full` is.
  */
-const OUTPUT_IS_PROGRESS = ((command) => (command === "run" || command === "worker") && !argv.includes("--dry-run"))(argv.find((arg) => !arg.startsWith("-")));
+const OUTPUT_IS_PROGRESS = (COMMAND === "run" || COMMAND === "worker") && !argv.includes("--dry-run");
 
 /** Handles a write error of stdout or stderr: EPIPE silently, any other once, on stderr if it still works. */
 function outputFailed(name: "stdout" | "stderr"): (error: NodeJS.ErrnoException) => void {

@@ -43,7 +43,7 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
   const entries = taskEntries(tasks, locator, problems);
   const valid: ValidatedFile["tasks"] = [];
   for (const [id, raw] of entries) {
-    if (!isValidId(id)) {
+    if (!isTaskId(id)) {
       const shown = quote(id);
       problems.atOffset(locator.offsetOf(["tasks", id], "key"), `invalid task id ${shown}: ${TASK_ID_EXPECTED}`);
     }
@@ -73,9 +73,6 @@ function wellFormedDependencies(dependsOn: unknown): WellFormedDependencies {
     return parsed.success ? parsed.data : undefined;
   });
 }
-
-/** True for an id that is safe as a log file name and matches the documented pattern. */
-export const isValidId = isTaskId;
 
 function taskEntries(tasks: unknown, locator: SourceLocator, problems: ProblemList): Array<[string, unknown]> {
   if (tasks === undefined) {
