@@ -116,6 +116,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     const logPath = logPathOf(task.id);
     const startedAt = performance.now();
     const tail = new Tail(tailLines);
+    ctx.watchTail?.(() => tail.lines());
     const result = (exit: Exit, abortReason: unknown): AttemptResult => {
       const timedOut = reasonCode(abortReason) === "TIMEOUT";
       return {

@@ -21,6 +21,8 @@ export interface AttemptContext {
   signal: AbortSignal;
   attempt: number;
   taskId: string;
+  /** A durable worker's: the handler gives it a way to read the attempt's last lines while it runs (stored with each heartbeat). */
+  watchTail?(read: () => string[]): void;
 }
 
 /**

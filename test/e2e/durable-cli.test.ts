@@ -589,6 +589,30 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
+  it("a task whose worker was SIGKILLed mid-task: its dead letter shows what it printed up to the worker's last heartbeat", async () => {
+    const file = await workflowFile(
+      "killed-mid-task",
+      `tasks:
+  build:
+    run: 'echo compiling; echo linking; sleep 60'
+`,
+    );
+    const doomed = await startWorker(["-j", "1", "--lease", "2s"]);
+    const runId = await submit(file);
+    expect(await eventually(() => doomed.stdout().includes(`${runId}/build | linking`))).toBe(true);
+    // Heartbeats come every third of the lease: after two of them, the lines are stored.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    doomed.cli.child.kill("SIGKILL");
+    await doomed.cli.done;
+
+    const worker = await startWorker(["-j", "1", "--lease", "2s"]);
+    expect((await waitForRun(runId, 15_000)).state).toBe("failed");
+    const dead = await taskq(["dead-letters", runId]);
+    expect(dead).toMatchObject({ code: 0, stderr: "" });
+    expect(dead.stdout).toBe(`${runId}/build: lease expired (worker ${doomed.id}, attempt 1) (1 attempt)\n    compiling\n    linking\n`);
+    expect((await stopWorker(worker)).code).toBe(143);
+  });
+
   it("worker flags: a lease under 1s or over 24h is a usage error, one under 5s gets a note; a metrics port in use is a plain error", async () => {
     const short = await taskq(["worker", "--lease", "0"]);
     expect(short.code).toBe(2);

@@ -139,6 +139,35 @@ describe("task lifecycle", () => {
     await store.cancelRun("swept");
   });
 
+  it("a swept attempt keeps the last lines its worker's heartbeats stored, and never an earlier attempt's", async () => {
+    await store.submitRun(workflow([task("loud", { retries: 1 }), task("quiet", { retries: 1 })]), { runId: "tails" });
+    const [loud, quiet] = await store.lease("gone", 5, 100);
+    expect([loud!.key, quiet!.key]).toEqual(["loud", "quiet"]);
+    // Attempt 1 of each: `loud` renews with its lines (twice: the later ones win), `quiet` without.
+    expect(await store.heartbeat(loud!.taskId, loud!.leaseToken, 100, { tail: ["step 1"] })).toBe("renewed");
+    expect(await store.heartbeat(loud!.taskId, loud!.leaseToken, 100, { tail: ["step 1", "step 2 \u0000 half"] })).toBe("renewed");
+    expect(await store.heartbeat(quiet!.taskId, quiet!.leaseToken, 100)).toBe("renewed");
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(await store.sweepOrphans()).toBe(2);
+    let [loudRow, quietRow] = (await store.runStatus("tails")).tasks;
+    expect(loudRow).toMatchObject({ state: "queued", attempts: 1, tail: ["step 1", "step 2 \uFFFD half"] });
+    expect(quietRow).toMatchObject({ state: "queued", attempts: 1, tail: [] });
+    // Attempt 2 of each dies before any heartbeat: attempt 1's lines are not its.
+    expect(await store.lease("gone", 5, 100)).toHaveLength(2);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(await store.sweepOrphans()).toBe(2);
+    [loudRow, quietRow] = (await store.runStatus("tails")).tasks;
+    expect(loudRow).toMatchObject({ state: "failed", attempts: 2, tail: [] });
+    expect(quietRow).toMatchObject({ state: "failed", attempts: 2, tail: [] });
+    // A dead letter whose last attempt renewed with lines shows them.
+    await store.submitRun(workflow([task("dies")]), { runId: "tail-dead" });
+    const [dies] = await store.lease("gone", 5, 100);
+    expect(await store.heartbeat(dies!.taskId, dies!.leaseToken, 100, { tail: ["compiling", "linking"] })).toBe("renewed");
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(await store.sweepOrphans()).toBe(1);
+    expect(await store.deadLetters("tail-dead")).toMatchObject([{ key: "dies", lastError: "lease expired (worker gone, attempt 1)", tail: ["compiling", "linking"] }]);
+  });
+
   it("takes durations up to the workflow format's 30 days, past int's 24.8: a 720h timeout, a 700h backoff, a 600h lease", async () => {
     const hours = (n: number) => n * 3_600_000;
     expect(hours(720)).toBe(MAX_DURATION_MS);

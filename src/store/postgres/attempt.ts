@@ -55,6 +55,10 @@ export class Attempt {
   #handlerDone = false;
   /** How the attempt ended, while its end is being recorded (not for an attempt given back or stale). */
   #recording: Outcome | undefined;
+  /** Reads the attempt's last lines so far, once the handler gave a way (see AttemptContext.watchTail). */
+  #readTail: (() => string[]) | undefined;
+  /** The last lines the last renewal stored, as JSON: sent again only when they changed. */
+  #storedTail = "[]";
 
   constructor(task: LeasedTask, options: AttemptOptions) {
     this.task = task;
@@ -174,7 +178,10 @@ export class Attempt {
     const started = performance.now();
     let outcome: Outcome;
     try {
-      await this.#options.handler(task, { signal, attempt: task.attempt, taskId: task.taskId });
+      await this.#options.handler(task, { signal, attempt: task.attempt, taskId: task.taskId, watchTail: (read) => {
+          this.#readTail = read;
+        },
+      });
       outcome = { kind: "success" };
     } catch (error) {
       outcome = failureOutcome(error, signal, task.timeoutMs);
@@ -244,11 +251,13 @@ export class Attempt {
     const sentAt = performance.now();
     // Run out already (this process stalled): the lease watch, due now, decides.
     if (sentAt >= this.#leaseEnds) return;
+    const tail = this.#changedTail();
     try {
       // An answer after the lease ran out is of no use; waiting on, the connection would stay taken.
-      const status = await store.heartbeat(task.taskId, task.leaseToken, leaseMs, { timeoutMs: this.#leaseEnds - sentAt });
+      const status = await store.heartbeat(task.taskId, task.leaseToken, leaseMs, { timeoutMs: this.#leaseEnds - sentAt, ...(tail === undefined ? {} : { tail: tail.lines }) });
       if (this.#lost !== undefined) return;
       if (status === "lost") return this.#lose("taken");
+      if (tail !== undefined) this.#storedTail = tail.json;
       this.#leaseEnds = sentAt + leaseMs;
       if (this.#heartbeat !== undefined) this.#watchLease();
       metrics.leaseRenewals.inc();
@@ -263,6 +272,19 @@ export class Attempt {
       emit({ type: "db-error", operation: "heartbeat", error, retrying: true });
     }
     if (this.#heartbeat !== undefined) this.#scheduleHeartbeat();
+  }
+
+  /** The attempt's last lines, when they differ from what the last renewal stored. */
+  #changedTail(): { lines: string[]; json: string } | undefined {
+    if (this.#readTail === undefined) return undefined;
+    let lines: string[];
+    try {
+      lines = this.#readTail();
+    } catch {
+      return undefined; // a handler's reader that fails costs the lines, never the lease
+    }
+    const json = JSON.stringify(lines);
+    return json === this.#storedTail ? undefined : { lines, json };
   }
 
   #lose(why: "taken" | "unreachable"): void {

@@ -85,14 +85,25 @@ export async function renewLease(
   token: string,
   leaseMs: number,
   timeoutMs?: number,
+  tail?: string[],
 ): Promise<HeartbeatStatus> {
-  const query = {
-    name: `taskq_heartbeat_${names.schema}`,
-    text: `UPDATE ${names.tasks} SET lease_expires_at = now() + $3 * interval '1 millisecond'
-            WHERE id = $1 AND lease_token = $2 AND state = 'running'
-            RETURNING cancel_requested`,
-    values: [taskId, token, leaseMs],
-  };
+  // With the attempt's last lines when they changed since the last renewal (see liveTailSql).
+  const query =
+    tail === undefined
+      ? {
+          name: `taskq_heartbeat_${names.schema}`,
+          text: `UPDATE ${names.tasks} SET lease_expires_at = now() + $3 * interval '1 millisecond'
+                  WHERE id = $1 AND lease_token = $2 AND state = 'running'
+                  RETURNING cancel_requested`,
+          values: [taskId, token, leaseMs],
+        }
+      : {
+          name: `taskq_heartbeat_tail_${names.schema}`,
+          text: `UPDATE ${names.tasks} SET lease_expires_at = now() + $3 * interval '1 millisecond', live_tail = $4, live_tail_token = lease_token
+                  WHERE id = $1 AND lease_token = $2 AND state = 'running'
+                  RETURNING cancel_requested`,
+          values: [taskId, token, leaseMs, tail],
+        };
   const result = await pool.query<{ cancel_requested: boolean }>(timeoutMs === undefined ? query : timedQuery(query, timeoutMs));
   const row = result.rows[0];
   if (row === undefined) return "lost";

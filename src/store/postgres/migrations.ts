@@ -2,6 +2,7 @@ import type pg from "pg";
 import { TaskqError } from "../../errors.js";
 import { bigintDurationsSql } from "./bigint-durations.js";
 import { leasedRetryOnSql } from "./leased-retry-on.js";
+import { liveTailSql } from "./live-tail.js";
 import { completeAndLeaseSql, completeSuccessFunction, recordedEndSql, runFilterSql } from "./batch-functions.js";
 import { schemaNames, type SchemaNames } from "./names.js";
 import { LONG_QUERY_TIMEOUT_MS, timedQuery } from "./timeouts.js";
@@ -142,6 +143,11 @@ const MIGRATIONS: Migration[] = [
     version: 7,
     name: "leased tasks carry retry_on: lease_tasks_v7, complete_and_lease_v7",
     sql: leasedRetryOnSql,
+  },
+  {
+    version: 8,
+    name: "a running attempt's last lines, stored by heartbeats: live_tail, live_tail_token",
+    sql: liveTailSql,
   },
 ];
 

@@ -17,7 +17,7 @@ import { readDeadLetters, readRunStatus } from "./status.js";
 import { generateRunId, submitNewRun, submitRun, type SubmitResult } from "./submit.js";
 import { toStoreError } from "./store-error.js";
 import { sweepExpiredLeases } from "./sweep.js";
-import { storableOutcome } from "./text.js";
+import { storableOutcome, storableText } from "./text.js";
 import { connectTimeoutOf, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, LONG_QUERY_TIMEOUT_MS, timedQuery, type Timeouts } from "./timeouts.js";
 import { inTransaction, isConflict, retryConflicts, transactionOnce } from "./transaction.js";
 import type { CompletionResult, DeadLetter, HeartbeatStatus, LeasedTask, Outcome, RunStatus, TaskState, Workflow } from "./types.js";
@@ -185,9 +185,12 @@ export class PostgresStore {
   /**
    * Extends a lease; "lost" when another worker or the sweeper owns the task now. With
    * `timeoutMs`, fails when not answered by then (a renewal after the lease ran out is no use).
+   * With `tail`, stores the attempt's last lines so far: a sweep of the task, should its worker
+   * die, records them as the attempt's (see liveTailSql).
    */
-  async heartbeat(taskId: string, token: string, leaseMs: number, options: { timeoutMs?: number } = {}): Promise<HeartbeatStatus> {
-    return this.#guard("heartbeat", () => renewLease(this.pool, this.#names, taskId, token, leaseMs, options.timeoutMs), options.timeoutMs);
+  async heartbeat(taskId: string, token: string, leaseMs: number, options: { timeoutMs?: number; tail?: string[] } = {}): Promise<HeartbeatStatus> {
+    const tail = options.tail?.map(storableText);
+    return this.#guard("heartbeat", () => renewLease(this.pool, this.#names, taskId, token, leaseMs, options.timeoutMs, tail), options.timeoutMs);
   }
 
   /** Records an attempt's outcome; false when `token` no longer owns the task. */

@@ -11,12 +11,15 @@ interface ExpiredRow {
   max_attempts: number;
   cancel_requested: boolean;
   worker_id: string | null;
+  /** The attempt's last lines as its heartbeats stored them; null when none did (see liveTailSql). */
+  live_tail: string[] | null;
 }
 
 /**
  * Recovers running tasks whose lease expired (their worker died or stalled):
  * requeued at once with the attempt already counted, failed when attempts are
- * exhausted, cancelled when a cancel was pending. SKIP LOCKED lets several
+ * exhausted, cancelled when a cancel was pending. The attempt's last lines are
+ * those its worker's last heartbeat stored, if any. SKIP LOCKED lets several
  * workers sweep at once without waiting on each other. Returns the count; the
  * caller settles the runs' states after commit.
  */
@@ -26,7 +29,8 @@ export async function sweepExpiredLeases(
   limit = 100,
 ): Promise<number> {
   const expired = await client.query<ExpiredRow>(
-    `SELECT id, run_id, key, attempts, max_attempts, cancel_requested, worker_id
+    `SELECT id, run_id, key, attempts, max_attempts, cancel_requested, worker_id,
+            CASE WHEN live_tail_token = lease_token THEN live_tail END AS live_tail
        FROM ${names.tasks}
       WHERE state = 'running' AND lease_expires_at < now()
       ORDER BY lease_expires_at
@@ -38,7 +42,9 @@ export async function sweepExpiredLeases(
   for (const row of expired.rows) {
     const reason = `lease expired (worker ${row.worker_id ?? "unknown"}, attempt ${row.attempts})`;
     // How the swept attempt ended is unknown: none of the previous attempt's exit code, signal or output is its.
-    const attempt = { lastError: reason, exitCode: null, signal: null, timedOut: false, tail: [] };
+    // What it printed up to its worker's last heartbeat is.
+    const tail = row.live_tail ?? [];
+    const attempt = { lastError: reason, exitCode: null, signal: null, timedOut: false, tail };
     if (row.cancel_requested) {
       await finalizeTask(client, names, row, "cancelled", { attempt, cancelReason: "cancelled by request" });
     } else if (row.attempts >= row.max_attempts) {
@@ -47,9 +53,9 @@ export async function sweepExpiredLeases(
       await client.query(
         `UPDATE ${names.tasks}
             SET state = 'queued', not_before = now(), queued_at = now(), lease_token = NULL, lease_expires_at = NULL,
-                worker_id = NULL, last_error = $2, exit_code = NULL, signal = NULL, timed_out = false, tail = '{}'
+                worker_id = NULL, last_error = $2, exit_code = NULL, signal = NULL, timed_out = false, tail = $3
           WHERE id = $1`,
-        [row.id, reason],
+        [row.id, reason, tail],
       );
       requeued.add(row.run_id);
     }

@@ -6,6 +6,12 @@ export interface AttemptContext {
   signal: AbortSignal;
   attempt: number;
   taskId: string;
+  /**
+   * Gives the worker a way to read the attempt's last lines of output while it runs: each
+   * heartbeat stores them when they changed, so that if this worker dies mid-task, the dead
+   * letter of the attempt still shows what it last printed.
+   */
+  watchTail(read: () => string[]): void;
 }
 
 /**
