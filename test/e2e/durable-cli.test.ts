@@ -390,6 +390,32 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
+  it("status shows a running task's last lines as its worker's last heartbeat stored them (JSON: all of them), newer ones as it prints more", async () => {
+    const go = path.join(ws.dir, `go-${randomBytes(3).toString("hex")}`);
+    const file = await workflowFile(
+      "watched",
+      `tasks:
+  job: { run: 'for i in 1 2 3 4; do echo "step $i"; done; while [ ! -f "$GO" ]; do sleep 0.05; done; echo deploying; sleep 1000', env: { GO: "${go}" } }
+`,
+    );
+    const worker = await startWorker(["-j", "1", "--lease", "1s"]);
+    const runId = await submit(file);
+    const shows = async (text: string) => {
+      let status = await taskq(["status", runId]);
+      const seen = await eventually(async () => (status = await taskq(["status", runId])).stdout.includes(text), 10_000);
+      return seen ? status.stdout : `never: ${status.stdout}`;
+    };
+    // The last three of its lines, under its line; a heartbeat comes every third of the lease.
+    expect(await shows("step 4")).toMatch(new RegExp(`▶ job: attempt 1/1 on ${worker.id}, for \\S+\n    last 3 lines \\(at its last heartbeat\\):\n      step 2\n      step 3\n      step 4\n`));
+    const json = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { running: { id: string; lastLines?: string[] }[] };
+    expect(json.running).toMatchObject([{ id: "job", lastLines: ["step 1", "step 2", "step 3", "step 4"] }]);
+    await writeFile(go, "");
+    expect(await shows("deploying")).toContain("      step 3\n      step 4\n      deploying\n");
+    await taskq(["cancel", runId]);
+    expect((await waitForRun(runId)).state).toBe("cancelled");
+    expect((await stopWorker(worker)).code).toBe(143);
+  });
+
   it("status says when a running task's lease has run out (its worker SIGKILLed, no other worker to sweep it), not only for how long it runs", async () => {
     const file = await workflowFile("orphaned", "tasks:\n  job: { run: 'echo started; sleep 1000', retries: 1 }\n  last: { run: 'sleep 1000' }\n");
     const worker = await startWorker(["-j", "1", "--lease", "1s"]);

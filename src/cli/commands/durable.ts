@@ -372,6 +372,7 @@ function runningLines(status: RunStatus): NonNullable<RunSummary["running"]> {
       workerId: t.workerId,
       runningMs: t.runningMs ?? 0,
       ...(t.leaseExpiredMs === undefined ? {} : { leaseExpiredMs: t.leaseExpiredMs }),
+      ...(t.liveTail === undefined ? {} : { lastLines: t.liveTail }),
     }))
     .sort((a, b) => b.runningMs - a.runningMs);
 }

@@ -7,6 +7,8 @@ import type { RunSummary } from "./types.js";
 
 /** Running tasks listed by a durable run's status; the rest are counted. */
 const RUNNING_SHOWN = 50;
+/** Of a running task's last lines (JSON has them all), those its status shows: a glance, not its log. */
+const RUNNING_LINES_SHOWN = 3;
 /** Dead letters shown with their log path and last lines; the others get one line each. */
 const DEAD_LETTERS_WITH_LINES = 20;
 /** The tasks a dead letter cancelled named on its line; the rest counted (JSON lists them all). */
@@ -71,6 +73,11 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
       const next = task.attempt < task.maxAttempts ? "queues it again" : "ends it (no attempts left)";
       const expired = task.leaseExpiredMs === undefined ? "" : c.yellow(`; its lease ran out ${formatWall(task.leaseExpiredMs)} ago (the worker is gone or stalled): a worker's sweep ${next}`);
       out.push(`  ${c.cyan("▶")} ${c.bold(task.id)}: attempt ${task.attempt}/${task.maxAttempts}${worker}, for ${formatWall(task.runningMs)}${expired}`);
+      const lines = task.lastLines?.slice(-RUNNING_LINES_SHOWN) ?? [];
+      if (lines.length > 0) {
+        out.push(`    last ${lines.length === 1 ? "line" : `${lines.length} lines`} (at its last heartbeat):`);
+        for (const line of lines) out.push(c.dim(`      ${safe(line)}`));
+      }
     }
     if (running.length > RUNNING_SHOWN) out.push(`  ... and ${running.length - RUNNING_SHOWN} more`);
   }

@@ -52,6 +52,8 @@ export interface RunningLine {
   runningMs: number;
   /** How long ago its lease ran out, where it has: no worker runs it, whatever the database still says. */
   leaseExpiredMs?: number;
+  /** Its last lines so far, as its worker's last heartbeat stored them: none before the first. */
+  lastLines?: string[];
 }
 
 export interface RunSummary {

@@ -95,6 +95,8 @@ export interface TaskStatusRow {
    * renews it (gone, stalled or cut off), and no sweep has queued it again yet.
    */
   leaseExpiredMs?: number;
+  /** A running attempt's last lines, as its worker's last heartbeat stored them (none before its first). */
+  liveTail?: string[];
 }
 
 export interface DeadLetter extends TaskStatusRow {
