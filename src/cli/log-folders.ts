@@ -189,6 +189,8 @@ export interface LogPruneResult {
   before: string;
   /** Their names (run ids), sorted. */
   runs: string[];
+  /** Those that could not be deleted (another user's, in a shared root), each with why; the others were pruned all the same. */
+  failed: Array<{ run: string; dir: string; problem: string }>;
 }
 
 /**
@@ -199,7 +201,8 @@ export interface LogPruneResult {
  * folder of logs that is not taskq's, a folder with other files or subfolders, a symbolic
  * link) is left alone, so a mistaken `--log-dir` deletes nothing of the user's. A folder in
  * use (see MARKER_PREFIX) is never deleted. With `dryRun`, only lists them. A missing `root`
- * has nothing to prune.
+ * has nothing to prune. A folder that cannot be deleted (another user's, in a root users
+ * share) is listed in `failed`, and the folders after it are still pruned.
  */
 export function pruneLogFolders(root: string, olderThanMs: number, options: { dryRun: boolean; now?: number }): LogPruneResult {
   const before = (options.now ?? Date.now()) - olderThanMs;
@@ -208,11 +211,12 @@ export function pruneLogFolders(root: string, olderThanMs: number, options: { dr
     names = readdirSync(root);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? "error";
-    if (code === "ENOENT") return { before: new Date(before).toISOString(), runs: [] };
+    if (code === "ENOENT") return { before: new Date(before).toISOString(), runs: [], failed: [] };
     throw new TaskqError("LOG_DIR", `cannot read the log folder ${root}: ${folderProblem(error, root)}`, { cause: error, exitCode: 1 });
   }
   const host = hostname();
   const runs: string[] = [];
+  const failed: LogPruneResult["failed"] = [];
   for (const name of names.sort()) {
     const dir = path.join(root, name);
     const folder = inspectRunFolder(dir, name, host);
@@ -223,12 +227,13 @@ export function pruneLogFolders(root: string, olderThanMs: number, options: { dr
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code ?? "error";
         if (code === "ENOENT") continue; // pruned meanwhile by another prune
-        throw new TaskqError("LOG_DIR", `cannot delete ${dir}: ${folderProblem(error, dir)}`, { cause: error, exitCode: 1 });
+        failed.push({ run: name, dir, problem: folderProblem(error, dir) });
+        continue;
       }
     }
     runs.push(name);
   }
-  return { before: new Date(before).toISOString(), runs };
+  return { before: new Date(before).toISOString(), runs, failed };
 }
 
 /** A run folder's newest write and whether a live process holds it; undefined for anything not a run folder. */

@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { mkdir, readdir, rename, symlink, utimes, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, readdir, rename, symlink, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -191,6 +191,36 @@ describe("taskq prune --logs", () => {
     expect(pruned.stdout).toMatch(new RegExp(`^pruned 5 run folders last written before \\S+:\n${prunable.map((id) => `  ${path.join(root, id)}\n`).join("")}$`));
     expect(await entries(root)).toEqual(["mysql", "notes", "target"]);
     expect(await entries(path.join(root, "target"))).toEqual(["precious.log"]);
+  });
+
+  // Run as root here (as CI is): the folders of two users in one log root, pruned by one of them (nobody, 65534).
+  it.skipIf(process.getuid?.() !== 0)("in a log root users share, a folder another user's cannot be deleted: said, exit 1, and the user's own after it are pruned all the same", async () => {
+    const ws = await workspace("tasks: {}\n");
+    await chmod(ws.dir, 0o755);
+    const root = ws.logs;
+    await mkdir(root);
+    await chmod(root, 0o1777); // as /tmp: each user may delete only their own
+    const old = 100 * DAY_MS;
+    const theirs = path.join(root, "20261101-080000-aaaa");
+    const mine = ["20261101-080000-bbbb", "20261102-080000-cccc"];
+    await folder(theirs, { [STAMP]: STAMP_TEXT, "a.log": "theirs\n" }, old);
+    for (const name of mine) {
+      await folder(path.join(root, name), { [STAMP]: STAMP_TEXT, "a.log": "mine\n" }, old);
+      for (const entry of [name, `${name}/${STAMP}`, `${name}/a.log`]) await chown(path.join(root, entry), 65534, 65534);
+    }
+    const asNobody = { env: ENV, cwd: ws.dir, uid: 65534, gid: 65534 };
+
+    const pruned = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "30d"], asNobody);
+    expect(pruned.stderr).toBe(`taskq: cannot delete ${theirs}: permission denied (EACCES)\n`);
+    expect(pruned.stdout).toMatch(new RegExp(`^pruned 2 run folders last written before \\S+:\n${mine.map((id) => `  ${path.join(root, id)}\n`).join("")}$`));
+    expect(pruned.code).toBe(1);
+    expect(await entries(root)).toEqual(["20261101-080000-aaaa"]);
+    expect(await entries(theirs)).toEqual([STAMP, "a.log"]);
+
+    const json = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "30d", "--output", "json"], asNobody);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toEqual({ before: expect.any(String), logDir: root, pruned: [], failed: [{ run: "20261101-080000-aaaa", error: "permission denied (EACCES)" }] });
+    expect(json.stderr).toBe(`taskq: cannot delete ${theirs}: permission denied (EACCES)\n`);
   });
 
   it("refuses an age without a unit, and says what to write; a task's timeout in seconds is as it was", async () => {

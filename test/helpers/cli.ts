@@ -39,17 +39,28 @@ export interface RunningCli {
   done: Promise<CliResult>;
 }
 
+/** How the CLI is started: `uid` and `gid` run it as another user (the test must run as root). */
+export interface CliOptions {
+  cwd?: string;
+  env?: Record<string, string | undefined>;
+  nodeArgs?: string[];
+  uid?: number;
+  gid?: number;
+}
+
 /**
  * Starts the real CLI as the leader of its own process group (as a shell
  * would), with CI set so output is plain, and PATH including the fixtures.
  */
-export function startCli(args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; nodeArgs?: string[] } = {}): RunningCli {
+export function startCli(args: string[], options: CliOptions = {}): RunningCli {
   const started = Date.now();
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, CI: "true", NO_COLOR: "1", PATH: `${FIXTURES}:${process.env.PATH ?? ""}`, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
+    uid: options.uid,
+    gid: options.gid,
   });
   let stdout = "";
   let stderr = "";
@@ -61,7 +72,7 @@ export function startCli(args: string[], options: { cwd?: string; env?: Record<s
   return { child, stdout: () => stdout, stderr: () => stderr, done };
 }
 
-export function runCli(args: string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<CliResult> {
+export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return startCli(args, options).done;
 }
 

@@ -257,15 +257,21 @@ export async function pruneCommand(flags: Flags): Promise<number> {
 async function pruneLogs(logRoot: string, olderThanMs: number, flags: Flags): Promise<number> {
   const { pruneLogFolders } = await import("../log-folders.js");
   const dryRun = flags.dryRun === true;
-  const { before, runs } = pruneLogFolders(logRoot, olderThanMs, { dryRun });
+  const { before, runs, failed } = pruneLogFolders(logRoot, olderThanMs, { dryRun });
+  // A folder that could not be deleted (another user's, in a root users share) is said on
+  // stderr and makes the exit 1; the others were pruned all the same, and are listed.
+  for (const { dir, problem } of failed) process.stderr.write(`taskq: cannot delete ${dir}: ${problem}\n`);
+  const code = failed.length === 0 ? 0 : 1;
   if (flags.output === "json") {
-    process.stdout.write(`${JSON.stringify({ before, logDir: logRoot, [dryRun ? "wouldPrune" : "pruned"]: runs })}\n`);
-    return 0;
+    const notDeleted = failed.length === 0 ? {} : { failed: failed.map(({ run, problem }) => ({ run, error: problem })) };
+    process.stdout.write(`${JSON.stringify({ before, logDir: logRoot, [dryRun ? "wouldPrune" : "pruned"]: runs, ...notDeleted })}\n`);
+    return code;
   }
   const what = `${runs.length} run folder${runs.length === 1 ? "" : "s"} last written before ${before}`;
   const list = runs.map((id) => `  ${path.join(logRoot, id)}\n`).join("");
-  process.stdout.write(runs.length === 0 ? `no run folder in ${logRoot} last written before ${before}\n` : `${dryRun ? "would prune" : "pruned"} ${what}:\n${list}`);
-  return 0;
+  if (runs.length > 0) process.stdout.write(`${dryRun ? "would prune" : "pruned"} ${what}:\n${list}`);
+  else if (failed.length === 0) process.stdout.write(`no run folder in ${logRoot} last written before ${before}\n`);
+  return code;
 }
 
 /**
