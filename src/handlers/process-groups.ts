@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { LongTimer } from "../engine/long-timer.js";
 import { procStatFields } from "../process-exists.js";
 import { guardGroup, unguardGroup } from "./group-guard.js";
@@ -337,6 +337,64 @@ export function exitedByItself(pid: number): boolean {
   // exit_code, field 52 (Linux 3.5), is as waitpid gives it: no signal in its low 7 bits.
   const status = Number(fields?.[52 - 3]);
   return fields?.[0] === "Z" && Number.isInteger(status) && (status & 0x7f) === 0;
+}
+
+/** Processes taskq may not signal, and the users they run as (see beyondReach). */
+export interface BeyondReach {
+  count: number;
+  /** Their users' names ("root"), or uids where /etc/passwd does not name them, sorted. */
+  users: string[];
+}
+
+/**
+ * What is left of an ended task's session (its shell reaped) that taskq may not signal: its
+ * processes that run as another user (`sudo`, a setuid program), which no SIGTERM or SIGKILL of
+ * taskq's, nor its guard's, reaches, so they run on after the task and after taskq. Only looked
+ * for while the task's group still has members (kill(0) says so, EPERM included): the common
+ * case costs one syscall. Undefined when there are none. Never throws.
+ */
+export function beyondReach(sid: number): BeyondReach | undefined {
+  if (!signalProcessGroup(sid, 0)) return undefined;
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return undefined;
+  }
+  let count = 0;
+  const uids = new Set<number>();
+  for (const name of names) {
+    const pid = Number(name);
+    if (!(pid > 1)) continue;
+    const stat = readStatSync(name);
+    if (stat === undefined || stat.session !== sid || stat.state === "Z" || stat.state === "X") continue;
+    try {
+      process.kill(pid, 0);
+      continue; // ours to signal
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EPERM") continue; // gone meanwhile
+    }
+    count++;
+    try {
+      uids.add(statSync(`/proc/${name}`).uid);
+    } catch {
+      // gone meanwhile: counted all the same
+    }
+  }
+  return count === 0 ? undefined : { count, users: [...uids].map(userName).sort() };
+}
+
+/** A uid's name from /etc/passwd ("root"), else "uid N". */
+function userName(uid: number): string {
+  try {
+    for (const line of readFileSync("/etc/passwd", "utf8").split("\n")) {
+      const [name, , id] = line.split(":");
+      if (name !== undefined && name !== "" && id === String(uid)) return name;
+    }
+  } catch {
+    // no /etc/passwd
+  }
+  return `uid ${uid}`;
 }
 
 /** Signals a whole group; false when the group no longer exists. Never throws. */

@@ -9,7 +9,7 @@ import { describeFailure, LogWriteError, TaskFailedError } from "./errors.js";
 import { guardProblem } from "./group-guard.js";
 import { Tail } from "./line-splitter.js";
 import { attemptLine, closeLogFile, logPathsIn, openLogFile, openLogFileAsync, type LogFile } from "./log-file.js";
-import { exitedByItself, registerProcessGroup, TASKQ_PID_VARIABLE, unregisterProcessGroup } from "./process-groups.js";
+import { beyondReach, exitedByItself, registerProcessGroup, TASKQ_PID_VARIABLE, unregisterProcessGroup, type BeyondReach } from "./process-groups.js";
 import { formatDuration } from "./format-duration.js";
 import { OpenTimes } from "./open-times.js";
 import { GroupTerminator, type Leftovers } from "./terminate-group.js";
@@ -287,6 +287,9 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       // Stopped without a word, a leftover would go unnoticed, and one that ignores SIGTERM
       // adds the kill grace to the task's time for no reason the user could see.
       if (leftovers !== undefined) options.sink.note?.(leftoversNote(task.id, leftovers, options.killGraceMs));
+      // Processes it started as another user (`sudo`) outlive every signal of taskq's: said, not left unseen.
+      const unreachable = beyondReach(pid);
+      if (unreachable !== undefined) options.sink.note?.(beyondReachNote(task.id, unreachable));
       // The group is empty now: its id is free for anyone, and leaves every list at once (the
       // output may take seconds more to drain).
       terminator.dispose();
@@ -324,6 +327,14 @@ function leftoversNote(taskId: string, { stopped, killed }: Leftovers, killGrace
   if (killed === 0) return note;
   const who = killed === 1 ? (stopped === 1 ? "it ignored SIGTERM and was" : "1 ignored SIGTERM and was") : `${killed} ignored SIGTERM and were`;
   return `${note}; ${who} killed after the kill grace (${formatDuration(killGraceMs)})`;
+}
+
+/** "deploy: 2 processes it left running are another user's (root), which taskq may not signal: they run on". */
+function beyondReachNote(taskId: string, { count, users }: BeyondReach): string {
+  const whose = `another user's (${users.join(", ")})`;
+  return count === 1
+    ? `${taskId}: 1 process it left running is ${whose}, which taskq may not signal: it runs on`
+    : `${taskId}: ${count} processes it left running are ${whose}, which taskq may not signal: they run on`;
 }
 
 /** `base`'s variables, then `own`'s, then `taskq`'s, each over the one before. */

@@ -1,8 +1,10 @@
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
 import { findLeftovers, isAlive } from "../helpers/processes.js";
 import { SLACK_MS, checkAllClean, delay, jsonEvents, readLedger, runToEnd, singleRunId, startRun, tasksYaml, waitForOutput, waitUntil } from "./reliability-harness.js";
 
@@ -273,6 +275,50 @@ describe("process trees and timeouts", () => {
     expect(result.stdout).toContain(`d | pid=${run.child.pid}`);
     expect(await sleeping1000(await singleRunId(run.logs))).toEqual([]);
   });
+
+  // Run as root here (as CI is): taskq runs as nobody (65534), and its tasks start processes as root through a
+  // setuid copy of setpriv (as `sudo` would), which taskq may not signal.
+  it.skipIf(process.getuid?.() !== 0 || !existsSync("/usr/bin/setpriv"))(
+    "processes a task started as another user (sudo) outlive every signal of taskq's: a note says so, for a task stopped and for one that ended",
+    { timeout: 60_000 },
+    async (ctx) => {
+      const dir = await mkdtemp(path.join(tmpdir(), "taskq-other-user-"));
+      let runId: string | undefined;
+      try {
+        await chmod(dir, 0o755);
+        await mkdir(path.join(dir, "logs"), { mode: 0o777 });
+        await chmod(path.join(dir, "logs"), 0o777);
+        const becomeRoot = path.join(dir, "become-root");
+        await copyFile("/usr/bin/setpriv", becomeRoot);
+        await chmod(becomeRoot, 0o4755);
+        const asNobody = { uid: 65534, gid: 65534 };
+        const probe = spawnSync(becomeRoot, ["--reuid=0", "--regid=0", "--clear-groups", "id", "-u"], { ...asNobody, encoding: "utf8" });
+        if (probe.stdout !== "0\n") ctx.skip(); // a file system mounted nosuid
+        const asRoot = `${becomeRoot} --reuid=0 --regid=0 --clear-groups sh -c 'trap \\"\\" TERM; exec sleep 1000'`;
+        const file = path.join(dir, "workflow.yaml");
+        await writeFile(file, tasksYaml([
+          ["stopped", `{ run: "${asRoot}", timeout: 300ms }`],
+          ["ended", `{ run: "${asRoot} & sleep 0.3; echo started" }`],
+        ]));
+        const result = await runCli(["run", file, "-j", "2", "--kill-grace", "500ms", "--output", "json", "--log-dir", path.join(dir, "logs")], { ...asNobody, cwd: dir });
+        [runId] = await readdir(path.join(dir, "logs"));
+        expect(result.code).toBe(1);
+        const notes = jsonEvents(result.stdout)
+          .filter((e) => e.event === "note" && / another user's /.test(String(e.message)))
+          .map((e) => e.message)
+          .sort();
+        expect(notes).toEqual([
+          "ended: 1 process it left running is another user's (root), which taskq may not signal: it runs on",
+          "stopped: 1 process it left running is another user's (root), which taskq may not signal: it runs on",
+        ]);
+        // As the notes say: still running after taskq.
+        expect(await sleeping1000(runId!)).toHaveLength(2);
+      } finally {
+        if (runId !== undefined) for (const pid of await findLeftovers(runId)) process.kill(pid, "SIGKILL");
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   it("SIGKILLs the group when a grandchild ignores SIGTERM, after the grace (case 10)", async () => {
     const yaml = tasksYaml([["tree", '{ run: "echo pgid $$; spawn-grandchild", timeout: 300ms }']]);
