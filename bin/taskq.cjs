@@ -54,7 +54,7 @@ function runBundle(file) {
   // The file is the CommonJS wrapper function already, in ASCII (see scripts/bundle-cli.js).
   const script = new vm.Script(bytes.toString("latin1"), { filename: file, cachedData });
   if (useCache && (cachedData === undefined || script.cachedDataRejected || process.env.TASKQ_WRITE_CODE_CACHE)) {
-    process.once("exit", () => writeCache(script, cacheFile, bytes));
+    process.once("exit", () => writeCache(script, file, cacheFile, bytes));
   }
   const module = { exports: {} };
   script.runInThisContext().call(module.exports, module.exports, Module.createRequire(file), module, file, path.dirname(file));
@@ -98,8 +98,11 @@ function digest(bytes) {
 /**
  * Written whole or not at all (a temporary file renamed over the old one). The file is
  * opened before the cache is serialized (~10 ms): a read-only install pays one failed open.
+ * It gets the bundle's permissions, not the umask's: on a machine users share, a cache that
+ * root rewrote under `umask 077` (after a Node upgrade) would be unreadable to every other
+ * user of the install, who could not write another, and start without one for good.
  */
-function writeCache(script, cacheFile, bytes) {
+function writeCache(script, file, cacheFile, bytes) {
   const temporary = `${cacheFile}.${process.pid}.tmp`;
   let fd;
   try {
@@ -108,6 +111,7 @@ function writeCache(script, cacheFile, bytes) {
     return;
   }
   try {
+    fs.fchmodSync(fd, fs.statSync(file).mode & 0o666);
     // V8 stamps the cache with a hash of its flags: a V8 flag the run changed
     // (src/cli/small-heap.ts) goes back first, or every later start would reject the cache.
     globalThis[Symbol.for("taskq.restoreV8Flags")]?.();

@@ -129,6 +129,21 @@ describe("the code cache", () => {
     expect(readdirSync(path.join(install, "dist/bundle"))).toEqual(["cli.cjs"]);
   });
 
+  // Run as root here (as CI is): root rewrites a rejected cache (after a Node upgrade, say) under a umask of 077.
+  it.skipIf(process.getuid?.() !== 0)("rewritten under a strict umask, is as readable as the bundle: other users of the install still start with it", () => {
+    for (const entry of [install, path.join(install, "bin"), path.join(install, "dist"), path.join(install, "dist/bundle")]) chmodSync(entry, 0o755);
+    for (const entry of [bin, workflow, path.join(install, "package.json"), path.join(install, "dist/bundle/cli.cjs")]) chmodSync(entry, 0o644);
+    writeFileSync(cache, Buffer.alloc(4096, 7));
+    chmodSync(cache, 0o644);
+    const result = spawnSync("/bin/sh", ["-c", 'umask 077; exec "$0" "$@"', process.execPath, bin, "validate", workflow], { cwd: install, encoding: "utf8", env: { ...process.env, CI: "true" } });
+    expect({ code: result.status, stdout: result.stdout, stderr: result.stderr }).toEqual({ code: 0, stdout: `${workflow}: ok, 2 tasks\n`, stderr: "" });
+    expect(readFileSync(cache).equals(Buffer.alloc(4096, 7))).toBe(false);
+    expect(statSync(cache).mode & 0o777).toBe(0o644);
+    const read = spawnSync(process.execPath, ["-e", "require('node:fs').readFileSync(process.argv[1])", cache], { uid: 65534, gid: 65534, encoding: "utf8" });
+    expect(read.stderr).toBe("");
+    expect(read.status).toBe(0);
+  });
+
   it("is neither read nor written with TASKQ_CODE_CACHE=0", () => {
     rmSync(cache, { force: true });
     expect(taskq(["validate", workflow], { TASKQ_CODE_CACHE: "0" }).code).toBe(0);
