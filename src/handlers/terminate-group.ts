@@ -7,8 +7,13 @@ const POLL_MS = 25;
 /** How long the members left in an ended task's group get to leave it (setsid) before they are stopped. */
 const LEAVING_MS = 100;
 const LEAVING_POLL_MS = 10;
-/** How long SIGKILLed processes get to disappear before the attempt stops waiting. */
-const KILL_SETTLE_MS = 2000;
+/**
+ * How long SIGKILLed processes get to disappear before the attempt stops waiting (a process in
+ * uninterruptible sleep, another user's that taskq may not signal). Shorter than the 2 s past the
+ * kill grace that a stopping run or worker waits for its stopped tasks' handlers: a handler given
+ * up on at the same moment would never say what it left running (see shell-handler.ts).
+ */
+const KILL_SETTLE_MS = 1500;
 
 /** What reap() stopped of a task that ended by itself: the processes it left running. */
 export interface Leftovers {

@@ -4,7 +4,7 @@ import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } fro
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
+import { runCli, startCli } from "../helpers/cli.js";
 import { findLeftovers, isAlive } from "../helpers/processes.js";
 import { SLACK_MS, checkAllClean, delay, jsonEvents, readLedger, runToEnd, singleRunId, startRun, tasksYaml, waitForOutput, waitUntil } from "./reliability-harness.js";
 
@@ -278,36 +278,51 @@ describe("process trees and timeouts", () => {
 
   // Run as root here (as CI is): taskq runs as nobody (65534), and its tasks start processes as root through a
   // setuid copy of setpriv (as `sudo` would), which taskq may not signal.
-  it.skipIf(process.getuid?.() !== 0 || !existsSync("/usr/bin/setpriv"))(
+  const asNobody = { uid: 65534, gid: 65534 };
+  const otherUser = process.getuid?.() !== 0 || !existsSync("/usr/bin/setpriv");
+
+  /** A folder nobody can use, and the command that runs `sleep 1000` there as root, ignoring SIGTERM; undefined where setuid does not work. */
+  async function rootSleeper(dir: string): Promise<string | undefined> {
+    await chmod(dir, 0o755);
+    await mkdir(path.join(dir, "logs"));
+    await chmod(path.join(dir, "logs"), 0o777);
+    const becomeRoot = path.join(dir, "become-root");
+    await copyFile("/usr/bin/setpriv", becomeRoot);
+    await chmod(becomeRoot, 0o4755);
+    const probe = spawnSync(becomeRoot, ["--reuid=0", "--regid=0", "--clear-groups", "id", "-u"], { ...asNobody, encoding: "utf8" });
+    if (probe.stdout !== "0\n") return undefined; // a file system mounted nosuid
+    return `${becomeRoot} --reuid=0 --regid=0 --clear-groups sh -c 'trap \\"\\" TERM; exec sleep 1000'`;
+  }
+
+  /** The notes about processes of another user. */
+  function otherUserNotes(stdout: string): unknown[] {
+    return jsonEvents(stdout)
+      .filter((e) => e.event === "note" && / another user's /.test(String(e.message)))
+      .map((e) => e.message)
+      .sort();
+  }
+
+  it.skipIf(otherUser)(
     "processes a task started as another user (sudo) outlive every signal of taskq's: a note says so, for a task stopped and for one that ended",
     { timeout: 60_000 },
     async (ctx) => {
       const dir = await mkdtemp(path.join(tmpdir(), "taskq-other-user-"));
       let runId: string | undefined;
       try {
-        await chmod(dir, 0o755);
-        await mkdir(path.join(dir, "logs"), { mode: 0o777 });
-        await chmod(path.join(dir, "logs"), 0o777);
-        const becomeRoot = path.join(dir, "become-root");
-        await copyFile("/usr/bin/setpriv", becomeRoot);
-        await chmod(becomeRoot, 0o4755);
-        const asNobody = { uid: 65534, gid: 65534 };
-        const probe = spawnSync(becomeRoot, ["--reuid=0", "--regid=0", "--clear-groups", "id", "-u"], { ...asNobody, encoding: "utf8" });
-        if (probe.stdout !== "0\n") ctx.skip(); // a file system mounted nosuid
-        const asRoot = `${becomeRoot} --reuid=0 --regid=0 --clear-groups sh -c 'trap \\"\\" TERM; exec sleep 1000'`;
+        const asRoot = await rootSleeper(dir);
+        if (asRoot === undefined) return ctx.skip();
         const file = path.join(dir, "workflow.yaml");
-        await writeFile(file, tasksYaml([
-          ["stopped", `{ run: "${asRoot}", timeout: 300ms }`],
-          ["ended", `{ run: "${asRoot} & sleep 0.3; echo started" }`],
-        ]));
+        await writeFile(
+          file,
+          tasksYaml([
+            ["stopped", `{ run: "${asRoot}", timeout: 300ms }`],
+            ["ended", `{ run: "${asRoot} & sleep 0.3; echo started" }`],
+          ]),
+        );
         const result = await runCli(["run", file, "-j", "2", "--kill-grace", "500ms", "--output", "json", "--log-dir", path.join(dir, "logs")], { ...asNobody, cwd: dir });
         [runId] = await readdir(path.join(dir, "logs"));
         expect(result.code).toBe(1);
-        const notes = jsonEvents(result.stdout)
-          .filter((e) => e.event === "note" && / another user's /.test(String(e.message)))
-          .map((e) => e.message)
-          .sort();
-        expect(notes).toEqual([
+        expect(otherUserNotes(result.stdout)).toEqual([
           "ended: 1 process it left running is another user's (root), which taskq may not signal: it runs on",
           "stopped: 1 process it left running is another user's (root), which taskq may not signal: it runs on",
         ]);
@@ -319,6 +334,29 @@ describe("process trees and timeouts", () => {
       }
     },
   );
+
+  it.skipIf(otherUser)("a task stopped by a shutdown says so too: its handler is not given up on before it can", { timeout: 60_000 }, async (ctx) => {
+    const dir = await mkdtemp(path.join(tmpdir(), "taskq-other-user-"));
+    let runId: string | undefined;
+    try {
+      const asRoot = await rootSleeper(dir);
+      if (asRoot === undefined) return ctx.skip();
+      const file = path.join(dir, "workflow.yaml");
+      await writeFile(file, tasksYaml([["deploy", `{ run: "${asRoot}" }`]]));
+      const cli = startCli(["run", file, "--shutdown-timeout", "1ms", "--kill-grace", "500ms", "--output", "json", "--log-dir", path.join(dir, "logs")], { ...asNobody, cwd: dir });
+      await waitUntil("the root sleeper started", async () => {
+        [runId] = await readdir(path.join(dir, "logs")).catch(() => []);
+        return runId !== undefined && (await sleeping1000(runId)).length === 1;
+      });
+      cli.child.kill("SIGTERM");
+      const result = await cli.done;
+      expect(result.code).toBe(143);
+      expect(otherUserNotes(result.stdout)).toEqual(["deploy: 1 process it left running is another user's (root), which taskq may not signal: it runs on"]);
+    } finally {
+      if (runId !== undefined) for (const pid of await findLeftovers(runId)) process.kill(pid, "SIGKILL");
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 
   it("SIGKILLs the group when a grandchild ignores SIGTERM, after the grace (case 10)", async () => {
     const yaml = tasksYaml([["tree", '{ run: "echo pgid $$; spawn-grandchild", timeout: 300ms }']]);
