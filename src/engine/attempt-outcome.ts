@@ -8,7 +8,9 @@ import type { TaskResult } from "./types.js";
 /** The error an attempt failed with; a bare abort becomes the abort's reason (e.g. the timeout). */
 export function normalizeError(error: unknown, context: RecordAttemptContext): unknown {
   if (context.abortReason !== undefined && nameOf(error) === "AbortError") return context.abortReason;
-  if (error instanceof Error || (typeof error === "object" && error !== null)) return error;
+  // Any object is kept as thrown, an Error or not: no `instanceof`, which reads the prototype
+  // and throws for a revoked Proxy or one whose getPrototypeOf trap throws.
+  if (typeof error === "object" && error !== null) return error;
   return new HandlerError(error);
 }
 

@@ -131,6 +131,41 @@ describe("values the queue cannot read", () => {
     expect(queue.get("a")).toMatchObject({ status: "FAILED", attempts: 2 });
     expect(queue.get("b")?.status).toBe("SUCCEEDED");
   });
+
+  /** Objects whose prototype cannot be read, so `instanceof` on them throws. */
+  const noPrototype = {
+    "a revoked Proxy": (): unknown => {
+      const { proxy, revoke } = Proxy.revocable({}, {});
+      revoke();
+      return proxy;
+    },
+    "a Proxy whose getPrototypeOf trap throws": (): unknown =>
+      new Proxy(
+        {},
+        {
+          getPrototypeOf() {
+            throw new Error("no prototype");
+          },
+        },
+      ),
+  };
+
+  it.each(Object.entries(noPrototype).flatMap(([what, make]) => [
+    [`throwing ${what}`, () => {
+      throw make();
+    }],
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the point of the test
+    [`rejecting with ${what}`, () => Promise.reject(make())],
+  ]))("a handler %s: the attempt fails and is retried, the queue goes on", async (_name, handler) => {
+    const { queue } = makeQueue({ backoff: () => 10, handlers: { bad: handler } });
+    queue.submit({ id: "a", type: "bad", maxAttempts: 2 });
+    queue.submit({ id: "b", type: "echo" });
+    const done = queue.shutdown();
+    await vi.advanceTimersByTimeAsync(200);
+    await expect(done).resolves.toEqual({ hardStopped: false });
+    expect(queue.get("a")).toMatchObject({ status: "FAILED", attempts: 2 });
+    expect(queue.get("b")?.status).toBe("SUCCEEDED");
+  });
 });
 
 describe("the handler's context", () => {
