@@ -356,8 +356,11 @@ function checkOptionShape(options: unknown): asserts options is QueueOptions {
     throw new TaskqError("INVALID_OPTION", `unknown Queue option ${unknown.map((name) => JSON.stringify(name)).join(", ")}: the options are ${[...OPTION_NAMES].join(", ")}`);
   }
   const { handlers } = options as { handlers?: unknown };
-  if (typeof handlers !== "object" || handlers === null || Array.isArray(handlers)) {
-    throw new TaskqError("INVALID_OPTION", `handlers must be an object of functions by task type ({ email: async (payload, ctx) => ... }), got ${Array.isArray(handlers) ? "an array" : shown(handlers)}`);
+  // A Map has no entries of its own: every task would be refused with "no handler for task type".
+  const isMap = handlers instanceof Map;
+  if (typeof handlers !== "object" || handlers === null || Array.isArray(handlers) || isMap) {
+    const got = Array.isArray(handlers) ? "an array" : isMap ? "a Map: Object.fromEntries(map) is one" : shown(handlers);
+    throw new TaskqError("INVALID_OPTION", `handlers must be an object of functions by task type ({ email: async (payload, ctx) => ... }), got ${got}`);
   }
   for (const [type, handler] of Object.entries(handlers)) {
     if (typeof handler !== "function") {

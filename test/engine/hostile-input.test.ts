@@ -294,6 +294,7 @@ describe("bad input to the library", () => {
     [undefined, "Queue options must be an object with handlers by task type, got undefined"],
     [{}, "handlers must be an object of functions by task type ({ email: async (payload, ctx) => ... }), got undefined"],
     [{ handlers: [] }, "handlers must be an object of functions by task type ({ email: async (payload, ctx) => ... }), got an array"],
+    [{ handlers: new Map([["h", () => 1]]) }, "handlers must be an object of functions by task type ({ email: async (payload, ctx) => ... }), got a Map: Object.fromEntries(map) is one"],
     [{ handlers: { h: "notfn" } }, 'handler "h" must be a function (payload, ctx) => result, got "notfn" (a string)'],
     [{ concurrensy: 4, handlers: {} }, 'unknown Queue option "concurrensy": the options are concurrency, handlers, backoff, defaultMaxAttempts'],
   ])("new Queue(%j) is refused with INVALID_OPTION, not a TypeError or a queue that ignores it", (options, message) => {
