@@ -78,6 +78,8 @@ export class Queue {
    */
   submit<P>(spec: TaskSpec<P>): string {
     if (this.#closing) throw new QueueClosedError();
+    // From JavaScript: reading `type` of null would throw a TypeError, and of a string find no handler for "undefined".
+    if (typeof spec !== "object" || spec === null) throw new TaskqError("INVALID_TASK", `a task must be an object ({ type, payload, ... }), got ${shown(spec)}`);
     if (!this.#handlers.has(spec.type)) throw new UnknownHandlerError(spec.type);
     // A number would be a second id for the same task: get("5") finds nothing where get(5) does.
     if (spec.id !== undefined && typeof spec.id !== "string") throw new TaskqError("INVALID_TASK", `a task's id must be a string, got ${shown(spec.id)}`);

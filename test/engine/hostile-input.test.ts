@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Queue } from "../../src/engine/index.js";
 import type { QueueOptions, ShutdownOptions } from "../../src/engine/options.js";
-import type { AttemptContext, Handler } from "../../src/engine/types.js";
+import type { AttemptContext, Handler, TaskSpec } from "../../src/engine/types.js";
 import { eventsOf, flush, makeQueue, untilAborted, useFakeTime } from "./helpers.js";
 
 beforeEach(useFakeTime);
@@ -299,6 +299,16 @@ describe("bad input to the library", () => {
     [{ concurrensy: 4, handlers: {} }, 'unknown Queue option "concurrensy": the options are concurrency, handlers, backoff, defaultMaxAttempts'],
   ])("new Queue(%j) is refused with INVALID_OPTION, not a TypeError or a queue that ignores it", (options, message) => {
     expect(() => new Queue(options as unknown as QueueOptions)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message }));
+  });
+
+  it.each([
+    [null, "a task must be an object ({ type, payload, ... }), got null"],
+    [undefined, "a task must be an object ({ type, payload, ... }), got undefined"],
+    ["echo", 'a task must be an object ({ type, payload, ... }), got "echo" (a string)'],
+  ])("submit(%j) throws INVALID_TASK, not a TypeError or 'no handler for task type \"undefined\"'", (spec, message) => {
+    const { queue } = makeQueue();
+    expect(() => queue.submit(spec as unknown as TaskSpec)).toThrow(expect.objectContaining({ code: "INVALID_TASK", message }));
+    expect(queue.stats().total).toBe(0);
   });
 
   it("a refused submit without an id uses up no generated id: the next task is still task-1", () => {
