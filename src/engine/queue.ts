@@ -8,7 +8,7 @@ import { Finalizer } from "./finalize.js";
 import { LongTimer } from "./long-timer.js";
 import type { QueueOptions, ShutdownOptions, ShutdownResult } from "./options.js";
 import { Schedule } from "./schedule.js";
-import { checkShutdownOptions, ShutdownControl } from "./shutdown-control.js";
+import { checkShutdownOptions, isAbortSignal, ShutdownControl } from "./shutdown-control.js";
 import { RecordAttemptContext, TaskRecord } from "./task-record.js";
 import { createRecord, orDefault, resolveDependencies, shown } from "./task-spec.js";
 import { TaskTable } from "./task-table.js";
@@ -147,10 +147,12 @@ export class Queue {
 
   /** Resolves with the task's result once it reaches a terminal status; rejects if `signal` aborts first. */
   wait(id: string, options: { signal?: AbortSignal } = {}): Promise<TaskResult> {
+    const problem = waitOptionsProblem(options);
+    if (problem !== undefined) return Promise.reject(new TaskqError("INVALID_OPTION", problem));
     const record = this.#tasks.get(id);
     if (record === undefined) return Promise.reject(new TaskNotFoundError(id));
     if (isTerminal(record.status)) return Promise.resolve(record.result());
-    return waitForRecord(record, options.signal);
+    return waitForRecord(record, options?.signal);
   }
 
   /** The result of a task so far (its status may not be terminal yet). */
@@ -339,6 +341,21 @@ export class Queue {
     if (this.#events.has("drained")) this.#events.emit("drained", { hardStopped: this.#hardStopped });
     shutdown.finish({ hardStopped: this.#hardStopped });
   }
+}
+
+/**
+ * What is wrong with wait()'s options, for JavaScript callers: a signal that is not one would
+ * fail as "Invalid value used as weak map key", and a misspelt `sigal` leave a wait no signal
+ * ends. null (or a null signal) is none.
+ */
+function waitOptionsProblem(options: unknown): string | undefined {
+  if (options === undefined || options === null) return undefined;
+  if (typeof options !== "object") return `wait options must be an object ({ signal }), got ${shown(options)}`;
+  const unknown = Object.keys(options).filter((name) => name !== "signal");
+  if (unknown.length > 0) return `unknown wait option ${unknown.map((name) => JSON.stringify(name)).join(", ")}: the option is signal`;
+  const { signal } = options as { signal?: unknown };
+  if (signal !== undefined && signal !== null && !isAbortSignal(signal)) return `wait's signal must be an AbortSignal, got ${shown(signal)}`;
+  return undefined;
 }
 
 /** The options a Queue takes: a misspelt one (`concurrensy`) would otherwise be ignored. */

@@ -66,12 +66,17 @@ export function checkShutdownOptions(options: unknown): asserts options is Shutd
   if (abortGraceMs !== undefined && (typeof abortGraceMs !== "number" || Number.isNaN(abortGraceMs))) {
     throw new TaskqError("INVALID_OPTION", `shutdown abortGraceMs must be a number of ms, got ${shown(abortGraceMs)}`);
   }
-  // By shape, not instanceof: a signal of another realm (a vm context, a polyfill) is one too.
-  const { aborted, addEventListener } = (signal ?? {}) as Partial<AbortSignal>;
-  if (signal !== undefined && (typeof aborted !== "boolean" || typeof addEventListener !== "function")) {
+  if (signal !== undefined && !isAbortSignal(signal)) {
     throw new TaskqError("INVALID_OPTION", `shutdown signal must be an AbortSignal, got ${shown(signal)}`);
   }
   deadlineMs(deadline as ShutdownOptions["deadline"]);
+}
+
+/** By shape, not instanceof: a signal of another realm (a vm context, a polyfill) is one too. */
+export function isAbortSignal(value: unknown): value is AbortSignal {
+  if (typeof value !== "object" || value === null) return false;
+  const { aborted, addEventListener } = value as Partial<AbortSignal>;
+  return typeof aborted === "boolean" && typeof addEventListener === "function";
 }
 
 /** Milliseconds from now to `deadline` (Infinity for none); throws INVALID_OPTION for one that is not a time. */

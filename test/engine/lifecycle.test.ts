@@ -365,6 +365,26 @@ describe("wait", () => {
     await expect(others[1]).resolves.toMatchObject({ status: "SUCCEEDED" });
   });
 
+  it.each([
+    [{ signal: 5 }, "wait's signal must be an AbortSignal, got 5"],
+    [{ signal: "stop" }, 'wait\'s signal must be an AbortSignal, got "stop" (a string)'],
+    [{ sigal: new AbortController().signal }, 'unknown wait option "sigal": the option is signal'],
+    ["fast", 'wait options must be an object ({ signal }), got "fast" (a string)'],
+  ])("wait(id, %j) rejects with INVALID_OPTION, not a TypeError or a wait that no signal can end", async (options, message) => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "hang" });
+    await expect(queue.wait("a", options as unknown as { signal?: AbortSignal })).rejects.toThrow(expect.objectContaining({ code: "INVALID_OPTION", message }));
+    queue.cancel("a");
+  });
+
+  it("wait(id, null) is a wait without options", async () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "echo", runAt: Date.now() + 5 });
+    const waiting = queue.wait("a", null as unknown as { signal?: AbortSignal });
+    await vi.advanceTimersByTimeAsync(5);
+    await expect(waiting).resolves.toMatchObject({ status: "SUCCEEDED" });
+  });
+
   it("rejects at once with an already-aborted signal", async () => {
     const { queue } = makeQueue();
     queue.submit({ id: "a", type: "hang" });
