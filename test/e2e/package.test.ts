@@ -101,4 +101,12 @@ describe("the package", () => {
     const cjs = await run(process.execPath, ["-e", program('Promise.resolve(require("taskq"))')], { cwd: ROOT });
     expect(cjs).toMatchObject({ stdout: "SUCCEEDED 42\n", stderr: "" });
   });
+
+  it("its JSON Schema resolves by the package's name, for tools that validate workflows with it", async () => {
+    const resolved = await run(process.execPath, ["-p", 'require.resolve("taskq/schema/workflow.schema.json")'], { cwd: ROOT });
+    expect(resolved).toMatchObject({ stdout: `${path.join(ROOT, "schema/workflow.schema.json")}\n`, stderr: "" });
+    const program = 'import schema from "taskq/schema/workflow.schema.json" with { type: "json" }; console.log(schema.required.join());';
+    const imported = await run(process.execPath, ["--no-warnings", "--input-type=module", "-e", program], { cwd: ROOT });
+    expect(imported).toMatchObject({ stdout: "tasks\n", stderr: "" });
+  });
 });
