@@ -72,8 +72,20 @@ export function resolveDependencies(tasks: { get(id: string): TaskRecord | undef
   const found: TaskRecord[] = [];
   for (const dependencyId of new Set(dependsOn)) {
     const dependency = tasks.get(dependencyId);
-    if (dependency === undefined) throw new UnknownDependencyError(id, dependencyId);
+    if (dependency === undefined) throw unknownDependency(id, dependencyId);
     found.push(dependency);
   }
   return found;
+}
+
+/**
+ * An id not found. One that is not a string (from JavaScript: ids read from JSON as numbers)
+ * is said to be no id, not a task never submitted: `dependsOn: [5]` would say "5" was not
+ * submitted when the task "5" was.
+ */
+function unknownDependency(id: string, dependencyId: unknown): TaskqError {
+  if (typeof dependencyId === "string") return new UnknownDependencyError(id, dependencyId);
+  const scalar = typeof dependencyId === "number" || typeof dependencyId === "bigint" || typeof dependencyId === "boolean";
+  const hint = scalar ? ` (${JSON.stringify(String(dependencyId))})` : "";
+  return new TaskqError("INVALID_TASK", `task "${id}": dependsOn lists ${shown(dependencyId)}, which is not a task id: ids are strings${hint}`);
 }

@@ -235,6 +235,18 @@ describe("submit", () => {
     expect(queue.stats().total).toBe(0);
   });
 
+  it("a dependency given as a number is refused as not an id, not said to be a task never submitted when the string id was", () => {
+    const { queue } = makeQueue({ start: false });
+    queue.submit({ id: "5", type: "echo" });
+    expect(() => queue.submit({ id: "b", type: "echo", dependsOn: [5 as unknown as string] })).toThrow(
+      expect.objectContaining({ code: "INVALID_TASK", message: 'task "b": dependsOn lists 5, which is not a task id: ids are strings ("5")' }),
+    );
+    expect(() => queue.submit({ id: "c", type: "echo", dependsOn: [null as unknown as string] })).toThrow(
+      expect.objectContaining({ code: "INVALID_TASK", message: 'task "c": dependsOn lists null, which is not a task id: ids are strings' }),
+    );
+    expect(queue.stats().total).toBe(1);
+  });
+
   it("generates an id when none is given, unique per task", () => {
     const { queue } = makeQueue({ start: false });
     const ids = [queue.submit({ type: "echo" }), queue.submit({ type: "echo", id: "" }), queue.submit({ type: "echo" })];
