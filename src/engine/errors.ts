@@ -20,9 +20,15 @@ export class UnknownDependencyError extends TaskqError {
 }
 
 export class TaskNotFoundError extends TaskqError {
-  constructor(id: string) {
-    super("TASK_NOT_FOUND", `no task with id "${id}"`);
+  /** An id that is not a string (from JavaScript) is said to be none, not quoted as the string id of a task that may exist. */
+  constructor(id: unknown) {
+    super("TASK_NOT_FOUND", typeof id === "string" ? `no task with id "${id}"` : `no task with id ${notAnId(id)}`);
   }
+}
+
+function notAnId(id: unknown): string {
+  const scalar = typeof id === "number" || typeof id === "bigint" || typeof id === "boolean";
+  return scalar ? `${messageOf(id)} (a ${typeof id}): task ids are strings (${JSON.stringify(String(id))})` : `${messageOf(id)}: task ids are strings`;
 }
 
 /** signal.reason when an attempt exceeds its timeout. */

@@ -296,6 +296,15 @@ describe("wait", () => {
     await expect(queue.wait("ghost")).rejects.toBeInstanceOf(TaskNotFoundError);
   });
 
+  it("an id given as a number is said to be one, not quoted as the string id of a task that exists (cancel too)", async () => {
+    const { queue } = makeQueue({ start: false });
+    queue.submit({ id: "5", type: "echo" });
+    const message = 'no task with id 5 (a number): task ids are strings ("5")';
+    await expect(queue.wait(5 as unknown as string)).rejects.toThrow(expect.objectContaining({ code: "TASK_NOT_FOUND", message }));
+    expect(() => queue.cancel(5 as unknown as string)).toThrow(expect.objectContaining({ code: "TASK_NOT_FOUND", message }));
+    expect(queue.get("5")?.status).toBe("READY");
+  });
+
   it("settles every waiter of a task", async () => {
     const { queue } = makeQueue();
     queue.submit({ id: "a", type: "echo", runAt: Date.now() + 10 });
