@@ -24,7 +24,8 @@ export interface QueueEventMap {
 export type QueueEventName = keyof QueueEventMap;
 /** Every event name, to refuse a misspelt one (`on("finished")` would wait for ever). */
 const EVENT_NAMES: ReadonlySet<string> = new Set<QueueEventName>(["submitted", "ready", "scheduled", "started", "retrying", "succeeded", "failed", "cancelled", "drained", "listener-error"]);
-type Listener<E extends QueueEventName> = (event: QueueEventMap[E]) => void;
+/** A listener may be async: its rejection is reported as listener-error, as a throw is. */
+type Listener<E extends QueueEventName> = (event: QueueEventMap[E]) => unknown;
 
 /**
  * A tiny typed emitter. `emit` isolates listeners: one that throws is reported
@@ -67,11 +68,21 @@ export class QueueEvents {
     if (list === undefined) return;
     for (const listener of list) {
       try {
-        listener(event);
+        this.#onRejection(listener(event), name);
       } catch (error) {
         this.#report(name, error);
       }
     }
+  }
+
+  /**
+   * An async listener's throw is a rejection of what it returned: reported as a synchronous
+   * throw is, not left an unhandled rejection, which ends the process.
+   */
+  #onRejection(returned: unknown, name: QueueEventName): void {
+    if (typeof returned !== "object" || returned === null) return;
+    const { then } = returned as { then?: unknown };
+    if (typeof then === "function") (then as PromiseLike<unknown>["then"]).call(returned, undefined, (error: unknown) => this.#report(name, error));
   }
 
   removeAll(): void {
@@ -87,9 +98,9 @@ export class QueueEvents {
     }
     for (const listener of list) {
       try {
-        listener({ event: name, error });
+        this.#onRejection(listener({ event: name, error }), "listener-error");
       } catch (inner) {
-        process.emitWarning(`taskq: a "listener-error" listener threw: ${messageOf(inner)}`, "TaskqListenerWarning");
+        this.#report("listener-error", inner);
       }
     }
   }

@@ -67,7 +67,7 @@ export class Queue {
   }
 
   /** Subscribes to an event; returns the function that unsubscribes. */
-  on<E extends QueueEventName>(name: E, listener: (event: QueueEventMap[E]) => void): () => void {
+  on<E extends QueueEventName>(name: E, listener: (event: QueueEventMap[E]) => unknown): () => void {
     return this.#events.on(name, listener);
   }
 

@@ -50,6 +50,31 @@ describe("events", () => {
     expect(queue.stats().byStatus.SUCCEEDED).toBe(2);
   });
 
+  it("an async listener that rejects is reported as listener-error too, not left an unhandled rejection that ends the process", async () => {
+    const { queue, log } = makeQueue({ handlers: { fail: () => Promise.reject(new Error("task broke")) } });
+    const boom = new Error("notify broke");
+    queue.on("failed", async () => {
+      await Promise.resolve();
+      throw boom;
+    });
+    queue.submit({ id: "a", type: "fail", maxAttempts: 1 });
+    queue.submit({ id: "b", type: "echo" });
+    await queue.shutdown();
+    await flush();
+    expect(eventsOf(log, "listener-error")).toEqual([{ event: "failed", error: boom }]);
+    expect(queue.stats().byStatus).toMatchObject({ FAILED: 1, SUCCEEDED: 1 });
+  });
+
+  it("with no listener-error listener, an async listener's rejection is a process warning", async () => {
+    const warn = vi.spyOn(process, "emitWarning").mockImplementation(() => undefined);
+    const events = new QueueEvents();
+    events.on("drained", () => Promise.reject(new Error("late")));
+    events.emit("drained", { hardStopped: false });
+    await flush();
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(String(warn.mock.calls[0]?.[0])).toBe('taskq: a "drained" listener threw: late');
+  });
+
   it("a throwing listener on a terminal event does not stop dependents", async () => {
     const { queue } = makeQueue();
     queue.on("succeeded", () => {
