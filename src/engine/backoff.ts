@@ -5,11 +5,11 @@ export type Backoff = (attempt: number) => number;
 
 export interface ExponentialBackoffOptions {
   /** Delay before the first retry, before jitter. Default 1000 ms. */
-  baseMs?: number;
+  baseMs?: number | undefined;
   /** Upper bound of the delay, before jitter. Default 30000 ms. */
-  maxMs?: number;
+  maxMs?: number | undefined;
   /** Uniform random source in [0, 1); injectable so tests are exact. */
-  random?: () => number;
+  random?: (() => number) | undefined;
 }
 
 /** base * 2^(attempt - 1), capped at max. Pure: no jitter, no clock. */

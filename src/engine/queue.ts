@@ -146,7 +146,7 @@ export class Queue {
   }
 
   /** Resolves with the task's result once it reaches a terminal status; rejects if `signal` aborts first. */
-  wait(id: string, options: { signal?: AbortSignal } = {}): Promise<TaskResult> {
+  wait(id: string, options: { signal?: AbortSignal | undefined } = {}): Promise<TaskResult> {
     const problem = waitOptionsProblem(options);
     if (problem !== undefined) return Promise.reject(new TaskqError("INVALID_OPTION", problem));
     const record = this.#tasks.get(id);

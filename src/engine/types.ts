@@ -45,21 +45,21 @@ export type Handler<P = unknown, R = unknown> = (payload: P, context: AttemptCon
 /** What a caller submits. */
 export interface TaskSpec<P = unknown> {
   /** Idempotency key; generated when empty. */
-  id?: string;
+  id?: string | undefined;
   /** Selects the handler. */
   type: string;
-  payload?: P;
-  priority?: Priority;
+  payload?: P | undefined;
+  priority?: Priority | undefined;
   /** Attempts in all, the first included. Default: the queue's defaultMaxAttempts (3), also for 0 or less, as in the Go design. */
-  maxAttempts?: number;
+  maxAttempts?: number | undefined;
   /** Per-attempt timeout in ms; none when absent or 0. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Not before this time (epoch ms or Date). */
-  runAt?: number | Date;
+  runAt?: number | Date | undefined;
   /** Ids of tasks already submitted. */
-  dependsOn?: readonly string[];
+  dependsOn?: readonly string[] | undefined;
   /** Per-task retry delays; the queue's backoff when absent. */
-  backoff?: Backoff;
+  backoff?: Backoff | undefined;
 }
 
 /** Why a task ended CANCELLED. */

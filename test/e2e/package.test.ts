@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { builtinModules } from "node:module";
 import path from "node:path";
@@ -101,6 +101,50 @@ describe("the package", () => {
     const cjs = await run(process.execPath, ["-e", program('Promise.resolve(require("taskq"))')], { cwd: ROOT });
     expect(cjs).toMatchObject({ stdout: "SUCCEEDED 42\n", stderr: "" });
   });
+
+  it("a strict TypeScript project (exactOptionalPropertyTypes, nodenext) compiles the README's example, and options passed on from optional settings", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "taskq-types-"));
+    try {
+      await mkdir(path.join(dir, "node_modules"));
+      await symlink(ROOT, path.join(dir, "node_modules/taskq"));
+      const readme = await readFile(path.join(ROOT, "README.md"), "utf8");
+      const example = /## The library[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+      expect(example).toContain("new Queue(");
+      await writeFile(path.join(dir, "readme.ts"), example!);
+      await writeFile(
+        path.join(dir, "optional.ts"),
+        [
+          'import { Queue, exponentialBackoff, type ShutdownOptions, type TaskSpec } from "taskq";',
+          "interface Settings { id?: string; timeoutMs?: number; runAt?: Date; signal?: AbortSignal; concurrency?: number; baseMs?: number; drain?: boolean }",
+          "declare const settings: Settings;",
+          "const queue = new Queue({ concurrency: settings.concurrency, backoff: exponentialBackoff({ baseMs: settings.baseMs }), handlers: { echo: async (text: string) => text } });",
+          'const spec: TaskSpec<string> = { id: settings.id, type: "echo", payload: "hi", timeoutMs: settings.timeoutMs, runAt: settings.runAt };',
+          "const id = queue.submit(spec);",
+          "await queue.wait(id, { signal: settings.signal });",
+          "const options: ShutdownOptions = { drain: settings.drain, deadline: settings.runAt, signal: settings.signal };",
+          "await queue.shutdown(options);",
+          "",
+        ].join("\n"),
+      );
+      await writeFile(path.join(dir, "package.json"), '{ "type": "module" }\n');
+      const compilerOptions = {
+        strict: true,
+        exactOptionalPropertyTypes: true,
+        noEmit: true,
+        target: "ES2022",
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        types: ["node"],
+        typeRoots: [path.join(ROOT, "node_modules/@types")],
+      };
+      await writeFile(path.join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["readme.ts", "optional.ts"] }));
+      const tsc = path.join(ROOT, "node_modules/typescript/bin/tsc");
+      const result = await run(process.execPath, [tsc, "-p", dir], { cwd: dir }).catch((error: unknown) => error as { stdout: string });
+      expect(result.stdout).toBe("");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it("its JSON Schema resolves by the package's name, for tools that validate workflows with it", async () => {
     const resolved = await run(process.execPath, ["-p", 'require.resolve("taskq/schema/workflow.schema.json")'], { cwd: ROOT });
