@@ -80,7 +80,13 @@ export class Queue {
     if (this.#closing) throw new QueueClosedError();
     // From JavaScript: reading `type` of null would throw a TypeError, and of a string find no handler for "undefined".
     if (typeof spec !== "object" || spec === null) throw new TaskqError("INVALID_TASK", `a task must be an object ({ type, payload, ... }), got ${shown(spec)}`);
-    if (!this.#handlers.has(spec.type)) throw new UnknownHandlerError(spec.type);
+    if (!this.#handlers.has(spec.type)) {
+      if (typeof spec.type === "string") throw new UnknownHandlerError(spec.type);
+      // From JavaScript: none given, or not a string, would be quoted as the type "undefined" or "5".
+      const task = typeof spec.id === "string" && spec.id !== "" ? `task ${JSON.stringify(spec.id)}: type` : "a task's type";
+      const types = this.#handlers.size === 0 ? "the queue has none" : [...this.#handlers.keys()].join(", ");
+      throw new TaskqError("INVALID_TASK", `${task} must be a string naming a handler (${types}), got ${shown(spec.type)}`);
+    }
     // A number would be a second id for the same task: get("5") finds nothing where get(5) does.
     if (spec.id !== undefined && typeof spec.id !== "string") throw new TaskqError("INVALID_TASK", `a task's id must be a string, got ${shown(spec.id)}`);
     // One map lookup per submit: a generated id is unique by construction.

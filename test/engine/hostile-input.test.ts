@@ -311,6 +311,15 @@ describe("bad input to the library", () => {
     expect(queue.stats().total).toBe(0);
   });
 
+  it.each([
+    [{ id: "a" }, 'task "a": type must be a string naming a handler (echo, hang), got undefined'],
+    [{ id: "a", type: 5 }, 'task "a": type must be a string naming a handler (echo, hang), got 5'],
+  ])("submit(%j) says the type is missing or not a string, not 'no handler for task type \"undefined\"'", (spec, message) => {
+    const { queue } = makeQueue();
+    expect(() => queue.submit(spec as unknown as TaskSpec)).toThrow(expect.objectContaining({ code: "INVALID_TASK", message }));
+    expect(queue.stats().total).toBe(0);
+  });
+
   it("a refused submit without an id uses up no generated id: the next task is still task-1", () => {
     const { queue } = makeQueue();
     for (let i = 0; i < 3; i++) expect(() => queue.submit({ type: "echo", maxAttempts: 1.5 })).toThrow(expect.objectContaining({ code: "INVALID_TASK" }));
