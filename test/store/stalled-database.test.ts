@@ -1,3 +1,4 @@
+import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { PostgresWorker } from "../../src/store/postgres/worker.js";
@@ -120,6 +121,33 @@ describe("a database that stops answering", () => {
     await observer.cancelRun(runId);
     await observer.sweepOrphans();
     expect((await observer.runStatus(runId)).state).toBe("cancelled");
+  });
+
+  it("a statement the store gave up on is stopped by the server too, not left running with the locks it holds", async () => {
+    const runId = await observer.submitRun(workflow([task("a"), task("b", { dependsOn: ["a"] })]));
+    const store = new PostgresStore({ connectionString: DATABASE_URL, schema, queryTimeoutMs: 1_000 });
+    cleanups.push(() => store.close());
+    // Another session holds the run's rows, so the cancel's first statement waits for them.
+    const locker = new pg.Client({ connectionString: DATABASE_URL });
+    await locker.connect();
+    cleanups.push(() => locker.end());
+    await locker.query("BEGIN");
+    await locker.query(`SELECT 1 FROM "${schema}".tasks WHERE run_id = $1 FOR UPDATE`, [runId]);
+    const error = await store.cancelRun(runId).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ message: "cancelRun failed: the database did not answer within 1s" });
+    // The server stops it a moment later, while the lock is still held: it no longer waits (nor would it
+    // run on, a statement that takes long on its own, taking the server's time and holding rows for hours).
+    const waiting = async () =>
+      (
+        await locker.query<{ pid: number }>(
+          "SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'",
+          [schema],
+        )
+      ).rows;
+    expect(await waiting()).toHaveLength(1);
+    await until(async () => (await waiting()).length === 0, 8_000);
+    await locker.query("ROLLBACK");
+    expect((await observer.runStatus(runId)).state).toBe("running");
   });
 
   it("connecting to a server that never answers fails within the connect timeout, connect_timeout when the URL sets it", async () => {

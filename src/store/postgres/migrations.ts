@@ -5,7 +5,7 @@ import { leasedRetryOnSql } from "./leased-retry-on.js";
 import { liveTailSql } from "./live-tail.js";
 import { completeAndLeaseSql, completeSuccessFunction, recordedEndSql, runFilterSql } from "./batch-functions.js";
 import { schemaNames, type SchemaNames } from "./names.js";
-import { LONG_QUERY_TIMEOUT_MS, timedQuery } from "./timeouts.js";
+import { LONG_QUERY_TIMEOUT_MS, LONG_STATEMENT_TIMEOUT_SQL, timedQuery } from "./timeouts.js";
 import { inTransaction } from "./transaction.js";
 
 interface Migration {
@@ -173,6 +173,7 @@ export async function migrate(pool: pg.Pool, schema = "taskq"): Promise<number[]
   return inTransaction(pool, async (client) => {
     const query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
       client.query<R>(timedQuery({ text, ...(values === undefined ? {} : { values }) }, LONG_QUERY_TIMEOUT_MS));
+    await query(LONG_STATEMENT_TIMEOUT_SQL);
     await query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [MIGRATION_LOCK_CLASS, schema]);
     // CREATE SCHEMA IF NOT EXISTS needs the right to create in the database even when the schema is
     // there: a role that owns the schema made for it, without that right, could apply no migration.

@@ -1,8 +1,8 @@
 import type pg from "pg";
 import { settleRuns } from "./graph.js";
 import type { SchemaNames } from "./names.js";
-import { LONG_QUERY_TIMEOUT_MS, timedQuery } from "./timeouts.js";
-import { retryConflicts } from "./transaction.js";
+import { LONG_QUERY_TIMEOUT_MS, LONG_STATEMENT_TIMEOUT_SQL, timedQuery } from "./timeouts.js";
+import { retryConflicts, transactionOnce } from "./transaction.js";
 
 export interface PruneResult {
   /** Runs that ended before this moment (the database's clock) were deleted, or would be. */
@@ -32,12 +32,16 @@ async function pruneOnce(db: pg.Pool, names: SchemaNames, olderThanMs: number, d
   const before = cutoff.rows[0]!.before;
   const which = `r.state <> 'running' AND r.finished_at < $1
      AND NOT EXISTS (SELECT 1 FROM ${names.tasks} t WHERE t.run_id = r.id AND t.state IN ('blocked', 'queued', 'running'))`;
-  // Deleting a long history (every task and dependency of those runs) may rightly take minutes.
-  const result = await db.query<{ id: string }>(
-    timedQuery(
-      { text: dryRun ? `SELECT r.id FROM ${names.runs} r WHERE ${which}` : `DELETE FROM ${names.runs} r WHERE ${which} RETURNING r.id`, values: [before] },
-      LONG_QUERY_TIMEOUT_MS,
-    ),
-  );
+  // Deleting a long history (every task and dependency of those runs) may rightly take minutes: the server
+  // is told so too, in a transaction of the statement's own.
+  const result = await transactionOnce(db, async (client) => {
+    await client.query(LONG_STATEMENT_TIMEOUT_SQL);
+    return client.query<{ id: string }>(
+      timedQuery(
+        { text: dryRun ? `SELECT r.id FROM ${names.runs} r WHERE ${which}` : `DELETE FROM ${names.runs} r WHERE ${which} RETURNING r.id`, values: [before] },
+        LONG_QUERY_TIMEOUT_MS,
+      ),
+    );
+  });
   return { before: before.toISOString(), runs: result.rows.map((row) => row.id).sort() };
 }

@@ -18,11 +18,24 @@ import { generateRunId, submitNewRun, submitRun, type SubmitResult } from "./sub
 import { toStoreError } from "./store-error.js";
 import { sweepExpiredLeases } from "./sweep.js";
 import { storableOutcome, storableText } from "./text.js";
-import { connectTimeoutOf, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, LONG_QUERY_TIMEOUT_MS, timedQuery, type Timeouts } from "./timeouts.js";
+import { connectTimeoutOf, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, LONG_QUERY_TIMEOUT_MS, serverTimeoutMs, timedQuery, type Timeouts } from "./timeouts.js";
 import { inTransaction, isConflict, retryConflicts, transactionOnce } from "./transaction.js";
 import type { CompletionResult, DeadLetter, HeartbeatStatus, LeasedTask, Outcome, RunStatus, TaskState, Workflow } from "./types.js";
 
 const ignoreError = (): void => undefined;
+
+/**
+ * pg-pool's `onConnect`, which it awaits before handing a new client out (its types say it returns nothing):
+ * the session's `statement_timeout`, unless `ms` is 0 (no limit).
+ */
+function statementTimeoutHook(ms: number): { onConnect?: (client: pg.ClientBase) => Promise<void> } {
+  if (ms <= 0) return {};
+  return {
+    onConnect: async (client) => {
+      await client.query(`SET statement_timeout = ${ms}`);
+    },
+  };
+}
 
 /**
  * A foreign key violation (23503) in a submit: the rows it refers to went away while it ran,
@@ -79,6 +92,7 @@ export class PostgresStore {
     this.#names = schemaNames(options.schema ?? "taskq");
     this.schema = this.#names.schema;
     this.#ownsPool = options.pool === undefined;
+    const queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
     this.pool =
       options.pool ??
       new pg.Pool({
@@ -86,7 +100,10 @@ export class PostgresStore {
         max: options.poolSize ?? 10,
         // pg itself ignores connect_timeout: without these, a server that never answers is waited for for ever.
         connectionTimeoutMillis: options.connectTimeoutMs ?? connectTimeoutOf(options.connectionString ?? "") ?? DEFAULT_CONNECT_TIMEOUT_MS,
-        query_timeout: options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
+        query_timeout: queryTimeoutMs,
+        // The server stops a statement the store has given up on (see SERVER_TIMEOUT_MARGIN_MS): set on each new
+        // session before the pool hands it out, by SET rather than a startup parameter, which a PgBouncer refuses.
+        ...statementTimeoutHook(serverTimeoutMs(queryTimeoutMs)),
       });
     this.#timeouts = { connectMs: this.pool.options.connectionTimeoutMillis ?? 0, queryMs: this.pool.options.query_timeout ?? 0 };
     this.description = redactConnectionString(options.connectionString ?? "(pool)");

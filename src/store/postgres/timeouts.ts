@@ -19,6 +19,22 @@ export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
  */
 export const LONG_QUERY_TIMEOUT_MS = 10 * 60_000;
 
+/**
+ * How much longer than the store waits for an answer the server lets the statement run. The driver's
+ * limit only stops waiting: without the server's own (`statement_timeout`), a statement given up on
+ * would run on, for hours where it is slow, holding the rows it locked (a worker that retries it, and
+ * the sweeps of other workers, would wait for them). A little longer, so the store's message comes first.
+ */
+export const SERVER_TIMEOUT_MARGIN_MS = 2_000;
+
+/** The `statement_timeout` a session gets for statements the store waits `queryMs` for (0: none). */
+export function serverTimeoutMs(queryMs: number): number {
+  return queryMs > 0 ? queryMs + SERVER_TIMEOUT_MARGIN_MS : 0;
+}
+
+/** The first statement of a transaction whose statements the store waits LONG_QUERY_TIMEOUT_MS for: the server's limit to match. */
+export const LONG_STATEMENT_TIMEOUT_SQL = `SET LOCAL statement_timeout = ${serverTimeoutMs(LONG_QUERY_TIMEOUT_MS)}`;
+
 /** The time limits a store was opened with; 0 is none. */
 export interface Timeouts {
   connectMs: number;
