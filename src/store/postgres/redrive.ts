@@ -39,11 +39,14 @@ export async function redriveTask(client: pg.ClientBase, names: SchemaNames, run
       WHERE id = $1`,
     [task.id],
   );
+  // In submission order: an UPDATE returns its rows in whatever order it met them.
   const reblocked = await client.query<{ key: string }>(
-    `UPDATE ${names.tasks}
-        SET state = 'blocked', cancelled_by = NULL, cancel_reason = NULL, finished_at = NULL
-      WHERE run_id = $1 AND cancelled_by = $2 AND state = 'cancelled'
-      RETURNING key`,
+    `WITH reblocked AS (
+       UPDATE ${names.tasks}
+          SET state = 'blocked', cancelled_by = NULL, cancel_reason = NULL, finished_at = NULL
+        WHERE run_id = $1 AND cancelled_by = $2 AND state = 'cancelled'
+        RETURNING key, seq)
+     SELECT key FROM reblocked ORDER BY seq`,
     [runId, taskKey],
   );
   const keys = reblocked.rows.map((row) => row.key);
