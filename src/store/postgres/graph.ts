@@ -12,10 +12,22 @@ export function dependencyReason(key: string, state: "failed" | "cancelled"): st
   return `dependency "${key}" ${state === "failed" ? "failed" : "was cancelled"}`;
 }
 
+/** Levels of dependents looked up one statement each before the run's whole graph is read instead. */
+const LEVELS_BY_LOOKUP = 8;
+
 /**
  * Cancels every blocked or queued transitive dependent of `key`, recording
  * `cause` (default `key`: the task that failed or was cancelled at the root of
- * the cascade, which redrive looks for) and `reason`. Returns the cancelled keys.
+ * the cascade, which redrive looks for) and `reason`. Returns the cancelled
+ * keys, in submission order.
+ *
+ * The graph is walked here, not in one recursive query: PostgreSQL may plan
+ * that one (stale statistics on a freshly submitted run, or a merge join) to
+ * read the run's edges again at every level, and a chain of 100,000 tasks then
+ * took over 10 minutes, far past the statement limit, so its failure could
+ * never be recorded. A task with no dependents costs one lookup; a shallow cascade one
+ * a level; a deep one reads the run's edges once. The walk goes through tasks
+ * of any state, as a dependent's dependents are cancelled whatever it is.
  */
 export async function cancelDependents(
   client: pg.ClientBase,
@@ -25,17 +37,50 @@ export async function cancelDependents(
   reason: string,
   cause: string = key,
 ): Promise<string[]> {
+  const reached = new Set<string>();
+  let frontier = [key];
+  for (let level = 0; frontier.length > 0 && level < LEVELS_BY_LOOKUP; level++) {
+    const next = await client.query<{ task_key: string }>(
+      `SELECT task_key FROM ${names.deps} WHERE run_id = $1 AND depends_on_key = ANY($2::text[])`,
+      [runId, frontier],
+    );
+    frontier = [];
+    for (const { task_key: dependent } of next.rows) {
+      if (reached.has(dependent)) continue;
+      reached.add(dependent);
+      frontier.push(dependent);
+    }
+  }
+  if (frontier.length > 0) {
+    // Deeper still: the rest of the walk on the run's edges, read once.
+    const edges = await client.query<{ task_key: string; depends_on_key: string }>(
+      `SELECT task_key, depends_on_key FROM ${names.deps} WHERE run_id = $1`,
+      [runId],
+    );
+    const dependents = new Map<string, string[]>();
+    for (const { task_key: dependent, depends_on_key: on } of edges.rows) {
+      const list = dependents.get(on);
+      if (list === undefined) dependents.set(on, [dependent]);
+      else list.push(dependent);
+    }
+    for (let next = frontier.pop(); next !== undefined; next = frontier.pop()) {
+      for (const dependent of dependents.get(next) ?? []) {
+        if (reached.has(dependent)) continue;
+        reached.add(dependent);
+        frontier.push(dependent);
+      }
+    }
+  }
+  if (reached.size === 0) return [];
+  // In submission order: an UPDATE returns its rows in whatever order it met them.
   const result = await client.query<{ key: string }>(
-    `WITH RECURSIVE dependents(key) AS (
-       SELECT task_key FROM ${names.deps} WHERE run_id = $1 AND depends_on_key = $2
-       UNION
-       SELECT d.task_key FROM ${names.deps} d JOIN dependents p ON d.run_id = $1 AND d.depends_on_key = p.key
-     )
-     UPDATE ${names.tasks} t
-        SET state = 'cancelled', cancel_reason = $3, cancelled_by = $4, finished_at = now(), waiting_on = 0
-      WHERE t.run_id = $1 AND t.key IN (SELECT key FROM dependents) AND t.state IN ('blocked', 'queued')
-      RETURNING t.key`,
-    [runId, key, reason, cause],
+    `WITH cancelled AS (
+       UPDATE ${names.tasks}
+          SET state = 'cancelled', cancel_reason = $3, cancelled_by = $4, finished_at = now(), waiting_on = 0
+        WHERE run_id = $1 AND key = ANY($2::text[]) AND state IN ('blocked', 'queued')
+        RETURNING key, seq)
+     SELECT key FROM cancelled ORDER BY seq`,
+    [runId, [...reached], reason, cause],
   );
   return result.rows.map((row) => row.key);
 }
