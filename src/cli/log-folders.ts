@@ -1,4 +1,4 @@
-import { accessSync, constants, lstatSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { accessSync, constants, lstatSync, readdirSync, readFileSync, rmdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
@@ -223,7 +223,7 @@ export function pruneLogFolders(root: string, olderThanMs: number, options: { dr
     if (folder === undefined || folder.inUse || folder.lastWriteMs >= before) continue;
     if (!options.dryRun) {
       try {
-        rmSync(dir, { recursive: true });
+        removeRunFolder(dir);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code ?? "error";
         if (code === "ENOENT") continue; // pruned meanwhile by another prune
@@ -234,6 +234,22 @@ export function pruneLogFolders(root: string, olderThanMs: number, options: { dr
     runs.push(name);
   }
   return { before: new Date(before).toISOString(), runs, failed };
+}
+
+/**
+ * Deletes a run folder, which holds files only (see inspectRunFolder), one file at a time, so
+ * that a file that may not be deleted fails with its own error: Node's recursive rm takes a
+ * file's EPERM (the sticky bit, an append-only log) for a folder to empty, and throws ENOTDIR.
+ */
+function removeRunFolder(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    try {
+      unlinkSync(path.join(dir, name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error; // ENOENT: deleted meanwhile
+    }
+  }
+  rmdirSync(dir);
 }
 
 /** A run folder's newest write and whether a live process holds it; undefined for anything not a run folder. */

@@ -223,6 +223,26 @@ describe("taskq prune --logs", () => {
     expect(json.stderr).toBe(`taskq: cannot delete ${theirs}: permission denied (EACCES)\n`);
   });
 
+  // A log in a folder with the sticky bit (or made append-only, chattr +a) cannot be unlinked by
+  // another user: EPERM on a file, which Node's recursive delete took for a folder to empty.
+  it.skipIf(process.getuid?.() !== 0)("a log that may not be deleted (EPERM) is said to be not permitted, not 'a part of the path is not a folder'", async () => {
+    const ws = await workspace("tasks: {}\n");
+    await chmod(ws.dir, 0o755);
+    const root = ws.logs;
+    await mkdir(root);
+    await chmod(root, 0o1777);
+    const theirs = path.join(root, "20261101-080000-aaaa");
+    await folder(theirs, { [STAMP]: STAMP_TEXT, "a.log": "theirs\n" }, 100 * DAY_MS);
+    await chmod(theirs, 0o1777); // anyone may add a file; each file only its owner may delete
+    const when = new Date(Date.now() - 100 * DAY_MS);
+    await utimes(theirs, when, when);
+
+    const pruned = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "30d"], { env: ENV, cwd: ws.dir, uid: 65534, gid: 65534 });
+    expect(pruned.stderr).toBe(`taskq: cannot delete ${theirs}: not permitted (EPERM)\n`);
+    expect(pruned.code).toBe(1);
+    expect(await entries(theirs)).toEqual([STAMP, "a.log"]);
+  });
+
   it("refuses an age without a unit, and says what to write; a task's timeout in seconds is as it was", async () => {
     const ws = await workspace("tasks:\n  slow: { run: 'sleep 30', timeout: 1 }\n");
     // Last written a minute ago: `--older-than 30` read as seconds would delete it.
