@@ -342,6 +342,28 @@ tasks:
     }
   });
 
+  it.skipIf(!existsSync("/dev/full"))("cancel and redrive whose stdout cannot be written (a full disk) exit 1 and say on stderr what they changed", async () => {
+    const toFull = async (args: string[]) => {
+      const full = openSync("/dev/full", "w");
+      return new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(BIN, args, { cwd: ws.dir, env: { ...process.env, ...ENV, CI: "true", NO_COLOR: "1" }, stdio: ["ignore", full, "pipe"] });
+        let stderr = "";
+        child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+        child.on("close", (code) => resolve({ code, stderr }));
+      }).finally(() => closeSync(full));
+    };
+    const file = await workflowFile("lost-change", 'tasks:\n  a: { run: "exit 3" }\n  b: { run: "true", dependsOn: a }\n  later: { run: "true", delay: 1h }\n');
+    const runId = await submit(file);
+    const cancelled = await toFull(["cancel", runId, "later"]);
+    expect(cancelled).toEqual({ code: 1, stderr: `taskq: run ${runId}: cancelled later, but that could not be written to stdout\ntaskq: cannot write to stdout (ENOSPC)\n` });
+    const worker = await startWorker(["-j", "1"]);
+    expect((await waitForRun(runId)).state).toBe("failed");
+    const redriven = await toFull(["redrive", runId, "a"]);
+    expect(redriven).toEqual({ code: 1, stderr: `taskq: run ${runId}: task "a" was queued again (waiting for it again: b), but that could not be written to stdout\ntaskq: cannot write to stdout (ENOSPC)\n` });
+    expect((await waitForRun(runId)).state).toBe("failed");
+    expect((await stopWorker(worker)).code).toBe(143);
+  });
+
   it("dead-letters names the first 50 tasks a dead letter cancelled and counts the rest, as a run's summary does; JSON lists them all", async () => {
     const dependents = Array.from({ length: 60 }, (_, i) => `  d${i}: { run: "true", dependsOn: root }\n`).join("");
     const file = await workflowFile("many-victims", `tasks:\n  root: { run: "exit 3" }\n${dependents}`);

@@ -59,11 +59,19 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
  * way back to it. The exit code stays 1, as for any output lost (main.ts).
  */
 function submittedIdLost(runId: string): number {
-  const failed = process.stdout.errored;
-  if (failed !== null && failed !== undefined && (failed as NodeJS.ErrnoException).code !== "EPIPE") {
-    process.stderr.write(`taskq: run ${runId} was submitted, but its id could not be written to stdout\n`);
-  }
+  if (stdoutLost()) process.stderr.write(`taskq: run ${runId} was submitted, but its id could not be written to stdout\n`);
   return 0;
+}
+
+/** Whether stdout could not be written (a full disk), but for a reader that has gone (`| head`), which is no error. */
+function stdoutLost(): boolean {
+  const failed = process.stdout.errored;
+  return failed !== null && failed !== undefined && (failed as NodeJS.ErrnoException).code !== "EPIPE";
+}
+
+/** A change made in the store whose JSON could not be written to stdout: said on stderr, so that the exit 1 is not read as the change not made. */
+function changeLost(done: string): void {
+  if (stdoutLost()) process.stderr.write(`taskq: ${done}, but that could not be written to stdout\n`);
 }
 
 /**
@@ -207,6 +215,8 @@ export async function cancelCommand(runId: string, task: string | undefined, fla
       process.stderr.write(`note: ${task === undefined ? `run ${runId}` : `task ${JSON.stringify(task)} of run ${runId}`} has already ended (${ended}): nothing to cancel\n`);
     }
     process.stdout.write(`${JSON.stringify({ cancelled, cancelRequested })}\n`);
+    const done = [...(cancelled.length === 0 ? [] : [`cancelled ${cancelled.join(", ")}`]), ...(cancelRequested.length === 0 ? [] : [`asked the workers running ${cancelRequested.join(", ")} to stop`])];
+    if (done.length > 0) changeLost(`run ${runId}: ${done.join("; ")}`);
     return 0;
   });
 }
@@ -305,6 +315,7 @@ export async function redriveCommand(runId: string, task: string, flags: Flags):
   return withExistingStore(flags, async (store) => {
     const result = await store.redrive(runId, task);
     process.stdout.write(`${JSON.stringify(result)}\n`);
+    changeLost(`run ${runId}: task ${JSON.stringify(result.requeued)} was queued again${result.reblocked.length === 0 ? "" : ` (waiting for it again: ${result.reblocked.join(", ")})`}`);
     return 0;
   });
 }
