@@ -342,7 +342,7 @@ tasks:
     }
   });
 
-  it.skipIf(!existsSync("/dev/full"))("cancel and redrive whose stdout cannot be written (a full disk) exit 1 and say on stderr what they changed", async () => {
+  it.skipIf(!existsSync("/dev/full"))("cancel, redrive and prune whose stdout cannot be written (a full disk) exit 1 and say on stderr what they changed", async () => {
     const toFull = async (args: string[]) => {
       const full = openSync("/dev/full", "w");
       return new Promise<{ code: number | null; stderr: string }>((resolve) => {
@@ -362,6 +362,12 @@ tasks:
     expect(redriven).toEqual({ code: 1, stderr: `taskq: run ${runId}: task "a" was queued again (waiting for it again: b), but that could not be written to stdout\ntaskq: cannot write to stdout (ENOSPC)\n` });
     expect((await waitForRun(runId)).state).toBe("failed");
     expect((await stopWorker(worker)).code).toBe(143);
+    // prune too: the run is deleted all the same, and stderr says so.
+    await store.pool.query(`UPDATE "${SCHEMA}".runs SET finished_at = now() - interval '8 days' WHERE id = $1`, [runId]);
+    const pruned = await toFull(["prune", "--older-than", "7d"]);
+    expect(pruned.code).toBe(1);
+    expect(pruned.stderr).toMatch(/^taskq: pruned 1 run ended before \S+, but that could not be written to stdout\ntaskq: cannot write to stdout \(ENOSPC\)\n$/);
+    expect((await taskq(["status", runId])).stderr).toBe(`taskq: no run "${runId}"\n`);
   });
 
   it("dead-letters names the first 50 tasks a dead letter cancelled and counts the rest, as a run's summary does; JSON lists them all", async () => {

@@ -1,11 +1,11 @@
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { chmod, chown, mkdir, readdir, rename, symlink, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli, startCli, workspace } from "../helpers/cli.js";
+import { BIN, runCli, startCli, workspace } from "../helpers/cli.js";
 import { eventually, findLeftovers } from "../helpers/processes.js";
 import { DATABASE_URL, dropSchema } from "../store/helpers.js";
 
@@ -221,6 +221,21 @@ describe("taskq prune --logs", () => {
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout)).toEqual({ before: expect.any(String), logDir: root, pruned: [], failed: [{ run: "20261101-080000-aaaa", error: "permission denied (EACCES)" }] });
     expect(json.stderr).toBe(`taskq: cannot delete ${theirs}: permission denied (EACCES)\n`);
+  });
+
+  it.skipIf(!existsSync("/dev/full"))("a prune whose stdout cannot be written (a full disk) exits 1 and says on stderr that it pruned, and how many", async () => {
+    const ws = await workspace("tasks: {}\n");
+    await folder(path.join(ws.logs, "20261101-080000-aaaa"), { [STAMP]: STAMP_TEXT, "a.log": "x\n" }, 100 * DAY_MS);
+    await folder(path.join(ws.logs, "20261101-080000-bbbb"), { [STAMP]: STAMP_TEXT, "a.log": "x\n" }, 100 * DAY_MS);
+    const full = openSync("/dev/full", "w");
+    try {
+      const pruned = spawnSync(BIN, ["prune", "--logs", "--log-dir", ws.logs, "--older-than", "30d"], { env: { ...process.env, ...ENV }, stdio: ["ignore", full, "pipe"], encoding: "utf8" });
+      expect(pruned.status).toBe(1);
+      expect(pruned.stderr).toMatch(new RegExp(`^taskq: pruned 2 run folders last written before \\S+ in ${ws.logs}, but that could not be written to stdout\ntaskq: cannot write to stdout \\(ENOSPC\\)\n$`));
+      expect(await entries(ws.logs)).toEqual([]);
+    } finally {
+      closeSync(full);
+    }
   });
 
   // A log in a folder with the sticky bit (or made append-only, chattr +a) cannot be unlinked by

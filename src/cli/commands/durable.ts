@@ -253,12 +253,10 @@ export async function pruneCommand(flags: Flags): Promise<number> {
   storeUrl(flags, "prune --logs prunes this machine's log folders");
   return withExistingStore(flags, async (store) => {
     const { before, runs } = await store.pruneRuns(olderThanMs, { dryRun });
-    if (flags.output === "json") {
-      process.stdout.write(`${JSON.stringify({ before, [dryRun ? "wouldPrune" : "pruned"]: runs })}\n`);
-      return 0;
-    }
     const what = `${runs.length} run${runs.length === 1 ? "" : "s"} ended before ${before}`;
-    process.stdout.write(runs.length === 0 ? `no run ended before ${before}\n` : `${dryRun ? "would prune" : "pruned"} ${what}:\n${runs.map((id) => `  ${id}\n`).join("")}`);
+    if (flags.output === "json") process.stdout.write(`${JSON.stringify({ before, [dryRun ? "wouldPrune" : "pruned"]: runs })}\n`);
+    else process.stdout.write(runs.length === 0 ? `no run ended before ${before}\n` : `${dryRun ? "would prune" : "pruned"} ${what}:\n${runs.map((id) => `  ${id}\n`).join("")}`);
+    if (!dryRun && runs.length > 0) changeLost(`pruned ${what}`);
     return 0;
   });
 }
@@ -272,15 +270,16 @@ async function pruneLogs(logRoot: string, olderThanMs: number, flags: Flags): Pr
   // stderr and makes the exit 1; the others were pruned all the same, and are listed.
   for (const { dir, problem } of failed) process.stderr.write(`taskq: cannot delete ${dir}: ${problem}\n`);
   const code = failed.length === 0 ? 0 : 1;
+  const what = `${runs.length} run folder${runs.length === 1 ? "" : "s"} last written before ${before}`;
   if (flags.output === "json") {
     const notDeleted = failed.length === 0 ? {} : { failed: failed.map(({ run, problem }) => ({ run, error: problem })) };
     process.stdout.write(`${JSON.stringify({ before, logDir: logRoot, [dryRun ? "wouldPrune" : "pruned"]: runs, ...notDeleted })}\n`);
-    return code;
+  } else if (runs.length > 0) {
+    process.stdout.write(`${dryRun ? "would prune" : "pruned"} ${what}:\n${runs.map((id) => `  ${path.join(logRoot, id)}\n`).join("")}`);
+  } else if (failed.length === 0) {
+    process.stdout.write(`no run folder in ${logRoot} last written before ${before}\n`);
   }
-  const what = `${runs.length} run folder${runs.length === 1 ? "" : "s"} last written before ${before}`;
-  const list = runs.map((id) => `  ${path.join(logRoot, id)}\n`).join("");
-  if (runs.length > 0) process.stdout.write(`${dryRun ? "would prune" : "pruned"} ${what}:\n${list}`);
-  else if (failed.length === 0) process.stdout.write(`no run folder in ${logRoot} last written before ${before}\n`);
+  if (!dryRun && runs.length > 0) changeLost(`pruned ${what} in ${logRoot}`);
   return code;
 }
 
