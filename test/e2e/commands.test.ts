@@ -117,7 +117,9 @@ describe("taskq commands", () => {
     const cases: Array<[string[], Record<string, string>, string]> = [
       [["--store", "mysql://u@127.0.0.1:1/x"], {}, "taskq: the store mysql://u@127.0.0.1:1/x is not a PostgreSQL URL: it must start with postgres:// or postgresql://\n"],
       [[], { TASKQ_STORE: "postgres://u@127.0.0.1:1/x?connect_timeout=abc" }, "taskq: TASKQ_STORE: connect_timeout=abc in the connection string is not a whole number of seconds (at least 2, or 0 for no limit)\n"],
-      [["--store", "postgres://u@127.0.0.1:1/x", "--store-schema", "Bad"], {}, 'taskq: --store-schema: invalid schema name "Bad"; expected lower-case letters, digits and "_" (at most 48)\n'],
+      [["--store", "postgres://u@127.0.0.1:1/x", "--store-schema", "Bad"], {}, 'taskq: --store-schema: invalid schema name "Bad"; expected lower-case letters, digits and "_" (at most 48, not starting with a digit)\n'],
+      // Of the letters, digits and "_" the message names, but starting with a digit: the message says that is why.
+      [["--store", "postgres://u@127.0.0.1:1/x", "--store-schema", "2024_ci"], {}, 'taskq: --store-schema: invalid schema name "2024_ci"; expected lower-case letters, digits and "_" (at most 48, not starting with a digit)\n'],
       [["--store-schema", "ci"], {}, "taskq: --store-schema needs a store (--store or TASKQ_STORE): a local run keeps nothing in PostgreSQL\n"],
       [["--store", "", "--store-schema", "ci"], { TASKQ_STORE: "postgres://u@127.0.0.1:1/x" }, "taskq: --store-schema needs a store (--store or TASKQ_STORE): a local run keeps nothing in PostgreSQL\n"],
     ];

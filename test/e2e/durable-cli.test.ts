@@ -790,7 +790,7 @@ tasks:
   });
 
   it("a schema name the store cannot take is a usage error that does not blame the store; an empty TASKQ_STORE_SCHEMA is unset", async () => {
-    const expected = 'invalid schema name "My-Schema"; expected lower-case letters, digits and "_" (at most 48)';
+    const expected = 'invalid schema name "My-Schema"; expected lower-case letters, digits and "_" (at most 48, not starting with a digit)';
     expect(await taskq(["status", "x", "--store-schema", "My-Schema"])).toMatchObject({ code: 2, stderr: `taskq: --store-schema: ${expected}\n` });
     expect(await taskq(["status", "x"], { TASKQ_STORE_SCHEMA: "My-Schema" })).toMatchObject({ code: 2, stderr: `taskq: TASKQ_STORE_SCHEMA: ${expected}\n` });
     expect(await taskq(["redrive", "x", "a", "--store-schema", ""])).toMatchObject({ code: 2, stderr: expect.stringMatching(/^taskq: --store-schema: invalid schema name ""; /) });

@@ -21,7 +21,7 @@ export function schemaNames(schema: string): SchemaNames {
   if (!IDENTIFIER.test(schema)) {
     throw new TaskqError(
       "STORE_BAD_SCHEMA",
-      `invalid schema name ${JSON.stringify(schema)}; expected lower-case letters, digits and "_" (at most 48)`,
+      `invalid schema name ${JSON.stringify(schema)}; expected lower-case letters, digits and "_" (at most 48, not starting with a digit)`,
     );
   }
   // PostgreSQL's own: information_schema takes tables (taskq's would sit among the catalog's views), a
