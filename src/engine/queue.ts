@@ -328,7 +328,9 @@ export class Queue {
       });
     }
     for (const record of running) {
-      this.#finalizer.finalize(record, "CANCELLED", { error: reason, cancelReason: "shutdown" }, false);
+      // A cancel asked for before the deadline stays its reason: the shutdown only stopped waiting for the handler.
+      if (record.cancelRequested) this.#finalizer.finalize(record, "CANCELLED", { error: record.error, cancelReason: "cancel" }, false);
+      else this.#finalizer.finalize(record, "CANCELLED", { error: reason, cancelReason: "shutdown" }, false);
     }
     this.#checkDrained();
   }

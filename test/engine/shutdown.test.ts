@@ -149,6 +149,21 @@ describe("shutdown", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it("a task cancelled before the deadline, whose handler ignores its signal, ends with the cancel's reason, not the shutdown's", async () => {
+    const never = new Promise<never>(() => undefined);
+    const { queue } = makeQueue({ handlers: { stubborn: () => never } });
+    queue.submit({ id: "cancelled", type: "stubborn" });
+    queue.submit({ id: "running", type: "stubborn" });
+    await flush();
+    expect(queue.cancel("cancelled")).toBe(true);
+    const done = queue.shutdown({ deadline: 200 });
+    await vi.advanceTimersByTimeAsync(200);
+    await expect(done).resolves.toEqual({ hardStopped: true });
+    expect(queue.get("cancelled")).toMatchObject({ status: "CANCELLED", cancelReason: "cancel" });
+    expect(queue.get("cancelled")?.error).toMatchObject({ code: "CANCELLED", message: 'task "cancelled" was cancelled' });
+    expect(queue.get("running")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+  });
+
   it("abortGraceMs lets aborted handlers settle before finalizing, then gives up on the stubborn", async () => {
     const never = new Promise<never>(() => undefined);
     const { queue } = makeQueue({ handlers: { stubborn: () => never } });
