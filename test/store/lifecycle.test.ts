@@ -157,6 +157,50 @@ describe("task lifecycle", () => {
     }
   });
 
+  it("a success in a run of thousands reads a few rows, not every active task (statistics taken before the run is submitted)", async () => {
+    // Statistics from before the run was submitted, with a small run in the store, as on a server without autovacuum.
+    await store.submitRun(workflow([task("a"), task("b", { dependsOn: ["a"] })]), { runId: "small" });
+    await sql(store, "ANALYZE $schema.tasks, $schema.task_deps");
+    const chain = Array.from({ length: 3000 }, (_, i) => task(`c${i}`, i === 0 ? {} : { dependsOn: [`c${i - 1}`] }));
+    await store.submitRun(workflow(chain), { runId: "reads" });
+    const c0 = (await leaseAll(store)).find((row) => row.key === "c0");
+    const names = schemaNames(store.schema);
+    // A connection of its own: PostgreSQL 15 counts in a transaction's figures what earlier ones on its connection did.
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query("BEGIN");
+      // The worker's round trip: c0's success unblocks c1, which it leases; then one that finds nothing to lease.
+      const first = await client.query<{ kind: string; key: string | null; unblocked: string[] | null }>(
+        `SELECT kind, key, unblocked FROM ${names.quoted}.complete_and_lease_v7($1::jsonb, 'w1', 1, 30000)`,
+        [JSON.stringify([{ token: c0!.leaseToken, exit_code: 0 }])],
+      );
+      expect(first.rows).toEqual([
+        { kind: "ended", key: null, unblocked: ["c1"] },
+        { kind: "leased", key: "c1", unblocked: null },
+      ]);
+      const idle = await client.query<{ kind: string; delay_ms: number | null }>(
+        `SELECT kind, delay_ms FROM ${names.quoted}.complete_and_lease_v7('[]', 'w1', 1, 30000)`,
+      );
+      expect(idle.rows).toEqual([{ kind: "idle", delay_ms: null }]);
+      // A success recorded on its own (the end of a stopping worker's task).
+      const [c1] = (await client.query<{ lease_token: string }>(`SELECT lease_token FROM ${names.tasks} WHERE run_id = 'reads' AND key = 'c1'`)).rows;
+      const second = await client.query(`SELECT run_id, unblocked FROM ${names.quoted}.complete_success($1, 0, '{}')`, [c1!.lease_token]);
+      expect(second.rows).toEqual([{ run_id: "reads", unblocked: ["c2"] }]);
+      // The rows of the tasks table and its indexes this transaction read (the lookup of c1's token above included).
+      const [read] = (
+        await client.query<{ n: string }>(
+          `SELECT sum(pg_stat_get_xact_tuples_returned(oid)) AS n FROM pg_class
+            WHERE oid = $1::regclass OR oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = $1::regclass)`,
+          [names.tasks],
+        )
+      ).rows;
+      expect(Number(read!.n)).toBeLessThanOrEqual(100);
+    } finally {
+      await client.end();
+    }
+  });
+
   it("sweeps an expired lease back to the queue with the attempt counted, and fails it when exhausted", async () => {
     await store.submitRun(workflow([task("orphan", { retries: 1 }), task("after", { dependsOn: ["orphan"] })]), { runId: "sweep" });
     const [first] = await store.lease("dead-worker", 5, 100);

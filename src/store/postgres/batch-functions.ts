@@ -79,12 +79,55 @@ export function recordedEndSql(names: SchemaNames): string {
   `;
 }
 
+/*
+ * The rows a success changes, found by key. Before migration 9 each condition also named the state the row
+ * must be in (`t.state = 'running'`, `t.state = 'blocked'`), from which PostgreSQL infers the condition of
+ * the partial index of active tasks (tasks_active): with statistics older than the run (autovacuum off, or
+ * a run submitted in the last minute) it thinks that index nearly empty, and read it whole, every active
+ * task, to find one row, for each success and each dependent. A chain of 100,000 tasks ran at a few dozen
+ * tasks a second. `unique` (migration 9) tests the state with IS NOT DISTINCT FROM (the same, as state is
+ * never null), from which PostgreSQL infers no index condition: the only index left is the unique one.
+ */
+
+/**
+ * `next_delay_ms(p_run)` (migration 9): milliseconds until the earliest queued task (of run `p_run`; of
+ * every run when null) may start, null when none is queued: the idle row of `complete_and_lease`. Its
+ * queued rows are read in lease order, with sorting off, as `lease_tasks` reads them: through their own
+ * index, never through tasks_active (every active task), which with stale statistics looks as small.
+ */
+export function nextDelayFunction({ quoted, tasks }: SchemaNames): string {
+  return `
+    CREATE OR REPLACE FUNCTION ${quoted}.next_delay_ms(p_run text) RETURNS float8
+    LANGUAGE sql STABLE SET enable_sort = off SET enable_bitmapscan = off AS $fn$
+      SELECT (extract(epoch FROM min(f.not_before) - now()) * 1000)::float8
+        FROM (SELECT q.not_before FROM ${tasks} q
+               WHERE q.state = 'queued' AND (p_run IS NULL OR q.run_id = p_run)
+               ORDER BY q.priority DESC, q.seq OFFSET 0) f
+    $fn$;
+  `;
+}
+
+/** The task whose running attempt holds lease `token` (a plpgsql expression), as `t`. */
+function runningTokenSql(token: string, unique: boolean): string {
+  return `t.lease_token = ${token} AND t.state ${unique ? "IS NOT DISTINCT FROM" : "="} 'running'`;
+}
+
+/**
+ * Dependent `key` of run `run` (plpgsql expressions), as `t`, if blocked. `unique`: its id is found by
+ * run and key alone (the unique (run_id, key) index), then the row by that id.
+ */
+function blockedDependentSql(tasks: string, run: string, key: string, unique: boolean): string {
+  return unique
+    ? `t.id = (SELECT x.id FROM ${tasks} x WHERE x.run_id = ${run} AND x.key = ${key}) AND t.state IS NOT DISTINCT FROM 'blocked'`
+    : `t.run_id = ${run} AND t.key = ${key} AND t.state = 'blocked'`;
+}
+
 /**
  * `complete_success` (migration 2): records one successful attempt in one round trip: ends the
  * task, unblocks its dependents, settles the run. `recordsEnd` (migration 5) also sets
- * `ended_token` and `ended_as`.
+ * `ended_token` and `ended_as`; `unique` (migration 9) finds the task and its dependents through unique indexes only.
  */
-export function completeSuccessFunction({ quoted, tasks, deps, runs, channel }: SchemaNames, recordsEnd: boolean): string {
+export function completeSuccessFunction({ quoted, tasks, deps, runs, channel }: SchemaNames, recordsEnd: boolean, unique = false): string {
   return `
     CREATE ${recordsEnd ? "OR REPLACE " : ""}FUNCTION ${quoted}.complete_success(p_token uuid, p_exit_code int, p_tail text[])
     RETURNS TABLE (run_id text, unblocked text[], run_finished boolean)
@@ -99,7 +142,7 @@ export function completeSuccessFunction({ quoted, tasks, deps, runs, channel }: 
       UPDATE ${tasks} t
          SET state = 'succeeded', finished_at = now(), lease_token = NULL, lease_expires_at = NULL, waiting_on = 0,
              exit_code = p_exit_code, signal = NULL, timed_out = false, tail = p_tail${recordsEnd ? ", ended_token = p_token, ended_as = 'succeeded'" : ""}
-       WHERE t.lease_token = p_token AND t.state = 'running'
+       WHERE ${runningTokenSql("p_token", unique)}
        RETURNING t.run_id, t.key INTO v_run, v_key;
       IF NOT FOUND THEN
         RETURN;
@@ -111,7 +154,7 @@ export function completeSuccessFunction({ quoted, tasks, deps, runs, channel }: 
            SET waiting_on = t.waiting_on - 1,
                state = CASE WHEN t.waiting_on <= 1 THEN 'queued' ELSE t.state END,
                queued_at = CASE WHEN t.waiting_on <= 1 THEN now() ELSE t.queued_at END
-         WHERE t.run_id = v_run AND t.key = v_dependent AND t.state = 'blocked'
+         WHERE ${blockedDependentSql(tasks, "v_run", "v_dependent", unique)}
          RETURNING t.state INTO v_state;
         IF v_state = 'queued' THEN
           unblocked := unblocked || v_dependent;
@@ -149,13 +192,15 @@ export function hotPathNames(generation: HotPathGeneration): { suffix: string; d
  * `complete_and_lease`; `byRun` adds `p_run`, which the lease and the idle delay keep to;
  * `recordsEnd` (migration 5, replacing the function) sets `ended_token` and `ended_as`;
  * `generation` "v6" (migration 6) makes `complete_and_lease_v6`, with bigint durations, leasing through
- * `lease_tasks_v6`; "v7" (migration 7) `complete_and_lease_v7`, whose leased rows carry `retry_on` too.
+ * `lease_tasks_v6`; "v7" (migration 7) `complete_and_lease_v7`, whose leased rows carry `retry_on` too;
+ * `unique` (migration 9) finds the task and its dependents through unique indexes only.
  */
 export function completeAndLeaseFunction(
   { quoted, tasks, deps, runs, channel }: SchemaNames,
   byRun: boolean,
   recordsEnd = false,
   generation: HotPathGeneration = "first",
+  unique = false,
 ): string {
   const { suffix: version, durations } = hotPathNames(generation);
   // Migration 7's rows end with the leased task's retry_on (null in the other kinds of row).
@@ -188,7 +233,7 @@ export function completeAndLeaseFunction(
            SET state = 'succeeded', finished_at = now(), lease_token = NULL, lease_expires_at = NULL, waiting_on = 0,
                exit_code = coalesce(v_done.exit_code, 0), signal = NULL, timed_out = false, tail = coalesce(v_done.tail, '{}')${
                  recordsEnd ? ", ended_token = v_done.token, ended_as = 'succeeded'" : ""}
-         WHERE t.lease_token = v_done.token AND t.state = 'running'
+         WHERE ${runningTokenSql("v_done.token", unique)}
          RETURNING t.run_id, t.key INTO v_run, v_key;
         IF FOUND THEN
           v_tokens := v_tokens || v_done.token;
@@ -208,7 +253,7 @@ export function completeAndLeaseFunction(
            SET waiting_on = t.waiting_on - v_dep.n,
                state = CASE WHEN t.waiting_on <= v_dep.n THEN 'queued' ELSE t.state END,
                queued_at = CASE WHEN t.waiting_on <= v_dep.n THEN now() ELSE t.queued_at END
-         WHERE t.run_id = v_dep.r AND t.key = v_dep.k AND t.state = 'blocked'
+         WHERE ${blockedDependentSql(tasks, "v_dep.r", "v_dep.k", unique)}
          RETURNING t.state INTO v_state;
         IF v_state = 'queued' THEN
           v_freed_source := v_freed_source || v_dep.s;
@@ -238,10 +283,11 @@ export function completeAndLeaseFunction(
         IF v_leased = 0 THEN
           RETURN QUERY
             SELECT 'idle'::text, NULL::uuid, NULL::text, NULL::text[],
-                   (extract(epoch FROM min(q.not_before) - now()) * 1000)::float8,
+                   ${unique ? `${quoted}.next_delay_ms(${byRun ? "p_run" : "NULL"})` : "(extract(epoch FROM min(q.not_before) - now()) * 1000)::float8"},
                    NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::int,
-                   NULL::bigint, NULL::int, NULL::int, NULL::${durations}, NULL::float8${retryOnNull}
-              FROM ${tasks} q WHERE q.state = 'queued'${byRun ? " AND (p_run IS NULL OR q.run_id = p_run)" : ""};
+                   NULL::bigint, NULL::int, NULL::int, NULL::${durations}, NULL::float8${retryOnNull}${
+              unique ? ";" : `
+              FROM ${tasks} q WHERE q.state = 'queued'${byRun ? " AND (p_run IS NULL OR q.run_id = p_run)" : ""};`}
         END IF;
       END IF;
     END

@@ -7,6 +7,7 @@ import { completeAndLeaseSql, completeSuccessFunction, recordedEndSql, runFilter
 import { schemaNames, type SchemaNames } from "./names.js";
 import { LONG_QUERY_TIMEOUT_MS, LONG_STATEMENT_TIMEOUT_SQL, timedQuery } from "./timeouts.js";
 import { inTransaction } from "./transaction.js";
+import { uniqueLookupsSql } from "./unique-lookups.js";
 
 interface Migration {
   version: number;
@@ -148,6 +149,11 @@ const MIGRATIONS: Migration[] = [
     version: 8,
     name: "a running attempt's last lines, stored by heartbeats: live_tail, live_tail_token",
     sql: liveTailSql,
+  },
+  {
+    version: 9,
+    name: "a success finds its task and dependents through unique indexes: complete_success, complete_and_lease*",
+    sql: uniqueLookupsSql,
   },
 ];
 
