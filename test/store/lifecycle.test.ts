@@ -201,6 +201,41 @@ describe("task lifecycle", () => {
     }
   });
 
+  it("a lease in a store of thousands reads the rows it leases, not every task (statistics taken when the store was empty)", async () => {
+    // A store of its own, small as a pruned one is, whatever the tests before left in this file's.
+    const own = await openTestStore();
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    try {
+      // Statistics from the store emptied by a prune, as on a server without autovacuum.
+      await own.store.submitRun(workflow([task("a"), task("b", { dependsOn: ["a"] })]), { runId: "pruned" });
+      await sql(own.store, "DELETE FROM $schema.runs");
+      await sql(own.store, "ANALYZE $schema.tasks, $schema.task_deps");
+      const chain = Array.from({ length: 3000 }, (_, i) => task(`c${i}`, i === 0 ? {} : { dependsOn: [`c${i - 1}`] }));
+      await own.store.submitRun(workflow([...chain, task("free")]), { runId: "lease-reads" });
+      const names = schemaNames(own.store.schema);
+      // A connection of its own: PostgreSQL 15 counts in a transaction's figures what earlier ones on its connection did.
+      await client.connect();
+      await client.query("BEGIN");
+      // Of every run, and of one run (nothing left to lease).
+      const all = await client.query<{ key: string }>(`SELECT key FROM ${names.quoted}.lease_tasks_v7('w1', 5, 30000) ORDER BY seq`);
+      expect(all.rows.map((row) => row.key)).toEqual(["c0", "free"]);
+      const run = await client.query(`SELECT key FROM ${names.quoted}.lease_tasks_v7('w1', 5, 30000, 'lease-reads')`);
+      expect(run.rows).toEqual([]);
+      // The rows of the tasks table and its indexes this transaction read.
+      const [read] = (
+        await client.query<{ n: string }>(
+          `SELECT sum(pg_stat_get_xact_tuples_returned(oid)) AS n FROM pg_class
+            WHERE oid = $1::regclass OR oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = $1::regclass)`,
+          [names.tasks],
+        )
+      ).rows;
+      expect(Number(read!.n)).toBeLessThanOrEqual(100);
+    } finally {
+      await client.end();
+      await own.close();
+    }
+  });
+
   it("sweeps an expired lease back to the queue with the attempt counted, and fails it when exhausted", async () => {
     await store.submitRun(workflow([task("orphan", { retries: 1 }), task("after", { dependsOn: ["orphan"] })]), { runId: "sweep" });
     const [first] = await store.lease("dead-worker", 5, 100);

@@ -31,39 +31,47 @@ export function bigintDurationsSql(names: SchemaNames): string {
  * "v7" (migration 7): `lease_tasks_v7`, whose rows end with the task's `retry_on`; "first": the
  * old function with int ones. Sorting is switched off inside: the fetch must walk the queued rows'
  * index in order and stop after `p_limit` rows, even on a young table whose missing statistics
- * make "fetch all queued rows, then sort" look cheaper.
+ * make "fetch all queued rows, then sort" look cheaper. `byId` (migration 10): each picked row is then
+ * updated on its own, by its id, which only the primary key answers (see `leaseByIdSql`).
  */
-export function leaseTasksFunction({ quoted, tasks }: SchemaNames, byRun: boolean, generation: HotPathGeneration): string {
+export function leaseTasksFunction({ quoted, tasks }: SchemaNames, byRun: boolean, generation: HotPathGeneration, byId = false): string {
   const { suffix, durations } = hotPathNames(generation);
   const name = `lease_tasks${suffix}`;
   const wide = generation !== "first";
   const [retryOnColumn, retryOnValue] = generation === "v7" ? [", retry_on int[]", ", t.retry_on"] : ["", ""];
+  const pick = `SELECT q.id FROM ${tasks} q
+         WHERE ${byRun ? "q.run_id = p_run AND " : ""}q.state = 'queued' AND q.not_before <= now()
+         ORDER BY q.priority DESC, q.seq
+         LIMIT p_limit
+         FOR UPDATE SKIP LOCKED`;
+  const update = (where: string) => `UPDATE ${tasks} t
+         SET state = 'running', attempts = t.attempts + 1, lease_token = gen_random_uuid(),
+             lease_expires_at = now() + p_lease_ms * interval '1 millisecond', worker_id = p_worker,
+             started_at = now(), cancel_requested = false
+        ${where}
+      RETURNING t.id, t.run_id, t.key, t.type, t.run, t.env, t.cwd, t.priority, t.seq, t.attempts, t.max_attempts,
+                ${wide ? "t.timeout_ms" : "LEAST(t.timeout_ms, 2147483647)::int"}, t.lease_token,
+                (extract(epoch FROM now() - GREATEST(t.queued_at, t.not_before)) * 1000)::float8${retryOnValue}`;
   return `
     CREATE OR REPLACE FUNCTION ${quoted}.${name}(p_worker text, p_limit int, p_lease_ms ${durations}${byRun ? ", p_run text" : ""})
     RETURNS TABLE (id bigint, run_id text, key text, type text, run text, env jsonb, cwd text, priority int,
                    seq bigint, attempts int, max_attempts int, timeout_ms ${durations}, lease_token uuid, queue_wait_ms float8${retryOnColumn})
     LANGUAGE plpgsql VOLATILE SET enable_sort = off SET enable_bitmapscan = off AS $fn$
     #variable_conflict use_column
-    BEGIN
+    ${byId ? `DECLARE
+      v_id bigint;
+    ` : ""}BEGIN
       ${byRun ? `IF p_run IS NULL THEN
         RETURN QUERY SELECT * FROM ${quoted}.${name}(p_worker, p_limit, p_lease_ms);
         RETURN;
       END IF;` : ""}
-      RETURN QUERY
+      ${byId ? `FOR v_id IN ${pick} LOOP
+        RETURN QUERY
+        ${update("WHERE t.id = v_id")};
+      END LOOP;` : `RETURN QUERY
       WITH picked AS (
-        SELECT q.id FROM ${tasks} q
-         WHERE ${byRun ? "q.run_id = p_run AND " : ""}q.state = 'queued' AND q.not_before <= now()
-         ORDER BY q.priority DESC, q.seq
-         LIMIT p_limit
-         FOR UPDATE SKIP LOCKED)
-      UPDATE ${tasks} t
-         SET state = 'running', attempts = t.attempts + 1, lease_token = gen_random_uuid(),
-             lease_expires_at = now() + p_lease_ms * interval '1 millisecond', worker_id = p_worker,
-             started_at = now(), cancel_requested = false
-        FROM picked WHERE t.id = picked.id
-      RETURNING t.id, t.run_id, t.key, t.type, t.run, t.env, t.cwd, t.priority, t.seq, t.attempts, t.max_attempts,
-                ${wide ? "t.timeout_ms" : "LEAST(t.timeout_ms, 2147483647)::int"}, t.lease_token,
-                (extract(epoch FROM now() - GREATEST(t.queued_at, t.not_before)) * 1000)::float8${retryOnValue};
+        ${pick})
+      ${update("FROM picked WHERE t.id = picked.id")};`}
     END
     $fn$;
   `;

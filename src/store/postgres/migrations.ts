@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
 import { bigintDurationsSql } from "./bigint-durations.js";
+import { leaseByIdSql } from "./lease-by-id.js";
 import { leasedRetryOnSql } from "./leased-retry-on.js";
 import { liveTailSql } from "./live-tail.js";
 import { completeAndLeaseSql, completeSuccessFunction, recordedEndSql, runFilterSql } from "./batch-functions.js";
@@ -154,6 +155,11 @@ const MIGRATIONS: Migration[] = [
     version: 9,
     name: "a success finds its task and dependents through unique indexes: complete_success, complete_and_lease*",
     sql: uniqueLookupsSql,
+  },
+  {
+    version: 10,
+    name: "a lease updates each task it picked by its id: lease_tasks*",
+    sql: leaseByIdSql,
   },
 ];
 
