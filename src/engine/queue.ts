@@ -89,8 +89,6 @@ export class Queue {
     }
     // A number would be a second id for the same task: get("5") finds nothing where get(5) does.
     if (spec.id !== undefined && typeof spec.id !== "string") throw new TaskqError("INVALID_TASK", `a task's id must be a string, got ${shown(spec.id)}`);
-    // An empty id is a slip (an unset variable), not a wish for a generated one: that is an id left out.
-    if (spec.id === "") throw new TaskqError("INVALID_TASK", "a task's id must not be empty (leave `id` out for a generated task-<n>)");
     // One map lookup per submit: a generated id is unique by construction.
     const id = spec.id ? spec.id : this.#tasks.freeId(this.#seq + 1);
     if (spec.id && this.#tasks.has(id)) return id;

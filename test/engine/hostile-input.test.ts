@@ -334,15 +334,6 @@ describe("bad input to the library", () => {
     expect(queue.stats().total).toBe(0);
   });
 
-  it("an empty id is refused at submit (an unset variable, say), not taken as a wish for a generated task-<n>", () => {
-    const { queue } = makeQueue();
-    expect(() => queue.submit({ id: "", type: "echo" })).toThrow(
-      expect.objectContaining({ code: "INVALID_TASK", message: "a task's id must not be empty (leave `id` out for a generated task-<n>)" }),
-    );
-    expect(queue.stats().total).toBe(0);
-    expect(queue.submit({ type: "echo" })).toBe("task-1");
-  });
-
   it("a backoff that is not a function is refused when given, not when the first retry would call it and fail the task", async () => {
     expect(() => new Queue({ handlers: {}, backoff: 5 as unknown as () => number })).toThrow(
       expect.objectContaining({ code: "INVALID_OPTION", message: "backoff must be a function (attempt) => ms, such as exponentialBackoff(), got 5" }),
