@@ -110,7 +110,10 @@ if child == 0:
     os.tcsetpgrp(0, os.getpid())
     signal.signal(signal.SIGTTOU, signal.SIG_DFL)
     os.execv(sys.argv[2], sys.argv[2:])
-os.setpgid(child, child)
+try:
+    os.setpgid(child, child)
+except PermissionError:  # EACCES: the child has exec'd already, its own setpgid done before
+    pass
 os.tcsetpgrp(0, child)
 _, status = os.waitpid(child, os.WUNTRACED)
 if os.WIFSTOPPED(status):
