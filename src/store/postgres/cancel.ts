@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
 import { finalizeTask } from "./finalize.js";
-import { dependencyReason } from "./graph.js";
+import { dependencyReason, readDependents } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { taskNotFound } from "./status.js";
 import type { RunStatus, TaskState } from "./types.js";
@@ -74,16 +74,7 @@ interface TaskRow {
  * one gets `cancel_requested`.
  */
 async function cancelEveryTask(client: pg.ClientBase, names: SchemaNames, runId: string, rows: TaskRow[]): Promise<CancelResult> {
-  const edges = await client.query<{ task_key: string; depends_on_key: string }>(
-    `SELECT task_key, depends_on_key FROM ${names.deps} WHERE run_id = $1`,
-    [runId],
-  );
-  const dependents = new Map<string, string[]>();
-  for (const { task_key: key, depends_on_key: on } of edges.rows) {
-    const list = dependents.get(on);
-    if (list === undefined) dependents.set(on, [key]);
-    else list.push(key);
-  }
+  const dependents = await readDependents(client, names, runId);
   const byKey = new Map(rows.map((row) => [row.key, row]));
   const waiting = (row: TaskRow | undefined): row is TaskRow => row !== undefined && (row.state === "blocked" || row.state === "queued");
   const result: CancelResult = { cancelled: [], cancelRequested: [] };

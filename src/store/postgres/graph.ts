@@ -12,6 +12,21 @@ export function dependencyReason(key: string, state: "failed" | "cancelled"): st
   return `dependency "${key}" ${state === "failed" ? "failed" : "was cancelled"}`;
 }
 
+/** Every task of the run that depends on another, by the key it depends on: the run's edges, read in one statement. */
+export async function readDependents(client: pg.ClientBase, names: SchemaNames, runId: string): Promise<Map<string, string[]>> {
+  const edges = await client.query<{ task_key: string; depends_on_key: string }>(
+    `SELECT task_key, depends_on_key FROM ${names.deps} WHERE run_id = $1`,
+    [runId],
+  );
+  const dependents = new Map<string, string[]>();
+  for (const { task_key: dependent, depends_on_key: on } of edges.rows) {
+    const list = dependents.get(on);
+    if (list === undefined) dependents.set(on, [dependent]);
+    else list.push(dependent);
+  }
+  return dependents;
+}
+
 /** Levels of dependents looked up one statement each before the run's whole graph is read instead. */
 const LEVELS_BY_LOOKUP = 8;
 
@@ -53,16 +68,7 @@ export async function cancelDependents(
   }
   if (frontier.length > 0) {
     // Deeper still: the rest of the walk on the run's edges, read once.
-    const edges = await client.query<{ task_key: string; depends_on_key: string }>(
-      `SELECT task_key, depends_on_key FROM ${names.deps} WHERE run_id = $1`,
-      [runId],
-    );
-    const dependents = new Map<string, string[]>();
-    for (const { task_key: dependent, depends_on_key: on } of edges.rows) {
-      const list = dependents.get(on);
-      if (list === undefined) dependents.set(on, [dependent]);
-      else list.push(dependent);
-    }
+    const dependents = await readDependents(client, names, runId);
     for (let next = frontier.pop(); next !== undefined; next = frontier.pop()) {
       for (const dependent of dependents.get(next) ?? []) {
         if (reached.has(dependent)) continue;
