@@ -115,23 +115,6 @@ describe("values the queue cannot read", () => {
       },
     );
 
-  it.each([
-    ["rejecting", () => Promise.reject(unreadable() as Error)],
-    ["throwing", () => {
-      throw unreadable();
-    }],
-    ["rejecting after its timeout", (_p: unknown, context: AttemptContext) => untilAborted(context).catch(() => Promise.reject(unreadable() as Error))],
-  ])("a handler %s with one: the attempt fails and is retried, the queue goes on", async (_name, handler) => {
-    const { queue } = makeQueue({ backoff: () => 10, handlers: { bad: handler } });
-    queue.submit({ id: "a", type: "bad", maxAttempts: 2, timeoutMs: 50 });
-    queue.submit({ id: "b", type: "echo" });
-    const done = queue.shutdown();
-    await vi.advanceTimersByTimeAsync(200);
-    await expect(done).resolves.toEqual({ hardStopped: false });
-    expect(queue.get("a")).toMatchObject({ status: "FAILED", attempts: 2 });
-    expect(queue.get("b")?.status).toBe("SUCCEEDED");
-  });
-
   /** Objects whose prototype cannot be read, so `instanceof` on them throws. */
   const noPrototype = {
     "a revoked Proxy": (): unknown => {
@@ -150,15 +133,23 @@ describe("values the queue cannot read", () => {
       ),
   };
 
-  it.each(Object.entries(noPrototype).flatMap(([what, make]) => [
-    [`throwing ${what}`, () => {
-      throw make();
-    }],
+  it.each<[string, (payload: unknown, context: AttemptContext) => unknown]>([
     // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the point of the test
-    [`rejecting with ${what}`, () => Promise.reject(make())],
-  ]))("a handler %s: the attempt fails and is retried, the queue goes on", async (_name, handler) => {
+    ["rejecting with one", () => Promise.reject(unreadable())],
+    ["throwing one", () => {
+      throw unreadable();
+    }],
+    ["rejecting with one after its timeout", (_p: unknown, context: AttemptContext) => untilAborted(context).catch(() => Promise.reject(unreadable() as Error))],
+    ...Object.entries(noPrototype).flatMap(([what, make]): Array<[string, () => unknown]> => [
+      [`throwing ${what}`, () => {
+        throw make();
+      }],
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the point of the test
+      [`rejecting with ${what}`, () => Promise.reject(make())],
+    ]),
+  ])("a handler %s: the attempt fails and is retried, the queue goes on", async (_name, handler) => {
     const { queue } = makeQueue({ backoff: () => 10, handlers: { bad: handler } });
-    queue.submit({ id: "a", type: "bad", maxAttempts: 2 });
+    queue.submit({ id: "a", type: "bad", maxAttempts: 2, timeoutMs: 50 });
     queue.submit({ id: "b", type: "echo" });
     const done = queue.shutdown();
     await vi.advanceTimersByTimeAsync(200);
@@ -166,6 +157,7 @@ describe("values the queue cannot read", () => {
     expect(queue.get("a")).toMatchObject({ status: "FAILED", attempts: 2 });
     expect(queue.get("b")?.status).toBe("SUCCEEDED");
   });
+
 });
 
 describe("the handler's context", () => {

@@ -8,6 +8,20 @@ import { PostgresStore } from "../../src/store/postgres/store.js";
 import type { Outcome } from "../../src/store/postgres/types.js";
 import { DATABASE_URL, leaseAll, openTestStore, sql, task, workflow } from "./helpers.js";
 
+/**
+ * What `counter` (a pg_stat_get_xact_* function) says the open transaction on `client` did to `table` and
+ * its indexes. On a connection of its own: PostgreSQL 15 counts in a transaction's figures what earlier
+ * ones on its connection did.
+ */
+async function transactionCount(client: pg.Client, counter: "pg_stat_get_xact_numscans" | "pg_stat_get_xact_tuples_returned", table: string): Promise<number> {
+  const result = await client.query<{ n: string }>(
+    `SELECT sum(${counter}(oid)) AS n FROM pg_class
+      WHERE oid = $1::regclass OR oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = $1::regclass)`,
+    [table],
+  );
+  return Number(result.rows[0]!.n);
+}
+
 describe("task lifecycle", () => {
   let store: PostgresStore;
   /** Unset when beforeAll failed (no database): the teardown then skips it, and that failure shows alone. */
@@ -144,14 +158,7 @@ describe("task lifecycle", () => {
       const cancelled = await cancelDependents(client, names, "scans", "c0", dependencyReason("c0", "failed"));
       expect(cancelled).toHaveLength(2999);
       // The scans this transaction made of the dependency table and its indexes.
-      const [scans] = (
-        await client.query<{ n: string }>(
-          `SELECT sum(pg_stat_get_xact_numscans(oid)) AS n FROM pg_class
-            WHERE oid = $1::regclass OR oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = $1::regclass)`,
-          [names.deps],
-        )
-      ).rows;
-      expect(Number(scans!.n)).toBeLessThanOrEqual(20);
+      expect(await transactionCount(client, "pg_stat_get_xact_numscans", names.deps)).toBeLessThanOrEqual(20);
     } finally {
       await client.end();
     }
@@ -188,14 +195,7 @@ describe("task lifecycle", () => {
       const second = await client.query(`SELECT run_id, unblocked FROM ${names.quoted}.complete_success($1, 0, '{}')`, [c1!.lease_token]);
       expect(second.rows).toEqual([{ run_id: "reads", unblocked: ["c2"] }]);
       // The rows of the tasks table and its indexes this transaction read (the lookup of c1's token above included).
-      const [read] = (
-        await client.query<{ n: string }>(
-          `SELECT sum(pg_stat_get_xact_tuples_returned(oid)) AS n FROM pg_class
-            WHERE oid = $1::regclass OR oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = $1::regclass)`,
-          [names.tasks],
-        )
-      ).rows;
-      expect(Number(read!.n)).toBeLessThanOrEqual(100);
+      expect(await transactionCount(client, "pg_stat_get_xact_tuples_returned", names.tasks)).toBeLessThanOrEqual(100);
     } finally {
       await client.end();
     }
@@ -222,14 +222,7 @@ describe("task lifecycle", () => {
       const run = await client.query(`SELECT key FROM ${names.quoted}.lease_tasks_v7('w1', 5, 30000, 'lease-reads')`);
       expect(run.rows).toEqual([]);
       // The rows of the tasks table and its indexes this transaction read.
-      const [read] = (
-        await client.query<{ n: string }>(
-          `SELECT sum(pg_stat_get_xact_tuples_returned(oid)) AS n FROM pg_class
-            WHERE oid = $1::regclass OR oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = $1::regclass)`,
-          [names.tasks],
-        )
-      ).rows;
-      expect(Number(read!.n)).toBeLessThanOrEqual(100);
+      expect(await transactionCount(client, "pg_stat_get_xact_tuples_returned", names.tasks)).toBeLessThanOrEqual(100);
     } finally {
       await client.end();
       await own.close();
