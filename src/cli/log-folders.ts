@@ -189,8 +189,11 @@ export interface LogPruneResult {
   before: string;
   /** Their names (run ids), sorted. */
   runs: string[];
-  /** Those that could not be deleted (another user's, in a shared root), each with why; the others were pruned all the same. */
-  failed: Array<{ run: string; dir: string; problem: string }>;
+  /**
+   * Those that could not be deleted (another user's, in a shared root), or not even read (another
+   * user's, mode 700: its age and contents unknown), each with why; the others were pruned all the same.
+   */
+  failed: Array<{ run: string; dir: string; problem: string; unreadable?: true }>;
 }
 
 /**
@@ -220,6 +223,10 @@ export function pruneLogFolders(root: string, olderThanMs: number, options: { dr
   for (const name of names.sort()) {
     const dir = path.join(root, name);
     const folder = inspectRunFolder(dir, name, host);
+    if (folder !== undefined && "unreadable" in folder) {
+      failed.push({ run: name, dir, problem: folderProblem(folder.unreadable, dir), unreadable: true });
+      continue;
+    }
     if (folder === undefined || folder.inUse || folder.lastWriteMs >= before) continue;
     if (!options.dryRun) {
       try {
@@ -252,15 +259,30 @@ function removeRunFolder(dir: string): void {
   rmdirSync(dir);
 }
 
-/** A run folder's newest write and whether a live process holds it; undefined for anything not a run folder. */
-function inspectRunFolder(dir: string, name: string, host: string): { lastWriteMs: number; inUse: boolean } | undefined {
+/**
+ * A run folder's newest write and whether a live process holds it; undefined for anything not a
+ * run folder. A folder named like a run id taskq makes that this user may not read (another
+ * user's, mode 700) is `unreadable`, with the error: its age is unknown, and a prune that passed
+ * over it in silence would leave the user believing the root pruned. One with another name may be
+ * any program's, and is passed over as the others that are not taskq's.
+ */
+function inspectRunFolder(dir: string, name: string, host: string): { lastWriteMs: number; inUse: boolean } | { unreadable: unknown } | undefined {
   try {
     const stats = lstatSync(dir);
     if (!stats.isDirectory()) return undefined;
     let lastWriteMs = stats.mtimeMs;
-    let taskqs = LOCAL_RUN_ID.test(name) || DEFAULT_DURABLE_RUN_ID.test(name);
+    const namedAsOurs = LOCAL_RUN_ID.test(name) || DEFAULT_DURABLE_RUN_ID.test(name);
+    let taskqs = namedAsOurs;
     let inUse = false;
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (namedAsOurs && (code === "EACCES" || code === "EPERM")) return { unreadable: error };
+      throw error;
+    }
+    for (const entry of entries) {
       if (!entry.isFile()) return undefined;
       if (entry.name === STAMP) {
         taskqs ||= readFileSync(path.join(dir, STAMP), "utf8").startsWith(STAMP_START);

@@ -223,6 +223,34 @@ describe("taskq prune --logs", () => {
     expect(json.stderr).toBe(`taskq: cannot delete ${theirs}: permission denied (EACCES)\n`);
   });
 
+  // Run as root here: root's own run folder, mode 700, in a root shared with nobody (65534).
+  it.skipIf(process.getuid?.() !== 0)("in a log root users share, a run folder another user's that cannot even be read (mode 700) is said, exit 1, not passed over in silence", async () => {
+    const ws = await workspace("tasks: {}\n");
+    await chmod(ws.dir, 0o755);
+    const root = ws.logs;
+    await mkdir(root);
+    await chmod(root, 0o1777);
+    const theirs = path.join(root, "20261101-080000-aaaa");
+    const private_ = path.join(root, "private"); // not named as taskq names its runs: any program's, passed over
+    const mine = path.join(root, "20261102-080000-bbbb");
+    await folder(theirs, { [STAMP]: STAMP_TEXT, "a.log": "theirs\n" }, 100 * DAY_MS);
+    await folder(private_, { "a.log": "theirs\n" }, 100 * DAY_MS);
+    for (const dir of [theirs, private_]) await chmod(dir, 0o700);
+    await folder(mine, { [STAMP]: STAMP_TEXT, "a.log": "mine\n" }, 100 * DAY_MS);
+    for (const entry of [mine, `${mine}/${STAMP}`, `${mine}/a.log`]) await chown(entry, 65534, 65534);
+    const asNobody = { env: ENV, cwd: ws.dir, uid: 65534, gid: 65534 };
+
+    const dry = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "30d", "--dry-run"], asNobody);
+    expect(dry.stderr).toBe(`taskq: cannot read ${theirs}: permission denied (EACCES)\n`);
+    expect(dry.code).toBe(1);
+    const pruned = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "30d", "--output", "json"], asNobody);
+    expect(pruned.stderr).toBe(`taskq: cannot read ${theirs}: permission denied (EACCES)\n`);
+    expect(JSON.parse(pruned.stdout)).toEqual({ before: expect.any(String), logDir: root, pruned: ["20261102-080000-bbbb"], failed: [{ run: "20261101-080000-aaaa", error: "cannot read: permission denied (EACCES)" }] });
+    expect(pruned.code).toBe(1);
+    expect(await entries(root)).toEqual(["20261101-080000-aaaa", "private"]);
+    expect(await entries(theirs)).toEqual([STAMP, "a.log"]);
+  });
+
   it.skipIf(!existsSync("/dev/full"))("a prune whose stdout cannot be written (a full disk) exits 1 and says on stderr that it pruned, and how many", async () => {
     const ws = await workspace("tasks: {}\n");
     await folder(path.join(ws.logs, "20261101-080000-aaaa"), { [STAMP]: STAMP_TEXT, "a.log": "x\n" }, 100 * DAY_MS);

@@ -266,13 +266,13 @@ async function pruneLogs(logRoot: string, olderThanMs: number, flags: Flags): Pr
   const { pruneLogFolders } = await import("../log-folders.js");
   const dryRun = flags.dryRun === true;
   const { before, runs, failed } = pruneLogFolders(logRoot, olderThanMs, { dryRun });
-  // A folder that could not be deleted (another user's, in a root users share) is said on
-  // stderr and makes the exit 1; the others were pruned all the same, and are listed.
-  for (const { dir, problem } of failed) process.stderr.write(`taskq: cannot delete ${dir}: ${problem}\n`);
+  // A folder that could not be deleted, or not read (another user's, in a root users share), is
+  // said on stderr and makes the exit 1; the others were pruned all the same, and are listed.
+  for (const { dir, problem, unreadable } of failed) process.stderr.write(`taskq: cannot ${unreadable ? "read" : "delete"} ${dir}: ${problem}\n`);
   const code = failed.length === 0 ? 0 : 1;
   const what = `${runs.length} run folder${runs.length === 1 ? "" : "s"} last written before ${before}`;
   if (flags.output === "json") {
-    const notDeleted = failed.length === 0 ? {} : { failed: failed.map(({ run, problem }) => ({ run, error: problem })) };
+    const notDeleted = failed.length === 0 ? {} : { failed: failed.map(({ run, problem, unreadable }) => ({ run, error: unreadable ? `cannot read: ${problem}` : problem })) };
     process.stdout.write(`${JSON.stringify({ before, logDir: logRoot, [dryRun ? "wouldPrune" : "pruned"]: runs, ...notDeleted })}\n`);
   } else if (runs.length > 0) {
     process.stdout.write(`${dryRun ? "would prune" : "pruned"} ${what}:\n${runs.map((id) => `  ${path.join(logRoot, id)}\n`).join("")}`);
