@@ -91,13 +91,14 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
   if (task.env !== undefined) noteTaskqVariables(task.env, ["tasks", id, "env"], `task ${quote(id)}`, context);
   // A task that depends on others may well use a folder one of them makes (a build's output): no note for it.
   if (context.cwdProblems !== undefined && dependsOn.length === 0) noteMissingCwd(id, task, built.cwd, context);
-  const retryOn = task.retryOn ?? defaults.retryOn;
-  if (retryOn !== undefined) {
+  // A task's own `retryOn: any` and `timeout: none` (null here) undo those of `defaults`.
+  const retryOn = own("retryOn") ? task.retryOn : defaults.retryOn;
+  if (retryOn !== undefined && retryOn !== null) {
     built.retryOn = [...new Set(retryOn)];
-    if (retryOn.includes(126) || retryOn.includes(127)) noteNeverRetried(id, retryOn, task.retryOn !== undefined ? ["tasks", id, "retryOn"] : ["defaults", "retryOn"], context);
+    if (retryOn.includes(126) || retryOn.includes(127)) noteNeverRetried(id, retryOn, own("retryOn") ? ["tasks", id, "retryOn"] : ["defaults", "retryOn"], context);
   }
-  const timeoutMs = task.timeout ?? defaults.timeout;
-  if (timeoutMs !== undefined) built.timeoutMs = timeoutMs;
+  const timeoutMs = own("timeout") ? task.timeout : defaults.timeout;
+  if (timeoutMs !== undefined && timeoutMs !== null) built.timeoutMs = timeoutMs;
   // A task's own runAt or delay replaces either one from defaults.
   const schedule = own("runAt") || own("delay") ? { from: ["tasks", id], runAt: task.runAt, delay: task.delay } : { from: ["defaults"], runAt: defaults.runAt, delay: defaults.delay };
   if (schedule.delay !== undefined) built.delayMs = schedule.delay;

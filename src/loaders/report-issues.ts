@@ -55,10 +55,12 @@ function matchingBranch(branches: Issue[][]): Issue[] | undefined {
 /**
  * The value itself has a type the branch does not take: a union inside it (a task id: text,
  * integer or boolean) counts as one when every choice of it does. Else `dependsOn: [a, ~]`
- * matched both the one-id branch and the list branch, and was told "got a list".
+ * matched both the one-id branch and the list branch, and was told "got a list". A word the
+ * branch is alone (`timeout: none`) counts too: `0s` is a duration gone wrong, not a `none`.
  */
 function isWrongType(issue: Issue): boolean {
   if (issue.path.length !== 0) return false;
+  if (issue.code === "invalid_value" && issue.values.length === 1) return true;
   return issue.code === "invalid_type" || (issue.code === "invalid_union" && issue.errors.every((branch) => branch.some(isWrongType)));
 }
 

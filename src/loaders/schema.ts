@@ -22,8 +22,12 @@ export const TASK_TYPES = ["shell"] as const;
 export const PRIORITIES = ["low", "normal", "high", "critical"] as const;
 
 const durationText = `must be ${DURATION_EXPECTED}`;
-const timeoutText = `must be ${DURATION_FORMS}, from 1ms to 30 days`;
+const timeoutText = `must be ${DURATION_FORMS}, from 1ms to 30 days, or none (no limit)`;
 const timeoutZeroText = "must be at least 1ms (a duration is rounded to whole milliseconds)";
+
+/** `timeout: none` and `retryOn: any`: a task's way to be without the limit or the list `defaults` sets. */
+const NONE = "none";
+const ANY = "any";
 
 /** An integer from `min` to `max`, with the same message for every way to miss. */
 function integerFrom(min: number, max: number) {
@@ -55,14 +59,16 @@ const durationSchema = z.pipe(
 const MIN_TIMEOUT_SECONDS = 0.0005;
 
 /**
- * A timeout: a duration from 1ms to 30 days, its messages saying so. Zero is refused in ways the
- * JSON Schema says too, so editors flag `timeout: 0` and `0s`: text needs a digit other than 0,
- * a number at least MIN_TIMEOUT_SECONDS. Text under half a millisecond (`0.3ms`), which rounds
- * to 0, only the last check finds: a pattern cannot add up the units.
+ * A timeout: a duration from 1ms to 30 days, its messages saying so; or `none` (null after
+ * validation), so that a task may run without the limit `defaults.timeout` sets. Zero is refused
+ * in ways the JSON Schema says too, so editors flag `timeout: 0` and `0s`: text needs a digit
+ * other than 0, a number at least MIN_TIMEOUT_SECONDS. Text under half a millisecond (`0.3ms`),
+ * which rounds to 0, only the last check finds: a pattern cannot add up the units.
  */
 const timeoutSchema = z.pipe(
   z.union(
     [
+      z.literal(NONE, { error: timeoutText }),
       z.string().check(
         z.regex(DURATION_PATTERN, { message: timeoutText, abort: true }),
         z.refine((text) => parseDuration(text) !== undefined, { message: timeoutText, abort: true }),
@@ -77,7 +83,7 @@ const timeoutSchema = z.pipe(
     ],
     { error: timeoutText },
   ),
-  z.transform((value: string | number) => parseDuration(value) ?? 0),
+  z.transform((value: string | number) => (value === NONE ? null : (parseDuration(value) ?? 0))),
 );
 
 const runAtText = "must be a real date and time, ISO 8601 with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00";
@@ -89,7 +95,8 @@ const runAtText = "must be a real date and time, ISO 8601 with a timezone, like 
 const noNul = z.regex(/^[^\x00]*$/, "must not contain a NUL character");
 
 const envValueText = 'must be a string, an integer or true/false (quote other values, e.g. "1.10", which YAML would read as 1.1)';
-const retryOnText = "must be a list of exit codes, integers from 1 to 255";
+const retryOnItemText = "must be a list of exit codes, integers from 1 to 255";
+const retryOnText = `${retryOnItemText}, or any (every failure is retried)`;
 
 /** Environment variables; integers and booleans become strings, other values are rejected (YAML would alter them). */
 const envSchema = z
@@ -112,10 +119,16 @@ const taskOptionsShape = {
   priority: optional(z.enum(PRIORITIES, { error: `must be one of: ${PRIORITIES.join(", ")}` }), "Scheduling priority (default normal)"),
   retries: optional(integerFrom(0, MAX_RETRIES), "Extra attempts after the first (default 0)"),
   retryOn: optional(
-    z
-      .array(z.int({ error: retryOnText }).check(z.minimum(1, retryOnText), z.maximum(255, retryOnText)), { error: retryOnText })
-      .check(z.minLength(1, "must list at least one exit code (leave it out to retry any failure)")),
-    "Only these exit codes are retried",
+    z.union(
+      [
+        z.pipe(z.literal(ANY, { error: retryOnText }), z.transform(() => null)),
+        z
+          .array(z.int({ error: retryOnItemText }).check(z.minimum(1, retryOnItemText), z.maximum(255, retryOnItemText)), { error: retryOnText })
+          .check(z.minLength(1, "must list at least one exit code (leave it out, or write any, to retry any failure)")),
+      ],
+      { error: retryOnText },
+    ),
+    "Only these exit codes are retried; any: every failure (undoes defaults.retryOn)",
   ),
   backoff: optional(
     z
@@ -131,7 +144,7 @@ const taskOptionsShape = {
       ),
     "Exponential backoff between attempts, with full jitter",
   ),
-  timeout: optional(timeoutSchema, "Time limit per attempt, from 1ms to 30 days"),
+  timeout: optional(timeoutSchema, "Time limit per attempt, from 1ms to 30 days; none: no limit (undoes defaults.timeout)"),
   runAt: optional(z.iso.datetime({ offset: true, error: runAtText }), "Do not start before this time"),
   delay: optional(durationSchema, "Do not start before this long after the workflow starts"),
   env: z.optional(envSchema),

@@ -148,7 +148,7 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
   });
 
   it("wrong types and values: run, retries, timeout, impossible dates, runAt without a timezone (case 23)", async () => {
-    const timeout = "must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days";
+    const timeout = "must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, or none (no limit)";
     const iso = "must be a real date and time, ISO 8601 with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00";
     await rejects(
       [

@@ -201,6 +201,25 @@ tasks:
     expect(result.stdout).toMatch(/slow: timed out after 300ms \(2 attempts\)/);
   });
 
+  it("a task's timeout: none and retryOn: any undo those of defaults, for that task alone", async () => {
+    const yaml = [
+      "defaults: { timeout: 300ms, retries: 1, retryOn: [75], backoff: { base: 10ms } }",
+      "tasks:",
+      "  capped: { run: 'sleep 1000' }",
+      "  free: { run: 'sleep 1; echo done', timeout: none }",
+      "  strict: { run: 'exit 4' }",
+      `  lenient: { run: '[ "$TASKQ_ATTEMPT" = 2 ] || exit 4; echo again', retryOn: any }`,
+      "",
+    ].join("\n");
+    const result = await run(yaml, ["--kill-grace", "1s", "--output", "plain"]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/Summary: 2 succeeded, 2 failed, 0 cancelled/);
+    expect(result.stdout).toMatch(/capped: timed out after 300ms \(2 attempts\)/);
+    expect(result.stdout).toMatch(/strict: exited with code 4 \(4 is not in retryOn: not retried\) \(1 attempt\)/);
+    expect(await readFile(path.join(result.logDir, "free.log"), "utf8")).toBe("done\n");
+    expect(await readFile(path.join(result.logDir, "lenient.log"), "utf8")).toBe("--- taskq: attempt 1 exited with code 4 ---\n--- taskq: attempt 2 ---\nagain\n");
+  });
+
   it("each attempt that did not succeed ends its log with how it ended: a timeout, an exit code, a command that could not start", async () => {
     const yaml = [
       "tasks:",

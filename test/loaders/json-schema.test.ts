@@ -23,7 +23,7 @@ describe("workflow JSON Schema", () => {
     const task = tasks.additionalProperties as Node;
     expect(task.required).toEqual(["run"]);
     expect(task.additionalProperties).toBe(false);
-    expect(task.properties!.timeout!.anyOf!.map((option) => option.type)).toEqual(["string", "number"]);
+    expect(task.properties!.timeout!.anyOf!.map((option) => option.type)).toEqual(["string", "string", "number"]);
     expect(task.properties!.runAt!.format).toBe("date-time");
   });
 });
@@ -61,6 +61,9 @@ describe("workflow JSON Schema against validate", () => {
     ["timeout: 0.0004 (seconds, rounds to 0)", task({ timeout: 0.0004 }), false],
     ["timeout: -1", task({ timeout: -1 }), false],
     ["defaults.timeout: 0", { defaults: { timeout: 0 }, tasks: { a: { run: "x" } } }, false],
+    ["a task's timeout: none and retryOn: any, undoing defaults'", { defaults: { timeout: "5m", retryOn: [1] }, tasks: { a: { run: "x", timeout: "none", retryOn: "any" } } }, true],
+    ["timeout: never", { tasks: { a: { run: "x", timeout: "never" } } }, false],
+    ["retryOn: all", { tasks: { a: { run: "x", retryOn: "all" } } }, false],
     ["tasks: {}", { tasks: {} }, false],
     ["delay with runAt", task({ delay: "1s", runAt: "2026-12-01T02:00:00Z" }), false],
     ["delay with runAt in defaults", { defaults: { delay: "1s", runAt: "2026-12-01T02:00:00Z" }, tasks: { a: { run: "x" } } }, false],

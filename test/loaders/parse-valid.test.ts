@@ -124,6 +124,17 @@ describe("parseWorkflow on a valid file", () => {
     expect(workflow.tasks[0]).toMatchObject({ priority: "low", backoff: { baseMs: 2000, maxMs: 90_000 }, retryOn: [3], cwd: "/work/wf/sub" });
   });
 
+  it("lets a task undo the limit and the list defaults set: timeout: none, retryOn: any; defaults' are kept by the others", () => {
+    const workflow = parse(yaml("defaults: { timeout: 10m, retryOn: [3, 127] }", "tasks:", "  a: { run: x }", "  b: { run: x, timeout: none, retryOn: any }", "  c: { run: x, timeout: 5s }"));
+    expect(workflow.tasks.map((task) => [task.id, task.timeoutMs, task.retryOn])).toEqual([
+      ["a", 600_000, [3, 127]],
+      ["b", undefined, undefined],
+      ["c", 5000, [3, 127]],
+    ]);
+    // The 127 of defaults is noted once, where it is written, and b takes no part in it.
+    expect(workflow.notes).toEqual(["/work/wf/ci.yaml:1:36: defaults: retryOn lists 127: exit codes 126 and 127 (not executable, not found) are never retried"]);
+  });
+
   it("keeps a delay for the run's start to resolve, and a task's runAt replaces a delay from defaults", () => {
     const workflow = parse(yaml("defaults: { delay: 1h30m }", "tasks:", "  a: { run: x }", "  b: { run: x, runAt: '2026-06-01T12:00:00+02:00' }"));
     expect(workflow.tasks.map((task) => [task.runAt, task.delayMs])).toEqual([

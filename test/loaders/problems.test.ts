@@ -120,7 +120,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     );
     const duration = "must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days";
     // A timeout's range starts at 1ms, and its message says so.
-    const timeout = "must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days";
+    const timeout = "must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, or none (no limit)";
     const date = "must be a real date and time, ISO 8601 with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00";
     expect(problemsOf(text)).toEqual([
       `4:14: task "a": \`timeout\` ${timeout}, got "5 minutes"`,
@@ -142,7 +142,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `1:22: \`defaults.timeout\` ${atLeast}, got "0s"`,
       `3:25: task "a": \`timeout\` ${atLeast}, got "0.3ms"`,
       `4:25: task "b": \`timeout\` ${atLeast}, got 0.0004`,
-      '5:25: task "c": `timeout` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, got -1',
+      '5:25: task "c": `timeout` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, or none (no limit), got -1',
       `6:25: task "d": \`timeout\` ${atLeast}, got "0h0m"`,
     ]);
   });
@@ -157,7 +157,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
   it("rejects durations over 30 days, runAt together with delay, and backoff.max below base", () => {
     const text = yaml("defaults: { timeout: 721h }", "tasks:", "  a: { run: x, runAt: 2026-02-01T00:00:00Z, delay: 1s, backoff: { base: 5s, max: 1s } }");
     expect(problemsOf(text)).toEqual([
-      '1:22: `defaults.timeout` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, got "721h"',
+      '1:22: `defaults.timeout` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, or none (no limit), got "721h"',
       '3:52: task "a": `delay` cannot be set together with `runAt`; keep one',
       '3:82: task "a": `backoff.max` must not be shorter than `backoff.base`',
     ]);
