@@ -67,6 +67,16 @@ async function entries(dir: string): Promise<string[] | undefined> {
   return existsSync(dir) ? (await readdir(dir)).sort() : undefined;
 }
 
+
+/** A log root users share, as /tmp (mode 1777: each user may delete only their own), in a workspace others may enter. */
+async function sharedLogRoot() {
+  const ws = await workspace("tasks: {}\n");
+  await chmod(ws.dir, 0o755);
+  await mkdir(ws.logs);
+  await chmod(ws.logs, 0o1777);
+  return { ws, root: ws.logs };
+}
+
 describe("taskq prune --logs", () => {
   it("deletes the run folders last written before the age given; leaves alone folders in use and anything not a run folder", async () => {
     const ws = await workspace("");
@@ -195,11 +205,7 @@ describe("taskq prune --logs", () => {
 
   // Run as root here (as CI is): the folders of two users in one log root, pruned by one of them (nobody, 65534).
   it.skipIf(process.getuid?.() !== 0)("in a log root users share, a folder another user's cannot be deleted: said, exit 1, and the user's own after it are pruned all the same", async () => {
-    const ws = await workspace("tasks: {}\n");
-    await chmod(ws.dir, 0o755);
-    const root = ws.logs;
-    await mkdir(root);
-    await chmod(root, 0o1777); // as /tmp: each user may delete only their own
+    const { ws, root } = await sharedLogRoot();
     const old = 100 * DAY_MS;
     const theirs = path.join(root, "20261101-080000-aaaa");
     const mine = ["20261101-080000-bbbb", "20261102-080000-cccc"];
@@ -225,11 +231,7 @@ describe("taskq prune --logs", () => {
 
   // Run as root here: root's own run folder, mode 700, in a root shared with nobody (65534).
   it.skipIf(process.getuid?.() !== 0)("in a log root users share, a run folder another user's that cannot even be read (mode 700) is said, exit 1, not passed over in silence", async () => {
-    const ws = await workspace("tasks: {}\n");
-    await chmod(ws.dir, 0o755);
-    const root = ws.logs;
-    await mkdir(root);
-    await chmod(root, 0o1777);
+    const { ws, root } = await sharedLogRoot();
     const theirs = path.join(root, "20261101-080000-aaaa");
     const private_ = path.join(root, "private"); // not named as taskq names its runs: any program's, passed over
     const mine = path.join(root, "20261102-080000-bbbb");
@@ -269,11 +271,7 @@ describe("taskq prune --logs", () => {
   // A log in a folder with the sticky bit (or made append-only, chattr +a) cannot be unlinked by
   // another user: EPERM on a file, which Node's recursive delete took for a folder to empty.
   it.skipIf(process.getuid?.() !== 0)("a log that may not be deleted (EPERM) is said to be not permitted, not 'a part of the path is not a folder'", async () => {
-    const ws = await workspace("tasks: {}\n");
-    await chmod(ws.dir, 0o755);
-    const root = ws.logs;
-    await mkdir(root);
-    await chmod(root, 0o1777);
+    const { ws, root } = await sharedLogRoot();
     const theirs = path.join(root, "20261101-080000-aaaa");
     await folder(theirs, { [STAMP]: STAMP_TEXT, "a.log": "theirs\n" }, 100 * DAY_MS);
     await chmod(theirs, 0o1777); // anyone may add a file; each file only its owner may delete
