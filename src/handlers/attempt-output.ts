@@ -95,6 +95,10 @@ export class AttemptOutput {
   #logError: Error | undefined;
   /** Called on each chunk while drain() waits (its idle timer). */
   #onChunk: (() => void) | undefined;
+  /** Set by stopWaiting(): drain() takes one last look at the pipes and waits no longer. */
+  #hurried = false;
+  /** While drain() waits: ends the wait after one last look (see stopWaiting). */
+  #hurryDrain: (() => void) | undefined;
   readonly #lateLog: AttemptOutputOptions["lateLog"];
   readonly #onLate: AttemptOutputOptions["onLate"];
   /** Set once drain() left pipes open: what they bring goes to lateLog, not to the log or the display. */
@@ -214,6 +218,7 @@ export class AttemptOutput {
         clearImmediate(lastLook);
         clearImmediate(deadlineLook);
         this.#onChunk = undefined;
+        this.#hurryDrain = undefined;
         for (const source of open) {
           source.off("end", onEnd).off("close", onEnd);
           if (!isDone(source)) this.#leaveOpen(source);
@@ -236,10 +241,17 @@ export class AttemptOutput {
       // Time spent paused on backpressure does not count: the output is waiting for us, and
       // dropping it would lose bytes from the log too. Past it, what the last look reads is
       // still the attempt's, and the drain stops whatever comes.
-      let deadline = setTimeout(function onDeadline(this: void): void {
+      const onDeadline = (): void => {
+        clearImmediate(deadlineLook);
         if (paused()) deadline = setTimeout(onDeadline, idleMs);
         else deadlineLook = setImmediate(() => (paused() ? (deadline = setTimeout(onDeadline, idleMs)) : finish()));
-      }, maxMs);
+      };
+      // After stopWaiting(): the deadline is now.
+      let deadline = setTimeout(onDeadline, this.#hurried ? 0 : maxMs);
+      this.#hurryDrain = () => {
+        clearTimeout(deadline);
+        onDeadline();
+      };
       this.#onChunk = armIdle;
       for (const source of open) source.on("end", onEnd).on("close", onEnd);
       armIdle();
@@ -250,13 +262,18 @@ export class AttemptOutput {
    * For a task that was stopped (timeout, cancel, shutdown), or whose shell had ended by itself
    * when it would have been: what its pipes still hold goes to the log (and the display) without
    * waiting for the display's reader, which may never read again (`taskq run | less`, left
-   * open). Bounded: the task's processes are gone, and drain() stops after its idle and maximum
-   * times once nothing holds it back.
+   * open); and drain() waits no more for the pipes to fall silent, nor for its maximum time: it
+   * takes one last look, which reads what the task wrote before it ended, and leaves the pipes
+   * still open to the late log (a daemon the task started in a session of its own, writing on).
+   * Else such a daemon, never silent for long, held the attempt up to drain()'s maximum, 5 s,
+   * and a stop that waits for an attempt less long recorded a success as cancelled.
    */
-  stopWaitingForDisplay(): void {
+  stopWaiting(): void {
     this.#displayIgnored = true;
     this.#displayFull = false;
     this.#updateFlow();
+    this.#hurried = true;
+    this.#hurryDrain?.();
   }
 
   /**

@@ -263,7 +263,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       // after the kill grace, and recorded it as stopped after all.
       // (Killed, by a second Ctrl-C say, it was stopped: its output must not wait for a reader.)
       if (!running || exitedByItself(pid)) {
-        output.stopWaitingForDisplay();
+        output.stopWaiting();
         return;
       }
       abortReason = ctx.signal.reason;
@@ -294,8 +294,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       // output may take seconds more to drain).
       terminator.dispose();
       unregisterProcessGroup(pid, options.killGraceMs);
-      // Stopped: its last output must not wait for a reader of ours that may never read again.
-      if (abortReason !== undefined) output.stopWaitingForDisplay();
+      // Stopped: its last output must not wait for a reader of ours that may never read again, nor for a daemon it started to fall silent.
+      if (abortReason !== undefined) output.stopWaiting();
       clearTimeout(streamTimer);
       for (let next = unread.shift(); next !== undefined; next = unread.shift()) {
         const [ends, stream] = next;

@@ -491,6 +491,25 @@ describe("signals and shutdown", () => {
     }
   });
 
+  it("a signal just after a task ended by itself, while a daemon it started (setsid) still writes to its output: it counts as it ended, with a short time to finish too", { timeout: 60_000 }, async () => {
+    // The daemon writes every 50 ms, so the task's pipe is never silent. Before, taskq read on
+    // for up to 5 s after the task's shell had exited; a stop given less time than that (here
+    // 0 to finish, then the 1 s kill grace and the queue's 2 s more) recorded the success as cancelled.
+    const daemon = "setsid sh -c 'while :; do echo tick; sleep 0.05; done' &";
+    const run = await startRun(tasksYaml([["ends", `{ run: "${daemon} echo ended; touch ended" }`]]), ["--output", "json", "--shutdown-timeout", "0", "--kill-grace", "1s"]);
+    await waitUntil("the task's shell to end", () => existsSync(path.join(run.dir, "ended")));
+    run.signalGroup("SIGINT");
+    const { result, sinceSignalMs } = await run.exited;
+    expect(result.code).toBe(130);
+    expect(terminalEvents(result.stdout).get("ends")).toEqual(["succeeded"]);
+    expect(jsonEvents(result.stdout).at(-1)).toMatchObject({ event: "summary", counts: { SUCCEEDED: 1, CANCELLED: 0 } });
+    // Nor does the stop wait for the daemon's pipe to fall silent: it is stopped with the run's leftovers.
+    expect(sinceSignalMs).toBeLessThan(1000 + SLACK_MS);
+    const log = await readFile(path.join(run.logs, await singleRunId(run.logs), "ends.log"), "utf8");
+    expect(log).toMatch(/^ended\n/m);
+    expect(log).not.toContain("--- taskq: attempt 1 stopped");
+  });
+
   it("a signal while a task waits in retry backoff or for its delay: nothing more starts, exit within 1 s (case 5)", async () => {
     const yaml = tasksYaml([
       ["retry", '{ run: "echo attempt >> attempts; exit 1", retries: 5, backoff: { base: 30s, max: 30s } }'],
