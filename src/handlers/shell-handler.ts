@@ -17,8 +17,13 @@ import type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHand
 
 /** After the task's processes are gone, how long the pipes may stay silent before we stop reading. */
 const DRAIN_IDLE_MS = 150;
-/** ...and the most we wait for them in all. */
-const DRAIN_MAX_MS = 5000;
+/**
+ * ...and the most we wait for them in all. The task's processes are gone by then, so what its
+ * pipes bring past this is from processes it left running (a daemon it started in a session of
+ * its own, writing without pause): late output (see AttemptOutput), not a reason to hold the task
+ * and its dependents up. The last look at the deadline still reads what the task itself wrote.
+ */
+const DRAIN_MAX_MS = 500;
 /**
  * Creating a task's log file on taskq's main thread blocks every other task's start and
  * end meanwhile. Where it takes longer than this (the median of the last few, see

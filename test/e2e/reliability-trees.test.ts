@@ -195,6 +195,25 @@ describe("process trees and timeouts", () => {
     expect(log).toMatch(/^(tick \d+\n)*started\n(tick \d+\n)*--- taskq: written after attempt 1 ended, by processes it left running ---\n(tick \d+\n){2,}/);
   });
 
+  it("a task that started a daemon (setsid) writing to its output without pause ends when its shell does: its dependents do not wait seconds for the daemon to fall silent", async () => {
+    // The daemon writes every 20 ms, never silent for long. Before, taskq read the task's pipe
+    // on for 5 s after its shell had exited, counting the daemon's lines as the attempt's:
+    // the task ended, and its dependent started, 5 s late.
+    const yaml = tasksYaml([
+      ["server", `{ run: "setsid sh -c 'while :; do echo tick; sleep 0.02; done' & echo up; date +%s%N > server-ended" }`],
+      ["client", '{ run: "date +%s%N > client-started", dependsOn: server }'],
+    ]);
+    const run = await startRun(yaml, ["--output", "plain"]);
+    const result = await run.done;
+    expect(result.code).toBe(0);
+    const nanos = async (name: string): Promise<bigint> => BigInt((await readFile(path.join(run.dir, name), "utf8")).trim());
+    const waitedMs = Number(((await nanos("client-started")) - (await nanos("server-ended"))) / 1_000_000n);
+    expect(waitedMs).toBeLessThan(1000 + SLACK_MS);
+    // The daemon's lines after that come under the late heading, the task's own before it.
+    const log = await readFile(path.join(run.logs, await singleRunId(run.logs), "server.log"), "utf8");
+    expect(log).toMatch(/^(tick\n)*up\n(tick\n)*--- taskq: written after attempt 1 ended, by processes it left running ---\n/);
+  });
+
   it("a daemon an attempt left writes while the next attempt runs: each line in the log under its own attempt's heading", async () => {
     // Lines in a set order, by gates: attempt 2's first line, the daemon's line, attempt 2's second line.
     const yaml = tasksYaml([
