@@ -56,7 +56,11 @@ export class GroupTerminator {
     // processes again, so it is armed even if this pass (maybe one made earlier in this turn
     // of the event loop) found none: reap() waits for what a later pass finds.
     if (this.#shellAlive) this.#stoppedWhileAlive = true;
-    if (!signalSession(this.#pgid, "SIGTERM", this.#shellAlive, this.#stoppedWhileAlive) && this.#shellAlive) return;
+    const found = signalSession(this.#pgid, "SIGTERM", this.#shellAlive, this.#stoppedWhileAlive);
+    // A stopped process (SIGSTOP, a debugger) would hold the SIGTERM pending until the SIGKILL,
+    // its clean-up never run: continued, it gets it now (as coreutils timeout does). The same pass over /proc.
+    if (found) signalSession(this.#pgid, "SIGCONT", this.#shellAlive, this.#stoppedWhileAlive);
+    if (!found && this.#shellAlive) return;
     this.#killTimer = new LongTimer(() => this.kill(), this.#graceMs);
   }
 

@@ -11,6 +11,7 @@ import {
   checkAllClean,
   delay,
   jsonEvents,
+  printedGroups,
   readLedger,
   singleRunId,
   startRun,
@@ -508,6 +509,21 @@ describe("signals and shutdown", () => {
     const log = await readFile(path.join(run.logs, await singleRunId(run.logs), "ends.log"), "utf8");
     expect(log).toMatch(/^ended\n/m);
     expect(log).not.toContain("--- taskq: attempt 1 stopped");
+  });
+
+  it("a task that was stopped (SIGSTOP) when the shutdown stops it gets its SIGTERM with a SIGCONT: its trap runs, and the stop does not wait the kill grace", { timeout: 60_000 }, async () => {
+    // Before: the SIGTERM stayed pending on the stopped shell, its trap never ran, and only the SIGKILL after the kill grace ended it.
+    const run = await startRun(tasksYaml([["paused", `{ run: "trap 'echo cleaned up; exit 0' TERM; echo pgid $$; kill -STOP $$; echo continued" }`]]), ["--shutdown-timeout", "0", "--kill-grace", "20s"]);
+    await waitForOutput(run, /paused \| pgid/);
+    const pgid = printedGroups(run.stdout())[0]!;
+    await waitUntil("the task to be stopped", () => readFileSync(`/proc/${pgid}/stat`, "utf8").split(") ")[1]?.startsWith("T") === true);
+    run.signalGroup("SIGINT");
+    const { result, sinceSignalMs } = await run.exited;
+    expect(result.code).toBe(130);
+    expect(sinceSignalMs).toBeLessThan(1000 + SLACK_MS);
+    expect(result.stdout).toContain("paused | cleaned up");
+    const log = await readFile(path.join(run.logs, await singleRunId(run.logs), "paused.log"), "utf8");
+    expect(log).toMatch(/^pgid \d+\ncleaned up\n--- taskq: attempt 1 stopped: aborted by shutdown ---\n$/);
   });
 
   it("a signal while a task waits in retry backoff or for its delay: nothing more starts, exit within 1 s (case 5)", async () => {
