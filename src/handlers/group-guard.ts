@@ -23,7 +23,8 @@ import { ownerTag, tempRoot } from "./temp-root.js";
  * groups (`timeout`, job control) or sessions (`setsid`), what ended tasks left, and a task
  * whose spawn had not returned when taskq died (not listed yet). Never a group by an id
  * alone but a running task's: a task that ended gave its ids back. Each group gets SIGTERM
- * and, when some member is still there after the grace, SIGKILL. dash's kill takes `-SIG
+ * (with a SIGCONT, for a stopped process to get it) and, when some member is still there after
+ * the grace, SIGKILL. dash's kill takes `-SIG
  * -PGID`, not `-s SIG`.
  */
 export const GUARD_SCRIPT = `
@@ -55,7 +56,7 @@ for pid in $(grep -l -z -x -F "TASKQ_PID=$taskq" /proc/[0-9]*/environ 2>/dev/nul
   case $groups in *" $3 "*) ;; *) groups="$groups$3 " ;; esac
 done
 [ "$groups" = " " ] && exit 0
-for pg in $groups; do kill -TERM -$pg 2>/dev/null; done
+for pg in $groups; do kill -TERM -$pg 2>/dev/null && kill -CONT -$pg 2>/dev/null; done
 waited=0
 while [ "$waited" -lt "$grace" ]; do
   left=

@@ -106,7 +106,7 @@ export async function stopLeftovers(graceMs: number, options: { signal?: AbortSi
     return;
   }
   options.onFound?.(groups.length);
-  for (const pgid of groups) signalProcessGroup(pgid, "SIGTERM");
+  for (const pgid of groups) terminateProcessGroup(pgid);
   const until = performance.now() + graceMs;
   while (performance.now() < until && options.signal?.aborted !== true) {
     await new Promise((resolve) => setTimeout(resolve, LEFTOVER_POLL_MS));
@@ -313,7 +313,7 @@ function sweepEndedSessions(): void {
   endedSessions.clear();
   const groups = markedGroups(new Set(sessions.keys()));
   if (groups.length === 0) return;
-  for (const pgid of groups) signalProcessGroup(pgid, "SIGTERM");
+  for (const pgid of groups) terminateProcessGroup(pgid);
   let graceMs = 0;
   for (const grace of sessions.values()) graceMs = Math.max(graceMs, grace);
   // Looked up again: a group gone meanwhile may have had its id used again.
@@ -395,6 +395,15 @@ function userName(uid: number): string {
     // no /etc/passwd
   }
   return `uid ${uid}`;
+}
+
+/**
+ * SIGTERM to a group, then SIGCONT: a stopped process (SIGSTOP, a debugger) would hold the
+ * SIGTERM pending until the SIGKILL after the grace, its clean-up never run (coreutils timeout
+ * does the same).
+ */
+function terminateProcessGroup(pgid: number): void {
+  if (signalProcessGroup(pgid, "SIGTERM")) signalProcessGroup(pgid, "SIGCONT");
 }
 
 /** Signals a whole group; false when the group no longer exists. Never throws. */

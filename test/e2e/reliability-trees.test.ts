@@ -128,6 +128,16 @@ describe("process trees and timeouts", () => {
     expect(await readFile(`${run.ledger}.daemon`, "utf8")).toBe("term\n");
   });
 
+  it("a daemon that is stopped (SIGSTOP) when the run ends gets its SIGTERM with a SIGCONT: its trap runs, and the run does not wait the kill grace", async () => {
+    // Before: the SIGTERM stayed pending on the stopped daemon, its trap never ran, and the run waited the 20 s grace for the SIGKILL.
+    const yaml = tasksYaml([["daemon", `{ run: "setsid sh -c 'trap \\"echo term > $TASKQ_LEDGER.daemon; exit 0\\" TERM; kill -STOP $$; sleep 1000' & sleep 0.3; echo started" }`]]);
+    const run = await startRun(yaml, ["--output", "json", "--kill-grace", "20s"]);
+    const started = performance.now();
+    expect((await run.done).code).toBe(0);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(await readFile(`${run.ledger}.daemon`, "utf8")).toBe("term\n");
+  });
+
   it("a task stopped while its shell runs: what cleared its environment (env -i) in groups of its own goes too, SIGKILLed after the grace if it ignores SIGTERM", async () => {
     // A duration no other process has: these carry no TASKQ_PID or TASKQ_RUN_ID to be found by.
     const mark = `${4000 + (process.pid % 1000)}.${Date.now() % 1000}`;
