@@ -73,7 +73,7 @@ function schemaSource(flags: StoreFlags): "--store-schema" | "TASKQ_STORE_SCHEMA
  * dead-letters, redrive, prune): a schema without a store is an error that names it, not a
  * new empty store.
  */
-export async function openStore(flags: StoreFlags, options: { create?: boolean } = {}): Promise<PostgresStore> {
+export async function openStore(flags: StoreFlags, options: { create?: boolean; retryDroppedMs?: number } = {}): Promise<PostgresStore> {
   const url = storeUrl(flags);
   const schema = storeSchema(flags);
   const { PostgresStore } = await import("../store/postgres/index.js").catch((error: unknown) => {
@@ -83,7 +83,7 @@ export async function openStore(flags: StoreFlags, options: { create?: boolean }
     throw new TaskqError("STORE_UNAVAILABLE", `the durable mode needs the package ${missing}, which is not installed where taskq is: run npm install in taskq's folder (or npm install ${missing})`, { cause: error });
   });
   try {
-    return await PostgresStore.open({ connectionString: url, schema, poolSize: 8, create: options.create ?? true });
+    return await PostgresStore.open({ connectionString: url, schema, poolSize: 8, create: options.create ?? true, retryDroppedMs: options.retryDroppedMs ?? 0 });
   } catch (error) {
     if (error instanceof TaskqError && error.code === "STORE_NOT_FOUND") {
       const source = schemaSource(flags);

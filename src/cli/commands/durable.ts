@@ -17,7 +17,7 @@ import { openStore, storeUrl, type StoreFlags } from "../store-flags.js";
 type Flags = StoreFlags & Record<string, unknown>;
 
 /** `create: false`: the command only reads or changes what was submitted (see openStore). */
-async function withStore<T>(flags: Flags, work: (store: PostgresStore) => Promise<T>, options: { create?: boolean } = {}): Promise<T> {
+async function withStore<T>(flags: Flags, work: (store: PostgresStore) => Promise<T>, options: { create?: boolean; retryDroppedMs?: number } = {}): Promise<T> {
   const store = await openStore(flags, options);
   try {
     return await work(store);
@@ -26,9 +26,20 @@ async function withStore<T>(flags: Flags, work: (store: PostgresStore) => Promis
   }
 }
 
-/** withStore for a command that reads or changes what was submitted: it never makes a store. */
-function withExistingStore<T>(flags: Flags, work: (store: PostgresStore) => Promise<T>): Promise<T> {
-  return withStore(flags, work, { create: false });
+/**
+ * How long a one-shot command (status, cancel, dead-letters, redrive, prune) goes on trying through
+ * connections refused or dropped once its store is open: a database restarting, a failover, a backend
+ * terminated. A `cancel` that died of it would leave a CI job unsure whether the run was cancelled.
+ * As long as connecting may take, by default.
+ */
+const RETRY_DROPPED_MS = 10_000;
+
+/**
+ * withStore for a command that reads or changes what was submitted: it never makes a store, and rides
+ * out a dropped connection (RETRY_DROPPED_MS) but with `retrying: false` (a caller that retries itself).
+ */
+function withExistingStore<T>(flags: Flags, work: (store: PostgresStore) => Promise<T>, options: { retrying?: boolean } = {}): Promise<T> {
+  return withStore(flags, work, { create: false, retryDroppedMs: options.retrying === false ? 0 : RETRY_DROPPED_MS });
 }
 
 /** `taskq submit FILE`: validates exactly as `run` does, enqueues the whole DAG in one transaction, prints the run id. */
@@ -187,7 +198,8 @@ export async function statusCommand(runId: string, flags: Flags): Promise<number
       }
     }
     return printRunSummary(store, runId, { color: flags.color !== false, json: flags.output === "json" });
-  });
+    // The watch says each second that the database does not answer, rather than trying for seconds in silence.
+  }, { retrying: flags.watch !== true });
 }
 
 /**

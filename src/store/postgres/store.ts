@@ -18,8 +18,9 @@ import { generateRunId, submitNewRun, submitRun, type SubmitResult } from "./sub
 import { toStoreError } from "./store-error.js";
 import { sweepExpiredLeases } from "./sweep.js";
 import { storableOutcome, storableText } from "./text.js";
-import { connectTimeoutOf, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, LONG_QUERY_TIMEOUT_MS, serverTimeoutMs, timedQuery, type Timeouts } from "./timeouts.js";
-import { inTransaction, isConflict, retryConflicts, transactionOnce } from "./transaction.js";
+import { connectTimeoutOf, DEFAULT_CONNECT_TIMEOUT_MS, describeTimeout, DEFAULT_QUERY_TIMEOUT_MS, LONG_QUERY_TIMEOUT_MS, serverTimeoutMs, timedQuery, type Timeouts } from "./timeouts.js";
+import { failedAfterCommitSent, inTransaction, isConflict, retryConflicts, transactionOnce } from "./transaction.js";
+import { isTransientError, withRetry } from "./transient.js";
 import type { CompletionResult, DeadLetter, HeartbeatStatus, LeasedTask, Outcome, RunStatus, TaskState, Workflow } from "./types.js";
 
 const ignoreError = (): void => undefined;
@@ -66,6 +67,14 @@ export interface PostgresStoreOptions {
   connectTimeoutMs?: number;
   /** For an owned pool: how long a statement may go unanswered before it fails and its connection is closed (default 30 s). */
   queryTimeoutMs?: number;
+  /**
+   * How long the one-shot operations (runStatus, runState, deadLetters, cancelRun, redrive,
+   * pruneRuns) go on trying through connections refused or dropped (a database restarting, a
+   * backend terminated), where the database cannot have done half of them: not past a COMMIT
+   * sent, nor past a time limit. Default 0: the first such error is thrown, for a caller that
+   * retries for itself (`status --watch`).
+   */
+  retryDroppedMs?: number;
 }
 
 /** How long `close` waits for connections still busy: one whose statement the database does not answer is left to its timeout. */
@@ -86,6 +95,7 @@ export class PostgresStore {
   readonly #random: () => number;
   readonly #onError: (error: unknown) => void;
   readonly #timeouts: Timeouts;
+  readonly #retryDroppedMs: number;
   #listener: NotificationListener | undefined;
 
   constructor(options: PostgresStoreOptions) {
@@ -109,6 +119,7 @@ export class PostgresStore {
     this.description = redactConnectionString(options.connectionString ?? "(pool)");
     this.#random = options.random ?? Math.random;
     this.#onError = options.onError ?? (() => undefined);
+    this.#retryDroppedMs = options.retryDroppedMs ?? 0;
     // An idle client whose backend was terminated emits 'error' on the pool; unhandled, it would crash the process.
     this.pool.on("error", (error) => this.#onError(error));
     // A backend terminated in the same packet burst that completed its connection reaches the client before
@@ -268,7 +279,7 @@ export class PostgresStore {
 
   /** Cancels a run, or one task: queued/blocked at once, running at the next heartbeat. */
   async cancelRun(runId: string, taskKey?: string): Promise<CancelResult> {
-    return this.#guard("cancelRun", async () => {
+    return this.#oneShot("cancelRun", async () => {
       const result = await inTransaction(this.pool, (client) => cancelTasks(client, this.#names, runId, taskKey));
       await refreshRunState(this.pool, this.#names, runId);
       return result;
@@ -277,12 +288,12 @@ export class PostgresStore {
 
   /** Failed tasks, of one run or of all. */
   async deadLetters(runId?: string): Promise<DeadLetter[]> {
-    return this.#guard("deadLetters", () => readDeadLetters(this.pool, this.#names, runId));
+    return this.#oneShot("deadLetters", () => readDeadLetters(this.pool, this.#names, runId));
   }
 
   /** A run's state alone, settled first as runStatus settles it: a cheap look at whether it has ended. */
   async runState(runId: string): Promise<RunStatus["state"]> {
-    return this.#guard("runState", async () => {
+    return this.#oneShot("runState", async () => {
       await refreshRunState(this.pool, this.#names, runId);
       const { rows } = await this.pool.query<{ state: RunStatus["state"] }>(`SELECT state FROM ${this.#names.runs} WHERE id = $1`, [runId]);
       if (rows[0] === undefined) throw new TaskqError("STORE_NOT_FOUND", `no run "${runId}"`);
@@ -292,7 +303,7 @@ export class PostgresStore {
 
   /** A run's tasks and counts. Also settles the run's state, should a worker have died between commit and refresh. */
   async runStatus(runId: string): Promise<RunStatus> {
-    return this.#guard("runStatus", async () => {
+    return this.#oneShot("runStatus", async () => {
       await refreshRunState(this.pool, this.#names, runId);
       return readRunStatus(this.pool, this.#names, runId);
     });
@@ -300,12 +311,12 @@ export class PostgresStore {
 
   /** Queues a failed task again with fresh attempts and re-blocks the dependents it cancelled. */
   async redrive(runId: string, taskKey: string): Promise<RedriveResult> {
-    return this.#guard("redrive", () => inTransaction(this.pool, (client) => redriveTask(client, this.#names, runId, taskKey)));
+    return this.#oneShot("redrive", () => inTransaction(this.pool, (client) => redriveTask(client, this.#names, runId, taskKey)));
   }
 
   /** Deletes the runs that ended more than `olderThanMs` ago (see prune.ts); with `dryRun`, lists them. */
   async pruneRuns(olderThanMs: number, options: { dryRun?: boolean } = {}): Promise<PruneResult> {
-    return this.#guard("pruneRuns", () => pruneRuns(this.pool, this.#names, olderThanMs, options.dryRun === true), LONG_QUERY_TIMEOUT_MS);
+    return this.#oneShot("pruneRuns", () => pruneRuns(this.pool, this.#names, olderThanMs, options.dryRun === true), LONG_QUERY_TIMEOUT_MS);
   }
 
   /** Milliseconds until the earliest queued task is runnable, or null if none is queued. */
@@ -341,6 +352,26 @@ export class PostgresStore {
       return await work();
     } catch (error) {
       throw toStoreError(operation, error, { ...this.#timeouts, queryMs: queryTimeoutMs });
+    }
+  }
+
+  /**
+   * #guard for an operation a user runs once (`taskq cancel`): its whole work is run again while it
+   * fails on a connection refused or dropped (see retryDroppedMs), which each of them may be: their
+   * statements outside a transaction only read or settle runs, and a transaction whose connection
+   * was lost before its COMMIT was sent was undone. One lost after that, when the change may have
+   * been made, is not run again, and its error says so.
+   */
+  async #oneShot<T>(operation: string, work: () => Promise<T>, queryTimeoutMs = this.#timeouts.queryMs): Promise<T> {
+    const timeouts = { ...this.#timeouts, queryMs: queryTimeoutMs };
+    // (A TaskqError is the store's own answer, "no run", whatever its words.)
+    const dropped = (error: unknown): boolean => !(error instanceof TaskqError) && isTransientError(error) && !failedAfterCommitSent(error) && describeTimeout(error, timeouts) === undefined;
+    try {
+      return await withRetry(work, { maxElapsedMs: this.#retryDroppedMs, retryIf: dropped });
+    } catch (error) {
+      const stored = toStoreError(operation, error, timeouts);
+      if (!failedAfterCommitSent(error) || !isTransientError(error)) throw stored;
+      throw new TaskqError(stored.code, `${stored.message} (the connection was lost once the change was sent to be committed: it may have been made)`, { cause: error });
     }
   }
 

@@ -45,17 +45,36 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
   return retryConflicts(() => transactionOnce(pool, work));
 }
 
+/**
+ * Errors of transactions that failed once their COMMIT had been sent: a connection lost then
+ * leaves unknown whether the database committed, so running the work again may do it twice.
+ * (Before its COMMIT, a transaction whose connection is lost is undone by the database.)
+ */
+const afterCommitSent = new WeakSet<object>();
+
+/** Whether `error` (or the error it wraps) ended a transaction after its COMMIT was sent. */
+export function failedAfterCommitSent(error: unknown): boolean {
+  for (let at = error, depth = 0; typeof at === "object" && at !== null && depth < 5; at = (at as { cause?: unknown }).cause, depth++) {
+    if (afterCommitSent.has(at)) return true;
+  }
+  return false;
+}
+
 /** One BEGIN/COMMIT of `work`, not retried: for a caller that retries a larger whole. */
 export async function transactionOnce<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   client.on("error", ignoreClientError);
   let broken: Error | undefined;
+  let committing = false;
   try {
     await client.query("BEGIN");
     const result = await work(client);
+    committing = true;
     await client.query("COMMIT");
     return result;
   } catch (error) {
+    // A conflict at COMMIT is the server's answer that it undid the transaction; anything else there leaves it unknown.
+    if (committing && !isConflict(error) && typeof error === "object" && error !== null) afterCommitSent.add(error);
     // A deadlock leaves the connection usable; anything else transient may not. Such a
     // connection is destroyed, which ends the transaction too: a ROLLBACK sent on one that
     // stopped answering (a query timeout) would only wait as long again.

@@ -27,6 +27,8 @@ export interface RetryOptions {
   /** Give up after this long (milliseconds); the last error is rethrown. */
   maxElapsedMs: number;
   signal?: AbortSignal;
+  /** Which errors to retry (default: isTransientError's). */
+  retryIf?: (error: unknown) => boolean;
   /** Called before each retry, e.g. to report the outage. */
   onRetry?: (error: unknown, attempt: number) => void;
 }
@@ -39,7 +41,7 @@ export async function withRetry<T>(operation: () => Promise<T>, options: RetryOp
       return await operation();
     } catch (error) {
       const elapsed = performance.now() - started;
-      if (!isTransientError(error) || elapsed >= options.maxElapsedMs || options.signal?.aborted === true) throw error;
+      if (!(options.retryIf ?? isTransientError)(error) || elapsed >= options.maxElapsedMs || options.signal?.aborted === true) throw error;
       options.onRetry?.(error, attempt);
       const delay = Math.min(50 * 2 ** (attempt - 1), 1_000, options.maxElapsedMs - elapsed);
       await sleep(Math.max(delay, 0), undefined, { signal: options.signal }).catch(() => undefined);

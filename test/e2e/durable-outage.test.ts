@@ -1,0 +1,100 @@
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { startCli, type CliResult } from "../helpers/cli.js";
+import { eventually } from "../helpers/processes.js";
+import { startFreezableProxy } from "../helpers/tcp-proxy.js";
+import { useDurableWorkspace } from "./durable-harness.js";
+import { DATABASE_URL } from "../store/helpers.js";
+
+// The one-shot commands (status, cancel, dead-letters, redrive, prune) when their connection is dropped mid-command.
+const durable = useDurableWorkspace("taskq_e2e_outage");
+const { SCHEMA, ENV, taskq, workflowFile, submit } = durable;
+
+/**
+ * Runs a taskq command whose connection is terminated (pg_terminate_backend) while its statement
+ * waits for a lock on the tasks table this test holds: inside the command's work, before any COMMIT.
+ * Returns how it ended and how many of its backends were terminated.
+ */
+async function terminatedMidCommand(args: string[]): Promise<CliResult & { terminated: number }> {
+  const locker = new pg.Client({ connectionString: DATABASE_URL });
+  await locker.connect();
+  try {
+    // Another session looks for the command's: pg_stat_activity stays as it was first read in a transaction.
+    await locker.query("BEGIN");
+    await locker.query(`LOCK TABLE "${SCHEMA}".tasks IN ACCESS EXCLUSIVE MODE`);
+    const cli = startCli(args, { cwd: durable.ws.dir, env: ENV });
+    let terminated = 0;
+    const waiting = await eventually(async () => {
+      const { rows } = await durable.store.pool.query<{ ended: boolean }>(
+        `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND query LIKE $1`,
+        [`%"${SCHEMA}"%`],
+      );
+      terminated += rows.filter((row) => row.ended).length;
+      return terminated > 0 || cli.child.exitCode !== null;
+    }, 20_000);
+    expect(waiting).toBe(true);
+    await locker.query("COMMIT");
+    const result = await cli.done;
+    durable.outputs.push(result.stdout, result.stderr);
+    return { ...result, terminated };
+  } finally {
+    await locker.end();
+  }
+}
+
+describe("one-shot commands whose connection is dropped", () => {
+  it("a connection terminated mid-command, before its COMMIT: cancel, status, dead-letters, redrive and prune connect again and do it (exit as usual)", async () => {
+    // A run whose task failed, and one still queued (no worker runs it).
+    const failing = await workflowFile("outage-fails", "tasks:\n  bad: { run: 'echo oops; exit 3' }\n  after: { run: echo after, dependsOn: bad }\n");
+    const failed = await taskq(["run", failing, "--log-dir", durable.ws.logs]);
+    expect(failed.code).toBe(1);
+    const failedRun = /run (\S+) submitted/.exec(failed.stdout)![1]!;
+    durable.runIds.push(failedRun);
+    const queuedRun = await submit(await workflowFile("outage-queued", "tasks:\n  wait: { run: echo wait, delay: 1h }\n  next: { run: echo next, dependsOn: wait }\n"));
+
+    const status = await terminatedMidCommand(["status", failedRun, "--output", "json"]);
+    expect([status.terminated, status.code, status.stderr]).toEqual([1, 1, ""]);
+    expect(JSON.parse(status.stdout)).toMatchObject({ event: "summary", state: "failed", counts: { FAILED: 1, CANCELLED: 1 } });
+
+    const dead = await terminatedMidCommand(["dead-letters", failedRun]);
+    expect([dead.terminated, dead.code, dead.stderr]).toEqual([1, 0, ""]);
+    expect(dead.stdout).toMatch(new RegExp(`^${failedRun}/bad: exited with code 3 \\(1 attempt\\)\n`));
+
+    const cancel = await terminatedMidCommand(["cancel", queuedRun]);
+    expect([cancel.terminated, cancel.code, cancel.stderr]).toEqual([1, 0, ""]);
+    expect(JSON.parse(cancel.stdout)).toEqual({ cancelled: ["wait", "next"], cancelRequested: [] });
+    expect((await durable.store.runStatus(queuedRun)).state).toBe("cancelled");
+
+    const redrive = await terminatedMidCommand(["redrive", failedRun, "bad"]);
+    expect([redrive.terminated, redrive.code, redrive.stderr]).toEqual([1, 0, ""]);
+    expect(JSON.parse(redrive.stdout)).toEqual({ requeued: "bad", reblocked: ["after"] });
+    expect((await durable.store.runStatus(failedRun)).state).toBe("running");
+    await durable.store.cancelRun(failedRun);
+
+    const prune = await terminatedMidCommand(["prune", "--older-than", "0s", "--output", "json"]);
+    expect([prune.terminated, prune.code, prune.stderr]).toEqual([1, 0, ""]);
+    expect((JSON.parse(prune.stdout) as { pruned: string[] }).pruned).toEqual(expect.arrayContaining([failedRun, queuedRun]));
+    await expect(durable.store.runStatus(queuedRun)).rejects.toThrow(/no run/);
+  });
+
+  it("a cancel whose connection is lost once its COMMIT was sent says the cancel may have been made (exit 1), and does not run it again", async () => {
+    const runId = await submit(await workflowFile("outage-commit", "tasks:\n  wait: { run: echo wait, delay: 1h }\n"));
+    const target = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    try {
+      const cut = proxy.cutAfterReply("COMMIT");
+      const cancel = await taskq(["cancel", runId], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+      await cut;
+      expect(cancel.code).toBe(1);
+      expect(cancel.stdout).toBe("");
+      expect(cancel.stderr).toMatch(/^taskq: cancelRun failed: .*\(the connection was lost once the change was sent to be committed: it may have been made\)\n$/);
+      // It was: and a cancel run again (as the message leaves the user to) says it has ended.
+      expect((await durable.store.runStatus(runId)).state).toBe("cancelled");
+      const again = await taskq(["cancel", runId]);
+      expect([again.code, again.stderr]).toEqual([0, `note: run ${runId} has already ended (cancelled): nothing to cancel\n`]);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
