@@ -7,7 +7,7 @@ import { printRunSummary, resubmitted, submitNotes, submitRecords, type LocalLog
 import { checkLogRoot } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import type { OutputMode } from "./render/index.js";
-import { openStore, type StoreFlags } from "./store-flags.js";
+import { openStore, RETRY_DROPPED_MS, type StoreFlags } from "./store-flags.js";
 import { smallThreadPool } from "./thread-pool.js";
 import { runWorker } from "./worker-run.js";
 
@@ -40,7 +40,8 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
   const fitted = fitConcurrencyToOpenFiles(options.concurrency, !options.json);
   // And a limit on processes with no room for one task (PROCESS_LIMIT; see thread-pool.ts).
   smallThreadPool();
-  const store = await openStore(options);
+  // Its summary, and its cancel when stopped, ride out a dropped connection, as `status` and `cancel` do.
+  const store = await openStore(options, { retryDroppedMs: RETRY_DROPPED_MS });
   try {
     const submitted = await store.submit(workflow, options.runId === undefined ? {} : { runId: options.runId });
     const { runId } = submitted;

@@ -68,6 +68,15 @@ function schemaSource(flags: StoreFlags): "--store-schema" | "TASKQ_STORE_SCHEMA
 }
 
 /**
+ * How long the commands that read or change a run once (status, cancel, dead-letters, redrive, prune,
+ * and `run --store` for its run's state, summary and cancel) go on trying through connections refused
+ * or dropped once the store is open: a database restarting, a failover, a backend terminated. A
+ * `cancel` that died of it would leave a CI job unsure whether the run was cancelled, and a `run
+ * --store` whose run succeeded would exit 1 for want of its summary. As long as connecting may take, by default.
+ */
+export const RETRY_DROPPED_MS = 10_000;
+
+/**
  * Opens the PostgreSQL store (applying migrations); the password never appears in errors.
  * `create: false` for the commands that read or change what was submitted (status, cancel,
  * dead-letters, redrive, prune): a schema without a store is an error that names it, not a

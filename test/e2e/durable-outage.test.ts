@@ -97,4 +97,21 @@ describe("one-shot commands whose connection is dropped", () => {
       await proxy.close();
     }
   });
+
+  it("run --store whose connection is cut as it reads the summary of its run, which succeeded, reads it again: the summary, exit 0", async () => {
+    const file = await workflowFile("outage-summary", "tasks:\n  one: { run: echo one }\n");
+    const target = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    try {
+      // The summary's read of the run's tasks (and nothing before it) asks for lease_expired_ms.
+      const cut = proxy.cutAfterReply("lease_expired_ms");
+      const run = await taskq(["run", file, "--log-dir", durable.ws.logs], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+      await cut;
+      durable.runIds.push(/run (\S+) submitted/.exec(run.stdout)![1]!);
+      expect([run.code, run.stderr]).toEqual([0, ""]);
+      expect(run.stdout).toMatch(/\nSummary: 1 succeeded, 0 failed, 0 cancelled in /);
+    } finally {
+      await proxy.close();
+    }
+  });
 });

@@ -12,7 +12,7 @@ import { formatSummary, shownIds, unfinishedCount, unfinishedParts } from "../re
 import type { RunSummary } from "../render/types.js";
 import { noteFields } from "../note-fields.js";
 import type { Workflow } from "../../loaders/index.js";
-import { openStore, storeUrl, type StoreFlags } from "../store-flags.js";
+import { openStore, RETRY_DROPPED_MS, storeUrl, type StoreFlags } from "../store-flags.js";
 
 type Flags = StoreFlags & Record<string, unknown>;
 
@@ -25,14 +25,6 @@ async function withStore<T>(flags: Flags, work: (store: PostgresStore) => Promis
     await store.close();
   }
 }
-
-/**
- * How long a one-shot command (status, cancel, dead-letters, redrive, prune) goes on trying through
- * connections refused or dropped once its store is open: a database restarting, a failover, a backend
- * terminated. A `cancel` that died of it would leave a CI job unsure whether the run was cancelled.
- * As long as connecting may take, by default.
- */
-const RETRY_DROPPED_MS = 10_000;
 
 /**
  * withStore for a command that reads or changes what was submitted: it never makes a store, and rides
