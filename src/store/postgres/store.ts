@@ -27,13 +27,17 @@ const ignoreError = (): void => undefined;
 
 /**
  * pg-pool's `onConnect`, which it awaits before handing a new client out (its types say it returns nothing):
- * the session's `statement_timeout`, unless `ms` is 0 (no limit).
+ * the session's `statement_timeout`, unless `ms` is 0 (no limit), and its `idle_in_transaction_session_timeout`
+ * as long: a transaction whose client went away in a network that stopped (it gave up waiting for a reply;
+ * the server never heard of it) would otherwise hold the rows it locked until the server's TCP keepalive
+ * noticed, two hours by default, and its tasks could be neither swept nor cancelled. The store's transactions
+ * send each statement as soon as the reply to the one before is read, so no live one is idle that long.
  */
 function statementTimeoutHook(ms: number): { onConnect?: (client: pg.ClientBase) => Promise<void> } {
   if (ms <= 0) return {};
   return {
     onConnect: async (client) => {
-      await client.query(`SET statement_timeout = ${ms}`);
+      await client.query(`SET statement_timeout = ${ms}; SET idle_in_transaction_session_timeout = ${ms}`);
     },
   };
 }
