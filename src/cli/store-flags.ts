@@ -68,8 +68,8 @@ function schemaSource(flags: StoreFlags): "--store-schema" | "TASKQ_STORE_SCHEMA
 }
 
 /**
- * How long the commands that read or change a run once (status, cancel, dead-letters, redrive, prune,
- * and `run --store` for its run's state, summary and cancel) go on trying through connections refused
+ * How long the commands that read or change a run once (submit, status, cancel, dead-letters, redrive,
+ * prune, and `run --store` for its submit, its run's state, summary and cancel) go on trying through connections refused
  * or dropped once the store is open: a database restarting, a failover, a backend terminated. A
  * `cancel` that died of it would leave a CI job unsure whether the run was cancelled, and a `run
  * --store` whose run succeeded would exit 1 for want of its summary. As long as connecting may take, by default.

@@ -114,4 +114,25 @@ describe("one-shot commands whose connection is dropped", () => {
       await proxy.close();
     }
   });
+
+  it("submit whose reply is lost once the database stored the run submits it again under the same id: one run, its id on stdout, exit 0", async () => {
+    const file = await workflowFile("outage-submit", "tasks:\n  first: { run: echo first, delay: 1h }\n  second: { run: echo second, dependsOn: first }\n");
+    const target = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    try {
+      // The statement that stores a new run is prepared by that name: it reaches the database, its reply does not.
+      const cut = proxy.cutAfterReply("taskq_submit_new_");
+      const submitted = await taskq(["submit", file], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+      await cut;
+      expect([submitted.code, submitted.stderr]).toEqual([0, ""]);
+      const runId = submitted.stdout.trim();
+      durable.runIds.push(runId);
+      // Not a second run (as the CI step run again after an exit 1 made, under a new id): the one stored.
+      const { rows } = await durable.store.pool.query<{ id: string }>(`SELECT id FROM "${SCHEMA}".runs WHERE file = $1`, [file]);
+      expect(rows.map((row) => row.id)).toEqual([runId]);
+      expect((await durable.store.runStatus(runId)).tasks.map((task) => task.key)).toEqual(["first", "second"]);
+    } finally {
+      await proxy.close();
+    }
+  });
 });

@@ -53,7 +53,8 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
     if (notes.length > 0) process.stderr.write(notes.map((note) => `note: ${oneLine(note)}\n`).join(""));
     process.stdout.write(`${result.runId}\n`);
     return submittedIdLost(result.runId);
-  });
+    // A dropped connection is ridden out under the same run id: a CI step run again would submit a second run.
+  }, { retryDroppedMs: RETRY_DROPPED_MS });
 }
 
 /**

@@ -72,10 +72,10 @@ export interface PostgresStoreOptions {
   /** For an owned pool: how long a statement may go unanswered before it fails and its connection is closed (default 30 s). */
   queryTimeoutMs?: number;
   /**
-   * How long the one-shot operations (runStatus, runState, deadLetters, cancelRun, redrive,
+   * How long the one-shot operations (submit, runStatus, runState, deadLetters, cancelRun, redrive,
    * pruneRuns) go on trying through connections refused or dropped (a database restarting, a
    * backend terminated), where the database cannot have done half of them: not past a COMMIT
-   * sent, nor past a time limit. Default 0: the first such error is thrown, for a caller that
+   * sent (but for submit, which is idempotent on its run id), nor past a time limit. Default 0: the first such error is thrown, for a caller that
    * retries for itself (`status --watch`).
    */
   retryDroppedMs?: number;
@@ -183,13 +183,22 @@ export class PostgresStore {
       const runId = options.runId ?? generateRunId();
       // A new run takes one statement; an existing one (a resubmission) the full transaction. A prune
       // deleting the run between the two, or a deadlock with one, means starting over (see isPrunedMeanwhile).
-      return retryConflicts(async () => {
-        const { settle, ...done } =
-          (await submitNewRun(this.pool, this.#names, workflow, runId)) ??
-          (await transactionOnce(this.pool, (client) => submitRun(client, this.#names, workflow, runId)));
-        if (settle) await refreshRunState(this.pool, this.#names, runId);
-        return { runId, ...done };
-      }, (error) => isConflict(error) || isPrunedMeanwhile(error));
+      const once = () =>
+        retryConflicts(async () => {
+          const { settle, ...done } =
+            (await submitNewRun(this.pool, this.#names, workflow, runId)) ??
+            (await transactionOnce(this.pool, (client) => submitRun(client, this.#names, workflow, runId)));
+          if (settle) await refreshRunState(this.pool, this.#names, runId);
+          return { runId, ...done };
+        }, (error) => isConflict(error) || isPrunedMeanwhile(error));
+      // A connection refused or dropped is ridden out (see retryDroppedMs), also once the run may have been
+      // stored: a submit of the same run id again is idempotent, where a user's second submit (a CI step run
+      // again) would make a second run under a new id.
+      let retried = false;
+      const result = await withRetry(once, { maxElapsedMs: this.#retryDroppedMs, retryIf: (error) => this.#dropped(error), onRetry: () => (retried = true) });
+      // The run found as this workflow stored it, after a try whose reply was lost, is most likely that try's.
+      if (retried && !result.created && result.added === 0 && result.changed.length === 0) return { ...result, created: true, added: result.kept, kept: 0 };
+      return result;
     });
   }
 
@@ -368,15 +377,22 @@ export class PostgresStore {
    */
   async #oneShot<T>(operation: string, work: () => Promise<T>, queryTimeoutMs = this.#timeouts.queryMs): Promise<T> {
     const timeouts = { ...this.#timeouts, queryMs: queryTimeoutMs };
-    // (A TaskqError is the store's own answer, "no run", whatever its words.)
-    const dropped = (error: unknown): boolean => !(error instanceof TaskqError) && isTransientError(error) && !failedAfterCommitSent(error) && describeTimeout(error, timeouts) === undefined;
     try {
-      return await withRetry(work, { maxElapsedMs: this.#retryDroppedMs, retryIf: dropped });
+      return await withRetry(work, { maxElapsedMs: this.#retryDroppedMs, retryIf: (error) => this.#dropped(error) && !failedAfterCommitSent(error) });
     } catch (error) {
       const stored = toStoreError(operation, error, timeouts);
       if (!failedAfterCommitSent(error) || !isTransientError(error)) throw stored;
       throw new TaskqError(stored.code, `${stored.message} (the connection was lost once the change was sent to be committed: it may have been made)`, { cause: error });
     }
+  }
+
+  /**
+   * Whether `error` is a connection refused or dropped, which trying again on a new connection may get
+   * through: not a time limit reached (trying again would wait as long again, past the limits the user
+   * was promised), nor a TaskqError (the store's own answer, "no run", whatever its words).
+   */
+  #dropped(error: unknown): boolean {
+    return !(error instanceof TaskqError) && isTransientError(error) && describeTimeout(error, this.#timeouts) === undefined;
   }
 
   /** Calls `callback` whenever tasks may have become runnable; returns the unsubscribe function. */
