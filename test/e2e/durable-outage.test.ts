@@ -98,6 +98,23 @@ describe("one-shot commands whose connection is dropped", () => {
     }
   });
 
+  it("a cancel whose connection is lost once it committed, as it settles the run's state, says what it cancelled (exit 0): not 'already ended'", async () => {
+    const runId = await submit(await workflowFile("outage-settle", "tasks:\n  wait: { run: echo wait, delay: 1h }\n  next: { run: echo next, dependsOn: wait }\n"));
+    const target = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    try {
+      // The statement that settles the run's state once its tasks have ended (it alone says "r.id = $1 AND r.state").
+      const cut = proxy.cutAfterReply("r.id = $1 AND r.state");
+      const cancel = await taskq(["cancel", runId], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+      await cut;
+      expect([cancel.code, cancel.stderr]).toEqual([0, ""]);
+      expect(JSON.parse(cancel.stdout)).toEqual({ cancelled: ["wait", "next"], cancelRequested: [] });
+      expect((await durable.store.runStatus(runId)).state).toBe("cancelled");
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("run --store whose connection is cut as it reads the summary of its run, which succeeded, reads it again: the summary, exit 0", async () => {
     const file = await workflowFile("outage-summary", "tasks:\n  one: { run: echo one }\n");
     const target = new URL(DATABASE_URL);

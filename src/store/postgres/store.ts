@@ -294,7 +294,11 @@ export class PostgresStore {
   async cancelRun(runId: string, taskKey?: string): Promise<CancelResult> {
     return this.#oneShot("cancelRun", async () => {
       const result = await inTransaction(this.pool, (client) => cancelTasks(client, this.#names, runId, taskKey));
-      await refreshRunState(this.pool, this.#names, runId);
+      // The cancel is made: a connection dropped as the run's state is settled must not have it made again (it
+      // would find nothing to cancel, and say so). The next look at the run (status, a sweep) settles it.
+      await refreshRunState(this.pool, this.#names, runId).catch((error: unknown) => {
+        if (!this.#dropped(error)) throw error;
+      });
       return result;
     });
   }
