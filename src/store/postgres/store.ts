@@ -16,6 +16,7 @@ import { redriveTask, type RedriveResult } from "./redrive.js";
 import { readDeadLetters, readRunStatus } from "./status.js";
 import { generateRunId, submitNewRun, submitRun, type SubmitResult } from "./submit.js";
 import { toStoreError } from "./store-error.js";
+import { withLibpqSslModes } from "./ssl-mode.js";
 import { sweepExpiredLeases } from "./sweep.js";
 import { storableOutcome, storableText } from "./text.js";
 import { connectTimeoutOf, DEFAULT_CONNECT_TIMEOUT_MS, describeTimeout, DEFAULT_QUERY_TIMEOUT_MS, LONG_QUERY_TIMEOUT_MS, serverTimeoutMs, timedQuery, type Timeouts } from "./timeouts.js";
@@ -110,7 +111,7 @@ export class PostgresStore {
     this.pool =
       options.pool ??
       new pg.Pool({
-        connectionString: options.connectionString,
+        connectionString: options.connectionString === undefined ? undefined : withLibpqSslModes(options.connectionString),
         max: options.poolSize ?? 10,
         // pg itself ignores connect_timeout: without these, a server that never answers is waited for for ever.
         connectionTimeoutMillis: options.connectTimeoutMs ?? connectTimeoutOf(options.connectionString ?? "") ?? DEFAULT_CONNECT_TIMEOUT_MS,
