@@ -116,6 +116,8 @@ describe("taskq commands", () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     const cases: Array<[string[], Record<string, string>, string]> = [
       [["--store", "mysql://u@127.0.0.1:1/x"], {}, "taskq: the store mysql://u@127.0.0.1:1/x is not a PostgreSQL URL: it must start with postgres:// or postgresql://\n"],
+      // Its postgres:// left out: URL reads `app:` as the scheme, and the password is still hidden.
+      [[], { TASKQ_STORE: "app:s3cret@127.0.0.1:1/x" }, "taskq: the store app:***@127.0.0.1:1/x is not a PostgreSQL URL: it must start with postgres:// or postgresql://\n"],
       [[], { TASKQ_STORE: "postgres://u@127.0.0.1:1/x?connect_timeout=abc" }, "taskq: TASKQ_STORE: connect_timeout=abc in the connection string is not a whole number of seconds (at least 2, or 0 for no limit)\n"],
       [["--store", "postgres://u@127.0.0.1:1/x", "--store-schema", "Bad"], {}, 'taskq: --store-schema: invalid schema name "Bad"; expected lower-case letters, digits and "_" (at most 48, not starting with a digit)\n'],
       // Of the letters, digits and "_" the message names, but starting with a digit: the message says that is why.

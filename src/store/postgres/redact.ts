@@ -1,15 +1,34 @@
 /**
  * Returns a connection string safe to print: the password (in the URL's user
- * info or a `password=` parameter) is replaced by `***`.
+ * info or a `password=` parameter) is replaced by `***`, also in a string that is
+ * not a well-formed URL, such as one whose `postgres://` was left out
+ * (`app:s3cret@db/ci`, which URL reads as the scheme `app:`).
  */
 export function redactConnectionString(connectionString: string): string {
   try {
     const url = new URL(connectionString);
     if (url.password !== "") url.password = "***";
     if (url.searchParams.has("password")) url.searchParams.set("password", "***");
-    return url.toString();
+    return hideUserInfoPassword(url.toString());
   } catch {
     // Not a URL: a libpq key=value string, or a URL that does not parse (a port out of range, say).
-    return connectionString.replace(/(password\s*=\s*)('[^']*'|\S+)/gi, "$1***").replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/]*:)[^/]*@/i, "$1***@");
+    return hideUserInfoPassword(connectionString.replace(/(password\s*=\s*)('[^']*'|\S+)/gi, "$1***"));
   }
+}
+
+/**
+ * `user:password@host` as written, wherever URL did not read it so: the text from the first
+ * `:` of the user info (after `//`, else from the start) to its `@`, the last one before a
+ * query or fragment, is hidden. It may hide more than the password (`postgres:***@db`, for
+ * `postgres:app:s3cret@db`), never less. A `:` after the `@` (`host:5432`) is no password.
+ */
+function hideUserInfoPassword(text: string): string {
+  const end = text.search(/[?#]/);
+  const at = text.lastIndexOf("@", end === -1 ? text.length : end - 1);
+  if (at === -1) return text;
+  const slashes = text.indexOf("//");
+  const start = slashes !== -1 && slashes < at ? slashes + 2 : 0;
+  const colon = text.indexOf(":", start);
+  if (colon === -1 || colon > at || text.slice(colon + 1, at) === "***") return text;
+  return `${text.slice(0, colon + 1)}***${text.slice(at)}`;
 }
