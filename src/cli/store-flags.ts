@@ -29,12 +29,29 @@ export function storeUrl(flags: StoreFlags, hint?: string): string {
     throw new UsageError(`the store ${redactConnectionString(url)} is not a PostgreSQL URL: it must start with postgres:// or postgresql://`);
   }
   // A typo in the URL is the user's to fix, as a wrong scheme is: not an unreachable store (exit 1).
+  // Checked here, not only when the driver reads it, so that `run --dry-run` is refused it too.
+  if (!driverReadsUrl(url)) throw new UsageError(`${fromFlag ? "--store" : "TASKQ_STORE"}: ${redactConnectionString(url)} is not a valid URL`);
   try {
     connectTimeoutOf(url);
   } catch (error) {
     throw new UsageError(`${fromFlag ? "--store" : "TASKQ_STORE"}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   return url;
+}
+
+/**
+ * Whether the driver (pg-connection-string) can read `url`: it encodes spaces and stray `%`,
+ * then reads it with URL, or again with a placeholder host where none is given
+ * (`postgres://u@/db`). A port out of range or an unclosed `[` (`postgres://u@[::1:5432/db`)
+ * it cannot read.
+ */
+function driverReadsUrl(url: string): boolean {
+  try {
+    const encoded = / |%[^a-f0-9]|%[a-f0-9][^a-f0-9]/i.test(url) ? encodeURI(url).replace(/%25(\d\d)/g, "%$1") : url;
+    return URL.canParse(encoded, "postgres://base") || URL.canParse(encoded.replace("@/", "@___DUMMY___/"), "postgres://base");
+  } catch {
+    return false; // encodeURI's URIError: a lone surrogate, which the driver cannot read either
+  }
 }
 
 /** Where the connection string comes from: the flag (given), else the variable. */

@@ -118,6 +118,9 @@ describe("taskq commands", () => {
       [["--store", "mysql://u@127.0.0.1:1/x"], {}, "taskq: the store mysql://u@127.0.0.1:1/x is not a PostgreSQL URL: it must start with postgres:// or postgresql://\n"],
       // Its postgres:// left out: URL reads `app:` as the scheme, and the password is still hidden.
       [[], { TASKQ_STORE: "app:s3cret@127.0.0.1:1/x" }, "taskq: the store app:***@127.0.0.1:1/x is not a PostgreSQL URL: it must start with postgres:// or postgresql://\n"],
+      // URLs the driver cannot read: a `[` never closed, a port out of range.
+      [["--store", "postgres://u:s3cret@[::1:5432/x"], {}, "taskq: --store: postgres://u:***@[::1:5432/x is not a valid URL\n"],
+      [[], { TASKQ_STORE: "postgres://u@127.0.0.1:99999/x" }, "taskq: TASKQ_STORE: postgres://u@127.0.0.1:99999/x is not a valid URL\n"],
       [[], { TASKQ_STORE: "postgres://u@127.0.0.1:1/x?connect_timeout=abc" }, "taskq: TASKQ_STORE: connect_timeout=abc in the connection string is not a whole number of seconds (at least 2, or 0 for no limit)\n"],
       [["--store", "postgres://u@127.0.0.1:1/x", "--store-schema", "Bad"], {}, 'taskq: --store-schema: invalid schema name "Bad"; expected lower-case letters, digits and "_" (at most 48, not starting with a digit)\n'],
       // Of the letters, digits and "_" the message names, but starting with a digit: the message says that is why.
