@@ -3,6 +3,7 @@ import { noteFields } from "./note-fields.js";
 import { IndexedHeap, type Priority } from "../engine/index.js";
 import type { Workflow, WorkflowTask } from "../loaders/index.js";
 import { oneLine } from "./one-line.js";
+import { escapeControls } from "../escape-controls.js";
 
 const RANK: Record<Priority, number> = { low: 0, normal: 1, high: 2, critical: 3 };
 
@@ -78,7 +79,7 @@ export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json 
   const lines = json
     ? [JSON.stringify({ event: "plan", file: workflow.file, tasks, concurrency, ...(lowered === undefined ? {} : { requestedConcurrency: lowered }) })]
     : [
-        `plan for ${workflow.file}: ${tasks} task${tasks === 1 ? "" : "s"}, concurrency ${concurrency}${lowered === undefined ? "" : ` (not ${lowered}: the open-file limit allows no more, see the note)`}; nothing is run`,
+        `plan for ${escapeControls(workflow.file)}: ${tasks} task${tasks === 1 ? "" : "s"}, concurrency ${concurrency}${lowered === undefined ? "" : ` (not ${lowered}: the open-file limit allows no more, see the note)`}; nothing is run`,
       ];
   order.forEach((task, index) => {
     if (json) {

@@ -234,6 +234,19 @@ describe("taskq commands", () => {
     expect(planned.find((record) => record.event === "planned")?.run).toBe("echo a\tb\rX\u0007\u001b[2J\u009b2J\u007f");
   });
 
+  it("validate and --dry-run escape the control characters of the file's name in their first line, as in the notes that name it", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'true', runAt: 2020-01-01T00:00:00Z }\n", "ci\n\u001b[2J\u009b2J.yaml");
+    const shown = ws.file.replace("\n", "\\n").replace("\u001b", "\\u001b").replace("\u009b", "\\u009b");
+    // eslint-disable-next-line no-control-regex -- the control characters are the point
+    const raw = /[\x00-\x09\x0b-\x1f\x7f-\x9f]/;
+    const validate = await runCli(["validate", ws.file]);
+    expect(validate).toMatchObject({ code: 0, stdout: `${shown}: ok, 1 task\nnote: ${shown}:2:28: task "a": runAt 2020-01-01T00:00:00Z is in the past; the task runs now\n` });
+    const plan = await runCli(["run", "--dry-run", ws.file]);
+    expect(plan.code).toBe(0);
+    expect(plan.stdout.split("\n")[0]).toMatch(new RegExp(`^plan for ${shown.replace(/[\\[\]$.]/g, "\\$&")}: 1 task, concurrency \\d+; nothing is run$`));
+    for (const result of [validate, plan]) expect(result.stdout.replaceAll("\n", "")).not.toMatch(raw);
+  });
+
   it("validate quotes a bad value's DEL and C1 controls (U+009B, an 8-bit CSI) as \\u009b, as it quotes ESC: JSON leaves them raw", async () => {
     const ws = await workspace('tasks:\n  a: { run: "true", priority: "x\\u009b2J\\u001b[2J\\u007f" }\n');
     const result = await runCli(["validate", ws.file]);

@@ -1,6 +1,7 @@
 import { noteFields } from "../note-fields.js";
 import { workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
+import { escapeControls } from "../../escape-controls.js";
 import type { Workflow } from "../../loaders/index.js";
 
 async function load(file: string): Promise<Workflow> {
@@ -21,7 +22,8 @@ export async function validateCommand(file: string, json = false): Promise<numbe
     process.stdout.write(records.map((record) => `${JSON.stringify(record)}\n`).join(""));
     return 0;
   }
-  const lines = [`${workflow.file}: ok, ${workflow.tasks.length} task${workflow.tasks.length === 1 ? "" : "s"}`];
+  // The file's name escaped, as the errors and notes that name it show it (`ci\n.yaml`).
+  const lines = [`${escapeControls(workflow.file)}: ok, ${workflow.tasks.length} task${workflow.tasks.length === 1 ? "" : "s"}`];
   // Through oneLine, as list's commands: a note may quote the file (a cwd's folder, written out).
   for (const note of workflow.notes) lines.push(`note: ${oneLine(note)}`);
   process.stdout.write(`${lines.join("\n")}\n`);
