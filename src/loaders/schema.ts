@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import { tooLongToStart } from "./argument-limit.js";
 import { DURATION_EXPECTED, DURATION_FORMS, DURATION_PATTERN, parseDuration } from "./duration.js";
 import { MAX_CONCURRENCY, MAX_DURATION_MS, MAX_RETRIES } from "./limits.js";
 import { TASK_ID_PATTERN } from "../task-id.js";
@@ -94,6 +95,22 @@ const runAtText = "must be a real date and time, ISO 8601 with a timezone, like 
 // eslint-disable-next-line no-control-regex -- the NUL is the point
 const noNul = z.regex(/^[^\x00]*$/, "must not contain a NUL character");
 
+/** A command longer than a process can be given: no attempt of its task could ever start. */
+const runFitsOneArgument = z.superRefine((run: string, context) => {
+  const tooLong = tooLongToStart(run, "argument");
+  if (tooLong !== undefined) context.addIssue({ code: "custom", message: `${tooLong}, so the task could never start: put the command in a script file` });
+});
+
+/** Each variable no longer than a process can be given (a refine: the JSON Schema cannot say it). */
+const variablesFitOneArgument = z.superRefine((env: Record<string, string>, context) => {
+  for (const name of Object.keys(env)) {
+    // zod runs this check on a mapping whose other values failed theirs too: those are not text.
+    const value: unknown = env[name];
+    const tooLong = typeof value === "string" ? tooLongToStart(value, "variable", name) : undefined;
+    if (tooLong !== undefined) context.addIssue({ code: "custom", path: [name], message: `${tooLong}, so no task given it could start` });
+  }
+});
+
 const envValueText = 'must be a string, an integer or true/false (quote other values, e.g. "1.10", which YAML would read as 1.1)';
 const retryOnItemText = "must be a list of exit codes, integers from 1 to 255";
 const retryOnText = `${retryOnItemText}, or any (every failure is retried)`;
@@ -106,7 +123,7 @@ const envSchema = z
       .pipe(z.union([z.string().check(noNul), z.int(), z.boolean()], { error: envValueText }), z.transform(String)),
     { error: "must be a mapping of variable names to values" },
   )
-  .check(z.describe("Environment variables for the command"));
+  .check(variablesFitOneArgument, z.describe("Environment variables for the command"));
 
 const noRunAtWithDelay = (options: { runAt?: unknown; delay?: unknown }): boolean => options.runAt === undefined || options.delay === undefined;
 const noRunAtWithDelayMessage = { message: "cannot be set together with `runAt`; keep one", path: ["delay"] };
@@ -188,6 +205,7 @@ export const taskSchema = z
         .check(
           z.regex(/\S/, "must be a non-empty command string"),
           noNul,
+          runFitsOneArgument,
           z.describe("Shell command to run"),
         ),
       dependsOn: optional(z.union([taskReference(dependencyText), z.array(dependencyItemSchema, { error: dependencyText })], { error: dependencyText }), "Tasks that must succeed first"),

@@ -180,6 +180,23 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     );
   });
 
+  it("a command, or a variable, longer than Linux starts a process with (32 pages: 128 KiB) is an error at its place, not a task that fails to start once others ran; a byte shorter runs", async () => {
+    const limit = 32 * Number(spawnSync("getconf", ["PAGESIZE"], { encoding: "utf8" }).stdout.trim());
+    const kib = limit / 1024;
+    // With its terminating NUL, one byte over: `run` holds `limit` bytes, `X=<value>` as many.
+    const command = `: ${"x".repeat(limit - 2)}`;
+    const value = "v".repeat(limit - 2);
+    await rejects(["tasks:", "  first: { run: touch ran }", `  long: { run: "${command}", dependsOn: first }`, `  big: { run: "true", env: { X: ${value} }, dependsOn: first }`, ""].join("\n"), [
+      `3:16: task "long": \`run\` is ${limit.toLocaleString("en-US")} bytes: Linux starts no process with an argument over ${kib} KiB (E2BIG), so the task could never start: put the command in a script file, got "${command.slice(0, 57)}..."`,
+      `4:33: task "big": \`env.X\` is ${(limit - 2).toLocaleString("en-US")} bytes: Linux starts no process with a variable (its name, = and value) over ${kib} KiB (E2BIG), so no task given it could start`,
+    ]);
+    // A byte shorter each, both start (and the same in the workflow's env and defaults).
+    const ws = await workspace(
+      ["env: { A: " + "a".repeat(limit - 3) + " }", "defaults: { env: { B: " + "b".repeat(limit - 3) + " } }", "tasks:", `  long: { run: "${command.slice(0, -1)}" }`, `  big: { run: 'test \${#X} -eq ${limit - 3}', env: { X: ${value.slice(1)} } }`, ""].join("\n"),
+    );
+    expect(await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir })).toMatchObject({ code: 0 });
+  });
+
   it("a runAt in the past runs now, with a note at its position (case 23)", async () => {
     const ws = await workspace('tasks:\n  a: { run: "touch ran", runAt: "2001-01-01T00:00:00Z" }\n');
     const result = await runCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir });
