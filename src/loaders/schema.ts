@@ -112,8 +112,9 @@ const variablesFitOneArgument = z.superRefine((env: Record<string, string>, cont
 });
 
 const envValueText = 'must be a string, an integer or true/false (quote other values, e.g. "1.10", which YAML would read as 1.1)';
-const retryOnItemText = "must be a list of exit codes, integers from 1 to 255";
-const retryOnText = `${retryOnItemText}, or any (every failure is retried)`;
+const retryOnText = "must be a list of exit codes, integers from 1 to 255, or any (every failure is retried)";
+/** One item of `retryOn`: it is told apart from the list, as `dependsOn[1]` "must be a task id". */
+const exitCodeText = "must be an exit code, an integer from 1 to 255";
 
 /** Environment variables; integers and booleans become strings, other values are rejected (YAML would alter them). */
 const envSchema = z
@@ -140,7 +141,7 @@ const taskOptionsShape = {
       [
         z.pipe(z.literal(ANY, { error: retryOnText }), z.transform(() => null)),
         z
-          .array(z.int({ error: retryOnItemText }).check(z.minimum(1, retryOnItemText), z.maximum(255, retryOnItemText)), { error: retryOnText })
+          .array(z.int({ error: exitCodeText }).check(z.minimum(1, exitCodeText), z.maximum(255, exitCodeText)), { error: retryOnText })
           .check(z.minLength(1, "must list at least one exit code (leave it out, or write any, to retry any failure)")),
       ],
       { error: retryOnText },

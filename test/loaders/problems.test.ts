@@ -127,7 +127,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `5:12: task "a": \`delay\` ${duration}, got "-1s"`,
       '6:15: task "a": `priority` must be one of: low, normal, high, critical, got "urgent"',
       '7:14: task "a": `retries` must be an integer from 0 to 100, got 101',
-      '8:15: task "a": `retryOn[0]` must be a list of exit codes, integers from 1 to 255, got 0',
+      '8:15: task "a": `retryOn[0]` must be an exit code, an integer from 1 to 255, got 0',
       `11:12: task "b": \`runAt\` ${date}, got "2026-02-30T00:00:00Z"`,
       `12:22: task "b": \`backoff.base\` ${duration}, got Infinity`,
       `15:12: task "c": \`runAt\` ${date}, got "2026-03-01T00:00:00"`,
