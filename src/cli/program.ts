@@ -19,8 +19,20 @@ class TaskqCommand extends Command {
   /** commander's own (untyped; a test holds it to its message). */
   unknownOption(flag: string): void {
     const equals = flag.startsWith("--") ? flag.indexOf("=") : -1;
-    (Command.prototype as unknown as { unknownOption(this: Command, flag: string): void }).unknownOption.call(this, equals === -1 ? flag : flag.slice(0, equals));
+    const name = equals === -1 ? flag : flag.slice(0, equals);
+    // `--dry-run=yes`: commander calls a flag that takes no value, given one, unknown, and then suggests that very flag.
+    if (equals !== -1 && takesNoValue(this, name)) this.error(`error: option '${name}' takes no value: give it as ${name}, not ${flag}`, { code: "commander.unknownOption" });
+    (Command.prototype as unknown as { unknownOption(this: Command, flag: string): void }).unknownOption.call(this, name);
   }
+}
+
+/** Whether `name` (`--dry-run`) is a flag of `command`, or of a command it belongs to (`--verbose`), that takes no value. */
+function takesNoValue(command: Command, name: string): boolean {
+  for (let current: Command | null = command; current !== null; current = current.parent) {
+    const option = current.options.find((candidate) => candidate.long === name);
+    if (option !== undefined) return !option.required && !option.optional;
+  }
+  return false;
 }
 
 /**

@@ -86,6 +86,13 @@ describe("taskq commands", () => {
     for (const args of [["--ouput", "json"], ["--ouput=json"]]) {
       expect(await runCli(["run", ws.file, ...args])).toMatchObject({ code: 2, stderr: "error: unknown option '--ouput'\n(Did you mean --output?)\n" });
     }
+    // A flag that takes no value, given one with "=", is said to take none: not an unknown option whose suggestion is itself.
+    const valued: Array<[string, string]> = [["--dry-run=yes", "--dry-run"], ["--no-color=1", "--no-color"], ["--verbose=true", "--verbose"]];
+    for (const [flag, name] of valued) {
+      const result = await runCli(["run", ws.file, flag, "--log-dir", ws.logs]);
+      expect(result).toMatchObject({ code: 2, stdout: "", stderr: `error: option '${name}' takes no value: give it as ${name}, not ${flag}\n` });
+    }
+    expect(existsSync(ws.logs)).toBe(false);
     // A duration flag says which flag, what it got (quoted as typed) and what it takes; nothing runs.
     const grace = await runCli(["run", ws.file, "--kill-grace", "5 s", "--log-dir", ws.logs]);
     expect(grace).toMatchObject({ code: 2, stderr: 'taskq: --kill-grace: "5 s" is not a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days\n' });
