@@ -1224,7 +1224,7 @@ tasks:
     expect((await taskq(["cancel", known])).code).toBe(0);
     // An unset $PORT: not a random port.
     const empty = await taskq(["worker", "--metrics-port", ""]);
-    expect(empty).toMatchObject({ code: 2, stderr: 'taskq: --metrics-port: "" is not a port number\n' });
+    expect(empty).toMatchObject({ code: 2, stderr: 'taskq: --metrics-port: "" is not a port number from 0 to 65535 (0 picks a free one)\n' });
     const file = await workflowFile("not-postgres", "tasks:\n  a: { run: echo a }\n");
     for (const url of [`mysql://root:${PASSWORD}@127.0.0.1:5432/test`, "127.0.0.1:5432/test"]) {
       for (const args of [["status", "x"], ["worker"], ["submit", file]]) {

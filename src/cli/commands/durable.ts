@@ -438,6 +438,6 @@ function hostFlag(host: string, port: unknown): string {
 function portFlag(value: unknown): number {
   // Digits only: Number("") is 0, and an unset $PORT would silently pick a random port.
   const port = typeof value === "string" && /^\s*\d{1,5}\s*$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--metrics-port: ${JSON.stringify(value)} is not a port number`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--metrics-port: ${JSON.stringify(value)} is not a port number from 0 to 65535 (0 picks a free one)`);
   return port;
 }
