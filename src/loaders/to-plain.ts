@@ -34,8 +34,8 @@ function scalarText(node: Scalar): string | undefined {
  * `constructor` is just data; the top-level `tasks` mapping becomes a Map, which
  * keeps file order even for numeric ids.
  */
-export function toPlain(document: Document.Parsed, problems: ProblemList): PlainDocument {
-  const builder = new PlainBuilder(problems);
+export function toPlain(document: Document.Parsed, problems: ProblemList, text = ""): PlainDocument {
+  const builder = new PlainBuilder(problems, text);
   return { value: builder.convert(document.contents, 0, undefined), aliasTargets: builder.aliasTargets };
 }
 
@@ -82,8 +82,12 @@ class PlainBuilder {
   /** Height of the subtree converted last; lets aliases enforce the depth limit. */
   #height = 0;
 
-  constructor(problems: ProblemList) {
+  /** The document's text, where a tag's `!` is found (yaml's ranges start at the value). */
+  readonly #text: string;
+
+  constructor(problems: ProblemList, text: string) {
     this.#problems = problems;
+    this.#text = text;
   }
 
   convert(node: unknown, depth: number, role: Role): unknown {
@@ -106,7 +110,10 @@ class PlainBuilder {
 
   #convertNode(node: Scalar | YAMLMap | YAMLSeq, depth: number, role: Role): unknown {
     this.#size++;
-    if (isScalar(node)) return role === "ids" ? idValue(node) : node.value;
+    if (isScalar(node)) {
+      if (node.tag === "!") this.#refuseBareTag(node);
+      return role === "ids" ? idValue(node) : node.value;
+    }
     if (isMap(node)) return this.#convertMap(node, depth, role);
     return this.#convertList(node.items, depth, role === "ids" ? "ids" : undefined);
   }
@@ -143,6 +150,22 @@ class PlainBuilder {
     // Every key refused, each with its problem: the mapping is not "empty" to its reader.
     if (map.items.length > 0 && (result instanceof Map ? result.size === 0 : Object.keys(result).length === 0)) this.#problems.explained(map.range?.[0] ?? 0);
     return result;
+  }
+
+  /**
+   * `run: ! grep -q TODO src`: a `!` and a space start YAML's non-specific tag, which makes the
+   * value text and is dropped, so the task would run `grep -q TODO src`, its success and failure
+   * the other way round. Never what a workflow means: said where the `!` is, with the quoting
+   * that keeps it.
+   */
+  #refuseBareTag(node: Scalar): void {
+    const start = node.range?.[0] ?? 0;
+    let at = start - 1;
+    while (at > 0 && /\s/.test(this.#text[at] ?? "")) at--;
+    const offset = this.#text[at] === "!" ? at : start;
+    const value = typeof node.value === "string" ? node.value : String(node.value);
+    this.#problems.atOffset(offset, `this \`!\` is YAML's tag for text, which it drops: the value is read as ${quote(value)}; to keep the \`!\` (a shell's "not"), quote the whole value: ${quote(`! ${value}`)}`);
+    this.#problems.explained(offset);
   }
 
   /**

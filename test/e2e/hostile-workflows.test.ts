@@ -197,6 +197,17 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     expect(await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir })).toMatchObject({ code: 0 });
   });
 
+  it("a value after `! ` (YAML's tag for text, which it drops) is an error at the `!`, not `run: ! grep -q x f` run as `grep -q x f`, its result the other way round", async () => {
+    const said = (value: string) => `this \`!\` is YAML's tag for text, which it drops: the value is read as "${value}"; to keep the \`!\` (a shell's "not"), quote the whole value: "! ${value}"`;
+    await rejects(
+      ["tasks:", "  first: { run: touch ran }", "  check:", "    run: ! grep -q TODO notes.txt", "    dependsOn: first", "  other: { run: ! false, env: { A: !  x }, dependsOn: [first] }", ""].join("\n"),
+      [`4:10: ${said("grep -q TODO notes.txt")}`, `6:17: ${said("false")}`, `6:36: ${said("x")}`],
+    );
+    // Quoted, the `!` is the command's.
+    const ws = await workspace('tasks:\n  a: { run: "! false" }\n  b:\n    run: \'! grep -q x /dev/null\'\n');
+    expect(await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir })).toMatchObject({ code: 0 });
+  });
+
   it("a runAt in the past runs now, with a note at its position (case 23)", async () => {
     const ws = await workspace('tasks:\n  a: { run: "touch ran", runAt: "2001-01-01T00:00:00Z" }\n');
     const result = await runCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir });
