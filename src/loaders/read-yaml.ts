@@ -68,9 +68,20 @@ function reportYamlErrors(errors: YAMLError[], problems: ProblemList, tokens: CS
 /** yaml's words for a plain value with ": " in it (`run: echo a: b`), which it reads as a mapping inside a mapping. */
 const COLON_IN_VALUE = /^(Nested mappings are not allowed in compact mappings|Block collections are not allowed within flow collections)/;
 
-/** yaml's message, with what to do where its own words do not say it: for one of COLON_IN_VALUE, only where the line has a second ": ". */
+/** yaml's words for text after a quoted or bracketed value has closed (`run: "echo" foo`, `run: [ -f x ] && make`). */
+const TEXT_AFTER_VALUE = /^Unexpected (scalar|anchor|alias|tag) at node end/;
+/** A block mapping's value that starts with a quote, `[` or `{`, on its key's line. */
+const OPENED_VALUE = /^\s*(?:- +)?[^\s"'[{#][^:]*:\s+["'[{]/;
+
+/**
+ * yaml's message, with what to do where its own words do not say it: for one of COLON_IN_VALUE,
+ * only where the line has a second ": "; for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket.
+ */
 function withHint(message: string, line: string): string {
   if (COLON_IN_VALUE.test(message) && /:\s.*:(\s|$)/.test(line)) return `${message}: a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)`;
+  if (TEXT_AFTER_VALUE.test(message) && OPENED_VALUE.test(line)) {
+    return `${message}: a value that starts with a quote, [ or { ends where that closes; to write more after it, quote the whole value (run: '"echo" foo', run: "[ -f x ] && make")`;
+  }
   return message;
 }
 

@@ -48,6 +48,14 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: [ - x ] }"))[0]).not.toContain("quoted");
   });
 
+  it("says to quote a whole command that starts with a quote, [ or { and goes on after it closes (\"echo\" foo, [ -f x ] && make)", () => {
+    const hint = ": a value that starts with a quote, [ or { ends where that closes; to write more after it, quote the whole value (run: '\"echo\" foo', run: \"[ -f x ] && make\")";
+    expect(problemsOf(yaml("tasks:", "  a:", '    run: "echo" foo'))).toEqual([`3:17: Unexpected scalar at node end${hint}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: 'it''s' x"))).toEqual([`3:18: Unexpected scalar at node end${hint}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: [ -f x ] && make"))).toEqual([`3:19: Unexpected anchor at node end${hint}`]);
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, env: {A: b} c }"))).toEqual([`2:28: Unexpected scalar at node end${hint}`]);
+  });
+
   it("keeps line numbers right after a syntax error, and caps the echoes that follow it", () => {
     const lines = ["defaults: ]", ...Array.from({ length: 30 }, (_, index) => `  k${index}: 1`)];
     const problems = problemsOf(yaml(...lines));
