@@ -70,6 +70,11 @@ const COLON_IN_VALUE = /^(Nested mappings are not allowed in compact mappings|Bl
 
 /** yaml's words for text after a quoted or bracketed value has closed (`run: "echo" foo`, `run: [ -f x ] && make`). */
 const TEXT_AFTER_VALUE = /^Unexpected (scalar|anchor|alias|tag) at node end/;
+/** yaml's words for a value that starts with an indicator a plain value may not start with (`run: @foo`, `run: > out.txt`). */
+const INDICATOR_START = /^(Plain value cannot start with|Not a YAML token|Anchor cannot be an empty string)/;
+/** A block mapping's key and its value on the line, which starts with one of those indicators. */
+const INDICATOR_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+([@`%|>&])(.*)$/;
+
 /** A block mapping's value that starts with a quote, `[` or `{`, on its key's line. */
 const OPENED_VALUE = /^\s*(?:- +)?[^\s"'[{#][^:]*:\s+["'[{]/;
 
@@ -79,6 +84,8 @@ const OPENED_VALUE = /^\s*(?:- +)?[^\s"'[{#][^:]*:\s+["'[{]/;
  */
 function withHint(message: string, line: string): string {
   if (COLON_IN_VALUE.test(message) && /:\s.*:(\s|$)/.test(line)) return `${message}: a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)`;
+  const indicator = INDICATOR_START.test(message) ? INDICATOR_VALUE.exec(line) : null;
+  if (indicator !== null) return `${message}: a value that starts with ${indicator[2]} must be quoted (${indicator[1]}: ${JSON.stringify(`${indicator[2]!}${indicator[3]!}`.trim())})`;
   if (TEXT_AFTER_VALUE.test(message) && OPENED_VALUE.test(line)) {
     return `${message}: a value that starts with a quote, [ or { ends where that closes; to write more after it, quote the whole value (run: '"echo" foo', run: "[ -f x ] && make")`;
   }

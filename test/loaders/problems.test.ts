@@ -56,6 +56,16 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: x, env: {A: b} c }"))).toEqual([`2:28: Unexpected scalar at node end${hint}`]);
   });
 
+  it("says to quote a command that starts with an indicator a plain value may not start with (@, `, %, |, >, &)", () => {
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: @foo bar"))).toEqual(['3:10: Plain value cannot start with reserved character @: a value that starts with @ must be quoted (run: "@foo bar")']);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: `date`"))).toEqual(['3:10: Plain value cannot start with reserved character `: a value that starts with ` must be quoted (run: "`date`")']);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: %s x"))).toEqual(['3:10: Plain value cannot start with directive indicator character %: a value that starts with % must be quoted (run: "%s x")']);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: > out.txt"))).toEqual(['3:12: Not a YAML token: out.txt: a value that starts with > must be quoted (run: "> out.txt")']);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: & echo"))).toEqual(['3:10: Anchor cannot be an empty string: a value that starts with & must be quoted (run: "& echo")']);
+    // A block scalar written as one is no error.
+    expect(parse(yaml("tasks:", "  a:", "    run: |", "      echo a")).tasks[0]?.run).toBe("echo a\n");
+  });
+
   it("keeps line numbers right after a syntax error, and caps the echoes that follow it", () => {
     const lines = ["defaults: ]", ...Array.from({ length: 30 }, (_, index) => `  k${index}: 1`)];
     const problems = problemsOf(yaml(...lines));
