@@ -241,7 +241,8 @@ class PlainBuilder {
     }
     const target = this.#anchors.get(alias.source);
     if (target === undefined) {
-      this.#problems.atOffset(offset, `unknown alias *${alias.source}; define &${alias.source} before using it`);
+      // `run: *.txt`, `run: *` (a glob) reads as an alias too: say how to keep it as text.
+      this.#problems.atOffset(offset, `unknown alias *${alias.source}; define &${alias.source} before using it, or quote the value if it is text (${JSON.stringify(`*${alias.source}`)})`);
       this.#problems.explained(offset);
       return null;
     }

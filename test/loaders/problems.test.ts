@@ -404,13 +404,15 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
   });
 
   it("reports unknown and self-containing aliases", () => {
-    expect(problemsOf(yaml("tasks:", "  a: { run: *nope }"))).toContain("2:13: unknown alias *nope; define &nope before using it");
+    expect(problemsOf(yaml("tasks:", "  a: { run: *nope }"))).toContain("2:13: unknown alias *nope; define &nope before using it, or quote the value if it is text (\"*nope\")");
     expect(problemsOf(yaml("tasks:", "  a: &x { run: y, env: *x }"))).toContain("2:24: alias *x refers to a node that contains it");
   });
 
   it("says nothing more of a value an unknown alias left empty, nor calls a mapping whose every key was refused empty", () => {
-    expect(problemsOf(yaml("tasks:", "  a:", "    run: *nope"))).toEqual(["3:10: unknown alias *nope; define &nope before using it"]);
-    expect(problemsOf(yaml("tasks:", "  b: { run: x }", "  t: { run: y, dependsOn: [*c] }"))).toEqual(["3:28: unknown alias *c; define &c before using it"]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: *nope"))).toEqual(["3:10: unknown alias *nope; define &nope before using it, or quote the value if it is text (\"*nope\")"]);
+    expect(problemsOf(yaml("tasks:", "  b: { run: x }", "  t: { run: y, dependsOn: [*c] }"))).toEqual(["3:28: unknown alias *c; define &c before using it, or quote the value if it is text (\"*c\")"]);
+    // A glob written as a command reads as an alias: the message says how to keep it as text.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: *.txt"))).toEqual(['3:10: unknown alias *.txt; define &.txt before using it, or quote the value if it is text ("*.txt")']);
     expect(problemsOf(yaml("tasks:", "  ? [a]", "  : { run: y }"))).toEqual(["2:5: a key must be plain text, not a mapping or list"]);
     expect(problemsOf(yaml("tasks:", "  :", "    run: y"))).toEqual(["2:3: a key must be plain text, not empty"]);
   });
