@@ -1,4 +1,5 @@
 import { availableParallelism } from "node:os";
+import { isatty } from "node:tty";
 import { UsageError } from "../errors.js";
 import { DURATION_EXPECTED, parseDuration } from "../loaders/duration.js";
 import { isRunId, RUN_ID_EXPECTED } from "../run-id.js";
@@ -22,6 +23,16 @@ export function durationFlag(name: string, value: unknown, expected = DURATION_E
 export function workflowFileArgument(file: string): string {
   if (file === "") throw new UsageError("an empty file name: give a workflow file, or - for standard input");
   return file;
+}
+
+/**
+ * Before a workflow is read from standard input (`-`) that is a terminal: a line on stderr, or the
+ * command would sit waiting in silence, its user unsure whether it hung. `isatty`, not
+ * process.stdin, which would make a stream of the terminal (and set it non-blocking) before the
+ * loader reads it.
+ */
+export function noteTerminalInput(file: string): void {
+  if (file === "-" && isatty(0)) process.stderr.write("taskq: reading the workflow from the terminal (standard input): type or paste it, then press Ctrl-D\n");
 }
 
 /** The log root when --log-dir is not given. */

@@ -20,6 +20,16 @@ describe.skipIf(!hasPython())("on a terminal", () => {
     expect(background).toContain("Summary: 2 succeeded");
   }, 60_000);
 
+  it("a workflow read from standard input that is the terminal (validate -): a line says so and how to end it, then the text typed is read", async () => {
+    const ws = await workspace("");
+    // Typed once the line is out: the workflow, then Ctrl-D at the start of a line (end of input).
+    const run = await taskqOnPty(["validate", "-"], { cwd: ws.dir, size, key: { text: "tasks:\n  a: { run: echo typed }\n\x04", when: "Ctrl-D" } }, { NO_COLOR: "1" });
+    const output = run.bytes.toString("utf8");
+    expect(output).toContain("taskq: reading the workflow from the terminal (standard input): type or paste it, then press Ctrl-D\r\n");
+    expect(output).toContain("<stdin>: ok, 1 task");
+    expect(run.code).toBe(0);
+  }, 60_000);
+
   it("says on the board's totals line that a Ctrl-C's shutdown is under way, with the time left to finish, then that the tasks are stopped", async () => {
     // It ignores SIGTERM (sleep too, inheriting that): the board is up for the kill grace after the time to finish.
     const ws = await workspace("tasks:\n  slow: { run: \"trap '' TERM; echo started; sleep 30\" }\n");

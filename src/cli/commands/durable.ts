@@ -4,7 +4,7 @@ import type { ChangedTask, RunStatus, PostgresStore, SubmitResult, TaskStatusRow
 import { TaskqError, UsageError } from "../../errors.js";
 import { DURATION_PATTERN, parseDuration } from "../../loaders/duration.js";
 import { isTransientError } from "../../store/postgres/transient.js";
-import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, runIdArgument, runIdFlag, taskIdArgument, workflowFileArgument } from "../flags.js";
+import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdArgument, runIdFlag, taskIdArgument, workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
 import { createColors } from "../render/colors.js";
 import { terminalSafe } from "../render/control-bytes.js";
@@ -39,6 +39,7 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
   workflowFileArgument(file);
   const givenId = runIdFlag(flags.runId);
   const { loadWorkflow } = await import("../../loaders/index.js");
+  noteTerminalInput(file);
   const workflow = await loadWorkflow(file);
   return withStore(flags, async (store) => {
     const result = await store.submit(workflow, givenId === undefined ? {} : { runId: givenId });

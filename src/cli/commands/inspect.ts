@@ -1,12 +1,13 @@
 import { noteFields } from "../note-fields.js";
-import { workflowFileArgument } from "../flags.js";
+import { noteTerminalInput, workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
 import { escapeControls } from "../../escape-controls.js";
 import type { Workflow } from "../../loaders/index.js";
 
 async function load(file: string): Promise<Workflow> {
   const { loadWorkflow } = await import("../../loaders/index.js");
-  return loadWorkflow(workflowFileArgument(file));
+  noteTerminalInput(workflowFileArgument(file));
+  return loadWorkflow(file);
 }
 
 /**

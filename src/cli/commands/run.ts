@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { UsageError } from "../../errors.js";
-import { durationFlag, concurrencyFlag, leaseFlag, logDirFlag, runIdFlag, workflowFileArgument } from "../flags.js";
+import { durationFlag, concurrencyFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdFlag, workflowFileArgument } from "../flags.js";
 import type { OutputMode } from "../render/index.js";
 
 
@@ -50,6 +50,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   const smallHeap = local && flags.dryRun !== true && isLargeRun(file) ? await import("../small-heap.js") : undefined;
   smallHeap?.keepHeapSmall();
   const { loadWorkflowForRun } = await import("../load-isolated.js");
+  noteTerminalInput(file);
   const workflow = await loadWorkflowForRun(file, smallHeap ? { onThreadStarted: smallHeap.keepHeapSmall } : {});
   const concurrency = concurrencyFlag(flags.concurrency, workflow.concurrency);
   if (flags.dryRun === true) {
