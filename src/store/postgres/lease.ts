@@ -77,9 +77,15 @@ export function toLeasedTasks(rows: LeasedRow[]): LeasedTask[] {
  * Extends a lease if the token still owns a running task. A cancel request is
  * reported as such (the lease is still extended, so the worker can finish
  * killing the attempt and complete it as cancelled).
+ *
+ * The row is found by its id or its token, through their unique indexes, whatever the statistics
+ * say: the state is tested with IS NOT DISTINCT FROM (the same, as state is never null), from which
+ * PostgreSQL infers no partial index. With `state = 'running'`, and statistics taken before any task
+ * of the run was leased (autovacuum off, or a run a minute old), it read the partial index of running
+ * tasks (tasks_lease_expiry) whole, thinking it empty: every running task, for each heartbeat.
  */
 export async function renewLease(
-  pool: pg.Pool,
+  db: pg.Pool | pg.ClientBase,
   names: SchemaNames,
   taskId: string,
   token: string,
@@ -93,18 +99,18 @@ export async function renewLease(
       ? {
           name: `taskq_heartbeat_${names.schema}`,
           text: `UPDATE ${names.tasks} SET lease_expires_at = now() + $3 * interval '1 millisecond'
-                  WHERE id = $1 AND lease_token = $2 AND state = 'running'
+                  WHERE id = $1 AND lease_token = $2 AND state IS NOT DISTINCT FROM 'running'
                   RETURNING cancel_requested`,
           values: [taskId, token, leaseMs],
         }
       : {
           name: `taskq_heartbeat_tail_${names.schema}`,
           text: `UPDATE ${names.tasks} SET lease_expires_at = now() + $3 * interval '1 millisecond', live_tail = $4, live_tail_token = lease_token
-                  WHERE id = $1 AND lease_token = $2 AND state = 'running'
+                  WHERE id = $1 AND lease_token = $2 AND state IS NOT DISTINCT FROM 'running'
                   RETURNING cancel_requested`,
           values: [taskId, token, leaseMs, tail],
         };
-  const result = await pool.query<{ cancel_requested: boolean }>(timeoutMs === undefined ? query : timedQuery(query, timeoutMs));
+  const result = await db.query<{ cancel_requested: boolean }>(timeoutMs === undefined ? query : timedQuery(query, timeoutMs));
   const row = result.rows[0];
   if (row === undefined) return "lost";
   return row.cancel_requested ? "cancel-requested" : "renewed";
