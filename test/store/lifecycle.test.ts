@@ -165,6 +165,34 @@ describe("task lifecycle", () => {
     }
   });
 
+  it("a cascade in a run of thousands reads the rows it cancels, not every task of the run (statistics taken before the run is submitted)", async () => {
+    // A store of its own, whatever the tests before left in this file's.
+    const own = await openTestStore();
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    try {
+      // Statistics from before the run was submitted, with a small run in the store, as on a server without autovacuum.
+      await own.store.submitRun(workflow([task("a"), task("b", { dependsOn: ["a"] })]), { runId: "small" });
+      await sql(own.store, "ANALYZE $schema.tasks, $schema.task_deps");
+      const chain = Array.from({ length: 3000 }, (_, i) => task(`c${i}`, i === 0 ? {} : { dependsOn: [`c${i - 1}`] }));
+      const failing = [task("x"), task("y", { dependsOn: ["x"] }), task("z", { dependsOn: ["y", "c0"] })];
+      await own.store.submitRun(workflow([...chain, ...failing]), { runId: "cascade-reads" });
+      const names = schemaNames(own.store.schema);
+      // A connection of its own: PostgreSQL 15 counts in a transaction's figures what earlier ones on its connection did.
+      await client.connect();
+      await client.query("BEGIN");
+      expect(await cancelDependents(client, names, "cascade-reads", "x", dependencyReason("x", "failed"))).toEqual(["y", "z"]);
+      // Once more with the plans PostgreSQL keeps for statements it runs often, which know none of the values.
+      await client.query("SET LOCAL plan_cache_mode = force_generic_plan");
+      expect(await cancelDependents(client, names, "cascade-reads", "c2998", dependencyReason("c2998", "failed"))).toEqual(["c2999"]);
+      // The rows of the tasks and dependencies tables and their indexes this transaction read.
+      expect(await transactionCount(client, "pg_stat_get_xact_tuples_returned", names.tasks)).toBeLessThanOrEqual(100);
+      expect(await transactionCount(client, "pg_stat_get_xact_tuples_returned", names.deps)).toBeLessThanOrEqual(100);
+    } finally {
+      await client.end();
+      await own.close();
+    }
+  });
+
   it("a success in a run of thousands reads a few rows, not every active task (statistics taken before the run is submitted)", async () => {
     // Statistics from before the run was submitted, with a small run in the store, as on a server without autovacuum.
     await store.submitRun(workflow([task("a"), task("b", { dependsOn: ["a"] })]), { runId: "small" });

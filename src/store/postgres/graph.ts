@@ -55,8 +55,11 @@ export async function cancelDependents(
   const reached = new Set<string>();
   let frontier = [key];
   for (let level = 0; frontier.length > 0 && level < LEVELS_BY_LOOKUP; level++) {
+    // Key by key: with `depends_on_key = ANY($2)`, and statistics older than the run, PostgreSQL looked the
+    // run up in the index and filtered the keys, reading every edge of the run at each level.
     const next = await client.query<{ task_key: string }>(
-      `SELECT task_key FROM ${names.deps} WHERE run_id = $1 AND depends_on_key = ANY($2::text[])`,
+      `SELECT unnest(ARRAY(SELECT d.task_key FROM ${names.deps} d WHERE d.run_id = $1 AND d.depends_on_key = k.key)) AS task_key
+         FROM unnest($2::text[]) AS k(key)`,
       [runId, frontier],
     );
     frontier = [];
@@ -78,13 +81,21 @@ export async function cancelDependents(
     }
   }
   if (reached.size === 0) return [];
-  // In submission order: an UPDATE returns its rows in whatever order it met them.
+  // In submission order: an UPDATE returns its rows in whatever order it met them. Each row is found by the
+  // id its run and key give, one key at a time (the unique (run_id, key) index), then by that id (the primary
+  // key), whatever the statistics say: the state is tested with IS NOT DISTINCT FROM (the same, as state is
+  // never null), from which PostgreSQL infers no partial index. With `run_id = $1 AND key = ANY($2) AND state
+  // IN ('blocked', 'queued')`, and statistics older than the run, it read the partial index of active tasks
+  // (tasks_active) whole, or the run's rows in the unique index, thinking either nearly empty: every task of
+  // the run, for each failure.
   const result = await client.query<{ key: string }>(
     `WITH cancelled AS (
-       UPDATE ${names.tasks}
+       UPDATE ${names.tasks} t
           SET state = 'cancelled', cancel_reason = $3, cancelled_by = $4, finished_at = now(), waiting_on = 0
-        WHERE run_id = $1 AND key = ANY($2::text[]) AND state IN ('blocked', 'queued')
-        RETURNING key, seq)
+        WHERE t.id = ANY(ARRAY(SELECT (SELECT x.id FROM ${names.tasks} x WHERE x.run_id = $1 AND x.key = k.key)
+                                 FROM unnest($2::text[]) AS k(key)))
+          AND (t.state IS NOT DISTINCT FROM 'blocked' OR t.state IS NOT DISTINCT FROM 'queued')
+        RETURNING t.key, t.seq)
      SELECT key FROM cancelled ORDER BY seq`,
     [runId, [...reached], reason, cause],
   );
