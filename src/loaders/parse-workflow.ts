@@ -152,7 +152,9 @@ function buildWorkflow(data: unknown, source: Source & { locator: SourceLocator;
     return buildTask(id, task, inputs[index]!.dependsOn.map((dependency) => dependency.id), context);
   });
   if (problems.size > 0) throw new WorkflowError(problems.problems); // a backoff whose bounds come from both defaults and the task
-  const workflow: Workflow = { file, folder, tasks, notes: [...context.notes.values()] };
+  // In the file's order, as problems are: the tasks were built in start order, and defaults' notes as each task took them.
+  const notes = [...context.notes].sort(([a], [b]) => a - b).map(([, note]) => note);
+  const workflow: Workflow = { file, folder, tasks, notes };
   if (header.name !== undefined) workflow.name = header.name;
   if (header.concurrency !== undefined) workflow.concurrency = header.concurrency;
   return workflow;

@@ -376,8 +376,8 @@ describe("taskq commands", () => {
     expect(result.stdout).toBe(
       [
         `${ws.file}: ok, 5 tasks`,
-        fileNote,
         `note: ${ws.file}:1:18: defaults: cwd "gone" (${at("gone")}) does not exist now: the tasks that use it and depend on no other task fail to start unless something makes that folder before then`,
+        fileNote,
         "",
       ].join("\n"),
     );

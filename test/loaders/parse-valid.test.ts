@@ -124,6 +124,12 @@ describe("parseWorkflow on a valid file", () => {
     expect(workflow.tasks[0]).toMatchObject({ priority: "low", backoff: { baseMs: 2000, maxMs: 90_000 }, retryOn: [3], cwd: "/work/wf/sub" });
   });
 
+  it("gives its notes in the file's order, as its problems, not in the order the tasks start", () => {
+    const workflow = parse(yaml("defaults: { retryOn: [127], env: { TASKQ_RUN_ID: x } }", "tasks:", "  b: { run: x, dependsOn: [a, a] }", "  a: { run: x, dependsOn: [c, c] }", "  c: { run: x }"));
+    expect(workflow.tasks.map((task) => task.id)).toEqual(["c", "a", "b"]);
+    expect(workflow.notes.map((note) => /^\/work\/wf\/ci\.yaml:(\d+:\d+):/.exec(note)?.[1])).toEqual(["1:22", "1:50", "3:31", "4:31"]);
+  });
+
   it("lets a task undo the limit and the list defaults set: timeout: none, retryOn: any; defaults' are kept by the others", () => {
     const workflow = parse(yaml("defaults: { timeout: 10m, retryOn: [3, 127] }", "tasks:", "  a: { run: x }", "  b: { run: x, timeout: none, retryOn: any }", "  c: { run: x, timeout: 5s }"));
     expect(workflow.tasks.map((task) => [task.id, task.timeoutMs, task.retryOn])).toEqual([
