@@ -57,7 +57,9 @@ export function concurrencyFlag(value: unknown, fromFile: number | undefined): n
   if (value === undefined) return fromFile ?? availableParallelism();
   const n = typeof value === "string" && /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < 1 || n > 10_000) {
-    throw new UsageError(`--concurrency: ${JSON.stringify(value)} is not a whole number from 1 to 10000`);
+    // `-j=4`: a short flag's value follows it, or a space; the `=` is taken for part of the value.
+    const hint = typeof value === "string" && /^=\s*\d+\s*$/.test(value) ? ` (write -j ${value.slice(1).trim()} or --concurrency=${value.slice(1).trim()}: a short flag takes no =)` : "";
+    throw new UsageError(`--concurrency: ${JSON.stringify(value)} is not a whole number from 1 to 10000${hint}`);
   }
   return n;
 }

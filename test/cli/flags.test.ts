@@ -12,4 +12,9 @@ describe("concurrencyFlag (-j)", () => {
       expect(() => concurrencyFlag(value, undefined), value).toThrow(`--concurrency: ${JSON.stringify(value)} is not a whole number from 1 to 10000`);
     }
   });
+
+  it("says how to write -j=4, which hands the flag \"=4\": a short flag takes its value after it or a space", () => {
+    expect(() => concurrencyFlag("=4", undefined)).toThrow('--concurrency: "=4" is not a whole number from 1 to 10000 (write -j 4 or --concurrency=4: a short flag takes no =)');
+    expect(() => concurrencyFlag("=x", undefined)).toThrow(/^--concurrency: "=x" is not a whole number from 1 to 10000$/);
+  });
 });
