@@ -28,7 +28,9 @@ export async function loadWorkflowForRun(file: string, options: { onThreadStarte
   } catch {
     // the loader reports it
   }
-  const { loadWorkflow, loadSimpleWorkflow, WorkflowError } = await import("../loaders/index.js");
+  // Not through loaders/index.js, which loads yaml at once: see loadWorkflow.
+  const { loadWorkflow, loadSimpleWorkflow } = await import("../loaders/load-workflow.js");
+  const { WorkflowError } = await import("../loaders/workflow-error.js");
   if (size <= ISOLATE_ABOVE_BYTES) return loadWorkflow(file);
   const simple = loadSimpleWorkflow(file);
   if (simple !== undefined) return simple;

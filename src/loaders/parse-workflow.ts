@@ -1,33 +1,13 @@
-import { dirname, resolve } from "node:path";
-import { buildTask, noteAt, noteTaskqVariables, type BuildContext, type Workflow } from "./build-workflow.js";
-import { findTaskPastLimit, lineColumnOf, tooManyTasksMessage } from "./count-tasks.js";
-import { CR_MIXED_MESSAGE, CR_ONLY_MESSAGE, crOnlyLineEnding, decodeText } from "./decode-text.js";
-import { orderTasks, type DependencyInput } from "./dependency-graph.js";
-import { MAX_FILE_BYTES } from "./limits.js";
-import { Locator, type SourceLocator } from "./locator.js";
-import { ProblemList } from "./problem-list.js";
 import { readYaml } from "./read-yaml.js";
-import { quote } from "./report-issues.js";
-import { readSimpleYaml } from "./simple-yaml.js";
+import { CR_MIXED_MESSAGE, CR_ONLY_MESSAGE, crOnlyLineEnding, decodeText } from "./decode-text.js";
+import { MAX_FILE_BYTES } from "./limits.js";
+import { Locator } from "./locator.js";
+import { buildWorkflow, refuseTooManyTasks, simpleWorkflow, sourceOf, tooLargeMessage, type ParseOptions } from "./parse-simple.js";
 import { toPlain } from "./to-plain.js";
-import { validateFile, type WellFormedDependencies } from "./validate.js";
+import type { Workflow } from "./build-workflow.js";
 import { WorkflowError } from "./workflow-error.js";
 
-/** Options for parsing; `now` (epoch ms) resolves `delay` and judges `runAt`. */
-export interface ParseOptions {
-  now?: number;
-  /** Where a task's `cwd` is resolved from; by default the workflow file's folder. */
-  folder?: string;
-  /** false: go straight to yaml, as when the fast reader has already declined this text. */
-  simple?: boolean;
-  /** Note each task's `cwd` that is not a folder now (see noteMissingCwd); loadWorkflow's default. */
-  checkCwd?: boolean;
-}
-
-/** The message for a file over MAX_FILE_BYTES. */
-export function tooLargeMessage(bytes: number): string {
-  return `the file is ${bytes.toLocaleString("en-US")} bytes; the limit is ${MAX_FILE_BYTES.toLocaleString("en-US")} bytes (64 MiB)`;
-}
+export { parseSimpleWorkflow, tooLargeMessage, type ParseOptions } from "./parse-simple.js";
 
 /**
  * Parses and validates a workflow file's content. `file` is used in messages
@@ -54,129 +34,4 @@ export function parseWorkflow(text: string | Buffer, file: string, options: Pars
   if (!("document" in parsed)) throw new WorkflowError(problems.problems);
   const plain = toPlain(parsed.document, problems, content);
   return buildWorkflow(plain.value, { ...source, locator: new Locator(parsed.document, plain.aliasTargets), problems });
-}
-
-/**
- * The workflow, if the fast reader (simple-yaml.ts) reads the text and it has
- * nothing to report; otherwise undefined, and parseWorkflow (with `simple: false`)
- * gives the workflow or every problem. Cheap in memory: no YAML document is built.
- * A file found over the task limit before reading is refused here already, with the
- * WorkflowError parseWorkflow would throw.
- */
-export function parseSimpleWorkflow(text: string | Buffer, file: string, options: ParseOptions = {}): Workflow | undefined {
-  if (text.length > MAX_FILE_BYTES) return undefined;
-  const decoded = decodeText(text);
-  if (!decoded.ok) return undefined;
-  refuseTooManyTasks(decoded.text, file);
-  return simpleWorkflow(decoded.text, sourceOf(file, options));
-}
-
-/** Throws at the task past MAX_TASKS when a cheap count finds one, before any reader runs (see count-tasks.ts). */
-function refuseTooManyTasks(text: string, file: string): void {
-  const past = findTaskPastLimit(text);
-  if (past === undefined) return;
-  const { line, col } = lineColumnOf(text, past.offset);
-  throw new WorkflowError([{ file, line, col, message: tooManyTasksMessage(past.id) }]);
-}
-
-/** What a workflow is built with besides its data: its file's name (for messages), the time, where `cwd`s start and whether to look at them. */
-interface Source {
-  file: string;
-  now: number;
-  folder: string;
-  checkCwd: boolean;
-}
-
-function sourceOf(file: string, options: ParseOptions): Source {
-  return { file, now: options.now ?? Date.now(), folder: options.folder ?? dirname(resolve(file)), checkCwd: options.checkCwd === true };
-}
-
-function simpleWorkflow(text: string, source: Source): Workflow | undefined {
-  const data = readSimpleYaml(text);
-  return data === undefined ? undefined : buildFromSimple(data, source);
-}
-
-/** Thrown by the simple path's locator: the file has something to report, which needs positions. */
-const NEEDS_POSITIONS = new Error("the file has something to report");
-const noPositions: SourceLocator = {
-  offsetOf(): never {
-    throw NEEDS_POSITIONS;
-  },
-};
-
-/**
- * The workflow from readSimpleYaml's data, or undefined when it has anything to
- * report (a problem, or a note such as a runAt in the past): every message then
- * comes from the full path, with its position, exactly as without this shortcut.
- */
-function buildFromSimple(data: unknown, source: Source): Workflow | undefined {
-  const problems = new ProblemList(source.file);
-  try {
-    const workflow = buildWorkflow(data, { ...source, locator: noPositions, problems });
-    return problems.size === 0 ? workflow : undefined;
-  } catch (error) {
-    if (error === NEEDS_POSITIONS || error instanceof WorkflowError) return undefined;
-    throw error;
-  }
-}
-
-/** Validates plain data, orders the tasks and builds them; throws a WorkflowError listing every problem. */
-function buildWorkflow(data: unknown, source: Source & { locator: SourceLocator; problems: ProblemList }): Workflow {
-  const { file, now, folder, checkCwd, locator, problems } = source;
-  const validated = validateFile(data, locator, problems);
-  if (validated === undefined) throw new WorkflowError(problems.problems);
-  // A dependency listed twice counts once, and is noted: likely a slip for another id.
-  const repeats = new Map<number, Array<{ index: number; id: string }>>();
-  const inputs: DependencyInput[] = validated.tasks.map(({ id, dependsOn }, task) => ({
-    id,
-    dependsOn: dependencyList(dependsOn, (index, dependency) => {
-      const list = repeats.get(task) ?? [];
-      list.push({ index, id: dependency });
-      repeats.set(task, list);
-    }),
-  }));
-  const order = orderTasks(inputs, locator, problems);
-  const { header } = validated;
-  if (problems.size > 0 || header === undefined) throw new WorkflowError(problems.problems);
-  const context: BuildContext = { file, now, folder, env: header.env ?? {}, defaults: header.defaults ?? {}, locator, problems, notes: new Map<number, string>() };
-  if (checkCwd) context.cwdProblems = new Map();
-  if (header.env !== undefined) noteTaskqVariables(header.env, ["env"], "env", context);
-  if (header.defaults?.env !== undefined) noteTaskqVariables(header.defaults.env, ["defaults", "env"], "defaults", context);
-  const tasks = order.map((index) => {
-    const { id, task } = validated.tasks[index]!;
-    // Every task is valid here: one that was not left a problem, and we threw above.
-    if (task === undefined) throw new Error(`task ${id} was not validated`);
-    for (const repeat of repeats.get(index) ?? []) {
-      noteAt(id, ["tasks", id, "dependsOn", repeat.index], `dependsOn lists ${quote(repeat.id)} more than once; it counts once`, context);
-    }
-    return buildTask(id, task, inputs[index]!.dependsOn.map((dependency) => dependency.id), context);
-  });
-  if (problems.size > 0) throw new WorkflowError(problems.problems); // a backoff whose bounds come from both defaults and the task
-  // In the file's order, as problems are: the tasks were built in start order, and defaults' notes as each task took them.
-  const notes = [...context.notes].sort(([a], [b]) => a - b).map(([, note]) => note);
-  const workflow: Workflow = { file, folder, tasks, notes };
-  if (header.name !== undefined) workflow.name = header.name;
-  if (header.concurrency !== undefined) workflow.concurrency = header.concurrency;
-  return workflow;
-}
-
-/**
- * `dependsOn` as a list without repeats or items that are not ids, each entry keeping its index
- * in the file for error positions; `repeated` is told of each repeat (its index, the id).
- */
-function dependencyList(dependsOn: WellFormedDependencies, repeated: (index: number, id: string) => void): DependencyInput["dependsOn"] {
-  if (dependsOn === undefined) return [];
-  if (typeof dependsOn === "string") return [{ id: dependsOn, index: undefined }];
-  const seen = new Set<string>();
-  const list: DependencyInput["dependsOn"] = [];
-  for (const [index, id] of dependsOn.entries()) {
-    if (id === undefined) continue;
-    if (seen.has(id)) {
-      repeated(index, id);
-      continue;
-    }
-    seen.add(id);
-    list.push({ id, index });
-  }
-  return list;
 }

@@ -1,9 +1,11 @@
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadWorkflow, MAX_FILE_BYTES, WorkflowError } from "../../src/loaders/index.js";
+import { ROOT } from "../helpers/cli.js";
 
 const folder = mkdtempSync(join(tmpdir(), "taskq-loader-"));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -61,5 +63,39 @@ describe("loadWorkflow", () => {
     const before = bytesRead();
     expect(await problemsOfFile(huge)).toEqual([`${huge}:1:1: the file is 67,108,865 bytes; the limit is 67,108,864 bytes (64 MiB)`]);
     expect(bytesRead() - before).toBeLessThan(1024 * 1024);
+  });
+});
+
+describe("loading yaml", () => {
+  /**
+   * The packages `taskq <args>` loads, seen by a resolve hook on the unbundled build
+   * (dist/cli/main.js), whose lazy imports are the bundle's (see bench/startup.js).
+   */
+  function packagesLoaded(args: string[]): { code: number | null; stdout: string; packages: string[] } {
+    const hook = `export async function resolve(s, c, n) { const r = await n(s, c); process._rawDebug("LOADED " + r.url); return r; }`;
+    const register = `import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});`;
+    const result = spawnSync(process.execPath, ["--import", `data:text/javascript,${encodeURIComponent(register)}`, join(ROOT, "dist/cli/main.js"), ...args], { cwd: folder, encoding: "utf8" });
+    const packages = new Set<string>();
+    for (const line of result.stderr.split("\n")) {
+      const match = /^LOADED file:\/\/.*?\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(line);
+      if (match) packages.add(match[1]!);
+    }
+    return { code: result.status, stdout: result.stdout, packages: [...packages].sort() };
+  }
+
+  it("waits for a file the fast reader declines: a run or validate of a plain file does without it", () => {
+    writeFileSync(join(folder, "plain.yaml"), 'tasks:\n  a: { run: "true" }\n  b: { run: "true", dependsOn: a }\n');
+    writeFileSync(join(folder, "anchor.yaml"), 'tasks:\n  a: &x { run: "true" }\n  b: { run: "true", dependsOn: a }\n');
+    writeFileSync(join(folder, "wrong.yaml"), 'tasks:\n  a: { run: "true", retries: -1 }\n');
+    const plain = packagesLoaded(["validate", "plain.yaml"]);
+    expect(plain).toMatchObject({ code: 0, stdout: "plain.yaml: ok, 2 tasks\n" });
+    expect(plain.packages).not.toContain("yaml");
+    expect(plain.packages).toContain("zod");
+    const run = packagesLoaded(["run", "plain.yaml", "--output", "plain", "--log-dir", join(folder, "logs")]);
+    expect(run.code).toBe(0);
+    expect(run.packages).not.toContain("yaml");
+    // An anchor (the fast reader declines it) and a problem (its position comes from yaml's document) load it.
+    expect(packagesLoaded(["validate", "anchor.yaml"])).toMatchObject({ code: 0, stdout: "anchor.yaml: ok, 2 tasks\n", packages: expect.arrayContaining(["yaml"]) });
+    expect(packagesLoaded(["validate", "wrong.yaml"])).toMatchObject({ code: 2, packages: expect.arrayContaining(["yaml"]) });
   });
 });

@@ -5,7 +5,8 @@ import { escapeControls } from "../../escape-controls.js";
 import type { Workflow } from "../../loaders/index.js";
 
 async function load(file: string): Promise<Workflow> {
-  const { loadWorkflow } = await import("../../loaders/index.js");
+  // Not through loaders/index.js, which loads yaml at once: see loadWorkflow.
+  const { loadWorkflow } = await import("../../loaders/load-workflow.js");
   noteTerminalInput(workflowFileArgument(file));
   return loadWorkflow(file);
 }
