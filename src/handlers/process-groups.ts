@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { LongTimer } from "../engine/long-timer.js";
 import { procStatFields } from "../process-exists.js";
 import { guardGroup, unguardGroup } from "./group-guard.js";
+import { monotonicMs } from "./monotonic.js";
 
 /**
  * Process groups of running attempts. Each task's shell leads its own session and group
@@ -107,8 +108,8 @@ export async function stopLeftovers(graceMs: number, options: { signal?: AbortSi
   }
   options.onFound?.(groups.length);
   for (const pgid of groups) terminateProcessGroup(pgid);
-  const until = performance.now() + graceMs;
-  while (performance.now() < until && options.signal?.aborted !== true) {
+  const until = monotonicMs() + graceMs;
+  while (monotonicMs() < until && options.signal?.aborted !== true) {
     await new Promise((resolve) => setTimeout(resolve, LEFTOVER_POLL_MS));
     if (markedGroups(undefined).length === 0) return;
   }
@@ -223,7 +224,7 @@ interface SessionProcesses {
  */
 function markedProcesses(shared: boolean): Map<number, SessionProcesses> {
   // A pass made in the check phase is cleared only in the next loop's: the age bounds it too.
-  const start = performance.now();
+  const start = monotonicMs();
   if (shared && lastScan !== undefined && start - lastScanEnd < lastScanGoodMs) return lastScan;
   const found = new Map<number, SessionProcesses>();
   let names: string[] = [];
@@ -256,7 +257,7 @@ function markedProcesses(shared: boolean): Map<number, SessionProcesses> {
   lastScan = found;
   // Aged from the pass's end: aged from its start, a pass longer than SHARED_PASS_MS was never
   // shared (200 tasks stopped at once made 200 passes of 22 ms again, 7 s, on a loaded machine).
-  lastScanEnd = performance.now();
+  lastScanEnd = monotonicMs();
   lastScanGoodMs = Math.max(SHARED_PASS_MS, SHARED_PASS_LENGTHS * (lastScanEnd - start));
   return found;
 }

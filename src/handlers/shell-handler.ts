@@ -14,6 +14,7 @@ import { formatDuration } from "./format-duration.js";
 import { OpenTimes } from "./open-times.js";
 import { GroupTerminator, type Leftovers } from "./terminate-group.js";
 import type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";
+import { monotonicMs } from "./monotonic.js";
 
 /** After the task's processes are gone, how long the pipes may stay silent before we stop reading. */
 const DRAIN_IDLE_MS = 150;
@@ -111,15 +112,15 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
   let openedLater = 0;
   const openLog = (logPath: string, attempt: number): LogFile | Promise<LogFile> => {
     if (openTimes.median() > slowOpenMs && ++openedLater % PROBE_OPEN_EVERY !== 0) return openLogLater(logPath, attempt);
-    const start = performance.now();
+    const start = monotonicMs();
     const log = openLogNow(logPath, attempt);
-    openTimes.add(performance.now() - start);
+    openTimes.add(monotonicMs() - start);
     return log;
   };
 
   return async (task: ShellTask, ctx: AttemptContext): Promise<AttemptResult> => {
     const logPath = logPathOf(task.id);
-    const startedAt = performance.now();
+    const startedAt = monotonicMs();
     const tail = new Tail(tailLines);
     ctx.watchTail?.(() => tail.lines());
     const result = (exit: Exit, abortReason: unknown): AttemptResult => {
@@ -129,7 +130,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
         signal: exit.signal,
         timedOut,
         cancelled: abortReason !== undefined && !timedOut,
-        durationMs: Math.round(performance.now() - startedAt),
+        durationMs: Math.round(monotonicMs() - startedAt),
         tail: tail.lines(),
       };
     };

@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn, setTimeout as delay } from "node:timers/promises";
 import { LongTimer } from "../engine/long-timer.js";
 import { sessionHasProcesses, sessionProcessCount, signalProcessGroup, signalSession } from "./process-groups.js";
+import { monotonicMs } from "./monotonic.js";
 
 /** How often a lingering group is checked while it is being terminated. */
 const POLL_MS = 25;
@@ -93,7 +94,7 @@ export class GroupTerminator {
     // A task that ended by itself: a member on its way out of the group is a daemon, not a
     // leftover (`setsid server &` as the last command: the shell may exit between the
     // child's fork and its setsid, and a SIGTERM then killed it about 1 time in 6).
-    for (const until = performance.now() + LEAVING_MS; groupLeft && !this.#terminating && performance.now() < until; ) {
+    for (const until = monotonicMs() + LEAVING_MS; groupLeft && !this.#terminating && monotonicMs() < until; ) {
       await delay(LEAVING_POLL_MS);
       groupLeft = signalProcessGroup(this.#pgid, 0);
     }
@@ -116,9 +117,9 @@ export class GroupTerminator {
     // Polled with the other tasks being stopped: one pass over /proc per turn for all of them.
     while (sessionHasProcesses(this.#pgid, true, this.#stoppedWhileAlive)) {
       if (this.#killed) {
-        killedAt ??= performance.now();
+        killedAt ??= monotonicMs();
         // A process stuck in uninterruptible sleep can outlast SIGKILL; do not hang on it.
-        if (performance.now() - killedAt > KILL_SETTLE_MS) return leftovers();
+        if (monotonicMs() - killedAt > KILL_SETTLE_MS) return leftovers();
       }
       await delay(POLL_MS);
     }
