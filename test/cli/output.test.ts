@@ -30,14 +30,14 @@ describe("BufferedWriter", () => {
     writer.write("d ");
     writer.write("e ");
     lines("é ", "f");
-    writer.write("x".repeat(70_000)); // over the batch size: written at once
+    writer.write("x".repeat(270_000)); // over the batch size: written at once
     writer.write(" g");
     lines("", " h");
-    lines("| ", "y".repeat(300_000)); // larger than the buffer
+    lines("| ", "y".repeat(600_000)); // larger than the buffer
     writer.write("€ end");
-    writer.write("z".repeat(200_000)); // text larger than the buffer
+    writer.write("z".repeat(600_000)); // text larger than the buffer
     await settle();
-    expect(out.bytes().toString()).toBe(`a > b\n> c\nd e é f\n${"x".repeat(70_000)} g h\n| ${"y".repeat(300_000)}\n€ end${"z".repeat(200_000)}`);
+    expect(out.bytes().toString()).toBe(`a > b\n> c\nd e é f\n${"x".repeat(270_000)} g h\n| ${"y".repeat(600_000)}\n€ end${"z".repeat(600_000)}`);
   });
 
   it("puts a prefix of any length before every line of a block", async () => {

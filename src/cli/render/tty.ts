@@ -38,7 +38,7 @@ export class TtyRenderer implements Renderer {
   /** The shutdown under way, told on the totals line: a note about it may have scrolled away. */
   #stopping: Stopping | undefined;
   /**
-   * Lines for above the board, written as the board is redrawn or once 64 KiB wait (a loud
+   * Lines for above the board, written as the board is redrawn or once 256 KiB wait (a loud
    * task must not pile up output between two redraws); the board clears itself first.
    */
   readonly #pending: BufferedWriter;
