@@ -123,6 +123,21 @@ describe("the live board on a terminal", () => {
     expect(lines.filter((line) => line.startsWith("Summary: 1 succeeded, 5 failed"))).toHaveLength(1);
   });
 
+  it("shows the running tasks first when more tasks wait than the screen has rows for, not behind the waiting ones as `… N more`", async () => {
+    // 30 tasks delayed from the start (on the board from their submit) and 3 that run meanwhile:
+    // the running ones came last, and a screen of 12 rows showed 8 waiting tasks and "… 25 more".
+    const later = Array.from({ length: 30 }, (_, i) => `  later-${String(i).padStart(2, "0")}: { run: "true", delay: 3s }\n`).join("");
+    const now = [0, 1, 2].map((i) => `  now-${i}: { run: "sleep 1.5; echo now-${i}" }\n`).join("");
+    const size = { cols: 80, rows: 12 };
+    const { bytes } = await runOnPty(`concurrency: 4\ntasks:\n${later}${now}`, size);
+    // eslint-disable-next-line no-control-regex -- the colours between the text
+    const text = bytes.toString("utf8").replace(/\x1b\[[0-9;]*m/g, "");
+    for (const i of [0, 1, 2]) expect(text).toContain(`▶ now-${i}  attempt 1/1`);
+    const lines = await screen(bytes, size, undefined, false);
+    expect(lines.filter((line) => BOARD_LINE.test(line))).toEqual([]);
+    expect(lines.filter((line) => line.startsWith("Summary: 33 succeeded, 0 failed"))).toHaveLength(1);
+  });
+
   it("keeps what is typed during a run off the board: Enter, pressed three times, leaves no copy of the board behind, and the terminal echoes again after the run", async () => {
     // With echo on, each Enter moved the cursor a row down, below the board, and the next redraw
     // missed the board's top row: a stale "0/3 done" line per Enter.

@@ -221,18 +221,21 @@ export class TtyRenderer implements Renderer {
   #board(): string {
     const now = Date.now();
     const c = this.#c;
-    // Tasks still to end first, then those that just ended (they linger a moment): with more rows
-    // than the screen has, the "… N more" are finished ones, not running ones hidden behind them.
+    // Running tasks first, then those waiting (a retry's backoff, a runAt), then those that just
+    // ended (they linger a moment): with more rows than the screen has, the "… N more" are waiting
+    // or finished ones, not running ones hidden behind them (30 tasks delayed from the start
+    // came first in the map, and hid every task running meanwhile).
     const lines: string[] = [];
+    const waiting: string[] = [];
     const ended: string[] = [];
     for (const [id, row] of this.#rows) {
       if (row.state === "done" && row.until < now) {
         this.#rows.delete(id);
         continue;
       }
-      (row.state === "done" ? ended : lines).push(this.#rowText(id, row, now));
+      (row.state === "done" ? ended : row.state === "running" ? lines : waiting).push(this.#rowText(id, row, now));
     }
-    lines.push(...ended);
+    lines.push(...waiting, ...ended);
     const total = this.#info?.taskCount ?? 0;
     const failed = this.#failed > 0 ? c.red(` · ${this.#failed} not ok`) : "";
     const height = this.#stream.rows || 24;
