@@ -323,14 +323,22 @@ function blockLineText(bytes: Buffer, start: number, newline: number): string {
  */
 export const TAIL_LINE_LIMIT = 1000;
 
-/** `line` cut to TAIL_LINE_LIMIT characters, ending as a display line cut for length does: "… (N bytes)". */
+/**
+ * `line` cut to TAIL_LINE_LIMIT characters, ending as a display line cut for length does: "… (N
+ * bytes)". A line that carriage returns rewrote (a progress bar) is cut from its last "\r" on,
+ * as the display cuts one past its limit: its last state, not its first (a bar of 1,400 bytes
+ * showed as "progre… (1412 bytes)" in a terminal's summary, its first state cut short elsewhere).
+ */
 function tailLine(line: string): string {
   if (line.length <= TAIL_LINE_LIMIT) return line;
   // A line already cut for display says how long it really was.
   const bytes = /… \((\d+) bytes\)$/.exec(line)?.[1] ?? String(Buffer.byteLength(line));
-  let end = TAIL_LINE_LIMIT;
-  const last = line.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end--; // never half a surrogate pair
+  const rewrite = line.lastIndexOf("\r");
+  const last = rewrite > 0 ? line.slice(rewrite) : line;
   // Copied out: a slice would keep the whole line alive.
-  return `${Buffer.from(line.slice(0, end)).toString()}… (${bytes} bytes)`;
+  if (last.length <= TAIL_LINE_LIMIT) return Buffer.from(last).toString();
+  let end = TAIL_LINE_LIMIT;
+  const code = last.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end--; // never half a surrogate pair
+  return `${Buffer.from(last.slice(0, end)).toString()}… (${bytes} bytes)`;
 }

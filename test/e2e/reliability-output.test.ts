@@ -202,6 +202,21 @@ describe("output", () => {
     expect(output.filter((e) => e.event === "output").map((e) => e.text)).toEqual(["\rdownloading 1000/1000"]);
   });
 
+  it("a progress bar rewritten with \\r, over 1,000 characters but under 4 KiB: the summary's last line is its last state, not its first cut short", async () => {
+    // 100 states of 14 bytes, then the last: the terminal's summary showed "progre… (1412 bytes)".
+    const bar = `i=0; while [ $i -lt 100 ]; do printf 'progress %03d%%%%\\\\r' $i; i=$((i+1)); done; echo 'finished all'; exit 1`;
+    const yaml = tasksYaml([["bar", `{ run: "${bar}" }`]]);
+    const plain = await runToEnd(yaml, ["--output", "plain"]);
+    expect(plain.code).toBe(1);
+    const lines = plain.stdout.split("\n");
+    const summaryTail = lines.slice(lines.findIndex((line) => line.startsWith("Dead letters")));
+    expect(summaryTail).toContain("      \rfinished all");
+    expect(summaryTail.join("\n")).not.toContain("progress 000%");
+    const json = await runToEnd(yaml, ["--output", "json"]);
+    const summary = JSON.parse(json.stdout.trimEnd().split("\n").at(-1) as string) as { deadLetters: Array<{ tail: string[] }> };
+    expect(summary.deadLetters[0]?.tail).toEqual(["\rfinished all"]);
+  });
+
   it("binary output: the log's bytes are exactly what the task wrote (case 15)", async () => {
     const yaml = "tasks:\n  bin:\n    run: |\n      { printf '\\000\\001\\377\\376\\r\\n\\033[2J\\033[31m'; head -c 200000 /dev/urandom; printf '\\r'; } > expected.bin\n      cat expected.bin\n";
     const result = await runToEnd(yaml);

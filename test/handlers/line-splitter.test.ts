@@ -292,6 +292,18 @@ describe("Tail lines", () => {
     expect(block.lines()).toEqual([`${"y".repeat(TAIL_LINE_LIMIT)}… (2000 bytes)`, "b"]);
   });
 
+  it("keeps a long line that carriage returns rewrote from its last \\r on: a progress bar's last state, not its first cut short", () => {
+    // 100 states of 14 characters, then the last: 1,412 bytes, under the display's limit, over the tail's.
+    const bar = `${Array.from({ length: 100 }, (_, i) => `progress ${String(i).padStart(3, "0")}%`).join("\r")}\rfinished all`;
+    const tail = new Tail(2);
+    tail.push(bar);
+    tail.push(`${"z".repeat(2000)}\r${"w".repeat(1500)}`); // its last state alone still over the limit
+    expect(tail.lines()).toEqual(["\rfinished all", `\r${"w".repeat(TAIL_LINE_LIMIT - 1)}… (3501 bytes)`]);
+    const block = new Tail(1);
+    block.pushBlock(...lineBlock(`${bar}\n`));
+    expect(block.lines()).toEqual(["\rfinished all"]);
+  });
+
   it("never cuts a character made of two UTF-16 units in half", () => {
     const tail = new Tail(1);
     tail.push(`${"a".repeat(TAIL_LINE_LIMIT - 1)}${"🎉".repeat(10)}`);
