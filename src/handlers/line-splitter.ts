@@ -333,12 +333,15 @@ function tailLine(line: string): string {
   if (line.length <= TAIL_LINE_LIMIT) return line;
   // A line already cut for display says how long it really was.
   const bytes = /… \((\d+) bytes\)$/.exec(line)?.[1] ?? String(Buffer.byteLength(line));
-  const rewrite = line.lastIndexOf("\r");
+  // A carriage return with nothing after it rewrites nothing ("…\r\r\n": a "\r\n" written in text mode).
+  let end = line.length;
+  while (end > 0 && line.charCodeAt(end - 1) === CARRIAGE_RETURN) end--;
+  const rewrite = end === 0 ? -1 : line.lastIndexOf("\r", end - 1);
   const last = rewrite > 0 ? line.slice(rewrite) : line;
   // Copied out: a slice would keep the whole line alive.
   if (last.length <= TAIL_LINE_LIMIT) return Buffer.from(last).toString();
-  let end = TAIL_LINE_LIMIT;
-  const code = last.charCodeAt(end - 1);
-  if (code >= 0xd800 && code <= 0xdbff) end--; // never half a surrogate pair
-  return `${Buffer.from(last.slice(0, end)).toString()}… (${bytes} bytes)`;
+  let cut = TAIL_LINE_LIMIT;
+  const code = last.charCodeAt(cut - 1);
+  if (code >= 0xd800 && code <= 0xdbff) cut--; // never half a surrogate pair
+  return `${Buffer.from(last.slice(0, cut)).toString()}… (${bytes} bytes)`;
 }

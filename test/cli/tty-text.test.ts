@@ -70,6 +70,14 @@ describe("task output above the board", () => {
     expect(terminalSafe("plain")).toBe("plain");
   });
 
+  it("keeps a line whose carriage returns have nothing after them as a terminal shows it: \"abc\\r\\r\\n\" is abc, not an empty line", () => {
+    // A "\r\n" written in text mode ends a line in "\r\r\n": the splitter drops the last "\r" alone.
+    expect(terminalSafe("abc\r")).toBe("abc");
+    expect(terminalSafe("10%\r100%\r\r")).toBe("100%");
+    expect(terminalSafe("\r\r")).toBe("");
+    expect(terminalSafe("\rlast")).toBe("last");
+  });
+
   it("drops every control character but tab: SO/SI (the character set), backspace (over the prefix), BEL, NUL, DEL, C1 controls", () => {
     expect(terminalSafe("a\x0eb\x0fc")).toBe("abc");
     expect(terminalSafe("ok\b\b\b\b\b\bXX")).toBe("okXX");

@@ -302,6 +302,10 @@ describe("Tail lines", () => {
     const block = new Tail(1);
     block.pushBlock(...lineBlock(`${bar}\n`));
     expect(block.lines()).toEqual(["\rfinished all"]);
+    // A "\r" with nothing after it rewrites nothing: the last state is the one before it.
+    const ending = new Tail(1);
+    ending.push(`${bar}\r`);
+    expect(ending.lines()).toEqual(["\rfinished all\r"]);
   });
 
   it("never cuts a character made of two UTF-16 units in half", () => {

@@ -65,9 +65,18 @@ const HAS_ESCAPE = /\x1b/;
  */
 export function terminalSafe(text: string): string {
   if (!CONTROL.test(text)) return text;
-  const returned = text.lastIndexOf("\r");
+  // A carriage return with nothing after it rewrites nothing: "abc\r\r\n" (a "\r\n" written
+  // in text mode) shows "abc" on a terminal, where this gave an empty line.
+  const returned = lastRewrite(text);
   const line = (returned === -1 ? text : text.slice(returned + 1)).replace(CONTROLS, "$1");
   return HAS_ESCAPE.test(line) ? `${line}\x1b[0m` : line;
+}
+
+/** Where the last carriage return followed by more of the line is (-1: none), the last state of a line it rewrote starting after it. */
+export function lastRewrite(text: string): number {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 0x0d) end--;
+  return end === 0 ? -1 : text.lastIndexOf("\r", end - 1);
 }
 
 /** Calls `line` with each of a block's `count` lines as text, without its "\n" (`ends` as a LineSplitter block gives them). */
