@@ -123,6 +123,12 @@ describe("task output above the board", () => {
     for (const text of ["a\x1b[2Jb\n", "bar\r50%\n", "so\x0e\n", "bs\b\n", "nul\x00\n", "del\x7f\n", "c1\u009b2J\n", "\u0085\n", "\x1f"]) {
       for (const block of blocks(text)) expect(hasControlBytes(block)).toBe(true);
     }
+    // Bytes that are not UTF-8 (a lone 0x9B is the 8-bit CSI to a terminal not in UTF-8; half a
+    // character): the text path shows them as U+FFFD, where they went to the terminal as they were.
+    for (const bytes of [Buffer.from("raw \x9b2J\n", "latin1"), Buffer.from("ff \xff\xfe\n", "latin1"), Buffer.from("cut \xe6\xbc\n", "latin1")]) {
+      expect(hasControlBytes(bytes)).toBe(true);
+      expect(hasControlBytes(Buffer.concat([Buffer.from("x".repeat(13)), bytes]))).toBe(true);
+    }
   });
 });
 

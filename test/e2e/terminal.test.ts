@@ -1,3 +1,6 @@
+import { isUtf8 } from "node:buffer";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { hasPython, runIds, workspace } from "../helpers/cli.js";
 import { eventually, findLeftovers } from "../helpers/processes.js";
@@ -18,6 +21,20 @@ describe.skipIf(!hasPython())("on a terminal", () => {
     expect(background).toMatch(/ok\s+a\r\n/);
     expect(background).toContain("b | from-b");
     expect(background).toContain("Summary: 2 succeeded");
+  }, 60_000);
+
+  it("shows a task's bytes that are not UTF-8 as U+FFFD on a terminal, board or plain lines: a lone 0x9B (8-bit CSI) never reaches it", async () => {
+    // To a terminal not in UTF-8 (a Latin-1 xterm, a serial console), 0x9B is CSI: "\x9b2J" cleared its screen.
+    const ws = await workspace("tasks:\n  a: { run: \"printf 'raw c1 \\\\2332J here \\\\377 end\\\\n'\" }\n");
+    const args = ["run", ws.file, "--log-dir", ws.logs];
+    for (const env of [{ NO_COLOR: "1" }, { NO_COLOR: "1", CI: "true" }]) {
+      const { bytes } = await taskqOnPty(args, { cwd: ws.dir, size }, env);
+      expect(isUtf8(bytes), JSON.stringify(env)).toBe(true);
+      expect(bytes.toString("utf8")).toContain("a | raw c1 \ufffd2J here \ufffd end\r\n");
+    }
+    // The log keeps the bytes as written.
+    const [runId] = await runIds(ws.logs);
+    expect(await readFile(path.join(ws.logs, runId!, "a.log"))).toEqual(Buffer.from("raw c1 \x9b2J here \xff end\n", "latin1"));
   }, 60_000);
 
   it("a workflow read from standard input that is the terminal (validate -): a line says so and how to end it, then the text typed is read", async () => {

@@ -1,9 +1,12 @@
+import { isUtf8 } from "node:buffer";
+
 /**
  * Whether a block of lines (each ending in "\n") holds a byte the live board must not pass
- * as it is (see terminalSafe): a C0 control but tab and newline, DEL, or a C1 control (C2 80
- * to C2 9F in UTF-8). Runs on every block a task prints on a terminal, so the common case,
- * none, is checked four bytes at a time (~2 bytes/ns; a byte at a time was ~0.8), the rare
- * C2 lead by a native search.
+ * as it is (see terminalSafe): a C0 control but tab and newline, DEL, a C1 control (C2 80
+ * to C2 9F in UTF-8), or bytes that are not UTF-8, which the text path shows as U+FFFD (a
+ * lone 0x9B is the 8-bit CSI to a terminal not in UTF-8: "\x9b2J" cleared its screen). Runs on
+ * every block a task prints on a terminal, so the common case, none, is checked four bytes at
+ * a time (~2 bytes/ns; a byte at a time was ~0.8), the rare C2 lead by a native search.
  */
 export function hasControlBytes(bytes: Buffer): boolean {
   const length = bytes.length;
@@ -26,7 +29,7 @@ export function hasControlBytes(bytes: Buffer): boolean {
       if (hasControlIn(bytes, start, start + 4)) return true;
     }
   }
-  return false;
+  return !isUtf8(bytes);
 }
 
 /** Whether bytes[from, to) hold a C0 control but tab and newline, or DEL. */
