@@ -139,7 +139,7 @@ export class LineSplitter {
   #emitLongLine(chunk: Buffer, start: number, newline: number): void {
     const end = chunk[newline - 1] === CARRIAGE_RETURN ? newline - 1 : newline;
     if (end - start > DISPLAY_LIMIT) {
-      const rewrite = chunk.lastIndexOf(CARRIAGE_RETURN, end - 1);
+      const rewrite = lastRewrite(chunk, start, end);
       if (rewrite > start) start = rewrite;
     }
     if (end - start <= DISPLAY_LIMIT) return this.#emitAlone(chunk.subarray(start, newline + 1));
@@ -185,16 +185,17 @@ export class LineSplitter {
   #append(chunk: Buffer, start: number, end: number): void {
     if (end <= start) return;
     // A line that "\r" rewrites (a progress bar) and that outgrows the display: only its
-    // last state is worth showing, kept from its "\r" on. A "\r" that ends a chunk may start
-    // a "\r\n": it counts once bytes follow it.
+    // last state is worth showing, kept from its "\r" on. A "\r" counts once a byte other than
+    // "\r" follows it: one that ends a chunk may start a "\r\n", and one with nothing after it
+    // ("\r\r\n") rewrites nothing.
     if (this.#totalBytes + end - start > DISPLAY_LIMIT) {
-      const rewrite = end - start >= 2 ? chunk.lastIndexOf(CARRIAGE_RETURN, end - 2) : -1;
+      const rewrite = lastRewrite(chunk, start, end);
       if (rewrite >= start) {
         this.#totalBytes += rewrite - start;
         this.#prefixBytes = 0;
         this.#lineBytes = 0;
         start = rewrite;
-      } else if (this.#lastByte === CARRIAGE_RETURN) {
+      } else if (this.#lastByte === CARRIAGE_RETURN && chunk[start] !== CARRIAGE_RETURN) {
         this.#lineBuffer()[0] = CARRIAGE_RETURN;
         this.#prefixBytes = 1;
         this.#lineBytes = 1;
@@ -223,11 +224,21 @@ export class LineSplitter {
   }
 }
 
+/**
+ * Where the last "\r" of chunk[start, end) that a byte other than "\r" follows there is (-1, or
+ * before start: none): the start of the last state of a line carriage returns rewrote.
+ */
+function lastRewrite(chunk: Buffer, start: number, end: number): number {
+  let last = end;
+  while (last > start && chunk[last - 1] === CARRIAGE_RETURN) last--;
+  return last - start >= 2 ? chunk.lastIndexOf(CARRIAGE_RETURN, last - 2) : -1;
+}
+
 /** The display text of chunk[start, newline): "\r\n" handled, long lines cut (one that "\r" rewrote, to its last state). */
 function displayLine(chunk: Buffer, start: number, newline: number): string {
   const end = newline > start && chunk[newline - 1] === CARRIAGE_RETURN ? newline - 1 : newline;
   if (end - start > DISPLAY_LIMIT) {
-    const rewrite = chunk.lastIndexOf(CARRIAGE_RETURN, end - 1);
+    const rewrite = lastRewrite(chunk, start, end);
     if (rewrite > start) start = rewrite;
   }
   const length = end - start;

@@ -56,6 +56,18 @@ describe("LineSplitter", () => {
     expect(split("10%\r20%\r30%\n")).toEqual(["10%\r20%\r30%"]);
   });
 
+  it("takes a \\r with nothing after it in a line past the limit for no rewrite: \"…\\r\\r\\n\" shows the line, not an empty one, however it is chunked", () => {
+    // A "\r\n" written in text mode ends a line in "\r\r\n"; the last "\r" was taken for the last state's start.
+    const input = `${"x".repeat(DISPLAY_LIMIT + 904)}\r\r\nnext\n${"b".repeat(DISPLAY_LIMIT)}\rdone\r\r\n`;
+    const expected = [`${"x".repeat(DISPLAY_LIMIT)}… (${DISPLAY_LIMIT + 905} bytes)`, "next", "\rdone\r"];
+    for (const size of [1, 2, 3, 7, 64, 4096, input.length]) {
+      const chunks: string[] = [];
+      for (let at = 0; at < input.length; at += size) chunks.push(input.slice(at, at + size));
+      expect(split(...chunks), `chunks of ${size}`).toEqual(expected);
+      expect(splitAsWritten(...chunks).map(asText), `as written, chunks of ${size}`).toEqual(expected);
+    }
+  });
+
   it("gives the same display text for a long rewritten line whatever the chunking (property)", () => {
     const piece = fc.oneof(fc.constantFrom("\r", "\r\n", "\n"), fc.string({ minLength: 0, maxLength: 3000, unit: fc.constantFrom("a", "é", "-") }));
     fc.assert(
