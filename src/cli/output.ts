@@ -75,8 +75,8 @@ export class BufferedWriter {
    * Writes each line of a block (as for writePrefixedLines) as one JSON record: `head`,
    * which is the record up to its last field's opening quote (see jsonRecordHead), then the
    * line as that string's content, then `"}\n`. A line that JSON writes as it is (printable
-   * ASCII without `"` or `\`, or valid UTF-8 besides) is copied as bytes; any other goes
-   * through JSON.stringify, so every record is what JSON.stringify makes of the line.
+   * ASCII without `"` or `\`, or valid UTF-8 besides, without a C1 control) is copied as bytes;
+   * any other goes through toJson, so every record is what toJson makes of the line.
    */
   writeJsonLines(head: Buffer, bytes: Buffer, count: number, ends: Int32Array): void {
     if (this.#broken) return;
@@ -88,7 +88,7 @@ export class BufferedWriter {
       if (!isJsonText(bytes, view, start, end - 1)) {
         if (from < line) this.#writeFramed(head, JSON_RECORD_END, bytes, ends, from, line);
         this.#writeBytes(head);
-        this.write(`${JSON.stringify(bytes.toString("utf8", start, end - 1)).slice(1)}}\n`);
+        this.write(`${toJson(bytes.toString("utf8", start, end - 1)).slice(1)}}\n`);
         from = line + 1;
       }
       start = end;
@@ -202,7 +202,21 @@ const JSON_RECORD_END = Buffer.from('"}\n');
  * string's closing quote: a line's text as JSON string content, then `"}`, completes it.
  */
 export function jsonRecordHead(record: Record<string, unknown>): Buffer {
-  return Buffer.from(JSON.stringify({ ...record, text: "" }).slice(0, -2));
+  return Buffer.from(toJson({ ...record, text: "" }).slice(0, -2));
+}
+
+const C1 = /[\u0080-\u009f]/g;
+const HAS_C1 = /[\u0080-\u009f]/;
+
+/**
+ * JSON.stringify's text with the C1 controls (U+0080 to U+009F) escaped too, as `\u009b`:
+ * the same value to any JSON reader, but NDJSON read on a terminal (`taskq run --output json`
+ * there) cannot have it obey a task's "\u009b2J" (CSI, as UTF-8 C2 9B: xterm.js, VS Code's
+ * terminal, clears the screen), as JSON's own escapes already keep it from obeying ESC.
+ */
+export function toJson(value: unknown): string {
+  const text = JSON.stringify(value);
+  return HAS_C1.test(text) ? text.replace(C1, (c) => `\\u00${c.charCodeAt(0).toString(16)}`) : text;
 }
 
 /**
@@ -229,7 +243,16 @@ function isJsonText(bytes: Buffer, view: DataView, start: number, end: number): 
     bits |= byte;
     if (needsEscape(byte)) return false;
   }
-  return (bits & 0x80808080) === 0 || isUtf8(bytes.subarray(start, end));
+  return (bits & 0x80808080) === 0 || (isUtf8(bytes.subarray(start, end)) && !hasC1(bytes, start, end));
+}
+
+/** Whether UTF-8 bytes[start, end) hold a C1 control (C2 80 to C2 9F), which toJson escapes. */
+function hasC1(bytes: Buffer, start: number, end: number): boolean {
+  for (let at = bytes.indexOf(0xc2, start); at !== -1 && at + 1 < end; at = bytes.indexOf(0xc2, at + 1)) {
+    const next = bytes[at + 1] as number;
+    if (next >= 0x80 && next < 0xa0) return true;
+  }
+  return false;
 }
 
 /** Whether JSON.stringify escapes this byte of UTF-8 text (never one over 0x7f). */

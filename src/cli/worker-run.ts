@@ -4,7 +4,7 @@ import { TaskqError } from "../errors.js";
 import { formatDuration } from "../handlers/format-duration.js";
 import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type FittedConcurrency, type OutputSink, type ShellTask } from "../handlers/index.js";
 import type { LeasedTask, Outcome, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
-import { BufferedWriter, jsonRecordHead } from "./output.js";
+import { BufferedWriter, jsonRecordHead, toJson } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import { eachLineText, hasControlBytes, terminalSafe } from "./render/control-bytes.js";
@@ -78,7 +78,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   const { PostgresWorker, metricsPort } = await import("../store/postgres/index.js");
   const out = new BufferedWriter(process.stdout);
   const print = (record: Record<string, unknown>, text: string): void => {
-    out.write(options.json ? `${JSON.stringify({ ts: new Date().toISOString(), ...record })}\n` : `${clock()} ${text}\n`);
+    out.write(options.json ? `${toJson({ ts: new Date().toISOString(), ...record })}\n` : `${clock()} ${text}\n`);
   };
   let lostLease = false;
   let interrupted: NodeJS.Signals | undefined;

@@ -37,6 +37,21 @@ describe.skipIf(!hasPython())("on a terminal", () => {
     expect(await readFile(path.join(ws.logs, runId!, "a.log"))).toEqual(Buffer.from("raw c1 \x9b2J here \xff end\n", "latin1"));
   }, 60_000);
 
+  it("--output json on a terminal writes a task's C1 controls escaped (\\u009b), as JSON's own escapes write ESC: the terminal obeys none", async () => {
+    // U+009B is CSI: "\u009b2J" as UTF-8 (C2 9B), written as it was inside a JSON string, cleared an xterm.js screen (VS Code's terminal).
+    const ws = await workspace("tasks:\n  a: { run: \"printf 'x \\\\302\\\\2332J pwned\\\\n'; exit 1\" }\n");
+    const { bytes } = await taskqOnPty(["run", ws.file, "--log-dir", ws.logs, "--output", "json"], { cwd: ws.dir, size }, { NO_COLOR: "1" });
+    expect(bytes.includes(Buffer.from([0xc2, 0x9b]))).toBe(false);
+    const records = bytes
+      .toString("utf8")
+      .split("\r\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as { event: string; text?: string; deadLetters?: Array<{ tail: string[] }> });
+    // The same text to a JSON reader: in the output record, and in the summary's last lines.
+    expect(records.find((record) => record.event === "output")?.text).toBe("x \u009b2J pwned");
+    expect(records.find((record) => record.event === "summary")?.deadLetters?.[0]?.tail).toEqual(["x \u009b2J pwned"]);
+  }, 60_000);
+
   it("a workflow read from standard input that is the terminal (validate -): a line says so and how to end it, then the text typed is read", async () => {
     const ws = await workspace("");
     // Typed once the line is out: the workflow, then Ctrl-D at the start of a line (end of input).

@@ -1,7 +1,7 @@
 import type { StreamName } from "../../handlers/index.js";
 import type { Queue, QueueEventName } from "../../engine/index.js";
 import { noteFields } from "../note-fields.js";
-import { BufferedWriter, jsonRecordHead } from "../output.js";
+import { BufferedWriter, jsonRecordHead, toJson } from "../output.js";
 import { describeError, attemptResultOf } from "./describe.js";
 import type { Renderer, RunInfo, RunSummary } from "./types.js";
 
@@ -51,7 +51,7 @@ export class JsonRenderer implements Renderer {
   }
 
   #emit(record: Record<string, unknown>): void {
-    this.#out.write(`${JSON.stringify({ ts: new Date().toISOString(), ...record })}\n`);
+    this.#out.write(`${toJson({ ts: new Date().toISOString(), ...record })}\n`);
   }
 }
 
