@@ -140,6 +140,27 @@ tasks:
     expect((await worker.cli.done).code).toBe(143);
   });
 
+  it("frozen past its lease while its task ends, which another worker took over: the result is discarded and the worker stops (exit 1)", async () => {
+    const file = await workflowFile("frozen-taken", "tasks:\n  deploy: { run: 'sleep 1; echo deployed $TASKQ_ATTEMPT', retries: 1 }\n");
+    const frozen = await startWorker(["--lease", "2s", "-j", "1"]);
+    const runId = await submit(file);
+    expect(await eventually(() => frozen.stdout().includes(`start   ${runId}/deploy`), 15_000)).toBe(true);
+    frozen.cli.child.kill("SIGSTOP");
+    // The task ends meanwhile (its processes are not stopped); the other worker sweeps the lease and runs it again.
+    const other = await startWorker(["--lease", "2s", "-j", "1"]);
+    const status = await waitForRun(runId, 30_000);
+    expect(status.tasks[0]).toMatchObject({ state: "succeeded", attempts: 2 });
+    expect(other.stdout()).toContain(`ok      ${runId}/deploy`);
+    frozen.cli.child.kill("SIGCONT");
+    // Its work was someone else's: as when a renewal finds the task taken over, it takes no more (README: Leases and heartbeats).
+    expect(await eventually(() => frozen.stdout().includes(`stale   ${runId}/deploy: the lease was lost; the result was not recorded`), 10_000)).toBe(true);
+    expect(await eventually(() => frozen.cli.child.exitCode !== null, 10_000)).toBe(true);
+    const result = await frozen.cli.done;
+    expect(result.stdout).toMatch(/stopped \(lease-lost\)\n$/);
+    expect(result.code).toBe(1);
+    expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "succeeded", attempts: 2 });
+  });
+
   it("frozen past its lease mid-task with no other worker: the task is killed, and the attempt recorded as failed and retried", async () => {
     const mark = path.join(ws.dir, `frozen-mid-${randomBytes(3).toString("hex")}`);
     const yaml = `tasks:\n  job:\n    run: 'if [ -f "$MARK" ]; then echo "second run"; else touch "$MARK"; echo first; sleep 1000; fi'\n    env: { MARK: "${mark}" }\n    retries: 1\n    backoff: { base: 50ms }\n`;
