@@ -463,6 +463,27 @@ tasks:
     await cancelStrandedRun(runId);
   });
 
+  it("status of a task whose cancel was asked for while its worker is gone says a sweep cancels it, not that it queues it again", async () => {
+    const file = await workflowFile("orphan-cancelled", "tasks:\n  job: { run: 'echo started; sleep 1000', retries: 1 }\n");
+    const worker = await startWorker(["-j", "1", "--lease", "1s"]);
+    const runId = await submit(file);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/job | started`))).toBe(true);
+    worker.cli.child.kill("SIGKILL");
+    await worker.cli.done;
+    const cancel = await taskq(["cancel", runId]);
+    expect(cancel.stdout).toBe(`{"cancelled":[],"cancelRequested":["job"]}\n`);
+    let status = await taskq(["status", runId]);
+    expect(await eventually(async () => (status = await taskq(["status", runId])).stdout.includes("its lease ran out"), 10_000)).toBe(true);
+    expect(status.stdout).toMatch(
+      new RegExp(`▶ job: attempt 1/2 on ${worker.id}, for \\S+, cancel requested; its lease ran out \\S+ ago \\(the worker is gone or stalled\\): a worker's sweep cancels it\n`),
+    );
+    const json = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { running: unknown[] };
+    expect(json.running).toMatchObject([{ id: "job", cancelRequested: true, leaseExpiredMs: expect.any(Number) as number }]);
+    // As said: the sweep ends it cancelled, its attempts left unused.
+    await store.sweepOrphans();
+    expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "cancelled", cancelReason: "cancelled by request" });
+  });
+
   it("SIGTERM: the worker stops leasing, kills its task after --shutdown-timeout and gives the lease back; another worker runs it at once", async () => {
     const file = await hangsOnFirstRun("handover");
     const leaving = await startWorker(["-j", "1", "--lease", "30s", "--shutdown-timeout", "1s", "--kill-grace", "1s"]);

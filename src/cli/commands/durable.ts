@@ -393,6 +393,7 @@ function runningLines(status: RunStatus): NonNullable<RunSummary["running"]> {
       maxAttempts: t.maxAttempts,
       workerId: t.workerId,
       runningMs: t.runningMs ?? 0,
+      ...(t.cancelRequested === true ? { cancelRequested: true as const } : {}),
       ...(t.leaseExpiredMs === undefined ? {} : { leaseExpiredMs: t.leaseExpiredMs }),
       ...(t.liveTail === undefined ? {} : { lastLines: t.liveTail }),
     }))

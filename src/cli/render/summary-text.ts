@@ -70,9 +70,11 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
     for (const task of running.slice(0, RUNNING_SHOWN)) {
       const worker = task.workerId === null ? "" : ` on ${safe(task.workerId)}`;
       // A lease run out: its worker is gone or stalled, and nothing runs the task until a worker's sweep takes it up.
-      const next = task.attempt < task.maxAttempts ? "queues it again" : "ends it (no attempts left)";
+      // A cancel asked for is what the sweep honours first (see sweepExpiredLeases).
+      const next = task.cancelRequested === true ? "cancels it" : task.attempt < task.maxAttempts ? "queues it again" : "ends it (no attempts left)";
+      const cancelling = task.cancelRequested === true ? c.yellow(", cancel requested") : "";
       const expired = task.leaseExpiredMs === undefined ? "" : c.yellow(`; its lease ran out ${formatWall(task.leaseExpiredMs)} ago (the worker is gone or stalled): a worker's sweep ${next}`);
-      out.push(`  ${c.cyan("▶")} ${c.bold(task.id)}: attempt ${task.attempt}/${task.maxAttempts}${worker}, for ${formatWall(task.runningMs)}${expired}`);
+      out.push(`  ${c.cyan("▶")} ${c.bold(task.id)}: attempt ${task.attempt}/${task.maxAttempts}${worker}, for ${formatWall(task.runningMs)}${cancelling}${expired}`);
       const lines = task.lastLines?.slice(-RUNNING_LINES_SHOWN) ?? [];
       if (lines.length > 0) {
         out.push(`    last ${lines.length === 1 ? "line" : `${lines.length} lines`} (at its last heartbeat):`);

@@ -50,6 +50,8 @@ export interface RunningLine {
   workerId: string | null;
   /** Since its attempt began, on the database's clock. */
   runningMs: number;
+  /** Its cancel was asked for: its worker stops it at its next heartbeat; a sweep cancels it once its lease has run out. */
+  cancelRequested?: true;
   /** How long ago its lease ran out, where it has: no worker runs it, whatever the database still says. */
   leaseExpiredMs?: number;
   /** Its last lines so far, as its worker's last heartbeat stored them: none before the first. */

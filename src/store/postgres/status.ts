@@ -26,6 +26,7 @@ interface StatusRow {
   running_ms?: number | null;
   lease_expired_ms?: number | null;
   live_tail?: string[] | null;
+  cancel_requested?: boolean | null;
 }
 
 const COLUMNS = `t.run_id, t.key, t.state, t.priority, t.attempts, t.max_attempts, t.last_error, t.exit_code, t.signal,
@@ -58,6 +59,7 @@ function toStatus(row: StatusRow): TaskStatusRow {
     ...(row.running_ms != null ? { runningMs: Math.max(0, Math.round(row.running_ms)) } : {}),
     ...(row.lease_expired_ms != null ? { leaseExpiredMs: Math.max(0, Math.round(row.lease_expired_ms)) } : {}),
     ...(row.live_tail != null && row.live_tail.length > 0 ? { liveTail: row.live_tail } : {}),
+    ...(row.cancel_requested === true ? { cancelRequested: true as const } : {}),
   };
 }
 
@@ -74,7 +76,8 @@ export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: st
     `SELECT ${COLUMNS}, ${dependsOn(names)}, (t.state = 'queued' AND t.not_before > now()) AS waiting,
             CASE WHEN t.state = 'running' THEN extract(epoch FROM now() - t.started_at)::float8 * 1000 END AS running_ms,
             CASE WHEN t.state = 'running' AND t.lease_expires_at < now() THEN extract(epoch FROM now() - t.lease_expires_at)::float8 * 1000 END AS lease_expired_ms,
-            CASE WHEN t.state = 'running' AND t.live_tail_token = t.lease_token THEN t.live_tail END AS live_tail
+            CASE WHEN t.state = 'running' AND t.live_tail_token = t.lease_token THEN t.live_tail END AS live_tail,
+            CASE WHEN t.state = 'running' THEN t.cancel_requested END AS cancel_requested
        FROM ${names.tasks} t WHERE t.run_id = $1 ORDER BY t.seq`,
     [runId],
   );

@@ -97,6 +97,8 @@ export interface TaskStatusRow {
   leaseExpiredMs?: number;
   /** A running attempt's last lines, as its worker's last heartbeat stored them (none before its first). */
   liveTail?: string[];
+  /** A running task whose cancel was asked for (status only): its worker stops it at its next heartbeat, or a sweep cancels it. */
+  cancelRequested?: true;
 }
 
 export interface DeadLetter extends TaskStatusRow {
