@@ -153,7 +153,12 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       options.onEvent?.(event);
       if (event.type === "stopping") {
         // A lease taken over stops the worker by itself: then this process stops it, as for a signal.
-        if (event.reason === "lease-lost") lostLease = true;
+        if (event.reason === "lease-lost") {
+          lostLease = true;
+          // Said as a signal's stop is: the other running tasks get the same time to finish, and the user learns why.
+          const message = `a task's lease was taken over (this worker stalled past it: its work is another worker's now): no new task is leased; running tasks have ${formatDuration(options.shutdownTimeoutMs)} to finish`;
+          print({ event: "note", message }, `note: ${message}`);
+        }
         return void onHalted();
       }
       if (event.type === "deadline-passed") {

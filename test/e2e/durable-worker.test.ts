@@ -156,6 +156,8 @@ tasks:
     expect(await eventually(() => frozen.stdout().includes(`stale   ${runId}/deploy: the lease was lost; the result was not recorded`), 10_000)).toBe(true);
     expect(await eventually(() => frozen.cli.child.exitCode !== null, 10_000)).toBe(true);
     const result = await frozen.cli.done;
+    // Why it stops, and what of the tasks it still runs, as a signal's stop says it.
+    expect(result.stdout).toContain("note: a task's lease was taken over (this worker stalled past it: its work is another worker's now): no new task is leased; running tasks have 10s to finish\n");
     expect(result.stdout).toMatch(/stopped \(lease-lost\)\n$/);
     expect(result.code).toBe(1);
     expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "succeeded", attempts: 2 });
