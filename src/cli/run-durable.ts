@@ -65,12 +65,14 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     // Stopped (a signal, a lost lease): the summary if the database gives it soon, and the stop's exit code either way.
     // Stopped by a signal, the run ends here, as a local run does: what has not started never will.
     let cancelled = interrupted === undefined;
+    /** The summary's exit code, once it is printed. */
+    let summaryCode: number | undefined;
     const end = async (): Promise<void> => {
       if (interrupted !== undefined) {
         tellCancelled(runId, await store.cancelRun(runId), options.json);
         cancelled = true;
       }
-      await printRunSummary(store, runId, { ...summaryOptions, ...(interrupted === undefined ? {} : { interrupted }) });
+      summaryCode = await printRunSummary(store, runId, { ...summaryOptions, ...(interrupted === undefined ? {} : { interrupted }) });
     };
     const failure = end().then(
       () => undefined,
@@ -86,6 +88,9 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       );
     }
     if (problem !== undefined) process.stderr.write(`taskq: no summary of run ${runId}: ${problem}\n`);
+    // Stopped by a lost lease, not a signal: its task was another worker's, which may have ended the run as a
+    // local run ends, and the exit says how (0 once it succeeded); one still running exits 1, as its summary says.
+    if (interrupted === undefined && summaryCode !== undefined) return summaryCode;
     return exitCode;
   } finally {
     await store.close();

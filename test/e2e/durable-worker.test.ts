@@ -355,6 +355,23 @@ describe("taskq run --store", () => {
     expect(status.stderr).toBe(`taskq: no run "${runId}"\n`);
   });
 
+  it("frozen past its lease while a worker took its task over and ended the run: it says its result was not recorded, and exits as the run ended (0)", async () => {
+    const file = await workflowFile("run-frozen", "tasks:\n  build: { run: 'sleep 1; echo built', retries: 1 }\n  ship: { run: echo shipped, dependsOn: build }\n");
+    const runId = newRunId("run-frozen");
+    const run = startRun(file, ["--run-id", runId, "--lease", "2s"]);
+    expect(await eventually(() => run.stdout().includes(`start   ${runId}/build`), 15_000)).toBe(true);
+    run.child.kill("SIGSTOP");
+    const other = await startWorker(["--lease", "2s", "-j", "1"]);
+    expect((await waitForRun(runId, 30_000)).state).toBe("succeeded");
+    expect(other.stdout()).toContain(`ok      ${runId}/ship`);
+    run.child.kill("SIGCONT");
+    const result = await run.done;
+    // The attempt's end first, then why this worker stops: its lease had been taken over.
+    expect(result.stdout).toMatch(new RegExp(`stale   ${runId}/build: the lease was lost; the result was not recorded\n.*note: a task's lease was taken over`));
+    expect(result.stdout).toContain("Summary: 2 succeeded, 0 failed, 0 cancelled");
+    expect(result.code).toBe(0);
+  });
+
   it("stopped by SIGTERM with its one task given back: says it cancelled 1 task that was given back", async () => {
     const file = await workflowFile("interrupted-one", "tasks:\n  only: { run: 'echo started; sleep 1000' }\n");
     const runId = newRunId("interrupted-one");

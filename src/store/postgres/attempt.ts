@@ -218,15 +218,15 @@ export class Attempt {
       // The token owns nothing: the lease was lost, or a try whose reply was lost had recorded this very end.
       if (result === false) result = await withRetry(() => store.recordedEnd(this.task.taskId, this.task.leaseToken), retry);
       this.#settled = true;
-      // Refused by the database, the attempt's lease was taken over after all: whether it ran out here (its task
-      // killed), or the task ended while this worker stalled past it (the end seen first, see #watchLease), its
-      // work is someone else's, as when a renewal finds it taken over.
-      if (result === false) this.#options.onLeaseLost();
       const label = result === false ? "stale" : result.state === "queued" ? "retried" : result.state;
       metrics.completions.inc({ outcome: label });
       metrics.runTime.observe({ outcome: label }, durationMs / 1000);
       if (label === "retried") metrics.retries.inc();
       emit({ type: "finished", task: this.task, outcome, result, durationMs });
+      // Refused by the database, the attempt's lease was taken over after all: whether it ran out here (its task
+      // killed), or the task ended while this worker stalled past it (the end seen first, see #watchLease), its
+      // work is someone else's, as when a renewal finds it taken over. Told after the attempt's end, which says why.
+      if (result === false) this.#options.onLeaseLost();
     } catch (error) {
       // The sweeper recovers the task once its lease expires.
       emit({ type: "db-error", operation: "complete", error, retrying: false });
