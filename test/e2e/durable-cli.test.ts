@@ -387,6 +387,22 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
+  it("dead-letters and status --output json write a task's C1 controls escaped (\\u009b), as run's JSON does: NDJSON read on a terminal cannot obey them", async () => {
+    // printf writes C2 9B, U+009B (CSI) as UTF-8, which JSON.stringify leaves as it is.
+    const file = await workflowFile("c1-dead", `tasks:\n  csi: { run: ${JSON.stringify(String.raw`printf 'before \302\2332J after\n'; exit 4`)} }\n`);
+    const worker = await startWorker(["-j", "1"]);
+    const runId = await submit(file);
+    expect((await waitForRun(runId)).state).toBe("failed");
+    const dead = await taskq(["dead-letters", runId, "--output", "json"]);
+    const status = await taskq(["status", runId, "--output", "json"]);
+    for (const result of [dead, status]) {
+      expect(result.stdout).toContain("before \\u009b2J after");
+      expect(result.stdout).not.toContain("\u009b");
+    }
+    expect((JSON.parse(dead.stdout) as { tail: string[] }).tail).toEqual(["before \u009b2J after"]);
+    expect((await stopWorker(worker)).code).toBe(143);
+  });
+
   it.skipIf(!existsSync("/usr/bin/script"))("dead-letters keeps an error quoting a folder's line break on its line, and on a terminal a task's last lines cannot clear the screen", async () => {
     const file = await workflowFile(
       "noisy-dead",

@@ -6,6 +6,7 @@ import { DURATION_PATTERN, parseDuration } from "../../loaders/duration.js";
 import { isTransientError } from "../../store/postgres/transient.js";
 import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdArgument, runIdFlag, taskIdArgument, workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
+import { toJson } from "../output.js";
 import { createColors } from "../render/colors.js";
 import { terminalSafe } from "../render/control-bytes.js";
 import { formatSummary, shownIds, unfinishedCount, unfinishedParts } from "../render/summary-text.js";
@@ -178,7 +179,7 @@ export async function statusCommand(runId: string, flags: Flags): Promise<number
           if (status instanceof Error) {
             // Worded as a worker's "db" line and record: the store's messages name their operation ("runStatus failed: ").
             const message = status.message.replace(/^runStatus failed: /, "");
-            process.stdout.write(json ? `${JSON.stringify({ ts, event: "db-error", runId, operation: "status", message, retrying: true })}\n` : `${ts} ${runId}: status failed: ${message}; retrying\n`);
+            process.stdout.write(json ? `${toJson({ ts, event: "db-error", runId, operation: "status", message, retrying: true })}\n` : `${ts} ${runId}: status failed: ${message}; retrying\n`);
           } else {
             // The counts as the summary record that ends the watch gives them (and the plain line words them): SCHEDULED and READY, not the store's queued.
             process.stdout.write(json ? `${JSON.stringify({ ts, event: "progress", runId, counts: summaryCounts(status) })}\n` : `${ts} ${runId}: ${countsLine(status)}\n`);
@@ -233,7 +234,7 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
   return withExistingStore(flags, async (store) => {
     const dead = await store.deadLetters(runId);
     if (flags.output === "json") {
-      for (const row of dead) process.stdout.write(`${JSON.stringify(row)}\n`);
+      for (const row of dead) process.stdout.write(`${toJson(row)}\n`);
       return 0;
     }
     if (dead.length === 0) process.stdout.write("no dead letters\n");
@@ -344,7 +345,7 @@ export async function printRunSummary(
   if (options.interrupted !== undefined) summary.interrupted = options.interrupted;
   // A run stored without its file (not by submit) has no "file" rather than a made-up one. A `ts` first, as every record of a local run has.
   const record = { ts: new Date().toISOString(), event: "summary", ...summary, file: status.file ?? undefined, state: status.state };
-  if (options.json) process.stdout.write(`${JSON.stringify(record)}\n`);
+  if (options.json) process.stdout.write(`${toJson(record)}\n`);
   else process.stdout.write(formatSummary(summary, await createColors({ color: options.color, isTTY: process.stdout.isTTY === true }), process.stdout.isTTY === true));
   return summary.exitCode;
 }
