@@ -2,7 +2,7 @@ import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { startCli, type CliResult } from "../helpers/cli.js";
 import { eventually } from "../helpers/processes.js";
-import { startFreezableProxy } from "../helpers/tcp-proxy.js";
+import { startFreezableProxy, type FreezableProxy } from "../helpers/tcp-proxy.js";
 import { useDurableWorkspace } from "./durable-harness.js";
 import { DATABASE_URL } from "../store/helpers.js";
 
@@ -43,6 +43,18 @@ async function terminatedMidCommand(args: string[]): Promise<CliResult & { termi
   }
 }
 
+
+/** Runs `work` with a proxy to the test database (see tcp-proxy.ts), closed afterwards. */
+async function throughProxy(work: (proxy: FreezableProxy) => Promise<void>): Promise<void> {
+  const target = new URL(DATABASE_URL);
+  const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+  try {
+    await work(proxy);
+  } finally {
+    await proxy.close();
+  }
+}
+
 describe("one-shot commands whose connection is dropped", () => {
   it("a connection terminated mid-command, before its COMMIT: cancel, status, dead-letters, redrive and prune connect again and do it (exit as usual)", async () => {
     // A run whose task failed, and one still queued (no worker runs it).
@@ -80,9 +92,7 @@ describe("one-shot commands whose connection is dropped", () => {
 
   it("a cancel whose connection is lost once its COMMIT was sent says the cancel may have been made (exit 1), and does not run it again", async () => {
     const runId = await submit(await workflowFile("outage-commit", "tasks:\n  wait: { run: echo wait, delay: 1h }\n"));
-    const target = new URL(DATABASE_URL);
-    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    try {
+    await throughProxy(async (proxy) => {
       const cut = proxy.cutAfterReply("COMMIT");
       const cancel = await taskq(["cancel", runId], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
       await cut;
@@ -93,16 +103,12 @@ describe("one-shot commands whose connection is dropped", () => {
       expect((await durable.store.runStatus(runId)).state).toBe("cancelled");
       const again = await taskq(["cancel", runId]);
       expect([again.code, again.stderr]).toEqual([0, `note: run ${runId} has already ended (cancelled): nothing to cancel\n`]);
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 
   it("a cancel whose connection is lost once it committed, as it settles the run's state, says what it cancelled (exit 0): not 'already ended'", async () => {
     const runId = await submit(await workflowFile("outage-settle", "tasks:\n  wait: { run: echo wait, delay: 1h }\n  next: { run: echo next, dependsOn: wait }\n"));
-    const target = new URL(DATABASE_URL);
-    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    try {
+    await throughProxy(async (proxy) => {
       // The statement that settles the run's state once its tasks have ended (it alone says "r.id = $1 AND r.state").
       const cut = proxy.cutAfterReply("r.id = $1 AND r.state");
       const cancel = await taskq(["cancel", runId], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
@@ -110,16 +116,12 @@ describe("one-shot commands whose connection is dropped", () => {
       expect([cancel.code, cancel.stderr]).toEqual([0, ""]);
       expect(JSON.parse(cancel.stdout)).toEqual({ cancelled: ["wait", "next"], cancelRequested: [] });
       expect((await durable.store.runStatus(runId)).state).toBe("cancelled");
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 
   it("run --store whose connection is cut as it reads the summary of its run, which succeeded, reads it again: the summary, exit 0", async () => {
     const file = await workflowFile("outage-summary", "tasks:\n  one: { run: echo one }\n");
-    const target = new URL(DATABASE_URL);
-    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    try {
+    await throughProxy(async (proxy) => {
       // The summary's read of the run's tasks (and nothing before it) asks for lease_expired_ms.
       const cut = proxy.cutAfterReply("lease_expired_ms");
       const run = await taskq(["run", file, "--log-dir", durable.ws.logs], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
@@ -127,16 +129,12 @@ describe("one-shot commands whose connection is dropped", () => {
       durable.runIds.push(/run (\S+) submitted/.exec(run.stdout)![1]!);
       expect([run.code, run.stderr]).toEqual([0, ""]);
       expect(run.stdout).toMatch(/\nSummary: 1 succeeded, 0 failed, 0 cancelled in /);
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 
   it("submit whose reply is lost once the database stored the run submits it again under the same id: one run, its id on stdout, exit 0", async () => {
     const file = await workflowFile("outage-submit", "tasks:\n  first: { run: echo first, delay: 1h }\n  second: { run: echo second, dependsOn: first }\n");
-    const target = new URL(DATABASE_URL);
-    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    try {
+    await throughProxy(async (proxy) => {
       // The statement that stores a new run is prepared by that name: it reaches the database, its reply does not.
       const cut = proxy.cutAfterReply("taskq_submit_new_");
       const submitted = await taskq(["submit", file], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
@@ -148,8 +146,6 @@ describe("one-shot commands whose connection is dropped", () => {
       const { rows } = await durable.store.pool.query<{ id: string }>(`SELECT id FROM "${SCHEMA}".runs WHERE file = $1`, [file]);
       expect(rows.map((row) => row.id)).toEqual([runId]);
       expect((await durable.store.runStatus(runId)).tasks.map((task) => task.key)).toEqual(["first", "second"]);
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 });
