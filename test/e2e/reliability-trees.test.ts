@@ -219,9 +219,10 @@ describe("process trees and timeouts", () => {
     const nanos = async (name: string): Promise<bigint> => BigInt((await readFile(path.join(run.dir, name), "utf8")).trim());
     const waitedMs = Number(((await nanos("client-started")) - (await nanos("server-ended"))) / 1_000_000n);
     expect(waitedMs).toBeLessThan(1000 + SLACK_MS);
-    // The daemon's lines after that come under the late heading, the task's own before it.
+    // The daemon's lines after that come under the late heading, the task's own before it. (None may
+    // come: on a loaded machine the run can end, and stop the daemon, before it writes again.)
     const log = await readFile(path.join(run.logs, await singleRunId(run.logs), "server.log"), "utf8");
-    expect(log).toMatch(/^(tick\n)*up\n(tick\n)*--- taskq: written after attempt 1 ended, by processes it left running ---\n/);
+    expect(log).toMatch(/^(tick\n)*up\n(tick\n)*(--- taskq: written after attempt 1 ended, by processes it left running ---\n(tick\n)*)?$/);
   });
 
   it("a daemon an attempt left writes while the next attempt runs: each line in the log under its own attempt's heading", async () => {
