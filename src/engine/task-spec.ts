@@ -26,7 +26,12 @@ export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, d
   const priority = spec.priority ?? "normal";
   // hasOwn, so "toString" and friends from the prototype are not priorities.
   const rank = Object.hasOwn(PRIORITY_RANK, priority) ? PRIORITY_RANK[priority] : undefined;
-  if (rank === undefined) throw new TaskqError("INVALID_TASK", `task "${id}": unknown priority "${messageOf(priority)}"`);
+  if (rank === undefined) {
+    const names = Object.keys(PRIORITY_RANK).join(", ");
+    // A number (the Go design's priorities are numbers) quoted as "3" would read as a string.
+    const message = typeof priority === "string" ? `unknown priority ${JSON.stringify(priority)}: the priorities are ${names}` : `priority must be one of ${names}, got ${shown(priority)}`;
+    throw new TaskqError("INVALID_TASK", `task "${id}": ${message}`);
+  }
   const maxAttempts = orDefault(spec.maxAttempts, defaultMaxAttempts);
   if (!Number.isInteger(maxAttempts)) {
     throw new TaskqError("INVALID_TASK", `task "${id}": maxAttempts must be an integer (0 or less, or none, for the queue's default), got ${shown(maxAttempts)}`);

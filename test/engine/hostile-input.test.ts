@@ -265,6 +265,16 @@ describe("bad input to the library", () => {
     expect(() => queue.on(name as "failed", listener as () => void)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message }));
   });
 
+  it.each([
+    [{ priority: "HIGH" }, 'task "x": unknown priority "HIGH": the priorities are low, normal, high, critical'],
+    // The Go design's priorities are numbers (PriorityCritical is 3): not to be shown as the string "3".
+    [{ priority: 3 }, 'task "x": priority must be one of low, normal, high, critical, got 3'],
+  ])("a priority the queue does not know (%j) is refused naming the priorities", (fields, message) => {
+    const { queue } = makeQueue();
+    expect(() => queue.submit({ id: "x", type: "echo", ...(fields as object) })).toThrow(expect.objectContaining({ code: "INVALID_TASK", message }));
+    expect(queue.get("x")).toBeUndefined();
+  });
+
   it("runAt: Infinity is not a time", () => {
     const { queue } = makeQueue();
     expect(() => queue.submit({ id: "a", type: "echo", runAt: Infinity })).toThrow(/task "a": runAt is not a valid time/);
