@@ -46,7 +46,10 @@ export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, d
   }
   const runAt = spec.runAt instanceof Date ? spec.runAt.getTime() : (spec.runAt ?? 0);
   // Infinity would wait forever, and a drain with it.
-  if (typeof runAt !== "number" || !Number.isFinite(runAt)) throw new TaskqError("INVALID_TASK", `task "${id}": runAt is not a valid time`);
+  if (typeof runAt !== "number" || !Number.isFinite(runAt)) {
+    const given = spec.runAt instanceof Date ? "an invalid Date" : shown(runAt);
+    throw new TaskqError("INVALID_TASK", `task "${id}": runAt is not a valid time (epoch ms or a Date), got ${given}`);
+  }
   return new TaskRecord(id, spec.type, spec.payload, rank, maxAttempts, timeoutMs, seq, runAt, spec.backoff);
 }
 

@@ -281,6 +281,16 @@ describe("bad input to the library", () => {
     expect(queue.get("a")).toBeUndefined();
   });
 
+  it.each([
+    ["2026-01-01T00:00:00Z", 'task "a": runAt is not a valid time (epoch ms or a Date), got "2026-01-01T00:00:00Z" (a string)'],
+    [new Date("garbage"), 'task "a": runAt is not a valid time (epoch ms or a Date), got an invalid Date'],
+    [Number.NaN, 'task "a": runAt is not a valid time (epoch ms or a Date), got NaN'],
+  ])("runAt %s is refused saying what was given", (runAt, message) => {
+    const { queue } = makeQueue();
+    expect(() => queue.submit({ id: "a", type: "echo", runAt: runAt as number })).toThrow(expect.objectContaining({ code: "INVALID_TASK", message }));
+    expect(queue.get("a")).toBeUndefined();
+  });
+
   it("dependsOn given as a string is an error, not a list of its characters", () => {
     const { queue } = makeQueue();
     queue.submit({ id: "build", type: "echo" });
