@@ -84,7 +84,8 @@ export function deadlineMs(deadline: number | Date | undefined): number {
   if (deadline === undefined) return Infinity;
   const ms = deadline instanceof Date ? deadline.getTime() - Date.now() : deadline;
   if (typeof ms !== "number" || Number.isNaN(ms)) {
-    throw new TaskqError("INVALID_OPTION", `shutdown deadline must be a number of ms or a valid Date, got ${messageOf(deadline)}`);
+    const given = deadline instanceof Date ? "an invalid Date" : shown(deadline);
+    throw new TaskqError("INVALID_OPTION", `shutdown deadline must be a number of ms or a valid Date, got ${given}`);
   }
   return ms;
 }
