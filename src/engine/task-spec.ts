@@ -75,7 +75,7 @@ export function resolveDependencies(tasks: { get(id: string): TaskRecord | undef
   if (dependsOn === undefined) return NO_DEPENDENCIES;
   // A string would be read a character at a time.
   const given: unknown = dependsOn;
-  if (!Array.isArray(given)) throw new TaskqError("INVALID_TASK", `task "${id}": dependsOn must be an array of task ids, got ${typeof dependsOn}`);
+  if (!Array.isArray(given)) throw new TaskqError("INVALID_TASK", `task "${id}": dependsOn must be an array of task ids, got ${given === null ? "null" : typeof given}`);
   if (dependsOn.length === 0) return NO_DEPENDENCIES;
   const found: TaskRecord[] = [];
   for (const dependencyId of new Set(dependsOn)) {

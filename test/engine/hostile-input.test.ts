@@ -301,6 +301,14 @@ describe("bad input to the library", () => {
     expect(queue.get("x")).toBeUndefined();
   });
 
+  it("dependsOn: null is said to be null, not an object", () => {
+    const { queue } = makeQueue();
+    expect(() => queue.submit({ id: "x", type: "echo", dependsOn: null as unknown as string[] })).toThrow(
+      expect.objectContaining({ code: "INVALID_TASK", message: 'task "x": dependsOn must be an array of task ids, got null' }),
+    );
+    expect(queue.get("x")).toBeUndefined();
+  });
+
   it("defaultMaxAttempts that is not an integer is refused when the queue is made (0 or less is the default, see retries)", () => {
     expect(() => new Queue({ handlers: {}, defaultMaxAttempts: 1.5 })).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message: "defaultMaxAttempts must be an integer (0 or less, or none, for 3), got 1.5" }));
   });
