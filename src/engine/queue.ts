@@ -8,7 +8,7 @@ import { Finalizer } from "./finalize.js";
 import { LongTimer } from "./long-timer.js";
 import type { QueueOptions, ShutdownOptions, ShutdownResult } from "./options.js";
 import { Schedule } from "./schedule.js";
-import { checkShutdownOptions, isAbortSignal, ShutdownControl } from "./shutdown-control.js";
+import { checkShutdownOptions, isAbortSignal, ShutdownControl, type StopCause } from "./shutdown-control.js";
 import { RecordAttemptContext, TaskRecord } from "./task-record.js";
 import { createRecord, orDefault, resolveDependencies, shown } from "./task-spec.js";
 import { TaskTable } from "./task-table.js";
@@ -197,7 +197,8 @@ export class Queue {
     const grace = options.abortGraceMs ?? 0;
     // A deadline already passed or a signal already aborted stops at once, before a queue
     // that was not started starts anything.
-    if (shutdown.watch(options, () => void this.#hardStop(grace))) void this.#hardStop(grace);
+    const stopped = shutdown.watch(options, (cause) => void this.#hardStop(grace, cause));
+    if (stopped !== undefined) void this.#hardStop(grace, stopped);
     if (!this.#started) this.start();
     else this.#pump();
     return shutdown.promise;
@@ -307,12 +308,12 @@ export class Queue {
     }
   }
 
-  async #hardStop(graceMs: number): Promise<void> {
+  async #hardStop(graceMs: number, cause: StopCause): Promise<void> {
     if (this.#hardStopped || this.#shutdown === undefined) return;
     this.#hardStopped = true;
     this.#drain = false;
     this.#schedule.arm(true);
-    this.#cancelNotStarted("shutdown: not started before the deadline");
+    this.#cancelNotStarted(cause === "deadline" ? "shutdown: not started before the deadline" : "shutdown: not started before the shutdown signal aborted");
     const reason = (this.#stopReason = new TaskCancelledError("shutdown", "aborted by shutdown"));
     const running = this.#tasks.running();
     for (const record of running) record.current?.abort(reason);

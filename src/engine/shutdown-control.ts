@@ -3,6 +3,9 @@ import type { ShutdownOptions, ShutdownResult } from "./options.js";
 import { LongTimer } from "./long-timer.js";
 import { shown } from "./task-spec.js";
 
+/** What cut a drain short: the deadline passed, or the signal aborted. */
+export type StopCause = "deadline" | "signal";
+
 /**
  * The promise every shutdown() call returns, and the deadline timers and signal
  * listeners that may cut the drain short: all of them are removed when it settles.
@@ -17,23 +20,25 @@ export class ShutdownControl {
   }
 
   /**
-   * Arms `hardStop` for when `options.deadline` passes or `options.signal` aborts. Returns
-   * true, arming nothing, when that has happened already: the caller stops at once. Throws
-   * INVALID_OPTION for a deadline that is not a time (NaN, an invalid Date).
+   * Arms `hardStop` for when `options.deadline` passes or `options.signal` aborts, telling it
+   * which. Returns which has happened already, arming nothing: the caller stops at once.
+   * Throws INVALID_OPTION for a deadline that is not a time (NaN, an invalid Date).
    */
-  watch(options: ShutdownOptions, hardStop: () => void): boolean {
+  watch(options: ShutdownOptions, hardStop: (cause: StopCause) => void): StopCause | undefined {
     const ms = deadlineMs(options.deadline);
     const { signal } = options;
-    if (signal?.aborted === true || ms <= 0) return true;
+    if (signal?.aborted === true) return "signal";
+    if (ms <= 0) return "deadline";
     if (ms !== Infinity) {
-      const timer = new LongTimer(hardStop, ms);
+      const timer = new LongTimer(() => hardStop("deadline"), ms);
       this.#cleanups.push(() => timer.clear());
     }
     if (signal !== undefined) {
-      signal.addEventListener("abort", hardStop, { once: true });
-      this.#cleanups.push(() => signal.removeEventListener("abort", hardStop));
+      const onAbort = (): void => hardStop("signal");
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#cleanups.push(() => signal.removeEventListener("abort", onAbort));
     }
-    return false;
+    return undefined;
   }
 
   /** Removes every timer and listener, then resolves the promise. */

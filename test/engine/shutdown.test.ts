@@ -216,6 +216,30 @@ describe("shutdown", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it("tasks a shutdown signal stopped before they started say the signal stopped them, not a deadline there never was", async () => {
+    const { queue } = makeQueue();
+    const controller = new AbortController();
+    queue.submit({ id: "a", type: "echo", runAt: Date.now() + 5_000 });
+    queue.submit({ id: "b", type: "echo", runAt: Date.now() + 5_000 });
+    const done = queue.shutdown({ signal: controller.signal, deadline: 10_000 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    controller.abort();
+    await expect(done).resolves.toEqual({ hardStopped: true });
+    expect((queue.get("a")?.error as Error).message).toBe("shutdown: not started before the shutdown signal aborted");
+    // Already aborted when given: the same.
+    const other = makeQueue().queue;
+    other.submit({ id: "c", type: "echo", runAt: Date.now() + 5_000 });
+    await expect(other.shutdown({ signal: AbortSignal.abort(), deadline: 10_000 })).resolves.toEqual({ hardStopped: true });
+    expect((other.get("c")?.error as Error).message).toBe("shutdown: not started before the shutdown signal aborted");
+    // A deadline that passes still says so.
+    const third = makeQueue().queue;
+    third.submit({ id: "d", type: "echo", runAt: Date.now() + 5_000 });
+    const stopped = third.shutdown({ signal: new AbortController().signal, deadline: 1_000 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    await expect(stopped).resolves.toEqual({ hardStopped: true });
+    expect((third.get("d")?.error as Error).message).toBe("shutdown: not started before the deadline");
+  });
+
   it("a shutdown signal that never aborts leaves no listener once drained", async () => {
     const { queue } = makeQueue();
     const controller = new AbortController();
