@@ -360,6 +360,8 @@ export class Queue {
 function waitOptionsProblem(options: unknown): string | undefined {
   if (options === undefined || options === null) return undefined;
   if (typeof options !== "object") return `wait options must be an object ({ signal }), got ${shown(options)}`;
+  // It has no keys of its own: taken for options without a signal, it would leave a wait no signal ends.
+  if (isAbortSignal(options)) return "wait options must be an object ({ signal }), got an AbortSignal: pass it as wait(id, { signal })";
   const unknown = Object.keys(options).filter((name) => name !== "signal");
   if (unknown.length > 0) return `unknown wait option ${unknown.map((name) => JSON.stringify(name)).join(", ")}: the option is signal`;
   const { signal } = options as { signal?: unknown };

@@ -60,6 +60,8 @@ export function checkShutdownOptions(options: unknown): asserts options is Shutd
   if (typeof options !== "object" || options === null) {
     throw new TaskqError("INVALID_OPTION", `shutdown options must be an object, got ${messageOf(options)}`);
   }
+  // It has no keys of its own: taken for no options, the signal would be ignored and the drain wait on.
+  if (isAbortSignal(options)) throw new TaskqError("INVALID_OPTION", "shutdown options must be an object, got an AbortSignal: pass it as shutdown({ signal })");
   const unknown = Object.keys(options).filter((name) => !OPTION_NAMES.has(name));
   if (unknown.length > 0) {
     throw new TaskqError("INVALID_OPTION", `unknown shutdown option ${unknown.map((name) => JSON.stringify(name)).join(", ")}: the options are ${[...OPTION_NAMES].join(", ")}`);

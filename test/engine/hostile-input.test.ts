@@ -233,6 +233,8 @@ describe("bad input to the library", () => {
     [{ deadline: 100, abortGraceMs: "5000" }, 'shutdown abortGraceMs must be a number of ms, got "5000" (a string)'],
     [{ signal: { aborted: false } }, "shutdown signal must be an AbortSignal, got [object Object]"],
     [null, "shutdown options must be an object, got null"],
+    // The signal itself, not in an object: it has no own keys, so it passed for no options, and the drain waited on.
+    [new AbortController().signal, "shutdown options must be an object, got an AbortSignal: pass it as shutdown({ signal })"],
     // A number of ms given as a string: "got 100" would read as the number it was not taken for.
     [{ deadline: "100" }, 'shutdown deadline must be a number of ms or a valid Date, got "100" (a string)'],
     [{ deadline: new Date("garbage") }, "shutdown deadline must be a number of ms or a valid Date, got an invalid Date"],

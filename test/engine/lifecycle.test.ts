@@ -391,6 +391,8 @@ describe("wait", () => {
     [{ signal: "stop" }, 'wait\'s signal must be an AbortSignal, got "stop" (a string)'],
     [{ sigal: new AbortController().signal }, 'unknown wait option "sigal": the option is signal'],
     ["fast", 'wait options must be an object ({ signal }), got "fast" (a string)'],
+    // The signal itself, not in an object: it has no own keys, so it passed for options without a signal.
+    [new AbortController().signal, "wait options must be an object ({ signal }), got an AbortSignal: pass it as wait(id, { signal })"],
   ])("wait(id, %j) rejects with INVALID_OPTION, not a TypeError or a wait that no signal can end", async (options, message) => {
     const { queue } = makeQueue();
     queue.submit({ id: "a", type: "hang" });
