@@ -8,7 +8,7 @@ import { Finalizer } from "./finalize.js";
 import { LongTimer } from "./long-timer.js";
 import type { QueueOptions, ShutdownOptions, ShutdownResult } from "./options.js";
 import { Schedule } from "./schedule.js";
-import { checkShutdownOptions, isAbortSignal, ShutdownControl, type StopCause } from "./shutdown-control.js";
+import { checkShutdownOptions, isAbortSignal, notASignal, ShutdownControl, type StopCause } from "./shutdown-control.js";
 import { RecordAttemptContext, TaskRecord } from "./task-record.js";
 import { createRecord, orDefault, resolveDependencies, shown } from "./task-spec.js";
 import { TaskTable } from "./task-table.js";
@@ -365,7 +365,7 @@ function waitOptionsProblem(options: unknown): string | undefined {
   const unknown = Object.keys(options).filter((name) => name !== "signal");
   if (unknown.length > 0) return `unknown wait option ${unknown.map((name) => JSON.stringify(name)).join(", ")}: the option is signal`;
   const { signal } = options as { signal?: unknown };
-  if (signal !== undefined && signal !== null && !isAbortSignal(signal)) return `wait's signal must be an AbortSignal, got ${shown(signal)}`;
+  if (signal !== undefined && signal !== null && !isAbortSignal(signal)) return `wait's signal must be an AbortSignal, got ${notASignal(signal)}`;
   return undefined;
 }
 

@@ -74,9 +74,20 @@ export function checkShutdownOptions(options: unknown): asserts options is Shutd
     throw new TaskqError("INVALID_OPTION", `shutdown abortGraceMs must be a number of ms, got ${shown(abortGraceMs)}`);
   }
   if (signal !== undefined && !isAbortSignal(signal)) {
-    throw new TaskqError("INVALID_OPTION", `shutdown signal must be an AbortSignal, got ${shown(signal)}`);
+    throw new TaskqError("INVALID_OPTION", `shutdown signal must be an AbortSignal, got ${notASignal(signal)}`);
   }
   deadlineMs(deadline as ShutdownOptions["deadline"]);
+}
+
+/** A value given for a signal, as a message shows it: an AbortController (its signal meant) says so. */
+export function notASignal(value: unknown): string {
+  try {
+    const { signal, abort } = value as Partial<AbortController>;
+    if (isAbortSignal(signal) && typeof abort === "function") return "an AbortController: pass its signal (controller.signal)";
+  } catch {
+    // A getter or a Proxy that throws: not a controller.
+  }
+  return shown(value);
 }
 
 /** By shape, not instanceof: a signal of another realm (a vm context, a polyfill) is one too. */

@@ -232,6 +232,7 @@ describe("bad input to the library", () => {
     [{ drain: "false" }, 'shutdown drain must be true or false, got "false" (a string)'],
     [{ deadline: 100, abortGraceMs: "5000" }, 'shutdown abortGraceMs must be a number of ms, got "5000" (a string)'],
     [{ signal: { aborted: false } }, "shutdown signal must be an AbortSignal, got [object Object]"],
+    [{ signal: new AbortController() }, "shutdown signal must be an AbortSignal, got an AbortController: pass its signal (controller.signal)"],
     [null, "shutdown options must be an object, got null"],
     // The signal itself, not in an object: it has no own keys, so it passed for no options, and the drain waited on.
     [new AbortController().signal, "shutdown options must be an object, got an AbortSignal: pass it as shutdown({ signal })"],

@@ -389,6 +389,7 @@ describe("wait", () => {
   it.each([
     [{ signal: 5 }, "wait's signal must be an AbortSignal, got 5"],
     [{ signal: "stop" }, 'wait\'s signal must be an AbortSignal, got "stop" (a string)'],
+    [{ signal: new AbortController() }, "wait's signal must be an AbortSignal, got an AbortController: pass its signal (controller.signal)"],
     [{ sigal: new AbortController().signal }, 'unknown wait option "sigal": the option is signal'],
     ["fast", 'wait options must be an object ({ signal }), got "fast" (a string)'],
     // The signal itself, not in an object: it has no own keys, so it passed for options without a signal.
