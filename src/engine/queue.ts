@@ -259,6 +259,13 @@ export class Queue {
       // A listener that stopped the queue at once has ended the task already: its handler
       // would run after the drain, and its timeout timer outlive the queue.
       if (record.current !== context) return;
+      // One that stopped it with an abortGraceMs left the attempt for the grace to end: it has
+      // not begun, so it ends here, as the hard stop ends those it waited for.
+      if (this.#hardStopped) {
+        this.#finalizer.finalize(record, "CANCELLED", { error: this.#stopReason, cancelReason: "shutdown" });
+        this.#notifyIdle();
+        return;
+      }
     }
     this.#runner.run(this.#handlers.get(record.type)!, record.payload, context, record.timeoutMs);
   }

@@ -259,11 +259,11 @@ describe("shutdown", () => {
     expect(queue.get("a")?.status).toBe("CANCELLED");
   });
 
-  it("a hard stop from a started listener: that task's handler never runs and no timer is left", async () => {
+  it.each([0, 5_000])("a hard stop from a started listener (abortGraceMs %i): that task's handler never runs and no timer is left", async (abortGraceMs) => {
     const ran: string[] = [];
     const { queue, log } = makeQueue({ concurrency: 1, start: false, handlers: { track: (_p, context) => void ran.push(context.taskId) } });
     queue.on("started", (e) => {
-      if (e.id === "a") void queue.shutdown({ deadline: 0 });
+      if (e.id === "a") void queue.shutdown({ deadline: 0, abortGraceMs });
     });
     queue.submit({ id: "a", type: "track", timeoutMs: 60_000 });
     queue.submit({ id: "b", type: "track" });
