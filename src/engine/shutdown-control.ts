@@ -97,6 +97,10 @@ export function isAbortSignal(value: unknown): value is AbortSignal {
   return typeof aborted === "boolean" && typeof addEventListener === "function";
 }
 
+const YEAR_MS = 365.25 * 24 * 3_600_000;
+/** 10^12 ms, 31.7 years: a number of ms this large is a time (any since 2001), not a deadline meant. */
+const EPOCH_LIKE_MS = 1e12;
+
 /** Milliseconds from now to `deadline` (Infinity for none); throws INVALID_OPTION for one that is not a time. */
 export function deadlineMs(deadline: number | Date | undefined): number {
   if (deadline === undefined) return Infinity;
@@ -104,6 +108,12 @@ export function deadlineMs(deadline: number | Date | undefined): number {
   if (typeof ms !== "number" || Number.isNaN(ms)) {
     const given = deadline instanceof Date ? "an invalid Date" : shown(deadline);
     throw new TaskqError("INVALID_OPTION", `shutdown deadline must be a number of ms or a valid Date, got ${given}`);
+  }
+  // A time in epoch ms (Date.now() + 30_000, as a task's runAt is written): as a duration, decades
+  // that no drain would reach. Infinity stays "no deadline".
+  if (typeof deadline === "number" && deadline >= EPOCH_LIKE_MS && deadline !== Infinity) {
+    const years = Math.round(deadline / YEAR_MS);
+    throw new TaskqError("INVALID_OPTION", `shutdown deadline is ms from now, and ${deadline} ms is ${years} years: for a time, pass a Date (new Date(${deadline}))`);
   }
   return ms;
 }

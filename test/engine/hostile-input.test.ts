@@ -218,6 +218,18 @@ describe("shutdown at once", () => {
 });
 
 describe("bad input to the library", () => {
+  it("a deadline given as a time in epoch ms (Date.now() + 30_000, as a runAt is) is refused: as ms from now it is 56 years, and the drain would never be cut short", async () => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "a", type: "hang" });
+    const at = 1_764_763_200_000; // the real clock's Date.now() + 30_000 one day in December 2025
+    expect(() => queue.shutdown({ deadline: at })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTION", message: `shutdown deadline is ms from now, and ${at} ms is 56 years: for a time, pass a Date (new Date(${at}))` }),
+    );
+    await flush();
+    expect(queue.get("a")?.status).toBe("RUNNING");
+    expect(() => queue.submit({ id: "b", type: "echo" })).not.toThrow();
+  });
+
   it.each([NaN, new Date("garbage")])("shutdown({ deadline: %s }) throws INVALID_OPTION and stops nothing", async (deadline) => {
     const { queue } = makeQueue();
     queue.submit({ id: "a", type: "hang" });
