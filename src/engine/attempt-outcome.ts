@@ -3,6 +3,7 @@ import type { Backoff } from "./backoff.js";
 import { HandlerError, TaskCancelledError } from "./errors.js";
 import type { QueueEventMap, QueueEvents } from "./events.js";
 import type { RecordAttemptContext, TaskRecord } from "./task-record.js";
+import { shown } from "./task-spec.js";
 import type { TaskResult } from "./types.js";
 
 /** The error an attempt failed with; a bare abort becomes the abort's reason (e.g. the timeout). */
@@ -41,13 +42,25 @@ export function afterFailure(record: TaskRecord, attempt: number, error: unknown
     // A delay that is not a number (a string would be appended to the clock, a bigint would
     // throw) or is Infinity: the retry would never come, and a drain would wait for it
     // forever. The policy is broken, as when it throws.
-    if (typeof raw !== "number" || raw === Infinity) return { next: "fail" };
+    if (typeof raw !== "number" || raw === Infinity) {
+      warnBackoff(record.id, `returned ${typeof raw === "bigint" ? `${raw}n (a bigint)` : shown(raw)} for retry ${attempt}, not a finite number of ms`);
+      return { next: "fail" };
+    }
     // NaN would poison the delayed heap's order; treat it, and negatives, as "now".
     return { next: "retry", delayMs: raw > 0 ? raw : 0 };
-  } catch {
+  } catch (thrown) {
     // A broken backoff policy must not crash the queue: the task fails with its own error.
+    warnBackoff(record.id, `threw for retry ${attempt} (${messageOf(thrown)})`);
     return { next: "fail" };
   }
+}
+
+/**
+ * Says why a task with attempts left failed without retrying: its result carries the attempt's
+ * own error, which does not tell that the backoff broke (a list of delays run out, say).
+ */
+function warnBackoff(id: string, what: string): void {
+  process.emitWarning(`taskq: task ${JSON.stringify(id)}: its backoff ${what}: the task fails without retrying`, "TaskqBackoffWarning");
 }
 
 /** The event for a task that has just reached its terminal status. */

@@ -131,6 +131,30 @@ describe("retries", () => {
     expect(queue.stats().retries).toBe(0);
   });
 
+  it.each([
+    ["returns undefined (a list of delays run out)", () => [100][1]!, 'taskq: task "a": its backoff returned undefined for retry 2, not a finite number of ms: the task fails without retrying'],
+    [
+      "throws",
+      () => {
+        throw new Error("policy broke");
+      },
+      'taskq: task "a": its backoff threw for retry 2 (policy broke): the task fails without retrying',
+    ],
+  ])("a backoff that %s says so in a process warning: the task's FAILED with attempts left would not tell why", async (_name, broken, message) => {
+    const warn = vi.spyOn(process, "emitWarning").mockImplementation(() => undefined);
+    try {
+      const { queue } = makeQueue({ handlers: { flaky: flaky(10) } });
+      queue.submit({ id: "a", type: "flaky", maxAttempts: 5, backoff: (attempt) => (attempt === 1 ? 100 : broken()) });
+      await vi.advanceTimersByTimeAsync(100);
+      expect(queue.get("a")).toMatchObject({ status: "FAILED", attempts: 2 });
+      expect((queue.get("a")?.error as Error).message).toBe("attempt 2");
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(warn.mock.calls[0]).toEqual([message, "TaskqBackoffWarning"]);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
   it("RUNNING -> FAILED after maxAttempts, with the last error, and a dead letter", async () => {
     const { queue, log } = makeQueue({ handlers: { flaky: flaky(10) } });
     queue.submit({ id: "a", type: "flaky", maxAttempts: 3 });
