@@ -1,7 +1,7 @@
 import { messageOf, TaskqError } from "../errors.js";
 import type { ShutdownOptions, ShutdownResult } from "./options.js";
 import { LongTimer } from "./long-timer.js";
-import { shown } from "./task-spec.js";
+import { dateTime, shown } from "./task-spec.js";
 
 /** What cut a drain short: the deadline passed, or the signal aborted. */
 export type StopCause = "deadline" | "signal";
@@ -104,9 +104,10 @@ const EPOCH_LIKE_MS = 1e12;
 /** Milliseconds from now to `deadline` (Infinity for none); throws INVALID_OPTION for one that is not a time. */
 export function deadlineMs(deadline: number | Date | undefined): number {
   if (deadline === undefined) return Infinity;
-  const ms = deadline instanceof Date ? deadline.getTime() - Date.now() : deadline;
+  const date = dateTime(deadline);
+  const ms = date !== undefined ? date - Date.now() : deadline;
   if (typeof ms !== "number" || Number.isNaN(ms)) {
-    const given = deadline instanceof Date ? "an invalid Date" : shown(deadline);
+    const given = date !== undefined ? "an invalid Date" : shown(deadline);
     throw new TaskqError("INVALID_OPTION", `shutdown deadline must be a number of ms or a valid Date, got ${given}`);
   }
   // A time in epoch ms (Date.now() + 30_000, as a task's runAt is written): as a duration, decades

@@ -44,13 +44,28 @@ export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, d
   if (spec.backoff !== undefined && typeof spec.backoff !== "function") {
     throw new TaskqError("INVALID_TASK", `task "${id}": backoff must be a function (attempt) => ms, such as exponentialBackoff(), got ${shown(spec.backoff)}`);
   }
-  const runAt = spec.runAt instanceof Date ? spec.runAt.getTime() : (spec.runAt ?? 0);
+  const date = dateTime(spec.runAt);
+  const runAt = date ?? spec.runAt ?? 0;
   // Infinity would wait forever, and a drain with it.
   if (typeof runAt !== "number" || !Number.isFinite(runAt)) {
-    const given = spec.runAt instanceof Date ? "an invalid Date" : shown(runAt);
+    const given = date !== undefined ? "an invalid Date" : shown(runAt);
     throw new TaskqError("INVALID_TASK", `task "${id}": runAt is not a valid time (epoch ms or a Date), got ${given}`);
   }
   return new TaskRecord(id, spec.type, spec.payload, rank, maxAttempts, timeoutMs, seq, runAt, spec.backoff);
+}
+
+/**
+ * The time of a Date (NaN for an invalid one), or undefined for what is not a Date. A Date of
+ * another realm (a vm context, an iframe) is one too, which `instanceof Date` would refuse.
+ */
+export function dateTime(value: unknown): number | undefined {
+  if (value instanceof Date) return value.getTime();
+  if (typeof value !== "object" || value === null) return undefined;
+  try {
+    return Date.prototype.getTime.call(value);
+  } catch {
+    return undefined; // not a Date: getTime reads a slot only Dates have
+  }
 }
 
 /**

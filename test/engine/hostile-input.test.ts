@@ -1,3 +1,4 @@
+import { runInNewContext } from "node:vm";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Queue } from "../../src/engine/index.js";
 import type { QueueOptions, ShutdownOptions } from "../../src/engine/options.js";
@@ -307,6 +308,20 @@ describe("bad input to the library", () => {
     const { queue } = makeQueue();
     expect(() => queue.submit({ id: "a", type: "echo", runAt: runAt as number })).toThrow(expect.objectContaining({ code: "INVALID_TASK", message }));
     expect(queue.get("a")).toBeUndefined();
+  });
+
+  it("a Date of another realm (a vm context's) is a Date: a runAt, and a shutdown deadline", async () => {
+    const { queue } = makeQueue();
+    const dateIn = (ms: number): Date => runInNewContext(`new Date(${ms})`) as Date;
+    expect(dateIn(0) instanceof Date).toBe(false);
+    queue.submit({ id: "a", type: "echo", runAt: dateIn(Date.now() + 1_000) });
+    expect(queue.get("a")?.status).toBe("SCHEDULED");
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(queue.get("a")?.status).toBe("SUCCEEDED");
+    queue.submit({ id: "b", type: "hang" });
+    const done = queue.shutdown({ deadline: dateIn(Date.now() + 500) });
+    await vi.advanceTimersByTimeAsync(500);
+    await expect(done).resolves.toEqual({ hardStopped: true });
   });
 
   it("dependsOn given as a string is an error, not a list of its characters", () => {
