@@ -15,7 +15,10 @@ export class UnknownHandlerError extends TaskqError {
 
 export class UnknownDependencyError extends TaskqError {
   constructor(id: string, dependency: string) {
-    super("UNKNOWN_DEPENDENCY", `task "${id}" depends on "${dependency}", which was not submitted`);
+    super(
+      "UNKNOWN_DEPENDENCY",
+      dependency === id ? `task "${id}" depends on itself: a task may depend only on tasks already submitted` : `task "${id}" depends on "${dependency}", which was not submitted`,
+    );
   }
 }
 

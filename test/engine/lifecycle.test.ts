@@ -235,6 +235,16 @@ describe("submit", () => {
     expect(queue.stats().total).toBe(0);
   });
 
+  it("a task depending on itself is told so, not that it was never submitted", () => {
+    const { queue } = makeQueue();
+    expect(() => queue.submit({ id: "c", type: "echo", dependsOn: ["c"] })).toThrow(
+      expect.objectContaining({ code: "UNKNOWN_DEPENDENCY", message: 'task "c" depends on itself: a task may depend only on tasks already submitted' }),
+    );
+    expect(() => queue.submit({ id: "b", type: "echo", dependsOn: ["a"] })).toThrow(
+      expect.objectContaining({ code: "UNKNOWN_DEPENDENCY", message: 'task "b" depends on "a", which was not submitted' }),
+    );
+  });
+
   it("a dependency given as a number is refused as not an id, not said to be a task never submitted when the string id was", () => {
     const { queue } = makeQueue({ start: false });
     queue.submit({ id: "5", type: "echo" });
