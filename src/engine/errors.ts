@@ -8,8 +8,10 @@ export class QueueClosedError extends TaskqError {
 }
 
 export class UnknownHandlerError extends TaskqError {
-  constructor(type: string) {
-    super("UNKNOWN_HANDLER", `no handler for task type "${type}"`);
+  /** `types`, the queue's, are named, so a misspelt type ("ecoh") shows what was meant. */
+  constructor(type: string, types?: readonly string[]) {
+    const known = types === undefined ? "" : types.length === 0 ? ": the queue has no handlers" : `: the types are ${types.join(", ")}`;
+    super("UNKNOWN_HANDLER", `no handler for task type "${type}"${known}`);
   }
 }
 

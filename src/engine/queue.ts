@@ -81,7 +81,7 @@ export class Queue {
     // From JavaScript: reading `type` of null would throw a TypeError, and of a string find no handler for "undefined".
     if (typeof spec !== "object" || spec === null) throw new TaskqError("INVALID_TASK", `a task must be an object ({ type, payload, ... }), got ${shown(spec)}`);
     if (!this.#handlers.has(spec.type)) {
-      if (typeof spec.type === "string") throw new UnknownHandlerError(spec.type);
+      if (typeof spec.type === "string") throw new UnknownHandlerError(spec.type, [...this.#handlers.keys()]);
       // From JavaScript: none given, or not a string, would be quoted as the type "undefined" or "5".
       const task = typeof spec.id === "string" && spec.id !== "" ? `task ${JSON.stringify(spec.id)}: type` : "a task's type";
       const types = this.#handlers.size === 0 ? "the queue has none" : [...this.#handlers.keys()].join(", ");

@@ -228,6 +228,13 @@ describe("submit", () => {
     expect(queue.stats().total).toBe(0);
   });
 
+  it("an unknown type names the types the queue has, as a type that is not a string does", () => {
+    const { queue } = makeQueue();
+    expect(() => queue.submit({ id: "a", type: "ecoh" })).toThrow(expect.objectContaining({ code: "UNKNOWN_HANDLER", message: 'no handler for task type "ecoh": the types are echo, hang' }));
+    const empty = new Queue({ handlers: {} });
+    expect(() => empty.submit({ type: "echo" })).toThrow(expect.objectContaining({ code: "UNKNOWN_HANDLER", message: 'no handler for task type "echo": the queue has no handlers' }));
+  });
+
   it("rejects an unknown dependency, and a task depending on itself", () => {
     const { queue } = makeQueue();
     expect(() => queue.submit({ id: "b", type: "echo", dependsOn: ["a"] })).toThrow(UnknownDependencyError);
