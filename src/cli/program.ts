@@ -22,8 +22,36 @@ class TaskqCommand extends Command {
     const name = equals === -1 ? flag : flag.slice(0, equals);
     // `--dry-run=yes`: commander calls a flag that takes no value, given one, unknown, and then suggests that very flag.
     if (equals !== -1 && takesNoValue(this, name)) this.error(`error: option '${name}' takes no value: give it as ${name}, not ${flag}`, { code: "commander.unknownOption" });
+    // `worker --run-id`: a flag of other commands, not of this one, is said to be theirs, not only unknown.
+    const other = otherCommandsFlag(this, name);
+    if (other !== undefined) {
+      const owners = other.owners.map((owner) => `'${owner}'`);
+      const listed = owners.length === 1 ? owners[0]! : `${owners.slice(0, -1).join(", ")} and ${owners.at(-1)!}`;
+      this.error(`error: unknown option '${name}': '${this.name()}' takes no ${other.flag}, an option of ${listed} (see taskq help ${this.name()})`, { code: "commander.unknownOption" });
+    }
     (Command.prototype as unknown as { unknownOption(this: Command, flag: string): void }).unknownOption.call(this, name);
   }
+}
+
+/**
+ * The flag `name` names among the other commands of `command`'s program (`--run-id`, a short `-j`, or
+ * one written in another form, `--runid` or `--run_id`), and those commands; undefined when none has
+ * it, or when `command` itself has a flag of that form (commander suggests it).
+ */
+function otherCommandsFlag(command: Command, name: string): { flag: string; owners: string[] } | undefined {
+  const form = (flag: string): string => flag.replace(/[-_]/g, "").toLowerCase();
+  const matches = (flag: string | undefined): boolean => flag !== undefined && (flag === name || (name.startsWith("--") && flag.startsWith("--") && form(flag) === form(name)));
+  if (command.options.some((option) => matches(option.long))) return undefined;
+  let flag: string | undefined;
+  const owners: string[] = [];
+  for (const other of command.parent?.commands ?? []) {
+    if (other === command) continue;
+    const option = other.options.find((candidate) => matches(candidate.long) || candidate.short === name);
+    if (option === undefined) continue;
+    flag ??= option.short === name ? name : option.long;
+    owners.push(other.name());
+  }
+  return flag === undefined ? undefined : { flag, owners };
 }
 
 /** Whether `name` (`--dry-run`) is a flag of `command`, or of a command it belongs to (`--verbose`), that takes no value. */

@@ -86,6 +86,18 @@ describe("taskq commands", () => {
     for (const args of [["--ouput", "json"], ["--ouput=json"]]) {
       expect(await runCli(["run", ws.file, ...args])).toMatchObject({ code: 2, stderr: "error: unknown option '--ouput'\n(Did you mean --output?)\n" });
     }
+    // A flag of other commands, as written or in another form (--runid, --run_id), is said to be theirs, not only unknown.
+    for (const [args, said] of [
+      [["worker", "--run-id", "x"], "'worker' takes no --run-id, an option of 'run' and 'submit'"],
+      [["worker", "--run_id=x"], "'worker' takes no --run-id, an option of 'run' and 'submit'"],
+      [["submit", ws.file, "--lease", "3s"], "'submit' takes no --lease, an option of 'run' and 'worker'"],
+      [["validate", ws.file, "-j", "2"], "'validate' takes no -j, an option of 'run' and 'worker'"],
+    ] as const) {
+      const flag = args.find((arg) => arg.startsWith("-"))!.replace(/=.*/, "");
+      expect(await runCli([...args])).toMatchObject({ code: 2, stdout: "", stderr: `error: unknown option '${flag}': ${said} (see taskq help ${args[0]})\n` });
+    }
+    // A flag of the command's own in another form keeps commander's suggestion.
+    expect(await runCli(["worker", "--log_dir", "x"])).toMatchObject({ code: 2, stderr: "error: unknown option '--log_dir'\n(Did you mean --log-dir?)\n" });
     // A flag that takes no value, given one with "=", is said to take none: not an unknown option whose suggestion is itself.
     const valued: Array<[string, string]> = [["--dry-run=yes", "--dry-run"], ["--no-color=1", "--no-color"], ["--verbose=true", "--verbose"]];
     for (const [flag, name] of valued) {
