@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
 import { isatty } from "node:tty";
 import { UsageError } from "../errors.js";
-import { DURATION_EXPECTED, parseDuration } from "../loaders/duration.js";
+import { DURATION_EXPECTED, durationMistake, parseDuration } from "../loaders/duration.js";
 import { isRunId, RUN_ID_EXPECTED } from "../run-id.js";
 import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 
@@ -11,7 +11,10 @@ import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
  */
 export function durationFlag(name: string, value: unknown, expected = DURATION_EXPECTED): number {
   const ms = typeof value === "string" || typeof value === "number" ? parseDuration(value) : undefined;
-  if (ms === undefined) throw new UsageError(`${name}: ${JSON.stringify(value)} is not ${expected}`);
+  if (ms === undefined) {
+    const mistake = typeof value === "string" ? durationMistake(value) : undefined;
+    throw new UsageError(`${name}: ${JSON.stringify(value)} is not ${expected}${mistake === undefined ? "" : ` (${mistake})`}`);
+  }
   return ms;
 }
 

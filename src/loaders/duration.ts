@@ -33,3 +33,54 @@ export function parseDuration(value: string | number): number | undefined {
   // Also rejects NaN and Infinity: comparisons with them are false.
   return ms >= 0 && ms <= MAX_DURATION_MS ? ms : undefined;
 }
+
+/** The units in the order a duration writes them. */
+const UNITS = ["d", "h", "m", "s", "ms"] as const;
+
+/** Other names of the units (lower-cased), as other tools write them. */
+const UNIT_NAMES: Record<string, (typeof UNITS)[number]> = {
+  day: "d", days: "d",
+  hr: "h", hrs: "h", hour: "h", hours: "h",
+  min: "m", mins: "m", minute: "m", minutes: "m",
+  sec: "s", secs: "s", second: "s", seconds: "s",
+  msec: "ms", msecs: "ms", millisecond: "ms", milliseconds: "ms",
+};
+
+/**
+ * Why a text that is not a duration is not one, with the duration meant where it can tell
+ * (`30s1m`: units go in the order d, h, m, s, ms, each at most once: 1m30s); undefined when it
+ * cannot tell, or the text is a duration.
+ */
+export function durationMistake(text: string): string | undefined {
+  if (DURATION_PATTERN.test(text)) return undefined;
+  const value = text.trim();
+  if (/^-\s*\d/.test(value)) return "a duration cannot be negative";
+  const spaced = /\s/.test(value);
+  const joined = value.replace(/\s+/g, "");
+  // `1m30`: a number without a unit after others.
+  const bare = /^((?:\d+(?:\.\d+)?[A-Za-z]+)+)(\d+(?:\.\d+)?)$/.exec(joined);
+  if (bare !== null) return `the last number, ${bare[2]}, has no unit: write ${bare[1]}${bare[2]}s for seconds`;
+  if (!/^(?:\d+(?:\.\d+)?[A-Za-z]+)+$/.test(joined)) return undefined;
+  const parts = [...joined.matchAll(/(\d+(?:\.\d+)?)([A-Za-z]+)/g)].map((match) => ({ number: match[1]!, written: match[2]!, unit: unitOf(match[2]!) }));
+  const unknown = parts.find((part) => part.unit === undefined);
+  if (unknown !== undefined) return `${JSON.stringify(unknown.written)} is not a unit: the units are d, h, m, s and ms`;
+  const units = parts.map((part) => part.unit!);
+  const twice = units.find((unit, index) => units.indexOf(unit) !== index);
+  if (twice !== undefined) return `each unit at most once: ${twice} is given twice`;
+  const ordered = [...parts].sort((a, b) => UNITS.indexOf(a.unit!) - UNITS.indexOf(b.unit!));
+  const meant = ordered.map((part) => `${part.number}${part.unit!}`).join("");
+  const why = [
+    ...(spaced ? ["without spaces"] : []),
+    ...(parts.some((part) => part.written !== part.unit) ? ["with the units d, h, m, s and ms"] : []),
+    ...(ordered.some((part, index) => part !== parts[index]) ? ["with its units in the order d, h, m, s, ms"] : []),
+  ];
+  return why.length === 0 || !DURATION_PATTERN.test(meant) ? undefined : `write it ${why.join(", ")}: ${meant}`;
+}
+
+/** The unit a duration's `written` unit names (`s`, `sec`, `S`), if any. */
+function unitOf(written: string): (typeof UNITS)[number] | undefined {
+  const lower = written.toLowerCase();
+  // `M` alone may be months to some: only the lower-case `m` is minutes.
+  if (written === "M") return undefined;
+  return (UNITS as readonly string[]).includes(lower) ? (lower as (typeof UNITS)[number]) : UNIT_NAMES[lower];
+}

@@ -2,6 +2,7 @@ import type * as z from "zod/mini";
 import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { defaultsSchema, taskSchema, workflowFileSchema } from "./schema.js";
+import { durationMistake } from "./duration.js";
 import { didYouMean } from "./suggest.js";
 
 type Issue = z.core.$ZodIssue;
@@ -33,7 +34,7 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
       problems.atOffset(locator.offsetOf(path, "key"), `${ownerOf(path)}${describePath(path.slice(0, -1))} name ${quote(String(path.at(-1)))} is not valid; ${detail}`);
       continue;
     }
-    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${nullIdHint(issue, path)}`);
+    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${nullIdHint(issue, path)}${valueHint(issue, path)}`);
   }
 }
 
@@ -44,6 +45,17 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
 function nullIdHint(issue: Issue, path: DataPath): string {
   const isItem = path[0] === "tasks" && path[2] === "dependsOn" && typeof path[3] === "number";
   return isItem && "input" in issue && issue.input === null ? '; to name a task called null, quote it: "null"' : "";
+}
+
+/** The fields holding a duration (`backoff.base` and `backoff.max` by their last name). */
+const DURATION_FIELDS = new Set(["timeout", "delay", "base", "max"]);
+
+/** What is wrong with a value written almost right, where it can be told: a duration's units out of order (`30s1m`). */
+function valueHint(issue: Issue, path: DataPath): string {
+  if (!("input" in issue) || typeof issue.input !== "string") return "";
+  const field = path.at(-1);
+  const hint = typeof field === "string" && DURATION_FIELDS.has(field) ? durationMistake(issue.input) : undefined;
+  return hint === undefined ? "" : ` (${hint})`;
 }
 
 /** In a union, the one branch whose value had the right type, so its precise issues are shown. */

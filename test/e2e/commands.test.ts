@@ -107,7 +107,7 @@ describe("taskq commands", () => {
     expect(existsSync(ws.logs)).toBe(false);
     // A duration flag says which flag, what it got (quoted as typed) and what it takes; nothing runs.
     const grace = await runCli(["run", ws.file, "--kill-grace", "5 s", "--log-dir", ws.logs]);
-    expect(grace).toMatchObject({ code: 2, stderr: 'taskq: --kill-grace: "5 s" is not a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days\n' });
+    expect(grace).toMatchObject({ code: 2, stderr: 'taskq: --kill-grace: "5 s" is not a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days (write it without spaces: 5s)\n' });
     expect(existsSync(ws.logs)).toBe(false);
   });
 

@@ -141,8 +141,8 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     const timeout = "must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, or none (no limit)";
     const date = "must be a real date and time, ISO 8601 with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00";
     expect(problemsOf(text)).toEqual([
-      `4:14: task "a": \`timeout\` ${timeout}, got "5 minutes"`,
-      `5:12: task "a": \`delay\` ${duration}, got "-1s"`,
+      `4:14: task "a": \`timeout\` ${timeout}, got "5 minutes" (write it without spaces, with the units d, h, m, s and ms: 5m)`,
+      `5:12: task "a": \`delay\` ${duration}, got "-1s" (a duration cannot be negative)`,
       '6:15: task "a": `priority` must be one of: low, normal, high, critical, got "urgent"',
       '7:14: task "a": `retries` must be an integer from 0 to 100, got 101',
       '8:15: task "a": `retryOn[0]` must be an exit code, an integer from 1 to 255, got 0',
@@ -162,6 +162,33 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `4:25: task "b": \`timeout\` ${atLeast}, got 0.0004`,
       '5:25: task "c": `timeout` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, or none (no limit), got -1',
       `6:25: task "d": \`timeout\` ${atLeast}, got "0h0m"`,
+    ]);
+  });
+
+  it("says what is wrong with a duration written almost right: units out of order or twice, other unit names, spaces, a last number without its unit", () => {
+    const text = yaml(
+      "defaults: { timeout: 30s1m }",
+      "tasks:",
+      "  a: { run: x, delay: 1m 30s }",
+      "  b: { run: x, timeout: 1h1h }",
+      "  c: { run: x, backoff: { base: 90sec, max: 5 minutes } }",
+      "  d: { run: x, delay: 1m30 }",
+      "  e: { run: x, delay: -5s }",
+      "  f: { run: x, delay: 5M }",
+      "  g: { run: x, delay: soon }",
+    );
+    const duration = "must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days";
+    const timeout = "must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, or none (no limit)";
+    expect(problemsOf(text)).toEqual([
+      `1:22: \`defaults.timeout\` ${timeout}, got "30s1m" (write it with its units in the order d, h, m, s, ms: 1m30s)`,
+      `3:23: task "a": \`delay\` ${duration}, got "1m 30s" (write it without spaces: 1m30s)`,
+      `4:25: task "b": \`timeout\` ${timeout}, got "1h1h" (each unit at most once: h is given twice)`,
+      `5:33: task "c": \`backoff.base\` ${duration}, got "90sec" (write it with the units d, h, m, s and ms: 90s)`,
+      `5:45: task "c": \`backoff.max\` ${duration}, got "5 minutes" (write it without spaces, with the units d, h, m, s and ms: 5m)`,
+      `6:23: task "d": \`delay\` ${duration}, got "1m30" (the last number, 30, has no unit: write 1m30s for seconds)`,
+      `7:23: task "e": \`delay\` ${duration}, got "-5s" (a duration cannot be negative)`,
+      `8:23: task "f": \`delay\` ${duration}, got "5M" ("M" is not a unit: the units are d, h, m, s and ms)`,
+      `9:23: task "g": \`delay\` ${duration}, got "soon"`,
     ]);
   });
 
