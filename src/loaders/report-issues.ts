@@ -1,7 +1,8 @@
 import type * as z from "zod/mini";
 import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
-import { defaultsSchema, taskSchema, workflowFileSchema } from "./schema.js";
+import { runAtMistake } from "./date-time.js";
+import { defaultsSchema, isRunAt, taskSchema, workflowFileSchema } from "./schema.js";
 import { durationMistake } from "./duration.js";
 import { didYouMean } from "./suggest.js";
 
@@ -50,11 +51,11 @@ function nullIdHint(issue: Issue, path: DataPath): string {
 /** The fields holding a duration (`backoff.base` and `backoff.max` by their last name). */
 const DURATION_FIELDS = new Set(["timeout", "delay", "base", "max"]);
 
-/** What is wrong with a value written almost right, where it can be told: a duration's units out of order (`30s1m`). */
+/** What is wrong with a value written almost right, where it can be told: a duration's units out of order (`30s1m`), a space for a runAt's T. */
 function valueHint(issue: Issue, path: DataPath): string {
   if (!("input" in issue) || typeof issue.input !== "string") return "";
   const field = path.at(-1);
-  const hint = typeof field === "string" && DURATION_FIELDS.has(field) ? durationMistake(issue.input) : undefined;
+  const hint = field === "runAt" ? runAtMistake(issue.input, isRunAt) : typeof field === "string" && DURATION_FIELDS.has(field) ? durationMistake(issue.input) : undefined;
   return hint === undefined ? "" : ` (${hint})`;
 }
 

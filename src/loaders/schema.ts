@@ -88,6 +88,12 @@ const timeoutSchema = z.pipe(
 );
 
 const runAtText = "must be a real date and time, ISO 8601 with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00";
+const runAtSchema = z.iso.datetime({ offset: true, error: runAtText });
+
+/** Whether `text` is a `runAt` as the schema takes it. */
+export function isRunAt(text: string): boolean {
+  return runAtSchema.safeParse(text).success;
+}
 /**
  * No NUL in a text a process is given (a command, a folder, a variable): the OS cannot take one.
  * A pattern, not a refine, so that the JSON Schema says it too.
@@ -163,7 +169,7 @@ const taskOptionsShape = {
     "Exponential backoff between attempts, with full jitter",
   ),
   timeout: optional(timeoutSchema, "Time limit per attempt, from 1ms to 30 days; none: no limit (undoes defaults.timeout)"),
-  runAt: optional(z.iso.datetime({ offset: true, error: runAtText }), "Do not start before this time"),
+  runAt: optional(runAtSchema, "Do not start before this time"),
   delay: optional(durationSchema, "Do not start before this long after the workflow starts"),
   env: z.optional(envSchema),
   cwd: optional(

@@ -175,7 +175,7 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
         `8:33: task "g": \`timeout\` ${timeout}, got "5 minutes" (write it without spaces, with the units d, h, m, s and ms: 5m)`,
         `9:33: task "h": \`timeout\` ${timeout}, got "-1s" (a duration cannot be negative)`,
         `10:31: task "i": \`runAt\` ${iso}, got "2026-02-30T00:00:00Z"`,
-        `11:31: task "j": \`runAt\` ${iso}, got "2026-12-01T02:00:00"`,
+        `11:31: task "j": \`runAt\` ${iso}, got "2026-12-01T02:00:00" (add a timezone, Z for UTC or an offset like +01:00, as in 2026-12-01T02:00:00Z)`,
       ],
     );
   });

@@ -148,7 +148,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       '8:15: task "a": `retryOn[0]` must be an exit code, an integer from 1 to 255, got 0',
       `11:12: task "b": \`runAt\` ${date}, got "2026-02-30T00:00:00Z"`,
       `12:22: task "b": \`backoff.base\` ${duration}, got Infinity`,
-      `15:12: task "c": \`runAt\` ${date}, got "2026-03-01T00:00:00"`,
+      `15:12: task "c": \`runAt\` ${date}, got "2026-03-01T00:00:00" (add a timezone, Z for UTC or an offset like +01:00, as in 2026-03-01T00:00:00Z)`,
       '16:14: task "c": `timeout` must be at least 1ms (a duration is rounded to whole milliseconds), got 0',
     ]);
   });
@@ -189,6 +189,33 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `7:23: task "e": \`delay\` ${duration}, got "-5s" (a duration cannot be negative)`,
       `8:23: task "f": \`delay\` ${duration}, got "5M" ("M" is not a unit: the units are d, h, m, s and ms)`,
       `9:23: task "g": \`delay\` ${duration}, got "soon"`,
+    ]);
+  });
+
+  it("says what is wrong with a runAt written in a near-ISO form, and the form meant: a space for the T, no timezone, no seconds, an offset without its colon", () => {
+    const text = yaml(
+      "tasks:",
+      "  a: { run: x, runAt: 2026-12-03 10:00:00Z }",
+      "  b: { run: x, runAt: 2026-12-03 10:00 }",
+      "  c: { run: x, runAt: 2026-12-03 }",
+      "  d: { run: x, runAt: 2026-12-03T10:00:00+0200 }",
+      "  e: { run: x, runAt: 2026-12-03t10:00:00z }",
+      '  f: { run: x, runAt: "2026-12-03T10:00:00 +02:00" }',
+      "  g: { run: x, runAt: 2026-02-30 10:00:00Z }",
+      "  h: { run: x, runAt: tomorrow }",
+    );
+    const date = "must be a real date and time, ISO 8601 with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00";
+    const zone = "add a timezone, Z for UTC or an offset like +01:00";
+    expect(problemsOf(text)).toEqual([
+      `2:23: task "a": \`runAt\` ${date}, got "2026-12-03 10:00:00Z" (write T between the date and the time, not a space, as in 2026-12-03T10:00:00Z)`,
+      `3:23: task "b": \`runAt\` ${date}, got "2026-12-03 10:00" (write T between the date and the time, not a space; add the seconds; ${zone}, as in 2026-12-03T10:00:00Z)`,
+      `4:23: task "c": \`runAt\` ${date}, got "2026-12-03" (add a time after a T; ${zone}, as in 2026-12-03T00:00:00Z)`,
+      `5:23: task "d": \`runAt\` ${date}, got "2026-12-03T10:00:00+0200" (write the offset with its minutes after a colon, as in 2026-12-03T10:00:00+02:00)`,
+      `6:23: task "e": \`runAt\` ${date}, got "2026-12-03t10:00:00z" (write T and Z in upper case, as in 2026-12-03T10:00:00Z)`,
+      `7:23: task "f": \`runAt\` ${date}, got "2026-12-03T10:00:00 +02:00" (leave no space before the timezone, as in 2026-12-03T10:00:00+02:00)`,
+      // Not a real date once written right: what to write differently, but no date that is not one.
+      `8:23: task "g": \`runAt\` ${date}, got "2026-02-30 10:00:00Z" (write T between the date and the time, not a space)`,
+      `9:23: task "h": \`runAt\` ${date}, got "tomorrow"`,
     ]);
   });
 
