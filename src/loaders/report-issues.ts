@@ -35,6 +35,10 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
       problems.atOffset(locator.offsetOf(path, "key"), `${ownerOf(path)}${describePath(path.slice(0, -1))} name ${quote(String(path.at(-1)))} is not valid; ${detail}`);
       continue;
     }
+    if (isNullEnvValue(issue, path)) {
+      problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${nullEnvMessage(String(path.at(-1)))}`);
+      continue;
+    }
     problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${nullIdHint(issue, path)}${valueHint(issue, path)}`);
   }
 }
@@ -57,6 +61,18 @@ function valueHint(issue: Issue, path: DataPath): string {
   const field = path.at(-1);
   const hint = field === "runAt" ? runAtMistake(issue.input, isRunAt) : typeof field === "string" && DURATION_FIELDS.has(field) ? durationMistake(issue.input) : undefined;
   return hint === undefined ? "" : ` (${hint})`;
+}
+
+/** `env: { FOO: null }` (or `~`, or nothing after the colon): read as a wish to unset FOO, which env cannot do. */
+function isNullEnvValue(issue: Issue, path: DataPath): boolean {
+  const field = path[0] === "tasks" ? path.slice(2) : path[0] === "defaults" ? path.slice(1) : path;
+  return field.length === 2 && field[0] === "env" && "input" in issue && issue.input === null;
+}
+
+/** What a null env value is told: env only sets variables; how to get an empty one, or none. */
+function nullEnvMessage(name: string): string {
+  const key = /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : JSON.stringify(name);
+  return `has no value (null): env sets variables and cannot unset one (from \`defaults.env\`, the file's \`env\` or taskq's own environment); write ${key}: "" for an empty value, or unset it in the command (\`unset ${key}; ...\`)`;
 }
 
 /** In a union, the one branch whose value had the right type, so its precise issues are shown. */

@@ -3,6 +3,10 @@ import { WorkflowError, parseWorkflow } from "../../src/loaders/index.js";
 import { readSimpleYaml } from "../../src/loaders/simple-yaml.js";
 import { parse, problemsOf, yaml } from "./helpers.js";
 
+/** What a null env value is told. */
+const unsetNote = (name: string): string =>
+  `has no value (null): env sets variables and cannot unset one (from \`defaults.env\`, the file's \`env\` or taskq's own environment); write ${name}: "" for an empty value, or unset it in the command (\`unset ${name}; ...\`)`;
+
 describe("parseWorkflow problems, each with its exact line:col", () => {
   it("reports every problem of a file at once, sorted by position, and formats them file:line:col", () => {
     let thrown: unknown;
@@ -350,8 +354,19 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(text)).toEqual([
       '1:8: `env` name "A-B" is not valid; names must match ^[A-Za-z_][A-Za-z0-9_]*$',
       '1:21: `env.V` must be a string, an integer or true/false (quote other values, e.g. "1.10", which YAML would read as 1.1), got 1.1',
-      '1:30: `env.N` must be a string, an integer or true/false (quote other values, e.g. "1.10", which YAML would read as 1.1), got nothing (null)',
+      `1:30: \`env.N\` ${unsetNote("N")}`,
       '3:23: the key "__proto__" is not allowed',
+    ]);
+  });
+
+  it("says that env cannot unset a variable, where a null value (null, ~ or nothing) asks it to, in defaults and tasks too, not only that null is not a string", () => {
+    const text = yaml("defaults: { env: { FOO: ~ } }", "tasks:", "  env:", "    run: x", "    env: { FOO: null, BAR: }", "  b: { run: null }");
+    expect(problemsOf(text)).toEqual([
+      `1:25: \`defaults.env.FOO\` ${unsetNote("FOO")}`,
+      `5:17: task "env": \`env.FOO\` ${unsetNote("FOO")}`,
+      `5:23: task "env": \`env.BAR\` ${unsetNote("BAR")}`,
+      // Only env's values: a task named env keeps the message of its other fields.
+      '6:13: task "b": `run` must be a non-empty command string, got nothing (null)',
     ]);
   });
 
