@@ -3,7 +3,7 @@ import path from "node:path";
 import { TaskqError } from "../errors.js";
 import { formatDuration } from "../handlers/format-duration.js";
 import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type FittedConcurrency, type OutputSink, type ShellTask } from "../handlers/index.js";
-import type { LeasedTask, Outcome, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
+import type { LeasedTask, LeaseLost, Outcome, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
@@ -287,6 +287,13 @@ function endedFields(outcome: Outcome): Record<string, unknown> {
   return { ended: "failed", error: outcome.error, ...(outcome.exitCode === undefined || outcome.exitCode === null ? {} : { exitCode: outcome.exitCode }) };
 }
 
+/** Why a lease was lost, in the LOST line. */
+const LEASE_LOST_WORDS: Record<LeaseLost, string> = {
+  taken: "lease taken over by another worker",
+  stalled: "lease ran out while this worker was stalled (no renewal could be sent)",
+  unreachable: "lease could not be renewed",
+};
+
 /**
  * `leaseSource`: what sets the lease's length, for the user to look up: `worker`'s --lease; `run --store` has
  * no such flag.
@@ -303,7 +310,8 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       const state = event.result === false ? "stale" : event.result.state;
       const error = event.outcome.kind === "failure" ? event.outcome.error : event.outcome.kind === "cancelled" ? (event.outcome.reason ?? "cancelled") : undefined;
       const words: Record<string, string> = { succeeded: "ok     ", queued: "retry  ", failed: "FAILED ", cancelled: "cancel ", stale: "stale  " };
-      const detail = state === "stale" ? ": the lease was lost; the result was not recorded" : error === undefined ? "" : `: ${oneLine(error)}`;
+      // The database refused the record: the lease token owns nothing, as another worker (or its sweep) has the task now.
+      const detail = state === "stale" ? ": the lease was taken over by another worker; the result was not recorded" : error === undefined ? "" : `: ${oneLine(error)}`;
       print({ event: "finished", runId, id: key, attempt, state, ...(error === undefined ? {} : { error }) }, `${words[state] ?? state} ${runId}/${key}${detail}`);
       return;
     }
@@ -314,7 +322,7 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       print({ event: "stray-released", runId: event.runId, id: event.key }, `release ${event.runId}/${event.key}: leased by a round trip whose reply was lost; given back, the attempt not counted`);
       return;
     case "lease-lost":
-      print({ event: "lease-lost", runId: event.task.runId, id: event.task.key, why: event.why }, `LOST    ${event.task.runId}/${event.task.key}: lease ${event.why === "taken" ? "taken over" : "could not be renewed"}; killing the task`);
+      print({ event: "lease-lost", runId: event.task.runId, id: event.task.key, why: event.why }, `LOST    ${event.task.runId}/${event.task.key}: ${LEASE_LOST_WORDS[event.why]}; killing the task`);
       return;
     case "cancel-requested":
       print({ event: "cancel-requested", runId: event.task.runId, id: event.task.key }, `cancel  ${event.task.runId}/${event.task.key}: cancel requested; killing the task`);

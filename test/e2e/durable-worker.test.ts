@@ -153,7 +153,7 @@ tasks:
     expect(other.stdout()).toContain(`ok      ${runId}/deploy`);
     frozen.cli.child.kill("SIGCONT");
     // Its work was someone else's: as when a renewal finds the task taken over, it takes no more (README: Leases and heartbeats).
-    expect(await eventually(() => frozen.stdout().includes(`stale   ${runId}/deploy: the lease was lost; the result was not recorded`), 10_000)).toBe(true);
+    expect(await eventually(() => frozen.stdout().includes(`stale   ${runId}/deploy: the lease was taken over by another worker; the result was not recorded`), 10_000)).toBe(true);
     expect(await eventually(() => frozen.cli.child.exitCode !== null, 10_000)).toBe(true);
     const result = await frozen.cli.done;
     // Why it stops, and what of the tasks it still runs, as a signal's stop says it.
@@ -161,6 +161,31 @@ tasks:
     expect(result.stdout).toMatch(/stopped \(lease-lost\)\n$/);
     expect(result.code).toBe(1);
     expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "succeeded", attempts: 2 });
+  });
+
+  it("frozen past its lease mid-task, which another worker took over: it says its lease ran out while it was stalled and was taken over, not that it could not be renewed, and stops (exit 1)", async () => {
+    const file = await workflowFile("frozen-mid-taken", "tasks:\n  job: { run: 'echo \"try $TASKQ_ATTEMPT\"; sleep 1000', retries: 1 }\n");
+    const frozen = await startWorker(["--lease", "2s", "-j", "1"]);
+    const runId = await submit(file);
+    expect(await eventually(() => frozen.stdout().includes(`${runId}/job | try 1`), 15_000)).toBe(true);
+    frozen.cli.child.kill("SIGSTOP");
+    const other = await startWorker(["--lease", "2s", "-j", "1"]);
+    expect(await eventually(() => other.stdout().includes(`${runId}/job | try 2`), 30_000)).toBe(true);
+    frozen.cli.child.kill("SIGCONT");
+    const result = await frozen.cli.done;
+    expect(result.stdout).toMatch(
+      new RegExp(
+        `LOST    ${runId}/job: lease ran out while this worker was stalled \\(no renewal could be sent\\); killing the task\n` +
+          `.*stale   ${runId}/job: the lease was taken over by another worker; the result was not recorded\n` +
+          `.*note: a task's lease was taken over`,
+      ),
+    );
+    expect(result.stdout).not.toContain("could not be renewed");
+    expect(result.code).toBe(1);
+    await taskq(["cancel", runId]);
+    expect((await waitForRun(runId, 30_000)).state).toBe("cancelled");
+    other.cli.child.kill("SIGTERM");
+    expect((await other.cli.done).code).toBe(143);
   });
 
   it("frozen past its lease mid-task with no other worker: the task is killed, and the attempt recorded as failed and retried", async () => {
@@ -175,7 +200,7 @@ tasks:
     const status = await waitForRun(runId);
     expect(status.tasks[0]).toMatchObject({ state: "succeeded", attempts: 2 });
     const out = worker.stdout();
-    expect(out).toContain(`LOST    ${runId}/job: lease could not be renewed; killing the task`);
+    expect(out).toContain(`LOST    ${runId}/job: lease ran out while this worker was stalled (no renewal could be sent); killing the task`);
     expect(out).toContain(`retry   ${runId}/job: the lease ran out before a renewal (the worker stalled or the database did not answer)`);
     expect(out).toContain(`${runId}/job | second run`);
     expect(out).not.toMatch(/the result was not recorded|stopped/);
@@ -367,7 +392,7 @@ describe("taskq run --store", () => {
     run.child.kill("SIGCONT");
     const result = await run.done;
     // The attempt's end first, then why this worker stops: its lease had been taken over.
-    expect(result.stdout).toMatch(new RegExp(`stale   ${runId}/build: the lease was lost; the result was not recorded\n.*note: a task's lease was taken over`));
+    expect(result.stdout).toMatch(new RegExp(`stale   ${runId}/build: the lease was taken over by another worker; the result was not recorded\n.*note: a task's lease was taken over`));
     expect(result.stdout).toContain("Summary: 2 succeeded, 0 failed, 0 cancelled");
     expect(result.code).toBe(0);
   });

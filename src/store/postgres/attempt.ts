@@ -6,7 +6,7 @@ import type { PostgresStore } from "./store.js";
 import { withRetry } from "./transient.js";
 import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
 import type { WorkerMetrics } from "./worker-metrics.js";
-import type { AbortCode, TaskHandler, WorkerEvent } from "./worker-types.js";
+import type { AbortCode, LeaseLost, TaskHandler, WorkerEvent } from "./worker-types.js";
 
 export interface AttemptOptions {
   store: PostgresStore;
@@ -46,7 +46,9 @@ export class Attempt {
   #leaseEnds: number;
   #leaseWatch: NodeJS.Timeout | undefined;
   /** Why the lease was lost, once it was, and when (performance.now()). */
-  #lost: "taken" | "unreachable" | undefined;
+  #lost: LeaseLost | undefined;
+  /** Set when a timer of this attempt fired only after the lease had run out: this process was stalled (SIGSTOP, a paused VM). */
+  #stalled = false;
   #lostAt = 0;
   #settled = false;
   /** Settles once the handler has ended (its processes are gone): from then on only its record is awaited. */
@@ -244,7 +246,13 @@ export class Attempt {
    */
   #watchLease(): void {
     clearTimeout(this.#leaseWatch);
-    this.#leaseWatch = setTimeout(() => setImmediate(() => this.#lose("unreachable")), Math.max(this.#leaseEnds - performance.now(), 0));
+    const delay = Math.max(this.#leaseEnds - performance.now(), 0);
+    const due = performance.now() + delay;
+    this.#leaseWatch = setTimeout(() => {
+      // Fired a heartbeat's interval late or more: no renewal could be sent, as this process did not run.
+      if (performance.now() - due >= this.#options.heartbeatMs) this.#stalled = true;
+      setImmediate(() => this.#lose(this.#stalled ? "stalled" : "unreachable"));
+    }, delay);
   }
 
   async #renew(): Promise<void> {
@@ -252,7 +260,10 @@ export class Attempt {
     const { task } = this;
     const sentAt = performance.now();
     // Run out already (this process stalled): the lease watch, due now, decides.
-    if (sentAt >= this.#leaseEnds) return;
+    if (sentAt >= this.#leaseEnds) {
+      this.#stalled = true;
+      return;
+    }
     const tail = this.#changedTail();
     try {
       // An answer after the lease ran out is of no use; waiting on, the connection would stay taken.
@@ -289,10 +300,10 @@ export class Attempt {
     return json === this.#storedTail ? undefined : { lines, json };
   }
 
-  #lose(why: "taken" | "unreachable"): void {
+  #lose(why: LeaseLost): void {
     if (this.#controller.signal.aborted) return;
     // The handler has just ended: its outcome goes to the database, which tells whether the lease held.
-    if (why === "unreachable" && this.#heartbeat === undefined) return;
+    if (why !== "taken" && this.#heartbeat === undefined) return;
     this.#lost = why;
     this.#lostAt = performance.now();
     this.#options.metrics.leasesLost.inc();

@@ -25,4 +25,4 @@ export { isTransientError } from "./transient.js";
 export * from "./types.js";
 export { PostgresWorker, type PostgresWorkerOptions } from "./worker.js";
 export { WorkerMetrics } from "./worker-metrics.js";
-export type { AbortCode, AttemptContext, TaskHandler, WorkerEvent } from "./worker-types.js";
+export type { AbortCode, AttemptContext, LeaseLost, TaskHandler, WorkerEvent } from "./worker-types.js";

@@ -22,6 +22,13 @@ export interface AttemptContext {
  */
 export type TaskHandler = (task: LeasedTask, context: AttemptContext) => Promise<unknown>;
 
+/**
+ * Why an attempt's lease was lost: `taken`, a renewal found the task taken over; `stalled`, it ran out
+ * while this process did not run (SIGSTOP, a paused VM), so no renewal was even sent; `unreachable`, it
+ * ran out while renewals got no answer (the database did not answer in time).
+ */
+export type LeaseLost = "taken" | "stalled" | "unreachable";
+
 /** Abort reasons, as `TaskqError.code` on `signal.reason`. */
 export type AbortCode = "TIMEOUT" | "CANCELLED" | "LEASE_LOST" | "SHUTDOWN";
 
@@ -31,7 +38,7 @@ export type WorkerEvent =
   | { type: "released"; task: LeasedTask }
   /** Leased to this worker by a round trip whose reply was lost, so never started: given back, the attempt not counted. */
   | { type: "stray-released"; runId: string; key: string }
-  | { type: "lease-lost"; task: LeasedTask; why: "taken" | "unreachable" }
+  | { type: "lease-lost"; task: LeasedTask; why: LeaseLost }
   | { type: "cancel-requested"; task: LeasedTask }
   | { type: "orphans-recovered"; count: number }
   /** `retrying`: whether the worker tries again (false: it gave up, e.g. giving a lease back while it stops). */
