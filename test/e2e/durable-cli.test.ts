@@ -233,6 +233,10 @@ tasks:
     const cancelled = await taskq(["cancel", runId, "long"]);
     expect(cancelled.code).toBe(0);
     expect(JSON.parse(cancelled.stdout)).toEqual({ cancelled: [], cancelRequested: ["long"] });
+    // It says who stops it, and what becomes of it should that worker be gone.
+    expect(cancelled.stderr).toMatch(
+      new RegExp(`^note: "long" runs on worker ${long!.workerId}, which stops it at its next heartbeat; if that worker is gone \\(killed, its machine lost\\), the task stays running until its lease runs out, in \\d+s, and then the next sweep of any running worker cancels it\n$`),
+    );
     const requestedAt = Date.now();
     const status = await waitForRun(runId, 10_000);
     // The lease is 3 s, so the heartbeat that sees the request comes within 1 s: the worker's own line
@@ -481,13 +485,19 @@ tasks:
 
   it("status of a task whose cancel was asked for while its worker is gone says a sweep cancels it, not that it queues it again", async () => {
     const file = await workflowFile("orphan-cancelled", "tasks:\n  job: { run: 'echo started; sleep 1000', retries: 1 }\n");
-    const worker = await startWorker(["-j", "1", "--lease", "1s"]);
+    const worker = await startWorker(["-j", "1", "--lease", "4s"]);
     const runId = await submit(file);
     expect(await eventually(() => worker.stdout().includes(`${runId}/job | started`))).toBe(true);
     worker.cli.child.kill("SIGKILL");
     await worker.cli.done;
     const cancel = await taskq(["cancel", runId]);
     expect(cancel.stdout).toBe(`{"cancelled":[],"cancelRequested":["job"]}\n`);
+    // Not only that its worker stops it: that worker is gone, and nothing happens until the lease runs out.
+    expect(cancel.stderr).toMatch(new RegExp(`^note: "job" runs on worker ${worker.id}, .*the task stays running until its lease runs out, in [1-4]s, and then the next sweep of any running worker cancels it\n$`));
+    // Asked again once the lease ran out: the worker is gone or stalled, and a sweep cancels it.
+    await sleep(4_500);
+    const again = await taskq(["cancel", runId]);
+    expect(again.stderr).toMatch(new RegExp(`^note: "job" was left by worker ${worker.id}, gone or stalled: its lease ran out \\d+s ago, and the next sweep of any running worker cancels it\n$`));
     let status = await taskq(["status", runId]);
     expect(await eventually(async () => (status = await taskq(["status", runId])).stdout.includes("its lease ran out"), 10_000)).toBe(true);
     expect(status.stdout).toMatch(

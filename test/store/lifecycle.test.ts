@@ -396,6 +396,9 @@ describe("task lifecycle", () => {
     const [running] = await store.lease("w1", 1, 30_000);
     const result = await store.cancelRun("cx");
     expect(result.cancelRequested).toEqual(["run1"]);
+    // Who holds it, and how long its lease has left: what becomes of it should that worker be gone.
+    expect(result.running).toEqual([{ key: "run1", workerId: "w1", leaseLeftMs: expect.any(Number) as number }]);
+    expect(result.running[0]!.leaseLeftMs).toBeGreaterThan(20_000);
     expect([...result.cancelled].sort()).toEqual(["q1", "wait1"]);
     expect(await store.heartbeat(running!.taskId, running!.leaseToken, 30_000)).toBe("cancel-requested");
     // Even a failure report from the aborted attempt ends the task cancelled, never retried.
@@ -406,8 +409,8 @@ describe("task lifecycle", () => {
     expect(status.state).toBe("cancelled");
     expect(status.counts.cancelled).toBe(3);
     // What has already ended is no error to cancel, for one task as for the run: the result says how it ended.
-    expect(await store.cancelRun("cx", "run1")).toEqual({ cancelled: [], cancelRequested: [], ended: "cancelled" });
-    expect(await store.cancelRun("cx")).toEqual({ cancelled: [], cancelRequested: [], ended: "cancelled" });
+    expect(await store.cancelRun("cx", "run1")).toEqual({ cancelled: [], cancelRequested: [], running: [], ended: "cancelled" });
+    expect(await store.cancelRun("cx")).toEqual({ cancelled: [], cancelRequested: [], running: [], ended: "cancelled" });
     await expect(store.cancelRun("cx", "nope")).rejects.toMatchObject({ code: "STORE_NOT_FOUND", message: 'no task "nope" in run "cx"' });
     // A mistyped run id is told as such, not as a missing task.
     await expect(store.cancelRun("no-such-run", "run1")).rejects.toMatchObject({ code: "STORE_NOT_FOUND", message: 'no run "no-such-run"' });
@@ -434,6 +437,7 @@ describe("task lifecycle", () => {
       const result = await counted.cancelRun("big-cancel");
       expect(statements).toBeLessThan(30);
       expect(result.cancelRequested).toEqual(["r"]);
+      expect(result.running).toMatchObject([{ key: "r", workerId: "w1" }]);
       expect(result.cancelled).toHaveLength(tasks.length - 1);
       expect(new Set(result.cancelled)).toEqual(new Set(tasks.map((t) => t.id).filter((id) => id !== "r")));
     } finally {

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ChangedTask, RunStatus, PostgresStore, SubmitResult, TaskStatusRow } from "../../store/postgres/index.js";
+import type { ChangedTask, RunStatus, PostgresStore, RunningTarget, SubmitResult, TaskStatusRow } from "../../store/postgres/index.js";
+import { formatDuration } from "../../handlers/format-duration.js";
 import { TaskqError, UsageError } from "../../errors.js";
 import { DURATION_PATTERN, parseDuration } from "../../loaders/duration.js";
 import { isTransientError } from "../../store/postgres/transient.js";
@@ -215,17 +216,51 @@ export async function cancelCommand(runId: string, task: string | undefined, fla
   runIdArgument(runId);
   if (task !== undefined) taskIdArgument(task);
   return withExistingStore(flags, async (store) => {
-    const { cancelled, cancelRequested, ended } = await store.cancelRun(runId, task);
+    const { cancelled, cancelRequested, running, ended } = await store.cancelRun(runId, task);
     // What has already ended is no error (it may have ended a moment before), for one task as for
     // the run: it is said on stderr, and stdout stays the JSON a script reads.
     if (ended !== undefined) {
       process.stderr.write(`note: ${task === undefined ? `run ${runId}` : `task ${JSON.stringify(task)} of run ${runId}`} has already ended (${ended}): nothing to cancel\n`);
     }
     process.stdout.write(`${JSON.stringify({ cancelled, cancelRequested })}\n`);
+    for (const note of runningNotes(running)) process.stderr.write(`note: ${note}\n`);
     const done = [...(cancelled.length === 0 ? [] : [`cancelled ${cancelled.join(", ")}`]), ...(cancelRequested.length === 0 ? [] : [`asked the workers running ${cancelRequested.join(", ")} to stop`])];
     if (done.length > 0) changeLost(`run ${runId}: ${done.join("; ")}`);
     return 0;
   });
+}
+
+/**
+ * What becomes of the running tasks a cancel was asked for, which no one may act on soon: their
+ * workers stop them at their next heartbeat, but a worker that is gone (SIGKILLed, its machine lost)
+ * never will; its task runs on in the database until its lease runs out and a worker's sweep cancels it.
+ */
+function runningNotes(running: readonly RunningTarget[]): string[] {
+  const seconds = (ms: number): string => formatDuration(Math.max(1000, Math.round(ms / 1000) * 1000));
+  const live = running.filter((task) => task.leaseLeftMs > 0);
+  const expired = running.filter((task) => task.leaseLeftMs <= 0);
+  const notes: string[] = [];
+  const sweep = "the next sweep of any running worker cancels it";
+  if (live.length === 1) {
+    const [task] = live as [RunningTarget];
+    notes.push(
+      `${JSON.stringify(task.key)} runs on worker ${task.workerId ?? "unknown"}, which stops it at its next heartbeat; if that worker is gone (killed, its machine lost), ` +
+        `the task stays running until its lease runs out, in ${seconds(task.leaseLeftMs)}, and then ${sweep}`,
+    );
+  } else if (live.length > 1) {
+    const longest = Math.max(...live.map((task) => task.leaseLeftMs));
+    notes.push(
+      `${live.length} running tasks (${shownIds(live.map((task) => task.key))}) are stopped by their workers at their next heartbeat; one whose worker is gone (killed, its machine lost) ` +
+        `stays running until its lease runs out, within ${seconds(longest)}, and then ${sweep}`,
+    );
+  }
+  if (expired.length === 1) {
+    const [task] = expired as [RunningTarget];
+    notes.push(`${JSON.stringify(task.key)} was left by worker ${task.workerId ?? "unknown"}, gone or stalled: its lease ran out ${seconds(-task.leaseLeftMs)} ago, and ${sweep}`);
+  } else if (expired.length > 1) {
+    notes.push(`${expired.length} running tasks (${shownIds(expired.map((task) => task.key))}) were left by workers gone or stalled: their leases have run out, and the next sweep of any running worker cancels them`);
+  }
+  return notes;
 }
 
 /** `taskq dead-letters [RUN]`. */

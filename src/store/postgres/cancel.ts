@@ -12,10 +12,23 @@ export interface CancelResult {
   /** Keys that were running: their workers abort them at the next heartbeat. */
   cancelRequested: string[];
   /**
+   * Of each key in `cancelRequested`, in order: the worker holding it, and how long its lease has
+   * left on the database's clock (negative: run out that long ago, its worker gone or stalled).
+   * Once a lease has run out, a worker's sweep ends the task cancelled, whether its worker lives or not.
+   */
+  running: RunningTarget[];
+  /**
    * Set when there was nothing to cancel: the state the task (or the run) had already ended in.
    * Not an error, as a cancel of what has ended is no mistake: it may have ended just before.
    */
   ended?: TaskState;
+}
+
+/** A running task a cancel was asked for. */
+export interface RunningTarget {
+  key: string;
+  workerId: string | null;
+  leaseLeftMs: number;
 }
 
 /**
@@ -24,8 +37,8 @@ export interface CancelResult {
  * their worker sees at the next heartbeat.
  */
 export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, runId: string, taskKey?: string): Promise<CancelResult> {
-  const targets = await client.query<{ id: string; run_id: string; key: string; state: TaskState }>(
-    `SELECT id, run_id, key, state FROM ${names.tasks}
+  const targets = await client.query<TaskRow & { run_id: string }>(
+    `SELECT id, run_id, key, state, worker_id, extract(epoch FROM lease_expires_at - now())::float8 * 1000 AS lease_left_ms FROM ${names.tasks}
       WHERE run_id = $1 AND ($2::text IS NULL OR key = $2)
       ORDER BY seq FOR UPDATE`,
     [runId, taskKey ?? null],
@@ -35,19 +48,20 @@ export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, run
   }
   const active = targets.rows.filter((row) => row.state === "blocked" || row.state === "queued" || row.state === "running");
   if (active.length === 0) {
-    if (taskKey !== undefined) return { cancelled: [], cancelRequested: [], ended: targets.rows[0]!.state };
+    if (taskKey !== undefined) return { cancelled: [], cancelRequested: [], running: [], ended: targets.rows[0]!.state };
     const run = await client.query<{ state: RunStatus["state"] }>(`SELECT state FROM ${names.runs} WHERE id = $1`, [runId]);
     const state = run.rows[0]?.state;
-    return { cancelled: [], cancelRequested: [], ...(state === undefined || state === "running" ? {} : { ended: state }) };
+    return { cancelled: [], cancelRequested: [], running: [], ...(state === undefined || state === "running" ? {} : { ended: state }) };
   }
   if (taskKey === undefined) return cancelEveryTask(client, names, runId, targets.rows);
-  const result: CancelResult = { cancelled: [], cancelRequested: [] };
+  const result: CancelResult = { cancelled: [], cancelRequested: [], running: [] };
   const done = new Set<string>();
   for (const row of active) {
     if (done.has(row.key)) continue; // already cancelled as a dependent of an earlier target
     if (row.state === "running") {
       await client.query(`UPDATE ${names.tasks} SET cancel_requested = true WHERE id = $1`, [row.id]);
       result.cancelRequested.push(row.key);
+      result.running.push(runningTarget(row));
       continue;
     }
     const { cascaded } = await finalizeTask(client, names, row, "cancelled", { cancelReason: "cancelled by request" });
@@ -63,6 +77,13 @@ interface TaskRow {
   id: string;
   key: string;
   state: TaskState;
+  worker_id: string | null;
+  /** Null but for a running task. */
+  lease_left_ms: number | null;
+}
+
+function runningTarget(row: TaskRow): RunningTarget {
+  return { key: row.key, workerId: row.worker_id, leaseLeftMs: Math.round(row.lease_left_ms ?? 0) };
 }
 
 /**
@@ -77,7 +98,7 @@ async function cancelEveryTask(client: pg.ClientBase, names: SchemaNames, runId:
   const dependents = await readDependents(client, names, runId);
   const byKey = new Map(rows.map((row) => [row.key, row]));
   const waiting = (row: TaskRow | undefined): row is TaskRow => row !== undefined && (row.state === "blocked" || row.state === "queued");
-  const result: CancelResult = { cancelled: [], cancelRequested: [] };
+  const result: CancelResult = { cancelled: [], cancelRequested: [], running: [] };
   const running: string[] = [];
   const requested: string[] = [];
   const cascaded = { ids: [] as string[], causes: [] as string[], reasons: [] as string[] };
@@ -88,6 +109,7 @@ async function cancelEveryTask(client: pg.ClientBase, names: SchemaNames, runId:
     if (row.state === "running") {
       running.push(row.id);
       result.cancelRequested.push(row.key);
+      result.running.push(runningTarget(row));
       continue;
     }
     if (!waiting(row) || done.has(row.key)) continue;
