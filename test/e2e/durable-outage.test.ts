@@ -132,6 +132,22 @@ describe("one-shot commands whose connection is dropped", () => {
     });
   });
 
+  it("status --watch reads the ended run once for its summary: not once more, which a connection dropped just then would fail with exit 1", async () => {
+    const runId = await submit(await workflowFile("watch-once", "tasks:\n  wait: { run: echo wait, delay: 1h }\n"));
+    await durable.store.cancelRun(runId);
+    await throughProxy(async (proxy) => {
+      // The read of the run's tasks (and nothing else) asks for lease_expired_ms.
+      const reads = proxy.countRequests("lease_expired_ms");
+      for (const output of ["plain", "json"]) {
+        const before = reads();
+        const watched = await taskq(["status", runId, "--watch", "--output", output], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+        expect([watched.code, watched.stderr]).toEqual([1, ""]);
+        expect(watched.stdout).toMatch(output === "json" ? /"event":"summary".*"state":"cancelled"/ : /\nSummary: 0 succeeded, 0 failed, 1 cancelled in /);
+        expect(reads() - before).toBe(1);
+      }
+    });
+  });
+
   it("submit whose reply is lost once the database stored the run submits it again under the same id: one run, its id on stdout, exit 0", async () => {
     const file = await workflowFile("outage-submit", "tasks:\n  first: { run: echo first, delay: 1h }\n  second: { run: echo second, dependsOn: first }\n");
     await throughProxy(async (proxy) => {

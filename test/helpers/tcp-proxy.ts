@@ -20,6 +20,8 @@ export interface FreezableProxy {
    * connection: the client's request committed, and its reply was lost. Resolves once cut.
    */
   cutAfterReply: (marker: string) => Promise<void>;
+  /** Counts, from now on, the requests whose bytes contain `marker` (a statement's words): read the count by calling what it returns. */
+  countRequests: (marker: string) => () => number;
   close: () => Promise<void>;
 }
 
@@ -34,6 +36,7 @@ export async function startFreezableProxy(target: { host: string; port: number }
   let refused = false;
   /** An armed cut: the marker to watch requests for, and what to call once cut. */
   let cut: { marker: Buffer; done: () => void } | undefined;
+  const counters: Array<{ marker: Buffer; count: number }> = [];
   const sockets = new Set<net.Socket>();
   const track = (socket: net.Socket): void => {
     sockets.add(socket);
@@ -53,6 +56,7 @@ export async function startFreezableProxy(target: { host: string; port: number }
     let withheld: Buffer | undefined;
     let onCut: (() => void) | undefined;
     client.on("data", (chunk) => {
+      for (const counter of counters) if (chunk.includes(counter.marker)) counter.count++;
       if (cut !== undefined && chunk.includes(cut.marker)) {
         onCut = cut.done;
         cut = undefined;
@@ -92,6 +96,11 @@ export async function startFreezableProxy(target: { host: string; port: number }
       refused = false;
     },
     cutAfterReply: (marker) => new Promise<void>((resolve) => (cut = { marker: Buffer.from(marker), done: resolve })),
+    countRequests: (marker) => {
+      const counter = { marker: Buffer.from(marker), count: 0 };
+      counters.push(counter);
+      return () => counter.count;
+    },
     close: () => closeAll(server, sockets),
   };
 }

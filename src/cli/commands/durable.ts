@@ -159,6 +159,8 @@ export async function workerCommand(flags: Flags): Promise<number> {
 export async function statusCommand(runId: string, flags: Flags): Promise<number> {
   runIdArgument(runId);
   return withExistingStore(flags, async (store) => {
+    /** The ended run, as the watch's last read found it: the summary is of that read, not of one more. */
+    let ended: RunStatus | undefined;
     if (flags.watch === true) {
       const stdout = watchStdout();
       try {
@@ -173,7 +175,10 @@ export async function statusCommand(runId: string, flags: Flags): Promise<number
             if (!(error instanceof TaskqError ? error.code === "STORE_UNAVAILABLE" : isTransientError(error))) throw error;
             status = error instanceof Error ? error : new Error(String(error));
           }
-          if (!(status instanceof Error) && status.state !== "running") break;
+          if (!(status instanceof Error) && status.state !== "running") {
+            ended = status;
+            break;
+          }
           // With --output json every line stays a JSON object, so the whole output is NDJSON.
           const ts = new Date().toISOString();
           const json = flags.output === "json";
@@ -193,7 +198,7 @@ export async function statusCommand(runId: string, flags: Flags): Promise<number
         stdout.dispose();
       }
     }
-    return printRunSummary(store, runId, { color: flags.color !== false, json: flags.output === "json" });
+    return printRunSummary(store, runId, { color: flags.color !== false, json: flags.output === "json" }, ended);
     // The watch says each second that the database does not answer, rather than trying for seconds in silence.
   }, { retrying: flags.watch !== true });
 }
@@ -369,13 +374,14 @@ export interface LocalLogs {
   workerId: string;
 }
 
-/** Prints a durable run's summary with the same text as a local run; returns the exit code it implies. */
+/** Prints a durable run's summary with the same text as a local run (of `read`, a status already read, else of one read now); returns the exit code it implies. */
 export async function printRunSummary(
   store: PostgresStore,
   runId: string,
   options: { color: boolean; json: boolean; local?: LocalLogs; interrupted?: NodeJS.Signals },
+  read?: RunStatus,
 ): Promise<number> {
-  const status = await store.runStatus(runId);
+  const status = read ?? (await store.runStatus(runId));
   const summary = toSummary(status, options.local);
   if (options.interrupted !== undefined) summary.interrupted = options.interrupted;
   // A run stored without its file (not by submit) has no "file" rather than a made-up one. A `ts` first, as every record of a local run has.
