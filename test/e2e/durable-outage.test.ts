@@ -106,6 +106,19 @@ describe("one-shot commands whose connection is dropped", () => {
     });
   });
 
+  it("prune --dry-run whose connection is lost once its COMMIT was sent lists the runs all the same (exit 0): it changes nothing, so reading again is safe, and it never says a change may have been made", async () => {
+    const runId = await submit(await workflowFile("outage-dry", "tasks:\n  wait: { run: echo wait, delay: 1h }\n"));
+    await durable.store.cancelRun(runId);
+    await throughProxy(async (proxy) => {
+      const cut = proxy.cutAfterReply("COMMIT");
+      const dry = await taskq(["prune", "--older-than", "0s", "--dry-run", "--output", "json"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+      await cut;
+      expect([dry.code, dry.stderr]).toEqual([0, ""]);
+      expect((JSON.parse(dry.stdout) as { wouldPrune: string[] }).wouldPrune).toContain(runId);
+    });
+    expect((await durable.store.runStatus(runId)).state).toBe("cancelled");
+  });
+
   it("a cancel whose connection is lost once it committed, as it settles the run's state, says what it cancelled (exit 0): not 'already ended'", async () => {
     const runId = await submit(await workflowFile("outage-settle", "tasks:\n  wait: { run: echo wait, delay: 1h }\n  next: { run: echo next, dependsOn: wait }\n"));
     await throughProxy(async (proxy) => {

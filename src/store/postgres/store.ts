@@ -334,7 +334,9 @@ export class PostgresStore {
 
   /** Deletes the runs that ended more than `olderThanMs` ago (see prune.ts); with `dryRun`, lists them. */
   async pruneRuns(olderThanMs: number, options: { dryRun?: boolean } = {}): Promise<PruneResult> {
-    return this.#oneShot("pruneRuns", () => pruneRuns(this.pool, this.#names, olderThanMs, options.dryRun === true), LONG_QUERY_TIMEOUT_MS);
+    const dryRun = options.dryRun === true;
+    // A dry run changes nothing (but run states settled, which it may settle again): a COMMIT whose reply was lost is read again.
+    return this.#oneShot("pruneRuns", () => pruneRuns(this.pool, this.#names, olderThanMs, dryRun), LONG_QUERY_TIMEOUT_MS, !dryRun);
   }
 
   /** Milliseconds until the earliest queued task is runnable, or null if none is queued. */
@@ -378,15 +380,18 @@ export class PostgresStore {
    * fails on a connection refused or dropped (see retryDroppedMs), which each of them may be: their
    * statements outside a transaction only read or settle runs, and a transaction whose connection
    * was lost before its COMMIT was sent was undone. One lost after that, when the change may have
-   * been made, is not run again, and its error says so.
+   * been made, is not run again, and its error says so; unless `changes` is false (`prune --dry-run`,
+   * whose transaction only reads).
    */
-  async #oneShot<T>(operation: string, work: () => Promise<T>, queryTimeoutMs = this.#timeouts.queryMs): Promise<T> {
+  async #oneShot<T>(operation: string, work: () => Promise<T>, queryTimeoutMs = this.#timeouts.queryMs, changes = true): Promise<T> {
     const timeouts = { ...this.#timeouts, queryMs: queryTimeoutMs };
+    // Only a change may have been made by a COMMIT whose reply was lost: what only reads is read again.
+    const mayHaveChanged = (error: unknown): boolean => changes && failedAfterCommitSent(error);
     try {
-      return await withRetry(work, { maxElapsedMs: this.#retryDroppedMs, retryIf: (error) => this.#dropped(error) && !failedAfterCommitSent(error) });
+      return await withRetry(work, { maxElapsedMs: this.#retryDroppedMs, retryIf: (error) => this.#dropped(error) && !mayHaveChanged(error) });
     } catch (error) {
       const stored = toStoreError(operation, error, timeouts);
-      if (!failedAfterCommitSent(error) || !isTransientError(error)) throw stored;
+      if (!mayHaveChanged(error) || !isTransientError(error)) throw stored;
       throw new TaskqError(stored.code, `${stored.message} (the connection was lost once the change was sent to be committed: it may have been made)`, { cause: error });
     }
   }
