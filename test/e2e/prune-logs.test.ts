@@ -137,6 +137,9 @@ describe("taskq prune --logs", () => {
     const badAge = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "soon"], { env: ENV });
     expect(badAge.code).toBe(2);
     expect(badAge.stderr).toBe('taskq: --older-than: "soon" is not an age like 7d, 12h or 30m\n');
+    // One written almost right says what is wrong, and the age meant.
+    const unordered = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "12h1d"], { env: ENV });
+    expect(unordered).toMatchObject({ code: 2, stderr: 'taskq: --older-than: "12h1d" is not an age like 7d, 12h or 30m (write it with its units in the order d, h, m, s, ms: 1d12h)\n' });
   });
 
   it("never deletes the folder of a run in progress, however silent its task; deletes it once the run ended, and after taskq was SIGKILLed", async () => {

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { ChangedTask, RunStatus, PostgresStore, RunningTarget, SubmitResult, TaskStatusRow } from "../../store/postgres/index.js";
 import { formatDuration } from "../../handlers/format-duration.js";
 import { TaskqError, UsageError } from "../../errors.js";
-import { DURATION_PATTERN, parseDuration } from "../../loaders/duration.js";
+import { DURATION_PATTERN, durationMistake, parseDuration } from "../../loaders/duration.js";
 import { isTransientError } from "../../store/postgres/transient.js";
 import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdArgument, runIdFlag, taskIdArgument, workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
@@ -348,7 +348,8 @@ function ageFlag(value: unknown): number {
   if (ms !== undefined) return ms;
   // Written as an age, but past any duration's 30 days: only whole days go further.
   if (written) throw new UsageError(`--older-than: ${JSON.stringify(value)} is more than 30 days: write a longer age in whole days, up to ${MAX_AGE_DAYS}d`);
-  throw new UsageError(`--older-than: ${JSON.stringify(value)} is not an age like 7d, 12h or 30m`);
+  const mistake = typeof value === "string" ? durationMistake(value.trim()) : undefined;
+  throw new UsageError(`--older-than: ${JSON.stringify(value)} is not an age like 7d, 12h or 30m${mistake === undefined ? "" : ` (${mistake})`}`);
 }
 
 /** The longest --older-than in whole days (273 years): any other unit stops at a duration's 30 days. */
