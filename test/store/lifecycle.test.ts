@@ -258,6 +258,35 @@ describe("task lifecycle", () => {
     }
   });
 
+  it("a lease of several tasks in a store of thousands reads the rows it leases, not every task (statistics taken after a prune left the table mostly empty)", async () => {
+    // A store of its own, whatever the tests before left in this file's.
+    const own = await openTestStore();
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    try {
+      // Statistics taken after a prune deleted a large run and kept a small one, by a VACUUM run by hand: a few rows
+      // in the pages the large one filled, from which PostgreSQL thinks the table, filled again, holds a few rows.
+      await own.store.submitRun(workflow(Array.from({ length: 3000 }, (_, i) => task(`old${i}`))), { runId: "pruned" });
+      await own.store.submitRun(workflow([task("a"), task("b", { dependsOn: ["a"] })]), { runId: "kept" });
+      await sql(own.store, "DELETE FROM $schema.runs WHERE id = 'pruned'");
+      await sql(own.store, "VACUUM ANALYZE $schema.tasks, $schema.task_deps");
+      await own.store.submitRun(workflow(Array.from({ length: 3000 }, (_, i) => task(`t${i}`))), { runId: "many" });
+      const names = schemaNames(own.store.schema);
+      // A connection of its own: PostgreSQL 15 counts in a transaction's figures what earlier ones on its connection did.
+      await client.connect();
+      await client.query("BEGIN");
+      // Of every run, and of one run: eight tasks each.
+      const all = await client.query<{ key: string }>(`SELECT key FROM ${names.quoted}.lease_tasks_v7('w1', 8, 30000)`);
+      expect(all.rows).toHaveLength(8);
+      const run = await client.query<{ key: string }>(`SELECT key FROM ${names.quoted}.lease_tasks_v7('w1', 8, 30000, 'many')`);
+      expect(run.rows).toHaveLength(8);
+      // The rows of the tasks table and its indexes this transaction read.
+      expect(await transactionCount(client, "pg_stat_get_xact_tuples_returned", names.tasks)).toBeLessThanOrEqual(100);
+    } finally {
+      await client.end();
+      await own.close();
+    }
+  });
+
   it("a heartbeat among thousands of running tasks reads its own row, not every running one (statistics taken before any ran)", async () => {
     // A store of its own, whatever the tests before left in this file's.
     const own = await openTestStore();

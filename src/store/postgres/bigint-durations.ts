@@ -31,10 +31,12 @@ export function bigintDurationsSql(names: SchemaNames): string {
  * "v7" (migration 7): `lease_tasks_v7`, whose rows end with the task's `retry_on`; "first": the
  * old function with int ones. Sorting is switched off inside: the fetch must walk the queued rows'
  * index in order and stop after `p_limit` rows, even on a young table whose missing statistics
- * make "fetch all queued rows, then sort" look cheaper. `byId` (migration 10): each picked row is then
- * updated on its own, by its id, which only the primary key answers (see `leaseByIdSql`).
+ * make "fetch all queued rows, then sort" look cheaper. `byId` (migration 10, "each"): each picked row is
+ * then updated on its own, by its id, which only the primary key answers (see `leaseByIdSql`); "all"
+ * (migration 11): the picked rows are updated in one statement, by the array of their ids (see
+ * `leaseByIdsSql`).
  */
-export function leaseTasksFunction({ quoted, tasks }: SchemaNames, byRun: boolean, generation: HotPathGeneration, byId = false): string {
+export function leaseTasksFunction({ quoted, tasks }: SchemaNames, byRun: boolean, generation: HotPathGeneration, byId: false | "each" | "all" = false): string {
   const { suffix, durations } = hotPathNames(generation);
   const name = `lease_tasks${suffix}`;
   const wide = generation !== "first";
@@ -56,19 +58,25 @@ export function leaseTasksFunction({ quoted, tasks }: SchemaNames, byRun: boolea
     CREATE OR REPLACE FUNCTION ${quoted}.${name}(p_worker text, p_limit int, p_lease_ms ${durations}${byRun ? ", p_run text" : ""})
     RETURNS TABLE (id bigint, run_id text, key text, type text, run text, env jsonb, cwd text, priority int,
                    seq bigint, attempts int, max_attempts int, timeout_ms ${durations}, lease_token uuid, queue_wait_ms float8${retryOnColumn})
-    LANGUAGE plpgsql VOLATILE SET enable_sort = off SET enable_bitmapscan = off AS $fn$
+    LANGUAGE plpgsql VOLATILE SET enable_sort = off SET enable_bitmapscan = off${byId === "all" ? " SET enable_seqscan = off" : ""} AS $fn$
     #variable_conflict use_column
-    ${byId ? `DECLARE
+    ${byId === "each" ? `DECLARE
       v_id bigint;
+    ` : byId === "all" ? `DECLARE
+      v_ids bigint[];
     ` : ""}BEGIN
       ${byRun ? `IF p_run IS NULL THEN
         RETURN QUERY SELECT * FROM ${quoted}.${name}(p_worker, p_limit, p_lease_ms);
         RETURN;
       END IF;` : ""}
-      ${byId ? `FOR v_id IN ${pick} LOOP
+      ${byId === "each" ? `FOR v_id IN ${pick} LOOP
         RETURN QUERY
         ${update("WHERE t.id = v_id")};
-      END LOOP;` : `RETURN QUERY
+      END LOOP;` : byId === "all" ? `v_ids := ARRAY(${pick});
+      IF cardinality(v_ids) > 0 THEN
+        RETURN QUERY
+        ${update("WHERE t.id = ANY(v_ids)")};
+      END IF;` : `RETURN QUERY
       WITH picked AS (
         ${pick})
       ${update("FROM picked WHERE t.id = picked.id")};`}

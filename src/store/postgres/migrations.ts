@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
 import { bigintDurationsSql } from "./bigint-durations.js";
-import { leaseByIdSql } from "./lease-by-id.js";
+import { leaseByIdSql, leaseByIdsSql } from "./lease-by-id.js";
 import { leasedRetryOnSql } from "./leased-retry-on.js";
 import { liveTailSql } from "./live-tail.js";
 import { completeAndLeaseSql, completeSuccessFunction, recordedEndSql, runFilterSql } from "./batch-functions.js";
@@ -160,6 +160,11 @@ const MIGRATIONS: Migration[] = [
     version: 10,
     name: "a lease updates each task it picked by its id: lease_tasks*",
     sql: leaseByIdSql,
+  },
+  {
+    version: 11,
+    name: "a lease updates the tasks it picked in one statement, by their ids: lease_tasks*",
+    sql: leaseByIdsSql,
   },
 ];
 
