@@ -1,8 +1,8 @@
 // Benchmark: no-op tasks through taskq's PostgresStore and through
 // graphile-worker 0.17 on the same database, same worker counts and concurrency.
-// Build first (npm run build), then: node bench/postgres/run.js
+// Build first (npm run build), then: node bench/postgres/run.js [--runs N]
 // Env: DATABASE_URL, BENCH_TASKS (throughput batch, default 2000), BENCH_LATENCY_TASKS (default 200),
-//      BENCH_RUNS (default 5), BENCH_CONCURRENCY (per worker, default 8), BENCH_WORKERS (default "1,2,4"),
+//      BENCH_RUNS (default 5; --runs N wins), BENCH_CONCURRENCY (per worker, default 8), BENCH_WORKERS (default "1,2,4"),
 //      BENCH_POOL (connections per worker, both systems, default 10: graphile-worker's default),
 //      BENCH_GRAPHILE_BATCHED (default 1: also run graphile-worker with its opt-in batching),
 //      BENCH_TASKQ_BASELINE (another build's dist directory, run as "taskq (baseline)" alongside).
@@ -14,7 +14,12 @@ import { graphileSystem, taskqSystem } from "./systems.js";
 const url = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const batchSize = Number(process.env.BENCH_TASKS ?? 2000);
 const latencyTasks = Number(process.env.BENCH_LATENCY_TASKS ?? 200);
-const runs = Number(process.env.BENCH_RUNS ?? 5);
+const runsFlag = process.argv.indexOf("--runs");
+const runs = Number(runsFlag === -1 ? (process.env.BENCH_RUNS ?? 5) : process.argv[runsFlag + 1]);
+if (!Number.isInteger(runs) || runs < 1) {
+  console.error("bench/postgres/run.js: --runs (or BENCH_RUNS) must be a whole number of runs, 1 or more");
+  process.exit(2);
+}
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const workerCounts = (process.env.BENCH_WORKERS ?? "1,2,4").split(",").map(Number);
 const poolSize = Number(process.env.BENCH_POOL ?? 10);
