@@ -39,6 +39,7 @@ async function main(): Promise<void> {
 
 async function reportError(error: unknown, verbose: boolean): Promise<number> {
   const { TaskqError } = await import("../errors.js");
+  const { toJson } = await import("./to-json.js");
   if (error instanceof TaskqError) {
     const problems = (error as { problems?: unknown[] }).problems;
     // With --output json, stdout stays NDJSON to the end: the error as a record too (stderr keeps the text).
@@ -46,7 +47,7 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
       const record = Array.isArray(problems)
         ? { event: "invalid", code: error.code, exitCode: error.exitCode, problems }
         : { event: "error", code: error.code, exitCode: error.exitCode, message: error.message };
-      process.stdout.write(`${JSON.stringify({ ts: new Date().toISOString(), ...record })}\n`);
+      process.stdout.write(`${toJson({ ts: new Date().toISOString(), ...record })}\n`);
     }
     if (Array.isArray(problems)) {
       // An invalid workflow: one file:line:col line per problem, then the verdict.
@@ -66,7 +67,7 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
     // commander printed its own message (an unknown flag, a missing file argument); with --output json, a record of it too.
     if (commanderCode !== 0 && jsonOutput(argv)) {
       const message = (error instanceof Error ? error.message : String(error)).replace(/^error: /, "");
-      process.stdout.write(`${JSON.stringify({ ts: new Date().toISOString(), event: "error", code: "USAGE", exitCode: commanderCode, message })}\n`);
+      process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "error", code: "USAGE", exitCode: commanderCode, message })}\n`);
     }
     return commanderCode;
   }

@@ -3,6 +3,7 @@ import { noteFields } from "./note-fields.js";
 import { IndexedHeap, type Priority } from "../engine/index.js";
 import type { Workflow, WorkflowTask } from "../loaders/index.js";
 import { oneLine } from "./one-line.js";
+import { toJson } from "./to-json.js";
 import { escapeControls } from "../escape-controls.js";
 
 const RANK: Record<Priority, number> = { low: 0, normal: 1, high: 2, critical: 3 };
@@ -77,14 +78,14 @@ export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json 
   const tasks = workflow.tasks.length;
   const lowered = requested !== undefined && requested > concurrency ? requested : undefined;
   const lines = json
-    ? [JSON.stringify({ event: "plan", file: workflow.file, tasks, concurrency, ...(lowered === undefined ? {} : { requestedConcurrency: lowered }) })]
+    ? [toJson({ event: "plan", file: workflow.file, tasks, concurrency, ...(lowered === undefined ? {} : { requestedConcurrency: lowered }) })]
     : [
         `plan for ${escapeControls(workflow.file)}: ${tasks} task${tasks === 1 ? "" : "s"}, concurrency ${concurrency}${lowered === undefined ? "" : ` (not ${lowered}: the open-file limit allows no more, see the note)`}; nothing is run`,
       ];
   order.forEach((task, index) => {
     if (json) {
       const { id, run, priority, dependsOn, runAt, delayMs, retries, timeoutMs, cwd } = task;
-      lines.push(JSON.stringify({ event: "planned", position: index + 1, id, run, priority, dependsOn, runAt, delayMs, retries, timeoutMs, cwd, envNames: Object.keys(task.env) }));
+      lines.push(toJson({ event: "planned", position: index + 1, id, run, priority, dependsOn, runAt, delayMs, retries, timeoutMs, cwd, envNames: Object.keys(task.env) }));
       return;
     }
     const details = [`priority ${task.priority}`];
@@ -100,7 +101,7 @@ export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json 
   });
   // The run's own note first, as the run prints it.
   const notes = planned.note === undefined ? workflow.notes : [planned.note, ...workflow.notes];
-  for (const note of notes) lines.push(json ? JSON.stringify({ event: "note", ...noteFields(note, workflow.file) }) : `note: ${oneLine(note)}`);
+  for (const note of notes) lines.push(json ? toJson({ event: "note", ...noteFields(note, workflow.file) }) : `note: ${oneLine(note)}`);
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 

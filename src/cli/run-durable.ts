@@ -9,6 +9,7 @@ import { oneLine } from "./one-line.js";
 import type { OutputMode } from "./render/index.js";
 import { openStore, RETRY_DROPPED_MS, type StoreFlags } from "./store-flags.js";
 import { smallThreadPool } from "./thread-pool.js";
+import { toJson } from "./to-json.js";
 import { runWorker } from "./worker-run.js";
 
 export interface DurableRunOptions extends StoreFlags {
@@ -48,7 +49,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     const tasks = workflow.tasks.length;
     if (options.json) {
       // Every line is a JSON object, these too (as a local run's first event and its notes), as `submit --output json` writes them.
-      process.stdout.write(submitRecords(workflow, submitted, store.description).map((record) => `${JSON.stringify(record)}\n`).join(""));
+      process.stdout.write(submitRecords(workflow, submitted, store.description).map((record) => `${toJson(record)}\n`).join(""));
     } else {
       const notes = submitNotes(workflow.notes, submitted);
       // An existing run id adds only the tasks that are new: "submitted: 3 tasks" would say all three were.
@@ -107,7 +108,7 @@ const STOPPED_SUMMARY_MS = 3000;
 function tellCancelled(runId: string, { cancelled, cancelRequested }: CancelResult, json: boolean): void {
   if (cancelled.length === 0 && cancelRequested.length === 0) return;
   if (json) {
-    process.stdout.write(`${JSON.stringify({ ts: new Date().toISOString(), event: "cancelled", runId, cancelled, cancelRequested })}\n`);
+    process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "cancelled", runId, cancelled, cancelRequested })}\n`);
     return;
   }
   const parts: string[] = [];

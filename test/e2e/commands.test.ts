@@ -266,6 +266,28 @@ describe("taskq commands", () => {
     for (const result of [validate, plan]) expect(result.stdout.replaceAll("\n", "")).not.toMatch(raw);
   });
 
+  // validate, --dry-run and the error records wrote JSON.stringify's text: a C1 control (U+009B,
+  // an 8-bit CSI) as its raw bytes, which a terminal showing the NDJSON obeys, where run's records escape it.
+  it("validate, --dry-run and error records with --output json write C1 controls escaped (\\u009b), as run's records do", async () => {
+    const ws = await workspace('tasks:\n  a:\n    run: "echo \\u009b2J"\n    cwd: "sub\\u009bx"\n    runAt: 2020-01-01T00:00:00Z\n', "ci\u009b2J.yaml");
+    const bad = await workspace("tasks:\n  a: { run: 'true', nope: 1 }\n", "bad\u009b2J.yaml");
+    const results = [
+      await runCli(["validate", ws.file, "--output", "json"]),
+      await runCli(["run", "--dry-run", ws.file, "--output", "json"]),
+      await runCli(["validate", bad.file, "--output", "json"]),
+      await runCli(["run", ws.file, "--output", "json", "-j", "\u009b2J"]),
+    ];
+    expect(results.map((result) => result.code)).toEqual([0, 0, 2, 2]);
+    for (const result of results) {
+      expect(result.stdout).not.toMatch(/[\u0080-\u009f]/);
+      expect(result.stdout).toContain("\\u009b2J");
+    }
+    const planned = results[1]!.stdout.trim().split("\n").map((line) => JSON.parse(line) as { event: string; run?: string; cwd?: string; file?: string });
+    expect(planned[0]).toMatchObject({ event: "plan", file: ws.file });
+    expect(planned[1]).toMatchObject({ event: "planned", run: "echo \u009b2J", cwd: `${ws.dir}/sub\u009bx` });
+    expect((JSON.parse(results[2]!.stdout) as { problems: { file: string }[] }).problems[0]?.file).toBe(bad.file);
+  });
+
   it("validate quotes a bad value's DEL and C1 controls (U+009B, an 8-bit CSI) as \\u009b, as it quotes ESC: JSON leaves them raw", async () => {
     const ws = await workspace('tasks:\n  a: { run: "true", priority: "x\\u009b2J\\u001b[2J\\u007f" }\n');
     const result = await runCli(["validate", ws.file]);

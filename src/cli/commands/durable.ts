@@ -48,7 +48,7 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
     const unlimited = concurrencyNotes(workflow);
     if (flags.output === "json") {
       // NDJSON on stdout, as `run --store --output json` begins: the run's record, then the notes.
-      process.stdout.write(submitRecords(workflow, result, store.description, unlimited).map((record) => `${JSON.stringify(record)}\n`).join(""));
+      process.stdout.write(submitRecords(workflow, result, store.description, unlimited).map((record) => `${toJson(record)}\n`).join(""));
       return submittedIdLost(result.runId);
     }
     // stdout is the run id alone (RUN=$(taskq submit ...)): what else there is to say goes to stderr.
@@ -188,7 +188,7 @@ export async function statusCommand(runId: string, flags: Flags): Promise<number
             process.stdout.write(json ? `${toJson({ ts, event: "db-error", runId, operation: "status", message, retrying: true })}\n` : `${ts} ${runId}: status failed: ${message}; retrying\n`);
           } else {
             // The counts as the summary record that ends the watch gives them (and the plain line words them): SCHEDULED and READY, not the store's queued.
-            process.stdout.write(json ? `${JSON.stringify({ ts, event: "progress", runId, counts: summaryCounts(status) })}\n` : `${ts} ${runId}: ${countsLine(status)}\n`);
+            process.stdout.write(json ? `${toJson({ ts, event: "progress", runId, counts: summaryCounts(status) })}\n` : `${ts} ${runId}: ${countsLine(status)}\n`);
           }
           await sleep(1000, undefined, { signal: stdout.gone }).catch(() => undefined);
           // `status --watch | head -1`: no one reads any more; the run is not finished (exit 1).
@@ -227,7 +227,7 @@ export async function cancelCommand(runId: string, task: string | undefined, fla
     if (ended !== undefined) {
       process.stderr.write(`note: ${task === undefined ? `run ${runId}` : `task ${JSON.stringify(task)} of run ${runId}`} has already ended (${ended}): nothing to cancel\n`);
     }
-    process.stdout.write(`${JSON.stringify({ cancelled, cancelRequested })}\n`);
+    process.stdout.write(`${toJson({ cancelled, cancelRequested })}\n`);
     for (const note of runningNotes(running)) process.stderr.write(`note: ${note}\n`);
     const done = [...(cancelled.length === 0 ? [] : [`cancelled ${cancelled.join(", ")}`]), ...(cancelRequested.length === 0 ? [] : [`asked the workers running ${cancelRequested.join(", ")} to stop`])];
     if (done.length > 0) changeLost(`run ${runId}: ${done.join("; ")}`);
@@ -301,7 +301,7 @@ export async function pruneCommand(flags: Flags): Promise<number> {
   return withExistingStore(flags, async (store) => {
     const { before, runs } = await store.pruneRuns(olderThanMs, { dryRun });
     const what = `${runs.length} run${runs.length === 1 ? "" : "s"} ended before ${before}`;
-    if (flags.output === "json") process.stdout.write(`${JSON.stringify({ before, [dryRun ? "wouldPrune" : "pruned"]: runs })}\n`);
+    if (flags.output === "json") process.stdout.write(`${toJson({ before, [dryRun ? "wouldPrune" : "pruned"]: runs })}\n`);
     else process.stdout.write(runs.length === 0 ? `no run ended before ${before}\n` : `${dryRun ? "would prune" : "pruned"} ${what}:\n${runs.map((id) => `  ${id}\n`).join("")}`);
     if (!dryRun && runs.length > 0) changeLost(`pruned ${what}`);
     return 0;
@@ -320,7 +320,7 @@ async function pruneLogs(logRoot: string, olderThanMs: number, flags: Flags): Pr
   const what = `${runs.length} run folder${runs.length === 1 ? "" : "s"} last written before ${before}`;
   if (flags.output === "json") {
     const notDeleted = failed.length === 0 ? {} : { failed: failed.map(({ run, problem, unreadable }) => ({ run, error: unreadable ? `cannot read: ${problem}` : problem })) };
-    process.stdout.write(`${JSON.stringify({ before, logDir: logRoot, [dryRun ? "wouldPrune" : "pruned"]: runs, ...notDeleted })}\n`);
+    process.stdout.write(`${toJson({ before, logDir: logRoot, [dryRun ? "wouldPrune" : "pruned"]: runs, ...notDeleted })}\n`);
   } else if (runs.length > 0) {
     process.stdout.write(`${dryRun ? "would prune" : "pruned"} ${what}:\n${runs.map((id) => `  ${path.join(logRoot, id)}\n`).join("")}`);
   } else if (failed.length === 0) {
@@ -361,7 +361,7 @@ export async function redriveCommand(runId: string, task: string, flags: Flags):
   taskIdArgument(task);
   return withExistingStore(flags, async (store) => {
     const result = await store.redrive(runId, task);
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+    process.stdout.write(`${toJson(result)}\n`);
     changeLost(`run ${runId}: task ${JSON.stringify(result.requeued)} was queued again${result.reblocked.length === 0 ? "" : ` (waiting for it again: ${result.reblocked.join(", ")})`}`);
     return 0;
   });

@@ -1,6 +1,7 @@
 import { noteFields } from "../note-fields.js";
 import { noteTerminalInput, workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
+import { toJson } from "../to-json.js";
 import { escapeControls } from "../../escape-controls.js";
 import type { Workflow } from "../../loaders/index.js";
 
@@ -21,7 +22,7 @@ export async function validateCommand(file: string, json = false): Promise<numbe
   if (json) {
     const ts = new Date().toISOString();
     const records = [{ ts, event: "valid", file: workflow.file, tasks: workflow.tasks.length }, ...workflow.notes.map((message) => ({ ts, event: "note", ...noteFields(message, workflow.file) }))];
-    process.stdout.write(records.map((record) => `${JSON.stringify(record)}\n`).join(""));
+    process.stdout.write(records.map((record) => `${toJson(record)}\n`).join(""));
     return 0;
   }
   // The file's name escaped, as the errors and notes that name it show it (`ci\n.yaml`).
