@@ -409,6 +409,19 @@ describe("taskq run --store", () => {
     expect((await store.runStatus(runId)).state).toBe("cancelled");
   });
 
+  // The summary record said "exitCode":1 while the process exited 143, where a local run's says 143.
+  it("stopped by SIGTERM, --output json: the summary record is the last line and its exitCode is the one taskq exits with, as a local run's", async () => {
+    const file = await workflowFile("interrupted-json", "tasks:\n  only: { run: 'echo started; sleep 1000' }\n");
+    const runId = newRunId("interrupted-json");
+    const run = startRun(file, ["--run-id", runId, "--shutdown-timeout", "0.5s", "--kill-grace", "1s", "--output", "json"]);
+    expect(await eventually(() => run.stdout().includes('"text":"started"'), 15_000)).toBe(true);
+    run.child.kill("SIGTERM");
+    const result = await run.done;
+    expect(result.code).toBe(143);
+    const records = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as { event: string; exitCode?: number; interrupted?: string });
+    expect(records.at(-1)).toMatchObject({ event: "summary", exitCode: 143, interrupted: "SIGTERM", state: "cancelled" });
+  });
+
   it("stopped by SIGINT: cancels the run's tasks that had not started and says so; the run ends, so no worker runs them and prune deletes it", async () => {
     const file = await workflowFile(
       "interrupted",

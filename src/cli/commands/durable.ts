@@ -13,6 +13,7 @@ import { terminalSafe } from "../render/control-bytes.js";
 import { formatSummary, shownIds, unfinishedCount, unfinishedParts } from "../render/summary-text.js";
 import type { RunSummary } from "../render/types.js";
 import { noteFields } from "../note-fields.js";
+import { signalExitCode } from "../signals.js";
 import type { Workflow } from "../../loaders/index.js";
 import { openStore, RETRY_DROPPED_MS, storeUrl, type StoreFlags } from "../store-flags.js";
 
@@ -384,7 +385,11 @@ export async function printRunSummary(
 ): Promise<number> {
   const status = read ?? (await store.runStatus(runId));
   const summary = toSummary(status, options.local);
-  if (options.interrupted !== undefined) summary.interrupted = options.interrupted;
+  if (options.interrupted !== undefined) {
+    // The code taskq exits with, as a local run's summary says it, whatever the run's tasks came to.
+    summary.interrupted = options.interrupted;
+    summary.exitCode = signalExitCode(options.interrupted);
+  }
   // A run stored without its file (not by submit) has no "file" rather than a made-up one. A `ts` first, as every record of a local run has.
   const record = { ts: new Date().toISOString(), event: "summary", ...summary, file: status.file ?? undefined, state: status.state };
   if (options.json) process.stdout.write(`${toJson(record)}\n`);
