@@ -63,22 +63,6 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   const summary = new SummaryCollector(queue);
   const maxAttempts = new Map<string, number>();
   for (const task of workflow.tasks) maxAttempts.set(task.id, task.retries + 1);
-  renderer.attach(queue, {
-    runId,
-    file: workflow.file,
-    ...(workflow.name === undefined ? {} : { name: workflow.name }),
-    logDir,
-    taskCount: workflow.tasks.length,
-    concurrency: fitted.concurrency,
-    maxAttempts,
-  });
-  if (fitted.note !== undefined) renderer.note(fitted.note);
-  for (const note of workflow.notes) renderer.note(note);
-  submitAll(queue, workflow);
-  const file = workflow.file;
-  // Let go of the parsed workflow before the first spawn: every spawn forks, and costs grow with our own memory.
-  workflow.tasks.length = 0;
-
   let interrupted: NodeJS.Signals | undefined;
   let finished = false;
   /** Set while what the tasks left running is being stopped, after the last task: a signal then kills it at once. */
@@ -91,7 +75,8 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   const hardStop = new AbortController();
   /** A LongTimer: the time to finish may be longer than setTimeout's 24.8 days. */
   let deadlineNote: LongTimer | undefined;
-  // Installed until the summary is out: a signal that arrives after the last task ended must not cut it off.
+  // Installed before the run's first record, until the summary is out: a signal while thousands of tasks are
+  // submitted (~0.3 s for 5,000) must not kill taskq mid-record, nor one after the last task ended cut the summary off.
   const removeSignalHandlers = onShutdownSignals({
     graceful: (signal) => {
       if (finished) return killLeftoversNow(signal);
@@ -119,6 +104,22 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
       hardStop.abort();
     },
   });
+  renderer.attach(queue, {
+    runId,
+    file: workflow.file,
+    ...(workflow.name === undefined ? {} : { name: workflow.name }),
+    logDir,
+    taskCount: workflow.tasks.length,
+    concurrency: fitted.concurrency,
+    maxAttempts,
+  });
+  if (fitted.note !== undefined) renderer.note(fitted.note);
+  for (const note of workflow.notes) renderer.note(note);
+  submitAll(queue, workflow);
+  const file = workflow.file;
+  // Let go of the parsed workflow before the first spawn: every spawn forks, and costs grow with our own memory.
+  workflow.tasks.length = 0;
+
   // Ctrl-Z stops the tasks with taskq, and `fg` continues them (time stopped counts toward their timeouts).
   const removeJobControl = onJobControl({
     stop: () => {

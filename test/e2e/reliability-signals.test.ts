@@ -544,6 +544,24 @@ describe("signals and shutdown", () => {
     expect(terminal.get("later")).toEqual(["cancelled"]);
   });
 
+  // The handlers were installed once every task was submitted: a SIGTERM while thousands were
+  // (~0.3 s) killed taskq by the signal itself, its NDJSON cut mid-record and no summary.
+  it("a signal as soon as the run's first record is out, while its many tasks are submitted: the run stops as ever, its NDJSON whole and ending with the summary", async () => {
+    const run = await startRun(tasksYaml(Array.from({ length: 5000 }, (_, i): [string, string] => [`t${i}`, '{ run: "true" }'])), ["-j", "2", "--output", "json"]);
+    run.child.stdout!.on("data", () => {
+      if (run.signalledAt() === undefined && run.stdout().includes('"event":"run"')) run.signalTaskq("SIGTERM");
+    });
+    const { result } = await run.exited;
+    expect(run.signalledAt()).toBeDefined();
+    expect({ code: result.code, signal: result.signal }).toEqual({ code: 143, signal: null });
+    expect(result.stdout.endsWith("\n")).toBe(true);
+    const records = jsonEvents(result.stdout);
+    expect(records).toHaveLength(result.stdout.split("\n").length - 1);
+    const summary = records.at(-1) as { event: string; exitCode: number; interrupted: string; counts: Record<string, number> };
+    expect(summary).toMatchObject({ event: "summary", exitCode: 143, interrupted: "SIGTERM" });
+    expect(Object.values(summary.counts).reduce((a, b) => a + b, 0)).toBe(5000);
+  });
+
   it("a task whose shell exits but leaves a child holding stdout settles, and its group is gone before dependents start (case 6)", async () => {
     const yaml = tasksYaml([
       ["bg", '{ run: "echo pgid $$; sleep 1000 & echo $! > bgpid; echo started" }'],
