@@ -8,6 +8,7 @@ import { checkLogRoot } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import type { OutputMode } from "./render/index.js";
 import { openStore, RETRY_DROPPED_MS, type StoreFlags } from "./store-flags.js";
+import { onShutdownSignals, secondSignal, signalExitCode } from "./signals.js";
 import { smallThreadPool } from "./thread-pool.js";
 import { toJson } from "./to-json.js";
 import { runWorker } from "./worker-run.js";
@@ -44,7 +45,24 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
   // Its summary, and its cancel when stopped, ride out a dropped connection, as `status` and `cancel` do.
   const store = await openStore(options, { retryDroppedMs: RETRY_DROPPED_MS });
   try {
-    const submitted = await store.submit(workflow, options.runId === undefined ? {} : { runId: options.runId });
+    // A signal while the run is submitted (seconds, for a large workflow) waits for it to be stored, then ends it, as
+    // one later does: killed by the signal, taskq would leave the run queued for any worker, its id unsaid.
+    let early: NodeJS.Signals | undefined;
+    const removeEarly = onShutdownSignals({
+      graceful: (signal) => (early = signal),
+      // A second one does not wait for a database that may not answer: what was not committed is rolled back as taskq exits.
+      immediate: (signal, first) => {
+        const run = options.runId === undefined ? "" : `: see \`taskq status ${options.runId}\`, and cancel it with \`taskq cancel ${options.runId}\``;
+        process.stderr.write(`taskq: ${secondSignal(signal, first)} while the run was being submitted: stopping now; the run may have been stored${run}\n`);
+        process.exit(signalExitCode(first));
+      },
+    });
+    let submitted: Awaited<ReturnType<PostgresStore["submit"]>>;
+    try {
+      submitted = await store.submit(workflow, options.runId === undefined ? {} : { runId: options.runId });
+    } finally {
+      removeEarly();
+    }
     const { runId } = submitted;
     const tasks = workflow.tasks.length;
     if (options.json) {
@@ -58,10 +76,21 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       process.stdout.write(`${head}\n${notes.map((note) => `note: ${oneLine(note)}\n`).join("")}`);
     }
     workflow.tasks.length = 0;
-    const taskEnds = nextEvent((event) => event.type === "finished");
-    // Its own run's tasks only: another run's would run here with this process's environment (a CI job's secrets).
-    const { exitCode, interrupted, workerId } = await runWorker(store, { ...options, runId, fitted, onEvent: taskEnds.tell, until: () => untilFinished(store, runId, taskEnds.next) });
-    const summaryOptions = { color: options.color, json: options.json, local: { logDir: path.join(options.logRoot, runId), workerId } satisfies LocalLogs };
+    let stopped: { exitCode: number; interrupted?: NodeJS.Signals; workerId?: string };
+    if (early !== undefined) {
+      // No worker starts: the run ends below as one stopped later does, the same 3 s given to its cancel and summary.
+      const message = `${early} received while the run was being submitted: it is cancelled before this process runs any of its tasks`;
+      process.stdout.write(options.json ? `${toJson({ ts: new Date().toISOString(), event: "note", message })}\n` : `${message}\n`);
+      stopped = { exitCode: signalExitCode(early), interrupted: early };
+    } else {
+      const taskEnds = nextEvent((event) => event.type === "finished");
+      // Its own run's tasks only: another run's would run here with this process's environment (a CI job's secrets).
+      stopped = await runWorker(store, { ...options, runId, fitted, onEvent: taskEnds.tell, until: () => untilFinished(store, runId, taskEnds.next) });
+    }
+    const { exitCode, interrupted, workerId } = stopped;
+    // Where this process ran none of the run's tasks (stopped while submitting), its logs are the workers'.
+    const local = workerId === undefined ? undefined : ({ logDir: path.join(options.logRoot, runId), workerId } satisfies LocalLogs);
+    const summaryOptions = { color: options.color, json: options.json, ...(local === undefined ? {} : { local }) };
     if (exitCode === 0) return await printRunSummary(store, runId, summaryOptions);
     // Stopped (a signal, a lost lease): the summary if the database gives it soon, and the stop's exit code either way.
     // Stopped by a signal, the run ends here, as a local run does: what has not started never will.

@@ -422,6 +422,68 @@ describe("taskq run --store", () => {
     expect(records.at(-1)).toMatchObject({ event: "summary", exitCode: 143, interrupted: "SIGTERM", state: "cancelled" });
   });
 
+  // A signal while the run was submitted (seconds, for a large workflow) killed taskq by the signal
+  // itself: nothing printed, and the run stayed queued in the database for any worker to run.
+  it("stopped by SIGTERM while its run is being submitted: once stored, the run is cancelled, and the JSON ends with its summary", async () => {
+    const file = await workflowFile("interrupted-submit", "tasks:\n  a: { run: 'touch ran-a' }\n  b: { run: 'touch ran-b', dependsOn: a }\n");
+    const runId = newRunId("interrupted-submit");
+    const locker = await store.pool.connect();
+    try {
+      // Holds the submit's INSERT of its run until the signal has come.
+      await locker.query("BEGIN");
+      await locker.query(`LOCK TABLE "${durable.SCHEMA}".runs IN EXCLUSIVE MODE`);
+      const run = startRun(file, ["--run-id", runId, "--output", "json"]);
+      const waiting = async (): Promise<boolean> =>
+        (await store.pool.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO%runs%'")).rowCount! > 0;
+      expect(await eventually(waiting, 15_000)).toBe(true);
+      run.child.kill("SIGTERM");
+      await sleep(300);
+      await locker.query("COMMIT");
+      const result = await run.done;
+      expect({ code: result.code, signal: result.signal }).toEqual({ code: 143, signal: null });
+      const records = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as { event: string });
+      expect(records[0]).toMatchObject({ event: "run", runId });
+      expect(records.at(-1)).toMatchObject({ event: "summary", runId, exitCode: 143, interrupted: "SIGTERM", state: "cancelled" });
+      expect(records.map((record) => record.event)).not.toContain("started");
+    } finally {
+      await locker.query("ROLLBACK").catch(() => undefined);
+      locker.release();
+    }
+    expect((await store.runStatus(runId)).tasks.map((row) => [row.key, row.state])).toEqual([
+      ["a", "cancelled"],
+      ["b", "cancelled"],
+    ]);
+    expect(existsSync(path.join(ws.dir, "ran-a"))).toBe(false);
+  });
+
+  it("a second signal while its run is being submitted stops it at once, without waiting for the database; the run not yet stored is not", async () => {
+    const file = await workflowFile("interrupted-submit-twice", "tasks:\n  a: { run: 'touch ran-twice' }\n");
+    const runId = newRunId("interrupted-submit-twice");
+    const locker = await store.pool.connect();
+    try {
+      await locker.query("BEGIN");
+      await locker.query(`LOCK TABLE "${durable.SCHEMA}".runs IN EXCLUSIVE MODE`);
+      const run = startRun(file, ["--run-id", runId, "--output", "json"]);
+      const waiting = async (): Promise<boolean> =>
+        (await store.pool.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO%runs%'")).rowCount! > 0;
+      expect(await eventually(waiting, 15_000)).toBe(true);
+      run.child.kill("SIGTERM");
+      await sleep(200);
+      run.child.kill("SIGTERM");
+      const result = await run.done;
+      expect({ code: result.code, signal: result.signal }).toEqual({ code: 143, signal: null });
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toBe(
+        `taskq: SIGTERM received again while the run was being submitted: stopping now; the run may have been stored: see \`taskq status ${runId}\`, and cancel it with \`taskq cancel ${runId}\`\n`,
+      );
+    } finally {
+      await locker.query("ROLLBACK").catch(() => undefined);
+      locker.release();
+    }
+    // Its transaction was rolled back with its connection.
+    expect(await eventually(async () => (await store.pool.query(`SELECT 1 FROM "${durable.SCHEMA}".runs WHERE id = $1`, [runId])).rowCount === 0)).toBe(true);
+  });
+
   it("stopped by SIGINT: cancels the run's tasks that had not started and says so; the run ends, so no worker runs them and prune deletes it", async () => {
     const file = await workflowFile(
       "interrupted",
