@@ -78,7 +78,7 @@ export class BufferedWriter {
    * Writes each line of a block (as for writePrefixedLines) as one JSON record: `head`,
    * which is the record up to its last field's opening quote (see jsonRecordHead), then the
    * line as that string's content, then `"}\n`. A line that JSON writes as it is (printable
-   * ASCII without `"` or `\`, or valid UTF-8 besides, without a C1 control) is copied as bytes;
+   * ASCII without `"` or `\`, or valid UTF-8 besides, without a C1 control, U+2028 or U+2029) is copied as bytes;
    * any other goes through toJson, so every record is what toJson makes of the line.
    */
   writeJsonLines(head: Buffer, bytes: Buffer, count: number, ends: Int32Array): void {
@@ -235,11 +235,17 @@ function isJsonText(bytes: Buffer, view: DataView, start: number, end: number): 
   return (bits & 0x80808080) === 0 || (isUtf8(bytes.subarray(start, end)) && !hasC1(bytes, start, end));
 }
 
-/** Whether UTF-8 bytes[start, end) hold a C1 control (C2 80 to C2 9F), which toJson escapes. */
+/**
+ * Whether UTF-8 bytes[start, end) hold a character toJson escapes: a C1 control (C2 80 to C2 9F),
+ * U+2028 or U+2029 (E2 80 A8, E2 80 A9).
+ */
 function hasC1(bytes: Buffer, start: number, end: number): boolean {
   for (let at = bytes.indexOf(0xc2, start); at !== -1 && at + 1 < end; at = bytes.indexOf(0xc2, at + 1)) {
     const next = bytes[at + 1] as number;
     if (next >= 0x80 && next < 0xa0) return true;
+  }
+  for (let at = bytes.indexOf(0xe2, start); at !== -1 && at + 2 < end; at = bytes.indexOf(0xe2, at + 1)) {
+    if (bytes[at + 1] === 0x80 && ((bytes[at + 2] as number) & 0xfe) === 0xa8) return true;
   }
   return false;
 }

@@ -106,9 +106,10 @@ describe("BufferedWriter.writeJsonLines", () => {
     expect(written[9]).toBe('{"text":"bad\uFFFD!"}');
   });
 
-  it("agrees with JSON.stringify on every byte, wherever it falls in a line, but for C1 controls, escaped too", async () => {
+  // U+2028 and U+2029 were written raw: Python's splitlines() cut such a record in two.
+  it("agrees with JSON.stringify on every byte, wherever it falls in a line, but for C1 controls, U+2028 and U+2029, escaped too", async () => {
     // Bytes around every boundary JSON cares about, and pieces of UTF-8 (whole, cut, or bad); C2 then 80, 9B, 9C or 9F is a C1 control.
-    const alphabet = [0x00, 0x09, 0x0d, 0x1f, 0x20, 0x21, 0x22, 0x23, 0x5b, 0x5c, 0x5d, 0x61, 0x7e, 0x7f, 0x80, 0xbf, 0xc2, 0x9b, 0xc3, 0xa9, 0xe2, 0x9c, 0x93, 0xed, 0xa0, 0xf0, 0x9f, 0x8e, 0x89, 0xff];
+    const alphabet = [0x00, 0x09, 0x0d, 0x1f, 0x20, 0x21, 0x22, 0x23, 0x5b, 0x5c, 0x5d, 0x61, 0x7e, 0x7f, 0x80, 0xa8, 0xbf, 0xc2, 0x9b, 0xc3, 0xa9, 0xe2, 0x9c, 0x93, 0xed, 0xa0, 0xf0, 0x9f, 0x8e, 0x89, 0xff];
     let seed = 7;
     const random = (n: number): number => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) >>> 8) % n;
     const lines: Buffer[] = [];
@@ -120,16 +121,17 @@ describe("BufferedWriter.writeJsonLines", () => {
       lines.push(line);
     }
     lines.push(Buffer.from("é".repeat(40)), Buffer.from("ok ✓ done 🎉!"), Buffer.from("csi \u009b2J\u009bH, nel \u0085, \u0080 and \u009f, not \u00a0"));
+    lines.push(Buffer.from("ls \u2028 ps \u2029, not \u2027 \u202a"), Buffer.from("\u2029"), Buffer.from([0xe2, 0x80, 0xa8, 0x20, 0xe2, 0x80]));
     const head = jsonRecordHead({ id: "t" });
     const out = sink();
     const writer = new BufferedWriter(out.stream);
     writer.writeJsonLines(head, ...rawBlock(lines));
     await settle();
-    const c1 = /[\u0080-\u009f]/g;
-    const escaped = (text: string): string => text.replace(c1, (c) => `\\u00${c.charCodeAt(0).toString(16)}`);
+    const c1 = /[\u0080-\u009f\u2028\u2029]/g;
+    const escaped = (text: string): string => text.replace(c1, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
     const expected = lines.map((line) => `${escaped(JSON.stringify({ id: "t", text: line.toString("utf8") }))}\n`).join("");
     expect(out.bytes().toString("latin1")).toBe(Buffer.from(expected).toString("latin1"));
-    // No C1 control is written as itself (UTF-8 C2 80 to C2 9F), and each record reads back as the line.
+    // No C1 control is written as itself (UTF-8 C2 80 to C2 9F), nor U+2028 or U+2029, and each record reads back as the line.
     expect(out.bytes().toString("utf8")).not.toMatch(c1);
     expect(out.bytes().toString("utf8").split("\n").slice(0, -1).map((record) => (JSON.parse(record) as { text: string }).text)).toEqual(lines.map((line) => line.toString("utf8")));
   });
