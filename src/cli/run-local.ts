@@ -147,12 +147,18 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     const built = summary.build(queue, run);
     // Daemons the tasks started (setsid) have run for the tasks after them: now they stop, given the grace a task gets,
     // before the summary, which is then the last word; a signal meanwhile kills them at once (the run's result stands).
+    // After a second signal ("killing every task now") they get no grace either: a runner's SIGKILL may follow within
+    // seconds (GitHub Actions: 2.5 s after its SIGTERM), and the kill grace would have cost the summary.
+    const killedAtOnce = hardStop.signal.aborted;
     stoppingLeftovers = new AbortController();
+    if (killedAtOnce) stoppingLeftovers.abort();
     await stopLeftovers(options.killGraceMs, {
       signal: stoppingLeftovers.signal,
       onFound: (groups) =>
         renderer.note(
-          `stopping ${groups === 1 ? "the process group" : `the ${groups} process groups`} the tasks left running (SIGTERM, then SIGKILL ${formatDuration(options.killGraceMs)} later; Ctrl-C or SIGTERM kills ${groups === 1 ? "it" : "them"} now)`,
+          killedAtOnce
+            ? `killing ${groups === 1 ? "the process group" : `the ${groups} process groups`} the tasks left running now, as the second signal asked`
+            : `stopping ${groups === 1 ? "the process group" : `the ${groups} process groups`} the tasks left running (SIGTERM, then SIGKILL ${formatDuration(options.killGraceMs)} later; Ctrl-C or SIGTERM kills ${groups === 1 ? "it" : "them"} now)`,
         ),
     });
     await renderer.finish(built);

@@ -196,6 +196,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   const stop = (deadlineMs: number): Promise<void> => worker.stop({ deadlineMs });
   /** Set while what the tasks left running is being stopped, once the worker has stopped: a signal then kills it at once. */
   let stoppingLeftovers: AbortController | undefined;
+  /** Set by a second signal ("killing every task now"): what the tasks left running then gets no grace either. */
+  let killedAtOnce = false;
   const killLeftoversNow = (signal: NodeJS.Signals): boolean => {
     if (stoppingLeftovers === undefined) return false;
     if (!stoppingLeftovers.signal.aborted) {
@@ -214,6 +216,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     },
     immediate: (signal, first) => {
       if (killLeftoversNow(signal)) return;
+      killedAtOnce = true;
       print({ event: "note", message: secondSignal(signal, first) }, `${secondSignal(signal, first)}: killing every task now`);
       // Abort first, so each attempt ends as a shutdown (lease given back, attempt not counted), not as a failure.
       // SIGKILLed, a task's processes are gone at once: its lease is not held back for the kill grace.
@@ -227,12 +230,16 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     await worker.start();
     await Promise.race([halted, options.until?.(worker) ?? new Promise<never>(() => undefined)]);
     await stop(options.shutdownTimeoutMs);
-    // Daemons its tasks started (setsid) stop with the worker, given the grace a task gets; a signal meanwhile kills them at once.
+    // Daemons its tasks started (setsid) stop with the worker, given the grace a task gets; a signal meanwhile kills them at
+    // once, and so does one before (a second signal: a supervisor's SIGKILL may follow within seconds).
     stoppingLeftovers = new AbortController();
+    if (killedAtOnce) stoppingLeftovers.abort();
     await stopLeftovers(options.killGraceMs, {
       signal: stoppingLeftovers.signal,
       onFound: (groups) => {
-        const message = `stopping ${groups === 1 ? "the process group" : `the ${groups} process groups`} the tasks left running (SIGTERM, then SIGKILL ${formatDuration(options.killGraceMs)} later; Ctrl-C or SIGTERM kills ${groups === 1 ? "it" : "them"} now)`;
+        const message = killedAtOnce
+          ? `killing ${groups === 1 ? "the process group" : `the ${groups} process groups`} the tasks left running now, as the second signal asked`
+          : `stopping ${groups === 1 ? "the process group" : `the ${groups} process groups`} the tasks left running (SIGTERM, then SIGKILL ${formatDuration(options.killGraceMs)} later; Ctrl-C or SIGTERM kills ${groups === 1 ? "it" : "them"} now)`;
         print({ event: "note", message }, `note: ${message}`);
       },
     });

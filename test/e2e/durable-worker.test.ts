@@ -484,6 +484,24 @@ describe("taskq run --store", () => {
     expect(await eventually(async () => (await store.pool.query(`SELECT 1 FROM "${durable.SCHEMA}".runs WHERE id = $1`, [runId])).rowCount === 0)).toBe(true);
   });
 
+  it("a second signal also kills at once what its tasks left in sessions of their own (a daemon ignoring SIGTERM), not after the kill grace", { timeout: 90_000 }, async () => {
+    // A supervisor's SIGKILL may follow the second signal within seconds (GitHub Actions: 2.5 s): the daemon's kill grace came first.
+    const file = await workflowFile("second-signal", `tasks:\n  daemon: { run: "setsid sh -c 'trap \\"\\" TERM; sleep 1000 & wait' & echo started; sleep 1000" }\n`);
+    const runId = newRunId("second-signal");
+    const run = startRun(file, ["--run-id", runId, "--shutdown-timeout", "30s", "--kill-grace", "30s"]);
+    expect(await eventually(() => run.stdout().includes(`${runId}/daemon | started`), 15_000)).toBe(true);
+    run.child.kill("SIGINT");
+    expect(await eventually(() => run.stdout().includes("SIGINT received"), 5_000)).toBe(true);
+    const second = Date.now();
+    run.child.kill("SIGTERM");
+    const result = await run.done;
+    expect(Date.now() - second).toBeLessThan(10_000);
+    expect(result.code).toBe(130);
+    expect(result.stdout).toContain("killing the process group the tasks left running now, as the second signal asked");
+    expect(result.stdout).not.toContain("Ctrl-C or SIGTERM kills it now");
+    expect(await findLeftovers(runId)).toEqual([]);
+  });
+
   it("stopped by SIGINT: cancels the run's tasks that had not started and says so; the run ends, so no worker runs them and prune deletes it", async () => {
     const file = await workflowFile(
       "interrupted",

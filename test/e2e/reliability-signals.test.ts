@@ -193,6 +193,29 @@ describe("signals and shutdown", () => {
     expect(result.stdout).toMatch(/0 succeeded, 0 failed, 2 cancelled/);
   });
 
+  it("a second signal also kills at once what the tasks left in sessions of their own (a daemon ignoring SIGTERM): the summary comes before a runner's SIGKILL", { timeout: 60_000 }, async () => {
+    // GitHub Actions cancels with SIGINT, SIGTERM 7.5 s later and SIGKILL 2.5 s after that: before, the
+    // daemon got the whole kill grace after the second signal, and the summary came only then.
+    const yaml = tasksYaml([
+      ["daemon", `{ run: "setsid sh -c 'trap \\"\\" TERM; sleep 1000 & wait' & echo pgid $$; sleep 1000" }`],
+      ["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }'],
+    ]);
+    const run = await startRun(yaml, ["-j", "2", "--shutdown-timeout", "30s", "--kill-grace", "30s"]);
+    await waitForOutput(run, /daemon \| pgid/);
+    await waitForOutput(run, /stubborn \| ready/);
+    run.signalGroup("SIGINT");
+    await waitForOutput(run, /SIGINT received: no new task starts/);
+    run.signalTaskq("SIGTERM");
+    const { result, sinceSignalMs } = await run.exited;
+    expect(result.code).toBe(130);
+    expect(sinceSignalMs).toBeLessThan(1500 + SLACK_MS);
+    expect(result.stdout).toContain("SIGTERM received after SIGINT: killing every task now");
+    expect(result.stdout).toContain("killing the process group the tasks left running now, as the second signal asked");
+    expect(result.stdout).not.toContain("SIGKILL 30s later; Ctrl-C or SIGTERM kills it now");
+    expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 2 cancelled/);
+    expect(await findLeftovers(await singleRunId(run.logs))).toEqual([]);
+  });
+
   it("a runner's SIGTERM after a Ctrl-C is named as such, not as the same signal again", async () => {
     const run = await startRun(tasksYaml([["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }']]), ["--shutdown-timeout", "30s", "--kill-grace", "30s"]);
     await waitForLedger(run, "start", 1);
