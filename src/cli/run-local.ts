@@ -4,6 +4,7 @@ import { Queue, exponentialBackoff, type Backoff } from "../engine/index.js";
 import { LongTimer } from "../engine/long-timer.js";
 import { activeProcessGroups, createShellHandler, expectTaskPipes, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type ShellTask } from "../handlers/index.js";
 import { formatDuration } from "../handlers/format-duration.js";
+import { monotonicMs } from "../handlers/monotonic.js";
 import type { Workflow } from "../loaders/index.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
@@ -64,6 +65,8 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   const maxAttempts = new Map<string, number>();
   for (const task of workflow.tasks) maxAttempts.set(task.id, task.retries + 1);
   let interrupted: NodeJS.Signals | undefined;
+  /** When the first signal came (monotonic): its stop, leftovers included, takes at most the time to finish and the kill grace. */
+  let interruptedAt = 0;
   let finished = false;
   /** Set while what the tasks left running is being stopped, after the last task: a signal then kills it at once. */
   let stoppingLeftovers: AbortController | undefined;
@@ -81,6 +84,7 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     graceful: (signal) => {
       if (finished) return killLeftoversNow(signal);
       interrupted = signal;
+      interruptedAt = monotonicMs();
       // Durations as the worker and the leftovers' note say them: `2h`, not `7200s`.
       renderer.note(`${signal} received: no new task starts; running tasks have ${formatDuration(options.shutdownTimeoutMs)} to finish (send it again to stop at once)`);
       renderer.stopping?.({ signal, phase: "finishing", until: Date.now() + options.shutdownTimeoutMs });
@@ -149,17 +153,25 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     // before the summary, which is then the last word; a signal meanwhile kills them at once (the run's result stands).
     // After a second signal ("killing every task now") they get no grace either: a runner's SIGKILL may follow within
     // seconds (GitHub Actions: 2.5 s after its SIGTERM), and the kill grace would have cost the summary.
+    // After one signal, only what is left of the time to finish and the kill grace: a runner sizes its own grace (then
+    // SIGKILL) to those two, and the tasks' stop may have taken them both already.
     const killedAtOnce = hardStop.signal.aborted;
+    const graceMs =
+      interrupted === undefined ? options.killGraceMs : Math.min(options.killGraceMs, Math.max(0, interruptedAt + options.shutdownTimeoutMs + options.killGraceMs - monotonicMs()));
     stoppingLeftovers = new AbortController();
     if (killedAtOnce) stoppingLeftovers.abort();
-    await stopLeftovers(options.killGraceMs, {
+    await stopLeftovers(graceMs, {
       signal: stoppingLeftovers.signal,
-      onFound: (groups) =>
+      onFound: (groups) => {
+        const what = `${groups === 1 ? "the process group" : `the ${groups} process groups`} the tasks left running`;
         renderer.note(
           killedAtOnce
-            ? `killing ${groups === 1 ? "the process group" : `the ${groups} process groups`} the tasks left running now, as the second signal asked`
-            : `stopping ${groups === 1 ? "the process group" : `the ${groups} process groups`} the tasks left running (SIGTERM, then SIGKILL ${formatDuration(options.killGraceMs)} later; Ctrl-C or SIGTERM kills ${groups === 1 ? "it" : "them"} now)`,
-        ),
+            ? `killing ${what} now, as the second signal asked`
+            : graceMs < 1
+              ? `killing ${what} now: the time to finish and the kill grace (${formatDuration(options.shutdownTimeoutMs)} + ${formatDuration(options.killGraceMs)}) since the ${interrupted} have passed`
+              : `stopping ${what} (SIGTERM, then SIGKILL ${formatDuration(graceMs)} later${graceMs < options.killGraceMs ? `, what is left of the time the ${interrupted} gave` : ""}; Ctrl-C or SIGTERM kills ${groups === 1 ? "it" : "them"} now)`,
+        );
+      },
     });
     await renderer.finish(built);
     return exitCode;

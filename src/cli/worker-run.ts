@@ -2,6 +2,7 @@ import type { Server } from "node:http";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
 import { formatDuration } from "../handlers/format-duration.js";
+import { monotonicMs } from "../handlers/monotonic.js";
 import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type FittedConcurrency, type OutputSink, type ShellTask } from "../handlers/index.js";
 import type { LeasedTask, LeaseLost, Outcome, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "./output.js";
@@ -82,6 +83,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   };
   let lostLease = false;
   let interrupted: NodeJS.Signals | undefined;
+  /** When the first signal came (monotonic): its stop, leftovers included, takes at most the time to finish and the kill grace. */
+  let interruptedAt = 0;
   /** The worker's `stopped`, told last: after what its tasks left running is stopped too. */
   let stopped: WorkerEvent | undefined;
   let onHalted = (): void => undefined;
@@ -210,6 +213,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     graceful: (signal) => {
       if (killLeftoversNow(signal)) return;
       interrupted = signal;
+      interruptedAt = monotonicMs();
       const message = `${signal} received: no new task is leased; running tasks have ${formatDuration(options.shutdownTimeoutMs)} to finish`;
       print({ event: "note", message }, message);
       void stop(options.shutdownTimeoutMs);
@@ -232,14 +236,21 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     await stop(options.shutdownTimeoutMs);
     // Daemons its tasks started (setsid) stop with the worker, given the grace a task gets; a signal meanwhile kills them at
     // once, and so does one before (a second signal: a supervisor's SIGKILL may follow within seconds).
+    // After one signal, only what is left of the time to finish and the kill grace: a supervisor sizes its own grace
+    // (then SIGKILL) to those two, and the tasks' stop may have taken them both already.
+    const graceMs =
+      interrupted === undefined ? options.killGraceMs : Math.min(options.killGraceMs, Math.max(0, interruptedAt + options.shutdownTimeoutMs + options.killGraceMs - monotonicMs()));
     stoppingLeftovers = new AbortController();
     if (killedAtOnce) stoppingLeftovers.abort();
-    await stopLeftovers(options.killGraceMs, {
+    await stopLeftovers(graceMs, {
       signal: stoppingLeftovers.signal,
       onFound: (groups) => {
+        const what = `${groups === 1 ? "the process group" : `the ${groups} process groups`} the tasks left running`;
         const message = killedAtOnce
-          ? `killing ${groups === 1 ? "the process group" : `the ${groups} process groups`} the tasks left running now, as the second signal asked`
-          : `stopping ${groups === 1 ? "the process group" : `the ${groups} process groups`} the tasks left running (SIGTERM, then SIGKILL ${formatDuration(options.killGraceMs)} later; Ctrl-C or SIGTERM kills ${groups === 1 ? "it" : "them"} now)`;
+          ? `killing ${what} now, as the second signal asked`
+          : graceMs < 1
+            ? `killing ${what} now: the time to finish and the kill grace (${formatDuration(options.shutdownTimeoutMs)} + ${formatDuration(options.killGraceMs)}) since the ${interrupted} have passed`
+            : `stopping ${what} (SIGTERM, then SIGKILL ${formatDuration(graceMs)} later${graceMs < options.killGraceMs ? `, what is left of the time the ${interrupted} gave` : ""}; Ctrl-C or SIGTERM kills ${groups === 1 ? "it" : "them"} now)`;
         print({ event: "note", message }, `note: ${message}`);
       },
     });

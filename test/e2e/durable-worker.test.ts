@@ -502,6 +502,21 @@ describe("taskq run --store", () => {
     expect(await findLeftovers(runId)).toEqual([]);
   });
 
+  it("one signal: the whole stop, what its tasks left in sessions of their own included, takes at most --shutdown-timeout + --kill-grace", { timeout: 90_000 }, async () => {
+    // Before, the daemon got a kill grace of its own after the task's stop had taken both: 1s + 5s + 5s.
+    const file = await workflowFile("one-signal", `tasks:\n  daemon: { run: "setsid sh -c 'trap \\"\\" TERM; sleep 1000 & wait' & trap '' TERM; echo started; sleep 1000 & wait" }\n`);
+    const runId = newRunId("one-signal");
+    const run = startRun(file, ["--run-id", runId, "--shutdown-timeout", "1s", "--kill-grace", "5s"]);
+    expect(await eventually(() => run.stdout().includes(`${runId}/daemon | started`), 15_000)).toBe(true);
+    const signalled = Date.now();
+    run.child.kill("SIGTERM");
+    const result = await run.done;
+    expect(Date.now() - signalled).toBeLessThan(1000 + 5000 + 2500);
+    expect(result.code).toBe(143);
+    expect(result.stdout).toMatch(/killing the process group the tasks left running now: the time to finish and the kill grace \(1s \+ 5s\) since the SIGTERM have passed|what is left of the time the SIGTERM gave/);
+    expect(await findLeftovers(runId)).toEqual([]);
+  });
+
   it("stopped by SIGINT: cancels the run's tasks that had not started and says so; the run ends, so no worker runs them and prune deletes it", async () => {
     const file = await workflowFile(
       "interrupted",

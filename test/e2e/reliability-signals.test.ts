@@ -216,6 +216,24 @@ describe("signals and shutdown", () => {
     expect(await findLeftovers(await singleRunId(run.logs))).toEqual([]);
   });
 
+  it("one signal (a runner's SIGTERM, then its SIGKILL): the whole stop, what the tasks left in sessions of their own included, takes at most --shutdown-timeout + --kill-grace", { timeout: 60_000 }, async () => {
+    // Before, the daemon got a kill grace of its own after the tasks' stop had taken both: 1s + 5s + 5s, past a runner's grace sized to them.
+    const yaml = tasksYaml([
+      ["daemon", `{ run: "setsid sh -c 'trap \\"\\" TERM; sleep 1000 & wait' & echo pgid $$; sleep 1000" }`],
+      ["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }'],
+    ]);
+    const run = await startRun(yaml, ["-j", "2", "--shutdown-timeout", "1s", "--kill-grace", "5s"]);
+    await waitForOutput(run, /daemon \| pgid/);
+    await waitForOutput(run, /stubborn \| ready/);
+    run.signalTaskq("SIGTERM");
+    const { result, sinceSignalMs } = await run.exited;
+    expect(result.code).toBe(143);
+    expect(sinceSignalMs).toBeLessThan(1000 + 5000 + SLACK_MS);
+    expect(result.stdout).toMatch(/killing the process group the tasks left running now: the time to finish and the kill grace \(1s \+ 5s\) since the SIGTERM have passed|stopping the process group the tasks left running \(SIGTERM, then SIGKILL \d+ms later, what is left of the time the SIGTERM gave/);
+    expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 2 cancelled/);
+    expect(await findLeftovers(await singleRunId(run.logs))).toEqual([]);
+  });
+
   it("a runner's SIGTERM after a Ctrl-C is named as such, not as the same signal again", async () => {
     const run = await startRun(tasksYaml([["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }']]), ["--shutdown-timeout", "30s", "--kill-grace", "30s"]);
     await waitForLedger(run, "start", 1);
