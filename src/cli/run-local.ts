@@ -7,6 +7,7 @@ import { formatDuration } from "../handlers/format-duration.js";
 import { monotonicMs } from "../handlers/monotonic.js";
 import type { Workflow } from "../loaders/index.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
+import { pidOneNote } from "./pid-one.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
 import { createRunFolder } from "./run-folder.js";
 import { onJobControl, onShutdownSignals, secondSignal, signalExitCode } from "./signals.js";
@@ -118,6 +119,8 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     maxAttempts,
   });
   if (fitted.note !== undefined) renderer.note(fitted.note);
+  const pidOne = pidOneNote();
+  if (pidOne !== undefined) renderer.note(pidOne);
   for (const note of workflow.notes) renderer.note(note);
   submitAll(queue, workflow);
   const file = workflow.file;

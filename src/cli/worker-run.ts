@@ -10,6 +10,7 @@ import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import { eachLineText, hasControlBytes, terminalSafe } from "./render/control-bytes.js";
 import { clock } from "./render/describe.js";
+import { pidOneNote } from "./pid-one.js";
 import { RunHandlers } from "./run-handlers.js";
 import { onShutdownSignals, secondSignal, signalExitCode } from "./signals.js";
 import { keepHeapSmall } from "./small-heap.js";
@@ -183,6 +184,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   const server = options.metricsPort === undefined ? undefined : await listenForMetrics(worker, options.metricsPort, metricsHost);
   print({ event: "worker", workerId: worker.workerId, store: store.description, concurrency: fitted.concurrency }, `worker ${worker.workerId}: ${store.description}, concurrency ${fitted.concurrency}`);
   if (fitted.note !== undefined) print({ event: "note", message: fitted.note }, `note: ${fitted.note}`);
+  const pidOne = pidOneNote();
+  if (pidOne !== undefined) print({ event: "note", message: pidOne }, `note: ${pidOne}`);
   if (options.leaseMs !== undefined && options.leaseMs < SHORT_LEASE_MS) {
     const note =
       `--lease ${formatDuration(options.leaseMs)} is short: on a busy machine (CPU saturated) a renewal, due every ${formatDuration(Math.floor(options.leaseMs / 3))}, ` +

@@ -4,7 +4,7 @@ import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } fro
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { runCli, startCli } from "../helpers/cli.js";
+import { BIN, runCli, startCli } from "../helpers/cli.js";
 import { findLeftovers, isAlive } from "../helpers/processes.js";
 import { SLACK_MS, checkAllClean, delay, jsonEvents, readLedger, runToEnd, singleRunId, startRun, tasksYaml, waitForOutput, waitUntil } from "./reliability-harness.js";
 
@@ -27,7 +27,30 @@ function attemptSpan(stdout: string, id: string, terminal: string): number {
   return Date.parse(end!.ts as string) - Date.parse(start!.ts as string);
 }
 
+/** Whether this process may start a PID namespace of its own (root, util-linux unshare): taskq as a container's PID 1. */
+const canBePidOne = spawnSync("unshare", ["--pid", "--fork", "--mount-proc", "true"], { stdio: "ignore" }).status === 0;
+
 describe("process trees and timeouts", () => {
+  it.skipIf(!canBePidOne)("as PID 1 of a container without an init, a run says what its tasks leave behind stays as zombies and names an init; elsewhere it says nothing of it", async () => {
+    // Before, nothing said so: the zombies piled up in silence, each holding a pid of the container's pids.max.
+    const dir = await mkdtemp(path.join(tmpdir(), "taskq-pid-one-"));
+    try {
+      await writeFile(path.join(dir, "orphans.yaml"), tasksYaml([["orphan", '{ run: "(sleep 0.1 &); echo left" }']]));
+      const args = [BIN, "run", "orphans.yaml", "--log-dir", "logs"];
+      const options = { cwd: dir, encoding: "utf8" as const, env: { ...process.env, NO_COLOR: "1" }, timeout: 60_000 };
+      const note = "taskq is PID 1 (a container without an init): processes the tasks leave behind stay as zombies (<defunct>) until it exits; give it an init (docker run --init, tini, dumb-init)";
+      const asPidOne = spawnSync("unshare", ["--pid", "--fork", "--mount-proc", process.execPath, ...args], options);
+      expect(asPidOne.stderr).toBe("");
+      expect(asPidOne.status).toBe(0);
+      expect(asPidOne.stdout).toContain(`note    ${note}`);
+      const plain = spawnSync(process.execPath, args, options);
+      expect(plain.status).toBe(0);
+      expect(plain.stdout).not.toContain("PID 1");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("says what a task that ended left running and taskq stopped, and when one ignored SIGTERM cost the kill grace; nothing of a task that left nothing", async () => {
     const yaml = tasksYaml([
       ["bg", '{ run: "sleep 1000 & echo started" }'],
