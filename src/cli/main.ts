@@ -25,6 +25,11 @@ async function main(): Promise<void> {
   process.stdout.on("error", outputFailed("stdout"));
   process.stderr.on("error", outputFailed("stderr"));
   noteTerminal();
+  // As PID 1 (a container without an init) no signal's default action is ever taken: SIGQUIT
+  // (Ctrl-\, `docker kill -s QUIT`) did nothing. It ends taskq at once, as anywhere else; the
+  // kernel then SIGKILLs every other process of the container. After the other listeners (the
+  // terminal's settings, the cursor), which run within the same emit. 131: 128 + SIGQUIT, as a shell reports it.
+  if (process.pid === 1) process.on("SIGQUIT", () => setImmediate(() => process.exit(131)));
   const verbose = argv.includes("--verbose");
   try {
     const { buildProgram } = await import("./program.js");

@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
 import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { constants as osConstants, tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -26,6 +26,16 @@ import {
 const canSetLastPid = (() => {
   try {
     execFileSync("python3", ["-c", "open('/proc/sys/kernel/ns_last_pid', 'w')"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** Whether this process may start a PID namespace of its own (root, util-linux unshare): taskq as a container's PID 1. */
+const canBePidOne = (() => {
+  try {
+    execFileSync("unshare", ["--pid", "--fork", "--mount-proc", "true"], { stdio: "ignore" });
     return true;
   } catch {
     return false;
@@ -232,6 +242,34 @@ describe("signals and shutdown", () => {
     expect(result.stdout).toMatch(/killing the process group the tasks left running now: the time to finish and the kill grace \(1s \+ 5s\) since the SIGTERM have passed|stopping the process group the tasks left running \(SIGTERM, then SIGKILL \d+ms later, what is left of the time the SIGTERM gave/);
     expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 2 cancelled/);
     expect(await findLeftovers(await singleRunId(run.logs))).toEqual([]);
+  });
+
+  it.skipIf(!canBePidOne)("SIGQUIT to taskq as PID 1 of a container without an init ends it at once, as anywhere else, where no default action is taken for PID 1", { timeout: 60_000 }, async () => {
+    // Before, taskq as PID 1 ignored SIGQUIT (`docker kill -s QUIT`, Ctrl-\ in `docker run -it`): the run went on.
+    const dir = await mkdtemp(path.join(tmpdir(), "taskq-pid-one-"));
+    try {
+      await writeFile(path.join(dir, "long.yaml"), tasksYaml([["long", '{ run: "echo started; sleep 1000" }']]));
+      const child = spawn("unshare", ["--pid", "--fork", "--mount-proc", process.execPath, BIN, "run", "long.yaml", "--log-dir", "logs"], {
+        cwd: dir,
+        env: { ...process.env, NO_COLOR: "1" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = "";
+      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+      await waitUntil("the task to start", () => stdout.includes("long | started"));
+      // taskq is unshare's only child: PID 1 inside, this pid here.
+      const taskq = Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim());
+      expect(taskq).toBeGreaterThan(1);
+      process.kill(taskq, "SIGQUIT");
+      const code = await Promise.race([exited, delay(5000).then(() => "still running" as const)]);
+      // SIGKILL to PID 1 ends every process of its namespace: nothing is left behind when the test fails.
+      if (code === "still running") process.kill(taskq, "SIGKILL");
+      expect(code).toBe(131);
+      expect(await isAlive(taskq)).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("a runner's SIGTERM after a Ctrl-C is named as such, not as the same signal again", async () => {
