@@ -103,7 +103,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
         options.json ? print({ event: "output", runId, id: taskId, stream, text }, "") : out.write(`${runId}/${taskId} | ${terminal ? terminalSafe(text) : text}\n`),
       whenDrained: () => out.whenDrained(),
       // An error or note may quote the workflow (a cwd's folder): through oneLine, as a local run's plain lines.
-      note: (text) => print({ event: "note", message: text }, `note: ${oneLine(text)}`),
+      // One about a task (what it left running) names it, as the worker's other records of a task do.
+      note: (text, taskId) => print({ event: "note", ...(taskId === undefined ? {} : { runId, id: taskId }), message: text }, `note: ${oneLine(text)}`),
     };
     // A loud task's lines go through as bytes (see LineSplitter), as plain lines or JSON records.
     sink.lines = options.json

@@ -242,6 +242,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
           kept
             ? `${task.id}: a process it left running still holds its output; what that writes goes on into ${logPath}`
             : `${task.id}: a process it left running still holds its output; ${LATE_PIPES_MAX} such pipes are kept open already, so this one is closed (its writer may get SIGPIPE)`,
+          task.id,
         ),
       ...(options.sink.whenDrained === undefined ? {} : { whenDisplayDrained: () => options.sink.whenDrained?.() }),
     });
@@ -292,10 +293,10 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       const leftovers = await terminator.reap();
       // Stopped without a word, a leftover would go unnoticed, and one that ignores SIGTERM
       // adds the kill grace to the task's time for no reason the user could see.
-      if (leftovers !== undefined) options.sink.note?.(leftoversNote(task.id, leftovers, options.killGraceMs));
+      if (leftovers !== undefined) options.sink.note?.(leftoversNote(task.id, leftovers, options.killGraceMs), task.id);
       // Processes it started as another user (`sudo`) outlive every signal of taskq's: said, not left unseen.
       const unreachable = beyondReach(pid);
-      if (unreachable !== undefined) options.sink.note?.(beyondReachNote(task.id, unreachable));
+      if (unreachable !== undefined) options.sink.note?.(beyondReachNote(task.id, unreachable), task.id);
       // The group is empty now: its id is free for anyone, and leaves every list at once (the
       // output may take seconds more to drain).
       terminator.dispose();

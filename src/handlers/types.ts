@@ -55,8 +55,11 @@ export interface OutputSink {
    * it has caught up. Meanwhile the task's pipes are paused, as for a slow log file.
    */
   whenDrained?(): Promise<void> | undefined;
-  /** Optional: a message from taskq itself (shown once: a fallback the user should know of). */
-  note?(text: string): void;
+  /**
+   * Optional: a message from taskq itself (shown once: a fallback the user should know of).
+   * `taskId` is set where the note concerns one task (what it left running), for JSON's `id`.
+   */
+  note?(text: string, taskId?: string): void;
 }
 
 /** The outcome of one attempt: the same shape on success and failure. */

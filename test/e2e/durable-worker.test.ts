@@ -572,6 +572,19 @@ describe("taskq run --store", () => {
     }
   });
 
+  it("--output json: a note about one task (what it left running) names its run and task, as the worker's other records of a task do", async () => {
+    const file = await workflowFile("note-id", "tasks:\n  bg: { run: 'sleep 1000 & echo started' }\n");
+    const runId = newRunId("note-id");
+    const result = await startRun(file, ["--run-id", runId, "--output", "json"]).done;
+    expect(result.code).toBe(0);
+    const notes = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((record) => record.event === "note");
+    expect(notes).toEqual([{ ts: expect.any(String), event: "note", runId, id: "bg", message: "bg: stopped 1 process it left running" }]);
+  });
+
   it("its summary names this process's log folder, words a timeout as a local run does, and tells of no stop it was not asked for", async () => {
     const file = await workflowFile("summary", "tasks:\n  fine: { run: echo fine }\n  slow: { run: 'echo waiting; sleep 30', timeout: 1s }\n");
     const runId = newRunId("summary");

@@ -61,14 +61,15 @@ describe("process trees and timeouts", () => {
     ]);
     const json = await runToEnd(yaml, ["-j", "4", "--kill-grace", "500ms", "--output", "json"]);
     expect(json.code).toBe(0);
+    // Each names its task in `id`, as every other record of a task does: a script need not parse the message.
     const notes = jsonEvents(json.stdout)
       .filter((e) => e.event === "note")
-      .map((e) => e.message)
+      .map((e) => [e.id, e.message])
       .sort();
     expect(notes).toEqual([
-      "bg: stopped 1 process it left running",
-      "stubborn: stopped 1 process it left running; it ignored SIGTERM and was killed after the kill grace (500ms)",
-      "two: stopped 2 processes it left running",
+      ["bg", "bg: stopped 1 process it left running"],
+      ["stubborn", "stubborn: stopped 1 process it left running; it ignored SIGTERM and was killed after the kill grace (500ms)"],
+      ["two", "two: stopped 2 processes it left running"],
     ]);
     // The kill grace is in the stubborn task's time, as the note says.
     expect(attemptSpan(json.stdout, "stubborn", "succeeded")).toBeGreaterThanOrEqual(500);

@@ -41,8 +41,9 @@ export class JsonRenderer implements Renderer {
     return this.#out.whenDrained();
   }
 
-  note(text: string): void {
-    this.#emit({ event: "note", ...noteFields(text, this.#file) });
+  note(text: string, taskId?: string): void {
+    // A note about one task (what it left running) names it, as every other record of a task does: no parsing of its message.
+    this.#emit({ event: "note", ...(taskId === undefined ? {} : { id: taskId }), ...noteFields(text, this.#file) });
   }
 
   async finish(summary: RunSummary): Promise<void> {

@@ -85,8 +85,8 @@ export interface Renderer {
   readonly asWritten?: boolean;
   /** Optional backpressure from a slow reader of the output (see OutputSink.whenDrained). */
   whenDrained?(): Promise<void> | undefined;
-  /** A message from taskq itself (a note, a signal received). */
-  note(text: string): void;
+  /** A message from taskq itself (a note, a signal received); `taskId` where it concerns one task. */
+  note(text: string, taskId?: string): void;
   /** Stops any live display and prints the summary. */
   finish(summary: RunSummary): Promise<void>;
   /** Ctrl-Z: taskq is about to stop; a live display takes itself off the terminal and shows the cursor. */
