@@ -334,7 +334,10 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       const words: Record<string, string> = { succeeded: "ok     ", queued: "retry  ", failed: "FAILED ", cancelled: "cancel ", stale: "stale  " };
       // The database refused the record: the lease token owns nothing, as another worker (or its sweep) has the task now.
       const detail = state === "stale" ? ": the lease was taken over by another worker; the result was not recorded" : error === undefined ? "" : `: ${oneLine(error)}`;
-      print({ event: "finished", runId, id: key, attempt, state, ...(error === undefined ? {} : { error }) }, `${words[state] ?? state} ${runId}/${key}${detail}`);
+      // A failed attempt's exit code, signal and timeout as fields, as a local run's `failed` event gives them: not only in the words of `error`.
+      const failure =
+        event.outcome.kind === "failure" ? { exitCode: event.outcome.exitCode ?? null, signal: event.outcome.signal ?? null, timedOut: event.outcome.timedOut === true } : {};
+      print({ event: "finished", runId, id: key, attempt, state, ...(error === undefined ? {} : { error }), ...failure }, `${words[state] ?? state} ${runId}/${key}${detail}`);
       return;
     }
     case "released":

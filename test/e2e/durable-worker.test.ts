@@ -585,6 +585,29 @@ describe("taskq run --store", () => {
     expect(notes).toEqual([{ ts: expect.any(String), event: "note", runId, id: "bg", message: "bg: stopped 1 process it left running" }]);
   });
 
+  it("--output json: a failed attempt's finished record has its exitCode, signal and timedOut, as a local run's failed event has", async () => {
+    const file = await workflowFile(
+      "finished-fields",
+      "tasks:\n  code: { run: 'exit 3', retries: 1, backoff: { base: 10ms } }\n  killed: { run: 'kill -KILL $$' }\n  slow: { run: 'sleep 30', timeout: 500ms }\n",
+    );
+    const runId = newRunId("finished-fields");
+    const result = await startRun(file, ["--run-id", runId, "--output", "json", "-j", "3"]).done;
+    expect(result.code).toBe(1);
+    const finished = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((record) => record.event === "finished")
+      .map(({ id, attempt, state, exitCode, signal, timedOut }) => ({ id, attempt, state, exitCode, signal, timedOut }))
+      .sort((a, b) => `${String(a.id)}${String(a.attempt)}`.localeCompare(`${String(b.id)}${String(b.attempt)}`));
+    expect(finished).toEqual([
+      { id: "code", attempt: 1, state: "queued", exitCode: 3, signal: null, timedOut: false },
+      { id: "code", attempt: 2, state: "failed", exitCode: 3, signal: null, timedOut: false },
+      { id: "killed", attempt: 1, state: "failed", exitCode: null, signal: "SIGKILL", timedOut: false },
+      { id: "slow", attempt: 1, state: "failed", exitCode: null, signal: "SIGTERM", timedOut: true },
+    ]);
+  });
+
   it("its summary names this process's log folder, words a timeout as a local run does, and tells of no stop it was not asked for", async () => {
     const file = await workflowFile("summary", "tasks:\n  fine: { run: echo fine }\n  slow: { run: 'echo waiting; sleep 30', timeout: 1s }\n");
     const runId = newRunId("summary");
