@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fitConcurrencyToOpenFiles } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
 import type { CancelResult, PostgresStore, WorkerEvent } from "../store/postgres/index.js";
-import { printRunSummary, resubmitted, submitNotes, submitRecords, type LocalLogs } from "./commands/durable.js";
+import { printRunSummary, resubmitted, runningNotes, submitNotes, submitRecords, type LocalLogs } from "./commands/durable.js";
 import { checkLogRoot } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import type { OutputMode } from "./render/index.js";
@@ -133,18 +133,24 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
  */
 const STOPPED_SUMMARY_MS = 3000;
 
-/** Says what stopping the run cancelled: what was not running, and what runs on other workers. */
-function tellCancelled(runId: string, { cancelled, cancelRequested }: CancelResult, json: boolean): void {
+/**
+ * Says what stopping the run cancelled: what was not running, and what runs on other workers. Of
+ * those, as `taskq cancel` says it: a worker alive stops its task at its next heartbeat, but one that
+ * is gone (SIGKILLed, its machine lost) never will; its task stays running until its lease runs out.
+ */
+function tellCancelled(runId: string, { cancelled, cancelRequested, running }: CancelResult, json: boolean): void {
   if (cancelled.length === 0 && cancelRequested.length === 0) return;
   if (json) {
-    process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "cancelled", runId, cancelled, cancelRequested })}\n`);
+    // `running`: of each task in cancelRequested, its worker and how long its lease has left (negative: run out).
+    const leases = running.map((task) => ({ id: task.key, workerId: task.workerId, leaseLeftMs: task.leaseLeftMs }));
+    process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "cancelled", runId, cancelled, cancelRequested, running: leases })}\n`);
     return;
   }
   const parts: string[] = [];
   // Those it ran were given back when stopped (queued again, the attempt not counted): cancelled too.
   if (cancelled.length > 0) parts.push(`cancelled ${count(cancelled.length)} that had not started or ${cancelled.length === 1 ? "was" : "were"} given back`);
-  if (cancelRequested.length > 0) parts.push(`${count(cancelRequested.length)} running on other workers stop${cancelRequested.length === 1 ? "s" : ""} at their next heartbeat`);
-  process.stdout.write(`run ${runId} stopped: ${parts.join("; ")}\n`);
+  if (cancelRequested.length > 0) parts.push(`asked ${count(cancelRequested.length)} running on ${cancelRequested.length === 1 ? "another worker" : "other workers"} to stop`);
+  process.stdout.write(`run ${runId} stopped: ${parts.join("; ")}\n${runningNotes(running).map((note) => `note: ${note}\n`).join("")}`);
 }
 
 function count(tasks: number): string {

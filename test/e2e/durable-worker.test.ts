@@ -548,6 +548,55 @@ describe("taskq run --store", () => {
     expect((await store.pruneRuns(0, { dryRun: true })).runs).toContain(runId);
   });
 
+  it("stopped by SIGTERM while another worker, SIGKILLed, holds one of its tasks: says that task stops at a heartbeat only if its worker lives, else once its lease runs out", async () => {
+    // Before, it said the task stopped at its worker's next heartbeat: a dead worker sends none.
+    const file = await workflowFile("stopped-orphan", "tasks:\n  first: { run: 'echo started; sleep 1000' }\n  second: { run: 'echo started; sleep 1000' }\n");
+    const runId = newRunId("stopped-orphan");
+    const run = startRun(file, ["--run-id", runId, "-j", "1", "--shutdown-timeout", "0.5s", "--kill-grace", "1s"]);
+    expect(await eventually(() => /\/\w+ \| started/.test(run.stdout()), 15_000)).toBe(true);
+    const own = /start {3}\S+\/(\w+)/.exec(run.stdout())![1]!;
+    const other = own === "first" ? "second" : "first";
+    const worker = await startWorker(["-j", "1"]);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/${other} | started`), 15_000)).toBe(true);
+    worker.cli.child.kill("SIGKILL");
+    await worker.cli.done;
+    run.child.kill("SIGTERM");
+    const result = await run.done;
+    expect(result.code).toBe(143);
+    expect(result.stdout).toMatch(
+      new RegExp(
+        `run ${runId} stopped: cancelled 1 task that had not started or was given back; asked 1 task running on another worker to stop\n` +
+          `note: "${other}" runs on worker ${worker.id}, which stops it at its next heartbeat; if that worker is gone \\(killed, its machine lost\\), ` +
+          `the task stays running until its lease runs out, in \\d+s, and then the next sweep of any running worker cancels it\n`,
+      ),
+    );
+    expect(result.stdout).not.toContain("stops at their next heartbeat");
+    await cancelStrandedRun(runId);
+  });
+
+  it("stopped by SIGTERM while another worker holds one of its tasks, --output json: the cancelled record gives that task's worker and lease left", async () => {
+    const file = await workflowFile("stopped-orphan-json", "tasks:\n  first: { run: 'echo started; sleep 1000' }\n  second: { run: 'echo started; sleep 1000' }\n");
+    const runId = newRunId("stopped-orphan-json");
+    const run = startRun(file, ["--run-id", runId, "-j", "1", "--shutdown-timeout", "0.5s", "--kill-grace", "1s", "--output", "json"]);
+    expect(await eventually(() => run.stdout().includes('"event":"started"'), 15_000)).toBe(true);
+    const own = /"event":"started","runId":"[^"]+","id":"(\w+)"/.exec(run.stdout())![1]!;
+    const other = own === "first" ? "second" : "first";
+    const worker = await startWorker(["-j", "1"]);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/${other} | started`), 15_000)).toBe(true);
+    worker.cli.child.kill("SIGKILL");
+    await worker.cli.done;
+    run.child.kill("SIGTERM");
+    const result = await run.done;
+    expect(result.code).toBe(143);
+    const cancelled = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((record) => record.event === "cancelled");
+    expect(cancelled).toMatchObject({ runId, cancelled: [own], cancelRequested: [other], running: [{ id: other, workerId: worker.id, leaseLeftMs: expect.any(Number) as number }] });
+    await cancelStrandedRun(runId);
+  });
+
   it("stopped while its database does not answer: exits soon with the signal's code, saying the run may still be live and how to cancel it", async () => {
     const database = new URL(DATABASE_URL);
     const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });

@@ -241,7 +241,7 @@ export async function cancelCommand(runId: string, task: string | undefined, fla
  * workers stop them at their next heartbeat, but a worker that is gone (SIGKILLed, its machine lost)
  * never will; its task runs on in the database until its lease runs out and a worker's sweep cancels it.
  */
-function runningNotes(running: readonly RunningTarget[]): string[] {
+export function runningNotes(running: readonly RunningTarget[]): string[] {
   const seconds = (ms: number): string => formatDuration(Math.max(1000, Math.round(ms / 1000) * 1000));
   const live = running.filter((task) => task.leaseLeftMs > 0);
   const expired = running.filter((task) => task.leaseLeftMs <= 0);
