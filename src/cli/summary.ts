@@ -52,6 +52,7 @@ export class SummaryCollector {
         signal: result?.signal ?? null,
         timedOut: result?.timedOut ?? false,
         logPath: path.join(run.logDir, `${dead.id}.log`),
+        logFile: `${run.runId}/${dead.id}.log`,
         tail: earlier?.tail ?? tail,
       };
       if (earlier !== undefined) line.tailAttempt = earlier.attempt;

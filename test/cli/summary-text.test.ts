@@ -11,6 +11,7 @@ const dead = (i: number): DeadLetterLine => ({
   signal: null,
   timedOut: false,
   logPath: `/logs/run/d${i}.log`,
+  logFile: `run/d${i}.log`,
   tail: [`last of d${i}`],
 });
 

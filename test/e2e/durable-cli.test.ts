@@ -266,6 +266,36 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
+  it("status and run --store JSON: a dead letter gives its log as a path under the worker's --log-dir and the worker's id, besides logPath's words", async () => {
+    const file = await workflowFile("log-file", "tasks:\n  bad: { run: 'echo boom; exit 4' }\n");
+    const worker = await startWorker(["-j", "1"]);
+    const runId = await submit(file);
+    expect((await waitForRun(runId)).state).toBe("failed");
+    const status = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { deadLetters: Array<Record<string, unknown>> };
+    // logPath stays as documented, words for people; logFile and workerId are for a program.
+    expect(status.deadLetters).toEqual([
+      expect.objectContaining({ id: "bad", logPath: `<log-dir>/${runId}/bad.log (on ${worker.id})`, logFile: `${runId}/bad.log`, workerId: worker.id }),
+    ]);
+    expect(await readFile(path.join(ws.logs, String(status.deadLetters[0]!.logFile)), "utf8")).toContain("boom\n");
+    worker.cli.child.kill("SIGTERM");
+    await worker.cli.done;
+
+    // run --store, whose own worker ran it: logPath is this machine's path, and logFile the same under its --log-dir.
+    const ownId = `log-file-${randomBytes(3).toString("hex")}`;
+    runIds.push(ownId);
+    const own = await taskq(["run", file, "--store", SECRET_URL, "--store-schema", SCHEMA, "--log-dir", ws.logs, "--run-id", ownId, "--output", "json"], { TASKQ_STORE: "" });
+    expect(own.code).toBe(1);
+    const records = own.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const ownWorker = records.find((record) => record.event === "worker")?.workerId;
+    expect(records.at(-1)).toMatchObject({
+      event: "summary",
+      deadLetters: [{ id: "bad", logPath: path.join(ws.logs, ownId, "bad.log"), logFile: `${ownId}/bad.log`, workerId: ownWorker }],
+    });
+  });
+
   it("dead-letters lists a failed task with its last lines; redrive runs it again with fresh attempts, then its dependents", async () => {
     const marker = path.join(ws.dir, `fixed-${randomBytes(3).toString("hex")}`);
     const file = await workflowFile(

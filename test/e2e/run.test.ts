@@ -607,8 +607,11 @@ prog 100%%
     expect(plain.stdout).toMatch(/✗ flaky: cannot write log file .*flaky\.log: ENOSPC.* \(2 attempts\)\n {4}log: .*flaky\.log\n {4}last 2 lines of attempt 1 \(attempt 2 left none\):\n {6}first-out\n {6}second-out\n/);
     const json = await runCli(["run", ws.file, "--log-dir", "logs", "--output", "json"], { cwd: ws.dir });
     expect(json.code).toBe(1);
-    const summary = JSON.parse(json.stdout.trim().split("\n").at(-1)!) as { deadLetters: unknown[] };
-    expect(summary.deadLetters).toEqual([expect.objectContaining({ id: "flaky", attempts: 2, tail: ["first-out", "second-out"], tailAttempt: 1 })]);
+    const summary = JSON.parse(json.stdout.trim().split("\n").at(-1)!) as { runId: string; deadLetters: unknown[] };
+    // logFile: its log under --log-dir, as a durable run's dead letter gives it.
+    expect(summary.deadLetters).toEqual([
+      expect.objectContaining({ id: "flaky", attempts: 2, tail: ["first-out", "second-out"], tailAttempt: 1, logPath: path.join("logs", summary.runId, "flaky.log"), logFile: `${summary.runId}/flaky.log` }),
+    ]);
     // Never a command started, then stopped by taskq for want of its log (a deploy cut short, then run again).
     expect((await readdir(ws.dir)).filter((name) => name.startsWith("started-"))).toEqual([]);
   });

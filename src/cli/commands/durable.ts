@@ -416,6 +416,9 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
       signal: t.signal,
       timedOut: t.timedOut,
       logPath: logPath(t),
+      // For a program: the path under that worker's --log-dir, and the worker (logPath says both in words).
+      logFile: `${status.runId}/${t.key}.log`,
+      workerId: t.workerId,
       tail: t.tail,
     })),
     cancelled: status.tasks

@@ -22,7 +22,15 @@ export interface DeadLetterLine {
   exitCode: number | null;
   signal: string | null;
   timedOut: boolean;
+  /**
+   * Where to read its log, in words where it is on another machine (`<log-dir>/r2/a.log (on vm-1)`):
+   * for people. `logFile` and `workerId` say the same for programs.
+   */
   logPath: string;
+  /** Its log's path under the `--log-dir` of the machine that ran it: `<run-id>/<task-id>.log`. */
+  logFile: string;
+  /** A durable run's only: the worker that ran its last attempt (null where the database does not say). */
+  workerId?: string | null;
   tail: string[];
   /**
    * Set when `tail` is an earlier attempt's: the last one left no lines (it could not write its
