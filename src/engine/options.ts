@@ -19,7 +19,7 @@ export interface ShutdownOptions {
   deadline?: number | Date | undefined;
   /** Aborting it stops at once, like a passed deadline. */
   signal?: AbortSignal | undefined;
-  /** After a hard stop, how long to wait for aborted handlers to settle before finalizing them anyway. Default 0. */
+  /** After a hard stop, how long to wait for aborted handlers to settle before finalizing them anyway. Default 0; Infinity is refused. */
   abortGraceMs?: number | undefined;
 }
 

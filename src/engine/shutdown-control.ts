@@ -73,6 +73,10 @@ export function checkShutdownOptions(options: unknown): asserts options is Shutd
   if (abortGraceMs !== undefined && (typeof abortGraceMs !== "number" || Number.isNaN(abortGraceMs))) {
     throw new TaskqError("INVALID_OPTION", `shutdown abortGraceMs must be a number of ms, got ${shown(abortGraceMs)}`);
   }
+  // Infinity would wait forever for a handler that ignores its signal: shutdown would never return.
+  if (abortGraceMs === Infinity || abortGraceMs === -Infinity) {
+    throw new TaskqError("INVALID_OPTION", `shutdown abortGraceMs must be a finite number of ms, got ${abortGraceMs}: a handler that ignores its signal would keep shutdown from ever returning`);
+  }
   if (signal !== undefined && !isAbortSignal(signal)) {
     throw new TaskqError("INVALID_OPTION", `shutdown signal must be an AbortSignal, got ${notASignal(signal)}`);
   }

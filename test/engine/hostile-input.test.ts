@@ -244,6 +244,8 @@ describe("bad input to the library", () => {
     [{ deadLine: 100 }, 'unknown shutdown option "deadLine": the options are drain, deadline, signal, abortGraceMs'],
     [{ drain: "false" }, 'shutdown drain must be true or false, got "false" (a string)'],
     [{ deadline: 100, abortGraceMs: "5000" }, 'shutdown abortGraceMs must be a number of ms, got "5000" (a string)'],
+    // A handler that ignores its signal would be waited for forever: shutdown would never return.
+    [{ deadline: 100, abortGraceMs: Infinity }, "shutdown abortGraceMs must be a finite number of ms, got Infinity: a handler that ignores its signal would keep shutdown from ever returning"],
     [{ signal: { aborted: false } }, "shutdown signal must be an AbortSignal, got [object Object]"],
     [{ signal: new AbortController() }, "shutdown signal must be an AbortSignal, got an AbortController: pass its signal (controller.signal)"],
     [null, "shutdown options must be an object, got null"],
