@@ -70,6 +70,8 @@ export class HandlerError extends TaskqError {
  */
 export function formatMs(ms: number): string {
   if (ms < 1000) return `${ms}ms`;
+  // Whole ms first: 3_599_999.5 would be 59 minutes and a rest that shows as "60s".
+  ms = Math.round(ms);
   if (ms < 60_000) return `${Number((ms / 1000).toFixed(3))}s`;
   const [size, unit] = ms < 3_600_000 ? [60_000, "m"] : [3_600_000, "h"];
   const whole = Math.floor(ms / size);

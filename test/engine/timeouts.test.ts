@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { AttemptTimeoutError } from "../../src/engine/index.js";
+import { AttemptTimeoutError, formatMs } from "../../src/engine/index.js";
 import type { AttemptContext } from "../../src/engine/types.js";
 import { deferred, eventsOf, flush, makeQueue, untilAborted, useFakeTime } from "./helpers.js";
 
@@ -137,5 +137,23 @@ describe("per-attempt timeout", () => {
     queue.cancel("a");
     queue.cancel("b");
     await flush();
+  });
+});
+
+describe("formatMs", () => {
+  it.each([
+    [90, "90ms"],
+    [1_500, "1.5s"],
+    [512_000, "8m32s"],
+    [5_400_000, "1h30m"],
+    // A fraction of a ms just short of a unit rounds up into it, never to 60 of the unit below.
+    [59_999.9996, "1m"],
+    [119_999.9996, "2m"],
+    [3_599_999.5, "1h"],
+    [7_199_999.6, "2h"],
+    [61_000.4, "1m1s"],
+  ])("formatMs(%d) is %s: no unit shows 60", (ms, text) => {
+    expect(formatMs(ms)).toBe(text);
+    expect(new AttemptTimeoutError(ms).message).toBe(`timed out after ${text}`);
   });
 });
