@@ -24,7 +24,11 @@ export function exponentialDelay(attempt: number, baseMs: number, maxMs: number)
  */
 export function exponentialBackoff(options: ExponentialBackoffOptions = {}): Backoff {
   checkOptions(options);
-  const { baseMs = 1000, maxMs = 30_000, random = Math.random } = options;
+  // null, for the options or any of them, is none given.
+  const given = options ?? {};
+  const baseMs = given.baseMs ?? 1000;
+  const maxMs = given.maxMs ?? 30_000;
+  const random = given.random ?? Math.random;
   return (attempt) => Math.floor(random() * (exponentialDelay(attempt, baseMs, maxMs) + 1));
 }
 
@@ -35,8 +39,9 @@ const OPTION_NAMES: ReadonlySet<string> = new Set<keyof ExponentialBackoffOption
  * workflow file's name) would otherwise be ignored for the 1 s default, and a base of "abc"
  * would retry at once, every time.
  */
-function checkOptions(options: unknown): asserts options is ExponentialBackoffOptions {
-  if (typeof options !== "object" || options === null) {
+function checkOptions(options: unknown): asserts options is ExponentialBackoffOptions | null {
+  if (options === null) return;
+  if (typeof options !== "object") {
     throw new TaskqError("INVALID_OPTION", `exponentialBackoff options must be an object ({ baseMs, maxMs }), got ${messageOf(options)}`);
   }
   const unknown = Object.keys(options).filter((name) => !OPTION_NAMES.has(name));
@@ -45,12 +50,12 @@ function checkOptions(options: unknown): asserts options is ExponentialBackoffOp
   }
   const { baseMs, maxMs, random } = options as Record<keyof ExponentialBackoffOptions, unknown>;
   for (const [name, value] of [["baseMs", baseMs], ["maxMs", maxMs]] as const) {
-    if (value !== undefined && (typeof value !== "number" || Number.isNaN(value) || value < 0)) {
+    if (value !== undefined && value !== null && (typeof value !== "number" || Number.isNaN(value) || value < 0)) {
       const shown = typeof value === "string" ? `${JSON.stringify(value)} (a string)` : messageOf(value);
       throw new TaskqError("INVALID_OPTION", `exponentialBackoff ${name} must be a number of ms, 0 or more, got ${shown}`);
     }
   }
-  if (random !== undefined && typeof random !== "function") {
+  if (random !== undefined && random !== null && typeof random !== "function") {
     throw new TaskqError("INVALID_OPTION", `exponentialBackoff random must be a function () => [0, 1), got ${messageOf(random)}`);
   }
 }

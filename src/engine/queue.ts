@@ -54,7 +54,7 @@ export class Queue {
     this.#concurrency = concurrency;
     this.#handlers = new Map(Object.entries(options.handlers) as [string, Handler<unknown, unknown>][]);
     // A number here would be called when the first attempt fails, and fail every task that retries.
-    if (options.backoff !== undefined && typeof options.backoff !== "function") {
+    if (options.backoff !== undefined && options.backoff !== null && typeof options.backoff !== "function") {
       throw new TaskqError("INVALID_OPTION", `backoff must be a function (attempt) => ms, such as exponentialBackoff(), got ${shown(options.backoff)}`);
     }
     this.#backoff = options.backoff ?? exponentialBackoff({ baseMs: 100, maxMs: 10_000 });
@@ -88,7 +88,7 @@ export class Queue {
       throw new TaskqError("INVALID_TASK", `${task} must be a string naming a handler (${types}), got ${shown(spec.type)}`);
     }
     // A number would be a second id for the same task: get("5") finds nothing where get(5) does.
-    if (spec.id !== undefined && typeof spec.id !== "string") throw new TaskqError("INVALID_TASK", `a task's id must be a string, got ${shown(spec.id)}`);
+    if (spec.id !== undefined && spec.id !== null && typeof spec.id !== "string") throw new TaskqError("INVALID_TASK", `a task's id must be a string, got ${shown(spec.id)}`);
     // One map lookup per submit: a generated id is unique by construction.
     const id = spec.id ? spec.id : this.#tasks.freeId(this.#seq + 1);
     if (spec.id && this.#tasks.has(id)) return id;
@@ -182,8 +182,9 @@ export class Queue {
    * and leaves no timer or signal listener behind. Calling it again escalates
    * (drain: false, an earlier deadline) and returns the same promise.
    */
-  shutdown(options: ShutdownOptions = {}): Promise<ShutdownResult> {
-    checkShutdownOptions(options); // a bad option throws before anything changes
+  shutdown(given: ShutdownOptions = {}): Promise<ShutdownResult> {
+    checkShutdownOptions(given); // a bad option throws before anything changes
+    const options = given ?? {}; // null is no options, as for wait(id, null)
     this.#closing = true;
     const shutdown = (this.#shutdown ??= new ShutdownControl());
     // Nothing left to run: drained as it is, so a deadline already passed cuts nothing short.

@@ -33,7 +33,7 @@ export class ShutdownControl {
       const timer = new LongTimer(() => hardStop("deadline"), ms);
       this.#cleanups.push(() => timer.clear());
     }
-    if (signal !== undefined) {
+    if (signal !== undefined && signal !== null) {
       const onAbort = (): void => hardStop("signal");
       signal.addEventListener("abort", onAbort, { once: true });
       this.#cleanups.push(() => signal.removeEventListener("abort", onAbort));
@@ -56,8 +56,10 @@ const OPTION_NAMES: ReadonlySet<string> = new Set<keyof ShutdownOptions>(["drain
  * option the queue does not know, `drain: "false"` (which would drain), a grace that is not a
  * number, a signal that is not one, and a deadline that is not a time.
  */
-export function checkShutdownOptions(options: unknown): asserts options is ShutdownOptions {
-  if (typeof options !== "object" || options === null) {
+export function checkShutdownOptions(options: unknown): asserts options is ShutdownOptions | null {
+  // null is no options, as for wait(id, null): a JavaScript caller's `shutdown(options ?? null)`.
+  if (options === null) return;
+  if (typeof options !== "object") {
     throw new TaskqError("INVALID_OPTION", `shutdown options must be an object, got ${messageOf(options)}`);
   }
   // It has no keys of its own: taken for no options, the signal would be ignored and the drain wait on.
@@ -67,20 +69,21 @@ export function checkShutdownOptions(options: unknown): asserts options is Shutd
     throw new TaskqError("INVALID_OPTION", `unknown shutdown option ${unknown.map((name) => JSON.stringify(name)).join(", ")}: the options are ${[...OPTION_NAMES].join(", ")}`);
   }
   const { drain, signal, abortGraceMs, deadline } = options as Record<keyof ShutdownOptions, unknown>;
-  if (drain !== undefined && typeof drain !== "boolean") {
+  // null, for each, is the option not given.
+  if (drain !== undefined && drain !== null && typeof drain !== "boolean") {
     throw new TaskqError("INVALID_OPTION", `shutdown drain must be true or false, got ${shown(drain)}`);
   }
-  if (abortGraceMs !== undefined && (typeof abortGraceMs !== "number" || Number.isNaN(abortGraceMs))) {
+  if (abortGraceMs !== undefined && abortGraceMs !== null && (typeof abortGraceMs !== "number" || Number.isNaN(abortGraceMs))) {
     throw new TaskqError("INVALID_OPTION", `shutdown abortGraceMs must be a number of ms, got ${shown(abortGraceMs)}`);
   }
   // Infinity would wait forever for a handler that ignores its signal: shutdown would never return.
   if (abortGraceMs === Infinity || abortGraceMs === -Infinity) {
     throw new TaskqError("INVALID_OPTION", `shutdown abortGraceMs must be a finite number of ms, got ${abortGraceMs}: a handler that ignores its signal would keep shutdown from ever returning`);
   }
-  if (signal !== undefined && !isAbortSignal(signal)) {
+  if (signal !== undefined && signal !== null && !isAbortSignal(signal)) {
     throw new TaskqError("INVALID_OPTION", `shutdown signal must be an AbortSignal, got ${notASignal(signal)}`);
   }
-  deadlineMs(deadline as ShutdownOptions["deadline"]);
+  deadlineMs(deadline as ShutdownOptions["deadline"] | null);
 }
 
 /** A value given for a signal, as a message shows it: an AbortController (its signal meant) says so. */
@@ -105,9 +108,9 @@ const YEAR_MS = 365.25 * 24 * 3_600_000;
 /** 10^12 ms, 31.7 years: a number of ms this large is a time (any since 2001), not a deadline meant. */
 const EPOCH_LIKE_MS = 1e12;
 
-/** Milliseconds from now to `deadline` (Infinity for none); throws INVALID_OPTION for one that is not a time. */
-export function deadlineMs(deadline: number | Date | undefined): number {
-  if (deadline === undefined) return Infinity;
+/** Milliseconds from now to `deadline` (Infinity for none, undefined or null); throws INVALID_OPTION for one that is not a time. */
+export function deadlineMs(deadline: number | Date | null | undefined): number {
+  if (deadline === undefined || deadline === null) return Infinity;
   const date = dateTime(deadline);
   const ms = date !== undefined ? date - Date.now() : deadline;
   if (typeof ms !== "number" || Number.isNaN(ms)) {

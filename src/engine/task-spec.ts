@@ -41,7 +41,7 @@ export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, d
     throw new TaskqError("INVALID_TASK", `task "${id}": timeoutMs must be a non-negative number, got ${shown(timeoutMs)}`);
   }
   // A number here would be called when the first attempt fails, and fail the task then.
-  if (spec.backoff !== undefined && typeof spec.backoff !== "function") {
+  if (spec.backoff !== undefined && spec.backoff !== null && typeof spec.backoff !== "function") {
     throw new TaskqError("INVALID_TASK", `task "${id}": backoff must be a function (attempt) => ms, such as exponentialBackoff(), got ${shown(spec.backoff)}`);
   }
   const date = dateTime(spec.runAt);
@@ -51,7 +51,7 @@ export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, d
     const given = date !== undefined ? "an invalid Date" : shown(runAt);
     throw new TaskqError("INVALID_TASK", `task "${id}": runAt is not a valid time (epoch ms or a Date), got ${given}`);
   }
-  return new TaskRecord(id, spec.type, spec.payload, rank, maxAttempts, timeoutMs, seq, runAt, spec.backoff);
+  return new TaskRecord(id, spec.type, spec.payload, rank, maxAttempts, timeoutMs, seq, runAt, spec.backoff ?? undefined);
 }
 
 /**
@@ -81,16 +81,16 @@ export function shown(value: unknown): string {
  * design's `if spec.MaxAttempts <= 0 { spec.MaxAttempts = 3 }` reads a zero value. A
  * fraction or NaN is returned as given, for the caller to refuse.
  */
-export function orDefault(value: number | undefined, fallback: number): number {
-  return value === undefined || (Number.isInteger(value) && value <= 0) ? fallback : value;
+export function orDefault(value: number | null | undefined, fallback: number): number {
+  return value === undefined || value === null || (Number.isInteger(value) && value <= 0) ? fallback : value;
 }
 
 /** The records of `dependsOn` (duplicates once); throws UnknownDependencyError for an id never submitted. */
-export function resolveDependencies(tasks: { get(id: string): TaskRecord | undefined }, id: string, dependsOn: readonly string[] | undefined): TaskRecord[] {
-  if (dependsOn === undefined) return NO_DEPENDENCIES;
+export function resolveDependencies(tasks: { get(id: string): TaskRecord | undefined }, id: string, dependsOn: readonly string[] | null | undefined): TaskRecord[] {
+  if (dependsOn === undefined || dependsOn === null) return NO_DEPENDENCIES;
   // A string would be read a character at a time.
   const given: unknown = dependsOn;
-  if (!Array.isArray(given)) throw new TaskqError("INVALID_TASK", `task "${id}": dependsOn must be an array of task ids, got ${given === null ? "null" : typeof given}`);
+  if (!Array.isArray(given)) throw new TaskqError("INVALID_TASK", `task "${id}": dependsOn must be an array of task ids, got ${typeof given}`);
   if (dependsOn.length === 0) return NO_DEPENDENCIES;
   const found: TaskRecord[] = [];
   for (const dependencyId of new Set(dependsOn)) {

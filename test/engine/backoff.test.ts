@@ -47,8 +47,14 @@ describe("exponentialBackoff (full jitter)", () => {
     [{ maxMs: NaN }, "exponentialBackoff maxMs must be a number of ms, 0 or more, got NaN"],
     [{ baseMs: -1 }, "exponentialBackoff baseMs must be a number of ms, 0 or more, got -1"],
     [{ random: 0.5 }, "exponentialBackoff random must be a function () => [0, 1), got 0.5"],
-    [null, "exponentialBackoff options must be an object ({ baseMs, maxMs }), got null"],
+    ["fast", 'exponentialBackoff options must be an object ({ baseMs, maxMs }), got fast'],
   ])("exponentialBackoff(%j) throws INVALID_OPTION when given, instead of ignoring it at every retry", (options, message) => {
     expect(() => exponentialBackoff(options as unknown as ExponentialBackoffOptions)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message }));
+  });
+
+  it.each([null, { baseMs: null, maxMs: null, random: null }])("exponentialBackoff(%j) is the default: null is not given", (options) => {
+    const random = (): number => 0.999_999;
+    expect(exponentialBackoff(options as unknown as ExponentialBackoffOptions)(1)).toBeLessThanOrEqual(1_000);
+    expect(exponentialBackoff({ ...(options ?? {}), random } as unknown as ExponentialBackoffOptions)(20)).toBe(30_000);
   });
 });

@@ -12,6 +12,9 @@ afterEach(() => {
 
 /** A value String() cannot turn into text: an object without a prototype. */
 const unprintable = (): unknown => Object.create(null) as unknown;
+const flakyForever = (): never => {
+  throw new Error("again");
+};
 
 describe("values the queue cannot print", () => {
   it("a handler rejecting with an object without a prototype while shutdown({ drain: false }) runs: its task ends CANCELLED, the queue goes on", async () => {
@@ -248,7 +251,6 @@ describe("bad input to the library", () => {
     [{ deadline: 100, abortGraceMs: Infinity }, "shutdown abortGraceMs must be a finite number of ms, got Infinity: a handler that ignores its signal would keep shutdown from ever returning"],
     [{ signal: { aborted: false } }, "shutdown signal must be an AbortSignal, got [object Object]"],
     [{ signal: new AbortController() }, "shutdown signal must be an AbortSignal, got an AbortController: pass its signal (controller.signal)"],
-    [null, "shutdown options must be an object, got null"],
     // The signal itself, not in an object: it has no own keys, so it passed for no options, and the drain waited on.
     [new AbortController().signal, "shutdown options must be an object, got an AbortSignal: pass it as shutdown({ signal })"],
     // A number of ms given as a string: "got 100" would read as the number it was not taken for.
@@ -333,12 +335,35 @@ describe("bad input to the library", () => {
     expect(queue.get("x")).toBeUndefined();
   });
 
-  it("dependsOn: null is said to be null, not an object", () => {
+  // null is an optional field or option not given, everywhere, as in wait(id, null) and
+  // wait(id, { signal: null }): a JavaScript caller's `{ runAt: task.runAt ?? null }` means none.
+  it("null for each optional task field is the field not given", async () => {
+    const { queue } = makeQueue({ backoff: null as unknown as undefined, defaultMaxAttempts: null as unknown as undefined, concurrency: null as unknown as undefined });
+    const nulls = { priority: null, maxAttempts: null, timeoutMs: null, runAt: null, dependsOn: null, backoff: null } as unknown as Partial<TaskSpec>;
+    queue.submit({ id: "first", type: "echo", ...nulls, payload: null });
+    expect(queue.submit({ id: null as unknown as undefined, type: "echo", ...nulls })).toBe("task-2");
+    await expect(queue.wait("first")).resolves.toMatchObject({ status: "SUCCEEDED", value: null });
+    await expect(queue.wait("task-2")).resolves.toMatchObject({ status: "SUCCEEDED" });
+  });
+
+  it("null for a task's maxAttempts or backoff is the queue's, which a null Queue option leaves the default", async () => {
+    const { queue } = makeQueue({ backoff: null as unknown as undefined, defaultMaxAttempts: null as unknown as undefined, handlers: { fail: flakyForever } });
+    queue.submit({ id: "a", type: "fail", maxAttempts: null as unknown as undefined, backoff: null as unknown as undefined });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(queue.get("a")).toMatchObject({ status: "FAILED", attempts: 3 });
+  });
+
+  it.each([
+    ["shutdown(null)", null],
+    ["every shutdown option null", { drain: null, deadline: null, signal: null, abortGraceMs: null }],
+  ])("%s is a shutdown without options: it drains", async (_, options) => {
     const { queue } = makeQueue();
-    expect(() => queue.submit({ id: "x", type: "echo", dependsOn: null as unknown as string[] })).toThrow(
-      expect.objectContaining({ code: "INVALID_TASK", message: 'task "x": dependsOn must be an array of task ids, got null' }),
-    );
-    expect(queue.get("x")).toBeUndefined();
+    queue.submit({ id: "a", type: "echo", runAt: Date.now() + 10 });
+    const done = queue.shutdown(options as unknown as ShutdownOptions);
+    await vi.advanceTimersByTimeAsync(10);
+    await expect(done).resolves.toEqual({ hardStopped: false });
+    expect(queue.get("a")?.status).toBe("SUCCEEDED");
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it("defaultMaxAttempts that is not an integer is refused when the queue is made (0 or less is the default, see retries)", () => {
