@@ -26,17 +26,38 @@ export class AttemptRunner {
     try {
       const outcome = handler(payload, new HandlerContext(context));
       // Reading `then` and calling it are inside the try: a hostile thenable fails the attempt, not the queue.
-      if (typeof (outcome as PromiseLike<unknown> | null)?.then === "function") {
-        (outcome as PromiseLike<unknown>).then(
-          (value) => this.#settle(context, true, value),
-          (error: unknown) => this.#settle(context, false, error),
-        );
-      } else {
-        this.#later(context, true, outcome);
-      }
+      if (typeof (outcome as PromiseLike<unknown> | null)?.then === "function") this.#follow(outcome as PromiseLike<unknown>, context);
+      else this.#later(context, true, outcome);
     } catch (error) {
       this.#later(context, false, error);
     }
+  }
+
+  /**
+   * Settles the attempt when `thenable` does. One that calls back before its `then` returns
+   * (inside the dispatch loop that started the attempt) waits for a microtask, as a promise's
+   * outcome always does: recorded in the loop, a zero-delay retry would start after tasks
+   * submitted later. Of such outcomes, and a throw of `then`, the first counts.
+   */
+  #follow(thenable: PromiseLike<unknown>, context: RecordAttemptContext): void {
+    let inThen = true;
+    let queued = false;
+    const settle = (ok: boolean, outcome: unknown): void => {
+      if (!inThen) this.#settle(context, ok, outcome);
+      else if (!queued) {
+        queued = true;
+        this.#later(context, ok, outcome);
+      }
+    };
+    try {
+      thenable.then(
+        (value) => settle(true, value),
+        (error: unknown) => settle(false, error),
+      );
+    } catch (error) {
+      settle(false, error); // a hostile thenable fails the attempt, not the queue
+    }
+    inThen = false;
   }
 
   #later(context: RecordAttemptContext, ok: boolean, outcome: unknown): void {

@@ -219,6 +219,27 @@ describe("handler failures never crash the queue", () => {
     await expect(queue.wait("a")).resolves.toMatchObject({ status: "SUCCEEDED", value: 1 });
     expect(trail(log, "a")).toEqual(["submitted", "started", "succeeded"]);
   });
+
+  it("a thenable that calls back at once keeps the dispatch order a promise gets: its zero-delay retry before tasks submitted later", async () => {
+    const order = async (fails: (error: Error) => PromiseLike<never>): Promise<string[]> => {
+      const { queue, log } = makeQueue({
+        concurrency: 1,
+        start: false,
+        backoff: () => 0,
+        handlers: { flaky: (_: unknown, context: AttemptContext) => (context.attempt === 1 ? fails(new Error("first")) : "ok") },
+      });
+      queue.submit({ id: "a", type: "flaky" });
+      queue.submit({ id: "b", type: "echo" });
+      queue.submit({ id: "c", type: "echo" });
+      queue.start();
+      await queue.shutdown();
+      return eventsOf(log, "started").map((e) => `${e.id}#${e.attempt}`);
+    };
+    const promised = await order((error) => Promise.reject(error));
+    expect(promised).toEqual(["a#1", "a#2", "b#1", "c#1"]);
+    const thenable = await order((error) => ({ then: (_: unknown, fail: (e: unknown) => void) => fail(error) }) as unknown as PromiseLike<never>);
+    expect(thenable).toEqual(promised);
+  });
 });
 
 describe("submit", () => {
