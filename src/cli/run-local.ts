@@ -79,6 +79,10 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   const hardStop = new AbortController();
   /** A LongTimer: the time to finish may be longer than setTimeout's 24.8 days. */
   let deadlineNote: LongTimer | undefined;
+  /** Set once the time to finish has passed: the queue has stopped the running tasks, and waits for their handlers. */
+  let timeToFinishPassed = false;
+  /** Set by a second signal ("killing every task now"). */
+  let killedAtOnce = false;
   // Installed before the run's first record, until the summary is out: a signal while thousands of tasks are
   // submitted (~0.3 s for 5,000) must not kill taskq mid-record, nor one after the last task ended cut the summary off.
   const removeSignalHandlers = onShutdownSignals({
@@ -89,8 +93,10 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
       // Durations as the worker and the leftovers' note say them: `2h`, not `7200s`.
       renderer.note(`${signal} received: no new task starts; running tasks have ${formatDuration(options.shutdownTimeoutMs)} to finish (send it again to stop at once)`);
       renderer.stopping?.({ signal, phase: "finishing", until: Date.now() + options.shutdownTimeoutMs });
+      timeToFinishPassed = options.shutdownTimeoutMs <= 0;
       // Before the queue's own deadline (a timer of the same length, set after this one): said first.
       deadlineNote = new LongTimer(() => {
+        timeToFinishPassed = true;
         const running = queue.stats().running;
         if (finished || running === 0) return;
         renderer.stopping?.({ signal, phase: "stopping" });
@@ -106,7 +112,11 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
       renderer.note(`${secondSignal(signal, first)}: killing every task now`);
       renderer.stopping?.({ signal: first, phase: "killing" });
       killAllProcessGroups("SIGKILL");
-      hardStop.abort();
+      killedAtOnce = true;
+      // Past the time to finish, the queue has stopped the tasks already and waits for their handlers, which the
+      // SIGKILL ends now: aborting its signal would end that wait, and the summary (and the exit) could come before
+      // a stopped task's handler wrote how its attempt ended into the task's log.
+      if (!timeToFinishPassed) hardStop.abort();
     },
   });
   renderer.attach(queue, {
@@ -158,7 +168,6 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     // seconds (GitHub Actions: 2.5 s after its SIGTERM), and the kill grace would have cost the summary.
     // After one signal, only what is left of the time to finish and the kill grace: a runner sizes its own grace (then
     // SIGKILL) to those two, and the tasks' stop may have taken them both already.
-    const killedAtOnce = hardStop.signal.aborted;
     const graceMs =
       interrupted === undefined ? options.killGraceMs : Math.min(options.killGraceMs, Math.max(0, interruptedAt + options.shutdownTimeoutMs + options.killGraceMs - monotonicMs()));
     stoppingLeftovers = new AbortController();

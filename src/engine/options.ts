@@ -17,9 +17,12 @@ export interface ShutdownOptions {
   drain?: boolean | undefined;
   /** When to stop waiting and abort running attempts: ms from now, or a Date. */
   deadline?: number | Date | undefined;
-  /** Aborting it stops at once, like a passed deadline. */
+  /** Aborting it stops at once, like a passed deadline; during `abortGraceMs`, it ends that wait. */
   signal?: AbortSignal | undefined;
-  /** After a hard stop, how long to wait for aborted handlers to settle before finalizing them anyway. Default 0; Infinity is refused. */
+  /**
+   * After a hard stop, how long to wait for aborted handlers to settle before finalizing them anyway. Default 0;
+   * Infinity is refused. The signal aborting, or a shutdown() call with a deadline passed, ends it at once.
+   */
   abortGraceMs?: number | undefined;
 }
 

@@ -41,6 +41,8 @@ export class Queue {
   #pumpAgain = false;
   #shutdown: ShutdownControl | undefined;
   #idleWaiters: (() => void)[] = [];
+  /** Ends a hard stop's abortGraceMs wait now; set while it waits. */
+  #endGrace: (() => void) | undefined;
   readonly #runner = new AttemptRunner((context, ok, outcome) => this.#finishAttempt(context, ok, outcome));
   /** The signal reason of a hard stop, and the error of every task it ends. */
   #stopReason: TaskCancelledError | undefined;
@@ -178,7 +180,9 @@ export class Queue {
   /**
    * Stops accepting tasks, then drains (or, with drain: false, cancels what
    * has not started). When the deadline passes or `signal` aborts, running
-   * attempts are aborted and every task left ends CANCELLED. Always resolves,
+   * attempts are aborted and every task left ends CANCELLED (after `abortGraceMs`, a
+   * wait for the aborted handlers that the signal aborting, or a call with a deadline
+   * already passed, ends at once). Always resolves,
    * and leaves no timer or signal listener behind. Calling it again escalates
    * (drain: false, an earlier deadline) and returns the same promise.
    */
@@ -197,9 +201,17 @@ export class Queue {
     }
     const grace = options.abortGraceMs ?? 0;
     // A deadline already passed or a signal already aborted stops at once, before a queue
-    // that was not started starts anything.
-    const stopped = shutdown.watch(options, (cause) => void this.#hardStop(grace, cause));
-    if (stopped !== undefined) void this.#hardStop(grace, stopped);
+    // that was not started starts anything. During a hard stop's abortGraceMs, either ends
+    // the wait for the aborted handlers, as the signal aborting then does; a deadline passing
+    // then does not: the attempts it would abort have been.
+    const stopped = shutdown.watch(options, (cause) => {
+      if (!this.#hardStopped) void this.#hardStop(grace, cause);
+      else if (cause === "signal") this.#endGrace?.();
+    });
+    if (stopped !== undefined) {
+      if (!this.#hardStopped) void this.#hardStop(grace, stopped);
+      else this.#endGrace?.();
+    }
     if (!this.#started) this.start();
     else this.#pump();
     return shutdown.promise;
@@ -327,11 +339,14 @@ export class Queue {
     for (const record of running) record.current?.abort(reason);
     if (this.#tasks.count("RUNNING") > 0 && graceMs > 0) {
       await new Promise<void>((resolve) => {
-        const timer = new LongTimer(resolve, graceMs);
-        this.#idleWaiters.push(() => {
+        const end = (): void => {
           timer.clear();
+          this.#endGrace = undefined;
           resolve();
-        });
+        };
+        const timer = new LongTimer(end, graceMs);
+        this.#idleWaiters.push(end);
+        this.#endGrace = end;
       });
     }
     for (const record of running) {

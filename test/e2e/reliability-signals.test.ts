@@ -203,6 +203,25 @@ describe("signals and shutdown", () => {
     expect(result.stdout).toMatch(/0 succeeded, 0 failed, 2 cancelled/);
   });
 
+  it("a second signal after the time to finish has passed (the tasks stopped, one ignoring SIGTERM) ends the run at once, and the task's log keeps its last line", async () => {
+    // The queue then waits for the stopped tasks' handlers: the second signal's SIGKILL ends them, and
+    // each writes how its attempt ended. Had the second signal ended that wait, the summary (and the
+    // exit) could come before the line.
+    const run = await startRun(tasksYaml([["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }']]), ["--shutdown-timeout", "0", "--kill-grace", "30s"]);
+    await waitForOutput(run, /stubborn \| ready/);
+    run.signalGroup("SIGINT");
+    await waitForOutput(run, /SIGINT received: no new task starts/);
+    await delay(500);
+    expect(run.stdout()).not.toMatch(/cancel\s+stubborn/);
+    run.signalGroup("SIGINT");
+    const { result, sinceSignalMs } = await run.exited;
+    expect(result.code).toBe(130);
+    expect(sinceSignalMs).toBeLessThan(1500 + SLACK_MS);
+    expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 1 cancelled/);
+    const log = await readFile(path.join(run.logs, await singleRunId(run.logs), "stubborn.log"), "utf8");
+    expect(log).toMatch(/\n--- taskq: attempt 1 stopped: aborted by shutdown ---\n$/);
+  });
+
   it("a second signal also kills at once what the tasks left in sessions of their own (a daemon ignoring SIGTERM): the summary comes before a runner's SIGKILL", { timeout: 60_000 }, async () => {
     // GitHub Actions cancels with SIGINT, SIGTERM 7.5 s later and SIGKILL 2.5 s after that: before, the
     // daemon got the whole kill grace after the second signal, and the summary came only then.

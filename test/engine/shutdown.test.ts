@@ -193,6 +193,45 @@ describe("shutdown", () => {
     expect(queue.get("stubborn")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
   });
 
+  it.each([
+    ["the shutdown signal aborting", (_: unknown, controller: AbortController) => controller.abort()],
+    ["shutdown({ deadline: 0 }) called again", (queue: { shutdown(o: object): unknown }) => void queue.shutdown({ deadline: 0 })],
+  ])("during abortGraceMs, %s ends the wait for a handler that ignores its signal at once", async (_, stopAgain) => {
+    const never = new Promise<never>(() => undefined);
+    const { queue } = makeQueue({ handlers: { stubborn: () => never } });
+    queue.submit({ id: "polite", type: "hang" });
+    queue.submit({ id: "stubborn", type: "stubborn" });
+    const controller = new AbortController();
+    const listeners = countListeners(controller.signal);
+    let settled = false;
+    const done = queue.shutdown({ deadline: 100, signal: controller.signal, abortGraceMs: 60_000 });
+    void done.then(() => (settled = true));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(queue.get("polite")?.status).toBe("CANCELLED");
+    expect(queue.get("stubborn")?.status).toBe("RUNNING");
+    stopAgain(queue, controller);
+    await flush();
+    expect(settled).toBe(true);
+    await expect(done).resolves.toEqual({ hardStopped: true });
+    expect(queue.get("stubborn")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+    expect(vi.getTimerCount()).toBe(0);
+    expect(listeners.live).toBe(0);
+  });
+
+  it("the deadline passing during the abortGraceMs of a signal's stop does not cut it short", async () => {
+    const never = new Promise<never>(() => undefined);
+    const { queue } = makeQueue({ handlers: { stubborn: () => never } });
+    queue.submit({ id: "stubborn", type: "stubborn" });
+    const controller = new AbortController();
+    const done = queue.shutdown({ deadline: 1_000, signal: controller.signal, abortGraceMs: 5_000 });
+    controller.abort();
+    await vi.advanceTimersByTimeAsync(4_999);
+    expect(queue.get("stubborn")?.status).toBe("RUNNING");
+    await vi.advanceTimersByTimeAsync(1);
+    await expect(done).resolves.toEqual({ hardStopped: true });
+    expect(queue.get("stubborn")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+  });
+
   it("the drain deadline timer is cleared when draining finishes first", async () => {
     const { queue } = makeQueue();
     queue.submit({ id: "a", type: "echo", runAt: Date.now() + 10 });
