@@ -434,7 +434,12 @@ describe("taskq run --store", () => {
       await locker.query(`LOCK TABLE "${durable.SCHEMA}".runs IN EXCLUSIVE MODE`);
       const run = startRun(file, ["--run-id", runId, "--output", "json"]);
       const waiting = async (): Promise<boolean> =>
-        (await store.pool.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO%runs%'")).rowCount! > 0;
+        (
+          await store.pool.query(
+            "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND query LIKE $1",
+            [`%INSERT INTO "${durable.SCHEMA}".runs%`],
+          )
+        ).rowCount! > 0;
       expect(await eventually(waiting, 15_000)).toBe(true);
       run.child.kill("SIGTERM");
       await sleep(300);
@@ -465,7 +470,12 @@ describe("taskq run --store", () => {
       await locker.query(`LOCK TABLE "${durable.SCHEMA}".runs IN EXCLUSIVE MODE`);
       const run = startRun(file, ["--run-id", runId, "--output", "json"]);
       const waiting = async (): Promise<boolean> =>
-        (await store.pool.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO%runs%'")).rowCount! > 0;
+        (
+          await store.pool.query(
+            "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND query LIKE $1",
+            [`%INSERT INTO "${durable.SCHEMA}".runs%`],
+          )
+        ).rowCount! > 0;
       expect(await eventually(waiting, 15_000)).toBe(true);
       run.child.kill("SIGTERM");
       await sleep(200);
