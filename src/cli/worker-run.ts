@@ -4,7 +4,7 @@ import { TaskqError } from "../errors.js";
 import { formatDuration } from "../handlers/format-duration.js";
 import { monotonicMs } from "../handlers/monotonic.js";
 import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type FittedConcurrency, type OutputSink, type ShellTask } from "../handlers/index.js";
-import type { LeasedTask, LeaseLost, Outcome, PostgresStore, PostgresWorker, WorkerEvent } from "../store/postgres/index.js";
+import type { LeasedTask, LeaseLost, Outcome, PostgresStore, PostgresWorker, SweptTask, WorkerEvent } from "../store/postgres/index.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
@@ -316,6 +316,13 @@ const LEASE_LOST_WORDS: Record<LeaseLost, string> = {
   unreachable: "lease could not be renewed",
 };
 
+/** What a sweep made of a task whose lease expired, in its `sweep` line. */
+const SWEPT_WORDS: Record<SweptTask["state"], (attempt: number, maxAttempts: number) => string> = {
+  queued: (attempt, maxAttempts) => `queued again (attempt ${attempt + 1}/${maxAttempts} next)`,
+  failed: (attempt, maxAttempts) => `FAILED (no attempts left: ${attempt}/${maxAttempts})`,
+  cancelled: () => "cancelled, as requested",
+};
+
 /**
  * `leaseSource`: what sets the lease's length, for the user to look up: `worker`'s --lease; `run --store` has
  * no such flag.
@@ -352,9 +359,13 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
     case "cancel-requested":
       print({ event: "cancel-requested", runId: event.task.runId, id: event.task.key }, `cancel  ${event.task.runId}/${event.task.key}: cancel requested; killing the task`);
       return;
-    case "orphans-recovered":
-      print({ event: "orphans-recovered", count: event.count }, `sweep   recovered ${event.count} task${event.count === 1 ? "" : "s"} whose lease expired`);
+    case "orphans-recovered": {
+      const tasks = event.tasks.map(({ runId, key, attempt, maxAttempts, state, error }) => ({ runId, id: key, attempt, maxAttempts, state, error }));
+      // One line per task: which one a dead or stalled worker left, and what became of it.
+      const lines = event.tasks.map(({ runId, key, attempt, maxAttempts, state, error }) => `sweep   ${runId}/${key}: ${oneLine(error)}: ${SWEPT_WORDS[state](attempt, maxAttempts)}`);
+      print({ event: "orphans-recovered", count: event.count, tasks }, lines.join(`\n${clock()} `));
       return;
+    }
     case "db-error": {
       // The store's errors name their operation already ("release failed: ..."): not twice.
       const message = (event.error instanceof Error ? event.error.message : String(event.error)).replace(`${event.operation} failed: `, "");

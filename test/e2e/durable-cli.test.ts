@@ -699,7 +699,8 @@ tasks:
     expect(status.state).toBe("succeeded");
     // The orphan re-ran after the lease expired, with its attempt counted.
     expect(taskOf(status, "orphan")).toMatchObject({ state: "succeeded", attempts: 2, workerId: worker.id });
-    expect(worker.stdout()).toContain("sweep   recovered 1 task whose lease expired");
+    // The sweep names the task, whose worker lost it, and what became of it.
+    expect(worker.stdout()).toContain(`sweep   ${runId}/orphan: lease expired (worker ${doomed.id}, attempt 1): queued again (attempt 2/2 next)\n`);
     expect(worker.stdout()).toContain(`start   ${runId}/orphan (attempt 2/2)`);
 
     const response = await fetch(url!);

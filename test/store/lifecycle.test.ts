@@ -325,7 +325,10 @@ describe("task lifecycle", () => {
     expect(second!.attempt).toBe(2);
     expect(second!.leaseToken).not.toBe(first!.leaseToken);
     await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(await store.sweepOrphans()).toBe(1);
+    // Which task the sweep took, from which worker, and what became of it: the worker's `sweep` line says so.
+    expect(await store.recoverOrphans()).toEqual([
+      { runId: "sweep", key: "orphan", attempt: 2, maxAttempts: 2, workerId: "dead-worker", state: "failed", error: "lease expired (worker dead-worker, attempt 2)" },
+    ]);
     status = await store.runStatus("sweep");
     expect(status.tasks.map((row) => [row.key, row.state])).toEqual([
       ["orphan", "failed"],

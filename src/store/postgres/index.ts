@@ -18,6 +18,7 @@ export { migrate, LATEST_MIGRATION } from "./migrations.js";
 export type { PruneResult } from "./prune.js";
 export { redactConnectionString } from "./redact.js";
 export type { RedriveResult } from "./redrive.js";
+export type { SweptTask } from "./sweep.js";
 export { PostgresStore, type PostgresStoreOptions } from "./store.js";
 export type { StoreErrorCode } from "./store-error.js";
 export { generateRunId, type ChangedTask, type SubmitResult } from "./submit.js";

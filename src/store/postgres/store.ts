@@ -17,7 +17,7 @@ import { readDeadLetters, readRunStatus } from "./status.js";
 import { generateRunId, submitNewRun, submitRun, type SubmitResult } from "./submit.js";
 import { toStoreError } from "./store-error.js";
 import { withLibpqSslModes } from "./ssl-mode.js";
-import { sweepExpiredLeases } from "./sweep.js";
+import { sweepExpiredLeases, type SweptTask } from "./sweep.js";
 import { storableOutcome, storableText } from "./text.js";
 import { connectTimeoutOf, DEFAULT_CONNECT_TIMEOUT_MS, describeTimeout, DEFAULT_QUERY_TIMEOUT_MS, LONG_QUERY_TIMEOUT_MS, serverTimeoutMs, timedQuery, type Timeouts } from "./timeouts.js";
 import { failedAfterCommitSent, inTransaction, isConflict, retryConflicts, transactionOnce } from "./transaction.js";
@@ -284,10 +284,15 @@ export class PostgresStore {
    * whose last tasks ended at the same moment (see `complete_success`).
    */
   async sweepOrphans(limit = 100): Promise<number> {
+    return (await this.recoverOrphans(limit)).length;
+  }
+
+  /** As sweepOrphans, returning each task swept and what became of it. */
+  async recoverOrphans(limit = 100): Promise<SweptTask[]> {
     return this.#guard("sweepOrphans", async () => {
-      const count = await inTransaction(this.pool, (client) => sweepExpiredLeases(client, this.#names, limit));
+      const swept = await inTransaction(this.pool, (client) => sweepExpiredLeases(client, this.#names, limit));
       await settleRuns(this.pool, this.#names);
-      return count;
+      return swept;
     });
   }
 

@@ -15,19 +15,34 @@ interface ExpiredRow {
   live_tail: string[] | null;
 }
 
+/** A task a sweep took from a worker whose lease on it expired, and what became of it. */
+export interface SweptTask {
+  runId: string;
+  key: string;
+  /** The attempt that was lost, and the task's attempts in all. */
+  attempt: number;
+  maxAttempts: number;
+  /** The worker that held the lease (null when unknown). */
+  workerId: string | null;
+  /** Queued again (an attempt left), failed (none left) or cancelled (a cancel was asked for). */
+  state: "queued" | "failed" | "cancelled";
+  /** The attempt's error as recorded: "lease expired (worker W, attempt N)". */
+  error: string;
+}
+
 /**
  * Recovers running tasks whose lease expired (their worker died or stalled):
  * requeued at once with the attempt already counted, failed when attempts are
  * exhausted, cancelled when a cancel was pending. The attempt's last lines are
  * those its worker's last heartbeat stored, if any. SKIP LOCKED lets several
- * workers sweep at once without waiting on each other. Returns the count; the
- * caller settles the runs' states after commit.
+ * workers sweep at once without waiting on each other. Returns the tasks swept, in
+ * lease expiry order; the caller settles the runs' states after commit.
  */
 export async function sweepExpiredLeases(
   client: pg.ClientBase,
   names: SchemaNames,
   limit = 100,
-): Promise<number> {
+): Promise<SweptTask[]> {
   const expired = await client.query<ExpiredRow>(
     `SELECT id, run_id, key, attempts, max_attempts, cancel_requested, worker_id,
             CASE WHEN live_tail_token = lease_token THEN live_tail END AS live_tail
@@ -39,12 +54,15 @@ export async function sweepExpiredLeases(
     [limit],
   );
   const requeued = new Set<string>();
+  const swept: SweptTask[] = [];
   for (const row of expired.rows) {
     const reason = `lease expired (worker ${row.worker_id ?? "unknown"}, attempt ${row.attempts})`;
     // How the swept attempt ended is unknown: none of the previous attempt's exit code, signal or output is its.
     // What it printed up to its worker's last heartbeat is.
     const tail = row.live_tail ?? [];
     const attempt = { lastError: reason, exitCode: null, signal: null, timedOut: false, tail };
+    const state = row.cancel_requested ? "cancelled" : row.attempts >= row.max_attempts ? "failed" : "queued";
+    swept.push({ runId: row.run_id, key: row.key, attempt: row.attempts, maxAttempts: row.max_attempts, workerId: row.worker_id, state, error: reason });
     if (row.cancel_requested) {
       await finalizeTask(client, names, row, "cancelled", { attempt, cancelReason: "cancelled by request" });
     } else if (row.attempts >= row.max_attempts) {
@@ -61,5 +79,5 @@ export async function sweepExpiredLeases(
     }
   }
   for (const runId of requeued) await notifyWorkers(client, names, runId);
-  return expired.rows.length;
+  return swept;
 }

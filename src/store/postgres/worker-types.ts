@@ -1,4 +1,5 @@
 import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
+import type { SweptTask } from "./sweep.js";
 
 /** What a handler gets besides the task: the attempt's only cancellation token. */
 export interface AttemptContext {
@@ -40,7 +41,8 @@ export type WorkerEvent =
   | { type: "stray-released"; runId: string; key: string }
   | { type: "lease-lost"; task: LeasedTask; why: LeaseLost }
   | { type: "cancel-requested"; task: LeasedTask }
-  | { type: "orphans-recovered"; count: number }
+  /** Tasks this worker's sweep took from workers whose leases expired, each with what became of it. */
+  | { type: "orphans-recovered"; count: number; tasks: SweptTask[] }
   /** `retrying`: whether the worker tries again (false: it gave up, e.g. giving a lease back while it stops). */
   | { type: "db-error"; operation: string; error: unknown; retrying: boolean }
   /**

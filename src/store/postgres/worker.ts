@@ -397,10 +397,10 @@ export class PostgresWorker {
       // Right after this process stalled, the expired leases are its own, whose results are on their way.
       if ([...this.#running.values()].some((attempt) => attempt.leaseInDoubt)) continue;
       try {
-        const count = await this.#options.store.sweepOrphans();
-        if (count > 0) {
-          this.metrics.orphansRecovered.inc(count);
-          this.#emit({ type: "orphans-recovered", count });
+        const tasks = await this.#options.store.recoverOrphans();
+        if (tasks.length > 0) {
+          this.metrics.orphansRecovered.inc(tasks.length);
+          this.#emit({ type: "orphans-recovered", count: tasks.length, tasks });
         }
       } catch (error) {
         this.#emit({ type: "db-error", operation: "sweep", error, retrying: true });
