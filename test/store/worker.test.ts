@@ -214,6 +214,19 @@ describe("PostgresWorker", () => {
     await store.cancelRun(runId);
   });
 
+  it("sweeps when it starts: a task whose lease ran out before any worker was up runs at once, not half a lease later", async () => {
+    const runId = await store.submitRun(workflow([task("left", { retries: 1 })]));
+    // A worker (a whole fleet) that died with a 50 ms lease, long run out when a worker with a 1 min lease starts.
+    expect(await store.lease("gone", 1, 50)).toHaveLength(1);
+    await sleep(100);
+    const events: WorkerEvent[] = [];
+    const worker = startWorker(async () => "done", { leaseMs: 60_000, events });
+    await worker.start();
+    const status = await waitForRun(store, runId, 5_000);
+    expect(status.tasks[0]).toMatchObject({ state: "succeeded", attempts: 2 });
+    expect(events.find((event) => event.type === "orphans-recovered")).toMatchObject({ count: 1, tasks: [{ runId, key: "left", workerId: "gone", state: "queued" }] });
+  });
+
   it("aborts with LEASE_LOST and stops leasing when its lease is taken over", async () => {
     const events: WorkerEvent[] = [];
     let reason = "";

@@ -391,8 +391,10 @@ export class PostgresWorker {
 
   async #sweepLoop(): Promise<void> {
     const signal = this.#stopController.signal;
-    while (!signal.aborted) {
-      await sleep(this.#options.sweepMs, undefined, { signal }).catch(() => undefined);
+    // The first sweep at once: leases that ran out while no worker was up (a fleet restarted) are not
+    // left for half of this worker's lease, which may be far longer than the one that ran out.
+    for (let first = true; !signal.aborted; first = false) {
+      if (!first) await sleep(this.#options.sweepMs, undefined, { signal }).catch(() => undefined);
       if (signal.aborted) return;
       // Right after this process stalled, the expired leases are its own, whose results are on their way.
       if ([...this.#running.values()].some((attempt) => attempt.leaseInDoubt)) continue;
