@@ -156,6 +156,22 @@ describe("submitRun", () => {
     await store.cancelRun("redelayed");
   });
 
+  it("a redriven task keeps the not-before its redrive gave it when the same file is submitted again: its delay or runAt is not taken as changed", async () => {
+    const file = workflow([task("late", { delayMs: 10 }), task("dated", { runAt: Date.now() - 60_000 })]);
+    await store.submit(file, { runId: "redriven-again" });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    for (const leased of await leaseAll(store)) await store.complete(leased.leaseToken, { kind: "failure", error: "boom", exitCode: 1 });
+    await store.redrive("redriven-again", "late");
+    await store.redrive("redriven-again", "dated");
+    const notBefore = async () => (await sql<{ ms: number }>(store, "SELECT (extract(epoch FROM not_before) * 1000)::float8 AS ms FROM $schema.tasks WHERE run_id = 'redriven-again' ORDER BY seq")).map((row) => row.ms);
+    const redriven = await notBefore();
+    await sql(store, "SELECT pg_sleep(0.05)");
+    // The CI step run again: nothing in the file changed, so nothing is said to have, and nothing moves.
+    expect((await store.submit(file, { runId: "redriven-again" })).changed).toEqual([]);
+    expect(await notBefore()).toEqual(redriven);
+    await store.cancelRun("redriven-again");
+  });
+
   it("adds new tasks to an existing run, cancelling those whose dependency already failed", async () => {
     await store.submitRun(workflow([task("f")]), { runId: "grow" });
     const [leased] = await leaseAll(store);

@@ -31,9 +31,11 @@ export async function redriveTask(client: pg.ClientBase, names: SchemaNames, run
     const redriveInstead = root?.rows[0]?.state === "failed" ? task.cancelled_by! : undefined;
     throw new TaskqError("STORE_NOT_REDRIVABLE", notRedrivable(taskKey, task, redriveInstead));
   }
+  // started_at stays (the last attempt's): a task that ran is not one a resubmit may give its delay or runAt
+  // again (see changedTask), and the same file submitted again (a CI step run again) moves nothing.
   await client.query(
     `UPDATE ${names.tasks}
-        SET state = 'queued', attempts = 0, not_before = now(), queued_at = now(), finished_at = NULL, started_at = NULL,
+        SET state = 'queued', attempts = 0, not_before = now(), queued_at = now(), finished_at = NULL,
             last_error = NULL, exit_code = NULL, signal = NULL, timed_out = false, tail = '{}', worker_id = NULL,
             cancel_requested = false
       WHERE id = $1`,
