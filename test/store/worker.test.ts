@@ -227,6 +227,19 @@ describe("PostgresWorker", () => {
     expect(events.find((event) => event.type === "orphans-recovered")).toMatchObject({ count: 1, tasks: [{ runId, key: "left", workerId: "gone", state: "queued" }] });
   });
 
+  it("sweeps again at once while a sweep finds as many expired leases as it takes at a time: a fleet's orphans do not wait a half lease per hundred", async () => {
+    const runId = await store.submitRun(workflow(Array.from({ length: 250 }, (_, i) => task(`t${i}`, { retries: 1 }))));
+    expect(await store.lease("gone", 250, 50)).toHaveLength(250);
+    await sleep(100);
+    const events: WorkerEvent[] = [];
+    const worker = startWorker(async () => "done", { leaseMs: 60_000, concurrency: 50, events });
+    await worker.start();
+    const status = await waitForRun(store, runId, 10_000);
+    expect(status.counts.succeeded).toBe(250);
+    const swept = events.flatMap((event) => (event.type === "orphans-recovered" ? [event.count] : []));
+    expect(swept).toEqual([100, 100, 50]);
+  });
+
   it("aborts with LEASE_LOST and stops leasing when its lease is taken over", async () => {
     const events: WorkerEvent[] = [];
     let reason = "";

@@ -17,7 +17,7 @@ import { readDeadLetters, readRunStatus } from "./status.js";
 import { generateRunId, submitNewRun, submitRun, type SubmitResult } from "./submit.js";
 import { toStoreError } from "./store-error.js";
 import { withLibpqSslModes } from "./ssl-mode.js";
-import { sweepExpiredLeases, type SweptTask } from "./sweep.js";
+import { SWEEP_BATCH, sweepExpiredLeases, type SweptTask } from "./sweep.js";
 import { storableOutcome, storableText } from "./text.js";
 import { connectTimeoutOf, DEFAULT_CONNECT_TIMEOUT_MS, describeTimeout, DEFAULT_QUERY_TIMEOUT_MS, LONG_QUERY_TIMEOUT_MS, serverTimeoutMs, timedQuery, type Timeouts } from "./timeouts.js";
 import { failedAfterCommitSent, inTransaction, isConflict, retryConflicts, transactionOnce } from "./transaction.js";
@@ -283,12 +283,12 @@ export class PostgresStore {
    * Recovers tasks whose lease expired; returns how many. Also settles runs
    * whose last tasks ended at the same moment (see `complete_success`).
    */
-  async sweepOrphans(limit = 100): Promise<number> {
+  async sweepOrphans(limit = SWEEP_BATCH): Promise<number> {
     return (await this.recoverOrphans(limit)).length;
   }
 
   /** As sweepOrphans, returning each task swept and what became of it. */
-  async recoverOrphans(limit = 100): Promise<SweptTask[]> {
+  async recoverOrphans(limit = SWEEP_BATCH): Promise<SweptTask[]> {
     return this.#guard("sweepOrphans", async () => {
       const swept = await inTransaction(this.pool, (client) => sweepExpiredLeases(client, this.#names, limit));
       await settleRuns(this.pool, this.#names);

@@ -15,6 +15,9 @@ interface ExpiredRow {
   live_tail: string[] | null;
 }
 
+/** How many expired leases a sweep takes at a time. */
+export const SWEEP_BATCH = 100;
+
 /** A task a sweep took from a worker whose lease on it expired, and what became of it. */
 export interface SweptTask {
   runId: string;
@@ -41,7 +44,7 @@ export interface SweptTask {
 export async function sweepExpiredLeases(
   client: pg.ClientBase,
   names: SchemaNames,
-  limit = 100,
+  limit = SWEEP_BATCH,
 ): Promise<SweptTask[]> {
   const expired = await client.query<ExpiredRow>(
     `SELECT id, run_id, key, attempts, max_attempts, cancel_requested, worker_id,

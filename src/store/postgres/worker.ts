@@ -6,6 +6,7 @@ import { Attempt } from "./attempt.js";
 import { Deadline } from "./long-timer.js";
 import { serveMetrics } from "./metrics-server.js";
 import type { PostgresStore } from "./store.js";
+import { SWEEP_BATCH } from "./sweep.js";
 import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
 import { Wakeup } from "./wakeup.js";
 import { WorkerMetrics } from "./worker-metrics.js";
@@ -392,14 +393,17 @@ export class PostgresWorker {
   async #sweepLoop(): Promise<void> {
     const signal = this.#stopController.signal;
     // The first sweep at once: leases that ran out while no worker was up (a fleet restarted) are not
-    // left for half of this worker's lease, which may be far longer than the one that ran out.
-    for (let first = true; !signal.aborted; first = false) {
-      if (!first) await sleep(this.#options.sweepMs, undefined, { signal }).catch(() => undefined);
+    // left for half of this worker's lease, which may be far longer than the one that ran out. So is the
+    // next one after a sweep that took all it takes at a time: more may be waiting.
+    for (let now = true; !signal.aborted; ) {
+      if (!now) await sleep(this.#options.sweepMs, undefined, { signal }).catch(() => undefined);
+      now = false;
       if (signal.aborted) return;
       // Right after this process stalled, the expired leases are its own, whose results are on their way.
       if ([...this.#running.values()].some((attempt) => attempt.leaseInDoubt)) continue;
       try {
-        const tasks = await this.#options.store.recoverOrphans();
+        const tasks = await this.#options.store.recoverOrphans(SWEEP_BATCH);
+        now = tasks.length === SWEEP_BATCH;
         if (tasks.length > 0) {
           this.metrics.orphansRecovered.inc(tasks.length);
           this.#emit({ type: "orphans-recovered", count: tasks.length, tasks });
