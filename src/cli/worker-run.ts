@@ -9,7 +9,7 @@ import { BufferedWriter, jsonRecordHead, toJson } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import { eachLineText, hasControlBytes, terminalSafe } from "./render/control-bytes.js";
-import { clock } from "./render/describe.js";
+import { clock, formatDelay } from "./render/describe.js";
 import { pidOneNote } from "./pid-one.js";
 import { RunHandlers } from "./run-handlers.js";
 import { onShutdownSignals, secondSignal, signalExitCode } from "./signals.js";
@@ -344,7 +344,13 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       // A failed attempt's exit code, signal and timeout as fields, as a local run's `failed` event gives them: not only in the words of `error`.
       const failure =
         event.outcome.kind === "failure" ? { exitCode: event.outcome.exitCode ?? null, signal: event.outcome.signal ?? null, timedOut: event.outcome.timedOut === true } : {};
-      print({ event: "finished", runId, id: key, attempt, state, ...(error === undefined ? {} : { error }), ...failure }, `${words[state] ?? state} ${runId}/${key}${detail}`);
+      // A retry's backoff, as a local run says it: when the next attempt is due (unknown for an end a lost reply had recorded).
+      const delayMs = event.result === false ? undefined : event.result.retryDelayMs;
+      const next = delayMs === undefined ? "" : `; next attempt in ${formatDelay(delayMs)}`;
+      print(
+        { event: "finished", runId, id: key, attempt, state, ...(error === undefined ? {} : { error }), ...failure, ...(delayMs === undefined ? {} : { delayMs }) },
+        `${words[state] ?? state} ${runId}/${key}${detail}${next}`,
+      );
       return;
     }
     case "released":

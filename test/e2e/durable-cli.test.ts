@@ -702,6 +702,8 @@ tasks:
     // The sweep names the task, whose worker lost it, and what became of it.
     expect(worker.stdout()).toContain(`sweep   ${runId}/orphan: lease expired (worker ${doomed.id}, attempt 1): queued again (attempt 2/2 next)\n`);
     expect(worker.stdout()).toContain(`start   ${runId}/orphan (attempt 2/2)`);
+    // A retry says when the next attempt is due, as a local run's does.
+    expect(worker.stdout()).toMatch(new RegExp(`retry   ${runId}/flaky: exited with code 1; next attempt in \\d+ms\n`));
 
     const response = await fetch(url!);
     expect(response.status).toBe(200);
