@@ -3,6 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fitConcurrencyToOpenFiles } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
 import type { CancelResult, PostgresStore, WorkerEvent } from "../store/postgres/index.js";
+import { generateRunId } from "../store/postgres/submit.js";
 import { printRunSummary, resubmitted, runningNotes, submitNotes, submitRecords, type LocalLogs } from "./commands/durable.js";
 import { checkLogRoot } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
@@ -48,18 +49,23 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     // A signal while the run is submitted (seconds, for a large workflow) waits for it to be stored, then ends it, as
     // one later does: killed by the signal, taskq would leave the run queued for any worker, its id unsaid.
     let early: NodeJS.Signals | undefined;
+    // Chosen here, not by the store, so that a second signal can name the run it may leave behind.
+    const submitId = options.runId ?? generateRunId();
     const removeEarly = onShutdownSignals({
       graceful: (signal) => (early = signal),
-      // A second one does not wait for a database that may not answer: what was not committed is rolled back as taskq exits.
+      // A second one does not wait for a database that may not answer. What it has not committed is rolled back as
+      // taskq exits, but a statement it is still running (a new run is stored in one, which may be waiting on a lock)
+      // may yet complete: the run is then stored, queued for any worker, so it is named.
       immediate: (signal, first) => {
-        const run = options.runId === undefined ? "" : `: see \`taskq status ${options.runId}\`, and cancel it with \`taskq cancel ${options.runId}\``;
-        process.stderr.write(`taskq: ${secondSignal(signal, first)} while the run was being submitted: stopping now; the run may have been stored${run}\n`);
+        process.stderr.write(
+          `taskq: ${secondSignal(signal, first)} while the run was being submitted: stopping now; run ${submitId} may have been stored: see \`taskq status ${submitId}\`, and cancel it with \`taskq cancel ${submitId}\`\n`,
+        );
         process.exit(signalExitCode(first));
       },
     });
     let submitted: Awaited<ReturnType<PostgresStore["submit"]>>;
     try {
-      submitted = await store.submit(workflow, options.runId === undefined ? {} : { runId: options.runId });
+      submitted = await store.submit(workflow, { runId: submitId });
     } finally {
       removeEarly();
     }

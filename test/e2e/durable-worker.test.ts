@@ -461,14 +461,15 @@ describe("taskq run --store", () => {
     expect(existsSync(path.join(ws.dir, "ran-a"))).toBe(false);
   });
 
-  it("a second signal while its run is being submitted stops it at once, without waiting for the database; the run not yet stored is not", async () => {
+  it("a second signal while its run is being submitted stops it at once, without waiting for the database, naming the run it may leave stored", async () => {
     const file = await workflowFile("interrupted-submit-twice", "tasks:\n  a: { run: 'touch ran-twice' }\n");
-    const runId = newRunId("interrupted-submit-twice");
+    // No --run-id: the run id taskq chose is the one it names.
+    let runId: string | undefined;
     const locker = await store.pool.connect();
     try {
       await locker.query("BEGIN");
       await locker.query(`LOCK TABLE "${durable.SCHEMA}".runs IN EXCLUSIVE MODE`);
-      const run = startRun(file, ["--run-id", runId, "--output", "json"]);
+      const run = startRun(file, ["--output", "json"]);
       const waiting = async (): Promise<boolean> =>
         (
           await store.pool.query(
@@ -483,15 +484,29 @@ describe("taskq run --store", () => {
       const result = await run.done;
       expect({ code: result.code, signal: result.signal }).toEqual({ code: 143, signal: null });
       expect(result.stdout).toBe("");
+      runId = /^taskq: SIGTERM received again while the run was being submitted: stopping now; run (r-[a-z0-9]+-[0-9a-f]{8}) may have been stored/.exec(result.stderr)?.[1];
       expect(result.stderr).toBe(
-        `taskq: SIGTERM received again while the run was being submitted: stopping now; the run may have been stored: see \`taskq status ${runId}\`, and cancel it with \`taskq cancel ${runId}\`\n`,
+        `taskq: SIGTERM received again while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\`, and cancel it with \`taskq cancel ${runId}\`\n`,
       );
     } finally {
       await locker.query("ROLLBACK").catch(() => undefined);
       locker.release();
     }
-    // Its transaction was rolled back with its connection.
-    expect(await eventually(async () => (await store.pool.query(`SELECT 1 FROM "${durable.SCHEMA}".runs WHERE id = $1`, [runId])).rowCount === 0)).toBe(true);
+    // The statement that stores a new run was waiting on the lock when taskq left; once it is free, the database
+    // finishes it, whole (or not at all, where it checks for a client gone): the run is there, queued, as the message warned.
+    const running = async (): Promise<boolean> =>
+      (
+        await store.pool.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE $1 AND state = 'active'", [
+          `%INSERT INTO "${durable.SCHEMA}".runs%`,
+        ])
+      ).rowCount === 0;
+    expect(await eventually(running, 15_000)).toBe(true);
+    if (runId === undefined) throw new Error("no run named");
+    const stored = (await store.pool.query(`SELECT 1 FROM "${durable.SCHEMA}".runs WHERE id = $1`, [runId])).rowCount === 1;
+    if (stored) {
+      expect((await store.runStatus(runId)).tasks.map((row) => [row.key, row.state])).toEqual([["a", "queued"]]);
+      await store.cancelRun(runId);
+    }
   });
 
   it("a second signal also kills at once what its tasks left in sessions of their own (a daemon ignoring SIGTERM), not after the kill grace", { timeout: 90_000 }, async () => {
