@@ -7,6 +7,7 @@ import { formatDuration } from "../handlers/format-duration.js";
 import { monotonicMs } from "../handlers/monotonic.js";
 import type { Workflow } from "../loaders/index.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
+import { leftoversGraceMs, leftoversNote } from "./leftovers-stop.js";
 import { pidOneNote } from "./pid-one.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
 import { createRunFolder } from "./run-folder.js";
@@ -164,26 +165,14 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     const built = summary.build(queue, run);
     // Daemons the tasks started (setsid) have run for the tasks after them: now they stop, given the grace a task gets,
     // before the summary, which is then the last word; a signal meanwhile kills them at once (the run's result stands).
-    // After a second signal ("killing every task now") they get no grace either: a runner's SIGKILL may follow within
-    // seconds (GitHub Actions: 2.5 s after its SIGTERM), and the kill grace would have cost the summary.
-    // After one signal, only what is left of the time to finish and the kill grace: a runner sizes its own grace (then
-    // SIGKILL) to those two, and the tasks' stop may have taken them both already.
-    const graceMs =
-      interrupted === undefined ? options.killGraceMs : Math.min(options.killGraceMs, Math.max(0, interruptedAt + options.shutdownTimeoutMs + options.killGraceMs - monotonicMs()));
+    // After a signal, less or no grace (see leftoversGraceMs).
+    const leftovers = { ...(interrupted === undefined ? {} : { interrupted }), interruptedAt, killedAtOnce, shutdownTimeoutMs: options.shutdownTimeoutMs, killGraceMs: options.killGraceMs };
+    const graceMs = leftoversGraceMs(leftovers);
     stoppingLeftovers = new AbortController();
     if (killedAtOnce) stoppingLeftovers.abort();
     await stopLeftovers(graceMs, {
       signal: stoppingLeftovers.signal,
-      onFound: (groups) => {
-        const what = `${groups === 1 ? "the process group" : `the ${groups} process groups`} the tasks left running`;
-        renderer.note(
-          killedAtOnce
-            ? `killing ${what} now, as the second signal asked`
-            : graceMs < 1
-              ? `killing ${what} now: the time to finish and the kill grace (${formatDuration(options.shutdownTimeoutMs)} + ${formatDuration(options.killGraceMs)}) since the ${interrupted} have passed`
-              : `stopping ${what} (SIGTERM, then SIGKILL ${formatDuration(graceMs)} later${graceMs < options.killGraceMs ? `, what is left of the time the ${interrupted} gave` : ""}; Ctrl-C or SIGTERM kills ${groups === 1 ? "it" : "them"} now)`,
-        );
-      },
+      onFound: (groups) => renderer.note(leftoversNote(leftovers, graceMs, groups)),
     });
     await renderer.finish(built);
     return exitCode;

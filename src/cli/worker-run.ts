@@ -10,6 +10,7 @@ import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import { eachLineText, hasControlBytes, terminalSafe } from "./render/control-bytes.js";
 import { clock, formatDelay } from "./render/describe.js";
+import { leftoversGraceMs, leftoversNote } from "./leftovers-stop.js";
 import { pidOneNote } from "./pid-one.js";
 import { RunHandlers } from "./run-handlers.js";
 import { onShutdownSignals, secondSignal, signalExitCode } from "./signals.js";
@@ -240,21 +241,15 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     await stop(options.shutdownTimeoutMs);
     // Daemons its tasks started (setsid) stop with the worker, given the grace a task gets; a signal meanwhile kills them at
     // once, and so does one before (a second signal: a supervisor's SIGKILL may follow within seconds).
-    // After one signal, only what is left of the time to finish and the kill grace: a supervisor sizes its own grace
-    // (then SIGKILL) to those two, and the tasks' stop may have taken them both already.
-    const graceMs =
-      interrupted === undefined ? options.killGraceMs : Math.min(options.killGraceMs, Math.max(0, interruptedAt + options.shutdownTimeoutMs + options.killGraceMs - monotonicMs()));
+    // After one signal, less grace (see leftoversGraceMs).
+    const leftovers = { ...(interrupted === undefined ? {} : { interrupted }), interruptedAt, killedAtOnce, shutdownTimeoutMs: options.shutdownTimeoutMs, killGraceMs: options.killGraceMs };
+    const graceMs = leftoversGraceMs(leftovers);
     stoppingLeftovers = new AbortController();
     if (killedAtOnce) stoppingLeftovers.abort();
     await stopLeftovers(graceMs, {
       signal: stoppingLeftovers.signal,
       onFound: (groups) => {
-        const what = `${groups === 1 ? "the process group" : `the ${groups} process groups`} the tasks left running`;
-        const message = killedAtOnce
-          ? `killing ${what} now, as the second signal asked`
-          : graceMs < 1
-            ? `killing ${what} now: the time to finish and the kill grace (${formatDuration(options.shutdownTimeoutMs)} + ${formatDuration(options.killGraceMs)}) since the ${interrupted} have passed`
-            : `stopping ${what} (SIGTERM, then SIGKILL ${formatDuration(graceMs)} later${graceMs < options.killGraceMs ? `, what is left of the time the ${interrupted} gave` : ""}; Ctrl-C or SIGTERM kills ${groups === 1 ? "it" : "them"} now)`;
+        const message = leftoversNote(leftovers, graceMs, groups);
         print({ event: "note", message }, `note: ${message}`);
       },
     });

@@ -422,6 +422,15 @@ describe("taskq run --store", () => {
     expect(records.at(-1)).toMatchObject({ event: "summary", exitCode: 143, interrupted: "SIGTERM", state: "cancelled" });
   });
 
+  /** Sessions of other processes on this database running an INSERT of a run into this schema, where `condition` (SQL on pg_stat_activity). */
+  async function runInserts(condition: string): Promise<number> {
+    const { rowCount } = await store.pool.query(
+      `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND ${condition} AND query LIKE $1`,
+      [`%INSERT INTO "${durable.SCHEMA}".runs%`],
+    );
+    return rowCount ?? 0;
+  }
+
   // A signal while the run was submitted (seconds, for a large workflow) killed taskq by the signal
   // itself: nothing printed, and the run stayed queued in the database for any worker to run.
   it("stopped by SIGTERM while its run is being submitted: once stored, the run is cancelled, and the JSON ends with its summary", async () => {
@@ -433,14 +442,7 @@ describe("taskq run --store", () => {
       await locker.query("BEGIN");
       await locker.query(`LOCK TABLE "${durable.SCHEMA}".runs IN EXCLUSIVE MODE`);
       const run = startRun(file, ["--run-id", runId, "--output", "json"]);
-      const waiting = async (): Promise<boolean> =>
-        (
-          await store.pool.query(
-            "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND query LIKE $1",
-            [`%INSERT INTO "${durable.SCHEMA}".runs%`],
-          )
-        ).rowCount! > 0;
-      expect(await eventually(waiting, 15_000)).toBe(true);
+      expect(await eventually(async () => (await runInserts("wait_event_type = 'Lock'")) > 0, 15_000)).toBe(true);
       run.child.kill("SIGTERM");
       await sleep(300);
       await locker.query("COMMIT");
@@ -470,14 +472,7 @@ describe("taskq run --store", () => {
       await locker.query("BEGIN");
       await locker.query(`LOCK TABLE "${durable.SCHEMA}".runs IN EXCLUSIVE MODE`);
       const run = startRun(file, ["--output", "json"]);
-      const waiting = async (): Promise<boolean> =>
-        (
-          await store.pool.query(
-            "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND query LIKE $1",
-            [`%INSERT INTO "${durable.SCHEMA}".runs%`],
-          )
-        ).rowCount! > 0;
-      expect(await eventually(waiting, 15_000)).toBe(true);
+      expect(await eventually(async () => (await runInserts("wait_event_type = 'Lock'")) > 0, 15_000)).toBe(true);
       run.child.kill("SIGTERM");
       await sleep(200);
       run.child.kill("SIGTERM");
@@ -494,13 +489,7 @@ describe("taskq run --store", () => {
     }
     // The statement that stores a new run was waiting on the lock when taskq left; once it is free, the database
     // finishes it, whole (or not at all, where it checks for a client gone): the run is there, queued, as the message warned.
-    const running = async (): Promise<boolean> =>
-      (
-        await store.pool.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE $1 AND state = 'active'", [
-          `%INSERT INTO "${durable.SCHEMA}".runs%`,
-        ])
-      ).rowCount === 0;
-    expect(await eventually(running, 15_000)).toBe(true);
+    expect(await eventually(async () => (await runInserts("state = 'active'")) === 0, 15_000)).toBe(true);
     if (runId === undefined) throw new Error("no run named");
     const stored = (await store.pool.query(`SELECT 1 FROM "${durable.SCHEMA}".runs WHERE id = $1`, [runId])).rowCount === 1;
     if (stored) {
