@@ -21,7 +21,7 @@ export interface ShutdownOptions {
   signal?: AbortSignal | undefined;
   /**
    * After a hard stop, how long to wait for aborted handlers to settle before finalizing them anyway. Default 0;
-   * Infinity is refused. The signal aborting, or a shutdown() call with a deadline passed, ends it at once.
+   * Infinity, and a negative or NaN grace, are refused. The signal aborting, or a shutdown() call with a deadline passed, ends it at once.
    */
   abortGraceMs?: number | undefined;
 }

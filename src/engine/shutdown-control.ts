@@ -54,7 +54,7 @@ const OPTION_NAMES: ReadonlySet<string> = new Set<keyof ShutdownOptions>(["drain
 /**
  * What the types refuse, refused before shutdown changes anything, for JavaScript callers: an
  * option the queue does not know, `drain: "false"` (which would drain), a grace that is not a
- * number, a signal that is not one, and a deadline that is not a time.
+ * number of 0 or more, a signal that is not one, and a deadline that is not a time.
  */
 export function checkShutdownOptions(options: unknown): asserts options is ShutdownOptions | null {
   // null is no options, as for wait(id, null): a JavaScript caller's `shutdown(options ?? null)`.
@@ -79,6 +79,10 @@ export function checkShutdownOptions(options: unknown): asserts options is Shutd
   // Infinity would wait forever for a handler that ignores its signal: shutdown would never return.
   if (abortGraceMs === Infinity || abortGraceMs === -Infinity) {
     throw new TaskqError("INVALID_OPTION", `shutdown abortGraceMs must be a finite number of ms, got ${abortGraceMs}: a handler that ignores its signal would keep shutdown from ever returning`);
+  }
+  // A grace below 0 means nothing: taken as 0, a caller's mistake (a sign, a subtraction) would pass unseen.
+  if (typeof abortGraceMs === "number" && abortGraceMs < 0) {
+    throw new TaskqError("INVALID_OPTION", `shutdown abortGraceMs must be 0 or more ms, got ${abortGraceMs}`);
   }
   if (signal !== undefined && signal !== null && !isAbortSignal(signal)) {
     throw new TaskqError("INVALID_OPTION", `shutdown signal must be an AbortSignal, got ${notASignal(signal)}`);

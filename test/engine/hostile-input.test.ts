@@ -249,6 +249,9 @@ describe("bad input to the library", () => {
     [{ deadline: 100, abortGraceMs: "5000" }, 'shutdown abortGraceMs must be a number of ms, got "5000" (a string)'],
     // A handler that ignores its signal would be waited for forever: shutdown would never return.
     [{ deadline: 100, abortGraceMs: Infinity }, "shutdown abortGraceMs must be a finite number of ms, got Infinity: a handler that ignores its signal would keep shutdown from ever returning"],
+    // Taken as 0 before: a caller's wrong sign passed unseen.
+    [{ deadline: 100, abortGraceMs: -5 }, "shutdown abortGraceMs must be 0 or more ms, got -5"],
+    [{ deadline: 100, abortGraceMs: NaN }, "shutdown abortGraceMs must be a number of ms, got NaN"],
     [{ signal: { aborted: false } }, "shutdown signal must be an AbortSignal, got [object Object]"],
     [{ signal: new AbortController() }, "shutdown signal must be an AbortSignal, got an AbortController: pass its signal (controller.signal)"],
     // The signal itself, not in an object: it has no own keys, so it passed for no options, and the drain waited on.
