@@ -4,6 +4,7 @@ import { quote } from "./report-issues.js";
 import { closestMatch } from "./suggest.js";
 import { findCycles } from "./find-cycles.js";
 import { MinHeap } from "./min-heap.js";
+import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 
 /** A task's dependencies as written: each id with its index in the `dependsOn` list (undefined for the one-string form). */
 export interface DependencyInput {
@@ -18,7 +19,7 @@ const CYCLE_STEPS_SHOWN = 10;
 const MAX_SUGGESTIONS = 50;
 
 /**
- * Checks dependencies (unknown ids, self-dependency, cycles) and returns the
+ * Checks dependencies (unknown or invalid ids, self-dependency, cycles) and returns the
  * tasks in topological order: Kahn's algorithm, ready ties broken by file order.
  */
 export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, problems: ProblemList): number[] {
@@ -40,7 +41,9 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
         const several = severalIds(dependency.id, indexOf, task.id);
         const match = several === undefined && suggestions++ < MAX_SUGGESTIONS ? closestMatch(dependency.id, otherIds(indexOf.keys(), task.id)) : undefined;
         const hint = several !== undefined ? `; to depend on several tasks, list them: dependsOn: [${several.join(", ")}]` : match === undefined ? "" : `; did you mean ${quote(match)}?`;
-        problems.atOffset(at(), `task ${quote(task.id)} depends on ${quote(dependency.id)}, which is not defined${hint}`);
+        // An id no task can have ("../x", "a/b") is not a task left out: say what is wrong with it.
+        const what = several === undefined && !isTaskId(dependency.id) ? `is not a valid task id: ${TASK_ID_EXPECTED}` : "is not defined";
+        problems.atOffset(at(), `task ${quote(task.id)} depends on ${quote(dependency.id)}, which ${what}${hint}`);
         continue;
       }
       edges[index]!.push(target);

@@ -262,7 +262,8 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `7:16: task "b" depends on "lint test", which is not defined${hint}`,
       `8:28: task "c" depends on "lint test", which is not defined${hint}`,
       // Not all of them tasks: no such hint.
-      '9:27: task "d" depends on "lint, tset", which is not defined',
+      // Nor an id a task could have.
+      '9:27: task "d" depends on "lint, tset", which is not a valid task id: ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."',
     ]);
   });
 
@@ -336,6 +337,18 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `3:3: invalid task id "a/b": ${rule}`,
       `4:3: invalid task id "..": ${rule}`,
       `5:3: invalid task id "${"x".repeat(57)}...": ${rule}`,
+    ]);
+  });
+
+  it("says a dependency no task could have is not a valid task id, not that it is not defined", () => {
+    const text = yaml("tasks:", "  x: { run: x }", '  a: { run: x, dependsOn: ["../x", build/] }', "  b:", "    run: x", "    dependsOn: ..", "  ../../x: { run: x }", "  c: { run: x, dependsOn: [../../x] }");
+    const rule = 'ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."';
+    expect(problemsOf(text)).toEqual([
+      `3:28: task "a" depends on "../x", which is not a valid task id: ${rule}`,
+      `3:36: task "a" depends on "build/", which is not a valid task id: ${rule}`,
+      `6:16: task "b" depends on "..", which is not a valid task id: ${rule}`,
+      // A task with such an id is reported itself, once: not again at each dependency on it.
+      `7:3: invalid task id "../../x": ${rule}`,
     ]);
   });
 
