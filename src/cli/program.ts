@@ -63,6 +63,11 @@ function takesNoValue(command: Command, name: string): boolean {
   return false;
 }
 
+/** A duration flag and its default, shown as written (`default: 30s`), not as a JSON string (`"30s"`). */
+function durationOption(flags: string, description: string, value: string): Option {
+  return new Option(flags, description).default(value, value);
+}
+
 /**
  * The commander program. Each action normalises its flags, lazily imports the
  * one module it needs and calls one function; no logic lives here.
@@ -80,8 +85,8 @@ export function buildProgram(version: string): Command {
     .description("run a workflow file")
     .argument("<file>", "workflow YAML file (- for standard input)")
     .option("-j, --concurrency <n>", "tasks running at once (default: the file's, else the CPU count)")
-    .option("--shutdown-timeout <duration>", "after Ctrl-C, how long running tasks may finish", "10s")
-    .option("--kill-grace <duration>", "between SIGTERM and SIGKILL of a task's process group", "5s")
+    .addOption(durationOption("--shutdown-timeout <duration>", "after Ctrl-C, how long running tasks may finish", "10s"))
+    .addOption(durationOption("--kill-grace <duration>", "between SIGTERM and SIGKILL of a task's process group", "5s"))
     .addOption(new Option("--output <mode>", "how to show progress").choices(["auto", "tty", "plain", "json"]).default("auto"))
     .option("--log-dir <dir>", "root folder of the per-task logs", ".taskq/logs")
     .option("--no-color", "no colours (NO_COLOR and FORCE_COLOR are honoured too)")
@@ -176,9 +181,9 @@ function addDurableCommands(program: Command): void {
   withStore(program.command("worker"))
     .description("lease and run durable tasks until stopped")
     .option("-j, --concurrency <n>", "tasks running at once (default: the CPU count)")
-    .option("--shutdown-timeout <duration>", "on SIGINT/SIGTERM, how long running tasks may finish", "10s")
-    .option("--kill-grace <duration>", "between SIGTERM and SIGKILL of a task's process group", "5s")
-    .option("--lease <duration>", "lease length, renewed by heartbeat every third of it", "30s")
+    .addOption(durationOption("--shutdown-timeout <duration>", "on SIGINT/SIGTERM, how long running tasks may finish", "10s"))
+    .addOption(durationOption("--kill-grace <duration>", "between SIGTERM and SIGKILL of a task's process group", "5s"))
+    .addOption(durationOption("--lease <duration>", "lease length, renewed by heartbeat every third of it", "30s"))
     .option("--metrics-port <port>", "serve Prometheus metrics on http://127.0.0.1:<port>/metrics")
     .option("--metrics-host <address>", "the address the metrics listen on instead (0.0.0.0: every interface)")
     .option("--log-dir <dir>", "root folder of the per-task logs", ".taskq/logs")

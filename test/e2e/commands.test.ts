@@ -61,6 +61,20 @@ describe("taskq commands", () => {
     for (const command of ["run", "validate", "graph", "list", "schema"]) expect(result.stdout).toContain(command);
   });
 
+  // `worker --help` showed (default: "30s") and `run --help` (default: 30s) for the same --lease.
+  it("help shows each duration's default as written, the same in every command: (default: 30s), never quoted", async () => {
+    for (const [command, defaults] of [
+      ["run", ["10s", "5s", "30s"]],
+      ["worker", ["10s", "5s", "30s"]],
+    ] as const) {
+      const help = await runCli([command, "--help"]);
+      expect(help.code).toBe(0);
+      const text = help.stdout.replace(/\s+/g, " ");
+      for (const value of defaults) expect(text).toContain(`(default: ${value})`);
+      expect(text).not.toMatch(/default: "\d/);
+    }
+  });
+
   it("help COMMAND describes that command; an unknown one is said to be unknown, as `taskq nope` says it, not answered with the whole help", async () => {
     const run = await runCli(["help", "run"]);
     expect(run).toMatchObject({ code: 0, stderr: "" });
