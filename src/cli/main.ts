@@ -4,6 +4,7 @@
  */
 import { fstatSync, readFileSync } from "node:fs";
 import { isatty } from "node:tty";
+import { stdoutLostSaid } from "./stdout-lost.js";
 
 const argv = process.argv.slice(2);
 /** Whether taskq started on a terminal (see noteTerminal); declared before main() runs, which sets it. */
@@ -121,7 +122,8 @@ function outputFailed(name: "stdout" | "stderr"): (error: NodeJS.ErrnoException)
   return (error) => {
     if (error.code === "EPIPE") return;
     if (name === "stdout") stdoutLost = true;
-    if (outputFailureSaid) return;
+    // A command that made a change all the same (submit, cancel, prune) has said it, naming the change.
+    if (outputFailureSaid || (name === "stdout" && stdoutLostSaid())) return;
     outputFailureSaid = true;
     if (name === "stdout" && !process.stderr.destroyed) {
       const goesOn = OUTPUT_IS_PROGRESS ? "; the run goes on, and each task's output is in its log" : "";

@@ -14,6 +14,7 @@ import { formatSummary, shownIds, unfinishedCount, unfinishedParts } from "../re
 import type { RunSummary } from "../render/types.js";
 import { noteFields } from "../note-fields.js";
 import { signalExitCode } from "../signals.js";
+import { sayStdoutLost } from "../stdout-lost.js";
 import type { Workflow } from "../../loaders/index.js";
 import { openStore, RETRY_DROPPED_MS, storeUrl, type StoreFlags } from "../store-flags.js";
 
@@ -67,19 +68,13 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
  * way back to it. The exit code stays 1, as for any output lost (main.ts).
  */
 function submittedIdLost(runId: string): number {
-  if (stdoutLost()) process.stderr.write(`taskq: run ${runId} was submitted, but its id could not be written to stdout\n`);
+  sayStdoutLost(`run ${runId} was submitted`, "its id");
   return 0;
-}
-
-/** Whether stdout could not be written (a full disk), but for a reader that has gone (`| head`), which is no error. */
-function stdoutLost(): boolean {
-  const failed = process.stdout.errored;
-  return failed !== null && failed !== undefined && (failed as NodeJS.ErrnoException).code !== "EPIPE";
 }
 
 /** A change made in the store whose JSON could not be written to stdout: said on stderr, so that the exit 1 is not read as the change not made. */
 function changeLost(done: string): void {
-  if (stdoutLost()) process.stderr.write(`taskq: ${done}, but that could not be written to stdout\n`);
+  sayStdoutLost(done, "that");
 }
 
 /**
