@@ -83,6 +83,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   const print = (record: Record<string, unknown>, text: string): void => {
     out.write(options.json ? `${toJson({ ts: new Date().toISOString(), ...record })}\n` : `${clock()} ${text}\n`);
   };
+  /** A note: in plain lines, `plain` (the message, unless worded for them) in the `note` column, as a local run's (see PlainRenderer). */
+  const printNote = (message: string, plain = message, fields: Record<string, unknown> = {}): void => print({ event: "note", ...fields, message }, `note    ${plain}`);
   let lostLease = false;
   let interrupted: NodeJS.Signals | undefined;
   /** When the first signal came (monotonic): its stop, leftovers included, takes at most the time to finish and the kill grace. */
@@ -105,7 +107,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       whenDrained: () => out.whenDrained(),
       // An error or note may quote the workflow (a cwd's folder): through oneLine, as a local run's plain lines.
       // One about a task (what it left running) names it, as the worker's other records of a task do.
-      note: (text, taskId) => print({ event: "note", ...(taskId === undefined ? {} : { runId, id: taskId }), message: text }, `note: ${oneLine(text)}`),
+      note: (text, taskId) => printNote(text, oneLine(text), taskId === undefined ? {} : { runId, id: taskId }),
     };
     // A loud task's lines go through as bytes (see LineSplitter), as plain lines or JSON records.
     sink.lines = options.json
@@ -163,7 +165,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
           lostLease = true;
           // Said as a signal's stop is: the other running tasks get the same time to finish, and the user learns why.
           const message = `a task's lease was taken over (this worker stalled past it: its work is another worker's now): no new task is leased; running tasks have ${formatDuration(options.shutdownTimeoutMs)} to finish`;
-          print({ event: "note", message }, `note: ${message}`);
+          printNote(message);
         }
         return void onHalted();
       }
@@ -171,7 +173,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
         // As a local run says it: the time to finish that the signal's note gave has passed.
         const tasks = event.running === 1 ? "the running task" : `the ${event.running} running tasks`;
         const message = `the ${formatDuration(options.shutdownTimeoutMs)} to finish have passed: stopping ${tasks} (SIGTERM, then SIGKILL ${formatDuration(options.killGraceMs)} later)`;
-        return print({ event: "note", message }, `note: ${message}`);
+        return printNote(message);
       }
       // `run --store` stops its worker once the run has ended: no one asked, so nothing to tell.
       if (event.type === "stopped" && event.reason === "requested" && interrupted === undefined) return;
@@ -185,14 +187,14 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   const metricsHost = options.metricsHost ?? "127.0.0.1";
   const server = options.metricsPort === undefined ? undefined : await listenForMetrics(worker, options.metricsPort, metricsHost);
   print({ event: "worker", workerId: worker.workerId, store: store.description, concurrency: fitted.concurrency }, `worker ${worker.workerId}: ${store.description}, concurrency ${fitted.concurrency}`);
-  if (fitted.note !== undefined) print({ event: "note", message: fitted.note }, `note: ${fitted.note}`);
+  if (fitted.note !== undefined) printNote(fitted.note);
   const pidOne = pidOneNote();
-  if (pidOne !== undefined) print({ event: "note", message: pidOne }, `note: ${pidOne}`);
+  if (pidOne !== undefined) printNote(pidOne);
   if (options.leaseMs !== undefined && options.leaseMs < SHORT_LEASE_MS) {
     const note =
       `--lease ${formatDuration(options.leaseMs)} is short: on a busy machine (CPU saturated) a renewal, due every ${formatDuration(Math.floor(options.leaseMs / 3))}, ` +
       `may not get through before the lease runs out, and a healthy task then loses it (run again, or a dead letter); a longer lease (the default 30s) is safer`;
-    print({ event: "note", message: note }, `note: ${note}`);
+    printNote(note);
   }
   if (server !== undefined) {
     // With --metrics-port 0 the system picks the port: this line is the only way to learn it.
@@ -209,7 +211,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   const killLeftoversNow = (signal: NodeJS.Signals): boolean => {
     if (stoppingLeftovers === undefined) return false;
     if (!stoppingLeftovers.signal.aborted) {
-      print({ event: "note", message: `${signal} received: killing what the tasks left running now` }, `${signal} received: the worker has stopped; killing what its tasks left running now`);
+      printNote(`${signal} received: killing what the tasks left running now`, `${signal} received: the worker has stopped; killing what its tasks left running now`);
       stoppingLeftovers.abort();
     }
     return true;
@@ -220,13 +222,13 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       interrupted = signal;
       interruptedAt = monotonicMs();
       const message = `${signal} received: no new task is leased; running tasks have ${formatDuration(options.shutdownTimeoutMs)} to finish`;
-      print({ event: "note", message }, message);
+      printNote(message);
       void stop(options.shutdownTimeoutMs);
     },
     immediate: (signal, first) => {
       if (killLeftoversNow(signal)) return;
       killedAtOnce = true;
-      print({ event: "note", message: secondSignal(signal, first) }, `${secondSignal(signal, first)}: killing every task now`);
+      printNote(secondSignal(signal, first), `${secondSignal(signal, first)}: killing every task now`);
       // Abort first, so each attempt ends as a shutdown (lease given back, attempt not counted), not as a failure.
       // SIGKILLed, a task's processes are gone at once: its lease is not held back for the kill grace.
       worker.abortRunning(ABORT_MARGIN_MS);
@@ -250,7 +252,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       signal: stoppingLeftovers.signal,
       onFound: (groups) => {
         const message = leftoversNote(leftovers, graceMs, groups);
-        print({ event: "note", message }, `note: ${message}`);
+        printNote(message);
       },
     });
   } finally {

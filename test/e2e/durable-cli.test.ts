@@ -550,9 +550,10 @@ tasks:
     const signalledAt = Date.now();
     const left = await stopWorker(leaving);
     expect(left.code).toBe(143);
-    expect(left.stdout).toContain("SIGTERM received: no new task is leased; running tasks have 1s to finish");
+    // Its notes in the `note` column, as a local run's plain lines have them (they read "note: ...", or had no label).
+    expect(left.stdout).toMatch(/^\d\d:\d\d:\d\d\.\d{3} note {4}SIGTERM received: no new task is leased; running tasks have 1s to finish\n/m);
     // As a local run says it: why the task gets SIGTERM now.
-    const passed = left.stdout.indexOf("note: the 1s to finish have passed: stopping the running task (SIGTERM, then SIGKILL 1s later)\n");
+    const passed = left.stdout.search(/^\d\d:\d\d:\d\d\.\d{3} note {4}the 1s to finish have passed: stopping the running task \(SIGTERM, then SIGKILL 1s later\)\n/m);
     expect(passed).toBeGreaterThan(left.stdout.indexOf("SIGTERM received"));
     expect(passed).toBeLessThan(left.stdout.indexOf(`release ${runId}/job`));
     expect(left.stdout).toContain(`release ${runId}/job: lease given back for another worker`);
@@ -758,7 +759,7 @@ tasks:
     expect(await taskq(["worker", "--lease", "abc"])).toMatchObject({ code: 2, stdout: "", stderr: 'taskq: --lease: "abc" is not a duration like 30s, 5m or 1h, from 1s to 24h\n' });
     // Under 5s, allowed, with a note: on a busy machine such a lease may run out between renewals.
     const brief = await startWorker(["--lease", "1s"]);
-    expect(await eventually(() => brief.stdout().includes("note: --lease 1s is short: on a busy machine (CPU saturated) a renewal, due every 333ms, may not get through before the lease runs out"))).toBe(true);
+    expect(await eventually(() => brief.stdout().includes("note    --lease 1s is short: on a busy machine (CPU saturated) a renewal, due every 333ms, may not get through before the lease runs out"))).toBe(true);
     expect(brief.stdout()).toContain("a longer lease (the default 30s) is safer\n");
     expect((await stopWorker(brief)).code).toBe(143);
     const first = await startWorker(["--metrics-port", "0", "--lease", "24h"]);
@@ -1054,7 +1055,7 @@ tasks:
       expect(second.stdout).toContain("SIGTERM received again: killing every task now");
       // Its task was killed by the second signal, not stopped at the deadline the first one set.
       expect(second.stdout).not.toContain("to finish have passed");
-      expect(first.stdout).toContain("note: the 1s to finish have passed: stopping the running task (SIGTERM, then SIGKILL 1s later)\n");
+      expect(first.stdout).toContain("note    the 1s to finish have passed: stopping the running task (SIGTERM, then SIGKILL 1s later)\n");
       expect(second).toMatchObject({ code: 143 });
       expect(second.afterMs).toBeLessThan(8_000);
       // The graceful one: its 1 s to finish, its task's kill, and a moment for the releases the database never answers.

@@ -157,7 +157,7 @@ tasks:
     expect(await eventually(() => frozen.cli.child.exitCode !== null, 10_000)).toBe(true);
     const result = await frozen.cli.done;
     // Why it stops, and what of the tasks it still runs, as a signal's stop says it.
-    expect(result.stdout).toContain("note: a task's lease was taken over (this worker stalled past it: its work is another worker's now): no new task is leased; running tasks have 10s to finish\n");
+    expect(result.stdout).toContain("note    a task's lease was taken over (this worker stalled past it: its work is another worker's now): no new task is leased; running tasks have 10s to finish\n");
     expect(result.stdout).toMatch(/stopped \(lease-lost\)\n$/);
     expect(result.code).toBe(1);
     expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "succeeded", attempts: 2 });
@@ -177,7 +177,7 @@ tasks:
       new RegExp(
         `LOST    ${runId}/job: lease ran out while this worker was stalled \\(no renewal could be sent\\); killing the task\n` +
           `.*stale   ${runId}/job: the lease was taken over by another worker; the result was not recorded\n` +
-          `.*note: a task's lease was taken over`,
+          `.*note    a task's lease was taken over`,
       ),
     );
     expect(result.stdout).not.toContain("could not be renewed");
@@ -392,7 +392,7 @@ describe("taskq run --store", () => {
     run.child.kill("SIGCONT");
     const result = await run.done;
     // The attempt's end first, then why this worker stops: its lease had been taken over.
-    expect(result.stdout).toMatch(new RegExp(`stale   ${runId}/build: the lease was taken over by another worker; the result was not recorded\n.*note: a task's lease was taken over`));
+    expect(result.stdout).toMatch(new RegExp(`stale   ${runId}/build: the lease was taken over by another worker; the result was not recorded\n.*note    a task's lease was taken over`));
     expect(result.stdout).toContain("Summary: 2 succeeded, 0 failed, 0 cancelled");
     expect(result.code).toBe(0);
   });
