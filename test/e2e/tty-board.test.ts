@@ -29,7 +29,7 @@ interface Resize {
 async function runOnPty(
   yaml: string,
   size: Size,
-  { resize, fromStdin, ...rest }: { resize?: Resize; fromStdin?: boolean } & Pick<PtyOptions, "key" | "bgFg" | "flush"> = {},
+  { resize, fromStdin, ...rest }: { resize?: Resize; fromStdin?: boolean } & Pick<PtyOptions, "key" | "bgFg" | "stopFg" | "flush"> = {},
 ): Promise<{ bytes: Buffer; code: number; resizedAt: number | null; echo: boolean | null }> {
   const ws = await workspace(yaml);
   logRoots.push(ws.logs);
@@ -181,6 +181,25 @@ describe("the live board on a terminal", () => {
     for (let i = 1; i <= 8; i++) expect(lines.filter((line) => line === `a | a-${i}`)).toHaveLength(1);
     expect(lines.filter((line) => line.startsWith("Summary: 1 succeeded, 0 failed"))).toHaveLength(1);
     expect(echo).toBe(true);
+  });
+
+  it("draws the board at the terminal's new size after `fg` when the window was resized while taskq was stopped (Ctrl-Z), with no copy left above", async () => {
+    // Stopped, taskq gets no SIGWINCH (the shell is the foreground job then), and `fg` sends none. The
+    // first frame after `fg` was drawn at the old size: ten rows of 60 columns on a screen of 30x8,
+    // three rows each, and the top of it scrolled off where no redraw reaches.
+    const ids = Array.from({ length: 8 }, (_, i) => `build-component-number-${i}-with-a-longish-name`);
+    const yaml = `concurrency: 8\ntasks:\n${ids.map((id) => `  ${id}:\n    run: for i in 1 2 3 4 5 6 7 8; do echo ${id.slice(-25)}-$i; sleep 0.4; done\n`).join("")}`;
+    const size = { cols: 100, rows: 30 };
+    const to = { cols: 30, rows: 8 };
+    const { bytes } = await runOnPty(yaml, size, { key: { text: "\x1a", when: String.raw`-2\r\n[\s\S]*0/8 done` }, stopFg: to });
+    // The screen takes its new size after the shell's line saying so (its end, "\r\n", is "\r\r\n" on the terminal).
+    const marker = bytes.indexOf(`$ stty cols ${to.cols} rows ${to.rows}`);
+    expect(marker).toBeGreaterThan(0);
+    const at = bytes.indexOf("\n", marker) + 1;
+    const lines = await screen(bytes, size, { at, to }, false);
+    expect(lines.filter((line) => BOARD_LINE.test(line))).toEqual([]);
+    for (const id of ids) for (let i = 1; i <= 8; i++) expect(lines.filter((line) => line === `${id} | ${id.slice(-25)}-${i}`)).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith("Summary: 8 succeeded, 0 failed"))).toHaveLength(1);
   });
 
   it("gives the terminal its echo back when Ctrl-\\ (SIGQUIT) ends taskq, which ends by that signal; its guard stops the task", async () => {

@@ -2,7 +2,7 @@
 
   python3 pty-run.py --out FILE --size COLSxROWS [--resize COLSxROWS --when REGEX --count N --then REGEX --touch FILE]
                     [--key TEXT --key-when REGEX [--key-gap SECONDS] [--key-lag SECONDS]] [--flush]
-                    [--background | --bg-fg SECONDS] [--stdin FILE] [--hangup-when REGEX] -- CMD...
+                    [--background | --bg-fg SECONDS | --stop-fg COLSxROWS] [--stdin FILE] [--hangup-when REGEX] -- CMD...
 
 The command leads its own session with the pty as its terminal. With --resize: once REGEX has
 matched N times in the output, and --then matched after the last of those (the board drawn
@@ -19,7 +19,10 @@ shell's background job (`cmd &`), in a process group of its own that is not the 
 foreground group. With --bg-fg: the command runs as a shell's foreground job; once it stops
 (Ctrl-Z, typed with --key), the shell takes the terminal back, prints "$ bg", continues the job in
 the background (SIGCONT), and after SECONDS prints "$ fg" and gives the job the terminal again
-(as a shell's `fg` of a running job does: no signal). With --stdin: the command's stdin is FILE,
+(as a shell's `fg` of a running job does: no signal). With --stop-fg: the same job, but once it
+stops, the shell prints "$ stty cols C rows R", gives the terminal that size (a window resized
+meanwhile: the job, stopped, gets no SIGWINCH), prints "$ fg", gives the job the terminal again
+and continues it (SIGCONT). With --stdin: the command's stdin is FILE,
 not the terminal (`generate | cmd -`), its stdout and stderr still the terminal. With
 --hangup-when: once REGEX matches the output, the terminal is closed (its window, say): the
 kernel sends SIGHUP to the command, its session's leader, and the JSON tells how it then ended
@@ -54,6 +57,7 @@ parser.add_argument("--key-lag", type=float, default=0)
 parser.add_argument("--flush", action="store_true")
 parser.add_argument("--background", action="store_true")
 parser.add_argument("--bg-fg", type=float)
+parser.add_argument("--stop-fg")
 parser.add_argument("--stdin")
 parser.add_argument("--hangup-when")
 parser.add_argument("--timeout", type=float, default=60)
@@ -101,26 +105,36 @@ if child == 0:
 _, status = os.waitpid(child, 0)
 sys.exit(os.waitstatus_to_exitcode(status) & 255)
 """
-# A foreground job stopped, put in the background, then in the foreground again (see --bg-fg).
-BG_FG = """import os, signal, sys, time
+# A foreground job stopped, put in the background, then in the foreground again (see --bg-fg);
+# or, stopped, brought back to the foreground at once with the terminal resized meanwhile (--stop-fg).
+BG_FG = """import fcntl, os, signal, struct, sys, termios, time
 signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # a shell's: it sets the terminal's foreground group from any group
 child = os.fork()
 if child == 0:
     os.setpgid(0, 0)
     os.tcsetpgrp(0, os.getpid())
     signal.signal(signal.SIGTTOU, signal.SIG_DFL)
-    os.execv(sys.argv[2], sys.argv[2:])
+    os.execv(sys.argv[3], sys.argv[3:])
 try:
     os.setpgid(child, child)
 except PermissionError:  # EACCES: the child has exec'd already, its own setpgid done before
     pass
 os.tcsetpgrp(0, child)
 _, status = os.waitpid(child, os.WUNTRACED)
-if os.WIFSTOPPED(status):
+if os.WIFSTOPPED(status) and sys.argv[1] == "stop-fg":
+    os.tcsetpgrp(0, os.getpgrp())
+    cols, rows = sys.argv[2].split("x")
+    os.write(1, f"\\r\\n$ stty cols {cols} rows {rows}\\r\\n".encode())
+    fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", int(rows), int(cols), 0, 0))
+    os.write(1, b"$ fg\\r\\n")
+    os.tcsetpgrp(0, child)
+    os.killpg(child, signal.SIGCONT)
+    _, status = os.waitpid(child, 0)
+elif os.WIFSTOPPED(status):
     os.tcsetpgrp(0, os.getpgrp())
     os.write(1, b"\\r\\n$ bg\\r\\n")
     os.killpg(child, signal.SIGCONT)
-    time.sleep(float(sys.argv[1]))
+    time.sleep(float(sys.argv[2]))
     os.write(1, b"$ fg\\r\\n")
     os.tcsetpgrp(0, child)
     _, status = os.waitpid(child, 0)
@@ -129,7 +143,9 @@ sys.exit(os.waitstatus_to_exitcode(status) & 255)
 if args.background:
     cmd = [sys.executable, "-c", BACKGROUND, *cmd]
 elif args.bg_fg is not None:
-    cmd = [sys.executable, "-c", BG_FG, str(args.bg_fg), *cmd]
+    cmd = [sys.executable, "-c", BG_FG, "bg-fg", str(args.bg_fg), *cmd]
+elif args.stop_fg is not None:
+    cmd = [sys.executable, "-c", BG_FG, "stop-fg", args.stop_fg, *cmd]
 stdin = open(args.stdin, "rb") if args.stdin else slave
 child = subprocess.Popen(cmd, stdin=stdin, stdout=slave, stderr=slave, preexec_fn=session)
 os.close(slave)

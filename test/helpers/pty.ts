@@ -29,6 +29,8 @@ export interface PtyOptions {
   background?: boolean;
   /** Run as a shell's foreground job which, once stopped (Ctrl-Z as `key`), is continued with `bg`, then after this many seconds brought back with `fg` ("$ bg" and "$ fg" printed). */
   bgFg?: number;
+  /** Run as a shell's foreground job which, once stopped (Ctrl-Z as `key`), gets the terminal at this size ("$ stty cols C rows R" printed), then is brought back with `fg` ("$ fg"). */
+  stopFg?: Size;
   /** The command's stdin: this file instead of the terminal (as `generate | taskq run -` has a pipe). */
   stdin?: string;
   /** The terminal is closed (its window, say) once this matches the output: taskq, its session's leader, gets SIGHUP. */
@@ -52,6 +54,7 @@ export async function taskqOnPty(args: string[], options: PtyOptions, env: NodeJ
     ...(options.flush === true ? ["--flush"] : []),
     ...(options.background === true ? ["--background"] : []),
     ...(options.bgFg === undefined ? [] : ["--bg-fg", String(options.bgFg)]),
+    ...(options.stopFg === undefined ? [] : ["--stop-fg", `${options.stopFg.cols}x${options.stopFg.rows}`]),
     ...(options.stdin === undefined ? [] : ["--stdin", options.stdin]),
     ...(options.hangupWhen === undefined ? [] : ["--hangup-when", options.hangupWhen]),
   ];

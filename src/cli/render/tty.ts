@@ -174,6 +174,9 @@ export class TtyRenderer implements Renderer {
     }
     this.#leaveBackground();
     this.#echo.off();
+    // The terminal may have been resized while taskq was stopped: the SIGWINCH went to the shell,
+    // the foreground job then, and `fg` sends none. The board is fitted to the size of now.
+    refreshSize(this.#stream);
     this.#spinner.start(this.#board());
     this.#timer = setInterval(() => this.#refresh(), 100);
   }
