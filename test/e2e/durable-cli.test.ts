@@ -296,6 +296,25 @@ tasks:
     });
   });
 
+  it("run --store and status list the dead letters in the order they failed, as a local run's summary and dead-letters do", async () => {
+    // Submitted first, failed last: the summary's first 20 dead letters are the first 20 to fail, in either mode.
+    const file = await workflowFile("failure-order", "tasks:\n  slow: { run: 'sleep 1; echo slow; exit 3' }\n  fast: { run: 'echo fast; exit 4' }\n");
+    const dead = (stdout: string) => (JSON.parse(stdout.trim().split("\n").at(-1)!) as { deadLetters: Array<{ id: string }> }).deadLetters.map((d) => d.id);
+    const local = await taskq(["run", file, "-j", "2", "--store", "", "--log-dir", ws.logs, "--output", "json"]);
+    expect(local.code).toBe(1);
+    expect(dead(local.stdout)).toEqual(["fast", "slow"]);
+
+    const runId = `failure-order-${randomBytes(3).toString("hex")}`;
+    runIds.push(runId);
+    const run = await taskq(["run", file, "-j", "2", "--log-dir", ws.logs, "--run-id", runId, "--output", "json"]);
+    expect(run.code).toBe(1);
+    expect(dead(run.stdout)).toEqual(["fast", "slow"]);
+    expect(dead((await taskq(["status", runId, "--output", "json"])).stdout)).toEqual(["fast", "slow"]);
+    expect((await taskq(["status", runId])).stdout).toMatch(/Dead letters \(2\):\n\s+\S+ fast: [^]*\n\s+\S+ slow: /);
+    const letters = (await taskq(["dead-letters", runId, "--output", "json"])).stdout.trim().split("\n");
+    expect(letters.map((line) => (JSON.parse(line) as { key: string }).key)).toEqual(["fast", "slow"]);
+  });
+
   it("dead-letters lists a failed task with its last lines; redrive runs it again with fresh attempts, then its dependents", async () => {
     const marker = path.join(ws.dir, `fixed-${randomBytes(3).toString("hex")}`);
     const file = await workflowFile(

@@ -393,7 +393,8 @@ export async function printRunSummary(
 }
 
 function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary {
-  const failed = status.tasks.filter((t) => t.state === "failed");
+  // In the order they failed, as a local run's summary and `dead-letters` list them (its first 20 are the first 20 to fail); ties in submission order.
+  const failed = status.tasks.filter((t) => t.state === "failed").sort((a, b) => (a.finishedAt?.getTime() ?? 0) - (b.finishedAt?.getTime() ?? 0));
   const logPath = (t: TaskStatusRow): string =>
     local !== undefined && t.workerId === local.workerId ? path.join(local.logDir, `${t.key}.log`) : `<log-dir>/${status.runId}/${t.key}.log (on ${t.workerId ?? "its worker"})`;
   const end = Math.max(...status.tasks.map((t) => t.finishedAt?.getTime() ?? Date.now()), status.createdAt.getTime());
