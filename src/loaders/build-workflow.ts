@@ -88,7 +88,7 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
     cwd: task.cwd === undefined ? shared.cwd : resolve(context.folder, task.cwd),
     dependsOn,
   };
-  if (task.env !== undefined) noteTaskqVariables(task.env, ["tasks", id, "env"], `task ${quote(id)}`, context);
+  if (task.env !== undefined) noteEnvVariables(task.env, ["tasks", id, "env"], `task ${quote(id)}`, context);
   // A task that depends on others may well use a folder one of them makes (a build's output): no note for it.
   if (context.cwdProblems !== undefined && dependsOn.length === 0) noteMissingCwd(id, task, built.cwd, context);
   // A task's own `retryOn: any` and `timeout: none` (null here) undo those of `defaults`.
@@ -193,17 +193,34 @@ const TASKQ_VARIABLES = new Map([
 
 /**
  * `env: { TASKQ_ATTEMPT: "1" }`: taskq sets those variables over the file's, so the value would
- * be ignored without a word (as a retryOn that lists 127 would be): say so where it is written.
- * `owner` is what the note is about (`env`, `defaults`, `task "a"`).
+ * be ignored without a word (as a retryOn that lists 127 would be): say so where it is written;
+ * and a value that names its own variable (see selfReferenceNote). `owner` is what the note is
+ * about (`env`, `defaults`, `task "a"`).
  */
-export function noteTaskqVariables(env: Record<string, string>, path: DataPath, owner: string, context: BuildContext): void {
+export function noteEnvVariables(env: Record<string, string>, path: DataPath, owner: string, context: BuildContext): void {
   for (const name of Object.keys(env)) {
     const value = TASKQ_VARIABLES.get(name);
-    if (value === undefined) continue;
+    const note = value !== undefined ? `${name} is set by taskq for each task (to ${value}): the value given here is never seen` : selfReferenceNote(name, env[name]!);
+    if (note === undefined) continue;
     const offset = context.locator.offsetOf([...path, name]);
     if (context.notes.has(offset)) continue;
-    context.notes.set(offset, `${context.file}:${context.problems.lineCol(offset)}: ${owner}: ${name} is set by taskq for each task (to ${value}): the value given here is never seen`);
+    context.notes.set(offset, `${context.file}:${context.problems.lineCol(offset)}: ${owner}: ${note}`);
   }
+}
+
+/**
+ * `PATH: "./bin:$PATH"`: env values are passed as written, so the task's PATH would hold the
+ * characters `$PATH` instead of taskq's PATH, and every command outside ./bin fail with 127 (not
+ * found), nothing saying why. A value that names its own variable can only mean to extend it: say
+ * so, and what to write instead. Other `$` go unsaid: a password may hold one. The value is not
+ * quoted, as env values never are in what taskq prints (CI logs).
+ */
+function selfReferenceNote(name: string, value: string): string | undefined {
+  if (!value.includes("$")) return undefined;
+  const written = [...value.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].find((match) => match[1] === name)?.[0];
+  if (written === undefined) return undefined;
+  const own = written.startsWith("${") ? `\${${name}}` : `$${name}`;
+  return `the value of ${name} holds ${own}, which is not expanded: the task gets those characters as written, not taskq's own ${name} with more added; set it at the start of the run instead, where the shell expands it (export ${name}="...")`;
 }
 
 /** A note at `path` in the file, for the task or for `defaults`; one per place written, not one per task sharing it through defaults. */

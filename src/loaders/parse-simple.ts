@@ -1,5 +1,5 @@
 import { dirname, resolve } from "node:path";
-import { buildTask, noteTaskqVariables, noteAt, type BuildContext, type Workflow } from "./build-workflow.js";
+import { buildTask, noteEnvVariables, noteAt, type BuildContext, type Workflow } from "./build-workflow.js";
 import { findTaskPastLimit, lineColumnOf, tooManyTasksMessage } from "./count-tasks.js";
 import { crOnlyLineEnding, decodeText } from "./decode-text.js";
 import { orderTasks, type DependencyInput } from "./dependency-graph.js";
@@ -131,8 +131,8 @@ export function buildWorkflow(data: unknown, source: Source & { locator: SourceL
   if (problems.size > 0 || header === undefined) throw new WorkflowError(problems.problems);
   const context: BuildContext = { file, now, folder, env: header.env ?? {}, defaults: header.defaults ?? {}, locator, problems, notes: new Map<number, string>() };
   if (checkCwd) context.cwdProblems = new Map();
-  if (header.env !== undefined) noteTaskqVariables(header.env, ["env"], "env", context);
-  if (header.defaults?.env !== undefined) noteTaskqVariables(header.defaults.env, ["defaults", "env"], "defaults", context);
+  if (header.env !== undefined) noteEnvVariables(header.env, ["env"], "env", context);
+  if (header.defaults?.env !== undefined) noteEnvVariables(header.defaults.env, ["defaults", "env"], "defaults", context);
   const tasks = order.map((index) => {
     const { id, task } = validated.tasks[index]!;
     // Every task is valid here: one that was not left a problem, and we threw above.

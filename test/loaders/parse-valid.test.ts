@@ -174,6 +174,26 @@ describe("parseWorkflow on a valid file", () => {
     ]);
   });
 
+  it("notes a variable whose value names the variable itself ($PATH in PATH), which is passed as written, not expanded", () => {
+    const lines = [
+      'env: { PATH: "/opt/tools/bin:$PATH", GOPATH: $HOME/go, SECRET: "pa$$word" }',
+      "defaults: { env: { PYTHONPATH: '${PYTHONPATH}:src', PATHS: $PATH } }",
+      "tasks:",
+      '  a: { run: x, env: { CFLAGS: "$CFLAGS -O2", LD: $LDX } }',
+      "  b: { run: x }",
+    ];
+    const expected = [
+      'e.yaml:1:14: env: the value of PATH holds $PATH, which is not expanded: the task gets those characters as written, not taskq\'s own PATH with more added; set it at the start of the run instead, where the shell expands it (export PATH="...")',
+      'e.yaml:2:32: defaults: the value of PYTHONPATH holds ${PYTHONPATH}, which is not expanded: the task gets those characters as written, not taskq\'s own PYTHONPATH with more added; set it at the start of the run instead, where the shell expands it (export PYTHONPATH="...")',
+      'e.yaml:4:31: task "a": the value of CFLAGS holds $CFLAGS, which is not expanded: the task gets those characters as written, not taskq\'s own CFLAGS with more added; set it at the start of the run instead, where the shell expands it (export CFLAGS="...")',
+    ];
+    const workflow = parse(yaml(...lines), "e.yaml");
+    expect(workflow.tasks.find((task) => task.id === "a")!.env).toMatchObject({ PATH: "/opt/tools/bin:$PATH", CFLAGS: "$CFLAGS -O2" });
+    expect(workflow.notes).toEqual(expected);
+    // The full YAML parser (a document marker is outside the plain subset) says the same.
+    expect(parse(yaml("---", ...lines), "e.yaml").notes).toEqual(expected.map((note) => note.replace(/^e\.yaml:(\d+)/, (_, line: string) => `e.yaml:${Number(line) + 1}`)));
+  });
+
   it("reads durations in every documented form", () => {
     const forms = ["250ms", "30s", "5m", "1h", "1h30m", "1h2m3s4ms", "1.5", "0", "2592000", "2d", "1d12h", "30d", "1.5s", "0.5h", "2.25m", "1.5d", "1h0.5m", "1.6ms", "0.0004s"];
     const workflow = parse(yaml("tasks:", ...forms.map((form, index) => `  t${index}: { run: x, delay: ${form} }`)));
