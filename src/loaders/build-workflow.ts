@@ -88,6 +88,7 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
     cwd: task.cwd === undefined ? shared.cwd : resolve(context.folder, task.cwd),
     dependsOn,
   };
+  noteCutByComment(id, task.run, context);
   if (task.env !== undefined) noteEnvVariables(task.env, ["tasks", id, "env"], `task ${quote(id)}`, context);
   // A task that depends on others may well use a folder one of them makes (a build's output): no note for it.
   if (context.cwdProblems !== undefined && dependsOn.length === 0) noteMissingCwd(id, task, built.cwd, context);
@@ -175,6 +176,43 @@ function notePast(id: string, runAt: string, path: string[], hasDependencies: bo
   const when =
     path[0] === "defaults" ? "the tasks that take it run now, or once their dependencies are done" : hasDependencies ? "the task runs once its dependencies are done" : "the task runs now";
   noteAt(id, path, `runAt ${runAt} is in the past; ${when}`, context);
+}
+
+/**
+ * `run: echo "issue #42 fixed"`: YAML ends a plain value at ` #`, so the shell would get `echo
+ * "issue` and fail on the quote it never sees closed, the file's line looking right all along.
+ * Said at the run. A value whose quotes are closed is left alone: its comment may be meant.
+ */
+function noteCutByComment(id: string, run: string, context: BuildContext): void {
+  // Cheap first: a value without a quote left open (every run of a large file) needs no position; nor does one of
+  // several lines (a | block, whose heredoc may hold a `don't`: a plain value's lines are joined by spaces).
+  if (run.includes("\n")) return;
+  const open = unclosedQuote(run);
+  if (open === undefined || !context.locator.endsAtComment(["tasks", id, "run"])) return;
+  noteAt(id, ["tasks", id, "run"], `run is cut where " #" begins, which YAML reads as a comment: the shell gets ${run}, with a ${open} never closed (a syntax error); quote the whole value, or write it in a | block`, context);
+}
+
+/** The quote (`'` or `"`) that `command` leaves open, as sh reads it (backslashes escape outside single quotes); undefined when none is. */
+function unclosedQuote(command: string): string | undefined {
+  if (!command.includes('"') && !command.includes("'")) return undefined;
+  let open: string | undefined;
+  for (let index = 0; index < command.length; index++) {
+    const char = command[index];
+    if (open === "'") {
+      if (char === "'") open = undefined;
+    } else if (char === "\\") {
+      index++;
+    } else if (open === '"') {
+      if (char === '"') open = undefined;
+    } else if (char === '"' || char === "'") {
+      open = char;
+    } else if (char === "#" && (index === 0 || /\s/.test(command[index - 1]!))) {
+      // The shell's own comment, to the line's end.
+      index = command.indexOf("\n", index);
+      if (index === -1) break;
+    }
+  }
+  return open;
 }
 
 /** `retryOn: [127]`: 126 and 127 (not executable, not found) are never retried, listed or not; say so rather than ignore it. */

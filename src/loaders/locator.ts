@@ -7,6 +7,8 @@ export type DataPath = ReadonlyArray<PropertyKey>;
 /** Finds where a data path is in the source, for messages. */
 export interface SourceLocator {
   offsetOf(path: DataPath, at?: "value" | "key"): number;
+  /** Whether the value at `path` is a plain scalar that a comment (` #`) ends on its line. */
+  endsAtComment(path: DataPath): boolean;
 }
 
 /**
@@ -20,8 +22,11 @@ export class Locator implements SourceLocator {
   readonly #tasksMap: YAMLMap | undefined;
   readonly #tasksIndex = new Map<string, Pair>();
 
-  constructor(document: Document.Parsed, aliasTargets: Map<Alias, Node>) {
+  readonly #text: string;
+
+  constructor(document: Document.Parsed, aliasTargets: Map<Alias, Node>, text = "") {
     this.#aliasTargets = aliasTargets;
+    this.#text = text;
     this.#root = this.#resolve(document.contents);
     const tasks = isMap(this.#root) ? this.#resolve(findPair(this.#root, "tasks")?.value) : undefined;
     if (isMap(tasks)) {
@@ -62,11 +67,26 @@ export class Locator implements SourceLocator {
     return node.range[0];
   }
 
+  endsAtComment(path: DataPath): boolean {
+    let node = this.#root;
+    for (const segment of path) {
+      if (isMap(node)) node = this.#resolve((node === this.#tasksMap ? this.#tasksIndex.get(String(segment)) : findPair(node, String(segment)))?.value);
+      else if (isSeq(node) && typeof segment === "number") node = this.#resolve(node.items[segment]);
+      else return false;
+    }
+    if (!isScalar(node) || node.type !== "PLAIN" || node.range === undefined || node.range === null) return false;
+    COMMENT_AFTER.lastIndex = node.range[1];
+    return COMMENT_AFTER.test(this.#text);
+  }
+
   #resolve(node: unknown): Node | null {
     if (isAlias(node)) return this.#aliasTargets.get(node) ?? node;
     return isScalar(node) || isMap(node) || isSeq(node) ? node : null;
   }
 }
+
+/** Spaces or tabs, then a comment, on the line where a value ends. */
+const COMMENT_AFTER = /[ \t]+#/y;
 
 function findPair(map: YAMLMap, name: string): Pair | undefined {
   return map.items.find((pair) => keyText(pair.key) === name);

@@ -93,6 +93,9 @@ const noPositions: SourceLocator = {
   offsetOf(): never {
     throw NEEDS_POSITIONS;
   },
+  endsAtComment(): never {
+    throw NEEDS_POSITIONS;
+  },
 };
 
 /**

@@ -33,5 +33,5 @@ export function parseWorkflow(text: string | Buffer, file: string, options: Pars
   if (crOnly !== undefined) problems.atOffset(crOnly.offset, crOnly.mixed ? CR_MIXED_MESSAGE : CR_ONLY_MESSAGE);
   if (!("document" in parsed)) throw new WorkflowError(problems.problems);
   const plain = toPlain(parsed.document, problems, content);
-  return buildWorkflow(plain.value, { ...source, locator: new Locator(parsed.document, plain.aliasTargets), problems });
+  return buildWorkflow(plain.value, { ...source, locator: new Locator(parsed.document, plain.aliasTargets, content), problems });
 }

@@ -194,6 +194,34 @@ describe("parseWorkflow on a valid file", () => {
     expect(parse(yaml("---", ...lines), "e.yaml").notes).toEqual(expected.map((note) => note.replace(/^e\.yaml:(\d+)/, (_, line: string) => `e.yaml:${Number(line) + 1}`)));
   });
 
+  it("notes a run that a comment cut inside a quote (run: echo \"issue #42\"), which the shell would refuse, and no other comment", () => {
+    const workflow = parse(
+      yaml(
+        "tasks:",
+        '  a:',
+        '    run: echo "issue #42 fixed"',
+        "  b:",
+        "    run: echo it's #1",
+        "  c:",
+        '    run: echo "x" # a comment, as meant',
+        "  d:",
+        '    run: echo \\"x #not closed by the shell either way',
+        "  e:",
+        "    run: echo \"a",
+        "      b #c\"",
+        "  f:",
+        "    run: 'echo \"a #b\"'",
+      ),
+      "h.yaml",
+    );
+    expect(workflow.tasks.find((task) => task.id === "a")!.run).toBe('echo "issue');
+    expect(workflow.notes).toEqual([
+      'h.yaml:3:10: task "a": run is cut where " #" begins, which YAML reads as a comment: the shell gets echo "issue, with a " never closed (a syntax error); quote the whole value, or write it in a | block',
+      "h.yaml:5:10: task \"b\": run is cut where \" #\" begins, which YAML reads as a comment: the shell gets echo it's, with a ' never closed (a syntax error); quote the whole value, or write it in a | block",
+      'h.yaml:11:10: task "e": run is cut where " #" begins, which YAML reads as a comment: the shell gets echo "a b, with a " never closed (a syntax error); quote the whole value, or write it in a | block',
+    ]);
+  });
+
   it("reads durations in every documented form", () => {
     const forms = ["250ms", "30s", "5m", "1h", "1h30m", "1h2m3s4ms", "1.5", "0", "2592000", "2d", "1d12h", "30d", "1.5s", "0.5h", "2.25m", "1.5d", "1h0.5m", "1.6ms", "0.0004s"];
     const workflow = parse(yaml("tasks:", ...forms.map((form, index) => `  t${index}: { run: x, delay: ${form} }`)));
