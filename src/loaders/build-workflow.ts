@@ -89,6 +89,7 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
     dependsOn,
   };
   noteCutByComment(id, task.run, context);
+  if (task.run.startsWith("#!")) noteShebang(id, task.run, context);
   if (task.env !== undefined) noteEnvVariables(task.env, ["tasks", id, "env"], `task ${quote(id)}`, context);
   // A task that depends on others may well use a folder one of them makes (a build's output): no note for it.
   if (context.cwdProblems !== undefined && dependsOn.length === 0) noteMissingCwd(id, task, built.cwd, context);
@@ -190,6 +191,27 @@ function noteCutByComment(id: string, run: string, context: BuildContext): void 
   const open = unclosedQuote(run);
   if (open === undefined || !context.locator.endsAtComment(["tasks", id, "run"])) return;
   noteAt(id, ["tasks", id, "run"], `run is cut where " #" begins, which YAML reads as a comment: the shell gets ${run}, with a ${open} never closed (a syntax error); quote the whole value, or write it in a | block`, context);
+}
+
+/**
+ * `run: |` then `#!/bin/bash`: a script's first line, but `/bin/sh -c` reads it as a comment and
+ * runs the rest itself, so bash's `set -o pipefail`, `[[` or arrays fail under dash with messages
+ * that do not say why. Said at the run, but for a `#!` that names sh (it is what runs).
+ */
+function noteShebang(id: string, run: string, context: BuildContext): void {
+  const line = run.slice(0, run.includes("\n") ? run.indexOf("\n") : undefined).trimEnd();
+  const words = line.slice(2).trim().split(/[ \t]+/);
+  // A script's #! names its interpreter by absolute path; `#! note` is a comment meant as one.
+  if (!words[0]?.startsWith("/")) return;
+  let program = baseName(words[0] ?? "");
+  // `#!/usr/bin/env bash`, `#!/usr/bin/env -S python3 -u`: the program is env's first operand.
+  if (program === "env") program = baseName(words.slice(1).find((word) => !word.startsWith("-") && !word.includes("=")) ?? "");
+  if (program === "" || program === "sh") return;
+  noteAt(id, ["tasks", id, "run"], `run begins with ${line}, a comment to /bin/sh, which runs the command (not ${program}); to run it with ${program}, put it in a script file that begins so, and run that file`, context);
+}
+
+function baseName(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
 }
 
 /** The quote (`'` or `"`) that `command` leaves open, as sh reads it (backslashes escape outside single quotes); undefined when none is. */

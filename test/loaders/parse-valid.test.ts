@@ -222,6 +222,37 @@ describe("parseWorkflow on a valid file", () => {
     ]);
   });
 
+  it("notes a run that begins with #! naming another shell than sh: /bin/sh runs it, the line being a comment to it", () => {
+    const workflow = parse(
+      yaml(
+        "tasks:",
+        "  a:",
+        "    run: |",
+        "      #!/bin/bash",
+        "      set -euo pipefail",
+        "  b:",
+        "    run: |",
+        "      #!/usr/bin/env -S python3 -u",
+        "      print(1)",
+        "  c:",
+        "    run: |",
+        "      #!/bin/sh -e",
+        "      echo c",
+        "  d:",
+        "    run: |",
+        "      #!/usr/bin/env sh",
+        "      echo d",
+        "  e:",
+        '    run: "#! just a comment"',
+      ),
+      "s.yaml",
+    );
+    expect(workflow.notes).toEqual([
+      's.yaml:3:10: task "a": run begins with #!/bin/bash, a comment to /bin/sh, which runs the command (not bash); to run it with bash, put it in a script file that begins so, and run that file',
+      's.yaml:7:10: task "b": run begins with #!/usr/bin/env -S python3 -u, a comment to /bin/sh, which runs the command (not python3); to run it with python3, put it in a script file that begins so, and run that file',
+    ]);
+  });
+
   it("reads durations in every documented form", () => {
     const forms = ["250ms", "30s", "5m", "1h", "1h30m", "1h2m3s4ms", "1.5", "0", "2592000", "2d", "1d12h", "30d", "1.5s", "0.5h", "2.25m", "1.5d", "1h0.5m", "1.6ms", "0.0004s"];
     const workflow = parse(yaml("tasks:", ...forms.map((form, index) => `  t${index}: { run: x, delay: ${form} }`)));
