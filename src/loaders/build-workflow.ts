@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { quote } from "./report-issues.js";
+import { cutByCommentNote, selfReferenceNote, shebangNote } from "./shell-traps.js";
 import { PRIORITIES, type TaskDefaults, type TaskFile } from "./schema.js";
 
 /** A task ready for the engine: defaults applied, durations in ms, paths absolute. */
@@ -88,8 +89,7 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
     cwd: task.cwd === undefined ? shared.cwd : resolve(context.folder, task.cwd),
     dependsOn,
   };
-  noteCutByComment(id, task.run, context);
-  if (task.run.startsWith("#!")) noteShebang(id, task.run, context);
+  noteRunTraps(id, task.run, context);
   if (task.env !== undefined) noteEnvVariables(task.env, ["tasks", id, "env"], `task ${quote(id)}`, context);
   // A task that depends on others may well use a folder one of them makes (a build's output): no note for it.
   if (context.cwdProblems !== undefined && dependsOn.length === 0) noteMissingCwd(id, task, built.cwd, context);
@@ -179,62 +179,13 @@ function notePast(id: string, runAt: string, path: string[], hasDependencies: bo
   noteAt(id, path, `runAt ${runAt} is in the past; ${when}`, context);
 }
 
-/**
- * `run: echo "issue #42 fixed"`: YAML ends a plain value at ` #`, so the shell would get `echo
- * "issue` and fail on the quote it never sees closed, the file's line looking right all along.
- * Said at the run. A value whose quotes are closed is left alone: its comment may be meant.
- */
-function noteCutByComment(id: string, run: string, context: BuildContext): void {
-  // Cheap first: a value without a quote left open (every run of a large file) needs no position; nor does one of
-  // several lines (a | block, whose heredoc may hold a `don't`: a plain value's lines are joined by spaces).
-  if (run.includes("\n")) return;
-  const open = unclosedQuote(run);
-  if (open === undefined || !context.locator.endsAtComment(["tasks", id, "run"])) return;
-  noteAt(id, ["tasks", id, "run"], `run is cut where " #" begins, which YAML reads as a comment: the shell gets ${run}, with a ${open} never closed (a syntax error); quote the whole value, or write it in a | block`, context);
-}
-
-/**
- * `run: |` then `#!/bin/bash`: a script's first line, but `/bin/sh -c` reads it as a comment and
- * runs the rest itself, so bash's `set -o pipefail`, `[[` or arrays fail under dash with messages
- * that do not say why. Said at the run, but for a `#!` that names sh (it is what runs).
- */
-function noteShebang(id: string, run: string, context: BuildContext): void {
-  const line = run.slice(0, run.includes("\n") ? run.indexOf("\n") : undefined).trimEnd();
-  const words = line.slice(2).trim().split(/[ \t]+/);
-  // A script's #! names its interpreter by absolute path; `#! note` is a comment meant as one.
-  if (!words[0]?.startsWith("/")) return;
-  let program = baseName(words[0] ?? "");
-  // `#!/usr/bin/env bash`, `#!/usr/bin/env -S python3 -u`: the program is env's first operand.
-  if (program === "env") program = baseName(words.slice(1).find((word) => !word.startsWith("-") && !word.includes("=")) ?? "");
-  if (program === "" || program === "sh") return;
-  noteAt(id, ["tasks", id, "run"], `run begins with ${line}, a comment to /bin/sh, which runs the command (not ${program}); to run it with ${program}, put it in a script file that begins so, and run that file`, context);
-}
-
-function baseName(path: string): string {
-  return path.slice(path.lastIndexOf("/") + 1);
-}
-
-/** The quote (`'` or `"`) that `command` leaves open, as sh reads it (backslashes escape outside single quotes); undefined when none is. */
-function unclosedQuote(command: string): string | undefined {
-  if (!command.includes('"') && !command.includes("'")) return undefined;
-  let open: string | undefined;
-  for (let index = 0; index < command.length; index++) {
-    const char = command[index];
-    if (open === "'") {
-      if (char === "'") open = undefined;
-    } else if (char === "\\") {
-      index++;
-    } else if (open === '"') {
-      if (char === '"') open = undefined;
-    } else if (char === '"' || char === "'") {
-      open = char;
-    } else if (char === "#" && (index === 0 || /\s/.test(command[index - 1]!))) {
-      // The shell's own comment, to the line's end.
-      index = command.indexOf("\n", index);
-      if (index === -1) break;
-    }
-  }
-  return open;
+/** What the shell would make of a `run` other than what its line in the file seems to say (see shell-traps.ts), said at it. */
+function noteRunTraps(id: string, run: string, context: BuildContext): void {
+  const cut = cutByCommentNote(run);
+  // Only a run whose quotes are left open needs the position (every run of a large file has none).
+  if (cut !== undefined && context.locator.endsAtComment(["tasks", id, "run"])) noteAt(id, ["tasks", id, "run"], cut, context);
+  const shebang = shebangNote(run);
+  if (shebang !== undefined) noteAt(id, ["tasks", id, "run"], shebang, context);
 }
 
 /** `retryOn: [127]`: 126 and 127 (not executable, not found) are never retried, listed or not; say so rather than ignore it. */
@@ -254,7 +205,7 @@ const TASKQ_VARIABLES = new Map([
 /**
  * `env: { TASKQ_ATTEMPT: "1" }`: taskq sets those variables over the file's, so the value would
  * be ignored without a word (as a retryOn that lists 127 would be): say so where it is written;
- * and a value that names its own variable (see selfReferenceNote). `owner` is what the note is
+ * and a value that names its own variable (see shell-traps.ts). `owner` is what the note is
  * about (`env`, `defaults`, `task "a"`).
  */
 export function noteEnvVariables(env: Record<string, string>, path: DataPath, owner: string, context: BuildContext): void {
@@ -266,21 +217,6 @@ export function noteEnvVariables(env: Record<string, string>, path: DataPath, ow
     if (context.notes.has(offset)) continue;
     context.notes.set(offset, `${context.file}:${context.problems.lineCol(offset)}: ${owner}: ${note}`);
   }
-}
-
-/**
- * `PATH: "./bin:$PATH"`: env values are passed as written, so the task's PATH would hold the
- * characters `$PATH` instead of taskq's PATH, and every command outside ./bin fail with 127 (not
- * found), nothing saying why. A value that names its own variable can only mean to extend it: say
- * so, and what to write instead. Other `$` go unsaid: a password may hold one. The value is not
- * quoted, as env values never are in what taskq prints (CI logs).
- */
-function selfReferenceNote(name: string, value: string): string | undefined {
-  if (!value.includes("$")) return undefined;
-  const written = [...value.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].find((match) => match[1] === name)?.[0];
-  if (written === undefined) return undefined;
-  const own = written.startsWith("${") ? `\${${name}}` : `$${name}`;
-  return `the value of ${name} holds ${own}, which is not expanded: the task gets those characters as written, not taskq's own ${name} with more added; set it at the start of the run instead, where the shell expands it (export ${name}="...")`;
 }
 
 /** A note at `path` in the file, for the task or for `defaults`; one per place written, not one per task sharing it through defaults. */
