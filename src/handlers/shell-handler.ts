@@ -15,6 +15,7 @@ import { OpenTimes } from "./open-times.js";
 import { GroupTerminator, type Leftovers } from "./terminate-group.js";
 import type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";
 import { monotonicMs } from "./monotonic.js";
+import { startTurn } from "./start-turn.js";
 
 /** After the task's processes are gone, how long the pipes may stay silent before we stop reading. */
 const DRAIN_IDLE_MS = 150;
@@ -119,6 +120,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
   };
 
   return async (task: ShellTask, ctx: AttemptContext): Promise<AttemptResult> => {
+    // Out of the call stack that ended the last attempt, one start per turn of the event loop (see startTurn).
+    await startTurn();
     const logPath = logPathOf(task.id);
     const startedAt = monotonicMs();
     const tail = new Tail(tailLines);
