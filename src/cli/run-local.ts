@@ -11,7 +11,7 @@ import { leftoversGraceMs, leftoversNote } from "./leftovers-stop.js";
 import { pidOneNote } from "./pid-one.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
 import { createRunFolder } from "./run-folder.js";
-import { onJobControl, onShutdownSignals, secondSignal, signalExitCode } from "./signals.js";
+import { onJobControl, onShutdownSignals, secondSignal, shutdownSignals, signalExitCode } from "./signals.js";
 import { SummaryCollector } from "./summary.js";
 import { smallThreadPool } from "./thread-pool.js";
 
@@ -50,6 +50,7 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     sink: renderer,
     mergeOutput,
     hiddenEnv,
+    shutdownSignals,
     // Made again after a task deleted it: `prune --logs` must see it is in use.
     onLogDirRemade: () => renewLogFolderHold(logDir),
   });

@@ -2,6 +2,49 @@ import { constants } from "node:os";
 
 const HANDLED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
+/**
+ * How long a task's shell that died of a shutdown signal waits for taskq to receive it too
+ * (see shutdownSignals): the two come in either order, a few ms apart, later on a loaded machine.
+ */
+export const SHARED_SIGNAL_WAIT_MS = 500;
+
+/** The shutdown signals this process has received, and the waits of shutdownSignals.received(). */
+const received = new Set<NodeJS.Signals>();
+const awaited = new Set<{ signal: NodeJS.Signals; done: (got: boolean) => void }>();
+
+function receive(signal: NodeJS.Signals): void {
+  received.add(signal);
+  for (const wait of awaited) if (wait.signal === signal) wait.done(true);
+}
+
+/**
+ * taskq's shutdown signals as a shell handler needs them (ShellHandlerOptions.shutdownSignals).
+ * A signal sent to taskq's process group (a terminal's Ctrl-C, a runner's `kill -- -PGID`)
+ * also reaches a task whose shell is starting: until it leads a group of its own, it is in
+ * taskq's, with every signal blocked, and it dies of that signal as it unblocks them, before
+ * its command runs. Which of the two deaths taskq hears of first is a matter of timing: a
+ * shell that died of one waits up to SHARED_SIGNAL_WAIT_MS for taskq's.
+ */
+export const shutdownSignals = {
+  stopping: (): boolean => received.size > 0,
+  received(signal: NodeJS.Signals): Promise<boolean> {
+    if (received.has(signal)) return Promise.resolve(true);
+    if (!(HANDLED as readonly string[]).includes(signal)) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const wait = {
+        signal,
+        done: (got: boolean): void => {
+          clearTimeout(timer);
+          awaited.delete(wait);
+          resolve(got);
+        },
+      };
+      const timer = setTimeout(() => wait.done(false), SHARED_SIGNAL_WAIT_MS);
+      awaited.add(wait);
+    });
+  },
+};
+
 /** 128 + the signal's number: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP. */
 export function signalExitCode(signal: NodeJS.Signals): number {
   return 128 + (constants.signals[signal] ?? 0);
@@ -18,6 +61,9 @@ export function onShutdownSignals(handlers: {
 }): () => void {
   let first: NodeJS.Signals | undefined;
   const listener = (signal: NodeJS.Signals): void => {
+    // First: a task that died of the same signal is told that it did (see shutdownSignals),
+    // once this listener has begun the shutdown.
+    receive(signal);
     if (first === undefined) {
       first = signal;
       handlers.graceful(signal);

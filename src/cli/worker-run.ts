@@ -13,7 +13,7 @@ import { clock, formatDelay } from "./render/describe.js";
 import { leftoversGraceMs, leftoversNote } from "./leftovers-stop.js";
 import { pidOneNote } from "./pid-one.js";
 import { RunHandlers } from "./run-handlers.js";
-import { onShutdownSignals, secondSignal, signalExitCode } from "./signals.js";
+import { onShutdownSignals, secondSignal, shutdownSignals, signalExitCode } from "./signals.js";
 import { keepHeapSmall } from "./small-heap.js";
 import { smallThreadPool } from "./thread-pool.js";
 
@@ -129,6 +129,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       sink,
       hiddenEnv: [...STORE_SECRETS, ...poolEnv],
       mergeOutput: !options.json,
+      shutdownSignals,
       // Made again after a task deleted it: `prune --logs` must see it is in use.
       onLogDirRemade: () => renewLogFolderHold(logDir),
     });

@@ -56,6 +56,18 @@ export class TaskCancelledError extends TaskqError {
   }
 }
 
+/**
+ * Whether a handler's rejection says that a shutdown stopped its attempt (a shell that died of
+ * the signal that stopped the CLI). Never throws: `instanceof` does for a revoked Proxy.
+ */
+export function isShutdownStop(error: unknown): error is TaskCancelledError {
+  try {
+    return error instanceof TaskCancelledError && error.reason === "shutdown";
+  } catch {
+    return false;
+  }
+}
+
 /** The handler threw something that is not an Error. */
 export class HandlerError extends TaskqError {
   constructor(thrown: unknown) {

@@ -2,7 +2,7 @@ import { messageOf, TaskqError } from "../errors.js";
 import { afterFailure, normalizeError, waitForRecord } from "./attempt-outcome.js";
 import { AttemptRunner } from "./attempt-runner.js";
 import { exponentialBackoff, type Backoff } from "./backoff.js";
-import { QueueClosedError, TaskCancelledError, TaskNotFoundError, UnknownHandlerError } from "./errors.js";
+import { isShutdownStop, QueueClosedError, TaskCancelledError, TaskNotFoundError, UnknownHandlerError } from "./errors.js";
 import { QueueEvents, type QueueEventMap, type QueueEventName } from "./events.js";
 import { Finalizer } from "./finalize.js";
 import { LongTimer } from "./long-timer.js";
@@ -295,6 +295,9 @@ export class Queue {
       this.#finalizer.finalize(record, "CANCELLED", { error: record.error, cancelReason: "cancel" });
     } else if (this.#hardStopped) {
       this.#finalizer.finalize(record, "CANCELLED", { error: this.#stopReason, cancelReason: "shutdown" });
+    } else if (this.#shutdown !== undefined && isShutdownStop(outcome)) {
+      // The handler says the shutdown stopped its attempt (a shell that died of the signal that stopped the CLI).
+      this.#finalizer.finalize(record, "CANCELLED", { error: outcome, cancelReason: "shutdown" });
     } else {
       this.#failAttempt(record, context, normalizeError(outcome, context));
     }

@@ -5,6 +5,7 @@ import { makeDirectory } from "../make-directory.js";
 import { AttemptOutput, LATE_PIPES_MAX, type StreamName } from "./attempt-output.js";
 import { closeEnds, fifoPool, type PipeEnds } from "./fifo-pool.js";
 import { messageOf } from "../errors.js";
+import { TaskCancelledError } from "../engine/errors.js";
 import { describeFailure, LogWriteError, TaskFailedError } from "./errors.js";
 import { guardProblem } from "./group-guard.js";
 import { Tail } from "./line-splitter.js";
@@ -180,6 +181,14 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       // Over the file's env too: a task's processes are found by it (see process-groups.ts).
       [TASKQ_PID_VARIABLE]: TASKQ_PID,
     });
+    // A shutdown signal came while this attempt got ready: its command does not start (nothing awaited from here to the spawn).
+    if (options.shutdownSignals?.stopping() === true) {
+      if (pipes !== undefined) for (const ends of pipes) closeEnds(ends);
+      const stopped = new TaskCancelledError("shutdown", "shutdown: not started");
+      log.writeLine(attemptLine(ctx.attempt, `stopped: ${stopped.message}`));
+      await closeLogFile(log);
+      throw stopped;
+    }
     const stdio: StdioOptions = pipes === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", pipes[0].write, (pipes[1] ?? pipes[0]).write];
     let child: ChildProcess;
     try {
@@ -264,6 +273,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     }
 
     let abortReason: unknown;
+    let sharedStop: TaskCancelledError | undefined;
     const onAbort = (): void => {
       // The shell ended by itself before the abort (its exit told or not yet: a worker frozen
       // past its lease, a timer due in the same turn on a loaded machine): it ended as it did, not
@@ -291,6 +301,11 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       const outcome = await exited;
       exit = outcome.exit ?? { code: null, signal: null };
       running = false;
+      // Killed by the signal that stops taskq (sent to its process group as the shell started, see
+      // ShellHandlerOptions.shutdownSignals): stopped with taskq, not failed.
+      if (abortReason === undefined && exit.signal !== null && options.shutdownSignals !== undefined && (await options.shutdownSignals.received(exit.signal))) {
+        abortReason = sharedStop = new TaskCancelledError("shutdown", `killed by ${exit.signal}, which stopped taskq too (a signal to taskq's process group reaches a task as it starts)`);
+      }
       // Background jobs left in the group may still write while they are reaped: the
       // timer still gives the pipes a stream if that takes long.
       const leftovers = await terminator.reap();
@@ -323,6 +338,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       unregisterProcessGroup(pid, options.killGraceMs);
     }
 
+    if (sharedStop !== undefined) throw sharedStop;
     const final = result(exit, abortReason);
     // A cancel stays a cancel (never retried) even if the log also failed.
     if (output.logError !== undefined && !final.cancelled) throw logFailure(task, logPath, output.logError, final, stoppedForLog);

@@ -96,6 +96,15 @@ export interface ShellHandlerOptions {
   mergeOutput?: boolean;
   /** Variables of taskq's own environment that tasks must not see (e.g. TASKQ_STORE, which may hold a password). */
   hiddenEnv?: readonly string[];
+  /**
+   * taskq's own shutdown signals (SIGINT, SIGTERM, SIGHUP), where the CLI handles them.
+   * `stopping()`: one has come, so no task's command starts from now on; an attempt about to
+   * start ends with a TaskCancelledError of reason "shutdown" instead. `received(signal)`:
+   * whether `signal`, which a task's shell died of, is one taskq has received or receives in a
+   * moment: a signal to taskq's process group reaches a task whose shell is still starting in
+   * it. Such an attempt was stopped with taskq, not failed: it ends the same way.
+   */
+  shutdownSignals?: { stopping(): boolean; received(signal: NodeJS.Signals): Promise<boolean> };
   /** Called when the log folder was found deleted during the run and was made again. */
   onLogDirRemade?: () => void;
   /**

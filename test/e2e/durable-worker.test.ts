@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -378,6 +378,30 @@ describe("taskq run --store", () => {
     expect(result.stdout).toBe("");
     const status = await taskq(["status", runId]);
     expect(status.stderr).toBe(`taskq: no run "${runId}"\n`);
+  });
+
+  // A Ctrl-C reaches a task whose shell is still starting in the worker's process group. Here
+  // the task kills itself with the worker's signal once the worker has it, as that race ends.
+  it("a task that dies of the signal that stopped its worker is given back, not failed, and the next worker runs it", async () => {
+    const file = await workflowFile(
+      "shared-signal",
+      "tasks:\n  a: { run: '[ -e shared-signal-once ] && { echo again; exit 0; }; touch shared-signal-once; echo ready; while [ ! -e shared-signal-go ]; do sleep 0.05; done; kill -INT $$' }\n",
+    );
+    const runId = await submit(file);
+    const worker = await startWorker(["-j", "1"]);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/a | ready`), 15_000)).toBe(true);
+    worker.cli.child.kill("SIGINT");
+    expect(await eventually(() => worker.stdout().includes("SIGINT received"), 15_000)).toBe(true);
+    await writeFile(path.join(ws.dir, "shared-signal-go"), "");
+    const stopped = await worker.cli.done;
+    expect(stopped.code).toBe(130);
+    expect(stopped.stdout).toContain(`release ${runId}/a: lease given back for another worker\n`);
+    expect(stopped.stdout).not.toContain("FAILED");
+    const next = await startWorker(["-j", "1"]);
+    expect((await waitForRun(runId)).state).toBe("succeeded");
+    expect(next.stdout()).toContain(`${runId}/a | again`);
+    next.cli.child.kill("SIGTERM");
+    expect((await next.cli.done).code).toBe(143);
   });
 
   it("frozen past its lease while a worker took its task over and ended the run: it says its result was not recorded, and exits as the run ended (0)", async () => {

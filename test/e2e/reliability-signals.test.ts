@@ -49,6 +49,39 @@ const sleepers = (options = "retries: 2, backoff: { base: 10ms }"): Array<[strin
   ["a", "b", "c"].map((id) => [id, `{ run: "echo pgid $$; term-witness & sh -c 'sleep 1000 & sleep 1000'", ${options} }`]);
 
 describe("signals and shutdown", () => {
+  // A Ctrl-C reaches a task whose shell is starting: until it leads a group of its own, it is
+  // in taskq's, and it dies of the signal. Before, it was a failure and a dead letter
+  // ("killed by SIGINT") in a run the user had stopped. Here the task kills itself with the
+  // same signal once taskq has it, which is what taskq sees of that race, every time.
+  it("a task that dies of the signal that stopped taskq is cancelled with the run, not failed, and its log says why", async () => {
+    const yaml = tasksYaml([
+      ["a", '{ run: "echo ready; while [ ! -e go ]; do sleep 0.05; done; kill -INT $$" }'],
+      ["after", '{ run: "touch ran-after", dependsOn: a }'],
+    ]);
+    const run = await startRun(yaml, ["--output", "plain"]);
+    await waitForOutput(run, /a \| ready/);
+    run.signalTaskq("SIGINT");
+    await waitForOutput(run, /SIGINT received/);
+    await writeFile(path.join(run.dir, "go"), "");
+    const { result } = await run.exited;
+
+    expect(result.code).toBe(130);
+    expect(result.stdout).toMatch(/cancel {2}a: killed by SIGINT, which stopped taskq too \(a signal to taskq's process group reaches a task as it starts\)\n/);
+    expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 2 cancelled/);
+    expect(result.stdout).not.toMatch(/FAILED|Dead letters/);
+    const log = await readFile(path.join(run.logs, await singleRunId(run.logs), "a.log"), "utf8");
+    expect(log).toBe("ready\n--- taskq: attempt 1 stopped: killed by SIGINT, which stopped taskq too (a signal to taskq's process group reaches a task as it starts) ---\n");
+    expect(existsSync(path.join(run.dir, "ran-after"))).toBe(false);
+  });
+
+  it("a task that dies of SIGINT while taskq has had no signal fails, as any task killed by a signal does", async () => {
+    const run = await startRun(tasksYaml([["a", '{ run: "kill -INT $$" }']]), ["--output", "plain"]);
+    const { result } = await run.exited;
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/FAILED {2}a: killed by SIGINT\n/);
+    expect(result.stdout).toMatch(/Summary: 0 succeeded, 1 failed, 0 cancelled/);
+  });
+
   // Cases 1, 2 and 7: Ctrl-C to the group, SIGTERM or SIGHUP to taskq alone.
   it.each([
     { signal: "SIGINT" as const, target: "group" as const, code: 130 },

@@ -97,6 +97,31 @@ describe("shutdown", () => {
     expect(eventsOf(log, "retrying")).toEqual([]);
   });
 
+  // A shell the CLI's own Ctrl-C reached as it started (still in the CLI's process group) died of that signal: stopped, not failed.
+  it("a handler that rejects with a shutdown TaskCancelledError while the queue shuts down ends its task CANCELLED by the shutdown, with that error", async () => {
+    const gate = deferred();
+    const { queue, log } = makeQueue({ handlers: { gated: () => gate.promise } });
+    queue.submit({ id: "a", type: "gated" });
+    queue.submit({ id: "after", type: "echo", dependsOn: ["a"] });
+    const done = queue.shutdown({ drain: false });
+    const stopped = new TaskCancelledError("shutdown", "stopped by SIGINT, the signal that stopped taskq");
+    gate.reject(stopped);
+    await expect(done).resolves.toEqual({ hardStopped: false });
+    expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown", attempts: 1, error: stopped });
+    expect(eventsOf(log, "failed")).toEqual([]);
+    expect(eventsOf(log, "cancelled").map((e) => [e.id, e.reason])).toEqual([
+      ["after", "shutdown"],
+      ["a", "shutdown"],
+    ]);
+  });
+
+  it("a handler that rejects with a shutdown TaskCancelledError while no shutdown is under way fails its task as any error would", async () => {
+    const { queue } = makeQueue({ handlers: { stops: () => Promise.reject(new TaskCancelledError("shutdown", "not ours")) } });
+    queue.submit({ id: "a", type: "stops", maxAttempts: 1 });
+    await flush();
+    expect(queue.get("a")).toMatchObject({ status: "FAILED", attempts: 1 });
+  });
+
   it("drain: false cancels a task waiting out a retry backoff", async () => {
     const { queue } = makeQueue({ handlers: { flaky: flakyOnce }, backoff: () => 1_000 });
     queue.submit({ id: "a", type: "flaky" });

@@ -1,3 +1,4 @@
+import { isShutdownStop } from "../../engine/errors.js";
 import { TaskqError } from "../../errors.js";
 import { formatDuration } from "../../handlers/format-duration.js";
 import { LongTimer } from "./long-timer.js";
@@ -186,6 +187,9 @@ export class Attempt {
       });
       outcome = { kind: "success" };
     } catch (error) {
+      // The handler says the worker's own stop ended it (a shell that died of the signal that stopped the worker, see
+      // ShellHandlerOptions.sharedSignal): given back, as an attempt the stop aborts is.
+      if (!signal.aborted && isShutdownStop(error)) this.abort("SHUTDOWN", error.message);
       outcome = failureOutcome(error, signal, task.timeoutMs);
     } finally {
       timeout?.clear();
