@@ -300,11 +300,17 @@ function endedWords(outcome: Outcome): string {
   return `it failed (${outcome.error})`;
 }
 
-/** How an attempt ended, as JSON fields. */
+/** How an attempt ended, as JSON fields: of a failed one, its signal and timeout too, as its `finished` record gives them. */
 function endedFields(outcome: Outcome): Record<string, unknown> {
   if (outcome.kind === "success") return { ended: "succeeded", exitCode: outcome.exitCode ?? 0 };
   if (outcome.kind === "cancelled") return { ended: "cancelled" };
-  return { ended: "failed", error: outcome.error, ...(outcome.exitCode === undefined || outcome.exitCode === null ? {} : { exitCode: outcome.exitCode }) };
+  return {
+    ended: "failed",
+    error: outcome.error,
+    ...(outcome.exitCode === undefined || outcome.exitCode === null ? {} : { exitCode: outcome.exitCode }),
+    signal: outcome.signal ?? null,
+    timedOut: outcome.timedOut === true,
+  };
 }
 
 /** Why a lease was lost, in the LOST line. */

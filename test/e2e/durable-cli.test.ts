@@ -1178,6 +1178,36 @@ tasks:
     }
   });
 
+  it("--output json: a failed attempt its stopping worker could not record has its exitCode, signal and timedOut in the recording and leases-left records, as in its finished record", async () => {
+    const database = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    try {
+      const file = await workflowFile("record-failed", "tasks:\n  deploy: { run: 'echo started; sleep 2; kill -KILL $$' }\n");
+      const worker = startCli(["worker", "--log-dir", ws.logs, "-j", "1", "--lease", "9s", "--shutdown-timeout", "5s", "--output", "json"], {
+        cwd: ws.dir,
+        env: { ...ENV, TASKQ_STORE: proxy.url(SECRET_URL) },
+      });
+      workers.push(worker);
+      const runId = await submit(file);
+      expect(await eventually(() => worker.stdout().includes('"text":"started"'), 15_000)).toBe(true);
+      proxy.refuse();
+      worker.child.kill("SIGTERM");
+      const { code, stdout } = await worker.done;
+      expect(code).toBe(143);
+      const records = stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const ended = { ended: "failed", error: "killed by SIGKILL", signal: "SIGKILL", timedOut: false };
+      expect(records.find((record) => record.event === "recording")).toEqual({ ts: expect.any(String), event: "recording", runId, id: "deploy", ...ended, withinMs: expect.any(Number) });
+      expect(records.find((record) => record.event === "leases-left")).toMatchObject({ event: "leases-left", tasks: [{ runId, id: "deploy", ...ended }], strays: false });
+      proxy.accept();
+      await cancelStrandedRun(runId);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("run --store stopped while its database does not answer exits with the signal's code, soon, saying it has no summary", async () => {
     const database = new URL(DATABASE_URL);
     const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
