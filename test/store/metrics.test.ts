@@ -6,7 +6,7 @@ import { PostgresWorker } from "../../src/store/postgres/worker.js";
 import { SCRAPE_STORE_MS } from "../../src/store/postgres/worker-metrics.js";
 import { SLACK_MS } from "../e2e/reliability-harness.js";
 import { startFreezableProxy } from "../helpers/tcp-proxy.js";
-import { DATABASE_URL, openTestStore, task, workflow } from "./helpers.js";
+import { DATABASE_URL, openTestStore, sql, task, waitForRun, workflow } from "./helpers.js";
 
 describe("worker metrics", () => {
   let store: PostgresStore;
@@ -42,6 +42,27 @@ describe("worker metrics", () => {
     expect(await head.text()).toBe("");
     const post = await fetch(`http://127.0.0.1:${metricsPort(server)}/metrics`, { method: "POST" });
     expect({ status: post.status, allow: post.headers.get("allow") }).toEqual({ status: 405, allow: "GET, HEAD" });
+  });
+
+  it("counts an orphaned task's queue wait from its lease's expiry, not from the sweep that queued it again", async () => {
+    const runId = await store.submitRun(workflow([task("orphan", { retries: 1 })]));
+    // Leased by a worker that died; its lease ran out 20 s ago, and no worker swept it since.
+    expect(await store.lease("gone-4121-a3f9c2", 10, 30_000, { runId })).toHaveLength(1);
+    await sql(store, "UPDATE $schema.tasks SET lease_expires_at = now() - interval '20 seconds' WHERE run_id = $1", [runId]);
+    const sweeper = new PostgresWorker({ store, concurrency: 1, runId, handler: async () => undefined });
+    await sweeper.start();
+    try {
+      expect((await waitForRun(store, runId)).state).toBe("succeeded");
+    } finally {
+      await sweeper.stop({ deadlineMs: 1_000 });
+    }
+    const text = await sweeper.metricsText();
+    expect(text).toContain("taskq_orphans_recovered_total 1");
+    expect(text).toMatch(/^taskq_queue_wait_seconds_count 1$/m);
+    const waited = Number(/^taskq_queue_wait_seconds_sum (\S+)$/m.exec(text)?.[1]);
+    // Runnable again since its lease ran out (20 s ago), not since the sweep, a moment before its lease.
+    expect(waited).toBeGreaterThanOrEqual(19);
+    expect(waited).toBeLessThan(60);
   });
 
   it("keeps each worker's metrics in its own registry", async () => {

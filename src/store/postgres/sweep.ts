@@ -71,9 +71,11 @@ export async function sweepExpiredLeases(
     } else if (row.attempts >= row.max_attempts) {
       await finalizeTask(client, names, row, "failed", { attempt });
     } else {
+      // Runnable again since its lease ran out, not since this sweep: its queue wait (the lease's
+      // taskq_queue_wait_seconds) counts from then. That time is past, so it may be leased at once.
       await client.query(
         `UPDATE ${names.tasks}
-            SET state = 'queued', not_before = now(), queued_at = now(), lease_token = NULL, lease_expires_at = NULL,
+            SET state = 'queued', not_before = lease_expires_at, queued_at = lease_expires_at, lease_token = NULL, lease_expires_at = NULL,
                 worker_id = NULL, last_error = $2, exit_code = NULL, signal = NULL, timed_out = false, tail = $3
           WHERE id = $1`,
         [row.id, reason, tail],
