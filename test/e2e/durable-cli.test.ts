@@ -11,7 +11,7 @@ import { BIN, FIXTURES, startCli, type CliResult } from "../helpers/cli.js";
 import { eventually, findGuards, findLeftovers } from "../helpers/processes.js";
 import { startFreezableProxy, startPasswordServer, startSilentServer } from "../helpers/tcp-proxy.js";
 import { useDurableWorkspace, withPassword, type Worker } from "./durable-harness.js";
-import { DATABASE_URL } from "../store/helpers.js";
+import { DATABASE_URL, sql } from "../store/helpers.js";
 
 // Durable mode through the real CLI (see durable-harness.ts): `taskq` processes stand in for machines.
 const durable = useDurableWorkspace("taskq_e2e_durable");
@@ -1301,6 +1301,29 @@ tasks:
     expect(run).toMatchObject({ code: 1, stderr: "taskq: cannot write to the log folder /proc/nope: no such file or directory (ENOENT)\n" });
     await expect(store.runStatus(ownId)).rejects.toMatchObject({ code: "STORE_NOT_FOUND" });
     expect((await taskq(["cancel", runId])).code).toBe(0);
+  });
+
+  it("status times a run on the database's clock: a machine whose clock is behind or ahead of it shows the time the run has taken, never a negative one", async () => {
+    const file = await workflowFile("skewed", "tasks:\n  waits: { run: 'true' }\n");
+    const runId = await submit(file);
+    // Submitted 10 minutes ago on the database's clock; no worker takes its task.
+    await sql(store, "UPDATE $schema.runs SET created_at = now() - interval '10 minutes' WHERE id = $1", [runId]);
+    const wallMs = async (shiftMs: number): Promise<number> => {
+      const result = await taskq(["status", runId, "--output", "json"], { NODE_OPTIONS: `--require ${path.join(FIXTURES, "clock-shift.cjs")}`, TASKQ_TEST_CLOCK_SHIFT_MS: String(shiftMs) });
+      expect(result).toMatchObject({ code: 1, stderr: "" });
+      return (JSON.parse(result.stdout) as { wallMs: number }).wallMs;
+    };
+    for (const shiftMs of [-3_600_000, 0, 3_600_000]) {
+      const wall = await wallMs(shiftMs);
+      expect(wall).toBeGreaterThanOrEqual(600_000);
+      expect(wall).toBeLessThan(660_000);
+    }
+    // Stored as if in the future (a clock set back on the database's machine): no time yet, not a negative one.
+    await sql(store, "UPDATE $schema.runs SET created_at = now() + interval '1 hour' WHERE id = $1", [runId]);
+    expect(await wallMs(0)).toBe(0);
+    const plain = await taskq(["status", runId]);
+    expect(plain.stdout).toMatch(/ unfinished \(1 ready\) in 0ms\n/);
+    await store.cancelRun(runId);
   });
 
   it("status --output json: a task waiting for its delay or a retry's backoff is SCHEDULED, not READY; file is the file submitted", async () => {

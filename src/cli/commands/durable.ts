@@ -397,7 +397,8 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
   const failed = status.tasks.filter((t) => t.state === "failed").sort((a, b) => (a.finishedAt?.getTime() ?? 0) - (b.finishedAt?.getTime() ?? 0));
   const logPath = (t: TaskStatusRow): string =>
     local !== undefined && t.workerId === local.workerId ? path.join(local.logDir, `${t.key}.log`) : `<log-dir>/${status.runId}/${t.key}.log (on ${t.workerId ?? "its worker"})`;
-  const end = Math.max(...status.tasks.map((t) => t.finishedAt?.getTime() ?? Date.now()), status.createdAt.getTime());
+  // Every time on the database's clock: this machine's may be behind or ahead of it. None before the run's start (a clock set back there).
+  const end = Math.max(...status.tasks.map((t) => (t.finishedAt ?? status.readAt).getTime()), status.createdAt.getTime());
   return {
     runId: status.runId,
     file: status.file ?? "",

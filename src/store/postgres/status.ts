@@ -65,8 +65,8 @@ function toStatus(row: StatusRow): TaskStatusRow {
 
 /** Every task of a run in submission order, with counts by state. */
 export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: string): Promise<RunStatus> {
-  const run = await pool.query<{ id: string; name: string | null; file: string | null; state: RunStatus["state"]; created_at: Date }>(
-    `SELECT id, name, file, state, created_at FROM ${names.runs} WHERE id = $1`,
+  const run = await pool.query<{ id: string; name: string | null; file: string | null; state: RunStatus["state"]; created_at: Date; read_at: Date }>(
+    `SELECT id, name, file, state, created_at, now() AS read_at FROM ${names.runs} WHERE id = $1`,
     [runId],
   );
   const head = run.rows[0];
@@ -93,6 +93,7 @@ export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: st
     file: head.file,
     state: head.state,
     createdAt: head.created_at,
+    readAt: head.read_at,
     counts,
     scheduled,
     tasks: tasks.rows.map(toStatus),

@@ -113,6 +113,8 @@ export interface RunStatus {
   file: string | null;
   state: "running" | "succeeded" | "failed" | "cancelled";
   createdAt: Date;
+  /** When it was read, on the database's clock (as createdAt is): a run still running has run until then. */
+  readAt: Date;
   counts: Record<TaskState, number>;
   /** Of the queued tasks, those waiting for their not-before (a delay, a runAt, a retry's backoff). */
   scheduled: number;
