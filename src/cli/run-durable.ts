@@ -4,7 +4,7 @@ import { fitConcurrencyToOpenFiles } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
 import type { CancelResult, PostgresStore, WorkerEvent } from "../store/postgres/index.js";
 import { generateRunId } from "../store/postgres/submit.js";
-import { printRunSummary, resubmitted, runningNotes, submitNotes, submitRecords, type LocalLogs } from "./commands/durable.js";
+import { printRunSummary, resubmitted, runningNotes, submitNotes, submitRecords, workerFields, type LocalLogs } from "./commands/durable.js";
 import { checkLogRoot } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import type { OutputMode } from "./render/index.js";
@@ -148,7 +148,7 @@ function tellCancelled(runId: string, { cancelled, cancelRequested, running }: C
   if (cancelled.length === 0 && cancelRequested.length === 0) return;
   if (json) {
     // `running`: of each task in cancelRequested, its worker and how long its lease has left (negative: run out).
-    const leases = running.map((task) => ({ id: task.key, workerId: task.workerId, leaseLeftMs: task.leaseLeftMs }));
+    const leases = running.map((task) => ({ id: task.key, workerId: task.workerId, ...workerFields(task.workerId), leaseLeftMs: task.leaseLeftMs }));
     process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "cancelled", runId, cancelled, cancelRequested, running: leases })}\n`);
     return;
   }

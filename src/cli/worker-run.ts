@@ -1,4 +1,5 @@
 import type { Server } from "node:http";
+import { hostname } from "node:os";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
 import { formatDuration } from "../handlers/format-duration.js";
@@ -187,7 +188,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   startGroupGuard(options.killGraceMs);
   const metricsHost = options.metricsHost ?? "127.0.0.1";
   const server = options.metricsPort === undefined ? undefined : await listenForMetrics(worker, options.metricsPort, metricsHost);
-  print({ event: "worker", workerId: worker.workerId, store: store.description, concurrency: fitted.concurrency }, `worker ${worker.workerId}: ${store.description}, concurrency ${fitted.concurrency}`);
+  print({ event: "worker", workerId: worker.workerId, host: hostname(), pid: process.pid, store: store.description, concurrency: fitted.concurrency }, `worker ${worker.workerId}: ${store.description}, concurrency ${fitted.concurrency}`);
   if (fitted.note !== undefined) printNote(fitted.note);
   const pidOne = pidOneNote();
   if (pidOne !== undefined) printNote(pidOne);

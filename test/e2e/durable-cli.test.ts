@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, openSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -227,7 +228,7 @@ tasks:
     expect(running.stdout).toMatch(/\nRunning \((1|2)\):\n( {2}▶ .*\n)* {2}▶ long: attempt 1\/1 on \S+, for \d+(ms|\.\ds|s)\n/);
     const runningJson = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { running: Array<{ id: string; workerId: string }> };
     const long = runningJson.running.find((task) => task.id === "long");
-    expect(long).toMatchObject({ id: "long", attempt: 1, maxAttempts: 1, workerId: expect.any(String), runningMs: expect.any(Number) });
+    expect(long).toMatchObject({ id: "long", attempt: 1, maxAttempts: 1, workerId: worker.id, workerHost: hostname(), workerPid: worker.cli.child.pid, runningMs: expect.any(Number) });
     expect(worker.stdout()).toContain(long!.workerId);
 
     const cancelled = await taskq(["cancel", runId, "long"]);
@@ -266,7 +267,7 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
-  it("status and run --store JSON: a dead letter gives its log as a path under the worker's --log-dir and the worker's id, besides logPath's words", async () => {
+  it("status and run --store JSON: a dead letter gives its log as a path under the worker's --log-dir and the worker's id, host and pid, besides logPath's words", async () => {
     const file = await workflowFile("log-file", "tasks:\n  bad: { run: 'echo boom; exit 4' }\n");
     const worker = await startWorker(["-j", "1"]);
     const runId = await submit(file);
@@ -274,7 +275,14 @@ tasks:
     const status = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { deadLetters: Array<Record<string, unknown>> };
     // logPath stays as documented, words for people; logFile and workerId are for a program.
     expect(status.deadLetters).toEqual([
-      expect.objectContaining({ id: "bad", logPath: `<log-dir>/${runId}/bad.log (on ${worker.id})`, logFile: `${runId}/bad.log`, workerId: worker.id }),
+      expect.objectContaining({
+        id: "bad",
+        logPath: `<log-dir>/${runId}/bad.log (on ${worker.id})`,
+        logFile: `${runId}/bad.log`,
+        workerId: worker.id,
+        workerHost: hostname(),
+        workerPid: worker.cli.child.pid,
+      }),
     ]);
     expect(await readFile(path.join(ws.logs, String(status.deadLetters[0]!.logFile)), "utf8")).toContain("boom\n");
     worker.cli.child.kill("SIGTERM");
@@ -289,10 +297,15 @@ tasks:
       .trim()
       .split("\n")
       .map((line) => JSON.parse(line) as Record<string, unknown>);
-    const ownWorker = records.find((record) => record.event === "worker")?.workerId;
+    const ownWorker = records.find((record) => record.event === "worker");
+    // The worker record says its host and pid as fields: a program need not read them out of its id.
+    expect(ownWorker).toMatchObject({ workerId: expect.stringMatching(/-\d+-[0-9a-f]{6}$/), host: hostname(), pid: expect.any(Number) });
+    expect(ownWorker!.workerId).toBe(`${hostname()}-${String(ownWorker!.pid)}-${String(ownWorker!.workerId).slice(-6)}`);
     expect(records.at(-1)).toMatchObject({
       event: "summary",
-      deadLetters: [{ id: "bad", logPath: path.join(ws.logs, ownId, "bad.log"), logFile: `${ownId}/bad.log`, workerId: ownWorker }],
+      deadLetters: [
+        { id: "bad", logPath: path.join(ws.logs, ownId, "bad.log"), logFile: `${ownId}/bad.log`, workerId: ownWorker!.workerId, workerHost: hostname(), workerPid: ownWorker!.pid },
+      ],
     });
   });
 

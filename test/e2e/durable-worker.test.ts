@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -631,7 +632,12 @@ describe("taskq run --store", () => {
       .split("\n")
       .map((line) => JSON.parse(line) as Record<string, unknown>)
       .find((record) => record.event === "cancelled");
-    expect(cancelled).toMatchObject({ runId, cancelled: [own], cancelRequested: [other], running: [{ id: other, workerId: worker.id, leaseLeftMs: expect.any(Number) as number }] });
+    expect(cancelled).toMatchObject({
+      runId,
+      cancelled: [own],
+      cancelRequested: [other],
+      running: [{ id: other, workerId: worker.id, workerHost: hostname(), workerPid: worker.cli.child.pid, leaseLeftMs: expect.any(Number) as number }],
+    });
     await cancelStrandedRun(runId);
   });
 

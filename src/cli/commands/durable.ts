@@ -5,6 +5,7 @@ import { formatDuration } from "../../handlers/format-duration.js";
 import { TaskqError, UsageError } from "../../errors.js";
 import { DURATION_PATTERN, durationMistake, parseDuration } from "../../loaders/duration.js";
 import { isTransientError } from "../../store/postgres/transient.js";
+import { workerHostAndPid } from "../../store/postgres/worker-id.js";
 import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdArgument, runIdFlag, taskIdArgument, workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
 import { toJson } from "../output.js";
@@ -416,6 +417,7 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
       // For a program: the path under that worker's --log-dir, and the worker (logPath says both in words).
       logFile: `${status.runId}/${t.key}.log`,
       workerId: t.workerId,
+      ...workerFields(t.workerId),
       tail: t.tail,
     })),
     cancelled: status.tasks
@@ -431,6 +433,15 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
   };
 }
 
+/**
+ * A worker's host and process id, for a program (the id, `ci-7-4121-a3f9c2`, is read from its end:
+ * a host name holds `-` too); null where no worker, or an id taskq did not make.
+ */
+export function workerFields(workerId: string | null): { workerHost: string | null; workerPid: number | null } {
+  const worker = workerId === null ? undefined : workerHostAndPid(workerId);
+  return { workerHost: worker?.host ?? null, workerPid: worker?.pid ?? null };
+}
+
 /** The tasks running now, longest running first (the likeliest to be stuck). */
 function runningLines(status: RunStatus): NonNullable<RunSummary["running"]> {
   return status.tasks
@@ -440,6 +451,7 @@ function runningLines(status: RunStatus): NonNullable<RunSummary["running"]> {
       attempt: t.attempts,
       maxAttempts: t.maxAttempts,
       workerId: t.workerId,
+      ...workerFields(t.workerId),
       runningMs: t.runningMs ?? 0,
       ...(t.cancelRequested === true ? { cancelRequested: true as const } : {}),
       ...(t.leaseExpiredMs === undefined ? {} : { leaseExpiredMs: t.leaseExpiredMs }),

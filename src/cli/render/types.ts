@@ -31,6 +31,9 @@ export interface DeadLetterLine {
   logFile: string;
   /** A durable run's only: the worker that ran its last attempt (null where the database does not say). */
   workerId?: string | null;
+  /** A durable run's only: that worker's host and process id, read from its id (null where it does not say). */
+  workerHost?: string | null;
+  workerPid?: number | null;
   tail: string[];
   /**
    * Set when `tail` is an earlier attempt's: the last one left no lines (it could not write its
@@ -56,6 +59,9 @@ export interface RunningLine {
   maxAttempts: number;
   /** The worker that holds its lease. */
   workerId: string | null;
+  /** That worker's host and process id, read from its id (null where it does not say). */
+  workerHost?: string | null;
+  workerPid?: number | null;
   /** Since its attempt began, on the database's clock. */
   runningMs: number;
   /** Its cancel was asked for: its worker stops it at its next heartbeat; a sweep cancels it once its lease has run out. */

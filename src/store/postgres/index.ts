@@ -25,5 +25,6 @@ export { generateRunId, type ChangedTask, type SubmitResult } from "./submit.js"
 export { isTransientError } from "./transient.js";
 export * from "./types.js";
 export { PostgresWorker, type PostgresWorkerOptions } from "./worker.js";
+export { workerHostAndPid } from "./worker-id.js";
 export { WorkerMetrics } from "./worker-metrics.js";
 export type { AbortCode, AttemptContext, LeaseLost, TaskHandler, WorkerEvent } from "./worker-types.js";

@@ -1,5 +1,3 @@
-import { randomBytes } from "node:crypto";
-import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Server } from "node:http";
 import { Attempt } from "./attempt.js";
@@ -9,6 +7,7 @@ import type { PostgresStore } from "./store.js";
 import { SWEEP_BATCH } from "./sweep.js";
 import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
 import { Wakeup } from "./wakeup.js";
+import { newWorkerId } from "./worker-id.js";
 import { WorkerMetrics } from "./worker-metrics.js";
 import type { TaskHandler, WorkerEvent } from "./worker-types.js";
 
@@ -114,7 +113,7 @@ export class PostgresWorker {
       pollMs: options.pollMs ?? 2_000,
       sweepMs: options.sweepMs ?? Math.floor(leaseMs / 2),
     };
-    this.workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
+    this.workerId = options.workerId ?? newWorkerId();
     this.#onEvent = options.onEvent;
     this.#runId = options.runId;
     this.#abortGraceMs = options.abortGraceMs ?? ABORT_GRACE_MS;
