@@ -4,7 +4,19 @@ import path from "node:path";
 import { TaskqError } from "../errors.js";
 import { formatDuration } from "../handlers/format-duration.js";
 import { monotonicMs } from "../handlers/monotonic.js";
-import { createShellHandler, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type FittedConcurrency, type OutputSink, type ShellTask } from "../handlers/index.js";
+import {
+  appendToLogFile,
+  attemptLine,
+  createShellHandler,
+  fitConcurrencyToOpenFiles,
+  killAllProcessGroups,
+  logPathsIn,
+  startGroupGuard,
+  stopLeftovers,
+  type FittedConcurrency,
+  type OutputSink,
+  type ShellTask,
+} from "../handlers/index.js";
 import type { LeasedTask, LeaseLost, Outcome, PostgresStore, PostgresWorker, SweptTask, WorkerEvent } from "../store/postgres/index.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
@@ -161,6 +173,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     },
     onEvent: (event) => {
       options.onEvent?.(event);
+      if (event.type === "finished" && event.result === false && event.outcome.kind === "success") endLostLog(event.task, event.outcome.exitCode ?? 0, event.takenBy, worker.workerId);
       if (event.type === "stopping") {
         // A lease taken over stops the worker by itself: then this process stops it, as for a signal.
         if (event.reason === "lease-lost") {
@@ -183,6 +196,21 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       describeEvent(event, print, leaseSource);
     },
   });
+  /**
+   * A success whose record the database refused (its lease had run out, and another worker's sweep took the task)
+   * left its log with no closing line, as a success does: its log says so now, as every attempt's that did not
+   * succeed ends with how it ended. (A failed or stopped one's log says already how it ended.)
+   */
+  const endLostLog = ({ runId, key, attempt }: LeasedTask, exitCode: number, takenBy: string | null | undefined, ownId: string): void => {
+    const taker = typeof takenBy === "string" && takenBy !== ownId ? `worker ${takenBy}` : "another worker";
+    const line = attemptLine(attempt, `exited with code ${exitCode} but was not recorded: its lease had run out, and ${taker} took the task over`);
+    try {
+      appendToLogFile(logPathsIn(path.join(options.logRoot, runId))(key), line);
+    } catch (error) {
+      const message = `cannot write log file ${path.join(options.logRoot, runId, `${key}.log`)}: ${error instanceof Error ? error.message : String(error)}`;
+      printNote(message, oneLine(message), { runId, id: key });
+    }
+  };
   // The guard starts with the worker, which lives long: its spawn (7-8 ms on a slow VM)
   // would otherwise hold back the worker's first long task, its heartbeats and its other tasks.
   startGroupGuard(options.killGraceMs);

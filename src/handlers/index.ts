@@ -1,7 +1,7 @@
 export { createShellHandler } from "./shell-handler.js";
 export { expectTaskPipes, prepareTaskPipes } from "./fifo-pool.js";
 export { TaskFailedError, LogWriteError } from "./errors.js";
-export { InvalidTaskIdError } from "./log-file.js";
+export { appendToLogFile, attemptLine, InvalidTaskIdError, logPathsIn } from "./log-file.js";
 export { activeProcessGroups, killAllProcessGroups, stopLeftovers } from "./process-groups.js";
 export { startGroupGuard } from "./group-guard.js";
 export { formatDuration } from "./format-duration.js";

@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { closeSync, fstatSync, open, openSync, readSync, writeSync, writev, writevSync } from "node:fs";
+import { closeSync, constants, fstatSync, open, openSync, readSync, writeSync, writev, writevSync } from "node:fs";
 import path from "node:path";
 import { BufferPool } from "../buffer-pool.js";
 import { TaskqError } from "../errors.js";
@@ -378,6 +378,20 @@ const NEWLINE = 0x0a;
  */
 export function attemptLine(attempt: number, outcome?: string): string {
   return `--- taskq: attempt ${attempt}${outcome === undefined ? "" : ` ${printable(outcome)}`} ---`;
+}
+
+/**
+ * Appends `line` (see attemptLine) to the log at `logPath` once its attempt is over, on a line of its
+ * own as a marker goes: for an attempt that came to another end after its handler closed the log (a
+ * success whose record the database refused). Makes no log: one missing is an error (ENOENT).
+ */
+export function appendToLogFile(logPath: string, line: string): void {
+  const fd = openSync(logPath, constants.O_RDWR | constants.O_APPEND);
+  try {
+    appendLogLine(fd, line);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function printable(text: string): string {

@@ -141,7 +141,7 @@ tasks:
     expect((await worker.cli.done).code).toBe(143);
   });
 
-  it("frozen past its lease while its task ends, which another worker took over: the result is discarded and the worker stops (exit 1)", async () => {
+  it("frozen past its lease while its task ends, which another worker took over: the result is discarded, its log says so, and the worker stops (exit 1)", async () => {
     const file = await workflowFile("frozen-taken", "tasks:\n  deploy: { run: 'sleep 1; echo deployed $TASKQ_ATTEMPT', retries: 1 }\n");
     const frozen = await startWorker(["--lease", "2s", "-j", "1"]);
     const runId = await submit(file);
@@ -162,6 +162,11 @@ tasks:
     expect(result.stdout).toMatch(/stopped \(lease-lost\)\n$/);
     expect(result.code).toBe(1);
     expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "succeeded", attempts: 2 });
+    // Its log (this machine's, shared with the other worker) says what became of attempt 1, as of every attempt that did not succeed.
+    // Its output reached the log only once this worker ran again, after attempt 2's.
+    expect(await readFile(path.join(ws.logs, runId, "deploy.log"), "utf8")).toBe(
+      `--- taskq: attempt 2 ---\ndeployed 2\ndeployed 1\n--- taskq: attempt 1 exited with code 0 but was not recorded: its lease had run out, and worker ${other.id} took the task over ---\n`,
+    );
   });
 
   it("frozen past its lease mid-task, which another worker took over: it says its lease ran out while it was stalled and was taken over, not that it could not be renewed, and stops (exit 1)", async () => {

@@ -257,6 +257,23 @@ export class PostgresStore {
   }
 
   /**
+   * The worker task `taskId` is leased to now, or was last run by (once it ended), as the database
+   * says: null when none is (queued again, not leased yet), undefined when the task is gone (pruned).
+   * Waits `timeoutMs` at most: it only names a worker in words.
+   */
+  async workerOf(taskId: string, timeoutMs: number): Promise<string | null | undefined> {
+    return this.#guard(
+      "workerOf",
+      async () => {
+        const query = timedQuery({ text: `SELECT worker_id FROM ${this.#names.tasks} WHERE id = $1`, values: [taskId] }, timeoutMs);
+        const result = await this.pool.query<{ worker_id: string | null }>(query);
+        return result.rows[0]?.worker_id;
+      },
+      timeoutMs,
+    );
+  }
+
+  /**
    * Gives back every task leased in `workerId`'s name but for those whose tokens are in `keep`,
    * the attempt not counted (as `release`): for a worker that lost the reply to a lease, which
    * may have leased tasks it never heard of. Returns the tasks given back.

@@ -35,7 +35,11 @@ export type AbortCode = "TIMEOUT" | "CANCELLED" | "LEASE_LOST" | "SHUTDOWN";
 
 export type WorkerEvent =
   | { type: "started"; task: LeasedTask }
-  | { type: "finished"; task: LeasedTask; outcome: Outcome; result: CompletionResult | false; durationMs: number }
+  /**
+   * `takenBy`: where the database refused the attempt's record (its lease had run out and was swept), the
+   * worker the task is leased to now or was last run by, as the database said then (null: none; absent: not asked, or no answer).
+   */
+  | { type: "finished"; task: LeasedTask; outcome: Outcome; result: CompletionResult | false; durationMs: number; takenBy?: string | null }
   | { type: "released"; task: LeasedTask }
   /** Leased to this worker by a round trip whose reply was lost, so never started: given back, the attempt not counted. */
   | { type: "stray-released"; runId: string; key: string }
