@@ -18,6 +18,8 @@ import {
   type ShellTask,
 } from "../handlers/index.js";
 import type { LeasedTask, LeaseLost, Outcome, PostgresStore, PostgresWorker, SweptTask, WorkerEvent } from "../store/postgres/index.js";
+import { processExists } from "../process-exists.js";
+import { workerHostAndPid } from "../store/postgres/worker-id.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
@@ -174,6 +176,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     onEvent: (event) => {
       options.onEvent?.(event);
       if (event.type === "finished" && event.result === false && event.outcome.kind === "success") endLostLog(event.task, event.outcome.exitCode ?? 0, event.takenBy, worker.workerId);
+      if (event.type === "orphans-recovered") for (const swept of event.tasks) endDeadWorkersLog(swept, worker.workerId);
       if (event.type === "stopping") {
         // A lease taken over stops the worker by itself: then this process stops it, as for a signal.
         if (event.reason === "lease-lost") {
@@ -209,6 +212,25 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     } catch (error) {
       const message = `cannot write log file ${path.join(options.logRoot, runId, `${key}.log`)}: ${error instanceof Error ? error.message : String(error)}`;
       printNote(message, oneLine(message), { runId, id: key });
+    }
+  };
+  /**
+   * A task swept from a worker of this machine whose process is gone (SIGKILLed, crashed): nothing else ends
+   * its attempt's log, which this worker shares where they have one --log-dir. Said before the next attempt
+   * may start there. (A worker that only stalled ends its log itself once it runs again; one on another
+   * machine has its log there; a log missing here is another folder's, left alone.)
+   */
+  const endDeadWorkersLog = (swept: SweptTask, ownId: string): void => {
+    const dead = swept.workerId === null ? undefined : workerHostAndPid(swept.workerId);
+    if (dead === undefined || dead.host !== hostname() || dead.pid === process.pid || processExists(dead.pid)) return;
+    const line = attemptLine(swept.attempt, `lost: its worker ${swept.workerId} is gone and its lease ran out: ${SWEPT_WORDS[swept.state](swept.attempt, swept.maxAttempts)}, by worker ${ownId}`);
+    const logPath = logPathsIn(path.join(options.logRoot, swept.runId))(swept.key);
+    try {
+      appendToLogFile(logPath, line);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+      const message = `cannot write log file ${logPath}: ${error instanceof Error ? error.message : String(error)}`;
+      printNote(message, oneLine(message), { runId: swept.runId, id: swept.key });
     }
   };
   // The guard starts with the worker, which lives long: its spawn (7-8 ms on a slow VM)

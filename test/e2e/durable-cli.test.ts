@@ -735,6 +735,10 @@ tasks:
     // The sweep names the task, whose worker lost it, and what became of it.
     expect(worker.stdout()).toContain(`sweep   ${runId}/orphan: lease expired (worker ${doomed.id}, attempt 1): queued again (attempt 2/2 next)\n`);
     expect(worker.stdout()).toContain(`start   ${runId}/orphan (attempt 2/2)`);
+    // The dead worker's attempt ends its log (on this machine, shared by both) before the next attempt, as every attempt that did not succeed ends it:
+    // nothing else would (its "first" may not have reached the log before the SIGKILL).
+    const logTail = `--- taskq: attempt 1 lost: its worker ${doomed.id} is gone and its lease ran out: queued again (attempt 2/2 next), by worker ${worker.id} ---\n--- taskq: attempt 2 ---\nattempt 2\n`;
+    expect([logTail, `first\n${logTail}`]).toContain(await readFile(path.join(ws.logs, runId, "orphan.log"), "utf8"));
     // A retry says when the next attempt is due, as a local run's does.
     expect(worker.stdout()).toMatch(new RegExp(`retry   ${runId}/flaky: exited with code 1; next attempt in \\d+ms\n`));
 
