@@ -120,10 +120,11 @@ tasks:
   });
 
   it("frozen past its lease with no other worker (SIGSTOP, SIGCONT): the success is recorded, and the worker goes on", async () => {
-    const file = await workflowFile("frozen", "tasks:\n  deploy: { run: 'sleep 1; echo deployed' }\n");
+    const file = await workflowFile("frozen", "tasks:\n  deploy: { run: 'touch frozen.began; sleep 1; echo deployed' }\n");
     const worker = await startWorker(["--lease", "2s", "-j", "1"]);
     const runId = await submit(file);
-    expect(await eventually(() => worker.stdout().includes(`start   ${runId}/deploy`), 15_000)).toBe(true);
+    // Its shell runs (the start line comes a turn of the worker's event loop before it).
+    expect(await eventually(() => existsSync(path.join(ws.dir, "frozen.began")), 15_000)).toBe(true);
     worker.cli.child.kill("SIGSTOP");
     // Twice the lease: the task ends meanwhile (the worker's own process is stopped, not the task's).
     await sleep(4_000);
@@ -142,10 +143,10 @@ tasks:
   });
 
   it("frozen past its lease while its task ends, which another worker took over: the result is discarded, its log says so, and the worker stops (exit 1)", async () => {
-    const file = await workflowFile("frozen-taken", "tasks:\n  deploy: { run: 'sleep 1; echo deployed $TASKQ_ATTEMPT', retries: 1 }\n");
+    const file = await workflowFile("frozen-taken", "tasks:\n  deploy: { run: 'touch frozen-taken.began; sleep 1; echo deployed $TASKQ_ATTEMPT', retries: 1 }\n");
     const frozen = await startWorker(["--lease", "2s", "-j", "1"]);
     const runId = await submit(file);
-    expect(await eventually(() => frozen.stdout().includes(`start   ${runId}/deploy`), 15_000)).toBe(true);
+    expect(await eventually(() => existsSync(path.join(ws.dir, "frozen-taken.began")), 15_000)).toBe(true);
     frozen.cli.child.kill("SIGSTOP");
     // The task ends meanwhile (its processes are not stopped); the other worker sweeps the lease and runs it again.
     const other = await startWorker(["--lease", "2s", "-j", "1"]);
@@ -411,10 +412,10 @@ describe("taskq run --store", () => {
   });
 
   it("frozen past its lease while a worker took its task over and ended the run: it says its result was not recorded, and exits as the run ended (0)", async () => {
-    const file = await workflowFile("run-frozen", "tasks:\n  build: { run: 'sleep 1; echo built', retries: 1 }\n  ship: { run: echo shipped, dependsOn: build }\n");
+    const file = await workflowFile("run-frozen", "tasks:\n  build: { run: 'touch run-frozen.began; sleep 1; echo built', retries: 1 }\n  ship: { run: echo shipped, dependsOn: build }\n");
     const runId = newRunId("run-frozen");
     const run = startRun(file, ["--run-id", runId, "--lease", "2s"]);
-    expect(await eventually(() => run.stdout().includes(`start   ${runId}/build`), 15_000)).toBe(true);
+    expect(await eventually(() => existsSync(path.join(ws.dir, "run-frozen.began")), 15_000)).toBe(true);
     run.child.kill("SIGSTOP");
     const other = await startWorker(["--lease", "2s", "-j", "1"]);
     expect((await waitForRun(runId, 30_000)).state).toBe("succeeded");
