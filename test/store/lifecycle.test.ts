@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { MAX_DURATION_MS } from "../../src/loaders/limits.js";
 import { backoffDelay } from "../../src/store/postgres/backoff.js";
-import { cancelDependents, dependencyReason } from "../../src/store/postgres/graph.js";
+import { cancelDependents, dependencyReason, settleRuns } from "../../src/store/postgres/graph.js";
 import { renewLease } from "../../src/store/postgres/lease.js";
 import { schemaNames } from "../../src/store/postgres/names.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
@@ -421,6 +421,44 @@ describe("task lifecycle", () => {
     await store.sweepOrphans();
     const [run] = await sql<{ state: string }>(store, "SELECT state FROM $schema.runs WHERE id = 'settle'");
     expect(run!.state).toBe("succeeded");
+  });
+
+  it("a sweep's settling of runs reads a few rows of a run of thousands in progress, not every task of it (statistics taken before the run)", async () => {
+    // A store of its own, whatever the tests before left in this file's.
+    const own = await openTestStore();
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    try {
+      // A run whose last task failed, left running as if two last completions had each seen the other still running.
+      await own.store.submitRun(workflow([task("only")]), { runId: "ended" });
+      const [only] = await leaseAll(own.store);
+      await own.store.complete(only!.leaseToken, { kind: "failure", error: "exit 1", exitCode: 1 });
+      await sql(own.store, "UPDATE $schema.runs SET state = 'running', finished_at = NULL WHERE id = 'ended'");
+      // Statistics from before the large run was submitted, as on a server without autovacuum.
+      await sql(own.store, "ANALYZE $schema.tasks, $schema.task_deps, $schema.runs");
+      const chain = Array.from({ length: 3000 }, (_, i) => task(`c${i}`, i === 0 ? {} : { dependsOn: [`c${i - 1}`] }));
+      await own.store.submitRun(workflow(chain), { runId: "in-progress" });
+      // A few of its tasks done, one running.
+      for (let i = 0; i < 3; i++) {
+        const [leased] = await leaseAll(own.store);
+        await own.store.complete(leased!.leaseToken, { kind: "success" });
+      }
+      await leaseAll(own.store);
+      const names = schemaNames(own.store.schema);
+      // A connection of its own: PostgreSQL 15 counts in a transaction's figures what earlier ones on its connection did.
+      await client.connect();
+      await client.query("BEGIN");
+      expect(await settleRuns(client, names)).toBe(1);
+      const runs = await client.query<{ id: string; state: string }>(`SELECT id, state FROM ${names.runs} ORDER BY id`);
+      expect(runs.rows).toEqual([
+        { id: "ended", state: "failed" },
+        { id: "in-progress", state: "running" },
+      ]);
+      // The rows of the tasks table and its indexes this transaction read.
+      expect(await transactionCount(client, "pg_stat_get_xact_tuples_returned", names.tasks)).toBeLessThanOrEqual(100);
+    } finally {
+      await client.end();
+      await own.close();
+    }
   });
 
   it("cancels queued tasks at once and running ones at their next heartbeat", async () => {
