@@ -64,4 +64,28 @@ describe("completeAndLease", () => {
     expect(settled).toEqual({ completed: [{ runId: "settle", state: "succeeded", cascaded: [], unblocked: [] }], leased: [], nextDelayMs: null });
     expect((await store.runStatus("settle")).state).toBe("succeeded");
   });
+
+  it("a run's last task settles the run by its success, a dependent of it cancelled (as complete_success does)", async () => {
+    // Each run's dependent is cancelled by the failure of its other dependency.
+    for (const runId of ["batched", "alone"]) {
+      await store.submitRun(workflow([task("fails"), task("last"), task("after", { dependsOn: ["fails", "last"] })]), { runId });
+    }
+    const leased = await leaseAll(store);
+    const token = (runId: string, key: string) => leased.find((row) => row.runId === runId && row.key === key)!.leaseToken;
+    for (const runId of ["batched", "alone"]) await store.complete(token(runId, "fails"), { kind: "failure", error: "exit 1", exitCode: 1 });
+    // Read without runStatus, which would settle a run itself.
+    const states = async () => sql<{ id: string; state: string }>(store, "SELECT id, state FROM $schema.runs ORDER BY id");
+    expect(await states()).toEqual([
+      { id: "alone", state: "running" },
+      { id: "batched", state: "running" },
+    ]);
+    const batched = await store.completeAndLease([{ token: token("batched", "last"), outcome: success }], "w1", 0, 30_000);
+    expect(batched.completed).toEqual([{ runId: "batched", state: "succeeded", cascaded: [], unblocked: [] }]);
+    // A success recorded on its own (a stopping worker's).
+    expect(await store.complete(token("alone", "last"), success)).toEqual({ runId: "alone", state: "succeeded", cascaded: [], unblocked: [] });
+    expect(await states()).toEqual([
+      { id: "alone", state: "failed" },
+      { id: "batched", state: "failed" },
+    ]);
+  });
 });

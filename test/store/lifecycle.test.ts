@@ -230,6 +230,46 @@ describe("task lifecycle", () => {
     }
   });
 
+  it("a chain's successes, hundreds of tasks in, do not look for the run's active tasks: their dependents are", async () => {
+    // A store of its own, whatever the tests before left in this file's.
+    const own = await openTestStore();
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    try {
+      const chain = Array.from({ length: 1000 }, (_, i) => task(`c${i}`, i === 0 ? {} : { dependsOn: [`c${i - 1}`] }));
+      await own.store.submitRun(workflow(chain), { runId: "deep" });
+      // As a worker runs a chain: each round trip records a success and leases the dependent it freed. Every
+      // version a task leaves behind stays in the indexes until a vacuum.
+      let [leased] = await leaseAll(own.store);
+      for (let i = 0; i < 400; i++) [leased] = (await own.store.completeAndLease([{ token: leased!.leaseToken, outcome: { kind: "success" } }], "w1", 1, 30_000)).leased;
+      const names = schemaNames(own.store.schema);
+      // A connection of its own: PostgreSQL 15 counts in a transaction's figures what earlier ones on its connection did.
+      await client.connect();
+      await client.query("BEGIN");
+      let token = leased!.leaseToken;
+      for (let i = 0; i < 10; i++) {
+        const round = await client.query<{ kind: string; key: string | null; lease_token: string }>(
+          `SELECT kind, key, lease_token FROM ${names.quoted}.complete_and_lease_v7($1::jsonb, 'w1', 1, 30000)`,
+          [JSON.stringify([{ token, exit_code: 0 }])],
+        );
+        const next = round.rows.find((row) => row.kind === "leased");
+        expect(next?.key).toBe(`c${401 + i}`);
+        token = next!.lease_token;
+      }
+      // A success recorded on its own (the end of a stopping worker's task).
+      const alone = await client.query(`SELECT run_id, unblocked FROM ${names.quoted}.complete_success($1, 0, '{}')`, [token]);
+      expect(alone.rows).toEqual([{ run_id: "deep", unblocked: ["c411"] }]);
+      // None of the index of active tasks, where each looked at every version of the run's tasks left there (some
+      // 40 a success in a chain of thousands): a dependent found blocked is active, the run not ended.
+      const active = await client.query<{ n: string }>("SELECT pg_stat_get_xact_tuples_returned($1::regclass) AS n", [`${names.quoted}.tasks_active`]);
+      expect(Number(active.rows[0]!.n)).toBe(0);
+      // Nor many rows in all: some 10 for each success and lease.
+      expect(await transactionCount(client, "pg_stat_get_xact_tuples_returned", names.tasks)).toBeLessThanOrEqual(1_000);
+    } finally {
+      await client.end();
+      await own.close();
+    }
+  });
+
   it("a lease in a store of thousands reads the rows it leases, not every task (statistics taken when the store was empty)", async () => {
     // A store of its own, small as a pruned one is, whatever the tests before left in this file's.
     const own = await openTestStore();

@@ -125,9 +125,10 @@ function blockedDependentSql(tasks: string, run: string, key: string, unique: bo
 /**
  * `complete_success` (migration 2): records one successful attempt in one round trip: ends the
  * task, unblocks its dependents, settles the run. `recordsEnd` (migration 5) also sets
- * `ended_token` and `ended_as`; `unique` (migration 9) finds the task and its dependents through unique indexes only.
+ * `ended_token` and `ended_as`; `unique` (migration 9) finds the task and its dependents through unique indexes only;
+ * `settlesIdle` (migration 12) looks for the run's active tasks only when it found none among the dependents.
  */
-export function completeSuccessFunction({ quoted, tasks, deps, runs, channel }: SchemaNames, recordsEnd: boolean, unique = false): string {
+export function completeSuccessFunction({ quoted, tasks, deps, runs, channel }: SchemaNames, recordsEnd: boolean, unique = false, settlesIdle = false): string {
   return `
     CREATE ${recordsEnd ? "OR REPLACE " : ""}FUNCTION ${quoted}.complete_success(p_token uuid, p_exit_code int, p_tail text[])
     RETURNS TABLE (run_id text, unblocked text[], run_finished boolean)
@@ -137,7 +138,8 @@ export function completeSuccessFunction({ quoted, tasks, deps, runs, channel }: 
       v_run text;
       v_key text;
       v_dependent text;
-      v_state text;
+      v_state text;${settlesIdle ? `
+      v_active boolean := false;` : ""}
     BEGIN
       UPDATE ${tasks} t
          SET state = 'succeeded', finished_at = now(), lease_token = NULL, lease_expires_at = NULL, waiting_on = 0,
@@ -158,16 +160,24 @@ export function completeSuccessFunction({ quoted, tasks, deps, runs, channel }: 
          RETURNING t.state INTO v_state;
         IF v_state = 'queued' THEN
           unblocked := unblocked || v_dependent;
-        END IF;
+        END IF;${settlesIdle ? `
+        v_active := v_active OR v_state IS NOT NULL;` : ""}
         v_state := NULL;
       END LOOP;
       IF cardinality(unblocked) > 0 THEN
         PERFORM pg_notify('${channel}', v_run);
       END IF;
       -- Settle the run when nothing else in it is active. Two last tasks ending at once may each see the
-      -- other still running; the sweeper's settleRuns and runStatus catch that case.
+      -- other still running; the sweeper's settleRuns and runStatus catch that case.${settlesIdle ? `
+      -- A dependent found blocked is active, and locked by this transaction until it commits: no need to look.
+      IF v_active THEN
+        run_finished := false;
+      ELSE
+        ${settleRunSql(runs, tasks)}
+        run_finished := FOUND;
+      END IF;` : `
       ${settleRunSql(runs, tasks)}
-      run_finished := FOUND;
+      run_finished := FOUND;`}
       run_id := v_run;
       RETURN NEXT;
     END
@@ -193,7 +203,8 @@ export function hotPathNames(generation: HotPathGeneration): { suffix: string; d
  * `recordsEnd` (migration 5, replacing the function) sets `ended_token` and `ended_as`;
  * `generation` "v6" (migration 6) makes `complete_and_lease_v6`, with bigint durations, leasing through
  * `lease_tasks_v6`; "v7" (migration 7) `complete_and_lease_v7`, whose leased rows carry `retry_on` too;
- * `unique` (migration 9) finds the task and its dependents through unique indexes only.
+ * `unique` (migration 9) finds the task and its dependents through unique indexes only; `settlesIdle`
+ * (migration 12) looks for a run's active tasks only when none of the dependents it found is one.
  */
 export function completeAndLeaseFunction(
   { quoted, tasks, deps, runs, channel }: SchemaNames,
@@ -201,6 +212,7 @@ export function completeAndLeaseFunction(
   recordsEnd = false,
   generation: HotPathGeneration = "first",
   unique = false,
+  settlesIdle = false,
 ): string {
   const { suffix: version, durations } = hotPathNames(generation);
   // Migration 7's rows end with the leased task's retry_on (null in the other kinds of row).
@@ -224,7 +236,8 @@ export function completeAndLeaseFunction(
       v_dep_keys text[] := '{}';
       v_dep_source int[] := '{}';
       v_freed_source int[] := '{}';
-      v_freed_keys text[] := '{}';
+      v_freed_keys text[] := '{}';${settlesIdle ? `
+      v_active_runs text[] := '{}';` : ""}
       v_leased int := 0;
     BEGIN
       -- One task at a time, by its unique lease token: never a scan, whatever the statistics say.
@@ -258,14 +271,18 @@ export function completeAndLeaseFunction(
         IF v_state = 'queued' THEN
           v_freed_source := v_freed_source || v_dep.s;
           v_freed_keys := v_freed_keys || v_dep.k;
-        END IF;
+        END IF;${settlesIdle ? `
+        IF v_state IS NOT NULL THEN
+          v_active_runs := v_active_runs || v_dep.r;
+        END IF;` : ""}
         v_state := NULL;
       END LOOP;
       IF cardinality(v_freed_keys) > 0 THEN
         PERFORM pg_notify('${channel}', '');
       END IF;
-      -- Settle each run with nothing active left (see complete_success for the race the sweeper catches).
-      FOR v_run IN SELECT DISTINCT r FROM unnest(v_runs) AS r ORDER BY 1 LOOP
+      -- Settle each run with nothing active left (see complete_success for the race the sweeper catches).${settlesIdle ? `
+      -- A run with a dependent found blocked has an active task, locked by this transaction: no need to look.` : ""}
+      FOR v_run IN SELECT DISTINCT r FROM unnest(v_runs) AS r${settlesIdle ? " WHERE r <> ALL (v_active_runs)" : ""} ORDER BY 1 LOOP
         ${settleRunSql(runs, tasks)}
       END LOOP;
       RETURN QUERY

@@ -6,6 +6,7 @@ import { leasedRetryOnSql } from "./leased-retry-on.js";
 import { liveTailSql } from "./live-tail.js";
 import { completeAndLeaseSql, completeSuccessFunction, recordedEndSql, runFilterSql } from "./batch-functions.js";
 import { schemaNames, type SchemaNames } from "./names.js";
+import { settleIdleSql } from "./settle-idle.js";
 import { LONG_QUERY_TIMEOUT_MS, LONG_STATEMENT_TIMEOUT_SQL, timedQuery } from "./timeouts.js";
 import { inTransaction } from "./transaction.js";
 import { uniqueLookupsSql } from "./unique-lookups.js";
@@ -165,6 +166,11 @@ const MIGRATIONS: Migration[] = [
     version: 11,
     name: "a lease updates the tasks it picked in one statement, by their ids: lease_tasks*",
     sql: leaseByIdsSql,
+  },
+  {
+    version: 12,
+    name: "a success settles its run only when it found no active dependent: complete_success, complete_and_lease*",
+    sql: settleIdleSql,
   },
 ];
 
