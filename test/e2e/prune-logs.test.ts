@@ -256,7 +256,7 @@ describe("taskq prune --logs", () => {
     expect(await entries(theirs)).toEqual([STAMP, "a.log"]);
   });
 
-  it.skipIf(!existsSync("/dev/full"))("a prune whose stdout cannot be written (a full disk) exits 1 and says on stderr that it pruned, and how many", async () => {
+  it.skipIf(!existsSync("/dev/full"))("a prune whose stdout cannot be written (a full disk) exits 1 and says on stderr that it pruned, and how many, in one line", async () => {
     const ws = await workspace("tasks: {}\n");
     await folder(path.join(ws.logs, "20261101-080000-aaaa"), { [STAMP]: STAMP_TEXT, "a.log": "x\n" }, 100 * DAY_MS);
     await folder(path.join(ws.logs, "20261101-080000-bbbb"), { [STAMP]: STAMP_TEXT, "a.log": "x\n" }, 100 * DAY_MS);
@@ -264,7 +264,7 @@ describe("taskq prune --logs", () => {
     try {
       const pruned = spawnSync(BIN, ["prune", "--logs", "--log-dir", ws.logs, "--older-than", "30d"], { env: { ...process.env, ...ENV }, stdio: ["ignore", full, "pipe"], encoding: "utf8" });
       expect(pruned.status).toBe(1);
-      expect(pruned.stderr).toMatch(new RegExp(`^taskq: pruned 2 run folders last written before \\S+ in ${ws.logs}, but that could not be written to stdout\ntaskq: cannot write to stdout \\(ENOSPC\\)\n$`));
+      expect(pruned.stderr).toMatch(new RegExp(`^taskq: pruned 2 run folders last written before \\S+ in ${ws.logs}, but that could not be written to stdout \\(ENOSPC\\)\n$`));
       expect(await entries(ws.logs)).toEqual([]);
     } finally {
       closeSync(full);
