@@ -134,8 +134,11 @@ const envSchema = z
 
 const noRunAtWithDelay = (options: { runAt?: unknown; delay?: unknown }): boolean => options.runAt === undefined || options.delay === undefined;
 const noRunAtWithDelayMessage = { message: "cannot be set together with `runAt`; keep one", path: ["delay"] };
-/** noRunAtWithDelay in the JSON Schema, which a refine does not reach. */
-const noRunAtWithDelayJson = z.meta({ not: { required: ["runAt", "delay"] } });
+/**
+ * noRunAtWithDelay in the JSON Schema, which a refine does not reach. The `properties`, which
+ * accept any value, declare what `required` names, as Ajv's strict mode (strictRequired) asks.
+ */
+const noRunAtWithDelayJson = z.meta({ not: { properties: { runAt: true, delay: true }, required: ["runAt", "delay"] } });
 
 /** Every task field that `defaults` may also set. */
 const taskOptionsShape = {

@@ -26,6 +26,15 @@ describe("workflow JSON Schema", () => {
     expect(task.properties!.timeout!.anyOf!.map((option) => option.type)).toEqual(["string", "string", "number"]);
     expect(task.properties!.runAt!.format).toBe("date-time");
   });
+
+  it("compiles with Ajv in strict mode, as a tool that validates workflows with it may set", () => {
+    // strict: true turns on strictRequired: a `required` must name properties its schema declares.
+    const compile = () => new Ajv2020({ strict: true, validateFormats: false }).compile(workflowJsonSchema());
+    expect(compile).not.toThrow();
+    const strictAccepts = compile();
+    expect(strictAccepts(task({ delay: "1s" }))).toBe(true);
+    expect(strictAccepts(task({ delay: "1s", runAt: "2026-12-01T02:00:00Z" }))).toBe(false);
+  });
 });
 
 /** The JSON Schema as an editor applies it (formats are left to the patterns zod writes beside them). */
