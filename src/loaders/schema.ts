@@ -189,10 +189,12 @@ const dependencyText = "must be a task id or a list of task ids";
  * A task id, with `text` as the message for anything else; a number or boolean as YAML reads
  * it. toPlain hands over only numbers that String() writes as they were written (`1`, `1.5`;
  * `1.0` comes as the text "1.0"), so any number is taken, as `1.5:` is as a key; an alias may not.
+ * The JSON Schema holds a string to the id pattern, so an editor marks `dependsOn: "lint, test"`;
+ * validate checks ids later, where it can say which id was meant.
  */
 function taskReference(text: string) {
   return z.pipe(
-    z.union([z.string().check(z.minLength(1, text)), z.number(), z.boolean()], { error: text }),
+    z.union([z.string().check(z.minLength(1, text), z.meta({ pattern: TASK_ID_PATTERN.source })), z.number(), z.boolean()], { error: text }),
     z.transform((id: string | number | boolean) => String(id)),
   );
 }
