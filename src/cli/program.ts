@@ -27,6 +27,11 @@ class TaskqCommand extends Command {
     if (other !== undefined) {
       const owners = other.owners.map((owner) => `'${owner}'`);
       const listed = owners.length === 1 ? owners[0]! : `${owners.slice(0, -1).join(", ")} and ${owners.at(-1)!}`;
+      // `taskq -j 2 run ci.yaml`: a command's flag before the command's name, where only taskq's own are read.
+      if (this.parent === null) {
+        const given = (this as unknown as { rawArgs: string[] }).rawArgs.find((arg) => other.owners.includes(arg)) ?? other.owners[0]!;
+        this.error(`error: unknown option '${name}': an option of ${listed}, which goes after the command's name (taskq ${given} ${other.flag} ...)`, { code: "commander.unknownOption" });
+      }
       this.error(`error: unknown option '${name}': '${this.name()}' takes no ${other.flag}, an option of ${listed} (see taskq help ${this.name()})`, { code: "commander.unknownOption" });
     }
     (Command.prototype as unknown as { unknownOption(this: Command, flag: string): void }).unknownOption.call(this, name);
@@ -36,7 +41,8 @@ class TaskqCommand extends Command {
 /**
  * The flag `name` names among the other commands of `command`'s program (`--run-id`, a short `-j`, or
  * one written in another form, `--runid` or `--run_id`), and those commands; undefined when none has
- * it, or when `command` itself has a flag of that form (commander suggests it).
+ * it, or when `command` itself has a flag of that form (commander suggests it). Of the program
+ * itself, the flag named among its commands.
  */
 function otherCommandsFlag(command: Command, name: string): { flag: string; owners: string[] } | undefined {
   const form = (flag: string): string => flag.replace(/[-_]/g, "").toLowerCase();
@@ -44,7 +50,7 @@ function otherCommandsFlag(command: Command, name: string): { flag: string; owne
   if (command.options.some((option) => matches(option.long))) return undefined;
   let flag: string | undefined;
   const owners: string[] = [];
-  for (const other of command.parent?.commands ?? []) {
+  for (const other of command.parent === null ? command.commands : command.parent.commands) {
     if (other === command) continue;
     const option = other.options.find((candidate) => matches(candidate.long) || candidate.short === name);
     if (option === undefined) continue;

@@ -110,6 +110,15 @@ describe("taskq commands", () => {
       const flag = args.find((arg) => arg.startsWith("-"))!.replace(/=.*/, "");
       expect(await runCli([...args])).toMatchObject({ code: 2, stdout: "", stderr: `error: unknown option '${flag}': ${said} (see taskq help ${args[0]})\n` });
     }
+    // A command's flag before the command's name, where only taskq's own are read, says where it goes.
+    for (const [args, said] of [
+      [["-j", "2", "run", ws.file], "an option of 'run' and 'worker', which goes after the command's name (taskq run -j ...)"],
+      [["--store", "postgres://x@h/d", "status", "r1"], "an option of 'run', 'submit', 'worker', 'status', 'cancel', 'dead-letters', 'prune' and 'redrive', which goes after the command's name (taskq status --store ...)"],
+      [["--dry-run", "run", ws.file], "an option of 'run' and 'prune', which goes after the command's name (taskq run --dry-run ...)"],
+    ] as const) {
+      expect(await runCli([...args])).toMatchObject({ code: 2, stdout: "", stderr: `error: unknown option '${args[0]}': ${said}\n` });
+    }
+    expect(await runCli(["--bogus", "run", ws.file])).toMatchObject({ code: 2, stdout: "", stderr: "error: unknown option '--bogus'\n" });
     // A flag of the command's own in another form keeps commander's suggestion.
     expect(await runCli(["worker", "--log_dir", "x"])).toMatchObject({ code: 2, stderr: "error: unknown option '--log_dir'\n(Did you mean --log-dir?)\n" });
     // A flag that takes no value, given one with "=", is said to take none: not an unknown option whose suggestion is itself.
