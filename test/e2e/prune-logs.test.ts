@@ -134,6 +134,11 @@ describe("taskq prune --logs", () => {
     const logDirAlone = await runCli(["prune", "--log-dir", root, "--older-than", "1d"], { env: { TASKQ_STORE: "postgres://nobody@127.0.0.1:1/none" } });
     expect(logDirAlone.code).toBe(2);
     expect(logDirAlone.stderr).toBe("taskq: --log-dir goes with --logs (prune this machine's log folders); without it, prune deletes the store's runs\n");
+    // --logs prunes no store: a store named with it would be left as it was, the runs it holds kept.
+    for (const [flag, value] of [["--store", "postgres://nobody@127.0.0.1:1/none"], ["--store-schema", "ci"]]) {
+      const withStore = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "1d", flag!, value!], { env: ENV });
+      expect(withStore).toMatchObject({ code: 2, stdout: "", stderr: `taskq: ${flag} goes without --logs (prune the store's runs); with it, prune deletes this machine's log folders only\n` });
+    }
     const badAge = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "soon"], { env: ENV });
     expect(badAge.code).toBe(2);
     expect(badAge.stderr).toBe('taskq: --older-than: "soon" is not an age like 7d, 12h or 30m\n');

@@ -291,7 +291,12 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
 export async function pruneCommand(flags: Flags): Promise<number> {
   const olderThanMs = ageFlag(flags.olderThan);
   const dryRun = flags.dryRun === true;
-  if (flags.logs === true) return pruneLogs(logDirFlag(flags.logDir), olderThanMs, flags);
+  if (flags.logs === true) {
+    // This machine's log folders have no store: a --store would be silently ignored, and the runs it names left as they were.
+    const storeFlag = flags.store !== undefined ? "--store" : flags.storeSchema !== undefined ? "--store-schema" : undefined;
+    if (storeFlag !== undefined) throw new UsageError(`${storeFlag} goes without --logs (prune the store's runs); with it, prune deletes this machine's log folders only`);
+    return pruneLogs(logDirFlag(flags.logDir), olderThanMs, flags);
+  }
   // The database's runs have no log folder here: a --log-dir would be silently ignored.
   if (flags.logDir !== undefined) throw new UsageError("--log-dir goes with --logs (prune this machine's log folders); without it, prune deletes the store's runs");
   storeUrl(flags, "prune --logs prunes this machine's log folders");
