@@ -84,6 +84,7 @@ export function buildProgram(version: string): Command {
     .version(version, "-V, --version")
     .option("--verbose", "on an error, print its stack trace too")
     .showSuggestionAfterError()
+    .configureHelp({ showGlobalOptions: true })
     .exitOverride(toUsageExit);
 
   program

@@ -79,6 +79,10 @@ describe("taskq commands", () => {
     const run = await runCli(["help", "run"]);
     expect(run).toMatchObject({ code: 0, stderr: "" });
     expect(run.stdout).toMatch(/^Usage: taskq run \[options\] <file>\n/);
+    // --verbose, which every command takes, is in each command's help too, not only in taskq --help.
+    for (const command of ["run", "validate", "worker", "schema"]) {
+      expect((await runCli(["help", command])).stdout).toMatch(/\nGlobal Options:\n(?:.*\n)*? {2}--verbose +on an error, print its stack trace too\n/);
+    }
     expect((await runCli(["help"])).stdout).toContain("help [command]");
     for (const [args, said] of [
       [["help", "nope"], "error: unknown command 'nope'\n"],
