@@ -44,11 +44,14 @@ const DEFAULT_LOG_DIR = ".taskq/logs";
 /**
  * --log-dir: the root of the run folders, or a usage error for an empty one (an unset
  * `$LOG_DIR`), which would put every run folder straight into the current folder (and
- * `prune --logs` would look there): `.` says that, if it is what is meant.
+ * `prune --logs` would look there): `.` says that, if it is what is meant. One starting with `-`
+ * is a flag taken for the folder (an unset, unquoted `$LOG_DIR` before it): `./-x` names such a folder.
  */
 export function logDirFlag(value: unknown): string {
   if (typeof value !== "string") return DEFAULT_LOG_DIR;
   if (value === "") throw new UsageError('--log-dir: an empty folder name (for the current folder, give ".")');
+  // `--log-dir $LOG_DIR --dry-run` with LOG_DIR unset took the flag after it for the folder, and ran everything.
+  if (value.startsWith("-")) throw new UsageError(`--log-dir: "${value}" looks like a flag, not a folder (was the value before it left out?); for a folder of that name, give ./${value}`);
   return value;
 }
 

@@ -158,6 +158,25 @@ describe("taskq commands", () => {
     expect(await readdir(ws.dir)).toEqual(["workflow.yaml"]);
   });
 
+  it("a --log-dir that starts with - (an unset, unquoted $LOG_DIR before --dry-run) is a usage error, before anything runs or is written; ./-x names such a folder", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'touch ran' }\n");
+    const commands = [
+      ["run", "--log-dir", "--dry-run", ws.file],
+      ["run", ws.file, "--log-dir", "--no-color"],
+      ["worker", "--store", "postgres://u@127.0.0.1:1/x", "--log-dir", "-logs"],
+      ["prune", "--logs", "--log-dir", "--dry-run", "--older-than", "1d"],
+    ];
+    for (const args of commands) {
+      const value = args[args.indexOf("--log-dir") + 1]!;
+      const result = await runCli(args, { cwd: ws.dir, env: { TASKQ_STORE: "" } });
+      expect(result, args.join(" ")).toMatchObject({ code: 2, stderr: `taskq: --log-dir: "${value}" looks like a flag, not a folder (was the value before it left out?); for a folder of that name, give ./${value}\n` });
+    }
+    expect(await readdir(ws.dir)).toEqual(["workflow.yaml"]);
+    const named = await runCli(["run", ws.file, "--log-dir", "./-logs", "--output", "plain"], { cwd: ws.dir });
+    expect(named.code).toBe(0);
+    expect((await readdir(ws.dir)).sort()).toEqual(["-logs", "ran", "workflow.yaml"]);
+  });
+
   it("--dry-run refuses the store flags a run would refuse; --store-schema without a store is a usage error, as --lease and --run-id are", async () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     const cases: Array<[string[], Record<string, string>, string]> = [
