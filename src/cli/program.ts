@@ -60,10 +60,14 @@ function otherCommandsFlag(command: Command, name: string): { flag: string; owne
   return flag === undefined ? undefined : { flag, owners };
 }
 
-/** Whether `name` (`--dry-run`) is a flag of `command`, or of a command it belongs to (`--verbose`), that takes no value. */
+/**
+ * Whether `name` (`--dry-run`) is a flag of `command`, or of a command it belongs to (`--verbose`), that takes no value.
+ * `--help` is one too, though commander keeps it apart from the other options.
+ */
 function takesNoValue(command: Command, name: string): boolean {
   for (let current: Command | null = command; current !== null; current = current.parent) {
-    const option = current.options.find((candidate) => candidate.long === name);
+    const help = (current as unknown as { _getHelpOption(): Option | null })._getHelpOption();
+    const option = [...current.options, ...(help === null ? [] : [help])].find((candidate) => candidate.long === name);
     if (option !== undefined) return !option.required && !option.optional;
   }
   return false;

@@ -126,7 +126,7 @@ describe("taskq commands", () => {
     // A flag of the command's own in another form keeps commander's suggestion.
     expect(await runCli(["worker", "--log_dir", "x"])).toMatchObject({ code: 2, stderr: "error: unknown option '--log_dir'\n(Did you mean --log-dir?)\n" });
     // A flag that takes no value, given one with "=", is said to take none: not an unknown option whose suggestion is itself.
-    const valued: Array<[string, string]> = [["--dry-run=yes", "--dry-run"], ["--no-color=1", "--no-color"], ["--verbose=true", "--verbose"]];
+    const valued: Array<[string, string]> = [["--dry-run=yes", "--dry-run"], ["--no-color=1", "--no-color"], ["--verbose=true", "--verbose"], ["--help=run", "--help"]];
     for (const [flag, name] of valued) {
       const result = await runCli(["run", ws.file, flag, "--log-dir", ws.logs]);
       expect(result).toMatchObject({ code: 2, stdout: "", stderr: `error: option '${name}' takes no value: give it as ${name}, not ${flag}\n` });
