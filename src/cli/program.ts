@@ -22,17 +22,19 @@ class TaskqCommand extends Command {
     const name = equals === -1 ? flag : flag.slice(0, equals);
     // `--dry-run=yes`: commander calls a flag that takes no value, given one, unknown, and then suggests that very flag.
     if (equals !== -1 && takesNoValue(this, name)) this.error(`error: option '${name}' takes no value: give it as ${name}, not ${flag}`, { code: "commander.unknownOption" });
-    // `worker --run-id`: a flag of other commands, not of this one, is said to be theirs, not only unknown.
-    const other = otherCommandsFlag(this, name);
+    // `worker --run-id`: a flag of other commands, not of this one, is said to be theirs, not only unknown
+    // (`-j2` too: a short flag with its value joined, which commander passes whole).
+    const short = /^-[^-]/.test(name) ? name.slice(0, 2) : name;
+    const other = otherCommandsFlag(this, short);
     if (other !== undefined) {
       const owners = other.owners.map((owner) => `'${owner}'`);
       const listed = owners.length === 1 ? owners[0]! : `${owners.slice(0, -1).join(", ")} and ${owners.at(-1)!}`;
       // `taskq -j 2 run ci.yaml`: a command's flag before the command's name, where only taskq's own are read.
       if (this.parent === null) {
         const given = (this as unknown as { rawArgs: string[] }).rawArgs.find((arg) => other.owners.includes(arg)) ?? other.owners[0]!;
-        this.error(`error: unknown option '${name}': an option of ${listed}, which goes after the command's name (taskq ${given} ${other.flag} ...)`, { code: "commander.unknownOption" });
+        this.error(`error: unknown option '${short}': an option of ${listed}, which goes after the command's name (taskq ${given} ${other.flag} ...)`, { code: "commander.unknownOption" });
       }
-      this.error(`error: unknown option '${name}': '${this.name()}' takes no ${other.flag}, an option of ${listed} (see taskq help ${this.name()})`, { code: "commander.unknownOption" });
+      this.error(`error: unknown option '${short}': '${this.name()}' takes no ${other.flag}, an option of ${listed} (see taskq help ${this.name()})`, { code: "commander.unknownOption" });
     }
     (Command.prototype as unknown as { unknownOption(this: Command, flag: string): void }).unknownOption.call(this, name);
   }

@@ -123,6 +123,9 @@ describe("taskq commands", () => {
       expect(await runCli([...args])).toMatchObject({ code: 2, stdout: "", stderr: `error: unknown option '${args[0]}': ${said}\n` });
     }
     expect(await runCli(["--bogus", "run", ws.file])).toMatchObject({ code: 2, stdout: "", stderr: "error: unknown option '--bogus'\n" });
+    // A short flag with its value joined (-j2) is named as the flag, with the same help.
+    expect(await runCli(["-j2", "run", ws.file])).toMatchObject({ code: 2, stdout: "", stderr: "error: unknown option '-j': an option of 'run' and 'worker', which goes after the command's name (taskq run -j ...)\n" });
+    expect(await runCli(["validate", ws.file, "-j2"])).toMatchObject({ code: 2, stdout: "", stderr: "error: unknown option '-j': 'validate' takes no -j, an option of 'run' and 'worker' (see taskq help validate)\n" });
     // A flag of the command's own in another form keeps commander's suggestion.
     expect(await runCli(["worker", "--log_dir", "x"])).toMatchObject({ code: 2, stderr: "error: unknown option '--log_dir'\n(Did you mean --log-dir?)\n" });
     // A flag that takes no value, given one with "=", is said to take none: not an unknown option whose suggestion is itself.
