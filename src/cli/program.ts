@@ -36,6 +36,8 @@ class TaskqCommand extends Command {
       }
       this.error(`error: unknown option '${short}': '${this.name()}' takes no ${other.flag}, an option of ${listed} (see taskq help ${this.name()})`, { code: "commander.unknownOption" });
     }
+    // `taskq -v`, as many programs print their version: commander suggests no short flag.
+    if (name === "-v") this.error("error: unknown option '-v'\n(Did you mean -V, --version? Or --verbose?)", { code: "commander.unknownOption" });
     (Command.prototype as unknown as { unknownOption(this: Command, flag: string): void }).unknownOption.call(this, name);
   }
 }

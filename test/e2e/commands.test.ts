@@ -123,6 +123,10 @@ describe("taskq commands", () => {
       expect(await runCli([...args])).toMatchObject({ code: 2, stdout: "", stderr: `error: unknown option '${args[0]}': ${said}\n` });
     }
     expect(await runCli(["--bogus", "run", ws.file])).toMatchObject({ code: 2, stdout: "", stderr: "error: unknown option '--bogus'\n" });
+    // -v, which many programs take for their version, points to -V and --verbose.
+    for (const args of [["-v"], ["run", ws.file, "-v"]]) {
+      expect(await runCli(args)).toMatchObject({ code: 2, stdout: "", stderr: "error: unknown option '-v'\n(Did you mean -V, --version? Or --verbose?)\n" });
+    }
     // A short flag with its value joined (-j2) is named as the flag, with the same help.
     expect(await runCli(["-j2", "run", ws.file])).toMatchObject({ code: 2, stdout: "", stderr: "error: unknown option '-j': an option of 'run' and 'worker', which goes after the command's name (taskq run -j ...)\n" });
     expect(await runCli(["validate", ws.file, "-j2"])).toMatchObject({ code: 2, stdout: "", stderr: "error: unknown option '-j': 'validate' takes no -j, an option of 'run' and 'worker' (see taskq help validate)\n" });
