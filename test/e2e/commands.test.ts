@@ -100,6 +100,9 @@ describe("taskq commands", () => {
     const bad = await runCli(["run", ws.file, "-j", "zero"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--concurrency");
+    // Checked before the file is read, as the other flags are: said first, not after the file's problems.
+    const invalid = await workspace("tasks:\n  a: { run: 'true', needs: [] }\n");
+    expect(await runCli(["run", invalid.file, "-j", "0"])).toMatchObject({ code: 2, stdout: "", stderr: 'taskq: --concurrency: "0" is not a whole number from 1 to 10000\n' });
     // A misspelt flag gets its suggestion whether its value follows it or is joined by "=".
     for (const args of [["--ouput", "json"], ["--ouput=json"]]) {
       expect(await runCli(["run", ws.file, ...args])).toMatchObject({ code: 2, stderr: "error: unknown option '--ouput'\n(Did you mean --output?)\n" });

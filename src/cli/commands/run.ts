@@ -34,6 +34,8 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   // Nor keeps anything in PostgreSQL: a schema given for it would be ignored.
   if (local && typeof flags.storeSchema === "string") throw new UsageError("--store-schema needs a store (--store or TASKQ_STORE): a local run keeps nothing in PostgreSQL");
   const leaseMs = flags.lease === undefined ? undefined : leaseFlag(flags.lease);
+  // A -j given is checked before the file is read, as the other flags are: `-j 0` is said first, not after the file's problems.
+  const requestedConcurrency = flags.concurrency === undefined ? undefined : concurrencyFlag(flags.concurrency, undefined);
   if (!local) {
     // The store's URL and schema, checked as the run checks them before it connects: a --dry-run
     // is refused what the run would be refused (a mysql:// URL, a schema name it cannot have).
@@ -52,7 +54,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   const { loadWorkflowForRun } = await import("../load-isolated.js");
   noteTerminalInput(file);
   const workflow = await loadWorkflowForRun(file, smallHeap ? { onThreadStarted: smallHeap.keepHeapSmall } : {});
-  const concurrency = concurrencyFlag(flags.concurrency, workflow.concurrency);
+  const concurrency = requestedConcurrency ?? concurrencyFlag(undefined, workflow.concurrency);
   if (flags.dryRun === true) {
     const { printPlan } = await import("../plan.js");
     const { fitConcurrencyToOpenFiles } = await import("../../handlers/open-file-limit.js");
