@@ -6,6 +6,14 @@ function toUsageExit(error: CommanderError): never {
   throw Object.assign(new CommanderError(exitCode, error.code, error.message), { exitCode });
 }
 
+/** Commands as other programs name them, and what taskq calls them. */
+const COMMANDS_NAMED_OTHERWISE = new Map([
+  ["version", "taskq --version"],
+  ["check", "validate"],
+  ["lint", "validate"],
+  ["verify", "validate"],
+]);
+
 /**
  * commander compares an unknown `--flag=value` whole with the known flags, so `--ouput=json`
  * got no "Did you mean --output?" where `--ouput json` did: the flag is looked up without
@@ -14,6 +22,17 @@ function toUsageExit(error: CommanderError): never {
 class TaskqCommand extends Command {
   override createCommand(name?: string): Command {
     return new TaskqCommand(name);
+  }
+
+  /**
+   * commander's own, which suggests by spelling alone: `taskq check` got "Did you mean schema?".
+   * A name other programs give what a command of taskq does is pointed to that command.
+   */
+  unknownCommand(): void {
+    const name = this.args[0] ?? "";
+    const meant = COMMANDS_NAMED_OTHERWISE.get(name.toLowerCase());
+    if (meant !== undefined) this.error(`error: unknown command '${name}'\n(Did you mean ${meant}?)`, { code: "commander.unknownCommand" });
+    (Command.prototype as unknown as { unknownCommand(this: Command): void }).unknownCommand.call(this);
   }
 
   /** commander's own (untyped; a test holds it to its message). */

@@ -88,6 +88,11 @@ describe("taskq commands", () => {
       [["help", "nope"], "error: unknown command 'nope'\n"],
       [["help", "rn"], "error: unknown command 'rn'\n(Did you mean run?)\n"],
       [["nope"], "error: unknown command 'nope'\n"],
+      // A name other programs give a command of taskq's points to it, not to one spelt alike (check: schema).
+      [["check", "ci.yaml"], "error: unknown command 'check'\n(Did you mean validate?)\n"],
+      [["help", "lint"], "error: unknown command 'lint'\n(Did you mean validate?)\n"],
+      [["version"], "error: unknown command 'version'\n(Did you mean taskq --version?)\n"],
+      [["constructor"], "error: unknown command 'constructor'\n"],
     ] as const) {
       expect(await runCli([...args])).toMatchObject({ code: 2, stdout: "", stderr: said });
     }
