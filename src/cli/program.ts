@@ -96,8 +96,8 @@ function takesNoValue(command: Command, name: string): boolean {
   return false;
 }
 
-/** A duration flag and its default, shown as written (`default: 30s`), not as a JSON string (`"30s"`). */
-function durationOption(flags: string, description: string, value: string): Option {
+/** A flag and its default, shown as written (`default: 30s`, `default: .taskq/logs`), not as a JSON string (`"30s"`). */
+function writtenDefault(flags: string, description: string, value: string): Option {
   return new Option(flags, description).default(value, value);
 }
 
@@ -119,10 +119,10 @@ export function buildProgram(version: string): Command {
     .description("run a workflow file")
     .argument("<file>", "workflow YAML file (- for standard input)")
     .option("-j, --concurrency <n>", "tasks running at once (default: the file's, else the CPU count)")
-    .addOption(durationOption("--shutdown-timeout <duration>", "after Ctrl-C, how long running tasks may finish", "10s"))
-    .addOption(durationOption("--kill-grace <duration>", "between SIGTERM and SIGKILL of a task's process group", "5s"))
+    .addOption(writtenDefault("--shutdown-timeout <duration>", "after Ctrl-C, how long running tasks may finish", "10s"))
+    .addOption(writtenDefault("--kill-grace <duration>", "between SIGTERM and SIGKILL of a task's process group", "5s"))
     .addOption(new Option("--output <mode>", "how to show progress").choices(["auto", "tty", "plain", "json"]).default("auto"))
-    .option("--log-dir <dir>", "root folder of the per-task logs", ".taskq/logs")
+    .addOption(writtenDefault("--log-dir <dir>", "root folder of the per-task logs", ".taskq/logs"))
     .option("--no-color", "no colours (NO_COLOR and FORCE_COLOR are honoured too)")
     .option("--dry-run", "print the plan in start order; run nothing")
     .option("--store <url>", "run durably through PostgreSQL (default: TASKQ_STORE when set)")
@@ -215,12 +215,12 @@ function addDurableCommands(program: Command): void {
   withStore(program.command("worker"))
     .description("lease and run durable tasks until stopped")
     .option("-j, --concurrency <n>", "tasks running at once (default: the CPU count)")
-    .addOption(durationOption("--shutdown-timeout <duration>", "on SIGINT/SIGTERM, how long running tasks may finish", "10s"))
-    .addOption(durationOption("--kill-grace <duration>", "between SIGTERM and SIGKILL of a task's process group", "5s"))
-    .addOption(durationOption("--lease <duration>", "lease length, renewed by heartbeat every third of it", "30s"))
+    .addOption(writtenDefault("--shutdown-timeout <duration>", "on SIGINT/SIGTERM, how long running tasks may finish", "10s"))
+    .addOption(writtenDefault("--kill-grace <duration>", "between SIGTERM and SIGKILL of a task's process group", "5s"))
+    .addOption(writtenDefault("--lease <duration>", "lease length, renewed by heartbeat every third of it", "30s"))
     .option("--metrics-port <port>", "serve Prometheus metrics on http://127.0.0.1:<port>/metrics")
     .option("--metrics-host <address>", "the address the metrics listen on instead (0.0.0.0: every interface)")
-    .option("--log-dir <dir>", "root folder of the per-task logs", ".taskq/logs")
+    .addOption(writtenDefault("--log-dir <dir>", "root folder of the per-task logs", ".taskq/logs"))
     .addOption(new Option("--output <mode>", "event lines").choices(["plain", "json"]).default("plain"))
     .action(async (flags: Record<string, unknown>) => {
       const { workerCommand } = await import("./commands/durable.js");

@@ -62,16 +62,17 @@ describe("taskq commands", () => {
   });
 
   // `worker --help` showed (default: "30s") and `run --help` (default: 30s) for the same --lease.
-  it("help shows each duration's default as written, the same in every command: (default: 30s), never quoted", async () => {
+  it("help shows each duration's default and the log folder's as written, the same in every command: (default: 30s), never quoted", async () => {
     for (const [command, defaults] of [
-      ["run", ["10s", "5s", "30s"]],
-      ["worker", ["10s", "5s", "30s"]],
+      ["run", ["10s", "5s", "30s", ".taskq/logs"]],
+      ["worker", ["10s", "5s", "30s", ".taskq/logs"]],
+      ["prune", [".taskq/logs"]],
     ] as const) {
       const help = await runCli([command, "--help"]);
       expect(help.code).toBe(0);
       const text = help.stdout.replace(/\s+/g, " ");
-      for (const value of defaults) expect(text).toContain(`(default: ${value})`);
-      expect(text).not.toMatch(/default: "\d/);
+      for (const value of defaults) expect(text).toContain(`default: ${value})`);
+      expect(text).not.toMatch(/default: "(\d|\.taskq)/);
     }
   });
 
