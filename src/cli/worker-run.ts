@@ -206,13 +206,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
    */
   const endLostLog = ({ runId, key, attempt }: LeasedTask, exitCode: number, takenBy: string | null | undefined, ownId: string): void => {
     const taker = typeof takenBy === "string" && takenBy !== ownId ? `worker ${takenBy}` : "another worker";
-    const line = attemptLine(attempt, `exited with code ${exitCode} but was not recorded: its lease had run out, and ${taker} took the task over`);
-    try {
-      appendToLogFile(logPathsIn(path.join(options.logRoot, runId))(key), line);
-    } catch (error) {
-      const message = `cannot write log file ${path.join(options.logRoot, runId, `${key}.log`)}: ${error instanceof Error ? error.message : String(error)}`;
-      printNote(message, oneLine(message), { runId, id: key });
-    }
+    endLog(runId, key, attemptLine(attempt, `exited with code ${exitCode} but was not recorded: its lease had run out, and ${taker} took the task over`), false);
   };
   /**
    * A task swept from a worker of this machine whose process is gone (SIGKILLed, crashed): nothing else ends
@@ -224,13 +218,17 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     const dead = swept.workerId === null ? undefined : workerHostAndPid(swept.workerId);
     if (dead === undefined || dead.host !== hostname() || dead.pid === process.pid || processExists(dead.pid)) return;
     const line = attemptLine(swept.attempt, `lost: its worker ${swept.workerId} is gone and its lease ran out: ${SWEPT_WORDS[swept.state](swept.attempt, swept.maxAttempts)}, by worker ${ownId}`);
-    const logPath = logPathsIn(path.join(options.logRoot, swept.runId))(swept.key);
+    endLog(swept.runId, swept.key, line, true);
+  };
+  /** Appends an attempt's closing line to a task's log under this worker's --log-dir; one that fails is noted (unless `ifThere`: a log not there is another folder's). */
+  const endLog = (runId: string, key: string, line: string, ifThere: boolean): void => {
+    const logPath = logPathsIn(path.join(options.logRoot, runId))(key);
     try {
       appendToLogFile(logPath, line);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+      if (ifThere && (error as NodeJS.ErrnoException).code === "ENOENT") return;
       const message = `cannot write log file ${logPath}: ${error instanceof Error ? error.message : String(error)}`;
-      printNote(message, oneLine(message), { runId: swept.runId, id: swept.key });
+      printNote(message, oneLine(message), { runId, id: key });
     }
   };
   // The guard starts with the worker, which lives long: its spawn (7-8 ms on a slow VM)

@@ -10,14 +10,7 @@ import type { SchemaNames } from "./names.js";
  * replaced, same signatures and results: a worker of an earlier version calls its own.
  */
 export function leaseByIdSql(names: SchemaNames): string {
-  return `
-    ${leaseTasksFunction(names, false, "first", "each")}
-    ${leaseTasksFunction(names, true, "first", "each")}
-    ${leaseTasksFunction(names, false, "v6", "each")}
-    ${leaseTasksFunction(names, true, "v6", "each")}
-    ${leaseTasksFunction(names, false, "v7", "each")}
-    ${leaseTasksFunction(names, true, "v7", "each")}
-  `;
+  return everyLeaseFunction(names, "each");
 }
 
 /**
@@ -33,12 +26,10 @@ export function leaseByIdSql(names: SchemaNames): string {
  * Same signatures and results.
  */
 export function leaseByIdsSql(names: SchemaNames): string {
-  return `
-    ${leaseTasksFunction(names, false, "first", "all")}
-    ${leaseTasksFunction(names, true, "first", "all")}
-    ${leaseTasksFunction(names, false, "v6", "all")}
-    ${leaseTasksFunction(names, true, "v6", "all")}
-    ${leaseTasksFunction(names, false, "v7", "all")}
-    ${leaseTasksFunction(names, true, "v7", "all")}
-  `;
+  return everyLeaseFunction(names, "all");
+}
+
+/** Every generation's lease functions (`first`, `v6`, `v7`; each with and without a run to keep to), updating as `update` says. */
+function everyLeaseFunction(names: SchemaNames, update: "each" | "all"): string {
+  return (["first", "v6", "v7"] as const).flatMap((generation) => [false, true].map((byRun) => leaseTasksFunction(names, byRun, generation, update))).join("\n");
 }
