@@ -37,6 +37,27 @@ function newRunId(prefix: string): string {
   return runId;
 }
 
+/**
+ * `run --store` of two tasks at -j 1, the one it did not start leased by another worker that is then SIGKILLed,
+ * and the run stopped by SIGTERM: what it says of a task whose worker may be gone.
+ */
+async function stopWithTaskOnDeadWorker(name: string, json: boolean) {
+  const file = await workflowFile(name, "tasks:\n  first: { run: 'echo started; sleep 1000' }\n  second: { run: 'echo started; sleep 1000' }\n");
+  const runId = newRunId(name);
+  const run = startRun(file, ["--run-id", runId, "-j", "1", "--shutdown-timeout", "0.5s", "--kill-grace", "1s", ...(json ? ["--output", "json"] : [])]);
+  // The task's own output: its shell runs (a start record comes a turn of the event loop before it).
+  const started = json ? /"event":"output","runId":"[^"]+","id":"(\w+)","stream":"\w+","text":"started"/ : /\S+\/(\w+) \| started/;
+  expect(await eventually(() => started.test(run.stdout()), 15_000)).toBe(true);
+  const own = started.exec(run.stdout())![1]!;
+  const other = own === "first" ? "second" : "first";
+  const worker = await startWorker(["-j", "1"]);
+  expect(await eventually(() => worker.stdout().includes(`${runId}/${other} | started`), 15_000)).toBe(true);
+  worker.cli.child.kill("SIGKILL");
+  await worker.cli.done;
+  run.child.kill("SIGTERM");
+  return { runId, result: await run.done, own, other, worker };
+}
+
 describe("taskq worker", () => {
   it("serving many one-task runs, its heap stays bounded: a run's handler goes once the run has no task here", async () => {
     const probe = path.join(ws.dir, `heap-${randomBytes(3).toString("hex")}`);
@@ -244,7 +265,8 @@ tasks:
       expect(await eventually(() => /"event":"worker"|worker \S+: /.test(worker.cli.stdout()), 15_000)).toBe(true);
       const runId = newRunId("stop-last");
       await submit(file, ["--run-id", runId]);
-      expect(await eventually(() => worker.cli.stdout().includes("started"), 15_000)).toBe(true);
+      // The task's own output: its shell runs (a start record comes a turn of the event loop before it).
+      expect(await eventually(() => /\| started|"text":"started"/.test(worker.cli.stdout()), 15_000)).toBe(true);
       worker.cli.child.kill("SIGTERM");
       const result = await worker.cli.done;
       expect(result.code).toBe(143);
@@ -595,18 +617,7 @@ describe("taskq run --store", () => {
 
   it("stopped by SIGTERM while another worker, SIGKILLed, holds one of its tasks: says that task stops at a heartbeat only if its worker lives, else once its lease runs out", async () => {
     // Before, it said the task stopped at its worker's next heartbeat: a dead worker sends none.
-    const file = await workflowFile("stopped-orphan", "tasks:\n  first: { run: 'echo started; sleep 1000' }\n  second: { run: 'echo started; sleep 1000' }\n");
-    const runId = newRunId("stopped-orphan");
-    const run = startRun(file, ["--run-id", runId, "-j", "1", "--shutdown-timeout", "0.5s", "--kill-grace", "1s"]);
-    expect(await eventually(() => /\/\w+ \| started/.test(run.stdout()), 15_000)).toBe(true);
-    const own = /start {3}\S+\/(\w+)/.exec(run.stdout())![1]!;
-    const other = own === "first" ? "second" : "first";
-    const worker = await startWorker(["-j", "1"]);
-    expect(await eventually(() => worker.stdout().includes(`${runId}/${other} | started`), 15_000)).toBe(true);
-    worker.cli.child.kill("SIGKILL");
-    await worker.cli.done;
-    run.child.kill("SIGTERM");
-    const result = await run.done;
+    const { runId, result, other, worker } = await stopWithTaskOnDeadWorker("stopped-orphan", false);
     expect(result.code).toBe(143);
     expect(result.stdout).toMatch(
       new RegExp(
@@ -620,18 +631,7 @@ describe("taskq run --store", () => {
   });
 
   it("stopped by SIGTERM while another worker holds one of its tasks, --output json: the cancelled record gives that task's worker and lease left", async () => {
-    const file = await workflowFile("stopped-orphan-json", "tasks:\n  first: { run: 'echo started; sleep 1000' }\n  second: { run: 'echo started; sleep 1000' }\n");
-    const runId = newRunId("stopped-orphan-json");
-    const run = startRun(file, ["--run-id", runId, "-j", "1", "--shutdown-timeout", "0.5s", "--kill-grace", "1s", "--output", "json"]);
-    expect(await eventually(() => run.stdout().includes('"event":"started"'), 15_000)).toBe(true);
-    const own = /"event":"started","runId":"[^"]+","id":"(\w+)"/.exec(run.stdout())![1]!;
-    const other = own === "first" ? "second" : "first";
-    const worker = await startWorker(["-j", "1"]);
-    expect(await eventually(() => worker.stdout().includes(`${runId}/${other} | started`), 15_000)).toBe(true);
-    worker.cli.child.kill("SIGKILL");
-    await worker.cli.done;
-    run.child.kill("SIGTERM");
-    const result = await run.done;
+    const { runId, result, own, other, worker } = await stopWithTaskOnDeadWorker("stopped-orphan-json", true);
     expect(result.code).toBe(143);
     const cancelled = result.stdout
       .trim()

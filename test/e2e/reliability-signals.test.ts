@@ -48,6 +48,13 @@ afterEach(() => checkAllClean());
 const sleepers = (options = "retries: 2, backoff: { base: 10ms }"): Array<[string, string]> =>
   ["a", "b", "c"].map((id) => [id, `{ run: "echo pgid $$; term-witness & sh -c 'sleep 1000 & sleep 1000'", ${options} }`]);
 
+/** A task whose daemon (in a session of its own) ignores SIGTERM, beside one that ignores it itself; each prints its group. */
+const daemonAndStubborn = (): string =>
+  tasksYaml([
+    ["daemon", `{ run: "setsid sh -c 'trap \\"\\" TERM; sleep 1000 & wait' & echo pgid $$; sleep 1000" }`],
+    ["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }'],
+  ]);
+
 describe("signals and shutdown", () => {
   // A Ctrl-C reaches a task whose shell is starting: until it leads a group of its own, it is
   // in taskq's, and it dies of the signal. Before, it was a failure and a dead letter
@@ -258,10 +265,7 @@ describe("signals and shutdown", () => {
   it("a second signal also kills at once what the tasks left in sessions of their own (a daemon ignoring SIGTERM): the summary comes before a runner's SIGKILL", { timeout: 60_000 }, async () => {
     // GitHub Actions cancels with SIGINT, SIGTERM 7.5 s later and SIGKILL 2.5 s after that: before, the
     // daemon got the whole kill grace after the second signal, and the summary came only then.
-    const yaml = tasksYaml([
-      ["daemon", `{ run: "setsid sh -c 'trap \\"\\" TERM; sleep 1000 & wait' & echo pgid $$; sleep 1000" }`],
-      ["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }'],
-    ]);
+    const yaml = daemonAndStubborn();
     const run = await startRun(yaml, ["-j", "2", "--shutdown-timeout", "30s", "--kill-grace", "30s"]);
     await waitForOutput(run, /daemon \| pgid/);
     await waitForOutput(run, /stubborn \| ready/);
@@ -280,10 +284,7 @@ describe("signals and shutdown", () => {
 
   it("one signal (a runner's SIGTERM, then its SIGKILL): the whole stop, what the tasks left in sessions of their own included, takes at most --shutdown-timeout + --kill-grace", { timeout: 60_000 }, async () => {
     // Before, the daemon got a kill grace of its own after the tasks' stop had taken both: 1s + 5s + 5s, past a runner's grace sized to them.
-    const yaml = tasksYaml([
-      ["daemon", `{ run: "setsid sh -c 'trap \\"\\" TERM; sleep 1000 & wait' & echo pgid $$; sleep 1000" }`],
-      ["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }'],
-    ]);
+    const yaml = daemonAndStubborn();
     const run = await startRun(yaml, ["-j", "2", "--shutdown-timeout", "1s", "--kill-grace", "5s"]);
     await waitForOutput(run, /daemon \| pgid/);
     await waitForOutput(run, /stubborn \| ready/);
