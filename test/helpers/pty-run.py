@@ -189,9 +189,17 @@ while open_ and time.monotonic() < deadline:
     while keys_due and keys_due[0][0] <= time.monotonic():
         os.write(master, keys_due.pop(0)[1].encode())
     if args.resize and resized_at is None and due():
-        # What came so far is on the screen before the resize.
-        while select.select([master], [], [], 0)[0] and read(0):
-            pass
+        # What came so far is on the screen before the resize, and the frame being drawn ends first:
+        # the tty layer hands one write of taskq's over in pieces, and a resize between two of them
+        # lands mid-frame, where no program can know what the terminal rewrapped (a replay then
+        # kept half a frame: CI saw it once). Frames come every 100 ms, so a quiet 40 ms is between two.
+        quiet_from = time.monotonic()
+        while time.monotonic() - quiet_from < 0.04:
+            before = len(captured)
+            if not read(0.01):
+                break
+            if len(captured) > before:
+                quiet_from = time.monotonic()
         resized_at = len(captured)
         set_size(*size(args.resize))
         if args.touch:
