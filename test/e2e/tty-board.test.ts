@@ -202,6 +202,32 @@ describe("the live board on a terminal", () => {
     expect(lines.filter((line) => line.startsWith("Summary: 8 succeeded, 0 failed"))).toHaveLength(1);
   });
 
+  it("draws the board once per tick of its timer, ten times a second, its spinner turning at each", async () => {
+    // ora's own timer (80 ms) redrew the whole board between the board's own redraws (100 ms): some 22 frames a second.
+    const yaml = 'tasks:\n  a: { run: "echo a-started; sleep 3.5; echo a-done" }\n';
+    const size = { cols: 80, rows: 24 };
+    const { bytes } = await runOnPty(yaml, size);
+    const text = bytes.toString("utf8");
+    // Each frame is one synchronized update ("\x1b[?2026h"); those while "a" ran quietly, once its
+    // row shows its time to the tenth of a second (past 1 s), which times them.
+    const frames = text
+      .slice(text.indexOf("a-started"), text.indexOf("a-done"))
+      .split("\x1b[?2026h")
+      .slice(1)
+      // eslint-disable-next-line no-control-regex -- the colours and cursor moves between the text
+      .map((frame) => frame.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, ""))
+      .map((frame) => ({ glyph: frame.charAt(0), seconds: /attempt 1\/1 {2}(\d+(?:\.\d+)?)s\r\n/.exec(frame)?.[1] }))
+      .filter((frame) => frame.seconds !== undefined);
+    const elapsed = Number(frames.at(-1)?.seconds) - Number(frames[0]?.seconds);
+    expect(elapsed).toBeGreaterThan(1.5);
+    const perSecond = (frames.length - 1) / elapsed;
+    expect(perSecond).toBeLessThan(13);
+    expect(perSecond).toBeGreaterThan(3); // still drawn, on a loaded machine too
+    // The spinner turns at every frame, as ora's timer turned it.
+    for (let i = 1; i < frames.length; i++) expect(frames[i]?.glyph, `frame ${i}`).not.toBe(frames[i - 1]?.glyph);
+    expect(new Set(frames.map((frame) => frame.glyph)).size).toBeGreaterThan(5);
+  });
+
   it("gives the terminal its echo back when Ctrl-\\ (SIGQUIT) ends taskq, which ends by that signal; its guard stops the task", async () => {
     // Run outside an interactive shell (a make recipe, a script), nothing else gives it back:
     // what the user typed next was not shown.

@@ -35,8 +35,9 @@ export async function createRenderer(mode: OutputMode, options: { color: boolean
   const colors = await createColors({ color: options.color, isTTY: isTTY && !dumb });
   if (resolved === "tty") {
     const [{ default: ora }, { TtyRenderer }] = await Promise.all([import("ora"), import("./tty.js")]);
-    // Its frame is coloured by ora itself: none without colours (NO_COLOR, --no-color).
-    const spinner = ora({ stream: process.stderr, isEnabled: true, discardStdin: false, hideCursor: true, color: colors.level > 0 ? "cyan" : false });
+    // ora's own timer off (the longest a timer waits, 24.8 days): it redrew the whole board every
+    // 80 ms on top of the board's own 100 ms timer, which draws it and turns the spinner (see TtyRenderer).
+    const spinner = ora({ stream: process.stderr, isEnabled: true, discardStdin: false, hideCursor: true, interval: 2 ** 31 - 1 });
     return new TtyRenderer(spinner, process.stderr, colors);
   }
   const { PlainRenderer } = await import("./plain.js");

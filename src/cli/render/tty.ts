@@ -51,6 +51,10 @@ export class TtyRenderer implements Renderer {
   readonly #echo = new TerminalEcho();
   /** The frame ora last drew, while it is on the screen: undefined once cleared (see the constructor). */
   #frame: string | undefined;
+  /** The spinner's glyph, turned once per tick of the board's timer (ora's own timer is off: see createRenderer). */
+  #glyph = 0;
+  /** Frames drawn so far: a tick whose lines' write drew the board draws it no second time. */
+  #draws = 0;
 
   constructor(spinner: Ora, stream: NodeJS.WriteStream, colors: ChalkInstance) {
     this.#spinner = spinner;
@@ -68,10 +72,15 @@ export class TtyRenderer implements Renderer {
       this.#frame = undefined;
       return cleared;
     };
-    // What is on the screen, for #onResize: ora's text may be newer (#refresh sets it, then
-    // renders, and the render's clear is where a resize is noticed) or never drawn (a render put off).
-    const frame = spinner.frame.bind(spinner);
-    spinner.frame = () => (this.#frame = frame());
+    // The frame as ora's would be (its glyph, a space, its text), but with the glyph of this tick:
+    // ora turns it by the time since its last turn, and its timer is off. Kept for #onResize, which
+    // needs what is on the screen: ora's text may be newer (#refresh sets it, then renders, and the
+    // render's clear is where a resize is noticed) or never drawn (a render put off).
+    const glyphs = spinner.spinner.frames;
+    spinner.frame = () => {
+      this.#draws++;
+      return (this.#frame = `${colors.cyan(glyphs[this.#glyph % glyphs.length] ?? "")} ${spinner.text}`);
+    };
   }
 
   /**
@@ -213,12 +222,15 @@ export class TtyRenderer implements Renderer {
     this.#pending.flush();
   }
 
+  /** One frame per tick: the lines waiting, then the board below them, its spinner turned once. */
   #refresh(): void {
-    this.#flushLines();
-    // Before the text changes: #onResize measures the frame on the screen by it.
     refreshSize(this.#stream);
+    this.#glyph++;
     this.#spinner.text = this.#board();
-    this.#spinner.render();
+    // Their write, through ora's hook on the stream, clears the board and draws it again below them.
+    const draws = this.#draws;
+    this.#flushLines();
+    if (this.#draws === draws) this.#spinner.render();
   }
 
   #board(): string {
