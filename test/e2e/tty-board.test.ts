@@ -106,6 +106,17 @@ describe("the live board on a terminal", () => {
     }
   });
 
+  it("keeps every line of task output on a terminal of one column, which the spinner's row took one of at each redraw", async () => {
+    // The first row of the board, the spinner and a space: two rows of one column to ora's count,
+    // one on a terminal at least two wide (xterm.js, here), so each clear went a row too high.
+    const yaml = 'tasks:\n  a: { run: "for i in 1 2 3 4 5 6; do echo a-$i; sleep 0.3; done" }\n';
+    const size = { cols: 1, rows: 24 };
+    const { bytes } = await runOnPty(yaml, size);
+    const lines = await screen(bytes, size, undefined, false);
+    for (let i = 1; i <= 6; i++) expect(lines.filter((line) => line === `a | a-${i}`)).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith("Summary: 1 succeeded, 0 failed"))).toHaveLength(1);
+  });
+
   it("measures wide characters in columns, so rows holding them do not wrap and the board stays on a short screen", async () => {
     const wide = "漢字".repeat(20);
     // Each failed task's row (its cwd, past its workspace's path of some 60 columns) lingers on

@@ -73,13 +73,18 @@ export class TtyRenderer implements Renderer {
       return cleared;
     };
     // The frame as ora's would be (its glyph, a space, its text), but with the glyph of this tick:
-    // ora turns it by the time since its last turn, and its timer is off. Kept for #onResize, which
-    // needs what is on the screen: ora's text may be newer (#refresh sets it, then renders, and the
-    // render's clear is where a resize is noticed) or never drawn (a render put off).
+    // ora turns it by the time since its last turn, and its timer is off. No space when the first
+    // line is empty (a screen of one or two columns): "⠋ " filled a row of one column, where a
+    // terminal at least two wide (xterm.js) put it on one row and ora counted two, so each clear
+    // took a row of task output too. Kept for #onResize, which needs what is on the screen: ora's
+    // text may be newer (#refresh sets it, then renders, and the render's clear is where a resize
+    // is noticed) or never drawn (a render put off).
     const glyphs = spinner.spinner.frames;
     spinner.frame = () => {
       this.#draws++;
-      return (this.#frame = `${colors.cyan(glyphs[this.#glyph % glyphs.length] ?? "")} ${spinner.text}`);
+      const text = spinner.text;
+      const glyph = colors.cyan(glyphs[this.#glyph % glyphs.length] ?? "");
+      return (this.#frame = text === "" || text.startsWith("\n") ? `${glyph}${text}` : `${glyph} ${text}`);
     };
   }
 
