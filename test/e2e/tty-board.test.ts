@@ -19,6 +19,8 @@ interface Resize {
   /** Once this has matched `count` times in the output, and the board is drawn below. */
   when: string;
   count: number;
+  /** Resized again to `to`, `after` seconds later. */
+  back?: { to: Size; after: number };
 }
 
 /**
@@ -85,6 +87,25 @@ describe("the live board on a terminal", () => {
       for (const id of ids) for (const step of [1, 2]) expect(lines.filter((line) => line === `${id} | step ${step} of ${id}`)).toHaveLength(1);
       expect(lines.filter((line) => line.startsWith("Summary: 8 succeeded, 0 failed"))).toHaveLength(1);
     }
+  });
+
+  it("takes the board off while the terminal reports a size of 0x0, task output going on as lines, and draws it again once it has a size", async () => {
+    // ora counts a frame's rows by the width: with 0 columns it cleared none, and every redraw left a frame behind.
+    const yaml = 'tasks:\n  a: { run: "echo a-0; while [ ! -e \\"$GO\\" ]; do sleep 0.05; done; for i in 1 2 3 4 5 6 7 8; do echo a-$i; sleep 0.3; done" }\n';
+    const size = { cols: 80, rows: 24 };
+    const { bytes } = await runOnPty(yaml, size, { resize: { to: { cols: 0, rows: 0 }, when: "a-0", count: 1, back: { to: size, after: 1.2 } } });
+    // The screen keeps its size: only what the terminal reports changes.
+    const lines = await screen(bytes, size, undefined, false);
+    expect(lines.filter((line) => BOARD_LINE.test(line))).toEqual([]);
+    for (let i = 0; i <= 8; i++) expect(lines.filter((line) => line === `a | a-${i}`)).toHaveLength(1);
+    expect(lines.filter((line) => line.includes("note: the terminal reports no width (0 columns)"))).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith("Summary: 1 succeeded, 0 failed"))).toHaveLength(1);
+    // No board while the size is 0x0 (a-1 comes as it is reported, a-2 0.3 s later), and the board again from 1.2 s on (a-8 comes at 2.1 s).
+    // eslint-disable-next-line no-control-regex -- the colours between the text
+    const text = bytes.toString("utf8").replace(/\x1b\[[0-9;]*m/g, "");
+    expect(text.indexOf("a | a-1")).toBeGreaterThan(0);
+    expect(text.slice(text.indexOf("a | a-1"), text.indexOf("a | a-2"))).not.toContain("0/1 done");
+    expect(text.slice(text.indexOf("a | a-8"))).toContain("0/1 done");
   });
 
   it("fits tiny terminals: never taller than the screen nor wider than a row, so no redraw leaves a copy behind", async () => {

@@ -1,13 +1,14 @@
 """Runs a command on a real pty, as a terminal would, and keeps every byte it writes there.
 
-  python3 pty-run.py --out FILE --size COLSxROWS [--resize COLSxROWS --when REGEX --count N --then REGEX --touch FILE]
+  python3 pty-run.py --out FILE --size COLSxROWS [--resize COLSxROWS --when REGEX --count N --then REGEX --touch FILE [--resize-back COLSxROWS --back-after SECONDS]]
                     [--key TEXT --key-when REGEX [--key-gap SECONDS] [--key-lag SECONDS]] [--flush]
                     [--background | --bg-fg SECONDS | --stop-fg COLSxROWS] [--stdin FILE] [--hangup-when REGEX] -- CMD...
 
 The command leads its own session with the pty as its terminal. With --resize: once REGEX has
 matched N times in the output, and --then matched after the last of those (the board drawn
 below them), the pty gets the new size (the kernel sends SIGWINCH to the foreground group), and
-FILE is made (tasks may wait for it: the resize then lands while they run). The bytes go to --out; a JSON line on stdout tells the exit
+FILE is made (tasks may wait for it: the resize then lands while they run); with --resize-back, it
+gets that size SECONDS later (`stty cols 0 rows 0`, then a size again). The bytes go to --out; a JSON line on stdout tells the exit
 code, the byte offset at which the pty was resized (a replay resizes its screen there), and
 whether the terminal echoes what is typed once the command has ended.
 With --key: once REGEX matches the output, TEXT is typed on the terminal (Ctrl-C: its line
@@ -50,6 +51,8 @@ parser.add_argument("--when")
 parser.add_argument("--count", type=int, default=1)
 parser.add_argument("--then")
 parser.add_argument("--touch")
+parser.add_argument("--resize-back")
+parser.add_argument("--back-after", type=float, default=1)
 parser.add_argument("--key")
 parser.add_argument("--key-when")
 parser.add_argument("--key-gap", type=float, default=0)
@@ -151,6 +154,7 @@ child = subprocess.Popen(cmd, stdin=stdin, stdout=slave, stderr=slave, preexec_f
 os.close(slave)
 captured = bytearray()
 resized_at = None
+resized_back = False
 deadline = time.monotonic() + args.timeout
 
 
@@ -201,9 +205,13 @@ while open_ and time.monotonic() < deadline:
             if len(captured) > before:
                 quiet_from = time.monotonic()
         resized_at = len(captured)
+        resized_at_time = time.monotonic()
         set_size(*size(args.resize))
         if args.touch:
             open(args.touch, "w").close()
+    if args.resize_back and resized_at is not None and not resized_back and time.monotonic() - resized_at_time >= args.back_after:
+        resized_back = True
+        set_size(*size(args.resize_back))
     if args.hangup_when and re.search(args.hangup_when, captured.decode("utf-8", "replace")):
         os.close(master)
         hung_up = True

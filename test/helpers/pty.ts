@@ -16,8 +16,11 @@ export interface PtyOptions {
   /** The folder it runs in, where the captured bytes are kept too. */
   cwd: string;
   size: Size;
-  /** Resized to `to` once `when` has matched `count` times in the output and the board is drawn below; `touch` is made then. */
-  resize?: { to: Size; when: string; count: number; touch: string };
+  /**
+   * Resized to `to` once `when` has matched `count` times in the output and the board is drawn below; `touch` is made then.
+   * With `back`, resized again to `back.to` `back.after` seconds later.
+   */
+  resize?: { to: Size; when: string; count: number; touch: string; back?: { to: Size; after: number } };
   /**
    * Typed on the terminal once `when` matches the output ("\x03": Ctrl-C); with `gap`, a character
    * every `gap` seconds; with `lag`, after that many seconds of not reading the output (a slow terminal).
@@ -49,7 +52,7 @@ export async function taskqOnPty(args: string[], options: PtyOptions, env: NodeJ
   const driverArgs = [
     "--out", out,
     "--size", `${options.size.cols}x${options.size.rows}`,
-    ...(resize === undefined ? [] : ["--resize", `${resize.to.cols}x${resize.to.rows}`, "--when", resize.when, "--count", `${resize.count}`, "--then", String.raw`\d+/\d+ done`, "--touch", resize.touch]),
+    ...(resize === undefined ? [] : ["--resize", `${resize.to.cols}x${resize.to.rows}`, "--when", resize.when, "--count", `${resize.count}`, "--then", String.raw`\d+/\d+ done`, "--touch", resize.touch, ...(resize.back === undefined ? [] : ["--resize-back", `${resize.back.to.cols}x${resize.back.to.rows}`, "--back-after", String(resize.back.after)])]),
     ...(key === undefined ? [] : ["--key", key.text, "--key-when", key.when, ...(key.gap === undefined ? [] : ["--key-gap", String(key.gap)]), ...(key.lag === undefined ? [] : ["--key-lag", String(key.lag)])]),
     ...(options.flush === true ? ["--flush"] : []),
     ...(options.background === true ? ["--background"] : []),

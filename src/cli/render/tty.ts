@@ -55,6 +55,12 @@ export class TtyRenderer implements Renderer {
   #glyph = 0;
   /** Frames drawn so far: a tick whose lines' write drew the board draws it no second time. */
   #draws = 0;
+  /**
+   * Set while the terminal reports no width (`stty cols 0`, a pty some terminals size 0x0 a moment):
+   * ora counts the rows of a frame by the width, and with 0 it cleared none, so frames piled up.
+   * Task output goes on as lines, as on a terminal that started so; the board comes back with a width.
+   */
+  #sizeless = false;
 
   constructor(spinner: Ora, stream: NodeJS.WriteStream, colors: ChalkInstance) {
     this.#spinner = spinner;
@@ -81,6 +87,7 @@ export class TtyRenderer implements Renderer {
     // is noticed) or never drawn (a render put off).
     const glyphs = spinner.spinner.frames;
     spinner.frame = () => {
+      if (this.#sizeless) return "";
       this.#draws++;
       const text = spinner.text;
       const glyph = colors.cyan(glyphs[this.#glyph % glyphs.length] ?? "");
@@ -95,6 +102,10 @@ export class TtyRenderer implements Renderer {
    */
   readonly #onResize = (): void => {
     if (this.#timer === undefined || !this.#spinner.isSpinning) return;
+    if (!(this.#stream.columns > 0)) {
+      this.#loseSize();
+      return;
+    }
     const columns = this.#stream.columns || 80;
     // The frame on the screen (its spinner, a space, the board), each line one row at the width of then.
     const drawn = this.#frame?.split("\n") ?? [];
@@ -127,7 +138,7 @@ export class TtyRenderer implements Renderer {
     queue.on("cancelled", (e) => this.#finishRow(e.id, false, this.#c.yellow(`- ${e.id}: ${oneLine(describeError(e.error))}`)));
     // Before the first frame: a key echoed below it would already move the cursor off the board.
     this.#echo.off();
-    this.#spinner.start(this.#board());
+    this.#showBoard();
     this.#timer = setInterval(() => this.#refresh(), 100);
     this.#stream.on("resize", this.#onResize);
   }
@@ -190,8 +201,7 @@ export class TtyRenderer implements Renderer {
     this.#echo.off();
     // The terminal may have been resized while taskq was stopped: the SIGWINCH went to the shell,
     // the foreground job then, and `fg` sends none. The board is fitted to the size of now.
-    refreshSize(this.#stream);
-    this.#spinner.start(this.#board());
+    this.#showBoard();
     this.#timer = setInterval(() => this.#refresh(), 100);
   }
 
@@ -227,9 +237,34 @@ export class TtyRenderer implements Renderer {
     this.#pending.flush();
   }
 
+  /** The board on the screen, at the terminal's size of now; lines alone while it reports no width. */
+  #showBoard(): void {
+    refreshSize(this.#stream);
+    if (this.#stream.columns > 0) {
+      this.#sizeless = false;
+      this.#spinner.start(this.#board());
+    } else {
+      this.#loseSize();
+    }
+  }
+
+  /** The board off the screen (cleared by the rows ora counted, at the last width known) while the terminal reports no width. */
+  #loseSize(): void {
+    if (this.#sizeless) return;
+    this.#sizeless = true;
+    // Maybe inside a render (its clear asks the size): that render's frame is then empty (see the constructor).
+    this.#spinner.stop();
+    this.note("the terminal reports no width (0 columns): task output goes on as lines, and the board comes back once it has one");
+  }
+
   /** One frame per tick: the lines waiting, then the board below them, its spinner turned once. */
   #refresh(): void {
     refreshSize(this.#stream);
+    if (this.#sizeless && !(this.#stream.columns > 0)) {
+      this.#flushLines();
+      return;
+    }
+    if (this.#sizeless) this.#showBoard();
     this.#glyph++;
     this.#spinner.text = this.#board();
     // Their write, through ora's hook on the stream, clears the board and draws it again below them.
