@@ -26,6 +26,14 @@ async function main(): Promise<void> {
   process.stdout.on("error", outputFailed("stdout"));
   process.stderr.on("error", outputFailed("stderr"));
   noteTerminal();
+  // SIGUSR1 makes a Node program open its debugger (port 9229, where any local process may then run
+  // code as taskq's user) and print "Debugger listening on ..." to the terminal, behind the live
+  // board's back: the next redraw took those two lines for the board's and left two board lines
+  // behind. taskq is a command, not a server: the signal is ignored, and said so (through the
+  // board's hook on stderr, above it). A debugger is for `node --inspect`.
+  process.on("SIGUSR1", () => {
+    process.stderr.write("taskq: SIGUSR1 ignored (no debugger opens on a signal: run taskq with node --inspect for one)\n");
+  });
   // As PID 1 (a container without an init) no signal's default action is ever taken: SIGQUIT
   // (Ctrl-\, `docker kill -s QUIT`) did nothing. It ends taskq at once, as anywhere else; the
   // kernel then SIGKILLs every other process of the container. After the other listeners (the

@@ -31,7 +31,7 @@ interface Resize {
 async function runOnPty(
   yaml: string,
   size: Size,
-  { resize, fromStdin, ...rest }: { resize?: Resize; fromStdin?: boolean } & Pick<PtyOptions, "key" | "bgFg" | "stopFg" | "flush"> = {},
+  { resize, fromStdin, ...rest }: { resize?: Resize; fromStdin?: boolean } & Pick<PtyOptions, "key" | "bgFg" | "stopFg" | "flush" | "signal"> = {},
 ): Promise<{ bytes: Buffer; code: number; resizedAt: number | null; echo: boolean | null }> {
   const ws = await workspace(yaml);
   logRoots.push(ws.logs);
@@ -258,6 +258,21 @@ describe("the live board on a terminal", () => {
     // The spinner turns at every frame, as ora's timer turned it.
     for (let i = 1; i < frames.length; i++) expect(frames[i]?.glyph, `frame ${i}`).not.toBe(frames[i - 1]?.glyph);
     expect(new Set(frames.map((frame) => frame.glyph)).size).toBeGreaterThan(5);
+  });
+
+  it("ignores SIGUSR1, saying so above the board, where Node opened its debugger and printed behind the board's back", async () => {
+    // Node's "Debugger listening on ws://..." and "For help, see: ..." went to the terminal between
+    // two frames: the next clear took them for the board's rows, and left two board lines behind.
+    const yaml = 'tasks:\n  a: { run: "for i in 1 2 3 4 5 6; do echo a-$i; sleep 0.3; done" }\n';
+    const size = { cols: 80, rows: 24 };
+    const { bytes, code } = await runOnPty(yaml, size, { signal: { name: "USR1", when: String.raw`a-2\r\n[\s\S]*0/1 done` } });
+    expect(code).toBe(0);
+    expect(bytes.toString("utf8")).not.toContain("Debugger listening");
+    const lines = await screen(bytes, size, undefined, false);
+    expect(lines.filter((line) => BOARD_LINE.test(line))).toEqual([]);
+    expect(lines.filter((line) => line.startsWith("taskq: SIGUSR1 ignored"))).toHaveLength(1);
+    for (let i = 1; i <= 6; i++) expect(lines.filter((line) => line === `a | a-${i}`)).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith("Summary: 1 succeeded, 0 failed"))).toHaveLength(1);
   });
 
   it("gives the terminal its echo back when Ctrl-\\ (SIGQUIT) ends taskq, which ends by that signal; its guard stops the task", async () => {

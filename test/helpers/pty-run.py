@@ -2,7 +2,8 @@
 
   python3 pty-run.py --out FILE --size COLSxROWS [--resize COLSxROWS --when REGEX --count N --then REGEX --touch FILE [--resize-back COLSxROWS --back-after SECONDS]]
                     [--key TEXT --key-when REGEX [--key-gap SECONDS] [--key-lag SECONDS]] [--flush]
-                    [--background | --bg-fg SECONDS | --stop-fg COLSxROWS] [--stdin FILE] [--hangup-when REGEX] -- CMD...
+                    [--background | --bg-fg SECONDS | --stop-fg COLSxROWS] [--stdin FILE] [--hangup-when REGEX]
+                    [--signal NAME --signal-when REGEX] -- CMD...
 
 The command leads its own session with the pty as its terminal. With --resize: once REGEX has
 matched N times in the output, and --then matched after the last of those (the board drawn
@@ -27,7 +28,8 @@ and continues it (SIGCONT). With --stdin: the command's stdin is FILE,
 not the terminal (`generate | cmd -`), its stdout and stderr still the terminal. With
 --hangup-when: once REGEX matches the output, the terminal is closed (its window, say): the
 kernel sends SIGHUP to the command, its session's leader, and the JSON tells how it then ended
-(echo is null: there is no terminal left to ask).
+(echo is null: there is no terminal left to ask). With --signal: once REGEX matches the output,
+the command gets that signal (`kill -USR1 PID`).
 """
 
 import argparse
@@ -63,6 +65,8 @@ parser.add_argument("--bg-fg", type=float)
 parser.add_argument("--stop-fg")
 parser.add_argument("--stdin")
 parser.add_argument("--hangup-when")
+parser.add_argument("--signal")
+parser.add_argument("--signal-when")
 parser.add_argument("--timeout", type=float, default=60)
 parser.add_argument("cmd", nargs=argparse.REMAINDER)
 args = parser.parse_args()
@@ -180,6 +184,7 @@ def due():
 open_ = True
 hung_up = False
 key_sent = False
+signal_sent = False
 keys_due = []  # (when, character) still to type, with --key-gap
 while open_ and time.monotonic() < deadline:
     open_ = read(0.05)
@@ -212,6 +217,9 @@ while open_ and time.monotonic() < deadline:
     if args.resize_back and resized_at is not None and not resized_back and time.monotonic() - resized_at_time >= args.back_after:
         resized_back = True
         set_size(*size(args.resize_back))
+    if args.signal and not signal_sent and re.search(args.signal_when, captured.decode("utf-8", "replace")):
+        signal_sent = True
+        os.kill(child.pid, getattr(signal, "SIG" + args.signal))
     if args.hangup_when and re.search(args.hangup_when, captured.decode("utf-8", "replace")):
         os.close(master)
         hung_up = True

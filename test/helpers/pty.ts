@@ -38,6 +38,8 @@ export interface PtyOptions {
   stdin?: string;
   /** The terminal is closed (its window, say) once this matches the output: taskq, its session's leader, gets SIGHUP. */
   hangupWhen?: string;
+  /** Sent to the command once `when` matches the output (`name` as kill names it: "USR1"). */
+  signal?: { name: string; when: string };
 }
 
 /**
@@ -60,6 +62,7 @@ export async function taskqOnPty(args: string[], options: PtyOptions, env: NodeJ
     ...(options.stopFg === undefined ? [] : ["--stop-fg", `${options.stopFg.cols}x${options.stopFg.rows}`]),
     ...(options.stdin === undefined ? [] : ["--stdin", options.stdin]),
     ...(options.hangupWhen === undefined ? [] : ["--hangup-when", options.hangupWhen]),
+    ...(options.signal === undefined ? [] : ["--signal", options.signal.name, "--signal-when", options.signal.when]),
   ];
   const childEnv: NodeJS.ProcessEnv = { ...process.env, TERM: "xterm-256color", ...env };
   for (const name of ["CI", "NO_COLOR", "FORCE_COLOR"]) if (!(name in env)) delete childEnv[name];
