@@ -1,11 +1,13 @@
 /**
  * `text` with its control characters written out, safe on one line of a terminal: line breaks
  * and tabs as `\n`, `\r`, `\t`, every other control character as `\u001b` (as validate quotes a
- * value): C0 controls, DEL, the C1 controls U+0080 to U+009F (a terminal may obey them too) and
- * the Unicode line separators. For what taskq prints of a file's text or a path it was given.
+ * value): C0 controls, DEL, the C1 controls U+0080 to U+009F (a terminal may obey them too), the
+ * Unicode line separators, and the bidirectional embeddings, overrides and isolates (U+202A to
+ * U+202E, U+2066 to U+2069), which make a terminal that orders text both ways (VTE) show what
+ * follows them reversed or moved ("Trojan Source"). For what taskq prints of a file's text or a path it was given.
  */
 export function escapeControls(text: string): string {
-  return text.replace(/[\p{Cc}\u2028\u2029]/gu, escaped);
+  return text.replace(/[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu, escaped);
 }
 
 function escaped(character: string): string {

@@ -178,9 +178,10 @@ export function describeValue(value: unknown): string {
 
 /**
  * JSON-quotes text, shortened past 60 characters so hostile input cannot flood the terminal.
- * DEL, the C1 controls (U+0080 to U+009F: a terminal may obey U+009B as ESC [) and the line
- * separators, which JSON leaves as they are, are escaped as `\u009b` too.
+ * DEL, the C1 controls (U+0080 to U+009F: a terminal may obey U+009B as ESC [), the line
+ * separators and the bidirectional overrides and isolates (see escapeControls), which JSON
+ * leaves as they are, are escaped as `\u009b` too.
  */
 export function quote(text: string): string {
-  return JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text).replace(/[\u007f-\u009f\u2028\u2029]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text).replace(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }

@@ -87,6 +87,12 @@ describe("task output above the board", () => {
     expect(terminalSafe("héllo ✓ 日本 \u00a0")).toBe("héllo ✓ 日本 \u00a0");
   });
 
+  it("drops the bidirectional embeddings, overrides and isolates, which reverse or move the rest of the line where a terminal orders text both ways", () => {
+    expect(terminalSafe("a-\u202edesrever \u2066iso\u2069 \u202a\u202b\u202c\u202d\u2067\u2068.")).toBe("a-desrever iso .");
+    // The marks that are not embeddings (LRM, RLM, ALM) stay: they move nothing past their neighbours.
+    expect(terminalSafe("\u200e\u200f\u061c")).toBe("\u200e\u200f\u061c");
+  });
+
   it("drops control strings with their text (DCS, APC, PM, SOS, OSC), ended by ST or BEL or cut short by the line's end", () => {
     expect(terminalSafe("\x1bPq#0;2;0;0;0#0~~@@\x1b\\after")).toBe("after");
     expect(terminalSafe("before\x1bP1$r never ended")).toBe("before");
@@ -119,8 +125,10 @@ describe("task output above the board", () => {
       }
       return spread;
     };
-    for (const text of ["plain\ttext\n", "héllo ✓ 日本\n", "\u00a0nbsp ¿\n", "\n\n\n\n\n"]) for (const block of blocks(text)) expect(hasControlBytes(block)).toBe(false);
-    for (const text of ["a\x1b[2Jb\n", "bar\r50%\n", "so\x0e\n", "bs\b\n", "nul\x00\n", "del\x7f\n", "c1\u009b2J\n", "\u0085\n", "\x1f"]) {
+    // Box drawing, quotes, dots, ellipses, braille: E2 80 and E2 81 like the bidirectional controls, but none of them.
+    const e2 = "┌─┐ “q” ‘q’ • … ‰ ⁄ ⁠ ⁥ ⁪ ⠋\n";
+    for (const text of ["plain\ttext\n", "héllo ✓ 日本\n", "\u00a0nbsp ¿\n", "\n\n\n\n\n", e2, "\u200e\u200f\u2029\u202f\n"]) for (const block of blocks(text)) expect(hasControlBytes(block)).toBe(false);
+    for (const text of ["a\x1b[2Jb\n", "bar\r50%\n", "so\x0e\n", "bs\b\n", "nul\x00\n", "del\x7f\n", "c1\u009b2J\n", "\u0085\n", "\x1f", "rlo\u202e\n", "lre\u202a\n", "lri\u2066\n", "pdi\u2069\n", `${e2}\u202d\n`]) {
       for (const block of blocks(text)) expect(hasControlBytes(block)).toBe(true);
     }
     // Bytes that are not UTF-8 (a lone 0x9B is the 8-bit CSI to a terminal not in UTF-8; half a

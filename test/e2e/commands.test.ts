@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdir, readdir, readFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { closeSync, existsSync, openSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -313,6 +313,23 @@ describe("taskq commands", () => {
     const json = await runCli(["run", "--dry-run", ws.file, "--output", "json"]);
     const planned = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as { event: string; run?: string });
     expect(planned.find((record) => record.event === "planned")?.run).toBe("echo a\tb\rX\u0007\u001b[2J\u009b2J\u007f");
+  });
+
+  it("list, --dry-run and validate escape the bidirectional overrides and isolates (U+202A to U+202E, U+2066 to U+2069) as \\u202e, which would reorder the rest of a line", async () => {
+    // "Trojan Source": a terminal that orders text both ways shows what follows an override reversed.
+    const ws = await workspace('tasks:\n  a:\n    run: "echo \\u202Edesrever \\u2066iso\\u2069"\n    cwd: "sub\\u202Ex"\n  b: { run: "true", priority: "x\\u202Ey" }\n');
+    const list = await runCli(["list", ws.file]);
+    const plan = await runCli(["run", "--dry-run", ws.file]);
+    const validate = await runCli(["validate", ws.file]);
+    expect(validate.stderr).toContain(String.raw`got "x\u202ey"`);
+    // Fixed, the priority: the rest is listed.
+    await writeFile(ws.file, (await readFile(ws.file, "utf8")).replace(/priority: .*? }/, "priority: high }"));
+    const listed = await runCli(["list", ws.file]);
+    expect(listed.stdout).toContain(String.raw`echo \u202edesrever \u2066iso\u2069`);
+    const planned = await runCli(["run", "--dry-run", ws.file]);
+    expect(planned.stdout).toContain(String.raw`in sub\u202ex`);
+    expect(planned.stdout).toContain(String.raw`cwd "sub\u202ex"`);
+    for (const result of [list, plan, validate, listed, planned]) expect(result.stdout + result.stderr).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
   });
 
   it("validate and --dry-run escape the control characters of the file's name in their first line, as in the notes that name it", async () => {

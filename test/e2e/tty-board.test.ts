@@ -108,6 +108,18 @@ describe("the live board on a terminal", () => {
     expect(text.slice(text.indexOf("a | a-8"))).toContain("0/1 done");
   });
 
+  it("drops the bidirectional overrides and isolates of task output, and writes those of an error as \\u202e, so none reorders what the terminal shows", async () => {
+    // U+202E (RLO) reversed the rest of its line where a terminal orders text both ways (VTE), U+2066 (LRI) moved it.
+    const yaml = "tasks:\n  a:\n    run: printf 'a-\\342\\200\\256desrever \\342\\201\\246iso\\342\\201\\251 end\\n'; sleep 1\n  b:\n    run: \"true\"\n    cwd: \"sub\\u202Edir\"\n";
+    const size = { cols: 100, rows: 24 };
+    const { bytes } = await runOnPty(yaml, size);
+    expect(bytes.toString("utf8")).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
+    const lines = await screen(bytes, size, undefined, false);
+    expect(lines.filter((line) => line === "a | a-desrever iso end")).toHaveLength(1);
+    expect(lines.filter((line) => line.includes(String.raw`✗ b failed: could not start: working directory`) && line.includes(String.raw`/sub\u202edir`))).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith("Summary: 1 succeeded, 1 failed"))).toHaveLength(1);
+  });
+
   it("fits tiny terminals: never taller than the screen nor wider than a row, so no redraw leaves a copy behind", async () => {
     const ids = Array.from({ length: 12 }, (_, i) => `task-${String(i).padStart(2, "0")}`);
     const yaml = `concurrency: 12\ntasks:\n${ids.map((id) => `  ${id}:\n    run: sleep 1; echo "out of ${id}"\n`).join("")}`;

@@ -3,16 +3,26 @@ import { isUtf8 } from "node:buffer";
 /**
  * Whether a block of lines (each ending in "\n") holds a byte the live board must not pass
  * as it is (see terminalSafe): a C0 control but tab and newline, DEL, a C1 control (C2 80
- * to C2 9F in UTF-8), or bytes that are not UTF-8, which the text path shows as U+FFFD (a
+ * to C2 9F in UTF-8), a bidirectional override or isolate (E2 80 AA to E2 80 AE, E2 81 A6 to
+ * E2 81 A9), or bytes that are not UTF-8, which the text path shows as U+FFFD (a
  * lone 0x9B is the 8-bit CSI to a terminal not in UTF-8: "\x9b2J" cleared its screen). Runs on
  * every block a task prints on a terminal, so the common case, none, is checked four bytes at
- * a time (~2 bytes/ns; a byte at a time was ~0.8), the rare C2 lead by a native search.
+ * a time (~2 bytes/ns; a byte at a time was ~0.8), the rare C2, E2 80 and E2 81 leads by a native search.
  */
 export function hasControlBytes(bytes: Buffer): boolean {
   const length = bytes.length;
   for (let at = bytes.indexOf(0xc2); at !== -1 && at + 1 < length; at = bytes.indexOf(0xc2, at + 1)) {
     const next = bytes[at + 1] as number;
     if (next >= 0x80 && next < 0xa0) return true;
+  }
+  // By two bytes, not by E2 alone: box drawing and braille are E2 too, and some output is full of them.
+  for (let at = bytes.indexOf(BIDI_LEAD_1); at !== -1 && at + 2 < length; at = bytes.indexOf(BIDI_LEAD_1, at + 2)) {
+    const last = bytes[at + 2] as number;
+    if (last >= 0xaa && last <= 0xae) return true;
+  }
+  for (let at = bytes.indexOf(BIDI_LEAD_2); at !== -1 && at + 2 < length; at = bytes.indexOf(BIDI_LEAD_2, at + 2)) {
+    const last = bytes[at + 2] as number;
+    if (last >= 0xa6 && last <= 0xa9) return true;
   }
   // Up to the first 4-byte boundary one by one, then a word at a time, then what is left.
   const head = Math.min(length, (4 - (bytes.byteOffset & 3)) & 3);
@@ -32,6 +42,10 @@ export function hasControlBytes(bytes: Buffer): boolean {
   return !isUtf8(bytes);
 }
 
+/** The first two bytes in UTF-8 of U+202A to U+202E (LRE, RLE, PDF, LRO, RLO), then of U+2066 to U+2069 (LRI, RLI, FSI, PDI). */
+const BIDI_LEAD_1 = Buffer.from([0xe2, 0x80]);
+const BIDI_LEAD_2 = Buffer.from([0xe2, 0x81]);
+
 /** Whether bytes[from, to) hold a C0 control but tab and newline, or DEL. */
 function hasControlIn(bytes: Buffer, from: number, to: number): boolean {
   for (let index = from; index < to; index++) {
@@ -41,9 +55,13 @@ function hasControlIn(bytes: Buffer, from: number, to: number): boolean {
   return false;
 }
 
-/** A character terminalSafe changes: a C0 control but tab, DEL, a C1 control (U+0080 to U+009F, which a terminal may obey too). */
+/**
+ * A character terminalSafe changes: a C0 control but tab, DEL, a C1 control (U+0080 to U+009F,
+ * which a terminal may obey too), a bidirectional override or isolate (U+202A to U+202E, U+2066
+ * to U+2069: a terminal that orders text both ways, VTE, shows what follows reversed or moved).
+ */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/;
+const CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
 
 /**
  * What terminalSafe removes, each whole, but colours (SGR), captured to be kept: a CSI
@@ -51,10 +69,10 @@ const CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/;
  * the line's end); a control string, OSC, DCS, SOS, PM or APC (ESC ] P X ^ _ or their C1
  * forms), to its end (BEL or ST) or the line's, its text included (a title, a sixel image);
  * any other escape sequence (ESC ( B, ESC 7...); a control character (SO and SI switch the
- * character set, backspace overwrites the prefix, BEL rings).
+ * character set, backspace overwrites the prefix, BEL rings); a bidirectional override or isolate.
  */
 // eslint-disable-next-line no-control-regex -- as above
-const CONTROLS = /(\x1b\[[0-9;:]*m)|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[ -/]*[0-~]?|[\x00-\x08\x0a-\x1f\x7f-\x9f]/g;
+const CONTROLS = /(\x1b\[[0-9;:]*m)|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[ -/]*[0-~]?|[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
 // eslint-disable-next-line no-control-regex -- as above
 const HAS_ESCAPE = /\x1b/;
 
@@ -62,7 +80,8 @@ const HAS_ESCAPE = /\x1b/;
  * A task's line as it goes above the board, so that it stays on its own line behind its
  * prefix and changes nothing else on the terminal: of a line that a carriage return rewrote
  * (a progress bar), what a terminal would end up showing, the text after the last one; no
- * control character but tabs, no escape sequence but colours; and colours reset at its end,
+ * control character but tabs, no escape sequence but colours, no bidirectional override or
+ * isolate (they would reverse or move the rest of the line); and colours reset at its end,
  * so one task's red does not run into the next lines and the summary. A line without a
  * control character (most) costs one regular-expression test.
  */
