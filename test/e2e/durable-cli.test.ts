@@ -285,6 +285,12 @@ tasks:
       }),
     ]);
     expect(await readFile(path.join(ws.logs, String(status.deadLetters[0]!.logFile)), "utf8")).toContain("boom\n");
+    // dead-letters JSON names the worker as status does: its id, host and pid, side by side.
+    const letters = (await taskq(["dead-letters", runId, "--output", "json"])).stdout.trim().split("\n");
+    expect(letters).toHaveLength(1);
+    const letter = JSON.parse(letters[0]!) as Record<string, unknown>;
+    expect(letter).toMatchObject({ key: "bad", workerId: worker.id, workerHost: hostname(), workerPid: worker.cli.child.pid });
+    expect(Object.keys(letter).slice(Object.keys(letter).indexOf("workerId"), Object.keys(letter).indexOf("workerId") + 3)).toEqual(["workerId", "workerHost", "workerPid"]);
     worker.cli.child.kill("SIGTERM");
     await worker.cli.done;
 

@@ -271,7 +271,7 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
   return withExistingStore(flags, async (store) => {
     const dead = await store.deadLetters(runId);
     if (flags.output === "json") {
-      for (const row of dead) process.stdout.write(`${toJson(row)}\n`);
+      for (const row of dead) process.stdout.write(`${toJson(withWorkerFields(row))}\n`);
       return 0;
     }
     if (dead.length === 0) process.stdout.write("no dead letters\n");
@@ -285,6 +285,12 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
     }
     return 0;
   });
+}
+
+/** A stored row with its worker's host and pid beside its `workerId`, as status's dead letters have them. */
+function withWorkerFields(row: object & { workerId: string | null }): Record<string, unknown> {
+  const worker = Object.entries(workerFields(row.workerId));
+  return Object.fromEntries(Object.entries(row).flatMap((entry) => (entry[0] === "workerId" ? [entry, ...worker] : [entry])));
 }
 
 /** `taskq prune --older-than AGE`: deletes (or, with --dry-run, lists) the runs that ended before then. */
