@@ -36,6 +36,8 @@ export interface ContractResult {
   attempts: number;
   /** For a task cancelled because a dependency did not succeed: the task that started the cascade. */
   cancelledBy?: string;
+  /** For such a task, why, in words: naming that task, and the dependency the cascade came through where it is another. */
+  reason?: string;
 }
 
 /** One queue (engine) or one run (store) with its workers, driven by a case. */

@@ -8,7 +8,7 @@ function toResult(result: TaskResult): ContractResult {
   return {
     status: result.status.toLowerCase() as ContractStatus,
     attempts: result.attempts,
-    ...(result.cancelReason === "dependency" && result.dependency !== undefined ? { cancelledBy: result.dependency } : {}),
+    ...(result.cancelReason === "dependency" && result.dependency !== undefined ? { cancelledBy: result.dependency, reason: (result.error as Error).message } : {}),
   };
 }
 

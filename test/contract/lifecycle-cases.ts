@@ -111,7 +111,7 @@ export function describeLifecycleContract(adapter: ContractAdapter): void {
       expect(log).toEqual(["start a", "end a", "start b", "end b", "start c", "end c"]);
     });
 
-    it("cancels the dependents of a failed task, transitively, naming the task that started the cascade", async () => {
+    it("cancels the dependents of a failed task, transitively, naming the task that started the cascade and the one it came through", async () => {
       const ran: string[] = [];
       await withHarness(2, async (id) => {
         ran.push(id);
@@ -129,13 +129,38 @@ export function describeLifecycleContract(adapter: ContractAdapter): void {
         expect(await harness.settle()).toEqual({
           root: { status: "failed", attempts: 1 },
           other: { status: "succeeded", attempts: 1 },
-          mid: { status: "cancelled", attempts: 0, cancelledBy: "root" },
-          leaf: { status: "cancelled", attempts: 0, cancelledBy: "root" },
-          join: { status: "cancelled", attempts: 0, cancelledBy: "root" },
+          mid: { status: "cancelled", attempts: 0, cancelledBy: "root", reason: 'dependency "root" failed' },
+          leaf: { status: "cancelled", attempts: 0, cancelledBy: "root", reason: 'dependency "root" failed (via "mid")' },
+          join: { status: "cancelled", attempts: 0, cancelledBy: "root", reason: 'dependency "root" failed (via "leaf")' },
         });
         expect(await harness.deadLetters()).toEqual(["root"]);
       });
       expect(ran.sort()).toEqual(["other", "root"]);
+    });
+
+    it("a task two branches of a cascade reach names the one that came to it first, each task passing it on to its dependents in turn, the last first", async () => {
+      await withHarness(1, async (id) => {
+        if (id === "root") throw new PermanentError("root breaks");
+      }, async (harness) => {
+        // root passes the cascade to a and b; b's goes on first, through c, and reaches y before a's.
+        await harness.submit([
+          { id: "root" },
+          { id: "a", dependsOn: ["root"] },
+          { id: "b", dependsOn: ["root"] },
+          { id: "c", dependsOn: ["b"] },
+          { id: "y", dependsOn: ["a", "c"] },
+          { id: "z", dependsOn: ["y", "a"] },
+        ]);
+        await harness.start();
+        expect(await harness.settle()).toEqual({
+          root: { status: "failed", attempts: 1 },
+          a: { status: "cancelled", attempts: 0, cancelledBy: "root", reason: 'dependency "root" failed' },
+          b: { status: "cancelled", attempts: 0, cancelledBy: "root", reason: 'dependency "root" failed' },
+          c: { status: "cancelled", attempts: 0, cancelledBy: "root", reason: 'dependency "root" failed (via "b")' },
+          y: { status: "cancelled", attempts: 0, cancelledBy: "root", reason: 'dependency "root" failed (via "c")' },
+          z: { status: "cancelled", attempts: 0, cancelledBy: "root", reason: 'dependency "root" failed (via "y")' },
+        });
+      });
     });
 
     it("cancels a queued task without running it; its dependents are cancelled because of it", async () => {
@@ -154,7 +179,7 @@ export function describeLifecycleContract(adapter: ContractAdapter): void {
         expect(await harness.settle()).toEqual({
           gate: { status: "succeeded", attempts: 1 },
           queued: { status: "cancelled", attempts: 0 },
-          after: { status: "cancelled", attempts: 0, cancelledBy: "queued" },
+          after: { status: "cancelled", attempts: 0, cancelledBy: "queued", reason: 'dependency "queued" was cancelled' },
         });
         expect(await harness.deadLetters()).toEqual([]);
       });

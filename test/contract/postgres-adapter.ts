@@ -30,7 +30,7 @@ function toResult(row: TaskStatusRow): ContractResult {
     // The cases only read settled runs, whose tasks are all terminal.
     status: row.state as ContractStatus,
     attempts: row.attempts,
-    ...(row.cancelledBy === null ? {} : { cancelledBy: row.cancelledBy }),
+    ...(row.cancelledBy === null ? {} : { cancelledBy: row.cancelledBy, reason: row.cancelReason ?? "" }),
   };
 }
 

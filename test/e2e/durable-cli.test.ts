@@ -334,6 +334,24 @@ tasks:
     expect(letters.map((line) => (JSON.parse(line) as { key: string }).key)).toEqual(["fast", "slow"]);
   });
 
+  it("run --store's summary and status name the task a cascade came through to each dependent it cancelled, as a local run's summary does", async () => {
+    const file = await workflowFile("via", "tasks:\n  a: { run: 'exit 3' }\n  b: { run: echo b, dependsOn: a }\n  c: { run: echo c, dependsOn: b }\n");
+    const cancelled = (stdout: string) => (JSON.parse(stdout.trim().split("\n").at(-1)!) as { cancelled: unknown[] }).cancelled;
+    const local = await taskq(["run", file, "--store", "", "--log-dir", ws.logs, "--output", "json"]);
+    expect(local.code).toBe(1);
+    expect(cancelled(local.stdout)).toEqual([
+      { id: "b", reason: "dependency", dependency: "a", message: 'dependency "a" failed' },
+      { id: "c", reason: "dependency", dependency: "a", message: 'dependency "a" failed (via "b")' },
+    ]);
+
+    const runId = `via-${randomBytes(3).toString("hex")}`;
+    runIds.push(runId);
+    const run = await taskq(["run", file, "--log-dir", ws.logs, "--run-id", runId, "--output", "json"]);
+    expect(run.code).toBe(1);
+    expect(cancelled(run.stdout)).toEqual(cancelled(local.stdout));
+    expect(cancelled((await taskq(["status", runId, "--output", "json"])).stdout)).toEqual(cancelled(local.stdout));
+  });
+
   it("dead-letters lists a failed task with its last lines; redrive runs it again with fresh attempts, then its dependents", async () => {
     const marker = path.join(ws.dir, `fixed-${randomBytes(3).toString("hex")}`);
     const file = await workflowFile(

@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { MAX_DURATION_MS } from "../../src/loaders/limits.js";
 import { backoffDelay } from "../../src/store/postgres/backoff.js";
-import { cancelDependents, dependencyReason, settleRuns } from "../../src/store/postgres/graph.js";
+import { cancelDependents, settleRuns } from "../../src/store/postgres/graph.js";
 import { renewLease } from "../../src/store/postgres/lease.js";
 import { schemaNames } from "../../src/store/postgres/names.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
@@ -108,7 +108,11 @@ describe("task lifecycle", () => {
     expect(failed && [...failed.cascaded].sort()).toEqual(["c", "d"]);
     const status = await store.runStatus("dag");
     expect(status.counts).toMatchObject({ succeeded: 1, failed: 1, cancelled: 2, running: 1 });
-    expect(status.tasks.find((row) => row.key === "d")!.cancelReason).toBe('dependency "b" failed');
+    // Each names the task at the cascade's root and, as a local run does, the one the cascade came through.
+    expect(status.tasks.filter((row) => row.state === "cancelled").map((row) => [row.key, row.cancelReason])).toEqual([
+      ["c", 'dependency "b" failed'],
+      ["d", 'dependency "b" failed (via "c")'],
+    ]);
     expect(status.state).toBe("running");
     await store.complete(e!.leaseToken, { kind: "success" });
     expect((await store.runStatus("dag")).state).toBe("failed");
@@ -135,8 +139,11 @@ describe("task lifecycle", () => {
       store,
       "SELECT key, state, cancel_reason, cancelled_by, waiting_on, finished_at IS NOT NULL AS ended FROM $schema.tasks WHERE run_id = 'long-chain' ORDER BY seq",
     );
-    const cancelled = { state: "cancelled", cancel_reason: 'dependency "c0" failed', cancelled_by: "c0", waiting_on: 0, ended: true };
-    expect(rows.filter((row) => row.state === "cancelled")).toEqual(dependents.map((key) => ({ key, ...cancelled })));
+    const cancelled = { state: "cancelled", cancelled_by: "c0", waiting_on: 0, ended: true };
+    // Each names the task the cascade came through, as the engine walks it: fan depends on c2999 and side, and side's cascade, from c5, reached it first.
+    const via = (key: string): string => ({ side: "c5", fan: "side", "after-fan": "fan" })[key] ?? `c${Number(key.slice(1)) - 1}`;
+    const reason = (key: string): string => `dependency "c0" failed${via(key) === "c0" ? "" : ` (via "${via(key)}")`}`;
+    expect(rows.filter((row) => row.state === "cancelled")).toEqual(dependents.map((key) => ({ key, ...cancelled, cancel_reason: reason(key) })));
     expect(rows.filter((row) => row.state !== "cancelled").map((row) => [row.key, row.state])).toEqual([
       ["c0", "failed"],
       ["other", "running"],
@@ -156,7 +163,7 @@ describe("task lifecycle", () => {
     await client.connect();
     try {
       await client.query("BEGIN");
-      const cancelled = await cancelDependents(client, names, "scans", "c0", dependencyReason("c0", "failed"));
+      const cancelled = await cancelDependents(client, names, "scans", "c0", "failed");
       expect(cancelled).toHaveLength(2999);
       // The scans this transaction made of the dependency table and its indexes.
       expect(await transactionCount(client, "pg_stat_get_xact_numscans", names.deps)).toBeLessThanOrEqual(20);
@@ -180,10 +187,10 @@ describe("task lifecycle", () => {
       // A connection of its own: PostgreSQL 15 counts in a transaction's figures what earlier ones on its connection did.
       await client.connect();
       await client.query("BEGIN");
-      expect(await cancelDependents(client, names, "cascade-reads", "x", dependencyReason("x", "failed"))).toEqual(["y", "z"]);
+      expect(await cancelDependents(client, names, "cascade-reads", "x", "failed")).toEqual(["y", "z"]);
       // Once more with the plans PostgreSQL keeps for statements it runs often, which know none of the values.
       await client.query("SET LOCAL plan_cache_mode = force_generic_plan");
-      expect(await cancelDependents(client, names, "cascade-reads", "c2998", dependencyReason("c2998", "failed"))).toEqual(["c2999"]);
+      expect(await cancelDependents(client, names, "cascade-reads", "c2998", "failed")).toEqual(["c2999"]);
       // The rows of the tasks and dependencies tables and their indexes this transaction read.
       expect(await transactionCount(client, "pg_stat_get_xact_tuples_returned", names.tasks)).toBeLessThanOrEqual(100);
       expect(await transactionCount(client, "pg_stat_get_xact_tuples_returned", names.deps)).toBeLessThanOrEqual(100);
@@ -571,6 +578,36 @@ describe("task lifecycle", () => {
     ]);
   });
 
+  it("a run's cancel, and a redrive's cancel again of a dependent another dependency holds back, name the task each came through, as a cascade does", async () => {
+    await store.submitRun(workflow([task("a"), task("b", { dependsOn: ["a"] }), task("c", { dependsOn: ["b"] })]), { runId: "via-cancel" });
+    await store.cancelRun("via-cancel");
+    expect((await store.runStatus("via-cancel")).tasks.map((row) => [row.key, row.cancelReason, row.cancelledBy])).toEqual([
+      ["a", "cancelled by request", null],
+      ["b", 'dependency "a" was cancelled', "a"],
+      ["c", 'dependency "a" was cancelled (via "b")', "a"],
+    ]);
+
+    await store.submitRun(
+      workflow([task("f"), task("p"), task("g", { dependsOn: ["f"] }), task("q", { dependsOn: ["p"] }), task("h", { dependsOn: ["g", "q"] })]),
+      { runId: "via-redrive" },
+    );
+    const [f, p] = await leaseAll(store);
+    await store.complete(f!.leaseToken, { kind: "failure", error: "f broke", exitCode: 1 });
+    await store.complete(p!.leaseToken, { kind: "failure", error: "p broke", exitCode: 1 });
+    const reasons = async () => (await store.runStatus("via-redrive")).tasks.filter((row) => row.state === "cancelled").map((row) => [row.key, row.cancelReason]);
+    expect(await reasons()).toEqual([
+      ["g", 'dependency "f" failed'],
+      ["q", 'dependency "p" failed'],
+      ["h", 'dependency "f" failed (via "g")'],
+    ]);
+    // g waits for f again; h is held back by q, which p's failure cancelled.
+    expect(await store.redrive("via-redrive", "f")).toEqual({ requeued: "f", reblocked: ["g"] });
+    expect(await reasons()).toEqual([
+      ["q", 'dependency "p" failed'],
+      ["h", 'dependency "p" failed (via "q")'],
+    ]);
+  });
+
   it("redrives a failed task and re-blocks the dependents it cancelled", async () => {
     await store.submitRun(
       workflow([
@@ -645,7 +682,7 @@ describe("task lifecycle", () => {
     expect((await store.runStatus("grown")).tasks.find((row) => row.key === "c")).toMatchObject({
       state: "cancelled",
       cancelledBy: "a",
-      cancelReason: 'dependency "b" was cancelled',
+      cancelReason: 'dependency "a" failed (via "b")',
     });
     expect((await store.deadLetters("grown"))[0]!.cancelledDependents).toEqual(["b", "c"]);
     expect(await store.redrive("grown", "a")).toEqual({ requeued: "a", reblocked: ["b", "c"] });

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
 import { finalizeTask } from "./finalize.js";
-import { dependencyReason, readDependents } from "./graph.js";
+import { dependencyReason, readDependents, walkCascade } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { taskNotFound } from "./status.js";
 import type { RunStatus, TaskState } from "./types.js";
@@ -102,9 +102,9 @@ async function cancelEveryTask(client: pg.ClientBase, names: SchemaNames, runId:
   const running: string[] = [];
   const requested: string[] = [];
   const cascaded = { ids: [] as string[], causes: [] as string[], reasons: [] as string[] };
-  const done = new Set<string>();
-  // A task whose dependents were walked once needs no second walk: each waiting one among them is done.
-  const walked = new Set<string>();
+  // Every task a cancel's cascade has reached, mapped to the task it came through: each is reached once,
+  // whatever its state (the walk goes on through it), and one that waits is cancelled by that cascade.
+  const reached = new Map<string, string>();
   for (const row of rows) {
     if (row.state === "running") {
       running.push(row.id);
@@ -112,24 +112,17 @@ async function cancelEveryTask(client: pg.ClientBase, names: SchemaNames, runId:
       result.running.push(runningTarget(row));
       continue;
     }
-    if (!waiting(row) || done.has(row.key)) continue;
-    done.add(row.key);
+    if (!waiting(row) || reached.has(row.key)) continue;
+    reached.set(row.key, row.key);
     requested.push(row.id);
     result.cancelled.push(row.key);
-    walked.add(row.key);
-    const stack = [...(dependents.get(row.key) ?? [])];
-    for (let key = stack.pop(); key !== undefined; key = stack.pop()) {
-      if (walked.has(key)) continue;
-      walked.add(key);
+    for (const [key, via] of walkCascade(row.key, (key) => dependents.get(key), reached)) {
       const dependent = byKey.get(key);
-      if (waiting(dependent) && !done.has(key)) {
-        done.add(key);
-        cascaded.ids.push(dependent.id);
-        cascaded.causes.push(row.key);
-        cascaded.reasons.push(dependencyReason(row.key, "cancelled"));
-        result.cancelled.push(key);
-      }
-      stack.push(...(dependents.get(key) ?? []));
+      if (!waiting(dependent)) continue;
+      cascaded.ids.push(dependent.id);
+      cascaded.causes.push(row.key);
+      cascaded.reasons.push(dependencyReason(row.key, "cancelled", via));
+      result.cancelled.push(key);
     }
   }
   if (running.length > 0) {

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { cancelDependents, dependencyReason } from "./graph.js";
+import { cancelDependents } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 
 /** Success ends in the `complete_success` SQL function (one round trip); every other end comes here. */
@@ -60,6 +60,6 @@ export async function finalizeTask(
       details.endedToken ?? null,
     ],
   );
-  const cascaded = await cancelDependents(client, names, task.run_id, task.key, dependencyReason(task.key, state));
+  const cascaded = await cancelDependents(client, names, task.run_id, task.key, state);
   return { cascaded };
 }

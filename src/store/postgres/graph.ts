@@ -7,15 +7,22 @@ import type { SchemaNames } from "./names.js";
  * on success lives in the `complete_success` SQL function.)
  */
 
-/** Why a dependent was cancelled, naming the task that did not succeed. */
-export function dependencyReason(key: string, state: "failed" | "cancelled"): string {
-  return `dependency "${key}" ${state === "failed" ? "failed" : "was cancelled"}`;
+/**
+ * Why a dependent was cancelled: named by the task at the root of the cascade and, where the cascade
+ * came to it through another task, that one too, as a local run says it (`dependency "a" failed (via "b")`).
+ */
+export function dependencyReason(cause: string, state: "failed" | "cancelled", via: string = cause): string {
+  return `dependency "${cause}" ${state === "failed" ? "failed" : "was cancelled"}${via === cause ? "" : ` (via "${via}")`}`;
 }
 
-/** Every task of the run that depends on another, by the key it depends on: the run's edges, read in one statement. */
+/**
+ * Every task of the run that depends on another, by the key it depends on, each list in submission
+ * order (as the engine keeps a task's dependents): the run's edges, read in one statement.
+ */
 export async function readDependents(client: pg.ClientBase, names: SchemaNames, runId: string): Promise<Map<string, string[]>> {
   const edges = await client.query<{ task_key: string; depends_on_key: string }>(
-    `SELECT task_key, depends_on_key FROM ${names.deps} WHERE run_id = $1`,
+    `SELECT d.task_key, d.depends_on_key FROM ${names.deps} d JOIN ${names.tasks} t ON t.run_id = d.run_id AND t.key = d.task_key
+      WHERE d.run_id = $1 ORDER BY t.seq`,
     [runId],
   );
   const dependents = new Map<string, string[]>();
@@ -27,14 +34,34 @@ export async function readDependents(client: pg.ClientBase, names: SchemaNames, 
   return dependents;
 }
 
+/**
+ * Walks a cascade from `root` as the engine does (see its Finalizer): each task ended passes it on to
+ * each of its dependents in submission order, the last one reached going first. Sets, in `reached`,
+ * each task met for the first time, mapped to the task it came through, and returns those, in the
+ * order met; one already there is passed, and not walked through again.
+ */
+export function walkCascade(root: string, dependentsOf: (key: string) => readonly string[] | undefined, reached: Map<string, string>): [key: string, via: string][] {
+  const met: [string, string][] = [];
+  const stack = [root];
+  for (let done = stack.pop(); done !== undefined; done = stack.pop()) {
+    for (const dependent of dependentsOf(done) ?? []) {
+      if (reached.has(dependent) || dependent === root) continue;
+      reached.set(dependent, done);
+      met.push([dependent, done]);
+      stack.push(dependent);
+    }
+  }
+  return met;
+}
+
 /** Levels of dependents looked up one statement each before the run's whole graph is read instead. */
 const LEVELS_BY_LOOKUP = 8;
 
 /**
- * Cancels every blocked or queued transitive dependent of `key`, recording
- * `cause` (default `key`: the task that failed or was cancelled at the root of
- * the cascade, which redrive looks for) and `reason`. Returns the cancelled
- * keys, in submission order.
+ * Cancels every blocked or queued transitive dependent of `key`, which ended `state`, recording
+ * `cause` (default `key`: the task that failed or was cancelled at the root of the cascade, which
+ * redrive looks for; `causeState` is how that one ended) and why, naming the task each came through
+ * where that is not the cause. Returns the cancelled keys, in submission order.
  *
  * The graph is walked here, not in one recursive query: PostgreSQL may plan
  * that one (stale statistics on a freshly submitted run, or a merge join) to
@@ -49,55 +76,56 @@ export async function cancelDependents(
   names: SchemaNames,
   runId: string,
   key: string,
-  reason: string,
+  state: "failed" | "cancelled",
   cause: string = key,
+  causeState: "failed" | "cancelled" = state,
 ): Promise<string[]> {
-  const reached = new Set<string>();
+  // The edges the cascade can reach, each task's dependents in submission order: level by level, then, deeper still, the run's.
+  let dependents = new Map<string, string[]>();
+  const seen = new Set([key]);
   let frontier = [key];
   for (let level = 0; frontier.length > 0 && level < LEVELS_BY_LOOKUP; level++) {
     // Key by key: with `depends_on_key = ANY($2)`, and statistics older than the run, PostgreSQL looked the
     // run up in the index and filtered the keys, reading every edge of the run at each level.
-    const next = await client.query<{ task_key: string }>(
-      `SELECT unnest(ARRAY(SELECT d.task_key FROM ${names.deps} d WHERE d.run_id = $1 AND d.depends_on_key = k.key)) AS task_key
+    const next = await client.query<{ key: string; dependents: string[] }>(
+      `SELECT k.key, ARRAY(SELECT d.task_key FROM ${names.deps} d WHERE d.run_id = $1 AND d.depends_on_key = k.key
+                            ORDER BY (SELECT x.seq FROM ${names.tasks} x WHERE x.run_id = $1 AND x.key = d.task_key)) AS dependents
          FROM unnest($2::text[]) AS k(key)`,
       [runId, frontier],
     );
     frontier = [];
-    for (const { task_key: dependent } of next.rows) {
-      if (reached.has(dependent)) continue;
-      reached.add(dependent);
-      frontier.push(dependent);
-    }
-  }
-  if (frontier.length > 0) {
-    // Deeper still: the rest of the walk on the run's edges, read once.
-    const dependents = await readDependents(client, names, runId);
-    for (let next = frontier.pop(); next !== undefined; next = frontier.pop()) {
-      for (const dependent of dependents.get(next) ?? []) {
-        if (reached.has(dependent)) continue;
-        reached.add(dependent);
+    for (const row of next.rows) {
+      dependents.set(row.key, row.dependents);
+      for (const dependent of row.dependents) {
+        if (seen.has(dependent)) continue;
+        seen.add(dependent);
         frontier.push(dependent);
       }
     }
   }
+  if (frontier.length > 0) dependents = await readDependents(client, names, runId);
+  const reached = new Map<string, string>();
+  walkCascade(key, (done) => dependents.get(done), reached);
   if (reached.size === 0) return [];
+  // Each task's reason by its key, in one jsonb object, which the statement reads once and looks each key up in.
+  const reasons = Object.fromEntries([...reached].map(([dependent, via]) => [dependent, dependencyReason(cause, causeState, via)]));
   // In submission order: an UPDATE returns its rows in whatever order it met them. Each row is found by the
   // id its run and key give, one key at a time (the unique (run_id, key) index), then by that id (the primary
   // key), whatever the statistics say: the state is tested with IS NOT DISTINCT FROM (the same, as state is
   // never null), from which PostgreSQL infers no partial index. With `run_id = $1 AND key = ANY($2) AND state
   // IN ('blocked', 'queued')`, and statistics older than the run, it read the partial index of active tasks
   // (tasks_active) whole, or the run's rows in the unique index, thinking either nearly empty: every task of
-  // the run, for each failure.
+  // the run, for each failure. (So did a join with the keys and their reasons, as a hash join.)
   const result = await client.query<{ key: string }>(
     `WITH cancelled AS (
        UPDATE ${names.tasks} t
-          SET state = 'cancelled', cancel_reason = $3, cancelled_by = $4, finished_at = now(), waiting_on = 0
+          SET state = 'cancelled', cancel_reason = $3::jsonb ->> t.key, cancelled_by = $4, finished_at = now(), waiting_on = 0
         WHERE t.id = ANY(ARRAY(SELECT (SELECT x.id FROM ${names.tasks} x WHERE x.run_id = $1 AND x.key = k.key)
                                  FROM unnest($2::text[]) AS k(key)))
           AND (t.state IS NOT DISTINCT FROM 'blocked' OR t.state IS NOT DISTINCT FROM 'queued')
         RETURNING t.key, t.seq)
      SELECT key FROM cancelled ORDER BY seq`,
-    [runId, [...reached], reason, cause],
+    [runId, [...reached.keys()], JSON.stringify(reasons), cause],
   );
   return result.rows.map((row) => row.key);
 }

@@ -157,7 +157,7 @@ function changedTiming(stored: StoredTask, task: WorkflowTask): string | undefin
 /** Decides the initial state of a new task from the states of its dependencies. */
 function planTask(task: WorkflowTask, ord: number, known: Map<string, KnownTask>): NewTaskRow {
   let waitingOn = 0;
-  let cause: { key: string; state: "failed" | "cancelled"; root: string } | undefined;
+  let cause: { key: string; root: string; rootState: "failed" | "cancelled" } | undefined;
   for (const dep of task.dependsOn) {
     const found = known.get(dep);
     if (found === undefined) {
@@ -166,7 +166,11 @@ function planTask(task: WorkflowTask, ord: number, known: Map<string, KnownTask>
     const { state } = found;
     if (state !== "succeeded") waitingOn++;
     // Named as a cascade names it: by the task at its root, which a redrive of that task looks for.
-    if ((state === "failed" || state === "cancelled") && cause === undefined) cause = { key: dep, state, root: found.cancelledBy ?? dep };
+    // The message names it so too, and the dependency it came through, as a cascade does.
+    if ((state === "failed" || state === "cancelled") && cause === undefined) {
+      const root = found.cancelledBy ?? dep;
+      cause = { key: dep, root, rootState: root === dep ? state : known.get(root)?.state === "failed" ? "failed" : "cancelled" };
+    }
   }
   const state: TaskState = cause !== undefined ? "cancelled" : waitingOn > 0 ? "blocked" : "queued";
   return {
@@ -186,7 +190,7 @@ function planTask(task: WorkflowTask, ord: number, known: Map<string, KnownTask>
     backoff_max_ms: task.backoff.maxMs,
     timeout_ms: task.timeoutMs ?? null,
     waiting_on: cause !== undefined ? 0 : waitingOn,
-    cancel_reason: cause !== undefined ? dependencyReason(cause.key, cause.state) : null,
+    cancel_reason: cause !== undefined ? dependencyReason(cause.root, cause.rootState, cause.key) : null,
     cancelled_by: cause?.root ?? null,
   };
 }
