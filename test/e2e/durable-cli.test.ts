@@ -334,6 +334,35 @@ tasks:
     expect(letters.map((line) => (JSON.parse(line) as { key: string }).key)).toEqual(["fast", "slow"]);
   });
 
+  it("a dead letter whose last attempt printed nothing shows the lines of the attempt before, and says which, in run --store, status and dead-letters, as a local run's summary does", async () => {
+    const file = await workflowFile(
+      "quiet-last",
+      `tasks:
+  flaky:
+    run: 'if [ "$TASKQ_ATTEMPT" = 1 ]; then echo first-line; echo second-line; exit 3; else exit 4; fi'
+    retries: 1
+    backoff: { base: 10ms, max: 10ms }
+`,
+    );
+    const letter = (stdout: string) => (JSON.parse(stdout.trim().split("\n").at(-1)!) as { deadLetters: Array<Record<string, unknown>> }).deadLetters[0];
+    const local = await taskq(["run", file, "--store", "", "--log-dir", ws.logs, "--output", "json"]);
+    expect(local.code).toBe(1);
+    expect(letter(local.stdout)).toMatchObject({ id: "flaky", attempts: 2, tail: ["first-line", "second-line"], tailAttempt: 1 });
+
+    const runId = `quiet-last-${randomBytes(3).toString("hex")}`;
+    runIds.push(runId);
+    const run = await taskq(["run", file, "--log-dir", ws.logs, "--run-id", runId, "--output", "json"]);
+    expect(run.code).toBe(1);
+    const fields = ({ id, attempts, error, tail, tailAttempt }: Record<string, unknown>) => ({ id, attempts, error, tail, tailAttempt });
+    expect(fields(letter(run.stdout)!)).toEqual(fields(letter(local.stdout)!));
+    expect(fields(letter((await taskq(["status", runId, "--output", "json"])).stdout)!)).toEqual(fields(letter(local.stdout)!));
+    expect((await taskq(["status", runId])).stdout).toContain("    last 2 lines of attempt 1 (attempt 2 left none):\n      first-line\n      second-line\n");
+    expect(JSON.parse((await taskq(["dead-letters", runId, "--output", "json"])).stdout)).toMatchObject({ key: "flaky", tail: ["first-line", "second-line"], tailAttempt: 1 });
+    expect((await taskq(["dead-letters", runId])).stdout).toBe(
+      `${runId}/flaky: exited with code 4 (2 attempts)\n  last 2 lines of attempt 1 (attempt 2 left none):\n    first-line\n    second-line\n`,
+    );
+  });
+
   it("run --store's summary and status name the task a cascade came through to each dependent it cancelled, as a local run's summary does", async () => {
     const file = await workflowFile("via", "tasks:\n  a: { run: 'exit 3' }\n  b: { run: echo b, dependsOn: a }\n  c: { run: echo c, dependsOn: b }\n");
     const cancelled = (stdout: string) => (JSON.parse(stdout.trim().split("\n").at(-1)!) as { cancelled: unknown[] }).cancelled;

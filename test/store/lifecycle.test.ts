@@ -94,6 +94,30 @@ describe("task lifecycle", () => {
     ]);
   });
 
+  it("a dead letter whose last attempt left no lines keeps the latest earlier attempt's, and says which, as a local run's summary does", async () => {
+    await store.submitRun(workflow([task("quiet", { retries: 3, backoff: { baseMs: 1, maxMs: 1 } })]), { runId: "quiet-tail" });
+    /** One attempt, leased once its backoff (at most 1 ms) is over, ending failed with `tail`. */
+    const attempt = async (tail: string[]): Promise<void> => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const [leased] = await leaseAll(store);
+      await store.complete(leased!.leaseToken, { kind: "failure", error: `exited with code ${leased!.attempt}`, exitCode: leased!.attempt, tail });
+    };
+    await attempt(["one", "two"]);
+    await attempt([]);
+    await attempt(["three"]);
+    await attempt([]);
+    const [dead] = await store.deadLetters("quiet-tail");
+    expect(dead).toMatchObject({ attempts: 4, lastError: "exited with code 4", exitCode: 4, tail: ["three"], tailAttempt: 3 });
+    expect((await store.runStatus("quiet-tail")).tasks[0]).toMatchObject({ tail: ["three"], tailAttempt: 3 });
+
+    // Redriven, its attempts start over, and so do its lines: a last attempt with lines shows its own.
+    await store.redrive("quiet-tail", "quiet");
+    for (const tail of [[], [], [], ["last"]]) await attempt(tail);
+    const [again] = await store.deadLetters("quiet-tail");
+    expect(again).toMatchObject({ attempts: 4, tail: ["last"] });
+    expect(again).not.toHaveProperty("tailAttempt");
+  });
+
   it("unblocks dependents on success and cascade-cancels them transitively on failure", async () => {
     await store.submitRun(
       workflow([task("a"), task("b", { dependsOn: ["a"] }), task("c", { dependsOn: ["b"] }), task("d", { dependsOn: ["c"] }), task("e")]),
@@ -384,7 +408,7 @@ describe("task lifecycle", () => {
     expect(status.state).toBe("failed");
   });
 
-  it("a swept attempt keeps none of the previous attempt's exit code, signal or output", async () => {
+  it("a swept attempt keeps none of the previous attempt's exit code or signal, and its output only as that attempt's", async () => {
     // Attempt 1 fails with an exit code and output; attempt 2's worker dies. One task has an attempt left, one has not.
     await store.submitRun(workflow([task("last", { retries: 1 }), task("more", { retries: 2 })]), { runId: "swept" });
     for (const leased of await leaseAll(store)) {
@@ -395,7 +419,8 @@ describe("task lifecycle", () => {
     expect(await store.lease("gone", 5, 100)).toHaveLength(2);
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(await store.sweepOrphans()).toBe(2);
-    const unknown = { exitCode: null, signal: null, timedOut: false, tail: [] };
+    // The lost attempt left no lines: those of attempt 1 are shown as its, as a local run shows an attempt's that left none.
+    const unknown = { exitCode: null, signal: null, timedOut: false, tail: ["attempt 1 output"], tailAttempt: 1 };
     const [last, more] = (await store.runStatus("swept")).tasks;
     expect(last).toMatchObject({ state: "failed", attempts: 2, lastError: "lease expired (worker gone, attempt 2)", ...unknown });
     expect(more).toMatchObject({ state: "queued", attempts: 2, lastError: "lease expired (worker gone, attempt 2)", ...unknown });
@@ -403,7 +428,7 @@ describe("task lifecycle", () => {
     await store.cancelRun("swept");
   });
 
-  it("a swept attempt keeps the last lines its worker's heartbeats stored, and never an earlier attempt's", async () => {
+  it("a swept attempt keeps the last lines its worker's heartbeats stored; one that stored none shows an earlier attempt's only as that attempt's", async () => {
     await store.submitRun(workflow([task("loud", { retries: 1 }), task("quiet", { retries: 1 })]), { runId: "tails" });
     const [loud, quiet] = await store.lease("gone", 5, 100);
     expect([loud!.key, quiet!.key]).toEqual(["loud", "quiet"]);
@@ -416,13 +441,15 @@ describe("task lifecycle", () => {
     let [loudRow, quietRow] = (await store.runStatus("tails")).tasks;
     expect(loudRow).toMatchObject({ state: "queued", attempts: 1, tail: ["step 1", "step 2 \uFFFD half"] });
     expect(quietRow).toMatchObject({ state: "queued", attempts: 1, tail: [] });
-    // Attempt 2 of each dies before any heartbeat: attempt 1's lines are not its.
+    expect(loudRow).not.toHaveProperty("tailAttempt");
+    // Attempt 2 of each dies before any heartbeat: attempt 1's lines are not taken for its, but shown as attempt 1's.
     expect(await store.lease("gone", 5, 100)).toHaveLength(2);
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(await store.sweepOrphans()).toBe(2);
     [loudRow, quietRow] = (await store.runStatus("tails")).tasks;
-    expect(loudRow).toMatchObject({ state: "failed", attempts: 2, tail: [] });
+    expect(loudRow).toMatchObject({ state: "failed", attempts: 2, tail: ["step 1", "step 2 \uFFFD half"], tailAttempt: 1 });
     expect(quietRow).toMatchObject({ state: "failed", attempts: 2, tail: [] });
+    expect(quietRow).not.toHaveProperty("tailAttempt");
     // A dead letter whose last attempt renewed with lines shows them.
     await store.submitRun(workflow([task("dies")]), { runId: "tail-dead" });
     const [dies] = await store.lease("gone", 5, 100);

@@ -280,6 +280,8 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
     const safe = process.stdout.isTTY === true ? terminalSafe : (text: string): string => text;
     for (const row of dead) {
       process.stdout.write(`${row.runId}/${row.key}: ${safe(oneLine(describeRow(row)))} (${row.attempts} attempt${row.attempts === 1 ? "" : "s"})\n`);
+      // Lines of an earlier attempt say so, as a run's summary says it: the last one left none.
+      if (row.tailAttempt !== undefined) process.stdout.write(`  last ${row.tail.length === 1 ? "line" : `${row.tail.length} lines`} of attempt ${row.tailAttempt} (attempt ${row.attempts} left none):\n`);
       for (const line of row.tail) process.stdout.write(`    ${safe(line)}\n`);
       if (row.cancelledDependents.length > 0) process.stdout.write(`  cancelled because of it: ${shownIds(row.cancelledDependents)}\n`); // all of them in JSON
     }
@@ -430,6 +432,7 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
       workerId: t.workerId,
       ...workerFields(t.workerId),
       tail: t.tail,
+      ...(t.tailAttempt === undefined ? {} : { tailAttempt: t.tailAttempt }),
     })),
     cancelled: status.tasks
       .filter((t) => t.state === "cancelled")

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { cancelDependents } from "./graph.js";
 import type { SchemaNames } from "./names.js";
+import { setTailSql } from "./tail-attempt.js";
 
 /** Success ends in the `complete_success` SQL function (one round trip); every other end comes here. */
 export type UnsuccessfulState = "failed" | "cancelled";
@@ -44,7 +45,7 @@ export async function finalizeTask(
             exit_code = CASE WHEN $5 THEN $6 ELSE exit_code END,
             signal = CASE WHEN $5 THEN $7 ELSE signal END,
             timed_out = CASE WHEN $5 THEN $8 ELSE timed_out END,
-            tail = CASE WHEN $5 THEN $9 ELSE tail END,
+            ${setTailSql("$9::text[]", "$5")},
             ended_token = COALESCE($10, ended_token), ended_as = CASE WHEN $10::uuid IS NULL THEN ended_as ELSE $2 END
       WHERE id = $1`,
     [

@@ -7,6 +7,7 @@ import { liveTailSql } from "./live-tail.js";
 import { completeAndLeaseSql, completeSuccessFunction, recordedEndSql, runFilterSql } from "./batch-functions.js";
 import { schemaNames, type SchemaNames } from "./names.js";
 import { settleIdleSql } from "./settle-idle.js";
+import { tailAttemptSql } from "./tail-attempt.js";
 import { LONG_QUERY_TIMEOUT_MS, LONG_STATEMENT_TIMEOUT_SQL, timedQuery } from "./timeouts.js";
 import { inTransaction } from "./transaction.js";
 import { uniqueLookupsSql } from "./unique-lookups.js";
@@ -171,6 +172,11 @@ const MIGRATIONS: Migration[] = [
     version: 12,
     name: "a success settles its run only when it found no active dependent: complete_success, complete_and_lease*",
     sql: settleIdleSql,
+  },
+  {
+    version: 13,
+    name: "which attempt a task's stored last lines are of: tail_attempt",
+    sql: tailAttemptSql,
   },
 ];
 

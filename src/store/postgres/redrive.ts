@@ -36,7 +36,7 @@ export async function redriveTask(client: pg.ClientBase, names: SchemaNames, run
   await client.query(
     `UPDATE ${names.tasks}
         SET state = 'queued', attempts = 0, not_before = now(), queued_at = now(), finished_at = NULL,
-            last_error = NULL, exit_code = NULL, signal = NULL, timed_out = false, tail = '{}', worker_id = NULL,
+            last_error = NULL, exit_code = NULL, signal = NULL, timed_out = false, tail = '{}', tail_attempt = NULL, worker_id = NULL,
             cancel_requested = false
       WHERE id = $1`,
     [task.id],

@@ -18,6 +18,7 @@ interface StatusRow {
   cancelled_by: string | null;
   worker_id: string | null;
   tail: string[];
+  tail_attempt: number | null;
   depends_on: string[];
   submitted_at: Date;
   started_at: Date | null;
@@ -30,7 +31,7 @@ interface StatusRow {
 }
 
 const COLUMNS = `t.run_id, t.key, t.state, t.priority, t.attempts, t.max_attempts, t.last_error, t.exit_code, t.signal,
-  t.timed_out, t.cancel_reason, t.cancelled_by, t.worker_id, t.tail, t.submitted_at, t.started_at, t.finished_at`;
+  t.timed_out, t.cancel_reason, t.cancelled_by, t.worker_id, t.tail, t.tail_attempt, t.submitted_at, t.started_at, t.finished_at`;
 
 function dependsOn(names: SchemaNames): string {
   return `ARRAY(SELECT d.depends_on_key FROM ${names.deps} d WHERE d.run_id = t.run_id AND d.task_key = t.key ORDER BY 1) AS depends_on`;
@@ -52,6 +53,8 @@ function toStatus(row: StatusRow): TaskStatusRow {
     cancelledBy: row.cancelled_by,
     workerId: row.worker_id,
     tail: row.tail,
+    // Lines of an earlier attempt, the latest having left none, say which attempt they are of. (A success stores its own lines, and no attempt.)
+    ...(row.state !== "succeeded" && row.tail.length > 0 && row.tail_attempt !== null && row.tail_attempt < row.attempts ? { tailAttempt: row.tail_attempt } : {}),
     dependsOn: row.depends_on,
     submittedAt: row.submitted_at,
     startedAt: row.started_at,

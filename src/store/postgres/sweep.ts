@@ -2,6 +2,7 @@ import type pg from "pg";
 import { finalizeTask } from "./finalize.js";
 import { notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
+import { setTailSql } from "./tail-attempt.js";
 
 interface ExpiredRow {
   id: string;
@@ -76,7 +77,7 @@ export async function sweepExpiredLeases(
       await client.query(
         `UPDATE ${names.tasks}
             SET state = 'queued', not_before = lease_expires_at, queued_at = lease_expires_at, lease_token = NULL, lease_expires_at = NULL,
-                worker_id = NULL, last_error = $2, exit_code = NULL, signal = NULL, timed_out = false, tail = $3
+                worker_id = NULL, last_error = $2, exit_code = NULL, signal = NULL, timed_out = false, ${setTailSql("$3::text[]")}
           WHERE id = $1`,
         [row.id, reason, tail],
       );

@@ -84,6 +84,11 @@ export interface TaskStatusRow {
   cancelledBy: string | null;
   workerId: string | null;
   tail: string[];
+  /**
+   * Set where `tail` is an earlier attempt's: the task's latest attempt left no lines (it printed
+   * nothing, or could not write its log), and these are those of the latest attempt that had some.
+   */
+  tailAttempt?: number;
   dependsOn: string[];
   submittedAt: Date;
   startedAt: Date | null;
