@@ -83,6 +83,8 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     }
     workflow.tasks.length = 0;
     let stopped: { exitCode: number; interrupted?: NodeJS.Signals; workerId?: string };
+    /** The tasks its worker gave back as it stopped: a stop by a signal cancels them as aborted by the shutdown. */
+    const aborted: string[] = [];
     if (early !== undefined) {
       // No worker starts: the run ends below as one stopped later does, the same 3 s given to its cancel and summary.
       const message = `${early} received while the run was being submitted: it is cancelled before this process runs any of its tasks`;
@@ -90,8 +92,13 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       stopped = { exitCode: signalExitCode(early), interrupted: early };
     } else {
       const taskEnds = nextEvent((event) => event.type === "finished");
+      const onEvent = (event: WorkerEvent): void => {
+        taskEnds.tell(event);
+        // Given back as the worker stopped: its attempt ran, and the stop cut it short.
+        if (event.type === "released" && event.task.runId === runId) aborted.push(event.task.key);
+      };
       // Its own run's tasks only: another run's would run here with this process's environment (a CI job's secrets).
-      stopped = await runWorker(store, { ...options, runId, fitted, onEvent: taskEnds.tell, until: () => untilFinished(store, runId, taskEnds.next) });
+      stopped = await runWorker(store, { ...options, runId, fitted, onEvent, until: () => untilFinished(store, runId, taskEnds.next) });
     }
     const { exitCode, interrupted, workerId } = stopped;
     // Where this process ran none of the run's tasks (stopped while submitting), its logs are the workers'.
@@ -105,7 +112,8 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     let summaryCode: number | undefined;
     const end = async (): Promise<void> => {
       if (interrupted !== undefined) {
-        tellCancelled(runId, await store.cancelRun(runId), options.json);
+        // As a local run's shutdown ends what it stopped: each task the shutdown's, none a dependency's.
+        tellCancelled(runId, await store.cancelRun(runId, undefined, { shutdown: { aborted } }), options.json);
         cancelled = true;
       }
       summaryCode = await printRunSummary(store, runId, { ...summaryOptions, ...(interrupted === undefined ? {} : { interrupted }) });

@@ -598,7 +598,8 @@ describe("taskq run --store", () => {
     expect(result.stderr).toBe("");
     expect(result.stdout).toContain(`run ${runId} stopped: cancelled 3 tasks that had not started or were given back\n`);
     expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 3 cancelled in \S+ \(interrupted by SIGINT\)/);
-    expect(result.stdout).toContain("- other: cancelled by request\n");
+    // As a local run's shutdown says it: the task it cut short first, then those it did not start.
+    expect(result.stdout).toContain("Cancelled (3):\n  - first: aborted by shutdown\n  - other: shutdown: not started\n  - later: shutdown: not started\n");
     const status = await store.runStatus(runId);
     expect(status.state).toBe("cancelled");
     expect(status.tasks.map((row) => [row.key, row.state, row.attempts])).toEqual([
@@ -613,6 +614,34 @@ describe("taskq run --store", () => {
     worker.cli.child.kill("SIGTERM");
     await worker.cli.done;
     expect((await store.pruneRuns(0, { dryRun: true })).runs).toContain(runId);
+  });
+
+  it("stopped by SIGINT: its summary, status and their JSON give each task the shutdown's reason and words, as a local run's summary does", async () => {
+    const file = await workflowFile(
+      "interrupted-json",
+      "tasks:\n  first: { run: 'echo started; sleep 1000' }\n  other: { run: echo other }\n  later: { run: echo later, dependsOn: first }\n",
+    );
+    /** Runs the file (with `args`), SIGINTs it once its task has printed, and returns its summary's cancelled tasks. */
+    const interrupted = async (args: string[]): Promise<unknown[]> => {
+      const run = startRun(file, ["-j", "1", "--shutdown-timeout", "1s", "--kill-grace", "1s", "--output", "json", ...args]);
+      expect(await eventually(() => run.stdout().includes('"text":"started"'), 15_000)).toBe(true);
+      run.child.kill("SIGINT");
+      const result = await run.done;
+      expect(result.code).toBe(130);
+      return (JSON.parse(result.stdout.trim().split("\n").at(-1)!) as { cancelled: unknown[] }).cancelled;
+    };
+    const local = await interrupted(["--store", ""]);
+    expect(local).toEqual([
+      { id: "other", reason: "shutdown", message: "shutdown: not started" },
+      { id: "later", reason: "shutdown", message: "shutdown: not started" },
+      { id: "first", reason: "shutdown", message: "aborted by shutdown", running: true },
+    ]);
+    const runId = newRunId("interrupted-json");
+    // The order aside (a local run lists them as they ended), the same tasks, reasons and words.
+    const byId = (cancelled: unknown[]) => [...(cancelled as { id: string }[])].sort((a, b) => a.id.localeCompare(b.id));
+    expect(byId(await interrupted(["--run-id", runId]))).toEqual(byId(local));
+    expect(byId((JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { cancelled: unknown[] }).cancelled)).toEqual(byId(local));
+    expect((await taskq(["status", runId])).stdout).toContain("Cancelled (3):\n  - first: aborted by shutdown\n  - other: shutdown: not started\n  - later: shutdown: not started\n");
   });
 
   it("stopped by SIGTERM while another worker, SIGKILLed, holds one of its tasks: says that task stops at a heartbeat only if its worker lives, else once its lease runs out", async () => {

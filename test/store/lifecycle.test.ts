@@ -560,6 +560,46 @@ describe("task lifecycle", () => {
     await expect(store.cancelRun("no-such-run", "run1")).rejects.toMatchObject({ code: "STORE_NOT_FOUND", message: 'no run "no-such-run"' });
   });
 
+  it("a stopped run's cancel ends each task as the shutdown's, in a local run's words: aborted, not started, not retried; a running one's worker records it aborted", async () => {
+    await store.submitRun(
+      workflow([
+        task("given-back"),
+        task("elsewhere"),
+        task("retrying", { retries: 1, backoff: { baseMs: 60_000, maxMs: 60_000 } }),
+        task("after", { dependsOn: ["given-back"] }),
+      ]),
+      { runId: "stopped" },
+    );
+    const leased = await store.lease("w1", 3, 30_000);
+    const byKey = new Map(leased.map((row) => [row.key, row]));
+    // The stopped run's own worker gives its task back; another task fails and waits for its retry; another runs on another worker.
+    expect(await store.release(byKey.get("given-back")!.leaseToken)).toBe(true);
+    expect(await store.complete(byKey.get("retrying")!.leaseToken, { kind: "failure", error: "exited with code 3", exitCode: 3 })).toMatchObject({ state: "queued" });
+    const result = await store.cancelRun("stopped", undefined, { shutdown: { aborted: ["given-back"] } });
+    expect(result).toMatchObject({ cancelled: ["given-back", "retrying", "after"], cancelRequested: ["elsewhere"] });
+    // That worker stops its task at its next heartbeat, and records it as the shutdown's.
+    const elsewhere = byKey.get("elsewhere")!;
+    expect(await store.heartbeat(elsewhere.taskId, elsewhere.leaseToken, 30_000)).toBe("cancel-requested");
+    expect(await store.complete(elsewhere.leaseToken, { kind: "cancelled", reason: "cancelled by request" })).toMatchObject({ state: "cancelled" });
+    const status = await store.runStatus("stopped");
+    expect(status.state).toBe("cancelled");
+    expect(status.tasks.map(({ key, cancelReason, cancelledBy, cancelKind, cancelledRunning }) => ({ key, cancelReason, cancelledBy, cancelKind, cancelledRunning }))).toEqual([
+      { key: "given-back", cancelReason: "aborted by shutdown", cancelledBy: null, cancelKind: "shutdown", cancelledRunning: true },
+      { key: "elsewhere", cancelReason: "aborted by shutdown", cancelledBy: null, cancelKind: "shutdown", cancelledRunning: true },
+      { key: "retrying", cancelReason: "shutdown: not retried (attempt 1 failed: exited with code 3)", cancelledBy: null, cancelKind: "shutdown", cancelledRunning: undefined },
+      { key: "after", cancelReason: "shutdown: not started", cancelledBy: null, cancelKind: "shutdown", cancelledRunning: undefined },
+    ]);
+
+    // A cancel by request of a running task: by request still, and cut short while it ran.
+    await store.submitRun(workflow([task("busy")]), { runId: "requested" });
+    const [busy] = await store.lease("w1", 1, 30_000);
+    await store.cancelRun("requested");
+    expect(await store.complete(busy!.leaseToken, { kind: "cancelled", reason: "cancelled by request" })).toMatchObject({ state: "cancelled" });
+    const [row] = (await store.runStatus("requested")).tasks;
+    expect(row).toMatchObject({ cancelReason: "cancelled by request", cancelledRunning: true });
+    expect(row).not.toHaveProperty("cancelKind");
+  });
+
   it("cancels a run of thousands of tasks in a few statements, not two for each task (run --store has 3s for it after Ctrl-C)", async () => {
     const many = Array.from({ length: 3000 }, (_, i) => task(`i${i}`));
     const tasks = [task("r"), task("rd", { dependsOn: ["r"] }), task("a"), task("b", { dependsOn: ["a"] }), task("c", { dependsOn: ["b", "rd"] }), ...many];

@@ -438,9 +438,10 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
       .filter((t) => t.state === "cancelled")
       .map((t) => ({
         id: t.key,
-        reason: t.cancelledBy !== null ? ("dependency" as const) : ("cancel" as const),
+        reason: t.cancelledBy !== null ? ("dependency" as const) : t.cancelKind === "shutdown" ? ("shutdown" as const) : ("cancel" as const),
         ...(t.cancelledBy !== null ? { dependency: t.cancelledBy } : {}),
         message: t.cancelReason ?? "cancelled",
+        ...(t.cancelledRunning === true ? { running: true as const } : {}),
       })),
     ...(status.state === "running" ? { running: runningLines(status) } : {}),
     exitCode: status.state === "succeeded" ? 0 : 1,

@@ -3,6 +3,7 @@ import { TaskqError } from "../../errors.js";
 import { finalizeTask } from "./finalize.js";
 import { dependencyReason, readDependents, walkCascade } from "./graph.js";
 import type { SchemaNames } from "./names.js";
+import { ABORTED_BY_SHUTDOWN, notStartedReason } from "./shutdown-cancel.js";
 import { taskNotFound } from "./status.js";
 import type { RunStatus, TaskState } from "./types.js";
 
@@ -32,13 +33,24 @@ export interface RunningTarget {
 }
 
 /**
+ * A whole run's cancel as a stopped `run --store` makes it: as a local run's shutdown, every task that
+ * has not ended is the shutdown's (none cancelled on another's account), and `aborted` names those
+ * whose attempts its own worker stopped and gave back, which were running.
+ */
+export interface ShutdownCancel {
+  aborted: readonly string[];
+}
+
+/**
  * Cancels a whole run, or one task of it. Blocked and queued tasks end at
  * once (with their dependents); running ones get `cancel_requested`, which
- * their worker sees at the next heartbeat.
+ * their worker sees at the next heartbeat. With `shutdown`, the whole run's
+ * tasks are cancelled as a stopped run's (see ShutdownCancel).
  */
-export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, runId: string, taskKey?: string): Promise<CancelResult> {
+export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, runId: string, taskKey?: string, shutdown?: ShutdownCancel): Promise<CancelResult> {
   const targets = await client.query<TaskRow & { run_id: string }>(
-    `SELECT id, run_id, key, state, worker_id, extract(epoch FROM lease_expires_at - now())::float8 * 1000 AS lease_left_ms FROM ${names.tasks}
+    `SELECT id, run_id, key, state, worker_id, attempts, last_error,
+            extract(epoch FROM lease_expires_at - now())::float8 * 1000 AS lease_left_ms FROM ${names.tasks}
       WHERE run_id = $1 AND ($2::text IS NULL OR key = $2)
       ORDER BY seq FOR UPDATE`,
     [runId, taskKey ?? null],
@@ -53,7 +65,7 @@ export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, run
     const state = run.rows[0]?.state;
     return { cancelled: [], cancelRequested: [], running: [], ...(state === undefined || state === "running" ? {} : { ended: state }) };
   }
-  if (taskKey === undefined) return cancelEveryTask(client, names, runId, targets.rows);
+  if (taskKey === undefined) return shutdown === undefined ? cancelEveryTask(client, names, runId, targets.rows) : cancelAtShutdown(client, names, targets.rows, shutdown);
   const result: CancelResult = { cancelled: [], cancelRequested: [], running: [] };
   const done = new Set<string>();
   for (const row of active) {
@@ -78,6 +90,8 @@ interface TaskRow {
   key: string;
   state: TaskState;
   worker_id: string | null;
+  attempts: number;
+  last_error: string | null;
   /** Null but for a running task. */
   lease_left_ms: number | null;
 }
@@ -146,6 +160,48 @@ async function cancelEveryTask(client: pg.ClientBase, names: SchemaNames, runId:
          FROM unnest($1::bigint[], $2::text[], $3::text[]) AS x(id, cause, reason)
         WHERE t.id = x.id`,
       [cascaded.ids, cascaded.causes, cascaded.reasons],
+    );
+  }
+  return result;
+}
+
+/**
+ * Cancels every task of a run as a stopped `run --store` does, on rows the caller has locked (`rows`, in
+ * submission order), in a statement or two whatever the run's size. As a local run's shutdown, each task
+ * that has not ended is cancelled by the shutdown itself, none through a dependency: one waiting is "not
+ * started" (or, attempts made, "not retried"), one given back by the run's own worker was "aborted"
+ * while it ran, and one running on another worker is asked to stop, which it records as aborted too.
+ */
+async function cancelAtShutdown(client: pg.ClientBase, names: SchemaNames, rows: TaskRow[], shutdown: ShutdownCancel): Promise<CancelResult> {
+  const aborted = new Set(shutdown.aborted);
+  const result: CancelResult = { cancelled: [], cancelRequested: [], running: [] };
+  const running: string[] = [];
+  const ended = { ids: [] as string[], reasons: [] as string[], running: [] as boolean[] };
+  for (const row of rows) {
+    if (row.state === "running") {
+      running.push(row.id);
+      result.cancelRequested.push(row.key);
+      result.running.push(runningTarget(row));
+    } else if (row.state === "blocked" || row.state === "queued") {
+      const wasRunning = aborted.has(row.key);
+      ended.ids.push(row.id);
+      ended.reasons.push(wasRunning ? ABORTED_BY_SHUTDOWN : notStartedReason(row));
+      ended.running.push(wasRunning);
+      result.cancelled.push(row.key);
+    }
+  }
+  if (running.length > 0) {
+    await client.query(`UPDATE ${names.tasks} SET cancel_requested = true, cancel_kind = 'shutdown' WHERE id = ANY($1::bigint[])`, [running]);
+  }
+  if (ended.ids.length > 0) {
+    // As finalizeTask records a cancel without an attempt.
+    await client.query(
+      `UPDATE ${names.tasks} t
+          SET state = 'cancelled', finished_at = now(), lease_token = NULL, lease_expires_at = NULL, waiting_on = 0,
+              cancel_reason = x.reason, cancel_kind = 'shutdown', cancelled_running = x.running
+         FROM unnest($1::bigint[], $2::text[], $3::boolean[]) AS x(id, reason, running)
+        WHERE t.id = x.id`,
+      [ended.ids, ended.reasons, ended.running],
     );
   }
   return result;

@@ -3,6 +3,7 @@ import { backoffDelay } from "./backoff.js";
 import { finalizeTask, type AttemptRecord } from "./finalize.js";
 import { notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
+import { runningCancel } from "./shutdown-cancel.js";
 import { setTailSql } from "./tail-attempt.js";
 import type { CompletionResult, Outcome } from "./types.js";
 
@@ -16,12 +17,14 @@ interface OwnedRow {
   backoff_base_ms: string;
   backoff_max_ms: string;
   cancel_requested: boolean;
+  /** 'shutdown' where the cancel asked for was a stopped run's (migration 14). */
+  cancel_kind: "shutdown" | null;
 }
 
 /** Locks the running task owned by `token`; undefined when the lease was lost. */
 async function lockOwned(client: pg.ClientBase, names: SchemaNames, token: string): Promise<OwnedRow | undefined> {
   const result = await client.query<OwnedRow>(
-    `SELECT id, run_id, key, attempts, max_attempts, backoff_base_ms, backoff_max_ms, cancel_requested
+    `SELECT id, run_id, key, attempts, max_attempts, backoff_base_ms, backoff_max_ms, cancel_requested, cancel_kind
        FROM ${names.tasks} WHERE lease_token = $1 AND state = 'running' FOR UPDATE`,
     [token],
   );
@@ -83,9 +86,9 @@ export async function completeAttempt(
   const row = await lockOwned(client, names, token);
   if (row === undefined) return false;
   if (outcome.kind === "cancelled" || row.cancel_requested) {
-    const reason = outcome.kind === "cancelled" ? (outcome.reason ?? "cancelled by request") : "cancelled by request";
+    const requested = outcome.kind === "cancelled" ? (outcome.reason ?? "cancelled by request") : "cancelled by request";
     const attempt = outcome.kind === "failure" ? attemptRecord(outcome) : { tail: outcome.tail ?? [] };
-    const graph = await finalizeTask(client, names, row, "cancelled", { attempt, cancelReason: reason, endedToken: token });
+    const graph = await finalizeTask(client, names, row, "cancelled", { attempt, endedToken: token, ...runningCancel(row, requested) });
     return { runId: row.run_id, state: "cancelled", cascaded: graph.cascaded, unblocked: [] };
   }
   const failure = attemptRecord(outcome);
@@ -135,7 +138,7 @@ export async function releaseLease(client: pg.ClientBase, names: SchemaNames, to
   const row = await lockOwned(client, names, token);
   if (row === undefined) return undefined;
   if (row.cancel_requested) {
-    await finalizeTask(client, names, row, "cancelled", { cancelReason: "cancelled by request" });
+    await finalizeTask(client, names, row, "cancelled", runningCancel(row));
     return row.run_id;
   }
   await client.query(

@@ -23,6 +23,9 @@ export interface FinalDetails {
   cancelReason?: string | null;
   /** The lease token of the attempt whose completion this is: kept as the task's recorded end (migration 5). */
   endedToken?: string;
+  /** A cancel's: 'shutdown' for one a stopped run made (migration 14), and whether the task's attempt was running. */
+  cancelKind?: "shutdown" | null;
+  cancelledRunning?: boolean;
 }
 
 /**
@@ -46,7 +49,8 @@ export async function finalizeTask(
             signal = CASE WHEN $5 THEN $7 ELSE signal END,
             timed_out = CASE WHEN $5 THEN $8 ELSE timed_out END,
             ${setTailSql("$9::text[]", "$5")},
-            ended_token = COALESCE($10, ended_token), ended_as = CASE WHEN $10::uuid IS NULL THEN ended_as ELSE $2 END
+            ended_token = COALESCE($10, ended_token), ended_as = CASE WHEN $10::uuid IS NULL THEN ended_as ELSE $2 END,
+            cancel_kind = $11, cancelled_running = $12
       WHERE id = $1`,
     [
       task.id,
@@ -59,6 +63,8 @@ export async function finalizeTask(
       details.attempt?.timedOut ?? false,
       details.attempt?.tail ?? [],
       details.endedToken ?? null,
+      details.cancelKind ?? null,
+      details.cancelledRunning === true,
     ],
   );
   const cascaded = await cancelDependents(client, names, task.run_id, task.key, state);

@@ -7,6 +7,7 @@ import { liveTailSql } from "./live-tail.js";
 import { completeAndLeaseSql, completeSuccessFunction, recordedEndSql, runFilterSql } from "./batch-functions.js";
 import { schemaNames, type SchemaNames } from "./names.js";
 import { settleIdleSql } from "./settle-idle.js";
+import { shutdownCancelSql } from "./shutdown-cancel.js";
 import { tailAttemptSql } from "./tail-attempt.js";
 import { LONG_QUERY_TIMEOUT_MS, LONG_STATEMENT_TIMEOUT_SQL, timedQuery } from "./timeouts.js";
 import { inTransaction } from "./transaction.js";
@@ -177,6 +178,11 @@ const MIGRATIONS: Migration[] = [
     version: 13,
     name: "which attempt a task's stored last lines are of: tail_attempt",
     sql: tailAttemptSql,
+  },
+  {
+    version: 14,
+    name: "tasks a stopped run cancelled say so: cancel_kind, cancelled_running",
+    sql: shutdownCancelSql,
   },
 ];
 

@@ -16,6 +16,8 @@ interface StatusRow {
   timed_out: boolean;
   cancel_reason: string | null;
   cancelled_by: string | null;
+  cancel_kind: "shutdown" | null;
+  cancelled_running: boolean;
   worker_id: string | null;
   tail: string[];
   tail_attempt: number | null;
@@ -31,7 +33,7 @@ interface StatusRow {
 }
 
 const COLUMNS = `t.run_id, t.key, t.state, t.priority, t.attempts, t.max_attempts, t.last_error, t.exit_code, t.signal,
-  t.timed_out, t.cancel_reason, t.cancelled_by, t.worker_id, t.tail, t.tail_attempt, t.submitted_at, t.started_at, t.finished_at`;
+  t.timed_out, t.cancel_reason, t.cancelled_by, t.cancel_kind, t.cancelled_running, t.worker_id, t.tail, t.tail_attempt, t.submitted_at, t.started_at, t.finished_at`;
 
 function dependsOn(names: SchemaNames): string {
   return `ARRAY(SELECT d.depends_on_key FROM ${names.deps} d WHERE d.run_id = t.run_id AND d.task_key = t.key ORDER BY 1) AS depends_on`;
@@ -51,6 +53,8 @@ function toStatus(row: StatusRow): TaskStatusRow {
     timedOut: row.timed_out,
     cancelReason: row.cancel_reason,
     cancelledBy: row.cancelled_by,
+    ...(row.state === "cancelled" && row.cancel_kind === "shutdown" ? { cancelKind: "shutdown" as const } : {}),
+    ...(row.state === "cancelled" && row.cancelled_running ? { cancelledRunning: true as const } : {}),
     workerId: row.worker_id,
     tail: row.tail,
     // Lines of an earlier attempt, the latest having left none, say which attempt they are of. (A success stores its own lines, and no attempt.)

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { TaskqError } from "../../errors.js";
 import { isRunId, RUN_ID_EXPECTED } from "../../run-id.js";
-import { cancelTasks, type CancelResult } from "./cancel.js";
+import { cancelTasks, type CancelResult, type ShutdownCancel } from "./cancel.js";
 import { completeAttempt, completeSuccess, readRecordedEnd, releaseLease, releaseStrays } from "./complete.js";
 import { completeAndLease, type CompleteAndLeaseResult, type EndedAttempt } from "./complete-and-lease.js";
 import { refreshRunState, settleRuns } from "./graph.js";
@@ -313,10 +313,13 @@ export class PostgresStore {
     });
   }
 
-  /** Cancels a run, or one task: queued/blocked at once, running at the next heartbeat. */
-  async cancelRun(runId: string, taskKey?: string): Promise<CancelResult> {
+  /**
+   * Cancels a run, or one task: queued/blocked at once, running at the next heartbeat. With `shutdown`
+   * (a whole run's only), as a stopped `run --store` ends its run: every task the shutdown's own.
+   */
+  async cancelRun(runId: string, taskKey?: string, options: { shutdown?: ShutdownCancel } = {}): Promise<CancelResult> {
     return this.#oneShot("cancelRun", async () => {
-      const result = await inTransaction(this.pool, (client) => cancelTasks(client, this.#names, runId, taskKey));
+      const result = await inTransaction(this.pool, (client) => cancelTasks(client, this.#names, runId, taskKey, options.shutdown));
       // The cancel is made: a connection dropped as the run's state is settled must not have it made again (it
       // would find nothing to cancel, and say so). The next look at the run (status, a sweep) settles it.
       await refreshRunState(this.pool, this.#names, runId).catch((error: unknown) => {

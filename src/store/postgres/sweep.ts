@@ -2,6 +2,7 @@ import type pg from "pg";
 import { finalizeTask } from "./finalize.js";
 import { notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
+import { runningCancel } from "./shutdown-cancel.js";
 import { setTailSql } from "./tail-attempt.js";
 
 interface ExpiredRow {
@@ -11,6 +12,7 @@ interface ExpiredRow {
   attempts: number;
   max_attempts: number;
   cancel_requested: boolean;
+  cancel_kind: "shutdown" | null;
   worker_id: string | null;
   /** The attempt's last lines as its heartbeats stored them; null when none did (see liveTailSql). */
   live_tail: string[] | null;
@@ -48,7 +50,7 @@ export async function sweepExpiredLeases(
   limit = SWEEP_BATCH,
 ): Promise<SweptTask[]> {
   const expired = await client.query<ExpiredRow>(
-    `SELECT id, run_id, key, attempts, max_attempts, cancel_requested, worker_id,
+    `SELECT id, run_id, key, attempts, max_attempts, cancel_requested, cancel_kind, worker_id,
             CASE WHEN live_tail_token = lease_token THEN live_tail END AS live_tail
        FROM ${names.tasks}
       WHERE state = 'running' AND lease_expires_at < now()
@@ -68,7 +70,7 @@ export async function sweepExpiredLeases(
     const state = row.cancel_requested ? "cancelled" : row.attempts >= row.max_attempts ? "failed" : "queued";
     swept.push({ runId: row.run_id, key: row.key, attempt: row.attempts, maxAttempts: row.max_attempts, workerId: row.worker_id, state, error: reason });
     if (row.cancel_requested) {
-      await finalizeTask(client, names, row, "cancelled", { attempt, cancelReason: "cancelled by request" });
+      await finalizeTask(client, names, row, "cancelled", { attempt, ...runningCancel(row) });
     } else if (row.attempts >= row.max_attempts) {
       await finalizeTask(client, names, row, "failed", { attempt });
     } else {

@@ -82,6 +82,10 @@ export interface TaskStatusRow {
   cancelReason: string | null;
   /** The failed or cancelled task that caused this one's cancellation. */
   cancelledBy: string | null;
+  /** A cancelled task's, where a stopped `run --store` cancelled it, as a local run's shutdown does. */
+  cancelKind?: "shutdown";
+  /** A cancelled task whose attempt was running when it was cancelled (asked to stop, or given back by a stopped run's worker). */
+  cancelledRunning?: true;
   workerId: string | null;
   tail: string[];
   /**

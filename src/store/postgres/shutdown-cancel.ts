@@ -1,0 +1,33 @@
+import type { FinalDetails } from "./finalize.js";
+import type { SchemaNames } from "./names.js";
+
+/**
+ * Migration 14: tasks a stopped `run --store` cancelled say so, as a local run's summary says it of the
+ * tasks a shutdown ended. `cancel_kind` is 'shutdown' for those (its cancel of what had not ended, and
+ * what a worker then records of a running one it was asked to stop), null for a cancel by request or by
+ * a dependency (`cancelled_by`). `cancelled_running`: the task's attempt was running when it was
+ * cancelled (a running task asked to stop, an attempt the stop gave back), as a local summary's
+ * `running: true`.
+ */
+export function shutdownCancelSql(names: SchemaNames): string {
+  return `ALTER TABLE ${names.tasks}
+            ADD COLUMN IF NOT EXISTS cancel_kind text CHECK (cancel_kind IN ('shutdown')),
+            ADD COLUMN IF NOT EXISTS cancelled_running boolean NOT NULL DEFAULT false;`;
+}
+
+/** cancel_reason of a running task's attempt a shutdown stopped (the engine's words for it). */
+export const ABORTED_BY_SHUTDOWN = "aborted by shutdown";
+
+/** cancel_reason of a task the shutdown found waiting: not started, or (attempts made) waiting to be retried. */
+export function notStartedReason(task: { attempts: number; last_error: string | null }): string {
+  return task.attempts > 0 && task.last_error !== null ? `shutdown: not retried (attempt ${task.attempts} failed: ${task.last_error})` : "shutdown: not started";
+}
+
+/**
+ * How a running task whose cancel was asked for is recorded as it ends: cancelled while running, by
+ * request (in `requested`'s words), or, asked by a stopped run, by its shutdown.
+ */
+export function runningCancel(row: { cancel_kind: "shutdown" | null }, requested = "cancelled by request"): FinalDetails {
+  const shutdown = row.cancel_kind === "shutdown";
+  return { cancelReason: shutdown ? ABORTED_BY_SHUTDOWN : requested, cancelKind: row.cancel_kind, cancelledRunning: true };
+}
