@@ -110,6 +110,43 @@ describe("migrate", () => {
     }
   });
 
+  it("a store of version 12 takes migrations 13 and 14 with its tasks as they were: their lines of no known attempt, cancels by request", async () => {
+    const older = uniqueSchema();
+    try {
+      const before = await PostgresStore.open({ connectionString: DATABASE_URL, schema: older });
+      try {
+        await before.submitRun(workflow([task("failing", { retries: 1, backoff: { baseMs: 1, maxMs: 1 } }), task("waiting", { dependsOn: ["failing"] }), task("free")]), { runId: "older" });
+        // As version 12 left a store: without the columns 13 and 14 add.
+        await sql(before, "ALTER TABLE $schema.tasks DROP COLUMN tail_attempt, DROP COLUMN cancel_kind, DROP COLUMN cancelled_running");
+        await sql(before, "DELETE FROM $schema.migrations WHERE version >= 13");
+        // Attempt 1 failed with lines, as version 12 stored them; the run cancelled by request.
+        await sql(before, "UPDATE $schema.tasks SET state = 'queued', attempts = 1, last_error = 'exited with code 3', tail = '{earlier}' WHERE key = 'failing'");
+        await sql(before, "UPDATE $schema.tasks SET state = 'cancelled', cancel_reason = 'cancelled by request', finished_at = now() WHERE key = 'free'");
+      } finally {
+        await before.close();
+      }
+      const after = await PostgresStore.open({ connectionString: DATABASE_URL, schema: older });
+      try {
+        const applied = await sql<{ version: number }>(after, "SELECT version FROM $schema.migrations WHERE version >= 13 ORDER BY version");
+        expect(applied.map((row) => row.version)).toEqual([13, 14]);
+        const free = (await after.runStatus("older")).tasks.find((row) => row.key === "free")!;
+        expect(free).toMatchObject({ state: "cancelled", cancelReason: "cancelled by request" });
+        expect(free).not.toHaveProperty("cancelKind");
+        expect(free).not.toHaveProperty("cancelledRunning");
+        // Lines of no known attempt are replaced by a last attempt that left none, as they were before.
+        const [failing] = await after.lease("w1", 1, 30_000);
+        await after.complete(failing!.leaseToken, { kind: "failure", error: "exited with code 4", exitCode: 4, tail: [] });
+        const [dead] = await after.deadLetters("older");
+        expect(dead).toMatchObject({ key: "failing", attempts: 2, tail: [] });
+        expect(dead).not.toHaveProperty("tailAttempt");
+      } finally {
+        await after.close();
+      }
+    } finally {
+      await dropSchema(older);
+    }
+  });
+
   it("rejects a schema name that is not a plain identifier", async () => {
     const pool = createPool(1);
     try {
