@@ -56,18 +56,28 @@ export function logDirFlag(value: unknown): string {
 }
 
 /**
- * -j: a positive integer, else the file's value, else the CPU count. Digits only: Number()
- * would take `1e3`, `0x10` and `0b11` as 1000, 16 and 3, which the message says it refuses.
+ * -j: a positive integer, else the file's value, else the CPU count (see wholeNumberFlag).
  */
 export function concurrencyFlag(value: unknown, fromFile: number | undefined): number {
   if (value === undefined) return fromFile ?? availableParallelism();
-  const n = typeof value === "string" && /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > 10_000) {
-    // `-j=4`: a short flag's value follows it, or a space; the `=` is taken for part of the value.
-    const hint = typeof value === "string" && /^=\s*\d+\s*$/.test(value) ? ` (write -j ${value.slice(1).trim()} or --concurrency=${value.slice(1).trim()}: a short flag takes no =)` : "";
-    throw new UsageError(`--concurrency: ${JSON.stringify(value)} is not a whole number from 1 to 10000${hint}`);
-  }
-  return n;
+  // `-j=4`: a short flag's value follows it, or a space; the `=` is taken for part of the value.
+  const hint = typeof value === "string" && /^=\d+$/.test(value) ? `write -j ${value.slice(1)} or --concurrency=${value.slice(1)}: a short flag takes no =` : undefined;
+  return wholeNumberFlag("--concurrency", value, { min: 1, max: 10_000, expected: "a whole number from 1 to 10000", ...(hint === undefined ? {} : { hint }) });
+}
+
+/**
+ * An integer flag (-j, --metrics-port): ASCII digits alone, or a usage error naming the flag and
+ * the value. The same rule for every one: Number() would take `1e3`, `0x10` and `0b11` as 1000,
+ * 16 and 3, and `+2` or ` 2` are a sign and a space that a shell variable slipped in (`-j "$N "`):
+ * each is refused with the number it would have been, rather than some forms taken and others not.
+ */
+export function wholeNumberFlag(name: string, value: unknown, range: { min: number; max: number; expected: string; hint?: string; aside?: string }): number {
+  const n = typeof value === "string" && /^\d+$/.test(value) ? Number(value) : NaN;
+  if (Number.isSafeInteger(n) && n >= range.min && n <= range.max) return n;
+  const meant = typeof value === "string" ? /^\s*\+?(\d+)\s*$/.exec(value)?.[1] : undefined;
+  const fits = meant !== undefined && meant !== value && Number(meant) >= range.min && Number(meant) <= range.max;
+  const hint = range.hint ?? (fits ? `digits alone, without a space or a sign: ${meant}` : range.aside);
+  throw new UsageError(`${name}: ${JSON.stringify(value)} is not ${range.expected}${hint === undefined ? "" : ` (${hint})`}`);
 }
 
 /** --run-id: undefined when not given, else a valid run id (see run-id.ts), or a usage error. */

@@ -3,14 +3,20 @@ import { concurrencyFlag } from "../../src/cli/flags.js";
 
 describe("concurrencyFlag (-j)", () => {
   it("takes a whole number from 1 to 10000 written in digits", () => {
-    expect(["1", "8", "08", " 4 ", "10000"].map((value) => concurrencyFlag(value, undefined))).toEqual([1, 8, 8, 4, 10_000]);
+    expect(["1", "8", "08", "10000"].map((value) => concurrencyFlag(value, undefined))).toEqual([1, 8, 8, 10_000]);
     expect(concurrencyFlag(undefined, 3)).toBe(3);
   });
 
   it("refuses other ways JavaScript reads a number (1e3, 0x10, 0b11, 4.0, +3), as the message says", () => {
-    for (const value of ["1e3", "0x10", "0b11", "0o7", "4.0", "+3", "", " ", "0", "-1", "10001", "Infinity", "3abc"]) {
+    for (const value of ["1e3", "0x10", "0b11", "0o7", "4.0", "+3", " 4 ", "", " ", "0", "-1", "10001", "Infinity", "3abc"]) {
       expect(() => concurrencyFlag(value, undefined), value).toThrow(`--concurrency: ${JSON.stringify(value)} is not a whole number from 1 to 10000`);
     }
+  });
+
+  it("names the number meant by a value off by a space or a sign, but for one out of range", () => {
+    expect(() => concurrencyFlag(" 4 ", undefined)).toThrow('--concurrency: " 4 " is not a whole number from 1 to 10000 (digits alone, without a space or a sign: 4)');
+    expect(() => concurrencyFlag("+3", undefined)).toThrow('--concurrency: "+3" is not a whole number from 1 to 10000 (digits alone, without a space or a sign: 3)');
+    expect(() => concurrencyFlag(" 0", undefined)).toThrow(/^--concurrency: " 0" is not a whole number from 1 to 10000$/);
   });
 
   it("says how to write -j=4, which hands the flag \"=4\": a short flag takes its value after it or a space", () => {

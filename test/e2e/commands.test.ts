@@ -154,6 +154,25 @@ describe("taskq commands", () => {
     expect(existsSync(ws.logs)).toBe(false);
   });
 
+  // `-j ' 2'` ran at 2 where `-j +2` was refused: every integer flag takes digits alone, and a value
+  // off by a space or a sign is refused naming the flag, the value and the number meant; nothing runs.
+  it("the integer flags (-j, --metrics-port) take digits alone, by one rule: a space or a sign is a usage error naming the flag, the value and the number meant", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
+    for (const value of [" 2", "2 ", "+2", " +2"]) {
+      const run = await runCli(["run", ws.file, "-j", value, "--log-dir", ws.logs]);
+      expect(run, value).toMatchObject({ code: 2, stdout: "", stderr: `taskq: --concurrency: ${JSON.stringify(value)} is not a whole number from 1 to 10000 (digits alone, without a space or a sign: 2)\n` });
+      const worker = await runCli(["worker", "-j", value, "--store", "postgres://u@127.0.0.1:1/x", "--log-dir", ws.logs]);
+      expect(worker, value).toMatchObject({ code: 2, stderr: `taskq: --concurrency: ${JSON.stringify(value)} is not a whole number from 1 to 10000 (digits alone, without a space or a sign: 2)\n` });
+    }
+    for (const value of [" 9464", "+9464"]) {
+      const port = await runCli(["worker", "--metrics-port", value, "--store", "postgres://u@127.0.0.1:1/x", "--log-dir", ws.logs]);
+      expect(port, value).toMatchObject({ code: 2, stderr: `taskq: --metrics-port: ${JSON.stringify(value)} is not a port number from 0 to 65535 (digits alone, without a space or a sign: 9464)\n` });
+    }
+    expect(existsSync(ws.logs)).toBe(false);
+    // Digits alone, leading zeros too, as ever.
+    expect(await runCli(["run", ws.file, "-j", "02", "--log-dir", ws.logs, "--dry-run"])).toMatchObject({ code: 0, stdout: expect.stringContaining("concurrency 2") });
+  });
+
   it("an empty --log-dir (an unset $LOG_DIR) is a usage error of every command taking it, before anything runs or is written", async () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     const commands = [

@@ -6,7 +6,7 @@ import { TaskqError, UsageError } from "../../errors.js";
 import { DURATION_PATTERN, durationMistake, parseDuration } from "../../loaders/duration.js";
 import { isTransientError } from "../../store/postgres/transient.js";
 import { workerHostAndPid } from "../../store/postgres/worker-id.js";
-import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdArgument, runIdFlag, taskIdArgument, workflowFileArgument } from "../flags.js";
+import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdArgument, runIdFlag, taskIdArgument, wholeNumberFlag, workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
 import { toJson } from "../output.js";
 import { createColors } from "../render/colors.js";
@@ -513,8 +513,6 @@ function hostFlag(host: string, port: unknown): string {
 }
 
 function portFlag(value: unknown): number {
-  // Digits only: Number("") is 0, and an unset $PORT would silently pick a random port.
-  const port = typeof value === "string" && /^\s*\d{1,5}\s*$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--metrics-port: ${JSON.stringify(value)} is not a port number from 0 to 65535 (0 picks a free one)`);
-  return port;
+  // Digits only, as every integer flag: Number("") is 0, and an unset $PORT would silently pick a random port.
+  return wholeNumberFlag("--metrics-port", value, { min: 0, max: 65535, expected: "a port number from 0 to 65535", aside: "0 picks a free one" });
 }
