@@ -203,8 +203,8 @@ export interface LogPruneResult {
  * nothing but `*.log` files, markers and the stamp. Anything else under `root` (a file, a
  * folder of logs that is not taskq's, a folder with other files or subfolders, a symbolic
  * link) is left alone, so a mistaken `--log-dir` deletes nothing of the user's. A folder in
- * use (see MARKER_PREFIX) is never deleted. With `dryRun`, only lists them. A missing `root`
- * has nothing to prune. A folder that cannot be deleted (another user's, in a root users
+ * use (see MARKER_PREFIX) is never deleted. With `dryRun`, only lists them. A `root` that
+ * cannot be read, or does not exist, is an error (LOG_DIR, exit 1). A folder that cannot be deleted (another user's, in a root users
  * share) is listed in `failed`, and the folders after it are still pruned.
  */
 export function pruneLogFolders(root: string, olderThanMs: number, options: { dryRun: boolean; now?: number }): LogPruneResult {
@@ -213,8 +213,8 @@ export function pruneLogFolders(root: string, olderThanMs: number, options: { dr
   try {
     names = readdirSync(root);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "error";
-    if (code === "ENOENT") return { before: new Date(before).toISOString(), runs: [], failed: [] };
+    // A root that does not exist is said, as one that is not a folder is: "nothing to prune" there
+    // hid a mistyped --log-dir, or a prune run from another folder than the runs were (a cron job's).
     throw new TaskqError("LOG_DIR", `cannot read the log folder ${root}: ${folderProblem(error, root)}`, { cause: error, exitCode: 1 });
   }
   const host = hostname();

@@ -120,13 +120,23 @@ describe("taskq prune --logs", () => {
     expect(await entries(path.join(root, "20261101-090000-live"))).toEqual([`.taskq-active-${process.pid}`, "a.log"]);
     expect(await entries(path.join(ws.dir, "elsewhere", "20261101-080000-link"))).toEqual(["a.log"]);
 
-    // Nothing older than a year; nothing at all under a root that does not exist.
+    // Nothing older than a year.
     expect((await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "365d"], { env: ENV })).stdout).toMatch(
       new RegExp(`^no run folder in ${root} last written before \\S+\n$`),
     );
-    const missing = await runCli(["prune", "--logs", "--log-dir", path.join(ws.dir, "no-such"), "--older-than", "1d"], { env: ENV });
-    expect(missing.code).toBe(0);
-    expect(missing.stdout).toMatch(/^no run folder in \S+no-such last written before/);
+    // A root that does not exist (a mistyped --log-dir, a cron job in another folder) is an error that
+    // names it, exit 1, as one that is not a folder is: it was "no run folder in ...", exit 0.
+    const noSuch = path.join(ws.dir, "no-such");
+    for (const args of [[], ["--dry-run"]]) {
+      const missing = await runCli(["prune", "--logs", "--log-dir", noSuch, "--older-than", "1d", ...args], { env: ENV });
+      expect(missing, args.join(" ")).toMatchObject({ code: 1, stdout: "", stderr: `taskq: cannot read the log folder ${noSuch}: no such file or directory (ENOENT)\n` });
+    }
+    const missingJson = await runCli(["prune", "--logs", "--older-than", "1d", "--output", "json"], { env: ENV, cwd: ws.dir });
+    expect(missingJson).toMatchObject({ code: 1, stderr: "taskq: cannot read the log folder .taskq/logs: no such file or directory (ENOENT)\n" });
+    expect(JSON.parse(missingJson.stdout)).toMatchObject({ event: "error", code: "LOG_DIR", exitCode: 1, message: "cannot read the log folder .taskq/logs: no such file or directory (ENOENT)" });
+    const file = path.join(ws.dir, "a-file");
+    await writeFile(file, "");
+    expect(await runCli(["prune", "--logs", "--log-dir", file, "--older-than", "1d"], { env: ENV })).toMatchObject({ code: 1, stderr: `taskq: cannot read the log folder ${file}: ${file} is not a folder (ENOTDIR)\n` });
     // Without --logs, prune means the durable runs: with no store, the error says where to look.
     const noStore = await runCli(["prune", "--older-than", "1d"], { env: ENV });
     expect(noStore.code).toBe(2);
@@ -326,6 +336,7 @@ describe("taskq prune --logs", () => {
         expect(await runCli([...prune, "--older-than", age], { env: ENV })).toMatchObject({ code: 2, stdout: "", stderr: `taskq: --older-than: ${said}\n` });
       }
     }
+    await mkdir(ws.logs, { recursive: true });
     for (const age of ["99999d", "720h"]) expect((await runCli(["prune", "--logs", "--log-dir", ws.logs, "--older-than", age], { env: ENV })).code).toBe(0);
   });
 
