@@ -9,6 +9,11 @@ export interface SourceLocator {
   offsetOf(path: DataPath, at?: "value" | "key"): number;
   /** Whether the value at `path` is a plain scalar that a comment (` #`) ends on its line. */
   endsAtComment(path: DataPath): boolean;
+  /**
+   * The comment that takes the place of the value at `path` (`run: # TODO`: `# TODO`), where that
+   * value is a mapping's, left empty, and its key's line goes on with a comment; else undefined.
+   */
+  commentInsteadOf(path: DataPath): string | undefined;
 }
 
 /**
@@ -79,6 +84,24 @@ export class Locator implements SourceLocator {
     return COMMENT_AFTER.test(this.#text);
   }
 
+  commentInsteadOf(path: DataPath): string | undefined {
+    let node = this.#root;
+    let pair: Pair | undefined;
+    for (const segment of path) {
+      pair = undefined;
+      if (isMap(node)) {
+        pair = node === this.#tasksMap ? this.#tasksIndex.get(String(segment)) : findPair(node, String(segment));
+        node = this.#resolve(pair?.value);
+      } else if (isSeq(node) && typeof segment === "number") node = this.#resolve(node.items[segment]);
+      else return undefined;
+    }
+    const keyEnd = (pair?.key as Node | null | undefined)?.range?.[1];
+    // The value left empty: a null with no text of its own (not `~` or `null` written out).
+    if (keyEnd === undefined || !isScalar(node) || node.value !== null || node.range?.[0] !== node.range?.[1]) return undefined;
+    COMMENT_INSTEAD.lastIndex = keyEnd;
+    return COMMENT_INSTEAD.exec(this.#text)?.[1]?.trimEnd();
+  }
+
   #resolve(node: unknown): Node | null {
     if (isAlias(node)) return this.#aliasTargets.get(node) ?? node;
     return isScalar(node) || isMap(node) || isSeq(node) ? node : null;
@@ -87,6 +110,9 @@ export class Locator implements SourceLocator {
 
 /** Spaces or tabs, then a comment, on the line where a value ends. */
 const COMMENT_AFTER = /[ \t]+#/y;
+
+/** After a key, its `:`, then spaces or tabs and a comment where the value would be. */
+const COMMENT_INSTEAD = /[ \t]*:[ \t]+(#[^\r\n]*)/y;
 
 function findPair(map: YAMLMap, name: string): Pair | undefined {
   return map.items.find((pair) => keyText(pair.key) === name);

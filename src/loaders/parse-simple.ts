@@ -96,6 +96,9 @@ const noPositions: SourceLocator = {
   endsAtComment(): never {
     throw NEEDS_POSITIONS;
   },
+  commentInsteadOf(): never {
+    throw NEEDS_POSITIONS;
+  },
 };
 
 /**

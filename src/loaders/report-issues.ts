@@ -36,10 +36,10 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
       continue;
     }
     if (isNullEnvValue(issue, path)) {
-      problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${nullEnvMessage(String(path.at(-1)))}`);
+      problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${nullEnvMessage(String(path.at(-1)), commentHint(issue, path, locator))}`);
       continue;
     }
-    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${nullIdHint(issue, path)}${valueHint(issue, path)}`);
+    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${commentHint(issue, path, locator)}${nullIdHint(issue, path)}${valueHint(issue, path)}`);
   }
 }
 
@@ -50,6 +50,17 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
 function nullIdHint(issue: Issue, path: DataPath): string {
   const isItem = path[0] === "tasks" && path[2] === "dependsOn" && typeof path[3] === "number";
   return isItem && "input" in issue && issue.input === null ? '; to name a task called null, quote it: "null"' : "";
+}
+
+/**
+ * `run: # TODO`: a comment where the value would be leaves it empty, which YAML reads as null;
+ * "got nothing (null)" alone left the user looking at the text on that line. Say it is a comment.
+ */
+function commentHint(issue: Issue, path: DataPath, locator: SourceLocator): string {
+  if (!("input" in issue) || issue.input !== null) return "";
+  const comment = locator.commentInsteadOf(path);
+  if (comment === undefined) return "";
+  return `: the rest of its line, ${quote(comment)}, is a YAML comment (a # after a space starts one), not its value`;
 }
 
 /** The fields holding a duration (`backoff.base` and `backoff.max` by their last name). */
@@ -69,10 +80,10 @@ function isNullEnvValue(issue: Issue, path: DataPath): boolean {
   return field.length === 2 && field[0] === "env" && "input" in issue && issue.input === null;
 }
 
-/** What a null env value is told: env only sets variables; how to get an empty one, or none. */
-function nullEnvMessage(name: string): string {
+/** What a null env value is told (after `comment`, a commentHint): env only sets variables; how to get an empty one, or none. */
+function nullEnvMessage(name: string, comment = ""): string {
   const key = /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : JSON.stringify(name);
-  return `has no value (null): env sets variables and cannot unset one (from \`defaults.env\`, the file's \`env\` or taskq's own environment); write ${key}: "" for an empty value, or unset it in the command (\`unset ${key}; ...\`)`;
+  return `has no value (null)${comment === "" ? ":" : `${comment};`} env sets variables and cannot unset one (from \`defaults.env\`, the file's \`env\` or taskq's own environment); write ${key}: "" for an empty value, or unset it in the command (\`unset ${key}; ...\`)`;
 }
 
 /** In a union, the one branch whose value had the right type, so its precise issues are shown. */

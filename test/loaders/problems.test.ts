@@ -121,6 +121,37 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  // `run: # TODO` was "got nothing (null)", the comment on that very line unsaid: YAML reads the
+  // value as empty, and a user reads the line as holding something.
+  it("says that a comment took the place of an empty value (run: # TODO), at the key, for any field; not for ~ or null written out", () => {
+    const text = yaml(
+      "tasks:",
+      "  a:",
+      "    run: # TODO",
+      "    timeout:\t#   later  ",
+      "    env:",
+      "      FOO: # set in CI",
+      "    dependsOn:  # none yet",
+      "  b:",
+      "    run: ~ # on purpose",
+      "  c: { run: echo c, retries: # 3",
+      "    }",
+      "  d:",
+      "    run:",
+      "  # a comment on a line of its own",
+    );
+    const comment = (text: string): string => `: the rest of its line, "${text}", is a YAML comment (a # after a space starts one), not its value`;
+    expect(problemsOf(text)).toEqual([
+      `3:5: task "a": \`run\` must be a non-empty command string, got nothing (null)${comment("# TODO")}`,
+      `4:5: task "a": \`timeout\` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, or none (no limit), got nothing (null)${comment("#   later")}`,
+      expect.stringMatching(/^6:7: task "a": `env.FOO` has no value \(null\): the rest of its line, "# set in CI", is a YAML comment \(a # after a space starts one\), not its value; env sets variables and cannot unset one /),
+      `7:5: task "a": \`dependsOn\` must be a task id or a list of task ids, got nothing (null)${comment("# none yet")}`,
+      '9:10: task "b": `run` must be a non-empty command string, got nothing (null)',
+      `10:21: task "c": \`retries\` must be an integer from 0 to 100, got nothing (null)${comment("# 3")}`,
+      '13:5: task "d": `run` must be a non-empty command string, got nothing (null)',
+    ]);
+  });
+
   it("reports bad durations, dates, enums and numbers", () => {
     const text = yaml(
       "tasks:",
