@@ -7,6 +7,7 @@ import { generateRunId } from "../store/postgres/submit.js";
 import { printRunSummary, resubmitted, runningNotes, submitNotes, submitRecords, workerFields, type LocalLogs } from "./commands/durable.js";
 import { checkLogRoot } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
+import { clock } from "./render/describe.js";
 import type { OutputMode } from "./render/index.js";
 import { openStore, RETRY_DROPPED_MS, type StoreFlags } from "./store-flags.js";
 import { onShutdownSignals, secondSignal, signalExitCode } from "./signals.js";
@@ -78,8 +79,9 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       const notes = submitNotes(workflow.notes, submitted);
       // An existing run id adds only the tasks that are new: "submitted: 3 tasks" would say all three were.
       const head = submitted.created ? `run ${runId} submitted to ${store.description}: ${tasks} task${tasks === 1 ? "" : "s"}` : resubmitted(submitted, ` to ${store.description}`);
-      // Notes through oneLine, as submit's: a note may quote the file (a cwd's folder, written out).
-      process.stdout.write(`${head}\n${notes.map((note) => `note: ${oneLine(note)}\n`).join("")}`);
+      // Timed, the notes in the `note` column, as the worker's lines that follow (and a local run's plain lines).
+      // Through oneLine, as submit's: a note may quote the file (a cwd's folder, written out).
+      process.stdout.write(`${clock()} ${head}\n${notes.map((note) => `${clock()} note    ${oneLine(note)}\n`).join("")}`);
     }
     workflow.tasks.length = 0;
     let stopped: { exitCode: number; interrupted?: NodeJS.Signals; workerId?: string };
@@ -88,7 +90,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     if (early !== undefined) {
       // No worker starts: the run ends below as one stopped later does, the same 3 s given to its cancel and summary.
       const message = `${early} received while the run was being submitted: it is cancelled before this process runs any of its tasks`;
-      process.stdout.write(options.json ? `${toJson({ ts: new Date().toISOString(), event: "note", message })}\n` : `${message}\n`);
+      process.stdout.write(options.json ? `${toJson({ ts: new Date().toISOString(), event: "note", message })}\n` : `${clock()} note    ${message}\n`);
       stopped = { exitCode: signalExitCode(early), interrupted: early };
     } else {
       const taskEnds = nextEvent((event) => event.type === "finished");
@@ -164,7 +166,7 @@ function tellCancelled(runId: string, { cancelled, cancelRequested, running }: C
   // Those it ran were given back when stopped (queued again, the attempt not counted): cancelled too.
   if (cancelled.length > 0) parts.push(`cancelled ${count(cancelled.length)} that had not started or ${cancelled.length === 1 ? "was" : "were"} given back`);
   if (cancelRequested.length > 0) parts.push(`asked ${count(cancelRequested.length)} running on ${cancelRequested.length === 1 ? "another worker" : "other workers"} to stop`);
-  process.stdout.write(`run ${runId} stopped: ${parts.join("; ")}\n${runningNotes(running).map((note) => `note: ${note}\n`).join("")}`);
+  process.stdout.write(`${clock()} run ${runId} stopped: ${parts.join("; ")}\n${runningNotes(running).map((note) => `${clock()} note    ${note}\n`).join("")}`);
 }
 
 function count(tasks: number): string {

@@ -131,7 +131,7 @@ tasks:
     // run --store prints them on stdout, before its worker's lines.
     const run = await taskq(["run", file, "--log-dir", ws.logs, "--run-id", `${runId}-run`]);
     runIds.push(`${runId}-run`);
-    const head = run.stdout.split(/\n(?=\d\d:)/)[0] ?? "";
+    const head = run.stdout.split(/\n(?=\S+ worker )/)[0] ?? "";
     expect(head).toContain(note);
     expect(head).not.toContain("\u001b");
     // Its worker's FAILED line, as the summary, names the folder as the note does: on its one line.
@@ -148,7 +148,7 @@ tasks:
     const ok = await taskq(["run", good, ...storeFlags, "--run-id", goodId], { TASKQ_STORE: "" });
     expect(ok.stderr).toBe("");
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toContain(`run ${goodId} submitted to postgres://postgres:***@`);
+    expect(ok.stdout).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} run ${goodId} submitted to postgres://postgres:\\*\\*\\*@`));
     expect(ok.stdout).toMatch(/Summary: 2 succeeded, 0 failed, 0 cancelled/);
     expect(starts(ok.stdout, goodId)).toHaveLength(2);
     // In causal order: b, unblocked and leased in the round trip that recorded a, starts after a's `ok`.
@@ -161,7 +161,7 @@ tasks:
     const again = await taskq(["run", good, ...storeFlags, "--run-id", goodId, "--output", "tty"], { TASKQ_STORE: "" });
     expect(again.stderr).toBe("note: --output tty: a run with a store prints plain lines, not the live board (that is for local runs)\n");
     expect(again.code).toBe(0);
-    expect(again.stdout).toMatch(new RegExp(`^run ${goodId} already submitted to postgres://postgres:\\*\\*\\*@\\S+: 0 new tasks, 2 kept\n`));
+    expect(again.stdout).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} run ${goodId} already submitted to postgres://postgres:\\*\\*\\*@\\S+: 0 new tasks, 2 kept\n`));
     expect(starts(again.stdout, goodId)).toHaveLength(0);
     expect(again.stdout).toMatch(/Summary: 2 succeeded/);
 
@@ -1691,8 +1691,10 @@ tasks:
     runIds.push(runId);
     const run = await taskq(["run", file, "--log-dir", ws.logs, "--run-id", runId]);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(new RegExp(`^run ${runId} submitted to \\S+: 1 task\n`));
-    expect(run.stdout.split("\n")[1]).toBe(note);
+    // Timed, as every other line of run --store's plain output and of a local run's: the notes in the `note` column.
+    expect(run.stdout).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} run ${runId} submitted to \\S+: 1 task\n`));
+    expect(run.stdout.split("\n")[1]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} note {4}/);
+    expect(run.stdout.split("\n")[1]!.replace(/^\S+ note {4}/, "note: ")).toBe(note);
     expect((await taskq(["cancel", submitted.stdout.trim()])).code).toBe(0);
   });
 

@@ -653,8 +653,8 @@ describe("taskq run --store", () => {
     expect(result.code).toBe(143);
     expect(result.stdout).toMatch(
       new RegExp(
-        `run ${runId} stopped: cancelled 1 task that had not started or was given back; asked 1 task running on another worker to stop\n` +
-          `note: "${other}" runs on worker ${worker.id}, which stops it at its next heartbeat; if that worker is gone \\(killed, its machine lost\\), ` +
+        `\\d\\d:\\d\\d:\\d\\d\\.\\d{3} run ${runId} stopped: cancelled 1 task that had not started or was given back; asked 1 task running on another worker to stop\n` +
+          `\\d\\d:\\d\\d:\\d\\d\\.\\d{3} note {4}"${other}" runs on worker ${worker.id}, which stops it at its next heartbeat; if that worker is gone \\(killed, its machine lost\\), ` +
           `the task stays running until its lease runs out, in \\d+s, and then the next sweep of any running worker cancels it\n`,
       ),
     );
