@@ -4,7 +4,7 @@ import { fitConcurrencyToOpenFiles } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
 import type { CancelResult, PostgresStore, WorkerEvent } from "../store/postgres/index.js";
 import { generateRunId } from "../store/postgres/submit.js";
-import { printRunSummary, resubmitted, runningNotes, submitNotes, submitRecords, workerFields, type LocalLogs } from "./commands/durable.js";
+import { endedNote, printRunSummary, resubmitted, runningNotes, stateAfterSubmit, submitNotes, submitRecords, workerFields, type LocalLogs, type RunState } from "./commands/durable.js";
 import { checkLogRoot } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import { clock } from "./render/describe.js";
@@ -65,8 +65,12 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       },
     });
     let submitted: Awaited<ReturnType<PostgresStore["submit"]>>;
+    /** A run submitted again may have ended: it then runs nothing more (said, with no worker started), and its summary follows. */
+    let state: RunState;
     try {
       submitted = await store.submit(workflow, { runId: submitId });
+      // Read while a signal still waits for it, as for the submit: no turn of the event loop is left without a listener.
+      state = await stateAfterSubmit(store, submitted);
     } finally {
       removeEarly();
     }
@@ -74,9 +78,9 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     const tasks = workflow.tasks.length;
     if (options.json) {
       // Every line is a JSON object, these too (as a local run's first event and its notes), as `submit --output json` writes them.
-      process.stdout.write(submitRecords(workflow, submitted, store.description).map((record) => `${toJson(record)}\n`).join(""));
+      process.stdout.write(submitRecords(workflow, submitted, store.description, [], state).map((record) => `${toJson(record)}\n`).join(""));
     } else {
-      const notes = submitNotes(workflow.notes, submitted);
+      const notes = [...submitNotes(workflow.notes, submitted), ...(state === "running" ? [] : [endedNote(runId, state)])];
       // An existing run id adds only the tasks that are new: "submitted: 3 tasks" would say all three were.
       const head = submitted.created ? `run ${runId} submitted to ${store.description}: ${tasks} task${tasks === 1 ? "" : "s"}` : resubmitted(submitted, ` to ${store.description}`);
       // Timed, the notes in the `note` column, as the worker's lines that follow (and a local run's plain lines).
@@ -84,6 +88,8 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       process.stdout.write(`${clock()} ${head}\n${notes.map((note) => `${clock()} note    ${oneLine(note)}\n`).join("")}`);
     }
     workflow.tasks.length = 0;
+    // Its exit code as its summary says it, as for a run submitted again while it ran: 0 only once it succeeded.
+    if (state !== "running" && early === undefined) return await printRunSummary(store, runId, { color: options.color, json: options.json });
     let stopped: { exitCode: number; interrupted?: NodeJS.Signals; workerId?: string };
     /** The tasks its worker gave back as it stopped: a stop by a signal cancels them as aborted by the shutdown. */
     const aborted: string[] = [];

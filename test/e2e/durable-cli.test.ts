@@ -1618,10 +1618,11 @@ tasks:
     expect(starts(worker.stdout(), runId).map((match) => match[1])).toEqual(["a", "c", "b"]);
     expect(taskOf(status, "c")).toMatchObject({ state: "succeeded", maxAttempts: 1 });
 
-    // Ended, a task keeps its priority too; run --store says the same, as notes of its own output.
+    // Ended, a task keeps its priority too, and the run has ended; run --store says the same, as notes of its own output.
     const third = await taskq(["submit", v1, "--run-id", runId]);
     expect(third.stderr).toBe(
-      `note: run ${runId} already submitted: 0 new tasks, 2 kept\nnote: run ${runId} already has task "a" with another definition (priority): the stored one is kept\n`,
+      `note: run ${runId} already submitted: 0 new tasks, 2 kept\nnote: run ${runId} already has task "a" with another definition (priority): the stored one is kept\n` +
+        `note: run ${runId} has already ended (succeeded): none of its tasks runs again\n`,
     );
     const run = await taskq(["run", v1, "--log-dir", ws.logs, "--run-id", runId, "--output", "json"]);
     expect(run.code).toBe(0);
@@ -1679,6 +1680,61 @@ tasks:
     expect((await taskq(["cancel", runId])).code).toBe(0);
   });
 
+  // A cancelled run submitted again was "already submitted: 0 new tasks, 2 kept", exit 0 for submit, and
+  // for run --store a worker started with nothing to do: neither said the run had ended, nor how.
+  it("a run submitted again once it has ended says how it ended and that none of its tasks runs again: submit exits 1 unless it succeeded, run --store as its summary, with no worker", async () => {
+    const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const file = await workflowFile("ended", "tasks:\n  a: { run: 'sleep 1000' }\n  b: { run: echo b, dependsOn: a }\n");
+    const runId = `ended-${randomBytes(3).toString("hex")}`;
+    runIds.push(runId);
+    expect(await submit(file, ["--run-id", runId])).toBe(runId);
+    // Nothing runs it yet: both tasks are cancelled at once, and the run has ended.
+    expect((await taskq(["cancel", runId])).code).toBe(0);
+    expect((await store.runStatus(runId)).state).toBe("cancelled");
+    const cancelled = `run ${runId} has already ended (cancelled): none of its tasks runs again; to run the workflow again, submit it under another --run-id`;
+    const again = await taskq(["submit", file, "--run-id", runId]);
+    expect(again).toMatchObject({ code: 1, stdout: `${runId}\n`, stderr: `note: run ${runId} already submitted: 0 new tasks, 2 kept\ntaskq: ${cancelled}\n` });
+    const json = await taskq(["submit", file, "--run-id", runId, "--output", "json"]);
+    expect(json).toMatchObject({ code: 1, stderr: "" });
+    expect(json.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([
+      expect.objectContaining({ event: "run", runId, added: 0, kept: 2, state: "cancelled" }),
+      { ts: expect.any(String), event: "note", message: cancelled },
+    ]);
+    const run = await taskq(["run", file, "--run-id", runId, "--log-dir", ws.logs]);
+    expect(run).toMatchObject({ code: 1, stderr: "" });
+    expect(run.stdout).toMatch(
+      new RegExp(`^\\S+ run ${runId} already submitted to \\S+: 0 new tasks, 2 kept\n\\S+ note {4}${escaped(cancelled)}\n\nSummary: 0 succeeded, 0 failed, 2 cancelled in `),
+    );
+    const runJson = await taskq(["run", file, "--run-id", runId, "--log-dir", ws.logs, "--output", "json"]);
+    expect(runJson.code).toBe(1);
+    expect(runJson.stdout.trim().split("\n").map((line) => (JSON.parse(line) as { event: string }).event)).toEqual(["run", "note", "summary"]);
+
+    // A failed run is told how to run its failed task again; one that succeeded only that it has ended, exit 0, as before.
+    const failing = await workflowFile("ended-failed", "tasks:\n  a: { run: exit 3 }\n");
+    const failedId = `ended-failed-${randomBytes(3).toString("hex")}`;
+    runIds.push(failedId);
+    expect((await taskq(["run", failing, "--run-id", failedId, "--log-dir", ws.logs])).code).toBe(1);
+    expect(await taskq(["submit", failing, "--run-id", failedId])).toMatchObject({
+      code: 1,
+      stderr: `note: run ${failedId} already submitted: 0 new tasks, 1 kept\ntaskq: run ${failedId} has already ended (failed): none of its tasks runs again; to run a failed task again: taskq redrive ${failedId} TASK (taskq dead-letters ${failedId} lists them), or submit the workflow under another --run-id\n`,
+    });
+    const passing = await workflowFile("ended-succeeded", "tasks:\n  a: { run: echo a }\n");
+    const succeededId = `ended-succeeded-${randomBytes(3).toString("hex")}`;
+    runIds.push(succeededId);
+    expect((await taskq(["run", passing, "--run-id", succeededId, "--log-dir", ws.logs])).code).toBe(0);
+    const succeeded = `run ${succeededId} has already ended (succeeded): none of its tasks runs again`;
+    expect(await taskq(["submit", passing, "--run-id", succeededId])).toMatchObject({ code: 0, stderr: `note: run ${succeededId} already submitted: 0 new tasks, 1 kept\nnote: ${succeeded}\n` });
+    const rerun = await taskq(["run", passing, "--run-id", succeededId, "--log-dir", ws.logs]);
+    expect(rerun.code).toBe(0);
+    expect(rerun.stdout).toMatch(new RegExp(`\n\\S+ note {4}${escaped(succeeded)}\n\nSummary: 1 succeeded, 0 failed, 0 cancelled in `));
+    // A task the file adds runs, and the run with it: it has not ended any more.
+    const grown = await workflowFile("ended-grown", "tasks:\n  a: { run: echo a }\n  c: { run: echo c, dependsOn: a }\n");
+    const grew = await taskq(["run", grown, "--run-id", succeededId, "--log-dir", ws.logs]);
+    expect(grew.code).toBe(0);
+    expect(grew.stdout).not.toContain("has already ended");
+    expect(grew.stdout).toMatch(/Summary: 2 succeeded, 0 failed, 0 cancelled in /);
+  });
+
   it("submit and run --store note a runAt in the past as validate does", async () => {
     const file = await workflowFile("past", 'tasks:\n  a: { run: echo a, runAt: "2020-01-01T00:00:00Z" }\n');
     const validated = await taskq(["validate", file]);
@@ -1727,7 +1783,7 @@ tasks:
     };
     const first = await records([file]);
     expect(first).toEqual([
-      { ts: expect.any(String), event: "run", runId, file, store: expect.stringMatching(/^postgres:\/\/postgres:\*\*\*@/), tasks: 1, added: 1, kept: 0 },
+      { ts: expect.any(String), event: "run", runId, file, store: expect.stringMatching(/^postgres:\/\/postgres:\*\*\*@/), tasks: 1, added: 1, kept: 0, state: "running" },
       { ...validNote, ts: expect.any(String) },
     ]);
     // Again with another priority: the note on the kept task is a record too.

@@ -48,17 +48,23 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
   const workflow = await loadWorkflow(file);
   return withStore(flags, async (store) => {
     const result = await store.submit(workflow, givenId === undefined ? {} : { runId: givenId });
+    const state = await stateAfterSubmit(store, result);
     const unlimited = concurrencyNotes(workflow);
+    // A run that had ended, and still has (nothing the file added runs): it runs nothing, which is said, and one
+    // that did not succeed exits 1, as `status` and `run --store` of it do; one that succeeded exits 0, as ever.
+    const ended = state === "running" ? undefined : endedNote(result.runId, state);
+    const code = state === "running" || state === "succeeded" ? 0 : 1;
     if (flags.output === "json") {
       // NDJSON on stdout, as `run --store --output json` begins: the run's record, then the notes.
-      process.stdout.write(submitRecords(workflow, result, store.description, unlimited).map((record) => `${toJson(record)}\n`).join(""));
-      return submittedIdLost(result.runId);
+      process.stdout.write(submitRecords(workflow, result, store.description, unlimited, state).map((record) => `${toJson(record)}\n`).join(""));
+      return Math.max(submittedIdLost(result.runId), code);
     }
     // stdout is the run id alone (RUN=$(taskq submit ...)): what else there is to say goes to stderr.
-    const notes = [...(result.created ? [] : [resubmitted(result)]), ...unlimited, ...submitNotes(workflow.notes, result)];
+    const notes = [...(result.created ? [] : [resubmitted(result)]), ...unlimited, ...submitNotes(workflow.notes, result), ...(ended !== undefined && code === 0 ? [ended] : [])];
     if (notes.length > 0) process.stderr.write(notes.map((note) => `note: ${oneLine(note)}\n`).join(""));
+    if (ended !== undefined && code !== 0) process.stderr.write(`taskq: ${ended}\n`);
     process.stdout.write(`${result.runId}\n`);
-    return submittedIdLost(result.runId);
+    return Math.max(submittedIdLost(result.runId), code);
     // A dropped connection is ridden out under the same run id: a CI step run again would submit a second run.
   }, { retryDroppedMs: RETRY_DROPPED_MS });
 }
@@ -83,11 +89,34 @@ function changeLost(done: string): void {
  * --output json`): `run` (its id, file, store, tasks, and of them those added and kept as stored),
  * then a `note` each, with `file`, `line` and `col` where it names a place in the file.
  */
-export function submitRecords(workflow: Workflow, result: SubmitResult, store: string, notes: readonly string[] = []): Record<string, unknown>[] {
+export function submitRecords(workflow: Workflow, result: SubmitResult, store: string, notes: readonly string[], state: RunState): Record<string, unknown>[] {
   const ts = new Date().toISOString();
   const { runId, added, kept } = result;
-  const run = { ts, event: "run", runId, file: workflow.file, store, tasks: workflow.tasks.length, added, kept };
-  return [run, ...[...notes, ...submitNotes(workflow.notes, result)].map((message) => ({ ts, event: "note", ...noteFields(message, workflow.file) }))];
+  const run = { ts, event: "run", runId, file: workflow.file, store, tasks: workflow.tasks.length, added, kept, state };
+  const ended = state === "running" ? [] : [endedNote(runId, state)];
+  return [run, ...[...notes, ...submitNotes(workflow.notes, result), ...ended].map((message) => ({ ts, event: "note", ...noteFields(message, workflow.file) }))];
+}
+
+/** A run's state: running, or how it ended. */
+export type RunState = RunStatus["state"];
+
+/**
+ * The run's state once submitted: a new one runs; one submitted again may have ended before (a
+ * resubmit adds the tasks that are new, and one of them runnable makes the run run again).
+ */
+export async function stateAfterSubmit(store: PostgresStore, result: SubmitResult): Promise<RunState> {
+  return result.created ? "running" : store.runState(result.runId);
+}
+
+/** What a resubmit of a run that has ended is told: nothing of it runs, and how to run it again. */
+export function endedNote(runId: string, state: Exclude<RunState, "running">): string {
+  const again =
+    state === "failed"
+      ? `; to run a failed task again: taskq redrive ${runId} TASK (taskq dead-letters ${runId} lists them), or submit the workflow under another --run-id`
+      : state === "cancelled"
+        ? "; to run the workflow again, submit it under another --run-id"
+        : "";
+  return `run ${runId} has already ended (${state}): none of its tasks runs again${again}`;
 }
 
 /**
