@@ -80,7 +80,7 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
   if (typeof commanderCode === "number") {
     // commander printed its own message (an unknown flag, a missing file argument); with --output json, a record of it too.
     if (commanderCode !== 0 && jsonOutput(argv)) {
-      const message = (error instanceof Error ? error.message : String(error)).replace(/^error: /, "");
+      const message = (error instanceof Error ? error.message : String(error)).replace(/^(error|taskq): /, "");
       process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "error", code: "USAGE", exitCode: commanderCode, message })}\n`);
     }
     return commanderCode;

@@ -31,7 +31,7 @@ class TaskqCommand extends Command {
   unknownCommand(): void {
     const name = this.args[0] ?? "";
     const meant = COMMANDS_NAMED_OTHERWISE.get(name.toLowerCase());
-    if (meant !== undefined) this.error(`error: unknown command '${name}'\n(Did you mean ${meant}?)`, { code: "commander.unknownCommand" });
+    if (meant !== undefined) this.error(`taskq: unknown command '${name}'\n(Did you mean ${meant}?)`, { code: "commander.unknownCommand" });
     (Command.prototype as unknown as { unknownCommand(this: Command): void }).unknownCommand.call(this);
   }
 
@@ -40,7 +40,7 @@ class TaskqCommand extends Command {
     const equals = flag.startsWith("--") ? flag.indexOf("=") : -1;
     const name = equals === -1 ? flag : flag.slice(0, equals);
     // `--dry-run=yes`: commander calls a flag that takes no value, given one, unknown, and then suggests that very flag.
-    if (equals !== -1 && takesNoValue(this, name)) this.error(`error: option '${name}' takes no value: give it as ${name}, not ${flag}`, { code: "commander.unknownOption" });
+    if (equals !== -1 && takesNoValue(this, name)) this.error(`taskq: option '${name}' takes no value: give it as ${name}, not ${flag}`, { code: "commander.unknownOption" });
     // `worker --run-id`: a flag of other commands, not of this one, is said to be theirs, not only unknown
     // (`-j2` too: a short flag with its value joined, which commander passes whole).
     const short = /^-[^-]/.test(name) ? name.slice(0, 2) : name;
@@ -51,12 +51,12 @@ class TaskqCommand extends Command {
       // `taskq -j 2 run ci.yaml`: a command's flag before the command's name, where only taskq's own are read.
       if (this.parent === null) {
         const given = (this as unknown as { rawArgs: string[] }).rawArgs.find((arg) => other.owners.includes(arg)) ?? other.owners[0]!;
-        this.error(`error: unknown option '${short}': an option of ${listed}, which goes after the command's name (taskq ${given} ${other.flag} ...)`, { code: "commander.unknownOption" });
+        this.error(`taskq: unknown option '${short}': an option of ${listed}, which goes after the command's name (taskq ${given} ${other.flag} ...)`, { code: "commander.unknownOption" });
       }
-      this.error(`error: unknown option '${short}': '${this.name()}' takes no ${other.flag}, an option of ${listed} (see taskq help ${this.name()})`, { code: "commander.unknownOption" });
+      this.error(`taskq: unknown option '${short}': '${this.name()}' takes no ${other.flag}, an option of ${listed} (see taskq help ${this.name()})`, { code: "commander.unknownOption" });
     }
     // `taskq -v`, as many programs print their version: commander suggests no short flag.
-    if (name === "-v") this.error("error: unknown option '-v'\n(Did you mean -V, --version? Or --verbose?)", { code: "commander.unknownOption" });
+    if (name === "-v") this.error("taskq: unknown option '-v'\n(Did you mean -V, --version? Or --verbose?)", { code: "commander.unknownOption" });
     (Command.prototype as unknown as { unknownOption(this: Command, flag: string): void }).unknownOption.call(this, name);
   }
 }
@@ -111,6 +111,9 @@ export function buildProgram(version: string): Command {
     .version(version, "-V, --version")
     .option("--verbose", "on an error, print its stack trace too")
     .showSuggestionAfterError()
+    // commander's own usage errors ("error: unknown option '--x'", "error: missing required argument 'file'") in
+    // taskq's form, as every other error it prints: "taskq: ...". Set before the commands are added, which copy it.
+    .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, "taskq: ")) })
     .configureHelp({ showGlobalOptions: true })
     .exitOverride(toUsageExit);
 

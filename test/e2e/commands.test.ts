@@ -86,14 +86,14 @@ describe("taskq commands", () => {
     }
     expect((await runCli(["help"])).stdout).toContain("help [command]");
     for (const [args, said] of [
-      [["help", "nope"], "error: unknown command 'nope'\n"],
-      [["help", "rn"], "error: unknown command 'rn'\n(Did you mean run?)\n"],
-      [["nope"], "error: unknown command 'nope'\n"],
+      [["help", "nope"], "taskq: unknown command 'nope'\n"],
+      [["help", "rn"], "taskq: unknown command 'rn'\n(Did you mean run?)\n"],
+      [["nope"], "taskq: unknown command 'nope'\n"],
       // A name other programs give a command of taskq's points to it, not to one spelt alike (check: schema).
-      [["check", "ci.yaml"], "error: unknown command 'check'\n(Did you mean validate?)\n"],
-      [["help", "lint"], "error: unknown command 'lint'\n(Did you mean validate?)\n"],
-      [["version"], "error: unknown command 'version'\n(Did you mean taskq --version?)\n"],
-      [["constructor"], "error: unknown command 'constructor'\n"],
+      [["check", "ci.yaml"], "taskq: unknown command 'check'\n(Did you mean validate?)\n"],
+      [["help", "lint"], "taskq: unknown command 'lint'\n(Did you mean validate?)\n"],
+      [["version"], "taskq: unknown command 'version'\n(Did you mean taskq --version?)\n"],
+      [["constructor"], "taskq: unknown command 'constructor'\n"],
     ] as const) {
       expect(await runCli([...args])).toMatchObject({ code: 2, stdout: "", stderr: said });
     }
@@ -111,7 +111,7 @@ describe("taskq commands", () => {
     expect(await runCli(["run", invalid.file, "-j", "0"])).toMatchObject({ code: 2, stdout: "", stderr: 'taskq: --concurrency: "0" is not a whole number from 1 to 10000\n' });
     // A misspelt flag gets its suggestion whether its value follows it or is joined by "=".
     for (const args of [["--ouput", "json"], ["--ouput=json"]]) {
-      expect(await runCli(["run", ws.file, ...args])).toMatchObject({ code: 2, stderr: "error: unknown option '--ouput'\n(Did you mean --output?)\n" });
+      expect(await runCli(["run", ws.file, ...args])).toMatchObject({ code: 2, stderr: "taskq: unknown option '--ouput'\n(Did you mean --output?)\n" });
     }
     // A flag of other commands, as written or in another form (--runid, --run_id), is said to be theirs, not only unknown.
     for (const [args, said] of [
@@ -121,7 +121,7 @@ describe("taskq commands", () => {
       [["validate", ws.file, "-j", "2"], "'validate' takes no -j, an option of 'run' and 'worker'"],
     ] as const) {
       const flag = args.find((arg) => arg.startsWith("-"))!.replace(/=.*/, "");
-      expect(await runCli([...args])).toMatchObject({ code: 2, stdout: "", stderr: `error: unknown option '${flag}': ${said} (see taskq help ${args[0]})\n` });
+      expect(await runCli([...args])).toMatchObject({ code: 2, stdout: "", stderr: `taskq: unknown option '${flag}': ${said} (see taskq help ${args[0]})\n` });
     }
     // A command's flag before the command's name, where only taskq's own are read, says where it goes.
     for (const [args, said] of [
@@ -129,23 +129,23 @@ describe("taskq commands", () => {
       [["--store", "postgres://x@h/d", "status", "r1"], "an option of 'run', 'submit', 'worker', 'status', 'cancel', 'dead-letters', 'prune' and 'redrive', which goes after the command's name (taskq status --store ...)"],
       [["--dry-run", "run", ws.file], "an option of 'run' and 'prune', which goes after the command's name (taskq run --dry-run ...)"],
     ] as const) {
-      expect(await runCli([...args])).toMatchObject({ code: 2, stdout: "", stderr: `error: unknown option '${args[0]}': ${said}\n` });
+      expect(await runCli([...args])).toMatchObject({ code: 2, stdout: "", stderr: `taskq: unknown option '${args[0]}': ${said}\n` });
     }
-    expect(await runCli(["--bogus", "run", ws.file])).toMatchObject({ code: 2, stdout: "", stderr: "error: unknown option '--bogus'\n" });
+    expect(await runCli(["--bogus", "run", ws.file])).toMatchObject({ code: 2, stdout: "", stderr: "taskq: unknown option '--bogus'\n" });
     // -v, which many programs take for their version, points to -V and --verbose.
     for (const args of [["-v"], ["run", ws.file, "-v"]]) {
-      expect(await runCli(args)).toMatchObject({ code: 2, stdout: "", stderr: "error: unknown option '-v'\n(Did you mean -V, --version? Or --verbose?)\n" });
+      expect(await runCli(args)).toMatchObject({ code: 2, stdout: "", stderr: "taskq: unknown option '-v'\n(Did you mean -V, --version? Or --verbose?)\n" });
     }
     // A short flag with its value joined (-j2) is named as the flag, with the same help.
-    expect(await runCli(["-j2", "run", ws.file])).toMatchObject({ code: 2, stdout: "", stderr: "error: unknown option '-j': an option of 'run' and 'worker', which goes after the command's name (taskq run -j ...)\n" });
-    expect(await runCli(["validate", ws.file, "-j2"])).toMatchObject({ code: 2, stdout: "", stderr: "error: unknown option '-j': 'validate' takes no -j, an option of 'run' and 'worker' (see taskq help validate)\n" });
+    expect(await runCli(["-j2", "run", ws.file])).toMatchObject({ code: 2, stdout: "", stderr: "taskq: unknown option '-j': an option of 'run' and 'worker', which goes after the command's name (taskq run -j ...)\n" });
+    expect(await runCli(["validate", ws.file, "-j2"])).toMatchObject({ code: 2, stdout: "", stderr: "taskq: unknown option '-j': 'validate' takes no -j, an option of 'run' and 'worker' (see taskq help validate)\n" });
     // A flag of the command's own in another form keeps commander's suggestion.
-    expect(await runCli(["worker", "--log_dir", "x"])).toMatchObject({ code: 2, stderr: "error: unknown option '--log_dir'\n(Did you mean --log-dir?)\n" });
+    expect(await runCli(["worker", "--log_dir", "x"])).toMatchObject({ code: 2, stderr: "taskq: unknown option '--log_dir'\n(Did you mean --log-dir?)\n" });
     // A flag that takes no value, given one with "=", is said to take none: not an unknown option whose suggestion is itself.
     const valued: Array<[string, string]> = [["--dry-run=yes", "--dry-run"], ["--no-color=1", "--no-color"], ["--verbose=true", "--verbose"], ["--help=run", "--help"]];
     for (const [flag, name] of valued) {
       const result = await runCli(["run", ws.file, flag, "--log-dir", ws.logs]);
-      expect(result).toMatchObject({ code: 2, stdout: "", stderr: `error: option '${name}' takes no value: give it as ${name}, not ${flag}\n` });
+      expect(result).toMatchObject({ code: 2, stdout: "", stderr: `taskq: option '${name}' takes no value: give it as ${name}, not ${flag}\n` });
     }
     expect(existsSync(ws.logs)).toBe(false);
     // A duration flag says which flag, what it got (quoted as typed) and what it takes; nothing runs.
@@ -262,6 +262,22 @@ describe("taskq commands", () => {
     }
   });
 
+  // Errors began "taskq: " (taskq's own) or "error: " (those commander finds): one form now, taskq's.
+  it("every usage error starts as taskq's other errors do, \"taskq: \", those commander finds too (a missing argument, a bad choice, too many arguments)", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
+    const cases: Array<[string[], string]> = [
+      [["run"], "missing required argument 'file'"],
+      [["run", ws.file, "--output", "xml"], "option '--output <mode>' argument 'xml' is invalid. Allowed choices are auto, tty, plain, json."],
+      [["validate", ws.file, "extra"], "too many arguments for 'validate'. Expected 1 argument but got 2."],
+      [["prune", "--logs"], "required option '--older-than <age>' not specified"],
+      [["run", ws.file, "--log-dir"], "option '--log-dir <dir>' argument missing"],
+      [["run", ws.file, "-j", "0"], 'taskq: --concurrency: "0" is not a whole number from 1 to 10000'.slice("taskq: ".length)],
+    ];
+    for (const [args, message] of cases) {
+      expect(await runCli(args), args.join(" ")).toMatchObject({ code: 2, stdout: "", stderr: `taskq: ${message}\n` });
+    }
+  });
+
   it("with --output json, a usage error commander finds is an error record on stdout too", async () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     const cases: Array<[string[], string]> = [
@@ -272,7 +288,7 @@ describe("taskq commands", () => {
     for (const [args, message] of cases) {
       const result = await runCli(args);
       expect(result.code).toBe(2);
-      expect(result.stderr).toContain(`error: ${message}`);
+      expect(result.stderr).toBe(`taskq: ${message}\n`);
       expect(JSON.parse(result.stdout)).toMatchObject({ event: "error", code: "USAGE", exitCode: 2, message });
     }
     expect((await runCli(["run", "--bogus", ws.file])).stdout).toBe("");
