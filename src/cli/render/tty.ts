@@ -280,19 +280,6 @@ export class TtyRenderer implements Renderer {
     // ended (they linger a moment): with more rows than the screen has, the "… N more" are waiting
     // or finished ones, not running ones hidden behind them (30 tasks delayed from the start
     // came first in the map, and hid every task running meanwhile).
-    const lines: string[] = [];
-    const waiting: string[] = [];
-    const ended: string[] = [];
-    for (const [id, row] of this.#rows) {
-      if (row.state === "done" && row.until < now) {
-        this.#rows.delete(id);
-        continue;
-      }
-      (row.state === "done" ? ended : row.state === "running" ? lines : waiting).push(this.#rowText(id, row, now));
-    }
-    lines.push(...waiting, ...ended);
-    const total = this.#info?.taskCount ?? 0;
-    const failed = this.#failed > 0 ? c.red(` · ${this.#failed} not ok`) : "";
     const height = this.#stream.rows || 24;
     // The board stays under the screen's height: a taller one gets ora's "content truncated" line,
     // and its top scrolls off where no redraw reaches it. Below the totals, room for height - 3
@@ -300,8 +287,28 @@ export class TtyRenderer implements Renderer {
     // the cursor's row unwrapped or not as it likes on a resize (xterm.js does not rewrap it), so
     // that row holds nothing and takes one row in either.
     const room = Math.max(0, height - 3);
-    const shown = lines.length > room ? lines.slice(0, Math.max(0, room - 1)) : lines;
-    const more = lines.length - shown.length;
+    // Only the rows that can be shown are kept and written out, the others counted: 50,000 tasks
+    // delayed from the start made each frame write 50,000 rows, and taskq spent most of a CPU
+    // drawing a board that shows twenty.
+    const groups: [string, Row][][] = [[], [], []];
+    let rowCount = 0;
+    for (const [id, row] of this.#rows) {
+      if (row.state === "done" && row.until < now) {
+        this.#rows.delete(id);
+        continue;
+      }
+      rowCount++;
+      const group = groups[row.state === "done" ? 2 : row.state === "running" ? 0 : 1]!;
+      if (group.length < room) group.push([id, row]);
+    }
+    const showCount = rowCount > room ? Math.max(0, room - 1) : rowCount;
+    const shown = groups
+      .flat()
+      .slice(0, showCount)
+      .map(([id, row]) => this.#rowText(id, row, now));
+    const more = rowCount - shown.length;
+    const total = this.#info?.taskCount ?? 0;
+    const failed = this.#failed > 0 ? c.red(` · ${this.#failed} not ok`) : "";
     if (more > 0 && room > 0) shown.push(c.dim(`… ${more} more`));
     // One terminal row each, under the width: a line that wraps makes the board taller than ora
     // clears, and every redraw left a copy of it in the scrollback. The first line follows ora's

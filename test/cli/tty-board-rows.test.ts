@@ -1,0 +1,73 @@
+import { PassThrough } from "node:stream";
+import { stripVTControlCharacters } from "node:util";
+import { Chalk } from "chalk";
+import type { Ora } from "ora";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { Queue } from "../../src/engine/index.js";
+import { TtyRenderer } from "../../src/cli/render/tty.js";
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** maxAttempts by id, counting the rows the board writes out: each row written looks its task up once. */
+class CountedMap extends Map<string, number> {
+  lookups = 0;
+  override get(id: string): number | undefined {
+    this.lookups++;
+    return super.get(id);
+  }
+}
+
+/** Enough of ora for the board: the text it is given is what the terminal would show. */
+function fakeSpinner(): Ora {
+  const spinner = {
+    text: "",
+    isSpinning: false,
+    start(text?: string) {
+      if (text !== undefined) spinner.text = text;
+      spinner.isSpinning = true;
+      return spinner;
+    },
+    stop() {
+      spinner.isSpinning = false;
+      return spinner;
+    },
+    render: () => spinner,
+    clear: () => spinner,
+    frame: () => spinner.text,
+  };
+  return spinner as unknown as Ora;
+}
+
+describe("the live board with many tasks waiting", () => {
+  it("writes out only the rows the screen has room for, counting the others", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "Date"] });
+    const stream = Object.assign(new PassThrough(), { columns: 80, rows: 24 }) as unknown as NodeJS.WriteStream;
+    const spinner = fakeSpinner();
+    const renderer = new TtyRenderer(spinner, stream, new Chalk({ level: 0 }));
+    const queue = new Queue({ concurrency: 2, handlers: { shell: () => Promise.resolve() } });
+    const count = 10_000;
+    const maxAttempts = new CountedMap();
+    renderer.attach(queue, { runId: "r", file: "w.yaml", logDir: "/tmp/r", taskCount: count, concurrency: 2, maxAttempts });
+    // Each waits an hour: a `delay: 1h` workflow of 10,000 tasks, whose board shows 20 of them and counts the rest.
+    for (let i = 0; i < count; i++) {
+      maxAttempts.set(`t${i}`, 1);
+      queue.submit({ id: `t${i}`, type: "shell", runAt: Date.now() + 3_600_000 });
+    }
+    maxAttempts.lookups = 0;
+    await vi.advanceTimersByTimeAsync(1_000); // ten frames
+    const board = stripVTControlCharacters(spinner.text).split("\n");
+    expect(board[0]).toBe("0/10000 done");
+    // On 24 rows: the totals (behind the spinner), 20 tasks, "… 9980 more", and the empty row the cursor waits on.
+    expect(board).toHaveLength(23);
+    expect(board[1]).toMatch(/^ {2}⏲ t0 {2}at .* \(in 59m59s\)$/);
+    expect(board[20]).toMatch(/^ {2}⏲ t19 /);
+    expect(board[21]).toBe("  … 9980 more");
+    expect(board[22]).toBe("");
+    // 20 rows a frame, not 10,000: the work of a frame does not grow with the tasks waiting.
+    expect(maxAttempts.lookups).toBeLessThanOrEqual(10 * 20);
+    await queue.shutdown({ drain: false });
+    renderer.suspend();
+  });
+});
