@@ -9,7 +9,7 @@ type Reply = { ok: true; workflow: Workflow } | { ok: false; problems?: Workflow
 
 /**
  * Loads a workflow for a run. A large file that the fast reader cannot take
- * (anchors, folded scalars... or a problem to report) is parsed by yaml in a
+ * (anchors, folded scalars...) is parsed by yaml in a
  * worker thread, whose heap is thrown away when it ends: the scheduler then
  * forks every task from a small process (fork cost grows with resident memory),
  * instead of one whose heap grew to hold the YAML document. Everything else is

@@ -19,8 +19,8 @@ export async function loadWorkflow(file: string, options: ParseOptions = {}): Pr
   const parseOptions: ParseOptions = { folder, checkCwd: true, ...options, now: options.now ?? Date.now() };
   const simple = parseIfSimple(bytes, nameOf(file), parseOptions);
   if (simple !== undefined) return simple;
-  // yaml is loaded only now, for a file the fast reader declines or one with something to
-  // report: a file it takes (most) runs without it (~1 ms of a one-task run, and 0.3 MB of
+  // yaml is loaded only now, for a file the fast reader declines: a file it takes (most, with
+  // their problems and notes too) runs without it (~1 ms of a one-task run, and 0.3 MB of
   // young garbage that cost a scavenge before the first spawn).
   const { parseWorkflow } = await import("./parse-workflow.js");
   return parseWorkflow(bytes, nameOf(file), { ...parseOptions, simple: false });

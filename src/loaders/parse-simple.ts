@@ -5,15 +5,15 @@ import { crOnlyLineEnding, decodeText } from "./decode-text.js";
 import { orderTasks, type DependencyInput } from "./dependency-graph.js";
 import { MAX_FILE_BYTES } from "./limits.js";
 import type { SourceLocator } from "./locator.js";
-import { ProblemList } from "./problem-list.js";
+import { ProblemList, TextLines } from "./problem-list.js";
 import { quote } from "./report-issues.js";
-import { readSimpleYaml } from "./simple-yaml.js";
+import { readSimpleYaml, readSimpleYamlWithPlaces } from "./simple-yaml.js";
 import { validateFile, type WellFormedDependencies } from "./validate.js";
 import { WorkflowError } from "./workflow-error.js";
 /**
  * The fast reader's path to a workflow (simple-yaml.ts), and what both paths build a workflow
  * with once the file is plain data: nothing here loads yaml, which only a file the fast reader
- * declines, or one with something to report, needs (see parse-workflow.ts and loadWorkflow).
+ * declines needs (see parse-workflow.ts and loadWorkflow).
  */
 
 /** Options for parsing; `now` (epoch ms) resolves `delay` and judges `runAt`. */
@@ -33,11 +33,10 @@ export function tooLargeMessage(bytes: number): string {
 }
 
 /**
- * The workflow, when parseWorkflow would return it from the fast reader: the same checks
- * before it, in the same order. Undefined whenever parseWorkflow would do anything else (read
- * the file with yaml, or report a problem): parseWorkflow, given `simple: false`, then says
- * what it would have said. Throws only what parseWorkflow throws before its fast reader (a
- * file over the task limit).
+ * The workflow, when parseWorkflow would get it from the fast reader: the same checks before
+ * it, in the same order; or the WorkflowError it would throw from there (a file over the task
+ * limit, a simple file with problems). Undefined whenever parseWorkflow would read the file
+ * with yaml: parseWorkflow, given `simple: false`, then says what it would have said.
  */
 export function parseIfSimple(text: string | Buffer, file: string, options: ParseOptions = {}): Workflow | undefined {
   if (options.simple === false || text.length > MAX_FILE_BYTES) return undefined;
@@ -48,11 +47,11 @@ export function parseIfSimple(text: string | Buffer, file: string, options: Pars
 }
 
 /**
- * The workflow, if the fast reader (simple-yaml.ts) reads the text and it has
- * nothing to report; otherwise undefined, and parseWorkflow (with `simple: false`)
- * gives the workflow or every problem. Cheap in memory: no YAML document is built.
- * A file found over the task limit before reading is refused here already, with the
- * WorkflowError parseWorkflow would throw.
+ * The workflow, if the fast reader (simple-yaml.ts) reads the text, with its notes; a
+ * WorkflowError with every problem, at its place, if it has any; undefined when the reader
+ * declines the text, and parseWorkflow (with `simple: false`) gives the workflow or every
+ * problem. Cheap in memory: no YAML document is built. A file found over the task limit
+ * before reading is refused here already, with the WorkflowError parseWorkflow would throw.
  */
 export function parseSimpleWorkflow(text: string | Buffer, file: string, options: ParseOptions = {}): Workflow | undefined {
   if (text.length > MAX_FILE_BYTES) return undefined;
@@ -82,9 +81,22 @@ export function sourceOf(file: string, options: ParseOptions): Source {
   return { file, now: options.now ?? Date.now(), folder: options.folder ?? dirname(resolve(file)), checkCwd: options.checkCwd === true };
 }
 
+/**
+ * The workflow, if the fast reader reads the text; undefined when it declines it (yaml then
+ * reads it). A file with something to report (a problem, or a note such as a runAt in the
+ * past) is read again, keeping where each value is, and built with those places: its problems
+ * are thrown, and its notes given, at the positions yaml's tree would give (the loader's tests
+ * hold the two to it). yaml is not needed for them: its tree of a 60 MB file took over 4 GB,
+ * and taskq ran out of memory telling of one unknown key.
+ */
 export function simpleWorkflow(text: string, source: Source): Workflow | undefined {
   const data = readSimpleYaml(text);
-  return data === undefined ? undefined : buildFromSimple(data, source);
+  if (data === undefined) return undefined;
+  const workflow = buildFromSimple(data, source);
+  if (workflow !== undefined) return workflow;
+  const placed = readSimpleYamlWithPlaces(text);
+  if (placed === undefined) return undefined;
+  return buildWorkflow(placed.data, { ...source, locator: placed.locator, problems: new ProblemList(source.file, new TextLines(text), text.length) });
 }
 
 /** Thrown by the simple path's locator: the file has something to report, which needs positions. */
@@ -103,8 +115,8 @@ const noPositions: SourceLocator = {
 
 /**
  * The workflow from readSimpleYaml's data, or undefined when it has anything to
- * report (a problem, or a note such as a runAt in the past): every message then
- * comes from the full path, with its position, exactly as without this shortcut.
+ * report (a problem, or a note such as a runAt in the past): simpleWorkflow then
+ * reads the file again, keeping the positions every message needs.
  */
 function buildFromSimple(data: unknown, source: Source): Workflow | undefined {
   const problems = new ProblemList(source.file);

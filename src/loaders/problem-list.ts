@@ -5,14 +5,14 @@ import type { WorkflowProblem } from "./workflow-error.js";
 export class ProblemList {
   readonly problems: WorkflowProblem[] = [];
   readonly #file: string;
-  readonly #lineCounter: LineCounter | undefined;
+  readonly #lineCounter: Pick<LineCounter, "linePos"> | undefined;
   readonly #textLength: number;
   /** Two checks may catch the same fault; the user should read it once. */
   readonly #seen = new Set<string>();
   /** Offsets of values an earlier problem already explains (see explained). */
   readonly #explained = new Set<number>();
 
-  constructor(file: string, lineCounter?: LineCounter, textLength = 0) {
+  constructor(file: string, lineCounter?: Pick<LineCounter, "linePos">, textLength = 0) {
     this.#file = file;
     this.#lineCounter = lineCounter;
     this.#textLength = textLength;
@@ -58,4 +58,26 @@ export class ProblemList {
   get size(): number {
     return this.problems.length;
   }
+}
+
+/** yaml's LineCounter for a text read without yaml: the 1-based line and column (in UTF-16 units) of an offset. */
+export class TextLines implements Pick<LineCounter, "linePos"> {
+  readonly #starts: number[] = [0];
+
+  constructor(text: string) {
+    for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) this.#starts.push(at + 1);
+  }
+
+  readonly linePos = (offset: number): { line: number; col: number } => {
+    const starts = this.#starts;
+    let low = 0;
+    let high = starts.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (starts[mid]! < offset) low = mid + 1;
+      else high = mid;
+    }
+    if (starts[low] === offset) return { line: low + 1, col: 1 };
+    return { line: low, col: offset - starts[low - 1]! + 1 };
+  };
 }

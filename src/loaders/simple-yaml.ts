@@ -1,4 +1,5 @@
 import { MAX_NESTING_DEPTH, MAX_TASKS } from "./limits.js";
+import type { DataPath, SourceLocator } from "./locator.js";
 
 /**
  * A fast reader for the plain subset of YAML that workflow files are written in:
@@ -19,15 +20,110 @@ import { MAX_NESTING_DEPTH, MAX_TASKS } from "./limits.js";
  * machine code even before the JavaScript around them is optimised.
  */
 export function readSimpleYaml(text: string): unknown {
+  return readSimpleYamlPlaced(text, undefined)?.data;
+}
+
+/**
+ * As readSimpleYaml, with where each value is in the text: a locator that finds what yaml's
+ * Locator finds for the same text. For a file with something to report, whose problems need
+ * positions: yaml's document tree for a 60 MB file took over 4 GB, and taskq ran out of memory.
+ */
+export function readSimpleYamlWithPlaces(text: string): { data: unknown; locator: SourceLocator } | undefined {
+  const places: Places = new Map();
+  const read = readSimpleYamlPlaced(text, places);
+  return read === undefined ? undefined : { data: read.data, locator: new SimpleLocator(text, read.data, read.root, places) };
+}
+
+function readSimpleYamlPlaced(text: string, places: Places | undefined): { data: unknown; root: number } | undefined {
   if (UNSUPPORTED_TEXT.test(text)) return undefined;
-  const reader = new SimpleReader(text);
+  const reader = new SimpleReader(text, places);
   try {
-    return reader.document();
+    return { data: reader.document(), root: reader.rootOffset };
   } catch {
     // NOT_SIMPLE, or a RangeError (e.g. `\U` past U+10FFFF): either way, yaml decides.
     return undefined;
   }
 }
+
+/** Where an entry of a mapping or list is: its key (of a mapping's), its value, and the end of a plain scalar value. */
+interface Place {
+  key: number;
+  value: number;
+  /** A value with no text of its own (`key:` or `-` with nothing after it), which yaml reads as null. */
+  empty: boolean;
+  /** After a plain scalar value; -1 for any other value. */
+  plainEnd: number;
+}
+
+/** Written to in place of an entry's place when places are not kept: no object per entry then. */
+const UNKEPT: Place = { key: -1, value: -1, empty: false, plainEnd: -1 };
+
+/** The places of each mapping's entries (by key) and each list's items, by the mapping or list read. */
+type Places = Map<object, Map<string, Place> | Place[]>;
+
+/** `entries`, kept in `places` as those of `collection`'s entries. */
+function keepPlaces<T extends Map<string, Place> | Place[]>(places: Places, collection: object, entries: T): T {
+  places.set(collection, entries);
+  return entries;
+}
+
+/** offsetOf and endsAtComment as Locator (locator.ts) answers them for yaml's tree of the same text, from the places the reader kept. */
+class SimpleLocator implements SourceLocator {
+  readonly #text: string;
+  readonly #data: unknown;
+  /** Where the document's content starts (yaml's range of its root). */
+  readonly #root: number;
+  readonly #places: Places;
+
+  constructor(text: string, data: unknown, root: number, places: Places) {
+    this.#text = text;
+    this.#data = data;
+    this.#root = root;
+    this.#places = places;
+  }
+
+  offsetOf(path: DataPath, at: "value" | "key" = "value"): number {
+    const found = this.#find(path, at);
+    if (typeof found === "number") return found;
+    return found.place === undefined || found.place.empty ? found.fallback : found.place.value;
+  }
+
+  endsAtComment(path: DataPath): boolean {
+    const found = this.#find(path, "value");
+    if (typeof found === "number" || found.place === undefined || found.place.plainEnd === -1) return false;
+    COMMENT_AFTER.lastIndex = found.place.plainEnd;
+    return COMMENT_AFTER.test(this.#text);
+  }
+
+  /** The place of the value at `path`, and where to point if it has no text; or the offset to give at once. */
+  #find(path: DataPath, at: "value" | "key"): number | { place: Place | undefined; fallback: number } {
+    let node = this.#data;
+    let fallback = this.#root;
+    let place: Place | undefined;
+    for (const [index, segment] of path.entries()) {
+      const entries = typeof node === "object" && node !== null ? this.#places.get(node) : undefined;
+      if (entries instanceof Map) {
+        const name = String(segment);
+        place = entries.get(name);
+        if (place === undefined) return fallback;
+        if (index === path.length - 1 && at === "key") return place.key;
+        fallback = place.key;
+        node = node instanceof Map ? node.get(name) : (node as Record<string, unknown>)[name];
+      } else if (Array.isArray(entries) && typeof segment === "number") {
+        place = entries[segment];
+        node = (node as unknown[])[segment];
+        if (place === undefined) return fallback;
+        fallback = place.value;
+      } else {
+        return fallback;
+      }
+    }
+    return { place, fallback };
+  }
+}
+
+/** Spaces or tabs, then a comment, on the line where a value ends (as locator.ts looks for it). */
+const COMMENT_AFTER = /[ \t]+#/y;
 
 /** Thrown inside the reader (one instance: no stack to capture); readSimpleYaml turns it into undefined. */
 const NOT_SIMPLE = new Error("not simple YAML");
@@ -88,14 +184,17 @@ const OTHER_NUMBER = /^(?:0o[0-7]+|0x[0-9a-fA-F]+|[-+]?\.(?:inf|Inf|INF)|\.nan|\
 
 class SimpleReader {
   readonly #text: string;
+  /** Where each entry is, when asked for (see readSimpleYamlWithPlaces). */
+  readonly #places: Places | undefined;
   /** Content lines only (blank and comment-only lines are skipped): start of content, end of line, indent. */
   readonly #starts: number[] = [];
   readonly #ends: number[] = [];
   readonly #indents: number[] = [];
   #line = 0;
 
-  constructor(text: string) {
+  constructor(text: string, places: Places | undefined) {
     this.#text = text;
+    this.#places = places;
     const length = text.length;
     for (let start = 0; start <= length; ) {
       let end = text.indexOf("\n", start);
@@ -109,6 +208,11 @@ class SimpleReader {
       }
       start = end + 1;
     }
+  }
+
+  /** Where the document's content starts: its first key, or its first `-`. */
+  get rootOffset(): number {
+    return this.#starts[0] ?? 0;
   }
 
   document(): unknown {
@@ -127,6 +231,7 @@ class SimpleReader {
   #mapping(indent: number, depth: number, isTasks: boolean): unknown {
     const text = this.#text;
     const result = newMapping(isTasks);
+    const places = this.#places === undefined ? undefined : keepPlaces(this.#places, result, new Map<string, Place>());
     while (this.#line < this.#starts.length && this.#indents[this.#line] === indent) {
       const line = this.#line;
       const start = this.#starts[line]!;
@@ -145,21 +250,27 @@ class SimpleReader {
       checkNewKey(result, key);
       const childIsTasks = depth === 0 && key === "tasks";
       let value: unknown;
+      const place = places === undefined ? UNKEPT : { key: start, value: after, empty: false, plainEnd: -1 };
       if (after >= this.#ends[line]! || text.charCodeAt(after) === 0x23 /* # */) {
         // `key:` alone: a nested block (more indented, or a list at the same indent), or null.
         this.#line++;
         const next = this.#line;
+        place.value = this.#starts[next] ?? after;
         if (next < this.#starts.length && this.#indents[next]! > indent) value = this.#block(this.#indents[next]!, depth + 1, childIsTasks);
         else if (next < this.#starts.length && this.#indents[next] === indent && this.#isSequenceEntry(next)) value = this.#sequence(indent, depth + 1);
-        else value = null;
+        else {
+          value = null;
+          place.empty = true;
+        }
       } else if (text.charCodeAt(after) === 0x7c /* | */ && !childIsTasks) {
         value = this.#literal(after, indent);
       } else {
-        value = this.#inlineValue(after, this.#ends[line]!, depth + 1, childIsTasks);
+        value = this.#inlineValue(after, this.#ends[line]!, depth + 1, childIsTasks, place);
         this.#line++;
         this.#expectNotDeeper(indent);
       }
       setEntry(result, key, value);
+      places?.set(key, place);
     }
     this.#expectNotDeeper(indent);
     return result;
@@ -168,20 +279,27 @@ class SimpleReader {
   #sequence(indent: number, depth: number): unknown[] {
     const text = this.#text;
     const list: unknown[] = [];
+    const places = this.#places === undefined ? undefined : keepPlaces(this.#places, list, [] as Place[]);
     while (this.#line < this.#starts.length && this.#indents[this.#line] === indent && this.#isSequenceEntry(this.#line)) {
       const line = this.#line;
       const item = skipSpaces(text, this.#starts[line]! + 1);
+      const place = places === undefined ? UNKEPT : { key: -1, value: item, empty: false, plainEnd: -1 };
+      places?.push(place);
       if (item >= this.#ends[line]! || text.charCodeAt(item) === 0x23 /* # */) {
         this.#line++;
         const next = this.#line;
-        list.push(next < this.#starts.length && this.#indents[next]! > indent ? this.#block(this.#indents[next]!, depth + 1) : null);
+        const nested = next < this.#starts.length && this.#indents[next]! > indent;
+        // An item with nothing after its `-` is yaml's empty scalar, just past the `-` and its spaces.
+        if (nested) place.value = this.#starts[next]!;
+        else place.empty = true;
+        list.push(nested ? this.#block(this.#indents[next]!, depth + 1) : null);
         continue;
       }
       // `- key: value` (a mapping in the list) and `- - x` are left to yaml.
       if (this.#isSequenceEntryAt(item)) fail();
       PLAIN_KEY.lastIndex = item;
       if (PLAIN_KEY.test(text)) fail();
-      list.push(this.#inlineValue(item, this.#ends[line]!, depth + 1, false));
+      list.push(this.#inlineValue(item, this.#ends[line]!, depth + 1, false, place));
       this.#line++;
       this.#expectNotDeeper(indent);
     }
@@ -239,7 +357,7 @@ class SimpleReader {
   }
 
   /** A value that starts on the key's (or the list item's) line and must end on it. */
-  #inlineValue(start: number, end: number, depth: number, isTasks: boolean): unknown {
+  #inlineValue(start: number, end: number, depth: number, isTasks: boolean, place: Place): unknown {
     const text = this.#text;
     const first = text.charCodeAt(start);
     let value: unknown;
@@ -268,6 +386,7 @@ class SimpleReader {
       // `a: b: c` is an error and `a: b:` a nested mapping: both are yaml's to judge.
       if (source.includes(": ") || source.endsWith(":")) fail();
       value = plainScalar(source);
+      place.plainEnd = stop;
     }
     if (stop < end && text.charCodeAt(stop) !== 0x20) fail();
     LINE_REST.lastIndex = stop;
@@ -284,14 +403,18 @@ class SimpleReader {
     const list: unknown[] = [];
     const map = newMapping(isTasks);
     if (isList && isTasks) fail();
+    const listPlaces = isList && this.#places !== undefined ? keepPlaces(this.#places, list, [] as Place[]) : undefined;
+    const mapPlaces = !isList && this.#places !== undefined ? keepPlaces(this.#places, map, new Map<string, Place>()) : undefined;
     let at = skipSpaces(text, start + 1);
     if (text.charCodeAt(at) === close) return { value: isList ? list : map, end: at + 1 };
     for (;;) {
       if (isList) {
         const item = this.#flowValue(at, depth + 1);
         list.push(item.value);
+        listPlaces?.push({ key: -1, value: at, empty: false, plainEnd: item.plainEnd ?? -1 });
         at = item.end;
       } else {
+        const keyAt = at;
         let key: string;
         if (text.charCodeAt(at) === 0x22 || text.charCodeAt(at) === 0x27) {
           const quoted = this.#quoted(at);
@@ -304,6 +427,7 @@ class SimpleReader {
         checkNewKey(map, key);
         const item = this.#flowValue(at, depth + 1);
         setEntry(map, key, item.value);
+        mapPlaces?.set(key, { key: keyAt, value: at, empty: false, plainEnd: item.plainEnd ?? -1 });
         at = item.end;
       }
       at = skipSpaces(text, at);
@@ -316,7 +440,7 @@ class SimpleReader {
     }
   }
 
-  #flowValue(start: number, depth: number): { value: unknown; end: number } {
+  #flowValue(start: number, depth: number): { value: unknown; end: number; plainEnd?: number } {
     const text = this.#text;
     const first = text.charCodeAt(start);
     if (first === 0x5b || first === 0x7b) return this.#flow(start, depth, false);
@@ -325,7 +449,7 @@ class SimpleReader {
     FLOW_PLAIN.lastIndex = start;
     const match = FLOW_PLAIN.exec(text);
     if (match === null) fail();
-    return { value: plainScalar(match[0]), end: FLOW_PLAIN.lastIndex };
+    return { value: plainScalar(match[0]), end: FLOW_PLAIN.lastIndex, plainEnd: FLOW_PLAIN.lastIndex };
   }
 
   /** A single- or double-quoted scalar that closes on its line. */

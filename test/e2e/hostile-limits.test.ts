@@ -39,6 +39,25 @@ describe("workflow size limits", () => {
     expect(await runIds(ws.logs)).toEqual([]);
   });
 
+  it("reports a problem in a large plainly written file without the memory of a YAML document tree: run and validate, exit 2", { timeout: 120_000 }, async () => {
+    // 1,000 tasks, each depending on every one before it (3 MB, 500,000 dependencies), and one unknown key.
+    const lines = ["tasks:"];
+    for (let index = 0; index < 1000; index++) {
+      lines.push(`  t${index}:`, "    run: exit 0");
+      if (index > 0) lines.push(`    dependsOn: [${Array.from({ length: index }, (_, before) => `t${before}`).join(", ")}]`);
+    }
+    lines.push("  last:", "    run: touch ran", "    bogus: 1");
+    const ws = await workspace(`${lines.join("\n")}\n`);
+    const expected = `${ws.file}:${lines.length}:5: task "last": unknown key "bogus"\n1 problem; nothing was run\n`;
+    // A 200 MB heap: the problem was found by building yaml's tree of the file (~1,000 bytes a
+    // dependency), and a 60 MB file ran taskq out of its 4 GB heap (SIGABRT) after 3 minutes.
+    for (const args of [["validate", ws.file], ["run", ws.file, "--log-dir", ws.logs]]) {
+      const result = await runCli(args, { cwd: ws.dir, nodeArgs: ["--max-old-space-size=200"] });
+      expect(result).toMatchObject({ code: 2, signal: null, stdout: "", stderr: expected });
+    }
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+  });
+
   it("admits 40,000 tasks in a 6 MB file (case 21)", { timeout: 150_000 }, async () => {
     const lines = ["tasks:"];
     for (let index = 0; index < 40_000; index++) {

@@ -2,9 +2,10 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseWorkflow } from "../../src/loaders/index.js";
+import { parseWorkflow, WorkflowError } from "../../src/loaders/index.js";
 import { readYaml } from "../../src/loaders/read-yaml.js";
-import { readSimpleYaml } from "../../src/loaders/simple-yaml.js";
+import { Locator } from "../../src/loaders/locator.js";
+import { readSimpleYaml, readSimpleYamlWithPlaces } from "../../src/loaders/simple-yaml.js";
 import { toPlain } from "../../src/loaders/to-plain.js";
 import { mutate, mutationOf } from "./helpers.js";
 
@@ -30,14 +31,42 @@ function canonical(value: unknown): unknown {
   return { [typeof value]: value };
 }
 
-/** The fast reader either declines, or returns exactly what the full path returns for a file it accepts without problems. */
+/**
+ * The fast reader either declines, or returns exactly what the full path returns for a file it accepts
+ * without problems; and its places (readSimpleYamlWithPlaces) point where yaml's Locator does.
+ */
 function expectAgreement(text: string): "simple" | "declined" {
   const simple = readSimpleYaml(text);
   if (simple === undefined) return "declined";
   const full = fullRead(text);
   expect(full, `the fast reader accepted a text the full path rejects:\n${text}`).not.toBe("problems");
   expect(canonical(simple), text).toEqual(canonical(full));
+  expectSamePlaces(text);
   return "simple";
+}
+
+/** For every path into the data, and a missing key or item under each: offsetOf (value and key) and endsAtComment as yaml's Locator gives them. */
+function expectSamePlaces(text: string): void {
+  const parsed = readYaml(text, "f.yaml");
+  if (!("document" in parsed)) throw new Error("read by the fast reader, refused by yaml");
+  const plain = toPlain(parsed.document, parsed.problems, text);
+  const yamlLocator = new Locator(parsed.document, plain.aliasTargets, text);
+  const placed = readSimpleYamlWithPlaces(text);
+  if (placed === undefined) throw new Error("read by the fast reader, but not with places");
+  const paths: PropertyKey[][] = [];
+  const walk = (value: unknown, path: PropertyKey[]) => {
+    paths.push(path, [...path, "missing"], [...path, 99]);
+    if (value instanceof Map) for (const [key, item] of value as Map<string, unknown>) walk(item, [...path, key]);
+    else if (Array.isArray(value)) value.forEach((item, index) => walk(item, [...path, index]));
+    else if (typeof value === "object" && value !== null) for (const key of Object.keys(value)) walk((value as Record<string, unknown>)[key], [...path, key]);
+  };
+  walk(placed.data, []);
+  for (const path of paths) {
+    const where = `${JSON.stringify(path.map(String))} in\n${text}`;
+    expect(placed.locator.offsetOf(path), where).toBe(yamlLocator.offsetOf(path));
+    expect(placed.locator.offsetOf(path, "key"), where).toBe(yamlLocator.offsetOf(path, "key"));
+    expect(placed.locator.endsAtComment(path), where).toBe(yamlLocator.endsAtComment(path));
+  }
 }
 
 const typical = [
@@ -327,6 +356,35 @@ describe("parseWorkflow with the fast reader", () => {
   it("still gives a note with its position for a runAt in the past", () => {
     const workflow = parseWorkflow("tasks:\n  a:\n    run: x\n    runAt: 2020-01-01T00:00:00Z\n", "f.yaml", { now: Date.parse("2026-01-01T00:00:00Z") });
     expect(workflow.notes).toEqual([expect.stringMatching(/^f\.yaml:4:12: task "a": runAt 2020-01-01T00:00:00Z is in the past/)]);
+  });
+
+  it("reports a simple file's problems and notes without yaml, at the places yaml gives them, on thousands of mutated workflows", () => {
+    const outcome = (text: string, options: { simple?: boolean }) => {
+      try {
+        const workflow = parseWorkflow(text, "f.yaml", { now: Date.parse("2026-01-01T00:00:00Z"), ...options });
+        return { tasks: workflow.tasks.map((task) => task.id), notes: workflow.notes };
+      } catch (error) {
+        if (!(error instanceof WorkflowError)) throw error;
+        return { problems: error.problems };
+      }
+    };
+    const yamlChar = fc.oneof(
+      { arbitrary: fc.constantFrom(..."abc xyz019-\n".split("")), weight: 3 },
+      { arbitrary: fc.constantFrom(..."-_:{}[],#'\" ".split("")), weight: 1 },
+    );
+    const mutation = mutationOf(yamlChar, 6);
+    let reported = 0;
+    fc.assert(
+      fc.property(fc.constantFrom(typical, generatedBlock.slice(0, 900), generatedFlow.slice(0, 400)), fc.array(mutation, { minLength: 1, maxLength: 3 }), (base, changes) => {
+        const text = mutate(base, changes);
+        if (readSimpleYaml(text) === undefined) return;
+        const simple = outcome(text, {});
+        if ("problems" in simple || simple.notes.length > 0) reported++;
+        expect(simple, text).toEqual(outcome(text, { simple: false }));
+      }),
+      { numRuns: RUNS / 3 },
+    );
+    expect(reported).toBeGreaterThan(RUNS / 100);
   });
 
   it("still gives a note with its position for a dependency listed twice", () => {
