@@ -1,6 +1,9 @@
 import { closeSync, constants, ftruncateSync, openSync, unlinkSync, writeSync } from "node:fs";
 
-/** Lines appended before the list is written again with only the groups still running. */
+/**
+ * Lines appended before the list is written again with only the groups still running (or
+ * twice as many as those: see #append).
+ */
 const COMPACT_AFTER_LINES = 4096;
 
 /**
@@ -15,8 +18,9 @@ const HEADER = "#taskq\n";
  * grows: "+PGID" when a group starts, "-PGID" when it is gone; replayed in order, the
  * groups whose last line is "+" are the running ones (a pgid used again is listed again).
  * An append is one write(2), and wakes no one. Every COMPACT_AFTER_LINES lines the file is
- * written again with only the running groups, so the guard never replays more than a few
- * thousand lines (a worker lists a group per task, for weeks).
+ * written again with only the running groups (every twice as many lines as groups run, when
+ * more than half of COMPACT_AFTER_LINES run at once), so the guard never replays more than a
+ * few thousand lines, or twice the running groups (a worker lists a group per task, for weeks).
  *
  * The file is only ever written through one descriptor, which the guard shares (see
  * `descriptor`): its name may be deleted under us (a task's `rm -rf "$TMPDIR"/*`) and the
@@ -132,7 +136,10 @@ export class GroupList {
     writeAll(this.#fd, lines, this.#size);
     this.#size += lines.length; // ASCII: one byte a character
     this.#lines += count;
-    if (this.#lines >= COMPACT_AFTER_LINES) this.#compact(this.#fd);
+    // Not at a fixed count alone: with 4,096 groups or more running (-j 6000 of long tasks), the
+    // list was written again, whole, at every start and end (130 MB for 6,000 tasks). Twice the
+    // running groups keeps the rewrites at most one line for each line appended since.
+    if (this.#lines >= Math.max(COMPACT_AFTER_LINES, 2 * this.#groups.size)) this.#compact(this.#fd);
   }
 
   /** Writes the running groups over the file's start, then cuts off the rest (see the class). */

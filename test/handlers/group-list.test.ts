@@ -75,6 +75,26 @@ describe("GroupList", () => {
     closeSync(held);
   });
 
+  it("is not written again at every start and end while more groups run at once than it holds lines between rewrites (-j 6000)", async () => {
+    // What this process has written (/proc/self/io's wchar), to count the list's work, not time it.
+    const written = () => Number(/^wchar: (\d+)$/m.exec(readFileSync("/proc/self/io", "utf8"))![1]);
+    const file = listFile();
+    const list = new GroupList(file);
+    const before = written();
+    for (let pgid = 10_000; pgid < 16_000; pgid++) list.add(pgid);
+    expect(replay(file)).toHaveLength(6000);
+    for (let pgid = 10_000; pgid < 16_000; pgid++) {
+      list.remove(pgid);
+      if (pgid % 100 === 0) await nextTurn(); // tasks end over many turns
+    }
+    await nextTurn();
+    expect(replay(file)).toEqual([]);
+    // 12,000 lines of ~7 bytes, and each rewrite at most twice what came since: well under 1 MB. Rewritten
+    // at each line past the 4,096th while 4,096 groups or more ran, it wrote 130 MB for these 6,000 tasks.
+    expect(written() - before).toBeLessThan(1_000_000);
+    list.discard();
+  });
+
   it("goes on being written once its name is deleted (a task's rm -rf \"$TMPDIR\"/*), for the guard that holds it", async () => {
     const file = listFile();
     const list = new GroupList(file);
