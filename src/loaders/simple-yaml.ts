@@ -67,7 +67,7 @@ function keepPlaces<T extends Map<string, Place> | Place[]>(places: Places, coll
   return entries;
 }
 
-/** offsetOf and endsAtComment as Locator (locator.ts) answers them for yaml's tree of the same text, from the places the reader kept. */
+/** offsetOf, endsAtComment and commentInsteadOf as Locator (locator.ts) answers them for yaml's tree of the same text, from the places the reader kept. */
 class SimpleLocator implements SourceLocator {
   readonly #text: string;
   readonly #data: unknown;
@@ -93,6 +93,15 @@ class SimpleLocator implements SourceLocator {
     if (typeof found === "number" || found.place === undefined || found.place.plainEnd === -1) return false;
     COMMENT_AFTER.lastIndex = found.place.plainEnd;
     return COMMENT_AFTER.test(this.#text);
+  }
+
+  commentInsteadOf(path: DataPath): string | undefined {
+    // A mapping's value left empty (a list's item has a number for its segment); its key is plain, so it ends where its name does.
+    const name = path.at(-1);
+    const found = this.#find(path, "value");
+    if (typeof name !== "string" || typeof found === "number" || found.place === undefined || !found.place.empty) return undefined;
+    COMMENT_INSTEAD.lastIndex = found.place.key + name.length;
+    return COMMENT_INSTEAD.exec(this.#text)?.[1]?.trimEnd();
   }
 
   /** The place of the value at `path`, and where to point if it has no text; or the offset to give at once. */
@@ -124,6 +133,8 @@ class SimpleLocator implements SourceLocator {
 
 /** Spaces or tabs, then a comment, on the line where a value ends (as locator.ts looks for it). */
 const COMMENT_AFTER = /[ \t]+#/y;
+/** After a key, its `:`, then spaces or tabs and a comment where the value would be (as locator.ts looks for it). */
+const COMMENT_INSTEAD = /[ \t]*:[ \t]+(#[^\r\n]*)/y;
 
 /** Thrown inside the reader (one instance: no stack to capture); readSimpleYaml turns it into undefined. */
 const NOT_SIMPLE = new Error("not simple YAML");

@@ -36,6 +36,7 @@ function fakeSpinner(): Ora {
     render: () => spinner,
     clear: () => spinner,
     frame: () => spinner.text,
+    spinner: { frames: ["-"] },
   };
   return spinner as unknown as Ora;
 }
