@@ -750,4 +750,28 @@ describe("taskq run --store", () => {
     expect(result.stdout).not.toContain("stopped");
     expect(await readFile(path.join(ws.logs, runId, "slow.log"), "utf8")).toBe("waiting\n--- taskq: attempt 1 timed out after 1s ---\n");
   });
+
+  it("a shell that exited by itself while what it left running was stopped, its timeout passing meanwhile, failed as it did, as a local run says: not timed out", async () => {
+    // The shell exits 3 at once; its background job ignores SIGTERM, so stopping it takes the kill grace (8s),
+    // and the task's end waits for that: its 2s timeout passes meanwhile, after the shell had ended.
+    const yaml = "tasks:\n  left: { run: 'echo begun; sh -c \"trap \\\"\\\" TERM; sleep 60\" & exit 3', timeout: 2s, retries: 1, retryOn: [1] }\n";
+    const file = await workflowFile("exited-then-timeout", yaml);
+    const words = "exited with code 3 (3 is not in retryOn: not retried)";
+    const local = await taskq(["run", file, "--store", "", "--log-dir", path.join(ws.logs, "local"), "--kill-grace", "8s"]);
+    expect(local.code).toBe(1);
+    expect(local.stdout).toContain(`FAILED  left after 1 attempt: ${words}\n`);
+    const runId = newRunId("exited-then-timeout");
+    const result = await taskq(["run", file, "--log-dir", ws.logs, "--run-id", runId, "--kill-grace", "8s", "--output", "json"]);
+    expect(result.code).toBe(1);
+    const finished = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((record) => record.event === "finished")
+      .map(({ attempt, state, error, exitCode, timedOut }) => ({ attempt, state, error, exitCode, timedOut }));
+    expect(finished).toEqual([{ attempt: 1, state: "failed", error: words, exitCode: 3, timedOut: false }]);
+    const dead = await taskq(["dead-letters", runId]);
+    expect(dead.stdout).toContain(`${runId}/left: ${words} (1 attempt)\n`);
+    expect(await readFile(path.join(ws.logs, runId, "left.log"), "utf8")).toBe(`begun\n--- taskq: attempt 1 ${words} ---\n`);
+  }, 60_000);
 });

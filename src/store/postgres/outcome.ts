@@ -40,7 +40,9 @@ export function failureOutcome(error: unknown, signal: AbortSignal, timeoutMs: n
     // Stopped by this worker, not failed by itself: worth another attempt, whatever its retryOn (the signal is the worker's).
     return { kind: "failure", error: messageOf(signal.reason), exitCode: null, signal: fields.signal ?? null, permanent: false, timedOut: false, tail: fields.tail ?? [] };
   }
-  const timedOut = code === "TIMEOUT" || fields.timedOut === true;
+  // The handler's own word first: a shell that ended by itself (exit 3) while its leftovers were
+  // stopped, the timeout firing meanwhile, failed as it did, as a local run and its log say, not timed out.
+  const timedOut = typeof fields.timedOut === "boolean" ? fields.timedOut : code === "TIMEOUT";
   return {
     kind: "failure",
     // Worded as a local run words it: "timed out after 1s".
