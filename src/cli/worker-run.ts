@@ -362,6 +362,16 @@ function endedFields(outcome: Outcome): Record<string, unknown> {
   };
 }
 
+/**
+ * Which attempt ended, as a local run's lines say it: " attempt 1/3 failed" before a retry,
+ * " after 3 attempts" for a task that ended with more than one allowed; nothing for a stale or cancelled end.
+ */
+function attemptWords(state: string, attempt: number, maxAttempts: number): string {
+  if (state === "queued") return ` attempt ${attempt}/${maxAttempts} failed`;
+  if ((state === "succeeded" || state === "failed") && maxAttempts > 1) return ` after ${attempt} attempt${attempt === 1 ? "" : "s"}`;
+  return "";
+}
+
 /** Why a lease was lost, in the LOST line. */
 const LEASE_LOST_WORDS: Record<LeaseLost, string> = {
   taken: "lease taken over by another worker",
@@ -388,7 +398,7 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       return;
     }
     case "finished": {
-      const { runId, key, attempt } = event.task;
+      const { runId, key, attempt, maxAttempts } = event.task;
       const state = event.result === false ? "stale" : event.result.state;
       const error = event.outcome.kind === "failure" ? event.outcome.error : event.outcome.kind === "cancelled" ? (event.outcome.reason ?? "cancelled") : undefined;
       const words: Record<string, string> = { succeeded: "ok     ", queued: "retry  ", failed: "FAILED ", cancelled: "cancel ", stale: "stale  " };
@@ -401,8 +411,8 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       const delayMs = event.result === false ? undefined : event.result.retryDelayMs;
       const next = delayMs === undefined ? "" : `; next attempt in ${formatDelay(delayMs)}`;
       print(
-        { event: "finished", runId, id: key, attempt, state, ...(error === undefined ? {} : { error }), ...failure, ...(delayMs === undefined ? {} : { delayMs }) },
-        `${words[state] ?? state} ${runId}/${key}${detail}${next}`,
+        { event: "finished", runId, id: key, attempt, maxAttempts, state, ...(error === undefined ? {} : { error }), ...failure, ...(delayMs === undefined ? {} : { delayMs }) },
+        `${words[state] ?? state} ${runId}/${key}${attemptWords(state, attempt, maxAttempts)}${detail}${next}`,
       );
       return;
     }

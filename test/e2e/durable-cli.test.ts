@@ -793,7 +793,7 @@ tasks:
     const logTail = `--- taskq: attempt 1 lost: its worker ${doomed.id} is gone and its lease ran out: queued again (attempt 2/2 next), by worker ${worker.id} ---\n--- taskq: attempt 2 ---\nattempt 2\n`;
     expect([logTail, `first\n${logTail}`]).toContain(await readFile(path.join(ws.logs, runId, "orphan.log"), "utf8"));
     // A retry says when the next attempt is due, as a local run's does.
-    expect(worker.stdout()).toMatch(new RegExp(`retry   ${runId}/flaky: exited with code 1; next attempt in \\d+ms\n`));
+    expect(worker.stdout()).toMatch(new RegExp(`retry   ${runId}/flaky attempt 1/\\d+ failed: exited with code 1; next attempt in \\d+ms\n`));
 
     const response = await fetch(url!);
     expect(response.status).toBe(200);

@@ -123,8 +123,8 @@ tasks:
       listed: [2, "killed by SIGTERM"],
       slow: [2, "timed out after 300ms"],
     });
-    expect(worker.stdout()).toContain(`FAILED  ${runId}/killed: killed by SIGKILL (137 is not in retryOn: not retried)\n`);
-    expect(worker.stdout()).toContain(`FAILED  ${runId}/unlisted: exited with code 1 (1 is not in retryOn: not retried)\n`);
+    expect(worker.stdout()).toContain(`FAILED  ${runId}/killed after 1 attempt: killed by SIGKILL (137 is not in retryOn: not retried)\n`);
+    expect(worker.stdout()).toContain(`FAILED  ${runId}/unlisted after 1 attempt: exited with code 1 (1 is not in retryOn: not retried)\n`);
     expect(await readFile(path.join(ws.logs, runId, "killed.log"), "utf8")).toBe("try 1\n--- taskq: attempt 1 killed by SIGKILL (137 is not in retryOn: not retried) ---\n");
     expect(await readFile(path.join(ws.logs, runId, "unlisted.log"), "utf8")).toBe("--- taskq: attempt 1 exited with code 1 (1 is not in retryOn: not retried) ---\n");
 
@@ -229,7 +229,7 @@ tasks:
     expect(status.tasks[0]).toMatchObject({ state: "succeeded", attempts: 2 });
     const out = worker.stdout();
     expect(out).toContain(`LOST    ${runId}/job: lease ran out while this worker was stalled (no renewal could be sent); killing the task`);
-    expect(out).toContain(`retry   ${runId}/job: the lease ran out before a renewal (the worker stalled or the database did not answer)`);
+    expect(out).toContain(`retry   ${runId}/job attempt 1/2 failed: the lease ran out before a renewal (the worker stalled or the database did not answer)`);
     expect(out).toContain(`${runId}/job | second run`);
     expect(out).not.toMatch(/the result was not recorded|stopped/);
     worker.cli.child.kill("SIGTERM");
@@ -729,13 +729,13 @@ describe("taskq run --store", () => {
       .split("\n")
       .map((line) => JSON.parse(line) as Record<string, unknown>)
       .filter((record) => record.event === "finished")
-      .map(({ id, attempt, state, exitCode, signal, timedOut }) => ({ id, attempt, state, exitCode, signal, timedOut }))
+      .map(({ id, attempt, maxAttempts, state, exitCode, signal, timedOut }) => ({ id, attempt, maxAttempts, state, exitCode, signal, timedOut }))
       .sort((a, b) => `${String(a.id)}${String(a.attempt)}`.localeCompare(`${String(b.id)}${String(b.attempt)}`));
     expect(finished).toEqual([
-      { id: "code", attempt: 1, state: "queued", exitCode: 3, signal: null, timedOut: false },
-      { id: "code", attempt: 2, state: "failed", exitCode: 3, signal: null, timedOut: false },
-      { id: "killed", attempt: 1, state: "failed", exitCode: null, signal: "SIGKILL", timedOut: false },
-      { id: "slow", attempt: 1, state: "failed", exitCode: null, signal: "SIGTERM", timedOut: true },
+      { id: "code", attempt: 1, maxAttempts: 2, state: "queued", exitCode: 3, signal: null, timedOut: false },
+      { id: "code", attempt: 2, maxAttempts: 2, state: "failed", exitCode: 3, signal: null, timedOut: false },
+      { id: "killed", attempt: 1, maxAttempts: 1, state: "failed", exitCode: null, signal: "SIGKILL", timedOut: false },
+      { id: "slow", attempt: 1, maxAttempts: 1, state: "failed", exitCode: null, signal: "SIGTERM", timedOut: true },
     ]);
   });
 
@@ -774,4 +774,41 @@ describe("taskq run --store", () => {
     expect(dead.stdout).toContain(`${runId}/left: ${words} (1 attempt)\n`);
     expect(await readFile(path.join(ws.logs, runId, "left.log"), "utf8")).toBe(`begun\n--- taskq: attempt 1 ${words} ---\n`);
   }, 60_000);
+
+  it("its ok, retry and FAILED lines say which attempt ended, in a local run's words", async () => {
+    const file = await workflowFile(
+      "attempt-words",
+      `defaults: { backoff: { base: 10ms, max: 10ms } }
+tasks:
+  flaky: { run: 'exit 3', retries: 2 }
+  second: { run: '[ "$TASKQ_ATTEMPT" = 2 ] || exit 1', retries: 1 }
+  once: { run: 'exit 4' }
+  fine: { run: 'true', retries: 1 }
+`,
+    );
+    // The event lines, without their time, the durable run's id, and the backoff drawn at random.
+    const eventLines = (stdout: string, prefix: string) =>
+      stdout
+        .split("\n")
+        .map((line) => /^\d\d:\d\d:\d\d\.\d{3} ((?:ok|retry|FAILED) .*)$/.exec(line)?.[1])
+        .filter((line) => line !== undefined)
+        .map((line) => line.replace(prefix, "").replace(/next attempt in \d+ms$/, "next attempt in Nms"))
+        .sort();
+    const local = await taskq(["run", file, "--store", "", "--log-dir", path.join(ws.logs, "local")]);
+    expect(local.code).toBe(1);
+    const runId = newRunId("attempt-words");
+    const durable = await taskq(["run", file, "--log-dir", ws.logs, "--run-id", runId]);
+    expect(durable.code).toBe(1);
+    const expected = [
+      "FAILED  flaky after 3 attempts: exited with code 3",
+      "FAILED  once: exited with code 4",
+      "ok      fine after 1 attempt",
+      "ok      second after 2 attempts",
+      "retry   flaky attempt 1/3 failed: exited with code 3; next attempt in Nms",
+      "retry   flaky attempt 2/3 failed: exited with code 3; next attempt in Nms",
+      "retry   second attempt 1/2 failed: exited with code 1; next attempt in Nms",
+    ];
+    expect(eventLines(local.stdout, "")).toEqual(expected);
+    expect(eventLines(durable.stdout, `${runId}/`)).toEqual(expected);
+  });
 });
