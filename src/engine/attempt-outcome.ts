@@ -35,7 +35,8 @@ export type AfterFailure = { next: "fail" } | { next: "cancel"; error: TaskCance
 export function afterFailure(record: TaskRecord, attempt: number, error: unknown, draining: boolean, backoff: Backoff): AfterFailure {
   if (record.attempts >= record.maxAttempts || isPermanent(error)) return { next: "fail" };
   if (!draining) {
-    return { next: "cancel", error: new TaskCancelledError("shutdown", `retry not started: shutting down (last error: ${messageOf(error)})`) };
+    // Worded as for a task already waiting for its retry when the shutdown came (see Queue), and as `run --store` words both.
+    return { next: "cancel", error: new TaskCancelledError("shutdown", `shutdown: not retried (attempt ${attempt} failed: ${messageOf(error)})`) };
   }
   try {
     const raw: unknown = (record.backoff ?? backoff)(attempt);

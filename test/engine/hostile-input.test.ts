@@ -29,7 +29,7 @@ describe("values the queue cannot print", () => {
     await vi.advanceTimersByTimeAsync(100);
     await expect(done).resolves.toEqual({ hardStopped: false });
     expect(queue.get("a")?.status).toBe("CANCELLED");
-    expect((queue.get("a")?.error as Error).message).toBe("retry not started: shutting down (last error: [object Object])");
+    expect((queue.get("a")?.error as Error).message).toBe("shutdown: not retried (attempt 1 failed: [object Object])");
     expect(queue.get("b")?.status).toBe("CANCELLED");
   });
 

@@ -134,6 +134,18 @@ describe("shutdown", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it("drain: false: an attempt that fails once the shutdown began is not retried, in the words of one that was waiting for its retry", async () => {
+    const { queue } = makeQueue({ handlers: { late: () => new Promise((_, reject) => setTimeout(() => reject(new Error("timed out")), 100)) } });
+    queue.submit({ id: "a", type: "late", maxAttempts: 3 });
+    await flush();
+    const done = queue.shutdown({ drain: false });
+    await vi.advanceTimersByTimeAsync(100);
+    await expect(done).resolves.toEqual({ hardStopped: false });
+    expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown", attempts: 1 });
+    // As `run --store` says it of the same task, and a local run of one whose failure came before the signal.
+    expect((queue.get("a")?.error as Error).message).toBe("shutdown: not retried (attempt 1 failed: timed out)");
+  });
+
   it("when the deadline passes, aborts running attempts with a SHUTDOWN reason and cancels the rest", async () => {
     const signals: AbortSignal[] = [];
     const { queue, log } = makeQueue({
