@@ -78,6 +78,37 @@ describe("migrate", () => {
     }
   });
 
+  it("a role that may not make the store in a schema without one says how to give it one, not to run any command as another role", async () => {
+    const role = `taskq_user_${randomBytes(4).toString("hex")}`;
+    const [absent, foreign] = [uniqueSchema(), uniqueSchema()];
+    const admin = createPool(1);
+    try {
+      // A schema someone else owns, which the role may use but not create in.
+      await admin.query(`CREATE ROLE ${role} LOGIN; CREATE SCHEMA ${foreign}; GRANT USAGE ON SCHEMA ${foreign} TO ${role}`);
+      const rights = await admin.query<{ create: boolean }>("SELECT has_database_privilege($1, current_database(), 'CREATE') AS create", [role]);
+      expect(rights.rows[0]?.create).toBe(false);
+      // `status` and the other commands that only use a store never make one: naming them would send the administrator nowhere.
+      await expect(PostgresStore.open({ connectionString: urlAs(role), schema: absent })).rejects.toThrow(
+        new RegExp(
+          `^migrate failed: permission denied for database \\S+ \\(schema "${absent}" holds no taskq store yet, which this database role may not make: ` +
+            `have an administrator create the schema for it \\(CREATE SCHEMA ${absent} AUTHORIZATION "${role}"\\), or run taskq submit, worker or run --store once as a role that may\\)$`,
+        ),
+      );
+      await expect(PostgresStore.open({ connectionString: urlAs(role), schema: foreign })).rejects.toThrow(
+        new RegExp(`^migrate failed: permission denied for schema ${foreign} \\(.* have an administrator give it the schema \\(ALTER SCHEMA ${foreign} OWNER TO "${role}"\\), or run`),
+      );
+      // Made for the role as said, the schema takes the store.
+      await admin.query(`CREATE SCHEMA ${absent} AUTHORIZATION ${role}`);
+      const store = await PostgresStore.open({ connectionString: urlAs(role), schema: absent });
+      await store.close();
+    } finally {
+      await admin.query(`DROP SCHEMA IF EXISTS ${absent} CASCADE; DROP SCHEMA IF EXISTS ${foreign} CASCADE`);
+      await admin.query(`DROP OWNED BY ${role}`).catch(() => undefined);
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end();
+    }
+  });
+
   it("keeps the functions a worker of an earlier version calls, prepared: same results, a timeout past int's range cut to its top", async () => {
     const store = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
     try {

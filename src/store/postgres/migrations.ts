@@ -225,8 +225,9 @@ export async function migrate(pool: pg.Pool, schema = "taskq"): Promise<number[]
       await query(`INSERT INTO ${names.migrations} (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
     }
     return pending.map((migration) => migration.version);
-  }).catch((error: unknown) => {
-    throw (error as { code?: unknown }).code === INSUFFICIENT_PRIVILEGE ? notAllowed(error, schema, missing) : error;
+  }).catch(async (error: unknown) => {
+    if ((error as { code?: unknown }).code !== INSUFFICIENT_PRIVILEGE) throw error;
+    throw known.size === 0 ? await notAllowedToCreate(pool, error, schema) : notAllowed(error, schema, missing);
   });
 }
 
@@ -240,6 +241,29 @@ function notAllowed(error: unknown, schema: string, missing: Migration[]): Taskq
   return new TaskqError(
     "STORE_QUERY_FAILED",
     `migrate failed: ${reason} (schema "${schema}" needs ${versions}, which this database role may not apply: run any taskq command once as a role that may, such as the schema's owner)`,
+    { cause: error },
+  );
+}
+
+/**
+ * A role that may not make the store in a schema that has none: every other command only uses a store, so
+ * it is made by `submit`, `worker` or `run --store` as a role that may, or in a schema made for this role.
+ */
+async function notAllowedToCreate(pool: pg.Pool, error: unknown, schema: string): Promise<TaskqError> {
+  const reason = error instanceof Error ? error.message : String(error);
+  const found = await pool
+    .query<{ role: string; exists: boolean }>("SELECT current_user AS role, EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS exists", [schema])
+    .then(
+      (result) => result.rows[0],
+      () => undefined,
+    );
+  const role = found === undefined ? "this role" : `"${found.role.replaceAll('"', '""')}"`;
+  // A schema made for the role (or given to it) is all it needs: its owner creates in it, without the database's CREATE.
+  const administrator = found?.exists === true ? `give it the schema (ALTER SCHEMA ${schema} OWNER TO ${role})` : `create the schema for it (CREATE SCHEMA ${schema} AUTHORIZATION ${role})`;
+  return new TaskqError(
+    "STORE_QUERY_FAILED",
+    `migrate failed: ${reason} (schema "${schema}" holds no taskq store yet, which this database role may not make: have an administrator ${administrator}, ` +
+      `or run taskq submit, worker or run --store once as a role that may)`,
     { cause: error },
   );
 }
