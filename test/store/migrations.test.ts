@@ -109,6 +109,28 @@ describe("migrate", () => {
     }
   });
 
+  it("a role kept from a store's schema is told what an administrator grants it, by the commands that read a store as by those that make one; not that it could not connect", async () => {
+    const role = `taskq_user_${randomBytes(4).toString("hex")}`;
+    const kept = uniqueSchema();
+    const admin = createPool(1);
+    try {
+      await migrate(admin, kept);
+      await admin.query(`CREATE ROLE ${role} LOGIN`);
+      const expected = new RegExp(
+        `^(open|migrate) failed: permission denied for schema ${kept}: this database role may not use the store in schema "${kept}"; ` +
+          "an administrator grants it USAGE on the schema, SELECT, INSERT, UPDATE and DELETE on its tables and USAGE on its sequences \\(or runs taskq as the schema's owner\\)$",
+      );
+      // status, cancel, dead-letters, prune and redrive (create: false); submit, worker and run --store.
+      await expect(PostgresStore.open({ connectionString: urlAs(role), schema: kept, create: false })).rejects.toThrow(expected);
+      await expect(PostgresStore.open({ connectionString: urlAs(role), schema: kept })).rejects.toThrow(expected);
+    } finally {
+      await admin.query(`DROP SCHEMA IF EXISTS ${kept} CASCADE`);
+      await admin.query(`DROP OWNED BY ${role}`).catch(() => undefined);
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end();
+    }
+  });
+
   it("keeps the functions a worker of an earlier version calls, prepared: same results, a timeout past int's range cut to its top", async () => {
     const store = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
     try {

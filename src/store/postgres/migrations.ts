@@ -268,6 +268,21 @@ async function notAllowedToCreate(pool: pg.Pool, error: unknown, schema: string)
   );
 }
 
+/**
+ * A role the schema's tables are kept from (no USAGE on it): says what an administrator grants, rather
+ * than the bare "permission denied", which does not say the role needs more than the schema.
+ */
+export function notUsable(error: unknown, schema: string, operation: string): TaskqError | undefined {
+  if ((error as { code?: unknown }).code !== INSUFFICIENT_PRIVILEGE) return undefined;
+  const reason = error instanceof Error ? error.message : String(error);
+  return new TaskqError(
+    "STORE_QUERY_FAILED",
+    `${operation} failed: ${reason}: this database role may not use the store in schema "${schema}"; an administrator grants it USAGE on the schema, ` +
+      "SELECT, INSERT, UPDATE and DELETE on its tables and USAGE on its sequences (or runs taskq as the schema's owner)",
+    { cause: error },
+  );
+}
+
 /** The versions applied to the schema; none when it or its migrations table is not there yet. */
 async function appliedVersions(pool: pg.Pool, names: SchemaNames): Promise<Set<number>> {
   try {
@@ -276,7 +291,7 @@ async function appliedVersions(pool: pg.Pool, names: SchemaNames): Promise<Set<n
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (code === "42P01" || code === "3F000") return new Set(); // undefined table, undefined schema
-    throw error;
+    throw notUsable(error, names.schema, "migrate") ?? error;
   }
 }
 

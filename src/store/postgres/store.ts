@@ -8,7 +8,7 @@ import { completeAndLease, type CompleteAndLeaseResult, type EndedAttempt } from
 import { refreshRunState, settleRuns } from "./graph.js";
 import { leaseTasks, nextRunnableDelay, renewLease } from "./lease.js";
 import { NotificationListener } from "./listener.js";
-import { migrate } from "./migrations.js";
+import { migrate, notUsable } from "./migrations.js";
 import { schemaNames, type SchemaNames } from "./names.js";
 import { pruneRuns, type PruneResult } from "./prune.js";
 import { redactConnectionString } from "./redact.js";
@@ -158,7 +158,13 @@ export class PostgresStore {
 
   /** Whether the schema holds taskq's tables (its migrations table). */
   async #exists(): Promise<boolean> {
-    return this.#guard("connect", async () => (await this.pool.query<{ found: boolean }>("SELECT to_regclass($1) IS NOT NULL AS found", [this.#names.migrations])).rows[0]?.found === true);
+    // Connected already: a role kept from the schema is told what it lacks, not that it could not connect.
+    const query = async () => (await this.pool.query<{ found: boolean }>("SELECT to_regclass($1) IS NOT NULL AS found", [this.#names.migrations])).rows[0]?.found === true;
+    return this.#guard("open", () =>
+      query().catch((error: unknown) => {
+        throw notUsable(error, this.schema, "open") ?? error;
+      }),
+    );
   }
 
   /** Applies pending migrations (idempotent, safe to run concurrently). */
