@@ -134,7 +134,8 @@ function outputFailed(name: "stdout" | "stderr"): (error: NodeJS.ErrnoException)
     if (outputFailureSaid || (name === "stdout" && stdoutLostSaid())) return;
     outputFailureSaid = true;
     if (name === "stdout" && !process.stderr.destroyed) {
-      const goesOn = OUTPUT_IS_PROGRESS ? "; the run goes on, and each task's output is in its log" : "";
+      // A worker serves every run, until stopped: it, not "the run", goes on.
+      const goesOn = OUTPUT_IS_PROGRESS ? `; the ${COMMAND === "worker" ? "worker" : "run"} goes on, and each task's output is in its log` : "";
       process.stderr.write(`taskq: cannot write to stdout (${error.code ?? error.message})${goesOn}\n`);
     }
   };

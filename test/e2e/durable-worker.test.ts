@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { closeSync, existsSync, openSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import path from "node:path";
@@ -254,6 +254,25 @@ tasks:
     } finally {
       await proxy.close();
     }
+  });
+
+  it.skipIf(!existsSync("/dev/full"))("a worker whose stdout cannot be written (a full disk) says that it goes on, not a run, and runs the tasks", async () => {
+    const file = await workflowFile("full-stdout", "tasks:\n  a: { run: 'echo a' }\n");
+    const full = openSync("/dev/full", "w");
+    const child = spawn(BIN, ["worker", "--log-dir", ws.logs, "-j", "1"], { cwd: ws.dir, env: { ...process.env, ...ENV, NO_COLOR: "1" }, stdio: ["ignore", full, "pipe"] });
+    closeSync(full);
+    let stderr = "";
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const done = new Promise<number | null>((resolve) => child.on("close", resolve));
+    try {
+      const runId = newRunId("full-stdout");
+      await submit(file, ["--run-id", runId]);
+      expect((await waitForRun(runId)).state).toBe("succeeded");
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect(await done).toBe(143);
+    expect(stderr).toBe("taskq: cannot write to stdout (ENOSPC); the worker goes on, and each task's output is in its log\n");
   });
 
   it("after SIGTERM it says stopped last, once its running task has finished, in JSON and in plain lines", async () => {
