@@ -45,13 +45,13 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
   // And a limit on processes with no room for one task (PROCESS_LIMIT; see thread-pool.ts).
   smallThreadPool();
   // Its summary, and its cancel when stopped, ride out a dropped connection, as `status` and `cancel` do.
-  const store = await openStore(options, { retryDroppedMs: RETRY_DROPPED_MS });
+  // Chosen here, not by the store, so that a second signal can name the run it may leave behind, and its connections are named after it.
+  const submitId = options.runId ?? generateRunId();
+  const store = await openStore(options, { retryDroppedMs: RETRY_DROPPED_MS, applicationName: `taskq run ${submitId}` });
   try {
     // A signal while the run is submitted (seconds, for a large workflow) waits for it to be stored, then ends it, as
     // one later does: killed by the signal, taskq would leave the run queued for any worker, its id unsaid.
     let early: NodeJS.Signals | undefined;
-    // Chosen here, not by the store, so that a second signal can name the run it may leave behind.
-    const submitId = options.runId ?? generateRunId();
     const removeEarly = onShutdownSignals({
       graceful: (signal) => (early = signal),
       // A second one does not wait for a database that may not answer. What it has not committed is rolled back as

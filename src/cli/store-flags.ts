@@ -93,13 +93,20 @@ function schemaSource(flags: StoreFlags): "--store-schema" | "TASKQ_STORE_SCHEMA
  */
 export const RETRY_DROPPED_MS = 10_000;
 
+export interface StoreOpenOptions {
+  create?: boolean;
+  retryDroppedMs?: number;
+  /** What `pg_stat_activity` names the command's connections (`taskq status <run>`), unless the user names them (see PostgresStoreOptions). */
+  applicationName?: string;
+}
+
 /**
  * Opens the PostgreSQL store (applying migrations); the password never appears in errors.
  * `create: false` for the commands that read or change what was submitted (status, cancel,
  * dead-letters, redrive, prune): a schema without a store is an error that names it, not a
  * new empty store.
  */
-export async function openStore(flags: StoreFlags, options: { create?: boolean; retryDroppedMs?: number } = {}): Promise<PostgresStore> {
+export async function openStore(flags: StoreFlags, options: StoreOpenOptions = {}): Promise<PostgresStore> {
   const url = storeUrl(flags);
   const schema = storeSchema(flags);
   const { PostgresStore } = await import("../store/postgres/index.js").catch((error: unknown) => {
@@ -109,7 +116,14 @@ export async function openStore(flags: StoreFlags, options: { create?: boolean; 
     throw new TaskqError("STORE_UNAVAILABLE", `the durable mode needs the package ${missing}, which is not installed where taskq is: run npm install in taskq's folder (or npm install ${missing})`, { cause: error });
   });
   try {
-    return await PostgresStore.open({ connectionString: url, schema, poolSize: 8, create: options.create ?? true, retryDroppedMs: options.retryDroppedMs ?? 0 });
+    return await PostgresStore.open({
+      connectionString: url,
+      schema,
+      poolSize: 8,
+      create: options.create ?? true,
+      retryDroppedMs: options.retryDroppedMs ?? 0,
+      ...(options.applicationName === undefined ? {} : { applicationName: options.applicationName }),
+    });
   } catch (error) {
     if (error instanceof TaskqError && error.code === "STORE_NOT_FOUND") {
       const source = schemaSource(flags);

@@ -77,6 +77,8 @@ export interface WorkerRunOptions {
   until?: (worker: PostgresWorker) => Promise<void>;
   /** Told each of the worker's events, before it is printed (`run --store` looks at its run's state when a task ends). */
   onEvent?: (event: WorkerEvent) => void;
+  /** The worker's id (default: a new one; see newWorkerId). */
+  workerId?: string;
   /** Lease only this run's tasks (`run --store`); default: every run's. */
   runId?: string;
   /**
@@ -157,6 +159,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     concurrency: fitted.concurrency,
     ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
     ...(options.runId === undefined ? {} : { runId: options.runId }),
+    ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
     // A stopped task's processes are gone by SIGKILL after the kill grace: its lease is not given back before.
     abortGraceMs: options.killGraceMs + ABORT_MARGIN_MS,
     handler: async (task: LeasedTask, context) => {

@@ -6,6 +6,7 @@ import { hostname } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, describe, expect, it } from "vitest";
+import { applicationName } from "../../src/store/postgres/application-name.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { BIN, FIXTURES, startCli, type RunningCli } from "../helpers/cli.js";
 import { eventually, findLeftovers } from "../helpers/processes.js";
@@ -829,5 +830,50 @@ tasks:
     ];
     expect(eventLines(local.stdout, "")).toEqual(expected);
     expect(eventLines(durable.stdout, `${runId}/`)).toEqual(expected);
+  });
+});
+
+describe("connections in pg_stat_activity", () => {
+  /** The application names of the database's connections that start with `prefix`. */
+  async function applicationNames(prefix: string): Promise<string[]> {
+    const { rows } = await store.pool.query<{ name: string }>("SELECT application_name AS name FROM pg_stat_activity WHERE starts_with(application_name, $1)", [prefix]);
+    return rows.map((row) => row.name);
+  }
+
+  it("a worker's are named `taskq worker <id>` (at most 63 bytes), unless the URL's application_name or PGAPPNAME names them", async () => {
+    const worker = await startWorker(["-j", "1"]);
+    const named = applicationName(`taskq worker ${worker.id}`);
+    expect(Buffer.byteLength(named)).toBeLessThanOrEqual(63);
+    expect(await eventually(async () => (await applicationNames(named)).includes(named), 15_000)).toBe(true);
+    const fromUrl = `mine-${randomBytes(4).toString("hex")}`;
+    const url = new URL(SECRET_URL);
+    url.searchParams.set("application_name", fromUrl);
+    const byUrl = await startWorker(["-j", "1"], { TASKQ_STORE: url.toString() });
+    const fromEnv = `theirs-${randomBytes(4).toString("hex")}`;
+    const byEnv = await startWorker(["-j", "1"], { PGAPPNAME: fromEnv });
+    expect(await eventually(async () => (await applicationNames(fromUrl)).length > 0 && (await applicationNames(fromEnv)).length > 0, 15_000)).toBe(true);
+    expect(await applicationNames(`taskq worker ${byUrl.id.slice(0, 20)}`)).toEqual([]);
+    expect(await applicationNames(applicationName(`taskq worker ${byEnv.id}`))).toEqual([]);
+    for (const each of [worker, byUrl, byEnv]) {
+      each.cli.child.kill("SIGTERM");
+      expect((await each.cli.done).code).toBe(143);
+    }
+  });
+
+  it("`run --store`'s are named `taskq run <run id>`", async () => {
+    const file = await workflowFile("app-name", "tasks:\n  a: { run: 'echo started; sleep 1000' }\n");
+    const runId = newRunId("app-name");
+    const run = startRun(file, ["--run-id", runId, "-j", "1", "--shutdown-timeout", "0.5s", "--kill-grace", "1s"]);
+    expect(await eventually(() => run.stdout().includes(`${runId}/a | started`), 15_000)).toBe(true);
+    expect(await applicationNames(`taskq run ${runId}`)).toContain(`taskq run ${runId}`);
+    run.child.kill("SIGTERM");
+    expect((await run.done).code).toBe(143);
+  });
+
+  it("a name too long keeps its start and its end, in 63 bytes of printable ASCII", () => {
+    const long = applicationName(`taskq worker ${"h".repeat(100)}é-1234-abcdef`);
+    expect(long).toBe(`taskq worker ${"h".repeat(17)}..${"h".repeat(18)}?-1234-abcdef`);
+    expect(Buffer.byteLength(long)).toBe(63);
+    expect(applicationName("taskq status r-1")).toBe("taskq status r-1");
   });
 });

@@ -5,7 +5,7 @@ import { formatDuration } from "../../handlers/format-duration.js";
 import { TaskqError, UsageError } from "../../errors.js";
 import { DURATION_PATTERN, durationMistake, parseDuration } from "../../loaders/duration.js";
 import { isTransientError } from "../../store/postgres/transient.js";
-import { workerHostAndPid } from "../../store/postgres/worker-id.js";
+import { newWorkerId, workerHostAndPid } from "../../store/postgres/worker-id.js";
 import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdArgument, runIdFlag, taskIdArgument, wholeNumberFlag, workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
 import { toJson } from "../output.js";
@@ -17,12 +17,12 @@ import { noteFields } from "../note-fields.js";
 import { signalExitCode } from "../signals.js";
 import { sayStdoutLost } from "../stdout-lost.js";
 import type { Workflow } from "../../loaders/index.js";
-import { openStore, RETRY_DROPPED_MS, storeUrl, type StoreFlags } from "../store-flags.js";
+import { openStore, RETRY_DROPPED_MS, storeUrl, type StoreFlags, type StoreOpenOptions } from "../store-flags.js";
 
 type Flags = StoreFlags & Record<string, unknown>;
 
 /** `create: false`: the command only reads or changes what was submitted (see openStore). */
-async function withStore<T>(flags: Flags, work: (store: PostgresStore) => Promise<T>, options: { create?: boolean; retryDroppedMs?: number } = {}): Promise<T> {
+async function withStore<T>(flags: Flags, work: (store: PostgresStore) => Promise<T>, options: StoreOpenOptions = {}): Promise<T> {
   const store = await openStore(flags, options);
   try {
     return await work(store);
@@ -35,8 +35,8 @@ async function withStore<T>(flags: Flags, work: (store: PostgresStore) => Promis
  * withStore for a command that reads or changes what was submitted: it never makes a store, and rides
  * out a dropped connection (RETRY_DROPPED_MS) but with `retrying: false` (a caller that retries itself).
  */
-function withExistingStore<T>(flags: Flags, work: (store: PostgresStore) => Promise<T>, options: { retrying?: boolean } = {}): Promise<T> {
-  return withStore(flags, work, { create: false, retryDroppedMs: options.retrying === false ? 0 : RETRY_DROPPED_MS });
+function withExistingStore<T>(flags: Flags, work: (store: PostgresStore) => Promise<T>, options: { retrying?: boolean; applicationName: string }): Promise<T> {
+  return withStore(flags, work, { create: false, retryDroppedMs: options.retrying === false ? 0 : RETRY_DROPPED_MS, applicationName: options.applicationName });
 }
 
 /** `taskq submit FILE`: validates exactly as `run` does, enqueues the whole DAG in one transaction, prints the run id. */
@@ -66,7 +66,7 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
     process.stdout.write(`${result.runId}\n`);
     return Math.max(submittedIdLost(result.runId), code);
     // A dropped connection is ridden out under the same run id: a CI step run again would submit a second run.
-  }, { retryDroppedMs: RETRY_DROPPED_MS });
+  }, { retryDroppedMs: RETRY_DROPPED_MS, applicationName: "taskq submit" });
 }
 
 /**
@@ -165,7 +165,10 @@ function words(fields: readonly string[]): string {
 
 /** `taskq worker`: leases and runs tasks of every run until stopped. */
 export async function workerCommand(flags: Flags): Promise<number> {
+  // Made before the store opens, so that its connections are named after it in pg_stat_activity.
+  const workerId = newWorkerId();
   const options = {
+    workerId,
     concurrency: concurrencyFlag(flags.concurrency, undefined),
     shutdownTimeoutMs: durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s"),
     killGraceMs: durationFlag("--kill-grace", flags.killGrace ?? "5s"),
@@ -178,7 +181,7 @@ export async function workerCommand(flags: Flags): Promise<number> {
   const { runWorker } = await import("../worker-run.js");
   const { checkLogRoot } = await import("../log-folders.js");
   checkLogRoot(options.logRoot);
-  return withStore(flags, async (store) => (await runWorker(store, options)).exitCode);
+  return withStore(flags, async (store) => (await runWorker(store, options)).exitCode, { applicationName: `taskq worker ${workerId}` });
 }
 
 /** `taskq status RUN`: the run's summary, and with --watch, refreshed until it ends. */
@@ -226,7 +229,7 @@ export async function statusCommand(runId: string, flags: Flags): Promise<number
     }
     return printRunSummary(store, runId, { color: flags.color !== false, json: flags.output === "json" }, ended);
     // The watch says each second that the database does not answer, rather than trying for seconds in silence.
-  }, { retrying: flags.watch !== true });
+  }, { retrying: flags.watch !== true, applicationName: `taskq status ${runId}` });
 }
 
 /**
@@ -258,7 +261,7 @@ export async function cancelCommand(runId: string, task: string | undefined, fla
     const done = [...(cancelled.length === 0 ? [] : [`cancelled ${cancelled.join(", ")}`]), ...(cancelRequested.length === 0 ? [] : [`asked the workers running ${cancelRequested.join(", ")} to stop`])];
     if (done.length > 0) changeLost(`run ${runId}: ${done.join("; ")}`);
     return 0;
-  });
+  }, { applicationName: `taskq cancel ${runId}` });
 }
 
 /**
@@ -315,7 +318,7 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
       if (row.cancelledDependents.length > 0) process.stdout.write(`  cancelled because of it: ${shownIds(row.cancelledDependents)}\n`); // all of them in JSON
     }
     return 0;
-  });
+  }, { applicationName: `taskq dead-letters${runId === undefined ? "" : ` ${runId}`}` });
 }
 
 /** A stored row with its worker's host and pid beside its `workerId`, as status's dead letters have them. */
@@ -344,7 +347,7 @@ export async function pruneCommand(flags: Flags): Promise<number> {
     else process.stdout.write(runs.length === 0 ? `no run ended before ${before}\n` : `${dryRun ? "would prune" : "pruned"} ${what}:\n${runs.map((id) => `  ${id}\n`).join("")}`);
     if (!dryRun && runs.length > 0) changeLost(`pruned ${what}`);
     return 0;
-  });
+  }, { applicationName: "taskq prune" });
 }
 
 /** `taskq prune --logs`: this machine's run folders under --log-dir, local runs' and workers' alike. */
@@ -403,7 +406,7 @@ export async function redriveCommand(runId: string, task: string, flags: Flags):
     process.stdout.write(`${toJson(result)}\n`);
     changeLost(`run ${runId}: task ${JSON.stringify(result.requeued)} was queued again${result.reblocked.length === 0 ? "" : ` (waiting for it again: ${result.reblocked.join(", ")})`}`);
     return 0;
-  });
+  }, { applicationName: `taskq redrive ${runId}` });
 }
 
 /** Where a run's logs are, when the summary is printed by a process that ran some of its tasks (`run --store`). */

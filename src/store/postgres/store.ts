@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
+import { applicationName } from "./application-name.js";
 import { TaskqError } from "../../errors.js";
 import { isRunId, RUN_ID_EXPECTED } from "../../run-id.js";
 import { cancelTasks, type CancelResult, type ShutdownCancel } from "./cancel.js";
@@ -80,6 +81,11 @@ export interface PostgresStoreOptions {
    * retries for itself (`status --watch`).
    */
   retryDroppedMs?: number;
+  /**
+   * For an owned pool: what `pg_stat_activity` names its connections (`taskq worker <id>`), cut to
+   * PostgreSQL's 63 bytes, unless the connection string's `application_name` or PGAPPNAME names them.
+   */
+  applicationName?: string;
 }
 
 /** How long `close` waits for connections still busy: one whose statement the database does not answer is left to its timeout. */
@@ -116,6 +122,8 @@ export class PostgresStore {
         // pg itself ignores connect_timeout: without these, a server that never answers is waited for for ever.
         connectionTimeoutMillis: options.connectTimeoutMs ?? connectTimeoutOf(options.connectionString ?? "") ?? DEFAULT_CONNECT_TIMEOUT_MS,
         query_timeout: queryTimeoutMs,
+        // As libpq's fallback_application_name: the user's application_name (URL, PGAPPNAME) wins. A startup parameter, which a PgBouncer takes.
+        ...(options.applicationName === undefined ? {} : { fallback_application_name: applicationName(options.applicationName) }),
         // The server stops a statement the store has given up on (see SERVER_TIMEOUT_MARGIN_MS): set on each new
         // session before the pool hands it out, by SET rather than a startup parameter, which a PgBouncer refuses.
         ...statementTimeoutHook(serverTimeoutMs(queryTimeoutMs)),
