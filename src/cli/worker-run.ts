@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
 import { formatDuration } from "../handlers/format-duration.js";
+import { DbErrorLines } from "./db-error-lines.js";
 import { monotonicMs } from "../handlers/monotonic.js";
 import {
   appendToLogFile,
@@ -154,6 +155,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   // Leased tasks beyond what the open-file limit allows would fail to start, and use up their attempts.
   const fitted = options.fitted ?? fitConcurrencyToOpenFiles(options.concurrency, !options.json);
   const leaseSource = options.runId === undefined ? "--lease" : "the lease run --store takes";
+  const dbErrors = new DbErrorLines();
   const worker = new PostgresWorker({
     store,
     concurrency: fitted.concurrency,
@@ -199,7 +201,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       // `run --store` stops its worker once the run has ended: no one asked, so nothing to tell.
       if (event.type === "stopped" && event.reason === "requested" && interrupted === undefined) return;
       if (event.type === "stopped") return void (stopped = event);
-      describeEvent(event, print, leaseSource);
+      describeEvent(event, print, leaseSource, dbErrors);
     },
   });
   /**
@@ -312,7 +314,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     killAllProcessGroups("SIGKILL");
     removeSignalHandlers();
     server?.close();
-    if (stopped !== undefined) describeEvent(stopped, print, leaseSource);
+    if (stopped !== undefined) describeEvent(stopped, print, leaseSource, dbErrors);
     out.flush();
   }
   const { workerId } = worker;
@@ -393,7 +395,7 @@ const SWEPT_WORDS: Record<SweptTask["state"], (attempt: number, maxAttempts: num
  * `leaseSource`: what sets the lease's length, for the user to look up: `worker`'s --lease; `run --store` has
  * no such flag.
  */
-function describeEvent(event: WorkerEvent, print: (record: Record<string, unknown>, text: string) => void, leaseSource: string): void {
+function describeEvent(event: WorkerEvent, print: (record: Record<string, unknown>, text: string) => void, leaseSource: string, dbErrors: DbErrorLines): void {
   switch (event.type) {
     case "started": {
       const { runId, key, attempt, maxAttempts } = event.task;
@@ -441,8 +443,25 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
     case "db-error": {
       // The store's errors name their operation already ("release failed: ..."): not twice.
       const message = (event.error instanceof Error ? event.error.message : String(event.error)).replace(`${event.operation} failed: `, "");
+      // The same error again, try after try, is said once, and again now and then (see DbErrorLines).
+      const saying = dbErrors.failed(event.operation, message, event.retrying);
+      if (!saying.say) return;
+      const again = saying.again === undefined ? "" : ` (still failing after ${formatDuration(saying.again.failingForMs)}, ${saying.again.tries} tries)`;
       // A try given up on says nothing more here: the worker's last words tell what becomes of the lease ("leases-left").
-      print({ event: "db-error", operation: event.operation, message, retrying: event.retrying }, `db      ${event.operation} failed: ${message}${event.retrying ? "; retrying" : ""}`);
+      print(
+        { event: "db-error", operation: event.operation, message, retrying: event.retrying, ...(saying.again ?? {}) },
+        `db      ${event.operation} failed: ${message}${event.retrying ? "; retrying" : ""}${again}`,
+      );
+      return;
+    }
+    case "db-recovered": {
+      // Said only after repeats of an error that were not each shown: its one line would otherwise read as still going on.
+      const recovered = dbErrors.recovered(event.operation);
+      if (recovered === undefined) return;
+      print(
+        { event: "db-recovered", operation: event.operation, ...recovered },
+        `db      ${event.operation}: the database answers again (it failed for ${formatDuration(recovered.failedForMs)}, ${recovered.tries} tries)`,
+      );
       return;
     }
     case "recording": {

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { startCli, type CliResult } from "../helpers/cli.js";
 import { eventually } from "../helpers/processes.js";
@@ -175,6 +176,36 @@ describe("one-shot commands whose connection is dropped", () => {
       const { rows } = await durable.store.pool.query<{ id: string }>(`SELECT id FROM "${SCHEMA}".runs WHERE file = $1`, [file]);
       expect(rows.map((row) => row.id)).toEqual([runId]);
       expect((await durable.store.runStatus(runId)).tasks.map((task) => task.key)).toEqual(["first", "second"]);
+    });
+  });
+});
+
+describe("a worker cut off from its database", () => {
+  /** The worker's `db` lines, without their time. */
+  const dbLines = (stdout: string): string[] => stdout.split("\n").flatMap((line) => (/^[\d:.]+ db {6}/.test(line) ? [line.replace(/^[\d:.]+ /, "")] : []));
+
+  it("says each error its tries meet once, not at every try, then that the database answers again; a different error is said at once", async () => {
+    await throughProxy(async (proxy) => {
+      const worker = await durable.startWorker(["-j", "1"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+      proxy.refuse();
+      // It tries again every 2 s at most: some six tries, each failing as one before did.
+      await sleep(12_000);
+      const refused = dbLines(worker.stdout());
+      expect(refused.length).toBeGreaterThan(0);
+      expect(refused.filter((line) => !line.endsWith("; retrying"))).toEqual([]);
+      expect(new Set(refused).size).toBe(refused.length);
+      proxy.accept();
+      const answers = /^db {6}(\w+): the database answers again \(it failed for [\d.]+s, \d+ tries\)$/;
+      expect(await eventually(() => dbLines(worker.stdout()).some((line) => answers.test(line)), 15_000)).toBe(true);
+      // Gone altogether: connections refused, a new error, said at once, and once.
+      await proxy.close();
+      const refusedNow = /^db {6}(\w+) failed: .*connect ECONNREFUSED [\d.:]+; retrying$/;
+      expect(await eventually(() => dbLines(worker.stdout()).some((line) => refusedNow.test(line)), 15_000)).toBe(true);
+      await sleep(6_000);
+      const closed = dbLines(worker.stdout()).filter((line) => refusedNow.test(line));
+      expect(new Set(closed).size).toBe(closed.length);
+      worker.cli.child.kill("SIGTERM");
+      expect((await worker.cli.done).code).toBe(143);
     });
   });
 });

@@ -53,6 +53,8 @@ export class Attempt {
   #lost: LeaseLost | undefined;
   /** Set when a timer of this attempt fired only after the lease had run out: this process was stalled (SIGSTOP, a paused VM). */
   #stalled = false;
+  /** The last renewal failed (`db-error`): the next that succeeds says `db-recovered`. */
+  #heartbeatFailed = false;
   #lostAt = 0;
   #settled = false;
   /** Settles once the handler has ended (its processes are gone): from then on only its record is awaited. */
@@ -283,6 +285,8 @@ export class Attempt {
       this.#leaseEnds = sentAt + leaseMs;
       if (this.#heartbeat !== undefined) this.#watchLease();
       metrics.leaseRenewals.inc();
+      if (this.#heartbeatFailed) emit({ type: "db-recovered", operation: "heartbeat" });
+      this.#heartbeatFailed = false;
       if (status === "cancel-requested" && !this.#controller.signal.aborted) {
         emit({ type: "cancel-requested", task });
         this.abort("CANCELLED", "cancelled by request");
@@ -291,6 +295,7 @@ export class Attempt {
       // Told as "retrying" only when a retry comes before the lease runs out (a timeout is what was
       // left of it): otherwise the lease watch tells what happened.
       if (this.#heartbeat === undefined || this.#lost !== undefined || performance.now() + this.#options.heartbeatMs >= this.#leaseEnds) return;
+      this.#heartbeatFailed = true;
       emit({ type: "db-error", operation: "heartbeat", error, retrying: true });
     }
     if (this.#heartbeat !== undefined) this.#scheduleHeartbeat();

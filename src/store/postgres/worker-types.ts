@@ -49,6 +49,8 @@ export type WorkerEvent =
   | { type: "orphans-recovered"; count: number; tasks: SweptTask[] }
   /** `retrying`: whether the worker tries again (false: it gave up, e.g. giving a lease back while it stops). */
   | { type: "db-error"; operation: string; error: unknown; retrying: boolean }
+  /** An operation that had failed (`db-error`) succeeded again. */
+  | { type: "db-recovered"; operation: string }
   /**
    * The stop ended with leases in the database that this worker could not give back or record an end
    * for (the database could not be reached): `tasks`, and with `strays`, leases of a round trip whose reply

@@ -85,6 +85,8 @@ export class PostgresWorker {
   readonly #started = new Set<string>();
   /** A lease round trip failed after it may have committed: the database may hold leases this worker never heard of. */
   #strays = false;
+  /** The database operations whose last try failed (`db-error`), told `db-recovered` when one succeeds. */
+  readonly #failing = new Set<string>();
   readonly #wakeup = new Wakeup();
   readonly #stopController = new AbortController();
   #loop: Promise<void> | undefined;
@@ -253,12 +255,23 @@ export class PostgresWorker {
   #emit(event: WorkerEvent): void {
     // Stopped, the worker has said what becomes of the leases it still holds ("leases-left"); and
     // "stopped" is its last word, also when a handler that ignored its signal ends later.
-    if ((this.#stopped && event.type === "db-error") || this.#silent) return;
+    if ((this.#stopped && (event.type === "db-error" || event.type === "db-recovered")) || this.#silent) return;
     try {
       this.#onEvent?.(event);
     } catch {
       // A listener's failure must not stop the worker.
     }
+  }
+
+  /** An operation on the database failed: told, and remembered until it succeeds again (see #dbAnswered). */
+  #dbError(operation: string, error: unknown, retrying: boolean): void {
+    this.#failing.add(operation);
+    this.#emit({ type: "db-error", operation, error, retrying });
+  }
+
+  /** An operation on the database succeeded: after failures of it, `db-recovered` says so. */
+  #dbAnswered(operation: string): void {
+    if (this.#failing.delete(operation)) this.#emit({ type: "db-recovered", operation });
   }
 
   #halt(reason: "requested" | "lease-lost"): void {
@@ -296,6 +309,7 @@ export class PostgresWorker {
           const sentAt = performance.now();
           const { completed, leased, nextDelayMs } = await store.completeAndLease(ended, this.workerId, free, leaseMs, { runId: this.#runId });
           failures = 0;
+          this.#dbAnswered("lease");
           batch.forEach((entry, i) => entry.resolve(completed[i] ?? false));
           // Each end this round trip recorded is told (its `finished` event) before a task it leased starts:
           // a dependent it unblocked, leased in the same commit, would otherwise be told started first.
@@ -315,7 +329,7 @@ export class PostgresWorker {
           // may have committed, its reply lost: what it leased is given back once the database answers again.
           this.#strays = true;
           for (const entry of batch) entry.reject(error);
-          this.#emit({ type: "db-error", operation: "lease", error, retrying: true });
+          this.#dbError("lease", error, true);
           waitMs = Math.min(100 * 2 ** failures++, pollMs);
         }
       }
@@ -335,11 +349,12 @@ export class PostgresWorker {
     try {
       const released = await this.#options.store.releaseStrays(this.workerId, [...this.#started]);
       this.#strays = false;
+      this.#dbAnswered("release");
       for (const { runId, key } of released) this.#emit({ type: "stray-released", runId, key });
       return true;
     } catch (error) {
       // Stopped, the loop makes its last try: no other comes.
-      this.#emit({ type: "db-error", operation: "release", error, retrying: !this.#stopController.signal.aborted });
+      this.#dbError("release", error, !this.#stopController.signal.aborted);
       return false;
     }
   }
@@ -361,9 +376,11 @@ export class PostgresWorker {
   /** Releases a lease never started: the task is queued again at once, its attempt not counted. */
   async #giveBack(task: LeasedTask): Promise<void> {
     try {
-      if (await this.#options.store.release(task.leaseToken)) this.#emit({ type: "released", task });
+      const released = await this.#options.store.release(task.leaseToken);
+      this.#dbAnswered("release");
+      if (released) this.#emit({ type: "released", task });
     } catch (error) {
-      this.#emit({ type: "db-error", operation: "release", error, retrying: false });
+      this.#dbError("release", error, false);
       this.#leftBehind.push(task);
     }
   }
@@ -403,12 +420,13 @@ export class PostgresWorker {
       try {
         const tasks = await this.#options.store.recoverOrphans(SWEEP_BATCH);
         now = tasks.length === SWEEP_BATCH;
+        this.#dbAnswered("sweep");
         if (tasks.length > 0) {
           this.metrics.orphansRecovered.inc(tasks.length);
           this.#emit({ type: "orphans-recovered", count: tasks.length, tasks });
         }
       } catch (error) {
-        this.#emit({ type: "db-error", operation: "sweep", error, retrying: true });
+        this.#dbError("sweep", error, true);
       }
     }
   }
