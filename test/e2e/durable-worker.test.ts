@@ -154,7 +154,7 @@ tasks:
     const status = await waitForRun(runId);
     expect(status.tasks[0]).toMatchObject({ state: "succeeded", attempts: 1 });
     expect(await readFile(path.join(ws.logs, runId, "deploy.log"), "utf8")).toBe("deployed\n");
-    expect(worker.stdout()).toContain(`ok      ${runId}/deploy`);
+    expect(await eventually(() => worker.stdout().includes(`ok      ${runId}/deploy`), 10_000)).toBe(true);
     expect(worker.stdout()).not.toMatch(/the result was not recorded|stopped|within 0s/);
     // Not stopped by itself: it goes on serving.
     expect(worker.cli.child.exitCode).toBe(null);
@@ -174,7 +174,8 @@ tasks:
     const other = await startWorker(["--lease", "2s", "-j", "1"]);
     const status = await waitForRun(runId, 30_000);
     expect(status.tasks[0]).toMatchObject({ state: "succeeded", attempts: 2 });
-    expect(other.stdout()).toContain(`ok      ${runId}/deploy`);
+    // Its line may come a moment after the database's record, which the wait above reads.
+    expect(await eventually(() => other.stdout().includes(`ok      ${runId}/deploy`), 10_000)).toBe(true);
     frozen.cli.child.kill("SIGCONT");
     // Its work was someone else's: as when a renewal finds the task taken over, it takes no more (README: Leases and heartbeats).
     expect(await eventually(() => frozen.stdout().includes(`stale   ${runId}/deploy: the lease was taken over by another worker; the result was not recorded`), 10_000)).toBe(true);
@@ -448,7 +449,7 @@ describe("taskq run --store", () => {
     expect(stopped.stdout).not.toContain("FAILED");
     const next = await startWorker(["-j", "1"]);
     expect((await waitForRun(runId)).state).toBe("succeeded");
-    expect(next.stdout()).toContain(`${runId}/a | again`);
+    expect(await eventually(() => next.stdout().includes(`${runId}/a | again`), 10_000)).toBe(true);
     next.cli.child.kill("SIGTERM");
     expect((await next.cli.done).code).toBe(143);
   });
@@ -461,7 +462,7 @@ describe("taskq run --store", () => {
     run.child.kill("SIGSTOP");
     const other = await startWorker(["--lease", "2s", "-j", "1"]);
     expect((await waitForRun(runId, 30_000)).state).toBe("succeeded");
-    expect(other.stdout()).toContain(`ok      ${runId}/ship`);
+    expect(await eventually(() => other.stdout().includes(`ok      ${runId}/ship`), 10_000)).toBe(true);
     run.child.kill("SIGCONT");
     const result = await run.done;
     expect(result.stdout).toContain(`stale   ${runId}/build: the lease was taken over by another worker; the result was not recorded\n`);
