@@ -36,14 +36,12 @@ export class DbErrorLines {
     // A try given up on is the last: said, as what follows it (the worker's last words) refers to it.
     if (!retrying) return { say: true };
     const saidAt = failing.saidAt.get(message);
-    failing.saidAt.set(message, now);
-    if (saidAt === undefined) return { say: true };
-    if (now - saidAt < DB_ERROR_REMINDER_MS) {
-      failing.saidAt.set(message, saidAt);
+    if (saidAt !== undefined && now - saidAt < DB_ERROR_REMINDER_MS) {
       failing.hidden++;
       return { say: false };
     }
-    return { say: true, again: { failingForMs: now - failing.since, tries: failing.tries } };
+    failing.saidAt.set(message, now);
+    return saidAt === undefined ? { say: true } : { say: true, again: { failingForMs: now - failing.since, tries: failing.tries } };
   }
 
   /** The operation succeeded again: how long it failed and in how many tries, when some were not said (else nothing to add). */

@@ -106,7 +106,7 @@ export class TtyRenderer implements Renderer {
       this.#loseSize();
       return;
     }
-    const columns = this.#stream.columns || 80;
+    const columns = this.#stream.columns;
     // The frame on the screen (its spinner, a space, the board), each line one row at the width of then.
     const drawn = this.#frame?.split("\n") ?? [];
     let extra = -drawn.length;
