@@ -4,6 +4,9 @@ import { TaskRecord, byPriority, byDueAt } from "./task-record.js";
 /** The longest delay setTimeout honours; a longer one would fire after 1 ms. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** How far apart two measures of one runAt may fall (see promoteDue): far past a pause of the garbage collector. */
+const CLOCK_SLACK_MS = 1000;
+
 /**
  * Where queued tasks wait: the ready heap (priority, then submission order), the
  * delayed heap (when due, on the monotonic clock, then submission order) and one timer, for the earliest
@@ -21,12 +24,22 @@ export class Schedule {
     this.#onDue = onDue;
   }
 
-  /** Pops every delayed task whose time has come; `due` moves each one on. */
+  /**
+   * Pops every delayed task whose time has come; `due` moves each one on. A task whose runAt
+   * is no later than one that came due comes with it, as Go's heap ordered by runAt has it:
+   * dueAt is runAt measured against Date.now(), in whole milliseconds and read apart from
+   * performance.now() (a garbage collection may come between), so tasks of one runAt are due
+   * a little apart, in no order of theirs. Popped one by one, the first would start alone,
+   * ahead of a higher priority or an earlier submission of the same runAt. Within
+   * CLOCK_SLACK_MS only, so a wall clock stepped forward brings no task on by more.
+   */
   promoteDue(due: (record: TaskRecord) => void): void {
     if (this.delayed.size === 0) return;
     const now = performance.now();
-    for (let top = this.delayed.peek(); top !== undefined && top.dueAt <= now; top = this.delayed.peek()) {
+    let runAt = -Infinity;
+    for (let top = this.delayed.peek(); top !== undefined && (top.dueAt <= now || (top.runAt <= runAt && top.dueAt < now + CLOCK_SLACK_MS)); top = this.delayed.peek()) {
       this.delayed.pop();
+      if (top.runAt > runAt) runAt = top.runAt;
       due(top);
     }
   }

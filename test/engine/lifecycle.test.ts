@@ -88,6 +88,37 @@ describe("lifecycle: transitions", () => {
     expect(eventsOf(log, "ready")[0]).toEqual({ id: "a", from: "SCHEDULED" });
   });
 
+  it("tasks due at the same runAt start by priority, then in submission order, whatever fraction of a millisecond apart they were submitted", async () => {
+    const started: string[] = [];
+    const { queue } = makeQueue({ concurrency: 1, handlers: { note: (_: unknown, context: AttemptContext) => void started.push(context.taskId) } });
+    const runAt = Date.now() + 100;
+    await vi.advanceTimersByTimeAsync(0.6);
+    queue.submit({ id: "first", type: "note", runAt });
+    // Into the next millisecond of the wall clock, half a millisecond later.
+    await vi.advanceTimersByTimeAsync(0.5);
+    queue.submit({ id: "second", type: "note", runAt });
+    await vi.advanceTimersByTimeAsync(0.3);
+    queue.submit({ id: "urgent", type: "note", runAt, priority: "critical" });
+    await vi.advanceTimersByTimeAsync(98);
+    expect(started).toEqual([]);
+    await vi.advanceTimersByTimeAsync(2);
+    expect(started).toEqual(["urgent", "first", "second"]);
+  });
+
+  it("a pause between the queue's two clock readings (a garbage collection) does not put a task behind a later one of the same runAt", async () => {
+    const started: string[] = [];
+    const { queue } = makeQueue({ concurrency: 1, handlers: { note: (_: unknown, context: AttemptContext) => void started.push(context.taskId) } });
+    const runAt = Date.now() + 100;
+    // The wall clock read 3 ms before the monotonic one: the task's delay is measured 3 ms too long.
+    const now = Date.now();
+    const spy = vi.spyOn(Date, "now").mockReturnValue(now - 3);
+    queue.submit({ id: "first", type: "note", runAt });
+    spy.mockRestore();
+    queue.submit({ id: "second", type: "note", runAt });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(started).toEqual(["first", "second"]);
+  });
+
   it("READY -> RUNNING: the handler gets payload, attempt, taskId and a live signal", async () => {
     const seen: { payload: unknown; attempt: number; taskId: string; aborted: boolean }[] = [];
     const { queue, log } = makeQueue({
