@@ -203,7 +203,8 @@ function submitAll(queue: Queue, workflow: Workflow): void {
       maxAttempts: task.retries + 1,
       backoff,
       ...(task.timeoutMs === undefined ? {} : { timeoutMs: task.timeoutMs }),
-      ...(task.runAt !== undefined ? { runAt: task.runAt } : task.delayMs !== undefined ? { runAt: startedAt + task.delayMs } : {}),
+      // A Date: a time from the file is one however long ago, where a number before 2001 would be refused as a delay meant.
+      ...(task.runAt !== undefined ? { runAt: new Date(task.runAt) } : task.delayMs !== undefined ? { runAt: startedAt + task.delayMs } : {}),
       dependsOn: task.dependsOn,
     });
   }

@@ -1,7 +1,7 @@
 import { messageOf, TaskqError } from "../errors.js";
 import type { ShutdownOptions, ShutdownResult } from "./options.js";
 import { LongTimer } from "./long-timer.js";
-import { dateTime, shown } from "./task-spec.js";
+import { dateTime, EPOCH_LIKE_MS, shown } from "./task-spec.js";
 
 /** What cut a drain short: the deadline passed, or the signal aborted. */
 export type StopCause = "deadline" | "signal";
@@ -109,8 +109,6 @@ export function isAbortSignal(value: unknown): value is AbortSignal {
 }
 
 const YEAR_MS = 365.25 * 24 * 3_600_000;
-/** 10^12 ms, 31.7 years: a number of ms this large is a time (any since 2001), not a deadline meant. */
-const EPOCH_LIKE_MS = 1e12;
 
 /** Milliseconds from now to `deadline` (Infinity for none, undefined or null); throws INVALID_OPTION for one that is not a time. */
 export function deadlineMs(deadline: number | Date | null | undefined): number {

@@ -51,8 +51,17 @@ export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, d
     const given = date !== undefined ? "an invalid Date" : shown(runAt);
     throw new TaskqError("INVALID_TASK", `task "${id}": runAt is not a valid time (epoch ms or a Date), got ${given}`);
   }
+  // A delay (runAt: 60_000 for "in a minute") or a Unix timestamp in seconds reads as a time in
+  // 1970, long past: the task would run at once. Not while a clock set back there (fake timers) makes it one.
+  if (date === undefined && runAt > 0 && runAt < EPOCH_LIKE_MS && Date.now() >= EPOCH_LIKE_MS) {
+    const when = new Date(runAt).toISOString();
+    throw new TaskqError("INVALID_TASK", `task "${id}": runAt is a time in ms since the epoch, and ${runAt} is ${when}: for a delay, pass Date.now() + ${runAt}; for seconds since the epoch, ${runAt} * 1000`);
+  }
   return new TaskRecord(id, spec.type, spec.payload, rank, maxAttempts, timeoutMs, seq, runAt, spec.backoff ?? undefined);
 }
+
+/** 10^12 ms, 31.7 years: a number of ms this large is a time (any since 2001), and a time smaller than it a duration meant. */
+export const EPOCH_LIKE_MS = 1e12;
 
 /**
  * The time of a Date (NaN for an invalid one), or undefined for what is not a Date. A Date of

@@ -317,6 +317,23 @@ describe("bad input to the library", () => {
     expect(queue.get("a")).toBeUndefined();
   });
 
+  it.each([
+    [5_000, "1970-01-01T00:00:05.000Z"],
+    // Seconds since the epoch, as a Unix timestamp is written.
+    [1_767_225_600, "1970-01-21T10:53:45.600Z"],
+  ])("runAt %s, a delay or seconds meant for a time in ms, is refused rather than run at once", (runAt, shown) => {
+    vi.setSystemTime(new Date("2026-01-01T00:00:00Z"));
+    const { queue } = makeQueue();
+    const message = `task "a": runAt is a time in ms since the epoch, and ${runAt} is ${shown}: for a delay, pass Date.now() + ${runAt}; for seconds since the epoch, ${runAt} * 1000`;
+    expect(() => queue.submit({ id: "a", type: "echo", runAt })).toThrow(expect.objectContaining({ code: "INVALID_TASK", message }));
+    expect(queue.get("a")).toBeUndefined();
+    // A time, a Date of any age, and 0 (none, as the Go design's zero time) are taken.
+    queue.submit({ id: "b", type: "echo", runAt: Date.now() + 1_000 });
+    queue.submit({ id: "c", type: "echo", runAt: new Date(runAt) });
+    queue.submit({ id: "d", type: "echo", runAt: 0 });
+    expect([queue.get("b")?.status, queue.get("c")?.status, queue.get("d")?.status]).toEqual(["SCHEDULED", "RUNNING", "RUNNING"]);
+  });
+
   it("a Date of another realm (a vm context's) is a Date: a runAt, and a shutdown deadline", async () => {
     const { queue } = makeQueue();
     const dateIn = (ms: number): Date => runInNewContext(`new Date(${ms})`) as Date;
