@@ -47,6 +47,9 @@ export class Finalizer {
       record.current = undefined;
     }
     this.#tasks.setStatus(record, status);
+    // Read by no result, wait or idempotent submit: kept, every ended task would hold its payload for good.
+    record.payload = undefined;
+    record.backoff = undefined;
     record.value = outcome.value;
     record.error = status === "SUCCEEDED" ? undefined : outcome.error;
     record.cancelReason = outcome.cancelReason;

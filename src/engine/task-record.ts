@@ -28,13 +28,15 @@ export class TaskRecord implements HeapItem {
   constructor(
     readonly id: string,
     readonly type: string,
-    readonly payload: unknown,
+    /** Dropped when the task ends: no result shows it, and a long-lived queue keeps every ended task. */
+    public payload: unknown,
     readonly rank: number,
     readonly maxAttempts: number,
     readonly timeoutMs: number,
     readonly seq: number,
     public runAt: number,
-    readonly backoff: Backoff | undefined,
+    /** Dropped when the task ends, as the payload is (it may hold what the payload holds). */
+    public backoff: Backoff | undefined,
   ) {}
 
   /**

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { PermanentError } from "../../src/errors.js";
 import { HandlerError, Queue, TaskNotFoundError, UnknownDependencyError, UnknownHandlerError } from "../../src/engine/index.js";
@@ -575,5 +577,37 @@ describe("stats and dead letters", () => {
       ["c", "FAILED", "c"],
       ["a", "FAILED", "a"],
     ]);
+  });
+});
+
+describe("memory", () => {
+  /** Collects garbage now: the flag set at run time, as vitest's workers start without --expose-gc. */
+  function collectGarbage(): void {
+    setFlagsFromString("--expose-gc");
+    (runInNewContext("gc") as () => void)();
+  }
+
+  it("an ended task keeps neither its payload nor its own backoff: a long-lived queue holds only what get and wait return", async () => {
+    vi.useRealTimers();
+    const queue = new Queue({ concurrency: 2, handlers: { echo: (payload: unknown) => (payload as { size: number }).size, fail: () => Promise.reject(new Error("no")) } });
+    queue.start();
+    const refs: WeakRef<object>[] = [];
+    const submit = (id: string, type: string): void => {
+      const payload = { size: 1_000_000, data: new Uint8Array(1_000_000) };
+      const backoff = (): number => payload.size * 0;
+      refs.push(new WeakRef(payload), new WeakRef(backoff));
+      queue.submit({ id, type, payload, backoff, maxAttempts: 2 });
+    };
+    submit("done", "echo");
+    submit("failed", "fail");
+    submit("cancelled", "echo");
+    queue.cancel("cancelled");
+    await queue.shutdown();
+    expect(queue.get("done")).toMatchObject({ status: "SUCCEEDED", value: 1_000_000 });
+    expect(queue.get("failed")).toMatchObject({ status: "FAILED", attempts: 2 });
+    // A WeakRef read in this turn holds its target to the turn's end.
+    await new Promise((resolve) => setImmediate(resolve));
+    collectGarbage();
+    expect(refs.map((ref) => ref.deref() === undefined)).toEqual([true, true, true, true, true, true]);
   });
 });
