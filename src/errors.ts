@@ -24,13 +24,25 @@ export class PermanentError extends TaskqError {
   }
 }
 
+/** How deep isPermanent looks through causes: a chain that loops back ends here. */
+const CAUSE_DEPTH = 32;
+
 /**
- * True for a PermanentError, or any error object carrying `permanent: true`. Never throws: a
- * handler may throw an object whose `permanent` getter throws (or a Proxy), which is not marked.
+ * True for a PermanentError, or any error object carrying `permanent: true`, or one wrapping
+ * such an error as its `cause` (`new Error("step failed", { cause })`), as Go's errors.As
+ * unwraps an error wrapped with %w. An error that sets `permanent` itself, true or false,
+ * decides for the errors it wraps. Never throws: a handler may throw an object whose
+ * `permanent` getter throws (or a Proxy), which is not marked.
  */
 export function isPermanent(error: unknown): boolean {
   try {
-    return typeof error === "object" && error !== null && (error as { permanent?: unknown }).permanent === true;
+    let current = error;
+    for (let depth = 0; depth < CAUSE_DEPTH && typeof current === "object" && current !== null; depth++) {
+      const { permanent, cause } = current as { permanent?: unknown; cause?: unknown };
+      if (permanent !== undefined) return permanent === true;
+      current = cause;
+    }
+    return false;
   } catch {
     return false;
   }

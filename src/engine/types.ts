@@ -37,7 +37,7 @@ export interface AttemptContext {
 /**
  * Runs one attempt of one task type (the Strategy). Return (or resolve) to
  * succeed; throw (or reject) to fail the attempt. Throw an error with
- * `permanent: true` (e.g. PermanentError) to fail without retrying.
+ * `permanent: true` (e.g. PermanentError), or one wrapping it as its `cause`, to fail without retrying.
  * A handler must honour `signal`: it is the only way to stop it.
  */
 export type Handler<P = unknown, R = unknown> = (payload: P, context: AttemptContext) => R | PromiseLike<R>;

@@ -174,6 +174,18 @@ describe("retries", () => {
     expect(eventsOf(log, "retrying")).toEqual([]);
   });
 
+  it("never retries a permanent error wrapped for context as a cause, as Go's errors.As finds one wrapped with %w; an error that says permanent: false itself is retried", async () => {
+    const wrapped = (): Promise<never> => Promise.reject(new Error("sync step failed", { cause: new Error("reading input", { cause: new PermanentError("bad input") }) }));
+    const retryable = (): Promise<never> => Promise.reject(Object.assign(new Error("exit 75, worth retrying"), { permanent: false, cause: new PermanentError("log") }));
+    const { queue, log } = makeQueue({ handlers: { wrapped, retryable } });
+    queue.submit({ id: "a", type: "wrapped", maxAttempts: 10 });
+    queue.submit({ id: "b", type: "retryable", maxAttempts: 2 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(queue.get("a")).toMatchObject({ status: "FAILED", attempts: 1 });
+    expect(queue.get("b")).toMatchObject({ status: "FAILED", attempts: 2 });
+    expect(eventsOf(log, "retrying").map((e) => e.id)).toEqual(["b"]);
+  });
+
   it("uses defaultMaxAttempts when a spec gives none", async () => {
     const { queue } = makeQueue({ handlers: { flaky: flaky(10) }, defaultMaxAttempts: 2 });
     queue.submit({ id: "a", type: "flaky" });
