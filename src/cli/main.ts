@@ -202,12 +202,25 @@ function terminalGone(): boolean {
 const SIGNAL_FLUSH_MS = 2000;
 
 /**
+ * Before an exit that drops what stdout still holds: says so on stderr, where that can still get
+ * out, so a missing summary is not a mystery (`taskq run | less` left open, a log collector
+ * stalled, with stderr elsewhere). A stderr stuck as well (the same reader) hears nothing.
+ */
+function dropUnread(code: number): number {
+  if (process.stdout.writableLength > 0 && !process.stdout.destroyed && process.stderr.writableLength === 0 && !process.stderr.destroyed) {
+    const what = !OUTPUT_IS_PROGRESS ? "after the signal: the rest of its output is dropped" : COMMAND === "worker" ? "after the worker stopped: the rest of its output is dropped (each task's output is in its log)" : "after the run ended: the rest of its output, the summary included, is dropped (each task's output is in its log)";
+    process.stderr.write(`taskq: stdout was not read for ${SIGNAL_FLUSH_MS / 1000}s ${what}\n`);
+  }
+  return code;
+}
+
+/**
  * Exits once stdout and stderr have flushed, so output is never cut off. A run ended by a
  * signal (exit code 128 + n) waits at most SIGNAL_FLUSH_MS: the user asked to stop, and a
  * reader that stopped reading (`taskq run | less`, left open) must not keep taskq alive.
  */
 function exit(code: number): void {
-  if (code > 128) setTimeout(() => exitNow(code), SIGNAL_FLUSH_MS).unref();
+  if (code > 128) setTimeout(() => exitNow(dropUnread(code)), SIGNAL_FLUSH_MS).unref();
   let pending = 2;
   const done = (): void => {
     if (--pending === 0) exitNow(code);

@@ -587,6 +587,37 @@ describe("signals and shutdown", () => {
     }
   });
 
+  it("a signal while nothing reads taskq's output: the exit 2 s later says on stderr that the rest of it, the summary with it, is dropped", { timeout: 90_000 }, async () => {
+    const ws = await workspace('tasks:\n  loud: { run: "yes hello" }\n');
+    // stdout: a FIFO held open and never read (`taskq run | less`, left open); stderr: a file.
+    const fifo = path.join(ws.dir, "stdout");
+    execFileSync("mkfifo", [fifo]);
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const writer = openSync(fifo, constants.O_WRONLY);
+    const stderrFile = path.join(ws.dir, "stderr");
+    const errors = openSync(stderrFile, "w");
+    const child = spawn(process.execPath, [BIN, "run", ws.file, "--log-dir", ws.logs, "--output", "plain", "--shutdown-timeout", "0", "--kill-grace", "1s"], {
+      cwd: ws.dir,
+      env: { ...process.env, CI: "true", NO_COLOR: "1" },
+      stdio: ["ignore", writer, errors],
+      detached: true,
+    });
+    closeSync(writer);
+    closeSync(errors);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    try {
+      await waitUntil("the task's log", () => existsSync(ws.logs) && readdirSync(ws.logs).length > 0);
+      await delay(500); // the FIFO and taskq's buffers fill
+      child.kill("SIGINT");
+      expect(await exited).toBe(130);
+      const said = readFileSync(stderrFile, "utf8");
+      expect(said).toContain("taskq: stdout was not read for 2s after the run ended: the rest of its output, the summary included, is dropped (each task's output is in its log)\n");
+    } finally {
+      if (child.exitCode === null) process.kill(-child.pid!, "SIGKILL");
+      closeSync(reader);
+    }
+  });
+
   it("a signal while a task that ended by itself waits for a reader that stopped reading: it counts as it ended, not as cancelled, and the stop does not wait the kill grace for it", { timeout: 90_000 }, async () => {
     // `loud` fills taskq's stdout, which is held open and never read; `quiet` then ends by
     // itself with its last line still waiting for that reader.
