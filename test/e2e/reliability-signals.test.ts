@@ -660,8 +660,9 @@ describe("signals and shutdown", () => {
     // for up to 5 s after the task's shell had exited; a stop given less time than that (here
     // 0 to finish, then the 1 s kill grace and the queue's 2 s more) recorded the success as cancelled.
     const daemon = "setsid sh -c 'while :; do echo tick; sleep 0.05; done' &";
-    const run = await startRun(tasksYaml([["ends", `{ run: "${daemon} echo ended; touch ended" }`]]), ["--output", "json", "--shutdown-timeout", "0", "--kill-grace", "1s"]);
-    await waitUntil("the task's shell to end", () => existsSync(path.join(run.dir, "ended")));
+    const run = await startRun(tasksYaml([["ends", `{ run: "${daemon} echo ended; echo $$ > shell.pid; touch ended" }`]]), ["--output", "json", "--shutdown-timeout", "0", "--kill-grace", "1s"]);
+    // The file is there before the shell exits (a loaded machine may run it much later): the signal must come once the shell has ended.
+    await waitUntil("the task's shell to end", async () => existsSync(path.join(run.dir, "ended")) && !(await isAlive(Number(readFileSync(path.join(run.dir, "shell.pid"), "utf8")))));
     run.signalGroup("SIGINT");
     const { result, sinceSignalMs } = await run.exited;
     expect(result.code).toBe(130);
