@@ -358,8 +358,9 @@ tasks:
     expect(fields(letter((await taskq(["status", runId, "--output", "json"])).stdout)!)).toEqual(fields(letter(local.stdout)!));
     expect((await taskq(["status", runId])).stdout).toContain("    last 2 lines of attempt 1 (attempt 2 left none):\n      first-line\n      second-line\n");
     expect(JSON.parse((await taskq(["dead-letters", runId, "--output", "json"])).stdout)).toMatchObject({ key: "flaky", tail: ["first-line", "second-line"], tailAttempt: 1 });
+    const { workerId } = JSON.parse((await taskq(["dead-letters", runId, "--output", "json"])).stdout) as { workerId: string };
     expect((await taskq(["dead-letters", runId])).stdout).toBe(
-      `${runId}/flaky: exited with code 4 (2 attempts)\n  last 2 lines of attempt 1 (attempt 2 left none):\n    first-line\n    second-line\n`,
+      `${runId}/flaky: exited with code 4 (2 attempts)\n  log: <log-dir>/${runId}/flaky.log (on ${workerId})\n  last 2 lines of attempt 1 (attempt 2 left none):\n    first-line\n    second-line\n`,
     );
   });
 
@@ -401,8 +402,10 @@ tasks:
 
     const dead = await taskq(["dead-letters", runId]);
     expect(dead.code).toBe(0);
+    // Where its log is, as status says it: under the --log-dir of the worker that ran its last attempt.
+    const { workerId } = JSON.parse((await taskq(["dead-letters", runId, "--output", "json"])).stdout) as { workerId: string };
     expect(dead.stdout).toBe(
-      `${runId}/check: exited with code 1 (2 attempts)\n    marker missing\n  cancelled because of it: deploy, notify\n`,
+      `${runId}/check: exited with code 1 (2 attempts)\n  log: <log-dir>/${runId}/check.log (on ${workerId})\n    marker missing\n  cancelled because of it: deploy, notify\n`,
     );
     const all = await taskq(["dead-letters", "--output", "json"]);
     const rows = all.stdout.trim().split("\n").map((line) => JSON.parse(line) as { runId: string; key: string; attempts: number });
@@ -498,9 +501,9 @@ tasks:
     const dead = await taskq(["dead-letters", runId]);
     expect(dead.code).toBe(0);
     const shown = Array.from({ length: 50 }, (_, i) => `d${i}`).join(", ");
-    expect(dead.stdout).toBe(`${runId}/root: exited with code 3 (1 attempt)\n  cancelled because of it: ${shown}, ... and 10 more\n`);
     const json = await taskq(["dead-letters", runId, "--output", "json"]);
-    const rows = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as { cancelledDependents: string[] });
+    const rows = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as { cancelledDependents: string[]; workerId: string });
+    expect(dead.stdout).toBe(`${runId}/root: exited with code 3 (1 attempt)\n  log: <log-dir>/${runId}/root.log (on ${rows[0]!.workerId})\n  cancelled because of it: ${shown}, ... and 10 more\n`);
     expect(rows).toHaveLength(1);
     expect([...rows[0]!.cancelledDependents].sort()).toEqual(Array.from({ length: 60 }, (_, i) => `d${i}`).sort());
     expect((await stopWorker(worker)).code).toBe(143);
@@ -537,7 +540,7 @@ tasks:
     const piped = await taskq(["dead-letters", runId]);
     expect(piped.code).toBe(0);
     // Into a pipe the last lines go as written (as in the log); the error is one line either way.
-    expect(piped.stdout).toContain(`${runId}/noisy: exited with code 4 (1 attempt)\n    a\x1b[2J\x1b]0;title\x07b\n`);
+    expect(piped.stdout).toMatch(new RegExp(`^${runId}/noisy: exited with code 4 \\(1 attempt\\)\n  log: <log-dir>/${runId}/noisy\\.log \\(on \\S+\\)\n    a\x1b\\[2J\x1b\\]0;title\x07b\n`, "m"));
     expect(piped.stdout).toContain(`${runId}/lost: could not start: working directory ${path.join(ws.dir, "no")}\\nsuch does not exist`);
     expect(piped.stdout.split("\n").filter((line) => line.startsWith("such"))).toEqual([]);
     // On a terminal (util-linux script), cleaned as status shows them.
@@ -548,7 +551,7 @@ tasks:
       child.stdout.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
       child.on("close", () => resolve(text));
     });
-    expect(shown.replace(/\r\n/g, "\n")).toContain(`${runId}/noisy: exited with code 4 (1 attempt)\n    ab\n`);
+    expect(shown.replace(/\r\n/g, "\n")).toMatch(new RegExp(`^${runId}/noisy: exited with code 4 \\(1 attempt\\)\n  log: <log-dir>/${runId}/noisy\\.log \\(on \\S+\\)\n    ab\n`, "m"));
     for (const control of ["\x1b[2J", "\x1b]0;", "\x07"]) expect(shown).not.toContain(control);
     expect((await stopWorker(worker)).code).toBe(143);
   });
@@ -833,7 +836,8 @@ tasks:
     expect((await waitForRun(runId, 15_000)).state).toBe("failed");
     const dead = await taskq(["dead-letters", runId]);
     expect(dead).toMatchObject({ code: 0, stderr: "" });
-    expect(dead.stdout).toBe(`${runId}/build: lease expired (worker ${doomed.id}, attempt 1) (1 attempt)\n    compiling\n    linking\n`);
+    // Its log is on the machine of the worker that died: the sweep ended the attempt, no worker ran another.
+    expect(dead.stdout).toBe(`${runId}/build: lease expired (worker ${doomed.id}, attempt 1) (1 attempt)\n  log: <log-dir>/${runId}/build.log (on ${doomed.id})\n    compiling\n    linking\n`);
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
@@ -1051,7 +1055,7 @@ tasks:
     expect(starts(worker.stdout(), runId).map((match) => match[2])).toEqual(["1", "2", "3"]);
     expect(worker.stdout()).not.toMatch(/^\S+ db /m);
     const dead = await taskq(["dead-letters", runId]);
-    expect(dead.stdout).toBe(`${runId}/nul: exited with code 1 (3 attempts)\n    attempt 3\n    x\uFFFDy\n`);
+    expect(dead.stdout).toBe(`${runId}/nul: exited with code 1 (3 attempts)\n  log: <log-dir>/${runId}/nul.log (on ${worker.id})\n    attempt 3\n    x\uFFFDy\n`);
     expect((await stopWorker(worker)).code).toBe(143);
   });
 

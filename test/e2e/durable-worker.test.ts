@@ -131,7 +131,7 @@ tasks:
 
     const dead = await taskq(["dead-letters", runId]);
     expect(dead.code).toBe(0);
-    expect(dead.stdout).toContain(`${runId}/killed: killed by SIGKILL (137 is not in retryOn: not retried) (1 attempt)\n    try 1\n`);
+    expect(dead.stdout).toContain(`${runId}/killed: killed by SIGKILL (137 is not in retryOn: not retried) (1 attempt)\n  log: <log-dir>/${runId}/killed.log (on ${worker.id})\n    try 1\n`);
     expect(dead.stdout).toContain(`${runId}/unlisted: exited with code 1 (1 is not in retryOn: not retried) (1 attempt)\n`);
     const summary = await taskq(["status", runId]);
     expect(summary.code).toBe(1);

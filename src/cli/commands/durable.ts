@@ -7,6 +7,7 @@ import { DURATION_PATTERN, durationMistake, parseDuration } from "../../loaders/
 import { isTransientError } from "../../store/postgres/transient.js";
 import { newWorkerId, workerHostAndPid } from "../../store/postgres/worker-id.js";
 import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdArgument, runIdFlag, taskIdArgument, wholeNumberFlag, workflowFileArgument } from "../flags.js";
+import { escapeControls } from "../../escape-controls.js";
 import { oneLine } from "../one-line.js";
 import { toJson } from "../output.js";
 import { createColors } from "../render/colors.js";
@@ -312,6 +313,8 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
     const safe = process.stdout.isTTY === true ? terminalSafe : (text: string): string => text;
     for (const row of dead) {
       process.stdout.write(`${row.runId}/${row.key}: ${safe(oneLine(describeRow(row)))} (${row.attempts} attempt${row.attempts === 1 ? "" : "s"})\n`);
+      // Where the whole output is, as status says it: on the machine of the worker that ran its last attempt.
+      process.stdout.write(`  log: ${escapeControls(logOnWorker(row.runId, row.key, row.workerId))}\n`);
       // Lines of an earlier attempt say so, as a run's summary says it: the last one left none.
       if (row.tailAttempt !== undefined) process.stdout.write(`  last ${row.tail.length === 1 ? "line" : `${row.tail.length} lines`} of attempt ${row.tailAttempt} (attempt ${row.attempts} left none):\n`);
       for (const line of row.tail) process.stdout.write(`    ${safe(line)}\n`);
@@ -319,6 +322,11 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
     }
     return 0;
   }, { applicationName: `taskq dead-letters${runId === undefined ? "" : ` ${runId}`}` });
+}
+
+/** A task's log on the machine of the worker that ran its last attempt, in words: `<log-dir>/RUN/test.log (on ci-7-4121-a3f9c2)`. */
+function logOnWorker(runId: string, key: string, workerId: string | null): string {
+  return `<log-dir>/${runId}/${key}.log (on ${workerId ?? "its worker"})`;
 }
 
 /** A stored row with its worker's host and pid beside its `workerId`, as status's dead letters have them. */
@@ -442,7 +450,7 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
   // In the order they failed, as a local run's summary and `dead-letters` list them (its first 20 are the first 20 to fail); ties in submission order.
   const failed = status.tasks.filter((t) => t.state === "failed").sort((a, b) => (a.finishedAt?.getTime() ?? 0) - (b.finishedAt?.getTime() ?? 0));
   const logPath = (t: TaskStatusRow): string =>
-    local !== undefined && t.workerId === local.workerId ? path.join(local.logDir, `${t.key}.log`) : `<log-dir>/${status.runId}/${t.key}.log (on ${t.workerId ?? "its worker"})`;
+    local !== undefined && t.workerId === local.workerId ? path.join(local.logDir, `${t.key}.log`) : logOnWorker(status.runId, t.key, t.workerId);
   // Every time on the database's clock: this machine's may be behind or ahead of it. None before the run's start (a clock set back there).
   const end = Math.max(...status.tasks.map((t) => (t.finishedAt ?? status.readAt).getTime()), status.createdAt.getTime());
   return {
