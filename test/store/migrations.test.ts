@@ -131,6 +131,60 @@ describe("migrate", () => {
     }
   });
 
+  it("a role given the schema but not all of its tables' and sequences' rights is told what an administrator grants it, by each operation it may not do", async () => {
+    const [reader, writer] = [`taskq_reader_${randomBytes(4).toString("hex")}`, `taskq_writer_${randomBytes(4).toString("hex")}`];
+    const partial = uniqueSchema();
+    const admin = createPool(1);
+    const stores: PostgresStore[] = [];
+    try {
+      await migrate(admin, partial);
+      const owned = await PostgresStore.open({ connectionString: DATABASE_URL, schema: partial });
+      stores.push(owned);
+      const runId = await owned.submitRun(workflow([task("a")]));
+      // A read-only role (a dashboard's), and one whose administrator forgot the sequences.
+      await admin.query(`CREATE ROLE ${reader} LOGIN; CREATE ROLE ${writer} LOGIN;
+        GRANT USAGE ON SCHEMA ${partial} TO ${reader}, ${writer};
+        GRANT SELECT ON ALL TABLES IN SCHEMA ${partial} TO ${reader};
+        GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${partial} TO ${writer}`);
+      const told = (operation: string, what: string) =>
+        new RegExp(
+          `^${operation} failed: permission denied for ${what}: this database role may not use the store in schema "${partial}"; ` +
+            "an administrator grants it USAGE on the schema, SELECT, INSERT, UPDATE and DELETE on its tables and USAGE on its sequences \\(or runs taskq as the schema's owner\\)$",
+        );
+      const read = await PostgresStore.open({ connectionString: urlAs(reader), schema: partial, create: false });
+      stores.push(read);
+      await expect(read.runStatus(runId)).rejects.toThrow(told("runStatus", "table runs"));
+      await expect(read.completeAndLease([], "w1", 1, 30_000)).rejects.toThrow(told("completeAndLease", "table tasks"));
+      const write = await PostgresStore.open({ connectionString: urlAs(writer), schema: partial });
+      stores.push(write);
+      await expect(write.submitRun(workflow([task("b")]))).rejects.toThrow(told("submitRun", "sequence tasks_\\w+"));
+      // What it may do, it does.
+      expect((await write.runStatus(runId)).counts.queued).toBe(1);
+      // A database it may not connect to is no grant on the store's schema: said as the server says it.
+      await admin.query(`CREATE DATABASE ${partial}`);
+      await admin.query(`REVOKE CONNECT ON DATABASE ${partial} FROM PUBLIC`);
+      const url = new URL(urlAs(writer));
+      url.pathname = `/${partial}`;
+      const refused = PostgresStore.open({ connectionString: url.toString(), schema: partial });
+      await expect(refused).rejects.toThrow(new RegExp(`^connect failed: permission denied for database "?${partial}"?$`));
+      // A database that keeps functions from PUBLIC: the worker's hot path is one, which the role must be given too.
+      await admin.query(`REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA ${partial} FROM PUBLIC`);
+      await expect(write.completeAndLease([], "w1", 1, 30_000)).rejects.toThrow(
+        new RegExp(
+          `^completeAndLease failed: permission denied for function complete_and_lease\\w*: this database role may not use the store in schema "${partial}"; ` +
+            "an administrator grants it USAGE on the schema, SELECT, INSERT, UPDATE and DELETE on its tables, USAGE on its sequences and EXECUTE on its functions \\(or runs taskq as the schema's owner\\)$",
+        ),
+      );
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+      await admin.query(`DROP SCHEMA IF EXISTS ${partial} CASCADE`);
+      await admin.query(`DROP DATABASE IF EXISTS ${partial}`);
+      await admin.query(`DROP OWNED BY ${reader}, ${writer}`).catch(() => undefined);
+      await admin.query(`DROP ROLE IF EXISTS ${reader}; DROP ROLE IF EXISTS ${writer}`);
+      await admin.end();
+    }
+  });
+
   it("keeps the functions a worker of an earlier version calls, prepared: same results, a timeout past int's range cut to its top", async () => {
     const store = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
     try {

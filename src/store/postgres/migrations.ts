@@ -275,10 +275,14 @@ async function notAllowedToCreate(pool: pg.Pool, error: unknown, schema: string)
 export function notUsable(error: unknown, schema: string, operation: string): TaskqError | undefined {
   if ((error as { code?: unknown }).code !== INSUFFICIENT_PRIVILEGE) return undefined;
   const reason = error instanceof Error ? error.message : String(error);
+  // Functions are PUBLIC's to execute unless a database revoked that: then the role needs them given too.
+  const grants = /permission denied for function /.test(reason)
+    ? "SELECT, INSERT, UPDATE and DELETE on its tables, USAGE on its sequences and EXECUTE on its functions"
+    : "SELECT, INSERT, UPDATE and DELETE on its tables and USAGE on its sequences";
   return new TaskqError(
     "STORE_QUERY_FAILED",
     `${operation} failed: ${reason}: this database role may not use the store in schema "${schema}"; an administrator grants it USAGE on the schema, ` +
-      "SELECT, INSERT, UPDATE and DELETE on its tables and USAGE on its sequences (or runs taskq as the schema's owner)",
+      `${grants} (or runs taskq as the schema's owner)`,
     { cause: error },
   );
 }

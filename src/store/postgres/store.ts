@@ -410,8 +410,19 @@ export class PostgresStore {
     try {
       return await work();
     } catch (error) {
-      throw toStoreError(operation, error, { ...this.#timeouts, queryMs: queryTimeoutMs });
+      throw this.#storeError(operation, error, { ...this.#timeouts, queryMs: queryTimeoutMs });
     }
+  }
+
+  /**
+   * toStoreError, but for a role the store's tables or sequences are kept from (an administrator who
+   * granted the schema and not all of them, or only SELECT): says what to grant it, as opening says it
+   * for a role kept from the schema, rather than the bare "permission denied for table runs". (Not for
+   * what is no part of the store, as a database the role may not connect to: the server's words say it.)
+   */
+  #storeError(operation: string, error: unknown, timeouts: Timeouts): TaskqError {
+    const ofTheStore = !(error instanceof TaskqError) && /permission denied for (table|sequence|function|schema) /.test(error instanceof Error ? error.message : "");
+    return (ofTheStore ? notUsable(error, this.schema, operation) : undefined) ?? toStoreError(operation, error, timeouts);
   }
 
   /**
@@ -429,7 +440,7 @@ export class PostgresStore {
     try {
       return await withRetry(work, { maxElapsedMs: this.#retryDroppedMs, retryIf: (error) => this.#dropped(error) && !mayHaveChanged(error) });
     } catch (error) {
-      const stored = toStoreError(operation, error, timeouts);
+      const stored = this.#storeError(operation, error, timeouts);
       if (!mayHaveChanged(error) || !isTransientError(error)) throw stored;
       throw new TaskqError(stored.code, `${stored.message} (the connection was lost once the change was sent to be committed: it may have been made)`, { cause: error });
     }
