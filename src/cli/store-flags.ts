@@ -26,7 +26,10 @@ export function storeUrl(flags: StoreFlags, hint?: string): string {
   }
   // The driver would read another scheme's URL (mysql://...) as PostgreSQL's and connect wherever it points.
   if (!POSTGRES_URL.test(url)) {
-    throw new UsageError(`the store ${redactConnectionString(url)} is not a PostgreSQL URL: it must start with postgres:// or postgresql://`);
+    // Whitespace before the scheme (a value pasted with it) does not show in the URL as printed, which URL trims.
+    const [, space, scheme] = /^(\s+)(postgres(?:ql)?:\/\/)/i.exec(url) ?? [];
+    const why = space === undefined ? "it must start with postgres:// or postgresql://" : `it starts with whitespace (${JSON.stringify(space)}) before its ${scheme!}; remove it`;
+    throw new UsageError(`the store ${redactConnectionString(url)} is not a PostgreSQL URL: ${why}`);
   }
   // A typo in the URL is the user's to fix, as a wrong scheme is: not an unreachable store (exit 1).
   // Checked here, not only when the driver reads it, so that `run --dry-run` is refused it too.

@@ -218,6 +218,9 @@ describe("taskq commands", () => {
       [["--store", "mysql://u@127.0.0.1:1/x"], {}, "taskq: the store mysql://u@127.0.0.1:1/x is not a PostgreSQL URL: it must start with postgres:// or postgresql://\n"],
       // Its postgres:// left out: URL reads `app:` as the scheme, and the password is still hidden.
       [[], { TASKQ_STORE: "app:s3cret@127.0.0.1:1/x" }, "taskq: the store app:***@127.0.0.1:1/x is not a PostgreSQL URL: it must start with postgres:// or postgresql://\n"],
+      // Whitespace before the scheme (a value pasted with it), which the URL as shown does not show: said, not "must start with postgres://".
+      [[], { TASKQ_STORE: " postgres://u:s3cret@127.0.0.1:1/x" }, 'taskq: the store postgres://u:***@127.0.0.1:1/x is not a PostgreSQL URL: it starts with whitespace (" ") before its postgres://; remove it\n'],
+      [["--store", "\tpostgresql://u@127.0.0.1:1/x"], {}, 'taskq: the store postgresql://u@127.0.0.1:1/x is not a PostgreSQL URL: it starts with whitespace ("\\t") before its postgresql://; remove it\n'],
       // URLs the driver cannot read: a `[` never closed, a port out of range.
       [["--store", "postgres://u:s3cret@[::1:5432/x"], {}, "taskq: --store: postgres://u:***@[::1:5432/x is not a valid URL\n"],
       [[], { TASKQ_STORE: "postgres://u@127.0.0.1:99999/x" }, "taskq: TASKQ_STORE: postgres://u@127.0.0.1:99999/x is not a valid URL\n"],
