@@ -53,6 +53,26 @@ describe("task lifecycle", () => {
     await expect(store.runState("nope")).rejects.toMatchObject({ code: "STORE_NOT_FOUND", message: 'no run "nope"' });
   });
 
+  it("runStatus read as a run's last task ends never says the run is running with nothing left to run: its state goes with its tasks", async () => {
+    const seen: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      const runId = `ending-${i}`;
+      await store.submitRun(workflow([task("last")]), { runId });
+      const [last] = await leaseAll(store);
+      // A success settles its run in its own commit; a failure just after it.
+      const outcome: Outcome = i % 2 === 0 ? { kind: "success" } : { kind: "failure", error: "exit 1", exitCode: 1 };
+      const ending = store.complete(last!.leaseToken, outcome);
+      const status = await store.runStatus(runId);
+      await ending;
+      const unfinished = status.counts.blocked + status.counts.queued + status.counts.running;
+      seen.push(`${status.state} with ${unfinished} unfinished`);
+    }
+    expect(seen.filter((read) => read === "running with 0 unfinished")).toEqual([]);
+    // Both were read: the run still running, and ended.
+    expect(seen).toContain("running with 1 unfinished");
+    expect(seen.some((read) => /^(succeeded|failed) with 0 unfinished$/.test(read))).toBe(true);
+  });
+
   it("retries a failure after the backoff, then dead-letters it once attempts are exhausted", async () => {
     await store.submitRun(workflow([task("flaky", { retries: 1, backoff: { baseMs: 300, maxMs: 1_000 } })]), { runId: "retry" });
     const [first] = await leaseAll(store);
