@@ -1,7 +1,10 @@
+import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { TaskqError } from "../../src/errors.js";
+import { migrate } from "../../src/store/postgres/migrations.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { isTransientError } from "../../src/store/postgres/transient.js";
+import { createPool, DATABASE_URL, task, uniqueSchema, workflow } from "./helpers.js";
 
 describe("store errors", () => {
   it("reports an unreachable database as STORE_UNAVAILABLE, without the password", async () => {
@@ -30,5 +33,37 @@ describe("store errors", () => {
   it("takes a database refusing connections for a while (55000, ALLOW_CONNECTIONS false) as transient, not the rest of its class", () => {
     expect(isTransientError(Object.assign(new Error('database "ci" is not currently accepting connections'), { code: "55000" }))).toBe(true);
     expect(isTransientError(Object.assign(new Error("currval of sequence \"s\" is not yet defined in this session"), { code: "55000" }))).toBe(false);
+  });
+
+  it("rides out a database that is read-only for a while (25006: a failover's demoted primary, until its clients reach the new one)", async () => {
+    expect(isTransientError(Object.assign(new Error("cannot execute UPDATE in a read-only transaction"), { code: "25006" }))).toBe(true);
+    const role = `taskq_standby_${randomBytes(4).toString("hex")}`;
+    const schema = uniqueSchema();
+    const admin = createPool(1);
+    const url = new URL(DATABASE_URL);
+    url.username = role;
+    url.password = "";
+    let store: PostgresStore | undefined;
+    try {
+      await migrate(admin, schema);
+      await admin.query(`CREATE ROLE ${role} LOGIN; GRANT USAGE ON SCHEMA ${schema} TO ${role};
+        GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${role}; GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${schema} TO ${role};
+        ALTER ROLE ${role} SET default_transaction_read_only = on`);
+      // Its sessions are read-only, as those of a primary demoted to a standby: the store opens (it only reads), and nothing writes.
+      store = await PostgresStore.open({ connectionString: url.toString(), schema, retryDroppedMs: 10_000 });
+      const submitted = store.submitRun(workflow([task("a")]), { runId: "after-failover" });
+      // A second later its clients reach a primary: sessions of their own, which may write.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await admin.query(`ALTER ROLE ${role} RESET default_transaction_read_only`);
+      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1", [role]);
+      expect(await submitted).toBe("after-failover");
+      expect((await store.runStatus("after-failover")).counts.queued).toBe(1);
+    } finally {
+      await store?.close();
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.query(`DROP OWNED BY ${role}`).catch(() => undefined);
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end();
+    }
   });
 });

@@ -6,8 +6,11 @@ import { setTimeout as sleep } from "node:timers/promises";
  * serialization failures (40001, 40P01), too many connections (53300). And a database that
  * refuses connections for a while (`ALTER DATABASE ... ALLOW_CONNECTIONS false`, or one being
  * dropped or renamed): 55000 with its own message, a class that otherwise means a wrong request.
+ * And one that is read-only for a while (25006): a primary demoted in a failover, which its clients
+ * reach until they are sent to the new one; a worker that gave up on an attempt's record there lost
+ * how the attempt ended (its sweep then says "lease expired").
  */
-const TRANSIENT_STATES = /^(08...|57P0[123]|40001|40P01|53300)$/;
+const TRANSIENT_STATES = /^(08...|57P0[123]|40001|40P01|53300|25006)$/;
 
 /** True when retrying the same operation, perhaps on a new connection, may succeed. */
 export function isTransientError(error: unknown): boolean {
