@@ -64,7 +64,7 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     // held 250 MB of tails. A failure's stays, for the summary's dead letters.
     handlers: { shell: async (task: ShellTask, context) => void (await shell(task, context)) },
   });
-  const summary = new SummaryCollector(queue);
+  const summary = new SummaryCollector(queue, { runId, logDir });
   const maxAttempts = new Map<string, number>();
   for (const task of workflow.tasks) maxAttempts.set(task.id, task.retries + 1);
   let interrupted: NodeJS.Signals | undefined;

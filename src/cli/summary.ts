@@ -15,13 +15,24 @@ export class SummaryCollector {
    */
   readonly #earlierTails = new Map<string, { attempt: number; tail: string[] }>();
 
-  constructor(queue: Queue) {
+  readonly #runId: string;
+  readonly #logDir: string;
+
+  constructor(queue: Queue, run: { runId: string; logDir: string }) {
+    this.#runId = run.runId;
+    this.#logDir = run.logDir;
     queue.on("started", (e: QueueEventMap["started"]) => this.#running.add(e.id));
     queue.on("cancelled", (e: QueueEventMap["cancelled"]) => {
       this.#earlierTails.delete(e.id);
       const line: CancelledLine = { id: e.id, reason: e.reason, message: describeError(e.error) };
       if (e.dependency !== undefined) line.dependency = e.dependency;
-      if (this.#running.delete(e.id)) line.running = true;
+      if (this.#running.delete(e.id)) {
+        line.running = true;
+        // Where its attempt was when stopped: what a CI job's log should show of a step the job's timeout cut short.
+        line.logPath = path.join(this.#logDir, `${e.id}.log`);
+        line.logFile = `${this.#runId}/${e.id}.log`;
+        line.tail = (attemptResultOf(e.error) ?? attemptResultOf(causeOf(e.error)))?.tail ?? [];
+      }
       this.#cancelled.push(line);
     });
     queue.on("retrying", (e: QueueEventMap["retrying"]) => {
@@ -70,5 +81,14 @@ export class SummaryCollector {
     };
     if (run.interrupted !== undefined) summary.interrupted = run.interrupted;
     return summary;
+  }
+}
+
+/** An error's `cause`; undefined where reading it throws (a getter or a Proxy of a handler's). */
+function causeOf(error: unknown): unknown {
+  try {
+    return (error as { cause?: unknown } | null)?.cause;
+  } catch {
+    return undefined;
   }
 }

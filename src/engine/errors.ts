@@ -49,8 +49,9 @@ export class AttemptTimeoutError extends TaskqError {
 export class TaskCancelledError extends TaskqError {
   readonly reason: "cancel" | "dependency" | "shutdown";
   readonly dependency: string | undefined;
-  constructor(reason: "cancel" | "dependency" | "shutdown", message: string, dependency?: string) {
-    super(reason === "shutdown" ? "SHUTDOWN" : "CANCELLED", message);
+  /** `cause`: what the attempt it cut short ended with, where one was running and ended (see Queue's hard stop). */
+  constructor(reason: "cancel" | "dependency" | "shutdown", message: string, dependency?: string, options: { cause?: unknown } = {}) {
+    super(reason === "shutdown" ? "SHUTDOWN" : "CANCELLED", message, options);
     this.reason = reason;
     this.dependency = dependency;
   }

@@ -294,7 +294,10 @@ export class Queue {
     } else if (record.cancelRequested) {
       this.#finalizer.finalize(record, "CANCELLED", { error: record.error, cancelReason: "cancel" });
     } else if (this.#hardStopped) {
-      this.#finalizer.finalize(record, "CANCELLED", { error: this.#stopReason, cancelReason: "shutdown" });
+      // How the stopped attempt ended is the cancel's cause: a shell's last lines say where it was when stopped.
+      const ended = ok ? this.#stopReason : normalizeError(outcome, context);
+      const error = ended === this.#stopReason ? this.#stopReason : new TaskCancelledError("shutdown", "aborted by shutdown", undefined, { cause: ended });
+      this.#finalizer.finalize(record, "CANCELLED", { error, cancelReason: "shutdown" });
     } else if (this.#shutdown !== undefined && isShutdownStop(outcome)) {
       // The handler says the shutdown stopped its attempt (a shell that died of the signal that stopped the CLI).
       this.#finalizer.finalize(record, "CANCELLED", { error: outcome, cancelReason: "shutdown" });

@@ -338,7 +338,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       unregisterProcessGroup(pid, options.killGraceMs);
     }
 
-    if (sharedStop !== undefined) throw sharedStop;
+    // Its ending as the cause: the summary shows a stopped task's last lines as a failed one's.
+    if (sharedStop !== undefined) throw new TaskCancelledError("shutdown", sharedStop.message, undefined, { cause: TaskFailedError.fromResult(task, result(exit, sharedStop)) });
     const final = result(exit, abortReason);
     // A cancel stays a cancel (never retried) even if the log also failed.
     if (output.logError !== undefined && !final.cancelled) throw logFailure(task, logPath, output.logError, final, stoppedForLog);

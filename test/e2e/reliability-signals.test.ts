@@ -76,7 +76,10 @@ describe("signals and shutdown", () => {
     expect(result.stdout).toMatch(/cancel {2}a: killed by SIGINT, which stopped taskq too \(a signal to taskq's process group reaches a task as it starts\)\n/);
     expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 2 cancelled/);
     expect(result.stdout).not.toMatch(/FAILED|Dead letters/);
-    const log = await readFile(path.join(run.logs, await singleRunId(run.logs), "a.log"), "utf8");
+    const runId = await singleRunId(run.logs);
+    // The summary says where it was when it died, as for a task the shutdown stopped.
+    expect(result.stdout).toContain(`  - a: killed by SIGINT, which stopped taskq too (a signal to taskq's process group reaches a task as it starts)\n    log: ${path.join(run.logs, runId, "a.log")}\n    last line:\n      ready\n`);
+    const log = await readFile(path.join(run.logs, runId, "a.log"), "utf8");
     expect(log).toBe("ready\n--- taskq: attempt 1 stopped: killed by SIGINT, which stopped taskq too (a signal to taskq's process group reaches a task as it starts) ---\n");
     expect(existsSync(path.join(run.dir, "ran-after"))).toBe(false);
   });
@@ -197,11 +200,44 @@ describe("signals and shutdown", () => {
     run.signalGroup("SIGINT");
     const { result } = await run.exited;
     expect(result.code).toBe(130);
-    const listed = result.stdout.slice(result.stdout.indexOf("Cancelled (62):")).split("\n").slice(1, 4);
+    const section = result.stdout.slice(result.stdout.indexOf("Cancelled (62):")).split("\n");
+    const listed = section.filter((line) => line.startsWith("  - ")).slice(0, 3);
     // The two cut short in the order their processes ended.
     expect([...listed.slice(0, 2)].sort()).toEqual(["  - running-a: aborted by shutdown", "  - running-b: aborted by shutdown"]);
     expect(listed[2]).toBe("  - waiting-0: shutdown: not started");
     expect(result.stdout).toContain("  ... and 12 more");
+    // Each cut short says where its log is and where it was when stopped, as a dead letter does; those that never started, nothing more.
+    const runId = await singleRunId(run.logs);
+    for (const id of ["running-a", "running-b"]) {
+      const at = section.indexOf(`  - ${id}: aborted by shutdown`);
+      expect(section.slice(at + 1, at + 4)).toEqual([`    log: ${path.join(run.logs, runId, `${id}.log`)}`, "    last line:", "      ready"]);
+    }
+    expect(section[section.indexOf("  - waiting-0: shutdown: not started") + 1]).toBe("  - waiting-1: shutdown: not started");
+  });
+
+  it("a runner's SIGTERM after the time to finish: the JSON summary gives each task cut short its log and its last lines, a dependent never started none", async () => {
+    const yaml = tasksYaml([
+      ["build", '{ run: "echo compiling; echo warning: slow >&2; sleep 30" }'],
+      ["after", '{ run: "true", dependsOn: build }'],
+    ]);
+    const run = await startRun(yaml, ["--output", "json", "--shutdown-timeout", "200ms"]);
+    await waitForOutput(run, /"text":"warning: slow"/);
+    run.signalTaskq("SIGTERM");
+    const { result } = await run.exited;
+    expect(result.code).toBe(143);
+    const summary = jsonEvents(result.stdout).find((e) => e.event === "summary") as unknown as { runId: string; cancelled: unknown[] };
+    expect(summary.cancelled).toEqual([
+      { id: "after", reason: "shutdown", message: "shutdown: not started" },
+      {
+        id: "build",
+        reason: "shutdown",
+        message: "aborted by shutdown",
+        running: true,
+        logPath: path.join(run.logs, summary.runId, "build.log"),
+        logFile: `${summary.runId}/build.log`,
+        tail: ["compiling", "warning: slow"],
+      },
+    ]);
   });
 
   it.each([

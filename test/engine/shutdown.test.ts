@@ -174,6 +174,32 @@ describe("shutdown", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it("an attempt the deadline stopped that ends in the grace with an error of its own: the task's SHUTDOWN error has it as its cause", async () => {
+    const stopped = Object.assign(new Error("stopped at step 2"), { result: { tail: ["step 1", "step 2"] } });
+    const { queue } = makeQueue({
+      handlers: {
+        // One ends with an error that says where it was; one rejects with the signal's own reason.
+        ownError: async (_: unknown, context: AttemptContext) => {
+          await untilAborted(context).catch(() => undefined);
+          throw stopped;
+        },
+        reason: (_: unknown, context: AttemptContext) => untilAborted(context),
+      },
+    });
+    queue.submit({ id: "own", type: "ownError" });
+    queue.submit({ id: "plain", type: "reason" });
+    const done = queue.shutdown({ deadline: 100, abortGraceMs: 1_000 });
+    await vi.advanceTimersByTimeAsync(100);
+    await expect(done).resolves.toEqual({ hardStopped: true });
+    const own = queue.get("own")!.error as TaskCancelledError;
+    expect(own).toBeInstanceOf(TaskCancelledError);
+    expect(own).toMatchObject({ code: "SHUTDOWN", reason: "shutdown", message: "aborted by shutdown" });
+    expect(own.cause).toBe(stopped);
+    const plain = queue.get("plain")!.error as TaskCancelledError;
+    expect(plain).toMatchObject({ code: "SHUTDOWN", message: "aborted by shutdown" });
+    expect(plain.cause).toBeUndefined();
+  });
+
   it("returns at the deadline even when a handler ignores its signal", async () => {
     const never = new Promise<never>(() => undefined);
     const { queue } = makeQueue({ handlers: { stubborn: () => never } });

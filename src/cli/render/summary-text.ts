@@ -120,7 +120,18 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
     out.push("", c.bold.yellow(`Cancelled (${others.length}):`));
     // Those cut short while running first: their work was under way, and the others may be hundreds.
     const shown = [...others.filter((x) => x.running), ...others.filter((x) => !x.running)].slice(0, 50);
-    for (const x of shown) out.push(`  ${c.yellow("-")} ${x.id}: ${safe(oneLine(x.message))}`);
+    let withLines = 0;
+    for (const x of shown) {
+      out.push(`  ${c.yellow("-")} ${x.id}: ${safe(oneLine(x.message))}`);
+      // Those cut short while running, the first few as dead letters are: where each was when stopped.
+      if (x.logPath === undefined || withLines++ >= DEAD_LETTERS_WITH_LINES) continue;
+      out.push(`    log: ${escapeControls(x.logPath)}`);
+      const tail = x.tail ?? [];
+      if (tail.length > 0) {
+        out.push(`    last ${tail.length === 1 ? "line" : `${tail.length} lines`}:`);
+        for (const line of tail) out.push(c.dim(`      ${safe(line)}`));
+      }
+    }
     if (others.length > shown.length) out.push(`  ... and ${others.length - shown.length} more`);
   }
   out.push("", c.dim(`logs: ${escapeControls(summary.logDir)}`));

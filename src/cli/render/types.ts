@@ -50,6 +50,11 @@ export interface CancelledLine {
   message: string;
   /** True for a task whose attempt was running when it was cancelled (cut short by a shutdown). */
   running?: true;
+  /** A task cut short: where its log is, as DeadLetterLine.logPath and logFile say it. */
+  logPath?: string;
+  logFile?: string;
+  /** A task cut short: the last lines its attempt wrote (none where it ended after the shutdown stopped waiting for it). */
+  tail?: string[];
 }
 
 /** A task running when a durable run's status was read. */
