@@ -2,7 +2,7 @@ import { messageOf, TaskqError } from "../errors.js";
 import { afterFailure, normalizeError, waitForRecord } from "./attempt-outcome.js";
 import { AttemptRunner } from "./attempt-runner.js";
 import { exponentialBackoff, type Backoff } from "./backoff.js";
-import { isShutdownStop, QueueClosedError, TaskCancelledError, TaskNotFoundError, UnknownHandlerError } from "./errors.js";
+import { AttemptTimeoutError, isShutdownStop, QueueClosedError, TaskCancelledError, TaskNotFoundError, UnknownHandlerError } from "./errors.js";
 import { QueueEvents, type QueueEventMap, type QueueEventName } from "./events.js";
 import { Finalizer } from "./finalize.js";
 import { LongTimer } from "./long-timer.js";
@@ -293,7 +293,8 @@ export class Queue {
       this.#finalizer.finalize(record, "SUCCEEDED", { value: outcome });
     } else if (record.cancelRequested) {
       this.#finalizer.finalize(record, "CANCELLED", { error: record.error, cancelReason: "cancel" });
-    } else if (this.#hardStopped) {
+    } else if (this.#hardStopped && !(context.abortReason instanceof AttemptTimeoutError)) {
+      // An attempt whose timeout came first ends by it: the stop only found it being stopped already.
       // How the stopped attempt ended is the cancel's cause: a shell's last lines say where it was when stopped.
       const ended = ok ? this.#stopReason : normalizeError(outcome, context);
       const error = ended === this.#stopReason ? this.#stopReason : new TaskCancelledError("shutdown", "aborted by shutdown", undefined, { cause: ended });
@@ -357,7 +358,10 @@ export class Queue {
     }
     for (const record of running) {
       // A cancel asked for before the deadline stays its reason: the shutdown only stopped waiting for the handler.
+      const context = record.current;
       if (record.cancelRequested) this.#finalizer.finalize(record, "CANCELLED", { error: record.error, cancelReason: "cancel" }, false);
+      // So does a timeout: the attempt had timed out before the stop, which could not abort it again.
+      else if (context?.abortReason instanceof AttemptTimeoutError) this.#failAttempt(record, context, context.abortReason);
       else this.#finalizer.finalize(record, "CANCELLED", { error: reason, cancelReason: "shutdown" }, false);
     }
     this.#checkDrained();

@@ -227,6 +227,37 @@ describe("shutdown", () => {
     expect(queue.get("running")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
   });
 
+  it("an attempt that timed out before the deadline, still stopping when it passes, ends with its timeout, not the shutdown", async () => {
+    // A shell whose timeout kill waits out its kill grace: the attempt settles with the timeout later.
+    const slowToStop = (_: unknown, context: AttemptContext): Promise<never> =>
+      new Promise<never>((_resolve, reject) => {
+        context.signal.addEventListener("abort", () => setTimeout(() => reject(context.signal.reason as Error), 1_000), { once: true });
+      });
+    const { queue } = makeQueue({ handlers: { slowToStop } });
+    queue.submit({ id: "last", type: "slowToStop", timeoutMs: 100, maxAttempts: 1 });
+    queue.submit({ id: "retryable", type: "slowToStop", timeoutMs: 100, maxAttempts: 3 });
+    await vi.advanceTimersByTimeAsync(100);
+    const done = queue.shutdown({ drain: false, deadline: 200, abortGraceMs: 5_000 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    await expect(done).resolves.toEqual({ hardStopped: true });
+    expect(queue.get("last")).toMatchObject({ status: "FAILED" });
+    expect(queue.get("last")?.error).toMatchObject({ code: "TIMEOUT", message: "timed out after 100ms" });
+    expect(queue.get("retryable")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+    expect(queue.get("retryable")?.error).toMatchObject({ message: "shutdown: not retried (attempt 1 failed: timed out after 100ms)" });
+  });
+
+  it("an attempt that timed out before a hard stop, whose handler never settles, ends with its timeout once the grace is over", async () => {
+    const never = new Promise<never>(() => undefined);
+    const { queue } = makeQueue({ handlers: { stubborn: () => never } });
+    queue.submit({ id: "a", type: "stubborn", timeoutMs: 100, maxAttempts: 1 });
+    await vi.advanceTimersByTimeAsync(100);
+    const done = queue.shutdown({ deadline: 100, abortGraceMs: 500 });
+    await vi.advanceTimersByTimeAsync(600);
+    await expect(done).resolves.toEqual({ hardStopped: true });
+    expect(queue.get("a")).toMatchObject({ status: "FAILED" });
+    expect(queue.get("a")?.error).toMatchObject({ code: "TIMEOUT" });
+  });
+
   it("abortGraceMs lets aborted handlers settle before finalizing, then gives up on the stubborn", async () => {
     const never = new Promise<never>(() => undefined);
     const { queue } = makeQueue({ handlers: { stubborn: () => never } });
