@@ -123,7 +123,13 @@ let stdoutLost = false;
  * than what the command is for (a list, a plan, the schema, a run id): that one's loss is an
  * error, exit 1, as a shell's `echo x > /dev/full` is.
  */
-const OUTPUT_IS_PROGRESS = (COMMAND === "run" || COMMAND === "worker") && !argv.includes("--dry-run");
+const OUTPUT_IS_PROGRESS = (COMMAND === "run" || COMMAND === "worker") && !argv.includes("--dry-run") && !helpOrVersionAsked(argv);
+
+/** Whether the command line asks for help or the version (`run --help`, `run f.yaml -h`, `worker -V`): commander prints it, and runs nothing. */
+function helpOrVersionAsked(args: string[]): boolean {
+  const end = args.indexOf("--");
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === "--help" || arg === "-h" || arg === "--version" || arg === "-V");
+}
 
 /** Handles a write error of stdout or stderr: EPIPE silently, any other once, on stderr if it still works. */
 function outputFailed(name: "stdout" | "stderr"): (error: NodeJS.ErrnoException) => void {

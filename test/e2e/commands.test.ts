@@ -39,7 +39,7 @@ describe("taskq commands", () => {
   // output lost to a full disk exited 0, with a warning that "the run goes on".
   it.skipIf(!existsSync("/dev/full"))("a command whose stdout cannot be written (a full disk) says so and exits 1; a run goes on, as before", async () => {
     const ws = await workspace("tasks:\n  a: { run: echo a }\n");
-    const commands = [["--help"], ["help", "run"], ["schema"], ["list", ws.file], ["graph", ws.file], ["validate", ws.file], ["validate", ws.file, "--output", "json"], ["run", ws.file, "--dry-run"], ["run", ws.file, "--log-dir", ws.logs]];
+    const commands = [["--help"], ["help", "run"], ["schema"], ["list", ws.file], ["graph", ws.file], ["validate", ws.file], ["validate", ws.file, "--output", "json"], ["run", ws.file, "--dry-run"], ["run", "--help"], ["run", ws.file, "-h"], ["worker", "--help"], ["run", "--version"], ["run", ws.file, "--log-dir", ws.logs]];
     for (const args of commands) {
       const full = openSync("/dev/full", "w");
       const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
