@@ -126,13 +126,25 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       }
       summaryCode = await printRunSummary(store, runId, { ...summaryOptions, ...(interrupted === undefined ? {} : { interrupted }) });
     };
+    // The worker's listeners are gone: a signal now (a second Ctrl-C, a runner's SIGTERM after its SIGINT) would kill
+    // taskq by its default action, in silence, the run left live with its tasks that had not started queued for any worker.
+    const stopNow = (signal: NodeJS.Signals): void => {
+      const said = interrupted === undefined ? `${signal} received` : secondSignal(signal, interrupted);
+      process.stderr.write(
+        cancelled
+          ? `taskq: ${said} while the summary of run ${runId} was being read: stopping now; see it with: taskq status ${runId}\n`
+          : `taskq: ${said} while run ${runId} was being stopped: stopping now; it may still be live: its tasks that had not started may not have been cancelled, and a worker would run them; cancel them with: taskq cancel ${runId}\n`,
+      );
+      process.exit(exitCode);
+    };
+    const removeLate = onShutdownSignals({ graceful: stopNow, immediate: stopNow });
     const failure = end().then(
       () => undefined,
       (error: unknown) => (error instanceof Error ? error.message : String(error)),
     );
     const timer = new AbortController();
     const late = sleep(STOPPED_SUMMARY_MS, `the database did not answer within ${STOPPED_SUMMARY_MS / 1000}s`, { signal: timer.signal }).catch(() => undefined);
-    const problem = await Promise.race([failure, late]);
+    const problem = await Promise.race([failure, late]).finally(removeLate);
     timer.abort();
     if (!cancelled) {
       process.stderr.write(

@@ -1309,6 +1309,37 @@ tasks:
     }
   });
 
+  // Its worker stopped, run --store cancels the run and reads its summary with no listener for a signal: a second Ctrl-C
+  // (or a runner's SIGTERM after its SIGINT) then killed taskq in silence, the run left live, its tasks queued for any worker.
+  it("run --store: a second signal while it ends its stopped run stops it at once, saying the run may still be live and how to cancel it", async () => {
+    const database = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    try {
+      const file = await workflowFile("stopped-twice", "tasks:\n  a: { run: 'echo started; sleep 1000' }\n  b: { run: 'echo b', dependsOn: a }\n");
+      const run = startCli(["run", file, "--log-dir", ws.logs, "--shutdown-timeout", "1s", "--kill-grace", "1s"], {
+        cwd: ws.dir,
+        env: { ...ENV, TASKQ_STORE: proxy.url(SECRET_URL) },
+      });
+      workers.push(run);
+      expect(await eventually(() => run.stdout().includes("| started"), 15_000)).toBe(true);
+      const runId = /^\S+ run (\S+) submitted/.exec(run.stdout())![1]!;
+      // The database stops answering: the run's cancel and summary wait (3 s at most) for it once the worker has stopped.
+      proxy.freeze();
+      run.child.kill("SIGTERM");
+      expect(await eventually(() => / stopped \(/.test(run.stdout()), 20_000)).toBe(true);
+      run.child.kill("SIGINT");
+      const result = await run.done;
+      expect(result.code).toBe(143);
+      expect(result.stderr).toContain(
+        `taskq: SIGINT received after SIGTERM while run ${runId} was being stopped: stopping now; it may still be live: its tasks that had not started may not have been cancelled, and a worker would run them; cancel them with: taskq cancel ${runId}\n`,
+      );
+      proxy.accept();
+      await cancelStrandedRun(runId);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("a reply lost after its commit (connection cut): the worker gives back what it leased, the attempt not counted, and reports what was recorded", async () => {
     const database = new URL(DATABASE_URL);
     const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
