@@ -61,7 +61,7 @@ function reportYamlErrors(errors: YAMLError[], problems: ProblemList, tokens: CS
       problems.atOffset(at, `... and up to ${errors.length - index} more YAML errors from here on; fix the ones above first`);
       return;
     }
-    problems.atOffset(at, unclosed?.message ?? withHint(error.message.split("\n")[0] ?? error.message, lineAt(text, error.pos[0])));
+    problems.atOffset(at, unclosed?.message ?? withHint(error.message.split("\n")[0] ?? error.message, text, error.pos[0]));
   }
 }
 
@@ -78,18 +78,56 @@ const INDICATOR_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+([@`%|>&])(.*)$/;
 /** A block mapping's value that starts with a quote, `[` or `{`, on its key's line. */
 const OPENED_VALUE = /^\s*(?:- +)?[^\s"'[{#][^:]*:\s+["'[{]/;
 
+/** A block mapping's key, with its indent, on a line. */
+const KEY_LINE = /^( *(?:- +)?)([^\s"'[{#-][^:]*):(?:\s|$)/;
+
 /**
  * yaml's message, with what to do where its own words do not say it: for one of COLON_IN_VALUE,
- * only where the line has a second ": "; for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket.
+ * where the line has a second ": ", or where a line below it is indented more than its key;
+ * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket.
  */
-function withHint(message: string, line: string): string {
+function withHint(message: string, text: string, offset: number): string {
+  const line = lineAt(text, offset);
   if (COLON_IN_VALUE.test(message) && /:\s.*:(\s|$)/.test(line)) return `${message}: a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)`;
+  if (COLON_IN_VALUE.test(message)) {
+    const deeper = keyIndentedUnder(text, offset);
+    if (deeper !== undefined) return `${message}: line ${deeper.line} is indented more than ${deeper.key}, so yaml reads it as more of the value of ${deeper.key}; start it at column ${deeper.col}, as ${deeper.key} is`;
+  }
   const indicator = INDICATOR_START.test(message) ? INDICATOR_VALUE.exec(line) : null;
   if (indicator !== null) return `${message}: a value that starts with ${indicator[2]} must be quoted (${indicator[1]}: ${JSON.stringify(`${indicator[2]!}${indicator[3]!}`.trim())})`;
   if (TEXT_AFTER_VALUE.test(message) && OPENED_VALUE.test(line)) {
     return `${message}: a value that starts with a quote, [ or { ends where that closes; to write more after it, quote the whole value (run: '"echo" foo', run: "[ -f x ] && make")`;
   }
   return message;
+}
+
+/** The lines of `text` after the one holding `offset`, each with its 1-based number, skipping blank and comment lines. */
+function* linesAfter(text: string, offset: number): Generator<{ number: number; line: string }> {
+  let number = 1;
+  for (let index = text.indexOf("\n"); index !== -1 && index < offset; index = text.indexOf("\n", index + 1)) number++;
+  for (let start = text.indexOf("\n", offset) + 1; start > 0 && start < text.length; ) {
+    const end = text.indexOf("\n", start);
+    const line = text.slice(start, end === -1 ? text.length : end).replace(/\r$/, "");
+    number++;
+    if (!/^\s*(#.*)?$/.test(line)) yield { number, line };
+    start = end + 1;
+  }
+}
+
+/**
+ * For a value yaml read as a mapping inside a mapping's value, with no second ": " on its line:
+ * the key line below, indented more than the value's key, that made it so (`run: make` then
+ * `  retries: 1` under it): yaml reads a more indented line as more of the value above it.
+ */
+function keyIndentedUnder(text: string, offset: number): { line: number; key: string; col: number } | undefined {
+  const own = KEY_LINE.exec(lineAt(text, offset));
+  if (own === null) return undefined;
+  const indent = own[1]!.length;
+  for (const { number, line } of linesAfter(text, offset)) {
+    if (line.length - line.trimStart().length <= indent) return undefined;
+    if (/^\s*[^\s"'[{#-][^:]*:(\s|$)/.test(line)) return { line: number, key: own[2]!.trimEnd(), col: indent + 1 };
+  }
+  return undefined;
 }
 
 /** The line of `text` that holds `offset`. */

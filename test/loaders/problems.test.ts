@@ -52,6 +52,16 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: [ - x ] }"))[0]).not.toContain("quoted");
   });
 
+  it("says a line indented more than the key before it is read as more of that key's value, where yaml says only that mappings cannot nest", () => {
+    const hint = (line: number, key: string, col: number) => `: line ${line} is indented more than ${key}, so yaml reads it as more of the value of ${key}; start it at column ${col}, as ${key} is`;
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: make", "      retries: 1"))).toEqual([`3:10: Nested mappings are not allowed in compact mappings${hint(4, "run", 5)}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    retries: 1", "", "      run: make"))).toEqual([`3:14: Nested mappings are not allowed in compact mappings${hint(5, "retries", 5)}`]);
+    // A comment between ends the value: yaml then says the key is out of line, where it is.
+    expect(problemsOf(yaml("tasks:", "  a:", "    retries: 1", "      # why", "      run: make"))).toEqual(["5:7: All mapping items must start at the same column"]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: make", "      all", "      dependsOn: [b]", "  b:", "    run: y"))).toEqual([`3:10: Nested mappings are not allowed in compact mappings${hint(5, "run", 5)}`]);
+    expect(problemsOf(yaml("tasks:", "  - run: make", "      retries: 1"))).toEqual([`2:10: Nested mappings are not allowed in compact mappings${hint(3, "run", 5)}`]);
+  });
+
   it("says to quote a whole command that starts with a quote, [ or { and goes on after it closes (\"echo\" foo, [ -f x ] && make)", () => {
     const hint = ": a value that starts with a quote, [ or { ends where that closes; to write more after it, quote the whole value (run: '\"echo\" foo', run: \"[ -f x ] && make\")";
     expect(problemsOf(yaml("tasks:", "  a:", '    run: "echo" foo'))).toEqual([`3:17: Unexpected scalar at node end${hint}`]);
