@@ -78,12 +78,19 @@ const INDICATOR_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+([@`%|>&])(.*)$/;
 /** A block mapping's value that starts with a quote, `[` or `{`, on its key's line. */
 const OPENED_VALUE = /^\s*(?:- +)?[^\s"'[{#][^:]*:\s+["'[{]/;
 
+/** yaml's words for a line it read as a key, which a block scalar's line indented no more than its key is (`run: |` then `echo a` under `run`). */
+const LINE_AS_KEY = /^Implicit (map keys need to be followed by map values|keys need to be on a single line)/;
+
+/** A block mapping's key whose value is a `|` or `>` block: the key's indent, name and indicator. */
+const BLOCK_SCALAR_HEADER = /^( *(?:- +)?)([^\s"'[{#][^:]*):\s+([|>])[-+0-9]*\s*(?:#.*)?$/;
+
 /** A block mapping's key, with its indent, on a line. */
 const KEY_LINE = /^( *(?:- +)?)([^\s"'[{#-][^:]*):(?:\s|$)/;
 
 /**
  * yaml's message, with what to do where its own words do not say it: for one of COLON_IN_VALUE,
  * where the line has a second ": ", or where a line below it is indented more than its key;
+ * for LINE_AS_KEY, where the line is one of a block scalar's, not indented more than its key;
  * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket.
  */
 function withHint(message: string, text: string, offset: number): string {
@@ -92,6 +99,10 @@ function withHint(message: string, text: string, offset: number): string {
   if (COLON_IN_VALUE.test(message)) {
     const deeper = keyIndentedUnder(text, offset);
     if (deeper !== undefined) return `${message}: line ${deeper.line} is indented more than ${deeper.key}, so yaml reads it as more of the value of ${deeper.key}; start it at column ${deeper.col}, as ${deeper.key} is`;
+  }
+  if (LINE_AS_KEY.test(message)) {
+    const block = blockScalarAbove(text, offset);
+    if (block !== undefined) return `${message}: the lines of a ${block.indicator} block must be indented more than its key, ${block.key} (column ${block.col})`;
   }
   const indicator = INDICATOR_START.test(message) ? INDICATOR_VALUE.exec(line) : null;
   if (indicator !== null) return `${message}: a value that starts with ${indicator[2]} must be quoted (${indicator[1]}: ${JSON.stringify(`${indicator[2]!}${indicator[3]!}`.trim())})`;
@@ -126,6 +137,22 @@ function keyIndentedUnder(text: string, offset: number): { line: number; key: st
   for (const { number, line } of linesAfter(text, offset)) {
     if (line.length - line.trimStart().length <= indent) return undefined;
     if (/^\s*[^\s"'[{#-][^:]*:(\s|$)/.test(line)) return { line: number, key: own[2]!.trimEnd(), col: indent + 1 };
+  }
+  return undefined;
+}
+
+/** For a line yaml read as a key: the `|` or `>` block header above it whose key is indented as much or more (`run: |` then `echo a` under `run`). */
+function blockScalarAbove(text: string, offset: number): { key: string; indicator: string; col: number } | undefined {
+  const lineStart = text.lastIndexOf("\n", offset - 1) + 1;
+  const own = lineAt(text, offset);
+  const indent = own.length - own.trimStart().length;
+  for (let end = lineStart - 1; end > 0; ) {
+    const start = text.lastIndexOf("\n", end - 1) + 1;
+    const line = text.slice(start, end).replace(/\r$/, "");
+    end = start - 1;
+    if (/^\s*(#.*)?$/.test(line)) continue;
+    const header = BLOCK_SCALAR_HEADER.exec(line);
+    return header !== null && indent <= header[1]!.length ? { key: header[2]!.trimEnd(), indicator: header[3]!, col: header[1]!.length + 1 } : undefined;
   }
   return undefined;
 }

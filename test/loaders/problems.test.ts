@@ -62,6 +62,16 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  - run: make", "      retries: 1"))).toEqual([`2:10: Nested mappings are not allowed in compact mappings${hint(3, "run", 5)}`]);
   });
 
+  it("says the lines of a | or > block must be indented more than its key, where yaml reads them as keys", () => {
+    const hint = (sign: string, key: string, col: number) => `: the lines of a ${sign} block must be indented more than its key, ${key} (column ${col})`;
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: |", "    echo a"))).toEqual([`4:5: Implicit map keys need to be followed by map values${hint("|", "run", 5)}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: |-  # the build", "", "    make build", "    retries: 1"))).toEqual([`5:5: Implicit keys need to be on a single line${hint("|", "run", 5)}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: >", "    echo a", "    echo b"))).toEqual([`4:5: Implicit keys need to be on a single line${hint(">", "run", 5)}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: |", "  echo a"))).toEqual([`4:3: Implicit map keys need to be followed by map values${hint("|", "run", 5)}`]);
+    // Indented enough, it is a block: no error.
+    expect(parse(yaml("tasks:", "  a:", "    run: >", "     echo a", "     echo b")).tasks[0]?.run).toBe("echo a echo b\n");
+  });
+
   it("says to quote a whole command that starts with a quote, [ or { and goes on after it closes (\"echo\" foo, [ -f x ] && make)", () => {
     const hint = ": a value that starts with a quote, [ or { ends where that closes; to write more after it, quote the whole value (run: '\"echo\" foo', run: \"[ -f x ] && make\")";
     expect(problemsOf(yaml("tasks:", "  a:", '    run: "echo" foo'))).toEqual([`3:17: Unexpected scalar at node end${hint}`]);
