@@ -42,11 +42,21 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
   }
   const entries = taskEntries(tasks, locator, problems);
   const valid: ValidatedFile["tasks"] = [];
+  /** The last task not read from a misplaced field: the one those fields were meant for. */
+  let above: string | undefined;
   for (const [id, raw] of entries) {
     if (!isTaskId(id)) {
       const shown = quote(id);
       problems.atOffset(locator.offsetOf(["tasks", id], "key"), `invalid task id ${shown}: ${TASK_ID_EXPECTED}`);
     }
+    if (!isRecord(raw) && Object.hasOwn(taskSchema.shape, id)) {
+      // `run: make` at a task id's indentation (under `build:`, whose fields it was meant to be) is read as a task named run.
+      const fix = above === undefined ? "write the task's id above it (build:), and indent its fields under that" : `indent it under ${quote(above)}, as that task's other fields`;
+      problems.atOffset(locator.offsetOf(["tasks", id], "key"), `task ${quote(id)}: the task must be a mapping with at least \`run\`, got ${describeValue(raw)}; ${id} is a task's field, written here as a task id: ${fix}`);
+      valid.push({ id, task: undefined, dependsOn: undefined });
+      continue;
+    }
+    above = id;
     const result = taskSchema.safeParse(raw, parseOptions);
     if (result.success) {
       valid.push({ id, task: result.data, dependsOn: result.data.dependsOn });

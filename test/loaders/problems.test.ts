@@ -503,6 +503,22 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("says a task's field written at a task id's indentation is read as a task, and to indent it under the task above", () => {
+    const hint = (field: string, task: string) => `${field} is a task's field, written here as a task id: indent it under ${task}, as that task's other fields`;
+    expect(problemsOf(yaml("tasks:", "  build:", "  run: make", "  dependsOn: [lint]", "  lint:", "    run: x"))).toEqual([
+      '2:3: task "build": the task must be a mapping with at least `run`, got nothing (null)',
+      `3:3: task "run": the task must be a mapping with at least \`run\`, got "make"; ${hint("run", '"build"')}`,
+      `4:3: task "dependsOn": the task must be a mapping with at least \`run\`, got a list; ${hint("dependsOn", '"build"')}`,
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "  retries: 2"))).toEqual([`4:3: task "retries": the task must be a mapping with at least \`run\`, got 2; ${hint("retries", '"a"')}`]);
+    expect(problemsOf(yaml("tasks:", "  run: make"))).toEqual([
+      '2:3: task "run": the task must be a mapping with at least `run`, got "make"; run is a task\'s field, written here as a task id: write the task\'s id above it (build:), and indent its fields under that',
+    ]);
+    // A task named as a field is a task like any other.
+    expect(parse(yaml("tasks:", "  env:", "    run: printenv")).tasks.map((task) => task.id)).toEqual(["env"]);
+    expect(problemsOf(yaml("tasks:", "  deploy: ./deploy.sh"))).toEqual(['2:11: task "deploy": the task must be a mapping with at least `run`, got "./deploy.sh"']);
+  });
+
   it("names the first definition of each of many duplicate ids", () => {
     const ids = Array.from({ length: 3 }, (_, index) => `t${index}`);
     const text = yaml("tasks:", ...ids.map((id) => `  ${id}: { run: x }`), ...ids.map((id) => `  ${id}: { run: y }`));
