@@ -81,6 +81,9 @@ const OPENED_VALUE = /^\s*(?:- +)?[^\s"'[{#][^:]*:\s+["'[{]/;
 /** yaml's words for a line it read as a key, which a block scalar's line indented no more than its key is (`run: |` then `echo a` under `run`). */
 const LINE_AS_KEY = /^Implicit (map keys need to be followed by map values|keys need to be on a single line)/;
 
+/** A key glued to its value (`retries:2`), which YAML reads as one plain scalar. */
+const GLUED_KEY = /^\s*(?:- +)?([A-Za-z_][A-Za-z0-9_]*):([^\s:].*)$/;
+
 /** A block mapping's key whose value is a `|` or `>` block: the key's indent, name and indicator. */
 const BLOCK_SCALAR_HEADER = /^( *(?:- +)?)([^\s"'[{#][^:]*):\s+([|>])[-+0-9]*\s*(?:#.*)?$/;
 
@@ -90,7 +93,7 @@ const KEY_LINE = /^( *(?:- +)?)([^\s"'[{#-][^:]*):(?:\s|$)/;
 /**
  * yaml's message, with what to do where its own words do not say it: for one of COLON_IN_VALUE,
  * where the line has a second ": ", or where a line below it is indented more than its key;
- * for LINE_AS_KEY, where the line is one of a block scalar's, not indented more than its key;
+ * for LINE_AS_KEY, where the line is one of a block scalar's, not indented more than its key, or a key glued to its value;
  * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket.
  */
 function withHint(message: string, text: string, offset: number): string {
@@ -103,6 +106,8 @@ function withHint(message: string, text: string, offset: number): string {
   if (LINE_AS_KEY.test(message)) {
     const block = blockScalarAbove(text, offset);
     if (block !== undefined) return `${message}: the lines of a ${block.indicator} block must be indented more than its key, ${block.key} (column ${block.col})`;
+    const glued = GLUED_KEY.exec(line);
+    if (glued !== null) return `${message}: a key's colon must be followed by a space (${glued[1]!}: ${glued[2]!.trim()})`;
   }
   const indicator = INDICATOR_START.test(message) ? INDICATOR_VALUE.exec(line) : null;
   if (indicator !== null) return `${message}: a value that starts with ${indicator[2]} must be quoted (${indicator[1]}: ${JSON.stringify(`${indicator[2]!}${indicator[3]!}`.trim())})`;

@@ -52,11 +52,17 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
     if (!isRecord(raw) && Object.hasOwn(taskSchema.shape, id)) {
       // `run: make` at a task id's indentation (under `build:`, whose fields it was meant to be) is read as a task named run.
       const fix = above === undefined ? "write the task's id above it (build:), and indent its fields under that" : `indent it under ${quote(above)}, as that task's other fields`;
-      problems.atOffset(locator.offsetOf(["tasks", id], "key"), `task ${quote(id)}: the task must be a mapping with at least \`run\`, got ${describeValue(raw)}; ${id} is a task's field, written here as a task id: ${fix}`);
+      problems.atOffset(locator.offsetOf(["tasks", id], "key"), `${notATask(id, raw)}; ${id} is a task's field, written here as a task id: ${fix}`);
       valid.push({ id, task: undefined, dependsOn: undefined });
       continue;
     }
     above = id;
+    const glued = typeof raw === "string" ? GLUED_FIELD.exec(raw) : null;
+    if (glued !== null && Object.hasOwn(taskSchema.shape, glued[1]!)) {
+      problems.atOffset(locator.offsetOf(["tasks", id]), `${notATask(id, raw)}; a key's colon must be followed by a space (${glued[1]!}: ${glued[2]!})`);
+      valid.push({ id, task: undefined, dependsOn: undefined });
+      continue;
+    }
     const result = taskSchema.safeParse(raw, parseOptions);
     if (result.success) {
       valid.push({ id, task: result.data, dependsOn: result.data.dependsOn });
@@ -67,6 +73,14 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
     valid.push({ id, task: undefined, dependsOn: wellFormedDependencies(isRecord(raw) ? raw.dependsOn : undefined) });
   }
   return { header: header.data, tasks: valid };
+}
+
+/** A task's field glued to its value (`run:make`), which YAML reads as the task's one string. */
+const GLUED_FIELD = /^([A-Za-z]+):(\S.*)$/s;
+
+/** What the schema says of a task that is not a mapping, for the cases told here with what to do. */
+function notATask(id: string, raw: unknown): string {
+  return `task ${quote(id)}: the task must be a mapping with at least \`run\`, got ${describeValue(raw)}`;
 }
 
 /**

@@ -72,6 +72,14 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(parse(yaml("tasks:", "  a:", "    run: >", "     echo a", "     echo b")).tasks[0]?.run).toBe("echo a echo b\n");
   });
 
+  it("says a key's colon must be followed by a space (retries:2), where yaml reads the line as a key alone or the task as one string", () => {
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries:2"))).toEqual(["4:5: Implicit map keys need to be followed by map values: a key's colon must be followed by a space (retries: 2)"]);
+    expect(problemsOf(yaml("tasks:", "  - run: x", "    timeout:5m"))).toEqual(["3:5: Implicit map keys need to be followed by map values: a key's colon must be followed by a space (timeout: 5m)"]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run:echo hi"))).toEqual(['3:5: task "a": the task must be a mapping with at least `run`, got "run:echo hi"; a key\'s colon must be followed by a space (run: echo hi)']);
+    // A command with a colon in it is no key.
+    expect(problemsOf(yaml("tasks:", "  a: docker:latest"))).toEqual(['2:6: task "a": the task must be a mapping with at least `run`, got "docker:latest"']);
+  });
+
   it("says to quote a whole command that starts with a quote, [ or { and goes on after it closes (\"echo\" foo, [ -f x ] && make)", () => {
     const hint = ": a value that starts with a quote, [ or { ends where that closes; to write more after it, quote the whole value (run: '\"echo\" foo', run: \"[ -f x ] && make\")";
     expect(problemsOf(yaml("tasks:", "  a:", '    run: "echo" foo'))).toEqual([`3:17: Unexpected scalar at node end${hint}`]);
