@@ -75,6 +75,9 @@ const INDICATOR_START = /^(Plain value cannot start with|Not a YAML token|Anchor
 /** A block mapping's key and its value on the line, which starts with one of those indicators. */
 const INDICATOR_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+([@`%|>&])(.*)$/;
 
+/** A block mapping's value that starts and ends with the same quote, with more of that quote inside (`run: 'it's'`): its key, quote and text between. */
+const QUOTED_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+(["'])(.*)\2\s*(?:#.*)?$/;
+
 /** A block mapping's value that starts with a quote, `[` or `{`, on its key's line. */
 const OPENED_VALUE = /^\s*(?:- +)?[^\s"'[{#][^:]*:\s+["'[{]/;
 
@@ -94,7 +97,7 @@ const KEY_LINE = /^( *(?:- +)?)([^\s"'[{#-][^:]*):(?:\s|$)/;
  * yaml's message, with what to do where its own words do not say it: for one of COLON_IN_VALUE,
  * where the line has a second ": ", or where a line below it is indented more than its key;
  * for LINE_AS_KEY, where the line is one of a block scalar's, not indented more than its key, or a key glued to its value;
- * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket.
+ * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket (and ends with that quote: one inside it ended it).
  */
 function withHint(message: string, text: string, offset: number): string {
   const line = lineAt(text, offset);
@@ -111,6 +114,17 @@ function withHint(message: string, text: string, offset: number): string {
   }
   const indicator = INDICATOR_START.test(message) ? INDICATOR_VALUE.exec(line) : null;
   if (indicator !== null) return `${message}: a value that starts with ${indicator[2]} must be quoted (${indicator[1]}: ${JSON.stringify(`${indicator[2]!}${indicator[3]!}`.trim())})`;
+  const quoted = TEXT_AFTER_VALUE.test(message) ? QUOTED_VALUE.exec(line) : null;
+  if (quoted !== null) {
+    const [, key, quote, inner] = quoted as unknown as [string, string, string, string];
+    const fixed = quote === "'" ? inner.replace(/''|'/g, "''") : inner.replace(/\\.|"/g, (written) => (written === '"' ? '\\"' : written));
+    const name = key.trimEnd();
+    const other = quote === "'" ? '"' : "'";
+    // Quotes the command itself needs (`run: "a" && "b"`) are kept whole in the other quote, where the value has none of it, nor a backslash (read otherwise there).
+    const whole = `${quote}${inner}${quote}`;
+    const kept = whole.includes(other) || whole.includes("\\") ? "" : `, or, to keep them for the shell, quote the whole value with ${other} (${name}: ${other}${whole}${other})`;
+    return `${message}: a ${quote} inside a value quoted with ${quote} ends it; write each one inside as ${quote === "'" ? "''" : '\\"'} (${name}: ${quote}${fixed}${quote})${kept}`;
+  }
   if (TEXT_AFTER_VALUE.test(message) && OPENED_VALUE.test(line)) {
     return `${message}: a value that starts with a quote, [ or { ends where that closes; to write more after it, quote the whole value (run: '"echo" foo', run: "[ -f x ] && make")`;
   }

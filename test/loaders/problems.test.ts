@@ -88,6 +88,19 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: x, env: {A: b} c }"))).toEqual([`2:28: Unexpected scalar at node end${hint}`]);
   });
 
+  it("says how to write a quote inside a quoted command, which ends it ('it's', \"say \"hi\"\"), or to quote the whole value with the other quote, not only to quote the whole value", () => {
+    const single = (line: number, col: number, fixed: string, whole: string, what = "scalar") =>
+      `${line}:${col}: Unexpected ${what} at node end: a ' inside a value quoted with ' ends it; write each one inside as '' (run: ${fixed}), or, to keep them for the shell, quote the whole value with " (run: ${whole})`;
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: 'echo it's done'"))).toEqual([single(3, 19, "'echo it''s done'", `"'echo it's done'"`)]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: 'a' && 'b'   # why"))).toEqual([single(3, 14, "'a'' && ''b'", `"'a' && 'b'"`, "anchor")]);
+    expect(problemsOf(yaml("tasks:", "  a:", '    run: "echo "hi" there"'))).toEqual([
+      `3:17: Unexpected scalar at node end: a " inside a value quoted with " ends it; write each one inside as \\" (run: "echo \\"hi\\" there"), or, to keep them for the shell, quote the whole value with ' (run: '"echo "hi" there"')`,
+    ]);
+    // No other quote to offer where the value has one, or a backslash (which ' would keep, and " read as an escape).
+    expect(problemsOf(yaml("tasks:", "  a:", '    run: "echo \\"a\\" "b""'))).toEqual([`3:23: Unexpected scalar at node end: a " inside a value quoted with " ends it; write each one inside as \\" (run: "echo \\"a\\" \\"b\\"")`]);
+    expect(problemsOf(yaml("tasks:", "  a:", `    run: 'it's "x"'`))).toEqual([`3:14: Unexpected scalar at node end: a ' inside a value quoted with ' ends it; write each one inside as '' (run: 'it''s "x"')`]);
+  });
+
   it("says to quote a command that starts with an indicator a plain value may not start with (@, `, %, |, >, &)", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: @foo bar"))).toEqual(['3:10: Plain value cannot start with reserved character @: a value that starts with @ must be quoted (run: "@foo bar")']);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: `date`"))).toEqual(['3:10: Plain value cannot start with reserved character `: a value that starts with ` must be quoted (run: "`date`")']);
