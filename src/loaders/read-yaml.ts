@@ -61,7 +61,7 @@ function reportYamlErrors(errors: YAMLError[], problems: ProblemList, tokens: CS
       problems.atOffset(at, `... and up to ${errors.length - index} more YAML errors from here on; fix the ones above first`);
       return;
     }
-    problems.atOffset(at, unclosed?.message ?? withHint(error.message.split("\n")[0] ?? error.message, text, error.pos[0]));
+    problems.atOffset(at, unclosed?.message ?? withHint(error.message.split("\n")[0] ?? error.message, text, error.pos[0], tokens));
   }
 }
 
@@ -77,6 +77,9 @@ const INDICATOR_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+([@`%|>&])(.*)$/;
 
 /** A block mapping's value that starts and ends with the same quote, with more of that quote inside (`run: 'it's'`): its key, quote and text between. */
 const QUOTED_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+(["'])(.*)\2\s*(?:#.*)?$/;
+
+/** yaml's words for a backslash in a double-quoted value that starts no escape (`"grep \d"`, `"C:\Users"`). */
+const BAD_ESCAPE = /^Invalid escape sequence/;
 
 /** A block mapping's value that starts with a quote, `[` or `{`, on its key's line. */
 const OPENED_VALUE = /^\s*(?:- +)?[^\s"'[{#][^:]*:\s+["'[{]/;
@@ -97,9 +100,10 @@ const KEY_LINE = /^( *(?:- +)?)([^\s"'[{#-][^:]*):(?:\s|$)/;
  * yaml's message, with what to do where its own words do not say it: for one of COLON_IN_VALUE,
  * where the line has a second ": ", or where a line below it is indented more than its key;
  * for LINE_AS_KEY, where the line is one of a block scalar's, not indented more than its key, or a key glued to its value;
+ * for BAD_ESCAPE, what a backslash is there;
  * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket (and ends with that quote: one inside it ended it).
  */
-function withHint(message: string, text: string, offset: number): string {
+function withHint(message: string, text: string, offset: number, tokens: readonly CST.Token[]): string {
   const line = lineAt(text, offset);
   if (COLON_IN_VALUE.test(message) && /:\s.*:(\s|$)/.test(line)) return `${message}: a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)`;
   if (COLON_IN_VALUE.test(message)) {
@@ -114,6 +118,7 @@ function withHint(message: string, text: string, offset: number): string {
   }
   const indicator = INDICATOR_START.test(message) ? INDICATOR_VALUE.exec(line) : null;
   if (indicator !== null) return `${message}: a value that starts with ${indicator[2]} must be quoted (${indicator[1]}: ${JSON.stringify(`${indicator[2]!}${indicator[3]!}`.trim())})`;
+  if (BAD_ESCAPE.test(message)) return `${message}${escapeHint(text, offset, tokens)}`;
   const quoted = TEXT_AFTER_VALUE.test(message) ? QUOTED_VALUE.exec(line) : null;
   if (quoted !== null) {
     const [, key, quote, inner] = quoted as unknown as [string, string, string, string];
@@ -129,6 +134,23 @@ function withHint(message: string, text: string, offset: number): string {
     return `${message}: a value that starts with a quote, [ or { ends where that closes; to write more after it, quote the whole value (run: '"echo" foo', run: "[ -f x ] && make")`;
   }
   return message;
+}
+
+/**
+ * For an invalid escape in a double-quoted value: that a backslash starts an escape there, and
+ * the value quoted with ' instead, where that reads the same (one line, no ' and no other escape).
+ */
+function escapeHint(text: string, offset: number, tokens: readonly CST.Token[]): string {
+  let found: CST.FlowScalar | undefined;
+  visitTokens(tokens, (token) => {
+    if (token.type === "double-quoted-scalar" && token.offset <= offset && offset < token.offset + token.source.length) found = token;
+  });
+  const hint = `: in a value quoted with " a backslash starts an escape; write one as text as \\\\`;
+  if (found === undefined) return hint;
+  const inner = found.source.slice(1, found.source.endsWith('"') ? -1 : undefined);
+  const key = /([A-Za-z0-9_][A-Za-z0-9_.-]*)\s*:\s*$/.exec(text.slice(text.lastIndexOf("\n", found.offset - 1) + 1, found.offset))?.[1];
+  if (key === undefined || /['\n]|\\["\\]/.test(inner)) return hint;
+  return `${hint}, or quote the value with ' (${key}: '${inner}')`;
 }
 
 /** The lines of `text` after the one holding `offset`, each with its 1-based number, skipping blank and comment lines. */

@@ -101,6 +101,11 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", `    run: 'it's "x"'`))).toEqual([`3:14: Unexpected scalar at node end: a ' inside a value quoted with ' ends it; write each one inside as '' (run: 'it''s "x"')`]);
   });
 
+  it("says a backslash in a double-quoted command starts an escape, and how to write it as text", () => {
+    expect(problemsOf(yaml("tasks:", "  a:", '    run: "grep \\d+ file"'))).toEqual([`3:16: Invalid escape sequence \\d: in a value quoted with " a backslash starts an escape; write one as text as \\\\, or quote the value with ' (run: 'grep \\d+ file')`]);
+    expect(problemsOf(yaml("tasks:", "  b: { run: \"dir C:\\Users\" }"))).toEqual([`2:20: Invalid escape sequence \\Users": in a value quoted with " a backslash starts an escape; write one as text as \\\\, or quote the value with ' (run: 'dir C:\\Users')`]);
+  });
+
   it("says to quote a command that starts with an indicator a plain value may not start with (@, `, %, |, >, &)", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: @foo bar"))).toEqual(['3:10: Plain value cannot start with reserved character @: a value that starts with @ must be quoted (run: "@foo bar")']);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: `date`"))).toEqual(['3:10: Plain value cannot start with reserved character `: a value that starts with ` must be quoted (run: "`date`")']);
