@@ -39,7 +39,7 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
       problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${nullEnvMessage(String(path.at(-1)), commentHint(issue, path, locator))}`);
       continue;
     }
-    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${commentHint(issue, path, locator)}${nullIdHint(issue, path)}${valueHint(issue, path)}`);
+    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${commentHint(issue, path, locator)}${nullIdHint(issue, path)}${valueHint(issue, path)}${envListHint(issue, path)}`);
   }
 }
 
@@ -72,6 +72,32 @@ function valueHint(issue: Issue, path: DataPath): string {
   const field = path.at(-1);
   const hint = field === "runAt" ? runAtMistake(issue.input, isRunAt) : typeof field === "string" && DURATION_FIELDS.has(field) ? durationMistake(issue.input) : undefined;
   return hint === undefined ? "" : ` (${hint})`;
+}
+
+/** `NAME=value`, as a shell, a .env file or docker compose's list form writes a variable. */
+const ASSIGNMENT = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/s;
+
+/**
+ * `env: [A=1, B=2]`, `env: A=1`: variables written as assignments, not as the mapping env is;
+ * the mapping meant, its values quoted where YAML would read them otherwise. Empty when not that.
+ */
+function envListHint(issue: Issue, path: DataPath): string {
+  const isEnv = path.at(-1) === "env" && path.length === (path[0] === "tasks" ? 3 : path[0] === "defaults" ? 2 : 1);
+  if (!isEnv || !("input" in issue)) return "";
+  const items: unknown[] = Array.isArray(issue.input) ? issue.input : [issue.input];
+  const assignments = items.map((item) => (typeof item === "string" ? ASSIGNMENT.exec(item) : null));
+  if (items.length === 0 || assignments.some((assignment) => assignment === null)) return "";
+  // The first few show how: a list of hundreds made a line as long.
+  const entries = assignments.slice(0, 5).map((assignment) => {
+    const [, name, value] = assignment as unknown as [string, string, string];
+    return `${name}: ${readsAsWritten(value) ? value : JSON.stringify(value)}`;
+  });
+  return `; write each variable as NAME: value (env: { ${entries.join(", ")}${assignments.length > entries.length ? ", ..." : ""} })`;
+}
+
+/** A plain YAML value an env value takes as written: a decimal integer JavaScript writes so, or a word that is no null, boolean or number. */
+function readsAsWritten(value: string): boolean {
+  return /^(?:0|[1-9][0-9]{0,14})$/.test(value) || (/^(?:[A-Za-z_/]|\.\.?\/)[A-Za-z0-9_./-]*$/.test(value) && !/^(?:null|true|false)$/i.test(value));
 }
 
 /** `env: { FOO: null }` (or `~`, or nothing after the colon): read as a wish to unset FOO, which env cannot do. */

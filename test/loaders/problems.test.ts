@@ -449,6 +449,19 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("says to write env as a mapping where it is written NAME=value, as a list (docker compose's way) or one string, with the mapping meant", () => {
+    const expected = "must be a mapping of variable names to values";
+    expect(problemsOf(yaml("env: [NODE_ENV=test, CI=1]", "tasks:", "  a:", "    run: x", "    env:", "      - TARGET=prod", "      - 'LABEL=a: b'", "      - EMPTY=", "  b:", "    run: y", "    env: DEBUG = 1"))).toEqual([
+      `1:6: \`env\` ${expected}, got a list; write each variable as NAME: value (env: { NODE_ENV: test, CI: 1 })`,
+      `6:7: task "a": \`env\` ${expected}, got a list; write each variable as NAME: value (env: { TARGET: prod, LABEL: "a: b", EMPTY: "" })`,
+      `11:10: task "b": \`env\` ${expected}, got "DEBUG = 1"; write each variable as NAME: value (env: { DEBUG: 1 })`,
+    ]);
+    expect(problemsOf(yaml("defaults:", "  env: [A=1, B]", "tasks:", "  a: { run: x }"))).toEqual([`2:8: \`defaults.env\` ${expected}, got a list`]);
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, env: [A=1, B=2, C=3, D=4, E=5, F=6] }"))[0]).toContain("(env: { A: 1, B: 2, C: 3, D: 4, E: 5, ... })");
+    // Quoted where YAML would read the value otherwise, as env would refuse it.
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, env: [V=1.10, N=null, T=True, P=./bin, Z=007] }"))[0]).toContain('(env: { V: "1.10", N: "null", T: "True", P: ./bin, Z: "007" })');
+  });
+
   it("says that env cannot unset a variable, where a null value (null, ~ or nothing) asks it to, in defaults and tasks too, not only that null is not a string", () => {
     const text = yaml("defaults: { env: { FOO: ~ } }", "tasks:", "  env:", "    run: x", "    env: { FOO: null, BAR: }", "  b: { run: null }");
     expect(problemsOf(text)).toEqual([
