@@ -78,6 +78,11 @@ const INDICATOR_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+([@`%|>&])(.*)$/;
 /** A block mapping's value that starts and ends with the same quote, with more of that quote inside (`run: 'it's'`): its key, quote and text between. */
 const QUOTED_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+(["'])(.*)\2\s*(?:#.*)?$/;
 
+/** yaml's words for a list item on its key's line (`dependsOn: - a`). */
+const LIST_ON_KEY_LINE = /^Unexpected block-seq-ind on same line with key/;
+/** A block mapping's key, then `- item` on its line (a comment after it left out). */
+const LIST_ITEM_AFTER_KEY = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+-\s+([^#]*?)\s*(?:#.*)?$/;
+
 /** yaml's words for a backslash in a double-quoted value that starts no escape (`"grep \d"`, `"C:\Users"`). */
 const BAD_ESCAPE = /^Invalid escape sequence/;
 
@@ -100,7 +105,7 @@ const KEY_LINE = /^( *(?:- +)?)([^\s"'[{#-][^:]*):(?:\s|$)/;
  * yaml's message, with what to do where its own words do not say it: for one of COLON_IN_VALUE,
  * where the line has a second ": ", or where a line below it is indented more than its key;
  * for LINE_AS_KEY, where the line is one of a block scalar's, not indented more than its key, or a key glued to its value;
- * for BAD_ESCAPE, what a backslash is there;
+ * for LIST_ON_KEY_LINE, the flow list meant; for BAD_ESCAPE, what a backslash is there;
  * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket (and ends with that quote: one inside it ended it).
  */
 function withHint(message: string, text: string, offset: number, tokens: readonly CST.Token[]): string {
@@ -118,6 +123,11 @@ function withHint(message: string, text: string, offset: number, tokens: readonl
   }
   const indicator = INDICATOR_START.test(message) ? INDICATOR_VALUE.exec(line) : null;
   if (indicator !== null) return `${message}: a value that starts with ${indicator[2]} must be quoted (${indicator[1]}: ${JSON.stringify(`${indicator[2]!}${indicator[3]!}`.trim())})`;
+  const listOnKeyLine = LIST_ON_KEY_LINE.test(message) ? LIST_ITEM_AFTER_KEY.exec(line) : null;
+  if (listOnKeyLine !== null) {
+    const [, key, item] = listOnKeyLine as unknown as [string, string, string];
+    return `${message}: a list's - cannot start on its key's line; write ${key.trimEnd()}: [${item.trim()}], or each - item on a line of its own below ${key.trimEnd()}`;
+  }
   if (BAD_ESCAPE.test(message)) return `${message}${escapeHint(text, offset, tokens)}`;
   const quoted = TEXT_AFTER_VALUE.test(message) ? QUOTED_VALUE.exec(line) : null;
   if (quoted !== null) {

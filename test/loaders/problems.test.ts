@@ -106,6 +106,12 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  b: { run: \"dir C:\\Users\" }"))).toEqual([`2:20: Invalid escape sequence \\Users": in a value quoted with " a backslash starts an escape; write one as text as \\\\, or quote the value with ' (run: 'dir C:\\Users')`]);
   });
 
+  it("says a list cannot start on its key's line (dependsOn: - a), with the flow list meant", () => {
+    const hint = (key: string, list: string) => `: a list's - cannot start on its key's line; write ${key}: ${list}, or each - item on a line of its own below ${key}`;
+    expect(problemsOf(yaml("tasks:", "  a: { run: x }", "  b:", "    run: y", "    dependsOn: - a"))).toEqual([`5:16: Unexpected block-seq-ind on same line with key${hint("dependsOn", "[a]")}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retryOn: - 1  # flaky"))).toEqual([`4:14: Unexpected block-seq-ind on same line with key${hint("retryOn", "[1]")}`]);
+  });
+
   it("says to quote a command that starts with an indicator a plain value may not start with (@, `, %, |, >, &)", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: @foo bar"))).toEqual(['3:10: Plain value cannot start with reserved character @: a value that starts with @ must be quoted (run: "@foo bar")']);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: `date`"))).toEqual(['3:10: Plain value cannot start with reserved character `: a value that starts with ` must be quoted (run: "`date`")']);
