@@ -66,12 +66,25 @@ function commentHint(issue: Issue, path: DataPath, locator: SourceLocator): stri
 /** The fields holding a duration (`backoff.base` and `backoff.max` by their last name). */
 const DURATION_FIELDS = new Set(["timeout", "delay", "base", "max"]);
 
-/** What is wrong with a value written almost right, where it can be told: a duration's units out of order (`30s1m`), a space for a runAt's T. */
+/** What is wrong with a value written almost right, where it can be told: a duration's units out of order (`30s1m`), a space for a runAt's T, exit codes in one string. */
 function valueHint(issue: Issue, path: DataPath): string {
   if (!("input" in issue) || typeof issue.input !== "string") return "";
   const field = path.at(-1);
-  const hint = field === "runAt" ? runAtMistake(issue.input, isRunAt) : typeof field === "string" && DURATION_FIELDS.has(field) ? durationMistake(issue.input) : undefined;
+  const hint =
+    field === "runAt"
+      ? runAtMistake(issue.input, isRunAt)
+      : field === "retryOn"
+        ? exitCodesMistake(issue.input)
+        : typeof field === "string" && DURATION_FIELDS.has(field)
+          ? durationMistake(issue.input)
+          : undefined;
   return hint === undefined ? "" : ` (${hint})`;
+}
+
+/** `retryOn: 1, 75` (or `1 75`): exit codes written as one string, the list meant. */
+function exitCodesMistake(text: string): string | undefined {
+  if (!/^\s*\d+(?:\s*[,\s]\s*\d+)+\s*$/.test(text)) return undefined;
+  return `list them: retryOn: [${text.trim().split(/[\s,]+/).join(", ")}]`;
 }
 
 /** `NAME=value`, as a shell, a .env file or docker compose's list form writes a variable. */

@@ -468,6 +468,15 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: x, env: [V=1.10, N=null, T=True, P=./bin, Z=007] }"))[0]).toContain('(env: { V: "1.10", N: "null", T: "True", P: ./bin, Z: "007" })');
   });
 
+  it("says to list the exit codes of a retryOn written as one string (retryOn: 1, 75)", () => {
+    const expected = "`retryOn` must be a list of exit codes, integers from 1 to 255, or any (every failure is retried)";
+    expect(problemsOf(yaml("defaults:", "  retryOn: 1, 75", "tasks:", "  a:", "    run: x", "    retryOn: 1 2 3"))).toEqual([
+      `2:12: \`defaults.${expected.slice(1)}, got "1, 75" (list them: retryOn: [1, 75])`,
+      `6:14: task "a": ${expected}, got "1 2 3" (list them: retryOn: [1, 2, 3])`,
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retryOn: all"))).toEqual([`4:14: task "a": ${expected}, got "all"`]);
+  });
+
   it("says that env cannot unset a variable, where a null value (null, ~ or nothing) asks it to, in defaults and tasks too, not only that null is not a string", () => {
     const text = yaml("defaults: { env: { FOO: ~ } }", "tasks:", "  env:", "    run: x", "    env: { FOO: null, BAR: }", "  b: { run: null }");
     expect(problemsOf(text)).toEqual([
