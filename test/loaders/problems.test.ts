@@ -252,7 +252,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
-  it("says what is wrong with a duration written almost right: units out of order or twice, other unit names, spaces, a last number without its unit", () => {
+  it("says what is wrong with a duration written almost right: units out of order or twice, other unit names, spaces, a last number without its unit, a point without a digit on each side, a decimal comma", () => {
     const text = yaml(
       "defaults: { timeout: 30s1m }",
       "tasks:",
@@ -263,6 +263,10 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       "  e: { run: x, delay: -5s }",
       "  f: { run: x, delay: 5M }",
       "  g: { run: x, delay: soon }",
+      "  h: { run: x, delay: .5s, timeout: 1.m }",
+      "  i:",
+      "    run: x",
+      "    delay: 1,5s",
     );
     const duration = "must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days";
     const timeout = "must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, or none (no limit)";
@@ -276,6 +280,9 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `7:23: task "e": \`delay\` ${duration}, got "-5s" (a duration cannot be negative)`,
       `8:23: task "f": \`delay\` ${duration}, got "5M" ("M" is not a unit: the units are d, h, m, s and ms)`,
       `9:23: task "g": \`delay\` ${duration}, got "soon"`,
+      `10:23: task "h": \`delay\` ${duration}, got ".5s" (write 0.5s: a number's point needs a digit on each side)`,
+      `10:37: task "h": \`timeout\` ${timeout}, got "1.m" (write 1m: a number's point needs a digit on each side)`,
+      `13:12: task "i": \`delay\` ${duration}, got "1,5s" (write 1.5s: a number's decimal mark is a point)`,
     ]);
   });
 
