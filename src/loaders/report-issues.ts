@@ -66,7 +66,7 @@ function commentHint(issue: Issue, path: DataPath, locator: SourceLocator): stri
 /** The fields holding a duration (`backoff.base` and `backoff.max` by their last name). */
 const DURATION_FIELDS = new Set(["timeout", "delay", "base", "max"]);
 
-/** What is wrong with a value written almost right, where it can be told: a duration's units out of order (`30s1m`), a space for a runAt's T, exit codes in one string. */
+/** What is wrong with a value written almost right, where it can be told: a duration's units out of order (`30s1m`), a space for a runAt's T, exit codes in one string, an integer in quotes. */
 function valueHint(issue: Issue, path: DataPath): string {
   if (!("input" in issue) || typeof issue.input !== "string") return "";
   const field = path.at(-1);
@@ -77,8 +77,15 @@ function valueHint(issue: Issue, path: DataPath): string {
         ? exitCodesMistake(issue.input)
         : typeof field === "string" && DURATION_FIELDS.has(field)
           ? durationMistake(issue.input)
-          : undefined;
+          : field === "retries" || field === "concurrency" || (typeof field === "number" && path.at(-2) === "retryOn")
+            ? quotedNumberMistake(issue.input)
+            : undefined;
   return hint === undefined ? "" : ` (${hint})`;
+}
+
+/** `retries: "3"`: an integer field given digits in quotes, which YAML reads as text. */
+function quotedNumberMistake(text: string): string | undefined {
+  return /^\s*\d+\s*$/.test(text) ? `a number in quotes is text: write it without them, ${text.trim()}` : undefined;
 }
 
 /** `retryOn: 1, 75` (or `1 75`): exit codes written as one string, the list meant. */

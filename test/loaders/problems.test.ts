@@ -475,6 +475,15 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: x, env: [V=1.10, N=null, T=True, P=./bin, Z=007] }"))[0]).toContain('(env: { V: "1.10", N: "null", T: "True", P: ./bin, Z: "007" })');
   });
 
+  it("says a number in quotes is text, for the integer fields (retries: \"3\", concurrency: '4', retryOn: [\"1\"])", () => {
+    expect(problemsOf(yaml("concurrency: '4'", "tasks:", "  a:", "    run: x", '    retries: "3"', '    retryOn: ["1", 75]'))).toEqual([
+      `1:14: \`concurrency\` must be an integer from 1 to 10000, got "4" (a number in quotes is text: write it without them, 4)`,
+      `5:14: task "a": \`retries\` must be an integer from 0 to 100, got "3" (a number in quotes is text: write it without them, 3)`,
+      `6:15: task "a": \`retryOn[0]\` must be an exit code, an integer from 1 to 255, got "1" (a number in quotes is text: write it without them, 1)`,
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries: two"))).toEqual([`4:14: task "a": \`retries\` must be an integer from 0 to 100, got "two"`]);
+  });
+
   it("says to list the exit codes of a retryOn written as one string (retryOn: 1, 75)", () => {
     const expected = "`retryOn` must be a list of exit codes, integers from 1 to 255, or any (every failure is retried)";
     expect(problemsOf(yaml("defaults:", "  retryOn: 1, 75", "tasks:", "  a:", "    run: x", "    retryOn: 1 2 3"))).toEqual([
