@@ -75,6 +75,21 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
   return { header: header.data, tasks: valid };
 }
 
+/**
+ * `tasks:` written as a list of tasks that each name themselves (`- id: build`, as CI steps
+ * are): the mapping meant, by the first few ids. Empty when it is not that.
+ */
+function listedTasksHint(tasks: unknown): string {
+  if (!Array.isArray(tasks) || tasks.length === 0) return "";
+  const ids = tasks.map((task) => (isRecord(task) ? (task.id ?? task.name) : undefined));
+  if (ids.some((id) => typeof id !== "string" && typeof id !== "number")) return "";
+  const hint = "; write each task under its id, with its fields indented below it";
+  // A name no id can be (`Build step`) is not shown as one.
+  if (!ids.every((id) => isTaskId(String(id)))) return `${hint} (tasks: { build: { run: ... } })`;
+  const shown = ids.slice(0, 3).map((id) => `${String(id)}: { run: ... }`);
+  return `${hint} (tasks: { ${shown.join(", ")}${ids.length > shown.length ? ", ..." : ""} })`;
+}
+
 /** A task's field glued to its value (`run:make`), which YAML reads as the task's one string. */
 const GLUED_FIELD = /^([A-Za-z]+):(\S.*)$/s;
 
@@ -105,7 +120,7 @@ function taskEntries(tasks: unknown, locator: SourceLocator, problems: ProblemLi
   }
   const entries = tasks instanceof Map ? [...(tasks as Map<string, unknown>)] : isRecord(tasks) ? Object.entries(tasks) : undefined;
   if (entries === undefined) {
-    problems.atOffset(locator.offsetOf(["tasks"]), `\`tasks\` must be a mapping of task id to task, got ${describeValue(tasks)}`);
+    problems.atOffset(locator.offsetOf(["tasks"]), `\`tasks\` must be a mapping of task id to task, got ${describeValue(tasks)}${listedTasksHint(tasks)}`);
     return [];
   }
   if (entries.length === 0) problems.followOn(locator.offsetOf(["tasks"]), "`tasks` is empty; define at least one task");

@@ -613,6 +613,15 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf("tasks: [a]\n")).toEqual(["1:8: `tasks` must be a mapping of task id to task, got a list"]);
   });
 
+  it("says to key each task by its id where tasks is a list of tasks with an id or name (- id: build)", () => {
+    const expected = "`tasks` must be a mapping of task id to task, got a list";
+    expect(problemsOf(yaml("tasks:", "  - id: build", "    run: make", "  - name: test", "    run: make test"))).toEqual([
+      `2:3: ${expected}; write each task under its id, with its fields indented below it (tasks: { build: { run: ... }, test: { run: ... } })`,
+    ]);
+    expect(problemsOf(yaml("tasks:", "  - name: Build step", "    run: make"))).toEqual([`2:3: ${expected}; write each task under its id, with its fields indented below it (tasks: { build: { run: ... } })`]);
+    expect(problemsOf(yaml("tasks:", "  - run: make"))).toEqual([`2:3: ${expected}`]);
+  });
+
   it("reports keys that are not text, and reads null keys as written", () => {
     const text = yaml("tasks:", "  ? [a, b]", "  : { run: x }", "  : { run: x }", "  ~: { run: x }", "  null: { run: x }", "  ok: { run: x, dependsOn: 'null' }");
     expect(problemsOf(text)).toEqual([
