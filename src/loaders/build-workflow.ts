@@ -91,6 +91,7 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
   };
   noteRunTraps(id, task.run, context);
   if (task.env !== undefined) noteEnvVariables(task.env, ["tasks", id, "env"], `task ${quote(id)}`, context);
+  noteUnexpandedCwd(id, task, built.cwd, context);
   // A task that depends on others may well use a folder one of them makes (a build's output): no note for it.
   if (context.cwdProblems !== undefined && dependsOn.length === 0) noteMissingCwd(id, task, built.cwd, context);
   // A task's own `retryOn: any` and `timeout: none` (null here) undo those of `defaults`.
@@ -155,6 +156,19 @@ function noteMissingCwd(id: string, task: TaskFile, cwd: string, context: BuildC
       ? "no task it depends on could make it first: the task fails to start unless something else makes that folder before then"
       : "the tasks that use it and depend on no other task fail to start unless something makes that folder before then";
   noteAt(id, task.cwd !== undefined ? ["tasks", id, "cwd"] : ["defaults", "cwd"], `cwd ${JSON.stringify(written)} (${cwd}) ${problem} now: ${consequence}`, context);
+}
+
+/**
+ * A `cwd` that starts with `~` or names a variable (`$HOME/app`, `${DIR}`) is a path as written,
+ * relative to the file's folder: no shell expands it, as none expands env values. Said for
+ * every task, whatever it depends on (no task would make a folder named `~`), where it is written.
+ */
+function noteUnexpandedCwd(id: string, task: TaskFile, folder: string, context: BuildContext): void {
+  const written = task.cwd ?? context.defaults.cwd;
+  if (written === undefined || !(written.startsWith("~") || /\$(?:[A-Za-z_]|\{)/.test(written))) return;
+  const command = `cd ${written.startsWith("~") ? written : JSON.stringify(written)} && ...`;
+  const text = `cwd ${JSON.stringify(written)} is taken as written, not expanded as a shell would expand ~ and $VARIABLES: it names the folder ${folder}; write the folder's path, or change to it in the run (run: ${command})`;
+  noteAt(id, task.cwd !== undefined ? ["tasks", id, "cwd"] : ["defaults", "cwd"], text, context);
 }
 
 /** What keeps `folder` from being a task's working directory now, if anything. */

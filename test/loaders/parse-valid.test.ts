@@ -90,6 +90,14 @@ describe("parseWorkflow on a valid file", () => {
     ]);
   });
 
+  it("notes a cwd with ~ or a $VARIABLE, which is taken as written, not expanded as a shell would, once per place it is written, whether or not the task depends on others", () => {
+    const workflow = parse(yaml("defaults: { cwd: $HOME/app }", "tasks:", "  a: { run: x }", "  b: { run: x, cwd: ~/src, dependsOn: [a] }", "  c: { run: x, cwd: ~ci/x }", "  d: { run: x, cwd: 'a~b$' }"));
+    expect(workflow.tasks.map((task) => task.cwd)).toEqual(["/work/wf/$HOME/app", "/work/wf/~/src", "/work/wf/~ci/x", "/work/wf/a~b$"]);
+    const note = (where: string, owner: string, written: string, example: string) =>
+      `/work/wf/ci.yaml:${where}: ${owner}: cwd "${written}" is taken as written, not expanded as a shell would expand ~ and $VARIABLES: it names the folder /work/wf/${written}; write the folder's path, or change to it in the run (run: cd ${example} && ...)`;
+    expect(workflow.notes).toEqual([note("1:18", "defaults", "$HOME/app", '"$HOME/app"'), note("4:21", 'task "b"', "~/src", "~/src"), note("5:21", 'task "c"', "~ci/x", "~ci/x")]);
+  });
+
   it("notes a retryOn that lists 126 or 127, which are never retried, once per place it is written", () => {
     const workflow = parse(yaml("defaults: { retryOn: [1, 127] }", "tasks:", "  a: { run: x }", "  b: { run: x }", "  c: { run: x, retryOn: [126, 127, 75] }", "  d: { run: x, retryOn: [1] }"));
     expect(workflow.tasks.map((task) => task.retryOn)).toEqual([[1, 127], [1, 127], [126, 127, 75], [1]]);
