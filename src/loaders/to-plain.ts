@@ -197,7 +197,10 @@ class PlainBuilder {
     }
     if (key === undefined) {
       const what = isMap(keyNode) || isSeq(keyNode) ? "a mapping or list" : isAlias(keyNode) ? "an alias" : "empty";
-      this.#problems.atOffset(offset, `a key must be plain text, not ${what}`);
+      // An empty key after other keys starts where the line before ended: point at its `:`.
+      let at = offset;
+      if (what === "empty") while (this.#text[at] === " " || this.#text[at] === "\n" || this.#text[at] === "\r") at++;
+      this.#problems.atOffset(this.#text[at] === ":" ? at : offset, `a key must be plain text, not ${what}`);
       return undefined;
     }
     if (!isTasks && key === "__proto__") {

@@ -626,7 +626,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     const text = yaml("tasks:", "  ? [a, b]", "  : { run: x }", "  : { run: x }", "  ~: { run: x }", "  null: { run: x }", "  ok: { run: x, dependsOn: 'null' }");
     expect(problemsOf(text)).toEqual([
       "2:5: a key must be plain text, not a mapping or list",
-      "4:1: a key must be plain text, not empty",
+      "4:3: a key must be plain text, not empty",
       '5:3: invalid task id "~": ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."',
     ]);
   });
@@ -643,6 +643,9 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: *.txt"))).toEqual(['3:10: unknown alias *.txt; define &.txt before using it, or quote the value if it is text ("*.txt")']);
     expect(problemsOf(yaml("tasks:", "  ? [a]", "  : { run: y }"))).toEqual(["2:5: a key must be plain text, not a mapping or list"]);
     expect(problemsOf(yaml("tasks:", "  :", "    run: y"))).toEqual(["2:3: a key must be plain text, not empty"]);
+    // After other keys too, at its colon, not at the start of its line.
+    expect(problemsOf(yaml("tasks:", "  a: { run: x }", "  :", "    run: y"))).toEqual(["3:3: a key must be plain text, not empty"]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    : y"))).toEqual(["4:5: a key must be plain text, not empty"]);
   });
 
   it("reads an alias in the place it is used: an anchored key names its task, an env value is checked, an id is read as written", () => {
