@@ -53,7 +53,7 @@ function reportYamlErrors(errors: YAMLError[], problems: ProblemList, tokens: CS
   for (const [index, error] of errors.entries()) {
     // Where the mistake was made, when yaml names where it gave up (the end of the file, often).
     const unclosed = unclosedOpener(error, tokens, problems, text);
-    const at = unclosed?.offset ?? misalignedKey(error, text) ?? error.pos[0];
+    const at = unclosed?.offset ?? lineContentStart(error.pos[0], text);
     const line = problems.lineCol(at).split(":")[0]!;
     if (lines.has(line)) continue;
     lines.add(line);
@@ -270,12 +270,15 @@ function closingQuoteAfter(text: string, gaveUp: number, quote: string): number 
   return next + at;
 }
 
-/** "All mapping items must start at the same column", told at the line's start: the key that does not is where its text starts. */
-function misalignedKey(error: YAMLError, text: string): number | undefined {
-  if (error.code !== "BAD_INDENT" || !error.message.startsWith("All mapping items must start at the same column")) return undefined;
-  let at = error.pos[0];
+/**
+ * Where yaml tells an error at the start of an indented line (a key out of line, a stray list
+ * item), the line's first character: that is where its text, and the mistake, starts.
+ */
+function lineContentStart(offset: number, text: string): number {
+  if (offset !== 0 && text[offset - 1] !== "\n") return offset;
+  let at = offset;
   while (text[at] === " ") at++;
-  return at;
+  return at === text.length || text[at] === "\n" || text[at] === "\r" ? offset : at;
 }
 
 /** Calls `visit` on every token, nested ones too. */

@@ -44,6 +44,12 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: x }", "   b: { run: y }"))).toEqual([expect.stringMatching(/^3:4: /)]);
   });
 
+  it("reports a YAML error yaml places at the start of an indented line at the line's first character", () => {
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: echo", "   - x"))).toEqual(["4:4: A block sequence may not be used as an implicit map key"]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "  - b"))).toEqual(["4:3: A block sequence may not be used as an implicit map key"]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", " retries: 1"))).toEqual(["4:2: All mapping items must start at the same column"]);
+  });
+
   it("says to quote a command with \": \" in it, which YAML reads as a mapping, block or flow style; not where the line has no second \": \"", () => {
     const hint = ': a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)';
     expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a: b"))).toEqual([`3:10: Nested mappings are not allowed in compact mappings${hint}`]);
