@@ -65,6 +65,9 @@ function reportYamlErrors(errors: YAMLError[], problems: ProblemList, tokens: CS
   }
 }
 
+/** yaml's words for a token it found out of place, with the token's text quoted as JSON. */
+const STRAY_TOKEN = /^(Unexpected [\w-]+ token in YAML stream: )(".*")$/;
+
 /** yaml's words for a plain value with ": " in it (`run: echo a: b`), which it reads as a mapping inside a mapping. */
 const COLON_IN_VALUE = /^(Nested mappings are not allowed in compact mappings|Block collections are not allowed within flow collections)/;
 
@@ -109,6 +112,12 @@ const KEY_LINE = /^( *(?:- +)?)([^\s"'[{#-][^:]*):(?:\s|$)/;
  * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket (and ends with that quote: one inside it ended it).
  */
 function withHint(message: string, text: string, offset: number, tokens: readonly CST.Token[]): string {
+  const stray = STRAY_TOKEN.exec(message);
+  // yaml quotes the whole text it found out of place: a block of script made one problem of hundreds of characters.
+  if (stray !== null) {
+    const found = JSON.parse(stray[2]!) as string;
+    return found.length > 60 ? `${stray[1]!}${JSON.stringify(`${found.slice(0, 57)}...`)}` : message;
+  }
   const line = lineAt(text, offset);
   if (COLON_IN_VALUE.test(message) && /:\s.*:(\s|$)/.test(line)) return `${message}: a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)`;
   if (COLON_IN_VALUE.test(message)) {

@@ -128,6 +128,13 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(parse(yaml("tasks:", "  a:", "    run: |", "      echo a")).tasks[0]?.run).toBe("echo a\n");
   });
 
+  it("quotes at most the first 60 characters of the text yaml found out of place, not a whole block of script", () => {
+    const script = Array.from({ length: 20 }, (_, index) => `      echo step ${index}`);
+    const problems = problemsOf(yaml("  s: x", "tasks:", "  b:", "    run: |", ...script));
+    expect(problems).toContain('3:3: Unexpected scalar token in YAML stream: "b"');
+    expect(problems).toContain(`5:7: Unexpected scalar token in YAML stream: ${JSON.stringify(`${script.join("\n").slice(0, 57)}...`)}`);
+  });
+
   it("keeps line numbers right after a syntax error, and caps the echoes that follow it", () => {
     const lines = ["defaults: ]", ...Array.from({ length: 30 }, (_, index) => `  k${index}: 1`)];
     const problems = problemsOf(yaml(...lines));
