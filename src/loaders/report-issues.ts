@@ -170,15 +170,23 @@ function unknownKeyMessage(path: DataPath, key: string): string {
     key === "<<"
       ? "; YAML merge keys are not supported: set shared fields in `defaults`, or repeat them"
       : synonym !== undefined && allowed.includes(synonym)
-        ? `; did you mean "${synonym}"?${synonym === "retries" && /attempt/i.test(key) ? " It counts the attempts after the first: 3 attempts in all is `retries: 2`, and 1 (no retry) is `retries: 0`, the default" : ""}`
+        ? `; did you mean "${synonym}"?${synonymNote(key, synonym)}`
         : didYouMean(key, allowed);
   return `${owner}unknown key ${quote(key)}${where ? " " + where : ""}${hint}`;
+}
+
+/** What a field other tools call `key` takes, where it differs from what theirs does (attempts in all, minutes). */
+function synonymNote(key: string, synonym: string): string {
+  if (synonym === "retries" && /attempt/i.test(key)) return " It counts the attempts after the first: 3 attempts in all is `retries: 2`, and 1 (no retry) is `retries: 0`, the default";
+  if (synonym === "timeout" && /minutes/i.test(key)) return ` It takes a duration: \`${key}: 10\` is \`timeout: 10m\``;
+  return "";
 }
 
 /** What other tools call a field (lowercased), for a "did you mean" that spelling alone would not find (`cmd` is nearer to `cwd`). */
 const SYNONYMS: Record<string, string> = {
   cmd: "run",
   command: "run",
+  commands: "run",
   script: "run",
   exec: "run",
   needs: "dependsOn",
@@ -187,6 +195,7 @@ const SYNONYMS: Record<string, string> = {
   deps: "dependsOn",
   dependencies: "dependsOn",
   after: "dependsOn",
+  requires: "dependsOn",
   retry: "retries",
   attempts: "retries",
   maxattempts: "retries",
@@ -194,6 +203,10 @@ const SYNONYMS: Record<string, string> = {
   "max-attempts": "retries",
   maxretries: "retries",
   max_retries: "retries",
+  "timeout-minutes": "timeout",
+  timeout_minutes: "timeout",
+  not_before: "runAt",
+  notbefore: "runAt",
   environment: "env",
   workdir: "cwd",
   working_directory: "cwd",
