@@ -578,13 +578,18 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
-  it("suggests the field for CircleCI's requires, GitHub's timeout-minutes and commands, not the field nearest in spelling (requires is not retries)", () => {
+  it("suggests the field for CircleCI's requires, GitHub's timeout-minutes and max-parallel, GitLab's variables, not the field nearest in spelling (requires is not retries)", () => {
     expect(problemsOf(yaml("tasks:", "  b: { run: x }", "  a: { run: x, requires: [b], timeout-minutes: 10 }", "  c: { commands: x, not_before: 2026-12-01T02:00:00Z }"))).toEqual([
       '3:16: task "a": unknown key "requires"; did you mean "dependsOn"?',
       '3:31: task "a": unknown key "timeout-minutes"; did you mean "timeout"? It takes a duration: `timeout-minutes: 10` is `timeout: 10m`',
       '4:3: task "c": `run` is missing; it must be a non-empty command string',
       '4:8: task "c": unknown key "commands"; did you mean "run"?',
       '4:21: task "c": unknown key "not_before"; did you mean "runAt"?',
+    ]);
+    expect(problemsOf(yaml("variables: { A: b }", "max-parallel: 2", "tasks:", "  a: { run: x, variables: { A: b } }"))).toEqual([
+      '1:1: unknown key "variables" at the top level; did you mean "env"?',
+      '2:1: unknown key "max-parallel" at the top level; did you mean "concurrency"?',
+      '4:16: task "a": unknown key "variables"; did you mean "env"?',
     ]);
   });
 
