@@ -61,6 +61,8 @@ function reportYamlErrors(errors: YAMLError[], problems: ProblemList, tokens: CS
       problems.atOffset(at, `... and up to ${errors.length - index} more YAML errors from here on; fix the ones above first`);
       return;
     }
+    // yaml's error at a closing bracket it did not take is an echo of this one.
+    if (unclosed?.closedAt !== undefined) lines.add(problems.lineCol(unclosed.closedAt).split(":")[0]!);
     problems.atOffset(at, unclosed?.message ?? withHint(error.message.split("\n")[0] ?? error.message, text, error.pos[0], tokens));
   }
 }
@@ -228,7 +230,7 @@ function lineAt(text: string, offset: number): string {
  * the file or of the block: the quoted string or flow collection that holds that place (the
  * last one opened before it, for a collection) is where the mistake is. Undefined for other errors.
  */
-function unclosedOpener(error: YAMLError, tokens: CST.Token[], problems: ProblemList, text: string): { offset: number; message: string } | undefined {
+function unclosedOpener(error: YAMLError, tokens: CST.Token[], problems: ProblemList, text: string): { offset: number; message: string; closedAt?: number } | undefined {
   const quote = error.code === "MISSING_CHAR" ? /^Missing closing (["'])quote/.exec(error.message)?.[1] : undefined;
   const flow = error.code === "BAD_INDENT" ? /^Flow (sequence|map) in block collection must be sufficiently indented and end with a ([\]}])/.exec(error.message) : null;
   if (quote === undefined && flow === null) return undefined;
@@ -250,6 +252,18 @@ function unclosedOpener(error: YAMLError, tokens: CST.Token[], problems: Problem
   }
   if (quote !== undefined) return { offset: found.offset, message: `this ${quote} is never closed: the string runs on to ${until}, where yaml gave up; close it (a ${quote} inside is written ${quote === '"' ? '\\"' : "''"})` };
   const [open, close] = flow![1] === "sequence" ? ["[", "]"] : ["{", "}"];
+  // Given up at a closing bracket on a line indented too little (`}` at column 1, as JSON is written): closed, but not taken.
+  let bracket = gaveUp;
+  while (text[bracket] === " ") bracket++;
+  if (text[bracket] === close) {
+    const key = KEY_LINE.exec(lineAt(text, found.offset));
+    const far = key === null ? "as far as the line it starts on" : `as far as its key, ${key[2]!.trimEnd()} (column ${key[1]!.length + 1})`;
+    return {
+      offset: found.offset,
+      message: `this ${open} is closed at ${problems.lineCol(bracket)}, but yaml did not take that ${close}: the lines of a ${open} ... ${close} value must be indented at least ${far}`,
+      closedAt: bracket,
+    };
+  }
   return { offset: found.offset, message: `this ${open} is never closed with ${close}: yaml read on to ${until} looking for it` };
 }
 

@@ -31,6 +31,12 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
   it("reports YAML syntax errors with yaml's position; a quote, [ or { never closed where it was opened, not where yaml gave up", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a", "    retryOn: [1, 2", "  b: { run: echo b }"))).toEqual(["4:14: this [ is never closed with ]: yaml read on to 5:3 looking for it"]);
     expect(problemsOf(yaml("tasks:", "  a: { run: echo a", "  b: { run: echo b }"))).toEqual(["2:6: this { is never closed with }: yaml read on to 3:3 looking for it"]);
+    // Closed on a line indented too little (JSON's way): yaml gave up at the closing bracket, and that is what to mend; its echo is not told.
+    const bracket = (open: string, close: string, at: string, key: string) =>
+      `this ${open} is closed at ${at}, but yaml did not take that ${close}: the lines of a ${open} ... ${close} value must be indented at least as far as its key, ${key}`;
+    expect(problemsOf(yaml("tasks:", "  a: {", "    run: x,", "    retries: 1", "}"))).toEqual([`2:6: ${bracket("{", "}", "5:1", "a (column 3)")}`]);
+    expect(problemsOf(yaml("tasks:", "  - run: x", "    dependsOn: [", "      b", "   ]"))).toEqual([`3:16: ${bracket("[", "]", "5:4", "dependsOn (column 5)")}`]);
+    expect(parse(yaml("tasks:", "  a: {", "    run: x,", "    retries: 1", "  }")).tasks[0]?.retries).toBe(1);
     expect(problemsOf(yaml("tasks:", "  a:", '    run: "echo', "  b:", "    run: echo b"))).toEqual(['3:10: this " is never closed: the string runs on to 6:1, where yaml gave up; close it (a " inside is written \\")']);
     // Closed on a line indented too little: yaml ended the string on the line before, and that is what to mend.
     expect(problemsOf(yaml("tasks:", "  a:", '    run: "x', '    y"'))[0]).toBe(
