@@ -140,6 +140,8 @@ function withHint(message: string, text: string, offset: number, tokens: readonl
     return `${message}: a list's - cannot start on its key's line; write ${key.trimEnd()}: [${item.trim()}], or each - item on a line of its own below ${key.trimEnd()}`;
   }
   if (BAD_ESCAPE.test(message)) return `${message}${escapeHint(text, offset, tokens)}`;
+  const first = TEXT_AFTER_VALUE.test(message) ? firstLineIndentedMore(text, offset) : undefined;
+  if (first !== undefined) return `${message}: this line is indented less than the file's first line, whose key starts at column ${first}: the top level's keys must all start at the same column`;
   const quoted = TEXT_AFTER_VALUE.test(message) ? QUOTED_VALUE.exec(line) : null;
   if (quoted !== null) {
     const [, key, quote, inner] = quoted as unknown as [string, string, string, string];
@@ -172,6 +174,19 @@ function escapeHint(text: string, offset: number, tokens: readonly CST.Token[]):
   const key = /([A-Za-z0-9_][A-Za-z0-9_.-]*)\s*:\s*$/.exec(text.slice(text.lastIndexOf("\n", found.offset - 1) + 1, found.offset))?.[1];
   if (key === undefined || /['\n]|\\["\\]/.test(inner)) return hint;
   return `${hint}, or quote the value with ' (${key}: '${inner}')`;
+}
+
+/**
+ * For an error at the start of a line's text: the column of the file's first line of content,
+ * where that is indented more than this line (`  name: ci` then `tasks:`), as YAML then reads
+ * the top level at the first line's indentation. Undefined otherwise.
+ */
+function firstLineIndentedMore(text: string, offset: number): number | undefined {
+  const line = lineAt(text, offset);
+  const indent = line.length - line.trimStart().length;
+  if (offset !== text.lastIndexOf("\n", offset - 1) + 1 + indent) return undefined;
+  const first = /^(?:[ \t]*(?:#.*)?\r?\n)*( *)[^\s#]/.exec(text);
+  return first !== null && first[1]!.length > indent ? first[1]!.length + 1 : undefined;
 }
 
 /** The lines of `text` after the one holding `offset`, each with its 1-based number, skipping blank and comment lines. */

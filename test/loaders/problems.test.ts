@@ -92,6 +92,13 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: docker:latest"))).toEqual(['2:6: task "a": the task must be a mapping with at least `run`, got "docker:latest"']);
   });
 
+  it("says the top level's keys must start where the first one does, where the file's first line is indented (pasted so)", () => {
+    const hint = (col: number) => `: this line is indented less than the file's first line, whose key starts at column ${col}: the top level's keys must all start at the same column`;
+    expect(problemsOf(yaml("  name: ci", "tasks:", "  a:", "    run: x"))[0]).toBe(`2:1: Unexpected scalar at node end${hint(3)}`);
+    expect(problemsOf(yaml("# ci", "", "    concurrency: 2", "tasks:", "  a:", "    run: x"))[0]).toBe(`4:1: Unexpected scalar at node end${hint(5)}`);
+    expect(problemsOf(yaml("  tasks:", "    a:", "      run: x", "env: { A: b }"))).toEqual([`4:1: Unexpected scalar at node end${hint(3)}`]);
+  });
+
   it("says to quote a whole command that starts with a quote, [ or { and goes on after it closes (\"echo\" foo, [ -f x ] && make)", () => {
     const hint = ": a value that starts with a quote, [ or { ends where that closes; to write more after it, quote the whole value (run: '\"echo\" foo', run: \"[ -f x ] && make\")";
     expect(problemsOf(yaml("tasks:", "  a:", '    run: "echo" foo'))).toEqual([`3:17: Unexpected scalar at node end${hint}`]);
