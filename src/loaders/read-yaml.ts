@@ -117,8 +117,8 @@ function withHint(message: string, text: string, offset: number, tokens: readonl
   const stray = STRAY_TOKEN.exec(message);
   // yaml quotes the whole text it found out of place: a block of script made one problem of hundreds of characters.
   if (stray !== null) {
-    const found = JSON.parse(stray[2]!) as string;
-    return found.length > 60 ? `${stray[1]!}${JSON.stringify(`${found.slice(0, 57)}...`)}` : message;
+    const found = parseQuoted(stray[2]!);
+    return found !== undefined && found.length > 60 ? `${stray[1]!}${JSON.stringify(`${found.slice(0, 57)}...`)}` : message;
   }
   const line = lineAt(text, offset);
   if (COLON_IN_VALUE.test(message) && /:\s.*:(\s|$)/.test(line)) return `${message}: a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)`;
@@ -187,6 +187,16 @@ function firstLineIndentedMore(text: string, offset: number): number | undefined
   if (offset !== text.lastIndexOf("\n", offset - 1) + 1 + indent) return undefined;
   const first = /^(?:[ \t]*(?:#.*)?\r?\n)*( *)[^\s#]/.exec(text);
   return first !== null && first[1]!.length > indent ? first[1]!.length + 1 : undefined;
+}
+
+/** The text of a JSON string as yaml quotes a token's source, or undefined if it is not one. */
+function parseQuoted(json: string): string | undefined {
+  try {
+    const value: unknown = JSON.parse(json);
+    return typeof value === "string" ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The lines of `text` after the one holding `offset`, each with its 1-based number, skipping blank and comment lines. */
