@@ -663,6 +663,15 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  - run: make"))).toEqual([`2:3: ${expected}`]);
   });
 
+  it("escapes the characters that show as nothing or as a space in a quoted key or value: a byte order mark from files joined with cat, a no-break space, a zero-width space", () => {
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "\ufeff  b:", "    run: y"))).toEqual(['4:1: unknown key "\\ufeff  b" at the top level']);
+    const rule = 'ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."';
+    expect(problemsOf(yaml("tasks:", "  b\u00a0c:", "    run: y", "  d\u200b:", "    run: z"))).toEqual([
+      `2:3: invalid task id "b\\u00a0c": ${rule}`,
+      `4:3: invalid task id "d\\u200b": ${rule}`,
+    ]);
+  });
+
   it("reports keys that are not text, and reads null keys as written", () => {
     const text = yaml("tasks:", "  ? [a, b]", "  : { run: x }", "  : { run: x }", "  ~: { run: x }", "  null: { run: x }", "  ok: { run: x, dependsOn: 'null' }");
     expect(problemsOf(text)).toEqual([
