@@ -97,8 +97,8 @@ const OPENED_VALUE = /^\s*(?:- +)?[^\s"'[{#][^:]*:\s+["'[{]/;
 /** yaml's words for a line it read as a key, which a block scalar's line indented no more than its key is (`run: |` then `echo a` under `run`). */
 const LINE_AS_KEY = /^Implicit (map keys need to be followed by map values|keys need to be on a single line)/;
 
-/** A key glued to its value (`retries:2`), which YAML reads as one plain scalar. */
-const GLUED_KEY = /^\s*(?:- +)?([A-Za-z_][A-Za-z0-9_]*):([^\s:].*)$/;
+/** A key glued to its value (`retries:2`, not a URL's `https://`), which YAML reads as one plain scalar. */
+const GLUED_KEY = /^\s*(?:- +)?([A-Za-z_][A-Za-z0-9_]*):([^\s:/].*)$/;
 
 /** A block mapping's key whose value is a `|` or `>` block: the key's indent, name and indicator. */
 const BLOCK_SCALAR_HEADER = /^( *(?:- +)?)([^\s"'[{#][^:]*):\s+([|>])[-+0-9]*\s*(?:#.*)?$/;

@@ -88,6 +88,8 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries:2"))).toEqual(["4:5: Implicit map keys need to be followed by map values: a key's colon must be followed by a space (retries: 2)"]);
     expect(problemsOf(yaml("tasks:", "  - run: x", "    timeout:5m"))).toEqual(["3:5: Implicit map keys need to be followed by map values: a key's colon must be followed by a space (timeout: 5m)"]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run:echo hi"))).toEqual(['3:5: task "a": the task must be a mapping with at least `run`, got "run:echo hi"; a key\'s colon must be followed by a space (run: echo hi)']);
+    // A URL is no key glued to its value.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: curl", "    https://example.com"))).toEqual(["4:5: Implicit map keys need to be followed by map values"]);
     // A command with a colon in it is no key.
     expect(problemsOf(yaml("tasks:", "  a: docker:latest"))).toEqual(['2:6: task "a": the task must be a mapping with at least `run`, got "docker:latest"']);
   });
