@@ -2,9 +2,9 @@ import type * as z from "zod/mini";
 import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { runAtMistake } from "./date-time.js";
-import { defaultsSchema, isRunAt, taskSchema, workflowFileSchema } from "./schema.js";
+import { defaultsSchema, isRunAt, PRIORITIES, TASK_TYPES, taskSchema, workflowFileSchema } from "./schema.js";
 import { durationMistake } from "./duration.js";
-import { didYouMean } from "./suggest.js";
+import { closestMatch, didYouMean } from "./suggest.js";
 
 type Issue = z.core.$ZodIssue;
 
@@ -79,8 +79,16 @@ function valueHint(issue: Issue, path: DataPath): string {
           ? durationMistake(issue.input)
           : field === "retries" || field === "concurrency" || (typeof field === "number" && path.at(-2) === "retryOn")
             ? quotedNumberMistake(issue.input)
-            : undefined;
+            : field === "priority" || field === "type"
+              ? wordMeant(issue.input, field === "priority" ? PRIORITIES : TASK_TYPES)
+              : undefined;
   return hint === undefined ? "" : ` (${hint})`;
+}
+
+/** `priority: High` or `hgih`: the word meant, in other letters or one slip away. */
+function wordMeant(text: string, words: readonly string[]): string | undefined {
+  const match = closestMatch(text, words);
+  return match === undefined ? undefined : `did you mean ${match}?`;
 }
 
 /** `retries: "3"`: an integer field given digits in quotes, which YAML reads as text. */

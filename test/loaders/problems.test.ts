@@ -512,6 +512,16 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries: two"))).toEqual([`4:14: task "a": \`retries\` must be an integer from 0 to 100, got "two"`]);
   });
 
+  it("says the word meant for a priority or type written in other letters or almost so (High, HIGH, hgih, Shell)", () => {
+    const priority = "`priority` must be one of: low, normal, high, critical";
+    expect(problemsOf(yaml("defaults: { priority: High }", "tasks:", "  a: { run: x, priority: hgih, type: Shell }", "  b: { run: x, priority: urgent }"))).toEqual([
+      `1:23: \`defaults.${priority.slice(1)}, got "High" (did you mean high?)`,
+      `3:26: task "a": ${priority}, got "hgih" (did you mean high?)`,
+      '3:38: task "a": `type` must be one of: shell, got "Shell" (did you mean shell?)',
+      `4:26: task "b": ${priority}, got "urgent"`,
+    ]);
+  });
+
   it("says to list the exit codes of a retryOn written as one string (retryOn: 1, 75)", () => {
     const expected = "`retryOn` must be a list of exit codes, integers from 1 to 255, or any (every failure is retried)";
     expect(problemsOf(yaml("defaults:", "  retryOn: 1, 75", "tasks:", "  a:", "    run: x", "    retryOn: 1 2 3"))).toEqual([
