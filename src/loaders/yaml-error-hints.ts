@@ -1,0 +1,205 @@
+import type { CST } from "yaml";
+
+/**
+ * What to change, added to yaml's own words for the syntax errors a common slip causes (a
+ * `: ` in a plain value, a quote inside a quoted one, a key or a block's lines indented wrong),
+ * found from the error's line and the lines around it. read-yaml.ts reports the errors.
+ */
+
+/** yaml's words for a token it found out of place, with the token's text quoted as JSON. */
+const STRAY_TOKEN = /^(Unexpected [\w-]+ token in YAML stream: )(".*")$/;
+
+/** yaml's words for a plain value with ": " in it (`run: echo a: b`), which it reads as a mapping inside a mapping. */
+const COLON_IN_VALUE = /^(Nested mappings are not allowed in compact mappings|Block collections are not allowed within flow collections)/;
+
+/** yaml's words for text after a quoted or bracketed value has closed (`run: "echo" foo`, `run: [ -f x ] && make`). */
+const TEXT_AFTER_VALUE = /^Unexpected (scalar|anchor|alias|tag) at node end/;
+/** yaml's words for a value that starts with an indicator a plain value may not start with (`run: @foo`, `run: > out.txt`). */
+const INDICATOR_START = /^(Plain value cannot start with|Not a YAML token|Anchor cannot be an empty string)/;
+/** A block mapping's key and its value on the line, which starts with one of those indicators. */
+const INDICATOR_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+([@`%|>&])(.*)$/;
+
+/** A block mapping's value that starts and ends with the same quote, with more of that quote inside (`run: 'it's'`): its key, quote and text between. */
+const QUOTED_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+(["'])(.*)\2\s*(?:#.*)?$/;
+
+/** yaml's words for a list item on its key's line (`dependsOn: - a`). */
+const LIST_ON_KEY_LINE = /^Unexpected block-seq-ind on same line with key/;
+/** A block mapping's key, then `- item` on its line (a comment after it left out). */
+const LIST_ITEM_AFTER_KEY = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+-\s+([^#]*?)\s*(?:#.*)?$/;
+
+/** yaml's words for a backslash in a double-quoted value that starts no escape (`"grep \d"`, `"C:\Users"`). */
+const BAD_ESCAPE = /^Invalid escape sequence/;
+
+/** A block mapping's value that starts with a quote, `[` or `{`, on its key's line. */
+const OPENED_VALUE = /^\s*(?:- +)?[^\s"'[{#][^:]*:\s+["'[{]/;
+
+/** yaml's words for a line it read as a key, which a block scalar's line indented no more than its key is (`run: |` then `echo a` under `run`). */
+const LINE_AS_KEY = /^Implicit (map keys need to be followed by map values|keys need to be on a single line)/;
+
+/** A key glued to its value (`retries:2`, not a URL's `https://`), which YAML reads as one plain scalar. */
+const GLUED_KEY = /^\s*(?:- +)?([A-Za-z_][A-Za-z0-9_]*):([^\s:/].*)$/;
+
+/** A block mapping's key whose value is a `|` or `>` block: the key's indent, name and indicator. */
+const BLOCK_SCALAR_HEADER = /^( *(?:- +)?)([^\s"'[{#][^:]*):\s+([|>])[-+0-9]*\s*(?:#.*)?$/;
+
+/** A block mapping's key, with its indent, on a line. */
+export const KEY_LINE = /^( *(?:- +)?)([^\s"'[{#-][^:]*):(?:\s|$)/;
+
+/**
+ * yaml's message, with what to do where its own words do not say it: for one of COLON_IN_VALUE,
+ * where the line has a second ": ", or where a line below it is indented more than its key;
+ * for LINE_AS_KEY, where the line is one of a block scalar's, not indented more than its key, or a key glued to its value;
+ * for LIST_ON_KEY_LINE, the flow list meant; for BAD_ESCAPE, what a backslash is there;
+ * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket (and ends with that quote: one inside it ended it).
+ */
+export function withHint(message: string, text: string, offset: number, tokens: readonly CST.Token[]): string {
+  const stray = STRAY_TOKEN.exec(message);
+  // yaml quotes the whole text it found out of place: a block of script made one problem of hundreds of characters.
+  if (stray !== null) {
+    const found = parseQuoted(stray[2]!);
+    return found !== undefined && found.length > 60 ? `${stray[1]!}${JSON.stringify(`${found.slice(0, 57)}...`)}` : message;
+  }
+  const line = lineAt(text, offset);
+  if (COLON_IN_VALUE.test(message) && /:\s.*:(\s|$)/.test(line)) return `${message}: a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)`;
+  if (COLON_IN_VALUE.test(message)) {
+    const deeper = keyIndentedUnder(text, offset);
+    if (deeper !== undefined) return `${message}: line ${deeper.line} is indented more than ${deeper.key}, so yaml reads it as more of the value of ${deeper.key}; start it at column ${deeper.col}, as ${deeper.key} is`;
+  }
+  if (LINE_AS_KEY.test(message)) {
+    const block = blockScalarAbove(text, offset);
+    if (block !== undefined) return `${message}: the lines of a ${block.indicator} block must be indented more than its key, ${block.key} (column ${block.col})`;
+    const glued = GLUED_KEY.exec(line);
+    if (glued !== null) return `${message}: a key's colon must be followed by a space (${glued[1]!}: ${glued[2]!.trim()})`;
+  }
+  const indicator = INDICATOR_START.test(message) ? INDICATOR_VALUE.exec(line) : null;
+  if (indicator !== null) return `${message}: a value that starts with ${indicator[2]} must be quoted (${indicator[1]}: ${JSON.stringify(`${indicator[2]!}${indicator[3]!}`.trim())})`;
+  const listOnKeyLine = LIST_ON_KEY_LINE.test(message) ? LIST_ITEM_AFTER_KEY.exec(line) : null;
+  if (listOnKeyLine !== null) {
+    const [, key, item] = listOnKeyLine as unknown as [string, string, string];
+    return `${message}: a list's - cannot start on its key's line; write ${key.trimEnd()}: [${item.trim()}], or each - item on a line of its own below ${key.trimEnd()}`;
+  }
+  if (BAD_ESCAPE.test(message)) return `${message}${escapeHint(text, offset, tokens)}`;
+  const first = TEXT_AFTER_VALUE.test(message) ? firstLineIndentedMore(text, offset) : undefined;
+  if (first !== undefined) return `${message}: this line is indented less than the file's first line, whose key starts at column ${first}: the top level's keys must all start at the same column`;
+  const quoted = TEXT_AFTER_VALUE.test(message) ? QUOTED_VALUE.exec(line) : null;
+  if (quoted !== null) {
+    const [, key, quote, inner] = quoted as unknown as [string, string, string, string];
+    const fixed = quote === "'" ? inner.replace(/''|'/g, "''") : inner.replace(/\\.|"/g, (written) => (written === '"' ? '\\"' : written));
+    const name = key.trimEnd();
+    const other = quote === "'" ? '"' : "'";
+    // Quotes the command itself needs (`run: "a" && "b"`) are kept whole in the other quote, where the value has none of it, nor a backslash (read otherwise there).
+    const whole = `${quote}${inner}${quote}`;
+    const kept = whole.includes(other) || whole.includes("\\") ? "" : `, or, to keep them for the shell, quote the whole value with ${other} (${name}: ${other}${whole}${other})`;
+    return `${message}: a ${quote} inside a value quoted with ${quote} ends it; write each one inside as ${quote === "'" ? "''" : '\\"'} (${name}: ${quote}${fixed}${quote})${kept}`;
+  }
+  if (TEXT_AFTER_VALUE.test(message) && OPENED_VALUE.test(line)) {
+    return `${message}: a value that starts with a quote, [ or { ends where that closes; to write more after it, quote the whole value (run: '"echo" foo', run: "[ -f x ] && make")`;
+  }
+  return message;
+}
+
+/**
+ * For an invalid escape in a double-quoted value: that a backslash starts an escape there, and
+ * the value quoted with ' instead, where that reads the same (one line, no ' and no other escape).
+ */
+function escapeHint(text: string, offset: number, tokens: readonly CST.Token[]): string {
+  let found: CST.FlowScalar | undefined;
+  visitTokens(tokens, (token) => {
+    if (token.type === "double-quoted-scalar" && token.offset <= offset && offset < token.offset + token.source.length) found = token;
+  });
+  const hint = `: in a value quoted with " a backslash starts an escape; write one as text as \\\\`;
+  if (found === undefined) return hint;
+  const inner = found.source.slice(1, found.source.endsWith('"') ? -1 : undefined);
+  const key = /([A-Za-z0-9_][A-Za-z0-9_.-]*)\s*:\s*$/.exec(text.slice(text.lastIndexOf("\n", found.offset - 1) + 1, found.offset))?.[1];
+  if (key === undefined || /['\n]|\\["\\]/.test(inner)) return hint;
+  return `${hint}, or quote the value with ' (${key}: '${inner}')`;
+}
+
+/**
+ * For an error at the start of a line's text: the column of the file's first line of content,
+ * where that is indented more than this line (`  name: ci` then `tasks:`), as YAML then reads
+ * the top level at the first line's indentation. Undefined otherwise.
+ */
+function firstLineIndentedMore(text: string, offset: number): number | undefined {
+  const line = lineAt(text, offset);
+  const indent = line.length - line.trimStart().length;
+  if (offset !== text.lastIndexOf("\n", offset - 1) + 1 + indent) return undefined;
+  const first = /^(?:[ \t]*(?:#.*)?\r?\n)*( *)[^\s#]/.exec(text);
+  return first !== null && first[1]!.length > indent ? first[1]!.length + 1 : undefined;
+}
+
+/** The text of a JSON string as yaml quotes a token's source, or undefined if it is not one. */
+function parseQuoted(json: string): string | undefined {
+  try {
+    const value: unknown = JSON.parse(json);
+    return typeof value === "string" ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The lines of `text` after the one holding `offset`, each with its 1-based number, skipping blank and comment lines. */
+function* linesAfter(text: string, offset: number): Generator<{ number: number; line: string }> {
+  let number = 1;
+  for (let index = text.indexOf("\n"); index !== -1 && index < offset; index = text.indexOf("\n", index + 1)) number++;
+  for (let start = text.indexOf("\n", offset) + 1; start > 0 && start < text.length; ) {
+    const end = text.indexOf("\n", start);
+    const line = text.slice(start, end === -1 ? text.length : end).replace(/\r$/, "");
+    number++;
+    if (!/^\s*(#.*)?$/.test(line)) yield { number, line };
+    start = end + 1;
+  }
+}
+
+/**
+ * For a value yaml read as a mapping inside a mapping's value, with no second ": " on its line:
+ * the key line below, indented more than the value's key, that made it so (`run: make` then
+ * `  retries: 1` under it): yaml reads a more indented line as more of the value above it.
+ */
+function keyIndentedUnder(text: string, offset: number): { line: number; key: string; col: number } | undefined {
+  const own = KEY_LINE.exec(lineAt(text, offset));
+  if (own === null) return undefined;
+  const indent = own[1]!.length;
+  for (const { number, line } of linesAfter(text, offset)) {
+    if (line.length - line.trimStart().length <= indent) return undefined;
+    if (/^\s*[^\s"'[{#-][^:]*:(\s|$)/.test(line)) return { line: number, key: own[2]!.trimEnd(), col: indent + 1 };
+  }
+  return undefined;
+}
+
+/** For a line yaml read as a key: the `|` or `>` block header above it whose key is indented as much or more (`run: |` then `echo a` under `run`). */
+function blockScalarAbove(text: string, offset: number): { key: string; indicator: string; col: number } | undefined {
+  const lineStart = text.lastIndexOf("\n", offset - 1) + 1;
+  const own = lineAt(text, offset);
+  const indent = own.length - own.trimStart().length;
+  for (let end = lineStart - 1; end > 0; ) {
+    const start = text.lastIndexOf("\n", end - 1) + 1;
+    const line = text.slice(start, end).replace(/\r$/, "");
+    end = start - 1;
+    if (/^\s*(#.*)?$/.test(line)) continue;
+    const header = BLOCK_SCALAR_HEADER.exec(line);
+    return header !== null && indent <= header[1]!.length ? { key: header[2]!.trimEnd(), indicator: header[3]!, col: header[1]!.length + 1 } : undefined;
+  }
+  return undefined;
+}
+
+/** The line of `text` that holds `offset`. */
+export function lineAt(text: string, offset: number): string {
+  const end = text.indexOf("\n", offset);
+  return text.slice(text.lastIndexOf("\n", offset - 1) + 1, end === -1 ? text.length : end);
+}
+
+/** Calls `visit` on every token, nested ones too. */
+export function visitTokens(tokens: readonly CST.Token[], visit: (token: CST.Token) => void): void {
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) {
+      for (const item of value) walk(item);
+      return;
+    }
+    if (typeof value !== "object" || value === null) return;
+    const token = value as CST.Token & Record<string, unknown>;
+    if (typeof token.type === "string" && typeof token.offset === "number") visit(token);
+    for (const key of ["items", "start", "key", "sep", "value", "end", "props"]) walk(token[key]);
+  };
+  walk(tokens);
+}
