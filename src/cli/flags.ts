@@ -1,6 +1,6 @@
-import { availableParallelism } from "node:os";
 import { isatty } from "node:tty";
 import { UsageError } from "../errors.js";
+import { defaultConcurrency } from "./cpu-limit.js";
 import { DURATION_EXPECTED, durationMistake, parseDuration } from "../loaders/duration.js";
 import { isRunId, RUN_ID_EXPECTED } from "../run-id.js";
 import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
@@ -56,10 +56,11 @@ export function logDirFlag(value: unknown): string {
 }
 
 /**
- * -j: a positive integer, else the file's value, else the CPU count (see wholeNumberFlag).
+ * -j: a positive integer, else the file's value, else the CPU count, lowered to a container's CPU
+ * quota (see cpu-limit.ts and wholeNumberFlag).
  */
 export function concurrencyFlag(value: unknown, fromFile: number | undefined): number {
-  if (value === undefined) return fromFile ?? availableParallelism();
+  if (value === undefined) return fromFile ?? defaultConcurrency();
   // `-j=4`: a short flag's value follows it, or a space; the `=` is taken for part of the value.
   const hint = typeof value === "string" && /^=\d+$/.test(value) ? `write -j ${value.slice(1)} or --concurrency=${value.slice(1)}: a short flag takes no =` : undefined;
   return wholeNumberFlag("--concurrency", value, { min: 1, max: 10_000, expected: "a whole number from 1 to 10000", ...(hint === undefined ? {} : { hint }) });
