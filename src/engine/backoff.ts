@@ -29,7 +29,11 @@ export function exponentialBackoff(options: ExponentialBackoffOptions = {}): Bac
   const baseMs = given.baseMs ?? 1000;
   const maxMs = given.maxMs ?? 30_000;
   const random = given.random ?? Math.random;
-  return (attempt) => Math.floor(random() * (exponentialDelay(attempt, baseMs, maxMs) + 1));
+  return (attempt) => {
+    const delayMs = exponentialDelay(attempt, baseMs, maxMs);
+    // Clamped: a random source returning 1 (Math.random never does; an injected one may) would give d + 1, past the cap.
+    return Math.min(delayMs, Math.max(0, Math.floor(random() * (delayMs + 1))));
+  };
 }
 
 const OPTION_NAMES: ReadonlySet<string> = new Set<keyof ExponentialBackoffOptions>(["baseMs", "maxMs", "random"]);

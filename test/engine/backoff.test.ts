@@ -35,6 +35,17 @@ describe("exponentialBackoff (full jitter)", () => {
     }
   });
 
+  it("keeps the delay within [0, d] for a random source that returns exactly 1 (or beyond [0, 1))", () => {
+    for (const value of [1, 1.5, -0.5]) {
+      const backoff = exponentialBackoff({ baseMs: 100, maxMs: 1_000, random: () => value });
+      for (let n = 1; n <= 6; n++) {
+        expect(backoff(n)).toBeGreaterThanOrEqual(0);
+        expect(backoff(n)).toBeLessThanOrEqual(exponentialDelay(n, 100, 1_000));
+      }
+    }
+    expect(exponentialBackoff({ baseMs: 100, maxMs: 1_000, random: () => 1 })(10)).toBe(1_000);
+  });
+
   it("defaults to a 1 s base and a 30 s cap", () => {
     const max = exponentialBackoff({ random: () => 1 - Number.EPSILON });
     expect(max(1)).toBe(1_000);
