@@ -9,9 +9,11 @@ export class QueueClosedError extends TaskqError {
 
 export class UnknownHandlerError extends TaskqError {
   /** `types`, the queue's, are named, so a misspelt type ("ecoh") shows what was meant. */
-  constructor(type: string, types?: readonly string[]) {
+  /** `inherited`: the type names a method the handlers object inherits (a class's), which is not one of them. */
+  constructor(type: string, types?: readonly string[], inherited = false) {
     const known = types === undefined ? "" : types.length === 0 ? ": the queue has no handlers" : `: the types are ${types.join(", ")}`;
-    super("UNKNOWN_HANDLER", `no handler for task type "${type}"${known}`);
+    const hint = inherited ? ` (${JSON.stringify(type)} is inherited, not an own property of handlers: pass it as one, bound)` : "";
+    super("UNKNOWN_HANDLER", `no handler for task type "${type}"${known}${hint}`);
   }
 }
 

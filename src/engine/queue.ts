@@ -24,6 +24,8 @@ export type { QueueOptions, ShutdownOptions, ShutdownResult } from "./options.js
  */
 export class Queue {
   readonly #handlers: Map<string, Handler<unknown, unknown>>;
+  /** Methods the handlers object inherits (a class's), named when a task's type is one of them. */
+  readonly #inherited: ReadonlySet<string>;
   readonly #concurrency: number;
   readonly #backoff: Backoff;
   readonly #defaultMaxAttempts: number;
@@ -55,6 +57,7 @@ export class Queue {
     }
     this.#concurrency = concurrency;
     this.#handlers = new Map(Object.entries(options.handlers) as [string, Handler<unknown, unknown>][]);
+    this.#inherited = new Set(inheritedMethods(options.handlers));
     // A number here would be called when the first attempt fails, and fail every task that retries.
     if (options.backoff !== undefined && options.backoff !== null && typeof options.backoff !== "function") {
       throw new TaskqError("INVALID_OPTION", `backoff must be a function (attempt) => ms, such as exponentialBackoff(), got ${shown(options.backoff)}`);
@@ -83,7 +86,7 @@ export class Queue {
     // From JavaScript: reading `type` of null would throw a TypeError, and of a string find no handler for "undefined".
     if (typeof spec !== "object" || spec === null) throw new TaskqError("INVALID_TASK", `a task must be an object ({ type, payload, ... }), got ${shown(spec)}`);
     if (!this.#handlers.has(spec.type)) {
-      if (typeof spec.type === "string") throw new UnknownHandlerError(spec.type, [...this.#handlers.keys()]);
+      if (typeof spec.type === "string") throw new UnknownHandlerError(spec.type, [...this.#handlers.keys()], this.#inherited.has(spec.type));
       // From JavaScript: none given, or not a string, would be quoted as the type "undefined" or "5".
       const task = typeof spec.id === "string" && spec.id !== "" ? `task ${JSON.stringify(spec.id)}: type` : "a task's type";
       const types = this.#handlers.size === 0 ? "the queue has none" : [...this.#handlers.keys()].join(", ");
@@ -430,4 +433,29 @@ function checkOptionShape(options: unknown): asserts options is QueueOptions {
       throw new TaskqError("INVALID_OPTION", `handler ${JSON.stringify(type)} must be a function (payload, ctx) => result, got ${shown(handler)}`);
     }
   }
+  // Handlers are own properties, as the Go design's map by task type: a class instance's methods
+  // would leave a queue with no handlers, every submit refused with "the queue has no handlers".
+  const inherited = inheritedMethods(handlers);
+  if (Object.keys(handlers).length === 0 && inherited.length > 0) {
+    const first = inherited[0]!;
+    throw new TaskqError(
+      "INVALID_OPTION",
+      `handlers must be the object's own properties, by task type: ${inherited.map((name) => JSON.stringify(name)).join(", ")} ${inherited.length === 1 ? "is" : "are"} inherited (a class's methods?); pass { ${first}: instance.${first}.bind(instance), ... }`,
+    );
+  }
+}
+
+/**
+ * The functions `handlers` inherits and does not hold itself, constructors aside, and the chain's
+ * root too: Object.prototype, of this realm or another (a vm context's).
+ */
+function inheritedMethods(handlers: object): string[] {
+  const names: string[] = [];
+  for (let proto: object | null = Object.getPrototypeOf(handlers) as object | null; proto !== null && Object.getPrototypeOf(proto) !== null; proto = Object.getPrototypeOf(proto) as object | null) {
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      const value = Object.getOwnPropertyDescriptor(proto, name)?.value as unknown;
+      if (name !== "constructor" && typeof value === "function" && !Object.hasOwn(handlers, name) && !names.includes(name)) names.push(name);
+    }
+  }
+  return names;
 }

@@ -401,6 +401,45 @@ describe("bad input to the library", () => {
     expect(() => new Queue(options as unknown as QueueOptions)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message }));
   });
 
+  it("handlers given as a class instance's methods are refused when the queue is made, naming them, not taken for no handlers", () => {
+    class Handlers {
+      echo(text: string): string {
+        return text;
+      }
+      shout(text: string): string {
+        return text.toUpperCase();
+      }
+    }
+    expect(() => new Queue({ handlers: new Handlers() as unknown as QueueOptions["handlers"] })).toThrow(
+      expect.objectContaining({
+        code: "INVALID_OPTION",
+        message: 'handlers must be the object\'s own properties, by task type: "echo", "shout" are inherited (a class\'s methods?); pass { echo: instance.echo.bind(instance), ... }',
+      }),
+    );
+  });
+
+  it("a type that names an inherited method of the handlers, beside own ones, says so at submit", () => {
+    class Handlers {
+      own = (text: string): string => text;
+      inherited(text: string): string {
+        return text;
+      }
+    }
+    const queue = new Queue({ handlers: new Handlers() as unknown as QueueOptions["handlers"] });
+    expect(queue.submit({ type: "own", payload: "x" })).toBe("task-1");
+    expect(() => queue.submit({ type: "inherited", payload: "x" })).toThrow(
+      expect.objectContaining({
+        code: "UNKNOWN_HANDLER",
+        message: 'no handler for task type "inherited": the types are own ("inherited" is inherited, not an own property of handlers: pass it as one, bound)',
+      }),
+    );
+  });
+
+  it("a handlers object made with Object.create(null) or a plain literal is taken as it is", () => {
+    const bare = Object.assign(Object.create(null) as Record<string, Handler<never, unknown>>, { echo: (text: string) => text });
+    expect(new Queue({ handlers: bare }).submit({ type: "echo", payload: "x" })).toBe("task-1");
+  });
+
   it.each([
     [null, "a task must be an object ({ type, payload, ... }), got null"],
     [undefined, "a task must be an object ({ type, payload, ... }), got undefined"],
