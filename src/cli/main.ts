@@ -224,9 +224,19 @@ function dropUnread(code: number): number {
  * Exits once stdout and stderr have flushed, so output is never cut off. A run ended by a
  * signal (exit code 128 + n) waits at most SIGNAL_FLUSH_MS: the user asked to stop, and a
  * reader that stopped reading (`taskq run | less`, left open) must not keep taskq alive.
+ * So does a run or worker that gets a signal while it flushes, its own handlers gone: by the
+ * signal's default action, taskq died at once, with another code than the one its summary
+ * gives (143 for a run that succeeded, or ended by a SIGINT) and what stdout held lost in silence.
  */
 function exit(code: number): void {
-  if (code > 128) setTimeout(() => exitNow(dropUnread(code)), SIGNAL_FLUSH_MS).unref();
+  let bounded = false;
+  const bound = (): void => {
+    if (bounded) return;
+    bounded = true;
+    setTimeout(() => exitNow(dropUnread(code)), SIGNAL_FLUSH_MS).unref();
+  };
+  if (code > 128) bound();
+  if (OUTPUT_IS_PROGRESS) for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, bound);
   let pending = 2;
   const done = (): void => {
     if (--pending === 0) exitNow(code);

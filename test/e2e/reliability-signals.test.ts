@@ -654,6 +654,43 @@ describe("signals and shutdown", () => {
     }
   });
 
+  it("a signal after the run ended, while its summary waits for a reader that stopped reading: taskq exits with the run's exit code 2 s later, saying the rest is dropped", { timeout: 90_000 }, async () => {
+    // The task ends by itself (a success, exit code 0) after writing more than the pipe holds; stdout is never read.
+    const ws = await workspace('tasks:\n  loud: { run: "yes hello | head -c 400000" }\n');
+    const fifo = path.join(ws.dir, "stdout");
+    execFileSync("mkfifo", [fifo]);
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const writer = openSync(fifo, constants.O_WRONLY);
+    const stderrFile = path.join(ws.dir, "stderr");
+    const errors = openSync(stderrFile, "w");
+    const child = spawn(process.execPath, [BIN, "run", ws.file, "--log-dir", ws.logs, "--output", "plain"], {
+      cwd: ws.dir,
+      env: { ...process.env, CI: "true", NO_COLOR: "1" },
+      stdio: ["ignore", writer, errors],
+      detached: true,
+    });
+    closeSync(writer);
+    closeSync(errors);
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+    try {
+      // The run has ended once its folder's `.taskq-active-<pid>` is gone; its summary then waits for a reader.
+      await waitUntil("the run folder", () => existsSync(ws.logs) && readdirSync(ws.logs).length > 0);
+      const runFolder = path.join(ws.logs, await singleRunId(ws.logs));
+      await waitUntil("the run to end", () => !readdirSync(runFolder).some((name) => name.startsWith(".taskq-active-")));
+      await delay(200);
+      // Before, the signal found no handler: taskq died of it (143 to a shell, not the run's 0), in silence.
+      child.kill("SIGTERM");
+      const since = Date.now();
+      expect(await exited).toEqual({ code: 0, signal: null });
+      expect(Date.now() - since).toBeGreaterThanOrEqual(1500);
+      expect(Date.now() - since).toBeLessThan(2000 + SLACK_MS);
+      expect(readFileSync(stderrFile, "utf8")).toContain("taskq: stdout was not read for 2s after the run ended: the rest of its output, the summary included, is dropped (each task's output is in its log)\n");
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, "SIGKILL");
+      closeSync(reader);
+    }
+  });
+
   it("a signal while a task that ended by itself waits for a reader that stopped reading: it counts as it ended, not as cancelled, and the stop does not wait the kill grace for it", { timeout: 90_000 }, async () => {
     // `loud` fills taskq's stdout, which is held open and never read; `quiet` then ends by
     // itself with its last line still waiting for that reader.
