@@ -21,9 +21,9 @@ export class TaskFailedError extends TaskqError {
     this.permanent = options.permanent;
   }
 
-  /** Words the failure and decides whether it is permanent, from the result alone. */
-  static fromResult(task: ShellTask, result: AttemptResult, cause?: unknown): TaskFailedError {
-    return new TaskFailedError(describeFailure(task, result), result, {
+  /** Words the failure and decides whether it is permanent, from the result (and whether taskq sent a SIGKILL: see describeFailure). */
+  static fromResult(task: ShellTask, result: AttemptResult, cause?: unknown, killedByTaskq = false): TaskFailedError {
+    return new TaskFailedError(describeFailure(task, result, killedByTaskq), result, {
       permanent: isPermanentFailure(task, result),
       cause,
     });
@@ -46,14 +46,25 @@ export class LogWriteError extends TaskqError {
   }
 }
 
-/** How an attempt that did not succeed ended, in words: "timed out after 1s", "exited with code 3". */
-export function describeFailure(task: ShellTask, result: AttemptResult): string {
+/**
+ * How an attempt that did not succeed ended, in words: "timed out after 1s", "exited with code 3".
+ * A SIGKILL taskq did not send (`killedByTaskq` false) says who likely did: on CI, the out-of-memory killer.
+ */
+export function describeFailure(task: ShellTask, result: AttemptResult, killedByTaskq = false): string {
   if (result.timedOut) return task.timeoutMs === undefined ? "timed out" : `timed out after ${formatDuration(task.timeoutMs)}`;
   if (result.cancelled) return "cancelled";
   const how = result.signal !== null ? `killed by ${result.signal}` : `exited with code ${String(result.exitCode)}`;
   // Why no retry follows, where retries may be set: the task's attempts left unused would puzzle.
   const why = whyNotRetried(task, result);
-  return why === undefined ? how : `${how} (${why})`;
+  const notes = [killedByTaskq ? undefined : sigkillHint(result), why].filter((note) => note !== undefined);
+  return notes.length === 0 ? how : `${how} (${notes.join("; ")})`;
+}
+
+/** 137 and SIGKILL give no reason by themselves: most often, the out-of-memory killer's. */
+function sigkillHint(result: AttemptResult): string | undefined {
+  if (result.signal === "SIGKILL") return "not by taskq: perhaps the out-of-memory killer";
+  if (result.signal === null && result.exitCode === 137) return "128 + SIGKILL: killed, not by taskq: perhaps the out-of-memory killer";
+  return undefined;
 }
 
 function isPermanentFailure(task: ShellTask, result: AttemptResult): boolean {

@@ -57,9 +57,18 @@ let pidsWrapped = false;
 export const TASKQ_PID_VARIABLE = "TASKQ_PID";
 const MARKER = Buffer.from(`${TASKQ_PID_VARIABLE}=${process.pid}\0`);
 
+/** The live task groups taskq has sent SIGKILL: a task's shell that dies of it (or exits 137) was killed by taskq, not by the kernel. */
+const sigkilledGroups = new Set<number>();
+
+/** Whether taskq has sent SIGKILL to the live task group `pgid` (see sigkilledGroups). */
+export function sigkilledByTaskq(pgid: number): boolean {
+  return sigkilledGroups.has(pgid);
+}
+
 /** A new task group; `killGraceMs` is how a guard stops it should taskq itself be SIGKILLed. */
 export function registerProcessGroup(pgid: number, killGraceMs: number): void {
   liveGroups.add(pgid);
+  sigkilledGroups.delete(pgid);
   leftNothing = false;
   if (firstTaskPid === Infinity) firstTaskPid = pgid;
   if (pgid < lastTaskPid) pidsWrapped = true;
@@ -80,6 +89,7 @@ export function registerProcessGroup(pgid: number, killGraceMs: number): void {
  * its session goes at the next sweep.
  */
 export function unregisterProcessGroup(pgid: number, killGraceMs = 0): void {
+  sigkilledGroups.delete(pgid);
   if (!liveGroups.delete(pgid)) return;
   unguardGroup(pgid);
   endedSessions.set(pgid, killGraceMs);
@@ -414,6 +424,7 @@ export function signalProcessGroup(pgid: number, signal: NodeJS.Signals | 0): bo
   Error.stackTraceLimit = 0;
   try {
     process.kill(-pgid, signal);
+    if (signal === "SIGKILL" && liveGroups.has(pgid)) sigkilledGroups.add(pgid);
     return true;
   } catch (error) {
     // EPERM: a member exists but changed its user; the group is still there.

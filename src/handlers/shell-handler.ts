@@ -10,7 +10,7 @@ import { describeFailure, LogWriteError, TaskFailedError } from "./errors.js";
 import { guardProblem } from "./group-guard.js";
 import { Tail } from "./line-splitter.js";
 import { attemptLine, closeLogFile, logPathsIn, openLogFile, openLogFileAsync, type LogFile } from "./log-file.js";
-import { beyondReach, exitedByItself, registerProcessGroup, TASKQ_PID_VARIABLE, unregisterProcessGroup, type BeyondReach } from "./process-groups.js";
+import { beyondReach, exitedByItself, registerProcessGroup, sigkilledByTaskq, TASKQ_PID_VARIABLE, unregisterProcessGroup, type BeyondReach } from "./process-groups.js";
 import { formatDuration } from "./format-duration.js";
 import { OpenTimes } from "./open-times.js";
 import { GroupTerminator, type Leftovers } from "./terminate-group.js";
@@ -166,7 +166,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       if (pipes !== undefined) for (const ends of pipes) closeEnds(ends);
       const reason: unknown = ctx.signal.reason;
       const stopped = result({ code: null, signal: null }, reason);
-      log.writeLine(attemptLine(ctx.attempt, ending(task, stopped, reason)));
+      log.writeLine(attemptLine(ctx.attempt, ending(task, stopped, reason, false)));
       await closeLogFile(log);
       throw TaskFailedError.fromResult(task, stopped, reason);
     }
@@ -295,12 +295,15 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     ctx.signal.addEventListener("abort", onAbort, { once: true });
 
     let exit: Exit;
+    /** Whether taskq had sent the task's group SIGKILL when its shell ended (a second Ctrl-C, the kill grace): its failure then gives no hint of the out-of-memory killer. */
+    let killedByTaskq: boolean;
     try {
       // The attempt ends when the shell exits, not when its pipes close: a background
       // job may hold them open forever.
       const outcome = await exited;
       exit = outcome.exit ?? { code: null, signal: null };
       running = false;
+      killedByTaskq = sigkilledByTaskq(pid);
       // Killed by the signal that stops taskq (sent to its process group as the shell started, see
       // ShellHandlerOptions.shutdownSignals): stopped with taskq, not failed.
       if (abortReason === undefined && exit.signal !== null && options.shutdownSignals !== undefined && (await options.shutdownSignals.received(exit.signal))) {
@@ -329,7 +332,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       }
       await output.drain(DRAIN_IDLE_MS, DRAIN_MAX_MS);
       // A log tells how each attempt that did not succeed ended; a successful one's is the task's output alone.
-      await output.close(abortReason === undefined && exit.code === 0 ? undefined : attemptLine(ctx.attempt, ending(task, result(exit, abortReason), abortReason)));
+      await output.close(abortReason === undefined && exit.code === 0 ? undefined : attemptLine(ctx.attempt, ending(task, result(exit, abortReason), abortReason, killedByTaskq)));
     } finally {
       clearTimeout(streamTimer);
       for (const [ends] of unread) closeSync(ends.read);
@@ -342,8 +345,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     if (sharedStop !== undefined) throw new TaskCancelledError("shutdown", sharedStop.message, undefined, { cause: TaskFailedError.fromResult(task, result(exit, sharedStop)) });
     const final = result(exit, abortReason);
     // A cancel stays a cancel (never retried) even if the log also failed.
-    if (output.logError !== undefined && !final.cancelled) throw logFailure(task, logPath, output.logError, final, stoppedForLog);
-    if (final.timedOut || final.cancelled || exit.code !== 0) throw TaskFailedError.fromResult(task, final, abortReason);
+    if (output.logError !== undefined && !final.cancelled) throw logFailure(task, logPath, output.logError, final, stoppedForLog, killedByTaskq);
+    if (final.timedOut || final.cancelled || exit.code !== 0) throw TaskFailedError.fromResult(task, final, abortReason, killedByTaskq);
     return final;
   };
 }
@@ -393,8 +396,8 @@ const TASKQ_PID = String(process.pid);
 const PASSING_SPAWN_ERRORS = new Set(["EAGAIN", "EMFILE", "ENFILE", "ENOMEM"]);
 
 /** How an attempt that did not succeed ended, for its log's last line: its failure in words, or why taskq stopped it. */
-function ending(task: ShellTask, result: AttemptResult, abortReason: unknown): string {
-  return result.cancelled ? `stopped: ${messageOf(abortReason)}` : describeFailure(task, result);
+function ending(task: ShellTask, result: AttemptResult, abortReason: unknown, killedByTaskq: boolean): string {
+  return result.cancelled ? `stopped: ${messageOf(abortReason)}` : describeFailure(task, result, killedByTaskq);
 }
 
 /** Ends the log of an attempt whose command could not start with why, and returns the failure to throw. */
@@ -416,12 +419,12 @@ function startFailure(task: ShellTask, result: AttemptResult, cause: unknown): T
  * not run again (its side effects done twice) for want of its log. One taskq stopped for it
  * may be retried, as may one that failed on its own (as its exit code allows).
  */
-function logFailure(task: ShellTask, logPath: string, error: Error, result: AttemptResult, stoppedForLog: boolean): LogWriteError {
+function logFailure(task: ShellTask, logPath: string, error: Error, result: AttemptResult, stoppedForLog: boolean, killedByTaskq: boolean): LogWriteError {
   const ran = stoppedForLog
     ? "taskq stopped the command: its output had nowhere to go"
     : result.exitCode === 0
       ? "the command itself exited with code 0; not retried, so it does not run twice"
-      : `the command ${TaskFailedError.fromResult(task, result).message}`;
+      : `the command ${TaskFailedError.fromResult(task, result, undefined, killedByTaskq).message}`;
   const permanent = stoppedForLog ? false : result.exitCode === 0 || TaskFailedError.fromResult(task, result).permanent;
   return new LogWriteError(logPath, error, result, { detail: ran, permanent });
 }

@@ -1272,7 +1272,7 @@ tasks:
         .trim()
         .split("\n")
         .map((line) => JSON.parse(line) as Record<string, unknown>);
-      const ended = { ended: "failed", error: "killed by SIGKILL", signal: "SIGKILL", timedOut: false };
+      const ended = { ended: "failed", error: "killed by SIGKILL (not by taskq: perhaps the out-of-memory killer)", signal: "SIGKILL", timedOut: false };
       expect(records.find((record) => record.event === "recording")).toEqual({ ts: expect.any(String), event: "recording", runId, id: "deploy", ...ended, withinMs: expect.any(Number) });
       expect(records.find((record) => record.event === "leases-left")).toMatchObject({ event: "leases-left", tasks: [{ runId, id: "deploy", ...ended }], strays: false });
       proxy.accept();

@@ -119,23 +119,23 @@ tasks:
     const status = await waitForRun(runId);
     const byKey = Object.fromEntries(status.tasks.map((row) => [row.key, [row.attempts, row.lastError]]));
     expect(byKey).toEqual({
-      killed: [1, "killed by SIGKILL (137 is not in retryOn: not retried)"],
+      killed: [1, "killed by SIGKILL (not by taskq: perhaps the out-of-memory killer; 137 is not in retryOn: not retried)"],
       unlisted: [1, "exited with code 1 (1 is not in retryOn: not retried)"],
       listed: [2, "killed by SIGTERM"],
       slow: [2, "timed out after 300ms"],
     });
-    expect(worker.stdout()).toContain(`FAILED  ${runId}/killed after 1 attempt: killed by SIGKILL (137 is not in retryOn: not retried)\n`);
+    expect(worker.stdout()).toContain(`FAILED  ${runId}/killed after 1 attempt: killed by SIGKILL (not by taskq: perhaps the out-of-memory killer; 137 is not in retryOn: not retried)\n`);
     expect(worker.stdout()).toContain(`FAILED  ${runId}/unlisted after 1 attempt: exited with code 1 (1 is not in retryOn: not retried)\n`);
-    expect(await readFile(path.join(ws.logs, runId, "killed.log"), "utf8")).toBe("try 1\n--- taskq: attempt 1 killed by SIGKILL (137 is not in retryOn: not retried) ---\n");
+    expect(await readFile(path.join(ws.logs, runId, "killed.log"), "utf8")).toBe("try 1\n--- taskq: attempt 1 killed by SIGKILL (not by taskq: perhaps the out-of-memory killer; 137 is not in retryOn: not retried) ---\n");
     expect(await readFile(path.join(ws.logs, runId, "unlisted.log"), "utf8")).toBe("--- taskq: attempt 1 exited with code 1 (1 is not in retryOn: not retried) ---\n");
 
     const dead = await taskq(["dead-letters", runId]);
     expect(dead.code).toBe(0);
-    expect(dead.stdout).toContain(`${runId}/killed: killed by SIGKILL (137 is not in retryOn: not retried) (1 attempt)\n  log: <log-dir>/${runId}/killed.log (on ${worker.id})\n    try 1\n`);
+    expect(dead.stdout).toContain(`${runId}/killed: killed by SIGKILL (not by taskq: perhaps the out-of-memory killer; 137 is not in retryOn: not retried) (1 attempt)\n  log: <log-dir>/${runId}/killed.log (on ${worker.id})\n    try 1\n`);
     expect(dead.stdout).toContain(`${runId}/unlisted: exited with code 1 (1 is not in retryOn: not retried) (1 attempt)\n`);
     const summary = await taskq(["status", runId]);
     expect(summary.code).toBe(1);
-    expect(summary.stdout).toMatch(/\S+ killed: killed by SIGKILL \(137 is not in retryOn: not retried\) \(1 attempt\)/);
+    expect(summary.stdout).toMatch(/\S+ killed: killed by SIGKILL \(not by taskq: perhaps the out-of-memory killer; 137 is not in retryOn: not retried\) \(1 attempt\)/);
     expect(summary.stdout).toMatch(/\S+ unlisted: exited with code 1 \(1 is not in retryOn: not retried\) \(1 attempt\)/);
     worker.cli.child.kill("SIGTERM");
     expect((await worker.cli.done).code).toBe(143);

@@ -144,7 +144,7 @@ describe("shell handler: how an attempt that did not succeed ended, last in its 
     await failure("printf 'no newline'; exit 2", { id: "glued", attempt: 2 });
     expect(await log("glued")).toBe("--- taskq: attempt 2 ---\nno newline\n--- taskq: attempt 2 exited with code 2 ---\n");
     await failure("kill -KILL $$", { id: "killed" });
-    expect(await log("killed")).toBe("--- taskq: attempt 1 killed by SIGKILL ---\n");
+    expect(await log("killed")).toBe("--- taskq: attempt 1 killed by SIGKILL (not by taskq: perhaps the out-of-memory killer) ---\n");
     // The failure's words, as the error has them: why it is not retried too.
     const notFound = await failure("no-such-command-for-taskq", { id: "missing" });
     expect(await log("missing")).toMatch(/not found\n--- taskq: attempt 1 exited with code 127 \(never retried: the shell's code for command not found\) ---\n$/);
@@ -288,9 +288,21 @@ describe("shell handler: failures", () => {
   it("reports a signal death", async () => {
     harness = await createHarness();
     const error = await failure("kill -KILL $$");
-    expect(error.message).toBe("killed by SIGKILL");
+    // A SIGKILL taskq did not send: on CI, most often the out-of-memory killer's.
+    expect(error.message).toBe("killed by SIGKILL (not by taskq: perhaps the out-of-memory killer)");
     expect(error.result).toMatchObject({ exitCode: null, signal: "SIGKILL", timedOut: false, cancelled: false });
     expect(error.permanent).toBe(false);
+    expect((await failure("kill -TERM $$")).message).toBe("killed by SIGTERM");
+  });
+
+  it("a shell whose command was SIGKILLed (exit code 137) says what 137 means, and why no retry follows where none does", async () => {
+    harness = await createHarness();
+    const error = await failure("sh -c 'kill -KILL $$' || exit $?");
+    expect(error.message).toBe("exited with code 137 (128 + SIGKILL: killed, not by taskq: perhaps the out-of-memory killer)");
+    expect(error.result).toMatchObject({ exitCode: 137, signal: null });
+    const unlisted = await failure("sh -c 'kill -KILL $$' || exit $?", { retryOn: [1] });
+    expect(unlisted.message).toBe("exited with code 137 (128 + SIGKILL: killed, not by taskq: perhaps the out-of-memory killer; 137 is not in retryOn: not retried)");
+    expect((await failure("exit 3")).message).toBe("exited with code 3");
   });
 
   it("fails permanently, without a shell, when the cwd does not exist", async () => {
