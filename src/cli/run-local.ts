@@ -163,7 +163,6 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     // By its full path: the folder taskq was started in may be gone, the log folder made again in its place (see log-folders.ts).
     if (!existsSync(path.resolve(logDir))) renderer.note(`the log folder ${logDir} was deleted during the run (by a task?): the tasks' logs are lost`);
     const run = { runId, file, logDir, startedAt, exitCode, ...(interrupted === undefined ? {} : { interrupted }) };
-    const built = summary.build(queue, run);
     // Daemons the tasks started (setsid) have run for the tasks after them: now they stop, given the grace a task gets,
     // before the summary, which is then the last word; a signal meanwhile kills them at once (the run's result stands).
     // After a signal, less or no grace (see leftoversGraceMs).
@@ -175,7 +174,8 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
       signal: stoppingLeftovers.signal,
       onFound: (groups) => renderer.note(leftoversNote(leftovers, graceMs, groups)),
     });
-    await renderer.finish(built);
+    // Built after that wait, which may take the kill grace: "in 1.2s" is the run's time to this summary.
+    await renderer.finish(summary.build(queue, run));
     return exitCode;
   } finally {
     if (activeProcessGroups() > 0) killAllProcessGroups("SIGKILL");

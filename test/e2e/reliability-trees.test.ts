@@ -212,6 +212,19 @@ describe("process trees and timeouts", () => {
     expect(events.at(-1)?.event).toBe("summary");
   });
 
+  it("the summary's wall time counts the wait for what the tasks left running to stop", async () => {
+    const yaml = tasksYaml([["daemon", `{ run: "setsid sh -c 'trap \\"\\" TERM; sleep 1000 & wait' & echo started" }`]]);
+    const started = Date.now();
+    const { code, stdout } = await runToEnd(yaml, ["--kill-grace", "2s", "--output", "json"]);
+    const took = Date.now() - started;
+    expect(code).toBe(0);
+    const summary = jsonEvents(stdout).at(-1)!;
+    expect(summary.event).toBe("summary");
+    // Before, it was taken before that wait: ~0.1 s of a run that took more than the 2 s kill grace.
+    expect(summary.wallMs).toBeGreaterThanOrEqual(2000);
+    expect(summary.wallMs).toBeLessThanOrEqual(took);
+  });
+
   it("a daemon's output after its task ended goes on into the task's log: it is not killed by SIGPIPE or cut off", async () => {
     const yaml = tasksYaml([
       // Writes every 0.2 s; with SIGPIPE ignored, a failed write ends its loop and leaves a mark.
