@@ -57,12 +57,23 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   expectTaskPipes(workflow.tasks.length * (mergeOutput ? 1 : 2));
   // Before the first task of several; one task alone starts it just after its spawn (see group-guard.ts).
   if (workflow.tasks.length > 1) startGroupGuard(options.killGraceMs);
+  /** The signals of the attempts running: one its timeout aborted is being stopped already, and the shutdown's note does not count it. */
+  const attempts = new Set<AbortSignal>();
   const queue = new Queue({
     concurrency: fitted.concurrency,
     // The queue keeps each task's value for the run (queue.result()); the CLI never reads a
     // success's (its tail and timings), so none is kept: 3,000 tasks printing long lines
     // held 250 MB of tails. A failure's stays, for the summary's dead letters.
-    handlers: { shell: async (task: ShellTask, context) => void (await shell(task, context)) },
+    handlers: {
+      shell: async (task: ShellTask, context) => {
+        attempts.add(context.signal);
+        try {
+          await shell(task, context);
+        } finally {
+          attempts.delete(context.signal);
+        }
+      },
+    },
   });
   const summary = new SummaryCollector(queue, { runId, logDir });
   const maxAttempts = new Map<string, number>();
@@ -99,9 +110,12 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
       // Before the queue's own deadline (a timer of the same length, set after this one): said first.
       deadlineNote = new LongTimer(() => {
         timeToFinishPassed = true;
-        const running = queue.stats().running;
-        if (finished || running === 0) return;
+        if (finished || queue.stats().running === 0) return;
         renderer.stopping?.({ signal, phase: "stopping" });
+        // Those whose timeout has aborted them already are being stopped on its own clock, not this one's.
+        let running = 0;
+        for (const attempt of attempts) if (!timedOut(attempt)) running++;
+        if (running === 0) return;
         renderer.note(
           `the ${formatDuration(options.shutdownTimeoutMs)} to finish have passed: stopping ${running === 1 ? "the running task" : `the ${running} running tasks`} (SIGTERM, then SIGKILL ${formatDuration(options.killGraceMs)} later)`,
         );
@@ -183,6 +197,11 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     removeJobControl();
     releaseLogDir();
   }
+}
+
+/** Whether an attempt's signal was aborted by its timeout (the engine's AttemptTimeoutError). */
+function timedOut(attempt: AbortSignal): boolean {
+  return attempt.aborted && (attempt.reason as { code?: unknown } | null)?.code === "TIMEOUT";
 }
 
 function submitAll(queue: Queue, workflow: Workflow): void {

@@ -177,6 +177,23 @@ describe("signals and shutdown", () => {
     expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 1 cancelled .*\(interrupted by SIGINT\)/);
   });
 
+  it("the note that the time to finish has passed counts only the tasks it stops, not one its own timeout is stopping already", { timeout: 60_000 }, async () => {
+    // `stubborn` times out 1 s in and ignores the SIGTERM: its timeout's SIGKILL comes 10 s later, whatever the shutdown does.
+    const yaml = tasksYaml([
+      ["stubborn", '{ run: "echo pgid $$; ignore-sigterm", timeout: 1s }'],
+      ["plain", '{ run: "echo ready; sleep 30" }'],
+    ]);
+    const run = await startRun(yaml, ["-j", "2", "--shutdown-timeout", "3s", "--kill-grace", "10s", "--output", "plain"]);
+    await waitForOutput(run, /stubborn \| ready/);
+    await waitForOutput(run, /plain \| ready/);
+    run.signalTaskq("SIGINT");
+    const { result } = await run.exited;
+    expect(result.code).toBe(130);
+    // Before: "stopping the 2 running tasks (SIGTERM, then SIGKILL 10s later)".
+    expect(result.stdout).toMatch(/note\s+the 3s to finish have passed: stopping the running task \(SIGTERM, then SIGKILL 10s later\)\n/);
+    expect(result.stdout).toMatch(/FAILED\s+stubborn.*timed out after 1s/);
+  });
+
   it("says the time to finish and the kill grace as durations (2h, 1h30m), as the worker does, not in seconds (7200s)", async () => {
     const long = await startRun(tasksYaml([["a", '{ run: "echo ready; sleep 30" }']]), ["--shutdown-timeout", "2h", "--output", "plain"]);
     await waitForOutput(long, /a \| ready/);
