@@ -7,7 +7,7 @@ import { renewLease } from "../../src/store/postgres/lease.js";
 import { schemaNames } from "../../src/store/postgres/names.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import type { Outcome } from "../../src/store/postgres/types.js";
-import { DATABASE_URL, leaseAll, openTestStore, sql, task, workflow } from "./helpers.js";
+import { createPool, DATABASE_URL, leaseAll, openTestStore, sql, task, workflow } from "./helpers.js";
 
 /**
  * What `counter` (a pg_stat_get_xact_* function) says the open transaction on `client` did to `table` and
@@ -51,6 +51,51 @@ describe("task lifecycle", () => {
     await store.complete(b!.leaseToken, { kind: "failure", error: "exit 1", exitCode: 1 });
     expect(await store.runState("state")).toBe("failed");
     await expect(store.runState("nope")).rejects.toMatchObject({ code: "STORE_NOT_FOUND", message: 'no run "nope"' });
+  });
+
+  it("runStatus reads a run and its tasks as of one moment: a resubmit that reopens an ended run as it is read is seen whole or not at all", async () => {
+    await store.submitRun(workflow([task("a")]), { runId: "reopened" });
+    const [a] = await leaseAll(store);
+    await store.complete(a!.leaseToken, { kind: "success" });
+    expect(await store.runState("reopened")).toBe("succeeded");
+    // Once the statement that reads the run's row has been answered, and before anything else is asked on that
+    // connection, the run is submitted again with a new task (which makes it run again), and that is committed.
+    let reopened = false;
+    const reopen = async (): Promise<void> => {
+      reopened = true;
+      await store.submit(workflow([task("a"), task("b")]), { runId: "reopened" });
+    };
+    const pool = createPool();
+    const patched = new WeakSet<object>();
+    pool.on("acquire", (client) => {
+      if (patched.has(client)) return;
+      patched.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: string }).text ?? "";
+        if (reopened || !text.includes("AS read_at")) return query(...args);
+        const callback = typeof args.at(-1) === "function" ? (args.pop() as (error: unknown, result: unknown) => void) : undefined;
+        const answered = (query(...args) as Promise<unknown>).then(async (result) => {
+          await reopen();
+          return result;
+        });
+        if (callback === undefined) return answered;
+        answered.then((result) => callback(undefined, result), (error: unknown) => callback(error, undefined));
+        return undefined;
+      };
+    });
+    const watched = new PostgresStore({ pool, schema: store.schema });
+    try {
+      const status = await watched.runStatus("reopened");
+      expect(reopened).toBe(true);
+      const read = `${status.state}: ${status.tasks.map((t) => `${t.key} ${t.state}`).join(", ")}`;
+      // Before the resubmit, or after it: never the run as it was with the task the resubmit added.
+      expect(["succeeded: a succeeded", "running: a succeeded, b queued"]).toContain(read);
+      expect(await store.runState("reopened")).toBe("running");
+    } finally {
+      await watched.close();
+      await pool.end();
+    }
   });
 
   it("runStatus read as a run's last task ends never says the run is running with nothing left to run: its state goes with its tasks", async () => {

@@ -70,24 +70,30 @@ function toStatus(row: StatusRow): TaskStatusRow {
   };
 }
 
-/** Every task of a run in submission order, with counts by state. */
+/**
+ * Every task of a run in submission order, with counts by state. The run's row and its tasks are read
+ * in one statement, as of one moment: read apart, a resubmit that reopened an ended run between the
+ * two showed it ended with a task ready to run (and status exited 0 on it).
+ */
 export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: string): Promise<RunStatus> {
-  const run = await pool.query<{ id: string; name: string | null; file: string | null; state: RunStatus["state"]; created_at: Date; read_at: Date }>(
-    `SELECT id, name, file, state, created_at, now() AS read_at FROM ${names.runs} WHERE id = $1`,
-    [runId],
-  );
-  const head = run.rows[0];
-  if (head === undefined) throw new TaskqError("STORE_NOT_FOUND", `no run "${runId}"`);
-  // Waiting for its not-before is told on the database's clock, as the lease tells it.
-  const tasks = await pool.query<StatusRow & { waiting: boolean }>(
-    `SELECT ${COLUMNS}, ${dependsOn(names)}, (t.state = 'queued' AND t.not_before > now()) AS waiting,
+  // Waiting for its not-before is told on the database's clock, as the lease tells it. A run without
+  // tasks is one row with no task's (LEFT JOIN); no row at all, no run.
+  const result = await pool.query<
+    Omit<StatusRow, "key"> & { key: string | null; waiting: boolean | null; run_name: string | null; run_file: string | null; run_state: RunStatus["state"]; run_created_at: Date; read_at: Date }
+  >(
+    `SELECT r.name AS run_name, r.file AS run_file, r.state AS run_state, r.created_at AS run_created_at, now() AS read_at,
+            ${COLUMNS}, ${dependsOn(names)}, (t.state = 'queued' AND t.not_before > now()) AS waiting,
             CASE WHEN t.state = 'running' THEN extract(epoch FROM now() - t.started_at)::float8 * 1000 END AS running_ms,
             CASE WHEN t.state = 'running' AND t.lease_expires_at < now() THEN extract(epoch FROM now() - t.lease_expires_at)::float8 * 1000 END AS lease_expired_ms,
             CASE WHEN t.state = 'running' AND t.live_tail_token = t.lease_token THEN t.live_tail END AS live_tail,
             CASE WHEN t.state = 'running' THEN t.cancel_requested END AS cancel_requested
-       FROM ${names.tasks} t WHERE t.run_id = $1 ORDER BY t.seq`,
+       FROM ${names.runs} r LEFT JOIN ${names.tasks} t ON t.run_id = r.id
+      WHERE r.id = $1 ORDER BY t.seq`,
     [runId],
   );
+  const head = result.rows[0];
+  if (head === undefined) throw new TaskqError("STORE_NOT_FOUND", `no run "${runId}"`);
+  const tasks = { rows: result.rows.filter((row): row is typeof row & StatusRow & { waiting: boolean } => row.key !== null) };
   const counts: Record<TaskState, number> = { blocked: 0, queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
   let scheduled = 0;
   for (const row of tasks.rows) {
@@ -95,11 +101,11 @@ export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: st
     if (row.waiting) scheduled++;
   }
   return {
-    runId: head.id,
-    name: head.name,
-    file: head.file,
-    state: head.state,
-    createdAt: head.created_at,
+    runId,
+    name: head.run_name,
+    file: head.run_file,
+    state: head.run_state,
+    createdAt: head.run_created_at,
     readAt: head.read_at,
     counts,
     scheduled,

@@ -363,8 +363,8 @@ export class PostgresStore {
     return this.#oneShot("runStatus", async () => {
       await refreshRunState(this.pool, this.#names, runId);
       const status = await readRunStatus(this.pool, this.#names, runId);
-      // Its last task ended between the read of the run and that of its tasks (the run settled in that commit, or
-      // just after it): read as running, with nothing left to run (status exiting 1 on a run that succeeded).
+      // Its last task ended just before the read, the run to be settled in a commit of its own (after a failure's), or
+      // between the settle above and the read: read as running, with nothing left to run (status exiting 1 on a run that succeeded).
       // Settled now, and read again, its state goes with its tasks.
       const { blocked, queued, running } = status.counts;
       if (status.state !== "running" || blocked + queued + running > 0) return status;
