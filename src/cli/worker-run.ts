@@ -241,7 +241,14 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   startGroupGuard(options.killGraceMs);
   const metricsHost = options.metricsHost ?? "127.0.0.1";
   const server = options.metricsPort === undefined ? undefined : await listenForMetrics(worker, options.metricsPort, metricsHost);
-  print({ event: "worker", workerId: worker.workerId, host: hostname(), pid: process.pid, store: store.description, concurrency: fitted.concurrency }, `worker ${worker.workerId}: ${store.description}, concurrency ${fitted.concurrency}`);
+  // The schema named too: a worker given a mistyped one serves an empty store of its own, idle, while the runs wait in the right one.
+  const schema = store.schema;
+  print(
+    { event: "worker", workerId: worker.workerId, host: hostname(), pid: process.pid, store: store.description, schema, concurrency: fitted.concurrency },
+    `worker ${worker.workerId}: ${store.description} (schema ${JSON.stringify(schema)}), concurrency ${fitted.concurrency}`,
+  );
+  // (Not for `run --store`, whose run went to that schema: it serves only that run.)
+  if (store.made && options.runId === undefined) printNote(`schema ${JSON.stringify(schema)} had no taskq store: this worker made an empty one; it runs only what is submitted to that schema (TASKQ_STORE_SCHEMA or --store-schema, as submit was given)`);
   if (fitted.note !== undefined) printNote(fitted.note);
   const pidOne = pidOneNote();
   if (pidOne !== undefined) printNote(pidOne);

@@ -16,7 +16,7 @@ import { DATABASE_URL, task, workflow } from "../store/helpers.js";
 
 // Durable mode through the real CLI (see durable-harness.ts): `taskq` processes stand in for machines.
 const durable = useDurableWorkspace("taskq_e2e_worker");
-const { SECRET_URL, ENV, runIds, workers, taskq, workflowFile, submit, startWorker, awaitWorker, waitForRun, cancelStrandedRun } = durable;
+const { SCHEMA, SECRET_URL, ENV, runIds, workers, taskq, workflowFile, submit, startWorker, awaitWorker, waitForRun, cancelStrandedRun } = durable;
 let store: PostgresStore;
 let ws: { dir: string; logs: string };
 
@@ -275,6 +275,36 @@ tasks:
     }
     expect(await done).toBe(143);
     expect(stderr).toBe("taskq: cannot write to stdout (ENOSPC); the worker goes on, and each task's output is in its log\n");
+  });
+
+  it("its first line and worker record name the schema it serves, and a schema it had to make a store in is said so (a mistyped TASKQ_STORE_SCHEMA)", async () => {
+    const typo = `${SCHEMA}_typo`;
+    try {
+      for (const json of [false, true]) {
+        const cli = startCli(["worker", "--log-dir", ws.logs, "-j", "1", ...(json ? ["--output", "json"] : [])], { cwd: ws.dir, env: { ...ENV, TASKQ_STORE_SCHEMA: typo } });
+        workers.push(cli);
+        const made = `schema "${typo}" had no taskq store: this worker made an empty one`;
+        expect(await eventually(() => cli.stdout().includes(json ? '"event":"worker"' : made) || cli.child.exitCode !== null, 15_000)).toBe(true);
+        cli.child.kill("SIGTERM");
+        const lines = (await cli.done).stdout.trimEnd().split("\n");
+        if (json) {
+          const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+          expect(records[0]).toMatchObject({ event: "worker", store: expect.stringContaining("127.0.0.1") as unknown, schema: typo });
+          // Made by the first of the two workers: the second found the store there.
+          expect(records.filter((record) => String(record.message).includes("had no taskq store"))).toEqual([]);
+        } else {
+          expect(lines[0]).toMatch(new RegExp(`^\\S+ worker \\S+: postgres://\\S+ \\(schema "${typo}"\\), concurrency 1$`));
+          expect(lines[1]).toMatch(/^\S+ note {4}/);
+          expect(lines[1]!.replace(/^\S+ /, "")).toBe(`note    ${made}; it runs only what is submitted to that schema (TASKQ_STORE_SCHEMA or --store-schema, as submit was given)`);
+        }
+      }
+      // A worker in a schema that has a store names it, and says nothing of making one.
+      const worker = await startWorker(["-j", "1"]);
+      expect(worker.stdout()).toContain(` (schema "${SCHEMA}"), concurrency 1\n`);
+      expect(worker.stdout()).not.toContain("had no taskq store");
+    } finally {
+      await store.pool.query(`DROP SCHEMA IF EXISTS "${typo}" CASCADE`);
+    }
   });
 
   it("after SIGTERM it says stopped last, once its running task has finished, in JSON and in plain lines", async () => {

@@ -186,6 +186,9 @@ const MIGRATIONS: Migration[] = [
   },
 ];
 
+/** The version of the migration that makes the store: applied by `migrate`, the schema had none. */
+export const FIRST_MIGRATION_VERSION = MIGRATIONS[0]!.version;
+
 /** First key of the two-key advisory lock that serializes migrations (the second is the schema). */
 const MIGRATION_LOCK_CLASS = 0x7461_736b; // "task"
 

@@ -9,7 +9,7 @@ import { completeAndLease, type CompleteAndLeaseResult, type EndedAttempt } from
 import { refreshRunState, settleRuns } from "./graph.js";
 import { leaseTasks, nextRunnableDelay, renewLease } from "./lease.js";
 import { NotificationListener } from "./listener.js";
-import { migrate, notUsable } from "./migrations.js";
+import { FIRST_MIGRATION_VERSION, migrate, notUsable } from "./migrations.js";
 import { schemaNames, type SchemaNames } from "./names.js";
 import { pruneRuns, type PruneResult } from "./prune.js";
 import { redactConnectionString } from "./redact.js";
@@ -108,6 +108,8 @@ export class PostgresStore {
   readonly #timeouts: Timeouts;
   readonly #retryDroppedMs: number;
   #listener: NotificationListener | undefined;
+  /** Whether `open` found no store in the schema and made one (a worker says so: its schema may be mistyped). */
+  made = false;
 
   constructor(options: PostgresStoreOptions) {
     this.#names = schemaNames(options.schema ?? "taskq");
@@ -155,7 +157,7 @@ export class PostgresStore {
       if (options.create === false && !(await store.#exists())) {
         throw new TaskqError("STORE_NOT_FOUND", `no taskq store in schema "${store.schema}": nothing was ever submitted there`);
       }
-      await store.migrate();
+      store.made = (await store.migrate()).includes(FIRST_MIGRATION_VERSION);
     } catch (error) {
       // Its pool's connections would otherwise stay open, unused.
       await store.close();
