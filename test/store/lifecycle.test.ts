@@ -625,6 +625,17 @@ describe("task lifecycle", () => {
     await expect(store.cancelRun("no-such-run", "run1")).rejects.toMatchObject({ code: "STORE_NOT_FOUND", message: 'no run "no-such-run"' });
   });
 
+  it("a run's cancel once its tasks have all ended, the run not settled yet (its worker died before), says how it ended", async () => {
+    await store.submitRun(workflow([task("a"), task("b")]), { runId: "unsettled" });
+    const [a, b] = await leaseAll(store);
+    await store.complete(a!.leaseToken, { kind: "success" });
+    await store.complete(b!.leaseToken, { kind: "failure", error: "exit 1", exitCode: 1 });
+    // As a worker that died between its attempt's commit and the run's settling leaves it.
+    await sql(store, "UPDATE $schema.runs SET state = 'running', finished_at = NULL WHERE id = 'unsettled'");
+    expect(await store.cancelRun("unsettled")).toEqual({ cancelled: [], cancelRequested: [], running: [], ended: "failed" });
+    expect(await store.runState("unsettled")).toBe("failed");
+  });
+
   it("a stopped run's cancel ends each task as the shutdown's, in a local run's words: aborted, not started, not retried; a running one's worker records it aborted", async () => {
     await store.submitRun(
       workflow([

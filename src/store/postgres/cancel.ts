@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
 import { finalizeTask } from "./finalize.js";
-import { dependencyReason, readDependents, walkCascade } from "./graph.js";
+import { dependencyReason, readDependents, refreshRunState, walkCascade } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { ABORTED_BY_SHUTDOWN, notStartedReason } from "./shutdown-cancel.js";
 import { taskNotFound } from "./status.js";
@@ -61,6 +61,9 @@ export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, run
   const active = targets.rows.filter((row) => row.state === "blocked" || row.state === "queued" || row.state === "running");
   if (active.length === 0) {
     if (taskKey !== undefined) return { cancelled: [], cancelRequested: [], running: [], ended: targets.rows[0]!.state };
+    // Its tasks have all ended, the run not settled yet (its worker died before, or it is settling now): settled
+    // here, it says how it ended, rather than an empty cancel with no word of why.
+    await refreshRunState(client, names, runId);
     const run = await client.query<{ state: RunStatus["state"] }>(`SELECT state FROM ${names.runs} WHERE id = $1`, [runId]);
     const state = run.rows[0]?.state;
     return { cancelled: [], cancelRequested: [], running: [], ...(state === undefined || state === "running" ? {} : { ended: state }) };
