@@ -952,6 +952,53 @@ tasks:
     expect(local.stdout).toBe("");
   });
 
+  it("submit stopped by SIGTERM or SIGINT while it stores a large run: the run is stored whole and its id printed, or a second signal names the run it may leave stored", { timeout: 120_000 }, async () => {
+    const file = await workflowFile("big-submit", `tasks:\n${Array.from({ length: 30_000 }, (_, i) => `  t${i}: { run: "echo ${i}" }\n`).join("")}`);
+    /** Whether the submit's statement is running in the database now. */
+    const storing = async (): Promise<boolean> => {
+      const { rows } = await store.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'taskq submit' AND state = 'active' AND query LIKE 'WITH run AS%' AND query LIKE $1",
+        [`%"${SCHEMA}".runs%`],
+      );
+      return rows[0]!.n > 0;
+    };
+    const stored = async (): Promise<{ id: string; tasks: number }[]> =>
+      sql<{ id: string; tasks: number }>(store, "SELECT r.id, (SELECT count(*)::int FROM $schema.tasks t WHERE t.run_id = r.id) AS tasks FROM $schema.runs r WHERE r.file LIKE '%big-submit%'");
+    try {
+      for (const signal of ["SIGTERM", "SIGINT"] as const) {
+        const cli = startCli(["submit", file], { cwd: ws.dir, env: ENV });
+        expect(await eventually(storing, 60_000)).toBe(true);
+        cli.child.kill(signal);
+        const result = await cli.done;
+        const runs = await stored();
+        runIds.push(...runs.map((run) => run.id));
+        // Stored whole, and said: stdout is its id, as ever, and the exit the signal's.
+        expect(runs).toEqual([{ id: result.stdout.trim(), tasks: 30_000 }]);
+        expect(result.code).toBe(signal === "SIGTERM" ? 143 : 130);
+        expect(result.stderr).toBe(`taskq: ${signal} received while the run was being submitted: run ${runs[0]!.id} was stored whole; cancel it with \`taskq cancel ${runs[0]!.id}\` if it should not run\n`);
+        await sql(store, "DELETE FROM $schema.runs WHERE id = $1", [runs[0]!.id]);
+      }
+      // A second signal does not wait for the database: the run it may leave stored is named.
+      const cli = startCli(["submit", file], { cwd: ws.dir, env: ENV });
+      expect(await eventually(storing, 60_000)).toBe(true);
+      cli.child.kill("SIGTERM");
+      await sleep(20);
+      cli.child.kill("SIGTERM");
+      const result = await cli.done;
+      expect(result.code).toBe(143);
+      const named = /run (\S+) may have been stored/.exec(result.stderr)?.[1];
+      expect(result.stderr).toBe(`taskq: SIGTERM received again while the run was being submitted: stopping now; run ${named} may have been stored: see \`taskq status ${named}\`, and cancel it with \`taskq cancel ${named}\`\n`);
+      // Whatever the database made of it, a run it stored is the one named.
+      expect(await eventually(async () => !(await storing()), 30_000)).toBe(true);
+      const runs = await stored();
+      runIds.push(...runs.map((run) => run.id));
+      expect(runs.every((run) => run.id === named && run.tasks === 30_000)).toBe(true);
+    } finally {
+      // Not left queued for the workers of the tests that follow.
+      await sql(store, "DELETE FROM $schema.runs WHERE file LIKE '%big-submit%'");
+    }
+  });
+
   it("submit takes durations up to the format's 30 days, past PostgreSQL's int", async () => {
     const file = await workflowFile(
       "long-durations",

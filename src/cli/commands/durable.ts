@@ -4,6 +4,7 @@ import type { ChangedTask, RunStatus, PostgresStore, RunningTarget, SubmitResult
 import { formatDuration } from "../../handlers/format-duration.js";
 import { TaskqError, UsageError } from "../../errors.js";
 import { DURATION_PATTERN, durationMistake, parseDuration } from "../../loaders/duration.js";
+import { generateRunId } from "../../store/postgres/submit.js";
 import { isTransientError } from "../../store/postgres/transient.js";
 import { newWorkerId, workerHostAndPid } from "../../store/postgres/worker-id.js";
 import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdArgument, runIdFlag, taskIdArgument, wholeNumberFlag, workflowFileArgument } from "../flags.js";
@@ -15,7 +16,7 @@ import { terminalSafe } from "../render/control-bytes.js";
 import { formatSummary, shownIds, unfinishedCount, unfinishedParts } from "../render/summary-text.js";
 import type { RunSummary } from "../render/types.js";
 import { noteFields } from "../note-fields.js";
-import { signalExitCode } from "../signals.js";
+import { onShutdownSignals, secondSignal, signalExitCode } from "../signals.js";
 import { sayStdoutLost } from "../stdout-lost.js";
 import type { Workflow } from "../../loaders/index.js";
 import { openStore, RETRY_DROPPED_MS, storeUrl, type StoreFlags, type StoreOpenOptions } from "../store-flags.js";
@@ -47,9 +48,38 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
   const { loadWorkflow } = await import("../../loaders/index.js");
   noteTerminalInput(file);
   const workflow = await loadWorkflow(file);
+  // Chosen here, not by the store, so that a second signal can name the run it may leave stored.
+  const runId = givenId ?? generateRunId();
   return withStore(flags, async (store) => {
-    const result = await store.submit(workflow, givenId === undefined ? {} : { runId: givenId });
-    const state = await stateAfterSubmit(store, result);
+    // A signal while the run is stored (seconds, for a large workflow) waits for it: killed by it, taskq left the
+    // run stored whole (the database ends a statement it runs, its client gone or not) and queued, its id unsaid.
+    let early: NodeJS.Signals | undefined;
+    const removeEarly = onShutdownSignals({
+      graceful: (signal) => (early = signal),
+      // A second one does not wait for a database that may not answer: the statement may yet complete.
+      immediate: (signal, first) => {
+        process.stderr.write(
+          `taskq: ${secondSignal(signal, first)} while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\`, and cancel it with \`taskq cancel ${runId}\`\n`,
+        );
+        process.exit(signalExitCode(first));
+      },
+    });
+    let result: SubmitResult;
+    let state: RunState;
+    try {
+      result = await store.submit(workflow, { runId });
+      state = await stateAfterSubmit(store, result);
+    } finally {
+      removeEarly();
+    }
+    const code = early === undefined ? submitted(workflow, result, state, store, flags) : stoppedAfterSubmit(workflow, result, state, store, flags, early);
+    return Math.max(submittedIdLost(result.runId), code);
+    // A dropped connection is ridden out under the same run id: a CI step run again would submit a second run.
+  }, { retryDroppedMs: RETRY_DROPPED_MS, applicationName: "taskq submit" });
+}
+
+/** A submit's output, and the code it exits with: 0, or 1 for a run submitted again that had ended and did not succeed. */
+function submitted(workflow: Workflow, result: SubmitResult, state: RunState, store: PostgresStore, flags: Flags): number {
     const unlimited = concurrencyNotes(workflow);
     // A run that had ended, and still has (nothing the file added runs): it runs nothing, which is said, and one
     // that did not succeed exits 1, as `status` and `run --store` of it do; one that succeeded exits 0, as ever.
@@ -58,16 +88,26 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
     if (flags.output === "json") {
       // NDJSON on stdout, as `run --store --output json` begins: the run's record, then the notes.
       process.stdout.write(submitRecords(workflow, result, store.description, unlimited, state).map((record) => `${toJson(record)}\n`).join(""));
-      return Math.max(submittedIdLost(result.runId), code);
+      return code;
     }
     // stdout is the run id alone (RUN=$(taskq submit ...)): what else there is to say goes to stderr.
     const notes = [...(result.created ? [] : [resubmitted(result)]), ...unlimited, ...submitNotes(workflow.notes, result), ...(ended !== undefined && code === 0 ? [ended] : [])];
     if (notes.length > 0) process.stderr.write(notes.map((note) => `note: ${oneLine(note)}\n`).join(""));
     if (ended !== undefined && code !== 0) process.stderr.write(`taskq: ${ended}\n`);
     process.stdout.write(`${result.runId}\n`);
-    return Math.max(submittedIdLost(result.runId), code);
-    // A dropped connection is ridden out under the same run id: a CI step run again would submit a second run.
-  }, { retryDroppedMs: RETRY_DROPPED_MS, applicationName: "taskq submit" });
+    return code;
+}
+
+/**
+ * A submit a signal came during: its output as ever (the run was stored whole, and its id is the way to
+ * it), then what the signal did, and the signal's exit code (128 + n).
+ */
+function stoppedAfterSubmit(workflow: Workflow, result: SubmitResult, state: RunState, store: PostgresStore, flags: Flags, signal: NodeJS.Signals): number {
+  submitted(workflow, result, state, store, flags);
+  const message = `${signal} received while the run was being submitted: run ${result.runId} was stored whole; cancel it with \`taskq cancel ${result.runId}\` if it should not run`;
+  if (flags.output === "json") process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "note", message })}\n`);
+  else process.stderr.write(`taskq: ${message}\n`);
+  return signalExitCode(signal);
 }
 
 /**
