@@ -49,6 +49,18 @@ describe("store errors", () => {
       await admin.query(`CREATE ROLE ${role} LOGIN; GRANT USAGE ON SCHEMA ${schema} TO ${role};
         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${role}; GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${schema} TO ${role};
         ALTER ROLE ${role} SET default_transaction_read_only = on`);
+      // Refused for longer than it rides out: said with what may be wrong, a URL naming a standby.
+      const brief = await PostgresStore.open({ connectionString: url.toString(), schema, retryDroppedMs: 300 });
+      try {
+        await expect(brief.runStatus("nope")).rejects.toMatchObject({
+          code: "STORE_UNAVAILABLE",
+          message:
+            "runStatus failed: cannot execute UPDATE in a read-only transaction (the database is read-only: a primary demoted in a failover is, until its clients reach the new one; " +
+            "if it goes on, TASKQ_STORE or --store may name a standby, not the primary)",
+        });
+      } finally {
+        await brief.close();
+      }
       // Its sessions are read-only, as those of a primary demoted to a standby: the store opens (it only reads), and nothing writes.
       store = await PostgresStore.open({ connectionString: url.toString(), schema, retryDroppedMs: 10_000 });
       const submitted = store.submitRun(workflow([task("a")]), { runId: "after-failover" });

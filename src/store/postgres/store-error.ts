@@ -27,5 +27,18 @@ export function toStoreError(operation: string, error: unknown, timeouts?: Timeo
   if (error instanceof TaskqError) return error;
   const message = (timeouts === undefined ? undefined : describeTimeout(error, timeouts)) ?? (error instanceof Error ? error.message : String(error));
   const code: StoreErrorCode = isTransientError(error) ? "STORE_UNAVAILABLE" : "STORE_QUERY_FAILED";
-  return new TaskqError(code, `${operation} failed: ${message}`, { cause: error });
+  return new TaskqError(code, `${operation} failed: ${message}${readOnlyHint(error)}`, { cause: error });
+}
+
+/** SQLSTATE of "cannot execute UPDATE in a read-only transaction". */
+const READ_ONLY_SQL_TRANSACTION = "25006";
+
+/**
+ * A database that refuses to write (25006) is ridden out as a failover's demoted primary, read-only until
+ * its clients reach the new one; one that goes on refusing is likely a standby the URL names. Its words
+ * ("cannot execute UPDATE in a read-only transaction") say neither.
+ */
+function readOnlyHint(error: unknown): string {
+  if ((error as { code?: unknown } | null)?.code !== READ_ONLY_SQL_TRANSACTION) return "";
+  return " (the database is read-only: a primary demoted in a failover is, until its clients reach the new one; if it goes on, TASKQ_STORE or --store may name a standby, not the primary)";
 }
