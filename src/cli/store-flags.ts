@@ -80,6 +80,12 @@ export function storeSchema(flags: StoreFlags): string {
   return schema;
 }
 
+/** `schema "x" (the default)`, `schema "x" (given by TASKQ_STORE_SCHEMA)`: the schema a command looked in, and where its name came from. */
+export function schemaWords(flags: StoreFlags, schema: string): string {
+  const source = schemaSource(flags);
+  return `schema ${JSON.stringify(schema)} (${source === undefined ? "the default" : `given by ${source}`})`;
+}
+
 /** Where the schema's name comes from: the flag, the variable (set and not empty), or neither (the default). */
 function schemaSource(flags: StoreFlags): "--store-schema" | "TASKQ_STORE_SCHEMA" | undefined {
   if (typeof flags.storeSchema === "string") return "--store-schema";
@@ -129,8 +135,7 @@ export async function openStore(flags: StoreFlags, options: StoreOpenOptions = {
     });
   } catch (error) {
     if (error instanceof TaskqError && error.code === "STORE_NOT_FOUND") {
-      const source = schemaSource(flags);
-      const message = error.message.replace(/(schema "[^"]*")/, `$1 (${source === undefined ? "the default" : `given by ${source}`})`);
+      const message = error.message.replace(/schema "[^"]*"/, schemaWords(flags, schema));
       throw new TaskqError("STORE_NOT_FOUND", `${redactConnectionString(url)}: ${message}; submit, worker and run --store make one`, { cause: error });
     }
     // A URL the driver cannot read (postgres://u@[::1:5432/db) is the user's to fix, as a wrong scheme is.

@@ -114,7 +114,7 @@ tasks:
 
     const unknown = await taskq(["status", "no-such-run"]);
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toBe('taskq: no run "no-such-run"\n');
+    expect(unknown.stderr).toBe(`taskq: no run "no-such-run" in schema "${SCHEMA}" (given by TASKQ_STORE_SCHEMA)\n`);
   });
 
   it("submit's notes on stderr, and run --store's and its worker's lines, escape a workflow's control characters (a cwd's ESC as \\u001b), as validate's do", async () => {
@@ -489,7 +489,7 @@ tasks:
     const pruned = await toFull(["prune", "--older-than", "7d"]);
     expect(pruned.code).toBe(1);
     expect(pruned.stderr).toMatch(/^taskq: pruned 1 run ended before \S+, but that could not be written to stdout \(ENOSPC\)\n$/);
-    expect((await taskq(["status", runId])).stderr).toBe(`taskq: no run "${runId}"\n`);
+    expect((await taskq(["status", runId])).stderr).toBe(`taskq: no run "${runId}" in schema "${SCHEMA}" (given by TASKQ_STORE_SCHEMA)\n`);
   });
 
   it("dead-letters names the first 50 tasks a dead letter cancelled and counts the rest, as a run's summary does; JSON lists them all", async () => {
@@ -907,7 +907,7 @@ tasks:
     expect(pruned.stdout).toMatch(new RegExp(`^pruned 1 run ended before \\S+:\n  ${old}\n$`));
     const gone = await taskq(["status", old]);
     expect(gone.code).toBe(1);
-    expect(gone.stderr).toBe(`taskq: no run "${old}"\n`);
+    expect(gone.stderr).toBe(`taskq: no run "${old}" in schema "${SCHEMA}" (given by TASKQ_STORE_SCHEMA)\n`);
     const rows = await store.pool.query(`SELECT count(*)::int AS n FROM "${SCHEMA}".tasks WHERE run_id = $1`, [old]);
     expect(rows.rows[0].n).toBe(0);
     for (const kept of [recent, running]) expect((await store.runStatus(kept)).runId).toBe(kept);
@@ -1519,7 +1519,7 @@ tasks:
     const runs = [["status"], ["dead-letters"], ["cancel"], ["cancel", "a"], ["redrive", "a"]].map(([command, ...rest]) => [command!, "no-such-run", ...rest]);
     for (const args of runs) {
       const result = await taskq(args);
-      expect({ args, code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({ args, code: 1, stdout: "", stderr: 'taskq: no run "no-such-run"\n' });
+      expect({ args, code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({ args, code: 1, stdout: "", stderr: `taskq: no run "no-such-run" in schema "${SCHEMA}" (given by TASKQ_STORE_SCHEMA)\n` });
     }
     // A run that exists, without that task: the task is what is missing.
     const known = await submit(await workflowFile("known-run", "tasks:\n  a: { run: echo a }\n"));
@@ -1549,7 +1549,7 @@ tasks:
     }
     expect(await taskq(["status", "x", "--store", badTimeout])).toMatchObject({ code: 2, stderr: expect.stringMatching(/^taskq: --store: connect_timeout=abc in the connection string/) });
     const postgresql = await taskq(["dead-letters", "no-such-run"], { TASKQ_STORE: SECRET_URL.replace(/^postgres:/, "postgresql:") });
-    expect(postgresql).toMatchObject({ code: 1, stderr: 'taskq: no run "no-such-run"\n' });
+    expect(postgresql).toMatchObject({ code: 1, stderr: `taskq: no run "no-such-run" in schema "${SCHEMA}" (given by TASKQ_STORE_SCHEMA)\n` });
   });
 
   it("status, cancel, dead-letters, prune and redrive in a schema without a store say so, and make none there", async () => {

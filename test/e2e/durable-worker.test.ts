@@ -457,7 +457,7 @@ describe("taskq run --store", () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
     const status = await taskq(["status", runId]);
-    expect(status.stderr).toBe(`taskq: no run "${runId}"\n`);
+    expect(status.stderr).toBe(`taskq: no run "${runId}" in schema "${SCHEMA}" (given by TASKQ_STORE_SCHEMA)\n`);
   });
 
   // A Ctrl-C reaches a task whose shell is still starting in the worker's process group. Here

@@ -19,7 +19,7 @@ import { noteFields } from "../note-fields.js";
 import { onShutdownSignals, secondSignal, signalExitCode } from "../signals.js";
 import { sayStdoutLost } from "../stdout-lost.js";
 import type { Workflow } from "../../loaders/index.js";
-import { openStore, RETRY_DROPPED_MS, storeUrl, type StoreFlags, type StoreOpenOptions } from "../store-flags.js";
+import { openStore, RETRY_DROPPED_MS, schemaWords, storeUrl, type StoreFlags, type StoreOpenOptions } from "../store-flags.js";
 
 type Flags = StoreFlags & Record<string, unknown>;
 
@@ -38,7 +38,13 @@ async function withStore<T>(flags: Flags, work: (store: PostgresStore) => Promis
  * out a dropped connection (RETRY_DROPPED_MS) but with `retrying: false` (a caller that retries itself).
  */
 function withExistingStore<T>(flags: Flags, work: (store: PostgresStore) => Promise<T>, options: { retrying?: boolean; applicationName: string }): Promise<T> {
-  return withStore(flags, work, { create: false, retryDroppedMs: options.retrying === false ? 0 : RETRY_DROPPED_MS, applicationName: options.applicationName });
+  // A run not found names the schema looked in: a mistyped TASKQ_STORE_SCHEMA that names another store finds no run there.
+  const named = (store: PostgresStore) =>
+    work(store).catch((error: unknown) => {
+      if (!(error instanceof TaskqError && error.code === "STORE_NOT_FOUND" && /^no run "[^"]*"$/.test(error.message))) throw error;
+      throw new TaskqError("STORE_NOT_FOUND", `${error.message} in ${schemaWords(flags, store.schema)}`, { cause: error, exitCode: error.exitCode });
+    });
+  return withStore(flags, named, { create: false, retryDroppedMs: options.retrying === false ? 0 : RETRY_DROPPED_MS, applicationName: options.applicationName });
 }
 
 /** `taskq submit FILE`: validates exactly as `run` does, enqueues the whole DAG in one transaction, prints the run id. */
