@@ -4,7 +4,7 @@ import { fitConcurrencyToOpenFiles } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
 import type { CancelResult, PostgresStore, WorkerEvent } from "../store/postgres/index.js";
 import { generateRunId } from "../store/postgres/submit.js";
-import { endedNote, printRunSummary, resubmitted, runningNotes, stateAfterSubmit, submitNotes, submitRecords, workerFields, type LocalLogs, type RunState } from "./commands/durable.js";
+import { endedNote, printRunSummary, storingRun, resubmitted, runningNotes, stateAfterSubmit, submitNotes, submitRecords, workerFields, type LocalLogs } from "./commands/durable.js";
 import { checkLogRoot } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import { clock } from "./render/describe.js";
@@ -49,31 +49,16 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
   const submitId = options.runId ?? generateRunId();
   const store = await openStore(options, { retryDroppedMs: RETRY_DROPPED_MS, applicationName: `taskq run ${submitId}` });
   try {
-    // A signal while the run is submitted (seconds, for a large workflow) waits for it to be stored, then ends it, as
-    // one later does: killed by the signal, taskq would leave the run queued for any worker, its id unsaid.
-    let early: NodeJS.Signals | undefined;
-    const removeEarly = onShutdownSignals({
-      graceful: (signal) => (early = signal),
-      // A second one does not wait for a database that may not answer. What it has not committed is rolled back as
-      // taskq exits, but a statement it is still running (a new run is stored in one, which may be waiting on a lock)
-      // may yet complete: the run is then stored, queued for any worker, so it is named.
-      immediate: (signal, first) => {
-        process.stderr.write(
-          `taskq: ${secondSignal(signal, first)} while the run was being submitted: stopping now; run ${submitId} may have been stored: see \`taskq status ${submitId}\`, and cancel it with \`taskq cancel ${submitId}\`\n`,
-        );
-        process.exit(signalExitCode(first));
-      },
+    // A signal while the run is submitted waits for it to be stored, then ends it, as one later does (see storingRun).
+    // Its state read with it, while a signal still waits: no turn of the event loop is left without a listener.
+    // A run submitted again may have ended: it then runs nothing more (said, with no worker started), and its summary follows.
+    const {
+      value: [submitted, state],
+      early,
+    } = await storingRun(submitId, async () => {
+      const stored = await store.submit(workflow, { runId: submitId });
+      return [stored, await stateAfterSubmit(store, stored)] as const;
     });
-    let submitted: Awaited<ReturnType<PostgresStore["submit"]>>;
-    /** A run submitted again may have ended: it then runs nothing more (said, with no worker started), and its summary follows. */
-    let state: RunState;
-    try {
-      submitted = await store.submit(workflow, { runId: submitId });
-      // Read while a signal still waits for it, as for the submit: no turn of the event loop is left without a listener.
-      state = await stateAfterSubmit(store, submitted);
-    } finally {
-      removeEarly();
-    }
     const { runId } = submitted;
     const tasks = workflow.tasks.length;
     if (options.json) {

@@ -57,31 +57,40 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
   // Chosen here, not by the store, so that a second signal can name the run it may leave stored.
   const runId = givenId ?? generateRunId();
   return withStore(flags, async (store) => {
-    // A signal while the run is stored (seconds, for a large workflow) waits for it: killed by it, taskq left the
-    // run stored whole (the database ends a statement it runs, its client gone or not) and queued, its id unsaid.
-    let early: NodeJS.Signals | undefined;
-    const removeEarly = onShutdownSignals({
-      graceful: (signal) => (early = signal),
-      // A second one does not wait for a database that may not answer: the statement may yet complete.
-      immediate: (signal, first) => {
-        process.stderr.write(
-          `taskq: ${secondSignal(signal, first)} while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\`, and cancel it with \`taskq cancel ${runId}\`\n`,
-        );
-        process.exit(signalExitCode(first));
-      },
+    const { value: [result, state], early } = await storingRun(runId, async () => {
+      const stored = await store.submit(workflow, { runId });
+      return [stored, await stateAfterSubmit(store, stored)] as const;
     });
-    let result: SubmitResult;
-    let state: RunState;
-    try {
-      result = await store.submit(workflow, { runId });
-      state = await stateAfterSubmit(store, result);
-    } finally {
-      removeEarly();
-    }
     const code = early === undefined ? submitted(workflow, result, state, store, flags) : stoppedAfterSubmit(workflow, result, state, store, flags, early);
     return Math.max(submittedIdLost(result.runId), code);
     // A dropped connection is ridden out under the same run id: a CI step run again would submit a second run.
   }, { retryDroppedMs: RETRY_DROPPED_MS, applicationName: "taskq submit" });
+}
+
+/**
+ * Runs `store` (a run being stored, then its state read) with SIGINT and SIGTERM held: killed by one, taskq would
+ * leave the run stored whole (the database ends a statement it runs, its client gone or not) and queued for any
+ * worker, its id unsaid. The first signal waits for it and is returned as `early`; a second one does not wait for a
+ * database that may not answer: it exits, naming the run, which a statement still running may yet store.
+ */
+export async function storingRun<T>(runId: string, store: () => Promise<T>): Promise<{ value: T; early: NodeJS.Signals | undefined }> {
+  let early: NodeJS.Signals | undefined;
+  const remove = onShutdownSignals({
+    graceful: (signal) => (early = signal),
+    immediate: (signal, first) => {
+      process.stderr.write(
+        `taskq: ${secondSignal(signal, first)} while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\`, and cancel it with \`taskq cancel ${runId}\`\n`,
+      );
+      process.exit(signalExitCode(first));
+    },
+  });
+  try {
+    // Awaited before `early` is read: the signal is one that came while the run was stored.
+    const value = await store();
+    return { value, early };
+  } finally {
+    remove();
+  }
 }
 
 /** A submit's output, and the code it exits with: 0, or 1 for a run submitted again that had ended and did not succeed. */
