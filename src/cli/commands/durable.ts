@@ -5,6 +5,7 @@ import { formatDuration } from "../../handlers/format-duration.js";
 import { TaskqError, UsageError } from "../../errors.js";
 import { DURATION_PATTERN, durationMistake, parseDuration } from "../../loaders/duration.js";
 import { generateRunId } from "../../store/postgres/submit.js";
+import { RunNotFoundError } from "../../store/postgres/store-error.js";
 import { isTransientError } from "../../store/postgres/transient.js";
 import { newWorkerId, workerHostAndPid } from "../../store/postgres/worker-id.js";
 import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdArgument, runIdFlag, taskIdArgument, wholeNumberFlag, workflowFileArgument } from "../flags.js";
@@ -41,7 +42,7 @@ function withExistingStore<T>(flags: Flags, work: (store: PostgresStore) => Prom
   // A run not found names the schema looked in: a mistyped TASKQ_STORE_SCHEMA that names another store finds no run there.
   const named = (store: PostgresStore) =>
     work(store).catch((error: unknown) => {
-      if (!(error instanceof TaskqError && error.code === "STORE_NOT_FOUND" && /^no run "[^"]*"$/.test(error.message))) throw error;
+      if (!(error instanceof RunNotFoundError)) throw error;
       throw new TaskqError("STORE_NOT_FOUND", `${error.message} in ${schemaWords(flags, store.schema)}`, { cause: error, exitCode: error.exitCode });
     });
   return withStore(flags, named, { create: false, retryDroppedMs: options.retrying === false ? 0 : RETRY_DROPPED_MS, applicationName: options.applicationName });

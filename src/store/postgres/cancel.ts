@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { TaskqError } from "../../errors.js";
+import { RunNotFoundError } from "./store-error.js";
 import { finalizeTask } from "./finalize.js";
 import { dependencyReason, readDependents, refreshRunState, walkCascade } from "./graph.js";
 import type { SchemaNames } from "./names.js";
@@ -56,7 +56,7 @@ export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, run
     [runId, taskKey ?? null],
   );
   if (targets.rows.length === 0) {
-    throw taskKey === undefined ? new TaskqError("STORE_NOT_FOUND", `no run "${runId}"`) : await taskNotFound(client, names, runId, taskKey);
+    throw taskKey === undefined ? new RunNotFoundError(runId) : await taskNotFound(client, names, runId, taskKey);
   }
   const active = targets.rows.filter((row) => row.state === "blocked" || row.state === "queued" || row.state === "running");
   if (active.length === 0) {

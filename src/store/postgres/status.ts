@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
+import { RunNotFoundError } from "./store-error.js";
 import type { SchemaNames } from "./names.js";
 import type { DeadLetter, RunStatus, TaskState, TaskStatusRow } from "./types.js";
 
@@ -92,7 +93,7 @@ export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: st
     [runId],
   );
   const head = result.rows[0];
-  if (head === undefined) throw new TaskqError("STORE_NOT_FOUND", `no run "${runId}"`);
+  if (head === undefined) throw new RunNotFoundError(runId);
   const tasks = { rows: result.rows.filter((row): row is typeof row & StatusRow & { waiting: boolean } => row.key !== null) };
   const counts: Record<TaskState, number> = { blocked: 0, queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
   let scheduled = 0;
@@ -127,7 +128,7 @@ export async function readDeadLetters(pool: pg.Pool, names: SchemaNames, runId?:
   // None: a run without dead letters, or no such run (a mistyped id is no all-clear).
   if (result.rows.length === 0 && runId !== undefined) {
     const run = await pool.query(`SELECT 1 FROM ${names.runs} WHERE id = $1`, [runId]);
-    if (run.rows.length === 0) throw new TaskqError("STORE_NOT_FOUND", `no run "${runId}"`);
+    if (run.rows.length === 0) throw new RunNotFoundError(runId);
   }
   return result.rows.map((row) => ({ ...toStatus(row), cancelledDependents: row.cancelled_dependents ?? [] }));
 }
@@ -135,5 +136,5 @@ export async function readDeadLetters(pool: pg.Pool, names: SchemaNames, runId?:
 /** The error for a task not found: `no run` when the run itself does not exist (a mistyped run id), else `no task`. */
 export async function taskNotFound(db: pg.Pool | pg.ClientBase, names: SchemaNames, runId: string, taskKey: string): Promise<TaskqError> {
   const run = await db.query(`SELECT 1 FROM ${names.runs} WHERE id = $1`, [runId]);
-  return new TaskqError("STORE_NOT_FOUND", run.rows.length === 0 ? `no run "${runId}"` : `no task "${taskKey}" in run "${runId}"`);
+  return run.rows.length === 0 ? new RunNotFoundError(runId) : new TaskqError("STORE_NOT_FOUND", `no task "${taskKey}" in run "${runId}"`);
 }

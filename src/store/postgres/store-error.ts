@@ -19,6 +19,15 @@ export type StoreErrorCode =
   | "STORE_NOT_FOUND"
   | "STORE_NOT_REDRIVABLE";
 
+/** A run id no run in the store has (STORE_NOT_FOUND): a command may say where it looked. */
+export class RunNotFoundError extends TaskqError {
+  readonly runId: string;
+  constructor(runId: string) {
+    super("STORE_NOT_FOUND", `no run "${runId}"`);
+    this.runId = runId;
+  }
+}
+
 /**
  * Wraps a driver error in a TaskqError with a stable code; TaskqErrors pass through.
  * A time limit reached (see timeouts.ts) is said in words, with the limit.

@@ -16,7 +16,7 @@ import { redactConnectionString } from "./redact.js";
 import { redriveTask, type RedriveResult } from "./redrive.js";
 import { readDeadLetters, readRunStatus } from "./status.js";
 import { generateRunId, submitNewRun, submitRun, type SubmitResult } from "./submit.js";
-import { toStoreError } from "./store-error.js";
+import { RunNotFoundError, toStoreError } from "./store-error.js";
 import { withLibpqSslModes } from "./ssl-mode.js";
 import { SWEEP_BATCH, sweepExpiredLeases, type SweptTask } from "./sweep.js";
 import { storableOutcome, storableText } from "./text.js";
@@ -355,7 +355,7 @@ export class PostgresStore {
     return this.#oneShot("runState", async () => {
       await refreshRunState(this.pool, this.#names, runId);
       const { rows } = await this.pool.query<{ state: RunStatus["state"] }>(`SELECT state FROM ${this.#names.runs} WHERE id = $1`, [runId]);
-      if (rows[0] === undefined) throw new TaskqError("STORE_NOT_FOUND", `no run "${runId}"`);
+      if (rows[0] === undefined) throw new RunNotFoundError(runId);
       return rows[0].state;
     });
   }
