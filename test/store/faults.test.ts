@@ -37,9 +37,11 @@ describe("worker processes under SIGKILL and SIGSTOP", () => {
   };
 
   it(`8 workers x ${TASKS} tasks: a SIGKILLed worker's attempts run again once, with attempt + 1`, async () => {
-    const env = { CONCURRENCY: "4", LEASE_MS: "1500", HEARTBEAT_MS: "300", SWEEP_MS: "400", TASK_MS: "15" };
+    // The others hold long leases: on a loaded machine a heartbeat can come seconds late, and a lease
+    // lost that way is a second re-run this test would wrongly count. Only the victim's is short.
+    const env = { CONCURRENCY: "4", LEASE_MS: "20000", HEARTBEAT_MS: "500", SWEEP_MS: "400", TASK_MS: "15" };
     // The victim's attempts are slow, so it is surely mid-task when killed.
-    const victim = await start({ ...env, TASK_MS: "5000" });
+    const victim = await start({ ...env, LEASE_MS: "1500", HEARTBEAT_MS: "300", TASK_MS: "5000" });
     const workers = [victim, ...(await Promise.all(Array.from({ length: 7 }, () => start(env))))];
     expect(workers).toHaveLength(8);
     const runId = await store.submitRun(workflow(Array.from({ length: TASKS }, (_, i) => task(`t${i}`, { retries: 2 }))), { runId: "kill" });
@@ -76,7 +78,8 @@ describe("worker processes under SIGKILL and SIGSTOP", () => {
     const runId = await store.submitRun(workflow([task("stall", { retries: 2 })]), { runId: "stop" });
     await until(() => stalled.inFlight().has("stall"), 20_000);
     stalled.child.kill("SIGSTOP");
-    const rescuer = await start(env);
+    // The rescuer's lease is long, so a late heartbeat on a loaded machine cannot make a third attempt.
+    const rescuer = await start({ ...env, LEASE_MS: "20000", HEARTBEAT_MS: "500" });
     const status = await waitForRun(store, runId, 30_000);
     expect(status.tasks[0]).toMatchObject({ state: "succeeded", attempts: 2, workerId: rescuer.workerId });
     const before = await sql(store, "SELECT * FROM $schema.tasks WHERE run_id = 'stop'");
