@@ -29,7 +29,7 @@ export type AfterFailure = { next: "fail" } | { next: "cancel"; error: TaskCance
 
 /**
  * Fail (attempts used up, a permanent error, or a backoff policy that throws or returns no
- * usable delay), cancel
+ * usable delay: not a finite number of ms, 0 or more), cancel
  * (shutting down without drain: no retry may start), or retry after the backoff's delay.
  */
 export function afterFailure(record: TaskRecord, attempt: number, error: unknown, draining: boolean, backoff: Backoff): AfterFailure {
@@ -41,13 +41,15 @@ export function afterFailure(record: TaskRecord, attempt: number, error: unknown
   try {
     const raw: unknown = (record.backoff ?? backoff)(attempt);
     // A delay that is not a number (a string would be appended to the clock, a bigint would
-    // throw) or is Infinity: the retry would never come, and a drain would wait for it
-    // forever. The policy is broken, as when it throws.
-    if (typeof raw !== "number" || raw === Infinity) {
-      warnBackoff(record.id, `returned ${typeof raw === "bigint" ? `${raw}n (a bigint)` : shown(raw)} for retry ${attempt}, not a finite number of ms`);
+    // throw), Infinity (the retry would never come, and a drain would wait for it forever),
+    // or NaN, -Infinity or a negative number (the arithmetic of a policy gone wrong: taken as
+    // 0, it retried at once, in silence, as fast as the handler fails). The policy is broken,
+    // as when it throws.
+    if (typeof raw !== "number" || !Number.isFinite(raw) || raw < 0) {
+      warnBackoff(record.id, `returned ${typeof raw === "bigint" ? `${raw}n (a bigint)` : shown(raw)} for retry ${attempt}, not a finite number of ms, 0 or more`);
       return { next: "fail" };
     }
-    // NaN would poison the delayed heap's order; treat it, and negatives, as "now".
+    // -0 is 0: the delayed heap and the retrying event need no sign.
     return { next: "retry", delayMs: raw > 0 ? raw : 0 };
   } catch (thrown) {
     // A broken backoff policy must not crash the queue: the task fails with its own error.

@@ -87,31 +87,54 @@ describe("retries", () => {
     expect(queue.get("a")?.status).toBe("SUCCEEDED");
   });
 
-  it("a negative backoff counts as 0", async () => {
-    const { queue, log } = makeQueue({ handlers: { flaky: flaky(1) }, backoff: () => -50 });
+  it("a throwing backoff fails the task instead of the queue", async () => {
+    const warn = vi.spyOn(process, "emitWarning").mockImplementation(() => undefined);
+    try {
+      const { queue } = makeQueue({ handlers: { flaky: flaky(1) } });
+      queue.submit({
+        id: "b",
+        type: "flaky",
+        backoff: () => {
+          throw new Error("policy broke");
+        },
+      });
+      queue.submit({ id: "c", type: "echo" });
+      await vi.advanceTimersByTimeAsync(0);
+      expect(queue.get("b")).toMatchObject({ status: "FAILED", attempts: 1 });
+      expect((queue.get("b")?.error as Error).message).toBe("attempt 1");
+      expect(queue.get("c")?.status).toBe("SUCCEEDED");
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it("a backoff returning 0 retries at once", async () => {
+    const { queue, log } = makeQueue({ handlers: { flaky: flaky(1) }, backoff: () => 0 });
     queue.submit({ id: "a", type: "flaky" });
     await vi.advanceTimersByTimeAsync(0);
     expect(eventsOf(log, "retrying")[0]?.delayMs).toBe(0);
-    expect(queue.get("a")?.status).toBe("SUCCEEDED");
+    expect(queue.get("a")).toMatchObject({ status: "SUCCEEDED", attempts: 2 });
   });
 
-  it("a NaN backoff counts as 0, and a throwing backoff fails the task instead of the queue", async () => {
-    const { queue } = makeQueue({ handlers: { flaky: flaky(1) }, backoff: () => NaN });
-    queue.submit({ id: "a", type: "flaky" });
-    await vi.advanceTimersByTimeAsync(0);
-    expect(queue.get("a")?.status).toBe("SUCCEEDED");
-    queue.submit({
-      id: "b",
-      type: "flaky",
-      backoff: () => {
-        throw new Error("policy broke");
-      },
-    });
-    queue.submit({ id: "c", type: "echo" });
-    await vi.advanceTimersByTimeAsync(0);
-    expect(queue.get("b")).toMatchObject({ status: "FAILED", attempts: 1 });
-    expect((queue.get("b")?.error as Error).message).toBe("attempt 1");
-    expect(queue.get("c")?.status).toBe("SUCCEEDED");
+  it.each([
+    ["NaN", NaN, "NaN"],
+    ["-Infinity", -Infinity, "-Infinity"],
+    ["a negative number", -50, "-50"],
+  ])("a backoff returning %s fails the task with its last error and a TaskqBackoffWarning, instead of retrying at once in silence", async (_name, delay, shownDelay) => {
+    const warn = vi.spyOn(process, "emitWarning").mockImplementation(() => undefined);
+    try {
+      const { queue, log } = makeQueue({ handlers: { flaky: flaky(10) } });
+      queue.submit({ id: "a", type: "flaky", maxAttempts: 5, backoff: (attempt) => (attempt === 1 ? 100 : delay) });
+      const done = queue.shutdown();
+      await vi.advanceTimersByTimeAsync(100);
+      await expect(done).resolves.toEqual({ hardStopped: false });
+      expect(queue.get("a")).toMatchObject({ status: "FAILED", attempts: 2 });
+      expect((queue.get("a")?.error as Error).message).toBe("attempt 2");
+      expect(eventsOf(log, "retrying")).toHaveLength(1);
+      expect(warn.mock.calls).toEqual([[`taskq: task "a": its backoff returned ${shownDelay} for retry 2, not a finite number of ms, 0 or more: the task fails without retrying`, "TaskqBackoffWarning"]]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it.each([
@@ -132,7 +155,7 @@ describe("retries", () => {
   });
 
   it.each([
-    ["returns undefined (a list of delays run out)", () => [100][1]!, 'taskq: task "a": its backoff returned undefined for retry 2, not a finite number of ms: the task fails without retrying'],
+    ["returns undefined (a list of delays run out)", () => [100][1]!, 'taskq: task "a": its backoff returned undefined for retry 2, not a finite number of ms, 0 or more: the task fails without retrying'],
     [
       "throws",
       () => {
