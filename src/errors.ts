@@ -4,14 +4,19 @@
  */
 export class TaskqError extends Error {
   readonly code: string;
-  /** The process exit code the CLI uses when this error ends a command. */
-  readonly exitCode: number;
+  /**
+   * The process exit code the CLI uses when this error ends a command, where one was given;
+   * the CLI exits 1 on an error without one. The library's own errors (the engine's, a task's)
+   * carry none: a `{ exitCode: 1 }` on a task's error read as how its command ended.
+   */
+  declare readonly exitCode?: number;
 
-  constructor(code: string, message: string, options: { cause?: unknown; exitCode?: number } = {}) {
+  constructor(code: string, message: string, options: { cause?: unknown; exitCode?: number | undefined } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
-    this.exitCode = options.exitCode ?? 1;
+    // Set only when given: a field declared with a value would be an own `exitCode: undefined`.
+    if (options.exitCode !== undefined) this.exitCode = options.exitCode;
   }
 }
 

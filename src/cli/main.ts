@@ -55,12 +55,14 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
   const { TaskqError } = await import("../errors.js");
   const { toJson } = await import("./to-json.js");
   if (error instanceof TaskqError) {
+    // A library error (the engine's) carries no exit code of the CLI's: it ends a command with 1.
+    const exitCode = error.exitCode ?? 1;
     const problems = (error as { problems?: unknown[] }).problems;
     // With --output json, stdout stays NDJSON to the end: the error as a record too (stderr keeps the text).
     if (jsonOutput(argv)) {
       const record = Array.isArray(problems)
-        ? { event: "invalid", code: error.code, exitCode: error.exitCode, problems }
-        : { event: "error", code: error.code, exitCode: error.exitCode, message: error.message };
+        ? { event: "invalid", code: error.code, exitCode, problems }
+        : { event: "error", code: error.code, exitCode, message: error.message };
       process.stdout.write(`${toJson({ ts: new Date().toISOString(), ...record })}\n`);
     }
     if (Array.isArray(problems)) {
@@ -70,11 +72,11 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
       const listed = problems.length - (cut ? 1 : 0);
       const count = `${listed === 1 ? "1 problem" : `${listed} problems`}${cut ? ", and more YAML errors after them" : ""}`;
       process.stderr.write(`${error.message}\n${count}; nothing was run\n`);
-      return error.exitCode;
+      return exitCode;
     }
     process.stderr.write(`taskq: ${error.message}\n`);
     if (verbose && error.stack) process.stderr.write(`${error.stack}\n`);
-    return error.exitCode;
+    return exitCode;
   }
   const commanderCode = (error as { code?: unknown; exitCode?: unknown } | null)?.exitCode;
   if (typeof commanderCode === "number") {

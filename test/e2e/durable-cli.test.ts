@@ -1521,6 +1521,10 @@ tasks:
       const result = await taskq(args);
       expect({ args, code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({ args, code: 1, stdout: "", stderr: `taskq: no run "no-such-run" in schema "${SCHEMA}" (given by TASKQ_STORE_SCHEMA)\n` });
     }
+    // The store's error carries no exit code of its own: the CLI's is 1, in the JSON record too.
+    const json = await taskq(["status", "no-such-run", "--output", "json"]);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ event: "error", code: "STORE_NOT_FOUND", exitCode: 1 });
     // A run that exists, without that task: the task is what is missing.
     const known = await submit(await workflowFile("known-run", "tasks:\n  a: { run: echo a }\n"));
     for (const command of ["cancel", "redrive"]) {
