@@ -352,6 +352,25 @@ describe("submit", () => {
   it("validates concurrency", () => {
     expect(() => new Queue({ concurrency: 0, handlers: {} })).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
   });
+
+  it("runs 4 attempts at once when concurrency is not given: of 5 slow handlers, 4 start and the 5th waits", async () => {
+    const started: string[] = [];
+    const slow = (_: unknown, context: AttemptContext) => {
+      started.push(context.taskId);
+      return new Promise((resolve) => setTimeout(resolve, 1_000));
+    };
+    const queue = new Queue({ handlers: { slow } });
+    for (const id of ["a", "b", "c", "d", "e"]) queue.submit({ id, type: "slow" });
+    queue.start();
+    await vi.advanceTimersByTimeAsync(500);
+    expect(started).toEqual(["a", "b", "c", "d"]);
+    expect(queue.stats()).toMatchObject({ running: 4, byStatus: { RUNNING: 4, READY: 1 } });
+    expect(queue.get("e")?.status).toBe("READY");
+    await vi.advanceTimersByTimeAsync(500);
+    expect(started).toEqual(["a", "b", "c", "d", "e"]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(queue.stats().byStatus.SUCCEEDED).toBe(5);
+  });
 });
 
 describe("wait", () => {
