@@ -1,0 +1,163 @@
+import { messageOf } from "../errors.js";
+import { AttemptTimeoutError, TaskCancelledError } from "./errors.js";
+import type { QueueEvents } from "./events.js";
+import type { Finalizer } from "./finalize.js";
+import { LongTimer } from "./long-timer.js";
+import type { ShutdownOptions, ShutdownResult } from "./options.js";
+import type { Schedule } from "./schedule.js";
+import { checkShutdownOptions, ShutdownControl, type StopCause } from "./shutdown-control.js";
+import type { RecordAttemptContext, TaskRecord } from "./task-record.js";
+import type { TaskTable } from "./task-table.js";
+import { isTerminal } from "./types.js";
+
+/** What the shutdown path reaches of its Queue. */
+export interface ShutdownTarget {
+  readonly tasks: TaskTable;
+  readonly schedule: Schedule;
+  readonly events: QueueEvents;
+  readonly finalizer: Finalizer;
+  /** Fails (or retries, or cancels as not retried) an attempt that timed out before the stop. */
+  failAttempt(record: TaskRecord, context: RecordAttemptContext, error: unknown): void;
+  /** Starts the queue if it was not, else dispatches: a drain must run what is left. */
+  resume(): void;
+}
+
+/**
+ * A Queue's shutdown path: closing, the drain, the hard stop at the deadline or signal (with
+ * its abortGraceMs), and the end, when nothing is left running or outstanding.
+ */
+export class QueueShutdown {
+  readonly #queue: ShutdownTarget;
+  #closing = false;
+  #drain = true;
+  #hardStopped = false;
+  #drained = false;
+  #control: ShutdownControl | undefined;
+  #idleWaiters: (() => void)[] = [];
+  /** Ends a hard stop's abortGraceMs wait now; set while it waits. */
+  #endGrace: (() => void) | undefined;
+  /** The signal reason of a hard stop, and the error of every task it ends. */
+  #stopReason: TaskCancelledError | undefined;
+
+  constructor(queue: ShutdownTarget) {
+    this.#queue = queue;
+  }
+
+  /** shutdown() was called: submit() refuses tasks. */
+  get begun(): boolean {
+    return this.#control !== undefined;
+  }
+
+  get closing(): boolean {
+    return this.#closing;
+  }
+
+  /** Whether a failed attempt may be retried: false once shutdown({ drain: false }) or a hard stop came. */
+  get draining(): boolean {
+    return this.#drain;
+  }
+
+  /** The deadline passed or the signal aborted: nothing more is dispatched. */
+  get hardStopped(): boolean {
+    return this.#hardStopped;
+  }
+
+  get stopReason(): TaskCancelledError | undefined {
+    return this.#stopReason;
+  }
+
+  /** Queue.shutdown(): see there. */
+  begin(given: ShutdownOptions): Promise<ShutdownResult> {
+    checkShutdownOptions(given); // a bad option throws before anything changes
+    const options = given ?? {}; // null is no options, as for wait(id, null)
+    this.#closing = true;
+    const shutdown = (this.#control ??= new ShutdownControl());
+    // Nothing left to run: drained as it is, so a deadline already passed cuts nothing short.
+    this.checkDrained();
+    // Already drained: nothing to stop, and a timer or listener set now would never be cleaned up.
+    if (this.#drained) return shutdown.promise;
+    if (options.drain === false && this.#drain) {
+      this.#drain = false;
+      this.#cancelNotStarted("shutdown: not started");
+    }
+    const grace = options.abortGraceMs ?? 0;
+    // A deadline already passed or a signal already aborted stops at once, before a queue
+    // that was not started starts anything. During a hard stop's abortGraceMs, either ends
+    // the wait for the aborted handlers, as the signal aborting then does; a deadline passing
+    // then does not: the attempts it would abort have been.
+    const stopped = shutdown.watch(options, (cause) => {
+      if (!this.#hardStopped) void this.#hardStop(grace, cause);
+      else if (cause === "signal") this.#endGrace?.();
+    });
+    if (stopped !== undefined) {
+      if (!this.#hardStopped) void this.#hardStop(grace, stopped);
+      else this.#endGrace?.();
+    }
+    this.#queue.resume();
+    return shutdown.promise;
+  }
+
+  #cancelNotStarted(message: string): void {
+    const { tasks, finalizer } = this.#queue;
+    for (const record of tasks.values()) {
+      if (isTerminal(record.status) || record.status === "RUNNING") continue;
+      // A task waiting to retry did start: its failed attempt's error stays in the message.
+      const text = record.attempts > 0 ? `shutdown: not retried (attempt ${record.attempts} failed: ${messageOf(record.error)})` : message;
+      const error = new TaskCancelledError("shutdown", text);
+      finalizer.finalize(record, "CANCELLED", { error, cancelReason: "shutdown" }, false);
+    }
+  }
+
+  async #hardStop(graceMs: number, cause: StopCause): Promise<void> {
+    if (this.#hardStopped || this.#control === undefined) return;
+    const { tasks, schedule, finalizer } = this.#queue;
+    this.#hardStopped = true;
+    this.#drain = false;
+    schedule.arm(true);
+    this.#cancelNotStarted(cause === "deadline" ? "shutdown: not started before the deadline" : "shutdown: not started before the shutdown signal aborted");
+    const reason = (this.#stopReason = new TaskCancelledError("shutdown", "aborted by shutdown"));
+    const running = tasks.running();
+    for (const record of running) record.current?.abort(reason);
+    if (tasks.count("RUNNING") > 0 && graceMs > 0) {
+      await new Promise<void>((resolve) => {
+        const end = (): void => {
+          timer.clear();
+          this.#endGrace = undefined;
+          resolve();
+        };
+        const timer = new LongTimer(end, graceMs);
+        this.#idleWaiters.push(end);
+        this.#endGrace = end;
+      });
+    }
+    for (const record of running) {
+      // A cancel asked for before the deadline stays its reason: the shutdown only stopped waiting for the handler.
+      const context = record.current;
+      if (record.cancelRequested) finalizer.finalize(record, "CANCELLED", { error: record.error, cancelReason: "cancel" }, false);
+      // So does a timeout: the attempt had timed out before the stop, which could not abort it again.
+      else if (context?.abortReason instanceof AttemptTimeoutError) this.#queue.failAttempt(record, context, context.abortReason);
+      else finalizer.finalize(record, "CANCELLED", { error: reason, cancelReason: "shutdown" }, false);
+    }
+    this.checkDrained();
+  }
+
+  /** Ends a hard stop's abortGraceMs wait once no attempt is running. */
+  notifyIdle(): void {
+    if (this.#queue.tasks.count("RUNNING") > 0 || this.#idleWaiters.length === 0) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const waiter of waiters) waiter();
+  }
+
+  /** Ends the shutdown once nothing is outstanding or running: the timer goes, `drained` is emitted, shutdown() resolves. */
+  checkDrained(): void {
+    const shutdown = this.#control;
+    const { tasks, schedule, events } = this.#queue;
+    if (shutdown === undefined || this.#drained || tasks.outstanding > 0 || tasks.count("RUNNING") > 0) return;
+    this.#drained = true;
+    schedule.disarm();
+    this.notifyIdle();
+    if (events.has("drained")) events.emit("drained", { hardStopped: this.#hardStopped });
+    shutdown.finish({ hardStopped: this.#hardStopped });
+  }
+}
