@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { LongTimer } from "../engine/long-timer.js";
 import { procStatFields } from "../process-exists.js";
+import { procBuffer, readProcFile, readProcStat } from "./proc-read.js";
 import { guardGroup, unguardGroup } from "./group-guard.js";
 import { monotonicMs } from "./monotonic.js";
 
@@ -221,6 +222,8 @@ interface SessionProcesses {
   processes: number;
   allGroups: Set<number>;
   allProcesses: number;
+  /** The pids of all of them (for beyondReach). */
+  allPids: number[];
   /** A process (a zombie too) has the session's id as its pid: the task's shell not yet reaped, or, after, a session not the task's. */
   leaderAlive: boolean;
 }
@@ -247,18 +250,19 @@ function markedProcesses(shared: boolean): Map<number, SessionProcesses> {
   for (const name of names) {
     const pid = Number(name);
     if (!(pid >= from) || pid === process.pid) continue; // also skips "self", "net" and the rest
-    const stat = readStatSync(name);
+    const stat = readProcStat(name);
     // Session 0: kernel threads, whose environment is always empty.
     if (stat === undefined || stat.pgrp <= 1 || stat.session === 0) continue;
     let inSession = found.get(stat.session);
     if (inSession === undefined) {
-      inSession = { groups: new Set(), processes: 0, allGroups: new Set(), allProcesses: 0, leaderAlive: false };
+      inSession = { groups: new Set(), processes: 0, allGroups: new Set(), allProcesses: 0, allPids: [], leaderAlive: false };
       found.set(stat.session, inSession);
     }
     if (pid === stat.session) inSession.leaderAlive = true;
     if (stat.state === "Z" || stat.state === "X") continue;
     inSession.allGroups.add(stat.pgrp);
     inSession.allProcesses++;
+    inSession.allPids.push(pid);
     if (!isMarked(name)) continue;
     inSession.groups.add(stat.pgrp);
     inSession.processes++;
@@ -294,23 +298,16 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
  * a moment: it is read again, a millisecond apart, before it counts as unmarked.
  */
 function isMarked(pid: string): boolean {
-  let environ: Buffer | undefined;
-  for (let attempt = 0; environ === undefined || (environ.length === 0 && attempt <= EXEC_RETRIES); attempt++) {
-    if (attempt > 0) Atomics.wait(pause, 0, 0, 1);
-    try {
-      environ = readFileSync(`/proc/${pid}/environ`);
-    } catch {
-      return false; // gone, or not ours to read
-    }
+  let length = readProcFile(pid, "environ");
+  for (let attempt = 1; length === 0 && attempt <= EXEC_RETRIES; attempt++) {
+    Atomics.wait(pause, 0, 0, 1);
+    length = readProcFile(pid, "environ");
   }
+  if (length < 0) return false; // gone, or not ours to read
+  // Read in the shared buffer (see proc-read.ts): only its first `length` bytes are this environment.
+  const environ = procBuffer().subarray(0, length);
   for (let at = environ.indexOf(MARKER); at !== -1; at = environ.indexOf(MARKER, at + 1)) if (at === 0 || environ[at - 1] === 0) return true;
   return false;
-}
-
-/** State, group and session of a process, from /proc/<pid>/stat; undefined once it is gone. */
-function readStatSync(pid: string): { state: string; pgrp: number; session: number } | undefined {
-  const fields = procStatFields(pid, 4);
-  return fields === undefined ? undefined : { state: fields[0] ?? "", pgrp: Number(fields[2]), session: Number(fields[3]) };
 }
 
 /**
@@ -366,19 +363,13 @@ export interface BeyondReach {
  */
 export function beyondReach(sid: number): BeyondReach | undefined {
   if (!signalProcessGroup(sid, 0)) return undefined;
-  let names: string[];
-  try {
-    names = readdirSync("/proc");
-  } catch {
-    return undefined;
-  }
+  // The pass of this turn, shared with every other task ending in it (500 stopped at once made
+  // a pass each here, a second of the stop's time): a process another user's runs on, in it.
+  const inSession = markedProcesses(true).get(sid);
+  if (inSession === undefined) return undefined;
   let count = 0;
   const uids = new Set<number>();
-  for (const name of names) {
-    const pid = Number(name);
-    if (!(pid > 1)) continue;
-    const stat = readStatSync(name);
-    if (stat === undefined || stat.session !== sid || stat.state === "Z" || stat.state === "X") continue;
+  for (const pid of inSession.allPids) {
     try {
       process.kill(pid, 0);
       continue; // ours to signal
@@ -387,7 +378,7 @@ export function beyondReach(sid: number): BeyondReach | undefined {
     }
     count++;
     try {
-      uids.add(statSync(`/proc/${name}`).uid);
+      uids.add(statSync(`/proc/${pid}`).uid);
     } catch {
       // gone meanwhile: counted all the same
     }

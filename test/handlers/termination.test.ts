@@ -156,6 +156,17 @@ describe("shell handler: leftovers after the shell exits", () => {
     }
   });
 
+  it("stops a job it left in a group of its own whose environment is larger than one read of it (TASKQ_PID past 100 KB)", async () => {
+    // coreutils timeout puts itself and its sleep in a group of their own: only their TASKQ_PID, read from /proc, marks them as the task's.
+    harness = await createHarness({ killGraceMs: 200 });
+    const result = await harness.run(
+      'big=$(head -c 100000 /dev/zero | tr "\\0" x); env -i "BIG=$big" "TASKQ_PID=$TASKQ_PID" "TASKQ_RUN_ID=$TASKQ_RUN_ID" timeout 1000 sleep 1000 & echo started',
+    );
+    expect(result).toMatchObject({ exitCode: 0, tail: ["started"] });
+    // The sweep of ended tasks' sessions, a second after the shell exited, finds it and stops it.
+    expect(await eventually(async () => (await findLeftovers(harness.runId)).length === 0, 15_000)).toBe(true);
+  });
+
   it("a short task whose escaped child holds the pipe: its output, then the attempt ends", async () => {
     harness = await createHarness();
     try {
