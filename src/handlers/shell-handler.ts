@@ -351,12 +351,18 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
   };
 }
 
-/** "build: stopped 2 processes it left running; 1 ignored SIGTERM and was killed after the kill grace (5s)". */
+/**
+ * "build: stopped 2 processes it left running; 1 ignored SIGTERM and was killed after the kill grace
+ * (5s); `wait` for them in the script, or start them with `setsid` to leave them running on purpose".
+ * What to do either way: a leftover is most often a background job the script forgot to wait for.
+ */
 function leftoversNote(taskId: string, { stopped, killed }: Leftovers, killGraceMs: number): string {
+  const them = stopped === 1 ? "it" : "them";
+  const advice = `\`wait\` for ${them} in the script, or start ${them} with \`setsid\` to leave ${them} running on purpose`;
   const note = `${taskId}: stopped ${stopped} ${stopped === 1 ? "process" : "processes"} it left running`;
-  if (killed === 0) return note;
+  if (killed === 0) return `${note} (${advice})`;
   const who = killed === 1 ? (stopped === 1 ? "it ignored SIGTERM and was" : "1 ignored SIGTERM and was") : `${killed} ignored SIGTERM and were`;
-  return `${note}; ${who} killed after the kill grace (${formatDuration(killGraceMs)})`;
+  return `${note}; ${who} killed after the kill grace (${formatDuration(killGraceMs)}); ${advice}`;
 }
 
 /** "deploy: 2 processes it left running are another user's (root), which taskq may not signal: they run on". */

@@ -770,7 +770,7 @@ describe("taskq run --store", () => {
       .split("\n")
       .map((line) => JSON.parse(line) as Record<string, unknown>)
       .filter((record) => record.event === "note");
-    expect(notes).toEqual([{ ts: expect.any(String), event: "note", runId, id: "bg", message: "bg: stopped 1 process it left running" }]);
+    expect(notes).toEqual([{ ts: expect.any(String), event: "note", runId, id: "bg", message: "bg: stopped 1 process it left running (`wait` for it in the script, or start it with `setsid` to leave it running on purpose)" }]);
   });
 
   it("--output json: a failed attempt's finished record has its exitCode, signal and timedOut, as a local run's failed event has", async () => {

@@ -67,16 +67,19 @@ describe("process trees and timeouts", () => {
       .map((e) => [e.id, e.message])
       .sort();
     expect(notes).toEqual([
-      ["bg", "bg: stopped 1 process it left running"],
-      ["stubborn", "stubborn: stopped 1 process it left running; it ignored SIGTERM and was killed after the kill grace (500ms)"],
-      ["two", "two: stopped 2 processes it left running"],
+      ["bg", "bg: stopped 1 process it left running (`wait` for it in the script, or start it with `setsid` to leave it running on purpose)"],
+      [
+        "stubborn",
+        "stubborn: stopped 1 process it left running; it ignored SIGTERM and was killed after the kill grace (500ms); `wait` for it in the script, or start it with `setsid` to leave it running on purpose",
+      ],
+      ["two", "two: stopped 2 processes it left running (`wait` for them in the script, or start them with `setsid` to leave them running on purpose)"],
     ]);
     // The kill grace is in the stubborn task's time, as the note says.
     expect(attemptSpan(json.stdout, "stubborn", "succeeded")).toBeGreaterThanOrEqual(500);
     // Plain lines tell it too.
     const plain = await runToEnd(tasksYaml([["bg", '{ run: "sleep 1000 & echo started" }'], ["clean", '{ run: "echo started" }']]), ["--output", "plain"]);
     expect(plain.code).toBe(0);
-    expect(plain.stdout.match(/ note +.*/g)).toEqual([" note    bg: stopped 1 process it left running"]);
+    expect(plain.stdout.match(/ note +.*/g)).toEqual([" note    bg: stopped 1 process it left running (`wait` for it in the script, or start it with `setsid` to leave it running on purpose)"]);
   });
 
   it("times out `sleep 1000` and `sleep 1000 & sleep 1000` within timeout + grace + 0.5 s, and the sleeps are gone (case 9)", async () => {
