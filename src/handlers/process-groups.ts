@@ -190,6 +190,15 @@ export function sessionProcessCount(sid: number, shared = false, wholeSession = 
 }
 
 /**
+ * The processes of a running task's session `sid` (its shell not reaped: the session is the
+ * task's alone) that a signal has stopped (SIGSTOP, SIGTSTP; not a debugger's stop), from the
+ * pass over /proc of this turn of the event loop, shared.
+ */
+export function stoppedProcesses(sid: number): readonly number[] {
+  return markedProcesses(true).get(sid)?.stopped ?? [];
+}
+
+/**
  * The groups of the live processes that carry taskq's TASKQ_PID, in `sessions` (or in any
  * session), from a pass over /proc made now, or with `shared`, from one made earlier in this
  * turn of the event loop if there is one (see markedProcesses).
@@ -224,6 +233,8 @@ interface SessionProcesses {
   allProcesses: number;
   /** The pids of all of them (for beyondReach). */
   allPids: number[];
+  /** Those stopped by a signal (SIGSTOP, SIGTSTP: state T), for stoppedProcesses. */
+  stopped: number[];
   /** A process (a zombie too) has the session's id as its pid: the task's shell not yet reaped, or, after, a session not the task's. */
   leaderAlive: boolean;
 }
@@ -255,7 +266,7 @@ function markedProcesses(shared: boolean): Map<number, SessionProcesses> {
     if (stat === undefined || stat.pgrp <= 1 || stat.session === 0) continue;
     let inSession = found.get(stat.session);
     if (inSession === undefined) {
-      inSession = { groups: new Set(), processes: 0, allGroups: new Set(), allProcesses: 0, allPids: [], leaderAlive: false };
+      inSession = { groups: new Set(), processes: 0, allGroups: new Set(), allProcesses: 0, allPids: [], stopped: [], leaderAlive: false };
       found.set(stat.session, inSession);
     }
     if (pid === stat.session) inSession.leaderAlive = true;
@@ -263,6 +274,7 @@ function markedProcesses(shared: boolean): Map<number, SessionProcesses> {
     inSession.allGroups.add(stat.pgrp);
     inSession.allProcesses++;
     inSession.allPids.push(pid);
+    if (stat.state === "T") inSession.stopped.push(pid);
     if (!isMarked(name)) continue;
     inSession.groups.add(stat.pgrp);
     inSession.processes++;

@@ -17,6 +17,7 @@ import { GroupTerminator, type Leftovers } from "./terminate-group.js";
 import type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";
 import { monotonicMs } from "./monotonic.js";
 import { startTurn } from "./start-turn.js";
+import { STOPPED_NOTE_AFTER_MS, unwatchStopped, watchStopped } from "./stopped-watch.js";
 
 /** After the task's processes are gone, how long the pipes may stay silent before we stop reading. */
 const DRAIN_IDLE_MS = 150;
@@ -294,6 +295,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     };
     ctx.signal.addEventListener("abort", onAbort, { once: true });
 
+    // A process of the task's stopped by a signal holds it up as a hang would, the user not knowing why: said, with the way out.
+    watchStopped(pid, (stoppedPid, command) => options.sink.note?.(stoppedNote(task.id, stoppedPid, command), task.id));
     let exit: Exit;
     /** Whether taskq had sent the task's group SIGKILL when its shell ended (a second Ctrl-C, the kill grace): its failure then gives no hint of the out-of-memory killer. */
     let killedByTaskq: boolean;
@@ -303,6 +306,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       const outcome = await exited;
       exit = outcome.exit ?? { code: null, signal: null };
       running = false;
+      unwatchStopped(pid);
       killedByTaskq = sigkilledByTaskq(pid);
       // Killed by the signal that stops taskq (sent to its process group as the shell started, see
       // ShellHandlerOptions.shutdownSignals): stopped with taskq, not failed.
@@ -337,6 +341,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       clearTimeout(streamTimer);
       for (const [ends] of unread) closeSync(ends.read);
       ctx.signal.removeEventListener("abort", onAbort);
+      unwatchStopped(pid);
       terminator.dispose();
       unregisterProcessGroup(pid, options.killGraceMs);
     }
@@ -363,6 +368,12 @@ function leftoversNote(taskId: string, { stopped, killed }: Leftovers, killGrace
   if (killed === 0) return `${note} (${advice})`;
   const who = killed === 1 ? (stopped === 1 ? "it ignored SIGTERM and was" : "1 ignored SIGTERM and was") : `${killed} ignored SIGTERM and were`;
   return `${note}; ${who} killed after the kill grace (${formatDuration(killGraceMs)}); ${advice}`;
+}
+
+/** "build: process 4242 (sleep) has been stopped for 10s (SIGSTOP or SIGTSTP), and the task waits for it: `kill -CONT 4242` resumes it". */
+function stoppedNote(taskId: string, pid: number, command: string): string {
+  const which = command === "" ? `process ${pid}` : `process ${pid} (${command})`;
+  return `${taskId}: ${which} has been stopped for ${formatDuration(STOPPED_NOTE_AFTER_MS)} (SIGSTOP or SIGTSTP), and the task waits for it: \`kill -CONT ${pid}\` resumes it`;
 }
 
 /** "deploy: 2 processes it left running are another user's (root), which taskq may not signal: they run on". */

@@ -118,6 +118,24 @@ describe("process trees and timeouts", () => {
     expect(await findLeftovers(result.runId)).toEqual([]);
   });
 
+  it("a task stopped by SIGSTOP for 10 s gets a note naming the process and `kill -CONT PID`, and runs to its end once continued", async () => {
+    const yaml = tasksYaml([["paused", `{ run: "echo started; kill -STOP $$; echo resumed" }`]]);
+    const run = await startRun(yaml, ["--output", "json"]);
+    const stoppedAt = Date.now();
+    await waitForOutput(run, /"event":"note"/, 1, 10_000 + 2500 + 20_000);
+    // Not before the 10 s it names (the look every 2.5 s may come up to that much later).
+    expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(10_000);
+    const notes = jsonEvents(run.stdout()).filter((e) => e.event === "note");
+    expect(notes).toHaveLength(1);
+    const pid = Number(/process (\d+) /.exec(String(notes[0]?.message))?.[1]);
+    expect(notes[0]).toMatchObject({ id: "paused", message: `paused: process ${pid} (sh) has been stopped for 10s (SIGSTOP or SIGTSTP), and the task waits for it: \`kill -CONT ${pid}\` resumes it` });
+    process.kill(pid, "SIGCONT");
+    const result = await run.done;
+    expect(result.code).toBe(0);
+    expect(jsonEvents(result.stdout).filter((e) => e.event === "note")).toHaveLength(1);
+    expect(await readFile(path.join(run.logs, await singleRunId(run.logs), "paused.log"), "utf8")).toBe("started\nresumed\n");
+  }, 60_000);
+
   it("stops what a task left in groups of its own a second after the task ended, while the run goes on", async () => {
     const yaml = tasksYaml([
       ["left", "{ run: \"timeout 100 sh -c 'sleep 1000 & echo inner'\" }"],
