@@ -3,10 +3,18 @@ import { constants } from "node:os";
 const HANDLED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 /**
- * How long a task's shell that died of a shutdown signal waits for taskq to receive it too
- * (see shutdownSignals): the two come in either order, a few ms apart, later on a loaded machine.
+ * How long a task's shell that died of a shutdown signal before its command ran waits for taskq
+ * to receive it too (see shutdownSignals): the two come in either order, a few ms apart, later on
+ * a loaded machine.
  */
 export const SHARED_SIGNAL_WAIT_MS = 500;
+/**
+ * The same for a shell that died of one later, its command running: no signal to taskq's process
+ * group reaches it there, only one sent to every process (`kill -TERM -1`, a container's stop)
+ * does, or the task's own (`kill -INT $$`), the common case, which costs each such failure this
+ * much. On a machine loaded enough that taskq hears of its own later, the task counts as failed.
+ */
+export const LATE_SIGNAL_WAIT_MS = 50;
 
 /** The shutdown signals this process has received, and the waits of shutdownSignals.received(). */
 const received = new Set<NodeJS.Signals>();
@@ -23,11 +31,12 @@ function receive(signal: NodeJS.Signals): void {
  * also reaches a task whose shell is starting: until it leads a group of its own, it is in
  * taskq's, with every signal blocked, and it dies of that signal as it unblocks them, before
  * its command runs. Which of the two deaths taskq hears of first is a matter of timing: a
- * shell that died of one waits up to SHARED_SIGNAL_WAIT_MS for taskq's.
+ * shell that died of one before its command ran waits up to SHARED_SIGNAL_WAIT_MS for taskq's,
+ * one that died later LATE_SIGNAL_WAIT_MS.
  */
 export const shutdownSignals = {
   stopping: (): boolean => received.size > 0,
-  received(signal: NodeJS.Signals): Promise<boolean> {
+  received(signal: NodeJS.Signals, diedStarting: boolean): Promise<boolean> {
     if (received.has(signal)) return Promise.resolve(true);
     if (!(HANDLED as readonly string[]).includes(signal)) return Promise.resolve(false);
     return new Promise((resolve) => {
@@ -39,7 +48,7 @@ export const shutdownSignals = {
           resolve(got);
         },
       };
-      const timer = setTimeout(() => wait.done(false), SHARED_SIGNAL_WAIT_MS);
+      const timer = setTimeout(() => wait.done(false), diedStarting ? SHARED_SIGNAL_WAIT_MS : LATE_SIGNAL_WAIT_MS);
       awaited.add(wait);
     });
   },

@@ -58,3 +58,27 @@ export function readProcStat(pid: number | string): { state: string; pgrp: numbe
   const fields = buffer.toString("latin1", end + 2, Math.min(length, end + 2 + 64)).split(" ", 4);
   return { state: fields[0] ?? "", pgrp: Number(fields[2]), session: Number(fields[3]) };
 }
+
+/** taskq's own command name, read once (see diedBeforeCommand). */
+let ownCommand: string | undefined;
+
+/** A process's command name, /proc/<pid>/stat's second field ("sh"), or undefined without /proc or such a process. */
+function readProcCommand(pid: number | string): string | undefined {
+  const length = readProcFile(pid, "stat");
+  if (length < 0) return undefined;
+  const end = buffer.lastIndexOf(0x29, length - 1); // ")"
+  const start = buffer.indexOf(0x28); // "("
+  return start === -1 || end === -1 ? undefined : buffer.toString("latin1", start + 1, end);
+}
+
+/**
+ * Whether a child that spawn() has just returned died before its command ran: it still has
+ * taskq's command name, which its exec would have changed (spawn returns once the child has
+ * exec'd or died). Only a signal to taskq's process group, while the child was still in it,
+ * does that (see ShellHandlerOptions.shutdownSignals). True where /proc cannot tell.
+ */
+export function diedBeforeCommand(pid: number): boolean {
+  ownCommand ??= readProcCommand("self");
+  const command = readProcCommand(pid);
+  return command === undefined || ownCommand === undefined || command === ownCommand;
+}

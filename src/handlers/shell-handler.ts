@@ -12,6 +12,7 @@ import { Tail } from "./line-splitter.js";
 import { attemptLine, closeLogFile, logPathsIn, openLogFile, openLogFileAsync, type LogFile } from "./log-file.js";
 import { beyondReach, exitedByItself, registerProcessGroup, sigkilledByTaskq, TASKQ_PID_VARIABLE, unregisterProcessGroup, type BeyondReach } from "./process-groups.js";
 import { formatDuration } from "./format-duration.js";
+import { diedBeforeCommand } from "./proc-read.js";
 import { OpenTimes } from "./open-times.js";
 import { GroupTerminator, type Leftovers } from "./terminate-group.js";
 import type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";
@@ -217,6 +218,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       throw await notStarted(log, ctx.attempt, startFailure(task, result({ code: null, signal: null }, undefined), await explainSpawnError(outcome.error, task, env)));
     }
 
+    // Dead already, before its command ran: a signal to taskq's process group as the shell started (see shutdownSignals).
+    const diedStarting = options.shutdownSignals !== undefined && diedBeforeCommand(pid);
     const terminator = new GroupTerminator(pid, options.killGraceMs);
     /** The log could not be written while the command ran, so taskq stopped it. */
     let stoppedForLog = false;
@@ -310,7 +313,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       killedByTaskq = sigkilledByTaskq(pid);
       // Killed by the signal that stops taskq (sent to its process group as the shell started, see
       // ShellHandlerOptions.shutdownSignals): stopped with taskq, not failed.
-      if (abortReason === undefined && exit.signal !== null && options.shutdownSignals !== undefined && (await options.shutdownSignals.received(exit.signal))) {
+      if (abortReason === undefined && exit.signal !== null && options.shutdownSignals !== undefined && (await options.shutdownSignals.received(exit.signal, diedStarting))) {
         abortReason = sharedStop = new TaskCancelledError("shutdown", `killed by ${exit.signal}, which stopped taskq too (a signal to taskq's process group reaches a task as it starts)`);
       }
       // Background jobs left in the group may still write while they are reaped: the

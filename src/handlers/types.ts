@@ -102,9 +102,11 @@ export interface ShellHandlerOptions {
    * start ends with a TaskCancelledError of reason "shutdown" instead. `received(signal)`:
    * whether `signal`, which a task's shell died of, is one taskq has received or receives in a
    * moment: a signal to taskq's process group reaches a task whose shell is still starting in
-   * it. Such an attempt was stopped with taskq, not failed: it ends the same way.
+   * it. Such an attempt was stopped with taskq, not failed: it ends the same way. `diedStarting`:
+   * the shell died before its command ran, as such a signal kills it: the wait for taskq's own
+   * is longer then (see SHARED_SIGNAL_WAIT_MS in cli/signals.ts).
    */
-  shutdownSignals?: { stopping(): boolean; received(signal: NodeJS.Signals): Promise<boolean> };
+  shutdownSignals?: { stopping(): boolean; received(signal: NodeJS.Signals, diedStarting: boolean): Promise<boolean> };
   /** Called when the log folder was found deleted during the run and was made again. */
   onLogDirRemade?: () => void;
   /**

@@ -92,6 +92,22 @@ describe("signals and shutdown", () => {
     expect(result.stdout).toMatch(/Summary: 0 succeeded, 1 failed, 0 cancelled/);
   });
 
+  // Its command ran, so no signal to taskq's process group killed it: taskq waits 50 ms for one of its
+  // own (a `kill -TERM -1` reaches both), not the 500 ms a shell that died as it started gets.
+  it("tasks that kill themselves with SIGINT or SIGTERM, taskq having no signal, fail without half a second's wait each", async () => {
+    const tasks = Array.from({ length: 20 }, (_, i): [string, string] => [`t${i}`, `{ run: "kill -${i % 2 === 0 ? "INT" : "TERM"} $$" }`]);
+    const startedAt = Date.now();
+    const run = await startRun(tasksYaml(tasks), ["-j", "1", "--output", "plain"]);
+    const { result } = await run.exited;
+    const tookMs = Date.now() - startedAt;
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/FAILED {2}t0: killed by SIGINT\n/);
+    expect(result.stdout).toMatch(/FAILED {2}t1: killed by SIGTERM\n/);
+    expect(result.stdout).toMatch(/Summary: 0 succeeded, 20 failed, 0 cancelled/);
+    // One after the other, each waited 500 ms before: 10 s at least.
+    expect(tookMs).toBeLessThan(7000);
+  });
+
   // Cases 1, 2 and 7: Ctrl-C to the group, SIGTERM or SIGHUP to taskq alone.
   it.each([
     { signal: "SIGINT" as const, target: "group" as const, code: 130 },
