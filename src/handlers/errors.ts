@@ -22,8 +22,8 @@ export class TaskFailedError extends TaskqError {
   }
 
   /** Words the failure and decides whether it is permanent, from the result (and whether taskq sent a SIGKILL: see describeFailure). */
-  static fromResult(task: ShellTask, result: AttemptResult, cause?: unknown, killedByTaskq = false): TaskFailedError {
-    return new TaskFailedError(describeFailure(task, result, killedByTaskq), result, {
+  static fromResult(task: ShellTask, result: AttemptResult, cause?: unknown, killedByTaskq = false, killGraceMs?: number): TaskFailedError {
+    return new TaskFailedError(describeFailure(task, result, killedByTaskq, killGraceMs), result, {
       permanent: isPermanentFailure(task, result),
       cause,
     });
@@ -49,9 +49,14 @@ export class LogWriteError extends TaskqError {
 /**
  * How an attempt that did not succeed ended, in words: "timed out after 1s", "exited with code 3".
  * A SIGKILL taskq did not send (`killedByTaskq` false) says who likely did: on CI, the out-of-memory killer.
+ * `killGraceMs` is set when stopping the attempt took taskq's SIGKILL after that kill grace (something
+ * ignored SIGTERM): a timeout says so, as the time it took past its limit is otherwise unexplained.
  */
-export function describeFailure(task: ShellTask, result: AttemptResult, killedByTaskq = false): string {
-  if (result.timedOut) return task.timeoutMs === undefined ? "timed out" : `timed out after ${formatDuration(task.timeoutMs)}`;
+export function describeFailure(task: ShellTask, result: AttemptResult, killedByTaskq = false, killGraceMs?: number): string {
+  if (result.timedOut) {
+    const timedOut = task.timeoutMs === undefined ? "timed out" : `timed out after ${formatDuration(task.timeoutMs)}`;
+    return killGraceMs === undefined ? timedOut : `${timedOut}; killed with SIGKILL after the kill grace (${formatDuration(killGraceMs)}): it ignored SIGTERM`;
+  }
   if (result.cancelled) return "cancelled";
   const how = result.signal !== null ? `killed by ${result.signal}` : `exited with code ${String(result.exitCode)}`;
   // Why no retry follows, where retries may be set: the task's attempts left unused would puzzle.

@@ -303,6 +303,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     let exit: Exit;
     /** Whether taskq had sent the task's group SIGKILL when its shell ended (a second Ctrl-C, the kill grace): its failure then gives no hint of the out-of-memory killer. */
     let killedByTaskq: boolean;
+    /** The kill grace, when stopping the attempt came to taskq's SIGKILL (the shell or what it left ignored SIGTERM); known once reaped. */
+    let killedAfterGraceMs: number | undefined;
     try {
       // The attempt ends when the shell exits, not when its pipes close: a background
       // job may hold them open forever.
@@ -319,6 +321,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       // Background jobs left in the group may still write while they are reaped: the
       // timer still gives the pipes a stream if that takes long.
       const leftovers = await terminator.reap();
+      if (terminator.killed) killedAfterGraceMs = options.killGraceMs;
       // Stopped without a word, a leftover would go unnoticed, and one that ignores SIGTERM
       // adds the kill grace to the task's time for no reason the user could see.
       if (leftovers !== undefined) options.sink.note?.(leftoversNote(task.id, leftovers, options.killGraceMs), task.id);
@@ -339,7 +342,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       }
       await output.drain(DRAIN_IDLE_MS, DRAIN_MAX_MS);
       // A log tells how each attempt that did not succeed ended; a successful one's is the task's output alone.
-      await output.close(abortReason === undefined && exit.code === 0 ? undefined : attemptLine(ctx.attempt, ending(task, result(exit, abortReason), abortReason, killedByTaskq)));
+      await output.close(abortReason === undefined && exit.code === 0 ? undefined : attemptLine(ctx.attempt, ending(task, result(exit, abortReason), abortReason, killedByTaskq, killedAfterGraceMs)));
     } finally {
       clearTimeout(streamTimer);
       for (const [ends] of unread) closeSync(ends.read);
@@ -353,8 +356,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     if (sharedStop !== undefined) throw new TaskCancelledError("shutdown", sharedStop.message, undefined, { cause: TaskFailedError.fromResult(task, result(exit, sharedStop)) });
     const final = result(exit, abortReason);
     // A cancel stays a cancel (never retried) even if the log also failed.
-    if (output.logError !== undefined && !final.cancelled) throw logFailure(task, logPath, output.logError, final, stoppedForLog, killedByTaskq);
-    if (final.timedOut || final.cancelled || exit.code !== 0) throw TaskFailedError.fromResult(task, final, abortReason, killedByTaskq);
+    if (output.logError !== undefined && !final.cancelled) throw logFailure(task, logPath, output.logError, final, stoppedForLog, killedByTaskq, killedAfterGraceMs);
+    if (final.timedOut || final.cancelled || exit.code !== 0) throw TaskFailedError.fromResult(task, final, abortReason, killedByTaskq, killedAfterGraceMs);
     return final;
   };
 }
@@ -416,8 +419,8 @@ const TASKQ_PID = String(process.pid);
 const PASSING_SPAWN_ERRORS = new Set(["EAGAIN", "EMFILE", "ENFILE", "ENOMEM"]);
 
 /** How an attempt that did not succeed ended, for its log's last line: its failure in words, or why taskq stopped it. */
-function ending(task: ShellTask, result: AttemptResult, abortReason: unknown, killedByTaskq: boolean): string {
-  return result.cancelled ? `stopped: ${messageOf(abortReason)}` : describeFailure(task, result, killedByTaskq);
+function ending(task: ShellTask, result: AttemptResult, abortReason: unknown, killedByTaskq: boolean, killGraceMs?: number): string {
+  return result.cancelled ? `stopped: ${messageOf(abortReason)}` : describeFailure(task, result, killedByTaskq, killGraceMs);
 }
 
 /** Ends the log of an attempt whose command could not start with why, and returns the failure to throw. */
@@ -439,12 +442,12 @@ function startFailure(task: ShellTask, result: AttemptResult, cause: unknown): T
  * not run again (its side effects done twice) for want of its log. One taskq stopped for it
  * may be retried, as may one that failed on its own (as its exit code allows).
  */
-function logFailure(task: ShellTask, logPath: string, error: Error, result: AttemptResult, stoppedForLog: boolean, killedByTaskq: boolean): LogWriteError {
+function logFailure(task: ShellTask, logPath: string, error: Error, result: AttemptResult, stoppedForLog: boolean, killedByTaskq: boolean, killGraceMs?: number): LogWriteError {
   const ran = stoppedForLog
     ? "taskq stopped the command: its output had nowhere to go"
     : result.exitCode === 0
       ? "the command itself exited with code 0; not retried, so it does not run twice"
-      : `the command ${TaskFailedError.fromResult(task, result, undefined, killedByTaskq).message}`;
+      : `the command ${TaskFailedError.fromResult(task, result, undefined, killedByTaskq, killGraceMs).message}`;
   const permanent = stoppedForLog ? false : result.exitCode === 0 || TaskFailedError.fromResult(task, result).permanent;
   return new LogWriteError(logPath, error, result, { detail: ran, permanent });
 }

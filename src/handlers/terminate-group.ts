@@ -48,6 +48,11 @@ export class GroupTerminator {
     this.#graceMs = graceMs;
   }
 
+  /** Whether the escalation came to its SIGKILL (the grace ran out, or kill() was called). */
+  get killed(): boolean {
+    return this.#killed;
+  }
+
   /** Starts the escalation once; later calls do nothing. */
   terminate(): void {
     if (this.#terminating) return;

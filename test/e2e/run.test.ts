@@ -4,7 +4,7 @@ import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, ROOT, runCli, runIds, startCli, workspace } from "../helpers/cli.js";
+import { BIN, FIXTURES, ROOT, runCli, runIds, startCli, workspace } from "../helpers/cli.js";
 import { findLeftovers } from "../helpers/processes.js";
 
 let logRoots: string[] = [];
@@ -192,6 +192,14 @@ tasks:
     const result = await run(`tasks:\n  slow: { run: sleep 1000, timeout: 300ms }\n`, ["--kill-grace", "1s"]);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/slow: timed out after 300ms \(1 attempt\)/);
+  });
+
+  it("a timed-out task that ignored SIGTERM says it was killed with SIGKILL after the kill grace, in the summary and its log", async () => {
+    const result = await run(`tasks:\n  stubborn: { run: ${JSON.stringify(path.join(FIXTURES, "ignore-sigterm"))}, timeout: 300ms }\n`, ["--kill-grace", "500ms", "--output", "plain"]);
+    expect(result.code).toBe(1);
+    const ending = "timed out after 300ms; killed with SIGKILL after the kill grace (500ms): it ignored SIGTERM";
+    expect(result.stdout).toContain(`stubborn: ${ending} (1 attempt)`);
+    expect(await readFile(path.join(result.logDir, "stubborn.log"), "utf8")).toBe(`ready\n--- taskq: attempt 1 ${ending} ---\n`);
   });
 
   it("retries a timed-out attempt whatever retryOn lists (a timeout has no exit code)", async () => {

@@ -45,8 +45,9 @@ export function failureOutcome(error: unknown, signal: AbortSignal, timeoutMs: n
   const timedOut = typeof fields.timedOut === "boolean" ? fields.timedOut : code === "TIMEOUT";
   return {
     kind: "failure",
-    // Worded as a local run words it: "timed out after 1s".
-    error: timedOut && code === "TIMEOUT" ? `timed out after ${formatDuration(timeoutMs ?? 0)}` : messageOf(error),
+    // Worded as a local run words it: "timed out after 1s", the shell handler's own words where it
+    // timed out (they say when stopping it took a SIGKILL after the kill grace).
+    error: timedOut && code === "TIMEOUT" && fields.timedOut !== true ? `timed out after ${formatDuration(timeoutMs ?? 0)}` : messageOf(error),
     exitCode: fields.exitCode ?? null,
     signal: fields.signal ?? null,
     permanent: isPermanent(error),
