@@ -120,8 +120,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     const sink: OutputSink = {
       // Plain lines into a file or a pipe: every line comes to `lines` as bytes, none decoded.
       asWritten: !options.json && !terminal,
-      line: (taskId, stream, text) =>
-        options.json ? print({ event: "output", runId, id: taskId, stream, text }, "") : out.write(`${runId}/${taskId} | ${terminal ? terminalSafe(text) : text}\n`),
+      line: (taskId, stream, text, attempt) =>
+        options.json ? print({ event: "output", runId, id: taskId, attempt, stream, text }, "") : out.write(`${runId}/${taskId} | ${terminal ? terminalSafe(text) : text}\n`),
       whenDrained: () => out.whenDrained(),
       // An error or note may quote the workflow (a cwd's folder): through oneLine, as a local run's plain lines.
       // One about a task (what it left running) names it, as the worker's other records of a task do.
@@ -129,8 +129,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     };
     // A loud task's lines go through as bytes (see LineSplitter), as plain lines or JSON records.
     sink.lines = options.json
-      ? (taskId, stream, bytes, count, ends) =>
-          out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", runId, id: taskId, stream }), bytes, count, ends)
+      ? (taskId, stream, bytes, count, ends, attempt) =>
+          out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", runId, id: taskId, attempt, stream }), bytes, count, ends)
       : (taskId, stream, bytes, count, ends) => {
           if (terminal && hasControlBytes(bytes)) {
             eachLineText(bytes, count, ends, (text) => sink.line(taskId, stream, text));

@@ -229,7 +229,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       onLine: (stream: StreamName, text: string) => {
         tail.push(text);
         try {
-          options.sink.line(task.id, stream, text);
+          options.sink.line(task.id, stream, text, ctx.attempt);
         } catch {
           // A failing renderer must not fail the task or lose its log.
         }
@@ -241,7 +241,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
             onLines: (stream: StreamName, bytes: Buffer, count: number, ends: Int32Array) => {
               tail.pushBlock(bytes, count, ends);
               try {
-                options.sink.lines?.(task.id, stream, bytes, count, ends);
+                options.sink.lines?.(task.id, stream, bytes, count, ends, ctx.attempt);
               } catch {
                 // as above
               }

@@ -33,15 +33,18 @@ export type StreamName = "stdout" | "stderr" | "output";
 
 /** Where output lines go (a renderer); may be a no-op. */
 export interface OutputSink {
-  /** One line without its newline; lines over 4096 bytes are cut for display. */
-  line(taskId: string, stream: StreamName, text: string): void;
+  /**
+   * One line without its newline; lines over 4096 bytes are cut for display. `attempt`: the
+   * attempt whose process wrote it (late lines from what an attempt left running keep its number).
+   */
+  line(taskId: string, stream: StreamName, text: string, attempt?: number): void;
   /**
    * Optional fast path for loud tasks: `count` complete lines as raw bytes, each ending
    * in "\n", none over 4096 bytes or ending in "\r\n"; `ends[i]` is where line i ends in
    * `bytes` (just past its "\n"). Both are only valid during the call. Without it, every
    * line comes through `line`.
    */
-  lines?(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void;
+  lines?(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array, attempt?: number): void;
   /**
    * Set by a sink with `lines` that shows output as the task wrote it (plain lines into a
    * file or a pipe): then every line comes to `lines`, never decoded, so bytes that are not

@@ -198,14 +198,14 @@ tasks:
     const records = result.stdout
       .trim()
       .split("\n")
-      .map((line) => JSON.parse(line) as { event: string; runId?: string; id?: string; stream?: string; text?: string });
+      .map((line) => JSON.parse(line) as { event: string; runId?: string; id?: string; attempt?: number; stream?: string; text?: string });
     // Every line is JSON, the first one too: the run, where it was submitted (no password).
     expect(records[0]).toMatchObject({ event: "run", runId, file, store: expect.stringMatching(/^postgres:\/\/postgres:\*\*\*@/), tasks: 1 });
     // Each with its time, as a local run's records, the summary too.
     expect(records.filter((record) => !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(String((record as { ts?: unknown }).ts)))).toEqual([]);
     expect(records.at(-1)).toMatchObject({ event: "summary", runId, state: "succeeded" });
     const output = records.filter((record) => record.event === "output");
-    expect(output.map((record) => `${record.runId} ${record.id} ${record.stream}`)).toEqual(Array(9000).fill(`${runId} loud stdout`));
+    expect(output.map((record) => `${record.runId} ${record.id} ${record.attempt} ${record.stream}`)).toEqual(Array(9000).fill(`${runId} loud 1 stdout`));
     expect(output.map((record) => record.text)).toEqual(Array.from({ length: 3000 }, (_, i) => [`n ${i + 1}`, '"q" é', "\ufffdx"]).flat());
   });
 

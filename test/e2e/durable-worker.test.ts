@@ -47,7 +47,7 @@ async function stopWithTaskOnDeadWorker(name: string, json: boolean) {
   const runId = newRunId(name);
   const run = startRun(file, ["--run-id", runId, "-j", "1", "--shutdown-timeout", "0.5s", "--kill-grace", "1s", ...(json ? ["--output", "json"] : [])]);
   // The task's own output: its shell runs (a start record comes a turn of the event loop before it).
-  const started = json ? /"event":"output","runId":"[^"]+","id":"(\w+)","stream":"\w+","text":"started"/ : /\S+\/(\w+) \| started/;
+  const started = json ? /"event":"output","runId":"[^"]+","id":"(\w+)","attempt":1,"stream":"\w+","text":"started"/ : /\S+\/(\w+) \| started/;
   expect(await eventually(() => started.test(run.stdout()), 15_000)).toBe(true);
   const own = started.exec(run.stdout())![1]!;
   const other = own === "first" ? "second" : "first";

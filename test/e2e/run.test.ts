@@ -408,15 +408,34 @@ prog 100%%
     const texts = result.stdout
       .trim()
       .split("\n")
-      .map((line) => JSON.parse(line) as { event: string; id?: string; stream?: string; text?: string })
+      .map((line) => JSON.parse(line) as { event: string; id?: string; attempt?: number; stream?: string; text?: string })
       .filter((event) => event.event === "output")
-      .map((event) => `${event.id} ${event.stream} ${event.text}`);
+      .map((event) => `${event.id} ${event.attempt} ${event.stream} ${event.text}`);
     const expected = Array.from({ length: 4000 }, (_, i) => [`line ${i + 1}`, '"quoted" back\\slash', "tab\there é ✓", "\ufffdbad"]).flat();
-    expect(texts).toEqual(expected.map((text) => `loud stdout ${text}`));
+    expect(texts).toEqual(expected.map((text) => `loud 1 stdout ${text}`));
     const [runId] = await runIds(ws.logs);
     const log = await readFile(path.join(ws.logs, runId!, "loud.log"));
     expect(log.toString("latin1").split("\xff").length - 1).toBe(4000);
     expect(log.toString("utf8")).toContain("line 4000\n\"quoted\" back\\slash\ntab\there é ✓\n\ufffdbad\n");
+  });
+
+  it("--output json: each output record names the attempt that wrote the line", async () => {
+    const result = await run(`tasks:\n  flaky: { run: 'echo "try $TASKQ_ATTEMPT"; echo "oops $TASKQ_ATTEMPT" >&2; [ "$TASKQ_ATTEMPT" = 2 ]', retries: 1, backoff: { base: 10ms } }\n`, ["--output", "json"]);
+    expect(result.code).toBe(0);
+    const output = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { event: string; id?: string; attempt?: number; stream?: string; text?: string })
+      .filter((event) => event.event === "output")
+      .map(({ id, attempt, stream, text }) => ({ id, attempt, stream, text }));
+    expect(output.filter((record) => record.stream === "stdout")).toEqual([
+      { id: "flaky", attempt: 1, stream: "stdout", text: "try 1" },
+      { id: "flaky", attempt: 2, stream: "stdout", text: "try 2" },
+    ]);
+    expect(output.filter((record) => record.stream === "stderr")).toEqual([
+      { id: "flaky", attempt: 1, stream: "stderr", text: "oops 1" },
+      { id: "flaky", attempt: 2, stream: "stderr", text: "oops 2" },
+    ]);
   });
 
   it("--output plain into a file: every line's bytes as written, whatever ends it; a line cut for display cut on a character's boundary; JSON decodes them", async () => {

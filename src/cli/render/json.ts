@@ -28,13 +28,14 @@ export class JsonRenderer implements Renderer {
     }
   }
 
-  line(taskId: string, stream: StreamName, text: string): void {
-    this.#emit({ event: "output", id: taskId, stream, text });
+  /** `attempt` says which attempt wrote the line: a retried task's lines, or late ones from what an attempt left running, are told apart. */
+  line(taskId: string, stream: StreamName, text: string, attempt?: number): void {
+    this.#emit({ event: "output", id: taskId, attempt, stream, text });
   }
 
   /** The same records as `line` gives for each line, built as bytes where JSON keeps the line as it is. */
-  lines(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void {
-    this.#out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", id: taskId, stream }), bytes, count, ends);
+  lines(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array, attempt?: number): void {
+    this.#out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", id: taskId, attempt, stream }), bytes, count, ends);
   }
 
   whenDrained(): Promise<void> | undefined {

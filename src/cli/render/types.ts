@@ -96,10 +96,10 @@ export interface RunSummary {
 export interface Renderer {
   /** Subscribes to the queue's events. */
   attach(queue: Queue, info: RunInfo): void;
-  /** One line of a task's output (already cut to a bounded length). */
-  line(taskId: string, stream: StreamName, text: string): void;
+  /** One line of a task's output (already cut to a bounded length), of attempt `attempt` (see OutputSink.line). */
+  line(taskId: string, stream: StreamName, text: string, attempt?: number): void;
   /** Optional fast path: complete short lines as bytes (see OutputSink.lines). */
-  lines?(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void;
+  lines?(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array, attempt?: number): void;
   /** Every line comes to `lines`, as the task wrote it (see OutputSink.asWritten). */
   readonly asWritten?: boolean;
   /** Optional backpressure from a slow reader of the output (see OutputSink.whenDrained). */
