@@ -78,7 +78,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
       const lines = task.lastLines?.slice(-RUNNING_LINES_SHOWN) ?? [];
       if (lines.length > 0) {
         out.push(`    last ${lines.length === 1 ? "line" : `${lines.length} lines`} (at its last heartbeat):`);
-        for (const line of lines) out.push(c.dim(`      ${safe(line)}`));
+        for (const line of lines) out.push(dimLine(c, `      ${safe(line)}`));
       }
     }
     if (running.length > RUNNING_SHOWN) out.push(`  ... and ${running.length - RUNNING_SHOWN} more`);
@@ -107,7 +107,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
           // Lines of an earlier attempt say so: the last one wrote none (its log could not be written, say).
           const from = letter.tailAttempt === undefined ? "" : ` of attempt ${letter.tailAttempt} (attempt ${letter.attempts} left none)`;
           out.push(`    ${lines}${from}:`);
-          for (const line of letter.tail) out.push(c.dim(`      ${safe(line)}`));
+          for (const line of letter.tail) out.push(dimLine(c, `      ${safe(line)}`));
         }
       }
       const victims = victimsOf.get(letter.id);
@@ -129,13 +129,29 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
       const tail = x.tail ?? [];
       if (tail.length > 0) {
         out.push(`    last ${tail.length === 1 ? "line" : `${tail.length} lines`}:`);
-        for (const line of tail) out.push(c.dim(`      ${safe(line)}`));
+        for (const line of tail) out.push(dimLine(c, `      ${safe(line)}`));
       }
     }
     if (others.length > shown.length) out.push(`  ... and ${others.length - shown.length} more`);
   }
   out.push("", c.dim(`logs: ${escapeControls(summary.logDir)}`));
   return `${out.join("\n")}\n`;
+}
+
+// eslint-disable-next-line no-control-regex -- matching the escape sequence is the point
+const SGR = /\x1b\[[0-9;:]*m/g;
+
+/**
+ * A task's line, dimmed to tell it from taskq's own words: the dimming is set again after each
+ * colour sequence of the task's own (SGR), as a `\e[0m` or `\e[22m` in its text would end it
+ * for the rest of the line.
+ */
+export function dimLine(c: ChalkInstance, text: string): string {
+  if (!text.includes("\x1b[")) return c.dim(text);
+  // What the dimming opens with ("" without colours), read off chalk rather than assumed.
+  const probe = c.dim("\u0000");
+  const open = probe.slice(0, probe.indexOf("\u0000"));
+  return c.dim(open === "" ? text : text.replace(SGR, (sequence) => `${sequence}${open}`));
 }
 
 function formatWall(ms: number): string {
