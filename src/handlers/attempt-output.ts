@@ -29,6 +29,8 @@ interface Late {
   /** The log's size after our last write: another size means someone else wrote since. */
   end: number;
   capped?: boolean;
+  /** A write to lateLog failed, and onLateLost was told: it is told once. */
+  lost?: boolean;
 }
 
 /**
@@ -67,6 +69,8 @@ export interface AttemptOutputOptions {
   lateLog?: { path: string; attempt: number };
   /** Called once, when drain() first leaves a pipe to lateLog (`kept`), or has to close one (too many kept already). */
   onLate?: (kept: boolean) => void;
+  /** Called once, when what came late could not be appended to lateLog (a full disk, the file made a folder): those bytes are dropped. */
+  onLateLost?: (error: unknown) => void;
 }
 
 /**
@@ -101,6 +105,7 @@ export class AttemptOutput {
   #hurryDrain: (() => void) | undefined;
   readonly #lateLog: AttemptOutputOptions["lateLog"];
   readonly #onLate: AttemptOutputOptions["onLate"];
+  readonly #onLateLost: AttemptOutputOptions["onLateLost"];
   /** Set once drain() left pipes open: what they bring goes to lateLog, not to the log or the display. */
   #late: Late | undefined;
   /** Set once the task's bytes are written and close() adds its last line: a failure from here on is that line's alone. */
@@ -116,6 +121,7 @@ export class AttemptOutput {
     this.#whenDisplayDrained = options.whenDisplayDrained;
     this.#lateLog = options.lateLog;
     this.#onLate = options.onLate;
+    this.#onLateLost = options.onLateLost;
     if (options.lateLog !== undefined) runningByLog.set(options.lateLog.path, this);
     this.#log.on("drain", () => this.#setLogFull(false));
     // A persistent listener: a failing disk must never become an unhandled 'error' event.
@@ -343,7 +349,7 @@ export class AttemptOutput {
    * Appends to lateLog, opened for each write (late output is rare; a daemon's pipe costs no
    * second descriptor). A header says what follows, again whenever someone else (the task's
    * next attempt) wrote to the file since. A failed write drops the bytes, as the log's own
-   * errors do.
+   * errors do, and says so once (onLateLost): the user was told this output goes on into the log.
    */
   #appendLate(late: Late, chunk: Buffer, counted = false): void {
     let part = chunk;
@@ -374,8 +380,12 @@ export class AttemptOutput {
         for (const source of late.sources) source.pause();
       }
       late.end = size;
-    } catch {
-      // no file to append to (a full disk, the folder gone): the bytes are dropped
+    } catch (error) {
+      // No file to append to (a full disk, the folder gone): the bytes are dropped, but not without a word.
+      if (late.lost !== true) {
+        late.lost = true;
+        this.#onLateLost?.(error);
+      }
     } finally {
       if (fd !== undefined) closeSync(fd);
     }

@@ -260,6 +260,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
             : `${task.id}: a process it left running still holds its output; ${LATE_PIPES_MAX} such pipes are kept open already, so this one is closed (its writer may get SIGPIPE)`,
           task.id,
         ),
+      onLateLost: (error) =>
+        options.sink.note?.(`${task.id}: what a process it left running wrote after it ended cannot be written to ${logPath} (${errorCodeOf(error) ?? messageOf(error)}): it is dropped`, task.id),
       ...(options.sink.whenDrained === undefined ? {} : { whenDisplayDrained: () => options.sink.whenDrained?.() }),
     });
     // FIFOs not yet given to a stream: read once the task exits, unless it runs long enough to stream.
@@ -407,6 +409,12 @@ function waitForExit(child: ChildProcess): Promise<{ exit?: Exit; error?: unknow
       if (child.pid === undefined) resolve({ error });
     });
   });
+}
+
+/** An fs error's code ("ENOSPC", "EISDIR"): its message repeats the path the note names already. */
+function errorCodeOf(error: unknown): string | undefined {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return typeof code === "string" ? code : undefined;
 }
 
 function reasonCode(reason: unknown): unknown {

@@ -263,6 +263,21 @@ describe("process trees and timeouts", () => {
     expect(log).toMatch(/^(tick \d+\n)*started\n(tick \d+\n)*--- taskq: written after attempt 1 ended, by processes it left running ---\n(tick \d+\n){2,}/);
   });
 
+  it("a daemon's output after its task ended that cannot be written to the task's log is noted once, not dropped without a word", async () => {
+    const yaml = tasksYaml([
+      // Writes a tick every 0.1 s for 3 s, from 0.5 s after its task ended.
+      ["start", `{ run: "setsid sh -c 'trap \\"\\" PIPE; sleep 0.5; i=0; while [ $i -lt 30 ]; do echo tick; i=$((i+1)); sleep 0.1; done' & echo started" }`],
+      // The log made a folder: every append to it fails (EISDIR), root or not.
+      ["break", '{ run: "rm logs/$TASKQ_RUN_ID/start.log && mkdir logs/$TASKQ_RUN_ID/start.log && sleep 2", dependsOn: start }'],
+    ]);
+    const run = await startRun(yaml, ["--output", "plain"]);
+    const result = await run.done;
+    expect(result.code).toBe(0);
+    const notes = result.stdout.split("\n").filter((line) => line.includes("cannot be written to"));
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatch(/note +start: what a process it left running wrote after it ended cannot be written to \S+start\.log \(EISDIR\): it is dropped$/);
+  });
+
   it("a task that started a daemon (setsid) writing to its output without pause ends when its shell does: its dependents do not wait seconds for the daemon to fall silent", async () => {
     // The daemon writes every 20 ms, never silent for long. Before, taskq read the task's pipe
     // on for 5 s after its shell had exited, counting the daemon's lines as the attempt's:
