@@ -57,13 +57,33 @@ export function logDirFlag(value: unknown): string {
 
 /**
  * -j: a positive integer, else the file's value, else the CPU count, lowered to a container's CPU
- * quota (see cpu-limit.ts and wholeNumberFlag).
+ * quota (see cpu-limit.ts and wholeNumberFlag). An error names the flag as it was typed (`name`,
+ * see typedFlagName).
  */
-export function concurrencyFlag(value: unknown, fromFile: number | undefined): number {
+export function concurrencyFlag(value: unknown, fromFile: number | undefined, name = "--concurrency"): number {
   if (value === undefined) return fromFile ?? defaultConcurrency();
   // `-j=4`: a short flag's value follows it, or a space; the `=` is taken for part of the value.
   const hint = typeof value === "string" && /^=\d+$/.test(value) ? `write -j ${value.slice(1)} or --concurrency=${value.slice(1)}: a short flag takes no =` : undefined;
-  return wholeNumberFlag("--concurrency", value, { min: 1, max: 10_000, expected: "a whole number from 1 to 10000", ...(hint === undefined ? {} : { hint }) });
+  return wholeNumberFlag(name, value, { min: 1, max: 10_000, expected: "a whole number from 1 to 10000", ...(hint === undefined ? {} : { hint }) });
+}
+
+/**
+ * A flag with a short and a long name as the user typed it (`-j` or `--concurrency`), for its
+ * errors: `-j 0` answered `--concurrency: "0" ...` named a flag the user never wrote. The last
+ * that gives it wins, as its value does; `long` when argv has neither. Reads only up to `--`.
+ */
+export function typedFlagName(short: string, long: string, argv: readonly string[] = process.argv.slice(2)): string {
+  let typed = long;
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index] as string;
+    if (arg === "--") break;
+    if (arg === long || arg === short) {
+      typed = arg;
+      index++; // its value, whatever it looks like
+    } else if (arg.startsWith(`${long}=`)) typed = long;
+    else if (arg.startsWith(short)) typed = short; // -j4, -j=4
+  }
+  return typed;
 }
 
 /**

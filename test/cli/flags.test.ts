@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { concurrencyFlag } from "../../src/cli/flags.js";
+import { concurrencyFlag, typedFlagName } from "../../src/cli/flags.js";
 
 describe("concurrencyFlag (-j)", () => {
   it("takes a whole number from 1 to 10000 written in digits", () => {
@@ -22,5 +22,18 @@ describe("concurrencyFlag (-j)", () => {
   it("says how to write -j=4, which hands the flag \"=4\": a short flag takes its value after it or a space", () => {
     expect(() => concurrencyFlag("=4", undefined)).toThrow('--concurrency: "=4" is not a whole number from 1 to 10000 (write -j 4 or --concurrency=4: a short flag takes no =)');
     expect(() => concurrencyFlag("=x", undefined)).toThrow(/^--concurrency: "=x" is not a whole number from 1 to 10000$/);
+  });
+});
+
+describe("typedFlagName", () => {
+  it("is the short or long name the flag was last given by, the long one when it was not given", () => {
+    expect(typedFlagName("-j", "--concurrency", ["run", "ci.yaml", "-j", "0"])).toBe("-j");
+    expect(typedFlagName("-j", "--concurrency", ["run", "ci.yaml", "-j4"])).toBe("-j");
+    expect(typedFlagName("-j", "--concurrency", ["run", "ci.yaml", "--concurrency=x"])).toBe("--concurrency");
+    expect(typedFlagName("-j", "--concurrency", ["run", "-j", "2", "--concurrency", "x"])).toBe("--concurrency");
+    expect(typedFlagName("-j", "--concurrency", ["run", "ci.yaml"])).toBe("--concurrency");
+    // A value is not a flag, and nothing after "--" is one.
+    expect(typedFlagName("-j", "--concurrency", ["run", "--concurrency", "-j"])).toBe("--concurrency");
+    expect(typedFlagName("-j", "--concurrency", ["run", "--concurrency", "3", "--", "-j"])).toBe("--concurrency");
   });
 });

@@ -99,16 +99,33 @@ describe("taskq commands", () => {
     }
   });
 
+  it("a bad -j names the flag as it was typed: -j, or --concurrency", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
+    const said = async (...args: string[]): Promise<string> => {
+      const result = await runCli(["run", ws.file, ...args]);
+      expect(result.code).toBe(2);
+      return result.stderr;
+    };
+    expect(await said("-j", "0")).toBe('taskq: -j: "0" is not a whole number from 1 to 10000\n');
+    expect(await said("-j0")).toBe('taskq: -j: "0" is not a whole number from 1 to 10000\n');
+    expect(await said("--concurrency", "0")).toBe('taskq: --concurrency: "0" is not a whole number from 1 to 10000\n');
+    expect(await said("--concurrency=0")).toBe('taskq: --concurrency: "0" is not a whole number from 1 to 10000\n');
+    expect(await said("-j=4")).toBe('taskq: -j: "=4" is not a whole number from 1 to 10000 (write -j 4 or --concurrency=4: a short flag takes no =)\n');
+    // The last one given is the one whose value is used: it is the one named.
+    expect(await said("--concurrency", "2", "-j", "x")).toBe('taskq: -j: "x" is not a whole number from 1 to 10000\n');
+    expect(await said("-j", "2", "--concurrency", "x")).toBe('taskq: --concurrency: "x" is not a whole number from 1 to 10000\n');
+  });
+
   it("exits 2 on bad usage", async () => {
     expect((await runCli(["frobnicate"])).code).toBe(2);
     expect((await runCli(["run"])).code).toBe(2);
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     const bad = await runCli(["run", ws.file, "-j", "zero"]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("--concurrency");
+    expect(bad.stderr).toContain('-j: "zero"');
     // Checked before the file is read, as the other flags are: said first, not after the file's problems.
     const invalid = await workspace("tasks:\n  a: { run: 'true', needs: [] }\n");
-    expect(await runCli(["run", invalid.file, "-j", "0"])).toMatchObject({ code: 2, stdout: "", stderr: 'taskq: --concurrency: "0" is not a whole number from 1 to 10000\n' });
+    expect(await runCli(["run", invalid.file, "-j", "0"])).toMatchObject({ code: 2, stdout: "", stderr: 'taskq: -j: "0" is not a whole number from 1 to 10000\n' });
     // A misspelt flag gets its suggestion whether its value follows it or is joined by "=".
     for (const args of [["--ouput", "json"], ["--ouput=json"]]) {
       expect(await runCli(["run", ws.file, ...args])).toMatchObject({ code: 2, stderr: "taskq: unknown option '--ouput'\n(Did you mean --output?)\n" });
@@ -160,9 +177,9 @@ describe("taskq commands", () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     for (const value of [" 2", "2 ", "+2", " +2"]) {
       const run = await runCli(["run", ws.file, "-j", value, "--log-dir", ws.logs]);
-      expect(run, value).toMatchObject({ code: 2, stdout: "", stderr: `taskq: --concurrency: ${JSON.stringify(value)} is not a whole number from 1 to 10000 (digits alone, without a space or a sign: 2)\n` });
+      expect(run, value).toMatchObject({ code: 2, stdout: "", stderr: `taskq: -j: ${JSON.stringify(value)} is not a whole number from 1 to 10000 (digits alone, without a space or a sign: 2)\n` });
       const worker = await runCli(["worker", "-j", value, "--store", "postgres://u@127.0.0.1:1/x", "--log-dir", ws.logs]);
-      expect(worker, value).toMatchObject({ code: 2, stderr: `taskq: --concurrency: ${JSON.stringify(value)} is not a whole number from 1 to 10000 (digits alone, without a space or a sign: 2)\n` });
+      expect(worker, value).toMatchObject({ code: 2, stderr: `taskq: -j: ${JSON.stringify(value)} is not a whole number from 1 to 10000 (digits alone, without a space or a sign: 2)\n` });
     }
     for (const value of [" 9464", "+9464"]) {
       const port = await runCli(["worker", "--metrics-port", value, "--store", "postgres://u@127.0.0.1:1/x", "--log-dir", ws.logs]);
@@ -274,7 +291,7 @@ describe("taskq commands", () => {
       [["validate", ws.file, "extra"], "too many arguments for 'validate'. Expected 1 argument but got 2."],
       [["prune", "--logs"], "required option '--older-than <age>' not specified"],
       [["run", ws.file, "--log-dir"], "option '--log-dir <dir>' argument missing"],
-      [["run", ws.file, "-j", "0"], 'taskq: --concurrency: "0" is not a whole number from 1 to 10000'.slice("taskq: ".length)],
+      [["run", ws.file, "-j", "0"], 'taskq: -j: "0" is not a whole number from 1 to 10000'.slice("taskq: ".length)],
     ];
     for (const [args, message] of cases) {
       expect(await runCli(args), args.join(" ")).toMatchObject({ code: 2, stdout: "", stderr: `taskq: ${message}\n` });

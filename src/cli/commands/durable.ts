@@ -8,7 +8,7 @@ import { generateRunId } from "../../store/postgres/submit.js";
 import { RunNotFoundError } from "../../store/postgres/store-error.js";
 import { isTransientError } from "../../store/postgres/transient.js";
 import { newWorkerId, workerHostAndPid } from "../../store/postgres/worker-id.js";
-import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdArgument, runIdFlag, taskIdArgument, wholeNumberFlag, workflowFileArgument } from "../flags.js";
+import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdArgument, runIdFlag, taskIdArgument, typedFlagName, wholeNumberFlag, workflowFileArgument } from "../flags.js";
 import { escapeControls } from "../../escape-controls.js";
 import { oneLine } from "../one-line.js";
 import { toJson } from "../output.js";
@@ -226,7 +226,7 @@ export async function workerCommand(flags: Flags): Promise<number> {
   const workerId = newWorkerId();
   const options = {
     workerId,
-    concurrency: concurrencyFlag(flags.concurrency, undefined),
+    concurrency: concurrencyFlag(flags.concurrency, undefined, typedFlagName("-j", "--concurrency")),
     shutdownTimeoutMs: durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s"),
     killGraceMs: durationFlag("--kill-grace", flags.killGrace ?? "5s"),
     logRoot: logDirFlag(flags.logDir),

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { UsageError } from "../../errors.js";
-import { durationFlag, concurrencyFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdFlag, workflowFileArgument } from "../flags.js";
+import { durationFlag, concurrencyFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdFlag, typedFlagName, workflowFileArgument } from "../flags.js";
 import type { OutputMode } from "../render/index.js";
 
 
@@ -35,7 +35,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   if (local && typeof flags.storeSchema === "string") throw new UsageError("--store-schema needs a store (--store or TASKQ_STORE): a local run keeps nothing in PostgreSQL");
   const leaseMs = flags.lease === undefined ? undefined : leaseFlag(flags.lease);
   // A -j given is checked before the file is read, as the other flags are: `-j 0` is said first, not after the file's problems.
-  const requestedConcurrency = flags.concurrency === undefined ? undefined : concurrencyFlag(flags.concurrency, undefined);
+  const requestedConcurrency = flags.concurrency === undefined ? undefined : concurrencyFlag(flags.concurrency, undefined, typedFlagName("-j", "--concurrency"));
   if (!local) {
     // The store's URL and schema, checked as the run checks them before it connects: a --dry-run
     // is refused what the run would be refused (a mysql:// URL, a schema name it cannot have).
