@@ -54,13 +54,15 @@ const UNIT_NAMES: Record<string, (typeof UNITS)[number]> = {
 export function durationMistake(text: string): string | undefined {
   if (DURATION_PATTERN.test(text)) return undefined;
   const value = text.trim();
+  // " 5s" (a space a shell variable slipped in): refused, with the duration meant, by every flag and field alike.
+  if (value !== text && DURATION_PATTERN.test(value)) return `write it without spaces: ${value}`;
   if (/^-\s*\d/.test(value)) return "a duration cannot be negative";
   // `.5s`, `1.m`: a point with no digit on one side, which the pattern does not take; `1,5s`: a decimal comma.
   const points = value.replace(/(^|\D)\.(\d)/g, "$10.$2").replace(/(\d)\.(?!\d)/g, "$1");
   if (points !== value && DURATION_PATTERN.test(points)) return `write ${points}: a number's point needs a digit on each side`;
   const comma = value.replace(/(\d),(\d)/g, "$1.$2");
   if (comma !== value && DURATION_PATTERN.test(comma)) return `write ${comma}: a number's decimal mark is a point`;
-  const spaced = /\s/.test(value);
+  const spaced = /\s/.test(text);
   const joined = value.replace(/\s+/g, "");
   // `1m30`: a number without a unit after others.
   const bare = /^((?:\d+(?:\.\d+)?[A-Za-z]+)+)(\d+(?:\.\d+)?)$/.exec(joined);

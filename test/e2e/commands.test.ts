@@ -171,6 +171,25 @@ describe("taskq commands", () => {
     expect(existsSync(ws.logs)).toBe(false);
   });
 
+  it("every duration flag refuses spaces around its value, naming the duration meant; --older-than no longer trims them without a word", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
+    const durations = "a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days";
+    for (const [flag, value, meant] of [
+      ["--kill-grace", " 5s", "5s"],
+      ["--shutdown-timeout", "10s ", "10s"],
+      ["--kill-grace", " 30", "30"],
+    ] as const) {
+      expect(await runCli(["run", ws.file, flag, value, "--log-dir", ws.logs])).toMatchObject({ code: 2, stdout: "", stderr: `taskq: ${flag}: ${JSON.stringify(value)} is not ${durations} (write it without spaces: ${meant})\n` });
+    }
+    const lease = await runCli(["worker", "--store", "postgres://u@127.0.0.1:1/x", "--lease", " 30s", "--log-dir", ws.logs]);
+    expect(lease).toMatchObject({ code: 2, stderr: 'taskq: --lease: " 30s" is not a duration like 30s, 5m or 1h, from 1s to 24h (write it without spaces: 30s)\n' });
+    for (const [value, meant] of [[" 7d", ": 7d"], ["12h ", ": 12h"], [" 400d", ": 400d"], [" 7", ""]] as const) {
+      const prune = await runCli(["prune", "--logs", "--log-dir", ws.logs, "--older-than", value]);
+      expect(prune, value).toMatchObject({ code: 2, stdout: "", stderr: `taskq: --older-than: ${JSON.stringify(value)} is not an age like 7d, 12h or 30m (write it without spaces${meant})\n` });
+    }
+    expect(existsSync(ws.logs)).toBe(false);
+  });
+
   // `-j ' 2'` ran at 2 where `-j +2` was refused: every integer flag takes digits alone, and a value
   // off by a space or a sign is refused naming the flag, the value and the number meant; nothing runs.
   it("the integer flags (-j, --metrics-port) take digits alone, by one rule: a space or a sign is a usage error naming the flag, the value and the number meant", async () => {

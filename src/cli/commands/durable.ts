@@ -442,7 +442,13 @@ async function pruneLogs(logRoot: string, olderThanMs: number, flags: Flags): Pr
  * a prune of what is 30 seconds old deletes nearly everything.
  */
 function ageFlag(value: unknown): number {
-  const text = typeof value === "string" ? value.trim() : "";
+  const text = typeof value === "string" ? value : "";
+  // " 7d" was trimmed without a word where every other duration flag refused it: refused too, with the age meant.
+  const meant = text.trim();
+  if (meant !== text && meant !== "") {
+    const valid = !failsWith(() => ageFlag(meant));
+    throw new UsageError(`--older-than: ${JSON.stringify(value)} is not an age like 7d, 12h or 30m (write it without spaces${valid ? `: ${meant}` : ""})`);
+  }
   const days = /^(\d+)d$/.exec(text);
   if (days !== null) {
     if (Number(days[1]) <= MAX_AGE_DAYS) return Number(days[1]) * 86_400_000;
@@ -454,8 +460,17 @@ function ageFlag(value: unknown): number {
   if (ms !== undefined) return ms;
   // Written as an age, but past any duration's 30 days: only whole days go further.
   if (written) throw new UsageError(`--older-than: ${JSON.stringify(value)} is more than 30 days: write a longer age in whole days, up to ${MAX_AGE_DAYS}d`);
-  const mistake = typeof value === "string" ? durationMistake(value.trim()) : undefined;
+  const mistake = typeof value === "string" ? durationMistake(value) : undefined;
   throw new UsageError(`--older-than: ${JSON.stringify(value)} is not an age like 7d, 12h or 30m${mistake === undefined ? "" : ` (${mistake})`}`);
+}
+
+function failsWith(check: () => unknown): boolean {
+  try {
+    check();
+    return false;
+  } catch {
+    return true;
+  }
 }
 
 /** The longest --older-than in whole days (273 years): any other unit stops at a duration's 30 days. */
