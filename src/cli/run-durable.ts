@@ -76,8 +76,11 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     // Its exit code as its summary says it, as for a run submitted again while it ran: 0 only once it succeeded.
     if (state !== "running" && early === undefined) return await printRunSummary(store, runId, { color: options.color, json: options.json });
     let stopped: { exitCode: number; interrupted?: NodeJS.Signals; workerId?: string };
-    /** The tasks its worker gave back as it stopped: a stop by a signal cancels them as aborted by the shutdown. */
-    const aborted: string[] = [];
+    /**
+     * The tasks its worker gave back as it stopped, each with the last lines its attempt wrote: a stop by a signal
+     * cancels them as aborted by the shutdown, and the summary gives each its log and those lines, as a local run's does.
+     */
+    const aborted = new Map<string, string[]>();
     if (early !== undefined) {
       // No worker starts: the run ends below as one stopped later does, the same 3 s given to its cancel and summary.
       const message = `${early} received while the run was being submitted: it is cancelled before this process runs any of its tasks`;
@@ -88,14 +91,14 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       const onEvent = (event: WorkerEvent): void => {
         taskEnds.tell(event);
         // Given back as the worker stopped: its attempt ran, and the stop cut it short.
-        if (event.type === "released" && event.task.runId === runId) aborted.push(event.task.key);
+        if (event.type === "released" && event.task.runId === runId) aborted.set(event.task.key, event.tail ?? []);
       };
       // Its own run's tasks only: another run's would run here with this process's environment (a CI job's secrets).
       stopped = await runWorker(store, { ...options, runId, fitted, onEvent, until: () => untilFinished(store, runId, taskEnds.next) });
     }
     const { exitCode, interrupted, workerId } = stopped;
     // Where this process ran none of the run's tasks (stopped while submitting), its logs are the workers'.
-    const local = workerId === undefined ? undefined : ({ logDir: path.join(options.logRoot, runId), workerId } satisfies LocalLogs);
+    const local = workerId === undefined ? undefined : ({ logDir: path.join(options.logRoot, runId), workerId, cutShort: aborted } satisfies LocalLogs);
     const summaryOptions = { color: options.color, json: options.json, ...(local === undefined ? {} : { local }) };
     if (exitCode === 0) return await printRunSummary(store, runId, summaryOptions);
     // Stopped (a signal, a lost lease): the summary if the database gives it soon, and the stop's exit code either way.
@@ -106,7 +109,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     const end = async (): Promise<void> => {
       if (interrupted !== undefined) {
         // As a local run's shutdown ends what it stopped: each task the shutdown's, none a dependency's.
-        tellCancelled(runId, await store.cancelRun(runId, undefined, { shutdown: { aborted } }), options.json);
+        tellCancelled(runId, await store.cancelRun(runId, undefined, { shutdown: { aborted: [...aborted.keys()] } }), options.json);
         cancelled = true;
       }
       summaryCode = await printRunSummary(store, runId, { ...summaryOptions, ...(interrupted === undefined ? {} : { interrupted }) });

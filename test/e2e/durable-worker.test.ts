@@ -652,8 +652,10 @@ describe("taskq run --store", () => {
     expect(result.stderr).toBe("");
     expect(result.stdout).toContain(`run ${runId} stopped: cancelled 3 tasks that had not started or were given back\n`);
     expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 3 cancelled in \S+ \(interrupted by SIGINT\)/);
-    // As a local run's shutdown says it: the task it cut short first, then those it did not start.
-    expect(result.stdout).toContain("Cancelled (3):\n  - first: aborted by shutdown\n  - other: shutdown: not started\n  - later: shutdown: not started\n");
+    // As a local run's shutdown says it: the task it cut short first, with its log here and its last lines, then those it did not start.
+    expect(result.stdout).toContain(
+      `Cancelled (3):\n  - first: aborted by shutdown\n    log: ${path.join(ws.logs, runId, "first.log")}\n    last line:\n      started\n  - other: shutdown: not started\n  - later: shutdown: not started\n`,
+    );
     const status = await store.runStatus(runId);
     expect(status.state).toBe("cancelled");
     expect(status.tasks.map((row) => [row.key, row.state, row.attempts])).toEqual([
@@ -685,12 +687,14 @@ describe("taskq run --store", () => {
       return (JSON.parse(result.stdout.trim().split("\n").at(-1)!) as { cancelled: unknown[] }).cancelled;
     };
     const withLog = await interrupted(["--store", ""]);
-    // A local run also gives the task it cut short its log and last lines; a stored run gives its lease back, the attempt not counted, and has none to give.
+    // Each gives the task it cut short its log and last lines (a stored run's from its own worker, which gave the lease back: the store has none).
     expect(withLog.at(-1)).toMatchObject({ id: "first", logFile: expect.stringMatching(/\/first\.log$/), tail: ["started"] });
-    const local = withLog.map((line) => {
-      const { logPath: _path, logFile: _file, tail: _tail, ...rest } = line as Record<string, unknown>;
-      return rest;
-    });
+    const withoutLog = (cancelled: unknown[]) =>
+      cancelled.map((line) => {
+        const { logPath: _path, logFile: _file, tail: _tail, ...rest } = line as Record<string, unknown>;
+        return rest;
+      });
+    const local = withoutLog(withLog);
     expect(local).toEqual([
       { id: "other", reason: "shutdown", message: "shutdown: not started" },
       { id: "later", reason: "shutdown", message: "shutdown: not started" },
@@ -699,7 +703,17 @@ describe("taskq run --store", () => {
     const runId = newRunId("interrupted-json");
     // The order aside (a local run lists them as they ended), the same tasks, reasons and words.
     const byId = (cancelled: unknown[]) => [...(cancelled as { id: string }[])].sort((a, b) => a.id.localeCompare(b.id));
-    expect(byId(await interrupted(["--run-id", runId]))).toEqual(byId(local));
+    const stored = await interrupted(["--run-id", runId]);
+    expect(stored.find((line) => (line as { id: string }).id === "first")).toEqual({
+      id: "first",
+      reason: "shutdown",
+      message: "aborted by shutdown",
+      running: true,
+      logPath: path.join(ws.logs, runId, "first.log"),
+      logFile: `${runId}/first.log`,
+      tail: ["started"],
+    });
+    expect(byId(withoutLog(stored))).toEqual(byId(local));
     expect(byId((JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { cancelled: unknown[] }).cancelled)).toEqual(byId(local));
     expect((await taskq(["status", runId])).stdout).toContain("Cancelled (3):\n  - first: aborted by shutdown\n  - other: shutdown: not started\n  - later: shutdown: not started\n");
   });

@@ -494,6 +494,8 @@ export interface LocalLogs {
   logDir: string;
   /** This process's worker id: the tasks it ran last have their logs in `logDir`. */
   workerId: string;
+  /** The tasks its worker's stop cut short and gave back, each with the last lines its attempt wrote. */
+  cutShort?: ReadonlyMap<string, readonly string[]>;
 }
 
 /** Prints a durable run's summary with the same text as a local run (of `read`, a status already read, else of one read now); returns the exit code it implies. */
@@ -553,10 +555,21 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
         ...(t.cancelledBy !== null ? { dependency: t.cancelledBy } : {}),
         message: t.cancelReason ?? "cancelled",
         ...(t.cancelledRunning === true ? { running: true as const } : {}),
+        ...cutShortLines(status.runId, t, local),
       })),
     ...(status.state === "running" ? { running: runningLines(status) } : {}),
     exitCode: status.state === "succeeded" ? 0 : 1,
   };
+}
+
+/**
+ * A task this process's stop cut short, as a local run's summary gives one: its log here and the last lines its
+ * attempt wrote. Given back, its attempt is not counted, and the store has neither: only this process knows them.
+ */
+function cutShortLines(runId: string, t: TaskStatusRow, local: LocalLogs | undefined): { logPath?: string; logFile?: string; tail?: string[] } {
+  const tail = t.cancelledRunning === true ? local?.cutShort?.get(t.key) : undefined;
+  if (local === undefined || tail === undefined) return {};
+  return { logPath: path.join(local.logDir, `${t.key}.log`), logFile: `${runId}/${t.key}.log`, tail: [...tail] };
 }
 
 /**

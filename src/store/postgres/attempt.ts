@@ -160,7 +160,8 @@ export class Attempt {
         this.#settled = true;
         if (released) {
           this.#options.metrics.completions.inc({ outcome: "released" });
-          this.#options.emit({ type: "released", task: this.task });
+          // Where the stop cut the attempt short: its last lines, as a local run's summary gives a task it cut short.
+          this.#options.emit({ type: "released", task: this.task, tail: this.#lastLines() });
         }
         return released;
       },
@@ -299,6 +300,15 @@ export class Attempt {
       emit({ type: "db-error", operation: "heartbeat", error, retrying: true });
     }
     if (this.#heartbeat !== undefined) this.#scheduleHeartbeat();
+  }
+
+  /** The attempt's last lines so far: none before the handler gave a way to read them, or where reading them failed. */
+  #lastLines(): string[] {
+    try {
+      return this.#readTail?.() ?? [];
+    } catch {
+      return [];
+    }
   }
 
   /** The attempt's last lines, when they differ from what the last renewal stored. */

@@ -40,7 +40,11 @@ export type WorkerEvent =
    * worker the task is leased to now or was last run by, as the database said then (null: none; absent: not asked, or no answer).
    */
   | { type: "finished"; task: LeasedTask; outcome: Outcome; result: CompletionResult | false; durationMs: number; takenBy?: string | null }
-  | { type: "released"; task: LeasedTask }
+  /**
+   * Given back as the worker stopped, the attempt not counted. `tail`: where an attempt the stop cut short was given
+   * back, the last lines it wrote (none where it wrote none); absent for a lease never started.
+   */
+  | { type: "released"; task: LeasedTask; tail?: string[] }
   /** Leased to this worker by a round trip whose reply was lost, so never started: given back, the attempt not counted. */
   | { type: "stray-released"; runId: string; key: string }
   | { type: "lease-lost"; task: LeasedTask; why: LeaseLost }
