@@ -63,11 +63,13 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     const tasks = workflow.tasks.length;
     if (options.json) {
       // Every line is a JSON object, these too (as a local run's first event and its notes), as `submit --output json` writes them.
-      process.stdout.write(submitRecords(workflow, submitted, store.description, [], state).map((record) => `${toJson(record)}\n`).join(""));
+      process.stdout.write(submitRecords(workflow, submitted, store, [], state).map((record) => `${toJson(record)}\n`).join(""));
     } else {
       const notes = [...submitNotes(workflow.notes, submitted), ...(state === "running" ? [] : [endedNote(runId, state)])];
       // An existing run id adds only the tasks that are new: "submitted: 3 tasks" would say all three were.
-      const head = submitted.created ? `run ${runId} submitted to ${store.description}: ${tasks} task${tasks === 1 ? "" : "s"}` : resubmitted(submitted, ` to ${store.description}`);
+      // The schema named, as a worker's first line names it: a worker given another one never runs the run.
+      const where = `${store.description} (schema ${JSON.stringify(store.schema)})`;
+      const head = submitted.created ? `run ${runId} submitted to ${where}: ${tasks} task${tasks === 1 ? "" : "s"}` : resubmitted(submitted, ` to ${where}`);
       // Timed, the notes in the `note` column, as the worker's lines that follow (and a local run's plain lines).
       // Through oneLine, as submit's: a note may quote the file (a cwd's folder, written out).
       process.stdout.write(`${clock()} ${head}\n${notes.map((note) => `${clock()} note    ${oneLine(note)}\n`).join("")}`);

@@ -148,7 +148,8 @@ tasks:
     const ok = await taskq(["run", good, ...storeFlags, "--run-id", goodId], { TASKQ_STORE: "" });
     expect(ok.stderr).toBe("");
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} run ${goodId} submitted to postgres://postgres:\\*\\*\\*@`));
+    // The schema named, as a worker's first line names it: a worker given another one never runs the run.
+    expect(ok.stdout).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} run ${goodId} submitted to postgres://postgres:\\*\\*\\*@\\S+ \\(schema "${SCHEMA}"\\): 2 tasks\n`));
     expect(ok.stdout).toMatch(/Summary: 2 succeeded, 0 failed, 0 cancelled/);
     expect(starts(ok.stdout, goodId)).toHaveLength(2);
     // In causal order: b, unblocked and leased in the round trip that recorded a, starts after a's `ok`.
@@ -161,7 +162,7 @@ tasks:
     const again = await taskq(["run", good, ...storeFlags, "--run-id", goodId, "--output", "tty"], { TASKQ_STORE: "" });
     expect(again.stderr).toBe("note: --output tty: a run with a store prints plain lines, not the live board (that is for local runs)\n");
     expect(again.code).toBe(0);
-    expect(again.stdout).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} run ${goodId} already submitted to postgres://postgres:\\*\\*\\*@\\S+: 0 new tasks, 2 kept\n`));
+    expect(again.stdout).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} run ${goodId} already submitted to postgres://postgres:\\*\\*\\*@\\S+ \\(schema "${SCHEMA}"\\): 0 new tasks, 2 kept\n`));
     expect(starts(again.stdout, goodId)).toHaveLength(0);
     expect(again.stdout).toMatch(/Summary: 2 succeeded/);
 
@@ -200,7 +201,7 @@ tasks:
       .split("\n")
       .map((line) => JSON.parse(line) as { event: string; runId?: string; id?: string; attempt?: number; stream?: string; text?: string });
     // Every line is JSON, the first one too: the run, where it was submitted (no password).
-    expect(records[0]).toMatchObject({ event: "run", runId, file, store: expect.stringMatching(/^postgres:\/\/postgres:\*\*\*@/), tasks: 1 });
+    expect(records[0]).toMatchObject({ event: "run", runId, file, store: expect.stringMatching(/^postgres:\/\/postgres:\*\*\*@/), schema: SCHEMA, tasks: 1 });
     // Each with its time, as a local run's records, the summary too.
     expect(records.filter((record) => !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(String((record as { ts?: unknown }).ts)))).toEqual([]);
     expect(records.at(-1)).toMatchObject({ event: "summary", runId, state: "succeeded" });
@@ -1789,7 +1790,7 @@ tasks:
     const run = await taskq(["run", file, "--run-id", runId, "--log-dir", ws.logs]);
     expect(run).toMatchObject({ code: 1, stderr: "" });
     expect(run.stdout).toMatch(
-      new RegExp(`^\\S+ run ${runId} already submitted to \\S+: 0 new tasks, 2 kept\n\\S+ note {4}${escaped(cancelled)}\n\nSummary: 0 succeeded, 0 failed, 2 cancelled in `),
+      new RegExp(`^\\S+ run ${runId} already submitted to \\S+ \\(schema "${SCHEMA}"\\): 0 new tasks, 2 kept\n\\S+ note {4}${escaped(cancelled)}\n\nSummary: 0 succeeded, 0 failed, 2 cancelled in `),
     );
     const runJson = await taskq(["run", file, "--run-id", runId, "--log-dir", ws.logs, "--output", "json"]);
     expect(runJson.code).toBe(1);
@@ -1834,7 +1835,7 @@ tasks:
     const run = await taskq(["run", file, "--log-dir", ws.logs, "--run-id", runId]);
     expect(run.code).toBe(0);
     // Timed, as every other line of run --store's plain output and of a local run's: the notes in the `note` column.
-    expect(run.stdout).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} run ${runId} submitted to \\S+: 1 task\n`));
+    expect(run.stdout).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} run ${runId} submitted to \\S+ \\(schema "${SCHEMA}"\\): 1 task\n`));
     expect(run.stdout.split("\n")[1]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} note {4}/);
     expect(run.stdout.split("\n")[1]!.replace(/^\S+ note {4}/, "note: ")).toBe(note);
     expect((await taskq(["cancel", submitted.stdout.trim()])).code).toBe(0);
@@ -1869,7 +1870,7 @@ tasks:
     };
     const first = await records([file]);
     expect(first).toEqual([
-      { ts: expect.any(String), event: "run", runId, file, store: expect.stringMatching(/^postgres:\/\/postgres:\*\*\*@/), tasks: 1, added: 1, kept: 0, state: "running" },
+      { ts: expect.any(String), event: "run", runId, file, store: expect.stringMatching(/^postgres:\/\/postgres:\*\*\*@/), schema: SCHEMA, tasks: 1, added: 1, kept: 0, state: "running" },
       { ...validNote, ts: expect.any(String) },
     ]);
     // Again with another priority: the note on the kept task is a record too.

@@ -103,7 +103,7 @@ function submitted(workflow: Workflow, result: SubmitResult, state: RunState, st
     const code = state === "running" || state === "succeeded" ? 0 : 1;
     if (flags.output === "json") {
       // NDJSON on stdout, as `run --store --output json` begins: the run's record, then the notes.
-      process.stdout.write(submitRecords(workflow, result, store.description, unlimited, state).map((record) => `${toJson(record)}\n`).join(""));
+      process.stdout.write(submitRecords(workflow, result, store, unlimited, state).map((record) => `${toJson(record)}\n`).join(""));
       return code;
     }
     // stdout is the run id alone (RUN=$(taskq submit ...)): what else there is to say goes to stderr.
@@ -143,13 +143,14 @@ function changeLost(done: string): void {
 
 /**
  * A submit told as JSON records (`submit --output json`, and the first lines of `run --store
- * --output json`): `run` (its id, file, store, tasks, and of them those added and kept as stored),
+ * --output json`): `run` (its id, file, store, schema, tasks, and of them those added and kept as stored),
  * then a `note` each, with `file`, `line` and `col` where it names a place in the file.
  */
-export function submitRecords(workflow: Workflow, result: SubmitResult, store: string, notes: readonly string[], state: RunState): Record<string, unknown>[] {
+export function submitRecords(workflow: Workflow, result: SubmitResult, store: Pick<PostgresStore, "description" | "schema">, notes: readonly string[], state: RunState): Record<string, unknown>[] {
   const ts = new Date().toISOString();
   const { runId, added, kept } = result;
-  const run = { ts, event: "run", runId, file: workflow.file, store, tasks: workflow.tasks.length, added, kept, state };
+  // Its schema too, as a worker's record has it: runs in another schema meet no worker of this one.
+  const run = { ts, event: "run", runId, file: workflow.file, store: store.description, schema: store.schema, tasks: workflow.tasks.length, added, kept, state };
   const ended = state === "running" ? [] : [endedNote(runId, state)];
   return [run, ...[...notes, ...submitNotes(workflow.notes, result), ...ended].map((message) => ({ ts, event: "note", ...noteFields(message, workflow.file) }))];
 }
