@@ -3,6 +3,7 @@ import type { PostgresStore } from "../store/postgres/index.js";
 import { schemaNames } from "../store/postgres/names.js";
 import { redactConnectionString } from "../store/postgres/redact.js";
 import { connectTimeoutOf } from "../store/postgres/timeouts.js";
+import { openUnlessStopped } from "./opening-stopped.js";
 
 export interface StoreFlags {
   store?: unknown;
@@ -107,6 +108,8 @@ export interface StoreOpenOptions {
   retryDroppedMs?: number;
   /** What `pg_stat_activity` names the command's connections (`taskq status <run>`), unless the user names them (see PostgresStoreOptions). */
   applicationName?: string;
+  /** A command that opens the store to submit (submit, run --store): a signal while it opens stops it (see openUnlessStopped). */
+  toSubmit?: boolean;
 }
 
 /**
@@ -115,7 +118,11 @@ export interface StoreOpenOptions {
  * dead-letters, redrive, prune): a schema without a store is an error that names it, not a
  * new empty store.
  */
-export async function openStore(flags: StoreFlags, options: StoreOpenOptions = {}): Promise<PostgresStore> {
+export function openStore(flags: StoreFlags, options: StoreOpenOptions = {}): Promise<PostgresStore> {
+  return options.toSubmit === true ? openUnlessStopped(() => openStoreNow(flags, options)) : openStoreNow(flags, options);
+}
+
+async function openStoreNow(flags: StoreFlags, options: StoreOpenOptions): Promise<PostgresStore> {
   const url = storeUrl(flags);
   const schema = storeSchema(flags);
   const { PostgresStore } = await import("../store/postgres/index.js").catch((error: unknown) => {

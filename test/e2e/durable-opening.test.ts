@@ -1,0 +1,75 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type pg from "pg";
+import { startCli, workspace } from "../helpers/cli.js";
+import { eventually } from "../helpers/processes.js";
+import { createPool, DATABASE_URL, dropSchema } from "../store/helpers.js";
+
+/** The first key of the advisory lock a migration takes (see migrations.ts): held here, a store being made waits for it. */
+const MIGRATION_LOCK_CLASS = 0x7461_736b;
+
+describe("a signal while submit or run --store opens the store", () => {
+  let pool: pg.Pool;
+  let ws: { dir: string; file: string; logs: string };
+  const schemas: string[] = [];
+
+  beforeAll(async () => {
+    pool = createPool(4);
+    ws = await workspace("tasks:\n  a: { run: echo a }\n");
+  });
+
+  afterAll(async () => {
+    await pool.end();
+    for (const schema of schemas) await dropSchema(schema);
+  });
+
+  /**
+   * Starts `args` on a schema with no store yet while this test holds the lock its migration takes, so that the
+   * command is still opening the store when it is sent `signal`; returns what it did and whether a run was stored.
+   */
+  async function stopWhileOpening(args: string[], signal: NodeJS.Signals) {
+    const schema = `opening_${randomBytes(4).toString("hex")}`;
+    schemas.push(schema);
+    const holder = await pool.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [MIGRATION_LOCK_CLASS, schema]);
+      const cli = startCli(args, { cwd: ws.dir, env: { TASKQ_STORE: DATABASE_URL, TASKQ_STORE_SCHEMA: schema } });
+      // Its migration waits for the lock: the command is opening the store, and stays there until told otherwise.
+      const waiting = async () =>
+        (await pool.query("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = $1", [MIGRATION_LOCK_CLASS])).rows.length > 0;
+      expect(await eventually(waiting, 20_000)).toBe(true);
+      cli.child.kill(signal);
+      const result = await cli.done;
+      await holder.query("COMMIT");
+      // Its migration was rolled back with its connection: no store, so no run, in the schema.
+      const tables = await pool.query<{ runs: string | null }>("SELECT to_regclass($1) AS runs", [`"${schema}".runs`]);
+      const runs = tables.rows[0]?.runs === null ? 0 : Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".runs`)).rows[0]?.n);
+      return { result, runs };
+    } finally {
+      await holder.query("ROLLBACK").catch(() => undefined);
+      holder.release();
+    }
+  }
+
+  it("submit stopped by SIGINT says so, exits 130 and submits nothing", async () => {
+    const { result, runs } = await stopWhileOpening(["submit", "workflow.yaml"], "SIGINT");
+    expect({ code: result.code, signal: result.signal, stdout: result.stdout }).toEqual({ code: 130, signal: null, stdout: "" });
+    expect(result.stderr).toBe("taskq: SIGINT received while the store was being opened: stopped; nothing was submitted\n");
+    expect(runs).toBe(0);
+  });
+
+  it("run --store stopped by SIGTERM says so, exits 143 and submits nothing", async () => {
+    const { result, runs } = await stopWhileOpening(["run", "workflow.yaml", "--store", DATABASE_URL, "--log-dir", ws.logs], "SIGTERM");
+    expect({ code: result.code, signal: result.signal, stdout: result.stdout }).toEqual({ code: 143, signal: null, stdout: "" });
+    expect(result.stderr).toBe("taskq: SIGTERM received while the store was being opened: stopped; nothing was submitted\n");
+    expect(runs).toBe(0);
+  });
+
+  it("submit --output json stopped by SIGTERM writes an error record", async () => {
+    const { result, runs } = await stopWhileOpening(["submit", "workflow.yaml", "--output", "json"], "SIGTERM");
+    expect(result.code).toBe(143);
+    expect(JSON.parse(result.stdout)).toMatchObject({ event: "error", code: "INTERRUPTED", exitCode: 143, message: "SIGTERM received while the store was being opened: stopped; nothing was submitted" });
+    expect(runs).toBe(0);
+  });
+});
