@@ -51,3 +51,17 @@ export async function withRetry<T>(operation: () => Promise<T>, options: RetryOp
     }
   }
 }
+
+/**
+ * True for a statement the database refused: its answer, an error of severity ERROR (a read-only standby's
+ * 25006, a statement timeout, a lock it could not get), means the statement was rolled back and committed
+ * nothing, on a connection that lives on. Not for a connection lost or ended (FATAL) with the statement on
+ * its way, whose commit may have happened, its reply lost. Looked for through the store's wrapping (`cause`).
+ */
+export function isRefusal(error: unknown): boolean {
+  for (let seen = error, depth = 0; typeof seen === "object" && seen !== null && depth < 4; seen = (seen as { cause?: unknown }).cause, depth++) {
+    const { code, severity } = seen as { code?: unknown; severity?: unknown };
+    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return severity === "ERROR";
+  }
+  return false;
+}

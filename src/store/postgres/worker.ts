@@ -6,6 +6,7 @@ import { serveMetrics } from "./metrics-server.js";
 import type { PostgresStore } from "./store.js";
 import { SWEEP_BATCH } from "./sweep.js";
 import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
+import { isRefusal } from "./transient.js";
 import { Wakeup } from "./wakeup.js";
 import { newWorkerId } from "./worker-id.js";
 import { WorkerMetrics } from "./worker-metrics.js";
@@ -327,7 +328,8 @@ export class PostgresWorker {
         } catch (error) {
           // Each attempt retries its own record (see Attempt); the lease waits for the backoff. The round trip
           // may have committed, its reply lost: what it leased is given back once the database answers again.
-          this.#strays = true;
+          // Not one the database refused, which committed nothing: a release would only be refused in its turn.
+          if (!isRefusal(error)) this.#strays = true;
           for (const entry of batch) entry.reject(error);
           this.#dbError("lease", error, true);
           waitMs = Math.min(100 * 2 ** failures++, pollMs);

@@ -1,0 +1,41 @@
+import { randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { migrate } from "../../src/store/postgres/migrations.js";
+import { PostgresStore } from "../../src/store/postgres/store.js";
+import { PostgresWorker } from "../../src/store/postgres/worker.js";
+import type { WorkerEvent } from "../../src/store/postgres/worker-types.js";
+import { createPool, DATABASE_URL, uniqueSchema, until } from "./helpers.js";
+
+describe("PostgresWorker on a database that refuses its leases", () => {
+  it("gives back no strays after a lease the database refused (it committed nothing): only the lease is tried again", async () => {
+    // A role that may read the store's migrations (it opens) but not its tasks: every lease is refused (42501), and so is every release.
+    const role = `taskq_refused_${randomBytes(4).toString("hex")}`;
+    const schema = uniqueSchema();
+    const admin = createPool(1);
+    const url = new URL(DATABASE_URL);
+    url.username = role;
+    url.password = "";
+    let store: PostgresStore | undefined;
+    let worker: PostgresWorker | undefined;
+    try {
+      await migrate(admin, schema);
+      await admin.query(`CREATE ROLE ${role} LOGIN; GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT ON ${schema}.migrations TO ${role}`);
+      store = await PostgresStore.open({ connectionString: url.toString(), schema });
+      const events: WorkerEvent[] = [];
+      worker = new PostgresWorker({ store, concurrency: 1, leaseMs: 5_000, pollMs: 200, handler: async () => undefined, onEvent: (event) => events.push(event) });
+      await worker.start();
+      const failed = (operation: string) => events.filter((event) => event.type === "db-error" && event.operation === operation);
+      await until(() => failed("lease").length >= 4, 15_000);
+      expect(failed("lease")[0]).toMatchObject({ retrying: true, error: { message: expect.stringContaining("permission denied") } });
+      // Before, each refusal was taken for a reply lost, and a release of what it might have leased was tried, and refused, before every lease.
+      expect(failed("release")).toEqual([]);
+    } finally {
+      await worker?.stop({ deadlineMs: 1_000 });
+      await store?.close();
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.query(`DROP OWNED BY ${role}`).catch(() => undefined);
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end();
+    }
+  });
+});
