@@ -104,6 +104,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   /** A note: in plain lines, `plain` (the message, unless worded for them) in the `note` column, as a local run's (see PlainRenderer). */
   const printNote = (message: string, plain = message, fields: Record<string, unknown> = {}): void => print({ event: "note", ...fields, message }, `note    ${plain}`);
   let lostLease = false;
+  /** Set when the worker's first leases were refused for good (see the `store-unusable` event): it exits 1, saying why. */
+  let unusable: unknown;
   let interrupted: NodeJS.Signals | undefined;
   /** When the first signal came (monotonic): its stop, leftovers included, takes at most the time to finish and the kill grace. */
   let interruptedAt = 0;
@@ -182,6 +184,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       options.onEvent?.(event);
       if (event.type === "finished" && event.result === false && event.outcome.kind === "success") endLostLog(event.task, event.outcome.exitCode ?? 0, event.takenBy, worker.workerId);
       if (event.type === "orphans-recovered") for (const swept of event.tasks) endDeadWorkersLog(swept, worker.workerId);
+      if (event.type === "store-unusable") unusable = event.error;
       if (event.type === "stopping") {
         // A lease taken over stops the worker by itself: then this process stops it, as for a signal.
         if (event.reason === "lease-lost") {
@@ -326,6 +329,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   }
   const { workerId } = worker;
   if (interrupted !== undefined) return { exitCode: signalExitCode(interrupted), interrupted, workerId };
+  if (unusable !== undefined) throw unusableStore(unusable, store.schema);
   return { exitCode: lostLease ? 1 : 0, workerId };
 }
 
@@ -402,6 +406,20 @@ const SWEPT_WORDS: Record<SweptTask["state"], (attempt: number, maxAttempts: num
  * `leaseSource`: what sets the lease's length, for the user to look up: `worker`'s --lease; `run --store` has
  * no such flag.
  */
+/**
+ * A worker that could not lease once, for a reason no retry fixes: an error that says what is wrong and that it
+ * stopped, exit 1, where it used to try every few seconds for ever (and say so every 30 s), idle, as a supervisor
+ * restarting it would never learn.
+ */
+function unusableStore(error: unknown, schema: string): TaskqError {
+  const message = error instanceof Error ? error.message : String(error);
+  return new TaskqError(
+    "STORE_UNUSABLE",
+    `the worker cannot lease from the store in schema ${JSON.stringify(schema)}: ${message}; it stops rather than try again, as no retry fixes that`,
+    { cause: error, exitCode: 1 },
+  );
+}
+
 function describeEvent(event: WorkerEvent, print: (record: Record<string, unknown>, text: string) => void, leaseSource: string, dbErrors: DbErrorLines): void {
   switch (event.type) {
     case "started": {
@@ -494,6 +512,7 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       return;
     }
     case "deadline-passed": // told by the worker's onEvent, which knows the times
+    case "store-unusable": // said by the error the worker ends with
     case "stopping":
       return; // the signal's note or the LOST line said why; "stopped" comes once the tasks are ended or given back
     case "stopped":

@@ -65,3 +65,19 @@ export function isRefusal(error: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * SQLSTATEs that no retry fixes, of a store the worker cannot use at all: permission denied (42501), its schema
+ * (3F000), a table (42P01) or a function (42883) not there. Until an administrator changes the store, each try
+ * fails the same way.
+ */
+const UNUSABLE_STATES = new Set(["42501", "3F000", "42P01", "42883"]);
+
+/** The SQLSTATE of an error (or of its `cause`s) that says the store cannot be used as it is, else undefined. */
+export function unusableStoreState(error: unknown): string | undefined {
+  for (let seen = error, depth = 0; typeof seen === "object" && seen !== null && depth < 4; seen = (seen as { cause?: unknown }).cause, depth++) {
+    const code = (seen as { code?: unknown }).code;
+    if (typeof code === "string" && UNUSABLE_STATES.has(code)) return code;
+  }
+  return undefined;
+}

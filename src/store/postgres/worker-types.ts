@@ -72,8 +72,16 @@ export type WorkerEvent =
    * The worker leases no more: `stop` was called, or a lease was taken over (then its owner calls `stop`, which
    * lets the other running attempts finish). Events of the running attempts follow, and `stopped` last.
    */
-  | { type: "stopping"; reason: "requested" | "lease-lost" }
+  | { type: "stopping"; reason: StopReason }
   /** A stop's deadline has passed with `running` tasks still running: they are stopped now (their leases then given back). */
   | { type: "deadline-passed"; running: number }
   /** The worker's last event, once `stop` has ended: its attempts ended or were given back (or left: `leases-left`). */
-  | { type: "stopped"; reason: "requested" | "lease-lost" };
+  | { type: "stopped"; reason: StopReason }
+  /**
+   * The worker's first leases were refused for a reason no retry fixes (permission denied, a schema, table or
+   * function not there: see unusableStoreState): it stops, with `error`, rather than try for ever.
+   */
+  | { type: "store-unusable"; error: unknown };
+
+/** Why a worker stops: `stop` was called, a lease was taken over, or the store could not be used from the start. */
+export type StopReason = "requested" | "lease-lost" | "store-unusable";

@@ -6,11 +6,11 @@ import { serveMetrics } from "./metrics-server.js";
 import type { PostgresStore } from "./store.js";
 import { SWEEP_BATCH } from "./sweep.js";
 import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
-import { isRefusal } from "./transient.js";
+import { isRefusal, unusableStoreState } from "./transient.js";
 import { Wakeup } from "./wakeup.js";
 import { newWorkerId } from "./worker-id.js";
 import { WorkerMetrics } from "./worker-metrics.js";
-import type { TaskHandler, WorkerEvent } from "./worker-types.js";
+import type { StopReason, TaskHandler, WorkerEvent } from "./worker-types.js";
 
 /** A successful attempt waiting for the lease loop to record it. */
 interface PendingSuccess {
@@ -93,7 +93,9 @@ export class PostgresWorker {
   #loop: Promise<void> | undefined;
   #sweeper: Promise<void> | undefined;
   #unsubscribe: (() => void) | undefined;
-  #stopReason: "requested" | "lease-lost" | undefined;
+  #stopReason: StopReason | undefined;
+  /** Set once a lease round trip has been answered: an error no retry fixes stops the worker only before. */
+  #leasedOnce = false;
   readonly #stopDeadline = new Deadline();
   /** Until when a stop waits for its aborted handlers (see abortGraceMs). */
   readonly #abortGrace = new Deadline();
@@ -275,7 +277,7 @@ export class PostgresWorker {
     if (this.#failing.delete(operation)) this.#emit({ type: "db-recovered", operation });
   }
 
-  #halt(reason: "requested" | "lease-lost"): void {
+  #halt(reason: StopReason): void {
     if (this.#stopReason !== undefined) return;
     this.#stopReason = reason;
     this.#stopController.abort();
@@ -310,6 +312,7 @@ export class PostgresWorker {
           const sentAt = performance.now();
           const { completed, leased, nextDelayMs } = await store.completeAndLease(ended, this.workerId, free, leaseMs, { runId: this.#runId });
           failures = 0;
+          this.#leasedOnce = true;
           this.#dbAnswered("lease");
           batch.forEach((entry, i) => entry.resolve(completed[i] ?? false));
           // Each end this round trip recorded is told (its `finished` event) before a task it leased starts:
@@ -331,6 +334,13 @@ export class PostgresWorker {
           // Not one the database refused, which committed nothing: a release would only be refused in its turn.
           if (!isRefusal(error)) this.#strays = true;
           for (const entry of batch) entry.reject(error);
+          // Refused from the first lease on, as no retry fixes (a role without rights, a store not whole): said, and the worker
+          // stops, rather than try every few seconds for ever, idle, while the runs wait for a worker that works.
+          if (!this.#leasedOnce && unusableStoreState(error) !== undefined) {
+            this.#emit({ type: "store-unusable", error });
+            this.#halt("store-unusable");
+            break;
+          }
           this.#dbError("lease", error, true);
           waitMs = Math.min(100 * 2 ** failures++, pollMs);
         }
