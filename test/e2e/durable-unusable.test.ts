@@ -46,8 +46,18 @@ describe("taskq worker on a store it cannot use", () => {
     await admin.query(`DROP TABLE "${schema}".tasks CASCADE`);
     const result = await workerExit(DATABASE_URL, schema);
     expect({ code: result.code, signal: result.signal }).toEqual({ code: 1, signal: null });
-    expect(result.stderr).toMatch(new RegExp(`^taskq: the worker cannot lease from the store in schema "${schema}": .*does not exist.*; it stops rather than try again, as no retry fixes that\\n$`));
+    expect(result.stderr).toMatch(new RegExp(`^taskq: the worker cannot lease from the store in schema "${schema}": .*relation "${schema}\\.tasks" does not exist \\(schema "${schema}" no longer holds a whole taskq store: .*\\); it stops rather than try again, as no retry fixes that\\n$`));
   }, 40_000);
+
+  it("a table missing from a store that was made: status says the schema no longer holds a whole taskq store, and what to do", async () => {
+    const schema = await storeSchema();
+    await admin.query(`DROP TABLE "${schema}".runs CASCADE`);
+    const cli = startCli(["status", "some-run"], { cwd: ws.dir, env: { TASKQ_STORE: DATABASE_URL, TASKQ_STORE_SCHEMA: schema } });
+    const result = await cli.done;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`relation "${schema}.runs" does not exist (schema "${schema}" no longer holds a whole taskq store: part or all of it was dropped after it was made`);
+    expect(result.stderr).toContain(`drop it (DROP SCHEMA "${schema}" CASCADE, its runs lost) for submit, worker or run --store to make a new one)`);
+  });
 
   it("a role denied the store's tables: the worker says what to grant and exits 1", async () => {
     const schema = await storeSchema();

@@ -32,11 +32,31 @@ export class RunNotFoundError extends TaskqError {
  * Wraps a driver error in a TaskqError with a stable code; TaskqErrors pass through.
  * A time limit reached (see timeouts.ts) is said in words, with the limit.
  */
-export function toStoreError(operation: string, error: unknown, timeouts?: Timeouts): TaskqError {
+export function toStoreError(operation: string, error: unknown, timeouts?: Timeouts, schema?: string): TaskqError {
   if (error instanceof TaskqError) return error;
   const message = (timeouts === undefined ? undefined : describeTimeout(error, timeouts)) ?? (error instanceof Error ? error.message : String(error));
   const code: StoreErrorCode = isTransientError(error) ? "STORE_UNAVAILABLE" : "STORE_QUERY_FAILED";
-  return new TaskqError(code, `${operation} failed: ${message}${readOnlyHint(error)}`, { cause: error });
+  return new TaskqError(code, `${operation} failed: ${message}${readOnlyHint(error)}${notWholeHint(error, schema)}`, { cause: error });
+}
+
+/** SQLSTATEs of a table, and of a function, not there. */
+const UNDEFINED_TABLE = "42P01";
+const UNDEFINED_FUNCTION = "42883";
+
+/**
+ * A table or function of the store's own schema not there, in a schema whose migrations say it was made: someone
+ * dropped it (a cleanup, a restore of part of the database). No migration makes it again, as they are recorded as
+ * applied, and the server's words ("relation "taskq.tasks" does not exist") read as if taskq had never made it.
+ */
+function notWholeHint(error: unknown, schema: string | undefined): string {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  if (schema === undefined || (code !== UNDEFINED_TABLE && code !== UNDEFINED_FUNCTION) || typeof message !== "string") return "";
+  // Its own objects only: "relation "taskq.tasks"", "function taskq.complete_and_lease_v7(...)".
+  if (!message.includes(`"${schema}.`) && !message.includes(` ${schema}.`)) return "";
+  return (
+    ` (schema "${schema}" no longer holds a whole taskq store: part or all of it was dropped after it was made, and no migration makes that again;` +
+    ` restore the schema from a backup, or drop it (DROP SCHEMA "${schema}" CASCADE, its runs lost) for submit, worker or run --store to make a new one)`
+  );
 }
 
 /** SQLSTATE of "cannot execute UPDATE in a read-only transaction". */

@@ -431,7 +431,7 @@ export class PostgresStore {
    */
   #storeError(operation: string, error: unknown, timeouts: Timeouts): TaskqError {
     const ofTheStore = !(error instanceof TaskqError) && /permission denied for (table|sequence|function|schema) /.test(error instanceof Error ? error.message : "");
-    return (ofTheStore ? notUsable(error, this.schema, operation) : undefined) ?? toStoreError(operation, error, timeouts);
+    return (ofTheStore ? notUsable(error, this.schema, operation) : undefined) ?? toStoreError(operation, error, timeouts, this.schema);
   }
 
   /**
