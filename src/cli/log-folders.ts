@@ -5,6 +5,7 @@ import { TaskqError } from "../errors.js";
 import { makeDirectory } from "../make-directory.js";
 import { processExists, procStatFields } from "../process-exists.js";
 import { folderProblem } from "./folder-problem.js";
+import { fullPath } from "./full-path.js";
 
 /**
  * A run folder being written holds `.taskq-active-<pid>` (its content: the host's name, then
@@ -97,19 +98,6 @@ export function renewLogFolderHold(folder: string): void {
   if (!holds.has(marker)) return;
   stamped.delete(dir);
   writeMarker(dir, marker);
-}
-
-/**
- * The folder by its full path: a task may delete the folder taskq was started in, where a
- * relative path then leads nowhere, while the shell handler makes the log folder again by
- * its full path (path.resolve: Node keeps the current folder it was told at start).
- */
-function fullPath(folder: string): string {
-  try {
-    return path.resolve(folder);
-  } catch {
-    return folder; // the current folder was gone before Node was told it (uv_cwd): no full path to be had
-  }
 }
 
 function writeMarker(dir: string, marker: string): void {

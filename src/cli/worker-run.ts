@@ -30,6 +30,7 @@ import { leftoversGraceMs, leftoversNote } from "./leftovers-stop.js";
 import { pidOneNote } from "./pid-one.js";
 import { RunHandlers } from "./run-handlers.js";
 import { onShutdownSignals, secondSignal, shutdownSignals, signalExitCode } from "./signals.js";
+import { fullPath } from "./full-path.js";
 import { keepHeapSmall } from "./small-heap.js";
 import { smallThreadPool } from "./thread-pool.js";
 
@@ -246,9 +247,11 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   const server = options.metricsPort === undefined ? undefined : await listenForMetrics(worker, options.metricsPort, metricsHost);
   // The schema named too: a worker given a mistyped one serves an empty store of its own, idle, while the runs wait in the right one.
   const schema = store.schema;
+  // The log folder by its full path: a relative --log-dir (the default .taskq/logs) says nothing of where it is in a journal.
+  const logDir = fullPath(options.logRoot);
   print(
-    { event: "worker", workerId: worker.workerId, host: hostname(), pid: process.pid, store: store.description, schema, concurrency: fitted.concurrency },
-    `worker ${worker.workerId}: ${store.description} (schema ${JSON.stringify(schema)}), concurrency ${fitted.concurrency}`,
+    { event: "worker", workerId: worker.workerId, host: hostname(), pid: process.pid, store: store.description, schema, concurrency: fitted.concurrency, logDir },
+    `worker ${worker.workerId}: ${store.description} (schema ${JSON.stringify(schema)}), concurrency ${fitted.concurrency}, logs in ${logDir}`,
   );
   // (Not for `run --store`, whose run went to that schema: it serves only that run.)
   if (store.made && options.runId === undefined) printNote(`schema ${JSON.stringify(schema)} had no taskq store: this worker made an empty one; it runs only what is submitted to that schema (TASKQ_STORE_SCHEMA or --store-schema, as submit was given)`);

@@ -1589,7 +1589,7 @@ tasks:
       expect(planned).toBeGreaterThan(1);
       const real = await limited(limit, ["run", file, "-j", "200", "--log-dir", ws.logs]);
       expect(real.code).toBe(0);
-      expect({ limit, used: Number(/worker \S+: \S+ \(schema "[^"]+"\), concurrency (\d+)\n/.exec(real.stdout)?.[1]) }).toEqual({ limit, used: planned });
+      expect({ limit, used: Number(/worker \S+: \S+ \(schema "[^"]+"\), concurrency (\d+), logs in /.exec(real.stdout)?.[1]) }).toEqual({ limit, used: planned });
     }
   });
 

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { closeSync, existsSync, openSync } from "node:fs";
+import { closeSync, existsSync, openSync, realpathSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import path from "node:path";
@@ -277,11 +277,13 @@ tasks:
     expect(stderr).toBe("taskq: cannot write to stdout (ENOSPC); the worker goes on, and each task's output is in its log\n");
   });
 
-  it("its first line and worker record name the schema it serves, and a schema it had to make a store in is said so (a mistyped TASKQ_STORE_SCHEMA)", async () => {
+  it("its first line and worker record name the schema it serves and the full path of its log folder, and a schema it had to make a store in is said so (a mistyped TASKQ_STORE_SCHEMA)", async () => {
     const typo = `${SCHEMA}_typo`;
     try {
       for (const json of [false, true]) {
-        const cli = startCli(["worker", "--log-dir", ws.logs, "-j", "1", ...(json ? ["--output", "json"] : [])], { cwd: ws.dir, env: { ...ENV, TASKQ_STORE_SCHEMA: typo } });
+        // A relative --log-dir, as the default is: the first line names where it is.
+        const cli = startCli(["worker", "--log-dir", "rel-logs", "-j", "1", ...(json ? ["--output", "json"] : [])], { cwd: ws.dir, env: { ...ENV, TASKQ_STORE_SCHEMA: typo } });
+        const logDir = path.join(realpathSync(ws.dir), "rel-logs");
         workers.push(cli);
         const made = `schema "${typo}" had no taskq store: this worker made an empty one`;
         expect(await eventually(() => cli.stdout().includes(json ? '"event":"worker"' : made) || cli.child.exitCode !== null, 15_000)).toBe(true);
@@ -289,18 +291,18 @@ tasks:
         const lines = (await cli.done).stdout.trimEnd().split("\n");
         if (json) {
           const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-          expect(records[0]).toMatchObject({ event: "worker", store: expect.stringContaining("127.0.0.1") as unknown, schema: typo });
+          expect(records[0]).toMatchObject({ event: "worker", store: expect.stringContaining("127.0.0.1") as unknown, schema: typo, logDir });
           // Made by the first of the two workers: the second found the store there.
           expect(records.filter((record) => String(record.message).includes("had no taskq store"))).toEqual([]);
         } else {
-          expect(lines[0]).toMatch(new RegExp(`^\\S+ worker \\S+: postgres://\\S+ \\(schema "${typo}"\\), concurrency 1$`));
+          expect(lines[0]).toMatch(new RegExp(`^\\S+ worker \\S+: postgres://\\S+ \\(schema "${typo}"\\), concurrency 1, logs in ${logDir}$`));
           expect(lines[1]).toMatch(/^\S+ note {4}/);
           expect(lines[1]!.replace(/^\S+ /, "")).toBe(`note    ${made}; it runs only what is submitted to that schema (TASKQ_STORE_SCHEMA or --store-schema, as submit was given)`);
         }
       }
       // A worker in a schema that has a store names it, and says nothing of making one.
       const worker = await startWorker(["-j", "1"]);
-      expect(worker.stdout()).toContain(` (schema "${SCHEMA}"), concurrency 1\n`);
+      expect(worker.stdout()).toContain(` (schema "${SCHEMA}"), concurrency 1, logs in `);
       expect(worker.stdout()).not.toContain("had no taskq store");
     } finally {
       await store.pool.query(`DROP SCHEMA IF EXISTS "${typo}" CASCADE`);
