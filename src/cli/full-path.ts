@@ -13,3 +13,9 @@ export function fullPath(folder: string): string {
     return folder; // the current folder was gone before Node was told it (uv_cwd): no full path to be had
   }
 }
+
+/** A folder as given, with its full path after it when it was relative: `.taskq/logs (/srv/ci/.taskq/logs)`. */
+export function withFullPath(folder: string): string {
+  const full = fullPath(folder);
+  return full === folder || path.isAbsolute(folder) ? folder : `${folder} (${full})`;
+}

@@ -5,7 +5,7 @@ import { TaskqError } from "../errors.js";
 import { makeDirectory } from "../make-directory.js";
 import { processExists, procStatFields } from "../process-exists.js";
 import { folderProblem } from "./folder-problem.js";
-import { fullPath } from "./full-path.js";
+import { fullPath, withFullPath } from "./full-path.js";
 
 /**
  * A run folder being written holds `.taskq-active-<pid>` (its content: the host's name, then
@@ -168,7 +168,7 @@ export function checkLogRoot(root: string): void {
     makeDirectory(root);
     accessSync(root, constants.W_OK | constants.X_OK);
   } catch (error) {
-    throw new TaskqError("LOG_DIR", `cannot write to the log folder ${root}: ${folderProblem(error, root)}`, { cause: error, exitCode: 1 });
+    throw new TaskqError("LOG_DIR", `cannot write to the log folder ${withFullPath(root)}: ${folderProblem(error, root)}`, { cause: error, exitCode: 1 });
   }
 }
 

@@ -3,6 +3,7 @@ import path from "node:path";
 import { TaskqError } from "../errors.js";
 import { makeDirectory } from "../make-directory.js";
 import { folderProblem } from "./folder-problem.js";
+import { withFullPath } from "./full-path.js";
 
 /** Run ids tried before giving up: each taken one means another run started in the same second. */
 const ATTEMPTS = 32;
@@ -37,7 +38,7 @@ export function createRunFolder(logRoot: string, now: number, random: () => numb
     }
   } catch (error) {
     if (error instanceof TaskqError) throw error;
-    throw new TaskqError("LOG_DIR", `cannot create the log folder ${logDir}: ${folderProblem(error, logDir)}`, { cause: error, exitCode: 1 });
+    throw new TaskqError("LOG_DIR", `cannot create the log folder ${withFullPath(logDir)}: ${folderProblem(error, logDir)}`, { cause: error, exitCode: 1 });
   }
 }
 

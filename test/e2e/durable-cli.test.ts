@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { closeSync, existsSync, openSync } from "node:fs";
+import { closeSync, existsSync, openSync, realpathSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import path from "node:path";
@@ -1453,6 +1453,10 @@ tasks:
     const run = await taskq(["run", path.join(ws.dir, "no-logs.yaml"), "--store", SECRET_URL, "--store-schema", SCHEMA, "--log-dir", "/proc/nope", "--run-id", ownId]);
     expect(run).toMatchObject({ code: 1, stderr: "taskq: cannot write to the log folder /proc/nope: no such file or directory (ENOENT)\n" });
     await expect(store.runStatus(ownId)).rejects.toMatchObject({ code: "STORE_NOT_FOUND" });
+    // A relative one is named with the full path it resolved to: the worker's current folder may be anywhere (systemd's is /).
+    const upToProc = path.relative(realpathSync(ws.dir), "/proc/nope");
+    const relative = await taskq(["worker", "--log-dir", upToProc]);
+    expect(relative).toMatchObject({ code: 1, stderr: `taskq: cannot write to the log folder ${upToProc} (/proc/nope): no such file or directory (ENOENT)\n` });
     expect((await taskq(["cancel", runId])).code).toBe(0);
   });
 

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, openSync } from "node:fs";
+import { closeSync, existsSync, openSync, realpathSync } from "node:fs";
 import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { stripVTControlCharacters } from "node:util";
@@ -501,6 +501,18 @@ prog 100%%
       expect(result.code).toBe(1);
       expect(result.stderr).toMatch(new RegExp(`^taskq: cannot create the log folder ${logDir}/\\S+: ${reason}\\n$`));
     }
+    expect(existsSync(path.join(ws.dir, "ran-a"))).toBe(false);
+  });
+
+  it("a relative log folder that cannot be made is named with the full path it resolved to", async () => {
+    const ws = await workspace("tasks:\n  a: { run: touch ran-a }\n");
+    logRoots.push(ws.logs);
+    await writeFile(path.join(ws.dir, "file"), "");
+    const result = await runCli(["run", ws.file, "--log-dir", "file/logs"], { cwd: ws.dir });
+    expect(result.code).toBe(1);
+    const full = path.join(realpathSync(ws.dir), "file");
+    const runId = /file\/logs\/(\S+) /.exec(result.stderr)?.[1];
+    expect(result.stderr).toBe(`taskq: cannot create the log folder file/logs/${runId} (${full}/logs/${runId}): ${full} is not a folder (ENOTDIR)\n`);
     expect(existsSync(path.join(ws.dir, "ran-a"))).toBe(false);
   });
 
