@@ -1,4 +1,5 @@
-import { readFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -24,5 +25,18 @@ describe("README", () => {
       }),
     );
     expect(unexplained).toEqual([]);
+  });
+
+  it("every file and folder of the project it names is there, and its layout names every top-level folder", async () => {
+    const text = await readme();
+    // Paths in the project's folders; bin/sh and the like in commands are the system's, not ours.
+    const named = [...text.matchAll(/(?<![\w/.])((?:bin|bench|dist|schema|scripts|src|test|workflows)\/[\w./-]*[\w/])/g)].map((match) => match[1]!);
+    const ours = named.filter((name) => !/^bin\/(?:sh|bash|env)$/.test(name) && !name.startsWith("dist/"));
+    expect(ours.filter((name) => !existsSync(path.join(ROOT, name)))).toEqual([]);
+    const layout = /## Layout\n+```\n([\s\S]*?)```/.exec(text)?.[1] ?? "";
+    const folders = (await readdir(ROOT, { withFileTypes: true }))
+      .filter((entry) => entry.isDirectory() && !entry.name.startsWith(".") && !["node_modules", "dist", "coverage"].includes(entry.name))
+      .map((entry) => `${entry.name}/`);
+    expect(folders.filter((folder) => !layout.split("\n").some((line) => line.startsWith(folder)))).toEqual([]);
   });
 });
