@@ -121,7 +121,7 @@ export function buildProgram(version: string): Command {
     .command("run")
     .description("run a workflow file")
     .argument("<file>", "workflow YAML file (- for standard input)")
-    .option("-j, --concurrency <n>", "tasks running at once (default: the file's, else the CPU count)")
+    .option("-j, --concurrency <n>", "tasks running at once (default: the file's, else the CPU count or the container's CPU limit)")
     .addOption(writtenDefault("--shutdown-timeout <duration>", "after Ctrl-C, how long running tasks may finish", "10s"))
     .addOption(writtenDefault("--kill-grace <duration>", "between SIGTERM and SIGKILL of a task's process group", "5s"))
     .addOption(new Option("--output <mode>", "how to show progress").choices(["auto", "tty", "plain", "json"]).default("auto"))
@@ -217,7 +217,7 @@ function addDurableCommands(program: Command): void {
 
   withStore(program.command("worker"))
     .description("lease and run durable tasks until stopped")
-    .option("-j, --concurrency <n>", "tasks running at once (default: the CPU count)")
+    .option("-j, --concurrency <n>", "tasks running at once (default: the CPU count or the container's CPU limit)")
     .addOption(writtenDefault("--shutdown-timeout <duration>", "on SIGINT/SIGTERM, how long running tasks may finish", "10s"))
     .addOption(writtenDefault("--kill-grace <duration>", "between SIGTERM and SIGKILL of a task's process group", "5s"))
     .addOption(writtenDefault("--lease <duration>", "lease length, renewed by heartbeat every third of it", "30s"))

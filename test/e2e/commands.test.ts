@@ -76,6 +76,14 @@ describe("taskq commands", () => {
     }
   });
 
+  it("-j's help gives its default: the CPU count or the container's CPU limit (a container's --cpus, a Kubernetes limit)", async () => {
+    for (const [command, before] of [["run", "the file's, else "], ["worker", ""]] as const) {
+      const help = await runCli([command, "--help"]);
+      expect(help.code).toBe(0);
+      expect(help.stdout.replace(/\s+/g, " ")).toContain(`-j, --concurrency <n> tasks running at once (default: ${before}the CPU count or the container's CPU limit)`);
+    }
+  });
+
   it("help COMMAND describes that command; an unknown one is said to be unknown, as `taskq nope` says it, not answered with the whole help", async () => {
     const run = await runCli(["help", "run"]);
     expect(run).toMatchObject({ code: 0, stderr: "" });
