@@ -39,4 +39,9 @@ describe("README", () => {
       .map((entry) => `${entry.name}/`);
     expect(folders.filter((folder) => !layout.split("\n").some((line) => line.startsWith(folder)))).toEqual([]);
   });
+
+  it("the default log folder is ignored by git here, and the README tells users to ignore it too", async () => {
+    expect((await readFile(path.join(ROOT, ".gitignore"), "utf8")).split("\n")).toContain(".taskq/");
+    expect(await readme()).toMatch(/add `\.taskq\/` to your\s+project's `\.gitignore`/);
+  });
 });
