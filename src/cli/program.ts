@@ -261,7 +261,7 @@ function addDurableCommands(program: Command): void {
 
   withStore(program.command("prune"))
     .description("delete the durable runs that ended long enough ago, with their tasks (never a running run); with --logs, this machine's log folders")
-    .requiredOption("--older-than <age>", "ended more than this long ago: 7d, 12h, 30m...")
+    .requiredOption("--older-than <age>", "ended more than this long ago: 7d, 12h, 30m... (with --logs, it applies too: run folders last written this long ago)")
     .option("--logs", "prune the run folders under --log-dir instead (no store needed; never a folder in use)")
     .option("--log-dir <dir>", "with --logs: root folder of the per-task logs (default: .taskq/logs)")
     .option("--dry-run", "list them, delete nothing")

@@ -84,6 +84,12 @@ describe("taskq commands", () => {
     }
   });
 
+  it("prune --help says --older-than applies with --logs too, to when each run folder was last written", async () => {
+    const help = await runCli(["prune", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout.replace(/\s+/g, " ")).toContain("--older-than <age> ended more than this long ago: 7d, 12h, 30m... (with --logs, it applies too: run folders last written this long ago)");
+  });
+
   it("help COMMAND describes that command; an unknown one is said to be unknown, as `taskq nope` says it, not answered with the whole help", async () => {
     const run = await runCli(["help", "run"]);
     expect(run).toMatchObject({ code: 0, stderr: "" });
