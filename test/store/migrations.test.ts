@@ -217,7 +217,7 @@ describe("migrate", () => {
     }
   });
 
-  it("a store of version 12 takes migrations 13 and 14 with its tasks as they were: their lines of no known attempt, cancels by request", async () => {
+  it("a store of version 12 takes migrations 13 on with its tasks as they were: their lines of no known attempt, cancels by request, their counts by state", async () => {
     const older = uniqueSchema();
     try {
       const before = await PostgresStore.open({ connectionString: DATABASE_URL, schema: older });
@@ -226,6 +226,12 @@ describe("migrate", () => {
         // As version 12 left a store: without the columns 13 and 14 add.
         await sql(before, "ALTER TABLE $schema.tasks DROP COLUMN tail_attempt, DROP COLUMN cancel_kind, DROP COLUMN cancelled_running");
         await sql(before, "DELETE FROM $schema.migrations WHERE version >= 13");
+        // Nor what 15 adds.
+        await sql(
+          before,
+          `DROP TRIGGER tasks_state_changed ON $schema.tasks; DROP TRIGGER tasks_added_or_removed ON $schema.tasks;
+           DROP FUNCTION $schema.record_task_end_change(), $schema.fold_task_ends(), $schema.count_tasks(); DROP TABLE $schema.task_ends, $schema.task_end_changes`,
+        );
         // Attempt 1 failed with lines, as version 12 stored them; the run cancelled by request.
         await sql(before, "UPDATE $schema.tasks SET state = 'queued', attempts = 1, last_error = 'exited with code 3', tail = '{earlier}' WHERE key = 'failing'");
         await sql(before, "UPDATE $schema.tasks SET state = 'cancelled', cancel_reason = 'cancelled by request', finished_at = now() WHERE key = 'free'");
@@ -235,7 +241,9 @@ describe("migrate", () => {
       const after = await PostgresStore.open({ connectionString: DATABASE_URL, schema: older });
       try {
         const applied = await sql<{ version: number }>(after, "SELECT version FROM $schema.migrations WHERE version >= 13 ORDER BY version");
-        expect(applied.map((row) => row.version)).toEqual([13, 14]);
+        expect(applied.map((row) => row.version)).toEqual(Array.from({ length: LATEST_MIGRATION - 12 }, (_, i) => 13 + i));
+        // Migration 15 counts the tasks the store held.
+        expect(await after.countByState()).toEqual({ blocked: 1, queued: 1, running: 0, succeeded: 0, failed: 0, cancelled: 1 });
         const free = (await after.runStatus("older")).tasks.find((row) => row.key === "free")!;
         expect(free).toMatchObject({ state: "cancelled", cancelReason: "cancelled by request" });
         expect(free).not.toHaveProperty("cancelKind");

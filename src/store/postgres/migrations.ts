@@ -9,6 +9,7 @@ import { schemaNames, type SchemaNames } from "./names.js";
 import { settleIdleSql } from "./settle-idle.js";
 import { shutdownCancelSql } from "./shutdown-cancel.js";
 import { tailAttemptSql } from "./tail-attempt.js";
+import { taskEndsSql } from "./task-ends.js";
 import { LONG_QUERY_TIMEOUT_MS, LONG_STATEMENT_TIMEOUT_SQL, timedQuery } from "./timeouts.js";
 import { inTransaction } from "./transaction.js";
 import { uniqueLookupsSql } from "./unique-lookups.js";
@@ -183,6 +184,11 @@ const MIGRATIONS: Migration[] = [
     version: 14,
     name: "tasks a stopped run cancelled say so: cancel_kind, cancelled_running",
     sql: shutdownCancelSql,
+  },
+  {
+    version: 15,
+    name: "counts of tasks by state without a count of the table: task_ends, task_end_changes, count_tasks",
+    sql: taskEndsSql,
   },
 ];
 

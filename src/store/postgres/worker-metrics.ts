@@ -1,10 +1,9 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { PostgresStore } from "./store.js";
-import type { TaskState } from "./types.js";
 
 /**
- * How long a scrape waits for the database's count of tasks (the connection included): well
- * within Prometheus's default scrape timeout of 10s.
+ * How long a scrape waits for each of the database's answers, its `SELECT 1` and its count of tasks
+ * (the connection included), read at once: well within Prometheus's default scrape timeout of 10s.
  */
 export const SCRAPE_STORE_MS = 3_000;
 
@@ -29,24 +28,23 @@ export class WorkerMetrics {
   constructor(store: PostgresStore) {
     const registers = [this.registry];
     // Prometheus gives up on a scrape after 10s by default, the database's statement limit is 30s: a
-    // database that does not answer must not cost the worker's own counters. Both gauges wait for one read.
-    let reading: Promise<Record<TaskState, number> | undefined> | undefined;
-    const read = (): Promise<Record<TaskState, number> | undefined> => (reading ??= countWithin(store, SCRAPE_STORE_MS).finally(() => (reading = undefined)));
+    // database that does not answer must not cost the worker's own counters. Whether it answers is a
+    // `SELECT 1`, never the count: that one may be slow on a large store, which is not a store that is down.
     new Gauge({
       name: "taskq_store_up",
-      help: `1 when the database answered this scrape's count of tasks within ${SCRAPE_STORE_MS / 1000}s, else 0 (taskq_tasks is then left out)`,
+      help: `1 when the database answered this scrape's SELECT 1 within ${SCRAPE_STORE_MS / 1000}s, else 0`,
       registers,
       async collect() {
-        this.set((await read()) === undefined ? 0 : 1);
+        this.set((await within(store.ping({ timeoutMs: SCRAPE_STORE_MS }).then(() => true), SCRAPE_STORE_MS)) === true ? 1 : 0);
       },
     });
     new Gauge({
       name: "taskq_tasks",
-      help: "Tasks in the store by state (all runs), read from the database on scrape",
+      help: `Tasks in the store by state (all runs), read from the database on scrape; left out when not read within ${SCRAPE_STORE_MS / 1000}s`,
       labelNames: ["state"],
       registers,
       async collect() {
-        const counts = await read();
+        const counts = await within(store.countByState({ timeoutMs: SCRAPE_STORE_MS }), SCRAPE_STORE_MS);
         // Without an answer in time the gauge has no value at all: one kept from before would read as today's.
         this.reset();
         if (counts === undefined) return;
@@ -89,12 +87,12 @@ export class WorkerMetrics {
   }
 }
 
-/** The store's count of tasks by state, or undefined when the database did not give it within `ms` (connecting included). */
-async function countWithin(store: PostgresStore, ms: number): Promise<Record<TaskState, number> | undefined> {
+/** What `read` resolves to, or undefined when it failed or took longer than `ms` (connecting included). */
+async function within<T>(read: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
   try {
-    return await Promise.race([store.countByState({ timeoutMs: ms }).catch(() => undefined), late]);
+    return await Promise.race([read.catch(() => undefined), late]);
   } finally {
     clearTimeout(timer);
   }

@@ -1,0 +1,129 @@
+import type { Server } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { metricsPort } from "../../src/store/postgres/metrics-server.js";
+import type { PostgresStore } from "../../src/store/postgres/store.js";
+import type { TaskState } from "../../src/store/postgres/types.js";
+import { PostgresWorker } from "../../src/store/postgres/worker.js";
+import { openTestStore, sql, task, waitForRun, workflow } from "./helpers.js";
+
+type Counts = Record<TaskState, number>;
+
+const STATES: TaskState[] = ["blocked", "queued", "running", "succeeded", "failed", "cancelled"];
+
+/** The tasks by state as a count of the whole table says. */
+async function countedByTable(store: PostgresStore): Promise<Counts> {
+  const rows = await sql<{ state: TaskState; count: number }>(store, "SELECT state, count(*)::int AS count FROM $schema.tasks GROUP BY state");
+  return Object.fromEntries(STATES.map((state) => [state, rows.find((row) => row.state === state)?.count ?? 0])) as Counts;
+}
+
+/** The taskq_tasks values of a scrape. */
+function scraped(text: string): Counts {
+  return Object.fromEntries(STATES.map((state) => [state, Number(new RegExp(`^taskq_tasks\\{state="${state}"\\} (\\d+)$`, "m").exec(text)?.[1])])) as Counts;
+}
+
+/** The fastest of `times` runs of `work`, in ms. */
+async function fastest(times: number, work: () => Promise<unknown>): Promise<number> {
+  let best = Infinity;
+  for (let i = 0; i < times; i++) {
+    const startedAt = performance.now();
+    await work();
+    best = Math.min(best, performance.now() - startedAt);
+  }
+  return best;
+}
+
+describe("taskq_tasks on a large store", () => {
+  let store: PostgresStore;
+  let close: (() => Promise<void>) | undefined;
+  let server: Server;
+  let worker: PostgresWorker;
+  beforeAll(async () => {
+    ({ store, close } = await openTestStore());
+    worker = new PostgresWorker({ store, concurrency: 1, handler: async () => undefined });
+    server = await worker.serveMetrics(0);
+  });
+  afterAll(async () => {
+    if (server !== undefined) await new Promise((resolve) => server.close(resolve));
+    await close?.();
+  });
+
+  it("scrapes the exact counts of 200,000 tasks, faster than a count of them, with changes not yet folded in", async () => {
+    const states = ["succeeded", "succeeded", "succeeded", "failed", "cancelled", "queued", "blocked", "running"];
+    await sql(store, "INSERT INTO $schema.runs (id, name, file, state) VALUES ('big', 'big', 'big.yaml', 'running')");
+    await sql(
+      store,
+      `INSERT INTO $schema.tasks (run_id, key, type, run, state)
+       SELECT 'big', 't' || i, 'shell', 'true', ($1::text[])[1 + i % $2] FROM generate_series(1, 200000) i`,
+      [states, states.length],
+    );
+    await store.sweepOrphans();
+    // Changes after the last fold: a count reads them too.
+    await sql(store, "UPDATE $schema.tasks SET state = 'succeeded' WHERE run_id = 'big' AND state = 'queued' AND key LIKE 't1%'");
+    await sql(store, "DELETE FROM $schema.tasks WHERE run_id = 'big' AND state = 'failed' AND key LIKE 't2%'");
+    const expected = await countedByTable(store);
+    expect(Object.values(expected).reduce((a, b) => a + b)).toBeGreaterThan(190_000);
+
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort(server)}/metrics`)).text();
+    expect(scraped(text)).toEqual(expected);
+    expect(text).toContain("taskq_store_up 1");
+    expect(await store.countByState()).toEqual(expected);
+
+    // Once folded: the same counts, read from a few small rows rather than every task.
+    await store.sweepOrphans();
+    expect(await sql(store, "SELECT count(*)::int AS n FROM $schema.task_end_changes")).toEqual([{ n: 0 }]);
+    expect(await store.countByState()).toEqual(expected);
+    // The changes' dead rows gone, as autovacuum takes them: then the read is of a few small rows.
+    await sql(store, "VACUUM $schema.task_end_changes");
+    const counting = await fastest(3, () => countedByTable(store));
+    const reading = await fastest(3, () => store.countByState());
+    expect({ reading, counting, faster: reading * 5 < counting }).toMatchObject({ faster: true });
+  }, 120_000);
+});
+
+describe("taskq_tasks while workers run", () => {
+  let store: PostgresStore;
+  let close: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    ({ store, close } = await openTestStore());
+  });
+  afterAll(async () => close?.());
+
+  it("is the same as a count of the table at every moment, as workers lease, end and sweep tasks", async () => {
+    // Fan out, fan in, fan out again: tasks unblocked, leased, ended at once by two workers folding every 50 ms.
+    const first = Array.from({ length: 60 }, (_, i) => task(`a${i}`));
+    const join = task("join", { dependsOn: first.map((each) => each.id) });
+    const last = Array.from({ length: 60 }, (_, i) => task(`b${i}`, { dependsOn: ["join"], ...(i % 7 === 0 ? { run: "exit 1" } : {}) }));
+    const runId = await store.submitRun(workflow([...first, join, ...last]));
+    const handler = async (leased: { run: string }): Promise<void> => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      if (leased.run === "exit 1") throw new Error("exit 1");
+    };
+    const workers = [0, 1].map(() => new PostgresWorker({ store, concurrency: 4, sweepMs: 50, handler }));
+    await Promise.all(workers.map((each) => each.start()));
+    let compared = 0;
+    try {
+      let done = false;
+      const finished = waitForRun(store, runId, 60_000).finally(() => (done = true));
+      while (!done) {
+        // Both reads in one snapshot: what a count of the table says at that moment.
+        const client = await store.pool.connect();
+        try {
+          await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ");
+          const counted = await client.query<{ state: TaskState; count: number }>(`SELECT state, count(*)::int AS count FROM "${store.schema}".tasks GROUP BY state`);
+          const read = await client.query<{ state: TaskState; count: number }>(`SELECT state, count::int AS count FROM "${store.schema}".count_tasks() WHERE count <> 0`);
+          await client.query("COMMIT");
+          const byState = (rows: { state: TaskState; count: number }[]) => Object.fromEntries(rows.map((row) => [row.state, row.count]));
+          expect(byState(read.rows)).toEqual(byState(counted.rows));
+          compared++;
+        } finally {
+          client.release();
+        }
+      }
+      expect((await finished).state).toBe("failed");
+    } finally {
+      await Promise.all(workers.map((each) => each.stop({ deadlineMs: 1_000 })));
+    }
+    expect(compared).toBeGreaterThan(10);
+    expect(await store.countByState()).toEqual(await countedByTable(store));
+  }, 90_000);
+});
