@@ -20,6 +20,12 @@ export interface FreezableProxy {
    * connection: the client's request committed, and its reply was lost. Resolves once cut.
    */
   cutAfterReply: (marker: string) => Promise<void>;
+  /**
+   * Cuts every connection that has sent, or from now on sends, a request whose bytes contain `marker`
+   * (`LISTEN "`: the notification listener's), while the others go on: until `uncut`.
+   */
+  cutSending: (marker: string) => void;
+  uncut: () => void;
   /** Counts, from now on, the requests whose bytes contain `marker` (a statement's words): read the count by calling what it returns. */
   countRequests: (marker: string) => () => number;
   close: () => Promise<void>;
@@ -38,6 +44,9 @@ export async function startFreezableProxy(target: { host: string; port: number }
   let cut: { marker: Buffer; done: () => void } | undefined;
   const counters: Array<{ marker: Buffer; count: number }> = [];
   const sockets = new Set<net.Socket>();
+  /** Requests cut by cutSending: its marker, and each connection's requests so far, to find those that sent it. */
+  let cutMarker: Buffer | undefined;
+  const sent = new Map<net.Socket, Buffer[]>();
   const track = (socket: net.Socket): void => {
     sockets.add(socket);
     socket.on("error", () => undefined);
@@ -55,8 +64,17 @@ export async function startFreezableProxy(target: { host: string; port: number }
     /** Set once this connection carried the marked request: the reply so far, kept back. */
     let withheld: Buffer | undefined;
     let onCut: (() => void) | undefined;
+    client.on("close", () => sent.delete(client));
     client.on("data", (chunk) => {
       for (const counter of counters) if (chunk.includes(counter.marker)) counter.count++;
+      const chunks = sent.get(client) ?? [];
+      chunks.push(chunk);
+      sent.set(client, chunks);
+      if (cutMarker !== undefined && chunk.includes(cutMarker)) {
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
       if (cut !== undefined && chunk.includes(cut.marker)) {
         onCut = cut.done;
         cut = undefined;
@@ -94,6 +112,13 @@ export async function startFreezableProxy(target: { host: string; port: number }
     },
     accept: () => {
       refused = false;
+    },
+    cutSending: (marker) => {
+      cutMarker = Buffer.from(marker);
+      for (const [client, chunks] of sent) if (chunks.some((chunk) => chunk.includes(cutMarker!))) client.destroy();
+    },
+    uncut: () => {
+      cutMarker = undefined;
     },
     cutAfterReply: (marker) => new Promise<void>((resolve) => (cut = { marker: Buffer.from(marker), done: resolve })),
     countRequests: (marker) => {

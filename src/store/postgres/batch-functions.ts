@@ -204,7 +204,8 @@ export function hotPathNames(generation: HotPathGeneration): { suffix: string; d
  * `generation` "v6" (migration 6) makes `complete_and_lease_v6`, with bigint durations, leasing through
  * `lease_tasks_v6`; "v7" (migration 7) `complete_and_lease_v7`, whose leased rows carry `retry_on` too;
  * `unique` (migration 9) finds the task and its dependents through unique indexes only; `settlesIdle`
- * (migration 12) looks for a run's active tasks only when none of the dependents it found is one.
+ * (migration 12) looks for a run's active tasks only when none of the dependents it found is one;
+ * `delaysWhenShort` (migration 16) returns the idle row whenever it leased fewer than `p_limit`, not only none.
  */
 export function completeAndLeaseFunction(
   { quoted, tasks, deps, runs, channel }: SchemaNames,
@@ -213,6 +214,7 @@ export function completeAndLeaseFunction(
   generation: HotPathGeneration = "first",
   unique = false,
   settlesIdle = false,
+  delaysWhenShort = false,
 ): string {
   const { suffix: version, durations } = hotPathNames(generation);
   // Migration 7's rows end with the leased task's retry_on (null in the other kinds of row).
@@ -297,7 +299,7 @@ export function completeAndLeaseFunction(
                  l.cwd, l.priority, l.seq, l.attempts, l.max_attempts, l.timeout_ms, l.queue_wait_ms${retryOnLeased}
             FROM ${quoted}.lease_tasks${version}(p_worker, p_limit, p_lease_ms${byRun ? ", p_run" : ""}) l;
         GET DIAGNOSTICS v_leased = ROW_COUNT;
-        IF v_leased = 0 THEN
+        IF v_leased ${delaysWhenShort ? "< p_limit" : "= 0"} THEN
           RETURN QUERY
             SELECT 'idle'::text, NULL::uuid, NULL::text, NULL::text[],
                    ${unique ? `${quoted}.next_delay_ms(${byRun ? "p_run" : "NULL"})` : "(extract(epoch FROM min(q.not_before) - now()) * 1000)::float8"},

@@ -13,7 +13,7 @@ export interface CompleteAndLeaseResult {
   /** One per ended attempt, in order; false when its token no longer owned the task. */
   completed: (CompletionResult | false)[];
   leased: LeasedTask[];
-  /** When nothing was leased: milliseconds until the nearest queued task is runnable; null if none is queued. */
+  /** When fewer tasks than asked were leased: milliseconds until the nearest queued task is runnable; null if none is queued. */
   nextDelayMs: number | null;
 }
 

@@ -3,8 +3,8 @@ import type pg from "pg";
 /**
  * One dedicated connection LISTENing on the schema's channel, shared by every
  * subscriber (the workers of one process). It reconnects with backoff when the
- * connection drops, and wakes all subscribers after reconnecting, since
- * notifications sent meanwhile were lost.
+ * connection drops, and wakes all subscribers when it drops and after
+ * reconnecting, since notifications sent meanwhile were lost.
  */
 export class NotificationListener {
   readonly #pool: pg.Pool;
@@ -27,6 +27,11 @@ export class NotificationListener {
     this.#subscribers.add(callback);
     this.#connecting ??= this.#connect();
     return () => this.#subscribers.delete(callback);
+  }
+
+  /** True while the LISTEN is in place: notifications arrive (a worker may then poll seldom). */
+  get connected(): boolean {
+    return this.#client !== undefined;
   }
 
   /** Resolves once the LISTEN is in place (or the first attempt failed). */
@@ -74,6 +79,8 @@ export class NotificationListener {
     if (this.#client !== client) return;
     this.#client = undefined;
     client.release(error instanceof Error ? error : new Error(String(error)));
+    // Notifications are missed from now until the LISTEN is back: subscribers look for work now, and poll meanwhile.
+    this.#broadcast("");
     this.#retry(error);
   }
 

@@ -7,6 +7,7 @@ import { liveTailSql } from "./live-tail.js";
 import { completeAndLeaseSql, completeSuccessFunction, recordedEndSql, runFilterSql } from "./batch-functions.js";
 import { schemaNames, type SchemaNames } from "./names.js";
 import { settleIdleSql } from "./settle-idle.js";
+import { shortLeaseDelaySql } from "./short-lease-delay.js";
 import { shutdownCancelSql } from "./shutdown-cancel.js";
 import { tailAttemptSql } from "./tail-attempt.js";
 import { taskEndsSql } from "./task-ends.js";
@@ -189,6 +190,11 @@ const MIGRATIONS: Migration[] = [
     version: 15,
     name: "counts of tasks by state without a count of the table: task_ends, task_end_changes, count_tasks",
     sql: taskEndsSql,
+  },
+  {
+    version: 16,
+    name: "a lease that took fewer tasks than asked says when the next is due: complete_and_lease*",
+    sql: shortLeaseDelaySql,
   },
 ];
 

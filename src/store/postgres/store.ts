@@ -480,6 +480,11 @@ export class PostgresStore {
     return this.#listener.subscribe(callback);
   }
 
+  /** True while the notification listener's LISTEN is in place. */
+  get notificationsConnected(): boolean {
+    return this.#listener?.connected ?? false;
+  }
+
   /** Resolves once the notification listener is connected (for tests and benchmarks). */
   async listening(): Promise<void> {
     await this.#listener?.ready();

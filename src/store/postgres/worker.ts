@@ -45,8 +45,13 @@ export interface PostgresWorkerOptions {
    * after a lost reply, a worker gives back the leases in its name that it did not start.
    */
   workerId?: string;
-  /** Backstop poll while idle, in case a notification was missed (default 2 s). */
+  /**
+   * Backstop poll while idle and listening for notifications, in case one was missed (default 30 s):
+   * a notification, or the nearest delayed task, wakes the worker sooner.
+   */
   pollMs?: number;
+  /** The poll while the listening connection is down, when no notification comes (default 2 s; never above `pollMs`). */
+  unlistenedPollMs?: number;
   /** Orphan sweep period (default half the lease). */
   sweepMs?: number;
   /** Lease only this run's tasks (`taskq run --store`); default: every run's. */
@@ -65,7 +70,8 @@ export interface PostgresWorkerOptions {
 /**
  * Pulls tasks from a PostgresStore and runs them with `handler`, up to
  * `concurrency` at once. Idle, it sleeps until a NOTIFY, the nearest
- * not-before, or the poll backstop. It also sweeps expired leases.
+ * not-before, or the poll backstop (seldom while notifications arrive, often
+ * while their connection is down). It also sweeps expired leases.
  */
 export class PostgresWorker {
   readonly workerId: string;
@@ -115,7 +121,8 @@ export class PostgresWorker {
       handler: options.handler,
       leaseMs,
       heartbeatMs: options.heartbeatMs ?? Math.floor(leaseMs / 3),
-      pollMs: options.pollMs ?? 2_000,
+      pollMs: options.pollMs ?? 30_000,
+      unlistenedPollMs: Math.min(options.unlistenedPollMs ?? 2_000, options.pollMs ?? 30_000),
       sweepMs: options.sweepMs ?? Math.floor(leaseMs / 2),
     };
     this.workerId = options.workerId ?? newWorkerId();
@@ -292,19 +299,22 @@ export class PostgresWorker {
    * a turn is in flight, further successes gather for the next one.
    */
   async #leaseLoop(): Promise<void> {
-    const { store, concurrency, leaseMs, pollMs } = this.#options;
+    const { store, concurrency, leaseMs, pollMs, unlistenedPollMs } = this.#options;
     const signal = this.#stopController.signal;
     let failures = 0;
+    // A database that did not answer is tried again with a backoff up to the short poll.
+    const backoff = (): number => Math.min(100 * 2 ** failures++, unlistenedPollMs);
     while (!signal.aborted) {
       this.#wakeup.clear();
       // Before leasing more: a lease whose reply was lost must not wait for its expiry to be counted.
       if (this.#strays && !(await this.#giveBackStrays())) {
-        await this.#wakeup.wait(Math.min(100 * 2 ** failures++, pollMs), signal);
+        await this.#wakeup.wait(backoff(), signal);
         continue;
       }
       const free = concurrency - this.#running.size + this.#succeeded.size;
       const batch = this.#pending;
-      let waitMs = pollMs;
+      // Notifications missed while the LISTEN is down (the listener wakes the loop as it drops): poll often meanwhile.
+      let waitMs = store.notificationsConnected ? pollMs : unlistenedPollMs;
       if (free > 0 || batch.length > 0) {
         this.#pending = [];
         try {
@@ -326,8 +336,8 @@ export class PostgresWorker {
           }
           for (const task of leased) this.#launch(task, sentAt);
           if (free > 0 && leased.length === free) continue; // there may be more: fill the freed slots first
-          // Idle: sleep no longer than the nearest delayed task. (Busy, the next completion wakes the loop.)
-          if (leased.length === 0 && nextDelayMs !== null) waitMs = Math.min(waitMs, nextDelayMs);
+          // Slots left free: sleep no longer than the nearest delayed task. (A completion wakes the loop too.)
+          if (leased.length < free && nextDelayMs !== null) waitMs = Math.min(waitMs, nextDelayMs);
         } catch (error) {
           // Each attempt retries its own record (see Attempt); the lease waits for the backoff. The round trip
           // may have committed, its reply lost: what it leased is given back once the database answers again.
@@ -342,7 +352,7 @@ export class PostgresWorker {
             break;
           }
           this.#dbError("lease", error, true);
-          waitMs = Math.min(100 * 2 ** failures++, pollMs);
+          waitMs = backoff();
         }
       }
       await this.#wakeup.wait(waitMs, signal);
