@@ -42,6 +42,33 @@ describe("completeAndLease", () => {
     ]);
   });
 
+  it("wakes the other workers for a dependent it freed only when it did not lease it itself", async () => {
+    const listener = await store.pool.connect();
+    let notified = 0;
+    listener.on("notification", () => notified++);
+    await listener.query(`LISTEN "taskq_${store.schema}"`);
+    /** Notifications that come within a second of `work`. */
+    const notifiedBy = async (work: () => Promise<unknown>): Promise<number> => {
+      const before = notified;
+      await work();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      return notified - before;
+    };
+    try {
+      await store.submitRun(workflow([task("a"), task("b", { dependsOn: ["a"] }), task("c", { dependsOn: ["b"] })]), { runId: "chain" });
+      const [a] = await store.lease("w1", 1, 30_000);
+      // b freed, and leased by the same call: no other worker has work.
+      let b: Awaited<ReturnType<PostgresStore["completeAndLease"]>>["leased"][number] | undefined;
+      expect(await notifiedBy(async () => ([b] = (await store.completeAndLease([{ token: a!.leaseToken, outcome: success }], "w1", 1, 30_000)).leased))).toBe(0);
+      expect(b?.key).toBe("b");
+      // c freed, with no slot to lease it: the others are woken for it.
+      expect(await notifiedBy(() => store.completeAndLease([{ token: b!.leaseToken, outcome: success }], "w1", 0, 30_000))).toBe(1);
+      expect((await sql<{ state: string }>(store, "SELECT state FROM $schema.tasks WHERE run_id = 'chain' AND key = 'c'"))[0]!.state).toBe("queued");
+    } finally {
+      listener.release(true);
+    }
+  });
+
   it("gives false for a stale token, the delay to the nearest queued task when idle, and settles the run", async () => {
     await store.submitRun(workflow([task("solo", { retries: 1 })]), { runId: "stale" });
     const [first] = await store.lease("w1", 1, 30_000);

@@ -205,7 +205,9 @@ export function hotPathNames(generation: HotPathGeneration): { suffix: string; d
  * `lease_tasks_v6`; "v7" (migration 7) `complete_and_lease_v7`, whose leased rows carry `retry_on` too;
  * `unique` (migration 9) finds the task and its dependents through unique indexes only; `settlesIdle`
  * (migration 12) looks for a run's active tasks only when none of the dependents it found is one;
- * `delaysWhenShort` (migration 16) returns the idle row whenever it leased fewer than `p_limit`, not only none.
+ * `delaysWhenShort` (migration 16) returns the idle row whenever it leased fewer than `p_limit`, not only none;
+ * `notifiesLeftQueued` (migration 17) wakes workers only when a dependent it freed is still queued once its
+ * own lease is done (one it leased itself is no work for another worker).
  */
 export function completeAndLeaseFunction(
   { quoted, tasks, deps, runs, channel }: SchemaNames,
@@ -215,6 +217,7 @@ export function completeAndLeaseFunction(
   unique = false,
   settlesIdle = false,
   delaysWhenShort = false,
+  notifiesLeftQueued = false,
 ): string {
   const { suffix: version, durations } = hotPathNames(generation);
   // Migration 7's rows end with the leased task's retry_on (null in the other kinds of row).
@@ -238,7 +241,8 @@ export function completeAndLeaseFunction(
       v_dep_keys text[] := '{}';
       v_dep_source int[] := '{}';
       v_freed_source int[] := '{}';
-      v_freed_keys text[] := '{}';${settlesIdle ? `
+      v_freed_keys text[] := '{}';${notifiesLeftQueued ? `
+      v_freed_runs text[] := '{}';` : ""}${settlesIdle ? `
       v_active_runs text[] := '{}';` : ""}
       v_leased int := 0;
     BEGIN
@@ -272,17 +276,18 @@ export function completeAndLeaseFunction(
          RETURNING t.state INTO v_state;
         IF v_state = 'queued' THEN
           v_freed_source := v_freed_source || v_dep.s;
-          v_freed_keys := v_freed_keys || v_dep.k;
+          v_freed_keys := v_freed_keys || v_dep.k;${notifiesLeftQueued ? `
+          v_freed_runs := v_freed_runs || v_dep.r;` : ""}
         END IF;${settlesIdle ? `
         IF v_state IS NOT NULL THEN
           v_active_runs := v_active_runs || v_dep.r;
         END IF;` : ""}
         v_state := NULL;
       END LOOP;
-      IF cardinality(v_freed_keys) > 0 THEN
+${notifiesLeftQueued ? "" : `      IF cardinality(v_freed_keys) > 0 THEN
         PERFORM pg_notify('${channel}', '');
       END IF;
-      -- Settle each run with nothing active left (see complete_success for the race the sweeper catches).${settlesIdle ? `
+`}      -- Settle each run with nothing active left (see complete_success for the race the sweeper catches).${settlesIdle ? `
       -- A run with a dependent found blocked has an active task, locked by this transaction: no need to look.` : ""}
       FOR v_run IN SELECT DISTINCT r FROM unnest(v_runs) AS r${settlesIdle ? " WHERE r <> ALL (v_active_runs)" : ""} ORDER BY 1 LOOP
         ${settleRunSql(runs, tasks)}
@@ -308,7 +313,12 @@ export function completeAndLeaseFunction(
               unique ? ";" : `
               FROM ${tasks} q WHERE q.state = 'queued'${byRun ? " AND (p_run IS NULL OR q.run_id = p_run)" : ""};`}
         END IF;
-      END IF;
+      END IF;${notifiesLeftQueued ? `
+      -- Only a freed task this call did not lease is work for another worker; each is found by its unique key.
+      IF EXISTS (SELECT 1 FROM unnest(v_freed_runs, v_freed_keys) AS f(r, k)
+                  WHERE (SELECT x.state FROM ${tasks} x WHERE x.run_id = f.r AND x.key = f.k) IS NOT DISTINCT FROM 'queued') THEN
+        PERFORM pg_notify('${channel}', '');
+      END IF;` : ""}
     END
     $fn$;
   `;

@@ -2,6 +2,7 @@ import type pg from "pg";
 import { TaskqError } from "../../errors.js";
 import { bigintDurationsSql } from "./bigint-durations.js";
 import { leaseByIdSql, leaseByIdsSql } from "./lease-by-id.js";
+import { leasedFreedQuietSql } from "./leased-freed-quiet.js";
 import { leasedRetryOnSql } from "./leased-retry-on.js";
 import { liveTailSql } from "./live-tail.js";
 import { completeAndLeaseSql, completeSuccessFunction, recordedEndSql, runFilterSql } from "./batch-functions.js";
@@ -195,6 +196,11 @@ const MIGRATIONS: Migration[] = [
     version: 16,
     name: "a lease that took fewer tasks than asked says when the next is due: complete_and_lease*",
     sql: shortLeaseDelaySql,
+  },
+  {
+    version: 17,
+    name: "a success wakes workers only for a freed task it did not lease itself: complete_and_lease*",
+    sql: leasedFreedQuietSql,
   },
 ];
 
