@@ -91,7 +91,7 @@ describe("the default concurrency in a cgroup with a CPU quota (a container's --
       expect(await eventually(() => worker.stdout().includes("\n"), 20_000), worker.stderr()).toBe(true);
       worker.child.kill("SIGTERM");
       await worker.done;
-      expect(worker.stdout().split("\n")[0]).toMatch(/ worker .*, concurrency 1$/);
+      expect(worker.stdout().split("\n")[0]).toMatch(/ worker .*, concurrency 1, logs in /);
     } finally {
       await eventually(() => readFileSync(`${cgroup.folder}/cgroup.procs`, "utf8").trim() === "");
       rmdirSync(cgroup.folder);
