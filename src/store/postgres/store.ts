@@ -320,10 +320,15 @@ export class PostgresStore {
     return (await this.recoverOrphans(limit)).length;
   }
 
-  /** As sweepOrphans, returning each task swept and what became of it. */
-  async recoverOrphans(limit = SWEEP_BATCH): Promise<SweptTask[]> {
+  /**
+   * As sweepOrphans, returning each task swept and what became of it. `onSwept` hears of them as soon as
+   * the sweep is committed, before the runs are settled and the totals folded: a worker ends a dead
+   * worker's log there, before a task swept may start again (its next attempt is leased at once).
+   */
+  async recoverOrphans(limit = SWEEP_BATCH, onSwept?: (swept: SweptTask[]) => void): Promise<SweptTask[]> {
     return this.#guard("sweepOrphans", async () => {
       const swept = await inTransaction(this.pool, (client) => sweepExpiredLeases(client, this.#names, limit));
+      onSwept?.(swept);
       await settleRuns(this.pool, this.#names);
       // The changes of state since the last sweep go into the totals: what count_tasks reads stays small.
       await this.pool.query(`SELECT ${this.#names.quoted}.fold_task_ends()`);

@@ -440,13 +440,14 @@ export class PostgresWorker {
       // Right after this process stalled, the expired leases are its own, whose results are on their way.
       if ([...this.#running.values()].some((attempt) => attempt.leaseInDoubt)) continue;
       try {
-        const tasks = await this.#options.store.recoverOrphans(SWEEP_BATCH);
+        // Told as soon as the sweep is committed: what ends a dead worker's log comes before a next attempt's start.
+        const tasks = await this.#options.store.recoverOrphans(SWEEP_BATCH, (swept) => {
+          if (swept.length === 0) return;
+          this.metrics.orphansRecovered.inc(swept.length);
+          this.#emit({ type: "orphans-recovered", count: swept.length, tasks: swept });
+        });
         now = tasks.length === SWEEP_BATCH;
         this.#dbAnswered("sweep");
-        if (tasks.length > 0) {
-          this.metrics.orphansRecovered.inc(tasks.length);
-          this.#emit({ type: "orphans-recovered", count: tasks.length, tasks });
-        }
       } catch (error) {
         this.#dbError("sweep", error, true);
       }
