@@ -4,7 +4,7 @@ import { TaskqError } from "../../src/errors.js";
 import { migrate } from "../../src/store/postgres/migrations.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { isTransientError } from "../../src/store/postgres/transient.js";
-import { createPool, DATABASE_URL, task, uniqueSchema, workflow } from "./helpers.js";
+import { createPool, task, uniqueSchema, urlAs, workflow } from "./helpers.js";
 
 describe("store errors", () => {
   it("reports an unreachable database as STORE_UNAVAILABLE, without the password", async () => {
@@ -40,9 +40,7 @@ describe("store errors", () => {
     const role = `taskq_standby_${randomBytes(4).toString("hex")}`;
     const schema = uniqueSchema();
     const admin = createPool(1);
-    const url = new URL(DATABASE_URL);
-    url.username = role;
-    url.password = "";
+    const url = urlAs(role);
     let store: PostgresStore | undefined;
     try {
       await migrate(admin, schema);
@@ -50,7 +48,7 @@ describe("store errors", () => {
         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${role}; GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${schema} TO ${role};
         ALTER ROLE ${role} SET default_transaction_read_only = on`);
       // Refused for longer than it rides out: said with what may be wrong, a URL naming a standby.
-      const brief = await PostgresStore.open({ connectionString: url.toString(), schema, retryDroppedMs: 300 });
+      const brief = await PostgresStore.open({ connectionString: url, schema, retryDroppedMs: 300 });
       try {
         await expect(brief.runStatus("nope")).rejects.toMatchObject({
           code: "STORE_UNAVAILABLE",
@@ -62,7 +60,7 @@ describe("store errors", () => {
         await brief.close();
       }
       // Its sessions are read-only, as those of a primary demoted to a standby: the store opens (it only reads), and nothing writes.
-      store = await PostgresStore.open({ connectionString: url.toString(), schema, retryDroppedMs: 10_000 });
+      store = await PostgresStore.open({ connectionString: url, schema, retryDroppedMs: 10_000 });
       const submitted = store.submitRun(workflow([task("a")]), { runId: "after-failover" });
       // A second later its clients reach a primary: sessions of their own, which may write.
       await new Promise((resolve) => setTimeout(resolve, 1_000));

@@ -5,6 +5,14 @@ import type { Workflow, WorkflowTask } from "../../src/store/postgres/types.js";
 
 export const DATABASE_URL = process.env.TASKQ_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
+/** DATABASE_URL as another role (the test database trusts local connections). */
+export function urlAs(role: string): string {
+  const url = new URL(DATABASE_URL);
+  url.username = role;
+  url.password = "";
+  return url.toString();
+}
+
 /** A schema name of its own for one test file. */
 export function uniqueSchema(): string {
   return `taskq_test_${randomBytes(4).toString("hex")}`;

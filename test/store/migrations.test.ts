@@ -4,15 +4,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { MAX_DURATION_MS } from "../../src/loaders/limits.js";
 import { LATEST_MIGRATION, migrate } from "../../src/store/postgres/migrations.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
-import { createPool, DATABASE_URL, dropSchema, sql, task, uniqueSchema, workflow } from "./helpers.js";
+import { createPool, DATABASE_URL, dropSchema, sql, task, uniqueSchema, urlAs, workflow } from "./helpers.js";
 
-/** DATABASE_URL as another role (the test database trusts local connections). */
-function urlAs(role: string): string {
-  const url = new URL(DATABASE_URL);
-  url.username = role;
-  url.password = "";
-  return url.toString();
-}
 
 describe("migrate", () => {
   const schema = uniqueSchema();

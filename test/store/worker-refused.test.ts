@@ -4,7 +4,7 @@ import { migrate } from "../../src/store/postgres/migrations.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { PostgresWorker } from "../../src/store/postgres/worker.js";
 import type { WorkerEvent } from "../../src/store/postgres/worker-types.js";
-import { createPool, DATABASE_URL, uniqueSchema, until } from "./helpers.js";
+import { createPool, uniqueSchema, until, urlAs } from "./helpers.js";
 
 describe("PostgresWorker on a database that refuses its leases", () => {
   it("gives back no strays after a lease the database refused (it committed nothing): only the lease is tried again", async () => {
@@ -12,16 +12,14 @@ describe("PostgresWorker on a database that refuses its leases", () => {
     const role = `taskq_refused_${randomBytes(4).toString("hex")}`;
     const schema = uniqueSchema();
     const admin = createPool(1);
-    const url = new URL(DATABASE_URL);
-    url.username = role;
-    url.password = "";
+    const url = urlAs(role);
     let store: PostgresStore | undefined;
     let worker: PostgresWorker | undefined;
     try {
       await migrate(admin, schema);
       await admin.query(`CREATE ROLE ${role} LOGIN; GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${role};
         GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${schema} TO ${role}`);
-      store = await PostgresStore.open({ connectionString: url.toString(), schema });
+      store = await PostgresStore.open({ connectionString: url, schema });
       const events: WorkerEvent[] = [];
       worker = new PostgresWorker({ store, concurrency: 1, leaseMs: 5_000, pollMs: 200, handler: async () => undefined, onEvent: (event) => events.push(event) });
       await worker.start();
