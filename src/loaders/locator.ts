@@ -14,6 +14,8 @@ export interface SourceLocator {
    * value is a mapping's, left empty, and its key's line goes on with a comment; else undefined.
    */
   commentInsteadOf(path: DataPath): string | undefined;
+  /** The text of the value at `path` where that is a plain scalar (`~` for `cwd: ~`); else undefined. */
+  plainSourceOf(path: DataPath): string | undefined;
 }
 
 /**
@@ -100,6 +102,18 @@ export class Locator implements SourceLocator {
     if (keyEnd === undefined || !isScalar(node) || node.value !== null || node.range?.[0] !== node.range?.[1]) return undefined;
     COMMENT_INSTEAD.lastIndex = keyEnd;
     return COMMENT_INSTEAD.exec(this.#text)?.[1]?.trimEnd();
+  }
+
+  plainSourceOf(path: DataPath): string | undefined {
+    let node = this.#root;
+    for (const segment of path) {
+      if (isMap(node)) node = this.#resolve((node === this.#tasksMap ? this.#tasksIndex.get(String(segment)) : findPair(node, String(segment)))?.value);
+      else if (isSeq(node) && typeof segment === "number") node = this.#resolve(node.items[segment]);
+      else return undefined;
+    }
+    // An empty value (`cwd:`) has no text of its own.
+    if (!isScalar(node) || node.type !== "PLAIN" || node.range === undefined || node.range === null || node.range[0] === node.range[1]) return undefined;
+    return this.#text.slice(node.range[0], node.range[1]);
   }
 
   #resolve(node: unknown): Node | null {

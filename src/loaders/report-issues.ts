@@ -1,3 +1,4 @@
+import { homedir } from "node:os";
 import type * as z from "zod/mini";
 import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
@@ -39,7 +40,7 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
       problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${nullEnvMessage(String(path.at(-1)), commentHint(issue, path, locator))}`);
       continue;
     }
-    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${commentHint(issue, path, locator)}${nullIdHint(issue, path)}${valueHint(issue, path)}${envListHint(issue, path)}`);
+    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${commentHint(issue, path, locator)}${nullIdHint(issue, path)}${tildeCwdHint(issue, path, locator)}${valueHint(issue, path)}${envListHint(issue, path)}`);
   }
 }
 
@@ -50,6 +51,16 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
 function nullIdHint(issue: Issue, path: DataPath): string {
   const isItem = path[0] === "tasks" && path[2] === "dependsOn" && typeof path[3] === "number";
   return isItem && "input" in issue && issue.input === null ? '; to name a task called null, quote it: "null"' : "";
+}
+
+/**
+ * `cwd: ~`, meant as the home folder, is YAML's null: "got nothing (null)" left the user
+ * looking at the ~ they wrote. taskq would not expand it as a shell does anyway: write the path.
+ */
+function tildeCwdHint(issue: Issue, path: DataPath, locator: SourceLocator): string {
+  const isCwd = path.at(-1) === "cwd" && path.length === (path[0] === "tasks" ? 3 : path[0] === "defaults" ? 2 : 0);
+  if (!isCwd || !("input" in issue) || issue.input !== null || locator.plainSourceOf(path) !== "~") return "";
+  return `: ~ alone is YAML's null, not the home folder, and taskq does not expand ~ or $HOME in a cwd as a shell does; write the folder's path out (cwd: ${quote(homedir())})`;
 }
 
 /**

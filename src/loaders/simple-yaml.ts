@@ -67,7 +67,7 @@ function keepPlaces<T extends Map<string, Place> | Place[]>(places: Places, coll
   return entries;
 }
 
-/** offsetOf, endsAtComment and commentInsteadOf as Locator (locator.ts) answers them for yaml's tree of the same text, from the places the reader kept. */
+/** offsetOf, endsAtComment, commentInsteadOf and plainSourceOf as Locator (locator.ts) answers them for yaml's tree of the same text, from the places the reader kept. */
 class SimpleLocator implements SourceLocator {
   readonly #text: string;
   readonly #data: unknown;
@@ -102,6 +102,12 @@ class SimpleLocator implements SourceLocator {
     if (typeof name !== "string" || typeof found === "number" || found.place === undefined || !found.place.empty) return undefined;
     COMMENT_INSTEAD.lastIndex = found.place.key + name.length;
     return COMMENT_INSTEAD.exec(this.#text)?.[1]?.trimEnd();
+  }
+
+  plainSourceOf(path: DataPath): string | undefined {
+    const found = this.#find(path, "value");
+    if (typeof found === "number" || found.place === undefined || found.place.plainEnd === -1) return undefined;
+    return this.#text.slice(found.place.value, found.place.plainEnd);
   }
 
   /** The place of the value at `path`, and where to point if it has no text; or the offset to give at once. */

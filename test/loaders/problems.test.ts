@@ -1,3 +1,4 @@
+import { homedir } from "node:os";
 import { describe, expect, it } from "vitest";
 import { WorkflowError, parseWorkflow } from "../../src/loaders/index.js";
 import { readSimpleYaml } from "../../src/loaders/simple-yaml.js";
@@ -230,6 +231,21 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `10:21: task "c": \`retries\` must be an integer from 0 to 100, got nothing (null)${comment("# 3")}`,
       '13:5: task "d": `run` must be a non-empty command string, got nothing (null)',
     ]);
+  });
+
+  // `cwd: ~` was "got nothing (null)": the ~ meant as the home folder is YAML's null, and taskq would not expand it anyway.
+  it("says that cwd: ~ is YAML's null, not the home folder, which taskq does not expand either; not for cwd: null or an empty cwd", () => {
+    const text = yaml("defaults:", "  cwd: ~ # home", "tasks:", "  a:", "    run: x", "    cwd: ~", "  b: { run: x, cwd: ~ }", "  c:", "    run: x", "    cwd: null", "  d:", "    run: x", "    cwd:");
+    const hint = `: ~ alone is YAML's null, not the home folder, and taskq does not expand ~ or $HOME in a cwd as a shell does; write the folder's path out (cwd: ${JSON.stringify(homedir())})`;
+    const expected = [
+      `2:8: \`defaults.cwd\` must be a folder path, relative to the workflow file, got nothing (null)${hint}`,
+      `6:10: task "a": \`cwd\` must be a folder path, relative to the workflow file, got nothing (null)${hint}`,
+      `7:21: task "b": \`cwd\` must be a folder path, relative to the workflow file, got nothing (null)${hint}`,
+      '10:10: task "c": `cwd` must be a folder path, relative to the workflow file, got nothing (null)',
+      '13:5: task "d": `cwd` must be a folder path, relative to the workflow file, got nothing (null)',
+    ];
+    expect(problemsOf(text)).toEqual(expected);
+    expect(problemsOf(text, "wf.yaml", { simple: false })).toEqual(expected);
   });
 
   it("reports bad durations, dates, enums and numbers", () => {

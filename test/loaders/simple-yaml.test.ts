@@ -45,7 +45,7 @@ function expectAgreement(text: string): "simple" | "declined" {
   return "simple";
 }
 
-/** For every path into the data, and a missing key or item under each: offsetOf (value and key), endsAtComment and commentInsteadOf as yaml's Locator gives them. */
+/** For every path into the data, and a missing key or item under each: offsetOf (value and key), endsAtComment, commentInsteadOf and plainSourceOf as yaml's Locator gives them. */
 function expectSamePlaces(text: string): void {
   const parsed = readYaml(text, "f.yaml");
   if (!("document" in parsed)) throw new Error("read by the fast reader, refused by yaml");
@@ -67,6 +67,7 @@ function expectSamePlaces(text: string): void {
     expect(placed.locator.offsetOf(path, "key"), where).toBe(yamlLocator.offsetOf(path, "key"));
     expect(placed.locator.endsAtComment(path), where).toBe(yamlLocator.endsAtComment(path));
     expect(placed.locator.commentInsteadOf(path), where).toBe(yamlLocator.commentInsteadOf(path));
+    expect(placed.locator.plainSourceOf(path), where).toBe(yamlLocator.plainSourceOf(path));
   }
 }
 
