@@ -5,6 +5,7 @@ import type { ProblemList } from "./problem-list.js";
 import { runAtMistake } from "./date-time.js";
 import { defaultsSchema, isRunAt, PRIORITIES, TASK_TYPES, taskSchema, workflowFileSchema } from "./schema.js";
 import { durationMistake } from "./duration.js";
+import { MAX_CONCURRENCY, MAX_RETRIES } from "./limits.js";
 import { closestMatch, didYouMean } from "./suggest.js";
 
 type Issue = z.core.$ZodIssue;
@@ -88,11 +89,15 @@ function valueHint(issue: Issue, path: DataPath): string {
         ? exitCodesMistake(issue.input)
         : typeof field === "string" && DURATION_FIELDS.has(field)
           ? durationMistake(issue.input)
-          : field === "retries" || field === "concurrency" || (typeof field === "number" && path.at(-2) === "retryOn")
-            ? quotedNumberMistake(issue.input)
-            : field === "priority" || field === "type"
-              ? wordMeant(issue.input, field === "priority" ? PRIORITIES : TASK_TYPES)
-              : undefined;
+          : field === "retries"
+            ? quotedNumberMistake(issue.input, 0, MAX_RETRIES)
+            : field === "concurrency"
+              ? quotedNumberMistake(issue.input, 1, MAX_CONCURRENCY)
+              : typeof field === "number" && path.at(-2) === "retryOn"
+                ? quotedNumberMistake(issue.input, 1, 255)
+                : field === "priority" || field === "type"
+                  ? wordMeant(issue.input, field === "priority" ? PRIORITIES : TASK_TYPES)
+                  : undefined;
   return hint === undefined ? "" : ` (${hint})`;
 }
 
@@ -102,9 +107,15 @@ function wordMeant(text: string, words: readonly string[]): string | undefined {
   return match === undefined ? undefined : `did you mean ${match}?`;
 }
 
-/** `retries: "3"`: an integer field given digits in quotes, which YAML reads as text. */
-function quotedNumberMistake(text: string): string | undefined {
-  return /^\s*\d+\s*$/.test(text) ? `a number in quotes is text: write it without them, ${text.trim()}` : undefined;
+/**
+ * `retries: "3"`: an integer field given digits in quotes, which YAML reads as text. Not for
+ * one out of the field's range (`retries: "300"`): written without them it is still refused,
+ * and the range the message gives is all there is to mend.
+ */
+function quotedNumberMistake(text: string, min: number, max: number): string | undefined {
+  if (!/^\s*\d+\s*$/.test(text)) return undefined;
+  const number = Number(text);
+  return number >= min && number <= max ? `a number in quotes is text: write it without them, ${text.trim()}` : undefined;
 }
 
 /** `retryOn: 1, 75` (or `1 75`): exit codes written as one string, the list meant. */

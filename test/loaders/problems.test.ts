@@ -519,13 +519,23 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: x, env: [V=1.10, N=null, T=True, P=./bin, Z=007] }"))[0]).toContain('(env: { V: "1.10", N: "null", T: "True", P: ./bin, Z: "007" })');
   });
 
-  it("says a number in quotes is text, for the integer fields (retries: \"3\", concurrency: '4', retryOn: [\"1\"])", () => {
+  it("says a number in quotes is text, for the integer fields (retries: \"3\", concurrency: '4', retryOn: [\"1\"]), but only the range for one out of it (retries: \"300\")", () => {
     expect(problemsOf(yaml("concurrency: '4'", "tasks:", "  a:", "    run: x", '    retries: "3"', '    retryOn: ["1", 75]'))).toEqual([
       `1:14: \`concurrency\` must be an integer from 1 to 10000, got "4" (a number in quotes is text: write it without them, 4)`,
       `5:14: task "a": \`retries\` must be an integer from 0 to 100, got "3" (a number in quotes is text: write it without them, 3)`,
       `6:15: task "a": \`retryOn[0]\` must be an exit code, an integer from 1 to 255, got "1" (a number in quotes is text: write it without them, 1)`,
     ]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries: two"))).toEqual([`4:14: task "a": \`retries\` must be an integer from 0 to 100, got "two"`]);
+    // Out of range, written without quotes it is refused all the same: the range alone is said, once.
+    const outOfRange = yaml("concurrency: '0'", "tasks:", "  a:", "    run: x", '    retries: "300"', '    retryOn: ["256", "0"]');
+    const expected = [
+      `1:14: \`concurrency\` must be an integer from 1 to 10000, got "0"`,
+      `5:14: task "a": \`retries\` must be an integer from 0 to 100, got "300"`,
+      `6:15: task "a": \`retryOn[0]\` must be an exit code, an integer from 1 to 255, got "256"`,
+      `6:22: task "a": \`retryOn[1]\` must be an exit code, an integer from 1 to 255, got "0"`,
+    ];
+    expect(problemsOf(outOfRange)).toEqual(expected);
+    expect(problemsOf(outOfRange, "wf.yaml", { simple: false })).toEqual(expected);
   });
 
   it("says the word meant for a priority or type written in other letters or almost so (High, HIGH, hgih, Shell)", () => {
