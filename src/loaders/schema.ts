@@ -135,10 +135,17 @@ const envSchema = z
 const noRunAtWithDelay = (options: { runAt?: unknown; delay?: unknown }): boolean => options.runAt === undefined || options.delay === undefined;
 const noRunAtWithDelayMessage = { message: "cannot be set together with `runAt`; keep one", path: ["delay"] };
 /**
+ * Extension fields (`x-common: &common ...`), which hold YAML anchors for other fields to use
+ * (as docker compose's do), in the JSON Schema: taskq ignores them (validate.ts drops them first)
+ * in the top level, `defaults` and a task, so `additionalProperties: false` must let them be.
+ */
+const extensionFields = { "^x-": {} };
+
+/**
  * noRunAtWithDelay in the JSON Schema, which a refine does not reach. The `properties`, which
  * accept any value, declare what `required` names, as Ajv's strict mode (strictRequired) asks.
  */
-const noRunAtWithDelayJson = z.meta({ not: { properties: { runAt: true, delay: true }, required: ["runAt", "delay"] } });
+const noRunAtWithDelayJson = z.meta({ not: { properties: { runAt: true, delay: true }, required: ["runAt", "delay"] }, patternProperties: extensionFields });
 
 /** Every task field that `defaults` may also set. */
 const taskOptionsShape = {
@@ -252,7 +259,7 @@ export const workflowFileSchema = z
         z.describe("Tasks by id, at least one; ids match " + TASK_ID_PATTERN.source + " (not . or ..)"),
       ),
   })
-  .check(z.meta({ title: "taskq workflow", description: "A DAG of shell tasks run by `taskq run`" }));
+  .check(z.meta({ title: "taskq workflow", description: "A DAG of shell tasks run by `taskq run`", patternProperties: extensionFields }));
 
 /** A task as written in the file, after validation (durations in ms). */
 export type TaskFile = z.output<typeof taskSchema>;

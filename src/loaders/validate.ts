@@ -34,7 +34,8 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
     problems.atOffset(locator.offsetOf([]), `the top level must be a mapping with a \`tasks\` key, got ${describeValue(data)}`);
     return undefined;
   }
-  const { tasks, ...rest } = data as Record<string, unknown>;
+  const { tasks, ...fields } = withoutExtensions(data as Record<string, unknown>);
+  const rest = isRecord(fields.defaults) ? { ...fields, defaults: withoutExtensions(fields.defaults) } : fields;
   const header = workflowHeaderSchema.safeParse(rest, parseOptions);
   if (!header.success) {
     reportIssues(header.error.issues, [], locator, problems);
@@ -63,7 +64,7 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
       valid.push({ id, task: undefined, dependsOn: undefined });
       continue;
     }
-    const result = taskSchema.safeParse(raw, parseOptions);
+    const result = taskSchema.safeParse(isRecord(raw) ? withoutExtensions(raw) : raw, parseOptions);
     if (result.success) {
       valid.push({ id, task: result.data, dependsOn: result.data.dependsOn });
       continue;
@@ -142,6 +143,20 @@ function reportRunAtWithDelay(raw: Record<string, unknown>, path: DataPath, loca
   if (raw.runAt === undefined || raw.delay === undefined) return;
   const owner = path[0] === "tasks" ? `task ${quote(String(path[1]))}: ` : "";
   problems.atOffset(locator.offsetOf([...path, "delay"]), `${owner}\`${path[0] === "tasks" ? "" : "defaults."}delay\` cannot be set together with \`runAt\`; keep one`);
+}
+
+/** Whether `key` is an extension field (`x-common: &common ...`), there to hold YAML anchors, as docker compose's are: taskq ignores it. */
+export function isExtensionKey(key: string): boolean {
+  return key.startsWith("x-");
+}
+
+/** `fields` without its extension fields (itself when it has none), keeping a null prototype. */
+function withoutExtensions(fields: Record<string, unknown>): Record<string, unknown> {
+  const keys = Object.keys(fields);
+  if (!keys.some(isExtensionKey)) return fields;
+  const kept: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  for (const key of keys) if (!isExtensionKey(key)) kept[key] = fields[key];
+  return kept;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

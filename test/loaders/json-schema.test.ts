@@ -86,6 +86,9 @@ describe("workflow JSON Schema against validate", () => {
     ["a NUL in an env value", task({ env: { A: "a\u0000b" } }), false],
     ["a NUL in the workflow's env", { env: { A: "\u0000" }, tasks: { a: { run: "x" } } }, false],
     ["a NUL in defaults.env", { defaults: { env: { A: "a\u0000" } }, tasks: { a: { run: "x" } } }, false],
+    ["x- fields at the top level, in defaults and in a task", { "x-common": { A: 1 }, defaults: { "x-note": "n" }, tasks: { a: { run: "x", "x-owner": ["me"] } } }, true],
+    ["x_ (not x-) in a task", task({ x_owner: "me" }), false],
+    ["x- in a task's backoff", task({ backoff: { "x-note": "n" } }), false],
   ])("agrees on %s", (_, data, valid) => {
     expect(validateAccepts(data), "validate").toBe(valid);
     expect(schemaAccepts(data), "schema").toBe(valid);

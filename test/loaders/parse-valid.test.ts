@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parse, yaml } from "./helpers.js";
+import { parseWorkflow } from "../../src/loaders/index.js";
+import { NOW, parse, problemsOf, yaml } from "./helpers.js";
 
 const example = yaml(
   "name: ci",
@@ -50,6 +51,37 @@ describe("parseWorkflow on a valid file", () => {
         },
       ],
     });
+  });
+
+  // As docker compose's: `x-` keys hold anchors the fields below use (merge keys, `<<`, are not supported).
+  it("ignores keys that start with x- at the top level, in defaults and in a task, so they can hold YAML anchors; a task id x-... is still a task", () => {
+    const text = yaml(
+      "x-env: &env { STAGE: ci }",
+      "x-build: &build make -j4",
+      "defaults:",
+      "  x-retries: &retries 2",
+      "  retries: *retries",
+      "tasks:",
+      "  a:",
+      "    x-owner: [me, { team: ci }]",
+      "    run: *build",
+      "    env: *env",
+      "  x-deploy: { run: x, dependsOn: a, x-note: later }",
+    );
+    const plain = yaml("x-note: this file is CI's", "defaults: { x-note: n, retries: 2 }", "tasks:", "  a:", "    x-owner: me", "    run: make -j4", "    env: { STAGE: ci }", "  x-deploy: { run: x, dependsOn: a, x-note: later }");
+    for (const [written, simple] of [[text, true], [text, false], [plain, true], [plain, false]] as const) {
+      const workflow = parseWorkflow(written, "/work/wf/ci.yaml", { now: NOW, simple });
+      expect(workflow.tasks.map((task) => [task.id, task.run, task.retries, task.env, task.dependsOn])).toEqual([
+        ["a", "make -j4", 2, { STAGE: "ci" }, []],
+        ["x-deploy", "x", 2, {}, ["a"]],
+      ]);
+      expect(workflow.notes).toEqual([]);
+    }
+    // Only x-: other unknown keys (and x- in backoff or env) are still errors, at their place.
+    const wrong = yaml("x-a: 1", "tasks:", "  a: { run: x, x_b: 1, backoff: { x-c: 1 } }");
+    const problems = ['3:16: task "a": unknown key "x_b"', '3:35: task "a": unknown key "x-c" in `backoff`'];
+    expect(problemsOf(wrong)).toEqual(problems);
+    expect(problemsOf(wrong, "wf.yaml", { simple: false })).toEqual(problems);
   });
 
   it("orders tasks topologically, breaking ties by file order", () => {

@@ -625,7 +625,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       '3:3: task "a": `run` is missing; it must be a non-empty command string',
       '3:8: task "a": unknown key "cmd"; did you mean "run"?',
       '3:16: task "a": unknown key "needs"; did you mean "dependsOn"?',
-      '3:28: task "a": unknown key "<<"; YAML merge keys are not supported: set shared fields in `defaults`, or repeat them',
+      '3:28: task "a": unknown key "<<"; YAML merge keys are not supported: set shared fields in `defaults`, or repeat them; an `x-` key, which taskq ignores, can hold an anchor for a field\'s value (x-env: &env { A: 1 }, then env: *env)',
     ]);
   });
 
