@@ -59,11 +59,16 @@ export async function withRetry<T>(operation: () => Promise<T>, options: RetryOp
  * its way, whose commit may have happened, its reply lost. Looked for through the store's wrapping (`cause`).
  */
 export function isRefusal(error: unknown): boolean {
+  return serverError(error)?.severity === "ERROR";
+}
+
+/** The server's own error (the first with a SQLSTATE) in `error` or the errors it wraps (`cause`), through the store's wrapping. */
+function serverError(error: unknown): { code: string; severity?: unknown } | undefined {
   for (let seen = error, depth = 0; typeof seen === "object" && seen !== null && depth < 4; seen = (seen as { cause?: unknown }).cause, depth++) {
     const { code, severity } = seen as { code?: unknown; severity?: unknown };
-    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return severity === "ERROR";
+    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return { code, severity };
   }
-  return false;
+  return undefined;
 }
 
 /**
@@ -75,9 +80,6 @@ const UNUSABLE_STATES = new Set(["42501", "3F000", "42P01", "42883"]);
 
 /** The SQLSTATE of an error (or of its `cause`s) that says the store cannot be used as it is, else undefined. */
 export function unusableStoreState(error: unknown): string | undefined {
-  for (let seen = error, depth = 0; typeof seen === "object" && seen !== null && depth < 4; seen = (seen as { cause?: unknown }).cause, depth++) {
-    const code = (seen as { code?: unknown }).code;
-    if (typeof code === "string" && UNUSABLE_STATES.has(code)) return code;
-  }
-  return undefined;
+  const code = serverError(error)?.code;
+  return code !== undefined && UNUSABLE_STATES.has(code) ? code : undefined;
 }
