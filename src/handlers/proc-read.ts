@@ -63,7 +63,7 @@ export function readProcStat(pid: number | string): { state: string; pgrp: numbe
 let ownCommand: string | undefined;
 
 /** A process's command name, /proc/<pid>/stat's second field ("sh"), or undefined without /proc or such a process. */
-function readProcCommand(pid: number | string): string | undefined {
+export function readProcCommand(pid: number | string): string | undefined {
   const length = readProcFile(pid, "stat");
   if (length < 0) return undefined;
   const end = buffer.lastIndexOf(0x29, length - 1); // ")"

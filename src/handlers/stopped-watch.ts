@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { monotonicMs } from "./monotonic.js";
 import { stoppedProcesses } from "./process-groups.js";
+import { readProcCommand } from "./proc-read.js";
 
 /** How long a task's process stays stopped before its task gets a note that says so. */
 export const STOPPED_NOTE_AFTER_MS = 10_000;
@@ -50,17 +50,9 @@ function lookForStopped(): void {
       else if (!seen.told && now - seen.since >= STOPPED_NOTE_AFTER_MS - TIMER_SLACK_MS) {
         // Stopped at least since it was first seen so: told between 10 s and 10 s + LOOK_EVERY_MS after it stopped.
         seen.told = true;
-        watch.onStopped(pid, commandOf(pid));
+        watch.onStopped(pid, readProcCommand(pid) ?? "");
       }
     }
   }
 }
 
-/** The process's command name ("sleep"), or "" once it is gone. */
-function commandOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
-  } catch {
-    return "";
-  }
-}
