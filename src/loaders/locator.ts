@@ -1,5 +1,5 @@
 import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Pair, type YAMLMap } from "yaml";
-import { keyText } from "./to-plain.js";
+import { isMergeKey, keyText } from "./to-plain.js";
 
 /** A path into the workflow data, as zod reports it: keys and list indexes. */
 export type DataPath = ReadonlyArray<PropertyKey>;
@@ -35,10 +35,10 @@ export class Locator implements SourceLocator {
     this.#aliasTargets = aliasTargets;
     this.#text = text;
     this.#root = this.#resolve(document.contents);
-    const tasks = isMap(this.#root) ? this.#resolve(findPair(this.#root, "tasks")?.value) : undefined;
+    const tasks = isMap(this.#root) ? this.#resolve(this.#findPair(this.#root, "tasks")?.value) : undefined;
     if (isMap(tasks)) {
       this.#tasksMap = tasks;
-      for (const pair of tasks.items) {
+      for (const pair of tasks.items.some((item) => isMergeKey(item.key)) ? this.#pairsOf(tasks) : tasks.items) {
         const id = keyText(pair.key);
         if (id !== undefined && !this.#tasksIndex.has(id)) this.#tasksIndex.set(id, pair);
       }
@@ -56,7 +56,7 @@ export class Locator implements SourceLocator {
     for (const [index, segment] of path.entries()) {
       if (isMap(node)) {
         const name = String(segment);
-        const pair = node === this.#tasksMap ? this.#tasksIndex.get(name) : findPair(node, name);
+        const pair = node === this.#tasksMap ? this.#tasksIndex.get(name) : this.#findPair(node, name);
         const keyOffset = (pair?.key as Node | null | undefined)?.range?.[0];
         if (pair === undefined || keyOffset === undefined) return fallback;
         if (index === path.length - 1 && at === "key") return keyOffset;
@@ -77,7 +77,7 @@ export class Locator implements SourceLocator {
   endsAtComment(path: DataPath): boolean {
     let node = this.#root;
     for (const segment of path) {
-      if (isMap(node)) node = this.#resolve((node === this.#tasksMap ? this.#tasksIndex.get(String(segment)) : findPair(node, String(segment)))?.value);
+      if (isMap(node)) node = this.#resolve((node === this.#tasksMap ? this.#tasksIndex.get(String(segment)) : this.#findPair(node, String(segment)))?.value);
       else if (isSeq(node) && typeof segment === "number") node = this.#resolve(node.items[segment]);
       else return false;
     }
@@ -92,7 +92,7 @@ export class Locator implements SourceLocator {
     for (const segment of path) {
       pair = undefined;
       if (isMap(node)) {
-        pair = node === this.#tasksMap ? this.#tasksIndex.get(String(segment)) : findPair(node, String(segment));
+        pair = node === this.#tasksMap ? this.#tasksIndex.get(String(segment)) : this.#findPair(node, String(segment));
         node = this.#resolve(pair?.value);
       } else if (isSeq(node) && typeof segment === "number") node = this.#resolve(node.items[segment]);
       else return undefined;
@@ -107,13 +107,39 @@ export class Locator implements SourceLocator {
   plainSourceOf(path: DataPath): string | undefined {
     let node = this.#root;
     for (const segment of path) {
-      if (isMap(node)) node = this.#resolve((node === this.#tasksMap ? this.#tasksIndex.get(String(segment)) : findPair(node, String(segment)))?.value);
+      if (isMap(node)) node = this.#resolve((node === this.#tasksMap ? this.#tasksIndex.get(String(segment)) : this.#findPair(node, String(segment)))?.value);
       else if (isSeq(node) && typeof segment === "number") node = this.#resolve(node.items[segment]);
       else return undefined;
     }
     // An empty value (`cwd:`) has no text of its own.
     if (!isScalar(node) || node.type !== "PLAIN" || node.range === undefined || node.range === null || node.range[0] === node.range[1]) return undefined;
     return this.#text.slice(node.range[0], node.range[1]);
+  }
+
+  /** The pair that gives `name` its value in `map`: its own, else the first a merge key (`<<`) brings, as toPlain merges them. */
+  #findPair(map: YAMLMap, name: string): Pair | undefined {
+    const own = map.items.find((pair) => keyText(pair.key) === name);
+    if (own !== undefined || !map.items.some((pair) => isMergeKey(pair.key))) return own;
+    for (const pair of this.#pairsOf(map)) if (keyText(pair.key) === name) return pair;
+    return undefined;
+  }
+
+  /**
+   * The pairs of `map`, its own first, then those of each mapping its merge keys name, in the
+   * order they are merged: the first pair of each key is the one that gives its value. A chain
+   * of merges is as deep as toPlain let it be (MAX_NESTING_DEPTH), and an alias it refused has
+   * no target here, so none is followed.
+   */
+  *#pairsOf(map: YAMLMap): Generator<Pair> {
+    yield* map.items;
+    for (const pair of map.items) {
+      if (!isMergeKey(pair.key)) continue;
+      const value = this.#resolve(pair.value);
+      for (const item of isSeq(value) ? value.items : [value]) {
+        const source = this.#resolve(item);
+        if (isMap(source)) yield* this.#pairsOf(source);
+      }
+    }
   }
 
   #resolve(node: unknown): Node | null {
@@ -128,6 +154,3 @@ const COMMENT_AFTER = /[ \t]+#/y;
 /** After a key, its `:`, then spaces or tabs and a comment where the value would be. */
 const COMMENT_INSTEAD = /[ \t]*:[ \t]+(#[^\r\n]*)/y;
 
-function findPair(map: YAMLMap, name: string): Pair | undefined {
-  return map.items.find((pair) => keyText(pair.key) === name);
-}

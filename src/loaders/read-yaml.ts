@@ -18,7 +18,8 @@ const deepMessage = `nesting is deeper than ${MAX_NESTING_DEPTH} levels; a workf
  * driven by hand so that absurd flow nesting (`[[[[...`) stops after
  * MAX_NESTING_DEPTH levels: yaml's composer recurses and would overflow the stack.
  * The core schema keeps `2026-12-01T02:00:00Z` a string even under `%YAML 1.1`;
- * uniqueKeys is off because its check is quadratic (duplicates are found later).
+ * uniqueKeys is off because its check is quadratic (duplicates are found later). A plain `<<`
+ * key is YAML 1.1's merge key, as in docker compose and GitLab CI files: toPlain merges it.
  */
 export function readYaml(text: string, file: string): ParsedYaml | { problems: ProblemList } {
   const lineCounter = new LineCounter();
@@ -27,7 +28,7 @@ export function readYaml(text: string, file: string): ParsedYaml | { problems: P
   if (tokens === undefined || !scanTokens(tokens, problems)) return { problems };
   let document: Document.Parsed | undefined;
   try {
-    const composer = new Composer({ schema: "core", uniqueKeys: false, merge: false });
+    const composer = new Composer({ schema: "core", uniqueKeys: false, merge: true });
     for (const composed of composer.compose(tokens, true, text.length)) document ??= composed;
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;

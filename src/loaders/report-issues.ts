@@ -198,7 +198,7 @@ function unknownKeyMessage(path: DataPath, key: string): string {
   const synonym = SYNONYMS[key.toLowerCase()];
   const hint =
     key === "<<"
-      ? "; YAML merge keys are not supported: set shared fields in `defaults`, or repeat them; an `x-` key, which taskq ignores, can hold an anchor for a field's value (x-env: &env { A: 1 }, then env: *env)"
+      ? "; quoted, it is a key like any other: write it unquoted (<<: *base) to merge a mapping into this one"
       : synonym !== undefined && allowed.includes(synonym)
         ? `; did you mean "${synonym}"?${synonymNote(key, synonym)}`
         : didYouMean(key, allowed);

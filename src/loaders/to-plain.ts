@@ -1,7 +1,7 @@
 import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Pair, type Scalar, type YAMLMap, type YAMLSeq } from "yaml";
 import { MAX_ALIAS_EXPANSION, MAX_NESTING_DEPTH } from "./limits.js";
 import type { ProblemList } from "./problem-list.js";
-import { quote } from "./report-issues.js";
+import { describeValue, quote } from "./report-issues.js";
 
 /** Plain data from a YAML document, plus where each alias pointed (for error positions). */
 export interface PlainDocument {
@@ -131,10 +131,17 @@ class PlainBuilder {
 
   #convertMap(map: YAMLMap, depth: number, role: Role): unknown {
     const isTasks = role === "tasks";
-    const result = isTasks ? new Map<string, unknown>() : (Object.create(null) as Record<string, unknown>);
-    const has = (key: string) => (result instanceof Map ? result.has(key) : Object.hasOwn(result, key));
+    const result: Mapping = isTasks ? new Map<string, unknown>() : (Object.create(null) as Record<string, unknown>);
+    /** The keys written in this mapping, apart once a `<<` merges others in: only these can be duplicates. */
+    let written: Set<string> | undefined;
+    const has = (key: string) => written?.has(key) ?? hasKey(result, key);
     let height = 0;
     for (const pair of map.items) {
+      if (isMergeKey(pair.key)) {
+        written ??= new Set(result instanceof Map ? result.keys() : Object.keys(result));
+        height = Math.max(height, this.#merge(pair, result, depth, role));
+        continue;
+      }
       const key = this.#checkKey(pair, map, has, isTasks);
       const valueRole = roleOf(key, depth, role);
       if (isTasks) this.#taskId = key;
@@ -143,13 +150,58 @@ class PlainBuilder {
       const value = this.convert(pair.value, depth + 1, valueRole);
       height = Math.max(height, this.#height);
       if (key === undefined) continue;
-      if (result instanceof Map) result.set(key, value);
-      else result[key] = value;
+      if (written !== undefined) {
+        written.add(key);
+        // A task merged in and written too takes the place it is written at.
+        if (result instanceof Map) result.delete(key);
+      }
+      setKey(result, key, value);
     }
     this.#height = height + 1;
     // Every key refused, each with its problem: the mapping is not "empty" to its reader.
     if (map.items.length > 0 && (result instanceof Map ? result.size === 0 : Object.keys(result).length === 0)) this.#problems.explained(map.range?.[0] ?? 0);
     return result;
+  }
+
+  /**
+   * A merge key (`<<: *base`, `<<: [*a, *b]`, `<<: { retries: 2 }`), as YAML 1.1 merges: each
+   * mapping it names is read in the role of the mapping it is merged into (a task's fields, the
+   * tasks, an `env`) and its keys added where that mapping does not have them yet, so the keys
+   * written in the mapping win (those below the `<<` replace what it merged), and of the mappings
+   * merged, the first to give a key wins. Anything else it names is refused at its place. Returns
+   * the height of what was merged, which the mapping adds one to: each merge counts as a level of
+   * nesting, so a chain of merges is held to MAX_NESTING_DEPTH as one of mappings is (reading it
+   * again in another role, or finding a key's place through it, recurses).
+   */
+  #merge(pair: Pair, result: Mapping, depth: number, role: Role): number {
+    const value = pair.value;
+    let items: unknown[] = [value];
+    /** The alias of a list of mappings (`<<: *sources`), whose items are merged. */
+    let list: Alias | undefined;
+    if (isSeq(value)) items = value.items;
+    else if (isAlias(value) && isSeq(this.#anchors.get(value.source))) {
+      const target = this.#reach(value, depth);
+      if (target === undefined) return 0;
+      list = value;
+      items = (target as YAMLSeq).items;
+    }
+    let height = 0;
+    for (const item of items) {
+      const merged = this.convert(item, depth, role);
+      height = Math.max(height, this.#height);
+      // A mapping read here is a Map (the tasks) or an object with no prototype; a list, a Date (!!timestamp) or binary data is none.
+      if (merged instanceof Map || (typeof merged === "object" && merged !== null && Object.getPrototypeOf(merged) === null)) {
+        const entries: Iterable<[string, unknown]> = merged instanceof Map ? (merged as Map<string, unknown>).entries() : Object.entries(merged as Record<string, unknown>);
+        for (const [key, entry] of entries) if (!hasKey(result, key)) setKey(result, key, entry);
+        continue;
+      }
+      const node = item as Node | null;
+      const empty = node === null || node.range === undefined || node.range === null || (isScalar(node) && node.range[0] === node.range[1]);
+      const offset = empty ? ((pair.key as Node).range?.[0] ?? 0) : node.range![0];
+      const got = isAlias(item) ? `*${item.source}, which is ${describeValue(merged)}` : describeValue(merged);
+      this.#problems.followOn(offset, `a merge key \`<<\` takes a mapping, an alias of one (<<: *base) or a list of them (<<: [*a, *b]); got ${got}${list === undefined ? "" : `, an item of *${list.source}`}`);
+    }
+    return height;
   }
 
   /**
@@ -237,23 +289,43 @@ class PlainBuilder {
    * alias gets its values checked; a `dependsOn` its ids read as written).
    */
   #expand(alias: Alias, depth: number, role: Role): unknown {
+    const target = this.#reach(alias, depth);
+    if (target === undefined) return null;
+    if (isScalar(target)) {
+      this.#size++;
+      return role === "ids" ? idValue(target) : target.value;
+    }
+    const done = this.#done.get(target)!;
+    if (done.role !== role && (isMap(target) || isSeq(target))) return this.#convertNode(target, depth, role);
+    this.#size += done.size;
+    this.#height = done.height;
+    // Shared, not copied: the value is never mutated, and sharing keeps expansion O(1).
+    return done.value;
+  }
+
+  /**
+   * The node an alias names, once it is known to be defined before, not to contain the alias,
+   * and within the limits on expansion and nesting (what it expands to is counted); undefined,
+   * with the problem reported, otherwise.
+   */
+  #reach(alias: Alias, depth: number): Node | undefined {
     const offset = alias.range?.[0] ?? 0;
     if (this.#bombed) {
       this.#problems.explained(offset);
-      return null;
+      return undefined;
     }
     const target = this.#anchors.get(alias.source);
     if (target === undefined) {
       // `run: *.txt`, `run: *` (a glob) reads as an alias too: say how to keep it as text.
       this.#problems.atOffset(offset, `unknown alias *${alias.source}; define &${alias.source} before using it, or quote the value if it is text (${JSON.stringify(`*${alias.source}`)})`);
       this.#problems.explained(offset);
-      return null;
+      return undefined;
     }
     const done = this.#done.get(target);
     if (done === undefined || this.#inProgress.has(target)) {
       this.#problems.atOffset(offset, `alias *${alias.source} refers to a node that contains it`);
       this.#problems.explained(offset);
-      return null;
+      return undefined;
     }
     this.#expanded += done.size;
     if (this.#expanded > MAX_ALIAS_EXPANSION) {
@@ -261,22 +333,30 @@ class PlainBuilder {
       // One report is enough: later aliases are skipped silently.
       this.#bombed = true;
       this.#problems.explained(offset);
-      return null;
+      return undefined;
     }
     if (depth + done.height > MAX_NESTING_DEPTH) {
       this.#problems.atOffset(offset, `alias *${alias.source} nests deeper than ${MAX_NESTING_DEPTH} levels`);
       this.#problems.explained(offset);
-      return null;
+      return undefined;
     }
     this.aliasTargets.set(alias, target);
-    if (isScalar(target)) {
-      this.#size++;
-      return role === "ids" ? idValue(target) : target.value;
-    }
-    if (done.role !== role && (isMap(target) || isSeq(target))) return this.#convertNode(target, depth, role);
-    this.#size += done.size;
-    this.#height = done.height;
-    // Shared, not copied: the value is never mutated, and sharing keeps expansion O(1).
-    return done.value;
+    return target;
   }
+}
+
+type Mapping = Map<string, unknown> | Record<string, unknown>;
+
+function hasKey(mapping: Mapping, key: string): boolean {
+  return mapping instanceof Map ? mapping.has(key) : Object.hasOwn(mapping, key);
+}
+
+function setKey(mapping: Mapping, key: string, value: unknown): void {
+  if (mapping instanceof Map) mapping.set(key, value);
+  else mapping[key] = value;
+}
+
+/** A merge key, `<<` written plain (yaml reads it as a symbol; a quoted "<<" is text, a key as any other). */
+export function isMergeKey(key: unknown): boolean {
+  return isScalar(key) && typeof key.value === "symbol";
 }

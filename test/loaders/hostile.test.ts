@@ -83,6 +83,17 @@ describe("hostile input", () => {
     expect(problemsOf(yaml(...lines))).toContain("2:107: alias *a nests deeper than 128 levels");
   });
 
+  it("holds a chain of merge keys to the nesting limit, each merge a level, and counts what merges bring against the alias limit", () => {
+    const chain = ["x-0: &a0 { retries: 1 }", ...Array.from({ length: 5000 }, (_, index) => `x-${index + 1}: &a${index + 1} { <<: *a${index} }`), "tasks: { t: { <<: *a5000, run: x } }"];
+    let problems: string[] = [];
+    const ms = timed(() => (problems = problemsOf(yaml(...chain))));
+    expect(problems[0]).toBe("129:20: alias *a127 nests deeper than 128 levels");
+    expect(ms).toBeLessThan(5000);
+    const keys = Array.from({ length: 1000 }, (_, index) => `k${index}: 1`).join(", ");
+    const bomb = [`x-a: &a { ${keys} }`, ...Array.from({ length: 2000 }, (_, index) => `x-${index}: { <<: *a }`), "tasks: { t: { run: x } }"];
+    expect(problemsOf(yaml(...bomb))).toEqual(["1001:14: aliases expand to more than 1,000,000 nodes (an alias bomb?)"]);
+  });
+
   it("rejects more tasks than MAX_TASKS before building the document, at the task past the limit", () => {
     const entries = Array.from({ length: MAX_TASKS + 1 }, (_, index) => `t${index}: 0`);
     const text = `tasks: {${entries.join(", ")}}\n`;

@@ -53,7 +53,7 @@ describe("parseWorkflow on a valid file", () => {
     });
   });
 
-  // As docker compose's: `x-` keys hold anchors the fields below use (merge keys, `<<`, are not supported).
+  // As docker compose's: `x-` keys hold anchors the fields below use.
   it("ignores keys that start with x- at the top level, in defaults and in a task, so they can hold YAML anchors; a task id x-... is still a task", () => {
     const text = yaml(
       "x-env: &env { STAGE: ci }",
@@ -82,6 +82,67 @@ describe("parseWorkflow on a valid file", () => {
     const problems = ['3:16: task "a": unknown key "x_b"', '3:35: task "a": unknown key "x-c" in `backoff`'];
     expect(problemsOf(wrong)).toEqual(problems);
     expect(problemsOf(wrong, "wf.yaml", { simple: false })).toEqual(problems);
+  });
+
+  // YAML 1.1's merge keys, as docker compose and GitLab CI files use them; the fast reader declines them, so yaml reads each file.
+  it("merges the mappings a `<<` names, as YAML 1.1 does: the mapping's own keys win, wherever they stand, then the first mapping merged", () => {
+    const text = yaml(
+      "x-defaults: &base { retries: 2, timeout: 5m, priority: low }",
+      "x-fast: &fast { retries: 0, timeout: 1m, priority: high, cwd: src }",
+      "x-env: &env { STAGE: ci, LEVEL: 1 }",
+      "x-both: &both [*fast, *base]",
+      "defaults: { <<: { retries: 1 } }",
+      "tasks:",
+      "  build: { <<: *base, run: make }",
+      "  test:",
+      "    retries: 3",
+      "    <<: [*fast, *base]",
+      "    run: make test",
+      "    priority: normal",
+      "    env: { <<: *env, LEVEL: 2 }",
+      "  lint:",
+      "    <<: *fast",
+      "    <<: *base",
+      "    run: eslint",
+      "  plain: { run: x }",
+      "  deploy: { <<: *both, run: ./deploy }",
+    );
+    for (const simple of [true, false]) {
+      const workflow = parseWorkflow(text, "/work/wf/ci.yaml", { now: NOW, simple });
+      expect(workflow.tasks.map((task) => [task.id, task.run, task.retries, task.timeoutMs, task.priority, task.cwd, task.env])).toEqual([
+        ["build", "make", 2, 300_000, "low", "/work/wf", {}],
+        ["test", "make test", 3, 60_000, "normal", "/work/wf/src", { STAGE: "ci", LEVEL: "2" }],
+        ["lint", "eslint", 0, 60_000, "high", "/work/wf/src", {}],
+        ["plain", "x", 1, undefined, "normal", "/work/wf", {}],
+        ["deploy", "./deploy", 0, 60_000, "high", "/work/wf/src", {}],
+      ]);
+      expect(workflow.notes).toEqual([]);
+    }
+  });
+
+  it("merges tasks into `tasks` with `<<`: a task written there too is the one written, at its place; ids merged keep the `<<`'s place in file order", () => {
+    const text = yaml(
+      "x-more: &more",
+      "  lint: { run: eslint }",
+      "  build: { run: merged }",
+      "tasks:",
+      "  setup: { run: ./setup }",
+      "  <<: *more",
+      "  build: { run: make }",
+    );
+    const workflow = parseWorkflow(text, "/work/wf/ci.yaml", { now: NOW });
+    expect(workflow.tasks.map((task) => [task.id, task.run])).toEqual([
+      ["setup", "./setup"],
+      ["lint", "eslint"],
+      ["build", "make"],
+    ]);
+  });
+
+  it("reads a quoted \"<<\" as a key like any other, not a merge key, as YAML 1.1 does", () => {
+    const text = yaml("x-base: &base { retries: 2 }", "tasks:", '  a: { "<<": *base, run: x }');
+    const problem = ['3:8: task "a": unknown key "<<"; quoted, it is a key like any other: write it unquoted (<<: *base) to merge a mapping into this one'];
+    expect(problemsOf(text)).toEqual(problem);
+    expect(problemsOf(yaml("tasks:", '  a: { "<<": 1, run: x }'))).toEqual(['2:8: task "a": unknown key "<<"; quoted, it is a key like any other: write it unquoted (<<: *base) to merge a mapping into this one']);
   });
 
   it("orders tasks topologically, breaking ties by file order", () => {

@@ -619,14 +619,82 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
-  it("suggests the field other tools call by another name, and says merge keys are not supported", () => {
-    expect(problemsOf(yaml("jobs: {}", "tasks:", "  a: { cmd: x, needs: [b], <<: { run: y } }", "  b: { run: x }"))).toEqual([
+  it("suggests the field other tools call by another name", () => {
+    expect(problemsOf(yaml("jobs: {}", "tasks:", "  a: { cmd: x, needs: [b] }", "  b: { run: x }"))).toEqual([
       '1:1: unknown key "jobs" at the top level; did you mean "tasks"?',
       '3:3: task "a": `run` is missing; it must be a non-empty command string',
       '3:8: task "a": unknown key "cmd"; did you mean "run"?',
       '3:16: task "a": unknown key "needs"; did you mean "dependsOn"?',
-      '3:28: task "a": unknown key "<<"; YAML merge keys are not supported: set shared fields in `defaults`, or repeat them; an `x-` key, which taskq ignores, can hold an anchor for a field\'s value (x-env: &env { A: 1 }, then env: *env)',
     ]);
+  });
+
+  it("points a problem in a value a `<<` merged in at that value, in the mapping merged, once for each task it came to, by name", () => {
+    const text = yaml(
+      "x-base: &base { retries: -1, timeout: 5m, bogus: 1 }",
+      "x-env: &env { A: 01 }",
+      "defaults: { <<: { priority: urgent } }",
+      "tasks:",
+      "  build: { <<: *base, run: make }",
+      "  test:",
+      "    <<: [{ cwd: 3 }, *base]",
+      "    run: make test",
+      "    env: { <<: *env }",
+      "  ok: { <<: *base, retries: 1, bogus: 2, run: x }",
+    );
+    const problems = [
+      '1:26: task "build": `retries` must be an integer from 0 to 100, got -1',
+      '1:26: task "test": `retries` must be an integer from 0 to 100, got -1',
+      '1:43: task "build": unknown key "bogus"',
+      '1:43: task "test": unknown key "bogus"',
+      '2:18: task "test": `env.A` is 01, which YAML reads as 1; quote it ("01") to pass it as written',
+      '3:29: `defaults.priority` must be one of: low, normal, high, critical, got "urgent"',
+      '7:17: task "test": `cwd` must be a folder path, relative to the workflow file, got 3',
+      '10:32: task "ok": unknown key "bogus"',
+    ];
+    expect(problemsOf(text)).toEqual(problems);
+    expect(problemsOf(text, "wf.yaml", { simple: false })).toEqual(problems);
+  });
+
+  it("refuses a `<<` that names anything but mappings, at what it names", () => {
+    const text = yaml(
+      "x-name: &name make",
+      "x-list: &list [a, b]",
+      "tasks:",
+      "  a: { <<: *name, run: x }",
+      "  b: { <<: [{ retries: 1 }, 3, *list], run: x }",
+      "  c:",
+      "    <<:",
+      "    run: x",
+      "  d: { <<: *nope, run: x }",
+      "  e: { <<: [[]], run: x }",
+      "  f: { <<: *list, run: x }",
+    );
+    const takes = "a merge key `<<` takes a mapping, an alias of one (<<: *base) or a list of them (<<: [*a, *b]); got";
+    expect(problemsOf(text)).toEqual([
+      `2:16: ${takes} "a", an item of *list`,
+      `2:19: ${takes} "b", an item of *list`,
+      `4:12: ${takes} *name, which is "make"`,
+      `5:29: ${takes} 3`,
+      `5:32: ${takes} *list, which is a list`,
+      `7:5: ${takes} nothing (null)`,
+      '9:12: unknown alias *nope; define &nope before using it, or quote the value if it is text ("*nope")',
+      `10:13: ${takes} an empty list`,
+
+    ]);
+  });
+
+  it("calls a key written twice in a mapping a duplicate, but not one written once and merged in too, nor a task id written and merged", () => {
+    const text = yaml(
+      "x-base: &base { run: merged, retries: 1 }",
+      "x-more: &more { a: { run: y } }",
+      "tasks:",
+      "  <<: *more",
+      "  a: { <<: *base, run: x, retries: 2 }",
+      "  b: { <<: *base, run: x, run: y }",
+      "  c: { run: x }",
+      "  c: { run: y }",
+    );
+    expect(problemsOf(text)).toEqual(['6:27: duplicate key "run" (first defined at 6:19); each must appear once', '8:3: duplicate task id "c" (first defined at 7:3); each must appear once']);
   });
 
   it("suggests the field for CircleCI's requires, GitHub's timeout-minutes and max-parallel, GitLab's variables, not the field nearest in spelling (requires is not retries)", () => {
