@@ -122,6 +122,23 @@ const retryOnText = "must be a list of exit codes, integers from 1 to 255, or an
 /** One item of `retryOn`: it is told apart from the list, as `dependsOn[1]` "must be a task id". */
 const exitCodeText = "must be an exit code, an integer from 1 to 255";
 
+/**
+ * YAML's merge key (`<<: *base`, `<<: [*a, *b]`), which toPlain merges, in the JSON Schema: a
+ * tool that checks a file without merging it first sees the key, whose value is a mapping or a
+ * list of mappings. One that merges (as yaml-language-server does) never sees it.
+ */
+const mergeKey = {
+  "^<<$": {
+    description: "YAML merge key: the keys of this mapping, or of these mappings, that the mapping does not set itself",
+    anyOf: [{ type: "object" }, { type: "array", items: { type: "object" } }],
+  },
+};
+
+/** A mapping of names (task ids, variables) to values, matching `pattern`, that a merge key may fill too, in the JSON Schema. */
+function mergeableRecordJson(pattern: RegExp) {
+  return z.meta({ propertyNames: { anyOf: [{ type: "string", pattern: pattern.source }, { const: "<<" }] }, patternProperties: mergeKey });
+}
+
 /** Environment variables; integers and booleans become strings, other values are rejected (YAML would alter them). */
 const envSchema = z
   .record(
@@ -130,16 +147,17 @@ const envSchema = z
       .pipe(z.union([z.string().check(noNul), z.int(), z.boolean()], { error: envValueText }), z.transform(String)),
     { error: "must be a mapping of variable names to values" },
   )
-  .check(variablesFitOneArgument, z.describe("Environment variables for the command"));
+  .check(variablesFitOneArgument, mergeableRecordJson(ENV_NAME_PATTERN), z.describe("Environment variables for the command"));
 
 const noRunAtWithDelay = (options: { runAt?: unknown; delay?: unknown }): boolean => options.runAt === undefined || options.delay === undefined;
 const noRunAtWithDelayMessage = { message: "cannot be set together with `runAt`; keep one", path: ["delay"] };
 /**
  * Extension fields (`x-common: &common ...`), which hold YAML anchors for other fields to use
  * (as docker compose's do), in the JSON Schema: taskq ignores them (validate.ts drops them first)
- * in the top level, `defaults` and a task, so `additionalProperties: false` must let them be.
+ * in the top level, `defaults` and a task, so `additionalProperties: false` must let them be; and
+ * the merge key, which those mappings may hold too.
  */
-const extensionFields = { "^x-": {} };
+const extensionFields = { "^x-": {}, ...mergeKey };
 
 /**
  * noRunAtWithDelay in the JSON Schema, which a refine does not reach. The `properties`, which
@@ -256,6 +274,7 @@ export const workflowFileSchema = z
         z.refine((tasks) => Object.keys(tasks).length > 0, "must define at least one task"),
         // The refine, as the JSON Schema says it (validate.ts reports an empty `tasks` itself).
         z.meta({ minProperties: 1 }),
+        mergeableRecordJson(TASK_ID_PATTERN),
         z.describe("Tasks by id, at least one; ids match " + TASK_ID_PATTERN.source + " (not . or ..)"),
       ),
   })

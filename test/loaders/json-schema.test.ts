@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import { parseWorkflow, renderWorkflowJsonSchema, TASK_ID_PATTERN, workflowJsonSchema, WorkflowError, writeWorkflowJsonSchema, WORKFLOW_SCHEMA_FILE } from "../../src/loaders/index.js";
-import { NOW } from "./helpers.js";
+import { NOW, yaml } from "./helpers.js";
 
 const regenerate = `UPDATE_WORKFLOW_SCHEMA=1 npx vitest run test/loaders/json-schema.test.ts`;
 
@@ -14,12 +15,13 @@ describe("workflow JSON Schema", () => {
   });
 
   it("describes what users write: task id pattern, required run, durations as text or seconds, no unknown keys", () => {
-    type Node = { required?: string[]; additionalProperties?: boolean | Node; properties?: Record<string, Node>; propertyNames?: Node; pattern?: string; anyOf?: Node[]; type?: string; format?: string };
+    type Node = { required?: string[]; additionalProperties?: boolean | Node; properties?: Record<string, Node>; propertyNames?: Node; pattern?: string; const?: string; anyOf?: Node[]; type?: string; format?: string };
     const schema = workflowJsonSchema() as Node;
     expect(schema.required).toEqual(["tasks"]);
     expect(schema.additionalProperties).toBe(false);
     const tasks = schema.properties!.tasks!;
-    expect(tasks.propertyNames!.pattern).toBe(TASK_ID_PATTERN.source);
+    // Or `<<`, YAML's merge key, for a tool that checks the file without merging it.
+    expect(tasks.propertyNames!.anyOf!.map((option) => option.pattern ?? option.const)).toEqual([TASK_ID_PATTERN.source, "<<"]);
     const task = tasks.additionalProperties as Node;
     expect(task.required).toEqual(["run"]);
     expect(task.additionalProperties).toBe(false);
@@ -92,6 +94,24 @@ describe("workflow JSON Schema against validate", () => {
   ])("agrees on %s", (_, data, valid) => {
     expect(validateAccepts(data), "validate").toBe(valid);
     expect(schemaAccepts(data), "schema").toBe(valid);
+  });
+
+  // A tool that merges (yaml-language-server) checks the merged data; one that does not sees each `<<` with what it names.
+  it("takes merge keys where validate takes them, merged or not: in a task, defaults, an env, the top level and tasks; a `<<` of anything but mappings neither", () => {
+    const text = yaml(
+      "x-base: &base { retries: 2, env: { <<: { A: a }, B: b } }",
+      "x-more: &more { lint: { run: eslint } }",
+      "<<: { name: ci }",
+      "defaults: { <<: *base }",
+      "tasks:",
+      "  <<: *more",
+      "  build: { <<: [*base, { timeout: 5m }], run: make }",
+    );
+    expect(parseWorkflow(text, "wf.yaml", { now: NOW }).tasks.map((task) => task.id)).toEqual(["lint", "build"]);
+    for (const merge of [true, false]) expect(schemaAccepts(parseYaml(text, { merge })), `merge: ${merge}`).toBe(true);
+    const wrong = yaml("tasks:", "  build: { <<: 3, run: make }");
+    expect(() => parseWorkflow(wrong, "wf.yaml", { now: NOW })).toThrow("a merge key `<<` takes a mapping");
+    expect(schemaAccepts(parseYaml(wrong, { merge: false }))).toBe(false);
   });
 
   // What JSON Schema cannot say: sums of units, values against each other, ids against the tasks.
