@@ -545,6 +545,32 @@ describe("taskq commands", () => {
     expect(result.stderr).toMatch(/\.\.\. and up to \d+ more YAML errors from here on; fix the ones above first\n10 problems, and more YAML errors after them; nothing was run\n$/);
   });
 
+  it("runs a workflow whose tasks take fields from an anchor with a merge key, <<, their own winning; a bad value in the anchor is told at it, for each task, and nothing runs", async () => {
+    const ws = await workspace(`x-base: &base
+  retries: 1
+  backoff: { base: 1ms }
+  env: { GREETING: hello }
+tasks:
+  flaky:
+    <<: *base
+    run: 'echo "$GREETING" >> out; test -f marker || { touch marker; exit 3; }'
+  after: { <<: *base, env: { GREETING: bye }, run: 'echo "$GREETING" >> out', dependsOn: flaky }
+`);
+    const run = await runCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(run.code, run.stderr).toBe(0);
+    // flaky failed once and was retried (retries from the anchor); after kept its own env.
+    expect(await readFile(path.join(ws.dir, "out"), "utf8")).toBe("hello\nhello\nbye\n");
+    const bad = await workspace(`x-base: &base { retries: -1 }
+tasks:
+  a: { <<: *base, run: touch ran }
+  b: { <<: *base, run: touch ran }
+`);
+    const refused = await runCli(["run", bad.file, "--log-dir", bad.logs], { cwd: bad.dir });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`${bad.file}:1:26: task "a": \`retries\` must be an integer from 0 to 100, got -1\n${bad.file}:1:26: task "b": \``);
+    expect(existsSync(path.join(bad.dir, "ran"))).toBe(false);
+  });
+
   it("validate, list and graph describe a valid file", async () => {
     const ws = await workspace(`tasks:\n  build: { run: make }\n  test: { run: make test, dependsOn: build }\n`);
     expect(await runCli(["validate", ws.file])).toMatchObject({ code: 0, stdout: `${ws.file}: ok, 2 tasks\n` });
