@@ -110,12 +110,13 @@ function wordMeant(text: string, words: readonly string[]): string | undefined {
 /**
  * `retries: "3"`: an integer field given digits in quotes, which YAML reads as text. Not for
  * one out of the field's range (`retries: "300"`): written without them it is still refused,
- * and the range the message gives is all there is to mend.
+ * and the range the message gives is all there is to mend. The number is shown as written
+ * best: `"007"` is 7 (as `007` unquoted is read), so the hint says 7, not 007.
  */
 function quotedNumberMistake(text: string, min: number, max: number): string | undefined {
   if (!/^\s*\d+\s*$/.test(text)) return undefined;
   const number = Number(text);
-  return number >= min && number <= max ? `a number in quotes is text: write it without them, ${text.trim()}` : undefined;
+  return number >= min && number <= max ? `a number in quotes is text: write it without them, ${String(number)}` : undefined;
 }
 
 /** `retryOn: 1, 75` (or `1 75`): exit codes written as one string, the list meant. */

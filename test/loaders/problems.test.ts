@@ -526,6 +526,12 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `6:15: task "a": \`retryOn[0]\` must be an exit code, an integer from 1 to 255, got "1" (a number in quotes is text: write it without them, 1)`,
     ]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries: two"))).toEqual([`4:14: task "a": \`retries\` must be an integer from 0 to 100, got "two"`]);
+    // Leading zeros: the number meant, as YAML reads 007 unquoted, not the digits as quoted.
+    expect(problemsOf(yaml("concurrency: ' 04'", "tasks:", "  a:", "    run: x", '    retries: "007"', '    retryOn: ["001"]'))).toEqual([
+      `1:14: \`concurrency\` must be an integer from 1 to 10000, got " 04" (a number in quotes is text: write it without them, 4)`,
+      `5:14: task "a": \`retries\` must be an integer from 0 to 100, got "007" (a number in quotes is text: write it without them, 7)`,
+      `6:15: task "a": \`retryOn[0]\` must be an exit code, an integer from 1 to 255, got "001" (a number in quotes is text: write it without them, 1)`,
+    ]);
     // Out of range, written without quotes it is refused all the same: the range alone is said, once.
     const outOfRange = yaml("concurrency: '0'", "tasks:", "  a:", "    run: x", '    retries: "300"', '    retryOn: ["256", "0"]');
     const expected = [
