@@ -55,7 +55,8 @@ function reportYamlErrors(errors: YAMLError[], problems: ProblemList, tokens: CS
   for (const [index, error] of errors.entries()) {
     // Where the mistake was made, when yaml names where it gave up (the end of the file, often).
     const unclosed = unclosedOpener(error, tokens, problems, text);
-    const at = unclosed?.offset ?? lineContentStart(error.pos[0], text);
+    const from = pastBlankLines(error.pos[0], text);
+    const at = unclosed?.offset ?? lineContentStart(from, text);
     const line = problems.lineCol(at).split(":")[0]!;
     if (lines.has(line)) continue;
     lines.add(line);
@@ -65,7 +66,7 @@ function reportYamlErrors(errors: YAMLError[], problems: ProblemList, tokens: CS
     }
     // yaml's error at a closing bracket it did not take is an echo of this one.
     if (unclosed?.closedAt !== undefined) lines.add(problems.lineCol(unclosed.closedAt).split(":")[0]!);
-    problems.atOffset(at, unclosed?.message ?? withHint(error.message.split("\n")[0] ?? error.message, text, error.pos[0], tokens));
+    problems.atOffset(at, unclosed?.message ?? withHint(error.message.split("\n")[0] ?? error.message, text, from, tokens));
   }
 }
 
@@ -135,6 +136,23 @@ function closingQuoteAfter(text: string, gaveUp: number, quote: string): number 
   }
   if (at === -1 || !/^[ \t]*(#.*)?\r?$/.test(line.slice(at + 1))) return undefined;
   return next + at;
+}
+
+/**
+ * Where yaml tells an error on a line of spaces only (or none), which it reads as the next
+ * line's indentation: the next line's text, where the mistake is (`   retries: 1` indented
+ * one space short, under a line of spaces). The offset as it is on any other line, or when
+ * no line with text follows.
+ */
+function pastBlankLines(offset: number, text: string): number {
+  let start = text.lastIndexOf("\n", offset - 1) + 1;
+  for (;;) {
+    let at = start;
+    while (text[at] === " " || text[at] === "\r") at++;
+    if (at === text.length) return offset;
+    if (text[at] !== "\n") return start === text.lastIndexOf("\n", offset - 1) + 1 ? offset : at;
+    start = at + 1;
+  }
 }
 
 /**

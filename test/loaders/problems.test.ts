@@ -57,6 +57,15 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", " retries: 1"))).toEqual(["4:2: All mapping items must start at the same column"]);
   });
 
+  it("reports a YAML error yaml places on a line of spaces only at the next line with text, where the mistake is", () => {
+    // yaml reads the spaces as the next line's indentation, and told the error at column 1 of the line of spaces.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "      ", "   retries: 1"))).toEqual(["5:4: All mapping items must start at the same column"]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    ", "", "    ", "   retries: 1"))).toEqual(["7:4: All mapping items must start at the same column"]);
+    expect(problemsOf(yaml("tasks:", "  a: { run: x }", "      ", "    b: { run: y }"))).toEqual(["4:5: All mapping items must start at the same column"]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    ", "  - b"))).toEqual(["5:3: A block sequence may not be used as an implicit map key"]);
+    expect(problemsOf("tasks:\r\n  a:\r\n    run: x\r\n    \r\n   retries: 1\r\n")).toEqual(["5:4: All mapping items must start at the same column"]);
+  });
+
   it("says to quote a command with \": \" in it, which YAML reads as a mapping, block or flow style; not where the line has no second \": \"", () => {
     const hint = ': a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)';
     expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a: b"))).toEqual([`3:10: Nested mappings are not allowed in compact mappings${hint}`]);
