@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { DataPath, SourceLocator } from "./locator.js";
+import { MAX_DURATION_MS } from "./limits.js";
 import type { ProblemList } from "./problem-list.js";
 import { quote } from "./report-issues.js";
 import { cutByCommentNote, selfReferenceNote, shebangNote } from "./shell-traps.js";
@@ -108,6 +109,7 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
   if (schedule.runAt !== undefined) {
     built.runAt = Date.parse(schedule.runAt);
     if (built.runAt < context.now) notePast(id, schedule.runAt, [...schedule.from, "runAt"], dependsOn.length > 0, context);
+    else if (built.runAt - context.now > MAX_DURATION_MS) refuseFarRunAt(schedule.runAt, built.runAt - context.now, [...schedule.from, "runAt"], context);
   }
   return built;
 }
@@ -191,6 +193,29 @@ function notePast(id: string, runAt: string, path: string[], hasDependencies: bo
   const when =
     path[0] === "defaults" ? "the tasks that take it run now, or once their dependencies are done" : hasDependencies ? "the task runs once its dependencies are done" : "the task runs now";
   noteAt(id, path, `runAt ${runAt} is in the past; ${when}`, context);
+}
+
+/**
+ * A runAt more than 30 days ahead (delay's limit too) is almost always a slip, a wrong year
+ * most often, and a local run would sit waiting for it: refused where it is written, with how
+ * far ahead it is.
+ */
+function refuseFarRunAt(runAt: string, aheadMs: number, path: string[], context: BuildContext): void {
+  const field = path[0] === "defaults" ? "`defaults.runAt`" : `task ${quote(path[1]!)}: \`runAt\``;
+  const message = `${field} ${runAt} is ${daysAhead(aheadMs)} from now, past the limit of ${MAX_DURATION_MS / DAY_MS} days ahead (delay has the same limit): check the date, the year most of all`;
+  context.problems.atOffset(context.locator.offsetOf(path), message);
+}
+
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+
+/** `45 days 6 hours`, `over 30 days` (30 days and minutes), `396 days` (past 100 days, to the day). */
+function daysAhead(ms: number): string {
+  const days = Math.floor(ms / DAY_MS);
+  if (days >= 100) return `${Math.round(ms / DAY_MS).toLocaleString("en-US")} days`;
+  const hours = Math.floor((ms % DAY_MS) / HOUR_MS);
+  if (hours > 0) return `${days} days ${hours} hour${hours === 1 ? "" : "s"}`;
+  return ms % DAY_MS === 0 ? `${days} days` : `over ${days} days`;
 }
 
 /** What the shell would make of a `run` other than what its line in the file seems to say (see shell-traps.ts), said at it. */

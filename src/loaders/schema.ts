@@ -197,7 +197,7 @@ const taskOptionsShape = {
     "Exponential backoff between attempts, with full jitter",
   ),
   timeout: optional(timeoutSchema, "Time limit per attempt, from 1ms to 30 days; none: no limit (undoes defaults.timeout)"),
-  runAt: optional(runAtSchema, "Do not start before this time"),
+  runAt: optional(runAtSchema, "Do not start before this time: ISO 8601 with a timezone, at most 30 days after the file is read (as delay)"),
   delay: optional(durationSchema, "Do not start before this long after the workflow starts"),
   env: z.optional(envSchema),
   cwd: optional(

@@ -469,7 +469,7 @@ describe("taskq commands", () => {
   c: { run: sleep 1 }
   d: { run: sleep 1, priority: low }
   e: { run: "true", priority: critical, delay: 2s }
-  f: { run: "true", priority: critical, runAt: "2999-01-01T00:00:00Z" }
+  f: { run: "true", priority: critical, runAt: "${new Date(Date.now() + 20 * 86_400_000).toISOString()}" }
   g: { run: "true", dependsOn: [e] }
 `);
     const order = async (jobs: string): Promise<string[]> => {
@@ -482,7 +482,7 @@ describe("taskq commands", () => {
         .filter((record) => record.event === "planned")
         .map((record) => record.id!);
     };
-    // -j 2: a and c start together; b (a is done) before d (low); e when its delay is up, then g; f in 2999.
+    // -j 2: a and c start together; b (a is done) before d (low); e when its delay is up, then g; f in 20 days.
     expect(await order("2")).toEqual(["a", "c", "b", "d", "e", "g", "f"]);
     expect(await order("1")).toEqual(["a", "b", "c", "d", "e", "g", "f"]);
     expect(await order("8")).toEqual(["a", "c", "d", "b", "e", "g", "f"]);

@@ -39,6 +39,11 @@ async function hangsOnFirstRun(name: string): Promise<string> {
 }
 
 /** Sends SIGTERM and returns how the worker ended. */
+/** A runAt `days` ahead of now, as ISO 8601: within the 30 days a runAt may be ahead, whatever the date the test runs on. */
+function daysAhead(days: number): string {
+  return new Date(Date.now() + days * 86_400_000).toISOString();
+}
+
 async function stopWorker(worker: Worker): Promise<CliResult> {
   worker.cli.child.kill("SIGTERM");
   return worker.cli.done;
@@ -1728,16 +1733,18 @@ tasks:
   it("submit of a run id again names a blocked task whose runAt or delay the file changed: it keeps the stored one", async () => {
     const version = (when: string) => `tasks:\n  a: { run: echo a }\n  deploy: { run: echo deploy, dependsOn: a, ${when} }\n`;
     const runId = `when-${randomBytes(3).toString("hex")}`;
-    expect(await submit(await workflowFile("when-1", version('runAt: "2099-01-01T00:00:00Z"')), ["--run-id", runId])).toBe(runId);
+    // Days ahead of now, within runAt's limit of 30: a fixed date would pass, or be refused as too far.
+    const [first, second] = [daysAhead(10), daysAhead(20)];
+    expect(await submit(await workflowFile("when-1", version(`runAt: "${first}"`)), ["--run-id", runId])).toBe(runId);
     const notBefore = async () => (await store.pool.query<{ at: Date }>(`SELECT not_before AS at FROM "${SCHEMA}".tasks WHERE run_id = $1 AND key = 'deploy'`, [runId])).rows[0]?.at;
     const stored = await notBefore();
     const kept = (field: string) => `note: run ${runId} already submitted: 0 new tasks, 2 kept\nnote: run ${runId} already has task "deploy" with another definition (${field}): the stored one is kept\n`;
-    for (const [when, field] of [['runAt: "2099-06-01T00:00:00Z"', "runAt"], ["delay: 1h", "delay"]] as const) {
+    for (const [when, field] of [[`runAt: "${second}"`, "runAt"], ["delay: 1h", "delay"]] as const) {
       const again = await taskq(["submit", await workflowFile("when-2", version(when)), "--run-id", runId]);
       expect(again).toMatchObject({ code: 0, stdout: `${runId}\n`, stderr: kept(field) });
     }
     // The same time as stored: nothing to say but what was kept.
-    const same = await taskq(["submit", await workflowFile("when-3", version('runAt: "2099-01-01T00:00:00Z"')), "--run-id", runId]);
+    const same = await taskq(["submit", await workflowFile("when-3", version(`runAt: "${first}"`)), "--run-id", runId]);
     expect(same.stderr).toBe(`note: run ${runId} already submitted: 0 new tasks, 2 kept\n`);
     expect(await notBefore()).toEqual(stored);
     expect((await taskq(["cancel", runId])).code).toBe(0);
@@ -1760,15 +1767,15 @@ tasks:
     expect(first - (await notBefore())).toBeGreaterThanOrEqual(90);
     expect(await again("queued-2", "run: echo a, delay: 2h, priority: high")).toBe(`${head} (priority, delay): it is still queued and takes the new priority and delay, counted from this submit\n`);
     expect(await notBefore()).toBeGreaterThan(7_000_000);
-    expect(await again("queued-3", 'run: echo a, runAt: "2099-01-01T00:00:00Z", priority: high')).toBe(`${head} (runAt): it is still queued and takes the new runAt\n`);
-    const at2099 = await notBefore();
-    expect(at2099).toBeGreaterThan(365 * 86_400_000);
+    expect(await again("queued-3", `run: echo a, runAt: "${daysAhead(10)}", priority: high`)).toBe(`${head} (runAt): it is still queued and takes the new runAt\n`);
+    const atRunAt = await notBefore();
+    expect(atRunAt).toBeGreaterThan(9 * 86_400_000);
     // Neither any more: the queued task keeps its not-before, and says so.
     expect(await again("queued-4", "run: echo a, priority: high")).toBe(`${head} (runAt or delay): the stored one is kept\n`);
-    expect(await again("queued-5", 'run: echo b, runAt: "2099-06-01T00:00:00Z"')).toBe(
+    expect(await again("queued-5", `run: echo b, runAt: "${daysAhead(20)}"`)).toBe(
       `${head} (run, priority, runAt): the stored run is kept; it is still queued and takes the new priority and runAt\n`,
     );
-    expect((await notBefore()) - at2099).toBeGreaterThan(100 * 86_400_000);
+    expect((await notBefore()) - atRunAt).toBeGreaterThan(9 * 86_400_000);
     expect((await taskq(["cancel", runId])).code).toBe(0);
   });
 

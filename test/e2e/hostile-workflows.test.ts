@@ -218,6 +218,17 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     expect(await findLeftovers(runId!)).toEqual([]);
   });
 
+  it("a runAt more than 30 days ahead (a wrong year) is refused by run and validate at its position, with how far ahead; one 29 days ahead is taken", async () => {
+    const ahead = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
+    const far = ahead(400);
+    const refused = `2:33: task "a": \`runAt\` ${far} is 400 days from now, past the limit of 30 days ahead (delay has the same limit): check the date, the year most of all`;
+    await rejects(`tasks:\n  a: { run: "touch ran", runAt: "${far}" }\n`, [refused]);
+    const ws = await workspace(`tasks:\n  a: { run: "touch ran", runAt: "${far}" }\n  b: { run: "touch ran", runAt: "${ahead(29)}" }\n`);
+    expect(await runCli(["validate", ws.file], { cwd: ws.dir })).toMatchObject({ code: 2, stdout: "", stderr: `${ws.file}:${refused}\n1 problem; nothing was run\n` });
+    await writeFile(ws.file, `tasks:\n  b: { run: "touch ran", runAt: "${ahead(29)}" }\n`);
+    expect(await runCli(["validate", ws.file], { cwd: ws.dir })).toMatchObject({ code: 0, stdout: `${ws.file}: ok, 1 task\n`, stderr: "" });
+  });
+
   it("an empty file, several documents, non-string keys, tabs (case 24)", async () => {
     await rejects("", ["1:1: file is empty; a workflow needs a `tasks` mapping"]);
     await rejects("tasks:\n  a: { run: touch ran }\n---\ntasks:\n  b: { run: touch ran }\n", [

@@ -35,7 +35,7 @@ describe("workflow JSON Schema", () => {
     expect(compile).not.toThrow();
     const strictAccepts = compile();
     expect(strictAccepts(task({ delay: "1s" }))).toBe(true);
-    expect(strictAccepts(task({ delay: "1s", runAt: "2026-12-01T02:00:00Z" }))).toBe(false);
+    expect(strictAccepts(task({ delay: "1s", runAt: "2026-01-15T02:00:00Z" }))).toBe(false);
   });
 });
 
@@ -63,8 +63,8 @@ describe("workflow JSON Schema against validate", () => {
     ["timeout: 0.0005 (seconds, rounds to 1ms)", task({ timeout: 0.0005 }), true],
     ["timeout: 30 days", task({ timeout: 2_592_000 }), true],
     ["delay: 0", task({ delay: 0 }), true],
-    ["runAt alone", task({ runAt: "2026-12-01T02:00:00Z" }), true],
-    ["runAt in defaults, delay in the task", { defaults: { runAt: "2026-12-01T02:00:00Z" }, tasks: { a: { run: "x", delay: "1s" } } }, true],
+    ["runAt alone", task({ runAt: "2026-01-15T02:00:00Z" }), true],
+    ["runAt in defaults, delay in the task", { defaults: { runAt: "2026-01-15T02:00:00Z" }, tasks: { a: { run: "x", delay: "1s" } } }, true],
     ["timeout: 0", task({ timeout: 0 }), false],
     ["timeout: 0s", task({ timeout: "0s" }), false],
     ["timeout: 0ms", task({ timeout: "0ms" }), false],
@@ -76,8 +76,8 @@ describe("workflow JSON Schema against validate", () => {
     ["timeout: never", { tasks: { a: { run: "x", timeout: "never" } } }, false],
     ["retryOn: all", { tasks: { a: { run: "x", retryOn: "all" } } }, false],
     ["tasks: {}", { tasks: {} }, false],
-    ["delay with runAt", task({ delay: "1s", runAt: "2026-12-01T02:00:00Z" }), false],
-    ["delay with runAt in defaults", { defaults: { delay: "1s", runAt: "2026-12-01T02:00:00Z" }, tasks: { a: { run: "x" } } }, false],
+    ["delay with runAt", task({ delay: "1s", runAt: "2026-01-15T02:00:00Z" }), false],
+    ["delay with runAt in defaults", { defaults: { delay: "1s", runAt: "2026-01-15T02:00:00Z" }, tasks: { a: { run: "x" } } }, false],
     ["dependsOn: [a, null]", { tasks: { a: { run: "x" }, b: { run: "x", dependsOn: ["a", null] } } }, false],
     ["dependsOn: one string naming two tasks", { tasks: { lint: { run: "x" }, test: { run: "x" }, b: { run: "x", dependsOn: "lint, test" } } }, false],
     ["dependsOn: [an id with a space after it]", { tasks: { a: { run: "x" }, b: { run: "x", dependsOn: ["a "] } } }, false],
@@ -118,6 +118,7 @@ describe("workflow JSON Schema against validate", () => {
   it.each([
     ["timeout: 0.3ms (rounds to 0)", task({ timeout: "0.3ms" })],
     ["a text duration over 30 days", task({ timeout: "721h" })],
+    ["a runAt more than 30 days after the file is checked", task({ runAt: "2026-02-01T00:00:01Z" })],
     ["backoff.max under backoff.base", task({ backoff: { base: "5s", max: "1s" } })],
     ["an undefined dependency", task({ dependsOn: ["nope"] })],
   ])("leaves to validate: %s", (_, data) => {

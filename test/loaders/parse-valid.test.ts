@@ -26,7 +26,7 @@ const example = yaml(
   "  deploy:",
   "    run: ./deploy.sh",
   "    dependsOn: [lint, test]",
-  "    runAt: 2026-12-01T02:00:00Z",
+  "    runAt: 2026-01-15T02:00:00Z",
   "    env: { TARGET: prod }",
   "    cwd: infra",
   "    type: shell",
@@ -47,7 +47,7 @@ describe("parseWorkflow on a valid file", () => {
         { id: "test", type: "shell", run: "npm test", priority: "normal", retries: 2, retryOn: [1, 75], timeoutMs: 300_000, backoff: { baseMs: 1000, maxMs: 30_000 }, env: { NODE_ENV: "test" }, cwd: "/work/wf", dependsOn: ["install"] },
         {
           id: "deploy", type: "shell", run: "./deploy.sh", priority: "normal", retries: 1, timeoutMs: 600_000, backoff: { baseMs: 1000, maxMs: 30_000 },
-          runAt: Date.parse("2026-12-01T02:00:00Z"), env: { NODE_ENV: "test", TARGET: "prod" }, cwd: "/work/wf/infra", dependsOn: ["lint", "test"],
+          runAt: Date.parse("2026-01-15T02:00:00Z"), env: { NODE_ENV: "test", TARGET: "prod" }, cwd: "/work/wf/infra", dependsOn: ["lint", "test"],
         },
       ],
     });
@@ -243,10 +243,10 @@ describe("parseWorkflow on a valid file", () => {
   });
 
   it("keeps a delay for the run's start to resolve, and a task's runAt replaces a delay from defaults", () => {
-    const workflow = parse(yaml("defaults: { delay: 1h30m }", "tasks:", "  a: { run: x }", "  b: { run: x, runAt: '2026-06-01T12:00:00+02:00' }"));
+    const workflow = parse(yaml("defaults: { delay: 1h30m }", "tasks:", "  a: { run: x }", "  b: { run: x, runAt: '2026-01-20T12:00:00+02:00' }"));
     expect(workflow.tasks.map((task) => [task.runAt, task.delayMs])).toEqual([
       [undefined, 5_400_000],
-      [Date.parse("2026-06-01T10:00:00Z"), undefined],
+      [Date.parse("2026-01-20T10:00:00Z"), undefined],
     ]);
   });
 

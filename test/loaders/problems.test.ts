@@ -382,6 +382,28 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("refuses a runAt more than 30 days after the file is checked (delay's limit), naming it and how far ahead it is, in tasks and defaults", () => {
+    // NOW is 2026-01-01T00:00:00Z: 30 days ahead, to the second, is taken; a wrong year is not.
+    const text = yaml(
+      "tasks:",
+      "  a: { run: x, runAt: 2027-01-01T00:00:00Z }",
+      "  b: { run: x, runAt: 2026-01-31T00:00:00Z }",
+      "  c: { run: x, runAt: 2026-01-31T00:00:01Z }",
+      "  d: { run: x, runAt: '2026-02-15T08:00:00+02:00' }",
+    );
+    const limit = "past the limit of 30 days ahead (delay has the same limit): check the date, the year most of all";
+    expect(problemsOf(text)).toEqual([
+      `2:23: task "a": \`runAt\` 2027-01-01T00:00:00Z is 365 days from now, ${limit}`,
+      `4:23: task "c": \`runAt\` 2026-01-31T00:00:01Z is over 30 days from now, ${limit}`,
+      `5:23: task "d": \`runAt\` 2026-02-15T08:00:00+02:00 is 45 days 6 hours from now, ${limit}`,
+    ]);
+    // From defaults: once, where it is written, for every task that takes it.
+    expect(problemsOf(yaml("defaults: { runAt: 2036-01-01T00:00:00Z }", "tasks:", "  a: { run: x }", "  b: { run: x }"))).toEqual([
+      `1:20: \`defaults.runAt\` 2036-01-01T00:00:00Z is 3,652 days from now, ${limit}`,
+    ]);
+    expect(parse(yaml("tasks:", "  b: { run: x, runAt: 2026-01-31T00:00:00Z }")).tasks[0]!.runAt).toBe(Date.parse("2026-01-31T00:00:00Z"));
+  });
+
   it("reports unknown dependencies with a suggestion, and self-dependencies", () => {
     const text = yaml("tasks:", "  test: { run: x }", "  deploy:", "    run: x", "    dependsOn: [tset, deploy]", "  other: { run: x, dependsOn: nothing-like-it }");
     expect(problemsOf(text)).toEqual([
@@ -608,7 +630,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
   });
 
   it("reports runAt with delay even when the task or defaults has other problems too", () => {
-    const text = yaml("defaults: { runAt: 2027-01-01T00:00:00Z, delay: 1s, retries: x }", "tasks:", "  a: { run: x, runAt: 2027-01-01T00:00:00Z, delay: 1s, retries: x }");
+    const text = yaml("defaults: { runAt: 2026-01-02T00:00:00Z, delay: 1s, retries: x }", "tasks:", "  a: { run: x, runAt: 2026-01-02T00:00:00Z, delay: 1s, retries: x }");
     expect(problemsOf(text)).toEqual([
       "1:49: `defaults.delay` cannot be set together with `runAt`; keep one",
       '1:62: `defaults.retries` must be an integer from 0 to 100, got "x"',

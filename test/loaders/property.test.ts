@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseWorkflow, WorkflowError } from "../../src/loaders/index.js";
-import { mutate, mutationOf } from "./helpers.js";
+import { mutate, mutationOf, NOW } from "./helpers.js";
 
 const valid = [
   "name: ci",
@@ -22,7 +22,7 @@ const valid = [
   "  deploy:",
   "    run: ./deploy.sh",
   "    dependsOn: [test]",
-  "    runAt: 2026-12-01T02:00:00Z",
+  "    runAt: 2026-01-15T02:00:00Z",
   "    env: &e { TARGET: prod }",
   "    cwd: infra",
   "",
@@ -40,7 +40,7 @@ function checkParse(input: string | Buffer): void {
   // Lines that end in CR alone (classic Mac) are reported on those lines, as an editor shows them.
   const lines = body.split(/\r(?!\n)|\n/);
   try {
-    parseWorkflow(input, "f.yaml", { now: 0 });
+    parseWorkflow(input, "f.yaml", { now: NOW });
   } catch (error) {
     if (!(error instanceof WorkflowError)) throw error;
     expect(error.problems.length).toBeGreaterThan(0);
@@ -56,7 +56,7 @@ function checkParse(input: string | Buffer): void {
 
 describe("parseWorkflow on arbitrary input", () => {
   it("the unmutated base workflow is valid, so mutations start from a real workflow", () => {
-    expect(parseWorkflow(valid, "f.yaml", { now: 0 }).tasks).toHaveLength(3);
+    expect(parseWorkflow(valid, "f.yaml", { now: NOW }).tasks).toHaveLength(3);
   });
 
   it("throws only WorkflowError, with every position inside the file, for mutations of a valid workflow", () => {

@@ -99,7 +99,7 @@ const typical = [
   "    dependsOn:",
   "    - test",
   "    - lint",
-  "    runAt: 2026-12-01T02:00:00Z",
+  "    runAt: 2026-01-15T02:00:00Z",
   "    env:",
   "      TARGET: prod",
   "      EMPTY:",
