@@ -4,6 +4,7 @@ import type { DataPath, SourceLocator } from "./locator.js";
 import { MAX_DURATION_MS } from "./limits.js";
 import type { ProblemList } from "./problem-list.js";
 import { quote } from "./report-issues.js";
+import { backslashBeforeFold, joinedCommands } from "./folded-run.js";
 import { cutByCommentNote, selfReferenceNote, shebangNote } from "./shell-traps.js";
 import { PRIORITIES, type TaskDefaults, type TaskFile } from "./schema.js";
 
@@ -218,8 +219,19 @@ function daysAhead(ms: number): string {
   return ms % DAY_MS === 0 ? `${days} days` : `over ${days} days`;
 }
 
-/** What the shell would make of a `run` other than what its line in the file seems to say (see shell-traps.ts), said at it. */
+/**
+ * What the shell would make of a `run` other than what its line in the file seems to say (see
+ * shell-traps.ts and folded-run.ts), said at it; a backslash YAML's folding turns into an escaped
+ * space is a problem: the command is wrong.
+ */
 function noteRunTraps(id: string, run: string, context: BuildContext): void {
+  const folded = context.locator.foldedSourceOf(["tasks", id, "run"]);
+  if (folded !== undefined) {
+    const backslash = backslashBeforeFold(folded);
+    if (backslash !== undefined) context.problems.atOffset(backslash.offset, `task ${quote(id)}: ${backslash.message}`);
+    const joined = backslash === undefined ? joinedCommands(folded) : undefined;
+    if (joined !== undefined) noteAt(id, ["tasks", id, "run"], joined.note, context, joined.offset);
+  }
   const cut = cutByCommentNote(run);
   // Only a run whose quotes are left open needs the position (every run of a large file has none).
   if (cut !== undefined && context.locator.endsAtComment(["tasks", id, "run"])) noteAt(id, ["tasks", id, "run"], cut, context);
@@ -258,9 +270,8 @@ export function noteEnvVariables(env: Record<string, string>, path: DataPath, ow
   }
 }
 
-/** A note at `path` in the file, for the task or for `defaults`; one per place written, not one per task sharing it through defaults. */
-export function noteAt(id: string, path: DataPath, text: string, context: BuildContext): void {
-  const offset = context.locator.offsetOf(path);
+/** A note at `path` in the file (at `offset` in it, if given), for the task or for `defaults`; one per place written, not one per task sharing it through defaults. */
+export function noteAt(id: string, path: DataPath, text: string, context: BuildContext, offset = context.locator.offsetOf(path)): void {
   if (context.notes.has(offset)) return;
   const owner = path[0] === "defaults" ? "defaults" : `task "${id}"`;
   context.notes.set(offset, `${context.file}:${context.problems.lineCol(offset)}: ${owner}: ${text}`);

@@ -1,4 +1,5 @@
 import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Pair, type YAMLMap } from "yaml";
+import type { FoldedSource } from "./folded-run.js";
 import { isMergeKey, keyText } from "./to-plain.js";
 
 /** A path into the workflow data, as zod reports it: keys and list indexes. */
@@ -16,6 +17,8 @@ export interface SourceLocator {
   commentInsteadOf(path: DataPath): string | undefined;
   /** The text of the value at `path` where that is a plain scalar (`~` for `cwd: ~`); else undefined. */
   plainSourceOf(path: DataPath): string | undefined;
+  /** The text of the value at `path` where YAML folds its lines: a plain scalar over several lines, or a `>` block; else undefined. */
+  foldedSourceOf(path: DataPath): FoldedSource | undefined;
 }
 
 /**
@@ -75,12 +78,7 @@ export class Locator implements SourceLocator {
   }
 
   endsAtComment(path: DataPath): boolean {
-    let node = this.#root;
-    for (const segment of path) {
-      if (isMap(node)) node = this.#resolve((node === this.#tasksMap ? this.#tasksIndex.get(String(segment)) : this.#findPair(node, String(segment)))?.value);
-      else if (isSeq(node) && typeof segment === "number") node = this.#resolve(node.items[segment]);
-      else return false;
-    }
+    const node = this.#nodeAt(path);
     if (!isScalar(node) || node.type !== "PLAIN" || node.range === undefined || node.range === null) return false;
     COMMENT_AFTER.lastIndex = node.range[1];
     return COMMENT_AFTER.test(this.#text);
@@ -105,15 +103,30 @@ export class Locator implements SourceLocator {
   }
 
   plainSourceOf(path: DataPath): string | undefined {
+    const node = this.#nodeAt(path);
+    // An empty value (`cwd:`) has no text of its own.
+    if (!isScalar(node) || node.type !== "PLAIN" || node.range === undefined || node.range === null || node.range[0] === node.range[1]) return undefined;
+    return this.#text.slice(node.range[0], node.range[1]);
+  }
+
+  foldedSourceOf(path: DataPath): FoldedSource | undefined {
+    const node = this.#nodeAt(path);
+    if (!isScalar(node) || (node.type !== "PLAIN" && node.type !== "BLOCK_FOLDED") || node.range === undefined || node.range === null) return undefined;
+    const source = this.#text.slice(node.range[0], node.range[1]);
+    // A plain value on one line has nothing to fold.
+    if (node.type === "PLAIN" && !source.includes("\n")) return undefined;
+    return { offset: node.range[0], source, block: node.type === "BLOCK_FOLDED" };
+  }
+
+  /** The node at `path`, through aliases; null where there is none. */
+  #nodeAt(path: DataPath): Node | null {
     let node = this.#root;
     for (const segment of path) {
       if (isMap(node)) node = this.#resolve((node === this.#tasksMap ? this.#tasksIndex.get(String(segment)) : this.#findPair(node, String(segment)))?.value);
       else if (isSeq(node) && typeof segment === "number") node = this.#resolve(node.items[segment]);
-      else return undefined;
+      else return null;
     }
-    // An empty value (`cwd:`) has no text of its own.
-    if (!isScalar(node) || node.type !== "PLAIN" || node.range === undefined || node.range === null || node.range[0] === node.range[1]) return undefined;
-    return this.#text.slice(node.range[0], node.range[1]);
+    return node;
   }
 
   /** The pair that gives `name` its value in `map`: its own, else the first a merge key (`<<`) brings, as toPlain merges them. */

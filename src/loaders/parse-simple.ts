@@ -114,6 +114,10 @@ const noPositions: SourceLocator = {
   plainSourceOf(): never {
     throw NEEDS_POSITIONS;
   },
+  // The fast reader reads no value whose lines YAML folds: nothing to say, and no positions needed.
+  foldedSourceOf(): undefined {
+    return undefined;
+  },
 };
 
 /**

@@ -57,7 +57,7 @@ function baseName(path: string): string {
 }
 
 /** The quote (`'` or `"`) that `command` leaves open, as sh reads it (backslashes escape outside single quotes); undefined when none is. */
-function unclosedQuote(command: string): string | undefined {
+export function unclosedQuote(command: string): string | undefined {
   if (!command.includes('"') && !command.includes("'")) return undefined;
   let open: string | undefined;
   for (let index = 0; index < command.length; index++) {

@@ -67,7 +67,7 @@ function keepPlaces<T extends Map<string, Place> | Place[]>(places: Places, coll
   return entries;
 }
 
-/** offsetOf, endsAtComment, commentInsteadOf and plainSourceOf as Locator (locator.ts) answers them for yaml's tree of the same text, from the places the reader kept. */
+/** offsetOf, endsAtComment, commentInsteadOf, plainSourceOf and foldedSourceOf as Locator (locator.ts) answers them for yaml's tree of the same text, from the places the reader kept. */
 class SimpleLocator implements SourceLocator {
   readonly #text: string;
   readonly #data: unknown;
@@ -108,6 +108,11 @@ class SimpleLocator implements SourceLocator {
     const found = this.#find(path, "value");
     if (typeof found === "number" || found.place === undefined || found.place.plainEnd === -1) return undefined;
     return this.#text.slice(found.place.value, found.place.plainEnd);
+  }
+
+  /** The fast reader takes no plain value over several lines, nor a `>` block: yaml reads those. */
+  foldedSourceOf(): undefined {
+    return undefined;
   }
 
   /** The place of the value at `path`, and where to point if it has no text; or the offset to give at once. */

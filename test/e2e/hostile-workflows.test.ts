@@ -229,6 +229,29 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     expect(await runCli(["validate", ws.file], { cwd: ws.dir })).toMatchObject({ code: 0, stdout: `${ws.file}: ok, 1 task\n`, stderr: "" });
   });
 
+  it("a plain run over two lines that look like two commands is noted by validate and run at the second line; YAML's one command runs", async () => {
+    const ws = await workspace("tasks:\n  a:\n    run: echo one\n      echo two\n  b:\n    run: echo three\n      --four\n");
+    const note = `${ws.file}:4:7: task "a": run's lines are joined with spaces into one command, as YAML joins a plain value's lines, so this line is more of the command before it: the shell gets echo one echo two; for one command per line, write run: |, or, to join them on purpose, run: > (no note then)`;
+    expect(await runCli(["validate", ws.file], { cwd: ws.dir })).toMatchObject({ code: 0, stdout: `${ws.file}: ok, 2 tasks\nnote: ${note}\n` });
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir });
+    expect(result.code).toBe(0);
+    // Noted once, for a, not for b, whose second line is an option.
+    expect(result.stdout.split("\n").filter((line) => line.includes(" note "))).toEqual([expect.stringMatching(/^\S+ note {4}/)]);
+    expect(result.stdout).toContain(`note    ${note}\n`);
+    expect(result.stdout).toContain("a | one echo two\n");
+    expect(result.stdout).toContain("b | three --four\n");
+    const [runId] = await runIds(ws.logs);
+    expect(await findLeftovers(runId!)).toEqual([]);
+  });
+
+  it("a plain or > run with a line that ends in a backslash, which folding makes an escaped space, is refused at the backslash", async () => {
+    const fix = "the backslash escapes that space, and does not continue the line; write run: | (a literal block keeps the line break, which the backslash then continues), or drop the backslash";
+    await rejects("tasks:\n  a:\n    run: touch \\\n      ran\n  b:\n    run: >\n      touch \\\n      ran\n", [
+      `3:16: task "a": \`run\` has a line that ends in a backslash, but YAML joins a plain value's lines with a space, so the shell gets touch \\ ran: ${fix}`,
+      `7:13: task "b": \`run\` has a line that ends in a backslash, but YAML joins a > block's lines with a space, so the shell gets touch \\ ran: ${fix}`,
+    ]);
+  });
+
   it("an empty file, several documents, non-string keys, tabs (case 24)", async () => {
     await rejects("", ["1:1: file is empty; a workflow needs a `tasks` mapping"]);
     await rejects("tasks:\n  a: { run: touch ran }\n---\ntasks:\n  b: { run: touch ran }\n", [

@@ -354,6 +354,52 @@ describe("parseWorkflow on a valid file", () => {
     ]);
   });
 
+  it("notes a plain run over several lines whose next line looks like a command of its own: YAML joins the lines with spaces into one command", () => {
+    const workflow = parse(
+      yaml(
+        "tasks:",
+        "  a:",
+        "    run: echo one",
+        "      echo two",
+        "  long:",
+        "    run: npm test",
+        "      --coverage",
+        "      2> errors.txt",
+        "  piped:",
+        "    run: curl -fsSL https://example.com/install.sh |",
+        "      sh",
+        "  chained:",
+        "    run: make build &&",
+        "      make test",
+        "  loop:",
+        "    run: for x in a b; do",
+        "      echo $x; done",
+        "  folded:",
+        "    run: >",
+        "      echo one",
+        "      echo two",
+        "  paragraphs:",
+        "    run: echo one",
+        "",
+        "      echo two",
+        "  quoted:",
+        '    run: echo "one',
+        '      two"',
+        "  later:",
+        "    run: cp a.txt",
+        "      --force",
+        "      b.txt",
+      ),
+      "j.yaml",
+    );
+    expect(workflow.tasks.find((task) => task.id === "a")!.run).toBe("echo one echo two");
+    // A blank line between keeps a line break: two commands, as meant.
+    expect(workflow.tasks.find((task) => task.id === "paragraphs")!.run).toBe("echo one\necho two");
+    const said = "run's lines are joined with spaces into one command, as YAML joins a plain value's lines, so this line is more of the command before it: the shell gets";
+    const fix = "for one command per line, write run: |, or, to join them on purpose, run: > (no note then)";
+    expect(workflow.notes).toEqual([`j.yaml:4:7: task "a": ${said} echo one echo two; ${fix}`, `j.yaml:32:7: task "later": ${said} --force b.txt; ${fix}`]);
+  });
+
   it("reads durations in every documented form", () => {
     const forms = ["250ms", "30s", "5m", "1h", "1h30m", "1h2m3s4ms", "1.5", "0", "2592000", "2d", "1d12h", "30d", "1.5s", "0.5h", "2.25m", "1.5d", "1h0.5m", "1.6ms", "0.0004s"];
     const workflow = parse(yaml("tasks:", ...forms.map((form, index) => `  t${index}: { run: x, delay: ${form} }`)));

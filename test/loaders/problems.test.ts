@@ -404,6 +404,40 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(parse(yaml("tasks:", "  b: { run: x, runAt: 2026-01-31T00:00:00Z }")).tasks[0]!.runAt).toBe(Date.parse("2026-01-31T00:00:00Z"));
   });
 
+  it("refuses a run whose line ends in a backslash that YAML's folding turns into an escaped space (make \\ then all), plain or >, at the backslash", () => {
+    const text = yaml(
+      "tasks:",
+      "  a:",
+      "    run: make \\",
+      "      all",
+      "  b:",
+      "    run: >",
+      "      docker build \\",
+      "        -t app .",
+      "      docker push app \\",
+      "      --all-tags",
+      "  c:",
+      "    run: |",
+      "      make \\",
+      "      all",
+      "  d:",
+      "    run: echo a\\\\",
+      "      b",
+      "  e:",
+      "    run: make \\",
+      "",
+      "      all",
+      "  f: { run: make \\ }",
+    );
+    const fix = "the backslash escapes that space, and does not continue the line; write run: | (a literal block keeps the line break, which the backslash then continues), or drop the backslash";
+    // c keeps its line break (| block), d's backslash is escaped itself, e has a blank line between (a line break is kept), f has one line: no problem for them.
+    // In b, the line indented more keeps its break; the last one's is folded.
+    expect(problemsOf(text)).toEqual([
+      `3:15: task "a": \`run\` has a line that ends in a backslash, but YAML joins a plain value's lines with a space, so the shell gets make \\ all: ${fix}`,
+      `9:23: task "b": \`run\` has a line that ends in a backslash, but YAML joins a > block's lines with a space, so the shell gets docker push app \\ --all-tags: ${fix}`,
+    ]);
+  });
+
   it("reports unknown dependencies with a suggestion, and self-dependencies", () => {
     const text = yaml("tasks:", "  test: { run: x }", "  deploy:", "    run: x", "    dependsOn: [tset, deploy]", "  other: { run: x, dependsOn: nothing-like-it }");
     expect(problemsOf(text)).toEqual([

@@ -1,0 +1,128 @@
+import { unclosedQuote } from "./shell-traps.js";
+
+/**
+ * What YAML's folding makes of a `run` written over several lines as a plain value or a `>`
+ * block: each line break between two lines of text becomes a space (a blank line between keeps
+ * a line break, and so, in a `>` block, does a line indented more than the block's first). So
+ * `run: echo one` then `echo two` on the next line runs `echo one echo two`, and `make \` then
+ * `all` runs `make \ all`. Pure: build-workflow.ts says it at its place in the file.
+ */
+
+/** A value's text as written, where YAML folds its lines (see SourceLocator.foldedSourceOf). */
+export interface FoldedSource {
+  /** Where the text starts in the file: a plain value's first character, a `>` block's `>`. */
+  offset: number;
+  source: string;
+  /** A `>` block, which joins lines on purpose; else a plain value. */
+  block: boolean;
+}
+
+/** A line of text in a value: where its text starts in the file, and that text, trailing spaces left out. */
+interface Line {
+  start: number;
+  text: string;
+  /** In a `>` block, indented more than the block's first line: its line breaks are kept. */
+  kept: boolean;
+}
+
+/**
+ * The line of a plain value or `>` block that ends in a backslash, before a line break YAML
+ * turns into a space: the shell gets `\ ` (an escaped space), not a line continuation. The
+ * backslash's offset and what to say there; undefined when there is none.
+ */
+export function backslashBeforeFold(value: FoldedSource): { offset: number; message: string } | undefined {
+  for (const [before, after] of spaceJoins(value)) {
+    const backslashes = /\\+$/.exec(before.text)?.[0].length ?? 0;
+    if (backslashes % 2 === 0) continue;
+    const kind = value.block ? "a > block's" : "a plain value's";
+    return {
+      offset: before.start + before.text.length - 1,
+      message: `\`run\` has a line that ends in a backslash, but YAML joins ${kind} lines with a space, so the shell gets ${joined(before, after)}: the backslash escapes that space, and does not continue the line; write run: | (a literal block keeps the line break, which the backslash then continues), or drop the backslash`,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * A plain `run` over several lines, where a line looks like a command of its own (`echo one`
+ * then `echo two`), which YAML joins to the one before with a space into one command: where
+ * that line starts, and the note. None where every line goes on the command before it: one
+ * that starts with an option (`--coverage`) or an operator (`| sh`, `&& make`), or follows one
+ * that ends with an operator (`make &&`, `do`), or is inside a quote left open (`echo "a`); nor for
+ * a `>` block, which joins on purpose.
+ */
+export function joinedCommands(value: FoldedSource): { offset: number; note: string } | undefined {
+  if (value.block) return undefined;
+  for (const [before, after] of spaceJoins(value)) {
+    if (GOES_ON.test(after.text) || CARRIES_ON.test(before.text)) continue;
+    // Inside a quote the shell has not seen closed (`echo "a` then `b"`), the line is more of that text.
+    if (unclosedQuote(value.source.slice(0, after.start - value.offset)) !== undefined) continue;
+    return {
+      offset: after.start,
+      note: `run's lines are joined with spaces into one command, as YAML joins a plain value's lines, so this line is more of the command before it: the shell gets ${joined(before, after)}; for one command per line, write run: |, or, to join them on purpose, run: > (no note then)`,
+    };
+  }
+  return undefined;
+}
+
+/** A line that goes on the command before it: an option, a pipe or list operator, a redirection, a closing `)`. */
+const GOES_ON = /^(?:-|[|&;)<>]|\d+[<>])/;
+/** A line after which the next one is more of the same command, or a command of its own after an operator. */
+const CARRIES_ON = /(?:[|&;({]|(?:^|\s)(?:do|then|else))$/;
+
+/** The two lines as the shell gets them, at most 60 characters of each. */
+function joined(before: Line, after: Line): string {
+  const cut = (text: string, fromEnd: boolean) => (text.length <= 60 ? text : fromEnd ? `...${text.slice(-57)}` : `${text.slice(0, 57)}...`);
+  return `${cut(before.text, true)} ${cut(after.text, false)}`;
+}
+
+/** Each pair of lines whose line break YAML turns into a space. */
+function spaceJoins(value: FoldedSource): Array<[Line, Line]> {
+  const lines = value.block ? blockLines(value) : plainLines(value);
+  const joins: Array<[Line, Line]> = [];
+  let previous: Line | undefined;
+  let blank = false;
+  for (const line of lines) {
+    if (line.text === "") {
+      blank = true;
+      continue;
+    }
+    if (previous !== undefined && !blank && !previous.kept && !line.kept) joins.push([previous, line]);
+    previous = line;
+    blank = false;
+  }
+  return joins;
+}
+
+/** A plain value's lines, each without its indentation. */
+function plainLines({ offset, source }: FoldedSource): Line[] {
+  const lines: Line[] = [];
+  let start = 0;
+  for (const raw of source.split("\n")) {
+    const indent = /^[ \t]*/.exec(raw)![0].length;
+    lines.push({ start: offset + start + indent, text: raw.slice(indent).trimEnd(), kept: false });
+    start += raw.length + 1;
+  }
+  return lines;
+}
+
+/**
+ * A `>` block's lines after its header, without the block's indentation (its first line's); none
+ * where the header gives the indentation (`>2`): rare, and left alone.
+ */
+function blockLines({ offset, source }: FoldedSource): Line[] {
+  const rows = source.split("\n");
+  if (/^>[-+]?\d/.test(rows[0]!)) return [];
+  const lines: Line[] = [];
+  let start = rows[0]!.length + 1;
+  let indent = -1;
+  for (const raw of rows.slice(1)) {
+    const spaces = /^ */.exec(raw)![0].length;
+    const text = raw.trimEnd();
+    if (text !== "" && indent === -1) indent = spaces;
+    const kept = text !== "" && (spaces > indent || raw[spaces] === "\t");
+    lines.push({ start: offset + start + Math.min(spaces, Math.max(indent, 0)), text: text === "" ? "" : raw.slice(Math.min(spaces, indent)).trimEnd(), kept });
+    start += raw.length + 1;
+  }
+  return lines;
+}
