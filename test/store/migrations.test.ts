@@ -3,7 +3,9 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { MAX_DURATION_MS } from "../../src/loaders/limits.js";
 import { LATEST_MIGRATION, migrate } from "../../src/store/postgres/migrations.js";
+import { schemaNames } from "../../src/store/postgres/names.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
+import { taskEndsSql } from "../../src/store/postgres/task-ends.js";
 import { createPool, DATABASE_URL, dropSchema, sql, task, uniqueSchema, urlAs, workflow } from "./helpers.js";
 
 
@@ -219,11 +221,11 @@ describe("migrate", () => {
         // As version 12 left a store: without the columns 13 and 14 add.
         await sql(before, "ALTER TABLE $schema.tasks DROP COLUMN tail_attempt, DROP COLUMN cancel_kind, DROP COLUMN cancelled_running");
         await sql(before, "DELETE FROM $schema.migrations WHERE version >= 13");
-        // Nor what 15 adds.
+        // Nor what 15 and 18 add.
         await sql(
           before,
-          `DROP TRIGGER tasks_state_changed ON $schema.tasks; DROP TRIGGER tasks_added_or_removed ON $schema.tasks;
-           DROP FUNCTION $schema.record_task_end_change(), $schema.fold_task_ends(), $schema.count_tasks(); DROP TABLE $schema.task_ends, $schema.task_end_changes`,
+          `DROP TRIGGER tasks_added ON $schema.tasks; DROP TRIGGER tasks_changed ON $schema.tasks; DROP TRIGGER tasks_removed ON $schema.tasks;
+           DROP FUNCTION $schema.record_task_end_changes(), $schema.fold_task_ends(), $schema.count_tasks(); DROP TABLE $schema.task_ends, $schema.task_end_changes`,
         );
         // Attempt 1 failed with lines, as version 12 stored them; the run cancelled by request.
         await sql(before, "UPDATE $schema.tasks SET state = 'queued', attempts = 1, last_error = 'exited with code 3', tail = '{earlier}' WHERE key = 'failing'");
@@ -247,6 +249,48 @@ describe("migrate", () => {
         const [dead] = await after.deadLetters("older");
         expect(dead).toMatchObject({ key: "failing", attempts: 2, tail: [] });
         expect(dead).not.toHaveProperty("tailAttempt");
+      } finally {
+        await after.close();
+      }
+    } finally {
+      await dropSchema(older);
+    }
+  });
+
+  it("a store of version 17 takes migration 18 with its changes of state not yet folded, one row each: its counts stay exact, and a statement's changes are one row then", async () => {
+    const older = uniqueSchema();
+    try {
+      const before = await PostgresStore.open({ connectionString: DATABASE_URL, schema: older });
+      try {
+        // As version 17 left a store: migration 15's counts, a row for each task's change of state.
+        await sql(
+          before,
+          `DROP TRIGGER tasks_added ON $schema.tasks; DROP TRIGGER tasks_changed ON $schema.tasks; DROP TRIGGER tasks_removed ON $schema.tasks;
+           DROP FUNCTION $schema.record_task_end_changes(), $schema.fold_task_ends(), $schema.count_tasks(); DROP TABLE $schema.task_ends, $schema.task_end_changes`,
+        );
+        await sql(before, taskEndsSql(schemaNames(older)));
+        await sql(before, "DELETE FROM $schema.migrations WHERE version >= 18");
+        await before.submitRun(workflow(Array.from({ length: 20 }, (_, i) => task(`t${i}`, i < 5 ? {} : { dependsOn: ["t0"] }))), { runId: "older" });
+        await before.sweepOrphans();
+        expect(await before.lease("w1", 3, 30_000)).toHaveLength(3);
+        expect(await sql(before, "SELECT count(*)::int AS n FROM $schema.task_end_changes")).toEqual([{ n: 3 }]);
+      } finally {
+        await before.close();
+      }
+      const after = await PostgresStore.open({ connectionString: DATABASE_URL, schema: older });
+      try {
+        expect(await sql(after, "SELECT version FROM $schema.migrations WHERE version >= 18")).toEqual([{ version: 18 }]);
+        const expected = { blocked: 15, queued: 2, running: 3, succeeded: 0, failed: 0, cancelled: 0 };
+        expect(await after.countByState()).toEqual(expected);
+        await after.cancelRun("older");
+        // The 3 rows from before, of one change each, and the cancel's 17 changes in a row for each pair of states of each statement.
+        const [pending] = await sql<{ rows: number; changes: number }>(after, "SELECT count(*)::int AS rows, sum(n)::int AS changes FROM $schema.task_end_changes");
+        expect(pending!.changes).toBe(20);
+        expect(pending!.rows).toBeLessThanOrEqual(3 + 4);
+        expect(await after.countByState()).toEqual({ ...expected, blocked: 0, queued: 0, cancelled: 17 });
+        await after.sweepOrphans();
+        expect(await sql(after, "SELECT count(*)::int AS n FROM $schema.task_end_changes")).toEqual([{ n: 0 }]);
+        expect(await after.countByState()).toEqual({ ...expected, blocked: 0, queued: 0, cancelled: 17 });
       } finally {
         await after.close();
       }

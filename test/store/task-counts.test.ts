@@ -127,3 +127,63 @@ describe("taskq_tasks while workers run", () => {
     expect(await store.countByState()).toEqual(await countedByTable(store));
   }, 90_000);
 });
+
+describe("the changes of state a statement makes", () => {
+  let store: PostgresStore;
+  let close: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    ({ store, close } = await openTestStore());
+  });
+  afterAll(async () => close?.());
+
+  /** The changes not yet folded, each pair of states once, with how many tasks moved between them. */
+  const pending = () =>
+    sql<{ from: string | null; to: string | null; n: number }>(
+      store,
+      "SELECT old_state AS from, new_state AS to, sum(n)::int AS n FROM $schema.task_end_changes GROUP BY 1, 2 ORDER BY 1 NULLS FIRST, 2 NULLS FIRST",
+    );
+  const rows = async () => (await sql<{ n: number }>(store, "SELECT count(*)::int AS n FROM $schema.task_end_changes"))[0]!.n;
+
+  it("are one change row for each pair of states, not one for each task: a submit, a lease, a cancel and a prune of 1,000 tasks, with the counts exact", async () => {
+    // Every other task waits on the one before it: 500 queued, 500 blocked, in one submit.
+    const tasks = Array.from({ length: 1_000 }, (_, i) => task(`t${i}`, i % 2 === 1 ? { dependsOn: [`t${i - 1}`] } : {}));
+    const runId = await store.submitRun(workflow(tasks));
+    expect(await rows()).toBe(2);
+    expect(await pending()).toEqual([
+      { from: null, to: "blocked", n: 500 },
+      { from: null, to: "queued", n: 500 },
+    ]);
+    expect(await store.countByState()).toEqual(await countedByTable(store));
+
+    await store.sweepOrphans();
+    expect(await rows()).toBe(0);
+    expect(await store.lease("w1", 200, 30_000)).toHaveLength(200);
+    expect(await pending()).toEqual([{ from: "queued", to: "running", n: 200 }]);
+    // An update that changes no task's state (as a heartbeat's) appends nothing.
+    await sql(store, "UPDATE $schema.tasks SET lease_expires_at = now() + interval '1 minute' WHERE state = 'running'");
+    expect(await rows()).toBe(1);
+    expect(await store.countByState()).toEqual(await countedByTable(store));
+
+    await store.sweepOrphans();
+    await store.cancelRun(runId);
+    // The running tasks end as their heartbeats would have them: cancelled, in one statement.
+    await sql(store, "UPDATE $schema.tasks SET state = 'cancelled', finished_at = now() WHERE state = 'running'");
+    expect(await pending()).toEqual([
+      { from: "blocked", to: "cancelled", n: 500 },
+      { from: "queued", to: "cancelled", n: 300 },
+      { from: "running", to: "cancelled", n: 200 },
+    ]);
+    // A row for each pair of states each statement moved tasks between: a few, however many tasks.
+    expect(await rows()).toBeLessThanOrEqual(4);
+    const counted = await countedByTable(store);
+    expect(counted.cancelled).toBe(1_000);
+    expect(await store.countByState()).toEqual(counted);
+
+    await store.sweepOrphans();
+    expect(await store.runState(runId)).toBe("cancelled");
+    expect((await store.pruneRuns(0)).runs).toEqual([runId]);
+    expect(await pending()).toEqual([{ from: "cancelled", to: null, n: 1_000 }]);
+    expect(await rows()).toBe(1);
+    expect(await store.countByState()).toEqual({ blocked: 0, queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 });
+  }, 60_000);
+});

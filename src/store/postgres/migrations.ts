@@ -11,6 +11,7 @@ import { settleIdleSql } from "./settle-idle.js";
 import { shortLeaseDelaySql } from "./short-lease-delay.js";
 import { shutdownCancelSql } from "./shutdown-cancel.js";
 import { tailAttemptSql } from "./tail-attempt.js";
+import { taskEndStatementsSql } from "./task-end-statements.js";
 import { taskEndsSql } from "./task-ends.js";
 import { LONG_QUERY_TIMEOUT_MS, LONG_STATEMENT_TIMEOUT_SQL, timedQuery } from "./timeouts.js";
 import { inTransaction } from "./transaction.js";
@@ -201,6 +202,11 @@ const MIGRATIONS: Migration[] = [
     version: 17,
     name: "a success wakes workers only for a freed task it did not lease itself: complete_and_lease*",
     sql: leasedFreedQuietSql,
+  },
+  {
+    version: 18,
+    name: "a statement appends one change of state for each pair of states it moved tasks between, not one for each task: task_end_changes.n",
+    sql: taskEndStatementsSql,
   },
 ];
 

@@ -1,7 +1,7 @@
 import type { SchemaNames } from "./names.js";
 
 /** First key of the advisory lock one fold of `task_end_changes` holds (the second is the schema). */
-const FOLD_LOCK_CLASS = 0x656e_6473; // "ends"
+export const FOLD_LOCK_CLASS = 0x656e_6473; // "ends"
 
 /**
  * Migration 15: the count of tasks by state without reading every task. A count of the tasks table
