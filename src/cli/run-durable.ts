@@ -1,5 +1,6 @@
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { TaskqError } from "../errors.js";
 import { fitConcurrencyToOpenFiles } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
 import type { CancelResult, PostgresStore, WorkerEvent } from "../store/postgres/index.js";
@@ -9,6 +10,7 @@ import { checkLogRoot } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import { clock } from "./render/describe.js";
 import type { OutputMode } from "./render/index.js";
+import { endRefusedRun } from "./refused-run.js";
 import { openStore, RETRY_DROPPED_MS, type StoreFlags } from "./store-flags.js";
 import { onShutdownSignals, secondSignal, signalExitCode } from "./signals.js";
 import { smallThreadPool } from "./thread-pool.js";
@@ -96,7 +98,13 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
         if (event.type === "released" && event.task.runId === runId) aborted.set(event.task.key, event.tail ?? []);
       };
       // Its own run's tasks only: another run's would run here with this process's environment (a CI job's secrets).
-      stopped = await runWorker(store, { ...options, runId, fitted, onEvent, until: () => untilFinished(store, runId, taskEnds.next) });
+      try {
+        stopped = await runWorker(store, { ...options, runId, fitted, onEvent, until: () => untilFinished(store, runId, taskEnds.next) });
+      } catch (error) {
+        // Refused its first leases for good: the run it submitted would wait for ever, and the error says what becomes of it.
+        if (error instanceof TaskqError && error.code === "STORE_UNUSABLE") throw await endRefusedRun(store, runId, submitted.created, error, STOPPED_SUMMARY_MS);
+        throw error;
+      }
     }
     const { exitCode, interrupted, workerId } = stopped;
     // Where this process ran none of the run's tasks (stopped while submitting), its logs are the workers'.

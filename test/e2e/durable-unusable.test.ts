@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type pg from "pg";
 import { migrate } from "../../src/store/postgres/migrations.js";
 import { startCli, workspace } from "../helpers/cli.js";
-import { createPool, DATABASE_URL, dropSchema, uniqueSchema } from "../store/helpers.js";
+import { createPool, DATABASE_URL, dropSchema, uniqueSchema, urlAs } from "../store/helpers.js";
 
-describe("taskq worker on a store it cannot use", () => {
+describe("taskq worker and run --store on a store they cannot use", () => {
   let admin: pg.Pool;
   let ws: { dir: string; logs: string };
   const schemas: string[] = [];
@@ -65,12 +65,61 @@ describe("taskq worker on a store it cannot use", () => {
     roles.push(role);
     // It may read which migrations the store has (so it opens), and nothing else.
     await admin.query(`CREATE ROLE ${role} LOGIN; GRANT USAGE ON SCHEMA "${schema}" TO ${role}; GRANT SELECT ON "${schema}".migrations TO ${role}`);
-    const url = new URL(DATABASE_URL);
-    url.username = role;
-    url.password = "";
-    const result = await workerExit(url.toString(), schema);
+    const result = await workerExit(urlAs(role), schema);
     expect({ code: result.code, signal: result.signal }).toEqual({ code: 1, signal: null });
     expect(result.stderr).toContain(`taskq: the worker cannot lease from the store in schema "${schema}": completeAndLease failed: permission denied`);
     expect(result.stderr).toContain("an administrator grants it USAGE on the schema");
+  }, 40_000);
+
+  /** A role of its own on a new store: `grants` are what it is given (it is denied the rest). */
+  async function roleOn(schema: string, grants: string): Promise<string> {
+    const role = `taskq_denied_${randomBytes(4).toString("hex")}`;
+    roles.push(role);
+    await admin.query(`CREATE ROLE ${role} LOGIN; GRANT USAGE ON SCHEMA "${schema}" TO ${role}; ${grants.replaceAll("ROLE", role)}`);
+    return role;
+  }
+
+  /** `run --store` of a two-task workflow as `role`, which must end well before a minute (its worker used to try for ever). */
+  async function runStoreExit(role: string, schema: string) {
+    const run = await workspace("tasks:\n  a:\n    run: echo a\n  b:\n    run: echo b\n    dependsOn: a\n");
+    const cli = startCli(["run", run.file, "--log-dir", run.logs], { cwd: run.dir, env: { TASKQ_STORE: urlAs(role), TASKQ_STORE_SCHEMA: schema } });
+    const timer = setTimeout(() => cli.child.kill("SIGKILL"), 30_000);
+    const result = await cli.done;
+    clearTimeout(timer);
+    const runId = /run (\S+) submitted to/.exec(result.stdout)?.[1];
+    const states = await admin.query<{ key: string; state: string }>(`SELECT key, state FROM "${schema}".tasks WHERE run_id = $1 ORDER BY key`, [runId]);
+    return { ...result, runId, states: states.rows.map(({ key, state }) => `${key} ${state}`) };
+  }
+
+  it("run --store as a role that may submit but not lease: says its run is still queued, and how to cancel or run it", async () => {
+    const schema = await storeSchema();
+    // What a submitter is given (it may add runs), not what a worker needs: every lease is refused, and so is a cancel.
+    const role = await roleOn(schema, `GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA "${schema}" TO ROLE; GRANT USAGE ON ALL SEQUENCES IN SCHEMA "${schema}" TO ROLE`);
+    const result = await runStoreExit(role, schema);
+    expect({ code: result.code, signal: result.signal }).toEqual({ code: 1, signal: null });
+    expect(result.states).toEqual(["a queued", "b blocked"]);
+    expect(result.stderr).toContain(`taskq: the worker cannot lease from the store in schema "${schema}": completeAndLease failed: permission denied`);
+    expect(result.stderr).toContain(
+      `; run ${result.runId}, which this command submitted, is still queued (its cancel was refused too, SQLSTATE 42501), and a worker with those rights would run it: ` +
+        `cancel it with \`taskq cancel ${result.runId}\`, or run it with \`taskq worker\`, either as a role with those rights (the same --store and --store-schema)\n`,
+    );
+  }, 40_000);
+
+  it("run --store as a role that may not lease but may cancel: cancels the run it submitted, so no worker runs it after the command failed", async () => {
+    const schema = await storeSchema();
+    // Every right on the tables, none on the store's functions: its leases are refused (42501), a cancel is not.
+    const role = await roleOn(
+      schema,
+      `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema}" TO ROLE; GRANT USAGE ON ALL SEQUENCES IN SCHEMA "${schema}" TO ROLE;
+       REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA "${schema}" FROM PUBLIC`,
+    );
+    const result = await runStoreExit(role, schema);
+    expect({ code: result.code, signal: result.signal }).toEqual({ code: 1, signal: null });
+    expect(result.states).toEqual(["a cancelled", "b cancelled"]);
+    expect(result.stderr).toContain(`completeAndLease failed: permission denied for function`);
+    expect(result.stderr).toContain(
+      `; run ${result.runId}, which this command submitted, is cancelled (2 tasks that had not started), so that no worker runs it after this command failed; ` +
+        "once the role has the rights, run the workflow again (under a new --run-id, if you gave one)\n",
+    );
   }, 40_000);
 });
