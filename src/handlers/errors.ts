@@ -14,11 +14,17 @@ export class TaskFailedError extends TaskqError {
   readonly result: AttemptResult;
   /** True when retrying cannot help; the engine does not retry it. */
   readonly permanent: boolean;
+  /**
+   * The kill grace, where stopping the attempt came to taskq's SIGKILL after it (something ignored SIGTERM):
+   * a stopped attempt's cancel, worded by the queue, says so from here, as a timeout's words say it.
+   */
+  declare readonly killGraceMs?: number;
 
-  constructor(message: string, result: AttemptResult, options: { permanent: boolean; cause?: unknown }) {
+  constructor(message: string, result: AttemptResult, options: { permanent: boolean; cause?: unknown; killGraceMs?: number | undefined }) {
     super("TASK_FAILED", message, { cause: options.cause });
     this.result = result;
     this.permanent = options.permanent;
+    if (options.killGraceMs !== undefined) this.killGraceMs = options.killGraceMs;
   }
 
   /** Words the failure and decides whether it is permanent, from the result (and whether taskq sent a SIGKILL: see describeFailure). */
@@ -26,6 +32,7 @@ export class TaskFailedError extends TaskqError {
     return new TaskFailedError(describeFailure(task, result, killedByTaskq, killGraceMs), result, {
       permanent: isPermanentFailure(task, result),
       cause,
+      killGraceMs,
     });
   }
 }
@@ -55,7 +62,7 @@ export class LogWriteError extends TaskqError {
 export function describeFailure(task: ShellTask, result: AttemptResult, killedByTaskq = false, killGraceMs?: number): string {
   if (result.timedOut) {
     const timedOut = task.timeoutMs === undefined ? "timed out" : `timed out after ${formatDuration(task.timeoutMs)}`;
-    return killGraceMs === undefined ? timedOut : `${timedOut}; killed with SIGKILL after the kill grace (${formatDuration(killGraceMs)}): it ignored SIGTERM`;
+    return killGraceMs === undefined ? timedOut : `${timedOut}; ${killedAfterGraceWords(killGraceMs)}`;
   }
   if (result.cancelled) return "cancelled";
   const how = result.signal !== null ? `killed by ${result.signal}` : `exited with code ${String(result.exitCode)}`;
@@ -63,6 +70,11 @@ export function describeFailure(task: ShellTask, result: AttemptResult, killedBy
   const why = whyNotRetried(task, result);
   const notes = [killedByTaskq ? undefined : sigkillHint(result), why].filter((note) => note !== undefined);
   return notes.length === 0 ? how : `${how} (${notes.join("; ")})`;
+}
+
+/** What a stop that came to taskq's SIGKILL after the kill grace adds to how the attempt ended. */
+export function killedAfterGraceWords(killGraceMs: number): string {
+  return `killed with SIGKILL after the kill grace (${formatDuration(killGraceMs)}): it ignored SIGTERM`;
 }
 
 /** 137 and SIGKILL give no reason by themselves: most often, the out-of-memory killer's. */

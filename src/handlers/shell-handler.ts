@@ -6,7 +6,7 @@ import { AttemptOutput, LATE_PIPES_MAX, type StreamName } from "./attempt-output
 import { closeEnds, fifoPool, type PipeEnds } from "./fifo-pool.js";
 import { messageOf } from "../errors.js";
 import { TaskCancelledError } from "../engine/errors.js";
-import { describeFailure, LogWriteError, TaskFailedError } from "./errors.js";
+import { describeFailure, killedAfterGraceWords, LogWriteError, TaskFailedError } from "./errors.js";
 import { guardProblem } from "./group-guard.js";
 import { Tail } from "./line-splitter.js";
 import { attemptLine, closeLogFile, logPathsIn, openLogFile, openLogFileAsync, type LogFile } from "./log-file.js";
@@ -323,7 +323,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       // Background jobs left in the group may still write while they are reaped: the
       // timer still gives the pipes a stream if that takes long.
       const leftovers = await terminator.reap();
-      if (terminator.killed) killedAfterGraceMs = options.killGraceMs;
+      if (terminator.killedAfterGrace) killedAfterGraceMs = options.killGraceMs;
       // Stopped without a word, a leftover would go unnoticed, and one that ignores SIGTERM
       // adds the kill grace to the task's time for no reason the user could see.
       if (leftovers !== undefined) options.sink.note?.(leftoversNote(task.id, leftovers, options.killGraceMs), task.id);
@@ -428,7 +428,9 @@ const PASSING_SPAWN_ERRORS = new Set(["EAGAIN", "EMFILE", "ENFILE", "ENOMEM"]);
 
 /** How an attempt that did not succeed ended, for its log's last line: its failure in words, or why taskq stopped it. */
 function ending(task: ShellTask, result: AttemptResult, abortReason: unknown, killedByTaskq: boolean, killGraceMs?: number): string {
-  return result.cancelled ? `stopped: ${messageOf(abortReason)}` : describeFailure(task, result, killedByTaskq, killGraceMs);
+  // A stop that took the SIGKILL after the kill grace says so, as a timeout does: the stop's time is otherwise unexplained.
+  if (result.cancelled) return `stopped: ${messageOf(abortReason)}${killGraceMs === undefined ? "" : `; ${killedAfterGraceWords(killGraceMs)}`}`;
+  return describeFailure(task, result, killedByTaskq, killGraceMs);
 }
 
 /** Ends the log of an attempt whose command could not start with why, and returns the failure to throw. */

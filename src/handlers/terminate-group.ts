@@ -36,6 +36,8 @@ export class GroupTerminator {
   #killTimer: LongTimer | undefined;
   #terminating = false;
   #killed = false;
+  /** Set when the SIGKILL came from the grace's timer. */
+  #graceRanOut = false;
   /** Until the shell is reaped (see reap), the group's id is the task's. */
   #shellAlive = true;
   /** How many processes the SIGKILL found, once the shell was reaped. */
@@ -48,9 +50,12 @@ export class GroupTerminator {
     this.#graceMs = graceMs;
   }
 
-  /** Whether the escalation came to its SIGKILL (the grace ran out, or kill() was called). */
-  get killed(): boolean {
-    return this.#killed;
+  /**
+   * Whether the escalation came to its SIGKILL because the grace ran out (something ignored SIGTERM);
+   * not for a kill() at once (a lost lease), which gave nothing a grace to ignore.
+   */
+  get killedAfterGrace(): boolean {
+    return this.#graceRanOut;
   }
 
   /** Starts the escalation once; later calls do nothing. */
@@ -67,7 +72,10 @@ export class GroupTerminator {
     // its clean-up never run: continued, it gets it now (as coreutils timeout does). The same pass over /proc.
     if (found) signalSession(this.#pgid, "SIGCONT", this.#shellAlive, this.#stoppedWhileAlive);
     if (!found && this.#shellAlive) return;
-    this.#killTimer = new LongTimer(() => this.kill(), this.#graceMs);
+    this.#killTimer = new LongTimer(() => {
+      this.#graceRanOut = true;
+      this.kill();
+    }, this.#graceMs);
   }
 
   kill(): void {

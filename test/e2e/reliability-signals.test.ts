@@ -191,6 +191,30 @@ describe("signals and shutdown", () => {
     // When the time to finish is over, a note says what happens next, before the task is stopped.
     expect(result.stdout).toMatch(/note\s+the 300ms to finish have passed: stopping the running task \(SIGTERM, then SIGKILL 500ms later\)\n[\s\S]*cancel\s+stubborn: aborted by shutdown/);
     expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 1 cancelled .*\(interrupted by SIGINT\)/);
+    // Stopping it took the SIGKILL after the grace, and its line, the summary and its log say so, as a timed-out one's do.
+    const killed = "aborted by shutdown; killed with SIGKILL after the kill grace (500ms): it ignored SIGTERM";
+    expect(result.stdout).toMatch(new RegExp(`cancel\\s+stubborn: ${killed.replace(/[()]/g, "\\$&")}\n`));
+    expect(result.stdout).toContain(`\n  - stubborn: ${killed}\n`);
+    const log = await readFile(path.join(run.logs, await singleRunId(run.logs), "stubborn.log"), "utf8");
+    expect(log.trimEnd().split("\n").at(-1)).toBe(`--- taskq: attempt 1 stopped: ${killed} ---`);
+  });
+
+  it("a Ctrl-C'd task that traps TERM, SIGKILLed after the kill grace: the JSON cancelled record and summary say so; one that ended on SIGTERM does not", async () => {
+    const yaml = tasksYaml([
+      ["stubborn", `{ run: "trap '' TERM; echo ready; sleep 60" }`],
+      ["meek", '{ run: "echo ready; sleep 60" }'],
+    ]);
+    const run = await startRun(yaml, ["-j", "2", "--output", "json", "--shutdown-timeout", "200ms", "--kill-grace", "1s"]);
+    await waitForOutput(run, /"text":"ready"/, 2);
+    run.signalTaskq("SIGINT");
+    const { result } = await run.exited;
+    expect(result.code).toBe(130);
+    const events = jsonEvents(result.stdout);
+    const killed = "aborted by shutdown; killed with SIGKILL after the kill grace (1s): it ignored SIGTERM";
+    const cancels = Object.fromEntries(events.filter((e) => e.event === "cancelled").map((e) => [e.id, (e.error as { message: string }).message]));
+    expect(cancels).toEqual({ stubborn: killed, meek: "aborted by shutdown" });
+    const summary = events.find((e) => e.event === "summary") as unknown as { cancelled: Array<{ id: string; message: string }> };
+    expect(Object.fromEntries(summary.cancelled.map((line) => [line.id, line.message]))).toEqual({ stubborn: killed, meek: "aborted by shutdown" });
   });
 
   it("the note that the time to finish has passed counts only the tasks it stops, not one its own timeout is stopping already", { timeout: 60_000 }, async () => {

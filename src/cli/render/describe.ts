@@ -1,9 +1,25 @@
-import { formatMs } from "../../engine/index.js";
+import { formatMs, TaskCancelledError } from "../../engine/index.js";
+import { killedAfterGraceWords } from "../../handlers/errors.js";
 
-/** A one-line description of why an attempt or task failed. */
+/**
+ * A one-line description of why an attempt or task failed. A cancel that cut an attempt short whose stop came
+ * to SIGKILL after the kill grace (it ignored SIGTERM) says so, as a timeout's words do: "aborted by shutdown;
+ * killed with SIGKILL after the kill grace (5s): it ignored SIGTERM".
+ */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
+  if (!(error instanceof Error)) return String(error);
+  const graceMs = error instanceof TaskCancelledError ? killGraceOf(error) : undefined;
+  return graceMs === undefined ? error.message : `${error.message}; ${killedAfterGraceWords(graceMs)}`;
+}
+
+/** The kill grace the attempt a cancel cut short (its `cause`, the shell handler's error) took the SIGKILL after; undefined where reading it throws (a Proxy of a handler's). */
+function killGraceOf(error: TaskCancelledError): number | undefined {
+  try {
+    const graceMs = (error.cause as { killGraceMs?: unknown } | null | undefined)?.killGraceMs;
+    return typeof graceMs === "number" ? graceMs : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The attempt result a shell failure carries, if any. */
