@@ -35,3 +35,8 @@ export function leftoversNote(stop: LeftoversStop, graceMs: number, groups: numb
   const cut = graceMs < stop.killGraceMs ? `, what is left of the time the ${stop.interrupted} gave` : "";
   return `stopping ${what} (SIGTERM, then SIGKILL ${formatDuration(graceMs)} later${cut}; Ctrl-C or SIGTERM kills ${groups === 1 ? "it" : "them"} now)`;
 }
+
+/** The signal a stop of what the tasks left running was cut short by (its abort's reason). */
+export function signalOf(stopping: AbortController | undefined): NodeJS.Signals {
+  return stopping?.signal.reason as NodeJS.Signals;
+}

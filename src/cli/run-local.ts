@@ -7,7 +7,7 @@ import { formatDuration } from "../handlers/format-duration.js";
 import { monotonicMs } from "../handlers/monotonic.js";
 import type { Workflow } from "../loaders/index.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
-import { leftoversGraceMs, leftoversNote } from "./leftovers-stop.js";
+import { leftoversGraceMs, leftoversNote, signalOf } from "./leftovers-stop.js";
 import { pidOneNote } from "./pid-one.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
 import { createRunFolder } from "./run-folder.js";
@@ -85,9 +85,8 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
   /** Set while what the tasks left running is being stopped, after the last task: a signal then kills it at once. */
   let stoppingLeftovers: AbortController | undefined;
   const killLeftoversNow = (signal: NodeJS.Signals): void => {
-    if (stoppingLeftovers === undefined || stoppingLeftovers.signal.aborted) return;
-    renderer.note(`${signal} received: every task has ended; killing what they left running now`);
-    stoppingLeftovers.abort();
+    // Said by stopLeftovers' onKillNow, once it finds something left to kill: what it stopped may be gone already.
+    if (stoppingLeftovers !== undefined && !stoppingLeftovers.signal.aborted) stoppingLeftovers.abort(signal);
   };
   const hardStop = new AbortController();
   /** A LongTimer: the time to finish may be longer than setTimeout's 24.8 days. */
@@ -187,6 +186,7 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     await stopLeftovers(graceMs, {
       signal: stoppingLeftovers.signal,
       onFound: (groups) => renderer.note(leftoversNote(leftovers, graceMs, groups)),
+      onKillNow: () => renderer.note(`${signalOf(stoppingLeftovers)} received: every task has ended; killing what they left running now`),
     });
     // Built after that wait, which may take the kill grace: "in 1.2s" is the run's time to this summary.
     await renderer.finish(summary.build(queue, run));

@@ -26,7 +26,7 @@ import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import { eachLineText, hasControlBytes, terminalSafe } from "./render/control-bytes.js";
 import { clock, formatDelay } from "./render/describe.js";
-import { leftoversGraceMs, leftoversNote } from "./leftovers-stop.js";
+import { leftoversGraceMs, leftoversNote, signalOf } from "./leftovers-stop.js";
 import { pidOneNote } from "./pid-one.js";
 import { RunHandlers } from "./run-handlers.js";
 import { onShutdownSignals, secondSignal, shutdownSignals, signalExitCode } from "./signals.js";
@@ -278,10 +278,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   let killedAtOnce = false;
   const killLeftoversNow = (signal: NodeJS.Signals): boolean => {
     if (stoppingLeftovers === undefined) return false;
-    if (!stoppingLeftovers.signal.aborted) {
-      printNote(`${signal} received: killing what the tasks left running now`, `${signal} received: the worker has stopped; killing what its tasks left running now`);
-      stoppingLeftovers.abort();
-    }
+    // Said by stopLeftovers' onKillNow, once it finds something left to kill: what it stopped may be gone already.
+    if (!stoppingLeftovers.signal.aborted) stoppingLeftovers.abort(signal);
     return true;
   };
   const removeSignalHandlers = onShutdownSignals({
@@ -321,6 +319,10 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       onFound: (groups) => {
         const message = leftoversNote(leftovers, graceMs, groups);
         printNote(message);
+      },
+      onKillNow: () => {
+        const signal = signalOf(stoppingLeftovers);
+        printNote(`${signal} received: killing what the tasks left running now`, `${signal} received: the worker has stopped; killing what its tasks left running now`);
       },
     });
   } finally {

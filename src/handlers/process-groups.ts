@@ -108,10 +108,15 @@ const LEFTOVER_POLL_MS = 25;
  * found by their TASKQ_PID) is stopped as a task is, SIGTERM, then SIGKILL for what is still
  * there after `graceMs`, instead of the exit's SIGKILL without a word. `onFound` hears how
  * many process groups are being stopped (the wait may be long: say why); `signal` cuts the
- * grace short (Ctrl-C while waiting: SIGKILL now). Returns at once when nothing is left,
+ * grace short (Ctrl-C while waiting: SIGKILL now), and `onKillNow` then hears how many groups
+ * are left to kill, if any. Returns at once when nothing is left,
  * which is the common case (one pass over /proc).
  */
-export async function stopLeftovers(graceMs: number, options: { signal?: AbortSignal; onFound?: (groups: number) => void } = {}): Promise<void> {
+export async function stopLeftovers(
+  graceMs: number,
+  options: { signal?: AbortSignal; onFound?: (groups: number) => void; onKillNow?: (groups: number) => void } = {},
+): Promise<void> {
+  const abortedBefore = options.signal?.aborted === true;
   const groups = markedGroups(undefined);
   if (groups.length === 0) {
     leftNothing = liveGroups.size === 0;
@@ -125,7 +130,10 @@ export async function stopLeftovers(graceMs: number, options: { signal?: AbortSi
     if (markedGroups(undefined).length === 0) return;
   }
   // Looked up again: a group gone meanwhile may have had its id used again.
-  for (const pgid of markedGroups(undefined)) signalProcessGroup(pgid, "SIGKILL");
+  const left = markedGroups(undefined);
+  // `signal` cut the grace short: said only where something is left to kill (what was stopped may have gone since the last look).
+  if (options.signal?.aborted === true && !abortedBefore && left.length > 0) options.onKillNow?.(left.length);
+  for (const pgid of left) signalProcessGroup(pgid, "SIGKILL");
 }
 
 /** How many task process groups are alive (attempts not yet settled). */

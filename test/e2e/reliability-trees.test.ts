@@ -233,6 +233,26 @@ describe("process trees and timeouts", () => {
     expect(events.at(-1)?.event).toBe("summary");
   });
 
+  it("a Ctrl-C after what the tasks left running is gone, before taskq has looked again: no note of killing what is left, as nothing is", async () => {
+    const yaml = tasksYaml([["daemon", `{ run: "setsid sh -c 'trap \\"\\" TERM; sleep 1000 & wait' & sleep 0.3; echo started" }`]]);
+    const run = await startRun(yaml, ["--kill-grace", "120s", "--output", "json"]);
+    await waitForOutput(run, /"event":"note","message":"stopping the process group the tasks left running/);
+    const daemon = await findLeftovers(await singleRunId(run.logs));
+    expect(daemon).toHaveLength(2);
+    // Killed by someone else, and the Ctrl-C sent in the same breath: taskq, which looks every 25 ms, has not seen them go.
+    for (const pid of daemon) process.kill(pid, "SIGKILL");
+    run.signalTaskq("SIGINT");
+    const { result } = await run.exited;
+    expect(result.code).toBe(0);
+    const events = jsonEvents(result.stdout);
+    // Before: "SIGINT received: every task has ended; killing what they left running now", with nothing left.
+    expect(events.filter((e) => e.event === "note").map((e) => e.message)).toEqual([
+      expect.stringMatching(/^daemon: a process it left running still holds its output/),
+      "stopping the process group the tasks left running (SIGTERM, then SIGKILL 2m later; Ctrl-C or SIGTERM kills it now)",
+    ]);
+    expect(events.at(-1)?.event).toBe("summary");
+  });
+
   it("the summary's wall time counts the wait for what the tasks left running to stop", async () => {
     const yaml = tasksYaml([["daemon", `{ run: "setsid sh -c 'trap \\"\\" TERM; sleep 1000 & wait' & echo started" }`]]);
     const started = Date.now();
