@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
 
 /** commander reports usage errors with exit code 1; taskq's contract says 2. */
@@ -32,7 +33,39 @@ class TaskqCommand extends Command {
     const name = this.args[0] ?? "";
     const meant = COMMANDS_NAMED_OTHERWISE.get(name.toLowerCase());
     if (meant !== undefined) this.error(`taskq: unknown command '${name}'\n(Did you mean ${meant}?)`, { code: "commander.unknownCommand" });
+    // `taskq ci.yaml`, as make and just are started: a workflow file where the command goes.
+    if (this.parent === null && looksLikeWorkflow(name)) {
+      this.error(`taskq: unknown command '${name}': a workflow file goes after a command\n(Did you mean taskq run ${shellWord(name)}? Or taskq validate ${shellWord(name)}?)`, { code: "commander.unknownCommand" });
+    }
     (Command.prototype as unknown as { unknownCommand(this: Command): void }).unknownCommand.call(this);
+  }
+
+  /**
+   * commander's own said "Expected 1 argument but got 2", naming neither: `taskq validate
+   * workflows/*.yaml`, a glob that matched several files, is told that it takes one file and
+   * how to check each; a word after a flag that takes no value (`--dry-run yes`) is named.
+   */
+  _excessArguments(received: string[]): void {
+    const expected = this.registeredArguments.length;
+    const extra = received.slice(expected);
+    const takesFile = this.registeredArguments[0]?.name() === "file";
+    if (!takesFile || extra.length === 0) {
+      (Command.prototype as unknown as { _excessArguments(this: Command, received: string[]): void })._excessArguments.call(this, received);
+      return;
+    }
+    if (extra.every(looksLikeWorkflow)) {
+      // A glob's hundred files are not all repeated: the first three stand for them.
+      const shown = received.length > 4 ? received.slice(0, 3) : received;
+      const more = received.length - shown.length;
+      const named = more === 0 ? shown.join(", ") : `${shown.join(", ")} and ${more} more`;
+      const loop = `for f in ${shown.map(shellWord).join(" ")}${more === 0 ? "" : " ..."}; do taskq ${this.name()} "$f"; done`;
+      this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file, and got ${received.length} (${named}); for each in turn: ${loop}`, { code: "commander.excessArguments" });
+    }
+    const words = extra.map((word) => `'${word}'`).join(", ");
+    const raw = (this.parent ?? this) as unknown as { rawArgs: string[] };
+    const before = raw.rawArgs[raw.rawArgs.indexOf(extra[0]!) - 1];
+    const flag = before !== undefined && before.startsWith("-") && takesNoValue(this, before) ? `; ${before} takes no value: give it alone` : "";
+    this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file (${received[0]!}), and got ${words} besides${flag}`, { code: "commander.excessArguments" });
   }
 
   /** commander's own (untyped; a test holds it to its message). */
@@ -59,6 +92,21 @@ class TaskqCommand extends Command {
     if (name === "-v") this.error("taskq: unknown option '-v'\n(Did you mean -V, --version? Or --verbose?)", { code: "commander.unknownOption" });
     (Command.prototype as unknown as { unknownOption(this: Command, flag: string): void }).unknownOption.call(this, name);
   }
+}
+
+/** Whether `name` is a workflow file: one that is there, or a name ending in .yaml or .yml. */
+function looksLikeWorkflow(name: string): boolean {
+  if (/\.ya?ml$/i.test(name)) return true;
+  try {
+    return statSync(name).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** `name` as a shell reads it back: quoted where it holds more than letters, digits and `/._-+:@%,=`. */
+function shellWord(name: string): string {
+  return /^[\w/.+:@%,=-]+$/.test(name) ? name : `'${name.replace(/'/g, "'\\''")}'`;
 }
 
 /**

@@ -113,6 +113,42 @@ describe("taskq commands", () => {
     }
   });
 
+  // `taskq ci.yaml`, as make and just are started, was "unknown command 'ci.yaml'" and no more.
+  it("a workflow file given where the command goes is pointed to taskq run FILE and taskq validate FILE", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'true' }\n", "ci");
+    for (const [args, name] of [
+      [["ci.yml"], "ci.yml"],
+      [["pipeline.YAML", "-j", "2"], "pipeline.YAML"],
+      // A file that is there, whatever its name.
+      [[ws.file], ws.file],
+      [[path.join(ws.dir, "my ci.yaml")], `'${path.join(ws.dir, "my ci.yaml")}'`],
+    ] as const) {
+      const given = args[0];
+      expect(await runCli([...args])).toMatchObject({
+        code: 2,
+        stdout: "",
+        stderr: `taskq: unknown command '${given}': a workflow file goes after a command\n(Did you mean taskq run ${name}? Or taskq validate ${name}?)\n`,
+      });
+    }
+    expect(await runCli(["README"])).toMatchObject({ code: 2, stderr: "taskq: unknown command 'README'\n" });
+  });
+
+  // commander's own said "Expected 1 argument but got 2": `taskq validate workflows/*.yaml` named neither.
+  it("a command taking one workflow file, given several (a glob), says it takes one and how to check each; a word after a flag that takes no value is named", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
+    const said = async (args: string[]): Promise<string> => {
+      const result = await runCli(args, { cwd: ws.dir });
+      expect(result, args.join(" ")).toMatchObject({ code: 2, stdout: "" });
+      return result.stderr;
+    };
+    expect(await said(["validate", "a.yaml", "b.yml"])).toBe(`taskq: too many arguments for 'validate': it takes one workflow file, and got 2 (a.yaml, b.yml); for each in turn: for f in a.yaml b.yml; do taskq validate "$f"; done\n`);
+    expect(await said(["list", "a.yaml", "b.yaml", "c.yaml", "d.yaml", "e.yaml"])).toBe(
+      `taskq: too many arguments for 'list': it takes one workflow file, and got 5 (a.yaml, b.yaml, c.yaml and 2 more); for each in turn: for f in a.yaml b.yaml c.yaml ...; do taskq list "$f"; done\n`,
+    );
+    expect(await said(["run", "workflow.yaml", "--dry-run", "yes"])).toBe("taskq: too many arguments for 'run': it takes one workflow file (workflow.yaml), and got 'yes' besides; --dry-run takes no value: give it alone\n");
+    expect(await runCli(["run", "workflow.yaml", "--dry-run"], { cwd: ws.dir })).toMatchObject({ code: 0 });
+  });
+
   it("a bad -j names the flag as it was typed: -j, or --concurrency", async () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     const said = async (...args: string[]): Promise<string> => {
@@ -321,7 +357,8 @@ describe("taskq commands", () => {
     const cases: Array<[string[], string]> = [
       [["run"], "missing required argument 'file'"],
       [["run", ws.file, "--output", "xml"], "option '--output <mode>' argument 'xml' is invalid. Allowed choices are auto, tty, plain, json."],
-      [["validate", ws.file, "extra"], "too many arguments for 'validate'. Expected 1 argument but got 2."],
+      [["validate", ws.file, "extra"], `too many arguments for 'validate': it takes one workflow file (${ws.file}), and got 'extra' besides`],
+      [["schema", "extra"], "too many arguments for 'schema'. Expected 0 arguments but got 1."],
       [["prune", "--logs"], "required option '--older-than <age>' not specified"],
       [["run", ws.file, "--log-dir"], "option '--log-dir <dir>' argument missing"],
       [["run", ws.file, "-j", "0"], 'taskq: -j: "0" is not a whole number from 1 to 10000'.slice("taskq: ".length)],
@@ -336,7 +373,7 @@ describe("taskq commands", () => {
     const cases: Array<[string[], string]> = [
       [["run", "--output", "json"], "missing required argument 'file'"],
       [["run", "--output=json", "--bogus", ws.file], "unknown option '--bogus'"],
-      [["run", "--output", "json", ws.file, "extra"], "too many arguments for 'run'. Expected 1 argument but got 2."],
+      [["run", "--output", "json", ws.file, "extra"], `too many arguments for 'run': it takes one workflow file (${ws.file}), and got 'extra' besides`],
     ];
     for (const [args, message] of cases) {
       const result = await runCli(args);
