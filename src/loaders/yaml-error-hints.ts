@@ -22,6 +22,12 @@ const INDICATOR_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+([@`%|>&])(.*)$/;
 /** A block mapping's value that starts and ends with the same quote, with more of that quote inside (`run: 'it's'`): its key, quote and text between. */
 const QUOTED_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+(["'])(.*)\2\s*(?:#.*)?$/;
 
+/** yaml's words for a tab where a line's indentation is (an editor that inserts tabs). */
+const TAB_INDENT = /^Tabs are not allowed as indentation/;
+
+/** yaml's words for a key indented otherwise than the keys above it in its mapping. */
+const UNALIGNED_KEY = /^All mapping items must start at the same column/;
+
 /** yaml's words for a list item on its key's line (`dependsOn: - a`). */
 const LIST_ON_KEY_LINE = /^Unexpected block-seq-ind on same line with key/;
 /** A block mapping's key, then `- item` on its line (a comment after it left out). */
@@ -58,6 +64,11 @@ export function withHint(message: string, text: string, offset: number, tokens: 
   if (stray !== null) {
     const found = parseQuoted(stray[2]!);
     return found !== undefined && found.length > 60 ? `${stray[1]!}${JSON.stringify(`${found.slice(0, 57)}...`)}` : message;
+  }
+  if (TAB_INDENT.test(message)) return `${message}: indent with spaces (an editor set to insert spaces in .yaml files keeps it so)`;
+  if (UNALIGNED_KEY.test(message)) {
+    const sibling = keyAlignedAbove(text, offset);
+    if (sibling !== undefined) return `${message}: line ${sibling.line} starts at column ${sibling.own}, and ${sibling.key} above it at column ${sibling.col}; start it at column ${sibling.col}, as ${sibling.key} is`;
   }
   const line = lineAt(text, offset);
   if (COLON_IN_VALUE.test(message) && /:\s.*:(\s|$)/.test(line)) return `${message}: a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)`;
@@ -165,6 +176,35 @@ function keyIndentedUnder(text: string, offset: number): { line: number; key: st
     if (/^\s*[^\s"'[{#-][^:]*:(\s|$)/.test(line)) return { line: number, key: own[2]!.trimEnd(), col: indent + 1 };
   }
   return undefined;
+}
+
+/**
+ * For a key yaml found indented otherwise than its mapping's: the line of text at `offset` (or
+ * the next, where yaml points at a blank or comment line before it), and of the key lines above
+ * it, up to one indented less, the least indented of those indented more (`run` over a
+ * `dependsOn` one space short of it; `a` over a task id `b` one space short of it), else that
+ * one, where its value is on its line (`retries: 1` over a `run` indented more).
+ */
+function keyAlignedAbove(text: string, offset: number): { line: number; own: number; key: string; col: number } | undefined {
+  const lines = text.split("\n").map((line) => line.replace(/\r$/, ""));
+  const isText = (line: string): boolean => !/^\s*(#.*)?$/.test(line);
+  let index = text.slice(0, offset).split("\n").length - 1;
+  while (index < lines.length && !isText(lines[index]!)) index++;
+  const own = lines[index];
+  if (own === undefined) return undefined;
+  const indent = own.length - own.trimStart().length;
+  let found: { key: string; indent: number } | undefined;
+  for (let above = index - 1; above >= 0; above--) {
+    const line = lines[above]!;
+    if (!isText(line)) continue;
+    const key = KEY_LINE.exec(line);
+    const depth = line.length - line.trimStart().length;
+    // A key with its value on its line (`retries: 1`) has no mapping under it: one indented more (`  run: make`) meant to be its sibling.
+    if (depth < indent && found === undefined && key !== null && !/:\s*(#.*)?$/.test(line)) found = { key: key[2]!.trimEnd(), indent: depth };
+    if (depth < indent) break;
+    if (key !== null && depth > indent && (found === undefined || key[1]!.length < found.indent)) found = { key: key[2]!.trimEnd(), indent: key[1]!.length };
+  }
+  return found === undefined ? undefined : { line: index + 1, own: indent + 1, key: found.key, col: found.indent + 1 };
 }
 
 /** For a line yaml read as a key: the `|` or `>` block header above it whose key is indented as much or more (`run: |` then `echo a` under `run`). */

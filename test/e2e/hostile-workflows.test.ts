@@ -259,7 +259,10 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     ]);
     await rejects("tasks:\n  [a]: { run: touch ran }\n  ok: { run: touch ran }\n", ["2:3: a key must be plain text, not a mapping or list"]);
     await rejects("tasks:\n  ? {x: 1}\n  : { run: touch ran }\n  ok: { run: touch ran }\n", ["2:5: a key must be plain text, not a mapping or list"]);
-    await rejects("tasks:\n  a:\n\trun: touch ran\n", ["3:1: Tabs are not allowed as indentation"]);
+    await rejects("tasks:\n  a:\n\trun: touch ran\n", ["3:1: Tabs are not allowed as indentation: indent with spaces (an editor set to insert spaces in .yaml files keeps it so)"]);
+    await rejects("tasks:\n  a:\n    run: touch ran\n   dependsOn: b\n  b: { run: touch ran }\n", [
+      "4:4: All mapping items must start at the same column: line 4 starts at column 4, and run above it at column 5; start it at column 5, as run is",
+    ]);
   });
 
   it("invalid UTF-8, a BOM, CRLF line endings: line numbers still right (case 24)", async () => {

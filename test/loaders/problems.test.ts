@@ -54,7 +54,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
   it("reports a YAML error yaml places at the start of an indented line at the line's first character", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: echo", "   - x"))).toEqual(["4:4: A block sequence may not be used as an implicit map key"]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "  - b"))).toEqual(["4:3: A block sequence may not be used as an implicit map key"]);
-    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", " retries: 1"))).toEqual(["4:2: All mapping items must start at the same column"]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", " retries: 1"))).toEqual(["4:2: All mapping items must start at the same column: line 4 starts at column 2, and a above it at column 3; start it at column 3, as a is"]);
   });
 
   it("reports a YAML error yaml places on a line of spaces only at the next line with text, where the mistake is", () => {
@@ -79,7 +79,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: make", "      retries: 1"))).toEqual([`3:10: Nested mappings are not allowed in compact mappings${hint(4, "run", 5)}`]);
     expect(problemsOf(yaml("tasks:", "  a:", "    retries: 1", "", "      run: make"))).toEqual([`3:14: Nested mappings are not allowed in compact mappings${hint(5, "retries", 5)}`]);
     // A comment between ends the value: yaml then says the key is out of line, where it is.
-    expect(problemsOf(yaml("tasks:", "  a:", "    retries: 1", "      # why", "      run: make"))).toEqual(["5:7: All mapping items must start at the same column"]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    retries: 1", "      # why", "      run: make"))).toEqual(["5:7: All mapping items must start at the same column: line 5 starts at column 7, and retries above it at column 5; start it at column 5, as retries is"]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: make", "      all", "      dependsOn: [b]", "  b:", "    run: y"))).toEqual([`3:10: Nested mappings are not allowed in compact mappings${hint(5, "run", 5)}`]);
     expect(problemsOf(yaml("tasks:", "  - run: make", "      retries: 1"))).toEqual([`2:10: Nested mappings are not allowed in compact mappings${hint(3, "run", 5)}`]);
   });
@@ -188,8 +188,19 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(Buffer.from("tasks:\r\n  a:\r    run: \xff\n", "latin1"))).toEqual(["3:10: the file is not valid UTF-8 (byte 0xff at byte offset 22); save it as UTF-8"]);
   });
 
-  it("reports tabs used as indentation", () => {
-    expect(problemsOf("tasks:\n\ta: { run: x }\n")).toEqual(["2:1: Tabs are not allowed as indentation"]);
+  it("reports tabs used as indentation, saying to indent with spaces", () => {
+    expect(problemsOf("tasks:\n\ta: { run: x }\n")).toEqual(["2:1: Tabs are not allowed as indentation: indent with spaces (an editor set to insert spaces in .yaml files keeps it so)"]);
+  });
+
+  it("says where a key out of line with its mapping's keys should start: at the column of the key above it", () => {
+    const hint = (line: number, own: number, key: string, col: number) => `All mapping items must start at the same column: line ${line} starts at column ${own}, and ${key} above it at column ${col}; start it at column ${col}, as ${key} is`;
+    // One space short of its sibling, under a task and under env.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "   dependsOn: b", "  b: { run: y }"))).toEqual([`4:4: ${hint(4, 4, "run", 5)}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    env:", "      A: 1", "     B: 2"))).toEqual([`6:6: ${hint(6, 6, "A", 7)}`]);
+    // A task id one space short: its sibling is the task above, not that task's fields.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", " b:", "    run: y"))).toEqual([`4:2: ${hint(4, 2, "a", 3)}`]);
+    // CRLF line endings: the same columns.
+    expect(problemsOf("tasks:\r\n  a:\r\n    run: x\r\n   dependsOn: b\r\n  b: { run: y }\r\n")).toEqual([`4:4: ${hint(4, 4, "run", 5)}`]);
   });
 
   it("reports a duplicate task id at the second definition, naming the first", () => {
