@@ -1,9 +1,10 @@
-import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { getSystemErrorMap } from "node:util";
 import { MAX_FILE_BYTES } from "./limits.js";
 import { parseIfSimple, parseSimpleWorkflow, tooLargeMessage, type ParseOptions } from "./parse-simple.js";
 import type { Workflow } from "./build-workflow.js";
+import { closestMatch } from "./suggest.js";
 import { WorkflowError } from "./workflow-error.js";
 
 /**
@@ -61,8 +62,31 @@ function readWorkflowFile(file: string): { bytes: Buffer; folder?: string } {
     if (code === "EISDIR") throw problem(nameOf(file), "cannot read file: it is a directory", error);
     // The system's words, not Node's message, which repeats the code and adds the call (`ELOOP: ..., stat 'f'`).
     const detail = code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (systemWords(error) ?? (error as Error).message);
-    throw problem(nameOf(file), `cannot read file: ${code ? `${code} (${detail})` : detail}`, error);
+    const meant = code === "ENOENT" && file !== STDIN ? fileMeant(file) : "";
+    throw problem(nameOf(file), `cannot read file: ${code ? `${code} (${detail})` : detail}${meant}`, error);
   }
+}
+
+/**
+ * For a workflow file that is not there, the one meant: `; did you mean ci.yml?` where its
+ * folder holds a YAML file named almost so (ci.yml for ci.yaml, Pipeline.yaml for
+ * pipeline.yaml), or that its folder is not there either.
+ */
+function fileMeant(file: string): string {
+  const folder = dirname(file);
+  let names: string[];
+  try {
+    names = readdirSync(folder).filter((name) => /\.ya?ml$/i.test(name));
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT" ? `; its folder, ${folder}, does not exist either` : "";
+  }
+  const written = basename(file);
+  // ci.yaml and ci.yml are the same name to whoever wrote one for the other.
+  const stem = (name: string): string => name.replace(/\.ya?ml$/i, "");
+  const byStem = new Map(names.map((name) => [stem(name), name]));
+  const meant = names.find((name) => stem(name) === stem(written)) ?? byStem.get(closestMatch(stem(written), byStem.keys()) ?? "");
+  if (meant === undefined) return "";
+  return `; did you mean ${folder !== "." ? join(folder, meant) : file.startsWith("./") ? `./${meant}` : meant}?`;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
-import { readdir, truncate, writeFile } from "node:fs/promises";
+import { mkdir, readdir, truncate, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { BIN, runCli, runIds, workspace } from "../helpers/cli.js";
@@ -263,6 +263,27 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     await rejects("tasks:\n  a:\n    run: touch ran\n   dependsOn: b\n  b: { run: touch ran }\n", [
       "4:4: All mapping items must start at the same column: line 4 starts at column 4, and run above it at column 5; start it at column 5, as run is",
     ]);
+  });
+
+  // `taskq run ci.yaml` where the file is ci.yml said only "ENOENT (no such file)".
+  it("a workflow file that is not there names the YAML file of its folder named almost so (ci.yml for ci.yaml), or says its folder is not there either", async () => {
+    const ws = await workspace("tasks:\n  a: { run: touch ran }\n", "ci.yml");
+    await mkdir(path.join(ws.dir, "deploy"));
+    await writeFile(path.join(ws.dir, "deploy", "Pipeline.yaml"), "tasks:\n  a: { run: touch ran }\n");
+    for (const [given, said] of [
+      ["ci.yaml", "; did you mean ci.yml?"],
+      ["./ci.yaml", "; did you mean ./ci.yml?"],
+      ["deploy/pipline.yaml", "; did you mean deploy/Pipeline.yaml?"],
+      [path.join(ws.dir, "ci.yaml"), `; did you mean ${path.join(ws.dir, "ci.yml")}?`],
+      ["build/ci.yaml", "; its folder, build, does not exist either"],
+      // Nothing named near it: nothing suggested.
+      ["release.yaml", ""],
+    ] as const) {
+      const result = await runCli(["run", given, "--log-dir", ws.logs], { cwd: ws.dir });
+      expect(result, given).toMatchObject({ code: 2, stdout: "", stderr: `${given}:1:1: cannot read file: ENOENT (no such file)${said}\n1 problem; nothing was run\n` });
+    }
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+    expect(await runIds(ws.logs)).toEqual([]);
   });
 
   it("invalid UTF-8, a BOM, CRLF line endings: line numbers still right (case 24)", async () => {
