@@ -29,7 +29,8 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
       }
     }
     if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) problems.atOffset(locator.offsetOf([...path, key], "key"), unknownKeyMessage(path, key));
+      const input = "input" in issue && typeof issue.input === "object" && issue.input !== null ? issue.input : {};
+      for (const key of issue.keys) problems.atOffset(locator.offsetOf([...path, key], "key"), unknownKeyMessage(path, key, Object.hasOwn(input, key) ? input[key] : undefined));
       continue;
     }
     if (issue.code === "invalid_key") {
@@ -188,7 +189,7 @@ function explain(issue: Issue): string {
   return `${issue.message}, got ${describeValue(issue.input)}`;
 }
 
-function unknownKeyMessage(path: DataPath, key: string): string {
+function unknownKeyMessage(path: DataPath, key: string, value: unknown): string {
   const owner = ownerOf([...path, key]);
   const last = path.at(-1);
   if (path.length === 1 && path[0] === "defaults" && (key === "run" || key === "dependsOn")) {
@@ -203,7 +204,16 @@ function unknownKeyMessage(path: DataPath, key: string): string {
       : synonym !== undefined && allowed.includes(synonym)
         ? `; did you mean "${synonym}"?${synonymNote(key, synonym)}`
         : didYouMean(key, allowed);
-  return `${owner}unknown key ${quote(key)}${where ? " " + where : ""}${hint}`;
+  // Only a key that could be a task id: one that cannot (a BOM of files joined with cat before it) has another problem.
+  const task = hint === "" && path.length === 0 && /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(key) && looksLikeTask(value) ? `; to make it a task, indent it under \`tasks:\` (tasks: { ${key}: { run: ... } })` : "";
+  const stages = hint === "" && path.length === 0 && key === "stages" ? "; taskq has no stages: a task waits for those it lists in `dependsOn`" : "";
+  return `${owner}unknown key ${quote(key)}${where ? " " + where : ""}${hint}${task}${stages}`;
+}
+
+/** A top-level value written as a task is (a GitLab CI job, `build: { script: ..., stage: ... }`): a mapping with a task's field, or another tool's name for one. */
+function looksLikeTask(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  return Object.keys(value).some((field) => taskKeys.includes(field) || SYNONYMS[field.toLowerCase()] === "run");
 }
 
 /** What a field other tools call `key` takes, where it differs from what theirs does (attempts in all, minutes). */

@@ -265,6 +265,16 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     ]);
   });
 
+  // A GitLab CI habit: jobs at the top level, each told only that it was an unknown key.
+  it("a task written at the top level, as a GitLab CI job is, is told to go under tasks:, and stages that taskq has none", async () => {
+    await rejects("stages: [build, test]\nbuild:\n  stage: build\n  script: touch ran\ntest:\n  run: touch ran\n  needs: [build]\n", [
+      "1:1: unknown key \"stages\" at the top level; taskq has no stages: a task waits for those it lists in `dependsOn`",
+      "1:1: `tasks` is missing; add a `tasks` mapping with at least one task",
+      "2:1: unknown key \"build\" at the top level; to make it a task, indent it under `tasks:` (tasks: { build: { run: ... } })",
+      "5:1: unknown key \"test\" at the top level; to make it a task, indent it under `tasks:` (tasks: { test: { run: ... } })",
+    ]);
+  });
+
   // `taskq run ci.yaml` where the file is ci.yml said only "ENOENT (no such file)".
   it("a workflow file that is not there names the YAML file of its folder named almost so (ci.yml for ci.yaml), or says its folder is not there either", async () => {
     const ws = await workspace("tasks:\n  a: { run: touch ran }\n", "ci.yml");

@@ -794,6 +794,18 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("says a top-level key written as a task (a GitLab CI job) goes under tasks:, and that taskq has no stages; not for a key of another kind", () => {
+    expect(problemsOf(yaml("stages: [build]", "build:", "  stage: build", "  script: make", "tasks:", "  a: { run: x }", "lint: { run: y, dependsOn: a }", "other: { A: b }", "defualts: { retries: 1 }", "my job: { run: y }"))).toEqual([
+      '1:1: unknown key "stages" at the top level; taskq has no stages: a task waits for those it lists in `dependsOn`',
+      '2:1: unknown key "build" at the top level; to make it a task, indent it under `tasks:` (tasks: { build: { run: ... } })',
+      '7:1: unknown key "lint" at the top level; to make it a task, indent it under `tasks:` (tasks: { lint: { run: ... } })',
+      '8:1: unknown key "other" at the top level',
+      // A name spelt like a field is told that field, not that it could be a task; one no task could have, no more.
+      '9:1: unknown key "defualts" at the top level; did you mean "defaults"?',
+      '10:1: unknown key "my job" at the top level',
+    ]);
+  });
+
   it("refuses maxAttempts (0 or any) at its place, saying how retries counts attempts", () => {
     const hint = "It counts the attempts after the first: 3 attempts in all is `retries: 2`, and 1 (no retry) is `retries: 0`, the default";
     expect(problemsOf(yaml("defaults: { max_attempts: 3 }", "tasks:", "  a: { run: x, maxAttempts: 0 }"))).toEqual([
