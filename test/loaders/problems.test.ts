@@ -59,11 +59,11 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
 
   it("reports a YAML error yaml places on a line of spaces only at the next line with text, where the mistake is", () => {
     // yaml reads the spaces as the next line's indentation, and told the error at column 1 of the line of spaces.
-    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "      ", "   retries: 1"))).toEqual(["5:4: All mapping items must start at the same column"]);
-    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    ", "", "    ", "   retries: 1"))).toEqual(["7:4: All mapping items must start at the same column"]);
-    expect(problemsOf(yaml("tasks:", "  a: { run: x }", "      ", "    b: { run: y }"))).toEqual(["4:5: All mapping items must start at the same column"]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "      ", "   retries: 1"))).toEqual(["5:4: All mapping items must start at the same column: line 5 starts at column 4, and run above it at column 5; start it at column 5, as run is"]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    ", "", "    ", "   retries: 1"))).toEqual(["7:4: All mapping items must start at the same column: line 7 starts at column 4, and run above it at column 5; start it at column 5, as run is"]);
+    expect(problemsOf(yaml("tasks:", "  a: { run: x }", "      ", "    b: { run: y }"))).toEqual(["4:5: All mapping items must start at the same column: line 4 starts at column 5, and a above it at column 3; start it at column 3, as a is"]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    ", "  - b"))).toEqual(["5:3: A block sequence may not be used as an implicit map key"]);
-    expect(problemsOf("tasks:\r\n  a:\r\n    run: x\r\n    \r\n   retries: 1\r\n")).toEqual(["5:4: All mapping items must start at the same column"]);
+    expect(problemsOf("tasks:\r\n  a:\r\n    run: x\r\n    \r\n   retries: 1\r\n")).toEqual(["5:4: All mapping items must start at the same column: line 5 starts at column 4, and run above it at column 5; start it at column 5, as run is"]);
   });
 
   it("says to quote a command with \": \" in it, which YAML reads as a mapping, block or flow style; not where the line has no second \": \"", () => {
