@@ -158,8 +158,8 @@ class PlainBuilder {
       setKey(result, key, value);
     }
     this.#height = height + 1;
-    // Every key refused, each with its problem: the mapping is not "empty" to its reader.
-    if (map.items.length > 0 && (result instanceof Map ? result.size === 0 : Object.keys(result).length === 0)) this.#problems.explained(map.range?.[0] ?? 0);
+    // Every key refused, each with its problem: the mapping is not "empty" to its reader. One that merged nothing in (`<<: *empty`) is.
+    if (map.items.length > 0 && written === undefined && (result instanceof Map ? result.size === 0 : Object.keys(result).length === 0)) this.#problems.explained(map.range?.[0] ?? 0);
     return result;
   }
 

@@ -765,6 +765,10 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("calls `tasks` empty when a `<<` merges no task into it", () => {
+    expect(problemsOf(yaml("x-none: &none {}", "tasks: { <<: *none }"))).toEqual(["2:8: `tasks` is empty; define at least one task"]);
+  });
+
   it("calls a key written twice in a mapping a duplicate, but not one written once and merged in too, nor a task id written and merged", () => {
     const text = yaml(
       "x-base: &base { run: merged, retries: 1 }",
