@@ -42,7 +42,7 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
       problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${nullEnvMessage(String(path.at(-1)), commentHint(issue, path, locator))}`);
       continue;
     }
-    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${commentHint(issue, path, locator)}${nullIdHint(issue, path)}${tildeCwdHint(issue, path, locator)}${valueHint(issue, path)}${envListHint(issue, path)}`);
+    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${commentHint(issue, path, locator)}${nullIdHint(issue, path)}${tildeCwdHint(issue, path, locator)}${valueHint(issue, path)}${envListHint(issue, path)}${runListHint(issue, path)}`);
   }
 }
 
@@ -145,6 +145,30 @@ function envListHint(issue: Issue, path: DataPath): string {
     return `${name}: ${readsAsWritten(value) ? value : JSON.stringify(value)}`;
   });
   return `; write each variable as NAME: value (env: { ${entries.join(", ")}${assignments.length > entries.length ? ", ..." : ""} })`;
+}
+
+/**
+ * `run: [npm ci, npm test]`, or a `- item` a line, as GitLab CI's `script` is written: one
+ * command string is what runs; the commands joined with &&, which stops at the first that
+ * fails as a CI runner does (the first few, on one line), or a `|` block under `set -e`.
+ */
+function runListHint(issue: Issue, path: DataPath): string {
+  if (path.at(-1) !== "run" || path.length !== 3 || !("input" in issue) || !Array.isArray(issue.input)) return "";
+  const commands: unknown[] = issue.input;
+  if (commands.length === 0 || commands.some((command) => typeof command !== "string" || command.includes("\n"))) return "";
+  const words = commands as string[];
+  if (words.length === 1) return `; write the command as a string, not a list (run: ${plainValue(words[0]!.trim())})`;
+  const shown = words.slice(0, 3).map((command) => command.trim());
+  const joined = `${shown.join(" && ")}${words.length > shown.length ? " && ..." : ""}`;
+  const several = `for several commands, join them with && (run: ${plainValue(joined)}), which stops at the first that fails, or write them one a line in a | block whose first line is set -e`;
+  // `[make, all]`, as a Dockerfile's exec form gives a command and its arguments: that one command, as the shell reads it.
+  const argv = words.length > 1 && words.every((word) => /^\S+$/.test(word)) ? `for one command and its arguments, write them as the shell reads them (run: ${plainValue(words.join(" "))}); ` : "";
+  return `; ${argv}${several}`;
+}
+
+/** `text` as a YAML value: plain where YAML reads it back as written, else in double quotes. */
+function plainValue(text: string): string {
+  return /^[^\s"'[{#&*!|>%@`-][^#]*$/.test(text) && !text.includes(": ") && !/[\]}],?/.test(text) ? text : quote(text);
 }
 
 /** A plain YAML value an env value takes as written: a decimal integer JavaScript writes so, or a word that is no null, boolean or number. */

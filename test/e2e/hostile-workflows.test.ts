@@ -167,7 +167,7 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
       ].join("\n"),
       [
         '2:13: task "a": `run` must be a non-empty command string, got 5',
-        '3:13: task "b": `run` must be a non-empty command string, got a list',
+        '3:13: task "b": `run` must be a non-empty command string, got a list; for one command and its arguments, write them as the shell reads them (run: touch ran); for several commands, join them with && (run: touch && ran), which stops at the first that fails, or write them one a line in a | block whose first line is set -e',
         '4:13: task "c": `run` must be a non-empty command string, got nothing (null)',
         '5:33: task "d": `retries` must be an integer from 0 to 100, got -1',
         '6:33: task "e": `retries` must be an integer from 0 to 100, got 1.5',
@@ -272,6 +272,13 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
       "1:1: `tasks` is missing; add a `tasks` mapping with at least one task",
       "2:1: unknown key \"build\" at the top level; to make it a task, indent it under `tasks:` (tasks: { build: { run: ... } })",
       "5:1: unknown key \"test\" at the top level; to make it a task, indent it under `tasks:` (tasks: { test: { run: ... } })",
+    ]);
+  });
+
+  // GitLab CI's script is a list of commands: `run` given one was told only "got a list".
+  it("a run written as a list of commands, as GitLab CI's script is, is told to join them with && or write them in a | block", async () => {
+    await rejects("tasks:\n  test:\n    run:\n      - touch ran\n      - npm test\n", [
+      '4:7: task "test": `run` must be a non-empty command string, got a list; for several commands, join them with && (run: touch ran && npm test), which stops at the first that fails, or write them one a line in a | block whose first line is set -e',
     ]);
   });
 

@@ -215,7 +215,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     const text = yaml("tasks:", "  a: { run: 1 }", "  b: { run: [x] }", "  c:", "    run:", "  d: { run: '  ' }", "  e: { retries: 1 }");
     expect(problemsOf(text)).toEqual([
       '2:13: task "a": `run` must be a non-empty command string, got 1',
-      '3:13: task "b": `run` must be a non-empty command string, got a list',
+      '3:13: task "b": `run` must be a non-empty command string, got a list; write the command as a string, not a list (run: x)',
       '5:5: task "c": `run` must be a non-empty command string, got nothing (null)',
       '6:13: task "d": `run` must be a non-empty command string, got "  "',
       '7:3: task "e": `run` is missing; it must be a non-empty command string',
@@ -807,6 +807,17 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       // A name spelt like a field is told that field, not that it could be a task; one no task could have, no more.
       '9:1: unknown key "defualts" at the top level; did you mean "defaults"?',
       '10:1: unknown key "my job" at the top level',
+    ]);
+  });
+
+  it("says how to write a run given as a list (GitLab CI's script, a Dockerfile's exec form): the commands joined with &&, or one command and its arguments", () => {
+    const several = (joined: string) => `for several commands, join them with && (run: ${joined}), which stops at the first that fails, or write them one a line in a | block whose first line is set -e`;
+    expect(problemsOf(yaml("tasks:", "  a:", "    run:", "      - npm ci", "      - npm test", "  b: { run: [make, all] }", "  c: { run: ['echo a: b', '[ -f x ]', x, y] }", "  d: { run: [] }"))).toEqual([
+      `4:7: task "a": \`run\` must be a non-empty command string, got a list; ${several("npm ci && npm test")}`,
+      `6:13: task "b": \`run\` must be a non-empty command string, got a list; for one command and its arguments, write them as the shell reads them (run: make all); ${several("make && all")}`,
+      // Quoted where YAML would not read it back as written.
+      `7:13: task "c": \`run\` must be a non-empty command string, got a list; ${several('"echo a: b && [ -f x ] && x && ..."')}`,
+      '8:13: task "d": `run` must be a non-empty command string, got an empty list',
     ]);
   });
 
