@@ -48,7 +48,7 @@ function readWorkflowFile(file: string): { bytes: Buffer; folder?: string } {
   try {
     if (file === STDIN) return { bytes: readStream(0), folder: currentFolder(file) };
     const info = statSync(file);
-    if (info.isDirectory()) throw problem(file, "cannot read file: it is a directory");
+    if (info.isDirectory()) throw problem(file, `cannot read file: it is a directory${filesIn(file)}`);
     // Opening one fails with ENXIO, "no such device or address", which names neither the file nor why.
     if (info.isSocket()) throw problem(file, "cannot read file: it is a socket");
     if (info.size > MAX_FILE_BYTES) throw problem(file, tooLargeMessage(info.size));
@@ -76,7 +76,7 @@ function fileMeant(file: string): string {
   const folder = dirname(file);
   let names: string[];
   try {
-    names = readdirSync(folder).filter((name) => /\.ya?ml$/i.test(name));
+    names = yamlFilesIn(folder);
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "ENOENT" ? `; its folder, ${folder}, does not exist either` : "";
   }
@@ -87,6 +87,26 @@ function fileMeant(file: string): string {
   const meant = names.find((name) => stem(name) === stem(written)) ?? byStem.get(closestMatch(stem(written), byStem.keys()) ?? "");
   if (meant === undefined) return "";
   return `; did you mean ${folder !== "." ? join(folder, meant) : file.startsWith("./") ? `./${meant}` : meant}?`;
+}
+
+/** The names of the YAML files (.yaml, .yml) in `folder`, sorted. */
+function yamlFilesIn(folder: string): string[] {
+  return readdirSync(folder)
+    .filter((name) => /\.ya?ml$/i.test(name))
+    .sort();
+}
+
+/** For a folder given as the workflow file (`taskq run workflows/`): the YAML files in it to give instead, the first three. */
+function filesIn(folder: string): string {
+  let names: string[];
+  try {
+    names = yamlFilesIn(folder);
+  } catch {
+    return "";
+  }
+  if (names.length === 0) return "; give a workflow file, not a folder";
+  const shown = names.slice(0, 3).map((name) => join(folder, name));
+  return `; give one of its workflow files: ${shown.join(", ")}${names.length > shown.length ? ` (and ${names.length - shown.length} more)` : ""}`;
 }
 
 /**

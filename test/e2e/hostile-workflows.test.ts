@@ -303,6 +303,23 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     expect(await runIds(ws.logs)).toEqual([]);
   });
 
+  // `taskq run workflows/` was told only that it is a directory.
+  it("a folder given as the workflow file names the YAML files in it to give instead", async () => {
+    const ws = await workspace("tasks:\n  a: { run: touch ran }\n", "ci.yml");
+    for (const name of ["b.yaml", "c.yaml", "d.yaml"]) await writeFile(path.join(ws.dir, name), "tasks:\n  a: { run: touch ran }\n");
+    await mkdir(path.join(ws.dir, "empty"));
+    for (const [given, said] of [
+      ["empty", "; give a workflow file, not a folder"],
+      [".", "; give one of its workflow files: b.yaml, c.yaml, ci.yml (and 1 more)"],
+      [ws.dir, `; give one of its workflow files: ${["b.yaml", "c.yaml", "ci.yml"].map((name) => path.join(ws.dir, name)).join(", ")} (and 1 more)`],
+    ] as const) {
+      const result = await runCli(["run", given, "--log-dir", ws.logs], { cwd: ws.dir });
+      expect(result, given).toMatchObject({ code: 2, stdout: "", stderr: `${given}:1:1: cannot read file: it is a directory${said}\n1 problem; nothing was run\n` });
+    }
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+    expect(await runIds(ws.logs)).toEqual([]);
+  });
+
   it("invalid UTF-8, a BOM, CRLF line endings: line numbers still right (case 24)", async () => {
     const bad = Buffer.concat([Buffer.from("tasks:\n  a: { run: touch ran\u00e9"), Buffer.from([0xff]), Buffer.from(" }\n")]);
     await rejects(bad, ["2:23: the file is not valid UTF-8 (byte 0xff at byte offset 30); save it as UTF-8"]);

@@ -37,7 +37,9 @@ describe("loadWorkflow", () => {
   });
 
   it("reports a directory", async () => {
-    expect(await problemsOfFile(folder)).toEqual([`${folder}:1:1: cannot read file: it is a directory`]);
+    const empty = join(folder, "no-workflows");
+    mkdirSync(empty);
+    expect(await problemsOfFile(empty)).toEqual([`${empty}:1:1: cannot read file: it is a directory; give a workflow file, not a folder`]);
   });
 
   it("says why a path cannot be read in the system's words, once, and names a socket as one", async () => {
