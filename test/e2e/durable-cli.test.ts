@@ -888,6 +888,25 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
+  it("prune --older-than: a run whose last tasks ended before then, never settled since (no worker swept after them), is pruned, not dated by the prune's settling", async () => {
+    const run = await submit(await workflowFile("prune-unsettled", "tasks:\n  a: { run: echo a }\n  b: { run: echo b }\n"));
+    const worker = await startWorker(["-j", "2"]);
+    expect((await waitForRun(run)).state).toBe("succeeded");
+    expect((await stopWorker(worker)).code).toBe(143);
+    // As two last tasks ending at once leave it (each saw the other running), 8 days ago: no worker has swept since.
+    await store.pool.query(`UPDATE "${SCHEMA}".tasks SET finished_at = now() - interval '8 days' WHERE run_id = $1`, [run]);
+    await store.pool.query(`UPDATE "${SCHEMA}".runs SET state = 'running', finished_at = NULL, created_at = now() - interval '8 days' WHERE id = $1`, [run]);
+    const listed = await taskq(["prune", "--older-than", "7d", "--dry-run", "--output", "json"]);
+    expect(listed.code).toBe(0);
+    // Before: settled by the prune itself, it ended "now", and was kept for 7 days more.
+    expect((JSON.parse(listed.stdout) as { wouldPrune: string[] }).wouldPrune).toContain(run);
+    const ended = await store.pool.query<{ state: string; age: number }>(`SELECT state, extract(epoch FROM now() - finished_at)::float8 AS age FROM "${SCHEMA}".runs WHERE id = $1`, [run]);
+    expect(ended.rows[0]!.state).toBe("succeeded");
+    expect(ended.rows[0]!.age).toBeGreaterThan(8 * 86_400 - 60);
+    const pruned = await taskq(["prune", "--older-than", "7d"]);
+    expect(pruned.stdout).toContain(`  ${run}\n`);
+  });
+
   it("prune --older-than: deletes the runs that ended before then with their tasks; never a running one, however old; --dry-run only lists", async () => {
     const old = await submit(await workflowFile("prune-old", "tasks:\n  a: { run: echo old }\n"));
     const recent = await submit(await workflowFile("prune-recent", "tasks:\n  a: { run: echo recent }\n"));

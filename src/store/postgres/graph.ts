@@ -140,10 +140,11 @@ export async function cancelDependents(
 export async function refreshRunState(db: pg.Pool | pg.ClientBase, names: SchemaNames, runId: string): Promise<void> {
   await db.query(
     `UPDATE ${names.runs} r
-        SET state = s.state, finished_at = now()
+        SET state = s.state, finished_at = COALESCE(s.ended, now())
        FROM (SELECT CASE WHEN bool_or(state = 'failed') THEN 'failed'
                          WHEN bool_or(state = 'cancelled') THEN 'cancelled'
-                         ELSE 'succeeded' END AS state
+                         ELSE 'succeeded' END AS state,
+                    max(finished_at) AS ended
                FROM ${names.tasks} WHERE run_id = $1) s
       WHERE r.id = $1 AND r.state = 'running'
         AND NOT EXISTS (SELECT 1 FROM ${names.tasks} WHERE run_id = $1 AND state IN ('blocked','queued','running'))`,
@@ -158,6 +159,8 @@ export async function refreshRunState(db: pg.Pool | pg.ClientBase, names: Schema
  * in progress at each sweep: a worker sweeps every half lease, and a 20,000-task chain read 18 rows a task.
  * The one active task is a subquery of its own, run for each running run: as NOT EXISTS, with statistics
  * older than a run, PostgreSQL made it an anti-join that read every active task for each running run.
+ * A run settled so ends when its last task did, not at the settling (as refreshRunState dates it too): settled
+ * by prune's own call, a run whose tasks ended weeks ago was dated now, and `prune --older-than` kept it.
  */
 export async function settleRuns(db: pg.Pool | pg.ClientBase, names: SchemaNames): Promise<number> {
   const result = await db.query(
@@ -165,7 +168,7 @@ export async function settleRuns(db: pg.Pool | pg.ClientBase, names: SchemaNames
         SET state = CASE WHEN EXISTS (SELECT 1 FROM ${names.tasks} x WHERE x.run_id = r.id AND x.state = 'failed') THEN 'failed'
                          WHEN EXISTS (SELECT 1 FROM ${names.tasks} x WHERE x.run_id = r.id AND x.state = 'cancelled') THEN 'cancelled'
                          ELSE 'succeeded' END,
-            finished_at = now()
+            finished_at = COALESCE((SELECT max(x.finished_at) FROM ${names.tasks} x WHERE x.run_id = r.id), now())
       WHERE r.state = 'running'
         AND (SELECT true FROM ${names.tasks} x WHERE x.run_id = r.id AND x.state IN ('blocked', 'queued', 'running') LIMIT 1) IS NULL`,
   );
