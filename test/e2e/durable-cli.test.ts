@@ -695,7 +695,10 @@ tasks:
     expect(lines.at(-1)).toMatch(/ stopped \(requested\)$/);
     const stoppedFor = exitedAt - clockTime(lines.at(-1)!.slice(0, 12), exitedAt);
     expect(stoppedFor).toBeLessThan(2_000);
-    expect(await readFile(path.join(ws.logs, runId, "job.log"), "utf8")).toBe("--- taskq: attempt 1 stopped: the worker is stopping ---\n--- taskq: attempt 1 ---\n");
+    // Its log says the stop took the SIGKILL, as a local run's does.
+    expect(await readFile(path.join(ws.logs, runId, "job.log"), "utf8")).toBe(
+      "--- taskq: attempt 1 stopped: the worker is stopping; killed with SIGKILL after the kill grace (4s): it ignored SIGTERM ---\n--- taskq: attempt 1 ---\n",
+    );
     expect((await stopWorker(staying)).code).toBe(143);
   });
 
