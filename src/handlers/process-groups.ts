@@ -214,7 +214,7 @@ export function stoppedProcesses(sid: number): readonly number[] {
 function markedGroups(sessions: ReadonlySet<number> | undefined, shared = false): number[] {
   if (sessions?.size === 0) return [];
   const groups = new Set<number>();
-  for (const [session, inSession] of markedProcesses(shared)) {
+  for (const [session, inSession] of markedProcesses(shared, sessions)) {
     if (sessions !== undefined && !sessions.has(session)) continue;
     for (const pgid of inSession.groups) groups.add(pgid);
   }
@@ -253,8 +253,13 @@ interface SessionProcesses {
  * event loop serves: a shutdown stopping 200 tasks signals and polls 200 sessions at once.
  * Only pids from the first task's up
  * are read while pids have not wrapped (see firstTaskPid): the pass then reads few files.
+ * A pass that is not shared looks only at the processes in `sessions` (all, when undefined):
+ * the sweep a second after tasks end, each second of a run, reads every other process's stat
+ * but not its environment, often kilobytes (on a machine busy with other work, the pids
+ * above the first task's are mostly other programs').
  */
-function markedProcesses(shared: boolean): Map<number, SessionProcesses> {
+function markedProcesses(shared: boolean, sessions?: ReadonlySet<number>): Map<number, SessionProcesses> {
+  const only = shared ? undefined : sessions;
   // A pass made in the check phase is cleared only in the next loop's: the age bounds it too.
   const start = monotonicMs();
   if (shared && lastScan !== undefined && start - lastScanEnd < lastScanGoodMs) return lastScan;
@@ -272,6 +277,7 @@ function markedProcesses(shared: boolean): Map<number, SessionProcesses> {
     const stat = readProcStat(name);
     // Session 0: kernel threads, whose environment is always empty.
     if (stat === undefined || stat.pgrp <= 1 || stat.session === 0) continue;
+    if (only !== undefined && !only.has(stat.session)) continue;
     let inSession = found.get(stat.session);
     if (inSession === undefined) {
       inSession = { groups: new Set(), processes: 0, allGroups: new Set(), allProcesses: 0, allPids: [], stopped: [], leaderAlive: false };
@@ -287,6 +293,8 @@ function markedProcesses(shared: boolean): Map<number, SessionProcesses> {
     inSession.groups.add(stat.pgrp);
     inSession.processes++;
   }
+  // Of some sessions only: no pass for anyone else to share.
+  if (only !== undefined) return found;
   if (lastScan === undefined) setImmediate(() => (lastScan = undefined)).unref();
   lastScan = found;
   // Aged from the pass's end: aged from its start, a pass longer than SHARED_PASS_MS was never
