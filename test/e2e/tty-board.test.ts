@@ -272,6 +272,36 @@ describe("the live board on a terminal", () => {
     expect(new Set(frames.map((frame) => frame.glyph)).size).toBeGreaterThan(5);
   });
 
+  it("draws the board below a task's last line as things are then, not as at the timer's last tick: the run's end is shown over, its tasks done", async () => {
+    // The board's text was made at each tick, and the redraw after the last lines (at the end of
+    // the run) drew that: "b | published" came with "1/2 done" and b still running above it.
+    const yaml = 'tasks:\n  a: { run: "sleep 0.3" }\n  b: { run: "sleep 0.3; echo published", dependsOn: a }\n';
+    const size = { cols: 80, rows: 24 };
+    const { bytes, code } = await runOnPty(yaml, size);
+    expect(code).toBe(0);
+    // Each frame is one synchronized update ("\x1b[?2026h"), the lines written before it in the segment before.
+    const segments = bytes
+      .toString("utf8")
+      .split("\x1b[?2026h")
+      // eslint-disable-next-line no-control-regex -- the colours and cursor moves between the text
+      .map((segment) => segment.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, ""));
+    const at = segments.findIndex((segment) => segment.includes("b | published"));
+    expect(at).toBeGreaterThan(0);
+    const before = segments[at] as string;
+    const after = segments[at + 1] as string;
+    expect(after).toMatch(/ \d\/2 done/);
+    // Drawn at a tick of the timer (its spinner turned) while b had yet to end, or at the run's
+    // end (the line came after the last tick), where both are done.
+    if (after.charAt(0) === before.charAt(0)) {
+      expect(after).toContain("2/2 done");
+      expect(after).toContain("✓ b");
+      expect(after).not.toContain("▶");
+    } else {
+      expect(after).toContain("▶ b");
+    }
+    expect(segments.join("")).toContain("Summary: 2 succeeded, 0 failed");
+  });
+
   it("ignores SIGUSR1, saying so above the board, where Node opened its debugger and printed behind the board's back", async () => {
     // Node's "Debugger listening on ws://..." and "For help, see: ..." went to the terminal between
     // two frames: the next clear took them for the board's rows, and left two board lines behind.

@@ -78,18 +78,21 @@ export class TtyRenderer implements Renderer {
       this.#frame = undefined;
       return cleared;
     };
-    // The frame as ora's would be (its glyph, a space, its text), but with the glyph of this tick:
+    // The frame as ora's would be (its glyph, a space, the board), but with the glyph of this tick:
     // ora turns it by the time since its last turn, and its timer is off. No space when the first
     // line is empty (a screen of one or two columns): "⠋ " filled a row of one column, where a
     // terminal at least two wide (xterm.js) put it on one row and ora counted two, so each clear
     // took a row of task output too. Kept for #onResize, which needs what is on the screen: ora's
-    // text may be newer (#refresh sets it, then renders, and the render's clear is where a resize
-    // is noticed) or never drawn (a render put off).
+    // text may be newer (a render's clear is where a resize is noticed) or never drawn (a render put off).
+    // The board is made here, as ora draws it, not ahead: ora draws again after each write of the
+    // lines above the board (the last ones at the end, or 256 KiB between two ticks), and a text set
+    // at the last tick drew the board as it was then (a task's line printed under a board that still
+    // showed the task before it running).
     const glyphs = spinner.spinner.frames;
     spinner.frame = () => {
       if (this.#sizeless) return "";
       this.#draws++;
-      const text = spinner.text;
+      const text = (spinner.text = this.#board());
       const glyph = colors.cyan(glyphs[this.#glyph % glyphs.length] ?? "");
       return (this.#frame = text === "" || text.startsWith("\n") ? `${glyph}${text}` : `${glyph} ${text}`);
     };
@@ -111,7 +114,6 @@ export class TtyRenderer implements Renderer {
     const drawn = this.#frame?.split("\n") ?? [];
     let extra = -drawn.length;
     for (const line of drawn) extra += terminalRows(line, columns);
-    this.#spinner.text = this.#board();
     // Through ora's hook on the stream: it clears the rows it counts (from the cursor up), these
     // bytes clear the rest above them (exactly those: higher up is task output), and the "\r" (a
     // line's end to ora) makes it draw the board again at once.
@@ -242,7 +244,7 @@ export class TtyRenderer implements Renderer {
     refreshSize(this.#stream);
     if (this.#stream.columns > 0) {
       this.#sizeless = false;
-      this.#spinner.start(this.#board());
+      this.#spinner.start();
     } else {
       this.#loseSize();
     }
@@ -266,7 +268,6 @@ export class TtyRenderer implements Renderer {
     }
     if (this.#sizeless) this.#showBoard();
     this.#glyph++;
-    this.#spinner.text = this.#board();
     // Their write, through ora's hook on the stream, clears the board and draws it again below them.
     const draws = this.#draws;
     this.#flushLines();
