@@ -39,13 +39,28 @@ const englishOnlyZodLocales = {
   },
 };
 
+/**
+ * ora counts the rows of each frame of the live board with string-width, whose first look at a
+ * character outside ASCII (the spinner's) compiles its emoji pattern: 0.1-0.6 s of CPU before the
+ * first frame. It gets src/cli/render/text-width.ts instead, which counts the board's own
+ * symbols as one column each and asks string-width about anything else.
+ */
+const boardTextWidth = {
+  name: "board-text-width",
+  setup(builder) {
+    builder.onResolve({ filter: /^string-width$/ }, (args) =>
+      /[\\/]node_modules[\\/]ora[\\/]/.test(args.importer) ? { path: join(process.cwd(), "src/cli/render/text-width.ts") } : undefined,
+    );
+  },
+};
+
 const common = {
   bundle: true,
   platform: "node",
   target: "node20",
   sourcemap: true,
   logLevel: "warning",
-  plugins: [englishOnlyZodLocales],
+  plugins: [englishOnlyZodLocales, boardTextWidth],
 };
 
 await build({

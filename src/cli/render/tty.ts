@@ -1,7 +1,6 @@
 import type { StreamName } from "../../handlers/index.js";
 import type { ChalkInstance } from "chalk";
 import type { Ora } from "ora";
-import stringWidth from "string-width";
 import type { Queue } from "../../engine/index.js";
 import { BufferedWriter, whenStreamDrained } from "../output.js";
 import { eachLineText, hasControlBytes, terminalSafe } from "./control-bytes.js";
@@ -11,6 +10,7 @@ import { formatSummary } from "./summary-text.js";
 import { TaskPrefixes } from "./task-prefixes.js";
 import { inBackground } from "./foreground.js";
 import { TerminalEcho } from "./terminal-echo.js";
+import textWidth from "./text-width.js";
 import type { Renderer, RunInfo, RunSummary, Stopping } from "./types.js";
 
 type Row =
@@ -378,7 +378,7 @@ let graphemes: Intl.Segmenter | undefined;
 /** The characters as a terminal places them (an emoji with its modifiers, a letter with its accents), with their widths. */
 function* cells(text: string): Generator<[string, number]> {
   graphemes ??= new Intl.Segmenter();
-  for (const { segment } of graphemes.segment(text)) yield [segment, segment.charCodeAt(0) < 0x80 && segment.length === 1 ? 1 : stringWidth(segment)];
+  for (const { segment } of graphemes.segment(text)) yield [segment, segment.charCodeAt(0) < 0x80 && segment.length === 1 ? 1 : textWidth(segment)];
 }
 
 /**
@@ -392,7 +392,7 @@ export function fitWidth(line: string, width: number): string {
   if (ascii && line.length <= width) return line; // colour codes only add length
   const coloured = HAS_ESCAPE.test(line);
   const text = coloured ? line.replace(COLOUR, "") : line;
-  if ((ascii ? text.length : stringWidth(text)) <= width) return line;
+  if ((ascii ? text.length : textWidth(text)) <= width) return line;
   let shown = 0;
   let cut = "";
   fill: for (const [index, part] of (coloured ? line.split(COLOUR_SPLIT) : [line]).entries()) {
