@@ -4,13 +4,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createColors } from "../../src/cli/render/colors.js";
 import { clockWithDate, formatDelay } from "../../src/cli/render/describe.js";
 import { hasControlBytes, terminalSafe } from "../../src/cli/render/control-bytes.js";
-import { execFile } from "node:child_process";
-import path from "node:path";
-import { promisify } from "node:util";
 import stringWidth from "string-width";
 import textWidth from "../../src/cli/render/text-width.js";
 import { fitWidth, terminalRows } from "../../src/cli/render/tty.js";
-import { ROOT } from "../helpers/cli.js";
 
 const chalk = new Chalk({ level: 1 });
 
@@ -50,19 +46,6 @@ describe("the live board's lines", () => {
     expect(textWidth(row)).toBe(stringWidth(row));
     // A mark joining a symbol, a variation selector making it an emoji, wide and zero-width characters: string-width's count.
     for (const text of ["▶\u0301 a", "▶\ufe0f a", "✓\ufe0f", "漢字 ▶", "🎉 ✓", "a\u200bb", "\x1b[31m▶ red\x1b[0m"]) expect(textWidth(text), text).toBe(stringWidth(text));
-  });
-
-  it("measure a running task's row without compiling string-width's emoji pattern, which took 60 ms of CPU (0.4-0.6 s at a high load) before the board's first frame", async () => {
-    // In a Node of its own, as taskq starts: the first look at a character outside ASCII compiled it there.
-    const script = [
-      `const { fitWidth } = await import(${JSON.stringify(path.join(ROOT, "dist/cli/render/tty.js"))});`,
-      "const before = process.cpuUsage();",
-      'for (const line of ["⠋ 0/1 done", "  ▶ hello  attempt 1/1  12ms", "  ✓ hello", "  ↻ flaky  retry 2/3 in 1.2s"]) fitWidth(line, 59);',
-      "const { user, system } = process.cpuUsage(before);",
-      "console.log((user + system) / 1000);",
-    ].join("\n");
-    const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script]);
-    expect(Number(stdout)).toBeLessThan(20);
   });
 
   it("count the rows a line takes once a terminal wraps it, a wide character that does not fit going to the next row", () => {
