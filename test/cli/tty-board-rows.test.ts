@@ -33,7 +33,11 @@ function fakeSpinner(): Ora {
       spinner.isSpinning = false;
       return spinner;
     },
-    render: () => spinner,
+    // ora's render draws its frame, which the board's override of frame builds.
+    render: () => {
+      spinner.frame();
+      return spinner;
+    },
     clear: () => spinner,
     frame: () => spinner.text,
     spinner: { frames: ["-"] },
