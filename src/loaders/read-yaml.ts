@@ -139,18 +139,25 @@ function closingQuoteAfter(text: string, gaveUp: number, quote: string): number 
 }
 
 /**
- * Where yaml tells an error on a line of spaces only (or none), which it reads as the next
- * line's indentation: the next line's text, where the mistake is (`   retries: 1` indented
- * one space short, under a line of spaces). The offset as it is on any other line, or when
- * no line with text follows.
+ * Where yaml tells an error on a line of spaces only (or none), or at the start of a line that
+ * holds only a comment, which it reads as the next line's indentation: the next line's text,
+ * where the mistake is (`   retries: 1` indented one space short, under a line of spaces or a
+ * `   # comment`). The offset as it is on any other line, or when no line with text follows.
  */
 function pastBlankLines(offset: number, text: string): number {
-  let start = text.lastIndexOf("\n", offset - 1) + 1;
-  for (;;) {
+  const lineStart = text.lastIndexOf("\n", offset - 1) + 1;
+  for (let start = lineStart; ; ) {
     let at = start;
     while (text[at] === " " || text[at] === "\r") at++;
     if (at === text.length) return offset;
-    if (text[at] !== "\n") return start === text.lastIndexOf("\n", offset - 1) + 1 ? offset : at;
+    // A comment's line, told at its indentation, not at a place in the comment.
+    if (text[at] === "#" && (start !== lineStart || offset <= at)) {
+      const end = text.indexOf("\n", at);
+      if (end === -1) return offset;
+      start = end + 1;
+      continue;
+    }
+    if (text[at] !== "\n") return start === lineStart ? offset : at;
     start = at + 1;
   }
 }

@@ -263,6 +263,10 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     await rejects("tasks:\n  a:\n    run: touch ran\n   dependsOn: b\n  b: { run: touch ran }\n", [
       "4:4: All mapping items must start at the same column: line 4 starts at column 4, and run above it at column 5; start it at column 5, as run is",
     ]);
+    // Under a comment, told at the key out of line, not at the comment yaml read its indentation from.
+    await rejects("tasks:\n  a:\n    run: touch ran\n   # comment\n\n   dependsOn: b\n  b: { run: touch ran }\n", [
+      "6:4: All mapping items must start at the same column: line 6 starts at column 4, and run above it at column 5; start it at column 5, as run is",
+    ]);
   });
 
   // A GitLab CI habit: jobs at the top level, each told only that it was an unknown key.

@@ -66,6 +66,15 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf("tasks:\r\n  a:\r\n    run: x\r\n    \r\n   retries: 1\r\n")).toEqual(["5:4: All mapping items must start at the same column: line 5 starts at column 4, and run above it at column 5; start it at column 5, as run is"]);
   });
 
+  it("reports a YAML error yaml places on a line of only a comment at the next line with text, where the mistake is, past blank lines and more comments", () => {
+    // yaml reads the comment's indentation as the next line's, and told the error at the comment.
+    const unaligned = (line: number) => `${line}:4: All mapping items must start at the same column: line ${line} starts at column 4, and run above it at column 5; start it at column 5, as run is`;
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "   # comment", "", "   dependsOn: b", "  b: {run: y}"))).toEqual([unaligned(6)]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "   # one", "      ", "# two", "   retries: 1"))).toEqual([unaligned(7)]);
+    expect(problemsOf("tasks:\r\n  a:\r\n    run: x\r\n   # why\r\n   retries: 1\r\n")).toEqual([unaligned(5)]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    # the end", "  - b"))).toEqual(["5:3: A block sequence may not be used as an implicit map key"]);
+  });
+
   it("says to quote a command with \": \" in it, which YAML reads as a mapping, block or flow style; not where the line has no second \": \"", () => {
     const hint = ': a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)';
     expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a: b"))).toEqual([`3:10: Nested mappings are not allowed in compact mappings${hint}`]);
