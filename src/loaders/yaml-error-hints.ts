@@ -28,6 +28,12 @@ const TAB_INDENT = /^Tabs are not allowed as indentation/;
 /** yaml's words for a key indented otherwise than the keys above it in its mapping. */
 const UNALIGNED_KEY = /^All mapping items must start at the same column/;
 
+/** yaml's words for a list item indented less than the one above it (or under a key's value), which it reads as a key of the mapping around the list. */
+const UNALIGNED_ITEM = /^A block sequence may not be used as an implicit map key/;
+
+/** A list item's line: its indent, and the item's text. */
+const ITEM_LINE = /^( *)- +(.*)$/;
+
 /** yaml's words for a list item on its key's line (`dependsOn: - a`). */
 const LIST_ON_KEY_LINE = /^Unexpected block-seq-ind on same line with key/;
 /** A block mapping's key, then `- item` on its line (a comment after it left out). */
@@ -69,6 +75,10 @@ export function withHint(message: string, text: string, offset: number, tokens: 
   if (UNALIGNED_KEY.test(message)) {
     const sibling = keyAlignedAbove(text, offset);
     if (sibling !== undefined) return `${message}: line ${sibling.line} starts at column ${sibling.own}, and ${sibling.key} above it at column ${sibling.col}; start it at column ${sibling.col}, as ${sibling.key} is`;
+  }
+  if (UNALIGNED_ITEM.test(message)) {
+    const item = itemAlignedAbove(text, offset);
+    if (item !== undefined) return `${message}: line ${item.line}'s - is at column ${item.own}, and that of the item above it, ${item.item}, at column ${item.col}; start it at column ${item.col}, as ${item.item} is`;
   }
   const line = lineAt(text, offset);
   if (COLON_IN_VALUE.test(message) && /:\s.*:(\s|$)/.test(line)) return `${message}: a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)`;
@@ -186,17 +196,12 @@ function keyIndentedUnder(text: string, offset: number): { line: number; key: st
  * one, where its value is on its line (`retries: 1` over a `run` indented more).
  */
 function keyAlignedAbove(text: string, offset: number): { line: number; own: number; key: string; col: number } | undefined {
-  const lines = text.split("\n").map((line) => line.replace(/\r$/, ""));
-  const isText = (line: string): boolean => !/^\s*(#.*)?$/.test(line);
-  let index = text.slice(0, offset).split("\n").length - 1;
-  while (index < lines.length && !isText(lines[index]!)) index++;
-  const own = lines[index];
-  if (own === undefined) return undefined;
-  const indent = own.length - own.trimStart().length;
+  const { lines, index, indent } = textLineFrom(text, offset) ?? {};
+  if (lines === undefined || index === undefined || indent === undefined) return undefined;
   let found: { key: string; indent: number } | undefined;
   for (let above = index - 1; above >= 0; above--) {
     const line = lines[above]!;
-    if (!isText(line)) continue;
+    if (!isTextLine(line)) continue;
     const key = KEY_LINE.exec(line);
     const depth = line.length - line.trimStart().length;
     // A key with its value on its line (`retries: 1`) has no mapping under it: one indented more (`  run: make`) meant to be its sibling.
@@ -205,6 +210,44 @@ function keyAlignedAbove(text: string, offset: number): { line: number; own: num
     if (key !== null && depth > indent && (found === undefined || key[1]!.length < found.indent)) found = { key: key[2]!.trimEnd(), indent: key[1]!.length };
   }
   return found === undefined ? undefined : { line: index + 1, own: indent + 1, key: found.key, col: found.indent + 1 };
+}
+
+/**
+ * For a list item yaml found indented less than the item above it (`- c` one space short of
+ * `- b`): the line of text at `offset` (or the next), and the least indented of the items above
+ * it indented more, up to a line indented as much or less (the list's key), shown as `- b`.
+ * Undefined for a line that is no list item, or with no such item above it.
+ */
+function itemAlignedAbove(text: string, offset: number): { line: number; own: number; item: string; col: number } | undefined {
+  const { lines, index, indent } = textLineFrom(text, offset) ?? {};
+  if (lines === undefined || index === undefined || indent === undefined || !ITEM_LINE.test(lines[index]!)) return undefined;
+  let found: { item: string; indent: number } | undefined;
+  for (let above = index - 1; above >= 0; above--) {
+    const line = lines[above]!;
+    if (!isTextLine(line)) continue;
+    const depth = line.length - line.trimStart().length;
+    if (depth <= indent) break;
+    const item = ITEM_LINE.exec(line);
+    if (item !== null && (found === undefined || depth < found.indent)) {
+      const words = item[2]!.replace(/\s+#.*$/, "").trim();
+      found = { item: `- ${words.length > 30 ? `${words.slice(0, 27)}...` : words}`.trimEnd(), indent: depth };
+    }
+  }
+  return found === undefined ? undefined : { line: index + 1, own: indent + 1, item: found.item, col: found.indent + 1 };
+}
+
+/** A line with text: not blank, nor only a comment. */
+function isTextLine(line: string): boolean {
+  return !/^\s*(#.*)?$/.test(line);
+}
+
+/** The lines of `text`, and the index and indent of the line at `offset`, or of the next line with text, where yaml points at a blank or comment line before it. */
+function textLineFrom(text: string, offset: number): { lines: string[]; index: number; indent: number } | undefined {
+  const lines = text.split("\n").map((line) => line.replace(/\r$/, ""));
+  let index = text.slice(0, offset).split("\n").length - 1;
+  while (index < lines.length && !isTextLine(lines[index]!)) index++;
+  const own = lines[index];
+  return own === undefined ? undefined : { lines, index, indent: own.length - own.trimStart().length };
 }
 
 /** For a line yaml read as a key: the `|` or `>` block header above it whose key is indented as much or more (`run: |` then `echo a` under `run`). */

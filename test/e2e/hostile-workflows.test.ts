@@ -263,6 +263,9 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     await rejects("tasks:\n  a:\n    run: touch ran\n   dependsOn: b\n  b: { run: touch ran }\n", [
       "4:4: All mapping items must start at the same column: line 4 starts at column 4, and run above it at column 5; start it at column 5, as run is",
     ]);
+    await rejects("tasks:\n  a:\n    dependsOn:\n      - b\n     - c\n    run: touch ran\n  b: { run: touch ran }\n  c: { run: touch ran }\n", [
+      "5:6: A block sequence may not be used as an implicit map key: line 5's - is at column 6, and that of the item above it, - b, at column 7; start it at column 7, as - b is",
+    ]);
     // Under a comment, told at the key out of line, not at the comment yaml read its indentation from.
     await rejects("tasks:\n  a:\n    run: touch ran\n   # comment\n\n   dependsOn: b\n  b: { run: touch ran }\n", [
       "6:4: All mapping items must start at the same column: line 6 starts at column 4, and run above it at column 5; start it at column 5, as run is",

@@ -212,6 +212,17 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf("tasks:\r\n  a:\r\n    run: x\r\n   dependsOn: b\r\n  b: { run: y }\r\n")).toEqual([`4:4: ${hint(4, 4, "run", 5)}`]);
   });
 
+  it("says where a list item out of line with the item above it should start: at that item's column, where yaml says only that a list cannot be a key", () => {
+    const hint = (line: number, own: number, item: string, col: number) =>
+      `A block sequence may not be used as an implicit map key: line ${line}'s - is at column ${own}, and that of the item above it, ${item}, at column ${col}; start it at column ${col}, as ${item} is`;
+    expect(problemsOf(yaml("tasks:", "  a:", "    dependsOn:", "      - b", "     - c", "    run: x", "  b: { run: y }", "  c: { run: z }"))).toEqual([`5:6: ${hint(5, 6, "- b", 7)}`]);
+    // Items at their key's column are allowed, and one space short of those too is out of line.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retryOn:", "    - 1", "   - 2"))).toEqual([`6:4: ${hint(6, 4, "- 1", 5)}`]);
+    // Past a comment and a blank line; a list of tasks, the item shown as written, its comment left out.
+    expect(problemsOf(yaml("tasks:", "  a:", "    dependsOn:", "      - b  # first", "      # then", "", "     - c", "    run: x"))).toEqual([`7:6: ${hint(7, 6, "- b", 7)}`]);
+    expect(problemsOf(yaml("tasks:", "  - id: a", "    run: x", " - id: b", "   run: y"))).toEqual([`4:2: ${hint(4, 2, "- id: a", 3)}`]);
+  });
+
   it("reports a duplicate task id at the second definition, naming the first", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: x }", "  b: { run: x }", "  a: { run: y }"))).toEqual(['4:3: duplicate task id "a" (first defined at 2:3); each must appear once']);
   });
