@@ -221,18 +221,64 @@ function unknownKeyMessage(path: DataPath, key: string, value: unknown): string 
   }
   const allowed = last === "backoff" ? ["base", "max"] : path.length === 0 ? topKeys : path[0] === "defaults" ? defaultsKeys : taskKeys;
   const where = path.length === 0 ? "at the top level" : path.length === 2 && path[0] === "tasks" ? "" : `in \`${describeRaw(path.slice(path[0] === "tasks" ? 2 : 0))}\``;
-  const synonym = SYNONYMS[key.toLowerCase()];
+  const synonym = SYNONYMS[key.toLowerCase()] ?? synonymMisspelt(key, allowed);
   const hint =
     key === "<<"
       ? "; quoted, it is a key like any other: write it unquoted (<<: *base) to merge a mapping into this one"
       : synonym !== undefined && allowed.includes(synonym)
         ? `; did you mean "${synonym}"?${synonymNote(key, synonym)}`
         : didYouMean(key, allowed);
+  const habit = githubActionsNote(path, key, value);
   // Only a key that could be a task id: one that cannot (a BOM of files joined with cat before it) has another problem.
   const task = hint === "" && path.length === 0 && /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(key) && looksLikeTask(value) ? `; to make it a task, indent it under \`tasks:\` (tasks: { ${key}: { run: ... } })` : "";
   const stages = hint === "" && path.length === 0 && key === "stages" ? "; taskq has no stages: a task waits for those it lists in `dependsOn`" : "";
-  return `${owner}unknown key ${quote(key)}${where ? " " + where : ""}${hint}${task}${stages}`;
+  return `${owner}unknown key ${quote(key)}${where ? " " + where : ""}${hint}${task}${stages}${habit}`;
 }
+
+/**
+ * Another tool's name for a field, misspelt (`comand`, `enviroment`), where the field's own
+ * name is too far from it in spelling for a "did you mean" (`comand` is 5 edits from `run`, 1
+ * from `command`): the field, unless the key is as near a field of its own.
+ */
+function synonymMisspelt(key: string, allowed: readonly string[]): string | undefined {
+  if (closestMatch(key, allowed) !== undefined) return undefined;
+  const near = closestMatch(key.toLowerCase(), Object.keys(SYNONYMS));
+  return near === undefined ? undefined : SYNONYMS[near];
+}
+
+/**
+ * What taskq does instead of a GitHub Actions key it has no field for, at the top level (`on`,
+ * `jobs` holding jobs with steps or runs-on) or in a task (`steps`, `if`, `runs-on`, `uses`).
+ */
+function githubActionsNote(path: DataPath, key: string, value: unknown): string {
+  if (path.length === 0 && key === "jobs") return isGithubJobs(value) ? GITHUB_JOBS_NOTE : "";
+  const notes = path.length === 0 ? GITHUB_TOP_NOTES : path.length === 2 && path[0] === "tasks" ? GITHUB_TASK_NOTES : {};
+  return Object.hasOwn(notes, key) ? `; ${notes[key]!}` : "";
+}
+
+/** A top-level `jobs` written as GitHub Actions writes it: some job with `steps` or `runs-on`. */
+function isGithubJobs(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  return Object.values(value).some((job) => typeof job === "object" && job !== null && ("steps" in job || "runs-on" in job));
+}
+
+/** After the "did you mean" that `jobs` gets. */
+const GITHUB_JOBS_NOTE =
+  " A GitHub Actions job is a task here, under `tasks:`: its steps' commands go in the task's one `run` (joined with &&, or one a line in a | block whose first line is set -e), needs is dependsOn, and runs-on has no place: tasks run where taskq does";
+
+/** What taskq does instead of a GitHub Actions top-level key. */
+const GITHUB_TOP_NOTES: Record<string, string> = {
+  on: "taskq has no triggers: a workflow runs when `taskq run` is given it, so call that from what starts it (a CI job, a git hook, cron)",
+};
+
+/** What taskq does instead of a GitHub Actions key in a job, written in a task. */
+const GITHUB_TASK_NOTES: Record<string, string> = {
+  steps:
+    "a task runs one command, its `run`: write the steps' commands there, joined with && (run: npm ci && npm test), or one a line in a | block whose first line is set -e; or make each step a task that dependsOn the one before",
+  if: "taskq has no conditions on a task: test in its run, and exit 0 to skip the rest (run: '[ \"$BRANCH\" = main ] || exit 0; ./deploy.sh')",
+  "runs-on": "there is no runner to choose: tasks run on the machine taskq runs on (with run --store, on the worker that leases them); remove it",
+  uses: "taskq runs shell commands, not actions: write in `run` the command that does what the action did",
+};
 
 /** A top-level value written as a task is (a GitLab CI job, `build: { script: ..., stage: ... }`): a mapping with a task's field, or another tool's name for one. */
 function looksLikeTask(value: unknown): boolean {

@@ -282,6 +282,18 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     ]);
   });
 
+  // GitHub Actions habits, each told only that it was an unknown key, and a misspelt command that it was.
+  it("GitHub Actions' on, runs-on and steps are told what taskq does instead, and a run misspelt comand is told it means run", async () => {
+    await rejects("on: push\ntasks:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - run: touch ran\n  test:\n    comand: touch ran\n", [
+      '1:1: unknown key "on" at the top level; taskq has no triggers: a workflow runs when `taskq run` is given it, so call that from what starts it (a CI job, a git hook, cron)',
+      '3:3: task "build": `run` is missing; it must be a non-empty command string',
+      '4:5: task "build": unknown key "runs-on"; there is no runner to choose: tasks run on the machine taskq runs on (with run --store, on the worker that leases them); remove it',
+      '5:5: task "build": unknown key "steps"; a task runs one command, its `run`: write the steps\' commands there, joined with && (run: npm ci && npm test), or one a line in a | block whose first line is set -e; or make each step a task that dependsOn the one before',
+      '7:3: task "test": `run` is missing; it must be a non-empty command string',
+      '8:5: task "test": unknown key "comand"; did you mean "run"?',
+    ]);
+  });
+
   // GitLab CI's script is a list of commands: `run` given one was told only "got a list".
   it("a run written as a list of commands, as GitLab CI's script is, is told to join them with && or write them in a | block", async () => {
     await rejects("tasks:\n  test:\n    run:\n      - touch ran\n      - npm test\n", [

@@ -730,6 +730,33 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("says what taskq does instead of GitHub Actions' on, steps, if, runs-on and uses, and a job with steps is a task under tasks:", () => {
+    expect(problemsOf(yaml("on: push", "jobs:", "  build:", "    runs-on: ubuntu-latest", "    steps:", "      - run: make"))).toEqual([
+      '1:1: unknown key "on" at the top level; taskq has no triggers: a workflow runs when `taskq run` is given it, so call that from what starts it (a CI job, a git hook, cron)',
+      "1:1: `tasks` is missing; add a `tasks` mapping with at least one task",
+      '2:1: unknown key "jobs" at the top level; did you mean "tasks"? A GitHub Actions job is a task here, under `tasks:`: its steps\' commands go in the task\'s one `run` (joined with &&, or one a line in a | block whose first line is set -e), needs is dependsOn, and runs-on has no place: tasks run where taskq does',
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    steps: [{ run: make }]", "    if: github.ref == 'refs/heads/main'", "    runs-on: ubuntu-latest", "    uses: actions/checkout@v4"))).toEqual([
+      '4:5: task "a": unknown key "steps"; a task runs one command, its `run`: write the steps\' commands there, joined with && (run: npm ci && npm test), or one a line in a | block whose first line is set -e; or make each step a task that dependsOn the one before',
+      '5:5: task "a": unknown key "if"; taskq has no conditions on a task: test in its run, and exit 0 to skip the rest (run: \'[ "$BRANCH" = main ] || exit 0; ./deploy.sh\')',
+      '6:5: task "a": unknown key "runs-on"; there is no runner to choose: tasks run on the machine taskq runs on (with run --store, on the worker that leases them); remove it',
+      '7:5: task "a": unknown key "uses"; taskq runs shell commands, not actions: write in `run` the command that does what the action did',
+    ]);
+  });
+
+  it("suggests the field for another tool's name for it misspelt (comand, scrpt, enviroment), which is too far from the field's own name in spelling", () => {
+    expect(problemsOf(yaml("tasks:", "  a: { comand: x }", "  b: { scrpt: x, enviroment: { A: b } }", "  c: { run: x, cmd: y }"))).toEqual([
+      '2:3: task "a": `run` is missing; it must be a non-empty command string',
+      '2:8: task "a": unknown key "comand"; did you mean "run"?',
+      '3:3: task "b": `run` is missing; it must be a non-empty command string',
+      '3:8: task "b": unknown key "scrpt"; did you mean "run"?',
+      '3:18: task "b": unknown key "enviroment"; did you mean "env"?',
+      '4:16: task "c": unknown key "cmd"; did you mean "run"?',
+    ]);
+    // A key as near a field of its own is told that field (retires is retries, not retry's).
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, retires: 1 }"))).toEqual(['2:16: task "a": unknown key "retires"; did you mean "retries"?']);
+  });
+
   it("points a problem in a value a `<<` merged in at that value, in the mapping merged, once for each task it came to, by name", () => {
     const text = yaml(
       "x-base: &base { retries: -1, timeout: 5m, bogus: 1 }",
