@@ -5,7 +5,7 @@ import { MAX_DURATION_MS } from "./limits.js";
 import type { ProblemList } from "./problem-list.js";
 import { quote } from "./report-issues.js";
 import { backslashBeforeFold, joinedCommands } from "./folded-run.js";
-import { cutByCommentNote, selfReferenceNote, shebangNote } from "./shell-traps.js";
+import { cutByCommentNote, selfReferenceNote, shebangNote, unclosedQuoteNote } from "./shell-traps.js";
 import { PRIORITIES, type TaskDefaults, type TaskFile } from "./schema.js";
 
 /** A task ready for the engine: defaults applied, durations in ms, paths absolute. */
@@ -234,7 +234,11 @@ function noteRunTraps(id: string, run: string, context: BuildContext): void {
   }
   const cut = cutByCommentNote(run);
   // Only a run whose quotes are left open needs the position (every run of a large file has none).
-  if (cut !== undefined && context.locator.endsAtComment(["tasks", id, "run"])) noteAt(id, ["tasks", id, "run"], cut, context);
+  const cutByComment = cut !== undefined && context.locator.endsAtComment(["tasks", id, "run"]);
+  if (cutByComment) noteAt(id, ["tasks", id, "run"], cut, context);
+  // A quote left open in the command as written, not by a comment that cut it.
+  const open = cutByComment ? undefined : unclosedQuoteNote(run);
+  if (open !== undefined) noteAt(id, ["tasks", id, "run"], open, context);
   const shebang = shebangNote(run);
   if (shebang !== undefined) noteAt(id, ["tasks", id, "run"], shebang, context);
 }

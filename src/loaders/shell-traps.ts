@@ -56,25 +56,93 @@ function baseName(path: string): string {
   return path.slice(path.lastIndexOf("/") + 1);
 }
 
-/** The quote (`'` or `"`) that `command` leaves open, as sh reads it (backslashes escape outside single quotes); undefined when none is. */
+/** The quote (`'` or `"`) that `command` leaves open, as sh reads it; undefined when none is. */
 export function unclosedQuote(command: string): string | undefined {
+  return openQuote(command)?.quote;
+}
+
+/**
+ * `run: echo "unterminated`: a quote the shell never sees closed, which makes it refuse the whole
+ * command (dash: "Syntax error: Unterminated quoted string") once the task starts, though the
+ * file validated. A note, not an error: this reads the shell's quoting, not all of its grammar.
+ * None for a run with a here-document (`<<`: its lines are text, quotes and all) or a `case`
+ * (whose patterns end in a `)` that a `$(` here would take as its own).
+ */
+export function unclosedQuoteNote(run: string): string | undefined {
+  if (run.includes("<<") || /\bcase\b/.test(run)) return undefined;
+  const open = openQuote(run);
+  if (open === undefined) return undefined;
+  const rest = run.slice(open.index).split("\n")[0]!;
+  const shown = rest.length > 30 ? `${rest.slice(0, 27)}...` : rest;
+  const line = run.slice(0, open.index).split("\n").length;
+  const where = run.includes("\n") ? ` (its line ${line})` : "";
+  const asText = open.quote === '"' ? `\\" (or inside '...')` : `\\' (or inside "...")`;
+  return `run leaves a ${open.quote} open, at ${shown}${where}: the shell refuses the whole command (a syntax error: unterminated quoted string) and runs none of it; close it, or write a ${open.quote} meant as text as ${asText}`;
+}
+
+/** What opens a context of sh's quoting: a quote, or a `$(` or `${` inside which quoting starts afresh. */
+type Opener = { kind: "'" | '"' | "$(" | "${"; index: number; depth: number };
+
+/**
+ * The innermost quote that `command` leaves open, and where, as sh reads it: '...' (no escapes),
+ * "..." (a backslash escapes the next character, as it does outside quotes), a comment from an
+ * unquoted # that starts a word to the line's end, and quotes inside `$(...)` and `${...}` read
+ * afresh; a backquoted command is passed over to its closing backquote, as sh finds that before
+ * reading what is inside. `$'...'` is not POSIX: dash reads it as $ then '...', as this does.
+ * Undefined when none is, when a `${...}` holds a quote (whose reading differs between shells),
+ * or a backquote is never closed.
+ */
+function openQuote(command: string): { quote: string; index: number } | undefined {
   if (!command.includes('"') && !command.includes("'")) return undefined;
-  let open: string | undefined;
+  const stack: Opener[] = [];
   for (let index = 0; index < command.length; index++) {
-    const char = command[index];
-    if (open === "'") {
-      if (char === "'") open = undefined;
-    } else if (char === "\\") {
+    const char = command[index]!;
+    const top = stack.at(-1);
+    if (top?.kind === "'") {
+      if (char === "'") stack.pop();
+      continue;
+    }
+    if (char === "\\") {
       index++;
-    } else if (open === '"') {
-      if (char === '"') open = undefined;
+      continue;
+    }
+    const substitution = char === "$" && (command[index + 1] === "(" || command[index + 1] === "{") ? (`$${command[index + 1]!}` as "$(" | "${") : undefined;
+    if (char === "`") {
+      index = closingBackquote(command, index);
+      if (index === -1) return undefined;
+      continue;
+    }
+    if (top?.kind === '"') {
+      if (char === '"') stack.pop();
+      else if (substitution !== undefined) stack.push({ kind: substitution, index: index++, depth: 0 });
+      continue;
+    }
+    if (top?.kind === "${" && char === "}") {
+      stack.pop();
+    } else if (top?.kind === "$(" && char === ")" && top.depth === 0) {
+      stack.pop();
     } else if (char === '"' || char === "'") {
-      open = char;
-    } else if (char === "#" && (index === 0 || /\s/.test(command[index - 1]!))) {
+      if (top?.kind === "${") return undefined;
+      stack.push({ kind: char, index, depth: 0 });
+    } else if (substitution !== undefined) {
+      stack.push({ kind: substitution, index: index++, depth: 0 });
+    } else if (top?.kind === "$(" && (char === "(" || char === ")")) {
+      top.depth += char === "(" ? 1 : -1;
+    } else if (char === "#" && (index === 0 || /[\s;&|()<>]/.test(command[index - 1]!))) {
       // The shell's own comment, to the line's end.
       index = command.indexOf("\n", index);
       if (index === -1) break;
     }
   }
-  return open;
+  const open = stack.findLast((opener) => opener.kind === "'" || opener.kind === '"');
+  return open === undefined ? undefined : { quote: open.kind, index: open.index };
+}
+
+/** The index of the backquote that closes the one at `open` (a backslash escapes the next character), or -1. */
+function closingBackquote(command: string, open: number): number {
+  for (let index = open + 1; index < command.length; index++) {
+    if (command[index] === "\\") index++;
+    else if (command[index] === "`") return index;
+  }
+  return -1;
 }

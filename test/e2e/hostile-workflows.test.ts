@@ -229,6 +229,18 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     expect(await runCli(["validate", ws.file], { cwd: ws.dir })).toMatchObject({ code: 0, stdout: `${ws.file}: ok, 1 task\n`, stderr: "" });
   });
 
+  // validate said ok, and the shell then refused the task's whole command.
+  it("a run that leaves a quote open is noted by validate at the run, naming the quote; the shell does refuse it, and a run with its quotes closed gets no note", async () => {
+    const ws = await workspace('tasks:\n  a:\n    run: echo "unterminated\n  b:\n    run: touch ran "$(echo \'"\')"\n');
+    const note = `${ws.file}:3:10: task "a": run leaves a " open, at "unterminated: the shell refuses the whole command (a syntax error: unterminated quoted string) and runs none of it; close it, or write a " meant as text as \\" (or inside '...')`;
+    expect(await runCli(["validate", ws.file], { cwd: ws.dir })).toMatchObject({ code: 0, stdout: `${ws.file}: ok, 2 tasks\nnote: ${note}\n` });
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir });
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toContain(`note    ${note}\n`);
+    expect(result.stdout).toMatch(/Unterminated quoted string/);
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(true);
+  });
+
   it("a plain run over two lines that look like two commands is noted by validate and run at the second line; YAML's one command runs", async () => {
     const ws = await workspace("tasks:\n  a:\n    run: echo one\n      echo two\n  b:\n    run: echo three\n      --four\n");
     const note = `${ws.file}:4:7: task "a": run's lines are joined with spaces into one command, as YAML joins a plain value's lines, so this line is more of the command before it: the shell gets echo one echo two; for one command per line, write run: |, or, to join them on purpose, run: > (no note then)`;

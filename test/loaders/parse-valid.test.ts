@@ -323,6 +323,45 @@ describe("parseWorkflow on a valid file", () => {
     ]);
   });
 
+  it("notes a run that leaves a quote open, which the shell would refuse whole, naming the quote and where it opens; not for quotes sh reads as closed, a here-document or a case", () => {
+    const note = (at: string, quote: string, where = "") =>
+      `task "${at.split(":")[0]!}": run leaves a ${quote} open, at ${at.slice(at.indexOf(":") + 1)}${where}: the shell refuses the whole command (a syntax error: unterminated quoted string) and runs none of it; close it, or write a ${quote} meant as text as ${quote === '"' ? `\\" (or inside '...')` : `\\' (or inside "...")`}`;
+    const workflow = parse(
+      yaml(
+        "tasks:",
+        '  a: { run: echo "unterminated }',
+        "  b:",
+        "    run: echo it's done",
+        "  c:",
+        "    run: |",
+        "      set -e",
+        '      printf "%s\\n" "it\'s',
+        "  d:",
+        "    run: echo $'it\\'s'",
+        // Closed as sh reads them: an escaped quote, quotes inside $( ) inside quotes, a backquoted command, a comment, $'...' as $ then '...'.
+        "  e:",
+        '    run: echo don\\\'t "a\\"b" "$(echo \'"\')" `echo "x"` ok;#it\'s',
+        "  f:",
+        "    run: echo $'a' \"${x:-don't}\"",
+        // A here-document's lines are text; a case's patterns end in ).
+        "  g:",
+        "    run: |",
+        "      cat <<EOF",
+        "      it's",
+        "      EOF",
+        "  h:",
+        "    run: case $x in a) echo \"it's\";; esac",
+      ),
+      "q.yaml",
+    );
+    expect(workflow.notes).toEqual([
+      `q.yaml:2:13: ${note('a:"unterminated', '"')}`,
+      `q.yaml:4:10: ${note("b:'s done", "'")}`,
+      `q.yaml:6:10: ${note('c:"it\'s', '"', " (its line 2)")}`,
+      `q.yaml:10:10: ${note("d:'", "'")}`,
+    ]);
+  });
+
   it("notes a run that begins with #! naming another shell than sh: /bin/sh runs it, the line being a comment to it", () => {
     const workflow = parse(
       yaml(
