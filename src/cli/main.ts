@@ -67,11 +67,8 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
     }
     if (Array.isArray(problems)) {
       // An invalid workflow: one file:line:col line per problem, then the verdict.
-      // The line that says YAML errors were cut short (see read-yaml.ts) is not one of them.
-      const cut = problems.some((problem) => /^\.\.\. and up to \d+ more YAML errors/.test((problem as { message?: string }).message ?? ""));
-      const listed = problems.length - (cut ? 1 : 0);
-      const count = `${listed === 1 ? "1 problem" : `${listed} problems`}${cut ? ", and more YAML errors after them" : ""}`;
-      process.stderr.write(`${error.message}\n${count}; nothing was run\n`);
+      const { problemCount } = await import("./problem-count.js");
+      process.stderr.write(`${error.message}\n${problemCount(problems)}; nothing was run\n`);
       return exitCode;
     }
     process.stderr.write(`taskq: ${error.message}\n`);

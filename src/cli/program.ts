@@ -41,7 +41,7 @@ class TaskqCommand extends Command {
   }
 
   /**
-   * commander's own said "Expected 1 argument but got 2", naming neither: `taskq validate
+   * commander's own said "Expected 1 argument but got 2", naming neither: `taskq run
    * workflows/*.yaml`, a glob that matched several files, is told that it takes one file and
    * how to check each; a word after a flag that takes no value (`--dry-run yes`) is named.
    */
@@ -187,12 +187,12 @@ export function buildProgram(version: string): Command {
 
   program
     .command("validate")
-    .description("check a workflow file; run nothing")
-    .argument("<file>", "workflow YAML file (- for standard input)")
-    .addOption(new Option("--output <mode>", "text or JSON").choices(["plain", "json"]).default("plain"))
-    .action(async (file: string, flags: { output?: string }) => {
+    .description("check workflow files, each in turn; run nothing (exit 2 if any has problems)")
+    .argument("<files...>", "workflow YAML files (- for standard input)")
+    .addOption(new Option("--output <mode>", "text or JSON: each file's verdict and notes as records").choices(["plain", "json"]).default("plain"))
+    .action(async (files: string[], flags: { output?: string }) => {
       const { validateCommand } = await import("./commands/inspect.js");
-      process.exitCode = await validateCommand(file, flags.output === "json");
+      process.exitCode = await validateCommand(files, flags.output === "json");
     });
 
   program

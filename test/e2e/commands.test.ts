@@ -141,7 +141,7 @@ describe("taskq commands", () => {
       expect(result, args.join(" ")).toMatchObject({ code: 2, stdout: "" });
       return result.stderr;
     };
-    expect(await said(["validate", "a.yaml", "b.yml"])).toBe(`taskq: too many arguments for 'validate': it takes one workflow file, and got 2 (a.yaml, b.yml); for each in turn: for f in a.yaml b.yml; do taskq validate "$f"; done\n`);
+    expect(await said(["run", "a.yaml", "b.yml"])).toBe(`taskq: too many arguments for 'run': it takes one workflow file, and got 2 (a.yaml, b.yml); for each in turn: for f in a.yaml b.yml; do taskq run "$f"; done\n`);
     expect(await said(["list", "a.yaml", "b.yaml", "c.yaml", "d.yaml", "e.yaml"])).toBe(
       `taskq: too many arguments for 'list': it takes one workflow file, and got 5 (a.yaml, b.yaml, c.yaml and 2 more); for each in turn: for f in a.yaml b.yaml c.yaml ...; do taskq list "$f"; done\n`,
     );
@@ -357,7 +357,7 @@ describe("taskq commands", () => {
     const cases: Array<[string[], string]> = [
       [["run"], "missing required argument 'file'"],
       [["run", ws.file, "--output", "xml"], "option '--output <mode>' argument 'xml' is invalid. Allowed choices are auto, tty, plain, json."],
-      [["validate", ws.file, "extra"], `too many arguments for 'validate': it takes one workflow file (${ws.file}), and got 'extra' besides`],
+      [["list", ws.file, "extra"], `too many arguments for 'list': it takes one workflow file (${ws.file}), and got 'extra' besides`],
       [["schema", "extra"], "too many arguments for 'schema'. Expected 0 arguments but got 1."],
       [["prune", "--logs"], "required option '--older-than <age>' not specified"],
       [["run", ws.file, "--log-dir"], "option '--log-dir <dir>' argument missing"],
@@ -544,6 +544,30 @@ describe("taskq commands", () => {
       expect(result.stderr).toMatch(/nothing was run/);
     }
     expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+  });
+
+  // validate took one file: `taskq validate workflows/*.yaml` in a CI was refused, told to loop in the shell.
+  it("validate takes several files: each gets its verdict, ok or its problems at file:line:col, and it exits 2 if any has problems; --output json gives a record per file", async () => {
+    const ws = await workspace("tasks:\n  a: { run: x }\n  b: { run: y, dependsOn: a }\n");
+    await writeFile(path.join(ws.dir, "bad.yaml"), "tasks:\n  a: { run: x, dependsOn: [nope] }\n");
+    await writeFile(path.join(ws.dir, "one.yml"), "tasks:\n  a: { run: x }\n");
+    const name = path.basename(ws.file);
+    const mixed = await runCli(["validate", name, "bad.yaml", "missing.yaml", "one.yml"], { cwd: ws.dir });
+    expect(mixed).toMatchObject({
+      code: 2,
+      stdout: `${name}: ok, 2 tasks\none.yml: ok, 1 task\n`,
+      stderr: 'bad.yaml:2:28: task "a" depends on "nope", which is not defined\nbad.yaml: 1 problem\nmissing.yaml:1:1: cannot read file: ENOENT (no such file)\nmissing.yaml: 1 problem\n2 of 4 files have problems\n',
+    });
+    expect(await runCli(["validate", name, "one.yml"], { cwd: ws.dir })).toMatchObject({ code: 0, stdout: `${name}: ok, 2 tasks\none.yml: ok, 1 task\n`, stderr: "" });
+    const json = await runCli(["validate", name, "bad.yaml", "one.yml", "--output", "json"], { cwd: ws.dir });
+    expect(json.code).toBe(2);
+    expect(json.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([
+      { ts: expect.any(String), event: "valid", file: name, tasks: 2 },
+      { ts: expect.any(String), event: "invalid", file: "bad.yaml", code: "INVALID_WORKFLOW", exitCode: 2, problems: [{ file: "bad.yaml", line: 2, col: 28, message: 'task "a" depends on "nope", which is not defined' }] },
+      { ts: expect.any(String), event: "valid", file: "one.yml", tasks: 1 },
+    ]);
+    expect(await runCli(["validate", "-", "-"], { cwd: ws.dir })).toMatchObject({ code: 2, stderr: "taskq: - (standard input) is given more than once, and it can be read only once: give - once\n" });
+    expect((await runCli(["validate", "--help"])).stdout).toContain("validate [options] <files...>");
   });
 
   it("validate --output json: one record for the verdict, valid or invalid with each problem, and one per note", async () => {

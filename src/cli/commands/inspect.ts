@@ -1,4 +1,6 @@
 import { noteFields } from "../note-fields.js";
+import { problemCount } from "../problem-count.js";
+import { TaskqError, UsageError } from "../../errors.js";
 import { noteTerminalInput, workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
 import { toJson } from "../to-json.js";
@@ -13,12 +15,35 @@ async function load(file: string): Promise<Workflow> {
 }
 
 /**
- * `taskq validate FILE`: exit 0 and a one-line verdict, or the problems and exit 2. With
+ * `taskq validate FILE...`: exit 0 and a one-line verdict, or the problems and exit 2. With
  * `--output json`, one record for the verdict (`valid`, or `invalid` with each problem: see
- * main.ts) and one per note, as `run --output json` writes them.
+ * main.ts) and one per note, as `run --output json` writes them. Several files (a CI's
+ * `taskq validate workflows/*.yaml`) are each checked and each given its verdict, and the
+ * command fails if any has problems.
  */
-export async function validateCommand(file: string, json = false): Promise<number> {
-  const workflow = await load(file);
+export async function validateCommand(files: string[], json = false): Promise<number> {
+  // One file fails as every command does: its problems are the error (see main.ts).
+  if (files.length === 1) return validateOne(await load(files[0]!), json);
+  // Standard input read twice is empty the second time.
+  if (files.filter((file) => file === "-").length > 1) throw new UsageError("- (standard input) is given more than once, and it can be read only once: give - once");
+  let failed = 0;
+  let exitCode = 0;
+  for (const file of files) {
+    try {
+      validateOne(await load(file), json);
+    } catch (error) {
+      if (!(error instanceof TaskqError)) throw error;
+      failed++;
+      exitCode = Math.max(exitCode, error.exitCode ?? 1);
+      reportInvalid(file, error, json);
+    }
+  }
+  if (failed > 0) process.stderr.write(`${failed} of ${files.length} files ${failed === 1 ? "has" : "have"} problems\n`);
+  return exitCode;
+}
+
+/** One file's verdict when it is valid, on stdout: `FILE: ok, N tasks` and its notes, or their JSON records. */
+function validateOne(workflow: Workflow, json: boolean): number {
   if (json) {
     const ts = new Date().toISOString();
     const records = [{ ts, event: "valid", file: workflow.file, tasks: workflow.tasks.length }, ...workflow.notes.map((message) => ({ ts, event: "note", ...noteFields(message, workflow.file) }))];
@@ -31,6 +56,24 @@ export async function validateCommand(file: string, json = false): Promise<numbe
   for (const note of workflow.notes) lines.push(`note: ${oneLine(note)}`);
   process.stdout.write(`${lines.join("\n")}\n`);
   return 0;
+}
+
+/**
+ * One file's verdict among several when it is not valid: its problems at file:line:col and how
+ * many on stderr (with `--output json`, an `invalid` record naming the file, or an `error` one,
+ * on stdout too), as one file's error is said, but going on to the next file.
+ */
+function reportInvalid(file: string, error: TaskqError, json: boolean): void {
+  const problems = (error as { problems?: unknown[] }).problems;
+  const shown = file === "-" ? "<stdin>" : file;
+  const name = escapeControls(shown);
+  if (json) {
+    const exitCode = error.exitCode ?? 1;
+    const record = Array.isArray(problems) ? { event: "invalid", file: shown, code: error.code, exitCode, problems } : { event: "error", file: shown, code: error.code, exitCode, message: error.message };
+    process.stdout.write(`${toJson({ ts: new Date().toISOString(), ...record })}\n`);
+  }
+  if (Array.isArray(problems)) process.stderr.write(`${error.message}\n${name}: ${problemCount(problems)}\n`);
+  else process.stderr.write(`taskq: ${name}: ${error.message}\n`);
 }
 
 /** `taskq list FILE`: the tasks in topological order, tab-separated. */
