@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
-import { Command, CommanderError, Option } from "commander";
+import { Argument, Command, CommanderError, Option } from "commander";
+import { didYouMean } from "../loaders/suggest.js";
 
 /** commander reports usage errors with exit code 1; taskq's contract says 2. */
 function toUsageExit(error: CommanderError): never {
@@ -66,6 +67,20 @@ class TaskqCommand extends Command {
     const before = raw.rawArgs[raw.rawArgs.indexOf(extra[0]!) - 1];
     const flag = before !== undefined && before.startsWith("-") && takesNoValue(this, before) ? `; ${before} takes no value: give it alone` : "";
     this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file (${received[0]!}), and got ${words} besides${flag}`, { code: "commander.excessArguments" });
+  }
+
+  /**
+   * commander's own said a bad choice (`--output xml`) as "option '--output <mode>' argument 'xml'
+   * is invalid. Allowed choices are ...", unlike taskq's other flag errors: said as they are
+   * (`--output: "xml" is not one of ...`), with the choice meant where one is close (`--output jsno`).
+   */
+  _callParseArg(target: Option | Argument, value: string, previous: unknown, invalidArgumentMessage: string): unknown {
+    const choices = target instanceof Option ? target.argChoices : undefined;
+    if (target instanceof Option && choices !== undefined && !choices.includes(value)) {
+      const name = target.long ?? target.short ?? target.flags;
+      this.error(`taskq: ${name}: ${JSON.stringify(value)} is not one of ${choices.join(", ")}${didYouMean(value, choices)}`, { code: "commander.invalidArgument" });
+    }
+    return (Command.prototype as unknown as { _callParseArg(this: Command, ...args: unknown[]): unknown })._callParseArg.call(this, target, value, previous, invalidArgumentMessage);
   }
 
   /** commander's own (untyped; a test holds it to its message). */

@@ -356,7 +356,7 @@ describe("taskq commands", () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     const cases: Array<[string[], string]> = [
       [["run"], "missing required argument 'file'"],
-      [["run", ws.file, "--output", "xml"], "option '--output <mode>' argument 'xml' is invalid. Allowed choices are auto, tty, plain, json."],
+      [["run", ws.file, "--output", "xml"], '--output: "xml" is not one of auto, tty, plain, json'],
       [["list", ws.file, "extra"], `too many arguments for 'list': it takes one workflow file (${ws.file}), and got 'extra' besides`],
       [["schema", "extra"], "too many arguments for 'schema'. Expected 0 arguments but got 1."],
       [["prune", "--logs"], "required option '--older-than <age>' not specified"],
@@ -366,6 +366,22 @@ describe("taskq commands", () => {
     for (const [args, message] of cases) {
       expect(await runCli(args), args.join(" ")).toMatchObject({ code: 2, stdout: "", stderr: `taskq: ${message}\n` });
     }
+  });
+
+  // commander's own said "option '--output <mode>' argument 'xml' is invalid. Allowed choices are ...", unlike every other flag error of taskq's.
+  it("a bad choice of --output or --format is said as taskq's other flag errors are, with the choice meant where one is close, and nothing runs", async () => {
+    const ws = await workspace("tasks:\n  a: { run: touch ran }\n");
+    const cases: Array<[string[], string]> = [
+      [["run", ws.file, "--output", "xml"], '--output: "xml" is not one of auto, tty, plain, json'],
+      [["run", ws.file, "--output=jsno"], '--output: "jsno" is not one of auto, tty, plain, json; did you mean "json"?'],
+      [["validate", ws.file, "--output", "JSON"], '--output: "JSON" is not one of plain, json; did you mean "json"?'],
+      [["graph", ws.file, "--format", "svg"], '--format: "svg" is not one of mermaid, dot'],
+      [["graph", ws.file, "--format", "dto"], '--format: "dto" is not one of mermaid, dot; did you mean "dot"?'],
+    ];
+    for (const [args, message] of cases) {
+      expect(await runCli(args, { cwd: ws.dir }), args.join(" ")).toMatchObject({ code: 2, stdout: "", stderr: `taskq: ${message}\n` });
+    }
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
   });
 
   it("with --output json, a usage error commander finds is an error record on stdout too", async () => {
