@@ -17,6 +17,19 @@ const UNIT_MS = [86_400_000, 3_600_000, 60_000, 1000, 1] as const;
  * anything else, including negatives, NaN, Infinity and values over 30 days.
  */
 export function parseDuration(value: string | number): number | undefined {
+  const ms = durationMs(value);
+  // Also rejects NaN and Infinity: comparisons with them are false.
+  return ms !== undefined && ms >= 0 && ms <= MAX_DURATION_MS ? ms : undefined;
+}
+
+/** Whether `text` is written as a duration, but one longer than any duration may be (`31d`, `721h`). */
+export function overDurationLimit(text: string): boolean {
+  const ms = durationMs(text);
+  return ms !== undefined && ms > MAX_DURATION_MS;
+}
+
+/** A duration's milliseconds as written, whatever its size; undefined for a text not written as one, or a negative number. */
+function durationMs(value: string | number): number | undefined {
   let ms: number;
   if (typeof value === "number") {
     if (!(value >= 0)) return undefined;
@@ -30,8 +43,7 @@ export function parseDuration(value: string | number): number | undefined {
       ms = Math.round(UNIT_MS.reduce((total, unit, index) => total + Number(match[index + 1] ?? 0) * unit, 0));
     }
   }
-  // Also rejects NaN and Infinity: comparisons with them are false.
-  return ms >= 0 && ms <= MAX_DURATION_MS ? ms : undefined;
+  return ms;
 }
 
 /** The units in the order a duration writes them. */

@@ -221,6 +221,22 @@ describe("taskq commands", () => {
     expect(existsSync(ws.logs)).toBe(false);
   });
 
+  // A negative duration said why it was refused; one over 30 days got the forms alone, as if it were written wrong.
+  it("a duration flag over 30 days is refused saying it is longer than the maximum, of run and worker alike, and nothing runs", async () => {
+    const ws = await workspace("tasks:\n  a: { run: touch ran }\n");
+    for (const [args, flag, value] of [
+      [["run", ws.file], "--shutdown-timeout", "31d"],
+      [["run", ws.file], "--kill-grace", "721h"],
+      [["run", ws.file], "--kill-grace", "2592001"],
+      [["worker", "--store", "postgres://u@127.0.0.1:1/x"], "--shutdown-timeout", "31d"],
+    ] as const) {
+      const result = await runCli([...args, flag, value, "--log-dir", ws.logs], { cwd: ws.dir });
+      expect(result, `${flag} ${value}`).toMatchObject({ code: 2, stdout: "", stderr: `taskq: ${flag}: ${JSON.stringify(value)} is longer than the maximum of 30 days (720h)\n` });
+    }
+    expect(await runCli(["run", ws.file, "--shutdown-timeout", "30d", "--dry-run"], { cwd: ws.dir })).toMatchObject({ code: 0 });
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+  });
+
   it("every duration flag refuses spaces around its value, naming the duration meant; --older-than no longer trims them without a word", async () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     const durations = "a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days";
