@@ -26,7 +26,7 @@ export function durationFlag(name: string, value: unknown, expected = DURATION_E
 /**
  * The FILE of run, validate, list, graph and submit, or a usage error for an empty one (an
  * unset `$WORKFLOW`), which the loader would report as a file without a name that cannot be
- * read (`:1:1: cannot read file: ENOENT`).
+ * read (`:1:1: cannot read file: no such file (ENOENT)`).
  */
 export function workflowFileArgument(file: string): string {
   if (file === "") throw new UsageError("an empty file name: give a workflow file, or - for standard input");

@@ -1,4 +1,4 @@
-import { lstatSync, readlinkSync, statSync } from "node:fs";
+import { lstatSync, readFileSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { getSystemErrorMap } from "node:util";
 
@@ -24,11 +24,24 @@ export function folderProblem(error: unknown, folder: string): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code ?? "error";
   let words: string | undefined;
   try {
+    // `--log-dir /proc/x`: mkdir in /proc answers ENOENT, "no such file or directory", of the folder it was asked to make.
+    const made = code === "ENOENT" && (error as NodeJS.ErrnoException).syscall === "mkdir" ? notMadeInKernelFiles(folder) : undefined;
+    if (made !== undefined) return `${made} (${code}): give --log-dir a folder elsewhere`;
     words = explain(code, folder) ?? WORDS[code] ?? systemWords(error);
   } catch {
     // the code alone, then
   }
   return words === undefined ? code : `${words} (${code})`;
+}
+
+/** Why `folder` cannot be made where the folder above it is on a file system whose entries the kernel alone makes (/proc, /sys), or undefined. */
+function notMadeInKernelFiles(folder: string): string | undefined {
+  if (currentFolderGone()) return undefined;
+  const there = deepestThere(folder);
+  const kind = there === undefined || !statSync(there).isDirectory() ? undefined : fileSystemOf(there);
+  if (there === undefined || kind === undefined || !KERNEL_FILE_SYSTEMS.has(kind)) return undefined;
+  const made = path.join(there, path.relative(there, path.resolve(folder)).split(path.sep)[0]!);
+  return `${made} cannot be made in ${there}, a ${kind} file system, whose entries only the kernel makes`;
 }
 
 function explain(code: string, folder: string): string | undefined {
@@ -42,6 +55,31 @@ function explain(code: string, folder: string): string | undefined {
     if (file !== undefined && !statSync(file).isDirectory()) return `${file} is not a folder`;
   }
   return undefined;
+}
+
+/** File systems whose entries the kernel alone makes: mkdir in them fails, with ENOENT in /proc. */
+const KERNEL_FILE_SYSTEMS = new Set(["proc", "sysfs", "devpts", "debugfs", "tracefs", "securityfs", "pstore", "efivarfs", "binfmt_misc", "bpf"]);
+
+/** The type of the file system `folder` is on (`proc`, `ext4`), from /proc/self/mountinfo; undefined where that cannot be read. */
+function fileSystemOf(folder: string): string | undefined {
+  let mounts: string;
+  try {
+    mounts = readFileSync("/proc/self/mountinfo", "utf8");
+  } catch {
+    return undefined;
+  }
+  const real = realpathSync(folder);
+  let best: { point: string; type: string } | undefined;
+  for (const line of mounts.split("\n")) {
+    // `21 26 0:20 / /proc rw,relatime - proc proc rw`: the mount point is the 5th field, the type the 1st after " - ".
+    const [before, after] = line.split(" - ");
+    const point = before?.split(" ")[4]?.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+    const type = after?.split(" ")[0];
+    if (point === undefined || type === undefined) continue;
+    const holds = real === point || real.startsWith(point === "/" ? "/" : `${point}/`);
+    if (holds && (best === undefined || point.length >= best.point.length)) best = { point, type };
+  }
+  return best?.type;
 }
 
 /** Whether this process's current folder was deleted: a relative path then leads nowhere. */

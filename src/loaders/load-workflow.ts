@@ -63,7 +63,8 @@ function readWorkflowFile(file: string): { bytes: Buffer; folder?: string } {
     // The system's words, not Node's message, which repeats the code and adds the call (`ELOOP: ..., stat 'f'`).
     const detail = code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (systemWords(error) ?? (error as Error).message);
     const meant = code === "ENOENT" && file !== STDIN ? fileMeant(file) : "";
-    throw problem(nameOf(file), `cannot read file: ${code ? `${code} (${detail})` : detail}${meant}`, error);
+    // Words first, the code after, as every other error of a file or folder says it: "no such file (ENOENT)".
+    throw problem(nameOf(file), `cannot read file: ${code ? `${detail} (${code})` : detail}${meant}`, error);
   }
 }
 
@@ -112,7 +113,7 @@ function filesIn(folder: string): string {
 /**
  * The current folder, where the tasks of a workflow read from a pipe start. One that was
  * deleted (process.cwd() throws ENOENT) is said to be gone: the file itself was there, and
- * "cannot read file: ENOENT (no such file)" would send the user looking for it.
+ * "cannot read file: no such file (ENOENT)" would send the user looking for it.
  */
 function currentFolder(file: string): string {
   try {

@@ -237,6 +237,16 @@ describe("taskq commands", () => {
     expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
   });
 
+  // mkdir in /proc answers ENOENT: `--log-dir /proc/x` was told "no such file or directory" of the folder it asked for.
+  it.skipIf(!existsSync("/proc/self/mountinfo"))("a log folder that cannot be made in /proc says so, and why, and nothing runs; a missing workflow file's error gives words, then the code, as the folder's do", async () => {
+    const ws = await workspace("tasks:\n  a: { run: touch ran }\n");
+    const result = await runCli(["run", ws.file, "--log-dir", "/proc/taskq-logs/ci"], { cwd: ws.dir });
+    expect(result).toMatchObject({ code: 1, stdout: "" });
+    expect(result.stderr).toMatch(/^taskq: cannot create the log folder \/proc\/taskq-logs\/ci\/[\w-]+: \/proc\/taskq-logs cannot be made in \/proc, a proc file system, whose entries only the kernel makes \(ENOENT\): give --log-dir a folder elsewhere\n$/);
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+    expect(await runCli(["validate", "missing.yaml"], { cwd: ws.dir })).toMatchObject({ code: 2, stderr: "missing.yaml:1:1: cannot read file: no such file (ENOENT)\n1 problem; nothing was run\n" });
+  });
+
   it("every duration flag refuses spaces around its value, naming the duration meant; --older-than no longer trims them without a word", async () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     const durations = "a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days";
@@ -588,7 +598,7 @@ describe("taskq commands", () => {
     expect(mixed).toMatchObject({
       code: 2,
       stdout: `${name}: ok, 2 tasks\none.yml: ok, 1 task\n`,
-      stderr: 'bad.yaml:2:28: task "a" depends on "nope", which is not defined\nbad.yaml: 1 problem\nmissing.yaml:1:1: cannot read file: ENOENT (no such file)\nmissing.yaml: 1 problem\n2 of 4 files have problems\n',
+      stderr: 'bad.yaml:2:28: task "a" depends on "nope", which is not defined\nbad.yaml: 1 problem\nmissing.yaml:1:1: cannot read file: no such file (ENOENT)\nmissing.yaml: 1 problem\n2 of 4 files have problems\n',
     });
     expect(await runCli(["validate", name, "one.yml"], { cwd: ws.dir })).toMatchObject({ code: 0, stdout: `${name}: ok, 2 tasks\none.yml: ok, 1 task\n`, stderr: "" });
     const json = await runCli(["validate", name, "bad.yaml", "one.yml", "--output", "json"], { cwd: ws.dir });

@@ -1473,17 +1473,17 @@ tasks:
     workers.push(cli);
     expect(await eventually(() => cli.child.exitCode !== null, 10_000)).toBe(true);
     const refused = await cli.done;
-    expect(refused).toMatchObject({ code: 1, stdout: "", stderr: "taskq: cannot write to the log folder /proc/nope: no such file or directory (ENOENT)\n" });
+    expect(refused).toMatchObject({ code: 1, stdout: "", stderr: "taskq: cannot write to the log folder /proc/nope: /proc/nope cannot be made in /proc, a proc file system, whose entries only the kernel makes (ENOENT): give --log-dir a folder elsewhere\n" });
     expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "queued", attempts: 0 });
 
     const ownId = `no-logs-${randomBytes(3).toString("hex")}`;
     const run = await taskq(["run", path.join(ws.dir, "no-logs.yaml"), "--store", SECRET_URL, "--store-schema", SCHEMA, "--log-dir", "/proc/nope", "--run-id", ownId]);
-    expect(run).toMatchObject({ code: 1, stderr: "taskq: cannot write to the log folder /proc/nope: no such file or directory (ENOENT)\n" });
+    expect(run).toMatchObject({ code: 1, stderr: "taskq: cannot write to the log folder /proc/nope: /proc/nope cannot be made in /proc, a proc file system, whose entries only the kernel makes (ENOENT): give --log-dir a folder elsewhere\n" });
     await expect(store.runStatus(ownId)).rejects.toMatchObject({ code: "STORE_NOT_FOUND" });
     // A relative one is named with the full path it resolved to: the worker's current folder may be anywhere (systemd's is /).
     const upToProc = path.relative(realpathSync(ws.dir), "/proc/nope");
     const relative = await taskq(["worker", "--log-dir", upToProc]);
-    expect(relative).toMatchObject({ code: 1, stderr: `taskq: cannot write to the log folder ${upToProc} (/proc/nope): no such file or directory (ENOENT)\n` });
+    expect(relative).toMatchObject({ code: 1, stderr: `taskq: cannot write to the log folder ${upToProc} (/proc/nope): /proc/nope cannot be made in /proc, a proc file system, whose entries only the kernel makes (ENOENT): give --log-dir a folder elsewhere\n` });
     expect((await taskq(["cancel", runId])).code).toBe(0);
   });
 

@@ -328,7 +328,7 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
       ["release.yaml", ""],
     ] as const) {
       const result = await runCli(["run", given, "--log-dir", ws.logs], { cwd: ws.dir });
-      expect(result, given).toMatchObject({ code: 2, stdout: "", stderr: `${given}:1:1: cannot read file: ENOENT (no such file)${said}\n1 problem; nothing was run\n` });
+      expect(result, given).toMatchObject({ code: 2, stdout: "", stderr: `${given}:1:1: cannot read file: no such file (ENOENT)${said}\n1 problem; nothing was run\n` });
     }
     expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
     expect(await runIds(ws.logs)).toEqual([]);

@@ -491,7 +491,7 @@ prog 100%%
     await writeFile(path.join(ws.dir, "file"), "");
     const cases = [
       [path.join(ws.dir, "file", "logs"), `${path.join(ws.dir, "file")} is not a folder \\(ENOTDIR\\)`],
-      ["/proc/taskq-nothing/logs", "no such file or directory \\(ENOENT\\)"],
+      ["/proc/taskq-nothing/logs", "/proc/taskq-nothing cannot be made in /proc, a proc file system, whose entries only the kernel makes \\(ENOENT\\): give --log-dir a folder elsewhere"],
     ] as const;
     for (const [logDir, reason] of cases) {
       const cli = startCli(["run", ws.file, "--log-dir", logDir], { cwd: ws.dir });

@@ -33,7 +33,7 @@ describe("loadWorkflow", () => {
   });
 
   it("reports a missing file at 1:1 with exit code 2", async () => {
-    expect(await problemsOfFile(join(folder, "nope.yaml"))).toEqual([`${join(folder, "nope.yaml")}:1:1: cannot read file: ENOENT (no such file)`]);
+    expect(await problemsOfFile(join(folder, "nope.yaml"))).toEqual([`${join(folder, "nope.yaml")}:1:1: cannot read file: no such file (ENOENT)`]);
   });
 
   it("reports a directory", async () => {
@@ -45,7 +45,7 @@ describe("loadWorkflow", () => {
   it("says why a path cannot be read in the system's words, once, and names a socket as one", async () => {
     const loop = join(folder, "loop.yaml");
     symlinkSync(loop, loop);
-    expect(await problemsOfFile(loop)).toEqual([`${loop}:1:1: cannot read file: ELOOP (too many symbolic links encountered)`]);
+    expect(await problemsOfFile(loop)).toEqual([`${loop}:1:1: cannot read file: too many symbolic links encountered (ELOOP)`]);
     const socket = join(folder, "taskq.sock");
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(socket, resolve));
