@@ -77,15 +77,17 @@ export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json 
   const order = planOrder(workflow, concurrency);
   const tasks = workflow.tasks.length;
   const lowered = requested !== undefined && requested > concurrency ? requested : undefined;
+  // Every record has its `ts`, as a run's and validate's do.
+  const ts = new Date().toISOString();
   const lines = json
-    ? [toJson({ event: "plan", file: workflow.file, tasks, concurrency, ...(lowered === undefined ? {} : { requestedConcurrency: lowered }) })]
+    ? [toJson({ ts, event: "plan", file: workflow.file, tasks, concurrency, ...(lowered === undefined ? {} : { requestedConcurrency: lowered }) })]
     : [
         `plan for ${escapeControls(workflow.file)}: ${tasks} task${tasks === 1 ? "" : "s"}, concurrency ${concurrency}${lowered === undefined ? "" : ` (not ${lowered}: the open-file limit allows no more, see the note)`}; nothing is run`,
       ];
   order.forEach((task, index) => {
     if (json) {
       const { id, run, priority, dependsOn, runAt, delayMs, retries, timeoutMs, cwd } = task;
-      lines.push(toJson({ event: "planned", position: index + 1, id, run, priority, dependsOn, runAt, delayMs, retries, timeoutMs, cwd, envNames: Object.keys(task.env) }));
+      lines.push(toJson({ ts, event: "planned", position: index + 1, id, run, priority, dependsOn, runAt, delayMs, retries, timeoutMs, cwd, envNames: Object.keys(task.env) }));
       return;
     }
     const details = [`priority ${task.priority}`];
@@ -101,7 +103,7 @@ export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json 
   });
   // The run's own note first, as the run prints it.
   const notes = planned.note === undefined ? workflow.notes : [planned.note, ...workflow.notes];
-  for (const note of notes) lines.push(json ? toJson({ event: "note", ...noteFields(note, workflow.file) }) : `note: ${oneLine(note)}`);
+  for (const note of notes) lines.push(json ? toJson({ ts, event: "note", ...noteFields(note, workflow.file) }) : `note: ${oneLine(note)}`);
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 

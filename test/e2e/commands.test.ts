@@ -612,6 +612,22 @@ describe("taskq commands", () => {
     expect((await runCli(["validate", "--help"])).stdout).toContain("validate [options] <files...>");
   });
 
+  // The plan's records had no `ts`, unlike a run's, validate's and every error record.
+  it("--dry-run --output json gives every record its ts, as a run's records have: the plan, each planned task and each note", async () => {
+    const ws = await workspace("tasks:\n  a: { run: touch ran, runAt: 2020-01-01T00:00:00Z }\n  b: { run: y, dependsOn: a }\n");
+    const before = Date.now();
+    const result = await runCli(["run", ws.file, "--dry-run", "--output", "json"], { cwd: ws.dir });
+    expect(result.code).toBe(0);
+    const records = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records.map((record) => record.event)).toEqual(["plan", "planned", "planned", "note"]);
+    for (const record of records) {
+      expect(record.ts, JSON.stringify(record)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(Date.parse(record.ts as string)).toBeGreaterThanOrEqual(before - 1000);
+      expect(Object.keys(record)[0]).toBe("ts");
+    }
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+  });
+
   it("validate --output json: one record for the verdict, valid or invalid with each problem, and one per note", async () => {
     const good = await workspace("tasks:\n  a: { run: x, runAt: 2020-01-01T00:00:00Z }\n  b: { run: y, dependsOn: a }\n");
     const valid = await runCli(["validate", good.file, "--output", "json"]);

@@ -565,8 +565,8 @@ prog 100%%
       if (output === "json") {
         const records = dry.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
         fits = Number(records[0]?.concurrency);
-        expect(records[0]).toEqual({ event: "plan", file: ws.file, tasks: 100, concurrency: fits, requestedConcurrency: 100 });
-        expect(records.at(-1)).toEqual({ event: "note", message: `concurrency 100 is more than 128 open files allow (ulimit -n): at most ${fits} tasks run at once` });
+        expect(records[0]).toEqual({ ts: expect.any(String), event: "plan", file: ws.file, tasks: 100, concurrency: fits, requestedConcurrency: 100 });
+        expect(records.at(-1)).toEqual({ ts: expect.any(String), event: "note", message: `concurrency 100 is more than 128 open files allow (ulimit -n): at most ${fits} tasks run at once` });
       } else {
         fits = Number(/concurrency (\d+) \(not 100/.exec(dry.stdout)?.[1]);
         expect(dry.stdout.split("\n")[0]).toBe(`plan for ${ws.file}: 100 tasks, concurrency ${fits} (not 100: the open-file limit allows no more, see the note); nothing is run`);
@@ -748,10 +748,10 @@ prog 100%%
     expect(json.code).toBe(0);
     const records = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records).toEqual([
-      { event: "plan", file: result.file, tasks: 3, concurrency: 1 },
-      { event: "planned", position: 1, id: "c", run: "touch ran-c", priority: "high", dependsOn: [], retries: 0, cwd: result.dir, envNames: ["A"] },
-      { event: "planned", position: 2, id: "a", run: "touch ran-a", priority: "normal", dependsOn: [], retries: 0, cwd: result.dir, envNames: ["A"] },
-      { event: "planned", position: 3, id: "b", run: "touch ran-b", priority: "critical", dependsOn: ["a"], retries: 0, cwd: path.join(result.dir, "sub"), envNames: ["A", "SECRET"] },
+      { ts: expect.any(String), event: "plan", file: result.file, tasks: 3, concurrency: 1 },
+      { ts: expect.any(String), event: "planned", position: 1, id: "c", run: "touch ran-c", priority: "high", dependsOn: [], retries: 0, cwd: result.dir, envNames: ["A"] },
+      { ts: expect.any(String), event: "planned", position: 2, id: "a", run: "touch ran-a", priority: "normal", dependsOn: [], retries: 0, cwd: result.dir, envNames: ["A"] },
+      { ts: expect.any(String), event: "planned", position: 3, id: "b", run: "touch ran-b", priority: "critical", dependsOn: ["a"], retries: 0, cwd: path.join(result.dir, "sub"), envNames: ["A", "SECRET"] },
     ]);
     expect(existsSync(path.join(result.dir, "ran-c"))).toBe(false);
   });
