@@ -1,6 +1,6 @@
 import { lstatSync, readFileSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
-import { getSystemErrorMap } from "node:util";
+import { systemWords } from "../system-words.js";
 
 /** Words for the errors a folder's creation meets most, where the system's are terse or misleading. */
 const WORDS: Record<string, string> = {
@@ -123,8 +123,3 @@ function danglingLink(folder: string): string | undefined {
   return undefined;
 }
 
-/** The system's words for the error's errno ("no such file or directory"), if it has one. */
-function systemWords(error: unknown): string | undefined {
-  const errno = (error as NodeJS.ErrnoException | undefined)?.errno;
-  return typeof errno === "number" ? getSystemErrorMap().get(errno)?.[1] : undefined;
-}

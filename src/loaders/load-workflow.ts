@@ -1,11 +1,11 @@
 import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { getSystemErrorMap } from "node:util";
 import { MAX_FILE_BYTES } from "./limits.js";
 import { parseIfSimple, parseSimpleWorkflow, tooLargeMessage, type ParseOptions } from "./parse-simple.js";
 import type { Workflow } from "./build-workflow.js";
 import { closestMatch } from "./suggest.js";
 import { WorkflowError } from "./workflow-error.js";
+import { systemWords } from "../system-words.js";
 
 /**
  * Reads and parses a workflow file. The size is checked with stat before
@@ -164,11 +164,6 @@ function readWaiting(fd: number, buffer: Buffer): number {
   }
 }
 
-/** The system's words for the error's errno ("too many symbolic links encountered"), if it has one. */
-function systemWords(error: unknown): string | undefined {
-  const errno = (error as NodeJS.ErrnoException).errno;
-  return typeof errno === "number" ? getSystemErrorMap().get(errno)?.[1] : undefined;
-}
 
 function problem(file: string, message: string, cause?: unknown): WorkflowError {
   return new WorkflowError([{ file, line: 1, col: 1, message }], cause === undefined ? {} : { cause });
