@@ -33,7 +33,7 @@ export async function buildFaultWorker(): Promise<{ script: string; cleanup: () 
   const outDir = join(process.cwd(), "node_modules", ".cache", `taskq-store-faults-${randomBytes(3).toString("hex")}`);
   const tsc = join(process.cwd(), "node_modules", "typescript", "bin", "tsc");
   const flags = ["--outDir", outDir, "--rootDir", ".", "--module", "nodenext", "--moduleResolution", "nodenext"];
-  const more = ["--target", "ES2022", "--types", "node", "--skipLibCheck", "--strict", "test/store/fault-worker.ts"];
+  const more = ["--target", "ES2022", "--lib", "ES2023", "--types", "node", "--skipLibCheck", "--strict", "test/store/fault-worker.ts"];
   await promisify(execFile)(process.execPath, [tsc, ...flags, ...more], { cwd: process.cwd() });
   return { script: join(outDir, "test", "store", "fault-worker.js"), cleanup: () => rm(outDir, { recursive: true, force: true }) };
 }
