@@ -99,3 +99,17 @@ export async function until(predicate: () => boolean | Promise<boolean>, timeout
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+/**
+ * What `counter` (a pg_stat_get_xact_* function) says the open transaction on `client` did to `table` and
+ * its indexes. On a connection of its own: PostgreSQL 15 counts in a transaction's figures what earlier
+ * ones on its connection did.
+ */
+export async function transactionCount(client: pg.Client, counter: "pg_stat_get_xact_numscans" | "pg_stat_get_xact_tuples_returned", table: string): Promise<number> {
+  const result = await client.query<{ n: string }>(
+    `SELECT sum(${counter}(oid)) AS n FROM pg_class
+      WHERE oid = $1::regclass OR oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = $1::regclass)`,
+    [table],
+  );
+  return Number(result.rows[0]!.n);
+}

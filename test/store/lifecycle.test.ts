@@ -7,21 +7,7 @@ import { renewLease } from "../../src/store/postgres/lease.js";
 import { schemaNames } from "../../src/store/postgres/names.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import type { Outcome } from "../../src/store/postgres/types.js";
-import { createPool, DATABASE_URL, leaseAll, openTestStore, sql, task, workflow } from "./helpers.js";
-
-/**
- * What `counter` (a pg_stat_get_xact_* function) says the open transaction on `client` did to `table` and
- * its indexes. On a connection of its own: PostgreSQL 15 counts in a transaction's figures what earlier
- * ones on its connection did.
- */
-async function transactionCount(client: pg.Client, counter: "pg_stat_get_xact_numscans" | "pg_stat_get_xact_tuples_returned", table: string): Promise<number> {
-  const result = await client.query<{ n: string }>(
-    `SELECT sum(${counter}(oid)) AS n FROM pg_class
-      WHERE oid = $1::regclass OR oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = $1::regclass)`,
-    [table],
-  );
-  return Number(result.rows[0]!.n);
-}
+import { createPool, DATABASE_URL, leaseAll, openTestStore, sql, task, transactionCount, workflow } from "./helpers.js";
 
 describe("task lifecycle", () => {
   let store: PostgresStore;
