@@ -18,35 +18,60 @@ export function uniqueSchema(): string {
   return `taskq_test_${randomBytes(4).toString("hex")}`;
 }
 
-/** A pool that ignores errors of idle clients (tests terminate backends on purpose). */
-export function createPool(max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString: DATABASE_URL, max });
+/** A pool that ignores errors of idle clients (tests terminate backends on purpose); on DATABASE_URL's database, or `url`'s. */
+export function createPool(max = 10, url = DATABASE_URL): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max });
   pool.on("error", () => undefined);
   return pool;
 }
 
-export async function dropSchema(schema: string): Promise<void> {
-  const pool = createPool(1);
+export async function dropSchema(schema: string, url = DATABASE_URL): Promise<void> {
+  const pool = createPool(1, url);
   await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   await pool.end();
 }
 
-/** A store on a fresh schema, migrated; `close` drops the schema. */
-export async function openTestStore(options: { random?: () => number } = {}): Promise<{
+/** A store on a fresh schema, migrated, in DATABASE_URL's database or `url`'s; `close` drops the schema. */
+export async function openTestStore(options: { random?: () => number; url?: string } = {}): Promise<{
   store: PostgresStore;
   schema: string;
   close: () => Promise<void>;
 }> {
+  const { url = DATABASE_URL, ...storeOptions } = options;
   const schema = uniqueSchema();
-  const store = await PostgresStore.open({ connectionString: DATABASE_URL, schema, ...options });
+  const store = await PostgresStore.open({ connectionString: url, schema, ...storeOptions });
   return {
     store,
     schema,
     close: async () => {
       await store.close();
-      await dropSchema(schema);
+      await dropSchema(schema, url);
     },
   };
+}
+
+/**
+ * A database of its own on DATABASE_URL's server, made from template0 (which no one connects to,
+ * so two made at once do not fail), and its URL; `drop` drops it, whoever is still connected.
+ * For tests that count the rows a statement reads: a transaction open in another database (a test
+ * file beside this one) does not keep VACUUM from removing this one's deleted rows, nor scans from
+ * reading their index entries, as one in the same database does.
+ */
+export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `taskq_test_${randomBytes(4).toString("hex")}`;
+  const admin = async (text: string) => {
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE "${name}" TEMPLATE template0`);
+  const url = new URL(DATABASE_URL);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
 
 /** A workflow task with defaults: no retries, no dependencies. */
