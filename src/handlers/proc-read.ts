@@ -52,11 +52,26 @@ export function procBuffer(): Buffer {
  */
 export function readProcStat(pid: number | string): { state: string; pgrp: number; session: number } | undefined {
   const length = readProcFile(pid, "stat");
+  lastStat = undefined;
   if (length < 0) return undefined;
   const end = buffer.lastIndexOf(0x29, length - 1); // ")"
   if (end === -1) return undefined;
+  lastStat = { from: end + 2, to: length };
   const fields = buffer.toString("latin1", end + 2, Math.min(length, end + 2 + 64)).split(" ", 4);
   return { state: fields[0] ?? "", pgrp: Number(fields[2]), session: Number(fields[3]) };
+}
+
+/** Where in the buffer the fields after the command name of the stat readProcStat read last are. */
+let lastStat: { from: number; to: number } | undefined;
+
+/**
+ * The start time of the process whose stat readProcStat read last (field 22, in clock ticks since
+ * boot), which with its pid names it: a pid used again is another process's, started later. Read
+ * before the next read of any /proc file; undefined when that stat could not be read.
+ */
+export function lastStatStartTime(): string | undefined {
+  if (lastStat === undefined) return undefined;
+  return buffer.toString("latin1", lastStat.from, lastStat.to).split(" ", 20)[19];
 }
 
 /** taskq's own command name, read once (see diedBeforeCommand). */

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { LongTimer } from "../engine/long-timer.js";
 import { procStatFields } from "../process-exists.js";
-import { procBuffer, readProcFile, readProcStat } from "./proc-read.js";
+import { lastStatStartTime, procBuffer, readProcFile, readProcStat } from "./proc-read.js";
 import { guardGroup, unguardGroup } from "./group-guard.js";
 import { monotonicMs } from "./monotonic.js";
 
@@ -26,8 +26,10 @@ import { monotonicMs } from "./monotonic.js";
  * the shell is reaped, the session's processes are signalled again (the SIGKILL after the
  * grace) and waited for, all of them, for as long as no process has the session's id as its
  * pid: Linux gives no process a pid still in use as a live process's session or group id, so
- * one that has it leads a session made after every process of the task's was gone. One a task
- * that ended by itself left behind is beyond reach, as for any runner without cgroups.
+ * one that has it leads a session made after every process of the task's was gone. But for
+ * the shell itself, as a pass over /proc made before Node reaped it shows it: known by its start
+ * time (see sessionLeaderStart), it leaves the session the task's. One a task that ended by itself
+ * left behind is beyond reach, as for any runner without cgroups.
  */
 const liveGroups = new Set<number>();
 /** Sessions whose shell has exited, with their kill grace: the next sweep stops what they left in other groups. */
@@ -162,14 +164,15 @@ export function killAllProcessGroups(signal: NodeJS.Signals, everywhere = false)
  * wait for the session to empty (GroupTerminator.reap) and the sweep look again. False when
  * there was nothing to signal.
  */
-export function signalSession(sid: number, signal: NodeJS.Signals, shellAlive: boolean, wholeSession = shellAlive): boolean {
+export function signalSession(sid: number, signal: NodeJS.Signals, shellAlive: boolean, wholeSession = shellAlive, shellStart?: string): boolean {
   let found = shellAlive && signalProcessGroup(sid, signal);
   const inSession = markedProcesses(true).get(sid);
   if (inSession === undefined) return found;
   // While the shell is not reaped the session is the task's alone; after, with `wholeSession` (a
-  // task stopped while its shell ran), for as long as no process has taken its id (see the top
-  // of this file): every group in it, those of processes that cleared their environment too.
-  const groups = ownSession(inSession, shellAlive || wholeSession, shellAlive) ? inSession.allGroups : inSession.groups;
+  // task stopped while its shell ran), for as long as no process but that shell (started at
+  // `shellStart`) has taken its id (see the top of this file): every group in it, those of
+  // processes that cleared their environment too.
+  const groups = ownSession(inSession, shellAlive || wholeSession, shellAlive, shellStart) ? inSession.allGroups : inSession.groups;
   // The task's own group is among the session's: signalled once, not twice (a shell's SIGTERM
   // trap ran twice when the second came while it ran).
   for (const pgid of groups) if (!(shellAlive && pgid === sid)) found = signalProcessGroup(pgid, signal) || found;
@@ -179,22 +182,32 @@ export function signalSession(sid: number, signal: NodeJS.Signals, shellAlive: b
 /**
  * Whether every process of the session is the task's: `whole` (its shell not reaped, or a task
  * stopped while it ran), and its leader is the task's shell, not yet reaped (`shellAlive`), or
- * no process has the session's id as its pid (see the top of this file).
+ * no process has the session's id as its pid but the shell, started at `shellStart`, in a pass
+ * made before Node reaped it (see the top of this file).
  */
-function ownSession(inSession: SessionProcesses, whole: boolean, shellAlive = false): boolean {
-  return whole && (shellAlive || !inSession.leaderAlive);
+function ownSession(inSession: SessionProcesses, whole: boolean, shellAlive = false, shellStart?: string): boolean {
+  return whole && (shellAlive || !inSession.leaderAlive || (shellStart !== undefined && inSession.leaderStart === shellStart));
 }
 
-/** Whether a process with taskq's TASKQ_PID (or, with `wholeSession`, any: see signalSession) is left in the task's session (its shell has exited); `shared` as for markedGroups. */
-export function sessionHasProcesses(sid: number, shared = false, wholeSession = false): boolean {
-  return sessionProcessCount(sid, shared, wholeSession) > 0;
+/** Whether a process with taskq's TASKQ_PID (or, with `wholeSession`, any: see signalSession) is left in the task's session (its shell has exited); `shared` as for markedGroups, `shellStart` as for signalSession. */
+export function sessionHasProcesses(sid: number, shared = false, wholeSession = false, shellStart?: string): boolean {
+  return sessionProcessCount(sid, shared, wholeSession, shellStart) > 0;
 }
 
-/** How many processes with taskq's TASKQ_PID (or, with `wholeSession`, all: see signalSession) are in the task's session; `shared` as for markedGroups. */
-export function sessionProcessCount(sid: number, shared = false, wholeSession = false): number {
+/** How many processes with taskq's TASKQ_PID (or, with `wholeSession`, all: see signalSession) are in the task's session; `shared` as for markedGroups, `shellStart` as for signalSession. */
+export function sessionProcessCount(sid: number, shared = false, wholeSession = false, shellStart?: string): number {
   const inSession = markedProcesses(shared).get(sid);
   if (inSession === undefined) return 0;
-  return ownSession(inSession, wholeSession) ? inSession.allProcesses : inSession.processes;
+  return ownSession(inSession, wholeSession, false, shellStart) ? inSession.allProcesses : inSession.processes;
+}
+
+/**
+ * The start time of the process that leads session `sid` (its pid is `sid`), from the pass over
+ * /proc of this turn of the event loop, shared: for a task's shell not yet reaped, what tells it
+ * from a process given its pid later (see signalSession). Undefined when the pass did not see it.
+ */
+export function sessionLeaderStart(sid: number): string | undefined {
+  return markedProcesses(true).get(sid)?.leaderStart;
 }
 
 /**
@@ -243,8 +256,13 @@ interface SessionProcesses {
   allPids: number[];
   /** Those stopped by a signal (SIGSTOP, SIGTSTP: state T), for stoppedProcesses. */
   stopped: number[];
-  /** A process (a zombie too) has the session's id as its pid: the task's shell not yet reaped, or, after, a session not the task's. */
+  /**
+   * A process (a zombie too) has the session's id as its pid: the task's shell not yet reaped
+   * (in a pass made before Node reaped it, after too), or, after, a session not the task's.
+   */
   leaderAlive: boolean;
+  /** That process's start time (see lastStatStartTime), which tells the two apart. */
+  leaderStart: string | undefined;
 }
 
 /**
@@ -280,10 +298,13 @@ function markedProcesses(shared: boolean, sessions?: ReadonlySet<number>): Map<n
     if (only !== undefined && !only.has(stat.session)) continue;
     let inSession = found.get(stat.session);
     if (inSession === undefined) {
-      inSession = { groups: new Set(), processes: 0, allGroups: new Set(), allProcesses: 0, allPids: [], stopped: [], leaderAlive: false };
+      inSession = { groups: new Set(), processes: 0, allGroups: new Set(), allProcesses: 0, allPids: [], stopped: [], leaderAlive: false, leaderStart: undefined };
       found.set(stat.session, inSession);
     }
-    if (pid === stat.session) inSession.leaderAlive = true;
+    if (pid === stat.session) {
+      inSession.leaderAlive = true;
+      inSession.leaderStart = lastStatStartTime();
+    }
     if (stat.state === "Z" || stat.state === "X") continue;
     inSession.allGroups.add(stat.pgrp);
     inSession.allProcesses++;

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn, setTimeout as delay } from "node:timers/promises";
 import { LongTimer } from "../engine/long-timer.js";
-import { sessionHasProcesses, sessionProcessCount, signalProcessGroup, signalSession } from "./process-groups.js";
+import { sessionHasProcesses, sessionLeaderStart, sessionProcessCount, signalProcessGroup, signalSession } from "./process-groups.js";
 import { monotonicMs } from "./monotonic.js";
 
 /** How often a lingering group is checked while it is being terminated. */
@@ -44,6 +44,13 @@ export class GroupTerminator {
   #killedCount = 0;
   /** Stopped while its shell ran: after the shell is reaped, every process of its session is still the task's, `env -i` ones too (see signalSession). */
   #stoppedWhileAlive = false;
+  /**
+   * The shell's start time, seen as it was stopped: a pass over /proc made before Node reaped it,
+   * shared with the reap, shows it still there, which is no process that took its id since. Taken
+   * for one, the session was no longer the task's, and what in it had cleared its environment
+   * (`env -i`) and ignored the SIGTERM was never SIGKILLed: it outlived taskq.
+   */
+  #shellStart: string | undefined;
 
   constructor(pgid: number, graceMs: number) {
     this.#pgid = pgid;
@@ -67,10 +74,12 @@ export class GroupTerminator {
     // processes again, so it is armed even if this pass (maybe one made earlier in this turn
     // of the event loop) found none: reap() waits for what a later pass finds.
     if (this.#shellAlive) this.#stoppedWhileAlive = true;
-    const found = signalSession(this.#pgid, "SIGTERM", this.#shellAlive, this.#stoppedWhileAlive);
+    const found = signalSession(this.#pgid, "SIGTERM", this.#shellAlive, this.#stoppedWhileAlive, this.#shellStart);
+    // The same pass over /proc: the shell, not yet reaped, is in it.
+    if (this.#shellAlive) this.#shellStart = sessionLeaderStart(this.#pgid);
     // A stopped process (SIGSTOP, a debugger) would hold the SIGTERM pending until the SIGKILL,
     // its clean-up never run: continued, it gets it now (as coreutils timeout does). The same pass over /proc.
-    if (found) signalSession(this.#pgid, "SIGCONT", this.#shellAlive, this.#stoppedWhileAlive);
+    if (found) signalSession(this.#pgid, "SIGCONT", this.#shellAlive, this.#stoppedWhileAlive, this.#shellStart);
     if (!found && this.#shellAlive) return;
     this.#killTimer = new LongTimer(() => {
       this.#graceRanOut = true;
@@ -83,8 +92,8 @@ export class GroupTerminator {
     this.#terminating = true;
     this.#killed = true;
     // Counted from the pass the signal then uses (shared): what ignored the SIGTERM, for reap's caller.
-    if (!this.#shellAlive) this.#killedCount = sessionProcessCount(this.#pgid, true, this.#stoppedWhileAlive);
-    signalSession(this.#pgid, "SIGKILL", this.#shellAlive, this.#stoppedWhileAlive);
+    if (!this.#shellAlive) this.#killedCount = sessionProcessCount(this.#pgid, true, this.#stoppedWhileAlive, this.#shellStart);
+    signalSession(this.#pgid, "SIGKILL", this.#shellAlive, this.#stoppedWhileAlive, this.#shellStart);
   }
 
   /**
@@ -117,18 +126,18 @@ export class GroupTerminator {
     // the turn may predate this shell's background jobs: while its group has members (or
     // zombies, which a pass skips), look again in the next turn, with the tasks reaped then.
     // What a pass misses in other groups of the session is the sweep's, a second later.
-    let stopped = sessionProcessCount(this.#pgid, true, this.#stoppedWhileAlive);
+    let stopped = sessionProcessCount(this.#pgid, true, this.#stoppedWhileAlive, this.#shellStart);
     if (stopped === 0) {
       if (!groupLeft) return undefined;
       await nextTurn();
-      stopped = sessionProcessCount(this.#pgid, true, this.#stoppedWhileAlive);
+      stopped = sessionProcessCount(this.#pgid, true, this.#stoppedWhileAlive, this.#shellStart);
       if (stopped === 0) return undefined;
     }
     this.terminate();
     const leftovers = (): Leftovers | undefined => (stoppingTask ? undefined : { stopped, killed: this.#killedCount });
     let killedAt: number | undefined;
     // Polled with the other tasks being stopped: one pass over /proc per turn for all of them.
-    while (sessionHasProcesses(this.#pgid, true, this.#stoppedWhileAlive)) {
+    while (sessionHasProcesses(this.#pgid, true, this.#stoppedWhileAlive, this.#shellStart)) {
       if (this.#killed) {
         killedAt ??= monotonicMs();
         // A process stuck in uninterruptible sleep can outlast SIGKILL; do not hang on it.
