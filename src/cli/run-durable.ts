@@ -85,6 +85,16 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
      * cancels them as aborted by the shutdown, and the summary gives each its log and those lines, as a local run's does.
      */
     const aborted = new Map<string, string[]>();
+    /**
+     * What a signal does once the worker has stopped, while the run ends (stopNow, below); nothing before, when the
+     * worker's own listeners are there too. Listened for from before the worker stops listening (see takeSignals): a
+     * signal between the two, at a load that let the test see the worker's "stopped" line first, ended taskq in silence.
+     */
+    let onLateSignal: (signal: NodeJS.Signals) => void = () => undefined;
+    let removeLate: (() => void) | undefined;
+    const takeSignals = (): void => {
+      removeLate = onShutdownSignals({ graceful: (signal) => onLateSignal(signal), immediate: (signal) => onLateSignal(signal) });
+    };
     if (early !== undefined) {
       // No worker starts: the run ends below as one stopped later does, the same 3 s given to its cancel and summary.
       const message = `${early} received while the run was being submitted: it is cancelled before this process runs any of its tasks`;
@@ -99,8 +109,10 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       };
       // Its own run's tasks only: another run's would run here with this process's environment (a CI job's secrets).
       try {
-        stopped = await runWorker(store, { ...options, runId, fitted, onEvent, until: () => untilFinished(store, runId, taskEnds.next) });
+        stopped = await runWorker(store, { ...options, runId, fitted, onEvent, takeSignals, until: () => untilFinished(store, runId, taskEnds.next) });
       } catch (error) {
+        // As before the worker ran: no listener of this process's.
+        removeLate?.();
         // Refused its first leases for good: the run it submitted would wait for ever, and the error says what becomes of it.
         if (error instanceof TaskqError && error.code === "STORE_UNUSABLE") throw await endRefusedRun(store, runId, submitted.created, error, STOPPED_SUMMARY_MS);
         throw error;
@@ -110,7 +122,10 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     // Where this process ran none of the run's tasks (stopped while submitting), its logs are the workers'.
     const local = workerId === undefined ? undefined : ({ logDir: path.join(options.logRoot, runId), workerId, cutShort: aborted } satisfies LocalLogs);
     const summaryOptions = { color: options.color, json: options.json, ...(local === undefined ? {} : { local }) };
-    if (exitCode === 0) return await printRunSummary(store, runId, summaryOptions);
+    if (exitCode === 0) {
+      removeLate?.();
+      return await printRunSummary(store, runId, summaryOptions);
+    }
     // Stopped (a signal, a lost lease): the summary if the database gives it soon, and the stop's exit code either way.
     // Stopped by a signal, the run ends here, as a local run does: what has not started never will.
     let cancelled = interrupted === undefined;
@@ -135,14 +150,15 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       );
       process.exit(exitCode);
     };
-    const removeLate = onShutdownSignals({ graceful: stopNow, immediate: stopNow });
+    onLateSignal = stopNow;
+    if (removeLate === undefined) takeSignals();
     const failure = end().then(
       () => undefined,
       (error: unknown) => (error instanceof Error ? error.message : String(error)),
     );
     const timer = new AbortController();
     const late = sleep(STOPPED_SUMMARY_MS, `the database did not answer within ${STOPPED_SUMMARY_MS / 1000}s`, { signal: timer.signal }).catch(() => undefined);
-    const problem = await Promise.race([failure, late]).finally(removeLate);
+    const problem = await Promise.race([failure, late]).finally(() => removeLate?.());
     timer.abort();
     if (!cancelled) {
       process.stderr.write(

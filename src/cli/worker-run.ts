@@ -89,6 +89,12 @@ export interface WorkerRunOptions {
    * held now and set aside for the pool. Default: fitted here.
    */
   fitted?: FittedConcurrency;
+  /**
+   * Called as the worker stops listening for shutdown signals, before it does: a caller that listens next (`run
+   * --store`, while it ends its run) starts here, so no signal finds taskq with no listener for it, whose default
+   * action ends taskq in silence.
+   */
+  takeSignals?: () => void;
 }
 
 /**
@@ -327,6 +333,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     });
   } finally {
     killAllProcessGroups("SIGKILL");
+    options.takeSignals?.();
     removeSignalHandlers();
     server?.close();
     if (stopped !== undefined) describeEvent(stopped, print, leaseSource, dbErrors);
