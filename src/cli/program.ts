@@ -78,7 +78,7 @@ class TaskqCommand extends Command {
     const choices = target instanceof Option ? target.argChoices : undefined;
     if (target instanceof Option && choices !== undefined && !choices.includes(value)) {
       const name = target.long ?? target.short ?? target.flags;
-      this.error(`taskq: ${name}: ${JSON.stringify(value)} is not one of ${choices.join(", ")}${didYouMean(value, choices)}`, { code: "commander.invalidArgument" });
+      this.error(`taskq: ${name}: ${JSON.stringify(value)} is not one of ${choices.join(", ")}${didYouMean(value, choices)}${imageHint(name, choices, value)}`, { code: "commander.invalidArgument" });
     }
     return (Command.prototype as unknown as { _callParseArg(this: Command, ...args: unknown[]): unknown })._callParseArg.call(this, target, value, previous, invalidArgumentMessage);
   }
@@ -107,6 +107,22 @@ class TaskqCommand extends Command {
     if (name === "-v") this.error("taskq: unknown option '-v'\n(Did you mean -V, --version? Or --verbose?)", { code: "commander.unknownOption" });
     (Command.prototype as unknown as { unknownOption(this: Command, flag: string): void }).unknownOption.call(this, name);
   }
+}
+
+/** Image formats Graphviz's `dot` writes, which `graph --format` may be given for the picture meant. */
+const IMAGE_FORMATS = new Set(["svg", "png", "pdf", "jpg", "jpeg", "gif", "ps", "eps"]);
+
+/**
+ * `graph --format svg`: taskq writes the graph's source, not a picture; Graphviz draws it from
+ * `--format dot` (the command given, with --format dot, piped to `dot -Tsvg`).
+ */
+function imageHint(name: string, choices: readonly string[], value: string): string {
+  const format = value.toLowerCase();
+  if (name !== "--format" || !choices.includes("dot") || !IMAGE_FORMATS.has(format)) return "";
+  const args = process.argv.slice(2);
+  const formatAt = args.findIndex((arg) => arg === "--format" || arg.startsWith("--format="));
+  const command = [...args.slice(0, formatAt), "--format", "dot", ...args.slice(formatAt + (args[formatAt]!.includes("=") ? 1 : 2))].map(shellWord).join(" ");
+  return `; taskq writes the graph's source, not a picture: for ${format.toUpperCase()}, have Graphviz draw it (taskq ${command} | dot -T${format} -o graph.${format})`;
 }
 
 /** Whether `name` is a workflow file: one that is there, or a name ending in .yaml or .yml. */

@@ -6,7 +6,7 @@ import { runAtMistake } from "./date-time.js";
 import { defaultsSchema, isRunAt, PRIORITIES, TASK_TYPES, taskSchema, workflowFileSchema } from "./schema.js";
 import { durationMistake } from "./duration.js";
 import { MAX_CONCURRENCY, MAX_RETRIES } from "./limits.js";
-import { closestMatch, didYouMean } from "./suggest.js";
+import { closestMatch } from "./suggest.js";
 
 type Issue = z.core.$ZodIssue;
 
@@ -19,8 +19,11 @@ const topKeys = Object.keys(workflowFileSchema.shape);
  * a message naming the field, what was expected, and what was found.
  */
 export function reportIssues(issues: readonly Issue[], base: DataPath, locator: SourceLocator, problems: ProblemList): void {
+  const meant = keysMeant(issues, base);
   for (const issue of issues) {
     const path = [...base, ...issue.path];
+    // `rn: make`: told once, as the unknown key with the one meant, not also as `run` missing.
+    if (isMissing(issue) && meant.has(JSON.stringify(path))) continue;
     if (issue.code === "invalid_union") {
       const branch = matchingBranch(issue.errors);
       if (branch) {
@@ -213,21 +216,51 @@ function explain(issue: Issue): string {
   return `${issue.message}, got ${describeValue(issue.input)}`;
 }
 
+/** A field left out: its value undefined. */
+function isMissing(issue: Issue): boolean {
+  return issue.code === "invalid_type" && "input" in issue && issue.input === undefined;
+}
+
+/** The paths (as JSON) of the fields an unknown key among `issues` was meant to be, by unknownKeyMessage's "did you mean". */
+function keysMeant(issues: readonly Issue[], base: DataPath): Set<string> {
+  const meant = new Set<string>();
+  for (const issue of issues) {
+    if (issue.code !== "unrecognized_keys") continue;
+    const path = [...base, ...issue.path];
+    for (const key of issue.keys) {
+      const field = keyMeant(path, key);
+      if (field !== undefined) meant.add(JSON.stringify([...path, field]));
+    }
+  }
+  return meant;
+}
+
+/** The fields an object at `path` takes. */
+function allowedKeys(path: DataPath): readonly string[] {
+  return path.at(-1) === "backoff" ? ["base", "max"] : path.length === 0 ? topKeys : path[0] === "defaults" ? defaultsKeys : taskKeys;
+}
+
+/** The field an unknown key at `path` was meant to be, where one can be told: another tool's name for it (`command`, misspelt too), or it misspelt (`rn`). */
+function keyMeant(path: DataPath, key: string): string | undefined {
+  if (key === "<<") return undefined;
+  const allowed = allowedKeys(path);
+  const synonym = SYNONYMS[key.toLowerCase()] ?? synonymMisspelt(key, allowed);
+  return synonym !== undefined && allowed.includes(synonym) ? synonym : closestMatch(key, allowed);
+}
+
 function unknownKeyMessage(path: DataPath, key: string, value: unknown): string {
   const owner = ownerOf([...path, key]);
-  const last = path.at(-1);
   if (path.length === 1 && path[0] === "defaults" && (key === "run" || key === "dependsOn")) {
     return `\`defaults\` cannot set \`${key}\`; set it on each task`;
   }
-  const allowed = last === "backoff" ? ["base", "max"] : path.length === 0 ? topKeys : path[0] === "defaults" ? defaultsKeys : taskKeys;
   const where = path.length === 0 ? "at the top level" : path.length === 2 && path[0] === "tasks" ? "" : `in \`${describeRaw(path.slice(path[0] === "tasks" ? 2 : 0))}\``;
-  const synonym = SYNONYMS[key.toLowerCase()] ?? synonymMisspelt(key, allowed);
+  const meant = keyMeant(path, key);
   const hint =
     key === "<<"
       ? "; quoted, it is a key like any other: write it unquoted (<<: *base) to merge a mapping into this one"
-      : synonym !== undefined && allowed.includes(synonym)
-        ? `; did you mean "${synonym}"?${synonymNote(key, synonym)}`
-        : didYouMean(key, allowed);
+      : meant !== undefined
+        ? `; did you mean "${meant}"?${synonymNote(key, meant)}`
+        : "";
   const habit = githubActionsNote(path, key, value);
   // Only a key that could be a task id: one that cannot (a BOM of files joined with cat before it) has another problem.
   const task = hint === "" && path.length === 0 && /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(key) && looksLikeTask(value) ? `; to make it a task, indent it under \`tasks:\` (tasks: { ${key}: { run: ... } })` : "";

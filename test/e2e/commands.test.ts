@@ -395,13 +395,15 @@ describe("taskq commands", () => {
   });
 
   // commander's own said "option '--output <mode>' argument 'xml' is invalid. Allowed choices are ...", unlike every other flag error of taskq's.
-  it("a bad choice of --output or --format is said as taskq's other flag errors are, with the choice meant where one is close, and nothing runs", async () => {
+  it("a bad choice of --output or --format is said as taskq's other flag errors are, with the choice meant where one is close (a picture's format: how Graphviz draws one), and nothing runs", async () => {
     const ws = await workspace("tasks:\n  a: { run: touch ran }\n");
     const cases: Array<[string[], string]> = [
       [["run", ws.file, "--output", "xml"], '--output: "xml" is not one of auto, tty, plain, json'],
       [["run", ws.file, "--output=jsno"], '--output: "jsno" is not one of auto, tty, plain, json; did you mean "json"?'],
       [["validate", ws.file, "--output", "JSON"], '--output: "JSON" is not one of plain, json; did you mean "json"?'],
-      [["graph", ws.file, "--format", "svg"], '--format: "svg" is not one of mermaid, dot'],
+      // A picture: taskq writes its source, which Graphviz draws (the command given, with --format dot).
+      [["graph", ws.file, "--format", "svg"], `--format: "svg" is not one of mermaid, dot; taskq writes the graph's source, not a picture: for SVG, have Graphviz draw it (taskq graph ${ws.file} --format dot | dot -Tsvg -o graph.svg)`],
+      [["graph", "--format=PNG", ws.file], `--format: "PNG" is not one of mermaid, dot; taskq writes the graph's source, not a picture: for PNG, have Graphviz draw it (taskq graph --format dot ${ws.file} | dot -Tpng -o graph.png)`],
       [["graph", ws.file, "--format", "dto"], '--format: "dto" is not one of mermaid, dot; did you mean "dot"?'],
     ];
     for (const [args, message] of cases) {
@@ -583,6 +585,9 @@ describe("taskq commands", () => {
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(new RegExp(`${ws.file}:\\d+:\\d+: .*a -> b -> a`));
       expect(result.stderr).toMatch(new RegExp(`${ws.file}:9:5: .*"rn".*did you mean "run"`));
+      // The typo told once: not also as \`run\` missing.
+      expect(result.stderr).not.toContain("is missing");
+      expect(result.stderr).toContain("2 problems; nothing was run");
       expect(result.stderr).toMatch(/nothing was run/);
     }
     expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);

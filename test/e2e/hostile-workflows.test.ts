@@ -301,7 +301,6 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
       '3:3: task "build": `run` is missing; it must be a non-empty command string',
       '4:5: task "build": unknown key "runs-on"; there is no runner to choose: tasks run on the machine taskq runs on (with run --store, on the worker that leases them); remove it',
       '5:5: task "build": unknown key "steps"; a task runs one command, its `run`: write the steps\' commands there, joined with && (run: npm ci && npm test), or one a line in a | block whose first line is set -e; or make each step a task that dependsOn the one before',
-      '7:3: task "test": `run` is missing; it must be a non-empty command string',
       '8:5: task "test": unknown key "comand"; did you mean "run"?',
     ]);
   });
