@@ -35,6 +35,11 @@ export class ProblemList {
     this.#explained.add(offset);
   }
 
+  /** Whether the value at `offset` is explained by a problem reported there (see explained). */
+  isExplained(offset: number): boolean {
+    return this.#explained.has(offset);
+  }
+
   /** atOffset, unless the value at `offset` is already explained (see explained). */
   followOn(offset: number, message: string): void {
     if (!this.#explained.has(offset)) this.atOffset(offset, message);

@@ -136,10 +136,14 @@ class PlainBuilder {
     let written: Set<string> | undefined;
     const has = (key: string) => written?.has(key) ?? hasKey(result, key);
     let height = 0;
+    /** Some `<<` merged in nothing of what it named, with a problem said there (`<<: *nope`, `<<: 3`). */
+    let mergeRefused = false;
     for (const pair of map.items) {
       if (isMergeKey(pair.key)) {
         written ??= new Set(result instanceof Map ? result.keys() : Object.keys(result));
-        height = Math.max(height, this.#merge(pair, result, depth, role));
+        const merged = this.#merge(pair, result, depth, role);
+        height = Math.max(height, merged.height);
+        mergeRefused ||= merged.refused;
         continue;
       }
       const key = this.#checkKey(pair, map, has, isTasks);
@@ -158,8 +162,9 @@ class PlainBuilder {
       setKey(result, key, value);
     }
     this.#height = height + 1;
-    // Every key refused, each with its problem: the mapping is not "empty" to its reader. One that merged nothing in (`<<: *empty`) is.
-    if (map.items.length > 0 && written === undefined && (result instanceof Map ? result.size === 0 : Object.keys(result).length === 0)) this.#problems.explained(map.range?.[0] ?? 0);
+    // Every key refused, each with its problem, or a merge whose problem was said: the mapping is not "empty" to its
+    // reader (`tasks: { <<: *nope }` was told both). One that merged nothing in without one (`<<: *empty`) is.
+    if (map.items.length > 0 && (written === undefined || mergeRefused) && (result instanceof Map ? result.size === 0 : Object.keys(result).length === 0)) this.#problems.explained(map.range?.[0] ?? 0);
     return result;
   }
 
@@ -171,9 +176,10 @@ class PlainBuilder {
    * merged, the first to give a key wins. Anything else it names is refused at its place. Returns
    * the height of what was merged, which the mapping adds one to: each merge counts as a level of
    * nesting, so a chain of merges is held to MAX_NESTING_DEPTH as one of mappings is (reading it
-   * again in another role, or finding a key's place through it, recurses).
+   * again in another role, or finding a key's place through it, recurses); and whether something
+   * it names was refused, its problem said.
    */
-  #merge(pair: Pair, result: Mapping, depth: number, role: Role): number {
+  #merge(pair: Pair, result: Mapping, depth: number, role: Role): { height: number; refused: boolean } {
     const value = pair.value;
     let items: unknown[] = [value];
     /** The alias of a list of mappings (`<<: *sources`), whose items are merged. */
@@ -181,11 +187,12 @@ class PlainBuilder {
     if (isSeq(value)) items = value.items;
     else if (isAlias(value) && isSeq(this.#anchors.get(value.source))) {
       const target = this.#reach(value, depth);
-      if (target === undefined) return 0;
+      if (target === undefined) return { height: 0, refused: true };
       list = value;
       items = (target as YAMLSeq).items;
     }
     let height = 0;
+    let refused = false;
     for (const item of items) {
       const merged = this.convert(item, depth, role);
       height = Math.max(height, this.#height);
@@ -200,8 +207,9 @@ class PlainBuilder {
       const offset = empty ? ((pair.key as Node).range?.[0] ?? 0) : node.range![0];
       const got = isAlias(item) ? `*${item.source}, which is ${describeValue(merged)}` : describeValue(merged);
       this.#problems.followOn(offset, `a merge key \`<<\` takes a mapping, an alias of one (<<: *base) or a list of them (<<: [*a, *b]); got ${got}${list === undefined ? "" : `, an item of *${list.source}`}`);
+      refused = true;
     }
-    return height;
+    return { height, refused };
   }
 
   /**

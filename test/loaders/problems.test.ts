@@ -814,6 +814,16 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("x-none: &none {}", "tasks: { <<: *none }"))).toEqual(["2:8: `tasks` is empty; define at least one task"]);
   });
 
+  // One mistake, one problem: `tasks` was told empty, and the task that `run` is missing, besides the merge's own problem.
+  it("does not call a mapping empty, nor its fields missing, when the `<<` that was all of it names nothing it could merge, and says so", () => {
+    const unknown = (name: string, at: string) => `${at}: unknown alias *${name}; define &${name} before using it, or quote the value if it is text ("*${name}")`;
+    expect(problemsOf(yaml("tasks:", "  <<: *nope"))).toEqual([unknown("nope", "2:7")]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    <<: *nope"))).toEqual([unknown("nope", "3:9")]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    <<: 3"))).toEqual(["3:9: a merge key `<<` takes a mapping, an alias of one (<<: *base) or a list of them (<<: [*a, *b]); got 3"]);
+    // Something else written in it: what it lacks is not the merge's doing alone, and is said.
+    expect(problemsOf(yaml("tasks:", "  a:", "    <<: *nope", "    retries: 2"))).toEqual(['2:3: task "a": `run` is missing; it must be a non-empty command string', unknown("nope", "3:9")]);
+  });
+
   it("calls a key written twice in a mapping a duplicate, but not one written once and merged in too, nor a task id written and merged", () => {
     const text = yaml(
       "x-base: &base { run: merged, retries: 1 }",
