@@ -46,8 +46,21 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
       problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${nullEnvMessage(String(path.at(-1)), commentHint(issue, path, locator))}`);
       continue;
     }
-    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${commentHint(issue, path, locator)}${nullIdHint(issue, path)}${tildeCwdHint(issue, path, locator)}${valueHint(issue, path)}${envListHint(issue, path)}${runListHint(issue, path)}`);
+    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${commentHint(issue, path, locator)}${nullIdHint(issue, path)}${tildeCwdHint(issue, path, locator)}${valueHint(issue, path)}${envListHint(issue, path)}${runListHint(issue, path)}${nestedIdsHint(issue, path)}`);
   }
+}
+
+/**
+ * `dependsOn:` with an item `- - b` (or `[[b, c]]`): a list inside the list, which YAML reads from a
+ * dash too many or brackets twice. The ids it holds, listed as they are meant.
+ */
+function nestedIdsHint(issue: Issue, path: DataPath): string {
+  const isItem = path[0] === "tasks" && path.length === 4 && path[2] === "dependsOn" && typeof path[3] === "number";
+  if (!isItem || !("input" in issue) || !Array.isArray(issue.input) || issue.input.length === 0) return "";
+  const ids: unknown[] = issue.input;
+  if (!ids.every((id) => typeof id === "string" || typeof id === "number")) return "";
+  const shown = ids.slice(0, 5).map((id) => (typeof id === "string" && /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(id) ? id : JSON.stringify(id)));
+  return `; a list inside the list (\`- - ${shown[0]!}\` has a dash too many): list the ids themselves (dependsOn: [${shown.join(", ")}${ids.length > shown.length ? ", ..." : ""}])`;
 }
 
 /**

@@ -511,7 +511,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `3:31: task "z": \`dependsOn[1]\` must be a task id, got nothing (null)${nullHint}`,
       '3:34: task "z" depends on "c", which is not defined; did you mean "a"?',
       `3:37: task "z": \`dependsOn[3]\` must be a task id, got nothing (null)${nullHint}`,
-      '3:43: task "z": `dependsOn[4]` must be a task id, got a list',
+      '3:43: task "z": `dependsOn[4]` must be a task id, got a list; a list inside the list (`- - c` has a dash too many): list the ids themselves (dependsOn: [c])',
       '3:48: task "z": `dependsOn[5]` must be a task id, got a mapping',
       '3:58: task "z": `dependsOn[6]` must be a task id, got an empty string',
       `4:28: task "y": \`dependsOn[0]\` must be a task id, got nothing (null)${nullHint}`,
@@ -812,6 +812,12 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
 
   it("calls `tasks` empty when a `<<` merges no task into it", () => {
     expect(problemsOf(yaml("x-none: &none {}", "tasks: { <<: *none }"))).toEqual(["2:8: `tasks` is empty; define at least one task"]);
+  });
+
+  it("a dependsOn item that is a list itself (a dash too many, `- - b`, or [[b, c]]) is told to list the ids themselves", () => {
+    const nested = (at: string, ids: string) => `${at}: task "a": \`dependsOn[0]\` must be a task id, got a list; a list inside the list (\`- - b\` has a dash too many): list the ids themselves (dependsOn: [${ids}])`;
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    dependsOn:", "      - - b", "  b: { run: x }"))).toEqual([nested("5:9", "b")]);
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, dependsOn: [[b, c]] }", "  b: { run: x }", "  c: { run: x }"))).toEqual([nested("2:28", "b, c")]);
   });
 
   // One mistake, one problem: `tasks` was told empty, and the task that `run` is missing, besides the merge's own problem.
