@@ -22,9 +22,9 @@ export function parseDuration(value: string | number): number | undefined {
   return ms !== undefined && ms >= 0 && ms <= MAX_DURATION_MS ? ms : undefined;
 }
 
-/** Whether `text` is written as a duration, but one longer than any duration may be (`31d`, `721h`). */
-export function overDurationLimit(text: string): boolean {
-  const ms = durationMs(text);
+/** Whether `value` is written as a duration, but one longer than any duration may be (`31d`, `721h`, 2600000 seconds). */
+export function overDurationLimit(value: string | number): boolean {
+  const ms = durationMs(value);
   return ms !== undefined && ms > MAX_DURATION_MS;
 }
 

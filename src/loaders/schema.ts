@@ -189,7 +189,9 @@ const taskOptionsShape = {
         { error: "must be a mapping with `base` and/or `max`" },
       )
       .check(
-        z.refine((backoff) => backoff.base === undefined || backoff.max === undefined || backoff.max >= backoff.base, {
+        // Only two durations read as such: zod runs the check after a field's own failed (`max: 40d`, past the range,
+        // stays the text), and "40d" >= 1000 is false, which said a max longer than the base was shorter.
+        z.refine((backoff) => typeof backoff.base !== "number" || typeof backoff.max !== "number" || backoff.max >= backoff.base, {
           message: "must not be shorter than `backoff.base`",
           path: ["max"],
         }),

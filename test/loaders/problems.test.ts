@@ -404,12 +404,18 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
-  it("rejects durations over 30 days, runAt together with delay, and backoff.max below base", () => {
+  it("rejects durations over 30 days, saying that is what is wrong with them, runAt together with delay, and backoff.max below base", () => {
     const text = yaml("defaults: { timeout: 721h }", "tasks:", "  a: { run: x, runAt: 2026-02-01T00:00:00Z, delay: 1s, backoff: { base: 5s, max: 1s } }");
+    const over = " (longer than the maximum of 30 days, 720h)";
     expect(problemsOf(text)).toEqual([
-      '1:22: `defaults.timeout` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, or none (no limit), got "721h"',
+      `1:22: \`defaults.timeout\` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, or none (no limit), got "721h"${over}`,
       '3:52: task "a": `delay` cannot be set together with `runAt`; keep one',
       '3:82: task "a": `backoff.max` must not be shorter than `backoff.base`',
+    ]);
+    // In seconds too; and a max past the range is not also called shorter than the base (the text "40d" compared with 1000 ms was).
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, timeout: 2600000, backoff: { base: 1s, max: 40d } }"))).toEqual([
+      `2:25: task "a": \`timeout\` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, or none (no limit), got 2600000${over}`,
+      `2:60: task "a": \`backoff.max\` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days, got "40d"${over}`,
     ]);
   });
 
