@@ -79,14 +79,14 @@ describe("taskq worker and run --store on a store they cannot use", () => {
     return role;
   }
 
-  /** `run --store` of a two-task workflow as `role`, which must end well before a minute (its worker used to try for ever). */
-  async function runStoreExit(role: string, schema: string) {
+  /** `run --store` of a two-task workflow as `role` (with `args`), which must end well before a minute (its worker used to try for ever). */
+  async function runStoreExit(role: string, schema: string, args: string[] = []) {
     const run = await workspace("tasks:\n  a:\n    run: echo a\n  b:\n    run: echo b\n    dependsOn: a\n");
-    const cli = startCli(["run", run.file, "--log-dir", run.logs], { cwd: run.dir, env: { TASKQ_STORE: urlAs(role), TASKQ_STORE_SCHEMA: schema } });
+    const cli = startCli(["run", run.file, "--log-dir", run.logs, ...args], { cwd: run.dir, env: { TASKQ_STORE: urlAs(role), TASKQ_STORE_SCHEMA: schema } });
     const timer = setTimeout(() => cli.child.kill("SIGKILL"), 30_000);
     const result = await cli.done;
     clearTimeout(timer);
-    const runId = /run (\S+) submitted to/.exec(result.stdout)?.[1];
+    const runId = /run (\S+) (?:submitted to|already submitted to)/.exec(result.stdout)?.[1];
     const states = await admin.query<{ key: string; state: string }>(`SELECT key, state FROM "${schema}".tasks WHERE run_id = $1 ORDER BY key`, [runId]);
     return { ...result, runId, states: states.rows.map(({ key, state }) => `${key} ${state}`) };
   }
@@ -121,5 +121,26 @@ describe("taskq worker and run --store on a store they cannot use", () => {
       `; run ${result.runId}, which this command submitted, is cancelled (2 tasks that had not started), so that no worker runs it after this command failed; ` +
         "once the role has the rights, run the workflow again (under a new --run-id, if you gave one)\n",
     );
+  }, 40_000);
+
+  it("run --store that joined a run submitted before it (--run-id), its leases refused: leaves that run as it was, for the workers that run it", async () => {
+    const schema = await storeSchema();
+    const role = await roleOn(
+      schema,
+      `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema}" TO ROLE; GRANT USAGE ON ALL SEQUENCES IN SCHEMA "${schema}" TO ROLE;
+       REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA "${schema}" FROM PUBLIC`,
+    );
+    // Submitted first, with every right (an earlier step of the pipeline), for workers elsewhere to run.
+    const runId = `joined-${randomBytes(3).toString("hex")}`;
+    const first = await workspace("tasks:\n  a:\n    run: echo a\n  b:\n    run: echo b\n    dependsOn: a\n");
+    const submitted = await startCli(["submit", first.file, "--run-id", runId], { cwd: first.dir, env: { TASKQ_STORE: DATABASE_URL, TASKQ_STORE_SCHEMA: schema } }).done;
+    expect(submitted.code).toBe(0);
+    const result = await runStoreExit(role, schema, ["--run-id", runId]);
+    expect({ code: result.code, signal: result.signal }).toEqual({ code: 1, signal: null });
+    expect(result.runId).toBe(runId);
+    // Not cancelled: the run is not this command's to end.
+    expect(result.states).toEqual(["a queued", "b blocked"]);
+    expect(result.stderr).toContain(`completeAndLease failed: permission denied for function`);
+    expect(result.stderr).toContain(`; run ${runId} existed before this command, and is left as it was for the workers that run it\n`);
   }, 40_000);
 });
