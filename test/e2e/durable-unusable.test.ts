@@ -79,6 +79,15 @@ describe("taskq worker and run --store on a store they cannot use", () => {
     return role;
   }
 
+  /** A role with every right on the store's tables, none on its functions: its leases are refused (42501), a cancel is not. */
+  function leaseDenied(schema: string): Promise<string> {
+    return roleOn(
+      schema,
+      `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema}" TO ROLE; GRANT USAGE ON ALL SEQUENCES IN SCHEMA "${schema}" TO ROLE;
+       REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA "${schema}" FROM PUBLIC`,
+    );
+  }
+
   /** `run --store` of a two-task workflow as `role` (with `args`), which must end well before a minute (its worker used to try for ever). */
   async function runStoreExit(role: string, schema: string, args: string[] = []) {
     const run = await workspace("tasks:\n  a:\n    run: echo a\n  b:\n    run: echo b\n    dependsOn: a\n");
@@ -107,12 +116,7 @@ describe("taskq worker and run --store on a store they cannot use", () => {
 
   it("run --store as a role that may not lease but may cancel: cancels the run it submitted, so no worker runs it after the command failed", async () => {
     const schema = await storeSchema();
-    // Every right on the tables, none on the store's functions: its leases are refused (42501), a cancel is not.
-    const role = await roleOn(
-      schema,
-      `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema}" TO ROLE; GRANT USAGE ON ALL SEQUENCES IN SCHEMA "${schema}" TO ROLE;
-       REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA "${schema}" FROM PUBLIC`,
-    );
+    const role = await leaseDenied(schema);
     const result = await runStoreExit(role, schema);
     expect({ code: result.code, signal: result.signal }).toEqual({ code: 1, signal: null });
     expect(result.states).toEqual(["a cancelled", "b cancelled"]);
@@ -125,11 +129,7 @@ describe("taskq worker and run --store on a store they cannot use", () => {
 
   it("run --store that joined a run submitted before it (--run-id), its leases refused: leaves that run as it was, for the workers that run it", async () => {
     const schema = await storeSchema();
-    const role = await roleOn(
-      schema,
-      `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema}" TO ROLE; GRANT USAGE ON ALL SEQUENCES IN SCHEMA "${schema}" TO ROLE;
-       REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA "${schema}" FROM PUBLIC`,
-    );
+    const role = await leaseDenied(schema);
     // Submitted first, with every right (an earlier step of the pipeline), for workers elsewhere to run.
     const runId = `joined-${randomBytes(3).toString("hex")}`;
     const first = await workspace("tasks:\n  a:\n    run: echo a\n  b:\n    run: echo b\n    dependsOn: a\n");
