@@ -51,7 +51,9 @@ describe("GroupTerminator", () => {
     expect(await eventually(async () => (await sleepers(mark)).length === 1)).toBe(true);
     const terminator = new GroupTerminator(pid, 300);
     // Reaped as the shell handler reaps it: when Node tells of the shell's exit, in the same turn of the event loop.
-    const reaped = new Promise((resolve, reject) => shell.once("exit", () => terminator.reap().then(resolve, reject)));
+    const reaped = new Promise((resolve, reject) => {
+      shell.once("exit", () => void terminator.reap().then(resolve, reject));
+    });
     // Stopped in a timer: the SIGTERM's pass over /proc is made then, in the turn whose poll for I/O then reaps the
     // shell, dead of the SIGTERM by then (the wait below), and tells of its exit. That pass still shows the shell.
     setTimeout(() => {
