@@ -24,8 +24,9 @@ export function folderProblem(error: unknown, folder: string): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code ?? "error";
   let words: string | undefined;
   try {
-    // `--log-dir /proc/x`: mkdir in /proc answers ENOENT, "no such file or directory", of the folder it was asked to make.
-    const made = code === "ENOENT" && (error as NodeJS.ErrnoException).syscall === "mkdir" ? notMadeInKernelFiles(folder) : undefined;
+    // `--log-dir /proc/x`: mkdir in /proc answers ENOENT, "no such file or directory", of the folder it was asked to make;
+    // in /sys EPERM, "operation not permitted", which left the user looking for a permission to change.
+    const made = (code === "ENOENT" || code === "EPERM") && (error as NodeJS.ErrnoException).syscall === "mkdir" ? notMadeInKernelFiles(folder) : undefined;
     if (made !== undefined) return `${made} (${code}): give --log-dir a folder elsewhere`;
     words = explain(code, folder) ?? WORDS[code] ?? systemWords(error);
   } catch {
@@ -57,7 +58,7 @@ function explain(code: string, folder: string): string | undefined {
   return undefined;
 }
 
-/** File systems whose entries the kernel alone makes: mkdir in them fails, with ENOENT in /proc. */
+/** File systems whose entries the kernel alone makes: mkdir in them fails, with ENOENT in /proc, EPERM in /sys. */
 const KERNEL_FILE_SYSTEMS = new Set(["proc", "sysfs", "devpts", "debugfs", "tracefs", "securityfs", "pstore", "efivarfs", "binfmt_misc", "bpf"]);
 
 /** The type of the file system `folder` is on (`proc`, `ext4`), from /proc/self/mountinfo; undefined where that cannot be read. */

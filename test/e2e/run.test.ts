@@ -485,13 +485,17 @@ prog 100%%
   });
 
   // In /proc, mkdir answers ENOENT under a folder that exists: Node 20's recursive mkdirSync spins there forever.
-  it.skipIf(!existsSync("/proc/self"))("a log folder that cannot be made is an error at once, nothing run: a file in the way, or /proc", async () => {
+  it.skipIf(!existsSync("/proc/self"))("a log folder that cannot be made is an error at once, nothing run: a file in the way, /proc or /sys", async () => {
     const ws = await workspace("tasks:\n  a: { run: touch ran-a }\n");
     logRoots.push(ws.logs);
     await writeFile(path.join(ws.dir, "file"), "");
     const cases = [
       [path.join(ws.dir, "file", "logs"), `${path.join(ws.dir, "file")} is not a folder \\(ENOTDIR\\)`],
       ["/proc/taskq-nothing/logs", "/proc/taskq-nothing cannot be made in /proc, a proc file system, whose entries only the kernel makes \\(ENOENT\\): give --log-dir a folder elsewhere"],
+      // In /sys mkdir answers EPERM, told as "not permitted" alone before.
+      ...(existsSync("/sys/kernel")
+        ? [["/sys/taskq-nothing/logs", "/sys/taskq-nothing cannot be made in /sys, a sysfs file system, whose entries only the kernel makes \\(EPERM\\): give --log-dir a folder elsewhere"] as const]
+        : []),
     ] as const;
     for (const [logDir, reason] of cases) {
       const cli = startCli(["run", ws.file, "--log-dir", logDir], { cwd: ws.dir });
