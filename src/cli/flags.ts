@@ -1,8 +1,7 @@
 import { isatty } from "node:tty";
 import { UsageError } from "../errors.js";
 import { defaultConcurrency } from "./cpu-limit.js";
-import { DURATION_EXPECTED, durationMistake, overDurationLimit, parseDuration } from "../loaders/duration.js";
-import { MAX_DURATION_MS } from "../loaders/limits.js";
+import { DURATION_EXPECTED, durationMistake, OVER_DURATION_LIMIT, overDurationLimit, parseDuration } from "../loaders/duration.js";
 import { isRunId, RUN_ID_EXPECTED } from "../run-id.js";
 import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 
@@ -15,7 +14,7 @@ export function durationFlag(name: string, value: unknown, expected = DURATION_E
   if (ms === undefined) {
     // `31d`: written right, but past the range, which the form alone did not say it was.
     if (expected === DURATION_EXPECTED && typeof value === "string" && overDurationLimit(value)) {
-      throw new UsageError(`${name}: ${JSON.stringify(value)} is longer than the maximum of 30 days (${MAX_DURATION_MS / 3_600_000}h)`);
+      throw new UsageError(`${name}: ${JSON.stringify(value)} is ${OVER_DURATION_LIMIT}`);
     }
     const mistake = typeof value === "string" ? durationMistake(value) : undefined;
     throw new UsageError(`${name}: ${JSON.stringify(value)} is not ${expected}${mistake === undefined ? "" : ` (${mistake})`}`);

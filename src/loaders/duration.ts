@@ -22,6 +22,9 @@ export function parseDuration(value: string | number): number | undefined {
   return ms !== undefined && ms >= 0 && ms <= MAX_DURATION_MS ? ms : undefined;
 }
 
+/** What a duration written right but past the range is told, a flag's and a field's alike. */
+export const OVER_DURATION_LIMIT = `longer than the maximum of 30 days (${MAX_DURATION_MS / 3_600_000}h)`;
+
 /** Whether `value` is written as a duration, but one longer than any duration may be (`31d`, `721h`, 2600000 seconds). */
 export function overDurationLimit(value: string | number): boolean {
   const ms = durationMs(value);

@@ -4,8 +4,8 @@ import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { runAtMistake } from "./date-time.js";
 import { defaultsSchema, isRunAt, PRIORITIES, TASK_TYPES, taskSchema, workflowFileSchema } from "./schema.js";
-import { durationMistake, overDurationLimit } from "./duration.js";
-import { MAX_CONCURRENCY, MAX_DURATION_MS, MAX_RETRIES } from "./limits.js";
+import { durationMistake, OVER_DURATION_LIMIT, overDurationLimit } from "./duration.js";
+import { MAX_CONCURRENCY, MAX_RETRIES } from "./limits.js";
 import { closestMatch } from "./suggest.js";
 
 type Issue = z.core.$ZodIssue;
@@ -102,7 +102,7 @@ function valueHint(issue: Issue, path: DataPath): string {
   const field = path.at(-1);
   // `31d`, `3000000` (seconds): written right, but past the range, which "got 31d" left the user to work out.
   if (typeof field === "string" && DURATION_FIELDS.has(field) && (typeof issue.input === "string" || Number.isFinite(issue.input)) && overDurationLimit(issue.input as string | number)) {
-    return ` (longer than the maximum of 30 days, ${MAX_DURATION_MS / 3_600_000}h)`;
+    return `; ${OVER_DURATION_LIMIT}`;
   }
   if (typeof issue.input !== "string") return "";
   const hint =

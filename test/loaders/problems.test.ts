@@ -406,7 +406,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
 
   it("rejects durations over 30 days, saying that is what is wrong with them, runAt together with delay, and backoff.max below base", () => {
     const text = yaml("defaults: { timeout: 721h }", "tasks:", "  a: { run: x, runAt: 2026-02-01T00:00:00Z, delay: 1s, backoff: { base: 5s, max: 1s } }");
-    const over = " (longer than the maximum of 30 days, 720h)";
+    const over = "; longer than the maximum of 30 days (720h)";
     expect(problemsOf(text)).toEqual([
       `1:22: \`defaults.timeout\` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, or none (no limit), got "721h"${over}`,
       '3:52: task "a": `delay` cannot be set together with `runAt`; keep one',
