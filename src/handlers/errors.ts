@@ -9,6 +9,18 @@ const PERMANENT_EXIT_CODES = new Map([
   [127, "the shell's code for command not found"],
 ]);
 
+/**
+ * Whether and how taskq SIGKILLed an attempt's processes, as its shell ended: `byTaskq`, it sent the
+ * group SIGKILL (a failure then gives no hint of the out-of-memory killer); `graceMs`, the kill grace
+ * the SIGKILL came after (something ignored SIGTERM); `atOnce`, taskq SIGKILLed them with no
+ * grace, by the reap's end (a second Ctrl-C, a lost lease).
+ */
+export interface TaskqKill {
+  byTaskq?: boolean;
+  graceMs?: number | undefined;
+  atOnce?: boolean;
+}
+
 /** An attempt that did not succeed; `result` says how it ended. */
 export class TaskFailedError extends TaskqError {
   readonly result: AttemptResult;
@@ -19,20 +31,24 @@ export class TaskFailedError extends TaskqError {
    * a stopped attempt's cancel, worded by the queue, says so from here, as a timeout's words say it.
    */
   declare readonly killGraceMs?: number;
+  /** Set where taskq's SIGKILL ended the attempt with no grace (a second Ctrl-C): its cancel says so from here too. */
+  declare readonly killedAtOnce?: true;
 
-  constructor(message: string, result: AttemptResult, options: { permanent: boolean; cause?: unknown; killGraceMs?: number | undefined }) {
+  constructor(message: string, result: AttemptResult, options: { permanent: boolean; cause?: unknown; killGraceMs?: number | undefined; killedAtOnce?: boolean }) {
     super("TASK_FAILED", message, { cause: options.cause });
     this.result = result;
     this.permanent = options.permanent;
     if (options.killGraceMs !== undefined) this.killGraceMs = options.killGraceMs;
+    if (options.killedAtOnce === true) this.killedAtOnce = true;
   }
 
-  /** Words the failure and decides whether it is permanent, from the result (and whether taskq sent a SIGKILL: see describeFailure). */
-  static fromResult(task: ShellTask, result: AttemptResult, cause?: unknown, killedByTaskq = false, killGraceMs?: number): TaskFailedError {
-    return new TaskFailedError(describeFailure(task, result, killedByTaskq, killGraceMs), result, {
+  /** Words the failure and decides whether it is permanent, from the result (and how taskq SIGKILLed it, if it did: see describeFailure). */
+  static fromResult(task: ShellTask, result: AttemptResult, cause?: unknown, kill: TaskqKill = {}): TaskFailedError {
+    return new TaskFailedError(describeFailure(task, result, kill), result, {
       permanent: isPermanentFailure(task, result),
       cause,
-      killGraceMs,
+      killGraceMs: kill.graceMs,
+      killedAtOnce: kill.graceMs === undefined && kill.atOnce === true,
     });
   }
 }
@@ -55,27 +71,36 @@ export class LogWriteError extends TaskqError {
 
 /**
  * How an attempt that did not succeed ended, in words: "timed out after 1s", "exited with code 3".
- * A SIGKILL taskq did not send (`killedByTaskq` false) says who likely did: on CI, the out-of-memory killer.
- * `killGraceMs` is set when stopping the attempt took taskq's SIGKILL after that kill grace (something
- * ignored SIGTERM): a timeout says so, as the time it took past its limit is otherwise unexplained.
+ * A SIGKILL taskq did not send (`kill.byTaskq` false) says who likely did: on CI, the out-of-memory killer.
+ * A timeout stopped by taskq's SIGKILL says how it came (see sigkillWords): the time it took past its
+ * limit is otherwise unexplained.
  */
-export function describeFailure(task: ShellTask, result: AttemptResult, killedByTaskq = false, killGraceMs?: number): string {
+export function describeFailure(task: ShellTask, result: AttemptResult, kill: TaskqKill = {}): string {
   if (result.timedOut) {
     const timedOut = task.timeoutMs === undefined ? "timed out" : `timed out after ${formatDuration(task.timeoutMs)}`;
-    return killGraceMs === undefined ? timedOut : `${timedOut}; ${killedAfterGraceWords(killGraceMs)}`;
+    return withSigkillWords(timedOut, kill);
   }
   if (result.cancelled) return "cancelled";
   const how = result.signal !== null ? `killed by ${result.signal}` : `exited with code ${String(result.exitCode)}`;
   // Why no retry follows, where retries may be set: the task's attempts left unused would puzzle.
   const why = whyNotRetried(task, result);
-  const notes = [killedByTaskq ? undefined : sigkillHint(result), why].filter((note) => note !== undefined);
+  const notes = [kill.byTaskq === true ? undefined : sigkillHint(result), why].filter((note) => note !== undefined);
   return notes.length === 0 ? how : `${how} (${notes.join("; ")})`;
+}
+
+/** `words`, with how taskq's SIGKILL ended the attempt where it did: "aborted by shutdown; killed with SIGKILL at once, not after the kill grace". */
+export function withSigkillWords(words: string, kill: TaskqKill): string {
+  if (kill.graceMs !== undefined) return `${words}; ${killedAfterGraceWords(kill.graceMs)}`;
+  return kill.atOnce === true ? `${words}; ${KILLED_AT_ONCE_WORDS}` : words;
 }
 
 /** What a stop that came to taskq's SIGKILL after the kill grace adds to how the attempt ended. */
 export function killedAfterGraceWords(killGraceMs: number): string {
   return `killed with SIGKILL after the kill grace (${formatDuration(killGraceMs)}): it ignored SIGTERM`;
 }
+
+/** What a stop by taskq's SIGKILL with no grace (a second Ctrl-C, a lost lease) adds to how the attempt ended. */
+export const KILLED_AT_ONCE_WORDS = "killed with SIGKILL at once, not after the kill grace";
 
 /** 137 and SIGKILL give no reason by themselves: most often, the out-of-memory killer's. */
 function sigkillHint(result: AttemptResult): string | undefined {

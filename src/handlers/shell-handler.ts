@@ -6,7 +6,7 @@ import { AttemptOutput, LATE_PIPES_MAX, type StreamName } from "./attempt-output
 import { closeEnds, fifoPool, type PipeEnds } from "./fifo-pool.js";
 import { messageOf } from "../errors.js";
 import { TaskCancelledError } from "../engine/errors.js";
-import { describeFailure, killedAfterGraceWords, LogWriteError, TaskFailedError } from "./errors.js";
+import { describeFailure, LogWriteError, TaskFailedError, withSigkillWords, type TaskqKill } from "./errors.js";
 import { guardProblem } from "./group-guard.js";
 import { Tail } from "./line-splitter.js";
 import { attemptLine, closeLogFile, logPathsIn, openLogFile, openLogFileAsync, type LogFile } from "./log-file.js";
@@ -168,7 +168,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       if (pipes !== undefined) for (const ends of pipes) closeEnds(ends);
       const reason: unknown = ctx.signal.reason;
       const stopped = result({ code: null, signal: null }, reason);
-      log.writeLine(attemptLine(ctx.attempt, ending(task, stopped, reason, false)));
+      log.writeLine(attemptLine(ctx.attempt, ending(task, stopped, reason, {})));
       await closeLogFile(log);
       throw TaskFailedError.fromResult(task, stopped, reason);
     }
@@ -303,10 +303,13 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     // A process of the task's stopped by a signal holds it up as a hang would, the user not knowing why: said, with the way out.
     watchStopped(pid, (stoppedPid, command) => options.sink.note?.(stoppedNote(task.id, stoppedPid, command), task.id));
     let exit: Exit;
-    /** Whether taskq had sent the task's group SIGKILL when its shell ended (a second Ctrl-C, the kill grace): its failure then gives no hint of the out-of-memory killer. */
-    let killedByTaskq: boolean;
-    /** The kill grace, when stopping the attempt came to taskq's SIGKILL (the shell or what it left ignored SIGTERM); known once reaped. */
-    let killedAfterGraceMs: number | undefined;
+    /**
+     * Whether taskq had sent the task's group SIGKILL when its shell ended (a second Ctrl-C, the kill grace): its failure
+     * then gives no hint of the out-of-memory killer. With the kill grace, once reaped, where stopping the attempt came to
+     * taskq's SIGKILL after it (the shell or what it left ignored SIGTERM); `atOnce` where taskq's SIGKILL came with no
+     * grace, as a second Ctrl-C's: "aborted by shutdown" alone would leave the kill unsaid.
+     */
+    const kill: TaskqKill = {};
     try {
       // The attempt ends when the shell exits, not when its pipes close: a background
       // job may hold them open forever.
@@ -314,7 +317,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       exit = outcome.exit ?? { code: null, signal: null };
       running = false;
       unwatchStopped(pid);
-      killedByTaskq = sigkilledByTaskq(pid);
+      kill.byTaskq = sigkilledByTaskq(pid);
       // Killed by the signal that stops taskq (sent to its process group as the shell started, see
       // ShellHandlerOptions.shutdownSignals): stopped with taskq, not failed.
       if (abortReason === undefined && exit.signal !== null && options.shutdownSignals !== undefined && (await options.shutdownSignals.received(exit.signal, diedStarting))) {
@@ -323,7 +326,9 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       // Background jobs left in the group may still write while they are reaped: the
       // timer still gives the pipes a stream if that takes long.
       const leftovers = await terminator.reap();
-      if (terminator.killedAfterGrace) killedAfterGraceMs = options.killGraceMs;
+      // Read again: a second Ctrl-C may have SIGKILLed what the shell left (it died of the SIGTERM) while the reap waited.
+      if (terminator.killedAfterGrace) kill.graceMs = options.killGraceMs;
+      else kill.atOnce = sigkilledByTaskq(pid);
       // Stopped without a word, a leftover would go unnoticed, and one that ignores SIGTERM
       // adds the kill grace to the task's time for no reason the user could see.
       if (leftovers !== undefined) options.sink.note?.(leftoversNote(task.id, leftovers, options.killGraceMs), task.id);
@@ -344,7 +349,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       }
       await output.drain(DRAIN_IDLE_MS, DRAIN_MAX_MS);
       // A log tells how each attempt that did not succeed ended; a successful one's is the task's output alone.
-      await output.close(abortReason === undefined && exit.code === 0 ? undefined : attemptLine(ctx.attempt, ending(task, result(exit, abortReason), abortReason, killedByTaskq, killedAfterGraceMs)));
+      await output.close(abortReason === undefined && exit.code === 0 ? undefined : attemptLine(ctx.attempt, ending(task, result(exit, abortReason), abortReason, kill)));
     } finally {
       clearTimeout(streamTimer);
       for (const [ends] of unread) closeSync(ends.read);
@@ -358,8 +363,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     if (sharedStop !== undefined) throw new TaskCancelledError("shutdown", sharedStop.message, undefined, { cause: TaskFailedError.fromResult(task, result(exit, sharedStop)) });
     const final = result(exit, abortReason);
     // A cancel stays a cancel (never retried) even if the log also failed.
-    if (output.logError !== undefined && !final.cancelled) throw logFailure(task, logPath, output.logError, final, stoppedForLog, killedByTaskq, killedAfterGraceMs);
-    if (final.timedOut || final.cancelled || exit.code !== 0) throw TaskFailedError.fromResult(task, final, abortReason, killedByTaskq, killedAfterGraceMs);
+    if (output.logError !== undefined && !final.cancelled) throw logFailure(task, logPath, output.logError, final, stoppedForLog, kill);
+    if (final.timedOut || final.cancelled || exit.code !== 0) throw TaskFailedError.fromResult(task, final, abortReason, kill);
     return final;
   };
 }
@@ -427,10 +432,10 @@ const TASKQ_PID = String(process.pid);
 const PASSING_SPAWN_ERRORS = new Set(["EAGAIN", "EMFILE", "ENFILE", "ENOMEM"]);
 
 /** How an attempt that did not succeed ended, for its log's last line: its failure in words, or why taskq stopped it. */
-function ending(task: ShellTask, result: AttemptResult, abortReason: unknown, killedByTaskq: boolean, killGraceMs?: number): string {
+function ending(task: ShellTask, result: AttemptResult, abortReason: unknown, kill: TaskqKill): string {
   // A stop that took the SIGKILL after the kill grace says so, as a timeout does: the stop's time is otherwise unexplained.
-  if (result.cancelled) return `stopped: ${messageOf(abortReason)}${killGraceMs === undefined ? "" : `; ${killedAfterGraceWords(killGraceMs)}`}`;
-  return describeFailure(task, result, killedByTaskq, killGraceMs);
+  if (result.cancelled) return withSigkillWords(`stopped: ${messageOf(abortReason)}`, kill);
+  return describeFailure(task, result, kill);
 }
 
 /** Ends the log of an attempt whose command could not start with why, and returns the failure to throw. */
@@ -452,12 +457,12 @@ function startFailure(task: ShellTask, result: AttemptResult, cause: unknown): T
  * not run again (its side effects done twice) for want of its log. One taskq stopped for it
  * may be retried, as may one that failed on its own (as its exit code allows).
  */
-function logFailure(task: ShellTask, logPath: string, error: Error, result: AttemptResult, stoppedForLog: boolean, killedByTaskq: boolean, killGraceMs?: number): LogWriteError {
+function logFailure(task: ShellTask, logPath: string, error: Error, result: AttemptResult, stoppedForLog: boolean, kill: TaskqKill): LogWriteError {
   const ran = stoppedForLog
     ? "taskq stopped the command: its output had nowhere to go"
     : result.exitCode === 0
       ? "the command itself exited with code 0; not retried, so it does not run twice"
-      : `the command ${TaskFailedError.fromResult(task, result, undefined, killedByTaskq, killGraceMs).message}`;
+      : `the command ${TaskFailedError.fromResult(task, result, undefined, kill).message}`;
   const permanent = stoppedForLog ? false : result.exitCode === 0 || TaskFailedError.fromResult(task, result).permanent;
   return new LogWriteError(logPath, error, result, { detail: ran, permanent });
 }

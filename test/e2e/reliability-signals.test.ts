@@ -334,6 +334,13 @@ describe("signals and shutdown", () => {
     expect(sinceSignalMs).toBeLessThan(1500 + SLACK_MS);
     expect(result.stdout).toMatch(/SIGINT received again: killing every task now/);
     expect(result.stdout).toMatch(/0 succeeded, 0 failed, 2 cancelled/);
+    // The kill is said, not only the shutdown: before, each said "aborted by shutdown" alone.
+    for (const id of ["stubborn", "sleepy"]) {
+      expect(result.stdout).toMatch(new RegExp(`cancel\\s+${id}: aborted by shutdown; killed with SIGKILL at once, not after the kill grace\\n`));
+      expect(result.stdout).toMatch(new RegExp(`\\n  - ${id}: aborted by shutdown; killed with SIGKILL at once, not after the kill grace\\n`));
+      const log = await readFile(path.join(run.logs, await singleRunId(run.logs), `${id}.log`), "utf8");
+      expect(log).toMatch(/\n--- taskq: attempt 1 stopped: aborted by shutdown; killed with SIGKILL at once, not after the kill grace ---\n$/);
+    }
   });
 
   it("a second signal after the time to finish has passed (the tasks stopped, one ignoring SIGTERM) ends the run at once, and the task's log keeps its last line", async () => {
@@ -352,7 +359,7 @@ describe("signals and shutdown", () => {
     expect(sinceSignalMs).toBeLessThan(1500 + SLACK_MS);
     expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 1 cancelled/);
     const log = await readFile(path.join(run.logs, await singleRunId(run.logs), "stubborn.log"), "utf8");
-    expect(log).toMatch(/\n--- taskq: attempt 1 stopped: aborted by shutdown ---\n$/);
+    expect(log).toMatch(/\n--- taskq: attempt 1 stopped: aborted by shutdown; killed with SIGKILL at once, not after the kill grace ---\n$/);
   });
 
   it("a second signal also kills at once what the tasks left in sessions of their own (a daemon ignoring SIGTERM): the summary comes before a runner's SIGKILL", { timeout: 60_000 }, async () => {

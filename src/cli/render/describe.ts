@@ -1,24 +1,25 @@
 import { formatMs, TaskCancelledError } from "../../engine/index.js";
-import { killedAfterGraceWords } from "../../handlers/errors.js";
+import { withSigkillWords, type TaskqKill } from "../../handlers/errors.js";
 
 /**
  * A one-line description of why an attempt or task failed. A cancel that cut an attempt short whose stop came
- * to SIGKILL after the kill grace (it ignored SIGTERM) says so, as a timeout's words do: "aborted by shutdown;
- * killed with SIGKILL after the kill grace (5s): it ignored SIGTERM".
+ * to SIGKILL says how, as a timeout's words do: after the kill grace (it ignored SIGTERM), "aborted by shutdown;
+ * killed with SIGKILL after the kill grace (5s): it ignored SIGTERM"; with none (a second Ctrl-C), "aborted by
+ * shutdown; killed with SIGKILL at once, not after the kill grace".
  */
 export function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const graceMs = error instanceof TaskCancelledError ? killGraceOf(error) : undefined;
-  return graceMs === undefined ? error.message : `${error.message}; ${killedAfterGraceWords(graceMs)}`;
+  return error instanceof TaskCancelledError ? withSigkillWords(error.message, killOf(error)) : error.message;
 }
 
-/** The kill grace the attempt a cancel cut short (its `cause`, the shell handler's error) took the SIGKILL after; undefined where reading it throws (a Proxy of a handler's). */
-function killGraceOf(error: TaskCancelledError): number | undefined {
+/** How taskq's SIGKILL ended the attempt a cancel cut short (its `cause`, the shell handler's error); none where reading it throws (a Proxy of a handler's). */
+function killOf(error: TaskCancelledError): TaskqKill {
   try {
-    const graceMs = (error.cause as { killGraceMs?: unknown } | null | undefined)?.killGraceMs;
-    return typeof graceMs === "number" ? graceMs : undefined;
+    const cause = error.cause as { killGraceMs?: unknown; killedAtOnce?: unknown } | null | undefined;
+    const graceMs = cause?.killGraceMs;
+    return { graceMs: typeof graceMs === "number" ? graceMs : undefined, atOnce: cause?.killedAtOnce === true };
   } catch {
-    return undefined;
+    return {};
   }
 }
 
