@@ -87,6 +87,18 @@ export function onShutdownSignals(handlers: {
 }
 
 /**
+ * Listens for the shutdown signals and does nothing with them, until taskq exits: for a command whose stop
+ * has begun and whose last steps (a store closing, at most a second or so) come after its own listeners are
+ * gone. With none, a signal's default action ended taskq at once, with another exit code than its stop's and
+ * what stdout held lost; the exit listens again (see main.ts).
+ */
+export function holdSignals(): void {
+  for (const signal of HANDLED) process.on(signal, ignoreSignal);
+}
+
+function ignoreSignal(): void {}
+
+/**
  * Job control for a run: Ctrl-Z (SIGTSTP) stops taskq's own process group only, and each task
  * leads a group of its own, so the tasks would run on without it (their output backing up in
  * full pipes). `stop` is called on SIGTSTP, before taskq stops itself with SIGSTOP (the

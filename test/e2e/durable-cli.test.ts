@@ -722,6 +722,33 @@ tasks:
     expect((await stopWorker(staying)).code).toBe(143);
   });
 
+  it("a signal while the stopped worker closes its store ends it with the stop's exit code, not by the signal's default action", async () => {
+    // Once the worker's "stopped" line is out, its signal listeners are gone; the store then closes (ms), and only
+    // after that does taskq's exit listen again. A signal between the two ended taskq by its default action (a
+    // SIGTERM after a Ctrl-C: killed by SIGTERM, not the 130 of the stop it had begun), what stdout held lost.
+    const worker = await startWorker(["-j", "1"]);
+    const { child } = worker.cli;
+    const stoppedLine = new Promise<void>((resolve) => {
+      const onData = (): void => {
+        if (!/stopped \(/.test(worker.stdout())) return;
+        child.stdout!.off("data", onData);
+        resolve();
+      };
+      child.stdout!.on("data", onData);
+      child.on("exit", () => resolve());
+    });
+    child.kill("SIGINT");
+    await stoppedLine;
+    // SIGTERMs until it exits: the first ones come while the store closes.
+    for (let sent = 0; child.exitCode === null && child.signalCode === null && sent < 20_000; sent++) {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const left = await worker.cli.done;
+    expect({ code: left.code, signal: left.signal }).toEqual({ code: 130, signal: null });
+    expect(left.stdout).toMatch(/\d stopped \(requested\)\n/);
+  });
+
   it("a worker SIGKILLed mid-task: its guard stops the task, so it never runs on beside the retry on another machine", async () => {
     const file = await hangsOnFirstRun("killed");
     const doomed = await startWorker(["-j", "1", "--lease", "2s", "--kill-grace", "1s"]);

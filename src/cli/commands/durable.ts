@@ -17,7 +17,7 @@ import { terminalSafe } from "../render/control-bytes.js";
 import { formatSummary, shownIds, unfinishedCount, unfinishedParts } from "../render/summary-text.js";
 import type { RunSummary } from "../render/types.js";
 import { noteFields } from "../note-fields.js";
-import { onShutdownSignals, secondSignal, signalExitCode } from "../signals.js";
+import { holdSignals, onShutdownSignals, secondSignal, signalExitCode } from "../signals.js";
 import { sayStdoutLost } from "../stdout-lost.js";
 import type { Workflow } from "../../loaders/index.js";
 import { openStore, RETRY_DROPPED_MS, schemaWords, storeUrl, type StoreFlags, type StoreOpenOptions } from "../store-flags.js";
@@ -239,7 +239,8 @@ export async function workerCommand(flags: Flags): Promise<number> {
   const { runWorker } = await import("../worker-run.js");
   const { checkLogRoot } = await import("../log-folders.js");
   checkLogRoot(options.logRoot);
-  return withStore(flags, async (store) => (await runWorker(store, options)).exitCode, { applicationName: `taskq worker ${workerId}` });
+  // Listened for from as the worker stops listening until taskq exits (holdSignals): the store then closes.
+  return withStore(flags, async (store) => (await runWorker(store, { ...options, takeSignals: holdSignals })).exitCode, { applicationName: `taskq worker ${workerId}` });
 }
 
 /** `taskq status RUN`: the run's summary, and with --watch, refreshed until it ends. */
