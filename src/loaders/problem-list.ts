@@ -11,6 +11,8 @@ export class ProblemList {
   readonly #seen = new Set<string>();
   /** Offsets of values an earlier problem already explains (see explained). */
   readonly #explained = new Set<number>();
+  /** Offsets of mappings whose missing fields an earlier problem may explain (see missingExplained). */
+  readonly #missingExplained = new Set<number>();
 
   constructor(file: string, lineCounter?: Pick<LineCounter, "linePos">, textLength = 0) {
     this.#file = file;
@@ -35,9 +37,18 @@ export class ProblemList {
     this.#explained.add(offset);
   }
 
-  /** Whether the value at `offset` is explained by a problem reported there (see explained). */
-  isExplained(offset: number): boolean {
-    return this.#explained.has(offset);
+  /**
+   * Marks the mapping at `offset` as one whose missing fields a problem reported in it may explain:
+   * a `<<` it could not merge (`<<: 5`, `<<: *nope`) beside other keys, which may have been meant to
+   * bring `run`. A missing field is then not said too; the mapping's other faults still are.
+   */
+  missingExplained(offset: number): void {
+    this.#missingExplained.add(offset);
+  }
+
+  /** Whether a field missing from the mapping at `offset` is explained already (see explained and missingExplained). */
+  isMissingExplained(offset: number): boolean {
+    return this.#explained.has(offset) || this.#missingExplained.has(offset);
   }
 
   /** atOffset, unless the value at `offset` is already explained (see explained). */

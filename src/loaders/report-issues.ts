@@ -23,8 +23,9 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
   for (const issue of issues) {
     const path = [...base, ...issue.path];
     // `rn: make`: told once, as the unknown key with the one meant, not also as `run` missing. Nor is a field missing
-    // from a mapping a problem already explains (`a: { <<: *nope }`: nothing merged in, and that said).
-    if (isMissing(issue) && (meant.has(JSON.stringify(path)) || problems.isExplained(locator.offsetOf(path.slice(0, -1))))) continue;
+    // from a mapping a problem already explains (`a: { <<: *nope }`: nothing merged in, and that said; `<<: 5` beside
+    // `timeout: 1s`: what it was meant to merge may have held `run`).
+    if (isMissing(issue) && (meant.has(JSON.stringify(path)) || problems.isMissingExplained(locator.offsetOf(path.slice(0, -1))))) continue;
     if (issue.code === "invalid_union") {
       const branch = matchingBranch(issue.errors);
       if (branch) {

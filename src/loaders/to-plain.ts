@@ -165,6 +165,8 @@ class PlainBuilder {
     // Every key refused, each with its problem, or a merge whose problem was said: the mapping is not "empty" to its
     // reader (`tasks: { <<: *nope }` was told both). One that merged nothing in without one (`<<: *empty`) is.
     if (map.items.length > 0 && (written === undefined || mergeRefused) && (result instanceof Map ? result.size === 0 : Object.keys(result).length === 0)) this.#problems.explained(map.range?.[0] ?? 0);
+    // Beside other keys too, a refused merge may have been meant to bring what is missing (`run`): said once, as the merge.
+    else if (mergeRefused) this.#problems.missingExplained(map.range?.[0] ?? 0);
     return result;
   }
 

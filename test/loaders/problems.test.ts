@@ -827,13 +827,22 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
   });
 
   // One mistake, one problem: `tasks` was told empty, and the task that `run` is missing, besides the merge's own problem.
-  it("does not call a mapping empty, nor its fields missing, when the `<<` that was all of it names nothing it could merge, and says so", () => {
+  it("does not call a mapping empty, nor its fields missing, when a `<<` in it names nothing it could merge, and says so", () => {
     const unknown = (name: string, at: string) => `${at}: unknown alias *${name}; define &${name} before using it, or quote the value if it is text ("*${name}")`;
     expect(problemsOf(yaml("tasks:", "  <<: *nope"))).toEqual([unknown("nope", "2:7")]);
     expect(problemsOf(yaml("tasks:", "  a:", "    <<: *nope"))).toEqual([unknown("nope", "3:9")]);
     expect(problemsOf(yaml("tasks:", "  a:", "    <<: 3"))).toEqual(["3:9: a merge key `<<` takes a mapping, an alias of one (<<: *base) or a list of them (<<: [*a, *b]); got 3"]);
-    // Something else written in it: what it lacks is not the merge's doing alone, and is said.
-    expect(problemsOf(yaml("tasks:", "  a:", "    <<: *nope", "    retries: 2"))).toEqual(['2:3: task "a": `run` is missing; it must be a non-empty command string', unknown("nope", "3:9")]);
+    // Something else written beside it: `run`, not written, was for the merge to bring; its missing is not said twice.
+    expect(problemsOf(yaml("tasks:", "  a:", "    <<: *nope", "    retries: 2"))).toEqual([unknown("nope", "3:9")]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    <<: 5", "    timeout: 10s"))).toEqual(["3:9: a merge key `<<` takes a mapping, an alias of one (<<: *base) or a list of them (<<: [*a, *b]); got 5"]);
+    // The mapping's other faults are still said, and so is `run` missing from a task with no `<<`.
+    expect(problemsOf(yaml("tasks:", "  a:", "    <<: *nope", "    retries: -1", "  b:", "    timeout: 10s"))).toEqual([
+      unknown("nope", "3:9"),
+      '4:14: task "a": `retries` must be an integer from 0 to 100, got -1',
+      '5:3: task "b": `run` is missing; it must be a non-empty command string',
+    ]);
+    // A merge that worked beside one that did not: what is missing is still not said (the refused one may have held it).
+    expect(problemsOf(yaml("x-base: &base { retries: 1 }", "tasks:", "  a:", "    <<: [*base, *nope]"))).toEqual([unknown("nope", "4:17")]);
   });
 
   it("calls a key written twice in a mapping a duplicate, but not one written once and merged in too, nor a task id written and merged", () => {
