@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import * as z from "zod/mini";
-import { workflowFileSchema } from "./schema.js";
+import { taskSchema, workflowFileSchema } from "./schema.js";
 
 /** Where the committed JSON Schema lives, relative to the repository root. */
 export const WORKFLOW_SCHEMA_FILE = "schema/workflow.schema.json";
@@ -12,7 +12,19 @@ export const WORKFLOW_SCHEMA_FILE = "schema/workflow.schema.json";
  * input side: durations as text or seconds), for editor completion.
  */
 export function workflowJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(workflowFileSchema, { io: "input", target: "draft-2020-12" });
+  return z.toJSONSchema(workflowFileSchema, { io: "input", target: "draft-2020-12", override: runOrMerge });
+}
+
+/**
+ * A task needs `run`, or a `<<` that may bring it: a tool that checks the file without merging it
+ * first cannot see what the merge brings, and marked `build: { <<: *base }` as lacking `run` where
+ * `base` has one. One that merges (yaml-language-server) sees no `<<`, and still needs `run`. The
+ * `properties`, which accept any value, declare what `required` names (see noRunAtWithDelayJson).
+ */
+function runOrMerge({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: { required?: string[]; anyOf?: unknown[] } }): void {
+  if (zodSchema !== taskSchema || jsonSchema.required?.join() !== "run") return;
+  delete jsonSchema.required;
+  jsonSchema.anyOf = [{ properties: { run: true }, required: ["run"] }, { properties: { "<<": true }, required: ["<<"] }];
 }
 
 /** The committed file's exact text: pretty JSON with a trailing newline. */

@@ -23,7 +23,8 @@ describe("workflow JSON Schema", () => {
     // Or `<<`, YAML's merge key, for a tool that checks the file without merging it.
     expect(tasks.propertyNames!.anyOf!.map((option) => option.pattern ?? option.const)).toEqual([TASK_ID_PATTERN.source, "<<"]);
     const task = tasks.additionalProperties as Node;
-    expect(task.required).toEqual(["run"]);
+    // `run`, or a merge key that may bring it, for a tool that checks the file without merging it.
+    expect(task.anyOf!.map((option) => option.required)).toEqual([["run"], ["<<"]]);
     expect(task.additionalProperties).toBe(false);
     expect(task.properties!.timeout!.anyOf!.map((option) => option.type)).toEqual(["string", "string", "number"]);
     expect(task.properties!.runAt!.format).toBe("date-time");
@@ -109,6 +110,14 @@ describe("workflow JSON Schema against validate", () => {
     );
     expect(parseWorkflow(text, "wf.yaml", { now: NOW }).tasks.map((task) => task.id)).toEqual(["lint", "build"]);
     for (const merge of [true, false]) expect(schemaAccepts(parseYaml(text, { merge })), `merge: ${merge}`).toBe(true);
+    // A task whose `run` comes from a merge alone: marked as lacking it by neither.
+    const fromMerge = yaml("x-base: &base { run: make, retries: 1 }", "tasks:", "  build: { <<: *base }", "  test: { <<: *base, run: make test }");
+    expect(parseWorkflow(fromMerge, "wf.yaml", { now: NOW }).tasks.map((task) => task.run)).toEqual(["make", "make test"]);
+    for (const merge of [true, false]) expect(schemaAccepts(parseYaml(fromMerge, { merge })), `merge: ${merge}`).toBe(true);
+    // Neither `run` nor a `<<`: lacking `run`, to both.
+    const neither = yaml("tasks:", "  build: { retries: 1 }");
+    expect(() => parseWorkflow(neither, "wf.yaml", { now: NOW })).toThrow("`run` is missing");
+    expect(schemaAccepts(parseYaml(neither))).toBe(false);
     const wrong = yaml("tasks:", "  build: { <<: 3, run: make }");
     expect(() => parseWorkflow(wrong, "wf.yaml", { now: NOW })).toThrow("a merge key `<<` takes a mapping");
     expect(schemaAccepts(parseYaml(wrong, { merge: false }))).toBe(false);
