@@ -15,6 +15,8 @@ export interface FoldedSource {
   source: string;
   /** A `>` block, which joins lines on purpose; else a plain value. */
   block: boolean;
+  /** The column (0-based) of the key whose value it is, written where the value is: a `>2` block's lines are indented 2 more. */
+  keyColumn?: number;
 }
 
 /** A line of text in a value: where its text starts in the file, and that text, trailing spaces left out. */
@@ -107,15 +109,17 @@ function plainLines({ offset, source }: FoldedSource): Line[] {
 }
 
 /**
- * A `>` block's lines after its header, without the block's indentation (its first line's); none
- * where the header gives the indentation (`>2`): rare, and left alone.
+ * A `>` block's lines after its header, without the block's indentation: its first line's, or
+ * where the header gives it (`>2`, `>-1`), that many spaces more than its key's column (none where
+ * that is unknown: a block reached through an alias).
  */
-function blockLines({ offset, source }: FoldedSource): Line[] {
+function blockLines({ offset, source, keyColumn }: FoldedSource): Line[] {
   const rows = source.split("\n");
-  if (/^>[-+]?\d/.test(rows[0]!)) return [];
+  const given = /^>[-+]?(\d)/.exec(rows[0]!)?.[1];
+  if (given !== undefined && keyColumn === undefined) return [];
   const lines: Line[] = [];
   let start = rows[0]!.length + 1;
-  let indent = -1;
+  let indent = given === undefined ? -1 : keyColumn! + Number(given);
   for (const raw of rows.slice(1)) {
     const spaces = /^ */.exec(raw)![0].length;
     const text = raw.trimEnd();

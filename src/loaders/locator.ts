@@ -84,7 +84,8 @@ export class Locator implements SourceLocator {
     return COMMENT_AFTER.test(this.#text);
   }
 
-  commentInsteadOf(path: DataPath): string | undefined {
+  /** The node at `path`, through aliases, and the pair whose value it is (where the last step is a mapping's key); undefined where there is none. */
+  #pairAt(path: DataPath): { node: Node | null; pair: Pair | undefined } | undefined {
     let node = this.#root;
     let pair: Pair | undefined;
     for (const segment of path) {
@@ -95,6 +96,13 @@ export class Locator implements SourceLocator {
       } else if (isSeq(node) && typeof segment === "number") node = this.#resolve(node.items[segment]);
       else return undefined;
     }
+    return { node, pair };
+  }
+
+  commentInsteadOf(path: DataPath): string | undefined {
+    const found = this.#pairAt(path);
+    if (found === undefined) return undefined;
+    const { node, pair } = found;
     const keyEnd = (pair?.key as Node | null | undefined)?.range?.[1];
     // The value left empty: a null with no text of its own (not `~` or `null` written out).
     if (keyEnd === undefined || !isScalar(node) || node.value !== null || node.range?.[0] !== node.range?.[1]) return undefined;
@@ -110,12 +118,15 @@ export class Locator implements SourceLocator {
   }
 
   foldedSourceOf(path: DataPath): FoldedSource | undefined {
-    const node = this.#nodeAt(path);
+    const { node = null, pair } = this.#pairAt(path) ?? {};
     if (!isScalar(node) || (node.type !== "PLAIN" && node.type !== "BLOCK_FOLDED") || node.range === undefined || node.range === null) return undefined;
     const source = this.#text.slice(node.range[0], node.range[1]);
     // A plain value on one line has nothing to fold.
     if (node.type === "PLAIN" && !source.includes("\n")) return undefined;
-    return { offset: node.range[0], source, block: node.type === "BLOCK_FOLDED" };
+    // A `>2` block's lines are indented 2 more than its key (the mapping it is in): written there, not through an alias.
+    const keyStart = isAlias(pair?.value) ? undefined : (pair?.key as Node | null | undefined)?.range?.[0];
+    const keyColumn = keyStart === undefined ? undefined : keyStart - (this.#text.lastIndexOf("\n", keyStart - 1) + 1);
+    return { offset: node.range[0], source, block: node.type === "BLOCK_FOLDED", ...(keyColumn === undefined ? {} : { keyColumn }) };
   }
 
   /** The node at `path`, through aliases; null where there is none. */

@@ -475,6 +475,36 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("reads a > block whose header gives its indentation (>2, >-1, >1+) from its key's column, so its line that ends in a backslash is refused too", () => {
+    const text = yaml(
+      "x-cmd: &cmd >2",
+      "    make \\",
+      "  all",
+      "tasks:",
+      "  a:",
+      "    run: >2",
+      "        make \\",
+      "      all",
+      "  b:",
+      "    run: >-1",
+      "     make \\",
+      "      kept",
+      "     x",
+      "  e:",
+      "    run: *cmd",
+      "  f:",
+      "    dependsOn: []",
+      "    run: >1",
+      "     make \\",
+      "     all",
+    );
+    const fix = "the backslash escapes that space, and does not continue the line; write run: | (a literal block keeps the line break, which the backslash then continues), or drop the backslash";
+    const problems = problemsOf(text);
+    // a's first line is indented more than the block (2 past its key): kept with its break, no join. b's backslash line is followed
+    // by one indented more: kept. e's block is reached through an alias, its key elsewhere: left alone, as before.
+    expect(problems).toEqual([`19:11: task "f": \`run\` has a line that ends in a backslash, but YAML joins a > block's lines with a space, so the shell gets make \\ all: ${fix}`]);
+  });
+
   it("reports unknown dependencies with a suggestion, and self-dependencies", () => {
     const text = yaml("tasks:", "  test: { run: x }", "  deploy:", "    run: x", "    dependsOn: [tset, deploy]", "  other: { run: x, dependsOn: nothing-like-it }");
     expect(problemsOf(text)).toEqual([
