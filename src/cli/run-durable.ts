@@ -85,6 +85,8 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
      * cancels them as aborted by the shutdown, and the summary gives each its log and those lines, as a local run's does.
      */
     const aborted = new Map<string, string[]>();
+    /** Of those, how taskq's SIGKILL ended the attempt where it did (a second Ctrl-C): recorded with the cancel, as a local run's summary says it. */
+    const killed = new Map<string, string>();
     /**
      * What a signal does once the worker has stopped, while the run ends (stopNow, below); nothing before, when the
      * worker's own listeners are there too. Listened for from before the worker stops listening (see takeSignals): a
@@ -105,7 +107,10 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       const onEvent = (event: WorkerEvent): void => {
         taskEnds.tell(event);
         // Given back as the worker stopped: its attempt ran, and the stop cut it short.
-        if (event.type === "released" && event.task.runId === runId) aborted.set(event.task.key, event.tail ?? []);
+        if (event.type === "released" && event.task.runId === runId) {
+          aborted.set(event.task.key, event.tail ?? []);
+          if (event.killed !== undefined) killed.set(event.task.key, event.killed);
+        }
       };
       // Its own run's tasks only: another run's would run here with this process's environment (a CI job's secrets).
       try {
@@ -134,7 +139,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     const end = async (): Promise<void> => {
       if (interrupted !== undefined) {
         // As a local run's shutdown ends what it stopped: each task the shutdown's, none a dependency's.
-        tellCancelled(runId, await store.cancelRun(runId, undefined, { shutdown: { aborted: [...aborted.keys()] } }), options.json);
+        tellCancelled(runId, await store.cancelRun(runId, undefined, { shutdown: { aborted: [...aborted.keys()], killed } }), options.json);
         cancelled = true;
       }
       summaryCode = await printRunSummary(store, runId, { ...summaryOptions, ...(interrupted === undefined ? {} : { interrupted }) });

@@ -90,8 +90,28 @@ export function describeFailure(task: ShellTask, result: AttemptResult, kill: Ta
 
 /** `words`, with how taskq's SIGKILL ended the attempt where it did: "aborted by shutdown; killed with SIGKILL at once, not after the kill grace". */
 export function withSigkillWords(words: string, kill: TaskqKill): string {
-  if (kill.graceMs !== undefined) return `${words}; ${killedAfterGraceWords(kill.graceMs)}`;
-  return kill.atOnce === true ? `${words}; ${KILLED_AT_ONCE_WORDS}` : words;
+  const how = sigkillWords(kill);
+  return how === undefined ? words : `${words}; ${how}`;
+}
+
+/** How taskq's SIGKILL ended the attempt, in words; undefined where it did not. */
+export function sigkillWords(kill: TaskqKill): string | undefined {
+  if (kill.graceMs !== undefined) return killedAfterGraceWords(kill.graceMs);
+  return kill.atOnce === true ? KILLED_AT_ONCE_WORDS : undefined;
+}
+
+/**
+ * How taskq's SIGKILL ended the attempt a handler's error tells of (a TaskFailedError's killGraceMs
+ * and killedAtOnce); none where it tells nothing, or reading it throws (a Proxy of a handler's).
+ */
+export function killOf(error: unknown): TaskqKill {
+  try {
+    const failure = error as { killGraceMs?: unknown; killedAtOnce?: unknown } | null | undefined;
+    const graceMs = failure?.killGraceMs;
+    return typeof graceMs === "number" ? { graceMs } : { atOnce: failure?.killedAtOnce === true };
+  } catch {
+    return {};
+  }
 }
 
 /** What a stop that came to taskq's SIGKILL after the kill grace adds to how the attempt ended. */

@@ -273,6 +273,44 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
+  it("cancel RUN TASK of a task that ignores SIGTERM: SIGKILLed after the worker's kill grace, its cancel says so in status, as a local run's does", async () => {
+    const file = await workflowFile("cancel-stubborn", `tasks:\n  stubborn: { run: "trap '' TERM; echo started; sleep 1000" }\n`);
+    const worker = await startWorker(["-j", "1", "--lease", "3s", "--kill-grace", "1s"]);
+    const runId = await submit(file);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/stubborn | started`))).toBe(true);
+    expect((await taskq(["cancel", runId, "stubborn"])).code).toBe(0);
+    const status = await waitForRun(runId, 15_000);
+    // Before, "cancelled by request" alone: the second of the kill grace it took went unexplained.
+    const reason = "cancelled by request; killed with SIGKILL after the kill grace (1s): it ignored SIGTERM";
+    expect(taskOf(status, "stubborn")).toMatchObject({ state: "cancelled", cancelReason: reason });
+    expect((await taskq(["status", runId])).stdout).toContain(`\n  - stubborn: ${reason}\n`);
+    expect((await stopWorker(worker)).code).toBe(143);
+  });
+
+  it("run --store stopped by a second Ctrl-C: its summary and status say the tasks it cut short were SIGKILLed at once, as a local run's do", async () => {
+    const file = await workflowFile("stopped-at-once", `tasks:\n  stubborn: { run: "trap '' TERM; echo started; sleep 1000" }\n  polite: { run: "echo started; sleep 1000" }\n`);
+    const run = startCli(["run", file, "-j", "2", "--log-dir", ws.logs, "--shutdown-timeout", "60s", "--kill-grace", "60s"], { cwd: ws.dir, env: ENV });
+    workers.push(run);
+    expect(await eventually(() => run.stdout().includes("stubborn | started") && run.stdout().includes("polite | started"), 15_000)).toBe(true);
+    const runId = /^\S+ run (\S+) submitted/.exec(run.stdout())![1]!;
+    run.child.kill("SIGINT");
+    expect(await eventually(() => run.stdout().includes("SIGINT received: no new task is leased"))).toBe(true);
+    run.child.kill("SIGINT");
+    const result = await run.done;
+    expect(result.code).toBe(130);
+    // Before, "aborted by shutdown" alone, in the summary and in status, where the tasks' logs said the SIGKILL.
+    const reason = "aborted by shutdown; killed with SIGKILL at once, not after the kill grace";
+    for (const id of ["stubborn", "polite"]) {
+      expect(result.stdout).toContain(`\n  - ${id}: ${reason}\n`);
+      expect(await readFile(path.join(ws.logs, runId, `${id}.log`), "utf8")).toMatch(/--- taskq: attempt 1 stopped: the worker is stopping; killed with SIGKILL at once, not after the kill grace ---\n$/);
+    }
+    const status = await store.runStatus(runId);
+    expect(status.tasks.map((t) => [t.key, t.state, t.cancelReason])).toEqual([
+      ["stubborn", "cancelled", reason],
+      ["polite", "cancelled", reason],
+    ]);
+  });
+
   it("status and run --store JSON: a dead letter gives its log as a path under the worker's --log-dir and the worker's id, host and pid, besides logPath's words", async () => {
     const file = await workflowFile("log-file", "tasks:\n  bad: { run: 'echo boom; exit 4' }\n");
     const worker = await startWorker(["-j", "1"]);

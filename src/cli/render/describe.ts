@@ -1,5 +1,5 @@
 import { formatMs, TaskCancelledError } from "../../engine/index.js";
-import { withSigkillWords, type TaskqKill } from "../../handlers/errors.js";
+import { killOf, withSigkillWords } from "../../handlers/errors.js";
 
 /**
  * A one-line description of why an attempt or task failed. A cancel that cut an attempt short whose stop came
@@ -9,17 +9,16 @@ import { withSigkillWords, type TaskqKill } from "../../handlers/errors.js";
  */
 export function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  return error instanceof TaskCancelledError ? withSigkillWords(error.message, killOf(error)) : error.message;
+  // The shell handler's error, which the cancel carries as its cause, tells how the attempt it cut short ended.
+  return error instanceof TaskCancelledError ? withSigkillWords(error.message, killOf(causeOf(error))) : error.message;
 }
 
-/** How taskq's SIGKILL ended the attempt a cancel cut short (its `cause`, the shell handler's error); none where reading it throws (a Proxy of a handler's). */
-function killOf(error: TaskCancelledError): TaskqKill {
+/** An error's cause; undefined where reading it throws (a Proxy of a handler's). */
+function causeOf(error: Error): unknown {
   try {
-    const cause = error.cause as { killGraceMs?: unknown; killedAtOnce?: unknown } | null | undefined;
-    const graceMs = cause?.killGraceMs;
-    return { graceMs: typeof graceMs === "number" ? graceMs : undefined, atOnce: cause?.killedAtOnce === true };
+    return error.cause;
   } catch {
-    return {};
+    return undefined;
   }
 }
 

@@ -1,5 +1,6 @@
 import { isShutdownStop } from "../../engine/errors.js";
 import { TaskqError } from "../../errors.js";
+import { killOf, sigkillWords } from "../../handlers/errors.js";
 import { formatDuration } from "../../handlers/format-duration.js";
 import { LongTimer } from "./long-timer.js";
 import { abortCode, failureOutcome } from "./outcome.js";
@@ -65,6 +66,8 @@ export class Attempt {
   #recording: Outcome | undefined;
   /** Reads the attempt's last lines so far, once the handler gave a way (see AttemptContext.watchTail). */
   #readTail: (() => string[]) | undefined;
+  /** How taskq's SIGKILL ended the attempt, in the handler's words, once it has ended so (a second Ctrl-C): told with its release. */
+  #killed: string | undefined;
   /** The last lines the last renewal stored, as JSON: sent again only when they changed. */
   #storedTail = "[]";
 
@@ -161,7 +164,7 @@ export class Attempt {
         if (released) {
           this.#options.metrics.completions.inc({ outcome: "released" });
           // Where the stop cut the attempt short: its last lines, as a local run's summary gives a task it cut short.
-          this.#options.emit({ type: "released", task: this.task, tail: this.#lastLines() });
+          this.#options.emit({ type: "released", task: this.task, tail: this.#lastLines(), ...(this.#killed === undefined ? {} : { killed: this.#killed }) });
         }
         return released;
       },
@@ -197,6 +200,7 @@ export class Attempt {
       // ShellHandlerOptions.sharedSignal): given back, as an attempt the stop aborts is.
       if (!signal.aborted && isShutdownStop(error)) this.abort("SHUTDOWN", error.message);
       outcome = failureOutcome(error, signal, task.timeoutMs);
+      this.#killed = sigkillWords(killOf(error));
     } finally {
       timeout?.clear();
       clearTimeout(this.#heartbeat);

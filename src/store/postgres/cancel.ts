@@ -3,7 +3,7 @@ import { RunNotFoundError } from "./store-error.js";
 import { finalizeTask } from "./finalize.js";
 import { dependencyReason, readDependents, refreshRunState, walkCascade } from "./graph.js";
 import type { SchemaNames } from "./names.js";
-import { ABORTED_BY_SHUTDOWN, notStartedReason } from "./shutdown-cancel.js";
+import { ABORTED_BY_SHUTDOWN, notStartedReason, withKilled } from "./shutdown-cancel.js";
 import { taskNotFound } from "./status.js";
 import type { RunStatus, TaskState } from "./types.js";
 
@@ -39,6 +39,8 @@ export interface RunningTarget {
  */
 export interface ShutdownCancel {
   aborted: readonly string[];
+  /** Of those, how taskq's SIGKILL ended the attempt where it did ("killed with SIGKILL at once, ..."), added to its reason. */
+  killed?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -188,7 +190,7 @@ async function cancelAtShutdown(client: pg.ClientBase, names: SchemaNames, rows:
     } else if (row.state === "blocked" || row.state === "queued") {
       const wasRunning = aborted.has(row.key);
       ended.ids.push(row.id);
-      ended.reasons.push(wasRunning ? ABORTED_BY_SHUTDOWN : notStartedReason(row));
+      ended.reasons.push(wasRunning ? withKilled(ABORTED_BY_SHUTDOWN, shutdown.killed?.get(row.key)) : notStartedReason(row));
       ended.running.push(wasRunning);
       result.cancelled.push(row.key);
     }

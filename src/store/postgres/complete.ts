@@ -88,7 +88,8 @@ export async function completeAttempt(
   if (outcome.kind === "cancelled" || row.cancel_requested) {
     const requested = outcome.kind === "cancelled" ? (outcome.reason ?? "cancelled by request") : "cancelled by request";
     const attempt = outcome.kind === "failure" ? attemptRecord(outcome) : { tail: outcome.tail ?? [] };
-    const graph = await finalizeTask(client, names, row, "cancelled", { attempt, endedToken: token, ...runningCancel(row, requested) });
+    const killed = outcome.kind === "cancelled" ? outcome.killed : undefined;
+    const graph = await finalizeTask(client, names, row, "cancelled", { attempt, endedToken: token, ...runningCancel(row, requested, killed) });
     return { runId: row.run_id, state: "cancelled", cascaded: graph.cascaded, unblocked: [] };
   }
   const failure = attemptRecord(outcome);

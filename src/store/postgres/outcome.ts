@@ -1,4 +1,5 @@
 import { isPermanent } from "../../errors.js";
+import { killOf, sigkillWords } from "../../handlers/errors.js";
 import { formatDuration } from "../../handlers/format-duration.js";
 import type { Outcome } from "./types.js";
 import type { AbortCode } from "./worker-types.js";
@@ -35,7 +36,10 @@ export function abortCode(signal: AbortSignal): AbortCode | undefined {
 export function failureOutcome(error: unknown, signal: AbortSignal, timeoutMs: number | null): Outcome {
   const fields = resultOf(error);
   const code = abortCode(signal);
-  if (code === "CANCELLED") return { kind: "cancelled", reason: "cancelled by request", tail: fields.tail ?? [] };
+  if (code === "CANCELLED") {
+    const killed = sigkillWords(killOf(error));
+    return { kind: "cancelled", reason: "cancelled by request", tail: fields.tail ?? [], ...(killed === undefined ? {} : { killed }) };
+  }
   if (code === "LEASE_LOST") {
     // Stopped by this worker, not failed by itself: worth another attempt, whatever its retryOn (the signal is the worker's).
     return { kind: "failure", error: messageOf(signal.reason), exitCode: null, signal: fields.signal ?? null, permanent: false, timedOut: false, tail: fields.tail ?? [] };

@@ -25,9 +25,16 @@ export function notStartedReason(task: { attempts: number; last_error: string | 
 
 /**
  * How a running task whose cancel was asked for is recorded as it ends: cancelled while running, by
- * request (in `requested`'s words), or, asked by a stopped run, by its shutdown.
+ * request (in `requested`'s words), or, asked by a stopped run, by its shutdown; with how taskq's SIGKILL
+ * ended it, where it did (`killed`: "killed with SIGKILL after the kill grace (5s): it ignored SIGTERM"),
+ * as a local run's cancel says it.
  */
-export function runningCancel(row: { cancel_kind: "shutdown" | null }, requested = "cancelled by request"): FinalDetails {
+export function runningCancel(row: { cancel_kind: "shutdown" | null }, requested = "cancelled by request", killed?: string): FinalDetails {
   const shutdown = row.cancel_kind === "shutdown";
-  return { cancelReason: shutdown ? ABORTED_BY_SHUTDOWN : requested, cancelKind: row.cancel_kind, cancelledRunning: true };
+  return { cancelReason: withKilled(shutdown ? ABORTED_BY_SHUTDOWN : requested, killed), cancelKind: row.cancel_kind, cancelledRunning: true };
+}
+
+/** A cancel's reason, with how taskq's SIGKILL ended the attempt where it did. */
+export function withKilled(reason: string, killed: string | undefined): string {
+  return killed === undefined ? reason : `${reason}; ${killed}`;
 }

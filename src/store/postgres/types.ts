@@ -51,7 +51,8 @@ export type Outcome =
       timedOut?: boolean;
       tail?: string[];
     }
-  | { kind: "cancelled"; reason?: string; tail?: string[] };
+  /** `killed`: how taskq's SIGKILL ended the attempt, in the shell handler's words (see sigkillWords), added to the reason recorded. */
+  | { kind: "cancelled"; reason?: string; tail?: string[]; killed?: string };
 
 /** The state an accepted completion moved the task to. */
 export interface CompletionResult {
