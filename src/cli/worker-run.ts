@@ -459,7 +459,11 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       return;
     }
     case "released":
-      print({ event: "released", runId: event.task.runId, id: event.task.key }, `release ${event.task.runId}/${event.task.key}: lease given back for another worker`);
+      // How taskq's SIGKILL ended the attempt, where it did (a second signal), as the task's log says it.
+      print(
+        { event: "released", runId: event.task.runId, id: event.task.key, ...(event.killed === undefined ? {} : { killed: event.killed }) },
+        `release ${event.task.runId}/${event.task.key}: lease given back for another worker${event.killed === undefined ? "" : ` (${event.killed})`}`,
+      );
       return;
     case "stray-released":
       print({ event: "stray-released", runId: event.runId, id: event.key }, `release ${event.runId}/${event.key}: leased by a round trip whose reply was lost; given back, the attempt not counted`);

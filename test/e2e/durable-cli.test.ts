@@ -753,7 +753,8 @@ tasks:
     // Far inside the 60 s shutdown timeout and kill grace: nothing waited for them.
     expect(Date.now() - signalledAt).toBeLessThan(10_000);
     expect(left.code).toBe(143);
-    expect(left.stdout).toContain(`release ${runId}/job: lease given back for another worker`);
+    // The kill said, as the task's log says it.
+    expect(left.stdout).toContain(`release ${runId}/job: lease given back for another worker (killed with SIGKILL at once, not after the kill grace)\n`);
     const staying = await startWorker(["-j", "1", "--lease", "30s"]);
     const status = await waitForRun(runId, 10_000);
     expect(taskOf(status, "job")).toMatchObject({ state: "succeeded", attempts: 1, maxAttempts: 1, workerId: staying.id });
