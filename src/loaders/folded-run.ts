@@ -50,13 +50,14 @@ export function backslashBeforeFold(value: FoldedSource): { offset: number; mess
  * then `echo two`), which YAML joins to the one before with a space into one command: where
  * that line starts, and the note. None where every line goes on the command before it: one
  * that starts with an option (`--coverage`) or an operator (`| sh`, `&& make`), or follows one
- * that ends with an operator (`make &&`, `do`), or is inside a quote left open (`echo "a`); nor for
+ * that ends with an operator (`make &&`, `do`), or is inside a quote left open (`echo "a`), or whose
+ * first word no shell runs (`.`, `dist/`: see NO_COMMAND); nor for
  * a `>` block, which joins on purpose.
  */
 export function joinedCommands(value: FoldedSource): { offset: number; note: string } | undefined {
   if (value.block) return undefined;
   for (const [before, after] of spaceJoins(value)) {
-    if (GOES_ON.test(after.text) || CARRIES_ON.test(before.text)) continue;
+    if (GOES_ON.test(after.text) || NO_COMMAND.test(after.text) || CARRIES_ON.test(before.text)) continue;
     // Inside a quote the shell has not seen closed (`echo "a` then `b"`), the line is more of that text.
     if (unclosedQuote(value.source.slice(0, after.start - value.offset)) !== undefined) continue;
     return {
@@ -69,6 +70,11 @@ export function joinedCommands(value: FoldedSource): { offset: number; note: str
 
 /** A line that goes on the command before it: an option, a pipe or list operator, a redirection, a closing `)`. */
 const GOES_ON = /^(?:-|[|&;)<>]|\d+[<>])/;
+/**
+ * A line whose first word no shell runs as a command, so it can only be more of the one before: `.` or `..`
+ * alone (`docker build -t app` then `.`), or a folder's path, ending in `/` (`rsync -a build/` then `dist/`).
+ */
+const NO_COMMAND = /^(?:\.{1,2}|\S*\/)(?:\s|$)/;
 /** A line after which the next one is more of the same command, or a command of its own after an operator. */
 const CARRIES_ON = /(?:[|&;({]|(?:^|\s)(?:do|then|else))$/;
 

@@ -428,6 +428,16 @@ describe("parseWorkflow on a valid file", () => {
         "    run: cp a.txt",
         "      --force",
         "      b.txt",
+        // An argument no shell would run as a command: `.` alone, a folder's path.
+        "  context:",
+        "    run: docker build -t app",
+        "      .",
+        "  folder:",
+        "    run: rsync -a build/",
+        "      dist/ --delete",
+        "  sourced:",
+        "    run: true",
+        "      ./run.sh",
       ),
       "j.yaml",
     );
@@ -436,7 +446,12 @@ describe("parseWorkflow on a valid file", () => {
     expect(workflow.tasks.find((task) => task.id === "paragraphs")!.run).toBe("echo one\necho two");
     const said = "run's lines are joined with spaces into one command, as YAML joins a plain value's lines, so this line is more of the command before it: the shell gets";
     const fix = "for one command per line, write run: |, or, to join them on purpose, run: > (no note then)";
-    expect(workflow.notes).toEqual([`j.yaml:4:7: task "a": ${said} echo one echo two; ${fix}`, `j.yaml:32:7: task "later": ${said} --force b.txt; ${fix}`]);
+    // `./run.sh` is a command: noted.
+    expect(workflow.notes).toEqual([
+      `j.yaml:4:7: task "a": ${said} echo one echo two; ${fix}`,
+      `j.yaml:32:7: task "later": ${said} --force b.txt; ${fix}`,
+      `j.yaml:41:7: task "sourced": ${said} true ./run.sh; ${fix}`,
+    ]);
   });
 
   it("reads durations in every documented form", () => {
