@@ -231,7 +231,10 @@ tasks:
     expect(status.tasks[0]).toMatchObject({ state: "succeeded", attempts: 2 });
     const out = worker.stdout();
     expect(out).toContain(`LOST    ${runId}/job: lease ran out while this worker was stalled (no renewal could be sent); killing the task`);
-    expect(out).toContain(`retry   ${runId}/job attempt 1/2 failed: the lease ran out before a renewal (the worker stalled or the database did not answer)`);
+    // The kill said, as the task's log says it.
+    expect(out).toContain(
+      `retry   ${runId}/job attempt 1/2 failed: the lease ran out before a renewal (the worker stalled or the database did not answer); killed with SIGKILL at once, not after the kill grace;`,
+    );
     expect(out).toContain(`${runId}/job | second run`);
     expect(out).not.toMatch(/the result was not recorded|stopped/);
     worker.cli.child.kill("SIGTERM");
