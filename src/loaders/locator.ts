@@ -131,13 +131,7 @@ export class Locator implements SourceLocator {
 
   /** The node at `path`, through aliases; null where there is none. */
   #nodeAt(path: DataPath): Node | null {
-    let node = this.#root;
-    for (const segment of path) {
-      if (isMap(node)) node = this.#resolve((node === this.#tasksMap ? this.#tasksIndex.get(String(segment)) : this.#findPair(node, String(segment)))?.value);
-      else if (isSeq(node) && typeof segment === "number") node = this.#resolve(node.items[segment]);
-      else return null;
-    }
-    return node;
+    return this.#pairAt(path)?.node ?? null;
   }
 
   /** The pair that gives `name` its value in `map`: its own, else the first a merge key (`<<`) brings, as toPlain merges them. */

@@ -1,6 +1,5 @@
 import { isPermanent } from "../../errors.js";
-import { killOf, sigkillWords } from "../../handlers/errors.js";
-import { withKilled } from "./shutdown-cancel.js";
+import { killOf, sigkillWords, withSigkillWords } from "../../handlers/errors.js";
 import { formatDuration } from "../../handlers/format-duration.js";
 import type { Outcome } from "./types.js";
 import type { AbortCode } from "./worker-types.js";
@@ -44,7 +43,7 @@ export function failureOutcome(error: unknown, signal: AbortSignal, timeoutMs: n
   if (code === "LEASE_LOST") {
     // Stopped by this worker, not failed by itself: worth another attempt, whatever its retryOn (the signal is the worker's).
     // Killed at once (no kill grace beside a worker that may take it over), as its log says it.
-    return { kind: "failure", error: withKilled(messageOf(signal.reason), sigkillWords(killOf(error))), exitCode: null, signal: fields.signal ?? null, permanent: false, timedOut: false, tail: fields.tail ?? [] };
+    return { kind: "failure", error: withSigkillWords(messageOf(signal.reason), killOf(error)), exitCode: null, signal: fields.signal ?? null, permanent: false, timedOut: false, tail: fields.tail ?? [] };
   }
   // The handler's own word first: a shell that ended by itself (exit 3) while its leftovers were
   // stopped, the timeout firing meanwhile, failed as it did, as a local run and its log say, not timed out.
