@@ -15,7 +15,7 @@ export interface FoldedSource {
   source: string;
   /** A `>` block, which joins lines on purpose; else a plain value. */
   block: boolean;
-  /** The column (0-based) of the key whose value it is, written where the value is: a `>2` block's lines are indented 2 more. */
+  /** The column (0-based) of the key whose value it is where it is written (through an alias, its anchor's): a `>2` block's lines are indented 2 more. */
   keyColumn?: number;
 }
 
@@ -116,8 +116,9 @@ function plainLines({ offset, source }: FoldedSource): Line[] {
 
 /**
  * A `>` block's lines after its header, without the block's indentation: its first line's, or
- * where the header gives it (`>2`, `>-1`), that many spaces more than its key's column (none where
- * that is unknown: a block reached through an alias).
+ * where the header gives it (`>2`, `>-1`), that many spaces more than its key's column (the key of
+ * its anchor's pair for a block reached through an alias; none where that is unknown: a block that
+ * is a list's item).
  */
 function blockLines({ offset, source, keyColumn }: FoldedSource): Line[] {
   const rows = source.split("\n");

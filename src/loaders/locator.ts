@@ -1,4 +1,4 @@
-import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Pair, type YAMLMap } from "yaml";
+import { isAlias, isMap, isNode, isScalar, isSeq, visit, type Alias, type Document, type Node, type Pair, type YAMLMap } from "yaml";
 import type { FoldedSource } from "./folded-run.js";
 import { isMergeKey, keyText } from "./to-plain.js";
 
@@ -31,10 +31,14 @@ export class Locator implements SourceLocator {
   readonly #aliasTargets: Map<Alias, Node>;
   readonly #tasksMap: YAMLMap | undefined;
   readonly #tasksIndex = new Map<string, Pair>();
+  readonly #document: Document.Parsed;
+  /** The pair each node is the value of, once an alias's target needs its key (see #pairOfValue). */
+  #valuePairs: Map<Node, Pair> | undefined;
 
   readonly #text: string;
 
   constructor(document: Document.Parsed, aliasTargets: Map<Alias, Node>, text = "") {
+    this.#document = document;
     this.#aliasTargets = aliasTargets;
     this.#text = text;
     this.#root = this.#resolve(document.contents);
@@ -123,10 +127,26 @@ export class Locator implements SourceLocator {
     const source = this.#text.slice(node.range[0], node.range[1]);
     // A plain value on one line has nothing to fold.
     if (node.type === "PLAIN" && !source.includes("\n")) return undefined;
-    // A `>2` block's lines are indented 2 more than its key (the mapping it is in): written there, not through an alias.
-    const keyStart = isAlias(pair?.value) ? undefined : (pair?.key as Node | null | undefined)?.range?.[0];
+    // A `>2` block's lines are indented 2 more than its key (the mapping it is in): where it is written, so through an
+    // alias the key of its anchor's pair (`x-cmd: &cmd >2`). One that is no mapping's value (`- &cmd >2`) has none here.
+    const keyPair = isAlias(pair?.value) ? (node.type === "BLOCK_FOLDED" ? this.#pairOfValue(node) : undefined) : pair;
+    const keyStart = (keyPair?.key as Node | null | undefined)?.range?.[0];
     const keyColumn = keyStart === undefined ? undefined : keyStart - (this.#text.lastIndexOf("\n", keyStart - 1) + 1);
     return { offset: node.range[0], source, block: node.type === "BLOCK_FOLDED", ...(keyColumn === undefined ? {} : { keyColumn }) };
+  }
+
+  /** The pair whose value `node` is, anywhere in the document; the first call indexes every pair (only an alias's `>2` block asks). */
+  #pairOfValue(node: Node): Pair | undefined {
+    if (this.#valuePairs === undefined) {
+      const pairs = new Map<Node, Pair>();
+      visit(this.#document, {
+        Pair: (_, pair) => {
+          if (isNode(pair.value) && !pairs.has(pair.value)) pairs.set(pair.value, pair);
+        },
+      });
+      this.#valuePairs = pairs;
+    }
+    return this.#valuePairs.get(node);
   }
 
   /** The node at `path`, through aliases; null where there is none. */

@@ -501,8 +501,40 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     const fix = "the backslash escapes that space, and does not continue the line; write run: | (a literal block keeps the line break, which the backslash then continues), or drop the backslash";
     const problems = problemsOf(text);
     // a's first line is indented more than the block (2 past its key): kept with its break, no join. b's backslash line is followed
-    // by one indented more: kept. e's block is reached through an alias, its key elsewhere: left alone, as before.
+    // by one indented more: kept. e's block is reached through an alias: read from its anchor's key, x-cmd, its first line is kept too.
     expect(problems).toEqual([`19:11: task "f": \`run\` has a line that ends in a backslash, but YAML joins a > block's lines with a space, so the shell gets make \\ all: ${fix}`]);
+  });
+
+  it("reads a >2 block reached through an alias from its anchor's key, as the same block written in place, so its joined backslash line is refused", () => {
+    const text = yaml(
+      "x-cmd: &cmd >2",
+      "  make \\",
+      "  all",
+      "tasks:",
+      "  a:",
+      "    run: &own >2",
+      "      docker build \\",
+      "      -t app .",
+      "  b:",
+      "    run: *own",
+      "  e:",
+      "    run: *cmd",
+      "  g:",
+      "    run: &kept >2",
+      "        make \\",
+      "      all",
+      "  h:",
+      "    run: *kept",
+    );
+    const fix = "the backslash escapes that space, and does not continue the line; write run: | (a literal block keeps the line break, which the backslash then continues), or drop the backslash";
+    const said = (at: string, id: string, command: string): string =>
+      `${at}: task "${id}": \`run\` has a line that ends in a backslash, but YAML joins a > block's lines with a space, so the shell gets ${command}: ${fix}`;
+    // Through an alias a problem points at the block's own lines, where a plain > block's does too. g's first line is indented
+    // more than its block: kept with its break, through the alias h too.
+    expect(problemsOf(text)).toEqual([said("2:8", "e", "make \\ all"), said("7:20", "a", "docker build \\ -t app ."), said("7:20", "b", "docker build \\ -t app .")]);
+    // The same blocks written in place are refused alike.
+    const inPlace = yaml("tasks:", "  b:", "    run: >2", "      docker build \\", "      -t app .", "  e:", "    run: >2", "      make \\", "      all");
+    expect(problemsOf(inPlace)).toEqual([said("4:20", "b", "docker build \\ -t app ."), said("8:12", "e", "make \\ all")]);
   });
 
   it("reports unknown dependencies with a suggestion, and self-dependencies", () => {
