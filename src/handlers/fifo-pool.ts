@@ -71,6 +71,8 @@ export class FifoPool {
   #exitHook = false;
   /** Pipes kept open ahead (see openAhead): two tasks' worth, none under a low open-file limit. */
   #ahead: number | undefined;
+  /** Pipes the run has yet to take, as expect() was told (undefined: not told); none are opened ahead past them. */
+  #expectedLeft: number | undefined;
 
   /** `root`: where the folder goes; by default TMPDIR if set, else /dev/shm, else the temp dir. */
   constructor(root?: string) {
@@ -92,6 +94,7 @@ export class FifoPool {
   take(count?: 2): Promise<[PipeEnds, PipeEnds] | undefined>;
   take(count: 1 | 2): Promise<[PipeEnds] | [PipeEnds, PipeEnds] | undefined>;
   async take(count: 1 | 2 = 2): Promise<PipeEnds[] | undefined> {
+    if (this.#expectedLeft !== undefined) this.#expectedLeft = Math.max(0, this.#expectedLeft - count);
     if (this.#opened.length >= count) {
       const taken = this.#opened.splice(this.#opened.length - count, count);
       for (const { file } of taken) this.#toUnlink.push(file);
@@ -130,6 +133,7 @@ export class FifoPool {
    * each where a spawn is slow).
    */
   expect(count: number): void {
+    this.#expectedLeft = count;
     const missing = count - this.#ready.length - this.#opened.length - this.#making;
     this.#batch = Math.min(MAX_BATCH, Math.max(this.#batch, missing));
     if (this.#failures >= MAX_FAILURES) return;
@@ -185,11 +189,14 @@ export class FifoPool {
    * once a task has started, when taskq often waits for a task to end anyway, rather than
    * between one task's end and the next one's start, where each syscall delays the next
    * task (1,000 `true` tasks at -j 2: ~45 µs less between a task's exit and the next
-   * spawn). Never throws: take() finds what went wrong.
+   * spawn). No more than the run is still expected to take (see expect): a run's last tasks,
+   * and a one-task run's, open none they would only close again at exit (~0.8 ms of a
+   * one-task run where a spawn costs ~1 ms). A pipe past those (a retry) is opened when
+   * taken. Never throws: take() finds what went wrong.
    */
   openAhead(): void {
     this.#unlinkTaken();
-    const ahead = (this.#ahead ??= pipesOpenedAhead());
+    const ahead = Math.min((this.#ahead ??= pipesOpenedAhead()), this.#expectedLeft ?? Infinity);
     while (this.#opened.length < ahead && this.#ready.length > 0) {
       const file = this.#ready.pop() as string;
       const ends = openEnds(file);

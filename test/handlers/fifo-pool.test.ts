@@ -214,6 +214,28 @@ describe("FifoPool", () => {
     expect(await readdir(root)).toEqual([]);
   });
 
+  it("opens no more pipes ahead than the run is still expected to take: none once a one-task run's task has its pipe; one past them (a retry) is opened when taken", async () => {
+    const { pool } = await setup();
+    pool.expect(3);
+    for (const ends of (await pool.take(1))!) closeEnds(ends);
+    const fdsBefore = openFds();
+    pool.openAhead();
+    // Two pipes are still to come: two opened (4 fds), not the four pipes kept ahead otherwise.
+    expect(pool.openedAhead).toBe(2);
+    expect(openFds()).toBe(fdsBefore + 4);
+    for (let i = 0; i < 2; i++) for (const ends of (await pool.take(1))!) closeEnds(ends);
+    pool.openAhead();
+    expect(pool.openedAhead).toBe(0);
+    expect(openFds()).toBe(fdsBefore);
+    const retry = await pool.take(1);
+    expect(roundTrip(retry![0], "again")).toBe("again");
+    closeEnds(retry![0]);
+    pool.openAhead();
+    expect(pool.openedAhead).toBe(0);
+    pool.dispose();
+    expect(openFds()).toBe(fdsBefore);
+  });
+
   it("at exit, FIFOs opened ahead and not taken are kept as spares; those taken are not", async () => {
     const { root, pool } = await setup();
     for (const ends of (await pool.take())!) closeEnds(ends);
