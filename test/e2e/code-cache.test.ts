@@ -15,11 +15,13 @@ let bin: string;
 let cache: string;
 let workflow: string;
 
-function taskq(args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, [bin, ...args], {
+/** `nodeArgs`: node flags before the script, as `node --expose-gc bin/taskq.cjs` takes them. */
+function taskq(args: string[], env: Record<string, string> = {}, nodeArgs: string[] = []) {
+  const result = spawnSync(process.execPath, [...nodeArgs, bin, ...args], {
     cwd: install,
     encoding: "utf8",
-    env: { ...process.env, CI: "true", NO_COLOR: "1", ...env },
+    // No NODE_OPTIONS but a test's: they are node flags too, with a cache of their own.
+    env: { ...process.env, CI: "true", NO_COLOR: "1", NODE_OPTIONS: "", ...env },
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -84,6 +86,38 @@ describe("the code cache", () => {
     const rewritten = age(cache);
     expect(taskq(["validate", workflow]).code).toBe(0);
     expect(statSync(cache).mtimeMs).toBe(rewritten);
+  });
+
+  it("of a run under node flags of its own is kept beside the build's, which stays as it is for runs without them", () => {
+    const bundleDir = path.join(install, "dist/bundle");
+    const ownCaches = (): string[] => readdirSync(bundleDir).filter((name) => name.startsWith("cli.cjs.cache-"));
+    for (const name of ownCaches()) rmSync(path.join(bundleDir, name));
+    rmSync(cache, { force: true });
+    expect(taskq(["validate", workflow]).code).toBe(0);
+    const before = readFileSync(cache);
+    const written = age(cache);
+    // --max-old-space-size is a V8 flag: V8 rejects the build's cache under it.
+    const flagged = taskq(["run", workflow, "--output", "plain", "--log-dir", path.join(install, "logs")], {}, ["--max-old-space-size=200"]);
+    expect(flagged.code).toBe(0);
+    expect(flagged.stdout).toContain("2 succeeded");
+    expect(readFileSync(cache).equals(before)).toBe(true);
+    expect(statSync(cache).mtimeMs).toBe(written);
+    expect(ownCaches()).toHaveLength(1);
+    // Each is used as it is by the runs it is for: none is written again.
+    const own = path.join(bundleDir, ownCaches()[0]!);
+    const ownWritten = age(own);
+    expect(taskq(["validate", workflow], {}, ["--max-old-space-size=200"]).code).toBe(0);
+    expect(taskq(["validate", workflow]).code).toBe(0);
+    expect(statSync(own).mtimeMs).toBe(ownWritten);
+    expect(statSync(cache).mtimeMs).toBe(written);
+    // Flags in NODE_OPTIONS count too; --v8-pool-size, which bin/taskq.cjs gives node itself, does not.
+    expect(taskq(["validate", workflow], { NODE_OPTIONS: "--max-old-space-size=300" }).code).toBe(0);
+    expect(ownCaches()).toHaveLength(2);
+    expect(taskq(["validate", workflow], {}, ["--v8-pool-size=1"]).code).toBe(0);
+    expect(ownCaches()).toHaveLength(2);
+    expect(statSync(cache).mtimeMs).toBe(written);
+    expect(readFileSync(cache).equals(before)).toBe(true);
+    for (const name of ownCaches()) rmSync(path.join(bundleDir, name));
   });
 
   it("older than the bundle but made from it (as npm installs them) is used as it is", () => {
