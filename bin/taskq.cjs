@@ -19,8 +19,10 @@
 const fs = require("node:fs");
 const path = require("node:path");
 
-/** The cache file starts with the SHA-1 of the bundle it was made from. */
+/** The cache file starts with the SHA-1 of the bundle it was made from, */
 const DIGEST_BYTES = 20;
+/** then a byte that says whether a `run` wrote it (1), which compiled what `run` needs (see runBundle). */
+const HEADER_BYTES = DIGEST_BYTES + 1;
 
 const argv = process.argv.slice(2);
 // Fast path: `taskq --version` loads nothing but package.json.
@@ -49,12 +51,23 @@ function runBundle(file) {
   }
   const cacheFile = cacheFileFor(file);
   const useCache = process.env.TASKQ_CODE_CACHE !== "0";
-  const cachedData = useCache ? readCache(cacheFile, file, bytes) : undefined;
+  const cache = useCache ? readCache(cacheFile, file, bytes) : undefined;
+  const cachedData = cache?.data;
   // The bundle has no import(): on Node 20, code compiled with a cache loses import()'s callback.
   // The file is the CommonJS wrapper function already, in ASCII (see scripts/bundle-cli.js).
   const script = new vm.Script(bytes.toString("latin1"), { filename: file, cachedData });
-  if (useCache && (cachedData === undefined || script.cachedDataRejected || process.env.TASKQ_WRITE_CODE_CACHE)) {
-    process.once("exit", () => writeCache(script, file, cacheFile, bytes));
+  // A cache holds what the process that wrote it compiled. One a `validate` wrote (the first
+  // start after a Node upgrade, or under new flags) lacks the engine, the shell handler and the
+  // renderer, which every `run` would then compile again (~10% of its start): the next `run`
+  // that runs its tasks (exit 0 or 1, not a file's problems, 2) writes it again, with all it
+  // compiled, its own and what the cache held, and says so in the cache.
+  const running = argv.find((arg) => !arg.startsWith("-")) === "run" && !argv.some((arg) => arg === "--dry-run" || arg === "--help" || arg === "-h");
+  const mustWrite = cachedData === undefined || script.cachedDataRejected || Boolean(process.env.TASKQ_WRITE_CODE_CACHE);
+  if (useCache && (mustWrite || (running && !cache.byRun))) {
+    process.once("exit", (code) => {
+      const ranTasks = running && (code === 0 || code === 1);
+      if (mustWrite || ranTasks) writeCache(script, file, cacheFile, bytes, ranTasks);
+    });
   }
   const module = { exports: {} };
   script.runInThisContext().call(module.exports, module.exports, Module.createRequire(file), module, file, path.dirname(file));
@@ -98,7 +111,7 @@ function readCache(cacheFile, file, bytes) {
   } catch {
     return undefined; // no cache yet: compile as usual
   }
-  return raw.length > DIGEST_BYTES ? raw.subarray(DIGEST_BYTES) : undefined;
+  return raw.length > HEADER_BYTES ? { data: raw.subarray(HEADER_BYTES), byRun: raw[DIGEST_BYTES] === 1 } : undefined;
 }
 
 function touch(file) {
@@ -121,7 +134,7 @@ function digest(bytes) {
  * root rewrote under `umask 077` (after a Node upgrade) would be unreadable to every other
  * user of the install, who could not write another, and start without one for good.
  */
-function writeCache(script, file, cacheFile, bytes) {
+function writeCache(script, file, cacheFile, bytes, byRun) {
   const temporary = `${cacheFile}.${process.pid}.tmp`;
   let fd;
   try {
@@ -134,7 +147,7 @@ function writeCache(script, file, cacheFile, bytes) {
     // V8 stamps the cache with a hash of its flags: a V8 flag the run changed
     // (src/cli/small-heap.ts) goes back first, or every later start would reject the cache.
     globalThis[Symbol.for("taskq.restoreV8Flags")]?.();
-    fs.writeFileSync(fd, Buffer.concat([digest(bytes), script.createCachedData()]));
+    fs.writeFileSync(fd, Buffer.concat([digest(bytes), Buffer.of(byRun ? 1 : 0), script.createCachedData()]));
     fs.closeSync(fd);
     fd = undefined;
     fs.renameSync(temporary, cacheFile);

@@ -88,6 +88,28 @@ describe("the code cache", () => {
     expect(statSync(cache).mtimeMs).toBe(rewritten);
   });
 
+  it("written by another command (validate) is written again by the next run that runs its tasks, and then used as it is", () => {
+    rmSync(cache, { force: true });
+    const logs = path.join(install, "logs");
+    expect(taskq(["validate", workflow]).code).toBe(0);
+    const byValidate = statSync(cache).size;
+    let written = age(cache);
+    // A run stopped by its file's problems (exit 2) and a dry run run no task: they leave it.
+    const bad = path.join(install, "bad.yaml");
+    writeFileSync(bad, "tasks:\n  a: { run: x, retires: 1 }\n");
+    expect(taskq(["run", bad]).code).toBe(2);
+    expect(taskq(["run", workflow, "--dry-run"]).code).toBe(0);
+    expect(statSync(cache).mtimeMs).toBe(written);
+    // The engine, the shell handler and the renderer: what validate never compiled.
+    expect(taskq(["run", workflow, "--output", "plain", "--log-dir", logs]).code).toBe(0);
+    expect(statSync(cache).mtimeMs).toBeGreaterThan(written);
+    expect(statSync(cache).size).toBeGreaterThan(byValidate);
+    written = age(cache);
+    expect(taskq(["run", workflow, "--output", "plain", "--log-dir", logs]).code).toBe(0);
+    expect(taskq(["validate", workflow]).code).toBe(0);
+    expect(statSync(cache).mtimeMs).toBe(written);
+  });
+
   it("of a run under node flags of its own is kept beside the build's, which stays as it is for runs without them", () => {
     const bundleDir = path.join(install, "dist/bundle");
     const ownCaches = (): string[] => readdirSync(bundleDir).filter((name) => name.startsWith("cli.cjs.cache-"));
