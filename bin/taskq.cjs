@@ -19,9 +19,11 @@
 const fs = require("node:fs");
 const path = require("node:path");
 
-/** The cache file starts with the SHA-1 of the bundle it was made from, */
+/**
+ * The cache file starts with the SHA-1 of the bundle it was made from, then a byte that says
+ * whether a `run` wrote it (1), which compiled what `run` needs (see runBundle).
+ */
 const DIGEST_BYTES = 20;
-/** then a byte that says whether a `run` wrote it (1), which compiled what `run` needs (see runBundle). */
 const HEADER_BYTES = DIGEST_BYTES + 1;
 
 const argv = process.argv.slice(2);

@@ -15,7 +15,7 @@ export interface FoldedSource {
   source: string;
   /** A `>` block, which joins lines on purpose; else a plain value. */
   block: boolean;
-  /** The column (0-based) of the key whose value it is where it is written (through an alias, its anchor's): a `>2` block's lines are indented 2 more. */
+  /** For a `>` block, the column (0-based) of the key whose value it is where it is written (through an alias, its anchor's): a `>2` block's lines are indented 2 more. */
   keyColumn?: number;
 }
 

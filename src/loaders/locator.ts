@@ -129,7 +129,7 @@ export class Locator implements SourceLocator {
     if (node.type === "PLAIN" && !source.includes("\n")) return undefined;
     // A `>2` block's lines are indented 2 more than its key (the mapping it is in): where it is written, so through an
     // alias the key of its anchor's pair (`x-cmd: &cmd >2`). One that is no mapping's value (`- &cmd >2`) has none here.
-    const keyPair = isAlias(pair?.value) ? (node.type === "BLOCK_FOLDED" ? this.#pairOfValue(node) : undefined) : pair;
+    const keyPair = node.type !== "BLOCK_FOLDED" ? undefined : isAlias(pair?.value) ? this.#pairOfValue(node) : pair;
     const keyStart = (keyPair?.key as Node | null | undefined)?.range?.[0];
     const keyColumn = keyStart === undefined ? undefined : keyStart - (this.#text.lastIndexOf("\n", keyStart - 1) + 1);
     return { offset: node.range[0], source, block: node.type === "BLOCK_FOLDED", ...(keyColumn === undefined ? {} : { keyColumn }) };
