@@ -14,8 +14,10 @@ interface Launched {
 }
 
 /** Runs `taskq` as users do: an executable on PATH, here npm's kind of bin link to bin/taskq.cjs. */
-async function launch(link: string, args: string[], cwd: string): Promise<Launched> {
-  const child = spawn(link, args, { cwd, env: { ...process.env, CI: "true", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+async function launch(link: string, args: string[], cwd: string, extraEnv: Record<string, string | undefined> = {}): Promise<Launched> {
+  const env: NodeJS.ProcessEnv = { ...process.env, CI: "true", NO_COLOR: "1", ...extraEnv };
+  for (const [name, value] of Object.entries(extraEnv)) if (value === undefined) delete env[name];
+  const child = spawn(link, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
@@ -45,6 +47,22 @@ describe("the taskq executable", () => {
     // The same process (exec, not a child of sh): node, the flag, this file, the arguments as given.
     expect(path.basename(result.cmdline[0] ?? "")).toBe("node");
     expect(result.cmdline.slice(1)).toEqual(["--v8-pool-size=1", link, "run", ws.file, "--log-dir", path.join(ws.dir, "log dir"), "--output", "plain"]);
+  });
+
+  it("starts node with glibc's malloc trim threshold set, unless the user set one, and keeps it from the tasks", async () => {
+    // The task tells what it got, and what taskq's node started with (/proc keeps a process's first environment).
+    const ws = await workspace(`tasks:\n  look: { run: 'echo "task: \${MALLOC_TRIM_THRESHOLD_-unset} \${TASKQ_MALLOC_TRIM-unset}"; echo "taskq: $(tr "\\\\0" "\\\\n" < /proc/$TASKQ_PID/environ | grep "^MALLOC_TRIM_THRESHOLD_=")"' }\n`);
+    const link = path.join(ws.dir, "taskq");
+    await symlink(BIN, link);
+    const args = ["run", ws.file, "--log-dir", path.join(ws.dir, "logs"), "--output", "plain"];
+    const unset = await launch(link, args, ws.dir, { MALLOC_TRIM_THRESHOLD_: undefined, TASKQ_MALLOC_TRIM: undefined });
+    expect(unset.code).toBe(0);
+    expect(unset.stdout).toContain("look | task: unset unset\n");
+    expect(unset.stdout).toContain("look | taskq: MALLOC_TRIM_THRESHOLD_=131072\n");
+    const own = await launch(link, args, ws.dir, { MALLOC_TRIM_THRESHOLD_: "4096", TASKQ_MALLOC_TRIM: undefined });
+    expect(own.code).toBe(0);
+    expect(own.stdout).toContain("look | task: 4096 unset\n");
+    expect(own.stdout).toContain("look | taskq: MALLOC_TRIM_THRESHOLD_=4096\n");
   });
 
   it("passes the exit code on", async () => {
