@@ -60,6 +60,13 @@ const common = {
   target: "node20",
   sourcemap: true,
   logLevel: "warning",
+  // Whitespace and syntax minified (names kept, lines of at most ~200 characters, so an error's
+  // source line stays readable): V8 keeps the bundle's source for the whole run, and every
+  // task's fork copies the pages it is in. 1.33 MB became 0.89 MB, and 1,000 `true` tasks at
+  // -j 2 took 0.7-6.3% less time (mean 3.8%, four A/B passes of 20 alternating runs).
+  minifyWhitespace: true,
+  minifySyntax: true,
+  lineLimit: 200,
   plugins: [englishOnlyZodLocales, boardTextWidth],
 };
 

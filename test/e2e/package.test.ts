@@ -64,6 +64,15 @@ describe("the package", () => {
     for (const name of ["chalk", "commander", "ora", "yaml", "zod"]) expect(Object.keys(devDependencies)).toContain(name);
   });
 
+  it("the bundled CLI is minified, in lines short enough to show in an error: V8 keeps its source, which every task's fork copies", async () => {
+    const text = await readFile(path.join(ROOT, "dist/bundle/cli.cjs"), "latin1");
+    expect(text.length).toBeLessThan(1_000_000);
+    const longest = Math.max(...text.split("\n").map((line) => line.length));
+    expect(longest).toBeLessThan(1_000);
+    // Names are kept: a --verbose stack trace names taskq's own functions.
+    expect(text).toContain("function createShellHandler(");
+  });
+
   it("the build is the same wherever it is made: the bundle and its map name no folder of this machine", async () => {
     for (const file of ["dist/bundle/cli.cjs", "dist/bundle/cli.cjs.map", "dist/bundle/load-worker.js", "dist/bundle/load-worker.js.map"]) {
       const text = await readFile(path.join(ROOT, file), "utf8");
