@@ -7,7 +7,7 @@
 //   node bench/ab-flood.js /path/to/other/bin/taskq.cjs [ROUNDS, default 10] [1|8, default 8] [plain|json]
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { measure, median, scratch, TASKQ } from "./lib.js";
+import { measure, median, requireBuilt, scratch, TASKQ } from "./lib.js";
 
 const MB = 1_000_000;
 const [other, roundsArg = "10", tasksArg = "8", output = "plain"] = process.argv.slice(2);
@@ -17,6 +17,7 @@ if (other === undefined || !Number.isInteger(rounds) || rounds < 1 || !(tasksArg
   console.error("usage: node bench/ab-flood.js OTHER_BIN_TASKQ [ROUNDS] [1|8] [plain|json]");
   process.exit(2);
 }
+requireBuilt(TASKQ, other);
 const [tasks, mb] = workloads[tasksArg];
 const work = scratch("ab-flood");
 work.remove(); // at exit

@@ -6,7 +6,7 @@
 //   node bench/ab-overhead.js /path/to/other/bin/taskq.cjs [ROUNDS, default 16] [TASKS, default 1000]
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { measure, median, scratch, TASKQ } from "./lib.js";
+import { measure, median, requireBuilt, scratch, TASKQ } from "./lib.js";
 import { independentTasks } from "./workflows.js";
 
 const [other, roundsArg = "16", tasksArg = "1000"] = process.argv.slice(2);
@@ -16,6 +16,7 @@ if (other === undefined || !Number.isInteger(rounds) || rounds < 1 || !Number.is
   console.error("usage: node bench/ab-overhead.js OTHER_BIN_TASKQ [ROUNDS] [TASKS]");
   process.exit(2);
 }
+requireBuilt(TASKQ, other);
 const work = scratch("ab-overhead");
 work.remove(); // at exit
 const logs = existsSync("/dev/shm") ? mkdtempSync("/dev/shm/taskq-ab-logs-") : join(work.dir, "logs");

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { requireBuilt } from "./lib.js";
 
 const [other, roundsArg = "40"] = process.argv.slice(2);
 const rounds = Number(roundsArg);
@@ -15,6 +16,7 @@ if (other === undefined || !Number.isInteger(rounds) || rounds < 1) {
   process.exit(2);
 }
 const here = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "bin", "taskq.cjs");
+requireBuilt(here, other);
 const dir = mkdtempSync(path.join(tmpdir(), "taskq-ab-startup-"));
 const one = path.join(dir, "one.yaml");
 const three = path.join(dir, "three.yaml");

@@ -5,11 +5,24 @@ import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } fr
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { builtFromSources } from "../scripts/build-inputs.js";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const TASKQ = join(ROOT, "bin/taskq.cjs");
 /** GNU time reports a child's peak RSS; without it RSS columns say "n/a". */
 export const GNU_TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
+
+/**
+ * Exits (2) unless the checkout of each of `bins` (its bin/taskq.cjs) has a dist/ built from the
+ * sources it holds now: a benchmark spawns dist/, and one of a build made before a source changed
+ * (or before an experiment was reverted) measures code that is in no commit.
+ */
+export function requireBuilt(...bins) {
+  const stale = bins.map((bin) => resolve(dirname(bin), "..")).filter((root) => !builtFromSources(root));
+  if (stale.length === 0) return;
+  for (const root of stale) console.error(`bench: ${join(root, "dist")} is not built from the sources in ${root} (one changed since its last build, or it was never built): run \`npm run build\` there first`);
+  process.exit(2);
+}
 
 /**
  * The environment every measured command gets: ours, less what makes every Node process start

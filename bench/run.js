@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
-import { log, ROOT } from "./lib.js";
+import { log, requireBuilt, ROOT, TASKQ } from "./lib.js";
 
 const ALL = ["startup", "overhead", "large", "flood", "schedule", "engine", "postgres"];
 
@@ -36,7 +36,7 @@ function machine() {
 
 async function main() {
   const { only, runs, write, full, largeRunTasks } = parseArgs(process.argv.slice(2));
-  if (!existsSync(join(ROOT, "dist/cli/main.js"))) throw new Error("build first: npx tsc -p tsconfig.build.json");
+  requireBuilt(TASKQ);
   const startedAt = new Date();
   const header = machine();
   log(header);

@@ -10,37 +10,13 @@
 // and the Node version, whose V8 the code cache is for) to dist/.build-inputs, and `prepare`
 // builds only when they differ or an output is missing. `npm run build` always builds.
 import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-
-const RECORD = "dist/.build-inputs";
-const INPUT_FOLDERS = ["src", "scripts"];
-const INPUT_FILES = ["package.json", "package-lock.json", "tsconfig.json", "tsconfig.build.json", "node_modules/.package-lock.json"];
-const OUTPUTS = ["dist/index.js", "dist/bundle/cli.cjs", "dist/bundle/cli.cjs.cache", "dist/bundle/load-worker.js"];
-
-/** SHA-256 of every input's path and bytes (a missing file counts as missing), and of Node's version. */
-function inputsDigest() {
-  const hash = createHash("sha256").update(`${process.version}\0`);
-  const files = [...INPUT_FOLDERS.flatMap((folder) => filesUnder(folder)), ...INPUT_FILES];
-  for (const file of files.sort()) {
-    hash.update(`${file}\0`);
-    hash.update(existsSync(file) ? readFileSync(file) : "\0missing\0");
-  }
-  return hash.digest("hex");
-}
-
-function filesUnder(folder) {
-  return readdirSync(folder, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath ?? entry.path, entry.name));
-}
+import { writeFileSync } from "node:fs";
+import { builtFromSources, inputsDigest, RECORD } from "./build-inputs.js";
 
 if (process.argv[2] === "--record") {
   writeFileSync(RECORD, `${inputsDigest()}\n`);
 } else {
-  const built = existsSync(RECORD) && OUTPUTS.every((file) => existsSync(file)) && readFileSync(RECORD, "utf8").trim() === inputsDigest();
-  if (built) {
+  if (builtFromSources()) {
     process.stderr.write("taskq: dist/ is built from these sources already; `npm run build` builds it again\n");
   } else {
     // npm's own script when npm runs this one (no second lookup of npm on the PATH).
