@@ -6,7 +6,7 @@
 //   node bench/ab-overhead.js /path/to/other/bin/taskq.cjs [ROUNDS, default 16] [TASKS, default 1000]
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { measure, median, requireBuilt, scratch, TASKQ } from "./lib.js";
+import { abRounds, measure, printAB, requireBuilt, scratch, TASKQ } from "./lib.js";
 import { independentTasks } from "./workflows.js";
 
 const [other, roundsArg = "16", tasksArg = "1000"] = process.argv.slice(2);
@@ -22,25 +22,16 @@ work.remove(); // at exit
 const logs = existsSync("/dev/shm") ? mkdtempSync("/dev/shm/taskq-ab-logs-") : join(work.dir, "logs");
 const file = join(work.dir, "tasks.yaml");
 independentTasks(file, tasks);
-const builds = [
-  ["this", TASKQ],
-  ["other", other],
-];
-const times = new Map(builds.map(([name]) => [name, []]));
+let results;
 try {
-  for (let round = 0; round < rounds; round++) {
-    for (const [name, bin] of round % 2 === 0 ? builds : [...builds].reverse()) {
-      const runLogs = join(logs, `${name}-${round}`);
-      const { ms } = await measure([bin, "run", file, "-j", "2", "--output", "plain", "--log-dir", runLogs], { rss: false });
-      times.get(name).push(ms);
-      rmSync(runLogs, { recursive: true, force: true });
-    }
-  }
+  results = await abRounds(other, rounds, async (bin, name, round) => {
+    const runLogs = join(logs, `${name}-${round}`);
+    const result = await measure([bin, "run", file, "-j", "2", "--output", "plain", "--log-dir", runLogs], { rss: false });
+    rmSync(runLogs, { recursive: true, force: true });
+    return result;
+  });
 } finally {
   rmSync(logs, { recursive: true, force: true });
 }
-const base = median(times.get("other"));
 console.log(`${tasks} independent \`true\` tasks at -j 2, ${rounds} rounds, alternating; median wall time`);
-for (const [name, values] of times) {
-  console.log(`${name.padEnd(6)} ${median(values).toFixed(0).padStart(6)} ms (${Math.min(...values).toFixed(0)}-${Math.max(...values).toFixed(0)})  ${(median(values) / base).toFixed(3)}x of other`);
-}
+printAB(results);

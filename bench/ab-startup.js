@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { requireBuilt } from "./lib.js";
+// BENCH_ENV: node from PATH is the one running this (as the baseline), without NODE_EXTRA_CA_CERTS or NODE_OPTIONS.
+import { BENCH_ENV, median, requireBuilt } from "./lib.js";
 
 const [other, roundsArg = "40"] = process.argv.slice(2);
 const rounds = Number(roundsArg);
@@ -22,8 +23,6 @@ const one = path.join(dir, "one.yaml");
 const three = path.join(dir, "three.yaml");
 writeFileSync(one, 'tasks:\n  a: { run: "true" }\n');
 writeFileSync(three, 'tasks:\n  a: { run: "true" }\n  b: { run: "true", dependsOn: a }\n  c: { run: "true", dependsOn: [a, b] }\n');
-// bin/taskq.cjs runs the first node on PATH: make it this one, as the baseline is.
-const env = { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}` };
 const commands = [["node -e ''", process.execPath, ["-e", ""]]];
 for (const [name, bin] of [["this", here], ["other", other]]) {
   commands.push([`validate (${name})`, bin, ["validate", three]]);
@@ -34,7 +33,7 @@ try {
   for (let round = 0; round < rounds; round++) {
     for (const [name, bin, args] of commands) {
       const start = process.hrtime.bigint();
-      const result = spawnSync(bin, args, { stdio: "ignore", env });
+      const result = spawnSync(bin, args, { stdio: "ignore", env: BENCH_ENV });
       if (result.status !== 0) throw new Error(`${name} exited ${result.status ?? result.signal}`);
       times.get(name).push(Number(process.hrtime.bigint() - start) / 1e6);
     }
@@ -42,7 +41,6 @@ try {
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const node = median(times.get("node -e ''"));
 console.log(`${rounds} rounds, alternating; median wall time`);
 for (const [name, values] of times) console.log(`${name.padEnd(18)} ${median(values).toFixed(1).padStart(7)} ms  ${(median(values) / node).toFixed(2)}x`);

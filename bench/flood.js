@@ -2,17 +2,12 @@
 // against `sh -c '... > /dev/null'` of the same commands, with `--output plain` and `--output json`.
 // Checks every byte reached the logs.
 //   node bench/flood.js [--runs N]
-import { readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { floodCommand, floodTasks } from "./workflows.js";
 import { alternate, isMain, log, measure, median, ms, msCell, numberArg, rssCell, scratch, table, TASKQ, verdict } from "./lib.js";
 
 const MB = 1_000_000;
-/** Writes exactly `mb` megabytes of 100-byte lines to stdout, as fast as a pipe takes them. */
-const writer = (mb) => `yes ${"x".repeat(99)} | head -c ${mb * MB}`;
-
-function workflowOf(commands) {
-  return `tasks:\n${commands.map((command, i) => `  flood-${i}: { run: ${JSON.stringify(command)} }`).join("\n")}\n`;
-}
 
 /** Total bytes in every task log (`*.log`: not the folder's `.taskq-run` stamp) of every run under `logRoot`. */
 function logBytes(logRoot) {
@@ -27,15 +22,15 @@ export async function run({ runs = 5 } = {}) {
   const work = scratch("flood");
   try {
     const cases = [
-      { name: "1 task x 300 MB", commands: [writer(300)], bytes: 300 * MB },
-      { name: "8 tasks x 20 MB", commands: Array.from({ length: 8 }, () => writer(20)), bytes: 8 * 20 * MB },
+      { name: "1 task x 300 MB", commands: [floodCommand(300)], bytes: 300 * MB },
+      { name: "8 tasks x 20 MB", commands: Array.from({ length: 8 }, () => floodCommand(20)), bytes: 8 * 20 * MB },
     ];
     const rows = [];
     const jsonRows = [];
     const targets = [];
     for (const [index, flood] of cases.entries()) {
       const file = join(work.dir, `flood-${index}.yaml`);
-      writeFileSync(file, workflowOf(flood.commands));
+      floodTasks(file, flood.commands);
       const parallel = flood.commands.length;
       // The baseline runs the same commands, as many at once, straight to /dev/null.
       const script = flood.commands.map((command) => `(${command}) > /dev/null &`).join("\n") + "\nwait";

@@ -104,6 +104,34 @@ export async function alternate(commands, runs, { warmup = 1 } = {}) {
   return results;
 }
 
+/**
+ * An A/B of this build against `other` (another checkout's bin/taskq.cjs; check both with
+ * requireBuilt first): `runOne(bin, name, round)` (a measure() result) `rounds` times for each,
+ * alternating, the order flipped each round so that neither always goes first. Returns each
+ * build's results by name ("this", "other").
+ */
+export async function abRounds(other, rounds, runOne) {
+  const builds = [
+    ["this", TASKQ],
+    ["other", other],
+  ];
+  const results = new Map(builds.map(([name]) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, bin] of round % 2 === 0 ? builds : [...builds].reverse()) results.get(name).push(await runOne(bin, name, round));
+  }
+  return results;
+}
+
+/** abRounds' results, a line each: median wall time (min-max), the ratio to the other build's, and the peak RSS where it was measured. */
+export function printAB(results) {
+  const base = median(ms(results.get("other")));
+  for (const [name, runs] of results) {
+    const times = ms(runs);
+    const rss = runs.some((r) => r.rssKb !== undefined) ? `  peak RSS ${(Math.max(...runs.map((r) => r.rssKb ?? 0)) / 1024).toFixed(0)} MiB` : "";
+    console.log(`${name.padEnd(6)} ${median(times).toFixed(0).padStart(6)} ms (${Math.min(...times).toFixed(0)}-${Math.max(...times).toFixed(0)})  ${(median(times) / base).toFixed(3)}x of other${rss}`);
+  }
+}
+
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;

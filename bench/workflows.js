@@ -32,3 +32,13 @@ export function layeredTasks(file, count, command = "true") {
   }
   writeFileSync(file, `${lines.join("\n")}\n`);
 }
+
+/** A command writing exactly `mb` megabytes (10^6 bytes) of 100-byte lines to stdout, as fast as a pipe takes them. */
+export function floodCommand(mb) {
+  return `yes ${"x".repeat(99)} | head -c ${mb * 1_000_000}`;
+}
+
+/** One task per command, `flood-0`, `flood-1`, ..., no dependencies. */
+export function floodTasks(file, commands) {
+  writeFileSync(file, `tasks:\n${commands.map((command, i) => `  flood-${i}: { run: ${JSON.stringify(command)} }`).join("\n")}\n`);
+}
