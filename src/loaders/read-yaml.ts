@@ -48,8 +48,18 @@ const SCALAR_MARK = "\x1f";
 /** Beyond this many, YAML syntax errors are mostly echoes of the first ones. */
 const MAX_YAML_ERRORS = 10;
 
-/** Reports yaml's errors and warnings: one per line, at most MAX_YAML_ERRORS, then a count of the rest. */
-function reportYamlErrors(errors: YAMLError[], problems: ProblemList, tokens: CST.Token[], text: string): void {
+/**
+ * Reports yaml's errors and warnings: one per line, at most MAX_YAML_ERRORS, then a count of the
+ * rest. After a tab where indentation is, yaml reads the lines below out of their structure, and
+ * tells correct lines as indented wrong: only the tabs are told from there on, the first with
+ * how many other errors yaml found after it.
+ */
+function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST.Token[], text: string): void {
+  const tab = found.find((error) => error.code === "TAB_AS_INDENT")?.pos[0];
+  const tabLineEnd = tab === undefined ? -1 : text.indexOf("\n", tab) === -1 ? text.length : text.indexOf("\n", tab);
+  const errors = tab === undefined ? found : found.filter((error) => error.code === "TAB_AS_INDENT" || error.pos[0] <= tabLineEnd);
+  /** Errors yaml found after the first tab, other than tabs: said with it, as a count. */
+  const afterTab = found.length - errors.length;
   const lines = new Set<string>();
   let shown = 0;
   for (const [index, error] of errors.entries()) {
@@ -66,7 +76,9 @@ function reportYamlErrors(errors: YAMLError[], problems: ProblemList, tokens: CS
     }
     // yaml's error at a closing bracket it did not take is an echo of this one.
     if (unclosed?.closedAt !== undefined) lines.add(problems.lineCol(unclosed.closedAt).split(":")[0]!);
-    problems.atOffset(at, unclosed?.message ?? withHint(error.message.split("\n")[0] ?? error.message, text, from, tokens));
+    const message = unclosed?.message ?? withHint(error.message.split("\n")[0] ?? error.message, text, from, tokens);
+    const echoes = error.pos[0] === tab && afterTab > 0 ? `; yaml then found ${afterTab === 1 ? "an error" : `${afterTab} errors`} below it, which may follow from it and are not shown: fix the tab first` : "";
+    problems.atOffset(at, `${message}${echoes}`);
   }
 }
 

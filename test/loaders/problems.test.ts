@@ -201,6 +201,27 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf("tasks:\n\ta: { run: x }\n")).toEqual(["2:1: Tabs are not allowed as indentation: indent with spaces (an editor set to insert spaces in .yaml files keeps it so)"]);
   });
 
+  it("tells only the tabs after a tab used as indentation, not the correct lines below it that yaml then misreads, and says how many it left out", () => {
+    const tab = "Tabs are not allowed as indentation: indent with spaces (an editor set to insert spaces in .yaml files keeps it so)";
+    // yaml reads `b`, `c` and `d` as keys out of line after the tab, and said "start it at column 5" of each.
+    expect(problemsOf("tasks:\n  a:\n    run: x\n\tpriority: high\n  b:\n    run: y\n  c:\n    run: z\n  d:\n    run: z\n")).toEqual([
+      `4:1: ${tab}; yaml then found 2 errors below it, which may follow from it and are not shown: fix the tab first`,
+    ]);
+    // Every tab is told; an error above the first tab still is.
+    expect(problemsOf("tasks:\n  a:\n    run: 'x\n     y'\n    retries: 1\n   priority: high\n  b:\n\trun: y\n  c:\n\trun: z\n")).toEqual([
+      "6:4: All mapping items must start at the same column: line 6 starts at column 4, and retries above it at column 5; start it at column 5, as retries is",
+      `8:1: ${tab}`,
+      `10:1: ${tab}`,
+    ]);
+    // In a large file, one tab is one problem, not hundreds of echoes.
+    const lines = ["tasks:"];
+    for (let index = 0; index < 3000; index++) lines.push(`  t${index}:`, `    run: echo ${index}`);
+    lines.splice(2001, 0, "\tretries: 1");
+    const problems = problemsOf(`${lines.join("\n")}\n`);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^2002:1: Tabs are not allowed as indentation: .*; yaml then found \d+ errors below it/);
+  });
+
   it("says where a key out of line with its mapping's keys should start: at the column of the key above it", () => {
     const hint = (line: number, own: number, key: string, col: number) => `All mapping items must start at the same column: line ${line} starts at column ${own}, and ${key} above it at column ${col}; start it at column ${col}, as ${key} is`;
     // One space short of its sibling, under a task and under env.
