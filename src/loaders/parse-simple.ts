@@ -153,8 +153,16 @@ export function buildWorkflow(data: unknown, source: Source & { locator: SourceL
   }));
   const order = orderTasks(inputs, locator, problems);
   const { header } = validated;
-  if (problems.size > 0 || header === undefined) throw new WorkflowError(problems.problems);
-  const context: BuildContext = { file, now, folder, env: header.env ?? {}, defaults: header.defaults ?? {}, locator, problems, notes: new Map<number, string>() };
+  const context: BuildContext = { file, now, folder, env: header?.env ?? {}, defaults: header?.defaults ?? {}, locator, problems, notes: new Map<number, string>() };
+  if (problems.size > 0 || header === undefined) {
+    // What only building finds (a runAt too far ahead, a backslash YAML folds away, a backoff
+    // bound against defaults'), looked for in every task the schema passed all the same, so
+    // that every problem shows at once; with defaults that have problems, a task's own fields.
+    for (const [index, { id, task }] of validated.tasks.entries()) {
+      if (task !== undefined) buildTask(id, task, inputs[index]!.dependsOn.map((dependency) => dependency.id), context);
+    }
+    throw new WorkflowError(problems.problems);
+  }
   if (checkCwd) context.cwdProblems = new Map();
   if (header.env !== undefined) noteEnvVariables(header.env, ["env"], "env", context);
   if (header.defaults?.env !== undefined) noteEnvVariables(header.defaults.env, ["defaults", "env"], "defaults", context);

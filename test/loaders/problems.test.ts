@@ -29,6 +29,38 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     );
   });
 
+  it("reports what only building a task finds (a runAt too far ahead, a backslash YAML folds, a backoff against defaults') beside the schema's and the dependencies' problems, not after they are fixed", () => {
+    const file = yaml(
+      "defaults:",
+      "  backoff: { base: 10s }",
+      "tasks:",
+      "  a:",
+      "    run: touch ran-a",
+      "    runAt: 2099-01-01T00:00:00Z",
+      "  b:",
+      "    run: make \\",
+      "      all",
+      "  c:",
+      "    run: touch ran-c",
+      "    backoff: { max: 1s }",
+      "  d:",
+      "    run: touch ran-d",
+      "    priority: urgent",
+      "    dependsOn: [zzz]",
+    );
+    const problems = problemsOf(file);
+    // Before, only d's two were told; the other three showed once those were fixed.
+    expect(problems.map((problem) => problem.split(": ")[0])).toEqual(["6:12", "8:15", "12:21", "15:15", "16:17"]);
+    expect(problems[0]).toContain('task "a": `runAt` 2099-01-01T00:00:00Z is');
+    expect(problems[1]).toContain('task "b": `run` has a line that ends in a backslash');
+    expect(problems[2]).toBe('12:21: task "c": `backoff.max` must not be shorter than `defaults.backoff.base`');
+    // With defaults that have problems of their own, a task's own fields are still looked at.
+    expect(problemsOf(yaml("defaults:", "  retries: many", "tasks:", "  a:", "    run: x", "    runAt: 2099-01-01T00:00:00Z"))).toEqual([
+      expect.stringMatching(/^2:12: `defaults.retries`|^2:12: .*retries/),
+      expect.stringMatching(/^6:12: task "a": `runAt` 2099-01-01T00:00:00Z is .* past the limit of 30 days ahead/),
+    ]);
+  });
+
   it("reports YAML syntax errors with yaml's position; a quote, [ or { never closed where it was opened, not where yaml gave up", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a", "    retryOn: [1, 2", "  b: { run: echo b }"))).toEqual(["4:14: this [ is never closed with ]: yaml read on to 5:3 looking for it"]);
     expect(problemsOf(yaml("tasks:", "  a: { run: echo a", "  b: { run: echo b }"))).toEqual(["2:6: this { is never closed with }: yaml read on to 3:3 looking for it"]);
