@@ -331,6 +331,18 @@ describe("the live board on a terminal", () => {
     expect(await eventually(async () => (await findLeftovers(runId!)).length === 0, 10_000)).toBe(true);
   });
 
+  it("gives the terminal its echo back when another signal whose default ends a process (SIGUSR2, SIGALRM) ends taskq, which ends by it", async () => {
+    // Before, only Ctrl-\ was handled so: `kill -USR2` left the terminal with echo off (and noflsh).
+    const yaml = 'tasks:\n  a: { run: "echo a-started; sleep 30" }\n';
+    const size = { cols: 80, rows: 24 };
+    for (const [name, number] of [["USR2", 12], ["ALRM", 14]] as const) {
+      const { code, echo } = await runOnPty(yaml, size, { signal: { name, when: String.raw`a-started[\s\S]*0/1 done` } });
+      expect(code).toBe(-number); // python's returncode for a process ended by that signal
+      expect(echo).toBe(true);
+    }
+    // afterEach checks that the tasks are gone: the guard gives them SIGTERM once taskq has died.
+  });
+
   it("keeps its lines on a terminal that is behind when Ctrl-Z is typed: noflsh while the board is up, so the terminal drops none of them", async () => {
     // The terminal's default: a typed ^Z discards the output it has not drawn yet. Here it has not read
     // for 2.5 s, six task lines and many redraws; with flushing on, 4 of the 8 lines were lost.

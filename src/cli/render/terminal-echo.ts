@@ -1,8 +1,20 @@
 import { spawnSync } from "node:child_process";
+import { constants } from "node:os";
 import { inBackground } from "./foreground.js";
 
 /** stty answers in a few ms; one stopped or stuck (a terminal gone) must not hold the run. */
 const STTY_TIMEOUT_MS = 2000;
+
+/**
+ * The signals whose default action ends a process, other than the shutdown signals taskq
+ * handles (SIGINT, SIGTERM, SIGHUP), those Node itself takes (SIGUSR1, SIGPIPE, SIGXFSZ), those
+ * a handler cannot take (SIGKILL, and SIGSEGV, SIGBUS, SIGFPE and SIGILL, a fault's) and SIGPROF
+ * (V8's profiler samples with it): each ends taskq at once, by that signal, as Ctrl-\ does.
+ * Those this platform has.
+ */
+const ENDING_SIGNALS = (["SIGQUIT", "SIGUSR2", "SIGALRM", "SIGVTALRM", "SIGXCPU", "SIGABRT", "SIGTRAP", "SIGSYS", "SIGIO", "SIGPWR", "SIGSTKFLT"] as const).filter(
+  (signal) => constants.signals[signal as keyof typeof constants.signals] !== undefined,
+);
 
 /**
  * The terminal's echo of what the user types, off while the live board is up. A key pressed
@@ -23,7 +35,7 @@ const STTY_TIMEOUT_MS = 2000;
  * -`, where echo stayed on): the terminal's settings are saved first (`stty -g`) and given back
  * when the board goes away for Ctrl-Z. At exit Node itself restores the settings its terminal had when
  * it started, however it ends (an error, SIGTERM), but for a signal whose default action ends
- * it: Ctrl-\ (SIGQUIT) is given them back here, then ends taskq as it would have; an
+ * it: Ctrl-\ (SIGQUIT), or another such signal (`kill -USR2`, SIGALRM: ENDING_SIGNALS), is given them back here, then ends taskq as it would have; an
  * interactive shell does after a SIGKILL. Nothing is done where stderr is not a terminal, or in
  * a background job, where stty would be stopped (SIGTTOU) instead of changing anything.
  */
@@ -45,7 +57,7 @@ export class TerminalEcho {
     // A settings string is letters, digits and colons: anything else is not stty's answer.
     if (!/^[\w:]+$/.test(saved)) return;
     this.#saved = saved;
-    process.on("SIGQUIT", this.#quit);
+    for (const signal of ENDING_SIGNALS) process.on(signal, this.#quit);
   }
 
   /** Gives the terminal its settings from before off(), if echo is off. */
@@ -53,18 +65,19 @@ export class TerminalEcho {
     const saved = this.#saved;
     if (saved === undefined) return;
     this.#saved = undefined;
-    process.off("SIGQUIT", this.#quit);
+    for (const signal of ENDING_SIGNALS) process.off(signal, this.#quit);
     if (process.stderr.isTTY !== true || inBackground()) return;
     spawnSync("stty", [saved], { stdio: [2, "ignore", "ignore"], timeout: STTY_TIMEOUT_MS, killSignal: "SIGKILL" });
   }
 
   /**
-   * Ctrl-\ while echo is off: the settings back, then the signal again, which ends taskq by its
-   * default action (the guard stops the tasks), or by the listener the cursor's restore keeps
-   * on it (ora's, through signal-exit), which ends it the same way once it is the only one.
+   * Ctrl-\ (or another of ENDING_SIGNALS) while echo is off: the settings back, then the signal
+   * again, which ends taskq by its default action (the guard stops the tasks), or by the listener
+   * the cursor's restore keeps on it (ora's, through signal-exit), which ends it the same way once
+   * it is the only one.
    */
-  readonly #quit = (): void => {
+  readonly #quit = (signal: NodeJS.Signals): void => {
     this.restore();
-    process.kill(process.pid, "SIGQUIT");
+    process.kill(process.pid, signal);
   };
 }
