@@ -465,6 +465,16 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
         `release ${event.task.runId}/${event.task.key}: lease given back for another worker${event.killed === undefined ? "" : ` (${event.killed})`}`,
       );
       return;
+    case "late-lease": {
+      const late = `its lease ran out before it could start here (the round trip that leased it took ${formatDuration(Math.round(event.roundTripMs))}; the lease is ${formatDuration(event.leaseMs)})`;
+      print(
+        { event: "late-lease", runId: event.task.runId, id: event.task.key, roundTripMs: Math.round(event.roundTripMs), leaseMs: event.leaseMs, released: event.released },
+        event.released
+          ? `release ${event.task.runId}/${event.task.key}: ${late}; not started, given back, the attempt not counted`
+          : `skip    ${event.task.runId}/${event.task.key}: ${late}, and it was no longer this worker's (taken over, or ended); not started`,
+      );
+      return;
+    }
     case "stray-released":
       print({ event: "stray-released", runId: event.runId, id: event.key }, `release ${event.runId}/${event.key}: leased by a round trip whose reply was lost; given back, the attempt not counted`);
       return;

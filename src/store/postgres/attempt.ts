@@ -182,7 +182,10 @@ export class Attempt {
     const signal = this.#controller.signal;
     const { timeoutMs } = task;
     const timeout = timeoutMs !== null && timeoutMs > 0 ? new LongTimer(() => this.abort("TIMEOUT", `timed out after ${formatDuration(timeoutMs)}`), timeoutMs) : undefined;
-    this.#scheduleHeartbeat();
+    // A lease whose round trip was slow has less of it left: the first renewal comes as early as to leave the
+    // margin every later one leaves (the lease less a heartbeat's interval), not a whole interval on.
+    const { leaseMs, heartbeatMs } = this.#options;
+    this.#scheduleHeartbeat(Math.min(heartbeatMs, Math.max(0, this.#leaseEnds - performance.now() - (leaseMs - heartbeatMs))));
     this.#watchLease();
     metrics.attempts.inc();
     metrics.queueWait.observe(task.queueWaitMs / 1000);
@@ -251,8 +254,8 @@ export class Attempt {
     }
   }
 
-  #scheduleHeartbeat(): void {
-    this.#heartbeat = setTimeout(() => void this.#renew(), this.#options.heartbeatMs);
+  #scheduleHeartbeat(delay = this.#options.heartbeatMs): void {
+    this.#heartbeat = setTimeout(() => void this.#renew(), delay);
   }
 
   /**

@@ -46,6 +46,13 @@ export type WorkerEvent =
    * SIGKILL ended that attempt, in words, where it did (a second Ctrl-C's: "killed with SIGKILL at once, ...").
    */
   | { type: "released"; task: LeasedTask; tail?: string[]; killed?: string }
+  /**
+   * Leased by a round trip whose answer came only once the lease had run out on this machine's clock
+   * (`roundTripMs` >= `leaseMs`: this process stalled, or the statement waited on the database): not
+   * started, as another worker may have swept the task and run it meanwhile. `released`: given back,
+   * the attempt not counted; false where the task was no longer this worker's (swept, or ended).
+   */
+  | { type: "late-lease"; task: LeasedTask; roundTripMs: number; leaseMs: number; released: boolean }
   /** Leased to this worker by a round trip whose reply was lost, so never started: given back, the attempt not counted. */
   | { type: "stray-released"; runId: string; key: string }
   | { type: "lease-lost"; task: LeasedTask; why: LeaseLost }

@@ -334,6 +334,13 @@ export class PostgresWorker {
             await Promise.all(leased.map((task) => this.#giveBack(task)));
             break;
           }
+          const roundTripMs = performance.now() - sentAt;
+          if (leased.length > 0 && roundTripMs >= leaseMs) {
+            // The leases ran out on this machine's clock before their tasks could start: another worker may have
+            // swept them and run them meanwhile, so none starts here; each goes back, uncounted, where it is still ours.
+            await Promise.all(leased.map((task) => this.#giveBackLate(task, roundTripMs)));
+            continue;
+          }
           for (const task of leased) this.#launch(task, sentAt);
           if (free > 0 && leased.length === free) continue; // there may be more: fill the freed slots first
           // Slots left free: sleep no longer than the nearest delayed task. (A completion wakes the loop too.)
@@ -404,6 +411,19 @@ export class PostgresWorker {
     } catch (error) {
       this.#dbError("release", error, false);
       this.#leftBehind.push(task);
+    }
+  }
+
+  /** Gives back a lease that ran out before its task could start (see WorkerEvent "late-lease"). */
+  async #giveBackLate(task: LeasedTask, roundTripMs: number): Promise<void> {
+    const { leaseMs } = this.#options;
+    try {
+      const released = await this.#options.store.release(task.leaseToken);
+      this.#dbAnswered("release");
+      this.#emit({ type: "late-lease", task, roundTripMs, leaseMs, released });
+    } catch (error) {
+      // Not given back: it runs out (it has already, on this clock) and the sweep recovers it, as any lost lease.
+      this.#dbError("release", error, false);
     }
   }
 
