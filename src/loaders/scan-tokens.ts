@@ -13,7 +13,13 @@ export function scanTokens(tokens: CST.Token[], problems: ProblemList): boolean 
   const documents = tokens.filter((token): token is CST.Document => token.type === "document");
   const second = documents[1];
   if (second !== undefined) {
-    problems.atOffset(second.offset, "the file holds more than one YAML document (a second `---`); put the whole workflow in one document");
+    // Text after a `...` (the end of a document) starts a second one with no `---` of its own.
+    const end = second.start.some((token) => token.type === "doc-start") ? undefined : tokens.findLast((token) => token.type === "doc-end" && token.offset < second.offset);
+    const message =
+      end === undefined
+        ? "the file holds more than one YAML document (a second `---`); put the whole workflow in one document"
+        : `the file goes on after the \`...\` at ${problems.lineCol(end.offset)}, which ends its YAML document: what follows it is a second document; put the whole workflow in one document (remove the \`...\`, or what follows it)`;
+    problems.atOffset(second.offset, message);
     return false;
   }
   const root = documents[0]?.value;
