@@ -11,7 +11,7 @@ import { leftoversGraceMs, leftoversNote, signalOf } from "./leftovers-stop.js";
 import { pidOneNote } from "./pid-one.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
 import { createRunFolder } from "./run-folder.js";
-import { onJobControl, onShutdownSignals, secondSignal, shutdownSignals, signalExitCode } from "./signals.js";
+import { EarlySignals, onJobControl, onShutdownSignals, secondSignal, shutdownSignals, signalExitCode } from "./signals.js";
 import { SummaryCollector } from "./summary.js";
 import { smallThreadPool } from "./thread-pool.js";
 
@@ -31,6 +31,16 @@ export interface LocalRunOptions {
  * renderer, with two-phase signal handling. Returns the exit code.
  */
 export async function runLocal(workflow: Workflow, options: LocalRunOptions): Promise<number> {
+  // From before the run's folder is made until the run's own handlers listen (see EarlySignals).
+  const early = new EarlySignals();
+  try {
+    return await runWith(workflow, options, early);
+  } finally {
+    early.end();
+  }
+}
+
+async function runWith(workflow: Workflow, options: LocalRunOptions, early: EarlySignals): Promise<number> {
   const startedAt = Date.now();
   // Plain lines and the live board show no stream: stdout and stderr then share one pipe, so
   // the log and the display keep the order the task wrote them in. JSON labels each line.
@@ -134,6 +144,8 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
       if (!timeToFinishPassed) hardStop.abort();
     },
   });
+  // Signals that came while the run was set up: given to those handlers just before the first task may start.
+  const earlySignals = early.end();
   renderer.attach(queue, {
     runId,
     file: workflow.file,
@@ -164,6 +176,8 @@ export async function runLocal(workflow: Workflow, options: LocalRunOptions): Pr
     },
   });
   try {
+    // Every task is cancelled before any starts, and the summary says so, as for a signal just after the start.
+    for (const signal of earlySignals) removeSignalHandlers.deliver(signal);
     queue.start();
     await queue.shutdown({ drain: true });
     finished = true;

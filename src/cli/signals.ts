@@ -60,14 +60,39 @@ export function signalExitCode(signal: NodeJS.Signals): number {
 }
 
 /**
+ * Takes the shutdown signals while a run is set up (its log folder made, its display loading),
+ * before its own handlers listen: with none, a Ctrl-C then ended taskq by the signal's default
+ * action, with no word and the run's folder left behind. `end` stops taking them and returns
+ * those that came, for the run's handlers to be given (see onShutdownSignals' `deliver`).
+ */
+export class EarlySignals {
+  readonly #got: NodeJS.Signals[] = [];
+  #listening = true;
+  readonly #listener = (signal: NodeJS.Signals): void => {
+    this.#got.push(signal);
+  };
+
+  constructor() {
+    for (const signal of HANDLED) process.on(signal, this.#listener);
+  }
+
+  /** Stops taking the signals (again: nothing more) and returns those that came, the first first. */
+  end(): NodeJS.Signals[] {
+    if (this.#listening) for (const signal of HANDLED) process.off(signal, this.#listener);
+    this.#listening = false;
+    return this.#got;
+  }
+}
+
+/**
  * Two-phase signal handling: the first SIGINT, SIGTERM or SIGHUP calls
  * `graceful`, any later one calls `immediate`, with the first. Returns the function that
- * removes the handlers.
+ * removes the handlers; its `deliver` hands them a signal that came before they listened (EarlySignals).
  */
 export function onShutdownSignals(handlers: {
   graceful: (signal: NodeJS.Signals) => void;
   immediate: (signal: NodeJS.Signals, first: NodeJS.Signals) => void;
-}): () => void {
+}): (() => void) & { deliver: (signal: NodeJS.Signals) => void } {
   let first: NodeJS.Signals | undefined;
   const listener = (signal: NodeJS.Signals): void => {
     // First: a task that died of the same signal is told that it did (see shutdownSignals),
@@ -81,9 +106,10 @@ export function onShutdownSignals(handlers: {
     }
   };
   for (const signal of HANDLED) process.on(signal, listener);
-  return () => {
+  const remove = (): void => {
     for (const signal of HANDLED) process.off(signal, listener);
   };
+  return Object.assign(remove, { deliver: listener });
 }
 
 /**

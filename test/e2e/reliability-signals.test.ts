@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
-import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, statSync, watch } from "node:fs";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { constants as osConstants, tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -861,6 +861,25 @@ describe("signals and shutdown", () => {
     const summary = records.at(-1) as { event: string; exitCode: number; interrupted: string; counts: Record<string, number> };
     expect(summary).toMatchObject({ event: "summary", exitCode: 143, interrupted: "SIGTERM" });
     expect(Object.values(summary.counts).reduce((a, b) => a + b, 0)).toBe(5000);
+  });
+
+  it("a signal as the run's folder is made, before the run's own handlers listen: the run stops as ever (the summary, 130), not ended by the signal with its folder left", async () => {
+    // Before, a Ctrl-C there killed taskq by the signal's default action: no word, the folder left with its marker.
+    for (let round = 0; round < 3; round++) {
+      const run = await startRun(tasksYaml(Array.from({ length: 50 }, (_, i): [string, string] => [`t${i}`, '{ run: "true" }'])), ["-j", "2", "--output", "json"]);
+      await mkdir(run.logs, { recursive: true });
+      const watcher = watch(run.logs, () => {
+        watcher.close();
+        if (run.signalledAt() === undefined) run.signalTaskq("SIGINT");
+      });
+      const { result } = await run.exited;
+      watcher.close();
+      expect(run.signalledAt()).toBeDefined();
+      expect({ code: result.code, signal: result.signal }).toEqual({ code: 130, signal: null });
+      expect(jsonEvents(result.stdout).at(-1)).toMatchObject({ event: "summary", exitCode: 130, interrupted: "SIGINT" });
+      const runId = await singleRunId(run.logs);
+      expect(readdirSync(path.join(run.logs, runId)).filter((name) => name.startsWith(".taskq-active"))).toEqual([]);
+    }
   });
 
   it("a task whose shell exits but leaves a child holding stdout settles, and its group is gone before dependents start (case 6)", async () => {
