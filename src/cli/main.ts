@@ -97,8 +97,8 @@ const COMMAND = argv.find((arg) => !arg.startsWith("-"));
 const WITHOUT_OUTPUT_FLAG = new Set(["list", "graph", "schema", "help"]);
 
 /**
- * Whether the command line asks for `--output json` (as commander reads it: `--output json` or
- * `--output=json`, the last one given winning, as in a run: `--output json --output plain` is plain).
+ * Whether the command line asks for `--output json` (as commander reads it: `--output json`,
+ * `--output=json` or `--json`, the last one given winning, as in a run: `--output json --output plain` is plain).
  */
 function jsonOutput(args: string[]): boolean {
   // These take no --output: theirs is an unknown flag, answered in text alone.
@@ -109,6 +109,7 @@ function jsonOutput(args: string[]): boolean {
     if (arg === "--") break;
     if (arg.startsWith("--output=")) mode = arg.slice("--output=".length);
     else if (arg === "--output") mode = args[++index];
+    else if (arg === "--json") mode = "json";
   }
   return mode === "json";
 }

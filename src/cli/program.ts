@@ -254,8 +254,27 @@ export function buildProgram(version: string): Command {
     });
 
   addDurableCommands(program);
+  for (const command of program.commands) addJsonShorthand(command);
   addHelpCommand(program);
   return program;
+}
+
+/**
+ * `--json`, as the design names NDJSON output and many tools spell it: `--output json`, on each
+ * command whose --output has it. Given with another --output (`--json --output plain`), a usage error.
+ */
+function addJsonShorthand(command: Command): void {
+  const output = command.options.find((option) => option.long === "--output");
+  if (output?.argChoices?.includes("json") !== true) return;
+  command.addOption(new Option("--json", "the same as --output json"));
+  command.hook("preAction", (_, action) => {
+    if (action.getOptionValue("json") !== true) return;
+    const given = action.getOptionValue("output") as string;
+    if (action.getOptionValueSource("output") === "cli" && given !== "json") {
+      action.error(`taskq: --json is --output json, and --output ${given} was given too: give one`, { code: "commander.conflictingOption" });
+    }
+    action.setOptionValueWithSource("output", "json", "cli");
+  });
 }
 
 /**

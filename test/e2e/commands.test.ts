@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { closeSync, existsSync, openSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -410,6 +410,23 @@ describe("taskq commands", () => {
       expect(await runCli(args, { cwd: ws.dir }), args.join(" ")).toMatchObject({ code: 2, stdout: "", stderr: `taskq: ${message}\n` });
     }
     expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+  });
+
+  it("--json is --output json on each command that has that choice; given with another --output it is a usage error, and nothing runs", async () => {
+    const ws = await workspace("tasks:\n  a: { run: touch ran }\n");
+    const run = await runCli(["run", "--json", ws.file, "--log-dir", path.join(ws.dir, "logs")], { cwd: ws.dir });
+    expect(run.code).toBe(0);
+    const records = run.stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as { event: string });
+    expect(records[0]!.event).toBe("run");
+    expect(records.at(-1)!.event).toBe("summary");
+    expect(JSON.parse((await runCli(["validate", ws.file, "--json"])).stdout)).toMatchObject({ event: "valid", tasks: 1 });
+    await rm(path.join(ws.dir, "ran"));
+    for (const other of ["plain", "tty"]) {
+      expect(await runCli(["run", "--json", "--output", other, ws.file], { cwd: ws.dir })).toMatchObject({ code: 2, stdout: "", stderr: `taskq: --json is --output json, and --output ${other} was given too: give one\n` });
+    }
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+    // A command with no --output has no --json either.
+    expect((await runCli(["list", "--json", ws.file])).code).toBe(2);
   });
 
   it("with --output json, a usage error commander finds is an error record on stdout too", async () => {
