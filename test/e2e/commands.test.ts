@@ -425,6 +425,8 @@ describe("taskq commands", () => {
       expect(await runCli(["run", "--json", "--output", other, ws.file], { cwd: ws.dir })).toMatchObject({ code: 2, stdout: "", stderr: `taskq: --json is --output json, and --output ${other} was given too: give one\n` });
     }
     expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+    // A usage error found before the command runs is a record on stdout, as with --output json.
+    expect(JSON.parse((await runCli(["run", "--json", "--bogus", ws.file], { cwd: ws.dir })).stdout)).toMatchObject({ event: "error", code: "USAGE", message: "unknown option '--bogus'" });
     // A command with no --output has no --json either.
     expect((await runCli(["list", "--json", ws.file])).code).toBe(2);
   });
