@@ -73,6 +73,10 @@ export function withHint(message: string, text: string, offset: number, tokens: 
   }
   if (TAB_INDENT.test(message)) return `${message}: indent with spaces (an editor set to insert spaces in .yaml files keeps it so)`;
   if (UNALIGNED_KEY.test(message)) {
+    const block = blockLineShort(text, offset);
+    if (block !== undefined) {
+      return `${message}: line ${block.line} starts at column ${block.own}, left of the other lines of ${block.key}'s ${block.indicator} block, at column ${block.col}, so yaml ends the block above it and reads it as a key; start it at column ${block.col}, as the block's lines are`;
+    }
     const sibling = keyAlignedAbove(text, offset);
     if (sibling !== undefined) return `${message}: line ${sibling.line} starts at column ${sibling.own}, and ${sibling.key} above it at column ${sibling.col}; start it at column ${sibling.col}, as ${sibling.key} is`;
   }
@@ -210,6 +214,34 @@ function keyAlignedAbove(text: string, offset: number): { line: number; own: num
     if (key !== null && depth > indent && (found === undefined || key[1]!.length < found.indent)) found = { key: key[2]!.trimEnd(), indent: key[1]!.length };
   }
   return found === undefined ? undefined : { line: index + 1, own: indent + 1, key: found.key, col: found.indent + 1 };
+}
+
+/**
+ * For a line yaml found out of line with a mapping's keys: where it is a `|` or `>` block's line
+ * indented less than the block's lines above it, but more than the block's key (`run: |`, two
+ * lines at column 7, then one at column 6): the block's key, indicator and its lines' column.
+ * Undefined otherwise (a key out of line with its siblings, told by keyAlignedAbove).
+ */
+function blockLineShort(text: string, offset: number): { line: number; own: number; key: string; indicator: string; col: number } | undefined {
+  const { lines, index, indent } = textLineFrom(text, offset) ?? {};
+  if (lines === undefined || index === undefined || indent === undefined) return undefined;
+  // `retries: 1` under a block was meant as a key beside the block's (keyAlignedAbove tells that); `echo y` as the block's.
+  if (/^\s*[A-Za-z_][\w.-]*:(\s|$)/.test(lines[index]!)) return undefined;
+  /** The indent of the block's lines seen so far: the one nearest its header, which sets the block's indentation. */
+  let blockIndent: number | undefined;
+  for (let above = index - 1; above >= 0; above--) {
+    const line = lines[above]!;
+    if (line.trim() === "") continue;
+    const depth = line.length - line.trimStart().length;
+    const header = depth < indent ? BLOCK_SCALAR_HEADER.exec(line) : null;
+    if (header !== null) {
+      return blockIndent !== undefined && blockIndent > indent ? { line: index + 1, own: indent + 1, key: header[2]!.trimEnd(), indicator: header[3]!, col: blockIndent + 1 } : undefined;
+    }
+    // A line indented no more than this one, and no block's header: this line is not one of a block's.
+    if (depth <= indent) return undefined;
+    blockIndent = depth;
+  }
+  return undefined;
 }
 
 /**

@@ -265,6 +265,18 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf("tasks:\r\n  a:\r\n    run: x\r\n   dependsOn: b\r\n  b: { run: y }\r\n")).toEqual([`4:4: ${hint(4, 4, "run", 5)}`]);
   });
 
+  it("says where a | or > block's line indented left of the block's other lines should start: at their column, not at the block's key's", () => {
+    const hint = (line: number, own: number, key: string, indicator: string, col: number) =>
+      `All mapping items must start at the same column: line ${line} starts at column ${own}, left of the other lines of ${key}'s ${indicator} block, at column ${col}, so yaml ends the block above it and reads it as a key; start it at column ${col}, as the block's lines are`;
+    // Before, it said to start it at column 5, as run is: that made `echo y` a key of the task.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: |", "      echo x", "     echo y", "  b:", "    run: y"))).toEqual([`5:6: ${hint(5, 6, "run", "|", 7)}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: >-", "        make", "", "        all", "      clean", "  b:", "    run: y"))).toEqual([`7:7: ${hint(7, 7, "run", ">", 9)}`]);
+    // A key's line under the block was meant beside the block's key: told so, as before.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: |", "      echo x", "     retries: 1", "  b:", "    run: y"))).toEqual([
+      "5:6: All mapping items must start at the same column: line 5 starts at column 6, and run above it at column 5; start it at column 5, as run is",
+    ]);
+  });
+
   it("says where a list item out of line with the item above it should start: at that item's column, where yaml says only that a list cannot be a key", () => {
     const hint = (line: number, own: number, item: string, col: number) =>
       `A block sequence may not be used as an implicit map key: line ${line}'s - is at column ${own}, and that of the item above it, ${item}, at column ${col}; start it at column ${col}, as ${item} is`;
