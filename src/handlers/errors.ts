@@ -116,6 +116,8 @@ export function killOf(error: unknown): TaskqKill {
 
 /** What a stop that came to taskq's SIGKILL after the kill grace adds to how the attempt ended. */
 export function killedAfterGraceWords(killGraceMs: number): string {
+  // With no grace (--kill-grace 0) the SIGKILL came with the SIGTERM: whether it would have ended, nothing tells.
+  if (killGraceMs <= 0) return "killed with SIGKILL right after its SIGTERM (the kill grace is 0)";
   return `killed with SIGKILL after the kill grace (${formatDuration(killGraceMs)}): it ignored SIGTERM`;
 }
 

@@ -321,7 +321,9 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       // Killed by the signal that stops taskq (sent to its process group as the shell started, see
       // ShellHandlerOptions.shutdownSignals): stopped with taskq, not failed.
       if (abortReason === undefined && exit.signal !== null && options.shutdownSignals !== undefined && (await options.shutdownSignals.received(exit.signal, diedStarting))) {
-        abortReason = sharedStop = new TaskCancelledError("shutdown", `killed by ${exit.signal}, which stopped taskq too (a signal to taskq's process group reaches a task as it starts)`);
+        // As it started, the signal to taskq's process group reached it; later, a signal sent to every process did (a container's stop).
+        const how = diedStarting ? "a signal to taskq's process group reaches a task as it starts" : "sent to every process, or by the task to itself";
+        abortReason = sharedStop = new TaskCancelledError("shutdown", `killed by ${exit.signal}, which stopped taskq too (${how})`);
       }
       // Background jobs left in the group may still write while they are reaped: the
       // timer still gives the pipes a stream if that takes long.
@@ -379,6 +381,7 @@ function leftoversNote(taskId: string, { stopped, killed }: Leftovers, killGrace
   const advice = `\`wait\` for ${them} in the script, or start ${them} with \`setsid\` to leave ${them} running on purpose`;
   const note = `${taskId}: stopped ${stopped} ${stopped === 1 ? "process" : "processes"} it left running`;
   if (killed === 0) return `${note} (${advice})`;
+  if (killGraceMs <= 0) return `${note}, with SIGKILL beside its SIGTERM (the kill grace is 0); ${advice}`;
   const who = killed === 1 ? (stopped === 1 ? "it ignored SIGTERM and was" : "1 ignored SIGTERM and was") : `${killed} ignored SIGTERM and were`;
   return `${note}; ${who} killed after the kill grace (${formatDuration(killGraceMs)}); ${advice}`;
 }

@@ -73,14 +73,14 @@ describe("signals and shutdown", () => {
     const { result } = await run.exited;
 
     expect(result.code).toBe(130);
-    expect(result.stdout).toMatch(/cancel {2}a: killed by SIGINT, which stopped taskq too \(a signal to taskq's process group reaches a task as it starts\)\n/);
+    expect(result.stdout).toMatch(/cancel {2}a: killed by SIGINT, which stopped taskq too \(sent to every process, or by the task to itself\)\n/);
     expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 2 cancelled/);
     expect(result.stdout).not.toMatch(/FAILED|Dead letters/);
     const runId = await singleRunId(run.logs);
     // The summary says where it was when it died, as for a task the shutdown stopped.
-    expect(result.stdout).toContain(`  - a: killed by SIGINT, which stopped taskq too (a signal to taskq's process group reaches a task as it starts)\n    log: ${path.join(run.logs, runId, "a.log")}\n    last line:\n      ready\n`);
+    expect(result.stdout).toContain(`  - a: killed by SIGINT, which stopped taskq too (sent to every process, or by the task to itself)\n    log: ${path.join(run.logs, runId, "a.log")}\n    last line:\n      ready\n`);
     const log = await readFile(path.join(run.logs, runId, "a.log"), "utf8");
-    expect(log).toBe("ready\n--- taskq: attempt 1 stopped: killed by SIGINT, which stopped taskq too (a signal to taskq's process group reaches a task as it starts) ---\n");
+    expect(log).toBe("ready\n--- taskq: attempt 1 stopped: killed by SIGINT, which stopped taskq too (sent to every process, or by the task to itself) ---\n");
     expect(existsSync(path.join(run.dir, "ran-after"))).toBe(false);
   });
 

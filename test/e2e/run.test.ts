@@ -202,6 +202,16 @@ tasks:
     expect(await readFile(path.join(result.logDir, "stubborn.log"), "utf8")).toBe(`ready\n--- taskq: attempt 1 ${ending} ---\n`);
   });
 
+  it("with --kill-grace 0 a task SIGKILLed after its timeout is not said to have ignored SIGTERM: its SIGKILL came right after it", async () => {
+    // With no grace, nothing tells whether it would have ended on SIGTERM; before, the words said it ignored it.
+    const result = await run(`tasks:\n  stubborn: { run: ${JSON.stringify(path.join(FIXTURES, "ignore-sigterm"))}, timeout: 300ms }\n`, ["--kill-grace", "0", "--output", "plain"]);
+    expect(result.code).toBe(1);
+    const ending = "timed out after 300ms; killed with SIGKILL right after its SIGTERM (the kill grace is 0)";
+    expect(result.stdout).toContain(`stubborn: ${ending} (1 attempt)`);
+    expect(result.stdout).not.toContain("ignored SIGTERM");
+    expect(await readFile(path.join(result.logDir, "stubborn.log"), "utf8")).toBe(`ready\n--- taskq: attempt 1 ${ending} ---\n`);
+  });
+
   it("retries a timed-out attempt whatever retryOn lists (a timeout has no exit code)", async () => {
     const result = await run(`tasks:\n  slow: { run: 'echo tried >> ledger; sleep 1000', timeout: 300ms, retries: 1, retryOn: [75], backoff: { base: 10ms } }\n`, ["--kill-grace", "1s"]);
     expect(result.code).toBe(1);
