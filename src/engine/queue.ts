@@ -15,6 +15,11 @@ import { isTerminal, type Handler, type QueueStats, type TaskResult, type TaskSp
 
 export type { QueueOptions, ShutdownOptions, ShutdownResult } from "./options.js";
 
+/** The longest the queue starts attempts without letting the event loop turn (see Queue's #longTurn). */
+const TURN_MS = 10;
+/** The clock is read once every this many + 1 attempts started (a power of two, less one). */
+const TURN_CHECK_MASK = 31;
+
 /**
  * An in-process task queue: priorities, delayed tasks, retries with backoff,
  * per-attempt timeouts, DAG dependencies with cascading cancel, dead letters
@@ -44,6 +49,12 @@ export class Queue {
   #started = false;
   #pumping = false;
   #pumpAgain = false;
+  /** Attempts started since #pump last looked at the clock (see #longTurn). */
+  #starts = 0;
+  /** When (performance.now()) the event loop last had a turn through #longTurn's setImmediate. */
+  #turnAt = performance.now();
+  /** Set while that setImmediate is pending: nothing starts until it runs. */
+  #turnPending = false;
   readonly #runner = new AttemptRunner((context, ok, outcome) => this.#finishAttempt(context, ok, outcome));
 
   constructor(options: QueueOptions) {
@@ -206,7 +217,10 @@ export class Queue {
         this.#pumpAgain = false;
         this.#schedule.promoteDue(this.#promote);
         const ready = this.#schedule.ready;
-        while (this.#tasks.count("RUNNING") < this.#concurrency && ready.size > 0) this.#startAttempt(ready.pop()!);
+        while (this.#tasks.count("RUNNING") < this.#concurrency && ready.size > 0) {
+          if (this.#turnPending || ((++this.#starts & TURN_CHECK_MASK) === 0 && this.#longTurn())) break;
+          this.#startAttempt(ready.pop()!);
+        }
       } while (this.#pumpAgain);
     } finally {
       this.#pumping = false;
@@ -214,6 +228,25 @@ export class Queue {
     this.#schedule.arm(this.#stop.hardStopped);
     this.#stop.checkDrained();
   }
+
+  /**
+   * Whether the event loop has had no turn for TURN_MS while attempts started: handlers that settle
+   * without I/O (a cache hit, a check) start the next attempt from the last one's settling, a chain
+   * of microtasks in which no timer runs (a shutdown's deadline, an attempt's timeout), no signal's
+   * abort and no I/O. Then it gets one (a setImmediate), after which #pump goes on.
+   */
+  #longTurn(): boolean {
+    if (performance.now() - this.#turnAt < TURN_MS) return false;
+    this.#turnPending = true;
+    setImmediate(this.#afterTurn);
+    return true;
+  }
+
+  readonly #afterTurn = (): void => {
+    this.#turnPending = false;
+    this.#turnAt = performance.now();
+    this.#pump();
+  };
 
   /** A delayed task whose time has come. */
   readonly #promote = (record: TaskRecord): void => {

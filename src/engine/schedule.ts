@@ -4,8 +4,12 @@ import { TaskRecord, byPriority, byDueAt } from "./task-record.js";
 /** The longest delay setTimeout honours; a longer one would fire after 1 ms. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** How far apart two measures of one runAt may fall (see promoteDue): far past a pause of the garbage collector. */
-const CLOCK_SLACK_MS = 1000;
+/**
+ * How far apart two measures of one runAt may fall (see promoteDue): the two clocks are read side
+ * by side, with nothing allocated between them, so a few milliseconds at most. No more: a task
+ * whose runAt was read before a wall clock step may otherwise come due this much early.
+ */
+const CLOCK_SLACK_MS = 20;
 
 /**
  * Where queued tasks wait: the ready heap (priority, then submission order), the

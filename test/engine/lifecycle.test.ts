@@ -121,6 +121,26 @@ describe("lifecycle: transitions", () => {
     expect(started).toEqual(["first", "second"]);
   });
 
+  it("a wall clock stepped back or forward between two submits brings no task on with an earlier one: each comes due on the monotonic clock", async () => {
+    for (const step of [-3_600_000, 3_600_000]) {
+      const started: string[] = [];
+      const { queue } = makeQueue({ concurrency: 2, handlers: { note: (_: unknown, context: AttemptContext) => void started.push(context.taskId) } });
+      // Stepped back, B's runAt reads earlier than A's; forward, A's reads later than B's.
+      const [first, second] = step < 0 ? [["A", 100], ["B", 900]] as const : [["B", 900], ["A", 100]] as const;
+      queue.submit({ id: first[0], type: "note", runAt: Date.now() + first[1] });
+      vi.setSystemTime(Date.now() + step);
+      queue.submit({ id: second[0], type: "note", runAt: Date.now() + second[1] });
+      await vi.advanceTimersByTimeAsync(100);
+      // Before, B came with A, 800 ms early: a task whose runAt was no later came within a second of one due.
+      expect(started).toEqual(["A"]);
+      await vi.advanceTimersByTimeAsync(799);
+      expect(started).toEqual(["A"]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(started).toEqual(["A", "B"]);
+      await queue.shutdown();
+    }
+  });
+
   it("READY -> RUNNING: the handler gets payload, attempt, taskId and a live signal", async () => {
     const seen: { payload: unknown; attempt: number; taskId: string; aborted: boolean }[] = [];
     const { queue, log } = makeQueue({

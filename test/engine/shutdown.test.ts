@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { QueueClosedError, TaskCancelledError } from "../../src/engine/index.js";
+import { Queue, QueueClosedError, TaskCancelledError } from "../../src/engine/index.js";
 import type { AttemptContext } from "../../src/engine/types.js";
 import { countListeners, deferred, eventsOf, flush, makeQueue, untilAborted, useFakeTime } from "./helpers.js";
 
@@ -441,3 +441,40 @@ describe("shutdown", () => {
     expect((await Promise.all(waits)).map((r) => r.status)).toEqual(["CANCELLED", "CANCELLED"]);
   });
 });
+
+describe("shutdown with handlers that settle without I/O", () => {
+  beforeEach(() => {
+    vi.useRealTimers();
+  });
+
+  // Each settling started the next attempt in the same chain of microtasks: no timer ran until the queue was
+  // empty, so a deadline of 10 ms returned after every one of 300,000 tasks had run, hardStopped false.
+  it("returns at its deadline, the rest cancelled, and a timer beside it runs meanwhile", { timeout: 60_000 }, async () => {
+    const queue = new Queue({ handlers: { quick: async (n: number) => n, sync: (n: number) => n } });
+    for (let i = 0; i < 300_000; i++) queue.submit({ type: i % 2 === 0 ? "quick" : "sync", payload: i });
+    let timerRanWith = -1;
+    setTimeout(() => (timerRanWith = queue.stats().byStatus.SUCCEEDED), 5);
+    queue.start();
+    const result = await queue.shutdown({ deadline: 10 });
+    expect(result).toEqual({ hardStopped: true });
+    const counts = queue.stats().byStatus;
+    expect(counts.CANCELLED).toBeGreaterThan(0);
+    expect(counts.SUCCEEDED + counts.CANCELLED).toBe(300_000);
+    expect(timerRanWith).toBeGreaterThanOrEqual(0);
+    expect(timerRanWith).toBeLessThan(300_000);
+  });
+
+  it("an abort of its signal, and a cancel from a timer, are taken while such handlers run", { timeout: 60_000 }, async () => {
+    const queue = new Queue({ handlers: { quick: async (n: number) => n } });
+    for (let i = 0; i < 300_000; i++) queue.submit({ id: `t${i}`, type: "quick", payload: i });
+    const last = queue.wait("t299999").catch((error: unknown) => error);
+    setTimeout(() => queue.cancel("t299999"), 5);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 10);
+    queue.start();
+    expect(await queue.shutdown({ signal: controller.signal })).toEqual({ hardStopped: true });
+    expect(await last).toMatchObject({ id: "t299999", status: "CANCELLED", cancelReason: "cancel" });
+    expect(queue.stats().byStatus.CANCELLED).toBeGreaterThan(1);
+  });
+});
+
