@@ -575,7 +575,7 @@ function plainScalar(source: string): unknown {
     }
     if (INT.test(source)) {
       const value = Number.parseInt(source, 10);
-      if (String(value) !== source) fail();
+      if (!Number.isSafeInteger(value) || String(value) !== source) fail();
       return value;
     }
     if (OTHER_NUMBER.test(source)) fail();

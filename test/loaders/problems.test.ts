@@ -820,6 +820,10 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       '1:58: `env.C` is -9007199254740993, which YAML reads as -9007199254740992; quote it ("-9007199254740993") to pass it as written',
       '1:80: `env.D` is 12345678901234567890, which YAML reads as 12345678901234567000; quote it ("12345678901234567890") to pass it as written',
     ]);
+    // 2^53 alone, which JavaScript writes as it is written: the fast reader took it, and zod said "Invalid input".
+    expect(problemsOf(yaml("tasks:", "  a:", '    run: "true"', "    env:", "      B: 9007199254740992"))).toEqual([
+      '5:10: task "a": `env.B` is 9007199254740992, an integer too large to be read exactly; quote it ("9007199254740992") to pass it as written',
+    ]);
   });
 
   it("reports runAt with delay even when the task or defaults has other problems too", () => {
