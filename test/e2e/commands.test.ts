@@ -723,6 +723,9 @@ tasks:
     expect(mermaid.stdout).toBe('graph LR\n  t0["build"]\n  t1["test"]\n  t0 --> t1\n');
     const dot = await runCli(["graph", ws.file, "--format", "dot"]);
     expect(dot.stdout).toContain('"build" -> "test";');
+    // The workflow's name, the one text of the file dot shows, has its control characters written out, bidirectional overrides too.
+    const named = await workspace(`name: "ci\\e[2J\\u202e sj\\u0085x"\ntasks:\n  a: { run: make }\n`);
+    expect((await runCli(["graph", named.file, "--format", "dot"])).stdout.split("\n")[0]).toBe(String.raw`digraph "ci\u001b[2J\u202e sj\u0085x" {`);
   });
 
   it("validate notes a cwd that is not a folder now of a task that depends on no other, at file:line:col, and still says ok; one that depends on others is not noted (one of them may make it)", async () => {
