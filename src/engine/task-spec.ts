@@ -7,6 +7,9 @@ import type { TaskSpec } from "./types.js";
 const NO_DEPENDENCIES: TaskRecord[] = [];
 
 /** The fields of a TaskSpec: a misspelt one (`dependOn`) would otherwise be ignored, and the task run without it. */
+/** The latest time a Date holds (ECMAScript's time values): 275,760 years after 1970. */
+const MAX_TIME_MS = 8.64e15;
+
 const SPEC_FIELDS: ReadonlySet<string> = new Set<keyof TaskSpec>(["id", "type", "payload", "priority", "maxAttempts", "timeoutMs", "runAt", "dependsOn", "backoff"]);
 
 /** What a workflow file's field is called here. */
@@ -47,7 +50,8 @@ export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, d
   const date = dateTime(spec.runAt);
   const runAt = date ?? spec.runAt ?? 0;
   // Infinity would wait forever, and a drain with it.
-  if (typeof runAt !== "number" || !Number.isFinite(runAt)) {
+  // A Date holds no time past ±8.64e15 ms: a number beyond it (1e300) is no time either, and would wait for ever as Infinity would.
+  if (typeof runAt !== "number" || !Number.isFinite(runAt) || Math.abs(runAt) > MAX_TIME_MS) {
     const given = date !== undefined ? "an invalid Date" : shown(runAt);
     throw new TaskqError("INVALID_TASK", `task "${id}": runAt is not a valid time (epoch ms or a Date), got ${given}`);
   }

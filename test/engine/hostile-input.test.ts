@@ -301,10 +301,16 @@ describe("bad input to the library", () => {
     expect(queue.get("x")).toBeUndefined();
   });
 
-  it("runAt: Infinity is not a time", () => {
+  it("runAt: Infinity is not a time, nor is a number past what a Date holds (1e300): either would wait for ever", () => {
     const { queue } = makeQueue();
     expect(() => queue.submit({ id: "a", type: "echo", runAt: Infinity })).toThrow(/task "a": runAt is not a valid time/);
     expect(queue.get("a")).toBeUndefined();
+    // Before, 1e300 was taken: SCHEDULED for ever, and a drain with no deadline never returned.
+    for (const runAt of [1e300, 8.64e15 + 1]) expect(() => queue.submit({ id: "a", type: "echo", runAt })).toThrow(expect.objectContaining({ code: "INVALID_TASK", message: `task "a": runAt is not a valid time (epoch ms or a Date), got ${String(runAt)}` }));
+    expect(queue.get("a")).toBeUndefined();
+    // The last time a Date holds is one.
+    queue.submit({ id: "far", type: "echo", runAt: 8.64e15 });
+    expect(queue.get("far")?.status).toBe("SCHEDULED");
   });
 
   it.each([
