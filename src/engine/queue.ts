@@ -21,6 +21,15 @@ const TURN_MS = 10;
 const TURN_CHECK_MASK = 31;
 
 /**
+ * Milliseconds on the monotonic clock, for #longTurn: process.hrtime, not performance.now(), whose first
+ * use loads node:perf_hooks (eight modules, ~1 ms), which a CLI run whose tasks neither retry nor wait
+ * needs for nothing else.
+ */
+function turnClock(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+/**
  * An in-process task queue: priorities, delayed tasks, retries with backoff,
  * per-attempt timeouts, DAG dependencies with cascading cancel, dead letters
  * and graceful shutdown. Node runs one thread, so state needs no lock; every
@@ -51,8 +60,8 @@ export class Queue {
   #pumpAgain = false;
   /** Attempts started since #pump last looked at the clock (see #longTurn). */
   #starts = 0;
-  /** When (performance.now()) the event loop last had a turn through #longTurn's setImmediate. */
-  #turnAt = performance.now();
+  /** When (turnClock()) the event loop last had a turn through #longTurn's setImmediate. */
+  #turnAt = turnClock();
   /** Set while that setImmediate is pending: nothing starts until it runs. */
   #turnPending = false;
   readonly #runner = new AttemptRunner((context, ok, outcome) => this.#finishAttempt(context, ok, outcome));
@@ -236,7 +245,7 @@ export class Queue {
    * abort and no I/O. Then it gets one (a setImmediate), after which #pump goes on.
    */
   #longTurn(): boolean {
-    if (performance.now() - this.#turnAt < TURN_MS) return false;
+    if (turnClock() - this.#turnAt < TURN_MS) return false;
     this.#turnPending = true;
     setImmediate(this.#afterTurn);
     return true;
@@ -244,7 +253,7 @@ export class Queue {
 
   readonly #afterTurn = (): void => {
     this.#turnPending = false;
-    this.#turnAt = performance.now();
+    this.#turnAt = turnClock();
     this.#pump();
   };
 
