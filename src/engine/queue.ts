@@ -124,7 +124,15 @@ export class Queue {
         dependsOn: dependencies.map((d) => d.id),
       };
       if (record.runAt > 0) event.runAt = record.runAt;
-      this.#events.emit("submitted", event);
+      // A listener that dispatches (start(), a submit of its own) must not start this task before the
+      // other listeners have been told of it: the dispatch waits for the #pump below.
+      const pumping = this.#pumping;
+      this.#pumping = true;
+      try {
+        this.#events.emit("submitted", event);
+      } finally {
+        this.#pumping = pumping;
+      }
     }
     if (failed !== undefined) this.#finalizer.cancelForDependency(record, failed);
     this.#pump();

@@ -146,6 +146,22 @@ describe("events", () => {
     expect(queue.get("second")?.status).toBe("SUCCEEDED");
   });
 
+  it("a submitted listener that dispatches (start(), a submit of its own) does not start the task before the other listeners are told of it", async () => {
+    const { queue } = makeQueue({ start: false });
+    const log: string[] = [];
+    // Started lazily, at the first task: before, the second listener got `started` first, and a status already stale.
+    queue.on("submitted", () => queue.start());
+    queue.on("submitted", (e) => log.push(`submitted:${e.id}(${e.status})`));
+    queue.on("started", (e) => log.push(`started:${e.id}`));
+    queue.on("submitted", (e) => {
+      if (e.id === "a") queue.submit({ id: "b", type: "echo" });
+    });
+    queue.submit({ id: "a", type: "echo" });
+    await flush();
+    expect(log).toEqual(["submitted:a(READY)", "submitted:b(READY)", "started:a", "started:b"]);
+    expect(queue.get("b")?.status).toBe("SUCCEEDED");
+  });
+
   it("reports cancelled with its reason and the dependency", async () => {
     const { queue, log } = makeQueue({ start: false });
     queue.submit({ id: "a", type: "echo" });
