@@ -221,7 +221,8 @@ async function untilFinished(store: PostgresStore, runId: string, taskEnded: () 
     poll.abort();
     // A burst of ends is one look, not one each.
     await sleep(RUN_STATE_SETTLE_MS);
-    const state = await store.runState(runId).catch(() => undefined);
+    // A run deleted meanwhile (a `prune` just after its last task ended) has ended too: waiting on would never end.
+    const state = await store.runState(runId).catch((error: unknown) => ((error as { code?: unknown } | null)?.code === "STORE_NOT_FOUND" ? "deleted" : undefined));
     if (state !== undefined && state !== "running") return;
   }
 }

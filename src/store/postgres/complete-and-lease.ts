@@ -42,9 +42,9 @@ export async function completeAndLease(
   // Named: prepared once per connection. The functions are migration 7's (with retry_on; see leased-retry-on.ts).
   const result = await pool.query<Row>(
     runId === undefined
-      ? { name: `taskq_complete_and_lease_${names.schema}`, text: `SELECT * FROM ${names.quoted}.complete_and_lease_v7($1, $2, $3, $4)`, values }
+      ? { name: names.statement("complete_and_lease"), text: `SELECT * FROM ${names.quoted}.complete_and_lease_v7($1, $2, $3, $4)`, values }
       : {
-          name: `taskq_complete_and_lease_run_${names.schema}`,
+          name: names.statement("complete_and_lease_run"),
           text: `SELECT * FROM ${names.quoted}.complete_and_lease_v7($1, $2, $3, $4, $5::text)`,
           values: [...values, runId],
         },

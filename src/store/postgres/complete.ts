@@ -63,7 +63,7 @@ export async function completeSuccess(
   outcome: Extract<Outcome, { kind: "success" }>,
 ): Promise<CompletionResult | false> {
   const result = await pool.query<{ run_id: string; unblocked: string[] }>({
-    name: `taskq_complete_${names.schema}`,
+    name: names.statement("complete"),
     text: `SELECT run_id, unblocked FROM ${names.quoted}.complete_success($1, $2, $3)`,
     values: [token, outcome.exitCode ?? 0, outcome.tail ?? []],
   });

@@ -41,9 +41,9 @@ export async function leaseTasks(
   // Named: prepared once per connection. The functions are migration 7's (with retry_on; see leased-retry-on.ts).
   const result = await pool.query<LeasedRow>(
     runId === undefined
-      ? { name: `taskq_lease_${names.schema}`, text: `SELECT * FROM ${names.quoted}.lease_tasks_v7($1, $2, $3)`, values: [workerId, limit, leaseMs] }
+      ? { name: names.statement("lease"), text: `SELECT * FROM ${names.quoted}.lease_tasks_v7($1, $2, $3)`, values: [workerId, limit, leaseMs] }
       : {
-          name: `taskq_lease_run_${names.schema}`,
+          name: names.statement("lease_run"),
           text: `SELECT * FROM ${names.quoted}.lease_tasks_v7($1, $2, $3, $4::text)`,
           values: [workerId, limit, leaseMs, runId],
         },
@@ -97,14 +97,14 @@ export async function renewLease(
   const query =
     tail === undefined
       ? {
-          name: `taskq_heartbeat_${names.schema}`,
+          name: names.statement("heartbeat"),
           text: `UPDATE ${names.tasks} SET lease_expires_at = now() + $3 * interval '1 millisecond'
                   WHERE id = $1 AND lease_token = $2 AND state IS NOT DISTINCT FROM 'running'
                   RETURNING cancel_requested`,
           values: [taskId, token, leaseMs],
         }
       : {
-          name: `taskq_heartbeat_tail_${names.schema}`,
+          name: names.statement("heartbeat_tail"),
           text: `UPDATE ${names.tasks} SET lease_expires_at = now() + $3 * interval '1 millisecond', live_tail = $4, live_tail_token = lease_token
                   WHERE id = $1 AND lease_token = $2 AND state IS NOT DISTINCT FROM 'running'
                   RETURNING cancel_requested`,

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { TaskqError } from "../../errors.js";
 
 /** Schema names are spliced into SQL, so only plain identifiers are accepted. */
@@ -14,6 +15,12 @@ export interface SchemaNames {
   migrations: string;
   /** Channel woken on submit and requeue; one per schema so schemas never wake each other. */
   channel: string;
+  /**
+   * A prepared statement's name for this schema (`taskq_heartbeat_<digest>`): PostgreSQL cuts names at
+   * 63 bytes, so with the schema's name written whole, a long one (up to 48 characters) made two
+   * statements one name ("prepared statement ... already exists") and the driver warn on stderr.
+   */
+  statement: (kind: string) => string;
 }
 
 /** Validates a schema name and derives the names the SQL uses. */
@@ -38,5 +45,12 @@ export function schemaNames(schema: string): SchemaNames {
     deps: `${quoted}.task_deps`,
     migrations: `${quoted}.migrations`,
     channel: `taskq_${schema}`,
+    statement: statementNames(schema),
   };
+}
+
+/** Prepared statements' names for `schema`: a digest of it stands for it, so every name fits in 63 bytes. */
+function statementNames(schema: string): (kind: string) => string {
+  const digest = createHash("sha256").update(schema).digest("hex").slice(0, 16);
+  return (kind) => `taskq_${kind}_${digest}`;
 }

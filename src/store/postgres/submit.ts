@@ -330,7 +330,7 @@ export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: 
   // Each part runs once whether or not it is referenced; the FROM run makes the inserts empty when the run exists.
   const result = await pool.query<{ created: number }>({
     // Named: prepared once per connection.
-    name: `taskq_submit_new_${names.schema}`,
+    name: names.statement("submit_new"),
     text: `WITH run AS (
        INSERT INTO ${names.runs} (id, name, file) VALUES ($1, $3, $4) ON CONFLICT (id) DO NOTHING RETURNING id),
      inserted AS (${insertTasksSql(names, "run.id", "run,")} RETURNING 1),
