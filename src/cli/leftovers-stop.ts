@@ -1,5 +1,5 @@
 import { formatDuration } from "../handlers/format-duration.js";
-import { monotonicMs } from "../handlers/monotonic.js";
+import { monotonicMs } from "../monotonic.js";
 
 /** How the run or worker ended, as what its tasks left running is then stopped. */
 export interface LeftoversStop {

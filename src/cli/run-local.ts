@@ -4,7 +4,7 @@ import { Queue, exponentialBackoff, type Backoff } from "../engine/index.js";
 import { LongTimer } from "../engine/long-timer.js";
 import { activeProcessGroups, createShellHandler, expectTaskPipes, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type ShellTask } from "../handlers/index.js";
 import { formatDuration } from "../handlers/format-duration.js";
-import { monotonicMs } from "../handlers/monotonic.js";
+import { monotonicMs } from "../monotonic.js";
 import type { Workflow } from "../loaders/index.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { leftoversGraceMs, leftoversNote, signalOf } from "./leftovers-stop.js";

@@ -4,7 +4,7 @@ import path from "node:path";
 import { TaskqError } from "../errors.js";
 import { formatDuration } from "../handlers/format-duration.js";
 import { DbErrorLines } from "./db-error-lines.js";
-import { monotonicMs } from "../handlers/monotonic.js";
+import { monotonicMs } from "../monotonic.js";
 import {
   appendToLogFile,
   attemptLine,

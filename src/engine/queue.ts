@@ -1,4 +1,5 @@
 import { TaskqError } from "../errors.js";
+import { monotonicMs } from "../monotonic.js";
 import { afterFailure, normalizeError, waitForRecord } from "./attempt-outcome.js";
 import { AttemptRunner } from "./attempt-runner.js";
 import type { Backoff } from "./backoff.js";
@@ -19,15 +20,6 @@ export type { QueueOptions, ShutdownOptions, ShutdownResult } from "./options.js
 const TURN_MS = 10;
 /** The clock is read once every this many + 1 attempts started (a power of two, less one). */
 const TURN_CHECK_MASK = 31;
-
-/**
- * Milliseconds on the monotonic clock, for #longTurn: process.hrtime, not performance.now(), whose first
- * use loads node:perf_hooks (eight modules, ~1 ms), which a CLI run whose tasks neither retry nor wait
- * needs for nothing else.
- */
-function turnClock(): number {
-  return Number(process.hrtime.bigint()) / 1e6;
-}
 
 /**
  * An in-process task queue: priorities, delayed tasks, retries with backoff,
@@ -60,8 +52,8 @@ export class Queue {
   #pumpAgain = false;
   /** Attempts started since #pump last looked at the clock (see #longTurn). */
   #starts = 0;
-  /** When (turnClock()) the event loop last had a turn through #longTurn's setImmediate. */
-  #turnAt = turnClock();
+  /** When (monotonicMs()) the event loop last had a turn through #longTurn's setImmediate. */
+  #turnAt = monotonicMs();
   /** Set while that setImmediate is pending: nothing starts until it runs. */
   #turnPending = false;
   readonly #runner = new AttemptRunner((context, ok, outcome) => this.#finishAttempt(context, ok, outcome));
@@ -253,7 +245,7 @@ export class Queue {
    * abort and no I/O. Then it gets one (a setImmediate), after which #pump goes on.
    */
   #longTurn(): boolean {
-    if (turnClock() - this.#turnAt < TURN_MS) return false;
+    if (monotonicMs() - this.#turnAt < TURN_MS) return false;
     this.#turnPending = true;
     setImmediate(this.#afterTurn);
     return true;
@@ -261,7 +253,7 @@ export class Queue {
 
   readonly #afterTurn = (): void => {
     this.#turnPending = false;
-    this.#turnAt = turnClock();
+    this.#turnAt = monotonicMs();
     this.#pump();
   };
 

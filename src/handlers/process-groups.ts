@@ -3,7 +3,7 @@ import { LongTimer } from "../engine/long-timer.js";
 import { procStatFields } from "../process-exists.js";
 import { lastStatStartTime, procBuffer, readProcFile, readProcStat } from "./proc-read.js";
 import { guardGroup, unguardGroup } from "./group-guard.js";
-import { monotonicMs } from "./monotonic.js";
+import { monotonicMs } from "../monotonic.js";
 
 /**
  * Process groups of running attempts. Each task's shell leads its own session and group

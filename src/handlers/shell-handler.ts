@@ -16,7 +16,7 @@ import { diedBeforeCommand } from "./proc-read.js";
 import { OpenTimes } from "./open-times.js";
 import { GroupTerminator, type Leftovers } from "./terminate-group.js";
 import type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";
-import { monotonicMs } from "./monotonic.js";
+import { monotonicMs } from "../monotonic.js";
 import { startTurn } from "./start-turn.js";
 import { STOPPED_NOTE_AFTER_MS, unwatchStopped, watchStopped } from "./stopped-watch.js";
 

@@ -1,4 +1,4 @@
-import { monotonicMs } from "./monotonic.js";
+import { monotonicMs } from "../monotonic.js";
 import { stoppedProcesses } from "./process-groups.js";
 import { readProcCommand } from "./proc-read.js";
 

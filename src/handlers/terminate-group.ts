@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn, setTimeout as delay } from "node:timers/promises";
 import { LongTimer } from "../engine/long-timer.js";
 import { sessionHasProcesses, sessionLeaderStart, sessionProcessCount, signalProcessGroup, signalSession } from "./process-groups.js";
-import { monotonicMs } from "./monotonic.js";
+import { monotonicMs } from "../monotonic.js";
 
 /** How often a lingering group is checked while it is being terminated. */
 const POLL_MS = 25;

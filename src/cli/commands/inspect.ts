@@ -90,9 +90,9 @@ export async function listCommand(file: string): Promise<number> {
 /** `taskq graph FILE`: Mermaid (default) or Graphviz dot. */
 export async function graphCommand(file: string, format: "mermaid" | "dot"): Promise<number> {
   const workflow = await load(file);
-  // JSON's quoting writes out C0 controls (`\u001b`), not C1 ones nor the line separators and bidirectional
-  // overrides, which a terminal obeys too (the workflow's name may hold them): written out the same way, as list does.
-  const quote = (id: string): string => JSON.stringify(id).replace(/[\u0080-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  // JSON's quoting writes out C0 controls (`\u001b`); escapeControls the rest a terminal obeys too (C1 controls,
+  // line separators, bidirectional overrides: the workflow's name may hold them), the same way, as list does.
+  const quote = (id: string): string => escapeControls(JSON.stringify(id));
   const lines: string[] = [];
   if (format === "dot") {
     lines.push(`digraph ${quote(workflow.name ?? "workflow")} {`, "  rankdir=LR;");
