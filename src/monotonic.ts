@@ -1,7 +1,6 @@
 /**
  * Milliseconds on the monotonic clock, from an arbitrary origin, as performance.now() counts
- * them: for durations and deadlines, never for dates. What the handlers, the CLI and the engine
- * (its turn check, see Queue) time with: the first
+ * them: for durations and deadlines, never for dates. What the handlers and the CLI time with: the first
  * use of `performance` loads node:perf_hooks (eight modules, ~1 ms), which a run of tasks that
  * neither retry nor wait needs for nothing else; process.hrtime is there from the start.
  */

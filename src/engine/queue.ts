@@ -1,5 +1,4 @@
 import { TaskqError } from "../errors.js";
-import { monotonicMs } from "../monotonic.js";
 import { afterFailure, normalizeError, waitForRecord } from "./attempt-outcome.js";
 import { AttemptRunner } from "./attempt-runner.js";
 import type { Backoff } from "./backoff.js";
@@ -52,8 +51,12 @@ export class Queue {
   #pumpAgain = false;
   /** Attempts started since #pump last looked at the clock (see #longTurn). */
   #starts = 0;
-  /** When (monotonicMs()) the event loop last had a turn through #longTurn's setImmediate. */
-  #turnAt = monotonicMs();
+  /**
+   * When (Date.now()) the event loop last had a turn through #longTurn's setImmediate. Date's clock, as
+   * fake timers fake it with setImmediate (process.hrtime, left real, made a test's faked setImmediate
+   * the queue's only way on, under load), and read with no module to load (performance's loads perf_hooks).
+   */
+  #turnAt = Date.now();
   /** Set while that setImmediate is pending: nothing starts until it runs. */
   #turnPending = false;
   readonly #runner = new AttemptRunner((context, ok, outcome) => this.#finishAttempt(context, ok, outcome));
@@ -245,7 +248,9 @@ export class Queue {
    * abort and no I/O. Then it gets one (a setImmediate), after which #pump goes on.
    */
   #longTurn(): boolean {
-    if (monotonicMs() - this.#turnAt < TURN_MS) return false;
+    const elapsed = Date.now() - this.#turnAt;
+    // A wall clock stepped back reads as a long turn: one turn given early, rather than none until it catches up.
+    if (elapsed >= 0 && elapsed < TURN_MS) return false;
     this.#turnPending = true;
     setImmediate(this.#afterTurn);
     return true;
@@ -253,7 +258,7 @@ export class Queue {
 
   readonly #afterTurn = (): void => {
     this.#turnPending = false;
-    this.#turnAt = monotonicMs();
+    this.#turnAt = Date.now();
     this.#pump();
   };
 
