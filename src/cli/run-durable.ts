@@ -5,7 +5,8 @@ import { fitConcurrencyToOpenFiles } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
 import type { CancelResult, PostgresStore, WorkerEvent } from "../store/postgres/index.js";
 import { generateRunId } from "../store/postgres/submit.js";
-import { endedNote, printRunSummary, storingRun, resubmitted, runningNotes, stateAfterSubmit, submitNotes, submitRecords, workerFields, type LocalLogs } from "./commands/durable.js";
+import { RunNotFoundError } from "../store/postgres/store-error.js";
+import { endedNote, printRunSummary, runDeletedError, storingRun, resubmitted, runningNotes, stateAfterSubmit, submitNotes, submitRecords, workerFields, type LocalLogs } from "./commands/durable.js";
 import { checkLogRoot } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import { clock } from "./render/describe.js";
@@ -129,7 +130,10 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     const summaryOptions = { color: options.color, json: options.json, ...(local === undefined ? {} : { local }) };
     if (exitCode === 0) {
       removeLate?.();
-      return await printRunSummary(store, runId, summaryOptions);
+      // Its end seen (untilFinished), a prune may delete it before the summary is read: said so, not as a mistyped id.
+      return await printRunSummary(store, runId, summaryOptions).catch((error: unknown) => {
+        throw error instanceof RunNotFoundError ? runDeletedError(runId, options, store.schema, "once it ended, before its summary was read") : error;
+      });
     }
     // Stopped (a signal, a lost lease): the summary if the database gives it soon, and the stop's exit code either way.
     // Stopped by a signal, the run ends here, as a local run does: what has not started never will.

@@ -1757,6 +1757,23 @@ tasks:
     }
   });
 
+  it("status --watch of a run deleted while watched (a prune) says so with its last counts, not as a mistyped run id", async () => {
+    const runId = await submit(await workflowFile("watch-deleted", "tasks:\n  a: { run: echo a, delay: 1h }\n"));
+    const watch = startCli(["status", runId, "--watch"], { cwd: ws.dir, env: ENV });
+    try {
+      expect(await eventually(() => watch.stdout().includes(": 0 succeeded"), 15_000)).toBe(true);
+      // As a prune deletes an ended run: the run's row, and its tasks with it.
+      await store.pool.query(`DELETE FROM "${SCHEMA}".runs WHERE id = $1`, [runId]);
+      const ended = await watch.done;
+      expect(ended.code).toBe(1);
+      expect(ended.stderr).toBe(
+        `taskq: run "${runId}" was deleted from schema "${SCHEMA}" (given by TASKQ_STORE_SCHEMA) while watched; its last read: 0 succeeded, 0 failed, 0 cancelled, 1 unfinished (1 scheduled) (a prune deletes a run once it has ended)\n`,
+      );
+    } finally {
+      if (watch.child.exitCode === null) process.kill(-watch.child.pid!, "SIGKILL");
+    }
+  });
+
   it("status --watch | head -1 ends once head has its line", async () => {
     // No worker: the run stays unfinished, and the watch would go on for ever.
     const runId = await submit(await workflowFile("watched", "tasks:\n  a: { run: echo a }\n  b: { run: echo b, delay: 1h }\n"));

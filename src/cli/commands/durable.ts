@@ -48,6 +48,15 @@ function withExistingStore<T>(flags: Flags, work: (store: PostgresStore) => Prom
   return withStore(flags, named, { create: false, retryDroppedMs: options.retrying === false ? 0 : RETRY_DROPPED_MS, applicationName: options.applicationName });
 }
 
+/**
+ * A run read before and gone now: `prune` deletes a run once it has ended, and may do so between two reads.
+ * STORE_NOT_FOUND as a mistyped id is, in words that do not send the user looking for a typo.
+ */
+export function runDeletedError(runId: string, flags: StoreFlags, schema: string, when: string): TaskqError {
+  const cause = new RunNotFoundError(runId);
+  return new TaskqError("STORE_NOT_FOUND", `run "${runId}" was deleted from ${schemaWords(flags, schema)} ${when} (a prune deletes a run once it has ended)`, { cause, exitCode: cause.exitCode });
+}
+
 /** `taskq submit FILE`: validates exactly as `run` does, enqueues the whole DAG in one transaction, prints the run id. */
 export async function submitCommand(file: string, flags: Flags): Promise<number> {
   workflowFileArgument(file);
@@ -252,11 +261,15 @@ export async function statusCommand(runId: string, flags: Flags): Promise<number
     if (flags.watch === true) {
       const stdout = watchStdout();
       try {
+        /** The last read that found the run: a run deleted after it (by a prune) is told as deleted, not as a mistyped id. */
+        let last: RunStatus | undefined;
         for (;;) {
           let status: RunStatus | Error;
           try {
             status = await store.runStatus(runId);
+            last = status;
           } catch (error) {
+            if (error instanceof RunNotFoundError && last !== undefined) throw runDeletedError(runId, flags, store.schema, `while watched; its last read: ${countsLine(last)}`);
             // A database that is down or restarting for a while is ridden out, as a worker does: a watch
             // that exited 1 would read as "not finished yet". Any other error ends it. (The store wraps
             // what isTransientError takes as STORE_UNAVAILABLE; its other errors' words are not to be read.)
