@@ -445,6 +445,31 @@ tasks:
   });
 });
 
+describe("taskq worker that cannot run a task", () => {
+  it("an open-file limit too low for one task is an error before the store is opened: no schema made", async () => {
+    const schema = `${SCHEMA}_none`;
+    const script = `ulimit -n 40; exec "${process.execPath}" "$@"`;
+    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn("bash", ["-c", script, "bash", BIN, "worker", "--log-dir", ws.logs, "--store-schema", schema], { cwd: ws.dir, env: { ...process.env, ...ENV, CI: "true", NO_COLOR: "1" } });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+      child.on("close", (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(result.stderr).toMatch(/^taskq: the open-file limit \(ulimit -n\) is 40, too low to run a task/);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    const admin = new PostgresStore({ connectionString: DATABASE_URL, schema: SCHEMA });
+    try {
+      const made = await admin.pool.query("SELECT 1 FROM information_schema.schemata WHERE schema_name = $1", [schema]);
+      expect(made.rowCount).toBe(0);
+    } finally {
+      await admin.close();
+    }
+  });
+});
+
 describe("taskq run --store", () => {
   it("an open-file limit too low for one task is an error before the run is submitted: nothing left queued", async () => {
     const file = await workflowFile("few-files", "tasks:\n  a: { run: 'true' }\n  b: { run: 'true' }\n");

@@ -248,8 +248,13 @@ export async function workerCommand(flags: Flags): Promise<number> {
   const { runWorker } = await import("../worker-run.js");
   const { checkLogRoot } = await import("../log-folders.js");
   checkLogRoot(options.logRoot);
+  // As run --store does, before the store opens: a worker that cannot run a task (OPEN_FILE_LIMIT, PROCESS_LIMIT) makes no schema.
+  const { fitConcurrencyToOpenFiles } = await import("../../handlers/index.js");
+  const fitted = fitConcurrencyToOpenFiles(options.concurrency, !options.json);
+  const { smallThreadPool } = await import("../thread-pool.js");
+  smallThreadPool();
   // Listened for from as the worker stops listening until taskq exits (holdSignals): the store then closes.
-  return withStore(flags, async (store) => (await runWorker(store, { ...options, takeSignals: holdSignals })).exitCode, { applicationName: `taskq worker ${workerId}` });
+  return withStore(flags, async (store) => (await runWorker(store, { ...options, fitted, takeSignals: holdSignals })).exitCode, { applicationName: `taskq worker ${workerId}` });
 }
 
 /** `taskq status RUN`: the run's summary, and with --watch, refreshed until it ends. */
