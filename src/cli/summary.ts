@@ -1,5 +1,6 @@
 import path from "node:path";
 import type { Queue, QueueEventMap } from "../engine/index.js";
+import { NotSpawnedError } from "../handlers/errors.js";
 import { attemptResultOf, describeError } from "./render/describe.js";
 import type { CancelledLine, DeadLetterLine, RunSummary } from "./render/types.js";
 
@@ -14,6 +15,8 @@ export class SummaryCollector {
    * summary then shows these rather than nothing. Let go of once the task ends otherwise.
    */
   readonly #earlierTails = new Map<string, { attempt: number; tail: string[] }>();
+  /** How many of #cancelled, at its start, were cut short while running. */
+  #cutShort = 0;
 
   readonly #runId: string;
   readonly #logDir: string;
@@ -23,17 +26,25 @@ export class SummaryCollector {
     this.#logDir = run.logDir;
     queue.on("started", (e: QueueEventMap["started"]) => this.#running.add(e.id));
     queue.on("cancelled", (e: QueueEventMap["cancelled"]) => {
+      const earlier = this.#earlierTails.get(e.id);
       this.#earlierTails.delete(e.id);
       const line: CancelledLine = { id: e.id, reason: e.reason, message: describeError(e.error) };
       if (e.dependency !== undefined) line.dependency = e.dependency;
-      if (this.#running.delete(e.id)) {
-        line.running = true;
+      // Started by the queue, its command never spawned (the signal came while its attempt got ready): not cut short.
+      const cutShort = this.#running.delete(e.id) && !(e.error instanceof NotSpawnedError);
+      const tail = cutShort ? ((attemptResultOf(e.error) ?? attemptResultOf(causeOf(e.error)))?.tail ?? []) : [];
+      if (cutShort || earlier !== undefined) {
+        if (cutShort) line.running = true;
         // Where its attempt was when stopped: what a CI job's log should show of a step the job's timeout cut short.
         line.logPath = path.join(this.#logDir, `${e.id}.log`);
         line.logFile = `${this.#runId}/${e.id}.log`;
-        line.tail = (attemptResultOf(e.error) ?? attemptResultOf(causeOf(e.error)))?.tail ?? [];
+        // Its attempt left no lines, or it waited for a retry: the failed attempt's before it, as a dead letter gives them.
+        line.tail = tail.length === 0 && earlier !== undefined ? earlier.tail : tail;
+        if (tail.length === 0 && earlier !== undefined) line.tailAttempt = earlier.attempt;
       }
-      this.#cancelled.push(line);
+      // Those cut short while running first (as the text lists them), each in the order it ended.
+      if (cutShort) this.#cancelled.splice(this.#cutShort++, 0, line);
+      else this.#cancelled.push(line);
     });
     queue.on("retrying", (e: QueueEventMap["retrying"]) => {
       this.#running.delete(e.id);

@@ -36,7 +36,8 @@ export function afterFailure(record: TaskRecord, attempt: number, error: unknown
   if (record.attempts >= record.maxAttempts || isPermanent(error)) return { next: "fail" };
   if (!draining) {
     // Worded as for a task already waiting for its retry when the shutdown came (see Queue), and as `run --store` words both.
-    return { next: "cancel", error: new TaskCancelledError("shutdown", `shutdown: not retried (attempt ${attempt} failed: ${messageOf(error)})`) };
+    // Its cause the attempt's failure, as for an attempt the shutdown cut short: what it wrote last is where it was (its tail).
+    return { next: "cancel", error: new TaskCancelledError("shutdown", `shutdown: not retried (attempt ${attempt} failed: ${messageOf(error)})`, undefined, { cause: error }) };
   }
   try {
     const raw: unknown = (record.backoff ?? backoff)(attempt);

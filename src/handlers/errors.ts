@@ -1,4 +1,5 @@
 import { constants } from "node:os";
+import { TaskCancelledError } from "../engine/errors.js";
 import { TaskqError } from "../errors.js";
 import { formatDuration } from "./format-duration.js";
 import type { AttemptResult, ShellTask } from "./types.js";
@@ -19,6 +20,16 @@ export interface TaskqKill {
   byTaskq?: boolean;
   graceMs?: number | undefined;
   atOnce?: boolean;
+}
+
+/**
+ * A shutdown signal came while an attempt got ready (its log opened): its command was never spawned. The
+ * queue had started the task; a summary tells it from one the shutdown cut short while it ran.
+ */
+export class NotSpawnedError extends TaskCancelledError {
+  constructor() {
+    super("shutdown", "shutdown: not started");
+  }
 }
 
 /** An attempt that did not succeed; `result` says how it ended. */

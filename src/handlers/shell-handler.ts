@@ -6,7 +6,7 @@ import { AttemptOutput, LATE_PIPES_MAX, type StreamName } from "./attempt-output
 import { closeEnds, fifoPool, type PipeEnds } from "./fifo-pool.js";
 import { messageOf } from "../errors.js";
 import { TaskCancelledError } from "../engine/errors.js";
-import { describeFailure, LogWriteError, TaskFailedError, withSigkillWords, type TaskqKill } from "./errors.js";
+import { describeFailure, LogWriteError, NotSpawnedError, TaskFailedError, withSigkillWords, type TaskqKill } from "./errors.js";
 import { guardProblem } from "./group-guard.js";
 import { Tail } from "./line-splitter.js";
 import { attemptLine, closeLogFile, logPathsIn, openLogFile, openLogFileAsync, type LogFile } from "./log-file.js";
@@ -186,7 +186,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     // A shutdown signal came while this attempt got ready: its command does not start (nothing awaited from here to the spawn).
     if (options.shutdownSignals?.stopping() === true) {
       if (pipes !== undefined) for (const ends of pipes) closeEnds(ends);
-      const stopped = new TaskCancelledError("shutdown", "shutdown: not started");
+      const stopped = new NotSpawnedError();
       log.writeLine(attemptLine(ctx.attempt, `stopped: ${stopped.message}`));
       await closeLogFile(log);
       throw stopped;

@@ -283,8 +283,8 @@ describe("signals and shutdown", () => {
     const { result } = await run.exited;
     expect(result.code).toBe(143);
     const summary = jsonEvents(result.stdout).find((e) => e.event === "summary") as unknown as { runId: string; cancelled: unknown[] };
+    // Cut short first, as the text lists them, though "after" was cancelled before "build" ended.
     expect(summary.cancelled).toEqual([
-      { id: "after", reason: "shutdown", message: "shutdown: not started" },
       {
         id: "build",
         reason: "shutdown",
@@ -294,6 +294,34 @@ describe("signals and shutdown", () => {
         logFile: `${summary.runId}/build.log`,
         tail: ["compiling", "warning: slow"],
       },
+      { id: "after", reason: "shutdown", message: "shutdown: not started" },
+    ]);
+  });
+
+  it("tasks a shutdown stopped between attempts keep their last lines: one failing in the time to finish, one silent in its retry, one waiting for its retry", async () => {
+    const yaml = tasksYaml([
+      // Fails by itself once the signal has come (the test makes `go`): not retried, its failure's lines are where it was.
+      ["failing", '{ run: "echo compiling; echo \'error: missing semicolon\' >&2; while [ ! -e go ]; do sleep 0.05; done; exit 1", retries: 2 }'],
+      // Attempt 2 prints nothing before the shutdown's time runs out: attempt 1's lines.
+      ["silent", '{ run: "if [ $TASKQ_ATTEMPT = 1 ]; then echo first-attempt-line; exit 1; fi; sleep 30", retries: 1, backoff: { base: 1ms, max: 1ms } }'],
+      // Waits 30 s for its retry when the signal comes: cancelled then, its failed attempt's lines.
+      ["waiting", '{ run: "echo flaky-line; exit 1", retries: 3, backoff: { base: 30s, max: 30s } }'],
+    ]);
+    const run = await startRun(yaml, ["-j", "3", "--output", "json", "--shutdown-timeout", "2s"]);
+    await waitForOutput(run, /"event":"started","id":"silent","attempt":2/);
+    await waitForOutput(run, /"event":"retrying","id":"waiting"/);
+    await waitForOutput(run, /"text":"error: missing semicolon"/);
+    run.signalTaskq("SIGTERM");
+    await waitForOutput(run, /SIGTERM received/);
+    await writeFile(path.join(run.dir, "go"), "");
+    const { result } = await run.exited;
+    expect(result.code).toBe(143);
+    const summary = jsonEvents(result.stdout).find((e) => e.event === "summary") as unknown as { runId: string; cancelled: Array<Record<string, unknown>> };
+    const log = (id: string) => ({ logPath: path.join(run.logs, summary.runId, `${id}.log`), logFile: `${summary.runId}/${id}.log` });
+    expect(summary.cancelled).toEqual([
+      { id: "failing", reason: "shutdown", message: "shutdown: not retried (attempt 1 failed: exited with code 1)", running: true, ...log("failing"), tail: ["compiling", "error: missing semicolon"] },
+      { id: "silent", reason: "shutdown", message: "aborted by shutdown", running: true, ...log("silent"), tail: ["first-attempt-line"], tailAttempt: 1 },
+      { id: "waiting", reason: "shutdown", message: "shutdown: not retried (attempt 1 failed: exited with code 1)", ...log("waiting"), tail: ["flaky-line"], tailAttempt: 1 },
     ]);
   });
 

@@ -128,7 +128,8 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
       out.push(`    log: ${escapeControls(x.logPath)}`);
       const tail = x.tail ?? [];
       if (tail.length > 0) {
-        out.push(`    last ${tail.length === 1 ? "line" : `${tail.length} lines`}:`);
+        // Lines of an earlier attempt say so: the one cut short left none, or it waited for its retry.
+        out.push(`    last ${tail.length === 1 ? "line" : `${tail.length} lines`}${x.tailAttempt === undefined ? "" : ` of attempt ${x.tailAttempt}`}:`);
         for (const line of tail) out.push(dimLine(c, `      ${safe(line)}`));
       }
     }

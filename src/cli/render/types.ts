@@ -55,6 +55,12 @@ export interface CancelledLine {
   logFile?: string;
   /** A task cut short: the last lines its attempt wrote (none where it ended after the shutdown stopped waiting for it). */
   tail?: string[];
+  /**
+   * Where `tail` is an earlier attempt's, which: a task cut short whose attempt left no lines, or one stopped while it
+   * waited for a retry (not running; logPath and logFile given as for one cut short), has the last lines of the
+   * latest attempt that left some, as a dead letter has.
+   */
+  tailAttempt?: number;
 }
 
 /** A task running when a durable run's status was read. */
