@@ -182,6 +182,8 @@ export interface LogPruneResult {
    * user's, mode 700: its age and contents unknown), each with why; the others were pruned all the same.
    */
   failed: Array<{ run: string; dir: string; problem: string; unreadable?: true }>;
+  /** Those last written before then, kept as a live process (a run, a worker) holds them; sorted. */
+  inUse: string[];
 }
 
 /**
@@ -208,6 +210,7 @@ export function pruneLogFolders(root: string, olderThanMs: number, options: { dr
   const host = hostname();
   const runs: string[] = [];
   const failed: LogPruneResult["failed"] = [];
+  const inUse: string[] = [];
   for (const name of names.sort()) {
     const dir = path.join(root, name);
     const folder = inspectRunFolder(dir, name, host);
@@ -215,7 +218,11 @@ export function pruneLogFolders(root: string, olderThanMs: number, options: { dr
       failed.push({ run: name, dir, problem: folderProblem(folder.unreadable, dir), unreadable: true });
       continue;
     }
-    if (folder === undefined || folder.inUse || folder.lastWriteMs >= before) continue;
+    if (folder === undefined || folder.lastWriteMs >= before) continue;
+    if (folder.inUse) {
+      inUse.push(name);
+      continue;
+    }
     if (!options.dryRun) {
       try {
         removeRunFolder(dir);
@@ -228,7 +235,7 @@ export function pruneLogFolders(root: string, olderThanMs: number, options: { dr
     }
     runs.push(name);
   }
-  return { before: new Date(before).toISOString(), runs, failed };
+  return { before: new Date(before).toISOString(), runs, failed, inUse };
 }
 
 /**

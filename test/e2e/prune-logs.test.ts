@@ -115,7 +115,12 @@ describe("taskq prune --logs", () => {
 
     const pruned = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "7d"], { env: ENV });
     expect(pruned.code).toBe(0);
-    expect(pruned.stdout).toMatch(new RegExp(`^pruned 3 run folders last written before \\S+:\n${prunable.map((id) => `  ${path.join(root, id)}\n`).join("")}$`));
+    // The two held (by a live process here, by one on another host) are said to be kept, as old as they are.
+    const held = ["20261101-090000-else", "20261101-090000-live"].map((id) => `  ${path.join(root, id)}\n`).join("");
+    expect(pruned.stdout).toMatch(
+      new RegExp(`^pruned 3 run folders last written before \\S+:\n${prunable.map((id) => `  ${path.join(root, id)}\n`).join("")}kept 2 run folders last written before \\S+, in use \\(a run or worker holds them\\):\n${held}$`),
+    );
+    expect((JSON.parse(dry.stdout) as { inUse: string[] }).inUse).toEqual(["20261101-090000-else", "20261101-090000-live"]);
     expect(await entries(root)).toEqual(before.filter((name) => !prunable.includes(name)));
     expect(await entries(path.join(root, "20261101-090000-live"))).toEqual([`.taskq-active-${process.pid}`, "a.log"]);
     expect(await entries(path.join(ws.dir, "elsewhere", "20261101-080000-link"))).toEqual(["a.log"]);
@@ -165,7 +170,8 @@ describe("taskq prune --logs", () => {
     await utimes(path.join(runDir, "quiet.log"), new Date(Date.now() - DAY_MS), new Date(Date.now() - DAY_MS));
     const whileRunning = await prune();
     expect(whileRunning.code).toBe(0);
-    expect(whileRunning.stdout).toMatch(/^no run folder in /);
+    // Not "no run folder ... last written before": it is one, and kept.
+    expect(whileRunning.stdout).toBe(`kept 1 run folder last written before ${/before (\S+),/.exec(whileRunning.stdout)?.[1]}, in use (a run or worker holds it):\n  ${runDir}\n`);
     expect(await entries(runDir)).toEqual([`.taskq-active-${cli.child.pid}`, STAMP, "quiet.log"]);
 
     // SIGKILLed: no exit hook runs, the marker stays, and names a process that is gone.
