@@ -26,6 +26,11 @@ export interface FreezableProxy {
    */
   cutSending: (marker: string) => void;
   uncut: () => void;
+  /**
+   * Holds back the next request whose bytes contain `marker`, and all that connection sends after it, until
+   * `release` is called: a request slow on its way (a slow network, a reconnect). `held` resolves once one is held.
+   */
+  holdNext: (marker: string) => { held: Promise<void>; release: () => void };
   /** Counts, from now on, the requests whose bytes contain `marker` (a statement's words): read the count by calling what it returns. */
   countRequests: (marker: string) => () => number;
   close: () => Promise<void>;
@@ -42,6 +47,8 @@ export async function startFreezableProxy(target: { host: string; port: number }
   let refused = false;
   /** An armed cut: the marker to watch requests for, and what to call once cut. */
   let cut: { marker: Buffer; done: () => void } | undefined;
+  /** An armed hold: the marker to watch requests for, and what to call once one is held. */
+  let hold: { marker: Buffer; held: () => void; onRelease: (go: () => void) => void } | undefined;
   const counters: Array<{ marker: Buffer; count: number }> = [];
   const sockets = new Set<net.Socket>();
   /** Requests cut by cutSending: its marker, and each connection's requests so far, to find those that sent it. */
@@ -64,6 +71,8 @@ export async function startFreezableProxy(target: { host: string; port: number }
     /** Set once this connection carried the marked request: the reply so far, kept back. */
     let withheld: Buffer | undefined;
     let onCut: (() => void) | undefined;
+    /** Set while this connection's requests are held back (holdNext): what it sent meanwhile. */
+    let holding: Buffer[] | undefined;
     client.on("close", () => sent.delete(client));
     client.on("data", (chunk) => {
       for (const counter of counters) if (chunk.includes(counter.marker)) counter.count++;
@@ -79,6 +88,21 @@ export async function startFreezableProxy(target: { host: string; port: number }
         onCut = cut.done;
         cut = undefined;
         withheld = Buffer.alloc(0);
+      }
+      if (hold !== undefined && chunk.includes(hold.marker)) {
+        const armed = hold;
+        hold = undefined;
+        holding = [];
+        armed.onRelease(() => {
+          const kept = holding ?? [];
+          holding = undefined;
+          for (const part of kept) if (!frozen) upstream.write(part);
+        });
+        armed.held();
+      }
+      if (holding !== undefined) {
+        holding.push(chunk);
+        return;
       }
       if (!frozen) upstream.write(chunk);
     });
@@ -121,6 +145,27 @@ export async function startFreezableProxy(target: { host: string; port: number }
       cutMarker = undefined;
     },
     cutAfterReply: (marker) => new Promise<void>((resolve) => (cut = { marker: Buffer.from(marker), done: resolve })),
+    holdNext: (marker) => {
+      let go: (() => void) | undefined;
+      let released = false;
+      let held: () => void = () => undefined;
+      const heldPromise = new Promise<void>((resolve) => (held = resolve));
+      hold = {
+        marker: Buffer.from(marker),
+        held: () => held(),
+        onRelease: (forward) => {
+          if (released) forward();
+          else go = forward;
+        },
+      };
+      return {
+        held: heldPromise,
+        release: () => {
+          released = true;
+          go?.();
+        },
+      };
+    },
     countRequests: (marker) => {
       const counter = { marker: Buffer.from(marker), count: 0 };
       counters.push(counter);

@@ -5,7 +5,7 @@ import { formatDuration } from "../../handlers/format-duration.js";
 import { LongTimer } from "./long-timer.js";
 import { abortCode, failureOutcome } from "./outcome.js";
 import type { PostgresStore } from "./store.js";
-import { withRetry } from "./transient.js";
+import { isRefusal, isTransientError, unusableStoreState, withRetry } from "./transient.js";
 import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
 import type { WorkerMetrics } from "./worker-metrics.js";
 import type { AbortCode, LeaseLost, TaskHandler, WorkerEvent } from "./worker-types.js";
@@ -219,7 +219,14 @@ export class Attempt {
   async #record(outcome: Outcome, durationMs: number): Promise<void> {
     const { store, complete, metrics, emit } = this.#options;
     const code = abortCode(this.#controller.signal);
-    const retry = { maxElapsedMs: this.#recordWindowMs(), onRetry: (error: unknown) => emit({ type: "db-error", operation: code === "SHUTDOWN" && outcome.kind !== "success" ? "release" : "complete", error, retrying: true }) };
+    const retry = {
+      maxElapsedMs: this.#recordWindowMs(),
+      // Besides a connection lost: a statement the server refused, which committed nothing (cancelled by
+      // pg_cancel_backend or a timeout, out of disk or memory for a moment). Given up on, the end would be lost
+      // (a success run again by the sweep); only a store that cannot be used as it is fails each try the same.
+      retryIf: (error: unknown) => isTransientError(error) || (isRefusal(error) && unusableStoreState(error) === undefined),
+      onRetry: (error: unknown) => emit({ type: "db-error", operation: code === "SHUTDOWN" && outcome.kind !== "success" ? "release" : "complete", error, retrying: true }),
+    };
     try {
       if (code === "LEASE_LOST" && this.#lost === "taken") {
         // The task is another worker's now, or the sweeper's: so is what is recorded of it.
@@ -333,8 +340,10 @@ export class Attempt {
 
   #lose(why: LeaseLost): void {
     if (this.#controller.signal.aborted) return;
-    // The handler has just ended: its outcome goes to the database, which tells whether the lease held.
-    if (why !== "taken" && this.#heartbeat === undefined) return;
+    // The handler has ended: its outcome goes to the database, which tells whether the lease held. A renewal
+    // that finds no lease then (it reached the database after the end was recorded: a slow network, a
+    // reconnect) is no news: the record finds the end recorded, or the lease taken over (see #record).
+    if (this.#handlerDone) return;
     this.#lost = why;
     this.#lostAt = performance.now();
     this.#options.metrics.leasesLost.inc();

@@ -80,10 +80,14 @@ export class PostgresWorker {
   readonly #runId: string | undefined;
   readonly #abortGraceMs: number;
   readonly #onEvent: ((event: WorkerEvent) => void) | undefined;
+  /**
+   * The running attempts, by lease token: not by task, as one task may have two here, the attempt found stale as it
+   * ended (this worker stalled past its lease) and the next, leased again by the round trip that found it so.
+   */
   readonly #running = new Map<string, Attempt>();
   /** Successes the next lease round trip records; their slots are free for that lease. */
   #pending: PendingSuccess[] = [];
-  /** Task ids of running attempts whose handler succeeded: recorded or being recorded, their slot is free. */
+  /** Lease tokens of running attempts whose handler succeeded: recorded or being recorded, their slot is free. */
   readonly #succeeded = new Set<string>();
   /**
    * Lease tokens of the attempts this worker started, until the database has answered for their
@@ -327,7 +331,7 @@ export class PostgresWorker {
           batch.forEach((entry, i) => entry.resolve(completed[i] ?? false));
           // Each end this round trip recorded is told (its `finished` event) before a task it leased starts:
           // a dependent it unblocked, leased in the same commit, would otherwise be told started first.
-          const told = batch.flatMap(({ task }, i) => (completed[i] ? [this.#running.get(task.taskId)?.done ?? Promise.resolve()] : []));
+          const told = batch.flatMap(({ task }, i) => (completed[i] ? [this.#running.get(task.leaseToken)?.done ?? Promise.resolve()] : []));
           if (told.length > 0) await Promise.all(told);
           if (signal.aborted) {
             // Stopped while this round trip was on its way: what it leased starts nowhere, and goes back at once.
@@ -392,7 +396,7 @@ export class PostgresWorker {
   #complete(task: LeasedTask, outcome: Outcome): Promise<CompletionResult | false> {
     if (outcome.kind !== "success" || this.#stopController.signal.aborted) return this.#options.store.complete(task.leaseToken, outcome);
     return new Promise((resolve, reject) => {
-      this.#succeeded.add(task.taskId);
+      this.#succeeded.add(task.leaseToken);
       this.#pending.push({ task, outcome, resolve, reject });
       this.#wakeup.notify();
     });
@@ -438,13 +442,13 @@ export class PostgresWorker {
       // A task taken over means this worker stalled past its lease: its work is someone else's, stop taking it.
       onLeaseLost: () => this.#halt("lease-lost"),
     });
-    this.#running.set(task.taskId, attempt);
+    this.#running.set(task.leaseToken, attempt);
     this.#started.add(task.leaseToken);
     void attempt.done.finally(() => {
-      this.#running.delete(task.taskId);
+      this.#running.delete(task.leaseToken);
       if (attempt.settled) this.#started.delete(task.leaseToken);
       // A success freed its slot already, for the round trip that recorded it.
-      if (!this.#succeeded.delete(task.taskId)) this.#wakeup.notify();
+      if (!this.#succeeded.delete(task.leaseToken)) this.#wakeup.notify();
     });
   }
 

@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { PostgresStore } from "../../src/store/postgres/store.js";
+import { PostgresWorker } from "../../src/store/postgres/worker.js";
+import type { WorkerEvent } from "../../src/store/postgres/worker-types.js";
+import { startFreezableProxy } from "../helpers/tcp-proxy.js";
+import { DATABASE_URL, dropSchema, sql, task, uniqueSchema, until, waitForRun, workflow } from "./helpers.js";
+
+describe("a lease that ended before the worker heard of it", () => {
+  const schema = uniqueSchema();
+  let store: PostgresStore;
+  beforeAll(async () => {
+    store = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
+  });
+  afterAll(async () => {
+    if (store === undefined) return;
+    await store.close();
+    await dropSchema(schema);
+  });
+  beforeEach(async () => {
+    await sql(store, "DELETE FROM $schema.runs");
+  });
+
+  it("finds the lease gone and is not taken for a lease lost: the success stands, and the worker goes on to the next task", async () => {
+    // The worker reaches the database through a proxy that holds a renewal back (a slow network, a reconnect)
+    // until the attempt's success has committed, on another connection: the renewal then finds no lease.
+    const database = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    const slow = await PostgresStore.open({ connectionString: proxy.url(DATABASE_URL), schema });
+    const events: WorkerEvent[] = [];
+    const hold = proxy.holdNext("taskq_heartbeat");
+    const worker = new PostgresWorker({
+      store: slow,
+      concurrency: 1,
+      leaseMs: 1_500,
+      pollMs: 200,
+      onEvent: (event) => events.push(event),
+      // The first task ends once its first renewal is on its way, held; the others at once.
+      handler: async (leased) => {
+        if (leased.key === "first") await hold.held;
+      },
+    });
+    await worker.start();
+    try {
+      const first = await store.submitRun(workflow([task("first")]));
+      await until(() => events.some((event) => event.type === "finished"));
+      hold.release();
+      expect((await waitForRun(store, first, 10_000)).state).toBe("succeeded");
+      // The renewal's answer (no row: the lease ended with the success) has come back by the time a later task ends.
+      const second = await store.submitRun(workflow([task("second")]));
+      expect((await waitForRun(store, second, 10_000)).state).toBe("succeeded");
+      await until(() => events.filter((event) => event.type === "finished").length === 2);
+      expect(events.filter((event) => event.type === "lease-lost" || event.type === "stopped")).toEqual([]);
+      const finished = events.flatMap((event) => (event.type === "finished" ? [[event.task.key, event.result === false ? "stale" : event.result.state]] : []));
+      expect(finished).toEqual([
+        ["first", "succeeded"],
+        ["second", "succeeded"],
+      ]);
+    } finally {
+      hold.release();
+      await worker.stop({ deadlineMs: 1_000 });
+      await slow.close();
+      await proxy.close();
+    }
+  });
+  it("a worker that stalled past its lease, whose stale success's round trip leased the same task again, keeps that new attempt: stopped, it is given back, not counted", async () => {
+    const events: WorkerEvent[] = [];
+    let endFirst: () => void = () => undefined;
+    const firstEnds = new Promise<void>((resolve) => (endFirst = resolve));
+    const worker = new PostgresWorker({
+      store,
+      concurrency: 1,
+      leaseMs: 30_000,
+      pollMs: 200,
+      onEvent: (event) => events.push(event),
+      // Attempt 1 ends when the test says; attempt 2 runs until it is stopped.
+      handler: async (_leased, { attempt, signal }) => {
+        if (attempt === 1) return firstEnds;
+        await new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason as Error), { once: true }));
+      },
+    });
+    await worker.start();
+    try {
+      const runId = await store.submitRun(workflow([task("t", { retries: 2 })]));
+      await until(() => events.some((event) => event.type === "started"));
+      // As after a stall past the lease: it ran out, and another worker's sweep queued the task again (attempt 1 counted).
+      await sql(store, "UPDATE $schema.tasks SET lease_expires_at = now() - interval '1 second' WHERE run_id = $1", [runId]);
+      expect(await store.sweepOrphans()).toBe(1);
+      // Its success is stale now; the round trip that says so leases the task again, attempt 2, which starts.
+      endFirst();
+      await until(() => events.some((event) => event.type === "started" && event.task.attempt === 2));
+      await until(() => events.some((event) => event.type === "stopping"));
+      await worker.stop({ deadlineMs: 0 });
+      // Attempt 2 was stopped and given back, uncounted: queued with attempt 1 used, no lease held.
+      const [row] = await sql<{ state: string; attempts: number; lease_token: string | null }>(store, "SELECT state, attempts, lease_token FROM $schema.tasks WHERE run_id = $1", [runId]);
+      expect(row).toEqual({ state: "queued", attempts: 1, lease_token: null });
+      expect(events.some((event) => event.type === "released" && event.task.attempt === 2)).toBe(true);
+    } finally {
+      endFirst();
+      await worker.stop({ deadlineMs: 0 });
+    }
+  });
+});

@@ -1,0 +1,73 @@
+import pg from "pg";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { PostgresStore } from "../../src/store/postgres/store.js";
+import { PostgresWorker } from "../../src/store/postgres/worker.js";
+import type { WorkerEvent } from "../../src/store/postgres/worker-types.js";
+import { DATABASE_URL, dropSchema, sql, task, uniqueSchema, until, waitForRun, workflow } from "./helpers.js";
+
+describe("an attempt's end whose record the database refuses for a moment", () => {
+  const schema = uniqueSchema();
+  let store: PostgresStore;
+  beforeAll(async () => {
+    store = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
+  });
+  afterAll(async () => {
+    if (store === undefined) return;
+    await store.close();
+    await dropSchema(schema);
+  });
+  beforeEach(async () => {
+    await sql(store, "DELETE FROM $schema.runs");
+  });
+
+  it("is recorded on a later try: a success whose statement was cancelled (pg_cancel_backend) is not lost, nor its attempt used up", async () => {
+    const workerStore = await PostgresStore.open({ connectionString: DATABASE_URL, schema, applicationName: "taskq record-refused" });
+    const locker = new pg.Client({ connectionString: DATABASE_URL });
+    await locker.connect();
+    const events: WorkerEvent[] = [];
+    let finish: () => void = () => undefined;
+    const finishing = new Promise<void>((resolve) => (finish = resolve));
+    const worker = new PostgresWorker({
+      store: workerStore,
+      concurrency: 1,
+      leaseMs: 10_000,
+      pollMs: 200,
+      onEvent: (event) => events.push(event),
+      handler: async () => {
+        await finishing;
+      },
+    });
+    await worker.start();
+    try {
+      const runId = await store.submitRun(workflow([task("deploy", { retries: 2 })]));
+      await until(() => events.some((event) => event.type === "started"));
+      // The task's row held by another session: the worker's record of the success waits on it, and is cancelled there.
+      await locker.query("BEGIN");
+      await locker.query(`SELECT 1 FROM "${schema}".tasks WHERE run_id = $1 FOR UPDATE`, [runId]);
+      finish();
+      const waiting = async () =>
+        (
+          await locker.query<{ pid: number }>(
+            "SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'taskq record-refused%' AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
+          )
+        ).rows;
+      await until(async () => (await waiting()).length > 0);
+      for (const { pid } of await waiting()) await locker.query("SELECT pg_cancel_backend($1)", [pid]);
+      await until(() => events.some((event) => event.type === "db-error"));
+      await locker.query("ROLLBACK");
+      const status = await waitForRun(store, runId, 15_000);
+      expect(status.state).toBe("succeeded");
+      expect(status.tasks.map((row) => [row.key, row.state, row.attempts])).toEqual([["deploy", "succeeded", 1]]);
+      // Said as a record being retried, not given up.
+      const errors = events.flatMap((event) => (event.type === "db-error" ? [[event.operation, event.retrying, String((event.error as Error).message)]] : []));
+      // (The success goes with the next lease in one statement: its error may be told as the lease's.)
+      expect(errors[0]).toEqual([expect.stringMatching(/^(complete|lease)$/), true, expect.stringContaining("canceling statement due to user request")]);
+      expect(errors.some(([, retrying]) => retrying === false)).toBe(false);
+    } finally {
+      finish();
+      await locker.end();
+      await worker.stop({ deadlineMs: 1_000 });
+      await workerStore.close();
+    }
+  });
+});
