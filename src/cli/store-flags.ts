@@ -3,6 +3,7 @@ import type { PostgresStore } from "../store/postgres/index.js";
 import { schemaNames } from "../store/postgres/names.js";
 import { redactConnectionString } from "../store/postgres/redact.js";
 import { connectTimeoutOf } from "../store/postgres/timeouts.js";
+import { sslModeProblem } from "../store/postgres/ssl-mode.js";
 import { openUnlessStopped } from "./opening-stopped.js";
 
 export interface StoreFlags {
@@ -37,6 +38,8 @@ export function storeUrl(flags: StoreFlags, hint?: string): string {
   if (!driverReadsUrl(url)) throw new UsageError(`${fromFlag ? "--store" : "TASKQ_STORE"}: ${redactConnectionString(url)} is not a valid URL`);
   try {
     connectTimeoutOf(url);
+    const sslProblem = sslModeProblem(url);
+    if (sslProblem !== undefined) throw new Error(sslProblem);
   } catch (error) {
     throw new UsageError(`${fromFlag ? "--store" : "TASKQ_STORE"}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }

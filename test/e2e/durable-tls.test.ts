@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTlsProxy, type TlsProxy } from "../helpers/tls-proxy.js";
+import { PostgresStore } from "../../src/store/postgres/store.js";
 import { DATABASE_URL } from "../store/helpers.js";
 import { useDurableWorkspace } from "./durable-harness.js";
 
@@ -38,6 +39,25 @@ describe("sslmode, read as libpq (psql) reads it", () => {
     const result = await taskq(["status", "r-1", "--store", through("verify-full")]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^taskq: cannot open the store postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/\w+\?sslmode=verify-full: connect failed: self[- ]signed certificate\n$/);
+  });
+
+  it("sslmode=allow connects without TLS where the server has none, as psql does (the driver alone took it for verify-full, and failed)", async () => {
+    // This machine's server has no TLS: the connection is plaintext, and the store answers.
+    const result = await taskq(["status", "r-1", "--store", `${SECRET_URL}?sslmode=allow`]);
+    expect(result.stderr).toMatch(/^taskq: no run "r-1" in schema /);
+    expect(result.code).toBe(1);
+  });
+
+  it("an sslmode that is none (a typo: disabled) is an error that says so and lists them, before anything connects; the library refuses it too", async () => {
+    for (const command of [["status", "r-1"], ["worker"]]) {
+      const result = await taskq([...command, "--store", `${SECRET_URL}?sslmode=disabled`]);
+      expect(result.stderr).toBe("taskq: --store: sslmode=disabled in the connection string is not an SSL mode: use disable, allow, prefer, require, verify-ca or verify-full\n");
+      expect(result.code).toBe(2);
+    }
+    // Read as the driver reads it (uselibpqcompat=false), its own modes are the ones listed.
+    const driver = await taskq(["status", "r-1", "--store", `${SECRET_URL}?sslmode=allow&uselibpqcompat=false`]);
+    expect(driver.stderr).toBe("taskq: --store: sslmode=allow in the connection string is not an SSL mode: use disable, prefer, require, verify-ca, verify-full or no-verify\n");
+    await expect(PostgresStore.open({ connectionString: `${DATABASE_URL}?sslmode=bogus` })).rejects.toMatchObject({ code: "STORE_BAD_URL", message: expect.stringContaining("sslmode=bogus") });
   });
 
   it("a URL that says how it wants sslmode read (uselibpqcompat=false: pg's own, require as verify-full) is left as written", async () => {

@@ -1,3 +1,5 @@
+import { TaskqError } from "../../errors.js";
+
 /**
  * The connection string as pg is to read it, for its `sslmode` to mean what libpq (psql, and
  * every tool a CI user sets a `DATABASE_URL` for) makes of it. pg takes `require` (and `prefer`,
@@ -16,7 +18,33 @@ export function withLibpqSslModes(connectionString: string): string {
   } catch {
     return connectionString;
   }
+  const problem = sslModeProblem(url);
+  if (problem !== undefined) throw new TaskqError("STORE_BAD_URL", problem);
   if (!url.searchParams.has("sslmode") || url.searchParams.has("uselibpqcompat") || connectionString.includes("#")) return connectionString;
-  // Appended as text: a URL written out again by URL may encode the user's password or host otherwise.
-  return `${connectionString}&uselibpqcompat=true`;
+  // `allow` is libpq's plaintext first, TLS only where the server refuses that: the driver tries one way, so
+  // plaintext (it read `allow` as `verify-full`). Edited, and appended, as text: a URL written out again by URL
+  // may encode the user's password or host otherwise.
+  return `${connectionString.replace(/([?&])sslmode=allow(?=&|$)/, "$1sslmode=disable")}&uselibpqcompat=true`;
+}
+
+/** libpq's sslmode values; the driver's own reading (uselibpqcompat=false) knows `no-verify` too, and no `allow`. */
+const LIBPQ_SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"];
+const DRIVER_SSL_MODES = ["disable", "prefer", "require", "verify-ca", "verify-full", "no-verify"];
+
+/**
+ * Why the URL's sslmode is none its reader knows, or undefined: psql refuses such a one ("invalid sslmode
+ * value"), where the driver took a typo (`disabled`) for TLS, and the error then blamed the server.
+ */
+export function sslModeProblem(connectionString: string | URL): string | undefined {
+  let url: URL;
+  try {
+    url = typeof connectionString === "string" ? new URL(connectionString) : connectionString;
+  } catch {
+    return undefined;
+  }
+  const mode = url.searchParams.get("sslmode");
+  if (mode === null) return undefined;
+  const modes = url.searchParams.get("uselibpqcompat") === "false" ? DRIVER_SSL_MODES : LIBPQ_SSL_MODES;
+  if (modes.includes(mode)) return undefined;
+  return `sslmode=${mode} in the connection string is not an SSL mode: use ${modes.slice(0, -1).join(", ")} or ${modes.at(-1)!}`;
 }
