@@ -604,6 +604,22 @@ describe("task lifecycle", () => {
     }
   });
 
+  it("cancelling one running task cancels its dependents at once: its attempt succeeding before its worker hears of the cancel frees none of them", async () => {
+    await store.submitRun(workflow([task("a"), task("b", { dependsOn: ["a"] }), task("c", { dependsOn: ["b"] }), task("other")]), { runId: "cr" });
+    const [running] = await store.lease("w1", 1, 30_000);
+    expect(running!.key).toBe("a");
+    expect(await store.cancelRun("cr", "a")).toEqual({ cancelled: ["b", "c"], cancelRequested: ["a"], running: [{ key: "a", workerId: "w1", leaseLeftMs: expect.any(Number) as number }] });
+    // The attempt ends well before any heartbeat: recorded as it ended, and nothing it would have freed runs.
+    expect(await store.complete(running!.leaseToken, { kind: "success" })).toMatchObject({ state: "succeeded", unblocked: [] });
+    const rows = await sql<{ key: string; state: string; cancel_reason: string | null }>(store, "SELECT key, state, cancel_reason FROM $schema.tasks WHERE run_id = 'cr' ORDER BY seq");
+    expect(rows).toEqual([
+      { key: "a", state: "succeeded", cancel_reason: null },
+      { key: "b", state: "cancelled", cancel_reason: 'dependency "a" was cancelled' },
+      { key: "c", state: "cancelled", cancel_reason: 'dependency "a" was cancelled (via "b")' },
+      { key: "other", state: "queued", cancel_reason: null },
+    ]);
+  });
+
   it("cancels queued tasks at once and running ones at their next heartbeat", async () => {
     await store.submitRun(workflow([task("run1"), task("wait1", { dependsOn: ["run1"] }), task("q1", { priority: "low" })]), { runId: "cx" });
     const [running] = await store.lease("w1", 1, 30_000);
