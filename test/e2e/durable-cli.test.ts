@@ -239,7 +239,8 @@ tasks:
 
     const cancelled = await taskq(["cancel", runId, "long"]);
     expect(cancelled.code).toBe(0);
-    expect(JSON.parse(cancelled.stdout)).toEqual({ cancelled: [], cancelRequested: ["long"] });
+    // Its dependent at once: were the task to end well before its worker hears of the cancel, it would not run.
+    expect(JSON.parse(cancelled.stdout)).toEqual({ cancelled: ["after"], cancelRequested: ["long"] });
     // It says who stops it, and what becomes of it should that worker be gone.
     expect(cancelled.stderr).toMatch(
       new RegExp(`^note: "long" runs on worker ${long!.workerId}, which stops it at its next heartbeat; if that worker is gone \\(killed, its machine lost\\), the task stays running until its lease runs out, in \\d+s, and then the next sweep of any running worker cancels it\n$`),

@@ -718,17 +718,18 @@ describe("taskq run --store", () => {
     };
     const withLog = await interrupted(["--store", ""]);
     // Each gives the task it cut short its log and last lines (a stored run's from its own worker, which gave the lease back: the store has none).
-    expect(withLog.at(-1)).toMatchObject({ id: "first", logFile: expect.stringMatching(/\/first\.log$/), tail: ["started"] });
+    expect(withLog[0]).toMatchObject({ id: "first", logFile: expect.stringMatching(/\/first\.log$/), tail: ["started"] });
     const withoutLog = (cancelled: unknown[]) =>
       cancelled.map((line) => {
         const { logPath: _path, logFile: _file, tail: _tail, ...rest } = line as Record<string, unknown>;
         return rest;
       });
     const local = withoutLog(withLog);
+    // Cut short first, as the text lists them; then the others as they were cancelled.
     expect(local).toEqual([
+      { id: "first", reason: "shutdown", message: "aborted by shutdown", running: true },
       { id: "other", reason: "shutdown", message: "shutdown: not started" },
       { id: "later", reason: "shutdown", message: "shutdown: not started" },
-      { id: "first", reason: "shutdown", message: "aborted by shutdown", running: true },
     ]);
     const runId = newRunId("interrupted-json");
     // The order aside (a local run lists them as they ended), the same tasks, reasons and words.

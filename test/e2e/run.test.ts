@@ -158,7 +158,7 @@ tasks:
     expect(result.code).toBe(0);
     const [runId] = await runIds(ws.logs);
     expect(result.stdout).toContain(`note    the log folder logs/${runId} was deleted during the run (by a task?) and is made again: what was written to it before is lost`);
-    expect(result.stdout).toMatch(/after \| no run folder in logs last written before/);
+    expect(result.stdout).toMatch(new RegExp(`after \\| kept 1 run folder last written before \\S+, in use \\(a run or worker holds it\\):\nafter \\|   logs/${runId}\n`));
     expect(await readFile(path.join(ws.logs, runId!, "after.log"), "utf8")).toMatch(/^after\n/);
   });
 
@@ -182,7 +182,7 @@ tasks:
     expect(result.code).toBe(0);
     const runId = / run (\S+): /.exec(result.stdout)?.[1];
     expect(result.stdout).toContain(`note    the log folder logs/${runId} was deleted during the run (by a task?) and is made again: what was written to it before is lost`);
-    expect(result.stdout).toMatch(/after \| no run folder in project\/logs last written before/);
+    expect(result.stdout).toMatch(new RegExp(`after \\| kept 1 run folder last written before \\S+, in use \\(a run or worker holds it\\):\nafter \\|   project/logs/${runId}\n`));
     expect(result.stdout).not.toContain("the tasks' logs are lost");
     expect(await readFile(path.join(logs, runId!, "after.log"), "utf8")).toMatch(/^after\n/);
     expect(await readdir(path.join(logs, runId!))).toEqual([".taskq-run", "after.log"]);

@@ -44,7 +44,9 @@ describe("a lease whose round trip took longer than the lease", () => {
     await locker.query("BEGIN");
     // The lease's UPDATE records the task's change of state in task_end_changes (an INSERT): it waits for this lock.
     await locker.query(`LOCK TABLE "${schema}".task_end_changes IN SHARE ROW EXCLUSIVE MODE`);
-    const waiting = async () => (await sql<{ n: number }>(store, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%complete_and_lease%'"))[0]!.n > 0;
+    // This worker's lease: another test's worker, on the same server, may be waiting on a lock of its own schema.
+    const waiting = async () =>
+      (await sql<{ n: number }>(store, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%complete_and_lease%' AND strpos(query, $1) > 0", [`"${schema}".`]))[0]!.n > 0;
     await until(waiting, 20_000);
     await new Promise((resolve) => setTimeout(resolve, options.holdMs));
     await locker.query("COMMIT");
