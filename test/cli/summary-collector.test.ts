@@ -33,4 +33,30 @@ describe("SummaryCollector: the cancelled tasks of a run stopped by a signal", (
     expect(built.cancelled).toEqual([{ id: "a", reason: "shutdown", message: "shutdown: not started" }]);
     expect(existsSync(path.join(dir, "ran"))).toBe(false);
   });
+  it("a task whose attempt timed out and was SIGKILLed in the time to finish, not retried, says how once, with that attempt's last lines", { timeout: 30_000 }, async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "taskq-summary-"));
+    const logDir = path.join(dir, "logs");
+    const shell = createShellHandler({ runId: "run", logDir, killGraceMs: 300, sink: { line: () => undefined } });
+    const queue = new Queue({ concurrency: 1, handlers: { shell: async (task: ShellTask, context) => void (await shell(task, context)) } });
+    const summary = new SummaryCollector(queue, { runId: "run", logDir });
+    // The signal comes as it starts: the time to finish is long, and its own timeout ends it first, by SIGKILL.
+    queue.on("started", () => void queue.shutdown({ drain: false, deadline: 20_000 }));
+    queue.submit({ id: "stubborn", type: "shell", maxAttempts: 2, timeoutMs: 300, payload: { id: "stubborn", run: "trap '' TERM; echo started; sleep 30", env: {}, cwd: dir } });
+    queue.start();
+    const r = await queue.wait("stubborn");
+    expect(r.status).toBe("CANCELLED");
+    const built = summary.build(queue, { runId: "run", file: "f.yaml", logDir, startedAt: Date.now(), interrupted: "SIGTERM", exitCode: 143 });
+    const kill = "killed with SIGKILL after the kill grace (300ms): it ignored SIGTERM";
+    expect(built.cancelled).toEqual([
+      {
+        id: "stubborn",
+        reason: "shutdown",
+        message: `shutdown: not retried (attempt 1 failed: timed out; ${kill})`,
+        running: true,
+        logPath: path.join(logDir, "stubborn.log"),
+        logFile: "run/stubborn.log",
+        tail: ["started"],
+      },
+    ]);
+  });
 });
