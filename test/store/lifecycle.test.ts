@@ -614,9 +614,27 @@ describe("task lifecycle", () => {
     const rows = await sql<{ key: string; state: string; cancel_reason: string | null }>(store, "SELECT key, state, cancel_reason FROM $schema.tasks WHERE run_id = 'cr' ORDER BY seq");
     expect(rows).toEqual([
       { key: "a", state: "succeeded", cancel_reason: null },
-      { key: "b", state: "cancelled", cancel_reason: 'dependency "a" was cancelled' },
-      { key: "c", state: "cancelled", cancel_reason: 'dependency "a" was cancelled (via "b")' },
+      { key: "b", state: "cancelled", cancel_reason: 'its dependency "a" was asked to cancel while it ran' },
+      { key: "c", state: "cancelled", cancel_reason: 'its dependency "a" was asked to cancel while it ran (via "b")' },
       { key: "other", state: "queued", cancel_reason: null },
+    ]);
+  });
+
+  it("a redrive does not free again a dependent of a running task whose cancel was asked for: it stays cancelled, on that task's account", async () => {
+    await store.submitRun(workflow([task("f"), task("b"), task("c", { dependsOn: ["f", "b"] })]), { runId: "rc" });
+    const leased = await store.lease("w1", 2, 30_000);
+    const byKey = new Map(leased.map((t) => [t.key, t]));
+    // f fails (c cancelled because of it); then b's cancel is asked for while it runs.
+    expect(await store.complete(byKey.get("f")!.leaseToken, { kind: "failure", error: "exit 3", exitCode: 3 })).toMatchObject({ state: "failed", cascaded: ["c"] });
+    expect(await store.cancelRun("rc", "b")).toMatchObject({ cancelled: [], cancelRequested: ["b"] });
+    // Redriven, f no longer holds c back; b's cancel does.
+    expect(await store.redrive("rc", "f")).toEqual({ requeued: "f", reblocked: [] });
+    expect(await store.complete(byKey.get("b")!.leaseToken, { kind: "success" })).toMatchObject({ state: "succeeded", unblocked: [] });
+    const rows = await sql<{ key: string; state: string; cancel_reason: string | null }>(store, "SELECT key, state, cancel_reason FROM $schema.tasks WHERE run_id = 'rc' ORDER BY seq");
+    expect(rows).toEqual([
+      { key: "f", state: "queued", cancel_reason: null },
+      { key: "b", state: "succeeded", cancel_reason: null },
+      { key: "c", state: "cancelled", cancel_reason: 'its dependency "b" was asked to cancel while it ran' },
     ]);
   });
 

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { RunNotFoundError } from "./store-error.js";
 import { finalizeTask } from "./finalize.js";
-import { cancelDependents, dependencyReason, readDependents, refreshRunState, walkCascade } from "./graph.js";
+import { cancelAskedReason, cancelDependents, dependencyReason, readDependents, refreshRunState, walkCascade } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { ABORTED_BY_SHUTDOWN, notStartedReason, withKilled } from "./shutdown-cancel.js";
 import { taskNotFound } from "./status.js";
@@ -81,7 +81,7 @@ export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, run
       result.running.push(runningTarget(row));
       // Its dependents now, not once its worker hears of the cancel (its next heartbeat, up to a third of the
       // lease on): an attempt that succeeded meanwhile would have freed them to run, the cancel then lost.
-      for (const key of await cancelDependents(client, names, runId, row.key, "cancelled")) {
+      for (const key of await cancelDependents(client, names, runId, row.key, "cancelled", row.key, "cancelled", cancelAskedReason(row.key))) {
         done.add(key);
         result.cancelled.push(key);
       }

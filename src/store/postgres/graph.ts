@@ -16,6 +16,15 @@ export function dependencyReason(cause: string, state: "failed" | "cancelled", v
 }
 
 /**
+ * The reason of a task cancelled for a dependency whose cancel was asked for while it ran: worded for what that one
+ * may still come to, as its attempt may succeed before its worker hears of the cancel. A function of `via`, as
+ * cancelDependents takes it.
+ */
+export function cancelAskedReason(cause: string): (via: string) => string {
+  return (via) => `its dependency "${cause}" was asked to cancel while it ran${via === cause ? "" : ` (via "${via}")`}`;
+}
+
+/**
  * Every task of the run that depends on another, by the key it depends on, each list in submission
  * order (as the engine keeps a task's dependents): the run's edges, read in one statement.
  */
@@ -79,6 +88,7 @@ export async function cancelDependents(
   state: "failed" | "cancelled",
   cause: string = key,
   causeState: "failed" | "cancelled" = state,
+  reasonOf: (via: string) => string = (via) => dependencyReason(cause, causeState, via),
 ): Promise<string[]> {
   // The edges the cascade can reach, each task's dependents in submission order: level by level, then, deeper still, the run's.
   let dependents = new Map<string, string[]>();
@@ -108,7 +118,7 @@ export async function cancelDependents(
   walkCascade(key, (done) => dependents.get(done), reached);
   if (reached.size === 0) return [];
   // Each task's reason by its key, in one jsonb object, which the statement reads once and looks each key up in.
-  const reasons = Object.fromEntries([...reached].map(([dependent, via]) => [dependent, dependencyReason(cause, causeState, via)]));
+  const reasons = Object.fromEntries([...reached].map(([dependent, via]) => [dependent, reasonOf(via)]));
   // In submission order: an UPDATE returns its rows in whatever order it met them. Each row is found by the
   // id its run and key give, one key at a time (the unique (run_id, key) index), then by that id (the primary
   // key), whatever the statistics say: the state is tested with IS NOT DISTINCT FROM (the same, as state is

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
-import { cancelDependents, notifyWorkers } from "./graph.js";
+import { cancelAskedReason, cancelDependents, notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { taskNotFound } from "./status.js";
 import type { TaskState } from "./types.js";
@@ -62,15 +62,21 @@ export async function redriveTask(client: pg.ClientBase, names: SchemaNames, run
   );
   // Other dependencies that did not succeed cancel their share of the re-blocked tasks again.
   // Each with the task at the root of its own cascade, if one cancelled it, and how that one ended.
-  const blockers = await client.query<{ key: string; state: "failed" | "cancelled"; cancelled_by: string | null; root_state: TaskState | null }>(
+  // So does one running whose cancel was asked for, as that cancel did (see cancelTasks): its attempt
+  // may yet succeed, and would free them.
+  const blockers = await client.query<{ key: string; state: "failed" | "cancelled" | "running"; cancelled_by: string | null; root_state: TaskState | null }>(
     `SELECT DISTINCT dt.key, dt.state, dt.cancelled_by,
             (SELECT r.state FROM ${names.tasks} r WHERE r.run_id = dt.run_id AND r.key = dt.cancelled_by) AS root_state
        FROM ${names.deps} d JOIN ${names.tasks} dt ON dt.run_id = d.run_id AND dt.key = d.depends_on_key
-      WHERE d.run_id = $1 AND d.task_key = ANY($2) AND dt.state IN ('failed', 'cancelled')`,
+      WHERE d.run_id = $1 AND d.task_key = ANY($2) AND (dt.state IN ('failed', 'cancelled') OR (dt.state = 'running' AND dt.cancel_requested))`,
     [runId, keys],
   );
   const recancelled = new Set<string>();
   for (const blocker of blockers.rows) {
+    if (blocker.state === "running") {
+      for (const key of await cancelDependents(client, names, runId, blocker.key, "cancelled", blocker.key, "cancelled", cancelAskedReason(blocker.key))) recancelled.add(key);
+      continue;
+    }
     const cause = blocker.cancelled_by ?? blocker.key;
     const causeState = blocker.cancelled_by === null ? blocker.state : blocker.root_state === "failed" ? "failed" : "cancelled";
     for (const key of await cancelDependents(client, names, runId, blocker.key, blocker.state, cause, causeState)) recancelled.add(key);
