@@ -107,8 +107,9 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       const taskEnds = nextEvent((event) => event.type === "finished");
       const onEvent = (event: WorkerEvent): void => {
         taskEnds.tell(event);
-        // Given back as the worker stopped: its attempt ran, and the stop cut it short.
-        if (event.type === "released" && event.task.runId === runId) {
+        // Given back as the worker stopped: its attempt ran, and the stop cut it short. Not one with no lines at all,
+        // never started (a lease the stop came before, or a command the signal kept from spawning).
+        if (event.type === "released" && event.task.runId === runId && event.tail !== undefined) {
           aborted.set(event.task.key, event.tail ?? []);
           if (event.killed !== undefined) killed.set(event.task.key, event.killed);
         }

@@ -1,6 +1,6 @@
 import { isShutdownStop } from "../../engine/errors.js";
 import { TaskqError } from "../../errors.js";
-import { killOf, sigkillWords } from "../../handlers/errors.js";
+import { killOf, NotSpawnedError, sigkillWords } from "../../handlers/errors.js";
 import { formatDuration } from "../../handlers/format-duration.js";
 import { LongTimer } from "./long-timer.js";
 import { abortCode, failureOutcome } from "./outcome.js";
@@ -62,6 +62,8 @@ export class Attempt {
   readonly #handlerEnded: Promise<void>;
   #endHandler = (): void => undefined;
   #handlerDone = false;
+  /** Set where the handler said the stop kept its command from spawning (see NotSpawnedError). */
+  #notSpawned = false;
   /** How the attempt ended, while its end is being recorded (not for an attempt given back or stale). */
   #recording: Outcome | undefined;
   /** Reads the attempt's last lines so far, once the handler gave a way (see AttemptContext.watchTail). */
@@ -164,7 +166,9 @@ export class Attempt {
         if (released) {
           this.#options.metrics.completions.inc({ outcome: "released" });
           // Where the stop cut the attempt short: its last lines, as a local run's summary gives a task it cut short.
-          this.#options.emit({ type: "released", task: this.task, tail: this.#lastLines(), ...(this.#killed === undefined ? {} : { killed: this.#killed }) });
+          // One whose command the stop kept from spawning has no lines: it was never cut short.
+          const tail = this.#notSpawned ? {} : { tail: this.#lastLines() };
+          this.#options.emit({ type: "released", task: this.task, ...tail, ...(this.#killed === undefined ? {} : { killed: this.#killed }) });
         }
         return released;
       },
@@ -202,6 +206,7 @@ export class Attempt {
       // The handler says the worker's own stop ended it (a shell that died of the signal that stopped the worker, see
       // ShellHandlerOptions.sharedSignal): given back, as an attempt the stop aborts is.
       if (!signal.aborted && isShutdownStop(error)) this.abort("SHUTDOWN", error.message);
+      this.#notSpawned = error instanceof NotSpawnedError;
       outcome = failureOutcome(error, signal, task.timeoutMs);
       this.#killed = sigkillWords(killOf(error));
     } finally {

@@ -42,7 +42,8 @@ export type WorkerEvent =
   | { type: "finished"; task: LeasedTask; outcome: Outcome; result: CompletionResult | false; durationMs: number; takenBy?: string | null }
   /**
    * Given back as the worker stopped, the attempt not counted. `tail`: where an attempt the stop cut short was given
-   * back, the last lines it wrote (none where it wrote none); absent for a lease never started. `killed`: how taskq's
+   * back, the last lines it wrote (none where it wrote none); absent for a lease never started, or one whose command the
+   * stop kept from spawning (the handler threw NotSpawnedError). `killed`: how taskq's
    * SIGKILL ended that attempt, in words, where it did (a second Ctrl-C's: "killed with SIGKILL at once, ...").
    */
   | { type: "released"; task: LeasedTask; tail?: string[]; killed?: string }
