@@ -38,11 +38,11 @@ export function storeUrl(flags: StoreFlags, hint?: string): string {
   if (!driverReadsUrl(url)) throw new UsageError(`${fromFlag ? "--store" : "TASKQ_STORE"}: ${redactConnectionString(url)} is not a valid URL`);
   try {
     connectTimeoutOf(url);
-    const sslProblem = sslModeProblem(url);
-    if (sslProblem !== undefined) throw new Error(sslProblem);
   } catch (error) {
     throw new UsageError(`${fromFlag ? "--store" : "TASKQ_STORE"}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
+  const sslProblem = sslModeProblem(url);
+  if (sslProblem !== undefined) throw new UsageError(`${fromFlag ? "--store" : "TASKQ_STORE"}: ${sslProblem}`);
   return url;
 }
 

@@ -43,9 +43,11 @@ describe("sslmode, read as libpq (psql) reads it", () => {
 
   it("sslmode=allow connects without TLS where the server has none, as psql does (the driver alone took it for verify-full, and failed)", async () => {
     // This machine's server has no TLS: the connection is plaintext, and the store answers.
-    const result = await taskq(["status", "r-1", "--store", `${SECRET_URL}?sslmode=allow`]);
-    expect(result.stderr).toMatch(/^taskq: no run "r-1" in schema /);
-    expect(result.code).toBe(1);
+    for (const query of ["sslmode=allow", "sslmode=allow&uselibpqcompat=true"]) {
+      const result = await taskq(["status", "r-1", "--store", `${SECRET_URL}?${query}`]);
+      expect(result.stderr).toMatch(/^taskq: no run "r-1" in schema /);
+      expect(result.code).toBe(1);
+    }
   });
 
   it("an sslmode that is none (a typo: disabled) is an error that says so and lists them, before anything connects; the library refuses it too", async () => {
@@ -57,6 +59,10 @@ describe("sslmode, read as libpq (psql) reads it", () => {
     // Read as the driver reads it (uselibpqcompat=false), its own modes are the ones listed.
     const driver = await taskq(["status", "r-1", "--store", `${SECRET_URL}?sslmode=allow&uselibpqcompat=false`]);
     expect(driver.stderr).toBe("taskq: --store: sslmode=allow in the connection string is not an SSL mode: use disable, prefer, require, verify-ca, verify-full or no-verify\n");
+    // Any value but true asks for it, as the driver reads it: its no-verify is taken (and needs a server with TLS).
+    const noVerify = await taskq(["status", "r-1", "--store", `${SECRET_URL}?sslmode=no-verify&uselibpqcompat=0`]);
+    expect(noVerify.stderr).toMatch(/connect failed: The server does not support SSL connections\n$/);
+    expect(noVerify.code).toBe(1);
     await expect(PostgresStore.open({ connectionString: `${DATABASE_URL}?sslmode=bogus` })).rejects.toMatchObject({ code: "STORE_BAD_URL", message: expect.stringContaining("sslmode=bogus") });
   });
 

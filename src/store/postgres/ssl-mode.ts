@@ -7,9 +7,11 @@ import { TaskqError } from "../../errors.js";
  * cloud provider's own CA) is refused ("self-signed certificate in certificate chain") where psql
  * connects, and every command prints pg's ten-line warning about it. With pg's `uselibpqcompat`,
  * `require` encrypts without checking the certificate, `verify-ca` checks it against
- * `sslrootcert`, and `verify-full` checks the host name too, as libpq does. A string that sets
- * `uselibpqcompat` itself, or sets no `sslmode`, is left as it is; so is one that is not a URL
- * (pg reads none such) or has a `#` (where a parameter would go is unclear).
+ * `sslrootcert`, and `verify-full` checks the host name too, as libpq does, and `allow` connects
+ * without TLS. A string that asks for the driver's own reading (`uselibpqcompat` other than
+ * `true`), or sets no `sslmode`, is left as it is; so is one that is not a URL (pg reads none
+ * such) or has a `#` (where a parameter would go is unclear). An `sslmode` its reader does not
+ * know is an error (STORE_BAD_URL), as psql refuses it.
  */
 export function withLibpqSslModes(connectionString: string): string {
   let url: URL;
@@ -20,11 +22,14 @@ export function withLibpqSslModes(connectionString: string): string {
   }
   const problem = sslModeProblem(url);
   if (problem !== undefined) throw new TaskqError("STORE_BAD_URL", problem);
-  if (!url.searchParams.has("sslmode") || url.searchParams.has("uselibpqcompat") || connectionString.includes("#")) return connectionString;
+  const compat = url.searchParams.get("uselibpqcompat");
+  // The driver's own reading asked for (uselibpqcompat other than true, as the driver reads it), or none to adapt.
+  if (!url.searchParams.has("sslmode") || (compat !== null && compat !== "true") || connectionString.includes("#")) return connectionString;
   // `allow` is libpq's plaintext first, TLS only where the server refuses that: the driver tries one way, so
   // plaintext (it read `allow` as `verify-full`). Edited, and appended, as text: a URL written out again by URL
   // may encode the user's password or host otherwise.
-  return `${connectionString.replace(/([?&])sslmode=allow(?=&|$)/, "$1sslmode=disable")}&uselibpqcompat=true`;
+  const edited = connectionString.replace(/([?&])sslmode=allow(?=&|$)/, "$1sslmode=disable");
+  return compat === null ? `${edited}&uselibpqcompat=true` : edited;
 }
 
 /** libpq's sslmode values; the driver's own reading (uselibpqcompat=false) knows `no-verify` too, and no `allow`. */
@@ -44,7 +49,8 @@ export function sslModeProblem(connectionString: string | URL): string | undefin
   }
   const mode = url.searchParams.get("sslmode");
   if (mode === null) return undefined;
-  const modes = url.searchParams.get("uselibpqcompat") === "false" ? DRIVER_SSL_MODES : LIBPQ_SSL_MODES;
+  const compat = url.searchParams.get("uselibpqcompat");
+  const modes = compat !== null && compat !== "true" ? DRIVER_SSL_MODES : LIBPQ_SSL_MODES;
   if (modes.includes(mode)) return undefined;
   return `sslmode=${mode} in the connection string is not an SSL mode: use ${modes.slice(0, -1).join(", ")} or ${modes.at(-1)!}`;
 }
