@@ -262,7 +262,7 @@ tasks:
     expect(summary.code).toBe(1);
     expect(summary.stdout).toMatch(/Summary: 1 succeeded, 0 failed, 2 cancelled/);
     expect(summary.stdout).toMatch(/long: cancelled by request/);
-    expect(summary.stdout).toMatch(/after: dependency "long" was cancelled/);
+    expect(summary.stdout).toMatch(/after: its dependency "long" was asked to cancel while it ran/);
 
     // Cancelling what has already ended is no error, for one task as for the run: it says so.
     const twice = await taskq(["cancel", runId, "long"]);

@@ -571,8 +571,8 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
       tail: t.tail,
       ...(t.tailAttempt === undefined ? {} : { tailAttempt: t.tailAttempt }),
     })),
-    cancelled: status.tasks
-      .filter((t) => t.state === "cancelled")
+    // Those cut short while running first, as a local run's summary lists them (in JSON too); each part in submission order.
+    cancelled: [...status.tasks.filter((t) => t.state === "cancelled" && t.cancelledRunning === true), ...status.tasks.filter((t) => t.state === "cancelled" && t.cancelledRunning !== true)]
       .map((t) => ({
         id: t.key,
         reason: t.cancelledBy !== null ? ("dependency" as const) : t.cancelKind === "shutdown" ? ("shutdown" as const) : ("cancel" as const),

@@ -5,7 +5,7 @@ import { formatDuration } from "../../handlers/format-duration.js";
 import { LongTimer } from "./long-timer.js";
 import { abortCode, failureOutcome } from "./outcome.js";
 import type { PostgresStore } from "./store.js";
-import { isRefusal, isTransientError, unusableStoreState, withRetry } from "./transient.js";
+import { isMomentaryRefusal, isTransientError, withRetry } from "./transient.js";
 import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
 import type { WorkerMetrics } from "./worker-metrics.js";
 import type { AbortCode, LeaseLost, TaskHandler, WorkerEvent } from "./worker-types.js";
@@ -226,10 +226,11 @@ export class Attempt {
     const code = abortCode(this.#controller.signal);
     const retry = {
       maxElapsedMs: this.#recordWindowMs(),
-      // Besides a connection lost: a statement the server refused, which committed nothing (cancelled by
-      // pg_cancel_backend or a timeout, out of disk or memory for a moment). Given up on, the end would be lost
-      // (a success run again by the sweep); only a store that cannot be used as it is fails each try the same.
-      retryIf: (error: unknown) => isTransientError(error) || (isRefusal(error) && unusableStoreState(error) === undefined),
+      // Besides a connection lost: a statement the server refused for a moment, which committed nothing (cancelled
+      // by pg_cancel_backend or a timeout, out of disk or memory). Given up on, the end was lost (a success run again
+      // by the sweep). Not one refused for what it asks, which every try would meet, holding up the successes
+      // recorded with it (see PostgresWorker's lease round trip).
+      retryIf: (error: unknown) => isTransientError(error) || isMomentaryRefusal(error),
       onRetry: (error: unknown) => emit({ type: "db-error", operation: code === "SHUTDOWN" && outcome.kind !== "success" ? "release" : "complete", error, retrying: true }),
     };
     try {

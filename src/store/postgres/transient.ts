@@ -72,6 +72,17 @@ function serverError(error: unknown): { code: string; severity?: unknown } | und
 }
 
 /**
+ * A statement the server refused for a moment, not for what it asks: cancelled (57014: pg_cancel_backend, a
+ * statement timeout), a lock not had in time (55P03), resources short (class 53: disk full, out of memory).
+ * It committed nothing, and the same statement may go through a moment later. Not a refusal of what the
+ * statement asks (a constraint, a bad value, a bug), which every try meets again.
+ */
+export function isMomentaryRefusal(error: unknown): boolean {
+  const found = serverError(error);
+  return found !== undefined && found.severity === "ERROR" && /^(57014|55P03|53...)$/.test(found.code);
+}
+
+/**
  * SQLSTATEs that no retry fixes, of a store the worker cannot use at all: permission denied (42501), its schema
  * (3F000), a table (42P01) or a function (42883) not there. Until an administrator changes the store, each try
  * fails the same way.
