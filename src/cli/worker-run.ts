@@ -523,6 +523,16 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       );
       return;
     }
+    case "record-lost": {
+      const { runId, key } = event.task;
+      // The store's errors name their operation already ("completeAndLease failed: ...").
+      const message = event.error instanceof Error ? event.error.message : String(event.error);
+      print(
+        { event: "record-lost", runId, id: key, ...endedFields(event.outcome), message },
+        `lost    ${runId}/${key}: ${endedWords(event.outcome)} but could not be recorded (${oneLine(message)}); once its lease runs out, a sweep counts the attempt as lost: the task runs again if it has attempts left, else it fails`,
+      );
+      return;
+    }
     case "leases-left": {
       const left = event.tasks.map((task, i) => ({ task, outcome: event.outcomes[i] ?? null }));
       const tasks = left.map(({ task, outcome }) => ({ runId: task.runId, id: task.key, ...(outcome === null ? {} : endedFields(outcome)) }));

@@ -45,14 +45,11 @@ describe("an attempt's end whose record the database refuses for a moment", () =
       await locker.query("BEGIN");
       await locker.query(`SELECT 1 FROM "${schema}".tasks WHERE run_id = $1 FOR UPDATE`, [runId]);
       finish();
+      // Not read on the locker's connection: in its transaction, pg_stat_activity is read once and kept.
       const waiting = async () =>
-        (
-          await locker.query<{ pid: number }>(
-            "SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'taskq record-refused%' AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
-          )
-        ).rows;
+        (await store.pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'taskq record-refused%' AND wait_event_type = 'Lock'")).rows;
       await until(async () => (await waiting()).length > 0);
-      for (const { pid } of await waiting()) await locker.query("SELECT pg_cancel_backend($1)", [pid]);
+      for (const { pid } of await waiting()) await store.pool.query("SELECT pg_cancel_backend($1)", [pid]);
       await until(() => events.some((event) => event.type === "db-error"));
       await locker.query("ROLLBACK");
       const status = await waitForRun(store, runId, 15_000);
@@ -67,6 +64,47 @@ describe("an attempt's end whose record the database refuses for a moment", () =
       finish();
       await locker.end();
       await worker.stop({ deadlineMs: 1_000 });
+      await workerStore.close();
+    }
+  });
+  it("given up on once its lease's window has passed, is told with the task and how it ended, not as a bare database error", { timeout: 60_000 }, async () => {
+    const workerStore = await PostgresStore.open({ connectionString: DATABASE_URL, schema, applicationName: "taskq record-lost" });
+    const locker = new pg.Client({ connectionString: DATABASE_URL });
+    await locker.connect();
+    const events: WorkerEvent[] = [];
+    let finish: () => void = () => undefined;
+    const finishing = new Promise<void>((resolve) => (finish = resolve));
+    // A short lease: its record is tried for 2 x 1.5 s + 5 s, then given up.
+    const worker = new PostgresWorker({ store: workerStore, concurrency: 1, leaseMs: 1_500, pollMs: 200, sweepMs: 600_000, onEvent: (event) => events.push(event), handler: () => finishing });
+    await worker.start();
+    let cancelling = true;
+    try {
+      const runId = await store.submitRun(workflow([task("deploy")]));
+      await until(() => events.some((event) => event.type === "started"));
+      await locker.query("BEGIN");
+      await locker.query(`SELECT 1 FROM "${schema}".tasks WHERE run_id = $1 FOR UPDATE`, [runId]);
+      finish();
+      // Every try of the record waits on the row, and is cancelled there, until the worker gives up.
+      const canceller = (async () => {
+        while (cancelling) {
+          // Not on the locker's connection: in its transaction, pg_stat_activity is read once and kept.
+          await store.pool.query("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'taskq record-lost%' AND wait_event_type = 'Lock'");
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      })();
+      await until(() => events.some((event) => event.type === "record-lost"), 30_000);
+      cancelling = false;
+      await canceller;
+      const lost = events.find((event) => event.type === "record-lost");
+      expect(lost).toMatchObject({ type: "record-lost", task: { key: "deploy", attempt: 1 }, outcome: { kind: "success" } });
+      expect(String((lost as { error: Error }).error.message)).toContain("canceling statement due to user request");
+      expect(events.some((event) => event.type === "db-error" && !event.retrying)).toBe(false);
+    } finally {
+      cancelling = false;
+      finish();
+      await locker.query("ROLLBACK").catch(() => undefined);
+      await locker.end();
+      await worker.stop({ deadlineMs: 0 });
       await workerStore.close();
     }
   });

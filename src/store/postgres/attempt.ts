@@ -262,8 +262,9 @@ export class Attempt {
       // work is someone else's, as when a renewal finds it taken over. Told after the attempt's end, which says why.
       if (result === false) this.#options.onLeaseLost();
     } catch (error) {
-      // The sweeper recovers the task once its lease expires.
-      emit({ type: "db-error", operation: "complete", error, retrying: false });
+      // The sweeper recovers the task once its lease expires, as a lost attempt: the worker says how it ended.
+      if (this.#recording !== undefined && !this.#settled) emit({ type: "record-lost", task: this.task, outcome, error });
+      else emit({ type: "db-error", operation: "complete", error, retrying: false });
     }
   }
 

@@ -78,6 +78,12 @@ export type WorkerEvent =
    */
   | { type: "recording"; task: LeasedTask; outcome: Outcome; withinMs: number }
   /**
+   * An attempt's end that could not be recorded, given up on while the worker runs on (the database did not
+   * answer for as long as its lease held, or refused it): what the sweep then records of the task, once its
+   * lease runs out (a lost attempt, run again or FAILED "lease expired"), does not say how it ended.
+   */
+  | { type: "record-lost"; task: LeasedTask; outcome: Outcome; error: unknown }
+  /**
    * The worker leases no more: `stop` was called, or a lease was taken over (then its owner calls `stop`, which
    * lets the other running attempts finish). Events of the running attempts follow, and `stopped` last.
    */
