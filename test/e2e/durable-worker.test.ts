@@ -445,18 +445,23 @@ tasks:
   });
 });
 
+/** taskq under `ulimit -n 40`, too low for one task, against the store. */
+function underFewFiles(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const script = `ulimit -n 40; exec "${process.execPath}" "$@"`;
+  return new Promise((resolve) => {
+    const child = spawn("bash", ["-c", script, "bash", BIN, ...args], { cwd: ws.dir, env: { ...process.env, ...ENV, CI: "true", NO_COLOR: "1" } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
 describe("taskq worker that cannot run a task", () => {
   it("an open-file limit too low for one task is an error before the store is opened: no schema made", async () => {
     const schema = `${SCHEMA}_none`;
-    const script = `ulimit -n 40; exec "${process.execPath}" "$@"`;
-    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn("bash", ["-c", script, "bash", BIN, "worker", "--log-dir", ws.logs, "--store-schema", schema], { cwd: ws.dir, env: { ...process.env, ...ENV, CI: "true", NO_COLOR: "1" } });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-      child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-      child.on("close", (code) => resolve({ code, stdout, stderr }));
-    });
+    const result = await underFewFiles(["worker", "--log-dir", ws.logs, "--store-schema", schema]);
     expect(result.stderr).toMatch(/^taskq: the open-file limit \(ulimit -n\) is 40, too low to run a task/);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
@@ -474,15 +479,7 @@ describe("taskq run --store", () => {
   it("an open-file limit too low for one task is an error before the run is submitted: nothing left queued", async () => {
     const file = await workflowFile("few-files", "tasks:\n  a: { run: 'true' }\n  b: { run: 'true' }\n");
     const runId = newRunId("few-files");
-    const script = `ulimit -n 40; exec "${process.execPath}" "$@"`;
-    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn("bash", ["-c", script, "bash", BIN, "run", file, "--log-dir", ws.logs, "--run-id", runId], { cwd: ws.dir, env: { ...process.env, ...ENV, CI: "true", NO_COLOR: "1" } });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-      child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-      child.on("close", (code) => resolve({ code, stdout, stderr }));
-    });
+    const result = await underFewFiles(["run", file, "--log-dir", ws.logs, "--run-id", runId]);
     expect(result.stderr).toMatch(/^taskq: the open-file limit \(ulimit -n\) is 40, too low to run a task/);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");

@@ -1,26 +1,16 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { PostgresWorker } from "../../src/store/postgres/worker.js";
 import type { WorkerEvent } from "../../src/store/postgres/worker-types.js";
 import { startFreezableProxy } from "../helpers/tcp-proxy.js";
-import { DATABASE_URL, dropSchema, sql, task, uniqueSchema, until, waitForRun, workflow } from "./helpers.js";
+import { DATABASE_URL, sql, task, until, useStoreSchema, waitForRun, workflow } from "./helpers.js";
 
 describe("a lease that ended before the worker heard of it", () => {
-  const schema = uniqueSchema();
-  let store: PostgresStore;
-  beforeAll(async () => {
-    store = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
-  });
-  afterAll(async () => {
-    if (store === undefined) return;
-    await store.close();
-    await dropSchema(schema);
-  });
-  beforeEach(async () => {
-    await sql(store, "DELETE FROM $schema.runs");
-  });
+  const own = useStoreSchema();
+  const { schema } = own;
 
   it("finds the lease gone and is not taken for a lease lost: the success stands, and the worker goes on to the next task", async () => {
+    const { store } = own;
     // The worker reaches the database through a proxy that holds a renewal back (a slow network, a reconnect)
     // until the attempt's success has committed, on another connection: the renewal then finds no lease.
     const database = new URL(DATABASE_URL);
@@ -63,6 +53,7 @@ describe("a lease that ended before the worker heard of it", () => {
     }
   });
   it("a worker that stalled past its lease, whose stale success's round trip leased the same task again, keeps that new attempt: stopped, it is given back, not counted", async () => {
+    const { store } = own;
     const events: WorkerEvent[] = [];
     let endFirst: () => void = () => undefined;
     const firstEnds = new Promise<void>((resolve) => (endFirst = resolve));

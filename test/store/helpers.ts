@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { afterAll, beforeAll, beforeEach } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import type { Workflow, WorkflowTask } from "../../src/store/postgres/types.js";
 
@@ -137,4 +138,32 @@ export async function transactionCount(client: pg.Client, counter: "pg_stat_get_
     [table],
   );
   return Number(result.rows[0]!.n);
+}
+
+/**
+ * For a describe block: a store on a schema of its own, opened before its tests and dropped after them, its runs
+ * deleted before each test. `store` is read once the block's tests run.
+ */
+export function useStoreSchema(): { readonly store: PostgresStore; readonly schema: string } {
+  const schema = uniqueSchema();
+  let opened: PostgresStore | undefined;
+  beforeAll(async () => {
+    opened = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
+  });
+  afterAll(async () => {
+    // Unset when beforeAll failed (no database): that failure shows alone, nothing was made to drop.
+    if (opened === undefined) return;
+    await opened.close();
+    await dropSchema(schema);
+  });
+  beforeEach(async () => {
+    await sql(opened!, "DELETE FROM $schema.runs");
+  });
+  return {
+    schema,
+    get store(): PostgresStore {
+      if (opened === undefined) throw new Error("the store is opened before the block's tests");
+      return opened;
+    },
+  };
 }

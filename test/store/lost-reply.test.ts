@@ -1,27 +1,16 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { PostgresWorker } from "../../src/store/postgres/worker.js";
 import type { WorkerEvent } from "../../src/store/postgres/worker-types.js";
 import { startFreezableProxy } from "../helpers/tcp-proxy.js";
-import { DATABASE_URL, dropSchema, sql, task, uniqueSchema, until, waitForRun, workflow } from "./helpers.js";
+import { DATABASE_URL, sql, task, until, useStoreSchema, waitForRun, workflow } from "./helpers.js";
 
 describe("a reply lost after its commit", () => {
-  const schema = uniqueSchema();
-  let store: PostgresStore;
-  beforeAll(async () => {
-    store = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
-  });
-  afterAll(async () => {
-    // Unset when beforeAll failed (no database): that failure shows alone, nothing was made to drop.
-    if (store === undefined) return;
-    await store.close();
-    await dropSchema(schema);
-  });
-  beforeEach(async () => {
-    await sql(store, "DELETE FROM $schema.runs");
-  });
+  const own = useStoreSchema();
+  const { schema } = own;
 
   it("releaseStrays gives back a worker's leases but those it keeps, the attempt not counted; recordedEnd tells a recorded end", async () => {
+    const { store } = own;
     await store.submitRun(
       workflow([task("kept"), task("stray"), task("asked"), task("done"), task("retry", { retries: 1 }), task("theirs")]),
       { runId: "strays" },
@@ -61,6 +50,7 @@ describe("a reply lost after its commit", () => {
   });
 
   it("a worker loses no task and uses up no attempt: what the lost round trip leased is given back, what it recorded is not stale", async () => {
+    const { store } = own;
     // The worker's store reaches the database through a proxy that cuts a connection once the
     // database has committed a round trip and answered: the real driver's error on a lost reply.
     const database = new URL(DATABASE_URL);

@@ -1,26 +1,16 @@
 import pg from "pg";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { PostgresWorker } from "../../src/store/postgres/worker.js";
 import type { WorkerEvent } from "../../src/store/postgres/worker-types.js";
-import { DATABASE_URL, dropSchema, sql, task, uniqueSchema, until, waitForRun, workflow } from "./helpers.js";
+import { DATABASE_URL, task, until, useStoreSchema, waitForRun, workflow } from "./helpers.js";
 
 describe("an attempt's end whose record the database refuses for a moment", () => {
-  const schema = uniqueSchema();
-  let store: PostgresStore;
-  beforeAll(async () => {
-    store = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
-  });
-  afterAll(async () => {
-    if (store === undefined) return;
-    await store.close();
-    await dropSchema(schema);
-  });
-  beforeEach(async () => {
-    await sql(store, "DELETE FROM $schema.runs");
-  });
+  const own = useStoreSchema();
+  const { schema } = own;
 
   it("is recorded on a later try: a success whose statement was cancelled (pg_cancel_backend) is not lost, nor its attempt used up", async () => {
+    const { store } = own;
     const workerStore = await PostgresStore.open({ connectionString: DATABASE_URL, schema, applicationName: "taskq record-refused" });
     const locker = new pg.Client({ connectionString: DATABASE_URL });
     await locker.connect();
@@ -68,6 +58,7 @@ describe("an attempt's end whose record the database refuses for a moment", () =
     }
   });
   it("given up on once its lease's window has passed, is told with the task and how it ended, not as a bare database error", { timeout: 60_000 }, async () => {
+    const { store } = own;
     const workerStore = await PostgresStore.open({ connectionString: DATABASE_URL, schema, applicationName: "taskq record-lost" });
     const locker = new pg.Client({ connectionString: DATABASE_URL });
     await locker.connect();
