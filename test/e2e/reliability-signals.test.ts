@@ -307,7 +307,7 @@ describe("signals and shutdown", () => {
       // Waits 30 s for its retry when the signal comes: cancelled then, its failed attempt's lines.
       ["waiting", '{ run: "echo flaky-line; exit 1", retries: 3, backoff: { base: 30s, max: 30s } }'],
     ]);
-    const run = await startRun(yaml, ["-j", "3", "--output", "json", "--shutdown-timeout", "2s"]);
+    const run = await startRun(yaml, ["-j", "3", "--output", "json", "--shutdown-timeout", "5s"]);
     await waitForOutput(run, /"event":"started","id":"silent","attempt":2/);
     await waitForOutput(run, /"event":"retrying","id":"waiting"/);
     await waitForOutput(run, /"text":"error: missing semicolon"/);

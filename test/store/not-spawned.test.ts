@@ -48,10 +48,12 @@ describe("an attempt whose command the stop kept from spawning", () => {
       const released = events.find((event) => event.type === "released");
       expect(released).toMatchObject({ type: "released", task: { key: "a" } });
       expect(released).not.toHaveProperty("tail");
-      // (Queued again, it may be leased again meanwhile, and given back again: stopped, none is counted.)
-      await worker.stop({ deadlineMs: 0 });
-      const [row] = await sql<{ state: string; attempts: number }>(store, "SELECT state, attempts FROM $schema.tasks WHERE run_id = $1", [runId]);
-      expect(row).toEqual({ state: "queued", attempts: 0 });
+      // (Queued again, it may be leased again meanwhile, and given back again: stopped, none is counted. A stop
+      // with time to finish waits for the lease round trip on its way, whose lease goes back too.)
+      await worker.stop({ deadlineMs: 5_000 });
+      const row = async () => (await sql<{ state: string; attempts: number }>(store, "SELECT state, attempts FROM $schema.tasks WHERE run_id = $1", [runId]))[0];
+      await until(async () => (await row())?.state === "queued");
+      expect(await row()).toEqual({ state: "queued", attempts: 0 });
       expect(existsSync(path.join(dir, "ran"))).toBe(false);
     } finally {
       await worker.stop({ deadlineMs: 0 });
