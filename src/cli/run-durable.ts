@@ -110,7 +110,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
         // Given back as the worker stopped: its attempt ran, and the stop cut it short. Not one with no lines at all,
         // never started (a lease the stop came before, or a command the signal kept from spawning).
         if (event.type === "released" && event.task.runId === runId && event.tail !== undefined) {
-          aborted.set(event.task.key, event.tail ?? []);
+          aborted.set(event.task.key, event.tail);
           if (event.killed !== undefined) killed.set(event.task.key, event.killed);
         }
       };

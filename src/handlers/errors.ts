@@ -102,8 +102,7 @@ export function describeFailure(task: ShellTask, result: AttemptResult, kill: Ta
 /** `words`, with how taskq's SIGKILL ended the attempt where it did: "aborted by shutdown; killed with SIGKILL at once, not after the kill grace". */
 export function withSigkillWords(words: string, kill: TaskqKill): string {
   const how = sigkillWords(kill);
-  // Not twice: a cancel that quotes the failure it follows ("not retried (attempt 1 failed: ...)") has them already.
-  return how === undefined || words.includes(how) ? words : `${words}; ${how}`;
+  return how === undefined ? words : `${words}; ${how}`;
 }
 
 /** How taskq's SIGKILL ended the attempt, in words; undefined where it did not. */

@@ -9,8 +9,20 @@ import { killOf, withSigkillWords } from "../../handlers/errors.js";
  */
 export function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  // The shell handler's error, which the cancel carries as its cause, tells how the attempt it cut short ended.
-  return error instanceof TaskCancelledError ? withSigkillWords(error.message, killOf(causeOf(error))) : error.message;
+  // The shell handler's error, which the cancel carries as its cause, tells how the attempt it cut short ended;
+  // not twice where the cancel quotes that error already ("not retried (attempt 1 failed: ...)").
+  if (!(error instanceof TaskCancelledError)) return error.message;
+  const cause = causeOf(error);
+  return quotes(error.message, cause) ? error.message : withSigkillWords(error.message, killOf(cause));
+}
+
+/** Whether `message` quotes the error `cause`'s; false where reading it throws (a Proxy of a handler's). */
+function quotes(message: string, cause: unknown): boolean {
+  try {
+    return cause instanceof Error && message.includes(cause.message);
+  } catch {
+    return false;
+  }
 }
 
 /** An error's cause; undefined where reading it throws (a Proxy of a handler's). */

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { RunNotFoundError } from "./store-error.js";
 import { finalizeTask } from "./finalize.js";
-import { cancelAskedReason, cancelDependents, dependencyReason, readDependents, refreshRunState, walkCascade } from "./graph.js";
+import { cancelDependentsOfCancelAsked, dependencyReason, readDependents, refreshRunState, walkCascade } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { ABORTED_BY_SHUTDOWN, notStartedReason, withKilled } from "./shutdown-cancel.js";
 import { taskNotFound } from "./status.js";
@@ -79,9 +79,8 @@ export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, run
       await client.query(`UPDATE ${names.tasks} SET cancel_requested = true WHERE id = $1`, [row.id]);
       result.cancelRequested.push(row.key);
       result.running.push(runningTarget(row));
-      // Its dependents now, not once its worker hears of the cancel (its next heartbeat, up to a third of the
-      // lease on): an attempt that succeeded meanwhile would have freed them to run, the cancel then lost.
-      for (const key of await cancelDependents(client, names, runId, row.key, "cancelled", row.key, "cancelled", cancelAskedReason(row.key))) {
+      // Its dependents now, not at its worker's next heartbeat (up to a third of the lease on).
+      for (const key of await cancelDependentsOfCancelAsked(client, names, runId, row.key)) {
         done.add(key);
         result.cancelled.push(key);
       }

@@ -16,12 +16,13 @@ export function dependencyReason(cause: string, state: "failed" | "cancelled", v
 }
 
 /**
- * The reason of a task cancelled for a dependency whose cancel was asked for while it ran: worded for what that one
- * may still come to, as its attempt may succeed before its worker hears of the cancel. A function of `via`, as
- * cancelDependents takes it.
+ * Cancels the dependents of running task `key`, whose cancel was asked for: at once, not once its worker hears of
+ * it, as an attempt that succeeded meanwhile would free them. Their reason is worded for what `key` may still
+ * come to (its attempt may succeed), not as dependencyReason's "was cancelled". Returns them as cancelDependents does.
  */
-export function cancelAskedReason(cause: string): (via: string) => string {
-  return (via) => `its dependency "${cause}" was asked to cancel while it ran${via === cause ? "" : ` (via "${via}")`}`;
+export function cancelDependentsOfCancelAsked(client: pg.ClientBase, names: SchemaNames, runId: string, key: string): Promise<string[]> {
+  const reasonOf = (via: string) => `its dependency "${key}" was asked to cancel while it ran${via === key ? "" : ` (via "${via}")`}`;
+  return cancelDependents(client, names, runId, key, "cancelled", key, "cancelled", reasonOf);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
-import { cancelAskedReason, cancelDependents, notifyWorkers } from "./graph.js";
+import { cancelDependents, cancelDependentsOfCancelAsked, notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { taskNotFound } from "./status.js";
 import type { TaskState } from "./types.js";
@@ -74,7 +74,7 @@ export async function redriveTask(client: pg.ClientBase, names: SchemaNames, run
   const recancelled = new Set<string>();
   for (const blocker of blockers.rows) {
     if (blocker.state === "running") {
-      for (const key of await cancelDependents(client, names, runId, blocker.key, "cancelled", blocker.key, "cancelled", cancelAskedReason(blocker.key))) recancelled.add(key);
+      for (const key of await cancelDependentsOfCancelAsked(client, names, runId, blocker.key)) recancelled.add(key);
       continue;
     }
     const cause = blocker.cancelled_by ?? blocker.key;
