@@ -1,6 +1,6 @@
 import { isPermanent, messageOf } from "../errors.js";
 import type { Backoff } from "./backoff.js";
-import { HandlerError, TaskCancelledError } from "./errors.js";
+import { HandlerError, TaskCancelledError, withoutStack } from "./errors.js";
 import type { QueueEventMap, QueueEvents } from "./events.js";
 import type { RecordAttemptContext, TaskRecord } from "./task-record.js";
 import { shown } from "./task-spec.js";
@@ -89,7 +89,7 @@ export function dependencyCancelled(dependency: TaskRecord, tasks: { get(id: str
   const cause = dependency.cancelReason === "dependency" ? dependency.dependency! : dependency.id;
   const verb = tasks.get(cause)?.status === "FAILED" ? "failed" : "was cancelled";
   const via = cause === dependency.id ? "" : ` (via "${dependency.id}")`;
-  return new TaskCancelledError("dependency", `dependency "${cause}" ${verb}${via}`, cause);
+  return withoutStack(() => new TaskCancelledError("dependency", `dependency "${cause}" ${verb}${via}`, cause));
 }
 
 /** A wait with a signal: its task, and how it ends. */

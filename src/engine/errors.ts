@@ -60,6 +60,21 @@ export class TaskCancelledError extends TaskqError {
 }
 
 /**
+ * Makes an error without capturing its stack: for the errors the queue makes by the thousand (each task
+ * a shutdown or a cascade cancels), whose stack would point only into the queue. Capturing it was most
+ * of the cost of such a cancel: a shutdown with 100k tasks queued returned 1.6 s after its deadline.
+ */
+export function withoutStack<E extends Error>(make: () => E): E {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return make();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
+/**
  * Whether a handler's rejection says that a shutdown stopped its attempt (a shell that died of
  * the signal that stopped the CLI). Never throws: `instanceof` does for a revoked Proxy.
  */

@@ -1,5 +1,5 @@
 import { messageOf } from "../errors.js";
-import { AttemptTimeoutError, TaskCancelledError } from "./errors.js";
+import { AttemptTimeoutError, TaskCancelledError, withoutStack } from "./errors.js";
 import type { QueueEvents } from "./events.js";
 import type { Finalizer } from "./finalize.js";
 import { LongTimer } from "./long-timer.js";
@@ -103,7 +103,7 @@ export class QueueShutdown {
       if (isTerminal(record.status) || record.status === "RUNNING") continue;
       // A task waiting to retry did start: its failed attempt's error stays in the message.
       const text = record.attempts > 0 ? `shutdown: not retried (attempt ${record.attempts} failed: ${messageOf(record.error)})` : message;
-      const error = new TaskCancelledError("shutdown", text);
+      const error = withoutStack(() => new TaskCancelledError("shutdown", text));
       finalizer.finalize(record, "CANCELLED", { error, cancelReason: "shutdown" }, false);
     }
   }
