@@ -48,10 +48,12 @@ describe("holdLogFolder", () => {
     expect(existsSync(marker)).toBe(false);
   });
 
-  it("never throws where the folder cannot be made: the task's log reports that", () => {
+  it("neither holding nor releasing throws where the folder cannot be made (the task's log open then fails, saying why)", () => {
     const file = path.join(root(), "a-file");
     writeFileSync(file, "");
-    const release = holdLogFolder(path.join(file, "run"));
+    let release = (): void => undefined;
+    expect(() => (release = holdLogFolder(path.join(file, "run")))).not.toThrow();
     expect(() => release()).not.toThrow();
+    expect(existsSync(path.join(file, "run"))).toBe(false);
   });
 });

@@ -37,7 +37,15 @@ describe("a signal while submit or run --store opens the store", () => {
       const cli = startCli(args, { cwd: ws.dir, env: { TASKQ_STORE: DATABASE_URL, TASKQ_STORE_SCHEMA: schema } });
       // Its migration waits for the lock: the command is opening the store, and stays there until told otherwise.
       const waiting = async () =>
-        (await pool.query("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = $1", [MIGRATION_LOCK_CLASS])).rows.length > 0;
+        // Its own schema's lock, in this database: another test file's migration waiting must not count.
+        (
+          await pool.query(
+            `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = $1 AND objsubid = 2
+               AND objid::bigint = (hashtext($2)::bigint + 4294967296) % 4294967296
+               AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+            [MIGRATION_LOCK_CLASS, schema],
+          )
+        ).rows.length > 0;
       expect(await eventually(waiting, 20_000)).toBe(true);
       cli.child.kill(signal);
       const result = await cli.done;

@@ -668,7 +668,8 @@ describe("taskq run --store", () => {
   it("stopped by SIGINT: cancels the run's tasks that had not started and says so; the run ends, so no worker runs them and prune deletes it", async () => {
     const file = await workflowFile(
       "interrupted",
-      "tasks:\n  first: { run: 'echo started; sleep 1000' }\n  other: { run: echo other }\n  later: { run: echo later, dependsOn: first }\n",
+      // The task cut short is not first in the file: the summary's order must be its own, not the submission's.
+      "tasks:\n  other: { run: echo other, priority: low }\n  first: { run: 'echo started; sleep 1000', priority: high }\n  later: { run: echo later, dependsOn: first }\n",
     );
     const runId = newRunId("interrupted");
     const run = startRun(file, ["--run-id", runId, "-j", "1", "--shutdown-timeout", "1s", "--kill-grace", "1s"]);
@@ -686,8 +687,8 @@ describe("taskq run --store", () => {
     const status = await store.runStatus(runId);
     expect(status.state).toBe("cancelled");
     expect(status.tasks.map((row) => [row.key, row.state, row.attempts])).toEqual([
-      ["first", "cancelled", 0],
       ["other", "cancelled", 0],
+      ["first", "cancelled", 0],
       ["later", "cancelled", 0],
     ]);
     // A worker started later finds nothing of it to run.
@@ -702,7 +703,8 @@ describe("taskq run --store", () => {
   it("stopped by SIGINT: its summary, status and their JSON give each task the shutdown's reason and words, as a local run's summary does", async () => {
     const file = await workflowFile(
       "interrupted-json",
-      "tasks:\n  first: { run: 'echo started; sleep 1000' }\n  other: { run: echo other }\n  later: { run: echo later, dependsOn: first }\n",
+      // The task cut short is not first in the file: the summary's order must be its own, not the submission's.
+      "tasks:\n  other: { run: echo other, priority: low }\n  first: { run: 'echo started; sleep 1000', priority: high }\n  later: { run: echo later, dependsOn: first }\n",
     );
     /** Runs the file (with `args`), SIGINTs it once its task has printed, and returns its summary's cancelled tasks. */
     const interrupted = async (args: string[]): Promise<unknown[]> => {

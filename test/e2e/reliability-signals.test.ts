@@ -251,8 +251,10 @@ describe("signals and shutdown", () => {
 
   it("lists first among the cancelled the tasks whose attempt a Ctrl-C cut short, before those that never started", async () => {
     // Two run at -j 2; the other 60 wait. Cancelled as the signal comes, the waiting ones are told first.
-    const waiting = Array.from({ length: 60 }, (_, i): [string, string] => [`waiting-${i}`, '{ run: "true" }']);
-    const run = await startRun(tasksYaml([["running-a", '{ run: "echo ready; sleep 30" }'], ["running-b", '{ run: "echo ready; sleep 30" }'], ...waiting]), ["-j", "2", "--shutdown-timeout", "300ms"]);
+    // The first in the file waits (low priority): the order is the summary's own, not the file's.
+    const waiting = Array.from({ length: 60 }, (_, i): [string, string] => [`waiting-${i}`, i === 0 ? '{ run: "true", priority: low }' : '{ run: "true" }']);
+    const [first, ...others] = waiting as [[string, string], ...[string, string][]];
+    const run = await startRun(tasksYaml([first, ["running-a", '{ run: "echo ready; sleep 30" }'], ["running-b", '{ run: "echo ready; sleep 30" }'], ...others]), ["-j", "2", "--shutdown-timeout", "300ms"]);
     await waitForOutput(run, /running-b \| ready/);
     run.signalGroup("SIGINT");
     const { result } = await run.exited;
@@ -273,11 +275,13 @@ describe("signals and shutdown", () => {
   });
 
   it("a runner's SIGTERM after the time to finish: the JSON summary gives each task cut short its log and its last lines, a dependent never started none", async () => {
+    // "other", first in the file, waits at -j 1 (low priority): the order is the summary's own, not the file's.
     const yaml = tasksYaml([
+      ["other", '{ run: "true", priority: low }'],
       ["build", '{ run: "echo compiling; echo warning: slow >&2; sleep 30" }'],
       ["after", '{ run: "true", dependsOn: build }'],
     ]);
-    const run = await startRun(yaml, ["--output", "json", "--shutdown-timeout", "200ms"]);
+    const run = await startRun(yaml, ["--output", "json", "-j", "1", "--shutdown-timeout", "200ms"]);
     await waitForOutput(run, /"text":"warning: slow"/);
     run.signalTaskq("SIGTERM");
     const { result } = await run.exited;
@@ -294,6 +298,7 @@ describe("signals and shutdown", () => {
         logFile: `${summary.runId}/build.log`,
         tail: ["compiling", "warning: slow"],
       },
+      { id: "other", reason: "shutdown", message: "shutdown: not started" },
       { id: "after", reason: "shutdown", message: "shutdown: not started" },
     ]);
   });

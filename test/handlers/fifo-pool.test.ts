@@ -44,8 +44,10 @@ describe("FifoPool", () => {
     const pipes = await pool.take();
     expect(pipes).toBeDefined();
     const [stdout, stderr] = pipes!;
-    expect(roundTrip(stdout, "out")).toBe("out");
+    // Written to stdout and not read yet: stderr's reader does not get it.
+    writeSync(stdout.write, "out");
     expect(roundTrip(stderr, "err")).toBe("err");
+    expect(roundTrip(stdout, "!")).toBe("out!");
     const folders = await readdir(root);
     expect(folders).toHaveLength(1);
     expect(folders[0]).toMatch(new RegExp(`^taskq-fifo-${process.pid}-`));

@@ -92,9 +92,12 @@ export async function workspace(yaml: string, name = "workflow.yaml"): Promise<{
   return { dir, file, logs: path.join(dir, "logs") };
 }
 
-/** The run ids that have a log folder under `logs` (one per `taskq run`). */
+/** The run ids that have a log folder under `logs` (one per `taskq run`); none where no run made `logs` (a refused file). */
 export async function runIds(logs: string): Promise<string[]> {
-  return readdir(logs).catch(() => []);
+  return readdir(logs).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return [];
+    throw error;
+  });
 }
 
 /** Deletes every workspace made so far (in this test file: each file runs in its own worker). */

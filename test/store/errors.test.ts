@@ -4,7 +4,7 @@ import { TaskqError } from "../../src/errors.js";
 import { migrate } from "../../src/store/postgres/migrations.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { isTransientError } from "../../src/store/postgres/transient.js";
-import { createPool, task, uniqueSchema, urlAs, workflow } from "./helpers.js";
+import { DATABASE_URL, createPool, task, uniqueSchema, urlAs, workflow } from "./helpers.js";
 
 describe("store errors", () => {
   it("reports an unreachable database as STORE_UNAVAILABLE, without the password", async () => {
@@ -22,7 +22,7 @@ describe("store errors", () => {
   });
 
   it("reports a refused statement as STORE_QUERY_FAILED (here: a schema never migrated)", async () => {
-    const store = new PostgresStore({ connectionString: "postgres://postgres@127.0.0.1:5432/test", schema: "taskq_never_migrated" });
+    const store = new PostgresStore({ connectionString: DATABASE_URL, schema: "taskq_never_migrated" });
     try {
       await expect(store.lease("w", 1, 1000)).rejects.toMatchObject({ code: "STORE_QUERY_FAILED" });
     } finally {

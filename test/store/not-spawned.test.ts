@@ -24,7 +24,7 @@ describe("an attempt whose command the stop kept from spawning", () => {
     await dropSchema(schema);
   });
 
-  it("is given back uncounted with no last lines: run --store then lists it as not started, not as cut short", async () => {
+  it("is given back uncounted and without last lines: what run --store reads as a task never started, not one cut short", async () => {
     const events: WorkerEvent[] = [];
     // As the CLI's signal handler sets it once a shutdown signal came: no command spawns from then on.
     const shell = createShellHandler({
