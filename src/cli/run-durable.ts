@@ -86,6 +86,8 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
      * cancels them as aborted by the shutdown, and the summary gives each its log and those lines, as a local run's does.
      */
     const aborted = new Map<string, string[]>();
+    /** The cancel of what waits, made at the first signal (see endRun): waited for before the run's last cancel and its summary. */
+    let waitingCancelled: Promise<void> | undefined;
     /** Of those, how taskq's SIGKILL ended the attempt where it did (a second Ctrl-C): recorded with the cancel, as a local run's summary says it. */
     const killed = new Map<string, string>();
     /**
@@ -114,9 +116,20 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
           if (event.killed !== undefined) killed.set(event.task.key, event.killed);
         }
       };
+      // Stopped by a signal, the run ends with this process, as a local run does: what waits is cancelled at once, before
+      // another worker starts it (a deploy after Ctrl-C), while this process's running tasks have their time to finish.
+      const endRun = (): void => {
+        waitingCancelled = store.cancelRun(runId, undefined, { shutdown: { aborted: [], waitingOnly: true } }).then(
+          (result) => tellCancelled(runId, result, options.json, "stopping"),
+          (error: unknown) => {
+            const message = `the tasks of run ${runId} that had not started could not be cancelled at once (${error instanceof Error ? error.message : String(error)}): they are once this process's tasks have stopped`;
+            process.stdout.write(options.json ? `${toJson({ ts: new Date().toISOString(), event: "note", message })}\n` : `${clock()} note    ${oneLine(message)}\n`);
+          },
+        );
+      };
       // Its own run's tasks only: another run's would run here with this process's environment (a CI job's secrets).
       try {
-        stopped = await runWorker(store, { ...options, runId, fitted, onEvent, takeSignals, until: () => untilFinished(store, runId, taskEnds.next) });
+        stopped = await runWorker(store, { ...options, runId, fitted, onEvent, takeSignals, endRun, until: () => untilFinished(store, runId, taskEnds.next) });
       } catch (error) {
         // As before the worker ran: no listener of this process's.
         removeLate?.();
@@ -143,6 +156,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     let summaryCode: number | undefined;
     const end = async (): Promise<void> => {
       if (interrupted !== undefined) {
+        await waitingCancelled;
         // As a local run's shutdown ends what it stopped: each task the shutdown's, none a dependency's.
         tellCancelled(runId, await store.cancelRun(runId, undefined, { shutdown: { aborted: [...aborted.keys()], killed } }), options.json);
         cancelled = true;
@@ -196,12 +210,17 @@ const STOPPED_SUMMARY_MS = 3000;
  * those, as `taskq cancel` says it: a worker alive stops its task at its next heartbeat, but one that
  * is gone (SIGKILLed, its machine lost) never will; its task stays running until its lease runs out.
  */
-function tellCancelled(runId: string, { cancelled, cancelRequested, running }: CancelResult, json: boolean): void {
+function tellCancelled(runId: string, { cancelled, cancelRequested, running }: CancelResult, json: boolean, when: "stopping" | "stopped" = "stopped"): void {
   if (cancelled.length === 0 && cancelRequested.length === 0) return;
   if (json) {
     // `running`: of each task in cancelRequested, its worker and how long its lease has left (negative: run out).
     const leases = running.map((task) => ({ id: task.key, workerId: task.workerId, ...workerFields(task.workerId), leaseLeftMs: task.leaseLeftMs }));
-    process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "cancelled", runId, cancelled, cancelRequested, running: leases })}\n`);
+    process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "cancelled", runId, ...(when === "stopping" ? { stopping: true } : {}), cancelled, cancelRequested, running: leases })}\n`);
+    return;
+  }
+  if (when === "stopping") {
+    // At the signal, before any of its running tasks has stopped: none of those is in the count.
+    process.stdout.write(`${clock()} run ${runId} stopping: cancelled ${count(cancelled.length)} that had not started\n`);
     return;
   }
   const parts: string[] = [];

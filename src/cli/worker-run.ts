@@ -95,6 +95,12 @@ export interface WorkerRunOptions {
    * action ends taskq in silence.
    */
   takeSignals?: () => void;
+  /**
+   * For a worker whose run ends with it (`run --store`): called at the first shutdown signal, for the caller to
+   * cancel at once what of the run waits. From then on, what this worker gives back is cancelled too, not queued
+   * for another worker (see PostgresWorker.cancelWhatIsGivenBack): nothing the user asked to stop starts again.
+   */
+  endRun?: (signal: NodeJS.Signals) => void;
 }
 
 /**
@@ -295,6 +301,10 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       interruptedAt = monotonicMs();
       const message = `${signal} received: no new task is leased; running tasks have ${formatDuration(options.shutdownTimeoutMs)} to finish`;
       printNote(message);
+      if (options.endRun !== undefined) {
+        worker.cancelWhatIsGivenBack();
+        options.endRun(signal);
+      }
       void stop(options.shutdownTimeoutMs);
     },
     immediate: (signal, first) => {
@@ -461,8 +471,8 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
     case "released":
       // How taskq's SIGKILL ended the attempt, where it did (a second signal), as the task's log says it.
       print(
-        { event: "released", runId: event.task.runId, id: event.task.key, ...(event.killed === undefined ? {} : { killed: event.killed }) },
-        `release ${event.task.runId}/${event.task.key}: lease given back for another worker${event.killed === undefined ? "" : ` (${event.killed})`}`,
+        { event: "released", runId: event.task.runId, id: event.task.key, ...(event.killed === undefined ? {} : { killed: event.killed }), ...(event.cancelled === true ? { cancelled: true } : {}) },
+        `release ${event.task.runId}/${event.task.key}: ${event.cancelled === true ? "cancelled, as its run stops with this process" : "lease given back for another worker"}${event.killed === undefined ? "" : ` (${event.killed})`}`,
       );
       return;
     case "late-lease": {

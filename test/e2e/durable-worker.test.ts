@@ -531,7 +531,7 @@ describe("taskq run --store", () => {
     expect(result.code).toBe(0);
   });
 
-  it("stopped by SIGTERM with its one task given back: says it cancelled 1 task that was given back", async () => {
+  it("stopped by SIGTERM: its one task, cut short, is cancelled as it is given back, not queued for another worker to start again", async () => {
     const file = await workflowFile("interrupted-one", "tasks:\n  only: { run: 'echo started; sleep 1000' }\n");
     const runId = newRunId("interrupted-one");
     const run = startRun(file, ["--run-id", runId, "--shutdown-timeout", "0.5s", "--kill-grace", "1s"]);
@@ -539,8 +539,13 @@ describe("taskq run --store", () => {
     run.child.kill("SIGTERM");
     const result = await run.done;
     expect(result.code).toBe(143);
-    expect(result.stdout).toContain(`run ${runId} stopped: cancelled 1 task that had not started or was given back\n`);
-    expect((await store.runStatus(runId)).state).toBe("cancelled");
+    expect(result.stdout).toContain(`release ${runId}/only: cancelled, as its run stops with this process\n`);
+    // Nothing was left for the run's last cancel.
+    expect(result.stdout).not.toContain(`run ${runId} stopped:`);
+    expect(result.stdout).toContain("Cancelled (1):\n  - only: aborted by shutdown\n");
+    const status = await store.runStatus(runId);
+    expect(status.state).toBe("cancelled");
+    expect(status.tasks.map((row) => [row.key, row.state, row.attempts])).toEqual([["only", "cancelled", 0]]);
   });
 
   // The summary record said "exitCode":1 while the process exited 143, where a local run's says 143.
@@ -678,7 +683,11 @@ describe("taskq run --store", () => {
     const result = await run.done;
     expect(result.code).toBe(130);
     expect(result.stderr).toBe("");
-    expect(result.stdout).toContain(`run ${runId} stopped: cancelled 3 tasks that had not started or were given back\n`);
+    // At the signal, what waits; as it is given back, what ran.
+    expect(result.stdout).toContain(`run ${runId} stopping: cancelled 2 tasks that had not started\n`);
+    expect(result.stdout).toContain(`release ${runId}/first: cancelled, as its run stops with this process\n`);
+    expect(result.stdout.indexOf(`run ${runId} stopping:`)).toBeLessThan(result.stdout.indexOf(`release ${runId}/first`));
+    expect(result.stdout).not.toContain(`run ${runId} stopped:`);
     expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 3 cancelled in \S+ \(interrupted by SIGINT\)/);
     // As a local run's shutdown says it: the task it cut short first, with its log here and its last lines, then those it did not start.
     expect(result.stdout).toContain(
@@ -698,6 +707,33 @@ describe("taskq run --store", () => {
     worker.cli.child.kill("SIGTERM");
     await worker.cli.done;
     expect((await store.pruneRuns(0, { dryRun: true })).runs).toContain(runId);
+  });
+
+  it("stopped by SIGINT while another worker runs a task of its run: that task's dependent is cancelled at the signal, never started by that worker", async () => {
+    // Before, what waited was cancelled only once this process's own tasks had stopped (up to the time to finish and
+    // the kill grace): meanwhile the other worker ended "build" and started "deploy", after the user asked to stop.
+    const runId = newRunId("stopped-deploy");
+    const marker = path.join(ws.dir, `deployed-${runId}`);
+    const file = await workflowFile(
+      "stopped-deploy",
+      `tasks:\n  build: { run: 'echo started; sleep 2', priority: critical }\n  long: { run: 'echo started; sleep 1000' }\n  deploy: { run: 'touch ${marker}', dependsOn: build }\n`,
+    );
+    const worker = await startWorker(["-j", "1"]);
+    const run = startRun(file, ["--run-id", runId, "-j", "1", "--shutdown-timeout", "5s", "--kill-grace", "1s"]);
+    const startedOn = (id: string): boolean => run.stdout().includes(`${runId}/${id} | started`) || worker.stdout().includes(`${runId}/${id} | started`);
+    expect(await eventually(() => startedOn("build") && startedOn("long"), 15_000)).toBe(true);
+    run.child.kill("SIGINT");
+    const result = await run.done;
+    expect(result.code).toBe(130);
+    expect(result.stdout).toContain(`run ${runId} stopping: cancelled 1 task that had not started\n`);
+    // "build" ends (on either worker, in its time to finish) well before this process does: nothing starts after it.
+    await sleep(1_000);
+    worker.cli.child.kill("SIGTERM");
+    await worker.cli.done;
+    expect(worker.stdout()).not.toContain(`${runId}/deploy`);
+    expect(existsSync(marker)).toBe(false);
+    const deploy = (await store.runStatus(runId)).tasks.find((row) => row.key === "deploy");
+    expect(deploy).toMatchObject({ state: "cancelled", attempts: 0, cancelReason: "shutdown: not started" });
   });
 
   it("stopped by SIGINT: its summary, status and their JSON give each task the shutdown's reason and words, as a local run's summary does", async () => {
@@ -754,7 +790,7 @@ describe("taskq run --store", () => {
     expect(result.code).toBe(143);
     expect(result.stdout).toMatch(
       new RegExp(
-        `\\d\\d:\\d\\d:\\d\\d\\.\\d{3} run ${runId} stopped: cancelled 1 task that had not started or was given back; asked 1 task running on another worker to stop\n` +
+        `\\d\\d:\\d\\d:\\d\\d\\.\\d{3} run ${runId} stopped: asked 1 task running on another worker to stop\n` +
           `\\d\\d:\\d\\d:\\d\\d\\.\\d{3} note {4}"${other}" runs on worker ${worker.id}, which stops it at its next heartbeat; if that worker is gone \\(killed, its machine lost\\), ` +
           `the task stays running until its lease runs out, in \\d+s, and then the next sweep of any running worker cancels it\n`,
       ),
@@ -766,14 +802,16 @@ describe("taskq run --store", () => {
   it("stopped by SIGTERM while another worker holds one of its tasks, --output json: the cancelled record gives that task's worker and lease left", async () => {
     const { runId, result, own, other, worker } = await stopWithTaskOnDeadWorker("stopped-orphan-json", true);
     expect(result.code).toBe(143);
-    const cancelled = result.stdout
+    const records = result.stdout
       .trim()
       .split("\n")
-      .map((line) => JSON.parse(line) as Record<string, unknown>)
-      .find((record) => record.event === "cancelled");
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    // Its own task is cancelled as it is given back; the other's is asked to stop once this process's have stopped.
+    expect(records.find((record) => record.event === "released")).toMatchObject({ runId, id: own, cancelled: true });
+    const cancelled = records.find((record) => record.event === "cancelled");
     expect(cancelled).toMatchObject({
       runId,
-      cancelled: [own],
+      cancelled: [],
       cancelRequested: [other],
       running: [{ id: other, workerId: worker.id, workerHost: hostname(), workerPid: worker.cli.child.pid, leaseLeftMs: expect.any(Number) as number }],
     });

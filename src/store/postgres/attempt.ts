@@ -26,6 +26,8 @@ export interface AttemptOptions {
   onLeaseLost: () => void;
   /** When (performance.now()) the request that leased the task was sent: the lease runs from no earlier. */
   leasedAt: number;
+  /** True once a lease given back is to be cancelled as its run's shutdown, not queued again (see PostgresWorker.cancelWhatIsGivenBack). */
+  givenBackCancelled: () => boolean;
 }
 
 /**
@@ -159,7 +161,8 @@ export class Attempt {
    * its way). A request that fails may be sent again.
    */
   #release(): Promise<boolean> {
-    this.#releasing ??= this.#options.store.release(this.task.leaseToken).then(
+    const stop = this.#options.givenBackCancelled() ? { started: !this.#notSpawned, killed: this.#killed } : undefined;
+    this.#releasing ??= this.#options.store.release(this.task.leaseToken, stop).then(
       (released) => {
         // Answered: the token owns nothing now (given back, or the task had ended or been taken over).
         this.#settled = true;
@@ -168,7 +171,8 @@ export class Attempt {
           // Where the stop cut the attempt short: its last lines, as a local run's summary gives a task it cut short.
           // One whose command the stop kept from spawning has no lines: it was never cut short.
           const tail = this.#notSpawned ? {} : { tail: this.#lastLines() };
-          this.#options.emit({ type: "released", task: this.task, ...tail, ...(this.#killed === undefined ? {} : { killed: this.#killed }) });
+          const killed = this.#killed === undefined ? {} : { killed: this.#killed };
+          this.#options.emit({ type: "released", task: this.task, ...tail, ...killed, ...(stop === undefined ? {} : { cancelled: true as const }) });
         }
         return released;
       },

@@ -39,6 +39,11 @@ export interface RunningTarget {
  */
 export interface ShutdownCancel {
   aborted: readonly string[];
+  /**
+   * Only the tasks waiting (blocked, queued): the cancel a stopping `run --store` makes at once, so that no
+   * worker starts them while its own running tasks have their time to finish; those are left alone.
+   */
+  waitingOnly?: boolean;
   /** Of those, how taskq's SIGKILL ended the attempt where it did ("killed with SIGKILL at once, ..."), added to its reason. */
   killed?: ReadonlyMap<string, string>;
 }
@@ -189,6 +194,7 @@ async function cancelAtShutdown(client: pg.ClientBase, names: SchemaNames, rows:
   const ended = { ids: [] as string[], reasons: [] as string[], running: [] as boolean[] };
   for (const row of rows) {
     if (row.state === "running") {
+      if (shutdown.waitingOnly === true) continue;
       running.push(row.id);
       result.cancelRequested.push(row.key);
       result.running.push(runningTarget(row));

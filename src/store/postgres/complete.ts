@@ -3,7 +3,7 @@ import { backoffDelay } from "./backoff.js";
 import { finalizeTask, type AttemptRecord } from "./finalize.js";
 import { notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
-import { runningCancel } from "./shutdown-cancel.js";
+import { notStartedReason, runningCancel } from "./shutdown-cancel.js";
 import { setTailSql } from "./tail-attempt.js";
 import type { CompletionResult, Outcome } from "./types.js";
 
@@ -130,16 +130,39 @@ const RELEASED = "released by a stopping worker";
 const STRAY = "released: leased by a round trip whose reply the worker never received";
 
 /**
+ * A lease given back by a worker whose run stops with it (`run --store` stopped by a signal): the task is
+ * cancelled as the run's shutdown, not queued for another worker to start after the user asked to stop.
+ * `started`: its attempt ran, and the stop cut it short; `killed`: how taskq's SIGKILL ended it, where it did.
+ */
+export interface StopCancel {
+  started: boolean;
+  killed?: string | undefined;
+}
+
+/**
  * Gives a lease back on graceful shutdown: the task is queued again at once and
  * the interrupted attempt is not counted (the task did not fail; the worker
- * left). A task with a pending cancel request is cancelled instead. Returns
- * the task's run id, or undefined when the token no longer owns the task.
+ * left). A task with a pending cancel request is cancelled instead, and so is
+ * every task given back with `stop` (see StopCancel). Returns the task's run
+ * id, or undefined when the token no longer owns the task.
  */
-export async function releaseLease(client: pg.ClientBase, names: SchemaNames, token: string, reason = RELEASED): Promise<string | undefined> {
+export async function releaseLease(client: pg.ClientBase, names: SchemaNames, token: string, reason = RELEASED, stop?: StopCancel): Promise<string | undefined> {
   const row = await lockOwned(client, names, token);
   if (row === undefined) return undefined;
   if (row.cancel_requested) {
     await finalizeTask(client, names, row, "cancelled", runningCancel(row));
+    return row.run_id;
+  }
+  if (stop !== undefined) {
+    // Not counted, as any attempt given back; the reason a stopped run's cancel gives it (see cancelAtShutdown).
+    const counted = await client.query<{ attempts: number; last_error: string | null }>(
+      `UPDATE ${names.tasks} SET attempts = GREATEST(attempts - 1, 0) WHERE id = $1 RETURNING attempts, last_error`,
+      [row.id],
+    );
+    const details = stop.started
+      ? runningCancel({ cancel_kind: "shutdown" }, undefined, stop.killed)
+      : { cancelReason: notStartedReason(counted.rows[0]!), cancelKind: "shutdown" as const, cancelledRunning: false };
+    await finalizeTask(client, names, row, "cancelled", details);
     return row.run_id;
   }
   await client.query(

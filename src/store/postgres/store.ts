@@ -4,7 +4,7 @@ import { applicationName } from "./application-name.js";
 import { TaskqError } from "../../errors.js";
 import { isRunId, RUN_ID_EXPECTED } from "../../run-id.js";
 import { cancelTasks, type CancelResult, type ShutdownCancel } from "./cancel.js";
-import { completeAttempt, completeSuccess, readRecordedEnd, releaseLease, releaseStrays } from "./complete.js";
+import { completeAttempt, completeSuccess, readRecordedEnd, releaseLease, releaseStrays, type StopCancel } from "./complete.js";
 import { completeAndLease, type CompleteAndLeaseResult, type EndedAttempt } from "./complete-and-lease.js";
 import { refreshRunState, settleRuns } from "./graph.js";
 import { leaseTasks, nextRunnableDelay, renewLease } from "./lease.js";
@@ -303,10 +303,13 @@ export class PostgresStore {
     });
   }
 
-  /** Requeues a leased task at once without counting the attempt (graceful worker stop). */
-  async release(token: string): Promise<boolean> {
+  /**
+   * Requeues a leased task at once without counting the attempt (graceful worker stop); with `stop`, cancels
+   * it as its run's shutdown instead (see StopCancel).
+   */
+  async release(token: string, stop?: StopCancel): Promise<boolean> {
     return this.#guard("release", async () => {
-      const runId = await inTransaction(this.pool, (client) => releaseLease(client, this.#names, token));
+      const runId = await inTransaction(this.pool, (client) => releaseLease(client, this.#names, token, undefined, stop));
       if (runId !== undefined) await refreshRunState(this.pool, this.#names, runId);
       return runId !== undefined;
     });

@@ -406,12 +406,24 @@ export class PostgresWorker {
     this.#options.store.complete(task.leaseToken, outcome).then(resolve, reject);
   }
 
-  /** Releases a lease never started: the task is queued again at once, its attempt not counted. */
+  /**
+   * From now on, a lease this worker gives back as it stops is not queued again for another worker but cancelled
+   * as its run's shutdown (the attempt not counted): for `run --store` stopped by a signal, whose run ends with it,
+   * so that no other worker starts again what the user asked to stop (see StopCancel).
+   */
+  cancelWhatIsGivenBack(): void {
+    this.#givenBackCancelled = true;
+  }
+
+  #givenBackCancelled = false;
+
+  /** Releases a lease never started: the task is queued again at once, its attempt not counted (or cancelled: see cancelWhatIsGivenBack). */
   async #giveBack(task: LeasedTask): Promise<void> {
     try {
-      const released = await this.#options.store.release(task.leaseToken);
+      const cancelled = this.#givenBackCancelled;
+      const released = await this.#options.store.release(task.leaseToken, cancelled ? { started: false } : undefined);
       this.#dbAnswered("release");
-      if (released) this.#emit({ type: "released", task });
+      if (released) this.#emit({ type: "released", task, ...(cancelled ? { cancelled: true as const } : {}) });
     } catch (error) {
       this.#dbError("release", error, false);
       this.#leftBehind.push(task);
@@ -441,6 +453,7 @@ export class PostgresWorker {
       emit: (event) => this.#emit(event),
       // A task taken over means this worker stalled past its lease: its work is someone else's, stop taking it.
       onLeaseLost: () => this.#halt("lease-lost"),
+      givenBackCancelled: () => this.#givenBackCancelled,
     });
     this.#running.set(task.leaseToken, attempt);
     this.#started.add(task.leaseToken);
