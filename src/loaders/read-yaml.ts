@@ -191,6 +191,9 @@ function countLines(text: string, lineCounter: LineCounter): void {
   for (let index = text.indexOf("\n"); index !== -1; index = text.indexOf("\n", index + 1)) lineCounter.addNewLine(index + 1);
 }
 
+/** Far above what MAX_NESTING_DEPTH levels of block nesting take on yaml's parser stack; far below what overflows it (about 3,000). */
+const PARSER_STACK_LIMIT = 8 * MAX_NESTING_DEPTH;
+
 function tokenize(text: string, lineCounter: LineCounter, problems: ProblemList): CST.Token[] | undefined {
   const parser = new Parser();
   const tokens: CST.Token[] = [];
@@ -206,6 +209,14 @@ function tokenize(text: string, lineCounter: LineCounter, problems: ProblemList)
     if (!afterScalarMark && closers.has(lexeme)) depth = Math.max(0, depth - 1);
     afterScalarMark = lexeme === SCALAR_MARK;
     for (const token of parser.next(lexeme)) tokens.push(token);
+    // Block nesting (`- - - x`, `? ? ? x`) has no bracket to count: the parser's own stack grows with it, and
+    // closing thousands of levels at one dedent overflows the stack of yaml's recursive pop. The exact depth
+    // is checked once parsed (scanTokens, with its place); this only stops what could never pass it.
+    if (parser.stack.length > PARSER_STACK_LIMIT) {
+      // At the first level too deep, as scanTokens places it: the stack's first entry is the document.
+      problems.atOffset(parser.stack[MAX_NESTING_DEPTH + 1]?.offset ?? parser.offset, deepMessage);
+      return undefined;
+    }
   }
   for (const token of parser.end()) tokens.push(token);
   return tokens;

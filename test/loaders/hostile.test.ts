@@ -88,6 +88,14 @@ describe("hostile input", () => {
     expect(problemsOf(yaml(...lines))).toEqual(["129:129: nesting is deeper than 128 levels; a workflow needs only a few"]);
   });
 
+  it("rejects thousands of levels of block nesting closed at one dedent, at the first level too deep, instead of overflowing the stack", () => {
+    // 10 KB of `- - - ...` (or `? ? ? ...`) followed by a line less indented: yaml's parser closed every level at once, recursively.
+    for (const mark of ["- ", "? "]) {
+      const problems = problemsOf(yaml("x-deep:", `  ${mark.repeat(5_000)}x`, "tasks:", "  a: { run: x }"));
+      expect(problems).toEqual(["2:257: nesting is deeper than 128 levels; a workflow needs only a few"]);
+    }
+  });
+
   it("rejects deep nesting built from aliases", () => {
     const lines = [`a: &a ${"[".repeat(100)}1${"]".repeat(100)}`, `b: &b ${"[".repeat(100)}*a${"]".repeat(100)}`, "tasks: { t: { run: x, env: *b } }"];
     expect(problemsOf(yaml(...lines))).toContain("2:107: alias *a nests deeper than 128 levels");
