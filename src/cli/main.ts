@@ -60,8 +60,11 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
     const problems = (error as { problems?: unknown[] }).problems;
     // With --output json, stdout stays NDJSON to the end: the error as a record too (stderr keeps the text).
     if (jsonOutput(argv)) {
+      // The file named, as validate's record of each of several files names it: the one all its problems are in.
+      const files = Array.isArray(problems) ? new Set(problems.map((problem) => (problem as { file?: unknown }).file)) : undefined;
+      const file = files?.size === 1 ? [...files][0] : undefined;
       const record = Array.isArray(problems)
-        ? { event: "invalid", code: error.code, exitCode, problems }
+        ? { event: "invalid", ...(typeof file === "string" ? { file } : {}), code: error.code, exitCode, problems }
         : { event: "error", code: error.code, exitCode, message: error.message };
       process.stdout.write(`${toJson({ ts: new Date().toISOString(), ...record })}\n`);
     }
@@ -84,7 +87,10 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
     }
     return commanderCode;
   }
-  process.stderr.write(`taskq: unexpected error (this is a bug): ${error instanceof Error ? error.message : String(error)}\n`);
+  const message = error instanceof Error ? error.message : String(error);
+  // Stdout stays NDJSON to the end here too: a reader waiting for the last record gets one.
+  if (jsonOutput(argv)) process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "error", code: "INTERNAL", exitCode: 1, message: `unexpected error (this is a bug): ${message}` })}\n`);
+  process.stderr.write(`taskq: unexpected error (this is a bug): ${message}\n`);
   if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
   else process.stderr.write("run again with --verbose for the stack trace\n");
   return 1;

@@ -471,6 +471,15 @@ describe("taskq commands", () => {
     expect(JSON.parse(json.stdout)).toMatchObject({ event: "invalid", exitCode: 2 });
   });
 
+  it("--output json: one invalid file's record names its file, as each of several files' does (validate and run alike)", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'true', bogus: 1 }\n");
+    for (const command of ["validate", "run"]) {
+      const result = await runCli([command, ws.file, "--output", "json"], { cwd: ws.dir });
+      expect(result.code).toBe(2);
+      expect(JSON.parse(result.stdout)).toMatchObject({ event: "invalid", file: ws.file, code: "INVALID_WORKFLOW", problems: [{ file: ws.file, line: 2 }] });
+    }
+  });
+
   it("list and --dry-run show a multi-line command on its one line, its line breaks and tabs as \n and \t", async () => {
     // YAML's "\n" and "\t" escapes: a real line break and a real tab in the command.
     const ws = await workspace('tasks:\n  a: { run: "echo one\\n\\techo two\\n" }\n');
