@@ -317,6 +317,18 @@ tasks:
     }
   });
 
+  it.skipIf(!existsSync("/usr/bin/script"))("plain lines on a terminal with stderr redirected are in colour, as they go to the terminal", { timeout: 60_000 }, async () => {
+    // Before, colours needed stderr to be a terminal too, where only the board is drawn.
+    const ws = await workspace('tasks:\n  bad: { run: "exit 3" }\n');
+    logRoots.push(ws.logs);
+    const command = `stty cols 100 rows 30; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} run workflow.yaml --log-dir logs 2>/dev/null`;
+    const onTerminal = await runPlain("/usr/bin/script", ["-qec", command, "/dev/null"], ws.dir);
+    expect(onTerminal.code).toBe(1);
+    expect(onTerminal.stdout).toContain("Dead letters (1):");
+    // The failure in red, as on a terminal with both streams.
+    expect(onTerminal.stdout).toMatch(/\x1b\[31m[^\n]*bad/);
+  });
+
   it.skipIf(!existsSync("/usr/bin/script"))("plain lines on a terminal: a task cannot clear the screen, set the title, ring or write over its prefix; into a pipe and the log, its bytes as written", { timeout: 60_000 }, async () => {
     const script = String.raw`printf 'a\033[2J\033[Hcleared\n\033]0;title\007b\n\033[31mred\n12345\b\b\b\b\b\bX\nstep 1\rstep 2\ncrlf\r\n'`;
     const ws = await workspace(`tasks:\n  noisy: { run: ${JSON.stringify(script)} }\n`);

@@ -32,7 +32,9 @@ export async function createRenderer(mode: OutputMode, options: { color: boolean
   }
   const { createColors } = await import("./colors.js");
   // A dumb terminal (an editor's shell buffer) may not read colour codes either: colours there only when forced.
-  const colors = await createColors({ color: options.color, isTTY: isTTY && !dumb });
+  // Each where it writes: the board on stderr, its summary on stdout, both terminals; plain lines on stdout
+  // alone (`taskq run x 2>log` at a terminal still gets them in colour).
+  const colors = await createColors({ color: options.color, isTTY: (resolved === "tty" ? isTTY : process.stdout.isTTY === true) && !dumb });
   if (resolved === "tty") {
     const [{ default: ora }, { TtyRenderer }] = await Promise.all([import("ora"), import("./tty.js")]);
     // ora's own timer off (the longest a timer waits, 24.8 days): it redrew the whole board every
