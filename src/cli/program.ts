@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import { Argument, Command, CommanderError, Option } from "commander";
+import { escapeControls } from "../escape-controls.js";
 import { didYouMean } from "../loaders/suggest.js";
 
 /** commander reports usage errors with exit code 1; taskq's contract says 2. */
@@ -192,7 +193,8 @@ export function buildProgram(version: string): Command {
     .showSuggestionAfterError()
     // commander's own usage errors ("error: unknown option '--x'", "error: missing required argument 'file'") in
     // taskq's form, as every other error it prints: "taskq: ...". Set before the commands are added, which copy it.
-    .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, "taskq: ")) })
+    // An argument is quoted as given: its escape sequences (a title, a screen clear) written out, as taskq's own errors quote it.
+    .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, "taskq: ").split("\n").map(escapeControls).join("\n")) })
     .configureHelp({ showGlobalOptions: true })
     .exitOverride(toUsageExit);
 

@@ -108,6 +108,9 @@ describe("taskq commands", () => {
       [["help", "lint"], "taskq: unknown command 'lint'\n(Did you mean validate?)\n"],
       [["version"], "taskq: unknown command 'version'\n(Did you mean taskq --version?)\n"],
       [["constructor"], "taskq: unknown command 'constructor'\n"],
+      // Quoted as given, its escape sequences written out: a title set, a screen cleared by a mistyped argument.
+      [["\x1b]0;T\x07"], "taskq: unknown command '\\u001b]0;T\\u0007'\n"],
+      [["run", "x.yaml", "--o\x1b[2Jx"], "taskq: unknown option '--o\\u001b[2Jx'\n"],
     ] as const) {
       expect(await runCli([...args])).toMatchObject({ code: 2, stdout: "", stderr: said });
     }
