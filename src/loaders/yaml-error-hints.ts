@@ -24,6 +24,8 @@ const QUOTED_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+(["'])(.*)\2\s*(?:#.*)?$/
 
 /** yaml's words for a tab where a line's indentation is (an editor that inserts tabs). */
 const TAB_INDENT = /^Tabs are not allowed as indentation/;
+/** yaml's words for a block scalar's line indented less than it should be, or more than its first. */
+const BLOCK_INDENT = /^Block scalar(?:s with more-indented leading empty lines must use an explicit indentation indicator| lines must not be less indented than their first line)/;
 
 /** yaml's words for a key indented otherwise than the keys above it in its mapping. */
 const UNALIGNED_KEY = /^All mapping items must start at the same column/;
@@ -72,6 +74,10 @@ export function withHint(message: string, text: string, offset: number, tokens: 
     return found !== undefined && found.length > 60 ? `${stray[1]!}${JSON.stringify(`${found.slice(0, 57)}...`)}` : message;
   }
   if (TAB_INDENT.test(message)) return `${message}: indent with spaces (an editor set to insert spaces in .yaml files keeps it so)`;
+  // Inside a block scalar (`run: |`, a Makefile's habit) yaml takes a tab for text, and words it as a block's indentation.
+  if (BLOCK_INDENT.test(message) && /^ *\t/.test(text.slice(text.lastIndexOf("\n", offset - 1) + 1, offset + 1))) {
+    return `${message}: this line is indented with a tab, which YAML does not count as indentation; indent the block's lines with spaces (an editor set to insert spaces in .yaml files keeps it so)`;
+  }
   if (UNALIGNED_KEY.test(message)) {
     const block = blockLineShort(text, offset);
     if (block !== undefined) {

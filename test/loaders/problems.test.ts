@@ -233,6 +233,14 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf("tasks:\n\ta: { run: x }\n")).toEqual(["2:1: Tabs are not allowed as indentation: indent with spaces (an editor set to insert spaces in .yaml files keeps it so)"]);
   });
 
+  it("says a line of a block scalar (run: |) is indented with a tab, as a Makefile's would be, where yaml words it as a block's indentation", () => {
+    const hint = "this line is indented with a tab, which YAML does not count as indentation; indent the block's lines with spaces (an editor set to insert spaces in .yaml files keeps it so)";
+    expect(problemsOf("tasks:\n  build:\n    run: |\n\tmake\n")).toEqual([`4:1: Block scalars with more-indented leading empty lines must use an explicit indentation indicator: ${hint}`]);
+    expect(problemsOf("tasks:\n  build:\n    run: |\n      make\n\tmore\n")).toEqual([`5:1: Block scalar lines must not be less indented than their first line: ${hint}`]);
+    // Without a tab, no word of one.
+    expect(problemsOf("tasks:\n  build:\n    run: |\n      make\n     more\n").join("\n")).not.toContain("tab");
+  });
+
   it("tells only the tabs after a tab used as indentation, not the correct lines below it that yaml then misreads, and says how many it left out", () => {
     const tab = "Tabs are not allowed as indentation: indent with spaces (an editor set to insert spaces in .yaml files keeps it so)";
     // yaml reads `b`, `c` and `d` as keys out of line after the tab, and said "start it at column 5" of each.
