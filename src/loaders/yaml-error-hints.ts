@@ -115,13 +115,19 @@ export function withHint(message: string, text: string, offset: number, tokens: 
   const quoted = TEXT_AFTER_VALUE.test(message) ? QUOTED_VALUE.exec(line) : null;
   if (quoted !== null) {
     const [, key, quote, inner] = quoted as unknown as [string, string, string, string];
-    const fixed = quote === "'" ? inner.replace(/''|'/g, "''") : inner.replace(/\\.|"/g, (written) => (written === '"' ? '\\"' : written));
+    const inside = (value: string): string => (quote === "'" ? value.replace(/''|'/g, "''") : value.replace(/\\.|"/g, (written) => (written === '"' ? '\\"' : written)));
     const name = key.trimEnd();
-    const other = quote === "'" ? '"' : "'";
-    // Quotes the command itself needs (`run: "a" && "b"`) are kept whole in the other quote, where the value has none of it, nor a backslash (read otherwise there).
+    const written = `write each one inside as ${quote === "'" ? "''" : '\\"'}`;
+    const ends = `${message}: a ${quote} inside a value quoted with ${quote} ends it`;
+    // The first quote inside closes a word (`run: "a b" && "c d"`: a space after it): the value's first quote is
+    // the shell's too, and the value as meant is the whole line. Else (`run: "grep "a b" f"`: it opens one) only those inside are.
+    const first = inner.indexOf(quote);
+    if (!/^[\s&|;)<>]?$/.test(inner[first + 1] ?? "")) return `${ends}; ${written} (${name}: ${quote}${inside(inner)}${quote})`;
     const whole = `${quote}${inner}${quote}`;
-    const kept = whole.includes(other) || whole.includes("\\") ? "" : `, or, to keep them for the shell, quote the whole value with ${other} (${name}: ${other}${whole}${other})`;
-    return `${message}: a ${quote} inside a value quoted with ${quote} ends it; write each one inside as ${quote === "'" ? "''" : '\\"'} (${name}: ${quote}${fixed}${quote})${kept}`;
+    const other = quote === "'" ? '"' : "'";
+    // Kept as it is in the other quote, where the value has none of it, nor a backslash (read otherwise there).
+    if (!whole.includes(other) && !whole.includes("\\")) return `${ends}: to keep the quotes for the shell, quote the whole value with ${other} (${name}: ${other}${whole}${other})`;
+    return `${ends}: to keep the quotes for the shell, ${written}, those around it too (${name}: ${quote}${inside(whole)}${quote})`;
   }
   if (TEXT_AFTER_VALUE.test(message) && OPENED_VALUE.test(line)) {
     return `${message}: a value that starts with a quote, [ or { ends where that closes; to write more after it, quote the whole value (run: '"echo" foo', run: "[ -f x ] && make")`;

@@ -160,17 +160,18 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: x, env: {A: b} c }"))).toEqual([`2:28: Unexpected scalar at node end${hint}`]);
   });
 
-  it("says how to write a quote inside a quoted command, which ends it ('it's', \"say \"hi\"\"), or to quote the whole value with the other quote, not only to quote the whole value", () => {
-    const single = (line: number, col: number, fixed: string, whole: string, what = "scalar") =>
-      `${line}:${col}: Unexpected ${what} at node end: a ' inside a value quoted with ' ends it; write each one inside as '' (run: ${fixed}), or, to keep them for the shell, quote the whole value with " (run: ${whole})`;
-    expect(problemsOf(yaml("tasks:", "  a:", "    run: 'echo it's done'"))).toEqual([single(3, 19, "'echo it''s done'", `"'echo it's done'"`)]);
-    expect(problemsOf(yaml("tasks:", "  a:", "    run: 'a' && 'b'   # why"))).toEqual([single(3, 14, "'a'' && ''b'", `"'a' && 'b'"`, "anchor")]);
-    expect(problemsOf(yaml("tasks:", "  a:", '    run: "echo "hi" there"'))).toEqual([
-      `3:17: Unexpected scalar at node end: a " inside a value quoted with " ends it; write each one inside as \\" (run: "echo \\"hi\\" there"), or, to keep them for the shell, quote the whole value with ' (run: '"echo "hi" there"')`,
-    ]);
-    // No other quote to offer where the value has one, or a backslash (which ' would keep, and " read as an escape).
-    expect(problemsOf(yaml("tasks:", "  a:", '    run: "echo \\"a\\" "b""'))).toEqual([`3:23: Unexpected scalar at node end: a " inside a value quoted with " ends it; write each one inside as \\" (run: "echo \\"a\\" \\"b\\"")`]);
-    expect(problemsOf(yaml("tasks:", "  a:", `    run: 'it's "x"'`))).toEqual([`3:14: Unexpected scalar at node end: a ' inside a value quoted with ' ends it; write each one inside as '' (run: 'it''s "x"')`]);
+  it("says how to write a quote inside a quoted command, which ends it ('it's', \"say \"hi\"\"), or, where the command's own quotes start it (\"a b\" && \"c\"), to quote the whole value", () => {
+    const ends = (line: number, col: number, quote: string, what = "scalar") => `${line}:${col}: Unexpected ${what} at node end: a ${quote} inside a value quoted with ${quote} ends it`;
+    // The first quote inside opens a word: only those inside are the shell's.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: 'echo it's done'"))).toEqual([`${ends(3, 19, "'")}; write each one inside as '' (run: 'echo it''s done')`]);
+    expect(problemsOf(yaml("tasks:", "  a:", '    run: "grep "foo bar" /etc/hostname"'))).toEqual([`${ends(3, 17, '"')}; write each one inside as \\" (run: "grep \\"foo bar\\" /etc/hostname")`]);
+    expect(problemsOf(yaml("tasks:", "  a:", '    run: "echo \\"a\\" "b""'))).toEqual([`${ends(3, 23, '"')}; write each one inside as \\" (run: "echo \\"a\\" \\"b\\"")`]);
+    expect(problemsOf(yaml("tasks:", "  a:", `    run: 'it's "x"'`))).toEqual([`${ends(3, 14, "'")}; write each one inside as '' (run: 'it''s "x"')`]);
+    // It closes one (a space after it): the value's first quote is the shell's too, and so is its last.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: 'a' && 'b'   # why"))).toEqual([`${ends(3, 14, "'", "anchor")}: to keep the quotes for the shell, quote the whole value with " (run: "'a' && 'b'")`]);
+    expect(problemsOf(yaml("tasks:", "  a:", '    run: "a b" && "c d"'))).toEqual([`${ends(3, 16, '"', "anchor")}: to keep the quotes for the shell, quote the whole value with ' (run: '"a b" && "c d"')`]);
+    // No other quote to offer where the value has one (or a backslash, which ' would keep, and " read as an escape): each written inside, those around it too.
+    expect(problemsOf(yaml("tasks:", "  a:", `    run: "it's" && "x"`))).toEqual([`${ends(3, 17, '"', "anchor")}: to keep the quotes for the shell, write each one inside as \\", those around it too (run: "\\"it's\\" && \\"x\\"")`]);
   });
 
   it("says a backslash in a double-quoted command starts an escape, and how to write it as text", () => {
