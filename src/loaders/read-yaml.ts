@@ -74,8 +74,11 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
       problems.atOffset(at, `... and up to ${errors.length - index} more YAML errors from here on; fix the ones above first`);
       return;
     }
-    // yaml's error at a closing bracket it did not take is an echo of this one.
-    if (unclosed?.closedAt !== undefined) lines.add(problems.lineCol(unclosed.closedAt).split(":")[0]!);
+    // yaml's errors inside a bracket it did not read to its end, and at that end, are echoes of this one.
+    if (unclosed?.closedAt !== undefined) {
+      const last = Number(problems.lineCol(unclosed.closedAt).split(":")[0]);
+      for (let inside = Number(line) + 1; inside <= last; inside++) lines.add(String(inside));
+    }
     const message = unclosed?.message ?? withHint(error.message.split("\n")[0] ?? error.message, text, from, tokens);
     const echoes = error.pos[0] === tab && afterTab > 0 ? `; yaml then found ${afterTab === 1 ? "an error" : `${afterTab} errors`} below it, which may follow from it and are not shown: fix the tab first` : "";
     problems.atOffset(at, `${message}${echoes}`);
@@ -121,7 +124,49 @@ function unclosedOpener(error: YAMLError, tokens: CST.Token[], problems: Problem
       closedAt: bracket,
     };
   }
+  // Closed further on, but a line inside it, where yaml gave up, is indented no more than its key (`env: {` then `A: b` at the key's column).
+  const closer = matchingCloser(text, found.offset);
+  if (closer !== undefined && text[closer] === close) {
+    const key = KEY_LINE.exec(lineAt(text, found.offset));
+    const far = key === null ? "the line it starts on" : `its key, ${key[2]!.trimEnd()} (column ${key[1]!.length + 1})`;
+    return {
+      offset: found.offset,
+      message: `this ${open} is closed at ${problems.lineCol(closer)}, but yaml stopped reading it at ${until}: the lines inside a ${open} ... ${close} value must be indented more than ${far}`,
+      closedAt: closer,
+    };
+  }
   return { offset: found.offset, message: `this ${open} is never closed with ${close}: yaml read on to ${until} looking for it` };
+}
+
+/** How far matchingCloser looks: a bracket closed further on than this is taken for one never closed. */
+const CLOSER_SCAN_BYTES = 64 * 1024;
+
+/**
+ * Where the `[` or `{` at `offset` is closed, reading on as flow text does (quoted strings and comments
+ * skipped, brackets counted), whatever the lines' indentation: undefined where it is not, or not soon.
+ */
+function matchingCloser(text: string, offset: number): number | undefined {
+  let depth = 0;
+  const end = Math.min(text.length, offset + CLOSER_SCAN_BYTES);
+  for (let index = offset; index < end; index++) {
+    const character = text[index];
+    if (character === "[" || character === "{") depth++;
+    else if (character === "]" || character === "}") {
+      if (--depth === 0) return index;
+    } else if (character === '"' || character === "'") {
+      // A quote opens a string only at a value's start (after a space, a bracket or a comma), as in `{ run: "a" }`, not in `it's`.
+      if (!/[\s[{,:]/.test(text[index - 1] ?? " ")) continue;
+      // To its closing quote: past `\"` in a "..." string, past `''` in a '...' one.
+      for (index++; index < end; index++) {
+        if (character === '"' && text[index] === "\\") index++;
+        else if (text[index] === character && !(character === "'" && text[index + 1] === "'")) break;
+        else if (text[index] === character) index++;
+      }
+    } else if (character === "#" && /\s/.test(text[index - 1] ?? " ")) {
+      while (index < end && text[index] !== "\n") index++;
+    }
+  }
+  return undefined;
 }
 
 /**

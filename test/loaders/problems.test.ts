@@ -70,6 +70,14 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: {", "    run: x,", "    retries: 1", "}"))).toEqual([`2:6: ${bracket("{", "}", "5:1", "a (column 3)")}`]);
     expect(problemsOf(yaml("tasks:", "  - run: x", "    dependsOn: [", "      b", "   ]"))).toEqual([`3:16: ${bracket("[", "]", "5:4", "dependsOn (column 5)")}`]);
     expect(parse(yaml("tasks:", "  a: {", "    run: x,", "    retries: 1", "  }")).tasks[0]?.retries).toBe(1);
+    // Closed further on, yaml having given up at a line inside indented no more than the key: not "never closed", and no echoes below.
+    const inside = (open: string, close: string, at: string, stopped: string, key: string) =>
+      `this ${open} is closed at ${at}, but yaml stopped reading it at ${stopped}: the lines inside a ${open} ... ${close} value must be indented more than its key, ${key}`;
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    dependsOn: [", "    b, c", "    ]", "  b: { run: x }", "  c: { run: x }"))).toEqual([
+      `4:16: ${inside("[", "]", "6:5", "5:5", "dependsOn (column 5)")}`,
+    ]);
+    // Brackets and quotes inside strings are not counted.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    env: {A: 'it''s {',", '    B: "x\\"}"}'))).toEqual([`4:10: ${inside("{", "}", "5:14", "5:5", "env (column 5)")}`]);
     expect(problemsOf(yaml("tasks:", "  a:", '    run: "echo', "  b:", "    run: echo b"))).toEqual(['3:10: this " is never closed: the string runs on to 6:1, where yaml gave up; close it (a " inside is written \\")']);
     // Closed on a line indented too little: yaml ended the string on the line before, and that is what to mend.
     expect(problemsOf(yaml("tasks:", "  a:", '    run: "x', '    y"'))[0]).toBe(
