@@ -61,6 +61,10 @@ export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, d
     const when = new Date(runAt).toISOString();
     throw new TaskqError("INVALID_TASK", `task "${id}": runAt is a time in ms since the epoch, and ${runAt} is ${when}: for a delay, pass Date.now() + ${runAt}; for seconds since the epoch, ${runAt} * 1000`);
   }
+  // A number before 1970 is no time a program means (a delay of the wrong sign, a difference taken the wrong way round): it would run at once. A Date of then is taken.
+  if (date === undefined && runAt < 0 && Date.now() >= EPOCH_LIKE_MS) {
+    throw new TaskqError("INVALID_TASK", `task "${id}": runAt is a time in ms since the epoch, and ${runAt} is ${new Date(runAt).toISOString()}, before 1970: pass a time (Date.now() + a delay in ms) or a Date`);
+  }
   return new TaskRecord(id, spec.type, spec.payload, rank, maxAttempts, timeoutMs, seq, runAt, spec.backoff ?? undefined);
 }
 

@@ -340,6 +340,16 @@ describe("bad input to the library", () => {
     expect([queue.get("b")?.status, queue.get("c")?.status, queue.get("d")?.status]).toEqual(["SCHEDULED", "RUNNING", "RUNNING"]);
   });
 
+  it("a negative runAt (a delay of the wrong sign) is refused rather than run at once; a Date before 1970 is taken", () => {
+    vi.setSystemTime(new Date("2026-01-01T00:00:00Z"));
+    const { queue } = makeQueue();
+    const message = 'task "a": runAt is a time in ms since the epoch, and -60000 is 1969-12-31T23:59:00.000Z, before 1970: pass a time (Date.now() + a delay in ms) or a Date';
+    expect(() => queue.submit({ id: "a", type: "echo", runAt: -60_000 })).toThrow(expect.objectContaining({ code: "INVALID_TASK", message }));
+    expect(queue.get("a")).toBeUndefined();
+    queue.submit({ id: "b", type: "echo", runAt: new Date(-60_000) });
+    expect(queue.get("b")?.status).toBe("RUNNING");
+  });
+
   it("a Date of another realm (a vm context's) is a Date: a runAt, and a shutdown deadline", async () => {
     const { queue } = makeQueue();
     const dateIn = (ms: number): Date => runInNewContext(`new Date(${ms})`) as Date;
