@@ -75,4 +75,23 @@ describe("the live board with many tasks waiting", () => {
     await queue.shutdown({ drain: false });
     renderer.suspend();
   });
+
+  it("on a screen of four rows, shows the first running task and counts the rest on the totals line, not a lone \"… N more\"", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "Date"] });
+    const stream = Object.assign(new PassThrough(), { columns: 80, rows: 4 }) as unknown as NodeJS.WriteStream;
+    const spinner = fakeSpinner();
+    const renderer = new TtyRenderer(spinner, stream, new Chalk({ level: 0 }));
+    const queue = new Queue({ concurrency: 2, handlers: { shell: () => new Promise(() => undefined) } });
+    const maxAttempts = new Map([["a", 1], ["b", 1], ["c", 1]]);
+    renderer.attach(queue, { runId: "r", file: "w.yaml", logDir: "/tmp/r", taskCount: 3, concurrency: 2, maxAttempts });
+    queue.submit({ id: "c", type: "shell", runAt: Date.now() + 3_600_000 });
+    queue.submit({ id: "a", type: "shell" });
+    queue.submit({ id: "b", type: "shell" });
+    queue.start();
+    await vi.advanceTimersByTimeAsync(200);
+    // The totals (with the count of those not shown), one task, and the empty row the cursor waits on.
+    expect(stripVTControlCharacters(spinner.text).split("\n")).toEqual(["0/3 done … 2 more", expect.stringMatching(/^ {2}▶ a {2}attempt 1\/1 {2}/) as string, ""]);
+    void queue.shutdown({ drain: false, deadline: 0 });
+    renderer.suspend();
+  });
 });

@@ -302,7 +302,10 @@ export class TtyRenderer implements Renderer {
       const group = groups[row.state === "done" ? 2 : row.state === "running" ? 0 : 1]!;
       if (group.length < room) group.push([id, row]);
     }
-    const showCount = rowCount > room ? Math.max(0, room - 1) : rowCount;
+    // With room for one row, that row is a task's (the first running), the rest counted on the totals line as with none:
+    // "… N more" in it showed no task at all while two ran.
+    const moreOnTotals = room <= 1;
+    const showCount = rowCount > room ? (moreOnTotals ? room : room - 1) : rowCount;
     const shown = groups
       .flat()
       .slice(0, showCount)
@@ -310,12 +313,12 @@ export class TtyRenderer implements Renderer {
     const more = rowCount - shown.length;
     const total = this.#info?.taskCount ?? 0;
     const failed = this.#failed > 0 ? c.red(` · ${this.#failed} not ok`) : "";
-    if (more > 0 && room > 0) shown.push(c.dim(`… ${more} more`));
+    if (more > 0 && !moreOnTotals) shown.push(c.dim(`… ${more} more`));
     // One terminal row each, under the width: a line that wraps makes the board taller than ora
     // clears, and every redraw left a copy of it in the scrollback. The first line follows ora's
     // frame and a space.
     const width = (this.#stream.columns || 80) - 1;
-    const totals = `${c.bold(`${this.#done}/${total} done`)}${failed}${this.#stoppingText(now)}${more > 0 && room === 0 ? c.dim(` … ${more} more`) : ""}`;
+    const totals = `${c.bold(`${this.#done}/${total} done`)}${failed}${this.#stoppingText(now)}${more > 0 && moreOnTotals ? c.dim(` … ${more} more`) : ""}`;
     const board = [fitWidth(totals, width - 2), ...shown.map((l) => fitWidth(`  ${l}`, width))];
     // On a screen of one or two rows, no room for the empty row: the totals only.
     if (height > 2) board.push("");
