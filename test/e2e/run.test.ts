@@ -326,6 +326,7 @@ tasks:
     expect(onTerminal.code).toBe(1);
     expect(onTerminal.stdout).toContain("Dead letters (1):");
     // The failure in red, as on a terminal with both streams.
+    // eslint-disable-next-line no-control-regex -- the colour's escape is the point
     expect(onTerminal.stdout).toMatch(/\x1b\[31m[^\n]*bad/);
   });
 
