@@ -88,6 +88,8 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     const aborted = new Map<string, string[]>();
     /** The cancel of what waits, made at the first signal (see endRun): waited for before the run's last cancel and its summary. */
     let waitingCancelled: Promise<void> | undefined;
+    /** Set once that cancel is made: what a stop cut short later then says may be live is only what runs on other workers. */
+    let waitingDone = false;
     /** Of those, how taskq's SIGKILL ended the attempt where it did (a second Ctrl-C): recorded with the cancel, as a local run's summary says it. */
     const killed = new Map<string, string>();
     /**
@@ -102,8 +104,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     };
     if (early !== undefined) {
       // No worker starts: the run ends below as one stopped later does, the same 3 s given to its cancel and summary.
-      const message = `${early} received while the run was being submitted: it is cancelled before this process runs any of its tasks`;
-      process.stdout.write(options.json ? `${toJson({ ts: new Date().toISOString(), event: "note", message })}\n` : `${clock()} note    ${message}\n`);
+      writeNote(`${early} received while the run was being submitted: it is cancelled before this process runs any of its tasks`, options.json);
       stopped = { exitCode: signalExitCode(early), interrupted: early };
     } else {
       const taskEnds = nextEvent((event) => event.type === "finished");
@@ -120,10 +121,13 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       // another worker starts it (a deploy after Ctrl-C), while this process's running tasks have their time to finish.
       const endRun = (): void => {
         waitingCancelled = store.cancelRun(runId, undefined, { shutdown: { aborted: [], waitingOnly: true } }).then(
-          (result) => tellCancelled(runId, result, options.json, "stopping"),
+          (result) => {
+            waitingDone = true;
+            tellCancelled(runId, result, options.json, "stopping");
+          },
           (error: unknown) => {
-            const message = `the tasks of run ${runId} that had not started could not be cancelled at once (${error instanceof Error ? error.message : String(error)}): they are once this process's tasks have stopped`;
-            process.stdout.write(options.json ? `${toJson({ ts: new Date().toISOString(), event: "note", message })}\n` : `${clock()} note    ${oneLine(message)}\n`);
+            const why = error instanceof Error ? error.message : String(error);
+            writeNote(`the tasks of run ${runId} that had not started could not be cancelled at once (${why}): they are once this process's tasks have stopped`, options.json);
           },
         );
       };
@@ -170,7 +174,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       process.stderr.write(
         cancelled
           ? `taskq: ${said} while the summary of run ${runId} was being read: stopping now; see it with: taskq status ${runId}\n`
-          : `taskq: ${said} while run ${runId} was being stopped: stopping now; it may still be live: its tasks that had not started may not have been cancelled, and a worker would run them; cancel them with: taskq cancel ${runId}\n`,
+          : `taskq: ${said} while run ${runId} was being stopped: stopping now; it may still be live: ${stillLive(waitingDone)}; cancel it with: taskq cancel ${runId}\n`,
       );
       process.exit(exitCode);
     };
@@ -184,11 +188,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     const late = sleep(STOPPED_SUMMARY_MS, `the database did not answer within ${STOPPED_SUMMARY_MS / 1000}s`, { signal: timer.signal }).catch(() => undefined);
     const problem = await Promise.race([failure, late]).finally(() => removeLate?.());
     timer.abort();
-    if (!cancelled) {
-      process.stderr.write(
-        `taskq: run ${runId} may still be live: its tasks that had not started were not cancelled (${problem ?? "no answer"}), and a worker would run them; cancel them with: taskq cancel ${runId}\n`,
-      );
-    }
+    if (!cancelled) process.stderr.write(`taskq: run ${runId} may still be live (${problem ?? "no answer"}): ${stillLive(waitingDone)}; cancel it with: taskq cancel ${runId}\n`);
     if (problem !== undefined) process.stderr.write(`taskq: no summary of run ${runId}: ${problem}\n`);
     // Stopped by a lost lease, not a signal: its task was another worker's, which may have ended the run as a
     // local run ends, and the exit says how (0 once it succeeded); one still running exits 1, as its summary says.
@@ -197,6 +197,21 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
   } finally {
     await store.close();
   }
+}
+
+/**
+ * What a stopped `run --store` whose last cancel was not made leaves live: with the cancel made at the signal (`waitingDone`),
+ * only its tasks running on other workers, not asked to stop; else its tasks that had not started too, which any worker would run.
+ */
+function stillLive(waitingDone: boolean): string {
+  return waitingDone
+    ? "its tasks that had not started were cancelled, but those running on other workers were not asked to stop"
+    : "its tasks that had not started may not have been cancelled, and a worker would run them";
+}
+
+/** A note of the run's, as a timed plain line or a JSON record. */
+function writeNote(message: string, json: boolean): void {
+  process.stdout.write(json ? `${toJson({ ts: new Date().toISOString(), event: "note", message })}\n` : `${clock()} note    ${oneLine(message)}\n`);
 }
 
 /**
@@ -224,7 +239,7 @@ function tellCancelled(runId: string, { cancelled, cancelRequested, running }: C
     return;
   }
   const parts: string[] = [];
-  // Those it ran were given back when stopped (queued again, the attempt not counted): cancelled too.
+  // Those its worker gave back and could not cancel then (the database not answering) are queued again: cancelled too.
   if (cancelled.length > 0) parts.push(`cancelled ${count(cancelled.length)} that had not started or ${cancelled.length === 1 ? "was" : "were"} given back`);
   if (cancelRequested.length > 0) parts.push(`asked ${count(cancelRequested.length)} running on ${cancelRequested.length === 1 ? "another worker" : "other workers"} to stop`);
   process.stdout.write(`${clock()} run ${runId} stopped: ${parts.join("; ")}\n${runningNotes(running).map((note) => `${clock()} note    ${note}\n`).join("")}`);

@@ -100,7 +100,7 @@ export interface WorkerRunOptions {
    * cancel at once what of the run waits. From then on, what this worker gives back is cancelled too, not queued
    * for another worker (see PostgresWorker.cancelWhatIsGivenBack): nothing the user asked to stop starts again.
    */
-  endRun?: (signal: NodeJS.Signals) => void;
+  endRun?: () => void;
 }
 
 /**
@@ -303,7 +303,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       printNote(message);
       if (options.endRun !== undefined) {
         worker.cancelWhatIsGivenBack();
-        options.endRun(signal);
+        options.endRun();
       }
       void stop(options.shutdownTimeoutMs);
     },

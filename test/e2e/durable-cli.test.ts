@@ -1473,7 +1473,7 @@ tasks:
       const result = await run.done;
       expect(result.code).toBe(143);
       expect(result.stderr).toContain(
-        `taskq: SIGINT received after SIGTERM while run ${runId} was being stopped: stopping now; it may still be live: its tasks that had not started may not have been cancelled, and a worker would run them; cancel them with: taskq cancel ${runId}\n`,
+        `taskq: SIGINT received after SIGTERM while run ${runId} was being stopped: stopping now; it may still be live: its tasks that had not started may not have been cancelled, and a worker would run them; cancel it with: taskq cancel ${runId}\n`,
       );
       proxy.accept();
       await cancelStrandedRun(runId);

@@ -709,31 +709,42 @@ describe("taskq run --store", () => {
     expect((await store.pruneRuns(0, { dryRun: true })).runs).toContain(runId);
   });
 
-  it("stopped by SIGINT while another worker runs a task of its run: that task's dependent is cancelled at the signal, never started by that worker", async () => {
+  it("stopped by SIGINT while another worker runs tasks of its run: what waits is cancelled at the signal, and a task there that ends after it starts no dependent and is not retried", async () => {
     // Before, what waited was cancelled only once this process's own tasks had stopped (up to the time to finish and
-    // the kill grace): meanwhile the other worker ended "build" and started "deploy", after the user asked to stop.
+    // the kill grace): meanwhile the other worker ended "build" and started "deploy", and retried "flaky", after the user asked to stop.
     const runId = newRunId("stopped-deploy");
+    const gate = path.join(ws.dir, `gate-${runId}`);
     const marker = path.join(ws.dir, `deployed-${runId}`);
+    const waitGate = `echo started; while [ ! -f ${gate} ]; do sleep 0.1; done`;
     const file = await workflowFile(
       "stopped-deploy",
-      `tasks:\n  build: { run: 'echo started; sleep 2', priority: critical }\n  long: { run: 'echo started; sleep 1000' }\n  deploy: { run: 'touch ${marker}', dependsOn: build }\n`,
+      `tasks:\n  long: { run: 'echo started; sleep 1000', priority: critical }\n  build: { run: '${waitGate}' }\n` +
+        `  flaky: { run: '${waitGate}; exit 1', retries: 2, backoff: { base: 10ms } }\n  deploy: { run: 'touch ${marker}', dependsOn: build }\n`,
     );
-    const worker = await startWorker(["-j", "1"]);
-    const run = startRun(file, ["--run-id", runId, "-j", "1", "--shutdown-timeout", "5s", "--kill-grace", "1s"]);
-    const startedOn = (id: string): boolean => run.stdout().includes(`${runId}/${id} | started`) || worker.stdout().includes(`${runId}/${id} | started`);
-    expect(await eventually(() => startedOn("build") && startedOn("long"), 15_000)).toBe(true);
+    // This process leases "long" (at -j 1, before any other worker is there); the other one then takes "build" and "flaky".
+    const run = startRun(file, ["--run-id", runId, "-j", "1", "--shutdown-timeout", "2s", "--kill-grace", "1s"]);
+    expect(await eventually(() => run.stdout().includes(`${runId}/long | started`), 15_000)).toBe(true);
+    const worker = await startWorker(["-j", "2"]);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/build | started`) && worker.stdout().includes(`${runId}/flaky | started`), 15_000)).toBe(true);
     run.child.kill("SIGINT");
+    expect(await eventually(() => run.stdout().includes(`run ${runId} stopping: cancelled 1 task that had not started\n`), 15_000)).toBe(true);
+    // Both end on the other worker after the signal: "build" succeeds, "flaky" fails with retries left.
+    await writeFile(gate, "");
+    const stateOf = async (key: string) => (await store.runStatus(runId)).tasks.find((row) => row.key === key)?.state;
+    expect(await eventually(async () => (await stateOf("build")) === "succeeded" && (await stateOf("flaky")) !== "running", 15_000)).toBe(true);
     const result = await run.done;
     expect(result.code).toBe(130);
-    expect(result.stdout).toContain(`run ${runId} stopping: cancelled 1 task that had not started\n`);
-    // "build" ends (on either worker, in its time to finish) well before this process does: nothing starts after it.
-    await sleep(1_000);
+    await sleep(500);
     worker.cli.child.kill("SIGTERM");
     await worker.cli.done;
     expect(worker.stdout()).not.toContain(`${runId}/deploy`);
+    expect(worker.stdout()).not.toContain(`${runId}/flaky (attempt 2/3)`);
     expect(existsSync(marker)).toBe(false);
-    const deploy = (await store.runStatus(runId)).tasks.find((row) => row.key === "deploy");
-    expect(deploy).toMatchObject({ state: "cancelled", attempts: 0, cancelReason: "shutdown: not started" });
+    const rows = new Map((await store.runStatus(runId)).tasks.map((row) => [row.key, row]));
+    expect(rows.get("deploy")).toMatchObject({ state: "cancelled", attempts: 0, cancelReason: "shutdown: not started" });
+    expect(rows.get("build")).toMatchObject({ state: "succeeded" });
+    expect(rows.get("flaky")).toMatchObject({ state: "cancelled", attempts: 1, cancelReason: expect.stringMatching(/^shutdown: not retried \(attempt 1 failed: .*exit(ed with)? code 1/) as string });
+    expect(rows.get("long")).toMatchObject({ state: "cancelled", cancelReason: "aborted by shutdown" });
   });
 
   it("stopped by SIGINT: its summary, status and their JSON give each task the shutdown's reason and words, as a local run's summary does", async () => {
@@ -832,8 +843,8 @@ describe("taskq run --store", () => {
       const result = await run.done;
       expect(result.code).toBe(143);
       expect(Date.now() - signalledAt).toBeLessThan(20_000);
-      expect(result.stderr).toContain(`taskq: run ${runId} may still be live: its tasks that had not started were not cancelled`);
-      expect(result.stderr).toContain(`cancel them with: taskq cancel ${runId}\n`);
+      expect(result.stderr).toContain(`taskq: run ${runId} may still be live (the database did not answer within 3s): its tasks that had not started may not have been cancelled`);
+      expect(result.stderr).toContain(`cancel it with: taskq cancel ${runId}\n`);
       // As it says: nothing reached the database.
       expect((await store.runStatus(runId)).state).toBe("running");
       await cancelStrandedRun(runId);

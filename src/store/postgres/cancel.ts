@@ -41,7 +41,9 @@ export interface ShutdownCancel {
   aborted: readonly string[];
   /**
    * Only the tasks waiting (blocked, queued): the cancel a stopping `run --store` makes at once, so that no
-   * worker starts them while its own running tasks have their time to finish; those are left alone.
+   * worker starts them while the running tasks have their time to finish. Those are not stopped but marked
+   * (`cancel_kind` 'shutdown', no `cancel_requested`): whichever worker ends one, it is not queued again, for a
+   * retry or given back, but cancelled as the shutdown's (see releaseLease, completeAttempt and the sweep).
    */
   waitingOnly?: boolean;
   /** Of those, how taskq's SIGKILL ended the attempt where it did ("killed with SIGKILL at once, ..."), added to its reason. */
@@ -191,10 +193,12 @@ async function cancelAtShutdown(client: pg.ClientBase, names: SchemaNames, rows:
   const aborted = new Set(shutdown.aborted);
   const result: CancelResult = { cancelled: [], cancelRequested: [], running: [] };
   const running: string[] = [];
+  const marked: string[] = [];
   const ended = { ids: [] as string[], reasons: [] as string[], running: [] as boolean[] };
   for (const row of rows) {
-    if (row.state === "running") {
-      if (shutdown.waitingOnly === true) continue;
+    if (row.state === "running" && shutdown.waitingOnly === true) {
+      marked.push(row.id);
+    } else if (row.state === "running") {
       running.push(row.id);
       result.cancelRequested.push(row.key);
       result.running.push(runningTarget(row));
@@ -209,6 +213,7 @@ async function cancelAtShutdown(client: pg.ClientBase, names: SchemaNames, rows:
   if (running.length > 0) {
     await client.query(`UPDATE ${names.tasks} SET cancel_requested = true, cancel_kind = 'shutdown' WHERE id = ANY($1::bigint[])`, [running]);
   }
+  if (marked.length > 0) await client.query(`UPDATE ${names.tasks} SET cancel_kind = 'shutdown' WHERE id = ANY($1::bigint[])`, [marked]);
   if (ended.ids.length > 0) {
     // As finalizeTask records a cancel without an attempt.
     await client.query(
@@ -221,4 +226,20 @@ async function cancelAtShutdown(client: pg.ClientBase, names: SchemaNames, rows:
     );
   }
   return result;
+}
+
+/**
+ * Cancels, as a stopped run's shutdown, the tasks of `runId` that wait: before a task of that run is
+ * cancelled or failed on its behalf (given back, a failure not retried, a lease run out), so that its
+ * dependents are cancelled on the shutdown's own account, as a local run's are, not on that task's.
+ * Locks only waiting rows, in submission order: other transactions hold running ones.
+ */
+export async function cancelWaitingOfStoppedRun(client: pg.ClientBase, names: SchemaNames, runId: string): Promise<void> {
+  const waiting = await client.query<TaskRow>(
+    `SELECT id, key, state, worker_id, attempts, last_error, NULL AS lease_left_ms FROM ${names.tasks}
+      WHERE run_id = $1 AND state IN ('blocked', 'queued')
+      ORDER BY seq FOR UPDATE`,
+    [runId],
+  );
+  if (waiting.rows.length > 0) await cancelAtShutdown(client, names, waiting.rows, { aborted: [], waitingOnly: true });
 }

@@ -3,6 +3,7 @@ import { backoffDelay } from "./backoff.js";
 import { finalizeTask, type AttemptRecord } from "./finalize.js";
 import { notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
+import { cancelWaitingOfStoppedRun } from "./cancel.js";
 import { notStartedReason, runningCancel } from "./shutdown-cancel.js";
 import { setTailSql } from "./tail-attempt.js";
 import type { CompletionResult, Outcome } from "./types.js";
@@ -93,6 +94,17 @@ export async function completeAttempt(
     return { runId: row.run_id, state: "cancelled", cascaded: graph.cascaded, unblocked: [] };
   }
   const failure = attemptRecord(outcome);
+  if (row.cancel_kind === "shutdown" && isRetryable(row, outcome)) {
+    // Its run was stopped while it ran: not retried, as a local run's shutdown retries nothing.
+    await cancelWaitingOfStoppedRun(client, names, row.run_id);
+    const graph = await finalizeTask(client, names, row, "cancelled", {
+      attempt: failure,
+      endedToken: token,
+      cancelReason: notStartedReason({ attempts: row.attempts, last_error: failure.lastError }),
+      cancelKind: "shutdown",
+    });
+    return { runId: row.run_id, state: "cancelled", cascaded: graph.cascaded, unblocked: [] };
+  }
   if (!isRetryable(row, outcome)) {
     const graph = await finalizeTask(client, names, row, "failed", { attempt: failure, endedToken: token });
     return { runId: row.run_id, state: "failed", cascaded: graph.cascaded, unblocked: [] };
@@ -153,15 +165,20 @@ export async function releaseLease(client: pg.ClientBase, names: SchemaNames, to
     await finalizeTask(client, names, row, "cancelled", runningCancel(row));
     return row.run_id;
   }
-  if (stop !== undefined) {
+  // Given back by this run's own stopping worker (`stop`), or by any worker once its run was stopped (marked
+  // at the signal: an attempt it ran, cut short by its own stop).
+  if (stop !== undefined || row.cancel_kind === "shutdown") {
+    await cancelWaitingOfStoppedRun(client, names, row.run_id);
     // Not counted, as any attempt given back; the reason a stopped run's cancel gives it (see cancelAtShutdown).
     const counted = await client.query<{ attempts: number; last_error: string | null }>(
       `UPDATE ${names.tasks} SET attempts = GREATEST(attempts - 1, 0) WHERE id = $1 RETURNING attempts, last_error`,
       [row.id],
     );
-    const details = stop.started
-      ? runningCancel({ cancel_kind: "shutdown" }, undefined, stop.killed)
-      : { cancelReason: notStartedReason(counted.rows[0]!), cancelKind: "shutdown" as const, cancelledRunning: false };
+    // A stray never started either (see releaseStrays).
+    const details =
+      stop?.started === false || reason === STRAY
+        ? { cancelReason: notStartedReason(counted.rows[0]!), cancelKind: "shutdown" as const, cancelledRunning: false }
+        : runningCancel({ cancel_kind: "shutdown" }, undefined, stop?.killed);
     await finalizeTask(client, names, row, "cancelled", details);
     return row.run_id;
   }

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { cancelWaitingOfStoppedRun } from "./cancel.js";
 import { finalizeTask } from "./finalize.js";
 import { notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
@@ -67,9 +68,12 @@ export async function sweepExpiredLeases(
     // What it printed up to its worker's last heartbeat is.
     const tail = row.live_tail ?? [];
     const attempt = { lastError: reason, exitCode: null, signal: null, timedOut: false, tail };
-    const state = row.cancel_requested ? "cancelled" : row.attempts >= row.max_attempts ? "failed" : "queued";
+    // One of a stopped run (marked at its signal): cancelled as its shutdown, not run again.
+    const cancelled = row.cancel_requested || row.cancel_kind === "shutdown";
+    const state = cancelled ? "cancelled" : row.attempts >= row.max_attempts ? "failed" : "queued";
     swept.push({ runId: row.run_id, key: row.key, attempt: row.attempts, maxAttempts: row.max_attempts, workerId: row.worker_id, state, error: reason });
-    if (row.cancel_requested) {
+    if (cancelled) {
+      if (row.cancel_kind === "shutdown") await cancelWaitingOfStoppedRun(client, names, row.run_id);
       await finalizeTask(client, names, row, "cancelled", { attempt, ...runningCancel(row) });
     } else if (row.attempts >= row.max_attempts) {
       await finalizeTask(client, names, row, "failed", { attempt });

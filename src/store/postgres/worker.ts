@@ -77,6 +77,8 @@ export class PostgresWorker {
   readonly workerId: string;
   readonly metrics: WorkerMetrics;
   readonly #options: Required<Omit<PostgresWorkerOptions, "onEvent" | "workerId" | "runId" | "abortGraceMs">>;
+  /** Set by cancelWhatIsGivenBack: a lease given back is cancelled as its run's shutdown, not queued again. */
+  #givenBackCancelled = false;
   readonly #runId: string | undefined;
   readonly #abortGraceMs: number;
   readonly #onEvent: ((event: WorkerEvent) => void) | undefined;
@@ -414,8 +416,6 @@ export class PostgresWorker {
   cancelWhatIsGivenBack(): void {
     this.#givenBackCancelled = true;
   }
-
-  #givenBackCancelled = false;
 
   /** Releases a lease never started: the task is queued again at once, its attempt not counted (or cancelled: see cancelWhatIsGivenBack). */
   async #giveBack(task: LeasedTask): Promise<void> {
