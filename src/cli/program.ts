@@ -55,6 +55,17 @@ class TaskqCommand extends Command {
       (Command.prototype as unknown as { _excessArguments(this: Command, received: string[]): void })._excessArguments.call(this, received);
       return;
     }
+    // A word after a flag that takes no value (`run --dry-run yes ci.yaml`) may come before the file, and is then the first received.
+    const raw = (this.parent ?? this) as unknown as { rawArgs: string[] };
+    const flagBefore = (word: string): string | undefined => {
+      const before = raw.rawArgs[raw.rawArgs.indexOf(word) - 1];
+      return before !== undefined && before.startsWith("-") && takesNoValue(this, before) ? before : undefined;
+    };
+    const stray = received.find((word) => flagBefore(word) !== undefined);
+    if (stray !== undefined && received.length === expected + 1) {
+      const file = received.find((word) => word !== stray)!;
+      this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file (${file}), and got '${stray}' besides; ${flagBefore(stray)!} takes no value: give it alone`, { code: "commander.excessArguments" });
+    }
     if (extra.every(looksLikeWorkflow)) {
       // A glob's hundred files are not all repeated: the first three stand for them.
       const shown = received.length > 4 ? received.slice(0, 3) : received;
@@ -64,9 +75,8 @@ class TaskqCommand extends Command {
       this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file, and got ${received.length} (${named}); for each in turn: ${loop}`, { code: "commander.excessArguments" });
     }
     const words = extra.map((word) => `'${word}'`).join(", ");
-    const raw = (this.parent ?? this) as unknown as { rawArgs: string[] };
-    const before = raw.rawArgs[raw.rawArgs.indexOf(extra[0]!) - 1];
-    const flag = before !== undefined && before.startsWith("-") && takesNoValue(this, before) ? `; ${before} takes no value: give it alone` : "";
+    const before = flagBefore(extra[0]!);
+    const flag = before !== undefined ? `; ${before} takes no value: give it alone` : "";
     this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file (${received[0]!}), and got ${words} besides${flag}`, { code: "commander.excessArguments" });
   }
 

@@ -81,7 +81,8 @@ export function durationMistake(text: string): string | undefined {
   const joined = value.replace(/\s+/g, "");
   // `1m30`: a number without a unit after others.
   const bare = /^((?:\d+(?:\.\d+)?[A-Za-z]+)+)(\d+(?:\.\d+)?)$/.exec(joined);
-  if (bare !== null) return `the last number, ${bare[2]}, has no unit: write ${bare[1]}${bare[2]}s for seconds`;
+  // Only where that fix is a duration: `1e3` and `0x10` have no unit of theirs either, and `5m30s10` has its seconds already.
+  if (bare !== null && DURATION_PATTERN.test(`${bare[1]}${bare[2]}s`)) return `the last number, ${bare[2]}, has no unit: write ${bare[1]}${bare[2]}s for seconds`;
   if (!/^(?:\d+(?:\.\d+)?[A-Za-z]+)+$/.test(joined)) return undefined;
   const parts = [...joined.matchAll(/(\d+(?:\.\d+)?)([A-Za-z]+)/g)].map((match) => ({ number: match[1]!, written: match[2]!, unit: unitOf(match[2]!) }));
   const unknown = parts.find((part) => part.unit === undefined);

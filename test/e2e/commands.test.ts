@@ -149,6 +149,9 @@ describe("taskq commands", () => {
       `taskq: too many arguments for 'list': it takes one workflow file, and got 5 (a.yaml, b.yaml, c.yaml and 2 more); for each in turn: for f in a.yaml b.yaml c.yaml ...; do taskq list "$f"; done\n`,
     );
     expect(await said(["run", "workflow.yaml", "--dry-run", "yes"])).toBe("taskq: too many arguments for 'run': it takes one workflow file (workflow.yaml), and got 'yes' besides; --dry-run takes no value: give it alone\n");
+    // Before the file too: not taken for a second workflow, to loop over.
+    expect(await said(["run", "--dry-run", "yes", "workflow.yaml"])).toBe("taskq: too many arguments for 'run': it takes one workflow file (workflow.yaml), and got 'yes' besides; --dry-run takes no value: give it alone\n");
+    expect(await said(["list", "--verbose", "x", "workflow.yaml"])).toBe("taskq: too many arguments for 'list': it takes one workflow file (workflow.yaml), and got 'x' besides; --verbose takes no value: give it alone\n");
     expect(await runCli(["run", "workflow.yaml", "--dry-run"], { cwd: ws.dir })).toMatchObject({ code: 0 });
   });
 

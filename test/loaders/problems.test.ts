@@ -450,6 +450,12 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `10:37: task "h": \`timeout\` ${timeout}, got "1.m" (write 1m: a number's point needs a digit on each side)`,
       `13:12: task "i": \`delay\` ${duration}, got "1,5s" (write 1.5s: a number's decimal mark is a point)`,
     ]);
+    // No fix offered that is refused in turn: "1e3s", "0x10s", "5m30s10s" are no durations either.
+    expect(problemsOf(yaml("tasks:", '  a: { run: x, delay: "1e3" }', '  b: { run: x, delay: "0x10" }', "  c: { run: x, delay: 5m30s10 }"))).toEqual([
+      `2:23: task "a": \`delay\` ${duration}, got "1e3"`,
+      `3:23: task "b": \`delay\` ${duration}, got "0x10"`,
+      `4:23: task "c": \`delay\` ${duration}, got "5m30s10"`,
+    ]);
   });
 
   it("says what is wrong with a runAt written in a near-ISO form, and the form meant: a space for the T, no timezone, no seconds, an offset without its colon", () => {
