@@ -369,6 +369,11 @@ describe("taskq commands", () => {
       expect(result, args.join(" ")).toMatchObject({ code: 2, stdout: "", stderr: said });
     }
     expect(existsSync(ws.logs)).toBe(false);
+    // Among several files validate checks, the empty one named as such.
+    expect(await runCli(["validate", ws.file, ""], { cwd: ws.dir })).toMatchObject({
+      code: 2,
+      stderr: "taskq: '': an empty file name: give a workflow file, or - for standard input\n1 of 2 files has problems\n",
+    });
   });
 
   it("--verbose adds the stack trace of an error that stops taskq, before or after the command's name; without it, the message alone", async () => {

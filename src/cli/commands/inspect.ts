@@ -66,7 +66,8 @@ function validateOne(workflow: Workflow, json: boolean): number {
 function reportInvalid(file: string, error: TaskqError, json: boolean): void {
   const problems = (error as { problems?: unknown[] }).problems;
   const shown = file === "-" ? "<stdin>" : file;
-  const name = escapeControls(shown);
+  // An empty name shown as one: "taskq: : an empty file name" read as a slip of taskq's.
+  const name = shown === "" ? "''" : escapeControls(shown);
   if (json) {
     const exitCode = error.exitCode ?? 1;
     const record = Array.isArray(problems) ? { event: "invalid", file: shown, code: error.code, exitCode, problems } : { event: "error", file: shown, code: error.code, exitCode, message: error.message };
