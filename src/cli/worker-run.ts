@@ -238,7 +238,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   const endDeadWorkersLog = (swept: SweptTask, ownId: string): void => {
     const dead = swept.workerId === null ? undefined : workerHostAndPid(swept.workerId);
     if (dead === undefined || dead.host !== hostname() || dead.pid === process.pid || processExists(dead.pid)) return;
-    const line = attemptLine(swept.attempt, `lost: its worker ${swept.workerId} is gone and its lease ran out: ${SWEPT_WORDS[swept.state](swept.attempt, swept.maxAttempts)}, by worker ${ownId}`);
+    const line = attemptLine(swept.attempt, `lost: its worker ${swept.workerId} is gone and its lease ran out: ${SWEPT_WORDS[swept.state](swept.attempt, swept.maxAttempts, swept.runStopped)}, by worker ${ownId}`);
     endLog(swept.runId, swept.key, line, true);
   };
   /** Appends an attempt's closing line to a task's log under this worker's --log-dir; one that fails is noted (unless `ifThere`: a log not there is another folder's). */
@@ -418,10 +418,17 @@ const LEASE_LOST_WORDS: Record<LeaseLost, string> = {
 };
 
 /** What a sweep made of a task whose lease expired, in its `sweep` line. */
-const SWEPT_WORDS: Record<SweptTask["state"], (attempt: number, maxAttempts: number) => string> = {
+/** What a lease given back became, in a `release` line's words. */
+const RELEASED_WORDS: Record<"queued" | "requested" | "run-stopped", string> = {
+  queued: "lease given back for another worker",
+  requested: "cancelled, as requested",
+  "run-stopped": "cancelled, as its run was stopped",
+};
+
+const SWEPT_WORDS: Record<SweptTask["state"], (attempt: number, maxAttempts: number, runStopped?: boolean) => string> = {
   queued: (attempt, maxAttempts) => `queued again (attempt ${attempt + 1}/${maxAttempts} next)`,
   failed: (attempt, maxAttempts) => `FAILED (no attempts left: ${attempt}/${maxAttempts})`,
-  cancelled: () => "cancelled, as requested",
+  cancelled: (_attempt, _maxAttempts, runStopped) => (runStopped === true ? "cancelled, as its run was stopped" : "cancelled, as requested"),
 };
 
 /**
@@ -471,8 +478,14 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
     case "released":
       // How taskq's SIGKILL ended the attempt, where it did (a second signal), as the task's log says it.
       print(
-        { event: "released", runId: event.task.runId, id: event.task.key, ...(event.killed === undefined ? {} : { killed: event.killed }), ...(event.cancelled === true ? { cancelled: true } : {}) },
-        `release ${event.task.runId}/${event.task.key}: ${event.cancelled === true ? "cancelled, as its run stops with this process" : "lease given back for another worker"}${event.killed === undefined ? "" : ` (${event.killed})`}`,
+        {
+          event: "released",
+          runId: event.task.runId,
+          id: event.task.key,
+          ...(event.killed === undefined ? {} : { killed: event.killed }),
+          ...(event.cancelled === undefined ? {} : { cancelled: true, ...(event.cancelled === "run-stopped" ? { runStopped: true } : {}) }),
+        },
+        `release ${event.task.runId}/${event.task.key}: ${RELEASED_WORDS[event.cancelled ?? "queued"]}${event.killed === undefined ? "" : ` (${event.killed})`}`,
       );
       return;
     case "late-lease": {
@@ -495,9 +508,9 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       print({ event: "cancel-requested", runId: event.task.runId, id: event.task.key }, `cancel  ${event.task.runId}/${event.task.key}: cancel requested; killing the task`);
       return;
     case "orphans-recovered": {
-      const tasks = event.tasks.map(({ runId, key, attempt, maxAttempts, state, error }) => ({ runId, id: key, attempt, maxAttempts, state, error }));
+      const tasks = event.tasks.map(({ runId, key, attempt, maxAttempts, state, error, runStopped }) => ({ runId, id: key, attempt, maxAttempts, state, error, ...(runStopped ? { runStopped } : {}) }));
       // One line per task: which one a dead or stalled worker left, and what became of it.
-      const lines = event.tasks.map(({ runId, key, attempt, maxAttempts, state, error }) => `sweep   ${runId}/${key}: ${oneLine(error)}: ${SWEPT_WORDS[state](attempt, maxAttempts)}`);
+      const lines = event.tasks.map(({ runId, key, attempt, maxAttempts, state, error, runStopped }) => `sweep   ${runId}/${key}: ${oneLine(error)}: ${SWEPT_WORDS[state](attempt, maxAttempts, runStopped)}`);
       print({ event: "orphans-recovered", count: event.count, tasks }, lines.join(`\n${clock()} `));
       return;
     }

@@ -81,6 +81,21 @@ describe("formatSummary", () => {
     expect(formatSummary(summary([], []), colors)).not.toContain("Running");
   });
 
+  it("says of a running task whose lease ran out what a sweep does with it: queued again, or cancelled where a cancel was asked for or its run was stopped", async () => {
+    const colors = await createColors({ color: false, isTTY: false });
+    const base = { attempt: 1, maxAttempts: 3, workerId: "host-a:123", runningMs: 7_500, leaseExpiredMs: 2_500 };
+    const running: NonNullable<RunSummary["running"]> = [
+      { id: "plain", ...base },
+      { id: "asked", ...base, cancelRequested: true },
+      { id: "stopped", ...base, runStopped: true },
+    ];
+    const text = formatSummary({ ...summary([], []), counts: { ...summary([], []).counts, RUNNING: 3 }, running }, colors);
+    const gone = "its lease ran out 2.5s ago (the worker is gone or stalled): a worker's sweep";
+    expect(text).toContain(`  ▶ plain: attempt 1/3 on host-a:123, for 7.5s; ${gone} queues it again\n`);
+    expect(text).toContain(`  ▶ asked: attempt 1/3 on host-a:123, for 7.5s, cancel requested; ${gone} cancels it\n`);
+    expect(text).toContain(`  ▶ stopped: attempt 1/3 on host-a:123, for 7.5s, its run stopped; ${gone} cancels it\n`);
+  });
+
   it("says a wall time past a minute in minutes, whole seconds or not (not 512s beside 8m30.6s)", async () => {
     const colors = await createColors({ color: false, isTTY: false });
     const wall = (wallMs: number): string => /Summary: .* in (\S+)\n/.exec(formatSummary({ ...summary([], []), wallMs }, colors))?.[1] ?? "";

@@ -539,7 +539,7 @@ describe("taskq run --store", () => {
     run.child.kill("SIGTERM");
     const result = await run.done;
     expect(result.code).toBe(143);
-    expect(result.stdout).toContain(`release ${runId}/only: cancelled, as its run stops with this process\n`);
+    expect(result.stdout).toContain(`release ${runId}/only: cancelled, as its run was stopped\n`);
     // Nothing was left for the run's last cancel.
     expect(result.stdout).not.toContain(`run ${runId} stopped:`);
     expect(result.stdout).toContain("Cancelled (1):\n  - only: aborted by shutdown\n");
@@ -685,7 +685,7 @@ describe("taskq run --store", () => {
     expect(result.stderr).toBe("");
     // At the signal, what waits; as it is given back, what ran.
     expect(result.stdout).toContain(`run ${runId} stopping: cancelled 2 tasks that had not started\n`);
-    expect(result.stdout).toContain(`release ${runId}/first: cancelled, as its run stops with this process\n`);
+    expect(result.stdout).toContain(`release ${runId}/first: cancelled, as its run was stopped\n`);
     expect(result.stdout.indexOf(`run ${runId} stopping:`)).toBeLessThan(result.stdout.indexOf(`release ${runId}/first`));
     expect(result.stdout).not.toContain(`run ${runId} stopped:`);
     expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 3 cancelled in \S+ \(interrupted by SIGINT\)/);

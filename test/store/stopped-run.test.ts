@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { schemaNames } from "../../src/store/postgres/names.js";
+import { sweepExpiredLeases } from "../../src/store/postgres/sweep.js";
 import { task, useStoreSchema, workflow } from "./helpers.js";
 
 /**
@@ -32,6 +34,8 @@ describe("a task of a stopped run", () => {
     const { runId, token } = await leasedWithDependent(2);
     // The cancel at the signal: what waits (d), and a marked as running.
     expect(await fixture.store.cancelRun(runId, undefined, { shutdown: { aborted: [], waitingOnly: true } })).toMatchObject({ cancelled: ["d"], cancelRequested: [] });
+    // status says so of it while it runs.
+    expect((await rowsOf(runId)).get("a")).toMatchObject({ state: "running", runStopped: true });
     expect(await fixture.store.complete(token, { kind: "failure", error: "exited with code 1", exitCode: 1 })).toMatchObject({ state: "cancelled" });
     const rows = await rowsOf(runId);
     expect(rows.get("a")).toMatchObject({ state: "cancelled", attempts: 1, cancelReason: "shutdown: not retried (attempt 1 failed: exited with code 1)" });
@@ -41,8 +45,8 @@ describe("a task of a stopped run", () => {
   it("marked at the signal, then given back by another worker's own stop: cancelled, not queued again for a third", async () => {
     const { runId, token } = await leasedWithDependent();
     await fixture.store.cancelRun(runId, undefined, { shutdown: { aborted: [], waitingOnly: true } });
-    // A plain release, as `taskq worker` stopping by a signal of its own gives its tasks back.
-    expect(await fixture.store.release(token)).toBe(true);
+    // A plain release, as `taskq worker` stopping by a signal of its own gives its tasks back: told as what became of it.
+    expect(await fixture.store.releaseAs(token)).toBe("run-stopped");
     expect((await rowsOf(runId)).get("a")).toMatchObject({ state: "cancelled", attempts: 0, cancelReason: "aborted by shutdown" });
     expect(await fixture.store.lease("w2", 5, 30_000, { runId })).toEqual([]);
   });
@@ -51,14 +55,43 @@ describe("a task of a stopped run", () => {
     const { runId } = await leasedWithDependent(2, 200);
     await fixture.store.cancelRun(runId, undefined, { shutdown: { aborted: [], waitingOnly: true } });
     await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(await fixture.store.sweepOrphans()).toBe(1);
+    // Told as its run's stop, not as a cancel someone asked for.
+    const client = await fixture.store.pool.connect();
+    try {
+      expect(await sweepExpiredLeases(client, schemaNames(fixture.schema))).toEqual([expect.objectContaining({ key: "a", state: "cancelled", runStopped: true })]);
+    } finally {
+      client.release();
+    }
     expect((await rowsOf(runId)).get("a")).toMatchObject({ state: "cancelled", cancelReason: "aborted by shutdown" });
     expect(await fixture.store.lease("w2", 5, 30_000, { runId })).toEqual([]);
   });
 
+  it("a run given work again while a task its stop marked still runs (its run --store killed before its last cancel): that task is asked to stop, and its end cancels none of the new work", async () => {
+    const { store } = fixture;
+    // "a" runs on; "f" fails, which cancels "g"; the run is stopped.
+    const runId = await store.submitRun(workflow([task("a", { retries: 2, priority: "high" }), task("f"), task("g", { dependsOn: ["f"] })]));
+    const leased = await store.lease("w", 2, 30_000, { runId });
+    const tokenOf = (key: string): string => leased.find((row) => row.key === key)!.leaseToken;
+    await store.complete(tokenOf("f"), { kind: "failure", error: "exited with code 3", exitCode: 3 });
+    await store.cancelRun(runId, undefined, { shutdown: { aborted: [], waitingOnly: true } });
+    // The dead letter redriven: "f" queued, "g" blocked on it again.
+    expect(await store.redrive(runId, "f")).toMatchObject({ reblocked: ["g"] });
+    expect(await store.complete(tokenOf("a"), { kind: "failure", error: "exited with code 1", exitCode: 1 })).toMatchObject({ state: "cancelled" });
+    const rows = await rowsOf(runId);
+    expect(rows.get("a")).toMatchObject({ state: "cancelled", cancelReason: "aborted by shutdown" });
+    expect(rows.get("f")).toMatchObject({ state: "queued" });
+    expect(rows.get("g")).toMatchObject({ state: "blocked" });
+    // Tasks added by a submit of the same run are left alone too.
+    const [again] = await store.lease("w", 1, 30_000, { runId });
+    await store.cancelRun(runId, undefined, { shutdown: { aborted: [], waitingOnly: true } });
+    await store.submit(workflow([task("a"), task("f"), task("g", { dependsOn: ["f"] }), task("h")]), { runId });
+    await store.release(again!.leaseToken);
+    expect((await rowsOf(runId)).get("h")).toMatchObject({ state: "queued" });
+  });
+
   it("of a run not stopped: a release queues it again and a failure is retried, as ever", async () => {
     const first = await leasedWithDependent();
-    expect(await fixture.store.release(first.token)).toBe(true);
+    expect(await fixture.store.releaseAs(first.token)).toBe("queued");
     expect((await rowsOf(first.runId)).get("a")).toMatchObject({ state: "queued", attempts: 0 });
     const second = await leasedWithDependent(2);
     expect(await fixture.store.complete(second.token, { kind: "failure", error: "exited with code 1", exitCode: 1 })).toMatchObject({ state: "queued" });

@@ -177,9 +177,9 @@ describe("PostgresWorker", () => {
     });
     // The handler's end comes with the worker's own release of its lease (the first release asked for), whose reply is
     // slow: slower than the worker waits for it at first (2 s), so the handler's end comes well before the news.
-    const release = store.release.bind(store);
+    const release = store.releaseAs.bind(store);
     let releases = 0;
-    store.release = async (token: string) => {
+    store.releaseAs = async (token: string) => {
       releases++;
       if (releases > 1) return release(token);
       finish();
@@ -187,7 +187,7 @@ describe("PostgresWorker", () => {
       await sleep(2_500);
       return released;
     };
-    onTestFinished(() => void delete (store as Partial<PostgresStore>).release);
+    onTestFinished(() => void delete (store as Partial<PostgresStore>).releaseAs);
     let started = false;
     const worker = startWorker(
       async (_leased, context) => {

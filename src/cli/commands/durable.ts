@@ -617,6 +617,7 @@ function runningLines(status: RunStatus): NonNullable<RunSummary["running"]> {
       ...workerFields(t.workerId),
       runningMs: t.runningMs ?? 0,
       ...(t.cancelRequested === true ? { cancelRequested: true as const } : {}),
+      ...(t.runStopped === true ? { runStopped: true as const } : {}),
       ...(t.leaseExpiredMs === undefined ? {} : { leaseExpiredMs: t.leaseExpiredMs }),
       ...(t.liveTail === undefined ? {} : { lastLines: t.liveTail }),
     }))

@@ -71,8 +71,8 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
       const worker = task.workerId === null ? "" : ` on ${safe(task.workerId)}`;
       // A lease run out: its worker is gone or stalled, and nothing runs the task until a worker's sweep takes it up.
       // A cancel asked for is what the sweep honours first (see sweepExpiredLeases).
-      const next = task.cancelRequested === true ? "cancels it" : task.attempt < task.maxAttempts ? "queues it again" : "ends it (no attempts left)";
-      const cancelling = task.cancelRequested === true ? c.yellow(", cancel requested") : "";
+      const next = task.cancelRequested === true || task.runStopped === true ? "cancels it" : task.attempt < task.maxAttempts ? "queues it again" : "ends it (no attempts left)";
+      const cancelling = task.cancelRequested === true ? c.yellow(", cancel requested") : task.runStopped === true ? c.yellow(", its run stopped") : "";
       const expired = task.leaseExpiredMs === undefined ? "" : c.yellow(`; its lease ran out ${formatWall(task.leaseExpiredMs)} ago (the worker is gone or stalled): a worker's sweep ${next}`);
       out.push(`  ${c.cyan("▶")} ${c.bold(task.id)}: attempt ${task.attempt}/${task.maxAttempts}${worker}, for ${formatWall(task.runningMs)}${cancelling}${expired}`);
       const lines = task.lastLines?.slice(-RUNNING_LINES_SHOWN) ?? [];

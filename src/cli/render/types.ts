@@ -77,6 +77,8 @@ export interface RunningLine {
   runningMs: number;
   /** Its cancel was asked for: its worker stops it at its next heartbeat; a sweep cancels it once its lease has run out. */
   cancelRequested?: true;
+  /** Its run was stopped by `run --store` (JSON `runStopped`): however it ends, it is cancelled, not retried nor queued again. */
+  runStopped?: true;
   /** How long ago its lease ran out, where it has: no worker runs it, whatever the database still says. */
   leaseExpiredMs?: number;
   /** Its last lines so far, as its worker's last heartbeat stored them: none before the first. */

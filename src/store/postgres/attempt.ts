@@ -2,6 +2,7 @@ import { isShutdownStop } from "../../engine/errors.js";
 import { TaskqError } from "../../errors.js";
 import { killOf, NotSpawnedError, sigkillWords } from "../../handlers/errors.js";
 import { formatDuration } from "../../handlers/format-duration.js";
+import type { ReleaseEnd } from "./complete.js";
 import { LongTimer } from "./long-timer.js";
 import { abortCode, failureOutcome } from "./outcome.js";
 import type { PostgresStore } from "./store.js";
@@ -162,8 +163,9 @@ export class Attempt {
    */
   #release(): Promise<boolean> {
     const stop = this.#options.givenBackCancelled() ? { started: !this.#notSpawned, killed: this.#killed } : undefined;
-    this.#releasing ??= this.#options.store.release(this.task.leaseToken, stop).then(
-      (released) => {
+    this.#releasing ??= this.#options.store.releaseAs(this.task.leaseToken, stop).then(
+      (ended) => {
+        const released = ended !== false;
         // Answered: the token owns nothing now (given back, or the task had ended or been taken over).
         this.#settled = true;
         if (released) {
@@ -172,7 +174,7 @@ export class Attempt {
           // One whose command the stop kept from spawning has no lines: it was never cut short.
           const tail = this.#notSpawned ? {} : { tail: this.#lastLines() };
           const killed = this.#killed === undefined ? {} : { killed: this.#killed };
-          this.#options.emit({ type: "released", task: this.task, ...tail, ...killed, ...(stop === undefined ? {} : { cancelled: true as const }) });
+          this.#options.emit({ type: "released", task: this.task, ...tail, ...killed, ...cancelledAs(ended) });
         }
         return released;
       },
@@ -363,4 +365,9 @@ export class Attempt {
     // Ran out: another worker may have the task now, or no one; the record tells (see #record).
     if (why === "taken") this.#options.onLeaseLost();
   }
+}
+
+/** The `cancelled` of a `released` event, where the lease given back was cancelled, not queued again. */
+export function cancelledAs(ended: ReleaseEnd | false): { cancelled?: "requested" | "run-stopped" } {
+  return ended === "cancelled" ? { cancelled: "requested" } : ended === "run-stopped" ? { cancelled: "run-stopped" } : {};
 }

@@ -243,3 +243,16 @@ export async function cancelWaitingOfStoppedRun(client: pg.ClientBase, names: Sc
   );
   if (waiting.rows.length > 0) await cancelAtShutdown(client, names, waiting.rows, { aborted: [], waitingOnly: true });
 }
+
+/**
+ * For a run given work again (tasks added by a submit, a task redriven) while tasks a stop marked still run
+ * (its `run --store` killed before its last cancel): those are asked to stop, as that cancel would have asked
+ * them, so that no mark ends the new work (cancelWaitingOfStoppedRun would cancel it as the old stop's).
+ */
+export async function endStopMarks(client: pg.ClientBase, names: SchemaNames, runId: string): Promise<void> {
+  await client.query(
+    `UPDATE ${names.tasks} SET cancel_requested = true
+      WHERE run_id = $1 AND state = 'running' AND cancel_kind = 'shutdown' AND NOT cancel_requested`,
+    [runId],
+  );
+}

@@ -155,15 +155,21 @@ export interface StopCancel {
  * Gives a lease back on graceful shutdown: the task is queued again at once and
  * the interrupted attempt is not counted (the task did not fail; the worker
  * left). A task with a pending cancel request is cancelled instead, and so is
- * every task given back with `stop` (see StopCancel). Returns the task's run
- * id, or undefined when the token no longer owns the task.
+ * every task given back with `stop` or of a run stopped (see StopCancel). Returns the task's run
+ * id and what became of it, or undefined when the token no longer owns the task.
  */
-export async function releaseLease(client: pg.ClientBase, names: SchemaNames, token: string, reason = RELEASED, stop?: StopCancel): Promise<string | undefined> {
+export async function releaseLease(
+  client: pg.ClientBase,
+  names: SchemaNames,
+  token: string,
+  reason = RELEASED,
+  stop?: StopCancel,
+): Promise<{ runId: string; ended: ReleaseEnd } | undefined> {
   const row = await lockOwned(client, names, token);
   if (row === undefined) return undefined;
   if (row.cancel_requested) {
     await finalizeTask(client, names, row, "cancelled", runningCancel(row));
-    return row.run_id;
+    return { runId: row.run_id, ended: "cancelled" };
   }
   // Given back by this run's own stopping worker (`stop`), or by any worker once its run was stopped (marked
   // at the signal: an attempt it ran, cut short by its own stop).
@@ -180,7 +186,7 @@ export async function releaseLease(client: pg.ClientBase, names: SchemaNames, to
         ? { cancelReason: notStartedReason(counted.rows[0]!), cancelKind: "shutdown" as const, cancelledRunning: false }
         : runningCancel({ cancel_kind: "shutdown" }, undefined, stop?.killed);
     await finalizeTask(client, names, row, "cancelled", details);
-    return row.run_id;
+    return { runId: row.run_id, ended: "run-stopped" };
   }
   await client.query(
     `UPDATE ${names.tasks}
@@ -190,8 +196,11 @@ export async function releaseLease(client: pg.ClientBase, names: SchemaNames, to
     [row.id, reason],
   );
   await notifyWorkers(client, names, row.run_id);
-  return row.run_id;
+  return { runId: row.run_id, ended: "queued" };
 }
+
+/** What a lease given back became: queued again, cancelled as its cancel asked, or cancelled as its run was stopped. */
+export type ReleaseEnd = "queued" | "cancelled" | "run-stopped";
 
 /**
  * Gives back, as releaseLease does (the attempt not counted), every task running in the name of

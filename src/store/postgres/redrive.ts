@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
+import { endStopMarks } from "./cancel.js";
 import { cancelDependents, cancelDependentsOfCancelAsked, notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { taskNotFound } from "./status.js";
@@ -41,6 +42,7 @@ export async function redriveTask(client: pg.ClientBase, names: SchemaNames, run
       WHERE id = $1`,
     [task.id],
   );
+  await endStopMarks(client, names, runId);
   // In submission order: an UPDATE returns its rows in whatever order it met them.
   const reblocked = await client.query<{ key: string }>(
     `WITH reblocked AS (

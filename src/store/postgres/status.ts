@@ -68,6 +68,8 @@ function toStatus(row: StatusRow): TaskStatusRow {
     ...(row.lease_expired_ms != null ? { leaseExpiredMs: Math.max(0, Math.round(row.lease_expired_ms)) } : {}),
     ...(row.live_tail != null && row.live_tail.length > 0 ? { liveTail: row.live_tail } : {}),
     ...(row.cancel_requested === true ? { cancelRequested: true as const } : {}),
+    // Marked by a stopped `run --store` (see ShutdownCancel.waitingOnly): however it ends, it is cancelled.
+    ...(row.state === "running" && row.cancel_kind === "shutdown" && row.cancel_requested !== true ? { runStopped: true as const } : {}),
   };
 }
 

@@ -4,7 +4,7 @@ import { applicationName } from "./application-name.js";
 import { TaskqError } from "../../errors.js";
 import { isRunId, RUN_ID_EXPECTED } from "../../run-id.js";
 import { cancelTasks, type CancelResult, type ShutdownCancel } from "./cancel.js";
-import { completeAttempt, completeSuccess, readRecordedEnd, releaseLease, releaseStrays, type StopCancel } from "./complete.js";
+import { completeAttempt, completeSuccess, readRecordedEnd, releaseLease, releaseStrays, type ReleaseEnd, type StopCancel } from "./complete.js";
 import { completeAndLease, type CompleteAndLeaseResult, type EndedAttempt } from "./complete-and-lease.js";
 import { refreshRunState, settleRuns } from "./graph.js";
 import { leaseTasks, nextRunnableDelay, renewLease } from "./lease.js";
@@ -308,10 +308,15 @@ export class PostgresStore {
    * it as its run's shutdown instead (see StopCancel).
    */
   async release(token: string, stop?: StopCancel): Promise<boolean> {
+    return (await this.releaseAs(token, stop)) !== false;
+  }
+
+  /** As release does, saying what became of the task (see ReleaseEnd); false when the token owned nothing. */
+  async releaseAs(token: string, stop?: StopCancel): Promise<ReleaseEnd | false> {
     return this.#guard("release", async () => {
-      const runId = await inTransaction(this.pool, (client) => releaseLease(client, this.#names, token, undefined, stop));
-      if (runId !== undefined) await refreshRunState(this.pool, this.#names, runId);
-      return runId !== undefined;
+      const released = await inTransaction(this.pool, (client) => releaseLease(client, this.#names, token, undefined, stop));
+      if (released !== undefined) await refreshRunState(this.pool, this.#names, released.runId);
+      return released?.ended ?? false;
     });
   }
 

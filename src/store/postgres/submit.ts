@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
+import { endStopMarks } from "./cancel.js";
 import { dependencyReason, notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { storableText } from "./text.js";
@@ -256,6 +257,7 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
   const done = { added: fresh.length, kept: resubmitted.length, changed, created: isNew };
   if (isNew) return { ...done, settle: !fresh.some((row) => row.state !== "cancelled") };
   const requeued = await updateQueued(client, names, runId, resubmitted);
+  if (fresh.length > 0 || requeued > 0) await endStopMarks(client, names, runId);
   await client.query(
     `UPDATE ${names.runs} SET state = 'running', finished_at = NULL
       WHERE id = $1 AND state <> 'running'

@@ -31,8 +31,10 @@ export interface SweptTask {
   maxAttempts: number;
   /** The worker that held the lease (null when unknown). */
   workerId: string | null;
-  /** Queued again (an attempt left), failed (none left) or cancelled (a cancel was asked for). */
+  /** Queued again (an attempt left), failed (none left) or cancelled (a cancel was asked for, or its run was stopped: `runStopped`). */
   state: "queued" | "failed" | "cancelled";
+  /** Cancelled because `run --store` stopped its run (marked at the signal), not on a request. */
+  runStopped?: true;
   /** The attempt's error as recorded: "lease expired (worker W, attempt N)". */
   error: string;
 }
@@ -71,9 +73,11 @@ export async function sweepExpiredLeases(
     // One of a stopped run (marked at its signal): cancelled as its shutdown, not run again.
     const cancelled = row.cancel_requested || row.cancel_kind === "shutdown";
     const state = cancelled ? "cancelled" : row.attempts >= row.max_attempts ? "failed" : "queued";
-    swept.push({ runId: row.run_id, key: row.key, attempt: row.attempts, maxAttempts: row.max_attempts, workerId: row.worker_id, state, error: reason });
+    const runStopped = row.cancel_kind === "shutdown" && !row.cancel_requested ? { runStopped: true as const } : {};
+    swept.push({ runId: row.run_id, key: row.key, attempt: row.attempts, maxAttempts: row.max_attempts, workerId: row.worker_id, state, error: reason, ...runStopped });
     if (cancelled) {
-      if (row.cancel_kind === "shutdown") await cancelWaitingOfStoppedRun(client, names, row.run_id);
+      // Marked by a stop (no cancel asked for since): what waits is the stop's too. One asked to stop is a cancel's alone.
+      if (!row.cancel_requested) await cancelWaitingOfStoppedRun(client, names, row.run_id);
       await finalizeTask(client, names, row, "cancelled", { attempt, ...runningCancel(row) });
     } else if (row.attempts >= row.max_attempts) {
       await finalizeTask(client, names, row, "failed", { attempt });

@@ -109,6 +109,8 @@ export interface TaskStatusRow {
   liveTail?: string[];
   /** A running task whose cancel was asked for (status only): its worker stops it at its next heartbeat, or a sweep cancels it. */
   cancelRequested?: true;
+  /** A running task whose run `run --store` stopped (status only): not retried, nor queued again, however it ends; a sweep cancels it. */
+  runStopped?: true;
 }
 
 export interface DeadLetter extends TaskStatusRow {

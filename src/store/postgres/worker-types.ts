@@ -45,9 +45,10 @@ export type WorkerEvent =
    * back, the last lines it wrote (none where it wrote none); absent for a lease never started, or one whose command the
    * stop kept from spawning (the handler threw NotSpawnedError). `killed`: how taskq's
    * SIGKILL ended that attempt, in words, where it did (a second Ctrl-C's: "killed with SIGKILL at once, ...").
-   * `cancelled`: not queued again but cancelled as its run's shutdown (see PostgresWorker.cancelWhatIsGivenBack).
+   * `cancelled`: not queued again but cancelled, as its cancel asked ("requested") or as its run was stopped
+   * ("run-stopped": by its own `run --store`, see PostgresWorker.cancelWhatIsGivenBack, or marked by one).
    */
-  | { type: "released"; task: LeasedTask; tail?: string[]; killed?: string; cancelled?: true }
+  | { type: "released"; task: LeasedTask; tail?: string[]; killed?: string; cancelled?: "requested" | "run-stopped" }
   /**
    * Leased by a round trip whose answer came only once the lease had run out on this machine's clock
    * (`roundTripMs` >= `leaseMs`: this process stalled, or the statement waited on the database): not

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Server } from "node:http";
-import { Attempt } from "./attempt.js";
+import { Attempt, cancelledAs } from "./attempt.js";
 import { Deadline } from "./long-timer.js";
 import { serveMetrics } from "./metrics-server.js";
 import type { PostgresStore } from "./store.js";
@@ -420,10 +420,9 @@ export class PostgresWorker {
   /** Releases a lease never started: the task is queued again at once, its attempt not counted (or cancelled: see cancelWhatIsGivenBack). */
   async #giveBack(task: LeasedTask): Promise<void> {
     try {
-      const cancelled = this.#givenBackCancelled;
-      const released = await this.#options.store.release(task.leaseToken, cancelled ? { started: false } : undefined);
+      const ended = await this.#options.store.releaseAs(task.leaseToken, this.#givenBackCancelled ? { started: false } : undefined);
       this.#dbAnswered("release");
-      if (released) this.#emit({ type: "released", task, ...(cancelled ? { cancelled: true as const } : {}) });
+      if (ended !== false) this.#emit({ type: "released", task, ...cancelledAs(ended) });
     } catch (error) {
       this.#dbError("release", error, false);
       this.#leftBehind.push(task);
