@@ -18,7 +18,7 @@ import {
   type OutputSink,
   type ShellTask,
 } from "../handlers/index.js";
-import type { LeasedTask, LeaseLost, Outcome, PostgresStore, PostgresWorker, SweptTask, WorkerEvent } from "../store/postgres/index.js";
+import type { LeasedTask, LeaseLost, Outcome, PostgresStore, PostgresWorker, ReleaseEnd, SweptTask, WorkerEvent } from "../store/postgres/index.js";
 import { processExists } from "../process-exists.js";
 import { workerHostAndPid } from "../store/postgres/worker-id.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "./output.js";
@@ -417,18 +417,18 @@ const LEASE_LOST_WORDS: Record<LeaseLost, string> = {
   unreachable: "lease could not be renewed",
 };
 
-/** What a sweep made of a task whose lease expired, in its `sweep` line. */
-/** What a lease given back became, in a `release` line's words. */
-const RELEASED_WORDS: Record<"queued" | "requested" | "run-stopped", string> = {
+/** What a lease given back became (see ReleaseEnd), in a `release` line's words. */
+const RELEASED_WORDS: Record<ReleaseEnd, string> = {
   queued: "lease given back for another worker",
   requested: "cancelled, as requested",
   "run-stopped": "cancelled, as its run was stopped",
 };
 
+/** What a sweep made of a task whose lease expired, in its `sweep` line. */
 const SWEPT_WORDS: Record<SweptTask["state"], (attempt: number, maxAttempts: number, runStopped?: boolean) => string> = {
   queued: (attempt, maxAttempts) => `queued again (attempt ${attempt + 1}/${maxAttempts} next)`,
   failed: (attempt, maxAttempts) => `FAILED (no attempts left: ${attempt}/${maxAttempts})`,
-  cancelled: (_attempt, _maxAttempts, runStopped) => (runStopped === true ? "cancelled, as its run was stopped" : "cancelled, as requested"),
+  cancelled: (_attempt, _maxAttempts, runStopped) => RELEASED_WORDS[runStopped === true ? "run-stopped" : "requested"],
 };
 
 /**

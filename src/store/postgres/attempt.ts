@@ -368,6 +368,6 @@ export class Attempt {
 }
 
 /** The `cancelled` of a `released` event, where the lease given back was cancelled, not queued again. */
-export function cancelledAs(ended: ReleaseEnd | false): { cancelled?: "requested" | "run-stopped" } {
-  return ended === "cancelled" ? { cancelled: "requested" } : ended === "run-stopped" ? { cancelled: "run-stopped" } : {};
+export function cancelledAs(ended: ReleaseEnd | false): { cancelled?: Exclude<ReleaseEnd, "queued"> } {
+  return ended === false || ended === "queued" ? {} : { cancelled: ended };
 }

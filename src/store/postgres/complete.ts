@@ -169,7 +169,7 @@ export async function releaseLease(
   if (row === undefined) return undefined;
   if (row.cancel_requested) {
     await finalizeTask(client, names, row, "cancelled", runningCancel(row));
-    return { runId: row.run_id, ended: "cancelled" };
+    return { runId: row.run_id, ended: "requested" };
   }
   // Given back by this run's own stopping worker (`stop`), or by any worker once its run was stopped (marked
   // at the signal: an attempt it ran, cut short by its own stop).
@@ -199,8 +199,8 @@ export async function releaseLease(
   return { runId: row.run_id, ended: "queued" };
 }
 
-/** What a lease given back became: queued again, cancelled as its cancel asked, or cancelled as its run was stopped. */
-export type ReleaseEnd = "queued" | "cancelled" | "run-stopped";
+/** What a lease given back became: queued again, or cancelled, as its cancel asked or as its run was stopped. */
+export type ReleaseEnd = "queued" | "requested" | "run-stopped";
 
 /**
  * Gives back, as releaseLease does (the attempt not counted), every task running in the name of

@@ -12,6 +12,7 @@
  */
 export { backoffDelay, type BackoffPolicy } from "./backoff.js";
 export type { CancelResult, RunningTarget, ShutdownCancel } from "./cancel.js";
+export type { ReleaseEnd, StopCancel } from "./complete.js";
 export type { CompleteAndLeaseResult, EndedAttempt } from "./complete-and-lease.js";
 export { serveMetrics, metricsPort } from "./metrics-server.js";
 export { migrate, LATEST_MIGRATION } from "./migrations.js";
