@@ -104,7 +104,8 @@ const WITHOUT_OUTPUT_FLAG = new Set(["list", "graph", "schema", "help"]);
 
 /**
  * Whether the command line asks for `--output json` (as commander reads it: `--output json`,
- * `--output=json` or `--json`, the last one given winning, as in a run: `--output json --output plain` is plain).
+ * `--output=json` or `--json`, the last --output given winning, as in a run: `--output json --output plain` is plain;
+ * a `--json` anywhere asks for JSON).
  */
 function jsonOutput(args: string[]): boolean {
   // These take no --output: theirs is an unknown flag, answered in text alone.
@@ -115,7 +116,8 @@ function jsonOutput(args: string[]): boolean {
     if (arg === "--") break;
     if (arg.startsWith("--output=")) mode = arg.slice("--output=".length);
     else if (arg === "--output") mode = args[++index];
-    else if (arg === "--json") mode = "json";
+    // --json asks for records whatever --output says besides (`--json --output jsno` is a usage error, told as a record).
+    else if (arg === "--json") return true;
   }
   return mode === "json";
 }

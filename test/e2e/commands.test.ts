@@ -433,8 +433,16 @@ describe("taskq commands", () => {
     expect(JSON.parse((await runCli(["validate", ws.file, "--json"])).stdout)).toMatchObject({ event: "valid", tasks: 1 });
     await rm(path.join(ws.dir, "ran"));
     for (const other of ["plain", "tty"]) {
-      expect(await runCli(["run", "--json", "--output", other, ws.file], { cwd: ws.dir })).toMatchObject({ code: 2, stdout: "", stderr: `taskq: --json is --output json, and --output ${other} was given too: give one\n` });
+      const result = await runCli(["run", "--json", "--output", other, ws.file], { cwd: ws.dir });
+      const message = `--json is --output json, and --output ${other} was given too: give one`;
+      expect(result).toMatchObject({ code: 2, stderr: `taskq: ${message}\n` });
+      // --json asked for records: the usage error is one, whatever --output said besides.
+      expect(JSON.parse(result.stdout)).toMatchObject({ event: "error", code: "USAGE", exitCode: 2, message });
     }
+    // A mistyped --output with --json: told as a record too.
+    const mistyped = await runCli(["run", "--json", "--output", "jsno", ws.file], { cwd: ws.dir });
+    expect(mistyped).toMatchObject({ code: 2, stderr: 'taskq: --output: "jsno" is not one of auto, tty, plain, json; did you mean "json"?\n' });
+    expect(JSON.parse(mistyped.stdout)).toMatchObject({ event: "error", code: "USAGE", exitCode: 2, message: '--output: "jsno" is not one of auto, tty, plain, json; did you mean "json"?' });
     expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
     // A usage error found before the command runs is a record on stdout, as with --output json.
     expect(JSON.parse((await runCli(["run", "--json", "--bogus", ws.file], { cwd: ws.dir })).stdout)).toMatchObject({ event: "error", code: "USAGE", message: "unknown option '--bogus'" });
