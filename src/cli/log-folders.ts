@@ -2,6 +2,7 @@ import { accessSync, constants, lstatSync, readdirSync, readFileSync, rmdirSync,
 import { hostname } from "node:os";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
+import { escapeControls } from "../escape-controls.js";
 import { makeDirectory } from "../make-directory.js";
 import { processExists, procStatFields } from "../process-exists.js";
 import { folderProblem } from "./folder-problem.js";
@@ -205,7 +206,7 @@ export function pruneLogFolders(root: string, olderThanMs: number, options: { dr
   } catch (error) {
     // A root that does not exist is said, as one that is not a folder is: "nothing to prune" there
     // hid a mistyped --log-dir, or a prune run from another folder than the runs were (a cron job's).
-    throw new TaskqError("LOG_DIR", `cannot read the log folder ${root}: ${folderProblem(error, root)}`, { cause: error, exitCode: 1 });
+    throw new TaskqError("LOG_DIR", `cannot read the log folder ${escapeControls(root)}: ${folderProblem(error, root)}`, { cause: error, exitCode: 1 });
   }
   const host = hostname();
   const runs: string[] = [];

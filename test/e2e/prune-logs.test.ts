@@ -308,6 +308,24 @@ describe("taskq prune --logs", () => {
     expect(await entries(theirs)).toEqual([STAMP, "a.log"]);
   });
 
+  it("names a log folder whose name holds a newline or an escape as escaped text, not as lines or terminal codes", async () => {
+    const ws = await workspace("");
+    const root = path.join(ws.dir, "lo\ngs\u001b[2J");
+    const shown = path.join(ws.dir, "lo\\ngs\\u001b[2J");
+    await folder(path.join(root, "20261101-080000-aaaa"), { "a.log": "old\n" }, 10 * DAY_MS);
+    const dry = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "7d", "--dry-run"], { env: ENV });
+    expect(dry).toMatchObject({ code: 0, stderr: "" });
+    expect(dry.stdout).toMatch(/^would prune 1 run folder last written before \S+:\n {2}\S+\n$/);
+    expect(dry.stdout).toContain(`  ${shown}/20261101-080000-aaaa\n`);
+    const pruned = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "7d"], { env: ENV });
+    expect(pruned.stdout).toContain(`  ${shown}/20261101-080000-aaaa\n`);
+    const none = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "7d"], { env: ENV });
+    expect(none.stdout).toMatch(/^no run folder in \S+ last written before \S+\n$/);
+    expect(none.stdout).toContain(`no run folder in ${shown} last`);
+    const missing = await runCli(["prune", "--logs", "--log-dir", `${root}x`, "--older-than", "7d"], { env: ENV });
+    expect(missing).toMatchObject({ code: 1, stdout: "", stderr: `taskq: cannot read the log folder ${shown}x: no such file or directory (ENOENT)\n` });
+  });
+
   it("refuses an age without a unit, and says what to write; a task's timeout in seconds is as it was", async () => {
     const ws = await workspace("tasks:\n  slow: { run: 'sleep 30', timeout: 1 }\n");
     // Last written a minute ago: `--older-than 30` read as seconds would delete it.

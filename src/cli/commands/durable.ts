@@ -441,22 +441,23 @@ async function pruneLogs(logRoot: string, olderThanMs: number, flags: Flags): Pr
   const { before, runs, failed, inUse } = pruneLogFolders(logRoot, olderThanMs, { dryRun });
   // A folder that could not be deleted, or not read (another user's, in a root users share), is
   // said on stderr and makes the exit 1; the others were pruned all the same, and are listed.
-  for (const { dir, problem, unreadable } of failed) process.stderr.write(`taskq: cannot ${unreadable ? "read" : "delete"} ${dir}: ${problem}\n`);
+  // Paths are escaped as everywhere: a newline or an escape in a folder's name is shown, not obeyed.
+  for (const { dir, problem, unreadable } of failed) process.stderr.write(`taskq: cannot ${unreadable ? "read" : "delete"} ${escapeControls(dir)}: ${problem}\n`);
   const code = failed.length === 0 ? 0 : 1;
   const what = `${runs.length} run folder${runs.length === 1 ? "" : "s"} last written before ${before}`;
   if (flags.output === "json") {
     const notDeleted = failed.length === 0 ? {} : { failed: failed.map(({ run, problem, unreadable }) => ({ run, error: unreadable ? `cannot read: ${problem}` : problem })) };
     process.stdout.write(`${toJson({ before, logDir: logRoot, [dryRun ? "wouldPrune" : "pruned"]: runs, ...notDeleted, ...(inUse.length === 0 ? {} : { inUse }) })}\n`);
   } else {
-    if (runs.length > 0) process.stdout.write(`${dryRun ? "would prune" : "pruned"} ${what}:\n${runs.map((id) => `  ${path.join(logRoot, id)}\n`).join("")}`);
-    else if (failed.length === 0 && inUse.length === 0) process.stdout.write(`no run folder in ${logRoot} last written before ${before}\n`);
+    if (runs.length > 0) process.stdout.write(`${dryRun ? "would prune" : "pruned"} ${what}:\n${runs.map((id) => `  ${escapeControls(path.join(logRoot, id))}\n`).join("")}`);
+    else if (failed.length === 0 && inUse.length === 0) process.stdout.write(`no run folder in ${escapeControls(logRoot)} last written before ${before}\n`);
     // Old enough, and kept: "no run folder ... last written before" would be untrue, and a folder that stays a mystery.
     if (inUse.length > 0) {
       const kept = `${inUse.length} run folder${inUse.length === 1 ? "" : "s"} last written before ${before}`;
-      process.stdout.write(`kept ${kept}, in use (a run or worker holds ${inUse.length === 1 ? "it" : "them"}):\n${inUse.map((id) => `  ${path.join(logRoot, id)}\n`).join("")}`);
+      process.stdout.write(`kept ${kept}, in use (a run or worker holds ${inUse.length === 1 ? "it" : "them"}):\n${inUse.map((id) => `  ${escapeControls(path.join(logRoot, id))}\n`).join("")}`);
     }
   }
-  if (!dryRun && runs.length > 0) changeLost(`pruned ${what} in ${logRoot}`);
+  if (!dryRun && runs.length > 0) changeLost(`pruned ${what} in ${escapeControls(logRoot)}`);
   return code;
 }
 
