@@ -85,12 +85,12 @@ export class QueueShutdown {
     // that was not started starts anything. During a hard stop's abortGraceMs, either ends
     // the wait for the aborted handlers, as the signal aborting then does; a deadline passing
     // then does not: the attempts it would abort have been.
-    const stopped = shutdown.watch(options, (cause) => {
-      if (!this.#hardStopped) void this.#hardStop(grace, cause);
+    const stopped = shutdown.watch(options, (cause, signalReason) => {
+      if (!this.#hardStopped) void this.#hardStop(grace, cause, signalReason);
       else if (cause === "signal") this.#endGrace?.();
     });
     if (stopped !== undefined) {
-      if (!this.#hardStopped) void this.#hardStop(grace, stopped);
+      if (!this.#hardStopped) void this.#hardStop(grace, stopped, stopped === "signal" ? options.signal?.reason : undefined);
       else this.#endGrace?.();
     }
     this.#queue.resume();
@@ -108,14 +108,15 @@ export class QueueShutdown {
     }
   }
 
-  async #hardStop(graceMs: number, cause: StopCause): Promise<void> {
+  /** `signalReason`: the aborted signal's reason, the cause of the error the running tasks end with (a caller's `controller.abort(why)`). */
+  async #hardStop(graceMs: number, cause: StopCause, signalReason?: unknown): Promise<void> {
     if (this.#hardStopped || this.#control === undefined) return;
     const { tasks, schedule, finalizer } = this.#queue;
     this.#hardStopped = true;
     this.#drain = false;
     schedule.arm(true);
     this.#cancelNotStarted(cause === "deadline" ? "shutdown: not started before the deadline" : "shutdown: not started before the shutdown signal aborted");
-    const reason = (this.#stopReason = new TaskCancelledError("shutdown", "aborted by shutdown"));
+    const reason = (this.#stopReason = new TaskCancelledError("shutdown", "aborted by shutdown", undefined, cause === "signal" ? { cause: signalReason } : {}));
     const running = tasks.running();
     for (const record of running) record.current?.abort(reason);
     if (tasks.count("RUNNING") > 0 && graceMs > 0) {

@@ -21,10 +21,10 @@ export class ShutdownControl {
 
   /**
    * Arms `hardStop` for when `options.deadline` passes or `options.signal` aborts, telling it
-   * which. Returns which has happened already, arming nothing: the caller stops at once.
+   * which (and the signal's reason). Returns which has happened already, arming nothing: the caller stops at once.
    * Throws INVALID_OPTION for a deadline that is not a time (NaN, an invalid Date).
    */
-  watch(options: ShutdownOptions, hardStop: (cause: StopCause) => void): StopCause | undefined {
+  watch(options: ShutdownOptions, hardStop: (cause: StopCause, signalReason?: unknown) => void): StopCause | undefined {
     const ms = deadlineMs(options.deadline);
     const { signal } = options;
     if (signal?.aborted === true) return "signal";
@@ -34,7 +34,7 @@ export class ShutdownControl {
       this.#cleanups.push(() => timer.clear());
     }
     if (signal !== undefined && signal !== null) {
-      const onAbort = (): void => hardStop("signal");
+      const onAbort = (): void => hardStop("signal", signal.reason);
       signal.addEventListener("abort", onAbort, { once: true });
       this.#cleanups.push(() => signal.removeEventListener("abort", onAbort));
     }

@@ -369,6 +369,31 @@ describe("shutdown", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it("a shutdown signal's own reason is the cause of the error its running tasks end with; a deadline's stop has none", async () => {
+    const { queue } = makeQueue();
+    const controller = new AbortController();
+    queue.submit({ id: "a", type: "hang" });
+    const done = queue.shutdown({ signal: controller.signal, deadline: 10_000 });
+    const why = new Error("the CI job was cancelled");
+    controller.abort(why);
+    await expect(done).resolves.toEqual({ hardStopped: true });
+    const error = queue.get("a")!.error as TaskCancelledError;
+    expect(error).toMatchObject({ code: "SHUTDOWN", reason: "shutdown", message: "aborted by shutdown" });
+    expect(error.cause).toBe(why);
+    // Already aborted when given: the same.
+    const other = makeQueue().queue;
+    other.submit({ id: "b", type: "hang" });
+    await expect(other.shutdown({ signal: AbortSignal.abort("pipeline timeout") })).resolves.toEqual({ hardStopped: true });
+    expect((other.get("b")!.error as TaskCancelledError).cause).toBe("pipeline timeout");
+    // The deadline passing first, with a signal that never aborts: no cause.
+    const third = makeQueue().queue;
+    third.submit({ id: "c", type: "hang" });
+    const stopped = third.shutdown({ signal: new AbortController().signal, deadline: 1_000 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    await expect(stopped).resolves.toEqual({ hardStopped: true });
+    expect((third.get("c")!.error as TaskCancelledError).cause).toBeUndefined();
+  });
+
   it("tasks a shutdown signal stopped before they started say the signal stopped them, not a deadline there never was", async () => {
     const { queue } = makeQueue();
     const controller = new AbortController();
