@@ -688,7 +688,7 @@ describe("taskq commands", () => {
     expect(records).toEqual([
       { ts: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), event: "valid", file: good.file, tasks: 2 },
       // The place a note names, as fields too, as an invalid record gives each problem's.
-      { ts: expect.any(String), event: "note", message: `${good.file}:2:23: task "a": runAt 2020-01-01T00:00:00Z is in the past; the task runs now`, file: good.file, line: 2, col: 23 },
+      { ts: expect.any(String), event: "note", message: `task "a": runAt 2020-01-01T00:00:00Z is in the past; the task runs now`, file: good.file, line: 2, col: 23 },
     ]);
     // A run and its plan give the same record (a run's notes of its own have no place).
     for (const args of [["run", good.file, "--log-dir", good.logs], ["run", good.file, "--dry-run"]]) {
