@@ -1,4 +1,4 @@
-import type { Server } from "node:http";
+import type { MetricsPort } from "../store/postgres/metrics-server.js";
 import { hostname } from "node:os";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
@@ -72,7 +72,8 @@ export interface WorkerRunOptions {
   logRoot: string;
   json: boolean;
   leaseMs?: number;
-  metricsPort?: number;
+  /** The metrics port, taken before the store opened (see takeMetricsPort): it serves the worker's metrics, and closes as the worker stops. */
+  metrics?: MetricsPort;
   /** The address the metrics server listens on (127.0.0.1 unless --metrics-host). */
   metricsHost?: string;
   /** Resolves when the worker should stop on its own (e.g. its run finished). */
@@ -256,7 +257,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   // would otherwise hold back the worker's first long task, its heartbeats and its other tasks.
   startGroupGuard(options.killGraceMs);
   const metricsHost = options.metricsHost ?? "127.0.0.1";
-  const server = options.metricsPort === undefined ? undefined : await listenForMetrics(worker, options.metricsPort, metricsHost);
+  options.metrics?.serve(worker.metrics.registry);
+  const server = options.metrics?.server;
   // The schema named too: a worker given a mistyped one serves an empty store of its own, idle, while the runs wait in the right one.
   const schema = store.schema;
   // The log folder by its full path: a relative --log-dir (the default .taskq/logs) says nothing of where it is in a journal.
@@ -353,19 +355,6 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   if (interrupted !== undefined) return { exitCode: signalExitCode(interrupted), interrupted, workerId };
   if (unusable !== undefined) throw unusableStore(unusable, store.schema);
   return { exitCode: lostLease ? 1 : 0, workerId };
-}
-
-/** Serves the metrics; a port already taken is the user's error to fix, not a crash. */
-async function listenForMetrics(worker: PostgresWorker, port: number, host: string): Promise<Server> {
-  try {
-    return await worker.serveMetrics(port, host);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EADDRINUSE") throw new TaskqError("METRICS_PORT", `--metrics-port ${port} is already in use${host === "127.0.0.1" ? "" : ` on ${host}`}`, { cause: error });
-    if (code === "EADDRNOTAVAIL") throw new TaskqError("METRICS_HOST", `--metrics-host ${host}: not an address of this machine`, { cause: error });
-    if (code === "ENOTFOUND" || code === "EAI_AGAIN") throw new TaskqError("METRICS_HOST", `--metrics-host ${host}: the name cannot be resolved (${code})`, { cause: error });
-    throw new TaskqError("METRICS_PORT", `--metrics-port ${port} cannot be served: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
 }
 
 /**

@@ -933,9 +933,14 @@ tasks:
     expect((await stopWorker(brief)).code).toBe(143);
     const first = await startWorker(["--metrics-port", "0", "--lease", "24h"]);
     const port = /metrics http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(first.stdout())?.[1] ?? "";
-    const taken = await taskq(["worker", "--metrics-port", port]);
+    // Said before the store is opened: a worker given a schema with no store makes none there.
+    const absent = `taskq_e2e_absent_${randomBytes(3).toString("hex")}`;
+    const taken = await taskq(["worker", "--metrics-port", port, "--store-schema", absent]);
     expect(taken.code).toBe(1);
     expect(taken.stderr).toBe(`taskq: --metrics-port ${port} is already in use\n`);
+    expect((await store.pool.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [absent])).rows).toEqual([]);
+    // So is it when the store cannot be reached at all.
+    expect(await taskq(["worker", "--metrics-port", port, "--store", "postgres://postgres@127.0.0.1:1/none"])).toMatchObject({ code: 1, stderr: `taskq: --metrics-port ${port} is already in use\n` });
     expect(await stopWorker(first)).toMatchObject({ code: 143, stdout: expect.not.stringContaining("is short") });
   });
 

@@ -1,6 +1,6 @@
 import type { Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { metricsPort } from "../../src/store/postgres/metrics-server.js";
+import { metricsPort, openMetricsPort } from "../../src/store/postgres/metrics-server.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { PostgresWorker } from "../../src/store/postgres/worker.js";
 import { SCRAPE_STORE_MS } from "../../src/store/postgres/worker-metrics.js";
@@ -42,6 +42,21 @@ describe("worker metrics", () => {
     expect(await head.text()).toBe("");
     const post = await fetch(`http://127.0.0.1:${metricsPort(server)}/metrics`, { method: "POST" });
     expect({ status: post.status, allow: post.headers.get("allow") }).toEqual({ status: 405, allow: "GET, HEAD" });
+  });
+
+  it("a metrics port taken before its worker exists answers 503 (retry) until it is given the worker's metrics", async () => {
+    const early = await openMetricsPort(0);
+    try {
+      const url = `http://127.0.0.1:${metricsPort(early.server)}/metrics`;
+      const starting = await fetch(url);
+      expect({ status: starting.status, retryAfter: starting.headers.get("retry-after"), text: await starting.text() }).toEqual({ status: 503, retryAfter: "1", text: "the worker is starting\n" });
+      early.serve(worker.metrics.registry);
+      const served = await fetch(url);
+      expect(served.status).toBe(200);
+      expect(await served.text()).toContain("taskq_store_up 1");
+    } finally {
+      await new Promise((resolve) => early.server.close(resolve));
+    }
   });
 
   it("counts an orphaned task's queue wait from its lease's expiry, not from the sweep that queued it again", async () => {

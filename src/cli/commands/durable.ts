@@ -242,9 +242,9 @@ export async function workerCommand(flags: Flags): Promise<number> {
     logRoot: logDirFlag(flags.logDir),
     json: flags.output === "json",
     ...(flags.lease === undefined ? {} : { leaseMs: leaseFlag(flags.lease) }),
-    ...(flags.metricsPort === undefined ? {} : { metricsPort: portFlag(flags.metricsPort) }),
     ...(typeof flags.metricsHost === "string" ? { metricsHost: hostFlag(flags.metricsHost, flags.metricsPort) } : {}),
   };
+  const metricsPort = flags.metricsPort === undefined ? undefined : portFlag(flags.metricsPort);
   const { runWorker } = await import("../worker-run.js");
   const { checkLogRoot } = await import("../log-folders.js");
   checkLogRoot(options.logRoot);
@@ -253,8 +253,17 @@ export async function workerCommand(flags: Flags): Promise<number> {
   const fitted = fitConcurrencyToOpenFiles(options.concurrency, !options.json);
   const { smallThreadPool } = await import("../thread-pool.js");
   smallThreadPool();
-  // Listened for from as the worker stops listening until taskq exits (holdSignals): the store then closes.
-  return withStore(flags, async (store) => (await runWorker(store, { ...options, fitted, takeSignals: holdSignals })).exitCode, { applicationName: `taskq worker ${workerId}` });
+  // The metrics port taken before the store opens, as the checks above: one in use makes no schema.
+  const metrics = metricsPort === undefined ? undefined : await (await import("../metrics-port.js")).takeMetricsPort(metricsPort, options.metricsHost ?? "127.0.0.1");
+  try {
+    // Listened for from as the worker stops listening until taskq exits (holdSignals): the store then closes.
+    return await withStore(flags, async (store) => (await runWorker(store, { ...options, fitted, takeSignals: holdSignals, ...(metrics === undefined ? {} : { metrics }) })).exitCode, {
+      applicationName: `taskq worker ${workerId}`,
+    });
+  } finally {
+    // Closed by the worker as it stops; here when the store could not be opened.
+    metrics?.server.close();
+  }
 }
 
 /** `taskq status RUN`: the run's summary, and with --watch, refreshed until it ends. */

@@ -2,11 +2,20 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 
+/** A metrics port taken before what it serves exists (see openMetricsPort). */
+export interface MetricsPort {
+  readonly server: Server;
+  /** From now on, `GET /metrics` answers with `registry`'s metrics. */
+  serve(registry: Registry): void;
+}
+
 /**
- * Serves `GET /metrics` (and `HEAD`) from `registry` on `port` (0 picks a free one; read
- * it from `server.address()`). Resolves once listening.
+ * Listens on `port` (0 picks a free one; read it from `server.address()`) for `GET /metrics`
+ * (and `HEAD`), answering 503 until `serve` gives it a registry: the CLI takes its port before it
+ * opens the store, so that a port in use is said before anything (a schema) is made. Resolves once listening.
  */
-export async function serveMetrics(registry: Registry, port: number, host = "127.0.0.1"): Promise<Server> {
+export async function openMetricsPort(port: number, host = "127.0.0.1"): Promise<MetricsPort> {
+  let registry: Registry | undefined;
   const server = createServer((request, response) => {
     if (request.url?.split("?")[0] !== "/metrics") {
       response.writeHead(404).end("not found\n");
@@ -17,8 +26,12 @@ export async function serveMetrics(registry: Registry, port: number, host = "127
       response.writeHead(405, { allow: "GET, HEAD" }).end("only GET and HEAD\n");
       return;
     }
+    if (registry === undefined) {
+      response.writeHead(503, { "retry-after": "1" }).end("the worker is starting\n");
+      return;
+    }
     registry.metrics().then(
-      (text) => response.writeHead(200, { "content-type": registry.contentType }).end(text),
+      (text) => response.writeHead(200, { "content-type": registry!.contentType }).end(text),
       (error: unknown) => response.writeHead(500).end(`${String(error)}\n`),
     );
   });
@@ -29,7 +42,17 @@ export async function serveMetrics(registry: Registry, port: number, host = "127
       resolve();
     });
   });
-  return server;
+  return { server, serve: (given) => (registry = given) };
+}
+
+/**
+ * Serves `GET /metrics` (and `HEAD`) from `registry` on `port` (0 picks a free one; read
+ * it from `server.address()`). Resolves once listening.
+ */
+export async function serveMetrics(registry: Registry, port: number, host = "127.0.0.1"): Promise<Server> {
+  const opened = await openMetricsPort(port, host);
+  opened.serve(registry);
+  return opened.server;
 }
 
 /** The port a server returned by `serveMetrics` listens on. */
