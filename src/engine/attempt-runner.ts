@@ -109,6 +109,10 @@ class HandlerContext implements AttemptContext {
     Object.defineProperty(this, "signal", SIGNAL);
   }
 
+  startClock(): void {
+    this.#context.restartTimer();
+  }
+
   static {
     SIGNAL = {
       enumerable: true,

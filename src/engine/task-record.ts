@@ -1,6 +1,7 @@
 import type { Backoff } from "./backoff.js";
 import type { HeapItem } from "./heap.js";
-import type { LongTimer } from "./long-timer.js";
+import { AttemptTimeoutError } from "./errors.js";
+import { LongTimer } from "./long-timer.js";
 import type { CancelReason, TaskResult, TaskStatus } from "./types.js";
 
 /** Priority as a number, so the comparator does no string work. */
@@ -102,6 +103,14 @@ export class RecordAttemptContext {
     if (this.abortReason !== undefined) return;
     this.abortReason = reason;
     this.#controller?.abort(reason);
+  }
+
+  /** Starts the timeout again from now (see AttemptContext.startClock): only while one runs, so never for an attempt ended or aborted. */
+  restartTimer(): void {
+    const ms = this.record.timeoutMs;
+    if (this.timeoutTimer === undefined || this.abortReason !== undefined || !(ms > 0)) return;
+    this.timeoutTimer.clear();
+    this.timeoutTimer = new LongTimer(() => this.abort(new AttemptTimeoutError(ms)), ms);
   }
 
   clearTimer(): void {

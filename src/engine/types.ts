@@ -32,6 +32,13 @@ export interface AttemptContext {
   /** 1 for the first attempt. */
   readonly attempt: number;
   readonly taskId: string;
+  /**
+   * Starts the attempt's timeout again from now, for a handler whose work begins after a wait of
+   * its own (the shell handler's turn to spawn, behind the other tasks started at the same moment):
+   * that wait then does not count against the task's timeout, which until then runs from the
+   * attempt's start. Nothing for a task without a timeout, or once the attempt was aborted or has ended.
+   */
+  startClock?(): void;
 }
 
 /**

@@ -168,9 +168,14 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       if (pipes !== undefined) for (const ends of pipes) closeEnds(ends);
       const reason: unknown = ctx.signal.reason;
       const stopped = result({ code: null, signal: null }, reason);
-      log.writeLine(attemptLine(ctx.attempt, ending(task, stopped, reason, {})));
+      // A timeout before the spawn (shorter than the wait for its turn among many tasks started at once) says so:
+      // "timed out after 100ms" alone tells of a command that ran, and left no output.
+      const failure = stopped.timedOut
+        ? new TaskFailedError(`${describeFailure(task, stopped)} before its command started (taskq was still starting the tasks ahead of it)`, stopped, { permanent: false, cause: reason })
+        : TaskFailedError.fromResult(task, stopped, reason);
+      log.writeLine(attemptLine(ctx.attempt, stopped.timedOut ? failure.message : ending(task, stopped, reason, {})));
       await closeLogFile(log);
-      throw TaskFailedError.fromResult(task, stopped, reason);
+      throw failure;
     }
 
     // The task's own variables on top of baseEnv, which is their prototype: spawn() takes
@@ -201,6 +206,9 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       if (pipes !== undefined) for (const ends of pipes) closeEnds(ends);
       throw await notStarted(log, ctx.attempt, startFailure(task, result({ code: null, signal: null }, undefined), await explainSpawnError(error, task, env)));
     }
+    // The task's timeout counts from here: its wait for its turn to spawn (behind the other tasks started
+    // at the same moment: at -j 400, a second or more) is taskq's, not the command's.
+    ctx.startClock?.();
     const exited = waitForExit(child);
     const pid = child.pid;
     // First of all: the guard's list gets the group while the task's shell is still starting (see group-guard.ts).

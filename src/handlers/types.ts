@@ -23,6 +23,8 @@ export interface AttemptContext {
   taskId: string;
   /** A durable worker's: the handler gives it a way to read the attempt's last lines while it runs (stored with each heartbeat). */
   watchTail?(read: () => string[]): void;
+  /** Starts the attempt's timeout again from now: called once the command is spawned, so that waiting for its turn to start does not count (see the engine's AttemptContext). */
+  startClock?(): void;
 }
 
 /**

@@ -32,6 +32,55 @@ describe("per-attempt timeout", () => {
     expect(eventsOf(log, "failed")).toHaveLength(1);
   });
 
+  it("startClock starts the timeout again from then: a handler's wait before its work does not count; after the attempt ended it starts nothing", async () => {
+    const contexts: AttemptContext[] = [];
+    const work = deferred<void>();
+    const { queue } = makeQueue({
+      handlers: {
+        // Waits 800 ms for its turn, then works, in a 1 s timeout.
+        queued: async (until: "work" | "aborted", context: AttemptContext) => {
+          contexts.push(context);
+          await new Promise((resolve) => setTimeout(resolve, 800));
+          context.startClock?.();
+          return until === "work" ? Promise.race([work.promise, untilAborted(context)]) : untilAborted(context);
+        },
+      },
+    });
+    queue.submit({ id: "a", type: "queued", payload: "work", timeoutMs: 1_000, maxAttempts: 1 });
+    // 1.7 s after the attempt began: 900 ms of its work, within the timeout counted from startClock.
+    await vi.advanceTimersByTimeAsync(1_700);
+    expect(contexts[0]!.signal.aborted).toBe(false);
+    work.resolve();
+    await expect(queue.wait("a")).resolves.toMatchObject({ status: "SUCCEEDED" });
+    // Ended: a late call leaves no timer behind, and aborts nothing.
+    contexts[0]!.startClock?.();
+    expect(vi.getTimerCount()).toBe(0);
+    // It still times out 1 s after startClock.
+    queue.submit({ id: "b", type: "queued", payload: "aborted", timeoutMs: 1_000, maxAttempts: 1 });
+    await vi.advanceTimersByTimeAsync(1_799);
+    expect(contexts[1]!.signal.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(contexts[1]!.signal.reason).toMatchObject({ code: "TIMEOUT", message: "timed out after 1s" });
+    await expect(queue.wait("b")).resolves.toMatchObject({ status: "FAILED" });
+    // Already timed out before it is called (a wait longer than the timeout): nothing starts again.
+    const late = makeQueue({
+      handlers: {
+        slow: async (_: unknown, context: AttemptContext) => {
+          contexts.push(context);
+          await new Promise((resolve) => setTimeout(resolve, 1_500));
+          context.startClock?.();
+          return untilAborted(context);
+        },
+      },
+    }).queue;
+    late.submit({ id: "c", type: "slow", timeoutMs: 1_000, maxAttempts: 1 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(contexts[2]!.signal.reason).toMatchObject({ code: "TIMEOUT" });
+    await vi.advanceTimersByTimeAsync(500);
+    await expect(late.wait("c")).resolves.toMatchObject({ status: "FAILED", attempts: 1 });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it("holds a timeout longer than setTimeout's 24.8-day limit for its whole length", async () => {
     const signals: AbortSignal[] = [];
     const { queue } = makeQueue({

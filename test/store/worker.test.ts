@@ -113,6 +113,27 @@ describe("PostgresWorker", () => {
     expect(status.tasks.find((row) => row.key === "hang")!.state).toBe("cancelled");
   });
 
+  it("startClock starts a task's timeout again: a handler's wait before its work does not count against it", async () => {
+    // Each waits 1.5 s before its work (as a spawn waits its turn), then works 1 s, in a 2 s timeout; one calls startClock after its wait.
+    const reasons: Record<string, string> = {};
+    const worker = startWorker(async (leased, context) => {
+      try {
+        await sleep(1_500, context.signal);
+        if (leased.key === "restarted") context.startClock();
+        await sleep(1_000, context.signal);
+      } catch (error) {
+        reasons[leased.key] = (error as { code: string }).code;
+        throw error;
+      }
+    }, { concurrency: 2 });
+    await worker.start();
+    const runId = await store.submitRun(workflow([task("restarted", { timeoutMs: 2_000, retries: 0 }), task("counted", { timeoutMs: 2_000, retries: 0 })]));
+    const status = await waitForRun(store, runId);
+    expect(reasons).toEqual({ counted: "TIMEOUT" });
+    expect(status.tasks.find((row) => row.key === "restarted")).toMatchObject({ state: "succeeded" });
+    expect(status.tasks.find((row) => row.key === "counted")).toMatchObject({ state: "failed", timedOut: true, lastError: "timed out after 2s" });
+  });
+
   it("stops gracefully: running attempts past the deadline are aborted and their leases released", async () => {
     let reason = "";
     let started = false;

@@ -191,7 +191,14 @@ export class Attempt {
     const { metrics, emit } = this.#options;
     const signal = this.#controller.signal;
     const { timeoutMs } = task;
-    const timeout = timeoutMs !== null && timeoutMs > 0 ? new LongTimer(() => this.abort("TIMEOUT", `timed out after ${formatDuration(timeoutMs)}`), timeoutMs) : undefined;
+    const timer = (ms: number): LongTimer => new LongTimer(() => this.abort("TIMEOUT", `timed out after ${formatDuration(ms)}`), ms);
+    let timeout = timeoutMs !== null && timeoutMs > 0 ? timer(timeoutMs) : undefined;
+    /** The timeout again from now, once the handler's command is spawned (see AttemptContext.startClock): only while it runs. */
+    const startClock = (): void => {
+      if (timeout === undefined || timeoutMs === null || signal.aborted || this.#handlerDone) return;
+      timeout.clear();
+      timeout = timer(timeoutMs);
+    };
     // A lease whose round trip was slow has less of it left: the first renewal comes as early as to leave the
     // margin every later one leaves (the lease less a heartbeat's interval), not a whole interval on.
     const { leaseMs, heartbeatMs } = this.#options;
@@ -203,9 +210,14 @@ export class Attempt {
     const started = performance.now();
     let outcome: Outcome;
     try {
-      await this.#options.handler(task, { signal, attempt: task.attempt, taskId: task.taskId, watchTail: (read) => {
+      await this.#options.handler(task, {
+        signal,
+        attempt: task.attempt,
+        taskId: task.taskId,
+        watchTail: (read) => {
           this.#readTail = read;
         },
+        startClock,
       });
       outcome = { kind: "success" };
     } catch (error) {

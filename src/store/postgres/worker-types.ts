@@ -13,6 +13,11 @@ export interface AttemptContext {
    * letter of the attempt still shows what it last printed.
    */
   watchTail(read: () => string[]): void;
+  /**
+   * Starts the attempt's timeout again from now, for a handler whose work begins after a wait of
+   * its own (the shell handler's turn to spawn): that wait then does not count against the timeout.
+   */
+  startClock(): void;
 }
 
 /**
