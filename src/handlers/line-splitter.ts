@@ -336,12 +336,12 @@ export const TAIL_LINE_LIMIT = 1000;
 
 /**
  * `line` cut to TAIL_LINE_LIMIT characters, ending as a display line cut for length does: "… (N
- * bytes)". A line that carriage returns rewrote (a progress bar) is cut from its last "\r" on,
- * as the display cuts one past its limit: its last state, not its first (a bar of 1,400 bytes
- * showed as "progre… (1412 bytes)" in a terminal's summary, its first state cut short elsewhere).
+ * bytes)". A line that carriage returns rewrote (a progress bar), short or long, is kept from its
+ * last "\r" on: its last state, not every state it went through (a summary piped to a CI log showed
+ * "dl 10%^Mdl 50%^Mdl 100%"), nor its first cut short (a bar of 1,400 bytes as "progre… (1412 bytes)").
  */
 function tailLine(line: string): string {
-  if (line.length <= TAIL_LINE_LIMIT) return line;
+  if (line.length <= TAIL_LINE_LIMIT && !line.includes("\r")) return line;
   // A line already cut for display says how long it really was.
   const bytes = /… \((\d+) bytes\)$/.exec(line)?.[1] ?? String(Buffer.byteLength(line));
   // A carriage return with nothing after it rewrites nothing ("…\r\r\n": a "\r\n" written in text mode).

@@ -304,7 +304,7 @@ describe("Tail lines", () => {
     expect(block.lines()).toEqual([`${"y".repeat(TAIL_LINE_LIMIT)}… (2000 bytes)`, "b"]);
   });
 
-  it("keeps a long line that carriage returns rewrote from its last \\r on: a progress bar's last state, not its first cut short", () => {
+  it("keeps a line that carriage returns rewrote, short or long, from its last \\r on: a progress bar's last state, not every state or its first cut short", () => {
     // 100 states of 14 characters, then the last: 1,412 bytes, under the display's limit, over the tail's.
     const bar = `${Array.from({ length: 100 }, (_, i) => `progress ${String(i).padStart(3, "0")}%`).join("\r")}\rfinished all`;
     const tail = new Tail(2);
@@ -318,6 +318,12 @@ describe("Tail lines", () => {
     const ending = new Tail(1);
     ending.push(`${bar}\r`);
     expect(ending.lines()).toEqual(["\rfinished all\r"]);
+    // A short one too: its last state, as a terminal showed it, not every state in a CI log.
+    const short = new Tail(3);
+    short.push("dl 10%\rdl 50%\rdl 100%");
+    short.push("done\r");
+    short.push("plain");
+    expect(short.lines()).toEqual(["\rdl 100%", "done\r", "plain"]);
   });
 
   it("never cuts a character made of two UTF-16 units in half", () => {
