@@ -128,7 +128,8 @@ export function openStore(flags: StoreFlags, options: StoreOpenOptions = {}): Pr
 async function openStoreNow(flags: StoreFlags, options: StoreOpenOptions): Promise<PostgresStore> {
   const url = storeUrl(flags);
   const schema = storeSchema(flags);
-  const { PostgresStore } = await import("../store/postgres/index.js").catch((error: unknown) => {
+  // Not through store/postgres/index.js, which loads the worker and its metrics (prom-client): status, cancel... need neither.
+  const { PostgresStore } = await import("../store/postgres/store.js").catch((error: unknown) => {
     // An install without the durable mode's packages (pruned, or copied without node_modules).
     const missing = /Cannot find (?:module|package) '(pg|prom-client)'/.exec(error instanceof Error ? error.message : "")?.[1];
     if (missing === undefined) throw error;

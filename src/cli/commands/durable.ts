@@ -61,7 +61,8 @@ export function runDeletedError(runId: string, flags: StoreFlags, schema: string
 export async function submitCommand(file: string, flags: Flags): Promise<number> {
   workflowFileArgument(file);
   const givenId = runIdFlag(flags.runId);
-  const { loadWorkflow } = await import("../../loaders/index.js");
+  // Not through loaders/index.js, which loads yaml at once: see loadWorkflow.
+  const { loadWorkflow } = await import("../../loaders/load-workflow.js");
   noteTerminalInput(file);
   const workflow = await loadWorkflow(file);
   // Chosen here, not by the store, so that a second signal can name the run it may leave stored.

@@ -117,7 +117,7 @@ export async function graphCommand(file: string, format: "mermaid" | "dot"): Pro
 
 /** `taskq schema`: the JSON Schema of workflow files. */
 export async function schemaCommand(): Promise<number> {
-  const { workflowJsonSchema } = await import("../../loaders/index.js");
+  const { workflowJsonSchema } = await import("../../loaders/json-schema.js");
   process.stdout.write(`${JSON.stringify(workflowJsonSchema(), null, 2)}\n`);
   return 0;
 }
