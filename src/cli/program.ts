@@ -37,7 +37,9 @@ class TaskqCommand extends Command {
     if (meant !== undefined) this.error(`taskq: unknown command '${name}'\n(Did you mean ${meant}?)`, { code: "commander.unknownCommand" });
     // `taskq ci.yaml`, as make and just are started: a workflow file where the command goes.
     if (this.parent === null && looksLikeWorkflow(name)) {
-      this.error(`taskq: unknown command '${name}': a workflow file goes after a command\n(Did you mean taskq run ${shellWord(name)}? Or taskq validate ${shellWord(name)}?)`, { code: "commander.unknownCommand" });
+      // The run suggested with the flags given (`taskq ci.yaml --dry-run`: pasted without them, it would run).
+      const given = (this as unknown as { rawArgs: string[] }).rawArgs.slice(2).map(shellWord).join(" ");
+      this.error(`taskq: unknown command '${name}': a workflow file goes after a command\n(Did you mean taskq run ${given}? Or taskq validate ${shellWord(name)}?)`, { code: "commander.unknownCommand" });
     }
     (Command.prototype as unknown as { unknownCommand(this: Command): void }).unknownCommand.call(this);
   }
@@ -61,7 +63,8 @@ class TaskqCommand extends Command {
       const before = raw.rawArgs[raw.rawArgs.indexOf(word) - 1];
       return before !== undefined && before.startsWith("-") && takesNoValue(this, before) ? before : undefined;
     };
-    const stray = received.find((word) => flagBefore(word) !== undefined);
+    // A workflow file after such a flag (`run --dry-run a.yaml b.yaml`, a glob of two) is one of several files, not the flag's value.
+    const stray = received.find((word) => flagBefore(word) !== undefined && !looksLikeWorkflow(word));
     if (stray !== undefined && received.length === expected + 1) {
       const file = received.find((word) => word !== stray)!;
       this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file (${file}), and got '${stray}' besides; ${flagBefore(stray)!} takes no value: give it alone`, { code: "commander.excessArguments" });
@@ -71,7 +74,7 @@ class TaskqCommand extends Command {
       const shown = received.length > 4 ? received.slice(0, 3) : received;
       const more = received.length - shown.length;
       const named = more === 0 ? shown.join(", ") : `${shown.join(", ")} and ${more} more`;
-      const loop = `for f in ${shown.map(shellWord).join(" ")}${more === 0 ? "" : " ..."}; do taskq ${this.name()} "$f"; done`;
+      const loop = `for f in ${shown.map(shellWord).join(" ")}${more === 0 ? "" : " ..."}; do taskq ${commandForEach(raw.rawArgs.slice(2), received)}; done`;
       this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file, and got ${received.length} (${named}); for each in turn: ${loop}`, { code: "commander.excessArguments" });
     }
     const words = extra.map((word) => `'${word}'`).join(", ");
@@ -148,7 +151,34 @@ function looksLikeWorkflow(name: string): boolean {
 
 /** `name` as a shell reads it back: quoted where it holds more than letters, digits and `/._-+:@%,=`. */
 function shellWord(name: string): string {
-  return /^[\w/.+:@%,=-]+$/.test(name) ? name : `'${name.replace(/'/g, "'\\''")}'`;
+  if (/^[\w/.+:@%,=-]+$/.test(name)) return name;
+  // A control character (or a bidi one) as bash's $'...' writes it: pasted, it names the same file,
+  // where the message's own escapes (\u001b) in '...' would name another.
+  if (CONTROLS.test(name)) return `$'${name.replace(/[\\']/g, "\\$&").replace(CONTROLS_ALL, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`)}'`;
+  return `'${name.replace(/'/g, "'\\''")}'`;
+}
+
+/** What escapeControls escapes (see escape-controls.ts). */
+const CONTROLS = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
+const CONTROLS_ALL = new RegExp(CONTROLS.source, "gu");
+
+/**
+ * The command line given (`args`, after node and the script), its workflow `files` taken out and
+ * `"$f"` where the first of them was, each word as the shell reads it: a loop over the files
+ * keeps every flag given (`--dry-run` above all: without it, each file would run).
+ */
+function commandForEach(args: readonly string[], files: readonly string[]): string {
+  const left = [...files];
+  const words: string[] = [];
+  for (const arg of args) {
+    const at = left.indexOf(arg);
+    if (at === -1) words.push(shellWord(arg));
+    else {
+      if (left.length === files.length) words.push('"$f"');
+      left.splice(at, 1);
+    }
+  }
+  return words.join(" ");
 }
 
 /**

@@ -119,18 +119,19 @@ describe("taskq commands", () => {
   // `taskq ci.yaml`, as make and just are started, was "unknown command 'ci.yaml'" and no more.
   it("a workflow file given where the command goes is pointed to taskq run FILE and taskq validate FILE", async () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n", "ci");
-    for (const [args, name] of [
-      [["ci.yml"], "ci.yml"],
-      [["pipeline.YAML", "-j", "2"], "pipeline.YAML"],
+    // The run suggested keeps the flags given (`--dry-run`: pasted without it, the file would run).
+    for (const [args, name, run] of [
+      [["ci.yml"], "ci.yml", "ci.yml"],
+      [["pipeline.YAML", "-j", "2", "--dry-run"], "pipeline.YAML", "pipeline.YAML -j 2 --dry-run"],
       // A file that is there, whatever its name.
-      [[ws.file], ws.file],
-      [[path.join(ws.dir, "my ci.yaml")], `'${path.join(ws.dir, "my ci.yaml")}'`],
+      [[ws.file], ws.file, ws.file],
+      [[path.join(ws.dir, "my ci.yaml")], `'${path.join(ws.dir, "my ci.yaml")}'`, `'${path.join(ws.dir, "my ci.yaml")}'`],
     ] as const) {
       const given = args[0];
       expect(await runCli([...args])).toMatchObject({
         code: 2,
         stdout: "",
-        stderr: `taskq: unknown command '${given}': a workflow file goes after a command\n(Did you mean taskq run ${name}? Or taskq validate ${name}?)\n`,
+        stderr: `taskq: unknown command '${given}': a workflow file goes after a command\n(Did you mean taskq run ${run}? Or taskq validate ${name}?)\n`,
       });
     }
     expect(await runCli(["README"])).toMatchObject({ code: 2, stderr: "taskq: unknown command 'README'\n" });
@@ -153,6 +154,18 @@ describe("taskq commands", () => {
     expect(await said(["run", "--dry-run", "yes", "workflow.yaml"])).toBe("taskq: too many arguments for 'run': it takes one workflow file (workflow.yaml), and got 'yes' besides; --dry-run takes no value: give it alone\n");
     expect(await said(["list", "--verbose", "x", "workflow.yaml"])).toBe("taskq: too many arguments for 'list': it takes one workflow file (workflow.yaml), and got 'x' besides; --verbose takes no value: give it alone\n");
     expect(await runCli(["run", "workflow.yaml", "--dry-run"], { cwd: ws.dir })).toMatchObject({ code: 0 });
+    // The loop keeps the flags given, --dry-run above all (without it, pasted, each file would run), in their place.
+    expect(await said(["run", "-j", "4", "--dry-run", "a.yaml", "b.yaml", "c.yaml"])).toBe(
+      `taskq: too many arguments for 'run': it takes one workflow file, and got 3 (a.yaml, b.yaml, c.yaml); for each in turn: for f in a.yaml b.yaml c.yaml; do taskq run -j 4 --dry-run "$f"; done\n`,
+    );
+    // Two files after a flag that takes no value (a glob of two): neither is taken for the flag's value.
+    expect(await said(["run", "--dry-run", "a.yaml", "b.yaml"])).toBe(
+      `taskq: too many arguments for 'run': it takes one workflow file, and got 2 (a.yaml, b.yaml); for each in turn: for f in a.yaml b.yaml; do taskq run --dry-run "$f"; done\n`,
+    );
+    // A file name with a control character, as bash writes it ($'...'): pasted, it names that file.
+    expect(await said(["--verbose", "graph", "--format", "dot", "a.yaml", "e\u001bsc.yaml", "it's.yaml"])).toBe(
+      `taskq: too many arguments for 'graph': it takes one workflow file, and got 3 (a.yaml, e\\u001bsc.yaml, it's.yaml); for each in turn: for f in a.yaml $'e\\u001bsc.yaml' 'it'\\''s.yaml'; do taskq --verbose graph --format dot "$f"; done\n`,
+    );
   });
 
   it("a bad -j names the flag as it was typed: -j, or --concurrency", async () => {
