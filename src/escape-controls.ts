@@ -16,3 +16,13 @@ function escaped(character: string): string {
   if (character === "\r") return "\\r";
   return `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`;
 }
+
+/**
+ * `text`'s lines, each with its control characters written out (see escapeControls): for a message
+ * of several lines (one per problem) whose parts name paths and files taskq was given, which may
+ * hold an escape that would clear the screen, or a bidi override that would reverse the line.
+ * Already escaped text is left as it is.
+ */
+export function escapeControlsInLines(text: string): string {
+  return text.split("\n").map(escapeControls).join("\n");
+}

@@ -53,6 +53,8 @@ async function main(): Promise<void> {
 
 async function reportError(error: unknown, verbose: boolean): Promise<number> {
   const { TaskqError } = await import("../errors.js");
+  // A message names paths and files as given (a folder's file names, a --log-dir): their control characters are written out, not obeyed.
+  const { escapeControlsInLines } = await import("../escape-controls.js");
   const { toJson } = await import("./to-json.js");
   if (error instanceof TaskqError) {
     // A library error (the engine's) carries no exit code of the CLI's: it ends a command with 1.
@@ -71,10 +73,10 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
     if (Array.isArray(problems)) {
       // An invalid workflow: one file:line:col line per problem, then the verdict.
       const { problemCount } = await import("./problem-count.js");
-      process.stderr.write(`${error.message}\n${problemCount(problems)}; nothing was run\n`);
+      process.stderr.write(`${escapeControlsInLines(error.message)}\n${problemCount(problems)}; nothing was run\n`);
       return exitCode;
     }
-    process.stderr.write(`taskq: ${error.message}\n`);
+    process.stderr.write(`taskq: ${escapeControlsInLines(error.message)}\n`);
     if (verbose && error.stack) process.stderr.write(`${error.stack}\n`);
     return exitCode;
   }
@@ -90,7 +92,7 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
   const message = error instanceof Error ? error.message : String(error);
   // Stdout stays NDJSON to the end here too: a reader waiting for the last record gets one.
   if (jsonOutput(argv)) process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "error", code: "INTERNAL", exitCode: 1, message: `unexpected error (this is a bug): ${message}` })}\n`);
-  process.stderr.write(`taskq: unexpected error (this is a bug): ${message}\n`);
+  process.stderr.write(`taskq: unexpected error (this is a bug): ${escapeControlsInLines(message)}\n`);
   if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
   else process.stderr.write("run again with --verbose for the stack trace\n");
   return 1;

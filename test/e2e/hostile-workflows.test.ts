@@ -350,6 +350,29 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     expect(await runIds(ws.logs)).toEqual([]);
   });
 
+  it("file and folder names taskq adds to an error (a file meant, a folder's files, a --log-dir) have their control characters written out, not obeyed", async () => {
+    const ws = await workspace("tasks:\n  a: { run: touch ran }\n", "ok.yaml");
+    const folder = path.join(ws.dir, "d");
+    await mkdir(folder);
+    // A bell, and a bidi override that would show the rest of the line reversed.
+    for (const name of ["ci\u0007.yml", "\u202eci.yml"]) await writeFile(path.join(folder, name), "tasks:\n  a: { run: touch ran }\n");
+    const noControls = (text: string) => expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f\u202a-\u202e]/);
+    const meant = await runCli(["validate", "d/ci.yaml"], { cwd: ws.dir });
+    expect(meant).toMatchObject({ code: 2, stderr: "d/ci.yaml:1:1: cannot read file: no such file (ENOENT); did you mean d/ci\\u0007.yml?\n1 problem; nothing was run\n" });
+    const files = await runCli(["run", "d", "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(files).toMatchObject({ code: 2, stderr: "d:1:1: cannot read file: it is a directory; give one of its workflow files: d/ci\\u0007.yml, d/\\u202eci.yml\n1 problem; nothing was run\n" });
+    // Among several files, each told in turn.
+    const several = await runCli(["validate", "d/ci.yaml", "ok.yaml", "\u001b[31mred/x.yaml"], { cwd: ws.dir });
+    expect(several.code).toBe(2);
+    noControls(several.stderr);
+    expect(several.stderr).toContain("its folder, \\u001b[31mred, does not exist either\n");
+    const logDir = await runCli(["run", "ok.yaml", "--log-dir", "/proc/\u001b[2Jx"], { cwd: ws.dir });
+    expect(logDir.code).toBe(1);
+    noControls(logDir.stderr);
+    expect(logDir.stderr).toMatch(/^taskq: cannot create the log folder \/proc\/\\u001b\[2Jx\//);
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+  });
+
   it("invalid UTF-8, a BOM, CRLF line endings: line numbers still right (case 24)", async () => {
     const bad = Buffer.concat([Buffer.from("tasks:\n  a: { run: touch ran\u00e9"), Buffer.from([0xff]), Buffer.from(" }\n")]);
     await rejects(bad, ["2:23: the file is not valid UTF-8 (byte 0xff at byte offset 30); save it as UTF-8"]);

@@ -4,7 +4,7 @@ import { TaskqError, UsageError } from "../../errors.js";
 import { noteTerminalInput, workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
 import { toJson } from "../to-json.js";
-import { escapeControls } from "../../escape-controls.js";
+import { escapeControls, escapeControlsInLines } from "../../escape-controls.js";
 import type { Workflow } from "../../loaders/index.js";
 
 async function load(file: string): Promise<Workflow> {
@@ -73,8 +73,9 @@ function reportInvalid(file: string, error: TaskqError, json: boolean): void {
     const record = Array.isArray(problems) ? { event: "invalid", file: shown, code: error.code, exitCode, problems } : { event: "error", file: shown, code: error.code, exitCode, message: error.message };
     process.stdout.write(`${toJson({ ts: new Date().toISOString(), ...record })}\n`);
   }
-  if (Array.isArray(problems)) process.stderr.write(`${error.message}\n${name}: ${problemCount(problems)}\n`);
-  else process.stderr.write(`taskq: ${name}: ${error.message}\n`);
+  // As main.ts says one file's: the names the message gives of files and folders written out.
+  if (Array.isArray(problems)) process.stderr.write(`${escapeControlsInLines(error.message)}\n${name}: ${problemCount(problems)}\n`);
+  else process.stderr.write(`taskq: ${name}: ${escapeControlsInLines(error.message)}\n`);
 }
 
 /** `taskq list FILE`: the tasks in topological order, tab-separated. */
