@@ -356,6 +356,7 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     await mkdir(folder);
     // A bell, and a bidi override that would show the rest of the line reversed.
     for (const name of ["ci\u0007.yml", "\u202eci.yml"]) await writeFile(path.join(folder, name), "tasks:\n  a: { run: touch ran }\n");
+    // eslint-disable-next-line no-control-regex -- control characters are what is checked
     const noControls = (text: string) => expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f\u202a-\u202e]/);
     const meant = await runCli(["validate", "d/ci.yaml"], { cwd: ws.dir });
     expect(meant).toMatchObject({ code: 2, stderr: "d/ci.yaml:1:1: cannot read file: no such file (ENOENT); did you mean d/ci\\u0007.yml?\n1 problem; nothing was run\n" });
