@@ -18,7 +18,7 @@ import {
   type OutputSink,
   type ShellTask,
 } from "../handlers/index.js";
-import type { LeasedTask, LeaseLost, Outcome, PostgresStore, PostgresWorker, ReleaseEnd, SweptTask, WorkerEvent } from "../store/postgres/index.js";
+import type { LeasedTask, LeaseLost, Outcome, PostgresStore, PostgresWorker, ReleaseEnd, SweptTask, TaskNow, WorkerEvent } from "../store/postgres/index.js";
 import { processExists } from "../process-exists.js";
 import { workerHostAndPid } from "../store/postgres/worker-id.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "./output.js";
@@ -196,7 +196,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     },
     onEvent: (event) => {
       options.onEvent?.(event);
-      if (event.type === "finished" && event.result === false && event.outcome.kind === "success") endLostLog(event.task, event.outcome.exitCode ?? 0, event.takenBy, worker.workerId);
+      if (event.type === "finished" && event.result === false && event.outcome.kind === "success") endLostLog(event.task, event.outcome.exitCode ?? 0, event.taskNow, worker.workerId);
       if (event.type === "orphans-recovered") for (const swept of event.tasks) endDeadWorkersLog(swept, worker.workerId);
       if (event.type === "store-unusable") unusable = event.error;
       if (event.type === "stopping") {
@@ -204,7 +204,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
         if (event.reason === "lease-lost") {
           lostLease = true;
           // Said as a signal's stop is: the other running tasks get the same time to finish, and the user learns why.
-          const message = `a task's lease was taken over (this worker stalled past it: its work is another worker's now): no new task is leased; running tasks have ${formatDuration(options.shutdownTimeoutMs)} to finish`;
+          const message = `a task's lease was taken from this worker (it stalled past the lease: the task is another worker's, or a sweep ended it): no new task is leased; running tasks have ${formatDuration(options.shutdownTimeoutMs)} to finish`;
           printNote(message);
         }
         return void onHalted();
@@ -218,7 +218,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       // `run --store` stops its worker once the run has ended: no one asked, so nothing to tell.
       if (event.type === "stopped" && event.reason === "requested" && interrupted === undefined) return;
       if (event.type === "stopped") return void (stopped = event);
-      describeEvent(event, print, leaseSource, dbErrors);
+      describeEvent(event, print, leaseSource, dbErrors, worker.workerId);
     },
   });
   /**
@@ -226,9 +226,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
    * left its log with no closing line, as a success does: its log says so now, as every attempt's that did not
    * succeed ends with how it ended. (A failed or stopped one's log says already how it ended.)
    */
-  const endLostLog = ({ runId, key, attempt }: LeasedTask, exitCode: number, takenBy: string | null | undefined, ownId: string): void => {
-    const taker = typeof takenBy === "string" && takenBy !== ownId ? `worker ${takenBy}` : "another worker";
-    endLog(runId, key, attemptLine(attempt, `exited with code ${exitCode} but was not recorded: its lease had run out, and ${taker} took the task over`), false);
+  const endLostLog = ({ runId, key, attempt }: LeasedTask, exitCode: number, taskNow: TaskNow | null | undefined, ownId: string): void => {
+    endLog(runId, key, attemptLine(attempt, `exited with code ${exitCode} but was not recorded: its lease had run out, and ${whatBecameOf(taskNow, ownId)}`), false);
   };
   /**
    * A task swept from a worker of this machine whose process is gone (SIGKILLed, crashed): nothing else ends
@@ -348,7 +347,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     options.takeSignals?.();
     removeSignalHandlers();
     server?.close();
-    if (stopped !== undefined) describeEvent(stopped, print, leaseSource, dbErrors);
+    if (stopped !== undefined) describeEvent(stopped, print, leaseSource, dbErrors, worker.workerId);
     out.flush();
   }
   const { workerId } = worker;
@@ -438,7 +437,27 @@ function unusableStore(error: unknown, schema: string): TaskqError {
   );
 }
 
-function describeEvent(event: WorkerEvent, print: (record: Record<string, unknown>, text: string) => void, leaseSource: string, dbErrors: DbErrorLines): void {
+/**
+ * What became of a task whose record this worker could not make, its lease having run out, as the database said
+ * (see PostgresStore.taskNow): another worker took it over, or a sweep ended it (failed, cancelled: then nothing
+ * records that the attempt's work was done, and a redrive runs it again), or it is gone.
+ */
+function whatBecameOf(taskNow: TaskNow | null | undefined, ownId: string): string {
+  if (taskNow === undefined) return "the task was taken from this worker";
+  if (taskNow === null) return "the task is no longer in the store (its run was pruned)";
+  const { state, workerId, error } = taskNow;
+  const why = error === null ? "" : `: ${oneLine(error)}`;
+  // A sweep keeps the worker it took the task from: that one is this worker.
+  if (workerId === ownId || workerId === null) {
+    if (state === "failed") return `a sweep ended the task failed${why}; a redrive runs it again`;
+    if (state === "cancelled") return `a sweep cancelled the task${why}`;
+    if (state === "queued") return "a sweep queued the task again";
+    return "the task was taken from this worker";
+  }
+  return `worker ${workerId} took the task over`;
+}
+
+function describeEvent(event: WorkerEvent, print: (record: Record<string, unknown>, text: string) => void, leaseSource: string, dbErrors: DbErrorLines, ownId: string): void {
   switch (event.type) {
     case "started": {
       const { runId, key, attempt, maxAttempts } = event.task;
@@ -450,16 +469,28 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       const state = event.result === false ? "stale" : event.result.state;
       const error = event.outcome.kind === "failure" ? event.outcome.error : event.outcome.kind === "cancelled" ? (event.outcome.reason ?? "cancelled") : undefined;
       const words: Record<string, string> = { succeeded: "ok     ", queued: "retry  ", failed: "FAILED ", cancelled: "cancel ", stale: "stale  " };
-      // The database refused the record: the lease token owns nothing, as another worker (or its sweep) has the task now.
-      const detail = state === "stale" ? ": the lease was taken over by another worker; the result was not recorded" : error === undefined ? "" : `: ${oneLine(error)}`;
+      // The database refused the record: the lease token owns nothing, as another worker (or a sweep) has the task now;
+      // how the attempt ended is said, a success above all: nothing else records that its work was done.
+      const ended = event.outcome.kind === "success" ? `exited with code ${event.outcome.exitCode ?? 0}` : (error ?? "stopped");
+      const detail =
+        event.result === false
+          ? `: ${oneLine(ended)}, not recorded: its lease had run out, and ${whatBecameOf(event.taskNow, ownId)}`
+          : error === undefined
+            ? ""
+            : `: ${oneLine(error)}`;
       // A failed attempt's exit code, signal and timeout as fields, as a local run's `failed` event gives them: not only in the words of `error`.
       const failure =
         event.outcome.kind === "failure" ? { exitCode: event.outcome.exitCode ?? null, signal: event.outcome.signal ?? null, timedOut: event.outcome.timedOut === true } : {};
       // A retry's backoff, as a local run says it: when the next attempt is due (unknown for an end a lost reply had recorded).
       const delayMs = event.result === false ? undefined : event.result.retryDelayMs;
+      // Not recorded: a success's exit code, and what became of the task (taken over, ended by a sweep), as fields too.
+      const staleFields =
+        event.result !== false
+          ? {}
+          : { ...(event.outcome.kind === "success" ? { exitCode: event.outcome.exitCode ?? 0 } : {}), ...(event.taskNow === undefined ? {} : { taskNow: event.taskNow }) };
       const next = delayMs === undefined ? "" : `; next attempt in ${formatDelay(delayMs)}`;
       print(
-        { event: "finished", runId, id: key, attempt, maxAttempts, state, ...(error === undefined ? {} : { error }), ...failure, ...(delayMs === undefined ? {} : { delayMs }) },
+        { event: "finished", runId, id: key, attempt, maxAttempts, state, ...(error === undefined ? {} : { error }), ...failure, ...(delayMs === undefined ? {} : { delayMs }), ...staleFields },
         `${words[state] ?? state} ${runId}/${key}${attemptWords(state, attempt, maxAttempts)}${detail}${next}`,
       );
       return;

@@ -178,11 +178,13 @@ tasks:
     expect(await eventually(() => other.stdout().includes(`ok      ${runId}/deploy`), 10_000)).toBe(true);
     frozen.cli.child.kill("SIGCONT");
     // Its work was someone else's: as when a renewal finds the task taken over, it takes no more (README: Leases and heartbeats).
-    expect(await eventually(() => frozen.stdout().includes(`stale   ${runId}/deploy: the lease was taken over by another worker; the result was not recorded`), 10_000)).toBe(true);
+    expect(await eventually(() => frozen.stdout().includes(`stale   ${runId}/deploy: exited with code 0, not recorded: its lease had run out, and worker ${other.id} took the task over\n`), 10_000)).toBe(true);
     expect(await eventually(() => frozen.cli.child.exitCode !== null, 10_000)).toBe(true);
     const result = await frozen.cli.done;
     // Why it stops, and what of the tasks it still runs, as a signal's stop says it.
-    expect(result.stdout).toContain("note    a task's lease was taken over (this worker stalled past it: its work is another worker's now): no new task is leased; running tasks have 10s to finish\n");
+    expect(result.stdout).toContain(
+      "note    a task's lease was taken from this worker (it stalled past the lease: the task is another worker's, or a sweep ended it): no new task is leased; running tasks have 10s to finish\n",
+    );
     expect(result.stdout).toMatch(/stopped \(lease-lost\)\n$/);
     expect(result.code).toBe(1);
     expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "succeeded", attempts: 2 });
@@ -191,6 +193,30 @@ tasks:
     expect(await readFile(path.join(ws.logs, runId, "deploy.log"), "utf8")).toBe(
       `--- taskq: attempt 2 ---\ndeployed 2\ndeployed 1\n--- taskq: attempt 1 exited with code 0 but was not recorded: its lease had run out, and worker ${other.id} took the task over ---\n`,
     );
+  });
+
+  it("frozen past its lease while its task succeeds, which another worker's sweep ended failed: it says the success was not recorded and what the sweep did, not that a worker took the task over", async () => {
+    const file = await workflowFile("frozen-swept", "tasks:\n  deploy: { run: 'touch frozen-swept.began; sleep 1; echo deployed' }\n  next: { run: echo next, dependsOn: deploy }\n");
+    const frozen = await startWorker(["--lease", "2s", "-j", "1"]);
+    const runId = await submit(file);
+    expect(await eventually(() => existsSync(path.join(ws.dir, "frozen-swept.began")), 15_000)).toBe(true);
+    frozen.cli.child.kill("SIGSTOP");
+    // No attempt left: the other worker's sweep ends the task failed, and its dependent cancelled.
+    const other = await startWorker(["--lease", "2s", "-j", "1"]);
+    const status = await waitForRun(runId, 30_000);
+    const swept = `lease expired (worker ${frozen.id}, attempt 1)`;
+    expect(status.tasks.find((row) => row.key === "deploy")).toMatchObject({ state: "failed", lastError: swept });
+    frozen.cli.child.kill("SIGCONT");
+    const said = `exited with code 0, not recorded: its lease had run out, and a sweep ended the task failed: ${swept}; a redrive runs it again`;
+    expect(await eventually(() => frozen.stdout().includes(`stale   ${runId}/deploy: ${said}\n`), 10_000)).toBe(true);
+    const result = await frozen.cli.done;
+    expect(result.code).toBe(1);
+    expect(result.stdout).not.toContain("took the task over");
+    expect(await readFile(path.join(ws.logs, runId, "deploy.log"), "utf8")).toBe(
+      `deployed\n--- taskq: attempt 1 exited with code 0 but was not recorded: its lease had run out, and a sweep ended the task failed: ${swept}; a redrive runs it again ---\n`,
+    );
+    other.cli.child.kill("SIGTERM");
+    expect((await other.cli.done).code).toBe(143);
   });
 
   it("frozen past its lease mid-task, which another worker took over: it says its lease ran out while it was stalled and was taken over, not that it could not be renewed, and stops (exit 1)", async () => {
@@ -206,8 +232,8 @@ tasks:
     expect(result.stdout).toMatch(
       new RegExp(
         `LOST    ${runId}/job: lease ran out while this worker was stalled \\(no renewal could be sent\\); killing the task\n` +
-          `.*stale   ${runId}/job: the lease was taken over by another worker; the result was not recorded\n` +
-          `.*note    a task's lease was taken over`,
+          `.*stale   ${runId}/job: .+, not recorded: its lease had run out, and worker ${other.id} took the task over\n` +
+          `.*note    a task's lease was taken from this worker`,
       ),
     );
     expect(result.stdout).not.toContain("could not be renewed");
@@ -522,10 +548,10 @@ describe("taskq run --store", () => {
     expect(await eventually(() => other.stdout().includes(`ok      ${runId}/ship`), 10_000)).toBe(true);
     run.child.kill("SIGCONT");
     const result = await run.done;
-    expect(result.stdout).toContain(`stale   ${runId}/build: the lease was taken over by another worker; the result was not recorded\n`);
+    expect(result.stdout).toContain(`stale   ${runId}/build: exited with code 0, not recorded: its lease had run out, and worker ${other.id} took the task over\n`);
     // Why this worker stops, when that stopped it, comes after the attempt's end. Once resumed, it may
     // see the run's end first (the other worker ended it meanwhile): that stops it, with nothing to tell.
-    const note = result.stdout.indexOf("note    a task's lease was taken over");
+    const note = result.stdout.indexOf("note    a task's lease was taken from this worker");
     if (note !== -1) expect(note).toBeGreaterThan(result.stdout.indexOf(`stale   ${runId}/build`));
     expect(result.stdout).toContain("Summary: 2 succeeded, 0 failed, 0 cancelled");
     expect(result.code).toBe(0);

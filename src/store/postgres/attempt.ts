@@ -11,8 +11,8 @@ import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
 import type { WorkerMetrics } from "./worker-metrics.js";
 import type { AbortCode, LeaseLost, TaskHandler, WorkerEvent } from "./worker-types.js";
 
-/** How long a refused record's worker waits to learn whose the task is now, to name that worker in the attempt's log. */
-const WORKER_OF_MS = 2_000;
+/** How long a refused record's worker waits to learn what became of the task, to say it in the attempt's log. */
+const TASK_NOW_MS = 2_000;
 
 export interface AttemptOptions {
   store: PostgresStore;
@@ -273,8 +273,8 @@ export class Attempt {
       metrics.runTime.observe({ outcome: label }, durationMs / 1000);
       if (label === "retried") metrics.retries.inc();
       // Refused: whose the task is now, for the attempt's log (one short try: the record is what mattered).
-      const takenBy = result === false ? await store.workerOf(this.task.taskId, WORKER_OF_MS).catch(() => undefined) : undefined;
-      emit({ type: "finished", task: this.task, outcome, result, durationMs, ...(takenBy === undefined ? {} : { takenBy }) });
+      const taskNow = result === false ? await store.taskNow(this.task.taskId, TASK_NOW_MS).catch(() => undefined) : undefined;
+      emit({ type: "finished", task: this.task, outcome, result, durationMs, ...(taskNow === undefined ? {} : { taskNow }) });
       // Refused by the database, the attempt's lease was taken over after all: whether it ran out here (its task
       // killed), or the task ended while this worker stalled past it (the end seen first, see #watchLease), its
       // work is someone else's, as when a renewal finds it taken over. Told after the attempt's end, which says why.

@@ -23,7 +23,7 @@ import { storableOutcome, storableText } from "./text.js";
 import { connectTimeoutOf, DEFAULT_CONNECT_TIMEOUT_MS, describeTimeout, DEFAULT_QUERY_TIMEOUT_MS, LONG_QUERY_TIMEOUT_MS, serverTimeoutMs, timedQuery, type Timeouts } from "./timeouts.js";
 import { failedAfterCommitSent, inTransaction, isConflict, retryConflicts, transactionOnce } from "./transaction.js";
 import { isTransientError, withRetry } from "./transient.js";
-import type { CompletionResult, DeadLetter, HeartbeatStatus, LeasedTask, Outcome, RunStatus, TaskState, Workflow } from "./types.js";
+import type { CompletionResult, DeadLetter, HeartbeatStatus, LeasedTask, Outcome, RunStatus, TaskNow, TaskState, Workflow } from "./types.js";
 
 const ignoreError = (): void => undefined;
 
@@ -273,17 +273,18 @@ export class PostgresStore {
   }
 
   /**
-   * The worker task `taskId` is leased to now, or was last run by (once it ended), as the database
-   * says: null when none is (queued again, not leased yet), undefined when the task is gone (pruned).
-   * Waits `timeoutMs` at most: it only names a worker in words.
+   * What became of task `taskId`, as the database says now (for a worker whose record of it was refused):
+   * its state, the worker it is leased to or was last run by (null: none, as when queued again), and its
+   * last error or cancel reason; null when the task is gone (pruned). Waits `timeoutMs` at most: it only words a line.
    */
-  async workerOf(taskId: string, timeoutMs: number): Promise<string | null | undefined> {
+  async taskNow(taskId: string, timeoutMs: number): Promise<TaskNow | null> {
     return this.#guard(
-      "workerOf",
+      "taskNow",
       async () => {
-        const query = timedQuery({ text: `SELECT worker_id FROM ${this.#names.tasks} WHERE id = $1`, values: [taskId] }, timeoutMs);
-        const result = await this.pool.query<{ worker_id: string | null }>(query);
-        return result.rows[0]?.worker_id;
+        const text = `SELECT state, worker_id, COALESCE(cancel_reason, last_error) AS error FROM ${this.#names.tasks} WHERE id = $1`;
+        const result = await this.pool.query<{ state: TaskState; worker_id: string | null; error: string | null }>(timedQuery({ text, values: [taskId] }, timeoutMs));
+        const row = result.rows[0];
+        return row === undefined ? null : { state: row.state, workerId: row.worker_id, error: row.error };
       },
       timeoutMs,
     );

@@ -55,6 +55,15 @@ export type Outcome =
   | { kind: "cancelled"; reason?: string; tail?: string[]; killed?: string };
 
 /** The state an accepted completion moved the task to. */
+/** What became of a task whose record a worker could not make (see PostgresStore.taskNow). */
+export interface TaskNow {
+  state: TaskState;
+  /** The worker it is leased to, or was last run by; null when none is (queued again). */
+  workerId: string | null;
+  /** Its last error, or the reason it was cancelled. */
+  error: string | null;
+}
+
 export interface CompletionResult {
   runId: string;
   state: "succeeded" | "queued" | "failed" | "cancelled";

@@ -1,4 +1,4 @@
-import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
+import type { CompletionResult, LeasedTask, Outcome, TaskNow } from "./types.js";
 import type { SweptTask } from "./sweep.js";
 
 /** What a handler gets besides the task: the attempt's only cancellation token. */
@@ -41,10 +41,11 @@ export type AbortCode = "TIMEOUT" | "CANCELLED" | "LEASE_LOST" | "SHUTDOWN";
 export type WorkerEvent =
   | { type: "started"; task: LeasedTask }
   /**
-   * `takenBy`: where the database refused the attempt's record (its lease had run out and was swept), the
-   * worker the task is leased to now or was last run by, as the database said then (null: none; absent: not asked, or no answer).
+   * `taskNow`: where the database refused the attempt's record (its lease had run out and was swept), what
+   * became of the task, as the database said then: taken over by another worker, or ended by a sweep
+   * (null: the task is gone, pruned; absent: not asked, or no answer).
    */
-  | { type: "finished"; task: LeasedTask; outcome: Outcome; result: CompletionResult | false; durationMs: number; takenBy?: string | null }
+  | { type: "finished"; task: LeasedTask; outcome: Outcome; result: CompletionResult | false; durationMs: number; taskNow?: TaskNow | null }
   /**
    * Given back as the worker stopped, the attempt not counted. `tail`: where an attempt the stop cut short was given
    * back, the last lines it wrote (none where it wrote none); absent for a lease never started, or one whose command the
