@@ -218,6 +218,13 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       // `run --store` stops its worker once the run has ended: no one asked, so nothing to tell.
       if (event.type === "stopped" && event.reason === "requested" && interrupted === undefined) return;
       if (event.type === "stopped") return void (stopped = event);
+      // `run --store` sweeps every run's expired leases, as any worker does, but tells of its own run's alone:
+      // a CI job's log does not name other runs, their tasks and their workers.
+      if (event.type === "orphans-recovered" && options.runId !== undefined) {
+        const own = event.tasks.filter((swept) => swept.runId === options.runId);
+        if (own.length > 0) describeEvent({ ...event, count: own.length, tasks: own }, print, leaseSource, dbErrors, worker.workerId);
+        return;
+      }
       describeEvent(event, print, leaseSource, dbErrors, worker.workerId);
     },
   });

@@ -195,6 +195,24 @@ tasks:
     );
   });
 
+  it("run --store sweeps another run's expired lease, as any worker does, and tells of its own run's tasks alone", async () => {
+    // Another run's task, leased by a worker that died: its lease runs out in 1 s.
+    const otherRun = `elsewhere-${randomBytes(3).toString("hex")}`;
+    runIds.push(otherRun);
+    await store.submitRun(workflow([task("secret-step", { run: "true", cwd: ws.dir, retries: 1 })]), { runId: otherRun });
+    expect(await store.lease("gone-4121-a3f9c2", 10, 1_000, { runId: otherRun })).toHaveLength(1);
+    await sleep(1_500);
+    const file = await workflowFile("own-sweeps", "tasks:\n  mine: { run: 'sleep 2' }\n");
+    const runId = newRunId("own-sweeps");
+    const result = await startRun(file, ["--run-id", runId]).done;
+    expect(result.code).toBe(0);
+    // Swept all the same: queued again for a worker to take.
+    expect((await store.runStatus(otherRun)).tasks[0]).toMatchObject({ key: "secret-step", state: "queued", attempts: 1 });
+    expect(result.stdout).not.toContain(otherRun);
+    expect(result.stdout).not.toContain("secret-step");
+    expect(result.stdout).not.toMatch(/^\S+ sweep /m);
+  });
+
   it("frozen past its lease while its task succeeds, which another worker's sweep ended failed: it says the success was not recorded and what the sweep did, not that a worker took the task over", async () => {
     const file = await workflowFile("frozen-swept", "tasks:\n  deploy: { run: 'touch frozen-swept.began; sleep 1; echo deployed' }\n  next: { run: echo next, dependsOn: deploy }\n");
     const frozen = await startWorker(["--lease", "2s", "-j", "1"]);
