@@ -21,6 +21,7 @@ import {
 import type { LeasedTask, LeaseLost, Outcome, PostgresStore, PostgresWorker, ReleaseEnd, SweptTask, TaskNow, WorkerEvent } from "../store/postgres/index.js";
 import { processExists } from "../process-exists.js";
 import { workerHostAndPid } from "../store/postgres/worker-id.js";
+import { DEFAULT_LEASE_MS } from "../store/postgres/worker-types.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
@@ -261,7 +262,10 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   };
   // The guard starts with the worker, which lives long: its spawn (7-8 ms on a slow VM)
   // would otherwise hold back the worker's first long task, its heartbeats and its other tasks.
-  startGroupGuard(options.killGraceMs);
+  // Should the worker be SIGKILLed, the guard stops its tasks within a third of the lease at most: a lease renewed
+  // a third of it ago has two thirds left, so a task that takes its time over SIGTERM (or ignores it) is gone before
+  // another worker may take the task over (a kill grace of 10s with --lease 3s ran both attempts at once for 5 s).
+  startGroupGuard(Math.min(options.killGraceMs, Math.floor((options.leaseMs ?? DEFAULT_LEASE_MS) / 3)));
   const metricsHost = options.metricsHost ?? "127.0.0.1";
   options.metrics?.serve(worker.metrics.registry);
   const server = options.metrics?.server;

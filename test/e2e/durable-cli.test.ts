@@ -811,6 +811,20 @@ tasks:
     expect(await eventually(async () => (await findGuards(worker.cli.child.pid!)).length === 0, 5_000)).toBe(true);
   });
 
+  it("a worker SIGKILLed mid-task with a kill grace longer than a third of its lease: its guard stops a task that ignores SIGTERM within a third of the lease, before another worker may take the task over", async () => {
+    const file = await workflowFile("stubborn-guard", "tasks:\n  job: { run: 'trap \"\" TERM PIPE; echo first; while :; do sleep 0.2; done' }\n");
+    // It ignores SIGTERM (and SIGPIPE, its output's reader gone). A third of 6s is 2s: the guard waits that, not the 30s kill grace, before its SIGKILL.
+    const doomed = await startWorker(["-j", "1", "--lease", "6s", "--kill-grace", "30s"]);
+    const runId = await submit(file);
+    expect(await eventually(() => doomed.stdout().includes(`${runId}/job | first`))).toBe(true);
+    expect((await findLeftovers(runId)).length).toBeGreaterThan(0);
+    doomed.cli.child.kill("SIGKILL");
+    await doomed.cli.done;
+    // Well within the 30s kill grace (a loaded machine's margin besides): the lease's two thirds left are 4s.
+    expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 15_000)).toBe(true);
+    await cancelStrandedRun(runId);
+  });
+
   it("run --store --lease 2s: its worker takes that lease; SIGKILLed mid-task, the run ends on another worker within seconds, not after the default 30s", async () => {
     const file = await hangsOnFirstRun("run-lease");
     const runId = `lease-${randomBytes(3).toString("hex")}`;

@@ -10,7 +10,7 @@ import { isRefusal, unusableStoreState } from "./transient.js";
 import { Wakeup } from "./wakeup.js";
 import { newWorkerId } from "./worker-id.js";
 import { WorkerMetrics } from "./worker-metrics.js";
-import type { StopReason, TaskHandler, WorkerEvent } from "./worker-types.js";
+import { DEFAULT_LEASE_MS, type StopReason, type TaskHandler, type WorkerEvent } from "./worker-types.js";
 
 /** A successful attempt waiting for the lease loop to record it. */
 interface PendingSuccess {
@@ -120,7 +120,7 @@ export class PostgresWorker {
   #silent = false;
 
   constructor(options: PostgresWorkerOptions) {
-    const leaseMs = options.leaseMs ?? 30_000;
+    const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.#options = {
       store: options.store,
       concurrency: Math.max(1, Math.floor(options.concurrency)),
