@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, realpathSync } from "node:fs";
 import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { tmpdir } from "node:os";
 import { stripVTControlCharacters } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { BIN, FIXTURES, ROOT, runCli, runIds, startCli, workspace } from "../helpers/cli.js";
@@ -97,18 +98,21 @@ describe("taskq run", () => {
   });
 
   it("passes env, cwd and the TASKQ_ variables to tasks, and writes each task's log", async () => {
-    const result = await run(
-      `env: { SHARED: from-workflow, OVERRIDE: workflow }
+    const ws = await workspace(`env: { SHARED: from-workflow, OVERRIDE: workflow }
 tasks:
   show:
     run: echo "$SHARED $OVERRIDE $TASKQ_TASK_ID $TASKQ_ATTEMPT $TASKQ_RUN_ID"; pwd
     env: { OVERRIDE: task }
     cwd: sub
-`.replace("cwd: sub", "cwd: ."),
-    );
+`);
+    logRoots.push(ws.logs);
+    await mkdir(path.join(ws.dir, "sub"));
+    // Started from another folder: the task's cwd is the workflow file's folder's sub, not taskq's.
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs], { cwd: tmpdir() });
     expect(result.code).toBe(0);
-    const log = await readFile(path.join(result.logDir, "show.log"), "utf8");
-    expect(log).toBe(`from-workflow task show 1 ${result.runId}\n${result.dir}\n`);
+    const [runId] = await runIds(ws.logs);
+    const log = await readFile(path.join(ws.logs, runId!, "show.log"), "utf8");
+    expect(log).toBe(`from-workflow task show 1 ${runId}\n${realpathSync(path.join(ws.dir, "sub"))}\n`);
   });
 
   it("fails with exit 1, names dead letters, their last lines and the tasks they cancelled", async () => {

@@ -33,7 +33,7 @@ describe("lease", () => {
     expect(delay).toBeGreaterThan(50_000);
   });
 
-  it("never gives the same task to two concurrent leasers (SKIP LOCKED)", async () => {
+  it("never gives the same task to two concurrent leasers", async () => {
     const tasks = Array.from({ length: 200 }, (_, i) => task(`t${i}`));
     await store.submitRun(workflow(tasks));
     const leasers = Array.from({ length: 8 }, (_, i) => i);
@@ -49,6 +49,40 @@ describe("lease", () => {
     );
     expect(seen).toHaveLength(200);
     expect(new Set(seen).size).toBe(200);
+  });
+
+  /** Runs `work` while another session holds a row lock on the task `key`; fails if `work` waits on it (5 s). */
+  async function whileLocked<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const client = await store.pool.connect();
+    try {
+      await client.query("BEGIN");
+      expect((await client.query(`SELECT id FROM "${store.schema}".tasks WHERE key = $1 FOR UPDATE`, [key])).rowCount).toBe(1);
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`waited on the lock of ${key}`)), 5_000)));
+      try {
+        return await Promise.race([work(), waited]);
+      } finally {
+        clearTimeout(timer);
+      }
+    } finally {
+      await client.query("ROLLBACK");
+      client.release();
+    }
+  }
+
+  it("passes over a task another session has locked (a leaser mid-transaction), at once, instead of waiting for it", async () => {
+    await store.submitRun(workflow([task("first", { priority: "high" }), task("second")]));
+    const leased = await whileLocked("first", () => store.lease("w1", 10, 30_000));
+    expect(leased.map((t) => t.key)).toEqual(["second"]);
+  });
+
+  it("a sweep passes over an expired lease another session has locked, and recovers the others at once", async () => {
+    await store.submitRun(workflow([task("held", { retries: 1 }), task("free", { retries: 1 })]));
+    expect(await store.lease("gone-4121-a3f9c2", 10, 100)).toHaveLength(2);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(await whileLocked("held", () => store.sweepOrphans())).toBe(1);
+    const states = await sql<{ key: string; state: string }>(store, "SELECT key, state FROM $schema.tasks ORDER BY key");
+    expect(states).toEqual([{ key: "free", state: "queued" }, { key: "held", state: "running" }]);
   });
 
   it("renews only with the current token, and ignores a stale completion", async () => {

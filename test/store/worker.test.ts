@@ -164,7 +164,8 @@ describe("PostgresWorker", () => {
     await until(() => finish !== undefined);
     const started = Date.now();
     await worker.stop({ deadlineMs: 50 });
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // After its 500 ms grace (a loaded machine's margin besides), not the 7 s default's.
+    expect(Date.now() - started).toBeLessThan(4_000);
     expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "queued", attempts: 0 });
     finish!();
     await store.cancelRun(runId);
