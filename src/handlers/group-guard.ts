@@ -18,7 +18,9 @@ import { ownerTag, tempRoot } from "./temp-root.js";
  * or "every process", is ignored), each kept only while its task's shell (pid = pgid) is there with
  * TASKQ_PID=<taskq's pid> in its environment: a group whose shell has gone may have had its id
  * used again by the time the guard looks (its "-PGID" was still on its way when taskq died).
- * Then the groups of every process whose environment holds
+ * Then every group of those shells' sessions (field 6 of /proc/<pid>/stat, the group field 5):
+ * while its shell is there, the session is the task's alone, a process in it that cleared its
+ * environment (`env -i timeout ...`, in a group of its own) too. Then the groups of every process whose environment holds
  * TASKQ_PID=<taskq's pid> (see process-groups.ts), wherever it is: what tasks put in other
  * groups (`timeout`, job control) or sessions (`setsid`), what ended tasks left, and a task
  * whose spawn had not returned when taskq died (not listed yet). Never a group by an id
@@ -46,6 +48,16 @@ rm -f "$list"
 groups=" "
 for pg in $live; do
   grep -q -z -x -F "TASKQ_PID=$taskq" "/proc/$pg/environ" 2>/dev/null && groups="$groups$pg "
+done
+shells=$groups
+[ "$shells" = " " ] || for stat in /proc/[0-9]*/stat; do
+  read -r fields 2>/dev/null < "$stat" || continue
+  set -f
+  set -- \${fields##*) }
+  set +f
+  case $shells in *" $4 "*) ;; *) continue ;; esac
+  case $3 in ''|0|1|*[!0-9]*) continue ;; esac
+  case $groups in *" $3 "*) ;; *) groups="$groups$3 " ;; esac
 done
 for pid in $(grep -l -z -x -F "TASKQ_PID=$taskq" /proc/[0-9]*/environ 2>/dev/null | sed 's|^/proc/||; s|/environ$||'); do
   read -r fields 2>/dev/null < "/proc/$pid/stat" || continue

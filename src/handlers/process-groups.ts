@@ -143,12 +143,33 @@ export function activeProcessGroups(): number {
   return liveGroups.size;
 }
 
+/** A task's own way to signal every group of its session (its GroupTerminator, which knows while the session is the task's alone). */
+export interface SessionSignaller {
+  signalAll(signal: NodeJS.Signals): void;
+}
+
+/** The sessions of the tasks whose attempts have not ended: see killAllProcessGroups. */
+const taskSessions = new Set<SessionSignaller>();
+
+/** From a task's spawn to the end of its attempt, `session` is signalled with the others by killAllProcessGroups. */
+export function watchSession(session: SessionSignaller): void {
+  taskSessions.add(session);
+}
+
+export function unwatchSession(session: SessionSignaller): void {
+  taskSessions.delete(session);
+}
+
 /**
  * Sends `signal` to every live task process group and to the groups of the processes its
  * tasks left elsewhere (with taskq's TASKQ_PID): in their sessions, or, with `everywhere`
- * (at exit), in any session, daemons included. Synchronous, never throws.
+ * (at exit), in any session, daemons included; and, through each running task's own
+ * terminator, to every group of a session that is still the task's alone, where a process that
+ * cleared its environment (`env -i`) in a group of its own is too (a second Ctrl-C's SIGKILL
+ * missed it, which then waited out the kill grace). Synchronous, never throws.
  */
 export function killAllProcessGroups(signal: NodeJS.Signals, everywhere = false): void {
+  for (const session of taskSessions) session.signalAll(signal);
   for (const pgid of liveGroups) signalProcessGroup(pgid, signal);
   if (!everywhere && liveGroups.size === 0 && endedSessions.size === 0) return;
   const sessions = everywhere ? undefined : new Set([...liveGroups, ...endedSessions.keys()]);

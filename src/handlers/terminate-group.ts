@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn, setTimeout as delay } from "node:timers/promises";
 import { LongTimer } from "../engine/long-timer.js";
-import { sessionHasProcesses, sessionLeaderStart, sessionProcessCount, signalProcessGroup, signalSession } from "./process-groups.js";
+import { sessionHasProcesses, sessionLeaderStart, sessionProcessCount, signalProcessGroup, signalSession, unwatchSession, watchSession, type SessionSignaller } from "./process-groups.js";
 import { monotonicMs } from "../monotonic.js";
 
 /** How often a lingering group is checked while it is being terminated. */
@@ -29,7 +29,7 @@ export interface Leftovers {
  * execa applies to one child, applied to the task's process group, and to the other
  * groups of its session (see process-groups.ts).
  */
-export class GroupTerminator {
+export class GroupTerminator implements SessionSignaller {
   readonly #pgid: number;
   readonly #graceMs: number;
   /** A LongTimer: a kill grace may be longer than setTimeout's 24.8 days. */
@@ -55,6 +55,16 @@ export class GroupTerminator {
   constructor(pgid: number, graceMs: number) {
     this.#pgid = pgid;
     this.#graceMs = graceMs;
+    watchSession(this);
+  }
+
+  /**
+   * For killAllProcessGroups (a second Ctrl-C, a Ctrl-Z): `signal` to every group of the task's
+   * session while its shell runs (the session is the task's alone), as a stop does; SIGKILL as kill().
+   */
+  signalAll(signal: NodeJS.Signals): void {
+    if (signal === "SIGKILL") return this.kill();
+    signalSession(this.#pgid, signal, this.#shellAlive, this.#stoppedWhileAlive, this.#shellStart);
   }
 
   /**
@@ -151,5 +161,6 @@ export class GroupTerminator {
   /** Stops the pending SIGKILL: the group is gone and its pgid may be reused. */
   dispose(): void {
     this.#killTimer?.clear();
+    unwatchSession(this);
   }
 }

@@ -55,6 +55,30 @@ const daemonAndStubborn = (): string =>
     ["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }'],
   ]);
 
+/**
+ * A task whose process clears its environment (no TASKQ_PID to find it by) in a group of its own
+ * (coreutils timeout), ignoring SIGTERM: `marker` is the sleep's length, to find it by in /proc.
+ */
+const unmarkedInOwnGroup = (marker: number): string =>
+  tasksYaml([["svc", `{ run: "env -i PATH=/usr/bin:/bin timeout 300 sh -c 'trap \\"\\" TERM; echo up; sleep ${marker}'" }`]]);
+
+/** The pids of the live processes whose command line has `word` as an argument; each is SIGKILLed (the test's own clean-up) when `kill`. */
+function processesWith(word: string, kill = false): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const args = readFileSync(`/proc/${name}/cmdline`, "latin1").split("\0");
+      if (!args.includes(word)) continue;
+      found.push(Number(name));
+      if (kill) process.kill(Number(name), "SIGKILL");
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
 describe("signals and shutdown", () => {
   // A Ctrl-C reaches a task whose shell is starting: until it leads a group of its own, it is
   // in taskq's, and it dies of the signal. Before, it was a failure and a dead letter
@@ -376,6 +400,25 @@ describe("signals and shutdown", () => {
     }
   });
 
+  it("a second signal kills at once a process that cleared its environment (env -i) in a group of its own of the task's session, not after the kill grace", async () => {
+    const marker = 4000 + Math.floor(Math.random() * 900);
+    try {
+      const run = await startRun(unmarkedInOwnGroup(marker), ["--shutdown-timeout", "30s", "--kill-grace", "30s"]);
+      await waitForOutput(run, /svc \| up/);
+      run.signalGroup("SIGINT");
+      await waitForOutput(run, /SIGINT received: no new task starts/);
+      run.signalGroup("SIGINT");
+      const { result, sinceSignalMs } = await run.exited;
+      expect(result.code).toBe(130);
+      // Not the 30s kill grace: the second signal's SIGKILL reached it.
+      expect(sinceSignalMs).toBeLessThan(1500 + SLACK_MS);
+      expect(result.stdout).toMatch(/cancel\s+svc: aborted by shutdown; killed with SIGKILL at once, not after the kill grace\n/);
+      expect(processesWith(String(marker))).toEqual([]);
+    } finally {
+      processesWith(String(marker), true);
+    }
+  });
+
   it("a second signal after the time to finish has passed (the tasks stopped, one ignoring SIGTERM) ends the run at once, and the task's log keeps its last line", async () => {
     // The queue then waits for the stopped tasks' handlers: the second signal's SIGKILL ends them, and
     // each writes how its attempt ended. Had the second signal ended that wait, the summary (and the
@@ -536,6 +579,21 @@ describe("signals and shutdown", () => {
     const runId = await singleRunId(run.logs);
     await waitUntil("every task process gone", async () => (await findLeftovers(runId)).length === 0, 1000 + SLACK_MS * 2);
     await waitUntil("the guard gone", async () => (await findGuards(run.child.pid!)).length === 0, SLACK_MS * 2);
+  });
+
+  it("taskq SIGKILLed: its guard stops a running task's process that cleared its environment (env -i) in a group of its own", async () => {
+    const marker = 4000 + Math.floor(Math.random() * 900);
+    try {
+      const run = await startRun(unmarkedInOwnGroup(marker), ["--kill-grace", "1s"]);
+      await waitForOutput(run, /svc \| up/);
+      run.signalTaskq("SIGKILL");
+      await run.exited;
+      // It ignores SIGTERM: the guard's SIGKILL, a second after its SIGTERM, ends it.
+      await waitUntil("the unmarked process gone", () => processesWith(String(marker)).length === 0, 1000 + SLACK_MS * 2);
+      await waitUntil("the guard gone", async () => (await findGuards(run.child.pid!)).length === 0, SLACK_MS * 2);
+    } finally {
+      processesWith(String(marker), true);
+    }
   });
 
   it("taskq SIGKILLed after a task emptied its TMPDIR (rm -rf \"$TMPDIR\"/*, the guard's list with it): the guard still stops the other tasks", async () => {
