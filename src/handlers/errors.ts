@@ -129,7 +129,7 @@ export function killOf(error: unknown): TaskqKill {
 export function killedAfterGraceWords(killGraceMs: number): string {
   // With no grace (--kill-grace 0) the SIGKILL came with the SIGTERM: whether it would have ended, nothing tells.
   if (killGraceMs <= 0) return "killed with SIGKILL right after its SIGTERM (the kill grace is 0)";
-  return `killed with SIGKILL after the kill grace (${formatDuration(killGraceMs)}): it ignored SIGTERM`;
+  return `killed with SIGKILL after the kill grace (${formatDuration(killGraceMs)}): it did not stop on SIGTERM`;
 }
 
 /** What a stop by taskq's SIGKILL with no grace (a second Ctrl-C, a lost lease) adds to how the attempt ended. */

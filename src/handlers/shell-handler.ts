@@ -380,7 +380,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
 }
 
 /**
- * "build: stopped 2 processes it left running; 1 ignored SIGTERM and was killed after the kill grace
+ * "build: stopped 2 processes it left running; 1 did not stop on SIGTERM and was killed after the kill grace
  * (5s); `wait` for them in the script, or start them with `setsid` to leave them running on purpose".
  * What to do either way: a leftover is most often a background job the script forgot to wait for.
  */
@@ -390,7 +390,7 @@ function leftoversNote(taskId: string, { stopped, killed }: Leftovers, killGrace
   const note = `${taskId}: stopped ${stopped} ${stopped === 1 ? "process" : "processes"} it left running`;
   if (killed === 0) return `${note} (${advice})`;
   if (killGraceMs <= 0) return `${note}, with SIGKILL beside its SIGTERM (the kill grace is 0); ${advice}`;
-  const who = killed === 1 ? (stopped === 1 ? "it ignored SIGTERM and was" : "1 ignored SIGTERM and was") : `${killed} ignored SIGTERM and were`;
+  const who = killed === 1 ? (stopped === 1 ? "it did not stop on SIGTERM and was" : "1 did not stop on SIGTERM and was") : `${killed} did not stop on SIGTERM and were`;
   return `${note}; ${who} killed after the kill grace (${formatDuration(killGraceMs)}); ${advice}`;
 }
 

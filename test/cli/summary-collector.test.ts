@@ -46,7 +46,7 @@ describe("SummaryCollector: the cancelled tasks of a run stopped by a signal", (
     const r = await queue.wait("stubborn");
     expect(r.status).toBe("CANCELLED");
     const built = summary.build(queue, { runId: "run", file: "f.yaml", logDir, startedAt: Date.now(), interrupted: "SIGTERM", exitCode: 143 });
-    const kill = "killed with SIGKILL after the kill grace (300ms): it ignored SIGTERM";
+    const kill = "killed with SIGKILL after the kill grace (300ms): it did not stop on SIGTERM";
     expect(built.cancelled).toEqual([
       {
         id: "stubborn",

@@ -282,7 +282,7 @@ tasks:
     expect((await taskq(["cancel", runId, "stubborn"])).code).toBe(0);
     const status = await waitForRun(runId, 15_000);
     // Before, "cancelled by request" alone: the second of the kill grace it took went unexplained.
-    const reason = "cancelled by request; killed with SIGKILL after the kill grace (1s): it ignored SIGTERM";
+    const reason = "cancelled by request; killed with SIGKILL after the kill grace (1s): it did not stop on SIGTERM";
     expect(taskOf(status, "stubborn")).toMatchObject({ state: "cancelled", cancelReason: reason });
     expect((await taskq(["status", runId])).stdout).toContain(`\n  - stubborn: ${reason}\n`);
     expect((await stopWorker(worker)).code).toBe(143);
@@ -736,7 +736,7 @@ tasks:
     expect(stoppedFor).toBeLessThan(2_000);
     // Its log says the stop took the SIGKILL, as a local run's does.
     expect(await readFile(path.join(ws.logs, runId, "job.log"), "utf8")).toBe(
-      "--- taskq: attempt 1 stopped: the worker is stopping; killed with SIGKILL after the kill grace (4s): it ignored SIGTERM ---\n--- taskq: attempt 1 ---\n",
+      "--- taskq: attempt 1 stopped: the worker is stopping; killed with SIGKILL after the kill grace (4s): it did not stop on SIGTERM ---\n--- taskq: attempt 1 ---\n",
     );
     expect((await stopWorker(staying)).code).toBe(143);
   });

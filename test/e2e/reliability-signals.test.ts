@@ -216,7 +216,7 @@ describe("signals and shutdown", () => {
     expect(result.stdout).toMatch(/note\s+the 300ms to finish have passed: stopping the running task \(SIGTERM, then SIGKILL 500ms later\)\n[\s\S]*cancel\s+stubborn: aborted by shutdown/);
     expect(result.stdout).toMatch(/Summary: 0 succeeded, 0 failed, 1 cancelled .*\(interrupted by SIGINT\)/);
     // Stopping it took the SIGKILL after the grace, and its line, the summary and its log say so, as a timed-out one's do.
-    const killed = "aborted by shutdown; killed with SIGKILL after the kill grace (500ms): it ignored SIGTERM";
+    const killed = "aborted by shutdown; killed with SIGKILL after the kill grace (500ms): it did not stop on SIGTERM";
     expect(result.stdout).toMatch(new RegExp(`cancel\\s+stubborn: ${killed.replace(/[()]/g, "\\$&")}\n`));
     expect(result.stdout).toContain(`\n  - stubborn: ${killed}\n`);
     const log = await readFile(path.join(run.logs, await singleRunId(run.logs), "stubborn.log"), "utf8");
@@ -234,7 +234,7 @@ describe("signals and shutdown", () => {
     const { result } = await run.exited;
     expect(result.code).toBe(130);
     const events = jsonEvents(result.stdout);
-    const killed = "aborted by shutdown; killed with SIGKILL after the kill grace (1s): it ignored SIGTERM";
+    const killed = "aborted by shutdown; killed with SIGKILL after the kill grace (1s): it did not stop on SIGTERM";
     const cancels = Object.fromEntries(events.filter((e) => e.event === "cancelled").map((e) => [e.id, (e.error as { message: string }).message]));
     expect(cancels).toEqual({ stubborn: killed, meek: "aborted by shutdown" });
     const summary = events.find((e) => e.event === "summary") as unknown as { cancelled: Array<{ id: string; message: string }> };

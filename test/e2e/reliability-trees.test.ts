@@ -70,7 +70,7 @@ describe("process trees and timeouts", () => {
       ["bg", "bg: stopped 1 process it left running (`wait` for it in the script, or start it with `setsid` to leave it running on purpose)"],
       [
         "stubborn",
-        "stubborn: stopped 1 process it left running; it ignored SIGTERM and was killed after the kill grace (500ms); `wait` for it in the script, or start it with `setsid` to leave it running on purpose",
+        "stubborn: stopped 1 process it left running; it did not stop on SIGTERM and was killed after the kill grace (500ms); `wait` for it in the script, or start it with `setsid` to leave it running on purpose",
       ],
       ["two", "two: stopped 2 processes it left running (`wait` for them in the script, or start them with `setsid` to leave them running on purpose)"],
     ]);

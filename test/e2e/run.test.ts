@@ -201,7 +201,7 @@ tasks:
   it("a timed-out task that ignored SIGTERM says it was killed with SIGKILL after the kill grace, in the summary and its log", async () => {
     const result = await run(`tasks:\n  stubborn: { run: ${JSON.stringify(path.join(FIXTURES, "ignore-sigterm"))}, timeout: 300ms }\n`, ["--kill-grace", "500ms", "--output", "plain"]);
     expect(result.code).toBe(1);
-    const ending = "timed out after 300ms; killed with SIGKILL after the kill grace (500ms): it ignored SIGTERM";
+    const ending = "timed out after 300ms; killed with SIGKILL after the kill grace (500ms): it did not stop on SIGTERM";
     expect(result.stdout).toContain(`stubborn: ${ending} (1 attempt)`);
     expect(await readFile(path.join(result.logDir, "stubborn.log"), "utf8")).toBe(`ready\n--- taskq: attempt 1 ${ending} ---\n`);
   });
@@ -212,7 +212,7 @@ tasks:
     expect(result.code).toBe(1);
     const ending = "timed out after 300ms; killed with SIGKILL right after its SIGTERM (the kill grace is 0)";
     expect(result.stdout).toContain(`stubborn: ${ending} (1 attempt)`);
-    expect(result.stdout).not.toContain("ignored SIGTERM");
+    expect(result.stdout).not.toContain("did not stop on SIGTERM");
     expect(await readFile(path.join(result.logDir, "stubborn.log"), "utf8")).toBe(`ready\n--- taskq: attempt 1 ${ending} ---\n`);
   });
 

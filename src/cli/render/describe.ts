@@ -4,7 +4,7 @@ import { killOf, withSigkillWords } from "../../handlers/errors.js";
 /**
  * A one-line description of why an attempt or task failed. A cancel that cut an attempt short whose stop came
  * to SIGKILL says how, as a timeout's words do: after the kill grace (it ignored SIGTERM), "aborted by shutdown;
- * killed with SIGKILL after the kill grace (5s): it ignored SIGTERM"; with none (a second Ctrl-C), "aborted by
+ * killed with SIGKILL after the kill grace (5s): it did not stop on SIGTERM"; with none (a second Ctrl-C), "aborted by
  * shutdown; killed with SIGKILL at once, not after the kill grace".
  */
 export function describeError(error: unknown): string {

@@ -26,7 +26,7 @@ export function notStartedReason(task: { attempts: number; last_error: string | 
 /**
  * How a running task whose cancel was asked for is recorded as it ends: cancelled while running, by
  * request (in `requested`'s words), or, asked by a stopped run, by its shutdown; with how taskq's SIGKILL
- * ended it, where it did (`killed`: "killed with SIGKILL after the kill grace (5s): it ignored SIGTERM"),
+ * ended it, where it did (`killed`: "killed with SIGKILL after the kill grace (5s): it did not stop on SIGTERM"),
  * as a local run's cancel says it.
  */
 export function runningCancel(row: { cancel_kind: "shutdown" | null }, requested = "cancelled by request", killed?: string): FinalDetails {
