@@ -31,16 +31,22 @@ export class SummaryCollector {
       const line: CancelledLine = { id: e.id, reason: e.reason, message: describeError(e.error) };
       if (e.dependency !== undefined) line.dependency = e.dependency;
       // Started by the queue, its command never spawned (the signal came while its attempt got ready): not cut short.
-      const cutShort = this.#running.delete(e.id) && !(e.error instanceof NotSpawnedError);
-      const tail = cutShort ? ((attemptResultOf(e.error) ?? attemptResultOf(causeOf(e.error)))?.tail ?? []) : [];
-      if (cutShort || earlier !== undefined) {
+      const wasRunning = this.#running.delete(e.id) && !(e.error instanceof NotSpawnedError);
+      const result = wasRunning ? (attemptResultOf(e.error) ?? attemptResultOf(causeOf(e.error))) : undefined;
+      // Nor one whose attempt ended by itself in the time to finish (it failed, and the shutdown took its retry): its
+      // attempt's lines, as those of one waiting for its retry at the signal.
+      const endedByItself = result !== undefined && !result.cancelled;
+      const cutShort = wasRunning && !endedByItself;
+      const tail = cutShort ? (result?.tail ?? []) : [];
+      const before = endedByItself ? { attempt: e.attempts, tail: result.tail } : earlier;
+      if (cutShort || before !== undefined) {
         if (cutShort) line.running = true;
         // Where its attempt was when stopped: what a CI job's log should show of a step the job's timeout cut short.
         line.logPath = path.join(this.#logDir, `${e.id}.log`);
         line.logFile = `${this.#runId}/${e.id}.log`;
         // Its attempt left no lines, or it waited for a retry: the failed attempt's before it, as a dead letter gives them.
-        line.tail = tail.length === 0 && earlier !== undefined ? earlier.tail : tail;
-        if (tail.length === 0 && earlier !== undefined) line.tailAttempt = earlier.attempt;
+        line.tail = tail.length === 0 && before !== undefined ? before.tail : tail;
+        if (tail.length === 0 && before !== undefined) line.tailAttempt = before.attempt;
       }
       // Those cut short while running first (as the text lists them), each in the order it ended.
       if (cutShort) this.#cancelled.splice(this.#cutShort++, 0, line);

@@ -52,10 +52,11 @@ describe("SummaryCollector: the cancelled tasks of a run stopped by a signal", (
         id: "stubborn",
         reason: "shutdown",
         message: `shutdown: not retried (attempt 1 failed: timed out; ${kill})`,
-        running: true,
+        // Its own timeout ended the attempt, not the shutdown: not cut short (no `running`), its lines attempt 1's.
         logPath: path.join(logDir, "stubborn.log"),
         logFile: "run/stubborn.log",
         tail: ["started"],
+        tailAttempt: 1,
       },
     ]);
   });

@@ -329,7 +329,8 @@ describe("signals and shutdown", () => {
 
   it("tasks a shutdown stopped between attempts keep their last lines: one failing in the time to finish, one silent in its retry, one waiting for its retry", async () => {
     const yaml = tasksYaml([
-      // Fails by itself once the signal has come (the test makes `go`): not retried, its failure's lines are where it was.
+      // Fails by itself once the signal has come (the test makes `go`): not retried, its failure's lines are where it was;
+      // not cut short by the shutdown (no `running`), its attempt's lines said to be attempt 1's, as a retry's.
       ["failing", '{ run: "echo compiling; echo \'error: missing semicolon\' >&2; while [ ! -e go ]; do sleep 0.05; done; exit 1", retries: 2 }'],
       // Attempt 2 prints nothing before the shutdown's time runs out: attempt 1's lines.
       ["silent", '{ run: "if [ $TASKQ_ATTEMPT = 1 ]; then echo first-attempt-line; exit 1; fi; sleep 30", retries: 1, backoff: { base: 1ms, max: 1ms } }'],
@@ -348,9 +349,9 @@ describe("signals and shutdown", () => {
     const summary = jsonEvents(result.stdout).find((e) => e.event === "summary") as unknown as { runId: string; cancelled: Array<Record<string, unknown>> };
     const log = (id: string) => ({ logPath: path.join(run.logs, summary.runId, `${id}.log`), logFile: `${summary.runId}/${id}.log` });
     expect(summary.cancelled).toEqual([
-      { id: "failing", reason: "shutdown", message: "shutdown: not retried (attempt 1 failed: exited with code 1)", running: true, ...log("failing"), tail: ["compiling", "error: missing semicolon"] },
       { id: "silent", reason: "shutdown", message: "aborted by shutdown", running: true, ...log("silent"), tail: ["first-attempt-line"], tailAttempt: 1 },
       { id: "waiting", reason: "shutdown", message: "shutdown: not retried (attempt 1 failed: exited with code 1)", ...log("waiting"), tail: ["flaky-line"], tailAttempt: 1 },
+      { id: "failing", reason: "shutdown", message: "shutdown: not retried (attempt 1 failed: exited with code 1)", ...log("failing"), tail: ["compiling", "error: missing semicolon"], tailAttempt: 1 },
     ]);
   });
 

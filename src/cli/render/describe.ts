@@ -35,15 +35,16 @@ function causeOf(error: Error): unknown {
 }
 
 /** The attempt result a shell failure carries, if any. */
-export function attemptResultOf(error: unknown): { exitCode: number | null; signal: string | null; timedOut: boolean; tail: string[] } | undefined {
+export function attemptResultOf(error: unknown): { exitCode: number | null; signal: string | null; timedOut: boolean; cancelled: boolean; tail: string[] } | undefined {
   const result = (error as { result?: unknown } | null)?.result as
-    | { exitCode?: number | null; signal?: string | null; timedOut?: boolean; tail?: string[] }
+    | { exitCode?: number | null; signal?: string | null; timedOut?: boolean; cancelled?: boolean; tail?: string[] }
     | undefined;
   if (result === undefined || typeof result !== "object") return undefined;
   return {
     exitCode: result.exitCode ?? null,
     signal: result.signal ?? null,
     timedOut: result.timedOut ?? false,
+    cancelled: result.cancelled ?? false,
     tail: Array.isArray(result.tail) ? result.tail : [],
   };
 }
