@@ -134,8 +134,11 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
     immediate: (signal, first) => {
       if (finished) return killLeftoversNow(signal);
       deadlineNote?.clear();
-      renderer.note(`${secondSignal(signal, first)}: killing every task now`);
-      renderer.stopping?.({ signal: first, phase: "killing" });
+      // Said once: a third signal (a storm of them, a key held down) kills again, and says nothing new.
+      if (!killedAtOnce) {
+        renderer.note(`${secondSignal(signal, first)}: killing every task now`);
+        renderer.stopping?.({ signal: first, phase: "killing" });
+      }
       killAllProcessGroups("SIGKILL");
       killedAtOnce = true;
       // Past the time to finish, the queue has stopped the tasks already and waits for their handlers, which the

@@ -321,8 +321,9 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     },
     immediate: (signal, first) => {
       if (killLeftoversNow(signal)) return;
+      // Said once: a third signal (a storm of them) kills again, and says nothing new.
+      if (!killedAtOnce) printNote(secondSignal(signal, first), `${secondSignal(signal, first)}: killing every task now`);
       killedAtOnce = true;
-      printNote(secondSignal(signal, first), `${secondSignal(signal, first)}: killing every task now`);
       // Abort first, so each attempt ends as a shutdown (lease given back, attempt not counted), not as a failure.
       // SIGKILLed, a task's processes are gone at once: its lease is not held back for the kill grace.
       worker.abortRunning(ABORT_MARGIN_MS);

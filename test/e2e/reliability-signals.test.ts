@@ -401,6 +401,20 @@ describe("signals and shutdown", () => {
     }
   });
 
+  it("a storm of signals after the first (SIGTERM, SIGHUP and SIGINT at once) says 'killing every task now' once", async () => {
+    const run = await startRun(tasksYaml([["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }']]), ["--shutdown-timeout", "30s", "--kill-grace", "30s"]);
+    await waitForOutput(run, /stubborn \| ready/);
+    run.signalGroup("SIGINT");
+    await waitForOutput(run, /SIGINT received: no new task starts/);
+    // Three signals of three kinds, each its own (signals of one kind pending at once are one).
+    for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) run.signalTaskq(signal);
+    const { result } = await run.exited;
+    expect(result.code).toBe(130);
+    expect(result.stdout.match(/killing every task now/g)).toEqual(["killing every task now"]);
+    // Which comes first is the kernel's choice (the lowest-numbered pending signal, SIGHUP, on Linux).
+    expect(result.stdout).toMatch(/(SIGTERM|SIGHUP) received after SIGINT: killing every task now|SIGINT received again: killing every task now/);
+  });
+
   it("a second signal kills at once a process that cleared its environment (env -i) in a group of its own of the task's session, not after the kill grace", async () => {
     const marker = 4000 + Math.floor(Math.random() * 900);
     try {
