@@ -149,9 +149,16 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     if (exitCode === 0) {
       removeLate?.();
       // Its end seen (untilFinished), a prune may delete it before the summary is read: said so, not as a mistyped id.
-      return await printRunSummary(store, runId, summaryOptions).catch((error: unknown) => {
+      const deleted = (error: unknown): never => {
         throw error instanceof RunNotFoundError ? runDeletedError(runId, options, store.schema, "once it ended, before its summary was read") : error;
-      });
+      };
+      const status = await store.runStatus(runId).catch(deleted);
+      // Stopped by another process (a signal to another `run --store` of it, as two CI jobs of one run): its
+      // "shutdown: not started" would otherwise come from nowhere this process could see.
+      if (status.tasks.some((task) => task.cancelKind === "shutdown")) {
+        writeNote(`run ${runId} was stopped by another process (a signal to another run --store of it): its tasks that had not started were cancelled`, options.json);
+      }
+      return await printRunSummary(store, runId, summaryOptions, status).catch(deleted);
     }
     // Stopped (a signal, a lost lease): the summary if the database gives it soon, and the stop's exit code either way.
     // Stopped by a signal, the run ends here, as a local run does: what has not started never will.

@@ -791,6 +791,21 @@ describe("taskq run --store", () => {
     expect(rows.get("long")).toMatchObject({ state: "cancelled", cancelReason: "aborted by shutdown" });
   });
 
+  it("a run --store whose run another run --store of it stopped (its SIGINT) says so before its summary, not only 'shutdown: not started'", async () => {
+    const runId = newRunId("two-jobs");
+    const file = await workflowFile("two-jobs", "tasks:\n  a: { run: 'echo started; sleep 3' }\n  b: { run: 'echo started; sleep 3' }\n  c: { run: echo c, dependsOn: [a, b] }\n");
+    const first = startRun(file, ["--run-id", runId, "-j", "1"]);
+    expect(await eventually(() => /\/[ab] \| started/.test(first.stdout()), 15_000)).toBe(true);
+    const second = startRun(file, ["--run-id", runId, "-j", "1"]);
+    expect(await eventually(() => /\/[ab] \| started/.test(second.stdout()), 15_000)).toBe(true);
+    first.child.kill("SIGINT");
+    expect((await first.done).code).toBe(130);
+    const result = await second.done;
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(new RegExp(`note    run ${runId} was stopped by another process \\(a signal to another run --store of it\\): its tasks that had not started were cancelled\n[\\s\\S]*Summary: `));
+    expect(result.stdout).toContain("c: shutdown: not started");
+  });
+
   it("stopped by SIGINT: its summary, status and their JSON give each task the shutdown's reason and words, as a local run's summary does", async () => {
     const file = await workflowFile(
       "interrupted-json",
