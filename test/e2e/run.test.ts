@@ -825,18 +825,23 @@ prog 100%%
   });
 
   it("parses a large file, in place or in a worker thread, with the same results and the same errors", async () => {
-    // Over 256 KiB: the fast reader reads it in place; a file it declines (here for an anchor), or
-    // one with problems to report, is parsed by yaml off the main thread so the scheduler stays small.
+    // Over 256 KiB: the fast reader reads it in place, its problems too; a file it declines (here
+    // for an anchor) is parsed by yaml off the main thread so the scheduler stays small.
     const tasks = Array.from({ length: 3000 }, (_, i) => `  t${i}: { run: "echo ${"x".repeat(80)}"${i > 0 ? `, dependsOn: t${i - 1}` : ""} }`);
     for (const header of ["", "env: &shared { A: '1' }\n"]) {
       const valid = await run(`${header}tasks:\n${tasks.join("\n")}\n`, ["--dry-run"]);
       expect(valid.code).toBe(0);
       expect(valid.stdout).toMatch(header === "" ? /^ *3000\. t2999: echo x+ {2}\(priority normal; after t2998\)$/m : /^ *3000\. t2999: echo x+ {2}\(priority normal; after t2998; env A\)$/m);
     }
-    const invalid = await run(`tasks:\n${tasks.join("\n")}\n  bad: { run: 1, dependsOn: nope }\n`);
-    expect(invalid.code).toBe(2);
-    expect(invalid.stderr).toContain(`${invalid.file}:3002:15: task "bad": \`run\` must be a non-empty command string, got 1`);
-    expect(invalid.stderr).toMatch(new RegExp(`${invalid.file}:3002:\\d+: task "bad" depends on "nope", which is not defined`));
+    // With problems, in place and (the anchor) off the main thread: each problem, at its line, the same either way.
+    for (const [header, offset] of [["", 0], ["env: &shared { A: '1' }\n", 1]] as const) {
+      const invalid = await run(`${header}tasks:\n${tasks.join("\n")}\n  bad: { run: 1, dependsOn: nope }\n  worse: { run: "true", retries: -1 }\n`);
+      expect(invalid.code).toBe(2);
+      expect(invalid.stderr).toContain(`${invalid.file}:${3002 + offset}:15: task "bad": \`run\` must be a non-empty command string, got 1`);
+      expect(invalid.stderr).toMatch(new RegExp(`${invalid.file}:${3002 + offset}:\\d+: task "bad" depends on "nope", which is not defined`));
+      expect(invalid.stderr).toMatch(new RegExp(`${invalid.file}:${3003 + offset}:\\d+: task "worse": `));
+      expect(invalid.stderr).toMatch(/\n3 problems; nothing was run\n$/);
+    }
   });
 });
 

@@ -116,6 +116,7 @@ describe("the guard's script", () => {
   });
 
   it("without its list (taskq removes it when it exits as it should), stops nothing", async () => {
+    // Marked with this process's pid, which the guard is given as taskq's: a guard that went on without its list would find it.
     const running = group();
     try {
       expect(await runGuard(undefined)).toEqual({ code: 0, listLeft: false });
