@@ -261,13 +261,17 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       },
       // A daemon the task started (setsid) may hold its pipes open after it ended: they are read on.
       lateLog: { path: logPath, attempt: ctx.attempt },
-      onLate: (kept) =>
+      // Not said in a shutdown, which stops what the tasks left running before its summary: 60 tasks each leaving a
+      // daemon printed 52 such notes just before the note that they were being stopped.
+      onLate: (kept) => {
+        if (options.shutdownSignals?.stopping() === true) return;
         options.sink.note?.(
           kept
             ? `${task.id}: a process it left running still holds its output; what that writes goes on into ${logPath}`
             : `${task.id}: a process it left running still holds its output; ${LATE_PIPES_MAX} such pipes are kept open already, so this one is closed (its writer may get SIGPIPE)`,
           task.id,
-        ),
+        );
+      },
       onLateLost: (error) =>
         options.sink.note?.(`${task.id}: what a process it left running wrote after it ended cannot be written to ${logPath} (${errorCodeOf(error) ?? messageOf(error)}): it is dropped`, task.id),
       ...(options.sink.whenDrained === undefined ? {} : { whenDisplayDrained: () => options.sink.whenDrained?.() }),

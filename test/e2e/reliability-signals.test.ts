@@ -401,6 +401,17 @@ describe("signals and shutdown", () => {
     }
   });
 
+  it("a stop does not note, task by task, the daemons that hold their output: it stops them before its summary, and says that once", { timeout: 60_000 }, async () => {
+    // Twelve tasks, each leaving a daemon (a session of its own) that holds its output: more than the eight pipes kept open.
+    const run = await startRun(tasksYaml(Array.from({ length: 12 }, (_, i): [string, string] => [`t${i}`, '{ run: "setsid sleep 1000 & echo up; sleep 1000" }'])), ["-j", "12", "--shutdown-timeout", "1s"]);
+    await waitForOutput(run, /t\d+ \| up/, 12);
+    run.signalGroup("SIGINT");
+    const { result } = await run.exited;
+    expect(result.code).toBe(130);
+    expect(result.stdout).not.toContain("still holds its output");
+    expect(result.stdout).toContain("note    stopping the 12 process groups the tasks left running (SIGTERM");
+  });
+
   it("a storm of signals after the first (SIGTERM, SIGHUP and SIGINT at once) says 'killing every task now' once", async () => {
     const run = await startRun(tasksYaml([["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }']]), ["--shutdown-timeout", "30s", "--kill-grace", "30s"]);
     await waitForOutput(run, /stubborn \| ready/);
