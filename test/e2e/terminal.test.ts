@@ -73,6 +73,11 @@ describe.skipIf(!hasPython())("on a terminal", () => {
     expect(output).toMatch(/0\/1 done · stopping \(SIGINT\): (1\.\d|2)s left to finish/);
     expect(output).toContain("0/1 done · stopping (SIGINT): stopping the running tasks");
     expect(output).toContain("(interrupted by SIGINT)");
+    // On a terminal of 40 columns, too narrow for those words: the short ones, the countdown whole (it was cut to "stopping (SIGI…").
+    const narrow = (await taskqOnPty(args, { cwd: ws.dir, size: { cols: 40, rows: 24 }, key: { text: "\x03", when: String.raw`started[\s\S]*0/1 done` } }, { NO_COLOR: "1" })).bytes.toString("utf8");
+    expect(narrow).toMatch(/0\/1 done · SIGINT: (1\.\d|2)s left/);
+    expect(narrow).toContain("0/1 done · SIGINT: stopping");
+    expect(narrow).not.toContain("stopping (SIGI…");
   }, 60_000);
 
   it("ends by SIGHUP, not by Node's abort, when its terminal is closed while it stops what the tasks left running", async () => {

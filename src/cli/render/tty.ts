@@ -318,20 +318,25 @@ export class TtyRenderer implements Renderer {
     // clears, and every redraw left a copy of it in the scrollback. The first line follows ora's
     // frame and a space.
     const width = (this.#stream.columns || 80) - 1;
-    const totals = `${c.bold(`${this.#done}/${total} done`)}${failed}${this.#stoppingText(now)}${more > 0 && moreOnTotals ? c.dim(` … ${more} more`) : ""}`;
+    const head = `${c.bold(`${this.#done}/${total} done`)}${failed}`;
+    const end = more > 0 && moreOnTotals ? c.dim(` … ${more} more`) : "";
+    let totals = `${head}${this.#stoppingText(now)}${end}`;
+    // Too narrow for the stop's words: the short ones, so that the countdown shows (at 40 columns it was cut to "stopping (SIGI…").
+    if (this.#stopping !== undefined && textWidth(totals.replace(COLOUR, "")) > width - 2) totals = `${head}${this.#stoppingText(now, true)}${end}`;
     const board = [fitWidth(totals, width - 2), ...shown.map((l) => fitWidth(`  ${l}`, width))];
     // On a screen of one or two rows, no room for the empty row: the totals only.
     if (height > 2) board.push("");
     return board.join("\n");
   }
 
-  /** " · stopping (SIGINT): 8.2s left to finish", then what is done to the tasks. */
-  #stoppingText(now: number): string {
+  /** " · stopping (SIGINT): 8.2s left to finish", then what is done to the tasks; `short`, for a narrow terminal: " · SIGINT: 8.2s left". */
+  #stoppingText(now: number, short = false): string {
     const state = this.#stopping;
     if (state === undefined) return "";
     const left = state.until === undefined ? 0 : state.until - now;
-    const what =
-      state.phase === "killing" ? "killing every task" : state.phase === "stopping" || left <= 0 ? "stopping the running tasks" : `${formatDelay(left)} left to finish`;
+    const stopping = state.phase === "stopping" || left <= 0;
+    if (short) return this.#c.yellow(` · ${state.signal}: ${state.phase === "killing" ? "killing" : stopping ? "stopping" : `${formatDelay(left)} left`}`);
+    const what = state.phase === "killing" ? "killing every task" : stopping ? "stopping the running tasks" : `${formatDelay(left)} left to finish`;
     return this.#c.yellow(` · stopping (${state.signal}): ${what}`);
   }
 
