@@ -113,6 +113,8 @@ export interface StoreOpenOptions {
   applicationName?: string;
   /** A command that opens the store to submit (submit, run --store): a signal while it opens stops it (see openUnlessStopped). */
   toSubmit?: boolean;
+  /** A command that runs tasks (worker, run --store): the worker's modules (prom-client) are loaded first, so that one missing is said before the store is opened, or made. */
+  runsTasks?: boolean;
 }
 
 /**
@@ -128,8 +130,10 @@ export function openStore(flags: StoreFlags, options: StoreOpenOptions = {}): Pr
 async function openStoreNow(flags: StoreFlags, options: StoreOpenOptions): Promise<PostgresStore> {
   const url = storeUrl(flags);
   const schema = storeSchema(flags);
-  // Not through store/postgres/index.js, which loads the worker and its metrics (prom-client): status, cancel... need neither.
-  const { PostgresStore } = await import("../store/postgres/store.js").catch((error: unknown) => {
+  // Not through store/postgres/index.js, which loads the worker and its metrics (prom-client), but for a command
+  // that runs tasks: status, cancel... need neither.
+  const load = options.runsTasks === true ? import("../store/postgres/index.js") : import("../store/postgres/store.js");
+  const { PostgresStore } = await load.catch((error: unknown) => {
     // An install without the durable mode's packages (pruned, or copied without node_modules).
     const missing = /Cannot find (?:module|package) '(pg|prom-client)'/.exec(error instanceof Error ? error.message : "")?.[1];
     if (missing === undefined) throw error;

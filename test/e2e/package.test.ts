@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { builtinModules } from "node:module";
 import path from "node:path";
@@ -95,6 +95,22 @@ describe("the package", () => {
         stdout: "",
         stderr: "taskq: the durable mode needs the package pg, which is not installed where taskq is: run npm install in taskq's folder (or npm install pg)\n",
       });
+      // With every package but prom-client: the commands that run tasks (worker, run --store) say so before they open the store.
+      await mkdir(path.join(dir, "node_modules"));
+      for (const name of await readdir(path.join(ROOT, "node_modules"))) {
+        if (name !== "prom-client" && name !== ".bin") await symlink(path.join(ROOT, "node_modules", name), path.join(dir, "node_modules", name));
+      }
+      const store = ["--store", "postgres://nobody@127.0.0.1:1/none"];
+      for (const args of [["worker", ...store], ["run", "flow.yaml", ...store]]) {
+        const missing = await run(bin, [...args, "--log-dir", "logs"], { cwd: dir, env }).catch((error: unknown) => error as { code: number; stdout: string; stderr: string });
+        expect(missing, args[0]).toMatchObject({
+          code: 1,
+          stderr: expect.stringContaining("taskq: the durable mode needs the package prom-client, which is not installed where taskq is: run npm install in taskq's folder (or npm install prom-client)\n") as string,
+        });
+      }
+      // One that only reads the store needs no prom-client: it gets as far as the connection.
+      const status = await run(bin, ["status", "r", ...store], { cwd: dir, env }).catch((error: unknown) => error as { code: number; stderr: string });
+      expect(status.stderr).not.toContain("prom-client");
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -260,6 +260,7 @@ export async function workerCommand(flags: Flags): Promise<number> {
     // Listened for from as the worker stops listening until taskq exits (holdSignals): the store then closes.
     return await withStore(flags, async (store) => (await runWorker(store, { ...options, fitted, takeSignals: holdSignals, ...(metrics === undefined ? {} : { metrics }) })).exitCode, {
       applicationName: `taskq worker ${workerId}`,
+      runsTasks: true,
     });
   } finally {
     // Closed by the worker as it stops; here when the store could not be opened.
