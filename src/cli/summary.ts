@@ -38,7 +38,8 @@ export class SummaryCollector {
       const endedByItself = result !== undefined && !result.cancelled;
       const cutShort = wasRunning && !endedByItself;
       const tail = cutShort ? (result?.tail ?? []) : [];
-      const before = endedByItself ? { attempt: e.attempts, tail: result.tail } : earlier;
+      // (One that wrote nothing: the lines of the latest attempt that wrote some, as for a dead letter.)
+      const before = endedByItself && result.tail.length > 0 ? { attempt: e.attempts, tail: result.tail } : earlier;
       if (cutShort || before !== undefined) {
         if (cutShort) line.running = true;
         // Where its attempt was when stopped: what a CI job's log should show of a step the job's timeout cut short.

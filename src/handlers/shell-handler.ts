@@ -326,6 +326,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       // The attempt ends when the shell exits, not when its pipes close: a background
       // job may hold them open forever.
       const outcome = await exited;
+      // Reaped: a second Ctrl-C from here on (killAllProcessGroups) must not signal its pid's group or session as the task's.
+      terminator.shellExited();
       exit = outcome.exit ?? { code: null, signal: null };
       running = false;
       unwatchStopped(pid);

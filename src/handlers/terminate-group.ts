@@ -63,8 +63,21 @@ export class GroupTerminator implements SessionSignaller {
    * session while its shell runs (the session is the task's alone), as a stop does; SIGKILL as kill().
    */
   signalAll(signal: NodeJS.Signals): void {
-    if (signal === "SIGKILL") return this.kill();
+    if (signal === "SIGKILL") {
+      // At once, not after the grace: what it kills is not counted as what ignored a SIGTERM (see reap's leftovers).
+      this.#killTimer?.clear();
+      this.#terminating = true;
+      this.#killed = true;
+      // Stopped while its shell ran, as terminate() marks it: reap waits for the whole session, env -i processes too.
+      if (this.#shellAlive) this.#stoppedWhileAlive = true;
+    }
     signalSession(this.#pgid, signal, this.#shellAlive, this.#stoppedWhileAlive, this.#shellStart);
+    if (this.#shellAlive && signal === "SIGKILL") this.#shellStart ??= sessionLeaderStart(this.#pgid);
+  }
+
+  /** The shell has exited (Node reaped it): from now on its pid may be anyone's, and nothing is signalled by it alone. */
+  shellExited(): void {
+    this.#shellAlive = false;
   }
 
   /**

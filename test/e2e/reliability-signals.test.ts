@@ -412,6 +412,42 @@ describe("signals and shutdown", () => {
     expect(result.stdout).toContain("note    stopping the 12 process groups the tasks left running (SIGTERM");
   });
 
+  it("a second signal that kills what an ended task left running (ignoring SIGTERM) does not say it was killed after the kill grace", { timeout: 60_000 }, async () => {
+    const yaml = tasksYaml([
+      // What it leaves notes the SIGTERM taskq's stop of it sends (in a file), and runs on.
+      ["t", `{ run: "sh -c 'trap \\"echo termed > termed\\" TERM; while :; do sleep 0.2; done' & sleep 0.5; echo done" }`],
+      ["long", '{ run: "echo up; sleep 30" }'],
+    ]);
+    const run = await startRun(yaml, ["-j", "2", "--kill-grace", "20s", "--shutdown-timeout", "30s"]);
+    await waitForOutput(run, /long \| up/);
+    // t has ended, and taskq is stopping what it left, which waits out the kill grace.
+    await waitUntil("the leftover's SIGTERM", () => existsSync(path.join(run.dir, "termed")));
+    run.signalGroup("SIGINT");
+    await waitForOutput(run, /SIGINT received: no new task starts/);
+    run.signalGroup("SIGINT");
+    const { result, sinceSignalMs } = await run.exited;
+    expect(result.code).toBe(130);
+    expect(sinceSignalMs).toBeLessThan(1500 + SLACK_MS);
+    expect(result.stdout).toMatch(/t: stopped \d processes? it left running/);
+    expect(result.stdout).not.toContain("after the kill grace (20s)");
+  });
+
+  it("a task whose last attempt wrote nothing and failed by itself in the time to finish keeps the lines of the attempt before it", async () => {
+    const yaml = tasksYaml([
+      ["t", '{ run: "if [ $TASKQ_ATTEMPT = 1 ]; then echo line-of-attempt-1; exit 1; fi; while [ ! -e go ]; do sleep 0.05; done; exit 1", retries: 2, backoff: { base: 1ms, max: 1ms } }'],
+    ]);
+    const run = await startRun(yaml, ["--output", "json", "--shutdown-timeout", "10s"]);
+    await waitForOutput(run, /"event":"started","id":"t","attempt":2/);
+    run.signalTaskq("SIGTERM");
+    await waitForOutput(run, /SIGTERM received/);
+    await writeFile(path.join(run.dir, "go"), "");
+    const { result } = await run.exited;
+    expect(result.code).toBe(143);
+    const summary = jsonEvents(result.stdout).find((e) => e.event === "summary") as unknown as { cancelled: Array<Record<string, unknown>> };
+    expect(summary.cancelled).toMatchObject([{ id: "t", message: "shutdown: not retried (attempt 2 failed: exited with code 1)", tail: ["line-of-attempt-1"], tailAttempt: 1 }]);
+    expect(summary.cancelled[0]).not.toHaveProperty("running");
+  });
+
   it("a storm of signals after the first (SIGTERM, SIGHUP and SIGINT at once) says 'killing every task now' once", async () => {
     const run = await startRun(tasksYaml([["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }']]), ["--shutdown-timeout", "30s", "--kill-grace", "30s"]);
     await waitForOutput(run, /stubborn \| ready/);
