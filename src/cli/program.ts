@@ -154,7 +154,8 @@ function shellWord(name: string): string {
   if (/^[\w/.+:@%,=-]+$/.test(name)) return name;
   // A control character (or a bidi one) as bash's $'...' writes it: pasted, it names the same file,
   // where the message's own escapes (\u001b) in '...' would name another.
-  if (CONTROLS.test(name)) return `$'${name.replace(/[\\']/g, "\\$&").replace(CONTROLS_ALL, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`)}'`;
+  // Each as its UTF-8 bytes (\xHH): bash reads \uXXXX by the locale, and under LC_ALL=C leaves it as text.
+  if (CONTROLS.test(name)) return `$'${name.replace(/[\\']/g, "\\$&").replace(CONTROLS_ALL, (character) => [...Buffer.from(character)].map((byte) => `\\x${byte.toString(16).padStart(2, "0")}`).join(""))}'`;
   return `'${name.replace(/'/g, "'\\''")}'`;
 }
 

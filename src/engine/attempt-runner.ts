@@ -109,6 +109,11 @@ class HandlerContext implements AttemptContext {
     Object.defineProperty(this, "signal", SIGNAL);
   }
 
+  /**
+   * On the prototype, not the object's own as `signal` is: a wrapper that copies the context with a spread
+   * passes it on by name (`{ ...context, startClock: () => context.startClock() }`). Made own as `signal` is
+   * (Object.defineProperties), it cost 0.2 µs an attempt more, 15% of a no-op task's time.
+   */
   startClock(): void {
     this.#context.restartTimer();
   }

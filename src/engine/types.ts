@@ -37,6 +37,7 @@ export interface AttemptContext {
    * its own (the shell handler's turn to spawn, behind the other tasks started at the same moment):
    * that wait then does not count against the task's timeout, which until then runs from the
    * attempt's start. Nothing for a task without a timeout, or once the attempt was aborted or has ended.
+   * A method of the context's prototype: a wrapper that copies the context (`{ ...context }`) passes it on by name.
    */
   startClock?(): void;
 }

@@ -162,9 +162,9 @@ describe("taskq commands", () => {
     expect(await said(["run", "--dry-run", "a.yaml", "b.yaml"])).toBe(
       `taskq: too many arguments for 'run': it takes one workflow file, and got 2 (a.yaml, b.yaml); for each in turn: for f in a.yaml b.yaml; do taskq run --dry-run "$f"; done\n`,
     );
-    // A file name with a control character, as bash writes it ($'...'): pasted, it names that file.
-    expect(await said(["--verbose", "graph", "--format", "dot", "a.yaml", "e\u001bsc.yaml", "it's.yaml"])).toBe(
-      `taskq: too many arguments for 'graph': it takes one workflow file, and got 3 (a.yaml, e\\u001bsc.yaml, it's.yaml); for each in turn: for f in a.yaml $'e\\u001bsc.yaml' 'it'\\''s.yaml'; do taskq --verbose graph --format dot "$f"; done\n`,
+    // A file name with a control character, as bash writes it ($'...', its bytes: \u would depend on the locale): pasted, it names that file.
+    expect(await said(["--verbose", "graph", "--format", "dot", "a.yaml", "e\u001bsc.yaml", "it's.yaml", "r\u202el.yaml"])).toBe(
+      `taskq: too many arguments for 'graph': it takes one workflow file, and got 4 (a.yaml, e\\u001bsc.yaml, it's.yaml, r\\u202el.yaml); for each in turn: for f in a.yaml $'e\\x1bsc.yaml' 'it'\\''s.yaml' $'r\\xe2\\x80\\xael.yaml'; do taskq --verbose graph --format dot "$f"; done\n`,
     );
   });
 

@@ -57,9 +57,10 @@ const daemonAndStubborn = (): string =>
 
 /**
  * A task whose process clears its environment (no TASKQ_PID to find it by) in a group of its own
- * (coreutils timeout), ignoring SIGTERM: `marker` is the sleep's length, to find it by in /proc.
+ * (coreutils timeout), ignoring SIGTERM: `marker` is the sleep's length (seconds, six decimals: no other
+ * process's argument), to find it by in /proc.
  */
-const unmarkedInOwnGroup = (marker: number): string =>
+const unmarkedInOwnGroup = (marker: string): string =>
   tasksYaml([["svc", `{ run: "env -i PATH=/usr/bin:/bin timeout 300 sh -c 'trap \\"\\" TERM; echo up; sleep ${marker}'" }`]]);
 
 /** The pids of the live processes whose command line has `word` as an argument; each is SIGKILLed (the test's own clean-up) when `kill`. */
@@ -463,7 +464,7 @@ describe("signals and shutdown", () => {
   });
 
   it("a second signal kills at once a process that cleared its environment (env -i) in a group of its own of the task's session, not after the kill grace", async () => {
-    const marker = 4000 + Math.floor(Math.random() * 900);
+    const marker = `${4000 + Math.floor(Math.random() * 900)}.${String(Math.floor(Math.random() * 1e6)).padStart(6, "0")}`;
     try {
       const run = await startRun(unmarkedInOwnGroup(marker), ["--shutdown-timeout", "30s", "--kill-grace", "30s"]);
       await waitForOutput(run, /svc \| up/);
@@ -475,9 +476,9 @@ describe("signals and shutdown", () => {
       // Not the 30s kill grace: the second signal's SIGKILL reached it.
       expect(sinceSignalMs).toBeLessThan(1500 + SLACK_MS);
       expect(result.stdout).toMatch(/cancel\s+svc: aborted by shutdown; killed with SIGKILL at once, not after the kill grace\n/);
-      expect(processesWith(String(marker))).toEqual([]);
+      expect(processesWith(marker)).toEqual([]);
     } finally {
-      processesWith(String(marker), true);
+      processesWith(marker, true);
     }
   });
 
@@ -644,17 +645,17 @@ describe("signals and shutdown", () => {
   });
 
   it("taskq SIGKILLed: its guard stops a running task's process that cleared its environment (env -i) in a group of its own", async () => {
-    const marker = 4000 + Math.floor(Math.random() * 900);
+    const marker = `${4000 + Math.floor(Math.random() * 900)}.${String(Math.floor(Math.random() * 1e6)).padStart(6, "0")}`;
     try {
       const run = await startRun(unmarkedInOwnGroup(marker), ["--kill-grace", "1s"]);
       await waitForOutput(run, /svc \| up/);
       run.signalTaskq("SIGKILL");
       await run.exited;
       // It ignores SIGTERM: the guard's SIGKILL, a second after its SIGTERM, ends it.
-      await waitUntil("the unmarked process gone", () => processesWith(String(marker)).length === 0, 1000 + SLACK_MS * 2);
+      await waitUntil("the unmarked process gone", () => processesWith(marker).length === 0, 1000 + SLACK_MS * 2);
       await waitUntil("the guard gone", async () => (await findGuards(run.child.pid!)).length === 0, SLACK_MS * 2);
     } finally {
-      processesWith(String(marker), true);
+      processesWith(marker, true);
     }
   });
 

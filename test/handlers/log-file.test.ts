@@ -47,8 +47,8 @@ describe("LogFile", () => {
     const file = path.join(scratch(), "s.log");
     const log = openLogFile(file, 1);
     log.write("one line\n");
-    // Within a second (its batch waits 2 ms: a loaded machine's margin besides), not once the task ends.
-    const deadline = Date.now() + 1000;
+    // Within two seconds (its batch waits 2 ms: a loaded machine's margin besides), not once the task ends.
+    const deadline = Date.now() + 2000;
     while (readFileSync(file, "utf8") === "" && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(readFileSync(file, "utf8")).toBe("one line\n");
     log.write("and more\n");

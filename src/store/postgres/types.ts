@@ -54,7 +54,6 @@ export type Outcome =
   /** `killed`: how taskq's SIGKILL ended the attempt, in the shell handler's words (see sigkillWords), added to the reason recorded. */
   | { kind: "cancelled"; reason?: string; tail?: string[]; killed?: string };
 
-/** The state an accepted completion moved the task to. */
 /** What became of a task whose record a worker could not make (see PostgresStore.taskNow). */
 export interface TaskNow {
   state: TaskState;
@@ -64,6 +63,7 @@ export interface TaskNow {
   error: string | null;
 }
 
+/** The state an accepted completion moved the task to. */
 export interface CompletionResult {
   runId: string;
   state: "succeeded" | "queued" | "failed" | "cancelled";

@@ -1,10 +1,10 @@
 import type { CompletionResult, LeasedTask, Outcome, TaskNow } from "./types.js";
 import type { SweptTask } from "./sweep.js";
 
-/** What a handler gets besides the task: the attempt's only cancellation token. */
 /** A worker's lease when none is given (`--lease`): renewed every third of it. */
 export const DEFAULT_LEASE_MS = 30_000;
 
+/** What a handler gets besides the task: the attempt's only cancellation token. */
 export interface AttemptContext {
   /** Aborted on timeout, cancel, lost lease or shutdown; `signal.reason` is a TaskqError saying which. */
   signal: AbortSignal;
