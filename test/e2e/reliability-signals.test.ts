@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promis
 import { constants as osConstants, tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, hasPython, workspace } from "../helpers/cli.js";
+import { BIN, hasPython, workspace, type CliResult } from "../helpers/cli.js";
 import { eventually, findGuards, findLeftovers, isAlive } from "../helpers/processes.js";
 import {
   SLACK_MS,
@@ -20,6 +20,7 @@ import {
   waitForLedger,
   waitUntil,
   waitForOutput,
+  type StartedRun,
 } from "./reliability-harness.js";
 
 /** Whether this process may set the next pid (root, with python3): to test what taskq does when a pid is used again. */
@@ -78,6 +79,14 @@ function processesWith(word: string, kill = false): number[] {
     }
   }
   return found;
+}
+
+/** Ctrl-C, and once taskq says it has it, Ctrl-C again: its exit, and how long after the second it came. */
+async function ctrlCTwice(run: StartedRun): Promise<{ result: CliResult; sinceSignalMs: number }> {
+  run.signalGroup("SIGINT");
+  await waitForOutput(run, /SIGINT received: no new task starts/);
+  run.signalGroup("SIGINT");
+  return run.exited;
 }
 
 describe("signals and shutdown", () => {
@@ -385,10 +394,7 @@ describe("signals and shutdown", () => {
     const run = await startRun(yaml, ["--shutdown-timeout", "30s", "--kill-grace", "30s"]);
     await waitForLedger(run, "start", 1);
     await waitForOutput(run, /sleepy \| pgid/);
-    run.signalGroup("SIGINT");
-    await waitForOutput(run, /SIGINT received: no new task starts/);
-    run.signalGroup("SIGINT");
-    const { result, sinceSignalMs } = await run.exited;
+    const { result, sinceSignalMs } = await ctrlCTwice(run);
     expect(result.code).toBe(130);
     expect(sinceSignalMs).toBeLessThan(1500 + SLACK_MS);
     expect(result.stdout).toMatch(/SIGINT received again: killing every task now/);
@@ -423,10 +429,7 @@ describe("signals and shutdown", () => {
     await waitForOutput(run, /long \| up/);
     // t has ended, and taskq is stopping what it left, which waits out the kill grace.
     await waitUntil("the leftover's SIGTERM", () => existsSync(path.join(run.dir, "termed")));
-    run.signalGroup("SIGINT");
-    await waitForOutput(run, /SIGINT received: no new task starts/);
-    run.signalGroup("SIGINT");
-    const { result, sinceSignalMs } = await run.exited;
+    const { result, sinceSignalMs } = await ctrlCTwice(run);
     expect(result.code).toBe(130);
     expect(sinceSignalMs).toBeLessThan(1500 + SLACK_MS);
     expect(result.stdout).toMatch(/t: stopped \d processes? it left running/);
@@ -468,10 +471,7 @@ describe("signals and shutdown", () => {
     try {
       const run = await startRun(unmarkedInOwnGroup(marker), ["--shutdown-timeout", "30s", "--kill-grace", "30s"]);
       await waitForOutput(run, /svc \| up/);
-      run.signalGroup("SIGINT");
-      await waitForOutput(run, /SIGINT received: no new task starts/);
-      run.signalGroup("SIGINT");
-      const { result, sinceSignalMs } = await run.exited;
+      const { result, sinceSignalMs } = await ctrlCTwice(run);
       expect(result.code).toBe(130);
       // Not the 30s kill grace: the second signal's SIGKILL reached it.
       expect(sinceSignalMs).toBeLessThan(1500 + SLACK_MS);
