@@ -454,16 +454,19 @@ function unusableStore(error: unknown, schema: string): TaskqError {
  * (see PostgresStore.taskNow): another worker took it over, or a sweep ended it (failed, cancelled: then nothing
  * records that the attempt's work was done, and a redrive runs it again), or it is gone.
  */
-function whatBecameOf(taskNow: TaskNow | null | undefined, ownId: string): string {
+export function whatBecameOf(taskNow: TaskNow | null | undefined, ownId: string): string {
   if (taskNow === undefined) return "the task was taken from this worker";
   if (taskNow === null) return "the task is no longer in the store (its run was pruned)";
   const { state, workerId, error } = taskNow;
   const why = error === null ? "" : `: ${oneLine(error)}`;
-  // A sweep keeps the worker it took the task from: that one is this worker.
+  // A sweep keeps the worker it took the task from: that one is this worker. Its end is said in its own words (a
+  // sweep's "lease expired", or a cancel a user asked for once the sweep had queued it again), not laid to the sweep.
   if (workerId === ownId || workerId === null) {
-    if (state === "failed") return `a sweep ended the task failed${why}; a redrive runs it again`;
-    if (state === "cancelled") return `a sweep cancelled the task${why}`;
-    if (state === "queued") return "a sweep queued the task again";
+    if (state === "failed") return `the task ended failed${why}; a redrive runs it again`;
+    if (state === "cancelled") return `the task was cancelled${why}`;
+    if (state === "queued" || state === "blocked") return "a sweep queued the task again";
+    // This worker leased it again after its stall (at -j 2 or more): a later attempt, not this one.
+    if (workerId === ownId) return state === "running" ? "this worker runs it again, as a later attempt" : `this worker ran it again, as a later attempt (${state})`;
     return "the task was taken from this worker";
   }
   return `worker ${workerId} took the task over`;

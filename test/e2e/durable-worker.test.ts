@@ -225,13 +225,13 @@ tasks:
     const swept = `lease expired (worker ${frozen.id}, attempt 1)`;
     expect(status.tasks.find((row) => row.key === "deploy")).toMatchObject({ state: "failed", lastError: swept });
     frozen.cli.child.kill("SIGCONT");
-    const said = `exited with code 0, not recorded: its lease had run out, and a sweep ended the task failed: ${swept}; a redrive runs it again`;
+    const said = `exited with code 0, not recorded: its lease had run out, and the task ended failed: ${swept}; a redrive runs it again`;
     expect(await eventually(() => frozen.stdout().includes(`stale   ${runId}/deploy: ${said}\n`), 10_000)).toBe(true);
     const result = await frozen.cli.done;
     expect(result.code).toBe(1);
     expect(result.stdout).not.toContain("took the task over");
     expect(await readFile(path.join(ws.logs, runId, "deploy.log"), "utf8")).toBe(
-      `deployed\n--- taskq: attempt 1 exited with code 0 but was not recorded: its lease had run out, and a sweep ended the task failed: ${swept}; a redrive runs it again ---\n`,
+      `deployed\n--- taskq: attempt 1 exited with code 0 but was not recorded: its lease had run out, and the task ended failed: ${swept}; a redrive runs it again ---\n`,
     );
     other.cli.child.kill("SIGTERM");
     expect((await other.cli.done).code).toBe(143);
