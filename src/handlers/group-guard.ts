@@ -18,7 +18,8 @@ import { ownerTag, tempRoot } from "./temp-root.js";
  * or "every process", is ignored), each kept only while its task's shell (pid = pgid) is there with
  * TASKQ_PID=<taskq's pid> in its environment: a group whose shell has gone may have had its id
  * used again by the time the guard looks (its "-PGID" was still on its way when taskq died).
- * Then every group of those shells' sessions (field 6 of /proc/<pid>/stat, the group field 5):
+ * Those groups get their SIGTERM at once, before the passes over /proc that follow (each a few ms a hundred
+ * processes on a loaded machine). Then every group of those shells' sessions (field 6 of /proc/<pid>/stat, the group field 5):
  * while its shell is there, the session is the task's alone, a process in it that cleared its
  * environment (`env -i timeout ...`, in a group of its own) too. Then the groups of every process whose environment holds
  * TASKQ_PID=<taskq's pid> (see process-groups.ts), wherever it is: what tasks put in other
@@ -50,6 +51,7 @@ for pg in $live; do
   grep -q -z -x -F "TASKQ_PID=$taskq" "/proc/$pg/environ" 2>/dev/null && groups="$groups$pg "
 done
 shells=$groups
+for pg in $shells; do kill -TERM -$pg 2>/dev/null && kill -CONT -$pg 2>/dev/null; done
 [ "$shells" = " " ] || for stat in /proc/[0-9]*/stat; do
   read -r fields 2>/dev/null < "$stat" || continue
   set -f
@@ -68,7 +70,9 @@ for pid in $(grep -l -z -x -F "TASKQ_PID=$taskq" /proc/[0-9]*/environ 2>/dev/nul
   case $groups in *" $3 "*) ;; *) groups="$groups$3 " ;; esac
 done
 [ "$groups" = " " ] && exit 0
-for pg in $groups; do kill -TERM -$pg 2>/dev/null && kill -CONT -$pg 2>/dev/null; done
+for pg in $groups; do
+  case $shells in *" $pg "*) ;; *) kill -TERM -$pg 2>/dev/null && kill -CONT -$pg 2>/dev/null ;; esac
+done
 waited=0
 while [ "$waited" -lt "$grace" ]; do
   left=
