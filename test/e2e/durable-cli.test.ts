@@ -1627,9 +1627,15 @@ tasks:
       state: "running",
       counts: { BLOCKED: 1, SCHEDULED: 2, READY: 1, RUNNING: 0, SUCCEEDED: 0, FAILED: 0, CANCELLED: 0 },
     });
+    // Which task waits for its retry, when it is due and why: the counts alone left a run sitting there unexplained.
+    const retrying = (JSON.parse(json.stdout) as { retrying: Array<{ id: string; attempt: number; maxAttempts: number; inMs: number; error: string }> }).retrying;
+    expect(retrying).toEqual([{ id: "retried", attempt: 2, maxAttempts: 2, inMs: expect.any(Number) as number, error: "exited with code 3" }]);
+    expect(retrying[0]!.inMs).toBeGreaterThan(30 * 60_000);
+    expect(retrying[0]!.inMs).toBeLessThanOrEqual(3_600_000);
     // The text says the same, in the same words (and --watch too: see below).
     const text = await taskq(["status", runId]);
     expect(text.stdout).toMatch(/^Summary: 0 succeeded, 0 failed, 0 cancelled, 4 unfinished \(1 blocked, 2 scheduled, 1 ready\) in /m);
+    expect(text.stdout).toMatch(/\nWaiting for a retry \(1\):\n {2}↻ retried: attempt 2\/2 in \d+m[\d.]+s \(attempt 1 failed: exited with code 3\)\n/);
     expect((await taskq(["cancel", runId])).code).toBe(0);
   });
 

@@ -593,7 +593,7 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
         ...(t.cancelledRunning === true ? { running: true as const } : {}),
         ...cutShortLines(status.runId, t, local),
       })),
-    ...(status.state === "running" ? { running: runningLines(status) } : {}),
+    ...(status.state === "running" ? { running: runningLines(status), ...retryingLines(status) } : {}),
     exitCode: status.state === "succeeded" ? 0 : 1,
   };
 }
@@ -634,6 +634,15 @@ function runningLines(status: RunStatus): NonNullable<RunSummary["running"]> {
       ...(t.liveTail === undefined ? {} : { lastLines: t.liveTail }),
     }))
     .sort((a, b) => b.runningMs - a.runningMs);
+}
+
+/** The tasks waiting for their retry, soonest due first: why a run sits there, which its counts alone did not say. */
+function retryingLines(status: RunStatus): { retrying?: NonNullable<RunSummary["retrying"]> } {
+  const retrying = status.tasks
+    .filter((t) => t.retryInMs !== undefined)
+    .map((t) => ({ id: t.key, attempt: t.attempts + 1, maxAttempts: t.maxAttempts, inMs: t.retryInMs!, error: describeRow(t) }))
+    .sort((a, b) => a.inMs - b.inMs);
+  return retrying.length === 0 ? {} : { retrying };
 }
 
 /** The store's counts as a summary's: its queued tasks as SCHEDULED (waiting for their not-before) and READY. */

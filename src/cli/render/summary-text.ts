@@ -83,6 +83,16 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
     }
     if (running.length > RUNNING_SHOWN) out.push(`  ... and ${running.length - RUNNING_SHOWN} more`);
   }
+  // Those waiting for their retry: when each is due, and how the attempt before failed.
+  const retrying = summary.retrying ?? [];
+  if (retrying.length > 0) {
+    out.push("", c.bold.yellow(`Waiting for a retry (${retrying.length}):`));
+    for (const task of retrying.slice(0, RUNNING_SHOWN)) {
+      const when = task.inMs > 0 ? `in ${formatWall(task.inMs)}` : "due, waiting for a worker";
+      out.push(`  ${c.yellow("↻")} ${c.bold(task.id)}: attempt ${task.attempt}/${task.maxAttempts} ${when} (attempt ${task.attempt - 1} failed: ${safe(oneLine(task.error))})`);
+    }
+    if (retrying.length > RUNNING_SHOWN) out.push(`  ... and ${retrying.length - RUNNING_SHOWN} more`);
+  }
   // Cancelled tasks by the dead letter that caused them: one pass, not one per dead letter.
   const victimsOf = new Map<string, string[]>();
   const dead = new Set(summary.deadLetters.map((letter) => letter.id));

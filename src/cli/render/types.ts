@@ -85,6 +85,18 @@ export interface RunningLine {
   lastLines?: string[];
 }
 
+/** A task of a durable run waiting for its retry when its status was read. */
+export interface RetryingLine {
+  id: string;
+  /** The attempt it waits to make. */
+  attempt: number;
+  maxAttempts: number;
+  /** Until it is due, on the database's clock: 0 once due, waiting for a worker. */
+  inMs: number;
+  /** How the attempt before it failed. */
+  error: string;
+}
+
 export interface RunSummary {
   runId: string;
   file: string;
@@ -95,6 +107,8 @@ export interface RunSummary {
   cancelled: CancelledLine[];
   /** A durable run's status only: its running tasks, longest running first. */
   running?: RunningLine[];
+  /** A durable run's tasks waiting for their retry, when its status was read while it ran. */
+  retrying?: RetryingLine[];
   /** The signal that interrupted the run, if one did. */
   interrupted?: NodeJS.Signals;
   exitCode: number;

@@ -114,6 +114,11 @@ export interface TaskStatusRow {
    * renews it (gone, stalled or cut off), and no sweep has queued it again yet.
    */
   leaseExpiredMs?: number;
+  /**
+   * A task waiting for its retry (status only: queued, an attempt made): how long until it is due, on the
+   * database's clock; 0 once due, waiting for a worker. Its `lastError` is the failed attempt's.
+   */
+  retryInMs?: number;
   /** A running attempt's last lines, as its worker's last heartbeat stored them (none before its first). */
   liveTail?: string[];
   /** A running task whose cancel was asked for (status only): its worker stops it at its next heartbeat, or a sweep cancels it. */
