@@ -7,8 +7,11 @@
  * follows them reversed or moved ("Trojan Source"). For what taskq prints of a file's text or a path it was given.
  */
 export function escapeControls(text: string): string {
-  return text.replace(/[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu, escaped);
+  return text.replace(CONTROLS, escaped);
 }
+
+/** Every character escapeControls writes out (global: reset `lastIndex`, or use it with `replace`). */
+export const CONTROLS = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
 
 function escaped(character: string): string {
   if (character === "\n") return "\\n";

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { Argument, Command, CommanderError, Option } from "commander";
-import { escapeControls } from "../escape-controls.js";
+import { CONTROLS, escapeControls, escapeControlsInLines } from "../escape-controls.js";
 import { didYouMean } from "../loaders/suggest.js";
 
 /** commander reports usage errors with exit code 1; taskq's contract says 2. */
@@ -155,13 +155,9 @@ function shellWord(name: string): string {
   // A control character (or a bidi one) as bash's $'...' writes it: pasted, it names the same file,
   // where the message's own escapes (\u001b) in '...' would name another.
   // Each as its UTF-8 bytes (\xHH): bash reads \uXXXX by the locale, and under LC_ALL=C leaves it as text.
-  if (CONTROLS.test(name)) return `$'${name.replace(/[\\']/g, "\\$&").replace(CONTROLS_ALL, (character) => [...Buffer.from(character)].map((byte) => `\\x${byte.toString(16).padStart(2, "0")}`).join(""))}'`;
+  if (escapeControls(name) !== name) return `$'${name.replace(/[\\']/g, "\\$&").replace(CONTROLS, (character) => [...Buffer.from(character)].map((byte) => `\\x${byte.toString(16).padStart(2, "0")}`).join(""))}'`;
   return `'${name.replace(/'/g, "'\\''")}'`;
 }
-
-/** What escapeControls escapes (see escape-controls.ts). */
-const CONTROLS = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
-const CONTROLS_ALL = new RegExp(CONTROLS.source, "gu");
 
 /**
  * The command line given (`args`, after node and the script), its workflow `files` taken out and
@@ -235,7 +231,7 @@ export function buildProgram(version: string): Command {
     // commander's own usage errors ("error: unknown option '--x'", "error: missing required argument 'file'") in
     // taskq's form, as every other error it prints: "taskq: ...". Set before the commands are added, which copy it.
     // An argument is quoted as given: its escape sequences (a title, a screen clear) written out, as taskq's own errors quote it.
-    .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, "taskq: ").split("\n").map(escapeControls).join("\n")) })
+    .configureOutput({ outputError: (text, write) => write(escapeControlsInLines(text.replace(/^error: /, "taskq: "))) })
     .configureHelp({ showGlobalOptions: true })
     .exitOverride(toUsageExit);
 
