@@ -57,28 +57,36 @@ class TaskqCommand extends Command {
       (Command.prototype as unknown as { _excessArguments(this: Command, received: string[]): void })._excessArguments.call(this, received);
       return;
     }
+    // Each word by its place in the command line, not by its value: a flag's value that is also a file's
+    // name (`--log-dir ci.yaml`) is neither that file nor a word given besides.
+    const args = ((this.parent ?? this) as unknown as { rawArgs: string[] }).rawArgs.slice(2);
+    const roles = wordRoles(this, args);
+    const places = roles.flatMap((role, index) => (role === "operand" ? [index] : []));
+    if (places.length !== received.length || places.some((place, index) => args[place] !== received[index])) {
+      (Command.prototype as unknown as { _excessArguments(this: Command, received: string[]): void })._excessArguments.call(this, received);
+      return;
+    }
     // A word after a flag that takes no value (`run --dry-run yes ci.yaml`) may come before the file, and is then the first received.
-    const raw = (this.parent ?? this) as unknown as { rawArgs: string[] };
-    const flagBefore = (word: string): string | undefined => {
-      const before = raw.rawArgs[raw.rawArgs.indexOf(word) - 1];
-      return before !== undefined && before.startsWith("-") && takesNoValue(this, before) ? before : undefined;
+    const flagBefore = (index: number): string | undefined => {
+      const before = args[places[index]! - 1];
+      return before !== undefined && roles[places[index]! - 1] === "flag" && takesNoValue(this, before) ? before : undefined;
     };
     // A workflow file after such a flag (`run --dry-run a.yaml b.yaml`, a glob of two) is one of several files, not the flag's value.
-    const stray = received.find((word) => flagBefore(word) !== undefined && !looksLikeWorkflow(word));
-    if (stray !== undefined && received.length === expected + 1) {
-      const file = received.find((word) => word !== stray)!;
-      this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file (${file}), and got '${stray}' besides; ${flagBefore(stray)!} takes no value: give it alone`, { code: "commander.excessArguments" });
+    const strayAt = received.findIndex((word, index) => flagBefore(index) !== undefined && !looksLikeWorkflow(word));
+    if (strayAt !== -1 && received.length === expected + 1) {
+      const file = received.find((_, index) => index !== strayAt)!;
+      this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file (${file}), and got '${received[strayAt]!}' besides; ${flagBefore(strayAt)!} takes no value: give it alone`, { code: "commander.excessArguments" });
     }
     if (extra.every(looksLikeWorkflow)) {
       // A glob's hundred files are not all repeated: the first three stand for them.
       const shown = received.length > 4 ? received.slice(0, 3) : received;
       const more = received.length - shown.length;
       const named = more === 0 ? shown.join(", ") : `${shown.join(", ")} and ${more} more`;
-      const loop = `for f in ${shown.map(shellWord).join(" ")}${more === 0 ? "" : " ..."}; do taskq ${commandForEach(raw.rawArgs.slice(2), received)}; done`;
+      const loop = `for f in ${shown.map(shellWord).join(" ")}${more === 0 ? "" : " ..."}; do taskq ${commandForEach(args, places)}; done`;
       this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file, and got ${received.length} (${named}); for each in turn: ${loop}`, { code: "commander.excessArguments" });
     }
     const words = extra.map((word) => `'${word}'`).join(", ");
-    const before = flagBefore(extra[0]!);
+    const before = flagBefore(expected);
     const flag = before !== undefined ? `; ${before} takes no value: give it alone` : "";
     this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file (${received[0]!}), and got ${words} besides${flag}`, { code: "commander.excessArguments" });
   }
@@ -160,22 +168,59 @@ function shellWord(name: string): string {
 }
 
 /**
- * The command line given (`args`, after node and the script), its workflow `files` taken out and
- * `"$f"` where the first of them was, each word as the shell reads it: a loop over the files
- * keeps every flag given (`--dry-run` above all: without it, each file would run).
+ * The command line given (`args`, after node and the script), its workflow files (the words at
+ * `places`) taken out and `"$f"` where the first of them was, each word as the shell reads it: a
+ * loop over the files keeps every flag given (`--dry-run` above all: without it, each file would
+ * run), and every flag's value, whatever file it names.
  */
-function commandForEach(args: readonly string[], files: readonly string[]): string {
-  const left = [...files];
+function commandForEach(args: readonly string[], places: readonly number[]): string {
   const words: string[] = [];
-  for (const arg of args) {
-    const at = left.indexOf(arg);
-    if (at === -1) words.push(shellWord(arg));
-    else {
-      if (left.length === files.length) words.push('"$f"');
-      left.splice(at, 1);
-    }
-  }
+  args.forEach((arg, index) => {
+    if (!places.includes(index)) words.push(shellWord(arg));
+    else if (index === places[0]) words.push('"$f"');
+  });
   return words.join(" ");
+}
+
+/** What a word of the command line is to commander: a command's name, a flag, a flag's value, or an operand (a file, or a word given besides). */
+type WordRole = "name" | "flag" | "value" | "operand";
+
+/**
+ * What each word of `args` (the command line after node and the script) is, read as commander reads
+ * it for `command`: a flag of it, or of a command it belongs to (`--verbose`), that takes a value
+ * takes the next word, whatever it is (`--log-dir --dry-run`: a folder's name); `--log-dir=x` and
+ * `-j4` are one word; every word after `--` is an operand. By place, not by value: the words an
+ * operand is matched with elsewhere.
+ */
+function wordRoles(command: Command, args: readonly string[]): WordRole[] {
+  const options: Option[] = [];
+  for (let current: Command | null = command; current !== null; current = current.parent) options.push(...current.options);
+  // The names before the command's own operands: `run`, or none for taskq itself.
+  let names = 0;
+  for (let current = command; current.parent !== null; current = current.parent) names++;
+  const roles: WordRole[] = [];
+  let literal = false;
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index]!;
+    const option = !literal && /^-./.test(arg) ? options.find((candidate) => candidate.long === arg || candidate.short === arg) : undefined;
+    if (!literal && arg === "--") {
+      roles.push("flag");
+      literal = true;
+    } else if (option !== undefined) {
+      roles.push("flag");
+      if (option.required || (option.optional && index + 1 < args.length && !/^-./.test(args[index + 1]!))) {
+        roles.push("value");
+        index++;
+      }
+    } else if (!literal && /^-./.test(arg) && !/^-(\d+|\d*\.\d+)(e[+-]?\d+)?$/.test(arg)) {
+      // `-j4`, `--log-dir=x`, or an unknown flag (a usage error commander has said before); a negative number is an operand.
+      roles.push("flag");
+    } else if (names > 0) {
+      roles.push("name");
+      names--;
+    } else roles.push("operand");
+  }
+  return roles;
 }
 
 /**

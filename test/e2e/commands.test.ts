@@ -168,6 +168,26 @@ describe("taskq commands", () => {
     );
   });
 
+  // The suggestion matched its words by value: `--log-dir a.yaml a.yaml b.yaml` looped with `--log-dir "$f" a.yaml`.
+  it("the loop over several files, and the word given besides, are read by their place: a flag's value that names a file stays the flag's value", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
+    const said = async (args: string[]): Promise<string> => {
+      const result = await runCli(args, { cwd: ws.dir });
+      expect(result, args.join(" ")).toMatchObject({ code: 2, stdout: "" });
+      return result.stderr;
+    };
+    expect(await said(["run", "--dry-run", "--log-dir", "a.yaml", "a.yaml", "b.yaml"])).toBe(
+      `taskq: too many arguments for 'run': it takes one workflow file, and got 2 (a.yaml, b.yaml); for each in turn: for f in a.yaml b.yaml; do taskq run --dry-run --log-dir a.yaml "$f"; done\n`,
+    );
+    expect(await said(["run", "--log-dir=b.yaml", "-j2", "--dry-run", "b.yaml", "a.yaml"])).toBe(
+      `taskq: too many arguments for 'run': it takes one workflow file, and got 2 (b.yaml, a.yaml); for each in turn: for f in b.yaml a.yaml; do taskq run --log-dir=b.yaml -j2 --dry-run "$f"; done\n`,
+    );
+    // The word after --dry-run, not the flag's value spelt the same before it.
+    expect(await said(["run", "--log-dir", "yes", "--dry-run", "yes", "workflow.yaml"])).toBe(
+      "taskq: too many arguments for 'run': it takes one workflow file (workflow.yaml), and got 'yes' besides; --dry-run takes no value: give it alone\n",
+    );
+  });
+
   it("a bad -j names the flag as it was typed: -j, or --concurrency", async () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     const said = async (...args: string[]): Promise<string> => {
