@@ -52,6 +52,12 @@ function durationMs(value: string | number): number | undefined {
 /** The units in the order a duration writes them. */
 const UNITS = ["d", "h", "m", "s", "ms"] as const;
 
+/** A unit of a duration. */
+export type DurationUnit = (typeof UNITS)[number];
+
+/** The units a duration may have where milliseconds mean nothing (prune's age). */
+export const UNITS_BUT_MS: readonly DurationUnit[] = ["d", "h", "m", "s"];
+
 /** Other names of the units (lower-cased), as other tools write them. */
 const UNIT_NAMES: Record<string, (typeof UNITS)[number]> = {
   day: "d", days: "d",
@@ -64,9 +70,9 @@ const UNIT_NAMES: Record<string, (typeof UNITS)[number]> = {
 /**
  * Why a text that is not a duration is not one, with the duration meant where it can tell
  * (`30s1m`: units go in the order d, h, m, s, ms, each at most once: 1m30s); undefined when it
- * cannot tell, or the text is a duration.
+ * cannot tell, or the text is a duration. `units`: those that may be used, as its words name them.
  */
-export function durationMistake(text: string): string | undefined {
+export function durationMistake(text: string, units: readonly DurationUnit[] = UNITS): string | undefined {
   if (DURATION_PATTERN.test(text)) return undefined;
   const value = text.trim();
   // " 5s" (a space a shell variable slipped in): refused, with the duration meant, by every flag and field alike.
@@ -84,18 +90,22 @@ export function durationMistake(text: string): string | undefined {
   // Only where that fix is a duration: `1e3` and `0x10` have no unit of theirs either, and `5m30s10` has its seconds already.
   if (bare !== null && DURATION_PATTERN.test(`${bare[1]}${bare[2]}s`)) return `the last number, ${bare[2]}, has no unit: write ${bare[1]}${bare[2]}s for seconds`;
   if (!/^(?:\d+(?:\.\d+)?[A-Za-z]+)+$/.test(joined)) return undefined;
-  const parts = [...joined.matchAll(/(\d+(?:\.\d+)?)([A-Za-z]+)/g)].map((match) => ({ number: match[1]!, written: match[2]!, unit: unitOf(match[2]!) }));
+  const parts = [...joined.matchAll(/(\d+(?:\.\d+)?)([A-Za-z]+)/g)].map((match) => {
+    const unit = unitOf(match[2]!);
+    return { number: match[1]!, written: match[2]!, unit: unit !== undefined && units.includes(unit) ? unit : undefined };
+  });
+  const named = `${units.slice(0, -1).join(", ")} and ${units.at(-1)!}`;
   const unknown = parts.find((part) => part.unit === undefined);
-  if (unknown !== undefined) return `${JSON.stringify(unknown.written)} is not a unit: the units are d, h, m, s and ms`;
-  const units = parts.map((part) => part.unit!);
-  const twice = units.find((unit, index) => units.indexOf(unit) !== index);
+  if (unknown !== undefined) return `${JSON.stringify(unknown.written)} is not a unit: the units are ${named}`;
+  const given = parts.map((part) => part.unit!);
+  const twice = given.find((unit, index) => given.indexOf(unit) !== index);
   if (twice !== undefined) return `each unit at most once: ${twice} is given twice`;
   const ordered = [...parts].sort((a, b) => UNITS.indexOf(a.unit!) - UNITS.indexOf(b.unit!));
   const meant = ordered.map((part) => `${part.number}${part.unit!}`).join("");
   const why = [
     ...(spaced ? ["without spaces"] : []),
-    ...(parts.some((part) => part.written !== part.unit) ? ["with the units d, h, m, s and ms"] : []),
-    ...(ordered.some((part, index) => part !== parts[index]) ? ["with its units in the order d, h, m, s, ms"] : []),
+    ...(parts.some((part) => part.written !== part.unit) ? [`with the units ${named}`] : []),
+    ...(ordered.some((part, index) => part !== parts[index]) ? [`with its units in the order ${units.join(", ")}`] : []),
   ];
   return why.length === 0 || !DURATION_PATTERN.test(meant) ? undefined : `write it ${why.join(", ")}: ${meant}`;
 }

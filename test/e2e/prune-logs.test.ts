@@ -159,7 +159,7 @@ describe("taskq prune --logs", () => {
     expect(badAge.stderr).toBe('taskq: --older-than: "soon" is not an age like 7d, 12h or 30m\n');
     // One written almost right says what is wrong, and the age meant.
     const unordered = await runCli(["prune", "--logs", "--log-dir", root, "--older-than", "12h1d"], { env: ENV });
-    expect(unordered).toMatchObject({ code: 2, stderr: 'taskq: --older-than: "12h1d" is not an age like 7d, 12h or 30m (write it with its units in the order d, h, m, s, ms: 1d12h)\n' });
+    expect(unordered).toMatchObject({ code: 2, stderr: 'taskq: --older-than: "12h1d" is not an age like 7d, 12h or 30m (write it with its units in the order d, h, m, s: 1d12h)\n' });
   });
 
   it("never deletes the folder of a run in progress, however silent its task; deletes it once the run ended, and after taskq was SIGKILLed", async () => {
@@ -362,6 +362,27 @@ describe("taskq prune --logs", () => {
     }
     await mkdir(ws.logs, { recursive: true });
     for (const age of ["99999d", "720h"]) expect((await runCli(["prune", "--logs", "--log-dir", ws.logs, "--older-than", age], { env: ENV })).code).toBe(0);
+  });
+
+  // `500ms` and `0.5s` were taken, and pruned what had ended a moment before: an age is 0s, all that ended, or 1s and more.
+  it("refuses an age in milliseconds, or under a second, saying what an age is; 0s prunes all that ended, as it says", async () => {
+    const ws = await workspace("tasks: {}\n");
+    // Last written a moment ago: any of these would have deleted it.
+    await folder(path.join(ws.logs, "20261101-080000-aaaa"), { "a.log": "x\n" }, 2_000);
+    for (const prune of [["prune", "--logs", "--log-dir", ws.logs], ["prune"]]) {
+      const cases: Array<[string, string]> = [
+        ["500ms", '"500ms" is not an age like 7d, 12h or 30m (an age\'s units are d, h, m and s, not ms)'],
+        ["1m30s500ms", '"1m30s500ms" is not an age like 7d, 12h or 30m (an age\'s units are d, h, m and s, not ms)'],
+        ["0.5s", '"0.5s" is under a second: give 1s or more, or 0s for all that ended'],
+        ["5msec", '"5msec" is not an age like 7d, 12h or 30m ("msec" is not a unit: the units are d, h, m and s)'],
+      ];
+      for (const [age, said] of cases) {
+        expect(await runCli([...prune, "--older-than", age], { env: ENV })).toMatchObject({ code: 2, stdout: "", stderr: `taskq: --older-than: ${said}\n` });
+      }
+    }
+    expect(await entries(ws.logs)).toEqual(["20261101-080000-aaaa"]);
+    expect(await runCli(["prune", "--logs", "--log-dir", ws.logs, "--older-than", "0s"], { env: ENV })).toMatchObject({ code: 0, stdout: expect.stringMatching(/^pruned 1 run folder /) });
+    expect(await entries(ws.logs)).toEqual([]);
   });
 
   it("a marker left by a SIGKILLed taskq holds nothing once its pid is another process's", async () => {

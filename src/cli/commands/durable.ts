@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { ChangedTask, RunStatus, PostgresStore, RunningTarget, SubmitResult, TaskStatusRow } from "../../store/postgres/index.js";
 import { formatDuration } from "../../handlers/format-duration.js";
 import { TaskqError, UsageError } from "../../errors.js";
-import { DURATION_PATTERN, durationMistake, parseDuration } from "../../loaders/duration.js";
+import { DURATION_PATTERN, durationMistake, parseDuration, UNITS_BUT_MS } from "../../loaders/duration.js";
 import { generateRunId } from "../../store/postgres/submit.js";
 import { RunNotFoundError } from "../../store/postgres/store-error.js";
 import { isTransientError } from "../../store/postgres/transient.js";
@@ -475,7 +475,8 @@ async function pruneLogs(logRoot: string, olderThanMs: number, flags: Flags): Pr
 /**
  * An age: whole days (`7d`), or a duration with its units (`12h`, `30m`, `90s`). Not a bare
  * number, which durations elsewhere read as seconds: `--older-than 30` likely means days, and
- * a prune of what is 30 seconds old deletes nearly everything.
+ * a prune of what is 30 seconds old deletes nearly everything; nor milliseconds, nor an age under
+ * a second but `0s`, which says "all that ended" as it means it.
  */
 function ageFlag(value: unknown): number {
   const text = typeof value === "string" ? value : "";
@@ -492,11 +493,15 @@ function ageFlag(value: unknown): number {
   }
   if (/^\d+$/.test(text)) throw new UsageError(`--older-than: ${JSON.stringify(value)} needs a unit: ${text}d, ${text}h, ${text}m or ${text}s`);
   const written = text !== "" && !/^[\d.]+$/.test(text) && DURATION_PATTERN.test(text);
+  // `500ms`: milliseconds are no age, and a prune of what ended that long ago deletes nearly everything.
+  if (written && text.endsWith("ms")) throw new UsageError(`--older-than: ${JSON.stringify(value)} is not an age like 7d, 12h or 30m (an age's units are d, h, m and s, not ms)`);
   const ms = written ? parseDuration(text) : undefined;
+  // `0.5s`: no age, and not the 0s that says "all that ended" in so many words.
+  if (ms !== undefined && ms > 0 && ms < 1_000) throw new UsageError(`--older-than: ${JSON.stringify(value)} is under a second: give 1s or more, or 0s for all that ended`);
   if (ms !== undefined) return ms;
   // Written as an age, but past any duration's 30 days: only whole days go further.
   if (written) throw new UsageError(`--older-than: ${JSON.stringify(value)} is more than 30 days: write a longer age in whole days, up to ${MAX_AGE_DAYS}d`);
-  const mistake = typeof value === "string" ? durationMistake(value) : undefined;
+  const mistake = typeof value === "string" ? durationMistake(value, UNITS_BUT_MS) : undefined;
   throw new UsageError(`--older-than: ${JSON.stringify(value)} is not an age like 7d, 12h or 30m${mistake === undefined ? "" : ` (${mistake})`}`);
 }
 
