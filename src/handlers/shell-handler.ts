@@ -123,6 +123,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
   };
 
   return async (task: ShellTask, ctx: AttemptContext): Promise<AttemptResult> => {
+    // When the attempt's timeout began: a timeout that runs out before the spawn says what took the time.
+    const calledAt = monotonicMs();
     // Out of the call stack that ended the last attempt, one start per turn of the event loop (see startTurn).
     await startTurn();
     const logPath = logPathOf(task.id);
@@ -142,14 +144,25 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     };
 
     let opened: LogFile | Promise<LogFile>;
+    /** How long opening the log file took (making its folder too), where that was slow: on this thread, or in the thread pool meanwhile. */
+    let logOpenMs = 0;
+    const openedAt = monotonicMs();
     try {
       ensureLogDir();
       opened = openLog(logPath, ctx.attempt);
     } catch (error) {
       throw new LogWriteError(logPath, error);
     }
-    // Handled now: it may fail while take() waits, before it is awaited.
-    if (opened instanceof Promise) opened.catch(() => {});
+    if (opened instanceof Promise) {
+      opened = opened.then((log) => {
+        logOpenMs = monotonicMs() - openedAt;
+        return log;
+      });
+      // Handled now: it may fail while take() waits, before it is awaited.
+      opened.catch(() => {});
+    } else {
+      logOpenMs = monotonicMs() - openedAt;
+    }
 
     // Real pipes (FIFOs) where the machine can make them, so the task can reopen its
     // output by name; otherwise Node's sockets. May wait for mkfifo: check the signal after.
@@ -168,10 +181,11 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       if (pipes !== undefined) for (const ends of pipes) closeEnds(ends);
       const reason: unknown = ctx.signal.reason;
       const stopped = result({ code: null, signal: null }, reason);
-      // A timeout before the spawn (shorter than the wait for its turn among many tasks started at once) says so:
-      // "timed out after 100ms" alone tells of a command that ran, and left no output.
+      // A timeout before the spawn (shorter than the wait for its turn among many tasks started at once, or than a
+      // slow disk's open of its log file) says so, and what took the time: "timed out after 100ms" alone tells of
+      // a command that ran, and left no output.
       const failure = stopped.timedOut
-        ? new TaskFailedError(`${describeFailure(task, stopped)} before its command started (taskq was still starting the tasks ahead of it)`, stopped, { permanent: false, cause: reason })
+        ? new TaskFailedError(`${describeFailure(task, stopped)} before its command started (${preSpawnWait(logOpenMs, monotonicMs() - calledAt)})`, stopped, { permanent: false, cause: reason })
         : TaskFailedError.fromResult(task, stopped, reason);
       log.writeLine(attemptLine(ctx.attempt, stopped.timedOut ? failure.message : ending(task, stopped, reason, {})));
       await closeLogFile(log);
@@ -437,6 +451,14 @@ function waitForExit(child: ChildProcess): Promise<{ exit?: Exit; error?: unknow
 function errorCodeOf(error: unknown): string | undefined {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   return typeof code === "string" ? code : undefined;
+}
+
+/**
+ * What held up the spawn of an attempt whose timeout ran out before it: opening its log file, where that took most
+ * of the wait (a slow or hung disk), else its turn among the tasks started at the same moment (and their pipes).
+ */
+function preSpawnWait(logOpenMs: number, waitedMs: number): string {
+  return logOpenMs * 2 >= waitedMs ? `opening its log file took ${formatDuration(logOpenMs)}` : "taskq was still starting the tasks ahead of it";
 }
 
 function reasonCode(reason: unknown): unknown {

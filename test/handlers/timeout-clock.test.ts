@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { closeSync, existsSync, openSync } from "node:fs";
+import { mkdtemp, open, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -21,14 +22,38 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function setUp(concurrency = 1) {
+async function setUp(concurrency = 1, options: { slowLogOpenMs?: number } = {}) {
   runId = `test-${randomUUID()}`;
   dir = await mkdtemp(path.join(tmpdir(), "taskq-clock-"));
   const logDir = path.join(dir, "logs");
-  const handler = createShellHandler({ runId, logDir, killGraceMs: 300, sink: { line: () => undefined } });
+  const handler = createShellHandler({ runId, logDir, killGraceMs: 300, sink: { line: () => undefined }, ...options });
   const queue = new Queue({ concurrency, handlers: { shell: handler } });
   const task = (id: string, run: string, timeoutMs: number) => queue.submit({ id, type: "shell", payload: { id, run, env: {}, cwd: dir, timeoutMs } satisfies ShellTask, timeoutMs, maxAttempts: 1 });
   return { queue, task, log: (id: string) => readFile(path.join(logDir, `${id}.log`), "utf8") };
+}
+
+/**
+ * Holds every thread of libuv's pool, as a slow or hung disk holds a log's open there: each thread waits in the
+ * open of a FIFO with no writer, until the returned function opens their writers. As many as it takes for a
+ * stat to stop getting through (the pool's size is libuv's, four unless UV_THREADPOOL_SIZE says otherwise).
+ */
+async function holdThreadPool(): Promise<() => void> {
+  const fifos: string[] = [];
+  const held: Array<Promise<unknown>> = [];
+  for (;;) {
+    const fifo = path.join(dir, `hold-${fifos.length}`);
+    execFileSync("mkfifo", [fifo]);
+    fifos.push(fifo);
+    held.push(open(fifo, "r").then((handle) => handle.close()));
+    const through = await Promise.race([stat(dir).then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 300))]);
+    if (!through) break;
+    expect(fifos.length).toBeLessThan(256);
+  }
+  return () => {
+    // Each reader waiting in its open: a writer's open meets it, and both go on.
+    for (const fifo of fifos) closeSync(openSync(fifo, "w"));
+    void Promise.all(held);
+  };
 }
 
 /** Holds this thread for `ms`, as other tasks' spawns do: no timer, no I/O runs meanwhile. */
@@ -64,6 +89,28 @@ describe("a task's timeout and its turn to start", () => {
     expect(existsSync(path.join(dir, "ran"))).toBe(false);
     // (The first may have run out before its spawn too, should its pipes have needed the thread pool: it ends either way.)
     await queue.wait("first");
+    await queue.shutdown();
+  });
+
+  it("one whose log took most of its timeout to open says so, not that other tasks held it up", async () => {
+    // Logs opened in the thread pool once five are timed on this thread (as where a disk is slow: see SLOW_OPEN_MS).
+    const { queue, task, log } = await setUp(1, { slowLogOpenMs: 0 });
+    queue.start();
+    for (let i = 0; i < 5; i++) {
+      task(`timed${i}`, "true", 10_000);
+      await expect(queue.wait(`timed${i}`)).resolves.toMatchObject({ status: "SUCCEEDED" });
+    }
+    // The pool held as a hung disk holds it: the log's open waits there for 1.5 s of a 1 s timeout (said as 1.2 s or more: it began a turn or so after the submit), alone to run.
+    const release = await holdThreadPool();
+    task("b", "echo ran > ran", 1_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    release();
+    const result = await queue.wait("b");
+    expect(result).toMatchObject({ status: "FAILED", error: { message: expect.stringMatching(/^timed out after 1s before its command started \(opening its log file took (1\.[2-9]|[2-9](\.\d)?)s\)$/) } });
+    const message = (result.error as { message: string }).message;
+    expect(message).not.toContain("ahead of it");
+    expect(await log("b")).toBe(`--- taskq: attempt 1 ${message} ---\n`);
+    expect(existsSync(path.join(dir, "ran"))).toBe(false);
     await queue.shutdown();
   });
 });
