@@ -28,11 +28,43 @@ import { ownerTag, tempRoot } from "./temp-root.js";
  * alone but a running task's: a task that ended gave its ids back. Each group gets SIGTERM
  * (with a SIGCONT, for a stopped process to get it) and, when some member is still there after
  * the grace, SIGKILL. dash's kill takes `-SIG
- * -PGID`, not `-s SIG`.
+ * -PGID`, not `-s SIG`. Last (trap EXIT), taskq's FIFO folder, where taskq left it (a taskq that exits as it should
+ * renames it first, see FifoPool): the guard's list's name with `taskq-fifo-` for `taskq-guard-` and no random
+ * part, in the same root; removed once taskq's pid is a zombie or gone, never while it is another process's
+ * (a start time other than the one read as the guard started), nor without /proc. Else the next taskq removes it.
  */
 export const GUARD_SCRIPT = `
 taskq=$1 grace=$2 list=$3
+start=
+if read -r fields 2>/dev/null < "/proc/$taskq/stat"; then
+  set -f
+  set -- \${fields##*) }
+  set +f
+  start=\${20}
+fi
 while read -r _; do :; done
+name=\${list##*/}
+fifos=\${list%"$name"}taskq-fifo-\${name#taskq-guard-}
+fifos=\${fifos%-*}-
+tidy() {
+  [ -n "$start" ] || return 0
+  for dir in "$fifos"*; do
+    [ -d "$dir" ] || continue
+    tries=0
+    while read -r fields 2>/dev/null < "/proc/$taskq/stat"; do
+      set -f
+      set -- \${fields##*) }
+      set +f
+      [ "\${20}" = "$start" ] || return 0
+      [ "$1" = Z ] && break
+      tries=$((tries + 1))
+      [ "$tries" -le 50 ] || return 0
+      sleep 0.1 2>/dev/null || sleep 1
+    done
+    rm -rf -- "$dir"
+  done
+}
+trap tidy EXIT
 from=/proc/$$/fd/3
 [ -f "$from" ] || from=$list
 [ -s "$from" ] || exit 0

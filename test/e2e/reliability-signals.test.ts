@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, statSync, watch } from "node:fs";
+import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, readlinkSync, statSync, watch } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { constants as osConstants, tmpdir } from "node:os";
 import path from "node:path";
@@ -44,6 +44,11 @@ const canBePidOne = (() => {
 })();
 
 afterEach(() => checkAllClean());
+
+/** This process's PID namespace, as taskq names its files with it (see temp-root.ts). */
+function pidNamespace(): string {
+  return /\[(\d+)\]/.exec(readlinkSync("/proc/self/ns/pid"))?.[1] ?? "";
+}
 
 /** Three tasks that run until killed; each group also holds a witness that records SIGTERM. */
 const sleepers = (options = "retries: 2, backoff: { base: 10ms }"): Array<[string, string]> =>
@@ -678,6 +683,38 @@ describe("signals and shutdown", () => {
       const runId = await singleRunId(run.logs);
       await waitUntil("every task process gone", async () => (await findLeftovers(runId)).length === 0, 1000 + SLACK_MS * 2);
       await waitUntil("the guard gone", async () => (await findGuards(taskq)).length === 0, SLACK_MS * 2);
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
+  });
+
+  it("taskq SIGKILLed mid-run: its guard removes the run's FIFO folder as well as its list, where it stayed until the next taskq; a run that ends leaves its spare FIFOs", async () => {
+    // A TMPDIR of the test's own: no other taskq removes a dead one's folder from it meanwhile.
+    const tmp = await mkdtemp(path.join(tmpdir(), "taskq-tmpdir-"));
+    const ours = (taskq: number): string[] => readdirSync(tmp).filter((name) => name.startsWith(`taskq-fifo-${taskq}-`) || name.startsWith(`taskq-guard-${taskq}-`));
+    try {
+      const yaml = tasksYaml([
+        ["a", '{ run: "echo pgid $$; sleep 1000" }'],
+        ["b", '{ run: "echo pgid $$; sleep 1000" }'],
+      ]);
+      const run = await startRun(yaml, ["-j", "2", "--kill-grace", "1s"], { TMPDIR: tmp });
+      await waitForOutput(run, /a \| pgid/);
+      await waitForOutput(run, /b \| pgid/);
+      const taskq = run.child.pid!;
+      await waitUntil("the guard", async () => (await findGuards(taskq)).length === 1);
+      expect(ours(taskq).map((name) => name.replace(/-[^-]+$/, "-*")).sort()).toEqual([`taskq-fifo-${taskq}-n${pidNamespace()}-*`, `taskq-guard-${taskq}-n${pidNamespace()}-*`]);
+      run.signalTaskq("SIGKILL");
+      await run.exited;
+      const runId = await singleRunId(run.logs);
+      await waitUntil("every task process gone", async () => (await findLeftovers(runId)).length === 0, 1000 + SLACK_MS * 2);
+      await waitUntil("the guard gone", async () => (await findGuards(taskq)).length === 0, SLACK_MS * 2);
+      expect(ours(taskq)).toEqual([]);
+      // A run that ends as it should keeps the FIFOs it did not use for the next (renamed): its guard leaves them.
+      const after = await startRun(tasksYaml([["c", '{ run: "true" }'], ["d", '{ run: "true" }']]), ["-j", "2"], { TMPDIR: tmp });
+      expect((await after.exited).result.code).toBe(0);
+      await waitUntil("its guard gone", async () => (await findGuards(after.child.pid!)).length === 0, SLACK_MS * 2);
+      expect(readdirSync(tmp).filter((name) => name.startsWith("taskq-fifo-spare-"))).toHaveLength(1);
+      expect(ours(after.child.pid!)).toEqual([]);
     } finally {
       await rm(tmp, { recursive: true, force: true });
     }
