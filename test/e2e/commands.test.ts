@@ -55,6 +55,41 @@ describe("taskq commands", () => {
     }
   });
 
+  // A CI step's status is its tasks': a run whose output nobody reads any more (`taskq run ci.yaml | head`, a log
+  // collector that died, a closed stdout) is not stopped by that, nor made to succeed.
+  it("a run whose stdout goes away (its reader gone mid-run, or closed from the start) runs every task to its end, each log whole, and exits with the tasks' result", async () => {
+    const flood = "sleep 0.5; for i in $(seq 1 5000); do echo \"line $i of a long output\"; done; echo end";
+    for (const last of ["exit 0", "exit 3"]) {
+      const ws = await workspace(`tasks:\n  a: { run: '${flood}' }\n  b: { run: 'echo last; ${last}', dependsOn: a }\n  c: { run: 'sleep 0.3; echo other' }\n`);
+      const expected = last === "exit 0" ? 0 : 1;
+      // Its reader gone after the first bytes, as `| head -c1`'s is: every later write of taskq's gets EPIPE.
+      const gone = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [BIN, "run", ws.file, "--log-dir", path.join(ws.logs, "gone"), "--output", "plain"], { cwd: ws.dir, env: { ...process.env, CI: "true", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+        child.stdout.once("data", () => child.stdout.destroy());
+        let stderr = "";
+        child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+        child.on("close", (code) => resolve({ code, stderr }));
+      });
+      // Closed before taskq starts (`>&-`): Node gives it /dev/null in its place.
+      const closed = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn("sh", ["-c", 'exec "$0" "$@" >&-', process.execPath, BIN, "run", ws.file, "--log-dir", path.join(ws.logs, "closed"), "--output", "plain"], { cwd: ws.dir, env: { ...process.env, CI: "true", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+        let stderr = "";
+        child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+        child.on("close", (code) => resolve({ code, stderr }));
+      });
+      for (const [how, result] of [["gone", gone], ["closed", closed]] as const) {
+        expect({ how, last, ...result }).toEqual({ how, last, code: expected, stderr: "" });
+        const [runId] = await readdir(path.join(ws.logs, how));
+        const log = (id: string) => readFile(path.join(ws.logs, how, runId!, `${id}.log`), "utf8");
+        const a = await log("a");
+        expect(a.split("\n").filter((line) => line.startsWith("line "))).toHaveLength(5000);
+        expect(a.endsWith("line 5000 of a long output\nend\n")).toBe(true);
+        expect(await log("b")).toBe(last === "exit 0" ? "last\n" : "last\n--- taskq: attempt 1 exited with code 3 ---\n");
+        expect(await log("c")).toBe("other\n");
+      }
+    }
+  });
+
   it("--help lists the commands", async () => {
     const result = await runCli(["--help"]);
     expect(result.code).toBe(0);
