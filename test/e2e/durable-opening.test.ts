@@ -81,3 +81,61 @@ describe("a signal while submit or run --store opens the store", () => {
     expect(runs).toBe(0);
   });
 });
+
+describe("a session terminated while a worker opens the store", () => {
+  let pool: pg.Pool;
+  let ws: { dir: string; file: string; logs: string };
+  const schema = `opening_${randomBytes(4).toString("hex")}`;
+
+  beforeAll(async () => {
+    pool = createPool(4);
+    ws = await workspace("tasks:\n  a: { run: echo a }\n");
+  });
+
+  afterAll(async () => {
+    await pool.end();
+    await dropSchema(schema);
+  });
+
+  /** The backend of a migration waiting for the lock this test holds on `schema`'s migrations, if one is. */
+  async function waitingMigration(): Promise<number | undefined> {
+    const found = await pool.query<{ pid: number }>(
+      `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = $1 AND objsubid = 2
+         AND objid::bigint = (hashtext($2)::bigint + 4294967296) % 4294967296
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      [MIGRATION_LOCK_CLASS, schema],
+    );
+    return found.rows[0]?.pid;
+  }
+
+  it("a worker whose migration's session is terminated migrates on a new one and runs, rather than exit 1", async () => {
+    const holder = await pool.connect();
+    const cli = startCli(["worker", "-j", "1", "--log-dir", ws.logs], { cwd: ws.dir, env: { TASKQ_STORE: DATABASE_URL, TASKQ_STORE_SCHEMA: schema } });
+    const exited = (): boolean => cli.child.exitCode !== null || cli.child.signalCode !== null;
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [MIGRATION_LOCK_CLASS, schema]);
+      // Its migration waits for the lock: its session is ended there, as pg_terminate_backend (or a pooler) ends one.
+      let first: number | undefined;
+      expect(await eventually(async () => (first = await waitingMigration()) !== undefined, 20_000)).toBe(true);
+      await pool.query("SELECT pg_terminate_backend($1)", [first]);
+      // On a new session, it waits for the lock again; it did not give up.
+      let again: number | undefined;
+      expect(await eventually(async () => exited() || ((again = await waitingMigration()) !== undefined && again !== first), 20_000)).toBe(true);
+      expect({ exited: exited(), stderr: cli.stderr() }).toEqual({ exited: false, stderr: "" });
+      await holder.query("COMMIT");
+      expect(await eventually(() => exited() || / worker \S+: /.test(cli.stdout()), 20_000)).toBe(true);
+      expect(cli.stdout()).toMatch(/made an empty one|worker \S+: /);
+      cli.child.kill("SIGINT");
+      const result = await cli.done;
+      // Stopped by its SIGINT, as any worker is: 130.
+      expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 130, stderr: "" });
+      expect(result.stdout).toMatch(/stopped \(requested\)/);
+    } finally {
+      await holder.query("ROLLBACK").catch(() => undefined);
+      holder.release();
+      if (!exited()) cli.child.kill("SIGKILL");
+      await cli.done;
+    }
+  }, 60_000);
+});

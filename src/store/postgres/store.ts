@@ -22,7 +22,7 @@ import { SWEEP_BATCH, sweepExpiredLeases, type SweptTask } from "./sweep.js";
 import { storableOutcome, storableText } from "./text.js";
 import { connectTimeoutOf, DEFAULT_CONNECT_TIMEOUT_MS, describeTimeout, DEFAULT_QUERY_TIMEOUT_MS, LONG_QUERY_TIMEOUT_MS, serverTimeoutMs, timedQuery, type Timeouts } from "./timeouts.js";
 import { failedAfterCommitSent, inTransaction, isConflict, retryConflicts, transactionOnce } from "./transaction.js";
-import { isTransientError, withRetry } from "./transient.js";
+import { isConnectionLost, isTransientError, withRetry } from "./transient.js";
 import type { CompletionResult, DeadLetter, HeartbeatStatus, LeasedTask, Outcome, RunStatus, TaskNow, TaskState, Workflow } from "./types.js";
 
 const ignoreError = (): void => undefined;
@@ -88,6 +88,12 @@ export interface PostgresStoreOptions {
   applicationName?: string;
 }
 
+/**
+ * How long opening the store goes on trying through sessions ended under it (see isConnectionLost): a worker
+ * started as a backend is terminated rides it out, as it does once running, rather than exit 1.
+ */
+const OPEN_RETRY_MS = 10_000;
+
 /** How long `close` waits for connections still busy: one whose statement the database does not answer is left to its timeout. */
 const CLOSE_WAIT_MS = 1_000;
 
@@ -151,13 +157,17 @@ export class PostgresStore {
   static async open(options: PostgresStoreOptions & { create?: boolean }): Promise<PostgresStore> {
     const store = new PostgresStore(options);
     try {
+      // A session ended under one of these steps (a backend terminated, as a worker running rides it out) is met
+      // with a new one: each step only reads, or is a migration that either committed or changed nothing (one
+      // whose reply was lost finds itself applied). A connection refused, or a time limit, is not tried again.
+      const again = <T>(step: () => Promise<T>): (() => Promise<T>) => () => withRetry(step, { maxElapsedMs: OPEN_RETRY_MS, retryIf: isConnectionLost });
       // A database that cannot be reached is said so ("connect failed: ..."), by every command: not as
       // the migration or the check that would have come next. The connection stays in the pool, for them.
-      (await store.#guard("connect", () => store.pool.connect())).release();
-      if (options.create === false && !(await store.#exists())) {
+      (await store.#guard("connect", again(() => store.pool.connect()))).release();
+      if (options.create === false && !(await store.#exists(again))) {
         throw new TaskqError("STORE_NOT_FOUND", `no taskq store in schema "${store.schema}": nothing was ever submitted there`);
       }
-      store.made = (await store.migrate()).includes(FIRST_MIGRATION_VERSION);
+      store.made = (await store.#guard("migrate", again(() => migrate(store.pool, store.schema)))).includes(FIRST_MIGRATION_VERSION);
     } catch (error) {
       // Its pool's connections would otherwise stay open, unused.
       await store.close();
@@ -167,11 +177,11 @@ export class PostgresStore {
   }
 
   /** Whether the schema holds taskq's tables (its migrations table). */
-  async #exists(): Promise<boolean> {
+  async #exists(again: <T>(step: () => Promise<T>) => () => Promise<T>): Promise<boolean> {
     // Connected already: a role kept from the schema is told what it lacks, not that it could not connect.
     const query = async () => (await this.pool.query<{ found: boolean }>("SELECT to_regclass($1) IS NOT NULL AS found", [this.#names.migrations])).rows[0]?.found === true;
     return this.#guard("open", () =>
-      query().catch((error: unknown) => {
+      again(query)().catch((error: unknown) => {
         throw notUsable(error, this.schema, "open") ?? error;
       }),
     );

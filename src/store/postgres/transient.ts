@@ -26,6 +26,20 @@ export function isTransientError(error: unknown): boolean {
   return typeof message === "string" && /connection|terminat|not queryable|timeout/i.test(message);
 }
 
+/**
+ * True for a session ended under a statement, or as it was being made, on a server that is there: terminated
+ * (57P01: pg_terminate_backend, a pooler or an administrator ending sessions; 57P02: the server restarting after a
+ * crash), or its socket closed on it (the driver's "Connection terminated unexpectedly", ECONNRESET, EPIPE). A new
+ * session may go through at once. Not a connection refused (no server there: ECONNREFUSED), nor a time limit reached.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof message === "string" && /timeout|timed out/i.test(message)) return false;
+  if (code === "57P01" || code === "57P02" || code === "ECONNRESET" || code === "EPIPE") return true;
+  return code === undefined && typeof message === "string" && /^Connection terminated/.test(message);
+}
+
 export interface RetryOptions {
   /** Give up after this long (milliseconds); the last error is rethrown. */
   maxElapsedMs: number;
