@@ -126,9 +126,10 @@ function blockedDependentSql(tasks: string, run: string, key: string, unique: bo
  * `complete_success` (migration 2): records one successful attempt in one round trip: ends the
  * task, unblocks its dependents, settles the run. `recordsEnd` (migration 5) also sets
  * `ended_token` and `ended_as`; `unique` (migration 9) finds the task and its dependents through unique indexes only;
- * `settlesIdle` (migration 12) looks for the run's active tasks only when it found none among the dependents.
+ * `settlesIdle` (migration 12) looks for the run's active tasks only when it found none among the dependents;
+ * `clearsError` (migration 19) clears the error an earlier attempt left, as it replaces its exit code and signal.
  */
-export function completeSuccessFunction({ quoted, tasks, deps, runs, channel }: SchemaNames, recordsEnd: boolean, unique = false, settlesIdle = false): string {
+export function completeSuccessFunction({ quoted, tasks, deps, runs, channel }: SchemaNames, recordsEnd: boolean, unique = false, settlesIdle = false, clearsError = false): string {
   return `
     CREATE ${recordsEnd ? "OR REPLACE " : ""}FUNCTION ${quoted}.complete_success(p_token uuid, p_exit_code int, p_tail text[])
     RETURNS TABLE (run_id text, unblocked text[], run_finished boolean)
@@ -143,7 +144,7 @@ export function completeSuccessFunction({ quoted, tasks, deps, runs, channel }: 
     BEGIN
       UPDATE ${tasks} t
          SET state = 'succeeded', finished_at = now(), lease_token = NULL, lease_expires_at = NULL, waiting_on = 0,
-             exit_code = p_exit_code, signal = NULL, timed_out = false, tail = p_tail${recordsEnd ? ", ended_token = p_token, ended_as = 'succeeded'" : ""}
+             exit_code = p_exit_code, signal = NULL, timed_out = false, tail = p_tail${recordsEnd ? ", ended_token = p_token, ended_as = 'succeeded'" : ""}${clearsError ? ", last_error = NULL" : ""}
        WHERE ${runningTokenSql("p_token", unique)}
        RETURNING t.run_id, t.key INTO v_run, v_key;
       IF NOT FOUND THEN
@@ -207,7 +208,8 @@ export function hotPathNames(generation: HotPathGeneration): { suffix: string; d
  * (migration 12) looks for a run's active tasks only when none of the dependents it found is one;
  * `delaysWhenShort` (migration 16) returns the idle row whenever it leased fewer than `p_limit`, not only none;
  * `notifiesLeftQueued` (migration 17) wakes workers only when a dependent it freed is still queued once its
- * own lease is done (one it leased itself is no work for another worker).
+ * own lease is done (one it leased itself is no work for another worker); `clearsError` (migration 19) clears the
+ * error an earlier attempt of a task that succeeds left.
  */
 export function completeAndLeaseFunction(
   { quoted, tasks, deps, runs, channel }: SchemaNames,
@@ -218,6 +220,7 @@ export function completeAndLeaseFunction(
   settlesIdle = false,
   delaysWhenShort = false,
   notifiesLeftQueued = false,
+  clearsError = false,
 ): string {
   const { suffix: version, durations } = hotPathNames(generation);
   // Migration 7's rows end with the leased task's retry_on (null in the other kinds of row).
@@ -251,7 +254,7 @@ export function completeAndLeaseFunction(
         UPDATE ${tasks} t
            SET state = 'succeeded', finished_at = now(), lease_token = NULL, lease_expires_at = NULL, waiting_on = 0,
                exit_code = coalesce(v_done.exit_code, 0), signal = NULL, timed_out = false, tail = coalesce(v_done.tail, '{}')${
-                 recordsEnd ? ", ended_token = v_done.token, ended_as = 'succeeded'" : ""}
+                 recordsEnd ? ", ended_token = v_done.token, ended_as = 'succeeded'" : ""}${clearsError ? ", last_error = NULL" : ""}
          WHERE ${runningTokenSql("v_done.token", unique)}
          RETURNING t.run_id, t.key INTO v_run, v_key;
         IF FOUND THEN

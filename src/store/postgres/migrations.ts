@@ -12,6 +12,7 @@ import { shortLeaseDelaySql } from "./short-lease-delay.js";
 import { shutdownCancelSql } from "./shutdown-cancel.js";
 import { tailAttemptSql } from "./tail-attempt.js";
 import { taskEndStatementsSql } from "./task-end-statements.js";
+import { successClearsErrorSql } from "./success-clears-error.js";
 import { taskEndsSql } from "./task-ends.js";
 import { LONG_QUERY_TIMEOUT_MS, LONG_STATEMENT_TIMEOUT_SQL, timedQuery } from "./timeouts.js";
 import { inTransaction } from "./transaction.js";
@@ -207,6 +208,11 @@ const MIGRATIONS: Migration[] = [
     version: 18,
     name: "a statement appends one change of state for each pair of states it moved tasks between, not one for each task: task_end_changes.n",
     sql: taskEndStatementsSql,
+  },
+  {
+    version: 19,
+    name: "a success clears the error an earlier attempt left: complete_success, complete_and_lease*",
+    sql: successClearsErrorSql,
   },
 ];
 

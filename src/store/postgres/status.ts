@@ -49,7 +49,8 @@ function toStatus(row: StatusRow): TaskStatusRow {
     priority: row.priority,
     attempts: row.attempts,
     maxAttempts: row.max_attempts,
-    lastError: row.last_error,
+    // None for a success: a row that succeeded before migration 19 may still hold an earlier attempt's error.
+    lastError: row.state === "succeeded" ? null : row.last_error,
     exitCode: row.exit_code,
     signal: row.signal,
     timedOut: row.timed_out,

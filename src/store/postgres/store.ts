@@ -285,13 +285,14 @@ export class PostgresStore {
   /**
    * What became of task `taskId`, as the database says now (for a worker whose record of it was refused):
    * its state, the worker it is leased to or was last run by (null: none, as when queued again), and its
-   * last error or cancel reason; null when the task is gone (pruned). Waits `timeoutMs` at most: it only words a line.
+   * last error or cancel reason (none once it succeeded: an earlier attempt's error is no error of a success, and a
+   * row that succeeded before migration 19 may still hold one); null when the task is gone (pruned). Waits `timeoutMs` at most: it only words a line.
    */
   async taskNow(taskId: string, timeoutMs: number): Promise<TaskNow | null> {
     return this.#guard(
       "taskNow",
       async () => {
-        const text = `SELECT state, worker_id, COALESCE(cancel_reason, last_error) AS error FROM ${this.#names.tasks} WHERE id = $1`;
+        const text = `SELECT state, worker_id, CASE WHEN state <> 'succeeded' THEN COALESCE(cancel_reason, last_error) END AS error FROM ${this.#names.tasks} WHERE id = $1`;
         const result = await this.pool.query<{ state: TaskState; worker_id: string | null; error: string | null }>(timedQuery({ text, values: [taskId] }, timeoutMs));
         const row = result.rows[0];
         return row === undefined ? null : { state: row.state, workerId: row.worker_id, error: row.error };

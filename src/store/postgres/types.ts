@@ -59,7 +59,7 @@ export interface TaskNow {
   state: TaskState;
   /** The worker it is leased to, or was last run by; null when none is (queued again). */
   workerId: string | null;
-  /** Its last error, or the reason it was cancelled. */
+  /** Its last error, or the reason it was cancelled; null once it succeeded (an earlier attempt's error is no error of its). */
   error: string | null;
 }
 
