@@ -90,10 +90,21 @@ describe("formatSummary", () => {
       { id: "stopped", ...base, runStopped: true },
     ];
     const text = formatSummary({ ...summary([], []), counts: { ...summary([], []).counts, RUNNING: 3 }, running }, colors);
-    const gone = "its lease ran out 2.5s ago (the worker is gone or stalled): a worker's sweep";
+    const gone = "its lease ran out 2.5s ago (the worker is gone, stalled or cut off from the database): a worker's sweep";
     expect(text).toContain(`  ▶ plain: attempt 1/3 on host-a:123, for 7.5s; ${gone} queues it again\n`);
     expect(text).toContain(`  ▶ asked: attempt 1/3 on host-a:123, for 7.5s, cancel requested; ${gone} cancels it\n`);
     expect(text).toContain(`  ▶ stopped: attempt 1/3 on host-a:123, for 7.5s, its run stopped; ${gone} cancels it\n`);
+  });
+
+  it("says of a task whose lease ran out while its worker still waits on the database that its record may still go through, not that the worker is gone", async () => {
+    const colors = await createColors({ color: false, isTTY: false });
+    const running: NonNullable<RunSummary["running"]> = [{ id: "deploy", attempt: 1, maxAttempts: 2, workerId: "host-a:123", runningMs: 7_500, leaseExpiredMs: 2_500, workerWaitingMs: 4_000 }];
+    const text = formatSummary({ ...summary([], []), counts: { ...summary([], []).counts, RUNNING: 1 }, running }, colors);
+    expect(text).toContain(
+      "  ▶ deploy: attempt 1/2 on host-a:123, for 7.5s; its lease ran out 2.5s ago while its worker waits on the database (a statement of its, for 4s: " +
+        "a renewal, or the record of how the attempt ended, which may still go through); if it does not, a worker's sweep queues it again\n",
+    );
+    expect(text).not.toContain("gone");
   });
 
   it("says a wall time past a minute in minutes, whole seconds or not (not 512s beside 8m30.6s)", async () => {

@@ -639,11 +639,43 @@ tasks:
     let status = await taskq(["status", runId]);
     expect(await eventually(async () => (status = await taskq(["status", runId])).stdout.includes("its lease ran out"), 10_000)).toBe(true);
     expect(status.stdout).toMatch(
-      new RegExp(`▶ job: attempt 1/2 on ${worker.id}, for \\S+; its lease ran out \\S+ ago \\(the worker is gone or stalled\\): a worker's sweep queues it again\n`),
+      new RegExp(`▶ job: attempt 1/2 on ${worker.id}, for \\S+; its lease ran out \\S+ ago \\(the worker is gone, stalled or cut off from the database\\): a worker's sweep queues it again\n`),
     );
     const json = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { running: { id: string; leaseExpiredMs?: number }[] };
     expect(json.running).toMatchObject([{ id: "job", leaseExpiredMs: expect.any(Number) as number }]);
     await cancelStrandedRun(runId);
+  });
+
+  it("status of a task whose lease ran out while its worker's record of it waits on the database (its row locked) says so, not that the worker is gone; the record then goes through", async () => {
+    const go = path.join(ws.dir, "record-held.go");
+    const file = await workflowFile("record-held", `tasks:\n  job: { run: 'echo started; until [ -e ${go} ]; do sleep 0.1; done', retries: 1 }\n`);
+    const worker = await startWorker(["-j", "1", "--lease", "2s"]);
+    const runId = await submit(file);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/job | started`))).toBe(true);
+    // Another session holds the task's row (a long transaction, a slow migration): the worker's renewals and its record wait on it.
+    const holder = await store.pool.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`SELECT 1 FROM "${SCHEMA}".tasks WHERE run_id = $1 FOR UPDATE`, [runId]);
+      await writeFile(go, "");
+      let status = await taskq(["status", runId]);
+      expect(await eventually(async () => (status = await taskq(["status", runId])).stdout.includes("its lease ran out"), 15_000)).toBe(true);
+      expect(status.stdout).toMatch(
+        new RegExp(
+          `▶ job: attempt 1/2 on ${worker.id}, for \\S+; its lease ran out \\S+ ago while its worker waits on the database \\(a statement of its, for \\S+: ` +
+            `a renewal, or the record of how the attempt ended, which may still go through\\); if it does not, a worker's sweep queues it again\n`,
+        ),
+      );
+      expect(status.stdout).not.toContain("gone");
+      const json = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { running: unknown[] };
+      expect(json.running).toMatchObject([{ id: "job", leaseExpiredMs: expect.any(Number) as number, workerWaitingMs: expect.any(Number) as number }]);
+    } finally {
+      await holder.query("ROLLBACK").catch(() => undefined);
+      holder.release();
+    }
+    // As said: the worker was there, and its record of the attempt went through (no sweep, no second attempt).
+    expect((await waitForRun(runId)).tasks[0]).toMatchObject({ state: "succeeded", attempts: 1 });
+    expect((await stopWorker(worker)).code).toBe(143);
   });
 
   it("status of a task whose cancel was asked for while its worker is gone says a sweep cancels it, not that it queues it again", async () => {
@@ -664,7 +696,7 @@ tasks:
     let status = await taskq(["status", runId]);
     expect(await eventually(async () => (status = await taskq(["status", runId])).stdout.includes("its lease ran out"), 10_000)).toBe(true);
     expect(status.stdout).toMatch(
-      new RegExp(`▶ job: attempt 1/2 on ${worker.id}, for \\S+, cancel requested; its lease ran out \\S+ ago \\(the worker is gone or stalled\\): a worker's sweep cancels it\n`),
+      new RegExp(`▶ job: attempt 1/2 on ${worker.id}, for \\S+, cancel requested; its lease ran out \\S+ ago \\(the worker is gone, stalled or cut off from the database\\): a worker's sweep cancels it\n`),
     );
     const json = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { running: unknown[] };
     expect(json.running).toMatchObject([{ id: "job", cancelRequested: true, leaseExpiredMs: expect.any(Number) as number }]);

@@ -636,6 +636,7 @@ function runningLines(status: RunStatus): NonNullable<RunSummary["running"]> {
       ...(t.cancelRequested === true ? { cancelRequested: true as const } : {}),
       ...(t.runStopped === true ? { runStopped: true as const } : {}),
       ...(t.leaseExpiredMs === undefined ? {} : { leaseExpiredMs: t.leaseExpiredMs }),
+      ...(t.workerWaitingMs === undefined ? {} : { workerWaitingMs: t.workerWaitingMs }),
       ...(t.liveTail === undefined ? {} : { lastLines: t.liveTail }),
     }))
     .sort((a, b) => b.runningMs - a.runningMs);

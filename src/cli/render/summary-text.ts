@@ -73,7 +73,17 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
       // A cancel asked for is what the sweep honours first (see sweepExpiredLeases).
       const next = task.cancelRequested === true || task.runStopped === true ? "cancels it" : task.attempt < task.maxAttempts ? "queues it again" : "ends it (no attempts left)";
       const cancelling = task.cancelRequested === true ? c.yellow(", cancel requested") : task.runStopped === true ? c.yellow(", its run stopped") : "";
-      const expired = task.leaseExpiredMs === undefined ? "" : c.yellow(`; its lease ran out ${formatWall(task.leaseExpiredMs)} ago (the worker is gone or stalled): a worker's sweep ${next}`);
+      // Its worker still waiting on the database (its record held up by a lock, a slow database) is neither gone nor stalled:
+      // that record may yet go through, and no sweep takes a task whose row it holds.
+      const expired =
+        task.leaseExpiredMs === undefined
+          ? ""
+          : c.yellow(
+              task.workerWaitingMs === undefined
+                ? `; its lease ran out ${formatWall(task.leaseExpiredMs)} ago (the worker is gone, stalled or cut off from the database): a worker's sweep ${next}`
+                : `; its lease ran out ${formatWall(task.leaseExpiredMs)} ago while its worker waits on the database (a statement of its, for ${formatWall(task.workerWaitingMs)}: ` +
+                    `a renewal, or the record of how the attempt ended, which may still go through); if it does not, a worker's sweep ${next}`,
+            );
       out.push(`  ${c.cyan("▶")} ${c.bold(task.id)}: attempt ${task.attempt}/${task.maxAttempts}${worker}, for ${formatWall(task.runningMs)}${cancelling}${expired}`);
       const lines = task.lastLines?.slice(-RUNNING_LINES_SHOWN) ?? [];
       if (lines.length > 0) {

@@ -81,6 +81,11 @@ export interface RunningLine {
   runStopped?: true;
   /** How long ago its lease ran out, where it has: no worker runs it, whatever the database still says. */
   leaseExpiredMs?: number;
+  /**
+   * Where its lease ran out while its worker still has a statement waiting on the database (a renewal, or the record of
+   * how the attempt ended, held up by a lock or a slow database): for how long. That worker is neither gone nor stalled.
+   */
+  workerWaitingMs?: number;
   /** Its last lines so far, as its worker's last heartbeat stored them: none before the first. */
   lastLines?: string[];
 }

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
+import { applicationName } from "./application-name.js";
 import { RunNotFoundError } from "./store-error.js";
 import type { SchemaNames } from "./names.js";
 import type { DeadLetter, RunStatus, TaskState, TaskStatusRow } from "./types.js";
@@ -107,6 +108,8 @@ export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: st
     counts[row.state]++;
     if (row.waiting) scheduled++;
   }
+  const rows = tasks.rows.map(toStatus);
+  await addWorkersWaiting(pool, rows);
   return {
     runId,
     name: head.run_name,
@@ -116,8 +119,35 @@ export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: st
     readAt: head.read_at,
     counts,
     scheduled,
-    tasks: tasks.rows.map(toStatus),
+    tasks: rows,
   };
+}
+
+/**
+ * Sets `workerWaitingMs` on each running task whose lease ran out while a session of its worker has a statement in
+ * progress: that worker is neither gone nor stalled, but waiting on the database (its record of how the attempt ended,
+ * or a renewal, held up by a lock or a slow database), and may yet record the attempt; a sweep skips the row it locks.
+ * Its sessions are known by their names: `taskq worker <id>`, or `taskq run <run id>` for a run's own worker. A session
+ * another role's, whose state this role may not see (no pg_read_all_stats), or named otherwise (the URL's
+ * application_name), is not found: status then words the lease as run out, as before.
+ */
+async function addWorkersWaiting(pool: pg.Pool, rows: TaskStatusRow[]): Promise<void> {
+  const expired = rows.filter((row) => row.leaseExpiredMs !== undefined && row.workerId !== null);
+  if (expired.length === 0) return;
+  const sessionNames = (row: TaskStatusRow): string[] => [applicationName(`taskq worker ${row.workerId}`), applicationName(`taskq run ${row.runId}`)];
+  const result = await pool.query<{ application_name: string; waiting_ms: number }>(
+    `SELECT application_name, max(extract(epoch FROM now() - COALESCE(xact_start, query_start)))::float8 * 1000 AS waiting_ms
+       FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')
+        AND application_name = ANY($1::text[])
+      GROUP BY application_name`,
+    [[...new Set(expired.flatMap(sessionNames))]],
+  );
+  const waiting = new Map(result.rows.map((row) => [row.application_name, Math.max(0, Math.round(row.waiting_ms))]));
+  for (const row of expired) {
+    const found = sessionNames(row).flatMap((name) => waiting.get(name) ?? []);
+    if (found.length > 0) row.workerWaitingMs = Math.max(...found);
+  }
 }
 
 /** Failed tasks (of one run, or all), each with the dependents cancelled because of it. A run that does not exist is an error. */

@@ -115,6 +115,12 @@ export interface TaskStatusRow {
    */
   leaseExpiredMs?: number;
   /**
+   * Where its lease has run out (status only): how long a statement of its worker has been waiting on the database,
+   * where one is (its renewal, or the record of how the attempt ended, held up by a lock or a slow database), as
+   * `pg_stat_activity` shows the worker's sessions by their names (`taskq worker <id>`, `taskq run <run id>`).
+   */
+  workerWaitingMs?: number;
+  /**
    * A task waiting for its retry (status only: queued, an attempt made): how long until it is due, on the
    * database's clock; 0 once due, waiting for a worker. Its `lastError` is the failed attempt's.
    */
