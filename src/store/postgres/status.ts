@@ -135,6 +135,7 @@ async function addWorkersWaiting(pool: pg.Pool, rows: TaskStatusRow[]): Promise<
   const expired = rows.filter((row) => row.leaseExpiredMs !== undefined && row.workerId !== null);
   if (expired.length === 0) return;
   const sessionNames = (row: TaskStatusRow): string[] => [applicationName(`taskq worker ${row.workerId}`), applicationName(`taskq run ${row.runId}`)];
+  // Only a finer wording: a database that keeps pg_stat_activity from this role (REVOKE), or fails this read, leaves it out.
   const result = await pool.query<{ application_name: string; waiting_ms: number }>(
     `SELECT application_name, max(extract(epoch FROM now() - COALESCE(xact_start, query_start)))::float8 * 1000 AS waiting_ms
        FROM pg_stat_activity
@@ -142,7 +143,8 @@ async function addWorkersWaiting(pool: pg.Pool, rows: TaskStatusRow[]): Promise<
         AND application_name = ANY($1::text[])
       GROUP BY application_name`,
     [[...new Set(expired.flatMap(sessionNames))]],
-  );
+  ).catch(() => undefined);
+  if (result === undefined) return;
   const waiting = new Map(result.rows.map((row) => [row.application_name, Math.max(0, Math.round(row.waiting_ms))]));
   for (const row of expired) {
     const found = sessionNames(row).flatMap((name) => waiting.get(name) ?? []);
