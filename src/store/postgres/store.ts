@@ -22,7 +22,7 @@ import { SWEEP_BATCH, sweepExpiredLeases, type SweptTask } from "./sweep.js";
 import { storableOutcome, storableText } from "./text.js";
 import { connectTimeoutOf, DEFAULT_CONNECT_TIMEOUT_MS, describeTimeout, DEFAULT_QUERY_TIMEOUT_MS, LONG_QUERY_TIMEOUT_MS, serverTimeoutMs, timedQuery, type Timeouts } from "./timeouts.js";
 import { failedAfterCommitSent, inTransaction, isConflict, retryConflicts, transactionOnce } from "./transaction.js";
-import { isConnectionLost, isTransientError, withRetry } from "./transient.js";
+import { isConnectionLost, isTerminatedByServer, isTransientError, withRetry } from "./transient.js";
 import type { CompletionResult, DeadLetter, HeartbeatStatus, LeasedTask, Outcome, RunStatus, TaskNow, TaskState, Workflow } from "./types.js";
 
 const ignoreError = (): void => undefined;
@@ -160,10 +160,15 @@ export class PostgresStore {
       // A session ended under one of these steps (a backend terminated, as a worker running rides it out) is met
       // with a new one: each step only reads, or is a migration that either committed or changed nothing (one
       // whose reply was lost finds itself applied). A connection refused, or a time limit, is not tried again.
-      const again = <T>(step: () => Promise<T>): (() => Promise<T>) => () => withRetry(step, { maxElapsedMs: OPEN_RETRY_MS, retryIf: isConnectionLost });
+      const again =
+        <T>(step: () => Promise<T>, retryIf = isConnectionLost): (() => Promise<T>) =>
+        () =>
+          withRetry(step, { maxElapsedMs: OPEN_RETRY_MS, retryIf });
       // A database that cannot be reached is said so ("connect failed: ..."), by every command: not as
       // the migration or the check that would have come next. The connection stays in the pool, for them.
-      (await store.#guard("connect", again(() => store.pool.connect()))).release();
+      // Connecting, only a session the server says it ended is tried again: one closed on it with no word may be
+      // no PostgreSQL at all (a proxy with nothing behind it), which a new try would only meet again, 10 s later.
+      (await store.#guard("connect", again(() => store.pool.connect(), isTerminatedByServer))).release();
       if (options.create === false && !(await store.#exists(again))) {
         throw new TaskqError("STORE_NOT_FOUND", `no taskq store in schema "${store.schema}": nothing was ever submitted there`);
       }

@@ -36,8 +36,14 @@ export function isConnectionLost(error: unknown): boolean {
   if (typeof error !== "object" || error === null) return false;
   const { code, message } = error as { code?: unknown; message?: unknown };
   if (typeof message === "string" && /timeout|timed out/i.test(message)) return false;
-  if (code === "57P01" || code === "57P02" || code === "ECONNRESET" || code === "EPIPE") return true;
+  if (isTerminatedByServer(error) || code === "ECONNRESET" || code === "EPIPE") return true;
   return code === undefined && typeof message === "string" && /^Connection terminated/.test(message);
+}
+
+/** A session the server said it ended: terminated (57P01), or the server restarting after a crash (57P02). */
+export function isTerminatedByServer(error: unknown): boolean {
+  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+  return code === "57P01" || code === "57P02";
 }
 
 export interface RetryOptions {
