@@ -31,7 +31,8 @@ import { ownerTag, tempRoot } from "./temp-root.js";
  * -PGID`, not `-s SIG`. Last (trap EXIT), taskq's FIFO folder, where taskq left it (a taskq that exits as it should
  * renames it first, see FifoPool): the guard's list's name with `taskq-fifo-` for `taskq-guard-` and no random
  * part, in the same root; removed once taskq's pid is a zombie or gone, never while it is another process's
- * (a start time other than the one read as the guard started), nor without /proc. Else the next taskq removes it.
+ * (a start time other than the one read as the guard started), nor without /proc, nor where no PID namespace was known (a folder
+ * named `<pid>-n-` may be another namespace's, as the next taskq's tidy-up judges it). Else the next taskq removes it.
  */
 export const GUARD_SCRIPT = `
 taskq=$1 grace=$2 list=$3
@@ -46,6 +47,8 @@ while read -r _; do :; done
 name=\${list##*/}
 fifos=\${list%"$name"}taskq-fifo-\${name#taskq-guard-}
 fifos=\${fifos%-*}-
+# No PID namespace known (\`<pid>-n-\`): a folder so named may be another namespace's taskq of the same pid.
+case $fifos in *-n-) start= ;; esac
 tidy() {
   [ -n "$start" ] || return 0
   for dir in "$fifos"*; do

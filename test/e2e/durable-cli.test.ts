@@ -5,6 +5,7 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import type { RunStatus } from "../../src/store/postgres/types.js";
@@ -643,6 +644,21 @@ tasks:
     );
     const json = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { running: { id: string; leaseExpiredMs?: number }[] };
     expect(json.running).toMatchObject([{ id: "job", leaseExpiredMs: expect.any(Number) as number }]);
+    // A statement begun since the lease ran out, by a session named as a `run --store` of the same run id would be
+    // (another process of that run id): no sign that the worker that held the lease is there, waiting on the database.
+    const other = new pg.Client({ connectionString: DATABASE_URL, application_name: `taskq run ${runId}` });
+    await other.connect();
+    try {
+      const sleeping = other.query("SELECT pg_sleep(6)");
+      const active = async () => (await sql<{ n: number }>(store, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'", [`taskq run ${runId}`]))[0]!.n === 1;
+      expect(await eventually(active, 5_000)).toBe(true);
+      const meanwhile = await taskq(["status", runId]);
+      expect(meanwhile.stdout).toContain("(the worker is gone, stalled or cut off from the database): a worker's sweep queues it again\n");
+      expect(meanwhile.stdout).not.toContain("waits on the database");
+      await sleeping;
+    } finally {
+      await other.end();
+    }
     await cancelStrandedRun(runId);
   });
 

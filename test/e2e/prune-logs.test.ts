@@ -374,6 +374,8 @@ describe("taskq prune --logs", () => {
         ["500ms", '"500ms" is not an age like 7d, 12h or 30m (an age\'s units are d, h, m and s, not ms)'],
         ["1m30s500ms", '"1m30s500ms" is not an age like 7d, 12h or 30m (an age\'s units are d, h, m and s, not ms)'],
         ["0.5s", '"0.5s" is under a second: give 1s or more, or 0s for all that ended'],
+        // Under half a millisecond: no milliseconds at all once rounded, and no 0s either.
+        ["0.0004s", '"0.0004s" is under a second: give 1s or more, or 0s for all that ended'],
         ["5msec", '"5msec" is not an age like 7d, 12h or 30m ("msec" is not a unit: the units are d, h, m and s)'],
       ];
       for (const [age, said] of cases) {

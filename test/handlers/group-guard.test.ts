@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, ftruncateSync, mkdtempSync, openSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -123,6 +123,33 @@ describe("the guard's script", () => {
       expect(await isAlive(running)).toBe(true);
     } finally {
       process.kill(-running, "SIGKILL");
+    }
+  });
+
+  it("once taskq is gone, removes taskq's FIFO folder named after the list's pid and namespace; not one of no known namespace (`<pid>-n-`), which may be another namespace's", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "taskq-guard-test-"));
+    try {
+      const tidiedBy = async (tag: string): Promise<boolean> => {
+        // Stands for taskq: alive as the guard starts (its start time read), then gone.
+        const taskq = spawn("sleep", ["1000"], { stdio: "ignore" });
+        const list = path.join(dir, `taskq-guard-${taskq.pid!}-${tag}-0a1b2c`);
+        const fifos = path.join(dir, `taskq-fifo-${taskq.pid!}-${tag}-3d4e5f`);
+        writeFileSync(list, "#taskq\n");
+        mkdirSync(fifos);
+        const guard = spawn("/bin/sh", ["-c", GUARD_SCRIPT, GUARD_NAME, String(taskq.pid!), "1", list], { stdio: ["pipe", "ignore", "ignore"], detached: true });
+        // The guard reads taskq's start time as it starts, then sleeps in its read of its input (state S): only then is taskq gone.
+        const sleeping = () => /^\d+ \(.*\) S /.test(readFileSync(`/proc/${guard.pid!}/stat`, "utf8"));
+        expect(await eventually(async () => sleeping(), 10_000)).toBe(true);
+        taskq.kill("SIGKILL");
+        await new Promise((resolve) => taskq.once("exit", resolve));
+        guard.stdin.end();
+        await new Promise((resolve) => guard.once("exit", resolve));
+        return !existsSync(fifos);
+      };
+      expect(await tidiedBy("n4026531836")).toBe(true);
+      expect(await tidiedBy("n")).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

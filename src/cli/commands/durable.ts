@@ -496,8 +496,8 @@ function ageFlag(value: unknown): number {
   // `500ms`: milliseconds are no age, and a prune of what ended that long ago deletes nearly everything.
   if (written && text.endsWith("ms")) throw new UsageError(`--older-than: ${JSON.stringify(value)} is not an age like 7d, 12h or 30m (an age's units are d, h, m and s, not ms)`);
   const ms = written ? parseDuration(text) : undefined;
-  // `0.5s`: no age, and not the 0s that says "all that ended" in so many words.
-  if (ms !== undefined && ms > 0 && ms < 1_000) throw new UsageError(`--older-than: ${JSON.stringify(value)} is under a second: give 1s or more, or 0s for all that ended`);
+  // `0.5s`, and `0.0004s` that rounds to no milliseconds: no age, and not the 0s that says "all that ended" in so many words.
+  if (ms !== undefined && /[1-9]/.test(text) && ms < 1_000) throw new UsageError(`--older-than: ${JSON.stringify(value)} is under a second: give 1s or more, or 0s for all that ended`);
   if (ms !== undefined) return ms;
   // Written as an age, but past any duration's 30 days: only whole days go further.
   if (written) throw new UsageError(`--older-than: ${JSON.stringify(value)} is more than 30 days: write a longer age in whole days, up to ${MAX_AGE_DAYS}d`);

@@ -129,7 +129,7 @@ export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: st
  * or a renewal, held up by a lock or a slow database), and may yet record the attempt; a sweep skips the row it locks.
  * Its sessions are known by their names: `taskq worker <id>`, or `taskq run <run id>` for a run's own worker. A session
  * another role's, whose state this role may not see (no pg_read_all_stats), or named otherwise (the URL's
- * application_name), is not found: status then words the lease as run out, as before.
+ * application_name), is not found; nor is one whose statement began after the lease ran out: status then words the lease as run out.
  */
 async function addWorkersWaiting(pool: pg.Pool, rows: TaskStatusRow[]): Promise<void> {
   const expired = rows.filter((row) => row.leaseExpiredMs !== undefined && row.workerId !== null);
@@ -148,7 +148,10 @@ async function addWorkersWaiting(pool: pg.Pool, rows: TaskStatusRow[]): Promise<
   const waiting = new Map(result.rows.map((row) => [row.application_name, Math.max(0, Math.round(row.waiting_ms))]));
   for (const row of expired) {
     const found = sessionNames(row).flatMap((name) => waiting.get(name) ?? []);
-    if (found.length > 0) row.workerWaitingMs = Math.max(...found);
+    // Only a statement that began before the lease ran out: a renewal held up is one, and one begun since (a session of
+    // another `run --store` of the same run id) says nothing of the worker that held the lease.
+    const waitedMs = found.length === 0 ? undefined : Math.max(...found);
+    if (waitedMs !== undefined && waitedMs >= row.leaseExpiredMs!) row.workerWaitingMs = waitedMs;
   }
 }
 
