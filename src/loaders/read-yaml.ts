@@ -79,9 +79,11 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
       const last = Number(problems.lineCol(unclosed.closedAt).split(":")[0]);
       for (let inside = Number(line) + 1; inside <= last; inside++) lines.add(String(inside));
     }
-    const message = unclosed?.message ?? withHint(error.message.split("\n")[0] ?? error.message, text, from, tokens);
+    const hinted = unclosed ?? withHint(error.message.split("\n")[0] ?? error.message, text, from, tokens);
+    // Told above the line yaml tells (a comment that ended a block): yaml's errors on either line are this one.
+    if (unclosed === undefined && hinted.offset !== undefined) lines.add(problems.lineCol(hinted.offset).split(":")[0]!);
     const echoes = error.pos[0] === tab && afterTab > 0 ? `; yaml then found ${afterTab === 1 ? "an error" : `${afterTab} errors`} below it, which may follow from it and are not shown: fix the tab first` : "";
-    problems.atOffset(at, `${message}${echoes}`);
+    problems.atOffset(hinted.offset ?? at, `${hinted.message}${echoes}`);
   }
 }
 

@@ -65,8 +65,16 @@ export const KEY_LINE = /^( *(?:- +)?)([^\s"'[{#-][^:]*):(?:\s|$)/;
  * for LINE_AS_KEY, where the line is one of a block scalar's, not indented more than its key, or a key glued to its value;
  * for LIST_ON_KEY_LINE, the flow list meant; for BAD_ESCAPE, what a backslash is there;
  * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket (and ends with that quote: one inside it ended it).
+ * With the offset to tell it at, where that is not yaml's (a comment that ended a block above the line yaml tells).
  */
-export function withHint(message: string, text: string, offset: number, tokens: readonly CST.Token[]): string {
+export function withHint(message: string, text: string, offset: number, tokens: readonly CST.Token[]): { message: string; offset?: number } {
+  // A comment left of a block's lines ends the block: the mistake is the comment's, above where yaml tells it.
+  const comment = UNALIGNED_KEY.test(message) || LINE_AS_KEY.test(message) ? commentEndingBlock(text, offset) : undefined;
+  return comment ?? { message: hintFor(message, text, offset, tokens) };
+}
+
+/** yaml's message, with what to do (see withHint), told where yaml tells it. */
+function hintFor(message: string, text: string, offset: number, tokens: readonly CST.Token[]): string {
   const stray = STRAY_TOKEN.exec(message);
   // yaml quotes the whole text it found out of place: a block of script made one problem of hundreds of characters.
   if (stray !== null) {
@@ -228,6 +236,73 @@ function keyAlignedAbove(text: string, offset: number): { line: number; own: num
   return found === undefined ? undefined : { line: index + 1, own: indent + 1, key: found.key, col: found.indent + 1 };
 }
 
+/** A key's line (`retries: 1`, `- id: b`, `"a b": 1`, `retries:2` glued), which was meant as a key, not as a block's line. */
+const KEY_LIKE = /^\s*(?:- +)?(?:"[^"]*"|'[^']*'|[A-Za-z_][\w.-]*)\s*:/;
+
+/**
+ * For a line yaml found out of line with a mapping's keys (no key's line: one of a block's
+ * lines, as meant), under a `|` or `>` block's lines: the block's key, indicator, key's
+ * column and its lines' column, and the first comment line between this line and the block's
+ * lines that is left of those, if any (`# echo two` at column 1 between two lines at column 7):
+ * YAML ends a block at a comment left of its lines, where a shell script's comment would not.
+ * Undefined otherwise.
+ */
+function blockAbove(text: string, offset: number): { index: number; indent: number; key: string; indicator: string; keyCol: number; col: number; comment?: { index: number; depth: number } } | undefined {
+  const { lines, index, indent } = textLineFrom(text, offset) ?? {};
+  if (lines === undefined || index === undefined || indent === undefined || KEY_LIKE.test(lines[index]!)) return undefined;
+  let above = index - 1;
+  /** The comment lines between this line and the text above it, nearest first. */
+  const comments: { index: number; depth: number }[] = [];
+  for (; above >= 0; above--) {
+    const line = lines[above]!;
+    if (line.trim() === "") continue;
+    if (!isTextLine(line)) comments.push({ index: above, depth: line.length - line.trimStart().length });
+    else break;
+  }
+  /** The least indent of the lines above so far, and the indent of the one nearest the header (the block's first line, which sets its indentation). */
+  let least = Infinity;
+  let blockIndent: number | undefined;
+  for (; above >= 0; above--) {
+    const line = lines[above]!;
+    if (!isTextLine(line)) continue;
+    const depth = line.length - line.trimStart().length;
+    if (depth < least) {
+      // A line less indented than all below it: the header of the block they are the lines of, or no block's line at all.
+      const header = BLOCK_SCALAR_HEADER.exec(line);
+      if (header !== null) {
+        if (blockIndent === undefined) return undefined;
+        const comment = comments.reverse().find((found) => found.depth < blockIndent!);
+        return { index, indent, key: header[2]!.trimEnd(), indicator: header[3]!, keyCol: header[1]!.length + 1, col: blockIndent + 1, ...(comment === undefined ? {} : { comment }) };
+      }
+      if (depth === 0) return undefined;
+      least = depth;
+    }
+    blockIndent = depth;
+  }
+  return undefined;
+}
+
+/** The offset where the `index`th line (from 0) of `text` starts. */
+function lineStart(text: string, index: number): number {
+  let start = 0;
+  for (let line = 0; line < index && start !== -1; line++) start = text.indexOf("\n", start) + 1;
+  return start;
+}
+
+/**
+ * For a line yaml found out of line with a mapping's keys, or read as a key, under a `|` or `>`
+ * block's lines, where a comment left of those lines ended the block above it (`# echo two` at
+ * column 1 in a run's script): that comment, and what to do with it. Undefined otherwise.
+ */
+function commentEndingBlock(text: string, offset: number): { message: string; offset: number } | undefined {
+  const block = blockAbove(text, offset);
+  if (block?.comment === undefined) return undefined;
+  return {
+    offset: lineStart(text, block.comment.index) + block.comment.depth,
+    message: `this comment is left of the lines of ${block.key}'s ${block.indicator} block (column ${block.col}), so it ends the block, and yaml reads line ${block.index + 1} as a key; indent the comment to column ${block.col} to keep it in the block, or remove it`,
+  };
+}
+
 /**
  * For a line yaml found out of line with a mapping's keys: where it is a `|` or `>` block's line
  * indented less than the block's lines above it, but more than the block's key (`run: |`, two
@@ -235,25 +310,9 @@ function keyAlignedAbove(text: string, offset: number): { line: number; own: num
  * Undefined otherwise (a key out of line with its siblings, told by keyAlignedAbove).
  */
 function blockLineShort(text: string, offset: number): { line: number; own: number; key: string; indicator: string; col: number } | undefined {
-  const { lines, index, indent } = textLineFrom(text, offset) ?? {};
-  if (lines === undefined || index === undefined || indent === undefined) return undefined;
-  // `retries: 1` under a block was meant as a key beside the block's (keyAlignedAbove tells that); `echo y` as the block's.
-  if (/^\s*[A-Za-z_][\w.-]*:(\s|$)/.test(lines[index]!)) return undefined;
-  /** The indent of the block's lines seen so far: the one nearest its header, which sets the block's indentation. */
-  let blockIndent: number | undefined;
-  for (let above = index - 1; above >= 0; above--) {
-    const line = lines[above]!;
-    if (line.trim() === "") continue;
-    const depth = line.length - line.trimStart().length;
-    const header = depth < indent ? BLOCK_SCALAR_HEADER.exec(line) : null;
-    if (header !== null) {
-      return blockIndent !== undefined && blockIndent > indent ? { line: index + 1, own: indent + 1, key: header[2]!.trimEnd(), indicator: header[3]!, col: blockIndent + 1 } : undefined;
-    }
-    // A line indented no more than this one, and no block's header: this line is not one of a block's.
-    if (depth <= indent) return undefined;
-    blockIndent = depth;
-  }
-  return undefined;
+  const block = blockAbove(text, offset);
+  if (block === undefined || block.indent < block.keyCol || block.indent + 1 >= block.col) return undefined;
+  return { line: block.index + 1, own: block.indent + 1, key: block.key, indicator: block.indicator, col: block.col };
 }
 
 /**

@@ -294,6 +294,19 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("says that a comment left of a | or > block's lines ends the block, at the comment, not at the block's line below it that yaml tells", () => {
+    const hint = (key: string, indicator: string, col: number, line: number) =>
+      `this comment is left of the lines of ${key}'s ${indicator} block (column ${col}), so it ends the block, and yaml reads line ${line} as a key; indent the comment to column ${col} to keep it in the block, or remove it`;
+    // Before, it said to start line 6 at column 5, as run is: that made `echo three` a key of the task.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: |", "      echo one", "# echo two", "      echo three"), "cc.yaml")).toEqual([`5:1: ${hint("run", "|", 7, 6)}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: |", "      echo one", "  # echo two", "      echo three", "  b: { run: y }"))).toEqual([`5:3: ${hint("run", "|", 7, 6)}`]);
+    // Past blank lines and more comments, the first comment left of the block's lines; a > block in a list of tasks; CRLF line endings.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: |", "      echo one", "", "# one", "     # two", "", "      echo three"))).toEqual([`6:1: ${hint("run", "|", 7, 9)}`]);
+    expect(problemsOf("tasks:\r\n  - id: a\r\n    run: >\r\n        make\r\n      # all\r\n        all\r\n")).toEqual([`5:7: ${hint("run", ">", 9, 6)}`]);
+    // A comment at the block's column is a line of the block: no error.
+    expect(parse(yaml("tasks:", "  a:", "    run: |", "      echo one", "      # echo two", "      echo three")).tasks[0]?.run).toBe("echo one\n# echo two\necho three\n");
+  });
+
   it("says where a list item out of line with the item above it should start: at that item's column, where yaml says only that a list cannot be a key", () => {
     const hint = (line: number, own: number, item: string, col: number) =>
       `A block sequence may not be used as an implicit map key: line ${line}'s - is at column ${own}, and that of the item above it, ${item}, at column ${col}; start it at column ${col}, as ${item} is`;
