@@ -62,7 +62,7 @@ export const KEY_LINE = /^( *(?:- +)?)([^\s"'[{#-][^:]*):(?:\s|$)/;
 /**
  * yaml's message, with what to do where its own words do not say it: for one of COLON_IN_VALUE,
  * where the line has a second ": ", or where a line below it is indented more than its key;
- * for LINE_AS_KEY, where the line is one of a block scalar's, not indented more than its key, or a key glued to its value;
+ * for LINE_AS_KEY, where the line is one of a block scalar's, not indented as much as the block's lines, or a key glued to its value;
  * for LIST_ON_KEY_LINE, the flow list meant; for BAD_ESCAPE, what a backslash is there;
  * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket (and ends with that quote: one inside it ended it).
  * With the offset to tell it at, where that is not yaml's (a comment that ended a block above the line yaml tells).
@@ -89,7 +89,7 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
   if (UNALIGNED_KEY.test(message)) {
     const block = blockLineShort(text, offset);
     if (block !== undefined) {
-      return `${message}: line ${block.line} starts at column ${block.own}, left of the other lines of ${block.key}'s ${block.indicator} block, at column ${block.col}, so yaml ends the block above it and reads it as a key; start it at column ${block.col}, as the block's lines are`;
+      return `${message}: ${blockLineWords(block)}`;
     }
     const sibling = keyAlignedAbove(text, offset);
     if (sibling !== undefined) return `${message}: line ${sibling.line} starts at column ${sibling.own}, and ${sibling.key} above it at column ${sibling.col}; start it at column ${sibling.col}, as ${sibling.key} is`;
@@ -107,6 +107,8 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
   if (LINE_AS_KEY.test(message)) {
     const block = blockScalarAbove(text, offset);
     if (block !== undefined) return `${message}: the lines of a ${block.indicator} block must be indented more than its key, ${block.key} (column ${block.col})`;
+    const short = blockLineShort(text, offset);
+    if (short !== undefined) return `${message}: ${blockLineWords(short)}`;
     const glued = GLUED_KEY.exec(line);
     if (glued !== null) return `${message}: a key's colon must be followed by a space (${glued[1]!}: ${glued[2]!.trim()})`;
   }
@@ -282,6 +284,11 @@ function blockAbove(text: string, offset: number): { index: number; indent: numb
   return undefined;
 }
 
+/** What blockLineShort found, told. */
+function blockLineWords(block: { line: number; own: number; key: string; indicator: string; col: number }): string {
+  return `line ${block.line} starts at column ${block.own}, left of the other lines of ${block.key}'s ${block.indicator} block, at column ${block.col}, so yaml ends the block above it and reads it as a key; start it at column ${block.col}, as the block's lines are`;
+}
+
 /** The offset where the `index`th line (from 0) of `text` starts. */
 function lineStart(text: string, index: number): number {
   let start = 0;
@@ -304,14 +311,15 @@ function commentEndingBlock(text: string, offset: number): { message: string; of
 }
 
 /**
- * For a line yaml found out of line with a mapping's keys: where it is a `|` or `>` block's line
- * indented less than the block's lines above it, but more than the block's key (`run: |`, two
- * lines at column 7, then one at column 6): the block's key, indicator and its lines' column.
- * Undefined otherwise (a key out of line with its siblings, told by keyAlignedAbove).
+ * For a line yaml found out of line with a mapping's keys, or read as a key: where it is a `|` or
+ * `>` block's line, after its first, indented less than the block's lines above it (`run: |`, two
+ * lines at column 7, then one at column 6, or at run's column or left of it): the block's key,
+ * indicator and its lines' column. Undefined otherwise (a key out of line with its siblings,
+ * told by keyAlignedAbove; a key's line, meant beside the block's key).
  */
 function blockLineShort(text: string, offset: number): { line: number; own: number; key: string; indicator: string; col: number } | undefined {
   const block = blockAbove(text, offset);
-  if (block === undefined || block.indent < block.keyCol || block.indent + 1 >= block.col) return undefined;
+  if (block === undefined || block.indent + 1 >= block.col) return undefined;
   return { line: block.index + 1, own: block.indent + 1, key: block.key, indicator: block.indicator, col: block.col };
 }
 

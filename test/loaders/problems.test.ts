@@ -282,7 +282,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf("tasks:\r\n  a:\r\n    run: x\r\n   dependsOn: b\r\n  b: { run: y }\r\n")).toEqual([`4:4: ${hint(4, 4, "run", 5)}`]);
   });
 
-  it("says where a | or > block's line indented left of the block's other lines should start: at their column, not at the block's key's", () => {
+  it("says where a | or > block's line indented left of the block's other lines should start: at their column, not at the block's key's, also for one at its key's column or left of it", () => {
     const hint = (line: number, own: number, key: string, indicator: string, col: number) =>
       `All mapping items must start at the same column: line ${line} starts at column ${own}, left of the other lines of ${key}'s ${indicator} block, at column ${col}, so yaml ends the block above it and reads it as a key; start it at column ${col}, as the block's lines are`;
     // Before, it said to start it at column 5, as run is: that made `echo y` a key of the task.
@@ -292,6 +292,13 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: |", "      echo x", "     retries: 1", "  b:", "    run: y"))).toEqual([
       "5:6: All mapping items must start at the same column: line 5 starts at column 6, and run above it at column 5; start it at column 5, as run is",
     ]);
+    // At the block's key's column or left of it, after the block's first line: before, "start it at column 5, as run is", or yaml's words alone.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: |", "      echo one", "   echo two"))).toEqual([`5:4: ${hint(5, 4, "run", "|", 7)}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: |", "      echo one", "    echo two"))).toEqual([`5:5: ${hint(5, 5, "run", "|", 7).replace("All mapping items must start at the same column", "Implicit map keys need to be followed by map values")}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: |", "      if true; then", "    echo two", "      fi"))).toEqual([`5:5: ${hint(5, 5, "run", "|", 7).replace("All mapping items must start at the same column", "Implicit keys need to be on a single line")}`]);
+    expect(problemsOf(yaml("tasks:", "  - id: a", "    run: >", "      make", "        all", "  clean"))).toEqual([`6:3: ${hint(6, 3, "run", ">", 7)}`]);
+    // A key glued to its value at the block's key's column is still told as that.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: |", "      echo one", "    retries:2"))).toEqual(["5:5: Implicit map keys need to be followed by map values: a key's colon must be followed by a space (retries: 2)"]);
   });
 
   it("says that a comment left of a | or > block's lines ends the block, at the comment, not at the block's line below it that yaml tells", () => {
