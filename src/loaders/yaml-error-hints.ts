@@ -41,6 +41,9 @@ const LIST_ON_KEY_LINE = /^Unexpected block-seq-ind on same line with key/;
 /** A block mapping's key, then `- item` on its line (a comment after it left out). */
 const LIST_ITEM_AFTER_KEY = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+-\s+([^#]*?)\s*(?:#.*)?$/;
 
+/** A mapping's key, then a `-` that starts its value, up to the `-` (a flow mapping's `{` or `,` before the key, or the line's start). */
+const KEY_BEFORE_DASH = /(?:^|[{,])\s*(?:- +)?([^\s"'[\]{},#][^:,{}[\]]*?|"[^"]*"|'[^']*')\s*:\s+$/;
+
 /** yaml's words for a backslash in a double-quoted value that starts no escape (`"grep \d"`, `"C:\Users"`). */
 const BAD_ESCAPE = /^Invalid escape sequence/;
 
@@ -61,7 +64,8 @@ export const KEY_LINE = /^( *(?:- +)?)([^\s"'[{#-][^:]*):(?:\s|$)/;
 
 /**
  * yaml's message, with what to do where its own words do not say it: for one of COLON_IN_VALUE,
- * where the line has a second ": ", or where a line below it is indented more than its key;
+ * where the value has a ": ", or where a line below it is indented more than its key;
+ * for COLON_IN_VALUE and LIST_ON_KEY_LINE, where the value is `-` or starts with `- ` (a list's item to YAML);
  * for LINE_AS_KEY, where the line is one of a block scalar's, not indented as much as the block's lines, or a key glued to its value;
  * for LIST_ON_KEY_LINE, the flow list meant; for BAD_ESCAPE, what a backslash is there;
  * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket (and ends with that quote: one inside it ended it).
@@ -99,7 +103,10 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
     if (item !== undefined) return `${message}: line ${item.line}'s - is at column ${item.own}, and that of the item above it, ${item.item}, at column ${item.col}; start it at column ${item.col}, as ${item.item} is`;
   }
   const line = lineAt(text, offset);
-  if (COLON_IN_VALUE.test(message) && /:\s.*:(\s|$)/.test(line)) return `${message}: a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)`;
+  const dash = COLON_IN_VALUE.test(message) || LIST_ON_KEY_LINE.test(message) ? dashValue(text, offset) : undefined;
+  if (dash !== undefined) return `${message}: ${dash}`;
+  // The value yaml read as a mapping, from where it starts to the line's end, has a ": " (not one of the keys before it on a flow mapping's line).
+  if (COLON_IN_VALUE.test(message) && /:(\s|$)/.test(line.slice(offset - (text.lastIndexOf("\n", offset - 1) + 1)))) return `${message}: a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)`;
   if (COLON_IN_VALUE.test(message)) {
     const deeper = keyIndentedUnder(text, offset);
     if (deeper !== undefined) return `${message}: line ${deeper.line} is indented more than ${deeper.key}, so yaml reads it as more of the value of ${deeper.key}; start it at column ${deeper.col}, as ${deeper.key} is`;
@@ -143,6 +150,27 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
     return `${message}: a value that starts with a quote, [ or { ends where that closes; to write more after it, quote the whole value (run: '"echo" foo', run: "[ -f x ] && make")`;
   }
   return message;
+}
+
+/**
+ * For a value that is `-` or starts with `- ` (`OUT: -`, `{run: - x}`), which YAML reads as a
+ * list's item: that it must be quoted, with the value quoted. Undefined where the `-` at `offset`
+ * is no mapping's value, or, on a block mapping's line, is followed by an item (told as a list meant).
+ */
+function dashValue(text: string, offset: number): string | undefined {
+  if (text[offset] !== "-") return undefined;
+  const start = text.lastIndexOf("\n", offset - 1) + 1;
+  const key = KEY_BEFORE_DASH.exec(text.slice(start, offset));
+  if (key === null) return undefined;
+  const lineEnd = text.indexOf("\n", offset);
+  const rest = text.slice(offset + 1, lineEnd === -1 ? text.length : lineEnd).replace(/\r$/, "");
+  // In a flow mapping (a { before the key), the value ends at a , } or ]; in a block one, at the line's end. A comment ends either.
+  const flow = /^[{,]/.test(key[0]);
+  const after = (flow ? /^[^,}\]#]*/.exec(rest)![0] : rest.replace(/(^|\s)#.*$/, "")).trim();
+  if (after !== "" && !flow) return undefined;
+  const name = key[1]!.trimEnd();
+  const value = JSON.stringify(after === "" ? "-" : `- ${after}`);
+  return after === "" ? `a value that is - alone must be quoted, as YAML reads it as a list's item (${name}: "-")` : `a value that starts with "- " must be quoted, as YAML reads it as a list's item (${name}: ${value}); a list there is written [${after}]`;
 }
 
 /**

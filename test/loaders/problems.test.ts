@@ -123,6 +123,20 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: [ - x ] }"))[0]).not.toContain("quoted");
   });
 
+  it("says to quote a value that is - alone or starts with \"- \", which YAML reads as a list's item, flow or block style; not that a value with \": \" must be quoted", () => {
+    const alone = (key: string) => `a value that is - alone must be quoted, as YAML reads it as a list's item (${key}: "-")`;
+    // Before, a flow mapping with two keys on the line was told its value had a ": " in it, and a block mapping's - got yaml's words alone.
+    expect(problemsOf(yaml("tasks:", "  a: {run: x, env: {OUT: -}}"))).toEqual([`2:26: Block collections are not allowed within flow collections: ${alone("OUT")}`]);
+    expect(problemsOf(yaml("tasks:", "  a: {run: x, env: {OUT: -, B: 1}}  # why"))).toEqual([`2:26: Block collections are not allowed within flow collections: ${alone("OUT")}`]);
+    expect(problemsOf(yaml("tasks:", "  a: {run: - x}"))).toEqual([
+      `2:12: Block collections are not allowed within flow collections: a value that starts with "- " must be quoted, as YAML reads it as a list's item (run: "- x"); a list there is written [x]`,
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    env:", "      OUT: -  # stdout"))).toEqual([`5:12: Unexpected block-seq-ind on same line with key: ${alone("OUT")}`]);
+    expect(problemsOf(yaml("tasks:", "  - run: -"))).toEqual([`2:10: Unexpected block-seq-ind on same line with key: ${alone("run")}`]);
+    // A block mapping's - with an item after it was meant as a list: told so, as before.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    dependsOn: - b"))[0]).toContain("a list's - cannot start on its key's line; write dependsOn: [b]");
+  });
+
   it("says a line indented more than the key before it is read as more of that key's value, where yaml says only that mappings cannot nest", () => {
     const hint = (line: number, key: string, col: number) => `: line ${line} is indented more than ${key}, so yaml reads it as more of the value of ${key}; start it at column ${col}, as ${key} is`;
     expect(problemsOf(yaml("tasks:", "  a:", "    run: make", "      retries: 1"))).toEqual([`3:10: Nested mappings are not allowed in compact mappings${hint(4, "run", 5)}`]);
