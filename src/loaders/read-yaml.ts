@@ -117,20 +117,22 @@ function unclosedOpener(error: YAMLError, tokens: CST.Token[], problems: Problem
   // Given up at a closing bracket on a line indented too little (`}` at column 1, as JSON is written): closed, but not taken.
   let bracket = gaveUp;
   while (text[bracket] === " ") bracket++;
+  // Inside another [ or { (`a: {run: x, env: {`), its lines must be indented more than the block key the outermost one is the value of (a, not env).
+  const outer = outermostFlowHolding(tokens, found);
+  const key = KEY_LINE.exec(lineAt(text, (outer ?? found).offset));
+  const keyWords = key === null ? undefined : `${key[2]!.trimEnd()} (column ${key[1]!.length + 1})`;
   if (text[bracket] === close) {
-    const key = KEY_LINE.exec(lineAt(text, found.offset));
-    const far = key === null ? "as far as the line it starts on" : `as far as its key, ${key[2]!.trimEnd()} (column ${key[1]!.length + 1})`;
+    const far = keyWords === undefined ? "at least as far as the line it starts on" : outer === undefined ? `at least as far as its key, ${keyWords}` : `more than the key it is under, ${keyWords}, as it is inside another ${text[outer.offset]}`;
     return {
       offset: found.offset,
-      message: `this ${open} is closed at ${problems.lineCol(bracket)}, but yaml did not take that ${close}: the lines of a ${open} ... ${close} value must be indented at least ${far}`,
+      message: `this ${open} is closed at ${problems.lineCol(bracket)}, but yaml did not take that ${close}: the lines of a ${open} ... ${close} value must be indented ${far}`,
       closedAt: bracket,
     };
   }
   // Closed further on, but a line inside it, where yaml gave up, is indented no more than its key (`env: {` then `A: b` at the key's column).
   const closer = matchingCloser(text, found.offset);
   if (closer !== undefined && text[closer] === close) {
-    const key = KEY_LINE.exec(lineAt(text, found.offset));
-    const far = key === null ? "the line it starts on" : `its key, ${key[2]!.trimEnd()} (column ${key[1]!.length + 1})`;
+    const far = keyWords === undefined ? "the line it starts on" : outer === undefined ? `its key, ${keyWords}` : `the key it is under, ${keyWords}`;
     return {
       offset: found.offset,
       message: `this ${open} is closed at ${problems.lineCol(closer)}, but yaml stopped reading it at ${until}: the lines inside a ${open} ... ${close} value must be indented more than ${far}`,
@@ -138,6 +140,30 @@ function unclosedOpener(error: YAMLError, tokens: CST.Token[], problems: Problem
     };
   }
   return { offset: found.offset, message: `this ${open} is never closed with ${close}: yaml read on to ${until} looking for it` };
+}
+
+/** The outermost flow collection (`[` or `{`) that holds `inner`, if any. */
+function outermostFlowHolding(tokens: readonly CST.Token[], inner: CST.Token): CST.Token | undefined {
+  let holding: CST.Token | undefined;
+  let found = false;
+  const walk = (value: unknown, outer: CST.Token | undefined): void => {
+    if (found) return;
+    if (Array.isArray(value)) {
+      for (const item of value) walk(item, outer);
+      return;
+    }
+    if (typeof value !== "object" || value === null) return;
+    if (value === inner) {
+      found = true;
+      holding = outer;
+      return;
+    }
+    const token = value as CST.Token & Record<string, unknown>;
+    const next = outer ?? (token.type === "flow-collection" ? token : undefined);
+    for (const key of ["items", "start", "key", "sep", "value", "end", "props"]) walk(token[key], next);
+  };
+  walk(tokens, undefined);
+  return holding;
 }
 
 /** How far matchingCloser looks: a bracket closed further on than this is taken for one never closed. */

@@ -91,6 +91,20 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: x }", "   b: { run: y }"))).toEqual([expect.stringMatching(/^3:4: /)]);
   });
 
+  it("says a [ or { inside another must have its lines indented more than the block key the outer one is under, not at least as far as it, nor than the flow key", () => {
+    const closed = (open: string, close: string, at: string) =>
+      `this ${open} is closed at ${at}, but yaml did not take that ${close}: the lines of a ${open} ... ${close} value must be indented more than the key it is under, a (column 3), as it is inside another {`;
+    // Before, "at least as far as its key, a (column 3)", of a } at column 3.
+    expect(problemsOf(yaml("tasks:", "  b: {run: x}", "  a: {run: x, env: {", "    A: 1", "  }}"))).toEqual([`3:20: ${closed("{", "}", "5:3")}`]);
+    expect(problemsOf(yaml("tasks:", "  b: {run: x}", "  a: {run: x, dependsOn: [", "    b", "  ]}"))).toEqual([`3:26: ${closed("[", "]", "5:3")}`]);
+    // Before, "its key, env (column 5)": env is a key of the flow mapping, and lines at column 4 are taken.
+    expect(problemsOf(yaml("tasks:", "  b: {run: x}", "  a: {run: x,", "    env: {", "    A: 1", "}}"))).toEqual([`4:10: ${closed("{", "}", "6:1")}`]);
+    expect(problemsOf(yaml("tasks:", "  b: {run: x}", "  a: {run: x,", "    env: {", "  A: 1 }}"))).toEqual([
+      "4:10: this { is closed at 5:8, but yaml stopped reading it at 5:3: the lines inside a { ... } value must be indented more than the key it is under, a (column 3)",
+    ]);
+    expect(parse(yaml("tasks:", "  b: {run: x}", "  a: {run: x,", "    env: {", "   A: 1", "   }}")).tasks[1]?.env).toEqual({ A: "1" });
+  });
+
   it("reports a YAML error yaml places at the start of an indented line at the line's first character", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: echo", "   - x"))).toEqual(["4:4: A block sequence may not be used as an implicit map key"]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "  - b"))).toEqual(["4:3: A block sequence may not be used as an implicit map key"]);
