@@ -195,6 +195,8 @@ const taskOptionsShape = {
           message: "must not be shorter than `backoff.base`",
           path: ["max"],
         }),
+        // A merge key, as validate takes one here too (`backoff: { <<: *slow }`).
+        z.meta({ patternProperties: mergeKey }),
       ),
     "Exponential backoff between attempts, with full jitter",
   ),

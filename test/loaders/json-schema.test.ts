@@ -98,17 +98,19 @@ describe("workflow JSON Schema against validate", () => {
   });
 
   // A tool that merges (yaml-language-server) checks the merged data; one that does not sees each `<<` with what it names.
-  it("takes merge keys where validate takes them, merged or not: in a task, defaults, an env, the top level and tasks; a `<<` of anything but mappings neither", () => {
+  it("takes merge keys where validate takes them, merged or not: in a task, defaults, an env, a backoff, the top level and tasks; a `<<` of anything but mappings neither", () => {
     const text = yaml(
       "x-base: &base { retries: 2, env: { <<: { A: a }, B: b } }",
       "x-more: &more { lint: { run: eslint } }",
+      "x-slow: &slow { base: 1s }",
       "<<: { name: ci }",
       "defaults: { <<: *base }",
       "tasks:",
       "  <<: *more",
-      "  build: { <<: [*base, { timeout: 5m }], run: make }",
+      "  build: { <<: [*base, { timeout: 5m }], run: make, backoff: { <<: *slow, max: 2s } }",
     );
     expect(parseWorkflow(text, "wf.yaml", { now: NOW }).tasks.map((task) => task.id)).toEqual(["lint", "build"]);
+    expect(parseWorkflow(text, "wf.yaml", { now: NOW }).tasks[1]?.backoff).toEqual({ baseMs: 1000, maxMs: 2000 });
     for (const merge of [true, false]) expect(schemaAccepts(parseYaml(text, { merge })), `merge: ${merge}`).toBe(true);
     // A task whose `run` comes from a merge alone: marked as lacking it by neither.
     const fromMerge = yaml("x-base: &base { run: make, retries: 1 }", "tasks:", "  build: { <<: *base }", "  test: { <<: *base, run: make test }");
