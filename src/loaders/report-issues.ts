@@ -35,7 +35,10 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
     }
     if (issue.code === "unrecognized_keys") {
       const input = "input" in issue && typeof issue.input === "object" && issue.input !== null ? issue.input : {};
-      for (const key of issue.keys) problems.atOffset(locator.offsetOf([...path, key], "key"), unknownKeyMessage(path, key, Object.hasOwn(input, key) ? input[key] : undefined));
+      for (const key of issue.keys) {
+        const offset = locator.offsetOf([...path, key], "key");
+        problems.atOffset(offset, `${unknownKeyMessage(path, key, Object.hasOwn(input, key) ? input[key] : undefined)}${noBreakSpaceInKey(key, offset, problems)}`);
+      }
       continue;
     }
     if (issue.code === "invalid_key") {
@@ -278,7 +281,7 @@ function unknownKeyMessage(path: DataPath, key: string, value: unknown): string 
   const hint =
     key === "<<"
       ? "; quoted, it is a key like any other: write it unquoted (<<: *base) to merge a mapping into this one"
-      : meant !== undefined
+      : meant !== undefined && !(key.includes("\u00a0") && key.trim() === meant) // `\u00a0retries`: the no-break space is told (see noBreakSpaceInKey)
         ? `; did you mean "${meant}"?${synonymNote(key, meant)}`
         : "";
   const habit = githubActionsNote(path, key, value);
@@ -422,6 +425,22 @@ export function describeValue(value: unknown): string {
  * or as a space (a byte order mark, a no-break or zero-width space, a soft hyphen, the
  * direction marks), which made `"\ufeff  b"` read as `"  b"`.
  */
+/** What a no-break space (U+00A0) where a space was meant is told, at `lineCol`. */
+export function noBreakSpaceWords(lineCol: string): string {
+  return `there is a no-break space (U+00A0) at ${lineCol}, which YAML reads as text, not as a space; replace it with a space`;
+}
+
+/**
+ * For a key that starts or ends with a no-break space (`\u00a0 retries` from a line indented
+ * with one, pasted from a web page; `retries\u00a0:`), which YAML reads as part of the key: where
+ * it is, and to replace it. Empty for a key with none there (`b\u00a0c`, a name: its quoted
+ * form shows it).
+ */
+export function noBreakSpaceInKey(key: string, keyOffset: number, problems: ProblemList): string {
+  const found = /^\s*\u00a0|\u00a0\s*$/.exec(key);
+  return found === null ? "" : `; ${noBreakSpaceWords(problems.lineCol(keyOffset + found.index + found[0].indexOf("\u00a0")))}`;
+}
+
 export function quote(text: string): string {
   return JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text).replace(/[\u007f-\u00a0\u00ad\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }

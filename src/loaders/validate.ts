@@ -3,7 +3,7 @@ import { tooManyTasksMessage } from "./count-tasks.js";
 import { MAX_TASKS } from "./limits.js";
 import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
-import { describeValue, quote, reportIssues } from "./report-issues.js";
+import { describeValue, noBreakSpaceInKey, quote, reportIssues } from "./report-issues.js";
 import { dependencyItemSchema, taskSchema, workflowHeaderSchema, type TaskFile } from "./schema.js";
 import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 
@@ -48,7 +48,14 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
   for (const [id, raw] of entries) {
     if (!isTaskId(id)) {
       const shown = quote(id);
-      problems.atOffset(locator.offsetOf(["tasks", id], "key"), `invalid task id ${shown}: ${TASK_ID_EXPECTED}`);
+      const offset = locator.offsetOf(["tasks", id], "key");
+      const noBreak = noBreakSpaceInKey(id, offset, problems);
+      problems.atOffset(offset, `invalid task id ${shown}: ${TASK_ID_EXPECTED}${noBreak}`);
+      // A line indented with a no-break space (`  \u00a0 retries: 1`) is read as a task: what its value lacks as one follows from that.
+      if (noBreak !== "") {
+        valid.push({ id, task: undefined, dependsOn: undefined });
+        continue;
+      }
     }
     if (!isRecord(raw) && Object.hasOwn(taskSchema.shape, id)) {
       // `run: make` at a task id's indentation (under `build:`, whose fields it was meant to be) is read as a task named run.

@@ -1,4 +1,5 @@
 import type { CST } from "yaml";
+import { noBreakSpaceWords } from "./report-issues.js";
 
 /**
  * What to change, added to yaml's own words for the syntax errors a common slip causes (a
@@ -24,6 +25,9 @@ const QUOTED_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+(["'])(.*)\2\s*(?:#.*)?$/
 
 /** yaml's words for a tab where a line's indentation is (an editor that inserts tabs). */
 const TAB_INDENT = /^Tabs are not allowed as indentation/;
+/** A no-break space (U+00A0, pasted from a web page or a chat) where YAML looks for a space: in the indentation, or beside a key's colon or a list's dash. */
+const STRUCTURAL_NBSP = /^[ \u00a0]*\u00a0|:\u00a0|\u00a0:(?=\s|$)|^ *-\u00a0/;
+
 /** yaml's words for a block scalar's line indented less than it should be, or more than its first. */
 const BLOCK_INDENT = /^Block scalar(?:s with more-indented leading empty lines must use an explicit indentation indicator| lines must not be less indented than their first line)/;
 
@@ -85,6 +89,8 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
     const found = parseQuoted(stray[2]!);
     return found !== undefined && found.length > 60 ? `${stray[1]!}${JSON.stringify(`${found.slice(0, 57)}...`)}` : message;
   }
+  const noBreak = noBreakSpaceAt(text, offset);
+  if (noBreak !== undefined) return `${message}: ${noBreak}`;
   if (TAB_INDENT.test(message)) return `${message}: indent with spaces (an editor set to insert spaces in .yaml files keeps it so)`;
   // Inside a block scalar (`run: |`, a Makefile's habit) yaml takes a tab for text, and words it as a block's indentation.
   if (BLOCK_INDENT.test(message) && /^ *\t/.test(text.slice(text.lastIndexOf("\n", offset - 1) + 1, offset + 1))) {
@@ -150,6 +156,22 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
     return `${message}: a value that starts with a quote, [ or { ends where that closes; to write more after it, quote the whole value (run: '"echo" foo', run: "[ -f x ] && make")`;
   }
   return message;
+}
+
+/**
+ * For an error on a line with a no-break space (U+00A0) where YAML looks for a space (see
+ * STRUCTURAL_NBSP): that it is one, at its line:column, which YAML reads as text, as it does not
+ * a tab. Undefined for a line with none there.
+ */
+function noBreakSpaceAt(text: string, offset: number): string | undefined {
+  const start = text.lastIndexOf("\n", offset - 1) + 1;
+  const line = lineAt(text, offset);
+  const found = STRUCTURAL_NBSP.exec(line);
+  if (found === null) return undefined;
+  const column = found.index + found[0].indexOf("\u00a0") + 1;
+  let number = 1;
+  for (let at = text.indexOf("\n"); at !== -1 && at < start; at = text.indexOf("\n", at + 1)) number++;
+  return noBreakSpaceWords(`${number}:${column}`);
 }
 
 /**

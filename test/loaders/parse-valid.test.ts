@@ -250,6 +250,18 @@ describe("parseWorkflow on a valid file", () => {
     ]);
   });
 
+  it("notes a no-break space (U+00A0) in a run, which the shell reads as part of a word: at it, or at a block with its line; not one the shell reads as text", () => {
+    const note = (at: string, after: string, line = "") =>
+      `/work/wf/ci.yaml:${at}: task "a": run holds a no-break space (U+00A0) after "${after}"${line}, which the shell reads as part of a word, not as a space between words (a command not found, exit 127); replace it with a space`;
+    for (const simple of [true, false]) {
+      const options = { now: NOW, simple };
+      // Before, validate said ok without a word, and the task failed with 127.
+      expect(parseWorkflow(yaml("tasks:", "  a:", "    run: make\u00a0&&\u00a0make test"), "/work/wf/ci.yaml", options).notes).toEqual([note("3:14", "make")]);
+      expect(parseWorkflow(yaml("tasks:", "  a:", "    run: |", '      echo "5\u00a0eur"  # a\u00a0b', "      make\u00a0all"), "/work/wf/ci.yaml", options).notes).toEqual([note("3:10", "make", " (its line 2)")]);
+      expect(parseWorkflow(yaml("tasks:", "  a:", "    run: echo '5\u00a0eur'"), "/work/wf/ci.yaml", options).notes).toEqual([]);
+    }
+  });
+
   it("runs a task with a past runAt now, with one note pointing at the runAt", () => {
     const workflow = parse(yaml("tasks:", "  a:", "    run: x", "    runAt: 2020-01-01T00:00:00Z"), "old.yaml");
     expect(workflow.tasks[0]!.runAt).toBe(Date.parse("2020-01-01T00:00:00Z"));

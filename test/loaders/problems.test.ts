@@ -181,6 +181,25 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: docker:latest"))).toEqual(['2:6: task "a": the task must be a mapping with at least `run`, got "docker:latest"']);
   });
 
+  it("names a no-break space (U+00A0) where a space was meant, at its line:column, as yaml's error or in the key it made: after a key's colon, in a line's indentation, after a list's dash", () => {
+    const nbsp = (at: string) => `there is a no-break space (U+00A0) at ${at}, which YAML reads as text, not as a space; replace it with a space`;
+    // Before, yaml's words alone: JavaScript's \s takes U+00A0 for a space, so the glued-key hint missed it.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries:\u00a01"))).toEqual([`4:5: Implicit map keys need to be followed by map values: ${nbsp("4:13")}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    dependsOn:", "    -\u00a0b", "  b: { run: y }"))).toEqual([`5:5: Implicit map keys need to be followed by map values: ${nbsp("5:6")}`]);
+    for (const simple of [true, false]) {
+      // Before, an invalid task id "\u00a0 retries", and that task's lack of a mapping too.
+      expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "  \u00a0 retries: 1"), "wf.yaml", { simple })).toEqual([
+        `4:3: invalid task id "\\u00a0 retries": ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."; ${nbsp("4:3")}`,
+      ]);
+      // A key with one in it: no "did you mean" the key it is with a space for it, and no `run` missing where it was meant as run.
+      expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    \u00a0retries: 1"), "wf.yaml", { simple })).toEqual([`4:5: task "a": unknown key "\\u00a0retries"; ${nbsp("4:5")}`]);
+      expect(problemsOf(yaml("tasks:", "  a:", "    retries\u00a0: 1", "    \u00a0run: x"), "wf.yaml", { simple })).toEqual([
+        `3:5: task "a": unknown key "retries\\u00a0"; ${nbsp("3:12")}`,
+        `4:5: task "a": unknown key "\\u00a0run"; ${nbsp("4:5")}`,
+      ]);
+    }
+  });
+
   it("says the top level's keys must start where the first one does, where the file's first line is indented (pasted so)", () => {
     const hint = (col: number) => `: this line is indented less than the file's first line, whose key starts at column ${col}: the top level's keys must all start at the same column`;
     expect(problemsOf(yaml("  name: ci", "tasks:", "  a:", "    run: x"))[0]).toBe(`2:1: Unexpected scalar at node end${hint(3)}`);
