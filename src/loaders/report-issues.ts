@@ -50,7 +50,7 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
       problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${nullEnvMessage(String(path.at(-1)), commentHint(issue, path, locator))}`);
       continue;
     }
-    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${commentHint(issue, path, locator)}${nullIdHint(issue, path)}${tildeCwdHint(issue, path, locator)}${valueHint(issue, path)}${envListHint(issue, path)}${runListHint(issue, path)}${nestedIdsHint(issue, path)}`);
+    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${commentHint(issue, path, locator)}${nullIdHint(issue, path)}${tildeCwdHint(issue, path, locator)}${valueHint(issue, path, locator)}${envListHint(issue, path)}${runListHint(issue, path)}${nestedIdsHint(issue, path)}`);
   }
 }
 
@@ -101,7 +101,7 @@ function commentHint(issue: Issue, path: DataPath, locator: SourceLocator): stri
 const DURATION_FIELDS = new Set(["timeout", "delay", "base", "max"]);
 
 /** What is wrong with a value written almost right, where it can be told: a duration's units out of order (`30s1m`), a space for a runAt's T, exit codes in one string, an integer in quotes. */
-function valueHint(issue: Issue, path: DataPath): string {
+function valueHint(issue: Issue, path: DataPath, locator: SourceLocator): string {
   if (!("input" in issue)) return "";
   const field = path.at(-1);
   // `31d`, `3000000` (seconds): written right, but past the range, which "got 31d" left the user to work out.
@@ -109,6 +109,8 @@ function valueHint(issue: Issue, path: DataPath): string {
     return `; ${OVER_DURATION_LIMIT}`;
   }
   if (typeof issue.input !== "string") return "";
+  // Digits YAML reads as text without quotes around them: tagged so (`retries: !!str 3`).
+  const written = (): "quotes" | "tag" => (locator.plainSourceOf(path) === undefined ? "quotes" : "tag");
   const hint =
     field === "runAt"
       ? runAtMistake(issue.input, isRunAt)
@@ -117,11 +119,11 @@ function valueHint(issue: Issue, path: DataPath): string {
         : typeof field === "string" && DURATION_FIELDS.has(field)
           ? durationMistake(issue.input)
           : field === "retries"
-            ? quotedNumberMistake(issue.input, 0, MAX_RETRIES)
+            ? quotedNumberMistake(issue.input, 0, MAX_RETRIES, written)
             : field === "concurrency"
-              ? quotedNumberMistake(issue.input, 1, MAX_CONCURRENCY)
+              ? quotedNumberMistake(issue.input, 1, MAX_CONCURRENCY, written)
               : typeof field === "number" && path.at(-2) === "retryOn"
-                ? quotedNumberMistake(issue.input, 1, 255)
+                ? quotedNumberMistake(issue.input, 1, 255, written)
                 : field === "priority" || field === "type"
                   ? wordMeant(issue.input, field === "priority" ? PRIORITIES : TASK_TYPES)
                   : undefined;
@@ -135,15 +137,17 @@ function wordMeant(text: string, words: readonly string[]): string | undefined {
 }
 
 /**
- * `retries: "3"`: an integer field given digits in quotes, which YAML reads as text. Not for
+ * `retries: "3"`: an integer field given digits in quotes (or tagged text, `!!str 3`: `written`
+ * tells which), which YAML reads as text. Not for
  * one out of the field's range (`retries: "300"`): written without them it is still refused,
  * and the range the message gives is all there is to mend. The number is shown as written
  * best: `"007"` is 7 (as `007` unquoted is read), so the hint says 7, not 007.
  */
-function quotedNumberMistake(text: string, min: number, max: number): string | undefined {
+function quotedNumberMistake(text: string, min: number, max: number, written: () => "quotes" | "tag"): string | undefined {
   if (!/^\s*\d+\s*$/.test(text)) return undefined;
   const number = Number(text);
-  return number >= min && number <= max ? `a number in quotes is text: write it without them, ${String(number)}` : undefined;
+  if (number < min || number > max) return undefined;
+  return written() === "quotes" ? `a number in quotes is text: write it without them, ${String(number)}` : `a number tagged !!str is text: write it without the tag, ${String(number)}`;
 }
 
 /** `retryOn: 1, 75` (or `1 75`): exit codes written as one string, the list meant. */

@@ -833,13 +833,22 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: x, env: [V=1.10, N=null, T=True, P=./bin, Z=007] }"))[0]).toContain('(env: { V: "1.10", N: "null", T: "True", P: ./bin, Z: "007" })');
   });
 
-  it("says a number in quotes is text, for the integer fields (retries: \"3\", concurrency: '4', retryOn: [\"1\"]), but only the range for one out of it (retries: \"300\")", () => {
+  it("says a number in quotes is text, for the integer fields (retries: \"3\", concurrency: '4', retryOn: [\"1\"]), and one tagged !!str, but only the range for one out of it (retries: \"300\")", () => {
     expect(problemsOf(yaml("concurrency: '4'", "tasks:", "  a:", "    run: x", '    retries: "3"', '    retryOn: ["1", 75]'))).toEqual([
       `1:14: \`concurrency\` must be an integer from 1 to 10000, got "4" (a number in quotes is text: write it without them, 4)`,
       `5:14: task "a": \`retries\` must be an integer from 0 to 100, got "3" (a number in quotes is text: write it without them, 3)`,
       `6:15: task "a": \`retryOn[0]\` must be an exit code, an integer from 1 to 255, got "1" (a number in quotes is text: write it without them, 1)`,
     ]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries: two"))).toEqual([`4:14: task "a": \`retries\` must be an integer from 0 to 100, got "two"`]);
+    // Tagged text, not quoted: said so. Before, "a number in quotes is text" of `!!str 3`.
+    for (const simple of [true, false]) {
+      expect(problemsOf(yaml("concurrency: !!str 2", "tasks:", "  a:", "    run: x", "    retries: !!str 3", "    retryOn: [!!str 1]"), "wf.yaml", { simple })).toEqual([
+        `1:20: \`concurrency\` must be an integer from 1 to 10000, got "2" (a number tagged !!str is text: write it without the tag, 2)`,
+        `5:20: task "a": \`retries\` must be an integer from 0 to 100, got "3" (a number tagged !!str is text: write it without the tag, 3)`,
+        `6:21: task "a": \`retryOn[0]\` must be an exit code, an integer from 1 to 255, got "1" (a number tagged !!str is text: write it without the tag, 1)`,
+      ]);
+      expect(problemsOf(yaml("tasks:", "  a:", "    run: x", '    retries: "3"'), "wf.yaml", { simple })).toEqual([`4:14: task "a": \`retries\` must be an integer from 0 to 100, got "3" (a number in quotes is text: write it without them, 3)`]);
+    }
     // Leading zeros: the number meant, as YAML reads 007 unquoted, not the digits as quoted.
     expect(problemsOf(yaml("concurrency: ' 04'", "tasks:", "  a:", "    run: x", '    retries: "007"', '    retryOn: ["001"]'))).toEqual([
       `1:14: \`concurrency\` must be an integer from 1 to 10000, got " 04" (a number in quotes is text: write it without them, 4)`,
