@@ -268,7 +268,7 @@ function allowedKeys(path: DataPath): readonly string[] {
 }
 
 /** The field an unknown key at `path` was meant to be, where one can be told: another tool's name for it (`command`, misspelt too), or it misspelt (`rn`). */
-function keyMeant(path: DataPath, key: string): string | undefined {
+export function keyMeant(path: DataPath, key: string): string | undefined {
   if (key === "<<") return undefined;
   const allowed = allowedKeys(path);
   const synonym = SYNONYMS[key.toLowerCase()] ?? synonymMisspelt(key, allowed);

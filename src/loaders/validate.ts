@@ -3,7 +3,7 @@ import { tooManyTasksMessage } from "./count-tasks.js";
 import { MAX_TASKS } from "./limits.js";
 import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
-import { describeValue, noBreakSpaceInKey, quote, reportIssues } from "./report-issues.js";
+import { describeValue, keyMeant, noBreakSpaceInKey, quote, reportIssues } from "./report-issues.js";
 import { dependencyItemSchema, taskSchema, workflowHeaderSchema, type TaskFile } from "./schema.js";
 import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 
@@ -41,7 +41,9 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
     reportIssues(header.error.issues, [], locator, problems);
     if (isRecord(rest.defaults)) reportRunAtWithDelay(rest.defaults, ["defaults"], locator, problems);
   }
-  const entries = taskEntries(tasks, locator, problems);
+  // `taks:`: told once, as the unknown key with the one meant (as `rn` in a task is), not also as `tasks` missing.
+  const tasksMeant = tasks === undefined && Object.keys(fields).some((key) => keyMeant([], key) === "tasks");
+  const entries = tasksMeant ? [] : taskEntries(tasks, locator, problems);
   const valid: ValidatedFile["tasks"] = [];
   /** The last task not read from a misplaced field: the one those fields were meant for. */
   let above: string | undefined;

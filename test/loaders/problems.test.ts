@@ -961,10 +961,17 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("tells a misspelt or renamed tasks at the top level once, as the unknown key with tasks meant, not also as tasks missing, as a misspelt run is told in a task", () => {
+    expect(problemsOf(yaml("taks:", "  a:", "    run: x"), "cc.yaml")).toEqual(['1:1: unknown key "taks" at the top level; did you mean "tasks"?']);
+    expect(problemsOf(yaml("name: ci", "Tasks:", "  a: { run: x }"))).toEqual(['2:1: unknown key "Tasks" at the top level; did you mean "tasks"?']);
+    expect(problemsOf(yaml("tasks:", "  a:", "    rnu: x"))).toEqual(['3:5: task "a": unknown key "rnu"; did you mean "run"?']);
+    // No key meant as tasks: tasks is missing, as before.
+    expect(problemsOf(yaml("name: ci", "concurency: 2"))).toEqual(["1:1: `tasks` is missing; add a `tasks` mapping with at least one task", '2:1: unknown key "concurency" at the top level; did you mean "concurrency"?']);
+  });
+
   it("says what taskq does instead of GitHub Actions' on, steps, if, runs-on and uses, and a job with steps is a task under tasks:", () => {
     expect(problemsOf(yaml("on: push", "jobs:", "  build:", "    runs-on: ubuntu-latest", "    steps:", "      - run: make"))).toEqual([
       '1:1: unknown key "on" at the top level; taskq has no triggers: a workflow runs when `taskq run` is given it, so call that from what starts it (a CI job, a git hook, cron)',
-      "1:1: `tasks` is missing; add a `tasks` mapping with at least one task",
       '2:1: unknown key "jobs" at the top level; did you mean "tasks"? A GitHub Actions job is a task here, under `tasks:`: its steps\' commands go in the task\'s one `run` (joined with &&, or one a line in a | block whose first line is set -e), needs is dependsOn, and runs-on has no place: tasks run where taskq does',
     ]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    steps: [{ run: make }]", "    if: github.ref == 'refs/heads/main'", "    runs-on: ubuntu-latest", "    uses: actions/checkout@v4"))).toEqual([
