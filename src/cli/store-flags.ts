@@ -113,6 +113,8 @@ export interface StoreOpenOptions {
   applicationName?: string;
   /** A command that opens the store to submit (submit, run --store): a signal while it opens stops it (see openUnlessStopped). */
   toSubmit?: boolean;
+  /** A worker, which opens the store to lease: a signal while it opens stops it, as toSubmit, "nothing was leased". */
+  toWork?: boolean;
   /** A command that runs tasks (worker, run --store): the worker's modules (prom-client) are loaded first, so that one missing is said before the store is opened, or made. */
   runsTasks?: boolean;
 }
@@ -124,7 +126,8 @@ export interface StoreOpenOptions {
  * new empty store.
  */
 export function openStore(flags: StoreFlags, options: StoreOpenOptions = {}): Promise<PostgresStore> {
-  return options.toSubmit === true ? openUnlessStopped(() => openStoreNow(flags, options)) : openStoreNow(flags, options);
+  if (options.toSubmit === true) return openUnlessStopped(() => openStoreNow(flags, options));
+  return options.toWork === true ? openUnlessStopped(() => openStoreNow(flags, options), "nothing was leased") : openStoreNow(flags, options);
 }
 
 async function openStoreNow(flags: StoreFlags, options: StoreOpenOptions): Promise<PostgresStore> {

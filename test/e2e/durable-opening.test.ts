@@ -8,7 +8,7 @@ import { createPool, DATABASE_URL, dropSchema } from "../store/helpers.js";
 /** The first key of the advisory lock a migration takes (see migrations.ts): held here, a store being made waits for it. */
 const MIGRATION_LOCK_CLASS = 0x7461_736b;
 
-describe("a signal while submit or run --store opens the store", () => {
+describe("a signal while submit, run --store or a worker opens the store", () => {
   let pool: pg.Pool;
   let ws: { dir: string; file: string; logs: string };
   const schemas: string[] = [];
@@ -72,6 +72,16 @@ describe("a signal while submit or run --store opens the store", () => {
     expect({ code: result.code, signal: result.signal, stdout: result.stdout }).toEqual({ code: 143, signal: null, stdout: "" });
     expect(result.stderr).toBe("taskq: SIGTERM received while the store was being opened: stopped; nothing was submitted\n");
     expect(runs).toBe(0);
+  });
+
+  it("a worker stopped by SIGTERM or SIGINT says so and exits 143 or 130 (its metrics port taken already), leasing nothing (JSON: an error record)", async () => {
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const term = await stopWhileOpening(["worker", "--log-dir", ws.logs, "--metrics-port", String(port)], "SIGTERM");
+    expect({ code: term.result.code, signal: term.result.signal, stdout: term.result.stdout }).toEqual({ code: 143, signal: null, stdout: "" });
+    expect(term.result.stderr).toBe("taskq: SIGTERM received while the store was being opened: stopped; nothing was leased\n");
+    const int = await stopWhileOpening(["worker", "--log-dir", ws.logs, "--metrics-port", String(port), "--output", "json"], "SIGINT");
+    expect(int.result.code).toBe(130);
+    expect(JSON.parse(int.result.stdout)).toMatchObject({ event: "error", code: "INTERRUPTED", exitCode: 130, message: "SIGINT received while the store was being opened: stopped; nothing was leased" });
   });
 
   it("submit --output json stopped by SIGTERM writes an error record", async () => {

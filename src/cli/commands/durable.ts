@@ -261,6 +261,7 @@ export async function workerCommand(flags: Flags): Promise<number> {
     return await withStore(flags, async (store) => (await runWorker(store, { ...options, fitted, takeSignals: holdSignals, ...(metrics === undefined ? {} : { metrics }) })).exitCode, {
       applicationName: `taskq worker ${workerId}`,
       runsTasks: true,
+      toWork: true,
     });
   } finally {
     // Closed by the worker as it stops; here when the store could not be opened.
