@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, openSync, realpathSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
-import { hostname } from "node:os";
+import { hostname, networkInterfaces } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
@@ -1023,6 +1023,14 @@ tasks:
     expect(await response.text()).toMatch(/^taskq_attempts_total \d+$/m);
     await expect(fetch(url!.replace("127.0.0.2", "127.0.0.1"))).rejects.toThrow();
     expect((await stopWorker(worker)).code).toBe(143);
+    // An IPv6 address as a URL writes it, in brackets: the address inside (it was looked up as a name, ENOTFOUND).
+    if (Object.values(networkInterfaces()).some((addresses) => addresses?.some((address) => address.address === "::1"))) {
+      const six = await startWorker(["--metrics-port", "0", "--metrics-host", "[::1]"]);
+      const at = /metrics (http:\/\/\[::1\]:\d+\/metrics)/.exec(six.stdout())?.[1];
+      expect(at).toBeDefined();
+      expect((await fetch(at!)).status).toBe(200);
+      expect((await stopWorker(six)).code).toBe(143);
+    }
   });
 
   it("prune --older-than: a run whose last tasks ended before then, never settled since (no worker swept after them), is pruned, not dated by the prune's settling", async () => {

@@ -686,7 +686,9 @@ function countsLine(status: RunStatus): string {
 function hostFlag(host: string, port: unknown): string {
   if (port === undefined) throw new UsageError("--metrics-host needs --metrics-port");
   if (host.trim() === "") throw new UsageError("--metrics-host: an empty address");
-  return host;
+  // `[::1]`, as a URL writes an IPv6 address: the address is what is inside (listen() would look the brackets up as a name).
+  const bracketed = /^\[([0-9A-Fa-f:.]*:[0-9A-Fa-f:.%\w]*)\]$/.exec(host);
+  return bracketed === null ? host : bracketed[1]!;
 }
 
 function portFlag(value: unknown): number {
