@@ -69,6 +69,8 @@ export class QueueShutdown {
   /** Queue.shutdown(): see there. */
   begin(given: ShutdownOptions): Promise<ShutdownResult> {
     checkShutdownOptions(given); // a bad option throws before anything changes
+    // A deadline in ms counts from this call, not from after the cancelling below (100k tasks not started: a few hundred ms).
+    const calledAt = performance.now();
     const options = given ?? {}; // null is no options, as for wait(id, null)
     this.#closing = true;
     const shutdown = (this.#control ??= new ShutdownControl());
@@ -85,7 +87,7 @@ export class QueueShutdown {
     // that was not started starts anything. During a hard stop's abortGraceMs, either ends
     // the wait for the aborted handlers, as the signal aborting then does; a deadline passing
     // then does not: the attempts it would abort have been.
-    const stopped = shutdown.watch(options, (cause, signalReason) => {
+    const stopped = shutdown.watch(options, calledAt, (cause, signalReason) => {
       if (!this.#hardStopped) void this.#hardStop(grace, cause, signalReason);
       else if (cause === "signal") this.#endGrace?.();
     });

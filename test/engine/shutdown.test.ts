@@ -85,6 +85,27 @@ describe("shutdown", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it("a deadline in ms counts from the call, not from after drain: false has cancelled what had not started (100k tasks take a few hundred ms)", async () => {
+    const gate = deferred<string>();
+    const { queue } = makeQueue({ concurrency: 1, handlers: { gated: () => gate.promise } });
+    queue.submit({ id: "running", type: "gated" });
+    queue.submit({ id: "ready", type: "echo" });
+    // The cancelling takes 400 ms, on this clock: as a long list of tasks not started takes it.
+    queue.on("cancelled", () => vi.advanceTimersByTime(400));
+    let resolved = false;
+    const done = queue.shutdown({ drain: false, deadline: 1_000 }).then((result) => {
+      resolved = true;
+      return result;
+    });
+    // 1,000 ms from the call: 600 ms after the cancelling ended.
+    await vi.advanceTimersByTimeAsync(599);
+    expect(resolved).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(resolved).toBe(true);
+    await expect(done).resolves.toEqual({ hardStopped: true });
+    gate.resolve("late");
+  });
+
   it("drain: false starts no retry: a failing running attempt ends CANCELLED", async () => {
     const gate = deferred();
     const { queue, log } = makeQueue({ handlers: { gated: () => gate.promise } });
