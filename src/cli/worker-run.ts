@@ -504,9 +504,23 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
           ? {}
           : { ...(event.outcome.kind === "success" ? { exitCode: event.outcome.exitCode ?? 0 } : {}), ...(event.taskNow === undefined ? {} : { taskNow: event.taskNow }) };
       const next = delayMs === undefined ? "" : `; next attempt in ${formatDelay(delayMs)}`;
+      // A cancel that took taskq's SIGKILL says so, as its log, status and a `released` record say it.
+      const killed = event.outcome.kind === "cancelled" ? event.outcome.killed : undefined;
       print(
-        { event: "finished", runId, id: key, attempt, maxAttempts, state, ...(error === undefined ? {} : { error }), ...failure, ...(delayMs === undefined ? {} : { delayMs }), ...staleFields },
-        `${words[state] ?? state} ${runId}/${key}${attemptWords(state, attempt, maxAttempts)}${detail}${next}`,
+        {
+          event: "finished",
+          runId,
+          id: key,
+          attempt,
+          maxAttempts,
+          state,
+          ...(error === undefined ? {} : { error }),
+          ...(killed === undefined ? {} : { killed }),
+          ...failure,
+          ...(delayMs === undefined ? {} : { delayMs }),
+          ...staleFields,
+        },
+        `${words[state] ?? state} ${runId}/${key}${attemptWords(state, attempt, maxAttempts)}${detail}${killed === undefined ? "" : ` (${killed})`}${next}`,
       );
       return;
     }

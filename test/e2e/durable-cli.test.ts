@@ -286,6 +286,9 @@ tasks:
     const reason = "cancelled by request; killed with SIGKILL after the kill grace (1s): it did not stop on SIGTERM";
     expect(taskOf(status, "stubborn")).toMatchObject({ state: "cancelled", cancelReason: reason });
     expect((await taskq(["status", runId])).stdout).toContain(`\n  - stubborn: ${reason}\n`);
+    // The worker's own line says it too, as its `released` lines do.
+    const killed = "killed with SIGKILL after the kill grace (1s): it did not stop on SIGTERM";
+    expect(await eventually(() => worker.stdout().includes(`cancel  ${runId}/stubborn: cancelled by request (${killed})\n`))).toBe(true);
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
