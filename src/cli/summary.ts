@@ -39,7 +39,8 @@ export class SummaryCollector {
       const cutShort = wasRunning && !endedByItself;
       const tail = cutShort ? (result?.tail ?? []) : [];
       // (One that wrote nothing: the lines of the latest attempt that wrote some, as for a dead letter.)
-      const before = endedByItself && result.tail.length > 0 ? { attempt: e.attempts, tail: result.tail } : earlier;
+      // One whose failed attempt printed nothing at all still gives its log path (the log holds how that attempt ended).
+      const before = endedByItself && (result.tail.length > 0 || earlier === undefined) ? { attempt: e.attempts, tail: result.tail } : earlier;
       if (cutShort || before !== undefined) {
         if (cutShort) line.running = true;
         // Where its attempt was when stopped: what a CI job's log should show of a step the job's timeout cut short.
@@ -56,7 +57,9 @@ export class SummaryCollector {
     queue.on("retrying", (e: QueueEventMap["retrying"]) => {
       this.#running.delete(e.id);
       const tail = attemptResultOf(e.error)?.tail ?? [];
-      if (tail.length > 0) this.#earlierTails.set(e.id, { attempt: e.attempt, tail });
+      // The latest attempt that printed some lines; else this one, that printed none: a task stopped while it waits for
+      // its retry gives its log path all the same.
+      if (tail.length > 0 || !this.#earlierTails.has(e.id)) this.#earlierTails.set(e.id, { attempt: e.attempt, tail });
     });
     queue.on("succeeded", (e: QueueEventMap["succeeded"]) => {
       this.#running.delete(e.id);

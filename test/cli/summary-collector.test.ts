@@ -60,4 +60,28 @@ describe("SummaryCollector: the cancelled tasks of a run stopped by a signal", (
       },
     ]);
   });
+
+  it("a task whose failed attempt printed nothing, its own timeout in the time to finish or waiting for its retry, still gives its log path", { timeout: 30_000 }, async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "taskq-summary-"));
+    const logDir = path.join(dir, "logs");
+    const shell = createShellHandler({ runId: "run", logDir, killGraceMs: 300, sink: { line: () => undefined } });
+    const queue = new Queue({ concurrency: 2, handlers: { shell: async (task: ShellTask, context) => void (await shell(task, context)) }, backoff: () => 60_000 });
+    const summary = new SummaryCollector(queue, { runId: "run", logDir });
+    const silent = (id: string, run: string, timeoutMs?: number) =>
+      queue.submit({ id, type: "shell", maxAttempts: 2, ...(timeoutMs === undefined ? {} : { timeoutMs }), payload: { id, run, env: {}, cwd: dir! } });
+    silent("timesout", "sleep 30", 1_000);
+    silent("waits", "exit 3");
+    queue.start();
+    // The signal once "waits" waits for its retry (a minute away), while "timesout" runs: its own timeout ends it in the time to finish.
+    await new Promise<void>((resolve) => queue.on("retrying", () => resolve()));
+    void queue.shutdown({ drain: false, deadline: 20_000 });
+    expect((await queue.wait("timesout")).status).toBe("CANCELLED");
+    expect((await queue.wait("waits")).status).toBe("CANCELLED");
+    const built = summary.build(queue, { runId: "run", file: "f.yaml", logDir, startedAt: Date.now(), interrupted: "SIGINT", exitCode: 130 });
+    const byId = Object.fromEntries(built.cancelled.map((line) => [line.id, line]));
+    for (const id of ["timesout", "waits"]) {
+      expect(byId[id]).toMatchObject({ logPath: path.join(logDir, `${id}.log`), logFile: `run/${id}.log`, tail: [], tailAttempt: 1 });
+      expect(byId[id]).not.toHaveProperty("running");
+    }
+  });
 });
