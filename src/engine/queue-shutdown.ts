@@ -70,7 +70,9 @@ export class QueueShutdown {
   begin(given: ShutdownOptions): Promise<ShutdownResult> {
     checkShutdownOptions(given); // a bad option throws before anything changes
     // A deadline in ms counts from this call, not from after the cancelling below (100k tasks not started: a few hundred ms).
-    const calledAt = performance.now();
+    // Read only for such a deadline: the first use of `performance` loads node:perf_hooks (see monotonicMs), and a run's
+    // shutdown at its end has none.
+    const calledAt = typeof given?.deadline === "number" && Number.isFinite(given.deadline) ? performance.now() : undefined;
     const options = given ?? {}; // null is no options, as for wait(id, null)
     this.#closing = true;
     const shutdown = (this.#control ??= new ShutdownControl());

@@ -24,9 +24,9 @@ export class ShutdownControl {
    * which (and the signal's reason). Returns which has happened already, arming nothing: the caller stops at once.
    * Throws INVALID_OPTION for a deadline that is not a time (NaN, an invalid Date).
    */
-  watch(options: ShutdownOptions, calledAt: number, hardStop: (cause: StopCause, signalReason?: unknown) => void): StopCause | undefined {
+  watch(options: ShutdownOptions, calledAt: number | undefined, hardStop: (cause: StopCause, signalReason?: unknown) => void): StopCause | undefined {
     // A Date is read against the clock now; ms from now, from when shutdown() was called (`calledAt`, performance.now()).
-    const ms = deadlineMs(options.deadline) - (typeof options.deadline === "number" ? performance.now() - calledAt : 0);
+    const ms = deadlineMs(options.deadline) - (calledAt === undefined ? 0 : performance.now() - calledAt);
     const { signal } = options;
     if (signal?.aborted === true) return "signal";
     if (ms <= 0) return "deadline";
