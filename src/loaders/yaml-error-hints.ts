@@ -288,8 +288,20 @@ function keyAlignedAbove(text: string, offset: number): { line: number; own: num
   return found === undefined ? undefined : { line: index + 1, own: indent + 1, key: found.key, col: found.indent + 1 };
 }
 
-/** A key's line (`retries: 1`, `- id: b`, `"a b": 1`, `retries:2` glued), which was meant as a key, not as a block's line. */
-const KEY_LIKE = /^\s*(?:- +)?(?:"[^"]*"|'[^']*'|[A-Za-z_][\w.-]*)\s*:/;
+/**
+ * A key's line, which was meant as a key, not as a block's line: a plain key of any characters a
+ * plain key may hold (`retries: 1`, `01-fetch:`, `my key: 1`, `- id: b`), before a comment;
+ * a quoted one (`"a b": 1`); a flow mapping (`{a: 1}`); a name glued to its value (`retries:2`).
+ */
+function isKeyLike(line: string): boolean {
+  const rest = line.replace(/^[ \t]*(?:-[ \t]+)*/, "");
+  if (/^(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*')[ \t]*:/.test(rest) || /^\{.*:(?:[ \t,}]|$)/.test(rest) || /^[A-Za-z_][\w.-]*:(?![/:])/.test(rest)) return true;
+  // A plain scalar starts with no indicator (a -, ? or : before a character other than a space may start one), and a key's ends at ": ".
+  if (!/^(?:[^\s\-?:,[\]{}#&*!|>'"%@`]|[-?:][^\s])/.test(rest)) return false;
+  const colon = /:(?:[ \t]|$)/.exec(rest);
+  // Not one in a comment (` #` ends the scalar).
+  return colon !== null && !/[ \t]#/.test(rest.slice(0, colon.index));
+}
 
 /**
  * For a line yaml found out of line with a mapping's keys (no key's line: one of a block's
@@ -301,7 +313,7 @@ const KEY_LIKE = /^\s*(?:- +)?(?:"[^"]*"|'[^']*'|[A-Za-z_][\w.-]*)\s*:/;
  */
 function blockAbove(text: string, offset: number): { index: number; indent: number; key: string; indicator: string; keyCol: number; col: number; comment?: { index: number; depth: number } } | undefined {
   const { lines, index, indent } = textLineFrom(text, offset) ?? {};
-  if (lines === undefined || index === undefined || indent === undefined || KEY_LIKE.test(lines[index]!)) return undefined;
+  if (lines === undefined || index === undefined || indent === undefined || isKeyLike(lines[index]!)) return undefined;
   let above = index - 1;
   /** The comment lines between this line and the text above it, nearest first. */
   const comments: { index: number; depth: number }[] = [];

@@ -346,6 +346,14 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  - id: a", "    run: >", "      make", "        all", "  clean"))).toEqual([`6:3: ${hint(6, 3, "run", ">", 7)}`]);
     // A key glued to its value at the block's key's column is still told as that.
     expect(problemsOf(yaml("tasks:", "  a:", "    run: |", "      echo one", "    retries:2"))).toEqual(["5:5: Implicit map keys need to be followed by map values: a key's colon must be followed by a space (retries: 2)"]);
+    // A key of any characters a key may hold, quoted or a flow mapping, under the block is a key out of line, told so; not a block's line.
+    const fetch = ["tasks:", "  01-fetch:", "    run: |", "      curl -O https://example.com/data.tgz", "      tar xzf data.tgz"];
+    const key = (own: number, name: string, col: number) => `6:${own}: All mapping items must start at the same column: line 6 starts at column ${own}, and ${name} above it at column ${col}; start it at column ${col}, as ${name} is`;
+    expect(problemsOf(yaml(...fetch, "   02-build:", "    run: make"))).toEqual([key(4, "run", 5)]);
+    expect(problemsOf(yaml(...fetch, " 02-build:", "    run: make"))).toEqual([key(2, "01-fetch", 3)]);
+    for (const line of ["   my key: 1", '   "my key": 1', "   {a: - }"]) expect(problemsOf(yaml(...fetch, line))[0]).toMatch(/^6:4: All mapping items must start at the same column: line 6 starts at column 4, and run above it at column 5/);
+    // A block's line with a colon that starts no key (a URL, or in a comment) is still a block's line.
+    for (const line of ["     curl https://x.org/y", "     make # see: docs"]) expect(problemsOf(yaml(...fetch, line))).toEqual([`6:6: ${hint(6, 6, "run", "|", 7)}`]);
   });
 
   it("says that a comment left of a | or > block's lines ends the block, at the comment, not at the block's line below it that yaml tells", () => {
@@ -357,6 +365,10 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     // Past blank lines and more comments, the first comment left of the block's lines; a > block in a list of tasks; CRLF line endings.
     expect(problemsOf(yaml("tasks:", "  a:", "    run: |", "      echo one", "", "# one", "     # two", "", "      echo three"))).toEqual([`6:1: ${hint("run", "|", 7, 9)}`]);
     expect(problemsOf("tasks:\r\n  - id: a\r\n    run: >\r\n        make\r\n      # all\r\n        all\r\n")).toEqual([`5:7: ${hint("run", ">", 9, 6)}`]);
+    // A comment above a key out of line (a task id that starts with a digit): the key is told, not the comment.
+    expect(problemsOf(yaml("tasks:", "  01-fetch:", "    run: |", "      curl -O https://example.com/data.tgz", "      tar xzf data.tgz", "", "# ---- build ----", " 02-build:", "    run: make"))).toEqual([
+      "8:2: All mapping items must start at the same column: line 8 starts at column 2, and 01-fetch above it at column 3; start it at column 3, as 01-fetch is",
+    ]);
     // A comment at the block's column is a line of the block: no error.
     expect(parse(yaml("tasks:", "  a:", "    run: |", "      echo one", "      # echo two", "      echo three")).tasks[0]?.run).toBe("echo one\n# echo two\necho three\n");
   });
