@@ -25,8 +25,14 @@ const QUOTED_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+(["'])(.*)\2\s*(?:#.*)?$/
 
 /** yaml's words for a tab where a line's indentation is (an editor that inserts tabs). */
 const TAB_INDENT = /^Tabs are not allowed as indentation/;
-/** A no-break space (U+00A0, pasted from a web page or a chat) where YAML looks for a space: in the indentation, or beside a key's colon or a list's dash. */
-const STRUCTURAL_NBSP = /^[ \u00a0]*\u00a0|:\u00a0|\u00a0:(?=\s|$)|^ *-\u00a0/;
+/** A no-break space (U+00A0, pasted from a web page or a chat) where a line's text starts: in its indentation, or after a list's dash. */
+const LEADING_NBSP = /^[ \u00a0]*\u00a0|^ *(?:- +)*-\u00a0/;
+/**
+ * One beside the colon of the line's first key, written plain (`retries:\u00a01`): up to it, no
+ * quote, bracket or indicator that starts the line's text, no ": " (after which it is in a value),
+ * no " #". JavaScript's \s takes U+00A0 for a space: [ \t] is written for YAML's.
+ */
+const KEY_COLON_NBSP = /^ *(?:- +)*(?:[^\s"'[\]{}#&*!|>%@`,?:-]|[-?:][^\s])(?:[^:#\n]|:(?![ \t\u00a0]|$)|(?<![ \t])#)*?(?::\u00a0|\u00a0:(?=[ \t\u00a0]|$))/;
 
 /** yaml's words for a block scalar's line indented less than it should be, or more than its first. */
 const BLOCK_INDENT = /^Block scalar(?:s with more-indented leading empty lines must use an explicit indentation indicator| lines must not be less indented than their first line)/;
@@ -160,15 +166,18 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
 
 /**
  * For an error on a line with a no-break space (U+00A0) where YAML looks for a space (see
- * STRUCTURAL_NBSP): that it is one, at its line:column, which YAML reads as text, as it does not
- * a tab. Undefined for a line with none there.
+ * LEADING_NBSP and KEY_COLON_NBSP): that it is one, at its line:column, which YAML reads as text,
+ * as it does not a tab. Undefined for a line with none there: one in a quoted value, or in a
+ * value after its key's ": " (`run: echo a:\u00a0b: c`), is text, and not what yaml stumbled on.
  */
 function noBreakSpaceAt(text: string, offset: number): string | undefined {
   const start = text.lastIndexOf("\n", offset - 1) + 1;
   const line = lineAt(text, offset);
-  const found = STRUCTURAL_NBSP.exec(line);
-  if (found === null) return undefined;
-  const column = found.index + found[0].indexOf("\u00a0") + 1;
+  const leading = LEADING_NBSP.exec(line);
+  const key = leading === null ? KEY_COLON_NBSP.exec(line) : null;
+  if (leading === null && key === null) return undefined;
+  // The first in the indentation; the one beside the colon, which ends the key's match.
+  const column = leading !== null ? leading.index + leading[0].indexOf("\u00a0") + 1 : key!.index + key![0].lastIndexOf("\u00a0") + 1;
   let number = 1;
   for (let at = text.indexOf("\n"); at !== -1 && at < start; at = text.indexOf("\n", at + 1)) number++;
   return noBreakSpaceWords(`${number}:${column}`);

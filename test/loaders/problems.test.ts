@@ -186,6 +186,16 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     // Before, yaml's words alone: JavaScript's \s takes U+00A0 for a space, so the glued-key hint missed it.
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries:\u00a01"))).toEqual([`4:5: Implicit map keys need to be followed by map values: ${nbsp("4:13")}`]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    dependsOn:", "    -\u00a0b", "  b: { run: y }"))).toEqual([`5:5: Implicit map keys need to be followed by map values: ${nbsp("5:6")}`]);
+    // Not one yaml did not stumble on, in a quoted value or in a value after its key's ": ": yaml's error there is told as before.
+    expect(problemsOf(yaml("tasks:", "  a:", '    run: "grep \\d Total:\u00a05 f"'))).toEqual([
+      "3:16: Invalid escape sequence \\d: in a value quoted with \" a backslash starts an escape; write one as text as \\\\, or quote the value with ' (run: 'grep \\d Total:\u00a05 f')",
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", '    run: "echo Total:\u00a05" extra'))).toEqual([
+      `3:26: Unexpected scalar at node end: a value that starts with a quote, [ or { ends where that closes; to write more after it, quote the whole value (run: '"echo" foo', run: "[ -f x ] && make")`,
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a:\u00a0b: c"))).toEqual([
+      '3:10: Nested mappings are not allowed in compact mappings: a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)',
+    ]);
     for (const simple of [true, false]) {
       // Before, an invalid task id "\u00a0 retries", and that task's lack of a mapping too.
       expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "  \u00a0 retries: 1"), "wf.yaml", { simple })).toEqual([
