@@ -70,7 +70,7 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
     const line = problems.lineCol(at).split(":")[0]!;
     if (lines.has(line)) continue;
     lines.add(line);
-    if (shown++ === MAX_YAML_ERRORS) {
+    if (shown === MAX_YAML_ERRORS) {
       problems.atOffset(at, `... and up to ${errors.length - index} more YAML errors from here on; fix the ones above first`);
       return;
     }
@@ -80,8 +80,14 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
       for (let inside = Number(line) + 1; inside <= last; inside++) lines.add(String(inside));
     }
     const hinted = unclosed ?? withHint(error.message.split("\n")[0] ?? error.message, text, from, tokens);
-    // Told above the line yaml tells (a comment that ended a block): yaml's errors on either line are this one.
-    if (unclosed === undefined && hinted.offset !== undefined) lines.add(problems.lineCol(hinted.offset).split(":")[0]!);
+    // Told above the line yaml tells (a comment that ended a block): yaml's errors on either line are this one, and
+    // one already told on that line (a tab there) is the mistake told: one problem a line.
+    if (unclosed === undefined && hinted.offset !== undefined) {
+      const moved = problems.lineCol(hinted.offset).split(":")[0]!;
+      if (lines.has(moved)) continue;
+      lines.add(moved);
+    }
+    shown++;
     const echoes = error.pos[0] === tab && afterTab > 0 ? `; yaml then found ${afterTab === 1 ? "an error" : `${afterTab} errors`} below it, which may follow from it and are not shown: fix the tab first` : "";
     problems.atOffset(hinted.offset ?? at, `${hinted.message}${echoes}`);
   }

@@ -375,6 +375,10 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     // Past blank lines and more comments, the first comment left of the block's lines; a > block in a list of tasks; CRLF line endings.
     expect(problemsOf(yaml("tasks:", "  a:", "    run: |", "      echo one", "", "# one", "     # two", "", "      echo three"))).toEqual([`6:1: ${hint("run", "|", 7, 9)}`]);
     expect(problemsOf("tasks:\r\n  - id: a\r\n    run: >\r\n        make\r\n      # all\r\n        all\r\n")).toEqual([`5:7: ${hint("run", ">", 9, 6)}`]);
+    // A comment indented with a tab: one problem on its line, the tab's (before, the tab's and this one at 5:2 too).
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: |", "      echo one", "\t# c", "      echo two"))).toEqual([
+      "5:1: Block scalar lines must not be less indented than their first line: this line is indented with a tab, which YAML does not count as indentation; indent the block's lines with spaces (an editor set to insert spaces in .yaml files keeps it so)",
+    ]);
     // A comment above a key out of line (a task id that starts with a digit): the key is told, not the comment.
     expect(problemsOf(yaml("tasks:", "  01-fetch:", "    run: |", "      curl -O https://example.com/data.tgz", "      tar xzf data.tgz", "", "# ---- build ----", " 02-build:", "    run: make"))).toEqual([
       "8:2: All mapping items must start at the same column: line 8 starts at column 2, and 01-fetch above it at column 3; start it at column 3, as 01-fetch is",
