@@ -19,6 +19,8 @@ export interface SourceLocator {
   plainSourceOf(path: DataPath): string | undefined;
   /** The text of the value at `path` where YAML folds its lines: a plain scalar over several lines, or a `>` block; else undefined. */
   foldedSourceOf(path: DataPath): FoldedSource | undefined;
+  /** The text written from `offset`, at most `length` characters (a key's, as quoted). */
+  textAt(offset: number, length: number): string;
 }
 
 /**
@@ -133,6 +135,10 @@ export class Locator implements SourceLocator {
     const keyStart = (keyPair?.key as Node | null | undefined)?.range?.[0];
     const keyColumn = keyStart === undefined ? undefined : keyStart - (this.#text.lastIndexOf("\n", keyStart - 1) + 1);
     return { offset: node.range[0], source, block: node.type === "BLOCK_FOLDED", ...(keyColumn === undefined ? {} : { keyColumn }) };
+  }
+
+  textAt(offset: number, length: number): string {
+    return this.#text.slice(offset, offset + length);
   }
 
   /** The pair whose value `node` is, anywhere in the document; the first call indexes every pair (only an alias's `>2` block asks). */

@@ -111,6 +111,9 @@ const noPositions: SourceLocator = {
   commentInsteadOf(): never {
     throw NEEDS_POSITIONS;
   },
+  textAt(): never {
+    throw NEEDS_POSITIONS;
+  },
   plainSourceOf(): never {
     throw NEEDS_POSITIONS;
   },

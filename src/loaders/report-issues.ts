@@ -37,7 +37,7 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
       const input = "input" in issue && typeof issue.input === "object" && issue.input !== null ? issue.input : {};
       for (const key of issue.keys) {
         const offset = locator.offsetOf([...path, key], "key");
-        problems.atOffset(offset, `${unknownKeyMessage(path, key, Object.hasOwn(input, key) ? input[key] : undefined)}${noBreakSpaceInKey(key, offset, problems)}`);
+        problems.atOffset(offset, `${unknownKeyMessage(path, key, Object.hasOwn(input, key) ? input[key] : undefined)}${noBreakSpaceInKey(key, offset, problems, locator)}`);
       }
       continue;
     }
@@ -429,20 +429,58 @@ export function describeValue(value: unknown): string {
  * or as a space (a byte order mark, a no-break or zero-width space, a soft hyphen, the
  * direction marks), which made `"\ufeff  b"` read as `"  b"`.
  */
-/** What a no-break space (U+00A0) where a space was meant is told, at `lineCol`. */
-export function noBreakSpaceWords(lineCol: string): string {
-  return `there is a no-break space (U+00A0) at ${lineCol}, which YAML reads as text, not as a space; replace it with a space`;
+/** What a no-break space (U+00A0) where a space was meant is told, at `lineCol` (where its escape is, in a "-quoted scalar, with that escape). */
+export function noBreakSpaceWords(lineCol: string, escape?: string): string {
+  return escape === undefined
+    ? `there is a no-break space (U+00A0) at ${lineCol}, which YAML reads as text, not as a space; replace it with a space`
+    : `there is a no-break space (U+00A0), written ${escape}, at ${lineCol}, which YAML reads as text, not as a space; replace it with a space`;
 }
 
 /**
  * For a key that starts or ends with a no-break space (`\u00a0 retries` from a line indented
  * with one, pasted from a web page; `retries\u00a0:`), which YAML reads as part of the key: where
  * it is, and to replace it. Empty for a key with none there (`b\u00a0c`, a name: its quoted
- * form shows it).
+ * form shows it). In a quoted key (`"build\u00a0"`), where it is written, or its escape is
+ * (`"\\u00a0retries"`, `"\\_retries"`: the escape's backslash).
  */
-export function noBreakSpaceInKey(key: string, keyOffset: number, problems: ProblemList): string {
+export function noBreakSpaceInKey(key: string, keyOffset: number, problems: ProblemList, locator: SourceLocator): string {
   const found = /^\s*\u00a0|\u00a0\s*$/.exec(key);
-  return found === null ? "" : `; ${noBreakSpaceWords(problems.lineCol(keyOffset + found.index + found[0].indexOf("\u00a0")))}`;
+  if (found === null) return "";
+  // A plain key's text is as written; a quoted one's is read from its quotes, where an escape is several characters.
+  const source = locator.textAt(keyOffset, key.length * 10 + 2);
+  let at = found.index + found[0].indexOf("\u00a0");
+  let escape: string | undefined;
+  if (source.startsWith('"') || source.startsWith("'")) {
+    const written = quotedNoBreakSpaces(source);
+    const index = found.index === 0 ? written[0] : written.at(-1);
+    if (index === undefined) return "";
+    at = index;
+    if (source[at] === "\\") escape = NBSP_ESCAPE.exec(source.slice(at))![0];
+  }
+  return `; ${noBreakSpaceWords(problems.lineCol(keyOffset + at), escape)}`;
+}
+
+/** A "-quoted scalar's escape of a no-break space. */
+const NBSP_ESCAPE = /^\\(?:_|x[aA]0|u00[aA]0|U000000[aA]0)/;
+
+/** Where each no-break space of a quoted scalar's source is written (U+00A0 itself, or a " escape of it), up to its closing quote. */
+function quotedNoBreakSpaces(source: string): number[] {
+  const quote = source[0]!;
+  const found: number[] = [];
+  for (let index = 1; index < source.length; index++) {
+    const char = source[index]!;
+    if (char === quote) {
+      // '' is a ' inside a '-quoted scalar.
+      if (quote === "'" && source[index + 1] === "'") index++;
+      else break;
+    } else if (char === "\u00a0") {
+      found.push(index);
+    } else if (quote === '"' && char === "\\") {
+      if (NBSP_ESCAPE.test(source.slice(index, index + 10))) found.push(index);
+      index++;
+    }
+  }
+  return found;
 }
 
 export function quote(text: string): string {

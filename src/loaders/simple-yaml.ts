@@ -67,7 +67,7 @@ function keepPlaces<T extends Map<string, Place> | Place[]>(places: Places, coll
   return entries;
 }
 
-/** offsetOf, endsAtComment, commentInsteadOf, plainSourceOf and foldedSourceOf as Locator (locator.ts) answers them for yaml's tree of the same text, from the places the reader kept. */
+/** offsetOf, endsAtComment, commentInsteadOf, plainSourceOf, foldedSourceOf and textAt as Locator (locator.ts) answers them for yaml's tree of the same text, from the places the reader kept. */
 class SimpleLocator implements SourceLocator {
   readonly #text: string;
   readonly #data: unknown;
@@ -108,6 +108,10 @@ class SimpleLocator implements SourceLocator {
     const found = this.#find(path, "value");
     if (typeof found === "number" || found.place === undefined || found.place.plainEnd === -1) return undefined;
     return this.#text.slice(found.place.value, found.place.plainEnd);
+  }
+
+  textAt(offset: number, length: number): string {
+    return this.#text.slice(offset, offset + length);
   }
 
   /** The fast reader takes no plain value over several lines, nor a `>` block: yaml reads those. */

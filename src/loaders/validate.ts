@@ -51,7 +51,7 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
     if (!isTaskId(id)) {
       const shown = quote(id);
       const offset = locator.offsetOf(["tasks", id], "key");
-      const noBreak = noBreakSpaceInKey(id, offset, problems);
+      const noBreak = noBreakSpaceInKey(id, offset, problems, locator);
       problems.atOffset(offset, `invalid task id ${shown}: ${TASK_ID_EXPECTED}${noBreak}`);
       // A line indented with a no-break space (`  \u00a0 retries: 1`) is read as a task: what its value lacks as one follows from that.
       if (noBreak !== "") {

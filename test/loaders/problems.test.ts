@@ -207,6 +207,17 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
         `3:5: task "a": unknown key "retries\\u00a0"; ${nbsp("3:12")}`,
         `4:5: task "a": unknown key "\\u00a0run"; ${nbsp("4:5")}`,
       ]);
+      // In a quoted key, at the character, past the quote; an escape of one, at the escape.
+      expect(problemsOf(yaml("tasks:", '  "build\u00a0":', "    run: x"), "wf.yaml", { simple })).toEqual([
+        `2:3: invalid task id "build\\u00a0": ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."; ${nbsp("2:9")}`,
+      ]);
+      expect(problemsOf(yaml("tasks:", "  a:", "    run: x", '    "\u00a0retries": 1', "    'it''s\u00a0': 2"), "wf.yaml", { simple })).toEqual([
+        `4:5: task "a": unknown key "\\u00a0retries"; ${nbsp("4:6")}`,
+        `5:5: task "a": unknown key "it's\\u00a0"; ${nbsp("5:11")}`,
+      ]);
+      expect(problemsOf(yaml("tasks:", "  a:", "    run: x", '    "\\u00a0retries": 1'), "wf.yaml", { simple })).toEqual([
+        `4:5: task "a": unknown key "\\u00a0retries"; ${nbsp("4:6").replace("(U+00A0)", "(U+00A0), written \\u00a0,")}`,
+      ]);
     }
   });
 
