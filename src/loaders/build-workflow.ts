@@ -5,7 +5,7 @@ import { MAX_DURATION_MS } from "./limits.js";
 import type { ProblemList } from "./problem-list.js";
 import { quote } from "./report-issues.js";
 import { backslashBeforeFold, joinedCommands } from "./folded-run.js";
-import { cutByCommentNote, selfReferenceNote, shebangNote, unclosedQuote, unclosedQuoteNote } from "./shell-traps.js";
+import { commandNameNoBreakSpace, cutByCommentNote, selfReferenceNote, shebangNote, unclosedQuoteNote } from "./shell-traps.js";
 import { PRIORITIES, type TaskDefaults, type TaskFile } from "./schema.js";
 
 /** A task ready for the engine: defaults applied, durations in ms, paths absolute. */
@@ -245,24 +245,23 @@ function noteRunTraps(id: string, run: string, context: BuildContext): void {
 }
 
 /**
- * `run: make\u00a0&&\u00a0make test` (pasted from a web page or a chat): the shell reads a
- * no-break space as part of a word, so it looks for a command named `make\u00a0&&...` and fails
- * with 127. A note, at the first one outside the shell's quotes and comments (`echo "5\u00a0€"`
- * means it), where the value is written as a plain one on one line (else at the value), naming
- * the text before it.
+ * `run: make\u00a0&&\u00a0make test`, `run: npm\u00a0test` (pasted from a web page or a chat):
+ * the shell reads a no-break space as part of a word, so it looks for a command named `make\u00a0`
+ * or `npm\u00a0test` and fails with 127. A note, at the first one in a command's name (see
+ * commandNameNoBreakSpace: one in an argument, `echo 5\u00a0€`, or in quotes, is meant, or gives no
+ * 127), where the value is written as a plain one on one line (else at the value), naming the
+ * text before it.
  */
 function noteNoBreakSpace(id: string, run: string, context: BuildContext): void {
   const path = ["tasks", id, "run"];
-  let index = run.indexOf("\u00a0");
-  const isText = (at: number): boolean => unclosedQuote(run.slice(0, at)) !== undefined || /(^|\s)#/.test(run.slice(run.lastIndexOf("\n", at) + 1, at));
-  while (index !== -1 && isText(index)) index = run.indexOf("\u00a0", index + 1);
-  if (index === -1) return;
+  const index = commandNameNoBreakSpace(run);
+  if (index === undefined) return;
   const source = context.locator.plainSourceOf(path);
   const offset = context.locator.offsetOf(path) + (source !== undefined && source.slice(0, index + 1) === run.slice(0, index + 1) ? index : 0);
   const before = run.slice(Math.max(0, run.lastIndexOf("\n", index) + 1, index - 20), index);
   const line = run.includes("\n") ? ` (its line ${run.slice(0, index).split("\n").length})` : "";
   const where = `${before.trim() === "" ? "" : ` after ${quote(before)}`}${line}`;
-  noteAt(id, path, `run holds a no-break space (U+00A0)${where}, which the shell reads as part of a word, not as a space between words (a command not found, exit 127); replace it with a space`, context, offset);
+  noteAt(id, path, `run holds a no-break space (U+00A0)${where}, in a command's name: the shell reads it as part of the name, not as a space between words, and finds no such command (exit 127); replace it with a space`, context, offset);
 }
 
 /** `retryOn: [127]`: 126 and 127 (not executable, not found) are never retried, listed or not; say so rather than ignore it. */

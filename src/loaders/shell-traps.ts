@@ -146,3 +146,160 @@ function closingBackquote(command: string, open: number): number {
   }
   return -1;
 }
+
+/** Words sh reads as its own grammar where a command's name would be: the next word is still one. */
+const RESERVED_BEFORE_COMMAND = new Set(["if", "then", "else", "elif", "do", "while", "until", "!", "{", "time"]);
+/** Reserved words after which the next word is no command's name (`for x in ...`), or whose grammar this does not follow. */
+const RESERVED_OTHER = new Set(["for", "select", "case", "esac", "in", "function", "fi", "done", "}", "[["]);
+/** How deep `$(`, `${` and quotes inside each other are followed before the reading is given up. */
+const MAX_SHELL_NESTING = 32;
+
+/**
+ * `run: make\u00a0&&\u00a0make test`, `run: npm\u00a0test` (pasted from a web page or a chat):
+ * a no-break space (U+00A0) in the name of a command, which sh reads as part of that name,
+ * finding no such command (exit 127). The index of the first such one: in the first word of the
+ * run, of a line, or after `&&`, `||`, `;`, `|`, `&` or `(` (after a variable's assignment or a
+ * redirection too), outside quotes. Read once from left to right: quotes, `$(...)`, `${...}`,
+ * backquotes, comments and here-documents are passed over. Undefined where there is none, or
+ * where this reading is unsure (a quote or here-document never closed, a `case`, a reserved word
+ * glued to the next one: a syntax error, not 127; a function's name).
+ */
+export function commandNameNoBreakSpace(run: string): number | undefined {
+  if (!run.includes("\u00a0") || /(^|[\s;&|(])case[\s]/.test(run)) return undefined;
+  let found: number | undefined;
+  let command = true;
+  /** Here-documents whose bodies start at the next line: their delimiters, and whether leading tabs are stripped. */
+  const heredocs: { word: string; tabs: boolean }[] = [];
+  let index = 0;
+  while (index < run.length) {
+    const char = run[index]!;
+    if (char === " " || char === "\t") {
+      index++;
+    } else if (char === "\\" && run[index + 1] === "\n") {
+      index += 2;
+    } else if (char === "\n") {
+      index++;
+      command = true;
+      for (const { word, tabs } of heredocs.splice(0)) {
+        // The body's lines, up to the one that is the delimiter.
+        for (;;) {
+          if (index >= run.length) return undefined;
+          const end = run.indexOf("\n", index);
+          const line = run.slice(index, end === -1 ? run.length : end);
+          index = end === -1 ? run.length : end + 1;
+          if ((tabs ? line.replace(/^\t+/, "") : line) === word) break;
+        }
+      }
+    } else if (char === "#") {
+      const end = run.indexOf("\n", index);
+      index = end === -1 ? run.length : end;
+    } else if (char === ";" || char === "|" || char === "&" || char === "(") {
+      index += run[index + 1] === char && char !== "(" ? 2 : 1;
+      command = true;
+    } else if (char === ")") {
+      index++;
+      command = false;
+    } else if (char === "<" || char === ">") {
+      // A redirection: its target is the word after it, and the command's name may still follow.
+      const heredoc = /^<<(-?)(?!<)/.exec(run.slice(index, index + 3));
+      index = /^[<>]+[&|-]?/.exec(run.slice(index))![0].length + index;
+      while (run[index] === " " || run[index] === "\t") index++;
+      const target = readWord(run, index);
+      if (target === undefined) return undefined;
+      if (heredoc !== null) heredocs.push({ word: target.text.replace(/["'\\]/g, ""), tabs: heredoc[1] === "-" });
+      index = target.end;
+    } else {
+      const word = readWord(run, index);
+      if (word === undefined) return undefined;
+      index = word.end;
+      const raw = run.slice(word.start, word.end);
+      if (!command || /^[A-Za-z_][A-Za-z0-9_]*=/.test(raw)) continue;
+      if (RESERVED_BEFORE_COMMAND.has(raw)) continue;
+      command = false;
+      if (RESERVED_OTHER.has(raw)) continue;
+      if (found === undefined && word.noBreak !== undefined) {
+        // `then\u00a0make` is a syntax error (exit 2); `f\u00a0() {` names a function.
+        const name = run.slice(word.start, word.noBreak);
+        if (RESERVED_BEFORE_COMMAND.has(name) || RESERVED_OTHER.has(name) || /^[ \t]*\(/.test(run.slice(word.end))) return undefined;
+        found = word.noBreak;
+      }
+    }
+  }
+  // A here-document never ended: unsure what is text.
+  return heredocs.length > 0 ? undefined : found;
+}
+
+/**
+ * The word of sh's grammar that starts at `start`, up to a blank, a newline or an operator
+ * outside quotes, with where its first no-break space outside quotes is; undefined where a quote,
+ * `$(`, `${` or backquote in it is never closed.
+ */
+function readWord(run: string, start: number): { start: number; end: number; text: string; noBreak?: number } | undefined {
+  let noBreak: number | undefined;
+  let index = start;
+  while (index < run.length) {
+    const char = run[index]!;
+    if (/[ \t\n;&|()<>]/.test(char)) break;
+    if (char === "\u00a0") {
+      noBreak ??= index;
+      index++;
+    } else if (char === "\\") {
+      index += 2;
+    } else {
+      const skipped = skipQuoted(run, index, 0, false);
+      if (skipped === -1) return undefined;
+      index = skipped;
+    }
+  }
+  index = Math.min(index, run.length);
+  return { start, end: index, text: run.slice(start, index), ...(noBreak === undefined ? {} : { noBreak }) };
+}
+
+/**
+ * The index just past what starts at `index`: a quoted string, `$(...)`, `${...}` or a backquoted
+ * command, passed over whole (nested ones too); one character otherwise. -1 where one is never
+ * closed, or nested deeper than MAX_SHELL_NESTING.
+ */
+function skipQuoted(run: string, index: number, depth: number, inDouble: boolean): number {
+  if (depth > MAX_SHELL_NESTING) return -1;
+  const char = run[index]!;
+  if (char === "'" && !inDouble) {
+    const close = run.indexOf("'", index + 1);
+    return close === -1 ? -1 : close + 1;
+  }
+  if (char === "`") {
+    for (let at = index + 1; at < run.length; at++) {
+      if (run[at] === "\\") at++;
+      else if (run[at] === "`") return at + 1;
+    }
+    return -1;
+  }
+  const opener = char === '"' ? '"' : char === "$" && (run[index + 1] === "(" || run[index + 1] === "{") ? run[index + 1]! : undefined;
+  if (opener === undefined) return index + 1;
+  const close = opener === '"' ? '"' : opener === "(" ? ")" : "}";
+  // Inside "...", only \, $( ${ and ` mean anything; inside $( ) quoting starts afresh; inside ${ } as around it.
+  const quoted = opener === '"' || (opener === "{" && inDouble);
+  let parens = 0;
+  for (let at = index + (opener === '"' ? 1 : 2); at < run.length; ) {
+    const inner = run[at]!;
+    if (inner === "\\") {
+      at += 2;
+    } else if (inner === close && parens === 0) {
+      return at + 1;
+    } else if (opener === "(" && (inner === "(" || inner === ")")) {
+      parens += inner === "(" ? 1 : -1;
+      at++;
+    } else if (opener === "(" && inner === "#" && /[\s;&|(]/.test(run[at - 1]!)) {
+      const end = run.indexOf("\n", at);
+      if (end === -1) return -1;
+      at = end;
+    } else if (inner === "`" || inner === "$" || (!quoted && inner === "'") || (opener !== '"' && inner === '"')) {
+      const skipped = skipQuoted(run, at, depth + 1, quoted);
+      if (skipped === -1) return -1;
+      at = skipped;
+    } else {
+      at++;
+    }
+  }
+  return -1;
+}

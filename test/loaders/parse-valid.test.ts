@@ -250,16 +250,45 @@ describe("parseWorkflow on a valid file", () => {
     ]);
   });
 
-  it("notes a no-break space (U+00A0) in a run, which the shell reads as part of a word: at it, or at a block with its line; not one the shell reads as text", () => {
+  it("notes a no-break space (U+00A0) in a run's command name, which the shell reads as part of the name (exit 127): at it, or at a block with its line; not one the shell reads as text or in an argument", () => {
     const note = (at: string, after: string, line = "") =>
-      `/work/wf/ci.yaml:${at}: task "a": run holds a no-break space (U+00A0) after "${after}"${line}, which the shell reads as part of a word, not as a space between words (a command not found, exit 127); replace it with a space`;
+      `/work/wf/ci.yaml:${at}: task "a": run holds a no-break space (U+00A0) after "${after}"${line}, in a command's name: the shell reads it as part of the name, not as a space between words, and finds no such command (exit 127); replace it with a space`;
     for (const simple of [true, false]) {
       const options = { now: NOW, simple };
       // Before, validate said ok without a word, and the task failed with 127.
       expect(parseWorkflow(yaml("tasks:", "  a:", "    run: make\u00a0&&\u00a0make test"), "/work/wf/ci.yaml", options).notes).toEqual([note("3:14", "make")]);
       expect(parseWorkflow(yaml("tasks:", "  a:", "    run: |", '      echo "5\u00a0eur"  # a\u00a0b', "      make\u00a0all"), "/work/wf/ci.yaml", options).notes).toEqual([note("3:10", "make", " (its line 2)")]);
       expect(parseWorkflow(yaml("tasks:", "  a:", "    run: echo '5\u00a0eur'"), "/work/wf/ci.yaml", options).notes).toEqual([]);
+      // A command's name after ;, |, a line's start, an assignment or a redirection.
+      expect(parseWorkflow(yaml("tasks:", "  a:", "    run: cd x; npm\u00a0test"), "/work/wf/ci.yaml", options).notes).toEqual([note("3:19", "cd x; npm")]);
+      expect(parseWorkflow(yaml("tasks:", "  a:", "    run: |", "      make", "      FOO=1 >log npm\u00a0test | tee out"), "/work/wf/ci.yaml", options).notes).toEqual([note("3:10", "FOO=1 >log npm", " (its line 2)")]);
     }
+    // Before, each was noted, though each runs as written: a here-document's body, quotes after a backquote or inside ${...:-'...'}, a comment after ;, an argument.
+    const valid = [
+      ["run: |", "  cat > p.txt <<EOF", "  Price: 5\u00a0EUR", "  EOF", "  make"],
+      ["run: |", "  cat > p.txt <<'EOF'", "  Price: 5\u00a0EUR", "  EOF"],
+      ["run: |", "  cat <<-EOF", "  \tPrice: 5\u00a0EUR", "  \tEOF"],
+      ["run: x=`printf \"5\u00a0EUR\"` && echo \"$x\""],
+      ["run: echo \"${X:-'a'} 5\u00a0EUR\""],
+      ["run: make;# all\u00a0done"],
+      ["run: echo 5\u00a0EUR"],
+      ["run: FOO=5\u00a0EUR"],
+      ["run: if true; then\u00a0make; fi"],
+      ["run: |", "  case $x in", "    a\u00a0b) make ;;", "  esac"],
+      ["run: |", "  cat <<EOF", "  npm\u00a0test"],
+    ];
+    for (const lines of valid) {
+      const text = yaml("tasks:", "  a:", ...lines.map((line) => `    ${line}`));
+      expect(parseWorkflow(text, "/work/wf/ci.yaml", { now: NOW }).notes, text).toEqual([]);
+    }
+  });
+
+  it("reads a long run with no-break spaces in its quotes in linear time", () => {
+    const run = `echo "${"\u00a0".repeat(40000)}"`;
+    const started = performance.now();
+    expect(parseWorkflow(yaml("tasks:", "  a:", `    run: '${run}'`), "/work/wf/ci.yaml", { now: NOW }).notes).toEqual([]);
+    // Read again from the start at each one, 40,000 took seconds; once, a few ms. A generous bound for a loaded machine.
+    expect(performance.now() - started).toBeLessThan(3000);
   });
 
   it("runs a task with a past runAt now, with one note pointing at the runAt", () => {
