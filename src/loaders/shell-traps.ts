@@ -151,6 +151,8 @@ function closingBackquote(command: string, open: number): number {
 const RESERVED_BEFORE_COMMAND = new Set(["if", "then", "else", "elif", "do", "while", "until", "!", "{", "time"]);
 /** Reserved words after which the next word is no command's name (`for x in ...`), or whose grammar this does not follow. */
 const RESERVED_OTHER = new Set(["for", "select", "case", "esac", "in", "function", "fi", "done", "}", "[["]);
+/** A redirection's operator (`>`, `2>&1`'s `>&`, `<<-`, `>|`), read where it starts. */
+const REDIRECTION = /[<>]+[&|-]?/y;
 /** How deep `$(`, `${` and quotes inside each other are followed before the reading is given up. */
 const MAX_SHELL_NESTING = 32;
 
@@ -202,7 +204,8 @@ export function commandNameNoBreakSpace(run: string): number | undefined {
     } else if (char === "<" || char === ">") {
       // A redirection: its target is the word after it, and the command's name may still follow.
       const heredoc = /^<<(-?)(?!<)/.exec(run.slice(index, index + 3));
-      index = /^[<>]+[&|-]?/.exec(run.slice(index))![0].length + index;
+      REDIRECTION.lastIndex = index;
+      index += REDIRECTION.exec(run)![0].length;
       while (run[index] === " " || run[index] === "\t") index++;
       const target = readWord(run, index);
       if (target === undefined) return undefined;
