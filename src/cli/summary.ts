@@ -15,6 +15,8 @@ export class SummaryCollector {
    * summary then shows these rather than nothing. Let go of once the task ends otherwise.
    */
   readonly #earlierTails = new Map<string, { attempt: number; tail: string[] }>();
+  /** The tasks that have failed an attempt and were given another, until they end. */
+  readonly #retried = new Set<string>();
   /** How many of #cancelled, at its start, were cut short while running. */
   #cutShort = 0;
 
@@ -39,8 +41,11 @@ export class SummaryCollector {
       const cutShort = wasRunning && !endedByItself;
       const tail = cutShort ? (result?.tail ?? []) : [];
       // (One that wrote nothing: the lines of the latest attempt that wrote some, as for a dead letter.)
-      // One whose failed attempt printed nothing at all still gives its log path (the log holds how that attempt ended).
-      const before = endedByItself && (result.tail.length > 0 || earlier === undefined) ? { attempt: e.attempts, tail: result.tail } : earlier;
+      // One whose failed attempt printed nothing at all, ended by itself or waiting for its retry, still gives its log
+      // path (the log holds how that attempt ended).
+      const waited = this.#retried.delete(e.id) && !wasRunning;
+      const own = endedByItself && (result.tail.length > 0 || earlier === undefined);
+      const before = own ? { attempt: e.attempts, tail: result.tail } : (earlier ?? (waited ? { attempt: e.attempts, tail: [] } : undefined));
       if (cutShort || before !== undefined) {
         if (cutShort) line.running = true;
         // Where its attempt was when stopped: what a CI job's log should show of a step the job's timeout cut short.
@@ -57,15 +62,18 @@ export class SummaryCollector {
     queue.on("retrying", (e: QueueEventMap["retrying"]) => {
       this.#running.delete(e.id);
       const tail = attemptResultOf(e.error)?.tail ?? [];
-      // The latest attempt that printed some lines; else this one, that printed none: a task stopped while it waits for
-      // its retry gives its log path all the same.
-      if (tail.length > 0 || !this.#earlierTails.has(e.id)) this.#earlierTails.set(e.id, { attempt: e.attempt, tail });
+      this.#retried.add(e.id);
+      if (tail.length > 0) this.#earlierTails.set(e.id, { attempt: e.attempt, tail });
     });
     queue.on("succeeded", (e: QueueEventMap["succeeded"]) => {
       this.#running.delete(e.id);
       this.#earlierTails.delete(e.id);
+      this.#retried.delete(e.id);
     });
-    queue.on("failed", (e: QueueEventMap["failed"]) => this.#running.delete(e.id));
+    queue.on("failed", (e: QueueEventMap["failed"]) => {
+      this.#running.delete(e.id);
+      this.#retried.delete(e.id);
+    });
   }
 
   build(

@@ -84,4 +84,19 @@ describe("SummaryCollector: the cancelled tasks of a run stopped by a signal", (
       expect(byId[id]).not.toHaveProperty("running");
     }
   });
+
+  it("a dead letter whose attempts all printed nothing has no earlier attempt's lines to name (no tailAttempt), as the durable summary says it", async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "taskq-summary-"));
+    const logDir = path.join(dir, "logs");
+    const shell = createShellHandler({ runId: "run", logDir, killGraceMs: 300, sink: { line: () => undefined } });
+    const queue = new Queue({ concurrency: 1, handlers: { shell: async (task: ShellTask, context) => void (await shell(task, context)) }, backoff: () => 0 });
+    const summary = new SummaryCollector(queue, { runId: "run", logDir });
+    queue.submit({ id: "silent", type: "shell", maxAttempts: 2, payload: { id: "silent", run: "exit 4", env: {}, cwd: dir } });
+    queue.start();
+    expect((await queue.wait("silent")).status).toBe("FAILED");
+    const built = summary.build(queue, { runId: "run", file: "f.yaml", logDir, startedAt: Date.now(), exitCode: 1 });
+    expect(built.deadLetters).toHaveLength(1);
+    expect(built.deadLetters[0]).toMatchObject({ id: "silent", attempts: 2, tail: [] });
+    expect(built.deadLetters[0]).not.toHaveProperty("tailAttempt");
+  });
 });
