@@ -84,7 +84,8 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
     // one already told on that line (a tab there) is the mistake told: one problem a line.
     if (unclosed === undefined && hinted.offset !== undefined) {
       const moved = problems.lineCol(hinted.offset).split(":")[0]!;
-      if (lines.has(moved)) continue;
+      // (Its own line, moved to, is this problem's: told, not skipped.)
+      if (moved !== line && lines.has(moved)) continue;
       lines.add(moved);
     }
     shown++;

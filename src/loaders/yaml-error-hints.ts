@@ -308,8 +308,11 @@ function isKeyLike(line: string): boolean {
   // A plain scalar starts with no indicator (a -, ? or : before a character other than a space may start one), and a key's ends at ": ".
   if (!/^(?:[^\s\-?:,[\]{}#&*!|>'"%@`]|[-?:][^\s])/.test(rest)) return false;
   const colon = /:(?:[ \t]|$)/.exec(rest);
-  // Not one in a comment (` #` ends the scalar).
-  return colon !== null && !/[ \t]#/.test(rest.slice(0, colon.index));
+  if (colon === null) return false;
+  const key = rest.slice(0, colon.index);
+  // Not one in a comment (` #` ends the scalar), nor one after a shell's quote, option or variable: `curl -H "Accept: x"`
+  // and `echo "Status: ok"` are a script's lines, whose words a task id, `my key`, `01-fetch`, hold none of.
+  return !/[ \t]#/.test(key) && !/["'`$]|(?:^|[ \t])-/.test(key);
 }
 
 /**

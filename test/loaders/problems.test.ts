@@ -374,7 +374,9 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml(...fetch, " 02-build:", "    run: make"))).toEqual([key(2, "01-fetch", 3)]);
     for (const line of ["   my key: 1", '   "my key": 1', "   {a: - }"]) expect(problemsOf(yaml(...fetch, line))[0]).toMatch(/^6:4: All mapping items must start at the same column: line 6 starts at column 4, and run above it at column 5/);
     // A block's line with a colon that starts no key (a URL, or in a comment) is still a block's line.
-    for (const line of ["     curl https://x.org/y", "     make # see: docs"]) expect(problemsOf(yaml(...fetch, line))).toEqual([`6:6: ${hint(6, 6, "run", "|", 7)}`]);
+    // So is one whose ": " follows a shell's quote, option or variable: a script's words, not a key's.
+    const scripts = ['     curl -H "Accept: application/json" https://x/y', '     echo "Status: ok"', "     docker run -e A: b", "     echo $X: ok"];
+    for (const line of ["     curl https://x.org/y", "     make # see: docs", ...scripts]) expect(problemsOf(yaml(...fetch, line))).toEqual([`6:6: ${hint(6, 6, "run", "|", 7)}`]);
   });
 
   it("says that a comment left of a | or > block's lines ends the block, at the comment, not at the block's line below it that yaml tells", () => {
