@@ -484,15 +484,17 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       const state = event.result === false ? "stale" : event.result.state;
       const error = event.outcome.kind === "failure" ? event.outcome.error : event.outcome.kind === "cancelled" ? (event.outcome.reason ?? "cancelled") : undefined;
       const words: Record<string, string> = { succeeded: "ok     ", queued: "retry  ", failed: "FAILED ", cancelled: "cancel ", stale: "stale  " };
+      // A cancel that took taskq's SIGKILL says so, as its log, status and a `released` record say it.
+      const killed = event.outcome.kind === "cancelled" ? event.outcome.killed : undefined;
       // The database refused the record: the lease token owns nothing, as another worker (or a sweep) has the task now;
       // how the attempt ended is said, a success above all: nothing else records that its work was done.
-      const ended = event.outcome.kind === "success" ? `exited with code ${event.outcome.exitCode ?? 0}` : (error ?? "stopped");
+      const ended = event.outcome.kind === "success" ? `exited with code ${event.outcome.exitCode ?? 0}` : `${error ?? "stopped"}${killed === undefined ? "" : ` (${killed})`}`;
       const detail =
         event.result === false
           ? `: ${oneLine(ended)}, not recorded: its lease had run out, and ${whatBecameOf(event.taskNow, ownId)}`
           : error === undefined
             ? ""
-            : `: ${oneLine(error)}`;
+            : `: ${oneLine(ended)}`;
       // A failed attempt's exit code, signal and timeout as fields, as a local run's `failed` event gives them: not only in the words of `error`.
       const failure =
         event.outcome.kind === "failure" ? { exitCode: event.outcome.exitCode ?? null, signal: event.outcome.signal ?? null, timedOut: event.outcome.timedOut === true } : {};
@@ -504,8 +506,6 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
           ? {}
           : { ...(event.outcome.kind === "success" ? { exitCode: event.outcome.exitCode ?? 0 } : {}), ...(event.taskNow === undefined ? {} : { taskNow: event.taskNow }) };
       const next = delayMs === undefined ? "" : `; next attempt in ${formatDelay(delayMs)}`;
-      // A cancel that took taskq's SIGKILL says so, as its log, status and a `released` record say it.
-      const killed = event.outcome.kind === "cancelled" ? event.outcome.killed : undefined;
       print(
         {
           event: "finished",
@@ -520,7 +520,7 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
           ...(delayMs === undefined ? {} : { delayMs }),
           ...staleFields,
         },
-        `${words[state] ?? state} ${runId}/${key}${attemptWords(state, attempt, maxAttempts)}${detail}${killed === undefined ? "" : ` (${killed})`}${next}`,
+        `${words[state] ?? state} ${runId}/${key}${attemptWords(state, attempt, maxAttempts)}${detail}${next}`,
       );
       return;
     }
