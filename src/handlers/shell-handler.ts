@@ -144,9 +144,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     };
 
     let opened: LogFile | Promise<LogFile>;
-    /** How long opening the log file took (making its folder too), where that was slow: on this thread, or in the thread pool meanwhile. */
+    /** How long opening the log file took (making its folder too; from startedAt, just before), on this thread or in the thread pool meanwhile. */
     let logOpenMs = 0;
-    const openedAt = monotonicMs();
     try {
       ensureLogDir();
       opened = openLog(logPath, ctx.attempt);
@@ -155,13 +154,13 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     }
     if (opened instanceof Promise) {
       opened = opened.then((log) => {
-        logOpenMs = monotonicMs() - openedAt;
+        logOpenMs = monotonicMs() - startedAt;
         return log;
       });
       // Handled now: it may fail while take() waits, before it is awaited.
       opened.catch(() => {});
     } else {
-      logOpenMs = monotonicMs() - openedAt;
+      logOpenMs = monotonicMs() - startedAt;
     }
 
     // Real pipes (FIFOs) where the machine can make them, so the task can reopen its

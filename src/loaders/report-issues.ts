@@ -421,14 +421,6 @@ export function describeValue(value: unknown): string {
   return typeof value;
 }
 
-/**
- * JSON-quotes text, shortened past 60 characters so hostile input cannot flood the terminal.
- * DEL, the C1 controls (U+0080 to U+009F: a terminal may obey U+009B as ESC [), the line
- * separators and the bidirectional overrides and isolates (see escapeControls), which JSON
- * leaves as they are, are escaped as `\u009b` too; so are the characters that show as nothing
- * or as a space (a byte order mark, a no-break or zero-width space, a soft hyphen, the
- * direction marks), which made `"\ufeff  b"` read as `"  b"`.
- */
 /** What a no-break space (U+00A0) where a space was meant is told, at `lineCol` (where its escape is, in a "-quoted scalar, with that escape). */
 export function noBreakSpaceWords(lineCol: string, escape?: string): string {
   return escape === undefined
@@ -483,6 +475,14 @@ function quotedNoBreakSpaces(source: string): number[] {
   return found;
 }
 
+/**
+ * JSON-quotes text, shortened past 60 characters so hostile input cannot flood the terminal.
+ * DEL, the C1 controls (U+0080 to U+009F: a terminal may obey U+009B as ESC [), the line
+ * separators and the bidirectional overrides and isolates (see escapeControls), which JSON
+ * leaves as they are, are escaped as `\u009b` too; so are the characters that show as nothing
+ * or as a space (a byte order mark, a no-break or zero-width space, a soft hyphen, the
+ * direction marks), which made `"\ufeff  b"` read as `"  b"`.
+ */
 export function quote(text: string): string {
   return JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text).replace(/[\u007f-\u00a0\u00ad\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }

@@ -178,9 +178,7 @@ function noBreakSpaceAt(text: string, offset: number): string | undefined {
   if (leading === null && key === null) return undefined;
   // The first in the indentation; the one beside the colon, which ends the key's match.
   const column = leading !== null ? leading.index + leading[0].indexOf("\u00a0") + 1 : key!.index + key![0].lastIndexOf("\u00a0") + 1;
-  let number = 1;
-  for (let at = text.indexOf("\n"); at !== -1 && at < start; at = text.indexOf("\n", at + 1)) number++;
-  return noBreakSpaceWords(`${number}:${column}`);
+  return noBreakSpaceWords(`${lineNumberAt(text, start)}:${column}`);
 }
 
 /**
@@ -244,10 +242,16 @@ function parseQuoted(json: string): string | undefined {
   }
 }
 
-/** The lines of `text` after the one holding `offset`, each with its 1-based number, skipping blank and comment lines. */
-function* linesAfter(text: string, offset: number): Generator<{ number: number; line: string }> {
+/** The 1-based number of the line of `text` holding `offset`. */
+function lineNumberAt(text: string, offset: number): number {
   let number = 1;
   for (let index = text.indexOf("\n"); index !== -1 && index < offset; index = text.indexOf("\n", index + 1)) number++;
+  return number;
+}
+
+/** The lines of `text` after the one holding `offset`, each with its 1-based number, skipping blank and comment lines. */
+function* linesAfter(text: string, offset: number): Generator<{ number: number; line: string }> {
+  let number = lineNumberAt(text, offset);
   for (let start = text.indexOf("\n", offset) + 1; start > 0 && start < text.length; ) {
     const end = text.indexOf("\n", start);
     const line = text.slice(start, end === -1 ? text.length : end).replace(/\r$/, "");
@@ -323,7 +327,7 @@ function isKeyLike(line: string): boolean {
  * YAML ends a block at a comment left of its lines, where a shell script's comment would not.
  * Undefined otherwise.
  */
-function blockAbove(text: string, offset: number): { index: number; indent: number; key: string; indicator: string; keyCol: number; col: number; comment?: { index: number; depth: number } } | undefined {
+function blockAbove(text: string, offset: number): { index: number; indent: number; key: string; indicator: string; col: number; comment?: { index: number; depth: number } } | undefined {
   const { lines, index, indent } = textLineFrom(text, offset) ?? {};
   if (lines === undefined || index === undefined || indent === undefined || isKeyLike(lines[index]!)) return undefined;
   let above = index - 1;
@@ -348,7 +352,7 @@ function blockAbove(text: string, offset: number): { index: number; indent: numb
       if (header !== null) {
         if (blockIndent === undefined) return undefined;
         const comment = comments.reverse().find((found) => found.depth < blockIndent!);
-        return { index, indent, key: header[2]!.trimEnd(), indicator: header[3]!, keyCol: header[1]!.length + 1, col: blockIndent + 1, ...(comment === undefined ? {} : { comment }) };
+        return { index, indent, key: header[2]!.trimEnd(), indicator: header[3]!, col: blockIndent + 1, ...(comment === undefined ? {} : { comment }) };
       }
       if (depth === 0) return undefined;
       least = depth;
