@@ -8,7 +8,7 @@ import { onShutdownSignals, signalExitCode } from "./signals.js";
  * of its own. Heard, it stops the command at once with the signal's exit code (128 + n): nothing is submitted
  * or leased yet, and a migration under way is rolled back as its connection closes with the process.
  */
-export async function openUnlessStopped<T extends { close(): Promise<void> }>(open: () => Promise<T>, undone = "nothing was submitted"): Promise<T> {
+export async function openUnlessStopped<T extends { close(): Promise<void> }>(open: () => Promise<T>, undone: string): Promise<T> {
   let stop: (signal: NodeJS.Signals) => void = () => undefined;
   const stopped = new Promise<never>((_resolve, reject) => {
     stop = (signal) =>

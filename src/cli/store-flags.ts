@@ -111,10 +111,11 @@ export interface StoreOpenOptions {
   retryDroppedMs?: number;
   /** What `pg_stat_activity` names the command's connections (`taskq status <run>`), unless the user names them (see PostgresStoreOptions). */
   applicationName?: string;
-  /** A command that opens the store to submit (submit, run --store): a signal while it opens stops it (see openUnlessStopped). */
-  toSubmit?: boolean;
-  /** A worker, which opens the store to lease: a signal while it opens stops it, as toSubmit, "nothing was leased". */
-  toWork?: boolean;
+  /**
+   * For a command a signal stops while it opens the store (submit, run --store, worker: see openUnlessStopped), what it
+   * has then not done, in its words: "nothing was submitted", "nothing was leased".
+   */
+  undoneIfStopped?: string;
   /** A command that runs tasks (worker, run --store): the worker's modules (prom-client) are loaded first, so that one missing is said before the store is opened, or made. */
   runsTasks?: boolean;
 }
@@ -126,8 +127,8 @@ export interface StoreOpenOptions {
  * new empty store.
  */
 export function openStore(flags: StoreFlags, options: StoreOpenOptions = {}): Promise<PostgresStore> {
-  if (options.toSubmit === true) return openUnlessStopped(() => openStoreNow(flags, options));
-  return options.toWork === true ? openUnlessStopped(() => openStoreNow(flags, options), "nothing was leased") : openStoreNow(flags, options);
+  const undone = options.undoneIfStopped;
+  return undone === undefined ? openStoreNow(flags, options) : openUnlessStopped(() => openStoreNow(flags, options), undone);
 }
 
 async function openStoreNow(flags: StoreFlags, options: StoreOpenOptions): Promise<PostgresStore> {

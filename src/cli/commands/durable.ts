@@ -75,7 +75,7 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
     const code = early === undefined ? submitted(workflow, result, state, store, flags) : stoppedAfterSubmit(workflow, result, state, store, flags, early);
     return Math.max(submittedIdLost(result.runId), code);
     // A dropped connection is ridden out under the same run id: a CI step run again would submit a second run.
-  }, { retryDroppedMs: RETRY_DROPPED_MS, applicationName: "taskq submit", toSubmit: true });
+  }, { retryDroppedMs: RETRY_DROPPED_MS, applicationName: "taskq submit", undoneIfStopped: "nothing was submitted" });
 }
 
 /**
@@ -261,7 +261,7 @@ export async function workerCommand(flags: Flags): Promise<number> {
     return await withStore(flags, async (store) => (await runWorker(store, { ...options, fitted, takeSignals: holdSignals, ...(metrics === undefined ? {} : { metrics }) })).exitCode, {
       applicationName: `taskq worker ${workerId}`,
       runsTasks: true,
-      toWork: true,
+      undoneIfStopped: "nothing was leased",
     });
   } finally {
     // Closed by the worker as it stops; here when the store could not be opened.
