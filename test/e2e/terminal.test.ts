@@ -80,6 +80,20 @@ describe.skipIf(!hasPython())("on a terminal", () => {
     expect(narrow).not.toContain("stopping (SIGI…");
   }, 60_000);
 
+  it("keeps a Ctrl-C's countdown whole on a narrow terminal when the tasks it cancelled are counted as not ok on the totals line", async () => {
+    // The tasks still queued are cancelled at once: "11/12 done · 11 not ok · SIGINT: 1.9s left" took 42 columns,
+    // and at 40 the countdown was cut ("SIGINT: 1.9…"), as with every Ctrl-C of a run with tasks still to start.
+    const queued = Array.from({ length: 11 }, (_, i) => `  q${i}: { run: "true", dependsOn: slow }\n`).join("");
+    const ws = await workspace(`tasks:\n  slow: { run: "trap '' TERM; echo started; sleep 30" }\n${queued}`);
+    const args = ["run", ws.file, "--log-dir", ws.logs, "--shutdown-timeout", "2s", "--kill-grace", "1s"];
+    const run = await taskqOnPty(args, { cwd: ws.dir, size: { cols: 40, rows: 24 }, key: { text: "\x03", when: String.raw`started[\s\S]*0/12 done` } }, { NO_COLOR: "1" });
+    const output = run.bytes.toString("utf8");
+    expect(output).toMatch(/11\/12 done · SIGINT: (1\.\d|2)s left\r\n/);
+    expect(output).toContain("11/12 done · SIGINT: stopping\r\n");
+    expect(output).not.toMatch(/SIGINT: [^\r\n]*…/);
+    expect(output).toContain("Summary: 0 succeeded, 0 failed, 12 cancelled");
+  }, 60_000);
+
   it("ends by SIGHUP, not by Node's abort, when its terminal is closed while it stops what the tasks left running", async () => {
     // A daemon that ignores SIGTERM: with a long kill grace, taskq waits for it after the last task, its run already a success.
     const ws = await workspace("tasks:\n  a: { run: \"setsid sh -c 'trap \\\"\\\" TERM; sleep 60' > /dev/null 2>&1 & echo started\" }\n");

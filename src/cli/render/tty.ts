@@ -318,11 +318,18 @@ export class TtyRenderer implements Renderer {
     // clears, and every redraw left a copy of it in the scrollback. The first line follows ora's
     // frame and a space.
     const width = (this.#stream.columns || 80) - 1;
-    const head = `${c.bold(`${this.#done}/${total} done`)}${failed}`;
+    const done = c.bold(`${this.#done}/${total} done`);
     const end = more > 0 && moreOnTotals ? c.dim(` … ${more} more`) : "";
-    let totals = `${head}${this.#stoppingText(now)}${end}`;
-    // Too narrow for the stop's words: the short ones, so that the countdown shows (at 40 columns it was cut to "stopping (SIGI…").
-    if (this.#stopping !== undefined && textWidth(totals.replace(COLOUR, "")) > width - 2) totals = `${head}${this.#stoppingText(now, true)}${end}`;
+    let totals = `${done}${failed}${this.#stoppingText(now)}${end}`;
+    const fits = (text: string): boolean => textWidth(text.replace(COLOUR, "")) <= width - 2;
+    // Too narrow for the stop's words: the short ones, so that the countdown shows (at 40 columns it was cut to "stopping (SIGI…");
+    // still too narrow, the count of those not ok left out (the summary gives it): a Ctrl-C cancels the tasks still queued
+    // at once, and their count cut the countdown again ("11/12 done · 11 not ok · SIGINT: 1.9…").
+    if (this.#stopping !== undefined && !fits(totals)) {
+      const short = this.#stoppingText(now, true);
+      totals = `${done}${failed}${short}${end}`;
+      if (!fits(totals)) totals = `${done}${short}${end}`;
+    }
     const board = [fitWidth(totals, width - 2), ...shown.map((l) => fitWidth(`  ${l}`, width))];
     // On a screen of one or two rows, no room for the empty row: the totals only.
     if (height > 2) board.push("");
