@@ -68,6 +68,20 @@ describe("the live board's lines", () => {
     expect(formatDelay(3_600_000)).toBe("1h");
     expect(formatDelay(42_500)).toBe("42.5s");
   });
+
+  it("count a time past a minute in minutes and seconds to the tenth, as under a minute: a running task's row said 1m100ms to 1m900ms, then 1m1s and 1m1.1s", () => {
+    expect(formatDelay(60_000)).toBe("1m");
+    expect(formatDelay(60_100)).toBe("1m0.1s");
+    expect(formatDelay(60_949)).toBe("1m0.9s");
+    expect(formatDelay(61_000)).toBe("1m1s");
+    expect(formatDelay(61_100)).toBe("1m1.1s");
+    expect(formatDelay(119_949)).toBe("1m59.9s");
+    expect(formatDelay(119_950)).toBe("2m");
+    expect(formatDelay(125_300)).toBe("2m5.3s");
+    expect(formatDelay(3_599_949)).toBe("59m59.9s");
+    expect(formatDelay(3_599_999)).toBe("1h");
+    for (let ms = 60_000; ms < 3_600_000; ms += 100) expect(formatDelay(ms)).toMatch(/^\d+m(\d+(\.\d)?s)?$/);
+  });
 });
 
 describe("task output above the board", () => {

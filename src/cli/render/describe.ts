@@ -79,7 +79,13 @@ export function formatDelay(ms: number): string {
   // Past an hour, to the minute (past a day, to the hour): "1621760m57.2s" said nothing.
   if (ms >= DAY_MS) return unitsOf(ms, DAY_MS, "d", HOUR_MS, "h");
   if (ms >= HOUR_MS) return unitsOf(ms, HOUR_MS, "h", MINUTE_MS, "m");
-  return formatMs(Math.round(ms / 100) * 100);
+  if (ms < MINUTE_MS) return formatMs(Math.round(ms / 100) * 100);
+  // Past a minute, its seconds to the tenth as under one: formatMs said "1m100ms" to "1m900ms" (a running task's row, ten times a second), then "1m1.1s".
+  const tenths = Math.round(ms / 100);
+  const minutes = Math.floor(tenths / 600);
+  if (minutes >= 60) return "1h";
+  const rest = tenths - minutes * 600;
+  return rest === 0 ? `${minutes}m` : `${minutes}m${rest / 10}s`;
 }
 
 const HOUR_MS = 3_600_000;
