@@ -23,6 +23,18 @@ describe.skipIf(!hasPython())("on a terminal", () => {
     expect(background).toContain("Summary: 2 succeeded");
   }, 60_000);
 
+  it("--output tty started as a background job prints task output as lines, not a board over the shell's prompt, as it does once continued with `bg`", async () => {
+    // The board was drawn from the background ten times a second, over the prompt and what the user typed at it.
+    const ws = await workspace('tasks:\n  a: { run: "for i in 1 2 3 4; do echo a-$i; sleep 0.3; done" }\n  b: { run: "echo from-b", dependsOn: [a] }\n');
+    const args = ["run", ws.file, "--log-dir", ws.logs, "--output", "tty"];
+    const background = (await taskqOnPty(args, { cwd: ws.dir, size, background: true }, { NO_COLOR: "1" })).bytes.toString("utf8");
+    expect(background).not.toContain("\x1b[?25l");
+    expect(background).not.toContain("done");
+    for (let i = 1; i <= 4; i++) expect(background).toContain(`a | a-${i}\r\n`);
+    expect(background).toContain("b | from-b\r\n");
+    expect(background).toContain("Summary: 2 succeeded");
+  }, 60_000);
+
   it("shows a task's bytes that are not UTF-8 as U+FFFD on a terminal, board or plain lines: a lone 0x9B (8-bit CSI) never reaches it", async () => {
     // To a terminal not in UTF-8 (a Latin-1 xterm, a serial console), 0x9B is CSI: "\x9b2J" cleared its screen.
     const ws = await workspace("tasks:\n  a: { run: \"printf 'raw c1 \\\\2332J here \\\\377 end\\\\n'\" }\n");

@@ -138,11 +138,11 @@ export class TtyRenderer implements Renderer {
       this.#print(this.#c.red(`✗ ${e.id} failed: ${oneLine(describeError(e.error))}`));
     });
     queue.on("cancelled", (e) => this.#finishRow(e.id, false, this.#c.yellow(`- ${e.id}: ${oneLine(describeError(e.error))}`)));
-    // Before the first frame: a key echoed below it would already move the cursor off the board.
-    this.#echo.off();
-    this.#showBoard();
-    this.#timer = setInterval(() => this.#refresh(), 100);
     this.#stream.on("resize", this.#onResize);
+    // The board, echo off before its first frame (a key echoed below it would already move the cursor off it); or, started
+    // as a background job (`taskq run x --output tty &`: auto mode prints plain lines there), task output as lines until the
+    // job is in the foreground, as once continued with `bg`: the board was drawn over the shell's prompt.
+    this.resume();
   }
 
   line(taskId: string, _stream: StreamName, text: string): void {
