@@ -708,10 +708,12 @@ tasks:
     expect(cancel.stdout).toBe(`{"cancelled":[],"cancelRequested":["job"]}\n`);
     // Not only that its worker stops it: that worker is gone, and nothing happens until the lease runs out.
     expect(cancel.stderr).toMatch(new RegExp(`^note: "job" runs on worker ${worker.id}, .*the task stays running until its lease runs out, in [1-4]s, and then the next sweep of any running worker cancels it\n$`));
-    // Asked again once the lease ran out: the worker is gone or stalled, and a sweep cancels it.
+    // Asked again once the lease ran out: as status says it, the worker is gone, stalled or cut off from the database, and a sweep cancels it.
     await sleep(4_500);
     const again = await taskq(["cancel", runId]);
-    expect(again.stderr).toMatch(new RegExp(`^note: "job" was left by worker ${worker.id}, gone or stalled: its lease ran out \\d+s ago, and the next sweep of any running worker cancels it\n$`));
+    expect(again.stderr).toMatch(
+      new RegExp(`^note: "job" on worker ${worker.id}: its lease ran out \\S+ ago \\(the worker is gone, stalled or cut off from the database\\): a worker's sweep cancels it\n$`),
+    );
     let status = await taskq(["status", runId]);
     expect(await eventually(async () => (status = await taskq(["status", runId])).stdout.includes("its lease ran out"), 10_000)).toBe(true);
     expect(status.stdout).toMatch(
@@ -720,6 +722,49 @@ tasks:
     const json = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { running: unknown[] };
     expect(json.running).toMatchObject([{ id: "job", cancelRequested: true, leaseExpiredMs: expect.any(Number) as number }]);
     // As said: the sweep ends it cancelled, its attempts left unused.
+    await store.sweepOrphans();
+    expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "cancelled", cancelReason: "cancelled by request" });
+  });
+
+  it("cancel of a task whose lease ran out while a statement of its worker's still waits on the database says, as status does, that its record may still go through, not that the worker is gone", async () => {
+    const file = await workflowFile("cancel-waiting", "tasks:\n  job: { run: 'echo started; sleep 1000', retries: 1 }\n");
+    const worker = await startWorker(["-j", "1", "--lease", "3s"]);
+    const runId = await submit(file);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/job | started`))).toBe(true);
+    worker.cli.child.kill("SIGKILL");
+    await worker.cli.done;
+    // A statement of that worker's begun before its lease ran out (its record or a renewal held up by a lock, a slow database),
+    // as pg_stat_activity shows one: a session named as the worker names its own, its statement still in progress.
+    const name = `taskq worker ${worker.id}`;
+    const session = new pg.Client({ connectionString: DATABASE_URL, application_name: name });
+    await session.connect();
+    const waiting = session.query("SELECT pg_sleep(60)").catch(() => undefined);
+    try {
+      const active = async () => (await sql<{ n: number }>(store, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'", [name]))[0]!.n === 1;
+      expect(await eventually(active, 5_000)).toBe(true);
+      let status = await taskq(["status", runId]);
+      expect(await eventually(async () => (status = await taskq(["status", runId])).stdout.includes("its lease ran out"), 10_000)).toBe(true);
+      expect(status.stdout).toContain("while its worker waits on the database");
+      const cancel = await taskq(["cancel", runId]);
+      expect(cancel.stdout).toBe(`{"cancelled":[],"cancelRequested":["job"]}\n`);
+      expect(cancel.stderr).toMatch(
+        new RegExp(
+          `^note: "job" on worker ${worker.id}: its lease ran out \\S+ ago while its worker waits on the database \\(a statement of its, for \\S+: ` +
+            `a renewal, or the record of how the attempt ended, which may still go through\\); if it does not, a worker's sweep cancels it\n$`,
+        ),
+      );
+      expect(cancel.stderr).not.toContain("gone");
+    } finally {
+      await sql(store, "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [name]);
+      await waiting;
+      await session.end();
+    }
+    // That statement ended, no session of the worker's is left: gone, stalled or cut off, as status says it too.
+    const again = await taskq(["cancel", runId]);
+    expect(again.stderr).toMatch(
+      new RegExp(`^note: "job" on worker ${worker.id}: its lease ran out \\S+ ago \\(the worker is gone, stalled or cut off from the database\\): a worker's sweep cancels it\n$`),
+    );
+    expect((await taskq(["status", runId])).stdout).toContain("(the worker is gone, stalled or cut off from the database): a worker's sweep cancels it\n");
     await store.sweepOrphans();
     expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "cancelled", cancelReason: "cancelled by request" });
   });

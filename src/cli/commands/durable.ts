@@ -14,7 +14,7 @@ import { oneLine } from "../one-line.js";
 import { toJson } from "../output.js";
 import { createColors } from "../render/colors.js";
 import { terminalSafe } from "../render/control-bytes.js";
-import { formatSummary, shownIds, unfinishedCount, unfinishedParts } from "../render/summary-text.js";
+import { formatSummary, leaseRanOutWords, shownIds, unfinishedCount, unfinishedParts, WORKER_GONE, WORKER_WAITS_FOR } from "../render/summary-text.js";
 import type { RunSummary } from "../render/types.js";
 import { noteFields } from "../note-fields.js";
 import { holdSignals, onShutdownSignals, secondSignal, signalExitCode } from "../signals.js";
@@ -357,6 +357,7 @@ export async function cancelCommand(runId: string, task: string | undefined, fla
  * What becomes of the running tasks a cancel was asked for, which no one may act on soon: their
  * workers stop them at their next heartbeat, but a worker that is gone (SIGKILLed, its machine lost)
  * never will; its task runs on in the database until its lease runs out and a worker's sweep cancels it.
+ * One whose lease has run out already is worded as status words it (leaseRanOutWords).
  */
 export function runningNotes(running: readonly RunningTarget[]): string[] {
   const seconds = (ms: number): string => formatDuration(Math.max(1000, Math.round(ms / 1000) * 1000));
@@ -377,11 +378,24 @@ export function runningNotes(running: readonly RunningTarget[]): string[] {
         `stays running until its lease runs out, within ${seconds(longest)}, and then ${sweep}`,
     );
   }
-  if (expired.length === 1) {
-    const [task] = expired as [RunningTarget];
-    notes.push(`${JSON.stringify(task.key)} was left by worker ${task.workerId ?? "unknown"}, gone or stalled: its lease ran out ${seconds(-task.leaseLeftMs)} ago, and ${sweep}`);
-  } else if (expired.length > 1) {
-    notes.push(`${expired.length} running tasks (${shownIds(expired.map((task) => task.key))}) were left by workers gone or stalled: their leases have run out, and the next sweep of any running worker cancels them`);
+  // As status says it: a worker that still waits on the database may yet record the attempt; one that does not is gone, stalled or cut off.
+  const waiting = expired.filter((task) => task.workerWaitingMs !== undefined);
+  const gone = expired.filter((task) => task.workerWaitingMs === undefined);
+  for (const group of [waiting, gone]) {
+    if (group.length === 1) {
+      const [task] = group as [RunningTarget];
+      notes.push(`${JSON.stringify(task.key)} on worker ${task.workerId ?? "unknown"}: ${leaseRanOutWords(-task.leaseLeftMs, task.workerWaitingMs, "cancels it")}`);
+    }
+  }
+  if (waiting.length > 1) {
+    const longest = Math.max(...waiting.map((task) => task.workerWaitingMs!));
+    notes.push(
+      `${waiting.length} running tasks (${shownIds(waiting.map((task) => task.key))}): their leases have run out while their workers wait on the database ` +
+        `(a statement of theirs, for up to ${seconds(longest)}: ${WORKER_WAITS_FOR}); where one does not, a worker's sweep cancels its task`,
+    );
+  }
+  if (gone.length > 1) {
+    notes.push(`${gone.length} running tasks (${shownIds(gone.map((task) => task.key))}) were left by workers ${WORKER_GONE}: their leases have run out, and a worker's sweep cancels them`);
   }
   return notes;
 }

@@ -20,6 +20,25 @@ export function shownIds(ids: string[]): string {
   return `${ids.slice(0, VICTIMS_SHOWN).join(", ")}, ... and ${(ids.length - VICTIMS_SHOWN).toLocaleString("en-US")} more`;
 }
 
+/** Of a worker whose lease ran out, and which waits on no statement of its: what it may be. */
+export const WORKER_GONE = "gone, stalled or cut off from the database";
+
+/** What a statement of a worker's waiting on the database may be, when the lease of its task ran out (see leaseRanOutWords). */
+export const WORKER_WAITS_FOR = "a renewal, or the record of how the attempt ended, which may still go through";
+
+/**
+ * What a running task's lease run out `leaseExpiredMs` ago means, as status and cancel say it. Its worker still
+ * waiting on the database (`workerWaitingMs`: its record held up by a lock, a slow database) is neither gone nor
+ * stalled: that record may yet go through, and no sweep takes a task whose row it holds. `next`: what a worker's
+ * sweep does with it ("queues it again", "cancels it").
+ */
+export function leaseRanOutWords(leaseExpiredMs: number, workerWaitingMs: number | undefined, next: string): string {
+  const ago = `its lease ran out ${formatWall(leaseExpiredMs)} ago`;
+  return workerWaitingMs === undefined
+    ? `${ago} (the worker is ${WORKER_GONE}): a worker's sweep ${next}`
+    : `${ago} while its worker waits on the database (a statement of its, for ${formatWall(workerWaitingMs)}: ${WORKER_WAITS_FOR}); if it does not, a worker's sweep ${next}`;
+}
+
 /** Tasks not ended: blocked, scheduled, ready or running. */
 export function unfinishedCount(counts: RunSummary["counts"]): number {
   return counts.BLOCKED + counts.SCHEDULED + counts.READY + counts.RUNNING;
@@ -69,21 +88,11 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
     out.push("", c.bold.cyan(`Running (${running.length}):`));
     for (const task of running.slice(0, RUNNING_SHOWN)) {
       const worker = task.workerId === null ? "" : ` on ${safe(task.workerId)}`;
-      // A lease run out: its worker is gone or stalled, and nothing runs the task until a worker's sweep takes it up.
+      // A lease run out: nothing runs the task until a worker's sweep takes it up, unless its worker, still waiting on the database, records it first.
       // A cancel asked for is what the sweep honours first (see sweepExpiredLeases).
       const next = task.cancelRequested === true || task.runStopped === true ? "cancels it" : task.attempt < task.maxAttempts ? "queues it again" : "ends it (no attempts left)";
       const cancelling = task.cancelRequested === true ? c.yellow(", cancel requested") : task.runStopped === true ? c.yellow(", its run stopped") : "";
-      // Its worker still waiting on the database (its record held up by a lock, a slow database) is neither gone nor stalled:
-      // that record may yet go through, and no sweep takes a task whose row it holds.
-      const expired =
-        task.leaseExpiredMs === undefined
-          ? ""
-          : c.yellow(
-              task.workerWaitingMs === undefined
-                ? `; its lease ran out ${formatWall(task.leaseExpiredMs)} ago (the worker is gone, stalled or cut off from the database): a worker's sweep ${next}`
-                : `; its lease ran out ${formatWall(task.leaseExpiredMs)} ago while its worker waits on the database (a statement of its, for ${formatWall(task.workerWaitingMs)}: ` +
-                    `a renewal, or the record of how the attempt ended, which may still go through); if it does not, a worker's sweep ${next}`,
-            );
+      const expired = task.leaseExpiredMs === undefined ? "" : c.yellow(`; ${leaseRanOutWords(task.leaseExpiredMs, task.workerWaitingMs, next)}`);
       out.push(`  ${c.cyan("▶")} ${c.bold(task.id)}: attempt ${task.attempt}/${task.maxAttempts}${worker}, for ${formatWall(task.runningMs)}${cancelling}${expired}`);
       const lines = task.lastLines?.slice(-RUNNING_LINES_SHOWN) ?? [];
       if (lines.length > 0) {

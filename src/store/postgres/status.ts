@@ -125,16 +125,39 @@ export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: st
 
 /**
  * Sets `workerWaitingMs` on each running task whose lease ran out while a session of its worker has a statement in
- * progress: that worker is neither gone nor stalled, but waiting on the database (its record of how the attempt ended,
- * or a renewal, held up by a lock or a slow database), and may yet record the attempt; a sweep skips the row it locks.
- * Its sessions are known by their names: `taskq worker <id>`, or `taskq run <run id>` for a run's own worker. A session
- * another role's, whose state this role may not see (no pg_read_all_stats), or named otherwise (the URL's
- * application_name), is not found; nor is one whose statement began after the lease ran out: status then words the lease as run out.
+ * progress (see workersWaiting).
  */
 async function addWorkersWaiting(pool: pg.Pool, rows: TaskStatusRow[]): Promise<void> {
-  const expired = rows.filter((row) => row.leaseExpiredMs !== undefined && row.workerId !== null);
-  if (expired.length === 0) return;
-  const sessionNames = (row: TaskStatusRow): string[] => [applicationName(`taskq worker ${row.workerId}`), applicationName(`taskq run ${row.runId}`)];
+  const expired = rows.filter((row): row is TaskStatusRow & { leaseExpiredMs: number } => row.leaseExpiredMs !== undefined);
+  const waited = await workersWaiting(pool, expired);
+  for (const [index, row] of expired.entries()) {
+    const waitedMs = waited[index];
+    if (waitedMs !== undefined) row.workerWaitingMs = waitedMs;
+  }
+}
+
+/** A running task whose lease ran out `leaseExpiredMs` ago, held by `workerId`, of run `runId`. */
+export interface LeaseRunOut {
+  runId: string;
+  workerId: string | null;
+  leaseExpiredMs: number;
+}
+
+/**
+ * Of each task whose lease ran out, for how long a session of its worker has had a statement in progress, where it has
+ * had one since before the lease ran out (else undefined): that worker is neither gone nor stalled, but waiting on the
+ * database (its record of how the attempt ended, or a renewal, held up by a lock or a slow database), and may yet record
+ * the attempt; a sweep skips the row it locks. What status and cancel say of such a task.
+ * Its sessions are known by their names: `taskq worker <id>`, or `taskq run <run id>` for a run's own worker. A session
+ * another role's, whose state this role may not see (no pg_read_all_stats), or named otherwise (the URL's
+ * application_name), is not found; nor is one whose statement began after the lease ran out: the lease is then worded as run out.
+ */
+export async function workersWaiting(pool: pg.Pool, tasks: readonly LeaseRunOut[]): Promise<(number | undefined)[]> {
+  const none = tasks.map(() => undefined);
+  const sessionNames = (task: LeaseRunOut): string[] =>
+    task.workerId === null ? [] : [applicationName(`taskq worker ${task.workerId}`), applicationName(`taskq run ${task.runId}`)];
+  const names = [...new Set(tasks.flatMap(sessionNames))];
+  if (names.length === 0) return none;
   // Only a finer wording: a database that keeps pg_stat_activity from this role (REVOKE), or fails this read, leaves it out.
   const result = await pool.query<{ application_name: string; waiting_ms: number }>(
     `SELECT application_name, max(extract(epoch FROM now() - COALESCE(xact_start, query_start)))::float8 * 1000 AS waiting_ms
@@ -142,17 +165,17 @@ async function addWorkersWaiting(pool: pg.Pool, rows: TaskStatusRow[]): Promise<
       WHERE datname = current_database() AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')
         AND application_name = ANY($1::text[])
       GROUP BY application_name`,
-    [[...new Set(expired.flatMap(sessionNames))]],
+    [names],
   ).catch(() => undefined);
-  if (result === undefined) return;
+  if (result === undefined) return none;
   const waiting = new Map(result.rows.map((row) => [row.application_name, Math.max(0, Math.round(row.waiting_ms))]));
-  for (const row of expired) {
-    const found = sessionNames(row).flatMap((name) => waiting.get(name) ?? []);
+  return tasks.map((task) => {
+    const found = sessionNames(task).flatMap((name) => waiting.get(name) ?? []);
     // Only a statement that began before the lease ran out: a renewal held up is one, and one begun since (a session of
     // another `run --store` of the same run id) says nothing of the worker that held the lease.
     const waitedMs = found.length === 0 ? undefined : Math.max(...found);
-    if (waitedMs !== undefined && waitedMs >= row.leaseExpiredMs!) row.workerWaitingMs = waitedMs;
-  }
+    return waitedMs !== undefined && waitedMs >= task.leaseExpiredMs ? waitedMs : undefined;
+  });
 }
 
 /** Failed tasks (of one run, or all), each with the dependents cancelled because of it. A run that does not exist is an error. */

@@ -3,7 +3,7 @@ import pg from "pg";
 import { applicationName } from "./application-name.js";
 import { TaskqError } from "../../errors.js";
 import { isRunId, RUN_ID_EXPECTED } from "../../run-id.js";
-import { cancelTasks, type CancelResult, type ShutdownCancel } from "./cancel.js";
+import { addWorkersWaitingToTargets, cancelTasks, type CancelResult, type ShutdownCancel } from "./cancel.js";
 import { completeAttempt, completeSuccess, readRecordedEnd, releaseLease, releaseStrays, type ReleaseEnd, type StopCancel } from "./complete.js";
 import { completeAndLease, type CompleteAndLeaseResult, type EndedAttempt } from "./complete-and-lease.js";
 import { refreshRunState, settleRuns } from "./graph.js";
@@ -373,6 +373,8 @@ export class PostgresStore {
       await refreshRunState(this.pool, this.#names, runId).catch((error: unknown) => {
         if (!this.#dropped(error)) throw error;
       });
+      // Only a finer wording of what becomes of a task whose lease ran out: a failed read leaves it out.
+      await addWorkersWaitingToTargets(this.pool, runId, result.running);
       return result;
     });
   }
