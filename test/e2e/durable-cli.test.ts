@@ -1002,6 +1002,34 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
+  it("/metrics has this worker's running tasks (taskq_worker_running_tasks), beside the store's taskq_tasks{state=\"running\"}, which counts every worker's", async () => {
+    const go = path.join(ws.dir, `go-${randomBytes(3).toString("hex")}`);
+    const slow = `{ run: 'echo started; until [ -e "$GO" ]; do sleep 0.05; done', env: { GO: "${go}" } }`;
+    const file = await workflowFile("running-gauge", `tasks:\n  a: ${slow}\n  b: ${slow}\n  c: ${slow}\n`);
+    const [two, one] = [await startWorker(["-j", "2", "--metrics-port", "0"]), await startWorker(["-j", "1", "--metrics-port", "0"])];
+    const urlOf = (worker: Worker) => /metrics (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(worker.stdout())?.[1] ?? "";
+    const scrape = async (worker: Worker) => {
+      const text = await (await fetch(urlOf(worker))).text();
+      return { text, value: (pattern: string) => Number(new RegExp(`^${pattern} (\\S+)$`, "m").exec(text)?.[1]) };
+    };
+    const idle = await scrape(two);
+    expect(idle.text).toContain("# HELP taskq_worker_running_tasks Tasks this worker runs now (attempts whose command has not ended), of every run\n# TYPE taskq_worker_running_tasks gauge\n");
+    expect(idle.value("taskq_worker_running_tasks")).toBe(0);
+    const runId = await submit(file);
+    const started = (worker: Worker) => (worker.stdout().match(new RegExp(`${runId}/\\S+ \\| started`, "g")) ?? []).length;
+    expect(await eventually(() => started(two) === 2 && started(one) === 1, 10_000)).toBe(true);
+    const [busyTwo, busyOne] = [await scrape(two), await scrape(one)];
+    expect(busyTwo.value("taskq_worker_running_tasks")).toBe(2);
+    expect(busyOne.value("taskq_worker_running_tasks")).toBe(1);
+    // The store's count is every worker's, the same on both.
+    expect(busyTwo.value('taskq_tasks\\{state="running"\\}')).toBeGreaterThanOrEqual(3);
+    expect(busyOne.value('taskq_tasks\\{state="running"\\}')).toBe(busyTwo.value('taskq_tasks\\{state="running"\\}'));
+    await writeFile(go, "");
+    expect((await waitForRun(runId)).state).toBe("succeeded");
+    expect(await eventually(async () => (await scrape(two)).value("taskq_worker_running_tasks") === 0 && (await scrape(one)).value("taskq_worker_running_tasks") === 0)).toBe(true);
+    expect([(await stopWorker(two)).code, (await stopWorker(one)).code]).toEqual([143, 143]);
+  });
+
   it("a task whose worker was SIGKILLed mid-task: its dead letter shows what it printed up to the worker's last heartbeat", async () => {
     const file = await workflowFile(
       "killed-mid-task",

@@ -205,6 +205,7 @@ export class Attempt {
     this.#scheduleHeartbeat(Math.min(heartbeatMs, Math.max(0, this.#leaseEnds - performance.now() - (leaseMs - heartbeatMs))));
     this.#watchLease();
     metrics.attempts.inc();
+    metrics.runningTasks.inc();
     metrics.queueWait.observe(task.queueWaitMs / 1000);
     emit({ type: "started", task });
     const started = performance.now();
@@ -233,6 +234,7 @@ export class Attempt {
       clearTimeout(this.#leaseWatch);
       this.#heartbeat = undefined;
       this.#handlerDone = true;
+      metrics.runningTasks.dec();
       this.#endHandler();
     }
     const durationMs = performance.now() - started;

@@ -17,6 +17,7 @@ const SECONDS_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 60, 300, 
 export class WorkerMetrics {
   readonly registry = new Registry();
   readonly attempts: Counter;
+  readonly runningTasks: Gauge;
   readonly retries: Counter;
   readonly completions: Counter<"outcome">;
   readonly queueWait: Histogram;
@@ -52,6 +53,12 @@ export class WorkerMetrics {
       },
     });
     this.attempts = new Counter({ name: "taskq_attempts_total", help: "Attempts started by this worker", registers });
+    // This worker's own, beside taskq_tasks{state="running"}, which is the store's (every worker's) on every worker.
+    this.runningTasks = new Gauge({
+      name: "taskq_worker_running_tasks",
+      help: "Tasks this worker runs now (attempts whose command has not ended), of every run",
+      registers,
+    });
     this.retries = new Counter({ name: "taskq_retries_total", help: "Failed attempts requeued with backoff", registers });
     this.completions = new Counter({
       name: "taskq_completions_total",
