@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import type { Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { metricsPort, openMetricsPort } from "../../src/store/postgres/metrics-server.js";
@@ -6,7 +7,7 @@ import { PostgresWorker } from "../../src/store/postgres/worker.js";
 import { SCRAPE_STORE_MS } from "../../src/store/postgres/worker-metrics.js";
 import { SLACK_MS } from "../e2e/reliability-harness.js";
 import { startFreezableProxy } from "../helpers/tcp-proxy.js";
-import { DATABASE_URL, openTestStore, sql, task, waitForRun, workflow } from "./helpers.js";
+import { DATABASE_URL, openTestStore, sql, task, until, waitForRun, workflow } from "./helpers.js";
 
 describe("worker metrics", () => {
   let store: PostgresStore;
@@ -78,6 +79,45 @@ describe("worker metrics", () => {
     // Runnable again since its lease ran out (20 s ago), not since the sweep, a moment before its lease.
     expect(waited).toBeGreaterThanOrEqual(19);
     expect(waited).toBeLessThan(60);
+  });
+
+  it("counts in taskq_attempts_total an attempt a graceful stop gave back, as its HELP says, its end as released; the task's own count leaves it out", async () => {
+    let started = false;
+    const stopping = new PostgresWorker({
+      store,
+      concurrency: 1,
+      handler: async (_leased, context) => {
+        started = true;
+        await new Promise((_resolve, reject) => context.signal.addEventListener("abort", () => reject(context.signal.reason as Error), { once: true }));
+      },
+    });
+    await stopping.start();
+    const runId = await store.submitRun(workflow([task("long", { retries: 2 })]));
+    try {
+      await until(() => started);
+      expect(await stopping.metricsText()).toMatch(/^taskq_worker_running_tasks 1$/m);
+      await stopping.stop({ deadlineMs: 100 });
+      const text = await stopping.metricsText();
+      expect(text).toContain(
+        "# HELP taskq_attempts_total Attempts started by this worker, those a graceful stop gave back included (completions released), which the task's own count of attempts leaves out\n",
+      );
+      expect(text).toMatch(/^taskq_attempts_total 1$/m);
+      expect(text).toMatch(/^taskq_completions_total\{outcome="released"\} 1$/m);
+      expect(text).toMatch(/^taskq_worker_running_tasks 0$/m);
+      // Given back, queued again: its next attempt is attempt 1 again.
+      expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "queued", attempts: 0 });
+    } finally {
+      await stopping.stop({ deadlineMs: 0 });
+      await store.cancelRun(runId);
+    }
+  });
+
+  it("README's table of metrics names every metric a worker serves, with its type", async () => {
+    const readme = await readFile(new URL("../../README.md", import.meta.url), "utf8");
+    const rows = new Map([...readme.matchAll(/^\| `(taskq_\w+)(?:\{[^}]*\})?` \| (\w+) \|/gm)].map((match) => [match[1]!, match[2]!]));
+    const served = [...(await worker.metricsText()).matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((match): [string, string] => [match[1]!, match[2]!]);
+    expect(served.length).toBeGreaterThan(5);
+    expect(served.filter(([name, type]) => rows.get(name) !== type)).toEqual([]);
   });
 
   it("keeps each worker's metrics in its own registry", async () => {

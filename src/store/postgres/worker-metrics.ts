@@ -52,7 +52,13 @@ export class WorkerMetrics {
         for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
       },
     });
-    this.attempts = new Counter({ name: "taskq_attempts_total", help: "Attempts started by this worker", registers });
+    // Every attempt begun, as its `start` line is: one a graceful stop gives back too (a counter takes back no start a
+    // scrape has seen), whose end is taskq_completions_total{outcome="released"}, though the task's own count leaves it out.
+    this.attempts = new Counter({
+      name: "taskq_attempts_total",
+      help: "Attempts started by this worker, those a graceful stop gave back included (completions released), which the task's own count of attempts leaves out",
+      registers,
+    });
     // This worker's own, beside taskq_tasks{state="running"}, which is the store's (every worker's) on every worker.
     this.runningTasks = new Gauge({
       name: "taskq_worker_running_tasks",
