@@ -113,8 +113,9 @@ export interface WorkerRunOptions {
 export async function runWorker(store: PostgresStore, options: WorkerRunOptions): Promise<WorkerRunResult> {
   const { PostgresWorker, metricsPort } = await import("../store/postgres/index.js");
   const out = new BufferedWriter(process.stdout);
-  const print = (record: Record<string, unknown>, text: string): void => {
-    out.write(options.json ? `${toJson({ ts: new Date().toISOString(), ...record })}\n` : `${clock()} ${text}\n`);
+  /** `stamp`: the time of a record of several lines, read once for all of them (they were in time order a clock read apart, the first last). */
+  const print = (record: Record<string, unknown>, text: string, stamp = options.json ? "" : clock()): void => {
+    out.write(options.json ? `${toJson({ ts: new Date().toISOString(), ...record })}\n` : `${stamp} ${text}\n`);
   };
   /** A note: in plain lines, `plain` (the message, unless worded for them) in the `note` column, as a local run's (see PlainRenderer). */
   const printNote = (message: string, plain = message, fields: Record<string, unknown> = {}): void => print({ event: "note", ...fields, message }, `note    ${plain}`);
@@ -472,7 +473,7 @@ export function whatBecameOf(taskNow: TaskNow | null | undefined, ownId: string)
   return `worker ${workerId} took the task over`;
 }
 
-function describeEvent(event: WorkerEvent, print: (record: Record<string, unknown>, text: string) => void, leaseSource: string, dbErrors: DbErrorLines, ownId: string): void {
+function describeEvent(event: WorkerEvent, print: (record: Record<string, unknown>, text: string, stamp?: string) => void, leaseSource: string, dbErrors: DbErrorLines, ownId: string): void {
   switch (event.type) {
     case "started": {
       const { runId, key, attempt, maxAttempts } = event.task;
@@ -560,7 +561,8 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       const tasks = event.tasks.map(({ runId, key, attempt, maxAttempts, state, error, runStopped }) => ({ runId, id: key, attempt, maxAttempts, state, error, ...(runStopped ? { runStopped } : {}) }));
       // One line per task: which one a dead or stalled worker left, and what became of it.
       const lines = event.tasks.map(({ runId, key, attempt, maxAttempts, state, error, runStopped }) => `sweep   ${runId}/${key}: ${oneLine(error)}: ${SWEPT_WORDS[state](attempt, maxAttempts, runStopped)}`);
-      print({ event: "orphans-recovered", count: event.count, tasks }, lines.join(`\n${clock()} `));
+      const stamp = clock();
+      print({ event: "orphans-recovered", count: event.count, tasks }, lines.join(`\n${stamp} `), stamp);
       return;
     }
     case "db-error": {
