@@ -24,11 +24,13 @@ export interface TaskqKill {
 
 /**
  * A shutdown signal came while an attempt got ready (its log opened): its command was never spawned. The
- * queue had started the task; a summary tells it from one the shutdown cut short while it ran.
+ * queue had started the task; a summary tells it from one the shutdown cut short while it ran. Its words
+ * are not those of a task the queue never started ("shutdown: not started"): its `started` line or
+ * record is out already, and its attempt counted.
  */
 export class NotSpawnedError extends TaskCancelledError {
   constructor() {
-    super("shutdown", "shutdown: not started");
+    super("shutdown", "shutdown: stopped before its command started");
   }
 }
 

@@ -205,7 +205,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     if (options.shutdownSignals?.stopping() === true) {
       if (pipes !== undefined) for (const ends of pipes) closeEnds(ends);
       const stopped = new NotSpawnedError();
-      log.writeLine(attemptLine(ctx.attempt, `stopped: ${stopped.message}`));
+      log.writeLine(attemptLine(ctx.attempt, "stopped by the shutdown before its command started"));
       await closeLogFile(log);
       throw stopped;
     }

@@ -13,7 +13,7 @@ describe("SummaryCollector: the cancelled tasks of a run stopped by a signal", (
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
 
-  it("a task the queue started whose command the signal kept from spawning is listed as not started, not as cut short while it ran", async () => {
+  it("a task the queue started whose command the signal kept from spawning is listed as stopped before its command started, not as cut short while it ran", async () => {
     dir = await mkdtemp(path.join(tmpdir(), "taskq-summary-"));
     const logDir = path.join(dir, "logs");
     // As the CLI's signal handler sets it: from the signal on, no command spawns.
@@ -30,7 +30,7 @@ describe("SummaryCollector: the cancelled tasks of a run stopped by a signal", (
     queue.start();
     expect((await queue.wait("a")).status).toBe("CANCELLED");
     const built = summary.build(queue, { runId: "run", file: "f.yaml", logDir, startedAt: Date.now(), interrupted: "SIGINT", exitCode: 130 });
-    expect(built.cancelled).toEqual([{ id: "a", reason: "shutdown", message: "shutdown: not started" }]);
+    expect(built.cancelled).toEqual([{ id: "a", reason: "shutdown", message: "shutdown: stopped before its command started" }]);
     expect(existsSync(path.join(dir, "ran"))).toBe(false);
   });
   it("a task whose attempt timed out and was SIGKILLed in the time to finish, not retried, says how once, with that attempt's last lines", { timeout: 30_000 }, async () => {

@@ -1054,6 +1054,41 @@ describe("signals and shutdown", () => {
     expect(Object.values(summary.counts).reduce((a, b) => a + b, 0)).toBe(5000);
   });
 
+  it("a signal just after tasks were started, before some had spawned their command: each such task's cancel, live, in JSON and in the summary, says it was stopped before its command started, not 'not started' after its started record", async () => {
+    // The queue starts all eight at once (their started records come out together); their commands spawn one per turn of
+    // the event loop after that. A SIGINT as the first started record is read comes before some of them spawned.
+    let caught = 0;
+    for (let round = 0; round < 8 && caught === 0; round++) {
+      const run = await startRun(tasksYaml(Array.from({ length: 8 }, (_, i): [string, string] => [`t${i}`, '{ run: "echo ran $TASKQ_TASK_ID 1 $$ >> \\"$TASKQ_LEDGER\\"" }'])), ["-j", "8", "--output", "json"]);
+      run.child.stdout!.on("data", () => {
+        if (run.signalledAt() === undefined && run.stdout().includes('"event":"started"')) run.signalTaskq("SIGINT");
+      });
+      const { result } = await run.exited;
+      expect(result.code).toBe(130);
+      const records = jsonEvents(result.stdout);
+      const startedIds = new Set(records.filter((e) => e.event === "started").map((e) => e.id));
+      const ran = new Set((await readLedger(run.ledger)).map((entry) => entry.task));
+      const summary = records.at(-1) as { event: string; cancelled: Array<{ id: string; message: string }> };
+      expect(summary.event).toBe("summary");
+      for (const e of records.filter((r) => r.event === "cancelled")) {
+        const message = (e.error as { message: string }).message;
+        const listed = summary.cancelled.find((line) => line.id === e.id)?.message;
+        expect(listed).toBe(message);
+        if (!startedIds.has(e.id)) {
+          expect(message).toBe("shutdown: not started");
+          continue;
+        }
+        // Started by the queue, its command never ran: the cancel agrees with its started record.
+        expect(ran.has(e.id!)).toBe(false);
+        expect({ id: e.id, attempts: e.attempts, message }).toEqual({ id: e.id, attempts: 1, message: "shutdown: stopped before its command started" });
+        expect(await readFile(path.join(run.logs, await singleRunId(run.logs), `${e.id}.log`), "utf8")).toBe("--- taskq: attempt 1 stopped by the shutdown before its command started ---\n");
+        caught++;
+      }
+    }
+    // The race was met (else the test proves nothing).
+    expect(caught).toBeGreaterThan(0);
+  });
+
   it("a signal as the run's folder is made, before the run's own handlers listen: the run stops as ever (the summary, 130), not ended by the signal with its folder left", async () => {
     // Before, a Ctrl-C there killed taskq by the signal's default action: no word, the folder left with its marker.
     for (let round = 0; round < 3; round++) {
