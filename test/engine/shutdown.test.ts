@@ -106,6 +106,44 @@ describe("shutdown", () => {
     gate.resolve("late");
   });
 
+  it.each([
+    ["its deadline", (queue: Queue) => queue.shutdown({ deadline: 0, abortGraceMs: 500 })],
+    ["its signal", (queue: Queue) => queue.shutdown({ signal: AbortSignal.abort(), abortGraceMs: 500 })],
+  ])("a hard stop at %s stops the running attempts then, not after cancelling the many tasks not started, and their grace counts from then", async (_name, stop) => {
+    const abortedAt = new Map<string, number>();
+    const whenAborted = (id: string, context: AttemptContext): void => context.signal.addEventListener("abort", () => abortedAt.set(id, Date.now()), { once: true });
+    const { queue } = makeQueue({
+      concurrency: 2,
+      handlers: {
+        polite: (_: unknown, context: AttemptContext) => (whenAborted("polite", context), untilAborted(context)),
+        stubborn: (_: unknown, context: AttemptContext) => (whenAborted("stubborn", context), new Promise<never>(() => undefined)),
+      },
+    });
+    queue.submit({ id: "polite", type: "polite" });
+    queue.submit({ id: "stubborn", type: "stubborn" });
+    for (let i = 0; i < 100; i++) queue.submit({ id: `queued-${i}`, type: "echo" });
+    await flush();
+    // Each cancel takes 10 ms on this clock: the 100 take 1 s, as 100k tasks not started take a while.
+    queue.on("cancelled", (e) => {
+      if (e.id.startsWith("queued-")) vi.advanceTimersByTime(10);
+    });
+    const stoppedAt = Date.now();
+    let resolvedAt: number | undefined;
+    const done = stop(queue).then((result) => {
+      resolvedAt = Date.now();
+      return result;
+    });
+    // Both learnt of the stop as it came, before the second of cancelling.
+    expect(Object.fromEntries(abortedAt)).toEqual({ polite: stoppedAt, stubborn: stoppedAt });
+    expect(queue.stats().byStatus.CANCELLED).toBe(100);
+    // The stubborn one's 500 ms of grace were over by the end of the cancelling: the stop ends then, not 500 ms later.
+    await flush();
+    expect(resolvedAt).toBe(stoppedAt + 1_000);
+    await expect(done).resolves.toEqual({ hardStopped: true });
+    expect(queue.get("stubborn")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it("drain: false starts no retry: a failing running attempt ends CANCELLED", async () => {
     const gate = deferred();
     const { queue, log } = makeQueue({ handlers: { gated: () => gate.promise } });
