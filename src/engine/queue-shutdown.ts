@@ -102,12 +102,19 @@ export class QueueShutdown {
   }
 
   #cancelNotStarted(message: string): void {
-    const { tasks, finalizer } = this.#queue;
+    const { tasks, schedule, finalizer } = this.#queue;
+    // Every task in the heaps ends here: emptied at once, not task by task (each an O(log n) removal: 100k queued took ~40 ms).
+    schedule.ready.drain();
+    schedule.delayed.drain();
+    /** One error for the tasks never started, as the hard stop's reason is one for the attempts it stops: an Error costs ~2 µs to make, 0.2 s for 100k. */
+    let notStarted: TaskCancelledError | undefined;
     for (const record of tasks.values()) {
       if (isTerminal(record.status) || record.status === "RUNNING") continue;
       // A task waiting to retry did start: its failed attempt's error stays in the message.
-      const text = record.attempts > 0 ? `shutdown: not retried (attempt ${record.attempts} failed: ${messageOf(record.error)})` : message;
-      const error = withoutStack(() => new TaskCancelledError("shutdown", text));
+      const error =
+        record.attempts > 0
+          ? withoutStack(() => new TaskCancelledError("shutdown", `shutdown: not retried (attempt ${record.attempts} failed: ${messageOf(record.error)})`))
+          : (notStarted ??= withoutStack(() => new TaskCancelledError("shutdown", message)));
       finalizer.finalize(record, "CANCELLED", { error, cancelReason: "shutdown" }, false);
     }
   }
@@ -121,7 +128,7 @@ export class QueueShutdown {
     schedule.arm(true);
     const reason = (this.#stopReason = new TaskCancelledError("shutdown", "aborted by shutdown", undefined, cause === "signal" ? { cause: signalReason } : {}));
     // The running attempts are stopped first, at the deadline (or the signal), and their grace counts from then: cancelling
-    // what has not started comes after, and takes a while for many tasks (100k: ~0.3 s).
+    // what has not started comes after, and takes a while for many tasks (100k: tens of ms, ~0.3 s before it was made cheaper).
     const running = tasks.running();
     for (const record of running) record.current?.abort(reason);
     const grace =
