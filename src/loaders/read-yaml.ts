@@ -79,7 +79,7 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
       const last = Number(problems.lineCol(unclosed.closedAt).split(":")[0]);
       for (let inside = Number(line) + 1; inside <= last; inside++) lines.add(String(inside));
     }
-    const hinted = unclosed ?? withHint(error.message.split("\n")[0] ?? error.message, text, from, tokens);
+    const hinted: { message: string; offset?: number; echoesThrough?: number } = unclosed ?? withHint(error.message.split("\n")[0] ?? error.message, text, from, tokens);
     // Told above the line yaml tells (a comment that ended a block): yaml's errors on either line are this one, and
     // one already told on that line (a tab there) is the mistake told: one problem a line.
     if (unclosed === undefined && hinted.offset !== undefined) {
@@ -87,6 +87,11 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
       // (Its own line, moved to, is this problem's: told, not skipped.)
       if (moved !== line && lines.has(moved)) continue;
       lines.add(moved);
+    }
+    // yaml's errors on the lines the hint tells of (a list's items below `dependsOn: -`) are echoes of this one.
+    if (unclosed === undefined && hinted.echoesThrough !== undefined) {
+      const last = Number(problems.lineCol(hinted.echoesThrough).split(":")[0]);
+      for (let below = Number(line) + 1; below <= last; below++) lines.add(String(below));
     }
     shown++;
     const echoes = error.pos[0] === tab && afterTab > 0 ? `; yaml then found ${afterTab === 1 ? "an error" : `${afterTab} errors`} below it, which may follow from it and are not shown: fix the tab first` : "";

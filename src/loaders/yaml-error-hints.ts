@@ -81,14 +81,20 @@ export const KEY_LINE = /^( *(?:- +)?)([^\s"'[{#-][^:]*):(?:\s|$)/;
  * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket (and ends with that quote: one inside it ended it).
  * With the offset to tell it at, where that is not yaml's (a comment that ended a block above the line yaml tells).
  */
-export function withHint(message: string, text: string, offset: number, tokens: readonly CST.Token[]): { message: string; offset?: number } {
+export function withHint(message: string, text: string, offset: number, tokens: readonly CST.Token[]): { message: string; offset?: number; echoesThrough?: number } {
   // A comment left of a block's lines ends the block: the mistake is the comment's, above where yaml tells it.
   const comment = UNALIGNED_KEY.test(message) || LINE_AS_KEY.test(message) ? commentEndingBlock(text, offset) : undefined;
-  return comment ?? { message: hintFor(message, text, offset, tokens) };
+  if (comment !== undefined) return comment;
+  const hint = hintFor(message, text, offset, tokens);
+  return typeof hint === "string" ? { message: hint } : hint;
 }
 
-/** yaml's message, with what to do (see withHint), told where yaml tells it. */
-function hintFor(message: string, text: string, offset: number, tokens: readonly CST.Token[]): string {
+/**
+ * yaml's message, with what to do (see withHint), told where yaml tells it; with the offset up to
+ * which yaml's errors on the lines below are this one's echoes, where the hint tells of those lines
+ * (a list's items below a `dependsOn: -`).
+ */
+function hintFor(message: string, text: string, offset: number, tokens: readonly CST.Token[]): string | { message: string; echoesThrough: number } {
   const stray = STRAY_TOKEN.exec(message);
   // yaml quotes the whole text it found out of place: a block of script made one problem of hundreds of characters.
   if (stray !== null) {
@@ -116,7 +122,7 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
   }
   const line = lineAt(text, offset);
   const dash = COLON_IN_VALUE.test(message) || LIST_ON_KEY_LINE.test(message) ? dashValue(text, offset) : undefined;
-  if (dash !== undefined) return `${message}: ${dash}`;
+  if (dash !== undefined) return dash.through === undefined ? `${message}: ${dash.words}` : { message: `${message}: ${dash.words}`, echoesThrough: dash.through };
   // The value yaml read as a mapping, from where it starts to the line's end, has a ": " (not one of the keys before it on a flow mapping's line).
   if (COLON_IN_VALUE.test(message) && /:(\s|$)/.test(line.slice(offset - (text.lastIndexOf("\n", offset - 1) + 1)))) return `${message}: a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)`;
   if (COLON_IN_VALUE.test(message)) {
@@ -181,12 +187,21 @@ function noBreakSpaceAt(text: string, offset: number): string | undefined {
   return noBreakSpaceWords(`${lineNumberAt(text, start)}:${column}`);
 }
 
+/** The fields whose value is a list, with what their items are: a `-` alone as their value is a list begun, not text. */
+const LIST_FIELDS: Readonly<Record<string, { example: string; item: string; none: string }>> = {
+  dependsOn: { example: "[lint, test]", item: "- lint", none: "with no dependencies, remove dependsOn" },
+  retryOn: { example: "[1, 75]", item: "- 1", none: "to retry any failure, remove retryOn or write retryOn: any" },
+};
+
 /**
  * For a value that is `-` or starts with `- ` (`OUT: -`, `{run: - x}`), which YAML reads as a
- * list's item: that it must be quoted, with the value quoted. Undefined where the `-` at `offset`
- * is no mapping's value, or, on a block mapping's line, is followed by an item (told as a list meant).
+ * list's item: that it must be quoted, with the value quoted; or, where a list was meant (a `-`
+ * alone as the value of a field that holds a list, `dependsOn: -`, or one with items on the lines
+ * below it, `run: -` then `  - npm ci`), how to write that list. Undefined where the `-` at
+ * `offset` is no mapping's value, or, on a block mapping's line, is followed by an item (told as a
+ * list meant).
  */
-function dashValue(text: string, offset: number): string | undefined {
+function dashValue(text: string, offset: number): { words: string; through?: number } | undefined {
   if (text[offset] !== "-") return undefined;
   const start = text.lastIndexOf("\n", offset - 1) + 1;
   const key = KEY_BEFORE_DASH.exec(text.slice(start, offset));
@@ -198,8 +213,44 @@ function dashValue(text: string, offset: number): string | undefined {
   const after = (flow ? /^[^,}\]#]*/.exec(rest)![0] : rest.replace(/(^|\s)#.*$/, "")).trim();
   if (after !== "" && !flow) return undefined;
   const name = key[1]!.trimEnd();
+  const field = LIST_FIELDS[name.replace(/^(["'])(.*)\1$/, "$2")];
+  const below = flow || after !== "" ? undefined : itemsBelow(text, offset, key.index + key[0].indexOf(key[1]!));
+  if (below !== undefined) {
+    const { items, through } = below;
+    const shown = items.slice(0, 3);
+    const list = `[${shown.join(", ")}${items.length > shown.length ? ", ..." : ""}]`;
+    return { words: `a list's - cannot start on its key's line; remove it, and write each item below ${name} on a line of its own (- ${items[0]!}), or write ${name}: ${list}`, through };
+  }
+  if (field !== undefined) {
+    if (flow) return { words: `a list's - cannot start a value inside { }; write ${name}: ${after === "" ? `${field.example}; ${field.none}` : `[${after}]`}` };
+    return { words: `a list's - cannot start on its key's line, and this one has no item; write ${name}: ${field.example}, or each item on a line of its own below ${name} (${field.item}); ${field.none}` };
+  }
   const value = JSON.stringify(after === "" ? "-" : `- ${after}`);
-  return after === "" ? `a value that is - alone must be quoted, as YAML reads it as a list's item (${name}: "-")` : `a value that starts with "- " must be quoted, as YAML reads it as a list's item (${name}: ${value}); a list there is written [${after}]`;
+  return {
+    words: after === "" ? `a value that is - alone must be quoted, as YAML reads it as a list's item (${name}: "-")` : `a value that starts with "- " must be quoted, as YAML reads it as a list's item (${name}: ${value}); a list there is written [${after}]`,
+  };
+}
+
+/**
+ * The items of the list written on the lines below a key whose value is a `-` alone (`dependsOn: -`
+ * then `      a`, or `    - a` at the key's column, where YAML takes a list too): each line's
+ * text, less its `- ` and comment, up to a line left of the key (or at its column, and no
+ * list's item). Empty where there is none, or where a line holds a key (`: `) or a flow
+ * collection: no list's item.
+ */
+function itemsBelow(text: string, offset: number, keyCol: number): { items: string[]; through: number } | undefined {
+  const items: string[] = [];
+  let through = offset;
+  for (const { line, end } of linesAfter(text, offset)) {
+    const indent = line.length - line.trimStart().length;
+    const item = /^\s*-(?:\s+|$)/.exec(line);
+    if (indent < keyCol || (indent === keyCol && item === null) || items.length === 20) break;
+    const words = line.slice(item === null ? indent : item[0].length).replace(/(^|\s)#.*$/, "").trim();
+    if (words === "" || /:(\s|$)|^[[{]/.test(words)) return undefined;
+    items.push(words);
+    through = end;
+  }
+  return items.length === 0 ? undefined : { items, through };
 }
 
 /**
@@ -249,14 +300,14 @@ function lineNumberAt(text: string, offset: number): number {
   return number;
 }
 
-/** The lines of `text` after the one holding `offset`, each with its 1-based number, skipping blank and comment lines. */
-function* linesAfter(text: string, offset: number): Generator<{ number: number; line: string }> {
+/** The lines of `text` after the one holding `offset`, each with its 1-based number and the offset of its end, skipping blank and comment lines. */
+function* linesAfter(text: string, offset: number): Generator<{ number: number; line: string; end: number }> {
   let number = lineNumberAt(text, offset);
   for (let start = text.indexOf("\n", offset) + 1; start > 0 && start < text.length; ) {
     const end = text.indexOf("\n", start);
     const line = text.slice(start, end === -1 ? text.length : end).replace(/\r$/, "");
     number++;
-    if (!/^\s*(#.*)?$/.test(line)) yield { number, line };
+    if (!/^\s*(#.*)?$/.test(line)) yield { number, line, end: end === -1 ? text.length : end };
     start = end + 1;
   }
 }

@@ -151,6 +151,33 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    dependsOn: - b"))[0]).toContain("a list's - cannot start on its key's line; write dependsOn: [b]");
   });
 
+  it("tells a - alone as a list field's value (dependsOn: -, retryOn: -) as a list begun, not text to quote, and one with items on the lines below as the list meant, told once", () => {
+    const seq = "Unexpected block-seq-ind on same line with key";
+    const none = (key: string, example: string, item: string, rest: string) =>
+      `a list's - cannot start on its key's line, and this one has no item; write ${key}: ${example}, or each item on a line of its own below ${key} (${item}); ${rest}`;
+    // Before, each was told to quote it (dependsOn: "-"), which names no task.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "  b:", "    run: y", "    dependsOn: -"))).toEqual([`6:16: ${seq}: ${none("dependsOn", "[lint, test]", "- lint", "with no dependencies, remove dependsOn")}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retryOn: -  # which?", "    retries: 2"))).toEqual([
+      `4:14: ${seq}: ${none("retryOn", "[1, 75]", "- 1", "to retry any failure, remove retryOn or write retryOn: any")}`,
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a: {run: x}", "  b: {run: y, dependsOn: -}"))).toEqual([
+      "3:26: Block collections are not allowed within flow collections: a list's - cannot start a value inside { }; write dependsOn: [lint, test]; with no dependencies, remove dependsOn",
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a: {run: x}", "  b: {run: y, dependsOn: - a}"))).toEqual([
+      "3:26: Block collections are not allowed within flow collections: a list's - cannot start a value inside { }; write dependsOn: [a]",
+    ]);
+    // The items below it, at the key's column or indented more, with or without their own -: the list meant, and yaml's errors on those lines not told too.
+    const below = (key: string, first: string, list: string) => `a list's - cannot start on its key's line; remove it, and write each item below ${key} on a line of its own (- ${first}), or write ${key}: ${list}`;
+    expect(problemsOf(yaml("tasks:", "  a: {run: x}", "  c: {run: z}", "  b:", "    run: y", "    dependsOn: -", "      a"))).toEqual([`6:16: ${seq}: ${below("dependsOn", "a", "[a]")}`]);
+    expect(problemsOf(yaml("tasks:", "  a: {run: x}", "  c: {run: z}", "  b:", "    run: y", "    dependsOn: -  # first", "    - a", "", "    # then", "    - c"))).toEqual([
+      `6:16: ${seq}: ${below("dependsOn", "a", "[a, c]")}`,
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: -", "      - npm ci", "      - npm test", "      - npm run lint", "      - npm pack"))).toEqual([`3:10: ${seq}: ${below("run", "npm ci", "[npm ci, npm test, npm run lint, ...]")}`]);
+    // A key below, not an item: no list told (an env value's - is still told to be quoted).
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "  b:", "    run: y", "    dependsOn: -", "    retries: 1"))).toEqual([`6:16: ${seq}: ${none("dependsOn", "[lint, test]", "- lint", "with no dependencies, remove dependsOn")}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    env:", "      OUT: -", "      B: 1"))).toEqual([`5:12: ${seq}: a value that is - alone must be quoted, as YAML reads it as a list's item (OUT: "-")`]);
+  });
+
   it("says a line indented more than the key before it is read as more of that key's value, where yaml says only that mappings cannot nest", () => {
     const hint = (line: number, key: string, col: number) => `: line ${line} is indented more than ${key}, so yaml reads it as more of the value of ${key}; start it at column ${col}, as ${key} is`;
     expect(problemsOf(yaml("tasks:", "  a:", "    run: make", "      retries: 1"))).toEqual([`3:10: Nested mappings are not allowed in compact mappings${hint(4, "run", 5)}`]);
