@@ -109,8 +109,8 @@ function valueHint(issue: Issue, path: DataPath, locator: SourceLocator): string
     return `; ${OVER_DURATION_LIMIT}`;
   }
   if (typeof issue.input !== "string") return "";
-  // Digits YAML reads as text without quotes around them: tagged so (`retries: !!str 3`).
-  const written = (): "quotes" | "tag" => (locator.plainSourceOf(path) === undefined ? "quotes" : "tag");
+  // Digits YAML reads as text without quotes around them: tagged so (`retries: !!str 3`, `! 3`), the tag named as written.
+  const written = (): string | undefined => (locator.plainSourceOf(path) === undefined ? undefined : tagBefore(path, locator));
   const hint =
     field === "runAt"
       ? runAtMistake(issue.input, isRunAt)
@@ -136,18 +136,26 @@ function wordMeant(text: string, words: readonly string[]): string | undefined {
   return match === undefined ? undefined : `did you mean ${match}?`;
 }
 
+/** The tag written before the value at `path` (`!!str`, `!`), as written; `!!str` where it cannot be read there. */
+function tagBefore(path: DataPath, locator: SourceLocator): string {
+  const offset = locator.offsetOf(path);
+  const before = locator.textAt(Math.max(0, offset - 200), Math.min(200, offset));
+  return /(?:^|[\s[{,:])(!<[^>\s]*>|![^\s,[\]{}]*)\s+(?:&[^\s,[\]{}]+\s+)?$/.exec(before)?.[1] ?? "!!str";
+}
+
 /**
- * `retries: "3"`: an integer field given digits in quotes (or tagged text, `!!str 3`: `written`
- * tells which), which YAML reads as text. Not for
+ * `retries: "3"`: an integer field given digits in quotes (or tagged text, `!!str 3` or `! 3`:
+ * `written` gives the tag, undefined for quotes), which YAML reads as text. Not for
  * one out of the field's range (`retries: "300"`): written without them it is still refused,
  * and the range the message gives is all there is to mend. The number is shown as written
  * best: `"007"` is 7 (as `007` unquoted is read), so the hint says 7, not 007.
  */
-function quotedNumberMistake(text: string, min: number, max: number, written: () => "quotes" | "tag"): string | undefined {
+function quotedNumberMistake(text: string, min: number, max: number, written: () => string | undefined): string | undefined {
   if (!/^\s*\d+\s*$/.test(text)) return undefined;
   const number = Number(text);
   if (number < min || number > max) return undefined;
-  return written() === "quotes" ? `a number in quotes is text: write it without them, ${String(number)}` : `a number tagged !!str is text: write it without the tag, ${String(number)}`;
+  const tag = written();
+  return tag === undefined ? `a number in quotes is text: write it without them, ${String(number)}` : `a number tagged ${tag} is text: write it without the tag, ${String(number)}`;
 }
 
 /** `retryOn: 1, 75` (or `1 75`): exit codes written as one string, the list meant. */

@@ -3,6 +3,9 @@ import { MAX_ALIAS_EXPANSION, MAX_NESTING_DEPTH } from "./limits.js";
 import type { ProblemList } from "./problem-list.js";
 import { describeValue, quote } from "./report-issues.js";
 
+/** A plain scalar YAML's core schema reads as a number: an integer (decimal, 0o, 0x) or a float, not .inf or .nan. */
+const CORE_NUMBER = /^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?)$/;
+
 /** Plain data from a YAML document, plus where each alias pointed (for error positions). */
 export interface PlainDocument {
   value: unknown;
@@ -226,7 +229,12 @@ class PlainBuilder {
     while (at > 0 && /\s/.test(this.#text[at] ?? "")) at--;
     const offset = this.#text[at] === "!" ? at : start;
     const value = typeof node.value === "string" ? node.value : String(node.value);
-    this.#problems.atOffset(offset, `this \`!\` is YAML's tag for text, which it drops: the value is read as ${quote(value)}; to keep the \`!\` (a shell's "not"), quote the whole value: ${quote(`! ${value}`)}`);
+    // `retries: ! 3`: a number made text, where no shell's "not" is meant.
+    if (node.type === "PLAIN" && CORE_NUMBER.test(value)) {
+      this.#problems.atOffset(offset, `this \`!\` is YAML's tag for text, which it drops: the value is read as the text ${quote(value)}, not the number ${value}; write it without the \`!\`: ${value}`);
+    } else {
+      this.#problems.atOffset(offset, `this \`!\` is YAML's tag for text, which it drops: the value is read as ${quote(value)}; to keep the \`!\` (a shell's "not"), quote the whole value: ${quote(`! ${value}`)}`);
+    }
     this.#problems.explained(offset);
   }
 

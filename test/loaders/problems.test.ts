@@ -914,6 +914,17 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
         `6:21: task "a": \`retryOn[0]\` must be an exit code, an integer from 1 to 255, got "1" (a number tagged !!str is text: write it without the tag, 1)`,
       ]);
       expect(problemsOf(yaml("tasks:", "  a:", "    run: x", '    retries: "3"'), "wf.yaml", { simple })).toEqual([`4:14: task "a": \`retries\` must be an integer from 0 to 100, got "3" (a number in quotes is text: write it without them, 3)`]);
+      // The tag named as written: `!` (before, told as !!str), a verbatim one, one beside an anchor. A number's `!` is no shell's "not": not told to quote it.
+      const bang = (value: string) => `this \`!\` is YAML's tag for text, which it drops: the value is read as the text "${value}", not the number ${value}; write it without the \`!\`: ${value}`;
+      expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries: ! 3", "    retryOn: [!<tag:yaml.org,2002:str> 1, &c ! 2]", "  b: {run: ! false, retries: !!str &r 4}"), "wf.yaml", { simple })).toEqual([
+        `4:14: ${bang("3")}`,
+        `4:16: task "a": \`retries\` must be an integer from 0 to 100, got "3" (a number tagged ! is text: write it without the tag, 3)`,
+        `5:40: task "a": \`retryOn[0]\` must be an exit code, an integer from 1 to 255, got "1" (a number tagged !<tag:yaml.org,2002:str> is text: write it without the tag, 1)`,
+        `5:46: ${bang("2")}`,
+        `5:48: task "a": \`retryOn[1]\` must be an exit code, an integer from 1 to 255, got "2" (a number tagged ! is text: write it without the tag, 2)`,
+        `6:12: this \`!\` is YAML's tag for text, which it drops: the value is read as "false"; to keep the \`!\` (a shell's "not"), quote the whole value: "! false"`,
+        `6:39: task "b": \`retries\` must be an integer from 0 to 100, got "4" (a number tagged !!str is text: write it without the tag, 4)`,
+      ]);
     }
     // Leading zeros: the number meant, as YAML reads 007 unquoted, not the digits as quoted.
     expect(problemsOf(yaml("concurrency: ' 04'", "tasks:", "  a:", "    run: x", '    retries: "007"', '    retryOn: ["001"]'))).toEqual([
