@@ -151,6 +151,10 @@ function closingBackquote(command: string, open: number): number {
 const RESERVED_BEFORE_COMMAND = new Set(["if", "then", "else", "elif", "do", "while", "until", "!", "{", "time"]);
 /** Reserved words after which the next word is no command's name (`for x in ...`), or whose grammar this does not follow. */
 const RESERVED_OTHER = new Set(["for", "select", "case", "esac", "in", "function", "fi", "done", "}", "[["]);
+/** Reserved words that end a compound command: `then`, `do`, `else` or `elif` may follow one on its line (`if (cd x) then`). */
+const COMPOUND_END = new Set(["fi", "done", "}"]);
+/** Reserved words that may follow a compound command's end (`)`, `}`, `fi`, `done`) with no `;` between, after which a command's name comes (or another end). */
+const AFTER_COMPOUND = new Set(["then", "do", "else", "elif"]);
 /** A redirection's operator (`>`, `2>&1`'s `>&`, `<<-`, `>|`), read where it starts. */
 const REDIRECTION = /[<>]+[&|-]?/y;
 /** How deep `$(`, `${` and quotes inside each other are followed before the reading is given up. */
@@ -160,8 +164,11 @@ const MAX_SHELL_NESTING = 32;
  * `run: make\u00a0&&\u00a0make test`, `run: npm\u00a0test` (pasted from a web page or a chat):
  * a no-break space (U+00A0) in the name of a command, which sh reads as part of that name,
  * finding no such command (exit 127). The index of the first such one: in the first word of the
- * run, of a line, or after `&&`, `||`, `;`, `|`, `&` or `(` (after a variable's assignment or a
- * redirection too), outside quotes. Read once from left to right: quotes, `$(...)`, `${...}`,
+ * run, of a line, or after `&&`, `||`, `;`, `|`, `&` or `(`, after a reserved word that a command
+ * follows (`then`, `do`, `else`, `if`, `while`, `!`, `{`, ...; `then` after a `)`, `}`, `fi` or
+ * `done` too: `if (cd x) then make`), after a variable's assignment or a redirection too (`2>&1
+ * make`: a single digit glued to `<` or `>` is the redirection's, as dash reads it), outside
+ * quotes. Read once from left to right: quotes, `$(...)`, `${...}`,
  * backquotes, comments and here-documents are passed over. Undefined where there is none, or
  * where this reading is unsure (a quote or here-document never closed, a `case`, a reserved word
  * glued to the next one: a syntax error, not 127; a function's name).
@@ -170,6 +177,12 @@ export function commandNameNoBreakSpace(run: string): number | undefined {
   if (!run.includes("\u00a0") || /(^|[\s;&|(])case[\s]/.test(run)) return undefined;
   let found: number | undefined;
   let command = true;
+  /** Just after a compound command's end (`)`, `}`, `fi`, `done`), where `then`, `do`, `else` and `elif` are still reserved words. */
+  let afterCompound = false;
+  /** The `(` open that started a subshell (at a command's place): only the `)` closing one ends a compound command. */
+  let subshells = 0;
+  /** An assignment or a redirection came first in this command (`x=1 then`, `>f then`): a reserved word there is a command's name, not sh's grammar. */
+  let prefixed = false;
   /** Here-documents whose bodies start at the next line: their delimiters, and whether leading tabs are stripped. */
   const heredocs: { word: string; tabs: boolean }[] = [];
   let index = 0;
@@ -177,11 +190,18 @@ export function commandNameNoBreakSpace(run: string): number | undefined {
     const char = run[index]!;
     if (char === " " || char === "\t") {
       index++;
-    } else if (char === "\\" && run[index + 1] === "\n") {
+      continue;
+    }
+    if (char === "\\" && run[index + 1] === "\n") {
       index += 2;
-    } else if (char === "\n") {
+      continue;
+    }
+    const compoundEnded = afterCompound;
+    afterCompound = false;
+    if (char === "\n") {
       index++;
       command = true;
+      prefixed = false;
       for (const { word, tabs } of heredocs.splice(0)) {
         // The body's lines, up to the one that is the delimiter.
         for (;;) {
@@ -196,14 +216,20 @@ export function commandNameNoBreakSpace(run: string): number | undefined {
       const end = run.indexOf("\n", index);
       index = end === -1 ? run.length : end;
     } else if (char === ";" || char === "|" || char === "&" || char === "(") {
+      // A `(` after a word (`f() {`, `echo (a)`: a function's name, or a syntax error) opens no subshell.
+      if (char === "(" && command && !prefixed) subshells++;
       index += run[index + 1] === char && char !== "(" ? 2 : 1;
       command = true;
+      prefixed = false;
     } else if (char === ")") {
       index++;
       command = false;
+      afterCompound = subshells > 0;
+      if (subshells > 0) subshells--;
     } else if (char === "<" || char === ">") {
       // A redirection: its target is the word after it, and the command's name may still follow.
       const heredoc = /^<<(-?)(?!<)/.exec(run.slice(index, index + 3));
+      if (command) prefixed = true;
       REDIRECTION.lastIndex = index;
       index += REDIRECTION.exec(run)![0].length;
       while (run[index] === " " || run[index] === "\t") index++;
@@ -216,14 +242,29 @@ export function commandNameNoBreakSpace(run: string): number | undefined {
       if (word === undefined) return undefined;
       index = word.end;
       const raw = run.slice(word.start, word.end);
-      if (!command || /^[A-Za-z_][A-Za-z0-9_]*=/.test(raw)) continue;
-      if (RESERVED_BEFORE_COMMAND.has(raw)) continue;
+      // `2>&1 make`: the digit is the redirection's (dash takes one digit: `12>f` runs a command named 12).
+      if (/^[0-9]$/.test(raw) && (run[index] === "<" || run[index] === ">")) continue;
+      if (!command && compoundEnded) {
+        // `if (cd x) then make`, `while { read l; } do`: a reserved word after the end, which a command follows (or another end).
+        command = AFTER_COMPOUND.has(raw);
+        prefixed = false;
+        afterCompound = COMPOUND_END.has(raw);
+        continue;
+      }
+      if (!command) continue;
+      if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(raw)) {
+        prefixed = true;
+        continue;
+      }
+      const reserved = !prefixed;
+      if (reserved && RESERVED_BEFORE_COMMAND.has(raw)) continue;
       command = false;
-      if (RESERVED_OTHER.has(raw)) continue;
+      afterCompound = reserved && COMPOUND_END.has(raw);
+      if (reserved && RESERVED_OTHER.has(raw)) continue;
       if (found === undefined && word.noBreak !== undefined) {
-        // `then\u00a0make` is a syntax error (exit 2); `f\u00a0() {` names a function.
+        // `then\u00a0make` is a syntax error (exit 2), but not after an assignment or a redirection; `f\u00a0() {` names a function.
         const name = run.slice(word.start, word.noBreak);
-        if (RESERVED_BEFORE_COMMAND.has(name) || RESERVED_OTHER.has(name) || /^[ \t]*\(/.test(run.slice(word.end))) return undefined;
+        if ((reserved && (RESERVED_BEFORE_COMMAND.has(name) || RESERVED_OTHER.has(name))) || /^[ \t]*\(/.test(run.slice(word.end))) return undefined;
         found = word.noBreak;
       }
     }

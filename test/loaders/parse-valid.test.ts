@@ -1,3 +1,5 @@
+import { spawnSync } from "node:child_process";
+import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
 import { parseWorkflow } from "../../src/loaders/index.js";
 import { NOW, parse, problemsOf, yaml } from "./helpers.js";
@@ -280,6 +282,58 @@ describe("parseWorkflow on a valid file", () => {
     for (const lines of valid) {
       const text = yaml("tasks:", "  a:", ...lines.map((line) => `    ${line}`));
       expect(parseWorkflow(text, "/work/wf/ci.yaml", { now: NOW }).notes, text).toEqual([]);
+    }
+  });
+
+  it("notes a no-break space in a command's name after then, do, else or elif that follows a ( ), { } or loop, and after a leading redirection (2>&1 npm\u00a0test): each one /bin/sh runs and fails with 127 on; not in quotes, an argument, after an assignment's reserved word or in a syntax error", () => {
+    const note = (after: string) =>
+      `/work/wf/ci.yaml:3:10: task "a": run holds a no-break space (U+00A0) after "${after}", in a command's name: the shell reads it as part of the name, not as a space between words, and finds no such command (exit 127); replace it with a space`;
+    const notesOf = (run: string) => parseWorkflow(yaml("tasks:", "  a:", `    run: ${JSON.stringify(run)}`), "/work/wf/ci.yaml", { now: NOW }).notes;
+    /** Whether sh ran a command whose name holds the no-break space, and did not find it. */
+    const shNotFound = (run: string) => {
+      const result = spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", cwd: tmpdir() });
+      return result.status === 127 && /\u00a0[^\n]*not found/.test(`${result.stdout}${result.stderr}`);
+    };
+    // Before, none of these had a note: `then` after a `)` or `}` was read as an argument, and the 2 of 2>&1 as the command's name.
+    const noted = [
+      "if (true) then npm\u00a0test; fi",
+      "if { true; } then npm\u00a0test; fi",
+      "if (false) then :; elif (true) then npm\u00a0test; fi",
+      "while (true) do npm\u00a0test; exit; done",
+      "if false; then (true) else npm\u00a0test; fi",
+      "if while false; do :; done then npm\u00a0test; fi",
+      "2>&1 npm\u00a0test",
+      "x=1 2>&1 npm\u00a0test",
+      "true && 1>/dev/null npm\u00a0test",
+      "if true; then 2>&1 npm\u00a0test; fi",
+      // After a redirection, then is no reserved word: the command's name.
+      "2>&1 then\u00a0x",
+    ];
+    for (const run of noted) {
+      // At the value (quoted), naming the 20 characters before the no-break space.
+      const index = run.indexOf("\u00a0");
+      expect(notesOf(run), run).toEqual([note(run.slice(Math.max(0, index - 20), index))]);
+      expect(shNotFound(run), run).toBe(true);
+    }
+    // The word in quotes or an argument, a reserved word after an assignment or a redirection (a command named then),
+    // a ( after a word, a redirection between ) and then, 12> (dash runs a command named 12): no note, and sh finds no such command named so.
+    const quiet = [
+      'echo "then\u00a0x"',
+      "echo then\u00a0x",
+      "echo 'if (a) then b\u00a0c'",
+      "echo fi then b\u00a0c",
+      "echo a 2>&1 b\u00a0c",
+      "echo (a) then b\u00a0c",
+      "x=1 (true) then b\u00a0c",
+      "if (true) 2>/dev/null then npm\u00a0test; fi",
+      "x=$(true) then b\u00a0c",
+      ">/dev/null then b\u00a0c",
+      "12>/dev/null npm\u00a0test",
+      "(true) then\u00a0x",
+    ];
+    for (const run of quiet) {
+      expect(notesOf(run), run).toEqual([]);
+      expect(shNotFound(run), run).toBe(false);
     }
   });
 
