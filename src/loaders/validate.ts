@@ -47,7 +47,10 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
   const valid: ValidatedFile["tasks"] = [];
   /** The last task not read from a misplaced field: the one those fields were meant for. */
   let above: string | undefined;
+  /** Each id in lower case, and the first id written so: a later one differing only in case is refused (see sameLogIn). Only where an id has an upper-case letter. */
+  const byCase = entries.some(([id]) => /[A-Z]/.test(id)) ? new Map<string, string>() : undefined;
   for (const [id, raw] of entries) {
+    if (byCase !== undefined && isTaskId(id)) sameLogIn(id, byCase, locator, problems);
     if (!isTaskId(id)) {
       const shown = quote(id);
       const offset = locator.offsetOf(["tasks", id], "key");
@@ -83,6 +86,30 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
     valid.push({ id, task: undefined, dependsOn: wellFormedDependencies(isRecord(raw) ? raw.dependsOn : undefined) });
   }
   return { header: header.data, tasks: valid };
+}
+
+/**
+ * `Build:` and `build:`: two ids that differ only in case. Each task logs to `<run>/<id>.log`,
+ * and on a file system that ignores case (macOS's and Windows' by default) those are one file,
+ * appended to by both: each task's log, and the last lines a failure shows, would hold the
+ * other's output too. The same file runs on Linux and on a Mac, so it is refused everywhere, at
+ * the later id, naming the first, as a duplicate id is.
+ */
+function sameLogIn(id: string, byCase: Map<string, string>, locator: SourceLocator, problems: ProblemList): void {
+  // Ids are ASCII (TASK_ID_PATTERN): lower case is how a file system that ignores case compares them.
+  const folded = id.toLowerCase();
+  const first = byCase.get(folded);
+  if (first === undefined) {
+    byCase.set(folded, id);
+    return;
+  }
+  // The same id twice is a duplicate, told as one where the file is read.
+  if (first === id) return;
+  const at = problems.lineCol(locator.offsetOf(["tasks", first], "key"));
+  problems.atOffset(
+    locator.offsetOf(["tasks", id], "key"),
+    `task id ${quote(id)} differs from ${quote(first)} (defined at ${at}) only in case: their logs, ${id}.log and ${first}.log, are one file on a file system that ignores case (macOS's and Windows' by default), where the two tasks' output would mix; rename one`,
+  );
 }
 
 /**

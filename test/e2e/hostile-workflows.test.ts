@@ -134,6 +134,20 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     );
   });
 
+  it("ids that differ only in case (Build, build), whose logs are one file where case is ignored, are refused at the later one by run, validate, and run --store and submit before the store is opened", async () => {
+    const file = ["tasks:", "  Build: { run: touch ran }", "  build: { run: touch ran, dependsOn: Build }", ""].join("\n");
+    const said = `3:3: task id "build" differs from "Build" (defined at 2:3) only in case: their logs, build.log and Build.log, are one file on a file system that ignores case (macOS's and Windows' by default), where the two tasks' output would mix; rename one`;
+    await rejects(file, [said]);
+    const ws = await workspace(file);
+    const refused = { code: 2, stdout: "", stderr: `${ws.file}:${said}\n1 problem; nothing was run\n` };
+    expect(await runCli(["validate", ws.file], { cwd: ws.dir })).toMatchObject(refused);
+    // A durable run stores ids as its workers log them: refused the same, before connecting (nothing listens on port 1).
+    const store = "postgres://postgres@127.0.0.1:1/none";
+    expect(await runCli(["run", ws.file, "--store", store, "--log-dir", ws.logs], { cwd: ws.dir })).toMatchObject(refused);
+    expect(await runCli(["submit", ws.file, "--store", store], { cwd: ws.dir })).toMatchObject(refused);
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+  });
+
   it("ids `__proto__` and `constructor` are stored safely, their logs inside the run folder (case 22)", async () => {
     const ws = await workspace('tasks:\n  __proto__: { run: "echo proto > ran-proto" }\n  constructor: { run: "echo ctor > ran-ctor", dependsOn: __proto__ }\n  toString: { run: "echo str" }\n');
     const result = await runCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir });

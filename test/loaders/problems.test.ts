@@ -442,6 +442,23 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: x }", "  b: { run: x }", "  a: { run: y }"))).toEqual(['4:3: duplicate task id "a" (first defined at 2:3); each must appear once']);
   });
 
+  it("refuses task ids that differ only in case (Build, build) at the later one, naming the first: one log file where case is ignored (macOS)", () => {
+    const sameLog = (id: string, first: string, at: string) =>
+      `task id "${id}" differs from "${first}" (defined at ${at}) only in case: their logs, ${id}.log and ${first}.log, are one file on a file system that ignores case (macOS's and Windows' by default), where the two tasks' output would mix; rename one`;
+    for (const simple of [true, false]) {
+      // Before, the file was valid, and on a Mac both tasks appended to one log.
+      expect(problemsOf(yaml("tasks:", "  Build: { run: x }", "  lint: { run: y, dependsOn: [Build] }", "  build: { run: z }"), "wf.yaml", { simple })).toEqual([`4:3: ${sameLog("build", "Build", "2:3")}`]);
+      // Each later one names the first; a duplicate is told as one, and with another case as well.
+      expect(problemsOf(yaml("tasks:", "  deploy-A:", "    run: x", "  deploy-a: { run: y }", "  DEPLOY-A: { run: z }", "  deploy-a: { run: w }"), "wf.yaml", { simple })).toEqual([
+        `4:3: ${sameLog("deploy-a", "deploy-A", "2:3")}`,
+        `5:3: ${sameLog("DEPLOY-A", "deploy-A", "2:3")}`,
+        '6:3: duplicate task id "deploy-a" (first defined at 4:3); each must appear once',
+      ]);
+    }
+    // Ids that differ otherwise, or a task id's case beside a field's (run, Run as an id), are taken.
+    expect(parse(yaml("tasks:", "  build1: { run: x }", "  build_1: { run: y }", "  Run: { run: z }")).tasks.map((task) => task.id)).toEqual(["build1", "build_1", "Run"]);
+  });
+
   it("reports duplicate keys inside a task", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    run: y"))).toEqual(['4:5: duplicate key "run" (first defined at 3:5); each must appear once']);
   });
