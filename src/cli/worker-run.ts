@@ -142,8 +142,13 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
         options.json ? print({ event: "output", runId, id: taskId, attempt, stream, text }, "") : out.write(`${runId}/${taskId} | ${terminal ? terminalSafe(text) : text}\n`),
       whenDrained: () => out.whenDrained(),
       // An error or note may quote the workflow (a cwd's folder): through oneLine, as a local run's plain lines.
-      // One about a task (what it left running) names it, as the worker's other records of a task do.
-      note: (text, taskId) => printNote(text, oneLine(text), taskId === undefined ? {} : { runId, id: taskId }),
+      // One about a task (what it left running) names it, as the worker's other records of a task do: in JSON by
+      // its fields, in a plain line by `run/task`, as its ok and FAILED lines (a worker serves many runs, whose
+      // tasks may share an id: "build: stopped 1 process" said not which run's).
+      note: (text, taskId) =>
+        taskId === undefined
+          ? printNote(text, oneLine(text))
+          : printNote(text, text.startsWith(`${taskId}: `) ? `${runId}/${oneLine(text)}` : oneLine(text), { runId, id: taskId }),
     };
     // A loud task's lines go through as bytes (see LineSplitter), as plain lines or JSON records.
     sink.lines = options.json

@@ -925,6 +925,22 @@ describe("taskq run --store", () => {
     expect(notes).toEqual([{ ts: expect.any(String), event: "note", runId, id: "bg", message: "bg: stopped 1 process it left running (`wait` for it in the script, or start it with `setsid` to leave it running on purpose)" }]);
   });
 
+  it("plain lines: a note about one task (what it left running) names its run and task, as its ok line does: two runs' tasks of one id are told apart", async () => {
+    const file = await workflowFile("note-run", "tasks:\n  bg: { run: 'sleep 1000 & echo started' }\n");
+    const worker = await startWorker(["-j", "2"]);
+    const first = await submit(file);
+    const second = await submit(file);
+    await waitForRun(first);
+    await waitForRun(second);
+    const note = (runId: string): string => `note    ${runId}/bg: stopped 1 process it left running (\`wait\` for it in the script, or start it with \`setsid\` to leave it running on purpose)\n`;
+    expect(await eventually(() => worker.stdout().includes(`ok      ${second}/bg\n`) && worker.stdout().includes(`ok      ${first}/bg\n`), 15_000)).toBe(true);
+    // Each said "bg: stopped 1 process ...": the same words for either run.
+    expect(worker.stdout()).toContain(note(first));
+    expect(worker.stdout()).toContain(note(second));
+    worker.cli.child.kill("SIGTERM");
+    expect((await worker.cli.done).code).toBe(143);
+  });
+
   it("--output json: a failed attempt's finished record has its exitCode, signal and timedOut, as a local run's failed event has", async () => {
     const file = await workflowFile(
       "finished-fields",
