@@ -134,9 +134,27 @@ const mergeKey = {
   },
 };
 
-/** A mapping of names (task ids, variables) to values, matching `pattern`, that a merge key may fill too, in the JSON Schema. */
-function mergeableRecordJson(pattern: RegExp) {
-  return z.meta({ propertyNames: { anyOf: [{ type: "string", pattern: pattern.source }, { const: "<<" }] }, patternProperties: mergeKey });
+/**
+ * Keys YAML reads as other than text, which taskq reads as written (`1:` is the task "1", `true:`
+ * the variable "true"), in the JSON Schema: an editor that checks a key as YAML types it (as
+ * yaml-language-server does) checks `1:` as the number 1, which a string's pattern refuses. A task
+ * id written as a number is one not below zero (`-1:` is no id); a variable's name is never a
+ * number, but any boolean (`true`, `False`) is one. A number does not say how it was written:
+ * `+1:` and `.5:`, which are no ids, are taken too. No key in JSON is other than a string, so a
+ * tool that checks the data (Ajv) never uses these; they are `$defs` that `propertyNames` refers
+ * to, as Ajv's strict mode (strictTypes) refuses a type other than string written in it.
+ */
+const keyDefinitions = {
+  taskIdKey: { description: "A task id YAML reads as a number or a boolean (1:, 1.5:, true:)", anyOf: [{ type: "number", minimum: 0 }, { type: "boolean" }] },
+  variableNameKey: { description: "A variable name YAML reads as a boolean (true:)", type: "boolean" },
+};
+
+/**
+ * A mapping of names (task ids, variables) to values, matching `pattern` or written as `keys` (see
+ * keyDefinitions), that a merge key may fill too, in the JSON Schema.
+ */
+function mergeableRecordJson(pattern: RegExp, keys: keyof typeof keyDefinitions) {
+  return z.meta({ propertyNames: { anyOf: [{ type: "string", pattern: pattern.source }, { const: "<<" }, { $ref: `#/$defs/${keys}` }] }, patternProperties: mergeKey });
 }
 
 /** Environment variables; integers and booleans become strings, other values are rejected (YAML would alter them). */
@@ -147,7 +165,7 @@ const envSchema = z
       .pipe(z.union([z.string().check(noNul), z.int(), z.boolean()], { error: envValueText }), z.transform(String)),
     { error: "must be a mapping of variable names to values" },
   )
-  .check(variablesFitOneArgument, mergeableRecordJson(ENV_NAME_PATTERN), z.describe("Environment variables for the command"));
+  .check(variablesFitOneArgument, mergeableRecordJson(ENV_NAME_PATTERN, "variableNameKey"), z.describe("Environment variables for the command"));
 
 const noRunAtWithDelay = (options: { runAt?: unknown; delay?: unknown }): boolean => options.runAt === undefined || options.delay === undefined;
 const noRunAtWithDelayMessage = { message: "cannot be set together with `runAt`; keep one", path: ["delay"] };
@@ -278,11 +296,11 @@ export const workflowFileSchema = z
         z.refine((tasks) => Object.keys(tasks).length > 0, "must define at least one task"),
         // The refine, as the JSON Schema says it (validate.ts reports an empty `tasks` itself).
         z.meta({ minProperties: 1 }),
-        mergeableRecordJson(TASK_ID_PATTERN),
+        mergeableRecordJson(TASK_ID_PATTERN, "taskIdKey"),
         z.describe("Tasks by id, at least one; ids match " + TASK_ID_PATTERN.source + " (not . or ..)"),
       ),
   })
-  .check(z.meta({ title: "taskq workflow", description: "A DAG of shell tasks run by `taskq run`", patternProperties: extensionFields }));
+  .check(z.meta({ title: "taskq workflow", description: "A DAG of shell tasks run by `taskq run`", patternProperties: extensionFields, $defs: keyDefinitions }));
 
 /** A task as written in the file, after validation (durations in ms). */
 export type TaskFile = z.output<typeof taskSchema>;

@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
+import type { ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
-import { parse as parseYaml } from "yaml";
+import { isMap, isScalar, parse as parseYaml, parseDocument, type YAMLMap } from "yaml";
 import { parseWorkflow, renderWorkflowJsonSchema, TASK_ID_PATTERN, workflowJsonSchema, WorkflowError, writeWorkflowJsonSchema, WORKFLOW_SCHEMA_FILE } from "../../src/loaders/index.js";
 import { NOW, yaml } from "./helpers.js";
 
@@ -15,13 +16,14 @@ describe("workflow JSON Schema", () => {
   });
 
   it("describes what users write: task id pattern, required run, durations as text or seconds, no unknown keys", () => {
-    type Node = { required?: string[]; additionalProperties?: boolean | Node; properties?: Record<string, Node>; propertyNames?: Node; pattern?: string; const?: string; anyOf?: Node[]; type?: string; format?: string };
+    type Node = { required?: string[]; additionalProperties?: boolean | Node; properties?: Record<string, Node>; propertyNames?: Node; pattern?: string; const?: string; $ref?: string; anyOf?: Node[]; type?: string; format?: string };
     const schema = workflowJsonSchema() as Node;
     expect(schema.required).toEqual(["tasks"]);
     expect(schema.additionalProperties).toBe(false);
     const tasks = schema.properties!.tasks!;
     // Or `<<`, YAML's merge key, for a tool that checks the file without merging it.
-    expect(tasks.propertyNames!.anyOf!.map((option) => option.pattern ?? option.const)).toEqual([TASK_ID_PATTERN.source, "<<"]);
+    // Or a key YAML reads as a number or a boolean, for an editor that checks a key as YAML types it (see below).
+    expect(tasks.propertyNames!.anyOf!.map((option) => option.pattern ?? option.const ?? option.$ref)).toEqual([TASK_ID_PATTERN.source, "<<", "#/$defs/taskIdKey"]);
     const task = tasks.additionalProperties as Node;
     // `run`, or a merge key that may bring it, for a tool that checks the file without merging it.
     expect(task.anyOf!.map((option) => option.required)).toEqual([["run"], ["<<"]]);
@@ -123,6 +125,44 @@ describe("workflow JSON Schema against validate", () => {
     const wrong = yaml("tasks:", "  build: { <<: 3, run: make }");
     expect(() => parseWorkflow(wrong, "wf.yaml", { now: NOW })).toThrow("a merge key `<<` takes a mapping");
     expect(schemaAccepts(parseYaml(wrong, { merge: false }))).toBe(false);
+  });
+
+  // yaml-language-server (VS Code's YAML extension) checks each key as YAML types it against `propertyNames`: `1:` as
+  // the number 1, `true:` as a boolean. No JSON key is one, so Ajv, given the data, never sees them: each key is checked here.
+  it("takes task ids and variable names that YAML reads as numbers or booleans where validate takes them, as an editor checks a key by its YAML type", () => {
+    // Strict, as the schema must compile so (see above).
+    const ajv = new Ajv2020({ strict: true, validateFormats: false }).addSchema(workflowJsonSchema(), "workflow");
+    const keyCheck = (pointer: string) => ajv.getSchema(`workflow#${pointer}/propertyNames`) as ValidateFunction;
+    /** Whether the keys of each mapping (at its path), typed as YAML reads them, are taken by its `propertyNames`. */
+    const keysAccepted = (text: string): boolean => {
+      const document = parseDocument(text);
+      const tasks = document.get("tasks") as YAMLMap;
+      const mappings: Array<[unknown, string]> = [
+        [tasks, "/properties/tasks"],
+        [document.get("env"), "/properties/env"],
+        [document.getIn(["defaults", "env"]), "/properties/defaults/properties/env"],
+        ...tasks.items.map((pair): [unknown, string] => [isMap(pair.value) ? pair.value.get("env") : undefined, "/properties/tasks/additionalProperties/properties/env"]),
+      ];
+      return mappings.every(([map, pointer]) => !isMap(map) || map.items.every((pair) => keyCheck(pointer)(isScalar(pair.key) ? pair.key.value : pair.key)));
+    };
+    const valid = (text: string) => {
+      try {
+        return parseWorkflow(text, "wf.yaml", { now: NOW }).tasks.length > 0;
+      } catch (error) {
+        if (error instanceof WorkflowError) return false;
+        throw error;
+      }
+    };
+    for (const id of ["1", "0", "01", "1.5", "1e3", "0x1f", "true", "False"]) {
+      const text = yaml("env: { true: x }", "defaults: { env: { False: x } }", "tasks:", `  ${id}: { run: x, env: { TRUE: y, false: z } }`, `  b: { run: x, dependsOn: [${id}] }`);
+      expect(valid(text), `validate, ${id}:`).toBe(true);
+      expect(keysAccepted(text), `schema, ${id}:`).toBe(true);
+    }
+    // Not ids or names to either: a negative number, a number as a variable's name; and one as a string.
+    for (const text of [yaml("tasks:", "  -1: { run: x }"), yaml("tasks:", "  a: { run: x, env: { 1: y } }"), yaml("env: { 1: y }", "tasks:", "  a: { run: x }"), yaml("tasks:", "  a b: { run: x }")]) {
+      expect(valid(text), text).toBe(false);
+      expect(keysAccepted(text), text).toBe(false);
+    }
   });
 
   // What JSON Schema cannot say: sums of units, values against each other, ids against the tasks.
