@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import type { ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
-import { isMap, isScalar, parse as parseYaml, parseDocument, type YAMLMap } from "yaml";
+import { isMap, isScalar, parse as parseYaml, parseAllDocuments, parseDocument, type YAMLMap } from "yaml";
 import { parseWorkflow, renderWorkflowJsonSchema, TASK_ID_PATTERN, workflowJsonSchema, WorkflowError, writeWorkflowJsonSchema, WORKFLOW_SCHEMA_FILE } from "../../src/loaders/index.js";
 import { NOW, yaml } from "./helpers.js";
 
@@ -172,8 +172,23 @@ describe("workflow JSON Schema against validate", () => {
     ["a runAt more than 30 days after the file is checked", task({ runAt: "2026-02-01T00:00:01Z" })],
     ["backoff.max under backoff.base", task({ backoff: { base: "5s", max: "1s" } })],
     ["an undefined dependency", task({ dependsOn: ["nope"] })],
+    ["a task's backoff.max under defaults.backoff.base", { defaults: { backoff: { base: "5s" } }, tasks: { a: { run: "x", backoff: { max: "2s" } } } }],
+    ["a cycle", { tasks: { a: { run: "x", dependsOn: "b" }, b: { run: "x", dependsOn: ["a"] } } }],
   ])("leaves to validate: %s", (_, data) => {
     expect(validateAccepts(data), "validate").toBe(false);
     expect(schemaAccepts(data), "schema").toBe(true);
+  });
+
+  // What the data an editor checks no longer says of the text: how a key was written, how many documents there were.
+  it.each([
+    ["a task id written twice, as 1: and \"1\":", yaml("tasks:", "  1: { run: x }", '  "1": { run: y }')],
+    ["an id YAML reads as a number, which is no id as written: +1:", yaml("tasks:", "  +1: { run: x }")],
+    ["an id YAML reads as a number, which is no id as written: .5:", yaml("tasks:", "  .5: { run: x }")],
+    ['a quoted "<<", a key like any other', yaml("tasks:", '  a: { run: x, "<<": { retries: 1 } }')],
+    ["a second YAML document", yaml("tasks:", "  a: { run: x }", "---", "tasks:", "  b: { run: x }")],
+  ])("leaves to validate: %s", (_, text) => {
+    expect(() => parseWorkflow(text, "wf.yaml", { now: NOW }), "validate").toThrow(WorkflowError);
+    const documents = parseAllDocuments(text, { merge: true }).map((document) => document.toJS() as unknown);
+    expect(documents.map((data) => schemaAccepts(data)), "schema").toEqual(documents.map(() => true));
   });
 });
