@@ -49,6 +49,18 @@ const SCALAR_MARK = "\x1f";
 const MAX_YAML_ERRORS = 10;
 
 /**
+ * yaml's errors on the lines of a list's items below a `dependsOn: -` (read as a key on its own
+ * line, not a list): echoes of the `-` told. Any other error there (a quote never closed, an
+ * invalid escape, a value starting with `@`) is a mistake of its own, still there once the `-`
+ * is mended, and is told.
+ */
+function isListItemEcho(error: YAMLError): boolean {
+  if (error.code === "MULTILINE_IMPLICIT_KEY") return true;
+  if (error.code === "MISSING_CHAR") return error.message.startsWith("Implicit map keys need to be followed by map values");
+  return error.code === "BAD_INDENT" && error.message.startsWith("All mapping items must start at the same column");
+}
+
+/**
  * Reports yaml's errors and warnings: one per line, at most MAX_YAML_ERRORS, then a count of the
  * rest. After a tab where indentation is, yaml reads the lines below out of their structure, and
  * tells correct lines as indented wrong: only the tabs are told from there on, the first with
@@ -61,6 +73,8 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
   /** Errors yaml found after the first tab, other than tabs: said with it, as a count. */
   const afterTab = found.length - errors.length;
   const lines = new Set<string>();
+  /** The lines of a list's items below a `dependsOn: -` told: yaml's echoes of it there are not told (see isListItemEcho). */
+  const itemLines = new Set<string>();
   let shown = 0;
   for (const [index, error] of errors.entries()) {
     // Where the mistake was made, when yaml names where it gave up (the end of the file, often).
@@ -68,6 +82,7 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
     const from = pastBlankLines(error.pos[0], text);
     const at = unclosed?.offset ?? lineContentStart(from, text);
     const line = problems.lineCol(at).split(":")[0]!;
+    if (itemLines.has(line) && unclosed === undefined && isListItemEcho(error)) continue;
     if (lines.has(line)) continue;
     lines.add(line);
     if (shown === MAX_YAML_ERRORS) {
@@ -88,10 +103,10 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
       if (moved !== line && lines.has(moved)) continue;
       lines.add(moved);
     }
-    // yaml's errors on the lines the hint tells of (a list's items below `dependsOn: -`) are echoes of this one.
+    // yaml's errors on the lines the hint tells of (a list's items below `dependsOn: -`) are echoes of this one, but for a mistake of their own.
     if (unclosed === undefined && hinted.echoesThrough !== undefined) {
       const last = Number(problems.lineCol(hinted.echoesThrough).split(":")[0]);
-      for (let below = Number(line) + 1; below <= last; below++) lines.add(String(below));
+      for (let below = Number(line) + 1; below <= last; below++) itemLines.add(String(below));
     }
     shown++;
     const echoes = error.pos[0] === tab && afterTab > 0 ? `; yaml then found ${afterTab === 1 ? "an error" : `${afterTab} errors`} below it, which may follow from it and are not shown: fix the tab first` : "";

@@ -178,6 +178,21 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    env:", "      OUT: -", "      B: 1"))).toEqual([`5:12: ${seq}: a value that is - alone must be quoted, as YAML reads it as a list's item (OUT: "-")`]);
   });
 
+  it("still tells a mistake of its own on an item's line below dependsOn: - (a quote never closed, an invalid escape, a value starting with @), which mending the - leaves", () => {
+    const seq = "Unexpected block-seq-ind on same line with key";
+    const below = (list: string) => `${seq}: a list's - cannot start on its key's line; remove it, and write each item below dependsOn on a line of its own (- a), or write dependsOn: ${list}`;
+    const head = ["tasks:", "  a: {run: x}", "  c: {run: z}", "  b:", "    run: y", "    dependsOn: -", "      - a"];
+    // Each was hidden with yaml's echoes on those lines (only the - told), and told only once the - was mended.
+    expect(problemsOf(yaml(...head, '      - "c'))).toEqual([`6:16: ${below('[a, "c]')}`, `8:9: this " is never closed: the string runs on to 9:1, where yaml gave up; close it (a " inside is written \\")`]);
+    expect(problemsOf(yaml(...head, '      - "c\\q"'))).toEqual([
+      `6:16: ${below('[a, "c\\q"]')}`,
+      "8:11: Invalid escape sequence \\q: in a value quoted with \" a backslash starts an escape; write one as text as \\\\",
+    ]);
+    expect(problemsOf(yaml(...head, "      - @c", "      - c"))).toEqual([`6:16: ${below("[a, @c, c]")}`, "8:9: Plain value cannot start with reserved character @"]);
+    // Once the - is mended, the same mistake is told at the same place.
+    expect(problemsOf(yaml("tasks:", "  a: {run: x}", "  c: {run: z}", "  b:", "    run: y", "    dependsOn:", "      - a", "      - @c", "      - c"))).toEqual(["8:9: Plain value cannot start with reserved character @"]);
+  });
+
   it("says a line indented more than the key before it is read as more of that key's value, where yaml says only that mappings cannot nest", () => {
     const hint = (line: number, key: string, col: number) => `: line ${line} is indented more than ${key}, so yaml reads it as more of the value of ${key}; start it at column ${col}, as ${key} is`;
     expect(problemsOf(yaml("tasks:", "  a:", "    run: make", "      retries: 1"))).toEqual([`3:10: Nested mappings are not allowed in compact mappings${hint(4, "run", 5)}`]);
