@@ -171,7 +171,8 @@ const MAX_SHELL_NESTING = 32;
  * quotes. Read once from left to right: quotes, `$(...)`, `${...}`,
  * backquotes, comments and here-documents are passed over. Undefined where there is none, or
  * where this reading is unsure (a quote or here-document never closed, a `case`, a reserved word
- * glued to the next one: a syntax error, not 127; a function's name).
+ * glued to the next one, or a `then`, `do`, `else` or `elif` after a `)`, `}`, `fi` or `done` with no
+ * `if` or loop open for it (`(cd x) then make`): a syntax error, not 127; a function's name).
  */
 export function commandNameNoBreakSpace(run: string): number | undefined {
   if (!run.includes("\u00a0") || /(^|[\s;&|(])case[\s]/.test(run)) return undefined;
@@ -183,6 +184,8 @@ export function commandNameNoBreakSpace(run: string): number | undefined {
   let subshells = 0;
   /** An assignment or a redirection came first in this command (`x=1 then`, `>f then`): a reserved word there is a command's name, not sh's grammar. */
   let prefixed = false;
+  /** The `if`s and `elif`s read whose `then` is still to come, the loops whose `do` is, and the `then` parts not yet ended by `elif` or `fi`; unsure after a function's `()`. */
+  const open: OpenCompounds = { conditions: 0, loops: 0, thenParts: 0, unsure: false };
   /** Here-documents whose bodies start at the next line: their delimiters, and whether leading tabs are stripped. */
   const heredocs: { word: string; tabs: boolean }[] = [];
   let index = 0;
@@ -218,6 +221,8 @@ export function commandNameNoBreakSpace(run: string): number | undefined {
     } else if (char === ";" || char === "|" || char === "&" || char === "(") {
       // A `(` after a word (`f() {`, `echo (a)`: a function's name, or a syntax error) opens no subshell.
       if (char === "(" && command && !prefixed) subshells++;
+      // A function's body is not followed as a command (`f() { if`: that `if` is not counted): what is open is unsure from here.
+      else if (char === "(") open.unsure = true;
       index += run[index + 1] === char && char !== "(" ? 2 : 1;
       command = true;
       prefixed = false;
@@ -246,6 +251,9 @@ export function commandNameNoBreakSpace(run: string): number | undefined {
       if (/^[0-9]$/.test(raw) && (run[index] === "<" || run[index] === ">")) continue;
       if (!command && compoundEnded) {
         // `if (cd x) then make`, `while { read l; } do`: a reserved word after the end, which a command follows (or another end).
+        // One with no `if` or loop open for it (`(cd x) then make`, `{ a; } else b`) is a syntax error (exit 2), not 127.
+        if (AFTER_COMPOUND.has(raw) && !expected(open, raw)) return undefined;
+        countReserved(open, raw);
         command = AFTER_COMPOUND.has(raw);
         prefixed = false;
         afterCompound = COMPOUND_END.has(raw);
@@ -257,6 +265,7 @@ export function commandNameNoBreakSpace(run: string): number | undefined {
         continue;
       }
       const reserved = !prefixed;
+      if (reserved) countReserved(open, raw);
       if (reserved && RESERVED_BEFORE_COMMAND.has(raw)) continue;
       command = false;
       afterCompound = reserved && COMPOUND_END.has(raw);
@@ -271,6 +280,36 @@ export function commandNameNoBreakSpace(run: string): number | undefined {
   }
   // A here-document never ended: unsure what is text.
   return heredocs.length > 0 ? undefined : found;
+}
+
+/** What commandNameNoBreakSpace counts of the compound commands open: see `open` there. */
+interface OpenCompounds {
+  conditions: number;
+  loops: number;
+  thenParts: number;
+  unsure: boolean;
+}
+
+/** Whether `then`, `do`, `else` or `elif` may come here, after a compound command's end: an `if` or loop open for it (or unsure). */
+function expected(open: OpenCompounds, word: string): boolean {
+  if (open.unsure) return true;
+  if (word === "then") return open.conditions > 0;
+  if (word === "do") return open.loops > 0;
+  return open.thenParts > 0;
+}
+
+/** Counts a reserved word read as one: what it opens (`if`, `while`, `then`), or ends (`fi`, `do`). */
+function countReserved(open: OpenCompounds, word: string): void {
+  if (word === "if") open.conditions++;
+  else if (word === "while" || word === "until" || word === "for") open.loops++;
+  else if (word === "do") open.loops = Math.max(0, open.loops - 1);
+  else if (word === "then") {
+    open.conditions = Math.max(0, open.conditions - 1);
+    open.thenParts++;
+  } else if (word === "elif" || word === "fi") {
+    open.thenParts = Math.max(0, open.thenParts - 1);
+    if (word === "elif") open.conditions++;
+  }
 }
 
 /**

@@ -337,6 +337,30 @@ describe("parseWorkflow on a valid file", () => {
     }
   });
 
+  it("gives no no-break-space note after a then, do, else or elif that follows a ( ), { }, fi or done with no if or loop open for it: sh refuses the whole run (a syntax error, exit 2), and finds no command missing", () => {
+    const notesOf = (run: string) => parseWorkflow(yaml("tasks:", "  a:", `    run: ${JSON.stringify(run)}`), "/work/wf/ci.yaml", { now: NOW }).notes;
+    const refused = [
+      "(true) then npm\u00a0test",
+      "(cd /tmp) do npm\u00a0test",
+      "{ true; } else npm\u00a0test",
+      "if true; then :; fi then npm\u00a0test",
+      "for x in 1; do :; done do npm\u00a0test",
+      "! (true) then npm\u00a0test",
+      "(true) && (true) then npm\u00a0test",
+      "while (true) then npm\u00a0test; done",
+    ];
+    for (const run of refused) {
+      // Before, each was noted as a command sh finds no such one of (exit 127).
+      expect(notesOf(run), run).toEqual([]);
+      const result = spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", cwd: tmpdir() });
+      expect(result.status, run).toBe(2);
+      expect(result.stderr, run).toMatch(/Syntax error/);
+    }
+    // With the if or loop open, still noted.
+    expect(notesOf("if (true) then (true) else (true) fi; npm\u00a0test")).toHaveLength(1);
+    expect(notesOf("if true; then (true) elif (true) then npm\u00a0test; fi")).toHaveLength(1);
+  });
+
   it("reads a long run with no-break spaces in its quotes in linear time", () => {
     const run = `echo "${"\u00a0".repeat(40000)}"`;
     const started = performance.now();
