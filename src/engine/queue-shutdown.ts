@@ -38,6 +38,8 @@ export class QueueShutdown {
   #endGrace: (() => void) | undefined;
   /** The signal reason of a hard stop, and the error of every task it ends. */
   #stopReason: TaskCancelledError | undefined;
+  /** Set while a hard stop aborts the running attempts, before it has cancelled the tasks not started (see settlesLater). */
+  #aborting = false;
 
   constructor(queue: ShutdownTarget) {
     this.#queue = queue;
@@ -64,6 +66,16 @@ export class QueueShutdown {
 
   get stopReason(): TaskCancelledError | undefined {
     return this.#stopReason;
+  }
+
+  /**
+   * Whether an attempt that settles now is recorded a microtask later: while a hard stop aborts the running attempts.
+   * A handler's thenable may settle at once from its signal's abort listener; recorded then, its task ended before the
+   * tasks not started were cancelled, and its dependents as its dependency's (or queued, after a success), where a
+   * promise's outcome, always a microtask later, finds them cancelled as the shutdown's.
+   */
+  get settlesLater(): boolean {
+    return this.#aborting;
   }
 
   /** Queue.shutdown(): see there. */
@@ -130,7 +142,12 @@ export class QueueShutdown {
     // The running attempts are stopped first, at the deadline (or the signal), and their grace counts from then: cancelling
     // what has not started comes after, and takes a while for many tasks (100k: tens of ms, ~0.3 s before it was made cheaper).
     const running = tasks.running();
-    for (const record of running) record.current?.abort(reason);
+    this.#aborting = true;
+    try {
+      for (const record of running) record.current?.abort(reason);
+    } finally {
+      this.#aborting = false;
+    }
     const grace =
       tasks.count("RUNNING") > 0 && graceMs > 0
         ? new Promise<void>((resolve) => {

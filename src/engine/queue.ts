@@ -59,7 +59,11 @@ export class Queue {
   #turnAt = Date.now();
   /** Set while that setImmediate is pending: nothing starts until it runs. */
   #turnPending = false;
-  readonly #runner = new AttemptRunner((context, ok, outcome) => this.#finishAttempt(context, ok, outcome));
+  readonly #runner = new AttemptRunner((context, ok, outcome) => {
+    // A thenable settled from its abort listener as a hard stop aborts it: recorded once the stop has cancelled what had not started.
+    if (this.#stop.settlesLater) queueMicrotask(() => this.#finishAttempt(context, ok, outcome));
+    else this.#finishAttempt(context, ok, outcome);
+  });
 
   constructor(options: QueueOptions) {
     const resolved = resolveQueueOptions(options);

@@ -144,6 +144,44 @@ describe("shutdown", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it.each([
+    ["rejects", (reject: (error: unknown) => void, _resolve: (value: unknown) => void, reason: unknown) => reject(reason)],
+    ["resolves", (_reject: (error: unknown) => void, resolve: (value: unknown) => void) => resolve("done anyway")],
+  ])(
+    "a hard stop ends the tasks not started as 'not started', before the running one, also when its handler's thenable %s at once as its signal aborts",
+    async (_name, settle) => {
+      // A thenable may call back as soon as it is told (the abort's listener, inside the stop): the running task
+      // then ended before the tasks not started were cancelled, and its dependent was cancelled as its dependency's,
+      // or queued as ready after its success, not as the shutdown's, as with a promise.
+      const handlers = {
+        promise: (_: unknown, context: AttemptContext) => untilAborted(context),
+        thenable: (_: unknown, context: AttemptContext) => ({
+          then(resolve: (value: unknown) => void, reject: (error: unknown) => void) {
+            context.signal.addEventListener("abort", () => settle(reject, resolve, context.signal.reason), { once: true });
+          },
+        }),
+      };
+      const outcomes = [];
+      for (const type of ["promise", "thenable"] as const) {
+        const { queue, log } = makeQueue({ concurrency: 1, handlers });
+        queue.submit({ id: "running", type });
+        queue.submit({ id: "dependent", type: "echo", dependsOn: ["running"] });
+        queue.submit({ id: "queued", type: "echo" });
+        await flush();
+        await expect(queue.shutdown({ deadline: 0 })).resolves.toEqual({ hardStopped: true });
+        const ended = log.filter(([name]) => ["ready", "succeeded", "cancelled"].includes(name));
+        outcomes.push(ended.map(([name, e]) => [name, (e as { id: string }).id, (e as { error?: Error }).error?.message]));
+      }
+      const words = "shutdown: not started before the deadline";
+      const expected = [
+        ["cancelled", "dependent", words],
+        ["cancelled", "queued", words],
+        ["cancelled", "running", "aborted by shutdown"],
+      ];
+      expect(outcomes).toEqual([expected, expected]);
+    },
+  );
+
   it("drain: false starts no retry: a failing running attempt ends CANCELLED", async () => {
     const gate = deferred();
     const { queue, log } = makeQueue({ handlers: { gated: () => gate.promise } });
