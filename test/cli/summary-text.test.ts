@@ -123,6 +123,21 @@ describe("formatSummary", () => {
       "1h30m12.3s",
     ]);
   });
+
+  it("says a wall time past a minute whose seconds are under one in tenths of a second, as the live board says it (1m0.3s, not 1m300ms)", async () => {
+    const colors = await createColors({ color: false, isTTY: false });
+    const wall = (wallMs: number): string => /Summary: .* in (\S+)\n/.exec(formatSummary({ ...summary([], []), wallMs }, colors))?.[1] ?? "";
+    expect([60_300, 120_949, 3_600_300, 3_660_500, 3_601_000].map(wall)).toEqual(["1m0.3s", "2m0.9s", "1h0.3s", "1h1m0.5s", "1h1s"]);
+    // A running task's time in a durable run's status, and a lease run out, in the same words.
+    const status: RunSummary = {
+      ...summary([], []),
+      counts: { ...summary([], []).counts, RUNNING: 1 },
+      running: [{ id: "job", attempt: 1, maxAttempts: 1, workerId: "w-1", runningMs: 60_400, leaseExpiredMs: 60_200 }],
+    };
+    const text = formatSummary(status, colors);
+    expect(text).toContain("job: attempt 1/1 on w-1, for 1m0.4s; its lease ran out 1m0.2s ago");
+    expect(text).not.toMatch(/\dm\d+ms/);
+  });
 });
 
 describe("a task's last lines in the summary", () => {

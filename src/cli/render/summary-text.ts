@@ -185,5 +185,12 @@ export function dimLine(c: ChalkInstance, text: string): string {
 }
 
 function formatWall(ms: number): string {
-  return ms < 1000 ? `${Math.round(ms)}ms` : formatMs(Math.round(ms / 100) * 100);
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const tenths = Math.round(ms / 100);
+  if (tenths < 600) return formatMs(tenths * 100);
+  // Past a minute, its seconds to the tenth, as the live board says it (formatDelay): formatMs said "1m300ms" and "1h2m300ms".
+  const hours = Math.floor(tenths / 36_000);
+  const minutes = Math.floor((tenths - hours * 36_000) / 600);
+  const seconds = (tenths % 600) / 10;
+  return `${hours > 0 ? `${hours}h` : ""}${minutes > 0 ? `${minutes}m` : ""}${seconds > 0 ? `${seconds}s` : ""}`;
 }
