@@ -30,9 +30,12 @@ export interface TaskqKill {
  */
 export class NotSpawnedError extends TaskCancelledError {
   constructor() {
-    super("shutdown", "shutdown: stopped before its command started");
+    super("shutdown", NOT_SPAWNED);
   }
 }
+
+/** The words of a task whose command a shutdown signal kept from spawning, its attempt begun: a local run's and `run --store`'s. */
+export const NOT_SPAWNED = "shutdown: stopped before its command started";
 
 /** An attempt that did not succeed; `result` says how it ended. */
 export class TaskFailedError extends TaskqError {

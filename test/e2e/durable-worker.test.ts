@@ -854,6 +854,44 @@ describe("taskq run --store", () => {
     expect((await taskq(["status", runId])).stdout).toContain("Cancelled (3):\n  - first: aborted by shutdown\n  - other: shutdown: not started\n  - later: shutdown: not started\n");
   });
 
+  it("a signal just after tasks were started, before some had spawned their command: each such task's cancel, in the summary, status and their JSON, says it was stopped before its command started, as a local run's does, not 'not started' after its started record", async () => {
+    // This process leases all eight at once (their started records come out together); their commands spawn one per turn of
+    // the event loop after that. A SIGINT as the first started record is read comes before some of them spawned.
+    const file = await workflowFile("not-spawned", `tasks:\n${Array.from({ length: 8 }, (_, i) => `  t${i}: { run: "echo ran" }\n`).join("")}`);
+    const NOT_SPAWNED_LOG = "--- taskq: attempt 1 stopped by the shutdown before its command started ---\n";
+    let caught = 0;
+    for (let round = 0; round < 8 && caught === 0; round++) {
+      const runId = newRunId("not-spawned");
+      const run = startRun(file, ["--run-id", runId, "-j", "8", "--output", "json"]);
+      let signalled = false;
+      run.child.stdout!.on("data", () => {
+        if (signalled || !run.stdout().includes('"event":"started"')) return;
+        signalled = true;
+        run.child.kill("SIGINT");
+      });
+      const result = await run.done;
+      expect(result.code).toBe(130);
+      const records = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+      const started = new Set(records.filter((record) => record.event === "started").map((record) => record.id));
+      const summary = records.at(-1) as { event: string; cancelled: { id: string; message: string }[] };
+      expect(summary.event).toBe("summary");
+      const status = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { cancelled: unknown[] };
+      const statusText = (await taskq(["status", runId])).stdout;
+      for (const line of summary.cancelled) {
+        const log = await readFile(path.join(ws.logs, runId, `${line.id}.log`), "utf8").catch(() => "");
+        if (log !== NOT_SPAWNED_LOG) continue;
+        // Started by this worker, its command never ran: the cancel agrees with its started record and its log.
+        expect(started.has(line.id)).toBe(true);
+        expect(line).toEqual({ id: line.id, reason: "shutdown", message: "shutdown: stopped before its command started" });
+        expect(status.cancelled).toContainEqual(line);
+        expect(statusText).toContain(`  - ${line.id}: shutdown: stopped before its command started\n`);
+        caught++;
+      }
+    }
+    // The race was met (else the test proves nothing).
+    expect(caught).toBeGreaterThan(0);
+  });
+
   it("stopped by SIGTERM while another worker, SIGKILLed, holds one of its tasks: says that task stops at a heartbeat only if its worker lives, else once its lease runs out", async () => {
     // Before, it said the task stopped at its worker's next heartbeat: a dead worker sends none.
     const { runId, result, other, worker } = await stopWithTaskOnDeadWorker("stopped-orphan", false);

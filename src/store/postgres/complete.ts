@@ -4,7 +4,7 @@ import { finalizeTask, type AttemptRecord } from "./finalize.js";
 import { notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { cancelWaitingOfStoppedRun } from "./cancel.js";
-import { notStartedReason, runningCancel } from "./shutdown-cancel.js";
+import { NOT_SPAWNED_REASON, notStartedReason, runningCancel } from "./shutdown-cancel.js";
 import { setTailSql } from "./tail-attempt.js";
 import type { CompletionResult, Outcome } from "./types.js";
 
@@ -144,10 +144,12 @@ const STRAY = "released: leased by a round trip whose reply the worker never rec
 /**
  * A lease given back by a worker whose run stops with it (`run --store` stopped by a signal): the task is
  * cancelled as the run's shutdown, not queued for another worker to start after the user asked to stop.
- * `started`: its attempt ran, and the stop cut it short; `killed`: how taskq's SIGKILL ended it, where it did.
+ * `started`: its attempt ran, and the stop cut it short; `notSpawned`: its attempt began (its start line is out), but the
+ * stop kept its command from spawning; `killed`: how taskq's SIGKILL ended it, where it did.
  */
 export interface StopCancel {
   started: boolean;
+  notSpawned?: boolean;
   killed?: string | undefined;
 }
 
@@ -181,10 +183,13 @@ export async function releaseLease(
       [row.id],
     );
     // A stray never started either (see releaseStrays).
+    // One whose start line is out, its command kept from spawning, is not "not started": a local run's words for it.
     const details =
-      stop?.started === false || reason === STRAY
-        ? { cancelReason: notStartedReason(counted.rows[0]!), cancelKind: "shutdown" as const, cancelledRunning: false }
-        : runningCancel({ cancel_kind: "shutdown" }, undefined, stop?.killed);
+      stop?.notSpawned === true
+        ? { cancelReason: NOT_SPAWNED_REASON, cancelKind: "shutdown" as const, cancelledRunning: false }
+        : stop?.started === false || reason === STRAY
+          ? { cancelReason: notStartedReason(counted.rows[0]!), cancelKind: "shutdown" as const, cancelledRunning: false }
+          : runningCancel({ cancel_kind: "shutdown" }, undefined, stop?.killed);
     await finalizeTask(client, names, row, "cancelled", details);
     return { runId: row.run_id, ended: "run-stopped" };
   }
