@@ -235,8 +235,15 @@ const STOPPED_SUMMARY_MS = 3000;
 function tellCancelled(runId: string, { cancelled, cancelRequested, running }: CancelResult, json: boolean, when: "stopping" | "stopped" = "stopped"): void {
   if (cancelled.length === 0 && cancelRequested.length === 0) return;
   if (json) {
-    // `running`: of each task in cancelRequested, its worker and how long its lease has left (negative: run out).
-    const leases = running.map((task) => ({ id: task.key, workerId: task.workerId, ...workerFields(task.workerId), leaseLeftMs: task.leaseLeftMs }));
+    // `running`: of each task in cancelRequested, its worker and how long its lease has left (negative: run out), and, run out
+    // while that worker still waits on the database, for how long (as status gives it, and the plain note words it).
+    const leases = running.map((task) => ({
+      id: task.key,
+      workerId: task.workerId,
+      ...workerFields(task.workerId),
+      leaseLeftMs: task.leaseLeftMs,
+      ...(task.workerWaitingMs === undefined ? {} : { workerWaitingMs: task.workerWaitingMs }),
+    }));
     process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "cancelled", runId, ...(when === "stopping" ? { stopping: true } : {}), cancelled, cancelRequested, running: leases })}\n`);
     return;
   }

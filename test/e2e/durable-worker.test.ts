@@ -5,6 +5,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
 import { applicationName } from "../../src/store/postgres/application-name.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
@@ -924,6 +925,52 @@ describe("taskq run --store", () => {
       running: [{ id: other, workerId: worker.id, workerHost: hostname(), workerPid: worker.cli.child.pid, leaseLeftMs: expect.any(Number) as number }],
     });
     await cancelStrandedRun(runId);
+  });
+
+  it("stopped while a task on another worker has run out its lease as a statement of that worker's still waits on the database: its note and its JSON (workerWaitingMs) both say so, as status does", async () => {
+    const file = await workflowFile("stopped-waiting", "tasks:\n  first: { run: 'echo started; sleep 1000' }\n  second: { run: 'echo started; sleep 1000' }\n");
+    const started = /"event":"output","runId":"[^"]+","id":"(\w+)","attempt":1,"stream":"\w+","text":"started"/;
+    for (const json of [false, true]) {
+      const runId = newRunId("stopped-waiting");
+      // A lease of a minute: this process's own sweep, every half of it, does not take the other's task meanwhile.
+      const run = startRun(file, ["--run-id", runId, "-j", "1", "--lease", "60s", "--shutdown-timeout", "0.5s", "--kill-grace", "1s", "--output", json ? "json" : "plain"]);
+      const ownStarted = json ? started : /\S+\/(\w+) \| started/;
+      expect(await eventually(() => ownStarted.test(run.stdout()), 15_000)).toBe(true);
+      const other = ownStarted.exec(run.stdout())![1] === "first" ? "second" : "first";
+      const worker = await startWorker(["-j", "1", "--lease", "3s"]);
+      expect(await eventually(() => worker.stdout().includes(`${runId}/${other} | started`), 15_000)).toBe(true);
+      worker.cli.child.kill("SIGKILL");
+      await worker.cli.done;
+      // A statement of that worker's begun before its lease ran out, still in progress (a renewal held up by a slow database).
+      const session = new pg.Client({ connectionString: DATABASE_URL, application_name: applicationName(`taskq worker ${worker.id}`) });
+      await session.connect();
+      const waiting = session.query("SELECT pg_sleep(60)").catch(() => undefined);
+      try {
+        expect(await eventually(async () => (await taskq(["status", runId])).stdout.includes("while its worker waits on the database"), 15_000)).toBe(true);
+        run.child.kill("SIGTERM");
+        const result = await run.done;
+        expect(result.code).toBe(143);
+        if (!json) {
+          expect(result.stdout).toMatch(new RegExp(`note {4}"${other}" on worker ${worker.id}: its lease ran out \\S+ ago while its worker waits on the database`));
+          continue;
+        }
+        const records = result.stdout
+          .trim()
+          .split("\n")
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
+        const cancelled = records.find((record) => record.event === "cancelled" && record.stopping === undefined) as { running: Record<string, unknown>[] };
+        expect(cancelled.running).toEqual([expect.objectContaining({ id: other, workerId: worker.id, workerWaitingMs: expect.any(Number) as number })]);
+        expect(cancelled.running[0]!.leaseLeftMs).toBeLessThanOrEqual(0);
+      } finally {
+        const client = new pg.Client({ connectionString: DATABASE_URL });
+        await client.connect();
+        await client.query("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [applicationName(`taskq worker ${worker.id}`)]);
+        await client.end();
+        await waiting;
+        await session.end();
+      }
+      await cancelStrandedRun(runId);
+    }
   });
 
   it("stopped while its database does not answer: exits soon with the signal's code, saying the run may still be live and how to cancel it", async () => {
