@@ -341,6 +341,12 @@ describe("formatDuration", () => {
     [300_000, "5m"],
     [90_000, "1m30s"],
     [5_400_000, "1h30m"],
+    // Rounded up to the next unit, not "60s", "1m60s", "59m60s" or "1h60m" ("the database answers again (it failed for 1m60s)").
+    [999.6, "1s"],
+    [59_960, "1m"],
+    [119_600, "2m"],
+    [3_599_600, "1h"],
+    [7_170_000, "2h"],
   ])("%d ms is %s", (ms, text) => {
     expect(formatDuration(ms)).toBe(text);
   });
