@@ -769,6 +769,58 @@ tasks:
     expect((await store.runStatus(runId)).tasks[0]).toMatchObject({ state: "cancelled", cancelReason: "cancelled by request" });
   });
 
+  it("cancel and a resubmit while another session holds a task's row (an open psql transaction) give up within seconds naming that session, change nothing, and keep no running task from its lease", { timeout: 90_000 }, async () => {
+    const file = await workflowFile("row-held", "tasks:\n  a: { run: 'echo started; sleep 1000' }\n  b: { run: 'echo b', dependsOn: [a] }\n");
+    const worker = await startWorker(["-j", "1", "--lease", "3s"]);
+    const runId = await submit(file);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/a | started`))).toBe(true);
+    // Another session holds b's row (SELECT ... FOR UPDATE in a transaction left open): cancel locks a's row first,
+    // then waits on b's; a resubmit shares both. Meanwhile a's worker must renew its lease, every second.
+    const holder = new pg.Client({ connectionString: DATABASE_URL, application_name: "row-holder" });
+    await holder.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`SELECT 1 FROM "${SCHEMA}".tasks WHERE run_id = $1 AND key = 'b' FOR UPDATE`, [runId]);
+      const { pid } = (await holder.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!;
+      const locked = (operation: string, undone: string) =>
+        new RegExp(
+          `^taskq: ${operation} failed: task "b" of run ${runId} is locked by another session \\(pid ${pid}, application_name "row-holder", its transaction open for \\S+\\); ` +
+            `each of \\d+ tries over \\S+ gave up after waiting \\S+ for it, so as not to keep running tasks' rows from their workers' lease renewals: ${undone}; ` +
+            `try again once that session's transaction has ended\n$`,
+        );
+      let sent = performance.now();
+      const cancel = await taskq(["cancel", runId]);
+      // Its renewals waited on the cancel's lock on a's row: a 30 s wait cost a its lease ("LOST", then killed and failed).
+      expect(worker.stdout()).not.toContain("LOST");
+      expect(cancel.stderr).toMatch(locked("cancelRun", "nothing was cancelled"));
+      expect(performance.now() - sent).toBeLessThan(15_000);
+      expect([cancel.code, cancel.stdout]).toEqual([1, ""]);
+      sent = performance.now();
+      const resubmit = await taskq(["submit", file, "--run-id", runId]);
+      expect(resubmit.stderr).toMatch(locked("submitRun", "nothing was submitted"));
+      expect(performance.now() - sent).toBeLessThan(15_000);
+      expect([resubmit.code, resubmit.stdout]).toEqual([1, ""]);
+      // Over three leases gone by, a still runs on its worker, its lease renewed: no cancel asked, b still waits for it.
+      expect(worker.stdout()).not.toContain("LOST");
+      const status = await store.runStatus(runId);
+      expect(taskOf(status, "a")).toMatchObject({ state: "running", attempts: 1, workerId: worker.id });
+      expect(taskOf(status, "a").cancelRequested).toBeUndefined();
+      expect(taskOf(status, "a").leaseExpiredMs).toBeUndefined();
+      expect(taskOf(status, "b")).toMatchObject({ state: "blocked" });
+    } finally {
+      await holder.query("ROLLBACK").catch(() => undefined);
+      await holder.end();
+    }
+    // The lock gone, the same cancel goes through whole: b at once, a stopped by its worker at its next heartbeat.
+    const again = await taskq(["cancel", runId]);
+    expect([again.code, again.stdout]).toEqual([0, `{"cancelled":["b"],"cancelRequested":["a"]}\n`]);
+    const ended = await waitForRun(runId);
+    expect(ended.state).toBe("cancelled");
+    expect(taskOf(ended, "a")).toMatchObject({ state: "cancelled", cancelReason: "cancelled by request", attempts: 1 });
+    expect(worker.stdout()).not.toContain("LOST");
+    expect((await stopWorker(worker)).code).toBe(143);
+  });
+
   it("SIGTERM: the worker stops leasing, kills its task after --shutdown-timeout and gives the lease back; another worker runs it at once", async () => {
     const file = await hangsOnFirstRun("handover");
     const leaving = await startWorker(["-j", "1", "--lease", "30s", "--shutdown-timeout", "1s", "--kill-grace", "1s"]);

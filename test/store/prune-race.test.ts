@@ -18,9 +18,11 @@ describe("prune racing submit of the same run", () => {
   beforeAll(async () => {
     ({ store, schema, close } = await openTestStore());
     admin = createPool(2);
+    // Waited for as long as the test keeps it closed: not cut short by the lock_timeout of a submit's transaction
+    // (see LOCK_WAIT_MS), which would have the submit give way at the gate, where in earnest it never waits.
     await sql(
       store,
-      `CREATE FUNCTION $schema.gate() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      `CREATE FUNCTION $schema.gate() RETURNS trigger LANGUAGE plpgsql SET lock_timeout = 0 AS $fn$
        BEGIN PERFORM pg_advisory_xact_lock_shared(${GATE}); RETURN NEW; END $fn$`,
     );
     await sql(store, "CREATE TRIGGER gate BEFORE INSERT ON $schema.tasks FOR EACH ROW EXECUTE FUNCTION $schema.gate()");
@@ -85,8 +87,8 @@ describe("prune racing submit of the same run", () => {
     // The prune holds the run (its DELETE) and waits for that task...
     const pruned = store.pruneRuns(0);
     await waitingOnLock("DELETE FROM");
-    // ...and, a moment later, the submit's insert waits for the run: a deadlock, which PostgreSQL
-    // finds first in the prune's session (it has waited longer) and ends there.
+    // ...and, a moment later, the submit's insert waits for the run: a deadlock, which ends in the prune's session,
+    // which has waited longer (its wait cut short by its lock_timeout, see LOCK_WAIT_MS, or PostgreSQL finding it).
     await new Promise((resolve) => setTimeout(resolve, 200));
     await openGate();
     expect(await submitted).toBe("deadlock");

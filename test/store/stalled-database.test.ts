@@ -125,16 +125,18 @@ describe("a database that stops answering", () => {
 
   it("a statement the store gave up on is stopped by the server too, not left running with the locks it holds", async () => {
     const runId = await observer.submitRun(workflow([task("a"), task("b", { dependsOn: ["a"] })]));
+    const [leased] = await observer.lease("w1", 1, 30_000, { runId });
     const store = new PostgresStore({ connectionString: DATABASE_URL, schema, queryTimeoutMs: 1_000 });
     cleanups.push(() => store.close());
-    // Another session holds the run's rows, so the cancel's first statement waits for them.
+    // Another session holds the run's rows, so the first statement of the record of a's failure waits for them.
+    // (A worker's: a user's command waits a moment only for a lock, see LOCK_WAIT_MS.)
     const locker = new pg.Client({ connectionString: DATABASE_URL });
     await locker.connect();
     cleanups.push(() => locker.end());
     await locker.query("BEGIN");
     await locker.query(`SELECT 1 FROM "${schema}".tasks WHERE run_id = $1 FOR UPDATE`, [runId]);
-    const error = await store.cancelRun(runId).catch((caught: unknown) => caught);
-    expect(error).toMatchObject({ message: "cancelRun failed: the database did not answer within 1s" });
+    const error = await store.complete(leased!.leaseToken, { kind: "failure", error: "exit 1", exitCode: 1 }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ message: "complete failed: the database did not answer within 1s" });
     // The server stops it a moment later, while the lock is still held: it no longer waits (nor would it
     // run on, a statement that takes long on its own, taking the server's time and holding rows for hours).
     const waiting = async () =>

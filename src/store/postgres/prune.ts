@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { settleRuns } from "./graph.js";
+import { LOCK_WAIT_MS } from "./lock-wait.js";
 import type { SchemaNames } from "./names.js";
 import { LONG_QUERY_TIMEOUT_MS, LONG_STATEMENT_TIMEOUT_SQL, timedQuery } from "./timeouts.js";
 import { retryConflicts, transactionOnce } from "./transaction.js";
@@ -19,8 +20,9 @@ export interface PruneResult {
  * count from when they ended. With `dryRun`, only lists them.
  *
  * A submit of one of those run ids at the same moment holds its tasks and then wants its run,
- * which the DELETE holds and wants the tasks of: PostgreSQL ends one of the two as a deadlock,
- * and a prune that lost runs again (the run is then running again, and stays).
+ * which the DELETE holds and wants the tasks of: the one that waited first gives way (its lock
+ * wait cut short, see LOCK_WAIT_MS, or PostgreSQL ending it as a deadlock), and a prune that lost
+ * runs again (the run is then running again, and stays).
  */
 export async function pruneRuns(db: pg.Pool, names: SchemaNames, olderThanMs: number, dryRun: boolean): Promise<PruneResult> {
   return retryConflicts(() => pruneOnce(db, names, olderThanMs, dryRun));
@@ -34,6 +36,7 @@ async function pruneOnce(db: pg.Pool, names: SchemaNames, olderThanMs: number, d
      AND NOT EXISTS (SELECT 1 FROM ${names.tasks} t WHERE t.run_id = r.id AND t.state IN ('blocked', 'queued', 'running'))`;
   // Deleting a long history (every task and dependency of those runs) may rightly take minutes: the server
   // is told so too, in a transaction of the statement's own.
+  // A lock held by another session (another prune deleting the same runs) is not waited for long: see LOCK_WAIT_MS.
   const result = await transactionOnce(db, async (client) => {
     await client.query(LONG_STATEMENT_TIMEOUT_SQL);
     return client.query<{ id: string }>(
@@ -42,6 +45,6 @@ async function pruneOnce(db: pg.Pool, names: SchemaNames, olderThanMs: number, d
         LONG_QUERY_TIMEOUT_MS,
       ),
     );
-  });
+  }, { lockWaitMs: LOCK_WAIT_MS });
   return { before: before.toISOString(), runs: result.rows.map((row) => row.id).sort() };
 }

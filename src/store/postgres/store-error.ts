@@ -6,12 +6,14 @@ import { isTransientError } from "./transient.js";
  * Codes of the errors the store throws:
  * - STORE_UNAVAILABLE: the database could not be reached or dropped the connection; retrying may work.
  * - STORE_QUERY_FAILED: the database refused a statement (a bug, or a schema from another version).
+ * - STORE_LOCKED: a command could not get a lock another session held, tried a few times; it changed nothing.
  * - STORE_BAD_SCHEMA, STORE_BAD_URL, STORE_UNKNOWN_DEPENDENCY, STORE_DUPLICATE_TASK, STORE_NOT_FOUND,
  *   STORE_NOT_REDRIVABLE: the request itself is wrong.
  */
 export type StoreErrorCode =
   | "STORE_UNAVAILABLE"
   | "STORE_QUERY_FAILED"
+  | "STORE_LOCKED"
   | "STORE_BAD_SCHEMA"
   | "STORE_BAD_URL"
   | "STORE_UNKNOWN_DEPENDENCY"

@@ -9,6 +9,7 @@ import { completeAndLease, type CompleteAndLeaseResult, type EndedAttempt } from
 import { refreshRunState, settleRuns } from "./graph.js";
 import { leaseTasks, nextRunnableDelay, renewLease } from "./lease.js";
 import { NotificationListener } from "./listener.js";
+import { LOCK_WAIT_MS, retryLockWaits } from "./lock-wait.js";
 import { FIRST_MIGRATION_VERSION, migrate, notUsable } from "./migrations.js";
 import { schemaNames, type SchemaNames } from "./names.js";
 import { pruneRuns, type PruneResult } from "./prune.js";
@@ -219,7 +220,7 @@ export class PostgresStore {
         retryConflicts(async () => {
           const { settle, ...done } =
             (await submitNewRun(this.pool, this.#names, workflow, runId)) ??
-            (await transactionOnce(this.pool, (client) => submitRun(client, this.#names, workflow, runId)));
+            (await transactionOnce(this.pool, (client) => submitRun(client, this.#names, workflow, runId), { lockWaitMs: LOCK_WAIT_MS }));
           if (settle) await refreshRunState(this.pool, this.#names, runId);
           return { runId, ...done };
         }, (error) => isConflict(error) || isPrunedMeanwhile(error));
@@ -227,7 +228,9 @@ export class PostgresStore {
       // stored: a submit of the same run id again is idempotent, where a user's second submit (a CI step run
       // again) would make a second run under a new id.
       let retried = false;
-      const result = await withRetry(once, { maxElapsedMs: this.#retryDroppedMs, retryIf: (error) => this.#dropped(error), onRetry: () => (retried = true) });
+      // A resubmit shares the rows of the run's tasks, running ones among them: a lock another session holds is not waited for long.
+      const locked = () => this.#shortLockWaits("submitRun", "nothing was submitted", once);
+      const result = await withRetry(locked, { maxElapsedMs: this.#retryDroppedMs, retryIf: (error) => this.#dropped(error), onRetry: () => (retried = true) });
       // The run found as this workflow stored it, after a try whose reply was lost, is most likely that try's.
       if (retried && !result.created && result.added === 0 && result.changed.length === 0) return { ...result, created: true, added: result.kept, kept: 0 };
       return result;
@@ -367,7 +370,10 @@ export class PostgresStore {
    */
   async cancelRun(runId: string, taskKey?: string, options: { shutdown?: ShutdownCancel } = {}): Promise<CancelResult> {
     return this.#oneShot("cancelRun", async () => {
-      const result = await inTransaction(this.pool, (client) => cancelTasks(client, this.#names, runId, taskKey, options.shutdown));
+      // It locks the run's rows, running tasks' among them: a lock another session holds is not waited for long (see LOCK_WAIT_MS).
+      const result = await this.#shortLockWaits("cancelRun", "nothing was cancelled", () =>
+        inTransaction(this.pool, (client) => cancelTasks(client, this.#names, runId, taskKey, options.shutdown), { lockWaitMs: LOCK_WAIT_MS }),
+      );
       // The cancel is made: a connection dropped as the run's state is settled must not have it made again (it
       // would find nothing to cancel, and say so). The next look at the run (status, a sweep) settles it.
       await refreshRunState(this.pool, this.#names, runId).catch((error: unknown) => {
@@ -411,14 +417,19 @@ export class PostgresStore {
 
   /** Queues a failed task again with fresh attempts and re-blocks the dependents it cancelled. */
   async redrive(runId: string, taskKey: string): Promise<RedriveResult> {
-    return this.#oneShot("redrive", () => inTransaction(this.pool, (client) => redriveTask(client, this.#names, runId, taskKey)));
+    return this.#oneShot("redrive", () =>
+      this.#shortLockWaits("redrive", "nothing was redriven", () =>
+        inTransaction(this.pool, (client) => redriveTask(client, this.#names, runId, taskKey), { lockWaitMs: LOCK_WAIT_MS }),
+      ),
+    );
   }
 
   /** Deletes the runs that ended more than `olderThanMs` ago (see prune.ts); with `dryRun`, lists them. */
   async pruneRuns(olderThanMs: number, options: { dryRun?: boolean } = {}): Promise<PruneResult> {
     const dryRun = options.dryRun === true;
     // A dry run changes nothing (but run states settled, which it may settle again): a COMMIT whose reply was lost is read again.
-    return this.#oneShot("pruneRuns", () => pruneRuns(this.pool, this.#names, olderThanMs, dryRun), LONG_QUERY_TIMEOUT_MS, !dryRun);
+    const prune = () => this.#shortLockWaits("pruneRuns", dryRun ? "nothing was listed" : "nothing was pruned", () => pruneRuns(this.pool, this.#names, olderThanMs, dryRun));
+    return this.#oneShot("pruneRuns", prune, LONG_QUERY_TIMEOUT_MS, !dryRun);
   }
 
   /** Milliseconds until the earliest queued task is runnable, or null if none is queued. */
@@ -495,6 +506,15 @@ export class PostgresStore {
       if (!mayHaveChanged(error) || !isTransientError(error)) throw stored;
       throw new TaskqError(stored.code, `${stored.message} (the connection was lost once the change was sent to be committed: it may have been made)`, { cause: error });
     }
+  }
+
+  /**
+   * Runs `work`, whose transactions wait LOCK_WAIT_MS at most for a lock, again while one is cut short (see
+   * retryLockWaits): a user's command must not hold running tasks' rows from their workers' renewals while it waits
+   * on another session. Gives up with STORE_LOCKED, which says whose lock it was and that `undone`.
+   */
+  #shortLockWaits<T>(operation: string, undone: string, work: () => Promise<T>): Promise<T> {
+    return retryLockWaits(this.pool, this.#names, operation, undone, work, this.#random);
   }
 
   /**

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { setTimeout as sleep } from "node:timers/promises";
+import { lockTimeoutSql } from "./lock-wait.js";
 import { isTransientError } from "./transient.js";
 
 /** Runs of a piece of work that lost a race before its error is given up on. */
@@ -41,8 +42,13 @@ export async function retryConflicts<T>(work: () => Promise<T>, retryable: (erro
  * connection broke is destroyed rather than returned to the pool. Deadlocks
  * and serialization failures are retried a few times; other errors propagate.
  */
-export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  return retryConflicts(() => transactionOnce(pool, work));
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  return retryConflicts(() => transactionOnce(pool, work, options));
+}
+
+export interface TransactionOptions {
+  /** The transaction's `lock_timeout`: a lock waited for longer undoes it, with a 55P03 error (see lock-wait.ts). */
+  lockWaitMs?: number;
 }
 
 /**
@@ -61,13 +67,14 @@ export function failedAfterCommitSent(error: unknown): boolean {
 }
 
 /** One BEGIN/COMMIT of `work`, not retried: for a caller that retries a larger whole. */
-export async function transactionOnce<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function transactionOnce<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
   const client = await pool.connect();
   client.on("error", ignoreClientError);
   let broken: Error | undefined;
   let committing = false;
   try {
     await client.query("BEGIN");
+    if (options.lockWaitMs !== undefined) await client.query(lockTimeoutSql(options.lockWaitMs));
     const result = await work(client);
     committing = true;
     await client.query("COMMIT");

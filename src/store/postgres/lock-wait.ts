@@ -1,0 +1,140 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type pg from "pg";
+import { TaskqError } from "../../errors.js";
+import type { SchemaNames } from "./names.js";
+import { timedQuery } from "./timeouts.js";
+
+/**
+ * How long a statement of a user's command (cancel, redrive, submit, prune) waits for a lock another session
+ * holds before its transaction is undone and tried again. Such a transaction may hold running tasks' rows as it
+ * waits for another (cancel locks a run's rows one by one, submit shares a resubmitted run's): their workers'
+ * lease renewals wait on them meanwhile. The shortest lease (`--lease 1s`) is renewed every third of it and must
+ * be answered within the two thirds left, 667 ms; a wait cut at 200 ms leaves a renewal most of that. Waited for
+ * the whole query limit (30 s), a lock held by a long transaction (an open psql session) cost every running task
+ * of the run its lease, and a cancel that did nothing ended a running task.
+ */
+export const LOCK_WAIT_MS = 200;
+
+/** Tries in all before a command says which lock it could not get: about 5 s with the pauses between. */
+export const LOCK_TRIES = 8;
+
+/** The longest pause between two tries. */
+const LOCK_PAUSE_MAX_MS = 1_000;
+
+/** How long the look-up of who holds the lock may take: it only words the error. */
+const HOLDER_LOOKUP_MS = 2_000;
+
+/** SQLSTATE lock_not_available: a lock not had within `lock_timeout` (or with NOWAIT). */
+const LOCK_NOT_AVAILABLE = "55P03";
+
+/** The first statement of a transaction whose lock waits are cut at `ms` (see LOCK_WAIT_MS). */
+export function lockTimeoutSql(ms: number): string {
+  return `SET LOCAL lock_timeout = ${Math.max(1, Math.round(ms))}`;
+}
+
+/** True for a statement undone because a lock was not had in time (55P03), whose transaction committed nothing. */
+export function isLockNotAvailable(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE;
+}
+
+/**
+ * Runs `work` (a whole transaction, or several, that each set lock_timeout), and again while a lock wait cuts
+ * it short, LOCK_TRIES times in all with a growing pause between (each try undone whole: between two, the rows
+ * it held are free for the renewals that waited on them). The last such error is thrown as STORE_LOCKED, in
+ * words that name the row and the session holding it where the database says so (see lockedError).
+ */
+export async function retryLockWaits<T>(pool: pg.Pool, names: SchemaNames, operation: string, undone: string, work: () => Promise<T>, random: () => number = Math.random): Promise<T> {
+  const started = performance.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isLockNotAvailable(error)) throw error;
+      if (attempt >= LOCK_TRIES) {
+        const holder = await findLockHolder(pool, names, error).catch(() => undefined);
+        throw lockedError(operation, undone, holder, attempt, performance.now() - started, error);
+      }
+      // Half the pause at least: two commands that meet do not try again in step.
+      const pause = Math.min(50 * 2 ** (attempt - 1), LOCK_PAUSE_MAX_MS);
+      await sleep(pause / 2 + (random() * pause) / 2);
+    }
+  }
+}
+
+/** What the database says of a lock a statement waited for in vain; every field may be missing. */
+export interface LockHolder {
+  /** The row: its run, and its task's key (a run's own row has none). */
+  runId?: string;
+  key?: string;
+  /** The session whose transaction holds it. */
+  pid?: number;
+  applicationName?: string;
+  /** How long that session's transaction has been open. */
+  transactionMs?: number;
+}
+
+/** The row (a run's or a task's) and relation a lock wait names in its CONTEXT: "while locking tuple (0,2) in relation "tasks"". */
+const TUPLE = /\btuple (\(\d+,\d+\)) in relation "([^"]+)"/;
+
+/**
+ * Who holds the lock `error` (a lock wait cut short) waited for, read after the fact: the row is named in the
+ * error's context, and the transaction that locked it is in the row's xmax while it is open (not for a row
+ * several sessions share, whose xmax names them all at once: then no session is named). Undefined where the
+ * context names no row of the store's tables (a lock on a whole table: a migration).
+ */
+async function findLockHolder(pool: pg.Pool, names: SchemaNames, error: unknown): Promise<LockHolder | undefined> {
+  const where = (error as { where?: unknown }).where;
+  const found = typeof where === "string" ? TUPLE.exec(where) : null;
+  if (found === null) return undefined;
+  const [, tid, relation] = found as unknown as [string, string, string];
+  const table = relation === "tasks" ? { name: names.tasks, runId: "t.run_id", key: "t.key" } : relation === "runs" ? { name: names.runs, runId: "t.id", key: "NULL::text" } : undefined;
+  if (table === undefined) return undefined;
+  // The holder's transaction id, which only its session holds (ExclusiveLock), and holds a lock on the table too (an
+  // xmax that is a multixact id, of a row shared, may equal some transaction's id).
+  const text = `SELECT ${table.runId} AS run_id, ${table.key} AS key, a.pid, a.application_name,
+                       (extract(epoch FROM clock_timestamp() - a.xact_start) * 1000)::float8 AS transaction_ms
+                  FROM ${table.name} t
+                  LEFT JOIN pg_locks l ON l.locktype = 'transactionid' AND l.transactionid = t.xmax AND l.mode = 'ExclusiveLock' AND l.granted
+                       AND EXISTS (SELECT 1 FROM pg_locks r WHERE r.pid = l.pid AND r.relation = '${table.name}'::regclass AND r.granted)
+                  LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+                 WHERE t.ctid = $1::tid`;
+  const result = await pool.query<{ run_id: string; key: string | null; pid: number | null; application_name: string | null; transaction_ms: number | null }>(
+    timedQuery({ text, values: [tid] }, HOLDER_LOOKUP_MS),
+  );
+  const row = result.rows[0];
+  if (row === undefined) return undefined;
+  return {
+    runId: row.run_id,
+    ...(row.key === null ? {} : { key: row.key }),
+    ...(row.pid === null ? {} : { pid: row.pid }),
+    ...(row.application_name === null || row.application_name === "" ? {} : { applicationName: row.application_name }),
+    ...(row.transaction_ms === null ? {} : { transactionMs: row.transaction_ms }),
+  };
+}
+
+/**
+ * STORE_LOCKED: `operation` gave up on a lock another session holds. Says it was a lock wait (not a database that
+ * did not answer), whose, for how long it tried, why it does not wait longer, and that it changed nothing (`undone`).
+ */
+export function lockedError(operation: string, undone: string, holder: LockHolder | undefined, tries: number, elapsedMs: number, cause: unknown): TaskqError {
+  const what =
+    holder?.runId === undefined
+      ? "a lock it needs is held by another session"
+      : `${holder.key === undefined ? `run ${holder.runId}` : `task ${JSON.stringify(holder.key)} of run ${holder.runId}`} is locked by another session`;
+  const session = [
+    ...(holder?.pid === undefined ? [] : [`pid ${holder.pid}`]),
+    ...(holder?.applicationName === undefined ? [] : [`application_name ${JSON.stringify(holder.applicationName)}`]),
+    ...(holder?.transactionMs === undefined ? [] : [`its transaction open for ${seconds(holder.transactionMs)}`]),
+  ];
+  return new TaskqError(
+    "STORE_LOCKED",
+    `${operation} failed: ${what}${session.length === 0 ? "" : ` (${session.join(", ")})`}; ` +
+      `each of ${tries} tries over ${seconds(elapsedMs)} gave up after waiting ${seconds(LOCK_WAIT_MS)} for it, so as not to keep ` +
+      `running tasks' rows from their workers' lease renewals: ${undone}; try again once that session's transaction has ended`,
+    { cause },
+  );
+}
+
+function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))}s`;
+}

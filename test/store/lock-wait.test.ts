@@ -1,0 +1,71 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { PostgresStore } from "../../src/store/postgres/store.js";
+import { DATABASE_URL, leaseAll, openTestStore, sql, task, workflow } from "./helpers.js";
+
+// A user's command that meets a row another session keeps locked (a transaction left open in psql) gives up
+// within seconds, saying whose lock it was and that it changed nothing, rather than wait the query limit (30 s)
+// and blame the database. (Cancel and submit, which hold running tasks' rows meanwhile: see durable-cli.test.ts.)
+describe("a lock another session holds", () => {
+  let store: PostgresStore;
+  let close: (() => Promise<void>) | undefined;
+
+  beforeAll(async () => {
+    ({ store, close } = await openTestStore());
+  });
+  afterAll(async () => close?.());
+
+  /** Runs `during` while a session named `row-holder` holds task `key`'s row of run `runId` (FOR UPDATE), with that session's pid. */
+  async function whileHeld<T>(runId: string, key: string, during: (pid: number) => Promise<T>): Promise<T> {
+    const holder = new pg.Client({ connectionString: DATABASE_URL, application_name: "row-holder" });
+    await holder.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`SELECT 1 FROM "${store.schema}".tasks WHERE run_id = $1 AND key = $2 FOR UPDATE`, [runId, key]);
+      const { pid } = (await holder.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!;
+      return await during(pid);
+    } finally {
+      await holder.query("ROLLBACK").catch(() => undefined);
+      await holder.end();
+    }
+  }
+
+  /** A run whose one task `f` failed, and has ended. */
+  async function failedRun(runId: string): Promise<void> {
+    await store.submitRun(workflow([task("f"), task("g", { dependsOn: ["f"] })]), { runId });
+    const [leased] = await leaseAll(store);
+    await store.complete(leased!.leaseToken, { kind: "failure", error: "exit 1", exitCode: 1 });
+    expect((await store.runStatus(runId)).state).toBe("failed");
+  }
+
+  const lockedWords = (operation: string, runId: string, pid: number, undone: string): RegExp =>
+    new RegExp(
+      `^${operation} failed: task "f" of run ${runId} is locked by another session \\(pid ${pid}, application_name "row-holder", its transaction open for \\S+\\); ` +
+        `each of 8 tries over \\S+ gave up after waiting 0.2s for it, .*: ${undone}; try again once that session's transaction has ended$`,
+    );
+
+  it("redrive gives up within seconds as STORE_LOCKED, naming the row and the session, and redrives nothing; then goes through", { timeout: 60_000 }, async () => {
+    await failedRun("redrive-held");
+    const started = performance.now();
+    await whileHeld("redrive-held", "f", async (pid) => {
+      const error = await store.redrive("redrive-held", "f").catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ code: "STORE_LOCKED", message: expect.stringMatching(lockedWords("redrive", "redrive-held", pid, "nothing was redriven")) as string });
+    });
+    expect(performance.now() - started).toBeLessThan(15_000);
+    expect((await store.runStatus("redrive-held")).tasks.map((row) => row.state)).toEqual(["failed", "cancelled"]);
+    expect(await store.redrive("redrive-held", "f")).toEqual({ requeued: "f", reblocked: ["g"] });
+  });
+
+  it("prune gives up within seconds as STORE_LOCKED, naming the row and the session, and prunes nothing; then goes through", { timeout: 60_000 }, async () => {
+    await sql(store, "DELETE FROM $schema.runs");
+    await failedRun("prune-held");
+    const started = performance.now();
+    await whileHeld("prune-held", "f", async (pid) => {
+      const error = await store.pruneRuns(0).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ code: "STORE_LOCKED", message: expect.stringMatching(lockedWords("pruneRuns", "prune-held", pid, "nothing was pruned")) as string });
+    });
+    expect(performance.now() - started).toBeLessThan(15_000);
+    expect((await store.runStatus("prune-held")).state).toBe("failed");
+    expect((await store.pruneRuns(0)).runs).toEqual(["prune-held"]);
+  });
+});
