@@ -23,7 +23,7 @@ const PIPES_AHEAD = 4;
 const AHEAD_MIN_LIMIT = 256;
 /**
  * What a caller that says nothing opens besides its tasks: a durable worker's database
- * connections (a pool of 10 and its listener) and metrics sockets.
+ * connections (a pool of 8, its listener among them, and 2 for lease renewals) and metrics sockets.
  */
 const OTHERS = 16;
 /** Held by taskq itself at most, where it cannot be counted: a limit this far above the need is not checked. */

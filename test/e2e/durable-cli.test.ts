@@ -821,6 +821,48 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
+  it("records of ends each waiting on a row another session holds take the worker's pool, never a running task's lease renewals; once the lock goes they go through", { timeout: 90_000 }, async () => {
+    const fails = Array.from({ length: 8 }, (_, i) => i + 1);
+    const yaml = ["tasks:", "  r: { run: 'echo started; sleep 1000' }", ...fails.flatMap((n) => [`  f${n}: { run: 'sleep 2; exit 1' }`, `  d${n}: { run: 'echo d', dependsOn: [f${n}] }`])].join("\n");
+    const file = await workflowFile("ends-wait", `${yaml}\n`);
+    const runId = await submit(file);
+    // Another session holds every d* row: recording f*'s failures (which cancel their dependents) waits on it, 8 at once,
+    // 7 on the pool's connections (its listener has the 8th) and one for a connection.
+    const holder = new pg.Client({ connectionString: DATABASE_URL, application_name: "row-holder" });
+    await holder.connect();
+    const worker = await startWorker(["-j", "9", "--lease", "3s"]);
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`SELECT 1 FROM "${SCHEMA}".tasks WHERE run_id = $1 AND key LIKE 'd%' FOR UPDATE`, [runId]);
+      expect(await eventually(() => worker.stdout().includes(`${runId}/r | started`), 15_000)).toBe(true);
+      const waiting = async () =>
+        // (Not in the holder's transaction, which would see pg_stat_activity as it was at its first look.)
+        (await store.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", [`taskq worker ${worker.id}`])).rows[0]!.n;
+      expect(await eventually(async () => (await waiting()) === 7, 15_000)).toBe(true);
+      // Three leases of r go by while the 8 records wait: r keeps its lease, renewed every second.
+      await sleep(9_000);
+      expect(await waiting()).toBe(7);
+      expect(worker.stdout()).not.toContain("LOST");
+      const status = await store.runStatus(runId);
+      expect(taskOf(status, "r")).toMatchObject({ state: "running", attempts: 1, workerId: worker.id });
+      expect(taskOf(status, "r").leaseExpiredMs).toBeUndefined();
+    } finally {
+      await holder.query("ROLLBACK").catch(() => undefined);
+      await holder.end();
+    }
+    // The lock gone, the 8 failures are recorded as they ended, their dependents settled; r runs on.
+    let latest = await store.runStatus(runId);
+    expect(await eventually(async () => ((latest = await store.runStatus(runId)), fails.every((n) => taskOf(latest, `f${n}`).state === "failed")), 15_000)).toBe(true);
+    expect(fails.map((n) => [taskOf(latest, `f${n}`).attempts, taskOf(latest, `d${n}`).state])).toEqual(fails.map(() => [1, "cancelled"]));
+    for (const n of fails) expect(worker.stdout()).toContain(`FAILED  ${runId}/f${n}: exited with code 1`);
+    expect(worker.stdout() + worker.cli.stderr()).not.toMatch(/LOST|did not answer/);
+    expect(taskOf(latest, "r")).toMatchObject({ state: "running", attempts: 1 });
+    await store.cancelRun(runId);
+    expect((await waitForRun(runId)).state).toBe("failed");
+    expect(worker.stdout()).not.toContain("LOST");
+    expect((await stopWorker(worker)).code).toBe(143);
+  });
+
   it("SIGTERM: the worker stops leasing, kills its task after --shutdown-timeout and gives the lease back; another worker runs it at once", async () => {
     const file = await hangsOnFirstRun("handover");
     const leaving = await startWorker(["-j", "1", "--lease", "30s", "--shutdown-timeout", "1s", "--kill-grace", "1s"]);

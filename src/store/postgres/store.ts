@@ -59,7 +59,7 @@ export interface PostgresStoreOptions {
   pool?: pg.Pool;
   /** ...a connection string for a pool the store owns. */
   connectionString?: string;
-  /** Size of an owned pool (default 10). */
+  /** Size of an owned pool (default 10); lease renewals have a pool of their own besides (RENEWAL_POOL_SIZE). */
   poolSize?: number;
   /** Schema holding the tables (default "taskq"). */
   schema?: string;
@@ -99,6 +99,12 @@ const OPEN_RETRY_MS = 10_000;
 const CLOSE_WAIT_MS = 1_000;
 
 /**
+ * Connections of an owned store's pool kept for lease renewals (see #renewals): each renewal is one short
+ * UPDATE of its own task's row, so two keep up with a worker's many tasks, one renewal waiting on its row.
+ */
+const RENEWAL_POOL_SIZE = 2;
+
+/**
  * The durable queue on PostgreSQL: runs, tasks and their dependencies, leased
  * to workers on several machines. Every method is one short transaction and
  * uses the database clock.
@@ -110,6 +116,12 @@ export class PostgresStore {
   readonly description: string;
   readonly #names: SchemaNames;
   readonly #ownsPool: boolean;
+  /**
+   * Where leases are renewed: an owned pool of its own (RENEWAL_POOL_SIZE), so that a worker's other work
+   * waiting (records of attempts' ends each waiting on a lock, holding every connection of the main pool)
+   * never keeps a running task's renewal from a connection. A pool given to the store serves both.
+   */
+  readonly #renewals: pg.Pool;
   readonly #random: () => number;
   readonly #onError: (error: unknown) => void;
   readonly #timeouts: Timeouts;
@@ -123,11 +135,10 @@ export class PostgresStore {
     this.schema = this.#names.schema;
     this.#ownsPool = options.pool === undefined;
     const queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
-    this.pool =
-      options.pool ??
+    const ownPool = (max: number) =>
       new pg.Pool({
         connectionString: options.connectionString === undefined ? undefined : withLibpqSslModes(options.connectionString),
-        max: options.poolSize ?? 10,
+        max,
         // pg itself ignores connect_timeout: without these, a server that never answers is waited for for ever.
         connectionTimeoutMillis: options.connectTimeoutMs ?? connectTimeoutOf(options.connectionString ?? "") ?? DEFAULT_CONNECT_TIMEOUT_MS,
         query_timeout: queryTimeoutMs,
@@ -137,6 +148,9 @@ export class PostgresStore {
         // session before the pool hands it out, by SET rather than a startup parameter, which a PgBouncer refuses.
         ...statementTimeoutHook(serverTimeoutMs(queryTimeoutMs)),
       });
+    this.pool = options.pool ?? ownPool(options.poolSize ?? 10);
+    // Opens its connections only once a lease is renewed: the commands that run no tasks never do.
+    this.#renewals = options.pool === undefined ? ownPool(RENEWAL_POOL_SIZE) : options.pool;
     this.#timeouts = { connectMs: this.pool.options.connectionTimeoutMillis ?? 0, queryMs: this.pool.options.query_timeout ?? 0 };
     this.description = redactConnectionString(options.connectionString ?? "(pool)");
     this.#random = options.random ?? Math.random;
@@ -147,6 +161,10 @@ export class PostgresStore {
     // A backend terminated in the same packet burst that completed its connection reaches the client before
     // any caller could listen; a permanent listener keeps that from crashing the process (queries still fail).
     this.pool.on("connect", (client) => client.on("error", ignoreError));
+    if (this.#renewals !== this.pool) {
+      this.#renewals.on("error", (error) => this.#onError(error));
+      this.#renewals.on("connect", (client) => client.on("error", ignoreError));
+    }
   }
 
   /**
@@ -266,7 +284,7 @@ export class PostgresStore {
    */
   async heartbeat(taskId: string, token: string, leaseMs: number, options: { timeoutMs?: number; tail?: string[] } = {}): Promise<HeartbeatStatus> {
     const tail = options.tail?.map(storableText);
-    return this.#guard("heartbeat", () => renewLease(this.pool, this.#names, taskId, token, leaseMs, options.timeoutMs, tail), options.timeoutMs);
+    return this.#guard("heartbeat", () => renewLease(this.#renewals, this.#names, taskId, token, leaseMs, options.timeoutMs, tail), options.timeoutMs);
   }
 
   /** Records an attempt's outcome; false when `token` no longer owns the task. */
@@ -551,7 +569,7 @@ export class PostgresStore {
     await this.#listener?.close();
     this.#listener = undefined;
     if (!this.#ownsPool) return;
-    const ended = this.pool.end().catch(ignoreError);
+    const ended = Promise.allSettled([this.pool.end(), this.#renewals.end()]);
     await Promise.race([ended, sleep(CLOSE_WAIT_MS, undefined, { ref: false })]);
   }
 }
