@@ -114,6 +114,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
   const slowOpenMs = options.slowLogOpenMs ?? SLOW_OPEN_MS;
   const openTimes = new OpenTimes();
   let openedLater = 0;
+  /** Whether a command was spawned yet: before the first, what holds a start up is the setting up of the run. */
+  let spawnedAny = false;
   const openLog = (logPath: string, attempt: number): LogFile | Promise<LogFile> => {
     if (openTimes.median() > slowOpenMs && ++openedLater % PROBE_OPEN_EVERY !== 0) return openLogLater(logPath, attempt);
     const start = monotonicMs();
@@ -126,7 +128,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     // When the attempt's timeout began: a timeout that runs out before the spawn says what took the time.
     const calledAt = monotonicMs();
     // Out of the call stack that ended the last attempt, one start per turn of the event loop (see startTurn).
-    await startTurn();
+    const turnsAhead = await startTurn();
     const logPath = logPathOf(task.id);
     const startedAt = monotonicMs();
     const tail = new Tail(tailLines);
@@ -166,7 +168,10 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     // Real pipes (FIFOs) where the machine can make them, so the task can reopen its
     // output by name; otherwise Node's sockets. May wait for mkfifo: check the signal after.
     // Merged: one FIFO is both stdout and stderr, so their order is kept byte for byte.
+    const pipesAsked = monotonicMs();
     const pipes = await fifoPool().take(merge ? 1 : 2);
+    /** How long the pipes took: a mkfifo's batch, where none were made ahead (the run's first tasks, on a slow machine). */
+    const pipesMs = monotonicMs() - pipesAsked;
     if (pipes === undefined) noteOnce("fifo", options.sink, () => `no FIFOs for tasks' output (${fifoPool().problem ?? "unknown"}): tasks get sockets, which cannot be reopened by name (a task's \`> /dev/stderr\` fails with ENXIO)`);
     let log: LogFile;
     try {
@@ -184,7 +189,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       // slow disk's open of its log file) says so, and what took the time: "timed out after 100ms" alone tells of
       // a command that ran, and left no output.
       const failure = stopped.timedOut
-        ? new TaskFailedError(`${describeFailure(task, stopped)} before its command started (${preSpawnWait(logOpenMs, monotonicMs() - calledAt)})`, stopped, { permanent: false, cause: reason })
+        ? new TaskFailedError(`${describeFailure(task, stopped)} before its command started (${preSpawnWait({ logOpenMs, pipesMs, turnsAhead, firstStart: !spawnedAny }, monotonicMs() - calledAt)})`, stopped, { permanent: false, cause: reason })
         : TaskFailedError.fromResult(task, stopped, reason);
       log.writeLine(attemptLine(ctx.attempt, stopped.timedOut ? failure.message : ending(task, stopped, reason, {})));
       await closeLogFile(log);
@@ -222,6 +227,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     // The task's timeout counts from here: its wait for its turn to spawn (behind the other tasks started
     // at the same moment: at -j 400, a second or more) is taskq's, not the command's.
     ctx.startClock?.();
+    spawnedAny = true;
     const exited = waitForExit(child);
     const pid = child.pid;
     // First of all: the guard's list gets the group while the task's shell is still starting (see group-guard.ts).
@@ -452,12 +458,29 @@ function errorCodeOf(error: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
+/** What an attempt's start waited on before its spawn (see preSpawnWait). */
+interface PreSpawnWait {
+  /** Opening its log file, on this thread or in the thread pool. */
+  logOpenMs: number;
+  /** Taking its pipes (waiting for a mkfifo where none were made yet). */
+  pipesMs: number;
+  /** Attempts waiting for their turn to start ahead of it (see startTurn). */
+  turnsAhead: number;
+  /** No command was spawned yet: taskq was still setting up the run. */
+  firstStart: boolean;
+}
+
 /**
  * What held up the spawn of an attempt whose timeout ran out before it: opening its log file, where that took most
- * of the wait (a slow or hung disk), else its turn among the tasks started at the same moment (and their pipes).
+ * of the wait (a slow or hung disk), else making its pipes, where that did, else its turn of taskq's thread: behind
+ * the tasks started at the same moment where there were any, else behind the run's own setting up (before the run's
+ * first spawn) or other work of taskq's.
  */
-function preSpawnWait(logOpenMs: number, waitedMs: number): string {
-  return logOpenMs * 2 >= waitedMs ? `opening its log file took ${formatDuration(logOpenMs)}` : "taskq was still starting the tasks ahead of it";
+function preSpawnWait(wait: PreSpawnWait, waitedMs: number): string {
+  if (wait.logOpenMs * 2 >= waitedMs) return `opening its log file took ${formatDuration(wait.logOpenMs)}`;
+  if (wait.pipesMs * 2 >= waitedMs) return `making its pipes took ${formatDuration(wait.pipesMs)}`;
+  if (wait.turnsAhead > 0) return "taskq was still starting the tasks ahead of it";
+  return wait.firstStart ? "taskq was still setting up the run" : "taskq was busy with other work";
 }
 
 function reasonCode(reason: unknown): unknown {

@@ -10,10 +10,12 @@ let turnSet = false;
  * exits of the tasks it started meanwhile kept the queue full, and at -j 16 a Ctrl-C waited
  * 6-10 s behind them while hundreds of tasks started. All started in one later turn instead,
  * sixteen forks in a row held the signal 100-400 ms on a 2-core machine.
+ * Resolves with how many attempts were waiting for their turn ahead of this one when it was called.
  */
-export function startTurn(): Promise<void> {
+export function startTurn(): Promise<number> {
   return new Promise((resolve) => {
-    waitingTurns.push(resolve);
+    const ahead = waitingTurns.length;
+    waitingTurns.push(() => resolve(ahead));
     if (!turnSet) {
       turnSet = true;
       setImmediate(giveTurn);

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, realpathSync } from "node:fs";
 import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -196,6 +196,23 @@ tasks:
     const result = await run(`tasks:\n  slow: { run: sleep 1000, timeout: 300ms }\n`, ["--kill-grace", "1s"]);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/slow: timed out after 300ms \(1 attempt\)/);
+  });
+
+  it("a timeout that ran out while its pipes were being made says so, not that tasks were ahead of it", async () => {
+    // No FIFOs at hand (a temp folder of its own, no spare ones in it) and a mkfifo that takes a second to make them.
+    const ws = await workspace(`tasks:\n  one: { run: echo ran > ran, timeout: 200ms }\n`);
+    logRoots.push(ws.logs);
+    const bin = path.join(ws.dir, "bin");
+    const temp = path.join(ws.dir, "tmp");
+    await mkdir(bin);
+    await mkdir(temp);
+    const mkfifo = execFileSync("sh", ["-c", "command -v mkfifo"], { encoding: "utf8" }).trim();
+    await writeFile(path.join(bin, "mkfifo"), `#!/bin/sh\nsleep 1\nexec ${mkfifo} "$@"\n`, { mode: 0o755 });
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir, env: { PATH: `${bin}:${FIXTURES}:${process.env.PATH ?? ""}`, TMPDIR: temp } });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/FAILED {2}one: timed out after 200ms before its command started \(making its pipes took ([89]\d\dms|\d(\.\d)?s)\)\n/);
+    expect(result.stdout).not.toContain("ahead of it");
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
   });
 
   it("a timed-out task that ignored SIGTERM says it was killed with SIGKILL after the kill grace, in the summary and its log", async () => {
