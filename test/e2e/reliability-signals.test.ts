@@ -273,13 +273,13 @@ describe("signals and shutdown", () => {
     expect(result.stdout).toMatch(/FAILED\s+stubborn.*timed out after 1s/);
   });
 
-  it("says the time to finish and the kill grace as durations (2h, 1h30m), as the worker does, not in seconds (7200s)", async () => {
-    const long = await startRun(tasksYaml([["a", '{ run: "echo ready; sleep 30" }']]), ["--shutdown-timeout", "2h", "--output", "plain"]);
+  it("says the time to finish and the kill grace as durations (25d, 1h30m), as the worker does and as a retry's delay is said, not in seconds (7200s) nor past a day in hours (600h)", async () => {
+    const long = await startRun(tasksYaml([["a", '{ run: "echo ready; sleep 30" }']]), ["--shutdown-timeout", "25d", "--output", "plain"]);
     await waitForOutput(long, /a \| ready/);
     long.signalGroup("SIGINT");
     await waitForOutput(long, /running tasks have/);
     long.signalGroup("SIGINT");
-    expect((await long.exited).result.stdout).toMatch(/note\s+SIGINT received: no new task starts; running tasks have 2h to finish \(send it again to stop at once\)/);
+    expect((await long.exited).result.stdout).toMatch(/note\s+SIGINT received: no new task starts; running tasks have 25d to finish \(send it again to stop at once\)/);
     const none = await startRun(tasksYaml([["a", '{ run: "echo ready; sleep 30" }']]), ["--shutdown-timeout", "0", "--kill-grace", "1h30m", "--output", "plain"]);
     await waitForOutput(none, /a \| ready/);
     none.signalGroup("SIGINT");

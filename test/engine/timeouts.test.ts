@@ -201,6 +201,10 @@ describe("formatMs", () => {
     [3_599_999.5, "1h"],
     [7_199_999.6, "2h"],
     [61_000.4, "1m1s"],
+    // Past a day in days, as a retry's delay is said: not "600h" (timeout: 25d).
+    [25 * 86_400_000, "25d"],
+    [(24 + 12) * 3_600_000 + 30 * 60_000, "1d12h30m"],
+    [86_399_999.6, "1d"],
   ])("formatMs(%d) is %s: no unit shows 60", (ms, text) => {
     expect(formatMs(ms)).toBe(text);
     expect(new AttemptTimeoutError(ms).message).toBe(`timed out after ${text}`);

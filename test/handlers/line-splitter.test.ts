@@ -347,6 +347,14 @@ describe("formatDuration", () => {
     [119_600, "2m"],
     [3_599_600, "1h"],
     [7_170_000, "2h"],
+    // Past a day in days and hours, as a retry's delay is said: not "600h" (--shutdown-timeout 25d).
+    [25 * 86_400_000, "25d"],
+    [(18 * 24 + 14) * 3_600_000, "18d14h"],
+    [30 * 86_400_000, "30d"],
+    // Rounded in the smaller unit and carried: no unit shows 60, nor 24 hours.
+    [3_599_800, "1h"],
+    [2 * 86_400_000 - 60_000, "2d"],
+    [86_400_000 - 20_000, "1d"],
   ])("%d ms is %s", (ms, text) => {
     expect(formatDuration(ms)).toBe(text);
   });
