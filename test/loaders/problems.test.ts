@@ -564,7 +564,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       '6:15: task "a": `priority` must be one of: low, normal, high, critical, got "urgent"',
       '7:14: task "a": `retries` must be an integer from 0 to 100, got 101',
       '8:15: task "a": `retryOn[0]` must be an exit code, an integer from 1 to 255, got 0',
-      `11:12: task "b": \`runAt\` ${date}, got "2026-02-30T00:00:00Z"`,
+      `11:12: task "b": \`runAt\` ${date}, got "2026-02-30T00:00:00Z" (February 2026 has 28 days)`,
       `12:22: task "b": \`backoff.base\` ${duration}, got Infinity`,
       `15:12: task "c": \`runAt\` ${date}, got "2026-03-01T00:00:00" (add a timezone, Z for UTC or an offset like +01:00, as in 2026-03-01T00:00:00Z)`,
       '16:14: task "c": `timeout` must be at least 1ms (a duration is rounded to whole milliseconds), got 0',
@@ -644,9 +644,38 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `5:23: task "d": \`runAt\` ${date}, got "2026-12-03T10:00:00+0200" (write the offset with its minutes after a colon, as in 2026-12-03T10:00:00+02:00)`,
       `6:23: task "e": \`runAt\` ${date}, got "2026-12-03t10:00:00z" (write T and Z in upper case, as in 2026-12-03T10:00:00Z)`,
       `7:23: task "f": \`runAt\` ${date}, got "2026-12-03T10:00:00 +02:00" (leave no space before the timezone, as in 2026-12-03T10:00:00+02:00)`,
-      // Not a real date once written right: what to write differently, but no date that is not one.
-      `8:23: task "g": \`runAt\` ${date}, got "2026-02-30 10:00:00Z" (write T between the date and the time, not a space)`,
+      // Not a real date once written right: what to write differently, and what is not real, but no date that is not one.
+      `8:23: task "g": \`runAt\` ${date}, got "2026-02-30 10:00:00Z" (write T between the date and the time, not a space; February 2026 has 28 days)`,
       `9:23: task "h": \`runAt\` ${date}, got "tomorrow"`,
+    ]);
+  });
+
+  it("names the part of a runAt that no calendar or clock has: the day past the month's last, hour 24, second 60, month 13, an offset past 23:59", () => {
+    const text = yaml(
+      "defaults: { runAt: 2026-13-01T10:00:00Z }",
+      "tasks:",
+      "  a: { run: x, runAt: 2026-02-30T10:00:00Z }",
+      "  b: { run: x, runAt: 2028-02-30T10:00:00Z }",
+      "  c: { run: x, runAt: 2026-04-31T10:00:00Z }",
+      "  d: { run: x, runAt: 2026-01-00T10:00:00Z }",
+      "  e: { run: x, runAt: 2026-01-01T24:00:00Z }",
+      "  f: { run: x, runAt: 2026-01-01T23:59:60Z }",
+      "  g: { run: x, runAt: 2026-01-01T10:60:00+01:00 }",
+      "  h: { run: x, runAt: 2026-01-01T10:00:00+25:00 }",
+      "  i: { run: x, runAt: 2026-00-00T25:00:00Z }",
+    );
+    const date = "must be a real date and time, ISO 8601 with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00";
+    expect(problemsOf(text)).toEqual([
+      `1:20: \`defaults.runAt\` ${date}, got "2026-13-01T10:00:00Z" (month 13: months go from 01 to 12)`,
+      `3:23: task "a": \`runAt\` ${date}, got "2026-02-30T10:00:00Z" (February 2026 has 28 days)`,
+      `4:23: task "b": \`runAt\` ${date}, got "2028-02-30T10:00:00Z" (February 2028 has 29 days)`,
+      `5:23: task "c": \`runAt\` ${date}, got "2026-04-31T10:00:00Z" (April has 30 days)`,
+      `6:23: task "d": \`runAt\` ${date}, got "2026-01-00T10:00:00Z" (day 00: days start at 01)`,
+      `7:23: task "e": \`runAt\` ${date}, got "2026-01-01T24:00:00Z" (hour 24: hours go from 00 to 23, midnight at a day's end being T00:00:00 of the next day)`,
+      `8:23: task "f": \`runAt\` ${date}, got "2026-01-01T23:59:60Z" (second 60: seconds go from 00 to 59, with no leap second)`,
+      `9:23: task "g": \`runAt\` ${date}, got "2026-01-01T10:60:00+01:00" (minute 60: minutes go from 00 to 59)`,
+      `10:23: task "h": \`runAt\` ${date}, got "2026-01-01T10:00:00+25:00" (offset +25:00: offsets go from -23:59 to +23:59)`,
+      `11:23: task "i": \`runAt\` ${date}, got "2026-00-00T25:00:00Z" (month 00: months go from 01 to 12; day 00: days start at 01; hour 25: hours go from 00 to 23)`,
     ]);
   });
 
