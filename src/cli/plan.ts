@@ -2,9 +2,13 @@ import path from "node:path";
 import { noteFields } from "./note-fields.js";
 import { IndexedHeap, type Priority } from "../engine/index.js";
 import type { Workflow, WorkflowTask } from "../loaders/index.js";
+import { exactDuration } from "../loaders/duration.js";
 import { oneLine } from "./one-line.js";
 import { toJson } from "./to-json.js";
 import { escapeControls } from "../escape-controls.js";
+
+/** How --dry-run says a task's delay and timeout (see exactDuration). */
+export { exactDuration };
 
 const RANK: Record<Priority, number> = { low: 0, normal: 1, high: 2, critical: 3 };
 
@@ -105,14 +109,4 @@ export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json 
   const notes = planned.note === undefined ? workflow.notes : [planned.note, ...workflow.notes];
   for (const note of notes) lines.push(json ? toJson({ ts, event: "note", ...noteFields(note, workflow.file) }) : `note: ${oneLine(note)}`);
   process.stdout.write(`${lines.join("\n")}\n`);
-}
-
-/** A duration as written in a workflow, exactly: 250ms, 1.5s, 1h2m3s, 30d, 1d12h (not 2592000000ms, nor 720h: past a day in days, as the run says it). */
-export function exactDuration(ms: number): string {
-  if (!Number.isInteger(ms) || ms < 1000) return `${ms}ms`;
-  const days = Math.floor(ms / 86_400_000);
-  const hours = Math.floor((ms % 86_400_000) / 3_600_000);
-  const minutes = Math.floor((ms % 3_600_000) / 60_000);
-  const seconds = (ms % 60_000) / 1000;
-  return `${days > 0 ? `${days}d` : ""}${hours > 0 ? `${hours}h` : ""}${minutes > 0 ? `${minutes}m` : ""}${seconds > 0 ? `${seconds}s` : ""}`;
 }

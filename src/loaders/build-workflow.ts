@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { DataPath, SourceLocator } from "./locator.js";
+import { exactDuration } from "./duration.js";
 import { MAX_DURATION_MS } from "./limits.js";
 import type { ProblemList } from "./problem-list.js";
 import { quote } from "./report-issues.js";
@@ -131,7 +132,11 @@ function backoffOf(id: string, task: TaskFile, context: BuildContext): WorkflowT
   if (max === undefined) return { baseMs, maxMs: Math.max(baseMs, DEFAULT_BACKOFF.maxMs) };
   // Both from the task, or both from defaults, the schema has checked already; so one is the task's own.
   if (max < baseMs) {
-    const message = task.backoff?.max !== undefined ? "`backoff.max` must not be shorter than `defaults.backoff.base`" : "`backoff.base` must not be longer than `defaults.backoff.max`";
+    // With both values, each read as a duration (`max: 90` against `base: 2m`: 1m30s against 2m).
+    const message =
+      task.backoff?.max !== undefined
+        ? `\`backoff.max\` must not be shorter than \`defaults.backoff.base\` (${exactDuration(baseMs)}), got ${exactDuration(max)}`
+        : `\`backoff.base\` must not be longer than \`defaults.backoff.max\` (${exactDuration(max)}), got ${exactDuration(baseMs)}`;
     const field = task.backoff?.max !== undefined ? "max" : "base";
     context.problems.atOffset(context.locator.offsetOf(["tasks", id, "backoff", field]), `task ${quote(id)}: ${message}`);
   }

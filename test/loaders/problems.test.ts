@@ -53,7 +53,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problems.map((problem) => problem.split(": ")[0])).toEqual(["6:12", "8:15", "12:21", "15:15", "16:17"]);
     expect(problems[0]).toContain('task "a": `runAt` 2099-01-01T00:00:00Z is');
     expect(problems[1]).toContain('task "b": `run` has a line that ends in a backslash');
-    expect(problems[2]).toBe('12:21: task "c": `backoff.max` must not be shorter than `defaults.backoff.base`');
+    expect(problems[2]).toBe('12:21: task "c": `backoff.max` must not be shorter than `defaults.backoff.base` (10s), got 1s');
     // With defaults that have problems of their own, a task's own fields are still looked at.
     expect(problemsOf(yaml("defaults:", "  retries: many", "tasks:", "  a:", "    run: x", "    runAt: 2099-01-01T00:00:00Z"))).toEqual([
       expect.stringMatching(/^2:12: `defaults.retries`|^2:12: .*retries/),
@@ -692,7 +692,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(text)).toEqual([
       `1:22: \`defaults.timeout\` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, or none (no limit), got "721h"${over}`,
       '3:52: task "a": `delay` cannot be set together with `runAt`; keep one',
-      '3:82: task "a": `backoff.max` must not be shorter than `backoff.base`',
+      '3:82: task "a": `backoff.max` must not be shorter than `backoff.base` (5s), got 1s',
     ]);
     // In seconds too; and a max past the range is not also called shorter than the base (the text "40d" compared with 1000 ms was).
     expect(problemsOf(yaml("tasks:", "  a: { run: x, timeout: 2600000, backoff: { base: 1s, max: 40d } }"))).toEqual([
@@ -1073,12 +1073,20 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("says the values of a backoff whose max is under its base, each read as a duration, however written", () => {
+    expect(problemsOf(yaml("defaults: { backoff: { base: 10s, max: 2.5 } }", "tasks:", "  a: { run: x, backoff: { base: 2m, max: 90 } }", "  b: { run: x, backoff: { base: 1d12h, max: 250ms } }"))).toEqual([
+      "1:40: `defaults.backoff.max` must not be shorter than `backoff.base` (10s), got 2.5s",
+      '3:42: task "a": `backoff.max` must not be shorter than `backoff.base` (2m), got 1m30s',
+      '4:45: task "b": `backoff.max` must not be shorter than `backoff.base` (1d12h), got 250ms',
+    ]);
+  });
+
   it("reports a backoff whose max, from the task or from defaults, is under its base from the other", () => {
     expect(problemsOf(yaml("defaults: { backoff: { base: 1m } }", "tasks:", "  a: { run: x, backoff: { max: 10s } }", "  b: { run: x }"))).toEqual([
-      '3:32: task "a": `backoff.max` must not be shorter than `defaults.backoff.base`',
+      '3:32: task "a": `backoff.max` must not be shorter than `defaults.backoff.base` (1m), got 10s',
     ]);
     expect(problemsOf(yaml("defaults: { backoff: { max: 10s } }", "tasks:", "  a: { run: x, backoff: { base: 1m } }", "  b: { run: x, backoff: { base: 2s } }"))).toEqual([
-      '3:33: task "a": `backoff.base` must not be longer than `defaults.backoff.max`',
+      '3:33: task "a": `backoff.base` must not be longer than `defaults.backoff.max` (10s), got 1m',
     ]);
   });
 
