@@ -6,7 +6,7 @@ import type { Workflow } from "../loaders/index.js";
 import type { CancelResult, PostgresStore, WorkerEvent } from "../store/postgres/index.js";
 import { generateRunId } from "../store/postgres/submit.js";
 import { RunNotFoundError } from "../store/postgres/store-error.js";
-import { endedNote, printRunSummary, runDeletedError, storingRun, resubmitted, runningNotes, stateAfterSubmit, submitNotes, submitRecords, workerFields, type LocalLogs } from "./commands/durable.js";
+import { endedNote, notRetriedNotes, printRunSummary, runDeletedError, storingRun, resubmitted, runningNotes, stateAfterSubmit, submitNotes, submitRecords, workerFields, type LocalLogs } from "./commands/durable.js";
 import { checkLogRoot } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import { clock } from "./render/describe.js";
@@ -92,6 +92,8 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     let waitingDone = false;
     /** Of those, how taskq's SIGKILL ended the attempt where it did (a second Ctrl-C): recorded with the cancel, as a local run's summary says it. */
     const killed = new Map<string, string>();
+    /** The attempt of each of the run's tasks its worker ended last (see LocalLogs.endedHere). */
+    const endedHere = new Map<string, number>();
     /**
      * What a signal does once the worker has stopped, while the run ends (stopNow, below); nothing before, when the
      * worker's own listeners are there too. Listened for from before the worker stops listening (see takeSignals): a
@@ -110,6 +112,8 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       const taskEnds = nextEvent((event) => event.type === "finished");
       const onEvent = (event: WorkerEvent): void => {
         taskEnds.tell(event);
+        // Its log is here: that of a task waiting for its retry when the run is cancelled, where this worker ran its attempt.
+        if (event.type === "finished" && event.task.runId === runId) endedHere.set(event.task.key, event.task.attempt);
         // Given back as the worker stopped: its attempt ran, and the stop cut it short. Not one with no lines at all,
         // never started (a lease the stop came before, or a command the signal kept from spawning).
         if (event.type === "released" && event.task.runId === runId && event.tail !== undefined) {
@@ -144,7 +148,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     }
     const { exitCode, interrupted, workerId } = stopped;
     // Where this process ran none of the run's tasks (stopped while submitting), its logs are the workers'.
-    const local = workerId === undefined ? undefined : ({ logDir: path.join(options.logRoot, runId), workerId, cutShort: aborted } satisfies LocalLogs);
+    const local = workerId === undefined ? undefined : ({ logDir: path.join(options.logRoot, runId), workerId, cutShort: aborted, endedHere } satisfies LocalLogs);
     const summaryOptions = { color: options.color, json: options.json, ...(local === undefined ? {} : { local }) };
     if (exitCode === 0) {
       removeLate?.();
@@ -232,7 +236,7 @@ const STOPPED_SUMMARY_MS = 3000;
  * those, as `taskq cancel` says it: a worker alive stops its task at its next heartbeat, but one that
  * is gone (SIGKILLed, its machine lost) never will; its task stays running until its lease runs out.
  */
-function tellCancelled(runId: string, { cancelled, cancelRequested, running }: CancelResult, json: boolean, when: "stopping" | "stopped" = "stopped"): void {
+function tellCancelled(runId: string, { cancelled, cancelRequested, running, notRetried = [] }: CancelResult, json: boolean, when: "stopping" | "stopped" = "stopped"): void {
   if (cancelled.length === 0 && cancelRequested.length === 0) return;
   if (json) {
     // `running`: of each task in cancelRequested, its worker and how long its lease has left (negative: run out), and, run out
@@ -247,16 +251,22 @@ function tellCancelled(runId: string, { cancelled, cancelRequested, running }: C
     process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "cancelled", runId, ...(when === "stopping" ? { stopping: true } : {}), cancelled, cancelRequested, running: leases })}\n`);
     return;
   }
+  // Those waiting for a retry did start: told apart, each with its failed attempt's error below, as a local run's cancel lines say it.
+  const waited = notRetried.length;
+  const others = cancelled.length - waited;
+  const retries = waited === 0 ? [] : [`${count(waited)} waiting for ${waited === 1 ? "its retry" : "their retries"}`];
+  const notes = [...notRetriedNotes(runId, notRetried), ...runningNotes(running)].map((note) => `${clock()} note    ${note}\n`).join("");
   if (when === "stopping") {
     // At the signal, before any of its running tasks has stopped: none of those is in the count.
-    process.stdout.write(`${clock()} run ${runId} stopping: cancelled ${count(cancelled.length)} that had not started\n`);
+    process.stdout.write(`${clock()} run ${runId} stopping: cancelled ${[...(others === 0 ? [] : [`${count(others)} that had not started`]), ...retries].join(" and ")}\n${notes}`);
     return;
   }
   const parts: string[] = [];
   // Those its worker gave back and could not cancel then (the database not answering) are queued again: cancelled too.
-  if (cancelled.length > 0) parts.push(`cancelled ${count(cancelled.length)} that had not started or ${cancelled.length === 1 ? "was" : "were"} given back`);
+  const notStarted = others === 0 ? [] : [`${count(others)} that had not started or ${others === 1 ? "was" : "were"} given back`];
+  if (cancelled.length > 0) parts.push(`cancelled ${[...notStarted, ...retries].join(" and ")}`);
   if (cancelRequested.length > 0) parts.push(`asked ${count(cancelRequested.length)} running on ${cancelRequested.length === 1 ? "another worker" : "other workers"} to stop`);
-  process.stdout.write(`${clock()} run ${runId} stopped: ${parts.join("; ")}\n${runningNotes(running).map((note) => `${clock()} note    ${note}\n`).join("")}`);
+  process.stdout.write(`${clock()} run ${runId} stopped: ${parts.join("; ")}\n${notes}`);
 }
 
 function count(tasks: number): string {

@@ -292,6 +292,43 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
+  it("cancel RUN of a task waiting for its retry keeps its failed attempt's error, in the cancel's note, status and its JSON, as a local run's shutdown says it", async () => {
+    // Attempts 1 and 2 fail (exit 7); the worker, stopped during attempt 2, records it and leases no third: r waits for its retry.
+    const mark = path.join(ws.dir, `retry-wait-${randomBytes(3).toString("hex")}`);
+    const file = await workflowFile(
+      "cancel-retrying",
+      `tasks:
+  r:
+    run: 'echo "trying $TASKQ_ATTEMPT"; if [ "$TASKQ_ATTEMPT" = 2 ]; then touch "$MARK"; sleep 1; fi; exit 7'
+    retries: 5
+    backoff: { base: 10ms, max: 10ms }
+    env: { MARK: "${mark}" }
+  after: { run: echo after, dependsOn: r }
+`,
+    );
+    const worker = await startWorker(["-j", "1"]);
+    const runId = await submit(file);
+    expect(await eventually(() => existsSync(mark), 15_000)).toBe(true);
+    expect((await stopWorker(worker)).stdout).toContain(`retry   ${runId}/r attempt 2/6 failed: exited with code 7; next attempt in `);
+    expect(taskOf(await store.runStatus(runId), "r")).toMatchObject({ state: "queued", attempts: 2 });
+
+    const cancel = await taskq(["cancel", runId]);
+    expect(cancel.code).toBe(0);
+    expect(JSON.parse(cancel.stdout)).toEqual({ cancelled: ["r", "after"], cancelRequested: [] });
+    // Before, nothing: and status said "r: cancelled by request" alone, its two failed attempts gone from its words.
+    expect(cancel.stderr).toBe('note: "r" was waiting for its retry: not retried (attempt 2 failed: exited with code 7)\n');
+    const reason = "cancelled by request: not retried (attempt 2 failed: exited with code 7)";
+    const status = await taskq(["status", runId]);
+    expect(status.code).toBe(1);
+    // Its log and the last line of its failed attempt, as a local run's summary gives a task its shutdown did not retry.
+    expect(status.stdout).toContain(`\nCancelled (2):\n  - r: ${reason}\n    log: <log-dir>/${runId}/r.log (on its worker)\n    last line of attempt 2:\n      trying 2\n  - after: dependency "r" was cancelled\n`);
+    const json = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { cancelled: unknown[] };
+    expect(json.cancelled).toEqual([
+      { id: "r", reason: "cancel", message: reason, logPath: `<log-dir>/${runId}/r.log (on its worker)`, logFile: `${runId}/r.log`, tail: ["trying 2"], tailAttempt: 2 },
+      { id: "after", reason: "dependency", dependency: "r", message: 'dependency "r" was cancelled' },
+    ]);
+  });
+
   it("run --store stopped by a second Ctrl-C: its summary and status say the tasks it cut short were SIGKILLed at once, as a local run's do", async () => {
     const file = await workflowFile("stopped-at-once", `tasks:\n  stubborn: { run: "trap '' TERM; echo started; sleep 1000" }\n  polite: { run: "echo started; sleep 1000" }\n`);
     const run = startCli(["run", file, "-j", "2", "--log-dir", ws.logs, "--shutdown-timeout", "60s", "--kill-grace", "60s"], { cwd: ws.dir, env: ENV });

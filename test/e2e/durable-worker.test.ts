@@ -754,6 +754,24 @@ describe("taskq run --store", () => {
     expect((await store.pruneRuns(0, { dryRun: true })).runs).toContain(runId);
   });
 
+  it("stopped by SIGINT while a task waits for its retry: says it was waiting for its retry, with its failed attempt's error, not that it had not started, and its summary gives its log and last line, as a local run's does", async () => {
+    // A retry up to 30 days after its failed attempt (full jitter): one due within the test's seconds is one chance in ~200,000.
+    const file = await workflowFile("interrupted-retry", "tasks:\n  r: { run: 'echo trying; exit 7', retries: 5, backoff: { base: 30d, max: 30d } }\n  later: { run: echo later, dependsOn: r }\n");
+    const runId = newRunId("interrupted-retry");
+    const run = startRun(file, ["--run-id", runId, "-j", "1"]);
+    expect(await eventually(() => run.stdout().includes(`retry   ${runId}/r attempt 1/6 failed: exited with code 7; next attempt in `), 15_000)).toBe(true);
+    run.child.kill("SIGINT");
+    const result = await run.done;
+    expect(result.code).toBe(130);
+    // Before: "cancelled 2 tasks that had not started", of a task that had run and failed.
+    expect(result.stdout).toMatch(
+      new RegExp(`run ${runId} stopping: cancelled 1 task that had not started and 1 task waiting for its retry\n\\S+ note {4}"r" was waiting for its retry: not retried \\(attempt 1 failed: exited with code 7\\)\n`),
+    );
+    expect(result.stdout).toContain(
+      `Cancelled (2):\n  - r: shutdown: not retried (attempt 1 failed: exited with code 7)\n    log: ${path.join(ws.logs, runId, "r.log")}\n    last line of attempt 1:\n      trying\n  - later: shutdown: not started\n`,
+    );
+  });
+
   it("stopped by SIGINT while another worker runs tasks of its run: what waits is cancelled at the signal, and a task there that ends after it starts no dependent and is not retried", async () => {
     // Before, what waited was cancelled only once this process's own tasks had stopped (up to the time to finish and
     // the kill grace): meanwhile the other worker ended "build" and started "deploy", and retried "flaky", after the user asked to stop.

@@ -691,6 +691,8 @@ describe("task lifecycle", () => {
     expect(await store.complete(byKey.get("retrying")!.leaseToken, { kind: "failure", error: "exited with code 3", exitCode: 3 })).toMatchObject({ state: "queued" });
     const result = await store.cancelRun("stopped", undefined, { shutdown: { aborted: ["given-back"] } });
     expect(result).toMatchObject({ cancelled: ["given-back", "retrying", "after"], cancelRequested: ["elsewhere"] });
+    // The one waiting for its retry, whose reason keeps its failed attempt's error: run --store names it as it stops.
+    expect(result.notRetried).toEqual([{ key: "retrying", attempt: 1, error: "exited with code 3" }]);
     // That worker stops its task at its next heartbeat, and records it as the shutdown's.
     const elsewhere = byKey.get("elsewhere")!;
     expect(await store.heartbeat(elsewhere.taskId, elsewhere.leaseToken, 30_000)).toBe("cancel-requested");
@@ -757,6 +759,41 @@ describe("task lifecycle", () => {
       { key: "r", state: "running", cancel_reason: null, cancelled_by: null, cancel_requested: true },
       { key: "rd", state: "cancelled", cancel_reason: "cancelled by request", cancelled_by: null, cancel_requested: false },
     ]);
+  });
+
+  it("a cancel by request of a task waiting for its retry keeps its failed attempt's error in its reason, as a stopped run's cancel does, and says which they were", async () => {
+    const retrying = { retries: 5, backoff: { baseMs: 1, maxMs: 1 } };
+    /** `runId`'s task r failed twice ("exited with code 7"), now waiting for its third attempt. */
+    const failTwice = async (runId: string): Promise<void> => {
+      await store.submitRun(workflow([task("r", retrying), task("after", { dependsOn: ["r"] })]), { runId });
+      for (let attempt = 1; attempt <= 2; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const [r] = await leaseAll(store);
+        expect(r).toMatchObject({ key: "r", attempt });
+        expect(await store.complete(r!.leaseToken, { kind: "failure", error: "exited with code 7", exitCode: 7 })).toMatchObject({ state: "queued" });
+      }
+    };
+    const reason = "cancelled by request: not retried (attempt 2 failed: exited with code 7)";
+    const reasons = async (runId: string) => (await store.runStatus(runId)).tasks.map((row) => [row.key, row.cancelReason]);
+
+    // The whole run's cancel: before, "cancelled by request" alone, its two failed attempts gone from its words.
+    await failTwice("cancel-retrying");
+    expect(await store.cancelRun("cancel-retrying")).toMatchObject({ cancelled: ["r", "after"], notRetried: [{ key: "r", attempt: 2, error: "exited with code 7" }] });
+    expect(await reasons("cancel-retrying")).toEqual([
+      ["r", reason],
+      ["after", 'dependency "r" was cancelled'],
+    ]);
+    // One task's cancel alike.
+    await failTwice("cancel-retrying-one");
+    expect(await store.cancelRun("cancel-retrying-one", "r")).toMatchObject({ cancelled: ["r", "after"], notRetried: [{ key: "r", attempt: 2, error: "exited with code 7" }] });
+    expect(await reasons("cancel-retrying-one")).toEqual([
+      ["r", reason],
+      ["after", 'dependency "r" was cancelled'],
+    ]);
+    // One that had not started is cancelled by request, as ever, and not among them.
+    await store.submitRun(workflow([task("fresh")]), { runId: "cancel-fresh" });
+    expect(await store.cancelRun("cancel-fresh")).toEqual({ cancelled: ["fresh"], cancelRequested: [], running: [] });
+    expect(await reasons("cancel-fresh")).toEqual([["fresh", "cancelled by request"]]);
   });
 
   it("a run's cancel, and a redrive's cancel again of a dependent another dependency holds back, name the task each came through, as a cascade does", async () => {

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ChangedTask, RunStatus, PostgresStore, RunningTarget, SubmitResult, TaskStatusRow } from "../../store/postgres/index.js";
+import type { ChangedTask, NotRetried, RunStatus, PostgresStore, RunningTarget, SubmitResult, TaskStatusRow } from "../../store/postgres/index.js";
 import { formatDuration } from "../../handlers/format-duration.js";
 import { TaskqError, UsageError } from "../../errors.js";
 import { DURATION_PATTERN, durationMistake, parseDuration, UNITS_BUT_MS } from "../../loaders/duration.js";
@@ -339,18 +339,33 @@ export async function cancelCommand(runId: string, task: string | undefined, fla
   runIdArgument(runId);
   if (task !== undefined) taskIdArgument(task);
   return withExistingStore(flags, async (store) => {
-    const { cancelled, cancelRequested, running, ended } = await store.cancelRun(runId, task);
+    const { cancelled, cancelRequested, running, notRetried, ended } = await store.cancelRun(runId, task);
     // What has already ended is no error (it may have ended a moment before), for one task as for
     // the run: it is said on stderr, and stdout stays the JSON a script reads.
     if (ended !== undefined) {
       process.stderr.write(`note: ${task === undefined ? `run ${runId}` : `task ${JSON.stringify(task)} of run ${runId}`} has already ended (${ended}): nothing to cancel\n`);
     }
     process.stdout.write(`${toJson({ cancelled, cancelRequested })}\n`);
-    for (const note of runningNotes(running)) process.stderr.write(`note: ${note}\n`);
+    for (const note of [...notRetriedNotes(runId, notRetried ?? []), ...runningNotes(running)]) process.stderr.write(`note: ${note}\n`);
     const done = [...(cancelled.length === 0 ? [] : [`cancelled ${cancelled.join(", ")}`]), ...(cancelRequested.length === 0 ? [] : [`asked the workers running ${cancelRequested.join(", ")} to stop`])];
     if (done.length > 0) changeLost(`run ${runId}: ${done.join("; ")}`);
     return 0;
   }, { applicationName: `taskq cancel ${runId}` });
+}
+
+/** Tasks a cancel found waiting for their retry that its notes name each, with the error of the attempt that failed last. */
+const NOT_RETRIED_SHOWN = 5;
+
+/**
+ * The tasks a cancel found waiting for their retry: not retried, each with the error of the attempt that failed last,
+ * as their cancel's reason keeps it ("cancelled by request: not retried (attempt 2 failed: exited with code 7)") and as
+ * a stopped run's cancel says it of its own ("shutdown: not retried (...)").
+ */
+export function notRetriedNotes(runId: string, notRetried: readonly NotRetried[]): string[] {
+  const notes = notRetried.slice(0, NOT_RETRIED_SHOWN).map((task) => `${JSON.stringify(task.key)} was waiting for its retry: not retried (attempt ${task.attempt} failed: ${escapeControls(oneLine(task.error))})`);
+  const more = notRetried.length - notes.length;
+  if (more > 0) notes.push(`${more} more tasks that were waiting for their retry are not retried: \`taskq status ${runId}\` gives each one's error`);
+  return notes;
 }
 
 /**
@@ -552,6 +567,8 @@ export interface LocalLogs {
   workerId: string;
   /** The tasks its worker's stop cut short and gave back, each with the last lines its attempt wrote. */
   cutShort?: ReadonlyMap<string, readonly string[]>;
+  /** Of the tasks whose attempts its worker ended, the last such attempt: a task waiting for its retry has that attempt's log in `logDir`. */
+  endedHere?: ReadonlyMap<string, number>;
 }
 
 /** Prints a durable run's summary with the same text as a local run (of `read`, a status already read, else of one read now); returns the exit code it implies. */
@@ -612,6 +629,7 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
         message: t.cancelReason ?? "cancelled",
         ...(t.cancelledRunning === true ? { running: true as const } : {}),
         ...cutShortLines(status.runId, t, local),
+        ...waitedLines(status.runId, t, (t) => (local?.endedHere?.get(t.key) === t.attempts ? path.join(local.logDir, `${t.key}.log`) : logPath(t))),
       })),
     ...(status.state === "running" ? { running: runningLines(status), ...retryingLines(status) } : {}),
     exitCode: status.state === "succeeded" ? 0 : 1,
@@ -626,6 +644,16 @@ function cutShortLines(runId: string, t: TaskStatusRow, local: LocalLogs | undef
   const tail = t.cancelledRunning === true ? local?.cutShort?.get(t.key) : undefined;
   if (local === undefined || tail === undefined) return {};
   return { logPath: path.join(local.logDir, `${t.key}.log`), logFile: `${runId}/${t.key}.log`, tail: [...tail] };
+}
+
+/**
+ * A task cancelled as it waited for its retry (by request or by a stopped run: its reason keeps the error of the attempt
+ * that failed last), as a local run's summary gives one: its log and the last lines of the latest attempt that wrote
+ * some, which the store keeps.
+ */
+function waitedLines(runId: string, t: TaskStatusRow, logPath: (t: TaskStatusRow) => string): { logPath?: string; logFile?: string; tail?: string[]; tailAttempt?: number } {
+  if (t.cancelledRunning === true || t.cancelledBy !== null || t.attempts === 0) return {};
+  return { logPath: logPath(t), logFile: `${runId}/${t.key}.log`, tail: t.tail, tailAttempt: t.tailAttempt ?? t.attempts };
 }
 
 /**

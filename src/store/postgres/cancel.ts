@@ -3,7 +3,7 @@ import { RunNotFoundError } from "./store-error.js";
 import { finalizeTask } from "./finalize.js";
 import { cancelDependentsOfCancelAsked, dependencyReason, readDependents, refreshRunState, walkCascade } from "./graph.js";
 import type { SchemaNames } from "./names.js";
-import { ABORTED_BY_SHUTDOWN, notStartedReason, withKilled } from "./shutdown-cancel.js";
+import { ABORTED_BY_SHUTDOWN, notStartedReason, requestedReason, withKilled } from "./shutdown-cancel.js";
 import { taskNotFound, workersWaiting } from "./status.js";
 import type { RunStatus, TaskState } from "./types.js";
 
@@ -20,10 +20,24 @@ export interface CancelResult {
    */
   running: RunningTarget[];
   /**
+   * Of the keys in `cancelled`, those that were waiting for a retry (set where there were any): the attempt that failed last and its error,
+   * which their cancel's reason keeps ("cancelled by request: not retried (attempt 2 failed: ...)", or a stopped
+   * run's "shutdown: not retried (...)").
+   */
+  notRetried?: NotRetried[];
+  /**
    * Set when there was nothing to cancel: the state the task (or the run) had already ended in.
    * Not an error, as a cancel of what has ended is no mistake: it may have ended just before.
    */
   ended?: TaskState;
+}
+
+/** A task a cancel found waiting for its retry (see CancelResult.notRetried). */
+export interface NotRetried {
+  key: string;
+  /** The attempt that failed last: the retry was to be the next. */
+  attempt: number;
+  error: string;
 }
 
 /** A running task a cancel was asked for. */
@@ -96,7 +110,8 @@ export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, run
       }
       continue;
     }
-    const { cascaded } = await finalizeTask(client, names, row, "cancelled", { cancelReason: "cancelled by request" });
+    const { cascaded } = await finalizeTask(client, names, row, "cancelled", { cancelReason: requestedReason(row) });
+    addNotRetried(result, row);
     for (const key of [row.key, ...cascaded]) {
       done.add(key);
       result.cancelled.push(key);
@@ -130,6 +145,11 @@ interface TaskRow {
   lease_left_ms: number | null;
 }
 
+/** Adds `row` to the result's notRetried where it was waiting for a retry, as requestedReason words it. */
+function addNotRetried(result: CancelResult, row: TaskRow): void {
+  if (row.attempts > 0 && row.last_error !== null) (result.notRetried ??= []).push({ key: row.key, attempt: row.attempts, error: row.last_error });
+}
+
 function runningTarget(row: TaskRow): RunningTarget {
   return { key: row.key, workerId: row.worker_id, leaseLeftMs: Math.round(row.lease_left_ms ?? 0) };
 }
@@ -148,7 +168,7 @@ async function cancelEveryTask(client: pg.ClientBase, names: SchemaNames, runId:
   const waiting = (row: TaskRow | undefined): row is TaskRow => row !== undefined && (row.state === "blocked" || row.state === "queued");
   const result: CancelResult = { cancelled: [], cancelRequested: [], running: [] };
   const running: string[] = [];
-  const requested: string[] = [];
+  const requested = { ids: [] as string[], reasons: [] as string[] };
   const cascaded = { ids: [] as string[], causes: [] as string[], reasons: [] as string[] };
   // Every task a cancel's cascade has reached, mapped to the task it came through: each is reached once,
   // whatever its state (the walk goes on through it), and one that waits is cancelled by that cascade.
@@ -162,7 +182,9 @@ async function cancelEveryTask(client: pg.ClientBase, names: SchemaNames, runId:
     }
     if (!waiting(row) || reached.has(row.key)) continue;
     reached.set(row.key, row.key);
-    requested.push(row.id);
+    requested.ids.push(row.id);
+    requested.reasons.push(requestedReason(row));
+    addNotRetried(result, row);
     result.cancelled.push(row.key);
     for (const [key, via] of walkCascade(row.key, (key) => dependents.get(key), reached)) {
       const dependent = byKey.get(key);
@@ -176,14 +198,15 @@ async function cancelEveryTask(client: pg.ClientBase, names: SchemaNames, runId:
   if (running.length > 0) {
     await client.query(`UPDATE ${names.tasks} SET cancel_requested = true WHERE id = ANY($1::bigint[])`, [running]);
   }
-  if (requested.length > 0) {
-    // As finalizeTask records a cancel without an attempt.
+  if (requested.ids.length > 0) {
+    // As finalizeTask records a cancel without an attempt; one waiting for its retry keeps its failed attempt's error (see requestedReason).
     await client.query(
-      `UPDATE ${names.tasks}
+      `UPDATE ${names.tasks} t
           SET state = 'cancelled', finished_at = now(), lease_token = NULL, lease_expires_at = NULL, waiting_on = 0,
-              cancel_reason = 'cancelled by request'
-        WHERE id = ANY($1::bigint[])`,
-      [requested],
+              cancel_reason = x.reason
+         FROM unnest($1::bigint[], $2::text[]) AS x(id, reason)
+        WHERE t.id = x.id`,
+      [requested.ids, requested.reasons],
     );
   }
   if (cascaded.ids.length > 0) {
@@ -224,6 +247,7 @@ async function cancelAtShutdown(client: pg.ClientBase, names: SchemaNames, rows:
       ended.ids.push(row.id);
       ended.reasons.push(wasRunning ? withKilled(ABORTED_BY_SHUTDOWN, shutdown.killed?.get(row.key)) : notStartedReason(row));
       ended.running.push(wasRunning);
+      if (!wasRunning) addNotRetried(result, row);
       result.cancelled.push(row.key);
     }
   }

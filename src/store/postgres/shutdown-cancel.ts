@@ -24,7 +24,25 @@ export const NOT_SPAWNED_REASON = NOT_SPAWNED;
 
 /** cancel_reason of a task the shutdown found waiting: not started, or (attempts made) waiting to be retried. */
 export function notStartedReason(task: { attempts: number; last_error: string | null }): string {
-  return task.attempts > 0 && task.last_error !== null ? `shutdown: not retried (attempt ${task.attempts} failed: ${task.last_error})` : "shutdown: not started";
+  return `shutdown: ${notRetriedWords(task) ?? "not started"}`;
+}
+
+/**
+ * cancel_reason of a task a cancel by request (`taskq cancel`) found waiting: waiting to be retried, its failed
+ * attempt's error kept, in the words a stopped run's cancel gives it ("cancelled by request: not retried (attempt 2
+ * failed: exited with code 7)"); else "cancelled by request".
+ */
+export function requestedReason(task: { attempts: number; last_error: string | null }): string {
+  const notRetried = notRetriedWords(task);
+  return notRetried === undefined ? REQUESTED : `${REQUESTED}: ${notRetried}`;
+}
+
+/** cancel_reason of a task cancelled by request: as it waited to start, or while it ran. */
+export const REQUESTED = "cancelled by request";
+
+/** Of a waiting task whose attempts failed (waiting for its retry): the retry a cancel takes from it, and why it was due. */
+function notRetriedWords(task: { attempts: number; last_error: string | null }): string | undefined {
+  return task.attempts > 0 && task.last_error !== null ? `not retried (attempt ${task.attempts} failed: ${task.last_error})` : undefined;
 }
 
 /**
@@ -33,7 +51,7 @@ export function notStartedReason(task: { attempts: number; last_error: string | 
  * ended it, where it did (`killed`: "killed with SIGKILL after the kill grace (5s): it did not stop on SIGTERM"),
  * as a local run's cancel says it.
  */
-export function runningCancel(row: { cancel_kind: "shutdown" | null }, requested = "cancelled by request", killed?: string): FinalDetails {
+export function runningCancel(row: { cancel_kind: "shutdown" | null }, requested = REQUESTED, killed?: string): FinalDetails {
   const shutdown = row.cancel_kind === "shutdown";
   return { cancelReason: withKilled(shutdown ? ABORTED_BY_SHUTDOWN : requested, killed), cancelKind: row.cancel_kind, cancelledRunning: true };
 }
