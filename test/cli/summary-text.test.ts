@@ -128,6 +128,8 @@ describe("formatSummary", () => {
     const colors = await createColors({ color: false, isTTY: false });
     const wall = (wallMs: number): string => /Summary: .* in (\S+)\n/.exec(formatSummary({ ...summary([], []), wallMs }, colors))?.[1] ?? "";
     expect([60_300, 120_949, 3_600_300, 3_660_500, 3_601_000].map(wall)).toEqual(["1m0.3s", "2m0.9s", "1h0.3s", "1h1m0.5s", "1h1s"]);
+    // Past a day, in days and hours, as every other duration (not "26h3m0.3s").
+    expect([26 * 3_600_000 + 180_300, 25 * 86_400_000].map(wall)).toEqual(["1d2h", "25d"]);
     // A running task's time in a durable run's status, and a lease run out, in the same words.
     const status: RunSummary = {
       ...summary([], []),

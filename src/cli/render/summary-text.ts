@@ -1,6 +1,7 @@
 import type { ChalkInstance } from "chalk";
 import { formatMs } from "../../engine/index.js";
 import { escapeControls } from "../../escape-controls.js";
+import { formatDuration } from "../../handlers/format-duration.js";
 import { oneLine } from "../one-line.js";
 import { terminalSafe } from "./control-bytes.js";
 import type { RunSummary } from "./types.js";
@@ -188,6 +189,8 @@ function formatWall(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;
   const tenths = Math.round(ms / 100);
   if (tenths < 600) return formatMs(tenths * 100);
+  // Past a day, in days and hours, as every other duration a user reads ("26h3m0.3s" made the reader divide).
+  if (ms >= 86_400_000) return formatDuration(ms);
   // Past a minute, its seconds to the tenth, as the live board says it (formatDelay): formatMs said "1m300ms" and "1h2m300ms".
   const hours = Math.floor(tenths / 36_000);
   const minutes = Math.floor((tenths - hours * 36_000) / 600);
