@@ -16,8 +16,8 @@ describe("a lock another session holds", () => {
   afterAll(async () => close?.());
 
   /** Runs `during` while a session named `row-holder` holds task `key`'s row of run `runId` (FOR UPDATE), with that session's pid. */
-  async function whileHeld<T>(runId: string, key: string, during: (pid: number) => Promise<T>): Promise<T> {
-    const holder = new pg.Client({ connectionString: DATABASE_URL, application_name: "row-holder" });
+  async function whileHeld<T>(runId: string, key: string, during: (pid: number) => Promise<T>, applicationName = "row-holder"): Promise<T> {
+    const holder = new pg.Client({ connectionString: DATABASE_URL, application_name: applicationName });
     await holder.connect();
     try {
       await holder.query("BEGIN");
@@ -67,5 +67,19 @@ describe("a lock another session holds", () => {
     expect(performance.now() - started).toBeLessThan(15_000);
     expect((await store.runStatus("prune-held")).state).toBe("failed");
     expect((await store.pruneRuns(0)).runs).toEqual(["prune-held"]);
+  });
+
+  it("cancel waits out another taskq session's lock (a worker's cascade to thousands of dependents, another cancel of a large run) past the 8 tries, and cancels once it ends", { timeout: 60_000 }, async () => {
+    await store.submitRun(workflow([task("f"), task("g", { dependsOn: ["f"] })]), { runId: "cancel-taskq-held" });
+    const started = performance.now();
+    const { cancel } = await whileHeld("cancel-taskq-held", "f", async () => {
+      const cancel = store.cancelRun("cancel-taskq-held").catch((caught: unknown) => caught);
+      // Held for longer than the 8 tries take (about 5 s), as a worker's cascade over 10k dependents holds its task's row.
+      await new Promise((resolve) => setTimeout(resolve, 7_000));
+      return { cancel };
+    }, "taskq worker vm-1-abc");
+    expect(await cancel).toMatchObject({ cancelled: ["f", "g"] });
+    expect(performance.now() - started).toBeGreaterThan(7_000);
+    expect((await store.runStatus("cancel-taskq-held")).tasks.map((row) => row.state)).toEqual(["cancelled", "cancelled"]);
   });
 });

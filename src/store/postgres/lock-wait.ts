@@ -18,6 +18,12 @@ export const LOCK_WAIT_MS = 200;
 /** Tries in all before a command says which lock it could not get: about 5 s with the pauses between. */
 export const LOCK_TRIES = 8;
 
+/**
+ * How long tries go on while the lock is another taskq session's (its application_name, `taskq worker ...`,
+ * `taskq cancel ...`): the query limit, which such a command waited before its lock waits were cut short.
+ */
+const TASKQ_HOLDER_WAIT_MS = 30_000;
+
 /** The longest pause between two tries. */
 const LOCK_PAUSE_MAX_MS = 1_000;
 
@@ -52,7 +58,13 @@ export async function retryLockWaits<T>(pool: pg.Pool, names: SchemaNames, opera
       if (!isLockNotAvailable(error)) throw error;
       if (attempt >= LOCK_TRIES) {
         const holder = await findLockHolder(pool, names, error).catch(() => undefined);
-        throw lockedError(operation, undone, holder, attempt, performance.now() - started, error);
+        // Another taskq command or worker (a cancel of a large run, a failure's cascade to thousands of dependents)
+        // ends its transaction by itself: waited for up to the query limit, as before the waits were cut short,
+        // rather than failing a cancel that a moment later finds the run ended.
+        const taskqHolder = holder?.applicationName?.startsWith("taskq ") === true;
+        if (!taskqHolder || performance.now() - started >= TASKQ_HOLDER_WAIT_MS) {
+          throw lockedError(operation, undone, holder, attempt, performance.now() - started, error);
+        }
       }
       // Half the pause at least: two commands that meet do not try again in step.
       const pause = Math.min(50 * 2 ** (attempt - 1), LOCK_PAUSE_MAX_MS);
