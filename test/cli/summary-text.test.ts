@@ -130,6 +130,8 @@ describe("formatSummary", () => {
     expect([60_300, 120_949, 3_600_300, 3_660_500, 3_601_000].map(wall)).toEqual(["1m0.3s", "2m0.9s", "1h0.3s", "1h1m0.5s", "1h1s"]);
     // Past a day, in days and hours, as every other duration (not "26h3m0.3s").
     expect([26 * 3_600_000 + 180_300, 25 * 86_400_000].map(wall)).toEqual(["1d2h", "25d"]);
+    // Rounded to the tenth first: a run 40 ms short of a day took 1d, not 24h.
+    expect([86_399_960, 86_399_940].map(wall)).toEqual(["1d", "23h59m59.9s"]);
     // A running task's time in a durable run's status, and a lease run out, in the same words.
     const status: RunSummary = {
       ...summary([], []),

@@ -190,7 +190,8 @@ function formatWall(ms: number): string {
   const tenths = Math.round(ms / 100);
   if (tenths < 600) return formatMs(tenths * 100);
   // Past a day, in days and hours, as every other duration a user reads ("26h3m0.3s" made the reader divide).
-  if (ms >= 86_400_000) return formatDuration(ms);
+  // (Its tenths, as rounded: 86_399_960 ms is 1d, not 24h.)
+  if (tenths >= 864_000) return formatDuration(ms);
   // Past a minute, its seconds to the tenth, as the live board says it (formatDelay): formatMs said "1m300ms" and "1h2m300ms".
   const hours = Math.floor(tenths / 36_000);
   const minutes = Math.floor((tenths - hours * 36_000) / 600);
