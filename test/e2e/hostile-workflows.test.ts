@@ -188,7 +188,7 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
         '7:33: task "f": `retries` must be an integer from 0 to 100, got Infinity',
         `8:33: task "g": \`timeout\` ${timeout}, got "5 minutes" (write it without spaces, with the units d, h, m, s and ms: 5m)`,
         `9:33: task "h": \`timeout\` ${timeout}, got "-1s" (a duration cannot be negative)`,
-        `10:31: task "i": \`runAt\` ${iso}, got "2026-02-30T00:00:00Z"`,
+        `10:31: task "i": \`runAt\` ${iso}, got "2026-02-30T00:00:00Z" (February 2026 has 28 days)`,
         `11:31: task "j": \`runAt\` ${iso}, got "2026-12-01T02:00:00" (add a timezone, Z for UTC or an offset like +01:00, as in 2026-12-01T02:00:00Z)`,
       ],
     );
