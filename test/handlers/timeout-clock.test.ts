@@ -95,11 +95,11 @@ describe("a task's timeout and its turn to start", () => {
     await queue.shutdown();
   });
 
-  it("a lone task that ran out before its command could start says taskq was setting up the run, not that tasks were ahead of it", async () => {
-    const { queue, task, log } = await setUp(2);
-    queue.start();
-    // Submitted in a turn's check phase: its start waits for the next turn's, after the timers' phase has ended its attempt
-    // (held past its timeout, as the run's own setting up holds a run's first task). No task was waiting to start ahead of it.
+  /**
+   * Submits task "b" (timeout 1s) in a turn's check phase and holds the thread 1.5 s: its start waits for the next turn's,
+   * after the timers' phase has ended its attempt. No task was waiting to start ahead of it. Checks its words: `why`.
+   */
+  async function heldLoneTask(queue: Awaited<ReturnType<typeof setUp>>["queue"], task: Awaited<ReturnType<typeof setUp>>["task"], log: Awaited<ReturnType<typeof setUp>>["log"], why: string): Promise<void> {
     await new Promise<void>((resolve) =>
       setImmediate(() => {
         task("b", "echo ran > ran", 1_000);
@@ -108,11 +108,18 @@ describe("a task's timeout and its turn to start", () => {
       }),
     );
     const result = await queue.wait("b");
-    const message = "timed out after 1s before its command started (taskq was still setting up the run)";
+    const message = `timed out after 1s before its command started (${why})`;
     expect(result).toMatchObject({ status: "FAILED", error: { message } });
     expect(await log("b")).toBe(`--- taskq: attempt 1 ${message} ---\n`);
     expect(existsSync(path.join(dir, "ran"))).toBe(false);
     await queue.shutdown();
+  }
+
+  it("a lone task that ran out before its command could start says taskq was setting up the run, not that tasks were ahead of it", async () => {
+    const { queue, task, log } = await setUp(2);
+    queue.start();
+    // As the run's own setting up holds a run's first task.
+    await heldLoneTask(queue, task, log, "taskq was still setting up the run");
   });
 
   it("a lone task held so once other commands ran says taskq was busy with other work, not that tasks were ahead of it", async () => {
@@ -120,19 +127,7 @@ describe("a task's timeout and its turn to start", () => {
     queue.start();
     task("before", "true", 10_000);
     await expect(queue.wait("before")).resolves.toMatchObject({ status: "SUCCEEDED" });
-    await new Promise<void>((resolve) =>
-      setImmediate(() => {
-        task("b", "echo ran > ran", 1_000);
-        busy(1_500);
-        resolve();
-      }),
-    );
-    const result = await queue.wait("b");
-    const message = "timed out after 1s before its command started (taskq was busy with other work)";
-    expect(result).toMatchObject({ status: "FAILED", error: { message } });
-    expect(await log("b")).toBe(`--- taskq: attempt 1 ${message} ---\n`);
-    expect(existsSync(path.join(dir, "ran"))).toBe(false);
-    await queue.shutdown();
+    await heldLoneTask(queue, task, log, "taskq was busy with other work");
   });
 
   it("one whose log took most of its timeout to open says so, not that other tasks held it up", async () => {
