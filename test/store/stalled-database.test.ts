@@ -184,6 +184,23 @@ describe("a database that stops answering", () => {
     expect(Date.now() - started).toBeLessThan(15_000);
   }, 60_000);
 
+  it("an operation that finds every connection of its pool in use says so, not that the database gave it none", async () => {
+    const store = new PostgresStore({ connectionString: DATABASE_URL, schema, poolSize: 1, connectTimeoutMs: 1_000 });
+    // As a worker's records each waiting on a lock another session holds take every connection of its pool.
+    const held = await store.pool.connect();
+    cleanups.push(async () => {
+      held.release();
+      await store.close();
+    });
+    const error = await store.runStatus("any").catch((caught: unknown) => caught);
+    expect(error).toMatchObject({
+      code: "STORE_UNAVAILABLE",
+      message:
+        "runStatus failed: no connection free within 1s: every connection of this process's pool was in use " +
+        "(by statements waiting on a lock another session holds or on a slow database, or by connections still being made)",
+    });
+  });
+
   it("connecting to a server that never answers fails within the connect timeout, connect_timeout when the URL sets it", async () => {
     const silent = await startSilentServer();
     cleanups.push(silent.close);

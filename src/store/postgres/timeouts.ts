@@ -66,8 +66,15 @@ export function timedQuery(query: pg.QueryConfig, timeoutMs: number): pg.QueryCo
   return timed;
 }
 
-/** The driver's messages for a connection that was not made in time (pg-pool's, pg's own). */
-const CONNECT_TIMEOUT = /^(Connection terminated due to connection timeout|timeout exceeded when trying to connect|timeout expired)$/;
+/** The driver's messages for a connection that was not made in time (pg's own). */
+const CONNECT_TIMEOUT = /^(Connection terminated due to connection timeout|timeout expired)$/;
+
+/**
+ * pg-pool's, for a caller that waited in its queue for a connection: every one of the pool's was in use (none is made
+ * for it beyond the pool's size), not a database that gave none. A worker's records each waiting on a lock another
+ * session holds fill its pool so; "no connection to the database" sent the reader to look at the wrong thing.
+ */
+const POOL_FULL = "timeout exceeded when trying to connect";
 
 /**
  * What to tell the user of a time limit reached, instead of the driver's words;
@@ -77,6 +84,12 @@ export function describeTimeout(error: unknown, timeouts: Timeouts): string | un
   const message = error instanceof Error ? error.message : undefined;
   if (message === undefined) return undefined;
   if (CONNECT_TIMEOUT.test(message)) return `no connection to the database within ${seconds(timeouts.connectMs)}`;
+  if (message === POOL_FULL) {
+    return (
+      `no connection free within ${seconds(timeouts.connectMs)}: every connection of this process's pool was in use ` +
+      `(by statements waiting on a lock another session holds or on a slow database, or by connections still being made)`
+    );
+  }
   if (message === "Query read timeout") return `the database did not answer within ${seconds(timeouts.queryMs)}`;
   return undefined;
 }
