@@ -7,9 +7,6 @@ import { oneLine } from "./one-line.js";
 import { toJson } from "./to-json.js";
 import { escapeControls } from "../escape-controls.js";
 
-/** How --dry-run says a task's delay and timeout (see exactDuration). */
-export { exactDuration };
-
 const RANK: Record<Priority, number> = { low: 0, normal: 1, high: 2, critical: 3 };
 
 type Node = { task: WorkflowTask; seq: number; waiting: number; due: number; heapIndex: number };

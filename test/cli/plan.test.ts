@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { exactDuration } from "../../src/cli/plan.js";
+import { exactDuration } from "../../src/loaders/duration.js";
 
 describe("--dry-run durations", () => {
   it("are written as in a workflow, exactly, never as a count of milliseconds past a second", () => {

@@ -4,7 +4,7 @@ import { finalizeTask } from "./finalize.js";
 import { cancelDependentsOfCancelAsked, dependencyReason, readDependents, refreshRunState, walkCascade } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { ABORTED_BY_SHUTDOWN, notStartedReason, requestedReason, withKilled } from "./shutdown-cancel.js";
-import { taskNotFound, workersWaiting } from "./status.js";
+import { taskNotFound } from "./status.js";
 import type { RunStatus, TaskState } from "./types.js";
 
 export interface CancelResult {
@@ -15,7 +15,7 @@ export interface CancelResult {
   /**
    * Of each key in `cancelRequested`, in order: the worker holding it, and how long its lease has
    * left on the database's clock (negative: run out that long ago), and where it has run out while its worker still
-   * waits on the database, for how long (see workersWaiting). Once a lease has run out, a worker's sweep ends the task
+   * waits on the database, for how long (see markWorkersWaiting). Once a lease has run out, a worker's sweep ends the task
    * cancelled, whether its worker lives or not, unless that worker's record of the attempt goes through first.
    */
   running: RunningTarget[];
@@ -118,20 +118,6 @@ export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, run
     }
   }
   return result;
-}
-
-/**
- * Sets `workerWaitingMs` on each target whose lease has run out while its worker still waits on the database, as
- * status finds it: read after the cancel's commit, outside its transaction, which a failed read must not undo.
- */
-export async function addWorkersWaitingToTargets(pool: pg.Pool, runId: string, running: RunningTarget[]): Promise<void> {
-  const expired = running.filter((target) => target.leaseLeftMs <= 0);
-  if (expired.length === 0) return;
-  const waited = await workersWaiting(pool, expired.map((target) => ({ runId, workerId: target.workerId, leaseExpiredMs: -target.leaseLeftMs })));
-  for (const [index, target] of expired.entries()) {
-    const waitedMs = waited[index];
-    if (waitedMs !== undefined) target.workerWaitingMs = waitedMs;
-  }
 }
 
 interface TaskRow {

@@ -109,7 +109,7 @@ export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: st
     if (row.waiting) scheduled++;
   }
   const rows = tasks.rows.map(toStatus);
-  await addWorkersWaiting(pool, rows);
+  await markWorkersWaiting(pool, rows.flatMap((row) => (row.leaseExpiredMs === undefined ? [] : [[row, { runId: row.runId, workerId: row.workerId, leaseExpiredMs: row.leaseExpiredMs }] as const])));
   return {
     runId,
     name: head.run_name,
@@ -124,15 +124,15 @@ export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: st
 }
 
 /**
- * Sets `workerWaitingMs` on each running task whose lease ran out while a session of its worker has a statement in
- * progress (see workersWaiting).
+ * Sets `workerWaitingMs` on each item (a status row, a cancel's running target) whose lease ran out, given beside it,
+ * while a session of its worker has a statement in progress (see workersWaiting).
  */
-async function addWorkersWaiting(pool: pg.Pool, rows: TaskStatusRow[]): Promise<void> {
-  const expired = rows.filter((row): row is TaskStatusRow & { leaseExpiredMs: number } => row.leaseExpiredMs !== undefined);
-  const waited = await workersWaiting(pool, expired);
-  for (const [index, row] of expired.entries()) {
+export async function markWorkersWaiting(pool: pg.Pool, expired: ReadonlyArray<readonly [{ workerWaitingMs?: number }, LeaseRunOut]>): Promise<void> {
+  if (expired.length === 0) return;
+  const waited = await workersWaiting(pool, expired.map(([, lease]) => lease));
+  for (const [index, [item]] of expired.entries()) {
     const waitedMs = waited[index];
-    if (waitedMs !== undefined) row.workerWaitingMs = waitedMs;
+    if (waitedMs !== undefined) item.workerWaitingMs = waitedMs;
   }
 }
 
@@ -152,7 +152,7 @@ export interface LeaseRunOut {
  * another role's, whose state this role may not see (no pg_read_all_stats), or named otherwise (the URL's
  * application_name), is not found; nor is one whose statement began after the lease ran out: the lease is then worded as run out.
  */
-export async function workersWaiting(pool: pg.Pool, tasks: readonly LeaseRunOut[]): Promise<(number | undefined)[]> {
+async function workersWaiting(pool: pg.Pool, tasks: readonly LeaseRunOut[]): Promise<(number | undefined)[]> {
   const none = tasks.map(() => undefined);
   const sessionNames = (task: LeaseRunOut): string[] =>
     task.workerId === null ? [] : [applicationName(`taskq worker ${task.workerId}`), applicationName(`taskq run ${task.runId}`)];

@@ -3,7 +3,7 @@ import pg from "pg";
 import { applicationName } from "./application-name.js";
 import { TaskqError } from "../../errors.js";
 import { isRunId, RUN_ID_EXPECTED } from "../../run-id.js";
-import { addWorkersWaitingToTargets, cancelTasks, type CancelResult, type ShutdownCancel } from "./cancel.js";
+import { cancelTasks, type CancelResult, type ShutdownCancel } from "./cancel.js";
 import { completeAttempt, completeSuccess, readRecordedEnd, releaseLease, releaseStrays, type ReleaseEnd, type StopCancel } from "./complete.js";
 import { completeAndLease, type CompleteAndLeaseResult, type EndedAttempt } from "./complete-and-lease.js";
 import { refreshRunState, settleRuns } from "./graph.js";
@@ -15,7 +15,7 @@ import { schemaNames, type SchemaNames } from "./names.js";
 import { pruneRuns, type PruneResult } from "./prune.js";
 import { redactConnectionString } from "./redact.js";
 import { redriveTask, type RedriveResult } from "./redrive.js";
-import { readDeadLetters, readRunStatus } from "./status.js";
+import { markWorkersWaiting, readDeadLetters, readRunStatus } from "./status.js";
 import { generateRunId, submitNewRun, submitRun, type SubmitResult } from "./submit.js";
 import { RunNotFoundError, toStoreError } from "./store-error.js";
 import { withLibpqSslModes } from "./ssl-mode.js";
@@ -397,8 +397,10 @@ export class PostgresStore {
       await refreshRunState(this.pool, this.#names, runId).catch((error: unknown) => {
         if (!this.#dropped(error)) throw error;
       });
-      // Only a finer wording of what becomes of a task whose lease ran out: a failed read leaves it out.
-      await addWorkersWaitingToTargets(this.pool, runId, result.running);
+      // Only a finer wording of what becomes of a task whose lease ran out, as status finds it: read after the cancel's
+      // commit, outside its transaction, which a failed read must not undo (it leaves the wording out).
+      const expired = result.running.filter((target) => target.leaseLeftMs <= 0);
+      await markWorkersWaiting(this.pool, expired.map((target) => [target, { runId, workerId: target.workerId, leaseExpiredMs: -target.leaseLeftMs }] as const));
       return result;
     });
   }
