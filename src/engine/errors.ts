@@ -95,17 +95,23 @@ export class HandlerError extends TaskqError {
 
 /**
  * 1500 -> "1.5s", 300000 -> "5m", 90 -> "90ms", 512000 -> "8m32s", 5400000 -> "1h30m",
- * 2160000000 -> "25d": past a minute always in minutes (past an hour in hours, past a day in
- * days), whether or not the seconds are whole, so one duration is not "512s" here and "8m30.6s"
- * there, nor "600h" here and "25d" in a retry's delay.
+ * 60500 -> "1m0.5s", 2160000000 -> "25d": past a minute always in minutes (past an hour in hours,
+ * past a day in days), whether or not the seconds are whole, so one duration is not "512s" here and
+ * "8m30.6s" there, nor "600h" here and "25d" in a retry's delay. A rest under a second is said in
+ * seconds, as the CLI and a workflow file write it ("1m0.5s"), not "1m500ms".
  */
 export function formatMs(ms: number): string {
   if (ms < 1000) return `${ms}ms`;
   // Whole ms first: 3_599_999.5 would be 59 minutes and a rest that shows as "60s".
   ms = Math.round(ms);
-  if (ms < 60_000) return `${Number((ms / 1000).toFixed(3))}s`;
+  if (ms < 60_000) return seconds(ms);
   const [size, unit] = ms < 3_600_000 ? [60_000, "m"] : ms < 86_400_000 ? [3_600_000, "h"] : [86_400_000, "d"];
   const whole = Math.floor(ms / size);
   const rest = ms - whole * size;
-  return `${whole}${unit}${rest === 0 ? "" : formatMs(rest)}`;
+  return `${whole}${unit}${rest === 0 ? "" : rest < 1000 ? seconds(rest) : formatMs(rest)}`;
+}
+
+/** Whole `ms` under a minute in seconds, to the ms: "1.5s", "0.5s". */
+function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(3))}s`;
 }

@@ -1,5 +1,5 @@
 import { constants } from "node:os";
-import { TaskCancelledError } from "../engine/errors.js";
+import { formatMs, TaskCancelledError } from "../engine/errors.js";
 import { TaskqError } from "../errors.js";
 import { formatDuration } from "./format-duration.js";
 import type { AttemptResult, ShellTask } from "./types.js";
@@ -93,7 +93,8 @@ export class LogWriteError extends TaskqError {
  */
 export function describeFailure(task: ShellTask, result: AttemptResult, kill: TaskqKill = {}): string {
   if (result.timedOut) {
-    const timedOut = task.timeoutMs === undefined ? "timed out" : `timed out after ${formatDuration(task.timeoutMs)}`;
+    // The timeout as set, in the library's words for it (formatMs): formatDuration's "1m1s" for a timeout of 1m0.5s rounded it up.
+    const timedOut = task.timeoutMs === undefined ? "timed out" : `timed out after ${formatMs(task.timeoutMs)}`;
     return withSigkillWords(timedOut, kill);
   }
   if (result.cancelled) return "cancelled";

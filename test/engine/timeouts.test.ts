@@ -201,6 +201,12 @@ describe("formatMs", () => {
     [3_599_999.5, "1h"],
     [7_199_999.6, "2h"],
     [61_000.4, "1m1s"],
+    // A rest under a second in seconds, as the CLI says it and a workflow file writes it: not "1m500ms".
+    [60_500, "1m0.5s"],
+    [60_001, "1m0.001s"],
+    [3_660_500, "1h1m0.5s"],
+    [3_600_250, "1h0.25s"],
+    [86_400_000 + 999, "1d0.999s"],
     // Past a day in days, as a retry's delay is said: not "600h" (timeout: 25d).
     [25 * 86_400_000, "25d"],
     [(24 + 12) * 3_600_000 + 30 * 60_000, "1d12h30m"],

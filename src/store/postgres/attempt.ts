@@ -1,7 +1,6 @@
-import { isShutdownStop } from "../../engine/errors.js";
+import { formatMs, isShutdownStop } from "../../engine/errors.js";
 import { TaskqError } from "../../errors.js";
 import { killOf, NotSpawnedError, sigkillWords } from "../../handlers/errors.js";
-import { formatDuration } from "../../handlers/format-duration.js";
 import type { ReleaseEnd } from "./complete.js";
 import { LongTimer } from "./long-timer.js";
 import { abortCode, failureOutcome } from "./outcome.js";
@@ -191,7 +190,7 @@ export class Attempt {
     const { metrics, emit } = this.#options;
     const signal = this.#controller.signal;
     const { timeoutMs } = task;
-    const timer = (ms: number): LongTimer => new LongTimer(() => this.abort("TIMEOUT", `timed out after ${formatDuration(ms)}`), ms);
+    const timer = (ms: number): LongTimer => new LongTimer(() => this.abort("TIMEOUT", `timed out after ${formatMs(ms)}`), ms);
     let timeout = timeoutMs !== null && timeoutMs > 0 ? timer(timeoutMs) : undefined;
     /** The timeout again from now, once the handler's command is spawned (see AttemptContext.startClock): only while it runs. */
     const startClock = (): void => {

@@ -1,6 +1,6 @@
 import { isPermanent } from "../../errors.js";
 import { killOf, sigkillWords, withSigkillWords } from "../../handlers/errors.js";
-import { formatDuration } from "../../handlers/format-duration.js";
+import { formatMs } from "../../engine/errors.js";
 import type { Outcome } from "./types.js";
 import type { AbortCode } from "./worker-types.js";
 
@@ -52,7 +52,7 @@ export function failureOutcome(error: unknown, signal: AbortSignal, timeoutMs: n
     kind: "failure",
     // Worded as a local run words it: "timed out after 1s", the shell handler's own words where it
     // timed out (they say when stopping it took a SIGKILL after the kill grace).
-    error: timedOut && code === "TIMEOUT" && fields.timedOut !== true ? `timed out after ${formatDuration(timeoutMs ?? 0)}` : messageOf(error),
+    error: timedOut && code === "TIMEOUT" && fields.timedOut !== true ? `timed out after ${formatMs(timeoutMs ?? 0)}` : messageOf(error),
     exitCode: fields.exitCode ?? null,
     signal: fields.signal ?? null,
     permanent: isPermanent(error),
