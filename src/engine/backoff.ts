@@ -1,12 +1,13 @@
 import { messageOf, TaskqError } from "../errors.js";
+import { formatMs } from "./errors.js";
 
 /** Delay in milliseconds before retry number `attempt` (1 = the first retry). */
 export type Backoff = (attempt: number) => number;
 
 export interface ExponentialBackoffOptions {
-  /** Delay before the first retry, before jitter. Default 1000 ms. */
+  /** Delay before the first retry, before jitter. Default 1000 ms (or `maxMs`, if less). */
   baseMs?: number | undefined;
-  /** Upper bound of the delay, before jitter. Default 30000 ms. */
+  /** Upper bound of the delay, before jitter: not under `baseMs`. Default 30000 ms (or `baseMs`, if more). */
   maxMs?: number | undefined;
   /** Uniform random source in [0, 1); injectable so tests are exact. */
   random?: (() => number) | undefined;
@@ -20,14 +21,17 @@ export function exponentialDelay(attempt: number, baseMs: number, maxMs: number)
 
 /**
  * Exponential backoff with "full jitter": uniform in [0, d], so a burst of
- * failures does not retry in lockstep.
+ * failures does not retry in lockstep. As a workflow file's `backoff`: a `baseMs` over the
+ * default max raises the max to it (`baseMs: 60_000` alone is a minute, not capped at 30 s), a
+ * `maxMs` under the default base lowers the base to it, and a `maxMs` under a `baseMs` given is
+ * refused.
  */
 export function exponentialBackoff(options: ExponentialBackoffOptions = {}): Backoff {
   checkOptions(options);
   // null, for the options or any of them, is none given.
   const given = options ?? {};
-  const baseMs = given.baseMs ?? 1000;
-  const maxMs = given.maxMs ?? 30_000;
+  const maxMs = given.maxMs ?? Math.max(given.baseMs ?? 0, 30_000);
+  const baseMs = given.baseMs ?? Math.min(maxMs, 1000);
   const random = given.random ?? Math.random;
   return (attempt) => {
     const delayMs = exponentialDelay(attempt, baseMs, maxMs);
@@ -59,7 +63,19 @@ function checkOptions(options: unknown): asserts options is ExponentialBackoffOp
       throw new TaskqError("INVALID_OPTION", `exponentialBackoff ${name} must be a number of ms, 0 or more, got ${shown}`);
     }
   }
+  if (typeof baseMs === "number" && !Number.isFinite(baseMs)) {
+    throw new TaskqError("INVALID_OPTION", `exponentialBackoff baseMs must be a finite number of ms, got ${baseMs}: every retry would wait for ever`);
+  }
+  if (typeof baseMs === "number" && typeof maxMs === "number" && maxMs < baseMs) {
+    // Both values named, each also as a duration: the cap would cut every delay to it, the base said nothing.
+    throw new TaskqError("INVALID_OPTION", `exponentialBackoff maxMs must not be less than baseMs, ${msWords(baseMs)}, got ${msWords(maxMs)}`);
+  }
   if (random !== undefined && random !== null && typeof random !== "function") {
     throw new TaskqError("INVALID_OPTION", `exponentialBackoff random must be a function () => [0, 1), got ${messageOf(random)}`);
   }
+}
+
+/** 90000 -> "90000 ms (1m30s)", 250 -> "250 ms". */
+function msWords(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${ms} ms (${formatMs(ms)})`;
 }

@@ -59,8 +59,23 @@ describe("exponentialBackoff (full jitter)", () => {
     [{ baseMs: -1 }, "exponentialBackoff baseMs must be a number of ms, 0 or more, got -1"],
     [{ random: 0.5 }, "exponentialBackoff random must be a function () => [0, 1), got 0.5"],
     ["fast", 'exponentialBackoff options must be an object ({ baseMs, maxMs }), got fast'],
+    // A max under its base, as a workflow file refuses it (`backoff.max` under its `base`): both values named, when given.
+    [{ baseMs: 120_000, maxMs: 90_000 }, "exponentialBackoff maxMs must not be less than baseMs, 120000 ms (2m), got 90000 ms (1m30s)"],
+    [{ baseMs: 500, maxMs: 100 }, "exponentialBackoff maxMs must not be less than baseMs, 500 ms, got 100 ms"],
+    [{ baseMs: Infinity }, "exponentialBackoff baseMs must be a finite number of ms, got Infinity: every retry would wait for ever"],
   ])("exponentialBackoff(%j) throws INVALID_OPTION when given, instead of ignoring it at every retry", (options, message) => {
     expect(() => exponentialBackoff(options as unknown as ExponentialBackoffOptions)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message }));
+  });
+
+  it("takes a base over the default max as the max, and a max under the default base as the base, as a workflow file does", () => {
+    const top = (): number => 1 - Number.EPSILON;
+    // A base of a minute alone waits a minute, not the 30 s default cap.
+    expect(exponentialBackoff({ baseMs: 60_000, random: top })(1)).toBe(60_000);
+    expect(exponentialBackoff({ baseMs: 60_000, random: top })(5)).toBe(60_000);
+    // A max of 100 ms alone caps every delay at it, the first included.
+    expect(exponentialBackoff({ maxMs: 100, random: top })(1)).toBe(100);
+    expect(exponentialBackoff({ maxMs: 2_000, random: top })(1)).toBe(1_000);
+    expect(exponentialBackoff({ baseMs: 100, maxMs: 100, random: top })(3)).toBe(100);
   });
 
   it.each([null, { baseMs: null, maxMs: null, random: null }])("exponentialBackoff(%j) is the default: null is not given", (options) => {
