@@ -101,7 +101,8 @@ export class HandlerError extends TaskqError {
  * seconds, as the CLI and a workflow file write it ("1m0.5s"), not "1m500ms".
  */
 export function formatMs(ms: number): string {
-  if (ms < 1000) return `${ms}ms`;
+  // NaN and Infinity as they are, as formatDuration says them: each unit's rest of them is itself, which recursed until the stack ran out.
+  if (ms < 1000 || !Number.isFinite(ms)) return `${ms}ms`;
   // Whole ms first: 3_599_999.5 would be 59 minutes and a rest that shows as "60s".
   ms = Math.round(ms);
   if (ms < 60_000) return seconds(ms);

@@ -216,3 +216,14 @@ describe("formatMs", () => {
     expect(new AttemptTimeoutError(ms).message).toBe(`timed out after ${text}`);
   });
 });
+
+describe("formatMs of what is no number of ms", () => {
+  // Exported: a caller's NaN or Infinity is said as it is, as formatDuration says it, rather than a RangeError (Maximum call stack size exceeded).
+  it.each([
+    [Number.NaN, "NaNms"],
+    [Infinity, "Infinityms"],
+    [-Infinity, "-Infinityms"],
+  ])("formatMs(%d) is %s", (ms, text) => {
+    expect(formatMs(ms)).toBe(text);
+  });
+});
