@@ -79,3 +79,14 @@ function checkOptions(options: unknown): asserts options is ExponentialBackoffOp
 function msWords(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${ms} ms (${formatMs(ms)})`;
 }
+
+/**
+ * What is wrong with `backoff`, a function, for being one of this module's that makes or reads a
+ * backoff rather than being one: `backoff: exponentialBackoff` would be called with the attempt
+ * as its options at the first retry, and fail the task there ("options must be an object, got 1").
+ */
+export function backoffFunctionProblem(backoff: unknown): string | undefined {
+  if (backoff === exponentialBackoff) return "is exponentialBackoff itself, which makes a backoff: pass exponentialBackoff() or exponentialBackoff({ baseMs, maxMs })";
+  if (backoff === exponentialDelay) return "is exponentialDelay, whose arguments are (attempt, baseMs, maxMs): pass exponentialBackoff({ baseMs, maxMs }), or (attempt) => exponentialDelay(attempt, baseMs, maxMs)";
+  return undefined;
+}

@@ -1,5 +1,5 @@
 import { TaskqError } from "../errors.js";
-import { exponentialBackoff, type Backoff } from "./backoff.js";
+import { backoffFunctionProblem, exponentialBackoff, type Backoff } from "./backoff.js";
 import { isAbortSignal, notASignal } from "./shutdown-control.js";
 import { orDefault, shown } from "./task-spec.js";
 import type { Handler } from "./types.js";
@@ -55,6 +55,8 @@ export function resolveQueueOptions(options: QueueOptions): ResolvedQueueOptions
   if (options.backoff !== undefined && options.backoff !== null && typeof options.backoff !== "function") {
     throw new TaskqError("INVALID_OPTION", `backoff must be a function (attempt) => ms, such as exponentialBackoff(), got ${shown(options.backoff)}`);
   }
+  const backoffProblem = backoffFunctionProblem(options.backoff);
+  if (backoffProblem !== undefined) throw new TaskqError("INVALID_OPTION", `backoff ${backoffProblem}`);
   // 0 or less is unset, as for a spec's maxAttempts (see orDefault).
   const defaultMaxAttempts = orDefault(options.defaultMaxAttempts, 3);
   if (!Number.isInteger(defaultMaxAttempts)) {

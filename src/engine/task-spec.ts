@@ -1,4 +1,5 @@
 import { messageOf, TaskqError } from "../errors.js";
+import { backoffFunctionProblem } from "./backoff.js";
 import { UnknownDependencyError } from "./errors.js";
 import { PRIORITY_RANK, TaskRecord } from "./task-record.js";
 import type { TaskSpec } from "./types.js";
@@ -47,6 +48,8 @@ export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, d
   if (spec.backoff !== undefined && spec.backoff !== null && typeof spec.backoff !== "function") {
     throw new TaskqError("INVALID_TASK", `task "${id}": backoff must be a function (attempt) => ms, such as exponentialBackoff(), got ${shown(spec.backoff)}`);
   }
+  const backoffProblem = spec.backoff === undefined || spec.backoff === null ? undefined : backoffFunctionProblem(spec.backoff);
+  if (backoffProblem !== undefined) throw new TaskqError("INVALID_TASK", `task "${id}": backoff ${backoffProblem}`);
   const date = dateTime(spec.runAt);
   const runAt = date ?? spec.runAt ?? 0;
   // Infinity would wait forever, and a drain with it.

@@ -1,6 +1,6 @@
 import { runInNewContext } from "node:vm";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { Queue } from "../../src/engine/index.js";
+import { exponentialBackoff, exponentialDelay, Queue } from "../../src/engine/index.js";
 import type { QueueOptions, ShutdownOptions } from "../../src/engine/options.js";
 import type { AttemptContext, Handler, TaskSpec } from "../../src/engine/types.js";
 import { eventsOf, flush, makeQueue, untilAborted, useFakeTime } from "./helpers.js";
@@ -498,6 +498,21 @@ describe("bad input to the library", () => {
       expect.objectContaining({ code: "INVALID_TASK", message: 'task "a": backoff must be a function (attempt) => ms, such as exponentialBackoff(), got "1s" (a string)' }),
     );
     expect(queue.get("a")).toBeUndefined();
+  });
+
+  it("exponentialBackoff itself, not a backoff it made, is refused when given: the first retry would call it with the attempt for options and fail the task", () => {
+    const made = "backoff is exponentialBackoff itself, which makes a backoff: pass exponentialBackoff() or exponentialBackoff({ baseMs, maxMs })";
+    expect(() => new Queue({ handlers: {}, backoff: exponentialBackoff as unknown as () => number })).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message: made }));
+    const { queue } = makeQueue();
+    expect(() => queue.submit({ id: "a", type: "echo", backoff: exponentialBackoff as unknown as () => number })).toThrow(expect.objectContaining({ code: "INVALID_TASK", message: `task "a": ${made}` }));
+    expect(() => queue.submit({ id: "b", type: "echo", backoff: exponentialDelay as unknown as () => number })).toThrow(
+      expect.objectContaining({
+        code: "INVALID_TASK",
+        message: 'task "b": backoff is exponentialDelay, whose arguments are (attempt, baseMs, maxMs): pass exponentialBackoff({ baseMs, maxMs }), or (attempt) => exponentialDelay(attempt, baseMs, maxMs)',
+      }),
+    );
+    expect(queue.stats().total).toBe(0);
+    expect(queue.submit({ id: "c", type: "echo", backoff: exponentialBackoff() })).toBe("c");
   });
 
   it("a number given as a string says so: timeoutMs \"50\" is not 50", () => {
