@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
+import { formatDuration } from "../../handlers/format-duration.js";
 import type { SchemaNames } from "./names.js";
 import { timedQuery } from "./timeouts.js";
 
@@ -147,6 +148,7 @@ export function lockedError(operation: string, undone: string, holder: LockHolde
   );
 }
 
+/** Under a second in seconds too ("0.2s"); past a minute in minutes, as every other duration ("10m", where "600s" made the reader divide). */
 function seconds(ms: number): string {
-  return `${Number((ms / 1000).toFixed(1))}s`;
+  return ms < 1000 ? `${Number((ms / 1000).toFixed(1))}s` : formatDuration(ms);
 }

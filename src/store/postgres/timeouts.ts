@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
+import { formatDuration } from "../../handlers/format-duration.js";
 
 /**
  * How long the store waits for PostgreSQL. Without limits, a server that accepts the
@@ -94,6 +95,7 @@ export function describeTimeout(error: unknown, timeouts: Timeouts): string | un
   return undefined;
 }
 
+/** Under a second in seconds too ("0.2s"); past a minute in minutes, as every other duration ("10m", where "600s" made the reader divide). */
 function seconds(ms: number): string {
-  return `${Number((ms / 1000).toFixed(1))}s`;
+  return ms < 1000 ? `${Number((ms / 1000).toFixed(1))}s` : formatDuration(ms);
 }
