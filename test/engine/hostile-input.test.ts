@@ -252,7 +252,7 @@ describe("bad input to the library", () => {
     // Taken as 0 before: a caller's wrong sign passed unseen.
     [{ deadline: 100, abortGraceMs: -5 }, "shutdown abortGraceMs must be 0 or more ms, got -5"],
     [{ deadline: 100, abortGraceMs: NaN }, "shutdown abortGraceMs must be a number of ms, got NaN"],
-    [{ signal: { aborted: false } }, "shutdown signal must be an AbortSignal, got [object Object]"],
+    [{ signal: { aborted: false } }, 'shutdown signal must be an AbortSignal, got {"aborted":false} (an object)'],
     [{ signal: new AbortController() }, "shutdown signal must be an AbortSignal, got an AbortController: pass its signal (controller.signal)"],
     // The signal itself, not in an object: it has no own keys, so it passed for no options, and the drain waited on.
     [new AbortController().signal, "shutdown options must be an object, got an AbortSignal: pass it as shutdown({ signal })"],
@@ -522,5 +522,20 @@ describe("bad input to the library", () => {
     );
     expect(() => queue.submit({ id: "b", type: "echo", maxAttempts: "3" as unknown as number })).toThrow(/task "b": maxAttempts must be an integer .*, got "3" \(a string\)$/);
     expect(() => new Queue({ handlers: {}, concurrency: "2" as unknown as number })).toThrow(/concurrency must be a positive integer, got "2" \(a string\)$/);
+  });
+
+  it("an array or a plain object given for a value says what it is: `[]` said nothing ('got '), `{ ms: 5000 }` '[object Object]'", () => {
+    const { queue } = makeQueue();
+    expect(() => queue.submit({ id: "a", type: "echo", timeoutMs: [] as unknown as number })).toThrow(
+      expect.objectContaining({ code: "INVALID_TASK", message: 'task "a": timeoutMs must be a non-negative number, got [] (an array)' }),
+    );
+    expect(() => queue.submit({ id: "b", type: "echo", timeoutMs: { ms: 5000 } as unknown as number })).toThrow(
+      expect.objectContaining({ message: 'task "b": timeoutMs must be a non-negative number, got {"ms":5000} (an object)' }),
+    );
+    expect(() => queue.submit({ id: "c", type: "echo", maxAttempts: [3] as unknown as number })).toThrow(/task "c": maxAttempts must be an integer .*, got \[3\] \(an array\)$/);
+    expect(() => new Queue({ handlers: {}, concurrency: { max: 2 } as unknown as number })).toThrow(/concurrency must be a positive integer, got \{"max":2\} \(an object\)$/);
+    // Its text where it has one of its own: a Date as a date.
+    expect(() => queue.submit({ id: "d", type: "echo", timeoutMs: new Date(0) as unknown as number })).toThrow(/got \w{3} \w{3} \d{2} \d{4} \d\d:\d\d:\d\d GMT/);
+    expect(queue.stats().total).toBe(0);
   });
 });
