@@ -70,6 +70,34 @@ export function messageOf(value: unknown): string {
   }
 }
 
+/**
+ * A value as a message shows it: a string quoted, so `"50"` is not taken for the number 50
+ * (JavaScript callers, whom the types do not hold back, pass either).
+ */
+export function shown(value: unknown): string {
+  if (typeof value === "string") return `${JSON.stringify(value)} (a string)`;
+  if (typeof value === "function") return "a function";
+  return (typeof value === "object" && value !== null ? plainShown(value) : undefined) ?? messageOf(value);
+}
+
+/**
+ * An array, or an object whose text is "[object Object]", by its JSON and what it is: `[] (an array)`,
+ * `{"ms":5000} (an object)`. Their text said nothing: "timeoutMs must be a non-negative number, got "
+ * for `[]`, "got [object Object]" for `{ ms: 5000 }`. Undefined for any other object (a Date, an
+ * Error), and for one that throws when read (a revoked Proxy).
+ */
+function plainShown(value: object): string | undefined {
+  try {
+    const array = Array.isArray(value);
+    if (!array && messageOf(value) !== "[object Object]") return undefined;
+    const json = JSON.stringify(value) as string | undefined;
+    const what = array ? "an array" : "an object";
+    return json === undefined ? what : `${json.length > 80 ? `${json.slice(0, 77)}...` : json} (${what})`;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Bad command-line usage: exit code 2. */
 export class UsageError extends TaskqError {
   constructor(message: string, options: { cause?: unknown } = {}) {

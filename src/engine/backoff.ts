@@ -1,4 +1,4 @@
-import { messageOf, TaskqError } from "../errors.js";
+import { messageOf, shown, TaskqError } from "../errors.js";
 import { formatMs } from "./errors.js";
 
 /** Delay in milliseconds before retry number `attempt` (1 = the first retry). */
@@ -49,8 +49,10 @@ const OPTION_NAMES: ReadonlySet<string> = new Set<keyof ExponentialBackoffOption
  */
 function checkOptions(options: unknown): asserts options is ExponentialBackoffOptions | null {
   if (options === null) return;
-  if (typeof options !== "object") {
-    throw new TaskqError("INVALID_OPTION", `exponentialBackoff options must be an object ({ baseMs, maxMs }), got ${messageOf(options)}`);
+  // An array: a list of delays, which a backoff of its own gives ((attempt) => delays[attempt - 1]); `[]` was taken for no options.
+  if (typeof options !== "object" || Array.isArray(options)) {
+    const hint = Array.isArray(options) ? ": for a list of delays, pass a backoff of your own, (attempt) => delays[Math.min(attempt, delays.length) - 1]" : "";
+    throw new TaskqError("INVALID_OPTION", `exponentialBackoff options must be an object ({ baseMs, maxMs }), got ${Array.isArray(options) ? shown(options) : messageOf(options)}${hint}`);
   }
   const unknown = Object.keys(options).filter((name) => !OPTION_NAMES.has(name));
   if (unknown.length > 0) {
@@ -59,8 +61,7 @@ function checkOptions(options: unknown): asserts options is ExponentialBackoffOp
   const { baseMs, maxMs, random } = options as Record<keyof ExponentialBackoffOptions, unknown>;
   for (const [name, value] of [["baseMs", baseMs], ["maxMs", maxMs]] as const) {
     if (value !== undefined && value !== null && (typeof value !== "number" || Number.isNaN(value) || value < 0)) {
-      const shown = typeof value === "string" ? `${JSON.stringify(value)} (a string)` : messageOf(value);
-      throw new TaskqError("INVALID_OPTION", `exponentialBackoff ${name} must be a number of ms, 0 or more, got ${shown}`);
+      throw new TaskqError("INVALID_OPTION", `exponentialBackoff ${name} must be a number of ms, 0 or more, got ${shown(value)}`);
     }
   }
   if (typeof baseMs === "number" && !Number.isFinite(baseMs)) {

@@ -1,4 +1,4 @@
-import { messageOf, TaskqError } from "../errors.js";
+import { shown, TaskqError } from "../errors.js";
 import { backoffFunctionProblem } from "./backoff.js";
 import { UnknownDependencyError } from "./errors.js";
 import { PRIORITY_RANK, TaskRecord } from "./task-record.js";
@@ -6,6 +6,9 @@ import type { TaskSpec } from "./types.js";
 
 /** Shared by every task without dependencies: one allocation less per submit. */
 const NO_DEPENDENCIES: TaskRecord[] = [];
+
+/** Shown as the engine's messages show a value (see errors.ts). */
+export { shown };
 
 /** The fields of a TaskSpec: a misspelt one (`dependOn`) would otherwise be ignored, and the task run without it. */
 /** The latest time a Date holds (ECMAScript's time values): 275,760 years after 1970. */
@@ -85,34 +88,6 @@ export function dateTime(value: unknown): number | undefined {
     return Date.prototype.getTime.call(value);
   } catch {
     return undefined; // not a Date: getTime reads a slot only Dates have
-  }
-}
-
-/**
- * A value as a message shows it: a string quoted, so `"50"` is not taken for the number 50
- * (JavaScript callers, whom the types do not hold back, pass either).
- */
-export function shown(value: unknown): string {
-  if (typeof value === "string") return `${JSON.stringify(value)} (a string)`;
-  if (typeof value === "function") return "a function";
-  return (typeof value === "object" && value !== null ? plainShown(value) : undefined) ?? messageOf(value);
-}
-
-/**
- * An array, or an object whose text is "[object Object]", by its JSON and what it is: `[] (an array)`,
- * `{"ms":5000} (an object)`. Their text said nothing: "timeoutMs must be a non-negative number, got "
- * for `[]`, "got [object Object]" for `{ ms: 5000 }`. Undefined for any other object (a Date, an
- * Error), and for one that throws when read (a revoked Proxy).
- */
-function plainShown(value: object): string | undefined {
-  try {
-    const array = Array.isArray(value);
-    if (!array && messageOf(value) !== "[object Object]") return undefined;
-    const json = JSON.stringify(value) as string | undefined;
-    const what = array ? "an array" : "an object";
-    return json === undefined ? what : `${json.length > 80 ? `${json.slice(0, 77)}...` : json} (${what})`;
-  } catch {
-    return undefined;
   }
 }
 

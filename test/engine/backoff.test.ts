@@ -62,6 +62,10 @@ describe("exponentialBackoff (full jitter)", () => {
     // A max under its base, as a workflow file refuses it (`backoff.max` under its `base`): both values named, when given.
     [{ baseMs: 120_000, maxMs: 90_000 }, "exponentialBackoff maxMs must not be less than baseMs, 120000 ms (2m), got 90000 ms (1m30s)"],
     [{ baseMs: 500, maxMs: 100 }, "exponentialBackoff maxMs must not be less than baseMs, 500 ms, got 100 ms"],
+    // An array said nothing: `[]` was taken for no options, and a value of `[]` said "got ".
+    [[], "exponentialBackoff options must be an object ({ baseMs, maxMs }), got [] (an array): for a list of delays, pass a backoff of your own, (attempt) => delays[Math.min(attempt, delays.length) - 1]"],
+    [{ baseMs: [] }, "exponentialBackoff baseMs must be a number of ms, 0 or more, got [] (an array)"],
+    [{ maxMs: { s: 30 } }, 'exponentialBackoff maxMs must be a number of ms, 0 or more, got {"s":30} (an object)'],
     [{ baseMs: Infinity }, "exponentialBackoff baseMs must be a finite number of ms, got Infinity: every retry would wait for ever"],
   ])("exponentialBackoff(%j) throws INVALID_OPTION when given, instead of ignoring it at every retry", (options, message) => {
     expect(() => exponentialBackoff(options as unknown as ExponentialBackoffOptions)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message }));
