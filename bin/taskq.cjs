@@ -1,5 +1,5 @@
 #!/bin/sh
-":" //; [ "${MALLOC_TRIM_THRESHOLD_+set}" ] || export MALLOC_TRIM_THRESHOLD_=131072 TASKQ_MALLOC_TRIM=1; exec node --v8-pool-size=1 "$0" "$@"
+":" //; [ "${MALLOC_TRIM_THRESHOLD_+set}" ] || export MALLOC_TRIM_THRESHOLD_=131072 TASKQ_MALLOC_TRIM=1; true 2>&- 3>&1 || export TASKQ_STDOUT_CLOSED=1; exec node --v8-pool-size=1 "$0" "$@"
 // The line above is for sh (this file is both a shell script and JavaScript): run as an
 // executable (`taskq`, npm's bin link), sh execs node on this same file with V8's worker
 // pool cut to one thread, which node cannot be told once it runs. Node spawns each task
@@ -40,6 +40,17 @@ if (process.env.TASKQ_MALLOC_TRIM === "1") {
   delete process.env.TASKQ_MALLOC_TRIM;
 }
 
+// Set by the line at the top when taskq's stdout was closed (`taskq list f.yaml >&-`), which sh
+// alone can see (there `true 3>&1` fails: a closed descriptor cannot be copied; 2>&- keeps sh's
+// complaint unsaid, with no /dev/null needed): node opens /dev/null in its place, where every write
+// succeeds and is lost. A command whose output is what it is for then exits 1, saying so
+// (src/cli/stdout-lost.ts). The tasks do not get the variable.
+const STDOUT_CLOSED = Symbol.for("taskq.stdoutClosed");
+if (process.env.TASKQ_STDOUT_CLOSED !== undefined) {
+  if (process.env.TASKQ_STDOUT_CLOSED === "1") globalThis[STDOUT_CLOSED] = true;
+  delete process.env.TASKQ_STDOUT_CLOSED;
+}
+
 const argv = process.argv.slice(2);
 // Fast path: `taskq --version` loads nothing but package.json.
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
@@ -50,6 +61,10 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
     process.stderr.write(`taskq: cannot write to stdout (${error.code ?? error.message})\n`);
     process.exitCode = 1;
   });
+  if (globalThis[STDOUT_CLOSED] === true) {
+    process.stderr.write("taskq: cannot write to stdout (EBADF: it is closed)\n");
+    process.exitCode = 1;
+  }
   process.stdout.write(`${JSON.parse(fs.readFileSync(path.join(__dirname, "../package.json"), "utf8")).version}\n`);
 } else {
   runBundle(path.join(__dirname, "../dist/bundle/cli.cjs"));

@@ -4,7 +4,7 @@
  */
 import { fstatSync, readFileSync } from "node:fs";
 import { isatty } from "node:tty";
-import { stdoutLostSaid } from "./stdout-lost.js";
+import { stdoutClosed, stdoutLossCause, stdoutLostSaid, watchClosedStdout } from "./stdout-lost.js";
 
 const argv = process.argv.slice(2);
 /** Whether taskq started on a terminal (see noteTerminal); declared before main() runs, which sets it. */
@@ -25,6 +25,7 @@ async function main(): Promise<void> {
   // (a full disk), is not a reason to crash or stop the run: each task's log has its output.
   process.stdout.on("error", outputFailed("stdout"));
   process.stderr.on("error", outputFailed("stderr"));
+  watchClosedStdout();
   noteTerminal();
   // SIGUSR1 makes a Node program open its debugger (port 9229, where any local process may then run
   // code as taskq's user) and print "Debugger listening on ..." to the terminal, behind the live
@@ -141,10 +142,10 @@ function helpOrVersionAsked(args: string[]): boolean {
   return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === "--help" || arg === "-h" || arg === "--version" || arg === "-V");
 }
 
-/** Handles a write error of stdout or stderr: EPIPE silently, any other once, on stderr if it still works. */
-function outputFailed(name: "stdout" | "stderr"): (error: NodeJS.ErrnoException) => void {
+/** Handles a write error of stdout or stderr (null: stdout closed from the start): EPIPE silently, any other once, on stderr if it still works. */
+function outputFailed(name: "stdout" | "stderr"): (error: NodeJS.ErrnoException | null) => void {
   return (error) => {
-    if (error.code === "EPIPE") return;
+    if (error?.code === "EPIPE") return;
     if (name === "stdout") stdoutLost = true;
     // A command that made a change all the same (submit, cancel, prune) has said it, naming the change.
     if (outputFailureSaid || (name === "stdout" && stdoutLostSaid())) return;
@@ -152,7 +153,7 @@ function outputFailed(name: "stdout" | "stderr"): (error: NodeJS.ErrnoException)
     if (name === "stdout" && !process.stderr.destroyed) {
       // A worker serves every run, until stopped: it, not "the run", goes on.
       const goesOn = OUTPUT_IS_PROGRESS ? `; the ${COMMAND === "worker" ? "worker" : "run"} goes on, and each task's output is in its log` : "";
-      process.stderr.write(`taskq: cannot write to stdout (${error.code ?? error.message})${goesOn}\n`);
+      process.stderr.write(`taskq: cannot write to stdout (${stdoutLossCause(error)})${goesOn}\n`);
     }
   };
 }
@@ -175,6 +176,9 @@ function exitNow(code: number): void {
   // process.exit would not wait for: the warning would be lost about 1 run in 6.
   const failed = process.stdout.errored;
   if (failed !== null && failed !== undefined) outputFailed("stdout")(failed);
+  // Closed from the start (`taskq graph f.yaml >&-`): what was written went to node's /dev/null, with no error
+  // to tell it (an error alone, on stderr, lost nothing). A run's progress is in its logs: a run goes on, as its code was (a run's own test holds it).
+  else if (!OUTPUT_IS_PROGRESS && stdoutClosed()) outputFailed("stdout")(null);
   if (stdoutLost && !OUTPUT_IS_PROGRESS && code === 0) code = 1;
   // A terminal gone since (its window closed while the tasks' leftovers were stopped, say), with
   // a code that is not a signal's: Node's restore would abort. Its processes end by SIGHUP, as the

@@ -55,6 +55,31 @@ describe("taskq commands", () => {
     }
   });
 
+  // Closed from the start (`taskq graph ci.yaml >&-`), stdout is /dev/null to node, which opens it in its
+  // place: every write succeeded, and these commands exited 0 having shown nothing. As on a full disk,
+  // exit 1 and a line on stderr; a run goes on, its code the tasks' (and its tasks never see the launcher's mark).
+  it("a command whose stdout is closed (>&-) says so and exits 1; a run goes on, as before; >/dev/null is no error", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'echo \"${TASKQ_STDOUT_CLOSED-unset}\" > mark.txt' }\n");
+    const commands = [["--version"], ["--help"], ["schema"], ["list", ws.file], ["graph", ws.file], ["graph", ws.file, "--format", "dot"], ["validate", ws.file], ["validate", ws.file, "--output", "json"], ["run", ws.file, "--dry-run"], ["run", ws.file, "--log-dir", ws.logs]];
+    const launch = (args: string[], redirect: string) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        // As a shell runs it: the executable itself (sh reads its first line), stdout redirected.
+        const child = spawn("sh", ["-c", `exec "$0" "$@" ${redirect}`, BIN, ...args], { cwd: ws.dir, env: { ...process.env, CI: "true", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+        let stderr = "";
+        child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+        child.on("close", (code) => resolve({ code, stderr }));
+      });
+    for (const args of commands) {
+      const running = args.includes("--log-dir");
+      const closed = await launch(args, ">&-");
+      expect({ args, ...closed }).toEqual({ args, ...(running ? { code: 0, stderr: "" } : { code: 1, stderr: "taskq: cannot write to stdout (EBADF: it is closed)\n" }) });
+      if (running) expect(await readFile(path.join(ws.dir, "mark.txt"), "utf8")).toBe("unset\n");
+      expect({ args, ...(await launch(args, ">/dev/null")) }).toEqual({ args, code: 0, stderr: "" });
+    }
+    // An error alone, on stderr, lost nothing: no word of stdout.
+    expect(await launch(["validate", "missing.yaml"], ">&-")).toEqual({ code: 2, stderr: "missing.yaml:1:1: cannot read file: no such file (ENOENT)\n1 problem; nothing was run\n" });
+  });
+
   // A CI step's status is its tasks': a run whose output nobody reads any more (`taskq run ci.yaml | head`, a log
   // collector that died, a closed stdout) is not stopped by that, nor made to succeed.
   it("a run whose stdout goes away (its reader gone mid-run, or closed from the start) runs every task to its end, each log whole, and exits with the tasks' result", async () => {
