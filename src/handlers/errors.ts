@@ -13,12 +13,15 @@ const PERMANENT_EXIT_CODES = new Map([
 /**
  * Whether and how taskq SIGKILLed an attempt's processes, as its shell ended: `byTaskq`, it sent the
  * group SIGKILL (a failure then gives no hint of the out-of-memory killer); `graceMs`, the kill grace
- * the SIGKILL came after (something ignored SIGTERM); `atOnce`, taskq SIGKILLed them with no
- * grace, by the reap's end (a second Ctrl-C, a lost lease).
+ * the SIGKILL came after (something ignored SIGTERM); `othersKilled`, where the task's own process
+ * (its shell, or the command that shell became) stopped on the SIGTERM, how many processes it started
+ * the SIGKILL found after the grace (they, not it, ignored SIGTERM); `atOnce`, taskq SIGKILLed them
+ * with no grace, by the reap's end (a second Ctrl-C, a lost lease).
  */
 export interface TaskqKill {
   byTaskq?: boolean;
   graceMs?: number | undefined;
+  othersKilled?: number | undefined;
   atOnce?: boolean;
 }
 
@@ -47,14 +50,17 @@ export class TaskFailedError extends TaskqError {
    * a stopped attempt's cancel, worded by the queue, says so from here, as a timeout's words say it.
    */
   declare readonly killGraceMs?: number;
+  /** With killGraceMs, where the task's own process stopped on the SIGTERM: how many it started were SIGKILLed after the grace (see TaskqKill). */
+  declare readonly killedOthers?: number;
   /** Set where taskq's SIGKILL ended the attempt with no grace (a second Ctrl-C): its cancel says so from here too. */
   declare readonly killedAtOnce?: true;
 
-  constructor(message: string, result: AttemptResult, options: { permanent: boolean; cause?: unknown; killGraceMs?: number | undefined; killedAtOnce?: boolean }) {
+  constructor(message: string, result: AttemptResult, options: { permanent: boolean; cause?: unknown; killGraceMs?: number | undefined; killedOthers?: number | undefined; killedAtOnce?: boolean }) {
     super("TASK_FAILED", message, { cause: options.cause });
     this.result = result;
     this.permanent = options.permanent;
     if (options.killGraceMs !== undefined) this.killGraceMs = options.killGraceMs;
+    if (options.killGraceMs !== undefined && options.killedOthers !== undefined && options.killedOthers > 0) this.killedOthers = options.killedOthers;
     if (options.killedAtOnce === true) this.killedAtOnce = true;
   }
 
@@ -64,6 +70,7 @@ export class TaskFailedError extends TaskqError {
       permanent: isPermanentFailure(task, result),
       cause,
       killGraceMs: kill.graceMs,
+      killedOthers: kill.othersKilled,
       killedAtOnce: kill.graceMs === undefined && kill.atOnce === true,
     });
   }
@@ -113,7 +120,7 @@ export function withSigkillWords(words: string, kill: TaskqKill): string {
 
 /** How taskq's SIGKILL ended the attempt, in words; undefined where it did not. */
 export function sigkillWords(kill: TaskqKill): string | undefined {
-  if (kill.graceMs !== undefined) return killedAfterGraceWords(kill.graceMs);
+  if (kill.graceMs !== undefined) return killedAfterGraceWords(kill.graceMs, kill.othersKilled);
   return kill.atOnce === true ? KILLED_AT_ONCE_WORDS : undefined;
 }
 
@@ -123,19 +130,28 @@ export function sigkillWords(kill: TaskqKill): string | undefined {
  */
 export function killOf(error: unknown): TaskqKill {
   try {
-    const failure = error as { killGraceMs?: unknown; killedAtOnce?: unknown } | null | undefined;
+    const failure = error as { killGraceMs?: unknown; killedOthers?: unknown; killedAtOnce?: unknown } | null | undefined;
     const graceMs = failure?.killGraceMs;
-    return typeof graceMs === "number" ? { graceMs } : { atOnce: failure?.killedAtOnce === true };
+    if (typeof graceMs !== "number") return { atOnce: failure?.killedAtOnce === true };
+    const othersKilled = failure?.killedOthers;
+    return typeof othersKilled === "number" ? { graceMs, othersKilled } : { graceMs };
   } catch {
     return {};
   }
 }
 
-/** What a stop that came to taskq's SIGKILL after the kill grace adds to how the attempt ended. */
-export function killedAfterGraceWords(killGraceMs: number): string {
+/**
+ * What a stop that came to taskq's SIGKILL after the kill grace adds to how the attempt ended. Where the
+ * task's shell (or the command it became) stopped on the SIGTERM and `othersKilled` processes it started
+ * did not (a background job, a child that ignores SIGTERM), those are counted: "it did not stop" sent the
+ * user to a script whose own handling of SIGTERM worked. (dash, Debian's sh, does not exec a `-c` command's
+ * last one: a command that ignores SIGTERM is such a process, beside the shell that ran it.)
+ */
+export function killedAfterGraceWords(killGraceMs: number, othersKilled = 0): string {
   // With no grace (--kill-grace 0) the SIGKILL came with the SIGTERM: whether it would have ended, nothing tells.
   if (killGraceMs <= 0) return "killed with SIGKILL right after its SIGTERM (the kill grace is 0)";
-  return `killed with SIGKILL after the kill grace (${formatDuration(killGraceMs)}): it did not stop on SIGTERM`;
+  const who = othersKilled <= 0 ? "it did not stop on SIGTERM" : `${othersKilled === 1 ? "1 process" : `${othersKilled} processes`} it started did not stop on SIGTERM (its shell did)`;
+  return `killed with SIGKILL after the kill grace (${formatDuration(killGraceMs)}): ${who}`;
 }
 
 /** What a stop by taskq's SIGKILL with no grace (a second Ctrl-C, a lost lease) adds to how the attempt ended. */

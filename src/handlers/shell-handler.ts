@@ -362,8 +362,11 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       // timer still gives the pipes a stream if that takes long.
       const leftovers = await terminator.reap();
       // Read again: a second Ctrl-C may have SIGKILLed what the shell left (it died of the SIGTERM) while the reap waited.
-      if (terminator.killedAfterGrace) kill.graceMs = options.killGraceMs;
-      else kill.atOnce = sigkilledByTaskq(pid);
+      if (terminator.killedAfterGrace) {
+        kill.graceMs = options.killGraceMs;
+        // Its shell (or the command it became) stopped on the SIGTERM: what the grace's SIGKILL ended was what it started.
+        if (exit.signal !== "SIGKILL") kill.othersKilled = terminator.killedAfterShell;
+      } else kill.atOnce = sigkilledByTaskq(pid);
       // Stopped without a word, a leftover would go unnoticed, and one that ignores SIGTERM
       // adds the kill grace to the task's time for no reason the user could see.
       if (leftovers !== undefined) options.sink.note?.(leftoversNote(task.id, leftovers, options.killGraceMs), task.id);

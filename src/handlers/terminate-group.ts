@@ -88,6 +88,11 @@ export class GroupTerminator implements SessionSignaller {
     return this.#graceRanOut;
   }
 
+  /** How many processes the SIGKILL found once the shell was reaped (0: none, or the shell was not reaped yet, when it is one of them). */
+  get killedAfterShell(): number {
+    return this.#killedCount;
+  }
+
   /** Starts the escalation once; later calls do nothing. */
   terminate(): void {
     if (this.#terminating) return;

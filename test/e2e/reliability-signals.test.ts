@@ -219,7 +219,8 @@ describe("signals and shutdown", () => {
   });
 
   it("SIGKILLs a task that ignores SIGTERM once the kill grace is over (case 3)", async () => {
-    const run = await startRun(tasksYaml([["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }']]), ["--shutdown-timeout", "300ms", "--kill-grace", "500ms"]);
+    // exec: the command is the task's own process, which ignores SIGTERM (not a child of a shell that stops on it).
+    const run = await startRun(tasksYaml([["stubborn", '{ run: "echo pgid $$; exec ignore-sigterm" }']]), ["--shutdown-timeout", "300ms", "--kill-grace", "500ms"]);
     await waitForOutput(run, /stubborn \| ready/);
     run.signalGroup("SIGINT");
     const { result, sinceSignalMs } = await run.exited;
@@ -242,18 +243,21 @@ describe("signals and shutdown", () => {
     const yaml = tasksYaml([
       ["stubborn", `{ run: "trap '' TERM; echo ready; sleep 60" }`],
       ["meek", '{ run: "echo ready; sleep 60" }'],
+      // Its shell ends on SIGTERM; a background job of its does not: that one, not the task's shell, is said to have ignored it.
+      ["spawner", `{ run: "sh -c 'trap \\"\\" TERM; echo ready; sleep 60' & sleep 60" }`],
     ]);
-    const run = await startRun(yaml, ["-j", "2", "--output", "json", "--shutdown-timeout", "200ms", "--kill-grace", "1s"]);
-    await waitForOutput(run, /"text":"ready"/, 2);
+    const run = await startRun(yaml, ["-j", "3", "--output", "json", "--shutdown-timeout", "200ms", "--kill-grace", "1s"]);
+    await waitForOutput(run, /"text":"ready"/, 3);
     run.signalTaskq("SIGINT");
     const { result } = await run.exited;
     expect(result.code).toBe(130);
     const events = jsonEvents(result.stdout);
     const killed = "aborted by shutdown; killed with SIGKILL after the kill grace (1s): it did not stop on SIGTERM";
+    const spawner = "aborted by shutdown; killed with SIGKILL after the kill grace (1s): 2 processes it started did not stop on SIGTERM (its shell did)";
     const cancels = Object.fromEntries(events.filter((e) => e.event === "cancelled").map((e) => [e.id, (e.error as { message: string }).message]));
-    expect(cancels).toEqual({ stubborn: killed, meek: "aborted by shutdown" });
+    expect(cancels).toEqual({ stubborn: killed, meek: "aborted by shutdown", spawner });
     const summary = events.find((e) => e.event === "summary") as unknown as { cancelled: Array<{ id: string; message: string }> };
-    expect(Object.fromEntries(summary.cancelled.map((line) => [line.id, line.message]))).toEqual({ stubborn: killed, meek: "aborted by shutdown" });
+    expect(Object.fromEntries(summary.cancelled.map((line) => [line.id, line.message]))).toEqual({ stubborn: killed, meek: "aborted by shutdown", spawner });
   });
 
   it("the note that the time to finish has passed counts only the tasks it stops, not one its own timeout is stopping already", { timeout: 60_000 }, async () => {

@@ -216,11 +216,33 @@ tasks:
   });
 
   it("a timed-out task that ignored SIGTERM says it was killed with SIGKILL after the kill grace, in the summary and its log", async () => {
-    const result = await run(`tasks:\n  stubborn: { run: ${JSON.stringify(path.join(FIXTURES, "ignore-sigterm"))}, timeout: 300ms }\n`, ["--kill-grace", "500ms", "--output", "plain"]);
+    // exec: the command is the task's own process (dash, unlike bash, does not exec a `-c` command's last one itself).
+    const result = await run(`tasks:\n  stubborn: { run: ${JSON.stringify(`exec ${path.join(FIXTURES, "ignore-sigterm")}`)}, timeout: 300ms }\n`, ["--kill-grace", "500ms", "--output", "plain"]);
     expect(result.code).toBe(1);
     const ending = "timed out after 300ms; killed with SIGKILL after the kill grace (500ms): it did not stop on SIGTERM";
     expect(result.stdout).toContain(`stubborn: ${ending} (1 attempt)`);
     expect(await readFile(path.join(result.logDir, "stubborn.log"), "utf8")).toBe(`ready\n--- taskq: attempt 1 ${ending} ---\n`);
+  });
+
+  // Its own process stopped on the SIGTERM; what it started did not. Before, "it did not stop on SIGTERM" sent the
+  // user to a script whose own handling of SIGTERM worked.
+  it("a timed-out task whose shell stopped on SIGTERM, but not the processes it started, says how many of those the SIGKILL ended", async () => {
+    // (1 s: time enough for each to set its traps on a loaded machine.)
+    const spawner = JSON.stringify(path.join(FIXTURES, "spawn-grandchild"));
+    const result = await run(
+      `tasks:\n  one: { run: ${spawner}, timeout: 1s }\n  two: { run: "sh -c 'trap \\"\\" TERM; sleep 100' & sleep 100", timeout: 1s }\n  self: { run: "trap '' TERM; echo ready; sleep 100", timeout: 1s }\n`,
+      ["--kill-grace", "500ms", "--output", "plain", "-j", "3"],
+    );
+    expect(result.code).toBe(1);
+    const endings = {
+      one: "timed out after 1s; killed with SIGKILL after the kill grace (500ms): 1 process it started did not stop on SIGTERM (its shell did)",
+      two: "timed out after 1s; killed with SIGKILL after the kill grace (500ms): 2 processes it started did not stop on SIGTERM (its shell did)",
+      self: "timed out after 1s; killed with SIGKILL after the kill grace (500ms): it did not stop on SIGTERM",
+    };
+    for (const [id, ending] of Object.entries(endings)) {
+      expect(result.stdout).toContain(`${id}: ${ending} (1 attempt)`);
+      expect((await readFile(path.join(result.logDir, `${id}.log`), "utf8")).trimEnd().split("\n").at(-1)).toBe(`--- taskq: attempt 1 ${ending} ---`);
+    }
   });
 
   it("with --kill-grace 0 a task SIGKILLed after its timeout is not said to have ignored SIGTERM: its SIGKILL came right after it", async () => {
