@@ -103,13 +103,41 @@ describe("task output above the board", () => {
     expect(terminalSafe("\rlast")).toBe("last");
   });
 
-  it("drops every control character but tab: SO/SI (the character set), backspace (over the prefix), BEL, NUL, DEL, C1 controls", () => {
+  it("drops every control character but tab and backspace: SO/SI (the character set), BEL, NUL, DEL, C1 controls", () => {
     expect(terminalSafe("a\x0eb\x0fc")).toBe("abc");
-    expect(terminalSafe("ok\b\b\b\b\b\bXX")).toBe("okXX");
     expect(terminalSafe("ring\x07 \x00nul \x0bvt \x0cff \x7fdel \x1a\x1c\x1f.")).toBe("ring nul vt ff del .");
     expect(terminalSafe("next\u0085line \u0084index \u008ehop")).toBe("nextline index hop");
-    expect(terminalSafe("a\tb")).toBe("a\tb");
     expect(terminalSafe("héllo ✓ 日本 \u00a0")).toBe("héllo ✓ 日本 \u00a0");
+  });
+
+  it("lays tabs out as spaces to stops of 8 columns from the line's start, as the task's columns are, not from the prefix's end", () => {
+    // Behind "ab | " a terminal put the stops 3 columns into the text: "a\t1" and "abcde\t2" had their second column 8 apart.
+    expect(terminalSafe("a\t1")).toBe("a       1");
+    expect(terminalSafe("abcde\t2")).toBe("abcde   2");
+    expect(terminalSafe("\tx\t\ty")).toBe(`${" ".repeat(8)}x${" ".repeat(15)}y`);
+    expect(terminalSafe("abcdefgh\tz")).toBe(`abcdefgh${" ".repeat(8)}z`);
+    // Colour codes take no column; what a carriage return rewrote, none either.
+    expect(terminalSafe("\x1b[31mred\x1b[0m\tx")).toBe("\x1b[31mred\x1b[0m     x\x1b[0m");
+    expect(terminalSafe("old text\rab\tx")).toBe("ab      x");
+    // Wide characters: two columns each where the board measures them (string-width), a column per code point by default.
+    expect(terminalSafe("日本\tx", textWidth)).toBe("日本    x");
+    expect(terminalSafe("héllo\tx")).toBe("héllo   x");
+    expect(terminalSafe("🎉\tx", textWidth)).toBe("🎉      x");
+  });
+
+  it("works backspaces out, each taking back the character before it, as a spinner's \"|\\b/\\b\" means, never one of the prefix", () => {
+    expect(terminalSafe("spin |\b/\b-\b\\\bdone")).toBe("spin done");
+    expect(terminalSafe("50%\b\b\b75%")).toBe("75%");
+    // Overstrike (man pages): bold and underlined letters show as the letters.
+    expect(terminalSafe("b\bbo\bo _\bu_\bn")).toBe("bo un");
+    // No further back than the line's start: the prefix ("task | ") stays whole.
+    expect(terminalSafe("ok\b\b\b\b\b\bXX")).toBe("XX");
+    // A colour code is not a character: kept, the character before it taken.
+    expect(terminalSafe("a\x1b[32m|\x1b[0m\b/")).toBe("a\x1b[32m\x1b[0m/\x1b[0m");
+    // A whole character, not half of a surrogate pair; a tab's spaces one at a time, and stops counted after the erase.
+    expect(terminalSafe("x🎉\by")).toBe("xy");
+    expect(terminalSafe("ab\bc\td")).toBe("ac      d");
+    expect(terminalSafe("a\t\bb")).toBe("a      b");
   });
 
   it("drops the bidirectional embeddings, overrides and isolates, which reverse or move the rest of the line where a terminal orders text both ways", () => {
@@ -152,8 +180,9 @@ describe("task output above the board", () => {
     };
     // Box drawing, quotes, dots, ellipses, braille: E2 80 and E2 81 like the bidirectional controls, but none of them.
     const e2 = "┌─┐ “q” ‘q’ • … ‰ ⁄ ⁠ ⁥ ⁪ ⠋\n";
-    for (const text of ["plain\ttext\n", "héllo ✓ 日本\n", "\u00a0nbsp ¿\n", "\n\n\n\n\n", e2, "\u200e\u200f\u2029\u202f\n"]) for (const block of blocks(text)) expect(hasControlBytes(block)).toBe(false);
-    for (const text of ["a\x1b[2Jb\n", "bar\r50%\n", "so\x0e\n", "bs\b\n", "nul\x00\n", "del\x7f\n", "c1\u009b2J\n", "\u0085\n", "\x1f", "rlo\u202e\n", "lre\u202a\n", "lri\u2066\n", "pdi\u2069\n", `${e2}\u202d\n`]) {
+    for (const text of ["héllo ✓ 日本\n", "\u00a0nbsp ¿\n", "\n\n\n\n\n", e2, "\u200e\u200f\u2029\u202f\n"]) for (const block of blocks(text)) expect(hasControlBytes(block)).toBe(false);
+    // A tab too: its stops are counted from the line's start (see terminalSafe).
+    for (const text of ["plain\ttext\n", "a\x1b[2Jb\n", "bar\r50%\n", "so\x0e\n", "bs\b\n", "nul\x00\n", "del\x7f\n", "c1\u009b2J\n", "\u0085\n", "\x1f", "rlo\u202e\n", "lre\u202a\n", "lri\u2066\n", "pdi\u2069\n", `${e2}\u202d\n`]) {
       for (const block of blocks(text)) expect(hasControlBytes(block)).toBe(true);
     }
     // Bytes that are not UTF-8 (a lone 0x9B is the 8-bit CSI to a terminal not in UTF-8; half a

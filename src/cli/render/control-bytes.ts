@@ -2,7 +2,8 @@ import { isUtf8 } from "node:buffer";
 
 /**
  * Whether a block of lines (each ending in "\n") holds a byte the live board must not pass
- * as it is (see terminalSafe): a C0 control but tab and newline, DEL, a C1 control (C2 80
+ * as it is (see terminalSafe): a C0 control but newline (a tab too: its stops are counted from
+ * the line's start, not from the prefix's), DEL, a C1 control (C2 80
  * to C2 9F in UTF-8), a bidirectional override or isolate (E2 80 AA to E2 80 AE, E2 81 A6 to
  * E2 81 A9), or bytes that are not UTF-8, which the text path shows as U+FFFD (a
  * lone 0x9B is the 8-bit CSI to a terminal not in UTF-8: "\x9b2J" cleared its screen). Runs on
@@ -46,52 +47,146 @@ export function hasControlBytes(bytes: Buffer): boolean {
 const BIDI_LEAD_1 = Buffer.from([0xe2, 0x80]);
 const BIDI_LEAD_2 = Buffer.from([0xe2, 0x81]);
 
-/** Whether bytes[from, to) hold a C0 control but tab and newline, or DEL. */
+/** Whether bytes[from, to) hold a C0 control but newline, or DEL. */
 function hasControlIn(bytes: Buffer, from: number, to: number): boolean {
   for (let index = from; index < to; index++) {
     const byte = bytes[index] as number;
-    if (byte < 0x20 ? byte !== 0x0a && byte !== 0x09 : byte === 0x7f) return true;
+    if (byte < 0x20 ? byte !== 0x0a : byte === 0x7f) return true;
   }
   return false;
 }
 
 /**
- * A character terminalSafe changes: a C0 control but tab, DEL, a C1 control (U+0080 to U+009F,
+ * A character terminalSafe changes: a C0 control (a tab becomes spaces), DEL, a C1 control (U+0080 to U+009F,
  * which a terminal may obey too), a bidirectional override or isolate (U+202A to U+202E, U+2066
  * to U+2069: a terminal that orders text both ways, VTE, shows what follows reversed or moved).
  */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
+const CONTROL = /[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
+/** One of those but a tab: a line without one (a table, tab-separated values) needs its tabs laid out, nothing more. */
+// eslint-disable-next-line no-control-regex -- as above
+const CONTROL_BUT_TAB = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
 
 /**
  * What terminalSafe removes, each whole, but colours (SGR), captured to be kept: a CSI
  * sequence (ESC [ or its C1 form, parameters, intermediates, a final byte; or cut short by
  * the line's end); a control string, OSC, DCS, SOS, PM or APC (ESC ] P X ^ _ or their C1
  * forms), to its end (BEL or ST) or the line's, its text included (a title, a sixel image);
- * any other escape sequence (ESC ( B, ESC 7...); a control character (SO and SI switch the
- * character set, backspace overwrites the prefix, BEL rings); a bidirectional override or isolate.
+ * any other escape sequence (ESC ( B, ESC 7...); a control character but tab and backspace
+ * (SO and SI switch the character set, BEL rings); a bidirectional override or isolate.
  */
 // eslint-disable-next-line no-control-regex -- as above
-const CONTROLS = /(\x1b\[[0-9;:]*m)|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[ -/]*[0-~]?|[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROLS = /(\x1b\[[0-9;:]*m)|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[ -/]*[0-~]?|[\x00-\x07\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
 // eslint-disable-next-line no-control-regex -- as above
 const HAS_ESCAPE = /\x1b/;
+/** What terminalSafe works out itself, once the rest is gone: a tab's stop, a backspace's erase. */
+const MOVES = /[\b\t]/;
+/** A colour code where applyMoves is in a line with backspaces. */
+// eslint-disable-next-line no-control-regex -- as above
+const COLOUR_AT = /\x1b\[[0-9;:]*m/y;
+// eslint-disable-next-line no-control-regex -- as above
+const COLOUR = /\x1b\[[0-9;:]*m/g;
+// eslint-disable-next-line no-control-regex -- any ASCII: a character is a column
+const ASCII = /^[\x00-\x7f]*$/;
 
 /**
  * A task's line as it goes above the board, so that it stays on its own line behind its
  * prefix and changes nothing else on the terminal: of a line that a carriage return rewrote
- * (a progress bar), what a terminal would end up showing, the text after the last one; no
- * control character but tabs, no escape sequence but colours, no bidirectional override or
- * isolate (they would reverse or move the rest of the line); and colours reset at its end,
- * so one task's red does not run into the next lines and the summary. A line without a
- * control character (most) costs one regular-expression test.
+ * (a progress bar), what a terminal would end up showing, the text after the last one; of one
+ * that backspaces rewrote (a spinner's "|\b/\b-\b"), each backspace taking the character before
+ * it back, never one of the prefix; tabs as the spaces to the next stop of 8 columns counted from
+ * the line's start, as the task laid its columns out (the terminal counts them from the prefix's,
+ * and "a\t1" and "abcde\t2" behind "ab | " came out 8 columns apart); no other control
+ * character, no escape sequence but colours, no bidirectional override or isolate (they would
+ * reverse or move the rest of the line); and colours reset at its end, so one task's red does
+ * not run into the next lines and the summary. A line without a control character (most) costs
+ * one regular-expression test. `columns` measures text that is not ASCII for the tab stops
+ * (string-width's count on the board; by default a column per code point, which keeps
+ * string-width and its segmenter off the start-up of a run that prints plain lines).
  */
-export function terminalSafe(text: string): string {
+export function terminalSafe(text: string, columns: (text: string) => number = codePoints): string {
   if (!CONTROL.test(text)) return text;
+  if (!CONTROL_BUT_TAB.test(text)) return expandTabs(text, columns);
   // A carriage return with nothing after it rewrites nothing: "abc\r\r\n" (a "\r\n" written
   // in text mode) shows "abc" on a terminal, where this gave an empty line.
   const returned = lastRewrite(text);
-  const line = (returned === -1 ? text : text.slice(returned + 1)).replace(CONTROLS, "$1");
+  let line = (returned === -1 ? text : text.slice(returned + 1)).replace(CONTROLS, "$1");
+  if (MOVES.test(line)) line = applyMoves(line, columns);
   return HAS_ESCAPE.test(line) ? `${line}\x1b[0m` : line;
+}
+
+/** `line` (no control character left but tabs and backspaces, no escape sequence but colours) with its tabs and backspaces worked out (see terminalSafe). */
+function applyMoves(line: string, columns: (text: string) => number): string {
+  if (!line.includes("\b")) return expandTabs(line, columns);
+  // Character by character: a backspace takes back the last character still shown (not a colour code), none past the line's start.
+  const kept: string[] = [];
+  /** Where in `kept` each character still shown is, the last one last: a backspace's is found at once, however many colour codes follow it. */
+  const shown: number[] = [];
+  let column = 0;
+  for (let index = 0; index < line.length; ) {
+    const unit = line.charCodeAt(index);
+    if (unit === 0x08) {
+      const at = shown.pop();
+      if (at !== undefined) {
+        column -= widthOf(kept[at] as string, columns);
+        kept[at] = "";
+      }
+      index++;
+    } else if (unit === 0x09) {
+      for (let space = 8 - (column % 8); space > 0; space--) shown.push(kept.push(" ") - 1);
+      column += 8 - (column % 8);
+      index++;
+    } else if (unit === 0x1b) {
+      // Only colour codes are left (see CONTROLS).
+      COLOUR_AT.lastIndex = index;
+      const code = COLOUR_AT.exec(line)?.[0] ?? "\x1b";
+      kept.push(code);
+      index += code.length;
+    } else {
+      const size = unit >= 0xd800 && unit < 0xdc00 && index + 1 < line.length ? 2 : 1;
+      const character = size === 1 ? line[index] as string : line.slice(index, index + 2);
+      shown.push(kept.push(character) - 1);
+      column += unit < 0x80 ? 1 : widthOf(character, columns);
+      index += size;
+    }
+  }
+  return kept.join("");
+}
+
+/** `line` (no control character but tabs, no escape sequence but colours) with each tab as the spaces to its stop: piece by piece, an ASCII line's measured by length. */
+function expandTabs(line: string, columns: (text: string) => number): string {
+  const ascii = !HAS_ESCAPE.test(line) && ASCII.test(line);
+  let shown = "";
+  let column = 0;
+  let from = 0;
+  for (let tab = line.indexOf("\t"); tab !== -1; tab = line.indexOf("\t", from)) {
+    const piece = line.slice(from, tab);
+    column += ascii ? piece.length : widthOf(piece, columns);
+    const spaces = 8 - (column % 8);
+    shown += `${piece}${TAB_SPACES[spaces]}`;
+    column += spaces;
+    from = tab + 1;
+  }
+  return `${shown}${line.slice(from)}`;
+}
+
+/** The spaces a tab becomes, by their count (1 to 8). */
+const TAB_SPACES = Array.from({ length: 9 }, (_, count) => " ".repeat(count));
+
+/** The columns of `text` (colour codes and printable characters), colour codes taking none. */
+function widthOf(text: string, columns: (text: string) => number): number {
+  const shown = HAS_ESCAPE.test(text) ? text.replace(COLOUR, "") : text;
+  return ASCII.test(shown) ? shown.length : columns(shown);
+}
+
+/** A column per code point: right for most scripts, one short for each wide character (CJK, emoji). */
+function codePoints(text: string): number {
+  let count = text.length;
+  for (let index = 0; index < text.length; index++) {
+    const unit = text.charCodeAt(index);
+    if (unit >= 0xd800 && unit < 0xdc00) count--; // a pair's lead: one code point with the unit after it
+  }
+  return count;
 }
 
 /** Where the last carriage return followed by more of the line is (-1: none), the last state of a line it rewrote starting after it. */

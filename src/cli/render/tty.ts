@@ -146,7 +146,7 @@ export class TtyRenderer implements Renderer {
   }
 
   line(taskId: string, _stream: StreamName, text: string): void {
-    this.#pending.write(`${this.#prefixes.text(taskId)}${terminalSafe(text)}\n`);
+    this.#pending.write(`${this.#prefixes.text(taskId)}${terminalSafe(text, textWidth)}\n`);
   }
 
   /**
