@@ -95,3 +95,37 @@ describe("the live board with many tasks waiting", () => {
     renderer.suspend();
   });
 });
+
+describe("the live board's totals line during a stop", () => {
+  it("at every width, keeps or leaves out the count not ok and the stop's long words for the whole countdown: neither comes and goes as its digits change", async () => {
+    // "11/12 done · 11 not ok · SIGINT: 11.9s left" at 44 columns: it fits with "10s" and "9s", not with "10.5s" or "9.9s",
+    // so the count not ok showed once a second for one frame, and left the next.
+    for (let columns = 24; columns <= 90; columns++) {
+      vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "Date"] });
+      const stream = Object.assign(new PassThrough(), { columns, rows: 24 }) as unknown as NodeJS.WriteStream;
+      const spinner = fakeSpinner();
+      const renderer = new TtyRenderer(spinner, stream, new Chalk({ level: 0 }));
+      const queue = new Queue({ concurrency: 1, handlers: { shell: () => new Promise(() => undefined) } });
+      const ids = Array.from({ length: 12 }, (_, i) => `t${i}`);
+      renderer.attach(queue, { runId: "r", file: "w.yaml", logDir: "/tmp/r", taskCount: 12, concurrency: 1, maxAttempts: new Map(ids.map((id) => [id, 1])) });
+      queue.submit({ id: "t0", type: "shell" });
+      for (const id of ids.slice(1)) queue.submit({ id, type: "shell", dependsOn: ["t0"] });
+      queue.start();
+      await vi.advanceTimersByTimeAsync(200);
+      // A Ctrl-C: the 11 tasks still queued are cancelled at once (not ok), t0 has 12 s to finish.
+      renderer.stopping({ signal: "SIGINT", phase: "finishing", until: Date.now() + 12_000 });
+      void queue.shutdown({ drain: false, deadline: 60_000 });
+      const totals: string[] = [];
+      for (let frame = 0; frame < 125; frame++) {
+        await vi.advanceTimersByTimeAsync(100);
+        totals.push(stripVTControlCharacters(spinner.text).split("\n")[0]!);
+      }
+      renderer.suspend();
+      vi.useRealTimers();
+      expect(totals.some((line) => line.includes("SIGINT")), `${columns}`).toBe(true);
+      const changes = (shows: (line: string) => boolean): number => totals.filter((line, i) => i > 0 && shows(line) !== shows(totals[i - 1]!)).length;
+      expect(changes((line) => line.includes("not ok")), `${columns}: ${totals.join(" | ")}`).toBeLessThanOrEqual(1);
+      expect(changes((line) => line.includes("stopping (SIGINT)")), `${columns}: ${totals.join(" | ")}`).toBeLessThanOrEqual(1);
+    }
+  });
+});

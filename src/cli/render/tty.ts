@@ -61,6 +61,12 @@ export class TtyRenderer implements Renderer {
    * Task output goes on as lines, as on a terminal that started so; the board comes back with a width.
    */
   #sizeless = false;
+  /**
+   * How much of a stop's totals line was left out to fit, at the width it was drawn at: 0, nothing; 1, the stop's
+   * long words; 2, the count of those not ok too. Never less again at that width: the countdown's width changes as
+   * it runs ("2s", "1.9s", "937ms"), and at the width where the line just fits, the count not ok came and went.
+   */
+  #squeezed = { width: 0, level: 0 };
 
   constructor(spinner: Ora, stream: NodeJS.WriteStream, colors: ChalkInstance) {
     this.#spinner = spinner;
@@ -325,10 +331,15 @@ export class TtyRenderer implements Renderer {
     // Too narrow for the stop's words: the short ones, so that the countdown shows (at 40 columns it was cut to "stopping (SIGI…");
     // still too narrow, the count of those not ok left out (the summary gives it): a Ctrl-C cancels the tasks still queued
     // at once, and their count cut the countdown again ("11/12 done · 11 not ok · SIGINT: 1.9…").
-    if (this.#stopping !== undefined && !fits(totals)) {
-      const short = this.#stoppingText(now, true);
-      totals = `${done}${failed}${short}${end}`;
-      if (!fits(totals)) totals = `${done}${short}${end}`;
+    if (this.#stopping !== undefined) {
+      if (this.#squeezed.width !== width) this.#squeezed = { width, level: 0 };
+      let level = this.#squeezed.level;
+      if (level === 0 && !fits(totals)) level = 1;
+      const short = level > 0 ? this.#stoppingText(now, true) : "";
+      if (level === 1) totals = `${done}${failed}${short}${end}`;
+      if (level === 1 && !fits(totals)) level = 2;
+      if (level === 2) totals = `${done}${short}${end}`;
+      this.#squeezed.level = level;
     }
     const board = [fitWidth(totals, width - 2), ...shown.map((l) => fitWidth(`  ${l}`, width))];
     // On a screen of one or two rows, no room for the empty row: the totals only.
