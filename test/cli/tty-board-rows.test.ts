@@ -96,6 +96,29 @@ describe("the live board with many tasks waiting", () => {
   });
 });
 
+describe("the live board's rows on a narrow terminal", () => {
+  it("cut a task's id, not its time, and the same way in every frame whatever the time's digits", async () => {
+    // At 40 columns the time was cut to its first digit, "1…" nine frames in ten and "1s" the tenth.
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "Date"] });
+    const stream = Object.assign(new PassThrough(), { columns: 40, rows: 24 }) as unknown as NodeJS.WriteStream;
+    const spinner = fakeSpinner();
+    const renderer = new TtyRenderer(spinner, stream, new Chalk({ level: 0 }));
+    const queue = new Queue({ concurrency: 1, handlers: { shell: () => new Promise(() => undefined) } });
+    renderer.attach(queue, { runId: "r", file: "w.yaml", logDir: "/tmp/r", taskCount: 1, concurrency: 1, maxAttempts: new Map([["build-the-frontend", 1]]) });
+    queue.submit({ id: "build-the-frontend", type: "shell" });
+    queue.start();
+    const rows: string[] = [];
+    for (let frame = 0; frame < 125; frame++) {
+      await vi.advanceTimersByTimeAsync(100);
+      rows.push(stripVTControlCharacters(spinner.text).split("\n")[1]!);
+    }
+    for (const row of rows) expect(row).toMatch(/^ {2}▶ build-th… {2}attempt 1\/1 {2}(\d+(\.\d)?s|\d+ms)$/);
+    expect(rows.at(-1)).toBe("  ▶ build-th…  attempt 1/1  12.5s");
+    void queue.shutdown({ drain: false, deadline: 0 });
+    renderer.suspend();
+  });
+});
+
 describe("the live board's totals line during a stop", () => {
   it("at every width, keeps or leaves out the count not ok and the stop's long words for the whole countdown: neither comes and goes as its digits change", async () => {
     // "11/12 done · 11 not ok · SIGINT: 11.9s left" at 44 columns: it fits with "10s" and "9s", not with "10.5s" or "9.9s",

@@ -319,7 +319,7 @@ export class TtyRenderer implements Renderer {
     const more = rowCount - shown.length;
     const total = this.#info?.taskCount ?? 0;
     const failed = this.#failed > 0 ? c.red(` · ${this.#failed} not ok`) : "";
-    if (more > 0 && !moreOnTotals) shown.push(c.dim(`… ${more} more`));
+    if (more > 0 && !moreOnTotals) shown.push({ head: c.dim(`… ${more} more`), tail: "", time: "" });
     // One terminal row each, under the width: a line that wraps makes the board taller than ora
     // clears, and every redraw left a copy of it in the scrollback. The first line follows ora's
     // frame and a space.
@@ -341,7 +341,7 @@ export class TtyRenderer implements Renderer {
       if (level === 2) totals = `${done}${short}${end}`;
       this.#squeezed.level = level;
     }
-    const board = [fitWidth(totals, width - 2), ...shown.map((l) => fitWidth(`  ${l}`, width))];
+    const board = [fitWidth(totals, width - 2), ...shown.map((row) => fitRow(row, width))];
     // On a screen of one or two rows, no room for the empty row: the totals only.
     if (height > 2) board.push("");
     return board.join("\n");
@@ -358,19 +358,58 @@ export class TtyRenderer implements Renderer {
     return this.#c.yellow(` · stopping (${state.signal}): ${what}`);
   }
 
-  #rowText(id: string, row: Row, now: number): string {
+  #rowText(id: string, row: Row, now: number): RowText {
     const max = this.#info?.maxAttempts.get(id) ?? 1;
     switch (row.state) {
-      case "running":
-        return `${c(this.#c.cyan, "▶")} ${id}  attempt ${row.attempt}/${max}  ${formatDelay(now - row.since)}`;
-      case "retrying":
-        return `${c(this.#c.yellow, "↻")} ${id}  retry ${row.attempt + 1}/${max} ${row.at > now ? `in ${formatDelay(row.at - now)}` : "due"}`;
-      case "scheduled":
-        return `${c(this.#c.cyan, "⏲")} ${id}  at ${clockWithDate(row.at)} (${row.at > now ? `in ${formatDelay(row.at - now)}` : "due"})`;
+      case "running": {
+        const time = formatDelay(now - row.since);
+        return { head: `${c(this.#c.cyan, "▶")} ${id}`, tail: `  attempt ${row.attempt}/${max}  ${time}`, time };
+      }
+      case "retrying": {
+        const time = row.at > now ? `in ${formatDelay(row.at - now)}` : "due";
+        return { head: `${c(this.#c.yellow, "↻")} ${id}`, tail: `  retry ${row.attempt + 1}/${max} ${time}`, time };
+      }
+      case "scheduled": {
+        const time = row.at > now ? `in ${formatDelay(row.at - now)}` : "due";
+        return { head: `${c(this.#c.cyan, "⏲")} ${id}`, tail: `  at ${clockWithDate(row.at)} (${time})`, time };
+      }
       case "done":
-        return row.text;
+        return { head: row.text, tail: "", time: "" };
     }
   }
+}
+
+/** A row of the board: its symbol and task id (or all of it), then what follows the id, which ends in a time that changes as it runs. */
+interface RowText {
+  head: string;
+  tail: string;
+  time: string;
+}
+
+/** The columns kept for a row's time, at its widest ("in 59m59.9s"): a row is cut the same way whatever its time's digits are. */
+const TIME_ROOM = 11;
+
+/**
+ * A row cut to `width` (see fitWidth) where it does not fit: its task id, not what follows it, so that
+ * the time stays whole (at 40 columns, "▶ build-the-frontend  attempt 1/1  1…" nine frames in ten,
+ * "… 1s" the tenth). Whether and where it is cut is reckoned with its time at its widest: a row at the
+ * edge is not cut and whole by turns as the time's digits change. Too narrow for the rest of the row
+ * and a few columns of the id, the row is cut at its end, as any line.
+ */
+function fitRow({ head, tail, time }: RowText, width: number): string {
+  const line = `  ${head}${tail}`;
+  if (tail === "") return fitWidth(line, width);
+  const slack = Math.max(0, TIME_ROOM - time.length);
+  const tailWidth = shownWidth(tail) + slack;
+  if (shownWidth(line) + slack <= width) return line;
+  // The indent, the symbol and a space, three columns of the id and its "…".
+  if (width - tailWidth < 8) return fitWidth(line, width);
+  return `${fitWidth(`  ${head}`, width - tailWidth)}${tail}`;
+}
+
+function shownWidth(text: string): number {
+  const shown = HAS_ESCAPE.test(text) ? text.replace(COLOUR, "") : text;
+  return ASCII.test(shown) ? shown.length : textWidth(shown);
 }
 
 /**
