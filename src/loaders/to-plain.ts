@@ -68,6 +68,60 @@ function roleOf(key: string | undefined, depth: number, role: Role): Role {
   return (role === "task" || role === "defaults") && key === "env" ? "env" : undefined;
 }
 
+/**
+ * What a field's value must be, where the advice on a `!` before it (YAML's tag for text, which
+ * it drops) depends on it: a command (`run`, where the `!` may be a shell's "not"), text (`name`,
+ * `cwd`), an env value (text, or an integer or true/false as written), a task id (`dependsOn`),
+ * or "asIs" (another field of the format: a number, a duration, a word, which the value without
+ * the `!` is, or is wrong as either way). Undefined for a key the format does not have.
+ */
+type Takes = "command" | "text" | "env" | "id" | "asIs" | undefined;
+
+/** The fields of a task, and of `defaults`, that take other than text or a command (see Takes). */
+const AS_IS_FIELDS = new Set(["type", "priority", "retries", "retryOn", "backoff", "timeout", "runAt", "delay", "env", "dependsOn"]);
+
+/** What the value of `key` in a mapping of role `role` at `depth` takes (see Takes). */
+function takesOf(key: string | undefined, depth: number, role: Role): Takes {
+  if (key === undefined) return undefined;
+  if (role === "env") return "env";
+  if (depth === 0) return key === "name" ? "text" : key === "concurrency" || key === "env" || key === "defaults" ? "asIs" : undefined;
+  if (role === "task" && key === "run") return "command";
+  if (role === "task" || role === "defaults") return key === "cwd" ? "text" : AS_IS_FIELDS.has(key) ? "asIs" : undefined;
+  // `backoff: { base: ! 5 }`.
+  return key === "base" || key === "max" ? "asIs" : undefined;
+}
+
+/**
+ * How YAML's core schema reads a plain scalar written `text`, when it is not text: "a number",
+ * "the number 16" (written 0x10), "a boolean", "null (no value)"; undefined for text.
+ */
+function plainReading(text: string): string | undefined {
+  if (/^(?:~|null|Null|NULL)$/.test(text)) return "null (no value)";
+  if (/^(?:true|True|TRUE|false|False|FALSE)$/.test(text)) return "a boolean";
+  if (/^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/.test(text)) return "a number";
+  if (!CORE_NUMBER.test(text)) return undefined;
+  const number = Number(text);
+  return Number.isNaN(number) || String(number) === text ? "a number" : `the number ${String(number)}`;
+}
+
+/** Whether a field that takes `takes` takes the plain scalar written `text` as it would be read without a `!` before it. */
+function takesPlain(takes: Takes, text: string): boolean {
+  const reading = plainReading(text);
+  if (reading === undefined || takes === undefined || takes === "asIs") return true;
+  if (takes === "id") return !reading.startsWith("null");
+  // An env value: an integer or true/false as written (see #checkEnvValue).
+  if (takes === "env") return text === "true" || text === "false" || (reading === "a number" && Number.isSafeInteger(Number(text)));
+  return false;
+}
+
+/** What a field that takes `takes` expects, for a message (see #refuseBareTag). */
+const EXPECTED: Record<"command" | "text" | "env" | "id", string> = {
+  command: "a command string",
+  text: "text",
+  env: "an env value (text, or an integer or true/false as written)",
+  id: "a task id",
+};
+
 class PlainBuilder {
   readonly aliasTargets = new Map<Alias, Node>();
   readonly #anchors = new Map<string, Node>();
@@ -79,6 +133,8 @@ class PlainBuilder {
   /** The id of the task being converted, and the label of the env mapping being converted (for messages). */
   #taskId: string | undefined;
   #envField = "`env";
+  /** What the value being converted takes, from the key it is the value of (see Takes). */
+  #takes: Takes;
   #expanded = 0;
   #bombed = false;
   #size = 0;
@@ -114,7 +170,7 @@ class PlainBuilder {
   #convertNode(node: Scalar | YAMLMap | YAMLSeq, depth: number, role: Role): unknown {
     this.#size++;
     if (isScalar(node)) {
-      if (node.tag === "!") this.#refuseBareTag(node);
+      if (node.tag === "!") this.#refuseBareTag(node, role === "ids" ? "id" : this.#takes);
       return role === "ids" ? idValue(node) : node.value;
     }
     if (isMap(node)) return this.#convertMap(node, depth, role);
@@ -123,7 +179,10 @@ class PlainBuilder {
 
   #convertList(items: unknown[], depth: number, role: Role): unknown[] {
     let height = 0;
+    // Each item takes what the list's key takes its items to be (`retryOn: [! 1]`), whatever an item before it held.
+    const takes = this.#takes;
     const list = items.map((item) => {
+      this.#takes = takes;
       const value = this.convert(item, depth + 1, role);
       height = Math.max(height, this.#height);
       return value;
@@ -144,6 +203,7 @@ class PlainBuilder {
     for (const pair of map.items) {
       if (isMergeKey(pair.key)) {
         written ??= new Set(result instanceof Map ? result.keys() : Object.keys(result));
+        this.#takes = undefined;
         const merged = this.#merge(pair, result, depth, role);
         height = Math.max(height, merged.height);
         mergeRefused ||= merged.refused;
@@ -153,6 +213,7 @@ class PlainBuilder {
       const valueRole = roleOf(key, depth, role);
       if (isTasks) this.#taskId = key;
       if (valueRole === "env") this.#envField = role === "task" ? `task ${quote(this.#taskId ?? "")}: \`env` : role === "defaults" ? "`defaults.env" : "`env";
+      this.#takes = takesOf(key, depth, role);
       if (role === "env" && key !== undefined) this.#checkEnvValue(isAlias(pair.value) ? this.#anchors.get(pair.value.source) : pair.value, key);
       const value = this.convert(pair.value, depth + 1, valueRole);
       height = Math.max(height, this.#height);
@@ -220,21 +281,41 @@ class PlainBuilder {
   /**
    * `run: ! grep -q TODO src`: a `!` and a space start YAML's non-specific tag, which makes the
    * value text and is dropped, so the task would run `grep -q TODO src`, its success and failure
-   * the other way round. Never what a workflow means: said where the `!` is, with the quoting
-   * that keeps it.
+   * the other way round. Never what a workflow means: said where the `!` is, with what to write
+   * instead, as the field takes it (see Takes): the quoting that keeps the `!` in a command (or
+   * one of unknown use); the value without the `!` where the field takes it so; the value quoted
+   * where YAML would read it otherwise without the `!` (`run: ! 1`, `cwd: ! true`, an env value
+   * `! 1.10`), in one message, not a second one once the `!` is dropped.
    */
-  #refuseBareTag(node: Scalar): void {
+  #refuseBareTag(node: Scalar, takes: Takes): void {
     const start = node.range?.[0] ?? 0;
     let at = start - 1;
     while (at > 0 && /\s/.test(this.#text[at] ?? "")) at--;
     const offset = this.#text[at] === "!" ? at : start;
     const value = typeof node.value === "string" ? node.value : String(node.value);
-    // `retries: ! 3`: a number made text, where no shell's "not" is meant.
-    if (node.type === "PLAIN" && CORE_NUMBER.test(value)) {
-      this.#problems.atOffset(offset, `this \`!\` is YAML's tag for text, which it drops: the value is read as the text ${quote(value)}, not the number ${value}; write it without the \`!\`: ${value}`);
+    const plain = node.type === "PLAIN";
+    // Where YAML would read the value without the `!` as other than the text the field takes (`run: ! 1`, `cwd: ! true`, an env
+    // value `! 1.10`): said at once, with the quotes it needs, not in a second problem once the `!` is dropped.
+    const unquoted = plain && takes !== undefined && takes !== "asIs" && !takesPlain(takes, value) ? `unquoted, YAML reads ${value} as ${plainReading(value)!}, where ${EXPECTED[takes]} is expected` : undefined;
+    let message: string;
+    if (takes === "command" || takes === "text" || takes === "env" || (takes === undefined && !(plain && CORE_NUMBER.test(value)))) {
+      // The `!` may be meant: a shell's "not" in a command (`run: ! grep -q TODO src`), a character of a text.
+      const keep = `the value is read as ${quote(value)}; to keep the \`!\`${takes === "text" || takes === "env" ? "" : ` (a shell's "not")`}, quote the whole value: ${quote(`! ${value}`)}`;
+      // Without it: a command as it is would run the other way round, unsaid; the value quoted where YAML would read it otherwise.
+      if (unquoted !== undefined) message = `${keep}; without the \`!\`, quote it too (${quote(value)}): ${unquoted}`;
+      else if (takes === "text" || takes === "env") message = `${keep}, or write it without the \`!\`: ${plain ? value : quote(value)}`;
+      else message = keep;
+    } else if (unquoted !== undefined) {
+      // `dependsOn: [! null]`.
+      message = `the value is read as the text ${quote(value)}; without the \`!\`, quote it (${quote(value)}): ${unquoted}`;
+    } else if (plain && CORE_NUMBER.test(value)) {
+      // `retries: ! 3`: a number made text, where no shell's "not" is meant.
+      message = `the value is read as the text ${quote(value)}, not the number ${value}; write it without the \`!\`: ${value}`;
     } else {
-      this.#problems.atOffset(offset, `this \`!\` is YAML's tag for text, which it drops: the value is read as ${quote(value)}; to keep the \`!\` (a shell's "not"), quote the whole value: ${quote(`! ${value}`)}`);
+      // `priority: ! high`: a field other than a command or a text, which cannot mean the `!`.
+      message = `the value is read as ${quote(value)}; write it without the \`!\`: ${plain ? value : quote(value)}`;
     }
+    this.#problems.atOffset(offset, `this \`!\` is YAML's tag for text, which it drops: ${message}`);
     this.#problems.explained(offset);
   }
 

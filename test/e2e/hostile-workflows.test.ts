@@ -215,7 +215,12 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     const said = (value: string) => `this \`!\` is YAML's tag for text, which it drops: the value is read as "${value}"; to keep the \`!\` (a shell's "not"), quote the whole value: "! ${value}"`;
     await rejects(
       ["tasks:", "  first: { run: touch ran }", "  check:", "    run: ! grep -q TODO notes.txt", "    dependsOn: first", "  other: { run: ! false, env: { A: !  x }, dependsOn: [first] }", ""].join("\n"),
-      [`4:10: ${said("grep -q TODO notes.txt")}`, `6:17: ${said("false")}`, `6:36: ${said("x")}`],
+      [
+        `4:10: ${said("grep -q TODO notes.txt")}`,
+        `6:17: ${said("false")}; without the \`!\`, quote it too ("false"): unquoted, YAML reads false as a boolean, where a command string is expected`,
+        // An env value's `!` is no shell's "not".
+        "6:36: this `!` is YAML's tag for text, which it drops: the value is read as \"x\"; to keep the `!`, quote the whole value: \"! x\", or write it without the `!`: x",
+      ],
     );
     // Quoted, the `!` is the command's.
     const ws = await workspace('tasks:\n  a: { run: "! false" }\n  b:\n    run: \'! grep -q x /dev/null\'\n');

@@ -983,7 +983,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
         `5:40: task "a": \`retryOn[0]\` must be an exit code, an integer from 1 to 255, got "1" (a number tagged !<tag:yaml.org,2002:str> is text: write it without the tag, 1)`,
         `5:46: ${bang("2")}`,
         `5:48: task "a": \`retryOn[1]\` must be an exit code, an integer from 1 to 255, got "2" (a number tagged ! is text: write it without the tag, 2)`,
-        `6:12: this \`!\` is YAML's tag for text, which it drops: the value is read as "false"; to keep the \`!\` (a shell's "not"), quote the whole value: "! false"`,
+        `6:12: this \`!\` is YAML's tag for text, which it drops: the value is read as "false"; to keep the \`!\` (a shell's "not"), quote the whole value: "! false"; without the \`!\`, quote it too ("false"): unquoted, YAML reads false as a boolean, where a command string is expected`,
         `6:39: task "b": \`retries\` must be an integer from 0 to 100, got "4" (a number tagged !!str is text: write it without the tag, 4)`,
       ]);
     }
@@ -1003,6 +1003,44 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ];
     expect(problemsOf(outOfRange)).toEqual(expected);
     expect(problemsOf(outOfRange, "wf.yaml", { simple: false })).toEqual(expected);
+  });
+
+  it("says at a bare `!` what the field takes without it, in one problem: quoted where YAML would read the value as other than the text wanted (run: ! 1, cwd: ! true, an env value ! 1.10), as it is elsewhere, with no shell's \"not\" but in a command", () => {
+    const said = "this `!` is YAML's tag for text, which it drops: the value is read as";
+    const command = "where a command string is expected";
+    // Before, `run: ! 1` was told to drop the `!` ("write it without the `!`: 1"), and `run: 1` then refused as a number.
+    expect(problemsOf(yaml("name: ! 1", "tasks:", "  a: { run: ! 1 }", "  b: { run: ! 1.5 }", "  c: { run: ! true }", "  d: { run: ! null }", "  e: { run: ! grep -q x f }"))).toEqual([
+      `1:7: ${said} "1"; to keep the \`!\`, quote the whole value: "! 1"; without the \`!\`, quote it too ("1"): unquoted, YAML reads 1 as a number, where text is expected`,
+      `3:13: ${said} "1"; to keep the \`!\` (a shell's "not"), quote the whole value: "! 1"; without the \`!\`, quote it too ("1"): unquoted, YAML reads 1 as a number, ${command}`,
+      `4:13: ${said} "1.5"; to keep the \`!\` (a shell's "not"), quote the whole value: "! 1.5"; without the \`!\`, quote it too ("1.5"): unquoted, YAML reads 1.5 as a number, ${command}`,
+      `5:13: ${said} "true"; to keep the \`!\` (a shell's "not"), quote the whole value: "! true"; without the \`!\`, quote it too ("true"): unquoted, YAML reads true as a boolean, ${command}`,
+      `6:13: ${said} "null"; to keep the \`!\` (a shell's "not"), quote the whole value: "! null"; without the \`!\`, quote it too ("null"): unquoted, YAML reads null as null (no value), ${command}`,
+      `7:13: ${said} "grep -q x f"; to keep the \`!\` (a shell's "not"), quote the whole value: "! grep -q x f"`,
+    ]);
+    // A folder, an env value: the `!` may be a character of the text; the value without it, quoted where YAML would read it otherwise.
+    const env = "where an env value (text, or an integer or true/false as written) is expected";
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    cwd: ! true", "    env: { A: ! 1.10, B: ! 0x10, C: ! True, D: ! 1, E: ! true, F: ! x }", "  b: { run: x, cwd: ! build }"))).toEqual([
+      `4:10: ${said} "true"; to keep the \`!\`, quote the whole value: "! true"; without the \`!\`, quote it too ("true"): unquoted, YAML reads true as a boolean, where text is expected`,
+      `5:15: ${said} "1.10"; to keep the \`!\`, quote the whole value: "! 1.10"; without the \`!\`, quote it too ("1.10"): unquoted, YAML reads 1.10 as the number 1.1, ${env}`,
+      `5:26: ${said} "0x10"; to keep the \`!\`, quote the whole value: "! 0x10"; without the \`!\`, quote it too ("0x10"): unquoted, YAML reads 0x10 as the number 16, ${env}`,
+      `5:37: ${said} "True"; to keep the \`!\`, quote the whole value: "! True"; without the \`!\`, quote it too ("True"): unquoted, YAML reads True as a boolean, ${env}`,
+      `5:48: ${said} "1"; to keep the \`!\`, quote the whole value: "! 1", or write it without the \`!\`: 1`,
+      `5:56: ${said} "true"; to keep the \`!\`, quote the whole value: "! true", or write it without the \`!\`: true`,
+      `5:67: ${said} "x"; to keep the \`!\`, quote the whole value: "! x", or write it without the \`!\`: x`,
+      `6:21: ${said} "build"; to keep the \`!\`, quote the whole value: "! build", or write it without the \`!\`: build`,
+    ]);
+    // A word, a duration, a number, an id, in a list too: the value without the `!` (before, a word was told to keep it as a shell's "not").
+    expect(problemsOf(yaml("concurrency: ! 2", "tasks:", "  x: { run: x }", "  a:", "    run: x", "    priority: ! high", "    timeout: ! 5s", "    retryOn: ! any", "    backoff: { base: ! 2s }", "    dependsOn: [! x, ! null]"))).toEqual([
+      `1:14: ${said} the text "2", not the number 2; write it without the \`!\`: 2`,
+      '1:16: `concurrency` must be an integer from 1 to 10000, got "2" (a number tagged ! is text: write it without the tag, 2)',
+      `6:15: ${said} "high"; write it without the \`!\`: high`,
+      `7:14: ${said} "5s"; write it without the \`!\`: 5s`,
+      `8:14: ${said} "any"; write it without the \`!\`: any`,
+      `9:22: ${said} "2s"; write it without the \`!\`: 2s`,
+      `10:17: ${said} "x"; write it without the \`!\`: x`,
+      `10:22: ${said} the text "null"; without the \`!\`, quote it ("null"): unquoted, YAML reads null as null (no value), where a task id is expected`,
+      '10:24: task "a" depends on "null", which is not defined',
+    ]);
   });
 
   it("says the word meant for a priority or type written in other letters or almost so (High, HIGH, hgih, Shell)", () => {
