@@ -8,3 +8,20 @@ export function problemCount(problems: readonly unknown[]): string {
   const listed = problems.length - (cut ? 1 : 0);
   return `${listed === 1 ? "1 problem" : `${listed} problems`}${cut ? ", and more YAML errors after them" : ""}`;
 }
+
+/** The most problems of one file printed as text: past them, a run of one mistake made many times would bury the count. */
+export const MAX_PRINTED_PROBLEMS = 50;
+
+/**
+ * The lines of an invalid workflow's problems (its error's message: one file:line:col line each)
+ * as text prints them: the first MAX_PRINTED_PROBLEMS, then how many more there are, which
+ * `--output json` lists every one of. The verdict after them still counts them all.
+ */
+export function printedProblems(message: string): string {
+  const lines = message.split("\n");
+  if (lines.length <= MAX_PRINTED_PROBLEMS) return message;
+  const hidden = lines.slice(MAX_PRINTED_PROBLEMS);
+  // The line that says YAML errors were cut short is none of them (see problemCount).
+  const more = hidden.filter((line) => !/: \.\.\. and up to \d+ more YAML errors/.test(line)).length;
+  return [...lines.slice(0, MAX_PRINTED_PROBLEMS), `... and ${more} more problem${more === 1 ? "" : "s"} (--output json lists every one)`].join("\n");
+}

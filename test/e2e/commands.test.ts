@@ -733,6 +733,29 @@ describe("taskq commands", () => {
     expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
   });
 
+  // 50,000 bad tasks printed 50,000 problem lines (6 MB), the count under them.
+  it("validate and run print the first 50 problems of a file and how many more, with the count of all, exit 2; --output json lists every one", async () => {
+    const tasks = Array.from({ length: 60 }, (_, index) => `  t${index}: { run: x, retries: -1 }`);
+    const ws = await workspace(["tasks:", ...tasks, ""].join("\n"));
+    const problem = (index: number) => `${ws.file}:${index + 2}:${index < 10 ? 26 : 27}: task "t${index}": \`retries\` must be an integer from 0 to 100, got -1`;
+    const shown = Array.from({ length: 50 }, (_, index) => problem(index)).join("\n");
+    for (const command of ["validate", "run"]) {
+      const result = await runCli([command, ws.file], { cwd: ws.dir });
+      expect(result).toMatchObject({ code: 2, stdout: "" });
+      expect(result.stderr).toBe(`${shown}\n... and 10 more problems (--output json lists every one)\n60 problems; nothing was run\n`);
+      const json = await runCli([command, ws.file, "--output", "json"], { cwd: ws.dir });
+      expect(json.code).toBe(2);
+      expect((JSON.parse(json.stdout.trim().split("\n").at(-1)!) as { problems: unknown[] }).problems).toHaveLength(60);
+    }
+    // Each of several files as one: its first 50, then its count.
+    const several = await runCli(["validate", ws.file, ws.file], { cwd: ws.dir });
+    expect(several.code).toBe(2);
+    expect(several.stderr).toBe(`${`${shown}\n... and 10 more problems (--output json lists every one)\n${ws.file}: 60 problems\n`.repeat(2)}2 of 2 files have problems\n`);
+    // 50 are printed whole.
+    await writeFile(ws.file, ["tasks:", ...tasks.slice(0, 50), ""].join("\n"));
+    expect((await runCli(["validate", ws.file], { cwd: ws.dir })).stderr).toBe(`${shown}\n50 problems; nothing was run\n`);
+  });
+
   // validate took one file: `taskq validate workflows/*.yaml` in a CI was refused, told to loop in the shell.
   it("validate takes several files: each gets its verdict, ok or its problems at file:line:col, and it exits 2 if any has problems; --output json gives a record per file", async () => {
     const ws = await workspace("tasks:\n  a: { run: x }\n  b: { run: y, dependsOn: a }\n");

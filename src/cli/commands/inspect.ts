@@ -1,5 +1,5 @@
 import { noteFields } from "../note-fields.js";
-import { problemCount } from "../problem-count.js";
+import { printedProblems, problemCount } from "../problem-count.js";
 import { TaskqError, UsageError } from "../../errors.js";
 import { noteTerminalInput, workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
@@ -74,7 +74,7 @@ function reportInvalid(file: string, error: TaskqError, json: boolean): void {
     process.stdout.write(`${toJson({ ts: new Date().toISOString(), ...record })}\n`);
   }
   // As main.ts says one file's: the names the message gives of files and folders written out.
-  if (Array.isArray(problems)) process.stderr.write(`${escapeControlsInLines(error.message)}\n${name}: ${problemCount(problems)}\n`);
+  if (Array.isArray(problems)) process.stderr.write(`${escapeControlsInLines(printedProblems(error.message))}\n${name}: ${problemCount(problems)}\n`);
   else process.stderr.write(`taskq: ${name}: ${escapeControlsInLines(error.message)}\n`);
 }
 
