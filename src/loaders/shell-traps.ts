@@ -167,16 +167,39 @@ const MAX_SHELL_NESTING = 32;
  * run, of a line, or after `&&`, `||`, `;`, `|`, `&` or `(`, after a reserved word that a command
  * follows (`then`, `do`, `else`, `if`, `while`, `!`, `{`, ...; `then` after a `)`, `}`, `fi` or
  * `done` too: `if (cd x) then make`), after a variable's assignment or a redirection too (`2>&1
- * make`: a single digit glued to `<` or `>` is the redirection's, as dash reads it), outside
- * quotes. Read once from left to right: quotes, `$(...)`, `${...}`,
+ * make`: a single digit glued to `<` or `>` is the redirection's, as dash reads it), the command
+ * that env, exec, command, time or nohup runs (see WRAPPERS), outside quotes; and so inside a
+ * `$(...)` of any word, unquoted or in "...". Read once from left to right: quotes, `${...}`,
  * backquotes, comments and here-documents are passed over. Undefined where there is none, or
  * where this reading is unsure (a quote or here-document never closed, a `case`, a reserved word
  * glued to the next one, or a `then`, `do`, `else` or `elif` after a `)`, `}`, `fi` or `done` with no
  * `if` or loop open for it (`(cd x) then make`): a syntax error, not 127; a function's name).
  */
 export function commandNameNoBreakSpace(run: string): number | undefined {
-  if (!run.includes("\u00a0") || /(^|[\s;&|(])case[\s]/.test(run)) return undefined;
+  return noBreakInCommandName(run, 0);
+}
+
+/**
+ * A command that runs the command its operands name (`env npm test`, `nohup make`): the next word
+ * is a command's name, after the options taken here (`env -u NAME`, `command -p`) and, for env,
+ * assignments. Any other option (`command -v`, which runs nothing), and sudo (which exits 1, not
+ * 127, on a command not found), are not followed: the reading gives up on that command.
+ */
+const WRAPPERS = new Map<string, { flags: Set<string>; withArgument: Set<string>; assignments: boolean }>([
+  ["env", { flags: new Set(["-i", "-", "--ignore-environment", "--"]), withArgument: new Set(["-u"]), assignments: true }],
+  ["command", { flags: new Set(["-p", "--"]), withArgument: new Set(), assignments: false }],
+  ["exec", { flags: new Set(), withArgument: new Set(), assignments: false }],
+  ["nohup", { flags: new Set(["--"]), withArgument: new Set(), assignments: false }],
+  ["time", { flags: new Set(["-p", "--"]), withArgument: new Set(), assignments: false }],
+]);
+
+/** commandNameNoBreakSpace, in a `$(...)` read `depth` deep. */
+function noBreakInCommandName(run: string, depth: number): number | undefined {
+  if (depth > MAX_SHELL_NESTING || !run.includes("\u00a0") || /(^|[\s;&|(])case[\s]/.test(run)) return undefined;
   let found: number | undefined;
+  /** The command that runs the next word (see WRAPPERS), while its options are read; whether the word after one of them is its argument. */
+  let wrapper: { flags: Set<string>; withArgument: Set<string>; assignments: boolean } | undefined;
+  let argument = false;
   let command = true;
   /** Just after a compound command's end (`)`, `}`, `fi`, `done`), where `then`, `do`, `else` and `elif` are still reserved words. */
   let afterCompound = false;
@@ -205,6 +228,7 @@ export function commandNameNoBreakSpace(run: string): number | undefined {
       index++;
       command = true;
       prefixed = false;
+      wrapper = undefined;
       for (const { word, tabs } of heredocs.splice(0)) {
         // The body's lines, up to the one that is the delimiter.
         for (;;) {
@@ -226,9 +250,11 @@ export function commandNameNoBreakSpace(run: string): number | undefined {
       index += run[index + 1] === char && char !== "(" ? 2 : 1;
       command = true;
       prefixed = false;
+      wrapper = undefined;
     } else if (char === ")") {
       index++;
       command = false;
+      wrapper = undefined;
       afterCompound = subshells > 0;
       if (subshells > 0) subshells--;
     } else if (char === "<" || char === ">") {
@@ -238,14 +264,17 @@ export function commandNameNoBreakSpace(run: string): number | undefined {
       REDIRECTION.lastIndex = index;
       index += REDIRECTION.exec(run)![0].length;
       while (run[index] === " " || run[index] === "\t") index++;
-      const target = readWord(run, index);
+      const target = readWord(run, index, depth);
       if (target === undefined) return undefined;
+      found ??= target.substituted;
       if (heredoc !== null) heredocs.push({ word: target.text.replace(/["'\\]/g, ""), tabs: heredoc[1] === "-" });
       index = target.end;
     } else {
-      const word = readWord(run, index);
+      const word = readWord(run, index, depth);
       if (word === undefined) return undefined;
       index = word.end;
+      // `x=$(npm\u00a0test)`, `echo "$(npm\u00a0test)"`: a command's name in a command substitution, in any word.
+      if (word.substituted !== undefined && (word.noBreak === undefined || !command || word.substituted < word.noBreak)) found ??= word.substituted;
       const raw = run.slice(word.start, word.end);
       // `2>&1 make`: the digit is the redirection's (dash takes one digit: `12>f` runs a command named 12).
       if (/^[0-9]$/.test(raw) && (run[index] === "<" || run[index] === ">")) continue;
@@ -260,13 +289,43 @@ export function commandNameNoBreakSpace(run: string): number | undefined {
         continue;
       }
       if (!command) continue;
-      if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(raw)) {
+      if (wrapper !== undefined) {
+        if (argument) {
+          argument = false;
+          continue;
+        }
+        const assignment = /^[A-Za-z_][A-Za-z0-9_]*=/.test(raw);
+        if (raw.startsWith("-") || (assignment && !wrapper.assignments)) {
+          // An option not followed (`command -v`), or a word it would run as a command's name (`exec X=1`): unsure from here to the command's end.
+          if (wrapper.flags.has(raw)) {
+            if (raw === "--") wrapper = undefined;
+          } else if (wrapper.withArgument.has(raw)) argument = true;
+          else {
+            command = false;
+            wrapper = undefined;
+          }
+          continue;
+        }
+        // `env X=1 npm test`: env's assignment; the command's name follows.
+        if (assignment) continue;
+        wrapper = undefined;
+      } else if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(raw)) {
         prefixed = true;
         continue;
       }
       const reserved = !prefixed;
       if (reserved) countReserved(open, raw);
-      if (reserved && RESERVED_BEFORE_COMMAND.has(raw)) continue;
+      if (reserved && RESERVED_BEFORE_COMMAND.has(raw)) {
+        // `time -p make` (dash's time is a command): its options passed over too.
+        if (raw === "time") wrapper = WRAPPERS.get(raw);
+        continue;
+      }
+      if (word.noBreak === undefined && WRAPPERS.has(raw)) {
+        // `env npm test`: the command env runs is a command's name too, where a reserved word is none (env then runs `then`).
+        wrapper = WRAPPERS.get(raw);
+        prefixed = true;
+        continue;
+      }
       command = false;
       afterCompound = reserved && COMPOUND_END.has(raw);
       if (reserved && RESERVED_OTHER.has(raw)) continue;
@@ -317,8 +376,14 @@ function countReserved(open: OpenCompounds, word: string): void {
  * outside quotes, with where its first no-break space outside quotes is; undefined where a quote,
  * `$(`, `${` or backquote in it is never closed.
  */
-function readWord(run: string, start: number): { start: number; end: number; text: string; noBreak?: number } | undefined {
+function readWord(run: string, start: number, depth: number): { start: number; end: number; text: string; noBreak?: number; substituted?: number } | undefined {
   let noBreak: number | undefined;
+  /** The first no-break space in a command's name in a `$(...)` of the word, outside single quotes. */
+  let substituted: number | undefined;
+  const substitution = (from: number, to: number) => {
+    const inside = noBreakInCommandName(run.slice(from, to), depth + 1);
+    if (inside !== undefined) substituted ??= from + inside;
+  };
   let index = start;
   while (index < run.length) {
     const char = run[index]!;
@@ -329,13 +394,13 @@ function readWord(run: string, start: number): { start: number; end: number; tex
     } else if (char === "\\") {
       index += 2;
     } else {
-      const skipped = skipQuoted(run, index, 0, false);
+      const skipped = skipQuoted(run, index, 0, false, substitution);
       if (skipped === -1) return undefined;
       index = skipped;
     }
   }
   index = Math.min(index, run.length);
-  return { start, end: index, text: run.slice(start, index), ...(noBreak === undefined ? {} : { noBreak }) };
+  return { start, end: index, text: run.slice(start, index), ...(noBreak === undefined ? {} : { noBreak }), ...(substituted === undefined ? {} : { substituted }) };
 }
 
 /**
@@ -343,7 +408,7 @@ function readWord(run: string, start: number): { start: number; end: number; tex
  * command, passed over whole (nested ones too); one character otherwise. -1 where one is never
  * closed, or nested deeper than MAX_SHELL_NESTING.
  */
-function skipQuoted(run: string, index: number, depth: number, inDouble: boolean): number {
+function skipQuoted(run: string, index: number, depth: number, inDouble: boolean, substitution?: (from: number, to: number) => void): number {
   if (depth > MAX_SHELL_NESTING) return -1;
   const char = run[index]!;
   if (char === "'" && !inDouble) {
@@ -360,6 +425,12 @@ function skipQuoted(run: string, index: number, depth: number, inDouble: boolean
   const opener = char === '"' ? '"' : char === "$" && (run[index + 1] === "(" || run[index + 1] === "{") ? run[index + 1]! : undefined;
   if (opener === undefined) return index + 1;
   const close = opener === '"' ? '"' : opener === "(" ? ")" : "}";
+  // A command substitution (not `$((`, arithmetic), told to `substitution` with what is inside; `$(...)` in it are read there.
+  if (opener === "(" && substitution !== undefined && run[index + 2] !== "(") {
+    const end = skipQuoted(run, index, depth, inDouble);
+    if (end !== -1) substitution(index + 2, end - 1);
+    return end;
+  }
   // Inside "...", only \, $( ${ and ` mean anything; inside $( ) quoting starts afresh; inside ${ } as around it.
   const quoted = opener === '"' || (opener === "{" && inDouble);
   let parens = 0;
@@ -377,7 +448,8 @@ function skipQuoted(run: string, index: number, depth: number, inDouble: boolean
       if (end === -1) return -1;
       at = end;
     } else if (inner === "`" || inner === "$" || (!quoted && inner === "'") || (opener !== '"' && inner === '"')) {
-      const skipped = skipQuoted(run, at, depth + 1, quoted);
+      // Inside "...", a `$(` is told to `substitution` too (`"$(npm test)"`); inside one, read where it is told.
+      const skipped = skipQuoted(run, at, depth + 1, quoted, opener === '"' ? substitution : undefined);
       if (skipped === -1) return -1;
       at = skipped;
     } else {

@@ -337,6 +337,46 @@ describe("parseWorkflow on a valid file", () => {
     }
   });
 
+  it("notes a no-break space in the name of the command env, exec, command, time or nohup runs, and in a $(...): each one /bin/sh runs and fails with 127 on; not after an option not followed (command -v, env -C), sudo, or in an argument", () => {
+    const notesOf = (run: string) => parseWorkflow(yaml("tasks:", "  a:", `    run: ${JSON.stringify(run)}`), "/work/wf/ci.yaml", { now: NOW }).notes;
+    const note = (after: string) =>
+      `/work/wf/ci.yaml:3:10: task "a": run holds a no-break space (U+00A0) after ${JSON.stringify(after)}, in a command's name: the shell reads it as part of the name, not as a space between words, and finds no such command (exit 127); replace it with a space`;
+    /** sh's exit status, and whether it said the name with the no-break space was not found (env, time and nohup: "No such file or directory"). */
+    const sh = (run: string) => {
+      const result = spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", cwd: tmpdir() });
+      return { status: result.status, notFound: /npm\u00a0test.{0,3}(: not found|: No such file or directory)/.test(result.stderr) };
+    };
+    // Before, none of these had a note.
+    const noted = [
+      "env npm\u00a0test",
+      "env CI=1 NODE_ENV=test npm\u00a0test",
+      "env -i -u HOME -- npm\u00a0test",
+      "exec npm\u00a0test",
+      "command npm\u00a0test",
+      "command -p npm\u00a0test",
+      "x=1 time -p npm\u00a0test",
+      "nohup npm\u00a0test >/dev/null",
+      "x=$(npm\u00a0test)",
+      'x="$(npm\u00a0test)"',
+      "$(npm\u00a0test)",
+      "x=$(cd / && $(npm\u00a0test))",
+      "true && out=$(cd /tmp; npm\u00a0test) || exit $?",
+    ];
+    for (const run of noted) {
+      const index = run.indexOf("\u00a0");
+      expect(notesOf(run), run).toEqual([note(run.slice(Math.max(0, index - 20), index))]);
+      expect(sh(run), run).toEqual({ status: 127, notFound: true });
+    }
+    // An option not followed (env -C DIR), what command -v only looks up: unsure, so unsaid.
+    for (const run of ["env -C /tmp npm\u00a0test", "command -v npm\u00a0test", "sudo npm\u00a0test"]) expect(notesOf(run), run).toEqual([]);
+    // An argument, in or out of a $(...) or $((...)), in single quotes: no note, and sh finds no command missing.
+    const quiet = ["x=$(echo npm\u00a0test)", "echo '$(npm\u00a0test)'", "echo $((1\u00a0+ 1))", "env echo npm\u00a0test", "nohup echo npm\u00a0test >/dev/null"];
+    for (const run of quiet) {
+      expect(notesOf(run), run).toEqual([]);
+      expect(sh(run).notFound, run).toBe(false);
+    }
+  });
+
   it("gives no no-break-space note after a then, do, else or elif that follows a ( ), { }, fi or done with no if or loop open for it: sh refuses the whole run (a syntax error, exit 2), and finds no command missing", () => {
     const notesOf = (run: string) => parseWorkflow(yaml("tasks:", "  a:", `    run: ${JSON.stringify(run)}`), "/work/wf/ci.yaml", { now: NOW }).notes;
     const refused = [
