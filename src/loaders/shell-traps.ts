@@ -169,9 +169,11 @@ const MAX_SHELL_NESTING = 32;
  * `done` too: `if (cd x) then make`), after a variable's assignment or a redirection too (`2>&1
  * make`: a single digit glued to `<` or `>` is the redirection's, as dash reads it), the command
  * that env, exec, command, time or nohup runs (see WRAPPERS), outside quotes; and so inside a
- * `$(...)` of any word, unquoted or in "...". Read once from left to right: quotes, `${...}`,
+ * `$(...)` of any word, unquoted or in "...", and in a `case`'s bodies (not its word or patterns).
+ * Read once from left to right: quotes, `${...}`,
  * backquotes, comments and here-documents are passed over. Undefined where there is none, or
- * where this reading is unsure (a quote or here-document never closed, a `case`, a reserved word
+ * where this reading is unsure (a quote, here-document or `case` never closed, a `case` beside a
+ * `$(` or backquote, which would end at a pattern's `)`, a reserved word
  * glued to the next one, or a `then`, `do`, `else` or `elif` after a `)`, `}`, `fi` or `done` with no
  * `if` or loop open for it (`(cd x) then make`): a syntax error, not 127; a function's name).
  */
@@ -195,11 +197,15 @@ const WRAPPERS = new Map<string, { flags: Set<string>; withArgument: Set<string>
 
 /** commandNameNoBreakSpace, in a `$(...)` read `depth` deep. */
 function noBreakInCommandName(run: string, depth: number): number | undefined {
-  if (depth > MAX_SHELL_NESTING || !run.includes("\u00a0") || /(^|[\s;&|(])case[\s]/.test(run)) return undefined;
+  if (depth > MAX_SHELL_NESTING || !run.includes("\u00a0")) return undefined;
+  // A `case` pattern's `)` ends a `$(` or backquote as this passes over them: unsure with both.
+  if (/(^|[\s;&|(])case\s/.test(run) && /\$\(|`/.test(run)) return undefined;
   let found: number | undefined;
   /** The command that runs the next word (see WRAPPERS), while its options are read; whether the word after one of them is its argument. */
   let wrapper: { flags: Set<string>; withArgument: Set<string>; assignments: boolean } | undefined;
   let argument = false;
+  /** The `case` commands open, innermost last: each reading its word, its `in`, a pattern (up to its `)`: `first`, where `esac` may end it) or a body's commands. */
+  const cases: { part: "word" | "in" | "pattern" | "body"; first: boolean }[] = [];
   let command = true;
   /** Just after a compound command's end (`)`, `}`, `fi`, `done`), where `then`, `do`, `else` and `elif` are still reserved words. */
   let afterCompound = false;
@@ -224,6 +230,21 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
     }
     const compoundEnded = afterCompound;
     afterCompound = false;
+    const inCase = cases.at(-1);
+    if (inCase !== undefined && inCase.part !== "body" && /[;&|()<>\n]/.test(char) && !(inCase.part === "pattern" && /[|()\n]/.test(char))) {
+      // Only a pattern's `|`, `(` and `)` are its grammar; anything else before the body is unsure.
+      return undefined;
+    }
+    if (inCase?.part === "pattern" && (char === "|" || char === "(" || char === ")")) {
+      // `(a|b)`: the patterns end at the `)`, where the body's first command comes.
+      index++;
+      if (char === ")") {
+        inCase.part = "body";
+        command = true;
+        prefixed = false;
+      }
+      continue;
+    }
     if (char === "\n") {
       index++;
       command = true;
@@ -243,6 +264,11 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       const end = run.indexOf("\n", index);
       index = end === -1 ? run.length : end;
     } else if (char === ";" || char === "|" || char === "&" || char === "(") {
+      // `;;` ends a body of the innermost case: a pattern or `esac` follows.
+      if (char === ";" && run[index + 1] === ";" && inCase?.part === "body") {
+        inCase.part = "pattern";
+        inCase.first = true;
+      }
       // A `(` after a word (`f() {`, `echo (a)`: a function's name, or a syntax error) opens no subshell.
       if (char === "(" && command && !prefixed) subshells++;
       // A function's body is not followed as a command (`f() { if`: that `if` is not counted): what is open is unsure from here.
@@ -278,6 +304,24 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       const raw = run.slice(word.start, word.end);
       // `2>&1 make`: the digit is the redirection's (dash takes one digit: `12>f` runs a command named 12).
       if (/^[0-9]$/.test(raw) && (run[index] === "<" || run[index] === ">")) continue;
+      if (inCase !== undefined && inCase.part !== "body") {
+        // `case $x in`, then its patterns (the first may be `esac`, which ends it).
+        if (inCase.part === "word") inCase.part = "in";
+        else if (inCase.part === "in") {
+          if (raw !== "in") return undefined;
+          inCase.part = "pattern";
+        } else if (raw === "esac" && inCase.first) {
+          cases.pop();
+          command = false;
+        } else inCase.first = false;
+        continue;
+      }
+      if (inCase?.part === "body" && command && !prefixed && raw === "esac") {
+        // `a) make ;; b) test esac`: the last body needs no `;;`.
+        cases.pop();
+        command = false;
+        continue;
+      }
       if (!command && compoundEnded) {
         // `if (cd x) then make`, `while { read l; } do`: a reserved word after the end, which a command follows (or another end).
         // One with no `if` or loop open for it (`(cd x) then make`, `{ a; } else b`) is a syntax error (exit 2), not 127.
@@ -314,6 +358,11 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
         continue;
       }
       const reserved = !prefixed;
+      if (reserved && raw === "case") {
+        cases.push({ part: "word", first: true });
+        command = false;
+        continue;
+      }
       if (reserved) countReserved(open, raw);
       if (reserved && RESERVED_BEFORE_COMMAND.has(raw)) {
         // `time -p make` (dash's time is a command): its options passed over too.
@@ -337,8 +386,8 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       }
     }
   }
-  // A here-document never ended: unsure what is text.
-  return heredocs.length > 0 ? undefined : found;
+  // A here-document or a case never ended: unsure what is text, or a syntax error.
+  return heredocs.length > 0 || cases.length > 0 ? undefined : found;
 }
 
 /** What commandNameNoBreakSpace counts of the compound commands open: see `open` there. */

@@ -377,6 +377,42 @@ describe("parseWorkflow on a valid file", () => {
     }
   });
 
+  it("notes a no-break space in a command's name in a case's body or after its esac, each one /bin/sh runs and fails with 127 on; not in a pattern, an argument, or a case never closed", () => {
+    const notesOf = (run: string) => parseWorkflow(yaml("tasks:", "  a:", `    run: ${JSON.stringify(run)}`), "/work/wf/ci.yaml", { now: NOW }).notes;
+    const note = (after: string, line = "") =>
+      `/work/wf/ci.yaml:3:10: task "a": run holds a no-break space (U+00A0) after ${JSON.stringify(after)}${line}, in a command's name: the shell reads it as part of the name, not as a space between words, and finds no such command (exit 127); replace it with a space`;
+    const sh = (run: string) => {
+      const result = spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", cwd: tmpdir() });
+      return { status: result.status, notFound: /npm\u00a0test: not found/.test(result.stderr) };
+    };
+    // Before, a `case` anywhere in a run gave no note at all.
+    const noted: [string, string][] = [
+      ["case a in a) npm\u00a0test;; esac", "case a in a) npm"],
+      ["case a in (b|a) npm\u00a0test;; esac", "case a in (b|a) npm"],
+      ["case x in esac; npm\u00a0test", "case x in esac; npm"],
+      ["case $0 in *) case y in y) npm\u00a0test;; esac;; esac", "se y in y) npm"],
+      ["case a in a) (cd /; npm\u00a0test);; esac", "in a) (cd /; npm"],
+      ["case a in a) x=1;; esac; npm\u00a0test", "x=1;; esac; npm"],
+    ];
+    for (const [run, after] of noted) {
+      expect(notesOf(run), run).toEqual([note(run.slice(Math.max(0, run.indexOf("\u00a0") - 20), run.indexOf("\u00a0")))]);
+      expect(run.slice(0, run.indexOf("\u00a0")).endsWith(after), run).toBe(true);
+      expect(sh(run), run).toEqual({ status: 127, notFound: true });
+    }
+    // The last body needs no `;;` before an esac on its own line.
+    expect(notesOf("case a in b) :;; *) npm\u00a0test\nesac")).toEqual([note("e a in b) :;; *) npm", " (its line 1)")]);
+    expect(sh("case a in b) :;; *) npm\u00a0test\nesac")).toEqual({ status: 127, notFound: true });
+    // In a pattern, an argument: none, and sh finds no command missing.
+    for (const run of ["case a in a\u00a0b) :;; esac", "case a in a) echo npm\u00a0test;; esac", "case npm\u00a0test in *) :;; esac"]) {
+      expect(notesOf(run), run).toEqual([]);
+      expect(sh(run), run).toEqual({ status: 0, notFound: false });
+    }
+    // An esac that is an argument leaves the case open: a syntax error (exit 2), not 127. In a $(...): unsure, unsaid.
+    expect(notesOf("case a in *) npm\u00a0test esac")).toEqual([]);
+    expect(sh("case a in *) npm\u00a0test esac").status).toBe(2);
+    expect(notesOf("x=$(case a in a) npm\u00a0test;; esac)")).toEqual([]);
+  });
+
   it("gives no no-break-space note after a then, do, else or elif that follows a ( ), { }, fi or done with no if or loop open for it: sh refuses the whole run (a syntax error, exit 2), and finds no command missing", () => {
     const notesOf = (run: string) => parseWorkflow(yaml("tasks:", "  a:", `    run: ${JSON.stringify(run)}`), "/work/wf/ci.yaml", { now: NOW }).notes;
     const refused = [
