@@ -195,6 +195,9 @@ const WRAPPERS = new Map<string, { flags: Set<string>; withArgument: Set<string>
   ["time", { flags: new Set(["-p", "--"]), withArgument: new Set(), assignments: false }],
 ]);
 
+/** env after an assignment: more assignments, then the command's name; a word starting with `-` is that name. */
+const ENV_AFTER_ASSIGNMENT = { flags: new Set<string>(), withArgument: new Set<string>(), assignments: true };
+
 /** commandNameNoBreakSpace, in a `$(...)` read `depth` deep. */
 function noBreakInCommandName(run: string, depth: number): number | undefined {
   if (depth > MAX_SHELL_NESTING || !run.includes("\u00a0")) return undefined;
@@ -350,8 +353,11 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
           }
           continue;
         }
-        // `env X=1 npm test`: env's assignment; the command's name follows.
-        if (assignment) continue;
+        // `env X=1 npm test`: env's assignment; the command's name follows, and no option of env's (`env X=1 -i` runs `-i`).
+        if (assignment) {
+          wrapper = ENV_AFTER_ASSIGNMENT;
+          continue;
+        }
         wrapper = undefined;
       } else if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(raw)) {
         prefixed = true;
