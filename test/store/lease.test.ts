@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { PostgresStore } from "../../src/store/postgres/store.js";
-import { leaseAll, openTestStore, sql, task, workflow } from "./helpers.js";
+import type { LeasedTask } from "../../src/store/postgres/types.js";
+import { leaseAll, openTestStore, sql, task, until, workflow } from "./helpers.js";
 
 describe("lease", () => {
   let store: PostgresStore;
@@ -127,6 +128,31 @@ describe("lease", () => {
     expect(status.tasks.map((row) => [row.key, row.state, row.attempts])).toEqual([
       ["r1", "cancelled", 1],
       ["r2", "queued", 0],
+    ]);
+  });
+
+  it("a lease given back keeps the error of the attempt that failed before it: a cancel says why that attempt failed", async () => {
+    await store.submitRun(workflow([task("flaky", { retries: 3, backoff: { baseMs: 1, maxMs: 1 } }), task("fresh")]), { runId: "rel-failed" });
+    const [first, fresh] = await leaseAll(store);
+    expect(await store.complete(first!.leaseToken, { kind: "failure", error: "exited with code 7", exitCode: 7 })).toMatchObject({ state: "queued" });
+    // Attempt 2, once its backoff has passed.
+    let second: LeasedTask | undefined;
+    await until(async () => ([second] = await leaseAll(store)).length > 0);
+    expect(second).toMatchObject({ key: "flaky", attempt: 2 });
+    // Its worker stops gracefully during attempt 2, and gives its lease back; the other task's first attempt too.
+    expect(await store.release(second!.leaseToken)).toBe(true);
+    expect(await store.release(fresh!.leaseToken)).toBe(true);
+    const status = await store.runStatus("rel-failed");
+    expect(status.tasks.map((row) => [row.key, row.state, row.attempts, row.lastError])).toEqual([
+      ["flaky", "queued", 1, "exited with code 7"],
+      ["fresh", "queued", 0, "released by a stopping worker"],
+    ]);
+    // Before, "not retried (attempt 1 failed: released by a stopping worker)": not why attempt 1 failed.
+    const cancel = await store.cancelRun("rel-failed");
+    expect(cancel.notRetried).toEqual([{ key: "flaky", attempt: 1, error: "exited with code 7" }]);
+    expect((await store.runStatus("rel-failed")).tasks.map((row) => [row.key, row.cancelReason])).toEqual([
+      ["flaky", "cancelled by request: not retried (attempt 1 failed: exited with code 7)"],
+      ["fresh", "cancelled by request"],
     ]);
   });
 });

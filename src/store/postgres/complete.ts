@@ -193,10 +193,14 @@ export async function releaseLease(
     await finalizeTask(client, names, row, "cancelled", details);
     return { runId: row.run_id, ended: "run-stopped" };
   }
+  // An attempt that failed before this one keeps its error: the task waits for the retry that failure asked for,
+  // and a cancel then says why that attempt failed, not that a later one was given back. Only a task no attempt
+  // of which failed says it was given back.
   await client.query(
     `UPDATE ${names.tasks}
         SET state = 'queued', attempts = GREATEST(attempts - 1, 0), not_before = now(), queued_at = now(),
-            lease_token = NULL, lease_expires_at = NULL, worker_id = NULL, last_error = $2
+            lease_token = NULL, lease_expires_at = NULL, worker_id = NULL,
+            last_error = CASE WHEN attempts > 1 AND last_error IS NOT NULL THEN last_error ELSE $2 END
       WHERE id = $1`,
     [row.id, reason],
   );
