@@ -292,6 +292,33 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
+  it("cancel RUN of a task whose retry a stopping worker gave back: its note and status keep the failed attempt's error and name the worker whose log has it", async () => {
+    // Attempt 1 fails (exit 7) on the first worker; attempt 2 hangs, and the worker's stop gives its lease back.
+    const mark = path.join(ws.dir, `released-retry-${randomBytes(3).toString("hex")}`);
+    const file = await workflowFile(
+      "cancel-released-retry",
+      `tasks:
+  r:
+    run: 'echo "trying $TASKQ_ATTEMPT"; if [ "$TASKQ_ATTEMPT" = 2 ]; then touch "$MARK"; sleep 1000; fi; exit 7'
+    retries: 5
+    backoff: { base: 10ms, max: 10ms }
+    env: { MARK: "${mark}" }
+`,
+    );
+    const failing = await startWorker(["-j", "1", "--shutdown-timeout", "0.5s", "--kill-grace", "1s"]);
+    const runId = await submit(file);
+    expect(await eventually(() => existsSync(mark), 15_000)).toBe(true);
+    expect((await stopWorker(failing)).stdout).toContain(`release ${runId}/r: lease given back for another worker`);
+    expect(taskOf(await store.runStatus(runId), "r")).toMatchObject({ state: "queued", attempts: 1, lastError: "exited with code 7", workerId: null });
+
+    const cancel = await taskq(["cancel", runId]);
+    expect(cancel.code).toBe(0);
+    // Before: "not retried (attempt 1 failed: released by a stopping worker)", and its log "(on its worker)".
+    expect(cancel.stderr).toBe('note: "r" was waiting for its retry: not retried (attempt 1 failed: exited with code 7)\n');
+    const reason = "cancelled by request: not retried (attempt 1 failed: exited with code 7)";
+    expect((await taskq(["status", runId])).stdout).toContain(`\nCancelled (1):\n  - r: ${reason}\n    log: <log-dir>/${runId}/r.log (on ${failing.id})\n    last line of attempt 1:\n      trying 1\n`);
+  });
+
   it("cancel RUN of a task waiting for its retry keeps its failed attempt's error, in the cancel's note, status and its JSON, as a local run's shutdown says it", async () => {
     // Attempts 1 and 2 fail (exit 7); the worker, stopped during attempt 2, records it and leases no third: r waits for its retry.
     const mark = path.join(ws.dir, `retry-wait-${randomBytes(3).toString("hex")}`);
@@ -320,11 +347,12 @@ tasks:
     const reason = "cancelled by request: not retried (attempt 2 failed: exited with code 7)";
     const status = await taskq(["status", runId]);
     expect(status.code).toBe(1);
-    // Its log and the last line of its failed attempt, as a local run's summary gives a task its shutdown did not retry.
-    expect(status.stdout).toContain(`\nCancelled (2):\n  - r: ${reason}\n    log: <log-dir>/${runId}/r.log (on its worker)\n    last line of attempt 2:\n      trying 2\n  - after: dependency "r" was cancelled\n`);
+    // Its log and the last line of its failed attempt, as a local run's summary gives a task its shutdown did not retry; on the
+    // worker that ran that attempt (before, "(on its worker)": the task, queued again, had no worker).
+    expect(status.stdout).toContain(`\nCancelled (2):\n  - r: ${reason}\n    log: <log-dir>/${runId}/r.log (on ${worker.id})\n    last line of attempt 2:\n      trying 2\n  - after: dependency "r" was cancelled\n`);
     const json = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { cancelled: unknown[] };
     expect(json.cancelled).toEqual([
-      { id: "r", reason: "cancel", message: reason, logPath: `<log-dir>/${runId}/r.log (on its worker)`, logFile: `${runId}/r.log`, tail: ["trying 2"], tailAttempt: 2 },
+      { id: "r", reason: "cancel", message: reason, logPath: `<log-dir>/${runId}/r.log (on ${worker.id})`, logFile: `${runId}/r.log`, tail: ["trying 2"], tailAttempt: 2 },
       { id: "after", reason: "dependency", dependency: "r", message: 'dependency "r" was cancelled' },
     ]);
   });

@@ -155,4 +155,21 @@ describe("lease", () => {
       ["fresh", "cancelled by request"],
     ]);
   });
+
+  it("a task waiting for its retry names the worker whose attempt failed last, where its log is: the failure's, or the swept lease's", async () => {
+    await store.submitRun(workflow([task("flaky", { retries: 3, backoff: { baseMs: 1, maxMs: 1 } })]), { runId: "failed-worker" });
+    const flaky = async () => (await store.runStatus("failed-worker")).tasks[0]!;
+    const [first] = await leaseAll(store, 30_000, "w1");
+    expect(await store.complete(first!.leaseToken, { kind: "failure", error: "exited with code 7", exitCode: 7 })).toMatchObject({ state: "queued" });
+    expect(await flaky()).toMatchObject({ state: "queued", attempts: 1, workerId: null, failedWorkerId: "w1" });
+    // Attempt 2 runs on w2: its worker is w2's, and the failed worker no longer says where the latest attempt's log is.
+    await until(async () => (await leaseAll(store, 30_000, "w2")).length > 0);
+    const running = await flaky();
+    expect(running).toMatchObject({ state: "running", attempts: 2, workerId: "w2" });
+    expect(running.failedWorkerId).toBeUndefined();
+    // w2 is gone: its lease runs out and the sweep queues the task again, naming w2.
+    await sql(store, "UPDATE $schema.tasks SET lease_expires_at = now() - interval '1 second' WHERE run_id = 'failed-worker'");
+    expect(await store.sweepOrphans()).toBe(1);
+    expect(await flaky()).toMatchObject({ state: "queued", attempts: 2, workerId: null, failedWorkerId: "w2", lastError: "lease expired (worker w2, attempt 2)" });
+  });
 });

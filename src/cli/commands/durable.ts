@@ -595,8 +595,11 @@ export async function printRunSummary(
 function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary {
   // In the order they failed, as a local run's summary and `dead-letters` list them (its first 20 are the first 20 to fail); ties in submission order.
   const failed = status.tasks.filter((t) => t.state === "failed").sort((a, b) => (a.finishedAt?.getTime() ?? 0) - (b.finishedAt?.getTime() ?? 0));
-  const logPath = (t: TaskStatusRow): string =>
-    local !== undefined && t.workerId === local.workerId ? path.join(local.logDir, `${t.key}.log`) : logOnWorker(status.runId, t.key, t.workerId);
+  // Of a task waiting for its retry (or cancelled as it waited), the worker whose attempt failed last has its log.
+  const logPath = (t: TaskStatusRow): string => {
+    const worker = t.failedWorkerId ?? t.workerId;
+    return local !== undefined && worker === local.workerId ? path.join(local.logDir, `${t.key}.log`) : logOnWorker(status.runId, t.key, worker);
+  };
   // Every time on the database's clock: this machine's may be behind or ahead of it. None before the run's start (a clock set back there).
   const end = Math.max(...status.tasks.map((t) => (t.finishedAt ?? status.readAt).getTime()), status.createdAt.getTime());
   return {

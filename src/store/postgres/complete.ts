@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { backoffDelay } from "./backoff.js";
+import { SET_FAILED_WORKER_SQL } from "./failed-worker.js";
 import { finalizeTask, type AttemptRecord } from "./finalize.js";
 import { notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
@@ -113,7 +114,7 @@ export async function completeAttempt(
   await client.query(
     `UPDATE ${names.tasks}
         SET state = 'queued', not_before = now() + $2 * interval '1 millisecond', queued_at = now(),
-            lease_token = NULL, lease_expires_at = NULL, worker_id = NULL,
+            lease_token = NULL, lease_expires_at = NULL, ${SET_FAILED_WORKER_SQL}, worker_id = NULL,
             last_error = $3, exit_code = $4, signal = $5, timed_out = $6, ${setTailSql("$7::text[]")}, ended_token = $8, ended_as = 'queued'
       WHERE id = $1`,
     [row.id, delay, failure.lastError, failure.exitCode, failure.signal, failure.timedOut, failure.tail, token],

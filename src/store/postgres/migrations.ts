@@ -5,6 +5,7 @@ import { leaseByIdSql, leaseByIdsSql } from "./lease-by-id.js";
 import { leasedFreedQuietSql } from "./leased-freed-quiet.js";
 import { leasedRetryOnSql } from "./leased-retry-on.js";
 import { liveTailSql } from "./live-tail.js";
+import { failedWorkerSql } from "./failed-worker.js";
 import { completeAndLeaseSql, completeSuccessFunction, recordedEndSql, runFilterSql } from "./batch-functions.js";
 import { schemaNames, type SchemaNames } from "./names.js";
 import { settleIdleSql } from "./settle-idle.js";
@@ -213,6 +214,11 @@ const MIGRATIONS: Migration[] = [
     version: 19,
     name: "a success clears the error an earlier attempt left: complete_success, complete_and_lease*",
     sql: successClearsErrorSql,
+  },
+  {
+    version: 20,
+    name: "a task waiting for its retry names the worker whose attempt failed last: failed_worker_id, failed_attempt",
+    sql: failedWorkerSql,
   },
 ];
 

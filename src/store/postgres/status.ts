@@ -21,6 +21,8 @@ interface StatusRow {
   cancel_kind: "shutdown" | null;
   cancelled_running: boolean;
   worker_id: string | null;
+  failed_worker_id: string | null;
+  failed_attempt: number | null;
   tail: string[];
   tail_attempt: number | null;
   depends_on: string[];
@@ -36,7 +38,7 @@ interface StatusRow {
 }
 
 const COLUMNS = `t.run_id, t.key, t.state, t.priority, t.attempts, t.max_attempts, t.last_error, t.exit_code, t.signal,
-  t.timed_out, t.cancel_reason, t.cancelled_by, t.cancel_kind, t.cancelled_running, t.worker_id, t.tail, t.tail_attempt, t.submitted_at, t.started_at, t.finished_at`;
+  t.timed_out, t.cancel_reason, t.cancelled_by, t.cancel_kind, t.cancelled_running, t.worker_id, t.failed_worker_id, t.failed_attempt, t.tail, t.tail_attempt, t.submitted_at, t.started_at, t.finished_at`;
 
 function dependsOn(names: SchemaNames): string {
   return `ARRAY(SELECT d.depends_on_key FROM ${names.deps} d WHERE d.run_id = t.run_id AND d.task_key = t.key ORDER BY 1) AS depends_on`;
@@ -60,6 +62,9 @@ function toStatus(row: StatusRow): TaskStatusRow {
     ...(row.state === "cancelled" && row.cancel_kind === "shutdown" ? { cancelKind: "shutdown" as const } : {}),
     ...(row.state === "cancelled" && row.cancelled_running ? { cancelledRunning: true as const } : {}),
     workerId: row.worker_id,
+    // Its latest counted attempt failed, and the task waits for its retry (or was cancelled or stopped meanwhile; an
+    // attempt since was given back, not counted): the worker that ran it has its log (migration 20).
+    ...(row.state !== "succeeded" && row.attempts > 0 && row.failed_attempt === row.attempts && row.failed_worker_id !== null ? { failedWorkerId: row.failed_worker_id } : {}),
     tail: row.tail,
     // Lines of an earlier attempt, the latest having left none, say which attempt they are of. (A success stores its own lines, and no attempt.)
     ...(row.state !== "succeeded" && row.tail.length > 0 && row.tail_attempt !== null && row.tail_attempt < row.attempts ? { tailAttempt: row.tail_attempt } : {}),

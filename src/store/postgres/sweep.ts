@@ -3,6 +3,7 @@ import { cancelWaitingOfStoppedRun } from "./cancel.js";
 import { finalizeTask } from "./finalize.js";
 import { notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
+import { SET_FAILED_WORKER_SQL } from "./failed-worker.js";
 import { runningCancel } from "./shutdown-cancel.js";
 import { setTailSql } from "./tail-attempt.js";
 
@@ -87,7 +88,7 @@ export async function sweepExpiredLeases(
       await client.query(
         `UPDATE ${names.tasks}
             SET state = 'queued', not_before = lease_expires_at, queued_at = lease_expires_at, lease_token = NULL, lease_expires_at = NULL,
-                worker_id = NULL, last_error = $2, exit_code = NULL, signal = NULL, timed_out = false, ${setTailSql("$3::text[]")}
+                ${SET_FAILED_WORKER_SQL}, worker_id = NULL, last_error = $2, exit_code = NULL, signal = NULL, timed_out = false, ${setTailSql("$3::text[]")}
           WHERE id = $1`,
         [row.id, reason, tail],
       );

@@ -97,6 +97,11 @@ export interface TaskStatusRow {
   /** A cancelled task whose attempt was running when it was cancelled (asked to stop, or given back by a stopped run's worker). */
   cancelledRunning?: true;
   workerId: string | null;
+  /**
+   * Where the task's latest counted attempt failed and it was queued for its retry: the worker that ran that attempt,
+   * whose machine has its log (`workerId` is null once queued again, or the worker of an attempt given back since).
+   */
+  failedWorkerId?: string;
   tail: string[];
   /**
    * Set where `tail` is an earlier attempt's: the task's latest attempt left no lines (it printed
