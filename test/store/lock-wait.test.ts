@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PostgresStore } from "../../src/store/postgres/store.js";
+import { PostgresStore } from "../../src/store/postgres/store.js";
 import { DATABASE_URL, leaseAll, openTestStore, sql, task, workflow } from "./helpers.js";
 
 // A user's command that meets a row another session keeps locked (a transaction left open in psql) gives up
@@ -81,5 +81,30 @@ describe("a lock another session holds", () => {
     expect(await cancel).toMatchObject({ cancelled: ["f", "g"] });
     expect(performance.now() - started).toBeGreaterThan(7_000);
     expect((await store.runStatus("cancel-taskq-held")).tasks.map((row) => row.state)).toEqual(["cancelled", "cancelled"]);
+  });
+
+  it("a taskq session whose URL names it otherwise (application_name, as PGAPPNAME would) is still taskq's: its lock is waited out, not STORE_LOCKED after 5 s", { timeout: 60_000 }, async () => {
+    await store.submitRun(workflow([task("f"), task("g", { dependsOn: ["f"] })]), { runId: "cancel-named-held" });
+    // A worker's store on a URL that names its sessions `ci-deploy`: they are named as taskq names them all the same.
+    const worker = await PostgresStore.open({ connectionString: `${DATABASE_URL}?application_name=ci-deploy`, schema: store.schema, applicationName: "taskq worker vm-2-def" });
+    const holder = await worker.pool.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`SELECT 1 FROM "${store.schema}".tasks WHERE run_id = 'cancel-named-held' AND key = 'f' FOR UPDATE`);
+      const started = performance.now();
+      const cancel = store.cancelRun("cancel-named-held").catch((caught: unknown) => caught);
+      // Held past the 8 tries (about 5 s), as a worker's cascade over 10k dependents holds its task's row.
+      await new Promise((resolve) => setTimeout(resolve, 7_000));
+      await holder.query("ROLLBACK");
+      // Before, its name was the URL's: the cancel gave up as STORE_LOCKED, "application_name \"ci-deploy\"".
+      expect(await cancel).toMatchObject({ cancelled: ["f", "g"] });
+      expect(performance.now() - started).toBeGreaterThan(7_000);
+      const { pid } = (await holder.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!;
+      expect(await sql(store, "SELECT application_name AS name FROM pg_stat_activity WHERE pid = $1", [pid])).toEqual([{ name: "taskq worker vm-2-def" }]);
+    } finally {
+      await holder.query("ROLLBACK").catch(() => undefined);
+      holder.release();
+      await worker.close();
+    }
   });
 });

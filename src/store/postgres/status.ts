@@ -154,8 +154,8 @@ export interface LeaseRunOut {
  * database (its record of how the attempt ended, or a renewal, held up by a lock or a slow database), and may yet record
  * the attempt; a sweep skips the row it locks. What status and cancel say of such a task.
  * Its sessions are known by their names: `taskq worker <id>`, or `taskq run <run id>` for a run's own worker. A session
- * another role's, whose state this role may not see (no pg_read_all_stats), or named otherwise (the URL's
- * application_name), is not found; nor is one whose statement began after the lease ran out: the lease is then worded as run out.
+ * another role's, whose state this role may not see (no pg_read_all_stats), or of an earlier taskq, which let the URL's
+ * application_name name it, is not found; nor is one whose statement began after the lease ran out: the lease is then worded as run out.
  */
 async function workersWaiting(pool: pg.Pool, tasks: readonly LeaseRunOut[]): Promise<(number | undefined)[]> {
   const none = tasks.map(() => undefined);

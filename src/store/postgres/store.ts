@@ -35,12 +35,22 @@ const ignoreError = (): void => undefined;
  * the server never heard of it) would otherwise hold the rows it locked until the server's TCP keepalive
  * noticed, two hours by default, and its tasks could be neither swept nor cancelled. The store's transactions
  * send each statement as soon as the reply to the one before is read, so no live one is idle that long.
+ *
+ * And its `application_name`, `name` (see PostgresStoreOptions.applicationName), over any the URL or PGAPPNAME
+ * gives: taskq tells its own sessions by it (a lock one holds is waited out for 30 s, another's for 5 s; `status`
+ * finds a worker still waiting on the database), which a name of the user's, the same for every command, hid.
+ * Set here, as the startup parameter of the URL's would win over one of taskq's; in the same round trip.
  */
-function statementTimeoutHook(ms: number): { onConnect?: (client: pg.ClientBase) => Promise<void> } {
-  if (ms <= 0) return {};
+function sessionHook(ms: number, name: string | undefined): { onConnect?: (client: pg.ClientBase) => Promise<void> } {
+  const settings = [
+    ...(ms <= 0 ? [] : [`SET statement_timeout = ${ms}`, `SET idle_in_transaction_session_timeout = ${ms}`]),
+    ...(name === undefined ? [] : [`SET application_name = ${pg.escapeLiteral(applicationName(name))}`]),
+  ];
+  if (settings.length === 0) return {};
+  const text = settings.join("; ");
   return {
     onConnect: async (client) => {
-      await client.query(`SET statement_timeout = ${ms}; SET idle_in_transaction_session_timeout = ${ms}`);
+      await client.query(text);
     },
   };
 }
@@ -84,7 +94,7 @@ export interface PostgresStoreOptions {
   retryDroppedMs?: number;
   /**
    * For an owned pool: what `pg_stat_activity` names its connections (`taskq worker <id>`), cut to
-   * PostgreSQL's 63 bytes, unless the connection string's `application_name` or PGAPPNAME names them.
+   * PostgreSQL's 63 bytes, over any `application_name` the connection string or PGAPPNAME gives (see sessionHook).
    */
   applicationName?: string;
 }
@@ -142,11 +152,12 @@ export class PostgresStore {
         // pg itself ignores connect_timeout: without these, a server that never answers is waited for for ever.
         connectionTimeoutMillis: options.connectTimeoutMs ?? connectTimeoutOf(options.connectionString ?? "") ?? DEFAULT_CONNECT_TIMEOUT_MS,
         query_timeout: queryTimeoutMs,
-        // As libpq's fallback_application_name: the user's application_name (URL, PGAPPNAME) wins. A startup parameter, which a PgBouncer takes.
+        // Its name from the start (a startup parameter, which a PgBouncer takes), where the URL and PGAPPNAME give none; set again by sessionHook.
         ...(options.applicationName === undefined ? {} : { fallback_application_name: applicationName(options.applicationName) }),
         // The server stops a statement the store has given up on (see SERVER_TIMEOUT_MARGIN_MS): set on each new
         // session before the pool hands it out, by SET rather than a startup parameter, which a PgBouncer refuses.
-        ...statementTimeoutHook(serverTimeoutMs(queryTimeoutMs)),
+        // And taskq's name for its sessions, whatever the URL or PGAPPNAME says (see sessionHook).
+        ...sessionHook(serverTimeoutMs(queryTimeoutMs), options.applicationName),
       });
     this.pool = options.pool ?? ownPool(options.poolSize ?? 10);
     // Opens its connections only once a lease is renewed: the commands that run no tasks never do.
