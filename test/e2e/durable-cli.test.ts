@@ -558,6 +558,36 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
+  it("a redriven task whose first attempt fails for good on another worker: status names that worker as where its log is, not the one of a retried attempt before the redrive", async () => {
+    // Before the redrive, attempt 1 fails and is retried on the first worker; after it, attempt 1 fails for good (126: not retried) on the second.
+    const marker = path.join(ws.dir, `redriven-elsewhere-${randomBytes(3).toString("hex")}`);
+    const file = await workflowFile(
+      "redrive-elsewhere",
+      `tasks:
+  check:
+    run: 'if [ -f "$MARKER" ]; then echo "not executable here"; exit 126; fi; echo "marker missing"; exit 1'
+    env: { MARKER: "${marker}" }
+    retries: 1
+    backoff: { base: 10ms, max: 10ms }
+`,
+    );
+    const first = await startWorker(["-j", "1"]);
+    const runId = await submit(file);
+    expect(taskOf(await waitForRun(runId), "check")).toMatchObject({ state: "failed", attempts: 2, workerId: first.id });
+    expect((await stopWorker(first)).code).toBe(143);
+    await writeFile(marker, "");
+    expect((await taskq(["redrive", runId, "check"])).code).toBe(0);
+    const second = await startWorker(["-j", "1"]);
+    expect(taskOf(await waitForRun(runId), "check")).toMatchObject({ state: "failed", attempts: 1, exitCode: 126, workerId: second.id });
+    // Before, status said "(on <the first worker>)", which has no attempt of the redrive; dead-letters said the second.
+    const log = `log: <log-dir>/${runId}/check.log (on ${second.id})`;
+    expect((await taskq(["status", runId])).stdout).toContain(log);
+    expect((await taskq(["dead-letters", runId])).stdout).toContain(log);
+    const json = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { deadLetters: { logPath: string; workerId: string }[] };
+    expect(json.deadLetters).toMatchObject([{ logPath: `<log-dir>/${runId}/check.log (on ${second.id})`, workerId: second.id }]);
+    expect((await stopWorker(second)).code).toBe(143);
+  });
+
   // It said so twice: its own line, then the generic `taskq: cannot write to stdout (ENOSPC)`.
   it.skipIf(!existsSync("/dev/full"))("submit whose stdout cannot be written (a full disk) exits 1 and says on stderr, in one line, which run it submitted", async () => {
     const file = await workflowFile("lost-id", "tasks:\n  a: { run: echo a }\n");

@@ -34,11 +34,12 @@ export async function redriveTask(client: pg.ClientBase, names: SchemaNames, run
   }
   // started_at stays (the last attempt's): a task that ran is not one a resubmit may give its delay or runAt
   // again (see changedTask), and the same file submitted again (a CI step run again) moves nothing.
+  // Its attempts start again at 1: the worker of a failed attempt before the redrive names none of theirs (migration 20).
   await client.query(
     `UPDATE ${names.tasks}
         SET state = 'queued', attempts = 0, not_before = now(), queued_at = now(), finished_at = NULL,
             last_error = NULL, exit_code = NULL, signal = NULL, timed_out = false, tail = '{}', tail_attempt = NULL, worker_id = NULL,
-            cancel_requested = false
+            failed_worker_id = NULL, failed_attempt = NULL, cancel_requested = false
       WHERE id = $1`,
     [task.id],
   );
