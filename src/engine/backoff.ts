@@ -15,8 +15,8 @@ export interface ExponentialBackoffOptions {
 
 /** base * 2^(attempt - 1), capped at max. Pure: no jitter, no clock. */
 export function exponentialDelay(attempt: number, baseMs: number, maxMs: number): number {
-  // 2 ** 1100 is Infinity, so the cap also covers overflow.
-  return Math.min(baseMs * 2 ** Math.max(0, attempt - 1), maxMs);
+  // 2 ** 1100 is Infinity, so the cap also covers overflow; a base of 0 stays 0 (0 * Infinity is NaN: `maxMs: 0` alone, whose base is 0, failed its task at retry 1025).
+  return baseMs === 0 ? 0 : Math.min(baseMs * 2 ** Math.max(0, attempt - 1), maxMs);
 }
 
 /**

@@ -13,6 +13,13 @@ describe("exponentialDelay", () => {
   it("stays at the cap for huge attempts (no overflow)", () => {
     expect(exponentialDelay(5_000, 100, 2_000)).toBe(2_000);
   });
+
+  it("stays 0 for a base of 0 at any attempt, past 2 ** 1024 too", () => {
+    expect(exponentialDelay(5_000, 0, 2_000)).toBe(0);
+    // `maxMs: 0` alone lowers the base to 0: every retry at once, the 1025th too (NaN failed the task there, with a warning).
+    const backoff = exponentialBackoff({ maxMs: 0 });
+    expect([1, 1_024, 1_025, 5_000].map((attempt) => backoff(attempt))).toEqual([0, 0, 0, 0]);
+  });
 });
 
 describe("exponentialBackoff (full jitter)", () => {
