@@ -184,6 +184,19 @@ describe("PlainRenderer", () => {
     expect(out.bytes()).toEqual(Buffer.from("build.js | caf\xe9\r\nbuild.js | ok\n", "latin1"));
     expect(new PlainRenderer(sink().stream, colors, true).asWritten).toBe(false);
   });
+
+  it("on a terminal, puts a tab after wide characters, emoji and accents at the column it puts one after ASCII", async () => {
+    // "名前" and "✅" take two columns each: a column per code point put "東京" 2 columns past "city", "ok" 1 past it.
+    const colors = await createColors({ color: false, isTTY: false });
+    const out = sink();
+    const renderer = new PlainRenderer(out.stream, colors, true);
+    const lines = ["name\tcity", "名前\t東京", "✅\tok", "👍🏽\tx", "🇺🇸\tx", "e\u0301\tx", "ﾃｽﾄ\tx"];
+    renderer.lines("t", "stdout", ...block(lines));
+    await settle();
+    expect(out.bytes().toString()).toBe(
+      ["t | name    city", "t | 名前    東京", "t | ✅      ok", "t | 👍🏽      x", "t | 🇺🇸      x", "t | e\u0301       x", "t | ﾃｽﾄ     x", ""].join("\n"),
+    );
+  });
 });
 
 describe("whenStreamDrained", () => {

@@ -119,7 +119,7 @@ describe("task output above the board", () => {
     // Colour codes take no column; what a carriage return rewrote, none either.
     expect(terminalSafe("\x1b[31mred\x1b[0m\tx")).toBe("\x1b[31mred\x1b[0m     x\x1b[0m");
     expect(terminalSafe("old text\rab\tx")).toBe("ab      x");
-    // Wide characters: two columns each where the board measures them (string-width), a column per code point by default.
+    // Wide characters: two columns each where the board measures them (string-width), by default nearly as it does (see codePoints).
     expect(terminalSafe("日本\tx", textWidth)).toBe("日本    x");
     expect(terminalSafe("héllo\tx")).toBe("héllo   x");
     expect(terminalSafe("🎉\tx", textWidth)).toBe("🎉      x");

@@ -101,7 +101,7 @@ const ASCII = /^[\x00-\x7f]*$/;
  * reverse or move the rest of the line); and colours reset at its end, so one task's red does
  * not run into the next lines and the summary. A line without a control character (most) costs
  * one regular-expression test. `columns` measures text that is not ASCII for the tab stops
- * (string-width's count on the board; by default a column per code point, which keeps
+ * (string-width's count on the board; by default codePoints, close to it, which keeps
  * string-width and its segmenter off the start-up of a run that prints plain lines).
  */
 export function terminalSafe(text: string, columns: (text: string) => number = codePoints): string {
@@ -179,14 +179,57 @@ function widthOf(text: string, columns: (text: string) => number): number {
   return ASCII.test(shown) ? shown.length : columns(shown);
 }
 
-/** A column per code point: right for most scripts, one short for each wide character (CJK, emoji). */
+/**
+ * The columns of `text` without string-width (see terminalSafe): a column per code point, two for an East Asian
+ * wide one (CJK, kana, hangul, fullwidth forms) or an emoji shown as one (✅, 😀), none for a mark that joins the
+ * one before (an accent, a variation selector, a zero-width joiner, a skin tone). A column each for those too put a tab after
+ * "名前" or "✅" 2 or 1 columns past one after "name", in the plain lines and a summary's last lines.
+ */
 function codePoints(text: string): number {
-  let count = text.length;
+  let count = 0;
   for (let index = 0; index < text.length; index++) {
-    const unit = text.charCodeAt(index);
-    if (unit >= 0xd800 && unit < 0xdc00) count--; // a pair's lead: one code point with the unit after it
+    let point = text.charCodeAt(index);
+    if (point >= 0xd800 && point < 0xdc00 && index + 1 < text.length) {
+      const low = text.charCodeAt(index + 1);
+      if (low >= 0xdc00 && low < 0xe000) {
+        point = (point - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000;
+        index++;
+      }
+    }
+    count += point < 0x300 ? 1 : pointColumns(point);
   }
   return count;
+}
+
+/** A mark that joins the one before: combining (U+0300 to U+036F and other scripts' \p{M}), zero-width, a variation selector. */
+const JOINING = /^[\p{M}\u200b-\u200f\u2060\ufeff]$/u;
+/** An emoji shown as one, two columns wide. */
+const EMOJI = /^\p{Emoji_Presentation}$/u;
+
+/** The columns of one code point from U+0300 on (see codePoints). */
+function pointColumns(point: number): number {
+  if (
+    (point >= 0x1100 && point <= 0x115f) ||
+    (point >= 0x2e80 && point <= 0x303e) ||
+    (point >= 0x3041 && point <= 0x33ff) ||
+    (point >= 0x3400 && point <= 0x4dbf) ||
+    (point >= 0x4e00 && point <= 0x9fff) ||
+    (point >= 0xa000 && point <= 0xa4cf) ||
+    (point >= 0xac00 && point <= 0xd7a3) ||
+    (point >= 0xf900 && point <= 0xfaff) ||
+    (point >= 0xfe30 && point <= 0xfe4f) ||
+    (point >= 0xff00 && point <= 0xff60) ||
+    (point >= 0xffe0 && point <= 0xffe6) ||
+    (point >= 0x20000 && point <= 0x3fffd)
+  ) {
+    return 2;
+  }
+  // A skin tone joins the emoji before it; a flag is two regional indicators, a column each.
+  if (point >= 0x1f3fb && point <= 0x1f3ff) return 0;
+  if (point >= 0x1f1e6 && point <= 0x1f1ff) return 1;
+  const character = String.fromCodePoint(point);
+  if (JOINING.test(character)) return 0;
+  return point >= 0x231a && EMOJI.test(character) ? 2 : 1;
 }
 
 /** Where the last carriage return followed by more of the line is (-1: none), the last state of a line it rewrote starting after it. */
