@@ -125,7 +125,7 @@ describe("task output above the board", () => {
     expect(terminalSafe("🎉\tx", textWidth)).toBe("🎉      x");
   });
 
-  it("works backspaces out, each taking back the character before it, as a spinner's \"|\\b/\\b\" means, never one of the prefix", () => {
+  it("works backspaces out as a terminal does, each moving back a column over which the next character is written, as a spinner's \"|\\b/\\b\" means, never into the prefix", () => {
     expect(terminalSafe("spin |\b/\b-\b\\\bdone")).toBe("spin done");
     expect(terminalSafe("50%\b\b\b75%")).toBe("75%");
     // Overstrike (man pages): bold and underlined letters show as the letters.
@@ -134,10 +134,29 @@ describe("task output above the board", () => {
     expect(terminalSafe("ok\b\b\b\b\b\bXX")).toBe("XX");
     // A colour code is not a character: kept, the character before it taken.
     expect(terminalSafe("a\x1b[32m|\x1b[0m\b/")).toBe("a\x1b[32m\x1b[0m/\x1b[0m");
-    // A whole character, not half of a surrogate pair; a tab's spaces one at a time, and stops counted after the erase.
-    expect(terminalSafe("x🎉\by")).toBe("xy");
+    // A whole character, not half of a surrogate pair: a wide one, whose second column "y" overwrites, shows as a space, as on
+    // a terminal; a tab's spaces one at a time, and stops counted after the erase.
+    expect(terminalSafe("x🎉\by")).toBe("x y");
+    expect(terminalSafe("日本\b\b\bX", textWidth)).toBe(" X本");
     expect(terminalSafe("ab\bc\td")).toBe("ac      d");
     expect(terminalSafe("a\t\bb")).toBe("a      b");
+  });
+
+  it("shows what a line written over with backspaces ends as: a backspace erases nothing, and what it moved back over stays where nothing overwrites it", () => {
+    // A count that backs up to its start after each update (printf '%3d%%\b\b\b\b'), then a newline: its last value. Taking a
+    // character back for each backspace left an empty line.
+    expect(terminalSafe(`${Array.from({ length: 100 }, (_, i) => `${String(i + 1).padStart(3)}%\b\b\b\b`).join("")}`)).toBe("100%");
+    expect(terminalSafe("done\b")).toBe("done");
+    expect(terminalSafe("42%\b\b\b\r")).toBe("42%");
+    // Shorter text over longer: the rest of the longer stays, as on the terminal.
+    expect(terminalSafe("100%\b\b\b\b5%")).toBe("5%0%");
+    // Colours written over and over at one column do not pile up: a long line of them takes no longer than its length says.
+    const spinner = "\x1b[36m|\b".repeat(50_000);
+    const started = performance.now();
+    const shown = terminalSafe(`${spinner}ok`);
+    expect(shown.endsWith("\x1b[36mok\x1b[0m")).toBe(true);
+    expect(shown.replaceAll("\x1b[36m", "")).toBe("ok\x1b[0m");
+    expect(performance.now() - started).toBeLessThan(2_000);
   });
 
   it("drops the bidirectional embeddings, overrides and isolates, which reverse or move the rest of the line where a terminal orders text both ways", () => {

@@ -93,8 +93,8 @@ const ASCII = /^[\x00-\x7f]*$/;
  * A task's line as it goes above the board, so that it stays on its own line behind its
  * prefix and changes nothing else on the terminal: of a line that a carriage return rewrote
  * (a progress bar), what a terminal would end up showing, the text after the last one; of one
- * that backspaces rewrote (a spinner's "|\b/\b-\b"), each backspace taking the character before
- * it back, never one of the prefix; tabs as the spaces to the next stop of 8 columns counted from
+ * that backspaces rewrote (a spinner's "|\b/\b-\b"), what the terminal would show too, each backspace
+ * moving back a column that the next character overwrites, never into the prefix; tabs as the spaces to the next stop of 8 columns counted from
  * the line's start, as the task laid its columns out (the terminal counts them from the prefix's,
  * and "a\t1" and "abcde\t2" behind "ab | " came out 8 columns apart); no other control
  * character, no escape sequence but colours, no bidirectional override or isolate (they would
@@ -115,43 +115,98 @@ export function terminalSafe(text: string, columns: (text: string) => number = c
   return HAS_ESCAPE.test(line) ? `${line}\x1b[0m` : line;
 }
 
-/** `line` (no control character left but tabs and backspaces, no escape sequence but colours) with its tabs and backspaces worked out (see terminalSafe). */
+/**
+ * `line` (no control character left but tabs and backspaces, no escape sequence but colours) with its tabs and
+ * backspaces worked out as a terminal does (see terminalSafe): a backspace moves back a column, erasing nothing, and
+ * what is written next overwrites what was there. A count that ends each update with backspaces back to its start
+ * ("42%\b\b\b43%\b\b\b", then a newline) shows its last value, where taking a character back for each left nothing.
+ */
 function applyMoves(line: string, columns: (text: string) => number): string {
   if (!line.includes("\b")) return expandTabs(line, columns);
-  // Character by character: a backspace takes back the last character still shown (not a colour code), none past the line's start.
-  const kept: string[] = [];
-  /** Where in `kept` each character still shown is, the last one last: a backspace's is found at once, however many colour codes follow it. */
-  const shown: number[] = [];
-  let column = 0;
+  /** A column each: its character, after the colour codes written before it; "" for the second column of a wide one. */
+  const cells: string[] = [];
+  /** Colour codes not yet followed by a character. */
+  let codes = "";
+  let cursor = 0;
+  /** The columns of each character outside ASCII, measured once: most lines repeat a few (a spinner's, a script's). */
+  const widths = new Map<string, number>();
+  /** Column `at` made a space, keeping its colour codes (the other half of a wide character that something overwrote). */
+  const blank = (at: number): void => {
+    cells[at] = `${codesOf(cells[at] as string)} `;
+  };
   for (let index = 0; index < line.length; ) {
     const unit = line.charCodeAt(index);
     if (unit === 0x08) {
-      const at = shown.pop();
-      if (at !== undefined) {
-        column -= widthOf(kept[at] as string, columns);
-        kept[at] = "";
-      }
+      if (cursor > 0) cursor--;
       index++;
     } else if (unit === 0x09) {
-      for (let space = 8 - (column % 8); space > 0; space--) shown.push(kept.push(" ") - 1);
-      column += 8 - (column % 8);
+      const stop = cursor + 8 - (cursor % 8);
+      while (cells.length < stop) cells.push(" ");
+      cursor = stop;
       index++;
     } else if (unit === 0x1b) {
       // Only colour codes are left (see CONTROLS).
       COLOUR_AT.lastIndex = index;
       const code = COLOUR_AT.exec(line)?.[0] ?? "\x1b";
-      kept.push(code);
+      codes += code;
       index += code.length;
     } else {
       const size = unit >= 0xd800 && unit < 0xdc00 && index + 1 < line.length ? 2 : 1;
-      const character = size === 1 ? line[index] as string : line.slice(index, index + 2);
-      shown.push(kept.push(character) - 1);
-      column += unit < 0x80 ? 1 : widthOf(character, columns);
+      const character = size === 1 ? (line[index] as string) : line.slice(index, index + 2);
       index += size;
+      let width = unit < 0x80 ? 1 : widths.get(character);
+      if (width === undefined) widths.set(character, (width = widthOf(character, columns)));
+      if (width === 0) {
+        // A mark that joins the character before the cursor (an accent): with it.
+        let at = cursor - 1;
+        if (at >= 0 && cells[at] === "") at--;
+        if (at < 0) {
+          codes += character;
+          continue;
+        }
+        cells[at] = `${cells[at] as string}${codes}${character}`;
+        codes = "";
+        continue;
+      }
+      // Half of a wide character overwritten: its other half shows as a space, as on a terminal.
+      if (cells[cursor] === "") blank(cursor - 1);
+      const end = cursor + width;
+      if (cells[end] === "") blank(end);
+      // The colour codes of what is overwritten stay: the colours after it are as they were.
+      let kept = cursor < cells.length ? codesOf(cells[cursor] as string) : "";
+      if (width === 2 && end - 1 < cells.length) kept += codesOf(cells[end - 1] as string);
+      cells[cursor] = `${lastColours(`${kept}${codes}`)}${character}`;
+      if (width === 2) cells[cursor + 1] = "";
+      codes = "";
+      cursor = end;
     }
   }
-  return kept.join("");
+  return `${cells.join("")}${codes}`;
 }
+
+/**
+ * `codes` (colour codes) from the last that resets every colour (ESC [ m, ESC [ 0 m) on, where they are many: a
+ * spinner in colour written over and over at one column ("\x1b[31m|\x1b[0m\b" 1000 times) piled them up there,
+ * each write copying the pile; with no reset, the last 16 of them.
+ */
+function lastColours(codes: string): string {
+  if (codes.length <= 64) return codes;
+  const reset = Math.max(codes.lastIndexOf("\x1b[0m"), codes.lastIndexOf("\x1b[m"));
+  if (reset > 0) codes = codes.slice(reset);
+  // None: the last 16, which set whatever the earlier ones did (a colour, bold) at most as often.
+  let from = codes.length;
+  for (let count = 0; count < 16 && from > 0; count++) from = codes.lastIndexOf("\x1b", from - 1);
+  return from <= 0 ? codes : codes.slice(from);
+}
+
+/** The colour codes at the start of a column (see applyMoves). */
+function codesOf(cell: string): string {
+  if (cell.charCodeAt(0) !== 0x1b) return "";
+  return COLOURS_AT_START.exec(cell)?.[0] ?? "";
+}
+
+// eslint-disable-next-line no-control-regex -- as above
+const COLOURS_AT_START = /^(?:\x1b\[[0-9;:]*m)*/;
 
 /** `line` (no control character but tabs, no escape sequence but colours) with each tab as the spaces to its stop: piece by piece, an ASCII line's measured by length. */
 function expandTabs(line: string, columns: (text: string) => number): string {
