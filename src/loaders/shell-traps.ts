@@ -239,8 +239,9 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       return undefined;
     }
     if (inCase?.part === "pattern" && (char === "|" || char === "(" || char === ")")) {
-      // `(a|b)`: the patterns end at the `)`, where the body's first command comes.
+      // `(a|b)`: the patterns end at the `)`, where the body's first command comes. After a `(`, `esac` is a pattern (`(esac)`), not the end.
       index++;
+      if (char === "(") inCase.first = false;
       if (char === ")") {
         inCase.part = "body";
         command = true;

@@ -414,6 +414,20 @@ describe("parseWorkflow on a valid file", () => {
     expect(notesOf("x=$(case a in a) npm\u00a0test;; esac)")).toEqual([]);
   });
 
+  it("gives no no-break-space note in a case's pattern after a (esac), which is a pattern, not the case's end", () => {
+    const notesOf = (run: string) => parseWorkflow(yaml("tasks:", "  a:", `    run: ${JSON.stringify(run)}`), "/work/wf/ci.yaml", { now: NOW }).notes;
+    const sh = (run: string) => {
+      const result = spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", cwd: tmpdir() });
+      return { status: result.status, notFound: /npm\u00a0test.{0,3}(: not found|: No such file or directory)/.test(result.stderr) };
+    };
+    const run = "case a in (esac) :;; npm\u00a0test) :;; esac";
+    expect(notesOf(run)).toEqual([]);
+    expect(sh(run)).toEqual({ status: 0, notFound: false });
+    // After it, a body's command is still noted.
+    expect(notesOf("case a in (esac) :;; *) npm\u00a0test;; esac")).toHaveLength(1);
+    expect(sh("case a in (esac) :;; *) npm\u00a0test;; esac")).toEqual({ status: 127, notFound: true });
+  });
+
   it("gives no no-break-space note after a then, do, else or elif that follows a ( ), { }, fi or done with no if or loop open for it: sh refuses the whole run (a syntax error, exit 2), and finds no command missing", () => {
     const notesOf = (run: string) => parseWorkflow(yaml("tasks:", "  a:", `    run: ${JSON.stringify(run)}`), "/work/wf/ci.yaml", { now: NOW }).notes;
     const refused = [
