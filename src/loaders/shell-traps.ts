@@ -185,7 +185,8 @@ export function commandNameNoBreakSpace(run: string): number | undefined {
  * A command that runs the command its operands name (`env npm test`, `nohup make`): the next word
  * is a command's name, after the options taken here (`env -u NAME`, `command -p`) and, for env,
  * assignments. Any other option (`command -v`, which runs nothing), and sudo (which exits 1, not
- * 127, on a command not found), are not followed: the reading gives up on that command.
+ * 127, on a command not found), are not followed: the reading gives up on that command; nor is an
+ * exec or command that env, nohup, time or exec runs (a program by that name, not sh's own).
  */
 const WRAPPERS = new Map<string, { flags: Set<string>; withArgument: Set<string>; assignments: boolean }>([
   ["env", { flags: new Set(["-i", "-", "--ignore-environment", "--"]), withArgument: new Set(["-u"]), assignments: true }],
@@ -207,6 +208,8 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
   /** The command that runs the next word (see WRAPPERS), while its options are read; whether the word after one of them is its argument. */
   let wrapper: { flags: Set<string>; withArgument: Set<string>; assignments: boolean } | undefined;
   let argument = false;
+  /** A wrapper other than `command` came first in this command: what it runs is a program found by its name, where sh's own `exec` and `command` are none. */
+  let byName = false;
   /** The `case` commands open, innermost last: each reading its word, its `in`, a pattern (up to its `)`: `first`, where `esac` may end it) or a body's commands. */
   const cases: { part: "word" | "in" | "pattern" | "body"; first: boolean }[] = [];
   let command = true;
@@ -254,6 +257,7 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       command = true;
       prefixed = false;
       wrapper = undefined;
+      byName = false;
       for (const { word, tabs } of heredocs.splice(0)) {
         // The body's lines, up to the one that is the delimiter.
         for (;;) {
@@ -281,10 +285,12 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       command = true;
       prefixed = false;
       wrapper = undefined;
+      byName = false;
     } else if (char === ")") {
       index++;
       command = false;
       wrapper = undefined;
+      byName = false;
       afterCompound = subshells > 0;
       if (subshells > 0) subshells--;
     } else if (char === "<" || char === ">") {
@@ -373,12 +379,22 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       if (reserved) countReserved(open, raw);
       if (reserved && RESERVED_BEFORE_COMMAND.has(raw)) {
         // `time -p make` (dash's time is a command): its options passed over too.
-        if (raw === "time") wrapper = WRAPPERS.get(raw);
+        if (raw === "time") {
+          wrapper = WRAPPERS.get(raw);
+          byName = true;
+        }
         continue;
       }
       if (word.noBreak === undefined && WRAPPERS.has(raw)) {
+        // `env exec make`, `nohup command make`: a program named exec or command, not found (127 for that name): unsure from here.
+        if (byName && (raw === "exec" || raw === "command")) {
+          command = false;
+          wrapper = undefined;
+          continue;
+        }
         // `env npm test`: the command env runs is a command's name too, where a reserved word is none (env then runs `then`).
         wrapper = WRAPPERS.get(raw);
+        byName ||= raw !== "command";
         prefixed = true;
         continue;
       }

@@ -428,6 +428,21 @@ describe("parseWorkflow on a valid file", () => {
     expect(sh("case a in (esac) :;; *) npm\u00a0test;; esac")).toEqual({ status: 127, notFound: true });
   });
 
+  it("gives no no-break-space note after env, nohup or exec then exec or command: they run a program by that name, not found (127 for it, not for the name after it)", () => {
+    const notesOf = (run: string) => parseWorkflow(yaml("tasks:", "  a:", `    run: ${JSON.stringify(run)}`), "/work/wf/ci.yaml", { now: NOW }).notes;
+    const sh = (run: string) => {
+      const result = spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", cwd: tmpdir() });
+      return { status: result.status, notFound: /npm\u00a0test.{0,3}(: not found|: No such file or directory)/.test(result.stderr) };
+    };
+    for (const run of ["env exec npm\u00a0test", "env -- command npm\u00a0test", "nohup exec npm\u00a0test", "exec command npm\u00a0test"]) {
+      expect(notesOf(run), run).toEqual([]);
+      expect(sh(run), run).toEqual({ status: 127, notFound: false });
+    }
+    // command runs sh's own exec: still noted, as sh fails with 127 on that name.
+    expect(notesOf("command exec npm\u00a0test")).toHaveLength(1);
+    expect(sh("command exec npm\u00a0test")).toEqual({ status: 127, notFound: true });
+  });
+
   it("gives no no-break-space note after a then, do, else or elif that follows a ( ), { }, fi or done with no if or loop open for it: sh refuses the whole run (a syntax error, exit 2), and finds no command missing", () => {
     const notesOf = (run: string) => parseWorkflow(yaml("tasks:", "  a:", `    run: ${JSON.stringify(run)}`), "/work/wf/ci.yaml", { now: NOW }).notes;
     const refused = [
