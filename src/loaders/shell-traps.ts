@@ -172,7 +172,7 @@ const MAX_SHELL_NESTING = 32;
  * `$(...)` of any word, unquoted or in "...", and in a `case`'s bodies (not its word or patterns).
  * Read once from left to right: quotes, `${...}`,
  * backquotes, comments and here-documents are passed over. Undefined where there is none, or
- * where this reading is unsure (a quote, here-document or `case` never closed, a `case` beside a
+ * where this reading is unsure (a quote, here-document or `case` never closed, a here-document in a `$(...)`, a `case` beside a
  * `$(` or backquote, which would end at a pattern's `)`, a reserved word
  * glued to the next one, or a `then`, `do`, `else` or `elif` after a `)`, `}`, `fi` or `done` with no
  * `if` or loop open for it (`(cd x) then make`): a syntax error, not 127; a function's name).
@@ -302,7 +302,8 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       while (run[index] === " " || run[index] === "\t") index++;
       const target = readWord(run, index, depth);
       if (target === undefined) return undefined;
-      found ??= target.substituted;
+      // A here-document's delimiter is not expanded (`<<$(x)` runs nothing).
+      if (heredoc === null) found ??= target.substituted;
       if (heredoc !== null) heredocs.push({ word: target.text.replace(/["'\\]/g, ""), tabs: heredoc[1] === "-" });
       index = target.end;
     } else {
@@ -515,6 +516,9 @@ function skipQuoted(run: string, index: number, depth: number, inDouble: boolean
     } else if (opener === "(" && (inner === "(" || inner === ")")) {
       parens += inner === "(" ? 1 : -1;
       at++;
+    } else if (opener === "(" && inner === "<" && run[at + 1] === "<" && run[index + 2] !== "(") {
+      // A here-document in a `$(...)` (not `$((`, arithmetic): its lines are text, where a `)` would end the substitution as this reads it (`x=$(cat <<EOF` then `1) step`).
+      return -1;
     } else if (opener === "(" && inner === "#" && /[\s;&|(]/.test(run[at - 1]!)) {
       const end = run.indexOf("\n", at);
       if (end === -1) return -1;

@@ -443,6 +443,21 @@ describe("parseWorkflow on a valid file", () => {
     expect(sh("command exec npm\u00a0test")).toEqual({ status: 127, notFound: true });
   });
 
+  it("gives no no-break-space note in a here-document's lines inside a $(...), a `)` in them too, nor in a here-document's delimiter, which is not expanded", () => {
+    const notesOf = (run: string) => parseWorkflow(yaml("tasks:", "  a:", `    run: ${JSON.stringify(run)}`), "/work/wf/ci.yaml", { now: NOW }).notes;
+    const sh = (run: string) => {
+      const result = spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", cwd: tmpdir() });
+      return { status: result.status, notFound: /npm\u00a0test.{0,3}(: not found|: No such file or directory)/.test(result.stderr) };
+    };
+    const inside = "x=$(cat <<EOF\n1) npm\u00a0test\nEOF\n)";
+    expect(notesOf(inside)).toEqual([]);
+    expect(sh(inside)).toEqual({ status: 0, notFound: false });
+    // sh refuses `<<$(`: a syntax error (exit 2), running nothing.
+    const delimiter = "cat <<$(npm\u00a0test)\nx\n$(npm\u00a0test)";
+    expect(notesOf(delimiter)).toEqual([]);
+    expect(sh(delimiter)).toEqual({ status: 2, notFound: false });
+  });
+
   it("gives no no-break-space note after a then, do, else or elif that follows a ( ), { }, fi or done with no if or loop open for it: sh refuses the whole run (a syntax error, exit 2), and finds no command missing", () => {
     const notesOf = (run: string) => parseWorkflow(yaml("tasks:", "  a:", `    run: ${JSON.stringify(run)}`), "/work/wf/ci.yaml", { now: NOW }).notes;
     const refused = [
