@@ -74,7 +74,7 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
     if (Array.isArray(problems)) {
       // An invalid workflow: one file:line:col line per problem (the first MAX_PRINTED_PROBLEMS), then the verdict.
       const { printedProblems, problemCount } = await import("./problem-count.js");
-      process.stderr.write(`${escapeControlsInLines(printedProblems(error.message))}\n${problemCount(problems)}; nothing was run\n`);
+      process.stderr.write(`${escapeControlsInLines(printedProblems(error.message, problems))}\n${problemCount(problems)}; nothing was run\n`);
       return exitCode;
     }
     process.stderr.write(`taskq: ${escapeControlsInLines(error.message)}\n`);

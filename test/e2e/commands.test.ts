@@ -756,6 +756,18 @@ describe("taskq commands", () => {
     expect((await runCli(["validate", ws.file], { cwd: ws.dir })).stderr).toBe(`${shown}\n50 problems; nothing was run\n`);
   });
 
+  // A problem past the 50th that quoted a key like the line saying YAML errors were cut short was not counted in "N more".
+  it("counts every problem past the first 50 in '... and N more', one whose message quotes a value like '... and up to 3 more YAML errors' too", async () => {
+    const tasks = Array.from({ length: 55 }, (_, index) => `  t${index}: { run: x, retries: -1 }`);
+    const ws = await workspace(["tasks:", ...tasks, '"x: ... and up to 3 more YAML errors": 1', ""].join("\n"));
+    for (const files of [[ws.file], [ws.file, ws.file]]) {
+      const result = await runCli(["validate", ...files], { cwd: ws.dir });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain("\n... and 6 more problems (--output json lists every one)\n");
+      expect(result.stderr).toContain(files.length === 1 ? "\n56 problems; nothing was run\n" : `\n${ws.file}: 56 problems\n`);
+    }
+  });
+
   // validate took one file: `taskq validate workflows/*.yaml` in a CI was refused, told to loop in the shell.
   it("validate takes several files: each gets its verdict, ok or its problems at file:line:col, and it exits 2 if any has problems; --output json gives a record per file", async () => {
     const ws = await workspace("tasks:\n  a: { run: x }\n  b: { run: y, dependsOn: a }\n");

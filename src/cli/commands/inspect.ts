@@ -74,7 +74,7 @@ function reportInvalid(file: string, error: TaskqError, json: boolean): void {
     process.stdout.write(`${toJson({ ts: new Date().toISOString(), ...record })}\n`);
   }
   // As main.ts says one file's: the names the message gives of files and folders written out.
-  if (Array.isArray(problems)) process.stderr.write(`${escapeControlsInLines(printedProblems(error.message))}\n${name}: ${problemCount(problems)}\n`);
+  if (Array.isArray(problems)) process.stderr.write(`${escapeControlsInLines(printedProblems(error.message, problems))}\n${name}: ${problemCount(problems)}\n`);
   else process.stderr.write(`taskq: ${name}: ${escapeControlsInLines(error.message)}\n`);
 }
 
