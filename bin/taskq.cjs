@@ -1,5 +1,5 @@
 #!/bin/sh
-":" //; [ "${MALLOC_TRIM_THRESHOLD_+set}" ] || export MALLOC_TRIM_THRESHOLD_=131072 TASKQ_MALLOC_TRIM=1; true 2>&- 3>&1 || export TASKQ_STDOUT_CLOSED=1; exec node --v8-pool-size=1 "$0" "$@"
+":" //; [ "${MALLOC_TRIM_THRESHOLD_+set}" ] || export MALLOC_TRIM_THRESHOLD_=131072 TASKQ_MALLOC_TRIM=1; true 2>&- 3>&1 || export TASKQ_STDOUT_CLOSED=$$; exec node --v8-pool-size=1 "$0" "$@"
 // The line above is for sh (this file is both a shell script and JavaScript): run as an
 // executable (`taskq`, npm's bin link), sh execs node on this same file with V8's worker
 // pool cut to one thread, which node cannot be told once it runs. Node spawns each task
@@ -47,7 +47,9 @@ if (process.env.TASKQ_MALLOC_TRIM === "1") {
 // (src/cli/stdout-lost.ts). The tasks do not get the variable.
 const STDOUT_CLOSED = Symbol.for("taskq.stdoutClosed");
 if (process.env.TASKQ_STDOUT_CLOSED !== undefined) {
-  if (process.env.TASKQ_STDOUT_CLOSED === "1") globalThis[STDOUT_CLOSED] = true;
+  // Its value is the pid sh had, which node keeps (exec): one already in the environment (a task's
+  // own taskq, a user's export) names another process, and says nothing of this one's stdout.
+  if (process.env.TASKQ_STDOUT_CLOSED === String(process.pid)) globalThis[STDOUT_CLOSED] = true;
   delete process.env.TASKQ_STDOUT_CLOSED;
 }
 

@@ -76,6 +76,16 @@ describe("taskq commands", () => {
       if (running) expect(await readFile(path.join(ws.dir, "mark.txt"), "utf8")).toBe("unset\n");
       expect({ args, ...(await launch(args, ">/dev/null")) }).toEqual({ args, code: 0, stderr: "" });
     }
+    // The mark already in the environment (a user's export, a task's own taskq) says nothing of this stdout: no false word of it.
+    const marked = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(BIN, ["list", ws.file], { cwd: ws.dir, env: { ...process.env, CI: "true", NO_COLOR: "1", TASKQ_STDOUT_CLOSED: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+      child.on("close", (code) => resolve({ code, stdout, stderr }));
+    });
+    expect([marked.code, marked.stderr, marked.stdout.includes("a")]).toEqual([0, "", true]);
     // An error alone, on stderr, lost nothing: no word of stdout.
     expect(await launch(["validate", "missing.yaml"], ">&-")).toEqual({ code: 2, stderr: "missing.yaml:1:1: cannot read file: no such file (ENOENT)\n1 problem; nothing was run\n" });
   });
