@@ -473,7 +473,8 @@ tasks:
     expect(shown).toContain(`${onTerminal}/noisy | acleared\n`);
     expect(shown).toContain(`${onTerminal}/noisy | b\n`);
     expect(shown).toContain(`${onTerminal}/noisy | \x1b[31mred\x1b[0m\n`);
-    expect(shown).toContain(`${onTerminal}/noisy | 12345X\n`);
+    // Backspaces as a terminal works them out, none past the line's start into the prefix: X over the 1.
+    expect(shown).toContain(`${onTerminal}/noisy | X2345\n`);
     expect(shown).toContain(`${onTerminal}/noisy | step 2\n`);
     expect(shown).toContain(`${onTerminal}/noisy | crlf\n`);
     for (const control of ["\x1b[2J", "\x1b]0;", "\x07", "\x08"]) expect(shown).not.toContain(control);

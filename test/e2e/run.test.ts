@@ -386,7 +386,8 @@ tasks:
     expect(shown).toContain("noisy | acleared\n");
     expect(shown).toContain("noisy | b\n");
     expect(shown).toContain("noisy | \x1b[31mred\x1b[0m\n");
-    expect(shown).toContain("noisy | 12345X\n");
+    // Backspaces as a terminal works them out, none past the line's start into the prefix: X over the 1.
+    expect(shown).toContain("noisy | X2345\n");
     expect(shown).toContain("noisy | step 2\n");
     expect(shown).toContain("noisy | crlf\n");
     for (const control of ["\x1b[2J", "\x1b]0;", "\x07", "\x08"]) expect(shown).not.toContain(control);
