@@ -926,10 +926,14 @@ tasks:
     const holder = new pg.Client({ connectionString: DATABASE_URL, application_name: "row-holder" });
     await holder.connect();
     const worker = await startWorker(["-j", "9", "--lease", "3s"]);
+    let sweeper: Awaited<ReturnType<typeof startWorker>> | undefined;
     try {
       await holder.query("BEGIN");
       await holder.query(`SELECT 1 FROM "${SCHEMA}".tasks WHERE run_id = $1 AND key LIKE 'd%' FOR UPDATE`, [runId]);
       expect(await eventually(() => worker.stdout().includes(`${runId}/r | started`), 15_000)).toBe(true);
+      // Another worker of the fleet, with nothing to run, sweeps every 1.5 s: the lease of the end waiting for a
+      // connection is renewed all the while (its record not yet sent holds no row), or that sweep takes the task.
+      sweeper = await startWorker(["-j", "1", "--lease", "3s"]);
       const waiting = async () =>
         // (Not in the holder's transaction, which would see pg_stat_activity as it was at its first look.)
         (await store.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", [`taskq worker ${worker.id}`])).rows[0]!.n;
@@ -950,7 +954,9 @@ tasks:
     expect(await eventually(async () => ((latest = await store.runStatus(runId)), fails.every((n) => taskOf(latest, `f${n}`).state === "failed")), 15_000)).toBe(true);
     expect(fails.map((n) => [taskOf(latest, `f${n}`).attempts, taskOf(latest, `d${n}`).state])).toEqual(fails.map(() => [1, "cancelled"]));
     for (const n of fails) expect(worker.stdout()).toContain(`FAILED  ${runId}/f${n}: exited with code 1`);
-    expect(worker.stdout() + worker.cli.stderr()).not.toMatch(/LOST|did not answer/);
+    expect(worker.stdout() + worker.cli.stderr()).not.toMatch(/LOST|did not answer|lease expired|not recorded/);
+    expect(sweeper.stdout()).not.toMatch(/lease expired/);
+    expect((await stopWorker(sweeper)).code).toBe(143);
     expect(taskOf(latest, "r")).toMatchObject({ state: "running", attempts: 1 });
     await store.cancelRun(runId);
     expect((await waitForRun(runId)).state).toBe("failed");

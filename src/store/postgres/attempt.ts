@@ -229,15 +229,21 @@ export class Attempt {
       this.#killed = sigkillWords(killOf(error));
     } finally {
       timeout?.clear();
-      clearTimeout(this.#heartbeat);
+      // The renewals go on until the end is recorded: a record that waits (for a connection of a pool whose others
+      // each wait on a lock, for a lease round trip) must not let the lease run out, or a sweep would take the
+      // task and replace its end with "lease expired" (a success run again). The lease can no longer be lost here.
       clearTimeout(this.#leaseWatch);
-      this.#heartbeat = undefined;
       this.#handlerDone = true;
       metrics.runningTasks.dec();
       this.#endHandler();
     }
     const durationMs = performance.now() - started;
-    await this.#record(outcome, durationMs);
+    try {
+      await this.#record(outcome, durationMs);
+    } finally {
+      clearTimeout(this.#heartbeat);
+      this.#heartbeat = undefined;
+    }
   }
 
   async #record(outcome: Outcome, durationMs: number): Promise<void> {
@@ -316,19 +322,28 @@ export class Attempt {
       this.#stalled = true;
       return;
     }
-    const tail = this.#changedTail();
+    // Once the handler has ended, only the lease is renewed: the last lines go with the end.
+    const tail = this.#handlerDone ? undefined : this.#changedTail();
     try {
       // An answer after the lease ran out is of no use; waiting on, the connection would stay taken.
-      const status = await store.heartbeat(task.taskId, task.leaseToken, leaseMs, { timeoutMs: this.#leaseEnds - sentAt, ...(tail === undefined ? {} : { tail: tail.lines }) });
+      // Once the handler has ended, a row locked is skipped: its record holds it (a sweep skips it too), waiting on
+      // another row; the renewal waiting behind it would hold a connection of the renewals' pool, for others' leases.
+      const ended = this.#handlerDone;
+      const status = await store.heartbeat(task.taskId, task.leaseToken, leaseMs, { timeoutMs: this.#leaseEnds - sentAt, skipLocked: ended, ...(tail === undefined ? {} : { tail: tail.lines }) });
       if (this.#lost !== undefined) return;
-      if (status === "lost") return this.#lose("taken");
+      if (status === "lost") {
+        if (!ended) return this.#lose("taken");
+        // Recorded meanwhile, or its row locked by the record: the next renewal tells (they end with the record).
+        if (this.#heartbeat !== undefined) this.#scheduleHeartbeat();
+        return;
+      }
       if (tail !== undefined) this.#storedTail = tail.json;
       this.#leaseEnds = sentAt + leaseMs;
-      if (this.#heartbeat !== undefined) this.#watchLease();
+      if (this.#heartbeat !== undefined && !this.#handlerDone) this.#watchLease();
       metrics.leaseRenewals.inc();
       if (this.#heartbeatFailed) emit({ type: "db-recovered", operation: "heartbeat" });
       this.#heartbeatFailed = false;
-      if (status === "cancel-requested" && !this.#controller.signal.aborted) {
+      if (status === "cancel-requested" && !this.#controller.signal.aborted && !this.#handlerDone) {
         emit({ type: "cancel-requested", task });
         this.abort("CANCELLED", "cancelled by request");
       }

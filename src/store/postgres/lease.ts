@@ -92,10 +92,19 @@ export async function renewLease(
   leaseMs: number,
   timeoutMs?: number,
   tail?: string[],
+  skipLocked = false,
 ): Promise<HeartbeatStatus> {
-  // With the attempt's last lines when they changed since the last renewal (see liveTailSql).
-  const query =
-    tail === undefined
+  // With the attempt's last lines when they changed since the last renewal (see liveTailSql). Skipping a row that
+  // is locked: the renewal of an attempt whose end is being recorded, which must not wait on its own record's lock.
+  const query = skipLocked
+    ? {
+        name: names.statement("heartbeat_skip_locked"),
+        text: `UPDATE ${names.tasks} SET lease_expires_at = now() + $3 * interval '1 millisecond'
+                WHERE id = (SELECT id FROM ${names.tasks} WHERE id = $1 AND lease_token = $2 AND state IS NOT DISTINCT FROM 'running' FOR UPDATE SKIP LOCKED)
+                RETURNING cancel_requested`,
+        values: [taskId, token, leaseMs],
+      }
+    : tail === undefined
       ? {
           name: names.statement("heartbeat"),
           text: `UPDATE ${names.tasks} SET lease_expires_at = now() + $3 * interval '1 millisecond'

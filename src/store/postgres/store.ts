@@ -293,9 +293,9 @@ export class PostgresStore {
    * With `tail`, stores the attempt's last lines so far: a sweep of the task, should its worker
    * die, records them as the attempt's (see liveTailSql).
    */
-  async heartbeat(taskId: string, token: string, leaseMs: number, options: { timeoutMs?: number; tail?: string[] } = {}): Promise<HeartbeatStatus> {
+  async heartbeat(taskId: string, token: string, leaseMs: number, options: { timeoutMs?: number; tail?: string[]; skipLocked?: boolean } = {}): Promise<HeartbeatStatus> {
     const tail = options.tail?.map(storableText);
-    return this.#guard("heartbeat", () => renewLease(this.#renewals, this.#names, taskId, token, leaseMs, options.timeoutMs, tail), options.timeoutMs);
+    return this.#guard("heartbeat", () => renewLease(this.#renewals, this.#names, taskId, token, leaseMs, options.timeoutMs, tail, options.skipLocked), options.timeoutMs);
   }
 
   /** Records an attempt's outcome; false when `token` no longer owns the task. */
