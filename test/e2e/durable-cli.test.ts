@@ -953,7 +953,10 @@ tasks:
     let latest = await store.runStatus(runId);
     expect(await eventually(async () => ((latest = await store.runStatus(runId)), fails.every((n) => taskOf(latest, `f${n}`).state === "failed")), 15_000)).toBe(true);
     expect(fails.map((n) => [taskOf(latest, `f${n}`).attempts, taskOf(latest, `d${n}`).state])).toEqual(fails.map(() => [1, "cancelled"]));
-    for (const n of fails) expect(worker.stdout()).toContain(`FAILED  ${runId}/f${n}: exited with code 1`);
+    // Each said once its record's reply is back (a moment after the database shows it: the run's state is refreshed first).
+    const said = (n: number) => worker.stdout().includes(`FAILED  ${runId}/f${n}: exited with code 1`);
+    await eventually(() => fails.every(said), 10_000);
+    expect(fails.filter((n) => !said(n))).toEqual([]);
     expect(worker.stdout() + worker.cli.stderr()).not.toMatch(/LOST|did not answer|lease expired|not recorded/);
     expect(sweeper.stdout()).not.toMatch(/lease expired/);
     expect((await stopWorker(sweeper)).code).toBe(143);
