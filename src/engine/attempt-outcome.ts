@@ -1,9 +1,8 @@
-import { isPermanent, messageOf } from "../errors.js";
+import { isPermanent, messageOf, shown } from "../errors.js";
 import type { Backoff } from "./backoff.js";
 import { HandlerError, TaskCancelledError, withoutStack } from "./errors.js";
 import type { QueueEventMap, QueueEvents } from "./events.js";
 import type { RecordAttemptContext, TaskRecord } from "./task-record.js";
-import { shown } from "./task-spec.js";
 import type { TaskResult } from "./types.js";
 
 /** The error an attempt failed with; a bare abort becomes the abort's reason (e.g. the timeout). */

@@ -1,5 +1,4 @@
-import { messageOf, TaskqError } from "../errors.js";
-import { shown } from "./task-spec.js";
+import { messageOf, shown, TaskqError } from "../errors.js";
 import type { CancelReason, Priority, TaskStatus } from "./types.js";
 
 /** Every state change the queue reports, by event name. */

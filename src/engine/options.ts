@@ -1,7 +1,7 @@
-import { TaskqError } from "../errors.js";
+import { shown, TaskqError } from "../errors.js";
 import { backoffFunctionProblem, exponentialBackoff, type Backoff } from "./backoff.js";
 import { isAbortSignal, notASignal } from "./shutdown-control.js";
-import { orDefault, shown } from "./task-spec.js";
+import { orDefault } from "./task-spec.js";
 import type { Handler } from "./types.js";
 
 export interface QueueOptions {

@@ -1,4 +1,4 @@
-import { TaskqError } from "../errors.js";
+import { shown, TaskqError } from "../errors.js";
 import { afterFailure, normalizeError, waitForRecord } from "./attempt-outcome.js";
 import { AttemptRunner } from "./attempt-runner.js";
 import type { Backoff } from "./backoff.js";
@@ -9,7 +9,7 @@ import { resolveQueueOptions, waitOptionsProblem, type QueueOptions, type Shutdo
 import { QueueShutdown } from "./queue-shutdown.js";
 import { Schedule } from "./schedule.js";
 import { RecordAttemptContext, TaskRecord } from "./task-record.js";
-import { createRecord, resolveDependencies, shown } from "./task-spec.js";
+import { createRecord, resolveDependencies } from "./task-spec.js";
 import { TaskTable } from "./task-table.js";
 import { isTerminal, type Handler, type QueueStats, type TaskResult, type TaskSpec } from "./types.js";
 

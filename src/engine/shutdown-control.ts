@@ -1,7 +1,7 @@
-import { messageOf, TaskqError } from "../errors.js";
+import { messageOf, shown, TaskqError } from "../errors.js";
 import type { ShutdownOptions, ShutdownResult } from "./options.js";
 import { LongTimer } from "./long-timer.js";
-import { dateTime, EPOCH_LIKE_MS, shown } from "./task-spec.js";
+import { dateTime, EPOCH_LIKE_MS } from "./task-spec.js";
 
 /** What cut a drain short: the deadline passed, or the signal aborted. */
 export type StopCause = "deadline" | "signal";

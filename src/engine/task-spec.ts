@@ -7,9 +7,6 @@ import type { TaskSpec } from "./types.js";
 /** Shared by every task without dependencies: one allocation less per submit. */
 const NO_DEPENDENCIES: TaskRecord[] = [];
 
-/** Shown as the engine's messages show a value (see errors.ts). */
-export { shown };
-
 /** The fields of a TaskSpec: a misspelt one (`dependOn`) would otherwise be ignored, and the task run without it. */
 /** The latest time a Date holds (ECMAScript's time values): 275,760 years after 1970. */
 const MAX_TIME_MS = 8.64e15;

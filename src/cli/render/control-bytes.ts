@@ -228,8 +228,8 @@ function expandTabs(line: string, columns: (text: string) => number): string {
 /** The spaces a tab becomes, by their count (1 to 8). */
 const TAB_SPACES = Array.from({ length: 9 }, (_, count) => " ".repeat(count));
 
-/** The columns of `text` (colour codes and printable characters), colour codes taking none. */
-function widthOf(text: string, columns: (text: string) => number): number {
+/** The columns of `text` (colour codes and printable characters), colour codes taking none: an ASCII text's by its length, any other's by `columns`. */
+export function widthOf(text: string, columns: (text: string) => number): number {
   const shown = HAS_ESCAPE.test(text) ? text.replace(COLOUR, "") : text;
   return ASCII.test(shown) ? shown.length : columns(shown);
 }

@@ -3,7 +3,7 @@ import type { ChalkInstance } from "chalk";
 import type { Ora } from "ora";
 import type { Queue } from "../../engine/index.js";
 import { BufferedWriter, whenStreamDrained } from "../output.js";
-import { eachLineText, hasControlBytes, terminalSafe } from "./control-bytes.js";
+import { eachLineText, hasControlBytes, terminalSafe, widthOf } from "./control-bytes.js";
 import { clock, clockWithDate, describeError, formatDelay } from "./describe.js";
 import { oneLine } from "../one-line.js";
 import { formatSummary } from "./summary-text.js";
@@ -400,16 +400,11 @@ function fitRow({ head, tail, time }: RowText, width: number): string {
   const line = `  ${head}${tail}`;
   if (tail === "") return fitWidth(line, width);
   const slack = Math.max(0, TIME_ROOM - time.length);
-  const tailWidth = shownWidth(tail) + slack;
-  if (shownWidth(line) + slack <= width) return line;
+  const tailWidth = widthOf(tail, textWidth) + slack;
+  if (widthOf(line, textWidth) + slack <= width) return line;
   // The indent, the symbol and a space, three columns of the id and its "…".
   if (width - tailWidth < 8) return fitWidth(line, width);
   return `${fitWidth(`  ${head}`, width - tailWidth)}${tail}`;
-}
-
-function shownWidth(text: string): number {
-  const shown = HAS_ESCAPE.test(text) ? text.replace(COLOUR, "") : text;
-  return ASCII.test(shown) ? shown.length : textWidth(shown);
 }
 
 /**

@@ -1,9 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
-import { formatDuration } from "../../handlers/format-duration.js";
 import type { SchemaNames } from "./names.js";
-import { timedQuery } from "./timeouts.js";
+import { timedQuery, waitWords } from "./timeouts.js";
 
 /**
  * How long a statement of a user's command (cancel, redrive, submit, prune) waits for a lock another session
@@ -137,18 +136,13 @@ export function lockedError(operation: string, undone: string, holder: LockHolde
   const session = [
     ...(holder?.pid === undefined ? [] : [`pid ${holder.pid}`]),
     ...(holder?.applicationName === undefined ? [] : [`application_name ${JSON.stringify(holder.applicationName)}`]),
-    ...(holder?.transactionMs === undefined ? [] : [`its transaction open for ${seconds(holder.transactionMs)}`]),
+    ...(holder?.transactionMs === undefined ? [] : [`its transaction open for ${waitWords(holder.transactionMs)}`]),
   ];
   return new TaskqError(
     "STORE_LOCKED",
     `${operation} failed: ${what}${session.length === 0 ? "" : ` (${session.join(", ")})`}; ` +
-      `each of ${tries} tries over ${seconds(elapsedMs)} gave up after waiting ${seconds(LOCK_WAIT_MS)} for it, so as not to keep ` +
+      `each of ${tries} tries over ${waitWords(elapsedMs)} gave up after waiting ${waitWords(LOCK_WAIT_MS)} for it, so as not to keep ` +
       `running tasks' rows from their workers' lease renewals: ${undone}; try again once that session's transaction has ended`,
     { cause },
   );
-}
-
-/** Under a second in seconds too ("0.2s"); past a minute in minutes, as every other duration ("10m", where "600s" made the reader divide). */
-function seconds(ms: number): string {
-  return ms < 1000 ? `${Number((ms / 1000).toFixed(1))}s` : formatDuration(ms);
 }
