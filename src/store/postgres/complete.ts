@@ -1,11 +1,12 @@
 import type pg from "pg";
+import { NOT_SPAWNED } from "../../handlers/errors.js";
 import { backoffDelay } from "./backoff.js";
 import { SET_FAILED_WORKER_SQL } from "./failed-worker.js";
 import { finalizeTask, type AttemptRecord } from "./finalize.js";
 import { notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { cancelWaitingOfStoppedRun } from "./cancel.js";
-import { NOT_SPAWNED_REASON, notStartedReason, runningCancel } from "./shutdown-cancel.js";
+import { notStartedReason, runningCancel } from "./shutdown-cancel.js";
 import { setTailSql } from "./tail-attempt.js";
 import type { CompletionResult, Outcome } from "./types.js";
 
@@ -187,7 +188,7 @@ export async function releaseLease(
     // One whose start line is out, its command kept from spawning, is not "not started": a local run's words for it.
     const details =
       stop?.notSpawned === true
-        ? { cancelReason: NOT_SPAWNED_REASON, cancelKind: "shutdown" as const, cancelledRunning: false }
+        ? { cancelReason: NOT_SPAWNED, cancelKind: "shutdown" as const, cancelledRunning: false }
         : stop?.started === false || reason === STRAY
           ? { cancelReason: notStartedReason(counted.rows[0]!), cancelKind: "shutdown" as const, cancelledRunning: false }
           : runningCancel({ cancel_kind: "shutdown" }, undefined, stop?.killed);

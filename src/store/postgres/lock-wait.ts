@@ -16,7 +16,7 @@ import { timedQuery, waitWords } from "./timeouts.js";
 export const LOCK_WAIT_MS = 200;
 
 /** Tries in all before a command says which lock it could not get: about 5 s with the pauses between. */
-export const LOCK_TRIES = 8;
+const LOCK_TRIES = 8;
 
 /**
  * How long tries go on while the lock is another taskq session's (its application_name, `taskq worker ...`,
@@ -39,7 +39,7 @@ export function lockTimeoutSql(ms: number): string {
 }
 
 /** True for a statement undone because a lock was not had in time (55P03), whose transaction committed nothing. */
-export function isLockNotAvailable(error: unknown): boolean {
+function isLockNotAvailable(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE;
 }
 

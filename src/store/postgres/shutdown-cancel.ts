@@ -1,4 +1,3 @@
-import { NOT_SPAWNED } from "../../handlers/errors.js";
 import type { FinalDetails } from "./finalize.js";
 import type { SchemaNames } from "./names.js";
 
@@ -18,9 +17,6 @@ export function shutdownCancelSql(names: SchemaNames): string {
 
 /** cancel_reason of a running task's attempt a shutdown stopped (the engine's words for it). */
 export const ABORTED_BY_SHUTDOWN = "aborted by shutdown";
-
-/** cancel_reason of an attempt begun (its start line out) whose command the stop kept from spawning, as a local run words it. */
-export const NOT_SPAWNED_REASON = NOT_SPAWNED;
 
 /** cancel_reason of a task the shutdown found waiting: not started, or (attempts made) waiting to be retried. */
 export function notStartedReason(task: { attempts: number; last_error: string | null }): string {

@@ -167,14 +167,13 @@ export class PostgresStore {
     this.#random = options.random ?? Math.random;
     this.#onError = options.onError ?? (() => undefined);
     this.#retryDroppedMs = options.retryDroppedMs ?? 0;
-    // An idle client whose backend was terminated emits 'error' on the pool; unhandled, it would crash the process.
-    this.pool.on("error", (error) => this.#onError(error));
-    // A backend terminated in the same packet burst that completed its connection reaches the client before
-    // any caller could listen; a permanent listener keeps that from crashing the process (queries still fail).
-    this.pool.on("connect", (client) => client.on("error", ignoreError));
-    if (this.#renewals !== this.pool) {
-      this.#renewals.on("error", (error) => this.#onError(error));
-      this.#renewals.on("connect", (client) => client.on("error", ignoreError));
+    // The store's pool and the renewals' (one pool where the caller gave its own).
+    for (const pool of new Set([this.pool, this.#renewals])) {
+      // An idle client whose backend was terminated emits 'error' on the pool; unhandled, it would crash the process.
+      pool.on("error", (error) => this.#onError(error));
+      // A backend terminated in the same packet burst that completed its connection reaches the client before
+      // any caller could listen; a permanent listener keeps that from crashing the process (queries still fail).
+      pool.on("connect", (client) => client.on("error", ignoreError));
     }
   }
 
