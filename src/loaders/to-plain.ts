@@ -317,6 +317,8 @@ class PlainBuilder {
     }
     this.#problems.atOffset(offset, `this \`!\` is YAML's tag for text, which it drops: ${message}`);
     this.#problems.explained(offset);
+    // The value as text, which the field refuses (`retries: ! 3` got "3"), follows from the `!` said: not a second problem.
+    this.#problems.explained(start);
   }
 
   /**
