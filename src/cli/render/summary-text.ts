@@ -1,5 +1,5 @@
 import type { ChalkInstance } from "chalk";
-import { formatMs } from "../../engine/index.js";
+import { exactDuration } from "../../loaders/duration.js";
 import { escapeControls } from "../../escape-controls.js";
 import { formatDuration } from "../../handlers/format-duration.js";
 import { oneLine } from "../one-line.js";
@@ -188,13 +188,8 @@ export function dimLine(c: ChalkInstance, text: string): string {
 function formatWall(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;
   const tenths = Math.round(ms / 100);
-  if (tenths < 600) return formatMs(tenths * 100);
   // Past a day, in days and hours, as every other duration a user reads ("26h3m0.3s" made the reader divide).
-  // (Its tenths, as rounded: 86_399_960 ms is 1d, not 24h.)
-  if (tenths >= 864_000) return formatDuration(ms);
-  // Past a minute, its seconds to the tenth, as the live board says it (formatDelay): formatMs said "1m300ms" and "1h2m300ms".
-  const hours = Math.floor(tenths / 36_000);
-  const minutes = Math.floor((tenths - hours * 36_000) / 600);
-  const seconds = (tenths % 600) / 10;
-  return `${hours > 0 ? `${hours}h` : ""}${minutes > 0 ? `${minutes}m` : ""}${seconds > 0 ? `${seconds}s` : ""}`;
+  // (Its tenths, as rounded: 86_399_960 ms is 1d, not 24h.) Below, to the tenth, as a workflow writes it and the
+  // live board says it (formatDelay): "1m0.3s", "1h2m0.3s".
+  return tenths >= 864_000 ? formatDuration(ms) : exactDuration(tenths * 100);
 }
