@@ -595,10 +595,12 @@ export async function printRunSummary(
 function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary {
   // In the order they failed, as a local run's summary and `dead-letters` list them (its first 20 are the first 20 to fail); ties in submission order.
   const failed = status.tasks.filter((t) => t.state === "failed").sort((a, b) => (a.finishedAt?.getTime() ?? 0) - (b.finishedAt?.getTime() ?? 0));
-  // Of a task waiting for its retry (or cancelled as it waited), the worker whose attempt failed last has its log.
+  // Of a task waiting for its retry (or cancelled as it waited), the worker whose attempt failed last has its log;
+  // of one whose latest attempt ended in this process, this process's log folder.
   const logPath = (t: TaskStatusRow): string => {
     const worker = t.failedWorkerId ?? t.workerId;
-    return local !== undefined && worker === local.workerId ? path.join(local.logDir, `${t.key}.log`) : logOnWorker(status.runId, t.key, worker);
+    const here = local !== undefined && (worker === local.workerId || local.endedHere?.get(t.key) === t.attempts);
+    return here ? path.join(local.logDir, `${t.key}.log`) : logOnWorker(status.runId, t.key, worker);
   };
   // Every time on the database's clock: this machine's may be behind or ahead of it. None before the run's start (a clock set back there).
   const end = Math.max(...status.tasks.map((t) => (t.finishedAt ?? status.readAt).getTime()), status.createdAt.getTime());
@@ -632,7 +634,7 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
         message: t.cancelReason ?? "cancelled",
         ...(t.cancelledRunning === true ? { running: true as const } : {}),
         ...cutShortLines(status.runId, t, local),
-        ...waitedLines(status.runId, t, (t) => (local?.endedHere?.get(t.key) === t.attempts ? path.join(local.logDir, `${t.key}.log`) : logPath(t))),
+        ...waitedLines(status.runId, t, logPath(t)),
       })),
     ...(status.state === "running" ? { running: runningLines(status), ...retryingLines(status) } : {}),
     exitCode: status.state === "succeeded" ? 0 : 1,
@@ -654,9 +656,9 @@ function cutShortLines(runId: string, t: TaskStatusRow, local: LocalLogs | undef
  * that failed last), as a local run's summary gives one: its log and the last lines of the latest attempt that wrote
  * some, which the store keeps.
  */
-function waitedLines(runId: string, t: TaskStatusRow, logPath: (t: TaskStatusRow) => string): { logPath?: string; logFile?: string; tail?: string[]; tailAttempt?: number } {
+function waitedLines(runId: string, t: TaskStatusRow, logPath: string): { logPath?: string; logFile?: string; tail?: string[]; tailAttempt?: number } {
   if (t.cancelledRunning === true || t.cancelledBy !== null || t.attempts === 0) return {};
-  return { logPath: logPath(t), logFile: `${runId}/${t.key}.log`, tail: t.tail, tailAttempt: t.tailAttempt ?? t.attempts };
+  return { logPath, logFile: `${runId}/${t.key}.log`, tail: t.tail, tailAttempt: t.tailAttempt ?? t.attempts };
 }
 
 /**
