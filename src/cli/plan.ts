@@ -1,6 +1,6 @@
 import path from "node:path";
 import { noteFields } from "./note-fields.js";
-import { IndexedHeap, type Priority } from "../engine/index.js";
+import { exponentialDelay, IndexedHeap, type Priority } from "../engine/index.js";
 import type { Workflow, WorkflowTask } from "../loaders/index.js";
 import { exactDuration } from "../loaders/duration.js";
 import { oneLine } from "./one-line.js";
@@ -60,6 +60,29 @@ export function planOrder(workflow: Workflow, concurrency = Infinity, now = Date
   return order;
 }
 
+/**
+ * A task's retries and the wait before each, as the plan says them: the longest each wait may be
+ * (base * 2^(n-1), capped at max; full jitter makes it anywhere from 0 to that), the first
+ * retry's first: `2 retries after up to 1s, 2s`; the waits at the cap counted, not listed (`10
+ * retries after up to 1s, 2s, 4s, 8s, 16s, then 30s each`); `3 retries at once` where the
+ * backoff gives every wait 0 (a max or a base of 0).
+ */
+export function retryWords(retries: number, backoff: WorkflowTask["backoff"]): string {
+  const { baseMs, maxMs } = backoff;
+  const count = `${retries} retr${retries === 1 ? "y" : "ies"}`;
+  // A base of 0 keeps every wait at 0 (see exponentialDelay), as a max of 0 does.
+  if (baseMs === 0 || maxMs === 0) return `${count} at once`;
+  const caps: number[] = [];
+  for (let retry = 1; retry <= retries; retry++) {
+    caps.push(exponentialDelay(retry, baseMs, maxMs));
+    if (caps.at(-1) === maxMs) break;
+  }
+  const atMax = caps.at(-1) === maxMs ? retries - caps.length + 1 : 0;
+  const waits = (atMax > 1 ? caps.slice(0, -1) : caps).map(exactDuration);
+  if (atMax > 1) waits.push(`${waits.length > 0 ? "then " : ""}${exactDuration(maxMs)} each`);
+  return `${count} after up to ${waits.join(", ")}`;
+}
+
 /** The concurrency a run would use, and, when lower than asked, the one asked and why (see fitConcurrencyToOpenFiles). */
 export interface PlannedConcurrency {
   concurrency: number;
@@ -87,15 +110,15 @@ export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json 
       ];
   order.forEach((task, index) => {
     if (json) {
-      const { id, run, priority, dependsOn, runAt, delayMs, retries, timeoutMs, cwd } = task;
-      lines.push(toJson({ ts, event: "planned", position: index + 1, id, run, priority, dependsOn, runAt, delayMs, retries, timeoutMs, cwd, envNames: Object.keys(task.env) }));
+      const { id, run, priority, dependsOn, runAt, delayMs, retries, backoff, timeoutMs, cwd } = task;
+      lines.push(toJson({ ts, event: "planned", position: index + 1, id, run, priority, dependsOn, runAt, delayMs, retries, backoff, timeoutMs, cwd, envNames: Object.keys(task.env) }));
       return;
     }
     const details = [`priority ${task.priority}`];
     if (task.dependsOn.length > 0) details.push(`after ${task.dependsOn.join(", ")}`);
     if (task.runAt !== undefined) details.push(`not before ${new Date(task.runAt).toISOString()}`);
     if (task.delayMs !== undefined) details.push(`${exactDuration(task.delayMs)} after the run starts`);
-    if (task.retries > 0) details.push(`${task.retries} retr${task.retries === 1 ? "y" : "ies"}`);
+    if (task.retries > 0) details.push(retryWords(task.retries, task.backoff));
     if (task.timeoutMs !== undefined) details.push(`timeout ${exactDuration(task.timeoutMs)}`);
     if (task.cwd !== workflow.folder) details.push(`in ${oneLine(path.relative(workflow.folder, task.cwd))}`);
     const names = Object.keys(task.env);

@@ -820,11 +820,46 @@ prog 100%%
     const records = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records).toEqual([
       { ts: expect.any(String), event: "plan", file: result.file, tasks: 3, concurrency: 1 },
-      { ts: expect.any(String), event: "planned", position: 1, id: "c", run: "touch ran-c", priority: "high", dependsOn: [], retries: 0, cwd: result.dir, envNames: ["A"] },
-      { ts: expect.any(String), event: "planned", position: 2, id: "a", run: "touch ran-a", priority: "normal", dependsOn: [], retries: 0, cwd: result.dir, envNames: ["A"] },
-      { ts: expect.any(String), event: "planned", position: 3, id: "b", run: "touch ran-b", priority: "critical", dependsOn: ["a"], retries: 0, cwd: path.join(result.dir, "sub"), envNames: ["A", "SECRET"] },
+      { ts: expect.any(String), event: "planned", position: 1, id: "c", run: "touch ran-c", priority: "high", dependsOn: [], retries: 0, backoff: { baseMs: 1000, maxMs: 30_000 }, cwd: result.dir, envNames: ["A"] },
+      { ts: expect.any(String), event: "planned", position: 2, id: "a", run: "touch ran-a", priority: "normal", dependsOn: [], retries: 0, backoff: { baseMs: 1000, maxMs: 30_000 }, cwd: result.dir, envNames: ["A"] },
+      { ts: expect.any(String), event: "planned", position: 3, id: "b", run: "touch ran-b", priority: "critical", dependsOn: ["a"], retries: 0, backoff: { baseMs: 1000, maxMs: 30_000 }, cwd: path.join(result.dir, "sub"), envNames: ["A", "SECRET"] },
     ]);
     expect(existsSync(path.join(result.dir, "ran-c"))).toBe(false);
+  });
+
+  it("--dry-run shows how long a task waits before each retry, as the run's backoff would, and the backoff in JSON", async () => {
+    const yaml = [
+      "defaults: { backoff: { max: 20s } }",
+      "tasks:",
+      "  two: { run: \"true\", retries: 2 }",
+      "  many: { run: \"true\", retries: 8 }",
+      "  flat: { run: \"true\", retries: 3, backoff: { base: 5s, max: 5s }, timeout: 1m }",
+      "  quick: { run: \"true\", retries: 1, backoff: { base: 250ms } }",
+      "  now: { run: \"true\", retries: 2, backoff: { base: 0 } }",
+      "  once: { run: \"true\" }",
+      "",
+    ].join("\n");
+    const plan = await run(yaml, ["--dry-run", "-j", "1"]);
+    expect(plan.code).toBe(0);
+    expect(plan.stdout.split("\n").slice(1, -1)).toEqual([
+      "   1. two: true  (priority normal; 2 retries after up to 1s, 2s)",
+      // The waits at the cap counted, not listed: base 1s doubles to 16s, then the max, 20s.
+      "   2. many: true  (priority normal; 8 retries after up to 1s, 2s, 4s, 8s, 16s, then 20s each)",
+      "   3. flat: true  (priority normal; 3 retries after up to 5s each; timeout 1m)",
+      "   4. quick: true  (priority normal; 1 retry after up to 250ms)",
+      "   5. now: true  (priority normal; 2 retries at once)",
+      "   6. once: true  (priority normal)",
+    ]);
+    const json = await runCli(["run", plan.file, "--dry-run", "-j", "1", "--output", "json"], { cwd: plan.dir });
+    const records = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as { event: string; id?: string; backoff?: unknown });
+    expect(records.filter((r) => r.event === "planned").map((r) => [r.id, r.backoff])).toEqual([
+      ["two", { baseMs: 1000, maxMs: 20_000 }],
+      ["many", { baseMs: 1000, maxMs: 20_000 }],
+      ["flat", { baseMs: 5000, maxMs: 5000 }],
+      ["quick", { baseMs: 250, maxMs: 20_000 }],
+      ["now", { baseMs: 0, maxMs: 20_000 }],
+      ["once", { baseMs: 1000, maxMs: 20_000 }],
+    ]);
   });
 
   it("counts `delay` from the start of the run, not from when the file was read", async () => {
