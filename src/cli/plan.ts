@@ -65,13 +65,15 @@ export function planOrder(workflow: Workflow, concurrency = Infinity, now = Date
  * (base * 2^(n-1), capped at max; full jitter makes it anywhere from 0 to that), the first
  * retry's first: `2 retries after up to 1s, 2s`; the waits at the cap counted, not listed (`10
  * retries after up to 1s, 2s, 4s, 8s, 16s, then 30s each`); `3 retries at once` where the
- * backoff gives every wait 0 (a max or a base of 0).
+ * backoff gives every wait 0 (a max or a base of 0); and, with a `retryOn`, the exit codes retried
+ * (`, on exit codes 1, 75`: a timed-out attempt is retried whatever its code).
  */
-export function retryWords(retries: number, backoff: WorkflowTask["backoff"]): string {
+export function retryWords(retries: number, backoff: WorkflowTask["backoff"], retryOn?: number[]): string {
   const { baseMs, maxMs } = backoff;
   const count = `${retries} retr${retries === 1 ? "y" : "ies"}`;
+  const codes = retryOn === undefined ? "" : `, on exit code${retryOn.length === 1 ? "" : "s"} ${retryOn.join(", ")}`;
   // A base of 0 keeps every wait at 0 (see exponentialDelay), as a max of 0 does.
-  if (baseMs === 0 || maxMs === 0) return `${count} at once`;
+  if (baseMs === 0 || maxMs === 0) return `${count} at once${codes}`;
   const caps: number[] = [];
   for (let retry = 1; retry <= retries; retry++) {
     caps.push(exponentialDelay(retry, baseMs, maxMs));
@@ -80,7 +82,7 @@ export function retryWords(retries: number, backoff: WorkflowTask["backoff"]): s
   const atMax = caps.at(-1) === maxMs ? retries - caps.length + 1 : 0;
   const waits = (atMax > 1 ? caps.slice(0, -1) : caps).map(exactDuration);
   if (atMax > 1) waits.push(`${waits.length > 0 ? "then " : ""}${exactDuration(maxMs)} each`);
-  return `${count} after up to ${waits.join(", ")}`;
+  return `${count} after up to ${waits.join(", ")}${codes}`;
 }
 
 /** The concurrency a run would use, and, when lower than asked, the one asked and why (see fitConcurrencyToOpenFiles). */
@@ -110,15 +112,15 @@ export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json 
       ];
   order.forEach((task, index) => {
     if (json) {
-      const { id, run, priority, dependsOn, runAt, delayMs, retries, backoff, timeoutMs, cwd } = task;
-      lines.push(toJson({ ts, event: "planned", position: index + 1, id, run, priority, dependsOn, runAt, delayMs, retries, backoff, timeoutMs, cwd, envNames: Object.keys(task.env) }));
+      const { id, run, priority, dependsOn, runAt, delayMs, retries, retryOn, backoff, timeoutMs, cwd } = task;
+      lines.push(toJson({ ts, event: "planned", position: index + 1, id, run, priority, dependsOn, runAt, delayMs, retries, retryOn, backoff, timeoutMs, cwd, envNames: Object.keys(task.env) }));
       return;
     }
     const details = [`priority ${task.priority}`];
     if (task.dependsOn.length > 0) details.push(`after ${task.dependsOn.join(", ")}`);
     if (task.runAt !== undefined) details.push(`not before ${new Date(task.runAt).toISOString()}`);
     if (task.delayMs !== undefined) details.push(`${exactDuration(task.delayMs)} after the run starts`);
-    if (task.retries > 0) details.push(retryWords(task.retries, task.backoff));
+    if (task.retries > 0) details.push(retryWords(task.retries, task.backoff, task.retryOn));
     if (task.timeoutMs !== undefined) details.push(`timeout ${exactDuration(task.timeoutMs)}`);
     if (task.cwd !== workflow.folder) details.push(`in ${oneLine(path.relative(workflow.folder, task.cwd))}`);
     const names = Object.keys(task.env);

@@ -852,6 +852,8 @@ prog 100%%
     ]);
     const json = await runCli(["run", plan.file, "--dry-run", "-j", "1", "--output", "json"], { cwd: plan.dir });
     const records = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as { event: string; id?: string; backoff?: unknown });
+    // No retryOn: every failing exit code is retried (the field is left out, as a timeoutMs not set is).
+    expect(records.filter((r) => r.event === "planned").every((r) => !("retryOn" in r))).toBe(true);
     expect(records.filter((r) => r.event === "planned").map((r) => [r.id, r.backoff])).toEqual([
       ["two", { baseMs: 1000, maxMs: 20_000 }],
       ["many", { baseMs: 1000, maxMs: 20_000 }],
@@ -859,6 +861,34 @@ prog 100%%
       ["quick", { baseMs: 250, maxMs: 20_000 }],
       ["now", { baseMs: 0, maxMs: 20_000 }],
       ["once", { baseMs: 1000, maxMs: 20_000 }],
+    ]);
+  });
+
+  it("--dry-run says which exit codes a task's retries are for, where it has a retryOn (its own or the defaults'); JSON: retryOn", async () => {
+    const yaml = [
+      "defaults: { retryOn: [75] }",
+      "tasks:",
+      "  one: { run: \"true\", retries: 2 }",
+      "  two: { run: \"true\", retries: 1, retryOn: [1, 75], backoff: { max: 0 } }",
+      "  any: { run: \"true\", retries: 1, retryOn: any }",
+      "  none: { run: \"true\" }",
+      "",
+    ].join("\n");
+    const plan = await run(yaml, ["--dry-run", "-j", "1"]);
+    expect(plan.code).toBe(0);
+    expect(plan.stdout.split("\n").slice(1, -1)).toEqual([
+      "   1. one: true  (priority normal; 2 retries after up to 1s, 2s, on exit code 75)",
+      "   2. two: true  (priority normal; 1 retry at once, on exit codes 1, 75)",
+      "   3. any: true  (priority normal; 1 retry after up to 1s)",
+      "   4. none: true  (priority normal)",
+    ]);
+    const json = await runCli(["run", plan.file, "--dry-run", "-j", "1", "--output", "json"], { cwd: plan.dir });
+    const records = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as { event: string; id?: string; retryOn?: number[] });
+    expect(records.filter((r) => r.event === "planned").map((r) => [r.id, r.retryOn])).toEqual([
+      ["one", [75]],
+      ["two", [1, 75]],
+      ["any", undefined],
+      ["none", [75]],
     ]);
   });
 
