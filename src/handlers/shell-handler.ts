@@ -509,11 +509,16 @@ async function notStarted(log: LogFile, attempt: number, failure: TaskFailedErro
   return failure;
 }
 
-/** The command could not start: permanent (a missing cwd or shell), unless the machine was short of something for a moment. */
+/**
+ * The command could not start: permanent (a missing cwd or shell), unless the machine was short of
+ * something for a moment. A permanent one says so (`; never retried`), as an exit code 127 does:
+ * a task with retries left would otherwise end after one attempt with no word of why.
+ */
 function startFailure(task: ShellTask, result: AttemptResult, cause: unknown): TaskFailedError {
   const reason = cause instanceof Error ? cause.message : String(cause);
   const code = ((cause as { cause?: unknown } | undefined)?.cause ?? cause) as NodeJS.ErrnoException | undefined;
-  return new TaskFailedError(`could not start: ${reason}`, result, { permanent: !PASSING_SPAWN_ERRORS.has(String(code?.code)), cause });
+  const permanent = !PASSING_SPAWN_ERRORS.has(String(code?.code));
+  return new TaskFailedError(`could not start: ${reason}${permanent ? "; never retried" : ""}`, result, { permanent, cause });
 }
 
 /**

@@ -286,7 +286,8 @@ tasks:
       "tasks:",
       "  slow: { run: 'echo start; sleep 1000', timeout: 300ms, retries: 2, backoff: { base: 10ms } }",
       "  code: { run: 'printf partial; exit 3' }",
-      "  nowhere: { run: echo never, cwd: missing-folder }",
+      // Retries to spare: the one attempt's line says why no other follows, as an exit code 127's does.
+      "  nowhere: { run: echo never, cwd: missing-folder, retries: 2 }",
       "  fine: { run: printf done }",
       "",
     ].join("\n");
@@ -296,7 +297,8 @@ tasks:
     const timedOut = (attempt: number): string => `start\n--- taskq: attempt ${attempt} timed out after 300ms ---\n`;
     expect(await log("slow")).toBe(`${timedOut(1)}--- taskq: attempt 2 ---\n${timedOut(2)}--- taskq: attempt 3 ---\n${timedOut(3)}`);
     expect(await log("code")).toBe("partial\n--- taskq: attempt 1 exited with code 3 ---\n");
-    expect(await log("nowhere")).toBe(`--- taskq: attempt 1 could not start: working directory ${path.join(result.dir, "missing-folder")} does not exist (the task's cwd: make that folder in a task this one depends on, or fix the cwd) ---\n`);
+    expect(await log("nowhere")).toBe(`--- taskq: attempt 1 could not start: working directory ${path.join(result.dir, "missing-folder")} does not exist (the task's cwd: make that folder in a task this one depends on, or fix the cwd); never retried ---\n`);
+    expect(result.stdout).toMatch(/FAILED +nowhere after 1 attempt: could not start: working directory .* does not exist \(the task's cwd: .*\); never retried\n/);
     expect(await log("fine")).toBe("done");
   });
 
@@ -760,7 +762,7 @@ prog 100%%
     expect(result.stdout).toContain(`note    ${result.file}:4:37: task "lost": cwd "nowhere" (${nowhere}) does not exist now: no task it depends on could make it first:`);
     expect(result.stdout).toContain(`inside | ${path.join(result.dir, "out")}\n`);
     expect(result.stdout).toMatch(/ok +inside\n/);
-    expect(result.stdout).toContain(`✗ lost: could not start: working directory ${nowhere} does not exist (the task's cwd: make that folder in a task this one depends on, or fix the cwd) (1 attempt)\n`);
+    expect(result.stdout).toContain(`✗ lost: could not start: working directory ${nowhere} does not exist (the task's cwd: make that folder in a task this one depends on, or fix the cwd); never retried (1 attempt)\n`);
     expect(result.stdout).toMatch(/Summary: 2 succeeded, 1 failed, 0 cancelled/);
   });
 

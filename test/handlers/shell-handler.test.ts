@@ -308,7 +308,7 @@ describe("shell handler: failures", () => {
   it("fails permanently, without a shell, when the cwd does not exist", async () => {
     harness = await createHarness();
     const error = await failure("echo never", { cwd: path.join("/nonexistent", harness.runId) });
-    expect(error.message).toMatch(/^could not start: working directory .* does not exist \(the task's cwd: make that folder in a task this one depends on, or fix the cwd\)$/);
+    expect(error.message).toMatch(/^could not start: working directory .* does not exist \(the task's cwd: make that folder in a task this one depends on, or fix the cwd\); never retried$/);
     expect(error.permanent).toBe(true);
     expect(harness.lines).toEqual([]);
   });
@@ -316,17 +316,17 @@ describe("shell handler: failures", () => {
   it("says which is too long when a task cannot start (E2BIG): the command, one variable, or all of them together", async () => {
     harness = await createHarness();
     const longCommand = await failure(`echo ${"x".repeat(200_000)}`);
-    expect(longCommand.message).toBe("could not start: the command is 200005 bytes: too long to start a process (E2BIG; Linux takes at most 128 KiB for one argument: put it in a script file)");
+    expect(longCommand.message).toBe("could not start: the command is 200005 bytes: too long to start a process (E2BIG; Linux takes at most 128 KiB for one argument: put it in a script file); never retried");
     expect(longCommand.permanent).toBe(true);
     const longVariable = await failure("true", { env: { BIG: "y".repeat(200_000) } });
-    expect(longVariable.message).toBe("could not start: the variable BIG is 200005 bytes: too long to start a process (E2BIG; Linux takes at most 128 KiB for one variable)");
+    expect(longVariable.message).toBe("could not start: the variable BIG is 200005 bytes: too long to start a process (E2BIG; Linux takes at most 128 KiB for one variable); never retried");
     // 80 variables of 100 KB: each within the limit, 8 MB together (Linux takes 6 MiB at most, whatever the stack limit).
     const many = Object.fromEntries(Array.from({ length: 80 }, (_, index) => [`V${index}`, "z".repeat(100_000)]));
     const together = await failure("true", { env: many });
     // Every variable the process would have had: taskq's own environment, the task's and the TASKQ_* ids.
     const env = { ...process.env, ...many, TASKQ_PID: String(process.pid), TASKQ_RUN_ID: harness.runId, TASKQ_TASK_ID: "task", TASKQ_ATTEMPT: "1" };
     const envBytes = Object.entries(env).reduce((sum, [name, value]) => sum + Buffer.byteLength(`${name}=${value}`) + 1, 0);
-    expect(together.message).toBe(`could not start: the command (4 bytes) and the environment (${envBytes} bytes in ${Object.keys(env).length} variables) are too long together to start a process (E2BIG; Linux takes a quarter of the stack limit, \`ulimit -s\`, for all of them)`);
+    expect(together.message).toBe(`could not start: the command (4 bytes) and the environment (${envBytes} bytes in ${Object.keys(env).length} variables) are too long together to start a process (E2BIG; Linux takes a quarter of the stack limit, \`ulimit -s\`, for all of them); never retried`);
   });
 
   it("makes the log folder again when it was removed during the run", async () => {
@@ -341,7 +341,7 @@ describe("shell handler: failures", () => {
   it("says so when the cwd is a file, not a folder", async () => {
     harness = await createHarness();
     const error = await failure("echo never", { cwd: "/etc/hostname" });
-    expect(error.message).toBe("could not start: working directory /etc/hostname is not a folder (the task's cwd: make that folder in a task this one depends on, or fix the cwd)");
+    expect(error.message).toBe("could not start: working directory /etc/hostname is not a folder (the task's cwd: make that folder in a task this one depends on, or fix the cwd); never retried");
     expect(error.permanent).toBe(true);
   });
 
@@ -351,7 +351,7 @@ describe("shell handler: failures", () => {
     await symlink(path.join(path.dirname(harness.logDir), "loop-b"), loop);
     await symlink(loop, path.join(path.dirname(harness.logDir), "loop-b"));
     const error = await failure("echo never", { cwd: loop });
-    expect(error.message).toBe(`could not start: working directory ${loop} cannot be reached: its symbolic links form a loop (ELOOP) (the task's cwd: fix the cwd or the folder)`);
+    expect(error.message).toBe(`could not start: working directory ${loop} cannot be reached: its symbolic links form a loop (ELOOP) (the task's cwd: fix the cwd or the folder); never retried`);
     expect(error.permanent).toBe(true);
   });
 
