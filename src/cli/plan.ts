@@ -60,6 +60,9 @@ export function planOrder(workflow: Workflow, concurrency = Infinity, now = Date
   return order;
 }
 
+/** The most waits retryWords lists one by one. */
+const MAX_WAITS_LISTED = 6;
+
 /**
  * A task's retries and the wait before each, as the plan says them: the longest each wait may be
  * (base * 2^(n-1), capped at max; full jitter makes it anywhere from 0 to that), the first
@@ -80,7 +83,9 @@ export function retryWords(retries: number, backoff: WorkflowTask["backoff"], re
     if (caps.at(-1) === maxMs) break;
   }
   const atMax = caps.at(-1) === maxMs ? retries - caps.length + 1 : 0;
-  const waits = (atMax > 1 ? caps.slice(0, -1) : caps).map(exactDuration);
+  const doubling = (atMax > 1 ? caps.slice(0, -1) : caps).map(exactDuration);
+  // A long run of doublings (a base of 1ms up to a max of days: 30 of them) shows its first three and its last.
+  const waits = doubling.length > MAX_WAITS_LISTED ? [...doubling.slice(0, 3), `… ${doubling.at(-1)!}`] : doubling;
   if (atMax > 1) waits.push(`${waits.length > 0 ? "then " : ""}${exactDuration(maxMs)} each`);
   return `${count} after up to ${waits.join(", ")}${codes}`;
 }

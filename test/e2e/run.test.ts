@@ -839,6 +839,7 @@ prog 100%%
       "  quick: { run: \"true\", retries: 1, backoff: { base: 250ms } }",
       "  now: { run: \"true\", retries: 2, backoff: { base: 0 } }",
       "  once: { run: \"true\" }",
+      "  long: { run: \"true\", retries: 40, backoff: { base: 1ms, max: 30d } }",
       "",
     ].join("\n");
     const plan = await run(yaml, ["--dry-run", "-j", "1"]);
@@ -851,6 +852,8 @@ prog 100%%
       "   4. quick: true  (priority normal; 1 retry after up to 250ms)",
       "   5. now: true  (priority normal; 2 retries at once)",
       "   6. once: true  (priority normal)",
+      // 32 doublings before the max: the first three and the last.
+      "   7. long: true  (priority normal; 40 retries after up to 1ms, 2ms, 4ms, … 24d20h31m23.648s, then 30d each)",
     ]);
     const json = await runCli(["run", plan.file, "--dry-run", "-j", "1", "--output", "json"], { cwd: plan.dir });
     const records = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as { event: string; id?: string; backoff?: unknown });
@@ -863,6 +866,7 @@ prog 100%%
       ["quick", { baseMs: 250, maxMs: 20_000 }],
       ["now", { baseMs: 0, maxMs: 20_000 }],
       ["once", { baseMs: 1000, maxMs: 20_000 }],
+      ["long", { baseMs: 1, maxMs: 2_592_000_000 }],
     ]);
   });
 
