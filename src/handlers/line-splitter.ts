@@ -33,7 +33,7 @@ export type BlockHandler = (bytes: Buffer, count: number, ends: Int32Array) => v
  * Splits a byte stream into display lines. Memory stays bounded whatever the input:
  * of a line still open, only its first DISPLAY_LIMIT bytes are kept, plus its length; of
  * one longer than that which a carriage return rewrote (a progress bar), its last state
- * from its "\r" on (a terminal shows the text after the last one: see terminalSafe).
+ * from its "\r" on (what a terminal shows of it, but for what that last state does not cover: see terminalSafe).
  *
  * With a block handler, the common case (short lines that end in "\n") is passed on as
  * byte ranges of the chunk, one call per chunk, instead of a string per line: a task

@@ -1,4 +1,5 @@
 import { stripVTControlCharacters } from "node:util";
+import xterm from "@xterm/headless";
 import { Chalk } from "chalk";
 import { afterEach, describe, expect, it } from "vitest";
 import { createColors } from "../../src/cli/render/colors.js";
@@ -118,7 +119,8 @@ describe("task output above the board", () => {
     expect(terminalSafe("abcdefgh\tz")).toBe(`abcdefgh${" ".repeat(8)}z`);
     // Colour codes take no column; what a carriage return rewrote, none either.
     expect(terminalSafe("\x1b[31mred\x1b[0m\tx")).toBe("\x1b[31mred\x1b[0m     x\x1b[0m");
-    expect(terminalSafe("old text\rab\tx")).toBe("ab      x");
+    // A tab moves the cursor, writing nothing: what a carriage return went back over shows through, as on a terminal.
+    expect(terminalSafe("old text\rab\tx")).toBe("abd textx");
     // Wide characters: two columns each where the board measures them (string-width), by default nearly as it does (see codePoints).
     expect(terminalSafe("日本\tx", textWidth)).toBe("日本    x");
     expect(terminalSafe("héllo\tx")).toBe("héllo   x");
@@ -133,7 +135,7 @@ describe("task output above the board", () => {
     // No further back than the line's start: the prefix ("task | ") stays whole.
     expect(terminalSafe("ok\b\b\b\b\b\bXX")).toBe("XX");
     // A colour code is not a character: kept, the character before it taken.
-    expect(terminalSafe("a\x1b[32m|\x1b[0m\b/")).toBe("a\x1b[32m\x1b[0m/\x1b[0m");
+    expect(terminalSafe("a\x1b[32m|\x1b[0m\b/")).toBe("a/");
     // A whole character, not half of a surrogate pair: a wide one, whose second column "y" overwrites, shows as a space, as on
     // a terminal; a tab's spaces one at a time, and stops counted after the erase.
     expect(terminalSafe("x🎉\by")).toBe("x y");
@@ -157,6 +159,44 @@ describe("task output above the board", () => {
     expect(shown.endsWith("\x1b[36mok\x1b[0m")).toBe(true);
     expect(shown.replaceAll("\x1b[36m", "")).toBe("ok\x1b[0m");
     expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it("shows a line carriage returns rewrote as a terminal does: what the last state does not cover stays, each column in the colours it was written in", async () => {
+    expect(terminalSafe("abcdef\rXY")).toBe("XYcdef");
+    expect(terminalSafe("\x1b[32mok\rOK")).toBe("\x1b[32mOK\x1b[0m");
+    expect(terminalSafe("downloading 10%\r\x1b[Kdone")).toBe("done");
+    // The same row on a terminal (xterm.js) from the task's bytes and from what the board writes: each column's character and colours.
+    const lines = [
+      "\x1b[32mok\rOK",
+      "abcdef\rXY",
+      "a\x1b[32mbcd\rX",
+      "\x1b[31mred\x1b[0m\b\b\bXY",
+      "abc\b\b\x1b[31mX\x1b[0m",
+      "\x1b[1;34mbold blue\x1b[22m blue\r\x1b[41mX\x1b[0m",
+      "\x1b[38;5;208morange\x1b[39m \x1b[4munder\r\x1b[7mI\x1b[27m!",
+      "\x1b[38;2;10;20;30mdeep\x1b[0m \x1b[38:5:99mcolon\x1b[m\rZ",
+      "\x1b[33m|\b/\b-\b\\\b\x1b[0mdone",
+      "\x1b[31mred\tx\b\by",
+      "downloading file\r\x1b[Kdone",
+      "abcdef\r\x1b[3Gx\x1b[2Dy\x1b[Cz",
+      "1234567890\r\x1b[4C\x1b[1K",
+      "12345678\x1b[4D\x1b[2K\x1b[35mx",
+      "日本語\rX",
+      "\x1b[36m日本\x1b[0m\b\b\bab",
+      "10%\r\x1b[1m\x1b[32m20%\x1b[0m\r3",
+    ];
+    for (const line of lines) expect([line, await shownOn(terminalSafe(line))]).toEqual([line, await shownOn(line)]);
+  });
+
+  it("counts a tab's stop after an emoji sequence (a family, joined by zero-width joiners) as the board measures it, whatever else is on the line", () => {
+    const family = "\u{1f468}\u200d\u{1f469}\u200d\u{1f467}";
+    expect(textWidth(family)).toBe(2);
+    const before = (shown: string): number => textWidth(shown.slice(0, shown.indexOf("x")));
+    // Tabs alone and with a backspace too: the x at the stop at 8 columns each time.
+    expect(before(terminalSafe(`${family}\tx`, textWidth))).toBe(8);
+    expect(before(terminalSafe(`${family}!\b\tx`, textWidth))).toBe(8);
+    // A skin tone with its emoji: one character of two columns, backspaced over as one.
+    expect(terminalSafe("\u{1f44d}\u{1f3fb}!\tx", textWidth)).toBe(terminalSafe("\u{1f44d}\u{1f3fb}?\b!\tx", textWidth));
   });
 
   it("drops the bidirectional embeddings, overrides and isolates, which reverse or move the rest of the line where a terminal orders text both ways", () => {
@@ -230,3 +270,20 @@ describe("colours", () => {
     expect((await createColors({ color: true, isTTY: true })).level).toBeGreaterThan(0);
   });
 });
+
+/** Row 0 of a terminal 40 columns wide after `text` is written on it: each column's character and colours, the blank ones at its end left out. */
+async function shownOn(text: string): Promise<string[]> {
+  const terminal = new xterm.Terminal({ cols: 40, rows: 2, allowProposedApi: true });
+  await new Promise<void>((resolve) => terminal.write(text, resolve));
+  const row = terminal.buffer.active.getLine(0);
+  const cells: string[] = [];
+  for (let x = 0; x < 40; x++) {
+    const cell = row?.getCell(x);
+    if (cell === undefined || cell.getWidth() === 0) continue;
+    const looks = [cell.getFgColorMode(), cell.getFgColor(), cell.getBgColorMode(), cell.getBgColor(), cell.isBold(), cell.isDim(), cell.isItalic(), cell.isUnderline(), cell.isInverse()];
+    cells.push(`${cell.getChars() || " "} ${looks.join(",")}`);
+  }
+  terminal.dispose();
+  while (cells.at(-1) === "  0,-1,0,-1,false,false,false,false,false") cells.pop();
+  return cells;
+}

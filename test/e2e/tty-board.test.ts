@@ -367,4 +367,15 @@ describe("the live board on a terminal", () => {
     expect(lines.filter((line) => line.startsWith("ab | "))).toEqual(["ab | a       1", "ab | abcde   2", "ab | spin done"]);
     expect(lines.filter((line) => line.startsWith("Summary: 1 succeeded, 0 failed"))).toHaveLength(1);
   });
+
+  it("shows a line that carriage returns rewrote as the terminal would have: what the last state does not cover stays, in the colours it was written in", async () => {
+    // Only the text after the last "\r" was shown ("ab | XY"), and the colour set before it was lost ("OK" not green).
+    const yaml = "tasks:\n  ab:\n    run: printf 'abcdef\\rXY\\n\\033[32mok\\rOK\\n'; sleep 0.5\n";
+    const size = { cols: 80, rows: 24 };
+    const { bytes } = await runOnPty(yaml, size);
+    const lines = await screen(bytes, size, undefined, false);
+    expect(lines.filter((line) => line.startsWith("ab | "))).toEqual(["ab | XYcdef", "ab | OK"]);
+    expect(bytes.toString("utf8")).toContain("\x1b[32mOK\x1b[0m\r\n");
+    expect(lines.filter((line) => line.startsWith("Summary: 1 succeeded, 0 failed"))).toHaveLength(1);
+  });
 });

@@ -68,33 +68,39 @@ const CONTROL = /[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
 const CONTROL_BUT_TAB = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
 
 /**
- * What terminalSafe removes, each whole, but colours (SGR), captured to be kept: a CSI
- * sequence (ESC [ or its C1 form, parameters, intermediates, a final byte; or cut short by
+ * What terminalSafe removes, each whole, but what it works out itself, captured to be kept: colours (SGR) and the
+ * moves within the line that a progress line makes (erase in line, ESC [ K; the cursor to a column, forward, back:
+ * ESC [ G, C, D); a CSI sequence (ESC [ or its C1 form, parameters, intermediates, a final byte; or cut short by
  * the line's end); a control string, OSC, DCS, SOS, PM or APC (ESC ] P X ^ _ or their C1
  * forms), to its end (BEL or ST) or the line's, its text included (a title, a sixel image);
- * any other escape sequence (ESC ( B, ESC 7...); a control character but tab and backspace
+ * any other escape sequence (ESC ( B, ESC 7...); a control character but tab, backspace and carriage return
  * (SO and SI switch the character set, BEL rings); a bidirectional override or isolate.
  */
 // eslint-disable-next-line no-control-regex -- as above
-const CONTROLS = /(\x1b\[[0-9;:]*m)|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[ -/]*[0-~]?|[\x00-\x07\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROLS = /(\x1b\[[0-9;:]*m|\x1b\[[0-9]*[CDGK])|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[ -/]*[0-~]?|[\x00-\x07\x0a-\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
 // eslint-disable-next-line no-control-regex -- as above
 const HAS_ESCAPE = /\x1b/;
-/** What terminalSafe works out itself, once the rest is gone: a tab's stop, a backspace's erase. */
-const MOVES = /[\b\t]/;
-/** A colour code where applyMoves is in a line with backspaces. */
+/** What makes terminalSafe write a line into columns as a terminal does (see rewrite): a backspace, a carriage return, a move or erase. */
 // eslint-disable-next-line no-control-regex -- as above
-const COLOUR_AT = /\x1b\[[0-9;:]*m/y;
+const REWRITES = /[\b\r]|\x1b\[[0-9]*[CDGK]/;
+/** The line split into text (even indexes) and what rewrite works out (odd ones): a tab, a backspace, a carriage return, a colour, a move. */
+// eslint-disable-next-line no-control-regex -- as above
+const REWRITE_SPLIT = /([\b\t\r]|\x1b\[[0-9;:]*[mCDGK])/;
 // eslint-disable-next-line no-control-regex -- as above
 const COLOUR = /\x1b\[[0-9;:]*m/g;
 // eslint-disable-next-line no-control-regex -- any ASCII: a character is a column
 const ASCII = /^[\x00-\x7f]*$/;
+/** Carriage returns at a line's end: they rewrite nothing ("abc\r\r\n", a "\r\n" written in text mode, shows "abc"). */
+const TRAILING_RETURNS = /\r+$/;
+/** How far right a move (ESC [ C, ESC [ G) may take the cursor: "\x1b[999999999C" filled a line with a billion spaces. */
+const MOST_COLUMNS = 1024;
 
 /**
  * A task's line as it goes above the board, so that it stays on its own line behind its
- * prefix and changes nothing else on the terminal: of a line that a carriage return rewrote
- * (a progress bar), what a terminal would end up showing, the text after the last one; of one
- * that backspaces rewrote (a spinner's "|\b/\b-\b"), what the terminal would show too, each backspace
- * moving back a column that the next character overwrites, never into the prefix; tabs as the spaces to the next stop of 8 columns counted from
+ * prefix and changes nothing else on the terminal: of a line that carriage returns, backspaces, erases
+ * (ESC [ K) or moves to a column rewrote (a progress bar, a spinner's "|\b/\b-\b"), what a terminal would end up
+ * showing, each character with the colours it was written in (see rewrite), never into the prefix; tabs as the
+ * spaces to the next stop of 8 columns counted from
  * the line's start, as the task laid its columns out (the terminal counts them from the prefix's,
  * and "a\t1" and "abcde\t2" behind "ab | " came out 8 columns apart); no other control
  * character, no escape sequence but colours, no bidirectional override or isolate (they would
@@ -107,106 +113,210 @@ const ASCII = /^[\x00-\x7f]*$/;
 export function terminalSafe(text: string, columns: (text: string) => number = codePoints): string {
   if (!CONTROL.test(text)) return text;
   if (!CONTROL_BUT_TAB.test(text)) return expandTabs(text, columns);
-  // A carriage return with nothing after it rewrites nothing: "abc\r\r\n" (a "\r\n" written
-  // in text mode) shows "abc" on a terminal, where this gave an empty line.
-  const returned = lastRewrite(text);
-  let line = (returned === -1 ? text : text.slice(returned + 1)).replace(CONTROLS, "$1");
-  if (MOVES.test(line)) line = applyMoves(line, columns);
-  return HAS_ESCAPE.test(line) ? `${line}\x1b[0m` : line;
+  const line = text.replace(TRAILING_RETURNS, "").replace(CONTROLS, "$1");
+  if (REWRITES.test(line)) return rewrite(line, columns);
+  const shown = line.includes("\t") ? expandTabs(line, columns) : line;
+  return HAS_ESCAPE.test(shown) ? `${shown}\x1b[0m` : shown;
 }
 
+let graphemes: Intl.Segmenter | undefined;
+
 /**
- * `line` (no control character left but tabs and backspaces, no escape sequence but colours) with its tabs and
- * backspaces worked out as a terminal does (see terminalSafe): a backspace moves back a column, erasing nothing, and
- * what is written next overwrites what was there. A count that ends each update with backspaces back to its start
- * ("42%\b\b\b43%\b\b\b", then a newline) shows its last value, where taking a character back for each left nothing.
+ * `line` (no control character left but tabs, backspaces and carriage returns, no escape sequence but colours and the
+ * moves CONTROLS keeps) written into a row of columns as a terminal does: a backspace moves back a column and a
+ * carriage return to the first, erasing nothing, and what is written next overwrites what was there ("abcdef\rXY"
+ * shows "XYcdef"; a count that ends each update with backspaces back to its start, "42%\b\b\b43%\b\b\b", its last
+ * value); ESC [ K erases to the line's end (1 K to the cursor, 2 K all of it). Each column keeps the colours it was
+ * written in, as the terminal's do, whatever the cursor did after: "\x1b[32mok\rOK" shows a green "OK". Characters as
+ * a terminal places them (an emoji with its joiners and skin tone, a letter with its accents), measured by `columns`.
  */
-function applyMoves(line: string, columns: (text: string) => number): string {
-  if (!line.includes("\b")) return expandTabs(line, columns);
-  /** A column each: its character, after the colour codes written before it; "" for the second column of a wide one. */
+function rewrite(line: string, columns: (text: string) => number): string {
+  /** A column each: its character; "" for the columns after the first of a wide one. */
   const cells: string[] = [];
-  /** Colour codes not yet followed by a character. */
-  let codes = "";
+  /** The colours each column was written in, as the code that sets them ("": none). */
+  const pens: string[] = [];
+  /** Zero-width characters written before any column (a mark with nothing to join). */
+  let lead = "";
+  const pen = new Pen();
   let cursor = 0;
-  /** The columns of each character outside ASCII, measured once: most lines repeat a few (a spinner's, a script's). */
+  /** The columns of each character outside ASCII, measured once: most lines repeat a few (a spinner's, a bar's). */
   const widths = new Map<string, number>();
-  /** Column `at` made a space, keeping its colour codes (the other half of a wide character that something overwrote). */
-  const blank = (at: number): void => {
-    cells[at] = `${codesOf(cells[at] as string)} `;
+  /** Columns up to `at` exist, the new ones blank. */
+  const reach = (at: number): void => {
+    while (cells.length < at) {
+      cells.push(" ");
+      pens.push("");
+    }
   };
-  for (let index = 0; index < line.length; ) {
-    const unit = line.charCodeAt(index);
+  /**
+   * The wide character column `at` is part of, if it is not its first, made spaces: something overwrites part of it,
+   * and on a terminal the rest shows as blank, in the colours of what overwrites it (as xterm.js does).
+   */
+  const split = (at: number): void => {
+    if (cells[at] !== "") return;
+    let first = at;
+    while (first > 0 && cells[first] === "") first--;
+    for (let index = first; index === first || cells[index] === ""; index++) [cells[index], pens[index]] = [" ", pen.code];
+  };
+  const write = (character: string): void => {
+    let width = character.length === 1 && character.charCodeAt(0) < 0x80 ? 1 : widths.get(character);
+    if (width === undefined) widths.set(character, (width = columns(character)));
+    if (width === 0) {
+      // A mark with nothing before it on its piece of the line (an accent after a colour code): with the character before the cursor.
+      let at = cursor - 1;
+      while (at > 0 && cells[at] === "") at--;
+      if (at < 0) lead += character;
+      else if (at < cells.length) cells[at] = `${cells[at] as string}${character}`;
+      return;
+    }
+    reach(cursor);
+    split(cursor);
+    split(cursor + width);
+    cells[cursor] = character;
+    pens[cursor] = pen.code;
+    for (let index = 1; index < width; index++) {
+      cells[cursor + index] = "";
+      pens[cursor + index] = pen.code;
+    }
+    cursor += width;
+  };
+  const parts = line.split(REWRITE_SPLIT);
+  for (let part = 0; part < parts.length; part++) {
+    const piece = parts[part] as string;
+    if (part % 2 === 0) {
+      if (piece === "") continue;
+      if (ASCII.test(piece)) for (let index = 0; index < piece.length; index++) write(piece[index] as string);
+      else for (const { segment } of (graphemes ??= new Intl.Segmenter()).segment(piece)) write(segment);
+      continue;
+    }
+    const unit = piece.charCodeAt(0);
     if (unit === 0x08) {
       if (cursor > 0) cursor--;
-      index++;
+    } else if (unit === 0x0d) {
+      cursor = 0;
     } else if (unit === 0x09) {
-      const stop = cursor + 8 - (cursor % 8);
-      while (cells.length < stop) cells.push(" ");
-      cursor = stop;
-      index++;
-    } else if (unit === 0x1b) {
-      // Only colour codes are left (see CONTROLS).
-      COLOUR_AT.lastIndex = index;
-      const code = COLOUR_AT.exec(line)?.[0] ?? "\x1b";
-      codes += code;
-      index += code.length;
+      cursor += 8 - (cursor % 8);
+      reach(cursor);
     } else {
-      const size = unit >= 0xd800 && unit < 0xdc00 && index + 1 < line.length ? 2 : 1;
-      const character = size === 1 ? (line[index] as string) : line.slice(index, index + 2);
-      index += size;
-      let width = unit < 0x80 ? 1 : widths.get(character);
-      if (width === undefined) widths.set(character, (width = widthOf(character, columns)));
-      if (width === 0) {
-        // A mark that joins the character before the cursor (an accent): with it.
-        let at = cursor - 1;
-        if (at >= 0 && cells[at] === "") at--;
-        if (at < 0) {
-          codes += character;
-          continue;
-        }
-        cells[at] = `${cells[at] as string}${codes}${character}`;
-        codes = "";
+      const final = piece[piece.length - 1];
+      if (final === "m") {
+        pen.apply(piece.slice(2, -1));
         continue;
       }
-      // Half of a wide character overwritten: its other half shows as a space, as on a terminal.
-      if (cells[cursor] === "") blank(cursor - 1);
-      const end = cursor + width;
-      if (cells[end] === "") blank(end);
-      // The colour codes of what is overwritten stay: the colours after it are as they were.
-      let kept = cursor < cells.length ? codesOf(cells[cursor] as string) : "";
-      if (width === 2 && end - 1 < cells.length) kept += codesOf(cells[end - 1] as string);
-      cells[cursor] = `${lastColours(`${kept}${codes}`)}${character}`;
-      if (width === 2) cells[cursor + 1] = "";
-      codes = "";
-      cursor = end;
+      const count = Number.parseInt(piece.slice(2, -1), 10);
+      if (final === "K") {
+        if (Number.isNaN(count) || count === 0) {
+          split(cursor);
+          if (cursor < cells.length) cells.length = pens.length = cursor;
+        } else if (count === 1) {
+          split(cursor + 1);
+          reach(cursor + 1);
+          for (let index = 0; index <= cursor; index++) [cells[index], pens[index]] = [" ", ""];
+        } else if (count === 2) {
+          cells.length = pens.length = 0;
+        }
+      } else {
+        const by = Number.isNaN(count) || count === 0 ? 1 : count;
+        cursor = Math.min(MOST_COLUMNS, final === "G" ? by - 1 : final === "C" ? cursor + by : Math.max(0, cursor - by));
+      }
     }
   }
-  return `${cells.join("")}${codes}`;
+  let shown = lead;
+  let current = "";
+  for (let index = 0; index < cells.length; index++) {
+    const code = pens[index] as string;
+    if (code !== current) {
+      shown += current === "" ? code : `\x1b[0m${code}`;
+      current = code;
+    }
+    shown += cells[index] as string;
+  }
+  return current === "" ? shown : `${shown}\x1b[0m`;
 }
 
 /**
- * `codes` (colour codes) from the last that resets every colour (ESC [ m, ESC [ 0 m) on, where they are many: a
- * spinner in colour written over and over at one column ("\x1b[31m|\x1b[0m\b" 1000 times) piled them up there,
- * each write copying the pile; with no reset, the last 16 of them.
+ * The colours and attributes a terminal draws characters in, as colour codes (SGR) set them: each code's parameters
+ * set some of them and leave the rest, so the pen after many codes is the one code `code` (a spinner in colour
+ * written over and over at one column is one code, not a pile). Parameters it does not know (fonts, superscript)
+ * are left out.
  */
-function lastColours(codes: string): string {
-  if (codes.length <= 64) return codes;
-  const reset = Math.max(codes.lastIndexOf("\x1b[0m"), codes.lastIndexOf("\x1b[m"));
-  if (reset > 0) codes = codes.slice(reset);
-  // None: the last 16, which set whatever the earlier ones did (a colour, bold) at most as often.
-  let from = codes.length;
-  for (let count = 0; count < 16 && from > 0; count++) from = codes.lastIndexOf("\x1b", from - 1);
-  return from <= 0 ? codes : codes.slice(from);
-}
+class Pen {
+  bold = false;
+  dim = false;
+  italic = false;
+  /** "4", "4:3" (curly), "21" (double): "" for none. */
+  underline = "";
+  blink = "";
+  inverse = false;
+  hidden = false;
+  strike = false;
+  overline = false;
+  /** A colour as its parameters say it ("31", "38;5;208", "38:2::255:0:0"): "" for the default. */
+  foreground = "";
+  background = "";
+  underlineColour = "";
+  /** The code that sets this pen after a reset ("" for none). */
+  code = "";
 
-/** The colour codes at the start of a column (see applyMoves). */
-function codesOf(cell: string): string {
-  if (cell.charCodeAt(0) !== 0x1b) return "";
-  return COLOURS_AT_START.exec(cell)?.[0] ?? "";
-}
+  apply(parameters: string): void {
+    const list = parameters.split(";");
+    for (let index = 0; index < list.length; index++) {
+      const parameter = list[index] as string;
+      const colon = parameter.indexOf(":");
+      const number = Number(colon === -1 ? parameter : parameter.slice(0, colon));
+      if (number === 38 || number === 48 || number === 58) {
+        // "38:5:208" whole; "38;5;208" and "38;2;r;g;b" take the parameters after them.
+        let colour = parameter;
+        if (colon === -1) {
+          const more = list[index + 1] === "5" ? 2 : list[index + 1] === "2" ? 4 : 0;
+          colour = list.slice(index, index + 1 + more).join(";");
+          index += more;
+        }
+        if (number === 38) this.foreground = colour;
+        else if (number === 48) this.background = colour;
+        else this.underlineColour = colour;
+      } else if (number === 0) this.#reset();
+      else if (number === 1) this.bold = true;
+      else if (number === 2) this.dim = true;
+      else if (number === 22) this.bold = this.dim = false;
+      else if (number === 3) this.italic = true;
+      else if (number === 23) this.italic = false;
+      else if (number === 4 || number === 21) this.underline = parameter === "4:0" ? "" : parameter;
+      else if (number === 24) this.underline = "";
+      else if (number === 5 || number === 6) this.blink = parameter;
+      else if (number === 25) this.blink = "";
+      else if (number === 7 || number === 27) this.inverse = number === 7;
+      else if (number === 8 || number === 28) this.hidden = number === 8;
+      else if (number === 9 || number === 29) this.strike = number === 9;
+      else if (number === 53 || number === 55) this.overline = number === 53;
+      else if ((number >= 30 && number <= 37) || (number >= 90 && number <= 97)) this.foreground = parameter;
+      else if (number === 39) this.foreground = "";
+      else if ((number >= 40 && number <= 47) || (number >= 100 && number <= 107)) this.background = parameter;
+      else if (number === 49) this.background = "";
+      else if (number === 59) this.underlineColour = "";
+    }
+    const set = [
+      this.bold ? "1" : "",
+      this.dim ? "2" : "",
+      this.italic ? "3" : "",
+      this.underline,
+      this.blink,
+      this.inverse ? "7" : "",
+      this.hidden ? "8" : "",
+      this.strike ? "9" : "",
+      this.overline ? "53" : "",
+      this.foreground,
+      this.background,
+      this.underlineColour,
+    ].filter((part) => part !== "");
+    this.code = set.length === 0 ? "" : `\x1b[${set.join(";")}m`;
+  }
 
-// eslint-disable-next-line no-control-regex -- as above
-const COLOURS_AT_START = /^(?:\x1b\[[0-9;:]*m)*/;
+  #reset(): void {
+    this.bold = this.dim = this.italic = this.inverse = this.hidden = this.strike = this.overline = false;
+    this.underline = this.blink = this.foreground = this.background = this.underlineColour = "";
+  }
+}
 
 /** `line` (no control character but tabs, no escape sequence but colours) with each tab as the spaces to its stop: piece by piece, an ASCII line's measured by length. */
 function expandTabs(line: string, columns: (text: string) => number): string {
@@ -285,13 +395,6 @@ function pointColumns(point: number): number {
   const character = String.fromCodePoint(point);
   if (JOINING.test(character)) return 0;
   return point >= 0x231a && EMOJI.test(character) ? 2 : 1;
-}
-
-/** Where the last carriage return followed by more of the line is (-1: none), the last state of a line it rewrote starting after it. */
-export function lastRewrite(text: string): number {
-  let end = text.length;
-  while (end > 0 && text.charCodeAt(end - 1) === 0x0d) end--;
-  return end === 0 ? -1 : text.lastIndexOf("\r", end - 1);
 }
 
 /** Calls `line` with each of a block's `count` lines as text, without its "\n" (`ends` as a LineSplitter block gives them). */
