@@ -192,9 +192,11 @@ describe("task output above the board", () => {
     const family = "\u{1f468}\u200d\u{1f469}\u200d\u{1f467}";
     expect(textWidth(family)).toBe(2);
     const before = (shown: string): number => textWidth(shown.slice(0, shown.indexOf("x")));
-    // Tabs alone and with a backspace too: the x at the stop at 8 columns each time.
+    // Tabs alone, with a backspace too, and by the count the plain lines use: the x at the stop at 8 columns each time.
     expect(before(terminalSafe(`${family}\tx`, textWidth))).toBe(8);
     expect(before(terminalSafe(`${family}!\b\tx`, textWidth))).toBe(8);
+    expect(before(terminalSafe(`${family}\tx`))).toBe(8);
+    expect(before(terminalSafe(`${family}!\b\tx`))).toBe(8);
     // A skin tone with its emoji: one character of two columns, backspaced over as one.
     expect(terminalSafe("\u{1f44d}\u{1f3fb}!\tx", textWidth)).toBe(terminalSafe("\u{1f44d}\u{1f3fb}?\b!\tx", textWidth));
   });

@@ -347,11 +347,12 @@ export function widthOf(text: string, columns: (text: string) => number): number
 /**
  * The columns of `text` without string-width (see terminalSafe): a column per code point, two for an East Asian
  * wide one (CJK, kana, hangul, fullwidth forms) or an emoji shown as one (✅, 😀), none for a mark that joins the
- * one before (an accent, a variation selector, a zero-width joiner, a skin tone). A column each for those too put a tab after
+ * one before (an accent, a variation selector, a zero-width joiner and the emoji it joins, a skin tone). A column each for those too put a tab after
  * "名前" or "✅" 2 or 1 columns past one after "name", in the plain lines and a summary's last lines.
  */
 function codePoints(text: string): number {
   let count = 0;
+  let afterJoiner = false;
   for (let index = 0; index < text.length; index++) {
     let point = text.charCodeAt(index);
     if (point >= 0xd800 && point < 0xdc00 && index + 1 < text.length) {
@@ -361,10 +362,16 @@ function codePoints(text: string): number {
         index++;
       }
     }
+    // An emoji after a zero-width joiner is part of the one before it (👨‍👩‍👧, a family, is one of two columns), as string-width counts it.
+    if (afterJoiner && PICTOGRAPHIC.test(String.fromCodePoint(point))) continue;
+    afterJoiner = point === 0x200d;
     count += point < 0x300 ? 1 : pointColumns(point);
   }
   return count;
 }
+
+/** A character an emoji sequence joins after a zero-width joiner. */
+const PICTOGRAPHIC = /^\p{Extended_Pictographic}$/u;
 
 /** A mark that joins the one before: combining (U+0300 to U+036F and other scripts' \p{M}), zero-width, a variation selector. */
 const JOINING = /^[\p{M}\u200b-\u200f\u2060\ufeff]$/u;
