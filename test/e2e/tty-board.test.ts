@@ -360,7 +360,8 @@ describe("the live board on a terminal", () => {
   it("lines a task's tab-separated columns up as the task laid them out, behind its prefix, and works out a spinner's backspaces", async () => {
     // The terminal put the tab stops from its first column: behind "ab | " (5 columns), "a\t1" and "abcde\t2" had their
     // second column 8 apart ("ab | a  1", "ab | abcde      2"). A spinner's "|\b/\b-\b" lost its backspaces: "spin |/-\\done".
-    const yaml = "tasks:\n  ab:\n    run: printf 'a\\t1\\nabcde\\t2\\nspin |\\b/\\b-\\b\\\\\\bdone\\n'; sleep 0.5\n";
+    // The tabs come in a block of their own (laid out as bytes), the spinner's line in another.
+    const yaml = "tasks:\n  ab:\n    run: printf 'a\\t1\\nabcde\\t2\\n'; sleep 0.2; printf 'spin |\\b/\\b-\\b\\\\\\bdone\\n'; sleep 0.5\n";
     const size = { cols: 80, rows: 24 };
     const { bytes } = await runOnPty(yaml, size);
     const lines = await screen(bytes, size, undefined, false);

@@ -4,7 +4,7 @@ import type { Queue } from "../../engine/index.js";
 import { escapeControls } from "../../escape-controls.js";
 import { oneLine } from "../one-line.js";
 import { BufferedWriter } from "../output.js";
-import { eachLineText, hasControlBytes, terminalSafe } from "./control-bytes.js";
+import { eachLineText, expandTabsInBlock, hasControlBytes, terminalSafe } from "./control-bytes.js";
 import { clock, clockWithDate, describeError, formatDelay } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
 import { TaskPrefixes } from "./task-prefixes.js";
@@ -69,6 +69,11 @@ export class PlainRenderer implements Renderer {
    */
   lines(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void {
     if (this.#terminal && hasControlBytes(bytes)) {
+      const tabbed = expandTabsInBlock(bytes, count);
+      if (tabbed !== undefined) {
+        this.#out.writePrefixedLines(this.#prefixes.bytes(taskId), tabbed.bytes, count, tabbed.ends);
+        return;
+      }
       eachLineText(bytes, count, ends, (text) => this.line(taskId, stream, text));
       return;
     }

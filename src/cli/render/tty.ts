@@ -3,7 +3,7 @@ import type { ChalkInstance } from "chalk";
 import type { Ora } from "ora";
 import type { Queue } from "../../engine/index.js";
 import { BufferedWriter, whenStreamDrained } from "../output.js";
-import { eachLineText, hasControlBytes, terminalSafe, widthOf } from "./control-bytes.js";
+import { eachLineText, expandTabsInBlock, hasControlBytes, terminalSafe, widthOf } from "./control-bytes.js";
 import { clock, clockWithDate, describeError, formatDelay } from "./describe.js";
 import { oneLine } from "../one-line.js";
 import { formatSummary } from "./summary-text.js";
@@ -157,11 +157,17 @@ export class TtyRenderer implements Renderer {
 
   /**
    * The same output as `line` gives for each line, built as bytes: no string per line. A
-   * block with a control byte (an escape, a carriage return...) goes line by line, through terminalSafe.
+   * block with a control byte (an escape, a carriage return...) goes line by line, through terminalSafe; one whose only
+   * such bytes are tabs, in ASCII text, has them laid out as bytes too (see expandTabsInBlock).
    */
   lines(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void {
     if (!hasControlBytes(bytes)) {
       this.#pending.writePrefixedLines(this.#prefixes.bytes(taskId), bytes, count, ends);
+      return;
+    }
+    const tabbed = expandTabsInBlock(bytes, count);
+    if (tabbed !== undefined) {
+      this.#pending.writePrefixedLines(this.#prefixes.bytes(taskId), tabbed.bytes, count, tabbed.ends);
       return;
     }
     eachLineText(bytes, count, ends, (text) => this.line(taskId, stream, text));
