@@ -188,6 +188,14 @@ describe("task output above the board", () => {
     for (const line of lines) expect([line, await shownOn(terminalSafe(line))]).toEqual([line, await shownOn(line)]);
   });
 
+  it("works out a long progress line in text outside ASCII without taking its characters' clusters apart one by one", () => {
+    // CJK text rewritten 300 times by carriage returns, then an emoji with its skin tone over its first two columns.
+    const line = `${"日本語テキスト█\r".repeat(300)}\u{1f44d}\u{1f3fb}`;
+    const started = performance.now();
+    for (let run = 0; run < 300; run++) expect(terminalSafe(line, textWidth)).toBe("\u{1f44d}\u{1f3fb}本語テキスト█");
+    expect(performance.now() - started).toBeLessThan(1_200);
+  });
+
   it("counts a tab's stop after an emoji sequence (a family, joined by zero-width joiners) as the board measures it, whatever else is on the line", () => {
     const family = "\u{1f468}\u200d\u{1f469}\u200d\u{1f467}";
     expect(textWidth(family)).toBe(2);

@@ -120,6 +120,12 @@ export function terminalSafe(text: string, columns: (text: string) => number = c
 }
 
 let graphemes: Intl.Segmenter | undefined;
+/**
+ * What may make characters one cluster (see rewrite): a mark (an accent, a variation selector), a joiner, a surrogate
+ * (an emoji, its skin tone, a flag's halves), a Hangul vowel or final jamo. Text without any (CJK, box drawing, a
+ * bar's blocks) is a character per code unit, which the segmenter took some microseconds each to say.
+ */
+const JOINS = /[\p{M}\p{Cf}\u1160-\u11ff\ud7b0-\ud7ff\u{10000}-\u{10ffff}]/u;
 
 /**
  * `line` (no control character left but tabs, backspaces and carriage returns, no escape sequence but colours and the
@@ -186,6 +192,7 @@ function rewrite(line: string, columns: (text: string) => number): string {
     if (part % 2 === 0) {
       if (piece === "") continue;
       if (ASCII.test(piece)) for (let index = 0; index < piece.length; index++) write(piece[index] as string);
+      else if (!JOINS.test(piece)) for (let index = 0; index < piece.length; index++) write(piece[index] as string);
       else for (const { segment } of (graphemes ??= new Intl.Segmenter()).segment(piece)) write(segment);
       continue;
     }
@@ -211,7 +218,8 @@ function rewrite(line: string, columns: (text: string) => number): string {
         } else if (count === 1) {
           split(cursor + 1);
           reach(cursor + 1);
-          for (let index = 0; index <= cursor; index++) [cells[index], pens[index]] = [" ", ""];
+          cells.fill(" ", 0, cursor + 1);
+          pens.fill("", 0, cursor + 1);
         } else if (count === 2) {
           cells.length = pens.length = 0;
         }
