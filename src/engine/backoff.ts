@@ -67,6 +67,13 @@ function checkOptions(options: unknown): asserts options is ExponentialBackoffOp
   if (typeof baseMs === "number" && !Number.isFinite(baseMs)) {
     throw new TaskqError("INVALID_OPTION", `exponentialBackoff baseMs must be a finite number of ms, got ${baseMs}: every retry would wait for ever`);
   }
+  // A cap of Infinity is no cap: the doubling overflows to Infinity at retry 1025 (of a 1 s base), which fails the task there instead of retrying it.
+  if (typeof maxMs === "number" && !Number.isFinite(maxMs)) {
+    throw new TaskqError(
+      "INVALID_OPTION",
+      `exponentialBackoff maxMs must be a finite number of ms, got ${maxMs}: the doubling delay would reach Infinity, and the task would fail there instead of retrying; for a cap out of the way, give a long one (2_592_000_000 for 30 days)`,
+    );
+  }
   if (typeof baseMs === "number" && typeof maxMs === "number" && maxMs < baseMs) {
     // Both values named, each also as a duration: the cap would cut every delay to it, the base said nothing.
     throw new TaskqError("INVALID_OPTION", `exponentialBackoff maxMs must not be less than baseMs, ${msWords(baseMs)}, got ${msWords(maxMs)}`);

@@ -74,6 +74,11 @@ describe("exponentialBackoff (full jitter)", () => {
     [{ baseMs: [] }, "exponentialBackoff baseMs must be a number of ms, 0 or more, got [] (an array)"],
     [{ maxMs: { s: 30 } }, 'exponentialBackoff maxMs must be a number of ms, 0 or more, got {"s":30} (an object)'],
     [{ baseMs: Infinity }, "exponentialBackoff baseMs must be a finite number of ms, got Infinity: every retry would wait for ever"],
+    // No cap at all: the doubling reached Infinity at retry 1025, where the task failed with a warning instead of retrying.
+    [
+      { maxMs: Infinity },
+      "exponentialBackoff maxMs must be a finite number of ms, got Infinity: the doubling delay would reach Infinity, and the task would fail there instead of retrying; for a cap out of the way, give a long one (2_592_000_000 for 30 days)",
+    ],
   ])("exponentialBackoff(%j) throws INVALID_OPTION when given, instead of ignoring it at every retry", (options, message) => {
     expect(() => exponentialBackoff(options as unknown as ExponentialBackoffOptions)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message }));
   });
