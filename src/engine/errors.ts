@@ -94,15 +94,21 @@ export class HandlerError extends TaskqError {
 }
 
 /**
- * 1500 -> "1.5s", 300000 -> "5m", 90 -> "90ms", 512000 -> "8m32s", 5400000 -> "1h30m",
- * 60500 -> "1m0.5s", 2160000000 -> "25d": past a minute always in minutes (past an hour in hours,
- * past a day in days), whether or not the seconds are whole, so one duration is not "512s" here and
- * "8m30.6s" there, nor "600h" here and "25d" in a retry's delay. A rest under a second is said in
- * seconds, as the CLI and a workflow file write it ("1m0.5s"), not "1m500ms".
+ * A duration exactly, as a workflow file or a flag writes it, for the durations a user wrote (a
+ * timeout, a delay, a backoff's bounds, the kill grace, --lease): 90 -> "90ms", 1500 -> "1.5s",
+ * 512000 -> "8m32s", 5400000 -> "1h30m", 60500 -> "1m0.5s", 3630000 -> "1h30s", 2160000000 -> "25d".
+ * Past a minute always in minutes (past an hour in hours, past a day in days), whether or not the
+ * seconds are whole, and a rest under a second in seconds ("1m0.5s", not "1m500ms"), so the text
+ * can be written back as it reads. Whole ms from a second on; under one to the microsecond
+ * ("0.3ms" for 0.1 + 0.2, not "0.30000000000000004ms"). A time taskq measures is said rounded
+ * instead, by formatDuration.
  */
 export function formatMs(ms: number): string {
   // NaN and Infinity as they are, as formatDuration says them: each unit's rest of them is itself, which recursed until the stack ran out.
-  if (ms < 1000 || !Number.isFinite(ms)) return `${ms}ms`;
+  if (!Number.isFinite(ms)) return `${ms}ms`;
+  // To the microsecond under a second; 999.9996 carries into "1s".
+  const micro = Math.round(ms * 1000) / 1000;
+  if (micro < 1000) return `${micro}ms`;
   // Whole ms first: 3_599_999.5 would be 59 minutes and a rest that shows as "60s".
   ms = Math.round(ms);
   if (ms < 60_000) return seconds(ms);

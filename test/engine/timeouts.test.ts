@@ -211,6 +211,13 @@ describe("formatMs", () => {
     [25 * 86_400_000, "25d"],
     [(24 + 12) * 3_600_000 + 30 * 60_000, "1d12h30m"],
     [86_399_999.6, "1d"],
+    // Under a second to the microsecond: a sum of fractions read "0.30000000000000004ms".
+    [0.1 + 0.2, "0.3ms"],
+    [2.5, "2.5ms"],
+    [0.0004, "0ms"],
+    [999.9996, "1s"],
+    // Exact, as the user wrote it: a timeout of 1h30s is not "1h1m" (nor "1h").
+    [3_630_000, "1h30s"],
   ])("formatMs(%d) is %s: no unit shows 60", (ms, text) => {
     expect(formatMs(ms)).toBe(text);
     expect(new AttemptTimeoutError(ms).message).toBe(`timed out after ${text}`);
