@@ -2,7 +2,7 @@ import path from "node:path";
 import { noteFields } from "./note-fields.js";
 import { exponentialDelay, IndexedHeap, type Priority } from "../engine/index.js";
 import type { Workflow, WorkflowTask } from "../loaders/index.js";
-import { exactDuration } from "../loaders/duration.js";
+import { formatMs } from "../engine/errors.js";
 import { oneLine } from "./one-line.js";
 import { toJson } from "./to-json.js";
 import { escapeControls } from "../escape-controls.js";
@@ -83,10 +83,10 @@ export function retryWords(retries: number, backoff: WorkflowTask["backoff"], re
     if (caps.at(-1) === maxMs) break;
   }
   const atMax = caps.at(-1) === maxMs ? retries - caps.length + 1 : 0;
-  const doubling = (atMax > 1 ? caps.slice(0, -1) : caps).map(exactDuration);
+  const doubling = (atMax > 1 ? caps.slice(0, -1) : caps).map(formatMs);
   // A long run of doublings (a base of 1ms up to a max of days: 30 of them) shows its first three and its last.
   const waits = doubling.length > MAX_WAITS_LISTED ? [...doubling.slice(0, 3), `… ${doubling.at(-1)!}`] : doubling;
-  if (atMax > 1) waits.push(`${waits.length > 0 ? "then " : ""}${exactDuration(maxMs)} each`);
+  if (atMax > 1) waits.push(`${waits.length > 0 ? "then " : ""}${formatMs(maxMs)} each`);
   return `${count} after up to ${waits.join(", ")}${codes}`;
 }
 
@@ -124,9 +124,9 @@ export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json 
     const details = [`priority ${task.priority}`];
     if (task.dependsOn.length > 0) details.push(`after ${task.dependsOn.join(", ")}`);
     if (task.runAt !== undefined) details.push(`not before ${new Date(task.runAt).toISOString()}`);
-    if (task.delayMs !== undefined) details.push(`${exactDuration(task.delayMs)} after the run starts`);
+    if (task.delayMs !== undefined) details.push(`${formatMs(task.delayMs)} after the run starts`);
     if (task.retries > 0) details.push(retryWords(task.retries, task.backoff, task.retryOn));
-    if (task.timeoutMs !== undefined) details.push(`timeout ${exactDuration(task.timeoutMs)}`);
+    if (task.timeoutMs !== undefined) details.push(`timeout ${formatMs(task.timeoutMs)}`);
     if (task.cwd !== workflow.folder) details.push(`in ${oneLine(path.relative(workflow.folder, task.cwd))}`);
     const names = Object.keys(task.env);
     if (names.length > 0) details.push(`env ${names.map(oneLine).join(", ")}`);

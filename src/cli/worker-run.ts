@@ -2,6 +2,7 @@ import type { MetricsPort } from "../store/postgres/metrics-server.js";
 import { hostname } from "node:os";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
+import { formatMs } from "../engine/errors.js";
 import { formatDuration } from "../handlers/format-duration.js";
 import { DbErrorLines } from "./db-error-lines.js";
 import { monotonicMs } from "../monotonic.js";
@@ -26,7 +27,7 @@ import { BufferedWriter, jsonRecordHead, toJson } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import { eachLineText, hasControlBytes, terminalSafe } from "./render/control-bytes.js";
-import { clock, formatDelay } from "./render/describe.js";
+import { clock } from "./render/describe.js";
 import { leftoversGraceMs, leftoversNote, signalOf } from "./leftovers-stop.js";
 import { pidOneNote } from "./pid-one.js";
 import { RunHandlers } from "./run-handlers.js";
@@ -211,7 +212,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
         if (event.reason === "lease-lost") {
           lostLease = true;
           // Said as a signal's stop is: the other running tasks get the same time to finish, and the user learns why.
-          const message = `a task's lease was taken from this worker (it stalled past the lease: the task is another worker's, or a sweep ended it): no new task is leased; running tasks have ${formatDuration(options.shutdownTimeoutMs)} to finish`;
+          const message = `a task's lease was taken from this worker (it stalled past the lease: the task is another worker's, or a sweep ended it): no new task is leased; running tasks have ${formatMs(options.shutdownTimeoutMs)} to finish`;
           printNote(message);
         }
         return void onHalted();
@@ -219,7 +220,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       if (event.type === "deadline-passed") {
         // As a local run says it: the time to finish that the signal's note gave has passed.
         const tasks = event.running === 1 ? "the running task" : `the ${event.running} running tasks`;
-        const message = `the ${formatDuration(options.shutdownTimeoutMs)} to finish have passed: stopping ${tasks} (SIGTERM, then SIGKILL ${formatDuration(options.killGraceMs)} later)`;
+        const message = `the ${formatMs(options.shutdownTimeoutMs)} to finish have passed: stopping ${tasks} (SIGTERM, then SIGKILL ${formatMs(options.killGraceMs)} later)`;
         return printNote(message);
       }
       // `run --store` stops its worker once the run has ended: no one asked, so nothing to tell.
@@ -290,7 +291,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   if (pidOne !== undefined) printNote(pidOne);
   if (options.leaseMs !== undefined && options.leaseMs < SHORT_LEASE_MS) {
     const note =
-      `--lease ${formatDuration(options.leaseMs)} is short: on a busy machine (CPU saturated) a renewal, due every ${formatDuration(Math.floor(options.leaseMs / 3))}, ` +
+      `--lease ${formatMs(options.leaseMs)} is short: on a busy machine (CPU saturated) a renewal, due every ${formatDuration(Math.floor(options.leaseMs / 3))}, ` +
       `may not get through before the lease runs out, and a healthy task then loses it (run again, or a dead letter); a longer lease (the default 30s) is safer`;
     printNote(note);
   }
@@ -317,7 +318,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       if (killLeftoversNow(signal)) return;
       interrupted = signal;
       interruptedAt = monotonicMs();
-      const message = `${signal} received: no new task is leased; running tasks have ${formatDuration(options.shutdownTimeoutMs)} to finish`;
+      const message = `${signal} received: no new task is leased; running tasks have ${formatMs(options.shutdownTimeoutMs)} to finish`;
       printNote(message);
       if (options.endRun !== undefined) {
         worker.cancelWhatIsGivenBack();
@@ -381,7 +382,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
  */
 function leaseFate(leaseMs: number, one: boolean, leaseSource: string): string {
   return (
-    `${one ? "It runs" : "Each runs"} out within ${formatDuration(leaseMs)} (${leaseSource}); then a worker (another one, or the next one started) queues the task again, ` +
+    `${one ? "It runs" : "Each runs"} out within ${formatMs(leaseMs)} (${leaseSource}); then a worker (another one, or the next one started) queues the task again, ` +
     "this attempt counted (or ends it: failed when it has no attempts left, cancelled when a cancel was asked for)"
   );
 }
@@ -511,7 +512,7 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
         event.result !== false
           ? {}
           : { ...(event.outcome.kind === "success" ? { exitCode: event.outcome.exitCode ?? 0 } : {}), ...(event.taskNow === undefined ? {} : { taskNow: event.taskNow }) };
-      const next = delayMs === undefined ? "" : `; next attempt in ${formatDelay(delayMs)}`;
+      const next = delayMs === undefined ? "" : `; next attempt in ${formatDuration(delayMs)}`;
       print(
         {
           event: "finished",
@@ -544,7 +545,7 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       );
       return;
     case "late-lease": {
-      const late = `its lease ran out before it could start here (the round trip that leased it took ${formatDuration(Math.round(event.roundTripMs))}; the lease is ${formatDuration(event.leaseMs)})`;
+      const late = `its lease ran out before it could start here (the round trip that leased it took ${formatDuration(Math.round(event.roundTripMs))}; the lease is ${formatMs(event.leaseMs)})`;
       print(
         { event: "late-lease", runId: event.task.runId, id: event.task.key, roundTripMs: Math.round(event.roundTripMs), leaseMs: event.leaseMs, released: event.released },
         event.released

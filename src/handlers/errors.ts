@@ -1,7 +1,6 @@
 import { constants } from "node:os";
 import { formatMs, TaskCancelledError } from "../engine/errors.js";
 import { TaskqError } from "../errors.js";
-import { formatDuration } from "./format-duration.js";
 import type { AttemptResult, ShellTask } from "./types.js";
 
 /** Exit codes a retry cannot fix, as the shell sets them. */
@@ -151,7 +150,7 @@ export function killedAfterGraceWords(killGraceMs: number, othersKilled = 0): st
   // With no grace (--kill-grace 0) the SIGKILL came with the SIGTERM: whether it would have ended, nothing tells.
   if (killGraceMs <= 0) return "killed with SIGKILL right after its SIGTERM (the kill grace is 0)";
   const who = othersKilled <= 0 ? "it did not stop on SIGTERM" : `${othersKilled === 1 ? "1 process" : `${othersKilled} processes`} it started did not stop on SIGTERM (its shell did)`;
-  return `killed with SIGKILL after the kill grace (${formatDuration(killGraceMs)}): ${who}`;
+  return `killed with SIGKILL after the kill grace (${formatMs(killGraceMs)}): ${who}`;
 }
 
 /** What a stop by taskq's SIGKILL with no grace (a second Ctrl-C, a lost lease) adds to how the attempt ended. */

@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { DataPath, SourceLocator } from "./locator.js";
-import { exactDuration } from "./duration.js";
+import { formatMs } from "../engine/errors.js";
 import { MAX_DURATION_MS } from "./limits.js";
 import type { ProblemList } from "./problem-list.js";
 import { quote } from "./report-issues.js";
@@ -135,8 +135,8 @@ function backoffOf(id: string, task: TaskFile, context: BuildContext): WorkflowT
     // With both values, each read as a duration (`max: 90` against `base: 2m`: 1m30s against 2m).
     const message =
       task.backoff?.max !== undefined
-        ? `\`backoff.max\` must not be shorter than \`defaults.backoff.base\` (${exactDuration(baseMs)}), got ${exactDuration(max)}`
-        : `\`backoff.base\` must not be longer than \`defaults.backoff.max\` (${exactDuration(max)}), got ${exactDuration(baseMs)}`;
+        ? `\`backoff.max\` must not be shorter than \`defaults.backoff.base\` (${formatMs(baseMs)}), got ${formatMs(max)}`
+        : `\`backoff.base\` must not be longer than \`defaults.backoff.max\` (${formatMs(max)}), got ${formatMs(baseMs)}`;
     const field = task.backoff?.max !== undefined ? "max" : "base";
     context.problems.atOffset(context.locator.offsetOf(["tasks", id, "backoff", field]), `task ${quote(id)}: ${message}`);
   }

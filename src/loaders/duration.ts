@@ -117,13 +117,3 @@ function unitOf(written: string): (typeof UNITS)[number] | undefined {
   if (written === "M") return undefined;
   return (UNITS as readonly string[]).includes(lower) ? (lower as (typeof UNITS)[number]) : UNIT_NAMES[lower];
 }
-
-/** A duration as written in a workflow, exactly: 250ms, 1.5s, 1h2m3s, 30d, 1d12h (not 2592000000ms, nor 720h: past a day in days, as the run says it). */
-export function exactDuration(ms: number): string {
-  if (!Number.isInteger(ms) || ms < 1000) return `${ms}ms`;
-  const days = Math.floor(ms / 86_400_000);
-  const hours = Math.floor((ms % 86_400_000) / 3_600_000);
-  const minutes = Math.floor((ms % 3_600_000) / 60_000);
-  const seconds = (ms % 60_000) / 1000;
-  return `${days > 0 ? `${days}d` : ""}${hours > 0 ? `${hours}h` : ""}${minutes > 0 ? `${minutes}m` : ""}${seconds > 0 ? `${seconds}s` : ""}`;
-}

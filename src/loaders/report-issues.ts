@@ -4,7 +4,8 @@ import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { runAtMistake } from "./date-time.js";
 import { defaultsSchema, isRunAt, PRIORITIES, TASK_TYPES, taskSchema, workflowFileSchema } from "./schema.js";
-import { durationMistake, exactDuration, OVER_DURATION_LIMIT, overDurationLimit } from "./duration.js";
+import { formatMs } from "../engine/errors.js";
+import { durationMistake, OVER_DURATION_LIMIT, overDurationLimit } from "./duration.js";
 import { MAX_CONCURRENCY, MAX_RETRIES } from "./limits.js";
 import { closestMatch } from "./suggest.js";
 
@@ -247,7 +248,7 @@ function isWrongType(issue: Issue): boolean {
 function explain(issue: Issue): string {
   // A backoff's max under its base: both values, each read as a duration (`max: 90` against `base: 2m`: 1m30s, 2m).
   const backoff = backoffBounds(issue);
-  if (backoff !== undefined) return `${issue.message} (${exactDuration(backoff.base)}), got ${exactDuration(backoff.max)}`;
+  if (backoff !== undefined) return `${issue.message} (${formatMs(backoff.base)}), got ${formatMs(backoff.max)}`;
   // A cross-field check reports the whole object as input: "got a mapping" would not help.
   if (!("input" in issue) || (issue.code === "custom" && typeof issue.input === "object")) return issue.message;
   if (issue.input === undefined && issue.code === "invalid_type") return `is missing; it ${issue.message}`;

@@ -120,18 +120,21 @@ describe("formatSummary", () => {
       "8m32s",
       "1h",
       "1h30m",
-      "1h30m12.3s",
+      // Past an hour to the minute, as the live board counts a running task's time.
+      "1h30m",
     ]);
   });
 
   it("says a wall time past a minute whose seconds are under one in tenths of a second, as the live board says it (1m0.3s, not 1m300ms)", async () => {
     const colors = await createColors({ color: false, isTTY: false });
     const wall = (wallMs: number): string => /Summary: .* in (\S+)\n/.exec(formatSummary({ ...summary([], []), wallMs }, colors))?.[1] ?? "";
-    expect([60_300, 120_949, 3_600_300, 3_660_500, 3_601_000].map(wall)).toEqual(["1m0.3s", "2m0.9s", "1h0.3s", "1h1m0.5s", "1h1s"]);
+    expect([60_300, 120_949].map(wall)).toEqual(["1m0.3s", "2m0.9s"]);
+    // Past an hour to the minute, as the live board says it: not "1h0.3s", "1h1m0.5s" nor "1h30s" beside the board's "1h".
+    expect([3_600_300, 3_660_500, 3_601_000, 3_630_000].map(wall)).toEqual(["1h", "1h1m", "1h", "1h1m"]);
     // Past a day, in days and hours, as every other duration (not "26h3m0.3s").
     expect([26 * 3_600_000 + 180_300, 25 * 86_400_000].map(wall)).toEqual(["1d2h", "25d"]);
-    // Rounded to the tenth first: a run 40 ms short of a day took 1d, not 24h.
-    expect([86_399_960, 86_399_940].map(wall)).toEqual(["1d", "23h59m59.9s"]);
+    // Rounded to the minute: a run under a minute short of a day took 1d, not 24h nor "23h59m59.9s".
+    expect([86_399_960, 86_399_940].map(wall)).toEqual(["1d", "1d"]);
     // A running task's time in a durable run's status, and a lease run out, in the same words.
     const status: RunSummary = {
       ...summary([], []),

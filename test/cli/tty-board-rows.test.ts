@@ -96,6 +96,26 @@ describe("the live board with many tasks waiting", () => {
   });
 });
 
+describe("the live board's times", () => {
+  it("round as the summary's and every message's do: half a second short of a day is in 1d, not in 23h59m", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "Date"] });
+    const stream = Object.assign(new PassThrough(), { columns: 80, rows: 24 }) as unknown as NodeJS.WriteStream;
+    const spinner = fakeSpinner();
+    const renderer = new TtyRenderer(spinner, stream, new Chalk({ level: 0 }));
+    const queue = new Queue({ concurrency: 1, handlers: { shell: () => Promise.resolve() } });
+    renderer.attach(queue, { runId: "r", file: "w.yaml", logDir: "/tmp/r", taskCount: 2, concurrency: 1, maxAttempts: new Map([["day", 1], ["hour", 1]]) });
+    queue.submit({ id: "day", type: "shell", runAt: Date.now() + 86_400_500 });
+    queue.submit({ id: "hour", type: "shell", runAt: Date.now() + 3_660_500 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    const board = stripVTControlCharacters(spinner.text).split("\n");
+    expect(board[1]).toMatch(/^ {2}⏲ day {2}at .* \(in 1d\)$/);
+    // 1h0m59.5s: to the nearest minute, as past a day to the nearest hour (it was cut to 1h).
+    expect(board[2]).toMatch(/^ {2}⏲ hour {2}at .* \(in 1h1m\)$/);
+    await queue.shutdown({ drain: false });
+    renderer.suspend();
+  });
+});
+
 describe("the live board's rows on a narrow terminal", () => {
   it("cut a task's id, not its time, and the same way in every frame whatever the time's digits", async () => {
     // At 40 columns the time was cut to its first digit, "1…" nine frames in ten and "1s" the tenth.

@@ -292,6 +292,21 @@ describe("signals and shutdown", () => {
     expect(result.stdout).toMatch(/note\s+the 0ms to finish have passed: stopping the running task \(SIGTERM, then SIGKILL 1h30m later\)/);
   });
 
+  it("says the time to finish and the kill grace exactly as written (1h30s, 1m0.5s), not rounded to 1h1m and 1m1s", async () => {
+    const long = await startRun(tasksYaml([["a", '{ run: "echo ready; sleep 30" }']]), ["--shutdown-timeout", "1h30s", "--output", "plain"]);
+    await waitForOutput(long, /a \| ready/);
+    long.signalGroup("SIGINT");
+    await waitForOutput(long, /running tasks have/);
+    long.signalGroup("SIGINT");
+    expect((await long.exited).result.stdout).toMatch(/note\s+SIGINT received: no new task starts; running tasks have 1h30s to finish \(send it again to stop at once\)/);
+    const none = await startRun(tasksYaml([["a", '{ run: "echo ready; sleep 30" }']]), ["--shutdown-timeout", "0", "--kill-grace", "1m0.5s", "--output", "plain"]);
+    await waitForOutput(none, /a \| ready/);
+    none.signalGroup("SIGINT");
+    const { result } = await none.exited;
+    expect(result.code).toBe(130);
+    expect(result.stdout).toMatch(/note\s+the 0ms to finish have passed: stopping the running task \(SIGTERM, then SIGKILL 1m0.5s later\)/);
+  });
+
   it("lists first among the cancelled the tasks whose attempt a Ctrl-C cut short, before those that never started", async () => {
     // Two run at -j 2; the other 60 wait. Cancelled as the signal comes, the waiting ones are told first.
     // The first in the file waits (low priority): the order is the summary's own, not the file's.

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DISPLAY_LIMIT, LineSplitter, TAIL_LINE_LIMIT, Tail } from "../../src/handlers/line-splitter.js";
 import { formatDuration } from "../../src/handlers/index.js";
+import { parseDuration } from "../../src/loaders/duration.js";
 import { lineBlock, lineEnds } from "../helpers/line-blocks.js";
 
 function split(...chunks: (string | Buffer)[]): string[] {
@@ -344,18 +345,39 @@ describe("formatDuration", () => {
     // Rounded up to the next unit, not "60s", "1m60s", "59m60s" or "1h60m" ("the database answers again (it failed for 1m60s)").
     [999.6, "1s"],
     [59_960, "1m"],
-    [119_600, "2m"],
-    [3_599_600, "1h"],
+    [119_960, "2m"],
+    [3_599_960, "1h"],
     [7_170_000, "2h"],
+    // Under an hour, its seconds to the tenth, as the live board counts them (it said "1m1s" here, "1m0.5s" there).
+    [60_500, "1m0.5s"],
+    [119_600, "1m59.6s"],
+    [3_599_600, "59m59.6s"],
+    // Past an hour to the minute, rounded as every unit is (the board cut them: "1h59m" here, "2h" there).
+    [3_630_000, "1h1m"],
+    [5_412_300, "1h30m"],
+    [7_199_000, "2h"],
     // Past a day in days and hours, as a retry's delay is said: not "600h" (--shutdown-timeout 25d).
     [25 * 86_400_000, "25d"],
     [(18 * 24 + 14) * 3_600_000, "18d14h"],
     [30 * 86_400_000, "30d"],
     // Rounded in the smaller unit and carried: no unit shows 60, nor 24 hours.
-    [3_599_800, "1h"],
+    [3_599_960, "1h"],
     [2 * 86_400_000 - 60_000, "2d"],
     [86_400_000 - 20_000, "1d"],
+    // One duration, one way: 40 ms short of a day is 1d, never 23h59m (the board's words for it) beside 1d (the summary's).
+    [86_399_960, "1d"],
+    [86_399_940, "1d"],
   ])("%d ms is %s", (ms, text) => {
     expect(formatDuration(ms)).toBe(text);
+  });
+
+  it("reads back, as a duration, within half its last unit, and no unit shows 60, 24 or 1000", () => {
+    for (let ms = 0; ms <= 30 * 86_400_000; ms += ms < 120_000 ? 7 : ms < 7_200_000 ? 9_973 : 999_983) {
+      const text = formatDuration(ms);
+      const back = parseDuration(text);
+      const unit = ms < 999.5 ? 1 : ms < 3_599_950 ? 100 : ms < 86_370_000 ? 60_000 : 3_600_000;
+      expect(Math.abs(back! - ms), `${ms} ms read ${text}`).toBeLessThanOrEqual(unit / 2);
+      expect(text, `${ms} ms`).not.toMatch(/(?<![\d.])(60(\.\d)?s|60m|24h|1000ms)/);
+    }
   });
 });

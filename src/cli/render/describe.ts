@@ -1,4 +1,4 @@
-import { formatMs, TaskCancelledError } from "../../engine/index.js";
+import { TaskCancelledError } from "../../engine/index.js";
 import { killOf, withSigkillWords } from "../../handlers/errors.js";
 
 /**
@@ -72,30 +72,6 @@ let clockPrefix = "";
 
 function pad2(n: number): string {
   return n < 10 ? `0${n}` : String(n);
-}
-
-export function formatDelay(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  // Past an hour, to the minute (past a day, to the hour): "1621760m57.2s" said nothing.
-  if (ms >= DAY_MS) return unitsOf(ms, DAY_MS, "d", HOUR_MS, "h");
-  if (ms >= HOUR_MS) return unitsOf(ms, HOUR_MS, "h", MINUTE_MS, "m");
-  if (ms < MINUTE_MS) return formatMs(Math.round(ms / 100) * 100);
-  // Past a minute, its seconds to the tenth as under one: formatMs said "1m100ms" to "1m900ms" (a running task's row, ten times a second), then "1m1.1s".
-  const tenths = Math.round(ms / 100);
-  const minutes = Math.floor(tenths / 600);
-  if (minutes >= 60) return "1h";
-  const rest = tenths - minutes * 600;
-  return rest === 0 ? `${minutes}m` : `${minutes}m${rest / 10}s`;
-}
-
-const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
-
-/** `ms` in whole `big` units and whole `small` ones: "3d4h", "2h" (a zero small part left out). */
-function unitsOf(ms: number, big: number, bigUnit: string, small: number, smallUnit: string): string {
-  const bigs = Math.floor(ms / big);
-  const smalls = Math.floor((ms - bigs * big) / small);
-  return smalls === 0 ? `${bigs}${bigUnit}` : `${bigs}${bigUnit}${smalls}${smallUnit}`;
 }
 
 /** A moment as clock() gives it, after its date (YYYY-MM-DD) when that is not today's. */

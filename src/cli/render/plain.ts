@@ -5,7 +5,8 @@ import { escapeControls } from "../../escape-controls.js";
 import { oneLine } from "../one-line.js";
 import { BufferedWriter } from "../output.js";
 import { eachLineText, expandTabsInBlock, hasControlBytes, terminalSafe } from "./control-bytes.js";
-import { clock, clockWithDate, describeError, formatDelay } from "./describe.js";
+import { formatDuration } from "../../handlers/format-duration.js";
+import { clock, clockWithDate, describeError } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
 import { TaskPrefixes } from "./task-prefixes.js";
 import type { Renderer, RunInfo, RunSummary } from "./types.js";
@@ -51,7 +52,7 @@ export class PlainRenderer implements Renderer {
     queue.on("started", (e) => this.#event(`${c.cyan("start")}   ${e.id} (attempt ${e.attempt}/${e.maxAttempts})`));
     queue.on("retrying", (e) =>
       this.#event(
-        `${c.yellow("retry")}   ${e.id} attempt ${e.attempt}/${e.maxAttempts} failed: ${oneLine(describeError(e.error))}; next attempt in ${formatDelay(e.delayMs)}`,
+        `${c.yellow("retry")}   ${e.id} attempt ${e.attempt}/${e.maxAttempts} failed: ${oneLine(describeError(e.error))}; next attempt in ${formatDuration(e.delayMs)}`,
       ),
     );
     queue.on("succeeded", (e) => this.#event(`${c.green("ok")}      ${e.id}${this.#attempts(e.id, e.attempts)}`));

@@ -1,5 +1,4 @@
 import type { ChalkInstance } from "chalk";
-import { exactDuration } from "../../loaders/duration.js";
 import { escapeControls } from "../../escape-controls.js";
 import { formatDuration } from "../../handlers/format-duration.js";
 import { oneLine } from "../one-line.js";
@@ -34,10 +33,10 @@ export const WORKER_WAITS_FOR = "a renewal, or the record of how the attempt end
  * sweep does with it ("queues it again", "cancels it").
  */
 export function leaseRanOutWords(leaseExpiredMs: number, workerWaitingMs: number | undefined, next: string): string {
-  const ago = `its lease ran out ${formatWall(leaseExpiredMs)} ago`;
+  const ago = `its lease ran out ${formatDuration(leaseExpiredMs)} ago`;
   return workerWaitingMs === undefined
     ? `${ago} (the worker is ${WORKER_GONE}): a worker's sweep ${next}`
-    : `${ago} while its worker waits on the database (a statement of its, for ${formatWall(workerWaitingMs)}: ${WORKER_WAITS_FOR}); if it does not, a worker's sweep ${next}`;
+    : `${ago} while its worker waits on the database (a statement of its, for ${formatDuration(workerWaitingMs)}: ${WORKER_WAITS_FOR}); if it does not, a worker's sweep ${next}`;
 }
 
 /** Tasks not ended: blocked, scheduled, ready or running. */
@@ -82,7 +81,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
   const unfinished = unfinishedCount(counts);
   if (unfinished > 0) parts.push(`${unfinished} unfinished (${unfinishedParts(counts)})`);
   const interrupted = summary.interrupted ? c.yellow(` (interrupted by ${summary.interrupted})`) : "";
-  out.push(`${c.bold("Summary")}: ${parts.join(", ")} in ${formatWall(summary.wallMs)}${interrupted}`);
+  out.push(`${c.bold("Summary")}: ${parts.join(", ")} in ${formatDuration(summary.wallMs)}${interrupted}`);
   // A durable run looked at while it runs: which tasks, on which worker, for how long.
   const running = summary.running ?? [];
   if (running.length > 0) {
@@ -94,7 +93,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
       const next = task.cancelRequested === true || task.runStopped === true ? "cancels it" : task.attempt < task.maxAttempts ? "queues it again" : "ends it (no attempts left)";
       const cancelling = task.cancelRequested === true ? c.yellow(", cancel requested") : task.runStopped === true ? c.yellow(", its run stopped") : "";
       const expired = task.leaseExpiredMs === undefined ? "" : c.yellow(`; ${leaseRanOutWords(task.leaseExpiredMs, task.workerWaitingMs, next)}`);
-      out.push(`  ${c.cyan("▶")} ${c.bold(task.id)}: attempt ${task.attempt}/${task.maxAttempts}${worker}, for ${formatWall(task.runningMs)}${cancelling}${expired}`);
+      out.push(`  ${c.cyan("▶")} ${c.bold(task.id)}: attempt ${task.attempt}/${task.maxAttempts}${worker}, for ${formatDuration(task.runningMs)}${cancelling}${expired}`);
       const lines = task.lastLines?.slice(-RUNNING_LINES_SHOWN) ?? [];
       if (lines.length > 0) {
         out.push(`    last ${lines.length === 1 ? "line" : `${lines.length} lines`} (at its last heartbeat):`);
@@ -108,7 +107,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
   if (retrying.length > 0) {
     out.push("", c.bold.yellow(`Waiting for a retry (${retrying.length}):`));
     for (const task of retrying.slice(0, RUNNING_SHOWN)) {
-      const when = task.inMs > 0 ? `in ${formatWall(task.inMs)}` : "due, waiting for a worker";
+      const when = task.inMs > 0 ? `in ${formatDuration(task.inMs)}` : "due, waiting for a worker";
       out.push(`  ${c.yellow("↻")} ${c.bold(task.id)}: attempt ${task.attempt}/${task.maxAttempts} ${when} (attempt ${task.attempt - 1} failed: ${safe(oneLine(task.error))})`);
     }
     if (retrying.length > RUNNING_SHOWN) out.push(`  ... and ${retrying.length - RUNNING_SHOWN} more`);
@@ -183,13 +182,4 @@ export function dimLine(c: ChalkInstance, text: string): string {
   const probe = c.dim("\u0000");
   const open = probe.slice(0, probe.indexOf("\u0000"));
   return c.dim(open === "" ? text : text.replace(SGR, (sequence) => `${sequence}${open}`));
-}
-
-function formatWall(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  const tenths = Math.round(ms / 100);
-  // Past a day, in days and hours, as every other duration a user reads ("26h3m0.3s" made the reader divide).
-  // (Its tenths, as rounded: 86_399_960 ms is 1d, not 24h.) Below, to the tenth, as a workflow writes it and the
-  // live board says it (formatDelay): "1m0.3s", "1h2m0.3s".
-  return tenths >= 864_000 ? formatDuration(ms) : exactDuration(tenths * 100);
 }

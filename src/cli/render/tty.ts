@@ -4,7 +4,8 @@ import type { Ora } from "ora";
 import type { Queue } from "../../engine/index.js";
 import { BufferedWriter, whenStreamDrained } from "../output.js";
 import { eachLineText, expandTabsInBlock, hasControlBytes, terminalSafe, widthOf } from "./control-bytes.js";
-import { clock, clockWithDate, describeError, formatDelay } from "./describe.js";
+import { formatDuration } from "../../handlers/format-duration.js";
+import { clock, clockWithDate, describeError } from "./describe.js";
 import { oneLine } from "../one-line.js";
 import { formatSummary } from "./summary-text.js";
 import { TaskPrefixes } from "./task-prefixes.js";
@@ -359,8 +360,8 @@ export class TtyRenderer implements Renderer {
     if (state === undefined) return "";
     const left = state.until === undefined ? 0 : state.until - now;
     const stopping = state.phase === "stopping" || left <= 0;
-    if (short) return this.#c.yellow(` · ${state.signal}: ${state.phase === "killing" ? "killing" : stopping ? "stopping" : `${formatDelay(left)} left`}`);
-    const what = state.phase === "killing" ? "killing every task" : stopping ? "stopping the running tasks" : `${formatDelay(left)} left to finish`;
+    if (short) return this.#c.yellow(` · ${state.signal}: ${state.phase === "killing" ? "killing" : stopping ? "stopping" : `${formatDuration(left)} left`}`);
+    const what = state.phase === "killing" ? "killing every task" : stopping ? "stopping the running tasks" : `${formatDuration(left)} left to finish`;
     return this.#c.yellow(` · stopping (${state.signal}): ${what}`);
   }
 
@@ -368,15 +369,15 @@ export class TtyRenderer implements Renderer {
     const max = this.#info?.maxAttempts.get(id) ?? 1;
     switch (row.state) {
       case "running": {
-        const time = formatDelay(now - row.since);
+        const time = formatDuration(now - row.since);
         return { head: `${c(this.#c.cyan, "▶")} ${id}`, tail: `  attempt ${row.attempt}/${max}  ${time}`, time };
       }
       case "retrying": {
-        const time = row.at > now ? `in ${formatDelay(row.at - now)}` : "due";
+        const time = row.at > now ? `in ${formatDuration(row.at - now)}` : "due";
         return { head: `${c(this.#c.yellow, "↻")} ${id}`, tail: `  retry ${row.attempt + 1}/${max} ${time}`, time };
       }
       case "scheduled": {
-        const time = row.at > now ? `in ${formatDelay(row.at - now)}` : "due";
+        const time = row.at > now ? `in ${formatDuration(row.at - now)}` : "due";
         return { head: `${c(this.#c.cyan, "⏲")} ${id}`, tail: `  at ${clockWithDate(row.at)} (${time})`, time };
       }
       case "done":
