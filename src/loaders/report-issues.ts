@@ -4,7 +4,6 @@ import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { runAtMistake } from "./date-time.js";
 import { defaultsSchema, isRunAt, PRIORITIES, TASK_TYPES, taskSchema, workflowFileSchema } from "./schema.js";
-import { formatMs } from "../engine/errors.js";
 import { durationMistake, OVER_DURATION_LIMIT, overDurationLimit } from "./duration.js";
 import { MAX_CONCURRENCY, MAX_RETRIES } from "./limits.js";
 import { closestMatch } from "./suggest.js";
@@ -246,20 +245,10 @@ function isWrongType(issue: Issue): boolean {
 }
 
 function explain(issue: Issue): string {
-  // A backoff's max under its base: both values, each read as a duration (`max: 90` against `base: 2m`: 1m30s, 2m).
-  const backoff = backoffBounds(issue);
-  if (backoff !== undefined) return `${issue.message} (${formatMs(backoff.base)}), got ${formatMs(backoff.max)}`;
   // A cross-field check reports the whole object as input: "got a mapping" would not help.
   if (!("input" in issue) || (issue.code === "custom" && typeof issue.input === "object")) return issue.message;
   if (issue.input === undefined && issue.code === "invalid_type") return `is missing; it ${issue.message}`;
   return `${issue.message}, got ${describeValue(issue.input)}`;
-}
-
-/** The bounds of a backoff whose check failed (see the schema's backoff), as ms; undefined for any other issue. */
-function backoffBounds(issue: Issue): { base: number; max: number } | undefined {
-  if (issue.code !== "custom" || issue.path.at(-1) !== "max" || typeof issue.input !== "object" || issue.input === null) return undefined;
-  const { base, max } = issue.input as { base?: unknown; max?: unknown };
-  return typeof base === "number" && typeof max === "number" ? { base, max } : undefined;
 }
 
 /** A field left out: its value undefined. */

@@ -1,6 +1,7 @@
 import * as z from "zod/mini";
 import { tooLongToStart } from "./argument-limit.js";
 import { DURATION_EXPECTED, DURATION_FORMS, DURATION_PATTERN, parseDuration } from "./duration.js";
+import { formatMs } from "../engine/errors.js";
 import { MAX_CONCURRENCY, MAX_DURATION_MS, MAX_RETRIES } from "./limits.js";
 import { TASK_ID_PATTERN } from "../task-id.js";
 
@@ -209,8 +210,12 @@ const taskOptionsShape = {
       .check(
         // Only two durations read as such: zod runs the check after a field's own failed (`max: 40d`, past the range,
         // stays the text), and "40d" >= 1000 is false, which said a max longer than the base was shorter.
+        // Both values, each read as a duration (`max: 90` against `base: 2m`: 1m30s, 2m).
         z.refine((backoff) => typeof backoff.base !== "number" || typeof backoff.max !== "number" || backoff.max >= backoff.base, {
-          message: "must not be shorter than `backoff.base`",
+          error: (issue) => {
+            const { base, max } = issue.input as { base: number; max: number };
+            return `must not be shorter than \`backoff.base\` (${formatMs(base)}), got ${formatMs(max)}`;
+          },
           path: ["max"],
         }),
         // A merge key, as validate takes one here too (`backoff: { <<: *slow }`).
