@@ -215,13 +215,19 @@ function refuseFarRunAt(runAt: string, aheadMs: number, path: string[], context:
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
-/** `45 days 6 hours`, `over 30 days` (30 days and minutes), `396 days` (past 100 days, to the day). */
+/**
+ * `45 days 6 hours`, `over 30 days` (30 days and under half an hour), `396 days` (past 100 days, to the
+ * day): to the nearest hour, carried, as every duration taskq measures is rounded (formatDuration). A
+ * runAt written 31 days ahead and checked seconds later is 31 days ahead, not "30 days 23 hours".
+ */
 function daysAhead(ms: number): string {
-  const days = Math.floor(ms / DAY_MS);
-  if (days >= 100) return `${Math.round(ms / DAY_MS).toLocaleString("en-US")} days`;
-  const hours = Math.floor((ms % DAY_MS) / HOUR_MS);
-  if (hours > 0) return `${days} days ${hours} hour${hours === 1 ? "" : "s"}`;
-  return ms % DAY_MS === 0 ? `${days} days` : `over ${days} days`;
+  if (ms >= 99.5 * DAY_MS) return `${Math.round(ms / DAY_MS).toLocaleString("en-US")} days`;
+  const allHours = Math.round(ms / HOUR_MS);
+  // Rounded down to the limit itself, which is taken: "over" it.
+  if (allHours * HOUR_MS <= MAX_DURATION_MS) return `over ${MAX_DURATION_MS / DAY_MS} days`;
+  const days = Math.floor(allHours / 24);
+  const hours = allHours - days * 24;
+  return hours === 0 ? `${days} days` : `${days} days ${hours} hour${hours === 1 ? "" : "s"}`;
 }
 
 /**

@@ -709,12 +709,20 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       "  b: { run: x, runAt: 2026-01-31T00:00:00Z }",
       "  c: { run: x, runAt: 2026-01-31T00:00:01Z }",
       "  d: { run: x, runAt: '2026-02-15T08:00:00+02:00' }",
+      // 31 days ahead less the seconds since it was worked out ($(date -d '+31 days')): to the nearest hour, not cut to 30 days 23 hours.
+      "  e: { run: x, runAt: 2026-01-31T23:59:30Z }",
+      "  f: { run: x, runAt: 2026-01-31T00:20:00Z }",
+      "  g: { run: x, runAt: 2026-04-10T12:00:00Z }",
     );
     const limit = "past the limit of 30 days ahead (delay has the same limit): check the date, the year most of all";
     expect(problemsOf(text)).toEqual([
       `2:23: task "a": \`runAt\` 2027-01-01T00:00:00Z is 365 days from now, ${limit}`,
       `4:23: task "c": \`runAt\` 2026-01-31T00:00:01Z is over 30 days from now, ${limit}`,
       `5:23: task "d": \`runAt\` 2026-02-15T08:00:00+02:00 is 45 days 6 hours from now, ${limit}`,
+      `6:23: task "e": \`runAt\` 2026-01-31T23:59:30Z is 31 days from now, ${limit}`,
+      `7:23: task "f": \`runAt\` 2026-01-31T00:20:00Z is over 30 days from now, ${limit}`,
+      // 99 days 12 hours: 100 days, to the day, not "99 days 12 hours".
+      `8:23: task "g": \`runAt\` 2026-04-10T12:00:00Z is 100 days from now, ${limit}`,
     ]);
     // From defaults: once, where it is written, for every task that takes it.
     expect(problemsOf(yaml("defaults: { runAt: 2036-01-01T00:00:00Z }", "tasks:", "  a: { run: x }", "  b: { run: x }"))).toEqual([
