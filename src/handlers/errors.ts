@@ -99,7 +99,7 @@ export class LogWriteError extends TaskqError {
  */
 export function describeFailure(task: ShellTask, result: AttemptResult, kill: TaskqKill = {}): string {
   if (result.timedOut) {
-    // The timeout as set, in the library's words for it (formatMs): formatDuration's "1m1s" for a timeout of 1m0.5s rounded it up.
+    // The timeout as set, exactly (formatMs): formatDuration rounds what taskq measures ("1h1m" for a timeout of 1h30s).
     const timedOut = task.timeoutMs === undefined ? "timed out" : `timed out after ${formatMs(task.timeoutMs)}`;
     return withSigkillWords(timedOut, kill);
   }
