@@ -148,7 +148,7 @@ function closingBackquote(command: string, open: number): number {
 }
 
 /** Words sh reads as its own grammar where a command's name would be: the next word is still one. */
-const RESERVED_BEFORE_COMMAND = new Set(["if", "then", "else", "elif", "do", "while", "until", "!", "{", "time"]);
+const RESERVED_BEFORE_COMMAND = new Set(["if", "then", "else", "elif", "do", "while", "until", "!", "{"]);
 /** Reserved words after which the next word is no command's name (`for x in ...`), or whose grammar this does not follow. */
 const RESERVED_OTHER = new Set(["for", "select", "case", "esac", "in", "function", "fi", "done", "}", "[["]);
 /** Reserved words that end a compound command: `then`, `do`, `else` or `elif` may follow one on its line (`if (cd x) then`). */
@@ -172,10 +172,13 @@ const MAX_SHELL_NESTING = 32;
  * `$(...)` of any word, unquoted or in "...", and in a `case`'s bodies (not its word or patterns).
  * Read once from left to right: quotes, `${...}`,
  * backquotes, comments and here-documents are passed over. Undefined where there is none, or
- * where this reading is unsure (a quote, here-document or `case` never closed, a here-document in a `$(...)`, a `case` beside a
- * `$(` or backquote, which would end at a pattern's `)`, a reserved word
- * glued to the next one, or a `then`, `do`, `else` or `elif` after a `)`, `}`, `fi` or `done` with no
- * `if` or loop open for it (`(cd x) then make`): a syntax error, not 127; a function's name).
+ * where this reading is unsure (a quote, here-document or `case` never closed, a here-document or
+ * a `case` in a `$(...)`, whose pattern's `)` would end it, a reserved word glued to the next one;
+ * a syntax error, exit 2, not 127: a `then`, `do`, `else` or `elif` after a `)`, `}`, `fi` or
+ * `done` with no `if` or loop open for it (`(cd x) then make`), a `(` after a word (`echo (a)`,
+ * `cat <(a)`) or a redirection with no word (`echo >;`); a function's name). `time` is no
+ * reserved word to dash: a program (GNU time), which runs the next word by its name, as env does
+ * (`time ! make` runs a program named `!`).
  */
 export function commandNameNoBreakSpace(run: string): number | undefined {
   return noBreakInCommandName(run, 0);
@@ -202,7 +205,6 @@ const ENV_AFTER_ASSIGNMENT = { flags: new Set<string>(), withArgument: new Set<s
 /** commandNameNoBreakSpace, in a `$(...)` read `depth` deep. */
 function noBreakInCommandName(run: string, depth: number): number | undefined {
   if (depth > MAX_SHELL_NESTING || !run.includes("\u00a0")) return undefined;
-  // A `case` pattern's `)` ends a `$(` or backquote as this passes over them: unsure with both.
   if (/(^|[\s;&|(])case\s/.test(run) && /\$\(|`/.test(run)) return undefined;
   let found: number | undefined;
   /** The command that runs the next word (see WRAPPERS), while its options are read; whether the word after one of them is its argument. */
@@ -277,7 +279,7 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
         inCase.part = "pattern";
         inCase.first = true;
       }
-      // A `(` after a word (`f() {`, `echo (a)`: a function's name, or a syntax error) opens no subshell.
+      // A `(` after a word opens no subshell: `f() {` names a function; `echo (a)`, `x=1 (a)` and `cat <(a)` are syntax errors (exit 2), not 127.
       if (char === "(" && command && !prefixed) subshells++;
       // A function's body is not followed as a command (`f() { if`: that `if` is not counted): what is open is unsure from here.
       else if (char === "(") open.unsure = true;
@@ -301,6 +303,7 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       index += REDIRECTION.exec(run)![0].length;
       while (run[index] === " " || run[index] === "\t") index++;
       const target = readWord(run, index, depth);
+      // No word to redirect to (`echo >; make`, `cat <(make)`, which dash does not know): a syntax error (exit 2), not 127.
       if (target === undefined) return undefined;
       // A here-document's delimiter is not expanded (`<<$(x)` runs nothing).
       if (heredoc === null) found ??= target.substituted;
@@ -378,14 +381,7 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
         continue;
       }
       if (reserved) countReserved(open, raw);
-      if (reserved && RESERVED_BEFORE_COMMAND.has(raw)) {
-        // `time -p make` (dash's time is a command): its options passed over too.
-        if (raw === "time") {
-          wrapper = WRAPPERS.get(raw);
-          byName = true;
-        }
-        continue;
-      }
+      if (reserved && RESERVED_BEFORE_COMMAND.has(raw)) continue;
       if (word.noBreak === undefined && WRAPPERS.has(raw)) {
         // `env exec make`, `nohup command make`: a program named exec or command, not found (127 for that name): unsure from here.
         if (byName && (raw === "exec" || raw === "command")) {
@@ -518,6 +514,9 @@ function skipQuoted(run: string, index: number, depth: number, inDouble: boolean
       at++;
     } else if (opener === "(" && inner === "<" && run[at + 1] === "<" && run[index + 2] !== "(") {
       // A here-document in a `$(...)` (not `$((`, arithmetic): its lines are text, where a `)` would end the substitution as this reads it (`x=$(cat <<EOF` then `1) step`).
+      return -1;
+    } else if (opener === "(" && run.startsWith("case", at) && /[\s;&|(]/.test(run[at - 1]!) && /\s/.test(run[at + 4] ?? "")) {
+      // A `case` in a `$(...)`: its patterns' `)` would end the substitution as this reads it (`$(case a in a) make;; esac)`): unsure.
       return -1;
     } else if (opener === "(" && inner === "#" && /[\s;&|(]/.test(run[at - 1]!)) {
       const end = run.indexOf("\n", at);

@@ -443,6 +443,27 @@ describe("parseWorkflow on a valid file", () => {
     expect(sh("command exec npm\u00a0test")).toEqual({ status: 127, notFound: true });
   });
 
+  it("reads time as dash does, a program that runs the next word by its name: no no-break-space note after time !, time { or time if (a program named so), and one in time\u00a0npm, a command named so", () => {
+    const notesOf = (run: string) => parseWorkflow(yaml("tasks:", "  a:", `    run: ${JSON.stringify(run)}`), "/work/wf/ci.yaml", { now: NOW }).notes;
+    const sh = (run: string) => {
+      const result = spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", cwd: tmpdir() });
+      return { status: result.status, notFound: /(npm\u00a0test|time\u00a0npm).{0,3}(: not found|: No such file or directory)/.test(result.stderr) };
+    };
+    // Before, each was noted: time was read as bash's reserved word, and `!`, `{` or `if` after it as sh's grammar.
+    for (const run of ["time ! npm\u00a0test", "time { npm\u00a0test; }", "time if npm\u00a0test; then :; fi"]) {
+      expect(notesOf(run), run).toEqual([]);
+      expect(sh(run).notFound, run).toBe(false);
+    }
+    // Before, none: `time` glued to the name was taken for a reserved word glued to the next one.
+    expect(notesOf("time\u00a0npm test")).toEqual([
+      '/work/wf/ci.yaml:3:10: task "a": run holds a no-break space (U+00A0) after "time", in a command\'s name: the shell reads it as part of the name, not as a space between words, and finds no such command (exit 127); replace it with a space',
+    ]);
+    expect(sh("time\u00a0npm test")).toEqual({ status: 127, notFound: true });
+    // What time runs is still a command's name.
+    expect(notesOf("time -p npm\u00a0test")).toHaveLength(1);
+    expect(sh("time -p npm\u00a0test")).toEqual({ status: 127, notFound: true });
+  });
+
   it("gives no no-break-space note in a here-document's lines inside a $(...), a `)` in them too, nor in a here-document's delimiter, which is not expanded", () => {
     const notesOf = (run: string) => parseWorkflow(yaml("tasks:", "  a:", `    run: ${JSON.stringify(run)}`), "/work/wf/ci.yaml", { now: NOW }).notes;
     const sh = (run: string) => {
