@@ -281,6 +281,7 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       }
       // A `(` after a word opens no subshell: `f() {` names a function; `echo (a)`, `x=1 (a)` and `cat <(a)` are syntax errors (exit 2), not 127.
       if (char === "(" && command && !prefixed) subshells++;
+      else if (char === "(" && !/^\([ \t]*\)/.test(run.slice(index))) return undefined;
       // A function's body is not followed as a command (`f() { if`: that `if` is not counted): what is open is unsure from here.
       else if (char === "(") open.unsure = true;
       index += run[index + 1] === char && char !== "(" ? 2 : 1;
@@ -304,7 +305,7 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       while (run[index] === " " || run[index] === "\t") index++;
       const target = readWord(run, index, depth);
       // No word to redirect to (`echo >; make`, `cat <(make)`, which dash does not know): a syntax error (exit 2), not 127.
-      if (target === undefined) return undefined;
+      if (target === undefined || target.text === "") return undefined;
       // A here-document's delimiter is not expanded (`<<$(x)` runs nothing).
       if (heredoc === null) found ??= target.substituted;
       if (heredoc !== null) heredocs.push({ word: target.text.replace(/["'\\]/g, ""), tabs: heredoc[1] === "-" });

@@ -464,6 +464,21 @@ describe("parseWorkflow on a valid file", () => {
     expect(sh("time -p npm\u00a0test")).toEqual({ status: 127, notFound: true });
   });
 
+  it("gives no no-break-space note after a ( that follows a word (echo (npm test), cat <(npm test)) or a redirection with no word (echo >; npm test): dash refuses the whole run (a syntax error, exit 2)", () => {
+    const notesOf = (run: string) => parseWorkflow(yaml("tasks:", "  a:", `    run: ${JSON.stringify(run)}`), "/work/wf/ci.yaml", { now: NOW }).notes;
+    // Before, each was noted as a command not found (exit 127).
+    for (const run of ["echo (npm\u00a0test)", "echo (x); npm\u00a0test", "cat <(npm\u00a0test)", "<(npm\u00a0test)", "x=1 (npm\u00a0test)", "echo >; npm\u00a0test"]) {
+      expect(notesOf(run), run).toEqual([]);
+      const result = spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", cwd: tmpdir() });
+      expect([result.status, /Syntax error/.test(result.stderr)], run).toEqual([2, true]);
+    }
+    // A subshell, and a command after a function's definition, are still noted.
+    for (const run of ["(npm\u00a0test)", "f() { :; }; npm\u00a0test"]) {
+      expect(notesOf(run), run).toHaveLength(1);
+      expect(spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", cwd: tmpdir() }).status, run).toBe(127);
+    }
+  });
+
   it("gives no no-break-space note in a here-document's lines inside a $(...), a `)` in them too, nor in a here-document's delimiter, which is not expanded", () => {
     const notesOf = (run: string) => parseWorkflow(yaml("tasks:", "  a:", `    run: ${JSON.stringify(run)}`), "/work/wf/ci.yaml", { now: NOW }).notes;
     const sh = (run: string) => {
