@@ -205,7 +205,6 @@ const ENV_AFTER_ASSIGNMENT = { flags: new Set<string>(), withArgument: new Set<s
 /** commandNameNoBreakSpace, in a `$(...)` read `depth` deep. */
 function noBreakInCommandName(run: string, depth: number): number | undefined {
   if (depth > MAX_SHELL_NESTING || !run.includes("\u00a0")) return undefined;
-  if (/(^|[\s;&|(])case\s/.test(run) && /\$\(|`/.test(run)) return undefined;
   let found: number | undefined;
   /** The command that runs the next word (see WRAPPERS), while its options are read; whether the word after one of them is its argument. */
   let wrapper: { flags: Set<string>; withArgument: Set<string>; assignments: boolean } | undefined;

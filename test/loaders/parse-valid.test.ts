@@ -479,6 +479,21 @@ describe("parseWorkflow on a valid file", () => {
     }
   });
 
+  it("notes a no-break space in a command's name in a run with both a case and a $(...), unless the case is inside the $(...), whose patterns' ) would end it as read", () => {
+    const notesOf = (run: string) => parseWorkflow(yaml("tasks:", "  a:", `    run: ${JSON.stringify(run)}`), "/work/wf/ci.yaml", { now: NOW }).notes;
+    const sh = (run: string) => {
+      const result = spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", cwd: tmpdir() });
+      return { status: result.status, notFound: /npm\u00a0test: not found/.test(result.stderr) };
+    };
+    // Before, none: a case anywhere beside a $( or backquote gave up the whole run.
+    for (const run of ["case a in a) :;; esac; x=$(npm\u00a0test)", "case a in a) x=$(npm\u00a0test);; esac", "x=$(true); case a in a) npm\u00a0test;; esac", "case a in a) :;; esac; echo `true`; npm\u00a0test"]) {
+      expect(notesOf(run), run).toHaveLength(1);
+      expect(sh(run), run).toEqual({ status: 127, notFound: true });
+    }
+    // A case inside the $(...): unsure, unsaid.
+    for (const run of ["x=$(case a in a) npm\u00a0test;; esac)", 'echo "$(case a in a) :;; esac)"; npm\u00a0test']) expect(notesOf(run), run).toEqual([]);
+  });
+
   it("gives no no-break-space note in a here-document's lines inside a $(...), a `)` in them too, nor in a here-document's delimiter, which is not expanded", () => {
     const notesOf = (run: string) => parseWorkflow(yaml("tasks:", "  a:", `    run: ${JSON.stringify(run)}`), "/work/wf/ci.yaml", { now: NOW }).notes;
     const sh = (run: string) => {
