@@ -43,7 +43,9 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
         const hint = several !== undefined ? `; to depend on several tasks, list them: dependsOn: [${several.join(", ")}]` : match === undefined ? "" : `; did you mean ${quote(match)}?`;
         // An id no task can have ("../x", "a/b") is not a task left out: say what is wrong with it.
         const what = several === undefined && !isTaskId(dependency.id) ? `is not a valid task id: ${TASK_ID_EXPECTED}` : "is not defined";
-        problems.atOffset(at(), `task ${quote(task.id)} depends on ${quote(dependency.id)}, which ${what}${hint}`);
+        // An id refused already where it is written (`dependsOn: ! ~`, a `!` before it) is not said again.
+        const say = what === "is not defined" ? problems.atOffset.bind(problems) : problems.followOn.bind(problems);
+        say(at(), `task ${quote(task.id)} depends on ${quote(dependency.id)}, which ${what}${hint}`);
         continue;
       }
       edges[index]!.push(target);

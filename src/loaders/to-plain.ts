@@ -2,6 +2,7 @@ import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, 
 import { MAX_ALIAS_EXPANSION, MAX_NESTING_DEPTH } from "./limits.js";
 import type { ProblemList } from "./problem-list.js";
 import { describeValue, quote } from "./report-issues.js";
+import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 
 /** A plain scalar YAML's core schema reads as a number: an integer (decimal, 0o, 0x) or a float, not .inf or .nan. */
 const CORE_NUMBER = /^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?)$/;
@@ -80,6 +81,25 @@ type Takes = "command" | "text" | "env" | "id" | "asIs" | undefined;
 /** The fields of a task, and of `defaults`, that take other than text or a command (see Takes). */
 const AS_IS_FIELDS = new Set(["type", "priority", "retries", "retryOn", "backoff", "timeout", "runAt", "delay", "env", "dependsOn"]);
 
+/**
+ * What to say of a value where the field takes a mapping (`tasks`, a task, `defaults`, `env`,
+ * `backoff`), as the schema words it: the field and the mapping it takes. A `!` before a scalar
+ * there is neither a shell's "not" nor to be dropped: the value is wrong with it or without it.
+ */
+function mappingOf(key: string | undefined, depth: number, role: Role, taskId: string | undefined): { field: string; mapping: string } | undefined {
+  if (key === undefined) return undefined;
+  if (depth === 0) {
+    if (key === "tasks") return { field: "`tasks`", mapping: "a mapping of task id to task" };
+    if (key === "defaults") return { field: "`defaults`", mapping: "a mapping of task fields" };
+    return key === "env" ? { field: "`env`", mapping: "a mapping of variable names to values" } : undefined;
+  }
+  if (role === "tasks") return { field: `task ${quote(key)}`, mapping: "a mapping with at least `run`" };
+  if (role !== "task" && role !== "defaults") return undefined;
+  const field = role === "task" ? `\`${key}\` of task ${quote(taskId ?? "")}` : `\`defaults.${key}\``;
+  if (key === "env") return { field, mapping: "a mapping of variable names to values" };
+  return key === "backoff" ? { field, mapping: "a mapping with `base` and/or `max`" } : undefined;
+}
+
 /** What the value of `key` in a mapping of role `role` at `depth` takes (see Takes). */
 function takesOf(key: string | undefined, depth: number, role: Role): Takes {
   if (key === undefined) return undefined;
@@ -135,6 +155,10 @@ class PlainBuilder {
   #envField = "`env";
   /** What the value being converted takes, from the key it is the value of (see Takes). */
   #takes: Takes;
+  /** The mapping the value being converted must be, from the key it is the value of (see mappingOf). */
+  #mapping: { field: string; mapping: string } | undefined;
+  /** Where the key of the value being converted starts, when it is a mapping's value of a field the format has: where the schema tells of that value left empty. */
+  #fieldKey: number | undefined;
   #expanded = 0;
   #bombed = false;
   #size = 0;
@@ -170,7 +194,8 @@ class PlainBuilder {
   #convertNode(node: Scalar | YAMLMap | YAMLSeq, depth: number, role: Role): unknown {
     this.#size++;
     if (isScalar(node)) {
-      if (node.tag === "!") this.#refuseBareTag(node, role === "ids" ? "id" : this.#takes);
+      if (node.tag === "!" && role !== "ids" && this.#mapping !== undefined) this.#refuseBareTagForMapping(node, this.#mapping);
+      else if (node.tag === "!") this.#refuseBareTag(node, role === "ids" ? "id" : this.#takes);
       return role === "ids" ? idValue(node) : node.value;
     }
     if (isMap(node)) return this.#convertMap(node, depth, role);
@@ -181,6 +206,8 @@ class PlainBuilder {
     let height = 0;
     // Each item takes what the list's key takes its items to be (`retryOn: [! 1]`), whatever an item before it held.
     const takes = this.#takes;
+    this.#mapping = undefined;
+    this.#fieldKey = undefined;
     const list = items.map((item) => {
       this.#takes = takes;
       const value = this.convert(item, depth + 1, role);
@@ -204,6 +231,7 @@ class PlainBuilder {
       if (isMergeKey(pair.key)) {
         written ??= new Set(result instanceof Map ? result.keys() : Object.keys(result));
         this.#takes = undefined;
+        this.#mapping = undefined;
         const merged = this.#merge(pair, result, depth, role);
         height = Math.max(height, merged.height);
         mergeRefused ||= merged.refused;
@@ -214,6 +242,8 @@ class PlainBuilder {
       if (isTasks) this.#taskId = key;
       if (valueRole === "env") this.#envField = role === "task" ? `task ${quote(this.#taskId ?? "")}: \`env` : role === "defaults" ? "`defaults.env" : "`env";
       this.#takes = takesOf(key, depth, role);
+      this.#mapping = mappingOf(key, depth, role, this.#taskId);
+      this.#fieldKey = this.#takes !== undefined || this.#mapping !== undefined ? ((pair.key as Node | null)?.range?.[0] ?? undefined) : undefined;
       if (role === "env" && key !== undefined) this.#checkEnvValue(isAlias(pair.value) ? this.#anchors.get(pair.value.source) : pair.value, key);
       const value = this.convert(pair.value, depth + 1, valueRole);
       height = Math.max(height, this.#height);
@@ -289,9 +319,8 @@ class PlainBuilder {
    */
   #refuseBareTag(node: Scalar, takes: Takes): void {
     const start = node.range?.[0] ?? 0;
-    let at = start - 1;
-    while (at > 0 && /\s/.test(this.#text[at] ?? "")) at--;
-    const offset = this.#text[at] === "!" ? at : start;
+    const offset = this.#bangBefore(start);
+    if (this.#leftEmpty(node, offset, "the value is read as an empty string; write the value in its place, without the `!`")) return;
     const value = typeof node.value === "string" ? node.value : String(node.value);
     const plain = node.type === "PLAIN";
     // Where YAML would read the value without the `!` as other than the text the field takes (`run: ! 1`, `cwd: ! true`, an env
@@ -305,6 +334,13 @@ class PlainBuilder {
       if (unquoted !== undefined) message = `${keep}; without the \`!\`, quote it too (${quote(value)}): ${unquoted}`;
       else if (takes === "text" || takes === "env") message = `${keep}, or write it without the \`!\`: ${plain ? value : quote(value)}`;
       else message = keep;
+    } else if (takes === "id" && plain && !isTaskId(value)) {
+      // `dependsOn: ! ~`: no task id with the `!` or without it (null), nor quoted; the id's refusal at the value follows from it.
+      const reading = plainReading(value);
+      message =
+        reading === undefined
+          ? `the value is read as the text ${quote(value)}, which is not a valid task id, with or without the \`!\`: ${TASK_ID_EXPECTED}`
+          : `the value is read as the text ${quote(value)}, which is not a valid task id, and without the \`!\` YAML reads ${value} as ${reading}, which dependsOn does not take: list the ids of the tasks it waits for, or leave dependsOn out; ${TASK_ID_EXPECTED}`;
     } else if (unquoted !== undefined) {
       // `dependsOn: [! null]`.
       message = `the value is read as the text ${quote(value)}; without the \`!\`, quote it (${quote(value)}): ${unquoted}`;
@@ -319,6 +355,44 @@ class PlainBuilder {
     this.#problems.explained(offset);
     // The value as text, which the field refuses (`retries: ! 3` got "3"), follows from the `!` said: not a second problem.
     this.#problems.explained(start);
+  }
+
+  /**
+   * `env: ! x`, `tasks: ! x`, `a: ! make`: a `!` before a scalar where a mapping is expected. The
+   * value is wrong with the `!` or without it, so neither keeping it (quoted) nor dropping it is
+   * the advice: one problem, at the `!`, saying what the field takes; the field's refusal of the
+   * text at the value follows from it, and is not said again.
+   */
+  #refuseBareTagForMapping(node: Scalar, { field, mapping }: { field: string; mapping: string }): void {
+    const start = node.range?.[0] ?? 0;
+    const offset = this.#bangBefore(start);
+    const value = typeof node.value === "string" ? node.value : String(node.value);
+    if (this.#leftEmpty(node, offset, `the value is read as an empty string, but ${field} must be ${mapping}`)) return;
+    this.#problems.atOffset(offset, `this \`!\` is YAML's tag for text, which it drops: the value is read as the text ${quote(value)}, but ${field} must be ${mapping}, with or without the \`!\``);
+    this.#problems.explained(offset);
+    this.#problems.explained(start);
+  }
+
+  /**
+   * `retries: !`, `env: !`: a `!` with no value after it, which YAML reads as an empty string.
+   * Neither keeping it nor dropping it gives a value: one problem at the `!` saying so (`said`:
+   * what the field makes of it), where the schema's refusal of the empty value, at the key, would
+   * follow from it. Whether the value is so.
+   */
+  #leftEmpty(node: Scalar, offset: number, said: string): boolean {
+    if (node.range === undefined || node.range === null || node.range[0] !== node.range[1]) return false;
+    this.#problems.atOffset(offset, `this \`!\` is YAML's tag for text, with no value after it: ${said}`);
+    this.#problems.explained(offset);
+    this.#problems.explained(node.range[0]);
+    if (this.#fieldKey !== undefined) this.#problems.explained(this.#fieldKey);
+    return true;
+  }
+
+  /** The offset of the `!` before the value at `start` (yaml's ranges start at the value), or `start` if none is found. */
+  #bangBefore(start: number): number {
+    let at = start - 1;
+    while (at > 0 && /\s/.test(this.#text[at] ?? "")) at--;
+    return this.#text[at] === "!" ? at : start;
   }
 
   /**

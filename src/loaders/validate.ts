@@ -157,7 +157,7 @@ function taskEntries(tasks: unknown, locator: SourceLocator, problems: ProblemLi
   }
   const entries = tasks instanceof Map ? [...(tasks as Map<string, unknown>)] : isRecord(tasks) ? Object.entries(tasks) : undefined;
   if (entries === undefined) {
-    problems.atOffset(locator.offsetOf(["tasks"]), `\`tasks\` must be a mapping of task id to task, got ${describeValue(tasks)}${listedTasksHint(tasks)}`);
+    problems.followOn(locator.offsetOf(["tasks"]), `\`tasks\` must be a mapping of task id to task, got ${describeValue(tasks)}${listedTasksHint(tasks)}`);
     return [];
   }
   if (entries.length === 0) problems.followOn(locator.offsetOf(["tasks"]), "`tasks` is empty; define at least one task");

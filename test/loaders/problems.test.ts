@@ -1048,6 +1048,52 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("says at a bare `!` before a scalar where a mapping is expected (tasks, a task, defaults, env, backoff) what the field takes, in one problem: neither to keep the `!` as a shell's \"not\" nor to drop it, which leaves the value wrong", () => {
+    const said = "this `!` is YAML's tag for text, which it drops: the value is read as the text";
+    // Before, `tasks: ! x` was told to quote "! x" as a shell's "not", then refused as "x" at 1:10; `env: ! x` to write it without the `!`, as `env: x`, which is refused too.
+    expect(problemsOf(yaml("tasks: ! x"))).toEqual([`1:8: ${said} "x", but \`tasks\` must be a mapping of task id to task, with or without the \`!\``]);
+    expect(problemsOf(yaml("env: ! x", "defaults: ! x", "tasks:", "  a:", "    run: x", "    env: ! x", "    backoff: ! 5s", "  b: ! make"))).toEqual([
+      `1:6: ${said} "x", but \`env\` must be a mapping of variable names to values, with or without the \`!\``,
+      `2:11: ${said} "x", but \`defaults\` must be a mapping of task fields, with or without the \`!\``,
+      `6:10: ${said} "x", but \`env\` of task "a" must be a mapping of variable names to values, with or without the \`!\``,
+      `7:14: ${said} "5s", but \`backoff\` of task "a" must be a mapping with \`base\` and/or \`max\`, with or without the \`!\``,
+      `8:6: ${said} "make", but task "b" must be a mapping with at least \`run\`, with or without the \`!\``,
+    ]);
+    expect(problemsOf(yaml("defaults: { env: ! 1 }", "tasks:", "  a: { run: x }"))).toEqual([`1:18: ${said} "1", but \`defaults.env\` must be a mapping of variable names to values, with or without the \`!\``]);
+    // An env value, a run: still told the `!` may be kept.
+    expect(problemsOf(yaml("tasks:", "  a: { run: ! x, env: { A: ! x } }"))).toEqual([
+      `2:13: this \`!\` is YAML's tag for text, which it drops: the value is read as "x"; to keep the \`!\` (a shell's "not"), quote the whole value: "! x"`,
+      `2:28: this \`!\` is YAML's tag for text, which it drops: the value is read as "x"; to keep the \`!\`, quote the whole value: "! x", or write it without the \`!\`: x`,
+    ]);
+  });
+
+  it("says at a bare `!` with no value after it that the value is empty, once, at the `!`: not to quote \"! \" or to write nothing in its place, nor again at the key", () => {
+    // Before, `retries: !` was refused at the key as an empty string, and told at the `!` to write it without the `!`: (nothing).
+    expect(problemsOf(yaml("tasks: !"))).toEqual(["1:8: this `!` is YAML's tag for text, with no value after it: the value is read as an empty string, but `tasks` must be a mapping of task id to task"]);
+    const empty = "this `!` is YAML's tag for text, with no value after it: the value is read as an empty string; write the value in its place, without the `!`";
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: !", "    retries: !", "    env: !", "    dependsOn: [!]"))).toEqual([
+      `3:10: ${empty}`,
+      `4:14: ${empty}`,
+      "5:10: this `!` is YAML's tag for text, with no value after it: the value is read as an empty string, but `env` of task \"a\" must be a mapping of variable names to values",
+      `6:17: ${empty}`,
+    ]);
+    // An unknown key is still said, beside it.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retrys: !"))).toEqual(['4:5: task "a": unknown key "retrys"; did you mean "retries"?', `4:13: ${empty}`]);
+  });
+
+  it("says at a bare `!` before what is no task id in dependsOn (! ~, ! a/b) that it is none with the `!` or without it, once: not to quote \"~\", an id no task can have", () => {
+    const ids = 'ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."';
+    // Before, told to quote it ("~"), then refused again at 4:18 as no valid task id.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    dependsOn: ! ~"))).toEqual([
+      `4:16: this \`!\` is YAML's tag for text, which it drops: the value is read as the text "~", which is not a valid task id, and without the \`!\` YAML reads ~ as null (no value), which dependsOn does not take: list the ids of the tasks it waits for, or leave dependsOn out; ${ids}`,
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    dependsOn: [b, ! a/b]", "  b: { run: y }"))).toEqual([
+      `4:20: this \`!\` is YAML's tag for text, which it drops: the value is read as the text "a/b", which is not a valid task id, with or without the \`!\`: ${ids}`,
+    ]);
+    // Without a `!`, the id is still refused where it is written.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", '    dependsOn: "~"'))).toEqual([`4:16: task "a" depends on "~", which is not a valid task id: ${ids}`]);
+  });
+
   it("says the word meant for a priority or type written in other letters or almost so (High, HIGH, hgih, Shell)", () => {
     const priority = "`priority` must be one of: low, normal, high, critical";
     expect(problemsOf(yaml("defaults: { priority: High }", "tasks:", "  a: { run: x, priority: hgih, type: Shell }", "  b: { run: x, priority: urgent }"))).toEqual([
