@@ -83,7 +83,9 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
     const at = unclosed?.offset ?? lineContentStart(from, text);
     const line = problems.lineCol(at).split(":")[0]!;
     if (itemLines.has(line) && unclosed === undefined && isListItemEcho(error)) continue;
-    if (lines.has(line)) continue;
+    // A tag that does not fit its value is a mistake of its own, another on its line too (`retryOn: [!!int 2.0, !!bool 3]`).
+    const tag = unclosed === undefined ? unresolvedTag(error, text) : undefined;
+    if (lines.has(line) && tag === undefined) continue;
     lines.add(line);
     if (shown === MAX_YAML_ERRORS) {
       problems.atOffset(at, `... and up to ${errors.length - index} more YAML errors from here on; fix the ones above first`);
@@ -94,7 +96,9 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
       const last = Number(problems.lineCol(unclosed.closedAt).split(":")[0]);
       for (let inside = Number(line) + 1; inside <= last; inside++) lines.add(String(inside));
     }
-    const hinted: { message: string; offset?: number; echoesThrough?: number } = unclosed ?? withHint(error.message.split("\n")[0] ?? error.message, text, from, tokens);
+    // The value read as text in its place, which the field refuses as text, follows from the tag told.
+    if (tag !== undefined) problems.explained(tag.value);
+    const hinted: { message: string; offset?: number; echoesThrough?: number } = unclosed ?? tag ?? withHint(error.message.split("\n")[0] ?? error.message, text, from, tokens);
     // Told above the line yaml tells (a comment that ended a block): yaml's errors on either line are this one, and
     // one already told on that line (a tab there) is the mistake told: one problem a line.
     if (unclosed === undefined && hinted.offset !== undefined) {
@@ -112,6 +116,43 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
     const echoes = error.pos[0] === tab && afterTab > 0 ? `; yaml then found ${afterTab === 1 ? "an error" : `${afterTab} errors`} below it, which may follow from it and are not shown: fix the tab first` : "";
     problems.atOffset(hinted.offset ?? at, `${hinted.message}${echoes}`);
   }
+}
+
+/** What each of YAML's core tags reads, for a value it cannot read so (see unresolvedTag). */
+const CORE_TAG_FORMS: Record<string, string> = {
+  int: "an integer written as one (2, 0x1F, 0o17)",
+  float: "a number written with a dot or an exponent (2.0, 1e3), or .inf or .nan",
+  bool: "true or false",
+  null: "null, ~ or nothing",
+};
+
+/**
+ * `retries: !!float 2`, `run: !Ref build`: a tag yaml cannot read the value with (a core one the
+ * value is not written as: !!float takes 2.0, not 2) or does not know (another tool's, as
+ * CloudFormation's !Ref): yaml's bare "Unresolved tag: tag:yaml.org,2002:float", then the value
+ * read as text, which the field would refuse as text tagged so. Told at the tag, with what to
+ * write; `value` is where the value starts, whose refusal follows from it. Undefined for other errors.
+ */
+function unresolvedTag(error: YAMLError, text: string): { message: string; value: number } | undefined {
+  if (error.code !== "TAG_RESOLVE_FAILED") return undefined;
+  const at = error.pos[0];
+  const written = /^(!<[^>\s]*>|![^\s,[\]{}]*)/.exec(text.slice(at, at + 200))?.[1];
+  if (written === undefined) return undefined;
+  let value = at + written.length;
+  while (text[value] === " " || text[value] === "\t") value++;
+  // `!!float &r 2`: the value starts past its anchor.
+  const anchor = /^&[^\s,[\]{}]+[ \t]+/.exec(text.slice(value, value + 200))?.[0];
+  if (anchor !== undefined) value += anchor.length;
+  const raw = /^[^\n\r,[\]{}]*/.exec(text.slice(value, value + 200))![0].replace(/\s+#.*$/, "").trimEnd();
+  const core = /^(?:!!|!<tag:yaml\.org,2002:)([a-z]+)>?$/.exec(written)?.[1];
+  const without = raw === "" ? "" : `: ${raw}`;
+  const form = core === undefined ? undefined : CORE_TAG_FORMS[core];
+  if (form !== undefined) return { message: `the tag ${written} does not fit ${raw === "" ? "an empty value" : raw}: it reads only ${form}; write the value without the tag${without}`, value };
+  if (core !== undefined) return { message: `the tag ${written} does not fit ${raw === "" ? "an empty value" : raw}; write the value without the tag${without}`, value };
+  return {
+    message: `unknown tag ${written}: taskq reads plain YAML, without other tools' tags (as CloudFormation's !Ref or !Sub); ${raw === "" ? "remove it" : `write the value without it${without}, or quote the whole value if the \`!\` is part of it: ${JSON.stringify(`${written} ${raw}`)}`}`,
+    value,
+  };
 }
 
 /**

@@ -155,8 +155,24 @@ describe("hostile input", () => {
     expect(workflow.tasks[0]!.runAt).toBe(Date.parse("2026-01-15T02:00:00Z"));
   });
 
+  it("says at a core tag that does not fit its value (!!float 2, !!int 2.0) what the tag reads and to write the value without it, once: the value read as text in its place is not refused again as text tagged so", () => {
+    // Before, "Unresolved tag: tag:yaml.org,2002:float", then `retries` refused at 4:22 as "a number tagged !!float is text", which it is not.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries: !!float 2", "    retryOn: [!!int 2.0, !!bool &c 3]"))).toEqual([
+      "4:14: the tag !!float does not fit 2: it reads only a number written with a dot or an exponent (2.0, 1e3), or .inf or .nan; write the value without the tag: 2",
+      "5:15: the tag !!int does not fit 2.0: it reads only an integer written as one (2, 0x1F, 0o17); write the value without the tag: 2.0",
+      "5:26: the tag !!bool does not fit 3: it reads only true or false; write the value without the tag: 3",
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, retries: !!null 3 }"))).toEqual(["2:25: the tag !!null does not fit 3: it reads only null, ~ or nothing; write the value without the tag: 3"]);
+    // Tags that fit are read as YAML reads them.
+    expect(parse(yaml("tasks:", "  a: { run: x, retries: !!float 2.0, timeout: !!int 5 }")).tasks[0]!.retries).toBe(2);
+  });
+
   it("reports tags it cannot resolve instead of guessing", () => {
-    expect(problemsOf(yaml("tasks:", "  a: { run: !shell x }"))).toEqual(["2:13: Unresolved tag: !shell"]);
+    // Before, yaml's bare "Unresolved tag: !shell".
+    expect(problemsOf(yaml("tasks:", "  a: { run: !shell x }"))).toEqual([
+      `2:13: unknown tag !shell: taskq reads plain YAML, without other tools' tags (as CloudFormation's !Ref or !Sub); write the value without it: x, or quote the whole value if the \`!\` is part of it: "!shell x"`,
+    ]);
+    expect(problemsOf(yaml("tasks: !foo", "  a: { run: x }"))).toEqual(["1:8: unknown tag !foo: taskq reads plain YAML, without other tools' tags (as CloudFormation's !Ref or !Sub); remove it"]);
     expect(problemsOf(yaml("tasks:", "  a: { run: !!binary aGk= }"))).toEqual(['2:22: task "a": `run` must be a non-empty command string, got binary data']);
     // A time YAML 1.1's tag makes a date: named so, not "a mapping".
     expect(problemsOf(yaml("tasks:", "  a: { run: x, runAt: !!timestamp 2026-12-01T02:00:00Z }"))).toEqual([
