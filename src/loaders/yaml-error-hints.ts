@@ -136,6 +136,9 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
     if (short !== undefined) return `${message}: ${blockLineWords(short)}`;
     const glued = GLUED_KEY.exec(line);
     if (glued !== null) return `${message}: a key's colon must be followed by a space (${glued[1]!}: ${glued[2]!.trim()})`;
+    // `-b` below `dependsOn:`, in line with the task's keys: text, where a list's item was meant.
+    const item = /^\s*-([A-Za-z0-9_][^\s:#]*)\s*$/.exec(line);
+    if (item !== null) return `${message}: a list item needs a space after its - (- ${item[1]!}); -${item[1]!} is read as text`;
   }
   const indicator = INDICATOR_START.test(message) ? INDICATOR_VALUE.exec(line) : null;
   if (indicator !== null) return `${message}: a value that starts with ${indicator[2]} must be quoted (${indicator[1]}: ${JSON.stringify(`${indicator[2]!}${indicator[3]!}`.trim())})`;

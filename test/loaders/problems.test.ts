@@ -850,6 +850,19 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("says a dependsOn item written with no space after its dash (dependsOn: -b, or -b on a line of its own) needs one, with the list meant", () => {
+    const ids = 'ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."';
+    // Before, "-b" was told no valid task id, with "did you mean "b"?" (or nothing, for "-b -c").
+    expect(problemsOf(yaml("tasks:", "  b: { run: y }", "  c: { run: y }", "  a:", "    run: x", "    dependsOn: -b", "  d:", "    run: x", "    dependsOn:", "      -b", "      -c"))).toEqual([
+      `6:16: task "a" depends on "-b", which is not a valid task id: ${ids}; a list item needs a space after its -: write - b on a line of its own below dependsOn, or dependsOn: [b]`,
+      `10:7: task "d" depends on "-b -c", which is not a valid task id: ${ids}; a list item needs a space after its -: write - b, - c on lines of their own below dependsOn, or dependsOn: [b, c]`,
+    ]);
+    // Before, yaml's bare "Implicit map keys need to be followed by map values", for a -b in line with the task's keys.
+    expect(problemsOf(yaml("tasks:", "  b: { run: y }", "  a:", "    run: x", "    dependsOn:", "    -b"))).toEqual([
+      "6:5: Implicit map keys need to be followed by map values: a list item needs a space after its - (- b); -b is read as text",
+    ]);
+  });
+
   it("reports each dependsOn item that is not a task id at its own position, and still checks the other items", () => {
     const nullHint = '; to name a task called null, quote it: "null"';
     // Block style: the empty item is on line 8; `c` (line 9) is still found undefined.
