@@ -37,7 +37,9 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
       const input = "input" in issue && typeof issue.input === "object" && issue.input !== null ? issue.input : {};
       for (const key of issue.keys) {
         const offset = locator.offsetOf([...path, key], "key");
-        problems.atOffset(offset, `${unknownKeyMessage(path, key, Object.hasOwn(input, key) ? input[key] : undefined)}${noBreakSpaceInKey(key, offset, problems, locator)}`);
+        // `base: &base` at the top level: a block kept for its anchor, to merge into tasks (<<: *base).
+        const anchored = path.length === 0 && /^[^\n]*?:[ \t]*&[^\s,[\]{}]+/.test(locator.textAt(offset, Math.max(0, locator.offsetOf([...path, key]) - offset)));
+        problems.atOffset(offset, `${unknownKeyMessage(path, key, Object.hasOwn(input, key) ? input[key] : undefined, anchored)}${noBreakSpaceInKey(key, offset, problems, locator)}`);
       }
       continue;
     }
@@ -283,15 +285,16 @@ export function keyMeant(path: DataPath, key: string): string | undefined {
   return synonym !== undefined && allowed.includes(synonym) ? synonym : closestMatch(key, allowed);
 }
 
-function unknownKeyMessage(path: DataPath, key: string, value: unknown): string {
+function unknownKeyMessage(path: DataPath, key: string, value: unknown, anchored = false): string {
   const owner = ownerOf([...path, key]);
   if (path.length === 1 && path[0] === "defaults" && (key === "run" || key === "dependsOn")) {
     return `\`defaults\` cannot set \`${key}\`; set it on each task`;
   }
   const where = path.length === 0 ? "at the top level" : path.length === 2 && path[0] === "tasks" ? "" : `in \`${describeRaw(path.slice(path[0] === "tasks" ? 2 : 0))}\``;
   const meant = keyMeant(path, key);
-  const hint =
-    key === "<<"
+  const hint = anchored
+    ? `; a top-level key kept for its anchor is named with x- (x-${key}), which taskq ignores`
+    : key === "<<"
       ? "; quoted, it is a key like any other: write it unquoted (<<: *base) to merge a mapping into this one"
       : meant !== undefined && !(key.includes("\u00a0") && key.trim() === meant) // `\u00a0retries`: the no-break space is told (see noBreakSpaceInKey)
         ? `; did you mean "${meant}"?${synonymNote(key, meant)}`

@@ -118,7 +118,7 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     // A large file named "-" in the current folder is not what `-` means, even where a large file is read apart.
     await writeFile(path.join(ws.dir, "-"), "#".repeat(300_000));
     const anchored = spawnSync(process.execPath, [BIN, "run", "-", "--log-dir", ws.logs], { cwd: ws.dir, input: "x: &a 1\ntasks:\n  a: { run: touch ran-b }\n", encoding: "utf8", env });
-    expect(anchored.stderr).toBe('<stdin>:1:1: unknown key "x" at the top level\n1 problem; nothing was run\n');
+    expect(anchored.stderr).toBe('<stdin>:1:1: unknown key "x" at the top level; a top-level key kept for its anchor is named with x- (x-x), which taskq ignores\n1 problem; nothing was run\n');
   });
 
   it("ids `../../x`, `a/b`, 300 bytes, `.`, `..` are rejected by the documented pattern (case 22)", async () => {

@@ -863,6 +863,15 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("says an unknown top-level key that holds an anchor (base: &base) is kept so under an x- name, not that another key was meant", () => {
+    // Before, `unknown key "base" at the top level; did you mean "name"?`.
+    const hint = '; a top-level key kept for its anchor is named with x- (x-base), which taskq ignores';
+    expect(problemsOf(yaml("base: &b", "  retries: 2", "tasks:", "  a:", "    <<: *b", "    run: x"))).toEqual([`1:1: unknown key "base" at the top level${hint}`]);
+    expect(problemsOf(yaml("base:   &b { retries: 2 }", "tasks:", "  a: { <<: *b, run: x }"))).toEqual([`1:1: unknown key "base" at the top level${hint}`]);
+    // Without an anchor, the key meant.
+    expect(problemsOf(yaml("nme: x", "tasks:", "  a: { run: x }"))).toEqual(['1:1: unknown key "nme" at the top level; did you mean "name"?']);
+  });
+
   it("reports each dependsOn item that is not a task id at its own position, and still checks the other items", () => {
     const nullHint = '; to name a task called null, quote it: "null"';
     // Block style: the empty item is on line 8; `c` (line 9) is still found undefined.
@@ -1484,6 +1493,6 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
   });
 
   it("follows aliases, and points at the anchored value when it is wrong", () => {
-    expect(problemsOf(yaml("x: &r 5", "tasks:", "  a: { run: *r }"))).toEqual(['1:1: unknown key "x" at the top level', '1:7: task "a": `run` must be a non-empty command string, got 5']);
+    expect(problemsOf(yaml("x: &r 5", "tasks:", "  a: { run: *r }"))).toEqual(['1:1: unknown key "x" at the top level; a top-level key kept for its anchor is named with x- (x-x), which taskq ignores', '1:7: task "a": `run` must be a non-empty command string, got 5']);
   });
 });
