@@ -194,11 +194,19 @@ describe("task output above the board", () => {
     const line = `${"日本語テキスト█\r".repeat(300)}\u{1f44d}\u{1f3fb}`;
     expect(terminalSafe(line, textWidth)).toBe("\u{1f44d}\u{1f3fb}本語テキスト█");
     // Timed side by side with an ASCII line as long, rewritten as often, which never had its clusters taken apart: the best of
-    // two runs each, about 3x here, 12x when each character was taken apart.
+    // five runs each, the two alternating, about 3x here, 12-20x when each character was taken apart.
     const ascii = `${"nihongo-text-ab\r".repeat(300)}ok`;
-    const best = (text: string): number =>
-      Math.min(...[0, 1].map(() => { const started = performance.now(); for (let run = 0; run < 100; run++) terminalSafe(text, textWidth); return performance.now() - started; }));
-    expect(best(line)).toBeLessThan(6 * best(ascii));
+    const took = (text: string): number => {
+      const started = performance.now();
+      for (let run = 0; run < 50; run++) terminalSafe(text, textWidth);
+      return performance.now() - started;
+    };
+    const best = { line: Infinity, ascii: Infinity };
+    for (let round = 0; round < 5; round++) {
+      best.line = Math.min(best.line, took(line));
+      best.ascii = Math.min(best.ascii, took(ascii));
+    }
+    expect(best.line).toBeLessThan(6 * best.ascii);
   });
 
   it("counts a tab's stop after an emoji sequence (a family, joined by zero-width joiners) as the board measures it, whatever else is on the line", () => {
