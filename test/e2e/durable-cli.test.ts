@@ -351,8 +351,20 @@ tasks:
     // worker that ran that attempt (before, "(on its worker)": the task, queued again, had no worker).
     expect(status.stdout).toContain(`\nCancelled (2):\n  - r: ${reason}\n    log: <log-dir>/${runId}/r.log (on ${worker.id})\n    last line of attempt 2:\n      trying 2\n  - after: dependency "r" was cancelled\n`);
     const json = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { cancelled: unknown[] };
+    // For a program, the worker whose log logPath names, with its host and pid, as a dead letter gives them (before, logPath's words alone).
     expect(json.cancelled).toEqual([
-      { id: "r", reason: "cancel", message: reason, logPath: `<log-dir>/${runId}/r.log (on ${worker.id})`, logFile: `${runId}/r.log`, tail: ["trying 2"], tailAttempt: 2 },
+      {
+        id: "r",
+        reason: "cancel",
+        message: reason,
+        logPath: `<log-dir>/${runId}/r.log (on ${worker.id})`,
+        logFile: `${runId}/r.log`,
+        workerId: worker.id,
+        workerHost: hostname(),
+        workerPid: worker.cli.child.pid,
+        tail: ["trying 2"],
+        tailAttempt: 2,
+      },
       { id: "after", reason: "dependency", dependency: "r", message: 'dependency "r" was cancelled' },
     ]);
   });

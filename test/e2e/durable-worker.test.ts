@@ -773,6 +773,39 @@ describe("taskq run --store", () => {
     );
   });
 
+  it("stopped by SIGINT while a task waits for its retry, --output json: the summary's cancelled record of it names the worker whose attempt failed, with its host and pid, as a dead letter does", async () => {
+    // A retry up to 30 days after its failed attempt (full jitter): one due within the test's seconds is one chance in ~200,000.
+    const file = await workflowFile("interrupted-retry-json", "tasks:\n  r: { run: 'echo trying; exit 7', retries: 5, backoff: { base: 30d, max: 30d } }\n");
+    const runId = newRunId("interrupted-retry-json");
+    const run = startRun(file, ["--run-id", runId, "-j", "1", "--output", "json"]);
+    expect(await eventually(() => run.stdout().includes('"event":"finished"') && run.stdout().includes('"state":"queued"'), 15_000)).toBe(true);
+    run.child.kill("SIGINT");
+    const result = await run.done;
+    expect(result.code).toBe(130);
+    const records = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const own = records.find((record) => record.event === "worker")!;
+    const summary = records.at(-1)!;
+    expect(summary.event).toBe("summary");
+    // Before: logPath alone said which worker's log it was (here, this process's), in no field a program reads.
+    expect(summary.cancelled).toEqual([
+      {
+        id: "r",
+        reason: "shutdown",
+        message: "shutdown: not retried (attempt 1 failed: exited with code 7)",
+        logPath: path.join(ws.logs, runId, "r.log"),
+        logFile: `${runId}/r.log`,
+        workerId: own.workerId,
+        workerHost: hostname(),
+        workerPid: run.child.pid,
+        tail: ["trying"],
+        tailAttempt: 1,
+      },
+    ]);
+  });
+
   it("stopped by SIGINT while another worker runs tasks of its run: what waits is cancelled at the signal, and a task there that ends after it starts no dependent and is not retried", async () => {
     // Before, what waited was cancelled only once this process's own tasks had stopped (up to the time to finish and
     // the kill grace): meanwhile the other worker ended "build" and started "deploy", and retried "flaky", after the user asked to stop.

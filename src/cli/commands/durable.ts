@@ -15,7 +15,7 @@ import { toJson } from "../output.js";
 import { createColors } from "../render/colors.js";
 import { terminalSafe } from "../render/control-bytes.js";
 import { formatSummary, leaseRanOutWords, shownIds, unfinishedCount, unfinishedParts, WORKER_GONE, WORKER_WAITS_FOR } from "../render/summary-text.js";
-import type { RunSummary } from "../render/types.js";
+import type { CancelledLine, RunSummary } from "../render/types.js";
 import { noteFields } from "../note-fields.js";
 import { holdSignals, onShutdownSignals, secondSignal, signalExitCode } from "../signals.js";
 import { sayStdoutLost } from "../stdout-lost.js";
@@ -634,7 +634,7 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
         message: t.cancelReason ?? "cancelled",
         ...(t.cancelledRunning === true ? { running: true as const } : {}),
         ...cutShortLines(status.runId, t, local),
-        ...waitedLines(status.runId, t, logPath(t)),
+        ...waitedLines(status.runId, t, logPath(t), t.failedWorkerId ?? t.workerId),
       })),
     ...(status.state === "running" ? { running: runningLines(status), ...retryingLines(status) } : {}),
     exitCode: status.state === "succeeded" ? 0 : 1,
@@ -654,11 +654,17 @@ function cutShortLines(runId: string, t: TaskStatusRow, local: LocalLogs | undef
 /**
  * A task cancelled as it waited for its retry (by request or by a stopped run: its reason keeps the error of the attempt
  * that failed last), as a local run's summary gives one: its log and the last lines of the latest attempt that wrote
- * some, which the store keeps.
+ * some, which the store keeps; and, as a dead letter has them for programs, the worker whose attempt failed last (`workerId`,
+ * whose log `logPath` names in words) and its host and pid.
  */
-function waitedLines(runId: string, t: TaskStatusRow, logPath: string): { logPath?: string; logFile?: string; tail?: string[]; tailAttempt?: number } {
+function waitedLines(
+  runId: string,
+  t: TaskStatusRow,
+  logPath: string,
+  workerId: string | null,
+): Pick<CancelledLine, "logPath" | "logFile" | "workerId" | "workerHost" | "workerPid" | "tail" | "tailAttempt"> {
   if (t.cancelledRunning === true || t.cancelledBy !== null || t.attempts === 0) return {};
-  return { logPath, logFile: `${runId}/${t.key}.log`, tail: t.tail, tailAttempt: t.tailAttempt ?? t.attempts };
+  return { logPath, logFile: `${runId}/${t.key}.log`, workerId, ...workerFields(workerId), tail: t.tail, tailAttempt: t.tailAttempt ?? t.attempts };
 }
 
 /**

@@ -53,6 +53,13 @@ export interface CancelledLine {
   /** A task cut short: where its log is, as DeadLetterLine.logPath and logFile say it. */
   logPath?: string;
   logFile?: string;
+  /**
+   * A durable run's task cancelled as it waited for its retry: the worker whose attempt failed last, whose log `logPath`
+   * names (null where the database does not say), and that worker's host and process id, as DeadLetterLine has them.
+   */
+  workerId?: string | null;
+  workerHost?: string | null;
+  workerPid?: number | null;
   /** A task cut short: the last lines its attempt wrote (none where it ended after the shutdown stopped waiting for it). */
   tail?: string[];
   /**
