@@ -154,8 +154,8 @@ async function cancelEveryTask(client: pg.ClientBase, names: SchemaNames, runId:
   const waiting = (row: TaskRow | undefined): row is TaskRow => row !== undefined && (row.state === "blocked" || row.state === "queued");
   const result: CancelResult = { cancelled: [], cancelRequested: [], running: [] };
   const running: string[] = [];
-  const requested = { ids: [] as string[], reasons: [] as string[] };
-  const cascaded = { ids: [] as string[], causes: [] as string[], reasons: [] as string[] };
+  const requested: WaitingEnds & { as: "request" } = { ids: [], reasons: [], as: "request" };
+  const cascaded: WaitingEnds & { as: "dependency" } = { ids: [], reasons: [], as: "dependency", causes: [] };
   // Every task a cancel's cascade has reached, mapped to the task it came through: each is reached once,
   // whatever its state (the walk goes on through it), and one that waits is cancelled by that cascade.
   const reached = new Map<string, string>();
@@ -184,28 +184,36 @@ async function cancelEveryTask(client: pg.ClientBase, names: SchemaNames, runId:
   if (running.length > 0) {
     await client.query(`UPDATE ${names.tasks} SET cancel_requested = true WHERE id = ANY($1::bigint[])`, [running]);
   }
-  if (requested.ids.length > 0) {
-    // As finalizeTask records a cancel without an attempt; one waiting for its retry keeps its failed attempt's error (see requestedReason).
-    await client.query(
-      `UPDATE ${names.tasks} t
-          SET state = 'cancelled', finished_at = now(), lease_token = NULL, lease_expires_at = NULL, waiting_on = 0,
-              cancel_reason = x.reason
-         FROM unnest($1::bigint[], $2::text[]) AS x(id, reason)
-        WHERE t.id = x.id`,
-      [requested.ids, requested.reasons],
-    );
-  }
-  if (cascaded.ids.length > 0) {
-    // As cancelDependents records a dependent it cancels.
-    await client.query(
-      `UPDATE ${names.tasks} t
-          SET state = 'cancelled', cancel_reason = x.reason, cancelled_by = x.cause, finished_at = now(), waiting_on = 0
-         FROM unnest($1::bigint[], $2::text[], $3::text[]) AS x(id, cause, reason)
-        WHERE t.id = x.id`,
-      [cascaded.ids, cascaded.causes, cascaded.reasons],
-    );
-  }
+  // One waiting for its retry keeps its failed attempt's error (see requestedReason).
+  await endWaiting(client, names, requested);
+  await endWaiting(client, names, cascaded);
   return result;
+}
+
+/**
+ * Waiting tasks a cancel ends, each (`ids`) with its reason, and how they were cancelled: by request, as finalizeTask records
+ * a cancel without an attempt; through the graph, each by the task it names (`causes`, cancelled_by), as cancelDependents
+ * records a dependent it cancels (its lease untouched, as there); or by a stopped run's shutdown (cancel_kind 'shutdown'),
+ * each saying whether its attempt was running (`running`, cancelled_running), as finalizeTask records such a cancel.
+ */
+type WaitingEnds = { ids: string[]; reasons: string[] } & ({ as: "request" } | { as: "dependency"; causes: string[] } | { as: "shutdown"; running: boolean[] });
+
+/** Ends `ended` cancelled (see WaitingEnds) in one statement whatever their number; none, no statement. */
+async function endWaiting(client: pg.ClientBase, names: SchemaNames, ended: WaitingEnds): Promise<void> {
+  if (ended.ids.length === 0) return;
+  const set = {
+    request: "lease_token = NULL, lease_expires_at = NULL",
+    dependency: "cancelled_by = x.cause",
+    shutdown: "lease_token = NULL, lease_expires_at = NULL, cancel_kind = 'shutdown', cancelled_running = x.running",
+  }[ended.as];
+  // The arrays a kind has not (empty) are padded with nulls by unnest, and not read.
+  await client.query(
+    `UPDATE ${names.tasks} t
+        SET state = 'cancelled', finished_at = now(), waiting_on = 0, cancel_reason = x.reason, ${set}
+       FROM unnest($1::bigint[], $2::text[], $3::text[], $4::boolean[]) AS x(id, reason, cause, running)
+      WHERE t.id = x.id`,
+    [ended.ids, ended.reasons, ended.as === "dependency" ? ended.causes : [], ended.as === "shutdown" ? ended.running : []],
+  );
 }
 
 /**
@@ -220,7 +228,7 @@ async function cancelAtShutdown(client: pg.ClientBase, names: SchemaNames, rows:
   const result: CancelResult = { cancelled: [], cancelRequested: [], running: [] };
   const running: string[] = [];
   const marked: string[] = [];
-  const ended = { ids: [] as string[], reasons: [] as string[], running: [] as boolean[] };
+  const ended: WaitingEnds & { as: "shutdown" } = { ids: [], reasons: [], as: "shutdown", running: [] };
   for (const row of rows) {
     if (row.state === "running" && shutdown.waitingOnly === true) {
       marked.push(row.id);
@@ -241,17 +249,7 @@ async function cancelAtShutdown(client: pg.ClientBase, names: SchemaNames, rows:
     await client.query(`UPDATE ${names.tasks} SET cancel_requested = true, cancel_kind = 'shutdown' WHERE id = ANY($1::bigint[])`, [running]);
   }
   if (marked.length > 0) await client.query(`UPDATE ${names.tasks} SET cancel_kind = 'shutdown' WHERE id = ANY($1::bigint[])`, [marked]);
-  if (ended.ids.length > 0) {
-    // As finalizeTask records a cancel without an attempt.
-    await client.query(
-      `UPDATE ${names.tasks} t
-          SET state = 'cancelled', finished_at = now(), lease_token = NULL, lease_expires_at = NULL, waiting_on = 0,
-              cancel_reason = x.reason, cancel_kind = 'shutdown', cancelled_running = x.running
-         FROM unnest($1::bigint[], $2::text[], $3::boolean[]) AS x(id, reason, running)
-        WHERE t.id = x.id`,
-      [ended.ids, ended.reasons, ended.running],
-    );
-  }
+  await endWaiting(client, names, ended);
   return result;
 }
 
