@@ -236,7 +236,7 @@ const STOPPED_SUMMARY_MS = 3000;
  * those, as `taskq cancel` says it: a worker alive stops its task at its next heartbeat, but one that
  * is gone (SIGKILLed, its machine lost) never will; its task stays running until its lease runs out.
  */
-function tellCancelled(runId: string, { cancelled, cancelRequested, running, notRetried = [] }: CancelResult, json: boolean, when: "stopping" | "stopped" = "stopped"): void {
+function tellCancelled(runId: string, { cancelled, cancelRequested, running, notRetried }: CancelResult, json: boolean, when: "stopping" | "stopped" = "stopped"): void {
   if (cancelled.length === 0 && cancelRequested.length === 0) return;
   if (json) {
     // `running`: of each task in cancelRequested, its worker and how long its lease has left (negative: run out), and, run out

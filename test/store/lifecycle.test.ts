@@ -608,7 +608,7 @@ describe("task lifecycle", () => {
     await store.submitRun(workflow([task("a"), task("b", { dependsOn: ["a"] }), task("c", { dependsOn: ["b"] }), task("other")]), { runId: "cr" });
     const [running] = await store.lease("w1", 1, 30_000);
     expect(running!.key).toBe("a");
-    expect(await store.cancelRun("cr", "a")).toEqual({ cancelled: ["b", "c"], cancelRequested: ["a"], running: [{ key: "a", workerId: "w1", leaseLeftMs: expect.any(Number) as number }] });
+    expect(await store.cancelRun("cr", "a")).toEqual({ cancelled: ["b", "c"], cancelRequested: ["a"], running: [{ key: "a", workerId: "w1", leaseLeftMs: expect.any(Number) as number }], notRetried: [] });
     // The attempt ends well before any heartbeat: recorded as it ended, and nothing it would have freed runs.
     expect(await store.complete(running!.leaseToken, { kind: "success" })).toMatchObject({ state: "succeeded", unblocked: [] });
     const rows = await sql<{ key: string; state: string; cancel_reason: string | null }>(store, "SELECT key, state, cancel_reason FROM $schema.tasks WHERE run_id = 'cr' ORDER BY seq");
@@ -656,8 +656,8 @@ describe("task lifecycle", () => {
     expect(status.state).toBe("cancelled");
     expect(status.counts.cancelled).toBe(3);
     // What has already ended is no error to cancel, for one task as for the run: the result says how it ended.
-    expect(await store.cancelRun("cx", "run1")).toEqual({ cancelled: [], cancelRequested: [], running: [], ended: "cancelled" });
-    expect(await store.cancelRun("cx")).toEqual({ cancelled: [], cancelRequested: [], running: [], ended: "cancelled" });
+    expect(await store.cancelRun("cx", "run1")).toEqual({ cancelled: [], cancelRequested: [], running: [], notRetried: [], ended: "cancelled" });
+    expect(await store.cancelRun("cx")).toEqual({ cancelled: [], cancelRequested: [], running: [], notRetried: [], ended: "cancelled" });
     await expect(store.cancelRun("cx", "nope")).rejects.toMatchObject({ code: "STORE_NOT_FOUND", message: 'no task "nope" in run "cx"' });
     // A mistyped run id is told as such, not as a missing task.
     await expect(store.cancelRun("no-such-run", "run1")).rejects.toMatchObject({ code: "STORE_NOT_FOUND", message: 'no run "no-such-run"' });
@@ -670,7 +670,7 @@ describe("task lifecycle", () => {
     await store.complete(b!.leaseToken, { kind: "failure", error: "exit 1", exitCode: 1 });
     // As a worker that died between its attempt's commit and the run's settling leaves it.
     await sql(store, "UPDATE $schema.runs SET state = 'running', finished_at = NULL WHERE id = 'unsettled'");
-    expect(await store.cancelRun("unsettled")).toEqual({ cancelled: [], cancelRequested: [], running: [], ended: "failed" });
+    expect(await store.cancelRun("unsettled")).toEqual({ cancelled: [], cancelRequested: [], running: [], notRetried: [], ended: "failed" });
     expect(await store.runState("unsettled")).toBe("failed");
   });
 
@@ -792,7 +792,7 @@ describe("task lifecycle", () => {
     ]);
     // One that had not started is cancelled by request, as ever, and not among them.
     await store.submitRun(workflow([task("fresh")]), { runId: "cancel-fresh" });
-    expect(await store.cancelRun("cancel-fresh")).toEqual({ cancelled: ["fresh"], cancelRequested: [], running: [] });
+    expect(await store.cancelRun("cancel-fresh")).toEqual({ cancelled: ["fresh"], cancelRequested: [], running: [], notRetried: [] });
     expect(await reasons("cancel-fresh")).toEqual([["fresh", "cancelled by request"]]);
   });
 

@@ -5,6 +5,7 @@ import { formatDuration } from "../../handlers/format-duration.js";
 import { TaskqError, UsageError } from "../../errors.js";
 import { DURATION_PATTERN, durationMistake, parseDuration, UNITS_BUT_MS } from "../../loaders/duration.js";
 import { generateRunId } from "../../store/postgres/submit.js";
+import { notRetriedWords } from "../../store/postgres/shutdown-cancel.js";
 import { RunNotFoundError } from "../../store/postgres/store-error.js";
 import { isTransientError } from "../../store/postgres/transient.js";
 import { newWorkerId, workerHostAndPid } from "../../store/postgres/worker-id.js";
@@ -346,7 +347,7 @@ export async function cancelCommand(runId: string, task: string | undefined, fla
       process.stderr.write(`note: ${task === undefined ? `run ${runId}` : `task ${JSON.stringify(task)} of run ${runId}`} has already ended (${ended}): nothing to cancel\n`);
     }
     process.stdout.write(`${toJson({ cancelled, cancelRequested })}\n`);
-    for (const note of [...notRetriedNotes(runId, notRetried ?? []), ...runningNotes(running)]) process.stderr.write(`note: ${note}\n`);
+    for (const note of [...notRetriedNotes(runId, notRetried), ...runningNotes(running)]) process.stderr.write(`note: ${note}\n`);
     const done = [...(cancelled.length === 0 ? [] : [`cancelled ${cancelled.join(", ")}`]), ...(cancelRequested.length === 0 ? [] : [`asked the workers running ${cancelRequested.join(", ")} to stop`])];
     if (done.length > 0) changeLost(`run ${runId}: ${done.join("; ")}`);
     return 0;
@@ -362,7 +363,9 @@ const NOT_RETRIED_SHOWN = 5;
  * a stopped run's cancel says it of its own ("shutdown: not retried (...)").
  */
 export function notRetriedNotes(runId: string, notRetried: readonly NotRetried[]): string[] {
-  const notes = notRetried.slice(0, NOT_RETRIED_SHOWN).map((task) => `${JSON.stringify(task.key)} was waiting for its retry: not retried (attempt ${task.attempt} failed: ${escapeControls(oneLine(task.error))})`);
+  const notes = notRetried
+    .slice(0, NOT_RETRIED_SHOWN)
+    .map((task) => `${JSON.stringify(task.key)} was waiting for its retry: ${notRetriedWords({ attempt: task.attempt, error: escapeControls(oneLine(task.error)) })}`);
   const more = notRetried.length - notes.length;
   if (more > 0) notes.push(`${more} more tasks that were waiting for their retry are not retried: \`taskq status ${runId}\` gives each one's error`);
   return notes;

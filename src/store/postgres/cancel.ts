@@ -3,7 +3,7 @@ import { RunNotFoundError } from "./store-error.js";
 import { finalizeTask } from "./finalize.js";
 import { cancelDependentsOfCancelAsked, dependencyReason, readDependents, refreshRunState, walkCascade } from "./graph.js";
 import type { SchemaNames } from "./names.js";
-import { ABORTED_BY_SHUTDOWN, notStartedReason, requestedReason, withKilled } from "./shutdown-cancel.js";
+import { ABORTED_BY_SHUTDOWN, notStartedReason, requestedReason, retryWaitedFor, withKilled } from "./shutdown-cancel.js";
 import { taskNotFound } from "./status.js";
 import type { RunStatus, TaskState } from "./types.js";
 
@@ -20,11 +20,11 @@ export interface CancelResult {
    */
   running: RunningTarget[];
   /**
-   * Of the keys in `cancelled`, those that were waiting for a retry (set where there were any): the attempt that failed last and its error,
+   * Of the keys in `cancelled`, those that were waiting for a retry (see retryWaitedFor): the attempt that failed last and its error,
    * which their cancel's reason keeps ("cancelled by request: not retried (attempt 2 failed: ...)", or a stopped
    * run's "shutdown: not retried (...)").
    */
-  notRetried?: NotRetried[];
+  notRetried: NotRetried[];
   /**
    * Set when there was nothing to cancel: the state the task (or the run) had already ended in.
    * Not an error, as a cancel of what has ended is no mistake: it may have ended just before.
@@ -86,16 +86,16 @@ export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, run
   }
   const active = targets.rows.filter((row) => row.state === "blocked" || row.state === "queued" || row.state === "running");
   if (active.length === 0) {
-    if (taskKey !== undefined) return { cancelled: [], cancelRequested: [], running: [], ended: targets.rows[0]!.state };
+    if (taskKey !== undefined) return { cancelled: [], cancelRequested: [], running: [], notRetried: [], ended: targets.rows[0]!.state };
     // Its tasks have all ended, the run not settled yet (its worker died before, or it is settling now): settled
     // here, it says how it ended, rather than an empty cancel with no word of why.
     await refreshRunState(client, names, runId);
     const run = await client.query<{ state: RunStatus["state"] }>(`SELECT state FROM ${names.runs} WHERE id = $1`, [runId]);
     const state = run.rows[0]?.state;
-    return { cancelled: [], cancelRequested: [], running: [], ...(state === undefined || state === "running" ? {} : { ended: state }) };
+    return { cancelled: [], cancelRequested: [], running: [], notRetried: [], ...(state === undefined || state === "running" ? {} : { ended: state }) };
   }
   if (taskKey === undefined) return shutdown === undefined ? cancelEveryTask(client, names, runId, targets.rows) : cancelAtShutdown(client, names, targets.rows, shutdown);
-  const result: CancelResult = { cancelled: [], cancelRequested: [], running: [] };
+  const result: CancelResult = { cancelled: [], cancelRequested: [], running: [], notRetried: [] };
   const done = new Set<string>();
   for (const row of active) {
     if (done.has(row.key)) continue; // already cancelled as a dependent of an earlier target
@@ -133,7 +133,8 @@ interface TaskRow {
 
 /** Adds `row` to the result's notRetried where it was waiting for a retry, as requestedReason words it. */
 function addNotRetried(result: CancelResult, row: TaskRow): void {
-  if (row.attempts > 0 && row.last_error !== null) (result.notRetried ??= []).push({ key: row.key, attempt: row.attempts, error: row.last_error });
+  const retry = retryWaitedFor(row);
+  if (retry !== undefined) result.notRetried.push({ key: row.key, ...retry });
 }
 
 function runningTarget(row: TaskRow): RunningTarget {
@@ -152,7 +153,7 @@ async function cancelEveryTask(client: pg.ClientBase, names: SchemaNames, runId:
   const dependents = await readDependents(client, names, runId);
   const byKey = new Map(rows.map((row) => [row.key, row]));
   const waiting = (row: TaskRow | undefined): row is TaskRow => row !== undefined && (row.state === "blocked" || row.state === "queued");
-  const result: CancelResult = { cancelled: [], cancelRequested: [], running: [] };
+  const result: CancelResult = { cancelled: [], cancelRequested: [], running: [], notRetried: [] };
   const running: string[] = [];
   const requested: WaitingEnds & { as: "request" } = { ids: [], reasons: [], as: "request" };
   const cascaded: WaitingEnds & { as: "dependency" } = { ids: [], reasons: [], as: "dependency", causes: [] };
@@ -225,7 +226,7 @@ async function endWaiting(client: pg.ClientBase, names: SchemaNames, ended: Wait
  */
 async function cancelAtShutdown(client: pg.ClientBase, names: SchemaNames, rows: TaskRow[], shutdown: ShutdownCancel): Promise<CancelResult> {
   const aborted = new Set(shutdown.aborted);
-  const result: CancelResult = { cancelled: [], cancelRequested: [], running: [] };
+  const result: CancelResult = { cancelled: [], cancelRequested: [], running: [], notRetried: [] };
   const running: string[] = [];
   const marked: string[] = [];
   const ended: WaitingEnds & { as: "shutdown" } = { ids: [], reasons: [], as: "shutdown", running: [] };

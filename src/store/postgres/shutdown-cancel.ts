@@ -20,7 +20,8 @@ export const ABORTED_BY_SHUTDOWN = "aborted by shutdown";
 
 /** cancel_reason of a task the shutdown found waiting: not started, or (attempts made) waiting to be retried. */
 export function notStartedReason(task: { attempts: number; last_error: string | null }): string {
-  return `shutdown: ${notRetriedWords(task) ?? "not started"}`;
+  const retry = retryWaitedFor(task);
+  return `shutdown: ${retry === undefined ? "not started" : notRetriedWords(retry)}`;
 }
 
 /**
@@ -29,16 +30,24 @@ export function notStartedReason(task: { attempts: number; last_error: string | 
  * failed: exited with code 7)"); else "cancelled by request".
  */
 export function requestedReason(task: { attempts: number; last_error: string | null }): string {
-  const notRetried = notRetriedWords(task);
-  return notRetried === undefined ? REQUESTED : `${REQUESTED}: ${notRetried}`;
+  const retry = retryWaitedFor(task);
+  return retry === undefined ? REQUESTED : `${REQUESTED}: ${notRetriedWords(retry)}`;
 }
 
 /** cancel_reason of a task cancelled by request: as it waited to start, or while it ran. */
 export const REQUESTED = "cancelled by request";
 
-/** Of a waiting task whose attempts failed (waiting for its retry): the retry a cancel takes from it, and why it was due. */
-function notRetriedWords(task: { attempts: number; last_error: string | null }): string | undefined {
-  return task.attempts > 0 && task.last_error !== null ? `not retried (attempt ${task.attempts} failed: ${task.last_error})` : undefined;
+/**
+ * The rule for a waiting task that is waiting for its retry: it has made attempts, and the last one failed (its error kept).
+ * That attempt and its error, the retry a cancel takes from it; undefined for a task that was not waiting for one.
+ */
+export function retryWaitedFor(task: { attempts: number; last_error: string | null }): { attempt: number; error: string } | undefined {
+  return task.attempts > 0 && task.last_error !== null ? { attempt: task.attempts, error: task.last_error } : undefined;
+}
+
+/** A retry a cancel took, in the words of its reason and of the notes that tell it: "not retried (attempt 2 failed: exited with code 7)". */
+export function notRetriedWords({ attempt, error }: { attempt: number; error: string }): string {
+  return `not retried (attempt ${attempt} failed: ${error})`;
 }
 
 /**
