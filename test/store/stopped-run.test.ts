@@ -24,7 +24,7 @@ describe("a task of a stopped run", () => {
 
   it("given back by its own stopping worker before the cancel at the signal was made: its dependent is the shutdown's, not cancelled by it", async () => {
     const { runId, token } = await leasedWithDependent();
-    expect(await fixture.store.release(token, { started: true })).toBe(true);
+    expect(await fixture.store.release(token, { attempt: "started" })).toBe(true);
     const rows = await rowsOf(runId);
     expect(rows.get("a")).toMatchObject({ state: "cancelled", attempts: 0, cancelReason: "aborted by shutdown" });
     expect(rows.get("d")).toMatchObject({ state: "cancelled", cancelReason: "shutdown: not started", cancelledBy: null });

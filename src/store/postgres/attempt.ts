@@ -161,7 +161,7 @@ export class Attempt {
    * its way). A request that fails may be sent again.
    */
   #release(): Promise<boolean> {
-    const stop = this.#options.givenBackCancelled() ? { started: !this.#notSpawned, notSpawned: this.#notSpawned, killed: this.#killed } : undefined;
+    const stop = this.#options.givenBackCancelled() ? ({ attempt: this.#notSpawned ? "not-spawned" : "started", killed: this.#killed } as const) : undefined;
     this.#releasing ??= this.#options.store.releaseAs(this.task.leaseToken, stop).then(
       (ended) => {
         const released = ended !== false;

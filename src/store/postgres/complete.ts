@@ -146,12 +146,12 @@ const STRAY = "released: leased by a round trip whose reply the worker never rec
 /**
  * A lease given back by a worker whose run stops with it (`run --store` stopped by a signal): the task is
  * cancelled as the run's shutdown, not queued for another worker to start after the user asked to stop.
- * `started`: its attempt ran, and the stop cut it short; `notSpawned`: its attempt began (its start line is out), but the
- * stop kept its command from spawning; `killed`: how taskq's SIGKILL ended it, where it did.
+ * `attempt`: how far its attempt got: "started", it ran, and the stop cut it short; "not-spawned", it began (its start
+ * line is out), but the stop kept its command from spawning; "not-started", it never began (leased, not yet started).
+ * `killed`: how taskq's SIGKILL ended it, where it did.
  */
 export interface StopCancel {
-  started: boolean;
-  notSpawned?: boolean;
+  attempt: "started" | "not-spawned" | "not-started";
   killed?: string | undefined;
 }
 
@@ -187,9 +187,9 @@ export async function releaseLease(
     // A stray never started either (see releaseStrays).
     // One whose start line is out, its command kept from spawning, is not "not started": a local run's words for it.
     const details =
-      stop?.notSpawned === true
+      stop?.attempt === "not-spawned"
         ? { cancelReason: NOT_SPAWNED, cancelKind: "shutdown" as const, cancelledRunning: false }
-        : stop?.started === false || reason === STRAY
+        : stop?.attempt === "not-started" || reason === STRAY
           ? { cancelReason: notStartedReason(counted.rows[0]!), cancelKind: "shutdown" as const, cancelledRunning: false }
           : runningCancel({ cancel_kind: "shutdown" }, undefined, stop?.killed);
     await finalizeTask(client, names, row, "cancelled", details);

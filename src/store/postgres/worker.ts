@@ -420,7 +420,7 @@ export class PostgresWorker {
   /** Releases a lease never started: the task is queued again at once, its attempt not counted (or cancelled: see cancelWhatIsGivenBack). */
   async #giveBack(task: LeasedTask): Promise<void> {
     try {
-      const ended = await this.#options.store.releaseAs(task.leaseToken, this.#givenBackCancelled ? { started: false } : undefined);
+      const ended = await this.#options.store.releaseAs(task.leaseToken, this.#givenBackCancelled ? { attempt: "not-started" } : undefined);
       this.#dbAnswered("release");
       if (ended !== false) this.#emit({ type: "released", task, ...cancelledAs(ended) });
     } catch (error) {
