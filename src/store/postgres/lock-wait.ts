@@ -3,6 +3,7 @@ import type pg from "pg";
 import { TaskqError } from "../../errors.js";
 import type { SchemaNames } from "./names.js";
 import { timedQuery, waitWords } from "./timeouts.js";
+import { retryPauseMs } from "./transient.js";
 
 /**
  * How long a statement of a user's command (cancel, redrive, submit, prune) waits for a lock another session
@@ -24,9 +25,6 @@ const LOCK_TRIES = 8;
  */
 const TASKQ_HOLDER_WAIT_MS = 30_000;
 
-/** The longest pause between two tries. */
-const LOCK_PAUSE_MAX_MS = 1_000;
-
 /** How long the look-up of who holds the lock may take: it only words the error. */
 const HOLDER_LOOKUP_MS = 2_000;
 
@@ -45,7 +43,7 @@ function isLockNotAvailable(error: unknown): boolean {
 
 /**
  * Runs `work` (a whole transaction, or several, that each set lock_timeout), and again while a lock wait cuts
- * it short, LOCK_TRIES times in all with a growing pause between (each try undone whole: between two, the rows
+ * it short, LOCK_TRIES times in all with a growing pause between, withRetry's with jitter (each try undone whole: between two, the rows
  * it held are free for the renewals that waited on them). The last such error is thrown as STORE_LOCKED, in
  * words that name the row and the session holding it where the database says so (see lockedError).
  */
@@ -66,8 +64,8 @@ export async function retryLockWaits<T>(pool: pg.Pool, names: SchemaNames, opera
           throw lockedError(operation, undone, holder, attempt, performance.now() - started, error);
         }
       }
-      // Half the pause at least: two commands that meet do not try again in step.
-      const pause = Math.min(50 * 2 ** (attempt - 1), LOCK_PAUSE_MAX_MS);
+      // withRetry's pause, of which half at least: two commands that meet do not try again in step.
+      const pause = retryPauseMs(attempt);
       await sleep(pause / 2 + (random() * pause) / 2);
     }
   }

@@ -56,7 +56,12 @@ export interface RetryOptions {
   onRetry?: (error: unknown, attempt: number) => void;
 }
 
-/** Runs `operation`, retrying transient database errors with capped exponential backoff. */
+/** The pause before try `attempt` + 1 of a statement the database refused for a moment: 50 ms doubled each try, up to a second. */
+export function retryPauseMs(attempt: number): number {
+  return Math.min(50 * 2 ** (attempt - 1), 1_000);
+}
+
+/** Runs `operation`, retrying transient database errors with capped exponential backoff (retryPauseMs). */
 export async function withRetry<T>(operation: () => Promise<T>, options: RetryOptions): Promise<T> {
   const started = performance.now();
   for (let attempt = 1; ; attempt++) {
@@ -66,7 +71,7 @@ export async function withRetry<T>(operation: () => Promise<T>, options: RetryOp
       const elapsed = performance.now() - started;
       if (!(options.retryIf ?? isTransientError)(error) || elapsed >= options.maxElapsedMs || options.signal?.aborted === true) throw error;
       options.onRetry?.(error, attempt);
-      const delay = Math.min(50 * 2 ** (attempt - 1), 1_000, options.maxElapsedMs - elapsed);
+      const delay = Math.min(retryPauseMs(attempt), options.maxElapsedMs - elapsed);
       await sleep(Math.max(delay, 0), undefined, { signal: options.signal }).catch(() => undefined);
     }
   }
