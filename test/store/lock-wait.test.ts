@@ -1,6 +1,9 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { retryLockWaits } from "../../src/store/postgres/lock-wait.js";
+import { schemaNames } from "../../src/store/postgres/names.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
+import { transactionOnce } from "../../src/store/postgres/transaction.js";
 import { DATABASE_URL, leaseAll, openTestStore, sql, task, workflow } from "./helpers.js";
 
 // A user's command that meets a row another session keeps locked (a transaction left open in psql) gives up
@@ -105,6 +108,33 @@ describe("a lock another session holds", () => {
       await holder.query("ROLLBACK").catch(() => undefined);
       holder.release();
       await worker.close();
+    }
+  });
+  it("a lock its holder lets go of between the last try and the look-up of who holds it is tried once more, not refused as held by no session", { timeout: 60_000 }, async () => {
+    await store.submitRun(workflow([task("f")]), { runId: "freed-held" });
+    const lockRow = (client: pg.ClientBase) => client.query<{ key: string }>(`SELECT key FROM "${store.schema}".tasks WHERE run_id = 'freed-held' AND key = 'f' FOR UPDATE`);
+    const holder = new pg.Client({ connectionString: DATABASE_URL, application_name: "row-holder" });
+    await holder.connect();
+    try {
+      await holder.query("BEGIN");
+      await lockRow(holder);
+      let tries = 0;
+      const rows = await retryLockWaits(store.pool, schemaNames(store.schema), "cancelRun", "nothing was cancelled", async () => {
+        tries++;
+        try {
+          return (await transactionOnce(store.pool, lockRow, { lockWaitMs: 200 })).rows;
+        } catch (error) {
+          // The holder's transaction ends just after the last try's wait was cut short, before its holder is looked up.
+          if (tries === 8) await holder.query("ROLLBACK");
+          throw error;
+        }
+      }, () => 0);
+      // Before, the 8th try's look-up found the row held by no session and gave up: task "f" of run freed-held is locked by another session.
+      expect(rows).toEqual([{ key: "f" }]);
+      expect(tries).toBe(9);
+    } finally {
+      await holder.query("ROLLBACK").catch(() => undefined);
+      await holder.end();
     }
   });
 });

@@ -49,6 +49,7 @@ function isLockNotAvailable(error: unknown): boolean {
  */
 export async function retryLockWaits<T>(pool: pg.Pool, names: SchemaNames, operation: string, undone: string, work: () => Promise<T>, random: () => number = Math.random): Promise<T> {
   const started = performance.now();
+  let triedFreed = false;
   for (let attempt = 1; ; attempt++) {
     try {
       return await work();
@@ -60,7 +61,12 @@ export async function retryLockWaits<T>(pool: pg.Pool, names: SchemaNames, opera
         // ends its transaction by itself: waited for up to the query limit, as before the waits were cut short,
         // rather than failing a cancel that a moment later finds the run ended.
         const taskqHolder = holder?.applicationName?.startsWith("taskq ") === true;
-        if (!taskqHolder || performance.now() - started >= TASKQ_HOLDER_WAIT_MS) {
+        // The row found with no session holding it: its holder's transaction most likely ended between the try and
+        // the look-up, so it is tried once more rather than refused as locked by a session that no longer holds it.
+        // (A row several sessions share names none either: refused after that one more try, as before.)
+        const freed = holder !== undefined && holder.pid === undefined && !triedFreed;
+        if (freed) triedFreed = true;
+        else if (!taskqHolder || performance.now() - started >= TASKQ_HOLDER_WAIT_MS) {
           throw lockedError(operation, undone, holder, attempt, performance.now() - started, error);
         }
       }
