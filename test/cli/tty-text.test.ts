@@ -185,6 +185,10 @@ describe("task output above the board", () => {
       "日本語\rX",
       "\x1b[36m日本\x1b[0m\b\b\bab",
       "10%\r\x1b[1m\x1b[32m20%\x1b[0m\r3",
+      // An erase through half of a wide character blanks the other half as an erase does, not in the colours set to write with.
+      "名\x1b[D\x1b[7m\x1b[K",
+      "名\r\x1b[4m\x1b[1K",
+      "日本語\r\x1b[2C\x1b[7m\x1b[1K",
     ];
     for (const line of lines) expect([line, await shownOn(terminalSafe(line))]).toEqual([line, await shownOn(line)]);
   });

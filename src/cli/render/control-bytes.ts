@@ -165,13 +165,14 @@ function rewrite(line: string, columns: (text: string) => number): string {
   };
   /**
    * The wide character column `at` is part of, if it is not its first, made spaces: something overwrites part of it,
-   * and on a terminal the rest shows as blank, in the colours of what overwrites it (as xterm.js does).
+   * and on a terminal the rest shows as blank, in the colours of what overwrites it (as xterm.js does); of an erase
+   * (`code` ""), in none: "\x1b[7m\x1b[K" over half of one left an inverse space the terminal does not show.
    */
-  const split = (at: number): void => {
+  const split = (at: number, code = pen.code): void => {
     if (cells[at] !== "") return;
     let first = at;
     while (first > 0 && cells[first] === "") first--;
-    for (let index = first; index === first || cells[index] === ""; index++) [cells[index], pens[index]] = [" ", pen.code];
+    for (let index = first; index === first || cells[index] === ""; index++) [cells[index], pens[index]] = [" ", code];
   };
   const write = (character: string): void => {
     let width = character.length === 1 && character.charCodeAt(0) < 0x80 ? 1 : widths.get(character);
@@ -222,10 +223,10 @@ function rewrite(line: string, columns: (text: string) => number): string {
       const count = Number.parseInt(piece.slice(2, -1), 10);
       if (final === "K") {
         if (Number.isNaN(count) || count === 0) {
-          split(cursor);
+          split(cursor, "");
           if (cursor < cells.length) cells.length = pens.length = cursor;
         } else if (count === 1) {
-          split(cursor + 1);
+          split(cursor + 1, "");
           reach(cursor + 1);
           cells.fill(" ", 0, cursor + 1);
           pens.fill("", 0, cursor + 1);
