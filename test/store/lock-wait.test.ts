@@ -137,4 +137,32 @@ describe("a lock another session holds", () => {
       await holder.end();
     }
   });
+  it("a lock its holder lets go of, having changed the row, between the last try and the look-up is tried once more too", { timeout: 60_000 }, async () => {
+    await store.submitRun(workflow([task("u")]), { runId: "freed-updated" });
+    const lockRow = (client: pg.ClientBase) => client.query<{ key: string }>(`SELECT key FROM "${store.schema}".tasks WHERE run_id = 'freed-updated' AND key = 'u' FOR UPDATE`);
+    const holder = new pg.Client({ connectionString: DATABASE_URL, application_name: "row-holder" });
+    await holder.connect();
+    try {
+      await holder.query("BEGIN");
+      // As a session that updates the row (another command's cancel, a worker's record of an attempt) holds it.
+      await holder.query(`UPDATE "${store.schema}".tasks SET priority = priority WHERE run_id = 'freed-updated' AND key = 'u'`);
+      let tries = 0;
+      const rows = await retryLockWaits(store.pool, schemaNames(store.schema), "cancelRun", "nothing was cancelled", async () => {
+        tries++;
+        try {
+          return (await transactionOnce(store.pool, lockRow, { lockWaitMs: 200 })).rows;
+        } catch (error) {
+          // The holder commits just after the last try's wait was cut short: the row the wait named is no longer the row's version.
+          if (tries === 8) await holder.query("COMMIT");
+          throw error;
+        }
+      }, () => 0);
+      // Before, the look-up found no row where the wait named one, and gave up: "a lock it needs is held by another session".
+      expect(rows).toEqual([{ key: "u" }]);
+      expect(tries).toBe(9);
+    } finally {
+      await holder.query("ROLLBACK").catch(() => undefined);
+      await holder.end();
+    }
+  });
 });

@@ -95,8 +95,9 @@ const TUPLE = /\btuple (\(\d+,\d+\)) in relation "([^"]+)"/;
 /**
  * Who holds the lock `error` (a lock wait cut short) waited for, read after the fact: the row is named in the
  * error's context, and the transaction that locked it is in the row's xmax while it is open (not for a row
- * several sessions share, whose xmax names them all at once: then no session is named). Undefined where the
- * context names no row of the store's tables (a lock on a whole table: a migration).
+ * several sessions share, whose xmax names them all at once: then no session is named; nor for a row changed or
+ * deleted since by a transaction that has ended: then nothing is named). Undefined where the context names no row
+ * of the store's tables (a lock on a whole table: a migration).
  */
 async function findLockHolder(pool: pg.Pool, names: SchemaNames, error: unknown): Promise<LockHolder | undefined> {
   const where = (error as { where?: unknown }).where;
@@ -118,7 +119,9 @@ async function findLockHolder(pool: pg.Pool, names: SchemaNames, error: unknown)
     timedQuery({ text, values: [tid] }, HOLDER_LOOKUP_MS),
   );
   const row = result.rows[0];
-  if (row === undefined) return undefined;
+  // No row there now: the holder changed it (its row's next version is elsewhere) or deleted it, and has let go, its
+  // transaction committed since the wait was cut short. Held by no session, as a row its holder let go unchanged.
+  if (row === undefined) return {};
   return {
     runId: row.run_id,
     ...(row.key === null ? {} : { key: row.key }),
