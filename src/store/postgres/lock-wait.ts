@@ -44,7 +44,8 @@ function isLockNotAvailable(error: unknown): boolean {
 /**
  * Runs `work` (a whole transaction, or several, that each set lock_timeout), and again while a lock wait cuts
  * it short, LOCK_TRIES times in all with a growing pause between, withRetry's with jitter (each try undone whole: between two, the rows
- * it held are free for the renewals that waited on them). The last such error is thrown as STORE_LOCKED, in
+ * it held are free for the renewals that waited on them); past those, while a taskq session holds the lock (up to
+ * TASKQ_HOLDER_WAIT_MS), and once more where the lock's row is held by no session when looked up. The last such error is thrown as STORE_LOCKED, in
  * words that name the row and the session holding it where the database says so (see lockedError).
  */
 export async function retryLockWaits<T>(pool: pg.Pool, names: SchemaNames, operation: string, undone: string, work: () => Promise<T>, random: () => number = Math.random): Promise<T> {
