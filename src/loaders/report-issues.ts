@@ -13,6 +13,8 @@ type Issue = z.core.$ZodIssue;
 const taskKeys = Object.keys(taskSchema.shape);
 const defaultsKeys = Object.keys(defaultsSchema.shape);
 const topKeys = Object.keys(workflowFileSchema.shape);
+/** The top-level keys that hold a mapping, which an anchored block (`defualts: &d`) may be meant as. */
+const MAPPING_TOP_KEYS = new Set(["tasks", "defaults", "env"]);
 
 /**
  * Turns zod issues (paths relative to `base`) into problems with a position and
@@ -292,7 +294,8 @@ function unknownKeyMessage(path: DataPath, key: string, value: unknown, anchored
   }
   const where = path.length === 0 ? "at the top level" : path.length === 2 && path[0] === "tasks" ? "" : `in \`${describeRaw(path.slice(path[0] === "tasks" ? 2 : 0))}\``;
   const meant = keyMeant(path, key);
-  const hint = anchored
+  // `defualts: &d` is `defaults` misspelt, an anchor or not: only a key meant for a mapping (tasks, defaults, env) is meant so.
+  const hint = anchored && !(meant !== undefined && MAPPING_TOP_KEYS.has(meant))
     ? `; a top-level key kept for its anchor is named with x- (x-${key}), which taskq ignores`
     : key === "<<"
       ? "; quoted, it is a key like any other: write it unquoted (<<: *base) to merge a mapping into this one"

@@ -870,6 +870,9 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("base:   &b { retries: 2 }", "tasks:", "  a: { <<: *b, run: x }"))).toEqual([`1:1: unknown key "base" at the top level${hint}`]);
     // Without an anchor, the key meant.
     expect(problemsOf(yaml("nme: x", "tasks:", "  a: { run: x }"))).toEqual(['1:1: unknown key "nme" at the top level; did you mean "name"?']);
+    // A key holding a mapping misspelt is that key, anchored or not: renamed x-defualts, its retries would be dropped without a word.
+    expect(problemsOf(yaml("defualts: &d", "  retries: 2", "tasks:", "  a: { run: x }"))).toEqual(['1:1: unknown key "defualts" at the top level; did you mean "defaults"?']);
+    expect(problemsOf(yaml("task: &t", "  a: { run: x }", "tasks:", "  b: { run: y }"))).toEqual(['1:1: unknown key "task" at the top level; did you mean "tasks"?']);
   });
 
   it("reports each dependsOn item that is not a task id at its own position, and still checks the other items", () => {
