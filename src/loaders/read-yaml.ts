@@ -143,7 +143,9 @@ function unresolvedTag(error: YAMLError, text: string): { message: string; value
   // `!!float &r 2`: the value starts past its anchor.
   const anchor = /^&[^\s,[\]{}]+[ \t]+/.exec(text.slice(value, value + 200))?.[0];
   if (anchor !== undefined) value += anchor.length;
-  const raw = /^[^\n\r,[\]{}]*/.exec(text.slice(value, value + 200))![0].replace(/\s+#.*$/, "").trimEnd();
+  // A quoted value whole, its `{`, `,` and `#` too (`!Sub "arn:${AWS::Region}"`): a plain one up to what ends it in a flow collection.
+  const quoted = /^(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*')/.exec(text.slice(value, value + 200))?.[0];
+  const raw = quoted ?? /^[^\n\r,[\]{}]*/.exec(text.slice(value, value + 200))![0].replace(/\s+#.*$/, "").trimEnd();
   const core = /^(?:!!|!<tag:yaml\.org,2002:)([a-z]+)>?$/.exec(written)?.[1];
   const without = raw === "" ? "" : `: ${raw}`;
   const form = core === undefined ? undefined : CORE_TAG_FORMS[core];

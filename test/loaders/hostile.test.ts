@@ -172,6 +172,17 @@ describe("hostile input", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: !shell x }"))).toEqual([
       `2:13: unknown tag !shell: taskq reads plain YAML, without other tools' tags (as CloudFormation's !Ref or !Sub); write the value without it: x, or quote the whole value if the \`!\` is part of it: "!shell x"`,
     ]);
+    // A quoted value whole, its `${` and `,` too: before, `write the value without it: "arn:$`, which left a quote open.
+    const sub = `unknown tag !Sub: taskq reads plain YAML, without other tools' tags (as CloudFormation's !Ref or !Sub); write the value without it`;
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", '    env: { A: !Sub "arn:${AWS::Region}, b" }'))).toEqual([
+      `4:15: ${sub}: "arn:\${AWS::Region}, b", or quote the whole value if the \`!\` is part of it: "!Sub \\"arn:\${AWS::Region}, b\\""`,
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: !Sub 'echo {a,b}' # c"))).toEqual([
+      `3:10: ${sub}: 'echo {a,b}', or quote the whole value if the \`!\` is part of it: "!Sub 'echo {a,b}'"`,
+    ]);
+    // Written so, the value is valid.
+    expect(parse(yaml("tasks:", "  a:", "    run: x", '    env: { A: "arn:${AWS::Region}, b" }')).tasks[0]!.env).toEqual({ A: "arn:${AWS::Region}, b" });
+    expect(parse(yaml("tasks:", "  a:", "    run: 'echo {a,b}' # c")).tasks[0]!.run).toBe("echo {a,b}");
     expect(problemsOf(yaml("tasks: !foo", "  a: { run: x }"))).toEqual(["1:8: unknown tag !foo: taskq reads plain YAML, without other tools' tags (as CloudFormation's !Ref or !Sub); remove it"]);
     expect(problemsOf(yaml("tasks:", "  a: { run: !!binary aGk= }"))).toEqual(['2:22: task "a": `run` must be a non-empty command string, got binary data']);
     // A time YAML 1.1's tag makes a date: named so, not "a mapping".
