@@ -176,13 +176,17 @@ const MAX_SHELL_NESTING = 32;
  * a `case` in a `$(...)`, whose pattern's `)` would end it, a reserved word glued to the next one;
  * a syntax error, exit 2, not 127: a `then`, `do`, `else` or `elif` after a `)`, `}`, `fi` or
  * `done` with no `if` or loop open for it (`(cd x) then make`), a `(` after a word (`echo (a)`,
- * `cat <(a)`) or a redirection with no word (`echo >;`); a function's name). `time` is no
+ * `cat <(a)`) or a redirection with no word (`echo >;`), in a `$(...)` too; a function's name). `time` is no
  * reserved word to dash: a program (GNU time), which runs the next word by its name, as env does
  * (`time ! make` runs a program named `!`).
  */
 export function commandNameNoBreakSpace(run: string): number | undefined {
-  return noBreakInCommandName(run, 0);
+  const at = noBreakInCommandName(run, 0);
+  return at === REFUSED ? undefined : at;
 }
+
+/** What noBreakInCommandName returns for a run sh refuses whole as a syntax error (exit 2), a `$(...)` in it too (`x=$(echo (a)); make`). */
+const REFUSED = -1;
 
 /**
  * A command that runs the command its operands name (`env npm test`, `nohup make`): the next word
@@ -204,7 +208,8 @@ const ENV_AFTER_ASSIGNMENT = { flags: new Set<string>(), withArgument: new Set<s
 
 /** commandNameNoBreakSpace, in a `$(...)` read `depth` deep. */
 function noBreakInCommandName(run: string, depth: number): number | undefined {
-  if (depth > MAX_SHELL_NESTING || !run.includes("\u00a0")) return undefined;
+  // A `$(...)` is read even with no no-break space in it: a syntax error there refuses the whole run.
+  if (depth > MAX_SHELL_NESTING || (depth === 0 && !run.includes("\u00a0"))) return undefined;
   let found: number | undefined;
   /** The command that runs the next word (see WRAPPERS), while its options are read; whether the word after one of them is its argument. */
   let wrapper: { flags: Set<string>; withArgument: Set<string>; assignments: boolean } | undefined;
@@ -280,7 +285,7 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       }
       // A `(` after a word opens no subshell: `f() {` names a function; `echo (a)`, `x=1 (a)` and `cat <(a)` are syntax errors (exit 2), not 127.
       if (char === "(" && command && !prefixed) subshells++;
-      else if (char === "(" && !/^\([ \t]*\)/.test(run.slice(index))) return undefined;
+      else if (char === "(" && !/^\([ \t]*\)/.test(run.slice(index))) return REFUSED;
       // A function's body is not followed as a command (`f() { if`: that `if` is not counted): what is open is unsure from here.
       else if (char === "(") open.unsure = true;
       index += run[index + 1] === char && char !== "(" ? 2 : 1;
@@ -304,7 +309,8 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       while (run[index] === " " || run[index] === "\t") index++;
       const target = readWord(run, index, depth);
       // No word to redirect to (`echo >; make`, `cat <(make)`, which dash does not know): a syntax error (exit 2), not 127.
-      if (target === undefined || target.text === "") return undefined;
+      if (target === undefined) return undefined;
+      if (target.text === "" || target.refused) return REFUSED;
       // A here-document's delimiter is not expanded (`<<$(x)` runs nothing).
       if (heredoc === null) found ??= target.substituted;
       if (heredoc !== null) heredocs.push({ word: target.text.replace(/["'\\]/g, ""), tabs: heredoc[1] === "-" });
@@ -312,6 +318,7 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
     } else {
       const word = readWord(run, index, depth);
       if (word === undefined) return undefined;
+      if (word.refused) return REFUSED;
       index = word.end;
       // `x=$(npm\u00a0test)`, `echo "$(npm\u00a0test)"`: a command's name in a command substitution, in any word.
       if (word.substituted !== undefined && (word.noBreak === undefined || !command || word.substituted < word.noBreak)) found ??= word.substituted;
@@ -445,14 +452,17 @@ function countReserved(open: OpenCompounds, word: string): void {
  * outside quotes, with where its first no-break space outside quotes is; undefined where a quote,
  * `$(`, `${` or backquote in it is never closed.
  */
-function readWord(run: string, start: number, depth: number): { start: number; end: number; text: string; noBreak?: number; substituted?: number } | undefined {
+function readWord(run: string, start: number, depth: number): { start: number; end: number; text: string; noBreak?: number; substituted?: number; refused?: true } | undefined {
   let noBreak: number | undefined;
   /** The first no-break space in a command's name in a `$(...)` of the word, outside single quotes. */
   let substituted: number | undefined;
   const substitution = (from: number, to: number) => {
     const inside = noBreakInCommandName(run.slice(from, to), depth + 1);
-    if (inside !== undefined) substituted ??= from + inside;
+    if (inside === REFUSED) refused = true;
+    else if (inside !== undefined) substituted ??= from + inside;
   };
+  /** A `$(...)` of the word sh refuses as a syntax error, and the whole run with it. */
+  let refused = false;
   let index = start;
   while (index < run.length) {
     const char = run[index]!;
@@ -469,7 +479,7 @@ function readWord(run: string, start: number, depth: number): { start: number; e
     }
   }
   index = Math.min(index, run.length);
-  return { start, end: index, text: run.slice(start, index), ...(noBreak === undefined ? {} : { noBreak }), ...(substituted === undefined ? {} : { substituted }) };
+  return { start, end: index, text: run.slice(start, index), ...(noBreak === undefined ? {} : { noBreak }), ...(substituted === undefined ? {} : { substituted }), ...(refused ? { refused: true as const } : {}) };
 }
 
 /**

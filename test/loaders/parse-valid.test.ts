@@ -472,8 +472,14 @@ describe("parseWorkflow on a valid file", () => {
       const result = spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", cwd: tmpdir() });
       expect([result.status, /Syntax error/.test(result.stderr)], run).toEqual([2, true]);
     }
-    // A subshell, and a command after a function's definition, are still noted.
-    for (const run of ["(npm\u00a0test)", "f() { :; }; npm\u00a0test"]) {
+    // The same in a $(...), of a word or in "...", nested too: dash refuses the whole run, the command after it never runs.
+    for (const run of ["x=$(echo (a)); npm\u00a0test", 'echo "$(ls >)"; npm\u00a0test', "echo $(echo $(echo (a))); npm\u00a0test"]) {
+      expect(notesOf(run), run).toEqual([]);
+      const result = spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", cwd: tmpdir() });
+      expect([result.status, /Syntax error/.test(result.stderr)], run).toEqual([2, true]);
+    }
+    // A subshell, and a command after a function's definition, are still noted, in a $(...) and after one too.
+    for (const run of ["(npm\u00a0test)", "f() { :; }; npm\u00a0test", "x=$( (true) ); npm\u00a0test", "x=$(f() { :; }; npm\u00a0test)"]) {
       expect(notesOf(run), run).toHaveLength(1);
       expect(spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", cwd: tmpdir() }).status, run).toBe(127);
     }
