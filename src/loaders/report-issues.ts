@@ -40,7 +40,10 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
       for (const key of issue.keys) {
         const offset = locator.offsetOf([...path, key], "key");
         // `base: &base` at the top level: a block kept for its anchor, to merge into tasks (<<: *base).
-        const anchored = path.length === 0 && /^[^\n]*?:[ \t]*&[^\s,[\]{}]+/.test(locator.textAt(offset, Math.max(0, locator.offsetOf([...path, key]) - offset)));
+        // `defualts: &d` is `defaults` misspelt, anchor or not, where the file has no `defaults`; `task: &t` beside `tasks` is kept for its anchor.
+        const meant = path.length === 0 ? keyMeant(path, key) : undefined;
+        const misspelt = meant !== undefined && MAPPING_TOP_KEYS.has(meant) && locator.textAt(locator.offsetOf([meant], "key"), meant.length + 1) !== `${meant}:`;
+        const anchored = path.length === 0 && !misspelt && /^[^\n]*?:[ \t]*&[^\s,[\]{}]+/.test(locator.textAt(offset, Math.max(0, locator.offsetOf([...path, key]) - offset)));
         problems.atOffset(offset, `${unknownKeyMessage(path, key, Object.hasOwn(input, key) ? input[key] : undefined, anchored)}${noBreakSpaceInKey(key, offset, problems, locator)}`);
       }
       continue;
@@ -294,8 +297,7 @@ function unknownKeyMessage(path: DataPath, key: string, value: unknown, anchored
   }
   const where = path.length === 0 ? "at the top level" : path.length === 2 && path[0] === "tasks" ? "" : `in \`${describeRaw(path.slice(path[0] === "tasks" ? 2 : 0))}\``;
   const meant = keyMeant(path, key);
-  // `defualts: &d` is `defaults` misspelt, an anchor or not: only a key meant for a mapping (tasks, defaults, env) is meant so.
-  const hint = anchored && !(meant !== undefined && MAPPING_TOP_KEYS.has(meant))
+  const hint = anchored
     ? `; a top-level key kept for its anchor is named with x- (x-${key}), which taskq ignores`
     : key === "<<"
       ? "; quoted, it is a key like any other: write it unquoted (<<: *base) to merge a mapping into this one"

@@ -872,7 +872,14 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("nme: x", "tasks:", "  a: { run: x }"))).toEqual(['1:1: unknown key "nme" at the top level; did you mean "name"?']);
     // A key holding a mapping misspelt is that key, anchored or not: renamed x-defualts, its retries would be dropped without a word.
     expect(problemsOf(yaml("defualts: &d", "  retries: 2", "tasks:", "  a: { run: x }"))).toEqual(['1:1: unknown key "defualts" at the top level; did you mean "defaults"?']);
-    expect(problemsOf(yaml("task: &t", "  a: { run: x }", "tasks:", "  b: { run: y }"))).toEqual(['1:1: unknown key "task" at the top level; did you mean "tasks"?']);
+    expect(problemsOf(yaml("tasks: { a: { run: x } }", "envs: &e { A: b }"))).toEqual(['2:1: unknown key "envs" at the top level; did you mean "env"?']);
+    // Unless the file has that key too: kept for its anchor.
+    expect(problemsOf(yaml("task: &t", "  retries: 2", "tasks:", "  b: { <<: *t, run: y }"))).toEqual([
+      '1:1: unknown key "task" at the top level; a top-level key kept for its anchor is named with x- (x-task), which taskq ignores',
+    ]);
+    expect(problemsOf(yaml("defaults: { retries: 1 }", "defualts: &d { retries: 2 }", "tasks: { a: { <<: *d, run: x } }"))).toEqual([
+      '2:1: unknown key "defualts" at the top level; a top-level key kept for its anchor is named with x- (x-defualts), which taskq ignores',
+    ]);
   });
 
   it("reports each dependsOn item that is not a task id at its own position, and still checks the other items", () => {
