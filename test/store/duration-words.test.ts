@@ -14,9 +14,10 @@ describe("the store's durations in words", () => {
     expect(describeTimeout(new Error("Query read timeout"), { connectMs: 10_000, queryMs: 30_000 })).toBe("the database did not answer within 30s");
   });
 
+  // Measured times are rounded: to tenths of a second under an hour, to minutes under a day, to hours past one.
   it("a lock held past a minute, and tries past one, in minutes", () => {
     const error = lockedError("cancel", "nothing was cancelled", { runId: "r1", pid: 42, transactionMs: 7_200_300 }, 8, 61_250, undefined);
     expect(error.message).toContain("(pid 42, its transaction open for 2h)");
-    expect(error.message).toContain("each of 8 tries over 1m1s gave up after waiting 0.2s for it");
+    expect(error.message).toContain("each of 8 tries over 1m1.3s gave up after waiting 0.2s for it");
   });
 });
