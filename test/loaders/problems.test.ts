@@ -863,6 +863,15 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("tells a quoted dependsOn id that starts with a dash (\"-a\", '-a') the usual problem, not that a list item needs a space: the quotes make it the text meant", () => {
+    const ids = 'ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."';
+    // Before, "a list item needs a space after its -: write - a on a line of its own below dependsOn, ...".
+    expect(problemsOf(yaml("tasks:", "  a: { run: y }", "  b:", "    run: x", '    dependsOn: "-a"', "  c:", "    run: x", "    dependsOn: '-a'"))).toEqual([
+      `5:16: task "b" depends on "-a", which is not a valid task id: ${ids}; did you mean "a"?`,
+      `8:16: task "c" depends on "-a", which is not a valid task id: ${ids}; did you mean "a"?`,
+    ]);
+  });
+
   it("says an unknown top-level key that holds an anchor (base: &base) is kept so under an x- name, not that another key was meant", () => {
     // Before, `unknown key "base" at the top level; did you mean "name"?`.
     const hint = '; a top-level key kept for its anchor is named with x- (x-base), which taskq ignores';
