@@ -38,7 +38,8 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
       const target = indexOf.get(dependency.id);
       if (target === undefined) {
         // Not the task itself: a task cannot depend on itself, so that is never what was meant.
-        const glued = dependency.index === undefined ? dashesGlued(dependency.id, () => locator.plainSourceOf(dependencyPath(task.id, undefined)) !== undefined) : undefined;
+        // Only where written plain: a quoted value (`dependsOn: "-a"`) is the text meant, no list item missing its space.
+        const glued = dependency.index === undefined ? dashesGlued(dependency.id, indexOf, task.id, () => locator.plainSourceOf(dependencyPath(task.id, undefined)) !== undefined) : undefined;
         const several = glued === undefined ? severalIds(dependency.id, indexOf, task.id) : undefined;
         const match = several === undefined && glued === undefined && suggestions++ < MAX_SUGGESTIONS ? closestMatch(dependency.id, otherIds(indexOf.keys(), task.id)) : undefined;
         const hint = glued !== undefined ? `; a list item needs a space after its -: write ${glued.map((id) => `- ${id}`).join(", ")} on ${glued.length === 1 ? "a line" : "lines"} of ${glued.length === 1 ? "its" : "their"} own below dependsOn, or dependsOn: [${glued.join(", ")}]` : several !== undefined ? `; to depend on several tasks, list them: dependsOn: [${several.join(", ")}]` : match === undefined ? "" : `; did you mean ${quote(match)}?`;
@@ -67,12 +68,12 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
 
 /**
  * `dependsOn: -b`, or `-b` and `-c` on lines of their own below `dependsOn:` (one text, "-b -c"):
- * list items written with no space after the dash, each read as text (the one-string form only, written plain: a quoted
- * value is the text meant). The ids meant, or undefined.
+ * list items written with no space after the dash, each read as text (the one-string form only, written plain). The ids
+ * meant, each a defined task other than `self` (as severalIds), or undefined: the advice must lead to a workflow that loads.
  */
-function dashesGlued(written: string, isPlain: () => boolean): string[] | undefined {
+function dashesGlued(written: string, indexOf: Map<string, number>, self: string, isPlain: () => boolean): string[] | undefined {
   const words = written.split(/\s+/);
-  if (!words.every((word) => word.length > 1 && word.startsWith("-") && isTaskId(word.slice(1)))) return undefined;
+  if (!words.every((word) => word.length > 1 && word.startsWith("-") && word.slice(1) !== self && indexOf.has(word.slice(1)))) return undefined;
   if (!isPlain()) return undefined;
   return words.map((word) => word.slice(1));
 }

@@ -872,6 +872,16 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("tells a dependsOn id glued to its dash the usual problem, not to write it as a list item, when that would name no task other than its own (-x, -a -x, -d in d)", () => {
+    const ids = 'ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."';
+    // Before, "write - x on a line of its own below dependsOn, or dependsOn: [x]", which then failed: "x" is not defined.
+    expect(problemsOf(yaml("tasks:", "  a: { run: y }", "  b:", "    run: x", "    dependsOn: -x", "  c:", "    run: x", "    dependsOn: -a -x", "  d:", "    run: x", "    dependsOn: -d"))).toEqual([
+      `5:16: task "b" depends on "-x", which is not a valid task id: ${ids}`,
+      `8:16: task "c" depends on "-a -x", which is not a valid task id: ${ids}`,
+      `11:16: task "d" depends on "-d", which is not a valid task id: ${ids}`,
+    ]);
+  });
+
   it("says an unknown top-level key that holds an anchor (base: &base) is kept so under an x- name, not that another key was meant", () => {
     // Before, `unknown key "base" at the top level; did you mean "name"?`.
     const hint = '; a top-level key kept for its anchor is named with x- (x-base), which taskq ignores';
