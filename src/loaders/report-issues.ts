@@ -491,6 +491,11 @@ function quotedNoBreakSpaces(source: string): number[] {
   return found;
 }
 
+/** Whether YAML's core schema reads a plain scalar written `text` as null (`~`, `null`, `Null`, `NULL`). */
+export function readsAsNull(text: string): boolean {
+  return /^(?:~|null|Null|NULL)$/.test(text);
+}
+
 /**
  * JSON-quotes text, shortened past 60 characters so hostile input cannot flood the terminal.
  * DEL, the C1 controls (U+0080 to U+009F: a terminal may obey U+009B as ESC [), the line

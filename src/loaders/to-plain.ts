@@ -1,7 +1,7 @@
 import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Pair, type Scalar, type YAMLMap, type YAMLSeq } from "yaml";
 import { MAX_ALIAS_EXPANSION, MAX_NESTING_DEPTH } from "./limits.js";
 import type { ProblemList } from "./problem-list.js";
-import { describeValue, quote } from "./report-issues.js";
+import { describeValue, quote, readsAsNull } from "./report-issues.js";
 import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 
 /** A plain scalar YAML's core schema reads as a number: an integer (decimal, 0o, 0x) or a float, not .inf or .nan. */
@@ -116,7 +116,7 @@ function takesOf(key: string | undefined, depth: number, role: Role): Takes {
  * "the number 16" (written 0x10), "a boolean", "null (no value)"; undefined for text.
  */
 function plainReading(text: string): string | undefined {
-  if (/^(?:~|null|Null|NULL)$/.test(text)) return "null (no value)";
+  if (readsAsNull(text)) return "null (no value)";
   if (/^(?:true|True|TRUE|false|False|FALSE)$/.test(text)) return "a boolean";
   if (/^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/.test(text)) return "a number";
   if (!CORE_NUMBER.test(text)) return undefined;
@@ -155,6 +155,8 @@ class PlainBuilder {
   #envField = "`env";
   /** What the value being converted takes, from the key it is the value of (see Takes). */
   #takes: Takes;
+  /** Whether the value being converted is an item of a list (`dependsOn: [! null]`), not a key's value itself (`dependsOn: ! null`). */
+  #listItem = false;
   /** The mapping the value being converted must be, from the key it is the value of (see mappingOf). */
   #mapping: { field: string; mapping: string } | undefined;
   /** Where the key of the value being converted starts, when it is a mapping's value of a field the format has: where the schema tells of that value left empty. */
@@ -210,6 +212,7 @@ class PlainBuilder {
     this.#fieldKey = undefined;
     const list = items.map((item) => {
       this.#takes = takes;
+      this.#listItem = true;
       const value = this.convert(item, depth + 1, role);
       height = Math.max(height, this.#height);
       return value;
@@ -242,6 +245,7 @@ class PlainBuilder {
       if (isTasks) this.#taskId = key;
       if (valueRole === "env") this.#envField = role === "task" ? `task ${quote(this.#taskId ?? "")}: \`env` : role === "defaults" ? "`defaults.env" : "`env";
       this.#takes = takesOf(key, depth, role);
+      this.#listItem = false;
       this.#mapping = mappingOf(key, depth, role, this.#taskId);
       this.#fieldKey = this.#takes !== undefined || this.#mapping !== undefined ? ((pair.key as Node | null)?.range?.[0] ?? undefined) : undefined;
       if (role === "env" && key !== undefined) this.#checkEnvValue(isAlias(pair.value) ? this.#anchors.get(pair.value.source) : pair.value, key);
@@ -341,6 +345,9 @@ class PlainBuilder {
         reading === undefined
           ? `the value is read as the text ${quote(value)}, which is not a valid task id, with or without the \`!\`: ${TASK_ID_EXPECTED}`
           : `the value is read as the text ${quote(value)}, which is not a valid task id, and without the \`!\` YAML reads ${value} as ${reading}, which dependsOn does not take: list the ids of the tasks it waits for, or leave dependsOn out; ${TASK_ID_EXPECTED}`;
+    } else if (takes === "id" && plain && !this.#listItem && readsAsNull(value)) {
+      // `dependsOn: ! null`: as `! ~`, no list of ids either way (quoted, the id of a task so named), in one problem; the id's refusal at the value follows from it.
+      message = `the value is read as the text ${quote(value)}, and without the \`!\` YAML reads ${value} as null (no value), which dependsOn does not take: list the ids of the tasks it waits for (quoted, ${quote(value)}, for a task of that name), or leave dependsOn out`;
     } else if (unquoted !== undefined) {
       // `dependsOn: [! null]`.
       message = `the value is read as the text ${quote(value)}; without the \`!\`, quote it (${quote(value)}): ${unquoted}`;

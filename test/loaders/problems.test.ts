@@ -1145,6 +1145,17 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", '    dependsOn: "~"'))).toEqual([`4:16: task "a" depends on "~", which is not a valid task id: ${ids}`]);
   });
 
+  it("says at a bare `!` before a null word as dependsOn's value (! null, ! Null, ! NULL) that it is no list of ids either way, once, as for ! ~: not to quote it, which names no task", () => {
+    // Before, told to quote it ("null"), then refused again at 4:18 as "null", which is not defined: quoting it left that one.
+    for (const word of ["null", "Null", "NULL"]) {
+      expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a", `    dependsOn: ! ${word}`))).toEqual([
+        `4:16: this \`!\` is YAML's tag for text, which it drops: the value is read as the text "${word}", and without the \`!\` YAML reads ${word} as null (no value), which dependsOn does not take: list the ids of the tasks it waits for (quoted, "${word}", for a task of that name), or leave dependsOn out`,
+      ]);
+    }
+    // Quoted, without a `!`, it is an id, refused where it is written when no task has it.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a", '    dependsOn: "null"'))).toEqual(['4:16: task "a" depends on "null", which is not defined']);
+  });
+
   it("says the word meant for a priority or type written in other letters or almost so (High, HIGH, hgih, Shell)", () => {
     const priority = "`priority` must be one of: low, normal, high, critical";
     expect(problemsOf(yaml("defaults: { priority: High }", "tasks:", "  a: { run: x, priority: hgih, type: Shell }", "  b: { run: x, priority: urgent }"))).toEqual([
