@@ -110,59 +110,45 @@ describe("a lock another session holds", () => {
       await worker.close();
     }
   });
+  /**
+   * Runs a cancel's retryLockWaits for task `key`'s row of run `runId` while a session named `row-holder` holds it, having run
+   * `take` in its transaction, and ends that transaction with `end` just after the 8th try's wait was cut short, before the
+   * lock's holder is looked up: the rows the next try locked, and the tries made.
+   */
+  async function freedAtLastTry(runId: string, key: string, take: string, end: "ROLLBACK" | "COMMIT"): Promise<{ rows: { key: string }[]; tries: number }> {
+    await store.submitRun(workflow([task(key)]), { runId });
+    const lockRow = (client: pg.ClientBase) => client.query<{ key: string }>(`SELECT key FROM "${store.schema}".tasks WHERE run_id = $1 AND key = $2 FOR UPDATE`, [runId, key]);
+    const holder = new pg.Client({ connectionString: DATABASE_URL, application_name: "row-holder" });
+    await holder.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query(take.replace("$tasks", `"${store.schema}".tasks`), [runId, key]);
+      let tries = 0;
+      const rows = await retryLockWaits(store.pool, schemaNames(store.schema), "cancelRun", "nothing was cancelled", async () => {
+        tries++;
+        try {
+          return (await transactionOnce(store.pool, lockRow, { lockWaitMs: 200 })).rows;
+        } catch (error) {
+          if (tries === 8) await holder.query(end);
+          throw error;
+        }
+      }, () => 0);
+      return { rows, tries };
+    } finally {
+      await holder.query("ROLLBACK").catch(() => undefined);
+      await holder.end();
+    }
+  }
+
   it("a lock its holder lets go of between the last try and the look-up of who holds it is tried once more, not refused as held by no session", { timeout: 60_000 }, async () => {
-    await store.submitRun(workflow([task("f")]), { runId: "freed-held" });
-    const lockRow = (client: pg.ClientBase) => client.query<{ key: string }>(`SELECT key FROM "${store.schema}".tasks WHERE run_id = 'freed-held' AND key = 'f' FOR UPDATE`);
-    const holder = new pg.Client({ connectionString: DATABASE_URL, application_name: "row-holder" });
-    await holder.connect();
-    try {
-      await holder.query("BEGIN");
-      await lockRow(holder);
-      let tries = 0;
-      const rows = await retryLockWaits(store.pool, schemaNames(store.schema), "cancelRun", "nothing was cancelled", async () => {
-        tries++;
-        try {
-          return (await transactionOnce(store.pool, lockRow, { lockWaitMs: 200 })).rows;
-        } catch (error) {
-          // The holder's transaction ends just after the last try's wait was cut short, before its holder is looked up.
-          if (tries === 8) await holder.query("ROLLBACK");
-          throw error;
-        }
-      }, () => 0);
-      // Before, the 8th try's look-up found the row held by no session and gave up: task "f" of run freed-held is locked by another session.
-      expect(rows).toEqual([{ key: "f" }]);
-      expect(tries).toBe(9);
-    } finally {
-      await holder.query("ROLLBACK").catch(() => undefined);
-      await holder.end();
-    }
+    // Before, the 8th try's look-up found the row held by no session and gave up: task "f" of run freed-held is locked by another session.
+    expect(await freedAtLastTry("freed-held", "f", "SELECT 1 FROM $tasks WHERE run_id = $1 AND key = $2 FOR UPDATE", "ROLLBACK")).toEqual({ rows: [{ key: "f" }], tries: 9 });
   });
+
   it("a lock its holder lets go of, having changed the row, between the last try and the look-up is tried once more too", { timeout: 60_000 }, async () => {
-    await store.submitRun(workflow([task("u")]), { runId: "freed-updated" });
-    const lockRow = (client: pg.ClientBase) => client.query<{ key: string }>(`SELECT key FROM "${store.schema}".tasks WHERE run_id = 'freed-updated' AND key = 'u' FOR UPDATE`);
-    const holder = new pg.Client({ connectionString: DATABASE_URL, application_name: "row-holder" });
-    await holder.connect();
-    try {
-      await holder.query("BEGIN");
-      // As a session that updates the row (another command's cancel, a worker's record of an attempt) holds it.
-      await holder.query(`UPDATE "${store.schema}".tasks SET priority = priority WHERE run_id = 'freed-updated' AND key = 'u'`);
-      let tries = 0;
-      const rows = await retryLockWaits(store.pool, schemaNames(store.schema), "cancelRun", "nothing was cancelled", async () => {
-        tries++;
-        try {
-          return (await transactionOnce(store.pool, lockRow, { lockWaitMs: 200 })).rows;
-        } catch (error) {
-          // The holder commits just after the last try's wait was cut short: the row the wait named is no longer the row's version.
-          if (tries === 8) await holder.query("COMMIT");
-          throw error;
-        }
-      }, () => 0);
-      // Before, the look-up found no row where the wait named one, and gave up: "a lock it needs is held by another session".
-      expect(rows).toEqual([{ key: "u" }]);
-      expect(tries).toBe(9);
-    } finally {
-      await holder.query("ROLLBACK").catch(() => undefined);
-      await holder.end();
-    }
+    // As a session that updates the row (another command's cancel, a worker's record of an attempt) holds it, and commits: the
+    // row the wait named is no longer the row's version. Before, the look-up found no row there and gave up: "a lock it needs
+    // is held by another session".
+    expect(await freedAtLastTry("freed-updated", "u", "UPDATE $tasks SET priority = priority WHERE run_id = $1 AND key = $2", "COMMIT")).toEqual({ rows: [{ key: "u" }], tries: 9 });
   });
 });
