@@ -201,8 +201,8 @@ function rewrite(line: string, columns: (text: string) => number): string {
     const piece = parts[part] as string;
     if (part % 2 === 0) {
       if (piece === "") continue;
-      if (ASCII.test(piece)) for (let index = 0; index < piece.length; index++) write(piece[index] as string);
-      else if (!JOINS.test(piece)) for (let index = 0; index < piece.length; index++) write(piece[index] as string);
+      // ASCII holds nothing JOINS matches: a character per code unit, as CJK and a bar's blocks are.
+      if (!JOINS.test(piece)) for (let index = 0; index < piece.length; index++) write(piece[index] as string);
       else for (const { segment } of (graphemes ??= new Intl.Segmenter()).segment(piece)) write(segment);
       continue;
     }
