@@ -600,8 +600,9 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
   const failed = status.tasks.filter((t) => t.state === "failed").sort((a, b) => (a.finishedAt?.getTime() ?? 0) - (b.finishedAt?.getTime() ?? 0));
   // Of a task waiting for its retry (or cancelled as it waited), the worker whose attempt failed last has its log;
   // of one whose latest attempt ended in this process, this process's log folder.
+  const logWorker = (t: TaskStatusRow): string | null => t.failedWorkerId ?? t.workerId;
   const logPath = (t: TaskStatusRow): string => {
-    const worker = t.failedWorkerId ?? t.workerId;
+    const worker = logWorker(t);
     const here = local !== undefined && (worker === local.workerId || local.endedHere?.get(t.key) === t.attempts);
     return here ? path.join(local.logDir, `${t.key}.log`) : logOnWorker(status.runId, t.key, worker);
   };
@@ -637,7 +638,7 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
         message: t.cancelReason ?? "cancelled",
         ...(t.cancelledRunning === true ? { running: true as const } : {}),
         ...cutShortLines(status.runId, t, local),
-        ...waitedLines(status.runId, t, logPath(t), t.failedWorkerId ?? t.workerId),
+        ...waitedLines(status.runId, t, logPath(t), logWorker(t)),
       })),
     ...(status.state === "running" ? { running: runningLines(status), ...retryingLines(status) } : {}),
     exitCode: status.state === "succeeded" ? 0 : 1,
