@@ -13,8 +13,17 @@ export interface ExponentialBackoffOptions {
   random?: (() => number) | undefined;
 }
 
-/** base * 2^(attempt - 1), capped at max. Pure: no jitter, no clock. */
+/**
+ * base * 2^(attempt - 1), capped at max. Pure: no jitter, no clock. Its bounds are checked as
+ * exponentialBackoff checks them (a `maxMs` of Infinity returned Infinity, which a backoff built
+ * on it would hand the queue, failing the task instead of retrying it); a max under the base caps
+ * every delay at it.
+ */
 export function exponentialDelay(attempt: number, baseMs: number, maxMs: number): number {
+  if (typeof attempt !== "number" || Number.isNaN(attempt)) {
+    throw new TaskqError("INVALID_OPTION", `exponentialDelay attempt must be a number (1 for the first retry), got ${shown(attempt)}`);
+  }
+  checkBounds("exponentialDelay", baseMs, maxMs);
   // 2 ** 1100 is Infinity, so the cap also covers overflow; a base of 0 stays 0 (0 * Infinity is NaN: `maxMs: 0` alone, whose base is 0, failed its task at retry 1025).
   return baseMs === 0 ? 0 : Math.min(baseMs * 2 ** Math.max(0, attempt - 1), maxMs);
 }
@@ -47,6 +56,25 @@ const OPTION_NAMES: ReadonlySet<string> = new Set<keyof ExponentialBackoffOption
  * workflow file's name) would otherwise be ignored for the 1 s default, and a base of "abc"
  * would retry at once, every time.
  */
+/** A `baseMs` and a `maxMs` (undefined: not given), each a number of ms, 0 or more, and finite. */
+function checkBounds(caller: string, baseMs: unknown, maxMs: unknown): void {
+  for (const [name, value] of [["baseMs", baseMs], ["maxMs", maxMs]] as const) {
+    if (value !== undefined && (typeof value !== "number" || Number.isNaN(value) || value < 0)) {
+      throw new TaskqError("INVALID_OPTION", `${caller} ${name} must be a number of ms, 0 or more, got ${shown(value)}`);
+    }
+  }
+  if (typeof baseMs === "number" && !Number.isFinite(baseMs)) {
+    throw new TaskqError("INVALID_OPTION", `${caller} baseMs must be a finite number of ms, got ${baseMs}: every retry would wait for ever`);
+  }
+  // A cap of Infinity is no cap: the doubling overflows to Infinity at retry 1025 (of a 1 s base), which fails the task there instead of retrying it.
+  if (typeof maxMs === "number" && !Number.isFinite(maxMs)) {
+    throw new TaskqError(
+      "INVALID_OPTION",
+      `${caller} maxMs must be a finite number of ms, got ${maxMs}: the doubling delay would reach Infinity, and the task would fail there instead of retrying; for a cap out of the way, give a long one (2_592_000_000 for 30 days)`,
+    );
+  }
+}
+
 function checkOptions(options: unknown): asserts options is ExponentialBackoffOptions | null {
   if (options === null) return;
   // An array: a list of delays, which a backoff of its own gives ((attempt) => delays[attempt - 1]); `[]` was taken for no options.
@@ -59,21 +87,7 @@ function checkOptions(options: unknown): asserts options is ExponentialBackoffOp
     throw new TaskqError("INVALID_OPTION", `unknown exponentialBackoff option ${unknown.map((name) => JSON.stringify(name)).join(", ")}: the options are ${[...OPTION_NAMES].join(", ")}`);
   }
   const { baseMs, maxMs, random } = options as Record<keyof ExponentialBackoffOptions, unknown>;
-  for (const [name, value] of [["baseMs", baseMs], ["maxMs", maxMs]] as const) {
-    if (value !== undefined && value !== null && (typeof value !== "number" || Number.isNaN(value) || value < 0)) {
-      throw new TaskqError("INVALID_OPTION", `exponentialBackoff ${name} must be a number of ms, 0 or more, got ${shown(value)}`);
-    }
-  }
-  if (typeof baseMs === "number" && !Number.isFinite(baseMs)) {
-    throw new TaskqError("INVALID_OPTION", `exponentialBackoff baseMs must be a finite number of ms, got ${baseMs}: every retry would wait for ever`);
-  }
-  // A cap of Infinity is no cap: the doubling overflows to Infinity at retry 1025 (of a 1 s base), which fails the task there instead of retrying it.
-  if (typeof maxMs === "number" && !Number.isFinite(maxMs)) {
-    throw new TaskqError(
-      "INVALID_OPTION",
-      `exponentialBackoff maxMs must be a finite number of ms, got ${maxMs}: the doubling delay would reach Infinity, and the task would fail there instead of retrying; for a cap out of the way, give a long one (2_592_000_000 for 30 days)`,
-    );
-  }
+  checkBounds("exponentialBackoff", baseMs ?? undefined, maxMs ?? undefined);
   if (typeof baseMs === "number" && typeof maxMs === "number" && maxMs < baseMs) {
     // Both values named, each also as a duration: the cap would cut every delay to it, the base said nothing.
     throw new TaskqError("INVALID_OPTION", `exponentialBackoff maxMs must not be less than baseMs, ${msWords(baseMs)}, got ${msWords(maxMs)}`);
@@ -83,9 +97,10 @@ function checkOptions(options: unknown): asserts options is ExponentialBackoffOp
   }
 }
 
-/** 90000 -> "90000 ms (1m30s)", 250 -> "250 ms". */
+/** 90000 -> "90000 ms (1m30s)", 250 -> "250 ms", 0.1 + 0.2 -> "0.3 ms" (to the microsecond, as formatMs says it). */
 function msWords(ms: number): string {
-  return ms < 1000 ? `${ms} ms` : `${ms} ms (${formatMs(ms)})`;
+  const exact = Math.round(ms * 1000) / 1000;
+  return exact < 1000 ? `${exact} ms` : `${exact} ms (${formatMs(ms)})`;
 }
 
 /**

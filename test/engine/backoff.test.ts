@@ -22,6 +22,25 @@ describe("exponentialDelay", () => {
   });
 });
 
+describe("exponentialDelay's bounds, checked as exponentialBackoff checks them", () => {
+  it.each([
+    // No cap: the delay reached Infinity, which a backoff built on it hands the queue (the task then fails instead of retrying).
+    [[2_000, 1_000, Infinity], "exponentialDelay maxMs must be a finite number of ms, got Infinity: the doubling delay would reach Infinity"],
+    [[1, Infinity, Infinity], "exponentialDelay baseMs must be a finite number of ms, got Infinity: every retry would wait for ever"],
+    [[1, NaN, 1_000], "exponentialDelay baseMs must be a number of ms, 0 or more, got NaN"],
+    [[1, 100, -1], "exponentialDelay maxMs must be a number of ms, 0 or more, got -1"],
+    [[NaN, 100, 1_000], "exponentialDelay attempt must be a number (1 for the first retry), got NaN"],
+  ])("exponentialDelay(%s) throws INVALID_OPTION rather than returning Infinity or NaN", (args, message) => {
+    const [attempt, baseMs, maxMs] = args as [number, number, number];
+    expect(() => exponentialDelay(attempt, baseMs, maxMs)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message: expect.stringContaining(message) }));
+  });
+
+  it("still caps at a max under the base, and returns finite delays for finite bounds", () => {
+    expect(exponentialDelay(1, 500, 100)).toBe(100);
+    expect(exponentialDelay(5_000, 1_000, 2_592_000_000)).toBe(2_592_000_000);
+  });
+});
+
 describe("exponentialBackoff (full jitter)", () => {
   it("is exactly floor(random * (d + 1)) with an injected random source", () => {
     const values = [0, 0.5, 0.999_999, 0.25];
@@ -69,6 +88,8 @@ describe("exponentialBackoff (full jitter)", () => {
     // A max under its base, as a workflow file refuses it (`backoff.max` under its `base`): both values named, when given.
     [{ baseMs: 120_000, maxMs: 90_000 }, "exponentialBackoff maxMs must not be less than baseMs, 120000 ms (2m), got 90000 ms (1m30s)"],
     [{ baseMs: 500, maxMs: 100 }, "exponentialBackoff maxMs must not be less than baseMs, 500 ms, got 100 ms"],
+    // Said to the microsecond, as formatMs says a duration: not "0.30000000000000004 ms".
+    [{ baseMs: 0.1 + 0.2, maxMs: 0.1 }, "exponentialBackoff maxMs must not be less than baseMs, 0.3 ms, got 0.1 ms"],
     // An array said nothing: `[]` was taken for no options, and a value of `[]` said "got ".
     [[], "exponentialBackoff options must be an object ({ baseMs, maxMs }), got [] (an array): for a list of delays, pass a backoff of your own, (attempt) => delays[Math.min(attempt, delays.length) - 1]"],
     [{ baseMs: [] }, "exponentialBackoff baseMs must be a number of ms, 0 or more, got [] (an array)"],
