@@ -3,7 +3,7 @@ import { closeSync, constants, lstatSync, mkdtempSync, openSync, readdirSync, re
 import path from "node:path";
 import { processExists } from "../process-exists.js";
 import { GUARD_LIST_PREFIX } from "./group-guard.js";
-import { pipesOpenedAhead } from "./open-file-limit.js";
+import { holdBriefly, pipesOpenedAhead } from "./open-file-limit.js";
 import { LEGACY_STALE_MS, legacyOwnerPid, ownerPid, ownerTag, tempRoot } from "./temp-root.js";
 
 /** The two ends of one pipe: the task writes to `write`, taskq reads `read` (non-blocking). */
@@ -261,12 +261,18 @@ export class FifoPool {
     const failure = await new Promise<string | undefined>((resolve) => {
       // Its stderr says why it failed ("No space left on device"), which the run's note passes on: an exit code alone does not.
       const child = spawn("mkfifo", ["-m", "600", "--", ...names], { stdio: ["ignore", "ignore", "pipe"] });
+      // Its stderr pipe, a spawn's pipe that the open-file count sets aside already, until it closes.
+      const release = holdBriefly(child.stderr === null ? 0 : 1);
       let said = "";
       child.stderr.setEncoding("utf8").on("data", (text: string) => {
         if (said.length < 1024) said += text;
       });
-      child.on("error", (error: NodeJS.ErrnoException) => resolve(`cannot run mkfifo: ${error.code ?? error.message}`));
+      child.on("error", (error: NodeJS.ErrnoException) => {
+        release();
+        resolve(`cannot run mkfifo: ${error.code ?? error.message}`);
+      });
       child.on("close", (code) => {
+        release();
         const why = said.split("\n", 1)[0]!.replace(/^mkfifo: /, "").trim();
         resolve(code === 0 ? undefined : `mkfifo failed in ${dir} (exit ${code}${why === "" ? "" : `: ${why}`})`);
       });

@@ -76,6 +76,25 @@ export function pipesOpenedAhead(limit = openFileLimit()): number {
   return limit === undefined || limit >= AHEAD_MIN_LIMIT ? PIPES_AHEAD : 0;
 }
 
+/** Descriptors held for a moment that LATER sets aside already (see holdBriefly): not counted as held. */
+let brieflyHeld = 0;
+
+/**
+ * Says that `count` descriptors are held until the function returned is called: those of a
+ * spawn that LATER sets aside already (the FIFO pool's mkfifo, which `taskq run` starts while it
+ * reads the file). Counted as held as well, they were set aside twice, and a run counted while
+ * its mkfifo ran (on a loaded machine) ran fewer tasks at once than its `--dry-run` said.
+ */
+export function holdBriefly(count: number): () => void {
+  brieflyHeld += count;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    brieflyHeld -= count;
+  };
+}
+
 let knownLimit: number | null | undefined;
 
 /** The soft limit on open files from /proc/self/limits, or undefined (unlimited, or unknown). Read once. */
@@ -99,7 +118,7 @@ function heldDescriptors(limit: number): number | undefined {
   try {
     let held = 0;
     for (const name of readdirSync("/proc/self/fd")) if (Number(name) < limit) held++;
-    return held - 1; // the listing's own, closed by now
+    return Math.max(0, held - 1 - brieflyHeld); // less the listing's own, closed by now
   } catch {
     return undefined;
   }

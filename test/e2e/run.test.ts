@@ -658,6 +658,27 @@ prog 100%%
     }
   });
 
+  it("--dry-run and the run agree on the concurrency at every open-file limit, also while the run's first mkfifo is still running (a loaded machine)", { timeout: 60_000 }, async () => {
+    const tasks = Array.from({ length: 40 }, (_, i) => `  t${i}: { run: "true" }`);
+    const ws = await workspace(`tasks:\n${tasks.join("\n")}\n`);
+    logRoots.push(ws.logs);
+    // A slow mkfifo, as on a loaded machine: its pipe is open when the run counts what it holds. A TMPDIR of its own: no spare FIFOs to claim instead.
+    const mkfifo = execFileSync("sh", ["-c", "command -v mkfifo"], { encoding: "utf8" }).trim();
+    await mkdir(path.join(ws.dir, "bin"));
+    await mkdir(path.join(ws.dir, "tmp"));
+    await writeFile(path.join(ws.dir, "bin/mkfifo"), `#!/bin/sh\nsleep 0.5\nexec ${mkfifo} "$@"\n`, { mode: 0o755 });
+    const setup = (limit: number): string => `ulimit -n ${limit} && export PATH="$PWD/bin:$PATH" TMPDIR="$PWD/tmp"`;
+    // Three limits in a row: one of them is where a descriptor more or less changes the count of tasks (three each).
+    for (const limit of [127, 128, 129]) {
+      const dry = await runCliAfter(setup(limit), ["run", ws.file, "-j", "100", "--dry-run", "--output", "plain"], ws.dir);
+      const planned = Number(/concurrency (\d+) \(not 100/.exec(dry.stdout)?.[1]);
+      const real = await runCliAfter(setup(limit), ["run", ws.file, "-j", "100", "--log-dir", ws.logs, "--output", "plain"], ws.dir);
+      expect(real.code).toBe(0);
+      const ran = Number(/ 40 tasks, concurrency (\d+),/.exec(real.stdout)?.[1]);
+      expect({ limit, ran }).toEqual({ limit, ran: planned });
+    }
+  });
+
   it("at 64 open files, -j 50 still runs several tasks at once: taskq sets aside what it holds, not a fixed 64", { timeout: 60_000 }, async () => {
     // The first six wait until all six have started: run one at a time, the first would wait in vain (20 s) and fail, and the others at once.
     const barrier = 'touch started-$TASKQ_TASK_ID; n=0; until [ $(ls started-* | wc -l) -ge 6 ]; do [ ! -e gave-up ] || exit 9; sleep 0.05; n=$((n+1)); [ $n -lt 400 ] || { touch gave-up; exit 9; }; done';
