@@ -146,7 +146,7 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
       // a stopped task's handler wrote how its attempt ended into the task's log.
       if (!timeToFinishPassed) hardStop.abort();
     },
-  });
+  }, early.copies);
   // Signals that came while the run was set up: given to those handlers just before the first task may start.
   const earlySignals = early.end();
   renderer.attach(queue, {

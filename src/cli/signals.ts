@@ -1,4 +1,6 @@
 import { constants } from "node:os";
+import { readProcStat } from "../handlers/proc-read.js";
+import { monotonicMs } from "../monotonic.js";
 
 const HANDLED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
@@ -15,6 +17,46 @@ export const SHARED_SIGNAL_WAIT_MS = 500;
  * much. On a machine loaded enough that taskq hears of its own later, the task counts as failed.
  */
 export const LATE_SIGNAL_WAIT_MS = 50;
+
+/**
+ * How soon after the first shutdown signal one more of the same kind is taken for the first again,
+ * passed on by a wrapper in taskq's process group (see ForwardedCopy). A forwarder passes it on
+ * within a few ms; a person presses Ctrl-C a second time well after this.
+ */
+export const FORWARDED_COPY_MS = 250;
+
+/**
+ * Drops the copy of the first shutdown signal that a wrapper sharing taskq's process group passes
+ * on: coreutils `timeout`, npm (`npx taskq`) and the like forward the SIGINT or SIGTERM they get,
+ * and a terminal's Ctrl-C, or a runner's signal to the process group, reaches both the wrapper and
+ * taskq, which then had it twice, a few ms apart: the second was taken for a second Ctrl-C and
+ * killed every task at once, where one Ctrl-C was given. Only with a parent in taskq's own process
+ * group (a shell with job control makes taskq lead a group of its own: no copy comes), only the
+ * first signal's kind, only once and only within FORWARDED_COPY_MS.
+ */
+class ForwardedCopy {
+  #first: { signal: NodeJS.Signals; at: number } | undefined;
+  #dropped = false;
+
+  /** Whether `signal`, just received, is a forwarded copy of the first one. */
+  isCopy(signal: NodeJS.Signals): boolean {
+    const now = monotonicMs();
+    if (this.#first === undefined) {
+      this.#first = { signal, at: now };
+      return false;
+    }
+    if (this.#dropped || signal !== this.#first.signal || now - this.#first.at > FORWARDED_COPY_MS || !parentSharesGroup()) return false;
+    this.#dropped = true;
+    return true;
+  }
+}
+
+/** Whether taskq's parent is in taskq's process group (a wrapper that started it: `timeout`, npm, `sh -c`). */
+function parentSharesGroup(): boolean {
+  const own = readProcStat("self")?.pgrp;
+  if (own === undefined || process.ppid <= 1) return false;
+  return readProcStat(process.ppid)?.pgrp === own;
+}
 
 /** The shutdown signals this process has received, and the waits of shutdownSignals.received(). */
 const received = new Set<NodeJS.Signals>();
@@ -68,8 +110,10 @@ export function signalExitCode(signal: NodeJS.Signals): number {
 export class EarlySignals {
   readonly #got: NodeJS.Signals[] = [];
   #listening = true;
+  /** Handed on to the run's handlers (see onShutdownSignals), which then drop no second copy. */
+  readonly copies = new ForwardedCopy();
   readonly #listener = (signal: NodeJS.Signals): void => {
-    this.#got.push(signal);
+    if (!this.copies.isCopy(signal)) this.#got.push(signal);
   };
 
   constructor() {
@@ -89,12 +133,15 @@ export class EarlySignals {
  * `graceful`, any later one calls `immediate`, with the first. Returns the function that
  * removes the handlers; its `deliver` hands them a signal that came before they listened (EarlySignals).
  */
-export function onShutdownSignals(handlers: {
-  graceful: (signal: NodeJS.Signals) => void;
-  immediate: (signal: NodeJS.Signals, first: NodeJS.Signals) => void;
-}): (() => void) & { deliver: (signal: NodeJS.Signals) => void } {
+export function onShutdownSignals(
+  handlers: {
+    graceful: (signal: NodeJS.Signals) => void;
+    immediate: (signal: NodeJS.Signals, first: NodeJS.Signals) => void;
+  },
+  copies = new ForwardedCopy(),
+): (() => void) & { deliver: (signal: NodeJS.Signals) => void } {
   let first: NodeJS.Signals | undefined;
-  const listener = (signal: NodeJS.Signals): void => {
+  const deliver = (signal: NodeJS.Signals): void => {
     // First: a task that died of the same signal is told that it did (see shutdownSignals),
     // once this listener has begun the shutdown.
     receive(signal);
@@ -105,11 +152,15 @@ export function onShutdownSignals(handlers: {
       handlers.immediate(signal, first);
     }
   };
+  // A copy a wrapper passed on is the first signal again: nothing to do.
+  const listener = (signal: NodeJS.Signals): void => {
+    if (!copies.isCopy(signal)) deliver(signal);
+  };
   for (const signal of HANDLED) process.on(signal, listener);
   const remove = (): void => {
     for (const signal of HANDLED) process.off(signal, listener);
   };
-  return Object.assign(remove, { deliver: listener });
+  return Object.assign(remove, { deliver });
 }
 
 /**

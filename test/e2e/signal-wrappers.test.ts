@@ -1,0 +1,90 @@
+import { execFileSync, spawn } from "node:child_process";
+import { afterEach, describe, expect, it } from "vitest";
+import { BIN, workspace, type CliResult } from "../helpers/cli.js";
+import { findLeftovers } from "../helpers/processes.js";
+
+/** Whether coreutils `timeout` is here. */
+const hasTimeout = (() => {
+  try {
+    execFileSync("timeout", ["5", "true"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+const started: number[] = [];
+
+afterEach(() => {
+  // Whatever a failed test left: the process group each test started.
+  for (const pgid of started.splice(0)) {
+    try {
+      process.kill(-pgid, "SIGKILL");
+    } catch {
+      // gone
+    }
+  }
+});
+
+/** `timeout 60 taskq run FILE ...` as a shell with job control starts it: `timeout` leads a process group, taskq in it. */
+function underTimeout(args: string[], cwd: string): { pgid: number; taskqPid: () => number | undefined; stdout: () => string; done: Promise<CliResult> } {
+  const begun = Date.now();
+  const child = spawn("timeout", ["60", process.execPath, BIN, ...args], { cwd, env: { ...process.env, CI: "true", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  started.push(child.pid!);
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const done = new Promise<CliResult>((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr, durationMs: Date.now() - begun })));
+  const taskqPid = (): number | undefined => {
+    try {
+      const pids = execFileSync("ps", ["-o", "pid=", "--ppid", String(child.pid)], { encoding: "utf8" }).trim();
+      return pids === "" ? undefined : Number(pids.split("\n")[0]);
+    } catch {
+      return undefined;
+    }
+  };
+  return { pgid: child.pid!, taskqPid, stdout: () => stdout, done };
+}
+
+async function waitFor(check: () => boolean, what: string): Promise<void> {
+  const until = Date.now() + 20_000;
+  while (!check()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe("taskq under a wrapper that forwards signals (coreutils timeout)", () => {
+  it.skipIf(!hasTimeout)("one Ctrl-C to the group (reaching timeout, which passes it on, and taskq) is one: the tasks get their time to finish, not a SIGKILL at once", { timeout: 60_000 }, async () => {
+    const ws = await workspace('tasks:\n  a: { run: "echo ready; sleep 30" }\n  b: { run: "sleep 30" }\n');
+    const run = underTimeout(["run", ws.file, "--output", "plain", "--log-dir", ws.logs, "--shutdown-timeout", "1s", "--kill-grace", "5s"], ws.dir);
+    await waitFor(() => /a \| ready/.test(run.stdout()), "task a to start");
+    const runId = /run (\S+): 2 tasks/.exec(run.stdout())?.[1] ?? "";
+    // As a terminal's Ctrl-C: to every process of the foreground group, timeout and taskq.
+    process.kill(-run.pgid, "SIGINT");
+    const result = await run.done;
+    expect(result.stdout).toContain("SIGINT received: no new task starts; running tasks have 1s to finish");
+    expect(result.stdout).not.toContain("killing every task now");
+    expect(result.stdout).toMatch(/the 1s to finish have passed: stopping the 2 running tasks/);
+    expect(result.stdout).toMatch(/cancel {2}a: aborted by shutdown\n/);
+    expect(result.code).toBe(130);
+    expect(await findLeftovers(runId)).toEqual([]);
+  });
+
+  it.skipIf(!hasTimeout)("a second signal, later, still stops every task at once", { timeout: 60_000 }, async () => {
+    const ws = await workspace('tasks:\n  a: { run: "echo ready; sleep 30" }\n');
+    const run = underTimeout(["run", ws.file, "--output", "plain", "--log-dir", ws.logs, "--shutdown-timeout", "30s"], ws.dir);
+    await waitFor(() => /a \| ready/.test(run.stdout()), "task a to start");
+    process.kill(-run.pgid, "SIGINT");
+    await waitFor(() => /SIGINT received: no new task starts/.test(run.stdout()), "the first signal's note");
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    // timeout passes on the first signal alone: the second goes to the group (a second Ctrl-C reaches taskq from the terminal).
+    process.kill(-run.pgid, "SIGINT");
+    const result = await run.done;
+    expect(result.stdout).toContain("SIGINT received again: killing every task now");
+    expect(result.stdout).toMatch(/cancel {2}a: aborted by shutdown; killed with SIGKILL at once, not after the kill grace\n/);
+    expect(result.durationMs).toBeLessThan(20_000);
+    expect(run.taskqPid()).toBeUndefined();
+  });
+});
