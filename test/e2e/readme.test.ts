@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { runCli, workspace } from "../helpers/cli.js";
 
 // What a new user copies from the README: it has to work as written.
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -38,6 +39,29 @@ describe("README", () => {
       .filter((entry) => entry.isDirectory() && !entry.name.startsWith(".") && !["node_modules", "dist", "coverage"].includes(entry.name))
       .map((entry) => `${entry.name}/`);
     expect(folders.filter((folder) => !layout.split("\n").some((line) => line.startsWith(folder)))).toEqual([]);
+  });
+
+  it("quotes the words a run says of a task, or a process it left, that only the kill grace's SIGKILL stopped, as the run says them", { timeout: 60_000 }, async () => {
+    const ws = await workspace(
+      [
+        "tasks:",
+        "  stubborn: { run: \"trap '' TERM; sleep 30\", timeout: 300ms }",
+        "  left: { run: \"sh -c \\\"trap '' TERM; exec sleep 30\\\" & sleep 31 & sleep 0.2\" }",
+        "",
+      ].join("\n"),
+    );
+    const result = await runCli(["run", ws.file, "--output", "plain", "--kill-grace", "1s", "--log-dir", ws.logs], { cwd: ws.dir });
+    // What follows "after the kill grace (1s)" in the run's words, quoted in the README for the default grace, 5s.
+    const timedOut = /timed out after 300ms; killed with SIGKILL after the kill grace \(1s\)(: [^\n(]*)\n/.exec(result.stdout)?.[1];
+    const leftover = /left: stopped 2 processes it left running(; 1 [^;]*?) killed after the kill grace \(1s\)/.exec(result.stdout)?.[1];
+    expect(timedOut).toBeDefined();
+    expect(leftover).toBeDefined();
+    const text = (await readme()).replace(/\s*\n\s*/g, " ");
+    const timedOutWords = `\`timed out after 1s; killed with SIGKILL after the kill grace (5s)${timedOut}\``;
+    expect(text.includes(timedOutWords), timedOutWords).toBe(true);
+    // As the README's example: two processes left, one of them stopped by the SIGKILL.
+    const leftoverWords = `\`${leftover} killed after the kill grace (5s)\``;
+    expect(text.includes(leftoverWords), leftoverWords).toBe(true);
   });
 
   it("the default log folder is ignored by git here, and the README tells users to ignore it too", async () => {
