@@ -41,6 +41,10 @@ export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, d
     throw new TaskqError("INVALID_TASK", `task "${id}": maxAttempts must be an integer (0 or less, or none, for the queue's default), got ${shown(maxAttempts)}`);
   }
   const timeoutMs = spec.timeoutMs ?? 0;
+  // Infinity is not negative: "must be a non-negative number, got Infinity" said nothing of what to give.
+  if (timeoutMs === Infinity) {
+    throw new TaskqError("INVALID_TASK", `task "${id}": timeoutMs must be a finite number of ms, got Infinity: for no time limit, give 0 or leave it out`);
+  }
   if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
     throw new TaskqError("INVALID_TASK", `task "${id}": timeoutMs must be a non-negative number, got ${shown(timeoutMs)}`);
   }

@@ -524,6 +524,14 @@ describe("bad input to the library", () => {
     expect(() => new Queue({ handlers: {}, concurrency: "2" as unknown as number })).toThrow(/concurrency must be a positive integer, got "2" \(a string\)$/);
   });
 
+  it("a timeoutMs of Infinity says how to give no time limit, rather than that Infinity is not 'a non-negative number'", () => {
+    const { queue } = makeQueue();
+    expect(() => queue.submit({ id: "a", type: "echo", timeoutMs: Infinity })).toThrow(
+      expect.objectContaining({ code: "INVALID_TASK", message: 'task "a": timeoutMs must be a finite number of ms, got Infinity: for no time limit, give 0 or leave it out' }),
+    );
+    expect(queue.submit({ id: "b", type: "echo", timeoutMs: 0 })).toBe("b");
+  });
+
   it("an array or a plain object given for a value says what it is: `[]` said nothing ('got '), `{ ms: 5000 }` '[object Object]'", () => {
     const { queue } = makeQueue();
     expect(() => queue.submit({ id: "a", type: "echo", timeoutMs: [] as unknown as number })).toThrow(
