@@ -51,11 +51,6 @@ export function exponentialBackoff(options: ExponentialBackoffOptions = {}): Bac
 
 const OPTION_NAMES: ReadonlySet<string> = new Set<keyof ExponentialBackoffOptions>(["baseMs", "maxMs", "random"]);
 
-/**
- * What the types refuse, refused when given, for JavaScript callers: `{ base: 100 }` (a
- * workflow file's name) would otherwise be ignored for the 1 s default, and a base of "abc"
- * would retry at once, every time.
- */
 /** A `baseMs` and a `maxMs` (undefined: not given), each a number of ms, 0 or more, and finite. */
 function checkBounds(caller: string, baseMs: unknown, maxMs: unknown): void {
   for (const [name, value] of [["baseMs", baseMs], ["maxMs", maxMs]] as const) {
@@ -75,6 +70,11 @@ function checkBounds(caller: string, baseMs: unknown, maxMs: unknown): void {
   }
 }
 
+/**
+ * What the types refuse, refused when given, for JavaScript callers: `{ base: 100 }` (a
+ * workflow file's name) would otherwise be ignored for the 1 s default, and a base of "abc"
+ * would retry at once, every time.
+ */
 function checkOptions(options: unknown): asserts options is ExponentialBackoffOptions | null {
   if (options === null) return;
   // An array: a list of delays, which a backoff of its own gives ((attempt) => delays[attempt - 1]); `[]` was taken for no options.
