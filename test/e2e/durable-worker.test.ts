@@ -879,7 +879,7 @@ describe("taskq run --store", () => {
     expect(withLog[0]).toMatchObject({ id: "first", logFile: expect.stringMatching(/\/first\.log$/), tail: ["started"] });
     const withoutLog = (cancelled: unknown[]) =>
       cancelled.map((line) => {
-        const { logPath: _path, logFile: _file, tail: _tail, ...rest } = line as Record<string, unknown>;
+        const { logPath: _path, logFile: _file, tail: _tail, workerId: _worker, workerHost: _host, workerPid: _pid, ...rest } = line as Record<string, unknown>;
         return rest;
       });
     const local = withoutLog(withLog);
@@ -892,6 +892,8 @@ describe("taskq run --store", () => {
     const runId = newRunId("interrupted-json");
     // The same tasks, reasons and words as the local run's.
     const stored = await interrupted(["--run-id", runId]);
+    // With the worker that ran it, this process's own, as a dead letter and a task cancelled as it waited for its retry give
+    // theirs (before, none: a program could not tell whose log it was).
     expect(stored.find((line) => (line as { id: string }).id === "first")).toEqual({
       id: "first",
       reason: "shutdown",
@@ -899,8 +901,13 @@ describe("taskq run --store", () => {
       running: true,
       logPath: path.join(ws.logs, runId, "first.log"),
       logFile: `${runId}/first.log`,
+      workerId: expect.stringMatching(/-[1-9]\d*-[0-9a-f]{6}$/) as string,
+      workerHost: hostname(),
+      workerPid: expect.any(Number) as number,
       tail: ["started"],
     });
+    const first = stored.find((line) => (line as { id: string }).id === "first") as { workerId: string; workerPid: number };
+    expect(first.workerId).toMatch(new RegExp(`-${first.workerPid}-[0-9a-f]{6}$`));
     // In the same order too: the task cut short first.
     expect(withoutLog(stored)).toEqual(local);
     expect((JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { cancelled: unknown[] }).cancelled).toEqual(local);

@@ -649,10 +649,11 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
  * A task this process's stop cut short, as a local run's summary gives one: its log here and the last lines its
  * attempt wrote. Given back, its attempt is not counted, and the store has neither: only this process knows them.
  */
-function cutShortLines(runId: string, t: TaskStatusRow, local: LocalLogs | undefined): { logPath?: string; logFile?: string; tail?: string[] } {
+function cutShortLines(runId: string, t: TaskStatusRow, local: LocalLogs | undefined): Pick<CancelledLine, "logPath" | "logFile" | "workerId" | "workerHost" | "workerPid" | "tail"> {
   const tail = t.cancelledRunning === true ? local?.cutShort?.get(t.key) : undefined;
   if (local === undefined || tail === undefined) return {};
-  return { logPath: path.join(local.logDir, `${t.key}.log`), logFile: `${runId}/${t.key}.log`, tail: [...tail] };
+  // This process's worker ran it (its log is here): named, with its host and pid, as a dead letter's worker and one waiting for its retry.
+  return { logPath: path.join(local.logDir, `${t.key}.log`), logFile: `${runId}/${t.key}.log`, workerId: local.workerId, ...workerFields(local.workerId), tail: [...tail] };
 }
 
 /**

@@ -55,7 +55,8 @@ export interface CancelledLine {
   logFile?: string;
   /**
    * A durable run's task cancelled as it waited for its retry: the worker whose attempt failed last, whose log `logPath`
-   * names (null where the database does not say), and that worker's host and process id, as DeadLetterLine has them.
+   * names (null where the database does not say), and that worker's host and process id, as DeadLetterLine has them;
+   * of one `run --store` cut short, that process's own worker (its log is that process's).
    */
   workerId?: string | null;
   workerHost?: string | null;
