@@ -18,6 +18,13 @@ describe("the store's durations in words", () => {
   it("a lock held past a minute, and tries past one, in minutes", () => {
     const error = lockedError("cancel", "nothing was cancelled", { runId: "r1", pid: 42, transactionMs: 7_200_300 }, 8, 61_250, undefined);
     expect(error.message).toContain("(pid 42, its transaction open for 2h)");
-    expect(error.message).toContain("each of 8 tries over 1m1.3s gave up after waiting 0.2s for it");
+    expect(error.message).toContain("each of 8 tries over 1m1.3s gave up after waiting 200ms for it");
+  });
+
+  // Under a second as every other duration taskq measures says it (formatDuration): "200ms", where the store said "0.2s".
+  it("a wait and a transaction under a second in milliseconds, as the rest of taskq says them", () => {
+    const error = lockedError("redrive", "nothing was redriven", { runId: "r1", pid: 42, transactionMs: 850.4 }, 8, 4_630, undefined);
+    expect(error.message).toContain("(pid 42, its transaction open for 850ms)");
+    expect(error.message).toContain("each of 8 tries over 4.6s gave up after waiting 200ms for it");
   });
 });

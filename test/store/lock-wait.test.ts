@@ -44,7 +44,7 @@ describe("a lock another session holds", () => {
   const lockedWords = (operation: string, runId: string, pid: number, undone: string): RegExp =>
     new RegExp(
       `^${operation} failed: task "f" of run ${runId} is locked by another session \\(pid ${pid}, application_name "row-holder", its transaction open for \\S+\\); ` +
-        `each of 8 tries over \\S+ gave up after waiting 0.2s for it, .*: ${undone}; try again once that session's transaction has ended$`,
+        `each of 8 tries over \\S+ gave up after waiting 200ms for it, .*: ${undone}; try again once that session's transaction has ended$`,
     );
 
   it("redrive gives up within seconds as STORE_LOCKED, naming the row and the session, and redrives nothing; then goes through", { timeout: 60_000 }, async () => {

@@ -2,7 +2,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
 import type { SchemaNames } from "./names.js";
-import { timedQuery, waitWords } from "./timeouts.js";
+import { formatDuration } from "../../handlers/format-duration.js";
+import { timedQuery } from "./timeouts.js";
 import { retryPauseMs } from "./transient.js";
 
 /**
@@ -144,12 +145,12 @@ export function lockedError(operation: string, undone: string, holder: LockHolde
   const session = [
     ...(holder?.pid === undefined ? [] : [`pid ${holder.pid}`]),
     ...(holder?.applicationName === undefined ? [] : [`application_name ${JSON.stringify(holder.applicationName)}`]),
-    ...(holder?.transactionMs === undefined ? [] : [`its transaction open for ${waitWords(holder.transactionMs)}`]),
+    ...(holder?.transactionMs === undefined ? [] : [`its transaction open for ${formatDuration(holder.transactionMs)}`]),
   ];
   return new TaskqError(
     "STORE_LOCKED",
     `${operation} failed: ${what}${session.length === 0 ? "" : ` (${session.join(", ")})`}; ` +
-      `each of ${tries} tries over ${waitWords(elapsedMs)} gave up after waiting ${waitWords(LOCK_WAIT_MS)} for it, so as not to keep ` +
+      `each of ${tries} tries over ${formatDuration(elapsedMs)} gave up after waiting ${formatDuration(LOCK_WAIT_MS)} for it, so as not to keep ` +
       `running tasks' rows from their workers' lease renewals: ${undone}; try again once that session's transaction has ended`,
     { cause },
   );

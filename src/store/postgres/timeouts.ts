@@ -84,18 +84,14 @@ const POOL_FULL = "timeout exceeded when trying to connect";
 export function describeTimeout(error: unknown, timeouts: Timeouts): string | undefined {
   const message = error instanceof Error ? error.message : undefined;
   if (message === undefined) return undefined;
-  if (CONNECT_TIMEOUT.test(message)) return `no connection to the database within ${waitWords(timeouts.connectMs)}`;
+  if (CONNECT_TIMEOUT.test(message)) return `no connection to the database within ${formatDuration(timeouts.connectMs)}`;
   if (message === POOL_FULL) {
     return (
-      `no connection free within ${waitWords(timeouts.connectMs)}: every connection of this process's pool was in use ` +
+      `no connection free within ${formatDuration(timeouts.connectMs)}: every connection of this process's pool was in use ` +
       `(by statements waiting on a lock another session holds or on a slow database, or by connections still being made)`
     );
   }
-  if (message === "Query read timeout") return `the database did not answer within ${waitWords(timeouts.queryMs)}`;
+  if (message === "Query read timeout") return `the database did not answer within ${formatDuration(timeouts.queryMs)}`;
   return undefined;
 }
 
-/** A wait or limit of the store's: under a second in seconds too ("0.2s"); past a minute in minutes, as every other duration ("10m", where "600s" made the reader divide). */
-export function waitWords(ms: number): string {
-  return ms < 1000 ? `${Number((ms / 1000).toFixed(1))}s` : formatDuration(ms);
-}
