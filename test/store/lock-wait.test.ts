@@ -127,7 +127,7 @@ describe("a lock another session holds", () => {
       const rows = await retryLockWaits(store.pool, schemaNames(store.schema), "cancelRun", "nothing was cancelled", async () => {
         tries++;
         try {
-          return (await transactionOnce(store.pool, lockRow, { lockWaitMs: 200 })).rows;
+          return (await transactionOnce(store.pool, lockRow, { shortLockWaits: true })).rows;
         } catch (error) {
           if (tries === 8) await holder.query(end);
           throw error;

@@ -32,10 +32,8 @@ const HOLDER_LOOKUP_MS = 2_000;
 /** SQLSTATE lock_not_available: a lock not had within `lock_timeout` (or with NOWAIT). */
 const LOCK_NOT_AVAILABLE = "55P03";
 
-/** The first statement of a transaction whose lock waits are cut at `ms` (see LOCK_WAIT_MS). */
-export function lockTimeoutSql(ms: number): string {
-  return `SET LOCAL lock_timeout = ${Math.max(1, Math.round(ms))}`;
-}
+/** The first statement of a user's command's transaction: its lock waits are cut at LOCK_WAIT_MS. */
+export const LOCK_TIMEOUT_SQL = `SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`;
 
 /** True for a statement undone because a lock was not had in time (55P03), whose transaction committed nothing. */
 function isLockNotAvailable(error: unknown): boolean {

@@ -1,6 +1,5 @@
 import type pg from "pg";
 import { settleRuns } from "./graph.js";
-import { LOCK_WAIT_MS } from "./lock-wait.js";
 import type { SchemaNames } from "./names.js";
 import { LONG_QUERY_TIMEOUT_MS, LONG_STATEMENT_TIMEOUT_SQL, timedQuery } from "./timeouts.js";
 import { retryConflicts, transactionOnce } from "./transaction.js";
@@ -45,6 +44,6 @@ async function pruneOnce(db: pg.Pool, names: SchemaNames, olderThanMs: number, d
         LONG_QUERY_TIMEOUT_MS,
       ),
     );
-  }, { lockWaitMs: LOCK_WAIT_MS });
+  }, { shortLockWaits: true });
   return { before: before.toISOString(), runs: result.rows.map((row) => row.id).sort() };
 }

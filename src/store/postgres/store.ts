@@ -9,7 +9,7 @@ import { completeAndLease, type CompleteAndLeaseResult, type EndedAttempt } from
 import { refreshRunState, settleRuns } from "./graph.js";
 import { leaseTasks, nextRunnableDelay, renewLease } from "./lease.js";
 import { NotificationListener } from "./listener.js";
-import { LOCK_WAIT_MS, retryLockWaits } from "./lock-wait.js";
+import { retryLockWaits } from "./lock-wait.js";
 import { FIRST_MIGRATION_VERSION, migrate, notUsable } from "./migrations.js";
 import { schemaNames, type SchemaNames } from "./names.js";
 import { pruneRuns, type PruneResult } from "./prune.js";
@@ -248,7 +248,7 @@ export class PostgresStore {
         retryConflicts(async () => {
           const { settle, ...done } =
             (await submitNewRun(this.pool, this.#names, workflow, runId)) ??
-            (await transactionOnce(this.pool, (client) => submitRun(client, this.#names, workflow, runId), { lockWaitMs: LOCK_WAIT_MS }));
+            (await transactionOnce(this.pool, (client) => submitRun(client, this.#names, workflow, runId), { shortLockWaits: true }));
           if (settle) await refreshRunState(this.pool, this.#names, runId);
           return { runId, ...done };
         }, (error) => isConflict(error) || isPrunedMeanwhile(error));
@@ -400,7 +400,7 @@ export class PostgresStore {
     return this.#oneShot("cancelRun", async () => {
       // It locks the run's rows, running tasks' among them: a lock another session holds is not waited for long (see LOCK_WAIT_MS).
       const result = await this.#shortLockWaits("cancelRun", "nothing was cancelled", () =>
-        inTransaction(this.pool, (client) => cancelTasks(client, this.#names, runId, taskKey, options.shutdown), { lockWaitMs: LOCK_WAIT_MS }),
+        inTransaction(this.pool, (client) => cancelTasks(client, this.#names, runId, taskKey, options.shutdown), { shortLockWaits: true }),
       );
       // The cancel is made: a connection dropped as the run's state is settled must not have it made again (it
       // would find nothing to cancel, and say so). The next look at the run (status, a sweep) settles it.
@@ -449,7 +449,7 @@ export class PostgresStore {
   async redrive(runId: string, taskKey: string): Promise<RedriveResult> {
     return this.#oneShot("redrive", () =>
       this.#shortLockWaits("redrive", "nothing was redriven", () =>
-        inTransaction(this.pool, (client) => redriveTask(client, this.#names, runId, taskKey), { lockWaitMs: LOCK_WAIT_MS }),
+        inTransaction(this.pool, (client) => redriveTask(client, this.#names, runId, taskKey), { shortLockWaits: true }),
       ),
     );
   }

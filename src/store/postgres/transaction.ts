@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { setTimeout as sleep } from "node:timers/promises";
-import { lockTimeoutSql } from "./lock-wait.js";
+import { LOCK_TIMEOUT_SQL } from "./lock-wait.js";
 import { isTransientError } from "./transient.js";
 
 /** Runs of a piece of work that lost a race before its error is given up on. */
@@ -47,8 +47,8 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
 }
 
 export interface TransactionOptions {
-  /** The transaction's `lock_timeout`: a lock waited for longer undoes it, with a 55P03 error (see lock-wait.ts). */
-  lockWaitMs?: number;
+  /** A user's command's transaction: a lock waited for longer than LOCK_WAIT_MS undoes it, with a 55P03 error (see lock-wait.ts). */
+  shortLockWaits?: boolean;
 }
 
 /**
@@ -74,7 +74,7 @@ export async function transactionOnce<T>(pool: pg.Pool, work: (client: pg.PoolCl
   let committing = false;
   try {
     await client.query("BEGIN");
-    if (options.lockWaitMs !== undefined) await client.query(lockTimeoutSql(options.lockWaitMs));
+    if (options.shortLockWaits === true) await client.query(LOCK_TIMEOUT_SQL);
     const result = await work(client);
     committing = true;
     await client.query("COMMIT");
