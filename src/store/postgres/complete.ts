@@ -6,7 +6,7 @@ import { finalizeTask, type AttemptRecord } from "./finalize.js";
 import { notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { cancelWaitingOfStoppedRun } from "./cancel.js";
-import { notStartedReason, runningCancel } from "./shutdown-cancel.js";
+import { notStartedReason, retryWaitedFor, runningCancel } from "./shutdown-cancel.js";
 import { setTailSql } from "./tail-attempt.js";
 import type { CompletionResult, Outcome } from "./types.js";
 
@@ -22,12 +22,14 @@ interface OwnedRow {
   cancel_requested: boolean;
   /** 'shutdown' where the cancel asked for was a stopped run's (migration 14). */
   cancel_kind: "shutdown" | null;
+  /** The error of its attempt that failed last, while it waits for its retry or runs the next attempt. */
+  last_error: string | null;
 }
 
 /** Locks the running task owned by `token`; undefined when the lease was lost. */
 async function lockOwned(client: pg.ClientBase, names: SchemaNames, token: string): Promise<OwnedRow | undefined> {
   const result = await client.query<OwnedRow>(
-    `SELECT id, run_id, key, attempts, max_attempts, backoff_base_ms, backoff_max_ms, cancel_requested, cancel_kind
+    `SELECT id, run_id, key, attempts, max_attempts, backoff_base_ms, backoff_max_ms, cancel_requested, cancel_kind, last_error
        FROM ${names.tasks} WHERE lease_token = $1 AND state = 'running' FOR UPDATE`,
     [token],
   );
@@ -196,15 +198,15 @@ export async function releaseLease(
     return { runId: row.run_id, ended: "run-stopped" };
   }
   // An attempt that failed before this one keeps its error: the task waits for the retry that failure asked for,
-  // and a cancel then says why that attempt failed, not that a later one was given back. Only a task no attempt
-  // of which failed says it was given back.
+  // and a cancel then says why that attempt failed, not that a later one was given back (retryWaitedFor's rule, of
+  // the attempts counted once this one is not). Only a task no attempt of which failed says it was given back.
+  const waited = retryWaitedFor({ attempts: Math.max(row.attempts - 1, 0), last_error: row.last_error });
   await client.query(
     `UPDATE ${names.tasks}
         SET state = 'queued', attempts = GREATEST(attempts - 1, 0), not_before = now(), queued_at = now(),
-            lease_token = NULL, lease_expires_at = NULL, worker_id = NULL,
-            last_error = CASE WHEN attempts > 1 AND last_error IS NOT NULL THEN last_error ELSE $2 END
+            lease_token = NULL, lease_expires_at = NULL, worker_id = NULL, last_error = $2
       WHERE id = $1`,
-    [row.id, reason],
+    [row.id, waited === undefined ? reason : waited.error],
   );
   await notifyWorkers(client, names, row.run_id);
   return { runId: row.run_id, ended: "queued" };

@@ -63,8 +63,9 @@ function toStatus(row: StatusRow): TaskStatusRow {
     ...(row.state === "cancelled" && row.cancelled_running ? { cancelledRunning: true as const } : {}),
     workerId: row.worker_id,
     // Its latest counted attempt failed, and the task waits for its retry (or was cancelled or stopped meanwhile; an
-    // attempt since was given back, not counted): the worker that ran it has its log (migration 20).
-    ...(row.state !== "succeeded" && row.attempts > 0 && row.failed_attempt === row.attempts && row.failed_worker_id !== null ? { failedWorkerId: row.failed_worker_id } : {}),
+    // attempt since was given back, not counted): the worker that ran it has its log (migration 20). (failed_attempt is the
+    // attempts of a running task, one at least: it matches no task that made none.)
+    ...(row.state !== "succeeded" && row.failed_attempt === row.attempts && row.failed_worker_id !== null ? { failedWorkerId: row.failed_worker_id } : {}),
     tail: row.tail,
     // Lines of an earlier attempt, the latest having left none, say which attempt they are of. (A success stores its own lines, and no attempt.)
     ...(row.state !== "succeeded" && row.tail.length > 0 && row.tail_attempt !== null && row.tail_attempt < row.attempts ? { tailAttempt: row.tail_attempt } : {}),
