@@ -685,8 +685,11 @@ describe("taskq run --store", () => {
 
   it("a second signal also kills at once what its tasks left in sessions of their own (a daemon ignoring SIGTERM), not after the kill grace", { timeout: 90_000 }, async () => {
     // A supervisor's SIGKILL may follow the second signal within seconds (GitHub Actions: 2.5 s): the daemon's kill grace came first.
-    const file = await workflowFile("second-signal", `tasks:\n  daemon: { run: "setsid sh -c 'trap \\"\\" TERM; sleep 1000 & wait' & echo started; sleep 1000" }\n`);
+    // "started" once the daemon is in its session (its ready file made): before, under load, the signals could come while it
+    // had not yet left the task's process group, whose SIGKILL then took it, leaving nothing to say it killed.
     const runId = newRunId("second-signal");
+    const ready = path.join(ws.dir, `${runId}.ready`);
+    const file = await workflowFile("second-signal", `tasks:\n  daemon: { run: "setsid sh -c 'trap \\"\\" TERM; touch ${ready}; sleep 1000 & wait' & until [ -e ${ready} ]; do sleep 0.05; done; echo started; sleep 1000" }\n`);
     const run = startRun(file, ["--run-id", runId, "--shutdown-timeout", "30s", "--kill-grace", "30s"]);
     expect(await eventually(() => run.stdout().includes(`${runId}/daemon | started`), 15_000)).toBe(true);
     run.child.kill("SIGINT");
@@ -703,8 +706,10 @@ describe("taskq run --store", () => {
 
   it("one signal: the whole stop, what its tasks left in sessions of their own included, takes at most --shutdown-timeout + --kill-grace", { timeout: 90_000 }, async () => {
     // Before, the daemon got a kill grace of its own after the task's stop had taken both: 1s + 5s + 5s.
-    const file = await workflowFile("one-signal", `tasks:\n  daemon: { run: "setsid sh -c 'trap \\"\\" TERM; sleep 1000 & wait' & trap '' TERM; echo started; sleep 1000 & wait" }\n`);
+    // "started" once the daemon is in its session, ignoring SIGTERM (its ready file made): see the test above.
     const runId = newRunId("one-signal");
+    const ready = path.join(ws.dir, `${runId}.ready`);
+    const file = await workflowFile("one-signal", `tasks:\n  daemon: { run: "setsid sh -c 'trap \\"\\" TERM; touch ${ready}; sleep 1000 & wait' & trap '' TERM; until [ -e ${ready} ]; do sleep 0.05; done; echo started; sleep 1000 & wait" }\n`);
     const run = startRun(file, ["--run-id", runId, "--shutdown-timeout", "1s", "--kill-grace", "5s"]);
     expect(await eventually(() => run.stdout().includes(`${runId}/daemon | started`), 15_000)).toBe(true);
     const signalled = Date.now();
