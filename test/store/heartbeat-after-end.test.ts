@@ -1,3 +1,4 @@
+import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { PostgresWorker } from "../../src/store/postgres/worker.js";
@@ -52,6 +53,70 @@ describe("a lease that ended before the worker heard of it", () => {
       await proxy.close();
     }
   });
+  it("a renewal sent while the task ran, that reaches the database after its end's record, does not wait on that record's lock (holding a renewal connection other tasks' leases need)", { timeout: 60_000 }, async () => {
+    const { store } = own;
+    // The renewal is held on its way (a slow network, a renewal pool busy with others) while the task fails; recording the
+    // failure locks the task's row, then waits on its dependent's, which another session holds (as a cascade to many).
+    const database = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    const slow = await PostgresStore.open({ connectionString: proxy.url(DATABASE_URL), schema });
+    const events: WorkerEvent[] = [];
+    const hold = proxy.holdNext("taskq_heartbeat");
+    let failed = false;
+    const worker = new PostgresWorker({
+      store: slow,
+      concurrency: 1,
+      leaseMs: 6_000,
+      pollMs: 200,
+      onEvent: (event) => events.push(event),
+      // It fails once its first renewal is on its way, held.
+      handler: async () => {
+        await hold.held;
+        failed = true;
+        throw new Error("boom");
+      },
+    });
+    const holder = new pg.Client({ connectionString: DATABASE_URL, application_name: "row-holder" });
+    await holder.connect();
+    try {
+      const runId = await store.submitRun(workflow([task("f"), task("d", { dependsOn: ["f"] })]));
+      await holder.query("BEGIN");
+      await holder.query(`SELECT 1 FROM "${schema}".tasks WHERE run_id = $1 AND key = 'd' FOR UPDATE`, [runId]);
+      await worker.start();
+      await until(() => failed, 15_000);
+      // The record's moment to lock the row (it is sent at once), then the renewal goes on.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      hold.release();
+      /** Sessions of the worker's store waiting on a lock, by what they wait in: the renewal's UPDATE, or the record's. */
+      const waiting = async () =>
+        (
+          await store.pool.query<{ renewal: boolean }>(
+            "SELECT query LIKE '%lease_expires_at = now()%' AS renewal FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name <> 'row-holder' AND query LIKE $1",
+            [`%"${schema}"%`],
+          )
+        ).rows.map((row) => (row.renewal ? "renewal" : "record"));
+      // The record waits on the dependent's row; the renewal, answered, does not wait behind it.
+      await until(async () => (await waiting()).includes("record"), 15_000);
+      const seen = new Set<string>();
+      for (let i = 0; i < 15; i++) {
+        for (const what of await waiting()) seen.add(what);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // Before, the renewal reached the row after the record had locked it, and waited there as long as its lease had left.
+      expect([...seen]).toEqual(["record"]);
+      await holder.query("ROLLBACK");
+      expect((await waitForRun(store, runId, 15_000)).state).toBe("failed");
+      expect(events.filter((event) => event.type === "lease-lost")).toEqual([]);
+    } finally {
+      hold.release();
+      await holder.query("ROLLBACK").catch(() => undefined);
+      await holder.end();
+      await worker.stop({ deadlineMs: 1_000 });
+      await slow.close();
+      await proxy.close();
+    }
+  });
+
   it("a worker that stalled past its lease, whose stale success's round trip leased the same task again, keeps that new attempt: stopped, it is given back, not counted", async () => {
     const { store } = own;
     const events: WorkerEvent[] = [];

@@ -64,6 +64,14 @@ export class Attempt {
   readonly #handlerEnded: Promise<void>;
   #endHandler = (): void => undefined;
   #handlerDone = false;
+  /**
+   * The answer of the renewal last sent while the handler ran, which waits for its row's lock: the end's record waits
+   * for it before it locks that row. Sent before the end but reaching the database after the record had locked the row
+   * (held up on the network, or waiting for a connection of the renewals' pool, which every task renews on), it waited
+   * there for as long as the record did (on another row: a cascade to dependents another session holds), holding one of
+   * the pool's connections that other tasks' leases need.
+   */
+  #waitingRenewal: Promise<unknown> | undefined;
   /** Set where the handler said the stop kept its command from spawning (see NotSpawnedError). */
   #notSpawned = false;
   /** How the attempt ended, while its end is being recorded (not for an attempt given back or stale). */
@@ -239,11 +247,27 @@ export class Attempt {
     }
     const durationMs = performance.now() - started;
     try {
+      await this.#renewalAnswered();
       await this.#record(outcome, durationMs);
     } finally {
       clearTimeout(this.#heartbeat);
       this.#heartbeat = undefined;
     }
+  }
+
+  /**
+   * Waits for the answer of a renewal sent while the handler ran (see #waitingRenewal), but not past a heartbeat's
+   * interval before the lease runs out: one that does not come back (its connection stalled) must not hold the record
+   * until the lease has run out, when a sweep may take the task and replace its end with "lease expired".
+   */
+  async #renewalAnswered(): Promise<void> {
+    const renewal = this.#waitingRenewal;
+    if (renewal === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    const waitMs = Math.max(0, this.#leaseEnds - performance.now() - this.#options.heartbeatMs);
+    // (It never rejects: the renewal's error is caught where it is sent.)
+    await Promise.race([renewal, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+    clearTimeout(timer);
   }
 
   async #record(outcome: Outcome, durationMs: number): Promise<void> {
@@ -329,7 +353,9 @@ export class Attempt {
       // Once the handler has ended, a row locked is skipped: its record holds it (a sweep skips it too), waiting on
       // another row; the renewal waiting behind it would hold a connection of the renewals' pool, for others' leases.
       const ended = this.#handlerDone;
-      const status = await store.heartbeat(task.taskId, task.leaseToken, leaseMs, { timeoutMs: this.#leaseEnds - sentAt, skipLocked: ended, ...(tail === undefined ? {} : { tail: tail.lines }) });
+      const renewal = store.heartbeat(task.taskId, task.leaseToken, leaseMs, { timeoutMs: this.#leaseEnds - sentAt, skipLocked: ended, ...(tail === undefined ? {} : { tail: tail.lines }) });
+      if (!ended) this.#waitingRenewal = renewal.catch(() => undefined);
+      const status = await renewal;
       if (this.#lost !== undefined) return;
       if (status === "lost") {
         if (!ended) return this.#lose("taken");
