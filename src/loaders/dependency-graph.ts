@@ -45,8 +45,8 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
         const hint = glued !== undefined ? `; a list item needs a space after its -: write ${glued.map((id) => `- ${id}`).join(", ")} on ${glued.length === 1 ? "a line" : "lines"} of ${glued.length === 1 ? "its" : "their"} own below dependsOn, or dependsOn: [${glued.join(", ")}]` : several !== undefined ? `; to depend on several tasks, list them: dependsOn: [${several.join(", ")}]` : match === undefined ? "" : `; did you mean ${quote(match)}?`;
         // An id no task can have ("../x", "a/b") is not a task left out: say what is wrong with it.
         const what = several === undefined && !isTaskId(dependency.id) ? `is not a valid task id: ${TASK_ID_EXPECTED}` : "is not defined";
-        // An id refused already where it is written (`dependsOn: ! ~`, `! null`: a `!` before it) is not said again.
-        const say = what === "is not defined" && !(dependency.index === undefined && readsAsNull(dependency.id)) ? problems.atOffset.bind(problems) : problems.followOn.bind(problems);
+        // An id refused already where it is written (`dependsOn: ! ~`, `! null`, `[! null]`: a `!` before it) is not said again.
+        const say = what === "is not defined" && !readsAsNull(dependency.id) ? problems.atOffset.bind(problems) : problems.followOn.bind(problems);
         say(at(), `task ${quote(task.id)} depends on ${quote(dependency.id)}, which ${what}${hint}`);
         continue;
       }

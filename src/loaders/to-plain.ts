@@ -344,13 +344,11 @@ class PlainBuilder {
       message =
         reading === undefined
           ? `the value is read as the text ${quote(value)}, which is not a valid task id, with or without the \`!\`: ${TASK_ID_EXPECTED}`
-          : `the value is read as the text ${quote(value)}, which is not a valid task id, and without the \`!\` YAML reads ${value} as ${reading}, which dependsOn does not take: list the ids of the tasks it waits for, or leave dependsOn out; ${TASK_ID_EXPECTED}`;
-    } else if (takes === "id" && plain && !this.#listItem && readsAsNull(value)) {
-      // `dependsOn: ! null`: as `! ~`, no list of ids either way (quoted, the id of a task so named), in one problem; the id's refusal at the value follows from it.
-      message = `the value is read as the text ${quote(value)}, and without the \`!\` YAML reads ${value} as null (no value), which dependsOn does not take: list the ids of the tasks it waits for (quoted, ${quote(value)}, for a task of that name), or leave dependsOn out`;
-    } else if (unquoted !== undefined) {
-      // `dependsOn: [! null]`.
-      message = `the value is read as the text ${quote(value)}; without the \`!\`, quote it (${quote(value)}): ${unquoted}`;
+          : `the value is read as the text ${quote(value)}, which is not a valid task id, and without the \`!\` YAML reads ${value} as ${reading}, which dependsOn does not take: ${this.#listItem ? "write the id of a task it waits for, or leave the item out" : "list the ids of the tasks it waits for, or leave dependsOn out"}; ${TASK_ID_EXPECTED}`;
+    } else if (takes === "id" && plain && readsAsNull(value)) {
+      // `dependsOn: ! null`, `[! null]`: as `! ~`, no task id either way (quoted, the id of a task so named), in one problem; the id's refusal at the value follows from it.
+      const instead = this.#listItem ? `write the id of a task it waits for (quoted, ${quote(value)}, for a task of that name), or leave the item out` : `list the ids of the tasks it waits for (quoted, ${quote(value)}, for a task of that name), or leave dependsOn out`;
+      message = `the value is read as the text ${quote(value)}, and without the \`!\` YAML reads ${value} as null (no value), which dependsOn does not take: ${instead}`;
     } else if (plain && CORE_NUMBER.test(value)) {
       // `retries: ! 3`: a number made text, where no shell's "not" is meant.
       message = `the value is read as the text ${quote(value)}, not the number ${value}; write it without the \`!\`: ${value}`;

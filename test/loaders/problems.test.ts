@@ -1094,8 +1094,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `8:14: ${said} "any"; write it without the \`!\`: any`,
       `9:22: ${said} "2s"; write it without the \`!\`: 2s`,
       `10:17: ${said} "x"; write it without the \`!\`: x`,
-      `10:22: ${said} the text "null"; without the \`!\`, quote it ("null"): unquoted, YAML reads null as null (no value), where a task id is expected`,
-      '10:24: task "a" depends on "null", which is not defined',
+      `10:22: ${said} the text "null", and without the \`!\` YAML reads null as null (no value), which dependsOn does not take: write the id of a task it waits for (quoted, "null", for a task of that name), or leave the item out`,
     ]);
   });
 
@@ -1154,6 +1153,21 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     }
     // Quoted, without a `!`, it is an id, refused where it is written when no task has it.
     expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a", '    dependsOn: "null"'))).toEqual(['4:16: task "a" depends on "null", which is not defined']);
+  });
+
+  it("says at a bare `!` before a null word or ~ as a dependsOn item ([! null], - ! Null, [! ~]) that it is no task id either way, once, at the `!`, as for the value itself: not to quote it and then that \"null\" is not defined", () => {
+    const said = "this `!` is YAML's tag for text, which it drops: the value is read as the text";
+    // Before, told to quote it ("null"), then refused again at the value as "null", which is not defined: two problems for one `!`.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a", "    dependsOn: [b, ! null]", "  b: { run: echo b }"))).toEqual([
+      `4:20: ${said} "null", and without the \`!\` YAML reads null as null (no value), which dependsOn does not take: write the id of a task it waits for (quoted, "null", for a task of that name), or leave the item out`,
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a", "    dependsOn:", "      - ! Null"))).toEqual([
+      `5:9: ${said} "Null", and without the \`!\` YAML reads Null as null (no value), which dependsOn does not take: write the id of a task it waits for (quoted, "Null", for a task of that name), or leave the item out`,
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a", "    dependsOn: [! ~]"))[0]).toContain("which dependsOn does not take: write the id of a task it waits for, or leave the item out; ids match");
+    // Quoted, as a list item, it is an id, refused where it is written when no task has it; a task so named is waited for.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a", '    dependsOn: ["null"]'))).toEqual(['4:17: task "a" depends on "null", which is not defined']);
+    expect(parse(yaml("tasks:", "  a:", "    run: echo a", '    dependsOn: ["null"]', '  "null": { run: echo b }')).tasks.map((task) => task.id)).toEqual(["null", "a"]);
   });
 
   it("says the word meant for a priority or type written in other letters or almost so (High, HIGH, hgih, Shell)", () => {
