@@ -1,7 +1,9 @@
-import { Composer, LineCounter, Lexer, Parser, type CST, type Document, type YAMLError } from "yaml";
+import { Composer, isPair, isSeq, LineCounter, Lexer, Parser, visit, type CST, type Document, type YAMLError } from "yaml";
 import { MAX_NESTING_DEPTH } from "./limits.js";
 import { ProblemList } from "./problem-list.js";
 import { scanTokens } from "./scan-tokens.js";
+import { quote } from "./report-issues.js";
+import { keyText, misreadUnquoted, type Takes } from "./to-plain.js";
 import { KEY_LINE, lineAt, visitTokens, withHint } from "./yaml-error-hints.js";
 
 /** A parsed YAML document with its line index; both are dropped once the workflow is built. */
@@ -36,7 +38,7 @@ export function readYaml(text: string, file: string): ParsedYaml | { problems: P
     return { problems };
   }
   if (document === undefined) return { problems };
-  reportYamlErrors([...document.errors, ...document.warnings], problems, tokens, text);
+  reportYamlErrors([...document.errors, ...document.warnings], problems, tokens, text, document);
   if (document.errors.length > 0) return { problems };
   return { document, lineCounter, problems };
 }
@@ -66,7 +68,7 @@ function isListItemEcho(error: YAMLError): boolean {
  * tells correct lines as indented wrong: only the tabs are told from there on, the first with
  * how many other errors yaml found after it.
  */
-function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST.Token[], text: string): void {
+function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST.Token[], text: string, document: Document.Parsed): void {
   const tab = found.find((error) => error.code === "TAB_AS_INDENT")?.pos[0];
   const tabLineEnd = tab === undefined ? -1 : text.indexOf("\n", tab) === -1 ? text.length : text.indexOf("\n", tab);
   const errors = tab === undefined ? found : found.filter((error) => error.code === "TAB_AS_INDENT" || error.pos[0] <= tabLineEnd);
@@ -84,7 +86,7 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
     const line = problems.lineCol(at).split(":")[0]!;
     if (itemLines.has(line) && unclosed === undefined && isListItemEcho(error)) continue;
     // A tag that does not fit its value is a mistake of its own, another on its line too (`retryOn: [!!int 2.0, !!bool 3]`).
-    const tag = unclosed === undefined ? unresolvedTag(error, text) : undefined;
+    const tag = unclosed === undefined ? unresolvedTag(error, text, document) : undefined;
     if (lines.has(line) && tag === undefined) continue;
     lines.add(line);
     if (shown === MAX_YAML_ERRORS) {
@@ -133,7 +135,7 @@ const CORE_TAG_FORMS: Record<string, string> = {
  * read as text, which the field would refuse as text tagged so. Told at the tag, with what to
  * write; `value` is where the value starts, whose refusal follows from it. Undefined for other errors.
  */
-function unresolvedTag(error: YAMLError, text: string): { message: string; value: number } | undefined {
+function unresolvedTag(error: YAMLError, text: string, document: Document.Parsed): { message: string; value: number } | undefined {
   if (error.code !== "TAG_RESOLVE_FAILED") return undefined;
   const at = error.pos[0];
   const written = /^(!<[^>\s]*>|![^\s,[\]{}]*)/.exec(text.slice(at, at + 200))?.[1];
@@ -147,14 +149,39 @@ function unresolvedTag(error: YAMLError, text: string): { message: string; value
   const quoted = /^(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*')/.exec(text.slice(value, value + 200))?.[0];
   const raw = quoted ?? /^[^\n\r,[\]{}]*/.exec(text.slice(value, value + 200))![0].replace(/\s+#.*$/, "").trimEnd();
   const core = /^(?:!!|!<tag:yaml\.org,2002:)([a-z]+)>?$/.exec(written)?.[1];
-  const without = raw === "" ? "" : `: ${raw}`;
+  // Where the field takes text and YAML reads the value without the tag as other than text (`run: !!float 2`): quoted, as `run: 2` is refused.
+  const unquoted = quoted === undefined && raw !== "" ? misreadUnquoted(textFieldAt(document, value), raw) : undefined;
+  const without = raw === "" ? "" : unquoted === undefined ? `: ${raw}` : `, quoted (${quote(raw)}): ${unquoted}`;
   const form = core === undefined ? undefined : CORE_TAG_FORMS[core];
   if (form !== undefined) return { message: `the tag ${written} does not fit ${raw === "" ? "an empty value" : raw}: it reads only ${form}; write the value without the tag${without}`, value };
   if (core !== undefined) return { message: `the tag ${written} does not fit ${raw === "" ? "an empty value" : raw}; write the value without the tag${without}`, value };
   return {
-    message: `unknown tag ${written}: taskq reads plain YAML, without other tools' tags (as CloudFormation's !Ref or !Sub); ${raw === "" ? "remove it" : `write the value without it${without}, or quote the whole value if the \`!\` is part of it: ${JSON.stringify(`${written} ${raw}`)}`}`,
+    message: `unknown tag ${written}: taskq reads plain YAML, without other tools' tags (as CloudFormation's !Ref or !Sub); ${raw === "" ? "remove it" : `write the value without it${without}${unquoted === undefined ? "," : ";"} or quote the whole value if the \`!\` is part of it: ${JSON.stringify(`${written} ${raw}`)}`}`,
     value,
   };
+}
+
+/**
+ * What the field whose value starts at `offset` takes, where that is text (see Takes): `name`, a
+ * task's `run` and `cwd`, `defaults.cwd`, an env value; undefined for any other (or one reached
+ * through a list or a merge), whose value is told to be written as it is.
+ */
+function textFieldAt(document: Document.Parsed, offset: number): Takes {
+  let keys: (string | undefined)[] | undefined;
+  visit(document, {
+    Scalar(_key, node, path) {
+      if (node.range?.[0] !== offset) return undefined;
+      keys = path.some((step) => isSeq(step)) ? [] : path.filter((step) => isPair(step)).map((pair) => keyText(pair.key));
+      return visit.BREAK;
+    },
+  });
+  if (keys === undefined) return undefined;
+  const [first, second, third] = keys;
+  if (keys.length === 1 && first === "name") return "text";
+  if (keys.length === 3 && first === "tasks" && second !== undefined) return third === "run" ? "command" : third === "cwd" ? "text" : undefined;
+  if (keys.length === 2 && first === "defaults" && second === "cwd") return "text";
+  const env = (keys.length === 2 && first === "env") || (keys.length === 3 && first === "defaults" && second === "env") || (keys.length === 4 && first === "tasks" && third === "env");
+  return env && keys.at(-1) !== undefined ? "env" : undefined;
 }
 
 /**

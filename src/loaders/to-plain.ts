@@ -76,7 +76,7 @@ function roleOf(key: string | undefined, depth: number, role: Role): Role {
  * or "asIs" (another field of the format: a number, a duration, a word, which the value without
  * the `!` is, or is wrong as either way). Undefined for a key the format does not have.
  */
-type Takes = "command" | "text" | "env" | "id" | "asIs" | undefined;
+export type Takes = "command" | "text" | "env" | "id" | "asIs" | undefined;
 
 /** The fields of a task, and of `defaults`, that take other than text or a command (see Takes). */
 const AS_IS_FIELDS = new Set(["type", "priority", "retries", "retryOn", "backoff", "timeout", "runAt", "delay", "env", "dependsOn"]);
@@ -141,6 +141,16 @@ const EXPECTED: Record<"command" | "text" | "env" | "id", string> = {
   env: "an env value (text, or an integer or true/false as written)",
   id: "a task id",
 };
+
+/**
+ * Where a field that takes `takes` would not take the plain scalar written `text` as YAML reads it
+ * (`run: 2`, `cwd: true`, an env value `1.10`): what to say of it once quoted advice is given
+ * (`unquoted, YAML reads 2 as a number, where a command string is expected`); undefined where it would.
+ */
+export function misreadUnquoted(takes: Takes, text: string): string | undefined {
+  if (takes === undefined || takes === "asIs" || takesPlain(takes, text)) return undefined;
+  return `unquoted, YAML reads ${text} as ${plainReading(text)!}, where ${EXPECTED[takes]} is expected`;
+}
 
 class PlainBuilder {
   readonly aliasTargets = new Map<Alias, Node>();
@@ -329,7 +339,7 @@ class PlainBuilder {
     const plain = node.type === "PLAIN";
     // Where YAML would read the value without the `!` as other than the text the field takes (`run: ! 1`, `cwd: ! true`, an env
     // value `! 1.10`): said at once, with the quotes it needs, not in a second problem once the `!` is dropped.
-    const unquoted = plain && takes !== undefined && takes !== "asIs" && !takesPlain(takes, value) ? `unquoted, YAML reads ${value} as ${plainReading(value)!}, where ${EXPECTED[takes]} is expected` : undefined;
+    const unquoted = plain ? misreadUnquoted(takes, value) : undefined;
     let message: string;
     if (takes === "command" || takes === "text" || takes === "env" || (takes === undefined && !(plain && CORE_NUMBER.test(value)))) {
       // The `!` may be meant: a shell's "not" in a command (`run: ! grep -q TODO src`), a character of a text.

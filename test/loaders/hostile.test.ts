@@ -167,6 +167,47 @@ describe("hostile input", () => {
     expect(parse(yaml("tasks:", "  a: { run: x, retries: !!float 2.0, timeout: !!int 5 }")).tasks[0]!.retries).toBe(2);
   });
 
+  it("tells at a tag that does not fit its value, in every field, what makes a valid file: the value quoted where the field takes text and YAML would read it otherwise (run: !!float 2), as it is elsewhere", () => {
+    /** The advice in `problem` applied to `line`: the tag and its value replaced by what it says to write. */
+    const follow = (line: string, problem: string) => {
+      const advice = /write the value without (?:the tag|it)(?:, quoted \(("[^"]*")\)|: ([^,]+))/.exec(problem);
+      expect(advice, problem).not.toBeNull();
+      return line.replace(/!\S+ [^\s,}\]]+/, advice![1] ?? advice![2]!);
+    };
+    const cases = [
+      ["name: !!float 2", "tasks:", "  a: { run: x }"],
+      ["tasks:", "  a: { run: !!float 2 }"],
+      ["tasks:", "  a: { run: !!int 2.0 }"],
+      ["tasks:", "  a: { run: !!bool 1 }"],
+      ["tasks:", "  a: { run: !!null true }"],
+      ["tasks:", "  a: { run: !Ref 2 }"],
+      ["tasks:", "  a: { run: !!null x }"],
+      ["tasks:", "  a: { run: x, cwd: !!int 0x1.5 }"],
+      ["tasks:", "  a: { run: x, cwd: !!float 2 }"],
+      ["defaults: { cwd: !!bool 0 }", "tasks:", "  a: { run: x }"],
+      ["env: { A: !!int 1.0 }", "tasks:", "  a: { run: x }"],
+      ["defaults: { env: { A: !!float 0x10 } }", "tasks:", "  a: { run: x }"],
+      ["tasks:", "  a: { run: x, env: { A: !!int 2.5 } }"],
+      ["tasks:", "  a: { run: x, env: { A: !!float 2 } }"],
+      ["tasks:", "  a: { run: x, retries: !!float 2 }"],
+      ["tasks:", "  a: { run: x, timeout: !!float 5s }"],
+      ["tasks:", "  a: { run: x, dependsOn: [!!float 2] }", '  "2": { run: x }'],
+    ];
+    for (const lines of cases) {
+      const problems = problemsOf(yaml(...lines));
+      expect(problems, lines.join("\n")).toHaveLength(1);
+      const fixed = lines.map((line) => (/![!A-Za-z]/.test(line) ? follow(line, problems[0]!) : line));
+      expect(() => parse(yaml(...fixed)), fixed.join("\n")).not.toThrow();
+    }
+    // Before, `run: !!float 2` was told to write `run: 2`, which `run` refuses as a number.
+    expect(problemsOf(yaml("tasks:", "  a: { run: !!float 2 }"))).toEqual([
+      '2:13: the tag !!float does not fit 2: it reads only a number written with a dot or an exponent (2.0, 1e3), or .inf or .nan; write the value without the tag, quoted ("2"): unquoted, YAML reads 2 as a number, where a command string is expected',
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a: { run: !Ref 2 }"))).toEqual([
+      `2:13: unknown tag !Ref: taskq reads plain YAML, without other tools' tags (as CloudFormation's !Ref or !Sub); write the value without it, quoted ("2"): unquoted, YAML reads 2 as a number, where a command string is expected; or quote the whole value if the \`!\` is part of it: "!Ref 2"`,
+    ]);
+  });
+
   it("reports tags it cannot resolve instead of guessing", () => {
     // Before, yaml's bare "Unresolved tag: !shell".
     expect(problemsOf(yaml("tasks:", "  a: { run: !shell x }"))).toEqual([
