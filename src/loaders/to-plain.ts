@@ -1,5 +1,7 @@
 import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Pair, type Scalar, type YAMLMap, type YAMLSeq } from "yaml";
 import { MAX_ALIAS_EXPANSION, MAX_NESTING_DEPTH } from "./limits.js";
+import { parseDuration } from "./duration.js";
+import { formatMs } from "../engine/errors.js";
 import type { ProblemList } from "./problem-list.js";
 import { describeValue, quote, readsAsNull } from "./report-issues.js";
 import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
@@ -49,7 +51,7 @@ export function toPlain(document: Document.Parsed, problems: ProblemList, text =
  * task ids are as keys (`dependsOn: [1]` names the task `1:`, `[1.0]` the task `1.0:`),
  * `defaults`, and an `env` mapping (see #checkEnvValue).
  */
-type Role = "tasks" | "task" | "ids" | "defaults" | "env" | undefined;
+type Role = "tasks" | "task" | "ids" | "defaults" | "env" | "backoff" | undefined;
 
 /**
  * A `dependsOn` entry: a number or boolean YAML would write otherwise (`1.0`, `0x1`, `True`)
@@ -66,6 +68,7 @@ function roleOf(key: string | undefined, depth: number, role: Role): Role {
   if (depth === 0) return key === "tasks" ? "tasks" : key === "defaults" ? "defaults" : key === "env" ? "env" : undefined;
   if (role === "tasks") return "task";
   if (role === "task" && key === "dependsOn") return "ids";
+  if ((role === "task" || role === "defaults") && key === "backoff") return "backoff";
   return (role === "task" || role === "defaults") && key === "env" ? "env" : undefined;
 }
 
@@ -77,6 +80,9 @@ function roleOf(key: string | undefined, depth: number, role: Role): Role {
  * the `!` is, or is wrong as either way). Undefined for a key the format does not have.
  */
 export type Takes = "command" | "text" | "env" | "id" | "asIs" | undefined;
+
+/** A number of seconds as a duration writes it (see DURATION_PATTERN): digits, with a point and digits after it if need be. */
+const PLAIN_SECONDS = /^[0-9]+(?:\.[0-9]+)?$/;
 
 /** The fields of a task, and of `defaults`, that take other than text or a command (see Takes). */
 const AS_IS_FIELDS = new Set(["type", "priority", "retries", "retryOn", "backoff", "timeout", "runAt", "delay", "env", "dependsOn"]);
@@ -163,6 +169,8 @@ class PlainBuilder {
   /** The id of the task being converted, and the label of the env mapping being converted (for messages). */
   #taskId: string | undefined;
   #envField = "`env";
+  /** The label of the backoff mapping being converted (for messages). */
+  #backoffField = "`backoff";
   /** What the value being converted takes, from the key it is the value of (see Takes). */
   #takes: Takes;
   /** Whether the value being converted is an item of a list (`dependsOn: [! null]`), not a key's value itself (`dependsOn: ! null`). */
@@ -253,12 +261,15 @@ class PlainBuilder {
       const key = this.#checkKey(pair, map, has, isTasks);
       const valueRole = roleOf(key, depth, role);
       if (isTasks) this.#taskId = key;
+      if (valueRole === "backoff") this.#backoffField = role === "task" ? `task ${quote(this.#taskId ?? "")}: \`backoff` : "`defaults.backoff";
       if (valueRole === "env") this.#envField = role === "task" ? `task ${quote(this.#taskId ?? "")}: \`env` : role === "defaults" ? "`defaults.env" : "`env";
       this.#takes = takesOf(key, depth, role);
       this.#listItem = false;
       this.#mapping = mappingOf(key, depth, role, this.#taskId);
       this.#fieldKey = this.#takes !== undefined || this.#mapping !== undefined ? ((pair.key as Node | null)?.range?.[0] ?? undefined) : undefined;
       if (role === "env" && key !== undefined) this.#checkEnvValue(isAlias(pair.value) ? this.#anchors.get(pair.value.source) : pair.value, key);
+      const duration = (role === "task" || role === "defaults") && (key === "timeout" || key === "delay") ? (role === "task" ? `task ${quote(this.#taskId ?? "")}: \`${key}\`` : `\`defaults.${key}\``) : role === "backoff" && (key === "base" || key === "max") ? `${this.#backoffField}.${key}\`` : undefined;
+      if (duration !== undefined) this.#checkDurationNumber(isAlias(pair.value) ? this.#anchors.get(pair.value.source) : pair.value, duration);
       const value = this.convert(pair.value, depth + 1, valueRole);
       height = Math.max(height, this.#height);
       if (key === undefined) continue;
@@ -425,6 +436,23 @@ class PlainBuilder {
     if (read === undefined) return;
     const offset = node.range?.[0] ?? 0;
     this.#problems.atOffset(offset, `${this.#envField}.${name}\` is ${node.source}, ${read}; quote it (${quote(node.source)}) to pass it as written`);
+    this.#problems.explained(offset);
+  }
+
+  /**
+   * A duration written as a number other than in digits (`1e3`, `0x10`, `.5`, `+5`): YAML reads it as
+   * a number, which would be taken as seconds, where the same text quoted, or given to a flag
+   * (`--shutdown-timeout 1e3`), is no duration. Refused, saying the number of seconds it was read
+   * as and the duration, so it is not taken silently (0x10 as 16 seconds). A number out of range is
+   * left to the schema, which says so.
+   */
+  #checkDurationNumber(node: unknown, field: string): void {
+    if (!isScalar(node) || typeof node.value !== "number" || node.source === undefined || PLAIN_SECONDS.test(node.source)) return;
+    const ms = parseDuration(node.value);
+    const seconds = String(node.value);
+    if (ms === undefined || ms === 0 || !PLAIN_SECONDS.test(seconds)) return;
+    const offset = node.range?.[0] ?? 0;
+    this.#problems.atOffset(offset, `${field} is ${node.source}, which YAML reads as the number ${seconds}: a duration's number of seconds is written in digits, with a point if need be; write ${seconds}, or ${formatMs(ms)}`);
     this.#problems.explained(offset);
   }
 

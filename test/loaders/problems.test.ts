@@ -1170,6 +1170,25 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(parse(yaml("tasks:", "  a:", "    run: echo a", '    dependsOn: ["null"]', '  "null": { run: echo b }')).tasks.map((task) => task.id)).toEqual(["null", "a"]);
   });
 
+  it("refuses a duration written as a number other than in digits (1e3, 0x10, .5, +5), at each, with the seconds and the duration it was read as: quoted, or as a flag, the same text is no duration, and 0x10 is no 16 seconds to mean", () => {
+    const digits = "a duration's number of seconds is written in digits, with a point if need be";
+    // Before, taken silently: 1e3 as 1000 seconds, 0x10 as 16, where `timeout: "1e3"` and `--shutdown-timeout 1e3` are refused.
+    const text = yaml("defaults:", "  delay: .5", "  backoff: { base: 0o17 }", "tasks:", "  a:", "    run: x", "    timeout: 1e3", "    delay: +5", "    backoff: { max: 0x10 }", "  b:", "    run: x", "    backoff: { <<: { base: 1.5e2 } }");
+    expect(problemsOf(text)).toEqual([
+      `2:10: \`defaults.delay\` is .5, which YAML reads as the number 0.5: ${digits}; write 0.5, or 500ms`,
+      `3:20: \`defaults.backoff.base\` is 0o17, which YAML reads as the number 15: ${digits}; write 15, or 15s`,
+      `7:14: task "a": \`timeout\` is 1e3, which YAML reads as the number 1000: ${digits}; write 1000, or 16m40s`,
+      `8:12: task "a": \`delay\` is +5, which YAML reads as the number 5: ${digits}; write 5, or 5s`,
+      `9:21: task "a": \`backoff.max\` is 0x10, which YAML reads as the number 16: ${digits}; write 16, or 16s`,
+      `12:28: task "b": \`backoff.base\` is 1.5e2, which YAML reads as the number 150: ${digits}; write 150, or 2m30s`,
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, timeout: \"1e3\" }"))[0]).toContain('`timeout` must be a duration like 250ms');
+    // Written in digits, a number is seconds, as README says; past the range, the schema says so.
+    const workflow = parse(yaml("defaults: { delay: 1.5 }", "tasks:", "  a: { run: x, timeout: 1000, backoff: { base: 2, max: 60 } }"));
+    expect(workflow.tasks[0]).toMatchObject({ timeoutMs: 1_000_000, delayMs: 1500, backoff: { baseMs: 2000, maxMs: 60_000 } });
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, timeout: 5e6 }"))[0]).toContain("got 5000000; longer than the maximum of 30 days");
+  });
+
   it("says the word meant for a priority or type written in other letters or almost so (High, HIGH, hgih, Shell)", () => {
     const priority = "`priority` must be one of: low, normal, high, critical";
     expect(problemsOf(yaml("defaults: { priority: High }", "tasks:", "  a: { run: x, priority: hgih, type: Shell }", "  b: { run: x, priority: urgent }"))).toEqual([
@@ -1534,6 +1553,8 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
   it("reads an alias in the place it is used: an anchored key names its task, an env value is checked, an id is read as written", () => {
     expect(parse(yaml("tasks:", "  &b build: { run: make }", "  test: { run: t, dependsOn: [*b] }")).tasks.find((task) => task.id === "test")?.dependsOn).toEqual(["build"]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: echo $A", "    timeout: &v 0x10", "    env: { A: *v }"))).toEqual([
+      // A duration is written in digits too (see durations written as YAML's other numbers).
+      "4:17: task \"a\": `timeout` is 0x10, which YAML reads as the number 16: a duration's number of seconds is written in digits, with a point if need be; write 16, or 16s",
       '4:17: task "a": `env.A` is 0x10, which YAML reads as 16; quote it ("0x10") to pass it as written',
     ]);
     // An env mapping first used elsewhere is checked where it is an env.
