@@ -17,6 +17,14 @@ const topKeys = Object.keys(workflowFileSchema.shape);
 const MAPPING_TOP_KEYS = new Set(["tasks", "defaults", "env"]);
 
 /**
+ * Whether the key written at `offset` is `key` (a word), plain or quoted (`"defaults":`): where the
+ * locator finds a top-level key, or, for one the file does not have, the first key, which is then another.
+ */
+function keyWrittenAt(locator: SourceLocator, offset: number, key: string): boolean {
+  return new RegExp(`^(?:${key}|"${key}"|'${key}')[ \t]*:`).test(locator.textAt(offset, key.length + 40));
+}
+
+/**
  * Turns zod issues (paths relative to `base`) into problems with a position and
  * a message naming the field, what was expected, and what was found.
  */
@@ -42,7 +50,7 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
         // `base: &base` at the top level: a block kept for its anchor, to merge into tasks (<<: *base).
         // `defualts: &d` is `defaults` misspelt, anchor or not, where the file has no `defaults`; `task: &t` beside `tasks` is kept for its anchor.
         const meant = path.length === 0 ? keyMeant(path, key) : undefined;
-        const misspelt = meant !== undefined && MAPPING_TOP_KEYS.has(meant) && locator.textAt(locator.offsetOf([meant], "key"), meant.length + 1) !== `${meant}:`;
+        const misspelt = meant !== undefined && MAPPING_TOP_KEYS.has(meant) && !keyWrittenAt(locator, locator.offsetOf([meant], "key"), meant);
         const anchored = path.length === 0 && !misspelt && /^[^\n]*?:[ \t]*&[^\s,[\]{}]+/.test(locator.textAt(offset, Math.max(0, locator.offsetOf([...path, key]) - offset)));
         problems.atOffset(offset, `${unknownKeyMessage(path, key, Object.hasOwn(input, key) ? input[key] : undefined, anchored)}${noBreakSpaceInKey(key, offset, problems, locator)}`);
       }

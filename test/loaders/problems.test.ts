@@ -899,6 +899,15 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("defaults: { retries: 1 }", "defualts: &d { retries: 2 }", "tasks: { a: { <<: *d, run: x } }"))).toEqual([
       '2:1: unknown key "defualts" at the top level; a top-level key kept for its anchor is named with x- (x-defualts), which taskq ignores',
     ]);
+    // The key the file has, quoted too: before, `"defaults":` was not seen, and `defualts: &d` told "did you mean "defaults"?".
+    for (const written of ['"defaults"', "'defaults'", "defaults "]) {
+      expect(problemsOf(yaml(`${written}: { retries: 1 }`, "defualts: &d { retries: 2 }", "tasks: { a: { <<: *d, run: x } }"))).toEqual([
+        '2:1: unknown key "defualts" at the top level; a top-level key kept for its anchor is named with x- (x-defualts), which taskq ignores',
+      ]);
+    }
+    expect(problemsOf(yaml("task: &t { retries: 2 }", '"tasks": { b: { <<: *t, run: y } }'))).toEqual([
+      '1:1: unknown key "task" at the top level; a top-level key kept for its anchor is named with x- (x-task), which taskq ignores',
+    ]);
   });
 
   it("reports each dependsOn item that is not a task id at its own position, and still checks the other items", () => {
