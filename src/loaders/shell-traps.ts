@@ -171,7 +171,8 @@ const MAX_SHELL_NESTING = 32;
  * that env, exec, command, time or nohup runs (see WRAPPERS), outside quotes; and so inside a
  * `$(...)` of any word, unquoted or in "...", and in a `case`'s bodies (not its word or patterns).
  * Read once from left to right: quotes, `${...}`,
- * backquotes, comments and here-documents are passed over. Undefined where there is none, or
+ * backquotes, comments and here-documents are passed over (but for a syntax error in a `$(...)` or
+ * backquoted command of a word, or of a here-document's body whose delimiter is unquoted). Undefined where there is none, or
  * where this reading is unsure (a quote, here-document or `case` never closed, a here-document or
  * a `case` in a `$(...)`, whose pattern's `)` would end it, a reserved word glued to the next one;
  * a syntax error, exit 2, not 127: a `then`, `do`, `else` or `elif` after a `)`, `}`, `fi` or
@@ -227,8 +228,8 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
   let prefixed = false;
   /** The `if`s and `elif`s read whose `then` is still to come, the loops whose `do` is, and the `then` parts not yet ended by `elif` or `fi`; unsure after a function's `()`. */
   const open: OpenCompounds = { conditions: 0, loops: 0, thenParts: 0, unsure: false };
-  /** Here-documents whose bodies start at the next line: their delimiters, and whether leading tabs are stripped. */
-  const heredocs: { word: string; tabs: boolean }[] = [];
+  /** Here-documents whose bodies start at the next line: their delimiters, whether leading tabs are stripped, and whether the body is expanded (an unquoted delimiter). */
+  const heredocs: { word: string; tabs: boolean; expanded: boolean }[] = [];
   let index = 0;
   while (index < run.length) {
     const char = run[index]!;
@@ -264,14 +265,22 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       prefixed = false;
       wrapper = undefined;
       byName = false;
-      for (const { word, tabs } of heredocs.splice(0)) {
+      for (const { word, tabs, expanded } of heredocs.splice(0)) {
         // The body's lines, up to the one that is the delimiter.
+        const bodyStart = index;
+        let bodyEnd: number;
         for (;;) {
           if (index >= run.length) return undefined;
           const end = run.indexOf("\n", index);
           const line = run.slice(index, end === -1 ? run.length : end);
+          bodyEnd = index;
           index = end === -1 ? run.length : end + 1;
           if ((tabs ? line.replace(/^\t+/, "") : line) === word) break;
+        }
+        // Its `$(...)` and backquotes, sh parses with the command: a syntax error there refuses the whole run.
+        if (expanded) {
+          const refused = refusedInBody(run.slice(bodyStart, bodyEnd), depth);
+          if (refused !== false) return refused;
         }
       }
     } else if (char === "#") {
@@ -313,7 +322,7 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       if (target.text === "" || target.refused) return REFUSED;
       // A here-document's delimiter is not expanded (`<<$(x)` runs nothing).
       if (heredoc === null) found ??= target.substituted;
-      if (heredoc !== null) heredocs.push({ word: target.text.replace(/["'\\]/g, ""), tabs: heredoc[1] === "-" });
+      if (heredoc !== null) heredocs.push({ word: target.text.replace(/["'\\]/g, ""), tabs: heredoc[1] === "-", expanded: !/["'\\]/.test(target.text) });
       index = target.end;
     } else {
       const word = readWord(run, index, depth);
@@ -417,6 +426,27 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
   return heredocs.length > 0 || cases.length > 0 ? undefined : found;
 }
 
+/**
+ * A here-document's body, its delimiter unquoted (`<<EOF`): its quotes are text, but sh parses a
+ * `$(...)` or backquoted command in it as it reads it, so a syntax error there (`$(echo (a))`)
+ * refuses the whole run (exit 2). REFUSED so; undefined where one is never closed (unsure); else false.
+ */
+function refusedInBody(body: string, depth: number): typeof REFUSED | undefined | false {
+  let refused = false;
+  const substitution = (from: number, to: number) => {
+    if (noBreakInCommandName(body.slice(from, to), depth + 1) === REFUSED) refused = true;
+  };
+  for (let at = 0; at < body.length; ) {
+    const char = body[at]!;
+    if (char === "\\") at += 2;
+    else if (char === "$" || char === "`") {
+      at = skipQuoted(body, at, 0, true, substitution);
+      if (at === -1) return undefined;
+    } else at++;
+  }
+  return refused ? REFUSED : false;
+}
+
 /** What commandNameNoBreakSpace counts of the compound commands open: see `open` there. */
 interface OpenCompounds {
   conditions: number;
@@ -456,10 +486,10 @@ function readWord(run: string, start: number, depth: number): { start: number; e
   let noBreak: number | undefined;
   /** The first no-break space in a command's name in a `$(...)` of the word, outside single quotes. */
   let substituted: number | undefined;
-  const substitution = (from: number, to: number) => {
+  const substitution = (from: number, to: number, backquoted = false) => {
     const inside = noBreakInCommandName(run.slice(from, to), depth + 1);
     if (inside === REFUSED) refused = true;
-    else if (inside !== undefined) substituted ??= from + inside;
+    else if (inside !== undefined && !backquoted) substituted ??= from + inside;
   };
   /** A `$(...)` of the word sh refuses as a syntax error, and the whole run with it. */
   let refused = false;
@@ -487,7 +517,7 @@ function readWord(run: string, start: number, depth: number): { start: number; e
  * command, passed over whole (nested ones too); one character otherwise. -1 where one is never
  * closed, or nested deeper than MAX_SHELL_NESTING.
  */
-function skipQuoted(run: string, index: number, depth: number, inDouble: boolean, substitution?: (from: number, to: number) => void): number {
+function skipQuoted(run: string, index: number, depth: number, inDouble: boolean, substitution?: (from: number, to: number, backquoted?: boolean) => void): number {
   if (depth > MAX_SHELL_NESTING) return -1;
   const char = run[index]!;
   if (char === "'" && !inDouble) {
@@ -497,7 +527,11 @@ function skipQuoted(run: string, index: number, depth: number, inDouble: boolean
   if (char === "`") {
     for (let at = index + 1; at < run.length; at++) {
       if (run[at] === "\\") at++;
-      else if (run[at] === "`") return at + 1;
+      else if (run[at] === "`") {
+        // A backquoted command with no `\` (whose escapes would change it): told to `substitution` as a `$(...)` is, for a syntax error in it only.
+        if (substitution !== undefined && !run.slice(index + 1, at).includes("\\")) substitution(index + 1, at, true);
+        return at + 1;
+      }
     }
     return -1;
   }

@@ -488,6 +488,19 @@ describe("parseWorkflow on a valid file", () => {
     expect(sh(delimiter)).toEqual({ status: 2, notFound: false });
   });
 
+  it("gives no no-break-space note after a syntax error in a $(...) or backquoted command of a here-document's body, its delimiter unquoted, or of a word in backquotes: dash refuses the whole run (exit 2)", () => {
+    // Before, each was noted as a command not found (exit 127): the body was passed over as text, backquotes not read.
+    for (const run of ["cat <<EOF\n$(echo (a))\nEOF\nnpm\u00a0test", "cat <<EOF\n`echo (a)`\nEOF\nnpm\u00a0test", "cat <<-EOF\n\t\"$(ls >)\n\tEOF\nnpm\u00a0test", "cat <<A; cat <<B\n'$(echo (a))\nA\nok\nB\nnpm\u00a0test", "echo `echo (a)`; npm\u00a0test"]) {
+      expect(notesOf(run), run).toEqual([]);
+      expect(sh(run), run).toEqual({ status: 2, notFound: false });
+    }
+    // Its delimiter quoted, or the `$` escaped, the body is text; a $(...) there that parses, or arithmetic, is no error: still noted.
+    for (const run of ["cat <<'EOF'\n$(echo (a))\nEOF\nnpm\u00a0test", "cat <<E\\OF\n$(echo (a))\nEOF\nnpm\u00a0test", "cat <<EOF\n\\$(echo (a))\nEOF\nnpm\u00a0test", "cat <<EOF\n$(echo a) $((1+(2)))\nEOF\nnpm\u00a0test", "echo `echo a`; npm\u00a0test"]) {
+      expect(notesOf(run), run).toHaveLength(1);
+      expect(sh(run), run).toEqual({ status: 127, notFound: true });
+    }
+  });
+
   it("gives no no-break-space note after a then, do, else or elif that follows a ( ), { }, fi or done with no if or loop open for it: sh refuses the whole run (a syntax error, exit 2), and finds no command missing", () => {
     const refused = [
       "(true) then npm\u00a0test",
