@@ -1,5 +1,5 @@
 import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Pair, type Scalar, type YAMLMap, type YAMLSeq } from "yaml";
-import { MAX_ALIAS_EXPANSION, MAX_NESTING_DEPTH } from "./limits.js";
+import { MAX_ALIAS_EXPANSION, MAX_CONCURRENCY, MAX_NESTING_DEPTH, MAX_RETRIES } from "./limits.js";
 import { parseDuration } from "./duration.js";
 import { formatMs } from "../engine/errors.js";
 import type { ProblemList } from "./problem-list.js";
@@ -270,6 +270,14 @@ class PlainBuilder {
       if (role === "env" && key !== undefined) this.#checkEnvValue(isAlias(pair.value) ? this.#anchors.get(pair.value.source) : pair.value, key);
       const duration = (role === "task" || role === "defaults") && (key === "timeout" || key === "delay") ? (role === "task" ? `task ${quote(this.#taskId ?? "")}: \`${key}\`` : `\`defaults.${key}\``) : role === "backoff" && (key === "base" || key === "max") ? `${this.#backoffField}.${key}\`` : undefined;
       if (duration !== undefined) this.#checkDurationNumber(isAlias(pair.value) ? this.#anchors.get(pair.value.source) : pair.value, duration);
+      const integer = depth === 0 && key === "concurrency" ? "`concurrency`" : (role === "task" || role === "defaults") && (key === "retries" || key === "retryOn") ? (role === "task" ? `task ${quote(this.#taskId ?? "")}: \`${key}\`` : `\`defaults.${key}\``) : undefined;
+      if (integer !== undefined) {
+        const value = isAlias(pair.value) ? this.#anchors.get(pair.value.source) : pair.value;
+        // retryOn's exit codes, each.
+        const [min, max] = key === "concurrency" ? [1, MAX_CONCURRENCY] : key === "retries" ? [0, MAX_RETRIES] : [1, 255];
+        const items = isSeq(value) ? value.items : [value];
+        for (const [index, item] of items.entries()) this.#checkIntegerNumber(isAlias(item) ? this.#anchors.get(item.source) : item, isSeq(value) ? `${integer.slice(0, -1)}[${index}]\`` : integer, min, max);
+      }
       const value = this.convert(pair.value, depth + 1, valueRole);
       height = Math.max(height, this.#height);
       if (key === undefined) continue;
@@ -447,12 +455,26 @@ class PlainBuilder {
    * left to the schema, which says so.
    */
   #checkDurationNumber(node: unknown, field: string): void {
-    if (!isScalar(node) || typeof node.value !== "number" || node.source === undefined || PLAIN_SECONDS.test(node.source)) return;
+    // A tag written (`!!float 1e3`) says the number is meant so: read as YAML reads it.
+    if (!isScalar(node) || typeof node.value !== "number" || node.source === undefined || node.tag !== undefined || PLAIN_SECONDS.test(node.source)) return;
     const ms = parseDuration(node.value);
     const seconds = String(node.value);
     if (ms === undefined || ms === 0 || !PLAIN_SECONDS.test(seconds)) return;
     const offset = node.range?.[0] ?? 0;
     this.#problems.atOffset(offset, `${field} is ${node.source}, which YAML reads as the number ${seconds}: a duration's number of seconds is written in digits, with a point if need be; write ${seconds}, or ${formatMs(ms)}`);
+    this.#problems.explained(offset);
+  }
+
+  /**
+   * An integer (concurrency, retries, an exit code of retryOn) written as a number other than in
+   * digits (`0x10`, `1e1`, `2.0`, `+3`): refused as a flag's is (`-j 0x10`), saying the integer it was
+   * read as, not taken silently. Others, and one out of the field's range, the schema refuses itself (`1.5`, `-1`, `0x0` for an exit code).
+   */
+  #checkIntegerNumber(node: unknown, field: string, min: number, max: number): void {
+    if (!isScalar(node) || typeof node.value !== "number" || node.source === undefined || node.tag !== undefined || /^[0-9]+$/.test(node.source)) return;
+    if (!Number.isInteger(node.value) || node.value < min || node.value > max) return;
+    const offset = node.range?.[0] ?? 0;
+    this.#problems.atOffset(offset, `${field} is ${node.source}, which YAML reads as the number ${String(node.value)}: an integer is written in digits; write ${String(node.value)}`);
     this.#problems.explained(offset);
   }
 

@@ -1198,6 +1198,27 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: x, timeout: 5e6 }"))[0]).toContain("got 5000000; longer than the maximum of 30 days");
   });
 
+  it("refuses an integer (concurrency, retries, a retryOn exit code) written as a number other than in digits (0x10, 1e1, 2.0, +3), at each, with the integer it was read as, as -j refuses it", () => {
+    const digits = "an integer is written in digits";
+    // Before, taken silently: 0x10 as 16 tasks at once, 0x4b as exit code 75.
+    const text = yaml("concurrency: 0x10", "defaults: { retries: 2.0 }", "tasks:", "  a: { run: x, retries: 1e1, retryOn: [0x4b, 75, +3] }");
+    expect(problemsOf(text)).toEqual([
+      `1:14: \`concurrency\` is 0x10, which YAML reads as the number 16: ${digits}; write 16`,
+      `2:22: \`defaults.retries\` is 2.0, which YAML reads as the number 2: ${digits}; write 2`,
+      `4:25: task "a": \`retries\` is 1e1, which YAML reads as the number 10: ${digits}; write 10`,
+      `4:40: task "a": \`retryOn[0]\` is 0x4b, which YAML reads as the number 75: ${digits}; write 75`,
+      `4:50: task "a": \`retryOn[2]\` is +3, which YAML reads as the number 3: ${digits}; write 3`,
+    ]);
+    // Out of the field's range, or no integer, the schema says so, as for any number.
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, retries: 1.5, retryOn: [0x0] }"))).toEqual([
+      '2:25: task "a": `retries` must be an integer from 0 to 100, got 1.5',
+      '2:40: task "a": `retryOn[0]` must be an exit code, an integer from 1 to 255, got 0',
+    ]);
+    expect(parse(yaml("concurrency: 16", "tasks:", "  a: { run: x, retries: 10, retryOn: [75] }")).tasks[0]).toMatchObject({ retries: 10, retryOn: [75] });
+    // A tag written says the number is meant so: read as YAML reads it, a duration's too.
+    expect(parse(yaml("tasks:", "  a: { run: x, retries: !!float 2.0, timeout: !!float 1e3 }")).tasks[0]).toMatchObject({ retries: 2, timeoutMs: 1_000_000 });
+  });
+
   it("says the word meant for a priority or type written in other letters or almost so (High, HIGH, hgih, Shell)", () => {
     const priority = "`priority` must be one of: low, normal, high, critical";
     expect(problemsOf(yaml("defaults: { priority: High }", "tasks:", "  a: { run: x, priority: hgih, type: Shell }", "  b: { run: x, priority: urgent }"))).toEqual([
