@@ -41,7 +41,7 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
         // Only where written plain: a quoted value (`dependsOn: "-a"`) is the text meant, no list item missing its space.
         const glued = dependency.index === undefined ? dashesGlued(dependency.id, indexOf, task.id, () => locator.plainSourceOf(dependencyPath(task.id, undefined)) !== undefined) : undefined;
         const several = glued === undefined ? severalIds(dependency.id, indexOf, task.id) : undefined;
-        const match = several === undefined && glued === undefined && suggestions++ < MAX_SUGGESTIONS ? closestMatch(dependency.id, otherIds(indexOf.keys(), task.id)) : undefined;
+        const match = several === undefined && glued === undefined && suggestions++ < MAX_SUGGESTIONS ? closestMatch(dependency.id, otherIds(indexOf.keys(), task.id, task.dependsOn)) : undefined;
         const hint = glued !== undefined ? `; a list item needs a space after its -: write ${glued.map((id) => `- ${id}`).join(", ")} on ${glued.length === 1 ? "a line" : "lines"} of ${glued.length === 1 ? "its" : "their"} own below dependsOn, or dependsOn: [${glued.join(", ")}]` : several !== undefined ? `; to depend on several tasks, list them: dependsOn: [${several.join(", ")}]` : match === undefined ? "" : `; did you mean ${quote(match)}?`;
         // An id no task can have ("../x", "a/b") is not a task left out: say what is wrong with it.
         const what = several === undefined && !isTaskId(dependency.id) ? `is not a valid task id: ${TASK_ID_EXPECTED}` : "is not defined";
@@ -110,7 +110,8 @@ function dependencyPath(id: string, index: number | undefined): Array<string | n
   return index === undefined ? ["tasks", id, "dependsOn"] : ["tasks", id, "dependsOn", index];
 }
 
-/** `ids` but `self`. */
-function* otherIds(ids: Iterable<string>, self: string): Generator<string> {
-  for (const id of ids) if (id !== self) yield id;
+/** `ids` but `self` and those its dependsOn lists already: a task never depends on itself, and one listed twice counts once. */
+function* otherIds(ids: Iterable<string>, self: string, listed: readonly { id: string }[]): Generator<string> {
+  const taken = new Set(listed.map((dependency) => dependency.id));
+  for (const id of ids) if (id !== self && !taken.has(id)) yield id;
 }

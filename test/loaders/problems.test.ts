@@ -835,6 +835,11 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       '2:29: task "a2" depends on "a2x", which is not defined',
       '3:34: task "deploy1" depends on "deploy9", which is not defined; did you mean "deploy2"?',
     ]);
+    // Nor one it lists already: before, `[lint, lnit]` was told "did you mean "lint"?", which it would then list twice.
+    expect(problemsOf(yaml("tasks:", "  lint: { run: x }", "  list: { run: x }", "  test: { run: x, dependsOn: [lint, lnit] }", "  doc: { run: x, dependsOn: [lint, lnt] }"))).toEqual([
+      '4:37: task "test" depends on "lnit", which is not defined; did you mean "list"?',
+      '5:36: task "doc" depends on "lnt", which is not defined',
+    ]);
   });
 
   it("says to write a list for a dependsOn string that names several defined tasks (\"lint, test\", lint test)", () => {
@@ -916,13 +921,13 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     const block = yaml("tasks:", "  a:", "    run: echo n", "  z:", "    run: echo z", "    dependsOn:", "      - a", "      -", "      - c", "      - ~");
     expect(problemsOf(block)).toEqual([
       `8:8: task "z": \`dependsOn[1]\` must be a task id, got nothing (null)${nullHint}`,
-      '9:9: task "z" depends on "c", which is not defined; did you mean "a"?',
+      '9:9: task "z" depends on "c", which is not defined',
       `10:9: task "z": \`dependsOn[3]\` must be a task id, got nothing (null)${nullHint}`,
     ]);
     const flow = yaml("tasks:", "  a: { run: x }", "  z: { run: x, dependsOn: [a, ~, c, null, [c], { a: 1 }, ''] }", "  y: { run: x, dependsOn: [null] }");
     expect(problemsOf(flow)).toEqual([
       `3:31: task "z": \`dependsOn[1]\` must be a task id, got nothing (null)${nullHint}`,
-      '3:34: task "z" depends on "c", which is not defined; did you mean "a"?',
+      '3:34: task "z" depends on "c", which is not defined; did you mean "y"?',
       `3:37: task "z": \`dependsOn[3]\` must be a task id, got nothing (null)${nullHint}`,
       '3:43: task "z": `dependsOn[4]` must be a task id, got a list; a list inside the list (`- - c` has a dash too many): list the ids themselves (dependsOn: [c])',
       '3:48: task "z": `dependsOn[5]` must be a task id, got a mapping',
