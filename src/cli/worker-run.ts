@@ -26,7 +26,7 @@ import { DEFAULT_LEASE_MS } from "../store/postgres/worker-types.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
-import { eachLineText, hasControlBytes, terminalSafe } from "./render/control-bytes.js";
+import { eachLineText, hasControlBytes, rewrittenState, terminalSafe } from "./render/control-bytes.js";
 import { clock } from "./render/describe.js";
 import { leftoversGraceMs, leftoversNote, signalOf } from "./leftovers-stop.js";
 import { pidOneNote } from "./pid-one.js";
@@ -142,6 +142,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       line: (taskId, stream, text, attempt) =>
         options.json ? print({ event: "output", runId, id: taskId, attempt, stream, text }, "") : out.write(`${runId}/${taskId} | ${terminal ? terminalSafe(text) : text}\n`),
       whenDrained: () => out.whenDrained(),
+      // On a terminal, a long line a carriage return rewrites shows as the terminal would (see OutputSink.lineState).
+      ...(terminal ? { lineState: (text: string) => rewrittenState(text) } : {}),
       // An error or note may quote the workflow (a cwd's folder): through oneLine, as a local run's plain lines.
       // One about a task (what it left running) names it, as the worker's other records of a task do: in JSON by
       // its fields, in a plain line by `run/task`, as its ok and FAILED lines (a worker serves many runs, whose

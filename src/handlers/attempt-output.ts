@@ -57,6 +57,8 @@ export interface AttemptOutputOptions {
   onLines?: (stream: StreamName, bytes: Buffer, count: number, ends: Int32Array) => void;
   /** With onLines: every line goes there, as the task wrote it (see LineSplitter's `asWritten`). */
   linesAsWritten?: boolean;
+  /** What a terminal shows of a long line's rewritten beginning (see OutputSink.lineState). */
+  lineState?: (text: string) => string;
   /** Called once, on the first log write failure. */
   onLogError: (error: Error) => void;
   /** Backpressure from the display (see OutputSink.whenDrained). */
@@ -84,6 +86,7 @@ export class AttemptOutput {
   readonly #onLine: AttemptOutputOptions["onLine"];
   readonly #onLines: AttemptOutputOptions["onLines"];
   readonly #linesAsWritten: boolean;
+  readonly #lineState: AttemptOutputOptions["lineState"];
   readonly #sources: Readable[] = [];
   /** One per stream name: a pipe read by readNow and then by a stream keeps its open line. */
   readonly #splitters = new Map<StreamName, LineSplitter>();
@@ -118,6 +121,7 @@ export class AttemptOutput {
     this.#onLine = options.onLine;
     this.#onLines = options.onLines;
     this.#linesAsWritten = options.linesAsWritten === true;
+    this.#lineState = options.lineState;
     this.#whenDisplayDrained = options.whenDisplayDrained;
     this.#lateLog = options.lateLog;
     this.#onLate = options.onLate;
@@ -409,7 +413,7 @@ export class AttemptOutput {
     if (splitter === undefined) {
       const onLines = this.#onLines;
       const onBlock: BlockHandler | undefined = onLines === undefined ? undefined : (bytes, count, ends) => onLines(stream, bytes, count, ends);
-      splitter = new LineSplitter((text) => this.#onLine(stream, text), onBlock, { asWritten: this.#linesAsWritten });
+      splitter = new LineSplitter((text) => this.#onLine(stream, text), onBlock, { asWritten: this.#linesAsWritten, ...(this.#lineState === undefined ? {} : { lineState: this.#lineState }) });
       this.#splitters.set(stream, splitter);
     }
     return splitter;

@@ -10,6 +10,11 @@ const EMPTY_ENDS = new Int32Array(0);
  */
 const ENDING_ROOM = 64;
 /**
+ * The most bytes kept of what a terminal shows of a line's rewritten beginning (see LineSplitter's `lineState`): past
+ * that (a line of thousands of columns, each in colours of its own), only its part from its last "\r" is kept.
+ */
+const STATE_LIMIT = 2 * DISPLAY_LIMIT;
+/**
  * Line ends (see BlockHandler) are valid only during a block handler's call, so one array
  * serves every splitter, lent for the length of a push() and grown as needed: a task that
  * prints made an Int32Array of its own (~10 µs, between its exit and the next task's start).
@@ -33,7 +38,8 @@ export type BlockHandler = (bytes: Buffer, count: number, ends: Int32Array) => v
  * Splits a byte stream into display lines. Memory stays bounded whatever the input:
  * of a line still open, only its first DISPLAY_LIMIT bytes are kept, plus its length; of
  * one longer than that which a carriage return rewrote (a progress bar), its last state
- * from its "\r" on (what a terminal shows of it, but for what that last state does not cover: see terminalSafe).
+ * from its "\r" on, after what `lineState` gives of what came before it (a terminal's view of it: what that last state
+ * does not cover shows through, and a colour set before it holds; see rewrittenState), or alone without `lineState`.
  *
  * With a block handler, the common case (short lines that end in "\n") is passed on as
  * byte ranges of the chunk, one call per chunk, instead of a string per line: a task
@@ -64,10 +70,15 @@ export class LineSplitter {
   /** The end of a line handed on alone (asWritten): a splitter's own, as flush() borrows no #ends. */
   #oneEnd: Int32Array | undefined;
 
-  constructor(onLine: (text: string) => void, onBlock?: BlockHandler, options: { asWritten?: boolean } = {}) {
+  /** Text the open line's kept bytes follow: what lineState gave of its beginning, rewritten past the bound ("" for none). */
+  #state = "";
+  readonly #lineState: ((text: string) => string) | undefined;
+
+  constructor(onLine: (text: string) => void, onBlock?: BlockHandler, options: { asWritten?: boolean; lineState?: (text: string) => string } = {}) {
     this.#onLine = onLine;
     this.#onBlock = onBlock;
     this.#asWritten = onBlock !== undefined && options.asWritten === true;
+    this.#lineState = this.#asWritten ? undefined : options.lineState;
   }
 
   push(chunk: Buffer): void {
@@ -107,7 +118,7 @@ export class LineSplitter {
           blockLines = 0;
         }
         if (asWritten) this.#emitLongLine(chunk, start, newline);
-        else this.#onLine(displayLine(chunk, start, newline));
+        else this.#onLine(displayLine(chunk, start, newline, this.#lineState));
       }
       start = newline + 1;
     }
@@ -188,7 +199,9 @@ export class LineSplitter {
     // last state is worth showing, kept from its "\r" on. A "\r" counts once a byte other than
     // "\r" follows it: one that ends a chunk may start a "\r\n", and one with nothing after it
     // ("\r\r\n") rewrites nothing.
-    if (this.#totalBytes + end - start > DISPLAY_LIMIT) {
+    if (this.#lineState !== undefined) {
+      if (this.#prefixBytes + end - start > DISPLAY_LIMIT) start = this.#keepState(chunk, start, end);
+    } else if (this.#totalBytes + end - start > DISPLAY_LIMIT) {
       const rewrite = lastRewrite(chunk, start, end);
       if (rewrite >= start) {
         this.#totalBytes += rewrite - start;
@@ -210,13 +223,52 @@ export class LineSplitter {
     this.#prefixBytes += chunk.copy(this.#lineBuffer(), this.#prefixBytes, start, Math.min(end, start + room));
   }
 
+  /**
+   * The open line's kept bytes would outgrow the bound (with lineState): what comes before its last "\r" that a byte other
+   * than "\r" follows, in this chunk or in the kept bytes, becomes the state (see lineState), and the kept bytes start at
+   * that "\r". Returns where in chunk[start, end) the bytes to keep go on from.
+   */
+  #keepState(chunk: Buffer, start: number, end: number): number {
+    const buffer = this.#lineBuffer();
+    const rewrite = lastRewrite(chunk, start, end);
+    const whole = this.#lineBytes === this.#prefixBytes;
+    if (rewrite >= start) {
+      // Bytes past the kept ones were dropped (a stretch of over DISPLAY_LIMIT bytes without a "\r"): of those, only the kept ones, to a whole character and sequence.
+      const before = whole ? chunk.toString("utf8", start, rewrite) : "";
+      this.#setState(`${this.#state}${buffer.toString("utf8", 0, whole ? this.#prefixBytes : wholeEnd(buffer, this.#prefixBytes))}${before}`);
+      this.#prefixBytes = this.#lineBytes = 0;
+      return rewrite;
+    }
+    if (this.#lastByte === CARRIAGE_RETURN && chunk[start] !== CARRIAGE_RETURN && !whole) {
+      // The "\r" that ended the last chunk was past the kept bytes: the state of those, then that "\r".
+      this.#setState(`${this.#state}${buffer.toString("utf8", 0, wholeEnd(buffer, this.#prefixBytes))}`);
+      buffer[0] = CARRIAGE_RETURN;
+      this.#prefixBytes = this.#lineBytes = 1;
+      return start;
+    }
+    const at = this.#lastByte === CARRIAGE_RETURN && chunk[start] !== CARRIAGE_RETURN ? this.#prefixBytes - 1 : lastRewrite(buffer, 0, this.#prefixBytes);
+    if (at <= 0) return start;
+    this.#setState(`${this.#state}${buffer.toString("utf8", 0, at)}`);
+    buffer.copy(buffer, 0, at, this.#prefixBytes);
+    this.#prefixBytes -= at;
+    this.#lineBytes -= at;
+    return start;
+  }
+
+  /** The state of `text` (see lineState), or none when it is too long to keep: the line then shows from its last "\r". */
+  #setState(text: string): void {
+    const state = (this.#lineState as (text: string) => string)(text);
+    this.#state = state.length <= STATE_LIMIT && Buffer.byteLength(state) <= STATE_LIMIT ? state : "";
+  }
+
   #emitOpenLine(): void {
     const length = this.#lastByte === CARRIAGE_RETURN ? this.#lineBytes - 1 : this.#lineBytes;
     if (this.#asWritten) this.#emitOpenBytes(length);
     else {
       const prefix = this.#prefix ?? Buffer.alloc(0);
-      this.#onLine(length <= DISPLAY_LIMIT ? prefix.toString("utf8", 0, length) : truncated(prefix, DISPLAY_LIMIT, length));
+      this.#onLine(`${this.#state}${length <= DISPLAY_LIMIT ? prefix.toString("utf8", 0, length) : truncated(prefix, DISPLAY_LIMIT, length)}`);
     }
+    this.#state = "";
     this.#prefixBytes = 0;
     this.#lineBytes = 0;
     this.#totalBytes = 0;
@@ -234,20 +286,45 @@ function lastRewrite(chunk: Buffer, start: number, end: number): number {
   return last - start >= 2 ? chunk.lastIndexOf(CARRIAGE_RETURN, last - 2) : -1;
 }
 
-/** The display text of chunk[start, newline): "\r\n" handled, long lines cut (one that "\r" rewrote, to its last state). */
-function displayLine(chunk: Buffer, start: number, newline: number): string {
+/**
+ * The display text of chunk[start, newline): "\r\n" handled, long lines cut (one that "\r" rewrote, to its last state,
+ * after what `lineState` gives of what came before it, if it is not too long to keep).
+ */
+function displayLine(chunk: Buffer, start: number, newline: number, lineState?: (text: string) => string): string {
   const end = newline > start && chunk[newline - 1] === CARRIAGE_RETURN ? newline - 1 : newline;
+  let state = "";
   if (end - start > DISPLAY_LIMIT) {
     const rewrite = lastRewrite(chunk, start, end);
-    if (rewrite > start) start = rewrite;
+    if (rewrite > start) {
+      if (lineState !== undefined) {
+        state = lineState(chunk.toString("utf8", start, rewrite));
+        if (state.length > STATE_LIMIT || Buffer.byteLength(state) > STATE_LIMIT) state = "";
+      }
+      start = rewrite;
+    }
   }
   const length = end - start;
-  if (length <= DISPLAY_LIMIT) return chunk.toString("utf8", start, end);
-  return truncated(chunk.subarray(start, start + DISPLAY_LIMIT), DISPLAY_LIMIT, length);
+  if (length <= DISPLAY_LIMIT) return `${state}${chunk.toString("utf8", start, end)}`;
+  return `${state}${truncated(chunk.subarray(start, start + DISPLAY_LIMIT), DISPLAY_LIMIT, length)}`;
 }
 
 function truncated(bytes: Buffer, shown: number, length: number): string {
   return `${bytes.toString("utf8", 0, utf8Boundary(bytes, shown))}… (${length} bytes)`;
+}
+
+/** The largest end <= `end` that splits neither a UTF-8 character nor an escape sequence (ESC [, its parameters, a final byte). */
+function wholeEnd(bytes: Buffer, end: number): number {
+  end = utf8Boundary(bytes, end);
+  const escape = bytes.lastIndexOf(0x1b, end - 1);
+  if (escape === -1) return end;
+  if (escape === end - 1) return escape;
+  if (bytes[escape + 1] !== 0x5b) return end;
+  for (let index = escape + 2; index < end; index++) {
+    const byte = bytes[index] as number;
+    if (byte >= 0x40 && byte <= 0x7e) return end;
+    if (byte < 0x20 || byte > 0x3f) return end;
+  }
+  return escape;
 }
 
 /** The largest end <= `end` that does not split a UTF-8 character. */

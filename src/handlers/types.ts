@@ -56,6 +56,13 @@ export interface OutputSink {
    */
   readonly asWritten?: boolean;
   /**
+   * Optional, for a sink that shows lines as a terminal would (see rewrittenState): what a terminal shows of `text`, the
+   * beginning of a line up to a carriage return, as text that ends in the same state. Of a line that carriage returns
+   * rewrite past 4096 bytes (a progress bar that never writes a newline), what comes before its last state is kept as
+   * this, not dropped: what the last state does not cover shows through, and a colour set before it holds.
+   */
+  lineState?(text: string): string;
+  /**
    * Optional backpressure: undefined while the sink keeps up, else a promise of the moment
    * it has caught up. Meanwhile the task's pipes are paused, as for a slow log file.
    */

@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createColors } from "../../src/cli/render/colors.js";
 import { clockWithDate } from "../../src/cli/render/describe.js";
 import { formatDuration } from "../../src/handlers/format-duration.js";
-import { eachLineText, expandTabsInBlock, hasControlBytes, terminalSafe } from "../../src/cli/render/control-bytes.js";
+import { eachLineText, expandTabsInBlock, hasControlBytes, rewrittenState, terminalSafe } from "../../src/cli/render/control-bytes.js";
+import { DISPLAY_LIMIT, LineSplitter } from "../../src/handlers/line-splitter.js";
 import stringWidth from "string-width";
 import textWidth from "../../src/cli/render/text-width.js";
 import { fitWidth, terminalRows } from "../../src/cli/render/tty.js";
@@ -193,6 +194,38 @@ describe("task output above the board", () => {
     for (const line of lines) expect([line, await shownOn(terminalSafe(line))]).toEqual([line, await shownOn(line)]);
   });
 
+  it("shows a line carriage returns rewrote past 4,096 bytes as a terminal does, however it comes in chunks: what its last state does not cover, and a colour set before it", async () => {
+    const states = (count: number, text: (index: number) => string): string => Array.from({ length: count }, (_, index) => `\r${text(index)}`).join("");
+    const lines = [
+      // The last state shorter than those before it; the colour set once, at the start.
+      `\x1b[32mfetching the packages${states(600, (index) => `fetched ${index + 1}/600`)}\rdone`,
+      `\x1b[1;33m${states(2000, (index) => `${"#".repeat(index % 30)}${index}`)}\r\x1b[4mok\x1b[24m`,
+      // Columns each in colours of their own, then rewritten: the kept columns show through in them.
+      `\x1b[36m${"=".repeat(30)}${`${"\x1b[35m\x1b[36m".repeat(6)}.`.repeat(9)}\rX${states(500, (index) => `\x1b[${index % 8}m${index}`)}`,
+      // Moves and erases, wide characters, a colour set between the states.
+      `${states(500, (index) => `日本 ${index}\x1b[3G\x1b[${31 + (index % 7)}m!`)}\r\x1b[C\x1b[K`,
+    ];
+    for (const line of lines) {
+      expect(Buffer.byteLength(line)).toBeGreaterThan(DISPLAY_LIMIT);
+      const expected = await shownOn(line);
+      for (const size of [line.length, 4096, 997, 64, 7, 1]) {
+        const chunks = line.match(new RegExp(`[\\s\\S]{1,${size}}`, "g")) ?? [];
+        const shown = splitShown(chunks.map((chunk, index) => (index === chunks.length - 1 ? `${chunk}\n` : chunk)));
+        expect([size, shown.length]).toEqual([size, 1]);
+        expect([size, await shownOn(shown[0] as string)]).toEqual([size, expected]);
+      }
+    }
+  });
+
+  it("keeps what it holds of a line that carriage returns rewrite and that never ends bounded, whatever it writes", () => {
+    let held = 0;
+    const splitter = new LineSplitter(() => undefined, undefined, { lineState: (text) => ((held = Math.max(held, text.length)), rewrittenState(text, textWidth)) });
+    // A bar in colours that change at each column, written over and over for 8 MB, with no newline.
+    const bar = Array.from({ length: 200 }, (_, index) => `\x1b[38;5;${index}m█`).join("");
+    for (let round = 0; round < 400; round++) splitter.push(Buffer.from(`\r${bar} ${round}`.repeat(10)));
+    expect(held).toBeLessThan(4 * bar.length * 10);
+  });
+
   it("works out a long progress line in text outside ASCII without taking its characters' clusters apart one by one", () => {
     // CJK text rewritten 300 times by carriage returns, then an emoji with its skin tone over its first two columns.
     const line = `${"日本語テキスト█\r".repeat(300)}\u{1f44d}\u{1f3fb}`;
@@ -334,6 +367,15 @@ describe("colours", () => {
     expect((await createColors({ color: true, isTTY: true })).level).toBeGreaterThan(0);
   });
 });
+
+/** The lines a LineSplitter makes of `chunks` with the board's lineState, each through terminalSafe as the board shows it. */
+function splitShown(chunks: string[]): string[] {
+  const lines: string[] = [];
+  const splitter = new LineSplitter((text) => lines.push(terminalSafe(text, textWidth)), undefined, { lineState: (text) => rewrittenState(text, textWidth) });
+  for (const chunk of chunks) splitter.push(Buffer.from(chunk));
+  splitter.flush();
+  return lines;
+}
 
 /** Row 0 of a terminal 40 columns wide after `text` is written on it: each column's character and colours, the blank ones at its end left out. */
 async function shownOn(text: string): Promise<string[]> {

@@ -145,7 +145,7 @@ const JOINS = /[\p{M}\p{Cf}\u1160-\u11ff\ud7b0-\ud7ff\u{10000}-\u{10ffff}]/u;
  * written in, as the terminal's do, whatever the cursor did after: "\x1b[32mok\rOK" shows a green "OK". Characters as
  * a terminal places them (an emoji with its joiners and skin tone, a letter with its accents), measured by `columns`.
  */
-function rewrite(line: string, columns: (text: string) => number): string {
+function rewrite(line: string, columns: (text: string) => number, keepState = false): string {
   /** A column each: its character; "" for the columns after the first of a wide one. */
   const cells: string[] = [];
   /** The colours each column was written in, as the code that sets them ("": none). */
@@ -249,7 +249,23 @@ function rewrite(line: string, columns: (text: string) => number): string {
     }
     shown += cells[index] as string;
   }
-  return current === "" ? shown : `${shown}\x1b[0m`;
+  if (current !== "") shown += "\x1b[0m";
+  // The state to go on from (see rewrittenState): the cursor where it is, the pen as it is.
+  if (keepState) shown += `${cursor === cells.length ? "" : `\x1b[${cursor + 1}G`}${pen.code}`;
+  return shown;
+}
+
+/**
+ * What a terminal shows of `text` (a line's beginning, up to a carriage return) as text that ends in the same state: the
+ * characters in their colours, then the cursor moved back to where it is and the colours to write with set again, so that
+ * `terminalSafe(rewrittenState(text) + rest)` is `terminalSafe(text + rest)`. The line splitter keeps this of a line that
+ * carriage returns rewrite past its bound (a progress bar that never writes a newline), not only its part from its last
+ * "\r": what that part does not cover shows through, and a colour set before it stays set. Usually far shorter than
+ * `text`: a column each, whatever was written over it.
+ */
+export function rewrittenState(text: string, columns: (text: string) => number = codePoints): string {
+  if (!CONTROL.test(text)) return text;
+  return rewrite(text.replace(CONTROLS, "$1"), columns, true);
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Queue } from "../../engine/index.js";
 import { escapeControls } from "../../escape-controls.js";
 import { oneLine } from "../one-line.js";
 import { BufferedWriter } from "../output.js";
-import { eachLineText, expandTabsInBlock, hasControlBytes, terminalSafe } from "./control-bytes.js";
+import { eachLineText, expandTabsInBlock, hasControlBytes, rewrittenState, terminalSafe } from "./control-bytes.js";
 import { formatDuration } from "../../handlers/format-duration.js";
 import { clock, clockWithDate, describeError } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
@@ -83,6 +83,11 @@ export class PlainRenderer implements Renderer {
 
   whenDrained(): Promise<void> | undefined {
     return this.#out.whenDrained();
+  }
+
+  /** Used on a terminal only: elsewhere every line goes as written (see OutputSink.lineState). */
+  lineState(text: string): string {
+    return rewrittenState(text);
   }
 
   note(text: string): void {

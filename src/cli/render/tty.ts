@@ -3,7 +3,7 @@ import type { ChalkInstance } from "chalk";
 import type { Ora } from "ora";
 import type { Queue } from "../../engine/index.js";
 import { BufferedWriter, whenStreamDrained } from "../output.js";
-import { eachLineText, expandTabsInBlock, hasControlBytes, terminalSafe, widthOf } from "./control-bytes.js";
+import { eachLineText, expandTabsInBlock, hasControlBytes, rewrittenState, terminalSafe, widthOf } from "./control-bytes.js";
 import { formatDuration } from "../../handlers/format-duration.js";
 import { clock, clockWithDate, describeError } from "./describe.js";
 import { oneLine } from "../one-line.js";
@@ -176,6 +176,10 @@ export class TtyRenderer implements Renderer {
 
   whenDrained(): Promise<void> | undefined {
     return whenStreamDrained(this.#stream);
+  }
+
+  lineState(text: string): string {
+    return rewrittenState(text, textWidth);
   }
 
   note(text: string): void {

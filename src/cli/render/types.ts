@@ -137,6 +137,8 @@ export interface Renderer {
   lines?(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array, attempt?: number): void;
   /** Every line comes to `lines`, as the task wrote it (see OutputSink.asWritten). */
   readonly asWritten?: boolean;
+  /** What a terminal shows of the beginning of a line a carriage return rewrites (see OutputSink.lineState). */
+  lineState?(text: string): string;
   /** Optional backpressure from a slow reader of the output (see OutputSink.whenDrained). */
   whenDrained?(): Promise<void> | undefined;
   /** A message from taskq itself (a note, a signal received); `taskId` where it concerns one task. */
