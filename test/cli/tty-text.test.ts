@@ -194,6 +194,22 @@ describe("task output above the board", () => {
     for (const line of lines) expect([line, await shownOn(terminalSafe(line))]).toEqual([line, await shownOn(line)]);
   });
 
+  it("erases in the background colour set, to the row's end, as terminals do (background colour erase)", async () => {
+    // A bar on a red background whose last state is shorter; a status line cleared in blue, then written on.
+    expect(await shownOn(terminalSafe("\x1b[41m[#####     ] 50%\r\x1b[Kdone"))).toHaveLength(40);
+    const lines = [
+      "\x1b[41m[#####     ] 50%\r\x1b[Kdone",
+      "\x1b[44m\x1b[2K\x1b[37mstatus: ok\x1b[0m",
+      "abcdef\x1b[3G\x1b[41;32;7m\x1b[K",
+      "abcdef\x1b[3G\x1b[42m\x1b[1K",
+      "ab\x1b[48;5;208m\x1b[5C\x1b[K\x1b[0m\x1b[3Cx",
+      "ab\x1b[45m\x1b[K\x1b[0m\tx",
+      "名前\x1b[3D\x1b[41m\x1b[K",
+      "\x1b[41m\x1b[K\x1b[49m\x1b[2Kplain",
+    ];
+    for (const line of lines) expect([line, await shownOn(terminalSafe(line))]).toEqual([line, await shownOn(line)]);
+  });
+
   it("shows a line carriage returns rewrote past 4,096 bytes as a terminal does, however it comes in chunks: what its last state does not cover, and a colour set before it", async () => {
     const states = (count: number, text: (index: number) => string): string => Array.from({ length: count }, (_, index) => `\r${text(index)}`).join("");
     const lines = [

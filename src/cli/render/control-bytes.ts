@@ -154,13 +154,18 @@ function rewrite(line: string, columns: (text: string) => number, keepState = fa
   let lead = "";
   const pen = new Pen();
   let cursor = 0;
+  /**
+   * The colours the columns past the last have, as an erase left them: a terminal erases with the background colour set
+   * (xterm.js, VTE, xterm: "background colour erase"), to the row's end, so "\x1b[41m\x1b[K" paints the rest of the row red.
+   */
+  let fill = "";
   /** The columns of each character outside ASCII, measured once: most lines repeat a few (a spinner's, a bar's). */
   const widths = new Map<string, number>();
   /** Columns up to `at` exist, the new ones blank. */
   const reach = (at: number): void => {
     while (cells.length < at) {
       cells.push(" ");
-      pens.push("");
+      pens.push(fill);
     }
   };
   /**
@@ -222,16 +227,21 @@ function rewrite(line: string, columns: (text: string) => number, keepState = fa
       }
       const count = Number.parseInt(piece.slice(2, -1), 10);
       if (final === "K") {
+        // An erased column has the background colour set, and nothing else of the pen (xterm.js: an inverse erase shows nothing).
+        const erased = pen.background === "" ? "" : `\x1b[${pen.background}m`;
         if (Number.isNaN(count) || count === 0) {
-          split(cursor, "");
+          split(cursor, erased);
+          if (erased !== "" || fill !== "") reach(cursor);
           if (cursor < cells.length) cells.length = pens.length = cursor;
+          fill = erased;
         } else if (count === 1) {
-          split(cursor + 1, "");
+          split(cursor + 1, erased);
           reach(cursor + 1);
           cells.fill(" ", 0, cursor + 1);
-          pens.fill("", 0, cursor + 1);
+          pens.fill(erased, 0, cursor + 1);
         } else if (count === 2) {
           cells.length = pens.length = 0;
+          fill = erased;
         }
       } else {
         const by = Number.isNaN(count) || count === 0 ? 1 : count;
@@ -249,6 +259,8 @@ function rewrite(line: string, columns: (text: string) => number, keepState = fa
     }
     shown += cells[index] as string;
   }
+  // Erased to the row's end in a background colour: the same erase, in it, where the line ends.
+  if (fill !== "") shown += `${current === "" ? "" : "\x1b[0m"}${(current = fill)}\x1b[K`;
   if (current !== "") shown += "\x1b[0m";
   // The state to go on from (see rewrittenState): the cursor where it is, the pen as it is.
   if (keepState) shown += `${cursor === cells.length ? "" : `\x1b[${cursor + 1}G`}${pen.code}`;
