@@ -194,6 +194,22 @@ describe("task output above the board", () => {
     for (const line of lines) expect([line, await shownOn(terminalSafe(line))]).toEqual([line, await shownOn(line)]);
   });
 
+  it("keeps a mark written at a rewritten line's first column in that column, as xterm.js does, not on the task's prefix; and the rarer attributes a colour code sets", async () => {
+    // "e" then, over it, an accent alone: a column of its own (over a space), what it was written over gone.
+    for (const [line, marks] of [["ab\r\u0301x", 1], ["\u0301x\rY", 0], ["e\r\u0301", 1], ["\x1b[32m\u0301ok\r!", 0]] as const) {
+      const shown = await shownOn(terminalSafe(line, textWidth));
+      // xterm.js's cell of a mark alone is of no width, which shownOn leaves out: so is ours, a space and the mark.
+      expect([line, shown.filter((cell) => !/^ \p{M}/u.test(cell))]).toEqual([line, await shownOn(line)]);
+      expect(shown.filter((cell) => /^ \p{M}/u.test(cell))).toHaveLength(marks);
+      expect(terminalSafe(line, textWidth).startsWith("\u0301")).toBe(false);
+    }
+    // Superscript, framed, a font, Fraktur: kept over a rewrite, as on a line none rewrote, each ended by its own reset.
+    expect(terminalSafe("\x1b[73m2\rx")).toBe("\x1b[73mx\x1b[0m");
+    expect(terminalSafe("\x1b[73m2\x1b[75m\rx")).toBe("x");
+    expect(terminalSafe("\x1b[51;12;20mframed\x1b[54m!\rF")).toBe("\x1b[12;20mF\x1b[0m\x1b[12;20;51mramed\x1b[0m\x1b[12;20m!\x1b[0m");
+    expect(terminalSafe("!\r\x1b[3;20mx\x1b[23my\x1b[64;26mz\x1b[65;50m.")).toBe("\x1b[3;20mx\x1b[0my\x1b[26;64mz\x1b[0m.");
+  });
+
   it("erases in the background colour set, to the row's end, as terminals do (background colour erase)", async () => {
     // A bar on a red background whose last state is shorter; a status line cleared in blue, then written on.
     expect(await shownOn(terminalSafe("\x1b[41m[#####     ] 50%\r\x1b[Kdone"))).toHaveLength(40);

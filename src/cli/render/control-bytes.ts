@@ -150,8 +150,6 @@ function rewrite(line: string, columns: (text: string) => number, keepState = fa
   const cells: string[] = [];
   /** The colours each column was written in, as the code that sets them ("": none). */
   const pens: string[] = [];
-  /** Zero-width characters written before any column (a mark with nothing to join). */
-  let lead = "";
   const pen = new Pen();
   let cursor = 0;
   /**
@@ -179,16 +177,22 @@ function rewrite(line: string, columns: (text: string) => number, keepState = fa
     while (first > 0 && cells[first] === "") first--;
     for (let index = first; index === first || cells[index] === ""; index++) [cells[index], pens[index]] = [" ", code];
   };
-  const write = (character: string): void => {
+  const write = (written: string): void => {
+    let character = written;
     let width = character.length === 1 && character.charCodeAt(0) < 0x80 ? 1 : widths.get(character);
     if (width === undefined) widths.set(character, (width = columns(character)));
     if (width === 0) {
       // A mark with nothing before it on its piece of the line (an accent after a colour code): with the character before the cursor.
       let at = cursor - 1;
       while (at > 0 && cells[at] === "") at--;
-      if (at < 0) lead += character;
-      else if (at < cells.length) cells[at] = `${cells[at] as string}${character}`;
-      return;
+      if (at >= 0) {
+        if (at < cells.length) cells[at] = `${cells[at] as string}${character}`;
+        return;
+      }
+      // At the line's first column (after a "\r"), nothing to join: a column of its own, as xterm.js gives it, over a space
+      // (alone, it joined the space that ends the task's prefix, and what it was written over stayed).
+      character = ` ${character}`;
+      width = 1;
     }
     reach(cursor);
     split(cursor);
@@ -249,7 +253,7 @@ function rewrite(line: string, columns: (text: string) => number, keepState = fa
       }
     }
   }
-  let shown = lead;
+  let shown = "";
   let current = "";
   for (let index = 0; index < cells.length; index++) {
     const code = pens[index] as string;
@@ -283,8 +287,9 @@ export function rewrittenState(text: string, columns: (text: string) => number =
 /**
  * The colours and attributes a terminal draws characters in, as colour codes (SGR) set them: each code's parameters
  * set some of them and leave the rest, so the pen after many codes is the one code `code` (a spinner in colour
- * written over and over at one column is one code, not a pile). Parameters it does not know (fonts, superscript)
- * are left out.
+ * written over and over at one column is one code, not a pile). The rarer attributes (a font, Fraktur, framed or
+ * encircled, superscript or subscript, ideogram lines, proportional spacing) are kept too, as the terminals that draw
+ * them (mintty, some VTE) show them on a line no carriage return rewrote; parameters no terminal knows are left out.
  */
 class Pen {
   bold = false;
@@ -297,6 +302,13 @@ class Pen {
   hidden = false;
   strike = false;
   overline = false;
+  /** The rarer attributes, each as its parameter ("" for none): an alternative font (11 to 19), framed or encircled (51, 52), an ideogram line (60 to 64), superscript or subscript (73, 74). */
+  font = "";
+  frame = "";
+  ideogram = "";
+  script = "";
+  fraktur = false;
+  proportional = false;
   /** A colour as its parameters say it ("31", "38;5;208", "38:2::255:0:0"): "" for the default. */
   foreground = "";
   background = "";
@@ -326,7 +338,15 @@ class Pen {
       else if (number === 2) this.dim = true;
       else if (number === 22) this.bold = this.dim = false;
       else if (number === 3) this.italic = true;
-      else if (number === 23) this.italic = false;
+      else if (number === 23) this.italic = this.fraktur = false;
+      else if (number >= 10 && number <= 19) this.font = number === 10 ? "" : parameter;
+      else if (number === 20) this.fraktur = true;
+      else if (number === 26 || number === 50) this.proportional = number === 26;
+      else if (number === 51 || number === 52) this.frame = parameter;
+      else if (number === 54) this.frame = "";
+      else if (number >= 60 && number <= 65) this.ideogram = number === 65 ? "" : parameter;
+      else if (number === 73 || number === 74) this.script = parameter;
+      else if (number === 75) this.script = "";
       else if (number === 4 || number === 21) this.underline = parameter === "4:0" ? "" : parameter;
       else if (number === 24) this.underline = "";
       else if (number === 5 || number === 6) this.blink = parameter;
@@ -351,6 +371,12 @@ class Pen {
       this.hidden ? "8" : "",
       this.strike ? "9" : "",
       this.overline ? "53" : "",
+      this.font,
+      this.fraktur ? "20" : "",
+      this.proportional ? "26" : "",
+      this.frame,
+      this.ideogram,
+      this.script,
       this.foreground,
       this.background,
       this.underlineColour,
@@ -360,7 +386,8 @@ class Pen {
 
   #reset(): void {
     this.bold = this.dim = this.italic = this.inverse = this.hidden = this.strike = this.overline = false;
-    this.underline = this.blink = this.foreground = this.background = this.underlineColour = "";
+    this.fraktur = this.proportional = false;
+    this.underline = this.blink = this.foreground = this.background = this.underlineColour = this.font = this.frame = this.ideogram = this.script = "";
   }
 }
 
