@@ -293,6 +293,16 @@ describe("task output above the board", () => {
     expect(terminalSafe("\u{1f44d}\u{1f3fb}!\tx", textWidth)).toBe(terminalSafe("\u{1f44d}\u{1f3fb}?\b!\tx", textWidth));
   });
 
+  it("counts a character U+FE0F makes an emoji (✔️, ❤️, 1️⃣) as the board does, in the plain lines' tab stops too", () => {
+    const texts = ["✔\ufe0f", "❤\ufe0f", "©\ufe0f", "1\ufe0f\u20e3", "#\ufe0f\u20e3", "1\ufe0f", "a\ufe0f", "\u{1f170}\ufe0f", "\u{1f44d}\ufe0f", "漢\ufe0f", "❤\ufe0f\u200d\u{1f525}", "⚠\ufe0f done", "✔\ufe0e", "é\ufe0f"];
+    for (const text of texts) {
+      expect([text, terminalSafe(`${text}\tx`)]).toEqual([text, terminalSafe(`${text}\tx`, textWidth)]);
+      expect([text, terminalSafe(`${text}!\b\tx`)]).toEqual([text, terminalSafe(`${text}!\b\tx`, textWidth)]);
+    }
+    // As many as the tab's stop leaves: "✔️" is two columns, then six spaces.
+    expect(terminalSafe("✔\ufe0f\tok")).toBe(`✔\ufe0f${" ".repeat(6)}ok`);
+  });
+
   it("lays out the tabs of a block of ASCII lines as bytes, as terminalSafe lays out each line, in a fraction of its time; any other block goes line by line", () => {
     const block = (lines: string[]): [Buffer, number, Int32Array] => {
       const bytes = Buffer.from(lines.map((line) => `${line}\n`).join(""));

@@ -426,6 +426,9 @@ export function widthOf(text: string, columns: (text: string) => number): number
 function codePoints(text: string): number {
   let count = 0;
   let afterJoiner = false;
+  /** The code point before, and whether it was counted as one column: an emoji's base that U+FE0F may make two. */
+  let previous = 0;
+  let narrow = false;
   for (let index = 0; index < text.length; index++) {
     let point = text.charCodeAt(index);
     if (point >= 0xd800 && point < 0xdc00 && index + 1 < text.length) {
@@ -438,10 +441,28 @@ function codePoints(text: string): number {
     // An emoji after a zero-width joiner is part of the one before it (👨‍👩‍👧, a family, is one of two columns), as string-width counts it.
     if (afterJoiner && PICTOGRAPHIC.test(String.fromCodePoint(point))) continue;
     afterJoiner = point === 0x200d;
-    count += point < 0x300 ? 1 : pointColumns(point);
+    // U+FE0F (variation selector 16) makes the emoji before it one shown as an emoji, two columns, as string-width counts
+    // it (✔️, ❤️, ©️; a digit only as a keycap, 1️⃣): the board and the plain lines lay out tabs after it alike.
+    if (narrow && ((point === 0xfe0f && !KEYCAP_BASE.test(String.fromCodePoint(previous))) || (point === 0x20e3 && previous === 0xfe0f))) {
+      count++;
+      narrow = false;
+      previous = point;
+      continue;
+    }
+    const columns = point < 0x300 ? 1 : pointColumns(point);
+    count += columns;
+    if (columns !== 0 || point !== 0xfe0f) narrow = columns === 1 && (point < 0x300 ? LATIN_EMOJI.has(point) : EMOJI_BASE.test(String.fromCodePoint(point)));
+    previous = point;
   }
   return count;
 }
+
+/** The code points below U+0300 that U+FE0F shows as an emoji: "#", "*", the digits, ©, ®. */
+const LATIN_EMOJI = new Set([0x23, 0x2a, 0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0xa9, 0xae]);
+/** A character that U+FE0F shows as an emoji (see codePoints). */
+const EMOJI_BASE = /^\p{Emoji}$/u;
+/** A digit, "#" or "*": an emoji only as a keycap, with U+FE0F and U+20E3. */
+const KEYCAP_BASE = /^[0-9#*]$/;
 
 /** A character an emoji sequence joins after a zero-width joiner. */
 const PICTOGRAPHIC = /^\p{Extended_Pictographic}$/u;
