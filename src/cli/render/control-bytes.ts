@@ -1,4 +1,5 @@
 import { isUtf8 } from "node:buffer";
+import { eachCluster, MAY_JOIN } from "./clusters.js";
 
 /**
  * Whether a block of lines (each ending in "\n") holds a byte the live board must not pass
@@ -128,13 +129,6 @@ function withoutTrailingReturns(text: string): string {
   return end === text.length ? text : text.slice(0, end);
 }
 
-let graphemes: Intl.Segmenter | undefined;
-/**
- * What may make characters one cluster (see rewrite): a mark (an accent, a variation selector), a joiner, a surrogate
- * (an emoji, its skin tone, a flag's halves), a Hangul vowel or final jamo. Text without any (CJK, box drawing, a
- * bar's blocks) is a character per code unit, which the segmenter took some microseconds each to say.
- */
-const JOINS = /[\p{M}\p{Cf}\u1160-\u11ff\ud7b0-\ud7ff\u{10000}-\u{10ffff}]/u;
 
 /**
  * `line` (no control character left but tabs, backspaces and carriage returns, no escape sequence but colours and the
@@ -210,9 +204,9 @@ function rewrite(line: string, columns: (text: string) => number, keepState = fa
     const piece = parts[part] as string;
     if (part % 2 === 0) {
       if (piece === "") continue;
-      // ASCII holds nothing JOINS matches: a character per code unit, as CJK and a bar's blocks are.
-      if (!JOINS.test(piece)) for (let index = 0; index < piece.length; index++) write(piece[index] as string);
-      else for (const { segment } of (graphemes ??= new Intl.Segmenter()).segment(piece)) write(segment);
+      // ASCII holds nothing MAY_JOIN matches: a character per code unit, as CJK and a bar's blocks are.
+      if (!MAY_JOIN.test(piece)) for (let index = 0; index < piece.length; index++) write(piece[index] as string);
+      else eachCluster(piece, write);
       continue;
     }
     const unit = piece.charCodeAt(0);
