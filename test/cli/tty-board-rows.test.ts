@@ -1,4 +1,5 @@
 import { PassThrough } from "node:stream";
+import stringWidth from "string-width";
 import { stripVTControlCharacters } from "node:util";
 import { Chalk } from "chalk";
 import type { Ora } from "ora";
@@ -132,8 +133,30 @@ describe("the live board's rows on a narrow terminal", () => {
       await vi.advanceTimersByTimeAsync(100);
       rows.push(stripVTControlCharacters(spinner.text).split("\n")[1]!);
     }
-    for (const row of rows) expect(row).toMatch(/^ {2}▶ build-th… {2}attempt 1\/1 {2}(\d+(\.\d)?s|\d+ms)$/);
-    expect(rows.at(-1)).toBe("  ▶ build-th…  attempt 1/1  12.5s");
+    for (const row of rows) expect(row).toMatch(/^ {2}▶ buil…tend {2}attempt 1\/1 {2}(\d+(\.\d)?s|\d+ms)$/);
+    expect(rows.at(-1)).toBe("  ▶ buil…tend  attempt 1/1  12.5s");
+    void queue.shutdown({ drain: false, deadline: 0 });
+    renderer.suspend();
+  });
+
+  it("cut a task's id in its middle, so that tasks whose ids differ only at their end are told apart", async () => {
+    // Eight deploys to regions, at 50 columns: each row was "▶ deploy-the-web-frontend-to-…", alike.
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "Date"] });
+    const stream = Object.assign(new PassThrough(), { columns: 50, rows: 24 }) as unknown as NodeJS.WriteStream;
+    const spinner = fakeSpinner();
+    const renderer = new TtyRenderer(spinner, stream, new Chalk({ level: 1 }));
+    const ids = Array.from({ length: 8 }, (_, index) => `deploy-the-web-frontend-to-region-eu-west-${index + 1}`);
+    const queue = new Queue({ concurrency: 8, handlers: { shell: () => new Promise(() => undefined) } });
+    renderer.attach(queue, { runId: "r", file: "w.yaml", logDir: "/tmp/r", taskCount: 8, concurrency: 8, maxAttempts: new Map(ids.map((id) => [id, 1])) });
+    for (const id of ids) queue.submit({ id, type: "shell" });
+    queue.start();
+    await vi.advanceTimersByTimeAsync(1000);
+    const rows = stripVTControlCharacters(spinner.text).split("\n").slice(1, 9);
+    expect(new Set(rows).size).toBe(8);
+    expect(rows[0]).toBe("  ▶ deploy-th…eu-west-1  attempt 1/1  1s");
+    for (const row of rows) expect(stringWidth(row)).toBeLessThanOrEqual(49);
+    // The symbol's colour codes stay whole.
+    expect(spinner.text).toContain("\x1b[36m▶\x1b[39m deploy-th…eu-west-8");
     void queue.shutdown({ drain: false, deadline: 0 });
     renderer.suspend();
   });

@@ -374,15 +374,15 @@ export class TtyRenderer implements Renderer {
     switch (row.state) {
       case "running": {
         const time = formatDuration(now - row.since);
-        return { head: `${c(this.#c.cyan, "▶")} ${id}`, tail: `  attempt ${row.attempt}/${max}  ${time}`, time };
+        return { head: `${c(this.#c.cyan, "▶")} ${id}`, id, tail: `  attempt ${row.attempt}/${max}  ${time}`, time };
       }
       case "retrying": {
         const time = row.at > now ? `in ${formatDuration(row.at - now)}` : "due";
-        return { head: `${c(this.#c.yellow, "↻")} ${id}`, tail: `  retry ${row.attempt + 1}/${max} ${time}`, time };
+        return { head: `${c(this.#c.yellow, "↻")} ${id}`, id, tail: `  retry ${row.attempt + 1}/${max} ${time}`, time };
       }
       case "scheduled": {
         const time = row.at > now ? `in ${formatDuration(row.at - now)}` : "due";
-        return { head: `${c(this.#c.cyan, "⏲")} ${id}`, tail: `  at ${clockWithDate(row.at)} (${time})`, time };
+        return { head: `${c(this.#c.cyan, "⏲")} ${id}`, id, tail: `  at ${clockWithDate(row.at)} (${time})`, time };
       }
       case "done":
         return { head: row.text, tail: "", time: "" };
@@ -393,6 +393,8 @@ export class TtyRenderer implements Renderer {
 /** A row of the board: its symbol and task id (or all of it), then what follows the id, which ends in a time that changes as it runs. */
 interface RowText {
   head: string;
+  /** The task's id, which `head` ends with (a symbol of one column and a space before it): cut in its middle where the row does not fit. */
+  id?: string;
   tail: string;
   time: string;
 }
@@ -407,7 +409,7 @@ const TIME_ROOM = 11;
  * edge is not cut and whole by turns as the time's digits change. Too narrow for the rest of the row
  * and a few columns of the id, the row is cut at its end, as any line.
  */
-function fitRow({ head, tail, time }: RowText, width: number): string {
+function fitRow({ head, id, tail, time }: RowText, width: number): string {
   const line = `  ${head}${tail}`;
   if (tail === "") return fitWidth(line, width);
   const slack = Math.max(0, TIME_ROOM - time.length);
@@ -415,7 +417,33 @@ function fitRow({ head, tail, time }: RowText, width: number): string {
   if (widthOf(line, textWidth) + slack <= width) return line;
   // The indent, the symbol and a space, three columns of the id and its "…".
   if (width - tailWidth < 8) return fitWidth(line, width);
+  // The id's end kept too: tasks whose ids differ only there ("deploy-region-eu-west-1", "...-2") were rows alike.
+  if (id !== undefined && head.endsWith(` ${id}`)) return `  ${head.slice(0, -id.length)}${fitMiddle(id, width - tailWidth - 4)}${tail}`;
   return `${fitWidth(`  ${head}`, width - tailWidth)}${tail}`;
+}
+
+/** `text` (no colour codes) cut to `width` columns in its middle, "…" there: its start and its end shown. */
+function fitMiddle(text: string, width: number): string {
+  if (widthOf(text, textWidth) <= width) return text;
+  const characters = [...cells(text)];
+  const room = width - 1;
+  let front = "";
+  let shown = 0;
+  let first = 0;
+  for (; first < characters.length; first++) {
+    const [character, columns] = characters[first] as [string, number];
+    if (shown + columns > Math.ceil(room / 2)) break;
+    front += character;
+    shown += columns;
+  }
+  let back = "";
+  for (let last = characters.length - 1; last >= first; last--) {
+    const [character, columns] = characters[last] as [string, number];
+    if (shown + columns > room) break;
+    back = `${character}${back}`;
+    shown += columns;
+  }
+  return `${front}…${back}`;
 }
 
 /**
