@@ -234,8 +234,9 @@ export class LineSplitter {
     const whole = this.#lineBytes === this.#prefixBytes;
     if (rewrite >= start) {
       // Bytes past the kept ones were dropped (a stretch of over DISPLAY_LIMIT bytes without a "\r"): of those, only the kept ones, to a whole character and sequence.
-      const before = whole ? chunk.toString("utf8", start, rewrite) : "";
-      this.#setState(`${this.#state}${buffer.toString("utf8", 0, whole ? this.#prefixBytes : wholeEnd(buffer, this.#prefixBytes))}${before}`);
+      // Decoded as one: a character may have begun in the kept bytes and end in this chunk.
+      const kept = buffer.subarray(0, whole ? this.#prefixBytes : wholeEnd(buffer, this.#prefixBytes));
+      this.#setState(`${this.#state}${(whole ? Buffer.concat([kept, chunk.subarray(start, rewrite)]) : kept).toString("utf8")}`);
       this.#prefixBytes = this.#lineBytes = 0;
       return rewrite;
     }

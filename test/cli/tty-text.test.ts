@@ -235,15 +235,20 @@ describe("task output above the board", () => {
       `\x1b[1;33m${states(2000, (index) => `${"#".repeat(index % 30)}${index}`)}\r\x1b[4mok\x1b[24m`,
       // Columns each in colours of their own, then rewritten: the kept columns show through in them.
       `\x1b[36m${"=".repeat(30)}${`${"\x1b[35m\x1b[36m".repeat(6)}.`.repeat(9)}\rX${states(500, (index) => `\x1b[${index % 8}m${index}`)}`,
+      // Characters of two and three bytes, which a chunk may end inside: never shown as two U+FFFD, a column too many.
+      `${"\r⠋⠋⠋ é é é".repeat(1000)}\rX`,
       // Moves and erases, wide characters, a colour set between the states.
       `${states(500, (index) => `日本 ${index}\x1b[3G\x1b[${31 + (index % 7)}m!`)}\r\x1b[C\x1b[K`,
     ];
     for (const line of lines) {
       expect(Buffer.byteLength(line)).toBeGreaterThan(DISPLAY_LIMIT);
       const expected = await shownOn(line);
-      for (const size of [line.length, 4096, 997, 64, 7, 1]) {
-        const chunks = line.match(new RegExp(`[\\s\\S]{1,${size}}`, "g")) ?? [];
-        const shown = splitShown(chunks.map((chunk, index) => (index === chunks.length - 1 ? `${chunk}\n` : chunk)));
+      // Chunks of bytes, not characters: a chunk may end inside one (a pipe's read does).
+      const bytes = Buffer.from(`${line}\n`);
+      for (const size of [bytes.length, 4096, 997, 64, 7, 1]) {
+        const chunks: Buffer[] = [];
+        for (let at = 0; at < bytes.length; at += size) chunks.push(bytes.subarray(at, at + size));
+        const shown = splitShown(chunks);
         expect([size, shown.length]).toEqual([size, 1]);
         expect([size, await shownOn(shown[0] as string)]).toEqual([size, expected]);
       }
@@ -439,10 +444,10 @@ describe("colours", () => {
 });
 
 /** The lines a LineSplitter makes of `chunks` with the board's lineState, each through terminalSafe as the board shows it. */
-function splitShown(chunks: string[]): string[] {
+function splitShown(chunks: Buffer[]): string[] {
   const lines: string[] = [];
   const splitter = new LineSplitter((text) => lines.push(terminalSafe(text, textWidth)), undefined, { lineState: (text) => rewrittenState(text, textWidth) });
-  for (const chunk of chunks) splitter.push(Buffer.from(chunk));
+  for (const chunk of chunks) splitter.push(chunk);
   splitter.flush();
   return lines;
 }
