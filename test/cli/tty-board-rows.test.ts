@@ -157,6 +157,11 @@ describe("the live board's rows on a narrow terminal", () => {
     for (const row of rows) expect(stringWidth(row)).toBeLessThanOrEqual(49);
     // The symbol's colour codes stay whole.
     expect(spinner.text).toContain("\x1b[36m▶\x1b[39m deploy-th…eu-west-8");
+    // Too narrow for the attempt and the time (24 columns): the id alone, still cut in its middle.
+    Object.assign(stream, { columns: 24 });
+    await vi.advanceTimersByTimeAsync(100);
+    const narrow = stripVTControlCharacters(spinner.text).split("\n").slice(1, 4);
+    expect(narrow).toEqual(["  ▶ deploy-th…eu-west-1", "  ▶ deploy-th…eu-west-2", "  ▶ deploy-th…eu-west-3"]);
     void queue.shutdown({ drain: false, deadline: 0 });
     renderer.suspend();
   });

@@ -416,9 +416,13 @@ function fitRow({ head, id, tail, time }: RowText, width: number): string {
   const tailWidth = widthOf(tail, textWidth) + slack;
   if (widthOf(line, textWidth) + slack <= width) return line;
   // The indent, the symbol and a space, three columns of the id and its "…".
-  if (width - tailWidth < 8) return fitWidth(line, width);
   // The id's end kept too: tasks whose ids differ only there ("deploy-region-eu-west-1", "...-2") were rows alike.
-  if (id !== undefined && head.endsWith(` ${id}`)) return `  ${head.slice(0, -id.length)}${fitMiddle(id, width - tailWidth - 4)}${tail}`;
+  const cutsId = id !== undefined && head.endsWith(` ${id}`);
+  if (width - tailWidth < 8) {
+    // Too narrow for the rest of the row: the id alone, still cut in its middle, where it has a few columns.
+    return cutsId && width >= 9 ? `  ${head.slice(0, -id.length)}${fitMiddle(id, width - 4)}` : fitWidth(line, width);
+  }
+  if (cutsId) return `  ${head.slice(0, -id.length)}${fitMiddle(id, width - tailWidth - 4)}${tail}`;
   return `${fitWidth(`  ${head}`, width - tailWidth)}${tail}`;
 }
 
