@@ -86,7 +86,9 @@ export function emitTerminal(events: QueueEvents, record: TaskRecord): void {
  */
 export function dependencyCancelled(dependency: TaskRecord, tasks: { get(id: string): TaskRecord | undefined }): TaskCancelledError {
   const cause = dependency.cancelReason === "dependency" ? dependency.dependency! : dependency.id;
-  const verb = tasks.get(cause)?.status === "FAILED" ? "failed" : "was cancelled";
+  // A cause forgotten since (Queue.forget) is not known to have failed or been cancelled: it did not succeed.
+  const status = tasks.get(cause)?.status;
+  const verb = status === "FAILED" ? "failed" : status === "CANCELLED" ? "was cancelled" : "did not succeed";
   const via = cause === dependency.id ? "" : ` (via "${dependency.id}")`;
   return withoutStack(() => new TaskCancelledError("dependency", `dependency "${cause}" ${verb}${via}`, cause));
 }

@@ -182,6 +182,21 @@ export class Queue {
     return this.#tasks.get(id)?.result();
   }
 
+  /**
+   * Drops an ended task, so that a long-lived queue does not keep every task it was ever given:
+   * `get(id)` then returns undefined, `wait(id)` rejects with TASK_NOT_FOUND, a `dependsOn`
+   * naming it is refused, a `submit` of its id is a new task, and it leaves `stats()` (but not
+   * its `retries`) and `deadLetters()`. Returns false, forgetting nothing, for a task that has
+   * not ended; throws TaskNotFoundError for an id the queue does not hold.
+   */
+  forget(id: string): boolean {
+    const record = this.#tasks.get(id);
+    if (record === undefined) throw new TaskNotFoundError(id);
+    if (!isTerminal(record.status)) return false;
+    this.#tasks.remove(record);
+    return true;
+  }
+
   stats(): QueueStats {
     return this.#tasks.stats();
   }

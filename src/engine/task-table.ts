@@ -9,7 +9,8 @@ import { STATUSES, isTerminal, type QueueStats, type TaskResult, type TaskStatus
 export class TaskTable {
   readonly #tasks = new Map<string, TaskRecord>();
   readonly #counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
-  readonly #deadLetters: TaskRecord[] = [];
+  /** FAILED tasks, oldest failure first: a set, so forgetting one is O(1). */
+  readonly #deadLetters = new Set<TaskRecord>();
   /** Tasks not yet in a terminal status. */
   #outstanding = 0;
   /** Retries scheduled so far. */
@@ -49,9 +50,16 @@ export class TaskTable {
     this.#counts[status]++;
     if (isTerminal(status)) {
       this.#outstanding--;
-      if (status === "FAILED") this.#deadLetters.push(record);
+      if (status === "FAILED") this.#deadLetters.add(record);
     }
     record.status = status;
+  }
+
+  /** Drops an ended task: it leaves the map, its status's count and the dead letters. */
+  remove(record: TaskRecord): void {
+    this.#tasks.delete(record.id);
+    this.#counts[record.status]--;
+    this.#deadLetters.delete(record);
   }
 
   /** Only a hard stop needs the running tasks by name; a scan then spares a set update per attempt. */
@@ -75,12 +83,12 @@ export class TaskTable {
       byStatus: { ...this.#counts },
       running: this.#counts.RUNNING,
       retries: this.retries,
-      deadLetters: this.#deadLetters.length,
+      deadLetters: this.#deadLetters.size,
     };
   }
 
   /** FAILED tasks, oldest failure first. */
   deadLetters(): TaskResult[] {
-    return this.#deadLetters.map((r) => r.result());
+    return [...this.#deadLetters].map((r) => r.result());
   }
 }

@@ -650,3 +650,56 @@ describe("memory", () => {
     expect(refs.map((ref) => ref.deref() === undefined)).toEqual([true, true, true, true, true, true]);
   });
 });
+
+describe("forget", () => {
+  function collectGarbage(): void {
+    setFlagsFromString("--expose-gc");
+    (runInNewContext("gc") as () => void)();
+  }
+
+  it("a long-lived queue that forgets its ended tasks holds none of them: their values and errors are released", async () => {
+    vi.useRealTimers();
+    const queue = new Queue({ concurrency: 2, handlers: { make: () => ({ data: new Uint8Array(1_000_000) }), fail: () => Promise.reject(new Error("no")) } });
+    queue.start();
+    const refs: WeakRef<object>[] = [];
+    queue.on("succeeded", ({ value }) => refs.push(new WeakRef(value as object)));
+    queue.on("failed", ({ error }) => refs.push(new WeakRef(error as object)));
+    for (const [id, type] of [["a", "make"], ["b", "fail"], ["c", "make"]] as const) {
+      queue.submit({ id, type, maxAttempts: 1 });
+      await queue.wait(id);
+      expect(queue.forget(id)).toBe(true);
+    }
+    expect(queue.stats()).toMatchObject({ total: 0, deadLetters: 0, byStatus: { SUCCEEDED: 0, FAILED: 0 } });
+    expect(queue.deadLetters()).toEqual([]);
+    await queue.shutdown();
+    await new Promise((resolve) => setImmediate(resolve));
+    collectGarbage();
+    expect(refs.map((ref) => ref.deref() === undefined)).toEqual([true, true, true]);
+  });
+
+  it("forgets only an ended task; a forgotten id is unknown to get, wait and dependsOn, and free to submit again", async () => {
+    const gate = deferred();
+    const { queue } = makeQueue({ handlers: { gated: () => gate.promise, ok: () => "ok", bad: () => Promise.reject(new PermanentError("bad")) } });
+    queue.submit({ id: "running", type: "gated" });
+    queue.submit({ id: "done", type: "ok" });
+    queue.submit({ id: "failed", type: "bad" });
+    queue.submit({ id: "after", type: "ok", dependsOn: ["failed"] });
+    await flush();
+    expect(queue.forget("running")).toBe(false);
+    expect(queue.get("running")?.status).toBe("RUNNING");
+    expect(() => queue.forget("nope")).toThrow(expect.objectContaining({ code: "TASK_NOT_FOUND" }));
+    expect(queue.forget("done")).toBe(true);
+    expect(queue.forget("failed")).toBe(true);
+    expect(queue.get("done")).toBeUndefined();
+    await expect(queue.wait("done")).rejects.toMatchObject({ code: "TASK_NOT_FOUND" });
+    expect(() => queue.submit({ type: "ok", dependsOn: ["done"] })).toThrow(expect.objectContaining({ code: "UNKNOWN_DEPENDENCY" }));
+    // "after" was cancelled because "failed" failed; a task depending on "after" still says which task started it.
+    queue.submit({ id: "later", type: "ok", dependsOn: ["after"] });
+    expect((queue.get("later")?.error as Error).message).toBe('dependency "failed" did not succeed (via "after")');
+    expect(queue.deadLetters()).toEqual([]);
+    expect(queue.stats()).toMatchObject({ total: 3, byStatus: { RUNNING: 1, CANCELLED: 2, SUCCEEDED: 0, FAILED: 0 }, deadLetters: 0 });
+    queue.submit({ id: "done", type: "ok" });
+    gate.resolve();
+    expect(await queue.wait("done")).toMatchObject({ status: "SUCCEEDED", attempts: 1 });
+  });
+});
