@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { constants } from "node:os";
 import { readProcStat } from "../handlers/proc-read.js";
 import { monotonicMs } from "../monotonic.js";
@@ -31,8 +32,8 @@ export const FORWARDED_COPY_MS = 250;
  * and a terminal's Ctrl-C, or a runner's signal to the process group, reaches both the wrapper and
  * taskq, which then had it twice, a few ms apart: the second was taken for a second Ctrl-C and
  * killed every task at once, where one Ctrl-C was given. Only with a parent in taskq's own process
- * group (a shell with job control makes taskq lead a group of its own: no copy comes), only the
- * first signal's kind, only once and only within FORWARDED_COPY_MS.
+ * group (a shell with job control makes taskq lead a group of its own: no copy comes) that is no
+ * shell (see SHELLS), only the first signal's kind, only once and only within FORWARDED_COPY_MS.
  */
 class ForwardedCopy {
   #first: { signal: NodeJS.Signals; at: number } | undefined;
@@ -45,17 +46,31 @@ class ForwardedCopy {
       this.#first = { signal, at: now };
       return false;
     }
-    if (this.#dropped || signal !== this.#first.signal || now - this.#first.at > FORWARDED_COPY_MS || !parentSharesGroup()) return false;
+    if (this.#dropped || signal !== this.#first.signal || now - this.#first.at > FORWARDED_COPY_MS || !parentMayForward()) return false;
     this.#dropped = true;
     return true;
   }
 }
 
-/** Whether taskq's parent is in taskq's process group (a wrapper that started it: `timeout`, npm, `sh -c`). */
-function parentSharesGroup(): boolean {
+/**
+ * Shells, which pass on no signal: one that started taskq without job control (`sh -c`, a script's `taskq run &`)
+ * shares its process group, and a second signal sent to taskq soon after the first (a script's `kill -INT $pid`
+ * twice) is a second one, not a copy.
+ */
+const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "ksh93", "mksh", "pdksh", "ash", "yash", "posh", "fish", "tcsh", "csh"]);
+
+/** Whether taskq's parent may have passed a signal on: it is in taskq's process group (a wrapper that started it: `timeout`, npm), and no shell. */
+function parentMayForward(): boolean {
   const own = readProcStat("self")?.pgrp;
   if (own === undefined || process.ppid <= 1) return false;
-  return readProcStat(process.ppid)?.pgrp === own;
+  if (readProcStat(process.ppid)?.pgrp !== own) return false;
+  let name: string;
+  try {
+    name = readFileSync(`/proc/${process.ppid}/comm`, "latin1").trim();
+  } catch {
+    return false;
+  }
+  return !SHELLS.has(name);
 }
 
 /** The shutdown signals this process has received, and the waits of shutdownSignals.received(). */

@@ -1,4 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BIN, workspace, type CliResult } from "../helpers/cli.js";
 import { findLeftovers } from "../helpers/processes.js";
@@ -86,5 +88,26 @@ describe("taskq under a wrapper that forwards signals (coreutils timeout)", () =
     expect(result.stdout).toMatch(/cancel {2}a: aborted by shutdown; killed with SIGKILL at once, not after the kill grace\n/);
     expect(result.durationMs).toBeLessThan(20_000);
     expect(run.taskqPid()).toBeUndefined();
+  });
+
+  it("a script's second SIGINT to taskq's pid, 100 ms after its first, still stops every task at once: the shell that started taskq in its process group passes no signal on", { timeout: 90_000 }, async () => {
+    const ws = await workspace('tasks:\n  a: { run: "echo ready; sleep 60" }\n');
+    // A script without job control: `taskq run &` stays in the script's process group, the shell taskq's parent.
+    const script = [
+      `"$0" "$1" run "$2" --output plain --log-dir "$3" --shutdown-timeout 60s > "$4" 2>&1 &`,
+      "pid=$!",
+      'until grep -q "a | ready" "$4"; do sleep 0.05; done',
+      "kill -INT $pid; sleep 0.1; kill -INT $pid",
+      "wait $pid",
+    ].join("\n");
+    const out = path.join(ws.dir, "out.txt");
+    const child = spawn("bash", ["-c", script, process.execPath, BIN, ws.file, ws.logs, out], { cwd: ws.dir, env: { ...process.env, CI: "true", NO_COLOR: "1" }, stdio: "ignore", detached: true });
+    started.push(child.pid!);
+    const code = await new Promise<number | null>((resolve) => child.on("close", (exit) => resolve(exit)));
+    const stdout = await readFile(out, "utf8");
+    // Before: the second was dropped for a copy, and the task had its 60 s to finish.
+    expect(stdout).toContain("SIGINT received again: killing every task now");
+    expect(stdout).toMatch(/cancel {2}a: aborted by shutdown; killed with SIGKILL at once, not after the kill grace\n/);
+    expect(code).toBe(130);
   });
 });
