@@ -28,16 +28,16 @@ export const FORWARDED_COPY_MS = 250;
 
 /**
  * Drops the copy of the first shutdown signal that a wrapper sharing taskq's process group passes
- * on: coreutils `timeout`, npm (`npx taskq`) and the like forward the SIGINT or SIGTERM they get,
- * and a terminal's Ctrl-C, or a runner's signal to the process group, reaches both the wrapper and
- * taskq, which then had it twice, a few ms apart: the second was taken for a second Ctrl-C and
- * killed every task at once, where one Ctrl-C was given. Only with a parent in taskq's own process
- * group (a shell with job control makes taskq lead a group of its own: no copy comes) that is no
- * shell (see SHELLS), only the first signal's kind, only once and only within FORWARDED_COPY_MS.
+ * on: coreutils `timeout` and the like forward the SIGINT or SIGTERM they get, and a terminal's
+ * Ctrl-C, or a runner's signal to the process group, reaches both the wrapper and taskq, which then
+ * had it two or three times, a few ms apart (`timeout` passes it on to taskq and to the whole group):
+ * the second was taken for a second Ctrl-C and killed every task at once, where one Ctrl-C was
+ * given. Only with a parent in taskq's own process group (a shell with job control makes taskq lead
+ * a group of its own: no copy comes) that is no shell (see SHELLS), only the first signal's kind,
+ * and only within FORWARDED_COPY_MS of it: every such copy.
  */
 class ForwardedCopy {
   #first: { signal: NodeJS.Signals; at: number } | undefined;
-  #dropped = false;
 
   /** Whether `signal`, just received, is a forwarded copy of the first one. */
   isCopy(signal: NodeJS.Signals): boolean {
@@ -46,9 +46,7 @@ class ForwardedCopy {
       this.#first = { signal, at: now };
       return false;
     }
-    if (this.#dropped || signal !== this.#first.signal || now - this.#first.at > FORWARDED_COPY_MS || !parentMayForward()) return false;
-    this.#dropped = true;
-    return true;
+    return signal === this.#first.signal && now - this.#first.at <= FORWARDED_COPY_MS && parentMayForward();
   }
 }
 

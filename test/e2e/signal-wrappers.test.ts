@@ -74,6 +74,24 @@ describe("taskq under a wrapper that forwards signals (coreutils timeout)", () =
     expect(await findLeftovers(runId)).toEqual([]);
   });
 
+  it.skipIf(!hasTimeout)("one Ctrl-C that reaches taskq three times (timeout passes it on to taskq and to its group) is one too", { timeout: 60_000 }, async () => {
+    const ws = await workspace('tasks:\n  a: { run: "echo ready; sleep 30" }\n');
+    const run = underTimeout(["run", ws.file, "--output", "plain", "--log-dir", ws.logs, "--shutdown-timeout", "1s", "--kill-grace", "5s"], ws.dir);
+    await waitFor(() => /a \| ready/.test(run.stdout()), "task a to start");
+    const pid = run.taskqPid();
+    expect(pid).toBeDefined();
+    // Three within 250 ms, each taken on its own (signals pending at once are one): the terminal's, and timeout's two copies.
+    for (const wait of [0, 60, 60]) {
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      process.kill(pid!, "SIGINT");
+    }
+    const result = await run.done;
+    expect(result.stdout).toContain("SIGINT received: no new task starts; running tasks have 1s to finish");
+    expect(result.stdout).not.toContain("killing every task now");
+    expect(result.stdout).toMatch(/cancel {2}a: aborted by shutdown\n/);
+    expect(result.code).toBe(130);
+  });
+
   it.skipIf(!hasTimeout)("a second signal, later, still stops every task at once", { timeout: 60_000 }, async () => {
     const ws = await workspace('tasks:\n  a: { run: "echo ready; sleep 30" }\n');
     const run = underTimeout(["run", ws.file, "--output", "plain", "--log-dir", ws.logs, "--shutdown-timeout", "30s"], ws.dir);
