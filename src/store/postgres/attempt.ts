@@ -256,15 +256,16 @@ export class Attempt {
   }
 
   /**
-   * Waits for the answer of a renewal sent while the handler ran (see #waitingRenewal), but not past a heartbeat's
-   * interval before the lease runs out: one that does not come back (its connection stalled) must not hold the record
-   * until the lease has run out, when a sweep may take the task and replace its end with "lease expired".
+   * Waits for the answer of a renewal sent while the handler ran (see #waitingRenewal), but for a heartbeat's interval
+   * at most, and not past one before the lease runs out: one that does not come back (its connection stalled) must not
+   * hold the record until the lease has nearly run out, when a record slow to lock its row (a pool busy with others)
+   * would lose the task to a sweep, its end replaced by "lease expired".
    */
   async #renewalAnswered(): Promise<void> {
     const renewal = this.#waitingRenewal;
     if (renewal === undefined) return;
     let timer: NodeJS.Timeout | undefined;
-    const waitMs = Math.max(0, this.#leaseEnds - performance.now() - this.#options.heartbeatMs);
+    const waitMs = Math.max(0, Math.min(this.#options.heartbeatMs, this.#leaseEnds - performance.now() - this.#options.heartbeatMs));
     // (It never rejects: the renewal's error is caught where it is sent.)
     await Promise.race([renewal, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
     clearTimeout(timer);
