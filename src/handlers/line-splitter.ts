@@ -3,6 +3,7 @@ export const DISPLAY_LIMIT = 4096;
 
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
+const RETURN = Buffer.from([CARRIAGE_RETURN]);
 const EMPTY_ENDS = new Int32Array(0);
 /**
  * Room past DISPLAY_LIMIT in the open line's buffer: as written (see LineSplitter), a line is
@@ -233,10 +234,13 @@ export class LineSplitter {
     const rewrite = lastRewrite(chunk, start, end);
     const whole = this.#lineBytes === this.#prefixBytes;
     if (rewrite >= start) {
-      // Bytes past the kept ones were dropped (a stretch of over DISPLAY_LIMIT bytes without a "\r"): of those, only the kept ones, to a whole character and sequence.
+      // Bytes past the kept ones were dropped (a stretch of over DISPLAY_LIMIT bytes without a "\r"): of those, only the kept ones, to a whole character and sequence;
+      // then this chunk's states before its last, from their first "\r" (or a "\r" that ended the last chunk, dropped too): each writes from the first column.
       // Decoded as one: a character may have begun in the kept bytes and end in this chunk.
       const kept = buffer.subarray(0, whole ? this.#prefixBytes : wholeEnd(buffer, this.#prefixBytes));
-      this.#setState(`${this.#state}${(whole ? Buffer.concat([kept, chunk.subarray(start, rewrite)]) : kept).toString("utf8")}`);
+      const returned = !whole && this.#lastByte === CARRIAGE_RETURN;
+      const from = whole || returned ? start : chunk.indexOf(CARRIAGE_RETURN, start);
+      this.#setState(`${this.#state}${Buffer.concat(returned ? [kept, RETURN, chunk.subarray(from, rewrite)] : [kept, chunk.subarray(from, rewrite)]).toString("utf8")}`);
       this.#prefixBytes = this.#lineBytes = 0;
       return rewrite;
     }

@@ -282,6 +282,18 @@ describe("task output above the board", () => {
     expect(barMs).toBeLessThan(colouredMs / 3);
   });
 
+  it("shows the states a read brings after a stretch of over 4,096 bytes without a carriage return over that stretch's first 4,096 bytes", () => {
+    // A long status without a "\r", then a bar's states, the pipe's next read bringing several at once.
+    const stretch = `\x1b[33m${"=".repeat(5000)}`;
+    const states = "\r\x1b[32mABCDEFGHIJ\r\x1b[0mxy";
+    // What the splitter keeps of the stretch, its first 4,096 bytes, then the states: "xy", then "CDEFGHIJ" in green, then the stretch.
+    const expected = terminalSafe(`${stretch.slice(0, DISPLAY_LIMIT)}${states}`, textWidth);
+    expect(stripVTControlCharacters(expected).slice(0, 12)).toBe("xyCDEFGHIJ==");
+    for (const chunks of [[stretch, `${states}\n`], [`${stretch}\r`, `${states.slice(1)}\n`], [stretch, `${states}\r`, "\n"]]) {
+      expect([chunks, splitShown(chunks.map((chunk) => Buffer.from(chunk)))]).toEqual([chunks, [expected]]);
+    }
+  });
+
   it("keeps what it holds of a line that carriage returns rewrite and that never ends bounded, whatever it writes", () => {
     let held = 0;
     const splitter = new LineSplitter(() => undefined, undefined, { lineState: (text) => ((held = Math.max(held, text.length)), rewrittenState(text, textWidth)) });
