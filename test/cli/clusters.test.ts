@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { eachCluster } from "../../src/cli/render/clusters.js";
@@ -48,6 +50,24 @@ describe("a line's characters as a terminal places them", () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it("are remembered for short stretches only: lines of emoji each written once are not kept", () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const emoji = ["\u{1f600}", "\u{1f602}", "\u{1f44d}", "\u{1f3fb}", "\u{1f7e9}"];
+    let seed = 1;
+    const next = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    const lines = Array.from({ length: 200 }, () => Array.from({ length: 2000 }, () => emoji[next() % emoji.length]).join(""));
+    expect(new Set(lines).size).toBe(200);
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    let clusters = 0;
+    for (const line of lines) eachCluster(line, () => clusters++);
+    gc();
+    expect(clusters).toBeGreaterThan(200 * 1000);
+    // Each line's clusters kept, as before: some 11 MB here (more where each stretch is a slice that keeps its whole line).
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(3_000_000);
   });
 
   it("work out a progress line in text where characters may join in a fraction of the segmenter's time, as it shows", () => {

@@ -24,9 +24,14 @@ function mayJoin(unit: number): boolean {
 }
 
 let graphemes: Intl.Segmenter | undefined;
-/** The clusters of each stretch segmented (see eachCluster): a progress line repeats a few (" 👍🏻 ", "é"). */
+/** The clusters of each stretch segmented (see eachCluster): a progress line repeats a few (" 👍🏻 ", "é", a bar of "🟩"). */
 const segmented = new Map<string, string[]>();
 const SEGMENTED_MOST = 1024;
+/**
+ * The longest stretch kept there, in code units: a stretch may be a whole line of emoji, and a thousand such lines, each
+ * of thousands written once, kept hundreds of megabytes.
+ */
+const SEGMENTED_LONGEST = 256;
 
 /**
  * Calls `write` with each of `text`'s grapheme clusters, as Intl.Segmenter gives them, but asking it only about the
@@ -54,8 +59,10 @@ export function eachCluster(text: string, write: (cluster: string) => void): voi
     let clusters = segmented.get(stretch);
     if (clusters === undefined) {
       clusters = Array.from((graphemes ??= new Intl.Segmenter()).segment(stretch), ({ segment }) => segment);
-      if (segmented.size >= SEGMENTED_MOST) segmented.clear();
-      segmented.set(stretch, clusters);
+      if (stretch.length <= SEGMENTED_LONGEST) {
+        if (segmented.size >= SEGMENTED_MOST) segmented.clear();
+        segmented.set(stretch, clusters);
+      }
     }
     for (const cluster of clusters) write(cluster);
     at = end;
