@@ -275,7 +275,45 @@ function rewrite(line: string, columns: (text: string) => number, keepState = fa
  */
 export function rewrittenState(text: string, columns: (text: string) => number = codePoints): string {
   if (!CONTROL.test(text)) return text;
+  if (PLAIN_STATES.test(text)) return plainState(text);
   return rewrite(withoutCoveredStates(text).replace(CONTROLS, "$1"), columns, true);
+}
+
+/**
+ * Printable ASCII and carriage returns only (a bar without colours, a column a character), maybe after a state
+ * plainState gave, with its move back to its cursor.
+ */
+// eslint-disable-next-line no-control-regex -- as above
+const PLAIN_STATES = /^(?:[\x20-\x7e]*\x1b\[[1-9][0-9]{0,2}G)?[\x20-\x7e\r]*$/;
+
+/**
+ * rewrittenState of `text` (see PLAIN_STATES) without a look at each state: a column shows the last state that reaches it,
+ * so, from the last state back, only one longer than those after it shows, its columns past theirs. A bar that never
+ * writes a newline, through withoutCoveredStates and rewrite, took taskq three times the CPU it took without them.
+ */
+function plainState(text: string): string {
+  // A state given before, and the column its cursor was at: the first state here is written from there over it.
+  const move = text.indexOf("\x1b");
+  const before = move === -1 ? "" : text.slice(0, move);
+  const from = move === -1 ? 0 : text.indexOf("G", move) + 1;
+  const column = move === -1 ? 0 : Number(text.slice(move + 2, from - 1)) - 1;
+  let shown = "";
+  let reach = 0;
+  let cursor = -1;
+  for (let end = text.length; ; ) {
+    const start = end === from ? from : Math.max(from, text.lastIndexOf("\r", end - 1) + 1);
+    const written = text.slice(start, end);
+    // The first state, from the cursor's column over the one before (a move alone makes no column); any other, from the first column.
+    const over = start === from && move !== -1;
+    const state = over ? (written === "" ? before : `${before.slice(0, column).padEnd(column)}${written}${before.slice(column + written.length)}`) : written;
+    if (cursor === -1) cursor = (start === from ? column : 0) + written.length;
+    if (state.length > reach) {
+      shown += state.slice(reach);
+      reach = state.length;
+    }
+    if (start === from) return cursor === reach ? shown : `${shown}\x1b[${cursor + 1}G`;
+    end = start - 1;
+  }
 }
 
 /** Colour codes (SGR) and what a state holds between them (see withoutCoveredStates). */
