@@ -52,11 +52,20 @@ export class Queue {
   /** Attempts started since #pump last looked at the clock (see #longTurn). */
   #starts = 0;
   /**
-   * When (Date.now()) the event loop last had a turn through #longTurn's setImmediate. Date's clock, as
-   * fake timers fake it with setImmediate (process.hrtime, left real, made a test's faked setImmediate
-   * the queue's only way on, under load), and read with no module to load (performance's loads perf_hooks).
+   * When (performance.now()) the event loop last had a turn through #longTurn's setImmediate, or
+   * -1 until #longTurn first reads the clock. The monotonic clock, so that a wall clock stepped
+   * either way (NTP; a test's vi.setSystemTime) gives no turn early: under fake timers, an
+   * early one waited for a faked setImmediate that nothing ran. `performance`, as fake timers fake
+   * it with setImmediate (process.hrtime, left real, made that setImmediate the queue's only way on
+   * under load); first read at the first check, not here, as its first use loads perf_hooks, which a
+   * run of a few tasks that neither retry nor wait needs for nothing else.
    */
-  #turnAt = Date.now();
+  #turnAt = -1;
+  /**
+   * Date.now() at the same moment: a turn also waits for 10 ms on Date's clock, so that fake timers
+   * that fake setImmediate and Date but not performance (the real one moving on alone) give none.
+   */
+  #turnDateAt = 0;
   /** Set while that setImmediate is pending: nothing starts until it runs. */
   #turnPending = false;
   readonly #runner = new AttemptRunner((context, ok, outcome) => {
@@ -267,9 +276,22 @@ export class Queue {
    * abort and no I/O. Then it gets one (a setImmediate), after which #pump goes on.
    */
   #longTurn(): boolean {
-    const elapsed = Date.now() - this.#turnAt;
-    // A wall clock stepped back reads as a long turn: one turn given early, rather than none until it catches up.
+    const now = performance.now();
+    const elapsed = now - this.#turnAt;
     if (elapsed >= 0 && elapsed < TURN_MS) return false;
+    // The first check, or a clock that went back (a test's fake performance installed or removed): count from now.
+    if (this.#turnAt < 0 || elapsed < 0) {
+      this.#turnAt = now;
+      this.#turnDateAt = Date.now();
+      return false;
+    }
+    const date = Date.now();
+    const dateElapsed = date - this.#turnDateAt;
+    if (dateElapsed < TURN_MS) {
+      // A wall clock stepped back: counted from now, as it does not say when the last turn was.
+      if (dateElapsed < 0) this.#turnDateAt = date;
+      return false;
+    }
     this.#turnPending = true;
     setImmediate(this.#afterTurn);
     return true;
@@ -277,7 +299,8 @@ export class Queue {
 
   readonly #afterTurn = (): void => {
     this.#turnPending = false;
-    this.#turnAt = Date.now();
+    this.#turnAt = performance.now();
+    this.#turnDateAt = Date.now();
     this.#pump();
   };
 

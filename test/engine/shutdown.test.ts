@@ -618,5 +618,39 @@ describe("shutdown with handlers that settle without I/O", () => {
     expect(await last).toMatchObject({ id: "t299999", status: "CANCELLED", cancelReason: "cancel" });
     expect(queue.stats().byStatus.CANCELLED).toBeGreaterThan(1);
   });
+
+  // The queue's turns were timed on Date: a wall clock moved either way read as 10 ms without a turn, and the
+  // turn it then waited for was a faked setImmediate that a test awaiting only wait() or shutdown() never ran.
+  for (const [moved, ms] of [["back", -1000], ["forward", 1000], ["forward a day", 86_400_000]] as const) {
+    it(`under fake timers, a wall clock moved ${moved} after the queue was made does not stall it`, async () => {
+      const realImmediate = setImmediate;
+      vi.useFakeTimers();
+      const queue = new Queue({ handlers: { sync: () => 1 } });
+      queue.start();
+      vi.setSystemTime(Date.now() + ms);
+      for (let i = 0; i < 100; i++) queue.submit({ type: "sync" });
+      let result: unknown;
+      void queue.shutdown().then((r) => (result = r));
+      for (let turn = 0; turn < 5 && result === undefined; turn++) await new Promise((resolve) => realImmediate(resolve));
+      expect(queue.stats().byStatus.SUCCEEDED).toBe(100);
+      expect(result).toEqual({ hardStopped: false });
+    });
+  }
+
+  it("under fake timers that fake setImmediate and Date but not performance, a long run of such handlers does not stall", { timeout: 60_000 }, async () => {
+    const realImmediate = setImmediate;
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setImmediate", "clearImmediate", "Date"] });
+    const queue = new Queue({ handlers: { sync: () => 1 } });
+    queue.start();
+    const started = performance.now();
+    let submitted = 0;
+    // Past 10 ms on the real clock, which is the queue's own.
+    while (performance.now() - started < 30 || submitted < 1000) for (let i = 0; i < 100; i++, submitted++) queue.submit({ type: "sync" });
+    let result: unknown;
+    void queue.shutdown().then((r) => (result = r));
+    for (let turn = 0; turn < 5 && result === undefined; turn++) await new Promise((resolve) => realImmediate(resolve));
+    expect(queue.stats().byStatus.SUCCEEDED).toBe(submitted);
+    expect(result).toEqual({ hardStopped: false });
+  });
 });
 
