@@ -186,9 +186,16 @@ export class Queue {
     return waitForRecord(record, options?.signal);
   }
 
-  /** The result of a task so far (its status may not be terminal yet). */
+  /**
+   * The result of a task so far (its status may not be terminal yet); undefined for an id the queue
+   * does not hold. Throws TaskNotFoundError for an id that is not a string (from JavaScript), as
+   * cancel, wait and forget do: `get(5)` is not a task "5" that has not been submitted.
+   */
   get(id: string): TaskResult | undefined {
-    return this.#tasks.get(id)?.result();
+    const record = this.#tasks.get(id);
+    if (record !== undefined) return record.result();
+    if (typeof id !== "string") throw new TaskNotFoundError(id);
+    return undefined;
   }
 
   /**

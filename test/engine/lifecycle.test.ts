@@ -415,6 +415,17 @@ describe("wait", () => {
     expect(queue.get("5")?.status).toBe("READY");
   });
 
+  it("get, given an id that is not a string, says so (as cancel, wait and forget do) rather than returning undefined", () => {
+    const { queue } = makeQueue({ start: false });
+    queue.submit({ id: "5", type: "echo" });
+    const message = 'no task with id 5 (a number): task ids are strings ("5")';
+    expect(() => queue.get(5 as unknown as string)).toThrow(expect.objectContaining({ code: "TASK_NOT_FOUND", message }));
+    expect(() => queue.forget(5 as unknown as string)).toThrow(expect.objectContaining({ code: "TASK_NOT_FOUND", message }));
+    for (const id of [undefined, null, { id: "5" }]) expect(() => queue.get(id as unknown as string)).toThrow(expect.objectContaining({ code: "TASK_NOT_FOUND" }));
+    expect(queue.get("5")?.status).toBe("READY");
+    expect(queue.get("ghost")).toBeUndefined();
+  });
+
   it("settles every waiter of a task", async () => {
     const { queue } = makeQueue();
     queue.submit({ id: "a", type: "echo", runAt: Date.now() + 10 });
