@@ -269,7 +269,7 @@ class PlainBuilder {
       this.#fieldKey = this.#takes !== undefined || this.#mapping !== undefined ? ((pair.key as Node | null)?.range?.[0] ?? undefined) : undefined;
       if (role === "env" && key !== undefined) this.#checkEnvValue(isAlias(pair.value) ? this.#anchors.get(pair.value.source) : pair.value, key);
       const duration = (role === "task" || role === "defaults") && (key === "timeout" || key === "delay") ? (role === "task" ? `task ${quote(this.#taskId ?? "")}: \`${key}\`` : `\`defaults.${key}\``) : role === "backoff" && (key === "base" || key === "max") ? `${this.#backoffField}.${key}\`` : undefined;
-      if (duration !== undefined) this.#checkDurationNumber(isAlias(pair.value) ? this.#anchors.get(pair.value.source) : pair.value, duration);
+      if (duration !== undefined) this.#checkDurationNumber(isAlias(pair.value) ? this.#anchors.get(pair.value.source) : pair.value, duration, key === "timeout");
       const integer = depth === 0 && key === "concurrency" ? "`concurrency`" : (role === "task" || role === "defaults") && (key === "retries" || key === "retryOn") ? (role === "task" ? `task ${quote(this.#taskId ?? "")}: \`${key}\`` : `\`defaults.${key}\``) : undefined;
       if (integer !== undefined) {
         const value = isAlias(pair.value) ? this.#anchors.get(pair.value.source) : pair.value;
@@ -452,14 +452,15 @@ class PlainBuilder {
    * a number, which would be taken as seconds, where the same text quoted, or given to a flag
    * (`--shutdown-timeout 1e3`), is no duration. Refused, saying the number of seconds it was read
    * as and the duration, so it is not taken silently (0x10 as 16 seconds). A number out of range is
-   * left to the schema, which says so.
+   * left to the schema, which says so, as is zero where the field refuses it (`timeout: 0x0`, at
+   * least 1ms); where it takes it (`delay: 0x0`, a backoff bound), zero is refused here too.
    */
-  #checkDurationNumber(node: unknown, field: string): void {
+  #checkDurationNumber(node: unknown, field: string, refusesZero: boolean): void {
     // A tag written (`!!float 1e3`) says the number is meant so: read as YAML reads it.
     if (!isScalar(node) || typeof node.value !== "number" || node.source === undefined || node.tag !== undefined || PLAIN_SECONDS.test(node.source)) return;
     const ms = parseDuration(node.value);
     const seconds = String(node.value);
-    if (ms === undefined || ms === 0 || !PLAIN_SECONDS.test(seconds)) return;
+    if (ms === undefined || (ms === 0 && refusesZero) || !PLAIN_SECONDS.test(seconds)) return;
     const offset = node.range?.[0] ?? 0;
     this.#problems.atOffset(offset, `${field} is ${node.source}, which YAML reads as the number ${seconds}: a duration's number of seconds is written in digits, with a point if need be; write ${seconds}, or ${formatMs(ms)}`);
     this.#problems.explained(offset);

@@ -1224,6 +1224,20 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(parse(yaml("tasks:", "  a: { run: x, retries: !!float 2.0, timeout: !!float 1e3 }")).tasks[0]).toMatchObject({ retries: 2, timeoutMs: 1_000_000 });
   });
 
+  it("refuses a zero duration written other than in digits (0x0, +0, .0, 0e0) where the field takes zero (delay, a backoff bound), as retries: 0x0 is; timeout: 0x0 is told its minimum", () => {
+    const digits = "a duration's number of seconds is written in digits, with a point if need be";
+    // Before, taken silently as no delay, where `delay: 0x10` is refused.
+    const text = yaml("defaults:", "  delay: 0x0", "tasks:", "  a:", "    run: x", "    delay: +0", "    backoff: { base: .0, max: 0e0 }");
+    expect(problemsOf(text)).toEqual([
+      `2:10: \`defaults.delay\` is 0x0, which YAML reads as the number 0: ${digits}; write 0, or 0ms`,
+      `6:12: task "a": \`delay\` is +0, which YAML reads as the number 0: ${digits}; write 0, or 0ms`,
+      `7:22: task "a": \`backoff.base\` is .0, which YAML reads as the number 0: ${digits}; write 0, or 0ms`,
+      `7:31: task "a": \`backoff.max\` is 0e0, which YAML reads as the number 0: ${digits}; write 0, or 0ms`,
+    ]);
+    expect(parse(yaml("defaults: { delay: 0 }", "tasks:", "  a: { run: x, delay: 0.0, backoff: { base: 0, max: 0 } }")).tasks[0]).toMatchObject({ delayMs: 0, backoff: { baseMs: 0, maxMs: 0 } });
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, timeout: 0x0 }"))).toEqual(['2:25: task "a": `timeout` must be at least 1ms (a duration is rounded to whole milliseconds), got 0']);
+  });
+
   it("says the word meant for a priority or type written in other letters or almost so (High, HIGH, hgih, Shell)", () => {
     const priority = "`priority` must be one of: low, normal, high, critical";
     expect(problemsOf(yaml("defaults: { priority: High }", "tasks:", "  a: { run: x, priority: hgih, type: Shell }", "  b: { run: x, priority: urgent }"))).toEqual([
