@@ -163,7 +163,7 @@ class PlainBuilder {
   readonly #anchors = new Map<string, Node>();
   readonly #inProgress = new Set<Node>();
   /** Each anchored node once converted: its value in `role`, the role of its first use. */
-  readonly #done = new Map<Node, { value: unknown; size: number; height: number; role: Role }>();
+  readonly #done = new Map<Node, { value: unknown; size: number; height: number; role: Role; unused: boolean }>();
   readonly #problems: ProblemList;
   readonly #keyIndexes = new Map<YAMLMap, Map<string, Node>>();
   /** The id of the task being converted, and the label of the env mapping being converted (for messages). */
@@ -184,6 +184,10 @@ class PlainBuilder {
   #size = 0;
   /** Height of the subtree converted last; lets aliases enforce the depth limit. */
   #height = 0;
+  /** The keys a mapping merged in next gives to none: written in the mapping it is merged into, or given by a mapping merged before. */
+  #overridden: ReadonlySet<string> | undefined;
+  /** Whether the value being converted is merged in under such a key, its number not used: not told to be written in digits. */
+  #unused = false;
 
   /** The document's text, where a tag's `!` is found (yaml's ranges start at the value). */
   readonly #text: string;
@@ -199,6 +203,8 @@ class PlainBuilder {
     if (!isScalar(node) && !isMap(node) && !isSeq(node)) return null;
     const anchored = node.anchor ? node : undefined;
     const sizeBefore = this.#size;
+    // Converted in part unused (see #overridden), its numbers are checked again where an alias uses it.
+    const unused = this.#unused || (this.#overridden !== undefined && isMap(node));
     if (anchored?.anchor) {
       this.#anchors.set(anchored.anchor, anchored);
       this.#inProgress.add(anchored);
@@ -206,7 +212,7 @@ class PlainBuilder {
     const value = this.#convertNode(node, depth, role);
     if (anchored) {
       this.#inProgress.delete(anchored);
-      this.#done.set(anchored, { value, size: this.#size - sizeBefore, height: this.#height, role });
+      this.#done.set(anchored, { value, size: this.#size - sizeBefore, height: this.#height, role, unused });
     }
     return value;
   }
@@ -241,6 +247,8 @@ class PlainBuilder {
 
   #convertMap(map: YAMLMap, depth: number, role: Role): unknown {
     const isTasks = role === "tasks";
+    const overridden = this.#overridden;
+    this.#overridden = undefined;
     const result: Mapping = isTasks ? new Map<string, unknown>() : (Object.create(null) as Record<string, unknown>);
     /** The keys written in this mapping, apart once a `<<` merges others in: only these can be duplicates. */
     let written: Set<string> | undefined;
@@ -253,12 +261,14 @@ class PlainBuilder {
         written ??= new Set(result instanceof Map ? result.keys() : Object.keys(result));
         this.#takes = undefined;
         this.#mapping = undefined;
-        const merged = this.#merge(pair, result, depth, role);
+        const merged = this.#merge(pair, result, depth, role, map);
         height = Math.max(height, merged.height);
         mergeRefused ||= merged.refused;
         continue;
       }
       const key = this.#checkKey(pair, map, has, isTasks);
+      const unused = this.#unused;
+      this.#unused ||= key !== undefined && overridden?.has(key) === true;
       const valueRole = roleOf(key, depth, role);
       if (isTasks) this.#taskId = key;
       if (valueRole === "backoff") this.#backoffField = role === "task" ? `task ${quote(this.#taskId ?? "")}: \`backoff` : "`defaults.backoff";
@@ -279,6 +289,7 @@ class PlainBuilder {
         for (const [index, item] of items.entries()) this.#checkIntegerNumber(isAlias(item) ? this.#anchors.get(item.source) : item, isSeq(value) ? `${integer.slice(0, -1)}[${index}]\`` : integer, min, max);
       }
       const value = this.convert(pair.value, depth + 1, valueRole);
+      this.#unused = unused;
       height = Math.max(height, this.#height);
       if (key === undefined) continue;
       if (written !== undefined) {
@@ -302,13 +313,14 @@ class PlainBuilder {
    * mapping it names is read in the role of the mapping it is merged into (a task's fields, the
    * tasks, an `env`) and its keys added where that mapping does not have them yet, so the keys
    * written in the mapping win (those below the `<<` replace what it merged), and of the mappings
-   * merged, the first to give a key wins. Anything else it names is refused at its place. Returns
+   * merged, the first to give a key wins; what a mapping merged gives to none is not used, and its
+   * numbers not told to be written in digits (see #overridden). Anything else it names is refused at its place. Returns
    * the height of what was merged, which the mapping adds one to: each merge counts as a level of
    * nesting, so a chain of merges is held to MAX_NESTING_DEPTH as one of mappings is (reading it
    * again in another role, or finding a key's place through it, recurses); and whether something
    * it names was refused, its problem said.
    */
-  #merge(pair: Pair, result: Mapping, depth: number, role: Role): { height: number; refused: boolean } {
+  #merge(pair: Pair, result: Mapping, depth: number, role: Role, into: YAMLMap): { height: number; refused: boolean } {
     const value = pair.value;
     let items: unknown[] = [value];
     /** The alias of a list of mappings (`<<: *sources`), whose items are merged. */
@@ -322,8 +334,11 @@ class PlainBuilder {
     }
     let height = 0;
     let refused = false;
+    const written = into.items.filter((written) => !isMergeKey(written.key)).map((written) => keyText(written.key));
     for (const item of items) {
+      this.#overridden = new Set([...written.filter((key) => key !== undefined), ...(result instanceof Map ? result.keys() : Object.keys(result))]);
       const merged = this.convert(item, depth, role);
+      this.#overridden = undefined;
       height = Math.max(height, this.#height);
       // A mapping read here is a Map (the tasks) or an object with no prototype; a list, a Date (!!timestamp) or binary data is none.
       if (merged instanceof Map || (typeof merged === "object" && merged !== null && Object.getPrototypeOf(merged) === null)) {
@@ -457,7 +472,7 @@ class PlainBuilder {
    */
   #checkDurationNumber(node: unknown, field: string, refusesZero: boolean): void {
     // A tag written (`!!float 1e3`) says the number is meant so: read as YAML reads it.
-    if (!isScalar(node) || typeof node.value !== "number" || node.source === undefined || node.tag !== undefined || PLAIN_SECONDS.test(node.source)) return;
+    if (this.#unused || !isScalar(node) || typeof node.value !== "number" || node.source === undefined || node.tag !== undefined || PLAIN_SECONDS.test(node.source)) return;
     const ms = parseDuration(node.value);
     const seconds = String(node.value);
     if (ms === undefined || (ms === 0 && refusesZero) || !PLAIN_SECONDS.test(seconds)) return;
@@ -472,7 +487,7 @@ class PlainBuilder {
    * read as, not taken silently. Others, and one out of the field's range, the schema refuses itself (`1.5`, `-1`, `0x0` for an exit code).
    */
   #checkIntegerNumber(node: unknown, field: string, min: number, max: number): void {
-    if (!isScalar(node) || typeof node.value !== "number" || node.source === undefined || node.tag !== undefined || /^[0-9]+$/.test(node.source)) return;
+    if (this.#unused || !isScalar(node) || typeof node.value !== "number" || node.source === undefined || node.tag !== undefined || /^[0-9]+$/.test(node.source)) return;
     if (!Number.isInteger(node.value) || node.value < min || node.value > max) return;
     const offset = node.range?.[0] ?? 0;
     this.#problems.atOffset(offset, `${field} is ${node.source}, which YAML reads as the number ${String(node.value)}: an integer is written in digits; write ${String(node.value)}`);
@@ -486,7 +501,7 @@ class PlainBuilder {
     // An anchored key (`&b build:`) names its text for an alias (`dependsOn: [*b]`), as yaml reads it.
     if (isScalar(keyNode) && keyNode.anchor) {
       this.#anchors.set(keyNode.anchor, keyNode);
-      this.#done.set(keyNode, { value: keyNode.value, size: 1, height: 0, role: undefined });
+      this.#done.set(keyNode, { value: keyNode.value, size: 1, height: 0, role: undefined, unused: false });
     }
     if (key === undefined) {
       const what = isMap(keyNode) || isSeq(keyNode) ? "a mapping or list" : isAlias(keyNode) ? "an alias" : "empty";
@@ -537,7 +552,7 @@ class PlainBuilder {
       return role === "ids" ? idValue(target) : target.value;
     }
     const done = this.#done.get(target)!;
-    if (done.role !== role && (isMap(target) || isSeq(target))) return this.#convertNode(target, depth, role);
+    if ((done.role !== role || done.unused) && (isMap(target) || isSeq(target))) return this.#convertNode(target, depth, role);
     this.#size += done.size;
     this.#height = done.height;
     // Shared, not copied: the value is never mutated, and sharing keeps expansion O(1).

@@ -1238,6 +1238,17 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: x, timeout: 0x0 }"))).toEqual(['2:25: task "a": `timeout` must be at least 1ms (a duration is rounded to whole milliseconds), got 0']);
   });
 
+  it("does not refuse a number written other than in digits that a merge key brings in only to be replaced (<<: *t, timeout: 5), as the schema does not: where it is used, it is refused", () => {
+    const digits = "a duration's number of seconds is written in digits, with a point if need be";
+    // Before, `timeout: 0x10` and `retries: 0x2` were refused for task "a", which runs with 5 and 1.
+    const text = yaml("x-t: &t { timeout: 0x10, retries: 0x2, backoff: { base: 0x1 } }", "x-u: &u { backoff: { max: 5 } }", "tasks:", "  a: { run: x, <<: [*u, *t], timeout: 5, retries: 1 }");
+    expect(parse(text).tasks[0]).toMatchObject({ timeoutMs: 5000, retries: 1, backoff: { maxMs: 5000 } });
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, <<: &t { timeout: 0x10, retries: 0x2 }, timeout: 5 }", "  b: { run: x, <<: *t, retries: 2 }"))).toEqual([
+      `2:34: task "b": \`timeout\` is 0x10, which YAML reads as the number 16: ${digits}; write 16, or 16s`,
+      '2:49: task "a": `retries` is 0x2, which YAML reads as the number 2: an integer is written in digits; write 2',
+    ]);
+  });
+
   it("says the word meant for a priority or type written in other letters or almost so (High, HIGH, hgih, Shell)", () => {
     const priority = "`priority` must be one of: low, normal, high, critical";
     expect(problemsOf(yaml("defaults: { priority: High }", "tasks:", "  a: { run: x, priority: hgih, type: Shell }", "  b: { run: x, priority: urgent }"))).toEqual([
