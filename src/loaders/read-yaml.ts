@@ -145,9 +145,11 @@ function unresolvedTag(error: YAMLError, text: string, document: Document.Parsed
   // `!!float &r 2`: the value starts past its anchor.
   const anchor = /^&[^\s,[\]{}]+[ \t]+/.exec(text.slice(value, value + 200))?.[0];
   if (anchor !== undefined) value += anchor.length;
-  // A quoted value whole, its `{`, `,` and `#` too (`!Sub "arn:${AWS::Region}"`): a plain one up to what ends it in a flow collection.
+  // A quoted value whole, its `{`, `,` and `#` too (`!Sub "arn:${AWS::Region}"`); a plain one as yaml read it, its `{` too outside
+  // a flow collection (`!Sub echo ${AWS::Region}`), or up to what ends it in one.
   const quoted = /^(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*')/.exec(text.slice(value, value + 200))?.[0];
-  const raw = quoted ?? /^[^\n\r,[\]{}]*/.exec(text.slice(value, value + 200))![0].replace(/\s+#.*$/, "").trimEnd();
+  const plainEnd = quoted === undefined ? plainScalarEnd(document, value) : undefined;
+  const raw = quoted ?? (plainEnd !== undefined ? text.slice(value, plainEnd) : /^[^\n\r,[\]{}]*/.exec(text.slice(value, value + 200))![0].replace(/\s+#.*$/, "").trimEnd());
   const core = /^(?:!!|!<tag:yaml\.org,2002:)([a-z]+)>?$/.exec(written)?.[1];
   // Where the field takes text and YAML reads the value without the tag as other than text (`run: !!float 2`): quoted, as `run: 2` is refused.
   const unquoted = quoted === undefined && raw !== "" ? misreadUnquoted(textFieldAt(document, value), raw) : undefined;
@@ -159,6 +161,19 @@ function unresolvedTag(error: YAMLError, text: string, document: Document.Parsed
     message: `unknown tag ${written}: taskq reads plain YAML, without other tools' tags (as CloudFormation's !Ref or !Sub); ${raw === "" ? "remove it" : `write the value without it${without}${unquoted === undefined ? "," : ";"} or quote the whole value if the \`!\` is part of it: ${JSON.stringify(`${written} ${raw}`)}`}`,
     value,
   };
+}
+
+/** Where the plain scalar that starts at `offset` ends, when it is on one line of at most 200 characters; undefined otherwise. */
+function plainScalarEnd(document: Document.Parsed, offset: number): number | undefined {
+  let end: number | undefined;
+  visit(document, {
+    Scalar(_key, node) {
+      if (node.range?.[0] !== offset) return undefined;
+      if (node.type === "PLAIN" && node.range[1] - offset <= 200 && !node.source?.includes("\n")) end = node.range[1];
+      return visit.BREAK;
+    },
+  });
+  return end;
 }
 
 /**

@@ -221,6 +221,11 @@ describe("hostile input", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: !Sub 'echo {a,b}' # c"))).toEqual([
       `3:10: ${sub}: 'echo {a,b}', or quote the whole value if the \`!\` is part of it: "!Sub 'echo {a,b}'"`,
     ]);
+    // A plain value whole where it is not in a flow collection, its `{` too: before, `write the value without it: echo $`.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: !Sub echo ${AWS::Region}-x, y # c"))).toEqual([
+      `3:10: ${sub}: echo \${AWS::Region}-x, y, or quote the whole value if the \`!\` is part of it: "!Sub echo \${AWS::Region}-x, y"`,
+    ]);
+    expect(parse(yaml("tasks:", "  a:", "    run: echo ${AWS::Region}-x, y # c")).tasks[0]!.run).toBe("echo ${AWS::Region}-x, y");
     // Written so, the value is valid.
     expect(parse(yaml("tasks:", "  a:", "    run: x", '    env: { A: "arn:${AWS::Region}, b" }')).tasks[0]!.env).toEqual({ A: "arn:${AWS::Region}, b" });
     expect(parse(yaml("tasks:", "  a:", "    run: 'echo {a,b}' # c")).tasks[0]!.run).toBe("echo {a,b}");
