@@ -152,8 +152,12 @@ function unresolvedTag(error: YAMLError, text: string, document: Document.Parsed
   const raw = quoted ?? (plainEnd !== undefined ? text.slice(value, plainEnd) : /^[^\n\r,[\]{}]*/.exec(text.slice(value, value + 200))![0].replace(/\s+#.*$/, "").trimEnd());
   const core = /^(?:!!|!<tag:yaml\.org,2002:)([a-z]+)>?$/.exec(written)?.[1];
   // Where the field takes text and YAML reads the value without the tag as other than text (`run: !!float 2`): quoted, as `run: 2` is refused.
-  const unquoted = quoted === undefined && raw !== "" ? misreadUnquoted(textFieldAt(document, value), raw) : undefined;
-  const without = raw === "" ? "" : unquoted === undefined ? `: ${raw}` : `, quoted (${quote(raw)}): ${unquoted}`;
+  const takes = quoted === undefined && raw !== "" ? textFieldAt(document, value) : undefined;
+  const unquoted = takes === undefined ? undefined : misreadUnquoted(takes, raw);
+  // Where the field takes no text and the value is a number written other than in digits (`retries: !!int 1e1`): in digits, as without
+  // the tag it would be refused so (see PlainBuilder's #checkDurationNumber, #checkIntegerNumber).
+  const digits = quoted === undefined && takes === undefined && raw !== "" ? inDigits(raw) : undefined;
+  const without = raw === "" ? "" : unquoted !== undefined ? `, quoted (${quote(raw)}): ${unquoted}` : digits !== undefined ? `, in digits: ${digits}` : `: ${raw}`;
   const form = core === undefined ? undefined : CORE_TAG_FORMS[core];
   if (form !== undefined) return { message: `the tag ${written} does not fit ${raw === "" ? "an empty value" : raw}: it reads only ${form}; write the value without the tag${without}`, value };
   if (core !== undefined) return { message: `the tag ${written} does not fit ${raw === "" ? "an empty value" : raw}; write the value without the tag${without}`, value };
@@ -161,6 +165,14 @@ function unresolvedTag(error: YAMLError, text: string, document: Document.Parsed
     message: `unknown tag ${written}: taskq reads plain YAML, without other tools' tags (as CloudFormation's !Ref or !Sub); ${raw === "" ? "remove it" : `write the value without it${without}${unquoted === undefined ? "," : ";"} or quote the whole value if the \`!\` is part of it: ${JSON.stringify(`${written} ${raw}`)}`}`,
     value,
   };
+}
+
+/** A number YAML's core schema reads written other than as JavaScript writes it (`1e1`, `0x10`, `+3`, `.5`, `2.0`), so (`10`); undefined for any other text. */
+function inDigits(raw: string): string | undefined {
+  if (!/^[-+]?(?:0x[0-9a-fA-F]+|0o[0-7]+|(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?)$/.test(raw)) return undefined;
+  const number = /^\+?0o/.test(raw) ? Number.parseInt(raw.replace(/^\+?0o/, ""), 8) : Number(raw);
+  // `2.0` too, which an integer's field refuses: `2`.
+  return Number.isFinite(number) && String(number) !== raw ? String(number) : undefined;
 }
 
 /** Where the plain scalar that starts at `offset` ends, when it is on one line of at most 200 characters; undefined otherwise. */

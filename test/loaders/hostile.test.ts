@@ -159,7 +159,7 @@ describe("hostile input", () => {
     // Before, "Unresolved tag: tag:yaml.org,2002:float", then `retries` refused at 4:22 as "a number tagged !!float is text", which it is not.
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries: !!float 2", "    retryOn: [!!int 2.0, !!bool &c 3]"))).toEqual([
       "4:14: the tag !!float does not fit 2: it reads only a number written with a dot or an exponent (2.0, 1e3), or .inf or .nan; write the value without the tag: 2",
-      "5:15: the tag !!int does not fit 2.0: it reads only an integer written as one (2, 0x1F, 0o17); write the value without the tag: 2.0",
+      "5:15: the tag !!int does not fit 2.0: it reads only an integer written as one (2, 0x1F, 0o17); write the value without the tag, in digits: 2",
       "5:26: the tag !!bool does not fit 3: it reads only true or false; write the value without the tag: 3",
     ]);
     expect(problemsOf(yaml("tasks:", "  a: { run: x, retries: !!null 3 }"))).toEqual(["2:25: the tag !!null does not fit 3: it reads only null, ~ or nothing; write the value without the tag: 3"]);
@@ -170,9 +170,9 @@ describe("hostile input", () => {
   it("tells at a tag that does not fit its value, in every field, what makes a valid file: the value quoted where the field takes text and YAML would read it otherwise (run: !!float 2), as it is elsewhere", () => {
     /** The advice in `problem` applied to `line`: the tag and its value replaced by what it says to write. */
     const follow = (line: string, problem: string) => {
-      const advice = /write the value without (?:the tag|it)(?:, quoted \(("[^"]*")\)|: ([^,]+))/.exec(problem);
+      const advice = /write the value without (?:the tag|it)(?:, quoted \(("[^"]*")\)|, in digits: ([^,]+)|: ([^,]+))/.exec(problem);
       expect(advice, problem).not.toBeNull();
-      return line.replace(/!\S+ [^\s,}\]]+/, advice![1] ?? advice![2]!);
+      return line.replace(/!\S+ [^\s,}\]]+/, advice![1] ?? advice![2] ?? advice![3]!);
     };
     const cases = [
       ["name: !!float 2", "tasks:", "  a: { run: x }"],
@@ -190,6 +190,10 @@ describe("hostile input", () => {
       ["tasks:", "  a: { run: x, env: { A: !!int 2.5 } }"],
       ["tasks:", "  a: { run: x, env: { A: !!float 2 } }"],
       ["tasks:", "  a: { run: x, retries: !!float 2 }"],
+      // A number the tag does not fit, in a field that refuses it written other than in digits: in digits.
+      ["tasks:", "  a: { run: x, retries: !!int 1e1 }"],
+      ["tasks:", "  a: { run: x, delay: !!bool +5 }"],
+      ["tasks:", "  a: { run: x, retryOn: [!!int 2.0] }"],
       ["tasks:", "  a: { run: x, timeout: !!float 5s }"],
       ["tasks:", "  a: { run: x, dependsOn: [!!float 2] }", '  "2": { run: x }'],
     ];
