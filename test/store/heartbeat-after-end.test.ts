@@ -10,15 +10,20 @@ describe("a lease that ended before the worker heard of it", () => {
   const own = useStoreSchema();
   const { schema } = own;
 
+  /** A store that reaches the database through a proxy, and the hold on its next renewal. */
+  const throughProxy = async () => {
+    const database = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    const slow = await PostgresStore.open({ connectionString: proxy.url(DATABASE_URL), schema });
+    return { proxy, slow, hold: proxy.holdNext("taskq_heartbeat") };
+  };
+
   it("finds the lease gone and is not taken for a lease lost: the success stands, and the worker goes on to the next task", async () => {
     const { store } = own;
     // The worker reaches the database through a proxy that holds a renewal back (a slow network, a reconnect)
     // until the attempt's success has committed, on another connection: the renewal then finds no lease.
-    const database = new URL(DATABASE_URL);
-    const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
-    const slow = await PostgresStore.open({ connectionString: proxy.url(DATABASE_URL), schema });
+    const { proxy, slow, hold } = await throughProxy();
     const events: WorkerEvent[] = [];
-    const hold = proxy.holdNext("taskq_heartbeat");
     const worker = new PostgresWorker({
       store: slow,
       concurrency: 1,
@@ -57,11 +62,8 @@ describe("a lease that ended before the worker heard of it", () => {
     const { store } = own;
     // The renewal is held on its way (a slow network, a renewal pool busy with others) while the task fails; recording the
     // failure locks the task's row, then waits on its dependent's, which another session holds (as a cascade to many).
-    const database = new URL(DATABASE_URL);
-    const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
-    const slow = await PostgresStore.open({ connectionString: proxy.url(DATABASE_URL), schema });
+    const { proxy, slow, hold } = await throughProxy();
     const events: WorkerEvent[] = [];
-    const hold = proxy.holdNext("taskq_heartbeat");
     let failed = false;
     const worker = new PostgresWorker({
       store: slow,
