@@ -165,6 +165,42 @@ describe("the live board's rows on a narrow terminal", () => {
     void queue.shutdown({ drain: false, deadline: 0 });
     renderer.suspend();
   });
+
+  it("cut a finished, failed or cancelled task's id in its middle too, so that rows of ids that differ only at their end are told apart", async () => {
+    // At 40 columns "✓ deploy-the-web-frontend-to-region-eu-west-1" and "-2" were both "✓ deploy-the-web-frontend-to-region-…".
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "Date"] });
+    const stream = Object.assign(new PassThrough(), { columns: 40, rows: 24 }) as unknown as NodeJS.WriteStream;
+    const spinner = fakeSpinner();
+    const renderer = new TtyRenderer(spinner, stream, new Chalk({ level: 1 }));
+    const ids = Array.from({ length: 5 }, (_, index) => `deploy-the-web-frontend-to-region-eu-west-${index + 1}`);
+    // The first two succeed, the third fails, the last two are cancelled because of it.
+    const shell = (_payload: unknown, { taskId }: { taskId: string }): Promise<void> => (taskId.endsWith("-3") ? Promise.reject(new Error("exit 1")) : Promise.resolve());
+    const queue = new Queue({ concurrency: 5, handlers: { shell } });
+    renderer.attach(queue, { runId: "r", file: "w.yaml", logDir: "/tmp/r", taskCount: 5, concurrency: 5, maxAttempts: new Map(ids.map((id) => [id, 1])) });
+    for (const [index, id] of ids.entries()) queue.submit({ id, type: "shell", maxAttempts: 1, dependsOn: index >= 3 ? [ids[2]!] : [] });
+    queue.start();
+    await vi.advanceTimersByTimeAsync(200);
+    const board = (): string[] => stripVTControlCharacters(spinner.text).split("\n").slice(1, 6).sort((a, b) => region(a) - region(b));
+    const region = (row: string): number => Number(/eu-west-(\d)/.exec(row)?.[1]);
+    const rows = board();
+    expect(rows).toHaveLength(5);
+    expect(new Set(rows).size).toBe(5);
+    for (const [index, row] of rows.entries()) expect(row).toMatch(new RegExp(`^  [✓✗-] deploy-the-we.*….*eu-west-${index + 1}$`));
+    expect(rows[0]).toBe("  ✓ deploy-the-web-fr…-region-eu-west-1");
+    for (const row of rows) expect(stringWidth(row)).toBeLessThanOrEqual(39);
+    // Each row in its colour, whole: green, red, yellow.
+    expect(spinner.text).toContain("\x1b[32m✓ deploy-the-web-fr…-region-eu-west-1\x1b[39m");
+    expect(spinner.text).toContain("\x1b[31m✗ deploy-the-web-fr…-region-eu-west-3\x1b[39m");
+    // Wide enough for the id: the id whole, what went wrong cut at its end.
+    Object.assign(stream, { columns: 60 });
+    await vi.advanceTimersByTimeAsync(100);
+    const wide = board();
+    expect(wide[0]).toBe("  ✓ deploy-the-web-frontend-to-region-eu-west-1");
+    expect(wide[2]).toBe("  ✗ deploy-the-web-frontend-to-region-eu-west-3: exit 1");
+    expect(wide[3]).toMatch(/^ {2}- deploy-the-web-frontend-to-region-eu-west-4: .+…$/);
+    for (const row of wide) expect(stringWidth(row)).toBeLessThanOrEqual(59);
+    renderer.suspend();
+  });
 });
 
 describe("the live board's totals line during a stop", () => {

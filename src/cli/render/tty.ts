@@ -18,7 +18,7 @@ type Row =
   | { state: "running"; attempt: number; since: number }
   | { state: "retrying"; attempt: number; at: number }
   | { state: "scheduled"; at: number }
-  | { state: "done"; ok: boolean; text: string; until: number };
+  | { state: "done"; ok: boolean; symbol: string; detail: string; colour: (text: string) => string; until: number };
 
 /** How long a finished task stays on the board. */
 const LINGER_MS = 3000;
@@ -138,13 +138,13 @@ export class TtyRenderer implements Renderer {
       this.#rows.set(e.id, { state: "retrying", attempt: e.attempt, at: e.runAt });
       this.#print(this.#c.yellow(`↻ ${e.id} attempt ${e.attempt}/${e.maxAttempts} failed: ${oneLine(describeError(e.error))}`));
     });
-    queue.on("succeeded", (e) => this.#finishRow(e.id, true, this.#c.green(`✓ ${e.id}`)));
+    queue.on("succeeded", (e) => this.#finishRow(e.id, true, "✓", "", this.#c.green));
     queue.on("failed", (e) => {
       // An error may quote the workflow (a cwd's folder): through oneLine, as validate quotes it.
-      this.#finishRow(e.id, false, this.#c.red(`✗ ${e.id}: ${oneLine(describeError(e.error))}`));
+      this.#finishRow(e.id, false, "✗", `: ${oneLine(describeError(e.error))}`, this.#c.red);
       this.#print(this.#c.red(`✗ ${e.id} failed: ${oneLine(describeError(e.error))}`));
     });
-    queue.on("cancelled", (e) => this.#finishRow(e.id, false, this.#c.yellow(`- ${e.id}: ${oneLine(describeError(e.error))}`)));
+    queue.on("cancelled", (e) => this.#finishRow(e.id, false, "-", `: ${oneLine(describeError(e.error))}`, this.#c.yellow));
     this.#stream.on("resize", this.#onResize);
     // The board, echo off before its first frame (a key echoed below it would already move the cursor off it); or, started
     // as a background job (`taskq run x --output tty &`: auto mode prints plain lines there), task output as lines until the
@@ -236,10 +236,11 @@ export class TtyRenderer implements Renderer {
     process.stdout.write(formatSummary(summary, this.#c, process.stdout.isTTY === true));
   }
 
-  #finishRow(id: string, ok: boolean, text: string): void {
+  /** A finished task's row, "✓ id", "✗ id: why" or "- id: why", all of it in `colour`. */
+  #finishRow(id: string, ok: boolean, symbol: string, detail: string, colour: (text: string) => string): void {
     this.#done++;
     if (!ok) this.#failed++;
-    this.#rows.set(id, { state: "done", ok, text, until: Date.now() + LINGER_MS });
+    this.#rows.set(id, { state: "done", ok, symbol, detail, colour, until: Date.now() + LINGER_MS });
   }
 
   /** Through terminalSafe: an error or note may quote a task's output or the workflow file. */
@@ -385,7 +386,7 @@ export class TtyRenderer implements Renderer {
         return { head: `${c(this.#c.cyan, "⏲")} ${id}`, id, tail: `  at ${clockWithDate(row.at)} (${time})`, time };
       }
       case "done":
-        return { head: row.text, tail: "", time: "" };
+        return { head: `${row.symbol} ${id}`, id, tail: row.detail, time: "", colour: row.colour };
     }
   }
 }
@@ -397,6 +398,8 @@ interface RowText {
   id?: string;
   tail: string;
   time: string;
+  /** A finished task's row, coloured whole (see fitEndedRow). */
+  colour?: (text: string) => string;
 }
 
 /** The columns kept for a row's time, at its widest ("in 59m59.9s"): a row is cut the same way whatever its time's digits are. */
@@ -409,7 +412,8 @@ const TIME_ROOM = 11;
  * edge is not cut and whole by turns as the time's digits change. Too narrow for the rest of the row
  * and a few columns of the id, the row is cut at its end, as any line.
  */
-function fitRow({ head, id, tail, time }: RowText, width: number): string {
+function fitRow({ head, id, tail, time, colour }: RowText, width: number): string {
+  if (colour !== undefined && id !== undefined) return fitEndedRow(head, id, tail, colour, width);
   const line = `  ${head}${tail}`;
   if (tail === "") return fitWidth(line, width);
   const slack = Math.max(0, TIME_ROOM - time.length);
@@ -424,6 +428,20 @@ function fitRow({ head, id, tail, time }: RowText, width: number): string {
   }
   if (cutsId) return `  ${head.slice(0, -id.length)}${fitMiddle(id, width - tailWidth - 4)}${tail}`;
   return `${fitWidth(`  ${head}`, width - tailWidth)}${tail}`;
+}
+
+/**
+ * A finished task's row ("✓ id", "✗ id: why") cut to `width`, as a running one is, in its id's middle: where the id fits
+ * whole, only the why is cut, at its end; where it does not, the id is cut in its middle, its end kept, and the why
+ * left out. Cut at its end, "✓ deploy-the-web-frontend-to-region-eu-west-1" and "...-2" were rows alike.
+ */
+function fitEndedRow(head: string, id: string, tail: string, colour: (text: string) => string, width: number): string {
+  const line = `${head}${tail}`;
+  if (widthOf(line, textWidth) + 2 <= width) return `  ${colour(line)}`;
+  // The indent, the symbol and a space, the id whole and, of the why, a column and its "…".
+  if (widthOf(head, textWidth) + (tail === "" ? 2 : 4) <= width) return `  ${colour(fitWidth(line, width - 2))}`;
+  if (width < 9) return fitWidth(`  ${colour(line)}`, width);
+  return `  ${colour(`${head.slice(0, -id.length)}${fitMiddle(id, width - 4)}`)}`;
 }
 
 /** `text` (no colour codes) cut to `width` columns in its middle, "…" there: its start and its end shown. */
