@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { eachCluster } from "../../src/cli/render/clusters.js";
 import { terminalSafe } from "../../src/cli/render/control-bytes.js";
 import textWidth from "../../src/cli/render/text-width.js";
+import { bestOfAlternating } from "../helpers/timing.js";
 
 const segmenter = new Intl.Segmenter();
 const bySegmenter = (text: string): string[] => Array.from(segmenter.segment(text), ({ segment }) => segment);
@@ -81,18 +82,3 @@ describe("a line's characters as a terminal places them", () => {
     expect(lineMs).toBeLessThan(8 * asciiMs);
   });
 });
-
-/** The best of five timings of `times` calls of `a` and of `b`, the two alternating, in ms: a loaded moment in one decides nothing. */
-function bestOfAlternating(times: number, a: () => unknown, b: () => unknown): [number, number] {
-  const took = (work: () => unknown): number => {
-    const started = performance.now();
-    for (let run = 0; run < times; run++) work();
-    return performance.now() - started;
-  };
-  const best: [number, number] = [Infinity, Infinity];
-  for (let round = 0; round < 5; round++) {
-    best[0] = Math.min(best[0], took(a));
-    best[1] = Math.min(best[1], took(b));
-  }
-  return best;
-}
