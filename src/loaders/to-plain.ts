@@ -452,7 +452,8 @@ class PlainBuilder {
    * explained: the schema's own words for it would only repeat the problem, less clearly.
    */
   #checkEnvValue(node: unknown, name: string): void {
-    if (!isScalar(node) || node.source === undefined) return;
+    // A value a merge key brings in only to be replaced (see #overridden) is never passed: not told to be quoted.
+    if (this.#unused || !isScalar(node) || node.source === undefined) return;
     const value = node.value;
     if (typeof value !== "boolean" && !(typeof value === "number" && Number.isInteger(value))) return;
     const read = node.source !== String(value) ? `which YAML reads as ${String(value)}` : typeof value === "number" && !Number.isSafeInteger(value) ? "an integer too large to be read exactly" : undefined;

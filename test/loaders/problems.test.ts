@@ -1249,6 +1249,16 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("does not tell to quote an env value written other than in digits that a merge key brings in only to be replaced (<<: *t, env: { A: x }), as for timeout: where it is passed, it is", () => {
+    // Before, `env.A` is 0x10 was refused for task "a", whose A is "x".
+    const text = yaml("x-t: &t { env: { A: 0x10 } }", "tasks:", "  a: { <<: *t, run: echo, env: { A: x } }");
+    expect(parse(text).tasks[0]).toMatchObject({ env: { A: "x" } });
+    // Within an env, the key written beside the merge replaces it; the one not replaced is still told, as where another task uses it.
+    expect(problemsOf(yaml("x-e: &e { A: 0x10, B: 0x20 }", "tasks:", "  a: { run: x, env: { <<: *e, A: x } }", "  b: { run: y, env: { <<: *e, A: z, B: w } }"))).toEqual([
+      '1:23: task "a": `env.B` is 0x20, which YAML reads as 32; quote it ("0x20") to pass it as written',
+    ]);
+  });
+
   it("says the word meant for a priority or type written in other letters or almost so (High, HIGH, hgih, Shell)", () => {
     const priority = "`priority` must be one of: low, normal, high, critical";
     expect(problemsOf(yaml("defaults: { priority: High }", "tasks:", "  a: { run: x, priority: hgih, type: Shell }", "  b: { run: x, priority: urgent }"))).toEqual([
