@@ -1,6 +1,25 @@
 import type { LineCounter } from "yaml";
 import type { WorkflowProblem } from "./workflow-error.js";
 
+/**
+ * The problems of one task that another task sharing the value can have word for word, the task's id
+ * apart (the id as quote() writes it, [1]): `task "id": ...`, and `task "id" depends on "x", ...`
+ * (a `dependsOn` shared), with how each reads for several tasks (see at).
+ */
+const TASK_FORMS: ReadonlyArray<{ pattern: RegExp; several: string }> = [
+  { pattern: /^task ("(?:[^"\\]|\\.)*"): /, several: ": " },
+  { pattern: /^task ("(?:[^"\\]|\\.)*") depends on (?=")/, several: " depend on " },
+];
+
+/** How many tasks a problem they share names: all of up to one more than this, else these and how many more (see sharedBy). */
+const SHARED_NAMED = 3;
+
+/** `tasks "a" and "b"`, `tasks "a", "b", "c" and 197 more`: the tasks sharing a problem, the first few named (`ids`, quoted), of `count`. */
+function sharedBy(ids: readonly string[], count: number): string {
+  if (count > SHARED_NAMED + 1) return `tasks ${ids.slice(0, SHARED_NAMED).join(", ")} and ${count - SHARED_NAMED} more`;
+  return `tasks ${ids.slice(0, -1).join(", ")} and ${ids.at(-1)!}`;
+}
+
 /** Collects problems for one file, turning source offsets into 1-based line:col. */
 export class ProblemList {
   readonly problems: WorkflowProblem[] = [];
@@ -13,6 +32,8 @@ export class ProblemList {
   readonly #explained = new Set<number>();
   /** Offsets of mappings whose missing fields an earlier problem may explain (see missingExplained). */
   readonly #missingExplained = new Set<number>();
+  /** The problems that begin `task "id": `, by place and the rest of their message: the tasks that share each (see at). */
+  readonly #shared = new Map<string, { problem: WorkflowProblem; ids: string[]; count: number }>();
 
   constructor(file: string, lineCounter?: Pick<LineCounter, "linePos">, textLength = 0) {
     this.#file = file;
@@ -63,11 +84,32 @@ export class ProblemList {
     return `${line}:${col}`;
   }
 
-  /** Adds a problem at a known line and column. */
+  /**
+   * Adds a problem at a known line and column. The same problem of several tasks at one place (a
+   * value they share through an alias or a merge key, `<<: *defaults` in each of 200 tasks) is one
+   * problem, naming the first few tasks and how many more (see sharedBy), not one line per task.
+   */
   at(line: number, col: number, message: string): void {
     const key = `${line}:${col}:${message}`;
     if (this.#seen.has(key)) return;
     this.#seen.add(key);
+    for (const [form, { pattern, several }] of TASK_FORMS.entries()) {
+      const task = pattern.exec(message);
+      if (task === null) continue;
+      const rest = message.slice(task[0].length);
+      const place = `${form}:${line}:${col}:${rest}`;
+      const shared = this.#shared.get(place);
+      if (shared === undefined) {
+        const problem = { file: this.#file, line, col, message };
+        this.#shared.set(place, { problem, ids: [task[1]!], count: 1 });
+        this.problems.push(problem);
+        return;
+      }
+      shared.count++;
+      if (shared.ids.length <= SHARED_NAMED) shared.ids.push(task[1]!);
+      shared.problem.message = `${sharedBy(shared.ids, shared.count)}${several}${rest}`;
+      return;
+    }
     this.problems.push({ file: this.#file, line, col, message });
   }
 

@@ -802,6 +802,18 @@ describe("taskq commands", () => {
     expect((await runCli(["validate", "--help"])).stdout).toContain("validate [options] <files...>");
   });
 
+  // 200 tasks merging one bad default were told 200 times at the same line:col, in text and in JSON alike.
+  it("validate tells a problem in a default many tasks merge in once, at the default, naming the first tasks and how many more, in text and --output json alike", async () => {
+    const lines = ["x-d: &d { run: echo, retries: 0x2 }", "tasks:"];
+    for (let index = 1; index <= 200; index++) lines.push(`  t${index}: { <<: *d }`);
+    const ws = await workspace(`${lines.join("\n")}\n`);
+    const name = path.basename(ws.file);
+    const message = 'tasks "t1", "t2", "t3" and 197 more: `retries` is 0x2, which YAML reads as the number 2: an integer is written in digits; write 2';
+    expect(await runCli(["validate", name], { cwd: ws.dir })).toMatchObject({ code: 2, stderr: `${name}:1:31: ${message}\n1 problem; nothing was run\n` });
+    const json = await runCli(["validate", name, "--output", "json"], { cwd: ws.dir });
+    expect(JSON.parse(json.stdout) as unknown).toMatchObject({ event: "invalid", problems: [{ file: name, line: 1, col: 31, message }] });
+  });
+
   // The plan's records had no `ts`, unlike a run's, validate's and every error record.
   it("--dry-run --output json gives every record its ts, as a run's records have: the plan, each planned task and each note", async () => {
     const ws = await workspace("tasks:\n  a: { run: touch ran, runAt: 2020-01-01T00:00:00Z }\n  b: { run: y, dependsOn: a }\n");
@@ -854,7 +866,7 @@ describe("taskq commands", () => {
     expect(result.stderr).toMatch(/\.\.\. and up to \d+ more YAML errors from here on; fix the ones above first\n10 problems, and more YAML errors after them; nothing was run\n$/);
   });
 
-  it("runs a workflow whose tasks take fields from an anchor with a merge key, <<, their own winning; a bad value in the anchor is told at it, for each task, and nothing runs", async () => {
+  it("runs a workflow whose tasks take fields from an anchor with a merge key, <<, their own winning; a bad value in the anchor is told at it, once, naming the tasks, and nothing runs", async () => {
     const ws = await workspace(`x-base: &base
   retries: 1
   backoff: { base: 1ms }
@@ -876,7 +888,7 @@ tasks:
 `);
     const refused = await runCli(["run", bad.file, "--log-dir", bad.logs], { cwd: bad.dir });
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain(`${bad.file}:1:26: task "a": \`retries\` must be an integer from 0 to 100, got -1\n${bad.file}:1:26: task "b": \``);
+    expect(refused.stderr).toContain(`${bad.file}:1:26: tasks "a" and "b": \`retries\` must be an integer from 0 to 100, got -1\n1 problem; nothing was run\n`);
     expect(existsSync(path.join(bad.dir, "ran"))).toBe(false);
   });
 

@@ -812,14 +812,14 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       "    run: *kept",
     );
     const fix = "the backslash escapes that space, and does not continue the line; write run: | (a literal block keeps the line break, which the backslash then continues), or drop the backslash";
-    const said = (at: string, id: string, command: string): string =>
-      `${at}: task "${id}": \`run\` has a line that ends in a backslash, but YAML joins a > block's lines with a space, so the shell gets ${command}: ${fix}`;
+    const said = (at: string, tasks: string, command: string): string =>
+      `${at}: ${tasks}: \`run\` has a line that ends in a backslash, but YAML joins a > block's lines with a space, so the shell gets ${command}: ${fix}`;
     // Through an alias a problem points at the block's own lines, where a plain > block's does too. g's first line is indented
     // more than its block: kept with its break, through the alias h too.
-    expect(problemsOf(text)).toEqual([said("2:8", "e", "make \\ all"), said("7:20", "a", "docker build \\ -t app ."), said("7:20", "b", "docker build \\ -t app .")]);
+    expect(problemsOf(text)).toEqual([said("2:8", 'task "e"', "make \\ all"), said("7:20", 'tasks "a" and "b"', "docker build \\ -t app .")]);
     // The same blocks written in place are refused alike.
     const inPlace = yaml("tasks:", "  b:", "    run: >2", "      docker build \\", "      -t app .", "  e:", "    run: >2", "      make \\", "      all");
-    expect(problemsOf(inPlace)).toEqual([said("4:20", "b", "docker build \\ -t app ."), said("8:12", "e", "make \\ all")]);
+    expect(problemsOf(inPlace)).toEqual([said("4:20", 'task "b"', "docker build \\ -t app ."), said("8:12", 'task "e"', "make \\ all")]);
   });
 
   it("reports unknown dependencies with a suggestion, and self-dependencies", () => {
@@ -1259,6 +1259,23 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("tells a problem in a value many tasks share (a merge key's defaults, an alias) once at that value, naming the first tasks and how many more, not once per task", () => {
+    // Before, 200 lines at 1:31, one per task, the same but for its name.
+    const lines = ["x-d: &d { run: echo, retries: 0x2, priority: bogus }", "x-t: &t 0x10", "x-e: &e { A: 0x10 }", "x-n: &n [buidl]", "tasks:", "  build: { run: make }"];
+    for (let index = 1; index <= 200; index++) lines.push(`  t${index}: { <<: *d }`);
+    lines.push("  a: { run: x, timeout: *t, env: *e, dependsOn: *n }", "  b: { run: x, timeout: *t, env: { <<: *e }, dependsOn: *n }");
+    expect(problemsOf(yaml(...lines))).toEqual([
+      '1:31: tasks "t1", "t2", "t3" and 197 more: `retries` is 0x2, which YAML reads as the number 2: an integer is written in digits; write 2',
+      '1:46: tasks "t1", "t2", "t3" and 197 more: `priority` must be one of: low, normal, high, critical, got "bogus"',
+      "2:9: tasks \"a\" and \"b\": `timeout` is 0x10, which YAML reads as the number 16: a duration's number of seconds is written in digits, with a point if need be; write 16, or 16s",
+      '3:14: tasks "a" and "b": `env.A` is 0x10, which YAML reads as 16; quote it ("0x10") to pass it as written',
+      '4:10: tasks "a" and "b" depend on "buidl", which is not defined; did you mean "build"?',
+    ]);
+    // Up to four are all named; a task's own problem at its own place is its alone.
+    const four = yaml("x-d: &d { run: echo, retries: -1 }", "tasks:", "  a: { <<: *d }", "  b: { <<: *d }", "  c: { <<: *d }", "  d: { <<: *d }", "  e: { <<: *d, retries: -2 }");
+    expect(problemsOf(four)).toEqual(['1:31: tasks "a", "b", "c" and "d": `retries` must be an integer from 0 to 100, got -1', '7:25: task "e": `retries` must be an integer from 0 to 100, got -2']);
+  });
+
   it("says the word meant for a priority or type written in other letters or almost so (High, HIGH, hgih, Shell)", () => {
     const priority = "`priority` must be one of: low, normal, high, critical";
     expect(problemsOf(yaml("defaults: { priority: High }", "tasks:", "  a: { run: x, priority: hgih, type: Shell }", "  b: { run: x, priority: urgent }"))).toEqual([
@@ -1393,7 +1410,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: x, retires: 1 }"))).toEqual(['2:16: task "a": unknown key "retires"; did you mean "retries"?']);
   });
 
-  it("points a problem in a value a `<<` merged in at that value, in the mapping merged, once for each task it came to, by name", () => {
+  it("points a problem in a value a `<<` merged in at that value, in the mapping merged, once, naming the tasks it came to", () => {
     const text = yaml(
       "x-base: &base { retries: -1, timeout: 5m, bogus: 1 }",
       "x-env: &env { A: 01 }",
@@ -1407,10 +1424,8 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       "  ok: { <<: *base, retries: 1, bogus: 2, run: x }",
     );
     const problems = [
-      '1:26: task "build": `retries` must be an integer from 0 to 100, got -1',
-      '1:26: task "test": `retries` must be an integer from 0 to 100, got -1',
-      '1:43: task "build": unknown key "bogus"',
-      '1:43: task "test": unknown key "bogus"',
+      '1:26: tasks "build" and "test": `retries` must be an integer from 0 to 100, got -1',
+      '1:43: tasks "build" and "test": unknown key "bogus"',
       '2:18: task "test": `env.A` is 01, which YAML reads as 1; quote it ("01") to pass it as written',
       '3:29: `defaults.priority` must be one of: low, normal, high, critical, got "urgent"',
       '7:17: task "test": `cwd` must be a folder path, relative to the workflow file, got 3',
