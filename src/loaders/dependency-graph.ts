@@ -28,6 +28,8 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
   const waitingOn = new Array<number>(tasks.length).fill(0);
   const edges: number[][] = tasks.map(() => []);
   let suggestions = 0;
+  /** The id suggested for an unknown dependency, by its place and id (see below). */
+  const suggested = new Map<string, string>();
   for (const [index, task] of tasks.entries()) {
     for (const dependency of task.dependsOn) {
       const at = () => locator.offsetOf(dependencyPath(task.id, dependency.index));
@@ -41,7 +43,12 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
         // Only where written plain: a quoted value (`dependsOn: "-a"`) is the text meant, no list item missing its space.
         const glued = dependency.index === undefined ? dashesGlued(dependency.id, indexOf, task.id, () => locator.plainSourceOf(dependencyPath(task.id, undefined)) !== undefined) : undefined;
         const several = glued === undefined ? severalIds(dependency.id, indexOf, task.id) : undefined;
-        const match = several === undefined && glued === undefined && suggestions++ < MAX_SUGGESTIONS ? closestMatch(dependency.id, otherIds(indexOf.keys(), task.id, task.dependsOn)) : undefined;
+        // A value several tasks share (dependsOn: *deps) has the hint its first task had, so that they are told once (see ProblemList.at), past the budget too.
+        const place = `${at()}:${dependency.id}`;
+        const earlier = suggested.get(place);
+        const reusable = earlier !== undefined && earlier !== task.id && !task.dependsOn.some((other) => other.id === earlier);
+        const match = several !== undefined || glued !== undefined ? undefined : reusable ? earlier : suggestions++ < MAX_SUGGESTIONS ? closestMatch(dependency.id, otherIds(indexOf.keys(), task.id, task.dependsOn)) : undefined;
+        if (match !== undefined && earlier === undefined) suggested.set(place, match);
         const hint = glued !== undefined ? `; a list item needs a space after its -: write ${glued.map((id) => `- ${id}`).join(", ")} on ${glued.length === 1 ? "a line" : "lines"} of ${glued.length === 1 ? "its" : "their"} own below dependsOn, or dependsOn: [${glued.join(", ")}]` : several !== undefined ? `; to depend on several tasks, list them: dependsOn: [${several.join(", ")}]` : match === undefined ? "" : `; did you mean ${quote(match)}?`;
         // An id no task can have ("../x", "a/b") is not a task left out: say what is wrong with it.
         const what = several === undefined && !isTaskId(dependency.id) ? `is not a valid task id: ${TASK_ID_EXPECTED}` : "is not defined";

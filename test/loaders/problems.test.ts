@@ -1276,6 +1276,13 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(four)).toEqual(['1:31: tasks "a", "b", "c" and "d": `retries` must be an integer from 0 to 100, got -1', '7:25: task "e": `retries` must be an integer from 0 to 100, got -2']);
   });
 
+  it("tells an unknown dependency in a list more tasks share than get suggestions once, with its suggestion, not twice", () => {
+    // Past the first 50 tasks the hint was left off, so the rest were told again at the same place without it.
+    const lines = ["x-n: &n [buidl]", "tasks:", "  build: { run: make }"];
+    for (let index = 1; index <= 60; index++) lines.push(`  t${index}: { run: x, dependsOn: *n }`);
+    expect(problemsOf(yaml(...lines))).toEqual(['1:10: tasks "t1", "t2", "t3" and 57 more depend on "buidl", which is not defined; did you mean "build"?']);
+  });
+
   it("says the word meant for a priority or type written in other letters or almost so (High, HIGH, hgih, Shell)", () => {
     const priority = "`priority` must be one of: low, normal, high, critical";
     expect(problemsOf(yaml("defaults: { priority: High }", "tasks:", "  a: { run: x, priority: hgih, type: Shell }", "  b: { run: x, priority: urgent }"))).toEqual([
