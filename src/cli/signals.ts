@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
 import { constants } from "node:os";
-import { readProcStat } from "../handlers/proc-read.js";
+import { readProcCommand, readProcStat } from "../handlers/proc-read.js";
 import { monotonicMs } from "../monotonic.js";
 
 const HANDLED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
@@ -62,13 +61,8 @@ function parentMayForward(): boolean {
   const own = readProcStat("self")?.pgrp;
   if (own === undefined || process.ppid <= 1) return false;
   if (readProcStat(process.ppid)?.pgrp !== own) return false;
-  let name: string;
-  try {
-    name = readFileSync(`/proc/${process.ppid}/comm`, "latin1").trim();
-  } catch {
-    return false;
-  }
-  return !SHELLS.has(name);
+  const name = readProcCommand(process.ppid);
+  return name !== undefined && !SHELLS.has(name);
 }
 
 /** The shutdown signals this process has received, and the waits of shutdownSignals.received(). */
