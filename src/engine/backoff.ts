@@ -24,6 +24,11 @@ export function exponentialDelay(attempt: number, baseMs: number, maxMs: number)
     throw new TaskqError("INVALID_OPTION", `exponentialDelay attempt must be a number (1 for the first retry), got ${shown(attempt)}`);
   }
   checkBounds("exponentialDelay", baseMs, maxMs);
+  return delay(attempt, baseMs, maxMs);
+}
+
+/** exponentialDelay, of bounds already checked (exponentialBackoff's, once). */
+function delay(attempt: number, baseMs: number, maxMs: number): number {
   // 2 ** 1100 is Infinity, so the cap also covers overflow; a base of 0 stays 0 (0 * Infinity is NaN: `maxMs: 0` alone, whose base is 0, failed its task at retry 1025).
   return baseMs === 0 ? 0 : Math.min(baseMs * 2 ** Math.max(0, attempt - 1), maxMs);
 }
@@ -43,7 +48,7 @@ export function exponentialBackoff(options: ExponentialBackoffOptions = {}): Bac
   const baseMs = given.baseMs ?? Math.min(maxMs, 1000);
   const random = given.random ?? Math.random;
   return (attempt) => {
-    const delayMs = exponentialDelay(attempt, baseMs, maxMs);
+    const delayMs = delay(attempt, baseMs, maxMs);
     // Clamped: a random source returning 1 (Math.random never does; an injected one may) would give d + 1, past the cap.
     return Math.min(delayMs, Math.max(0, Math.floor(random() * (delayMs + 1))));
   };

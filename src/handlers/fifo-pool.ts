@@ -262,7 +262,7 @@ export class FifoPool {
       // Its stderr says why it failed ("No space left on device"), which the run's note passes on: an exit code alone does not.
       const child = spawn("mkfifo", ["-m", "600", "--", ...names], { stdio: ["ignore", "ignore", "pipe"] });
       // Its stderr pipe, a spawn's pipe that the open-file count sets aside already, until it closes.
-      const release = holdBriefly(child.stderr === null ? 0 : 1);
+      const release = holdBriefly(1);
       let said = "";
       child.stderr.setEncoding("utf8").on("data", (text: string) => {
         if (said.length < 1024) said += text;

@@ -44,7 +44,8 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
         const glued = dependency.index === undefined ? dashesGlued(dependency.id, indexOf, task.id, () => locator.plainSourceOf(dependencyPath(task.id, undefined)) !== undefined) : undefined;
         const several = glued === undefined ? severalIds(dependency.id, indexOf, task.id) : undefined;
         // A value several tasks share (dependsOn: *deps) has the hint its first task had, so that they are told once (see ProblemList.at), past the budget too.
-        const place = `${at()}:${dependency.id}`;
+        const offset = at();
+        const place = `${offset}:${dependency.id}`;
         const earlier = suggested.get(place);
         const reusable = earlier !== undefined && earlier !== task.id && !task.dependsOn.some((other) => other.id === earlier);
         const match = several !== undefined || glued !== undefined ? undefined : reusable ? earlier : suggestions++ < MAX_SUGGESTIONS ? closestMatch(dependency.id, otherIds(indexOf.keys(), task.id, task.dependsOn)) : undefined;
@@ -54,7 +55,7 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
         const what = several === undefined && !isTaskId(dependency.id) ? `is not a valid task id: ${TASK_ID_EXPECTED}` : "is not defined";
         // An id refused already where it is written (`dependsOn: ! ~`, `! null`, `[! null]`: a `!` before it) is not said again.
         const say = what === "is not defined" && !readsAsNull(dependency.id) ? problems.atOffset.bind(problems) : problems.followOn.bind(problems);
-        say(at(), `task ${quote(task.id)} depends on ${quote(dependency.id)}, which ${what}${hint}`);
+        say(offset, `task ${quote(task.id)} depends on ${quote(dependency.id)}, which ${what}${hint}`);
         continue;
       }
       edges[index]!.push(target);

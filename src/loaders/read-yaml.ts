@@ -3,7 +3,7 @@ import { MAX_NESTING_DEPTH } from "./limits.js";
 import { ProblemList } from "./problem-list.js";
 import { scanTokens } from "./scan-tokens.js";
 import { quote } from "./report-issues.js";
-import { keyText, misreadUnquoted, type Takes } from "./to-plain.js";
+import { keyText, misreadUnquoted, numberRewritten, type Takes } from "./to-plain.js";
 import { KEY_LINE, lineAt, visitTokens, withHint } from "./yaml-error-hints.js";
 
 /** A parsed YAML document with its line index; both are dropped once the workflow is built. */
@@ -167,12 +167,10 @@ function unresolvedTag(error: YAMLError, text: string, document: Document.Parsed
   };
 }
 
-/** A number YAML's core schema reads written other than as JavaScript writes it (`1e1`, `0x10`, `+3`, `.5`, `2.0`), so (`10`); undefined for any other text. */
+/** A finite number YAML's core schema reads written other than as JavaScript writes it (`1e1`, `0x10`, `.5`, `2.0`), so (`10`); undefined for any other text. */
 function inDigits(raw: string): string | undefined {
-  if (!/^[-+]?(?:0x[0-9a-fA-F]+|0o[0-7]+|(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?)$/.test(raw)) return undefined;
-  const number = /^\+?0o/.test(raw) ? Number.parseInt(raw.replace(/^\+?0o/, ""), 8) : Number(raw);
-  // `2.0` too, which an integer's field refuses: `2`.
-  return Number.isFinite(number) && String(number) !== raw ? String(number) : undefined;
+  const rewritten = numberRewritten(raw);
+  return rewritten !== undefined && Number.isFinite(Number(rewritten)) ? rewritten : undefined;
 }
 
 /** Where the plain scalar that starts at `offset` ends, when it is on one line of at most 200 characters; undefined otherwise. */

@@ -126,8 +126,15 @@ function plainReading(text: string): string | undefined {
   if (/^(?:true|True|TRUE|false|False|FALSE)$/.test(text)) return "a boolean";
   if (/^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/.test(text)) return "a number";
   if (!CORE_NUMBER.test(text)) return undefined;
+  const rewritten = numberRewritten(text);
+  return rewritten === undefined ? "a number" : `the number ${rewritten}`;
+}
+
+/** The number YAML's core schema reads in `text`, as JavaScript writes it (`0x10`: "16", `2.0`: "2"), where that is not `text`; undefined for text or a number so written. */
+export function numberRewritten(text: string): string | undefined {
+  if (!CORE_NUMBER.test(text)) return undefined;
   const number = Number(text);
-  return Number.isNaN(number) || String(number) === text ? "a number" : `the number ${String(number)}`;
+  return Number.isNaN(number) || String(number) === text ? undefined : String(number);
 }
 
 /** Whether a field that takes `takes` takes the plain scalar written `text` as it would be read without a `!` before it. */
