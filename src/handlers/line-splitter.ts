@@ -196,8 +196,9 @@ export class LineSplitter {
 
   #append(chunk: Buffer, start: number, end: number): void {
     if (end <= start) return;
-    // A line that "\r" rewrites (a progress bar) and that outgrows the display: only its
-    // last state is worth showing, kept from its "\r" on. A "\r" counts once a byte other than
+    // A line that "\r" rewrites (a progress bar) and that outgrows the display: its last state
+    // is kept from its "\r" on, after what lineState gives of the states before it (see
+    // #keepState), or alone without lineState. A "\r" counts once a byte other than
     // "\r" follows it: one that ends a chunk may start a "\r\n", and one with nothing after it
     // ("\r\r\n") rewrites nothing.
     if (this.#lineState !== undefined) {
@@ -260,10 +261,8 @@ export class LineSplitter {
     return start;
   }
 
-  /** The state of `text` (see lineState), or none when it is too long to keep: the line then shows from its last "\r". */
   #setState(text: string): void {
-    const state = (this.#lineState as (text: string) => string)(text);
-    this.#state = state.length <= STATE_LIMIT && Buffer.byteLength(state) <= STATE_LIMIT ? state : "";
+    this.#state = boundedState(this.#lineState as (text: string) => string, text);
   }
 
   #emitOpenLine(): void {
@@ -301,16 +300,19 @@ function displayLine(chunk: Buffer, start: number, newline: number, lineState?: 
   if (end - start > DISPLAY_LIMIT) {
     const rewrite = lastRewrite(chunk, start, end);
     if (rewrite > start) {
-      if (lineState !== undefined) {
-        state = lineState(chunk.toString("utf8", start, rewrite));
-        if (state.length > STATE_LIMIT || Buffer.byteLength(state) > STATE_LIMIT) state = "";
-      }
+      if (lineState !== undefined) state = boundedState(lineState, chunk.toString("utf8", start, rewrite));
       start = rewrite;
     }
   }
   const length = end - start;
   if (length <= DISPLAY_LIMIT) return `${state}${chunk.toString("utf8", start, end)}`;
   return `${state}${truncated(chunk.subarray(start, start + DISPLAY_LIMIT), DISPLAY_LIMIT, length)}`;
+}
+
+/** What `lineState` gives of `text`, or "" when it is too long to keep (over STATE_LIMIT): the line then shows from its last "\r". */
+function boundedState(lineState: (text: string) => string, text: string): string {
+  const state = lineState(text);
+  return state.length <= STATE_LIMIT && Buffer.byteLength(state) <= STATE_LIMIT ? state : "";
 }
 
 function truncated(bytes: Buffer, shown: number, length: number): string {

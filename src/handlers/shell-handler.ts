@@ -294,7 +294,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       onLateLost: (error) =>
         options.sink.note?.(`${task.id}: what a process it left running wrote after it ended cannot be written to ${logPath} (${errorCodeOf(error) ?? messageOf(error)}): it is dropped`, task.id),
       ...(options.sink.whenDrained === undefined ? {} : { whenDisplayDrained: () => options.sink.whenDrained?.() }),
-      ...(options.sink.lineState === undefined ? {} : { lineState: (text: string) => options.sink.lineState?.(text) ?? "" }),
+      ...(options.sink.lineState === undefined ? {} : { lineState: (text: string) => options.sink.lineState!(text) }),
     });
     // FIFOs not yet given to a stream: read once the task exits, unless it runs long enough to stream.
     let unread: Array<[PipeEnds, StreamName]> = [];

@@ -495,15 +495,9 @@ function hiddenCodes(text: string, from: number, to: number): string {
   return codes;
 }
 
-/** Colour codes (SGR) and what a state holds between them (see withoutCoveredStates). */
-// eslint-disable-next-line no-control-regex -- as above
-const COLOURS_ONLY = /\x1b\[[0-9;:]*m/g;
 /** A colour code at a state's end. */
 // eslint-disable-next-line no-control-regex -- as above
 const COLOUR_LAST = /\x1b\[[0-9;:]*m$/;
-/** A character that does more than take columns: a control, an escape that is not a colour code, a bidirectional control. */
-// eslint-disable-next-line no-control-regex -- as above
-const NOT_PRINTABLE = /[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
 
 /**
  * `text` with the text of each state (what comes between two carriage returns) that the next one writes over whole left
@@ -528,10 +522,10 @@ function withoutCoveredStates(text: string): string {
     const stop = end === -1 ? text.length : end;
     const state = text.slice(start + 1, stop);
     const coloured = state.includes("\x1b");
-    const characters = coloured ? state.replace(COLOURS_ONLY, "") : state;
+    const characters = coloured ? state.replace(COLOUR, "") : state;
     // Undefined where the state does more than take columns and set colours, or ends with a colour code.
-    const shown = NOT_PRINTABLE.test(characters) || (coloured && COLOUR_LAST.test(state)) ? undefined : characters;
-    const codes = coloured ? (state.match(COLOURS_ONLY) ?? []).join("") : "";
+    const shown = CONTROL.test(characters) || (coloured && COLOUR_LAST.test(state)) ? undefined : characters;
+    const codes = coloured ? (state.match(COLOUR) ?? []).join("") : "";
     if (previousShown !== undefined && shown !== undefined && codes === previousCodes && covers(shown, previousShown)) {
       kept += `${text.slice(from, previous + 1)}${codes}`;
       from = previousEnd;
