@@ -119,6 +119,46 @@ describe("a lease that ended before the worker heard of it", () => {
     }
   });
 
+  it("a renewal held up for longer than a heartbeat does not hold up the record of the attempt's end: it is recorded, and its dependent runs, while the renewal is still held", { timeout: 60_000 }, async () => {
+    const { store } = own;
+    // The task ends once its first renewal is on its way, held (a connection that stalled), and the hold is not let go
+    // until the test ends. The record waits for that renewal a heartbeat at most: here half a second, of a lease of two
+    // minutes, which the renewal (waited for without that bound) would have had to answer in.
+    const { proxy, slow, hold } = await throughProxy();
+    const events: WorkerEvent[] = [];
+    const worker = new PostgresWorker({
+      store: slow,
+      concurrency: 1,
+      leaseMs: 120_000,
+      heartbeatMs: 500,
+      pollMs: 200,
+      onEvent: (event) => events.push(event),
+      handler: async (leased) => {
+        if (leased.key === "first") await hold.held;
+      },
+    });
+    await worker.start();
+    try {
+      const runId = await store.submitRun(workflow([task("first"), task("then", { dependsOn: ["first"] })]));
+      await hold.held;
+      // Well within the renewal's two minutes: before the cap, the record waited out all of them.
+      await until(() => events.some((event) => event.type === "finished" && event.task.key === "then"), 30_000);
+      expect((await waitForRun(store, runId, 10_000)).state).toBe("succeeded");
+      const finished = events.flatMap((event) => (event.type === "finished" ? [[event.task.key, event.result === false ? "stale" : event.result.state]] : []));
+      expect(finished).toEqual([
+        ["first", "succeeded"],
+        ["then", "succeeded"],
+      ]);
+      // The renewal is still held, unanswered: it neither failed nor lost the lease.
+      expect(events.filter((event) => event.type === "lease-lost" || event.type === "db-error")).toEqual([]);
+    } finally {
+      hold.release();
+      await worker.stop({ deadlineMs: 1_000 });
+      await slow.close();
+      await proxy.close();
+    }
+  });
+
   it("a worker that stalled past its lease, whose stale success's round trip leased the same task again, keeps that new attempt: stopped, it is given back, not counted", async () => {
     const { store } = own;
     const events: WorkerEvent[] = [];
