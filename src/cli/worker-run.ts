@@ -491,7 +491,9 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
     case "finished": {
       const { runId, key, attempt, maxAttempts } = event.task;
       const state = event.result === false ? "stale" : event.result.state;
-      const error = event.outcome.kind === "failure" ? event.outcome.error : event.outcome.kind === "cancelled" ? (event.outcome.reason ?? "cancelled") : undefined;
+      // A cancel in the words it was recorded with: one a stopped run asked for is its shutdown's, as status says it.
+      const cancelReason = event.result === false ? undefined : event.result.cancelReason;
+      const error = event.outcome.kind === "failure" ? event.outcome.error : event.outcome.kind === "cancelled" ? (cancelReason ?? event.outcome.reason ?? "cancelled") : undefined;
       const words: Record<string, string> = { succeeded: "ok     ", queued: "retry  ", failed: "FAILED ", cancelled: "cancel ", stale: "stale  " };
       // A cancel that took taskq's SIGKILL says so, as its log, status and a `released` record say it.
       const killed = event.outcome.kind === "cancelled" ? event.outcome.killed : undefined;

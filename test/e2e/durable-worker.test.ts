@@ -864,6 +864,25 @@ describe("taskq run --store", () => {
     expect(result.stdout).toContain("c: shutdown: not started");
   });
 
+  it("a task that another run --store of its run stops while it runs here is said to be cancelled by that shutdown, as its summary and status say it, not by request", async () => {
+    const runId = newRunId("stopped-here");
+    const file = await workflowFile("stopped-here", "tasks:\n  a: { run: 'echo started; sleep 1000', priority: high }\n  b: { run: 'echo started; sleep 1000' }\n");
+    const first = startRun(file, ["--run-id", runId, "-j", "1", "--shutdown-timeout", "1s", "--kill-grace", "1s"]);
+    expect(await eventually(() => first.stdout().includes(`${runId}/a | started`), 15_000)).toBe(true);
+    // This one runs "b", and hears of the stop that the first one asks of it at its next heartbeat (every second).
+    const second = startRun(file, ["--run-id", runId, "-j", "1", "--lease", "3s"]);
+    expect(await eventually(() => second.stdout().includes(`${runId}/b | started`), 15_000)).toBe(true);
+    first.child.kill("SIGINT");
+    expect((await first.done).code).toBe(130);
+    const result = await second.done;
+    expect(result.code).toBe(1);
+    // Before, "cancel  RUN/b: cancelled by request", above a summary (and a status) that said "b: aborted by shutdown".
+    expect(result.stdout).toContain(`cancel  ${runId}/b: aborted by shutdown\n`);
+    expect(result.stdout).not.toContain("cancelled by request");
+    expect(result.stdout).toContain("  - b: aborted by shutdown\n");
+    expect((await store.runStatus(runId)).tasks.find((row) => row.key === "b")).toMatchObject({ state: "cancelled", cancelReason: "aborted by shutdown" });
+  });
+
   it("stopped by SIGINT: its summary, status and their JSON give each task the shutdown's reason and words, as a local run's summary does", async () => {
     const file = await workflowFile(
       "interrupted-json",

@@ -6,7 +6,7 @@ import { finalizeTask, type AttemptRecord } from "./finalize.js";
 import { notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { cancelWaitingOfStoppedRun } from "./cancel.js";
-import { notStartedReason, retryWaitedFor, runningCancel } from "./shutdown-cancel.js";
+import { notStartedReason, retryWaitedFor, runningCancel, runningCancelReason } from "./shutdown-cancel.js";
 import { setTailSql } from "./tail-attempt.js";
 import type { CompletionResult, Outcome } from "./types.js";
 
@@ -95,7 +95,7 @@ export async function completeAttempt(
     const attempt = outcome.kind === "failure" ? attemptRecord(outcome) : { tail: outcome.tail ?? [] };
     const killed = outcome.kind === "cancelled" ? outcome.killed : undefined;
     const graph = await finalizeTask(client, names, row, "cancelled", { attempt, endedToken: token, ...runningCancel(row, requested, killed) });
-    return { runId: row.run_id, state: "cancelled", cascaded: graph.cascaded, unblocked: [] };
+    return { runId: row.run_id, state: "cancelled", cancelReason: runningCancelReason(row, requested), cascaded: graph.cascaded, unblocked: [] };
   }
   const failure = attemptRecord(outcome);
   if (row.cancel_kind === "shutdown" && isRetryable(row, outcome)) {

@@ -57,8 +57,12 @@ export function notRetriedWords({ attempt, error }: { attempt: number; error: st
  * as a local run's cancel says it.
  */
 export function runningCancel(row: { cancel_kind: "shutdown" | null }, requested = REQUESTED, killed?: string): FinalDetails {
-  const shutdown = row.cancel_kind === "shutdown";
-  return { cancelReason: withKilled(shutdown ? ABORTED_BY_SHUTDOWN : requested, killed), cancelKind: row.cancel_kind, cancelledRunning: true };
+  return { cancelReason: withKilled(runningCancelReason(row, requested), killed), cancelKind: row.cancel_kind, cancelledRunning: true };
+}
+
+/** runningCancel's reason, but for the kill: by request (in `requested`'s words), or, asked by a stopped run, by its shutdown. */
+export function runningCancelReason(row: { cancel_kind: "shutdown" | null }, requested = REQUESTED): string {
+  return row.cancel_kind === "shutdown" ? ABORTED_BY_SHUTDOWN : requested;
 }
 
 /** A cancel's reason, with how taskq's SIGKILL ended the attempt where it did. */

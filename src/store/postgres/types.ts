@@ -69,6 +69,11 @@ export interface CompletionResult {
   state: "succeeded" | "queued" | "failed" | "cancelled";
   /** Backoff before the next attempt, when requeued. */
   retryDelayMs?: number;
+  /**
+   * Of an attempt cancelled as it ran: the reason recorded, but for how taskq's SIGKILL ended it ("aborted by shutdown"
+   * where the cancel was asked by a stopped run, though its worker heard of it as a cancel).
+   */
+  cancelReason?: string;
   /** Keys of dependents cancelled because of this completion. */
   cascaded: string[];
   /** Keys of dependents that became runnable. */
