@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import type { DataPath, SourceLocator } from "./locator.js";
 import { formatMs } from "../engine/errors.js";
 import { MAX_DURATION_MS } from "./limits.js";
-import type { ProblemList } from "./problem-list.js";
+import { SHARED_NAMED, sharedBy, type ProblemList } from "./problem-list.js";
 import { quote } from "./report-issues.js";
 import { backslashBeforeFold, joinedCommands } from "./folded-run.js";
 import { commandNameNoBreakSpace, cutByCommentNote, selfReferenceNote, shebangNote, unclosedQuoteNote } from "./shell-traps.js";
@@ -57,7 +57,8 @@ interface BuildContext {
   defaults: TaskDefaults;
   locator: SourceLocator;
   problems: ProblemList;
-  notes: Map<number, string>;
+  /** The notes, by the offset each is at: one per place written (see addNote). */
+  notes: Map<number, PlacedNote>;
   /**
    * What every task without an `env` or `cwd` of its own shares: one env object and one cwd
    * string for all of them, made by the first. Read-only from here on (the shell handler
@@ -93,7 +94,7 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
     dependsOn,
   };
   noteRunTraps(id, task.run, context);
-  if (task.env !== undefined) noteEnvVariables(task.env, ["tasks", id, "env"], `task ${quote(id)}`, context);
+  if (task.env !== undefined) noteEnvVariables(task.env, ["tasks", id, "env"], { task: id }, context);
   noteUnexpandedCwd(id, task, built.cwd, context);
   // A task that depends on others may well use a folder one of them makes (a build's output): no note for it.
   if (context.cwdProblems !== undefined && dependsOn.length === 0) noteMissingCwd(id, task, built.cwd, context);
@@ -293,24 +294,57 @@ const TASKQ_VARIABLES = new Map([
  * `env: { TASKQ_ATTEMPT: "1" }`: taskq sets those variables over the file's, so the value would
  * be ignored without a word (as a retryOn that lists 127 would be): say so where it is written;
  * and a value that names its own variable (see shell-traps.ts). `owner` is what the note is
- * about (`env`, `defaults`, `task "a"`).
+ * about (`env`, `defaults`, or a task by its id).
  */
-export function noteEnvVariables(env: Record<string, string>, path: DataPath, owner: string, context: BuildContext): void {
+export function noteEnvVariables(env: Record<string, string>, path: DataPath, owner: string | { task: string }, context: BuildContext): void {
   for (const name of Object.keys(env)) {
     const value = TASKQ_VARIABLES.get(name);
     const note = value !== undefined ? `${name} is set by taskq for each task (to ${value}): the value given here is never seen` : selfReferenceNote(name, env[name]!);
     if (note === undefined) continue;
-    const offset = context.locator.offsetOf([...path, name]);
-    if (context.notes.has(offset)) continue;
-    context.notes.set(offset, `${context.file}:${context.problems.lineCol(offset)}: ${owner}: ${note}`);
+    addNote(context, context.locator.offsetOf([...path, name]), owner, note);
   }
 }
 
 /** A note at `path` in the file (at `offset` in it, if given), for the task or for `defaults`; one per place written, not one per task sharing it through defaults. */
 export function noteAt(id: string, path: DataPath, text: string, context: BuildContext, offset = context.locator.offsetOf(path)): void {
-  if (context.notes.has(offset)) return;
-  const owner = path[0] === "defaults" ? "defaults" : `task "${id}"`;
-  context.notes.set(offset, `${context.file}:${context.problems.lineCol(offset)}: ${owner}: ${text}`);
+  addNote(context, offset, path[0] === "defaults" ? "defaults" : { task: id }, text);
+}
+
+/** A note at a place in the file: whose it is (a task's, by its id, or `env`'s, `defaults`'), and what it says. */
+interface PlacedNote {
+  /** `env`, `defaults`; or the task, its id as written, and those sharing the place with it (see addNote). */
+  owner: string | { task: string; shared?: { ids: string[]; all: Set<string> } };
+  text: string;
+}
+
+/**
+ * Adds a note at `offset`, one per place: a value several tasks share (`env: *e`, `<<: *base`) is
+ * noted once, naming the tasks that share it as a problem shared so is (see ProblemList.at):
+ * `tasks "a", "b", "c" and 2 more: ...`, not the first task alone.
+ */
+function addNote(context: BuildContext, offset: number, owner: string | { task: string }, text: string): void {
+  const placed = context.notes.get(offset);
+  if (placed === undefined) {
+    context.notes.set(offset, { owner: typeof owner === "string" ? owner : { task: owner.task }, text });
+    return;
+  }
+  // A place noted for `defaults` or `env`, or with other words for another task (a shared runAt past, for a task with dependencies or without): its first note.
+  if (typeof owner === "string" || typeof placed.owner === "string" || placed.text !== text || owner.task === placed.owner.task) return;
+  // The first few named (quoted, see sharedBy), all of them counted.
+  const shared = (placed.owner.shared ??= { ids: [quote(placed.owner.task)], all: new Set([placed.owner.task]) });
+  if (shared.all.has(owner.task)) return;
+  shared.all.add(owner.task);
+  if (shared.ids.length <= SHARED_NAMED) shared.ids.push(quote(owner.task));
+}
+
+/** The notes as the user reads them, in the file's order: `file:line:col: owner: text`. */
+export function notesOf(context: BuildContext): string[] {
+  return [...context.notes]
+    .sort(([a], [b]) => a - b)
+    .map(([offset, { owner, text }]) => {
+      const whose = typeof owner === "string" ? owner : owner.shared === undefined ? `task ${quote(owner.task)}` : sharedBy(owner.shared.ids, owner.shared.all.size);
+      return `${context.file}:${context.problems.lineCol(offset)}: ${whose}: ${text}`;
+    });
 }
 
 export type { BuildContext };

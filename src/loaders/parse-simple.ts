@@ -1,5 +1,5 @@
 import { dirname, resolve } from "node:path";
-import { buildTask, noteEnvVariables, noteAt, type BuildContext, type Workflow } from "./build-workflow.js";
+import { buildTask, noteEnvVariables, noteAt, notesOf, type BuildContext, type Workflow } from "./build-workflow.js";
 import { findTaskPastLimit, lineColumnOf, tooManyTasksMessage } from "./count-tasks.js";
 import { crOnlyLineEnding, decodeText } from "./decode-text.js";
 import { orderTasks, type DependencyInput } from "./dependency-graph.js";
@@ -156,7 +156,7 @@ export function buildWorkflow(data: unknown, source: Source & { locator: SourceL
   }));
   const order = orderTasks(inputs, locator, problems);
   const { header } = validated;
-  const context: BuildContext = { file, now, folder, env: header?.env ?? {}, defaults: header?.defaults ?? {}, locator, problems, notes: new Map<number, string>() };
+  const context: BuildContext = { file, now, folder, env: header?.env ?? {}, defaults: header?.defaults ?? {}, locator, problems, notes: new Map() };
   if (problems.size > 0 || header === undefined) {
     // What only building finds (a runAt too far ahead, a backslash YAML folds away, a backoff
     // bound against defaults'), looked for in every task the schema passed all the same, so
@@ -180,7 +180,7 @@ export function buildWorkflow(data: unknown, source: Source & { locator: SourceL
   });
   if (problems.size > 0) throw new WorkflowError(problems.problems); // a backoff whose bounds come from both defaults and the task
   // In the file's order, as problems are: the tasks were built in start order, and defaults' notes as each task took them.
-  const notes = [...context.notes].sort(([a], [b]) => a - b).map(([, note]) => note);
+  const notes = notesOf(context);
   const workflow: Workflow = { file, folder, tasks, notes };
   if (header.name !== undefined) workflow.name = header.name;
   if (header.concurrency !== undefined) workflow.concurrency = header.concurrency;

@@ -12,10 +12,10 @@ const TASK_FORMS: ReadonlyArray<{ pattern: RegExp; several: string }> = [
 ];
 
 /** How many tasks a problem they share names: all of up to one more than this, else these and how many more (see sharedBy). */
-const SHARED_NAMED = 3;
+export const SHARED_NAMED = 3;
 
 /** `tasks "a" and "b"`, `tasks "a", "b", "c" and 197 more`: the tasks sharing a problem, the first few named (`ids`, quoted), of `count`. */
-function sharedBy(ids: readonly string[], count: number): string {
+export function sharedBy(ids: readonly string[], count: number): string {
   if (count > SHARED_NAMED + 1) return `tasks ${ids.slice(0, SHARED_NAMED).join(", ")} and ${count - SHARED_NAMED} more`;
   return `tasks ${ids.slice(0, -1).join(", ")} and ${ids.at(-1)!}`;
 }

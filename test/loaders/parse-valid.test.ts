@@ -557,6 +557,21 @@ describe("parseWorkflow on a valid file", () => {
     ]);
   });
 
+  it("notes a value several tasks share (env: *e, <<: *base) once, naming the tasks that share it as a shared problem does, not the first task alone", () => {
+    // Before, `task "a": TASKQ_ATTEMPT ...`: the other four tasks given the value went unsaid.
+    const lines = ["x-env: &e { TASKQ_ATTEMPT: '3' }", "x-base: &base { run: x, env: { PATH: $PATH:/opt } }", "tasks:"];
+    for (const id of ["a", "b", "c", "d", "e"]) lines.push(`  ${id}: { run: x, env: *e }`);
+    lines.push("  f: { <<: *base }", "  g: { <<: *base }", "  h: { run: x, env: { TASKQ_ATTEMPT: '1' } }");
+    const expected = [
+      'e.yaml:1:28: tasks "a", "b", "c" and 2 more: TASKQ_ATTEMPT is set by taskq for each task (to the attempt\'s number): the value given here is never seen',
+      'e.yaml:2:38: tasks "f" and "g": the value of PATH holds $PATH, which is not expanded: the task gets those characters as written, not taskq\'s own PATH with more added; set it at the start of the run instead, where the shell expands it (export PATH="...")',
+      'e.yaml:11:38: task "h": TASKQ_ATTEMPT is set by taskq for each task (to the attempt\'s number): the value given here is never seen',
+    ];
+    expect(parse(yaml(...lines), "e.yaml").notes).toEqual(expected);
+    // Four are all named, as a shared problem's tasks are.
+    expect(parse(yaml(...lines.slice(0, 7)), "e.yaml").notes).toEqual([expected[0]!.replace('"c" and 2 more', '"c" and "d"')]);
+  });
+
   it("notes a variable whose value names the variable itself ($PATH in PATH), which is passed as written, not expanded", () => {
     const lines = [
       'env: { PATH: "/opt/tools/bin:$PATH", GOPATH: $HOME/go, SECRET: "pa$$word" }',
