@@ -2,7 +2,8 @@ import { Composer, isPair, isSeq, LineCounter, Lexer, Parser, visit, type CST, t
 import { MAX_NESTING_DEPTH } from "./limits.js";
 import { ProblemList } from "./problem-list.js";
 import { scanTokens } from "./scan-tokens.js";
-import { quote } from "./report-issues.js";
+import type { DataPath } from "./locator.js";
+import { quote, refusalOf } from "./report-issues.js";
 import { keyText, misreadUnquoted, numberRewritten, type Takes } from "./to-plain.js";
 import { KEY_LINE, lineAt, visitTokens, withHint } from "./yaml-error-hints.js";
 
@@ -100,6 +101,7 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
     }
     // The value read as text in its place, which the field refuses as text, follows from the tag told.
     if (tag !== undefined) problems.explained(tag.value);
+    if (tag?.key !== undefined) problems.explained(tag.key);
     const hinted: { message: string; offset?: number; echoesThrough?: number } = unclosed ?? tag ?? withHint(error.message.split("\n")[0] ?? error.message, text, from, tokens);
     // Told above the line yaml tells (a comment that ended a block): yaml's errors on either line are this one, and
     // one already told on that line (a tab there) is the mistake told: one problem a line.
@@ -135,7 +137,7 @@ const CORE_TAG_FORMS: Record<string, string> = {
  * read as text, which the field would refuse as text tagged so. Told at the tag, with what to
  * write; `value` is where the value starts, whose refusal follows from it. Undefined for other errors.
  */
-function unresolvedTag(error: YAMLError, text: string, document: Document.Parsed): { message: string; value: number } | undefined {
+function unresolvedTag(error: YAMLError, text: string, document: Document.Parsed): { message: string; value: number; key: number | undefined } | undefined {
   if (error.code !== "TAG_RESOLVE_FAILED") return undefined;
   const at = error.pos[0];
   const written = /^(!<[^>\s]*>|![^\s,[\]{}]*)/.exec(text.slice(at, at + 200))?.[1];
@@ -151,26 +153,45 @@ function unresolvedTag(error: YAMLError, text: string, document: Document.Parsed
   const plainEnd = quoted === undefined ? plainScalarEnd(document, value) : undefined;
   const raw = quoted ?? (plainEnd !== undefined ? text.slice(value, plainEnd) : /^[^\n\r,[\]{}]*/.exec(text.slice(value, value + 200))![0].replace(/\s+#.*$/, "").trimEnd());
   const core = /^(?:!!|!<tag:yaml\.org,2002:)([a-z]+)>?$/.exec(written)?.[1];
+  // The field the value is written in (not through a list or a merge, for what it takes), and where its key is.
+  const field = fieldAt(document, at + written.length, value);
   // Where the field takes text and YAML reads the value without the tag as other than text (`run: !!float 2`): quoted, as `run: 2` is refused.
-  const takes = quoted === undefined && raw !== "" ? textFieldAt(document, value) : undefined;
+  const takes = quoted === undefined && raw !== "" && field !== undefined ? takesAt(field.path) : undefined;
   const unquoted = takes === undefined ? undefined : misreadUnquoted(takes, raw);
   // Where the field takes no text and the value is a number written other than in digits (`retries: !!int 1e1`): in digits, as without
   // the tag it would be refused so (see PlainBuilder's #checkDurationNumber, #checkIntegerNumber).
   const digits = quoted === undefined && takes === undefined && raw !== "" ? inDigits(raw) : undefined;
-  const without = raw === "" ? "" : unquoted !== undefined ? `, quoted (${quote(raw)}): ${unquoted}` : digits !== undefined ? `, in digits: ${digits}` : `: ${raw}`;
+  // What the value written as told would be refused as, by the field (`runAt: !!float 2`: 2 is no date; `retries: !!int 1e21`, out of
+  // range): that, in place of advice that would not make a valid file. An empty value is told to be written, which is all there is to say.
+  const advised = raw === "" || field === undefined ? undefined : unquoted !== undefined ? { value: raw } : digits !== undefined ? { value: Number(digits) } : plainValueOf(raw);
+  const refused = advised === undefined ? undefined : refusalOf(field!.path, advised.value, raw);
+  const without = unquoted !== undefined ? `, quoted (${quote(raw)}): ${unquoted}` : digits !== undefined ? `, in digits: ${digits}` : `: ${raw}`;
+  const advice = raw === "" ? "write the value in its place, without the tag" : refused !== undefined ? `without the tag, ${raw} is refused too: ${refused}` : `write the value without the tag${without}`;
+  const what = raw === "" ? "an empty value" : raw;
+  // Left empty, the field's refusal of it, told at its key, follows from the tag too.
+  const key = raw === "" ? field?.key : undefined;
   const form = core === undefined ? undefined : CORE_TAG_FORMS[core];
-  if (form !== undefined) return { message: `the tag ${written} does not fit ${raw === "" ? "an empty value" : raw}: it reads only ${form}; write the value without the tag${without}`, value };
-  if (core !== undefined) return { message: `the tag ${written} does not fit ${raw === "" ? "an empty value" : raw}; write the value without the tag${without}`, value };
-  return {
-    message: `unknown tag ${written}: taskq reads plain YAML, without other tools' tags (as CloudFormation's !Ref or !Sub); ${raw === "" ? "remove it" : `write the value without it${without}${unquoted === undefined ? "," : ";"} or quote the whole value if the \`!\` is part of it: ${JSON.stringify(`${written} ${raw}`)}`}`,
-    value,
-  };
+  if (form !== undefined) return { message: `the tag ${written} does not fit ${what}: it reads only ${form}; ${advice}`, value, key };
+  if (core !== undefined) return { message: `the tag ${written} does not fit ${what}; ${advice}`, value, key };
+  const instead =
+    raw === ""
+      ? "remove it"
+      : refused !== undefined
+        ? `without it, ${raw} is refused too: ${refused}`
+        : `write the value without it${without}${unquoted === undefined ? "," : ";"} or quote the whole value if the \`!\` is part of it: ${JSON.stringify(`${written} ${raw}`)}`;
+  return { message: `unknown tag ${written}: taskq reads plain YAML, without other tools' tags (as CloudFormation's !Ref or !Sub); ${instead}`, value, key };
 }
 
 /** A finite number YAML's core schema reads written other than as JavaScript writes it (`1e1`, `0x10`, `.5`, `2.0`), so (`10`); undefined for any other text. */
 function inDigits(raw: string): string | undefined {
   const rewritten = numberRewritten(raw);
   return rewritten !== undefined && Number.isFinite(Number(rewritten)) ? rewritten : undefined;
+}
+
+/** What YAML's core schema reads a plain scalar written `raw` (on one line) as: a number, a boolean, null or text. */
+function plainValueOf(raw: string): { value: unknown } | undefined {
+  const node = new Composer({ schema: "core" }).compose(new Parser().parse(raw), true, raw.length).next().value as Document.Parsed | undefined;
+  return node === undefined || node.errors.length > 0 ? undefined : { value: node.toJS() as unknown };
 }
 
 /** Where the plain scalar that starts at `offset` ends, when it is on one line of at most 200 characters; undefined otherwise. */
@@ -187,26 +208,49 @@ function plainScalarEnd(document: Document.Parsed, offset: number): number | und
 }
 
 /**
- * What the field whose value starts at `offset` takes, where that is text (see Takes): `name`, a
- * task's `run` and `cwd`, `defaults.cwd`, an env value; undefined for any other (or one reached
- * through a list or a merge), whose value is told to be written as it is.
+ * The path of the field whose scalar value starts from `from` to `to` (after its tag and the spaces
+ * after it; an empty one starts where the tag ends), and where its key is; undefined where the
+ * value is not a field of the file's own (in an anchored `x-` block, a key that is not text).
  */
-function textFieldAt(document: Document.Parsed, offset: number): Takes {
-  let keys: (string | undefined)[] | undefined;
+function fieldAt(document: Document.Parsed, from: number, to: number): { path: DataPath; key: number | undefined } | undefined {
+  let found: { path: DataPath; key: number | undefined } | undefined;
   visit(document, {
-    Scalar(_key, node, path) {
-      if (node.range?.[0] !== offset) return undefined;
-      keys = path.some((step) => isSeq(step)) ? [] : path.filter((step) => isPair(step)).map((pair) => keyText(pair.key));
+    Scalar(_key, node, ancestors) {
+      const start = node.range?.[0];
+      if (start === undefined || start < from || start > to) return undefined;
+      const path: PropertyKey[] = [];
+      let key: number | undefined;
+      for (const [index, step] of ancestors.entries()) {
+        const inner = ancestors[index + 1] ?? node;
+        if (isPair(step)) {
+          const text = keyText(step.key);
+          if (text === undefined || step.value !== inner) return visit.BREAK;
+          path.push(text);
+          key = (step.key as { range?: [number, number, number] } | null)?.range?.[0];
+        } else if (isSeq(step)) {
+          path.push(step.items.indexOf(inner));
+        }
+      }
+      found = { path, key };
       return visit.BREAK;
     },
   });
-  if (keys === undefined) return undefined;
-  const [first, second, third] = keys;
-  if (keys.length === 1 && first === "name") return "text";
-  if (keys.length === 3 && first === "tasks" && second !== undefined) return third === "run" ? "command" : third === "cwd" ? "text" : undefined;
-  if (keys.length === 2 && first === "defaults" && second === "cwd") return "text";
-  const env = (keys.length === 2 && first === "env") || (keys.length === 3 && first === "defaults" && second === "env") || (keys.length === 4 && first === "tasks" && third === "env");
-  return env && keys.at(-1) !== undefined ? "env" : undefined;
+  return found;
+}
+
+/**
+ * What the field at `path` takes, where that is text (see Takes): `name`, a task's `run` and `cwd`,
+ * `defaults.cwd`, an env value; undefined for any other (or an item of a list), whose value is told
+ * to be written as it is.
+ */
+function takesAt(path: DataPath): Takes {
+  if (path.some((step) => typeof step === "number")) return undefined;
+  const [first, second, third] = path;
+  if (path.length === 1 && first === "name") return "text";
+  if (path.length === 3 && first === "tasks") return third === "run" ? "command" : third === "cwd" ? "text" : undefined;
+  if (path.length === 2 && first === "defaults" && second === "cwd") return "text";
+  const env = (path.length === 2 && first === "env") || (path.length === 3 && first === "defaults" && second === "env") || (path.length === 4 && first === "tasks" && third === "env");
+  return env ? "env" : undefined;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { homedir } from "node:os";
 import type * as z from "zod/mini";
 import type { DataPath, SourceLocator } from "./locator.js";
-import type { ProblemList } from "./problem-list.js";
+import { ProblemList } from "./problem-list.js";
 import { runAtMistake } from "./date-time.js";
 import { defaultsSchema, isRunAt, PRIORITIES, TASK_TYPES, taskSchema, workflowFileSchema } from "./schema.js";
 import { durationMistake, OVER_DURATION_LIMIT, overDurationLimit } from "./duration.js";
@@ -65,8 +65,47 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
       problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${nullEnvMessage(String(path.at(-1)), commentHint(issue, path, locator))}`);
       continue;
     }
-    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue)}${commentHint(issue, path, locator)}${nullIdHint(issue, path)}${tildeCwdHint(issue, path, locator)}${valueHint(issue, path, locator)}${envListHint(issue, path)}${runListHint(issue, path)}${nestedIdsHint(issue, path)}`);
+    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue, locator.plainSourceOf(path))}${commentHint(issue, path, locator)}${nullIdHint(issue, path)}${tildeCwdHint(issue, path, locator)}${valueHint(issue, path, locator)}${envListHint(issue, path)}${runListHint(issue, path)}${nestedIdsHint(issue, path)}`);
   }
+}
+
+/** The top-level fields whose values refusalOf checks. */
+const CHECKED_TOP_KEYS = new Set(["name", "concurrency", "env", "defaults", "tasks"]);
+
+/**
+ * How the field at `path` would refuse `value` (written `written`, where it is a plain scalar), in
+ * the words validate uses, without the owner (`task "a": `): `` `runAt` must be a real date and
+ * time, ..., got 2 ``; undefined where it takes it, or `path` is no field of the format. The field
+ * alone is checked, with what a task needs besides (`run`); a list's item alone in its list.
+ */
+export function refusalOf(path: DataPath, value: unknown, written?: string): string | undefined {
+  if (typeof path[0] !== "string" || !CHECKED_TOP_KEYS.has(path[0]) || (path[0] === "tasks" && typeof path[1] !== "string")) return undefined;
+  const item = path.findIndex((step) => typeof step === "number");
+  const checked = item === -1 ? path : [...path.slice(0, item), 0];
+  if (item !== -1 && item !== path.length - 1) return undefined;
+  const data: Record<string, unknown> = { tasks: { [path[0] === "tasks" ? (path[1] as string) : "a"]: { run: "x" } } };
+  let holder: Record<string, unknown> = data;
+  for (const [index, step] of checked.slice(0, -1).entries()) {
+    const next = holder[step as string];
+    holder = (holder[step as string] = typeof checked[index + 1] === "number" ? [] : typeof next === "object" && next !== null ? next : Object.create(null)) as Record<string, unknown>;
+  }
+  holder[checked.at(-1) as string] = value;
+  const same = (issuePath: DataPath) => checked.every((step, index) => issuePath[index] === step);
+  const issues = workflowFileSchema.safeParse(data, { reportInput: true }).error?.issues.filter((issue) => same(issue.path)) ?? [];
+  if (issues.length === 0) return undefined;
+  const source = JSON.stringify(checked);
+  const locator: SourceLocator = {
+    offsetOf: () => 0,
+    endsAtComment: () => false,
+    commentInsteadOf: () => undefined,
+    plainSourceOf: (at) => (JSON.stringify(at) === source ? written : undefined),
+    foldedSourceOf: () => undefined,
+    textAt: () => "",
+  };
+  const scratch = new ProblemList("");
+  reportIssues(issues, [], locator, scratch);
+  const message = scratch.problems[0]?.message;
+  return message?.replace(/^task "(?:[^"\\]|\\.)*": /, "").replace(/`([A-Za-z]+)\[0\]`/, (whole, list: string) => (item === -1 ? whole : `\`${list}[${String(path[item])}]\``));
 }
 
 /**
@@ -259,11 +298,16 @@ function isWrongType(issue: Issue): boolean {
   return issue.code === "invalid_type" || (issue.code === "invalid_union" && issue.errors.every((branch) => branch.some(isWrongType)));
 }
 
-function explain(issue: Issue): string {
+/**
+ * The issue's message, with the value found; a number as `written` in the file (a plain scalar's
+ * text), not as JavaScript writes it: `retries: 5e6` got 5e6, not 5000000.
+ */
+function explain(issue: Issue, written?: string): string {
   // A cross-field check reports the whole object as input: "got a mapping" would not help.
   if (!("input" in issue) || (issue.code === "custom" && typeof issue.input === "object")) return issue.message;
   if (issue.input === undefined && issue.code === "invalid_type") return `is missing; it ${issue.message}`;
-  return `${issue.message}, got ${describeValue(issue.input)}`;
+  const number = typeof issue.input === "number" && written !== undefined && !/[\s"]/.test(written) && !written.startsWith("!") ? written : undefined;
+  return `${issue.message}, got ${number ?? describeValue(issue.input)}`;
 }
 
 /** A field left out: its value undefined. */

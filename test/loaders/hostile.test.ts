@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_FILE_BYTES, MAX_TASKS } from "../../src/loaders/index.js";
+import { MAX_FILE_BYTES, MAX_TASKS, WorkflowError } from "../../src/loaders/index.js";
 import { findTaskPastLimit } from "../../src/loaders/count-tasks.js";
 import { parse, problemsOf, yaml } from "./helpers.js";
 
@@ -196,6 +196,8 @@ describe("hostile input", () => {
       ["tasks:", "  a: { run: x, retryOn: [!!int 2.0] }"],
       ["tasks:", "  a: { run: x, timeout: !!float 5s }"],
       ["tasks:", "  a: { run: x, dependsOn: [!!float 2] }", '  "2": { run: x }'],
+      ["tasks:", "  a: { run: x, runAt: !!float 2026-01-15T02:00:00Z }"],
+      ["tasks:", "  a: { run: x, priority: !!int high }"],
     ];
     for (const lines of cases) {
       const problems = problemsOf(yaml(...lines));
@@ -203,6 +205,32 @@ describe("hostile input", () => {
       const fixed = lines.map((line) => (/![!A-Za-z]/.test(line) ? follow(line, problems[0]!) : line));
       expect(() => parse(yaml(...fixed)), fixed.join("\n")).not.toThrow();
     }
+    // Where the value without the tag is refused too (`runAt: !!float 2` was told to write `runAt: 2`; `retries: !!int 1e21`, to write
+    // 1e+21, out of range as it is): no advice to write it, but the field's refusal of it, the number as written, in the one problem.
+    const refused = [
+      [["tasks:", "  a: { run: x, runAt: !!float 2 }"], "without the tag, 2 is refused too: `runAt` must be a real date and time, ISO 8601 with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00, got 2"],
+      [["tasks:", "  a: { run: x, runAt: !Ref 2 }"], "without it, 2 is refused too: `runAt` must be a real date and time, ISO 8601 with a timezone, like 2026-12-01T02:00:00Z or 2026-12-01T03:00:00+01:00, got 2"],
+      [["tasks:", "  a: { run: x, retries: !!int 1e21 }"], "without the tag, 1e21 is refused too: `retries` must be an integer from 0 to 100, got 1e21"],
+      [["tasks:", "  a: { run: x, retries: !!float 200 }"], "without the tag, 200 is refused too: `retries` must be an integer from 0 to 100, got 200"],
+      [["tasks:", "  a: { run: x, retryOn: [1, !!bool 0x100] }"], "without the tag, 0x100 is refused too: `retryOn[1]` must be an exit code, an integer from 1 to 255, got 0x100"],
+      [["concurrency: !!bool 0", "tasks:", "  a: { run: x }"], "without the tag, 0 is refused too: `concurrency` must be an integer from 1 to 10000, got 0"],
+      [["tasks:", "  a: { run: x, priority: !!float 2 }"], "without the tag, 2 is refused too: `priority` must be one of: low, normal, high, critical, got 2"],
+      [["defaults: { timeout: !!bool 0 }", "tasks:", "  a: { run: x }"], "without the tag, 0 is refused too: `defaults.timeout` must be at least 1ms (a duration is rounded to whole milliseconds), got 0"],
+      [["tasks:", "  a: { run: x, delay: !!bool 1e9 }"], "without the tag, 1e9 is refused too: `delay` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days, got 1e9; longer than the maximum of 30 days (720h)"],
+    ] as const;
+    for (const [lines, words] of refused) {
+      const problems = problemsOf(yaml(...lines));
+      expect(problems, lines.join("\n")).toHaveLength(1);
+      expect(problems[0], lines.join("\n")).toContain(words);
+      expect(problems[0]).not.toMatch(/write the value without/);
+      // Written without the tag, as before it was told to, the file is refused indeed.
+      expect(() => parse(yaml(...lines.map((line) => line.replace(/![!A-Za-z]+ /, "")))), lines.join("\n")).toThrow(WorkflowError);
+    }
+    // An empty value tagged: one problem, at the tag, not also the field's refusal of it as empty at its key.
+    expect(problemsOf(yaml("tasks:", "  a: { run: !!float }", "  b:", "    run: x", "    retries: !!int", "    priority: high"))).toEqual([
+      "2:13: the tag !!float does not fit an empty value: it reads only a number written with a dot or an exponent (2.0, 1e3), or .inf or .nan; write the value in its place, without the tag",
+      "5:14: the tag !!int does not fit an empty value: it reads only an integer written as one (2, 0x1F, 0o17); write the value in its place, without the tag",
+    ]);
     // Before, `run: !!float 2` was told to write `run: 2`, which `run` refuses as a number.
     expect(problemsOf(yaml("tasks:", "  a: { run: !!float 2 }"))).toEqual([
       '2:13: the tag !!float does not fit 2: it reads only a number written with a dot or an exponent (2.0, 1e3), or .inf or .nan; write the value without the tag, quoted ("2"): unquoted, YAML reads 2 as a number, where a command string is expected',

@@ -565,7 +565,8 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       '7:14: task "a": `retries` must be an integer from 0 to 100, got 101',
       '8:15: task "a": `retryOn[0]` must be an exit code, an integer from 1 to 255, got 0',
       `11:12: task "b": \`runAt\` ${date}, got "2026-02-30T00:00:00Z" (February 2026 has 28 days)`,
-      `12:22: task "b": \`backoff.base\` ${duration}, got Infinity`,
+      // A number as written, not as JavaScript writes it (Infinity).
+      `12:22: task "b": \`backoff.base\` ${duration}, got 1e400`,
       `15:12: task "c": \`runAt\` ${date}, got "2026-03-01T00:00:00" (add a timezone, Z for UTC or an offset like +01:00, as in 2026-03-01T00:00:00Z)`,
       '16:14: task "c": `timeout` must be at least 1ms (a duration is rounded to whole milliseconds), got 0',
     ]);
@@ -1014,7 +1015,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     const text = yaml("env: { 'A-B': x, V: 1.10, N: null }", "tasks:", "  a: { run: x, env: { __proto__: x } }");
     expect(problemsOf(text)).toEqual([
       '1:8: `env` name "A-B" is not valid; names must match ^[A-Za-z_][A-Za-z0-9_]*$',
-      '1:21: `env.V` must be a string, an integer or true/false (quote other values, e.g. "1.10", which YAML would read as 1.1), got 1.1',
+      '1:21: `env.V` must be a string, an integer or true/false (quote other values, e.g. "1.10", which YAML would read as 1.1), got 1.10',
       `1:30: \`env.N\` ${unsetNote("N")}`,
       '3:23: the key "__proto__" is not allowed',
     ]);
@@ -1200,7 +1201,12 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     // Written in digits, a number is seconds, as README says; past the range, the schema says so.
     const workflow = parse(yaml("defaults: { delay: 1.5 }", "tasks:", "  a: { run: x, timeout: 1000, backoff: { base: 2, max: 60 } }"));
     expect(workflow.tasks[0]).toMatchObject({ timeoutMs: 1_000_000, delayMs: 1500, backoff: { baseMs: 2000, maxMs: 60_000 } });
-    expect(problemsOf(yaml("tasks:", "  a: { run: x, timeout: 5e6 }"))[0]).toContain("got 5000000; longer than the maximum of 30 days");
+    // The number as written: before, "got 5000000", which the file does not hold.
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, timeout: 5e6 }"))[0]).toContain("got 5e6; longer than the maximum of 30 days");
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, retries: 5e6, retryOn: [1e3] }"))).toEqual([
+      '2:25: task "a": `retries` must be an integer from 0 to 100, got 5e6',
+      '2:40: task "a": `retryOn[0]` must be an exit code, an integer from 1 to 255, got 1e3',
+    ]);
   });
 
   it("refuses an integer (concurrency, retries, a retryOn exit code) written as a number other than in digits (0x10, 1e1, 2.0, +3), at each, with the integer it was read as, as -j refuses it", () => {
@@ -1217,7 +1223,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     // Out of the field's range, or no integer, the schema says so, as for any number.
     expect(problemsOf(yaml("tasks:", "  a: { run: x, retries: 1.5, retryOn: [0x0] }"))).toEqual([
       '2:25: task "a": `retries` must be an integer from 0 to 100, got 1.5',
-      '2:40: task "a": `retryOn[0]` must be an exit code, an integer from 1 to 255, got 0',
+      '2:40: task "a": `retryOn[0]` must be an exit code, an integer from 1 to 255, got 0x0',
     ]);
     expect(parse(yaml("concurrency: 16", "tasks:", "  a: { run: x, retries: 10, retryOn: [75] }")).tasks[0]).toMatchObject({ retries: 10, retryOn: [75] });
     // A tag written says the number is meant so: read as YAML reads it, a duration's too.
@@ -1235,7 +1241,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `7:31: task "a": \`backoff.max\` is 0e0, which YAML reads as the number 0: ${digits}; write 0, or 0ms`,
     ]);
     expect(parse(yaml("defaults: { delay: 0 }", "tasks:", "  a: { run: x, delay: 0.0, backoff: { base: 0, max: 0 } }")).tasks[0]).toMatchObject({ delayMs: 0, backoff: { baseMs: 0, maxMs: 0 } });
-    expect(problemsOf(yaml("tasks:", "  a: { run: x, timeout: 0x0 }"))).toEqual(['2:25: task "a": `timeout` must be at least 1ms (a duration is rounded to whole milliseconds), got 0']);
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, timeout: 0x0 }"))).toEqual(['2:25: task "a": `timeout` must be at least 1ms (a duration is rounded to whole milliseconds), got 0x0']);
   });
 
   it("does not refuse a number written other than in digits that a merge key brings in only to be replaced (<<: *t, timeout: 5), as the schema does not: where it is used, it is refused", () => {
