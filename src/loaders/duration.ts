@@ -18,8 +18,8 @@ const UNIT_MS = [86_400_000, 3_600_000, 60_000, 1000, 1] as const;
  */
 export function parseDuration(value: string | number): number | undefined {
   const ms = durationMs(value);
-  // Also rejects NaN and Infinity: comparisons with them are false.
-  return ms !== undefined && ms >= 0 && ms <= MAX_DURATION_MS ? ms : undefined;
+  // Also rejects NaN and Infinity: comparisons with them are false. `!!int -0` is 0, not -0 (which the engine would keep as such).
+  return ms !== undefined && ms >= 0 && ms <= MAX_DURATION_MS ? ms + 0 : undefined;
 }
 
 /** What a duration written right but past the range is told, a flag's and a field's alike. */

@@ -4,7 +4,7 @@ import { ProblemList } from "./problem-list.js";
 import { scanTokens } from "./scan-tokens.js";
 import type { DataPath } from "./locator.js";
 import { quote, refusalOf } from "./report-issues.js";
-import { keyText, misreadUnquoted, numberRewritten, type Takes } from "./to-plain.js";
+import { keyText, misreadUnquoted, numberRewritten, secondsInDigits, type Takes } from "./to-plain.js";
 import { KEY_LINE, lineAt, visitTokens, withHint } from "./yaml-error-hints.js";
 
 /** A parsed YAML document with its line index; both are dropped once the workflow is built. */
@@ -182,10 +182,12 @@ function unresolvedTag(error: YAMLError, text: string, document: Document.Parsed
   return { message: `unknown tag ${written}: taskq reads plain YAML, without other tools' tags (as CloudFormation's !Ref or !Sub); ${instead}`, value, key };
 }
 
-/** A finite number YAML's core schema reads written other than as JavaScript writes it (`1e1`, `0x10`, `.5`, `2.0`), so (`10`); undefined for any other text. */
+/** A finite number YAML's core schema reads written other than in digits (`1e1`, `0x10`, `.5`, `2.0`, `1e-9`), so (`10`, `0.000000001`); undefined for any other text. */
 function inDigits(raw: string): string | undefined {
-  const rewritten = numberRewritten(raw);
-  return rewritten !== undefined && Number.isFinite(Number(rewritten)) ? rewritten : undefined;
+  const rewritten = numberRewritten(raw) ?? raw;
+  // `1e-9`, which JavaScript writes so too: 0.000000001, as a duration is told to be written (see secondsInDigits).
+  const digits = /e-/i.test(rewritten) && Number(rewritten) > 0 ? secondsInDigits(Number(rewritten)) : rewritten;
+  return digits !== undefined && digits !== raw && Number.isFinite(Number(digits)) ? digits : undefined;
 }
 
 /** What YAML's core schema reads a plain scalar written `raw` (on one line) as: a number, a boolean, null or text. */

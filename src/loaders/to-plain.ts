@@ -137,6 +137,25 @@ export function numberRewritten(text: string): string | undefined {
   return Number.isNaN(number) || String(number) === text ? undefined : String(number);
 }
 
+/** The most decimals secondsInDigits writes: a smaller number of seconds than 1e-24 is written 0, as it is 0ms all the same. */
+const MAX_DECIMALS = 24;
+
+/**
+ * A number of seconds as a duration writes it (see PLAIN_SECONDS): `16`, `0.5`, and one JavaScript
+ * writes with an exponent (`1e-9`), which YAML reads `1e-9` and `0.000000001` as, in digits too
+ * (`0.000000001`), so that a sub-millisecond one is not taken as 0ms unsaid; undefined for a
+ * negative number or one not finite.
+ */
+export function secondsInDigits(value: number): string | undefined {
+  const written = String(value);
+  if (PLAIN_SECONDS.test(written)) return written;
+  const exponent = /^([0-9])(?:\.([0-9]+))?e-([0-9]+)$/.exec(written);
+  if (exponent === null) return undefined;
+  const [, first, rest = "", power] = exponent as unknown as [string, string, string | undefined, string];
+  const decimals = `${"0".repeat(Number(power) - 1)}${first}${rest}`;
+  return decimals.length > MAX_DECIMALS ? "0" : `0.${decimals}`;
+}
+
 /** Whether a field that takes `takes` takes the plain scalar written `text` as it would be read without a `!` before it. */
 function takesPlain(takes: Takes, text: string): boolean {
   const reading = plainReading(text);
@@ -482,10 +501,10 @@ class PlainBuilder {
     // A tag written (`!!float 1e3`) says the number is meant so: read as YAML reads it.
     if (this.#unused || !isScalar(node) || typeof node.value !== "number" || node.source === undefined || node.tag !== undefined || PLAIN_SECONDS.test(node.source)) return;
     const ms = parseDuration(node.value);
-    const seconds = String(node.value);
-    if (ms === undefined || (ms === 0 && refusesZero) || !PLAIN_SECONDS.test(seconds)) return;
+    const seconds = secondsInDigits(node.value);
+    if (ms === undefined || (ms === 0 && refusesZero) || seconds === undefined) return;
     const offset = node.range?.[0] ?? 0;
-    this.#problems.atOffset(offset, `${field} is ${node.source}, which YAML reads as the number ${seconds}: a duration's number of seconds is written in digits, with a point if need be; write ${seconds}, or ${formatMs(ms)}`);
+    this.#problems.atOffset(offset, `${field} is ${node.source}, which YAML reads as the number ${seconds}: a duration's number of seconds is written in digits, with a point if need be; write ${seconds}, or ${formatMs(ms)}${ms === 0 && node.value !== 0 ? ", to which it is rounded (a duration is whole milliseconds)" : ""}`);
     this.#problems.explained(offset);
   }
 

@@ -198,6 +198,8 @@ describe("hostile input", () => {
       ["tasks:", "  a: { run: x, dependsOn: [!!float 2] }", '  "2": { run: x }'],
       ["tasks:", "  a: { run: x, runAt: !!float 2026-01-15T02:00:00Z }"],
       ["tasks:", "  a: { run: x, priority: !!int high }"],
+      // In digits, not as JavaScript writes it (1e-9), which a duration refuses as it refuses 1e3.
+      ["tasks:", "  a: { run: x, delay: !!bool 1e-9 }"],
     ];
     for (const lines of cases) {
       const problems = problemsOf(yaml(...lines));

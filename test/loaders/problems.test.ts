@@ -2,6 +2,7 @@ import { homedir } from "node:os";
 import { describe, expect, it } from "vitest";
 import { WorkflowError, parseWorkflow } from "../../src/loaders/index.js";
 import { readSimpleYaml } from "../../src/loaders/simple-yaml.js";
+import { durationFlag } from "../../src/cli/flags.js";
 import { parse, problemsOf, yaml } from "./helpers.js";
 
 /** What a null env value is told. */
@@ -1242,6 +1243,25 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
     expect(parse(yaml("defaults: { delay: 0 }", "tasks:", "  a: { run: x, delay: 0.0, backoff: { base: 0, max: 0 } }")).tasks[0]).toMatchObject({ delayMs: 0, backoff: { baseMs: 0, maxMs: 0 } });
     expect(problemsOf(yaml("tasks:", "  a: { run: x, timeout: 0x0 }"))).toEqual(['2:25: task "a": `timeout` must be at least 1ms (a duration is rounded to whole milliseconds), got 0x0']);
+  });
+
+  it("refuses a sub-millisecond duration written with an exponent (1e-9), as 1e3 is and as a flag refuses the text, saying it in digits and that it rounds to 0ms; -0 as 0; tagged, it is read as YAML reads it and rounded", () => {
+    const digits = "a duration's number of seconds is written in digits, with a point if need be";
+    // Before, `delay: 1e-9` was taken as no delay, unsaid: JavaScript writes 1e-9 with its exponent, which the check took for no number of seconds.
+    const text = yaml("tasks:", "  a:", "    run: x", "    delay: 1e-9", "    backoff: { base: 1.5E-7, max: 1e-4 }", "  b: { run: x, delay: -0 }");
+    expect(problemsOf(text)).toEqual([
+      `4:12: task "a": \`delay\` is 1e-9, which YAML reads as the number 0.000000001: ${digits}; write 0.000000001, or 0ms, to which it is rounded (a duration is whole milliseconds)`,
+      `5:22: task "a": \`backoff.base\` is 1.5E-7, which YAML reads as the number 0.00000015: ${digits}; write 0.00000015, or 0ms, to which it is rounded (a duration is whole milliseconds)`,
+      `5:35: task "a": \`backoff.max\` is 1e-4, which YAML reads as the number 0.0001: ${digits}; write 0.0001, or 0ms, to which it is rounded (a duration is whole milliseconds)`,
+      `6:23: task "b": \`delay\` is -0, which YAML reads as the number 0: ${digits}; write 0, or 0ms`,
+    ]);
+    // Written as told, it is taken, rounded as a duration written so is (as a flag's `--kill-grace 0.000000001` is).
+    expect(parse(yaml("tasks:", "  a: { run: x, delay: 0.000000001, backoff: { base: 0.00000015, max: 0.0001 } }")).tasks[0]).toMatchObject({ delayMs: 0, backoff: { baseMs: 0, maxMs: 0 } });
+    // A tag says the number is meant so: read as YAML reads it, and rounded.
+    expect(parse(yaml("tasks:", "  a: { run: x, delay: !!float 1e-9, backoff: { base: !!int -0, max: !!float 1e-3 } }")).tasks[0]).toMatchObject({ delayMs: 0, backoff: { baseMs: 0, maxMs: 1 } });
+    // The flag refuses the same text as no duration, and -0 as negative.
+    expect(() => durationFlag("--kill-grace", "1e-9")).toThrow(/is not a duration/);
+    expect(() => durationFlag("--kill-grace", "-0")).toThrow(/a duration cannot be negative/);
   });
 
   it("does not refuse a number written other than in digits that a merge key brings in only to be replaced (<<: *t, timeout: 5), as the schema does not: where it is used, it is refused", () => {
