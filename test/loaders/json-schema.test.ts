@@ -186,6 +186,11 @@ describe("workflow JSON Schema against validate", () => {
     ["an id YAML reads as a number, which is no id as written: .5:", yaml("tasks:", "  .5: { run: x }")],
     ['a quoted "<<", a key like any other', yaml("tasks:", '  a: { run: x, "<<": { retries: 1 } }')],
     ["a second YAML document", yaml("tasks:", "  a: { run: x }", "---", "tasks:", "  b: { run: x }")],
+    // A number in range, written other than in digits: the number an editor sees is one the schema takes, written so (2, 1000, 16, 0).
+    ["an integer written other than in digits: retries: 2.0", yaml("tasks:", "  a: { run: x, retries: 2.0 }")],
+    ["an integer written other than in digits: concurrency: +3, retryOn: [1e1]", yaml("concurrency: +3", "tasks:", "  a: { run: x, retryOn: [1e1] }")],
+    ["a duration's seconds written other than in digits: timeout: 0x10, delay: 1e3", yaml("tasks:", "  a: { run: x, timeout: 0x10, delay: 1e3 }")],
+    ["a duration's seconds written other than in digits: delay: 1e-9, backoff.base: -0", yaml("tasks:", "  a: { run: x, delay: 1e-9, backoff: { base: -0 } }")],
   ])("leaves to validate: %s", (_, text) => {
     expect(() => parseWorkflow(text, "wf.yaml", { now: NOW }), "validate").toThrow(WorkflowError);
     const documents = parseAllDocuments(text, { merge: true }).map((document) => document.toJS() as unknown);
