@@ -25,3 +25,14 @@ export const MAX_CONCURRENCY = 10_000;
 
 /** Highest `retries` value. */
 export const MAX_RETRIES = 100;
+
+/** The integer fields and each one's range, lowest and highest: concurrency, retries, and each exit code of retryOn. */
+export const INTEGER_RANGES = { concurrency: [1, MAX_CONCURRENCY], retries: [0, MAX_RETRIES], retryOn: [1, 255] } as const satisfies Record<string, readonly [number, number]>;
+
+/** The fields holding a duration, in a task and `defaults` (`timeout`, `delay`) and in a `backoff` (`base`, `max`). */
+export const DURATION_FIELDS = { task: ["timeout", "delay"], backoff: ["base", "max"] } as const;
+
+/** Whether `field` (a last name: `backoff.max` is `max`) holds a duration. */
+export function isDurationField(field: unknown): boolean {
+  return (DURATION_FIELDS.task as readonly unknown[]).includes(field) || (DURATION_FIELDS.backoff as readonly unknown[]).includes(field);
+}

@@ -5,7 +5,7 @@ import { ProblemList } from "./problem-list.js";
 import { runAtMistake } from "./date-time.js";
 import { defaultsSchema, isRunAt, PRIORITIES, TASK_TYPES, taskSchema, workflowFileSchema } from "./schema.js";
 import { durationMistake, OVER_DURATION_LIMIT, overDurationLimit } from "./duration.js";
-import { MAX_CONCURRENCY, MAX_RETRIES } from "./limits.js";
+import { INTEGER_RANGES, isDurationField } from "./limits.js";
 import { closestMatch } from "./suggest.js";
 
 type Issue = z.core.$ZodIssue;
@@ -151,15 +151,12 @@ function commentHint(issue: Issue, path: DataPath, locator: SourceLocator): stri
   return `: the rest of its line, ${quote(comment)}, is a YAML comment (a # after a space starts one), not its value`;
 }
 
-/** The fields holding a duration (`backoff.base` and `backoff.max` by their last name). */
-const DURATION_FIELDS = new Set(["timeout", "delay", "base", "max"]);
-
 /** What is wrong with a value written almost right, where it can be told: a duration's units out of order (`30s1m`), a space for a runAt's T, exit codes in one string, an integer in quotes. */
 function valueHint(issue: Issue, path: DataPath, locator: SourceLocator): string {
   if (!("input" in issue)) return "";
   const field = path.at(-1);
   // `31d`, `3000000` (seconds): written right, but past the range, which "got 31d" left the user to work out.
-  if (typeof field === "string" && DURATION_FIELDS.has(field) && (typeof issue.input === "string" || Number.isFinite(issue.input)) && overDurationLimit(issue.input as string | number)) {
+  if (isDurationField(field) && (typeof issue.input === "string" || Number.isFinite(issue.input)) && overDurationLimit(issue.input as string | number)) {
     return `; ${OVER_DURATION_LIMIT}`;
   }
   if (typeof issue.input !== "string") return "";
@@ -170,14 +167,14 @@ function valueHint(issue: Issue, path: DataPath, locator: SourceLocator): string
       ? runAtMistake(issue.input, isRunAt)
       : field === "retryOn"
         ? exitCodesMistake(issue.input)
-        : typeof field === "string" && DURATION_FIELDS.has(field)
+        : isDurationField(field)
           ? durationMistake(issue.input)
           : field === "retries"
-            ? quotedNumberMistake(issue.input, 0, MAX_RETRIES, written)
+            ? quotedNumberMistake(issue.input, ...INTEGER_RANGES.retries, written)
             : field === "concurrency"
-              ? quotedNumberMistake(issue.input, 1, MAX_CONCURRENCY, written)
+              ? quotedNumberMistake(issue.input, ...INTEGER_RANGES.concurrency, written)
               : typeof field === "number" && path.at(-2) === "retryOn"
-                ? quotedNumberMistake(issue.input, 1, 255, written)
+                ? quotedNumberMistake(issue.input, ...INTEGER_RANGES.retryOn, written)
                 : field === "priority" || field === "type"
                   ? wordMeant(issue.input, field === "priority" ? PRIORITIES : TASK_TYPES)
                   : undefined;

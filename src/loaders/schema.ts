@@ -2,7 +2,7 @@ import * as z from "zod/mini";
 import { tooLongToStart } from "./argument-limit.js";
 import { DURATION_EXPECTED, DURATION_FORMS, DURATION_PATTERN, parseDuration } from "./duration.js";
 import { formatMs } from "../engine/errors.js";
-import { MAX_CONCURRENCY, MAX_DURATION_MS, MAX_RETRIES } from "./limits.js";
+import { INTEGER_RANGES, MAX_DURATION_MS } from "./limits.js";
 import { TASK_ID_PATTERN } from "../task-id.js";
 
 /**
@@ -119,9 +119,10 @@ const variablesFitOneArgument = z.superRefine((env: Record<string, string>, cont
 });
 
 const envValueText = 'must be a string, an integer or true/false (quote other values, e.g. "1.10", which YAML would read as 1.1)';
-const retryOnText = "must be a list of exit codes, integers from 1 to 255, or any (every failure is retried)";
+const [MIN_EXIT_CODE, MAX_EXIT_CODE] = INTEGER_RANGES.retryOn;
+const retryOnText = `must be a list of exit codes, integers from ${MIN_EXIT_CODE} to ${MAX_EXIT_CODE}, or any (every failure is retried)`;
 /** One item of `retryOn`: it is told apart from the list, as `dependsOn[1]` "must be a task id". */
-const exitCodeText = "must be an exit code, an integer from 1 to 255";
+const exitCodeText = `must be an exit code, an integer from ${MIN_EXIT_CODE} to ${MAX_EXIT_CODE}`;
 
 /**
  * YAML's merge key (`<<: *base`, `<<: [*a, *b]`), which toPlain merges, in the JSON Schema: a
@@ -188,13 +189,13 @@ const noRunAtWithDelayJson = z.meta({ not: { properties: { runAt: true, delay: t
 const taskOptionsShape = {
   type: optional(z.enum(TASK_TYPES, { error: `must be one of: ${TASK_TYPES.join(", ")}` }), "Handler that runs the task (default shell)"),
   priority: optional(z.enum(PRIORITIES, { error: `must be one of: ${PRIORITIES.join(", ")}` }), "Scheduling priority (default normal)"),
-  retries: optional(integerFrom(0, MAX_RETRIES), "Extra attempts after the first (default 0)"),
+  retries: optional(integerFrom(...INTEGER_RANGES.retries), "Extra attempts after the first (default 0)"),
   retryOn: optional(
     z.union(
       [
         z.pipe(z.literal(ANY, { error: retryOnText }), z.transform(() => null)),
         z
-          .array(z.int({ error: exitCodeText }).check(z.minimum(1, exitCodeText), z.maximum(255, exitCodeText)), { error: retryOnText })
+          .array(z.int({ error: exitCodeText }).check(z.minimum(MIN_EXIT_CODE, exitCodeText), z.maximum(MAX_EXIT_CODE, exitCodeText)), { error: retryOnText })
           .check(z.minLength(1, "must list at least one exit code (leave it out, or write any, to retry any failure)")),
       ],
       { error: retryOnText },
@@ -287,7 +288,7 @@ export const defaultsSchema = z
 /** The top-level fields other than `tasks`, which the loader validates entry by entry. */
 export const workflowHeaderSchema = z.strictObject({
   name: optional(z.string({ error: "must be a string" }).check(z.minLength(1, "must not be empty")), "Workflow name"),
-  concurrency: optional(integerFrom(1, MAX_CONCURRENCY), "Most tasks running at once"),
+  concurrency: optional(integerFrom(...INTEGER_RANGES.concurrency), "Most tasks running at once"),
   env: z.optional(envSchema),
   defaults: z.optional(defaultsSchema),
 });

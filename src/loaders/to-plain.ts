@@ -1,5 +1,5 @@
 import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Pair, type Scalar, type YAMLMap, type YAMLSeq } from "yaml";
-import { MAX_ALIAS_EXPANSION, MAX_CONCURRENCY, MAX_NESTING_DEPTH, MAX_RETRIES } from "./limits.js";
+import { DURATION_FIELDS, INTEGER_RANGES, MAX_ALIAS_EXPANSION, MAX_NESTING_DEPTH } from "./limits.js";
 import { parseDuration } from "./duration.js";
 import { formatMs } from "../engine/errors.js";
 import type { ProblemList } from "./problem-list.js";
@@ -80,6 +80,14 @@ function roleOf(key: string | undefined, depth: number, role: Role): Role {
  * the `!` is, or is wrong as either way). Undefined for a key the format does not have.
  */
 export type Takes = "command" | "text" | "env" | "id" | "asIs" | undefined;
+
+/** An integer as a number field writes it: digits alone. */
+const DIGITS = /^[0-9]+$/;
+
+/** Whether `key` is one of `keys`. */
+function isOneOf(key: string | undefined, keys: readonly string[]): boolean {
+  return key !== undefined && keys.includes(key);
+}
 
 /** A number of seconds as a duration writes it (see DURATION_PATTERN): digits, with a point and digits after it if need be. */
 const PLAIN_SECONDS = /^[0-9]+(?:\.[0-9]+)?$/;
@@ -304,13 +312,20 @@ class PlainBuilder {
       this.#mapping = mappingOf(key, depth, role, this.#taskId);
       this.#fieldKey = this.#takes !== undefined || this.#mapping !== undefined ? ((pair.key as Node | null)?.range?.[0] ?? undefined) : undefined;
       if (role === "env" && key !== undefined) this.#checkEnvValue(isAlias(pair.value) ? this.#anchors.get(pair.value.source) : pair.value, key);
-      const duration = (role === "task" || role === "defaults") && (key === "timeout" || key === "delay") ? (role === "task" ? `task ${quote(this.#taskId ?? "")}: \`${key}\`` : `\`defaults.${key}\``) : role === "backoff" && (key === "base" || key === "max") ? `${this.#backoffField}.${key}\`` : undefined;
+      const duration =
+        (role === "task" || role === "defaults") && isOneOf(key, DURATION_FIELDS.task)
+          ? role === "task"
+            ? `task ${quote(this.#taskId ?? "")}: \`${key}\``
+            : `\`defaults.${key}\``
+          : role === "backoff" && isOneOf(key, DURATION_FIELDS.backoff)
+            ? `${this.#backoffField}.${key}\``
+            : undefined;
       if (duration !== undefined) this.#checkDurationNumber(isAlias(pair.value) ? this.#anchors.get(pair.value.source) : pair.value, duration, key === "timeout");
       const integer = depth === 0 && key === "concurrency" ? "`concurrency`" : (role === "task" || role === "defaults") && (key === "retries" || key === "retryOn") ? (role === "task" ? `task ${quote(this.#taskId ?? "")}: \`${key}\`` : `\`defaults.${key}\``) : undefined;
       if (integer !== undefined) {
         const value = isAlias(pair.value) ? this.#anchors.get(pair.value.source) : pair.value;
         // retryOn's exit codes, each.
-        const [min, max] = key === "concurrency" ? [1, MAX_CONCURRENCY] : key === "retries" ? [0, MAX_RETRIES] : [1, 255];
+        const [min, max] = INTEGER_RANGES[key as keyof typeof INTEGER_RANGES];
         const items = isSeq(value) ? value.items : [value];
         for (const [index, item] of items.entries()) this.#checkIntegerNumber(isAlias(item) ? this.#anchors.get(item.source) : item, isSeq(value) ? `${integer.slice(0, -1)}[${index}]\`` : integer, min, max);
       }
@@ -498,8 +513,7 @@ class PlainBuilder {
    * least 1ms); where it takes it (`delay: 0x0`, a backoff bound), zero is refused here too.
    */
   #checkDurationNumber(node: unknown, field: string, refusesZero: boolean): void {
-    // A tag written (`!!float 1e3`) says the number is meant so: read as YAML reads it.
-    if (this.#unused || !isScalar(node) || typeof node.value !== "number" || node.source === undefined || node.tag !== undefined || PLAIN_SECONDS.test(node.source)) return;
+    if (!this.#numberNotWrittenAs(node, PLAIN_SECONDS)) return;
     const ms = parseDuration(node.value);
     const seconds = secondsInDigits(node.value);
     if (ms === undefined || (ms === 0 && refusesZero) || seconds === undefined) return;
@@ -514,11 +528,18 @@ class PlainBuilder {
    * read as, not taken silently. Others, and one out of the field's range, the schema refuses itself (`1.5`, `-1`, `0x0` for an exit code).
    */
   #checkIntegerNumber(node: unknown, field: string, min: number, max: number): void {
-    if (this.#unused || !isScalar(node) || typeof node.value !== "number" || node.source === undefined || node.tag !== undefined || /^[0-9]+$/.test(node.source)) return;
-    if (!Number.isInteger(node.value) || node.value < min || node.value > max) return;
+    if (!this.#numberNotWrittenAs(node, DIGITS) || !Number.isInteger(node.value) || node.value < min || node.value > max) return;
     const offset = node.range?.[0] ?? 0;
     this.#problems.atOffset(offset, `${field} is ${node.source}, which YAML reads as the number ${String(node.value)}: an integer is written in digits; write ${String(node.value)}`);
     this.#problems.explained(offset);
+  }
+
+  /**
+   * Whether `node` is a number written other than as `written` (a number field's form: DIGITS, PLAIN_SECONDS), where it
+   * is used (not merged in only to be replaced, see #overridden) and no tag says it is meant so (`!!float 1e3`: read as YAML reads it).
+   */
+  #numberNotWrittenAs(node: unknown, written: RegExp): node is Scalar & { value: number; source: string } {
+    return !this.#unused && isScalar(node) && typeof node.value === "number" && node.source !== undefined && node.tag === undefined && !written.test(node.source);
   }
 
   #checkKey(pair: Pair, map: YAMLMap, has: (key: string) => boolean, isTasks: boolean): string | undefined {
