@@ -20,11 +20,20 @@ export interface ExponentialBackoffOptions {
  * every delay at it.
  */
 export function exponentialDelay(attempt: number, baseMs: number, maxMs: number): number {
-  if (typeof attempt !== "number" || Number.isNaN(attempt)) {
-    throw new TaskqError("INVALID_OPTION", `exponentialDelay attempt must be a number (1 for the first retry), got ${shown(attempt)}`);
+  checkAttempt("exponentialDelay", attempt);
+  // Both bounds are required: from JavaScript, one left out (undefined) was taken as none by checkBounds, and the delay came out NaN.
+  for (const [name, value] of [["baseMs", baseMs], ["maxMs", maxMs]] as const) {
+    if (value === undefined) throw new TaskqError("INVALID_OPTION", `exponentialDelay ${name} must be a number of ms, 0 or more, got undefined: exponentialDelay(attempt, baseMs, maxMs) takes all three`);
   }
   checkBounds("exponentialDelay", baseMs, maxMs);
   return delay(attempt, baseMs, maxMs);
+}
+
+/** An attempt number, for JavaScript callers: NaN (or undefined, or a string) would make the delay NaN. */
+function checkAttempt(caller: string, attempt: unknown): asserts attempt is number {
+  if (typeof attempt !== "number" || Number.isNaN(attempt)) {
+    throw new TaskqError("INVALID_OPTION", `${caller} attempt must be a number (1 for the first retry), got ${shown(attempt)}`);
+  }
 }
 
 /** exponentialDelay, of bounds already checked (exponentialBackoff's, once). */
@@ -48,9 +57,15 @@ export function exponentialBackoff(options: ExponentialBackoffOptions = {}): Bac
   const baseMs = given.baseMs ?? Math.min(maxMs, 1000);
   const random = given.random ?? Math.random;
   return (attempt) => {
+    checkAttempt("exponentialBackoff's backoff", attempt);
     const delayMs = delay(attempt, baseMs, maxMs);
+    const drawn: unknown = random();
+    // NaN (or not a number) from an injected source made the delay NaN; one outside [0, 1) is clamped, below.
+    if (typeof drawn !== "number" || Number.isNaN(drawn)) {
+      throw new TaskqError("INVALID_OPTION", `exponentialBackoff random must return a number in [0, 1), got ${shown(drawn)}`);
+    }
     // Clamped: a random source returning 1 (Math.random never does; an injected one may) would give d + 1, past the cap.
-    return Math.min(delayMs, Math.max(0, Math.floor(random() * (delayMs + 1))));
+    return Math.min(delayMs, Math.max(0, Math.floor(drawn * (delayMs + 1))));
   };
 }
 

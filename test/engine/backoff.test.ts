@@ -35,6 +35,16 @@ describe("exponentialDelay's bounds, checked as exponentialBackoff checks them",
     expect(() => exponentialDelay(attempt, baseMs, maxMs)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message: expect.stringContaining(message) }));
   });
 
+  it.each([
+    [[1, 1_000, undefined], "exponentialDelay maxMs must be a number of ms, 0 or more, got undefined"],
+    [[1, undefined, 5_000], "exponentialDelay baseMs must be a number of ms, 0 or more, got undefined"],
+    [[1], "exponentialDelay baseMs must be a number of ms, 0 or more, got undefined"],
+    [[undefined, 100, 1_000], "exponentialDelay attempt must be a number (1 for the first retry), got undefined"],
+  ])("exponentialDelay(%s), a bound or the attempt left out from JavaScript, throws INVALID_OPTION rather than returning NaN", (args, message) => {
+    const call = exponentialDelay as (...given: unknown[]) => number;
+    expect(() => call(...args)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message: expect.stringContaining(message) }));
+  });
+
   it("still caps at a max under the base, and returns finite delays for finite bounds", () => {
     expect(exponentialDelay(1, 500, 100)).toBe(100);
     expect(exponentialDelay(5_000, 1_000, 2_592_000_000)).toBe(2_592_000_000);
@@ -70,6 +80,17 @@ describe("exponentialBackoff (full jitter)", () => {
       }
     }
     expect(exponentialBackoff({ baseMs: 100, maxMs: 1_000, random: () => 1 })(10)).toBe(1_000);
+  });
+
+  it("throws INVALID_OPTION, rather than returning NaN, for an attempt that is not a number or a random source's NaN", () => {
+    const backoff = exponentialBackoff({ baseMs: 100, maxMs: 1_000 }) as (attempt: unknown) => number;
+    for (const attempt of [NaN, undefined, "3"]) {
+      expect(() => backoff(attempt)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message: expect.stringContaining("attempt must be a number (1 for the first retry)") }));
+    }
+    for (const value of [NaN, "0.5", undefined]) {
+      const jittered = exponentialBackoff({ baseMs: 100, maxMs: 1_000, random: () => value as number });
+      expect(() => jittered(2)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message: expect.stringContaining("exponentialBackoff random must return a number in [0, 1)") }));
+    }
   });
 
   it("defaults to a 1 s base and a 30 s cap", () => {
