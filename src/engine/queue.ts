@@ -20,6 +20,22 @@ const TURN_MS = 10;
 /** The clock is read once every this many + 1 attempts started (a power of two, less one). */
 const TURN_CHECK_MASK = 31;
 
+/** setImmediate as this module found it: the event loop's own, unless fake timers were installed before it loaded (see turnScheduler). */
+const loadedSetImmediate = setImmediate;
+
+/**
+ * How #longTurn takes its turn: setImmediate, faked or not, except when fake timers fake it but
+ * not `performance` (`toFake: ["setImmediate"]`, or with `Date` that `vi.setSystemTime` moves on).
+ * The turn then came as real time passed, which no advance of fake time stands for: the faked
+ * setImmediate never ran, and the queue stalled for good. The event loop's own, found at load, runs then.
+ */
+function turnScheduler(): (callback: () => void) => unknown {
+  if (setImmediate === loadedSetImmediate) return setImmediate;
+  // A faked performance is a plain object whose now is its own; the real one's is Performance's.
+  const { Performance } = globalThis as { Performance?: { prototype: { now: unknown } } };
+  return Performance !== undefined && performance.now === Performance.prototype.now ? loadedSetImmediate : setImmediate;
+}
+
 /**
  * An in-process task queue: priorities, delayed tasks, retries with backoff,
  * per-attempt timeouts, DAG dependencies with cascading cancel, dead letters
@@ -300,7 +316,7 @@ export class Queue {
       return false;
     }
     this.#turnPending = true;
-    setImmediate(this.#afterTurn);
+    turnScheduler()(this.#afterTurn);
     return true;
   }
 

@@ -637,6 +637,29 @@ describe("shutdown with handlers that settle without I/O", () => {
     });
   }
 
+  // Its turn then waited for a faked setImmediate that nothing ran: the real clock went on, and no test advanced fake time.
+  for (const [faked, toFake] of [
+    ["setImmediate alone", ["setImmediate", "clearImmediate"]],
+    ["setImmediate and setTimeout", ["setImmediate", "clearImmediate", "setTimeout", "clearTimeout"]],
+    ["setImmediate and Date, moved on by setSystemTime", ["setImmediate", "clearImmediate", "Date"]],
+  ] as const) {
+    it(`under fake timers that fake ${faked}, a long run of such handlers does not stall`, { timeout: 60_000 }, async () => {
+      const realTimeout = setTimeout;
+      vi.useFakeTimers({ toFake: [...toFake] });
+      // The wall clock moved on during the run (with Date faked, what takes it past 10 ms).
+      const queue = new Queue({ handlers: { sync: (n: number) => (n === 2000 ? vi.setSystemTime(Date.now() + 1000) : 1) } });
+      queue.start();
+      const started = performance.now();
+      let submitted = 0;
+      // Past 10 ms on the real clock, which is the queue's own.
+      while (performance.now() - started < 30 || submitted < 3000) for (let i = 0; i < 100; i++, submitted++) queue.submit({ type: "sync", payload: submitted });
+      // A stalled queue is told apart by a real timer, well after a drain takes (tens of ms).
+      const stalled = new Promise((resolve) => realTimeout(() => resolve("stalled"), 5_000).unref());
+      expect(await Promise.race([queue.shutdown(), stalled])).toEqual({ hardStopped: false });
+      expect(queue.stats().byStatus.SUCCEEDED).toBe(submitted);
+    });
+  }
+
   it("under fake timers that fake setImmediate and Date but not performance, a long run of such handlers does not stall", { timeout: 60_000 }, async () => {
     const realImmediate = setImmediate;
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setImmediate", "clearImmediate", "Date"] });
