@@ -1,3 +1,5 @@
+import { shown, TaskqError } from "../errors.js";
+
 /** An item that knows its own position in the heap that holds it (-1 when in none). */
 export interface HeapItem {
   heapIndex: number;
@@ -14,6 +16,8 @@ export class IndexedHeap<T extends HeapItem> {
   readonly #less: (a: T, b: T) => boolean;
 
   constructor(less: (a: T, b: T) => boolean) {
+    // From JavaScript: none given failed only at the second push, as "this[#less] is not a function".
+    if (typeof less !== "function") throw new TaskqError("INVALID_OPTION", `IndexedHeap needs a comparator, less(a, b) => boolean (true: a comes out first), got ${shown(less)}`);
     this.#less = less;
   }
 

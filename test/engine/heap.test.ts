@@ -171,3 +171,10 @@ describe("task comparators", () => {
     expect(reads).toBe(0);
   });
 });
+
+describe("IndexedHeap from JavaScript", () => {
+  it.each([undefined, null, 5])("refuses a comparator that is not a function (%s) when made, not at the second push", (less) => {
+    const make = (): IndexedHeap<Item> => new IndexedHeap<Item>(less as unknown as (a: Item, b: Item) => boolean);
+    expect(make).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message: expect.stringContaining("IndexedHeap needs a comparator, less(a, b) => boolean") }));
+  });
+});
