@@ -122,10 +122,11 @@ export class QueueShutdown {
     let notStarted: TaskCancelledError | undefined;
     for (const record of tasks.values()) {
       if (isTerminal(record.status) || record.status === "RUNNING") continue;
-      // A task waiting to retry did start: its failed attempt's error stays in the message.
+      // A task waiting to retry did start: its failed attempt's error stays in the message, and is the cause, as for
+      // an attempt that fails once the shutdown began (afterFailure): the cause, not the message, holds its code and what it wrote last.
       const error =
         record.attempts > 0
-          ? withoutStack(() => new TaskCancelledError("shutdown", `shutdown: not retried (attempt ${record.attempts} failed: ${messageOf(record.error)})`))
+          ? withoutStack(() => new TaskCancelledError("shutdown", `shutdown: not retried (attempt ${record.attempts} failed: ${messageOf(record.error)})`, undefined, { cause: record.error }))
           : (notStarted ??= withoutStack(() => new TaskCancelledError("shutdown", message)));
       finalizer.finalize(record, "CANCELLED", { error, cancelReason: "shutdown" }, false);
     }

@@ -243,6 +243,25 @@ describe("shutdown", () => {
     expect((queue.get("a")?.error as Error).message).toBe("shutdown: not retried (attempt 1 failed: timed out)");
   });
 
+  it("drain: false: a task waiting out a retry backoff has its failed attempt's error as its cancel's cause, as one whose attempt fails after the shutdown began", async () => {
+    const failure = new Error("first");
+    const { queue } = makeQueue({
+      handlers: { fails: () => Promise.reject(failure), late: () => new Promise((_, reject) => setTimeout(() => reject(failure), 100)) },
+      backoff: () => 1_000,
+    });
+    queue.submit({ id: "waiting", type: "fails" });
+    queue.submit({ id: "running", type: "late" });
+    await flush();
+    expect(queue.get("waiting")?.status).toBe("SCHEDULED");
+    const done = queue.shutdown({ drain: false });
+    await vi.advanceTimersByTimeAsync(100);
+    await expect(done).resolves.toEqual({ hardStopped: false });
+    for (const id of ["waiting", "running"]) {
+      expect(queue.get(id)).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown", error: { message: "shutdown: not retried (attempt 1 failed: first)" } });
+      expect((queue.get(id)?.error as Error).cause).toBe(failure);
+    }
+  });
+
   it("when the deadline passes, aborts running attempts with a SHUTDOWN reason and cancels the rest", async () => {
     const signals: AbortSignal[] = [];
     const { queue, log } = makeQueue({
