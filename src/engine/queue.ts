@@ -179,7 +179,9 @@ export class Queue {
     const record = this.#tasks.get(id);
     if (record === undefined) throw new TaskNotFoundError(id);
     if (isTerminal(record.status)) return false;
-    const error = new TaskCancelledError("cancel", `task "${id}" was cancelled`);
+    // A task waiting out a retry backoff did start: its failed attempt's error is the cancel's cause, as a shutdown's cancel keeps it.
+    const cause = record.status === "SCHEDULED" && record.attempts > 0 ? { cause: record.error } : {};
+    const error = new TaskCancelledError("cancel", `task "${id}" was cancelled`, undefined, cause);
     if (record.status === "RUNNING") {
       record.cancelRequested = true;
       // Kept as the task's error: the signal may already carry another reason (a timeout).

@@ -33,6 +33,21 @@ describe("cancel", () => {
     expect(queue.stats().byStatus.SCHEDULED).toBe(0);
   });
 
+  it("SCHEDULED -> CANCELLED during a retry backoff has the failed attempt's error as its cause, as a shutdown's cancel has it", async () => {
+    const failure = new Error("x");
+    const { queue } = makeQueue({ handlers: { fail: () => Promise.reject(failure) }, backoff: () => 1_000 });
+    queue.submit({ id: "a", type: "fail", maxAttempts: 3 });
+    queue.submit({ id: "delayed", type: "echo", runAt: Date.now() + 1_000 });
+    await flush();
+    expect(queue.get("a")?.status).toBe("SCHEDULED");
+    queue.cancel("a");
+    queue.cancel("delayed");
+    expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "cancel", error: { message: 'task "a" was cancelled' } });
+    expect((queue.get("a")?.error as Error).cause).toBe(failure);
+    // One that never started has no cause.
+    expect((queue.get("delayed")?.error as Error).cause).toBeUndefined();
+  });
+
   it("SCHEDULED -> CANCELLED during a retry backoff keeps the attempt count", async () => {
     const { queue, log } = makeQueue({ handlers: { fail: () => Promise.reject(new Error("x")) }, backoff: () => 1_000 });
     queue.submit({ id: "a", type: "fail", maxAttempts: 3 });
