@@ -28,8 +28,8 @@ export function createRecord(id: string, spec: TaskSpec<unknown>, seq: number, d
     throw new TaskqError("INVALID_TASK", `task "${id}": unknown field ${JSON.stringify(field)}${hint}`);
   }
   const priority = spec.priority ?? "normal";
-  // hasOwn, so "toString" and friends from the prototype are not priorities.
-  const rank = Object.hasOwn(PRIORITY_RANK, priority) ? PRIORITY_RANK[priority] : undefined;
+  // hasOwn, so "toString" and friends from the prototype are not priorities; a string, as a key of ["high"] would be "high".
+  const rank = typeof priority === "string" && Object.hasOwn(PRIORITY_RANK, priority) ? PRIORITY_RANK[priority] : undefined;
   if (rank === undefined) {
     const names = Object.keys(PRIORITY_RANK).join(", ");
     // A number (the Go design's priorities are numbers) quoted as "3" would read as a string.

@@ -295,6 +295,8 @@ describe("bad input to the library", () => {
     [{ priority: "HIGH" }, 'task "x": unknown priority "HIGH": the priorities are low, normal, high, critical'],
     // The Go design's priorities are numbers (PriorityCritical is 3): not to be shown as the string "3".
     [{ priority: 3 }, 'task "x": priority must be one of low, normal, high, critical, got 3'],
+    // A one-name array reads as that name as a property key: it was taken for "high".
+    [{ priority: ["high"] }, 'task "x": priority must be one of low, normal, high, critical, got ["high"] (an array)'],
   ])("a priority the queue does not know (%j) is refused naming the priorities", (fields, message) => {
     const { queue } = makeQueue();
     expect(() => queue.submit({ id: "x", type: "echo", ...(fields as object) })).toThrow(expect.objectContaining({ code: "INVALID_TASK", message }));
