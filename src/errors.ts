@@ -77,6 +77,8 @@ export function messageOf(value: unknown): string {
 export function shown(value: unknown): string {
   if (typeof value === "string") return `${JSON.stringify(value)} (a string)`;
   if (typeof value === "function") return "a function";
+  // Not "5", which reads as the number 5 that the message asks for: "timeoutMs must be a non-negative number, got 5".
+  if (typeof value === "bigint") return `${value}n (a bigint)`;
   return (typeof value === "object" && value !== null ? plainShown(value) : undefined) ?? messageOf(value);
 }
 

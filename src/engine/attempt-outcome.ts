@@ -46,7 +46,7 @@ export function afterFailure(record: TaskRecord, attempt: number, error: unknown
     // 0, it retried at once, in silence, as fast as the handler fails). The policy is broken,
     // as when it throws.
     if (typeof raw !== "number" || !Number.isFinite(raw) || raw < 0) {
-      warnBackoff(record.id, `returned ${typeof raw === "bigint" ? `${raw}n (a bigint)` : shown(raw)} for retry ${attempt}, not a finite number of ms, 0 or more`);
+      warnBackoff(record.id, `returned ${shown(raw)} for retry ${attempt}, not a finite number of ms, 0 or more`);
       return { next: "fail" };
     }
     // -0 is 0: the delayed heap and the retrying event need no sign.

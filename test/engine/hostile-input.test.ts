@@ -303,6 +303,15 @@ describe("bad input to the library", () => {
     expect(queue.get("x")).toBeUndefined();
   });
 
+  it.each([
+    [{ timeoutMs: 5n }, 'task "x": timeoutMs must be a non-negative number, got 5n (a bigint)'],
+    [{ maxAttempts: 3n }, "got 3n (a bigint)"],
+    [{ runAt: 5n }, "got 5n (a bigint)"],
+  ])("a bigint where a number is due (%s) is shown as a bigint, not as the number the message asks for", (fields, message) => {
+    const { queue } = makeQueue();
+    expect(() => queue.submit({ id: "x", type: "echo", ...(fields as object) })).toThrow(expect.objectContaining({ code: "INVALID_TASK", message: expect.stringContaining(message) }));
+  });
+
   it("runAt: Infinity is not a time, nor is a number past what a Date holds (1e300): either would wait for ever", () => {
     const { queue } = makeQueue();
     expect(() => queue.submit({ id: "a", type: "echo", runAt: Infinity })).toThrow(/task "a": runAt is not a valid time/);
