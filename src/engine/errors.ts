@@ -106,6 +106,11 @@ export class HandlerError extends TaskqError {
 export function formatMs(ms: number): string {
   // NaN and Infinity as they are, as formatDuration says them: each unit's rest of them is itself, which recursed until the stack ran out.
   if (!Number.isFinite(ms)) return `${ms}ms`;
+  // Less than 0 (a time gone by, a caller's difference of two times) as more than 0, signed: -90000 read "-90000ms" where 90000 reads "1m30s".
+  if (ms < 0) {
+    const text = formatMs(-ms);
+    return text === "0ms" ? text : `-${text}`;
+  }
   // To the microsecond under a second; 999.9996 carries into "1s".
   const micro = Math.round(ms * 1000) / 1000;
   if (micro < 1000) return `${micro}ms`;

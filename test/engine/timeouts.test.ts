@@ -224,6 +224,18 @@ describe("formatMs", () => {
   });
 });
 
+describe("formatMs of less than 0", () => {
+  it.each([
+    [-90_000, "-1m30s"],
+    [-1_500, "-1.5s"],
+    [-250, "-250ms"],
+    [-0.0004, "0ms"],
+    [-0, "0ms"],
+  ])("formatMs(%d) is %s, in the units of its opposite", (ms, text) => {
+    expect(formatMs(ms)).toBe(text);
+  });
+});
+
 describe("formatMs of what is no number of ms", () => {
   // Exported: a caller's NaN or Infinity is said as it is, as formatDuration says it, rather than a RangeError (Maximum call stack size exceeded).
   it.each([
