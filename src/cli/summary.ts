@@ -19,6 +19,12 @@ export class SummaryCollector {
   readonly #retried = new Set<string>();
   /** How many of #cancelled, at its start, were cut short while running. */
   #cutShort = 0;
+  /**
+   * How many of #cancelled, right after those cut short, the queue had started (their `start` line out, their attempt
+   * counted) but whose command the signal kept from spawning: named before the tasks that never started, which may be
+   * hundreds and would otherwise fill the text's first 50 (these are cancelled last, once their start gives up).
+   */
+  #notSpawned = 0;
 
   readonly #runId: string;
   readonly #logDir: string;
@@ -33,7 +39,9 @@ export class SummaryCollector {
       const line: CancelledLine = { id: e.id, reason: e.reason, message: describeError(e.error) };
       if (e.dependency !== undefined) line.dependency = e.dependency;
       // Started by the queue, its command never spawned (the signal came while its attempt got ready): not cut short.
-      const wasRunning = this.#running.delete(e.id) && !(e.error instanceof NotSpawnedError);
+      const started = this.#running.delete(e.id);
+      const notSpawned = started && e.error instanceof NotSpawnedError;
+      const wasRunning = started && !notSpawned;
       const result = wasRunning ? (attemptResultOf(e.error) ?? attemptResultOf(causeOf(e.error))) : undefined;
       // Nor one whose attempt ended by itself in the time to finish (it failed, and the shutdown took its retry): its
       // attempt's lines, as those of one waiting for its retry at the signal.
@@ -55,8 +63,10 @@ export class SummaryCollector {
         line.tail = tail.length === 0 && before !== undefined ? before.tail : tail;
         if (tail.length === 0 && before !== undefined) line.tailAttempt = before.attempt;
       }
-      // Those cut short while running first (as the text lists them), each in the order it ended.
+      // Those cut short while running first (as the text lists them), each in the order it ended; then those started
+      // whose command never spawned; then the rest.
       if (cutShort) this.#cancelled.splice(this.#cutShort++, 0, line);
+      else if (notSpawned) this.#cancelled.splice(this.#cutShort + this.#notSpawned++, 0, line);
       else this.#cancelled.push(line);
     });
     queue.on("retrying", (e: QueueEventMap["retrying"]) => {

@@ -1108,6 +1108,32 @@ describe("signals and shutdown", () => {
     expect(caught).toBeGreaterThan(0);
   });
 
+  it("a signal just after tasks were started, before some had spawned their command, in a run of many more: the summary names those whose start line is out before the tasks that never started, not hidden behind them past its first 50", async () => {
+    // Eight started at once (their start lines out together), sixty that never start: the summary names 50 cancelled
+    // tasks. Those stopped before their command started were cancelled after the sixty, and were listed after them:
+    // a CI log showed `start t3` and a summary that did not name t3, 60 tasks that never ran filling the list.
+    let caught = 0;
+    for (let round = 0; round < 8 && caught === 0; round++) {
+      const run = await startRun(tasksYaml(Array.from({ length: 68 }, (_, i): [string, string] => [`t${i}`, '{ run: "true" }'])), ["-j", "8", "--output", "plain", "--no-color"]);
+      run.child.stdout!.on("data", () => {
+        if (run.signalledAt() === undefined && /start {3}t\d/.test(run.stdout())) run.signalTaskq("SIGINT");
+      });
+      const { result } = await run.exited;
+      expect(result.code).toBe(130);
+      const stopped = [...result.stdout.matchAll(/^ {2}- (t\d+): shutdown: stopped before its command started$/gm)].map((m) => m[1]);
+      const live = [...result.stdout.matchAll(/cancel {2}(t\d+): shutdown: stopped before its command started$/gm)].map((m) => m[1]);
+      expect(stopped).toEqual(live);
+      const listed = [...result.stdout.matchAll(/^ {2}- (t\d+): /gm)].map((m) => m[1]);
+      // Each named before every task that never started.
+      const firstNotStarted = result.stdout.search(/^ {2}- t\d+: shutdown: not started$/m);
+      for (const id of live) expect(result.stdout.indexOf(`  - ${id}: `)).toBeLessThan(firstNotStarted);
+      expect(listed.length).toBeLessThanOrEqual(50);
+      caught += live.length;
+    }
+    // The race was met (else the test proves nothing).
+    expect(caught).toBeGreaterThan(0);
+  });
+
   it("a signal as the run's folder is made, before the run's own handlers listen: the run stops as ever (the summary, 130), not ended by the signal with its folder left", async () => {
     // Before, a Ctrl-C there killed taskq by the signal's default action: no word, the folder left with its marker.
     for (let round = 0; round < 3; round++) {
