@@ -433,6 +433,33 @@ describe("taskq commands", () => {
     expect((await readdir(ws.dir)).sort()).toEqual(["-logs", "ran", "workflow.yaml"]);
   });
 
+  it("a --log-dir that starts with ~ (quoted, or from a CI variable: no shell expanded it) is a usage error naming the home folder's path, before anything runs or is written; ./~ names such a folder", async () => {
+    // Before, the run made a folder "~" in the current folder and said "logs in ~/logs/<run>", which reads as the home folder's.
+    const ws = await workspace("tasks:\n  a: { run: 'touch ran' }\n");
+    const home = path.join(ws.dir, "home");
+    await mkdir(home);
+    const commands = [
+      ["run", ws.file, "--log-dir", "~/logs", "--output", "plain"],
+      ["run", ws.file, "--log-dir=~", "--dry-run"],
+      ["worker", "--store", "postgres://u@127.0.0.1:1/x", "--log-dir", "~/ci logs"],
+      ["prune", "--logs", "--log-dir", "~/logs", "--older-than", "1d"],
+    ];
+    for (const args of commands) {
+      const joined = args.find((arg) => arg.startsWith("--log-dir="));
+      const value = joined !== undefined ? joined.slice("--log-dir=".length) : args[args.indexOf("--log-dir") + 1]!;
+      const result = await runCli(args, { cwd: ws.dir, env: { TASKQ_STORE: "", HOME: home } });
+      expect(result, args.join(" ")).toMatchObject({
+        code: 2,
+        stdout: "",
+        stderr: `taskq: --log-dir: "${value}" starts with ~, which no shell expanded (it was quoted, or came from a variable) and taskq does not: it would name a folder "~" in the current folder; give the home folder's path (${path.join(home, value.slice(1))}), or ./${value} for a folder of that name\n`,
+      });
+    }
+    expect((await readdir(ws.dir)).sort()).toEqual(["home", "workflow.yaml"]);
+    const named = await runCli(["run", ws.file, "--log-dir", "./~/logs", "--output", "plain"], { cwd: ws.dir });
+    expect(named.code).toBe(0);
+    expect((await readdir(ws.dir)).sort()).toEqual(["home", "ran", "workflow.yaml", "~"]);
+  });
+
   it("--dry-run refuses the store flags a run would refuse; --store-schema without a store is a usage error, as --lease and --run-id are", async () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     const cases: Array<[string[], Record<string, string>, string]> = [
