@@ -1,4 +1,5 @@
 import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
+import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { MAX_FILE_BYTES } from "./limits.js";
 import { parseIfSimple, parseSimpleWorkflow, tooLargeMessage, type ParseOptions } from "./parse-simple.js";
@@ -79,7 +80,10 @@ function fileMeant(file: string): string {
   try {
     names = yamlFilesIn(folder);
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ENOENT" ? `; its folder, ${folder}, does not exist either` : "";
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") return "";
+    // `taskq run "~/ci.yaml"`, or a CI variable holding it: no shell expanded the ~, and taskq does not.
+    if (file.startsWith("~/")) return `; its folder, ${folder}, does not exist either: a ~ no shell expanded (quoted, or from a variable) is not the home folder; give its path, ${join(homedir(), file.slice(2))}`;
+    return `; its folder, ${folder}, does not exist either`;
   }
   const written = basename(file);
   // ci.yaml and ci.yml are the same name to whoever wrote one for the other.

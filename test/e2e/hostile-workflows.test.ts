@@ -342,10 +342,13 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
       ["deploy/pipline.yaml", "; did you mean deploy/Pipeline.yaml?"],
       [path.join(ws.dir, "ci.yaml"), `; did you mean ${path.join(ws.dir, "ci.yml")}?`],
       ["build/ci.yaml", "; its folder, build, does not exist either"],
+      // Quoted, or from a CI variable: no shell expanded the ~ (it said only that a folder "~" does not exist).
+      ["~/ci.yml", `; its folder, ~, does not exist either: a ~ no shell expanded (quoted, or from a variable) is not the home folder; give its path, ${path.join(ws.dir, "ci.yml")}`],
+      ["~/deploy/Pipeline.yaml", `; its folder, ~/deploy, does not exist either: a ~ no shell expanded (quoted, or from a variable) is not the home folder; give its path, ${path.join(ws.dir, "deploy", "Pipeline.yaml")}`],
       // Nothing named near it: nothing suggested.
       ["release.yaml", ""],
     ] as const) {
-      const result = await runCli(["run", given, "--log-dir", ws.logs], { cwd: ws.dir });
+      const result = await runCli(["run", given, "--log-dir", ws.logs], { cwd: ws.dir, env: { HOME: ws.dir } });
       expect(result, given).toMatchObject({ code: 2, stdout: "", stderr: `${given}:1:1: cannot read file: no such file (ENOENT)${said}\n1 problem; nothing was run\n` });
     }
     expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
