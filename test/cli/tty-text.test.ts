@@ -273,7 +273,7 @@ describe("task output above the board", () => {
   it("keeps of a progress line in colours and text outside ASCII what a terminal shows, the same as worked out column by column", () => {
     // States of printable text and colour codes (a coloured bar, a pip bar, a spinner with an emoji), after any beginning.
     const text = fc.constantFrom("ab", "#####", "     ", " 50%", "日本", "名", "━━━", "⠋", "\u{1f44d}\u{1f3fb}", "e\u0301", "1\ufe0f\u20e3", "\u0600x", "🇫🇷", "\u1100\u1161", "x", "");
-    const code = fc.constantFrom("\x1b[32m", "\x1b[0m", "\x1b[m", "\x1b[41m", "\x1b[1;33m", "\x1b[39m", "\x1b[49m", "\x1b[38;5;208m", "\x1b[7m", "\x1b[0;35m", "\x1b[90m");
+    const code = fc.constantFrom("\x1b[32m", "\x1b[0m", "\x1b[m", "\x1b[41m", "\x1b[1;33m", "\x1b[39m", "\x1b[49m", "\x1b[38;5;208m", "\x1b[7m", "\x1b[0;35m", "\x1b[90m", "\x1b[1m", "\x1b[2m", "\x1b[22m", "\x1b[1m\x1b[32m", "\x1b[39m\x1b[22m");
     const state = fc.array(fc.oneof(text, text, code), { maxLength: 6 }).map((parts) => `\r${parts.join("")}`);
     const head = fc.constantFrom("", "abc", "日本語テキスト", "\x1b[44mxy\x1b[K", "ab\x1b[3G\x1b[31m", "\x1b[1;32m名前", "x\x1b]0;title\x07y");
     // What follows, written from the cursor kept and in the colours kept (each rewrites, so the line goes through rewrite).
@@ -307,6 +307,23 @@ describe("task output above the board", () => {
     expect(terminalSafe(`${rewrittenState(spinner, textWidth)}\rX`, textWidth)).toBe(terminalSafe(`${spinner}\rX`, textWidth));
     const [spinnerMs, plainSpinnerMs] = bestOfAlternating(40, () => rewrittenState(spinner, textWidth), () => rewrittenState(plain, textWidth));
     expect(spinnerMs).toBeLessThan(25 * plainSpinnerMs);
+  });
+
+  it("works out the beginning of a progress line in bold or dim as well as a colour about as fast as one in a colour alone", () => {
+    const states = (count: number, state: (index: number) => string): string => Array.from({ length: count }, (_, index) => `\r${state(index)}`).join("");
+    // A count in chalk's green, and in its bold green and dim red: "\x1b[1m\x1b[32m42%\x1b[39m\x1b[22m".
+    const green = states(1500, (index) => chalk.green(`${index % 100}%`));
+    const bold = states(1500, (index) => chalk.bold.green(`${index % 100}%`));
+    const dim = states(1500, (index) => chalk.dim.red(`${index % 100}%`));
+    expect(rewrittenState(bold, textWidth)).toBe("\x1b[1;32m99%\x1b[0m");
+    expect(rewrittenState(dim, textWidth)).toBe("\x1b[2;31m99%\x1b[0m");
+    for (const text of [bold, dim]) expect(terminalSafe(`${rewrittenState(text, textWidth)}\rX`, textWidth)).toBe(terminalSafe(`${text}\rX`, textWidth));
+    // Side by side, the best of five runs each, alternating: about 1.7x (twice the codes to look at); 6-8x when each hidden
+    // state's bold or dim codes were kept and worked out.
+    for (const text of [bold, dim]) {
+      const [styledMs, greenMs] = bestOfAlternating(20, () => rewrittenState(text, textWidth), () => rewrittenState(green, textWidth));
+      expect(styledMs).toBeLessThan(3.5 * greenMs);
+    }
   });
 
   it("works out the beginning of a progress line that never ends without going through each state the next one writes over whole", () => {

@@ -453,29 +453,46 @@ function withoutHiddenStates(text: string, columns: (text: string) => number): s
 }
 
 /**
- * 1 for a code's parameters, text[from, to), that set the foreground colour alone (30 to 37, 39, 90 to 97), 2 the
- * background colour alone (40 to 47, 49, 100 to 107), 0 any other. By their units: a spinner brings one a state.
+ * What a code's parameters, text[from, to), set alone, as bits: FOREGROUND (30 to 37, 39, 90 to 97), BACKGROUND (40 to
+ * 47, 49, 100 to 107), BOLD (1), DIM (2), both BOLD and DIM (22, which ends both); 0 for any other code. By their units: a
+ * spinner brings one a state, chalk's bold or dim with a colour two more.
  */
 function colourKind(text: string, from: number, to: number): number {
   const first = text.charCodeAt(from);
+  if (to - from === 1) return first === 0x31 ? BOLD : first === 0x32 ? DIM : 0;
   const second = text.charCodeAt(from + 1);
-  if (to - from === 2 && (second === 0x39 ? first === 0x33 || first === 0x34 : second >= 0x30 && second <= 0x37)) {
-    return first === 0x33 || first === 0x39 ? 1 : first === 0x34 ? 2 : 0;
+  if (to - from === 2) {
+    if (first === 0x32 && second === 0x32) return BOLD | DIM;
+    if (second === 0x39 ? first === 0x33 || first === 0x34 : second >= 0x30 && second <= 0x37) {
+      return first === 0x33 || first === 0x39 ? FOREGROUND : first === 0x34 ? BACKGROUND : 0;
+    }
+    return 0;
   }
   const third = text.charCodeAt(from + 2);
-  return to - from === 3 && first === 0x31 && second === 0x30 && third >= 0x30 && third <= 0x37 ? 2 : 0;
+  return to - from === 3 && first === 0x31 && second === 0x30 && third >= 0x30 && third <= 0x37 ? BACKGROUND : 0;
 }
+
+/** What a colour code sets (see colourKind). */
+const FOREGROUND = 1;
+const BACKGROUND = 2;
+const BOLD = 4;
+const DIM = 8;
 
 /**
  * The colour codes of text[from, to) (states that do not show, see withoutHiddenStates) that set the colours the next
- * state starts in, found from the last back: to the last that resets the colours first, without a code of one colour
- * alone that a later one of the same replaces. A bar that resets its colours at each state's end gives one code.
+ * state starts in, found from the last back: to the last that resets the colours first, without a code that sets one
+ * colour, bold or dim alone when later ones set all it sets. A bar that resets its colours at each state's end gives one
+ * code; one in chalk's bold and a colour, the two that end them.
  */
 function hiddenCodes(text: string, from: number, to: number): string {
   let codes = "";
-  let foreground = false;
-  let background = false;
-  for (let escape = text.lastIndexOf("\x1b", to - 1); escape >= from; escape = escape > from ? text.lastIndexOf("\x1b", escape - 1) : -1) {
+  /** What the codes kept so far set (see colourKind). */
+  let set = 0;
+  // Found forward, looked at back: a lastIndexOf for each took a sixth longer.
+  const escapes: number[] = [];
+  for (let escape = text.indexOf("\x1b", from); escape !== -1 && escape < to; escape = text.indexOf("\x1b", escape + 3)) escapes.push(escape);
+  for (let index = escapes.length - 1; index >= 0; index--) {
+    const escape = escapes[index] as number;
     const final = text.indexOf("m", escape);
     let first = escape + 2;
     while (text.charCodeAt(first) === 0x30) first++;
@@ -483,12 +500,9 @@ function hiddenCodes(text: string, from: number, to: number): string {
     // A first parameter of 0 or none resets the colours: what came before it is gone.
     if (next === 0x3b || next === 0x3a || next === 0x6d) return `${text.slice(escape, final + 1)}${codes}`;
     const kind = colourKind(text, escape + 2, final);
-    if (kind === 1) {
-      if (foreground) continue;
-      foreground = true;
-    } else if (kind === 2) {
-      if (background) continue;
-      background = true;
+    if (kind !== 0) {
+      if ((kind & ~set) === 0) continue;
+      set |= kind;
     }
     codes = `${text.slice(escape, final + 1)}${codes}`;
   }
