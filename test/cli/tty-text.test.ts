@@ -192,6 +192,17 @@ describe("task output above the board", () => {
       "名\x1b[D\x1b[7m\x1b[K",
       "名\r\x1b[4m\x1b[1K",
       "日本語\r\x1b[2C\x1b[7m\x1b[1K",
+      // A 256-colour or 24-bit code cut short is colour 0 (or 0 for each missing) to xterm.js; no colour space, no colour: the
+      // background set after it stays a background colour.
+      "\x1b[38;5mab\x1b[41mc\rX",
+      "\x1b[38;2mab\x1b[41mc\rX",
+      "\x1b[38;2;1;2mab\x1b[41mc\rX",
+      "\x1b[48;5mab\x1b[31mcd\rX",
+      "\x1b[38;5m\x1b[41mab\rX",
+      "\x1b[31m\x1b[38mab\x1b[41mc\rX",
+      "\x1b[31m\x1b[38;41mab\rX",
+      "\x1b[38;9;1;2;3;4;1mab\rX",
+      "\x1b[38;0;1;2;3;4;5;1mab\rX",
     ];
     for (const line of lines) expect([line, await shownOn(terminalSafe(line))]).toEqual([line, await shownOn(line)]);
   });

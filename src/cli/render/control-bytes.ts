@@ -608,8 +608,19 @@ class Pen {
         // "38:5:208" whole; "38;5;208" and "38;2;r;g;b" take the parameters after them.
         let colour = parameter;
         if (colon === -1) {
-          const more = list[index + 1] === "5" ? 2 : list[index + 1] === "2" ? 4 : 0;
-          colour = list.slice(index, index + 1 + more).join(";");
+          const space = index + 1 < list.length ? Number(list[index + 1]) : Number.NaN;
+          if (space !== 5 && space !== 2) {
+            // No colour space, or one xterm.js does not know ("38", "38;7"): it takes as many parameters as it would
+            // and sets no colour. Kept as a colour, "38" took the next code's numbers: "38;41" sets no background.
+            index += space === 0 ? 6 : 5;
+            continue;
+          }
+          const more = space === 5 ? 2 : 4;
+          const parts = list.slice(index, index + 1 + more);
+          // Cut short ("38;5", "48;2;1;2"): 0 for each missing, as xterm.js takes it. Kept short, it took the next code's
+          // numbers as its own: "38;5" then "41" was "38;5;41", colour 41 and no background.
+          while (parts.length <= more) parts.push("0");
+          colour = parts.join(";");
           index += more;
         }
         if (number === 38) this.foreground = colour;
