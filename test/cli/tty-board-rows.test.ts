@@ -204,7 +204,7 @@ describe("the live board's rows on a narrow terminal", () => {
 });
 
 describe("the live board's totals line during a stop", () => {
-  it("at every width, keeps or leaves out the count not ok and the stop's long words for the whole countdown: neither comes and goes as its digits change", async () => {
+  it("at every width, shows the time left whole, and keeps or leaves out the count not ok and the stop's long words for the whole countdown: neither comes and goes as its digits change", async () => {
     // "11/12 done · 11 not ok · SIGINT: 11.9s left" at 44 columns: it fits with "10s" and "9s", not with "10.5s" or "9.9s",
     // so the count not ok showed once a second for one frame, and left the next.
     for (let columns = 24; columns <= 90; columns++) {
@@ -230,6 +230,8 @@ describe("the live board's totals line during a stop", () => {
       renderer.suspend();
       vi.useRealTimers();
       expect(totals.some((line) => line.includes("SIGINT")), `${columns}`).toBe(true);
+      // The time left whole in every frame, down to 24 columns: the count done cut it there to "11/12 done · SIGINT:…".
+      for (const line of totals) expect([columns, line]).toEqual([columns, expect.stringMatching(/SIGINT\)?: (\d+(\.\d)?m?s left|stopping)/)]);
       const changes = (shows: (line: string) => boolean): number => totals.filter((line, i) => i > 0 && shows(line) !== shows(totals[i - 1]!)).length;
       expect(changes((line) => line.includes("not ok")), `${columns}: ${totals.join(" | ")}`).toBeLessThanOrEqual(1);
       expect(changes((line) => line.includes("stopping (SIGINT)")), `${columns}: ${totals.join(" | ")}`).toBeLessThanOrEqual(1);

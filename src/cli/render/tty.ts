@@ -342,7 +342,8 @@ export class TtyRenderer implements Renderer {
     const fits = (text: string): boolean => textWidth(text.replace(COLOUR, "")) <= width - 2;
     // Too narrow for the stop's words: the short ones, so that the countdown shows (at 40 columns it was cut to "stopping (SIGI…");
     // still too narrow, the count of those not ok left out (the summary gives it): a Ctrl-C cancels the tasks still queued
-    // at once, and their count cut the countdown again ("11/12 done · 11 not ok · SIGINT: 1.9…").
+    // at once, and their count cut the countdown again ("11/12 done · 11 not ok · SIGINT: 1.9…"); still too narrow, the
+    // stop alone: at 24 columns the count done cut it to "11/12 done · SIGINT:…", no time left shown while it ran out.
     if (this.#stopping !== undefined) {
       if (this.#squeezed.width !== width) this.#squeezed = { width, level: 0 };
       let level = this.#squeezed.level;
@@ -351,6 +352,8 @@ export class TtyRenderer implements Renderer {
       if (level === 1) totals = `${done}${failed}${short}${end}`;
       if (level === 1 && !fits(totals)) level = 2;
       if (level === 2) totals = `${done}${short}${end}`;
+      if (level === 2 && !fits(totals)) level = 3;
+      if (level === 3) totals = `${this.#c.yellow(this.#stopWords(now))}${end}`;
       this.#squeezed.level = level;
     }
     const board = [fitWidth(totals, width - 2), ...shown.map((row) => fitRow(row, width))];
@@ -365,9 +368,17 @@ export class TtyRenderer implements Renderer {
     if (state === undefined) return "";
     const left = state.until === undefined ? 0 : state.until - now;
     const stopping = state.phase === "stopping" || left <= 0;
-    if (short) return this.#c.yellow(` · ${state.signal}: ${state.phase === "killing" ? "killing" : stopping ? "stopping" : `${formatDuration(left)} left`}`);
+    if (short) return this.#c.yellow(` · ${this.#stopWords(now)}`);
     const what = state.phase === "killing" ? "killing every task" : stopping ? "stopping the running tasks" : `${formatDuration(left)} left to finish`;
     return this.#c.yellow(` · stopping (${state.signal}): ${what}`);
+  }
+
+  /** The stop in the fewest words, "SIGINT: 8.2s left" (see #stoppingText). */
+  #stopWords(now: number): string {
+    const state = this.#stopping;
+    if (state === undefined) return "";
+    const left = state.until === undefined ? 0 : state.until - now;
+    return `${state.signal}: ${state.phase === "killing" ? "killing" : state.phase === "stopping" || left <= 0 ? "stopping" : `${formatDuration(left)} left`}`;
   }
 
   #rowText(id: string, row: Row, now: number): RowText {
