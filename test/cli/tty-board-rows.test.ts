@@ -162,6 +162,10 @@ describe("the live board's rows on a narrow terminal", () => {
     await vi.advanceTimersByTimeAsync(100);
     const narrow = stripVTControlCharacters(spinner.text).split("\n").slice(1, 4);
     expect(narrow).toEqual(["  ▶ deploy-th…eu-west-1", "  ▶ deploy-th…eu-west-2", "  ▶ deploy-th…eu-west-3"]);
+    // At 9 columns, the four the id has beside the rest of the row too: cut at its end there, the rows were "  ▶ dep…" alike.
+    Object.assign(stream, { columns: 9 });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(stripVTControlCharacters(spinner.text).split("\n").slice(1, 4)).toEqual(["  ▶ de…1", "  ▶ de…2", "  ▶ de…3"]);
     void queue.shutdown({ drain: false, deadline: 0 });
     renderer.suspend();
   });
@@ -199,6 +203,10 @@ describe("the live board's rows on a narrow terminal", () => {
     expect(wide[2]).toBe("  ✗ deploy-the-web-frontend-to-region-eu-west-3: exit 1");
     expect(wide[3]).toMatch(/^ {2}- deploy-the-web-frontend-to-region-eu-west-4: .+…$/);
     for (const row of wide) expect(stringWidth(row)).toBeLessThanOrEqual(59);
+    // At 9 columns, four columns of the id, its start and its end: cut at its end there, the rows were "  ✓ dep…" alike.
+    Object.assign(stream, { columns: 9 });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(board().sort()).toEqual(["  - de…4", "  - de…5", "  ✓ de…1", "  ✓ de…2", "  ✗ de…3"]);
     renderer.suspend();
   });
 });

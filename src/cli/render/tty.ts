@@ -413,6 +413,9 @@ interface RowText {
   colour?: (text: string) => string;
 }
 
+/** The fewest columns of a task's id cut in its middle on a row: three of it and its "…", its start and its end ("re…1"). */
+const ID_ROOM = 4;
+
 /** The columns kept for a row's time, at its widest ("in 59m59.9s"): a row is cut the same way whatever its time's digits are. */
 const TIME_ROOM = 11;
 
@@ -430,12 +433,13 @@ function fitRow({ head, id, tail, time, colour }: RowText, width: number): strin
   const slack = Math.max(0, TIME_ROOM - time.length);
   const tailWidth = widthOf(tail, textWidth) + slack;
   if (widthOf(line, textWidth) + slack <= width) return line;
-  // The indent, the symbol and a space, three columns of the id and its "…".
+  // The indent, the symbol and a space, the fewest columns of the id (see ID_ROOM).
   // The id's end kept too: tasks whose ids differ only there ("deploy-region-eu-west-1", "...-2") were rows alike.
   const cutsId = id !== undefined && head.endsWith(` ${id}`);
-  if (width - tailWidth < 8) {
-    // Too narrow for the rest of the row: the id alone, still cut in its middle, where it has a few columns.
-    return cutsId && width >= 9 ? `  ${head.slice(0, -id.length)}${fitMiddle(id, width - 4)}` : fitWidth(line, width);
+  if (width - tailWidth < ID_ROOM + 4) {
+    // Too narrow for the rest of the row: the id alone, still cut in its middle where it has the four columns it has
+    // beside the rest ("re…1"; cut at its end from five columns down, the rows of "region-1" and "region-2" were alike).
+    return cutsId && width >= ID_ROOM + 4 ? `  ${head.slice(0, -id.length)}${fitMiddle(id, width - 4)}` : fitWidth(line, width);
   }
   if (cutsId) return `  ${head.slice(0, -id.length)}${fitMiddle(id, width - tailWidth - 4)}${tail}`;
   return `${fitWidth(`  ${head}`, width - tailWidth)}${tail}`;
@@ -451,7 +455,7 @@ function fitEndedRow(head: string, id: string, tail: string, colour: (text: stri
   if (widthOf(line, textWidth) + 2 <= width) return `  ${colour(line)}`;
   // The indent, the symbol and a space, the id whole and, of the why, a column and its "…".
   if (widthOf(head, textWidth) + (tail === "" ? 2 : 4) <= width) return `  ${colour(fitWidth(line, width - 2))}`;
-  if (width < 9) return fitWidth(`  ${colour(line)}`, width);
+  if (width < ID_ROOM + 4) return fitWidth(`  ${colour(line)}`, width);
   return `  ${colour(`${head.slice(0, -id.length)}${fitMiddle(id, width - 4)}`)}`;
 }
 
