@@ -1,5 +1,5 @@
 import { isUtf8 } from "node:buffer";
-import { eachCluster, MAY_JOIN } from "./clusters.js";
+import { eachCluster } from "./clusters.js";
 
 /**
  * Whether a block of lines (each ending in "\n") holds a byte the live board must not pass
@@ -204,9 +204,7 @@ function rewrite(line: string, columns: (text: string) => number, keepState = fa
     const piece = parts[part] as string;
     if (part % 2 === 0) {
       if (piece === "") continue;
-      // ASCII holds nothing MAY_JOIN matches: a character per code unit, as CJK and a bar's blocks are.
-      if (!MAY_JOIN.test(piece)) for (let index = 0; index < piece.length; index++) write(piece[index] as string);
-      else eachCluster(piece, write);
+      eachCluster(piece, write);
       continue;
     }
     const unit = piece.charCodeAt(0);
@@ -376,8 +374,7 @@ function withoutHiddenStates(text: string, columns: (text: string) => number): s
         // A mark at the line's first column takes one of its own (see rewrite); anywhere else, it joins the character before.
         at += columnsOf === 0 ? (at === 0 ? 1 : 0) : columnsOf;
       };
-      if (!MAY_JOIN.test(piece)) for (let index = 0; index < piece.length; index++) add(piece[index] as string);
-      else eachCluster(piece, add);
+      eachCluster(piece, add);
       measured.set(piece, (width = at - cursor));
     }
     return width + to - keyEnd;
