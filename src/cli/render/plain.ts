@@ -85,7 +85,7 @@ export class PlainRenderer implements Renderer {
     return this.#out.whenDrained();
   }
 
-  /** Used on a terminal only: elsewhere every line goes as written (see OutputSink.lineState). */
+  /** Called on a terminal only: elsewhere asWritten is set, and a splitter that passes every line as written keeps no state (see OutputSink.lineState). */
   lineState(text: string): string {
     return rewrittenState(text);
   }

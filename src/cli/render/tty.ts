@@ -18,7 +18,7 @@ type Row =
   | { state: "running"; attempt: number; since: number }
   | { state: "retrying"; attempt: number; at: number }
   | { state: "scheduled"; at: number }
-  | { state: "done"; ok: boolean; symbol: string; detail: string; colour: (text: string) => string; until: number };
+  | { state: "done"; symbol: string; detail: string; colour: (text: string) => string; until: number };
 
 /** How long a finished task stays on the board. */
 const LINGER_MS = 3000;
@@ -240,7 +240,7 @@ export class TtyRenderer implements Renderer {
   #finishRow(id: string, ok: boolean, symbol: string, detail: string, colour: (text: string) => string): void {
     this.#done++;
     if (!ok) this.#failed++;
-    this.#rows.set(id, { state: "done", ok, symbol, detail, colour, until: Date.now() + LINGER_MS });
+    this.#rows.set(id, { state: "done", symbol, detail, colour, until: Date.now() + LINGER_MS });
   }
 
   /** Through terminalSafe: an error or note may quote a task's output or the workflow file. */
@@ -331,7 +331,6 @@ export class TtyRenderer implements Renderer {
     const more = rowCount - shown.length;
     const total = this.#info?.taskCount ?? 0;
     const failed = this.#failed > 0 ? c.red(` · ${this.#failed} not ok`) : "";
-    if (more > 0 && !moreOnTotals) shown.push({ head: c.dim(`… ${more} more`), tail: "", time: "" });
     // One terminal row each, under the width: a line that wraps makes the board taller than ora
     // clears, and every redraw left a copy of it in the scrollback. The first line follows ora's
     // frame and a space.
@@ -357,6 +356,7 @@ export class TtyRenderer implements Renderer {
       this.#squeezed.level = level;
     }
     const board = [fitWidth(totals, width - 2), ...shown.map((row) => fitRow(row, width))];
+    if (more > 0 && !moreOnTotals) board.push(fitWidth(`  ${c.dim(`… ${more} more`)}`, width));
     // On a screen of one or two rows, no room for the empty row: the totals only.
     if (height > 2) board.push("");
     return board.join("\n");
@@ -386,27 +386,28 @@ export class TtyRenderer implements Renderer {
     switch (row.state) {
       case "running": {
         const time = formatDuration(now - row.since);
-        return { head: `${c(this.#c.cyan, "▶")} ${id}`, id, tail: `  attempt ${row.attempt}/${max}  ${time}`, time };
+        return { symbol: c(this.#c.cyan, "▶"), id, tail: `  attempt ${row.attempt}/${max}  ${time}`, time };
       }
       case "retrying": {
         const time = row.at > now ? `in ${formatDuration(row.at - now)}` : "due";
-        return { head: `${c(this.#c.yellow, "↻")} ${id}`, id, tail: `  retry ${row.attempt + 1}/${max} ${time}`, time };
+        return { symbol: c(this.#c.yellow, "↻"), id, tail: `  retry ${row.attempt + 1}/${max} ${time}`, time };
       }
       case "scheduled": {
         const time = row.at > now ? `in ${formatDuration(row.at - now)}` : "due";
-        return { head: `${c(this.#c.cyan, "⏲")} ${id}`, id, tail: `  at ${clockWithDate(row.at)} (${time})`, time };
+        return { symbol: c(this.#c.cyan, "⏲"), id, tail: `  at ${clockWithDate(row.at)} (${time})`, time };
       }
       case "done":
-        return { head: `${row.symbol} ${id}`, id, tail: row.detail, time: "", colour: row.colour };
+        return { symbol: row.symbol, id, tail: row.detail, time: "", colour: row.colour };
     }
   }
 }
 
-/** A row of the board: its symbol and task id (or all of it), then what follows the id, which ends in a time that changes as it runs. */
+/** A task's row on the board: its symbol and id, then what follows the id, which ends in a time that changes as it runs. */
 interface RowText {
-  head: string;
-  /** The task's id, which `head` ends with (a symbol of one column and a space before it): cut in its middle where the row does not fit. */
-  id?: string;
+  /** Of one column, in its colours. */
+  symbol: string;
+  /** Cut in its middle where the row does not fit. */
+  id: string;
   tail: string;
   time: string;
   /** A finished task's row, coloured whole (see fitEndedRow). */
@@ -426,23 +427,20 @@ const TIME_ROOM = 11;
  * edge is not cut and whole by turns as the time's digits change. Too narrow for the rest of the row
  * and a few columns of the id, the row is cut at its end, as any line.
  */
-function fitRow({ head, id, tail, time, colour }: RowText, width: number): string {
-  if (colour !== undefined && id !== undefined) return fitEndedRow(head, id, tail, colour, width);
-  const line = `  ${head}${tail}`;
-  if (tail === "") return fitWidth(line, width);
+function fitRow({ symbol, id, tail, time, colour }: RowText, width: number): string {
+  if (colour !== undefined) return fitEndedRow(symbol, id, tail, colour, width);
+  const line = `  ${symbol} ${id}${tail}`;
   const slack = Math.max(0, TIME_ROOM - time.length);
   const tailWidth = widthOf(tail, textWidth) + slack;
   if (widthOf(line, textWidth) + slack <= width) return line;
   // The indent, the symbol and a space, the fewest columns of the id (see ID_ROOM).
   // The id's end kept too: tasks whose ids differ only there ("deploy-region-eu-west-1", "...-2") were rows alike.
-  const cutsId = id !== undefined && head.endsWith(` ${id}`);
   if (width - tailWidth < ID_ROOM + 4) {
     // Too narrow for the rest of the row: the id alone, still cut in its middle where it has the four columns it has
     // beside the rest ("re…1"; cut at its end from five columns down, the rows of "region-1" and "region-2" were alike).
-    return cutsId && width >= ID_ROOM + 4 ? `  ${head.slice(0, -id.length)}${fitMiddle(id, width - 4)}` : fitWidth(line, width);
+    return width >= ID_ROOM + 4 ? `  ${symbol} ${fitMiddle(id, width - 4)}` : fitWidth(line, width);
   }
-  if (cutsId) return `  ${head.slice(0, -id.length)}${fitMiddle(id, width - tailWidth - 4)}${tail}`;
-  return `${fitWidth(`  ${head}`, width - tailWidth)}${tail}`;
+  return `  ${symbol} ${fitMiddle(id, width - tailWidth - 4)}${tail}`;
 }
 
 /**
@@ -450,13 +448,14 @@ function fitRow({ head, id, tail, time, colour }: RowText, width: number): strin
  * whole, only the why is cut, at its end; where it does not, the id is cut in its middle, its end kept, and the why
  * left out. Cut at its end, "✓ deploy-the-web-frontend-to-region-eu-west-1" and "...-2" were rows alike.
  */
-function fitEndedRow(head: string, id: string, tail: string, colour: (text: string) => string, width: number): string {
+function fitEndedRow(symbol: string, id: string, tail: string, colour: (text: string) => string, width: number): string {
+  const head = `${symbol} ${id}`;
   const line = `${head}${tail}`;
   if (widthOf(line, textWidth) + 2 <= width) return `  ${colour(line)}`;
   // The indent, the symbol and a space, the id whole and, of the why, a column and its "…".
   if (widthOf(head, textWidth) + (tail === "" ? 2 : 4) <= width) return `  ${colour(fitWidth(line, width - 2))}`;
   if (width < ID_ROOM + 4) return fitWidth(`  ${colour(line)}`, width);
-  return `  ${colour(`${head.slice(0, -id.length)}${fitMiddle(id, width - 4)}`)}`;
+  return `  ${colour(`${symbol} ${fitMiddle(id, width - 4)}`)}`;
 }
 
 /** `text` (no colour codes) cut to `width` columns in its middle, "…" there: its start and its end shown. */
