@@ -565,7 +565,10 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       print({ event: "lease-lost", runId: event.task.runId, id: event.task.key, why: event.why }, `LOST    ${event.task.runId}/${event.task.key}: ${LEASE_LOST_WORDS[event.why]}; killing the task`);
       return;
     case "cancel-requested":
-      print({ event: "cancel-requested", runId: event.task.runId, id: event.task.key }, `cancel  ${event.task.runId}/${event.task.key}: cancel requested; killing the task`);
+      print(
+        { event: "cancel-requested", runId: event.task.runId, id: event.task.key, ...(event.runStopped ? { runStopped: true } : {}) },
+        `cancel  ${event.task.runId}/${event.task.key}: ${event.runStopped ? "its run was stopped" : "cancel requested"}; killing the task`,
+      );
       return;
     case "orphans-recovered": {
       const tasks = event.tasks.map(({ runId, key, attempt, maxAttempts, state, error, runStopped }) => ({ runId, id: key, attempt, maxAttempts, state, error, ...(runStopped ? { runStopped } : {}) }));

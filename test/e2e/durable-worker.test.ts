@@ -864,7 +864,7 @@ describe("taskq run --store", () => {
     expect(result.stdout).toContain("c: shutdown: not started");
   });
 
-  it("a task that another run --store of its run stops while it runs here is said to be cancelled by that shutdown, as its summary and status say it, not by request", async () => {
+  it("a task that another run --store of its run stops while it runs here is said to be cancelled by that shutdown, as its summary and status say it, not by request: by its worker's lines and in its log", async () => {
     const runId = newRunId("stopped-here");
     const file = await workflowFile("stopped-here", "tasks:\n  a: { run: 'echo started; sleep 1000', priority: high }\n  b: { run: 'echo started; sleep 1000' }\n");
     const first = startRun(file, ["--run-id", runId, "-j", "1", "--shutdown-timeout", "1s", "--kill-grace", "1s"]);
@@ -881,6 +881,13 @@ describe("taskq run --store", () => {
     expect(result.stdout).not.toContain("cancelled by request");
     expect(result.stdout).toContain("  - b: aborted by shutdown\n");
     expect((await store.runStatus(runId)).tasks.find((row) => row.key === "b")).toMatchObject({ state: "cancelled", cancelReason: "aborted by shutdown" });
+    // Its kill and its log say so too: before, "cancel  RUN/b: cancel requested; killing the task", and a log that
+    // ended "--- taskq: attempt 1 stopped: cancelled by request ---" (the renewal said only that a cancel was asked).
+    expect(result.stdout).toContain(`cancel  ${runId}/b: its run was stopped; killing the task\n`);
+    expect(result.stdout).not.toContain("cancel requested");
+    const log = await readFile(path.join(ws.logs, runId, "b.log"), "utf8");
+    expect(log).toContain("--- taskq: attempt 1 stopped: aborted by shutdown ---");
+    expect(log).not.toContain("cancelled by request");
   });
 
   it("stopped by SIGINT: its summary, status and their JSON give each task the shutdown's reason and words, as a local run's summary does", async () => {

@@ -441,9 +441,9 @@ describe("task lifecycle", () => {
       await client.connect();
       await client.query("BEGIN");
       // Each form of the renewal: without and with the attempt's last lines, and of a lease another worker took over.
-      expect(await renewLease(client, names, leased[0]!.taskId, leased[0]!.leaseToken, 30_000)).toBe("renewed");
-      expect(await renewLease(client, names, leased[1]!.taskId, leased[1]!.leaseToken, 30_000, undefined, ["step 1"])).toBe("renewed");
-      expect(await renewLease(client, names, leased[2]!.taskId, leased[3]!.leaseToken, 30_000)).toBe("lost");
+      expect(await renewLease(client, names, leased[0]!.taskId, leased[0]!.leaseToken, 30_000)).toEqual({ status: "renewed" });
+      expect(await renewLease(client, names, leased[1]!.taskId, leased[1]!.leaseToken, 30_000, undefined, ["step 1"])).toEqual({ status: "renewed" });
+      expect(await renewLease(client, names, leased[2]!.taskId, leased[3]!.leaseToken, 30_000)).toEqual({ status: "lost" });
       // The rows of the tasks table and its indexes this transaction read.
       expect(await transactionCount(client, "pg_stat_get_xact_tuples_returned", names.tasks)).toBeLessThanOrEqual(100);
     } finally {
@@ -648,6 +648,8 @@ describe("task lifecycle", () => {
     expect(result.running[0]!.leaseLeftMs).toBeGreaterThan(20_000);
     expect([...result.cancelled].sort()).toEqual(["q1", "wait1"]);
     expect(await store.heartbeat(running!.taskId, running!.leaseToken, 30_000)).toBe("cancel-requested");
+    // Whose cancel it is: by request (its worker's abort and the task's log say "cancelled by request").
+    expect(await store.renew(running!.taskId, running!.leaseToken, 30_000)).toEqual({ status: "cancel-requested", cancelKind: "request" });
     // Even a failure report from the aborted attempt ends the task cancelled, never retried.
     expect(await store.complete(running!.leaseToken, { kind: "failure", error: "killed", signal: "SIGTERM" })).toMatchObject({
       state: "cancelled",
@@ -696,6 +698,8 @@ describe("task lifecycle", () => {
     // That worker stops its task at its next heartbeat, and records it as the shutdown's.
     const elsewhere = byKey.get("elsewhere")!;
     expect(await store.heartbeat(elsewhere.taskId, elsewhere.leaseToken, 30_000)).toBe("cancel-requested");
+    // The stopped run's (its worker's abort and the task's log say "aborted by shutdown", as it is recorded).
+    expect(await store.renew(elsewhere.taskId, elsewhere.leaseToken, 30_000)).toEqual({ status: "cancel-requested", cancelKind: "shutdown" });
     expect(await store.complete(elsewhere.leaseToken, { kind: "cancelled", reason: "cancelled by request" })).toMatchObject({ state: "cancelled" });
     const status = await store.runStatus("stopped");
     expect(status.state).toBe("cancelled");

@@ -3,6 +3,7 @@ import { TaskqError } from "../../errors.js";
 import { killOf, NotSpawnedError, sigkillWords } from "../../handlers/errors.js";
 import type { ReleaseEnd } from "./complete.js";
 import { LongTimer } from "./long-timer.js";
+import { ABORTED_BY_SHUTDOWN, REQUESTED } from "./shutdown-cancel.js";
 import { abortCode, failureOutcome } from "./outcome.js";
 import type { PostgresStore } from "./store.js";
 import { isMomentaryRefusal, isTransientError, withRetry } from "./transient.js";
@@ -354,9 +355,9 @@ export class Attempt {
       // Once the handler has ended, a row locked is skipped: its record holds it (a sweep skips it too), waiting on
       // another row; the renewal waiting behind it would hold a connection of the renewals' pool, for others' leases.
       const ended = this.#handlerDone;
-      const renewal = store.heartbeat(task.taskId, task.leaseToken, leaseMs, { timeoutMs: this.#leaseEnds - sentAt, skipLocked: ended, ...(tail === undefined ? {} : { tail: tail.lines }) });
+      const renewal = store.renew(task.taskId, task.leaseToken, leaseMs, { timeoutMs: this.#leaseEnds - sentAt, skipLocked: ended, ...(tail === undefined ? {} : { tail: tail.lines }) });
       if (!ended) this.#waitingRenewal = renewal.catch(() => undefined);
-      const status = await renewal;
+      const { status, cancelKind } = await renewal;
       if (this.#lost !== undefined) return;
       if (status === "lost") {
         if (!ended) return this.#lose("taken");
@@ -371,8 +372,10 @@ export class Attempt {
       if (this.#heartbeatFailed) emit({ type: "db-recovered", operation: "heartbeat" });
       this.#heartbeatFailed = false;
       if (status === "cancel-requested" && !this.#controller.signal.aborted && !this.#handlerDone) {
-        emit({ type: "cancel-requested", task });
-        this.abort("CANCELLED", "cancelled by request");
+        // Asked by a stopped run: its shutdown's, as it is recorded (see runningCancel), in the task's log too.
+        const runStopped = cancelKind === "shutdown";
+        emit({ type: "cancel-requested", task, ...(runStopped ? { runStopped } : {}) });
+        this.abort("CANCELLED", runStopped ? ABORTED_BY_SHUTDOWN : REQUESTED);
       }
     } catch (error) {
       // Told as "retrying" only when a retry comes before the lease runs out (a timeout is what was

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { SchemaNames } from "./names.js";
 import { timedQuery } from "./timeouts.js";
-import type { HeartbeatStatus, LeasedTask } from "./types.js";
+import type { LeasedTask, LeaseRenewal } from "./types.js";
 
 /** A row of `lease_tasks_v7` (and the leased rows of `complete_and_lease_v7`). */
 export interface LeasedRow {
@@ -93,7 +93,7 @@ export async function renewLease(
   timeoutMs?: number,
   tail?: string[],
   skipLocked = false,
-): Promise<HeartbeatStatus> {
+): Promise<LeaseRenewal> {
   // With the attempt's last lines when they changed since the last renewal (see liveTailSql). Skipping a row that
   // is locked: the renewal of an attempt whose end is being recorded, which must not wait on its own record's lock.
   const query = skipLocked
@@ -101,7 +101,7 @@ export async function renewLease(
         name: names.statement("heartbeat_skip_locked"),
         text: `UPDATE ${names.tasks} SET lease_expires_at = now() + $3 * interval '1 millisecond'
                 WHERE id = (SELECT id FROM ${names.tasks} WHERE id = $1 AND lease_token = $2 AND state IS NOT DISTINCT FROM 'running' FOR UPDATE SKIP LOCKED)
-                RETURNING cancel_requested`,
+                RETURNING cancel_requested, cancel_kind`,
         values: [taskId, token, leaseMs],
       }
     : tail === undefined
@@ -109,20 +109,22 @@ export async function renewLease(
           name: names.statement("heartbeat"),
           text: `UPDATE ${names.tasks} SET lease_expires_at = now() + $3 * interval '1 millisecond'
                   WHERE id = $1 AND lease_token = $2 AND state IS NOT DISTINCT FROM 'running'
-                  RETURNING cancel_requested`,
+                  RETURNING cancel_requested, cancel_kind`,
           values: [taskId, token, leaseMs],
         }
       : {
           name: names.statement("heartbeat_tail"),
           text: `UPDATE ${names.tasks} SET lease_expires_at = now() + $3 * interval '1 millisecond', live_tail = $4, live_tail_token = lease_token
                   WHERE id = $1 AND lease_token = $2 AND state IS NOT DISTINCT FROM 'running'
-                  RETURNING cancel_requested`,
+                  RETURNING cancel_requested, cancel_kind`,
           values: [taskId, token, leaseMs, tail],
         };
-  const result = await db.query<{ cancel_requested: boolean }>(timeoutMs === undefined ? query : timedQuery(query, timeoutMs));
+  const result = await db.query<{ cancel_requested: boolean; cancel_kind: "shutdown" | null }>(timeoutMs === undefined ? query : timedQuery(query, timeoutMs));
   const row = result.rows[0];
-  if (row === undefined) return "lost";
-  return row.cancel_requested ? "cancel-requested" : "renewed";
+  if (row === undefined) return { status: "lost" };
+  if (!row.cancel_requested) return { status: "renewed" };
+  // Whose cancel it is: a stopped run's is recorded as its shutdown's (see runningCancel), and the attempt is aborted in those words.
+  return { status: "cancel-requested", cancelKind: row.cancel_kind === "shutdown" ? "shutdown" : "request" };
 }
 
 /**

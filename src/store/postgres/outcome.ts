@@ -38,7 +38,8 @@ export function failureOutcome(error: unknown, signal: AbortSignal, timeoutMs: n
   const code = abortCode(signal);
   if (code === "CANCELLED") {
     const killed = sigkillWords(killOf(error));
-    return { kind: "cancelled", reason: "cancelled by request", tail: fields.tail ?? [], ...(killed === undefined ? {} : { killed }) };
+    // In the words of the cancel's abort: "cancelled by request", or "aborted by shutdown" where a stopped run asked it.
+    return { kind: "cancelled", reason: messageOf(signal.reason), tail: fields.tail ?? [], ...(killed === undefined ? {} : { killed }) };
   }
   if (code === "LEASE_LOST") {
     // Stopped by this worker, not failed by itself: worth another attempt, whatever its retryOn (the signal is the worker's).

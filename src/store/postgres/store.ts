@@ -24,7 +24,7 @@ import { storableOutcome, storableText } from "./text.js";
 import { connectTimeoutOf, DEFAULT_CONNECT_TIMEOUT_MS, describeTimeout, DEFAULT_QUERY_TIMEOUT_MS, LONG_QUERY_TIMEOUT_MS, serverTimeoutMs, timedQuery, type Timeouts } from "./timeouts.js";
 import { failedAfterCommitSent, inTransaction, isConflict, retryConflicts, transactionOnce } from "./transaction.js";
 import { isConnectionLost, isTerminatedByServer, isTransientError, withRetry } from "./transient.js";
-import type { CompletionResult, DeadLetter, HeartbeatStatus, LeasedTask, Outcome, RunStatus, TaskNow, TaskState, Workflow } from "./types.js";
+import type { CompletionResult, DeadLetter, HeartbeatStatus, LeasedTask, LeaseRenewal, Outcome, RunStatus, TaskNow, TaskState, Workflow } from "./types.js";
 
 const ignoreError = (): void => undefined;
 
@@ -293,6 +293,11 @@ export class PostgresStore {
    * die, records them as the attempt's (see liveTailSql).
    */
   async heartbeat(taskId: string, token: string, leaseMs: number, options: { timeoutMs?: number; tail?: string[]; skipLocked?: boolean } = {}): Promise<HeartbeatStatus> {
+    return (await this.renew(taskId, token, leaseMs, options)).status;
+  }
+
+  /** As heartbeat, saying besides whose cancel a "cancel-requested" is: by request, or a stopped run's (see LeaseRenewal). */
+  async renew(taskId: string, token: string, leaseMs: number, options: { timeoutMs?: number; tail?: string[]; skipLocked?: boolean } = {}): Promise<LeaseRenewal> {
     const tail = options.tail?.map(storableText);
     return this.#guard("heartbeat", () => renewLease(this.#renewals, this.#names, taskId, token, leaseMs, options.timeoutMs, tail, options.skipLocked), options.timeoutMs);
   }

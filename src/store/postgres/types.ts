@@ -82,6 +82,16 @@ export interface CompletionResult {
 
 export type HeartbeatStatus = "renewed" | "lost" | "cancel-requested";
 
+/** What a renewal found (see PostgresStore.renew): its status, and of a cancel asked for, whose it is. */
+export interface LeaseRenewal {
+  status: HeartbeatStatus;
+  /**
+   * With "cancel-requested": "request", asked by `taskq cancel`; "shutdown", asked by a stopped `run --store` of its
+   * run, which records the attempt as "aborted by shutdown".
+   */
+  cancelKind?: "request" | "shutdown";
+}
+
 /** One row of `runStatus` and `deadLetters`. */
 export interface TaskStatusRow {
   runId: string;

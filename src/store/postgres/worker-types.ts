@@ -68,7 +68,8 @@ export type WorkerEvent =
   /** Leased to this worker by a round trip whose reply was lost, so never started: given back, the attempt not counted. */
   | { type: "stray-released"; runId: string; key: string }
   | { type: "lease-lost"; task: LeasedTask; why: LeaseLost }
-  | { type: "cancel-requested"; task: LeasedTask }
+  /** `runStopped`: the cancel was asked by a stopped `run --store` of the task's run (recorded as "aborted by shutdown"), not by `taskq cancel`. */
+  | { type: "cancel-requested"; task: LeasedTask; runStopped?: true }
   /** Tasks this worker's sweep took from workers whose leases expired, each with what became of it. */
   | { type: "orphans-recovered"; count: number; tasks: SweptTask[] }
   /** `retrying`: whether the worker tries again (false: it gave up, e.g. giving a lease back while it stops). */
