@@ -263,6 +263,22 @@ tasks:
     expect(summary.code).toBe(1);
     expect(summary.stdout).toMatch(/Summary: 1 succeeded, 0 failed, 2 cancelled/);
     expect(summary.stdout).toMatch(/long: cancelled by request/);
+    // Cut short as it ran: its log, on the worker that ran it, and the last lines its attempt wrote, which its end stored, as
+    // a task cancelled as it waited for its retry has them (before, neither).
+    expect(summary.stdout).toContain(`  - long: cancelled by request\n    log: <log-dir>/${runId}/long.log (on ${worker.id})\n    last line:\n      started\n`);
+    const cancelledJson = (JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { cancelled: Array<{ id: string }> }).cancelled;
+    expect(cancelledJson.find((line) => line.id === "long")).toEqual({
+      id: "long",
+      reason: "cancel",
+      message: "cancelled by request",
+      running: true,
+      logPath: `<log-dir>/${runId}/long.log (on ${worker.id})`,
+      logFile: `${runId}/long.log`,
+      workerId: worker.id,
+      workerHost: hostname(),
+      workerPid: worker.cli.child.pid,
+      tail: ["started"],
+    });
     expect(summary.stdout).toMatch(/after: its dependency "long" was asked to cancel while it ran/);
 
     // Cancelling what has already ended is no error, for one task as for the run: it says so.

@@ -906,7 +906,7 @@ describe("taskq run --store", () => {
       return (JSON.parse(result.stdout.trim().split("\n").at(-1)!) as { cancelled: unknown[] }).cancelled;
     };
     const withLog = await interrupted(["--store", ""]);
-    // Each gives the task it cut short its log and last lines (a stored run's from its own worker, which gave the lease back: the store has none).
+    // Each gives the task it cut short its log and last lines (a stored run's from its own worker, which gave the lease back with them).
     expect(withLog[0]).toMatchObject({ id: "first", logFile: expect.stringMatching(/\/first\.log$/), tail: ["started"] });
     const withoutLog = (cancelled: unknown[]) =>
       cancelled.map((line) => {
@@ -941,8 +941,22 @@ describe("taskq run --store", () => {
     expect(first.workerId).toMatch(new RegExp(`-${first.workerPid}-[0-9a-f]{6}$`));
     // In the same order too: the task cut short first.
     expect(withoutLog(stored)).toEqual(local);
-    expect((JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { cancelled: unknown[] }).cancelled).toEqual(local);
-    expect((await taskq(["status", runId])).stdout).toContain("Cancelled (3):\n  - first: aborted by shutdown\n  - other: shutdown: not started\n  - later: shutdown: not started\n");
+    // Status gives the task cut short its log, on the worker that ran it, and the last lines its attempt wrote, which its
+    // worker stored as it gave the lease back (before, neither: only the run's own summary had them).
+    const statusLines = (JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { cancelled: unknown[] }).cancelled;
+    expect(withoutLog(statusLines)).toEqual(local);
+    expect(statusLines[0]).toEqual({
+      ...local[0],
+      logPath: `<log-dir>/${runId}/first.log (on ${first.workerId})`,
+      logFile: `${runId}/first.log`,
+      workerId: first.workerId,
+      workerHost: hostname(),
+      workerPid: first.workerPid,
+      tail: ["started"],
+    });
+    expect((await taskq(["status", runId])).stdout).toContain(
+      `Cancelled (3):\n  - first: aborted by shutdown\n    log: <log-dir>/${runId}/first.log (on ${first.workerId})\n    last line:\n      started\n  - other: shutdown: not started\n  - later: shutdown: not started\n`,
+    );
   });
 
   it("a signal just after tasks were started, before some had spawned their command: each such task's cancel, in the summary, status and their JSON, says it was stopped before its command started, as a local run's does, not 'not started' after its started record", async () => {

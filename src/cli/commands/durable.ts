@@ -646,14 +646,24 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
 }
 
 /**
- * A task this process's stop cut short, as a local run's summary gives one: its log here and the last lines its
- * attempt wrote. Given back, its attempt is not counted, and the store has neither: only this process knows them.
+ * A task cut short as it ran (by a stopped run, or by a cancel), as a local run's summary gives one: its log and the last
+ * lines its attempt wrote. Of one this process's stop cut short, those this process read, and its log here; of any other
+ * (cut short on another worker, or read by `status`), those the store kept as its attempt ended (see storeCutShortTail),
+ * and the log of the worker that ran it (worker_id, which the cancel leaves as it was).
  */
-function cutShortLines(runId: string, t: TaskStatusRow, local: LocalLogs | undefined): Pick<CancelledLine, "logPath" | "logFile" | "workerId" | "workerHost" | "workerPid" | "tail"> {
-  const tail = t.cancelledRunning === true ? local?.cutShort?.get(t.key) : undefined;
-  if (local === undefined || tail === undefined) return {};
+function cutShortLines(
+  runId: string,
+  t: TaskStatusRow,
+  local: LocalLogs | undefined,
+): Pick<CancelledLine, "logPath" | "logFile" | "workerId" | "workerHost" | "workerPid" | "tail" | "tailAttempt"> {
+  if (t.cancelledRunning !== true) return {};
+  const tail = local?.cutShort?.get(t.key);
   // This process's worker ran it (its log is here): named, with its host and pid, as a dead letter's worker and one waiting for its retry.
-  return { logPath: path.join(local.logDir, `${t.key}.log`), logFile: `${runId}/${t.key}.log`, workerId: local.workerId, ...workerFields(local.workerId), tail: [...tail] };
+  if (local !== undefined && tail !== undefined) return { logPath: path.join(local.logDir, `${t.key}.log`), logFile: `${runId}/${t.key}.log`, workerId: local.workerId, ...workerFields(local.workerId), tail: [...tail] };
+  const worker = t.workerId;
+  if (worker === null) return {};
+  const logPath = local !== undefined && worker === local.workerId ? path.join(local.logDir, `${t.key}.log`) : logOnWorker(runId, t.key, worker);
+  return { logPath, logFile: `${runId}/${t.key}.log`, workerId: worker, ...workerFields(worker), tail: t.tail, ...(t.tailAttempt === undefined ? {} : { tailAttempt: t.tailAttempt }) };
 }
 
 /**

@@ -171,7 +171,9 @@ export class Attempt {
    */
   #release(): Promise<boolean> {
     const stop = this.#options.givenBackCancelled() ? ({ attempt: this.#notSpawned ? "not-spawned" : "started", killed: this.#killed } as const) : undefined;
-    this.#releasing ??= this.#options.store.releaseAs(this.task.leaseToken, stop).then(
+    // Its last lines, which the database keeps where the task is cancelled, not queued again (none of a command never spawned).
+    const tail = this.#notSpawned ? undefined : this.#lastLines();
+    this.#releasing ??= this.#options.store.releaseAs(this.task.leaseToken, stop, tail === undefined ? {} : { tail }).then(
       (ended) => {
         const released = ended !== false;
         // Answered: the token owns nothing now (given back, or the task had ended or been taken over).

@@ -170,10 +170,12 @@ export async function releaseLease(
   token: string,
   reason = RELEASED,
   stop?: StopCancel,
+  tail?: string[],
 ): Promise<{ runId: string; ended: ReleaseEnd } | undefined> {
   const row = await lockOwned(client, names, token);
   if (row === undefined) return undefined;
   if (row.cancel_requested) {
+    await storeCutShortTail(client, names, row.id, tail);
     await finalizeTask(client, names, row, "cancelled", runningCancel(row));
     return { runId: row.run_id, ended: "requested" };
   }
@@ -181,6 +183,9 @@ export async function releaseLease(
   // at the signal: an attempt it ran, cut short by its own stop).
   if (stop !== undefined || row.cancel_kind === "shutdown") {
     await cancelWaitingOfStoppedRun(client, names, row.run_id);
+    const cutShort = stop?.attempt !== "not-spawned" && stop?.attempt !== "not-started" && reason !== STRAY;
+    // Before the attempt is uncounted: its lines are of the attempt the stop cut short, not of the one before.
+    if (cutShort) await storeCutShortTail(client, names, row.id, tail);
     // Not counted, as any attempt given back; the reason a stopped run's cancel gives it (see cancelAtShutdown).
     const counted = await client.query<{ attempts: number; last_error: string | null }>(
       `UPDATE ${names.tasks} SET attempts = GREATEST(attempts - 1, 0) WHERE id = $1 RETURNING attempts, last_error`,
@@ -210,6 +215,17 @@ export async function releaseLease(
   );
   await notifyWorkers(client, names, row.run_id);
   return { runId: row.run_id, ended: "queued" };
+}
+
+/**
+ * Stores, as the task's last lines (those `status` shows), the last lines of an attempt a cancel cut short as it gives its
+ * lease back: `tail`, those its worker read as it ended, or else those its last heartbeat stored (live_tail, of this very
+ * lease); none, nothing changes. Before this, `status` of a task a stopped run cut short showed no lines, though its
+ * summary did.
+ */
+async function storeCutShortTail(client: pg.ClientBase, names: SchemaNames, id: string, tail: string[] | undefined): Promise<void> {
+  const lines = `COALESCE($2::text[], CASE WHEN live_tail_token = lease_token THEN live_tail END)`;
+  await client.query(`UPDATE ${names.tasks} SET ${setTailSql(lines, `${lines} IS NOT NULL`)} WHERE id = $1`, [id, tail ?? null]);
 }
 
 /** What a lease given back became: queued again, or cancelled, as its cancel asked or as its run was stopped. */
