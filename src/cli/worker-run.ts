@@ -625,12 +625,14 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       const tasks = left.map(({ task, outcome }) => ({ runId: task.runId, id: task.key, ...(outcome === null ? {} : endedFields(outcome)) }));
       const named = [
         ...left.map(({ task, outcome }) => `${task.runId}/${task.key}${outcome === null ? "" : ` (${endedWords(outcome)} but could not be recorded)`}`),
-        ...(event.strays ? ["the tasks leased by a round trip whose reply was lost"] : []),
+        // Not known to have leased any: the round trip may have found nothing to lease, or not reached the database.
+        ...(event.strays ? [`${tasks.length === 0 ? "" : "and "}any tasks a round trip whose reply was lost may have leased`] : []),
       ];
       const one = tasks.length === 1 && !event.strays;
+      const leases = one ? "its lease was" : tasks.length === 0 ? "any such leases were" : "their leases were";
       print(
         { event: "leases-left", tasks, strays: event.strays, leaseMs: event.leaseMs },
-        `left    ${named.join(", ")}: ${one ? "its lease was" : "their leases were"} not given back (the database could not be reached). ${leaseFate(event.leaseMs, one, leaseSource)}`,
+        `left    ${named.join(", ")}: ${leases} not given back (the database could not be reached). ${leaseFate(event.leaseMs, one, leaseSource)}`,
       );
       return;
     }

@@ -208,4 +208,25 @@ describe("a worker cut off from its database", () => {
       expect((await worker.cli.done).code).toBe(143);
     });
   });
+
+  it("stopped once a lease round trip that found nothing to lease lost its reply, its give-back failing since: it says the tasks that round trip may have leased, not that it leased some", async () => {
+    await throughProxy(async (proxy) => {
+      const worker = await durable.startWorker(["-j", "1"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+      // Its give-back of what that round trip may have leased (releaseStrays' query) never gets through.
+      proxy.cutSending("NOT (lease_token = ANY");
+      // A run with nothing runnable for an hour: its submit wakes the worker, whose round trip commits, leasing nothing, and loses its reply.
+      const cut = proxy.cutAfterReply("complete_and_lease");
+      const runId = await submit(await workflowFile("outage-strays", "tasks:\n  wait: { run: echo wait, delay: 1h }\n"));
+      await cut;
+      expect(await eventually(() => dbLines(worker.stdout()).some((line) => line.startsWith("db      release failed: releaseStrays failed")), 15_000)).toBe(true);
+      worker.cli.child.kill("SIGINT");
+      const result = await worker.cli.done;
+      expect(result.code).toBe(130);
+      // Before: "left    the tasks leased by a round trip whose reply was lost: their leases were not given back", though it leased none.
+      expect(result.stdout).toMatch(/ left {4}any tasks a round trip whose reply was lost may have leased: any such leases were not given back \(the database could not be reached\)\. Each runs out within 30s/);
+      expect(result.stdout).not.toContain("the tasks leased by");
+      expect((await durable.store.runStatus(runId)).tasks[0]).toMatchObject({ state: "queued", workerId: null });
+      await durable.store.cancelRun(runId);
+    });
+  });
 });

@@ -87,6 +87,18 @@ export function isRefusal(error: unknown): boolean {
   return serverError(error)?.severity === "ERROR";
 }
 
+/**
+ * True for a connection that was never made (nothing listening: ECONNREFUSED; a host name not found: ENOTFOUND), looked for
+ * through the store's wrapping (`cause`): the statement it was for was never sent, so it did nothing.
+ */
+export function isNeverConnected(error: unknown): boolean {
+  for (let seen = error, depth = 0; typeof seen === "object" && seen !== null && depth < 4; seen = (seen as { cause?: unknown }).cause, depth++) {
+    const { code } = seen as { code?: unknown };
+    if (code === "ECONNREFUSED" || code === "ENOTFOUND") return true;
+  }
+  return false;
+}
+
 /** The server's own error (the first with a SQLSTATE) in `error` or the errors it wraps (`cause`), through the store's wrapping. */
 function serverError(error: unknown): { code: string; severity?: unknown } | undefined {
   for (let seen = error, depth = 0; typeof seen === "object" && seen !== null && depth < 4; seen = (seen as { cause?: unknown }).cause, depth++) {

@@ -6,7 +6,7 @@ import { serveMetrics } from "./metrics-server.js";
 import type { PostgresStore } from "./store.js";
 import { SWEEP_BATCH } from "./sweep.js";
 import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
-import { isRefusal, unusableStoreState } from "./transient.js";
+import { isNeverConnected, isRefusal, unusableStoreState } from "./transient.js";
 import { Wakeup } from "./wakeup.js";
 import { newWorkerId } from "./worker-id.js";
 import { WorkerMetrics } from "./worker-metrics.js";
@@ -354,8 +354,9 @@ export class PostgresWorker {
         } catch (error) {
           // Each attempt retries its own record (see Attempt); the lease waits for the backoff. The round trip
           // may have committed, its reply lost: what it leased is given back once the database answers again.
-          // Not one the database refused, which committed nothing: a release would only be refused in its turn.
-          if (!isRefusal(error)) this.#strays = true;
+          // Not one the database refused, which committed nothing: a release would only be refused in its turn. Nor one that
+          // could lease nothing: it asked for none (its slots full, it only recorded), or its connection was never made.
+          if (!isRefusal(error) && free > 0 && !isNeverConnected(error)) this.#strays = true;
           for (const entry of batch) entry.reject(error);
           // Refused from the first lease on, as no retry fixes (a role without rights, a store not whole): said, and the worker
           // stops, rather than try every few seconds for ever, idle, while the runs wait for a worker that works.
