@@ -107,7 +107,7 @@ export function describeFailure(task: ShellTask, result: AttemptResult, kill: Ta
   const how = result.signal !== null ? `killed by ${result.signal}` : `exited with code ${String(result.exitCode)}`;
   // Why no retry follows, where retries may be set: the task's attempts left unused would puzzle.
   const why = whyNotRetried(task, result);
-  const notes = [kill.byTaskq === true ? undefined : sigkillHint(result), why].filter((note) => note !== undefined);
+  const notes = [kill.byTaskq === true ? undefined : sigkillHint(result), shellSignalHint(result), why].filter((note) => note !== undefined);
   return notes.length === 0 ? how : `${how} (${notes.join("; ")})`;
 }
 
@@ -161,6 +161,30 @@ function sigkillHint(result: AttemptResult): string | undefined {
   if (result.signal === "SIGKILL") return "not by taskq: perhaps the out-of-memory killer";
   if (result.signal === null && result.exitCode === 137) return "128 + SIGKILL: killed, not by taskq: perhaps the out-of-memory killer";
   return undefined;
+}
+
+/**
+ * Exit codes a shell gives for a child a signal ended, 128 + its number, and what that signal most often
+ * means: a crash of the program it ran ("exited with code 139" alone sent users to their own scripts). The
+ * words say how a shell reports it, not that a signal came: a script may have run `exit 139` itself.
+ * 137 (SIGKILL) has its own words (sigkillHint); a task a signal ended directly says so ("killed by SIGSEGV").
+ */
+const SHELL_SIGNAL_CODES = new Map<number, string>([
+  [128 + 4, "128 + SIGILL: a crash, as a shell reports a child killed by an illegal instruction"],
+  [128 + 6, "128 + SIGABRT: a crash, as a shell reports a child that aborted, on a failed assertion say"],
+  [128 + 7, "128 + SIGBUS: a crash, as a shell reports a child killed by a bus error"],
+  [128 + 8, "128 + SIGFPE: a crash, as a shell reports a child killed by an arithmetic error, a division by zero say"],
+  [128 + 11, "128 + SIGSEGV: a crash, as a shell reports a child killed by a segmentation fault"],
+  [128 + 1, "128 + SIGHUP, as a shell reports a child killed by that signal: its terminal hung up"],
+  [128 + 2, "128 + SIGINT, as a shell reports a child killed by that signal: an interrupt, as Ctrl-C sends"],
+  [128 + 13, "128 + SIGPIPE, as a shell reports a child killed by that signal: it wrote to a pipe whose reader had gone"],
+  [128 + 15, "128 + SIGTERM, as a shell reports a child killed by that signal: asked to stop, not by taskq"],
+]);
+
+/** What an exit code of 128 + a common signal's number most often means (see SHELL_SIGNAL_CODES); none for others. */
+function shellSignalHint(result: AttemptResult): string | undefined {
+  if (result.signal !== null || result.exitCode === null) return undefined;
+  return SHELL_SIGNAL_CODES.get(result.exitCode);
 }
 
 function isPermanentFailure(task: ShellTask, result: AttemptResult): boolean {
