@@ -19,6 +19,7 @@ import type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHand
 import { monotonicMs } from "../monotonic.js";
 import { startTurn } from "./start-turn.js";
 import { STOPPED_NOTE_AFTER_MS, unwatchStopped, watchStopped } from "./stopped-watch.js";
+import { tempRootNote } from "./temp-root.js";
 
 /** After the task's processes are gone, how long the pipes may stay silent before we stop reading. */
 const DRAIN_IDLE_MS = 150;
@@ -168,6 +169,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     // Real pipes (FIFOs) where the machine can make them, so the task can reopen its
     // output by name; otherwise Node's sockets. May wait for mkfifo: check the signal after.
     // Merged: one FIFO is both stdout and stderr, so their order is kept byte for byte.
+    const movedRoot = tempRootNote();
+    if (movedRoot !== undefined) noteOnce("temp-root", options.sink, () => movedRoot);
     const pipesAsked = monotonicMs();
     const pipes = await fifoPool().take(merge ? 1 : 2);
     /** How long the pipes took: a mkfifo's batch, where none were made ahead (the run's first tasks, on a slow machine). */

@@ -1,20 +1,55 @@
-import { accessSync, constants, readlinkSync } from "node:fs";
+import { accessSync, constants, readlinkSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 
 const SHM = "/dev/shm";
+
+/** Where taskq looks when TMPDIR names no folder it can write, in this order: the system's usual ones. */
+const FALLBACK_ROOTS = ["/tmp", SHM];
 
 /**
  * Where taskq's FIFOs and its guard's list go: TMPDIR when it is set; else /dev/shm where
  * it is a writable folder (Linux: tmpfs, so making and unlinking thousands of FIFOs costs
  * no disk writes; in /tmp on ext4 they slowed a 10k-task run by a quarter); else the temp dir.
+ * A TMPDIR that names no folder taskq can write (a CI's, not there on this runner) gives way to
+ * /tmp, else /dev/shm (see tempRootNote): without it, tasks would get no FIFOs and no guard.
  */
 export function tempRoot(): string {
-  if (process.env.TMPDIR) return tmpdir();
+  return choice().root;
+}
+
+/** Where TMPDIR named no folder taskq could write and another was used, a note that says so; else undefined. */
+export function tempRootNote(): string | undefined {
+  return choice().note;
+}
+
+let chosen: { tmpdir: string | undefined; root: string; note?: string } | undefined;
+
+function choice(): { root: string; note?: string } {
+  const variable = process.env.TMPDIR;
+  if (chosen !== undefined && chosen.tmpdir === variable) return chosen;
+  chosen = { tmpdir: variable, ...choose(variable) };
+  return chosen;
+}
+
+function choose(variable: string | undefined): { root: string; note?: string } {
+  if (!variable) return { root: usable(SHM) === undefined ? SHM : tmpdir() };
+  const root = tmpdir();
+  const problem = usable(root);
+  if (problem === undefined) return { root };
+  const fallback = FALLBACK_ROOTS.find((folder) => folder !== root && usable(folder) === undefined);
+  // Nowhere to go: TMPDIR's, as before, and the notes of what then fails (no FIFOs, no guard) say why.
+  if (fallback === undefined) return { root };
+  return { root: fallback, note: `TMPDIR ${root} is not a folder taskq can write (${problem}): its FIFOs and orphan guard's list go in ${fallback}` };
+}
+
+/** Why `folder` is not a folder taskq can make files in ("ENOENT", "not a folder"); undefined where it is. */
+function usable(folder: string): string | undefined {
   try {
-    accessSync(SHM, constants.W_OK | constants.X_OK);
-    return SHM;
-  } catch {
-    return tmpdir();
+    if (!statSync(folder).isDirectory()) return "not a folder";
+    accessSync(folder, constants.W_OK | constants.X_OK);
+    return undefined;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? String(error);
   }
 }
 
