@@ -1,4 +1,4 @@
-import { formatMs } from "../engine/errors.js";
+import { formatSetMs } from "../engine/errors.js";
 import { formatDuration } from "../handlers/format-duration.js";
 import { monotonicMs } from "../monotonic.js";
 
@@ -31,10 +31,10 @@ export function leftoversNote(stop: LeftoversStop, graceMs: number, groups: numb
   const what = `${groups === 1 ? "the process group" : `the ${groups} process groups`} the tasks left running`;
   if (stop.killedAtOnce) return `killing ${what} now, as the second signal asked`;
   if (graceMs < 1) {
-    return `killing ${what} now: the time to finish and the kill grace (${formatMs(stop.shutdownTimeoutMs)} + ${formatMs(stop.killGraceMs)}) since the ${stop.interrupted} have passed`;
+    return `killing ${what} now: the time to finish and the kill grace (${formatSetMs(stop.shutdownTimeoutMs)} + ${formatSetMs(stop.killGraceMs)}) since the ${stop.interrupted} have passed`;
   }
   const cut = graceMs < stop.killGraceMs ? `, what is left of the time the ${stop.interrupted} gave` : "";
-  return `stopping ${what} (SIGTERM, then SIGKILL ${cut === "" ? formatMs(graceMs) : formatDuration(graceMs)} later${cut}; Ctrl-C or SIGTERM kills ${groups === 1 ? "it" : "them"} now)`;
+  return `stopping ${what} (SIGTERM, then SIGKILL ${cut === "" ? formatSetMs(graceMs) : formatDuration(graceMs)} later${cut}; Ctrl-C or SIGTERM kills ${groups === 1 ? "it" : "them"} now)`;
 }
 
 /** The signal a stop of what the tasks left running was cut short by (its abort's reason). */

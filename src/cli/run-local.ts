@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { Queue, exponentialBackoff, type Backoff } from "../engine/index.js";
-import { formatMs } from "../engine/errors.js";
+import { formatSetMs } from "../engine/errors.js";
 import { LongTimer } from "../engine/long-timer.js";
 import { activeProcessGroups, createShellHandler, expectTaskPipes, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type ShellTask } from "../handlers/index.js";
 import { monotonicMs } from "../monotonic.js";
@@ -113,7 +113,7 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
       interrupted = signal;
       interruptedAt = monotonicMs();
       // Durations as the worker and the leftovers' note say them: `2h`, not `7200s`.
-      renderer.note(`${signal} received: no new task starts; running tasks have ${formatMs(options.shutdownTimeoutMs)} to finish (send it again to stop at once)`);
+      renderer.note(`${signal} received: no new task starts; running tasks have ${formatSetMs(options.shutdownTimeoutMs)} to finish (send it again to stop at once)`);
       renderer.stopping?.({ signal, phase: "finishing", until: Date.now() + options.shutdownTimeoutMs });
       timeToFinishPassed = options.shutdownTimeoutMs <= 0;
       // Before the queue's own deadline (a timer of the same length, set after this one): said first.
@@ -126,7 +126,7 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
         for (const attempt of attempts) if (!timedOut(attempt)) running++;
         if (running === 0) return;
         renderer.note(
-          `the ${formatMs(options.shutdownTimeoutMs)} to finish have passed: stopping ${running === 1 ? "the running task" : `the ${running} running tasks`} (SIGTERM, then SIGKILL ${formatMs(options.killGraceMs)} later)`,
+          `the ${formatSetMs(options.shutdownTimeoutMs)} to finish have passed: stopping ${running === 1 ? "the running task" : `the ${running} running tasks`} (SIGTERM, then SIGKILL ${formatSetMs(options.killGraceMs)} later)`,
         );
       }, options.shutdownTimeoutMs);
       void queue.shutdown({ drain: false, deadline: options.shutdownTimeoutMs, signal: hardStop.signal, abortGraceMs: options.killGraceMs + 2000 });

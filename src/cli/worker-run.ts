@@ -2,7 +2,7 @@ import type { MetricsPort } from "../store/postgres/metrics-server.js";
 import { hostname } from "node:os";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
-import { formatMs } from "../engine/errors.js";
+import { formatMs, formatSetMs } from "../engine/errors.js";
 import { formatDuration } from "../handlers/format-duration.js";
 import { DbErrorLines } from "./db-error-lines.js";
 import { monotonicMs } from "../monotonic.js";
@@ -214,7 +214,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
         if (event.reason === "lease-lost") {
           lostLease = true;
           // Said as a signal's stop is: the other running tasks get the same time to finish, and the user learns why.
-          const message = `a task's lease was taken from this worker (it stalled past the lease: the task is another worker's, or a sweep ended it): no new task is leased; running tasks have ${formatMs(options.shutdownTimeoutMs)} to finish`;
+          const message = `a task's lease was taken from this worker (it stalled past the lease: the task is another worker's, or a sweep ended it): no new task is leased; running tasks have ${formatSetMs(options.shutdownTimeoutMs)} to finish`;
           printNote(message);
         }
         return void onHalted();
@@ -222,7 +222,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       if (event.type === "deadline-passed") {
         // As a local run says it: the time to finish that the signal's note gave has passed.
         const tasks = event.running === 1 ? "the running task" : `the ${event.running} running tasks`;
-        const message = `the ${formatMs(options.shutdownTimeoutMs)} to finish have passed: stopping ${tasks} (SIGTERM, then SIGKILL ${formatMs(options.killGraceMs)} later)`;
+        const message = `the ${formatSetMs(options.shutdownTimeoutMs)} to finish have passed: stopping ${tasks} (SIGTERM, then SIGKILL ${formatSetMs(options.killGraceMs)} later)`;
         return printNote(message);
       }
       // `run --store` stops its worker once the run has ended: no one asked, so nothing to tell.
@@ -320,7 +320,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       if (killLeftoversNow(signal)) return;
       interrupted = signal;
       interruptedAt = monotonicMs();
-      const message = `${signal} received: no new task is leased; running tasks have ${formatMs(options.shutdownTimeoutMs)} to finish`;
+      const message = `${signal} received: no new task is leased; running tasks have ${formatSetMs(options.shutdownTimeoutMs)} to finish`;
       printNote(message);
       if (options.endRun !== undefined) {
         worker.cancelWhatIsGivenBack();

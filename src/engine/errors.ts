@@ -94,6 +94,14 @@ export class HandlerError extends TaskqError {
 }
 
 /**
+ * A duration the user set (--shutdown-timeout, --kill-grace), as formatMs says it, with none as "0s", the
+ * way the flags' defaults and the README write durations: "0ms" read as a time measured, not one set.
+ */
+export function formatSetMs(ms: number): string {
+  return ms === 0 ? "0s" : formatMs(ms);
+}
+
+/**
  * A duration exactly, as a workflow file or a flag writes it, for the durations a user wrote (a
  * timeout, a delay, a backoff's bounds, the kill grace, --lease): 90 -> "90ms", 1500 -> "1.5s",
  * 512000 -> "8m32s", 5400000 -> "1h30m", 60500 -> "1m0.5s", 3630000 -> "1h30s", 2160000000 -> "25d".

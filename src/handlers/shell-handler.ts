@@ -5,7 +5,7 @@ import { makeDirectory } from "../make-directory.js";
 import { AttemptOutput, LATE_PIPES_MAX, type StreamName } from "./attempt-output.js";
 import { closeEnds, fifoPool, type PipeEnds } from "./fifo-pool.js";
 import { messageOf } from "../errors.js";
-import { formatMs, TaskCancelledError } from "../engine/errors.js";
+import { formatSetMs, TaskCancelledError } from "../engine/errors.js";
 import { describeFailure, LogWriteError, NotSpawnedError, TaskFailedError, withSigkillWords, type TaskqKill } from "./errors.js";
 import { guardProblem } from "./group-guard.js";
 import { Tail } from "./line-splitter.js";
@@ -423,7 +423,7 @@ function leftoversNote(taskId: string, { stopped, killed }: Leftovers, killGrace
   if (killed === 0) return `${note} (${advice})`;
   if (killGraceMs <= 0) return `${note}, with SIGKILL beside its SIGTERM (the kill grace is 0); ${advice}`;
   const who = killed === 1 ? (stopped === 1 ? "it did not stop on SIGTERM and was" : "1 did not stop on SIGTERM and was") : `${killed} did not stop on SIGTERM and were`;
-  return `${note}; ${who} killed after the kill grace (${formatMs(killGraceMs)}); ${advice}`;
+  return `${note}; ${who} killed after the kill grace (${formatSetMs(killGraceMs)}); ${advice}`;
 }
 
 /** "build: process 4242 (sleep) has been stopped for 10s (SIGSTOP or SIGTSTP), and the task waits for it: `kill -CONT 4242` resumes it". */

@@ -284,12 +284,14 @@ describe("signals and shutdown", () => {
     await waitForOutput(long, /running tasks have/);
     long.signalGroup("SIGINT");
     expect((await long.exited).result.stdout).toMatch(/note\s+SIGINT received: no new task starts; running tasks have 25d to finish \(send it again to stop at once\)/);
-    const none = await startRun(tasksYaml([["a", '{ run: "echo ready; sleep 30" }']]), ["--shutdown-timeout", "0", "--kill-grace", "1h30m", "--output", "plain"]);
+    const none = await startRun(tasksYaml([["a", '{ run: "echo ready; sleep 30" }']]), ["--shutdown-timeout", "0s", "--kill-grace", "1h30m", "--output", "plain"]);
     await waitForOutput(none, /a \| ready/);
     none.signalGroup("SIGINT");
     const { result } = await none.exited;
     expect(result.code).toBe(130);
-    expect(result.stdout).toMatch(/note\s+the 0ms to finish have passed: stopping the running task \(SIGTERM, then SIGKILL 1h30m later\)/);
+    // No time to finish said as it was set, "0s", not "0ms" as if it were a time measured.
+    expect(result.stdout).toMatch(/note\s+SIGINT received: no new task starts; running tasks have 0s to finish \(send it again to stop at once\)/);
+    expect(result.stdout).toMatch(/note\s+the 0s to finish have passed: stopping the running task \(SIGTERM, then SIGKILL 1h30m later\)/);
   });
 
   it("says the time to finish and the kill grace exactly as written (1h30s, 1m0.5s), not rounded to 1h1m and 1m1s", async () => {
@@ -304,7 +306,7 @@ describe("signals and shutdown", () => {
     none.signalGroup("SIGINT");
     const { result } = await none.exited;
     expect(result.code).toBe(130);
-    expect(result.stdout).toMatch(/note\s+the 0ms to finish have passed: stopping the running task \(SIGTERM, then SIGKILL 1m0.5s later\)/);
+    expect(result.stdout).toMatch(/note\s+the 0s to finish have passed: stopping the running task \(SIGTERM, then SIGKILL 1m0.5s later\)/);
   });
 
   it("lists first among the cancelled the tasks whose attempt a Ctrl-C cut short, before those that never started", async () => {
