@@ -426,10 +426,10 @@ function leftoversNote(taskId: string, { stopped, killed }: Leftovers, killGrace
   return `${note}; ${who} killed after the kill grace (${formatSetMs(killGraceMs)}); ${advice}`;
 }
 
-/** "build: process 4242 (sleep) has been stopped for 10s (SIGSTOP or SIGTSTP), and the task waits for it: `kill -CONT 4242` resumes it". */
+/** "build: process 4242 (sleep) has been stopped for at least 10s (SIGSTOP or SIGTSTP), and the task waits for it: `kill -CONT 4242` resumes it". */
 function stoppedNote(taskId: string, pid: number, command: string): string {
   const which = command === "" ? `process ${pid}` : `process ${pid} (${command})`;
-  return `${taskId}: ${which} has been stopped for ${formatDuration(STOPPED_NOTE_AFTER_MS)} (SIGSTOP or SIGTSTP), and the task waits for it: \`kill -CONT ${pid}\` resumes it`;
+  return `${taskId}: ${which} has been stopped for at least ${formatDuration(STOPPED_NOTE_AFTER_MS)} (SIGSTOP or SIGTSTP), and the task waits for it: \`kill -CONT ${pid}\` resumes it`;
 }
 
 /** "deploy: 2 processes it left running are another user's (root), which taskq may not signal: they run on". */

@@ -128,7 +128,7 @@ describe("process trees and timeouts", () => {
     const notes = jsonEvents(run.stdout()).filter((e) => e.event === "note");
     expect(notes).toHaveLength(1);
     const pid = Number(/process (\d+) /.exec(String(notes[0]?.message))?.[1]);
-    expect(notes[0]).toMatchObject({ id: "paused", message: `paused: process ${pid} (sh) has been stopped for 10s (SIGSTOP or SIGTSTP), and the task waits for it: \`kill -CONT ${pid}\` resumes it` });
+    expect(notes[0]).toMatchObject({ id: "paused", message: `paused: process ${pid} (sh) has been stopped for at least 10s (SIGSTOP or SIGTSTP), and the task waits for it: \`kill -CONT ${pid}\` resumes it` });
     process.kill(pid, "SIGCONT");
     const result = await run.done;
     expect(result.code).toBe(0);
