@@ -333,7 +333,7 @@ tasks:
     const yaml = `tasks:\n  talk: { run: "printf 'one\\\\ntwo\\\\r\\\\nthree\\\\n${long}\\\\nlast'" }\n  quiet: { run: "true", dependsOn: talk }\n`;
     const result = await run(yaml, ["--output", "tty"]);
     expect(result.code).toBe(0);
-    expect(result.stderr).toBe("taskq: --output tty: stderr is not a terminal, and the live board is drawn there; printing plain lines instead\n");
+    expect(result.stderr).toBe("note: --output tty: stderr is not a terminal, and the live board is drawn there; printing plain lines instead\n");
     const lines = result.stdout.split("\n");
     // Into a pipe, as written: the "\r" of "two\r\n" stays.
     for (const text of ["talk | one", "talk | two\r", "talk | three", "talk | last", `talk | ${"z".repeat(4096)}… (5000 bytes)`]) {

@@ -19,11 +19,11 @@ export async function createRenderer(mode: OutputMode, options: { color: boolean
   // what the user types: plain lines instead, as any background job prints.
   let resolved = mode === "auto" ? (isTTY && !ci && !sizeless && !dumb && !inBackground() ? "tty" : "plain") : mode;
   if (resolved === "tty" && sizeless) {
-    process.stderr.write("taskq: the terminal reports no width (0 columns); printing plain lines instead of the live board\n");
+    process.stderr.write("note: the terminal reports no width (0 columns); printing plain lines instead of the live board\n");
     resolved = "plain";
   } else if (resolved === "tty" && process.stderr.isTTY !== true) {
     // The board is drawn on stderr: into a file or a pipe its frames pile up, ten a second, never erased.
-    process.stderr.write("taskq: --output tty: stderr is not a terminal, and the live board is drawn there; printing plain lines instead\n");
+    process.stderr.write("note: --output tty: stderr is not a terminal, and the live board is drawn there; printing plain lines instead\n");
     resolved = "plain";
   }
   if (resolved === "json") {
