@@ -20,8 +20,22 @@ const TURN_MS = 10;
 /** The clock is read once every this many + 1 attempts started (a power of two, less one). */
 const TURN_CHECK_MASK = 31;
 
-/** setImmediate as this module found it: the event loop's own, unless fake timers were installed before it loaded (see turnScheduler). */
-const loadedSetImmediate = setImmediate;
+/**
+ * The event loop's own setImmediate, found at load (see turnScheduler). Fake timers installed before taskq loaded (jest's
+ * or vitest's, enabled for every test file) put a fake one there, which no one runs once they are uninstalled or
+ * installed anew: their fake (@sinonjs/fake-timers) keeps the one it replaced as its clock's `_setImmediate`.
+ */
+const loadedSetImmediate = eventLoopSetImmediate(setImmediate);
+
+function eventLoopSetImmediate(found: typeof setImmediate): typeof setImmediate {
+  let real = found;
+  for (let depth = 0; depth < 8; depth++) {
+    const original = (real as { clock?: { _setImmediate?: unknown } }).clock?._setImmediate;
+    if (typeof original !== "function" || original === real) break;
+    real = original as typeof setImmediate;
+  }
+  return real;
+}
 
 /**
  * How #longTurn takes its turn: setImmediate, faked or not, except when fake timers fake it but
