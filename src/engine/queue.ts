@@ -193,8 +193,9 @@ export class Queue {
     const record = this.#tasks.get(id);
     if (record === undefined) throw new TaskNotFoundError(id);
     if (isTerminal(record.status)) return false;
-    // A task waiting out a retry backoff did start: its failed attempt's error is the cancel's cause, as a shutdown's cancel keeps it.
-    const cause = record.status === "SCHEDULED" && record.attempts > 0 ? { cause: record.error } : {};
+    // A task waiting to retry (out its backoff, or past it for a slot, READY) did start: its failed attempt's error is the
+    // cancel's cause, as a shutdown's cancel keeps it. A running one's is its running attempt's, told when it ends.
+    const cause = record.status !== "RUNNING" && record.attempts > 0 ? { cause: record.error } : {};
     const error = new TaskCancelledError("cancel", `task "${id}" was cancelled`, undefined, cause);
     if (record.status === "RUNNING") {
       record.cancelRequested = true;

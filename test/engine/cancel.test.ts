@@ -48,6 +48,23 @@ describe("cancel", () => {
     expect((queue.get("delayed")?.error as Error).cause).toBeUndefined();
   });
 
+  it("READY -> CANCELLED past its retry backoff, waiting for a slot, has the failed attempt's error as its cause, as a shutdown's cancel has it", async () => {
+    const failure = new Error("x");
+    const busy = deferred<void>();
+    const { queue } = makeQueue({ concurrency: 1, handlers: { fail: () => Promise.reject(failure), busy: () => busy.promise }, backoff: () => 1_000 });
+    queue.submit({ id: "a", type: "fail", maxAttempts: 3 });
+    await flush();
+    expect(queue.get("a")?.status).toBe("SCHEDULED");
+    queue.submit({ id: "busy", type: "busy" });
+    await flush();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(queue.get("a")?.status).toBe("READY");
+    queue.cancel("a");
+    expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "cancel", attempts: 1, error: { message: 'task "a" was cancelled' } });
+    expect((queue.get("a")?.error as Error).cause).toBe(failure);
+    busy.resolve();
+  });
+
   it("SCHEDULED -> CANCELLED during a retry backoff keeps the attempt count", async () => {
     const { queue, log } = makeQueue({ handlers: { fail: () => Promise.reject(new Error("x")) }, backoff: () => 1_000 });
     queue.submit({ id: "a", type: "fail", maxAttempts: 3 });
