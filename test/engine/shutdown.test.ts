@@ -656,6 +656,27 @@ describe("shutdown with handlers that settle without I/O", () => {
     });
   }
 
+  // A clock frozen by a test (Date alone faked, or the wall clock set with vi.setSystemTime and no fake timers, or
+  // performance alone) never showed 10 ms: the queue never let the event loop turn, the deadline came after every task.
+  for (const [faked, fake] of [
+    ["Date alone", () => vi.useFakeTimers({ toFake: ["Date"] })],
+    ["the wall clock, set without fake timers", () => vi.setSystemTime(new Date(2020, 0, 1))],
+    ["performance alone", () => vi.useFakeTimers({ toFake: ["performance"] })],
+  ] as const) {
+    it(`under a clock frozen (${faked}), returns at its deadline, and a timer beside it runs meanwhile`, { timeout: 60_000 }, async () => {
+      fake();
+      const queue = new Queue({ handlers: { quick: async (n: number) => n } });
+      for (let i = 0; i < 300_000; i++) queue.submit({ type: "quick", payload: i });
+      let timerRanWith = -1;
+      setTimeout(() => (timerRanWith = queue.stats().byStatus.SUCCEEDED), 5);
+      queue.start();
+      expect(await queue.shutdown({ deadline: 10 })).toEqual({ hardStopped: true });
+      expect(queue.stats().byStatus.CANCELLED).toBeGreaterThan(0);
+      expect(timerRanWith).toBeGreaterThanOrEqual(0);
+      expect(timerRanWith).toBeLessThan(300_000);
+    });
+  }
+
   // Its turn then waited for a faked setImmediate that nothing ran: the real clock went on, and no test advanced fake time.
   for (const [faked, toFake] of [
     ["setImmediate alone", ["setImmediate", "clearImmediate"]],
