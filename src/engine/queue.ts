@@ -25,7 +25,10 @@ const TURN_CHECK_MASK = 31;
  * or vitest's, enabled for every test file) put a fake one there, which no one runs once they are uninstalled or
  * installed anew: their fake (@sinonjs/fake-timers) keeps the one it replaced as its clock's `_setImmediate`.
  */
-const loadedSetImmediate = eventLoopSetImmediate(setImmediate);
+const loadedSetImmediate = typeof setImmediate === "function" ? eventLoopSetImmediate(setImmediate) : undefined;
+
+/** Where there is no setImmediate (jest's jsdom environment, a bundle for a browser): a timer, which also lets the event loop turn. */
+const onTimer = (callback: () => void): unknown => setTimeout(callback, 0);
 
 function eventLoopSetImmediate(found: typeof setImmediate): typeof setImmediate {
   let real = found;
@@ -44,7 +47,8 @@ function eventLoopSetImmediate(found: typeof setImmediate): typeof setImmediate 
  * setImmediate never ran, and the queue stalled for good. The event loop's own, found at load, runs then.
  */
 function turnScheduler(): (callback: () => void) => unknown {
-  if (setImmediate === loadedSetImmediate) return setImmediate;
+  if (typeof setImmediate !== "function") return loadedSetImmediate ?? onTimer;
+  if (setImmediate === loadedSetImmediate || loadedSetImmediate === undefined) return setImmediate;
   // A faked performance is a plain object whose now is its own; the real one's is Performance's.
   const { Performance } = globalThis as { Performance?: { prototype: { now: unknown } } };
   return Performance !== undefined && performance.now === Performance.prototype.now ? loadedSetImmediate : setImmediate;

@@ -35,3 +35,28 @@ describe("a queue loaded under fake timers", () => {
     });
   }
 });
+
+// Where there is no setImmediate (jest's jsdom environment, a bundle for a browser), taskq loaded: it threw
+// "setImmediate is not defined" at import once the queue kept the one it found at load.
+describe("a queue loaded where there is no setImmediate", () => {
+  it("loads, and a long run of handlers that settle without I/O takes its turns on a timer", { timeout: 60_000 }, async () => {
+    const realTimeout = setTimeout;
+    const saved = globalThis.setImmediate;
+    vi.resetModules();
+    // @ts-expect-error -- none, as in such an environment
+    delete globalThis.setImmediate;
+    try {
+      const { Queue } = await import("../../src/engine/index.js");
+      const queue = new Queue({ handlers: { quick: async (n: number) => n } });
+      for (let i = 0; i < 300_000; i++) queue.submit({ type: "quick", payload: i });
+      let timerRanWith = -1;
+      realTimeout(() => (timerRanWith = queue.stats().byStatus.SUCCEEDED), 5);
+      queue.start();
+      expect(await queue.shutdown({ deadline: 10 })).toEqual({ hardStopped: true });
+      expect(timerRanWith).toBeGreaterThanOrEqual(0);
+      expect(timerRanWith).toBeLessThan(300_000);
+    } finally {
+      globalThis.setImmediate = saved;
+    }
+  });
+});
