@@ -304,7 +304,11 @@ function explain(issue: Issue, written?: string): string {
   if (!("input" in issue) || (issue.code === "custom" && typeof issue.input === "object")) return issue.message;
   if (issue.input === undefined && issue.code === "invalid_type") return `is missing; it ${issue.message}`;
   const number = typeof issue.input === "number" && written !== undefined && !/[\s"]/.test(written) && !written.startsWith("!") ? written : undefined;
-  return `${issue.message}, got ${number ?? describeValue(issue.input)}`;
+  // A field that takes no number (`name: 1e3`, `priority: 0x10`): "must be a string, got 1e3" would read as the text it
+  // holds, so say what YAML read it as, as "got 1000" did.
+  const takesNoNumber = (issue.code === "invalid_type" && issue.expected !== "int" && issue.expected !== "number") || issue.code === "invalid_value";
+  const read = number !== undefined && takesNoNumber && number !== describeValue(issue.input) ? `, which YAML reads as the number ${describeValue(issue.input)}` : "";
+  return `${issue.message}, got ${number ?? describeValue(issue.input)}${read}`;
 }
 
 /** A field left out: its value undefined. */

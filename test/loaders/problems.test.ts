@@ -1208,6 +1208,13 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       '2:25: task "a": `retries` must be an integer from 0 to 100, got 5e6',
       '2:40: task "a": `retryOn[0]` must be an exit code, an integer from 1 to 255, got 1e3',
     ]);
+    // Where the field takes no number, "got 1e3" alone would read as the text written: what YAML read it as is said too.
+    expect(problemsOf(yaml("name: 1e3", "tasks:", "  a: { run: 0x10, cwd: 1e3, priority: 1e3 }", "  b: { run: x, retries: 2 }"))).toEqual([
+      "1:7: `name` must be a string, got 1e3, which YAML reads as the number 1000",
+      '3:13: task "a": `run` must be a non-empty command string, got 0x10, which YAML reads as the number 16',
+      '3:24: task "a": `cwd` must be a folder path, relative to the workflow file, got 1e3, which YAML reads as the number 1000',
+      '3:39: task "a": `priority` must be one of: low, normal, high, critical, got 1e3, which YAML reads as the number 1000',
+    ]);
   });
 
   it("refuses an integer (concurrency, retries, a retryOn exit code) written as a number other than in digits (0x10, 1e1, 2.0, +3), at each, with the integer it was read as, as -j refuses it", () => {
