@@ -58,10 +58,10 @@ export function logDirFlag(value: unknown): string {
   if (value === "") throw new UsageError('--log-dir: an empty folder name (for the current folder, give ".")');
   // `--log-dir $LOG_DIR --dry-run` with LOG_DIR unset took the flag after it for the folder, and ran everything.
   if (value.startsWith("-")) throw new UsageError(`--log-dir: "${value}" looks like a flag, not a folder (was the value before it left out?); for a folder of that name, give ./${value}`);
-  // `--log-dir "~/logs"`, or a CI variable holding it: no shell expanded it, and taskq made a folder named "~" in the
+  // `--log-dir "~/logs"`, a CI variable holding it, or `--log-dir=~/logs` (bash and zsh expand no ~ after `--log-dir=`): no shell expanded it, and taskq made a folder named "~" in the
   // current folder while it said "logs in ~/logs/...", which reads as the home folder's (and `rm -rf ~` removes that).
   if (value === "~" || value.startsWith("~/")) {
-    throw new UsageError(`--log-dir: "${value}" starts with ~, which no shell expanded (it was quoted, or came from a variable) and taskq does not: it would name a folder "~" in the current folder; give the home folder's path (${path.join(homedir(), value.slice(1))}), or ./${value} for a folder of that name`);
+    throw new UsageError(`--log-dir: "${value}" starts with ~, which no shell expanded (it was quoted, came from a variable, or followed --log-dir=, after which a shell leaves a ~ as it is) and taskq does not: it would name a folder "~" in the current folder; give the home folder's path (${path.join(homedir(), value.slice(1))}), or ./${value} for a folder of that name`);
   }
   return value;
 }

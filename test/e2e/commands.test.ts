@@ -433,13 +433,14 @@ describe("taskq commands", () => {
     expect((await readdir(ws.dir)).sort()).toEqual(["-logs", "ran", "workflow.yaml"]);
   });
 
-  it("a --log-dir that starts with ~ (quoted, or from a CI variable: no shell expanded it) is a usage error naming the home folder's path, before anything runs or is written; ./~ names such a folder", async () => {
+  it("a --log-dir that starts with ~ (quoted, from a CI variable, or after --log-dir=: no shell expanded it) is a usage error naming the home folder's path, before anything runs or is written; ./~ names such a folder", async () => {
     // Before, the run made a folder "~" in the current folder and said "logs in ~/logs/<run>", which reads as the home folder's.
     const ws = await workspace("tasks:\n  a: { run: 'touch ran' }\n");
     const home = path.join(ws.dir, "home");
     await mkdir(home);
     const commands = [
       ["run", ws.file, "--log-dir", "~/logs", "--output", "plain"],
+      // Unquoted, as a shell leaves it: not "it was quoted, or came from a variable", which it was not.
       ["run", ws.file, "--log-dir=~", "--dry-run"],
       ["worker", "--store", "postgres://u@127.0.0.1:1/x", "--log-dir", "~/ci logs"],
       ["prune", "--logs", "--log-dir", "~/logs", "--older-than", "1d"],
@@ -451,7 +452,7 @@ describe("taskq commands", () => {
       expect(result, args.join(" ")).toMatchObject({
         code: 2,
         stdout: "",
-        stderr: `taskq: --log-dir: "${value}" starts with ~, which no shell expanded (it was quoted, or came from a variable) and taskq does not: it would name a folder "~" in the current folder; give the home folder's path (${path.join(home, value.slice(1))}), or ./${value} for a folder of that name\n`,
+        stderr: `taskq: --log-dir: "${value}" starts with ~, which no shell expanded (it was quoted, came from a variable, or followed --log-dir=, after which a shell leaves a ~ as it is) and taskq does not: it would name a folder "~" in the current folder; give the home folder's path (${path.join(home, value.slice(1))}), or ./${value} for a folder of that name\n`,
       });
     }
     expect((await readdir(ws.dir)).sort()).toEqual(["home", "workflow.yaml"]);
