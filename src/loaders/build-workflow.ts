@@ -313,7 +313,7 @@ export function noteAt(id: string, path: DataPath, text: string, context: BuildC
 /** A note at a place in the file: whose it is (a task's, by its id, or `env`'s, `defaults`'), and what it says. */
 interface PlacedNote {
   /** `env`, `defaults`; or the task, its id as written, and those sharing the place with it (see addNote). */
-  owner: string | { task: string; shared?: { ids: string[]; all: Set<string> } };
+  owner: string | { task: string; shared?: Set<string> };
   text: string;
 }
 
@@ -330,19 +330,26 @@ function addNote(context: BuildContext, offset: number, owner: string | { task: 
   }
   // A place noted for `defaults` or `env`, or with other words for another task (a shared runAt past, for a task with dependencies or without): its first note.
   if (typeof owner === "string" || typeof placed.owner === "string" || placed.text !== text || owner.task === placed.owner.task) return;
-  // The first few named (quoted, see sharedBy), all of them counted.
-  const shared = (placed.owner.shared ??= { ids: [quote(placed.owner.task)], all: new Set([placed.owner.task]) });
-  if (shared.all.has(owner.task)) return;
-  shared.all.add(owner.task);
-  if (shared.ids.length <= SHARED_NAMED) shared.ids.push(quote(owner.task));
+  // All of them, the first few in the file's order named when told (see notesOf).
+  (placed.owner.shared ??= new Set([placed.owner.task])).add(owner.task);
 }
 
-/** The notes as the user reads them, in the file's order: `file:line:col: owner: text`. */
-export function notesOf(context: BuildContext): string[] {
+/**
+ * The notes as the user reads them, in the file's order: `file:line:col: owner: text`. A note several tasks share
+ * names the first few of them in the file's order (`ids`, each task's id in it), as a problem shared so does, not in
+ * the order the tasks were built, which is their start order.
+ */
+export function notesOf(context: BuildContext, ids: readonly string[]): string[] {
+  let position: Map<string, number> | undefined;
+  const named = (shared: Set<string>): string => {
+    position ??= new Map(ids.map((id, index) => [id, index]));
+    const first = [...shared].sort((a, b) => position!.get(a)! - position!.get(b)!).slice(0, SHARED_NAMED + 1);
+    return sharedBy(first.map(quote), shared.size);
+  };
   return [...context.notes]
     .sort(([a], [b]) => a - b)
     .map(([offset, { owner, text }]) => {
-      const whose = typeof owner === "string" ? owner : owner.shared === undefined ? `task ${quote(owner.task)}` : sharedBy(owner.shared.ids, owner.shared.all.size);
+      const whose = typeof owner === "string" ? owner : owner.shared === undefined ? `task ${quote(owner.task)}` : named(owner.shared);
       return `${context.file}:${context.problems.lineCol(offset)}: ${whose}: ${text}`;
     });
 }

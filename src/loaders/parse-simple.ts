@@ -180,7 +180,7 @@ export function buildWorkflow(data: unknown, source: Source & { locator: SourceL
   });
   if (problems.size > 0) throw new WorkflowError(problems.problems); // a backoff whose bounds come from both defaults and the task
   // In the file's order, as problems are: the tasks were built in start order, and defaults' notes as each task took them.
-  const notes = notesOf(context);
+  const notes = notesOf(context, validated.tasks.map(({ id }) => id));
   const workflow: Workflow = { file, folder, tasks, notes };
   if (header.name !== undefined) workflow.name = header.name;
   if (header.concurrency !== undefined) workflow.concurrency = header.concurrency;

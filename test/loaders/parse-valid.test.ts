@@ -572,6 +572,18 @@ describe("parseWorkflow on a valid file", () => {
     expect(parse(yaml(...lines.slice(0, 7)), "e.yaml").notes).toEqual([expected[0]!.replace('"c" and 2 more', '"c" and "d"')]);
   });
 
+  it("names the tasks sharing a noted value in the file's order, as a problem they share names them, not in the order they start", () => {
+    // Before, `tasks "e", "d", "c" and 2 more`: the tasks were named as they were built, which is the order they start in.
+    const lines = ["x-env: &e { TASKQ_ATTEMPT: '3' }", "tasks:"];
+    for (const [id, after] of [["a", "b"], ["b", "c"], ["c", "d"], ["d", "e"], ["e", undefined]] as const) lines.push(`  ${id}: { run: x, env: *e${after === undefined ? "" : `, dependsOn: [${after}]`} }`);
+    expect(parse(yaml(...lines), "e.yaml").notes).toEqual([
+      'e.yaml:1:28: tasks "a", "b", "c" and 2 more: TASKQ_ATTEMPT is set by taskq for each task (to the attempt\'s number): the value given here is never seen',
+    ]);
+    // The same place with a problem in it names the same tasks.
+    const problem = problemsOf(yaml(...lines.map((line) => line.replace("'3' }", "'3', 'A-B': x }"))))[0];
+    expect(problem).toMatch(/^1:\d+: tasks "a", "b", "c" and 2 more: /);
+  });
+
   it("notes a variable whose value names the variable itself ($PATH in PATH), which is passed as written, not expanded", () => {
     const lines = [
       'env: { PATH: "/opt/tools/bin:$PATH", GOPATH: $HOME/go, SECRET: "pa$$word" }',
