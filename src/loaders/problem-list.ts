@@ -30,6 +30,8 @@ export class ProblemList {
   readonly #seen = new Set<string>();
   /** Offsets of values an earlier problem already explains (see explained). */
   readonly #explained = new Set<number>();
+  /** Offsets of keys whose empty value an earlier problem already explains (see keyExplained). */
+  readonly #keyExplained = new Set<number>();
   /** Offsets of mappings whose missing fields an earlier problem may explain (see missingExplained). */
   readonly #missingExplained = new Set<number>();
   /** The problems that begin `task "id": `, by place and the rest of their message: the tasks that share each (see at). */
@@ -59,6 +61,15 @@ export class ProblemList {
   }
 
   /**
+   * Marks the value of the key at `offset`, left empty (`retries: !!int`), as explained by a problem just reported:
+   * the field's refusal, told at its key as the value has no text, follows from it. Unlike explained, the mapping
+   * that starts at the same key (a task's first line) keeps its missing fields told (`run` is missing).
+   */
+  keyExplained(offset: number): void {
+    this.#keyExplained.add(offset);
+  }
+
+  /**
    * Marks the mapping at `offset` as one whose missing fields a problem reported in it may explain:
    * a `<<` it could not merge (`<<: 5`, `<<: *nope`) beside other keys, which may have been meant to
    * bring `run`. A missing field is then not said too; the mapping's other faults still are.
@@ -74,7 +85,7 @@ export class ProblemList {
 
   /** atOffset, unless the value at `offset` is already explained (see explained). */
   followOn(offset: number, message: string): void {
-    if (!this.#explained.has(offset)) this.atOffset(offset, message);
+    if (!this.#explained.has(offset) && !this.#keyExplained.has(offset)) this.atOffset(offset, message);
   }
 
   /** `line:col` of an offset, for messages that point at a second place. */

@@ -235,6 +235,14 @@ describe("hostile input", () => {
       "2:13: the tag !!float does not fit an empty value: it reads only a number written with a dot or an exponent (2.0, 1e3), or .inf or .nan; write the value in its place, without the tag",
       "5:14: the tag !!int does not fit an empty value: it reads only an integer written as one (2, 0x1F, 0o17); write the value in its place, without the tag",
     ]);
+    // The tagged empty value on a task's first line, where its mapping starts too: the task's missing `run` is still told.
+    // Before, only the tag was: written as told (retries: 1), the file was refused for its missing `run`.
+    expect(problemsOf(yaml("tasks:", "  a:", "    retries: !!int", "  b:", "    cwd: !!str", "    timeout: !!int", "    run: x"))).toEqual([
+      '2:3: task "a": `run` is missing; it must be a non-empty command string',
+      "3:14: the tag !!int does not fit an empty value: it reads only an integer written as one (2, 0x1F, 0o17); write the value in its place, without the tag",
+      '5:5: task "b": `cwd` must not be empty, got an empty string',
+      "6:14: the tag !!int does not fit an empty value: it reads only an integer written as one (2, 0x1F, 0o17); write the value in its place, without the tag",
+    ]);
     // Before, `run: !!float 2` was told to write `run: 2`, which `run` refuses as a number.
     expect(problemsOf(yaml("tasks:", "  a: { run: !!float 2 }"))).toEqual([
       '2:13: the tag !!float does not fit 2: it reads only a number written with a dot or an exponent (2.0, 1e3), or .inf or .nan; write the value without the tag, quoted ("2"): unquoted, YAML reads 2 as a number, where a command string is expected',
