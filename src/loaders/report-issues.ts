@@ -151,12 +151,21 @@ function commentHint(issue: Issue, path: DataPath, locator: SourceLocator): stri
   return `: the rest of its line, ${quote(comment)}, is a YAML comment (a # after a space starts one), not its value`;
 }
 
+/**
+ * Whether `path` is a duration field's: a task's or `defaults`' `timeout` or `delay`, a `backoff`'s `base` or `max`; not
+ * a variable of an `env` named so (`env: { timeout: ... }`), whose value is no duration.
+ */
+function isDurationPath(path: DataPath): boolean {
+  const variable = (path.length === 2 && path[0] === "env") || (path.length === 3 && path[0] === "defaults" && path[1] === "env") || (path.length === 4 && path[0] === "tasks" && path[2] === "env");
+  return isDurationField(path.at(-1)) && !variable;
+}
+
 /** What is wrong with a value written almost right, where it can be told: a duration's units out of order (`30s1m`), a space for a runAt's T, exit codes in one string, an integer in quotes. */
 function valueHint(issue: Issue, path: DataPath, locator: SourceLocator): string {
   if (!("input" in issue)) return "";
   const field = path.at(-1);
   // `31d`, `3000000` (seconds): written right, but past the range, which "got 31d" left the user to work out.
-  if (isDurationField(field) && (typeof issue.input === "string" || Number.isFinite(issue.input)) && overDurationLimit(issue.input as string | number)) {
+  if (isDurationPath(path) && (typeof issue.input === "string" || Number.isFinite(issue.input)) && overDurationLimit(issue.input as string | number)) {
     return `; ${OVER_DURATION_LIMIT}`;
   }
   if (typeof issue.input !== "string") return "";
@@ -167,7 +176,7 @@ function valueHint(issue: Issue, path: DataPath, locator: SourceLocator): string
       ? runAtMistake(issue.input, isRunAt)
       : field === "retryOn"
         ? exitCodesMistake(issue.input)
-        : isDurationField(field)
+        : isDurationPath(path)
           ? durationMistake(issue.input)
           : field === "retries"
             ? quotedNumberMistake(issue.input, ...INTEGER_RANGES.retries, written)

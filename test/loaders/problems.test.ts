@@ -1208,6 +1208,12 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       '2:25: task "a": `retries` must be an integer from 0 to 100, got 5e6',
       '2:40: task "a": `retryOn[0]` must be an exit code, an integer from 1 to 255, got 1e3',
     ]);
+    // A variable named as a duration field is no duration: no word of the duration's maximum (before, "; longer than the maximum of 30 days").
+    expect(problemsOf(yaml("env: { timeout: 99999999.5 }", "tasks:", "  env: { run: x, timeout: 3000000, env: { max: 99999999.5 } }"))).toEqual([
+      '1:17: `env.timeout` must be a string, an integer or true/false (quote other values, e.g. "1.10", which YAML would read as 1.1), got 99999999.5',
+      '3:27: task "env": `timeout` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, or none (no limit), got 3000000; longer than the maximum of 30 days (720h)',
+      '3:48: task "env": `env.max` must be a string, an integer or true/false (quote other values, e.g. "1.10", which YAML would read as 1.1), got 99999999.5',
+    ]);
     // Where the field takes no number, "got 1e3" alone would read as the text written: what YAML read it as is said too.
     expect(problemsOf(yaml("name: 1e3", "tasks:", "  a: { run: 0x10, cwd: 1e3, priority: 1e3 }", "  b: { run: x, retries: 2 }"))).toEqual([
       "1:7: `name` must be a string, got 1e3, which YAML reads as the number 1000",
