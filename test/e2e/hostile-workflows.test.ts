@@ -185,7 +185,7 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
         '4:13: task "c": `run` must be a non-empty command string, got nothing (null)',
         '5:33: task "d": `retries` must be an integer from 0 to 100, got -1',
         '6:33: task "e": `retries` must be an integer from 0 to 100, got 1.5',
-        '7:33: task "f": `retries` must be an integer from 0 to 100, got Infinity',
+        '7:33: task "f": `retries` must be an integer from 0 to 100, got 1e400', // as written, not as JavaScript writes the number read (Infinity)
         `8:33: task "g": \`timeout\` ${timeout}, got "5 minutes" (write it without spaces, with the units d, h, m, s and ms: 5m)`,
         `9:33: task "h": \`timeout\` ${timeout}, got "-1s" (a duration cannot be negative)`,
         `10:31: task "i": \`runAt\` ${iso}, got "2026-02-30T00:00:00Z" (February 2026 has 28 days)`,
