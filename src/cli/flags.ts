@@ -60,8 +60,12 @@ export function logDirFlag(value: unknown): string {
   if (value.startsWith("-")) throw new UsageError(`--log-dir: "${value}" looks like a flag, not a folder (was the value before it left out?); for a folder of that name, give ./${value}`);
   // `--log-dir "~/logs"`, a CI variable holding it, or `--log-dir=~/logs` (bash and zsh expand no ~ after `--log-dir=`): no shell expanded it, and taskq made a folder named "~" in the
   // current folder while it said "logs in ~/logs/...", which reads as the home folder's (and `rm -rf ~` removes that).
-  if (value === "~" || value.startsWith("~/")) {
-    throw new UsageError(`--log-dir: "${value}" starts with ~, which no shell expanded (it was quoted, came from a variable, or followed --log-dir=, after which a shell leaves a ~ as it is) and taskq does not: it would name a folder "~" in the current folder; give the home folder's path (${path.join(homedir(), value.slice(1))}), or ./${value} for a folder of that name`);
+  if (value.startsWith("~")) {
+    const why = `--log-dir: "${value}" starts with ~, which no shell expanded (it was quoted, came from a variable, or followed --log-dir=, after which a shell leaves a ~ as it is) and taskq does not`;
+    // `~ci/logs`, a user's home folder: named by the shell alone, so its full path is asked for.
+    const first = value.split("/")[0]!;
+    const give = first === "~" ? `give the home folder's path (${path.join(homedir(), value.slice(1))})` : `give the full path of ${first}'s home folder`;
+    throw new UsageError(`${why}: it would name a folder "${first}" in the current folder; ${give}, or ./${value} for a folder of that name`);
   }
   return value;
 }

@@ -455,6 +455,13 @@ describe("taskq commands", () => {
         stderr: `taskq: --log-dir: "${value}" starts with ~, which no shell expanded (it was quoted, came from a variable, or followed --log-dir=, after which a shell leaves a ~ as it is) and taskq does not: it would name a folder "~" in the current folder; give the home folder's path (${path.join(home, value.slice(1))}), or ./${value} for a folder of that name\n`,
       });
     }
+    // A user's home folder, `~ci/logs`: the shell alone knows it.
+    const user = await runCli(["run", ws.file, "--log-dir", "~ci/logs", "--output", "plain"], { cwd: ws.dir, env: { TASKQ_STORE: "" } });
+    expect(user).toMatchObject({
+      code: 2,
+      stdout: "",
+      stderr: `taskq: --log-dir: "~ci/logs" starts with ~, which no shell expanded (it was quoted, came from a variable, or followed --log-dir=, after which a shell leaves a ~ as it is) and taskq does not: it would name a folder "~ci" in the current folder; give the full path of ~ci's home folder, or ./~ci/logs for a folder of that name\n`,
+    });
     expect((await readdir(ws.dir)).sort()).toEqual(["home", "workflow.yaml"]);
     const named = await runCli(["run", ws.file, "--log-dir", "./~/logs", "--output", "plain"], { cwd: ws.dir });
     expect(named.code).toBe(0);
