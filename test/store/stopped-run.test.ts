@@ -30,6 +30,29 @@ describe("a task of a stopped run", () => {
     expect(rows.get("d")).toMatchObject({ state: "cancelled", cancelReason: "shutdown: not started", cancelledBy: null });
   });
 
+  it("its attempt after one that failed cut short, having printed nothing: the lines status gives say they are of the attempt that failed", async () => {
+    const { store } = fixture;
+    const runId = await store.submitRun(workflow([task("a", { retries: 2, backoff: { baseMs: 1, maxMs: 1 } })]));
+    const [first] = await store.lease("w1", 1, 30_000, { runId });
+    await store.complete(first!.leaseToken, { kind: "failure", error: "exited with code 1", exitCode: 1, tail: ["attempt 1 failed here"] });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const [second] = await store.lease("w2", 1, 30_000, { runId });
+    expect(second?.key).toBe("a");
+    // Given back by its stopping run, not counted: without its own lines, those of attempt 1 are not its own.
+    expect(await store.releaseAs(second!.leaseToken, { attempt: "started" }, { tail: [] })).toBe("run-stopped");
+    expect((await rowsOf(runId)).get("a")).toMatchObject({ state: "cancelled", attempts: 1, cancelledRunning: true, tail: ["attempt 1 failed here"], tailAttempt: 1 });
+    // With lines of its own, those are given, as its own (no attempt named).
+    const again = await store.submitRun(workflow([task("a", { retries: 2, backoff: { baseMs: 1, maxMs: 1 } })]));
+    const [one] = await store.lease("w1", 1, 30_000, { runId: again });
+    await store.complete(one!.leaseToken, { kind: "failure", error: "exited with code 1", exitCode: 1, tail: ["attempt 1 failed here"] });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const [two] = await store.lease("w2", 1, 30_000, { runId: again });
+    expect(await store.releaseAs(two!.leaseToken, { attempt: "started" }, { tail: ["attempt 2 was here"] })).toBe("run-stopped");
+    const row = (await rowsOf(again)).get("a")!;
+    expect(row).toMatchObject({ state: "cancelled", cancelledRunning: true, tail: ["attempt 2 was here"] });
+    expect(row.tailAttempt).toBeUndefined();
+  });
+
   it("marked at the signal, then failing with retries left on any worker: cancelled, not retried, and its run ends", async () => {
     const { runId, token } = await leasedWithDependent(2);
     // The cancel at the signal: what waits (d), and a marked as running.

@@ -68,7 +68,7 @@ function toStatus(row: StatusRow): TaskStatusRow {
     ...(row.state !== "succeeded" && row.failed_attempt === row.attempts && row.failed_worker_id !== null ? { failedWorkerId: row.failed_worker_id } : {}),
     tail: row.tail,
     // Lines of an earlier attempt, the latest having left none, say which attempt they are of. (A success stores its own lines, and no attempt.)
-    ...(row.state !== "succeeded" && row.tail.length > 0 && row.tail_attempt !== null && row.tail_attempt < row.attempts ? { tailAttempt: row.tail_attempt } : {}),
+    ...(row.state !== "succeeded" && row.tail.length > 0 && row.tail_attempt !== null && (row.tail_attempt < row.attempts || ofFailedAttempt(row)) ? { tailAttempt: row.tail_attempt } : {}),
     dependsOn: row.depends_on,
     submittedAt: row.submitted_at,
     startedAt: row.started_at,
@@ -207,4 +207,13 @@ export async function readDeadLetters(pool: pg.Pool, names: SchemaNames, runId?:
 export async function taskNotFound(db: pg.Pool | pg.ClientBase, names: SchemaNames, runId: string, taskKey: string): Promise<TaskqError> {
   const run = await db.query(`SELECT 1 FROM ${names.runs} WHERE id = $1`, [runId]);
   return run.rows.length === 0 ? new RunNotFoundError(runId) : new TaskqError("STORE_NOT_FOUND", `no task "${taskKey}" in run "${runId}"`);
+}
+
+/**
+ * Of a task cut short as it ran: its lines are of an attempt that failed (or whose lease ran out) before the one cut
+ * short, which left none. The attempt a stopped run cut short is given back, not counted, so its number is one past
+ * `attempts`, and lines of the attempt before it, `attempts`, would otherwise read as its own.
+ */
+function ofFailedAttempt(row: Pick<StatusRow, "state" | "cancelled_running" | "failed_attempt" | "tail_attempt">): boolean {
+  return row.state === "cancelled" && row.cancelled_running && row.failed_attempt !== null && row.tail_attempt !== null && row.tail_attempt <= row.failed_attempt;
 }
