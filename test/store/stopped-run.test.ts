@@ -53,6 +53,17 @@ describe("a task of a stopped run", () => {
     expect(row.tailAttempt).toBeUndefined();
   });
 
+  it("marked at the signal, then given back unstarted by its worker's own stop: cancelled as not started, not as cut short as it ran", async () => {
+    const { runId, token } = await leasedWithDependent();
+    await fixture.store.cancelRun(runId, undefined, { shutdown: { aborted: [], waitingOnly: true } });
+    // As a `taskq worker` stopping by a signal of its own gives back what it leased and had not started yet.
+    expect(await fixture.store.releaseAs(token, undefined, { neverStarted: true })).toBe("run-stopped");
+    const row = (await rowsOf(runId)).get("a")!;
+    expect(row).toMatchObject({ state: "cancelled", attempts: 0, cancelReason: "shutdown: not started" });
+    // Not among those cut short as they ran (status would give it a log on that worker, which never ran it).
+    expect(row.cancelledRunning).toBeUndefined();
+  });
+
   it("marked at the signal, then failing with retries left on any worker: cancelled, not retried, and its run ends", async () => {
     const { runId, token } = await leasedWithDependent(2);
     // The cancel at the signal: what waits (d), and a marked as running.

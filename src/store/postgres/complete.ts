@@ -171,6 +171,7 @@ export async function releaseLease(
   reason = RELEASED,
   stop?: StopCancel,
   tail?: string[],
+  neverStarted = false,
 ): Promise<{ runId: string; ended: ReleaseEnd } | undefined> {
   const row = await lockOwned(client, names, token);
   if (row === undefined) return undefined;
@@ -183,7 +184,9 @@ export async function releaseLease(
   // at the signal: an attempt it ran, cut short by its own stop).
   if (stop !== undefined || row.cancel_kind === "shutdown") {
     await cancelWaitingOfStoppedRun(client, names, row.run_id);
-    const cutShort = stop?.attempt !== "not-spawned" && stop?.attempt !== "not-started" && reason !== STRAY;
+    // Never started here: a stray, or a lease its worker gave back before starting it (`neverStarted`, without a stop of its own).
+    const notStarted = stop?.attempt === "not-started" || reason === STRAY || neverStarted;
+    const cutShort = stop?.attempt !== "not-spawned" && !notStarted;
     // Before the attempt is uncounted: its lines are of the attempt the stop cut short, not of the one before.
     if (cutShort) await storeCutShortTail(client, names, row.id, tail);
     // Not counted, as any attempt given back; the reason a stopped run's cancel gives it (see cancelAtShutdown).
@@ -196,7 +199,7 @@ export async function releaseLease(
     const details =
       stop?.attempt === "not-spawned"
         ? { cancelReason: NOT_SPAWNED, cancelKind: "shutdown" as const, cancelledRunning: false }
-        : stop?.attempt === "not-started" || reason === STRAY
+        : notStarted
           ? { cancelReason: notStartedReason(counted.rows[0]!), cancelKind: "shutdown" as const, cancelledRunning: false }
           : runningCancel({ cancel_kind: "shutdown" }, undefined, stop?.killed);
     await finalizeTask(client, names, row, "cancelled", details);

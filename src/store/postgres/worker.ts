@@ -421,7 +421,8 @@ export class PostgresWorker {
   /** Releases a lease never started: the task is queued again at once, its attempt not counted (or cancelled: see cancelWhatIsGivenBack). */
   async #giveBack(task: LeasedTask): Promise<void> {
     try {
-      const ended = await this.#options.store.releaseAs(task.leaseToken, this.#givenBackCancelled ? { attempt: "not-started" } : undefined);
+      // Never started: of a run stopped meanwhile, it is cancelled as not started, not as cut short as it ran.
+      const ended = await this.#options.store.releaseAs(task.leaseToken, this.#givenBackCancelled ? { attempt: "not-started" } : undefined, { neverStarted: true });
       this.#dbAnswered("release");
       if (ended !== false) this.#emit({ type: "released", task, ...cancelledAs(ended) });
     } catch (error) {
@@ -434,7 +435,7 @@ export class PostgresWorker {
   async #giveBackLate(task: LeasedTask, roundTripMs: number): Promise<void> {
     const { leaseMs } = this.#options;
     try {
-      const released = await this.#options.store.release(task.leaseToken);
+      const released = (await this.#options.store.releaseAs(task.leaseToken, undefined, { neverStarted: true })) !== false;
       this.#dbAnswered("release");
       this.#emit({ type: "late-lease", task, roundTripMs, leaseMs, released });
     } catch (error) {
