@@ -64,6 +64,16 @@ describe("a task of a stopped run", () => {
     expect(row.cancelledRunning).toBeUndefined();
   });
 
+  it("asked to cancel, then given back unstarted by its worker's own stop: not among those cut short as they ran", async () => {
+    const { runId, token } = await leasedWithDependent();
+    await fixture.store.cancelRun(runId);
+    expect(await fixture.store.releaseAs(token, undefined, { neverStarted: true })).toBe("requested");
+    const row = (await rowsOf(runId)).get("a")!;
+    expect(row).toMatchObject({ state: "cancelled", cancelReason: "cancelled by request" });
+    // status would give it a log, and last lines, on a worker that never ran it.
+    expect(row.cancelledRunning).toBeUndefined();
+  });
+
   it("marked at the signal, then failing with retries left on any worker: cancelled, not retried, and its run ends", async () => {
     const { runId, token } = await leasedWithDependent(2);
     // The cancel at the signal: what waits (d), and a marked as running.

@@ -176,8 +176,10 @@ export async function releaseLease(
   const row = await lockOwned(client, names, token);
   if (row === undefined) return undefined;
   if (row.cancel_requested) {
-    await storeCutShortTail(client, names, row.id, tail);
-    await finalizeTask(client, names, row, "cancelled", runningCancel(row));
+    // One its worker never started (or whose command never spawned) was not cut short as it ran: no lines, no log of it.
+    const unstarted = neverStarted || reason === STRAY || stop?.attempt === "not-started" || stop?.attempt === "not-spawned";
+    if (!unstarted) await storeCutShortTail(client, names, row.id, tail);
+    await finalizeTask(client, names, row, "cancelled", { ...runningCancel(row), ...(unstarted ? { cancelledRunning: false } : {}) });
     return { runId: row.run_id, ended: "requested" };
   }
   // Given back by this run's own stopping worker (`stop`), or by any worker once its run was stopped (marked
