@@ -51,7 +51,10 @@ export class AttemptTimeoutError extends TaskqError {
 export class TaskCancelledError extends TaskqError {
   readonly reason: "cancel" | "dependency" | "shutdown";
   readonly dependency: string | undefined;
-  /** `cause`: what the attempt it cut short ended with, where one was running and ended (see Queue's hard stop). */
+  /**
+   * `cause`: what the attempt it cut short ended with, where one was running and ended (see Queue's hard stop); or, of a
+   * task waiting to retry, its failed attempt's error, which the message then quotes ("not retried (attempt 1 failed: ...)").
+   */
   constructor(reason: "cancel" | "dependency" | "shutdown", message: string, dependency?: string, options: { cause?: unknown } = {}) {
     super(reason === "shutdown" ? "SHUTDOWN" : "CANCELLED", message, options);
     this.reason = reason;

@@ -1,4 +1,4 @@
-import { shown, TaskqError } from "../errors.js";
+import { messageOf, shown, TaskqError } from "../errors.js";
 import { afterFailure, normalizeError, waitForRecord } from "./attempt-outcome.js";
 import { AttemptRunner } from "./attempt-runner.js";
 import type { Backoff } from "./backoff.js";
@@ -198,9 +198,12 @@ export class Queue {
     if (record === undefined) throw new TaskNotFoundError(id);
     if (isTerminal(record.status)) return false;
     // A task waiting to retry (out its backoff, or past it for a slot, READY) did start: its failed attempt's error is the
-    // cancel's cause, as a shutdown's cancel keeps it. A running one's is its running attempt's, told when it ends.
-    const cause = record.status !== "RUNNING" && record.attempts > 0 ? { cause: record.error } : {};
-    const error = new TaskCancelledError("cancel", `task "${id}" was cancelled`, undefined, cause);
+    // cancel's cause, and quoted, as a shutdown's cancel has it (a cause not quoted is read as the attempt the cancel cut
+    // short, whose kill it would tell). A running one's is its running attempt's, told when it ends.
+    const waited = record.status !== "RUNNING" && record.attempts > 0;
+    const error = waited
+      ? new TaskCancelledError("cancel", `task "${id}" was cancelled: not retried (attempt ${record.attempts} failed: ${messageOf(record.error)})`, undefined, { cause: record.error })
+      : new TaskCancelledError("cancel", `task "${id}" was cancelled`);
     if (record.status === "RUNNING") {
       record.cancelRequested = true;
       // Kept as the task's error: the signal may already carry another reason (a timeout).

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describeError } from "../../src/cli/render/describe.js";
 import { TaskCancelledError, TaskNotFoundError } from "../../src/engine/index.js";
 import type { AttemptContext } from "../../src/engine/types.js";
 import { deferred, eventsOf, flush, makeQueue, trail, untilAborted, useFakeTime } from "./helpers.js";
@@ -42,10 +43,22 @@ describe("cancel", () => {
     expect(queue.get("a")?.status).toBe("SCHEDULED");
     queue.cancel("a");
     queue.cancel("delayed");
-    expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "cancel", error: { message: 'task "a" was cancelled' } });
+    expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "cancel", error: { message: 'task "a" was cancelled: not retried (attempt 1 failed: x)' } });
     expect((queue.get("a")?.error as Error).cause).toBe(failure);
     // One that never started has no cause.
     expect((queue.get("delayed")?.error as Error).cause).toBeUndefined();
+  });
+
+  it("a cancel of a task waiting to retry quotes the failed attempt it carries as cause: its kill is told as that attempt's, not as the cancel's", async () => {
+    // The attempt timed out and took taskq's SIGKILL after the grace; the cancel later killed nothing.
+    const failure = Object.assign(new Error("timed out after 1s"), { killGraceMs: 5_000 });
+    const { queue } = makeQueue({ handlers: { fail: () => Promise.reject(failure) }, backoff: () => 1_000 });
+    queue.submit({ id: "a", type: "fail", maxAttempts: 3 });
+    await flush();
+    queue.cancel("a");
+    const described = describeError(queue.get("a")?.error);
+    expect(described).toBe('task "a" was cancelled: not retried (attempt 1 failed: timed out after 1s)');
+    expect(described).not.toContain("SIGKILL");
   });
 
   it("READY -> CANCELLED past its retry backoff, waiting for a slot, has the failed attempt's error as its cause, as a shutdown's cancel has it", async () => {
@@ -60,7 +73,7 @@ describe("cancel", () => {
     await vi.advanceTimersByTimeAsync(1_000);
     expect(queue.get("a")?.status).toBe("READY");
     queue.cancel("a");
-    expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "cancel", attempts: 1, error: { message: 'task "a" was cancelled' } });
+    expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "cancel", attempts: 1, error: { message: 'task "a" was cancelled: not retried (attempt 1 failed: x)' } });
     expect((queue.get("a")?.error as Error).cause).toBe(failure);
     busy.resolve();
   });
