@@ -74,6 +74,25 @@ describe("a task of a stopped run", () => {
     expect(row.cancelledRunning).toBeUndefined();
   });
 
+  it("marked at the signal, then given back by a worker whose command never spawned, with no stop of its own: not cut short as it ran", async () => {
+    const { runId, token } = await leasedWithDependent();
+    await fixture.store.cancelRun(runId, undefined, { shutdown: { aborted: [], waitingOnly: true } });
+    expect(await fixture.store.releaseAs(token, undefined, { tail: ["never"], notSpawned: true })).toBe("run-stopped");
+    const row = (await rowsOf(runId)).get("a")!;
+    expect(row).toMatchObject({ state: "cancelled", attempts: 0, cancelReason: "shutdown: stopped before its command started" });
+    // status would give it a log, and last lines, of a command that never ran.
+    expect(row.cancelledRunning).toBeUndefined();
+  });
+
+  it("asked to cancel, then given back by a worker whose command never spawned: not among those cut short as they ran", async () => {
+    const { runId, token } = await leasedWithDependent();
+    await fixture.store.cancelRun(runId);
+    expect(await fixture.store.releaseAs(token, undefined, { tail: ["never"], notSpawned: true })).toBe("requested");
+    const row = (await rowsOf(runId)).get("a")!;
+    expect(row).toMatchObject({ state: "cancelled", cancelReason: "cancelled by request" });
+    expect(row.cancelledRunning).toBeUndefined();
+  });
+
   it("marked at the signal, then failing with retries left on any worker: cancelled, not retried, and its run ends", async () => {
     const { runId, token } = await leasedWithDependent(2);
     // The cancel at the signal: what waits (d), and a marked as running.

@@ -173,7 +173,10 @@ export class Attempt {
     const stop = this.#options.givenBackCancelled() ? ({ attempt: this.#notSpawned ? "not-spawned" : "started", killed: this.#killed } as const) : undefined;
     // Its last lines, which the database keeps where the task is cancelled, not queued again (none of a command never spawned).
     const tail = this.#notSpawned ? undefined : this.#lastLines();
-    this.#releasing ??= this.#options.store.releaseAs(this.task.leaseToken, stop, tail === undefined ? {} : { tail }).then(
+    // One whose command never spawned, given back without a stop of this worker's (its run stopped elsewhere, or a cancel
+    // asked for): not cut short as it ran either (see releaseLease).
+    const spawnless = stop === undefined && this.#notSpawned ? { notSpawned: true } : {};
+    this.#releasing ??= this.#options.store.releaseAs(this.task.leaseToken, stop, { ...(tail === undefined ? {} : { tail }), ...spawnless }).then(
       (ended) => {
         const released = ended !== false;
         // Answered: the token owns nothing now (given back, or the task had ended or been taken over).

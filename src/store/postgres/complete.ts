@@ -172,12 +172,15 @@ export async function releaseLease(
   stop?: StopCancel,
   tail?: string[],
   neverStarted = false,
+  notSpawned = false,
 ): Promise<{ runId: string; ended: ReleaseEnd } | undefined> {
+  // Its command never spawned, though the attempt was started (a stop of its own says so as "not-spawned"; one without, by `notSpawned`).
+  const spawnless = notSpawned || stop?.attempt === "not-spawned";
   const row = await lockOwned(client, names, token);
   if (row === undefined) return undefined;
   if (row.cancel_requested) {
     // One its worker never started (or whose command never spawned) was not cut short as it ran: no lines, no log of it.
-    const unstarted = neverStarted || reason === STRAY || stop?.attempt === "not-started" || stop?.attempt === "not-spawned";
+    const unstarted = neverStarted || reason === STRAY || stop?.attempt === "not-started" || spawnless;
     if (!unstarted) await storeCutShortTail(client, names, row.id, tail);
     await finalizeTask(client, names, row, "cancelled", { ...runningCancel(row), ...(unstarted ? { cancelledRunning: false } : {}) });
     return { runId: row.run_id, ended: "requested" };
@@ -188,7 +191,7 @@ export async function releaseLease(
     await cancelWaitingOfStoppedRun(client, names, row.run_id);
     // Never started here: a stray, or a lease its worker gave back before starting it (`neverStarted`, without a stop of its own).
     const notStarted = stop?.attempt === "not-started" || reason === STRAY || neverStarted;
-    const cutShort = stop?.attempt !== "not-spawned" && !notStarted;
+    const cutShort = !spawnless && !notStarted;
     // Before the attempt is uncounted: its lines are of the attempt the stop cut short, not of the one before.
     if (cutShort) await storeCutShortTail(client, names, row.id, tail);
     // Not counted, as any attempt given back; the reason a stopped run's cancel gives it (see cancelAtShutdown).
@@ -199,7 +202,7 @@ export async function releaseLease(
     // A stray never started either (see releaseStrays).
     // One whose start line is out, its command kept from spawning, is not "not started": a local run's words for it.
     const details =
-      stop?.attempt === "not-spawned"
+      spawnless
         ? { cancelReason: NOT_SPAWNED, cancelKind: "shutdown" as const, cancelledRunning: false }
         : notStarted
           ? { cancelReason: notStartedReason(counted.rows[0]!), cancelKind: "shutdown" as const, cancelledRunning: false }

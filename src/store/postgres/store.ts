@@ -367,12 +367,14 @@ export class PostgresStore {
   /**
    * As release does, saying what became of the task (see ReleaseEnd); false when the token owned nothing. `tail`: the
    * attempt's last lines so far, stored where the task is cancelled (by request, or as its run was stopped), not queued again.
+   * `neverStarted`: a lease its worker never started; `notSpawned`: an attempt started whose command never spawned. Either,
+   * cancelled, is not among the tasks cut short as they ran.
    */
-  async releaseAs(token: string, stop?: StopCancel, options: { tail?: string[]; neverStarted?: boolean } = {}): Promise<ReleaseEnd | false> {
+  async releaseAs(token: string, stop?: StopCancel, options: { tail?: string[]; neverStarted?: boolean; notSpawned?: boolean } = {}): Promise<ReleaseEnd | false> {
     // The attempt's last lines so far: kept where it is cancelled as it gives the lease back (cut short), as status shows them.
     const tail = options.tail?.map(storableText);
     return this.#guard("release", async () => {
-      const released = await inTransaction(this.pool, (client) => releaseLease(client, this.#names, token, undefined, stop, tail, options.neverStarted === true));
+      const released = await inTransaction(this.pool, (client) => releaseLease(client, this.#names, token, undefined, stop, tail, options.neverStarted === true, options.notSpawned === true));
       if (released !== undefined) await refreshRunState(this.pool, this.#names, released.runId);
       return released?.ended ?? false;
     });
