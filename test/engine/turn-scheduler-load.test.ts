@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { drainsLongSyncRun } from "./helpers.js";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -8,16 +9,6 @@ afterEach(() => {
 // test files' imports): the setImmediate it found at load was a fake one, which, once the test went back to
 // real timers, or faked them anew, no one ran any more.
 describe("a queue loaded under fake timers", () => {
-  const longRun = async (queue: { submit: (spec: { type: string; payload?: unknown }) => unknown; shutdown: () => Promise<unknown>; stats: () => { byStatus: { SUCCEEDED: number } } }, realTimeout: typeof setTimeout) => {
-    const started = performance.now();
-    let submitted = 0;
-    // Past 10 ms on the real clock, which is the queue's own: it takes a turn.
-    while (performance.now() - started < 30 || submitted < 3000) for (let i = 0; i < 100; i++, submitted++) queue.submit({ type: "sync", payload: submitted });
-    const stalled = new Promise((resolve) => realTimeout(() => resolve("stalled"), 5_000).unref());
-    expect(await Promise.race([queue.shutdown(), stalled])).toEqual({ hardStopped: false });
-    expect(queue.stats().byStatus.SUCCEEDED).toBe(submitted);
-  };
-
   for (const [after, then] of [
     ["back on real timers", () => vi.useRealTimers()],
     ["under fake timers faked anew, setImmediate but not performance", () => vi.useFakeTimers({ toFake: ["setImmediate", "clearImmediate"] })],
@@ -31,7 +22,7 @@ describe("a queue loaded under fake timers", () => {
       then();
       const queue = new Queue({ handlers: { sync: () => 1 } });
       queue.start();
-      await longRun(queue, realTimeout);
+      await drainsLongSyncRun(queue, realTimeout);
     });
   }
 });
