@@ -694,19 +694,13 @@ describe("shutdown with handlers that settle without I/O", () => {
   }
 
   it("under fake timers that fake setImmediate and Date but not performance, a long run of such handlers does not stall", { timeout: 60_000 }, async () => {
-    const realImmediate = setImmediate;
+    // Drained on the event loop's own turns, as many as its 10 ms slices take on a loaded machine: waited for by a real
+    // timer, not a count of turns (five turns were too few where the queue, on the real setImmediate, yields every 10 ms).
+    const realTimeout = setTimeout;
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setImmediate", "clearImmediate", "Date"] });
     const queue = new Queue({ handlers: { sync: () => 1 } });
     queue.start();
-    const started = performance.now();
-    let submitted = 0;
-    // Past 10 ms on the real clock, which is the queue's own.
-    while (performance.now() - started < 30 || submitted < 1000) for (let i = 0; i < 100; i++, submitted++) queue.submit({ type: "sync" });
-    let result: unknown;
-    void queue.shutdown().then((r) => (result = r));
-    for (let turn = 0; turn < 5 && result === undefined; turn++) await new Promise((resolve) => realImmediate(resolve));
-    expect(queue.stats().byStatus.SUCCEEDED).toBe(submitted);
-    expect(result).toEqual({ hardStopped: false });
+    await drainsLongSyncRun(queue, realTimeout);
   });
 });
 
