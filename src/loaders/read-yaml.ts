@@ -3,7 +3,7 @@ import { MAX_NESTING_DEPTH } from "./limits.js";
 import { ProblemList } from "./problem-list.js";
 import { scanTokens } from "./scan-tokens.js";
 import type { DataPath } from "./locator.js";
-import { quote, refusalOf } from "./report-issues.js";
+import { isEnvVariablePath, quote, refusalOf } from "./report-issues.js";
 import { keyText, misreadUnquoted, numberRewritten, secondsInDigits, type Takes } from "./to-plain.js";
 import { KEY_LINE, lineAt, visitTokens, withHint } from "./yaml-error-hints.js";
 
@@ -251,8 +251,7 @@ function takesAt(path: DataPath): Takes {
   if (path.length === 1 && first === "name") return "text";
   if (path.length === 3 && first === "tasks") return third === "run" ? "command" : third === "cwd" ? "text" : undefined;
   if (path.length === 2 && first === "defaults" && second === "cwd") return "text";
-  const env = (path.length === 2 && first === "env") || (path.length === 3 && first === "defaults" && second === "env") || (path.length === 4 && first === "tasks" && third === "env");
-  return env ? "env" : undefined;
+  return isEnvVariablePath(path) ? "env" : undefined;
 }
 
 /**

@@ -156,8 +156,12 @@ function commentHint(issue: Issue, path: DataPath, locator: SourceLocator): stri
  * a variable of an `env` named so (`env: { timeout: ... }`), whose value is no duration.
  */
 function isDurationPath(path: DataPath): boolean {
-  const variable = (path.length === 2 && path[0] === "env") || (path.length === 3 && path[0] === "defaults" && path[1] === "env") || (path.length === 4 && path[0] === "tasks" && path[2] === "env");
-  return isDurationField(path.at(-1)) && !variable;
+  return isDurationField(path.at(-1)) && !isEnvVariablePath(path);
+}
+
+/** Whether `path` is an env variable's: of the file's `env`, `defaults.env`, or a task's `env` (`tasks.a.env.timeout` is no duration). */
+export function isEnvVariablePath(path: DataPath): boolean {
+  return (path.length === 2 && path[0] === "env") || (path.length === 3 && path[0] === "defaults" && path[1] === "env") || (path.length === 4 && path[0] === "tasks" && path[2] === "env");
 }
 
 /** What is wrong with a value written almost right, where it can be told: a duration's units out of order (`30s1m`), a space for a runAt's T, exit codes in one string, an integer in quotes. */
