@@ -458,7 +458,7 @@ describe("signals and shutdown", () => {
     const { result, sinceSignalMs } = await ctrlCTwice(run);
     expect(result.code).toBe(130);
     expect(sinceSignalMs).toBeLessThan(1500 + SLACK_MS);
-    expect(result.stdout).toMatch(/t: stopped \d processes? it left running/);
+    expect(result.stdout).toMatch(/t: stopped \d process(es)? it left running/);
     expect(result.stdout).not.toContain("after the kill grace (20s)");
   });
 
