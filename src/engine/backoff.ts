@@ -29,10 +29,13 @@ export function exponentialDelay(attempt: number, baseMs: number, maxMs: number)
   return delay(attempt, baseMs, maxMs);
 }
 
-/** An attempt number, for JavaScript callers: NaN (or undefined, or a string) would make the delay NaN. */
+/**
+ * An attempt number, a whole one: NaN (or undefined, or a string, from JavaScript) would make the delay NaN, and a
+ * fraction (1.5) or Infinity count no retry, yet gave a delay between two retries' (or the cap). 0 or less is the first retry.
+ */
 function checkAttempt(caller: string, attempt: unknown): asserts attempt is number {
-  if (typeof attempt !== "number" || Number.isNaN(attempt)) {
-    throw new TaskqError("INVALID_OPTION", `${caller} attempt must be a number (1 for the first retry), got ${shown(attempt)}`);
+  if (typeof attempt !== "number" || !Number.isInteger(attempt)) {
+    throw new TaskqError("INVALID_OPTION", `${caller} attempt must be a whole number (1 for the first retry), got ${shown(attempt)}`);
   }
 }
 

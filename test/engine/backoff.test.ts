@@ -8,6 +8,16 @@ describe("exponentialDelay", () => {
 
   it("treats attempt 0 or below as the first", () => {
     expect(exponentialDelay(0, 100, 2_000)).toBe(100);
+    expect(exponentialDelay(-1, 100, 2_000)).toBe(100);
+  });
+
+  it.each([1.5, 0.5, -1.5, Infinity, -Infinity])("refuses attempt %s, no retry's number, with INVALID_OPTION rather than a delay between two retries'", (attempt) => {
+    expect(() => exponentialDelay(attempt, 100, 2_000)).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTION", message: `exponentialDelay attempt must be a whole number (1 for the first retry), got ${attempt}` }),
+    );
+    expect(() => exponentialBackoff({ baseMs: 100, maxMs: 2_000 })(attempt)).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTION", message: `exponentialBackoff's backoff attempt must be a whole number (1 for the first retry), got ${attempt}` }),
+    );
   });
 
   it("stays at the cap for huge attempts (no overflow)", () => {
@@ -29,7 +39,7 @@ describe("exponentialDelay's bounds, checked as exponentialBackoff checks them",
     [[1, Infinity, Infinity], "exponentialDelay baseMs must be a finite number of ms, got Infinity: every retry would wait for ever"],
     [[1, NaN, 1_000], "exponentialDelay baseMs must be a number of ms, 0 or more, got NaN"],
     [[1, 100, -1], "exponentialDelay maxMs must be a number of ms, 0 or more, got -1"],
-    [[NaN, 100, 1_000], "exponentialDelay attempt must be a number (1 for the first retry), got NaN"],
+    [[NaN, 100, 1_000], "exponentialDelay attempt must be a whole number (1 for the first retry), got NaN"],
   ])("exponentialDelay(%s) throws INVALID_OPTION rather than returning Infinity or NaN", (args, message) => {
     const [attempt, baseMs, maxMs] = args as [number, number, number];
     expect(() => exponentialDelay(attempt, baseMs, maxMs)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message: expect.stringContaining(message) }));
@@ -39,7 +49,7 @@ describe("exponentialDelay's bounds, checked as exponentialBackoff checks them",
     [[1, 1_000, undefined], "exponentialDelay maxMs must be a number of ms, 0 or more, got undefined"],
     [[1, undefined, 5_000], "exponentialDelay baseMs must be a number of ms, 0 or more, got undefined"],
     [[1], "exponentialDelay baseMs must be a number of ms, 0 or more, got undefined"],
-    [[undefined, 100, 1_000], "exponentialDelay attempt must be a number (1 for the first retry), got undefined"],
+    [[undefined, 100, 1_000], "exponentialDelay attempt must be a whole number (1 for the first retry), got undefined"],
   ])("exponentialDelay(%s), a bound or the attempt left out from JavaScript, throws INVALID_OPTION rather than returning NaN", (args, message) => {
     const call = exponentialDelay as (...given: unknown[]) => number;
     expect(() => call(...args)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message: expect.stringContaining(message) }));
@@ -85,7 +95,7 @@ describe("exponentialBackoff (full jitter)", () => {
   it("throws INVALID_OPTION, rather than returning NaN, for an attempt that is not a number or a random source's NaN", () => {
     const backoff = exponentialBackoff({ baseMs: 100, maxMs: 1_000 }) as (attempt: unknown) => number;
     for (const attempt of [NaN, undefined, "3"]) {
-      expect(() => backoff(attempt)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message: expect.stringContaining("attempt must be a number (1 for the first retry)") }));
+      expect(() => backoff(attempt)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message: expect.stringContaining("attempt must be a whole number (1 for the first retry)") }));
     }
     for (const value of [NaN, "0.5", undefined]) {
       const jittered = exponentialBackoff({ baseMs: 100, maxMs: 1_000, random: () => value as number });
