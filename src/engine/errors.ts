@@ -1,4 +1,4 @@
-import { messageOf, TaskqError } from "../errors.js";
+import { messageOf, shown, TaskqError } from "../errors.js";
 
 /** submit() after shutdown began. */
 export class QueueClosedError extends TaskqError {
@@ -115,6 +115,8 @@ export function formatSetMs(ms: number): string {
  * instead, by formatDuration.
  */
 export function formatMs(ms: number): string {
+  // From JavaScript: undefined read "undefinedms", and "1500" (a string) "1500ms", as if it were 1500 ms.
+  if (typeof ms !== "number") throw new TaskqError("INVALID_OPTION", `formatMs takes a number of ms, got ${shown(ms)}`);
   // NaN and Infinity as they are, as formatDuration says them: each unit's rest of them is itself, which recursed until the stack ran out.
   if (!Number.isFinite(ms)) return `${ms}ms`;
   // Less than 0 (a time gone by, a caller's difference of two times) as more than 0, signed: -90000 read "-90000ms" where 90000 reads "1m30s".

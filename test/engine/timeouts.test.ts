@@ -246,3 +246,15 @@ describe("formatMs of what is no number of ms", () => {
     expect(formatMs(ms)).toBe(text);
   });
 });
+
+describe("formatMs of what is no number", () => {
+  // Exported: from JavaScript, undefined read "undefinedms", and a string "1500ms" as if it were a number of ms.
+  it.each([
+    [undefined, "undefined"],
+    [null, "null"],
+    ["1500", '"1500" (a string)'],
+    [1500n, "1500n (a bigint)"],
+  ])("formatMs(%s) throws INVALID_OPTION naming what it got", (ms, got) => {
+    expect(() => (formatMs as (ms: unknown) => string)(ms)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message: `formatMs takes a number of ms, got ${got}` }));
+  });
+});
