@@ -1,4 +1,4 @@
-import { messageOf, shown, TaskqError } from "../errors.js";
+import { shown, TaskqError } from "../errors.js";
 import { formatMs } from "./errors.js";
 
 /** Delay in milliseconds before retry number `attempt` (1 = the first retry). */
@@ -102,8 +102,12 @@ function checkOptions(options: unknown): asserts options is ExponentialBackoffOp
   if (options === null) return;
   // An array: a list of delays, which a backoff of its own gives ((attempt) => delays[attempt - 1]); `[]` was taken for no options.
   if (typeof options !== "object" || Array.isArray(options)) {
-    const hint = Array.isArray(options) ? ": for a list of delays, pass a backoff of your own, (attempt) => delays[Math.min(attempt, delays.length) - 1]" : "";
-    throw new TaskqError("INVALID_OPTION", `exponentialBackoff options must be an object ({ baseMs, maxMs }), got ${Array.isArray(options) ? shown(options) : messageOf(options)}${hint}`);
+    const hint = Array.isArray(options)
+      ? ": for a list of delays, pass a backoff of your own, (attempt) => delays[Math.min(attempt, delays.length) - 1]"
+      : typeof options === "number"
+        ? `: for a base of ${options} ms, pass exponentialBackoff({ baseMs: ${options} })`
+        : "";
+    throw new TaskqError("INVALID_OPTION", `exponentialBackoff options must be an object ({ baseMs, maxMs }), got ${shown(options)}${hint}`);
   }
   const unknown = Object.keys(options).filter((name) => !OPTION_NAMES.has(name));
   if (unknown.length > 0) {
@@ -116,7 +120,7 @@ function checkOptions(options: unknown): asserts options is ExponentialBackoffOp
     throw new TaskqError("INVALID_OPTION", `exponentialBackoff maxMs must not be less than baseMs, ${msWords(baseMs)}, got ${msWords(maxMs)}`);
   }
   if (random !== undefined && random !== null && typeof random !== "function") {
-    throw new TaskqError("INVALID_OPTION", `exponentialBackoff random must be a function () => [0, 1), got ${messageOf(random)}`);
+    throw new TaskqError("INVALID_OPTION", `exponentialBackoff random must be a function () => [0, 1), got ${shown(random)}`);
   }
 }
 

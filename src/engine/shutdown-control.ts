@@ -1,4 +1,4 @@
-import { messageOf, shown, TaskqError } from "../errors.js";
+import { shown, TaskqError } from "../errors.js";
 import type { ShutdownOptions, ShutdownResult } from "./options.js";
 import { LongTimer } from "./long-timer.js";
 import { dateTime, EPOCH_LIKE_MS } from "./task-spec.js";
@@ -61,7 +61,9 @@ export function checkShutdownOptions(options: unknown): asserts options is Shutd
   // null is no options, as for wait(id, null): a JavaScript caller's `shutdown(options ?? null)`.
   if (options === null) return;
   if (typeof options !== "object") {
-    throw new TaskqError("INVALID_OPTION", `shutdown options must be an object, got ${messageOf(options)}`);
+    // Shown as other options' values are: "x" quoted as a string, where it read as `got x`; a number or a boolean is likely the deadline or the drain meant.
+    const hint = typeof options === "number" ? `: for a deadline, pass shutdown({ deadline: ${options} })` : typeof options === "boolean" ? `: for the drain, pass shutdown({ drain: ${options} })` : "";
+    throw new TaskqError("INVALID_OPTION", `shutdown options must be an object, got ${shown(options)}${hint}`);
   }
   // It has no keys of its own: taken for no options, the signal would be ignored and the drain wait on.
   if (isAbortSignal(options)) throw new TaskqError("INVALID_OPTION", "shutdown options must be an object, got an AbortSignal: pass it as shutdown({ signal })");

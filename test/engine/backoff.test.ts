@@ -115,7 +115,9 @@ describe("exponentialBackoff (full jitter)", () => {
     [{ maxMs: NaN }, "exponentialBackoff maxMs must be a number of ms, 0 or more, got NaN"],
     [{ baseMs: -1 }, "exponentialBackoff baseMs must be a number of ms, 0 or more, got -1"],
     [{ random: 0.5 }, "exponentialBackoff random must be a function () => [0, 1), got 0.5"],
-    ["fast", 'exponentialBackoff options must be an object ({ baseMs, maxMs }), got fast'],
+    ["fast", 'exponentialBackoff options must be an object ({ baseMs, maxMs }), got "fast" (a string)'],
+    [1_000, "exponentialBackoff options must be an object ({ baseMs, maxMs }), got 1000: for a base of 1000 ms, pass exponentialBackoff({ baseMs: 1000 })"],
+    [{ random: "0.5" }, 'exponentialBackoff random must be a function () => [0, 1), got "0.5" (a string)'],
     // A max under its base, as a workflow file refuses it (`backoff.max` under its `base`): both values named, when given.
     [{ baseMs: 120_000, maxMs: 90_000 }, "exponentialBackoff maxMs must not be less than baseMs, 120000 ms (2m), got 90000 ms (1m30s)"],
     [{ baseMs: 500, maxMs: 100 }, "exponentialBackoff maxMs must not be less than baseMs, 500 ms, got 100 ms"],

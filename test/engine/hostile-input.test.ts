@@ -245,6 +245,10 @@ describe("bad input to the library", () => {
 
   it.each([
     [{ deadLine: 100 }, 'unknown shutdown option "deadLine": the options are drain, deadline, signal, abortGraceMs'],
+    // Shown as other options' values are: this read `got x`, and `got 5000` as if 5000 were an object's text.
+    ["x", 'shutdown options must be an object, got "x" (a string)'],
+    [5_000, "shutdown options must be an object, got 5000: for a deadline, pass shutdown({ deadline: 5000 })"],
+    [false, "shutdown options must be an object, got false: for the drain, pass shutdown({ drain: false })"],
     [{ drain: "false" }, 'shutdown drain must be true or false, got "false" (a string)'],
     [{ deadline: 100, abortGraceMs: "5000" }, 'shutdown abortGraceMs must be a number of ms, got "5000" (a string)'],
     // A handler that ignores its signal would be waited for forever: shutdown would never return.
