@@ -106,7 +106,11 @@ export function resolveDependencies(tasks: { get(id: string): TaskRecord | undef
   if (dependsOn === undefined || dependsOn === null) return NO_DEPENDENCIES;
   // A string would be read a character at a time.
   const given: unknown = dependsOn;
-  if (!Array.isArray(given)) throw new TaskqError("INVALID_TASK", `task "${id}": dependsOn must be an array of task ids, got ${typeof given}`);
+  // Shown as other fields' values are: "got string" named neither the value nor the fix, and "got object" an object's keys.
+  if (!Array.isArray(given)) {
+    const hint = typeof given === "string" ? `: for one dependency, pass [${JSON.stringify(given)}]` : given instanceof Set ? ": pass [...set]" : "";
+    throw new TaskqError("INVALID_TASK", `task "${id}": dependsOn must be an array of task ids, got ${given instanceof Set ? "a Set" : shown(given)}${hint}`);
+  }
   if (dependsOn.length === 0) return NO_DEPENDENCIES;
   const found: TaskRecord[] = [];
   for (const dependencyId of new Set(dependsOn)) {

@@ -382,8 +382,20 @@ describe("bad input to the library", () => {
   it("dependsOn given as a string is an error, not a list of its characters", () => {
     const { queue } = makeQueue();
     queue.submit({ id: "build", type: "echo" });
-    expect(() => queue.submit({ id: "x", type: "echo", dependsOn: "build" as unknown as string[] })).toThrow(/task "x": dependsOn must be an array of task ids, got string/);
+    expect(() => queue.submit({ id: "x", type: "echo", dependsOn: "build" as unknown as string[] })).toThrow(
+      expect.objectContaining({ code: "INVALID_TASK", message: 'task "x": dependsOn must be an array of task ids, got "build" (a string): for one dependency, pass ["build"]' }),
+    );
     expect(queue.get("x")).toBeUndefined();
+  });
+
+  it.each([
+    [new Set(["build"]), 'task "x": dependsOn must be an array of task ids, got a Set: pass [...set]'],
+    [{ 0: "build" }, 'task "x": dependsOn must be an array of task ids, got {"0":"build"} (an object)'],
+    [5, 'task "x": dependsOn must be an array of task ids, got 5'],
+  ])("dependsOn of %s, no array, is an error that shows the value (it said only its typeof)", (dependsOn, message) => {
+    const { queue } = makeQueue();
+    queue.submit({ id: "build", type: "echo" });
+    expect(() => queue.submit({ id: "x", type: "echo", dependsOn: dependsOn as unknown as string[] })).toThrow(expect.objectContaining({ code: "INVALID_TASK", message }));
   });
 
   // null is an optional field or option not given, everywhere, as in wait(id, null) and
