@@ -18,10 +18,11 @@ export class UnknownHandlerError extends TaskqError {
 }
 
 export class UnknownDependencyError extends TaskqError {
-  constructor(id: string, dependency: string) {
+  /** `name`: how the task is named (see taskName), for a spec without an id by its type. */
+  constructor(id: string, dependency: string, name = `task "${id}"`) {
     super(
       "UNKNOWN_DEPENDENCY",
-      dependency === id ? `task "${id}" depends on itself: a task may depend only on tasks already submitted` : `task "${id}" depends on "${dependency}", which was not submitted`,
+      dependency === id && name === `task "${id}"` ? `${name} depends on itself: a task may depend only on tasks already submitted` : `${name} depends on "${dependency}", which was not submitted`,
     );
   }
 }

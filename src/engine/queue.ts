@@ -9,7 +9,7 @@ import { resolveQueueOptions, waitOptionsProblem, type QueueOptions, type Shutdo
 import { QueueShutdown } from "./queue-shutdown.js";
 import { Schedule } from "./schedule.js";
 import { RecordAttemptContext, TaskRecord } from "./task-record.js";
-import { createRecord, resolveDependencies } from "./task-spec.js";
+import { createRecord, resolveDependencies, taskName } from "./task-spec.js";
 import { TaskTable } from "./task-table.js";
 import { isTerminal, type Handler, type QueueStats, type TaskResult, type TaskSpec } from "./types.js";
 
@@ -143,9 +143,11 @@ export class Queue {
     // One map lookup per submit: a generated id is unique by construction.
     const id = spec.id ? spec.id : this.#tasks.freeId(this.#seq + 1);
     if (spec.id && this.#tasks.has(id)) return id;
-    const dependencies = resolveDependencies(this.#tasks, id, spec.dependsOn);
+    // A spec without an id is named by its type: the id made for it is not taken if it is refused, and is the next task's.
+    const name = spec.id ? taskName(id) : taskName(id, spec.type);
+    const dependencies = resolveDependencies(this.#tasks, id, spec.dependsOn, name);
     // The sequence moves only for a task taken: a refused spec uses up no `task-<n>` id.
-    const record = createRecord(id, spec, this.#seq + 1, this.#defaultMaxAttempts);
+    const record = createRecord(id, spec, this.#seq + 1, this.#defaultMaxAttempts, name);
     this.#seq++;
     this.#tasks.add(record);
     const failed = dependencies.length === 0 ? undefined : dependencies.find((d) => d.status === "FAILED" || d.status === "CANCELLED");

@@ -509,6 +509,24 @@ describe("bad input to the library", () => {
     expect(queue.submit({ type: "echo" })).toBe("task-2");
   });
 
+  it.each([
+    [{ type: "echo", priority: "urgent" }, 'a task of type "echo" (no id given): unknown priority "urgent": the priorities are low, normal, high, critical'],
+    [{ type: "echo", maxAttempts: 1.5 }, 'a task of type "echo" (no id given): maxAttempts must be an integer'],
+    [{ type: "echo", dependsOn: ["task-1"] }, 'a task of type "echo" (no id given) depends on "task-1", which was not submitted'],
+  ])("a refused spec without an id (%j) is named by its type, not by the id the next task is given", (spec, message) => {
+    const { queue } = makeQueue();
+    // Named "task-1" before: the task submitted next is task-1, which the message then seemed to be about.
+    expect(() => queue.submit(spec as unknown as TaskSpec)).toThrow(expect.objectContaining({ message: expect.stringContaining(message) }));
+    expect(() => queue.submit(spec as unknown as TaskSpec)).toThrow(expect.objectContaining({ message: expect.not.stringContaining('"task-1":') }));
+    expect(queue.submit({ type: "echo" })).toBe("task-1");
+  });
+
+  it("a spec with an id is still named by it", () => {
+    const { queue } = makeQueue();
+    expect(() => queue.submit({ id: "a", type: "echo", priority: "urgent" as "high" })).toThrow(expect.objectContaining({ message: expect.stringMatching(/^task "a": unknown priority/) }));
+    expect(() => queue.submit({ id: "a", type: "echo", dependsOn: ["a"] })).toThrow(expect.objectContaining({ code: "UNKNOWN_DEPENDENCY", message: 'task "a" depends on itself: a task may depend only on tasks already submitted' }));
+  });
+
   // What JavaScript callers, whom the types do not hold back, pass.
   it("an id that is not a string is refused at submit: it would be a second name for the task (get(\"5\") finding nothing)", () => {
     const { queue } = makeQueue();
