@@ -29,7 +29,12 @@ export class IndexedHeap<T extends HeapItem> {
     return this.#items[0];
   }
 
+  /** Throws INVALID_OPTION for an item this heap holds already: pushed twice, it came out twice, and remove() took out one copy. */
   push(item: T): void {
+    const held = item.heapIndex;
+    if (held >= 0 && this.#items[held] === item) {
+      throw new TaskqError("INVALID_OPTION", `IndexedHeap.push: the item is in this heap already, at index ${held}: an item is held once (remove it first)`);
+    }
     item.heapIndex = this.#items.length;
     this.#items.push(item);
     this.#up(item.heapIndex);

@@ -94,6 +94,22 @@ describe("IndexedHeap", () => {
     expect(b.size).toBe(1);
   });
 
+  it("refuses an item it holds already, which pushed twice came out twice and outlived its remove()", () => {
+    const heap = new IndexedHeap<Item>(less);
+    const b = item(2, 1);
+    const c = item(3, 2);
+    heap.push(b);
+    heap.push(c);
+    expect(() => heap.push(b)).toThrow(expect.objectContaining({ code: "INVALID_OPTION", message: "IndexedHeap.push: the item is in this heap already, at index 0: an item is held once (remove it first)" }));
+    expect(heap.remove(b)).toBe(true);
+    expect(popAll(heap)).toEqual([c]);
+    // Removed, or popped, it may be pushed again.
+    heap.push(b);
+    expect(heap.pop()).toBe(b);
+    heap.push(b);
+    expect(popAll(heap)).toEqual([b]);
+  });
+
   it("drains every item and resets their indexes", () => {
     const heap = new IndexedHeap<Item>(less);
     const items = [item(3, 1), item(1, 2), item(2, 3)];
