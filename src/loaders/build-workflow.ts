@@ -6,7 +6,8 @@ import { MAX_DURATION_MS } from "./limits.js";
 import { SHARED_NAMED, sharedBy, type ProblemList } from "./problem-list.js";
 import { quote } from "./report-issues.js";
 import { backslashBeforeFold, joinedCommands } from "./folded-run.js";
-import { commandNameNoBreakSpace, cutByCommentNote, selfReferenceNote, shebangNote, unclosedQuoteNote } from "./shell-traps.js";
+import { commandNameNoBreakSpace, cutByCommentNote, pipefailNote, pipefailSet, selfReferenceNote, shebangNote, unclosedQuoteNote } from "./shell-traps.js";
+import { shellRefusingPipefail } from "./host-shell.js";
 import { PRIORITIES, type TaskDefaults, type TaskFile } from "./schema.js";
 
 /** A task ready for the engine: defaults applied, durations in ms, paths absolute. */
@@ -71,6 +72,8 @@ interface BuildContext {
    * each folder looked at, by absolute path (undefined: a folder), so each is looked at once.
    */
   cwdProblems?: Map<string, string | undefined>;
+  /** Set to ask this machine's /bin/sh whether it takes a `set -o pipefail` a run has (see notePipefail). */
+  checkShell?: boolean;
 }
 
 /** Builds one engine-ready task; `dependsOn` is already deduplicated and checked. */
@@ -253,7 +256,20 @@ function noteRunTraps(id: string, run: string, context: BuildContext): void {
   if (open !== undefined) noteAt(id, ["tasks", id, "run"], open, context);
   const shebang = shebangNote(run);
   if (shebang !== undefined) noteAt(id, ["tasks", id, "run"], shebang, context);
+  else if (context.checkShell === true) notePipefail(id, run, context);
   if (run.includes("\u00a0")) noteNoBreakSpace(id, run, context);
+}
+
+/**
+ * `set -euo pipefail` in a run, where this machine's /bin/sh refuses it (dash): the task would exit 2 at
+ * that line once it starts, though the file validated. Said at the run (a `#!/bin/bash` first line
+ * has its own note, which says why).
+ */
+function notePipefail(id: string, run: string, context: BuildContext): void {
+  const set = pipefailSet(run);
+  if (set === undefined) return;
+  const shell = shellRefusingPipefail();
+  if (shell !== undefined) noteAt(id, ["tasks", id, "run"], pipefailNote(set, run.includes("\n"), shell), context);
 }
 
 /**

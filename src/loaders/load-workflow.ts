@@ -18,7 +18,7 @@ import { systemWords } from "../system-words.js";
  */
 export async function loadWorkflow(file: string, options: ParseOptions = {}): Promise<Workflow> {
   const { bytes, folder } = readWorkflowFile(file);
-  const parseOptions: ParseOptions = { folder, checkCwd: true, ...options, now: options.now ?? Date.now() };
+  const parseOptions: ParseOptions = { folder, checkCwd: true, checkShell: true, ...options, now: options.now ?? Date.now() };
   const simple = parseIfSimple(bytes, nameOf(file), parseOptions);
   if (simple !== undefined) return simple;
   // yaml is loaded only now, for a file the fast reader declines: a file it takes (most, with
@@ -31,7 +31,7 @@ export async function loadWorkflow(file: string, options: ParseOptions = {}): Pr
 /** As loadWorkflow, but only through the fast reader: undefined when it declines the file (see parseSimpleWorkflow). */
 export function loadSimpleWorkflow(file: string, options: ParseOptions = {}): Workflow | undefined {
   const { bytes, folder } = readWorkflowFile(file);
-  return parseSimpleWorkflow(bytes, nameOf(file), { folder, checkCwd: true, ...options });
+  return parseSimpleWorkflow(bytes, nameOf(file), { folder, checkCwd: true, checkShell: true, ...options });
 }
 
 /** `-` for the workflow file: standard input, named so in messages. */

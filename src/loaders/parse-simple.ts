@@ -25,6 +25,8 @@ export interface ParseOptions {
   simple?: boolean;
   /** Note each task's `cwd` that is not a folder now (see noteMissingCwd); loadWorkflow's default. */
   checkCwd?: boolean;
+  /** Note a `set -o pipefail` in a run that this machine's /bin/sh refuses (see notePipefail); loadWorkflow's default. */
+  checkShell?: boolean;
 }
 
 /** The message for a file over MAX_FILE_BYTES. */
@@ -75,10 +77,11 @@ export interface Source {
   now: number;
   folder: string;
   checkCwd: boolean;
+  checkShell: boolean;
 }
 
 export function sourceOf(file: string, options: ParseOptions): Source {
-  return { file, now: options.now ?? Date.now(), folder: options.folder ?? dirname(resolve(file)), checkCwd: options.checkCwd === true };
+  return { file, now: options.now ?? Date.now(), folder: options.folder ?? dirname(resolve(file)), checkCwd: options.checkCwd === true, checkShell: options.checkShell === true };
 }
 
 /**
@@ -141,7 +144,7 @@ function buildFromSimple(data: unknown, source: Source): Workflow | undefined {
 
 /** Validates plain data, orders the tasks and builds them; throws a WorkflowError listing every problem. */
 export function buildWorkflow(data: unknown, source: Source & { locator: SourceLocator; problems: ProblemList }): Workflow {
-  const { file, now, folder, checkCwd, locator, problems } = source;
+  const { file, now, folder, checkCwd, checkShell, locator, problems } = source;
   const validated = validateFile(data, locator, problems);
   if (validated === undefined) throw new WorkflowError(problems.problems);
   // A dependency listed twice counts once, and is noted: likely a slip for another id.
@@ -167,6 +170,7 @@ export function buildWorkflow(data: unknown, source: Source & { locator: SourceL
     throw new WorkflowError(problems.problems);
   }
   if (checkCwd) context.cwdProblems = new Map();
+  if (checkShell) context.checkShell = true;
   if (header.env !== undefined) noteEnvVariables(header.env, ["env"], "env", context);
   if (header.defaults?.env !== undefined) noteEnvVariables(header.defaults.env, ["defaults", "env"], "defaults", context);
   const tasks = order.map((index) => {

@@ -38,6 +38,39 @@ export function shebangNote(run: string): string | undefined {
 }
 
 /**
+ * `set -euo pipefail`, as a GitHub Actions step's bash runs it, in a `run`, which /bin/sh runs: an
+ * sh without pipefail (dash before 0.5.13, Debian's and Ubuntu's /bin/sh) refuses the `set`, a
+ * special builtin, and exits 2 there ("Illegal option -o pipefail", `|| true` or not), after the
+ * file validated. The first `set` that turns pipefail on where sh runs it as a command of the
+ * run's own: first on its line, or after `;`, `&&`, `||`, `{`, `then`, `do` or `else`, outside
+ * quotes and comments (not `bash -c 'set -o pipefail; ...'`, nor `(set -o pipefail)`, a subshell
+ * that tries it, nor in a run with a here-document, whose lines may be another shell's): its text
+ * (`set -euo pipefail`) and its line, from 1.
+ */
+export function pipefailSet(run: string): { text: string; line: number } | undefined {
+  if (!run.includes("pipefail") || run.includes("<<")) return undefined;
+  const command = /(?:^|\n|;|&&|\|\||\{|\bthen|\bdo|\belse)[ \t]*(set[ \t][^\n;&|#]*)/g;
+  for (const match of run.matchAll(command)) {
+    const words = match[1]!.trim().split(/[ \t]+/);
+    const on = words.some((word, index) => /^-[A-Za-z]*o$/.test(word) && words[index + 1] === "pipefail");
+    if (!on) continue;
+    const index = match.index + match[0].indexOf(match[1]!);
+    const before = run.slice(0, index);
+    const lineStart = before.lastIndexOf("\n") + 1;
+    // In a comment (`# set -o pipefail`, `make # then set -o pipefail`), or inside quotes: not sh's command.
+    if (/(?:^|[ \t;&|()])#/.test(before.slice(lineStart)) || openQuote(before) !== undefined) continue;
+    return { text: words.join(" "), line: before.split("\n").length };
+  }
+  return undefined;
+}
+
+/** The note for pipefailSet's `set` in a run (`multiline`: of several lines), where `shell`, this machine's /bin/sh (`/bin/sh (dash)`), refuses it. */
+export function pipefailNote(set: { text: string; line: number }, multiline: boolean, shell: string): string {
+  const where = multiline ? ` (its line ${set.line})` : "";
+  return `run has ${set.text}${where}, which ${shell} here refuses ("Illegal option -o pipefail"): a run is run by /bin/sh -c, not bash, so the task exits 2 at that line and runs nothing after it; drop pipefail, or run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)`;
+}
+
+/**
  * `PATH: "./bin:$PATH"`: env values are passed as written, so the task's PATH would hold the
  * characters `$PATH` instead of taskq's PATH, and every command outside ./bin fail with 127 (not
  * found), nothing saying why. A value that names its own variable can only mean to extend it: say

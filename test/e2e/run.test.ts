@@ -980,3 +980,68 @@ prog 100%%
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+/** Whether this machine's /bin/sh refuses `set -o pipefail` (dash before 0.5.13), as it runs every task's command. */
+function shRefusesPipefail(): boolean {
+  try {
+    execFileSync("/bin/sh", ["-c", "set -o pipefail"], { stdio: "ignore" });
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+describe.skipIf(!shRefusesPipefail())("a run with set -o pipefail where /bin/sh refuses it (dash)", () => {
+  const yaml = [
+    "tasks:",
+    "  build:",
+    "    run: |",
+    "      echo building",
+    "      set -euo pipefail",
+    "      make all",
+    "  lint: { run: \"bash -c 'set -euo pipefail; echo linted'\" }",
+    "  probe:",
+    "    run: |",
+    "      # set -o pipefail",
+    "      (set -o pipefail) 2>/dev/null || echo no pipefail here",
+    "",
+  ].join("\n");
+  const note = /task "build": run has set -euo pipefail \(its line 2\), which \/bin\/sh[^:]* here refuses \("Illegal option -o pipefail"\): a run is run by \/bin\/sh -c, not bash, so the task exits 2 at that line and runs nothing after it; drop pipefail, or run the commands with bash/;
+
+  it("validate, run and --dry-run note it at the run, naming the shell and its line, before the task exits 2 there; one run by bash, in a comment or in a subshell that tries it is not noted", async () => {
+    // validate said "ok" and the run failed once the task started, with dash's "Illegal option -o pipefail" alone.
+    const ws = await workspace(yaml);
+    const validated = await runCli(["validate", ws.file], { cwd: ws.dir });
+    expect(validated.code).toBe(0);
+    expect(validated.stdout).toContain("workflow.yaml: ok, 3 tasks");
+    const notes = validated.stdout.split("\n").filter((line) => line.startsWith("note: "));
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toContain(`note: ${ws.file}:3:10: `);
+    expect(notes[0]).toMatch(note);
+    const dry = await runCli(["run", ws.file, "--dry-run"], { cwd: ws.dir });
+    expect(dry.code).toBe(0);
+    expect(`${dry.stdout}${dry.stderr}`).toMatch(note);
+    logRoots.push(ws.logs);
+    const ran = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir });
+    expect(ran.stdout).toMatch(note);
+    expect(ran.stdout.match(/ note +/g)).toHaveLength(1);
+    expect(ran.stdout).toContain("Illegal option -o pipefail");
+    expect(ran.stdout).toMatch(/FAILED +build: exited with code 2/);
+    expect(ran.stdout).toContain("lint | linted");
+    expect(ran.stdout).toContain("probe | no pipefail here");
+    expect(ran.code).toBe(1);
+  }, 60_000);
+
+  it("--output json gives the note as a record at its file, line and column", async () => {
+    const ws = await workspace(yaml);
+    const validated = await runCli(["validate", ws.file, "--output", "json"], { cwd: ws.dir });
+    const records = validated.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { event: string; line?: number; col?: number; message?: string });
+    const notes = records.filter((record) => record.event === "note");
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatchObject({ line: 3, col: 10 });
+    expect(notes[0]!.message).toMatch(/^task "build": run has set -euo pipefail \(its line 2\), which \/bin\/sh/);
+  }, 60_000);
+});
