@@ -6,7 +6,7 @@ import { MAX_DURATION_MS } from "./limits.js";
 import { SHARED_NAMED, sharedBy, type ProblemList } from "./problem-list.js";
 import { quote } from "./report-issues.js";
 import { backslashBeforeFold, joinedCommands } from "./folded-run.js";
-import { commandNameNoBreakSpace, cutByCommentNote, pipefailNote, pipefailSet, selfReferenceNote, shebangNote, unclosedQuoteNote } from "./shell-traps.js";
+import { actionsExpressionNote, commandNameNoBreakSpace, cutByCommentNote, pipefailNote, pipefailSet, selfReferenceNote, shebangNote, unclosedQuoteNote } from "./shell-traps.js";
 import { shellRefusingPipefail } from "./host-shell.js";
 import { PRIORITIES, type TaskDefaults, type TaskFile } from "./schema.js";
 
@@ -257,6 +257,8 @@ function noteRunTraps(id: string, run: string, context: BuildContext): void {
   const shebang = shebangNote(run);
   if (shebang !== undefined) noteAt(id, ["tasks", id, "run"], shebang, context);
   else if (context.checkShell === true) notePipefail(id, run, context);
+  const expression = actionsExpressionNote(run);
+  if (expression !== undefined) noteAt(id, ["tasks", id, "run"], expression, context);
   if (run.includes("\u00a0")) noteNoBreakSpace(id, run, context);
 }
 

@@ -71,6 +71,36 @@ export function pipefailNote(set: { text: string; line: number }, multiline: boo
 }
 
 /**
+ * `run: echo ${{ github.sha }}`, copied from a GitHub Actions step: the runner replaces `${{ ... }}`
+ * before bash sees it, but taskq replaces nothing, and to sh it is a bad substitution (dash:
+ * "Bad substitution", exit 2), which ends the task's shell there, found only once the task runs. The first one outside single quotes
+ * and comments (in a run with no here-document, whose lines may be text), with what to write
+ * instead: the variable the runner sets for a `github.x` (`$GITHUB_SHA`), the variable itself for
+ * an `env.X`, and otherwise a variable the step's `env:` gives taskq.
+ */
+export function actionsExpressionNote(run: string): string | undefined {
+  if (!run.includes("${{") || run.includes("<<")) return undefined;
+  for (const match of run.matchAll(/\$\{\{([^\n]*?)\}\}/g)) {
+    const before = run.slice(0, match.index);
+    const lineStart = before.lastIndexOf("\n") + 1;
+    if (/(?:^|[ \t;&|()])#/.test(before.slice(lineStart)) || openQuote(before)?.quote === "'") continue;
+    const written = match[0];
+    const where = run.includes("\n") ? ` (its line ${before.split("\n").length})` : "";
+    return `run has ${written}${where}, GitHub Actions' expression syntax, which taskq does not replace: /bin/sh refuses it as a bad substitution, and the task fails there; ${actionsInstead(match[1]!.trim())}`;
+  }
+  return undefined;
+}
+
+/** What to write in a run instead of `${{ expression }}`. */
+function actionsInstead(expression: string): string {
+  const github = /^github\.([a-z_]+)$/.exec(expression);
+  if (github !== null && github[1] !== "token" && github[1] !== "event") return `the runner sets $GITHUB_${github[1]!.toUpperCase()} for ${expression}, in taskq's environment and so in every task's: write that`;
+  const env = /^env\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(expression);
+  if (env !== null) return `${expression} is the variable ${env[1]}, in taskq's environment and so in every task's: write $${env[1]}`;
+  return "give the value to taskq's environment in the step that runs it (env: { NAME: ${{ ... }} }), and write $NAME here";
+}
+
+/**
  * `PATH: "./bin:$PATH"`: env values are passed as written, so the task's PATH would hold the
  * characters `$PATH` instead of taskq's PATH, and every command outside ./bin fail with 127 (not
  * found), nothing saying why. A value that names its own variable can only mean to extend it: say

@@ -1045,3 +1045,38 @@ describe.skipIf(!shRefusesPipefail())("a run with set -o pipefail where /bin/sh 
     expect(notes[0]!.message).toMatch(/^task "build": run has set -euo pipefail \(its line 2\), which \/bin\/sh/);
   }, 60_000);
 });
+
+describe("a run with GitHub Actions' ${{ ... }}, which no shell knows", () => {
+  it("validate and run note it at the run, with the variable to write instead, before the task fails there; one in single quotes or a comment is not noted", async () => {
+    // validate said "ok", and the task failed once it started with sh's "Bad substitution" alone.
+    const ws = await workspace(
+      [
+        "tasks:",
+        "  build:",
+        "    run: |",
+        "      # tag ${{ github.ref_name }}",
+        '      echo "building ${{ github.sha }}"',
+        "  quoted: { run: \"echo '${{ kept }}'\" }",
+        "  deploy: { run: 'deploy --token \"${{ secrets.DEPLOY_TOKEN }}\"' }",
+        "",
+      ].join("\n"),
+    );
+    const build = /task "build": run has \$\{\{ github\.sha \}\} \(its line 2\), GitHub Actions' expression syntax, which taskq does not replace: \/bin\/sh refuses it as a bad substitution, and the task fails there; the runner sets \$GITHUB_SHA for github\.sha, in taskq's environment and so in every task's: write that/;
+    const deploy = /task "deploy": run has \$\{\{ secrets\.DEPLOY_TOKEN \}\}, GitHub Actions' expression syntax, .*; give the value to taskq's environment in the step that runs it \(env: \{ NAME: \$\{\{ \.\.\. \}\} \}\), and write \$NAME here/;
+    const validated = await runCli(["validate", ws.file], { cwd: ws.dir });
+    expect(validated.code).toBe(0);
+    const notes = validated.stdout.split("\n").filter((line) => line.startsWith("note: "));
+    expect(notes).toHaveLength(2);
+    expect(notes[0]).toContain(`note: ${ws.file}:3:10: `);
+    expect(notes[0]).toMatch(build);
+    expect(notes[1]).toContain(`note: ${ws.file}:7:18: `);
+    expect(notes[1]).toMatch(deploy);
+    logRoots.push(ws.logs);
+    const ran = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain", "-j", "1"], { cwd: ws.dir });
+    expect(ran.stdout).toMatch(build);
+    expect(ran.stdout).toMatch(deploy);
+    expect(ran.stdout).toMatch(/build \| .*[Bb]ad substitution/);
+    expect(ran.stdout).toContain("quoted | ${{ kept }}");
+    expect(ran.code).toBe(1);
+  }, 60_000);
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pipefailSet } from "../../src/loaders/shell-traps.js";
+import { actionsExpressionNote, pipefailSet } from "../../src/loaders/shell-traps.js";
 
 describe("pipefailSet: a `set` that turns pipefail on, as sh runs it", () => {
   it("finds it first on a line, after ; && || { then do else, with other options before it", () => {
@@ -26,6 +26,21 @@ describe("pipefailSet: a `set` that turns pipefail on, as sh runs it", () => {
       "grep pipefail notes.txt",
     ]) {
       expect(pipefailSet(run), run).toBeUndefined();
+    }
+  });
+});
+
+describe("actionsExpressionNote: GitHub Actions' ${{ ... }} in a run", () => {
+  it("names the first outside single quotes and comments, with what to write instead", () => {
+    expect(actionsExpressionNote("echo ${{ github.ref_name }}")).toMatch(/^run has \$\{\{ github\.ref_name \}\}, .*the runner sets \$GITHUB_REF_NAME for github\.ref_name/);
+    expect(actionsExpressionNote("# ${{ x }}\necho \"${{ env.STAGE }}\"")).toMatch(/^run has \$\{\{ env\.STAGE \}\} \(its line 2\), .*env\.STAGE is the variable STAGE, .*: write \$STAGE$/);
+    expect(actionsExpressionNote("echo ${{ matrix.node }}")).toMatch(/give the value to taskq's environment in the step that runs it/);
+    expect(actionsExpressionNote("echo ${{ github.event.number }}")).toMatch(/give the value to taskq's environment/);
+  });
+
+  it("leaves alone one in single quotes, in a comment, in a run with a here-document, and ${ } of the shell's own", () => {
+    for (const run of ["echo '${{ x }}'", "make # ${{ x }}", "cat <<EOF\n${{ x }}\nEOF", "echo ${HOME} ${x:-{}}"]) {
+      expect(actionsExpressionNote(run), run).toBeUndefined();
     }
   });
 });
