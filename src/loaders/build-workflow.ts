@@ -6,7 +6,7 @@ import { MAX_DURATION_MS } from "./limits.js";
 import { SHARED_NAMED, sharedBy, type ProblemList } from "./problem-list.js";
 import { quote } from "./report-issues.js";
 import { backslashBeforeFold, joinedCommands } from "./folded-run.js";
-import { actionsExpressionNote, commandNameNoBreakSpace, cutByCommentNote, pipefailNote, pipefailSet, selfReferenceNote, shebangNote, unclosedQuoteNote } from "./shell-traps.js";
+import { actionsExpressionEnvNote, actionsExpressionNote, commandNameNoBreakSpace, cutByCommentNote, pipefailNote, pipefailSet, selfReferenceNote, shebangNote, unclosedQuoteNote } from "./shell-traps.js";
 import { shellRefusingPipefail } from "./host-shell.js";
 import { PRIORITIES, type TaskDefaults, type TaskFile } from "./schema.js";
 
@@ -317,7 +317,8 @@ const TASKQ_VARIABLES = new Map([
 export function noteEnvVariables(env: Record<string, string>, path: DataPath, owner: string | { task: string }, context: BuildContext): void {
   for (const name of Object.keys(env)) {
     const value = TASKQ_VARIABLES.get(name);
-    const note = value !== undefined ? `${name} is set by taskq for each task (to ${value}): the value given here is never seen` : selfReferenceNote(name, env[name]!);
+    const note =
+      value !== undefined ? `${name} is set by taskq for each task (to ${value}): the value given here is never seen` : (actionsExpressionEnvNote(name, env[name]!) ?? selfReferenceNote(name, env[name]!));
     if (note === undefined) continue;
     addNote(context, context.locator.offsetOf([...path, name]), owner, note);
   }

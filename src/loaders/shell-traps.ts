@@ -91,6 +91,18 @@ export function actionsExpressionNote(run: string): string | undefined {
   return undefined;
 }
 
+/**
+ * `env: { TOKEN: "${{ secrets.TOKEN }}" }`, copied from a GitHub Actions workflow: taskq replaces
+ * no `${{ ... }}`, so the task gets those characters, and a deploy given them as its token fails
+ * far from here, or worse, does not. Said with where the value should come from instead: the
+ * step that runs taskq, whose `env:` the runner does replace, and which every task inherits.
+ */
+export function actionsExpressionEnvNote(name: string, value: string): string | undefined {
+  const written = /\$\{\{[^\n]*?\}\}/.exec(value)?.[0];
+  if (written === undefined) return undefined;
+  return `the value of ${name} holds ${written}, GitHub Actions' expression syntax, which taskq does not replace: the task gets those characters as written; set ${name} in the env: of the step that runs taskq instead (every task inherits taskq's environment), and leave it out here`;
+}
+
 /** What to write in a run instead of `${{ expression }}`. */
 function actionsInstead(expression: string): string {
   const github = /^github\.([a-z_]+)$/.exec(expression);

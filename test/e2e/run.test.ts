@@ -1047,6 +1047,30 @@ describe.skipIf(!shRefusesPipefail())("a run with set -o pipefail where /bin/sh 
 });
 
 describe("a run with GitHub Actions' ${{ ... }}, which no shell knows", () => {
+  it("an env value holding one is noted where it is written, as the task gets its characters as written, with where to set it instead", async () => {
+    // The task was given the text "${{ secrets.DEPLOY_TOKEN }}" as its token, without a word.
+    const ws = await workspace(
+      [
+        "env:",
+        "  DEPLOY_TOKEN: ${{ secrets.DEPLOY_TOKEN }}",
+        "tasks:",
+        "  deploy:",
+        '    run: printf "%s\\n" "$DEPLOY_TOKEN" "$STAGE"',
+        '    env: { STAGE: "${{ vars.STAGE }}", PLAIN: "a $b" }',
+        "",
+      ].join("\n"),
+    );
+    logRoots.push(ws.logs);
+    const ran = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir });
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toContain(
+      `note    ${ws.file}:2:17: env: the value of DEPLOY_TOKEN holds \${{ secrets.DEPLOY_TOKEN }}, GitHub Actions' expression syntax, which taskq does not replace: the task gets those characters as written; set DEPLOY_TOKEN in the env: of the step that runs taskq instead (every task inherits taskq's environment), and leave it out here\n`,
+    );
+    expect(ran.stdout).toMatch(new RegExp(`note +${escapeRegExp(ws.file)}:6:19: task "deploy": the value of STAGE holds \\$\\{\\{ vars\\.STAGE \\}\\}, GitHub Actions' expression syntax`));
+    expect(ran.stdout.match(/ note +/g)).toHaveLength(2);
+    expect(ran.stdout).toContain("deploy | ${{ secrets.DEPLOY_TOKEN }}\n");
+  }, 60_000);
+
   it("validate and run note it at the run, with the variable to write instead, before the task fails there; one in single quotes or a comment is not noted", async () => {
     // validate said "ok", and the task failed once it started with sh's "Bad substitution" alone.
     const ws = await workspace(
