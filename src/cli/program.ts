@@ -92,6 +92,22 @@ class TaskqCommand extends Command {
   }
 
   /**
+   * commander's own said "missing required argument 'file'" alone where the file was given, after a
+   * flag that takes a value and had none (`run --log-dir ci.yaml`): the flag took the file as its
+   * value. That word is named, and the flag that took it.
+   */
+  missingArgument(name: string): void {
+    const args = ((this.parent ?? this) as unknown as { rawArgs: string[] }).rawArgs.slice(2);
+    const roles = wordRoles(this, args);
+    const taken = roles.flatMap((role, index) => (role === "value" && looksLikeWorkflow(args[index]!) ? [index] : []));
+    if (name === "file" && taken.length > 0) {
+      const index = taken.at(-1)!;
+      this.error(`taskq: missing required argument 'file': ${args[index - 1]!} took ${args[index]!} as its value; give ${args[index - 1]!} its own value, before the workflow file`, { code: "commander.missingArgument" });
+    }
+    (Command.prototype as unknown as { missingArgument(this: Command, name: string): void }).missingArgument.call(this, name);
+  }
+
+  /**
    * commander's own said a bad choice (`--output xml`) as "option '--output <mode>' argument 'xml'
    * is invalid. Allowed choices are ...", unlike taskq's other flag errors: said as they are
    * (`--output: "xml" is not one of ...`), with the choice meant where one is close (`--output jsno`).

@@ -543,6 +543,22 @@ describe("taskq commands", () => {
     }
   });
 
+  it("a workflow file taken as the value of a flag before it (run --log-dir ci.yaml) is named with that flag, not said to be missing alone; nothing runs", async () => {
+    // commander said "missing required argument 'file'" alone, the file given all the same.
+    const ws = await workspace("tasks:\n  a: { run: 'echo ran > ran.txt' }\n", "ci.yaml");
+    for (const flag of ["--log-dir", "--run-id"]) {
+      const result = await runCli(["run", flag, "ci.yaml"], { cwd: ws.dir });
+      expect(result, flag).toMatchObject({
+        code: 2,
+        stdout: "",
+        stderr: `taskq: missing required argument 'file': ${flag} took ci.yaml as its value; give ${flag} its own value, before the workflow file\n`,
+      });
+    }
+    expect(existsSync(path.join(ws.dir, "ran.txt"))).toBe(false);
+    // A value that names no workflow file: commander's words, as before.
+    expect(await runCli(["run", "--log-dir", "logs"], { cwd: ws.dir })).toMatchObject({ code: 2, stderr: "taskq: missing required argument 'file'\n" });
+  });
+
   // commander's own said "option '--output <mode>' argument 'xml' is invalid. Allowed choices are ...", unlike every other flag error of taskq's.
   it("a bad choice of --output or --format is said as taskq's other flag errors are, with the choice meant where one is close (a picture's format: how Graphviz draws one), and nothing runs", async () => {
     const ws = await workspace("tasks:\n  a: { run: touch ran }\n");
