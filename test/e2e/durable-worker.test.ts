@@ -778,6 +778,24 @@ describe("taskq run --store", () => {
     );
   });
 
+  it("stopped by SIGINT while an attempt after a failed one runs silent: its summary gives the failed attempt's lines, labelled, as status and a local run's summary do", async () => {
+    const mark = path.join(ws.dir, `silent-${randomBytes(3).toString("hex")}`);
+    const file = await workflowFile(
+      "silent-second",
+      `tasks:\n  r:\n    run: 'if [ "$TASKQ_ATTEMPT" = 1 ]; then echo trying 1; exit 7; fi; touch "$MARK"; sleep 1000'\n    retries: 1\n    backoff: { base: 10ms, max: 10ms }\n    env: { MARK: "${mark}" }\n`,
+    );
+    const runId = newRunId("silent-second");
+    const run = startRun(file, ["--run-id", runId, "-j", "1", "--shutdown-timeout", "0.5s", "--kill-grace", "1s"]);
+    expect(await eventually(() => existsSync(mark), 15_000)).toBe(true);
+    run.child.kill("SIGINT");
+    const result = await run.done;
+    expect(result.code).toBe(130);
+    // Before: its log alone, no lines, while status gave attempt 1's.
+    expect(result.stdout).toContain(`Cancelled (1):\n  - r: aborted by shutdown\n    log: ${path.join(ws.logs, runId, "r.log")}\n    last line of attempt 1:\n      trying 1\n`);
+    expect((await taskq(["status", runId])).stdout).toContain(`Cancelled (1):\n  - r: aborted by shutdown\n    log: <log-dir>/${runId}/r.log (on `);
+    expect((await taskq(["status", runId])).stdout).toContain(`    last line of attempt 1:\n      trying 1\n`);
+  });
+
   it("stopped by SIGINT while a task waits for its retry, --output json: the summary's cancelled record of it names the worker whose attempt failed, with its host and pid, as a dead letter does", async () => {
     // A retry up to 30 days after its failed attempt (full jitter): one due within the test's seconds is one chance in ~200,000.
     const file = await workflowFile("interrupted-retry-json", "tasks:\n  r: { run: 'echo trying; exit 7', retries: 5, backoff: { base: 30d, max: 30d } }\n");

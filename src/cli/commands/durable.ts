@@ -659,7 +659,12 @@ function cutShortLines(
   if (t.cancelledRunning !== true) return {};
   const tail = local?.cutShort?.get(t.key);
   // This process's worker ran it (its log is here): named, with its host and pid, as a dead letter's worker and one waiting for its retry.
-  if (local !== undefined && tail !== undefined) return { logPath: path.join(local.logDir, `${t.key}.log`), logFile: `${runId}/${t.key}.log`, workerId: local.workerId, ...workerFields(local.workerId), tail: [...tail] };
+  if (local !== undefined && tail !== undefined) {
+    // Its attempt printed nothing: the lines of the latest earlier attempt that wrote some, which the store kept, labelled with
+    // that attempt, as status and a local run's summary give them (before, none here, while status gave attempt 1's).
+    const lines = tail.length > 0 ? { tail: [...tail] } : { tail: t.tail, ...(t.tailAttempt === undefined ? {} : { tailAttempt: t.tailAttempt }) };
+    return { logPath: path.join(local.logDir, `${t.key}.log`), logFile: `${runId}/${t.key}.log`, workerId: local.workerId, ...workerFields(local.workerId), ...lines };
+  }
   const worker = t.workerId;
   if (worker === null) return {};
   const logPath = local !== undefined && worker === local.workerId ? path.join(local.logDir, `${t.key}.log`) : logOnWorker(runId, t.key, worker);
