@@ -39,7 +39,8 @@ describe("a reply lost after its commit", () => {
     expect(rows.map((row) => [row.key, row.state, row.attempts, row.worker_id])).toEqual([
       ["kept", "running", 1, "w1"],
       ["stray", "queued", 0, null],
-      ["asked", "cancelled", 1, "w1"],
+      // Its cancel pending, it never started either: its attempt not counted (before, 1).
+      ["asked", "cancelled", 0, "w1"],
       ["done", "succeeded", 1, "w1"],
       ["retry", "queued", 1, null],
       ["theirs", "running", 1, "w2"],

@@ -69,8 +69,25 @@ describe("a task of a stopped run", () => {
     await fixture.store.cancelRun(runId);
     expect(await fixture.store.releaseAs(token, undefined, { neverStarted: true })).toBe("requested");
     const row = (await rowsOf(runId)).get("a")!;
-    expect(row).toMatchObject({ state: "cancelled", cancelReason: "cancelled by request" });
+    // Its attempt not counted, as any lease given back unstarted: before, 1, an attempt its command never ran.
+    expect(row).toMatchObject({ state: "cancelled", attempts: 0, cancelReason: "cancelled by request" });
     // status would give it a log, and last lines, on a worker that never ran it.
+    expect(row.cancelledRunning).toBeUndefined();
+  });
+
+  it("asked to cancel after a failed attempt, its next given back unstarted: that attempt not counted, and its reason keeps the failed one's error, as a cancel of it waiting for its retry", async () => {
+    const { store } = fixture;
+    const runId = await store.submitRun(workflow([task("a", { retries: 2, backoff: { baseMs: 1, maxMs: 1 } })]));
+    const [first] = await store.lease("w1", 1, 30_000, { runId });
+    await store.complete(first!.leaseToken, { kind: "failure", error: "exited with code 7", exitCode: 7, tail: ["trying 1"] });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const [second] = await store.lease("w2", 1, 30_000, { runId });
+    expect(second).toMatchObject({ key: "a", attempt: 2 });
+    await store.cancelRun(runId);
+    expect(await store.releaseAs(second!.leaseToken, undefined, { neverStarted: true })).toBe("requested");
+    const row = (await rowsOf(runId)).get("a")!;
+    // Before: attempts 2, and "cancelled by request" alone.
+    expect(row).toMatchObject({ state: "cancelled", attempts: 1, cancelReason: "cancelled by request: not retried (attempt 1 failed: exited with code 7)", tail: ["trying 1"] });
     expect(row.cancelledRunning).toBeUndefined();
   });
 
@@ -89,7 +106,7 @@ describe("a task of a stopped run", () => {
     await fixture.store.cancelRun(runId);
     expect(await fixture.store.releaseAs(token, undefined, { tail: ["never"], notSpawned: true })).toBe("requested");
     const row = (await rowsOf(runId)).get("a")!;
-    expect(row).toMatchObject({ state: "cancelled", cancelReason: "cancelled by request" });
+    expect(row).toMatchObject({ state: "cancelled", attempts: 0, cancelReason: "cancelled by request" });
     expect(row.cancelledRunning).toBeUndefined();
   });
 

@@ -6,7 +6,7 @@ import { finalizeTask, type AttemptRecord } from "./finalize.js";
 import { notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { cancelWaitingOfStoppedRun } from "./cancel.js";
-import { notStartedReason, retryWaitedFor, runningCancel, runningCancelReason } from "./shutdown-cancel.js";
+import { notStartedReason, requestedReason, retryWaitedFor, runningCancel, runningCancelReason } from "./shutdown-cancel.js";
 import { setTailSql } from "./tail-attempt.js";
 import type { CompletionResult, Outcome } from "./types.js";
 
@@ -181,8 +181,16 @@ export async function releaseLease(
   if (row.cancel_requested) {
     // One its worker never started (or whose command never spawned) was not cut short as it ran: no lines, no log of it.
     const unstarted = neverStarted || reason === STRAY || stop?.attempt === "not-started" || spawnless;
-    if (!unstarted) await storeCutShortTail(client, names, row.id, tail);
-    await finalizeTask(client, names, row, "cancelled", { ...runningCancel(row), ...(unstarted ? { cancelledRunning: false } : {}) });
+    if (!unstarted) {
+      await storeCutShortTail(client, names, row.id, tail);
+      await finalizeTask(client, names, row, "cancelled", runningCancel(row));
+      return { runId: row.run_id, ended: "requested" };
+    }
+    // Not counted, as any attempt given back unstarted (before, it was: a task its cancel found leased used up an attempt it never
+    // ran); its reason that of a task the cancel found waiting, an earlier attempt's failure kept (see requestedReason).
+    const counted = await uncount(client, names, row.id);
+    const why = row.cancel_kind === "shutdown" ? (spawnless ? NOT_SPAWNED : notStartedReason(counted)) : requestedReason(counted);
+    await finalizeTask(client, names, row, "cancelled", { cancelReason: why, cancelKind: row.cancel_kind, cancelledRunning: false });
     return { runId: row.run_id, ended: "requested" };
   }
   // Given back by this run's own stopping worker (`stop`), or by any worker once its run was stopped (marked
@@ -195,17 +203,14 @@ export async function releaseLease(
     // Before the attempt is uncounted: its lines are of the attempt the stop cut short, not of the one before.
     if (cutShort) await storeCutShortTail(client, names, row.id, tail);
     // Not counted, as any attempt given back; the reason a stopped run's cancel gives it (see cancelAtShutdown).
-    const counted = await client.query<{ attempts: number; last_error: string | null }>(
-      `UPDATE ${names.tasks} SET attempts = GREATEST(attempts - 1, 0) WHERE id = $1 RETURNING attempts, last_error`,
-      [row.id],
-    );
+    const counted = await uncount(client, names, row.id);
     // A stray never started either (see releaseStrays).
     // One whose start line is out, its command kept from spawning, is not "not started": a local run's words for it.
     const details =
       spawnless
         ? { cancelReason: NOT_SPAWNED, cancelKind: "shutdown" as const, cancelledRunning: false }
         : notStarted
-          ? { cancelReason: notStartedReason(counted.rows[0]!), cancelKind: "shutdown" as const, cancelledRunning: false }
+          ? { cancelReason: notStartedReason(counted), cancelKind: "shutdown" as const, cancelledRunning: false }
           : runningCancel({ cancel_kind: "shutdown" }, undefined, stop?.killed);
     await finalizeTask(client, names, row, "cancelled", details);
     return { runId: row.run_id, ended: "run-stopped" };
@@ -223,6 +228,15 @@ export async function releaseLease(
   );
   await notifyWorkers(client, names, row.run_id);
   return { runId: row.run_id, ended: "queued" };
+}
+
+/** Takes back the attempt of a lease given back (not counted); returns the attempts left counted and the task's last error. */
+async function uncount(client: pg.ClientBase, names: SchemaNames, id: string): Promise<{ attempts: number; last_error: string | null }> {
+  const counted = await client.query<{ attempts: number; last_error: string | null }>(
+    `UPDATE ${names.tasks} SET attempts = GREATEST(attempts - 1, 0) WHERE id = $1 RETURNING attempts, last_error`,
+    [id],
+  );
+  return counted.rows[0]!;
 }
 
 /**
