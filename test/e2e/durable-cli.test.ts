@@ -365,7 +365,7 @@ tasks:
     expect(status.code).toBe(1);
     // Its log and the last line of its failed attempt, as a local run's summary gives a task its shutdown did not retry; on the
     // worker that ran that attempt (before, "(on its worker)": the task, queued again, had no worker).
-    expect(status.stdout).toContain(`\nCancelled (2):\n  - r: ${reason}\n    log: <log-dir>/${runId}/r.log (on ${worker.id})\n    last line of attempt 2:\n      trying 2\n  - after: dependency "r" was cancelled\n`);
+    expect(status.stdout).toContain(`\nCancelled (2):\n  - r: ${reason}\n    log: <log-dir>/${runId}/r.log (on ${worker.id})\n    last line of attempt 2:\n      trying 2\n  - after: cancelled by request\n`);
     const json = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { cancelled: unknown[] };
     // For a program, the worker whose log logPath names, with its host and pid, as a dead letter gives them (before, logPath's words alone).
     expect(json.cancelled).toEqual([
@@ -381,7 +381,7 @@ tasks:
         tail: ["trying 2"],
         tailAttempt: 2,
       },
-      { id: "after", reason: "dependency", dependency: "r", message: 'dependency "r" was cancelled' },
+      { id: "after", reason: "cancel", message: "cancelled by request" },
     ]);
   });
 

@@ -748,16 +748,16 @@ describe("task lifecycle", () => {
       await counted.close();
       await pool.end();
     }
-    // As when each was cancelled in turn, in submission order: a task is cancelled by request unless an
-    // earlier one's cancel reached it through the graph, which it then names.
+    // Each the run's cancel's own, as a local run's shutdown has it: before, one an earlier task's cancel reached
+    // through the graph named it ('dependency "a" was cancelled'), as if a's cancel, not the run's, had ended it.
     const rows = await sql<{ key: string; state: string; cancel_reason: string | null; cancelled_by: string | null; cancel_requested: boolean }>(
       store,
       "SELECT key, state, cancel_reason, cancelled_by, cancel_requested FROM $schema.tasks WHERE run_id = 'big-cancel' AND key IN ('r', 'rd', 'a', 'b', 'c', 'i0', 'i2999') ORDER BY key",
     );
     expect(rows).toEqual([
       { key: "a", state: "cancelled", cancel_reason: "cancelled by request", cancelled_by: null, cancel_requested: false },
-      { key: "b", state: "cancelled", cancel_reason: 'dependency "a" was cancelled', cancelled_by: "a", cancel_requested: false },
-      { key: "c", state: "cancelled", cancel_reason: 'dependency "rd" was cancelled', cancelled_by: "rd", cancel_requested: false },
+      { key: "b", state: "cancelled", cancel_reason: "cancelled by request", cancelled_by: null, cancel_requested: false },
+      { key: "c", state: "cancelled", cancel_reason: "cancelled by request", cancelled_by: null, cancel_requested: false },
       { key: "i0", state: "cancelled", cancel_reason: "cancelled by request", cancelled_by: null, cancel_requested: false },
       { key: "i2999", state: "cancelled", cancel_reason: "cancelled by request", cancelled_by: null, cancel_requested: false },
       { key: "r", state: "running", cancel_reason: null, cancelled_by: null, cancel_requested: true },
@@ -785,7 +785,7 @@ describe("task lifecycle", () => {
     expect(await store.cancelRun("cancel-retrying")).toMatchObject({ cancelled: ["r", "after"], notRetried: [{ key: "r", attempt: 2, error: "exited with code 7" }] });
     expect(await reasons("cancel-retrying")).toEqual([
       ["r", reason],
-      ["after", 'dependency "r" was cancelled'],
+      ["after", "cancelled by request"],
     ]);
     // One task's cancel alike.
     await failTwice("cancel-retrying-one");
@@ -800,10 +800,18 @@ describe("task lifecycle", () => {
     expect(await reasons("cancel-fresh")).toEqual([["fresh", "cancelled by request"]]);
   });
 
-  it("a run's cancel, and a redrive's cancel again of a dependent another dependency holds back, name the task each came through, as a cascade does", async () => {
+  it("a run's cancel names no dependency, each task its own; a task's cancel, and a redrive's cancel again of a dependent another dependency holds back, name the task each came through, as a cascade does", async () => {
     await store.submitRun(workflow([task("a"), task("b", { dependsOn: ["a"] }), task("c", { dependsOn: ["b"] })]), { runId: "via-cancel" });
     await store.cancelRun("via-cancel");
+    // Before: b 'dependency "a" was cancelled', c 'dependency "a" was cancelled (via "b")', as if a's cancel had ended them.
     expect((await store.runStatus("via-cancel")).tasks.map((row) => [row.key, row.cancelReason, row.cancelledBy])).toEqual([
+      ["a", "cancelled by request", null],
+      ["b", "cancelled by request", null],
+      ["c", "cancelled by request", null],
+    ]);
+    await store.submitRun(workflow([task("a"), task("b", { dependsOn: ["a"] }), task("c", { dependsOn: ["b"] })]), { runId: "via-cancel-one" });
+    await store.cancelRun("via-cancel-one", "a");
+    expect((await store.runStatus("via-cancel-one")).tasks.map((row) => [row.key, row.cancelReason, row.cancelledBy])).toEqual([
       ["a", "cancelled by request", null],
       ["b", 'dependency "a" was cancelled', "a"],
       ["c", 'dependency "a" was cancelled (via "b")', "a"],

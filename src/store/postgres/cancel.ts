@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { RunNotFoundError } from "./store-error.js";
 import { finalizeTask } from "./finalize.js";
-import { cancelDependentsOfCancelAsked, dependencyReason, readDependents, refreshRunState, walkCascade } from "./graph.js";
+import { cancelDependentsOfCancelAsked, refreshRunState } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { ABORTED_BY_SHUTDOWN, notStartedReason, requestedReason, retryWaitedFor, withKilled } from "./shutdown-cancel.js";
 import { taskNotFound } from "./status.js";
@@ -94,7 +94,7 @@ export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, run
     const state = run.rows[0]?.state;
     return { cancelled: [], cancelRequested: [], running: [], notRetried: [], ...(state === undefined || state === "running" ? {} : { ended: state }) };
   }
-  if (taskKey === undefined) return shutdown === undefined ? cancelEveryTask(client, names, runId, targets.rows) : cancelAtShutdown(client, names, targets.rows, shutdown);
+  if (taskKey === undefined) return shutdown === undefined ? cancelEveryTask(client, names, targets.rows) : cancelAtShutdown(client, names, targets.rows, shutdown);
   const result: CancelResult = { cancelled: [], cancelRequested: [], running: [], notRetried: [] };
   const done = new Set<string>();
   for (const row of active) {
@@ -144,42 +144,26 @@ function runningTarget(row: TaskRow): RunningTarget {
 /**
  * Cancels every task of a run, on rows the caller has locked (`rows`, in submission order), in a
  * handful of statements whatever the run's size: a run of 20,000 tasks took two round trips a task
- * (10 s, past the 3 s `run --store` gives it after Ctrl-C). The outcome is that of cancelling each in
- * turn, in submission order: a blocked or queued task is cancelled by request unless an earlier one's
- * cancel reached it through the graph (through tasks of any state), which it then names; a running
- * one gets `cancel_requested`.
+ * (10 s, past the 3 s `run --store` gives it after Ctrl-C). As a local run's shutdown cancels what
+ * has not ended, each task is the cancel's own, none on another's account: a blocked or queued task
+ * is cancelled by request (before, one a task earlier in the file reached through the graph was
+ * "dependency "b" was cancelled", as if b's cancel, not the run's, had ended it); a running one gets
+ * `cancel_requested`.
  */
-async function cancelEveryTask(client: pg.ClientBase, names: SchemaNames, runId: string, rows: TaskRow[]): Promise<CancelResult> {
-  const dependents = await readDependents(client, names, runId);
-  const byKey = new Map(rows.map((row) => [row.key, row]));
-  const waiting = (row: TaskRow | undefined): row is TaskRow => row !== undefined && (row.state === "blocked" || row.state === "queued");
+async function cancelEveryTask(client: pg.ClientBase, names: SchemaNames, rows: TaskRow[]): Promise<CancelResult> {
   const result: CancelResult = { cancelled: [], cancelRequested: [], running: [], notRetried: [] };
   const running: string[] = [];
   const requested: WaitingEnds & { as: "request" } = { ids: [], reasons: [], as: "request" };
-  const cascaded: WaitingEnds & { as: "dependency" } = { ids: [], reasons: [], as: "dependency", causes: [] };
-  // Every task a cancel's cascade has reached, mapped to the task it came through: each is reached once,
-  // whatever its state (the walk goes on through it), and one that waits is cancelled by that cascade.
-  const reached = new Map<string, string>();
   for (const row of rows) {
     if (row.state === "running") {
       running.push(row.id);
       result.cancelRequested.push(row.key);
       result.running.push(runningTarget(row));
-      continue;
-    }
-    if (!waiting(row) || reached.has(row.key)) continue;
-    reached.set(row.key, row.key);
-    requested.ids.push(row.id);
-    requested.reasons.push(requestedReason(row));
-    addNotRetried(result, row);
-    result.cancelled.push(row.key);
-    for (const [key, via] of walkCascade(row.key, (key) => dependents.get(key), reached)) {
-      const dependent = byKey.get(key);
-      if (!waiting(dependent)) continue;
-      cascaded.ids.push(dependent.id);
-      cascaded.causes.push(row.key);
-      cascaded.reasons.push(dependencyReason(row.key, "cancelled", via));
-      result.cancelled.push(key);
+    } else if (row.state === "blocked" || row.state === "queued") {
+      requested.ids.push(row.id);
+      requested.reasons.push(requestedReason(row));
+      addNotRetried(result, row);
+      result.cancelled.push(row.key);
     }
   }
   if (running.length > 0) {
@@ -187,33 +171,30 @@ async function cancelEveryTask(client: pg.ClientBase, names: SchemaNames, runId:
   }
   // One waiting for its retry keeps its failed attempt's error (see requestedReason).
   await endWaiting(client, names, requested);
-  await endWaiting(client, names, cascaded);
   return result;
 }
 
 /**
  * Waiting tasks a cancel ends, each (`ids`) with its reason, and how they were cancelled: by request, as finalizeTask records
- * a cancel without an attempt; through the graph, each by the task it names (`causes`, cancelled_by), as cancelDependents
- * records a dependent it cancels (its lease untouched, as there); or by a stopped run's shutdown (cancel_kind 'shutdown'),
- * each saying whether its attempt was running (`running`, cancelled_running), as finalizeTask records such a cancel.
+ * a cancel without an attempt; or by a stopped run's shutdown (cancel_kind 'shutdown'), each saying whether its attempt was
+ * running (`running`, cancelled_running), as finalizeTask records such a cancel.
  */
-type WaitingEnds = { ids: string[]; reasons: string[] } & ({ as: "request" } | { as: "dependency"; causes: string[] } | { as: "shutdown"; running: boolean[] });
+type WaitingEnds = { ids: string[]; reasons: string[] } & ({ as: "request" } | { as: "shutdown"; running: boolean[] });
 
 /** Ends `ended` cancelled (see WaitingEnds) in one statement whatever their number; none, no statement. */
 async function endWaiting(client: pg.ClientBase, names: SchemaNames, ended: WaitingEnds): Promise<void> {
   if (ended.ids.length === 0) return;
   const set = {
     request: "lease_token = NULL, lease_expires_at = NULL",
-    dependency: "cancelled_by = x.cause",
     shutdown: "lease_token = NULL, lease_expires_at = NULL, cancel_kind = 'shutdown', cancelled_running = x.running",
   }[ended.as];
-  // The arrays a kind has not (empty) are padded with nulls by unnest, and not read.
+  // The array a kind has not (empty) is padded with nulls by unnest, and not read.
   await client.query(
     `UPDATE ${names.tasks} t
         SET state = 'cancelled', finished_at = now(), waiting_on = 0, cancel_reason = x.reason, ${set}
-       FROM unnest($1::bigint[], $2::text[], $3::text[], $4::boolean[]) AS x(id, reason, cause, running)
+       FROM unnest($1::bigint[], $2::text[], $3::boolean[]) AS x(id, reason, running)
       WHERE t.id = x.id`,
-    [ended.ids, ended.reasons, ended.as === "dependency" ? ended.causes : [], ended.as === "shutdown" ? ended.running : []],
+    [ended.ids, ended.reasons, ended.as === "shutdown" ? ended.running : []],
   );
 }
 
