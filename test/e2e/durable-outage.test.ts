@@ -209,6 +209,38 @@ describe("a worker cut off from its database", () => {
     });
   });
 
+  it("stopped while its database refuses connections, none of its round trips having reached it: it says no tasks were left leased", async () => {
+    await throughProxy(async (proxy) => {
+      const worker = await durable.startWorker(["-j", "1"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+      // Its connections dropped as they are made: each lease round trip fails while connecting, before its statement is sent.
+      proxy.refuse();
+      expect(await eventually(() => dbLines(worker.stdout()).some((line) => line.startsWith("db      lease failed: ")), 15_000)).toBe(true);
+      // Several tries, each failing as it connects (every 2 s at most).
+      await sleep(4_000);
+      worker.cli.child.kill("SIGINT");
+      const result = await worker.cli.done;
+      expect(result.code).toBe(130);
+      // Before, in most runs: "left    any tasks a round trip whose reply was lost may have leased: ...", of round trips that never reached the database.
+      expect(result.stdout).not.toContain(" left    ");
+      expect(result.stdout).toContain("stopped (requested)");
+      proxy.accept();
+    });
+  });
+
+  it("stopped while nothing listens where its database was (connection refused): it says no tasks were left leased", async () => {
+    await throughProxy(async (proxy) => {
+      const worker = await durable.startWorker(["-j", "1"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+      await proxy.close();
+      expect(await eventually(() => dbLines(worker.stdout()).some((line) => /^db {6}lease failed: .*ECONNREFUSED/.test(line)), 15_000)).toBe(true);
+      await sleep(2_000);
+      worker.cli.child.kill("SIGINT");
+      const result = await worker.cli.done;
+      expect(result.code).toBe(130);
+      expect(result.stdout).not.toContain(" left    ");
+      expect(result.stdout).toContain("stopped (requested)");
+    });
+  });
+
   it("stopped once a lease round trip that found nothing to lease lost its reply, its give-back failing since: it says the tasks that round trip may have leased, not that it leased some", async () => {
     await throughProxy(async (proxy) => {
       const worker = await durable.startWorker(["-j", "1"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });

@@ -6,7 +6,7 @@ import { isTransientError } from "./transient.js";
 /** Runs of a piece of work that lost a race before its error is given up on. */
 const CONFLICT_ATTEMPTS = 5;
 
-const ignoreClientError = (): void => {
+export const ignoreClientError = (): void => {
   // The failing query rejects with the same error; this listener only keeps a
   // checked-out client's 'error' event from crashing the process.
 };

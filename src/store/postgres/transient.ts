@@ -87,14 +87,27 @@ export function isRefusal(error: unknown): boolean {
   return serverError(error)?.severity === "ERROR";
 }
 
+/** Errors a connection met as it was made, before any statement was sent on it (see failedConnecting). */
+const whileConnecting = new WeakSet<object>();
+
 /**
- * True for a connection that was never made (nothing listening: ECONNREFUSED; a host name not found: ENOTFOUND), looked for
- * through the store's wrapping (`cause`): the statement it was for was never sent, so it did nothing.
+ * Marks `error` as met while connecting, before the statement it was for was sent (a pool's `connect()` that failed: the
+ * server dropped the connection during its start-up, or it timed out), for isNeverConnected; returns it.
+ */
+export function failedConnecting(error: unknown): unknown {
+  if (typeof error === "object" && error !== null) whileConnecting.add(error);
+  return error;
+}
+
+/**
+ * True for a connection that was never made (nothing listening: ECONNREFUSED; a host name not found: ENOTFOUND; or one
+ * that failed as it was made, see failedConnecting), looked for through the store's wrapping (`cause`): the statement it
+ * was for was never sent, so it did nothing.
  */
 export function isNeverConnected(error: unknown): boolean {
   for (let seen = error, depth = 0; typeof seen === "object" && seen !== null && depth < 4; seen = (seen as { cause?: unknown }).cause, depth++) {
     const { code } = seen as { code?: unknown };
-    if (code === "ECONNREFUSED" || code === "ENOTFOUND") return true;
+    if (code === "ECONNREFUSED" || code === "ENOTFOUND" || whileConnecting.has(seen)) return true;
   }
   return false;
 }
