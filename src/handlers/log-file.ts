@@ -3,6 +3,7 @@ import { closeSync, constants, fstatSync, open, openSync, readSync, writeSync, w
 import path from "node:path";
 import { BufferPool } from "../buffer-pool.js";
 import { TaskqError } from "../errors.js";
+import { monotonicMs } from "../monotonic.js";
 
 /**
  * Bytes of output buffered before the task's pipes are paused: bounds memory per running
@@ -24,6 +25,18 @@ const LOG_BATCH_MS = 2;
  * `echo` tasks at -j 2), and, where no task writes more, the pool is never started.
  */
 const SYNC_FINISH_BYTES = 64 * 1024;
+/**
+ * A loud log (one that has filled a batch: a task printing fast) writes every batch on this
+ * thread, by one writev, while such writes are quick: a handoff to the thread pool per batch,
+ * with the pool thread's wake-up and the completion's, costs more than the write into the page
+ * cache (taskq and its tasks took 13-25% less CPU for a 300 MB and eight 20 MB floods).
+ * SYNC_SLOW_WRITES writes in a row that each take longer than this (a slow or remote disk; one
+ * alone may be taskq waiting for a CPU on a busy machine) send the log's later batches to the
+ * pool: the main thread, which reads every task's output and keeps the display and the timers,
+ * then waits on a slow disk only that long per log. Other logs write as before.
+ */
+const SYNC_WRITE_SLOW_MS = 4;
+const SYNC_SLOW_WRITES = 3;
 /**
  * writeCopy copies a stream's reads into slabs of this size (one batch), and a slab is used
  * again once its bytes are written. A 300 MB flood read into a new 64 KiB buffer per read
@@ -99,6 +112,10 @@ export class LogFile extends EventEmitter {
   #fullSlabs: Buffer[] = [];
   /** The bytes accepted so far end with a newline, or there are none (see writeLine). */
   #atLineStart = true;
+  /** A batch has filled: batches are written on this thread (see SYNC_WRITE_SLOW_MS). */
+  #loud = false;
+  /** Slow writes on this thread in a row; from SYNC_SLOW_WRITES on, batches go through the pool. */
+  #slowWrites = 0;
 
   constructor(fd: number) {
     super();
@@ -227,11 +244,21 @@ export class LogFile extends EventEmitter {
 
   /** Writes now if enough is queued, else once LOG_BATCH_MS have passed. */
   #flushOrWait(): void {
-    if (this.#pending >= LOG_BATCH_BYTES) this.#flush();
-    else this.#batchTimer ??= setTimeout(() => this.#flush(), LOG_BATCH_MS);
+    if (this.#pending >= LOG_BATCH_BYTES) {
+      this.#loud = true;
+      this.#flush();
+    } else this.#batchTimer ??= setTimeout(() => this.#flush(), LOG_BATCH_MS);
   }
 
+  /** Writes what is queued: through the pool, or on this thread for a loud log while its writes are quick (see SYNC_WRITE_SLOW_MS). */
   #flush(): void {
+    if (!this.#loud || this.#slowWrites >= SYNC_SLOW_WRITES) return this.#flushInPool();
+    const started = monotonicMs();
+    this.#flushSync();
+    this.#slowWrites = monotonicMs() - started > SYNC_WRITE_SLOW_MS ? this.#slowWrites + 1 : 0;
+  }
+
+  #flushInPool(): void {
     const [buffers, callbacks, written] = this.#takeBatch();
     this.#writing = true;
     this.#writeAll(buffers, (error) => {
@@ -242,7 +269,7 @@ export class LogFile extends EventEmitter {
       // Someone waits for every byte (finished()): no waiting for a fuller batch then.
       // Anything accepted since (a callback each), queued or still in the slab, is the next batch.
       if (this.#callbacks.length > 0) {
-        if (this.#idle.length > 0) this.#flush();
+        if (this.#idle.length > 0) this.#flushInPool();
         else this.#flushOrWait();
       } else this.#returnSlab();
       this.#drainIfBelowMark();
@@ -250,7 +277,7 @@ export class LogFile extends EventEmitter {
     });
   }
 
-  /** What #flush does, on this thread: for a small last batch (see SYNC_FINISH_BYTES). */
+  /** What #flushInPool does, on this thread: for a small last batch (see SYNC_FINISH_BYTES), and a loud log's batches. */
   #flushSync(): void {
     const [buffers, callbacks, written] = this.#takeBatch();
     let error: Error | undefined;

@@ -2,14 +2,28 @@ import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { attemptLine, closeLogFile, LogFile, openLogFile } from "../../src/handlers/log-file.js";
+
+/** The clock the log times its writes with: real, stopped (every write quick), or slow (each reading 10 ms past the last: a slow disk). */
+const clock = vi.hoisted((): { mode: "real" | "stopped" | "slow"; skew: number } => ({ mode: "real", skew: 0 }));
+vi.mock("../../src/monotonic.js", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../src/monotonic.js")>();
+  return {
+    monotonicMs: (): number => {
+      if (clock.mode === "stopped") return 0;
+      if (clock.mode === "slow") clock.skew += 10;
+      return real.monotonicMs() + clock.skew;
+    },
+  };
+});
 
 let dir: string | undefined;
 
 afterEach(() => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
+  clock.mode = "real";
 });
 
 function scratch(): string {
@@ -18,14 +32,31 @@ function scratch(): string {
 }
 
 describe("LogFile", () => {
-  it("writes every byte in order, pushes back past its high-water mark and says when to go on", async () => {
+  it("writes a loud task's batches as they fill, on this thread while writes are quick: every byte in order, never held", async () => {
+    clock.mode = "stopped"; // however loaded the machine, every write is quick
+    const file = path.join(scratch(), "quick.log");
+    const log = openLogFile(file, 1);
+    const chunks = Array.from({ length: 40 }, () => randomBytes(64 * 1024)); // 2.5 MiB, past the 1 MiB mark
+    for (const [index, chunk] of chunks.entries()) {
+      expect(log.write(chunk)).toBe(true);
+      // A full batch (256 KiB: four chunks) is written at once; the file has it before write() returns.
+      if (index % 4 === 3) expect(readFileSync(file).length).toBe((index + 1) * 64 * 1024);
+    }
+    expect(log.writableLength).toBe(0);
+    await closeLogFile(log);
+    expect(readFileSync(file).equals(Buffer.concat(chunks))).toBe(true);
+  });
+
+  it("on a slow disk, writes through the thread pool after three slow writes: every byte in order, pushes back past its high-water mark and says when to go on", async () => {
+    clock.mode = "slow"; // each write seems to take 10 ms
     const file = path.join(scratch(), "a.log");
     const log = openLogFile(file, 1);
     const chunks = Array.from({ length: 40 }, () => randomBytes(64 * 1024)); // 2.5 MiB, past the 1 MiB mark
     let refused = 0;
     for (const chunk of chunks) if (!log.write(chunk)) refused++;
     expect(refused).toBeGreaterThan(0);
-    expect(log.writableLength).toBe(40 * 64 * 1024);
+    // Three batches of four chunks were written on this thread, each found slow; the rest waits for the pool.
+    expect(log.writableLength).toBe((40 - 12) * 64 * 1024);
     await new Promise<void>((resolve) => log.once("drain", resolve));
     expect(log.writableLength).toBeLessThan(log.writableHighWaterMark);
     await closeLogFile(log);
@@ -72,60 +103,66 @@ describe("LogFile", () => {
     expect(readFileSync(path.join(folder, "large.log")).equals(bytes)).toBe(true);
   });
 
-  it("copies a lent chunk (the caller reads into the same buffer again): every byte, in order, with write()s between", async () => {
-    const file = path.join(scratch(), "lent.log");
-    const log = openLogFile(file, 1);
-    const lent = Buffer.alloc(64 * 1024);
-    const expected: Buffer[] = [];
-    // 2.2 MiB through many slabs, past the high-water mark, while writes are in flight.
-    for (let index = 0; index < 36; index++) {
-      const size = index % 5 === 4 ? 1000 + index : lent.length;
-      randomBytes(size).copy(lent);
-      log.writeCopy(lent.subarray(0, size));
-      expected.push(Buffer.from(lent.subarray(0, size)));
-      if (index % 7 === 3) {
-        const own = Buffer.from(`-- write ${index} --\n`);
-        log.write(own);
-        expected.push(own);
+  // The slabs shared between logs are used again only once no write can still read them: with every write on this thread, and through the pool.
+  for (const [where, mode] of [["written on this thread", "stopped"], ["written through the thread pool: a slow disk", "slow"]] as const) {
+    it(`copies a lent chunk (the caller reads into the same buffer again): every byte, in order, with write()s between (${where})`, async () => {
+      clock.mode = mode;
+      const file = path.join(scratch(), "lent.log");
+      const log = openLogFile(file, 1);
+      const lent = Buffer.alloc(64 * 1024);
+      const expected: Buffer[] = [];
+      // 2.2 MiB through many slabs, past the high-water mark, while writes are in flight.
+      for (let index = 0; index < 36; index++) {
+        const size = index % 5 === 4 ? 1000 + index : lent.length;
+        randomBytes(size).copy(lent);
+        log.writeCopy(lent.subarray(0, size));
+        expected.push(Buffer.from(lent.subarray(0, size)));
+        if (index % 7 === 3) {
+          const own = Buffer.from(`-- write ${index} --\n`);
+          log.write(own);
+          expected.push(own);
+        }
+        if (index % 9 === 8) await new Promise((resolve) => setImmediate(resolve));
       }
-      if (index % 9 === 8) await new Promise((resolve) => setImmediate(resolve));
-    }
-    await closeLogFile(log);
-    expect(readFileSync(file).equals(Buffer.concat(expected))).toBe(true);
-  });
+      await closeLogFile(log);
+      expect(readFileSync(file).equals(Buffer.concat(expected))).toBe(true);
+    });
 
-  it("writes the bytes copied while a write was in flight, though nothing comes after them", async () => {
-    const file = path.join(scratch(), "tail.log");
-    const log = openLogFile(file, 1);
-    const lent = Buffer.alloc(64 * 1024);
-    const expected: Buffer[] = [];
-    for (const size of [lent.length, lent.length, lent.length, lent.length, 1000]) {
-      // The fourth fills a batch and starts its write; the last 1,000 bytes start a slab of their own meanwhile.
-      randomBytes(size).copy(lent);
-      log.writeCopy(lent.subarray(0, size));
-      expected.push(Buffer.from(lent.subarray(0, size)));
-    }
-    await closeLogFile(log);
-    expect(readFileSync(file).equals(Buffer.concat(expected))).toBe(true);
-  });
-
-  it("logs copying lent chunks at once never write each other's bytes (they share written slabs)", async () => {
-    const folder = scratch();
-    const logs = [0, 1, 2].map((index) => openLogFile(path.join(folder, `${index}.log`), 1));
-    const expected: Buffer[][] = [[], [], []];
-    const lent = Buffer.alloc(48 * 1024);
-    for (let round = 0; round < 40; round++) {
-      for (const [index, log] of logs.entries()) {
-        if (round >= 20 + index * 8) continue; // each log ends at its own time: the others keep its slabs
-        randomBytes(lent.length).copy(lent);
-        log.writeCopy(lent);
-        expected[index]?.push(Buffer.from(lent));
+    it(`writes the bytes copied while a write was in flight, though nothing comes after them (${where})`, async () => {
+      clock.mode = mode;
+      const file = path.join(scratch(), "tail.log");
+      const log = openLogFile(file, 1);
+      const lent = Buffer.alloc(64 * 1024);
+      const expected: Buffer[] = [];
+      for (const size of [lent.length, lent.length, lent.length, lent.length, 1000]) {
+        // The fourth fills a batch and starts its write; the last 1,000 bytes start a slab of their own meanwhile.
+        randomBytes(size).copy(lent);
+        log.writeCopy(lent.subarray(0, size));
+        expected.push(Buffer.from(lent.subarray(0, size)));
       }
-      if (round % 3 === 2) await new Promise((resolve) => setImmediate(resolve));
-      for (const [index, log] of logs.entries()) if (round === 20 + index * 8) await closeLogFile(log);
-    }
-    for (const [index] of logs.entries()) expect(readFileSync(path.join(folder, `${index}.log`)).equals(Buffer.concat(expected[index] ?? []))).toBe(true);
-  });
+      await closeLogFile(log);
+      expect(readFileSync(file).equals(Buffer.concat(expected))).toBe(true);
+    });
+
+    it(`logs copying lent chunks at once never write each other's bytes (they share written slabs) (${where})`, async () => {
+      clock.mode = mode;
+      const folder = scratch();
+      const logs = [0, 1, 2].map((index) => openLogFile(path.join(folder, `${index}.log`), 1));
+      const expected: Buffer[][] = [[], [], []];
+      const lent = Buffer.alloc(48 * 1024);
+      for (let round = 0; round < 40; round++) {
+        for (const [index, log] of logs.entries()) {
+          if (round >= 20 + index * 8) continue; // each log ends at its own time: the others keep its slabs
+          randomBytes(lent.length).copy(lent);
+          log.writeCopy(lent);
+          expected[index]?.push(Buffer.from(lent));
+        }
+        if (round % 3 === 2) await new Promise((resolve) => setImmediate(resolve));
+        for (const [index, log] of logs.entries()) if (round === 20 + index * 8) await closeLogFile(log);
+      }
+      for (const [index] of logs.entries()) expect(readFileSync(path.join(folder, `${index}.log`)).equals(Buffer.concat(expected[index] ?? []))).toBe(true);
+    });
+  }
 
   it("a log whose bytes are all written holds no slab: a hundred open logs that each printed 64-96 KiB share one", async () => {
     const folder = scratch();
