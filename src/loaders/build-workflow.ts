@@ -58,8 +58,8 @@ interface BuildContext {
   defaults: TaskDefaults;
   locator: SourceLocator;
   problems: ProblemList;
-  /** The notes, by the offset each is at: one per place written (see addNote). */
-  notes: Map<number, PlacedNote>;
+  /** The notes, by the offset each is at: one per place written and wording (see addNote). */
+  notes: Map<number, PlacedNote[]>;
   /**
    * What every task without an `env` or `cwd` of its own shares: one env object and one cwd
    * string for all of them, made by the first. Read-only from here on (the shell handler
@@ -337,18 +337,23 @@ interface PlacedNote {
 }
 
 /**
- * Adds a note at `offset`, one per place: a value several tasks share (`env: *e`, `<<: *base`) is
+ * Adds a note at `offset`, one per place and wording: a value several tasks share (`env: *e`, `<<: *base`) is
  * noted once, naming the tasks that share it as a problem shared so is (see ProblemList.at):
- * `tasks "a", "b", "c" and 2 more: ...`, not the first task alone.
+ * `tasks "a", "b", "c" and 2 more: ...`, not the first task alone. Where the note's words differ between the
+ * tasks sharing the place (a shared runAt past, for a task with dependencies and one without), each wording is
+ * its own note there, naming the tasks it is for: the first task's words alone were wrong for the others.
  */
 function addNote(context: BuildContext, offset: number, owner: string | { task: string }, text: string): void {
-  const placed = context.notes.get(offset);
+  const atPlace = context.notes.get(offset);
+  const placed = atPlace?.find((note) => note.text === text);
   if (placed === undefined) {
-    context.notes.set(offset, { owner: typeof owner === "string" ? owner : { task: owner.task }, text });
+    const note = { owner: typeof owner === "string" ? owner : { task: owner.task }, text };
+    if (atPlace === undefined) context.notes.set(offset, [note]);
+    else atPlace.push(note);
     return;
   }
-  // A place noted for `defaults` or `env`, or with other words for another task (a shared runAt past, for a task with dependencies or without): its first note.
-  if (typeof owner === "string" || typeof placed.owner === "string" || placed.text !== text || owner.task === placed.owner.task) return;
+  // A place noted for `defaults` or `env`: its first note.
+  if (typeof owner === "string" || typeof placed.owner === "string" || owner.task === placed.owner.task) return;
   // All of them, the first few in the file's order named when told (see notesOf).
   (placed.owner.shared ??= new Set([placed.owner.task])).add(owner.task);
 }
@@ -360,15 +365,15 @@ function addNote(context: BuildContext, offset: number, owner: string | { task: 
  */
 export function notesOf(context: BuildContext, ids: readonly string[]): string[] {
   let position: Map<string, number> | undefined;
-  const named = (shared: Set<string>): string => {
-    position ??= new Map(ids.map((id, index) => [id, index]));
-    const first = [...shared].sort((a, b) => position!.get(a)! - position!.get(b)!).slice(0, SHARED_NAMED + 1);
-    return sharedBy(first.map(quote), shared.size);
-  };
+  const positionOf = (id: string): number => (position ??= new Map(ids.map((each, index) => [each, index]))).get(id)!;
+  const inFileOrder = (shared: Set<string>): string[] => [...shared].sort((a, b) => positionOf(a) - positionOf(b));
+  // Where one place has notes in other words for other tasks, the one of the task first in the file comes first.
+  const firstOf = ({ owner }: PlacedNote): number => (typeof owner === "string" ? -1 : [...(owner.shared ?? [owner.task])].reduce((first, id) => Math.min(first, positionOf(id)), Infinity));
   return [...context.notes]
     .sort(([a], [b]) => a - b)
+    .flatMap(([offset, placed]) => (placed.length === 1 ? placed : [...placed].sort((a, b) => firstOf(a) - firstOf(b))).map((note) => [offset, note] as const))
     .map(([offset, { owner, text }]) => {
-      const whose = typeof owner === "string" ? owner : owner.shared === undefined ? `task ${quote(owner.task)}` : named(owner.shared);
+      const whose = typeof owner === "string" ? owner : owner.shared === undefined ? `task ${quote(owner.task)}` : sharedBy(inFileOrder(owner.shared).slice(0, SHARED_NAMED + 1).map(quote), owner.shared.size);
       return `${context.file}:${context.problems.lineCol(offset)}: ${whose}: ${text}`;
     });
 }

@@ -584,6 +584,21 @@ describe("parseWorkflow on a valid file", () => {
     expect(problem).toMatch(/^1:\d+: tasks "a", "b", "c" and 2 more: /);
   });
 
+  it("notes a past runAt several tasks share in the words right for each: those with dependencies and those without", () => {
+    // Before, the first task's note alone: `task "a": ... the task runs now`, and nothing for b, which waits for a.
+    const alias = parse(yaml("x-when: &when 2020-01-01T00:00:00Z", "tasks:", "  a: { run: x, runAt: *when }", "  b: { run: x, dependsOn: [a], runAt: *when }"), "old.yaml");
+    expect(alias.notes).toEqual([
+      'old.yaml:1:15: task "a": runAt 2020-01-01T00:00:00Z is in the past; the task runs now',
+      'old.yaml:1:15: task "b": runAt 2020-01-01T00:00:00Z is in the past; the task runs once its dependencies are done',
+    ]);
+    // Through a merge key, the task first in the file first, whichever starts first; each wording names all its tasks.
+    const lines = ["x-base: &base { runAt: 2020-01-01T00:00:00Z }", "tasks:", "  d: { <<: *base, run: x, dependsOn: [a] }", "  a: { <<: *base, run: x }", "  c: { <<: *base, run: x }", "  e: { <<: *base, run: x, dependsOn: [c] }"];
+    expect(parse(yaml(...lines), "old.yaml").notes).toEqual([
+      'old.yaml:1:24: tasks "d" and "e": runAt 2020-01-01T00:00:00Z is in the past; the task runs once its dependencies are done',
+      'old.yaml:1:24: tasks "a" and "c": runAt 2020-01-01T00:00:00Z is in the past; the task runs now',
+    ]);
+  });
+
   it("notes a variable whose value names the variable itself ($PATH in PATH), which is passed as written, not expanded", () => {
     const lines = [
       'env: { PATH: "/opt/tools/bin:$PATH", GOPATH: $HOME/go, SECRET: "pa$$word" }',
