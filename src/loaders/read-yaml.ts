@@ -1,4 +1,4 @@
-import { Composer, isPair, isSeq, LineCounter, Lexer, Parser, visit, type CST, type Document, type YAMLError } from "yaml";
+import { Composer, isMap, isPair, isSeq, LineCounter, Lexer, Parser, visit, type CST, type Document, type YAMLError } from "yaml";
 import { MAX_NESTING_DEPTH } from "./limits.js";
 import { ProblemList } from "./problem-list.js";
 import { scanTokens } from "./scan-tokens.js";
@@ -160,12 +160,14 @@ function unresolvedTag(error: YAMLError, text: string, document: Document.Parsed
   const unquoted = takes === undefined ? undefined : misreadUnquoted(takes, raw);
   // Where the field takes no text and the value is a number written other than in digits (`retries: !!int 1e1`): in digits, as without
   // the tag it would be refused so (see PlainBuilder's #checkDurationNumber, #checkIntegerNumber).
-  const digits = quoted === undefined && takes === undefined && raw !== "" ? inDigits(raw) : undefined;
+  const digits = quoted === undefined && raw !== "" && (takes === undefined || (takes === "id" && !hasTask(document, raw))) ? inDigits(raw) : undefined;
+  // A task id is read as written (`dependsOn: [1e1]` is the task "1e1"): in digits only where that is the task the file has, and this one not.
+  const idDigits = takes === "id" && digits !== undefined && hasTask(document, digits);
   // What the value written as told would be refused as, by the field (`runAt: !!float 2`: 2 is no date; `retries: !!int 1e21`, out of
   // range): that, in place of advice that would not make a valid file. An empty value is told to be written, which is all there is to say.
-  const advised = raw === "" || field === undefined ? undefined : unquoted !== undefined ? { value: raw } : digits !== undefined ? { value: Number(digits) } : plainValueOf(raw);
+  const advised = raw === "" || field === undefined ? undefined : idDigits ? { value: digits } : unquoted !== undefined || takes === "id" ? { value: raw } : digits !== undefined ? { value: Number(digits) } : plainValueOf(raw);
   const refused = advised === undefined ? undefined : refusalOf(field!.path, advised.value, raw);
-  const without = unquoted !== undefined ? `, quoted (${quote(raw)}): ${unquoted}` : digits !== undefined ? `, in digits: ${digits}` : `: ${raw}`;
+  const without = unquoted !== undefined ? `, quoted (${quote(raw)}): ${unquoted}` : digits !== undefined && (takes !== "id" || idDigits) ? `, in digits: ${digits}` : `: ${raw}`;
   const advice = raw === "" ? "write the value in its place, without the tag" : refused !== undefined ? `without the tag, ${raw} is refused too: ${refused}` : `write the value without the tag${without}`;
   const what = raw === "" ? "an empty value" : raw;
   // Left empty, the field's refusal of it, told at its key, follows from the tag too.
@@ -180,6 +182,12 @@ function unresolvedTag(error: YAMLError, text: string, document: Document.Parsed
         ? `without it, ${raw} is refused too: ${refused}`
         : `write the value without it${without}${unquoted === undefined ? "," : ";"} or quote the whole value if the \`!\` is part of it: ${JSON.stringify(`${written} ${raw}`)}`;
   return { message: `unknown tag ${written}: taskq reads plain YAML, without other tools' tags (as CloudFormation's !Ref or !Sub); ${instead}`, value, key };
+}
+
+/** Whether the file's `tasks` mapping has a task of id `id`, as written (not through a merge key). */
+function hasTask(document: Document.Parsed, id: string): boolean {
+  const tasks = document.get("tasks", true);
+  return isMap(tasks) && tasks.items.some((pair) => keyText(pair.key) === id);
 }
 
 /** A finite number YAML's core schema reads written other than in digits (`1e1`, `0x10`, `.5`, `2.0`, `1e-9`), so (`10`, `0.000000001`); undefined for any other text. */
@@ -242,10 +250,12 @@ function fieldAt(document: Document.Parsed, from: number, to: number): { path: D
 
 /**
  * What the field at `path` takes, where that is text (see Takes): `name`, a task's `run` and `cwd`,
- * `defaults.cwd`, an env value; undefined for any other (or an item of a list), whose value is told
- * to be written as it is.
+ * `defaults.cwd`, an env value, a task id in `dependsOn`; undefined for any other (or an item of another list),
+ * whose value is told to be written as it is.
  */
 function takesAt(path: DataPath): Takes {
+  // A task id in `dependsOn` (or an item of it), which is read as written (`1e1` is the task "1e1", not 10).
+  if (path[0] === "tasks" && path[2] === "dependsOn" && (path.length === 3 || (path.length === 4 && typeof path[3] === "number"))) return "id";
   if (path.some((step) => typeof step === "number")) return undefined;
   const [first, second, third] = path;
   if (path.length === 1 && first === "name") return "text";

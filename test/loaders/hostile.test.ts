@@ -198,6 +198,9 @@ describe("hostile input", () => {
       ["tasks:", "  a: { run: x, retryOn: [!!int 2.0] }"],
       ["tasks:", "  a: { run: x, timeout: !!float 5s }"],
       ["tasks:", "  a: { run: x, dependsOn: [!!float 2] }", '  "2": { run: x }'],
+      // A task id is read as written: the task "1e1", not 10 (which named no task), as `dependsOn: [1e1]` is.
+      ["tasks:", "  a: { run: x, dependsOn: [!!int 1e1] }", '  "1e1": { run: x }'],
+      ["tasks:", "  a: { run: x, dependsOn: !!float 0x10 }", '  "0x10": { run: x }', '  "1e1": { run: x }'],
       ["tasks:", "  a: { run: x, runAt: !!float 2026-01-15T02:00:00Z }"],
       ["tasks:", "  a: { run: x, priority: !!int high }"],
       // In digits, not as JavaScript writes it (1e-9), which a duration refuses as it refuses 1e3.
@@ -230,6 +233,8 @@ describe("hostile input", () => {
       // Written without the tag, as before it was told to, the file is refused indeed.
       expect(() => parse(yaml(...lines.map((line) => line.replace(/![!A-Za-z]+ /, "")))), lines.join("\n")).toThrow(WorkflowError);
     }
+    // A task id in digits only where that is the task the file has (10), and the one as written (1e1) is none.
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, dependsOn: [!!int 1e1] }", '  "10": { run: x }'))[0]).toMatch(/write the value without the tag, in digits: 10$/);
     // An empty value tagged: one problem, at the tag, not also the field's refusal of it as empty at its key.
     expect(problemsOf(yaml("tasks:", "  a: { run: !!float }", "  b:", "    run: x", "    retries: !!int", "    priority: high"))).toEqual([
       "2:13: the tag !!float does not fit an empty value: it reads only a number written with a dot or an exponent (2.0, 1e3), or .inf or .nan; write the value in its place, without the tag",
