@@ -1,4 +1,4 @@
-import { MAX_NESTING_DEPTH, MAX_TASKS } from "./limits.js";
+import { MAX_ALIAS_EXPANSION, MAX_NESTING_DEPTH, MAX_TASKS } from "./limits.js";
 import type { DataPath, SourceLocator } from "./locator.js";
 
 /**
@@ -7,9 +7,12 @@ import type { DataPath, SourceLocator } from "./locator.js";
  * quoted scalars, literal blocks (`run: |`), comments. It returns what toPlain
  * would make of the same text (null-prototype objects, the top-level `tasks`
  * mapping as a Map, core-schema scalars), or undefined as soon as the text uses
- * anything else (anchors, aliases, tags, folded or multi-line scalars, tabs, CR,
- * a second document, duplicate or unusual keys, numbers other than plain
- * integers) or is not valid YAML. Undefined means "read it with yaml": that
+ * anything else (aliases but a merge key's, anchors but a mapping's, tags, folded
+ * or multi-line scalars, tabs, CR, a second document, duplicate or unusual keys,
+ * numbers other than plain integers) or is not valid YAML. A merge key
+ * (`<<: *defaults`, of an anchored mapping read before it) is merged as toPlain
+ * merges it; only for a file with nothing to report: readSimpleYamlWithPlaces
+ * declines one, so its problems and notes are yaml's to place, as before. Undefined means "read it with yaml": that
  * path stays the only one that reports problems, with their positions, so
  * errors are exactly as before.
  *
@@ -208,8 +211,24 @@ const INT = /^[-+]?[0-9]+$/;
 /** Octal and hex ints and every float form: left to yaml. */
 const OTHER_NUMBER = /^(?:0o[0-7]+|0x[0-9a-fA-F]+|[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?)$/;
 
+/** An anchored mapping (`x-defaults: &defaults`), for a merge key to name: its value, and its size and height as toPlain counts them. */
+interface Anchored {
+  value: Record<string, unknown>;
+  size: number;
+  height: number;
+}
+
+/** An anchor's or an alias's name: left to yaml, any other. */
+const ANCHOR_NAME = /[A-Za-z0-9_-]+/y;
+
 class SimpleReader {
   readonly #text: string;
+  /** The anchored mappings read so far, by name (see #anchored). */
+  readonly #anchors = new Map<string, Anchored>();
+  /** The nodes the merge keys read so far brought in, as toPlain counts them against MAX_ALIAS_EXPANSION. */
+  #expanded = 0;
+  /** How many merge keys were read: a mapping anchored with one in it is yaml's (toPlain counts such a merge as a level of nesting). */
+  #merges = 0;
   /** Where each entry is, when asked for (see readSimpleYamlWithPlaces). */
   readonly #places: Places | undefined;
   /** Content lines only (blank and comment-only lines are skipped): start of content, end of line, indent. */
@@ -258,11 +277,23 @@ class SimpleReader {
     const text = this.#text;
     const result = newMapping(isTasks);
     const places = this.#places === undefined ? undefined : keepPlaces(this.#places, result, new Map<string, Place>());
+    /** The keys written in this mapping, apart once a `<<` merges others in: only these can be duplicates (as toPlain). */
+    let written: Set<string> | undefined;
     while (this.#line < this.#starts.length && this.#indents[this.#line] === indent) {
       const line = this.#line;
       const start = this.#starts[line]!;
       let key: string;
       let after: number;
+      if (isMergeKeyAt(text, start)) {
+        written ??= new Set(Object.keys(result));
+        const end = this.#merge(result, skipSpaces(text, start + 3), depth);
+        if (end < this.#ends[line]! && text.charCodeAt(end) !== 0x20) fail();
+        LINE_REST.lastIndex = end;
+        if (!LINE_REST.test(text)) fail();
+        this.#line++;
+        this.#expectNotDeeper(indent);
+        continue;
+      }
       if (text.charCodeAt(start) === 0x22 /* " */ || text.charCodeAt(start) === 0x27 /* ' */) {
         const quoted = this.#quoted(start);
         key = quoted.value;
@@ -273,11 +304,13 @@ class SimpleReader {
       } else {
         ({ key, end: after } = plainKey(PLAIN_KEY, text, start));
       }
-      checkNewKey(result, key);
+      checkNewKey(result, key, written);
       const childIsTasks = depth === 0 && key === "tasks";
       let value: unknown;
       const place = places === undefined ? UNKEPT : { key: start, value: after, empty: false, plainEnd: -1 };
-      if (after >= this.#ends[line]! || text.charCodeAt(after) === 0x23 /* # */) {
+      if (text.charCodeAt(after) === 0x26 /* & */) {
+        value = this.#anchored(after, indent, depth, childIsTasks);
+      } else if (after >= this.#ends[line]! || text.charCodeAt(after) === 0x23 /* # */) {
         // `key:` alone: a nested block (more indented, or a list at the same indent), or null.
         this.#line++;
         const next = this.#line;
@@ -300,6 +333,60 @@ class SimpleReader {
     }
     this.#expectNotDeeper(indent);
     return result;
+  }
+
+  /**
+   * `key: &name` and a block mapping below, or `key: &name { ... }`: the mapping, kept for a merge key
+   * to name. Any other anchored value, one on the tasks or a second anchor of a name, is yaml's; and
+   * so is any anchor where places are kept (see readSimpleYamlWithPlaces).
+   */
+  #anchored(at: number, indent: number, depth: number, isTasks: boolean): Record<string, unknown> {
+    const text = this.#text;
+    if (this.#places !== undefined || isTasks) fail();
+    ANCHOR_NAME.lastIndex = at + 1;
+    const name = ANCHOR_NAME.exec(text)?.[0];
+    if (name === undefined || this.#anchors.has(name)) fail();
+    const line = this.#line;
+    const after = at + 1 + name.length;
+    const merges = this.#merges;
+    let value: unknown;
+    LINE_REST.lastIndex = after;
+    if (LINE_REST.test(text)) {
+      this.#line++;
+      const next = this.#line;
+      if (next >= this.#starts.length || this.#indents[next]! <= indent || this.#isSequenceEntry(next)) fail();
+      value = this.#block(this.#indents[next]!, depth + 1);
+    } else {
+      const start = skipSpaces(text, after);
+      if (start === after || text.charCodeAt(start) !== 0x7b /* { */) fail();
+      value = this.#inlineValue(start, this.#ends[line]!, depth + 1, false, UNKEPT);
+      this.#line++;
+      this.#expectNotDeeper(indent);
+    }
+    if (this.#merges !== merges || typeof value !== "object" || value === null || Array.isArray(value)) fail();
+    const { size, height } = measure(value);
+    this.#anchors.set(name, { value: value as Record<string, unknown>, size, height });
+    return value as Record<string, unknown>;
+  }
+
+  /**
+   * A merge key's alias at `at` (`<<: *defaults`), into `result`, a mapping at `depth`: the keys of the
+   * mapping it names that `result` does not have yet, as toPlain merges them; returns the offset after
+   * the alias. An alias of anything else, or of a mapping not read before, or past toPlain's limits, is yaml's.
+   */
+  #merge(result: Mapping, at: number, depth: number): number {
+    const text = this.#text;
+    if (this.#places !== undefined || result instanceof Map || text.charCodeAt(at) !== 0x2a /* * */) fail();
+    ANCHOR_NAME.lastIndex = at + 1;
+    const name = ANCHOR_NAME.exec(text)?.[0];
+    const anchored = name === undefined ? undefined : this.#anchors.get(name);
+    if (anchored === undefined) fail();
+    this.#merges++;
+    this.#expanded += anchored.size;
+    // Within toPlain's limits by a margin: nearer them, yaml reads the file and says what it says.
+    if (this.#expanded > MAX_ALIAS_EXPANSION || depth + anchored.height + 2 > MAX_NESTING_DEPTH) fail();
+    for (const key of Object.keys(anchored.value)) if (!Object.hasOwn(result, key)) result[key] = anchored.value[key];
+    return at + 1 + name!.length;
   }
 
   #sequence(indent: number, depth: number): unknown[] {
@@ -433,6 +520,8 @@ class SimpleReader {
     const mapPlaces = !isList && this.#places !== undefined ? keepPlaces(this.#places, map, new Map<string, Place>()) : undefined;
     let at = skipSpaces(text, start + 1);
     if (text.charCodeAt(at) === close) return { value: isList ? list : map, end: at + 1 };
+    /** As #mapping's `written`. */
+    let flowWritten: Set<string> | undefined;
     for (;;) {
       if (isList) {
         const item = this.#flowValue(at, depth + 1);
@@ -442,6 +531,19 @@ class SimpleReader {
       } else {
         const keyAt = at;
         let key: string;
+        if (isMergeKeyAt(text, at)) {
+          flowWritten ??= new Set(Object.keys(map));
+          at = this.#merge(map, skipSpaces(text, at + 3), depth);
+          // `*a}` is left to yaml.
+          if (text.charCodeAt(at) !== 0x20 && text.charCodeAt(at) !== 0x2c) fail();
+          at = skipSpaces(text, at);
+          const next = text.charCodeAt(at);
+          if (next === close) return { value: map, end: at + 1 };
+          if (next !== 0x2c /* , */) fail();
+          at = skipSpaces(text, at + 1);
+          if (text.charCodeAt(at) === close) fail();
+          continue;
+        }
         if (text.charCodeAt(at) === 0x22 || text.charCodeAt(at) === 0x27) {
           const quoted = this.#quoted(at);
           key = quoted.value;
@@ -450,7 +552,7 @@ class SimpleReader {
         } else {
           ({ key, end: at } = plainKey(FLOW_KEY, text, at));
         }
-        checkNewKey(map, key);
+        checkNewKey(map, key, flowWritten);
         const item = this.#flowValue(at, depth + 1);
         setEntry(map, key, item.value);
         mapPlaces?.set(key, { key: keyAt, value: at, empty: false, plainEnd: item.plainEnd ?? -1 });
@@ -526,13 +628,35 @@ function newMapping(isTasks: boolean): Mapping {
   return isTasks ? new Map<string, unknown>() : (Object.create(null) as Record<string, unknown>);
 }
 
-/** A key that yaml or toPlain would report (a repeat, `__proto__` as data, one task too many) is theirs to report. */
-function checkNewKey(mapping: Mapping, key: string): void {
+/**
+ * A key that yaml or toPlain would report (a repeat, `__proto__` as data, one task too many) is theirs to report.
+ * Once a merge key has merged keys in, `written` holds the keys written: one merged and written too is no repeat.
+ */
+function checkNewKey(mapping: Mapping, key: string, written?: Set<string>): void {
   if (mapping instanceof Map) {
     if (mapping.has(key) || mapping.size >= MAX_TASKS) fail();
-  } else if (Object.hasOwn(mapping, key) || key === "__proto__") {
+  } else if ((written === undefined ? Object.hasOwn(mapping, key) : written.has(key)) || key === "__proto__") {
     fail();
   }
+  written?.add(key);
+}
+
+/** `<<: ` (or `<<:` ending its line, which is yaml's to read): a merge key, written plain, with its space. */
+function isMergeKeyAt(text: string, at: number): boolean {
+  return text.charCodeAt(at) === 0x3c && text.charCodeAt(at + 1) === 0x3c && text.charCodeAt(at + 2) === 0x3a && text.charCodeAt(at + 3) === 0x20;
+}
+
+/** A value's size and height as toPlain counts them (see its #done): each mapping, list and scalar is a node; a scalar's height is 0. */
+function measure(value: unknown): { size: number; height: number } {
+  if (typeof value !== "object" || value === null) return { size: 1, height: 0 };
+  let size = 1;
+  let height = 0;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    const inner = measure(item);
+    size += inner.size;
+    height = Math.max(height, inner.height);
+  }
+  return { size, height: height + 1 };
 }
 
 function setEntry(mapping: Mapping, key: string, value: unknown): void {

@@ -87,7 +87,8 @@ describe("loading yaml", () => {
 
   it("waits for a file the fast reader declines: a run or validate of a plain file does without it", () => {
     writeFileSync(join(folder, "plain.yaml"), 'tasks:\n  a: { run: "true" }\n  b: { run: "true", dependsOn: a }\n');
-    writeFileSync(join(folder, "anchor.yaml"), 'tasks:\n  a: &x { run: "true" }\n  b: { run: "true", dependsOn: a }\n');
+    writeFileSync(join(folder, "anchor.yaml"), 'tasks:\n  a: { run: "true", env: &e { A: "1" } }\n  b: { run: "true", dependsOn: a, env: *e }\n');
+    writeFileSync(join(folder, "merge.yaml"), 'x-base: &base { retries: 1 }\ntasks:\n  a: { <<: *base, run: "true" }\n  b:\n    <<: *base\n    run: "true"\n');
     writeFileSync(join(folder, "wrong.yaml"), 'tasks:\n  a: { run: "true", retries: -1 }\n');
     const plain = packagesLoaded(["validate", "plain.yaml"]);
     expect(plain).toMatchObject({ code: 0, stdout: "plain.yaml: ok, 2 tasks\n" });
@@ -96,7 +97,9 @@ describe("loading yaml", () => {
     const run = packagesLoaded(["run", "plain.yaml", "--output", "plain", "--log-dir", join(folder, "logs")]);
     expect(run.code).toBe(0);
     expect(run.packages).not.toContain("yaml");
-    // An anchor (the fast reader declines it) and a problem (its position comes from yaml's document) load it.
+    // A merge key of an anchored mapping (<<: *base) is read without it too.
+    expect(packagesLoaded(["validate", "merge.yaml"])).toMatchObject({ code: 0, stdout: "merge.yaml: ok, 2 tasks\n", packages: expect.not.arrayContaining(["yaml"]) });
+    // An alias other than a merge key's (the fast reader declines it) and a problem (its position comes from yaml's document) load it.
     expect(packagesLoaded(["validate", "anchor.yaml"])).toMatchObject({ code: 0, stdout: "anchor.yaml: ok, 2 tasks\n", packages: expect.arrayContaining(["yaml"]) });
     expect(packagesLoaded(["validate", "wrong.yaml"])).toMatchObject({ code: 2, packages: expect.arrayContaining(["yaml"]) });
   });
