@@ -356,6 +356,11 @@ export function keyMeant(path: DataPath, key: string): string | undefined {
   return synonym !== undefined && allowed.includes(synonym) ? synonym : closestMatch(key, allowed);
 }
 
+/** What to say of a `//` or `/*` (JavaScript's, JSONC's comment) written where YAML reads it as text: a key's, an id's, a line yaml cannot read. */
+export function slashCommentWords(written: string): string {
+  return `${written} starts no comment in YAML (nor in JSON, which has none): a comment starts with # (at a line's start, or after a space); in a .json file, remove it`;
+}
+
 function unknownKeyMessage(path: DataPath, key: string, value: unknown, anchored = false): string {
   const owner = ownerOf([...path, key]);
   if (path.length === 1 && path[0] === "defaults" && (key === "run" || key === "dependsOn")) {
@@ -374,7 +379,9 @@ function unknownKeyMessage(path: DataPath, key: string, value: unknown, anchored
   // Only a key that could be a task id: one that cannot (a BOM of files joined with cat before it) has another problem.
   const task = hint === "" && path.length === 0 && /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(key) && looksLikeTask(value) ? `; to make it a task, indent it under \`tasks:\` (tasks: { ${key}: { run: ... } })` : "";
   const stages = hint === "" && path.length === 0 && key === "stages" ? "; taskq has no stages: a task waits for those it lists in `dependsOn`" : "";
-  return `${owner}unknown key ${quote(key)}${where ? " " + where : ""}${hint}${task}${stages}${habit}`;
+  // `// retries: 2`, a JSONC comment before a key: read as the key's text; a did-you-mean of the key after it would not say why.
+  const slashes = /^\/[/*]/.test(key) ? `; ${slashCommentWords(key.slice(0, 2))}` : undefined;
+  return `${owner}unknown key ${quote(key)}${where ? " " + where : ""}${slashes ?? `${hint}${task}${stages}`}${habit}`;
 }
 
 /**

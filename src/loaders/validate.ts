@@ -3,7 +3,7 @@ import { tooManyTasksMessage } from "./count-tasks.js";
 import { MAX_TASKS } from "./limits.js";
 import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
-import { describeValue, keyMeant, noBreakSpaceInKey, quote, reportIssues } from "./report-issues.js";
+import { describeValue, keyMeant, noBreakSpaceInKey, quote, reportIssues, slashCommentWords } from "./report-issues.js";
 import { dependencyItemSchema, taskSchema, workflowHeaderSchema, type TaskFile } from "./schema.js";
 import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 
@@ -42,7 +42,8 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
     if (isRecord(rest.defaults)) reportRunAtWithDelay(rest.defaults, ["defaults"], locator, problems);
   }
   // `taks:`: told once, as the unknown key with the one meant (as `rn` in a task is), not also as `tasks` missing.
-  const tasksMeant = tasks === undefined && Object.keys(fields).some((key) => keyMeant([], key) === "tasks");
+  // Nor where a JSONC comment ran into the `tasks` key (`// ci` above `"tasks": {`, read as one key): told as that key.
+  const tasksMeant = tasks === undefined && Object.keys(fields).some((key) => keyMeant([], key) === "tasks" || /^\/[/*][^]*"tasks"$/.test(key));
   const entries = tasksMeant ? [] : taskEntries(tasks, locator, problems);
   const valid: ValidatedFile["tasks"] = [];
   /** The last task not read from a misplaced field: the one those fields were meant for. */
@@ -55,7 +56,9 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
       const shown = quote(id);
       const offset = locator.offsetOf(["tasks", id], "key");
       const noBreak = noBreakSpaceInKey(id, offset, problems, locator);
-      problems.atOffset(offset, `invalid task id ${shown}: ${TASK_ID_EXPECTED}${noBreak}`);
+      // `// the build` before a task's id in a JSON file: read as the id's text.
+      const slashes = /^\/[/*]/.test(id) ? `; ${slashCommentWords(id.slice(0, 2))}` : "";
+      problems.atOffset(offset, `invalid task id ${shown}: ${TASK_ID_EXPECTED}${noBreak}${slashes}`);
       // A line indented with a no-break space (`  \u00a0 retries: 1`) is read as a task: what its value lacks as one follows from that.
       if (noBreak !== "") {
         valid.push({ id, task: undefined, dependsOn: undefined });

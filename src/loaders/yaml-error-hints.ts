@@ -1,5 +1,5 @@
 import type { CST } from "yaml";
-import { noBreakSpaceWords } from "./report-issues.js";
+import { noBreakSpaceWords, slashCommentWords } from "./report-issues.js";
 
 /**
  * What to change, added to yaml's own words for the syntax errors a common slip causes (a
@@ -81,6 +81,18 @@ export const KEY_LINE = /^( *(?:- +)?)([^\s"'[{#-][^:]*):(?:\s|$)/;
  * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket (and ends with that quote: one inside it ended it).
  * With the offset to tell it at, where that is not yaml's (a comment that ended a block above the line yaml tells).
  */
+/**
+ * `// a note`, `/* a note` (comments of JavaScript and JSONC) where yaml tells an error: at its place, or starting its line.
+ * The two characters written; undefined where there are none.
+ */
+function slashCommentAt(text: string, offset: number): string | undefined {
+  const lineStart = text.lastIndexOf("\n", offset - 1) + 1;
+  const at = /^\/[/*]/.test(text.slice(offset, offset + 2)) ? offset : lineStart + (/^[ ]*/.exec(text.slice(lineStart, lineStart + 200))?.[0].length ?? 0);
+  const written = text.slice(at, at + 2);
+  return written === "//" || written === "/*" ? written : undefined;
+}
+
+
 export function withHint(message: string, text: string, offset: number, tokens: readonly CST.Token[]): { message: string; offset?: number; echoesThrough?: number } {
   // A comment left of a block's lines ends the block: the mistake is the comment's, above where yaml tells it.
   const comment = UNALIGNED_KEY.test(message) || LINE_AS_KEY.test(message) ? commentEndingBlock(text, offset) : undefined;
@@ -103,6 +115,8 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
   }
   const noBreak = noBreakSpaceAt(text, offset);
   if (noBreak !== undefined) return `${message}: ${noBreak}`;
+  const slashes = slashCommentAt(text, offset);
+  if (slashes !== undefined) return `${message}: ${slashCommentWords(slashes)}`;
   if (TAB_INDENT.test(message)) return `${message}: indent with spaces (an editor set to insert spaces in .yaml files keeps it so)`;
   // Inside a block scalar (`run: |`, a Makefile's habit) yaml takes a tab for text, and words it as a block's indentation.
   if (BLOCK_INDENT.test(message) && /^ *\t/.test(text.slice(text.lastIndexOf("\n", offset - 1) + 1, offset + 1))) {

@@ -1698,6 +1698,20 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(workflow.tasks.find((task) => task.id === "b")?.timeoutMs).toBe(1000);
   });
 
+  it("says a // or /* comment (JavaScript's, JSONC's) is none in YAML or JSON, wherever it is read: a key's text, an id's, a line yaml cannot read", () => {
+    // Before, `tasks` was told missing and the key unknown with no word of why; elsewhere yaml's bare words, or a did-you-mean of the key after the //.
+    const words = "starts no comment in YAML (nor in JSON, which has none): a comment starts with # (at a line's start, or after a space); in a .json file, remove it";
+    expect(problemsOf('{\n  // the jobs\n  "tasks": {"a": {"run": "x"}}\n}\n', "ci.json")).toEqual([`2:3: unknown key "// the jobs \\"tasks\\"" at the top level; // ${words}`]);
+    expect(problemsOf('{\n  "tasks": {\n    /* build */\n    "a": {"run": "x"}\n  }\n}\n', "ci.json")).toEqual([
+      `3:5: invalid task id "/* build */ \\"a\\"": ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."; /* ${words}`,
+    ]);
+    expect(problemsOf('{\n  "tasks": {\n    "a": {"run": "x"} // build\n  }\n}\n', "ci.json")).toEqual([`3:23: Unexpected scalar at node end: // ${words}`]);
+    expect(problemsOf(yaml("// ci", "tasks:", "  a:", "    run: x"))).toEqual([`1:1: Implicit keys need to be on a single line: // ${words}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    // retries: 2"))).toEqual([`4:5: task "a": unknown key "// retries"; // ${words}`]);
+    // A // in a value is text, as YAML reads it (a URL).
+    expect(parse(yaml("tasks:", "  a: { run: curl http://x//y }")).tasks[0]!.run).toBe("curl http://x//y");
+  });
+
   it("follows aliases, and points at the anchored value when it is wrong", () => {
     expect(problemsOf(yaml("x: &r 5", "tasks:", "  a: { run: *r }"))).toEqual(['1:1: unknown key "x" at the top level; a top-level key kept for its anchor is named with x- (x-x), which taskq ignores', '1:7: task "a": `run` must be a non-empty command string, got 5']);
   });
