@@ -34,7 +34,7 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
     for (const dependency of task.dependsOn) {
       const at = () => locator.offsetOf(dependencyPath(task.id, dependency.index));
       if (dependency.id === task.id) {
-        problems.atOffset(at(), `task ${quote(task.id)} depends on itself`);
+        problems.atOffset(at(), `task ${quote(task.id)} depends on itself`, task.id);
         continue;
       }
       const target = indexOf.get(dependency.id);
@@ -55,7 +55,7 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
         const what = several === undefined && !isTaskId(dependency.id) ? `is not a valid task id: ${TASK_ID_EXPECTED}` : "is not defined";
         // An id refused already where it is written (`dependsOn: ! ~`, `! null`, `[! null]`: a `!` before it) is not said again.
         const say = what === "is not defined" && !readsAsNull(dependency.id) ? problems.atOffset.bind(problems) : problems.followOn.bind(problems);
-        say(offset, `task ${quote(task.id)} depends on ${quote(dependency.id)}, which ${what}${hint}`);
+        say(offset, `task ${quote(task.id)} depends on ${quote(dependency.id)}, which ${what}${hint}`, task.id);
         continue;
       }
       edges[index]!.push(target);

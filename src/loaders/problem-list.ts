@@ -11,6 +11,9 @@ const TASK_FORMS: ReadonlyArray<{ pattern: RegExp; several: string }> = [
   { pattern: /^task ("(?:[^"\\]|\\.)*") depends on (?=")/, several: " depend on " },
 ];
 
+/** The longest id quote() writes in full (see report-issues.ts): a longer one is shortened, and two may read alike. */
+const QUOTED_IN_FULL = 60;
+
 /** How many tasks a problem they share names: all of up to one more than this, else these and how many more (see sharedBy). */
 export const SHARED_NAMED = 3;
 
@@ -43,12 +46,12 @@ export class ProblemList {
     this.#textLength = textLength;
   }
 
-  /** Adds a problem at a character offset of the (BOM-stripped) text. */
-  atOffset(offset: number, message: string): void {
-    if (this.#lineCounter === undefined) return this.at(1, 1, message);
+  /** Adds a problem at a character offset of the (BOM-stripped) text; `task`, the id of the task it is of, where known (see at). */
+  atOffset(offset: number, message: string, task?: string): void {
+    if (this.#lineCounter === undefined) return this.at(1, 1, message, task);
     const clamped = Math.max(0, Math.min(offset, this.#textLength));
     const { line, col } = this.#lineCounter.linePos(clamped);
-    this.at(line, col, message);
+    this.at(line, col, message, task);
   }
 
   /**
@@ -84,8 +87,8 @@ export class ProblemList {
   }
 
   /** atOffset, unless the value at `offset` is already explained (see explained). */
-  followOn(offset: number, message: string): void {
-    if (!this.#explained.has(offset) && !this.#keyExplained.has(offset)) this.atOffset(offset, message);
+  followOn(offset: number, message: string, task?: string): void {
+    if (!this.#explained.has(offset) && !this.#keyExplained.has(offset)) this.atOffset(offset, message, task);
   }
 
   /** `line:col` of an offset, for messages that point at a second place. */
@@ -99,9 +102,12 @@ export class ProblemList {
    * Adds a problem at a known line and column. The same problem of several tasks at one place (a
    * value they share through an alias or a merge key, `<<: *defaults` in each of 200 tasks) is one
    * problem, naming the first few tasks and how many more (see sharedBy), not one line per task.
+   * `task`, the id of the task the problem is of, where known: two tasks whose ids quote() shortens
+   * alike (past 60 characters) are two tasks, not the same problem told twice.
    */
-  at(line: number, col: number, message: string): void {
-    const key = `${line}:${col}:${message}`;
+  at(line: number, col: number, message: string, task?: string): void {
+    // Only a shortened id tells two tasks apart that the message does not: any other problem told twice, by two checks, is one.
+    const key = task === undefined || task.length <= QUOTED_IN_FULL ? `${line}:${col}:${message}` : `${line}:${col}:${message}\0${task}`;
     if (this.#seen.has(key)) return;
     this.#seen.add(key);
     for (const [form, { pattern, several }] of TASK_FORMS.entries()) {

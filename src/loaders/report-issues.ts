@@ -52,20 +52,20 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
         const meant = path.length === 0 ? keyMeant(path, key) : undefined;
         const misspelt = meant !== undefined && MAPPING_TOP_KEYS.has(meant) && !keyWrittenAt(locator, locator.offsetOf([meant], "key"), meant);
         const anchored = path.length === 0 && !misspelt && /^[^\n]*?:[ \t]*&[^\s,[\]{}]+/.test(locator.textAt(offset, Math.max(0, locator.offsetOf([...path, key]) - offset)));
-        problems.atOffset(offset, `${unknownKeyMessage(path, key, Object.hasOwn(input, key) ? input[key] : undefined, anchored)}${noBreakSpaceInKey(key, offset, problems, locator)}`);
+        problems.atOffset(offset, `${unknownKeyMessage(path, key, Object.hasOwn(input, key) ? input[key] : undefined, anchored)}${noBreakSpaceInKey(key, offset, problems, locator)}`, taskOf(path));
       }
       continue;
     }
     if (issue.code === "invalid_key") {
       const detail = issue.issues[0]?.message ?? "is not allowed";
-      problems.atOffset(locator.offsetOf(path, "key"), `${ownerOf(path)}${describePath(path.slice(0, -1))} name ${quote(String(path.at(-1)))} is not valid; ${detail}`);
+      problems.atOffset(locator.offsetOf(path, "key"), `${ownerOf(path)}${describePath(path.slice(0, -1))} name ${quote(String(path.at(-1)))} is not valid; ${detail}`, taskOf(path));
       continue;
     }
     if (isNullEnvValue(issue, path)) {
-      problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${nullEnvMessage(String(path.at(-1)), commentHint(issue, path, locator))}`);
+      problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${nullEnvMessage(String(path.at(-1)), commentHint(issue, path, locator))}`, taskOf(path));
       continue;
     }
-    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue, locator.plainSourceOf(path))}${commentHint(issue, path, locator)}${nullIdHint(issue, path)}${tildeCwdHint(issue, path, locator)}${valueHint(issue, path, locator)}${envListHint(issue, path)}${runListHint(issue, path)}${nestedIdsHint(issue, path)}`);
+    problems.followOn(locator.offsetOf(path), `${ownerOf(path)}${describePath(path)} ${explain(issue, locator.plainSourceOf(path))}${commentHint(issue, path, locator)}${nullIdHint(issue, path)}${tildeCwdHint(issue, path, locator)}${valueHint(issue, path, locator)}${envListHint(issue, path)}${runListHint(issue, path)}${nestedIdsHint(issue, path)}`, taskOf(path));
   }
 }
 
@@ -484,6 +484,11 @@ const SYNONYMS: Record<string, string> = {
 /** `task "id": ` for paths inside a task, else "". */
 function ownerOf(path: DataPath): string {
   return path[0] === "tasks" && path.length >= 2 ? `task ${quote(String(path[1]))}: ` : "";
+}
+
+/** The id of the task a problem at `path` is of (its whole id, which ownerOf may shorten); undefined for any other. */
+function taskOf(path: DataPath): string | undefined {
+  return path[0] === "tasks" && path.length >= 2 ? String(path[1]) : undefined;
 }
 
 /** The field label: `retries`, `backoff.max`, `dependsOn[1]`, `defaults.timeout`. */

@@ -1712,6 +1712,16 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(parse(yaml("tasks:", "  a: { run: curl http://x//y }")).tasks[0]!.run).toBe("curl http://x//y");
   });
 
+  it("counts each task sharing a problem whose ids are shortened alike in messages (past 60 characters), not the first of them alone", () => {
+    // Before, `tasks "aaa..." and "c"` for three tasks: the second long id's message read as the first's, and was dropped as told already.
+    const long = "a".repeat(60);
+    const shown = `"${"a".repeat(57)}..."`;
+    expect(problemsOf(yaml("x-b: &b { run: x, retries: 500 }", "tasks:", `  ${long}1: { <<: *b }`, `  ${long}2: { <<: *b }`, "  c: { <<: *b }"))).toEqual([
+      `1:28: tasks ${shown}, ${shown} and "c": \`retries\` must be an integer from 0 to 100, got 500`,
+    ]);
+    expect(problemsOf(yaml("x-d: &d [nope]", "tasks:", `  ${long}1: { run: x, dependsOn: *d }`, `  ${long}2: { run: x, dependsOn: *d }`))).toEqual([`1:10: tasks ${shown} and ${shown} depend on "nope", which is not defined`]);
+  });
+
   it("follows aliases, and points at the anchored value when it is wrong", () => {
     expect(problemsOf(yaml("x: &r 5", "tasks:", "  a: { run: *r }"))).toEqual(['1:1: unknown key "x" at the top level; a top-level key kept for its anchor is named with x- (x-x), which taskq ignores', '1:7: task "a": `run` must be a non-empty command string, got 5']);
   });
