@@ -18,11 +18,15 @@ export class UnknownHandlerError extends TaskqError {
 }
 
 export class UnknownDependencyError extends TaskqError {
-  /** `name`: how the task is named (see taskName), for a spec without an id by its type. */
-  constructor(id: string, dependency: string, name = `task "${id}"`) {
+  /**
+   * `name`: how the task is named (see taskName), for a spec without an id by its type. `forgotAny`: the queue has
+   * forgotten a task (Queue.forget), so `dependency` may be one of them; it keeps no ids it forgot, to tell which.
+   */
+  constructor(id: string, dependency: string, name = `task "${id}"`, forgotAny = false) {
+    const what = forgotAny ? "which was not submitted or was forgotten" : "which was not submitted";
     super(
       "UNKNOWN_DEPENDENCY",
-      dependency === id && name === `task "${id}"` ? `${name} depends on itself: a task may depend only on tasks already submitted` : `${name} depends on "${dependency}", which was not submitted`,
+      dependency === id && name === `task "${id}"` ? `${name} depends on itself: a task may depend only on tasks already submitted` : `${name} depends on "${dependency}", ${what}`,
     );
   }
 }

@@ -109,8 +109,8 @@ export function orDefault(value: number | null | undefined, fallback: number): n
   return value === undefined || value === null || (Number.isInteger(value) && value <= 0) ? fallback : value;
 }
 
-/** The records of `dependsOn` (duplicates once); throws UnknownDependencyError for an id never submitted. */
-export function resolveDependencies(tasks: { get(id: string): TaskRecord | undefined }, id: string, dependsOn: readonly string[] | null | undefined, name = taskName(id)): TaskRecord[] {
+/** The records of `dependsOn` (duplicates once); throws UnknownDependencyError for an id not held (never submitted, or forgotten). */
+export function resolveDependencies(tasks: { get(id: string): TaskRecord | undefined; readonly forgotAny?: boolean }, id: string, dependsOn: readonly string[] | null | undefined, name = taskName(id)): TaskRecord[] {
   if (dependsOn === undefined || dependsOn === null) return NO_DEPENDENCIES;
   // A string would be read a character at a time.
   const given: unknown = dependsOn;
@@ -123,7 +123,7 @@ export function resolveDependencies(tasks: { get(id: string): TaskRecord | undef
   const found: TaskRecord[] = [];
   for (const dependencyId of new Set(dependsOn)) {
     const dependency = tasks.get(dependencyId);
-    if (dependency === undefined) throw unknownDependency(id, dependencyId, name);
+    if (dependency === undefined) throw unknownDependency(id, dependencyId, name, tasks.forgotAny === true);
     found.push(dependency);
   }
   return found;
@@ -134,8 +134,8 @@ export function resolveDependencies(tasks: { get(id: string): TaskRecord | undef
  * is said to be no id, not a task never submitted: `dependsOn: [5]` would say "5" was not
  * submitted when the task "5" was.
  */
-function unknownDependency(id: string, dependencyId: unknown, name: string): TaskqError {
-  if (typeof dependencyId === "string") return new UnknownDependencyError(id, dependencyId, name);
+function unknownDependency(id: string, dependencyId: unknown, name: string, forgotAny: boolean): TaskqError {
+  if (typeof dependencyId === "string") return new UnknownDependencyError(id, dependencyId, name, forgotAny);
   const scalar = typeof dependencyId === "number" || typeof dependencyId === "bigint" || typeof dependencyId === "boolean";
   const hint = scalar ? ` (${JSON.stringify(String(dependencyId))})` : "";
   return new TaskqError("INVALID_TASK", `${name}: dependsOn lists ${shown(dependencyId)}, which is not a task id: ids are strings${hint}`);

@@ -15,6 +15,11 @@ export class TaskTable {
   #outstanding = 0;
   /** Retries scheduled so far. */
   retries = 0;
+  /**
+   * Whether any task has been forgotten (remove): an id the table does not hold may then be one it once did. A flag,
+   * not the ids: a long-lived queue forgets so as not to keep per-task memory for good.
+   */
+  forgotAny = false;
 
   get(id: string): TaskRecord | undefined {
     return this.#tasks.get(id);
@@ -58,6 +63,7 @@ export class TaskTable {
   /** Drops an ended task: it leaves the map, its status's count and the dead letters. */
   remove(record: TaskRecord): void {
     this.#tasks.delete(record.id);
+    this.forgotAny = true;
     this.#counts[record.status]--;
     this.#deadLetters.delete(record);
   }

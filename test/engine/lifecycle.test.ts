@@ -713,4 +713,25 @@ describe("forget", () => {
     gate.resolve();
     expect(await queue.wait("done")).toMatchObject({ status: "SUCCEEDED", attempts: 1 });
   });
+  it("a dependsOn naming a forgotten task is not said to name one never submitted: once the queue has forgotten any, it says either may be", async () => {
+    const { queue } = makeQueue({ handlers: { ok: () => "ok" } });
+    queue.submit({ id: "a", type: "ok" });
+    await queue.wait("a");
+    // Nothing forgotten yet: an id the queue does not hold was never submitted.
+    expect(() => queue.submit({ type: "ok", dependsOn: ["nope"] })).toThrow(
+      expect.objectContaining({ code: "UNKNOWN_DEPENDENCY", message: 'a task of type "ok" (no id given) depends on "nope", which was not submitted' }),
+    );
+    queue.forget("a");
+    expect(() => queue.submit({ type: "ok", dependsOn: ["a"] })).toThrow(
+      expect.objectContaining({ code: "UNKNOWN_DEPENDENCY", message: 'a task of type "ok" (no id given) depends on "a", which was not submitted or was forgotten' }),
+    );
+    expect(() => queue.submit({ id: "b", type: "ok", dependsOn: ["a"] })).toThrow(
+      expect.objectContaining({ code: "UNKNOWN_DEPENDENCY", message: 'task "b" depends on "a", which was not submitted or was forgotten' }),
+    );
+    // A task depending on itself is still told so.
+    expect(() => queue.submit({ id: "c", type: "ok", dependsOn: ["c"] })).toThrow(
+      expect.objectContaining({ message: 'task "c" depends on itself: a task may depend only on tasks already submitted' }),
+    );
+    expect(queue.stats().total).toBe(0);
+  });
 });
