@@ -193,12 +193,15 @@ export class Queue {
   /**
    * Cancels a task. A queued or blocked task ends CANCELLED at once; a running
    * one has its signal aborted and ends CANCELLED when its handler settles.
-   * Dependents are cancelled too. Returns false if the task had already ended.
+   * Dependents are cancelled too. Returns true for the call that cancelled it;
+   * false if the task had already ended, or a cancel of it had already been asked
+   * for (it runs on until its handler settles), changing nothing.
    */
   cancel(id: string): boolean {
     const record = this.#tasks.get(id);
     if (record === undefined) throw new TaskNotFoundError(id);
-    if (isTerminal(record.status)) return false;
+    // A second cancel of a running task would replace its error with one its signal does not carry.
+    if (isTerminal(record.status) || record.cancelRequested) return false;
     // A task waiting to retry (out its backoff, or past it for a slot, READY) did start: its failed attempt's error is the
     // cancel's cause, and quoted, as a shutdown's cancel has it (a cause not quoted is read as the attempt the cancel cut
     // short, whose kill it would tell). A running one's is its running attempt's, told when it ends.

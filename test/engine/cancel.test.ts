@@ -130,6 +130,34 @@ describe("cancel", () => {
     expect(queue.get("b")).toMatchObject({ status: "CANCELLED", dependency: "a" });
   });
 
+  it("a second cancel of a running task that ignores its signal returns false and changes nothing: true is the call that cancelled it", async () => {
+    const gate = deferred<string>();
+    let seen: AttemptContext | undefined;
+    const { queue, log } = makeQueue({
+      handlers: {
+        stubborn: (_: unknown, context: AttemptContext) => {
+          seen = context;
+          return gate.promise;
+        },
+      },
+    });
+    queue.submit({ id: "a", type: "stubborn" });
+    await flush();
+    expect(queue.cancel("a")).toBe(true);
+    expect(queue.get("a")?.status).toBe("RUNNING");
+    const reason: unknown = seen?.signal.reason;
+    expect(queue.cancel("a")).toBe(false);
+    expect(queue.cancel("a")).toBe(false);
+    expect(queue.get("a")?.status).toBe("RUNNING");
+    gate.resolve("done anyway");
+    const result = await queue.wait("a");
+    expect(result).toMatchObject({ status: "CANCELLED", cancelReason: "cancel" });
+    // The task's error is the one its signal carried, not one a later call made.
+    expect(result.error).toBe(reason);
+    expect(eventsOf(log, "cancelled")).toEqual([{ id: "a", attempts: 1, reason: "cancel", error: reason }]);
+    expect(queue.cancel("a")).toBe(false);
+  });
+
   it("a cancelled running task ends CANCELLED even if its handler then succeeds", async () => {
     const gate = deferred<string>();
     const { queue } = makeQueue({ handlers: { gated: () => gate.promise } });
