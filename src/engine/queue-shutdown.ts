@@ -113,7 +113,8 @@ export class QueueShutdown {
     return shutdown.promise;
   }
 
-  #cancelNotStarted(message: string): void {
+  /** `cause`: the error's, as the hard stop's reason has it (a signal's reason: a caller's `controller.abort(why)`). */
+  #cancelNotStarted(message: string, cause?: { cause?: unknown }): void {
     const { tasks, schedule, finalizer } = this.#queue;
     // Every task in the heaps ends here: emptied at once, not task by task (each an O(log n) removal: 100k queued took ~40 ms).
     schedule.ready.drain();
@@ -127,7 +128,7 @@ export class QueueShutdown {
       const error =
         record.attempts > 0
           ? withoutStack(() => new TaskCancelledError("shutdown", `shutdown: not retried (attempt ${record.attempts} failed: ${messageOf(record.error)})`, undefined, { cause: record.error }))
-          : (notStarted ??= withoutStack(() => new TaskCancelledError("shutdown", message)));
+          : (notStarted ??= withoutStack(() => new TaskCancelledError("shutdown", message, undefined, cause)));
       finalizer.finalize(record, "CANCELLED", { error, cancelReason: "shutdown" }, false);
     }
   }
@@ -139,7 +140,8 @@ export class QueueShutdown {
     this.#hardStopped = true;
     this.#drain = false;
     schedule.arm(true);
-    const reason = (this.#stopReason = new TaskCancelledError("shutdown", "aborted by shutdown", undefined, cause === "signal" ? { cause: signalReason } : {}));
+    const stopCause = cause === "signal" ? { cause: signalReason } : {};
+    const reason = (this.#stopReason = new TaskCancelledError("shutdown", "aborted by shutdown", undefined, stopCause));
     // The running attempts are stopped first, at the deadline (or the signal), and their grace counts from then: cancelling
     // what has not started comes after, and takes a while for many tasks (100k: tens of ms, ~0.3 s before it was made cheaper).
     const running = tasks.running();
@@ -162,7 +164,8 @@ export class QueueShutdown {
             this.#endGrace = end;
           })
         : undefined;
-    this.#cancelNotStarted(cause === "deadline" ? "shutdown: not started before the deadline" : "shutdown: not started before the shutdown signal aborted");
+    // Their error has the running attempts' cause: the signal's reason, whether it aborted before shutdown() or during the drain.
+    this.#cancelNotStarted(cause === "deadline" ? "shutdown: not started before the deadline" : "shutdown: not started before the shutdown signal aborted", stopCause);
     if (grace !== undefined) await grace;
     for (const record of running) {
       // A cancel asked for before the deadline stays its reason: the shutdown only stopped waiting for the handler.

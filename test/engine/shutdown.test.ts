@@ -510,6 +510,41 @@ describe("shutdown", () => {
     expect((third.get("c")!.error as TaskCancelledError).cause).toBeUndefined();
   });
 
+  it("tasks a shutdown signal stopped before they started have its reason as their cause, as its running tasks do, whether it aborted before or during the drain", async () => {
+    // Already aborted when given, the queue never started: the task not started has the reason, as the running ones would.
+    const quit = new Error("quit");
+    const idle = makeQueue({ start: false }).queue;
+    idle.submit({ id: "a", type: "echo" });
+    const aborted = new AbortController();
+    aborted.abort(quit);
+    await expect(idle.shutdown({ signal: aborted.signal })).resolves.toEqual({ hardStopped: true });
+    expect(idle.get("a")?.error).toMatchObject({ code: "SHUTDOWN", message: "shutdown: not started before the shutdown signal aborted" });
+    expect((idle.get("a")?.error as Error).cause).toBe(quit);
+    // Aborted during the drain: one running (concurrency 1), one waiting for the slot, one waiting for its runAt.
+    const why = new Error("the CI job was cancelled");
+    const { queue } = makeQueue({ concurrency: 1 });
+    queue.submit({ id: "running", type: "hang" });
+    queue.submit({ id: "ready", type: "echo" });
+    queue.submit({ id: "later", type: "echo", runAt: Date.now() + 5_000 });
+    await flush();
+    const controller = new AbortController();
+    const done = queue.shutdown({ signal: controller.signal });
+    await vi.advanceTimersByTimeAsync(1_000);
+    controller.abort(why);
+    await expect(done).resolves.toEqual({ hardStopped: true });
+    for (const id of ["running", "ready", "later"]) expect((queue.get(id)?.error as Error).cause).toBe(why);
+    expect(queue.get("ready")?.error).toBe(queue.get("later")?.error);
+    // A deadline's stop has no cause, for either.
+    const third = makeQueue({ concurrency: 1 }).queue;
+    third.submit({ id: "running", type: "hang" });
+    third.submit({ id: "ready", type: "echo" });
+    const stopped = third.shutdown({ signal: new AbortController().signal, deadline: 1_000 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    await expect(stopped).resolves.toEqual({ hardStopped: true });
+    expect(third.get("ready")?.error).toMatchObject({ message: "shutdown: not started before the deadline" });
+    for (const id of ["running", "ready"]) expect((third.get(id)?.error as Error).cause).toBeUndefined();
+  });
+
   it("tasks a shutdown signal stopped before they started say the signal stopped them, not a deadline there never was", async () => {
     const { queue } = makeQueue();
     const controller = new AbortController();
