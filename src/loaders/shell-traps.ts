@@ -37,6 +37,9 @@ export function shebangNote(run: string): string | undefined {
   return `run begins with ${line}, a comment to /bin/sh, which runs the command (not ${program}); to run it with ${program}, put it in a script file that begins so, and run that file`;
 }
 
+/** A test of whether the shell takes pipefail, which a `set` after it is guarded by: a subshell that tries it, `set -o | grep pipefail`, bash's or zsh's version. */
+const PIPEFAIL_GUARD = /\([ \t]*set[ \t][^)\n]*pipefail|\bset[ \t]+-o[ \t]*\|[^\n]*pipefail|\b(?:BASH|ZSH)_VERSION\b/;
+
 /**
  * `set -euo pipefail`, as a GitHub Actions step's bash runs it, in a `run`, which /bin/sh runs: an
  * sh without pipefail (dash before 0.5.13, Debian's and Ubuntu's /bin/sh) refuses the `set`, a
@@ -44,7 +47,8 @@ export function shebangNote(run: string): string | undefined {
  * file validated. The first `set` that turns pipefail on where sh runs it as a command of the
  * run's own: first on its line, or after `;`, `&&`, `||`, `{`, `then`, `do` or `else`, outside
  * quotes and comments (not `bash -c 'set -o pipefail; ...'`, nor `(set -o pipefail)`, a subshell
- * that tries it, nor in a run with a here-document, whose lines may be another shell's): its text
+ * that tries it, nor one after such a test, run only where sh takes it, nor in a run with a here-document,
+ * whose lines may be another shell's): its text
  * (`set -euo pipefail`) and its line, from 1.
  */
 export function pipefailSet(run: string): { text: string; line: number } | undefined {
@@ -59,6 +63,8 @@ export function pipefailSet(run: string): { text: string; line: number } | undef
     const lineStart = before.lastIndexOf("\n") + 1;
     // In a comment (`# set -o pipefail`, `make # then set -o pipefail`), or inside quotes: not sh's command.
     if (/(?:^|[ \t;&|()])#/.test(before.slice(lineStart)) || openQuote(before) !== undefined) continue;
+    // After a test of whether the shell takes it (`(set -o pipefail) 2>/dev/null && set -o pipefail`, `[ -n "$BASH_VERSION" ] &&`): run only where it is taken.
+    if (PIPEFAIL_GUARD.test(before)) return undefined;
     return { text: words.join(" "), line: before.split("\n").length };
   }
   return undefined;

@@ -1032,6 +1032,33 @@ describe.skipIf(!shRefusesPipefail())("a run with set -o pipefail where /bin/sh 
     expect(ran.code).toBe(1);
   }, 60_000);
 
+  it("a set -o pipefail after a test of whether sh takes it is not noted: it runs only where sh does", async () => {
+    // Before, each of these was told 'the task exits 2 at that line and runs nothing after it', and each ran to its end.
+    const ws = await workspace(
+      [
+        "tasks:",
+        "  a: { run: \"(set -o pipefail) 2>/dev/null && set -o pipefail; echo a ran\" }",
+        "  b:",
+        "    run: |",
+        "      if (set -o pipefail) 2>/dev/null; then",
+        "        set -o pipefail",
+        "      fi",
+        "      echo b ran",
+        "  c: { run: '[ -n \"$BASH_VERSION\" ] && set -o pipefail; echo c ran' }",
+        "  d: { run: 'set -o | grep -q pipefail && set -o pipefail; echo d ran' }",
+        "",
+      ].join("\n"),
+    );
+    const validated = await runCli(["validate", ws.file], { cwd: ws.dir });
+    expect(validated.code).toBe(0);
+    expect(validated.stdout).toBe(`${ws.file}: ok, 4 tasks\n`);
+    logRoots.push(ws.logs);
+    const ran = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir });
+    expect(ran.stdout).not.toContain("pipefail");
+    for (const id of ["a", "b", "c", "d"]) expect(ran.stdout).toContain(`${id} | ${id} ran`);
+    expect(ran.code).toBe(0);
+  }, 60_000);
+
   it("--output json gives the note as a record at its file, line and column", async () => {
     const ws = await workspace(yaml);
     const validated = await runCli(["validate", ws.file, "--output", "json"], { cwd: ws.dir });

@@ -24,6 +24,10 @@ describe("pipefailSet: a `set` that turns pipefail on, as sh runs it", () => {
       "echo set -o pipefail",
       "echo 'a; set -o pipefail'",
       "grep pipefail notes.txt",
+      "(set -o pipefail) 2>/dev/null && set -o pipefail; make",
+      "if (set -o pipefail) 2>/dev/null; then\n  set -o pipefail\nfi",
+      '[ -n "$BASH_VERSION" ] && set -o pipefail',
+      "set -o | grep -q pipefail && set -o pipefail",
     ]) {
       expect(pipefailSet(run), run).toBeUndefined();
     }
