@@ -90,6 +90,8 @@ export function actionsExpressionNote(run: string): string | undefined {
     const before = run.slice(0, match.index);
     const lineStart = before.lastIndexOf("\n") + 1;
     if (/(?:^|[ \t;&|()])#/.test(before.slice(lineStart)) || openQuote(before)?.quote === "'") continue;
+    // `\${{ x }}`: the backslash keeps the `$`, and sh prints the characters as written.
+    if (/(?:^|[^\\])(?:\\\\)*\\$/.test(before)) continue;
     const written = match[0];
     const where = run.includes("\n") ? ` (its line ${before.split("\n").length})` : "";
     return `run has ${written}${where}, GitHub Actions' expression syntax, which taskq does not replace: /bin/sh refuses it as a bad substitution, and the task fails there; ${actionsInstead(match[1]!.trim())}`;

@@ -1098,6 +1098,19 @@ describe("a run with GitHub Actions' ${{ ... }}, which no shell knows", () => {
     expect(ran.stdout).toContain("deploy | ${{ secrets.DEPLOY_TOKEN }}\n");
   }, 60_000);
 
+  it("a ${{ ... }} whose $ a backslash keeps is not noted: sh prints it as written", async () => {
+    // Before, validate told 'run has ${{ x }}, ... /bin/sh refuses it as a bad substitution, and the task fails there', and the task printed it.
+    const ws = await workspace(["tasks:", '  a: { run: "echo \\\\${{ x }}" }', "  b: { run: 'echo \"\\${{ y }}\"' }", ""].join("\n"));
+    const validated = await runCli(["validate", ws.file], { cwd: ws.dir });
+    expect(validated.code).toBe(0);
+    expect(validated.stdout).toBe(`${ws.file}: ok, 2 tasks\n`);
+    logRoots.push(ws.logs);
+    const ran = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir });
+    expect(ran.stdout).toContain("a | ${{ x }}\n");
+    expect(ran.stdout).toContain("b | ${{ y }}\n");
+    expect(ran.code).toBe(0);
+  }, 60_000);
+
   it("validate and run note it at the run, with the variable to write instead, before the task fails there; one in single quotes or a comment is not noted", async () => {
     // validate said "ok", and the task failed once it started with sh's "Bad substitution" alone.
     const ws = await workspace(

@@ -40,10 +40,11 @@ describe("actionsExpressionNote: GitHub Actions' ${{ ... }} in a run", () => {
     expect(actionsExpressionNote("# ${{ x }}\necho \"${{ env.STAGE }}\"")).toMatch(/^run has \$\{\{ env\.STAGE \}\} \(its line 2\), .*env\.STAGE is the variable STAGE, .*: write \$STAGE$/);
     expect(actionsExpressionNote("echo ${{ matrix.node }}")).toMatch(/give the value to taskq's environment in the step that runs it/);
     expect(actionsExpressionNote("echo ${{ github.event.number }}")).toMatch(/give the value to taskq's environment/);
+    expect(actionsExpressionNote("echo \\\\${{ x }}")).toMatch(/^run has \$\{\{ x \}\}/);
   });
 
   it("leaves alone one in single quotes, in a comment, in a run with a here-document, and ${ } of the shell's own", () => {
-    for (const run of ["echo '${{ x }}'", "make # ${{ x }}", "cat <<EOF\n${{ x }}\nEOF", "echo ${HOME} ${x:-{}}"]) {
+    for (const run of ["echo '${{ x }}'", "make # ${{ x }}", "cat <<EOF\n${{ x }}\nEOF", "echo ${HOME} ${x:-{}}", "echo \\${{ x }}", 'echo "\\${{ x }}"']) {
       expect(actionsExpressionNote(run), run).toBeUndefined();
     }
   });
