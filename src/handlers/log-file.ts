@@ -30,13 +30,16 @@ const SYNC_FINISH_BYTES = 64 * 1024;
  * thread, by one writev, while such writes are quick: a handoff to the thread pool per batch,
  * with the pool thread's wake-up and the completion's, costs more than the write into the page
  * cache (taskq and its tasks took 13-25% less CPU for a 300 MB and eight 20 MB floods).
- * SYNC_SLOW_WRITES writes in a row that each take longer than this (a slow or remote disk; one
- * alone may be taskq waiting for a CPU on a busy machine) send the log's later batches to the
- * pool: the main thread, which reads every task's output and keeps the display and the timers,
- * then waits on a slow disk only that long per log. Other logs write as before.
+ * Once the log's average write on this thread is over SYNC_WRITE_SLOW_MS (each write weighing
+ * 1/8: a page-cache write of a batch takes ~0.05 ms, one on a slow, remote or `sync` disk
+ * milliseconds), its later batches go through the pool: the main thread, which reads every task's
+ * output and keeps the display and the timers, then waits on such a disk for a few writes only.
+ * One write held up a few ms alone (taskq waiting for a CPU on a busy machine) does not tip it;
+ * a disk slow one write in three does (three slow writes in a row, the first rule, never came there,
+ * and another task's output reached the display up to 2x later). Other logs write as before.
  */
-const SYNC_WRITE_SLOW_MS = 4;
-const SYNC_SLOW_WRITES = 3;
+const SYNC_WRITE_SLOW_MS = 1;
+const SYNC_WRITE_WEIGHT = 1 / 8;
 /**
  * writeCopy copies a stream's reads into slabs of this size (one batch), and a slab is used
  * again once its bytes are written. A 300 MB flood read into a new 64 KiB buffer per read
@@ -114,8 +117,8 @@ export class LogFile extends EventEmitter {
   #atLineStart = true;
   /** A batch has filled: batches are written on this thread (see SYNC_WRITE_SLOW_MS). */
   #loud = false;
-  /** Slow writes on this thread in a row; from SYNC_SLOW_WRITES on, batches go through the pool. */
-  #slowWrites = 0;
+  /** The average time of this log's writes on this thread, in ms (see SYNC_WRITE_SLOW_MS); over it, batches go through the pool. */
+  #syncWriteMs = 0;
 
   constructor(fd: number) {
     super();
@@ -252,10 +255,10 @@ export class LogFile extends EventEmitter {
 
   /** Writes what is queued: through the pool, or on this thread for a loud log while its writes are quick (see SYNC_WRITE_SLOW_MS). */
   #flush(): void {
-    if (!this.#loud || this.#slowWrites >= SYNC_SLOW_WRITES) return this.#flushInPool();
+    if (!this.#loud || this.#syncWriteMs > SYNC_WRITE_SLOW_MS) return this.#flushInPool();
     const started = monotonicMs();
     this.#flushSync();
-    this.#slowWrites = monotonicMs() - started > SYNC_WRITE_SLOW_MS ? this.#slowWrites + 1 : 0;
+    this.#syncWriteMs += (monotonicMs() - started - this.#syncWriteMs) * SYNC_WRITE_WEIGHT;
   }
 
   #flushInPool(): void {

@@ -5,14 +5,19 @@ import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { attemptLine, closeLogFile, LogFile, openLogFile } from "../../src/handlers/log-file.js";
 
-/** The clock the log times its writes with: real, stopped (every write quick), or slow (each reading 10 ms past the last: a slow disk). */
-const clock = vi.hoisted((): { mode: "real" | "stopped" | "slow"; skew: number } => ({ mode: "real", skew: 0 }));
+/**
+ * The clock the log times its writes with: real, stopped (every write quick), slow (each reading 10 ms past the last: a slow
+ * disk), or third (every third write, whose start and end are two readings, takes 6 ms: a disk slow now and then).
+ */
+const clock = vi.hoisted((): { mode: "real" | "stopped" | "slow" | "third"; skew: number; reads: number } => ({ mode: "real", skew: 0, reads: 0 }));
 vi.mock("../../src/monotonic.js", async (importOriginal) => {
   const real = await importOriginal<typeof import("../../src/monotonic.js")>();
   return {
     monotonicMs: (): number => {
       if (clock.mode === "stopped") return 0;
       if (clock.mode === "slow") clock.skew += 10;
+      // Only the skew, no real time: a write held up on a loaded machine must not tip the average sooner.
+      if (clock.mode === "third") return (clock.skew += ++clock.reads % 6 === 0 ? 6 : 0);
       return real.monotonicMs() + clock.skew;
     },
   };
@@ -24,6 +29,7 @@ afterEach(() => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
   clock.mode = "real";
+  clock.reads = 0;
 });
 
 function scratch(): string {
@@ -47,7 +53,7 @@ describe("LogFile", () => {
     expect(readFileSync(file).equals(Buffer.concat(chunks))).toBe(true);
   });
 
-  it("on a slow disk, writes through the thread pool after three slow writes: every byte in order, pushes back past its high-water mark and says when to go on", async () => {
+  it("on a slow disk, writes through the thread pool once its writes average over 1 ms: every byte in order, pushes back past its high-water mark and says when to go on", async () => {
     clock.mode = "slow"; // each write seems to take 10 ms
     const file = path.join(scratch(), "a.log");
     const log = openLogFile(file, 1);
@@ -55,10 +61,22 @@ describe("LogFile", () => {
     let refused = 0;
     for (const chunk of chunks) if (!log.write(chunk)) refused++;
     expect(refused).toBeGreaterThan(0);
-    // Three batches of four chunks were written on this thread, each found slow; the rest waits for the pool.
-    expect(log.writableLength).toBe((40 - 12) * 64 * 1024);
+    // One batch of four chunks was written on this thread, found slow; the rest waits for the pool.
+    expect(log.writableLength).toBe((40 - 4) * 64 * 1024);
     await new Promise<void>((resolve) => log.once("drain", resolve));
     expect(log.writableLength).toBeLessThan(log.writableHighWaterMark);
+    await closeLogFile(log);
+    expect(readFileSync(file).equals(Buffer.concat(chunks))).toBe(true);
+  });
+
+  it("on a disk slow one write in three, writes through the thread pool too: the main thread does not wait on it for good", async () => {
+    clock.mode = "third";
+    const file = path.join(scratch(), "third.log");
+    const log = openLogFile(file, 1);
+    const chunks = Array.from({ length: 40 }, () => randomBytes(64 * 1024));
+    for (const chunk of chunks) log.write(chunk);
+    // Six batches on this thread (two of them slow) put the average over 1 ms; the other four wait for the pool.
+    expect(log.writableLength).toBe((40 - 24) * 64 * 1024);
     await closeLogFile(log);
     expect(readFileSync(file).equals(Buffer.concat(chunks))).toBe(true);
   });
