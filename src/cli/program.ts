@@ -311,9 +311,11 @@ export function buildProgram(version: string): Command {
     .option("--store-schema <name>", "PostgreSQL schema of the store (default: TASKQ_STORE_SCHEMA, else taskq)")
     .option("--run-id <id>", "with --store: the run's id (submitting the same id again is idempotent)")
     .option("--lease <duration>", "with --store: lease length, renewed by heartbeat every third of it (default: 30s)")
-    .action(async (file: string, flags: Record<string, unknown>) => {
+    .action(async (file: string, flags: Record<string, unknown>, command: Command) => {
       const { runCommand } = await import("./commands/run.js");
-      process.exitCode = await runCommand(file, flags);
+      // Which stop times were given (not defaults): a nested run says so when it shortens them (see outer-grace.ts).
+      const given = { shutdownTimeout: command.getOptionValueSource("shutdownTimeout") === "cli", killGrace: command.getOptionValueSource("killGrace") === "cli" };
+      process.exitCode = await runCommand(file, { ...flags, stopTimesGiven: given });
     });
 
   program

@@ -8,6 +8,7 @@ import { monotonicMs } from "../monotonic.js";
 import type { Workflow } from "../loaders/index.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { leftoversGraceMs, leftoversNote, signalOf } from "./leftovers-stop.js";
+import { outerGraceWords } from "./outer-grace.js";
 import { pidOneNote } from "./pid-one.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
 import { createRunFolder } from "./run-folder.js";
@@ -21,6 +22,8 @@ export interface LocalRunOptions {
   concurrency: number;
   shutdownTimeoutMs: number;
   killGraceMs: number;
+  /** Set where both were shortened to fit the kill grace of the taskq running this one (see outer-grace.ts). */
+  outerGraceMs?: number;
   output: OutputMode;
   logRoot: string;
   color: boolean;
@@ -113,7 +116,7 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
       interrupted = signal;
       interruptedAt = monotonicMs();
       // Durations as the worker and the leftovers' note say them: `2h`, not `7200s`.
-      renderer.note(`${signal} received: no new task starts; running tasks have ${formatSetMs(options.shutdownTimeoutMs)} to finish (send it again to stop at once)`);
+      renderer.note(`${signal} received: no new task starts; running tasks have ${formatSetMs(options.shutdownTimeoutMs)} to finish (send it again to stop at once)${options.outerGraceMs === undefined ? "" : `; shortened: ${outerGraceWords(options.outerGraceMs)}`}`);
       renderer.stopping?.({ signal, phase: "finishing", until: Date.now() + options.shutdownTimeoutMs });
       timeToFinishPassed = options.shutdownTimeoutMs <= 0;
       // Before the queue's own deadline (a timer of the same length, set after this one): said first.

@@ -78,6 +78,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
   for (const name of options.hiddenEnv ?? []) delete baseEnv[name];
   // What every task starts inherits it: taskq stops what carries it at exit, its guard if taskq is SIGKILLed.
   baseEnv[TASKQ_PID_VARIABLE] = TASKQ_PID;
+  // How long a task has after its SIGTERM: a taskq the task runs fits its own stop into it (see cli/outer-grace.ts).
+  const killGrace = String(options.killGraceMs);
   const logPathOf = logPathsIn(options.logDir);
   let logDirReady = false;
   // mkdir -p once per handler (synchronously, as the log files are opened); a failure is
@@ -206,6 +208,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       TASKQ_RUN_ID: options.runId,
       TASKQ_TASK_ID: task.id,
       TASKQ_ATTEMPT: String(ctx.attempt),
+      TASKQ_KILL_GRACE_MS: killGrace,
       // Over the file's env too: a task's processes are found by it (see process-groups.ts).
       [TASKQ_PID_VARIABLE]: TASKQ_PID,
     });

@@ -306,6 +306,7 @@ const TASKQ_VARIABLES = new Map([
   ["TASKQ_TASK_ID", "the task's id"],
   ["TASKQ_ATTEMPT", "the attempt's number"],
   ["TASKQ_PID", "taskq's pid"],
+  ["TASKQ_KILL_GRACE_MS", "its kill grace in milliseconds"],
 ]);
 
 /**

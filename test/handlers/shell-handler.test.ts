@@ -324,7 +324,7 @@ describe("shell handler: failures", () => {
     const many = Object.fromEntries(Array.from({ length: 80 }, (_, index) => [`V${index}`, "z".repeat(100_000)]));
     const together = await failure("true", { env: many });
     // Every variable the process would have had: taskq's own environment, the task's and the TASKQ_* ids.
-    const env = { ...process.env, ...many, TASKQ_PID: String(process.pid), TASKQ_RUN_ID: harness.runId, TASKQ_TASK_ID: "task", TASKQ_ATTEMPT: "1" };
+    const env = { ...process.env, ...many, TASKQ_PID: String(process.pid), TASKQ_RUN_ID: harness.runId, TASKQ_TASK_ID: "task", TASKQ_ATTEMPT: "1", TASKQ_KILL_GRACE_MS: "300" };
     const envBytes = Object.entries(env).reduce((sum, [name, value]) => sum + Buffer.byteLength(`${name}=${value}`) + 1, 0);
     expect(together.message).toBe(`could not start: the command (4 bytes) and the environment (${envBytes} bytes in ${Object.keys(env).length} variables) are too long together to start a process (E2BIG; Linux takes a quarter of the stack limit, \`ulimit -s\`, for all of them); never retried`);
   });

@@ -1,3 +1,4 @@
+import { fitToOuterGrace, type StopTimes } from "../outer-grace.js";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ChangedTask, NotRetried, RunStatus, PostgresStore, RunningTarget, SubmitResult, TaskStatusRow } from "../../store/postgres/index.js";
@@ -232,6 +233,11 @@ function words(fields: readonly string[]): string {
   return fields.length < 2 ? fields.join("") : `${fields.slice(0, -1).join(", ")} and ${fields.at(-1)!}`;
 }
 
+/** The two stop times alone. */
+function stopTimes(times: StopTimes): StopTimes {
+  return { shutdownTimeoutMs: times.shutdownTimeoutMs, killGraceMs: times.killGraceMs };
+}
+
 /** `taskq worker`: leases and runs tasks of every run until stopped. */
 export async function workerCommand(flags: Flags): Promise<number> {
   // Made before the store opens, so that its connections are named after it in pg_stat_activity.
@@ -239,8 +245,11 @@ export async function workerCommand(flags: Flags): Promise<number> {
   const options = {
     workerId,
     concurrency: concurrencyFlag(flags.concurrency, undefined, typedFlagName("-j", "--concurrency")),
-    shutdownTimeoutMs: durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s"),
-    killGraceMs: durationFlag("--kill-grace", flags.killGrace ?? "5s"),
+    // A worker run by a task of a taskq fits its stop in the grace that one gives (see outer-grace.ts).
+    ...stopTimes(fitToOuterGrace({
+      shutdownTimeoutMs: durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s"),
+      killGraceMs: durationFlag("--kill-grace", flags.killGrace ?? "5s"),
+    })),
     logRoot: logDirFlag(flags.logDir),
     json: flags.output === "json",
     ...(flags.lease === undefined ? {} : { leaseMs: leaseFlag(flags.lease) }),

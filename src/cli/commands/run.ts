@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import { UsageError } from "../../errors.js";
+import { fitToOuterGrace, shortenedNote } from "../outer-grace.js";
 import { durationFlag, concurrencyFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdFlag, typedFlagName, workflowFileArgument } from "../flags.js";
 import type { OutputMode } from "../render/index.js";
 
@@ -16,13 +17,19 @@ export interface RunFlags {
   storeSchema?: unknown;
   runId?: unknown;
   lease?: unknown;
+  /** Which of --shutdown-timeout and --kill-grace were given on the command line (not their defaults). */
+  stopTimesGiven?: { shutdownTimeout: boolean; killGrace: boolean };
 }
 
 /** `taskq run FILE`: validates, then runs locally (or durably with --store). Returns the exit code. */
 export async function runCommand(file: string, flags: RunFlags): Promise<number> {
   workflowFileArgument(file);
-  const shutdownTimeoutMs = durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s");
-  const killGraceMs = durationFlag("--kill-grace", flags.killGrace ?? "5s");
+  const given = {
+    shutdownTimeoutMs: durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s"),
+    killGraceMs: durationFlag("--kill-grace", flags.killGrace ?? "5s"),
+  };
+  // Run by a task of another taskq: its stop fits in the grace that one gives (see outer-grace.ts).
+  const { shutdownTimeoutMs, killGraceMs, outerGraceMs } = fitToOuterGrace(given);
   const logRoot = logDirFlag(flags.logDir);
   const store = typeof flags.store === "string" ? flags.store : process.env.TASKQ_STORE;
   const local = store === undefined || store === "";
@@ -55,6 +62,8 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   noteTerminalInput(file);
   const workflow = await loadWorkflowForRun(file, smallHeap ? { onThreadStarted: smallHeap.keepHeapSmall } : {});
   const concurrency = requestedConcurrency ?? concurrencyFlag(undefined, workflow.concurrency);
+  const shortened = shortenedNote(given, { shutdownTimeoutMs, killGraceMs, ...(outerGraceMs === undefined ? {} : { outerGraceMs }) }, flags.stopTimesGiven ?? { shutdownTimeout: false, killGrace: false });
+  if (shortened !== undefined && flags.dryRun !== true) workflow.notes.push(shortened);
   if (flags.dryRun === true) {
     const { printPlan } = await import("../plan.js");
     const { fitConcurrencyToOpenFiles } = await import("../../handlers/open-file-limit.js");
@@ -68,6 +77,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     concurrency,
     shutdownTimeoutMs,
     killGraceMs,
+    ...(outerGraceMs === undefined ? {} : { outerGraceMs }),
     output: (flags.output ?? "auto") as OutputMode,
     logRoot,
     color: flags.color !== false,
