@@ -6,8 +6,8 @@ import { MAX_DURATION_MS } from "./limits.js";
 import { SHARED_NAMED, sharedBy, type ProblemList } from "./problem-list.js";
 import { quote } from "./report-issues.js";
 import { backslashBeforeFold, joinedCommands } from "./folded-run.js";
-import { actionsExpressionEnvNote, actionsExpressionNote, commandNameNoBreakSpace, cutByCommentNote, pipefailNote, pipefailSet, selfReferenceNote, shebangNote, unclosedQuoteNote } from "./shell-traps.js";
-import { shellRefusingPipefail } from "./host-shell.js";
+import { actionsExpressionEnvNote, actionsExpressionNote, bashismIn, bashismNote, commandNameNoBreakSpace, cutByCommentNote, pipefailNote, pipefailSet, selfReferenceNote, shebangNote, unclosedQuoteNote } from "./shell-traps.js";
+import { shellRefusingBashism, shellRefusingPipefail } from "./host-shell.js";
 import { PRIORITIES, type TaskDefaults, type TaskFile } from "./schema.js";
 
 /** A task ready for the engine: defaults applied, durations in ms, paths absolute. */
@@ -256,7 +256,7 @@ function noteRunTraps(id: string, run: string, context: BuildContext): void {
   if (open !== undefined) noteAt(id, ["tasks", id, "run"], open, context);
   const shebang = shebangNote(run);
   if (shebang !== undefined) noteAt(id, ["tasks", id, "run"], shebang, context);
-  else if (context.checkShell === true) notePipefail(id, run, context);
+  else if (context.checkShell === true && !notePipefail(id, run, context)) noteBashism(id, run, context);
   const expression = actionsExpressionNote(run);
   if (expression !== undefined) noteAt(id, ["tasks", id, "run"], expression, context);
   if (run.includes("\u00a0")) noteNoBreakSpace(id, run, context);
@@ -267,11 +267,24 @@ function noteRunTraps(id: string, run: string, context: BuildContext): void {
  * that line once it starts, though the file validated. Said at the run (a `#!/bin/bash` first line
  * has its own note, which says why).
  */
-function notePipefail(id: string, run: string, context: BuildContext): void {
+function notePipefail(id: string, run: string, context: BuildContext): boolean {
   const set = pipefailSet(run);
-  if (set === undefined) return;
+  if (set === undefined) return false;
   const shell = shellRefusingPipefail();
   if (shell !== undefined) noteAt(id, ["tasks", id, "run"], pipefailNote(set, run.includes("\n"), shell), context);
+  return shell !== undefined;
+}
+
+/**
+ * bash's `[[ ... ]]`, `source`, `function name {` or an array in a run, where this machine's /bin/sh refuses it
+ * (dash): the first one, with its line and what to write instead. /bin/sh is asked (once) only for a run that has
+ * one; none after a pipefail note, which says already that the run is bash's.
+ */
+function noteBashism(id: string, run: string, context: BuildContext): void {
+  const found = bashismIn(run);
+  if (found === undefined) return;
+  const shell = shellRefusingBashism(found.kind);
+  if (shell !== undefined) noteAt(id, ["tasks", id, "run"], bashismNote(found, run.includes("\n"), shell), context);
 }
 
 /**

@@ -76,6 +76,70 @@ export function pipefailNote(set: { text: string; line: number }, multiline: boo
   return `run has ${set.text}${where}, which ${shell} here refuses ("Illegal option -o pipefail"): a run is run by /bin/sh -c, not bash, so the task exits 2 at that line and runs nothing after it; drop pipefail, or run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)`;
 }
 
+/** The bash-only constructs bashismIn finds: each one /bin/sh may refuse (see host-shell.ts shellRefusingBashisms). */
+export type BashismKind = "[[" | "source" | "function" | "array";
+
+/** Where sh reads a command's first word: a line's start, after `;`, `&&`, `||`, `|`, `{`, `(`, `!`, or a keyword that a command follows. */
+const COMMAND_START = String.raw`(?:^|\n|;|&&|\|\||\||\{|\(|!|\b(?:then|do|else|if|elif|while|until)\b)[ \t]*`;
+const BASHISMS: { kind: BashismKind; pattern: RegExp; commandOnly: boolean }[] = [
+  { kind: "[[", pattern: new RegExp(`${COMMAND_START}(\\[\\[[ \t][^\n]*?(?:\\]\\]|$))`, "gm"), commandOnly: true },
+  { kind: "source", pattern: new RegExp(`${COMMAND_START}(source[ \t]+[^\\s;&|)]+)`, "g"), commandOnly: true },
+  { kind: "function", pattern: new RegExp(`${COMMAND_START}(function[ \t]+[A-Za-z_][\\w.:-]*)`, "g"), commandOnly: true },
+  { kind: "array", pattern: new RegExp(`${COMMAND_START}([A-Za-z_]\\w*\\+?=\\([^\n)]*\\)?)`, "g"), commandOnly: true },
+  // An expansion: read in double quotes too, where sh refuses it as well.
+  { kind: "array", pattern: /(?<!\\)(\$\{#?[A-Za-z_]\w*\[[^\n}]*\}?)/g, commandOnly: false },
+];
+
+/**
+ * bash's `[[ ... ]]`, `source file`, `function name {`, arrays (`arr=(a b)`, `${arr[@]}`) in a `run`, which
+ * /bin/sh runs: dash has none of them (`[[: not found`, `source: not found`, a syntax error, `Bad
+ * substitution`), found only once the task runs. The first one where sh reads it (a command's first word;
+ * an array's expansion anywhere but in single quotes), outside comments and quotes, in a run with no
+ * here-document (whose lines may be another shell's): its kind, its text (`[[ -f x ]]`) and its line, from 1.
+ * Pure and quick: it only reads the run; whether this machine's sh refuses it is the caller's to ask.
+ */
+export function bashismIn(run: string): { kind: BashismKind; text: string; line: number } | undefined {
+  if (run.includes("<<")) return undefined;
+  if (!run.includes("[[") && !run.includes("source") && !run.includes("function") && !run.includes("=(") && !run.includes("${")) return undefined;
+  let first: { kind: BashismKind; text: string; index: number } | undefined;
+  for (const { kind, pattern, commandOnly } of BASHISMS) {
+    for (const match of run.matchAll(pattern)) {
+      const index = match.index + match[0].lastIndexOf(match[1]!);
+      if (first !== undefined && index >= first.index) break;
+      // Arithmetic, `$((a=(1+2)*3))`, `((i++))`: no command there.
+      if (match[0].startsWith("(") && /[$(]$/.test(run.slice(0, match.index))) continue;
+      const before = run.slice(0, index);
+      const lineStart = before.lastIndexOf("\n") + 1;
+      if (/(?:^|[ \t;&|()])#/.test(before.slice(lineStart))) continue;
+      const quote = openQuote(before);
+      if (commandOnly ? quote !== undefined : quote?.quote === "'") continue;
+      first = { kind, text: match[1]!.trim(), index };
+      break;
+    }
+  }
+  if (first === undefined) return undefined;
+  return { kind: first.kind, text: first.text, line: run.slice(0, first.index).split("\n").length };
+}
+
+/** What each of bashismIn's constructs does under a sh without it (dash). */
+const BASHISM_FAILURES: Record<BashismKind, (text: string) => string> = {
+  "[[": () => `bash's test syntax, which SHELL here does not have ("[[: not found"): a run is run by /bin/sh -c, not bash, so that test fails with 127 every time (an if or && takes it as false, silently); write [ ... ] (with = for ==, and no && inside)`,
+  source: (text) => `bash's name for the . command, which SHELL here does not have ("source: not found"): a run is run by /bin/sh -c, not bash, so the file is never read (exit 127); write ${text.replace(/^source/, ".")}`,
+  function: () => `bash's way to define a function, which SHELL here refuses (a syntax error): a run is run by /bin/sh -c, not bash, so the task exits 2 at that line and runs nothing from it on; write name() { ...; }`,
+  array: (text) =>
+    text.startsWith("$")
+      ? `an array, which SHELL here does not have ("Bad substitution"): a run is run by /bin/sh -c, not bash, so the task exits 2 there and runs nothing after it`
+      : `an array, which SHELL here does not have (a syntax error: "(" unexpected): a run is run by /bin/sh -c, not bash, so the task exits 2 at that line and runs nothing from it on`,
+};
+
+/** The note for bashismIn's construct in a run (`multiline`: of several lines), where `shell`, this machine's /bin/sh (`/bin/sh (dash)`), refuses it. */
+export function bashismNote(found: { kind: BashismKind; text: string; line: number }, multiline: boolean, shell: string): string {
+  const where = multiline ? ` (its line ${found.line})` : "";
+  const text = found.text.length > 60 ? `${found.text.slice(0, 57)}...` : found.text;
+  const bash = `${found.kind === "array" ? "" : "or "}run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)`;
+  return `run has ${text}${where}, ${BASHISM_FAILURES[found.kind](found.text).replace("SHELL", shell)}; ${bash}`;
+}
+
 /**
  * `run: echo ${{ github.sha }}`, copied from a GitHub Actions step: the runner replaces `${{ ... }}`
  * before bash sees it, but taskq replaces nothing, and to sh it is a bad substitution (dash:

@@ -991,6 +991,46 @@ function shRefusesPipefail(): boolean {
   }
 }
 
+/** Whether this machine's /bin/sh refuses bash's `[[` (dash), as it runs every task's command. */
+function shRefusesDoubleBracket(): boolean {
+  try {
+    execFileSync("/bin/sh", ["-c", "[[ 1 ]]"], { stdio: "ignore" });
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+describe.skipIf(!shRefusesDoubleBracket())("a run with bash's [[ ]] where /bin/sh refuses it (dash)", () => {
+  it("validate and run note it at the run, with its line and the fix, before the test fails there; one run by bash is not noted", async () => {
+    // validate said "ok", and the task took the else branch with dash's "[[: not found" alone.
+    const yaml = [
+      "tasks:",
+      "  check:",
+      "    run: |",
+      "      echo checking",
+      "      if [[ -d / ]]; then echo found; else echo missing; fi",
+      "  bashed: { run: \"bash -c '[[ -d / ]] && echo bash found'\" }",
+      "",
+    ].join("\n");
+    const note = /task "check": run has \[\[ -d \/ \]\] \(its line 2\), bash's test syntax, which \/bin\/sh[^:]* here does not have \("\[\[: not found"\): a run is run by \/bin\/sh -c, not bash, .*write \[ \.\.\. \].*; or run the commands with bash \(bash -c '\.\.\.', or a script file that begins with #!\/bin\/bash\)/;
+    const ws = await workspace(yaml);
+    const validated = await runCli(["validate", ws.file], { cwd: ws.dir });
+    expect(validated.code).toBe(0);
+    const notes = validated.stdout.split("\n").filter((line) => line.startsWith("note: "));
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toContain(`note: ${ws.file}:3:10: `);
+    expect(notes[0]).toMatch(note);
+    logRoots.push(ws.logs);
+    const ran = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir });
+    expect(ran.stdout).toMatch(note);
+    expect(ran.stdout.match(/ note +/g)).toHaveLength(1);
+    expect(ran.stdout).toContain("[[: not found");
+    expect(ran.stdout).toContain("check | missing");
+    expect(ran.stdout).toContain("bashed | bash found");
+  }, 60_000);
+});
+
 describe.skipIf(!shRefusesPipefail())("a run with set -o pipefail where /bin/sh refuses it (dash)", () => {
   const yaml = [
     "tasks:",

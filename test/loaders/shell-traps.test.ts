@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actionsExpressionNote, pipefailSet } from "../../src/loaders/shell-traps.js";
+import { actionsExpressionNote, bashismIn, bashismNote, pipefailSet } from "../../src/loaders/shell-traps.js";
 
 describe("pipefailSet: a `set` that turns pipefail on, as sh runs it", () => {
   it("finds it first on a line, after ; && || { then do else, with other options before it", () => {
@@ -47,5 +47,53 @@ describe("actionsExpressionNote: GitHub Actions' ${{ ... }} in a run", () => {
     for (const run of ["echo '${{ x }}'", "make # ${{ x }}", "cat <<EOF\n${{ x }}\nEOF", "echo ${HOME} ${x:-{}}", "echo \\${{ x }}", 'echo "\\${{ x }}"']) {
       expect(actionsExpressionNote(run), run).toBeUndefined();
     }
+  });
+});
+
+describe("bashismIn: bash's [[, source, function and arrays, where sh reads them", () => {
+  it("finds the first one, with its kind, text and line", () => {
+    expect(bashismIn("echo a\nif [[ -f x ]]; then make; fi")).toEqual({ kind: "[[", text: "[[ -f x ]]", line: 2 });
+    expect(bashismIn("cd app && [[ -n $CI ]] && make")).toEqual({ kind: "[[", text: "[[ -n $CI ]]", line: 1 });
+    expect(bashismIn("while [[ $i -lt 3 ]]; do i=$((i+1)); done")).toEqual({ kind: "[[", text: "[[ $i -lt 3 ]]", line: 1 });
+    expect(bashismIn("source ./env.sh && make")).toEqual({ kind: "source", text: "source ./env.sh", line: 1 });
+    expect(bashismIn("make; source venv/bin/activate")).toEqual({ kind: "source", text: "source venv/bin/activate", line: 1 });
+    expect(bashismIn("function build {\n  make\n}\nbuild")).toEqual({ kind: "function", text: "function build", line: 1 });
+    expect(bashismIn("echo a\nfiles=(a.txt b.txt)\nls")).toEqual({ kind: "array", text: "files=(a.txt b.txt)", line: 2 });
+    expect(bashismIn('for f in "${files[@]}"; do echo $f; done')).toEqual({ kind: "array", text: "${files[@]}", line: 1 });
+    expect(bashismIn("echo ${#files[@]}")).toEqual({ kind: "array", text: "${#files[@]}", line: 1 });
+    // The first in the run, whichever kind.
+    expect(bashismIn("source a.sh\n[[ -f x ]]")?.kind).toBe("source");
+    expect(bashismIn("[[ -f x ]]\nsource a.sh")?.kind).toBe("[[");
+  });
+
+  it("leaves alone another shell's (bash -c '...', a here-document), comments, quotes, and the same words elsewhere", () => {
+    for (const run of [
+      "bash -c '[[ -f x ]] && source y.sh'",
+      'bash -c "source env.sh; make"',
+      "bash <<'EOF'\n[[ -f x ]]\narr=(a b)\nEOF",
+      "# [[ -f x ]] and source x\nmake",
+      "make # then source env.sh",
+      "echo '${arr[@]} [[ x ]] function f'",
+      "echo \\${arr[0]}",
+      "[ -f x ] && . ./env.sh",
+      "f() { make; }; f",
+      "echo source code; git log --source",
+      "x=$(date)",
+      "i=$((i+1)); echo ${HOME} ${x:-[default]}",
+      "echo $((a=(1+2)*3))",
+      "grep function src.js",
+      "echo [[x]]",
+    ]) {
+      expect(bashismIn(run), run).toBeUndefined();
+    }
+  });
+
+  it("says what the shell makes of it and what to write instead, with its line in a run of several lines", () => {
+    expect(bashismNote({ kind: "[[", text: "[[ -f x ]]", line: 2 }, true, "/bin/sh (dash)")).toBe(
+      "run has [[ -f x ]] (its line 2), bash's test syntax, which /bin/sh (dash) here does not have (\"[[: not found\"): a run is run by /bin/sh -c, not bash, so that test fails with 127 every time (an if or && takes it as false, silently); write [ ... ] (with = for ==, and no && inside); or run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)",
+    );
+    expect(bashismNote({ kind: "source", text: "source ./env.sh", line: 1 }, false, "/bin/sh (dash)")).toMatch(/^run has source \.\/env\.sh, .*\("source: not found"\).*; write \. \.\/env\.sh; or run the commands with bash/);
+    expect(bashismNote({ kind: "array", text: "${a[@]}", line: 1 }, false, "/bin/sh")).toMatch(/^run has \$\{a\[@\]\}, an array, which \/bin\/sh here does not have \("Bad substitution"\).*; run the commands with bash/);
+    expect(bashismNote({ kind: "function", text: "function build", line: 3 }, true, "/bin/sh (dash)")).toMatch(/^run has function build \(its line 3\), .*a syntax error.*exits 2 at that line/);
   });
 });
