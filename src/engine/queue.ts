@@ -195,13 +195,15 @@ export class Queue {
    * one has its signal aborted and ends CANCELLED when its handler settles.
    * Dependents are cancelled too. Returns true for the call that cancelled it;
    * false if the task had already ended, or a cancel of it had already been asked
-   * for (it runs on until its handler settles), changing nothing.
+   * for, or a hard shutdown (its deadline or signal) is stopping it (it runs on
+   * until its handler settles or the shutdown's grace ends), changing nothing.
    */
   cancel(id: string): boolean {
     const record = this.#tasks.get(id);
     if (record === undefined) throw new TaskNotFoundError(id);
-    // A second cancel of a running task would replace its error with one its signal does not carry.
-    if (isTerminal(record.status) || record.cancelRequested) return false;
+    // A second cancel of a running task would replace its error with one its signal does not carry; so would a cancel
+    // of one a hard stop has aborted already (every task running after the stop is being stopped by it or its timeout).
+    if (isTerminal(record.status) || record.cancelRequested || (record.status === "RUNNING" && this.#stop.hardStopped)) return false;
     // A task waiting to retry (out its backoff, or past it for a slot, READY) did start: its failed attempt's error is the
     // cancel's cause, and quoted, as a shutdown's cancel has it (a cause not quoted is read as the attempt the cancel cut
     // short, whose kill it would tell). A running one's is its running attempt's, told when it ends.

@@ -363,6 +363,42 @@ describe("shutdown", () => {
     expect(queue.get("running")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
   });
 
+  it("cancel(id) of a task a hard stop is already stopping returns false and leaves the shutdown's reason, whether its handler settles in the grace or never", async () => {
+    const never = new Promise<never>(() => undefined);
+    const late = deferred<string>();
+    let signalOf: AbortSignal | undefined;
+    const { queue, log } = makeQueue({
+      handlers: {
+        stubborn: () => never,
+        settlesLate: (_: unknown, context: AttemptContext) => {
+          signalOf = context.signal;
+          // Ends later than asked, as its signal says: the shutdown's doing.
+          return late.promise.then(() => Promise.reject(context.signal.reason as Error));
+        },
+      },
+    });
+    queue.submit({ id: "a", type: "stubborn" });
+    queue.submit({ id: "b", type: "settlesLate" });
+    await flush();
+    const done = queue.shutdown({ deadline: 0, abortGraceMs: 5_000 });
+    await flush();
+    expect(queue.get("a")?.status).toBe("RUNNING");
+    expect(signalOf?.reason).toMatchObject({ code: "SHUTDOWN" });
+    // In the grace: both are being stopped by the shutdown already.
+    expect(queue.cancel("a")).toBe(false);
+    expect(queue.cancel("b")).toBe(false);
+    late.resolve("done anyway");
+    await flush();
+    expect(queue.get("b")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+    await vi.advanceTimersByTimeAsync(5_000);
+    await expect(done).resolves.toEqual({ hardStopped: true });
+    for (const id of ["a", "b"]) {
+      expect(queue.get(id)).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+      expect(queue.get(id)?.error).toBe(signalOf?.reason);
+    }
+    expect(eventsOf(log, "cancelled").map((e) => (e as { reason: string }).reason)).toEqual(["shutdown", "shutdown"]);
+  });
+
   it("an attempt that timed out before the deadline, still stopping when it passes, ends with its timeout, not the shutdown", async () => {
     // A shell whose timeout kill waits out its kill grace: the attempt settles with the timeout later.
     const slowToStop = (_: unknown, context: AttemptContext): Promise<never> =>
