@@ -94,6 +94,8 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     const killed = new Map<string, string>();
     /** The attempt of each of the run's tasks its worker ended last (see LocalLogs.endedHere). */
     const endedHere = new Map<string, number>();
+    /** Every attempt of each of the run's tasks its worker ended (see LocalLogs.attemptsEndedHere). */
+    const attemptsEndedHere = new Map<string, Set<number>>();
     /**
      * What a signal does once the worker has stopped, while the run ends (stopNow, below); nothing before, when the
      * worker's own listeners are there too. Listened for from before the worker stops listening (see takeSignals): a
@@ -113,7 +115,10 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       const onEvent = (event: WorkerEvent): void => {
         taskEnds.tell(event);
         // Its log is here: that of a task waiting for its retry when the run is cancelled, where this worker ran its attempt.
-        if (event.type === "finished" && event.task.runId === runId) endedHere.set(event.task.key, event.task.attempt);
+        if (event.type === "finished" && event.task.runId === runId) {
+          endedHere.set(event.task.key, event.task.attempt);
+          attemptsEndedHere.set(event.task.key, (attemptsEndedHere.get(event.task.key) ?? new Set()).add(event.task.attempt));
+        }
         // Given back as the worker stopped: its attempt ran, and the stop cut it short. Not one with no lines at all,
         // never started (a lease the stop came before, or a command the signal kept from spawning).
         if (event.type === "released" && event.task.runId === runId && event.tail !== undefined) {
@@ -148,7 +153,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     }
     const { exitCode, interrupted, workerId } = stopped;
     // Where this process ran none of the run's tasks (stopped while submitting), its logs are the workers'.
-    const local = workerId === undefined ? undefined : ({ logDir: path.join(options.logRoot, runId), workerId, cutShort: aborted, endedHere } satisfies LocalLogs);
+    const local = workerId === undefined ? undefined : ({ logDir: path.join(options.logRoot, runId), workerId, cutShort: aborted, endedHere, attemptsEndedHere } satisfies LocalLogs);
     const summaryOptions = { color: options.color, json: options.json, ...(local === undefined ? {} : { local }) };
     if (exitCode === 0) {
       removeLate?.();

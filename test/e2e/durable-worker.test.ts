@@ -489,6 +489,49 @@ tasks:
     expect(stdout).toContain(`${again}/noisy | crlf\r\n`);
     for (const runId of [onTerminal, again]) expect(await readFile(path.join(ws.logs, runId, "noisy.log"), "utf8")).toContain("\x1b]0;title\x07b\n");
   });
+
+  // The lines of an earlier attempt that ran on another worker were shown under the last attempt's log ("on B"), which does not have them.
+  it("lines of an earlier attempt that ran on another worker name that worker's log, in status, dead-letters and JSON", async () => {
+    const file = await workflowFile(
+      "tail-elsewhere",
+      `defaults:
+  backoff: { base: 10ms, max: 10ms }
+tasks:
+  r: { run: 'if [ "$TASKQ_ATTEMPT" = 1 ]; then echo trying 1; exit 7; fi; sleep 1000', retries: 2 }
+  d: { run: 'if [ "$TASKQ_ATTEMPT" = 1 ]; then echo trying d; exit 7; fi; while [ ! -e tail-elsewhere.go ]; do sleep 0.1; done; exit 7', retries: 1 }
+`,
+    );
+    const a = await startWorker(["-j", "2", "--shutdown-timeout", "0.5s", "--kill-grace", "1s"]);
+    const runId = await submit(file);
+    // Attempt 1 of each fails on A, and A starts attempt 2 of each, which its stop gives back (not counted).
+    expect(await eventually(() => a.stdout().includes(`start   ${runId}/r (attempt 2/3)`) && a.stdout().includes(`start   ${runId}/d (attempt 2/2)`), 15_000)).toBe(true);
+    a.cli.child.kill("SIGTERM");
+    expect((await a.cli.done).code).toBe(143);
+    await writeFile(path.join(ws.dir, "tail-elsewhere.go"), "");
+    const b = await startWorker(["-j", "2"]);
+    expect(await eventually(() => b.stdout().includes(`start   ${runId}/r (attempt 2/3)`) && b.stdout().includes(`FAILED  ${runId}/d`), 15_000)).toBe(true);
+    const cancel = await taskq(["cancel", runId]);
+    expect(cancel.code).toBe(0);
+    await waitForRun(runId);
+
+    const status = await taskq(["status", runId]);
+    expect(status.stdout).toContain(
+      `  ✗ d: exited with code 7 (2 attempts)\n    log: <log-dir>/${runId}/d.log (on ${b.id})\n    last line of attempt 1 (attempt 2 left none; its log: <log-dir>/${runId}/d.log (on ${a.id})):\n      trying d\n`,
+    );
+    expect(status.stdout).toContain(`    log: <log-dir>/${runId}/r.log (on ${b.id})\n    last line of attempt 1 (its log: <log-dir>/${runId}/r.log (on ${a.id})):\n      trying 1\n`);
+    const json = JSON.parse((await taskq(["status", runId, "--output", "json"])).stdout) as { deadLetters: object[]; cancelled: object[] };
+    expect(json.deadLetters[0]).toMatchObject({ id: "d", workerId: b.id, tail: ["trying d"], tailAttempt: 1, tailWorkerId: a.id, tailLogPath: `<log-dir>/${runId}/d.log (on ${a.id})` });
+    expect(json.cancelled[0]).toMatchObject({ id: "r", running: true, workerId: b.id, tail: ["trying 1"], tailAttempt: 1, tailWorkerId: a.id, tailLogPath: `<log-dir>/${runId}/r.log (on ${a.id})` });
+
+    const dead = await taskq(["dead-letters", runId]);
+    expect(dead.stdout).toBe(
+      `${runId}/d: exited with code 7 (2 attempts)\n  log: <log-dir>/${runId}/d.log (on ${b.id})\n  last line of attempt 1 (attempt 2 left none; its log: <log-dir>/${runId}/d.log (on ${a.id})):\n    trying d\n`,
+    );
+    const deadJson = JSON.parse((await taskq(["dead-letters", runId, "--output", "json"])).stdout) as object;
+    expect(deadJson).toMatchObject({ key: "d", workerId: b.id, tailAttempt: 1, tailWorkerId: a.id });
+    b.cli.child.kill("SIGTERM");
+    expect((await b.cli.done).code).toBe(143);
+  });
 });
 
 /** taskq under `ulimit -n 40`, too low for one task, against the store. */
@@ -575,6 +618,42 @@ describe("taskq run --store", () => {
     if (note !== -1) expect(note).toBeGreaterThan(result.stdout.indexOf(`stale   ${runId}/build`));
     expect(result.stdout).toContain("Summary: 2 succeeded, 0 failed, 0 cancelled");
     expect(result.code).toBe(0);
+  });
+
+  it("its summary of a task cancelled here, whose lines are of an attempt another worker ran, names that worker's log for them", async () => {
+    const file = await workflowFile(
+      "joined-tail",
+      "tasks:\n  r: { run: 'if [ \"$TASKQ_ATTEMPT\" = 1 ]; then echo trying 1; exit 7; fi; sleep 1000', retries: 2, backoff: { base: 10ms, max: 10ms } }\n",
+    );
+    const runId = newRunId("joined-tail");
+    expect((await taskq(["submit", file, "--run-id", runId])).code).toBe(0);
+    const other = await startWorker(["-j", "1", "--shutdown-timeout", "0.5s", "--kill-grace", "1s"]);
+    expect(await eventually(() => other.stdout().includes(`retry   ${runId}/r attempt 1/3 failed`), 15_000)).toBe(true);
+    other.cli.child.kill("SIGTERM");
+    expect((await other.cli.done).code).toBe(143);
+    const run = startRun(file, ["--run-id", runId, "--lease", "3s"]);
+    expect(await eventually(() => run.stdout().includes(`start   ${runId}/r (attempt 2/3)`), 15_000)).toBe(true);
+    expect((await taskq(["cancel", runId])).code).toBe(0);
+    const result = await run.done;
+    expect(result.stdout).toContain(
+      `  - r: cancelled by request\n    log: ${path.join(ws.logs, runId, "r.log")}\n    last line of attempt 1 (its log: <log-dir>/${runId}/r.log (on ${other.id})):\n      trying 1\n`,
+    );
+    const status = await taskq(["status", runId]);
+    expect(status.stdout).toMatch(new RegExp(`    log: <log-dir>/${runId}/r\\.log \\(on (?!${other.id})\\S+\\)\\n    last line of attempt 1 \\(its log: <log-dir>/${runId}/r\\.log \\(on ${other.id}\\)\\):\\n      trying 1\\n`));
+  });
+
+  it("its summary of a dead letter whose lines are of an attempt it ran before a silent one names no other log; status, which cannot know that worker, says so", async () => {
+    const file = await workflowFile(
+      "silent-later",
+      "tasks:\n  r: { run: 'if [ \"$TASKQ_ATTEMPT\" = 1 ]; then echo trying 1; fi; exit 7', retries: 2, backoff: { base: 10ms, max: 10ms } }\n",
+    );
+    const runId = newRunId("silent-later");
+    const result = await startRun(file, ["--run-id", runId]).done;
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`  ✗ r: exited with code 7 (3 attempts)\n    log: ${path.join(ws.logs, runId, "r.log")}\n    last line of attempt 1 (attempt 3 left none):\n      trying 1\n`);
+    // The store keeps the worker of the attempt that failed last (2), not attempt 1's.
+    const status = await taskq(["status", runId]);
+    expect(status.stdout).toContain("    last line of attempt 1 (attempt 3 left none; its log: on the worker that ran attempt 1, which the store did not record):\n      trying 1\n");
   });
 
   it("stopped by SIGTERM: its one task, cut short, is cancelled as it is given back, not queued for another worker to start again", async () => {

@@ -181,6 +181,29 @@ describe("task lifecycle", () => {
     expect(again).not.toHaveProperty("tailAttempt");
   });
 
+  it("kept lines of an earlier attempt name the worker that wrote them (its log has them), or none where the store does not know it", async () => {
+    /** One attempt of the run's one task, leased by `worker` once its backoff (at most 1 ms) is over, ending failed with `tail`. */
+    const attempt = async (runId: string, worker: string, tail: string[]): Promise<void> => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const [leased] = await store.lease(worker, 5, 10_000, { runId });
+      await store.complete(leased!.leaseToken, { kind: "failure", error: "exited with code 1", exitCode: 1, tail });
+    };
+    // Attempt 1 on A wrote them, attempt 2 on B none: A's log has them, not B's (the last attempt's).
+    await store.submitRun(workflow([task("t", { retries: 1, backoff: { baseMs: 1, maxMs: 1 } })]), { runId: "tail-worker" });
+    await attempt("tail-worker", "worker-a", ["from a"]);
+    await attempt("tail-worker", "worker-b", []);
+    const [dead] = await store.deadLetters("tail-worker");
+    expect(dead).toMatchObject({ workerId: "worker-b", tail: ["from a"], tailAttempt: 1, tailWorkerId: "worker-a" });
+    // A third attempt, on C, none either: the store keeps the worker of the attempt that failed last (B), not A's.
+    await store.submitRun(workflow([task("t", { retries: 2, backoff: { baseMs: 1, maxMs: 1 } })]), { runId: "tail-worker-3" });
+    await attempt("tail-worker-3", "worker-a", ["from a"]);
+    await attempt("tail-worker-3", "worker-b", []);
+    expect((await store.runStatus("tail-worker-3")).tasks[0]).toMatchObject({ state: "queued", tail: ["from a"], tailAttempt: 1, tailWorkerId: null });
+    await attempt("tail-worker-3", "worker-c", []);
+    const [unknown] = await store.deadLetters("tail-worker-3");
+    expect(unknown).toMatchObject({ workerId: "worker-c", tail: ["from a"], tailAttempt: 1, tailWorkerId: null });
+  });
+
   it("unblocks dependents on success and cascade-cancels them transitively on failure", async () => {
     await store.submitRun(
       workflow([task("a"), task("b", { dependsOn: ["a"] }), task("c", { dependsOn: ["b"] }), task("d", { dependsOn: ["c"] }), task("e")]),

@@ -17,7 +17,7 @@ import { toJson } from "../output.js";
 import { createColors } from "../render/colors.js";
 import { terminalSafe } from "../render/control-bytes.js";
 import { formatSummary, leaseRanOutWords, shownIds, unfinishedCount, unfinishedParts, WORKER_GONE, WORKER_WAITS_FOR } from "../render/summary-text.js";
-import type { CancelledLine, RunSummary } from "../render/types.js";
+import type { CancelledLine, DeadLetterLine, RunSummary } from "../render/types.js";
 import { noteFields } from "../note-fields.js";
 import { holdSignals, onShutdownSignals, secondSignal, signalExitCode } from "../signals.js";
 import { sayStdoutLost } from "../stdout-lost.js";
@@ -443,9 +443,15 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
     for (const row of dead) {
       process.stdout.write(`${row.runId}/${row.key}: ${safe(oneLine(describeRow(row)))} (${row.attempts} attempt${row.attempts === 1 ? "" : "s"})\n`);
       // Where the whole output is, as status says it: on the machine of the worker that ran its last attempt.
-      process.stdout.write(`  log: ${escapeControls(logOnWorker(row.runId, row.key, row.workerId))}\n`);
-      // Lines of an earlier attempt say so, as a run's summary says it: the last one left none.
-      if (row.tailAttempt !== undefined) process.stdout.write(`  last ${row.tail.length === 1 ? "line" : `${row.tail.length} lines`} of attempt ${row.tailAttempt} (attempt ${row.attempts} left none):\n`);
+      const log = logOnWorker(row.runId, row.key, row.workerId);
+      process.stdout.write(`  log: ${escapeControls(log)}\n`);
+      // Lines of an earlier attempt say so, as a run's summary says it: the last one left none; and, of one that ran on
+      // another worker, which log has them (not the last attempt's).
+      if (row.tailAttempt !== undefined) {
+        const elsewhere = tailLog(row.runId, row, log).tailLogPath;
+        const its = elsewhere === undefined ? "" : `; its log: ${escapeControls(elsewhere)}`;
+        process.stdout.write(`  last ${row.tail.length === 1 ? "line" : `${row.tail.length} lines`} of attempt ${row.tailAttempt} (attempt ${row.attempts} left none${its}):\n`);
+      }
       for (const line of row.tail) process.stdout.write(`    ${safe(line)}\n`);
       if (row.cancelledDependents.length > 0) process.stdout.write(`  cancelled because of it: ${shownIds(row.cancelledDependents)}\n`); // all of them in JSON
     }
@@ -456,6 +462,30 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
 /** A task's log on the machine of the worker that ran its last attempt, in words: `<log-dir>/RUN/test.log (on ci-7-4121-a3f9c2)`. */
 function logOnWorker(runId: string, key: string, workerId: string | null): string {
   return `<log-dir>/${runId}/${key}.log (on ${workerId ?? "its worker"})`;
+}
+
+/**
+ * Where a task's last lines are of an earlier attempt (`tailAttempt`) whose log is not `shown`, the log its lines are in (its
+ * attempt ran on another worker; the last attempt's log does not have them): in words, this process's own where its worker
+ * wrote them, and that worker (null where the store does not say which).
+ */
+function tailLog(
+  runId: string,
+  t: Pick<TaskStatusRow, "key" | "tailAttempt" | "tailWorkerId">,
+  shown: string,
+  local?: LocalLogs,
+): Pick<DeadLetterLine, "tailLogPath" | "tailWorkerId"> {
+  if (t.tailAttempt === undefined || t.tailWorkerId === undefined) return {};
+  // This process's worker ended that attempt: its log here has them (the store may not know which worker wrote them).
+  const here = local !== undefined && (t.tailWorkerId === local.workerId || local.attemptsEndedHere?.get(t.key)?.has(t.tailAttempt) === true);
+  const worker = here ? local.workerId : t.tailWorkerId;
+  const words =
+    here
+      ? path.join(local.logDir, `${t.key}.log`)
+      : worker === null
+        ? `on the worker that ran attempt ${t.tailAttempt}, which the store did not record`
+        : logOnWorker(runId, t.key, worker);
+  return words === shown ? {} : { tailLogPath: words, tailWorkerId: worker };
 }
 
 /** A stored row with its worker's host and pid beside its `workerId`, as status's dead letters have them. */
@@ -581,6 +611,8 @@ export interface LocalLogs {
   cutShort?: ReadonlyMap<string, readonly string[]>;
   /** Of the tasks whose attempts its worker ended, the last such attempt: a task waiting for its retry has that attempt's log in `logDir`. */
   endedHere?: ReadonlyMap<string, number>;
+  /** Of the tasks whose attempts its worker ended, every such attempt: their lines are in its log in `logDir`, whatever the store knows of their worker. */
+  attemptsEndedHere?: ReadonlyMap<string, ReadonlySet<number>>;
 }
 
 /** Prints a durable run's summary with the same text as a local run (of `read`, a status already read, else of one read now); returns the exit code it implies. */
@@ -637,6 +669,7 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
       ...workerFields(t.workerId),
       tail: t.tail,
       ...(t.tailAttempt === undefined ? {} : { tailAttempt: t.tailAttempt }),
+      ...tailLog(status.runId, t, logPath(t), local),
     })),
     // Those cut short while running first, as a local run's summary lists them (in JSON too); each part in submission order.
     cancelled: [...status.tasks.filter((t) => t.state === "cancelled" && t.cancelledRunning === true), ...status.tasks.filter((t) => t.state === "cancelled" && t.cancelledRunning !== true)]
@@ -647,7 +680,7 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
         message: t.cancelReason ?? "cancelled",
         ...(t.cancelledRunning === true ? { running: true as const } : {}),
         ...cutShortLines(status.runId, t, local),
-        ...waitedLines(status.runId, t, logPath(t), logWorker(t)),
+        ...waitedLines(status.runId, t, logPath(t), logWorker(t), local),
       })),
     ...(status.state === "running" ? { running: runningLines(status), ...retryingLines(status) } : {}),
     exitCode: status.state === "succeeded" ? 0 : 1,
@@ -664,20 +697,23 @@ function cutShortLines(
   runId: string,
   t: TaskStatusRow,
   local: LocalLogs | undefined,
-): Pick<CancelledLine, "logPath" | "logFile" | "workerId" | "workerHost" | "workerPid" | "tail" | "tailAttempt"> {
+): Pick<CancelledLine, "logPath" | "logFile" | "workerId" | "workerHost" | "workerPid" | "tail" | "tailAttempt" | "tailLogPath" | "tailWorkerId"> {
   if (t.cancelledRunning !== true) return {};
   const tail = local?.cutShort?.get(t.key);
   // This process's worker ran it (its log is here): named, with its host and pid, as a dead letter's worker and one waiting for its retry.
   if (local !== undefined && tail !== undefined) {
     // Its attempt printed nothing: the lines of the latest earlier attempt that wrote some, which the store kept, labelled with
     // that attempt, as status and a local run's summary give them (before, none here, while status gave attempt 1's).
-    const lines = tail.length > 0 ? { tail: [...tail] } : { tail: t.tail, ...(t.tailAttempt === undefined ? {} : { tailAttempt: t.tailAttempt }) };
-    return { logPath: path.join(local.logDir, `${t.key}.log`), logFile: `${runId}/${t.key}.log`, workerId: local.workerId, ...workerFields(local.workerId), ...lines };
+    const logPath = path.join(local.logDir, `${t.key}.log`);
+    const lines = tail.length > 0 ? { tail: [...tail] } : { tail: t.tail, ...(t.tailAttempt === undefined ? {} : { tailAttempt: t.tailAttempt }), ...tailLog(runId, t, logPath, local) };
+    return { logPath, logFile: `${runId}/${t.key}.log`, workerId: local.workerId, ...workerFields(local.workerId), ...lines };
   }
   const worker = t.workerId;
   if (worker === null) return {};
   const logPath = local !== undefined && worker === local.workerId ? path.join(local.logDir, `${t.key}.log`) : logOnWorker(runId, t.key, worker);
-  return { logPath, logFile: `${runId}/${t.key}.log`, workerId: worker, ...workerFields(worker), tail: t.tail, ...(t.tailAttempt === undefined ? {} : { tailAttempt: t.tailAttempt }) };
+  // Lines of an earlier attempt that ran on another worker: that worker's log has them, not this one's.
+  const lines = t.tailAttempt === undefined ? {} : { tailAttempt: t.tailAttempt, ...tailLog(runId, t, logPath, local) };
+  return { logPath, logFile: `${runId}/${t.key}.log`, workerId: worker, ...workerFields(worker), tail: t.tail, ...lines };
 }
 
 /**
@@ -691,9 +727,10 @@ function waitedLines(
   t: TaskStatusRow,
   logPath: string,
   workerId: string | null,
-): Pick<CancelledLine, "logPath" | "logFile" | "workerId" | "workerHost" | "workerPid" | "tail" | "tailAttempt"> {
+  local?: LocalLogs,
+): Pick<CancelledLine, "logPath" | "logFile" | "workerId" | "workerHost" | "workerPid" | "tail" | "tailAttempt" | "tailLogPath" | "tailWorkerId"> {
   if (t.cancelledRunning === true || t.cancelledBy !== null || t.attempts === 0) return {};
-  return { logPath, logFile: `${runId}/${t.key}.log`, workerId, ...workerFields(workerId), tail: t.tail, tailAttempt: t.tailAttempt ?? t.attempts };
+  return { logPath, logFile: `${runId}/${t.key}.log`, workerId, ...workerFields(workerId), tail: t.tail, tailAttempt: t.tailAttempt ?? t.attempts, ...tailLog(runId, t, logPath, local) };
 }
 
 /**

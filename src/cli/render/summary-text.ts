@@ -134,7 +134,9 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
         if (letter.tail.length > 0) {
           const lines = `last ${letter.tail.length === 1 ? "line" : `${letter.tail.length} lines`}`;
           // Lines of an earlier attempt say so: the last one wrote none (its log could not be written, say).
-          const from = letter.tailAttempt === undefined ? "" : ` of attempt ${letter.tailAttempt} (attempt ${letter.attempts} left none)`;
+          // Of an attempt that ran on another worker: the log that has them (not the one above).
+          const elsewhere = letter.tailLogPath === undefined ? "" : `; its log: ${escapeControls(letter.tailLogPath)}`;
+          const from = letter.tailAttempt === undefined ? "" : ` of attempt ${letter.tailAttempt} (attempt ${letter.attempts} left none${elsewhere})`;
           out.push(`    ${lines}${from}:`);
           for (const line of letter.tail) out.push(dimLine(c, `      ${safe(line)}`));
         }
@@ -158,7 +160,8 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
       const tail = x.tail ?? [];
       if (tail.length > 0) {
         // Lines of an earlier attempt say so: the one cut short left none, or it waited for its retry.
-        out.push(`    last ${tail.length === 1 ? "line" : `${tail.length} lines`}${x.tailAttempt === undefined ? "" : ` of attempt ${x.tailAttempt}`}:`);
+        const elsewhere = x.tailLogPath === undefined ? "" : ` (its log: ${escapeControls(x.tailLogPath)})`;
+        out.push(`    last ${tail.length === 1 ? "line" : `${tail.length} lines`}${x.tailAttempt === undefined ? "" : ` of attempt ${x.tailAttempt}${elsewhere}`}:`);
         for (const line of tail) out.push(dimLine(c, `      ${safe(line)}`));
       }
     }

@@ -40,6 +40,10 @@ export interface DeadLetterLine {
    * log, say), so the summary shows the lines of the latest attempt that had some.
    */
   tailAttempt?: number;
+  /** A durable run's, where those lines are in another log than `logPath` (their attempt ran on another worker): that log, in words. */
+  tailLogPath?: string;
+  /** Beside `tailLogPath`: the worker whose log it is (null where the database does not say). */
+  tailWorkerId?: string | null;
 }
 
 export interface CancelledLine {
@@ -69,6 +73,9 @@ export interface CancelledLine {
    * latest attempt that left some, as a dead letter has.
    */
   tailAttempt?: number;
+  /** Those lines' log and its worker, where not `logPath`'s, as DeadLetterLine has them. */
+  tailLogPath?: string;
+  tailWorkerId?: string | null;
 }
 
 /** A task running when a durable run's status was read. */

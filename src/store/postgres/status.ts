@@ -68,7 +68,9 @@ function toStatus(row: StatusRow): TaskStatusRow {
     ...(row.state !== "succeeded" && row.failed_attempt === row.attempts && row.failed_worker_id !== null ? { failedWorkerId: row.failed_worker_id } : {}),
     tail: row.tail,
     // Lines of an earlier attempt, the latest having left none, say which attempt they are of. (A success stores its own lines, and no attempt.)
-    ...(row.state !== "succeeded" && row.tail.length > 0 && row.tail_attempt !== null && (row.tail_attempt < row.attempts || ofFailedAttempt(row)) ? { tailAttempt: row.tail_attempt } : {}),
+    ...(row.state !== "succeeded" && row.tail.length > 0 && row.tail_attempt !== null && (row.tail_attempt < row.attempts || ofFailedAttempt(row))
+      ? { tailAttempt: row.tail_attempt, tailWorkerId: tailWorker(row) }
+      : {}),
     dependsOn: row.depends_on,
     submittedAt: row.submitted_at,
     startedAt: row.started_at,
@@ -216,4 +218,18 @@ export async function taskNotFound(db: pg.Pool | pg.ClientBase, names: SchemaNam
  */
 function ofFailedAttempt(row: Pick<StatusRow, "state" | "cancelled_running" | "failed_attempt" | "tail_attempt">): boolean {
   return row.state === "cancelled" && row.cancelled_running && row.failed_attempt !== null && row.tail_attempt !== null && row.tail_attempt <= row.failed_attempt;
+}
+
+/**
+ * The worker whose attempt wrote a task's stored last lines (`tail_attempt`'s), which its log on that worker's machine has:
+ * that of the attempt that failed last where the lines are that attempt's (`failed_attempt`, migration 20: an earlier
+ * attempt's lines are kept where a later one left none, and that later one may have run on another worker), that of the
+ * latest attempt where they are its own; null where the store does not say (lines of an attempt before the one that
+ * failed last, whose worker no column keeps).
+ */
+function tailWorker(row: Pick<StatusRow, "attempts" | "worker_id" | "failed_worker_id" | "failed_attempt" | "tail_attempt">): string | null {
+  if (row.tail_attempt === null) return null;
+  if (row.failed_worker_id !== null && row.tail_attempt === row.failed_attempt) return row.failed_worker_id;
+  // Its own lines: of the latest attempt, or of one a stopped run cut short, given back (not counted: one past `attempts`).
+  return row.tail_attempt >= row.attempts ? row.worker_id : null;
 }

@@ -123,6 +123,11 @@ export interface TaskStatusRow {
    * nothing, or could not write its log), and these are those of the latest attempt that had some.
    */
   tailAttempt?: number;
+  /**
+   * Beside `tailAttempt`: the worker whose attempt wrote those lines, whose log has them (the latest attempt may have run on
+   * another, `workerId`); null where the store does not say.
+   */
+  tailWorkerId?: string | null;
   dependsOn: string[];
   submittedAt: Date;
   startedAt: Date | null;
