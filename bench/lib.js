@@ -64,7 +64,7 @@ function removeAtExit(dir) {
  */
 export function measure(argv, { cwd = ROOT, env = BENCH_ENV, rss = true, stdout, allowFail = false } = {}) {
   const rssFile = rss && GNU_TIME ? join(tmpdir(), `taskq-bench-rss-${process.pid}-${Math.random().toString(36).slice(2)}`) : undefined;
-  const full = rssFile ? [GNU_TIME, "-f", "%M", "-o", rssFile, ...argv] : argv;
+  const full = rssFile ? [GNU_TIME, "-f", "%U %S %M", "-o", rssFile, ...argv] : argv;
   return new Promise((resolvePromise, reject) => {
     const out = stdout === undefined ? "ignore" : "pipe";
     const start = performance.now();
@@ -77,16 +77,20 @@ export function measure(argv, { cwd = ROOT, env = BENCH_ENV, rss = true, stdout,
     child.on("close", (code) => {
       const ms = performance.now() - start;
       let rssKb;
+      /** CPU time (user + system) of the command and the children it waited for, from GNU time: steadier than wall time on a busy machine. */
+      let cpuMs;
       if (rssFile) {
         try {
-          rssKb = Number(readFileSync(rssFile, "utf8").trim().split("\n").pop());
+          const [user, system, rss] = readFileSync(rssFile, "utf8").trim().split("\n").pop().split(" ").map(Number);
+          rssKb = rss;
+          cpuMs = (user + system) * 1000;
           rmSync(rssFile, { force: true });
         } catch {
           rssKb = undefined;
         }
       }
       if (code !== 0 && !allowFail) reject(new Error(`${argv.join(" ")} exited with ${code}: ${stderr.slice(-2000)}`));
-      else resolvePromise({ ms, rssKb, code, stderr, stdout: stdout === undefined ? "" : Buffer.concat(chunks).toString("utf8") });
+      else resolvePromise({ ms, rssKb, cpuMs, code, stderr, stdout: stdout === undefined ? "" : Buffer.concat(chunks).toString("utf8") });
     });
   });
 }
@@ -125,10 +129,15 @@ export async function abRounds(other, rounds, runOne) {
 /** abRounds' results, a line each: median wall time (min-max), the ratio to the other build's, and the peak RSS where it was measured. */
 export function printAB(results) {
   const base = median(ms(results.get("other")));
+  const cpuOf = (runs) => runs.map((r) => r.cpuMs).filter((cpu) => cpu !== undefined && Number.isFinite(cpu));
+  const cpuBase = median(cpuOf(results.get("other")));
   for (const [name, runs] of results) {
     const times = ms(runs);
     const rss = runs.some((r) => r.rssKb !== undefined) ? `  peak RSS ${(Math.max(...runs.map((r) => r.rssKb ?? 0)) / 1024).toFixed(0)} MiB` : "";
-    console.log(`${name.padEnd(6)} ${median(times).toFixed(0).padStart(6)} ms (${Math.min(...times).toFixed(0)}-${Math.max(...times).toFixed(0)})  ${(median(times) / base).toFixed(3)}x of other${rss}`);
+    // CPU time (taskq's and its tasks'): on a shared, noisy machine the steadier of the two.
+    const cpus = cpuOf(runs);
+    const cpu = cpus.length === runs.length ? `  CPU ${median(cpus).toFixed(0)} ms, ${(median(cpus) / cpuBase).toFixed(3)}x` : "";
+    console.log(`${name.padEnd(6)} ${median(times).toFixed(0).padStart(6)} ms (${Math.min(...times).toFixed(0)}-${Math.max(...times).toFixed(0)})  ${(median(times) / base).toFixed(3)}x of other${rss}${cpu}`);
   }
 }
 
