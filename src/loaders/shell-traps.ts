@@ -79,8 +79,12 @@ export function pipefailNote(set: { text: string; line: number }, multiline: boo
 /** The bash-only constructs bashismIn finds: each one /bin/sh may refuse (see host-shell.ts shellRefusingBashisms). */
 export type BashismKind = "[[" | "source" | "function" | "array";
 
-/** Where sh reads a command's first word: a line's start, after `;`, `&&`, `||`, `|`, `{`, `(`, `!`, or a keyword that a command follows. */
-const COMMAND_START = String.raw`(?:^|\n|;|&&|\|\||\||\{|\(|!|\b(?:then|do|else|if|elif|while|until)\b)[ \t]*`;
+/**
+ * Where sh reads a command's first word: a line's start, after `;`, `&&`, `||`, `|` or `(` (none escaped by a backslash,
+ * which makes it a word's character, or joins the line to the one before), then any `{`, `!` or keyword that a command
+ * follows, each itself a word there: `echo do source it`, `echo hi! function x` have no command after `do` or `!`.
+ */
+const COMMAND_START = String.raw`(?:(?<![\s\S])|(?<!\\)(?:\n|;|&&|\|\||\||\())[ \t]*(?:(?:\{|!|then|do|else|if|elif|while|until)[ \t]+)*`;
 const BASHISMS: { kind: BashismKind; pattern: RegExp; commandOnly: boolean }[] = [
   { kind: "[[", pattern: new RegExp(`${COMMAND_START}(\\[\\[[ \t][^\n]*?(?:\\]\\]|$))`, "gm"), commandOnly: true },
   { kind: "source", pattern: new RegExp(`${COMMAND_START}(source[ \t]+[^\\s;&|)]+)`, "g"), commandOnly: true },
@@ -100,7 +104,7 @@ const BASHISMS: { kind: BashismKind; pattern: RegExp; commandOnly: boolean }[] =
  */
 export function bashismIn(run: string): { kind: BashismKind; text: string; line: number } | undefined {
   if (run.includes("<<")) return undefined;
-  if (!run.includes("[[") && !run.includes("source") && !run.includes("function") && !run.includes("=(") && !run.includes("${")) return undefined;
+  if (!run.includes("[[") && !run.includes("source") && !run.includes("function") && !run.includes("=(") && !ARRAY_EXPANSION.test(run)) return undefined;
   let first: { kind: BashismKind; text: string; index: number } | undefined;
   for (const { kind, pattern, commandOnly } of BASHISMS) {
     for (const match of run.matchAll(pattern)) {
@@ -109,6 +113,8 @@ export function bashismIn(run: string): { kind: BashismKind; text: string; line:
       // Arithmetic, `$((a=(1+2)*3))`, `((i++))`: no command there.
       if (match[0].startsWith("(") && /[$(]$/.test(run.slice(0, match.index))) continue;
       const before = run.slice(0, index);
+      // `$(( (n=(n+1)) % 3 ))`: an assignment in arithmetic, which sh takes.
+      if (kind === "array" && commandOnly && inArithmetic(before)) continue;
       const lineStart = before.lastIndexOf("\n") + 1;
       if (/(?:^|[ \t;&|()])#/.test(before.slice(lineStart))) continue;
       const quote = openQuote(before);
@@ -119,6 +125,21 @@ export function bashismIn(run: string): { kind: BashismKind; text: string; line:
   }
   if (first === undefined) return undefined;
   return { kind: first.kind, text: first.text, line: run.slice(0, first.index).split("\n").length };
+}
+
+/** An array's expansion, `${arr[0]}`, `${#arr[@]}`: a run without one is not read for it (`${HOME}` is common). */
+const ARRAY_EXPANSION = /\$\{#?[A-Za-z_]\w*\[/;
+
+/** Whether `before` ends inside an arithmetic expansion, `$(( ...`, its parentheses not closed. */
+function inArithmetic(before: string): boolean {
+  const start = before.lastIndexOf("$((");
+  if (start === -1) return false;
+  let depth = 0;
+  for (const char of before.slice(start + 1)) {
+    if (char === "(") depth++;
+    else if (char === ")") depth--;
+  }
+  return depth > 0;
 }
 
 /** What each of bashismIn's constructs does under a sh without it (dash). */

@@ -1029,6 +1029,36 @@ describe.skipIf(!shRefusesDoubleBracket())("a run with bash's [[ ]] where /bin/s
     expect(ran.stdout).toContain("check | missing");
     expect(ran.stdout).toContain("bashed | bash found");
   }, 60_000);
+
+  it("says nothing of a run whose bash words are arguments, which /bin/sh runs to its end", async () => {
+    // Each was noted as bash's, under dash, of a task that succeeded: the word after `do` or `!` in an
+    // echo, after an escaped `;` or a line continuation, and an assignment in arithmetic.
+    const yaml = [
+      "tasks:",
+      "  words: { run: echo now do source the env file }",
+      "  bang: { run: echo tests ok! function coverage next }",
+      "  escaped: { run: echo a\\; source b }",
+      "  joined:",
+      "    run: |",
+      "      echo one \\",
+      "        [[ two ]]",
+      "  arith: { run: \"echo $(( (n=(2+3)) * 2 ))\" }",
+      "",
+    ].join("\n");
+    const ws = await workspace(yaml);
+    const validated = await runCli(["validate", ws.file], { cwd: ws.dir });
+    expect(validated.code).toBe(0);
+    expect(validated.stdout).not.toContain("note:");
+    logRoots.push(ws.logs);
+    const ran = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir });
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).not.toMatch(/ note +/);
+    expect(ran.stdout).toContain("words | now do source the env file");
+    expect(ran.stdout).toContain("bang | tests ok! function coverage next");
+    expect(ran.stdout).toContain("escaped | a; source b");
+    expect(ran.stdout).toContain("joined | one [[ two ]]");
+    expect(ran.stdout).toContain("arith | 10");
+  }, 60_000);
 });
 
 describe.skipIf(!shRefusesPipefail())("a run with set -o pipefail where /bin/sh refuses it (dash)", () => {

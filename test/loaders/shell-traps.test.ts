@@ -64,6 +64,11 @@ describe("bashismIn: bash's [[, source, function and arrays, where sh reads them
     // The first in the run, whichever kind.
     expect(bashismIn("source a.sh\n[[ -f x ]]")?.kind).toBe("source");
     expect(bashismIn("[[ -f x ]]\nsource a.sh")?.kind).toBe("[[");
+    // After a keyword, `!` or `{` that starts the command.
+    expect(bashismIn("if ! [[ -f x ]]; then make; fi")?.text).toBe("[[ -f x ]]");
+    expect(bashismIn("{ source ./env.sh; make; }")?.text).toBe("source ./env.sh");
+    expect(bashismIn("for f in a b; do source $f; done")?.text).toBe("source $f");
+    expect(bashismIn("echo $(( (n=(2+3)) )); files=(a b)")?.text).toBe("files=(a b)");
   });
 
   it("leaves alone another shell's (bash -c '...', a here-document), comments, quotes, and the same words elsewhere", () => {
@@ -83,6 +88,13 @@ describe("bashismIn: bash's [[, source, function and arrays, where sh reads them
       "echo $((a=(1+2)*3))",
       "grep function src.js",
       "echo [[x]]",
+      // The words after an argument `do`, `!` or `then`, an escaped `;`, a joined line: no command starts there.
+      "echo now do source the env file",
+      "echo tests ok! function coverage next",
+      "echo then function x",
+      "echo a\\; source b",
+      "echo one \\\n  [[ two ]]",
+      "echo $(( (n=(2+3)) * 2 ))",
     ]) {
       expect(bashismIn(run), run).toBeUndefined();
     }
