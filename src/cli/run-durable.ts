@@ -22,6 +22,8 @@ export interface DurableRunOptions extends StoreFlags {
   concurrency: number;
   shutdownTimeoutMs: number;
   killGraceMs: number;
+  /** Set where both were shortened to fit the kill grace of the taskq running this one (see outer-grace.ts). */
+  outerGraceMs?: number;
   logRoot: string;
   color: boolean;
   json: boolean;

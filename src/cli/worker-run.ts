@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import path from "node:path";
 import { TaskqError } from "../errors.js";
 import { formatMs, formatSetMs } from "../engine/errors.js";
+import { outerGraceWords } from "./outer-grace.js";
 import { formatDuration } from "../handlers/format-duration.js";
 import { DbErrorLines } from "./db-error-lines.js";
 import { monotonicMs } from "../monotonic.js";
@@ -71,6 +72,8 @@ export interface WorkerRunOptions {
   concurrency: number;
   shutdownTimeoutMs: number;
   killGraceMs: number;
+  /** Set where both were shortened to fit the kill grace of the taskq running this one (see outer-grace.ts). */
+  outerGraceMs?: number;
   logRoot: string;
   json: boolean;
   leaseMs?: number;
@@ -320,7 +323,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       if (killLeftoversNow(signal)) return;
       interrupted = signal;
       interruptedAt = monotonicMs();
-      const message = `${signal} received: no new task is leased; running tasks have ${formatSetMs(options.shutdownTimeoutMs)} to finish`;
+      const message = `${signal} received: no new task is leased; running tasks have ${formatSetMs(options.shutdownTimeoutMs)} to finish${options.outerGraceMs === undefined ? "" : `; shortened: ${outerGraceWords(options.outerGraceMs)}`}`;
       printNote(message);
       if (options.endRun !== undefined) {
         worker.cancelWhatIsGivenBack();

@@ -995,6 +995,14 @@ tasks:
     expect((await stopWorker(worker)).code).toBe(143);
   });
 
+  it("SIGTERM to a worker run by a task of another taskq: its note says its stop times were shortened to fit that one's kill grace", async () => {
+    // It said "running tasks have 1.6s to finish", as if its flags were 10s and 5s by mistake, with no word of why.
+    const worker = await startWorker(["-j", "1"], { TASKQ_KILL_GRACE_MS: "4000" });
+    const left = await stopWorker(worker);
+    expect(left.code).toBe(143);
+    expect(left.stdout).toMatch(/^\d\d:\d\d:\d\d\.\d{3} note {4}SIGTERM received: no new task is leased; running tasks have 1\.6s to finish; shortened: the taskq running this one kills it 4s after its SIGTERM \(TASKQ_KILL_GRACE_MS\)\n/m);
+  });
+
   it("SIGTERM: the worker stops leasing, kills its task after --shutdown-timeout and gives the lease back; another worker runs it at once", async () => {
     const file = await hangsOnFirstRun("handover");
     const leaving = await startWorker(["-j", "1", "--lease", "30s", "--shutdown-timeout", "1s", "--kill-grace", "1s"]);

@@ -1,4 +1,4 @@
-import { fitToOuterGrace, type StopTimes } from "../outer-grace.js";
+import { fitToOuterGrace } from "../outer-grace.js";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ChangedTask, NotRetried, RunStatus, PostgresStore, RunningTarget, SubmitResult, TaskStatusRow } from "../../store/postgres/index.js";
@@ -233,11 +233,6 @@ function words(fields: readonly string[]): string {
   return fields.length < 2 ? fields.join("") : `${fields.slice(0, -1).join(", ")} and ${fields.at(-1)!}`;
 }
 
-/** The two stop times alone. */
-function stopTimes(times: StopTimes): StopTimes {
-  return { shutdownTimeoutMs: times.shutdownTimeoutMs, killGraceMs: times.killGraceMs };
-}
-
 /** `taskq worker`: leases and runs tasks of every run until stopped. */
 export async function workerCommand(flags: Flags): Promise<number> {
   // Made before the store opens, so that its connections are named after it in pg_stat_activity.
@@ -246,10 +241,10 @@ export async function workerCommand(flags: Flags): Promise<number> {
     workerId,
     concurrency: concurrencyFlag(flags.concurrency, undefined, typedFlagName("-j", "--concurrency")),
     // A worker run by a task of a taskq fits its stop in the grace that one gives (see outer-grace.ts).
-    ...stopTimes(fitToOuterGrace({
+    ...fitToOuterGrace({
       shutdownTimeoutMs: durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s"),
       killGraceMs: durationFlag("--kill-grace", flags.killGrace ?? "5s"),
-    })),
+    }),
     logRoot: logDirFlag(flags.logDir),
     json: flags.output === "json",
     ...(flags.lease === undefined ? {} : { leaseMs: leaseFlag(flags.lease) }),
