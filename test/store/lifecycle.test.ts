@@ -194,14 +194,22 @@ describe("task lifecycle", () => {
     await attempt("tail-worker", "worker-b", []);
     const [dead] = await store.deadLetters("tail-worker");
     expect(dead).toMatchObject({ workerId: "worker-b", tail: ["from a"], tailAttempt: 1, tailWorkerId: "worker-a" });
-    // A third attempt, on C, none either: the store keeps the worker of the attempt that failed last (B), not A's.
+    // A third attempt, on C, none either: the worker of the attempt that failed last is B, and the store kept A's with the lines
+    // (before, it did not know it: status said "the store did not record" it, of a run whose every attempt ran on one worker too).
     await store.submitRun(workflow([task("t", { retries: 2, backoff: { baseMs: 1, maxMs: 1 } })]), { runId: "tail-worker-3" });
     await attempt("tail-worker-3", "worker-a", ["from a"]);
     await attempt("tail-worker-3", "worker-b", []);
-    expect((await store.runStatus("tail-worker-3")).tasks[0]).toMatchObject({ state: "queued", tail: ["from a"], tailAttempt: 1, tailWorkerId: null });
+    expect((await store.runStatus("tail-worker-3")).tasks[0]).toMatchObject({ state: "queued", tail: ["from a"], tailAttempt: 1, tailWorkerId: "worker-a" });
     await attempt("tail-worker-3", "worker-c", []);
+    const [known] = await store.deadLetters("tail-worker-3");
+    expect(known).toMatchObject({ workerId: "worker-c", tail: ["from a"], tailAttempt: 1, tailWorkerId: "worker-a" });
+    // Lines stored before migration 21 (or by a worker of an earlier version), which set neither column: their worker is not known.
+    await sql(store, "UPDATE $schema.tasks SET tail_worker_id = NULL, tail_worker_attempt = NULL WHERE run_id = 'tail-worker-3'");
     const [unknown] = await store.deadLetters("tail-worker-3");
     expect(unknown).toMatchObject({ workerId: "worker-c", tail: ["from a"], tailAttempt: 1, tailWorkerId: null });
+    // A redrive forgets it with the lines.
+    await store.redrive("tail-worker-3", "t");
+    expect(await sql(store, "SELECT tail_worker_id, tail_worker_attempt FROM $schema.tasks WHERE run_id = 'tail-worker-3'")).toEqual([{ tail_worker_id: null, tail_worker_attempt: null }]);
   });
 
   it("unblocks dependents on success and cascade-cancels them transitively on failure", async () => {

@@ -11,7 +11,7 @@ import { schemaNames, type SchemaNames } from "./names.js";
 import { settleIdleSql } from "./settle-idle.js";
 import { shortLeaseDelaySql } from "./short-lease-delay.js";
 import { shutdownCancelSql } from "./shutdown-cancel.js";
-import { tailAttemptSql } from "./tail-attempt.js";
+import { tailAttemptSql, tailWorkerSql } from "./tail-attempt.js";
 import { taskEndStatementsSql } from "./task-end-statements.js";
 import { successClearsErrorSql } from "./success-clears-error.js";
 import { taskEndsSql } from "./task-ends.js";
@@ -219,6 +219,11 @@ const MIGRATIONS: Migration[] = [
     version: 20,
     name: "a task waiting for its retry names the worker whose attempt failed last: failed_worker_id, failed_attempt",
     sql: failedWorkerSql,
+  },
+  {
+    version: 21,
+    name: "the worker whose attempt wrote a task's stored last lines: tail_worker_id, tail_worker_attempt",
+    sql: tailWorkerSql,
   },
 ];
 

@@ -38,7 +38,7 @@ export async function redriveTask(client: pg.ClientBase, names: SchemaNames, run
   await client.query(
     `UPDATE ${names.tasks}
         SET state = 'queued', attempts = 0, not_before = now(), queued_at = now(), finished_at = NULL,
-            last_error = NULL, exit_code = NULL, signal = NULL, timed_out = false, tail = '{}', tail_attempt = NULL, worker_id = NULL,
+            last_error = NULL, exit_code = NULL, signal = NULL, timed_out = false, tail = '{}', tail_attempt = NULL, tail_worker_id = NULL, tail_worker_attempt = NULL, worker_id = NULL,
             failed_worker_id = NULL, failed_attempt = NULL, cancel_requested = false
       WHERE id = $1`,
     [task.id],

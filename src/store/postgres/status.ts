@@ -25,6 +25,8 @@ interface StatusRow {
   failed_attempt: number | null;
   tail: string[];
   tail_attempt: number | null;
+  tail_worker_id: string | null;
+  tail_worker_attempt: number | null;
   depends_on: string[];
   submitted_at: Date;
   started_at: Date | null;
@@ -38,7 +40,7 @@ interface StatusRow {
 }
 
 const COLUMNS = `t.run_id, t.key, t.state, t.priority, t.attempts, t.max_attempts, t.last_error, t.exit_code, t.signal,
-  t.timed_out, t.cancel_reason, t.cancelled_by, t.cancel_kind, t.cancelled_running, t.worker_id, t.failed_worker_id, t.failed_attempt, t.tail, t.tail_attempt, t.submitted_at, t.started_at, t.finished_at`;
+  t.timed_out, t.cancel_reason, t.cancelled_by, t.cancel_kind, t.cancelled_running, t.worker_id, t.failed_worker_id, t.failed_attempt, t.tail, t.tail_attempt, t.tail_worker_id, t.tail_worker_attempt, t.submitted_at, t.started_at, t.finished_at`;
 
 function dependsOn(names: SchemaNames): string {
   return `ARRAY(SELECT d.depends_on_key FROM ${names.deps} d WHERE d.run_id = t.run_id AND d.task_key = t.key ORDER BY 1) AS depends_on`;
@@ -224,11 +226,15 @@ function ofFailedAttempt(row: Pick<StatusRow, "state" | "cancelled_running" | "f
  * The worker whose attempt wrote a task's stored last lines (`tail_attempt`'s), which its log on that worker's machine has:
  * that of the attempt that failed last where the lines are that attempt's (`failed_attempt`, migration 20: an earlier
  * attempt's lines are kept where a later one left none, and that later one may have run on another worker), that of the
- * latest attempt where they are its own; null where the store does not say (lines of an attempt before the one that
- * failed last, whose worker no column keeps).
+ * latest attempt where they are its own; above all, the one stored with them (`tail_worker_id`, migration 21); null
+ * where the store does not say (lines stored before migration 21 of an attempt before the one that failed last).
  */
-function tailWorker(row: Pick<StatusRow, "attempts" | "worker_id" | "failed_worker_id" | "failed_attempt" | "tail_attempt">): string | null {
+function tailWorker(
+  row: Pick<StatusRow, "attempts" | "worker_id" | "failed_worker_id" | "failed_attempt" | "tail_attempt" | "tail_worker_id" | "tail_worker_attempt">,
+): string | null {
   if (row.tail_attempt === null) return null;
+  // Stored with the lines (migration 21): where they are still that attempt's.
+  if (row.tail_worker_id !== null && row.tail_worker_attempt === row.tail_attempt) return row.tail_worker_id;
   if (row.failed_worker_id !== null && row.tail_attempt === row.failed_attempt) return row.failed_worker_id;
   // Its own lines: of the latest attempt, or of one a stopped run cut short, given back (not counted: one past `attempts`).
   return row.tail_attempt >= row.attempts ? row.worker_id : null;
