@@ -37,7 +37,7 @@ export function outerGraceWords(outerGraceMs: number): string {
   return `the taskq running this one kills it ${formatSetMs(outerGraceMs)} after its SIGTERM (${KILL_GRACE_VARIABLE})`;
 }
 
-/** The note for flags given and shortened: "--shutdown-timeout 60s is shortened to 1.2s and --kill-grace 5s to 1.2s: ...". */
+/** The note for flags given and shortened: "--shutdown-timeout 1m is shortened to 1.2s and --kill-grace 5s is shortened to 1.2s: ...". */
 export function shortenedNote(given: StopTimes, fitted: StopTimes & { outerGraceMs?: number }, flags: { shutdownTimeout: boolean; killGrace: boolean }): string | undefined {
   if (fitted.outerGraceMs === undefined) return undefined;
   const parts: string[] = [];

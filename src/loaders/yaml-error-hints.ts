@@ -73,15 +73,6 @@ const BLOCK_SCALAR_HEADER = /^( *(?:- +)?)([^\s"'[{#][^:]*):\s+([|>])[-+0-9]*\s*
 export const KEY_LINE = /^( *(?:- +)?)([^\s"'[{#-][^:]*):(?:\s|$)/;
 
 /**
- * yaml's message, with what to do where its own words do not say it: for one of COLON_IN_VALUE,
- * where the value has a ": ", or where a line below it is indented more than its key;
- * for COLON_IN_VALUE and LIST_ON_KEY_LINE, where the value is `-` or starts with `- ` (a list's item to YAML);
- * for LINE_AS_KEY, where the line is one of a block scalar's, not indented as much as the block's lines, or a key glued to its value;
- * for LIST_ON_KEY_LINE, the flow list meant; for BAD_ESCAPE, what a backslash is there;
- * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket (and ends with that quote: one inside it ended it).
- * With the offset to tell it at, where that is not yaml's (a comment that ended a block above the line yaml tells).
- */
-/**
  * `// a note`, `/* a note` (comments of JavaScript and JSONC) where yaml tells an error: at its place, or starting its line.
  * The two characters written; undefined where there are none.
  */
@@ -92,7 +83,15 @@ function slashCommentAt(text: string, offset: number): string | undefined {
   return written === "//" || written === "/*" ? written : undefined;
 }
 
-
+/**
+ * yaml's message, with what to do where its own words do not say it: for one of COLON_IN_VALUE,
+ * where the value has a ": ", or where a line below it is indented more than its key;
+ * for COLON_IN_VALUE and LIST_ON_KEY_LINE, where the value is `-` or starts with `- ` (a list's item to YAML);
+ * for LINE_AS_KEY, where the line is one of a block scalar's, not indented as much as the block's lines, or a key glued to its value;
+ * for LIST_ON_KEY_LINE, the flow list meant; for BAD_ESCAPE, what a backslash is there;
+ * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket (and ends with that quote: one inside it ended it).
+ * With the offset to tell it at, where that is not yaml's (a comment that ended a block above the line yaml tells).
+ */
 export function withHint(message: string, text: string, offset: number, tokens: readonly CST.Token[]): { message: string; offset?: number; echoesThrough?: number } {
   // A comment left of a block's lines ends the block: the mistake is the comment's, above where yaml tells it.
   const comment = UNALIGNED_KEY.test(message) || LINE_AS_KEY.test(message) ? commentEndingBlock(text, offset) : undefined;
