@@ -72,7 +72,7 @@ interface BuildContext {
    * each folder looked at, by absolute path (undefined: a folder), so each is looked at once.
    */
   cwdProblems?: Map<string, string | undefined>;
-  /** Set to ask this machine's /bin/sh whether it takes a `set -o pipefail` a run has (see notePipefail). */
+  /** Set to ask this machine's /bin/sh whether it takes a `set -o pipefail` or a bash-only construct a run has (see notePipefail, noteBashism). */
   checkShell?: boolean;
 }
 

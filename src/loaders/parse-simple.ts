@@ -25,7 +25,7 @@ export interface ParseOptions {
   simple?: boolean;
   /** Note each task's `cwd` that is not a folder now (see noteMissingCwd); loadWorkflow's default. */
   checkCwd?: boolean;
-  /** Note a `set -o pipefail` in a run that this machine's /bin/sh refuses (see notePipefail); loadWorkflow's default. */
+  /** Note a `set -o pipefail` or a bash-only construct in a run that this machine's /bin/sh refuses (see notePipefail, noteBashism); loadWorkflow's default. */
   checkShell?: boolean;
 }
 
