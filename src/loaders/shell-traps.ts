@@ -197,9 +197,21 @@ export function actionsExpressionEnvNote(name: string, value: string): string | 
 }
 
 /** What to write in a run instead of `${{ expression }}`. */
+/**
+ * The `github` context's fields for which the runner sets a GITHUB_ variable of the same name (its default
+ * variables): any other (`github.token`, `github.event`, `github.action_status`) has none to write instead.
+ */
+const GITHUB_VARIABLE_FIELDS = new Set(
+  (
+    "action action_path action_repository actor actor_id api_url base_ref env event_name event_path graphql_url head_ref job output path ref ref_name " +
+    "ref_protected ref_type repository repository_id repository_owner repository_owner_id retention_days run_attempt run_id run_number server_url sha " +
+    "step_summary triggering_actor workflow workflow_ref workflow_sha workspace"
+  ).split(" "),
+);
+
 function actionsInstead(expression: string): string {
   const github = /^github\.([a-z_]+)$/.exec(expression);
-  if (github !== null && github[1] !== "token" && github[1] !== "event") return `the runner sets $GITHUB_${github[1]!.toUpperCase()} for ${expression}, in taskq's environment and so in every task's: write that`;
+  if (github !== null && GITHUB_VARIABLE_FIELDS.has(github[1]!)) return `the runner sets $GITHUB_${github[1]!.toUpperCase()} for ${expression}, in taskq's environment and so in every task's: write that`;
   const env = /^env\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(expression);
   if (env !== null) return `${expression} is the variable ${env[1]}, in taskq's environment and so in every task's: write $${env[1]}`;
   return "give the value to taskq's environment in the step that runs it (env: { NAME: ${{ ... }} }), and write $NAME here";

@@ -37,6 +37,12 @@ describe("pipefailSet: a `set` that turns pipefail on, as sh runs it", () => {
 describe("actionsExpressionNote: GitHub Actions' ${{ ... }} in a run", () => {
   it("names the first outside single quotes and comments, with what to write instead", () => {
     expect(actionsExpressionNote("echo ${{ github.ref_name }}")).toMatch(/^run has \$\{\{ github\.ref_name \}\}, .*the runner sets \$GITHUB_REF_NAME for github\.ref_name/);
+    // A field of the github context with no variable of its name: the step's env: advice, not a $GITHUB_ that is not there.
+    for (const field of ["action_status", "token", "event", "event.pull_request"]) {
+      const note = actionsExpressionNote(`echo \${{ github.${field} }}`);
+      expect(note).not.toMatch(/GITHUB_/);
+      expect(note).toMatch(/give the value to taskq's environment in the step that runs it/);
+    }
     expect(actionsExpressionNote("# ${{ x }}\necho \"${{ env.STAGE }}\"")).toMatch(/^run has \$\{\{ env\.STAGE \}\} \(its line 2\), .*env\.STAGE is the variable STAGE, .*: write \$STAGE$/);
     expect(actionsExpressionNote("echo ${{ matrix.node }}")).toMatch(/give the value to taskq's environment in the step that runs it/);
     expect(actionsExpressionNote("echo ${{ github.event.number }}")).toMatch(/give the value to taskq's environment/);
