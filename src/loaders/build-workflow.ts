@@ -7,7 +7,7 @@ import { SHARED_NAMED, sharedBy, type ProblemList } from "./problem-list.js";
 import { quote } from "./report-issues.js";
 import { backslashBeforeFold, joinedCommands } from "./folded-run.js";
 import { actionsExpressionEnvNote, actionsExpressionNote, bashismIn, bashismNote, commandNameNoBreakSpace, cutByCommentNote, pipefailNote, pipefailSet, selfReferenceNote, shebangNote, unclosedQuoteNote } from "./shell-traps.js";
-import { shellRefusingBashism, shellRefusingPipefail } from "./host-shell.js";
+import { shellRefusing } from "./host-shell.js";
 import { PRIORITIES, type TaskDefaults, type TaskFile } from "./schema.js";
 
 /** A task ready for the engine: defaults applied, durations in ms, paths absolute. */
@@ -270,7 +270,7 @@ function noteRunTraps(id: string, run: string, context: BuildContext): void {
 function notePipefail(id: string, run: string, context: BuildContext): boolean {
   const set = pipefailSet(run);
   if (set === undefined) return false;
-  const shell = shellRefusingPipefail();
+  const shell = shellRefusing("pipefail");
   if (shell !== undefined) noteAt(id, ["tasks", id, "run"], pipefailNote(set, run.includes("\n"), shell), context);
   return shell !== undefined;
 }
@@ -283,7 +283,7 @@ function notePipefail(id: string, run: string, context: BuildContext): boolean {
 function noteBashism(id: string, run: string, context: BuildContext): void {
   const found = bashismIn(run);
   if (found === undefined) return;
-  const shell = shellRefusingBashism(found.kind);
+  const shell = shellRefusing(found.kind);
   if (shell !== undefined) noteAt(id, ["tasks", id, "run"], bashismNote(found, run.includes("\n"), shell), context);
 }
 

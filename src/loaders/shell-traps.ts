@@ -76,7 +76,7 @@ export function pipefailNote(set: { text: string; line: number }, multiline: boo
   return `run has ${set.text}${where}, which ${shell} here refuses ("Illegal option -o pipefail"): a run is run by /bin/sh -c, not bash, so the task exits 2 at that line and runs nothing after it; drop pipefail, or run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)`;
 }
 
-/** The bash-only constructs bashismIn finds: each one /bin/sh may refuse (see host-shell.ts shellRefusingBashism). */
+/** The bash-only constructs bashismIn finds: each one /bin/sh may refuse (see host-shell.ts shellRefusing). */
 export type BashismKind = "[[" | "source" | "function" | "array";
 
 /**
