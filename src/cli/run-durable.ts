@@ -94,8 +94,6 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     let waitingDone = false;
     /** Of those, how taskq's SIGKILL ended the attempt where it did (a second Ctrl-C): recorded with the cancel, as a local run's summary says it. */
     const killed = new Map<string, string>();
-    /** The attempt of each of the run's tasks its worker ended last (see LocalLogs.endedHere). */
-    const endedHere = new Map<string, number>();
     /** Every attempt of each of the run's tasks its worker ended (see LocalLogs.attemptsEndedHere). */
     const attemptsEndedHere = new Map<string, Set<number>>();
     /**
@@ -118,7 +116,6 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
         taskEnds.tell(event);
         // Its log is here: that of a task waiting for its retry when the run is cancelled, where this worker ran its attempt.
         if (event.type === "finished" && event.task.runId === runId) {
-          endedHere.set(event.task.key, event.task.attempt);
           attemptsEndedHere.set(event.task.key, (attemptsEndedHere.get(event.task.key) ?? new Set()).add(event.task.attempt));
         }
         // Given back as the worker stopped: its attempt ran, and the stop cut it short. Not one with no lines at all,
@@ -155,7 +152,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     }
     const { exitCode, interrupted, workerId } = stopped;
     // Where this process ran none of the run's tasks (stopped while submitting), its logs are the workers'.
-    const local = workerId === undefined ? undefined : ({ logDir: path.join(options.logRoot, runId), workerId, cutShort: aborted, endedHere, attemptsEndedHere } satisfies LocalLogs);
+    const local = workerId === undefined ? undefined : ({ logDir: path.join(options.logRoot, runId), workerId, cutShort: aborted, attemptsEndedHere } satisfies LocalLogs);
     const summaryOptions = { color: options.color, json: options.json, ...(local === undefined ? {} : { local }) };
     if (exitCode === 0) {
       removeLate?.();

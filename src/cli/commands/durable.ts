@@ -604,9 +604,10 @@ export interface LocalLogs {
   workerId: string;
   /** The tasks its worker's stop cut short and gave back, each with the last lines its attempt wrote. */
   cutShort?: ReadonlyMap<string, readonly string[]>;
-  /** Of the tasks whose attempts its worker ended, the last such attempt: a task waiting for its retry has that attempt's log in `logDir`. */
-  endedHere?: ReadonlyMap<string, number>;
-  /** Of the tasks whose attempts its worker ended, every such attempt: their lines are in its log in `logDir`, whatever the store knows of their worker. */
+  /**
+   * Of the tasks whose attempts its worker ended, every such attempt: their lines are in its log in `logDir`, whatever the
+   * store knows of their worker (a task waiting for its retry whose latest attempt ended here has that attempt's log there).
+   */
   attemptsEndedHere?: ReadonlyMap<string, ReadonlySet<number>>;
 }
 
@@ -639,7 +640,7 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
   const logWorker = (t: TaskStatusRow): string | null => t.failedWorkerId ?? t.workerId;
   const logPath = (t: TaskStatusRow): string => {
     const worker = logWorker(t);
-    const here = local !== undefined && (worker === local.workerId || local.endedHere?.get(t.key) === t.attempts);
+    const here = local !== undefined && (worker === local.workerId || local.attemptsEndedHere?.get(t.key)?.has(t.attempts) === true);
     return here ? path.join(local.logDir, `${t.key}.log`) : logOnWorker(status.runId, t.key, worker);
   };
   // Every time on the database's clock: this machine's may be behind or ahead of it. None before the run's start (a clock set back there).
