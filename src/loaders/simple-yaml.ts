@@ -225,6 +225,8 @@ class SimpleReader {
   readonly #text: string;
   /** The anchored mappings read so far, by name (see #anchored). */
   readonly #anchors = new Map<string, Anchored>();
+  /** Every anchor name seen, from where it was seen: an anchor inside a mapping anchored by the same name is met before the outer one is kept. */
+  readonly #anchorNames = new Set<string>();
   /** The nodes the merge keys read so far brought in, as toPlain counts them against MAX_ALIAS_EXPANSION. */
   #expanded = 0;
   /** How many merge keys were read: a mapping anchored with one in it is yaml's (toPlain counts such a merge as a level of nesting). */
@@ -345,7 +347,8 @@ class SimpleReader {
     if (this.#places !== undefined || isTasks) fail();
     ANCHOR_NAME.lastIndex = at + 1;
     const name = ANCHOR_NAME.exec(text)?.[0];
-    if (name === undefined || this.#anchors.has(name)) fail();
+    if (name === undefined || this.#anchorNames.has(name)) fail();
+    this.#anchorNames.add(name);
     const line = this.#line;
     const after = at + 1 + name.length;
     const merges = this.#merges;

@@ -194,7 +194,7 @@ describe("readSimpleYaml", () => {
     expect(expectAgreement(many)).toBe("simple");
     // What the fast path leaves to yaml: an alias but a merge's, an anchor on other than a mapping, a merge of what is not read yet, a key
     // written twice after a merge, a merge in the tasks mapping, an anchored mapping with a merge in it, `*a}`, a merge key with nothing
-    // after it, an anchor defined twice.
+    // after it, an anchor defined twice, once inside the other (yaml's alias names the inner one, the later to be seen).
     for (const text of [
       "x: &a { retries: 1 }\ntasks:\n  t: { run: x, env: *a }\n",
       "x: &a 1\ntasks:\n  t: { run: x }\n",
@@ -205,6 +205,8 @@ describe("readSimpleYaml", () => {
       "x: &a { retries: 1 }\ntasks:\n  t: { run: x, <<: *a}\n",
       "x: &a { retries: 1 }\ntasks:\n  t:\n    <<:\n    run: x\n",
       "x: &a { retries: 1 }\nx2: &a { retries: 2 }\ntasks:\n  t: { <<: *a, run: x }\n",
+      "x: &a\n y: &a\n  retries: 1\ntasks:\n  t: { <<: *a, run: x }\n",
+      "x: &a { y: &a { retries: 1 } }\ntasks:\n  t: { <<: *a, run: x }\n",
     ]) {
       expect(readSimpleYaml(text), text).toBeUndefined();
     }
