@@ -4,6 +4,7 @@
  */
 import { fstatSync, readFileSync } from "node:fs";
 import { isatty } from "node:tty";
+import { ENDING_SIGNALS, signalExitCode } from "./ending-signals.js";
 import { stdoutClosed, stdoutLossCause, stdoutLostSaid, watchClosedStdout } from "./stdout-lost.js";
 
 const argv = process.argv.slice(2);
@@ -36,10 +37,13 @@ async function main(): Promise<void> {
     process.stderr.write("taskq: SIGUSR1 ignored (no debugger opens on a signal: run taskq with node --inspect for one)\n");
   });
   // As PID 1 (a container without an init) no signal's default action is ever taken: SIGQUIT
-  // (Ctrl-\, `docker kill -s QUIT`) did nothing. It ends taskq at once, as anywhere else; the
-  // kernel then SIGKILLs every other process of the container. After the other listeners (the
-  // terminal's settings, the cursor), which run within the same emit. 131: 128 + SIGQUIT, as a shell reports it.
-  if (process.pid === 1) process.on("SIGQUIT", () => setImmediate(() => process.exit(131)));
+  // (Ctrl-\, `docker kill -s QUIT`), SIGUSR2 or SIGALRM did nothing. Each ends taskq at once, as
+  // anywhere else; the kernel then SIGKILLs every other process of the container. After the other
+  // listeners (the terminal's settings, the cursor), which run within the same emit. The code is a
+  // shell's for that signal (131: 128 + SIGQUIT).
+  if (process.pid === 1) {
+    for (const signal of ENDING_SIGNALS) process.on(signal, () => setImmediate(() => process.exit(signalExitCode(signal))));
+  }
   const verbose = argv.includes("--verbose");
   try {
     const { buildProgram } = await import("./program.js");

@@ -1,20 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { constants } from "node:os";
+import { ENDING_SIGNALS } from "../ending-signals.js";
 import { inBackground } from "./foreground.js";
 
 /** stty answers in a few ms; one stopped or stuck (a terminal gone) must not hold the run. */
 const STTY_TIMEOUT_MS = 2000;
 
-/**
- * The signals whose default action ends a process, other than the shutdown signals taskq
- * handles (SIGINT, SIGTERM, SIGHUP), those Node itself takes (SIGUSR1, SIGPIPE, SIGXFSZ), those
- * a handler cannot take (SIGKILL, and SIGSEGV, SIGBUS, SIGFPE and SIGILL, a fault's) and SIGPROF
- * (V8's profiler samples with it): each ends taskq at once, by that signal, as Ctrl-\ does.
- * Those this platform has.
- */
-const ENDING_SIGNALS = (["SIGQUIT", "SIGUSR2", "SIGALRM", "SIGVTALRM", "SIGXCPU", "SIGABRT", "SIGTRAP", "SIGSYS", "SIGIO", "SIGPWR", "SIGSTKFLT"] as const).filter(
-  (signal) => constants.signals[signal as keyof typeof constants.signals] !== undefined,
-);
 
 /**
  * The terminal's echo of what the user types, off while the live board is up. A key pressed
