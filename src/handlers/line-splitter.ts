@@ -4,6 +4,9 @@ export const DISPLAY_LIMIT = 4096;
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
 const RETURN = Buffer.from([CARRIAGE_RETURN]);
+const ESCAPE = 0x1b;
+/** Ends every colour and attribute an escape sequence set (SGR 0). */
+const SGR_RESET = "\x1b[0m";
 const EMPTY_ENDS = new Int32Array(0);
 /**
  * Room past DISPLAY_LIMIT in the open line's buffer: as written (see LineSplitter), a line is
@@ -175,12 +178,16 @@ export class LineSplitter {
 
   /**
    * As written, a line of `length` bytes whose first DISPLAY_LIMIT are in the line buffer,
-   * cut as `truncated` cuts its text: on a character's boundary, then `… (N bytes)`.
+   * cut as `truncated` cuts its text: on a character's boundary, then `… (N bytes)`. The cut is
+   * taskq's, so it splits no escape sequence (a lone ESC would take the "…" into a sequence of
+   * its own), and where what is kept holds one, a reset ends it: the colour a line set, whose
+   * reset came past the cut, would go on into every line after it in the file or CI log.
    */
   #emitCut(length: number): void {
     const buffer = this.#lineBuffer();
-    const shown = utf8Boundary(buffer, DISPLAY_LIMIT);
-    this.#emitAlone(buffer.subarray(0, shown + buffer.write(`… (${length} bytes)\n`, shown)));
+    const shown = wholeEnd(buffer, DISPLAY_LIMIT);
+    const reset = buffer.subarray(0, shown).includes(ESCAPE) ? SGR_RESET : "";
+    this.#emitAlone(buffer.subarray(0, shown + buffer.write(`${reset}… (${length} bytes)\n`, shown)));
   }
 
   /** The open line's buffer; between lines, where an as-written line is put together. */
@@ -319,19 +326,36 @@ function truncated(bytes: Buffer, shown: number, length: number): string {
   return `${bytes.toString("utf8", 0, utf8Boundary(bytes, shown))}… (${length} bytes)`;
 }
 
-/** The largest end <= `end` that splits neither a UTF-8 character nor an escape sequence (ESC [, its parameters, a final byte). */
+/**
+ * The largest end <= `end` that splits neither a UTF-8 character nor an escape sequence (ESC [, its parameters, a final
+ * byte), nor a string one (OSC, DCS, APC, PM, SOS: ESC ], P, _, ^ or X, up to its BEL or ESC \), which a terminal would
+ * take what follows the cut into, a hyperlink's (OSC 8) or a title's unended text swallowing the lines after it.
+ */
 function wholeEnd(bytes: Buffer, end: number): number {
   end = utf8Boundary(bytes, end);
   const escape = bytes.lastIndexOf(0x1b, end - 1);
   if (escape === -1) return end;
   if (escape === end - 1) return escape;
-  if (bytes[escape + 1] !== 0x5b) return end;
+  const kind = bytes[escape + 1] as number;
+  if (kind === 0x5d || kind === 0x50 || kind === 0x5f || kind === 0x5e || kind === 0x58) {
+    const bell = bytes.indexOf(0x07, escape + 2);
+    return bell !== -1 && bell < end ? end : escape;
+  }
+  if (kind !== 0x5b) return end;
   for (let index = escape + 2; index < end; index++) {
     const byte = bytes[index] as number;
     if (byte >= 0x40 && byte <= 0x7e) return end;
     if (byte < 0x20 || byte > 0x3f) return end;
   }
   return escape;
+}
+
+/** As wholeEnd, of text: the largest end <= `end` that splits no escape sequence of `text`. */
+function wholeTextEnd(text: string, end: number): number {
+  const escape = text.lastIndexOf("\x1b", end - 1);
+  if (escape === -1) return end;
+  const bytes = Buffer.from(text.slice(escape, end));
+  return escape + (wholeEnd(bytes, bytes.length) === bytes.length ? end - escape : 0);
 }
 
 /** The largest end <= `end` that does not split a UTF-8 character. */
@@ -438,5 +462,6 @@ function tailLine(line: string): string {
   let cut = TAIL_LINE_LIMIT;
   const code = last.charCodeAt(cut - 1);
   if (code >= 0xd800 && code <= 0xdbff) cut--; // never half a surrogate pair
+  cut = wholeTextEnd(last, cut);
   return `${Buffer.from(last.slice(0, cut)).toString()}… (${bytes} bytes)`;
 }

@@ -217,6 +217,43 @@ describe("output", () => {
     expect(summary.deadLetters[0]?.tail).toEqual(["\rfinished all"]);
   });
 
+  it("piped, a line cut for length and a failed task's last lines leave no colour on and no escape sequence open for the lines after them", async () => {
+    // A test runner's red line past 4 KiB, whose reset came past the cut, coloured every line after it in the CI log (other
+    // tasks', taskq's own, the summary, the next CI step's); a cut inside a sequence left a lone ESC, or an OSC 8 hyperlink
+    // unended, which a terminal takes the lines after it into.
+    const script = String.raw`printf '\033[31mERROR: '; head -c 5000 /dev/zero | tr '\0' x; printf '\033[0m\n'
+head -c 4094 /dev/zero | tr '\0' y; printf '\033[1mbold\033[0m\n'
+printf '\033]8;;https://example.com/'; head -c 5000 /dev/zero | tr '\0' u; printf '\033\\link\033]8;;\033\\\n'
+printf '\033[31m'; head -c 1500 /dev/zero | tr '\0' z; printf '\033[0m\n'
+printf '\033[31mFAIL: no reset\n'
+exit 1`;
+    const run = script
+      .split("\n")
+      .map((line) => `      ${line}`)
+      .join("\n");
+    const yaml = `tasks:\n  red:\n    run: |\n${run}\n  after:\n    run: echo plain words\n    dependsOn: red\n`;
+    const plain = await runToEnd(yaml, ["--output", "plain"]);
+    expect(plain.code).toBe(1);
+    const lines = plain.stdout.split("\n");
+    expect(lines.filter((line) => line.startsWith("red | ") && line.endsWith(" bytes)"))).toHaveLength(3);
+    expect(lines.filter((line) => line.startsWith("      ") && line.includes("\x1b"))).toHaveLength(3);
+    // A streamed line goes as written, but where taskq cut it; the summary's lines are taskq's text.
+    for (const line of lines.filter((line) => !line.startsWith("red | ") || line.endsWith(" bytes)"))) {
+      const shown = JSON.stringify(line.slice(-60));
+      // eslint-disable-next-line no-control-regex -- escapes are what is checked
+      const colours = [...line.matchAll(/\x1b\[([0-9;]*)m/g)];
+      if (colours.length > 0) expect(colours.at(-1)?.[1], shown).toMatch(/^0?$/);
+      // eslint-disable-next-line no-control-regex -- escapes are what is checked
+      expect(line, shown).not.toMatch(/\x1b(\[[0-?]*)?…/);
+      // eslint-disable-next-line no-control-regex -- escapes are what is checked
+      expect(line, shown).not.toMatch(/\x1b\][^\x07\x1b]*$/);
+    }
+    // The log keeps every byte as written: the reset is the display's alone.
+    const log = await readFile(path.join(plain.logDir, "red.log"), "latin1");
+    expect(log.startsWith(`\x1b[31mERROR: ${"x".repeat(5000)}\x1b[0m\n${"y".repeat(4094)}\x1b[1mbold`)).toBe(true);
+    expect(log).toContain("\x1b[31mFAIL: no reset\n--- taskq: attempt 1 exited with code 1 ---\n");
+  });
+
   it("binary output: the log's bytes are exactly what the task wrote (case 15)", async () => {
     const yaml = "tasks:\n  bin:\n    run: |\n      { printf '\\000\\001\\377\\376\\r\\n\\033[2J\\033[31m'; head -c 200000 /dev/urandom; printf '\\r'; } > expected.bin\n      cat expected.bin\n";
     const result = await runToEnd(yaml);

@@ -70,7 +70,9 @@ export function unfinishedParts(counts: RunSummary["counts"]): string {
  * reason is taskq's one line, wherever it goes: what it quotes (a cwd's folder) through oneLine.
  */
 export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = false): string {
-  const safe = terminal ? terminalSafe : (text: string): string => text;
+  // Into a file or a pipe, a quoted line keeps its bytes, but not a colour it left on (its reset in a line not
+  // quoted, or past the cut of a long one): that would colour the summary's own lines and what the CI log has after.
+  const safe = terminal ? terminalSafe : (text: string): string => (text.includes("\x1b") ? `${text}\x1b[0m` : text);
   const { counts } = summary;
   const out: string[] = [""];
   const parts = [
