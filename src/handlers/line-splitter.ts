@@ -322,8 +322,9 @@ function boundedState(lineState: (text: string) => string, text: string): string
   return state.length <= STATE_LIMIT && Buffer.byteLength(state) <= STATE_LIMIT ? state : "";
 }
 
+/** A line cut for length, on a character's boundary and outside any escape sequence (see wholeEnd), then `… (N bytes)`. */
 function truncated(bytes: Buffer, shown: number, length: number): string {
-  return `${bytes.toString("utf8", 0, utf8Boundary(bytes, shown))}… (${length} bytes)`;
+  return `${bytes.toString("utf8", 0, wholeEnd(bytes, shown))}… (${length} bytes)`;
 }
 
 /**

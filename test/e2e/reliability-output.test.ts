@@ -252,6 +252,14 @@ exit 1`;
     const log = await readFile(path.join(plain.logDir, "red.log"), "latin1");
     expect(log.startsWith(`\x1b[31mERROR: ${"x".repeat(5000)}\x1b[0m\n${"y".repeat(4094)}\x1b[1mbold`)).toBe(true);
     expect(log).toContain("\x1b[31mFAIL: no reset\n--- taskq: attempt 1 exited with code 1 ---\n");
+
+    // JSON's text (and the live board's) of a line cut inside a sequence ends before it, as the piped line does.
+    const json = await runToEnd(yaml, ["--output", "json"]);
+    const texts = json.stdout
+      .split("\n")
+      .filter((line) => line.includes('"event":"output"'))
+      .map((line) => (JSON.parse(line) as { text: string }).text);
+    expect(texts.slice(1, 3)).toEqual([`${"y".repeat(4094)}… (4106 bytes)`, "… (5038 bytes)"]);
   });
 
   it("binary output: the log's bytes are exactly what the task wrote (case 15)", async () => {
