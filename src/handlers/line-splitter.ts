@@ -334,7 +334,14 @@ function truncated(bytes: Buffer, shown: number, length: number): string {
  */
 function wholeEnd(bytes: Buffer, end: number): number {
   end = utf8Boundary(bytes, end);
-  const escape = bytes.lastIndexOf(0x1b, end - 1);
+  // A cut before a sequence may leave an earlier one open: an OSC whose ST (ESC \) the first cut split.
+  for (let cut = openSequence(bytes, end); cut !== end; cut = openSequence(bytes, end)) end = cut;
+  return end;
+}
+
+/** Where the escape sequence that bytes[0, end) ends inside of starts, or `end` where none does (see wholeEnd). */
+function openSequence(bytes: Buffer, end: number): number {
+  const escape = end === 0 ? -1 : bytes.lastIndexOf(0x1b, end - 1);
   if (escape === -1) return end;
   if (escape === end - 1) return escape;
   const kind = bytes[escape + 1] as number;
@@ -353,10 +360,13 @@ function wholeEnd(bytes: Buffer, end: number): number {
 
 /** As wholeEnd, of text: the largest end <= `end` that splits no escape sequence of `text`. */
 function wholeTextEnd(text: string, end: number): number {
-  const escape = text.lastIndexOf("\x1b", end - 1);
-  if (escape === -1) return end;
-  const bytes = Buffer.from(text.slice(escape, end));
-  return escape + (wholeEnd(bytes, bytes.length) === bytes.length ? end - escape : 0);
+  for (;;) {
+    const escape = end === 0 ? -1 : text.lastIndexOf("\x1b", end - 1);
+    if (escape === -1) return end;
+    const bytes = Buffer.from(text.slice(escape, end));
+    if (openSequence(bytes, bytes.length) === bytes.length) return end;
+    end = escape;
+  }
 }
 
 /** The largest end <= `end` that does not split a UTF-8 character. */
