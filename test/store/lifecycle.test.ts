@@ -212,6 +212,77 @@ describe("task lifecycle", () => {
     expect(await sql(store, "SELECT tail_worker_id, tail_worker_attempt FROM $schema.tasks WHERE run_id = 'tail-worker-3'")).toEqual([{ tail_worker_id: null, tail_worker_attempt: null }]);
   });
 
+  it("a redrive by a taskq of an earlier version does not leave the workers of the attempts before it named for those after it", async () => {
+    /** One attempt of the run's one task, leased by `worker` once its backoff (at most 1 ms) is over, ending failed with `tail`. */
+    const attempt = async (runId: string, worker: string, tail: string[]): Promise<void> => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const [leased] = await store.lease(worker, 5, 10_000, { runId });
+      await store.complete(leased!.leaseToken, { kind: "failure", error: "exited with code 1", exitCode: 1, tail });
+    };
+    /** As a worker of a version before migration 21 stores an attempt's lines: without its worker (tail_worker_id). */
+    const attemptOfEarlierVersion = async (runId: string, worker: string, tail: string[]): Promise<void> => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const [leased] = await store.lease(worker, 5, 10_000, { runId });
+      // Its setTailSql, word for word: lines are kept with their attempt; none keep an earlier attempt's.
+      await sql(
+        store,
+        `UPDATE $schema.tasks
+            SET tail = CASE WHEN (true) AND NOT (cardinality($2::text[]) = 0 AND tail_attempt IS NOT NULL) THEN $2::text[] ELSE tail END,
+                tail_attempt = CASE WHEN (true) AND cardinality($2::text[]) > 0 THEN attempts ELSE tail_attempt END
+          WHERE lease_token = $1`,
+        [leased!.leaseToken, tail],
+      );
+      await store.complete(leased!.leaseToken, { kind: "failure", error: "exited with code 1", exitCode: 1, tail: [] });
+    };
+    // The statement of a redrive by the version before migration 21 (which knew failed_worker_id, migration 20), word for word.
+    const redriveOfVersion20 = (runId: string) =>
+      sql(
+        store,
+        `UPDATE $schema.tasks
+            SET state = 'queued', attempts = 0, not_before = now(), queued_at = now(), finished_at = NULL,
+                last_error = NULL, exit_code = NULL, signal = NULL, timed_out = false, tail = '{}', tail_attempt = NULL, worker_id = NULL,
+                failed_worker_id = NULL, failed_attempt = NULL, cancel_requested = false
+          WHERE run_id = $1`,
+        [runId],
+      );
+    // Attempt 1 on A (a worker of this version) wrote lines, attempt 2 none; redriven by the earlier version, its attempt 1 on B
+    // (of that version) writes lines, attempt 2 none: B's log has them, A's has those of the attempt 1 before the redrive.
+    await store.submitRun(workflow([task("t", { retries: 1, backoff: { baseMs: 1, maxMs: 1 } })]), { runId: "redriven-earlier" });
+    await attempt("redriven-earlier", "worker-a", ["from a"]);
+    await attempt("redriven-earlier", "worker-a", []);
+    expect((await store.deadLetters("redriven-earlier"))[0]).toMatchObject({ tail: ["from a"], tailAttempt: 1, tailWorkerId: "worker-a" });
+    await redriveOfVersion20("redriven-earlier");
+    await attemptOfEarlierVersion("redriven-earlier", "worker-b", ["from b"]);
+    await attemptOfEarlierVersion("redriven-earlier", "worker-b", []);
+    const [dead] = await store.deadLetters("redriven-earlier");
+    expect(dead).toMatchObject({ workerId: "worker-b", tail: ["from b"], tailAttempt: 1 });
+    expect(dead!.tailWorkerId).not.toBe("worker-a");
+    expect(dead!.tailWorkerId).toBe("worker-b"); // the worker of the attempt that failed last (failed_worker_id), whose lines they are
+
+    // A version before migration 20 did not know failed_worker_id either: its redrive left it, and its worker did not set it.
+    // Attempt 1 on A failed and waits for its retry; redriven, its attempt 1 on B (its lease ran out, swept by that version)
+    // waits for its retry too, and is cancelled then: B's log has that attempt, not A's.
+    await store.submitRun(workflow([task("t", { retries: 1, backoff: { baseMs: 60_000, maxMs: 60_000 } })]), { runId: "redriven-19" });
+    await attempt("redriven-19", "worker-a", ["from a"]);
+    expect((await store.runStatus("redriven-19")).tasks[0]).toMatchObject({ state: "queued", attempts: 1, failedWorkerId: "worker-a" });
+    await sql(
+      store,
+      `UPDATE $schema.tasks
+          SET state = 'queued', attempts = 0, not_before = now(), queued_at = now(), finished_at = NULL,
+              last_error = NULL, exit_code = NULL, signal = NULL, timed_out = false, tail = '{}', tail_attempt = NULL, worker_id = NULL,
+              cancel_requested = false
+        WHERE run_id = 'redriven-19'`,
+    );
+    const [leased] = await store.lease("worker-b", 5, 10_000, { runId: "redriven-19" });
+    expect(leased).toMatchObject({ key: "t", attempt: 1 });
+    // That version's sweep of the lost lease: queued again for its retry, naming no worker.
+    await sql(store, "UPDATE $schema.tasks SET state = 'queued', worker_id = NULL, lease_token = NULL, lease_expires_at = NULL, not_before = now() + interval '1 hour' WHERE run_id = 'redriven-19'");
+    await store.cancelRun("redriven-19");
+    const [cancelled] = (await store.runStatus("redriven-19")).tasks;
+    expect(cancelled).toMatchObject({ state: "cancelled", attempts: 1 });
+    expect(cancelled).not.toHaveProperty("failedWorkerId");
+  });
+
   it("unblocks dependents on success and cascade-cancels them transitively on failure", async () => {
     await store.submitRun(
       workflow([task("a"), task("b", { dependsOn: ["a"] }), task("c", { dependsOn: ["b"] }), task("d", { dependsOn: ["c"] }), task("e")]),

@@ -180,6 +180,34 @@ describe("migrate", () => {
     }
   });
 
+  it("migration 22 forgets the workers of the attempts before a redrive an earlier version made, of a task not leased since", async () => {
+    const older = uniqueSchema();
+    try {
+      const before = await PostgresStore.open({ connectionString: DATABASE_URL, schema: older });
+      try {
+        await before.submitRun(workflow([task("t", { retries: 1, backoff: { baseMs: 60_000, maxMs: 60_000 } })]), { runId: "redriven" });
+        const [leased] = await before.lease("worker-a", 1, 30_000);
+        await before.complete(leased!.leaseToken, { kind: "failure", error: "exited with code 1", exitCode: 1, tail: ["from a"] });
+        // As version 19 left the store, redriven by it (which knew neither failed_worker_id nor tail_worker_id).
+        await sql(before, "DROP TRIGGER tasks_attempts_reset ON $schema.tasks; DROP FUNCTION $schema.forget_workers_of_uncounted_attempts()");
+        await sql(before, "DELETE FROM $schema.migrations WHERE version = 22");
+        await sql(before, "UPDATE $schema.tasks SET state = 'queued', attempts = 0, tail = '{}', tail_attempt = NULL, worker_id = NULL, last_error = NULL WHERE run_id = 'redriven'");
+      } finally {
+        await before.close();
+      }
+      const after = await PostgresStore.open({ connectionString: DATABASE_URL, schema: older });
+      try {
+        expect(await sql(after, "SELECT failed_worker_id, failed_attempt, tail_worker_id, tail_worker_attempt FROM $schema.tasks WHERE run_id = 'redriven'")).toEqual([
+          { failed_worker_id: null, failed_attempt: null, tail_worker_id: null, tail_worker_attempt: null },
+        ]);
+      } finally {
+        await after.close();
+      }
+    } finally {
+      await dropSchema(older);
+    }
+  });
+
   it("keeps the functions a worker of an earlier version calls, prepared: same results, a timeout past int's range cut to its top", async () => {
     const store = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
     try {
@@ -218,7 +246,8 @@ describe("migrate", () => {
       const before = await PostgresStore.open({ connectionString: DATABASE_URL, schema: older });
       try {
         await before.submitRun(workflow([task("failing", { retries: 1, backoff: { baseMs: 1, maxMs: 1 } }), task("waiting", { dependsOn: ["failing"] }), task("free")]), { runId: "older" });
-        // As version 12 left a store: without the columns 13 and 14 add.
+        // As version 12 left a store: without the columns 13 and 14 add (nor 22's trigger, which reads tail_attempt).
+        await sql(before, "DROP TRIGGER tasks_attempts_reset ON $schema.tasks; DROP FUNCTION $schema.forget_workers_of_uncounted_attempts()");
         await sql(before, "ALTER TABLE $schema.tasks DROP COLUMN tail_attempt, DROP COLUMN cancel_kind, DROP COLUMN cancelled_running");
         await sql(before, "DELETE FROM $schema.migrations WHERE version >= 13");
         // Nor what 15 and 18 add.

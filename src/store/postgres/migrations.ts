@@ -5,6 +5,7 @@ import { leaseByIdSql, leaseByIdsSql } from "./lease-by-id.js";
 import { leasedFreedQuietSql } from "./leased-freed-quiet.js";
 import { leasedRetryOnSql } from "./leased-retry-on.js";
 import { liveTailSql } from "./live-tail.js";
+import { earlierRedriveSql } from "./earlier-redrive.js";
 import { failedWorkerSql } from "./failed-worker.js";
 import { completeAndLeaseSql, completeSuccessFunction, recordedEndSql, runFilterSql } from "./batch-functions.js";
 import { schemaNames, type SchemaNames } from "./names.js";
@@ -224,6 +225,11 @@ const MIGRATIONS: Migration[] = [
     version: 21,
     name: "the worker whose attempt wrote a task's stored last lines: tail_worker_id, tail_worker_attempt",
     sql: tailWorkerSql,
+  },
+  {
+    version: 22,
+    name: "a redrive by an earlier version forgets the workers of the attempts before it: forget_workers_of_uncounted_attempts",
+    sql: earlierRedriveSql,
   },
 ];
 
