@@ -180,6 +180,60 @@ describe("migrate", () => {
     }
   });
 
+  it("a migration that waits for a lock another session holds gives up, tried again, rather than holding every worker's lease renewal behind it", async () => {
+    const older = uniqueSchema();
+    const blocker = new pg.Client({ connectionString: DATABASE_URL, application_name: "psql" });
+    const pool = createPool(2);
+    try {
+      const store = await PostgresStore.open({ connectionString: DATABASE_URL, schema: older });
+      try {
+        await store.submitRun(workflow([task("running"), task("other", { dependsOn: ["running"] })]), { runId: "upgraded" });
+        const [leased] = await store.lease("w1", 1, 30_000);
+        // As the store was before migration 22, which a newer taskq (any command of it) applies as workers run tasks.
+        await sql(store, "DROP TRIGGER tasks_attempts_reset ON $schema.tasks; DROP FUNCTION $schema.forget_workers_of_uncounted_attempts()");
+        await sql(store, "DELETE FROM $schema.migrations WHERE version = 22");
+        // A transaction left open in psql, holding a task's row (of another run, as it may be).
+        await blocker.connect();
+        await blocker.query("BEGIN");
+        await blocker.query(`UPDATE "${older}".tasks SET priority = priority WHERE key = 'other'`);
+
+        const events: string[] = [];
+        const migrating = migrate(pool, older).then(
+          () => events.push("migrated"),
+          (error: unknown) => {
+            events.push("refused");
+            return error;
+          },
+        );
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        const renewing = store.renew(leased!.taskId, leased!.leaseToken, 30_000).then((renewal) => {
+          events.push("renewed");
+          return renewal;
+        });
+        // The blocking transaction ends once the migration gave up, or after 15 s (before the fix: it waited for it, and so did the renewal).
+        await Promise.race([migrating, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+        events.push("released");
+        await blocker.query("COMMIT");
+        expect(await renewing).toEqual({ status: "renewed" });
+        const refusal = await migrating;
+        expect(events.indexOf("renewed")).toBeLessThan(events.indexOf("released"));
+        expect(events.slice(0, 2).sort()).toEqual(["refused", "renewed"]);
+        expect(refusal).toMatchObject({ code: "STORE_LOCKED" });
+        expect((refusal as Error).message).toMatch(
+          new RegExp(`^migrate failed: a lock it needs is held by another session; each of 8 tries over .* no migration was applied \\(schema "${older}" needs migration 22\\); try again once that session's transaction has ended$`),
+        );
+        // Once that transaction has ended, it is applied.
+        expect(await migrate(pool, older)).toEqual([22]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await blocker.end().catch(() => undefined);
+      await pool.end();
+      await dropSchema(older);
+    }
+  });
+
   it("migration 22 forgets the workers of the attempts before a redrive an earlier version made, of a task not leased since", async () => {
     const older = uniqueSchema();
     try {

@@ -18,6 +18,7 @@ import { successClearsErrorSql } from "./success-clears-error.js";
 import { taskEndsSql } from "./task-ends.js";
 import { LONG_QUERY_TIMEOUT_MS, LONG_STATEMENT_TIMEOUT_SQL, timedQuery } from "./timeouts.js";
 import { inTransaction } from "./transaction.js";
+import { LOCK_TIMEOUT_SQL, retryLockWaits } from "./lock-wait.js";
 import { uniqueLookupsSql } from "./unique-lookups.js";
 
 interface Migration {
@@ -255,11 +256,17 @@ export async function migrate(pool: pg.Pool, schema = "taskq"): Promise<number[]
   const known = await appliedVersions(pool, names);
   const missing = MIGRATIONS.filter((migration) => !known.has(migration.version));
   if (missing.length === 0) return [];
-  return inTransaction(pool, async (client) => {
+  // A migration locks the tasks table (ALTER TABLE, CREATE TRIGGER), which waits for every session using it, and
+  // every statement of every worker after it then waits behind it: waited for a transaction left open (in psql,
+  // holding a row), the lease renewals of every running task waited as long, and their leases ran out. Its waits
+  // for such a lock are cut short as a user's command's are, the whole transaction undone and tried again.
+  const apply = () => inTransaction(pool, async (client) => {
     const query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
       client.query<R>(timedQuery({ text, ...(values === undefined ? {} : { values }) }, LONG_QUERY_TIMEOUT_MS));
     await query(LONG_STATEMENT_TIMEOUT_SQL);
+    // Waited for whole, before the lock waits are cut short: another process applying them (which may take long) holds it.
     await query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [MIGRATION_LOCK_CLASS, schema]);
+    await query(LOCK_TIMEOUT_SQL);
     // CREATE SCHEMA IF NOT EXISTS needs the right to create in the database even when the schema is
     // there: a role that owns the schema made for it, without that right, could apply no migration.
     const found = await query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
@@ -275,7 +282,8 @@ export async function migrate(pool: pg.Pool, schema = "taskq"): Promise<number[]
       await query(`INSERT INTO ${names.migrations} (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
     }
     return pending.map((migration) => migration.version);
-  }).catch(async (error: unknown) => {
+  });
+  return retryLockWaits(pool, names, "migrate", `no migration was applied (schema "${schema}" needs ${migrationList(missing)})`, apply).catch(async (error: unknown) => {
     if ((error as { code?: unknown }).code !== INSUFFICIENT_PRIVILEGE) throw error;
     throw known.size === 0 ? await notAllowedToCreate(pool, error, schema) : notAllowed(error, schema, missing);
   });
@@ -284,9 +292,17 @@ export async function migrate(pool: pg.Pool, schema = "taskq"): Promise<number[]
 /** SQLSTATE of "permission denied". */
 const INSUFFICIENT_PRIVILEGE = "42501";
 
+/** "migration 22", "migrations 20, 22", "migrations 1 to 22". */
+function migrationList(missing: Migration[]): string {
+  const versions = missing.map((migration) => migration.version);
+  const [first, last] = [versions[0]!, versions.at(-1)!];
+  if (versions.length > 2 && last - first === versions.length - 1) return `migrations ${first} to ${last}`;
+  return `migration${versions.length === 1 ? "" : "s"} ${versions.join(", ")}`;
+}
+
 /** A role that may use the schema but not change it, with a migration pending (a newer taskq): says who can. */
 function notAllowed(error: unknown, schema: string, missing: Migration[]): TaskqError {
-  const versions = `migration${missing.length === 1 ? "" : "s"} ${missing.map((migration) => migration.version).join(", ")}`;
+  const versions = migrationList(missing);
   const reason = error instanceof Error ? error.message : String(error);
   return new TaskqError(
     "STORE_QUERY_FAILED",
