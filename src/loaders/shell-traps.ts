@@ -84,7 +84,7 @@ export type BashismKind = "[[" | "source" | "function" | "array";
  * which makes it a word's character, or joins the line to the one before), then any `{`, `!` or keyword that a command
  * follows, each itself a word there: `echo do source it`, `echo hi! function x` have no command after `do` or `!`.
  */
-const COMMAND_START = String.raw`(?:(?<![\s\S])|(?<!\\)(?:\n|;|&&|\|\||\||\())[ \t]*(?:(?:\{|!|then|do|else|if|elif|while|until)[ \t]+)*`;
+const COMMAND_START = String.raw`(?:(?<![\s\S])|(?<!\\)(?:\n|;|&&|\|\||\||\(|\`))[ \t]*(?:(?:\{|!|then|do|else|if|elif|while|until)[ \t]+)*`;
 const BASHISMS: { kind: BashismKind; pattern: RegExp; commandOnly: boolean }[] = [
   { kind: "[[", pattern: new RegExp(`${COMMAND_START}(\\[\\[[ \t][^\n]*?(?:\\]\\]|$))`, "gm"), commandOnly: true },
   { kind: "source", pattern: new RegExp(`${COMMAND_START}(source[ \t]+[^\\s;&|)]+)`, "g"), commandOnly: true },
@@ -97,7 +97,8 @@ const BASHISMS: { kind: BashismKind; pattern: RegExp; commandOnly: boolean }[] =
 /**
  * bash's `[[ ... ]]`, `source file`, `function name {`, arrays (`arr=(a b)`, `${arr[@]}`) in a `run`, which
  * /bin/sh runs: dash has none of them (`[[: not found`, `source: not found`, a syntax error, `Bad
- * substitution`), found only once the task runs. The first one where sh reads it (a command's first word;
+ * substitution`), found only once the task runs. The first one where sh reads it (a command's first word,
+ * in a `$(...)` or backquoted command too, which sh runs as it expands the word, in double quotes or not;
  * an array's expansion anywhere but in single quotes), outside comments and quotes, in a run with no
  * here-document (whose lines may be another shell's): its kind, its text (`[[ -f x ]]`) and its line, from 1.
  * Pure and quick: it only reads the run; whether this machine's sh refuses it is the caller's to ask.
@@ -110,21 +111,75 @@ export function bashismIn(run: string): { kind: BashismKind; text: string; line:
     for (const match of run.matchAll(pattern)) {
       const index = match.index + match[0].lastIndexOf(match[1]!);
       if (first !== undefined && index >= first.index) break;
-      // Arithmetic, `$((a=(1+2)*3))`, `((i++))`: no command there.
-      if (match[0].startsWith("(") && /[$(]$/.test(run.slice(0, match.index))) continue;
+      // Arithmetic, `$((a=(1+2)*3))`, `((i++))`: no command there (a `$(`, a command substitution, has one).
+      if (match[0].startsWith("(") && /\($/.test(run.slice(0, match.index))) continue;
       const before = run.slice(0, index);
       // `$(( (n=(n+1)) % 3 ))`: an assignment in arithmetic, which sh takes.
       if (kind === "array" && commandOnly && inArithmetic(before)) continue;
       const lineStart = before.lastIndexOf("\n") + 1;
       if (/(?:^|[ \t;&|()])#/.test(before.slice(lineStart))) continue;
-      const quote = openQuote(before);
-      if (commandOnly ? quote !== undefined : quote?.quote === "'") continue;
+      // Where sh reads it: the innermost of the quotes, `$(...)` and backquoted commands open there (`"$(source x)"` runs it).
+      const context = innermostContext(before);
+      if (context === "unsure" || (commandOnly ? context === "'" || context === '"' || context === "${" : context === "'")) continue;
+      // A backquote that starts a command opens one (`` x=`[[ -f a ]]` ``), not one that closes it.
+      if (match[0].startsWith("`") && context !== "`") continue;
       first = { kind, text: match[1]!.trim(), index };
       break;
     }
   }
   if (first === undefined) return undefined;
   return { kind: first.kind, text: first.text, line: run.slice(0, first.index).split("\n").length };
+}
+
+/**
+ * What sh reads the end of `before` inside, as it reads it: the innermost of the quotes, `$(...)`, `${...}` and backquoted
+ * commands open there (inside the last three quoting starts afresh; a `$((` is read as a `$(`), undefined for none;
+ * "unsure" where a `${...}` holds a quote (whose reading differs between shells) or a `$(...)` holds a `case` (whose
+ * patterns' `)` would end it as this reads it). A comment, from an unquoted # that starts a word, to the line's end.
+ */
+function innermostContext(before: string): "'" | '"' | "$(" | "${" | "`" | "unsure" | undefined {
+  const stack: { kind: "'" | '"' | "$(" | "${" | "`"; depth: number }[] = [];
+  for (let index = 0; index < before.length; index++) {
+    const char = before[index]!;
+    const top = stack.at(-1);
+    if (top?.kind === "'") {
+      if (char === "'") stack.pop();
+      continue;
+    }
+    if (char === "\\") {
+      index++;
+      continue;
+    }
+    if (char === "`") {
+      if (top?.kind === "`") stack.pop();
+      else stack.push({ kind: "`", depth: 0 });
+      continue;
+    }
+    const substitution = char === "$" && (before[index + 1] === "(" || before[index + 1] === "{") ? (`$${before[index + 1]!}` as "$(" | "${") : undefined;
+    if (substitution !== undefined) {
+      stack.push({ kind: substitution, depth: 0 });
+      index++;
+    } else if (top?.kind === '"') {
+      if (char === '"') stack.pop();
+    } else if (top?.kind === "${" && char === "}") {
+      stack.pop();
+    } else if (char === '"' || char === "'") {
+      if (top?.kind === "${") return "unsure";
+      stack.push({ kind: char, depth: 0 });
+    } else if (top?.kind === "$(" && char === ")") {
+      if (top.depth === 0) stack.pop();
+      else top.depth--;
+    } else if (top?.kind === "$(" && char === "(") {
+      top.depth++;
+    } else if (top?.kind === "$(" && /^case\s/.test(before.slice(index)) && /[\s;&|(]/.test(before[index - 1]!)) {
+      return "unsure";
+    } else if (char === "#" && (index === 0 || /[\s;&|()<>`]/.test(before[index - 1]!))) {
+      const end = before.indexOf("\n", index);
+      if (end === -1) break;
+      index = end;
+    }
+  }
+  return stack.at(-1)?.kind;
 }
 
 /** An array's expansion, `${arr[0]}`, `${#arr[@]}`: a run without one is not read for it (`${HOME}` is common). */

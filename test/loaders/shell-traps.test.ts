@@ -77,6 +77,37 @@ describe("bashismIn: bash's [[, source, function and arrays, where sh reads them
     expect(bashismIn("echo $(( (n=(2+3)) )); files=(a b)")?.text).toBe("files=(a b)");
   });
 
+  it("finds one in a command substitution, $(...) or backquoted, which sh runs as it expands the word, in double quotes too", () => {
+    expect(bashismIn('x=$( [[ -f a ]] && echo y ); echo "$x"')).toEqual({ kind: "[[", text: "[[ -f a ]]", line: 1 });
+    expect(bashismIn('echo "$(source ./env.sh)"')).toEqual({ kind: "source", text: "source ./env.sh", line: 1 });
+    expect(bashismIn("y=`[[ -f a ]] && echo y`")?.text).toBe("[[ -f a ]]");
+    expect(bashismIn('echo "`[[ -f a ]]`"')?.text).toBe("[[ -f a ]]");
+    expect(bashismIn("x=$(cd a && [[ -f b ]])")?.text).toBe("[[ -f b ]]");
+    expect(bashismIn("x=$(files=(a b); echo)")).toEqual({ kind: "array", text: "files=(a b)", line: 1 });
+    expect(bashismIn("echo a\nout=$(\n  source env.sh\n)")).toEqual({ kind: "source", text: "source env.sh", line: 3 });
+  });
+
+  it("leaves alone in a command substitution what sh does not run as a command: quoted, escaped, an argument, a comment, arithmetic", () => {
+    for (const run of [
+      'echo "$(echo "[[ x ]]")"',
+      "echo '$( [[ x ]] )'",
+      'echo "\\$( [[ x ]] )"',
+      "sh -c 'x=$( [[ -f a ]] )'",
+      "echo `date` [[ x ]]",
+      'echo "`date`" source x',
+      "echo $(date) [[ x ]]",
+      'x=$(echo "a; [[ x ]]")',
+      'x=`echo "a; [[ x ]]"`',
+      'x=$(echo "(" ; echo [[ x ]])',
+      'echo "${x:-$(echo [[)}"',
+      "x=$(echo a # [[ x ]]\n)",
+      "x=$(echo \\( [[ x ]])",
+      "echo $((1+(2)))",
+    ]) {
+      expect(bashismIn(run), run).toBeUndefined();
+    }
+  });
+
   it("leaves alone another shell's (bash -c '...', a here-document), comments, quotes, and the same words elsewhere", () => {
     for (const run of [
       "bash -c '[[ -f x ]] && source y.sh'",
