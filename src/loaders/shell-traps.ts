@@ -90,6 +90,12 @@ const BASHISMS: { kind: BashismKind; pattern: RegExp; commandOnly: boolean }[] =
   { kind: "source", pattern: new RegExp(`${COMMAND_START}(source[ \t]+[^\\s;&|)]+)`, "g"), commandOnly: true },
   { kind: "function", pattern: new RegExp(`${COMMAND_START}(function[ \t]+[A-Za-z_][\\w.:-]*)`, "g"), commandOnly: true },
   { kind: "array", pattern: new RegExp(`${COMMAND_START}([A-Za-z_]\\w*\\+?=\\([^\n)]*\\)?)`, "g"), commandOnly: true },
+  // Given to a declaring command (`export arr=(a b)`, `local -a arr=(a)`): sh reads the `(` as it would after any word, a syntax error.
+  {
+    kind: "array",
+    pattern: new RegExp(`${COMMAND_START}((?:export|readonly|local|declare|typeset)(?:[ \t]+(?:-[A-Za-z]+|[A-Za-z_]\\w*=[^\\s;&|()'"\`$\\\\]*))*[ \t]+[A-Za-z_]\\w*\\+?=\\([^\n)]*\\)?)`, "g"),
+    commandOnly: true,
+  },
   // An expansion: read in double quotes too, where sh refuses it as well.
   { kind: "array", pattern: /(?<!\\)(\$\{#?[A-Za-z_]\w*\[[^\n}]*\}?)/g, commandOnly: false },
 ];

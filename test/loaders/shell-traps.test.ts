@@ -87,6 +87,18 @@ describe("bashismIn: bash's [[, source, function and arrays, where sh reads them
     expect(bashismIn("echo a\nout=$(\n  source env.sh\n)")).toEqual({ kind: "source", text: "source env.sh", line: 3 });
   });
 
+  it("finds an array given to export, readonly, local, declare or typeset, which sh refuses as any word's `(`", () => {
+    expect(bashismIn("export arr=(a b)")).toEqual({ kind: "array", text: "export arr=(a b)", line: 1 });
+    expect(bashismIn("cd x && export list=(a b)")?.text).toBe("export list=(a b)");
+    expect(bashismIn("echo a\nlocal -a arr=(a)")).toEqual({ kind: "array", text: "local -a arr=(a)", line: 2 });
+    expect(bashismIn("readonly A=1 arr+=(x)")?.text).toBe("readonly A=1 arr+=(x)");
+    expect(bashismIn("declare -a arr=(a b)")?.text).toBe("declare -a arr=(a b)");
+    expect(bashismIn("x=$(typeset arr=(a)); echo")?.text).toBe("typeset arr=(a)");
+    for (const run of ['export "arr=(a b)"', "export arr='(a b)'", 'export arr="(a b)"', "export arr=\\(a\\)", "export arr=$(echo a)", "export n=$((1+2))", "bash -c 'export arr=(a b)'", "# export arr=(a b)"]) {
+      expect(bashismIn(run), run).toBeUndefined();
+    }
+  });
+
   it("leaves alone in a command substitution what sh does not run as a command: quoted, escaped, an argument, a comment, arithmetic", () => {
     for (const run of [
       'echo "$(echo "[[ x ]]")"',
