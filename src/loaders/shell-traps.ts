@@ -79,12 +79,15 @@ export function pipefailNote(set: { text: string; line: number }, multiline: boo
 /** The bash-only constructs bashismIn finds: each one /bin/sh may refuse (see host-shell.ts shellRefusing). */
 export type BashismKind = "[[" | "source" | "function" | "array";
 
+/** A case's pattern (`x)`, `*.txt|*.md)`), after its `in` or the `;;` that ends the branch before it: a command follows its `)`. */
+const CASE_PATTERN = String.raw`(?:(?<![^\s;&|(])case[ \t]+[^\s;&|()]+[ \t]+in|(?<!\\);;)\s+\(?[^()\s;&][^()\n;&]*\)`;
+
 /**
- * Where sh reads a command's first word: a line's start, after `;`, `&&`, `||`, `|` or `(` (none escaped by a backslash,
+ * Where sh reads a command's first word: a line's start, after `;`, `&&`, `||`, `|`, `(`, a backquote or a case's pattern (none escaped by a backslash,
  * which makes it a word's character, or joins the line to the one before), then any `{`, `!` or keyword that a command
  * follows, each itself a word there: `echo do source it`, `echo hi! function x` have no command after `do` or `!`.
  */
-const COMMAND_START = String.raw`(?:(?<![\s\S])|(?<!\\)(?:\n|;|&&|\|\||\||\(|\`))[ \t]*(?:(?:\{|!|then|do|else|if|elif|while|until)[ \t]+)*`;
+const COMMAND_START = String.raw`(?:(?<![\s\S])|(?<!\\)(?:\n|;|&&|\|\||\||\(|\`)|${CASE_PATTERN})[ \t]*(?:(?:\{|!|then|do|else|if|elif|while|until)[ \t]+)*`;
 const BASHISMS: { kind: BashismKind; pattern: RegExp; commandOnly: boolean }[] = [
   { kind: "[[", pattern: new RegExp(`${COMMAND_START}(\\[\\[[ \t][^\n]*?(?:\\]\\]|$))`, "gm"), commandOnly: true },
   { kind: "source", pattern: new RegExp(`${COMMAND_START}(source[ \t]+[^\\s;&|)]+)`, "g"), commandOnly: true },

@@ -99,6 +99,26 @@ describe("bashismIn: bash's [[, source, function and arrays, where sh reads them
     }
   });
 
+  it("finds one first in a case's branch, after its pattern's ), and leaves alone an argument or quoted text there", () => {
+    expect(bashismIn("case x in x) [[ -f a ]] && echo y ;; esac")).toEqual({ kind: "[[", text: "[[ -f a ]]", line: 1 });
+    expect(bashismIn('case "$1" in\n  y) echo ;;\n  x) source ./env.sh ;;\nesac')).toEqual({ kind: "source", text: "source ./env.sh", line: 3 });
+    expect(bashismIn("case x in\n  (x) arr=(a b) ;;\nesac")?.text).toBe("arr=(a b)");
+    expect(bashismIn("case $x in *.txt|x) ! [[ -f a ]] ;; esac")?.text).toBe("[[ -f a ]]");
+    expect(bashismIn("case x in a|x) function f { :; } ;; esac")?.kind).toBe("function");
+    for (const run of [
+      "case x in x) echo [[ -f a ]] ;; esac",
+      'case x in x) echo ";; y) [[ -f a ]]" ;; esac',
+      "case x in x) echo 'in y) source x' ;; esac",
+      'echo "case x in x) [[ y"',
+      "case x in x) echo source ;; esac",
+      "case x in x) make # [[ y ]]\n;; esac",
+      "echo $(echo in) [[ -f a ]]",
+      "for f in a b; do echo $f; done",
+    ]) {
+      expect(bashismIn(run), run).toBeUndefined();
+    }
+  });
+
   it("leaves alone in a command substitution what sh does not run as a command: quoted, escaped, an argument, a comment, arithmetic", () => {
     for (const run of [
       'echo "$(echo "[[ x ]]")"',
