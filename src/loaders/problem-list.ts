@@ -40,6 +40,11 @@ export class ProblemList {
   /** The problems that begin `task "id": `, by place and the rest of their message: the tasks that share each (see at). */
   readonly #shared = new Map<string, { problem: WorkflowProblem; ids: string[]; count: number }>();
 
+  /** Whether the file is named as JSON (`ci.json`), which taskq reads as YAML: some advice differs for it. */
+  get json(): boolean {
+    return /\.json$/i.test(this.#file);
+  }
+
   constructor(file: string, lineCounter?: Pick<LineCounter, "linePos">, textLength = 0) {
     this.#file = file;
     this.#lineCounter = lineCounter;

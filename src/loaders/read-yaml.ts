@@ -102,7 +102,7 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
     // The value read as text in its place, which the field refuses as text, follows from the tag told.
     if (tag !== undefined) problems.explained(tag.value);
     if (tag?.key !== undefined) problems.keyExplained(tag.key);
-    const hinted: { message: string; offset?: number; echoesThrough?: number } = unclosed ?? tag ?? withHint(error.message.split("\n")[0] ?? error.message, text, from, tokens);
+    const hinted: { message: string; offset?: number; echoesThrough?: number } = unclosed ?? tag ?? withHint(error.message.split("\n")[0] ?? error.message, text, from, tokens, problems.json);
     // Told above the line yaml tells (a comment that ended a block): yaml's errors on either line are this one, and
     // one already told on that line (a tab there) is the mistake told: one problem a line.
     if (unclosed === undefined && hinted.offset !== undefined) {

@@ -52,7 +52,7 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
         const meant = path.length === 0 ? keyMeant(path, key) : undefined;
         const misspelt = meant !== undefined && MAPPING_TOP_KEYS.has(meant) && !keyWrittenAt(locator, locator.offsetOf([meant], "key"), meant);
         const anchored = path.length === 0 && !misspelt && /^[^\n]*?:[ \t]*&[^\s,[\]{}]+/.test(locator.textAt(offset, Math.max(0, locator.offsetOf([...path, key]) - offset)));
-        problems.atOffset(offset, `${unknownKeyMessage(path, key, Object.hasOwn(input, key) ? input[key] : undefined, anchored)}${noBreakSpaceInKey(key, offset, problems, locator)}`, taskOf(path));
+        problems.atOffset(offset, `${unknownKeyMessage(path, key, Object.hasOwn(input, key) ? input[key] : undefined, anchored, problems.json)}${noBreakSpaceInKey(key, offset, problems, locator)}`, taskOf(path));
       }
       continue;
     }
@@ -357,11 +357,12 @@ export function keyMeant(path: DataPath, key: string): string | undefined {
 }
 
 /** What to say of a `//` or `/*` (JavaScript's, JSONC's comment) written where YAML reads it as text: a key's, an id's, a line yaml cannot read. */
-export function slashCommentWords(written: string): string {
-  return `${written} starts no comment in YAML (nor in JSON, which has none): a comment starts with # (at a line's start, or after a space); in a .json file, remove it`;
+export function slashCommentWords(written: string, json: boolean): string {
+  if (json) return `${written} starts no comment in JSON, which has none: remove it`;
+  return `${written} starts no comment in YAML: a comment starts with # (at a line's start, or after a space); write # in its place${written === "/*" ? ", and drop the */" : ""}`;
 }
 
-function unknownKeyMessage(path: DataPath, key: string, value: unknown, anchored = false): string {
+function unknownKeyMessage(path: DataPath, key: string, value: unknown, anchored = false, json = false): string {
   const owner = ownerOf([...path, key]);
   if (path.length === 1 && path[0] === "defaults" && (key === "run" || key === "dependsOn")) {
     return `\`defaults\` cannot set \`${key}\`; set it on each task`;
@@ -380,7 +381,7 @@ function unknownKeyMessage(path: DataPath, key: string, value: unknown, anchored
   const task = hint === "" && path.length === 0 && /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(key) && looksLikeTask(value) ? `; to make it a task, indent it under \`tasks:\` (tasks: { ${key}: { run: ... } })` : "";
   const stages = hint === "" && path.length === 0 && key === "stages" ? "; taskq has no stages: a task waits for those it lists in `dependsOn`" : "";
   // `// retries: 2`, a JSONC comment before a key: read as the key's text; a did-you-mean of the key after it would not say why.
-  const slashes = /^\/[/*]/.test(key) ? `; ${slashCommentWords(key.slice(0, 2))}` : undefined;
+  const slashes = /^\/[/*]/.test(key) ? `; ${slashCommentWords(key.slice(0, 2), json)}` : undefined;
   return `${owner}unknown key ${quote(key)}${where ? " " + where : ""}${slashes ?? `${hint}${task}${stages}`}${habit}`;
 }
 

@@ -57,7 +57,7 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
       const offset = locator.offsetOf(["tasks", id], "key");
       const noBreak = noBreakSpaceInKey(id, offset, problems, locator);
       // `// the build` before a task's id in a JSON file: read as the id's text.
-      const slashes = /^\/[/*]/.test(id) ? `; ${slashCommentWords(id.slice(0, 2))}` : "";
+      const slashes = /^\/[/*]/.test(id) ? `; ${slashCommentWords(id.slice(0, 2), problems.json)}` : "";
       problems.atOffset(offset, `invalid task id ${shown}: ${TASK_ID_EXPECTED}${noBreak}${slashes}`);
       // A line indented with a no-break space (`  \u00a0 retries: 1`) is read as a task: what its value lacks as one follows from that.
       if (noBreak !== "") {

@@ -92,11 +92,11 @@ function slashCommentAt(text: string, offset: number): string | undefined {
  * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket (and ends with that quote: one inside it ended it).
  * With the offset to tell it at, where that is not yaml's (a comment that ended a block above the line yaml tells).
  */
-export function withHint(message: string, text: string, offset: number, tokens: readonly CST.Token[]): { message: string; offset?: number; echoesThrough?: number } {
+export function withHint(message: string, text: string, offset: number, tokens: readonly CST.Token[], json = false): { message: string; offset?: number; echoesThrough?: number } {
   // A comment left of a block's lines ends the block: the mistake is the comment's, above where yaml tells it.
   const comment = UNALIGNED_KEY.test(message) || LINE_AS_KEY.test(message) ? commentEndingBlock(text, offset) : undefined;
   if (comment !== undefined) return comment;
-  const hint = hintFor(message, text, offset, tokens);
+  const hint = hintFor(message, text, offset, tokens, json);
   return typeof hint === "string" ? { message: hint } : hint;
 }
 
@@ -105,7 +105,7 @@ export function withHint(message: string, text: string, offset: number, tokens: 
  * which yaml's errors on the lines below are this one's echoes, where the hint tells of those lines
  * (a list's items below a `dependsOn: -`).
  */
-function hintFor(message: string, text: string, offset: number, tokens: readonly CST.Token[]): string | { message: string; echoesThrough: number } {
+function hintFor(message: string, text: string, offset: number, tokens: readonly CST.Token[], json: boolean): string | { message: string; echoesThrough: number } {
   const stray = STRAY_TOKEN.exec(message);
   // yaml quotes the whole text it found out of place: a block of script made one problem of hundreds of characters.
   if (stray !== null) {
@@ -115,7 +115,7 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
   const noBreak = noBreakSpaceAt(text, offset);
   if (noBreak !== undefined) return `${message}: ${noBreak}`;
   const slashes = slashCommentAt(text, offset);
-  if (slashes !== undefined) return `${message}: ${slashCommentWords(slashes)}`;
+  if (slashes !== undefined) return `${message}: ${slashCommentWords(slashes, json)}`;
   if (TAB_INDENT.test(message)) return `${message}: indent with spaces (an editor set to insert spaces in .yaml files keeps it so)`;
   // Inside a block scalar (`run: |`, a Makefile's habit) yaml takes a tab for text, and words it as a block's indentation.
   if (BLOCK_INDENT.test(message) && /^ *\t/.test(text.slice(text.lastIndexOf("\n", offset - 1) + 1, offset + 1))) {

@@ -1700,14 +1700,20 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
 
   it("says a // or /* comment (JavaScript's, JSONC's) is none in YAML or JSON, wherever it is read: a key's text, an id's, a line yaml cannot read", () => {
     // Before, `tasks` was told missing and the key unknown with no word of why; elsewhere yaml's bare words, or a did-you-mean of the key after the //.
-    const words = "starts no comment in YAML (nor in JSON, which has none): a comment starts with # (at a line's start, or after a space); in a .json file, remove it";
+    // The advice fits the file's kind: a .yaml file's reader was told what to do in a .json file, and not what to do in its own.
+    const words = "starts no comment in JSON, which has none: remove it";
+    const yamlWords = "starts no comment in YAML: a comment starts with # (at a line's start, or after a space); write # in its place";
     expect(problemsOf('{\n  // the jobs\n  "tasks": {"a": {"run": "x"}}\n}\n', "ci.json")).toEqual([`2:3: unknown key "// the jobs \\"tasks\\"" at the top level; // ${words}`]);
     expect(problemsOf('{\n  "tasks": {\n    /* build */\n    "a": {"run": "x"}\n  }\n}\n', "ci.json")).toEqual([
       `3:5: invalid task id "/* build */ \\"a\\"": ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."; /* ${words}`,
     ]);
     expect(problemsOf('{\n  "tasks": {\n    "a": {"run": "x"} // build\n  }\n}\n', "ci.json")).toEqual([`3:23: Unexpected scalar at node end: // ${words}`]);
-    expect(problemsOf(yaml("// ci", "tasks:", "  a:", "    run: x"))).toEqual([`1:1: Implicit keys need to be on a single line: // ${words}`]);
-    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    // retries: 2"))).toEqual([`4:5: task "a": unknown key "// retries"; // ${words}`]);
+    expect(problemsOf(yaml("// ci", "tasks:", "  a:", "    run: x"))).toEqual([`1:1: Implicit keys need to be on a single line: // ${yamlWords}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    // retries: 2"))).toEqual([`4:5: task "a": unknown key "// retries"; // ${yamlWords}`]);
+    expect(problemsOf(yaml("tasks:", "  /* build */ a:", "    run: x"))).toEqual([
+      `2:3: invalid task id "/* build */ a": ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."; /* ${yamlWords}, and drop the */`,
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    // retries: 2"), "ci.YML")).toEqual([`4:5: task "a": unknown key "// retries"; // ${yamlWords}`]);
     // A // in a value is text, as YAML reads it (a URL).
     expect(parse(yaml("tasks:", "  a: { run: curl http://x//y }")).tasks[0]!.run).toBe("curl http://x//y");
   });
