@@ -1,4 +1,5 @@
 import { Composer, isMap, isPair, isSeq, LineCounter, Lexer, Parser, visit, type CST, type Document, type YAMLError } from "yaml";
+import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 import { MAX_NESTING_DEPTH } from "./limits.js";
 import { ProblemList } from "./problem-list.js";
 import { scanTokens } from "./scan-tokens.js";
@@ -166,9 +167,11 @@ function unresolvedTag(error: YAMLError, text: string, document: Document.Parsed
   // What the value written as told would be refused as, by the field (`runAt: !!float 2`: 2 is no date; `retries: !!int 1e21`, out of
   // range): that, in place of advice that would not make a valid file. An empty value is told to be written, which is all there is to say.
   const advised = raw === "" || field === undefined ? undefined : idDigits ? { value: digits } : unquoted !== undefined || takes === "id" ? { value: raw } : digits !== undefined ? { value: Number(digits) } : plainValueOf(raw);
-  const refused = advised === undefined ? undefined : refusalOf(field!.path, advised.value, raw);
+  // A task id no task can have (`dependsOn: [!!int ~]`: "~"): refused quoted or not, where the field checks only that it is text.
+  const badId = takes === "id" && typeof advised?.value === "string" && !isTaskId(advised.value) ? `${quote(advised.value)} is not a valid task id: ${TASK_ID_EXPECTED}` : undefined;
+  const refused = badId ?? (advised === undefined ? undefined : refusalOf(field!.path, advised.value, raw));
   const without = unquoted !== undefined ? `, quoted (${quote(raw)}): ${unquoted}` : digits !== undefined && (takes !== "id" || idDigits) ? `, in digits: ${digits}` : `: ${raw}`;
-  const advice = raw === "" ? "write the value in its place, without the tag" : refused !== undefined ? `without the tag, ${raw} is refused too: ${refused}` : `write the value without the tag${without}`;
+  const advice = raw === "" ? "write the value in its place, without the tag" : refused !== undefined ? `without the tag, ${raw} is refused too${badId !== undefined && unquoted !== undefined ? ", quoted or not" : ""}: ${refused}` : `write the value without the tag${without}`;
   const what = raw === "" ? "an empty value" : raw;
   // Left empty, the field's refusal of it, told at its key, follows from the tag too.
   const key = raw === "" ? field?.key : undefined;

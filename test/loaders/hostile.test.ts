@@ -224,6 +224,9 @@ describe("hostile input", () => {
       [["tasks:", "  a: { run: x, priority: !!float 2 }"], "without the tag, 2 is refused too: `priority` must be one of: low, normal, high, critical, got 2"],
       [["defaults: { timeout: !!bool 0 }", "tasks:", "  a: { run: x }"], "without the tag, 0 is refused too: `defaults.timeout` must be at least 1ms (a duration is rounded to whole milliseconds), got 0"],
       [["tasks:", "  a: { run: x, delay: !!bool 1e9 }"], "without the tag, 1e9 is refused too: `delay` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days, got 1e9; longer than the maximum of 30 days (720h)"],
+      // A task id no task can have: before, `dependsOn: [!!int ~]` was told to write "~", refused then as no valid id.
+      [["tasks:", "  a: { run: x, dependsOn: [!!int ~] }", "  b: { run: x }"], 'without the tag, ~ is refused too, quoted or not: "~" is not a valid task id: ids match'],
+      [["tasks:", "  a: { run: x, dependsOn: [!!bool .] }", "  b: { run: x }"], 'without the tag, . is refused too: "." is not a valid task id: ids match'],
     ] as const;
     for (const [lines, words] of refused) {
       const problems = problemsOf(yaml(...lines));
@@ -233,6 +236,8 @@ describe("hostile input", () => {
       // Written without the tag, as before it was told to, the file is refused indeed.
       expect(() => parse(yaml(...lines.map((line) => line.replace(/![!A-Za-z]+ /, "")))), lines.join("\n")).toThrow(WorkflowError);
     }
+    // Quoted, as it was told to be written before, "~" is refused too.
+    expect(problemsOf(yaml("tasks:", '  a: { run: x, dependsOn: ["~"] }', "  b: { run: x }"))[0]).toMatch(/depends on "~", which is not a valid task id/);
     // A task id in digits only where that is the task the file has (10), and the one as written (1e1) is none.
     expect(problemsOf(yaml("tasks:", "  a: { run: x, dependsOn: [!!int 1e1] }", '  "10": { run: x }'))[0]).toMatch(/write the value without the tag, in digits: 10$/);
     // An empty value tagged: one problem, at the tag, not also the field's refusal of it as empty at its key.
