@@ -7,10 +7,14 @@ const RETURN = Buffer.from([CARRIAGE_RETURN]);
 const ESCAPE = 0x1b;
 /** Ends every colour and attribute an escape sequence set (SGR 0). */
 const SGR_RESET = "\x1b[0m";
+/** How an OSC 8 hyperlink starts ("ESC ] 8 ;"), and how one ends (an OSC 8 with no URI): a reset (SGR 0) does not end it. */
+const HYPERLINK = "\x1b]8;";
+const HYPERLINK_END = "\x1b]8;;\x1b\\";
 const EMPTY_ENDS = new Int32Array(0);
 /**
  * Room past DISPLAY_LIMIT in the open line's buffer: as written (see LineSplitter), a line is
- * handed on from there with its ending added, a "\r\n", or `… (N bytes)` and a "\n".
+ * handed on from there with its ending added, a "\r\n", or `… (N bytes)` and a "\n" (after a cut, a hyperlink's end and a
+ * reset before it: 40 bytes at most).
  */
 const ENDING_ROOM = 64;
 /**
@@ -181,12 +185,15 @@ export class LineSplitter {
    * cut as `truncated` cuts its text: on a character's boundary, then `… (N bytes)`. The cut is
    * taskq's, so it splits no escape sequence (a lone ESC would take the "…" into a sequence of
    * its own), and where what is kept holds one, a reset ends it: the colour a line set, whose
-   * reset came past the cut, would go on into every line after it in the file or CI log.
+   * reset came past the cut, would go on into every line after it in the file or CI log. So does a
+   * hyperlink's end where it holds an OSC 8: one whose text the cut split (its end past the cut) made
+   * every line after it, taskq's and the summary's, part of the link.
    */
   #emitCut(length: number): void {
     const buffer = this.#lineBuffer();
     const shown = wholeEnd(buffer, DISPLAY_LIMIT);
-    const reset = buffer.subarray(0, shown).includes(ESCAPE) ? SGR_RESET : "";
+    const kept = buffer.subarray(0, shown);
+    const reset = kept.includes(ESCAPE) ? `${kept.includes(HYPERLINK) ? HYPERLINK_END : ""}${SGR_RESET}` : "";
     this.#emitAlone(buffer.subarray(0, shown + buffer.write(`${reset}… (${length} bytes)\n`, shown)));
   }
 

@@ -265,6 +265,36 @@ exit 1`;
     expect(texts.at(-1)).toBe("… (4204 bytes)");
   });
 
+  it("piped, a line cut inside an OSC 8 hyperlink's text, and a failed task's last line so cut, end the link: the lines after them are not part of it", async () => {
+    // The link's URI and its ST are kept whole, its text and its end ("ESC ] 8 ; ; ESC \\") past the cut: a reset (SGR 0)
+    // does not end a hyperlink, so every line after it (the next task's, taskq's own, the summary) was part of the link.
+    const script = String.raw`printf '\033]8;;https://example.com/\033\\'; head -c 5000 /dev/zero | tr '\0' t; printf '\033]8;;\033\\\n'
+printf 'between\n'
+printf '\033]8;;https://example.com/\033\\'; head -c 2000 /dev/zero | tr '\0' s; printf '\033]8;;\033\\\n'
+exit 1`;
+    const run = script
+      .split("\n")
+      .map((line) => `      ${line}`)
+      .join("\n");
+    const yaml = `tasks:\n  linked:\n    run: |\n${run}\n`;
+    const plain = await runToEnd(yaml, ["--output", "plain"]);
+    expect(plain.code).toBe(1);
+    const lines = plain.stdout.split("\n");
+    const cut = lines.filter((line) => line.startsWith("linked | ") && line.endsWith(" bytes)"));
+    const quoted = lines.filter((line) => line.startsWith("      ") && line.includes("\x1b]8;;https"));
+    expect(cut).toHaveLength(1);
+    expect(quoted).toHaveLength(2);
+    for (const line of [...cut, ...quoted]) {
+      const shown = JSON.stringify(line.slice(-60));
+      // The last OSC 8 of the line is a link's end (no URI), after its text.
+      // eslint-disable-next-line no-control-regex -- escapes are what is checked
+      const links = [...line.matchAll(/\x1b\]8;[^;\x07\x1b]*;([^\x07\x1b]*)(?:\x07|\x1b\\)/g)];
+      expect(links.length, shown).toBeGreaterThanOrEqual(2);
+      expect(links.at(-1)?.[1], shown).toBe("");
+    }
+    expect(cut[0]).toContain(`${"t".repeat(1000)}`);
+  });
+
   it("binary output: the log's bytes are exactly what the task wrote (case 15)", async () => {
     const yaml = "tasks:\n  bin:\n    run: |\n      { printf '\\000\\001\\377\\376\\r\\n\\033[2J\\033[31m'; head -c 200000 /dev/urandom; printf '\\r'; } > expected.bin\n      cat expected.bin\n";
     const result = await runToEnd(yaml);

@@ -72,7 +72,8 @@ export function unfinishedParts(counts: RunSummary["counts"]): string {
 export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = false): string {
   // Into a file or a pipe, a quoted line keeps its bytes, but not a colour it left on (its reset in a line not
   // quoted, or past the cut of a long one): that would colour the summary's own lines and what the CI log has after.
-  const safe = terminal ? terminalSafe : (text: string): string => (text.includes("\x1b") ? `${text}\x1b[0m` : text);
+  // An OSC 8 hyperlink left open (its text cut at the tail line's length, or its end in a line not quoted) is ended too: SGR 0 does not.
+  const safe = terminal ? terminalSafe : (text: string): string => (text.includes("\x1b") ? `${text}${text.includes("\x1b]8;") ? "\x1b]8;;\x1b\\" : ""}\x1b[0m` : text);
   const { counts } = summary;
   const out: string[] = [""];
   const parts = [
