@@ -381,3 +381,23 @@ describe("formatDuration", () => {
     }
   });
 });
+
+describe("LineSplitter's cut, of a line of thousands of escape sequences", () => {
+  it("costs about what a plain line's does, piped or as text: it stepped back over each unended sequence, searching to the buffer's end for each", async () => {
+    const { bestOfAlternating } = await import("../helpers/timing.js");
+    const lines = (unit: string) => Buffer.from(`${unit.repeat(Math.ceil(5000 / unit.length)).slice(0, 5000)}\n`.repeat(400));
+    const plain = lines("x");
+    const escapes = lines("\x1b]");
+    const split = (bytes: Buffer, asWritten: boolean) => () => {
+      let count = 0;
+      const splitter = new LineSplitter(() => count++, asWritten ? () => count++ : undefined, { asWritten });
+      for (let index = 0; index < bytes.length; index += 65536) splitter.push(bytes.subarray(index, index + 65536));
+      splitter.flush();
+      expect(count).toBe(400);
+    };
+    for (const asWritten of [true, false]) {
+      const [plainMs, escapesMs] = bestOfAlternating(5, split(plain, asWritten), split(escapes, asWritten));
+      expect(escapesMs / plainMs, `asWritten ${asWritten}: ${escapesMs.toFixed(2)} ms against ${plainMs.toFixed(2)} ms`).toBeLessThan(5);
+    }
+  });
+});
