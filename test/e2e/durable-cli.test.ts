@@ -915,7 +915,7 @@ tasks:
       const { pid } = (await holder.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!;
       const locked = (operation: string, undone: string) =>
         new RegExp(
-          `^taskq: ${operation} failed: task "b" of run ${runId} is locked by another session \\(pid ${pid}, application_name "row-holder", its transaction open for \\S+\\); ` +
+          `^taskq: ${operation} failed: task "b" of run ${runId} is locked by another session \\(pid ${pid}, application_name "row-holder", client [^,()]+, its transaction open for \\S+\\); ` +
             `each of \\d+ tries over \\S+ gave up after waiting \\S+ for it, so as not to keep running tasks' rows from their workers' lease renewals: ${undone}; ` +
             `try again once that session's transaction has ended\n$`,
         );

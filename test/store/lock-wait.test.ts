@@ -43,7 +43,7 @@ describe("a lock another session holds", () => {
 
   const lockedWords = (operation: string, runId: string, pid: number, undone: string): RegExp =>
     new RegExp(
-      `^${operation} failed: task "f" of run ${runId} is locked by another session \\(pid ${pid}, application_name "row-holder", its transaction open for \\S+\\); ` +
+      `^${operation} failed: task "f" of run ${runId} is locked by another session \\(pid ${pid}, application_name "row-holder", client [^,()]+, its transaction open for \\S+\\); ` +
         `each of 8 tries over \\S+ gave up after waiting 200ms for it, .*: ${undone}; try again once that session's transaction has ended$`,
     );
 

@@ -196,6 +196,7 @@ describe("migrate", () => {
         await blocker.connect();
         await blocker.query("BEGIN");
         await blocker.query(`UPDATE "${older}".tasks SET priority = priority WHERE key = 'other'`);
+        const { pid } = (await blocker.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!;
 
         const events: string[] = [];
         const migrating = migrate(pool, older).then(
@@ -220,7 +221,11 @@ describe("migrate", () => {
         expect(events.slice(0, 2).sort()).toEqual(["refused", "renewed"]);
         expect(refusal).toMatchObject({ code: "STORE_LOCKED" });
         expect((refusal as Error).message).toMatch(
-          new RegExp(`^migrate failed: a lock it needs is held by another session; each of 8 tries over .* no migration was applied \\(schema "${older}" needs migration 22\\); try again once that session's transaction has ended$`),
+          // The session named, as for a row's lock: the table's lock names no row, and was looked up while the migration waited for it.
+          new RegExp(
+            `^migrate failed: a lock it needs on table "?${older}"?\\.tasks is held by another session \\(pid ${pid}, application_name "psql", client [^,()]+, its transaction open for \\S+\\); ` +
+              `each of 8 tries over .* no migration was applied \\(schema "${older}" needs migration 22\\); try again once that session's transaction has ended$`,
+          ),
         );
         // Once that transaction has ended, it is applied.
         expect(await migrate(pool, older)).toEqual([22]);

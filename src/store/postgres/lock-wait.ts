@@ -20,6 +20,11 @@ export const LOCK_WAIT_MS = 200;
 /** Tries in all before a command says which lock it could not get: about 5 s with the pauses between. */
 const LOCK_TRIES = 8;
 
+/** Whether try `attempt` of retryLockWaits's is one whose lock wait, cut short, is told (see watchLockWaits): the last, or one past it. */
+export function toldIfLocked(attempt: number): boolean {
+  return attempt >= LOCK_TRIES;
+}
+
 /**
  * How long tries go on while the lock is another taskq session's (its application_name, `taskq worker ...`,
  * `taskq cancel ...`): the query limit, which such a command waited before its lock waits were cut short.
@@ -47,16 +52,16 @@ function isLockNotAvailable(error: unknown): boolean {
  * TASKQ_HOLDER_WAIT_MS), and once more where the lock's row is held by no session when looked up. The last such error is thrown as STORE_LOCKED, in
  * words that name the row and the session holding it where the database says so (see lockedError).
  */
-export async function retryLockWaits<T>(pool: pg.Pool, names: SchemaNames, operation: string, undone: string, work: () => Promise<T>, random: () => number = Math.random): Promise<T> {
+export async function retryLockWaits<T>(pool: pg.Pool, names: SchemaNames, operation: string, undone: string, work: (attempt: number) => Promise<T>, random: () => number = Math.random): Promise<T> {
   const started = performance.now();
   let triedFreed = false;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await work();
+      return await work(attempt);
     } catch (error) {
       if (!isLockNotAvailable(error)) throw error;
       if (attempt >= LOCK_TRIES) {
-        const holder = await findLockHolder(pool, names, error).catch(() => undefined);
+        const holder = blockerOf(error) ?? (await findLockHolder(pool, names, error).catch(() => undefined));
         // Another taskq command or worker (a cancel of a large run, a failure's cascade to thousands of dependents)
         // ends its transaction by itself: waited for up to the query limit, as before the waits were cut short,
         // rather than failing a cancel that a moment later finds the run ended.
@@ -85,8 +90,12 @@ export interface LockHolder {
   /** The session whose transaction holds it. */
   pid?: number;
   applicationName?: string;
+  /** Where that session connects from: its client's address, or "a local socket". */
+  client?: string;
   /** How long that session's transaction has been open. */
   transactionMs?: number;
+  /** A table locked whole (a migration's lock on it), where no row is named: its name, schema-qualified. */
+  table?: string;
 }
 
 /** The row (a run's or a task's) and relation a lock wait names in its CONTEXT: "while locking tuple (0,2) in relation "tasks"". */
@@ -109,13 +118,14 @@ async function findLockHolder(pool: pg.Pool, names: SchemaNames, error: unknown)
   // The holder's transaction id, which only its session holds (ExclusiveLock), and holds a lock on the table too (an
   // xmax that is a multixact id, of a row shared, may equal some transaction's id).
   const text = `SELECT ${table.runId} AS run_id, ${table.key} AS key, a.pid, a.application_name,
+                       ${CLIENT_SQL} AS client,
                        (extract(epoch FROM clock_timestamp() - a.xact_start) * 1000)::float8 AS transaction_ms
                   FROM ${table.name} t
                   LEFT JOIN pg_locks l ON l.locktype = 'transactionid' AND l.transactionid = t.xmax AND l.mode = 'ExclusiveLock' AND l.granted
                        AND EXISTS (SELECT 1 FROM pg_locks r WHERE r.pid = l.pid AND r.relation = '${table.name}'::regclass AND r.granted)
                   LEFT JOIN pg_stat_activity a ON a.pid = l.pid
                  WHERE t.ctid = $1::tid`;
-  const result = await pool.query<{ run_id: string; key: string | null; pid: number | null; application_name: string | null; transaction_ms: number | null }>(
+  const result = await pool.query<{ run_id: string; key: string | null; pid: number | null; application_name: string | null; client: string | null; transaction_ms: number | null }>(
     timedQuery({ text, values: [tid] }, HOLDER_LOOKUP_MS),
   );
   const row = result.rows[0];
@@ -127,6 +137,85 @@ async function findLockHolder(pool: pg.Pool, names: SchemaNames, error: unknown)
     ...(row.key === null ? {} : { key: row.key }),
     ...(row.pid === null ? {} : { pid: row.pid }),
     ...(row.application_name === null || row.application_name === "" ? {} : { applicationName: row.application_name }),
+    ...(row.client === null ? {} : { client: row.client }),
+    ...(row.transaction_ms === null ? {} : { transactionMs: row.transaction_ms }),
+  };
+}
+
+/**
+ * A session's client, from pg_stat_activity `a`: its address (host name where the server resolves it), "a local socket"
+ * for a Unix socket's (no address, port -1); NULL where this role may not see it (another role's session without
+ * pg_read_all_stats) or for a background process.
+ */
+const CLIENT_SQL = `CASE WHEN a.client_addr IS NOT NULL THEN COALESCE(a.client_hostname, host(a.client_addr)) WHEN a.client_port = -1 THEN 'a local socket' END`;
+
+/** How often, while a statement that names no row may wait for a lock (see watchLockWaits), who blocks it is looked up. */
+const BLOCKER_LOOKUP_EVERY_MS = LOCK_WAIT_MS / 4;
+
+/** The blocking session watchLockWaits found for a lock wait cut short, kept on its error. */
+const BLOCKER = Symbol("lock holder");
+
+function blockerOf(error: unknown): LockHolder | undefined {
+  return (error as { [BLOCKER]?: LockHolder } | null)?.[BLOCKER];
+}
+
+/**
+ * Runs `statement` on the session `pid` while, every BLOCKER_LOOKUP_EVERY_MS, another session of `pool` asks who blocks
+ * it (pg_blocking_pids: the sessions holding, or queued ahead for, a lock it waits for), keeping the last found. A lock
+ * on a whole table (a migration's ALTER TABLE, CREATE TRIGGER) names no row in the error, and once the wait is cut short
+ * the database no longer says whose it was: asked while it waits, it does. Where the statement's wait is cut short
+ * (55P03), that session is kept on its error, for retryLockWaits to name. Of several, the one whose transaction has been
+ * open longest: a session that waits itself behind it (a worker's renewal, holding the table in a lesser mode) ends
+ * when it does.
+ */
+export async function watchLockWaits<T>(pool: pg.Pool, pid: number, statement: () => Promise<T>): Promise<T> {
+  let found: LockHolder | undefined;
+  let looking: Promise<void> | undefined;
+  const look = () => {
+    looking ??= findBlocker(pool, pid)
+      .then((holder) => {
+        if (holder !== undefined) found = holder;
+      }, () => undefined)
+      .finally(() => {
+        looking = undefined;
+      });
+  };
+  // One at once too: a session for the look-ups is ready, connected, when the wait comes (a new one may take longer than the wait).
+  look();
+  const timer = setInterval(look, BLOCKER_LOOKUP_EVERY_MS);
+  try {
+    return await statement();
+  } catch (error) {
+    if (isLockNotAvailable(error) && error !== null && typeof error === "object") {
+      // Not waited for long: a pool of one session (this one's) gives the look-up none until this transaction ends.
+      if (looking !== undefined) await Promise.race([looking, sleep(LOCK_WAIT_MS)]);
+      if (found !== undefined) Object.defineProperty(error, BLOCKER, { value: found });
+    }
+    throw error;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** The session blocking `pid`'s lock wait, and the table it waits for, where it waits for one. */
+async function findBlocker(pool: pg.Pool, pid: number): Promise<LockHolder | undefined> {
+  const text = `SELECT a.pid, a.application_name, ${CLIENT_SQL} AS client,
+                       (extract(epoch FROM clock_timestamp() - a.xact_start) * 1000)::float8 AS transaction_ms,
+                       (SELECT w.relation::regclass::text FROM pg_locks w WHERE w.pid = $1 AND NOT w.granted AND w.locktype = 'relation' LIMIT 1) AS relation
+                  FROM unnest(pg_blocking_pids($1)) b(pid)
+                  JOIN pg_stat_activity a ON a.pid = b.pid
+                 ORDER BY a.xact_start NULLS LAST, a.pid
+                 LIMIT 1`;
+  const result = await pool.query<{ pid: number; application_name: string | null; client: string | null; transaction_ms: number | null; relation: string | null }>(
+    timedQuery({ text, values: [pid] }, HOLDER_LOOKUP_MS),
+  );
+  const row = result.rows[0];
+  if (row === undefined) return undefined;
+  return {
+    pid: row.pid,
+    ...(row.relation === null ? {} : { table: row.relation }),
+    ...(row.application_name === null || row.application_name === "" ? {} : { applicationName: row.application_name }),
+    ...(row.client === null ? {} : { client: row.client }),
     ...(row.transaction_ms === null ? {} : { transactionMs: row.transaction_ms }),
   };
 }
@@ -137,12 +226,15 @@ async function findLockHolder(pool: pg.Pool, names: SchemaNames, error: unknown)
  */
 export function lockedError(operation: string, undone: string, holder: LockHolder | undefined, tries: number, elapsedMs: number, cause: unknown): TaskqError {
   const what =
-    holder?.runId === undefined
-      ? "a lock it needs is held by another session"
-      : `${holder.key === undefined ? `run ${holder.runId}` : `task ${JSON.stringify(holder.key)} of run ${holder.runId}`} is locked by another session`;
+    holder?.runId !== undefined
+      ? `${holder.key === undefined ? `run ${holder.runId}` : `task ${JSON.stringify(holder.key)} of run ${holder.runId}`} is locked by another session`
+      : holder?.table !== undefined
+        ? `a lock it needs on table ${holder.table} is held by another session`
+        : "a lock it needs is held by another session";
   const session = [
     ...(holder?.pid === undefined ? [] : [`pid ${holder.pid}`]),
     ...(holder?.applicationName === undefined ? [] : [`application_name ${JSON.stringify(holder.applicationName)}`]),
+    ...(holder?.client === undefined ? [] : [`client ${holder.client}`]),
     ...(holder?.transactionMs === undefined ? [] : [`its transaction open for ${formatDuration(holder.transactionMs)}`]),
   ];
   return new TaskqError(

@@ -18,7 +18,7 @@ import { successClearsErrorSql } from "./success-clears-error.js";
 import { taskEndsSql } from "./task-ends.js";
 import { LONG_QUERY_TIMEOUT_MS, LONG_STATEMENT_TIMEOUT_SQL, timedQuery } from "./timeouts.js";
 import { inTransaction } from "./transaction.js";
-import { LOCK_TIMEOUT_SQL, retryLockWaits } from "./lock-wait.js";
+import { LOCK_TIMEOUT_SQL, retryLockWaits, toldIfLocked, watchLockWaits } from "./lock-wait.js";
 import { uniqueLookupsSql } from "./unique-lookups.js";
 
 interface Migration {
@@ -260,9 +260,12 @@ export async function migrate(pool: pg.Pool, schema = "taskq"): Promise<number[]
   // every statement of every worker after it then waits behind it: waited for a transaction left open (in psql,
   // holding a row), the lease renewals of every running task waited as long, and their leases ran out. Its waits
   // for such a lock are cut short as a user's command's are, the whole transaction undone and tried again.
-  const apply = () => inTransaction(pool, async (client) => {
-    const query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
+  // A lock on a whole table names no row: on the try whose refusal is told, who holds it is asked while each statement waits.
+  const apply = (attempt: number) => inTransaction(pool, async (client) => {
+    const run = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
       client.query<R>(timedQuery({ text, ...(values === undefined ? {} : { values }) }, LONG_QUERY_TIMEOUT_MS));
+    const pid = toldIfLocked(attempt) ? (await run<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid : undefined;
+    const query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => (pid === undefined ? run<R>(text, values) : watchLockWaits(pool, pid, () => run<R>(text, values)));
     await query(LONG_STATEMENT_TIMEOUT_SQL);
     // Waited for whole, before the lock waits are cut short: another process applying them (which may take long) holds it.
     await query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [MIGRATION_LOCK_CLASS, schema]);
