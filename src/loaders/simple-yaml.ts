@@ -351,6 +351,8 @@ class SimpleReader {
     this.#anchorNames.add(name);
     const line = this.#line;
     const after = at + 1 + name.length;
+    // A name runs to a space or the line's end: `&a#` names `a#`, not `a` and a comment. Anything else is yaml's.
+    if (after < this.#ends[line]! && text.charCodeAt(after) !== 0x20) fail();
     const merges = this.#merges;
     let value: unknown;
     LINE_REST.lastIndex = after;

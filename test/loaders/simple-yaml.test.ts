@@ -227,6 +227,13 @@ describe("readSimpleYaml", () => {
     expect(problemsOf(true)).toHaveLength(2);
   });
 
+  it("takes `&base#` for an anchor named base#, as yaml does, not base and a comment: a merge of *base names nothing", () => {
+    for (const text of ["x-base: &base#\n  retries: 2\ntasks:\n  a:\n    <<: *base\n    run: echo a\n", "x-base: &base# note\n  retries: 2\ntasks:\n  a: { <<: *base, run: echo a }\n"]) {
+      expect(readSimpleYaml(text), text).toBeUndefined();
+      expect(() => parseWorkflow(text, "f.yaml"), text).toThrow(WorkflowError);
+    }
+  });
+
   it("reads the workflows shipped in workflows/ exactly as the full path does", () => {
     for (const name of ["demo.yaml", "failures.yaml"]) {
       expect(expectAgreement(readFileSync(fileURLToPath(new URL(`../../workflows/${name}`, import.meta.url)), "utf8")), name).toBe("simple");
