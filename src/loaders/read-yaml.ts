@@ -204,7 +204,14 @@ function inDigits(raw: string): string | undefined {
 /** What YAML's core schema reads a plain scalar written `raw` (on one line) as: a number, a boolean, null or text. */
 function plainValueOf(raw: string): { value: unknown } | undefined {
   const node = new Composer({ schema: "core" }).compose(new Parser().parse(raw), true, raw.length).next().value as Document.Parsed | undefined;
-  return node === undefined || node.errors.length > 0 ? undefined : { value: node.toJS() as unknown };
+  if (node === undefined || node.errors.length > 0) return undefined;
+  // An alias (`*a`, as `\uFEFF*a` reads: the parser skips a byte order mark) names no anchor in `raw` alone; toJS throws on it.
+  try {
+    return { value: node.toJS() as unknown };
+  } catch (error) {
+    if (error instanceof ReferenceError) return undefined;
+    throw error;
+  }
 }
 
 /** Where the plain scalar that starts at `offset` ends, when it is on one line of at most 200 characters; undefined otherwise. */

@@ -262,6 +262,13 @@ describe("hostile input", () => {
     ]);
   });
 
+  it("reports an unknown tag before a byte order mark and an alias (!Sub \\uFEFF*x) as any other: working out its advice crashed on the alias, which names no anchor", () => {
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: !Sub \uFEFF*x"))).toEqual([
+      `3:10: unknown tag !Sub: taskq reads plain YAML, without other tools' tags (as CloudFormation's !Ref or !Sub); write the value without it: \uFEFF*x, or quote the whole value if the \`!\` is part of it: "!Sub \uFEFF*x"`,
+    ]);
+    expect(problemsOf("!a\uFEFF*a")[0]).toMatch(/^1:1: unknown tag !a: /);
+  });
+
   it("reports tags it cannot resolve instead of guessing", () => {
     // Before, yaml's bare "Unresolved tag: !shell".
     expect(problemsOf(yaml("tasks:", "  a: { run: !shell x }"))).toEqual([
