@@ -11,6 +11,8 @@ import { mutate, mutationOf } from "./helpers.js";
 
 /** Property runs per test; `SIMPLE_YAML_RUNS=100000` for a long soak. */
 const RUNS = Number(process.env.SIMPLE_YAML_RUNS ?? 3000);
+/** A property's time limit: the mutated workflows' took 13-16 s at load 8-11 on two cores, half the default limit. */
+const PROPERTY_TIMEOUT_MS = Math.max(120_000, RUNS * 40);
 
 /** What the full path (yaml's parser and composer, then toPlain) makes of a text: data, or "problems". */
 function fullRead(text: string): unknown {
@@ -315,7 +317,7 @@ describe("readSimpleYaml", () => {
     expect(counts.simple).toBeGreaterThan(RUNS / 30);
     expect(counts.declined).toBeGreaterThan(RUNS / 10);
     if (process.env.SIMPLE_YAML_RUNS) console.log("mutated", counts);
-  });
+  }, PROPERTY_TIMEOUT_MS);
 
   it("agrees with the full path on random text in every value and key position (or declines it)", () => {
     const unit = fc.oneof(
@@ -333,7 +335,7 @@ describe("readSimpleYaml", () => {
     expect(counts.simple).toBeGreaterThan(RUNS / 5);
     expect(counts.declined).toBeGreaterThan(RUNS / 5);
     if (process.env.SIMPLE_YAML_RUNS) console.log("random text", counts);
-  });
+  }, PROPERTY_TIMEOUT_MS);
 
   it("agrees with the full path on thousands of generated documents (or declines them)", () => {
     const counts = { simple: 0, declined: 0 };
@@ -355,7 +357,7 @@ describe("readSimpleYaml", () => {
     expect(counts.declined).toBeGreaterThan(RUNS / 10);
     expect(readLiterals).toBeGreaterThan(RUNS / 100);
     if (process.env.SIMPLE_YAML_RUNS) console.log("generated", counts, "with literal blocks read", readLiterals);
-  });
+  }, PROPERTY_TIMEOUT_MS);
 });
 
 /** Random documents built from YAML's pieces: scalars of every kind in block and flow collections, at various indents. */
@@ -460,7 +462,7 @@ describe("parseWorkflow with the fast reader", () => {
       { numRuns: RUNS / 3 },
     );
     expect(reported).toBeGreaterThan(RUNS / 100);
-  });
+  }, PROPERTY_TIMEOUT_MS);
 
   it("still gives a note with its position for a dependency listed twice", () => {
     const workflow = parseWorkflow("tasks:\n  a: { run: x }\n  b:\n    run: x\n    dependsOn:\n      - a\n      - a\n", "f.yaml", { now: 0 });
