@@ -96,16 +96,6 @@ describe("formatSummary", () => {
     expect(text).toContain(`  ▶ stopped: attempt 1/3 on host-a:123, for 7.5s, its run stopped; ${gone} cancels it\n`);
   });
 
-  it("says of a task whose lease ran out with no worker connected to the database that it stays running until one starts, not that a sweep queues it", async () => {
-    const colors = await createColors({ color: false, isTTY: false });
-    const running: NonNullable<RunSummary["running"]> = [{ id: "orphan", attempt: 1, maxAttempts: 2, workerId: "host-a:123", runningMs: 7_500, leaseExpiredMs: 2_500, noWorkerConnected: true }];
-    const text = formatSummary({ ...summary([], []), counts: { ...summary([], []).counts, RUNNING: 1 }, running }, colors);
-    expect(text).toContain(
-      "  ▶ orphan: attempt 1/2 on host-a:123, for 7.5s; its lease ran out 2.5s ago (the worker is gone, stalled or cut off from the database), " +
-        "and no worker is connected to the database: it stays running until a worker starts, whose sweep queues it again\n",
-    );
-  });
-
   it("says of a task whose lease ran out while its worker still waits on the database that its record may still go through, not that the worker is gone", async () => {
     const colors = await createColors({ color: false, isTTY: false });
     const running: NonNullable<RunSummary["running"]> = [{ id: "deploy", attempt: 1, maxAttempts: 2, workerId: "host-a:123", runningMs: 7_500, leaseExpiredMs: 2_500, workerWaitingMs: 4_000 }];

@@ -753,7 +753,6 @@ function runningLines(status: RunStatus): NonNullable<RunSummary["running"]> {
       ...(t.runStopped === true ? { runStopped: true as const } : {}),
       ...(t.leaseExpiredMs === undefined ? {} : { leaseExpiredMs: t.leaseExpiredMs }),
       ...(t.workerWaitingMs === undefined ? {} : { workerWaitingMs: t.workerWaitingMs }),
-      ...(t.noWorkerConnected === true ? { noWorkerConnected: true as const } : {}),
       ...(t.liveTail === undefined ? {} : { lastLines: t.liveTail }),
     }))
     .sort((a, b) => b.runningMs - a.runningMs);

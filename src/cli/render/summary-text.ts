@@ -23,9 +23,6 @@ export function shownIds(ids: string[]): string {
 /** Of a worker whose lease ran out, and which waits on no statement of its: what it may be. */
 export const WORKER_GONE = "gone, stalled or cut off from the database";
 
-/** Of a database where no session is a worker's (see PostgresStore status): none sweeps a lease run out. */
-export const NO_WORKER = "no worker is connected to the database";
-
 /** What a statement of a worker's waiting on the database may be, when the lease of its task ran out (see leaseRanOutWords). */
 export const WORKER_WAITS_FOR = "a renewal, or the record of how the attempt ended, which may still go through";
 
@@ -35,10 +32,8 @@ export const WORKER_WAITS_FOR = "a renewal, or the record of how the attempt end
  * stalled: that record may yet go through, and no sweep takes a task whose row it holds. `next`: what a worker's
  * sweep does with it ("queues it again", "cancels it").
  */
-export function leaseRanOutWords(leaseExpiredMs: number, workerWaitingMs: number | undefined, next: string, noWorkerConnected = false): string {
+export function leaseRanOutWords(leaseExpiredMs: number, workerWaitingMs: number | undefined, next: string): string {
   const ago = `its lease ran out ${formatDuration(leaseExpiredMs)} ago`;
-  // No worker connected to the database at all: no sweep is coming, until one starts.
-  if (workerWaitingMs === undefined && noWorkerConnected) return `${ago} (the worker is ${WORKER_GONE}), and ${NO_WORKER}: it stays running until a worker starts, whose sweep ${next}`;
   return workerWaitingMs === undefined
     ? `${ago} (the worker is ${WORKER_GONE}): a worker's sweep ${next}`
     : `${ago} while its worker waits on the database (a statement of its, for ${formatDuration(workerWaitingMs)}: ${WORKER_WAITS_FOR}); if it does not, a worker's sweep ${next}`;
@@ -100,7 +95,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
       // A cancel asked for is what the sweep honours first (see sweepExpiredLeases).
       const next = task.cancelRequested === true || task.runStopped === true ? "cancels it" : task.attempt < task.maxAttempts ? "queues it again" : "ends it (no attempts left)";
       const cancelling = task.cancelRequested === true ? c.yellow(", cancel requested") : task.runStopped === true ? c.yellow(", its run stopped") : "";
-      const expired = task.leaseExpiredMs === undefined ? "" : c.yellow(`; ${leaseRanOutWords(task.leaseExpiredMs, task.workerWaitingMs, next, task.noWorkerConnected === true)}`);
+      const expired = task.leaseExpiredMs === undefined ? "" : c.yellow(`; ${leaseRanOutWords(task.leaseExpiredMs, task.workerWaitingMs, next)}`);
       out.push(`  ${c.cyan("▶")} ${c.bold(task.id)}: attempt ${task.attempt}/${task.maxAttempts}${worker}, for ${formatDuration(task.runningMs)}${cancelling}${expired}`);
       const lines = task.lastLines?.slice(-RUNNING_LINES_SHOWN) ?? [];
       if (lines.length > 0) {

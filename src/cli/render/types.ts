@@ -101,8 +101,6 @@ export interface RunningLine {
    * how the attempt ended, held up by a lock or a slow database): for how long. That worker is neither gone nor stalled.
    */
   workerWaitingMs?: number;
-  /** Its lease ran out and no worker is connected to the database (no session named as a worker's in `pg_stat_activity`): nothing sweeps it until one starts. */
-  noWorkerConnected?: true;
   /** Its last lines so far, as its worker's last heartbeat stored them: none before the first. */
   lastLines?: string[];
 }

@@ -47,8 +47,6 @@ export interface RunningTarget {
   leaseLeftMs: number;
   /** Its lease run out (`leaseLeftMs` 0 or less) while a statement of its worker's, begun before, waits on the database: for how long. */
   workerWaitingMs?: number;
-  /** Its lease run out, and no worker is connected to the database to sweep it. */
-  noWorkerConnected?: true;
 }
 
 /**

@@ -135,17 +135,14 @@ export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: st
 
 /**
  * Sets `workerWaitingMs` on each item (a status row, a cancel's running target) whose lease ran out, given beside it,
- * while a session of its worker has a statement in progress (see workersWaiting); and `noWorkerConnected` where no
- * session of any worker (`taskq worker ...`, `taskq run ...`) is connected to the database at all: no sweep will take
- * the task up until one starts.
+ * while a session of its worker has a statement in progress (see workersWaiting).
  */
-export async function markWorkersWaiting(pool: pg.Pool, expired: ReadonlyArray<readonly [{ workerWaitingMs?: number; noWorkerConnected?: true }, LeaseRunOut]>): Promise<void> {
+export async function markWorkersWaiting(pool: pg.Pool, expired: ReadonlyArray<readonly [{ workerWaitingMs?: number }, LeaseRunOut]>): Promise<void> {
   if (expired.length === 0) return;
-  const { waited, noWorker } = await workersWaiting(pool, expired.map(([, lease]) => lease));
+  const waited = await workersWaiting(pool, expired.map(([, lease]) => lease));
   for (const [index, [item]] of expired.entries()) {
     const waitedMs = waited[index];
     if (waitedMs !== undefined) item.workerWaitingMs = waitedMs;
-    else if (noWorker) item.noWorkerConnected = true;
   }
 }
 
@@ -164,39 +161,31 @@ export interface LeaseRunOut {
  * Its sessions are known by their names: `taskq worker <id>`, or `taskq run <run id>` for a run's own worker. A session
  * another role's, whose state this role may not see (no pg_read_all_stats), or of an earlier taskq, which let the URL's
  * application_name name it, is not found; nor is one whose statement began after the lease ran out: the lease is then worded as run out.
- *
- * And `noWorker`: no session at all in this database is named as a worker's (`taskq worker ...`, or `taskq run ...`, whose
- * worker sweeps every run's leases, as any worker does), of whatever role (pg_stat_activity shows every session's name): a
- * worker running holds a session for as long as it runs (its LISTEN), so none will sweep the task until one starts. Said only
- * where the read succeeded; a worker whose sessions another name (an earlier taskq, a PgBouncer in transaction mode that
- * does not keep the name set) counts as none.
  */
-async function workersWaiting(pool: pg.Pool, tasks: readonly LeaseRunOut[]): Promise<{ waited: (number | undefined)[]; noWorker: boolean }> {
-  const none = { waited: tasks.map(() => undefined), noWorker: false };
+async function workersWaiting(pool: pg.Pool, tasks: readonly LeaseRunOut[]): Promise<(number | undefined)[]> {
+  const none = tasks.map(() => undefined);
   const sessionNames = (task: LeaseRunOut): string[] =>
     task.workerId === null ? [] : [applicationName(`taskq worker ${task.workerId}`), applicationName(`taskq run ${task.runId}`)];
   const names = [...new Set(tasks.flatMap(sessionNames))];
+  if (names.length === 0) return none;
   // Only a finer wording: a database that keeps pg_stat_activity from this role (REVOKE), or fails this read, leaves it out.
-  const result = await pool.query<{ application_name: string; waiting_ms: number | null }>(
-    `SELECT application_name,
-            max(extract(epoch FROM now() - COALESCE(xact_start, query_start))) FILTER (WHERE state IN ('active', 'idle in transaction') AND application_name = ANY($1::text[]))::float8 * 1000 AS waiting_ms
+  const result = await pool.query<{ application_name: string; waiting_ms: number }>(
+    `SELECT application_name, max(extract(epoch FROM now() - COALESCE(xact_start, query_start)))::float8 * 1000 AS waiting_ms
        FROM pg_stat_activity
-      WHERE datname = current_database() AND pid <> pg_backend_pid()
-        AND (application_name LIKE 'taskq worker %' OR application_name LIKE 'taskq run %')
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')
+        AND application_name = ANY($1::text[])
       GROUP BY application_name`,
     [names],
   ).catch(() => undefined);
   if (result === undefined) return none;
-  const waiting = new Map(result.rows.flatMap((row) => (row.waiting_ms === null ? [] : [[row.application_name, Math.max(0, Math.round(row.waiting_ms))] as const])));
-  const noWorker = result.rows.length === 0;
-  const waited = tasks.map((task) => {
+  const waiting = new Map(result.rows.map((row) => [row.application_name, Math.max(0, Math.round(row.waiting_ms))]));
+  return tasks.map((task) => {
     const found = sessionNames(task).flatMap((name) => waiting.get(name) ?? []);
     // Only a statement that began before the lease ran out: a renewal held up is one, and one begun since (a session of
     // another `run --store` of the same run id) says nothing of the worker that held the lease.
     const waitedMs = found.length === 0 ? undefined : Math.max(...found);
     return waitedMs !== undefined && waitedMs >= task.leaseExpiredMs ? waitedMs : undefined;
   });
-  return { waited, noWorker };
 }
 
 /** Failed tasks (of one run, or all), each with the dependents cancelled because of it. A run that does not exist is an error. */

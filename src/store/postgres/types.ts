@@ -145,8 +145,6 @@ export interface TaskStatusRow {
    * `pg_stat_activity` shows the worker's sessions by their names (`taskq worker <id>`, `taskq run <run id>`).
    */
   workerWaitingMs?: number;
-  /** Where its lease has run out (status only) and no worker is connected to the database (no session named `taskq worker ...` or `taskq run ...`): none will sweep it until one starts. */
-  noWorkerConnected?: true;
   /**
    * A task waiting for its retry (status only: queued, an attempt made): how long until it is due, on the
    * database's clock; 0 once due, waiting for a worker. Its `lastError` is the failed attempt's.
