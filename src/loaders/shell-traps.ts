@@ -79,8 +79,12 @@ export function pipefailNote(set: { text: string; line: number }, multiline: boo
 /** The bash-only constructs bashismIn finds: each one /bin/sh may refuse (see host-shell.ts shellRefusing). */
 export type BashismKind = "[[" | "source" | "function" | "array";
 
-/** A case's pattern (`x)`, `*.txt|*.md)`), after its `in` or the `;;` that ends the branch before it: a command follows its `)`. */
-const CASE_PATTERN = String.raw`(?:(?<![^\s;&|(])case[ \t]+[^\s;&|()]+[ \t]+in|(?<!\\);;)\s+\(?[^()\s;&][^()\n;&]*\)`;
+/**
+ * A case's pattern (`x)`, `*.txt|*.md)`), after its `in` or the `;;` that ends the branch before it: a command follows its `)`.
+ * A backslash makes the character after it a word's (`*\)*)`), so an escaped `)` ends no pattern: `echo case x in y\) source z`
+ * is one command, whose arguments sh runs none of.
+ */
+const CASE_PATTERN = String.raw`(?:(?<![^\s;&|(])case[ \t]+[^\s;&|()]+[ \t]+in|(?<!\\);;)\s+\(?(?:[^()\s;&\\]|\\[^\n])(?:[^()\n;&\\]|\\[^\n])*\)`;
 
 /**
  * Where sh reads a command's first word: a line's start, after `;`, `&&`, `||`, `|`, `(`, a backquote or a case's pattern (none escaped by a backslash,

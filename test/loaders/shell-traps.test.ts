@@ -105,6 +105,8 @@ describe("bashismIn: bash's [[, source, function and arrays, where sh reads them
     expect(bashismIn("case x in\n  (x) arr=(a b) ;;\nesac")?.text).toBe("arr=(a b)");
     expect(bashismIn("case $x in *.txt|x) ! [[ -f a ]] ;; esac")?.text).toBe("[[ -f a ]]");
     expect(bashismIn("case x in a|x) function f { :; } ;; esac")?.kind).toBe("function");
+    expect(bashismIn("case $l in *\\)*) [[ -f a ]] ;; esac")?.text).toBe("[[ -f a ]]");
+    expect(bashismIn("case $l in \\#*) source ./a ;; esac")?.text).toBe("source ./a");
     for (const run of [
       "case x in x) echo [[ -f a ]] ;; esac",
       'case x in x) echo ";; y) [[ -f a ]]" ;; esac',
@@ -114,6 +116,8 @@ describe("bashismIn: bash's [[, source, function and arrays, where sh reads them
       "case x in x) make # [[ y ]]\n;; esac",
       "echo $(echo in) [[ -f a ]]",
       "for f in a b; do echo $f; done",
+      "echo case x in y\\) source z",
+      "echo case a in x\\) [[ -f a ]]",
     ]) {
       expect(bashismIn(run), run).toBeUndefined();
     }
