@@ -168,7 +168,9 @@ function unresolvedTag(error: YAMLError, text: string, document: Document.Parsed
   // range): that, in place of advice that would not make a valid file. An empty value is told to be written, which is all there is to say.
   const advised = raw === "" || field === undefined ? undefined : idDigits ? { value: digits } : unquoted !== undefined || takes === "id" ? { value: raw } : digits !== undefined ? { value: Number(digits) } : plainValueOf(raw);
   // A task id no task can have (`dependsOn: [!!int ~]`: "~"): refused quoted or not, where the field checks only that it is text.
-  const badId = takes === "id" && typeof advised?.value === "string" && !isTaskId(advised.value) ? `${quote(advised.value)} is not a valid task id: ${TASK_ID_EXPECTED}` : undefined;
+  // Quoted too (`dependsOn: [!!int "~"]`), where `takes` is not asked: the quotes make it text, which the field takes, and no id still.
+  const idField = takes === "id" || (quoted !== undefined && field !== undefined && takesAt(field.path) === "id");
+  const badId = idField && typeof advised?.value === "string" && !isTaskId(advised.value) ? `${quote(advised.value)} is not a valid task id: ${TASK_ID_EXPECTED}` : undefined;
   const refused = badId ?? (advised === undefined ? undefined : refusalOf(field!.path, advised.value, raw));
   const without = unquoted !== undefined ? `, quoted (${quote(raw)}): ${unquoted}` : digits !== undefined && (takes !== "id" || idDigits) ? `, in digits: ${digits}` : `: ${raw}`;
   const advice = raw === "" ? "write the value in its place, without the tag" : refused !== undefined ? `without the tag, ${raw} is refused too${badId !== undefined && unquoted !== undefined ? ", quoted or not" : ""}: ${refused}` : `write the value without the tag${without}`;

@@ -227,6 +227,9 @@ describe("hostile input", () => {
       // A task id no task can have: before, `dependsOn: [!!int ~]` was told to write "~", refused then as no valid id.
       [["tasks:", "  a: { run: x, dependsOn: [!!int ~] }", "  b: { run: x }"], 'without the tag, ~ is refused too, quoted or not: "~" is not a valid task id: ids match'],
       [["tasks:", "  a: { run: x, dependsOn: [!!bool .] }", "  b: { run: x }"], 'without the tag, . is refused too: "." is not a valid task id: ids match'],
+      // Quoted, the same: it was told to write "~" (and "a b"), refused then as no valid id.
+      [["tasks:", '  a: { run: x, dependsOn: [!!int "~"] }', "  b: { run: x }"], 'without the tag, "~" is refused too: "~" is not a valid task id: ids match'],
+      [["tasks:", "  a: { run: x, dependsOn: !!int 'a b' }", "  b: { run: x }"], 'without the tag, \'a b\' is refused too: "a b" is not a valid task id: ids match'],
     ] as const;
     for (const [lines, words] of refused) {
       const problems = problemsOf(yaml(...lines));
