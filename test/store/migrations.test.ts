@@ -6,7 +6,7 @@ import { LATEST_MIGRATION, migrate } from "../../src/store/postgres/migrations.j
 import { schemaNames } from "../../src/store/postgres/names.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { taskEndsSql } from "../../src/store/postgres/task-ends.js";
-import { createPool, DATABASE_URL, dropSchema, sql, task, uniqueSchema, urlAs, workflow } from "./helpers.js";
+import { createPool, DATABASE_URL, dropSchema, sql, task, uniqueSchema, until, urlAs, workflow } from "./helpers.js";
 
 
 describe("migrate", () => {
@@ -236,6 +236,47 @@ describe("migrate", () => {
       await blocker.end().catch(() => undefined);
       await pool.end();
       await dropSchema(older);
+    }
+  });
+
+  it("a migration refused for a table's lock names the session holding it, not a session of its own role waiting behind it, where the holder is another role's", async () => {
+    const owner = `taskq_owner_${randomBytes(4).toString("hex")}`;
+    const owned = uniqueSchema();
+    const admin = createPool(1);
+    // A transaction left open by another role (a superuser's psql), holding a running task's row.
+    const blocker = new pg.Client({ connectionString: DATABASE_URL, application_name: "psql" });
+    await admin.query(`CREATE ROLE ${owner} LOGIN; CREATE SCHEMA ${owned} AUTHORIZATION ${owner}`);
+    const pool = createPool(2, urlAs(owner));
+    try {
+      const store = await PostgresStore.open({ connectionString: urlAs(owner), schema: owned });
+      try {
+        await store.submitRun(workflow([task("running")]), { runId: "upgraded" });
+        const [leased] = await store.lease("w1", 1, 30_000);
+        await sql(store, "DROP TRIGGER tasks_attempts_reset ON $schema.tasks; DROP FUNCTION $schema.forget_workers_of_uncounted_attempts()");
+        await sql(store, "DELETE FROM $schema.migrations WHERE version = 22");
+        await blocker.connect();
+        await blocker.query("BEGIN");
+        await blocker.query(`UPDATE "${owned}".tasks SET priority = priority WHERE key = 'running'`);
+        const { pid } = (await blocker.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!;
+        // The worker's renewal of that task waits for the row, holding the table in a lesser mode, its transaction opened later:
+        // this role sees when it began, and not when the other role's did.
+        const renewing = store.renew(leased!.taskId, leased!.leaseToken, 30_000).catch((error: unknown) => error);
+        await until(async () => (await admin.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE%' AND pid <> $1", [pid])).rows.length > 0);
+        const refusal = await migrate(pool, owned).catch((error: unknown) => error);
+        await blocker.query("COMMIT");
+        await renewing;
+        expect(refusal).toMatchObject({ code: "STORE_LOCKED" });
+        expect((refusal as Error).message).toMatch(new RegExp(`^migrate failed: a lock it needs on table "?${owned}"?\\.tasks is held by another session \\(pid ${pid}[,)]`));
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await blocker.end().catch(() => undefined);
+      await pool.end();
+      await admin.query(`DROP SCHEMA IF EXISTS ${owned} CASCADE`);
+      await admin.query(`DROP OWNED BY ${owner}`).catch(() => undefined);
+      await admin.query(`DROP ROLE IF EXISTS ${owner}`);
+      await admin.end();
     }
   });
 

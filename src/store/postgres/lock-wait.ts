@@ -164,9 +164,11 @@ function blockerOf(error: unknown): LockHolder | undefined {
  * it (pg_blocking_pids: the sessions holding, or queued ahead for, a lock it waits for), keeping the last found. A lock
  * on a whole table (a migration's ALTER TABLE, CREATE TRIGGER) names no row in the error, and once the wait is cut short
  * the database no longer says whose it was: asked while it waits, it does. Where the statement's wait is cut short
- * (55P03), that session is kept on its error, for retryLockWaits to name. Of several, the one whose transaction has been
- * open longest: a session that waits itself behind it (a worker's renewal, holding the table in a lesser mode) ends
- * when it does.
+ * (55P03), that session is kept on its error, for retryLockWaits to name. Of several, one that waits for no lock itself,
+ * and of those the one whose transaction has been open longest: a session that waits itself behind it (a worker's
+ * renewal, holding the table in a lesser mode) ends when it does. Waiting is what decides, before the transaction's age:
+ * pg_stat_activity hides when another role's transaction began (without pg_read_all_stats), and a superuser's psql holding
+ * a row was ranked after the renewal of this role's worker that waited for it, which was named.
  */
 export async function watchLockWaits<T>(pool: pg.Pool, pid: number, statement: () => Promise<T>): Promise<T> {
   let found: LockHolder | undefined;
@@ -204,7 +206,7 @@ async function findBlocker(pool: pg.Pool, pid: number): Promise<LockHolder | und
                        (SELECT w.relation::regclass::text FROM pg_locks w WHERE w.pid = $1 AND NOT w.granted AND w.locktype = 'relation' LIMIT 1) AS relation
                   FROM unnest(pg_blocking_pids($1)) b(pid)
                   JOIN pg_stat_activity a ON a.pid = b.pid
-                 ORDER BY a.xact_start NULLS LAST, a.pid
+                 ORDER BY cardinality(pg_blocking_pids(b.pid)) > 0, a.xact_start NULLS LAST, a.pid
                  LIMIT 1`;
   const result = await pool.query<{ pid: number; application_name: string | null; client: string | null; transaction_ms: number | null; relation: string | null }>(
     timedQuery({ text, values: [pid] }, HOLDER_LOOKUP_MS),
