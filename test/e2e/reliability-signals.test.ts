@@ -562,63 +562,40 @@ describe("signals and shutdown", () => {
     expect(await findLeftovers(await singleRunId(run.logs))).toEqual([]);
   });
 
-  it.skipIf(!canBePidOne)("SIGQUIT to taskq as PID 1 of a container without an init ends it at once, as anywhere else, where no default action is taken for PID 1", { timeout: 60_000 }, async () => {
-    // Before, taskq as PID 1 ignored SIGQUIT (`docker kill -s QUIT`, Ctrl-\ in `docker run -it`): the run went on.
-    const dir = await mkdtemp(path.join(tmpdir(), "taskq-pid-one-"));
-    try {
-      await writeFile(path.join(dir, "long.yaml"), tasksYaml([["long", '{ run: "echo started; sleep 1000" }']]));
-      const child = spawn("unshare", ["--pid", "--fork", "--mount-proc", process.execPath, BIN, "run", "long.yaml", "--log-dir", "logs"], {
-        cwd: dir,
-        env: { ...process.env, NO_COLOR: "1" },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-      const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
-      await waitUntil("the task to start", () => stdout.includes("long | started"));
-      // taskq is unshare's only child: PID 1 inside, this pid here.
-      const taskq = Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim());
-      expect(taskq).toBeGreaterThan(1);
-      process.kill(taskq, "SIGQUIT");
-      const code = await Promise.race([exited, delay(5000).then(() => "still running" as const)]);
-      // SIGKILL to PID 1 ends every process of its namespace: nothing is left behind when the test fails.
-      if (code === "still running") process.kill(taskq, "SIGKILL");
-      expect(code).toBe(131);
-      expect(await isAlive(taskq)).toBe(false);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
-
-  it.skipIf(!canBePidOne)("SIGUSR2 and SIGALRM to taskq as PID 1 end it at once, as anywhere else (exit 140, 142), as SIGQUIT does", { timeout: 60_000 }, async () => {
-    // Before, taskq as PID 1 handled SIGQUIT alone: a SIGUSR2 or SIGALRM, whose default action ends any other process, did nothing and the run went on.
-    const dir = await mkdtemp(path.join(tmpdir(), "taskq-pid-one-"));
-    try {
-      await writeFile(path.join(dir, "long.yaml"), tasksYaml([["long", '{ run: "echo started; sleep 1000" }']]));
-      for (const [signal, expected] of [["SIGUSR2", 140], ["SIGALRM", 142]] as const) {
-        const child = spawn("unshare", ["--pid", "--fork", "--mount-proc", process.execPath, BIN, "run", "long.yaml", "--log-dir", "logs"], {
-          cwd: dir,
-          env: { ...process.env, NO_COLOR: "1" },
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        let stdout = "";
-        child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-        const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
-        await waitUntil("the task to start", () => stdout.includes("long | started"));
-        // taskq is unshare's only child: PID 1 inside, this pid here.
-        const taskq = Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim());
-        expect(taskq).toBeGreaterThan(1);
-        process.kill(taskq, signal);
-        const code = await Promise.race([exited, delay(5000).then(() => "still running" as const)]);
-        // SIGKILL to PID 1 ends every process of its namespace: nothing is left behind when the test fails.
-        if (code === "still running") process.kill(taskq, "SIGKILL");
-        expect(code, signal).toBe(expected);
-        expect(await isAlive(taskq)).toBe(false);
+  it.skipIf(!canBePidOne)(
+    "SIGQUIT, SIGUSR2 and SIGALRM to taskq as PID 1 of a container without an init end it at once, as anywhere else (exit 131, 140, 142), where no default action is taken for PID 1",
+    { timeout: 60_000 },
+    async () => {
+      // Before, taskq as PID 1 ignored SIGQUIT (`docker kill -s QUIT`, Ctrl-\ in `docker run -it`), then handled it alone: a
+      // SIGUSR2 or SIGALRM, whose default action ends any other process, did nothing and the run went on.
+      const dir = await mkdtemp(path.join(tmpdir(), "taskq-pid-one-"));
+      try {
+        await writeFile(path.join(dir, "long.yaml"), tasksYaml([["long", '{ run: "echo started; sleep 1000" }']]));
+        for (const [signal, expected] of [["SIGQUIT", 131], ["SIGUSR2", 140], ["SIGALRM", 142]] as const) {
+          const child = spawn("unshare", ["--pid", "--fork", "--mount-proc", process.execPath, BIN, "run", "long.yaml", "--log-dir", "logs"], {
+            cwd: dir,
+            env: { ...process.env, NO_COLOR: "1" },
+            stdio: ["ignore", "pipe", "pipe"],
+          });
+          let stdout = "";
+          child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+          const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+          await waitUntil("the task to start", () => stdout.includes("long | started"));
+          // taskq is unshare's only child: PID 1 inside, this pid here.
+          const taskq = Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim());
+          expect(taskq).toBeGreaterThan(1);
+          process.kill(taskq, signal);
+          const code = await Promise.race([exited, delay(5000).then(() => "still running" as const)]);
+          // SIGKILL to PID 1 ends every process of its namespace: nothing is left behind when the test fails.
+          if (code === "still running") process.kill(taskq, "SIGKILL");
+          expect(code, signal).toBe(expected);
+          expect(await isAlive(taskq)).toBe(false);
+        }
+      } finally {
+        await rm(dir, { recursive: true, force: true });
       }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 
   it("a runner's SIGTERM after a Ctrl-C is named as such, not as the same signal again", async () => {
     const run = await startRun(tasksYaml([["stubborn", '{ run: "echo pgid $$; ignore-sigterm" }']]), ["--shutdown-timeout", "30s", "--kill-grace", "30s"]);
