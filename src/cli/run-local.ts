@@ -118,10 +118,7 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
       // Durations as the worker and the leftovers' note say them: `2h`, not `7200s`.
       renderer.note(`${signal} received: no new task starts; running tasks have ${formatSetMs(options.shutdownTimeoutMs)} to finish (send it again to stop at once)${options.outerGraceMs === undefined ? "" : `; shortened: ${outerGraceWords(options.outerGraceMs)}`}`);
       renderer.stopping?.({ signal, phase: "finishing", until: Date.now() + options.shutdownTimeoutMs });
-      timeToFinishPassed = options.shutdownTimeoutMs <= 0;
-      // Before the queue's own deadline (a timer of the same length, set after this one): said first.
-      deadlineNote = new LongTimer(() => {
-        timeToFinishPassed = true;
+      const sayTimeToFinishPassed = (): void => {
         if (finished || queue.stats().running === 0) return;
         renderer.stopping?.({ signal, phase: "stopping" });
         // Those whose timeout has aborted them already are being stopped on its own clock, not this one's.
@@ -131,8 +128,24 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
         renderer.note(
           `the ${formatSetMs(options.shutdownTimeoutMs)} to finish have passed: stopping ${running === 1 ? "the running task" : `the ${running} running tasks`} (SIGTERM, then SIGKILL ${formatSetMs(options.killGraceMs)} later)`,
         );
-      }, options.shutdownTimeoutMs);
-      void queue.shutdown({ drain: false, deadline: options.shutdownTimeoutMs, signal: hardStop.signal, abortGraceMs: options.killGraceMs + 2000 });
+      };
+      const abortGraceMs = options.killGraceMs + 2000;
+      timeToFinishPassed = options.shutdownTimeoutMs <= 0;
+      if (timeToFinishPassed) {
+        // No time to finish (`--shutdown-timeout 0`): the queue stops the running tasks now, and the note follows.
+        void queue.shutdown({ drain: false, deadline: 0, signal: hardStop.signal, abortGraceMs });
+        deadlineNote = new LongTimer(sayTimeToFinishPassed, 0);
+      } else {
+        // The time to finish is this one timer's: it says so, then has the queue stop the running tasks. The queue
+        // had a deadline timer of its own, of the same length from a moment later, which a loaded machine now and
+        // then fired first: a task it stopped ended before the note, which then counted one task fewer.
+        void queue.shutdown({ drain: false, signal: hardStop.signal, abortGraceMs });
+        deadlineNote = new LongTimer(() => {
+          timeToFinishPassed = true;
+          sayTimeToFinishPassed();
+          void queue.shutdown({ drain: false, deadline: 0, abortGraceMs });
+        }, options.shutdownTimeoutMs);
+      }
     },
     immediate: (signal, first) => {
       if (finished) return killLeftoversNow(signal);
