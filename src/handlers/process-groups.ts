@@ -136,7 +136,18 @@ export async function stopLeftovers(
   // `signal` cut the grace short: said only where something is left to kill (what was stopped may have gone since the last look).
   if (options.signal?.aborted === true && !abortedBefore && left.length > 0) options.onKillNow?.(left.length);
   for (const pgid of left) signalProcessGroup(pgid, "SIGKILL");
+  // A SIGKILL is sent, not done: each process ends when the kernel next runs it, a while later on a loaded machine.
+  // What was killed is waited for (KILLED_WAIT_MS at most), so that it is gone once taskq has exited: a CI runner's
+  // look for leftover processes just after, or the next step's, found a `sleep` a Ctrl-C had killed still there.
+  const killedBy = monotonicMs() + KILLED_WAIT_MS;
+  while (left.length > 0 && monotonicMs() < killedBy) {
+    await new Promise((resolve) => setTimeout(resolve, LEFTOVER_POLL_MS));
+    if (markedGroups(undefined).length === 0) return;
+  }
 }
+
+/** How long stopLeftovers waits at most for the processes it SIGKILLed to be gone (one in uninterruptible sleep may take longer). */
+const KILLED_WAIT_MS = 1_000;
 
 /** How many task process groups are alive (attempts not yet settled). */
 export function activeProcessGroups(): number {
