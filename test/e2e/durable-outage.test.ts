@@ -212,7 +212,10 @@ describe("a worker cut off from its database", () => {
   it("stopped while its database refuses connections, none of its round trips having reached it: it says no tasks were left leased", async () => {
     await throughProxy(async (proxy) => {
       const worker = await durable.startWorker(["-j", "1"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
-      // Its connections dropped as they are made: each lease round trip fails while connecting, before its statement is sent.
+      // Once its first round trips are done (a round trip cut with its request sent may have leased, and the worker
+      // rightly says so: on a loaded machine the test cut its first lease so now and then), its connections are
+      // dropped, and each new one as it is made: each lease round trip fails while connecting, before its statement is sent.
+      await proxy.quiet(1_000);
       proxy.refuse();
       expect(await eventually(() => dbLines(worker.stdout()).some((line) => line.startsWith("db      lease failed: ")), 15_000)).toBe(true);
       // Several tries, each failing as it connects (every 2 s at most).

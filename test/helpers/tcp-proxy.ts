@@ -33,6 +33,11 @@ export interface FreezableProxy {
   holdNext: (marker: string) => { held: Promise<void>; release: () => void };
   /** Counts, from now on, the requests whose bytes contain `marker` (a statement's words): read the count by calling what it returns. */
   countRequests: (marker: string) => () => number;
+  /**
+   * Resolves once no request has been waiting for its reply, and none has been sent or answered, for `ms`: the
+   * client is between round trips (a worker idle between its polls). Rejects after `timeoutMs`.
+   */
+  quiet: (ms: number, timeoutMs?: number) => Promise<void>;
   close: () => Promise<void>;
 }
 
@@ -54,6 +59,9 @@ export async function startFreezableProxy(target: { host: string; port: number }
   /** Requests cut by cutSending: its marker, and each connection's requests so far, to find those that sent it. */
   let cutMarker: Buffer | undefined;
   const sent = new Map<net.Socket, Buffer[]>();
+  /** The connections with a request sent and its reply not yet ended (ReadyForQuery), and when any request or reply last went through. */
+  const waiting = new Set<net.Socket>();
+  let lastTraffic = performance.now();
   const track = (socket: net.Socket): void => {
     sockets.add(socket);
     socket.on("error", () => undefined);
@@ -73,8 +81,20 @@ export async function startFreezableProxy(target: { host: string; port: number }
     let onCut: (() => void) | undefined;
     /** Set while this connection's requests are held back (holdNext): what it sent meanwhile. */
     let holding: Buffer[] | undefined;
-    client.on("close", () => sent.delete(client));
+    client.on("close", () => {
+      sent.delete(client);
+      waiting.delete(client);
+    });
+    /** The last bytes of the replies so far, for a ReadyForQuery split over two chunks. */
+    let replyTail = Buffer.alloc(0);
+    upstream.on("data", (chunk) => {
+      replyTail = Buffer.concat([replyTail, chunk]).subarray(-6);
+      if (endsWithReadyForQuery(replyTail)) waiting.delete(client);
+      lastTraffic = performance.now();
+    });
     client.on("data", (chunk) => {
+      waiting.add(client);
+      lastTraffic = performance.now();
       for (const counter of counters) if (chunk.includes(counter.marker)) counter.count++;
       const chunks = sent.get(client) ?? [];
       chunks.push(chunk);
@@ -170,6 +190,13 @@ export async function startFreezableProxy(target: { host: string; port: number }
       const counter = { marker: Buffer.from(marker), count: 0 };
       counters.push(counter);
       return () => counter.count;
+    },
+    quiet: async (ms, timeoutMs = 30_000) => {
+      const until = performance.now() + timeoutMs;
+      while (waiting.size > 0 || performance.now() - lastTraffic < ms) {
+        if (performance.now() > until) throw new Error(`the proxy's connections were not quiet for ${ms} ms within ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
     },
     close: () => closeAll(server, sockets),
   };
