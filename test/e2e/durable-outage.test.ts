@@ -45,6 +45,18 @@ async function terminatedMidCommand(args: string[]): Promise<CliResult & { termi
 }
 
 
+/**
+ * Waits until the worker's only connection is its listener's: its pool closes a connection idle for 10 s. A round
+ * trip that takes an idle pooled connection the proxy has just dropped, before the worker has read that it was
+ * closed, sends its request, and its reply is lost: the worker rightly says a lease may be left then (on a loaded
+ * machine, now and then: the drop wakes the worker, through its listener, in the same moment). With the listener's
+ * connection alone, every round trip after the drop makes a connection of its own, which fails as it is made.
+ */
+async function onlyListenerLeft(proxy: FreezableProxy): Promise<void> {
+  await proxy.quiet(1_000);
+  expect(await eventually(() => proxy.connections() === 1, 30_000)).toBe(true);
+}
+
 /** Runs `work` with a proxy to the test database (see tcp-proxy.ts), closed afterwards. */
 async function throughProxy(work: (proxy: FreezableProxy) => Promise<void>): Promise<void> {
   const target = new URL(DATABASE_URL);
@@ -212,10 +224,8 @@ describe("a worker cut off from its database", () => {
   it("stopped while its database refuses connections, none of its round trips having reached it: it says no tasks were left leased", async () => {
     await throughProxy(async (proxy) => {
       const worker = await durable.startWorker(["-j", "1"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
-      // Once its first round trips are done (a round trip cut with its request sent may have leased, and the worker
-      // rightly says so: on a loaded machine the test cut its first lease so now and then), its connections are
-      // dropped, and each new one as it is made: each lease round trip fails while connecting, before its statement is sent.
-      await proxy.quiet(1_000);
+      await onlyListenerLeft(proxy);
+      // Its connections dropped as they are made: each lease round trip fails while connecting, before its statement is sent.
       proxy.refuse();
       expect(await eventually(() => dbLines(worker.stdout()).some((line) => line.startsWith("db      lease failed: ")), 15_000)).toBe(true);
       // Several tries, each failing as it connects (every 2 s at most).
@@ -233,6 +243,7 @@ describe("a worker cut off from its database", () => {
   it("stopped while nothing listens where its database was (connection refused): it says no tasks were left leased", async () => {
     await throughProxy(async (proxy) => {
       const worker = await durable.startWorker(["-j", "1"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+      await onlyListenerLeft(proxy);
       await proxy.close();
       expect(await eventually(() => dbLines(worker.stdout()).some((line) => /^db {6}lease failed: .*ECONNREFUSED/.test(line)), 15_000)).toBe(true);
       await sleep(2_000);

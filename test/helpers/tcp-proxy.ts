@@ -38,6 +38,8 @@ export interface FreezableProxy {
    * client is between round trips (a worker idle between its polls). Rejects after `timeoutMs`.
    */
   quiet: (ms: number, timeoutMs?: number) => Promise<void>;
+  /** How many client connections are open through the proxy. */
+  connections: () => number;
   close: () => Promise<void>;
 }
 
@@ -61,6 +63,7 @@ export async function startFreezableProxy(target: { host: string; port: number }
   const sent = new Map<net.Socket, Buffer[]>();
   /** The connections with a request sent and its reply not yet ended (ReadyForQuery), and when any request or reply last went through. */
   const waiting = new Set<net.Socket>();
+  const clients = new Set<net.Socket>();
   let lastTraffic = performance.now();
   const track = (socket: net.Socket): void => {
     sockets.add(socket);
@@ -74,6 +77,7 @@ export async function startFreezableProxy(target: { host: string; port: number }
       return;
     }
     track(client);
+    clients.add(client);
     const upstream = net.connect(target.port, target.host);
     track(upstream);
     /** Set once this connection carried the marked request: the reply so far, kept back. */
@@ -84,6 +88,7 @@ export async function startFreezableProxy(target: { host: string; port: number }
     client.on("close", () => {
       sent.delete(client);
       waiting.delete(client);
+      clients.delete(client);
     });
     /** The last bytes of the replies so far, for a ReadyForQuery split over two chunks. */
     let replyTail = Buffer.alloc(0);
@@ -198,6 +203,7 @@ export async function startFreezableProxy(target: { host: string; port: number }
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },
+    connections: () => clients.size,
     close: () => closeAll(server, sockets),
   };
 }
