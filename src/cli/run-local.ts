@@ -130,22 +130,17 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
         );
       };
       const abortGraceMs = options.killGraceMs + 2000;
-      timeToFinishPassed = options.shutdownTimeoutMs <= 0;
-      if (timeToFinishPassed) {
-        // No time to finish (`--shutdown-timeout 0`): the queue stops the running tasks now, and the note follows.
-        void queue.shutdown({ drain: false, deadline: 0, signal: hardStop.signal, abortGraceMs });
-        deadlineNote = new LongTimer(sayTimeToFinishPassed, 0);
-      } else {
-        // The time to finish is this one timer's: it says so, then has the queue stop the running tasks. The queue
-        // had a deadline timer of its own, of the same length from a moment later, which a loaded machine now and
-        // then fired first: a task it stopped ended before the note, which then counted one task fewer.
-        void queue.shutdown({ drain: false, signal: hardStop.signal, abortGraceMs });
-        deadlineNote = new LongTimer(() => {
-          timeToFinishPassed = true;
-          sayTimeToFinishPassed();
-          void queue.shutdown({ drain: false, deadline: 0, abortGraceMs });
-        }, options.shutdownTimeoutMs);
-      }
+      // The time to finish passing is said, then the queue stops the running tasks: the note counts them all. (The
+      // queue had a deadline timer of its own, of the same length from a moment later, which a loaded machine now and
+      // then fired first: a task it stopped ended before the note, which then counted one task fewer.)
+      const stopRunning = (): void => {
+        timeToFinishPassed = true;
+        sayTimeToFinishPassed();
+        void queue.shutdown({ drain: false, deadline: 0, abortGraceMs });
+      };
+      void queue.shutdown({ drain: false, signal: hardStop.signal, abortGraceMs });
+      if (options.shutdownTimeoutMs <= 0) stopRunning();
+      else deadlineNote = new LongTimer(stopRunning, options.shutdownTimeoutMs);
     },
     immediate: (signal, first) => {
       if (finished) return killLeftoversNow(signal);
