@@ -121,18 +121,19 @@ export function bashismIn(run: string): { kind: BashismKind; text: string; line:
   if (!run.includes("[[") && !run.includes("source") && !run.includes("function") && !run.includes("=(") && !ARRAY_EXPANSION.test(run)) return undefined;
   let first: { kind: BashismKind; text: string; index: number } | undefined;
   for (const { kind, pattern, commandOnly } of BASHISMS) {
+    // Each pattern's candidates come in order: what is before each is read once, from where the one before it was (a run of many skipped ones stays quick).
+    const reader = new RunReader(run);
     for (const match of run.matchAll(pattern)) {
       const index = match.index + match[0].lastIndexOf(match[1]!);
       if (first !== undefined && index >= first.index) break;
       // Arithmetic, `$((a=(1+2)*3))`, `((i++))`: no command there (a `$(`, a command substitution, has one).
-      if (match[0].startsWith("(") && /\($/.test(run.slice(0, match.index))) continue;
-      const before = run.slice(0, index);
+      if (match[0].startsWith("(") && run[match.index - 1] === "(") continue;
+      const read = reader.at(index);
       // `$(( (n=(n+1)) % 3 ))`: an assignment in arithmetic, which sh takes.
-      if (kind === "array" && commandOnly && inArithmetic(before)) continue;
-      const lineStart = before.lastIndexOf("\n") + 1;
-      if (/(?:^|[ \t;&|()])#/.test(before.slice(lineStart))) continue;
+      if (kind === "array" && commandOnly && read.inArithmetic) continue;
+      if (read.inLineComment) continue;
       // Where sh reads it: the innermost of the quotes, `$(...)` and backquoted commands open there (`"$(source x)"` runs it).
-      const context = innermostContext(before);
+      const context = read.context;
       if (context === "unsure" || (commandOnly ? context === "'" || context === '"' || context === "${" : context === "'")) continue;
       // A backquote that starts a command opens one (`` x=`[[ -f a ]]` ``), not one that closes it.
       if (match[0].startsWith("`") && context !== "`") continue;
@@ -144,71 +145,114 @@ export function bashismIn(run: string): { kind: BashismKind; text: string; line:
   return { kind: first.kind, text: first.text, line: run.slice(0, first.index).split("\n").length };
 }
 
+type Context = "'" | '"' | "$(" | "${" | "`" | "unsure" | undefined;
+
 /**
- * What sh reads the end of `before` inside, as it reads it: the innermost of the quotes, `$(...)`, `${...}` and backquoted
- * commands open there (inside the last three quoting starts afresh; a `$((` is read as a `$(`), undefined for none;
- * "unsure" where a `${...}` holds a quote (whose reading differs between shells) or a `$(...)` holds a `case` (whose
- * patterns' `)` would end it as this reads it). A comment, from an unquoted # that starts a word, to the line's end.
+ * What sh reads the end of a run's first `end` characters inside, as it reads it, for ends asked in increasing order, each read
+ * on from where the one before it ended (so a run is read once, however many are asked).
+ * context: the innermost of the quotes, `$(...)`, `${...}` and backquoted commands open there (inside the last three quoting starts
+ * afresh; a `$((` is read as a `$(`), undefined for none; "unsure" where a `${...}` holds a quote (whose reading differs between
+ * shells) or a `$(...)` holds a `case` (whose patterns' `)` would end it as this reads it). A comment, from an unquoted # that
+ * starts a word, to the line's end.
+ * inLineComment: whether the end's line has a # before it at the line's start or after a blank, `;`, `&`, `|`, `(` or `)` (quoted or not).
+ * inArithmetic: whether the end is inside the last arithmetic expansion, `$(( ...`, its parentheses not closed (counted as written).
  */
-function innermostContext(before: string): "'" | '"' | "$(" | "${" | "`" | "unsure" | undefined {
-  const stack: { kind: "'" | '"' | "$(" | "${" | "`"; depth: number }[] = [];
-  for (let index = 0; index < before.length; index++) {
-    const char = before[index]!;
-    const top = stack.at(-1);
-    if (top?.kind === "'") {
-      if (char === "'") stack.pop();
-      continue;
-    }
-    if (char === "\\") {
-      index++;
-      continue;
-    }
-    if (char === "`") {
-      if (top?.kind === "`") stack.pop();
-      else stack.push({ kind: "`", depth: 0 });
-      continue;
-    }
-    const substitution = char === "$" && (before[index + 1] === "(" || before[index + 1] === "{") ? (`$${before[index + 1]!}` as "$(" | "${") : undefined;
-    if (substitution !== undefined) {
-      stack.push({ kind: substitution, depth: 0 });
-      index++;
-    } else if (top?.kind === '"') {
-      if (char === '"') stack.pop();
-    } else if (top?.kind === "${" && char === "}") {
-      stack.pop();
-    } else if (char === '"' || char === "'") {
-      if (top?.kind === "${") return "unsure";
-      stack.push({ kind: char, depth: 0 });
-    } else if (top?.kind === "$(" && char === ")") {
-      if (top.depth === 0) stack.pop();
-      else top.depth--;
-    } else if (top?.kind === "$(" && char === "(") {
-      top.depth++;
-    } else if (top?.kind === "$(" && /^case\s/.test(before.slice(index)) && /[\s;&|(]/.test(before[index - 1]!)) {
-      return "unsure";
-    } else if (char === "#" && (index === 0 || /[\s;&|()<>`]/.test(before[index - 1]!))) {
-      const end = before.indexOf("\n", index);
-      if (end === -1) break;
-      index = end;
+class RunReader {
+  private readonly stack: { kind: "'" | '"' | "$(" | "${" | "`"; depth: number }[] = [];
+  /** The next character to read for the context, and whether "unsure" was read. */
+  private index = 0;
+  private unsure = false;
+  /** The next character to read for the line's comment and arithmetic; the line's start, whether a # was read on it; the last `$((` and the parentheses open since it. */
+  private scanned = 0;
+  private lineStart = 0;
+  private hashed = false;
+  private arithmetic = -1;
+  private parens = 0;
+
+  constructor(private readonly run: string) {}
+
+  at(end: number): { context: Context; inLineComment: boolean; inArithmetic: boolean } {
+    this.readLines(end);
+    return { context: this.readContext(end), inLineComment: this.hashed, inArithmetic: this.arithmetic !== -1 && this.parens > 0 };
+  }
+
+  private readLines(end: number): void {
+    const run = this.run;
+    for (; this.scanned < end; this.scanned++) {
+      const at = this.scanned;
+      const char = run[at]!;
+      if (char === "\n") {
+        this.lineStart = at + 1;
+        this.hashed = false;
+      } else if (char === "#" && (at === this.lineStart || /[ \t;&|()]/.test(run[at - 1]!))) this.hashed = true;
+      if (char === "(" && at >= 2 && run[at - 1] === "(" && run[at - 2] === "$") {
+        // A `$((` read whole: the parentheses are counted from its `$`.
+        this.arithmetic = at - 2;
+        this.parens = 2;
+      } else if (this.arithmetic !== -1 && (char === "(" || char === ")")) this.parens += char === "(" ? 1 : -1;
     }
   }
-  return stack.at(-1)?.kind;
+
+  private readContext(end: number): Context {
+    const run = this.run;
+    const stack = this.stack;
+    while (!this.unsure && this.index < end) {
+      const index = this.index;
+      const char = run[index]!;
+      const top = stack.at(-1);
+      this.index++;
+      if (top?.kind === "'") {
+        if (char === "'") stack.pop();
+        continue;
+      }
+      if (char === "\\") {
+        this.index++;
+        continue;
+      }
+      if (char === "`") {
+        if (top?.kind === "`") stack.pop();
+        else stack.push({ kind: "`", depth: 0 });
+        continue;
+      }
+      const next = run[index + 1];
+      if (char === "$" && (next === "(" || next === "{")) {
+        // A `$` that ends what is asked opens nothing there: read again with what follows it.
+        if (index + 1 >= end) {
+          this.index = index;
+          break;
+        }
+        stack.push({ kind: `$${next}`, depth: 0 });
+        this.index++;
+      } else if (top?.kind === '"') {
+        if (char === '"') stack.pop();
+      } else if (top?.kind === "${" && char === "}") {
+        stack.pop();
+      } else if (char === '"' || char === "'") {
+        if (top?.kind === "${") this.unsure = true;
+        else stack.push({ kind: char, depth: 0 });
+      } else if (top?.kind === "$(" && char === ")") {
+        if (top.depth === 0) stack.pop();
+        else top.depth--;
+      } else if (top?.kind === "$(" && char === "(") {
+        top.depth++;
+      } else if (top?.kind === "$(" && run.startsWith("case", index) && /\s/.test(run[index + 4] ?? "") && /[\s;&|(]/.test(run[index - 1]!)) {
+        // A `case` whose end is not asked yet is a word: read again with what follows it.
+        if (index + 4 >= end) {
+          this.index = index;
+          break;
+        }
+        this.unsure = true;
+      } else if (char === "#" && (index === 0 || /[\s;&|()<>`]/.test(run[index - 1]!))) {
+        const lineEnd = run.indexOf("\n", index);
+        this.index = lineEnd === -1 ? run.length : lineEnd + 1;
+      }
+    }
+    return this.unsure ? "unsure" : stack.at(-1)?.kind;
+  }
 }
 
 /** An array's expansion, `${arr[0]}`, `${#arr[@]}`: a run without one is not read for it (`${HOME}` is common). */
 const ARRAY_EXPANSION = /\$\{#?[A-Za-z_]\w*\[/;
-
-/** Whether `before` ends inside an arithmetic expansion, `$(( ...`, its parentheses not closed. */
-function inArithmetic(before: string): boolean {
-  const start = before.lastIndexOf("$((");
-  if (start === -1) return false;
-  let depth = 0;
-  for (const char of before.slice(start + 1)) {
-    if (char === "(") depth++;
-    else if (char === ")") depth--;
-  }
-  return depth > 0;
-}
 
 /** What each of bashismIn's constructs does under a sh without it (dash). */
 const BASHISM_FAILURES: Record<BashismKind, (text: string) => string> = {

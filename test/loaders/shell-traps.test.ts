@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { actionsExpressionNote, bashismIn, bashismNote, pipefailSet } from "../../src/loaders/shell-traps.js";
+import { bestOfAlternating } from "../helpers/timing.js";
 
 describe("pipefailSet: a `set` that turns pipefail on, as sh runs it", () => {
   it("finds it first on a line, after ; && || { then do else, with other options before it", () => {
@@ -170,6 +171,19 @@ describe("bashismIn: bash's [[, source, function and arrays, where sh reads them
       "echo $(( (n=(2+3)) * 2 ))",
     ]) {
       expect(bashismIn(run), run).toBeUndefined();
+    }
+  });
+
+  it("reads a run of many lines with its words in quotes in about ten times what a tenth of them takes", () => {
+    // Each `[[` in quotes after a `;` is a candidate left alone; each was read from the run's start: 3,000 such lines took 1.1 s to validate, 100x 300 of them.
+    const lines = (count: number, line: string): string => Array.from({ length: count }, () => line).join("\n");
+    for (const line of ['echo "a; [[ b ]]"', "echo 'a; source b'", 'echo $((1)); echo "a; x=(1)"']) {
+      const short = lines(400, line);
+      const long = lines(4000, line);
+      expect(bashismIn(long), line).toBeUndefined();
+      // Side by side, best of five rounds alternating: 10-15x now.
+      const [longMs, shortMs] = bestOfAlternating(3, () => bashismIn(long), () => bashismIn(short));
+      expect(longMs, line).toBeLessThan(40 * shortMs);
     }
   });
 
