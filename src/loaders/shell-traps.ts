@@ -82,9 +82,9 @@ export type BashismKind = "[[" | "source" | "function" | "array";
 /**
  * A case's pattern (`x)`, `*.txt|*.md)`), after its `in` or the `;;` that ends the branch before it: a command follows its `)`.
  * A backslash makes the character after it a word's (`*\)*)`), so an escaped `)` ends no pattern: `echo case x in y\) source z`
- * is one command, whose arguments sh runs none of.
+ * is one command, whose arguments sh runs none of. An `esac` there ends the case (`;; esac) [[` is no pattern's `)`): `(esac)` is a pattern.
  */
-const CASE_PATTERN = String.raw`(?:(?<![^\s;&|(])case[ \t]+[^\s;&|()]+[ \t]+in|(?<!\\);;)\s+\(?(?:[^()\s;&\\]|\\[^\n])(?:[^()\n;&\\]|\\[^\n])*\)`;
+const CASE_PATTERN = String.raw`(?:(?<![^\s;&|(])case[ \t]+[^\s;&|()]+[ \t]+in|(?<!\\);;)\s+(?!esac(?:[\s;&|)]|$))\(?(?:[^()\s;&\\]|\\[^\n])(?:[^()\n;&\\]|\\[^\n])*\)`;
 
 /**
  * Where sh reads a command's first word: a line's start, after `;`, `&&`, `||`, `|`, `(`, a backquote or a case's pattern (none escaped by a backslash,
@@ -147,21 +147,36 @@ export function bashismIn(run: string): { kind: BashismKind; text: string; line:
 
 type Context = "'" | '"' | "$(" | "${" | "`" | "unsure" | undefined;
 
+/** A word as a `case` or one of its patterns has it, read here only when it is one of these: plain characters, `\x`, `$name`, `${name}`, `'...'` and `"..."` of these. */
+const CASE_WORD = /(?:[^\s;&|()<>'"`\\$]|\\[^\n]|\$(?:[A-Za-z_]\w*|[0-9@*#?$!-]|\{[A-Za-z_]\w*\})|'[^']*'|"(?:[^"`\\$]|\\[^\n]|\$(?:[A-Za-z_]\w*|[0-9@*#?$!-]|\{[A-Za-z_]\w*\}))*")+/.source;
+/** A `case`'s word and its `in`, read from the `case`. */
+const CASE_HEAD = new RegExp(String.raw`case[ \t]+${CASE_WORD}\s+in(?=\s)`, "y");
+/** What comes where a `case`'s pattern may: blanks, lines, comments. */
+const CASE_GAP = /(?:\s|#[^\n]*)*/y;
+/** The `esac` that ends a case, where its pattern would come. */
+const CASE_END = /esac(?=[\s;&|)]|$)/y;
+/** A case's patterns up to their `)`: `x)`, `(a | *.md)`. */
+const CASE_PATTERNS = new RegExp(String.raw`\(?[ \t]*${CASE_WORD}(?:[ \t]*\|[ \t]*${CASE_WORD})*[ \t]*\)`, "y");
+
 /**
  * What sh reads the end of a run's first `end` characters inside, as it reads it, for ends asked in increasing order, each read
  * on from where the one before it ended (so a run is read once, however many are asked).
  * context: the innermost of the quotes, `$(...)`, `${...}` and backquoted commands open there (inside the last three quoting starts
  * afresh; a `$((` is read as a `$(`), undefined for none; "unsure" where a `${...}` holds a quote (whose reading differs between
- * shells) or a `$(...)` holds a `case` (whose patterns' `)` would end it as this reads it). A comment, from an unquoted # that
- * starts a word, to the line's end.
+ * shells), at a `case`'s word or patterns in a `$(...)` (a `case` there is followed, its patterns' `)` ending no `$(...)`, where
+ * it is a command's first word after the `$(`, `;`, `&`, `|`, `(`, a line's start or a pattern's `)`, its word and patterns plain
+ * enough to read here; from another `case` there on). A comment, from an unquoted # that starts a word, to the line's end.
  * inLineComment: whether the end's line has a # before it at the line's start or after a blank, `;`, `&`, `|`, `(` or `)` (quoted or not).
  * inArithmetic: whether the end is inside the last arithmetic expansion, `$(( ...`, its parentheses not closed (counted as written).
  */
 class RunReader {
-  private readonly stack: { kind: "'" | '"' | "$(" | "${" | "`"; depth: number }[] = [];
+  /** What is open, innermost last: `open`, a `$(`'s `(`; a `case` in a `$(...)`, reading a pattern or a branch (`depth`: its parentheses open; `body`: where it starts). */
+  private readonly stack: ({ kind: "'" | '"' | "$(" | "${" | "`"; depth: number; open: number } | { kind: "case"; part: "pattern" | "body"; depth: number; body: number })[] = [];
   /** The next character to read for the context, and whether "unsure" was read. */
   private index = 0;
   private unsure = false;
+  /** The end of a case's word or patterns read ahead of an end asked inside them (unsure there). */
+  private unsureUntil = 0;
   /** The next character to read for the line's comment and arithmetic; the line's start, whether a # was read on it; the last `$((` and the parentheses open since it. */
   private scanned = 0;
   private lineStart = 0;
@@ -194,12 +209,41 @@ class RunReader {
   }
 
   private readContext(end: number): Context {
+    // Inside a case's word or patterns, read ahead once.
+    if (end < this.unsureUntil) return "unsure";
     const run = this.run;
     const stack = this.stack;
     while (!this.unsure && this.index < end) {
       const index = this.index;
       const char = run[index]!;
       const top = stack.at(-1);
+      if (top?.kind === "case" && top.part === "pattern") {
+        // Where a pattern or the `esac` comes: read whole, the end asked not in it.
+        CASE_GAP.lastIndex = index;
+        const start = index + CASE_GAP.exec(run)![0].length;
+        if (start >= end) {
+          this.index = start;
+          break;
+        }
+        CASE_END.lastIndex = start;
+        CASE_PATTERNS.lastIndex = start;
+        const ended = run[start] === "(" ? null : CASE_END.exec(run);
+        const patterns = ended === null ? CASE_PATTERNS.exec(run) : null;
+        if (ended === null && patterns === null) {
+          this.unsure = true;
+          break;
+        }
+        const after = start + (ended ?? patterns)![0].length;
+        this.index = start;
+        if (after > end) {
+          this.unsureUntil = after;
+          return "unsure";
+        }
+        this.index = after;
+        if (ended !== null) stack.pop();
+        else Object.assign(top, { part: "body", body: after });
+        continue;
+      }
       this.index++;
       if (top?.kind === "'") {
         if (char === "'") stack.pop();
@@ -211,17 +255,19 @@ class RunReader {
       }
       if (char === "`") {
         if (top?.kind === "`") stack.pop();
-        else stack.push({ kind: "`", depth: 0 });
+        else stack.push({ kind: "`", depth: 0, open: index });
         continue;
       }
       const next = run[index + 1];
+      /** In a `$(...)` or a case's branch there: where a command may begin. */
+      const commands = top?.kind === "$(" || top?.kind === "case";
       if (char === "$" && (next === "(" || next === "{")) {
         // A `$` that ends what is asked opens nothing there: read again with what follows it.
         if (index + 1 >= end) {
           this.index = index;
           break;
         }
-        stack.push({ kind: `$${next}`, depth: 0 });
+        stack.push({ kind: `$${next}`, depth: 0, open: index + 1 });
         this.index++;
       } else if (top?.kind === '"') {
         if (char === '"') stack.pop();
@@ -229,25 +275,67 @@ class RunReader {
         stack.pop();
       } else if (char === '"' || char === "'") {
         if (top?.kind === "${") this.unsure = true;
-        else stack.push({ kind: char, depth: 0 });
-      } else if (top?.kind === "$(" && char === ")") {
-        if (top.depth === 0) stack.pop();
-        else top.depth--;
-      } else if (top?.kind === "$(" && char === "(") {
+        else stack.push({ kind: char, depth: 0, open: index });
+      } else if (commands && char === ")") {
+        if (top.depth > 0) top.depth--;
+        else if (top.kind === "case") this.unsure = true;
+        else stack.pop();
+      } else if (commands && char === "(") {
         top.depth++;
-      } else if (top?.kind === "$(" && run.startsWith("case", index) && /\s/.test(run[index + 4] ?? "") && /[\s;&|(]/.test(run[index - 1]!)) {
-        // A `case` whose end is not asked yet is a word: read again with what follows it.
+      } else if (top?.kind === "case" && char === ";" && next === ";") {
+        // `;;`: a pattern comes next, or the `esac`.
+        if (index + 1 >= end) {
+          this.index = index;
+          break;
+        }
+        top.part = "pattern";
+        this.index++;
+      } else if (commands && (run.startsWith("case", index) || (top.kind === "case" && run.startsWith("esac", index))) && /[\s;&|(]/.test(run[index - 1]!) && (char === "c" ? /\s/ : /[\s;&|)]|^$/).test(run[index + 4] ?? "")) {
+        // A `case` or `esac` whose end is not asked yet is a word: read again with what follows it.
         if (index + 4 >= end) {
           this.index = index;
           break;
         }
-        this.unsure = true;
+        if (!this.commandStarts(index)) {
+          // `echo case x in y)`, `if a; then case`: not followed here.
+          this.unsure = true;
+        } else if (char === "e") {
+          stack.pop();
+          this.index = index + 4;
+        } else {
+          CASE_HEAD.lastIndex = index;
+          const head = CASE_HEAD.exec(run);
+          if (head === null) this.unsure = true;
+          else if (index + head[0].length > end) {
+            this.index = index;
+            this.unsureUntil = index + head[0].length;
+            return "unsure";
+          } else {
+            stack.push({ kind: "case", part: "pattern", depth: 0, body: -1 });
+            this.index = index + head[0].length;
+          }
+        }
       } else if (char === "#" && (index === 0 || /[\s;&|()<>`]/.test(run[index - 1]!))) {
         const lineEnd = run.indexOf("\n", index);
         this.index = lineEnd === -1 ? run.length : lineEnd + 1;
       }
     }
-    return this.unsure ? "unsure" : stack.at(-1)?.kind;
+    if (this.unsure) return "unsure";
+    const innermost = stack.findLast((open) => open.kind !== "case");
+    return innermost?.kind;
+  }
+
+  /** Whether a command begins at `index`, in the `$(...)` (not `$((`) or case branch innermost there: after its `(`, a pattern's `)`, `;`, `&`, `|`, `(` or a line's end, and blanks. */
+  private commandStarts(index: number): boolean {
+    const run = this.run;
+    const top = this.stack.at(-1)!;
+    let before = index - 1;
+    while (run[before] === " " || run[before] === "\t") before--;
+    if (top.kind === "case") {
+      if (before === top.body - 1) return true;
+    } else if (run[top.open + 1] === "(") return false;
+    else if (before === top.open) return true;
+    return /[;&|(\n]/.test(run[before]!) && run[before - 1] !== "\\";
   }
 }
 

@@ -124,6 +124,31 @@ describe("bashismIn: bash's [[, source, function and arrays, where sh reads them
     }
   });
 
+  it("finds one in a case's branch in a command substitution, whose patterns' ) end no $(...), as it does outside one", () => {
+    expect(bashismIn('v=$(case "$1" in a) [[ -f b ]] && echo y ;; esac)')).toEqual({ kind: "[[", text: "[[ -f b ]]", line: 1 });
+    expect(bashismIn('v=$(case $x in\n  a) echo a ;;\n  b|c) source ./env.sh ;;\nesac)')).toEqual({ kind: "source", text: "source ./env.sh", line: 3 });
+    expect(bashismIn("v=$(case x in (x) arr=(a b) ;; esac); echo")?.text).toBe("arr=(a b)");
+    expect(bashismIn('echo "$(case x in *) [[ -f a ]] ;; esac)"')?.text).toBe("[[ -f a ]]");
+    expect(bashismIn("v=$(case x in\n  *) # a comment (\n    [[ -f a ]] ;;\nesac)")).toEqual({ kind: "[[", text: "[[ -f a ]]", line: 3 });
+    expect(bashismIn("v=$(case x in x) (case y in y) [[ -f a ]] ;; esac) ;; esac)")?.text).toBe("[[ -f a ]]");
+    // After the case and its $(...) end.
+    expect(bashismIn("v=$(case x in x) echo ;; esac); source ./env.sh")?.text).toBe("source ./env.sh");
+    expect(bashismIn("v=$(case x in x) echo; esac) && [[ -f a ]]")?.text).toBe("[[ -f a ]]");
+    for (const run of [
+      "v=$(case x in x) echo [[ -f a ]] ;; esac)",
+      'v=$(case x in x) echo ";; y) [[ -f a ]]" ;; esac)',
+      // `esac` ends the case: what follows the $(...) is an argument.
+      "echo $(case x in x) echo ;; esac) [[ -f a ]]",
+      "echo $(case x in esac) [[ -f a ]]",
+      // A `case` that is an argument, whose `)` ends the $(...): unsure, as one after a keyword is.
+      "v=$(echo case x in y) [[ -f a ]]",
+      "v=$(if true; then case x in x) [[ -f a ]] ;; esac; fi)",
+      "echo $((case))",
+    ]) {
+      expect(bashismIn(run), run).toBeUndefined();
+    }
+  });
+
   it("leaves alone in a command substitution what sh does not run as a command: quoted, escaped, an argument, a comment, arithmetic", () => {
     for (const run of [
       'echo "$(echo "[[ x ]]")"',
