@@ -45,35 +45,46 @@ const PIPEFAIL_GUARD = /\([ \t]*set[ \t][^)\n]*pipefail|\bset[ \t]+-o[ \t]*\|[^\
  * sh without pipefail (dash before 0.5.13, Debian's and Ubuntu's /bin/sh) refuses the `set`, a
  * special builtin, and exits 2 there ("Illegal option -o pipefail", `|| true` or not), after the
  * file validated. The first `set` that turns pipefail on where sh runs it as a command of the
- * run's own: first on its line, or after `;`, `&&`, `||`, `{`, `then`, `do` or `else`, outside
+ * run's own: first on its line, or after `;`, `&&`, `||`, `{`, `then`, `do`, `else` or a `$(`, outside
  * quotes and comments (not `bash -c 'set -o pipefail; ...'`, nor `(set -o pipefail)`, a subshell
  * that tries it, nor one after such a test, run only where sh takes it, nor in a run with a here-document,
- * whose lines may be another shell's): its text
- * (`set -euo pipefail`) and its line, from 1.
+ * whose lines may be another shell's): its text (`set -euo pipefail`), its line, from 1, and whether it is
+ * in a command substitution (`$(...)` or backquoted, in double quotes too), whose shell alone exits 2 there:
+ * one there is taken only with a pipeline after it there (`$(set -o pipefail; curl -s x | jq .)`);
+ * without one (`$(set -o pipefail && echo yes)`), it is a test of whether sh takes it.
  */
-export function pipefailSet(run: string): { text: string; line: number } | undefined {
+export function pipefailSet(run: string): { text: string; line: number; substitution?: true } | undefined {
   if (!run.includes("pipefail") || run.includes("<<")) return undefined;
-  const command = /(?:^|\n|;|&&|\|\||\{|\bthen|\bdo|\belse)[ \t]*(set[ \t][^\n;&|#]*)/g;
+  const command = /(?:^|\n|;|&&|\|\||\{|\$\((?!\()|\bthen|\bdo|\belse)[ \t]*(set[ \t][^\n;&|#)]*)/g;
+  const reader = new RunReader(run);
   for (const match of run.matchAll(command)) {
     const words = match[1]!.trim().split(/[ \t]+/);
     const on = words.some((word, index) => /^-[A-Za-z]*o$/.test(word) && words[index + 1] === "pipefail");
     if (!on) continue;
     const index = match.index + match[0].indexOf(match[1]!);
-    const before = run.slice(0, index);
-    const lineStart = before.lastIndexOf("\n") + 1;
     // In a comment (`# set -o pipefail`, `make # then set -o pipefail`), or inside quotes: not sh's command.
-    if (/(?:^|[ \t;&|()])#/.test(before.slice(lineStart)) || openQuote(before) !== undefined) continue;
+    const read = reader.at(index);
+    if (read.inLineComment || read.context === "unsure" || read.context === "'" || read.context === '"' || read.context === "${") continue;
+    // In a `$(...)` or backquoted command: with a pipeline after it there (`|`, not `||`), or a test.
+    let substitution = false;
+    if (read.context !== undefined) {
+      const end = skipQuoted(run, read.context === "$(" ? read.opened - 1 : read.opened, 0, false);
+      if (end === -1 || !/(?:^|[^|\\])\|(?!\|)/.test(run.slice(index, end))) continue;
+      substitution = true;
+    }
+    const before = run.slice(0, index);
     // After a test of whether the shell takes it (`(set -o pipefail) 2>/dev/null && set -o pipefail`, `[ -n "$BASH_VERSION" ] &&`): run only where it is taken.
     if (PIPEFAIL_GUARD.test(before)) return undefined;
-    return { text: words.join(" "), line: before.split("\n").length };
+    return { text: words.join(" "), line: before.split("\n").length, ...(substitution ? { substitution: true as const } : {}) };
   }
   return undefined;
 }
 
 /** The note for pipefailSet's `set` in a run (`multiline`: of several lines), where `shell`, this machine's /bin/sh (`/bin/sh (dash)`), refuses it. */
-export function pipefailNote(set: { text: string; line: number }, multiline: boolean, shell: string): string {
+export function pipefailNote(set: { text: string; line: number; substitution?: true }, multiline: boolean, shell: string): string {
   const where = multiline ? ` (its line ${set.line})` : "";
-  return `run has ${set.text}${where}, which ${shell} here refuses ("Illegal option -o pipefail"): a run is run by /bin/sh -c, not bash, so the task exits 2 at that line and runs nothing after it; drop pipefail, or run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)`;
+  const exits = set.substitution === true ? "the command substitution it is in exits 2 there and runs nothing after it (its pipelines never run)" : "the task exits 2 at that line and runs nothing after it";
+  return `run has ${set.text}${where}, which ${shell} here refuses ("Illegal option -o pipefail"): a run is run by /bin/sh -c, not bash, so ${exits}; drop pipefail, or run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)`;
 }
 
 /** The bash-only constructs bashismIn finds: each one /bin/sh may refuse (see host-shell.ts shellRefusing). */
@@ -167,6 +178,7 @@ const CASE_PATTERNS = new RegExp(String.raw`\(?[ \t]*${CASE_WORD}(?:[ \t]*\|[ \t
  * it is a command's first word after the `$(`, `;`, `&`, `|`, `(`, a line's start or a pattern's `)`, its word and patterns plain
  * enough to read here; from another `case` there on). A comment, from an unquoted # that starts a word, to the line's end.
  * inLineComment: whether the end's line has a # before it at the line's start or after a blank, `;`, `&`, `|`, `(` or `)` (quoted or not).
+ * opened: where the innermost of those opens (a `$(`'s `(`, a quote or backquote), -1 for none.
  * inArithmetic: whether the end is inside the last arithmetic expansion, `$(( ...`, its parentheses not closed (counted as written).
  */
 class RunReader {
@@ -186,9 +198,11 @@ class RunReader {
 
   constructor(private readonly run: string) {}
 
-  at(end: number): { context: Context; inLineComment: boolean; inArithmetic: boolean } {
+  at(end: number): { context: Context; opened: number; inLineComment: boolean; inArithmetic: boolean } {
     this.readLines(end);
-    return { context: this.readContext(end), inLineComment: this.hashed, inArithmetic: this.arithmetic !== -1 && this.parens > 0 };
+    const context = this.readContext(end);
+    const opened = this.stack.findLast((open) => open.kind !== "case")?.open ?? -1;
+    return { context, opened, inLineComment: this.hashed, inArithmetic: this.arithmetic !== -1 && this.parens > 0 };
   }
 
   private readLines(end: number): void {

@@ -1102,6 +1102,24 @@ describe.skipIf(!shRefusesPipefail())("a run with set -o pipefail where /bin/sh 
     expect(ran.code).toBe(1);
   }, 60_000);
 
+  it("one in a command substitution is noted as ending that substitution's commands, which is what sh does; the task goes on", async () => {
+    // Before, `v=$(set -o pipefail; ...)` went unnoted, its pipeline never run under dash, and v empty.
+    const ws = await workspace(["tasks:", "  count:", "    run: |", "      v=$(set -o pipefail; echo abc | tr a x)", '      echo "got [$v]"', ""].join("\n"));
+    const note = /task "count": run has set -o pipefail \(its line 1\), which \/bin\/sh[^:]* here refuses \("Illegal option -o pipefail"\): a run is run by \/bin\/sh -c, not bash, so the command substitution it is in exits 2 there and runs nothing after it \(its pipelines never run\); drop pipefail, or run the commands with bash/;
+    const validated = await runCli(["validate", ws.file], { cwd: ws.dir });
+    expect(validated.code).toBe(0);
+    const notes = validated.stdout.split("\n").filter((line) => line.startsWith("note: "));
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toContain(`note: ${ws.file}:3:10: `);
+    expect(notes[0]).toMatch(note);
+    logRoots.push(ws.logs);
+    const ran = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir });
+    expect(ran.stdout).toMatch(note);
+    expect(ran.stdout).toContain("Illegal option -o pipefail");
+    expect(ran.stdout).toContain("count | got []");
+    expect(ran.code).toBe(0);
+  }, 60_000);
+
   it("a set -o pipefail after a test of whether sh takes it is not noted: it runs only where sh does", async () => {
     // Before, each of these was told 'the task exits 2 at that line and runs nothing after it', and each ran to its end.
     const ws = await workspace(

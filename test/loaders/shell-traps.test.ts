@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actionsExpressionNote, bashismIn, bashismNote, pipefailSet } from "../../src/loaders/shell-traps.js";
+import { actionsExpressionNote, bashismIn, bashismNote, pipefailNote, pipefailSet } from "../../src/loaders/shell-traps.js";
 import { bestOfAlternating } from "../helpers/timing.js";
 
 describe("pipefailSet: a `set` that turns pipefail on, as sh runs it", () => {
@@ -32,6 +32,38 @@ describe("pipefailSet: a `set` that turns pipefail on, as sh runs it", () => {
     ]) {
       expect(pipefailSet(run), run).toBeUndefined();
     }
+  });
+});
+
+describe("pipefailSet in a command substitution, whose shell alone refuses it", () => {
+  it("finds one in $(...) or backquotes, in double quotes too, with a pipeline after it there", () => {
+    expect(pipefailSet("v=$(set -o pipefail; curl -s x | jq .)")).toEqual({ text: "set -o pipefail", line: 1, substitution: true });
+    expect(pipefailSet('echo a\necho "$(cd app && set -euo pipefail\n  git log | head -1)"')).toEqual({ text: "set -euo pipefail", line: 2, substitution: true });
+    expect(pipefailSet("v=`cd x; set -o pipefail; ls | wc -l`")).toEqual({ text: "set -o pipefail", line: 1, substitution: true });
+    // Outside one, as before.
+    expect(pipefailSet("v=$(a | b); set -o pipefail")).toEqual({ text: "set -o pipefail", line: 1 });
+  });
+
+  it("leaves alone one with no pipeline after it there (a test of whether sh takes it), and one quoted or in a comment", () => {
+    for (const run of [
+      "v=$(set -o pipefail && echo yes)",
+      "v=$(cd x; set -o pipefail; make)",
+      '[ "$(set -o pipefail 2>&1; echo ok)" = ok ] && set -o pipefail; a | b',
+      "v=$(set -o pipefail; make) | tee log",
+      "echo '$(set -o pipefail; a | b)'",
+      'v=$(echo "set -o pipefail; a | b")',
+      "v=$(make # set -o pipefail; a | b\n)",
+      "v=$((set))",
+    ]) {
+      expect(pipefailSet(run), run).toBeUndefined();
+    }
+  });
+
+  it("says that the command substitution exits 2 there, not the task", () => {
+    expect(pipefailNote({ text: "set -o pipefail", line: 1, substitution: true }, false, "/bin/sh (dash)")).toBe(
+      "run has set -o pipefail, which /bin/sh (dash) here refuses (\"Illegal option -o pipefail\"): a run is run by /bin/sh -c, not bash, so the command substitution it is in exits 2 there and runs nothing after it (its pipelines never run); drop pipefail, or run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)",
+    );
+    expect(pipefailNote({ text: "set -o pipefail", line: 2 }, true, "/bin/sh (dash)")).toMatch(/^run has set -o pipefail \(its line 2\), .*so the task exits 2 at that line and runs nothing after it;/);
   });
 });
 
