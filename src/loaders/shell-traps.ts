@@ -103,15 +103,20 @@ const CASE_PATTERN = String.raw`(?:(?<![^\s;&|(])case[ \t]+[^\s;&|()]+[ \t]+in|(
  * follows, each itself a word there: `echo do source it`, `echo hi! function x` have no command after `do` or `!`.
  */
 const COMMAND_START = String.raw`(?:(?<![\s\S])|(?<!\\)(?:\n|;|&&|\|\||\||\(|\`)|${CASE_PATTERN})[ \t]*(?:(?:\{|!|then|do|else|if|elif|while|until)[ \t]+)*`;
+/**
+ * A variable's value as an assignment before the array's gives it, read here only when it is made of these: plain characters,
+ * `\x`, `$name`, `${name}`, `'...'` and `"..."` of these on its line (`export A="x y" arr=(a)`); another (`A=$(date)`) is not read past.
+ */
+const ASSIGNED_VALUE = /(?:[^\s;&|()<>'"`\\$]|\\[^\n]|\$(?:[A-Za-z_]\w*|[0-9@*#?$!-]|\{[A-Za-z_]\w*\})|'[^'\n]*'|"(?:[^"`\\$\n]|\\[^\n]|\$(?:[A-Za-z_]\w*|[0-9@*#?$!-]|\{[A-Za-z_]\w*\}))*")*/.source;
 const BASHISMS: { kind: BashismKind; pattern: RegExp; commandOnly: boolean }[] = [
   { kind: "[[", pattern: new RegExp(`${COMMAND_START}(\\[\\[[ \t][^\n]*?(?:\\]\\]|$))`, "gm"), commandOnly: true },
   { kind: "source", pattern: new RegExp(`${COMMAND_START}(source[ \t]+[^\\s;&|)]+)`, "g"), commandOnly: true },
   { kind: "function", pattern: new RegExp(`${COMMAND_START}(function[ \t]+[A-Za-z_][\\w.:-]*)`, "g"), commandOnly: true },
   { kind: "array", pattern: new RegExp(`${COMMAND_START}([A-Za-z_]\\w*\\+?=\\([^\n)]*\\)?)`, "g"), commandOnly: true },
-  // Given to a declaring command (`export arr=(a b)`, `local -a arr=(a)`): sh reads the `(` as it would after any word, a syntax error.
+  // Given to a declaring command (`export arr=(a b)`, `local -a arr=(a)`, `export A="x y" arr=(a)`): sh reads the `(` as it would after any word, a syntax error.
   {
     kind: "array",
-    pattern: new RegExp(`${COMMAND_START}((?:export|readonly|local|declare|typeset)(?:[ \t]+(?:-[A-Za-z]+|[A-Za-z_]\\w*=[^\\s;&|()'"\`$\\\\]*))*[ \t]+[A-Za-z_]\\w*\\+?=\\([^\n)]*\\)?)`, "g"),
+    pattern: new RegExp(`${COMMAND_START}((?:export|readonly|local|declare|typeset)(?:[ \t]+(?:-[A-Za-z]+|[A-Za-z_]\\w*(?:=${ASSIGNED_VALUE})?))*[ \t]+[A-Za-z_]\\w*\\+?=\\([^\n)]*\\)?)`, "g"),
     commandOnly: true,
   },
   // An expansion: read in double quotes too, where sh refuses it as well.

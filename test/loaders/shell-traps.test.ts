@@ -127,6 +127,14 @@ describe("bashismIn: bash's [[, source, function and arrays, where sh reads them
     expect(bashismIn("readonly A=1 arr+=(x)")?.text).toBe("readonly A=1 arr+=(x)");
     expect(bashismIn("declare -a arr=(a b)")?.text).toBe("declare -a arr=(a b)");
     expect(bashismIn("x=$(typeset arr=(a)); echo")?.text).toBe("typeset arr=(a)");
+    // After other assignments, quoted, expanded or escaped, and names.
+    expect(bashismIn('export A="x y" arr=(1 2)')).toEqual({ kind: "array", text: 'export A="x y" arr=(1 2)', line: 1 });
+    expect(bashismIn("echo a\nreadonly B='it is' C=$HOME D=${x}y list=(a)")).toEqual({ kind: "array", text: "readonly B='it is' C=$HOME D=${x}y list=(a)", line: 2 });
+    expect(bashismIn("local -r A=a\\ b arr+=(x)")?.text).toBe("local -r A=a\\ b arr+=(x)");
+    expect(bashismIn('export PATH A=x"y z" arr=(1)')?.text).toBe('export PATH A=x"y z" arr=(1)');
+    for (const run of ['export A="x arr=(1 2)"', "export A='y\" arr=(1)'", 'export A="x \\" arr=(1)"', 'export A="$(echo a) arr=(1)"']) {
+      expect(bashismIn(run), run).toBeUndefined();
+    }
     for (const run of ['export "arr=(a b)"', "export arr='(a b)'", 'export arr="(a b)"', "export arr=\\(a\\)", "export arr=$(echo a)", "export n=$((1+2))", "bash -c 'export arr=(a b)'", "# export arr=(a b)"]) {
       expect(bashismIn(run), run).toBeUndefined();
     }
