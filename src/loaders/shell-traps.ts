@@ -15,7 +15,7 @@
 export function cutByCommentNote(run: string): string | undefined {
   if (run.includes("\n")) return undefined;
   const open = unclosedQuote(run);
-  if (open === undefined) return undefined;
+  if (open === undefined || open === "unsure") return undefined;
   return `run is cut where " #" begins, which YAML reads as a comment: the shell gets ${run}, with a ${open} never closed (a syntax error); quote the whole value, or write it in a | block`;
 }
 
@@ -181,7 +181,10 @@ const CASE_PATTERNS = new RegExp(String.raw`\(?[ \t]*${CASE_WORD}(?:[ \t]*\|[ \t
  * afresh; a `$((` is read as a `$(`), undefined for none; "unsure" where a `${...}` holds a quote (whose reading differs between
  * shells), at a `case`'s word or patterns in a `$(...)` (a `case` there is followed, its patterns' `)` ending no `$(...)`, where
  * it is a command's first word after the `$(`, `;`, `&`, `|`, `(`, a line's start or a pattern's `)`, its word and patterns plain
- * enough to read here; from another `case` there on). A comment, from an unquoted # that starts a word, to the line's end.
+ * enough to read here; from another `case` there on), and from a backquote never closed on. A backquoted command is what is
+ * before the next backquote not escaped, as sh finds it before reading it: what it leaves open ends there. A comment, from an
+ * unquoted # that starts a word (after a blank, `;`, `&`, `|`, `(`, `)`, `<`, `>` or an opening backquote), to the line's end
+ * or the backquoted command's.
  * inLineComment: whether the end's line has a # before it at the line's start or after a blank, `;`, `&`, `|`, `(` or `)` (quoted or not).
  * opened: where the innermost of those opens (a `$(`'s `(`, a quote or backquote), -1 for none.
  * inArithmetic: whether the end is inside the last arithmetic expansion, `$(( ...`, its parentheses not closed (counted as written).
@@ -189,6 +192,8 @@ const CASE_PATTERNS = new RegExp(String.raw`\(?[ \t]*${CASE_WORD}(?:[ \t]*\|[ \t
 class RunReader {
   /** What is open, innermost last: `open`, a `$(`'s `(`; a `case` in a `$(...)`, reading a pattern or a branch (`depth`: its parentheses open; `body`: where it starts). */
   private readonly stack: ({ kind: "'" | '"' | "$(" | "${" | "`"; depth: number; open: number } | { kind: "case"; part: "pattern" | "body"; depth: number; body: number })[] = [];
+  /** Where the backquoted commands open end (their closing backquotes), innermost last. */
+  private readonly closings: number[] = [];
   /** The next character to read for the context, and whether "unsure" was read. */
   private index = 0;
   private unsure = false;
@@ -234,6 +239,13 @@ class RunReader {
     const stack = this.stack;
     while (!this.unsure && this.index < end) {
       const index = this.index;
+      if (index === this.closings.at(-1)) {
+        // A backquoted command's end: what is open inside it ends with it (a quote left open there is sh's syntax error).
+        this.closings.pop();
+        while (stack.pop()?.kind !== "`");
+        this.index++;
+        continue;
+      }
       const char = run[index]!;
       const top = stack.at(-1);
       if (top?.kind === "case" && top.part === "pattern") {
@@ -273,8 +285,13 @@ class RunReader {
         continue;
       }
       if (char === "`") {
-        if (top?.kind === "`") stack.pop();
-        else stack.push({ kind: "`", depth: 0, open: index });
+        // sh finds the next backquote not escaped first, and reads what is between as a command, quoting afresh: never closed, unsure.
+        const close = closingBackquote(run, index);
+        if (close === -1) this.unsure = true;
+        else {
+          stack.push({ kind: "`", depth: 0, open: index });
+          this.closings.push(close);
+        }
         continue;
       }
       const next = run[index + 1];
@@ -334,14 +351,25 @@ class RunReader {
             this.index = index + head[0].length;
           }
         }
-      } else if (char === "#" && (index === 0 || /[\s;&|()<>`]/.test(run[index - 1]!))) {
+      } else if (char === "#" && (index === 0 || /[\s;&|()<>]/.test(run[index - 1]!) || (top?.kind === "`" && top.open === index - 1))) {
+        // A comment, to the line's end or the backquoted command's.
         const lineEnd = run.indexOf("\n", index);
-        this.index = lineEnd === -1 ? run.length : lineEnd + 1;
+        this.index = Math.min(lineEnd === -1 ? run.length : lineEnd + 1, this.closings.at(-1) ?? Infinity);
       }
     }
     if (this.unsure) return "unsure";
     const innermost = stack.findLast((open) => open.kind !== "case");
     return innermost?.kind;
+  }
+
+  /** The innermost quote the whole run leaves open and where it opens (see openQuote), "unsure", or undefined. */
+  openQuote(): { quote: "'" | '"'; index: number } | "unsure" | undefined {
+    if (this.at(this.run.length).context === "unsure") return "unsure";
+    for (let at = this.stack.length - 1; at >= 0; at--) {
+      const open = this.stack[at]!;
+      if (open.kind === "'" || open.kind === '"') return { quote: open.kind, index: open.open };
+    }
+    return undefined;
   }
 
   /** Whether a command begins at `index`, in the `$(...)` (not `$((`) or case branch innermost there: after its `(`, a pattern's `)`, `;`, `&`, `|`, `(` or a line's end, and blanks. */
@@ -390,12 +418,15 @@ export function bashismNote(found: { kind: BashismKind; text: string; line: numb
  */
 export function actionsExpressionNote(run: string): string | undefined {
   if (!run.includes("${{") || run.includes("<<")) return undefined;
+  const reader = new RunReader(run);
   for (const match of run.matchAll(/\$\{\{([^\n]*?)\}\}/g)) {
-    const before = run.slice(0, match.index);
-    const lineStart = before.lastIndexOf("\n") + 1;
-    if (/(?:^|[ \t;&|()])#/.test(before.slice(lineStart)) || openQuote(before)?.quote === "'") continue;
+    const read = reader.at(match.index);
+    if (read.inLineComment || read.context === "'" || read.context === "unsure") continue;
     // `\${{ x }}`: the backslash keeps the `$`, and sh prints the characters as written.
-    if (/(?:^|[^\\])(?:\\\\)*\\$/.test(before)) continue;
+    let backslashes = 0;
+    while (run[match.index - 1 - backslashes] === "\\") backslashes++;
+    if (backslashes % 2 === 1) continue;
+    const before = run.slice(0, match.index);
     const written = match[0];
     const where = run.includes("\n") ? ` (its line ${before.split("\n").length})` : "";
     return `run has ${written}${where}, GitHub Actions' expression syntax, which taskq does not replace: /bin/sh refuses it as a bad substitution, and the task fails there; ${actionsInstead(match[1]!.trim())}`;
@@ -455,9 +486,10 @@ function baseName(path: string): string {
   return path.slice(path.lastIndexOf("/") + 1);
 }
 
-/** The quote (`'` or `"`) that `command` leaves open, as sh reads it; undefined when none is. */
-export function unclosedQuote(command: string): string | undefined {
-  return openQuote(command)?.quote;
+/** The quote (`'` or `"`) that `command` leaves open, as sh reads it; undefined when none is; "unsure" where this reading is (see openQuote). */
+export function unclosedQuote(command: string): "'" | '"' | "unsure" | undefined {
+  const open = openQuote(command);
+  return open === "unsure" ? open : open?.quote;
 }
 
 /**
@@ -470,7 +502,7 @@ export function unclosedQuote(command: string): string | undefined {
 export function unclosedQuoteNote(run: string): string | undefined {
   if (run.includes("<<") || /\bcase\b/.test(run)) return undefined;
   const open = openQuote(run);
-  if (open === undefined) return undefined;
+  if (open === undefined || open === "unsure") return undefined;
   const rest = run.slice(open.index).split("\n")[0]!;
   const shown = rest.length > 30 ? `${rest.slice(0, 27)}...` : rest;
   const line = run.slice(0, open.index).split("\n").length;
@@ -479,62 +511,17 @@ export function unclosedQuoteNote(run: string): string | undefined {
   return `run leaves a ${open.quote} open, at ${shown}${where}: the shell refuses the whole command (a syntax error: unterminated quoted string) and runs none of it; close it, or write a ${open.quote} meant as text as ${asText}`;
 }
 
-/** What opens a context of sh's quoting: a quote, or a `$(` or `${` inside which quoting starts afresh. */
-type Opener = { kind: "'" | '"' | "$(" | "${"; index: number; depth: number };
-
 /**
- * The innermost quote that `command` leaves open, and where, as sh reads it: '...' (no escapes),
+ * The innermost quote that `command` leaves open, and where, as sh reads it (see RunReader): '...' (no escapes),
  * "..." (a backslash escapes the next character, as it does outside quotes), a comment from an
- * unquoted # that starts a word to the line's end, and quotes inside `$(...)` and `${...}` read
- * afresh; a backquoted command is passed over to its closing backquote, as sh finds that before
- * reading what is inside. `$'...'` is not POSIX: dash reads it as $ then '...', as this does.
- * Undefined when none is, when a `${...}` holds a quote (whose reading differs between shells),
- * or a backquote is never closed.
+ * unquoted # that starts a word to the line's end, and quotes inside `$(...)`, `${...}` and backquoted commands read
+ * afresh (one left open in a backquoted command ends with it: sh finds its closing backquote before reading what is
+ * inside). `$'...'` is not POSIX: dash reads it as $ then '...', as this does. "unsure" when a `${...}` holds a quote
+ * (whose reading differs between shells), a backquote is never closed, or a `case` in a `$(...)` is not read.
  */
-function openQuote(command: string): { quote: string; index: number } | undefined {
+function openQuote(command: string): { quote: "'" | '"'; index: number } | "unsure" | undefined {
   if (!command.includes('"') && !command.includes("'")) return undefined;
-  const stack: Opener[] = [];
-  for (let index = 0; index < command.length; index++) {
-    const char = command[index]!;
-    const top = stack.at(-1);
-    if (top?.kind === "'") {
-      if (char === "'") stack.pop();
-      continue;
-    }
-    if (char === "\\") {
-      index++;
-      continue;
-    }
-    const substitution = char === "$" && (command[index + 1] === "(" || command[index + 1] === "{") ? (`$${command[index + 1]!}` as "$(" | "${") : undefined;
-    if (char === "`") {
-      index = closingBackquote(command, index);
-      if (index === -1) return undefined;
-      continue;
-    }
-    if (top?.kind === '"') {
-      if (char === '"') stack.pop();
-      else if (substitution !== undefined) stack.push({ kind: substitution, index: index++, depth: 0 });
-      continue;
-    }
-    if (top?.kind === "${" && char === "}") {
-      stack.pop();
-    } else if (top?.kind === "$(" && char === ")" && top.depth === 0) {
-      stack.pop();
-    } else if (char === '"' || char === "'") {
-      if (top?.kind === "${") return undefined;
-      stack.push({ kind: char, index, depth: 0 });
-    } else if (substitution !== undefined) {
-      stack.push({ kind: substitution, index: index++, depth: 0 });
-    } else if (top?.kind === "$(" && (char === "(" || char === ")")) {
-      top.depth += char === "(" ? 1 : -1;
-    } else if (char === "#" && (index === 0 || /[\s;&|()<>]/.test(command[index - 1]!))) {
-      // The shell's own comment, to the line's end.
-      index = command.indexOf("\n", index);
-      if (index === -1) break;
-    }
-  }
-  const open = stack.findLast((opener) => opener.kind === "'" || opener.kind === '"');
-  return open === undefined ? undefined : { quote: open.kind, index: open.index };
+  return new RunReader(command).openQuote();
 }
 
 /** The index of the backquote that closes the one at `open` (a backslash escapes the next character), or -1. */

@@ -80,10 +80,12 @@ describe("actionsExpressionNote: GitHub Actions' ${{ ... }} in a run", () => {
     expect(actionsExpressionNote("echo ${{ matrix.node }}")).toMatch(/give the value to taskq's environment in the step that runs it/);
     expect(actionsExpressionNote("echo ${{ github.event.number }}")).toMatch(/give the value to taskq's environment/);
     expect(actionsExpressionNote("echo \\\\${{ x }}")).toMatch(/^run has \$\{\{ x \}\}/);
+    // In a backquoted command, whose quoting is read afresh: sh expands it there too.
+    expect(actionsExpressionNote('v=`echo "${{ github.sha }}"`')).toMatch(/^run has \$\{\{ github\.sha \}\}, .*\$GITHUB_SHA/);
   });
 
   it("leaves alone one in single quotes, in a comment, in a run with a here-document, and ${ } of the shell's own", () => {
-    for (const run of ["echo '${{ x }}'", "make # ${{ x }}", "cat <<EOF\n${{ x }}\nEOF", "echo ${HOME} ${x:-{}}", "echo \\${{ x }}", 'echo "\\${{ x }}"']) {
+    for (const run of ["echo '${{ x }}'", "make # ${{ x }}", "cat <<EOF\n${{ x }}\nEOF", "echo ${HOME} ${x:-{}}", "echo \\${{ x }}", 'echo "\\${{ x }}"', "v=`echo '${{ x }}'`", "echo `date` '${{ x }}'"]) {
       expect(actionsExpressionNote(run), run).toBeUndefined();
     }
   });
