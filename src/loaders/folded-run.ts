@@ -1,4 +1,4 @@
-import { unclosedQuote } from "./shell-traps.js";
+import { unclosedQuotes } from "./shell-traps.js";
 
 /**
  * What YAML's folding makes of a `run` written over several lines as a plain value or a `>`
@@ -56,10 +56,12 @@ export function backslashBeforeFold(value: FoldedSource): { offset: number; mess
  */
 export function joinedCommands(value: FoldedSource): { offset: number; note: string } | undefined {
   if (value.block) return undefined;
+  // The value is read once for its quotes, however many lines it has.
+  const unclosedQuoteBefore = unclosedQuotes(value.source);
   for (const [before, after] of spaceJoins(value)) {
     if (GOES_ON.test(after.text) || NO_COMMAND.test(after.text) || CARRIES_ON.test(before.text)) continue;
     // Inside a quote the shell has not seen closed (`echo "a` then `b"`), the line is more of that text.
-    if (unclosedQuote(value.source.slice(0, after.start - value.offset)) !== undefined) continue;
+    if (unclosedQuoteBefore(after.start - value.offset) !== undefined) continue;
     return {
       offset: after.start,
       note: `run's lines are joined with spaces into one command, as YAML joins a plain value's lines, so this line is more of the command before it: the shell gets ${joined(before, after)}; for one command per line, write run: |, or, to join them on purpose, run: > (no note then)`,

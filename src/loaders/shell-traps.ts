@@ -362,9 +362,14 @@ class RunReader {
     return innermost?.kind;
   }
 
-  /** The innermost quote the whole run leaves open and where it opens (see openQuote), "unsure", or undefined. */
-  openQuote(): { quote: "'" | '"'; index: number } | "unsure" | undefined {
-    if (this.at(this.run.length).context === "unsure") return "unsure";
+  /**
+   * The innermost quote the run's first `end` characters leave open, read as they would be alone (see openQuote), and where
+   * it opens; "unsure" too where a backquoted command or a case's pattern is open there, whose end they do not hold.
+   */
+  openQuote(end = this.run.length): { quote: "'" | '"'; index: number } | "unsure" | undefined {
+    if (this.at(end).context === "unsure" || this.closings.length > 0) return "unsure";
+    const top = this.stack.at(-1);
+    if (top?.kind === "case" && top.part === "pattern") return "unsure";
     for (let at = this.stack.length - 1; at >= 0; at--) {
       const open = this.stack[at]!;
       if (open.kind === "'" || open.kind === '"') return { quote: open.kind, index: open.open };
@@ -490,6 +495,22 @@ function baseName(path: string): string {
 export function unclosedQuote(command: string): "'" | '"' | "unsure" | undefined {
   const open = openQuote(command);
   return open === "unsure" ? open : open?.quote;
+}
+
+/**
+ * unclosedQuote of `command`'s first `end` characters, for ends asked in increasing order: the command is read once,
+ * however many are asked (unclosedQuote of each reads it from its start).
+ */
+export function unclosedQuotes(command: string): (end: number) => "'" | '"' | "unsure" | undefined {
+  const reader = new RunReader(command);
+  let quoted = 0;
+  return (end) => {
+    // As openQuote: none where no quote is.
+    while (quoted < end && command[quoted] !== '"' && command[quoted] !== "'") quoted++;
+    if (quoted >= end) return undefined;
+    const open = reader.openQuote(end);
+    return open === "unsure" ? open : open?.quote;
+  };
 }
 
 /**
