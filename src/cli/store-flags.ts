@@ -144,7 +144,7 @@ async function openStoreNow(flags: StoreFlags, options: StoreOpenOptions): Promi
     throw new TaskqError("STORE_UNAVAILABLE", `the durable mode needs the package ${missing}, which is not installed where taskq is: run npm install in taskq's folder (or npm install ${missing})`, { cause: error });
   });
   try {
-    return await PostgresStore.open({
+    const store = await PostgresStore.open({
       connectionString: url,
       schema,
       poolSize: 8,
@@ -152,6 +152,8 @@ async function openStoreNow(flags: StoreFlags, options: StoreOpenOptions): Promi
       retryDroppedMs: options.retryDroppedMs ?? 0,
       ...(options.applicationName === undefined ? {} : { applicationName: options.applicationName }),
     });
+    if (store.newer !== undefined) process.stderr.write(`${newerStoreWarning(store.description, schema, store.newer)}\n`);
+    return store;
   } catch (error) {
     if (error instanceof TaskqError && error.code === "STORE_NOT_FOUND") {
       const message = error.message.replace(/schema "[^"]*"/, schemaWords(flags, schema));
@@ -165,6 +167,14 @@ async function openStoreNow(flags: StoreFlags, options: StoreOpenOptions): Promi
     const reason = error instanceof Error ? error.message.replaceAll(url, redactConnectionString(url)) : String(error);
     throw new TaskqError("STORE_UNAVAILABLE", `cannot open the store ${redactConnectionString(url)}: ${noPasswordGiven(cause, url, flags) ?? reason}`, { exitCode: 1 });
   }
+}
+
+/**
+ * The line every command opening a store that a newer taskq migrated writes on stderr (a rolling upgrade: workers of
+ * this version go on with it, as they must, but its operator is told this machine's taskq is the older one).
+ */
+function newerStoreWarning(description: string, schema: string, newer: { migration: number; known: number }): string {
+  return `taskq: the store ${description} (schema "${schema}") was migrated by a newer taskq (migration ${newer.migration}; this taskq knows up to ${newer.known}): upgrade taskq on this machine`;
 }
 
 /**

@@ -252,10 +252,25 @@ const MIGRATION_LOCK_CLASS = 0x7461_736b; // "task"
  * statements have the long time limit.
  */
 export async function migrate(pool: pg.Pool, schema = "taskq"): Promise<number[]> {
+  return (await migrateStore(pool, schema)).applied;
+}
+
+/** What `migrateStore` did: the versions it applied, and the newest the store then records. */
+export interface Migrated {
+  applied: number[];
+  /**
+   * The newest migration the store records once migrated: above LATEST_MIGRATION where a newer taskq
+   * migrated it (a rolling upgrade), which this code goes on using, knowing fewer of them.
+   */
+  newest: number;
+}
+
+/** As `migrate`, and says the newest migration the store records (see Migrated). */
+export async function migrateStore(pool: pg.Pool, schema = "taskq"): Promise<Migrated> {
   const names = schemaNames(schema);
   const known = await appliedVersions(pool, names);
   const missing = MIGRATIONS.filter((migration) => !known.has(migration.version));
-  if (missing.length === 0) return [];
+  if (missing.length === 0) return { applied: [], newest: Math.max(...known) };
   // A migration locks the tasks table (ALTER TABLE, CREATE TRIGGER), which waits for every session using it, and
   // every statement of every worker after it then waits behind it: waited for a transaction left open (in psql,
   // holding a row), the lease renewals of every running task waited as long, and their leases ran out. Its waits
@@ -284,7 +299,7 @@ export async function migrate(pool: pg.Pool, schema = "taskq"): Promise<number[]
       await query(migration.sql(names));
       await query(`INSERT INTO ${names.migrations} (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
     }
-    return pending.map((migration) => migration.version);
+    return { applied: pending.map((migration) => migration.version), newest: Math.max(LATEST_MIGRATION, ...applied) };
   });
   return retryLockWaits(pool, names, "migrate", `no migration was applied (schema "${schema}" needs ${migrationList(missing)})`, apply).catch(async (error: unknown) => {
     if ((error as { code?: unknown }).code !== INSUFFICIENT_PRIVILEGE) throw error;

@@ -10,7 +10,7 @@ import { refreshRunState, settleRuns } from "./graph.js";
 import { leaseTasks, nextRunnableDelay, renewLease } from "./lease.js";
 import { NotificationListener } from "./listener.js";
 import { retryLockWaits } from "./lock-wait.js";
-import { FIRST_MIGRATION_VERSION, migrate, notUsable } from "./migrations.js";
+import { FIRST_MIGRATION_VERSION, LATEST_MIGRATION, migrate, migrateStore, notUsable } from "./migrations.js";
 import { schemaNames, type SchemaNames } from "./names.js";
 import { pruneRuns, type PruneResult } from "./prune.js";
 import { redactConnectionString } from "./redact.js";
@@ -139,6 +139,11 @@ export class PostgresStore {
   #listener: NotificationListener | undefined;
   /** Whether `open` found no store in the schema and made one (a worker says so: its schema may be mistyped). */
   made = false;
+  /**
+   * Set by `open` where a newer taskq migrated the store past the migrations this code knows (a rolling upgrade):
+   * the newest the store records, and the newest this code knows. The store is used all the same (the CLI says so).
+   */
+  newer: { migration: number; known: number } | undefined;
 
   constructor(options: PostgresStoreOptions) {
     this.#names = schemaNames(options.schema ?? "taskq");
@@ -201,7 +206,9 @@ export class PostgresStore {
       if (options.create === false && !(await store.#exists(again))) {
         throw new TaskqError("STORE_NOT_FOUND", `no taskq store in schema "${store.schema}": nothing was ever submitted there`);
       }
-      store.made = (await store.#guard("migrate", again(() => migrate(store.pool, store.schema)))).includes(FIRST_MIGRATION_VERSION);
+      const migrated = await store.#guard("migrate", again(() => migrateStore(store.pool, store.schema)));
+      store.made = migrated.applied.includes(FIRST_MIGRATION_VERSION);
+      if (migrated.newest > LATEST_MIGRATION) store.newer = { migration: migrated.newest, known: LATEST_MIGRATION };
     } catch (error) {
       // Its pool's connections would otherwise stay open, unused.
       await store.close();

@@ -1,0 +1,101 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type pg from "pg";
+import { LATEST_MIGRATION, migrate } from "../../src/store/postgres/migrations.js";
+import { redactConnectionString } from "../../src/store/postgres/redact.js";
+import { runCli, startCli, workspace, type CliOptions } from "../helpers/cli.js";
+import { eventually } from "../helpers/processes.js";
+import { createPool, DATABASE_URL, dropSchema } from "../store/helpers.js";
+
+/**
+ * A rolling upgrade: a newer taskq has migrated the store, and this one (an older worker, say) still runs
+ * against it. Simulated by recording a migration past the newest this build knows, as `migrate` records one.
+ */
+describe("a store a newer taskq migrated", () => {
+  let admin: pg.Pool;
+  let ws: { dir: string; file: string; logs: string };
+  const schemas: string[] = [];
+
+  beforeAll(async () => {
+    admin = createPool(2);
+    ws = await workspace("tasks:\n  a: { run: echo a }\n  b: { run: echo b, dependsOn: [a] }\n");
+  });
+
+  afterAll(async () => {
+    for (const schema of schemas) await dropSchema(schema);
+    await admin.end();
+  });
+
+  /** A store made by this build, in a schema of its own: at exactly its newest migration, or `ahead` past it. */
+  async function storeSchema(ahead: number): Promise<string> {
+    const schema = `newer_${randomBytes(4).toString("hex")}`;
+    schemas.push(schema);
+    await migrate(admin, schema);
+    for (let version = LATEST_MIGRATION + 1; version <= LATEST_MIGRATION + ahead; version++) {
+      await admin.query(`INSERT INTO "${schema}".migrations (version, name) VALUES ($1, $2)`, [version, `a later taskq's migration ${version}`]);
+    }
+    return schema;
+  }
+
+  const options = (schema: string): CliOptions => ({ cwd: ws.dir, env: { TASKQ_STORE: DATABASE_URL, TASKQ_STORE_SCHEMA: schema } });
+
+  function warning(schema: string, migration: number): string {
+    return `taskq: the store ${redactConnectionString(DATABASE_URL)} (schema "${schema}") was migrated by a newer taskq (migration ${migration}; this taskq knows up to ${LATEST_MIGRATION}): upgrade taskq on this machine\n`;
+  }
+
+  it("every command says so in one line on stderr, and goes on working: submit, a worker running the run, status, dead-letters, run --store", async () => {
+    const schema = await storeSchema(2);
+    const newest = LATEST_MIGRATION + 2;
+
+    const submitted = await runCli(["submit", ws.file], options(schema));
+    expect({ code: submitted.code, stderr: submitted.stderr }).toEqual({ code: 0, stderr: warning(schema, newest) });
+    const runId = submitted.stdout.trim();
+
+    // A worker of this build leases and runs the run's tasks all the same.
+    const worker = startCli(["worker", "-j", "2", "--log-dir", ws.logs], options(schema));
+    try {
+      const succeeded = async () => (await admin.query<{ state: string }>(`SELECT state FROM "${schema}".runs WHERE id = $1`, [runId])).rows[0]?.state === "succeeded";
+      expect(await eventually(succeeded, 20_000)).toBe(true);
+    } finally {
+      worker.child.kill("SIGINT");
+    }
+    const stopped = await worker.done;
+    expect({ code: stopped.code, stderr: stopped.stderr }).toEqual({ code: 130, stderr: warning(schema, newest) });
+
+    const status = await runCli(["status", runId], options(schema));
+    expect({ code: status.code, stderr: status.stderr }).toEqual({ code: 0, stderr: warning(schema, newest) });
+    expect(status.stdout).toContain("2 succeeded, 0 failed, 0 cancelled");
+
+    const json = await runCli(["status", runId, "--output", "json"], options(schema));
+    expect({ code: json.code, stderr: json.stderr, state: (JSON.parse(json.stdout) as { state: string }).state }).toEqual({ code: 0, stderr: warning(schema, newest), state: "succeeded" });
+
+    const deadLetters = await runCli(["dead-letters", runId], options(schema));
+    expect({ code: deadLetters.code, stderr: deadLetters.stderr }).toEqual({ code: 0, stderr: warning(schema, newest) });
+
+    const run = await runCli(["run", "--store", DATABASE_URL, "--log-dir", ws.logs, ws.file], options(schema));
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: warning(schema, newest) });
+    expect(run.stdout).toContain("2 succeeded, 0 failed, 0 cancelled");
+
+    // Nothing was changed in what the store records of its migrations.
+    const versions = await admin.query<{ version: number }>(`SELECT max(version) AS version FROM "${schema}".migrations`);
+    expect(versions.rows[0]?.version).toBe(newest);
+  }, 90_000);
+
+  it("a store at exactly this build's newest migration: no warning", async () => {
+    const schema = await storeSchema(0);
+    const run = await runCli(["run", "--store", DATABASE_URL, "--log-dir", ws.logs, ws.file], options(schema));
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+    const runId = /run (\S+) submitted/.exec(run.stdout)?.[1];
+    expect(runId).toBeDefined();
+    const status = await runCli(["status", runId!], options(schema));
+    expect({ code: status.code, stderr: status.stderr }).toEqual({ code: 0, stderr: "" });
+    const submitted = await runCli(["submit", ws.file], options(schema));
+    expect({ code: submitted.code, stderr: submitted.stderr }).toEqual({ code: 0, stderr: "" });
+  }, 60_000);
+
+  it("a store a newer taskq migrated with one more migration names it", async () => {
+    const schema = await storeSchema(1);
+    const submitted = await runCli(["submit", ws.file], options(schema));
+    expect({ code: submitted.code, stderr: submitted.stderr }).toEqual({ code: 0, stderr: warning(schema, LATEST_MIGRATION + 1) });
+  }, 30_000);
+});
