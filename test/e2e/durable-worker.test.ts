@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { closeSync, existsSync, openSync, realpathSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
@@ -7,7 +7,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
-import { applicationName } from "../../src/store/postgres/application-name.js";
+import { applicationName, storeApplicationName } from "../../src/store/postgres/application-name.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { BIN, FIXTURES, startCli, type RunningCli } from "../helpers/cli.js";
 import { eventually, findLeftovers } from "../helpers/processes.js";
@@ -1147,7 +1147,7 @@ describe("taskq run --store", () => {
       worker.cli.child.kill("SIGKILL");
       await worker.cli.done;
       // A statement of that worker's begun before its lease ran out, still in progress (a renewal held up by a slow database).
-      const session = new pg.Client({ connectionString: DATABASE_URL, application_name: applicationName(`taskq worker ${worker.id}`) });
+      const session = new pg.Client({ connectionString: DATABASE_URL, application_name: storeApplicationName(`taskq worker ${worker.id}`, SCHEMA) });
       await session.connect();
       const waiting = session.query("SELECT pg_sleep(60)").catch(() => undefined);
       try {
@@ -1169,7 +1169,7 @@ describe("taskq run --store", () => {
       } finally {
         const client = new pg.Client({ connectionString: DATABASE_URL });
         await client.connect();
-        await client.query("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [applicationName(`taskq worker ${worker.id}`)]);
+        await client.query("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [storeApplicationName(`taskq worker ${worker.id}`, SCHEMA)]);
         await client.end();
         await waiting;
         await session.end();
@@ -1335,10 +1335,13 @@ describe("connections in pg_stat_activity", () => {
     return rows.map((row) => row.name);
   }
 
-  it("a worker's are named `taskq worker <id>` (at most 63 bytes), whatever the URL's application_name or PGAPPNAME says", async () => {
+  it("a worker's are named `taskq worker <id> in <schema>` (at most 63 bytes), whatever the URL's application_name or PGAPPNAME says", async () => {
     const worker = await startWorker(["-j", "1"]);
-    const named = applicationName(`taskq worker ${worker.id}`);
+    const named = storeApplicationName(`taskq worker ${worker.id}`, SCHEMA);
     expect(Buffer.byteLength(named)).toBeLessThanOrEqual(63);
+    // Ended by its store: the schema, or where the id leaves it no room (this one has 25 characters), a digest of it.
+    expect(named.startsWith("taskq worker ")).toBe(true);
+    expect(named.endsWith(` in ${SCHEMA}`) || named.endsWith(` in #${createHash("sha256").update(SCHEMA).digest("hex").slice(0, 16)}`)).toBe(true);
     expect(await eventually(async () => (await applicationNames(named)).includes(named), 15_000)).toBe(true);
     // Before, the user's name won: taskq no longer knew its own sessions (a lock one held was waited for 5 s, not 30 s).
     const fromUrl = `mine-${randomBytes(4).toString("hex")}`;
@@ -1347,8 +1350,8 @@ describe("connections in pg_stat_activity", () => {
     const byUrl = await startWorker(["-j", "1"], { TASKQ_STORE: url.toString() });
     const fromEnv = `theirs-${randomBytes(4).toString("hex")}`;
     const byEnv = await startWorker(["-j", "1"], { PGAPPNAME: fromEnv });
-    const byUrlNamed = applicationName(`taskq worker ${byUrl.id}`);
-    const byEnvNamed = applicationName(`taskq worker ${byEnv.id}`);
+    const byUrlNamed = storeApplicationName(`taskq worker ${byUrl.id}`, SCHEMA);
+    const byEnvNamed = storeApplicationName(`taskq worker ${byEnv.id}`, SCHEMA);
     expect(await eventually(async () => (await applicationNames(byUrlNamed)).length > 0 && (await applicationNames(byEnvNamed)).length > 0, 15_000)).toBe(true);
     // Every one of their connections, the one that LISTENs too, once set up (named at their start by the user's, then by taskq's).
     expect(await eventually(async () => (await applicationNames(fromUrl)).length === 0 && (await applicationNames(fromEnv)).length === 0, 5_000)).toBe(true);
@@ -1358,12 +1361,14 @@ describe("connections in pg_stat_activity", () => {
     }
   });
 
-  it("`run --store`'s are named `taskq run <run id>`", async () => {
+  it("`run --store`'s are named `taskq run <run id> in <schema>`", async () => {
     const file = await workflowFile("app-name", "tasks:\n  a: { run: 'echo started; sleep 1000' }\n");
     const runId = newRunId("app-name");
     const run = startRun(file, ["--run-id", runId, "-j", "1", "--shutdown-timeout", "0.5s", "--kill-grace", "1s"]);
     expect(await eventually(() => run.stdout().includes(`${runId}/a | started`), 15_000)).toBe(true);
-    expect(await applicationNames(`taskq run ${runId}`)).toContain(`taskq run ${runId}`);
+    const named = storeApplicationName(`taskq run ${runId}`, SCHEMA);
+    expect(named.startsWith(`taskq run ${runId.slice(0, 10)}`)).toBe(true);
+    expect(await applicationNames(`taskq run ${runId.slice(0, 10)}`)).toContain(named);
     run.child.kill("SIGTERM");
     expect((await run.done).code).toBe(143);
   });
@@ -1373,5 +1378,20 @@ describe("connections in pg_stat_activity", () => {
     expect(long).toBe(`taskq worker ${"h".repeat(17)}..${"h".repeat(18)}?-1234-abcdef`);
     expect(Buffer.byteLength(long)).toBe(63);
     expect(applicationName("taskq status r-1")).toBe("taskq status r-1");
+  });
+
+  it("a store's session ends with its schema, whole where it fits or is short, else a digest of it; the words before it are cut, never the end", () => {
+    const digest = (schema: string) => createHash("sha256").update(schema).digest("hex").slice(0, 16);
+    expect(storeApplicationName("taskq worker vm-1-abcdef", "taskq")).toBe("taskq worker vm-1-abcdef in taskq");
+    const long = "s".repeat(48);
+    expect(storeApplicationName("taskq status r-1", "s".repeat(30))).toBe(`taskq status r-1 in ${"s".repeat(30)}`);
+    expect(storeApplicationName("taskq worker vm-1-abcdef", long)).toBe(`taskq worker vm-1-abcdef in #${digest(long)}`);
+    const cut = storeApplicationName(`taskq worker ${"h".repeat(100)}-1234-abcdef`, "ci");
+    expect(cut).toBe(`taskq worker ${"h".repeat(14)}..${"h".repeat(16)}-1234-abcdef in ci`);
+    expect(Buffer.byteLength(cut)).toBe(63);
+    const cutLong = storeApplicationName(`taskq worker ${"h".repeat(100)}-1234-abcdef`, long);
+    expect(Buffer.byteLength(cutLong)).toBe(63);
+    expect(cutLong.endsWith(` in #${digest(long)}`)).toBe(true);
+    expect(cutLong.startsWith("taskq worker hh")).toBe(true);
   });
 });

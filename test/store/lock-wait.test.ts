@@ -1,5 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { storeApplicationName } from "../../src/store/postgres/application-name.js";
 import { retryLockWaits } from "../../src/store/postgres/lock-wait.js";
 import { schemaNames } from "../../src/store/postgres/names.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
@@ -103,7 +104,7 @@ describe("a lock another session holds", () => {
       expect(await cancel).toMatchObject({ cancelled: ["f", "g"] });
       expect(performance.now() - started).toBeGreaterThan(7_000);
       const { pid } = (await holder.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!;
-      expect(await sql(store, "SELECT application_name AS name FROM pg_stat_activity WHERE pid = $1", [pid])).toEqual([{ name: "taskq worker vm-2-def" }]);
+      expect(await sql(store, "SELECT application_name AS name FROM pg_stat_activity WHERE pid = $1", [pid])).toEqual([{ name: storeApplicationName("taskq worker vm-2-def", store.schema) }]);
     } finally {
       await holder.query("ROLLBACK").catch(() => undefined);
       holder.release();

@@ -321,7 +321,13 @@ export async function statusCommand(runId: string, flags: Flags): Promise<number
         stdout.dispose();
       }
     }
-    return printRunSummary(store, runId, { color: flags.color !== false, json: flags.output === "json" }, ended);
+    const read = ended ?? (await store.runStatus(runId));
+    const code = await printRunSummary(store, runId, { color: flags.color !== false, json: flags.output === "json" }, read);
+    // Said only where it is known: not where a session of an earlier taskq's worker, whose store its name does not say, is connected.
+    if (read.state === "running" && (await store.workersConnected()) === false) {
+      process.stderr.write(`note: no worker is connected to this store (schema "${store.schema}"): the run's tasks wait until one is (taskq worker)\n`);
+    }
+    return code;
     // The watch says each second that the database does not answer, rather than trying for seconds in silence.
   }, { retrying: flags.watch !== true, applicationName: `taskq status ${runId}` });
 }

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
-import { applicationName } from "./application-name.js";
+import { applicationName, storeApplicationName, storeNameEnds } from "./application-name.js";
 import { RunNotFoundError } from "./store-error.js";
 import type { SchemaNames } from "./names.js";
 import type { DeadLetter, RunStatus, TaskState, TaskStatusRow } from "./types.js";
@@ -119,7 +119,7 @@ export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: st
     if (row.waiting) scheduled++;
   }
   const rows = tasks.rows.map(toStatus);
-  await markWorkersWaiting(pool, rows.flatMap((row) => (row.leaseExpiredMs === undefined ? [] : [[row, { runId: row.runId, workerId: row.workerId, leaseExpiredMs: row.leaseExpiredMs }] as const])));
+  await markWorkersWaiting(pool, names.schema, rows.flatMap((row) => (row.leaseExpiredMs === undefined ? [] : [[row, { runId: row.runId, workerId: row.workerId, leaseExpiredMs: row.leaseExpiredMs }] as const])));
   return {
     runId,
     name: head.run_name,
@@ -137,9 +137,9 @@ export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: st
  * Sets `workerWaitingMs` on each item (a status row, a cancel's running target) whose lease ran out, given beside it,
  * while a session of its worker has a statement in progress (see workersWaiting).
  */
-export async function markWorkersWaiting(pool: pg.Pool, expired: ReadonlyArray<readonly [{ workerWaitingMs?: number }, LeaseRunOut]>): Promise<void> {
+export async function markWorkersWaiting(pool: pg.Pool, schema: string, expired: ReadonlyArray<readonly [{ workerWaitingMs?: number }, LeaseRunOut]>): Promise<void> {
   if (expired.length === 0) return;
-  const waited = await workersWaiting(pool, expired.map(([, lease]) => lease));
+  const waited = await workersWaiting(pool, schema, expired.map(([, lease]) => lease));
   for (const [index, [item]] of expired.entries()) {
     const waitedMs = waited[index];
     if (waitedMs !== undefined) item.workerWaitingMs = waitedMs;
@@ -158,14 +158,17 @@ export interface LeaseRunOut {
  * had one since before the lease ran out (else undefined): that worker is neither gone nor stalled, but waiting on the
  * database (its record of how the attempt ended, or a renewal, held up by a lock or a slow database), and may yet record
  * the attempt; a sweep skips the row it locks. What status and cancel say of such a task.
- * Its sessions are known by their names: `taskq worker <id>`, or `taskq run <run id>` for a run's own worker. A session
+ * Its sessions are known by their names: `taskq worker <id> in <schema>`, or `taskq run <run id> in <schema>` for a run's
+ * own worker (or without ` in <schema>`, an earlier taskq's). A session
  * another role's, whose state this role may not see (no pg_read_all_stats), or of an earlier taskq, which let the URL's
  * application_name name it, is not found; nor is one whose statement began after the lease ran out: the lease is then worded as run out.
  */
-async function workersWaiting(pool: pg.Pool, tasks: readonly LeaseRunOut[]): Promise<(number | undefined)[]> {
+async function workersWaiting(pool: pg.Pool, schema: string, tasks: readonly LeaseRunOut[]): Promise<(number | undefined)[]> {
   const none = tasks.map(() => undefined);
   const sessionNames = (task: LeaseRunOut): string[] =>
-    task.workerId === null ? [] : [applicationName(`taskq worker ${task.workerId}`), applicationName(`taskq run ${task.runId}`)];
+    task.workerId === null
+      ? []
+      : [`taskq worker ${task.workerId}`, `taskq run ${task.runId}`].flatMap((words) => [storeApplicationName(words, schema), applicationName(words)]);
   const names = [...new Set(tasks.flatMap(sessionNames))];
   if (names.length === 0) return none;
   // Only a finer wording: a database that keeps pg_stat_activity from this role (REVOKE), or fails this read, leaves it out.
@@ -238,4 +241,27 @@ function tailWorker(
   if (row.failed_worker_id !== null && row.tail_attempt === row.failed_attempt) return row.failed_worker_id;
   // Its own lines: of the latest attempt, or of one a stopped run cut short, given back (not counted: one past `attempts`).
   return row.tail_attempt >= row.attempts ? row.worker_id : null;
+}
+
+/**
+ * Whether a worker of the store in `schema` is connected to the database: a session named as a worker's (`taskq
+ * worker <id>`) or a `run --store`'s (`taskq run <run id>`), ending as this store's do (storeNameEnds), in this database.
+ * Undefined where that cannot be told: a session of such a name without a store's end is an earlier taskq's, whose
+ * store is not known (a rolling upgrade), or this role may not read pg_stat_activity. Every session's name is there
+ * to read, another role's too.
+ */
+export async function workersConnected(pool: pg.Pool, schema: string): Promise<boolean | undefined> {
+  const result = await pool
+    .query<{ ours: boolean; unknown: boolean }>(
+      `SELECT coalesce(bool_or(right(application_name, length($1)) = $1 OR right(application_name, length($2)) = $2), false) AS ours,
+              coalesce(bool_or(application_name !~ ' in ([a-z_][a-z0-9_]*|#[0-9a-f]{16})$'), false) AS unknown
+         FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid()
+          AND (starts_with(application_name, 'taskq worker ') OR starts_with(application_name, 'taskq run '))`,
+      storeNameEnds(schema),
+    )
+    .catch(() => undefined);
+  const row = result?.rows[0];
+  if (row === undefined) return undefined;
+  return row.ours ? true : row.unknown ? undefined : false;
 }

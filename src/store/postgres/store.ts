@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
-import { applicationName } from "./application-name.js";
+import { storeApplicationName } from "./application-name.js";
 import { TaskqError } from "../../errors.js";
 import { isRunId, RUN_ID_EXPECTED } from "../../run-id.js";
 import { cancelTasks, type CancelResult, type ShutdownCancel } from "./cancel.js";
@@ -15,7 +15,7 @@ import { schemaNames, type SchemaNames } from "./names.js";
 import { pruneRuns, type PruneResult } from "./prune.js";
 import { redactConnectionString } from "./redact.js";
 import { redriveTask, type RedriveResult } from "./redrive.js";
-import { markWorkersWaiting, readDeadLetters, readRunStatus } from "./status.js";
+import { markWorkersWaiting, readDeadLetters, readRunStatus, workersConnected } from "./status.js";
 import { generateRunId, submitNewRun, submitRun, type SubmitResult } from "./submit.js";
 import { RunNotFoundError, toStoreError } from "./store-error.js";
 import { withLibpqSslModes } from "./ssl-mode.js";
@@ -36,7 +36,7 @@ const ignoreError = (): void => undefined;
  * noticed, two hours by default, and its tasks could be neither swept nor cancelled. The store's transactions
  * send each statement as soon as the reply to the one before is read, so no live one is idle that long.
  *
- * And its `application_name`, `name` (see PostgresStoreOptions.applicationName), over any the URL or PGAPPNAME
+ * And its `application_name`, `name` (see PostgresStoreOptions.applicationName, as storeApplicationName makes it), over any the URL or PGAPPNAME
  * gives: taskq tells its own sessions by it (a lock one holds is waited out for 30 s, another's for 5 s; `status`
  * finds a worker still waiting on the database), which a name of the user's, the same for every command, hid.
  * Set here, as the startup parameter of the URL's would win over one of taskq's; in the same round trip.
@@ -44,7 +44,7 @@ const ignoreError = (): void => undefined;
 function sessionHook(ms: number, name: string | undefined): { onConnect?: (client: pg.ClientBase) => Promise<void> } {
   const settings = [
     ...(ms <= 0 ? [] : [`SET statement_timeout = ${ms}`, `SET idle_in_transaction_session_timeout = ${ms}`]),
-    ...(name === undefined ? [] : [`SET application_name = ${pg.escapeLiteral(applicationName(name))}`]),
+    ...(name === undefined ? [] : [`SET application_name = ${pg.escapeLiteral(name)}`]),
   ];
   if (settings.length === 0) return {};
   const text = settings.join("; ");
@@ -93,8 +93,9 @@ export interface PostgresStoreOptions {
    */
   retryDroppedMs?: number;
   /**
-   * For an owned pool: what `pg_stat_activity` names its connections (`taskq worker <id>`), cut to
-   * PostgreSQL's 63 bytes, over any `application_name` the connection string or PGAPPNAME gives (see sessionHook).
+   * For an owned pool: what `pg_stat_activity` names its connections (`taskq worker <id>`), followed by the
+   * store's schema (`taskq worker <id> in ci`, see storeApplicationName) and cut to PostgreSQL's 63 bytes, over
+   * any `application_name` the connection string or PGAPPNAME gives (see sessionHook).
    */
   applicationName?: string;
 }
@@ -150,6 +151,7 @@ export class PostgresStore {
     this.schema = this.#names.schema;
     this.#ownsPool = options.pool === undefined;
     const queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+    const name = options.applicationName === undefined ? undefined : storeApplicationName(options.applicationName, this.schema);
     const ownPool = (max: number) =>
       new pg.Pool({
         connectionString: options.connectionString === undefined ? undefined : withLibpqSslModes(options.connectionString),
@@ -158,11 +160,11 @@ export class PostgresStore {
         connectionTimeoutMillis: options.connectTimeoutMs ?? connectTimeoutOf(options.connectionString ?? "") ?? DEFAULT_CONNECT_TIMEOUT_MS,
         query_timeout: queryTimeoutMs,
         // Its name from the start (a startup parameter, which a PgBouncer takes), where the URL and PGAPPNAME give none; set again by sessionHook.
-        ...(options.applicationName === undefined ? {} : { fallback_application_name: applicationName(options.applicationName) }),
+        ...(name === undefined ? {} : { fallback_application_name: name }),
         // The server stops a statement the store has given up on (see SERVER_TIMEOUT_MARGIN_MS): set on each new
         // session before the pool hands it out, by SET rather than a startup parameter, which a PgBouncer refuses.
         // And taskq's name for its sessions, whatever the URL or PGAPPNAME says (see sessionHook).
-        ...sessionHook(serverTimeoutMs(queryTimeoutMs), options.applicationName),
+        ...sessionHook(serverTimeoutMs(queryTimeoutMs), name),
       });
     this.pool = options.pool ?? ownPool(options.poolSize ?? 10);
     // Opens its connections only once a lease is renewed: the commands that run no tasks never do.
@@ -429,9 +431,17 @@ export class PostgresStore {
       // Only a finer wording of what becomes of a task whose lease ran out, as status finds it: read after the cancel's
       // commit, outside its transaction, which a failed read must not undo (it leaves the wording out).
       const expired = result.running.filter((target) => target.leaseLeftMs <= 0);
-      await markWorkersWaiting(this.pool, expired.map((target) => [target, { runId, workerId: target.workerId, leaseExpiredMs: -target.leaseLeftMs }] as const));
+      await markWorkersWaiting(this.pool, this.schema, expired.map((target) => [target, { runId, workerId: target.workerId, leaseExpiredMs: -target.leaseLeftMs }] as const));
       return result;
     });
+  }
+
+  /**
+   * Whether a worker of this store (`taskq worker`, `run --store`) is connected to the database; undefined where
+   * that cannot be told (see workersConnected). Only a finer wording: an error reading it is undefined too.
+   */
+  async workersConnected(): Promise<boolean | undefined> {
+    return workersConnected(this.pool, this.schema);
   }
 
   /** Failed tasks, of one run or of all. */
