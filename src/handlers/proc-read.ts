@@ -74,6 +74,30 @@ export function lastStatStartTime(): string | undefined {
   return buffer.toString("latin1", lastStat.from, lastStat.to).split(" ", 20)[19];
 }
 
+/** SIGTERM's bit in /proc/<pid>/status's signal masks (signal 15: bit 14). */
+const SIGTERM_BIT = 1n << 14n;
+
+/**
+ * A live process as a signal is about to reach it: its start time (which, with its pid, names it:
+ * see lastStatStartTime) and whether it ignores SIGTERM (SIG_IGN, `trap '' TERM`: /proc/<pid>/status's
+ * SigIgn), so a SIGTERM cannot be what ends it. Undefined once it is gone, or a zombie. Never throws.
+ */
+export function readSignalState(pid: number): { start: string; ignoresTerm: boolean } | undefined {
+  const stat = readProcStat(pid);
+  const start = lastStatStartTime();
+  if (stat === undefined || start === undefined || stat.state === "Z" || stat.state === "X") return undefined;
+  const length = readProcFile(pid, "status");
+  if (length < 0) return undefined;
+  const ignored = /^SigIgn:\s*([0-9a-f]+)$/m.exec(buffer.toString("latin1", 0, length))?.[1];
+  return { start, ignoresTerm: ignored !== undefined && (BigInt(`0x${ignored}`) & SIGTERM_BIT) !== 0n };
+}
+
+/** Whether the process `pid` started at `start` (see readSignalState) is still there, a zombie not counted. */
+export function stillRunning(pid: number, start: string): boolean {
+  const stat = readProcStat(pid);
+  return stat !== undefined && stat.state !== "Z" && stat.state !== "X" && lastStatStartTime() === start;
+}
+
 /** taskq's own command name, read once (see diedBeforeCommand). */
 let ownCommand: string | undefined;
 

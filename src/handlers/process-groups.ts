@@ -233,6 +233,13 @@ export function sessionProcessCount(sid: number, shared = false, wholeSession = 
   return ownSession(inSession, wholeSession, false, shellStart) ? inSession.allProcesses : inSession.processes;
 }
 
+/** The pids sessionProcessCount counts, from the same pass: what a SIGTERM to the session is about to reach. */
+export function sessionPids(sid: number, shared = false, wholeSession = false, shellStart?: string): readonly number[] {
+  const inSession = markedProcesses(shared).get(sid);
+  if (inSession === undefined) return [];
+  return ownSession(inSession, wholeSession, false, shellStart) ? inSession.allPids : inSession.pids;
+}
+
 /**
  * The start time of the process that leads session `sid` (its pid is `sid`), from the pass over
  * /proc of this turn of the event loop, shared: for a task's shell not yet reaped, what tells it
@@ -284,6 +291,8 @@ interface SessionProcesses {
   processes: number;
   allGroups: Set<number>;
   allProcesses: number;
+  /** The pids of those with taskq's TASKQ_PID (see sessionPids). */
+  pids: number[];
   /** The pids of all of them (for beyondReach). */
   allPids: number[];
   /** Those stopped by a signal (SIGSTOP, SIGTSTP: state T), for stoppedProcesses. */
@@ -330,7 +339,7 @@ function markedProcesses(shared: boolean, sessions?: ReadonlySet<number>): Map<n
     if (only !== undefined && !only.has(stat.session)) continue;
     let inSession = found.get(stat.session);
     if (inSession === undefined) {
-      inSession = { groups: new Set(), processes: 0, allGroups: new Set(), allProcesses: 0, allPids: [], stopped: [], leaderAlive: false, leaderStart: undefined };
+      inSession = { groups: new Set(), processes: 0, pids: [], allGroups: new Set(), allProcesses: 0, allPids: [], stopped: [], leaderAlive: false, leaderStart: undefined };
       found.set(stat.session, inSession);
     }
     if (pid === stat.session) {
@@ -345,6 +354,7 @@ function markedProcesses(shared: boolean, sessions?: ReadonlySet<number>): Map<n
     if (!isMarked(name)) continue;
     inSession.groups.add(stat.pgrp);
     inSession.processes++;
+    inSession.pids.push(pid);
   }
   // Of some sessions only: no pass for anyone else to share.
   if (only !== undefined) return found;

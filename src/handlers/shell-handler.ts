@@ -418,15 +418,23 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
  * "build: stopped 2 processes it left running; 1 did not stop on SIGTERM and was killed after the kill grace
  * (5s); `wait` for them in the script, or start them with `setsid` to leave them running on purpose".
  * What to do either way: a leftover is most often a background job the script forgot to wait for.
+ * Those that ignored the SIGTERM and ended by themselves within the grace are told apart: taskq did not
+ * stop them, but the task's end waited for them ("build: 1 process it left running ignored SIGTERM and
+ * ended by itself within the kill grace (5s), which the task's end waited for; ...").
  */
-function leftoversNote(taskId: string, { stopped, killed }: Leftovers, killGraceMs: number): string {
-  const them = stopped === 1 ? "it" : "them";
+function leftoversNote(taskId: string, { stopped, killed, endedByThemselves }: Leftovers, killGraceMs: number): string {
+  const all = stopped + endedByThemselves;
+  const them = all === 1 ? "it" : "them";
   const advice = `\`wait\` for ${them} in the script, or start ${them} with \`setsid\` to leave ${them} running on purpose`;
+  const ended = (count: number, more: string): string =>
+    `${count}${more} ${count === 1 ? "process it left running ignored SIGTERM and ended by itself" : "processes it left running ignored SIGTERM and ended by themselves"} within the kill grace (${formatSetMs(killGraceMs)}), which the task's end waited for`;
+  if (stopped === 0) return `${taskId}: ${ended(endedByThemselves, "")}; ${advice}`;
   const note = `${taskId}: stopped ${stopped} ${stopped === 1 ? "process" : "processes"} it left running`;
-  if (killed === 0) return `${note} (${advice})`;
-  if (killGraceMs <= 0) return `${note}, with SIGKILL beside its SIGTERM (the kill grace is 0); ${advice}`;
+  const also = endedByThemselves === 0 ? "" : `; ${ended(endedByThemselves, " more")}`;
+  if (killed === 0) return also === "" ? `${note} (${advice})` : `${note}${also}; ${advice}`;
+  if (killGraceMs <= 0) return `${note}, with SIGKILL beside its SIGTERM (the kill grace is 0)${also}; ${advice}`;
   const who = killed === 1 ? (stopped === 1 ? "it did not stop on SIGTERM and was" : "1 did not stop on SIGTERM and was") : `${killed} did not stop on SIGTERM and were`;
-  return `${note}; ${who} killed after the kill grace (${formatSetMs(killGraceMs)}); ${advice}`;
+  return `${note}; ${who} killed after the kill grace (${formatSetMs(killGraceMs)})${also}; ${advice}`;
 }
 
 /** "build: process 4242 (sleep) has been stopped for at least 10s (SIGSTOP or SIGTSTP), and the task waits for it: `kill -CONT 4242` resumes it". */

@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn, setTimeout as delay } from "node:timers/promises";
 import { LongTimer } from "../engine/long-timer.js";
-import { sessionHasProcesses, sessionLeaderStart, sessionProcessCount, signalProcessGroup, signalSession, unwatchSession, watchSession, type SessionSignaller } from "./process-groups.js";
+import { readSignalState, stillRunning } from "./proc-read.js";
+import { sessionHasProcesses, sessionLeaderStart, sessionPids, sessionProcessCount, signalProcessGroup, signalSession, unwatchSession, watchSession, type SessionSignaller } from "./process-groups.js";
 import { monotonicMs } from "../monotonic.js";
 
 /** How often a lingering group is checked while it is being terminated. */
@@ -18,10 +19,20 @@ const KILL_SETTLE_MS = 1500;
 
 /** What reap() stopped of a task that ended by itself: the processes it left running. */
 export interface Leftovers {
-  /** How many there were when they got SIGTERM. */
+  /** How many taskq's signals ended: those still there when they got SIGTERM that did not ignore it, and those its SIGKILL found. */
   stopped: number;
   /** How many were still there after the kill grace, and got SIGKILL. */
   killed: number;
+  /** How many were there at the SIGTERM, ignored it, and ended by themselves before any SIGKILL: not stopped by taskq. */
+  endedByThemselves: number;
+}
+
+/** A process a leftovers' SIGTERM reached (see GroupTerminator.reap). */
+interface Signalled {
+  start: string;
+  ignoresTerm: boolean;
+  /** Still there when taskq sent SIGKILL: that ended it, whatever it did with the SIGTERM. */
+  killed: boolean;
 }
 
 /**
@@ -51,6 +62,12 @@ export class GroupTerminator implements SessionSignaller {
    * (`env -i`) and ignored the SIGTERM was never SIGKILLed: it outlived taskq.
    */
   #shellStart: string | undefined;
+  /**
+   * The processes an ended task left running, as its SIGTERM reached them (see reap): a process that
+   * ignored it and then ended by itself before any SIGKILL was not stopped by taskq, nor one that had
+   * ended before the SIGTERM went.
+   */
+  #signalled: Map<number, Signalled> | undefined;
 
   constructor(pgid: number, graceMs: number) {
     this.#pgid = pgid;
@@ -64,6 +81,7 @@ export class GroupTerminator implements SessionSignaller {
    */
   signalAll(signal: NodeJS.Signals): void {
     if (signal === "SIGKILL") {
+      this.#markKilled();
       // At once, not after the grace: what it kills is not counted as what ignored a SIGTERM (see reap's leftovers).
       this.#killTimer?.clear();
       this.#terminating = true;
@@ -119,6 +137,7 @@ export class GroupTerminator implements SessionSignaller {
     this.#killTimer?.clear();
     this.#terminating = true;
     this.#killed = true;
+    this.#markKilled();
     // Counted from the pass the signal then uses (shared): what ignored the SIGTERM, for reap's caller.
     if (!this.#shellAlive) this.#killedCount = sessionProcessCount(this.#pgid, true, this.#stoppedWhileAlive, this.#shellStart);
     signalSession(this.#pgid, "SIGKILL", this.#shellAlive, this.#stoppedWhileAlive, this.#shellStart);
@@ -161,8 +180,10 @@ export class GroupTerminator implements SessionSignaller {
       stopped = sessionProcessCount(this.#pgid, true, this.#stoppedWhileAlive, this.#shellStart);
       if (stopped === 0) return undefined;
     }
+    // What the SIGTERM reaches, as it goes: what is gone already is not said to be stopped.
+    if (!stoppingTask) this.#signalled = signalledNow(sessionPids(this.#pgid, true, this.#stoppedWhileAlive, this.#shellStart));
     this.terminate();
-    const leftovers = (): Leftovers | undefined => (stoppingTask ? undefined : { stopped, killed: this.#killedCount });
+    const leftovers = (): Leftovers | undefined => (stoppingTask ? undefined : this.#leftovers());
     let killedAt: number | undefined;
     // Polled with the other tasks being stopped: one pass over /proc per turn for all of them.
     while (sessionHasProcesses(this.#pgid, true, this.#stoppedWhileAlive, this.#shellStart)) {
@@ -176,9 +197,46 @@ export class GroupTerminator implements SessionSignaller {
     return leftovers();
   }
 
+  /** Before a SIGKILL: the signalled processes still there are ended by it, not by themselves. */
+  #markKilled(): void {
+    if (this.#signalled === undefined) return;
+    for (const [pid, process] of this.#signalled) if (!process.killed && stillRunning(pid, process.start)) process.killed = true;
+  }
+
+  /**
+   * What taskq stopped of the processes the task left running: those its SIGTERM reached that did not
+   * ignore it, and those its SIGKILL found (after the grace, or a second Ctrl-C's); apart, those that
+   * ignored the SIGTERM and ended by themselves. Undefined when none was there by the SIGTERM.
+   */
+  #leftovers(): Leftovers | undefined {
+    let stoppedByTerm = 0;
+    let killedSignalled = 0;
+    let endedByThemselves = 0;
+    for (const process of this.#signalled?.values() ?? []) {
+      if (process.killed) killedSignalled++;
+      else if (process.ignoresTerm) endedByThemselves++;
+      else stoppedByTerm++;
+    }
+    // After the grace, the SIGKILL's own count (processes started since the SIGTERM too); else the signalled it found.
+    const killed = this.#killedCount;
+    const stopped = stoppedByTerm + (this.#graceRanOut ? Math.max(killed, killedSignalled) : killedSignalled);
+    if (stopped === 0 && endedByThemselves === 0) return undefined;
+    return { stopped, killed: this.#graceRanOut ? Math.max(killed, killedSignalled) : killed, endedByThemselves };
+  }
+
   /** Stops the pending SIGKILL: the group is gone and its pgid may be reused. */
   dispose(): void {
     this.#killTimer?.clear();
     unwatchSession(this);
   }
+}
+
+/** The processes `pids` that are still there, as a signal is about to reach them (see GroupTerminator.reap). */
+function signalledNow(pids: readonly number[]): Map<number, Signalled> {
+  const signalled = new Map<number, Signalled>();
+  for (const pid of pids) {
+    const state = readSignalState(pid);
+    if (state !== undefined) signalled.set(pid, { ...state, killed: false });
+  }
+  return signalled;
 }

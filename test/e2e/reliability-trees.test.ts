@@ -82,6 +82,32 @@ describe("process trees and timeouts", () => {
     expect(plain.stdout.match(/ note +.*/g)).toEqual([" note    bg: stopped 1 process it left running (`wait` for it in the script, or start it with `setsid` to leave it running on purpose)"]);
   });
 
+  it("a process left running that ignores SIGTERM and then ends by itself within the kill grace is not said to be stopped by taskq", { timeout: 60_000 }, async () => {
+    // Ignored before the exec: the sleep ignores SIGTERM too, and ends by itself after a second, well within the grace.
+    const ignoring = (ready: string, seconds: string): string => `sh -c ''trap "" TERM; touch ${ready}; exec sleep ${seconds}'' & until [ -f ${ready} ]; do sleep 0.01; done`;
+    const yaml = tasksYaml([
+      ["alone", `{ run: '${ignoring("ready-a", "1")}; echo started' }`],
+      ["beside", `{ run: 'sleep 1000 & ${ignoring("ready-b", "1")}; echo started' }`],
+    ]);
+    const json = await runToEnd(yaml, ["-j", "2", "--kill-grace", "20s", "--output", "json"]);
+    expect(json.code).toBe(0);
+    const notes = jsonEvents(json.stdout)
+      .filter((e) => e.event === "note")
+      .map((e) => [e.id, e.message])
+      .sort();
+    // Before: "alone: stopped 1 process it left running" and "beside: stopped 2 processes it left running", though taskq's
+    // SIGTERM stopped none of the ignoring ones: each ended by itself, its task's end waiting for it.
+    expect(notes).toEqual([
+      ["alone", "alone: 1 process it left running ignored SIGTERM and ended by itself within the kill grace (20s), which the task's end waited for; `wait` for it in the script, or start it with `setsid` to leave it running on purpose"],
+      [
+        "beside",
+        "beside: stopped 1 process it left running; 1 more process it left running ignored SIGTERM and ended by itself within the kill grace (20s), which the task's end waited for; `wait` for them in the script, or start them with `setsid` to leave them running on purpose",
+      ],
+    ]);
+    // Within the grace: no SIGKILL was needed.
+    for (const id of ["alone", "beside"]) expect(attemptSpan(json.stdout, id, "succeeded")).toBeLessThan(20_000);
+  });
+
   it("times out `sleep 1000` and `sleep 1000 & sleep 1000` within timeout + grace + 0.5 s, and the sleeps are gone (case 9)", async () => {
     const yaml = tasksYaml([
       ["one", '{ run: "echo pgid $$; sleep 1000", timeout: 300ms }'],
