@@ -56,6 +56,11 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
   // `taskq prune --logs` leaves the folder alone until the run ends (or taskq does).
   const releaseLogDir = holdLogFolder(logDir);
   const renderer = await createRenderer(options.output, { color: options.color });
+  /**
+   * The signals of the attempts whose command runs: one its timeout aborted is being stopped already, and the shutdown's
+   * note does not count it, nor one whose command has ended (taskq stops what it left running, on its own clock).
+   */
+  const attempts = new Set<AbortSignal>();
   const shell = createShellHandler({
     runId,
     logDir,
@@ -66,12 +71,15 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
     shutdownSignals,
     // Made again after a task deleted it: `prune --logs` must see it is in use.
     onLogDirRemade: () => renewLogFolderHold(logDir),
+    // Its command ended by itself: a stop of the run's tasks would not stop it, and its note does not count it. One
+    // that ended as it was stopped stays: the queue's deadline may abort the attempts just before the note counts them.
+    onCommandEnded: (attempt) => {
+      if (!attempt.aborted) attempts.delete(attempt);
+    },
   });
   expectTaskPipes(workflow.tasks.length * (mergeOutput ? 1 : 2));
   // Before the first task of several; one task alone starts it just after its spawn (see group-guard.ts).
   if (workflow.tasks.length > 1) startGroupGuard(options.killGraceMs);
-  /** The signals of the attempts running: one its timeout aborted is being stopped already, and the shutdown's note does not count it. */
-  const attempts = new Set<AbortSignal>();
   const queue = new Queue({
     concurrency: fitted.concurrency,
     // The queue keeps each task's value for the run (queue.result()); the CLI never reads a

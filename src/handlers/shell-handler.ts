@@ -356,6 +356,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       terminator.shellExited();
       exit = outcome.exit ?? { code: null, signal: null };
       running = false;
+      options.onCommandEnded?.(ctx.signal);
       unwatchStopped(pid);
       kill.byTaskq = sigkilledByTaskq(pid);
       // Killed by the signal that stops taskq (sent to its process group as the shell started, see

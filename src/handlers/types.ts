@@ -122,6 +122,11 @@ export interface ShellHandlerOptions {
   /** Called when the log folder was found deleted during the run and was made again. */
   onLogDirRemade?: () => void;
   /**
+   * Called when an attempt's command has ended (its shell exited), with the attempt's signal: what is left of the
+   * attempt is taskq's (stopping what it left running, reading its last output), which a stop of it would not change.
+   */
+  onCommandEnded?: (attempt: AbortSignal) => void;
+  /**
    * Log files are opened on the main thread until opening one takes longer than this
    * (averaged over the last few), then in libuv's thread pool. Default 0.25 ms; 0 opens
    * them in the pool from the second task on (tests use it).

@@ -462,6 +462,25 @@ describe("signals and shutdown", () => {
     expect(result.stdout).not.toContain("after the kill grace (20s)");
   });
 
+  it("when the time to finish has passed, a task whose command has ended (taskq waits out what it left running) is not counted among the running tasks stopped", { timeout: 60_000 }, async () => {
+    const yaml = tasksYaml([
+      // Its command ends at once; what it leaves ignores SIGTERM, so its attempt waits out the kill grace.
+      ["ended", `{ run: "sh -c 'trap \\"\\" TERM; touch ready; exec sleep 30' & until [ -f ready ]; do sleep 0.01; done; echo left" }`],
+      ["long", '{ run: "echo up; sleep 30" }'],
+    ]);
+    const run = await startRun(yaml, ["-j", "2", "--kill-grace", "5s", "--shutdown-timeout", "500ms", "--output", "plain"]);
+    await waitForOutput(run, /long \| up/);
+    await waitForOutput(run, /ended \| left/);
+    await delay(300);
+    run.signalTaskq("SIGTERM");
+    const { result } = await run.exited;
+    expect(result.code).toBe(143);
+    // Before: "stopping the 2 running tasks", though only `long` was stopped: `ended` then succeeded.
+    expect(result.stdout).toContain("the 500ms to finish have passed: stopping the running task (SIGTERM, then SIGKILL 5s later)");
+    expect(result.stdout).toMatch(/ ok +ended\n/);
+    expect(result.stdout).toMatch(/ cancel +long: aborted by shutdown\n/);
+  });
+
   it("a task whose last attempt wrote nothing and failed by itself in the time to finish keeps the lines of the attempt before it", async () => {
     const yaml = tasksYaml([
       ["t", '{ run: "if [ $TASKQ_ATTEMPT = 1 ]; then echo line-of-attempt-1; exit 1; fi; while [ ! -e go ]; do sleep 0.05; done; exit 1", retries: 2, backoff: { base: 1ms, max: 1ms } }'],
