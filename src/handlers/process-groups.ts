@@ -33,7 +33,13 @@ import { monotonicMs } from "../monotonic.js";
  */
 const liveGroups = new Set<number>();
 /** Sessions whose shell has exited, with their kill grace: the next sweep stops what they left in other groups. */
-const endedSessions = new Map<number, number>();
+const endedSessions = new Map<number, EndedSession>();
+
+interface EndedSession {
+  graceMs: number;
+  /** Told how many processes the sweep is stopping (none: not told), for a task that ended by itself. */
+  onStopping: ((processes: number) => void) | undefined;
+}
 let sweepTimer: NodeJS.Timeout | undefined;
 let exitHookInstalled = false;
 
@@ -91,11 +97,11 @@ export function registerProcessGroup(pgid: number, killGraceMs: number): void {
  * from now on, so the group leaves every list at once; what the task left in other groups of
  * its session goes at the next sweep.
  */
-export function unregisterProcessGroup(pgid: number, killGraceMs = 0): void {
+export function unregisterProcessGroup(pgid: number, killGraceMs = 0, onStopping?: (processes: number) => void): void {
   sigkilledGroups.delete(pgid);
   if (!liveGroups.delete(pgid)) return;
   unguardGroup(pgid);
-  endedSessions.set(pgid, killGraceMs);
+  endedSessions.set(pgid, { graceMs: killGraceMs, onStopping });
   sweepTimer ??= setTimeout(sweepEndedSessions, SWEEP_AFTER_MS).unref();
 }
 
@@ -410,11 +416,22 @@ function sweepEndedSessions(): void {
   if (endedSessions.size === 0) return;
   const sessions = new Map(endedSessions);
   endedSessions.clear();
-  const groups = markedGroups(new Set(sessions.keys()));
-  if (groups.length === 0) return;
+  const found = markedProcesses(false, new Set(sessions.keys()));
+  const groups = new Set<number>();
+  for (const [sid, inSession] of found) {
+    if (!sessions.has(sid) || inSession.processes === 0) continue;
+    for (const pgid of inSession.groups) groups.add(pgid);
+    // Said, as what a task left in its own group is (see GroupTerminator.reap), or the user never learns of it.
+    try {
+      sessions.get(sid)?.onStopping?.(inSession.processes);
+    } catch {
+      // a failing renderer must not keep them running
+    }
+  }
+  if (groups.size === 0) return;
   for (const pgid of groups) terminateProcessGroup(pgid);
   let graceMs = 0;
-  for (const grace of sessions.values()) graceMs = Math.max(graceMs, grace);
+  for (const session of sessions.values()) graceMs = Math.max(graceMs, session.graceMs);
   // Looked up again: a group gone meanwhile may have had its id used again.
   new LongTimer(
     () => {

@@ -384,7 +384,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       // The group is empty now: its id is free for anyone, and leaves every list at once (the
       // output may take seconds more to drain).
       terminator.dispose();
-      unregisterProcessGroup(pid, options.killGraceMs);
+      // What it left in other groups of its session is stopped a second later: said then, for a task that ended by itself (not in a shutdown, which says it stops them).
+      unregisterProcessGroup(pid, options.killGraceMs, abortReason === undefined ? (count) => sweptNote(task.id, count, options) : undefined);
       // Stopped: its last output must not wait for a reader of ours that may never read again, nor for a daemon it started to fall silent.
       if (abortReason !== undefined) output.stopWaiting();
       clearTimeout(streamTimer);
@@ -436,6 +437,19 @@ function leftoversNote(taskId: string, { stopped, killed, endedByThemselves }: L
   if (killGraceMs <= 0) return `${note}, with SIGKILL beside its SIGTERM (the kill grace is 0)${also}; ${advice}`;
   const who = killed === 1 ? (stopped === 1 ? "it did not stop on SIGTERM and was" : "1 did not stop on SIGTERM and was") : `${killed} did not stop on SIGTERM and were`;
   return `${note}; ${who} killed after the kill grace (${formatSetMs(killGraceMs)})${also}; ${advice}`;
+}
+
+/**
+ * "build: stopping 1 process it left running in another process group of its session (job control, coreutils
+ * `timeout`): SIGTERM, then SIGKILL after the kill grace (5s); ...": what the sweep a second after the task ended stops.
+ * Not said in a shutdown, which stops what the tasks left running with a note of its own.
+ */
+function sweptNote(taskId: string, count: number, options: ShellHandlerOptions): void {
+  if (options.shutdownSignals?.stopping() === true) return;
+  const them = count === 1 ? "it" : "them";
+  const what = `${count} ${count === 1 ? "process" : "processes"} it left running in another process group of its session (job control, coreutils \`timeout\`)`;
+  const how = options.killGraceMs > 0 ? `SIGTERM, then SIGKILL after the kill grace (${formatSetMs(options.killGraceMs)})` : "SIGTERM, then SIGKILL (the kill grace is 0)";
+  options.sink.note?.(`${taskId}: stopping ${what}: ${how}; \`wait\` for ${them} in the script, or start ${them} with \`setsid\` to leave ${them} running on purpose`, taskId);
 }
 
 /** "build: process 4242 (sleep) has been stopped for at least 10s (SIGSTOP or SIGTSTP), and the task waits for it: `kill -CONT 4242` resumes it". */

@@ -108,6 +108,27 @@ describe("process trees and timeouts", () => {
     for (const id of ["alone", "beside"]) expect(attemptSpan(json.stdout, id, "succeeded")).toBeLessThan(20_000);
   });
 
+  it("what a task that ended left in other process groups of its session (job control, coreutils timeout) is stopped with a note naming the task, as what it left in its own group is", { timeout: 60_000 }, async () => {
+    const yaml = tasksYaml([
+      ["jobs", "{ run: \"bash -c 'set -m; sleep 1000 & echo bg'\" }"],
+      ["wrapped", "{ run: \"timeout 100 sh -c 'sleep 1000 & sleep 1000 & echo inner'\" }"],
+      // Keeps the run going past the stop a second after those tasks end.
+      ["after", '{ run: "sleep 3", dependsOn: [jobs, wrapped] }'],
+    ]);
+    const json = await runToEnd(yaml, ["-j", "2", "--kill-grace", "500ms", "--output", "json"]);
+    expect(json.code).toBe(0);
+    const notes = jsonEvents(json.stdout)
+      .filter((e) => e.event === "note" && !String(e.message).includes("still holds its output"))
+      .map((e) => [e.id, e.message])
+      .sort();
+    // Before: nothing; they were stopped without a word.
+    expect(notes).toEqual([
+      ["jobs", "jobs: stopping 1 process it left running in another process group of its session (job control, coreutils `timeout`): SIGTERM, then SIGKILL after the kill grace (500ms); `wait` for it in the script, or start it with `setsid` to leave it running on purpose"],
+      ["wrapped", "wrapped: stopping 2 processes it left running in another process group of its session (job control, coreutils `timeout`): SIGTERM, then SIGKILL after the kill grace (500ms); `wait` for them in the script, or start them with `setsid` to leave them running on purpose"],
+    ]);
+    expect(await sleeping1000(json.runId)).toEqual([]);
+  });
+
   it("times out `sleep 1000` and `sleep 1000 & sleep 1000` within timeout + grace + 0.5 s, and the sleeps are gone (case 9)", async () => {
     const yaml = tasksYaml([
       ["one", '{ run: "echo pgid $$; sleep 1000", timeout: 300ms }'],
