@@ -179,6 +179,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       shutdownSignals,
       // Made again after a task deleted it: `prune --logs` must see it is in use.
       onLogDirRemade: () => renewLogFolderHold(logDir),
+      // Its command ended by itself: the note that the time to finish has passed does not count it among those stopped.
+      onCommandEnded: (signal) => worker.commandEnded(signal),
     });
   }, MARKER_LINGER_MS);
   // Leased tasks beyond what the open-file limit allows would fail to start, and use up their attempts.

@@ -804,6 +804,25 @@ describe("taskq run --store", () => {
     expect(await findLeftovers(runId)).toEqual([]);
   });
 
+  it("when the time to finish has passed, a task whose command has ended (its worker waits out what it left running) is not counted among the running tasks stopped", { timeout: 60_000 }, async () => {
+    const runId = newRunId("command-ended");
+    const ready = path.join(ws.dir, `${runId}.ready`);
+    // `ended`'s command ends at once; what it leaves ignores SIGTERM, so its attempt waits out the kill grace.
+    const file = await workflowFile(
+      "command-ended",
+      `tasks:\n  ended: { run: "sh -c 'trap \\"\\" TERM; touch ${ready}; exec sleep 30' & until [ -e ${ready} ]; do sleep 0.01; done; echo left" }\n  long: { run: "echo up; sleep 30" }\n`,
+    );
+    const run = startRun(file, ["--run-id", runId, "-j", "2", "--shutdown-timeout", "500ms", "--kill-grace", "5s"]);
+    expect(await eventually(() => run.stdout().includes(`${runId}/ended | left`) && run.stdout().includes(`${runId}/long | up`), 15_000)).toBe(true);
+    await sleep(300);
+    run.child.kill("SIGTERM");
+    const result = await run.done;
+    expect(result.code).toBe(143);
+    // Before: "stopping the 2 running tasks", though only `long` was stopped: `ended` then succeeded.
+    expect(result.stdout).toContain("the 500ms to finish have passed: stopping the running task (SIGTERM, then SIGKILL 5s later)");
+    expect(result.stdout).toMatch(new RegExp(` ok +${runId}/ended\\n`));
+  });
+
   it("stopped by SIGINT: cancels the run's tasks that had not started and says so; the run ends, so no worker runs them and prune deletes it", async () => {
     const file = await workflowFile(
       "interrupted",

@@ -65,6 +65,7 @@ export class Attempt {
   readonly #handlerEnded: Promise<void>;
   #endHandler = (): void => undefined;
   #handlerDone = false;
+  #commandDone = false;
   /**
    * The answer of the renewal last sent while the handler ran, which waits for its row's lock: the end's record waits
    * for it before it locks that row. Sent before the end but reaching the database after the record had locked the row
@@ -114,6 +115,21 @@ export class Attempt {
   /** True once the attempt was aborted (a timeout, a cancel, a lost lease, the worker stopping). */
   get aborted(): boolean {
     return this.#controller.signal.aborted;
+  }
+
+  /** True once the task's command ended by itself (before any abort): what is left of the attempt is taskq's (see commandEnded). */
+  get commandDone(): boolean {
+    return this.#commandDone;
+  }
+
+  /**
+   * The handler says the command of the attempt with `signal` has ended (its shell exited; see ShellHandlerOptions.onCommandEnded):
+   * a stop of the worker's tasks would not stop it. Not once the attempt was aborted: it ended as it was stopped.
+   */
+  commandEnded(signal: AbortSignal): boolean {
+    if (signal !== this.#controller.signal) return false;
+    if (!signal.aborted) this.#commandDone = true;
+    return true;
   }
 
   /**

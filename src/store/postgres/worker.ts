@@ -157,6 +157,11 @@ export class PostgresWorker {
     return [...this.#running.values()].map((attempt) => `${attempt.task.runId}/${attempt.task.key}`);
   }
 
+  /** The handler says the command of the attempt with `signal` has ended by itself: the stop's note does not count it. */
+  commandEnded(signal: AbortSignal): void {
+    for (const attempt of this.#running.values()) if (attempt.commandEnded(signal)) return;
+  }
+
   /**
    * Aborts every running attempt now (reason SHUTDOWN): each one's lease is given
    * back when its handler settles, and the attempt is not counted. For a second
@@ -193,7 +198,8 @@ export class PostgresWorker {
     const settled = Promise.all(running.map((attempt) => attempt.done)).then(() => "settled" as const);
     if ((await Promise.race([settled, deadline])) === "deadline") {
       // Those still running that no second signal has stopped already: the user is told why they get SIGTERM now.
-      const stopped = running.filter((attempt) => !attempt.handlerDone && !attempt.aborted).length;
+      // Nor those whose command has ended by itself: taskq waits out what it left running, on its own clock.
+      const stopped = running.filter((attempt) => !attempt.handlerDone && !attempt.aborted && !attempt.commandDone).length;
       if (stopped > 0) this.#emit({ type: "deadline-passed", running: stopped });
       this.abortRunning(this.#abortGraceMs);
       // Each handler ends once its task's processes are gone (SIGTERM, then SIGKILL after the kill grace): only
