@@ -125,6 +125,10 @@ export async function stopLeftovers(
   options: { signal?: AbortSignal; onFound?: (groups: number) => void; onKillNow?: (groups: number) => void } = {},
 ): Promise<void> {
   const abortedBefore = options.signal?.aborted === true;
+  // This stops every marked process, those the sweep would stop a second after their task ended too: not twice, nor said twice.
+  clearTimeout(sweepTimer);
+  sweepTimer = undefined;
+  endedSessions.clear();
   const groups = markedGroups(undefined);
   if (groups.length === 0) {
     leftNothing = liveGroups.size === 0;

@@ -129,6 +129,17 @@ describe("process trees and timeouts", () => {
     expect(await sleeping1000(json.runId)).toEqual([]);
   });
 
+  it("what the last task left in another process group, ignoring SIGTERM, is stopped once, by the run's end, with its one note", { timeout: 60_000 }, async () => {
+    const yaml = tasksYaml([["jobs", "{ run: \"bash -c 'set -m; trap \\\"\\\" TERM; sleep 1000 & echo bg'\" }"]]);
+    const plain = await runToEnd(yaml, ["--kill-grace", "3s", "--output", "plain"]);
+    expect(plain.code).toBe(0);
+    // Before, the task's note came too, a second after the run's, while the run's end waited out the kill grace.
+    expect(plain.stdout.match(/ note +.*/g)).toEqual([
+      expect.stringMatching(/^ note {4}jobs: a process it left running still holds its output/),
+      " note    stopping the process group the tasks left running (SIGTERM, then SIGKILL 3s later; Ctrl-C or SIGTERM kills it now)",
+    ]);
+  });
+
   it("times out `sleep 1000` and `sleep 1000 & sleep 1000` within timeout + grace + 0.5 s, and the sleeps are gone (case 9)", async () => {
     const yaml = tasksYaml([
       ["one", '{ run: "echo pgid $$; sleep 1000", timeout: 300ms }'],
