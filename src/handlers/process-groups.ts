@@ -251,6 +251,18 @@ export function sessionPids(sid: number, shared = false, wholeSession = false, s
 }
 
 /**
+ * Whether group `pgid` of session `sid` has a member that is not a zombie: an orphan that has exited stays in its
+ * group, a zombie, until an init reaps it, which one that does not reap (taskq as a container's PID 1) may never do.
+ */
+export function groupHasLiveMembers(sid: number, pgid: number): boolean {
+  // The pass of this turn, shared (many tasks ending at once leave what they started): where it shows one, there is
+  // one, or was as late as that pass, which a wait for it to leave the group looks at again. Where it shows none, it
+  // may predate a background job: a pass now, of that session alone, says.
+  if (markedProcesses(true).get(sid)?.allGroups.has(pgid) === true) return true;
+  return markedProcesses(false, new Set([sid])).get(sid)?.allGroups.has(pgid) === true;
+}
+
+/**
  * The start time of the process that leads session `sid` (its pid is `sid`), from the pass over
  * /proc of this turn of the event loop, shared: for a task's shell not yet reaped, what tells it
  * from a process given its pid later (see signalSession). Undefined when the pass did not see it.

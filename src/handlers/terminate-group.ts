@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn, setTimeout as delay } from "node:timers/promises";
 import { LongTimer } from "../engine/long-timer.js";
 import { readSignalState, stillRunning } from "./proc-read.js";
-import { sessionHasProcesses, sessionLeaderStart, sessionPids, sessionProcessCount, signalProcessGroup, signalSession, unwatchSession, watchSession, type SessionSignaller } from "./process-groups.js";
+import { groupHasLiveMembers, sessionHasProcesses, sessionLeaderStart, sessionPids, sessionProcessCount, signalProcessGroup, signalSession, unwatchSession, watchSession, type SessionSignaller } from "./process-groups.js";
 import { monotonicMs } from "../monotonic.js";
 
 /** How often a lingering group is checked while it is being terminated. */
@@ -160,6 +160,8 @@ export class GroupTerminator implements SessionSignaller {
     // A task that exited leaves what is in other groups of its session to the next sweep.
     let groupLeft = signalProcessGroup(this.#pgid, 0);
     if (!this.#terminating && !groupLeft) return undefined;
+    // Zombies alone (orphans that have exited, which an init that does not reap leaves there): nothing to wait for, or stop.
+    if (!this.#terminating && !groupHasLiveMembers(this.#pgid, this.#pgid)) return undefined;
     // A task that ended by itself: a member on its way out of the group is a daemon, not a
     // leftover (`setsid server &` as the last command: the shell may exit between the
     // child's fork and its setsid, and a SIGTERM then killed it about 1 time in 6).

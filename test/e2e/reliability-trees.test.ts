@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BIN, runCli, startCli } from "../helpers/cli.js";
+import { bestOfAlternating } from "../helpers/timing.js";
 import { findLeftovers, isAlive } from "../helpers/processes.js";
 import { SLACK_MS, checkAllClean, delay, jsonEvents, readLedger, runToEnd, singleRunId, startRun, tasksYaml, waitForOutput, waitUntil } from "./reliability-harness.js";
 
@@ -46,6 +47,25 @@ describe("process trees and timeouts", () => {
       const plain = spawnSync(process.execPath, args, options);
       expect(plain.status).toBe(0);
       expect(plain.stdout).not.toContain("PID 1");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.skipIf(!canBePidOne)("where no init reaps orphans (taskq as PID 1), a task whose background job has exited ends as soon as one that started none: its zombie is not waited for", { timeout: 120_000 }, async () => {
+    // Before, each such task waited the 0.1 s given a process on its way out of the group (setsid) for the zombie.
+    const dir = await mkdtemp(path.join(tmpdir(), "taskq-zombies-"));
+    try {
+      const tasks = (run: string): string => tasksYaml(Array.from({ length: 10 }, (_, index): [string, string] => [`t${index}`, `{ run: "${run}" }`]));
+      await writeFile(path.join(dir, "orphans.yaml"), tasks("(true &); sleep 0.02"));
+      await writeFile(path.join(dir, "plain.yaml"), tasks("true; true; sleep 0.02"));
+      const options = { cwd: dir, encoding: "utf8" as const, env: { ...process.env, NO_COLOR: "1" }, timeout: 60_000 };
+      const asPidOne = (file: string) => (): void => {
+        const result = spawnSync("unshare", ["--pid", "--fork", "--mount-proc", process.execPath, BIN, "run", file, "-j", "1", "--log-dir", "logs"], options);
+        expect(result.status, result.stdout + result.stderr).toBe(0);
+      };
+      const [orphans, plain] = bestOfAlternating(1, asPidOne("orphans.yaml"), asPidOne("plain.yaml"), 3);
+      expect(orphans).toBeLessThan(plain * 1.5);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
