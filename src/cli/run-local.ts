@@ -72,7 +72,7 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
     // Made again after a task deleted it: `prune --logs` must see it is in use.
     onLogDirRemade: () => renewLogFolderHold(logDir),
     // Its command ended by itself: a stop of the run's tasks would not stop it, and its note does not count it. One
-    // that ended as it was stopped stays: the queue's deadline may abort the attempts just before the note counts them.
+    // that ended as it was stopped (its timeout, a hard stop) stays: it was being stopped.
     onCommandEnded: (attempt) => {
       if (!attempt.aborted) attempts.delete(attempt);
     },
