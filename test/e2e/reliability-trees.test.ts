@@ -11,6 +11,14 @@ import { SLACK_MS, checkAllClean, delay, jsonEvents, readLedger, runToEnd, singl
 
 afterEach(() => checkAllClean());
 
+/** The notes of a run's JSON records, each as [its task's id, its message], sorted. */
+function taskNotes(stdout: string): unknown[][] {
+  return jsonEvents(stdout)
+    .filter((e) => e.event === "note")
+    .map((e) => [e.id, e.message])
+    .sort();
+}
+
 /** The run's processes running `sleep 1000`. */
 async function sleeping1000(runId: string): Promise<number[]> {
   const found: number[] = [];
@@ -82,10 +90,7 @@ describe("process trees and timeouts", () => {
     const json = await runToEnd(yaml, ["-j", "4", "--kill-grace", "500ms", "--output", "json"]);
     expect(json.code).toBe(0);
     // Each names its task in `id`, as every other record of a task does: a script need not parse the message.
-    const notes = jsonEvents(json.stdout)
-      .filter((e) => e.event === "note")
-      .map((e) => [e.id, e.message])
-      .sort();
+    const notes = taskNotes(json.stdout);
     expect(notes).toEqual([
       ["bg", "bg: stopped 1 process it left running (`wait` for it in the script, or start it with `setsid` to leave it running on purpose)"],
       [
@@ -111,10 +116,7 @@ describe("process trees and timeouts", () => {
     ]);
     const json = await runToEnd(yaml, ["-j", "2", "--kill-grace", "20s", "--output", "json"]);
     expect(json.code).toBe(0);
-    const notes = jsonEvents(json.stdout)
-      .filter((e) => e.event === "note")
-      .map((e) => [e.id, e.message])
-      .sort();
+    const notes = taskNotes(json.stdout);
     // Before: "alone: stopped 1 process it left running" and "beside: stopped 2 processes it left running", though taskq's
     // SIGTERM stopped none of the ignoring ones: each ended by itself, its task's end waiting for it.
     expect(notes).toEqual([
@@ -137,10 +139,7 @@ describe("process trees and timeouts", () => {
     ]);
     const json = await runToEnd(yaml, ["-j", "2", "--kill-grace", "500ms", "--output", "json"]);
     expect(json.code).toBe(0);
-    const notes = jsonEvents(json.stdout)
-      .filter((e) => e.event === "note" && !String(e.message).includes("still holds its output"))
-      .map((e) => [e.id, e.message])
-      .sort();
+    const notes = taskNotes(json.stdout).filter(([, message]) => !String(message).includes("still holds its output"));
     // Before: nothing; they were stopped without a word.
     expect(notes).toEqual([
       ["jobs", "jobs: stopping 1 process it left running in another process group of its session (job control, coreutils `timeout`): SIGTERM, then SIGKILL after the kill grace (500ms); `wait` for it in the script, or start it with `setsid` to leave it running on purpose"],
