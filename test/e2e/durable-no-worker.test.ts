@@ -110,6 +110,39 @@ describe("status says when no worker is connected to the run's store", () => {
     expect(last).toEqual({ code: 1, stderr: note(schema) });
   }, 30_000);
 
+  it("a `run --store` counts for its own run only: it leases no other run's tasks, of its store or an earlier taskq's", async () => {
+    const schema = newSchema();
+    const waiting = await submitted(schema);
+    const long = await workspace("tasks:\n  s: { run: 'echo started; sleep 1000' }\n");
+    const ownId = `own-${randomBytes(4).toString("hex")}`;
+    const run = startCli(["run", "--store", DATABASE_URL, "--run-id", ownId, "-j", "1", "--log-dir", long.logs, "--shutdown-timeout", "0.5s", "--kill-grace", "1s", long.file], options(schema));
+    workers.push(run);
+    expect(await eventually(() => run.stdout().includes(`${ownId}/s | started`) || run.child.exitCode !== null, 15_000)).toBe(true);
+    // Its own run has a worker: no note.
+    const own = await runCli(["status", ownId], options(schema));
+    expect({ code: own.code, stderr: own.stderr }).toEqual({ code: 1, stderr: "" });
+    // The other run's tasks wait for a worker all the same: the run --store never leases them.
+    expect(await status(schema, waiting)).toEqual({ code: 1, stderr: note(schema) });
+    // Nor does an earlier taskq's run --store of another run (its session's name says no store) keep the note back.
+    const earlier = new pg.Client({ connectionString: DATABASE_URL, application_name: `taskq run r-earlier-${randomBytes(4).toString("hex")}` });
+    await earlier.connect();
+    try {
+      expect(await status(schema, waiting)).toEqual({ code: 1, stderr: note(schema) });
+    } finally {
+      await earlier.end();
+    }
+    // An earlier taskq's run --store of this very run id may be serving it (its store not known): nothing is said.
+    const earlierOfThisRun = new pg.Client({ connectionString: DATABASE_URL, application_name: `taskq run ${waiting}` });
+    await earlierOfThisRun.connect();
+    try {
+      expect(await status(schema, waiting)).toEqual({ code: 1, stderr: "" });
+    } finally {
+      await earlierOfThisRun.end();
+    }
+    run.child.kill("SIGINT");
+    expect((await run.done).code).toBe(130);
+  }, 60_000);
+
   it("not of a run that has ended", async () => {
     const schema = newSchema();
     const runId = await submitted(schema);

@@ -324,7 +324,7 @@ export async function statusCommand(runId: string, flags: Flags): Promise<number
     const read = ended ?? (await store.runStatus(runId));
     const code = await printRunSummary(store, runId, { color: flags.color !== false, json: flags.output === "json" }, read);
     // Said only where it is known: not where a session of an earlier taskq's worker, whose store its name does not say, is connected.
-    if (read.state === "running" && (await store.workersConnected()) === false) {
+    if (read.state === "running" && (await store.workersConnected(runId)) === false) {
       process.stderr.write(`note: no worker is connected to this store (schema "${store.schema}"): the run's tasks wait until one is (taskq worker)\n`);
     }
     return code;

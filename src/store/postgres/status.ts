@@ -244,21 +244,24 @@ function tailWorker(
 }
 
 /**
- * Whether a worker of the store in `schema` is connected to the database: a session named as a worker's (`taskq
- * worker <id>`) or a `run --store`'s (`taskq run <run id>`), ending as this store's do (storeNameEnds), in this database.
- * Undefined where that cannot be told: a session of such a name without a store's end is an earlier taskq's, whose
- * store is not known (a rolling upgrade), or this role may not read pg_stat_activity. Every session's name is there
- * to read, another role's too.
+ * Whether a worker of the store in `schema` that may run `runId`'s tasks is connected to the database: a session named
+ * as a worker's (`taskq worker <id>`), ending as this store's do (storeNameEnds), or as the run's own `run --store`'s
+ * (`taskq run <run id>`), in this database. A `run --store` of another run counts for nothing: it leases only its own
+ * run's tasks. Undefined where that cannot be told: a worker's session without a store's end is an earlier taskq's,
+ * whose store is not known (a rolling upgrade), as is one named as an earlier taskq's `run --store` of this run; or
+ * this role may not read pg_stat_activity. Every session's name is there to read, another role's too.
  */
-export async function workersConnected(pool: pg.Pool, schema: string): Promise<boolean | undefined> {
+export async function workersConnected(pool: pg.Pool, schema: string, runId: string): Promise<boolean | undefined> {
+  const [whole, digest] = storeNameEnds(schema);
   const result = await pool
     .query<{ ours: boolean; unknown: boolean }>(
-      `SELECT coalesce(bool_or(right(application_name, length($1)) = $1 OR right(application_name, length($2)) = $2), false) AS ours,
-              coalesce(bool_or(application_name !~ ' in ([a-z_][a-z0-9_]*|#[0-9a-f]{16})$'), false) AS unknown
-         FROM pg_stat_activity
-        WHERE datname = current_database() AND pid <> pg_backend_pid()
-          AND (starts_with(application_name, 'taskq worker ') OR starts_with(application_name, 'taskq run '))`,
-      storeNameEnds(schema),
+      `SELECT coalesce(bool_or(worker AND (right(application_name, length($1)) = $1 OR right(application_name, length($2)) = $2) OR application_name = $3), false) AS ours,
+              coalesce(bool_or(worker AND application_name !~ ' in ([a-z_][a-z0-9_]*|#[0-9a-f]{16})$' OR application_name = $4), false) AS unknown
+         FROM (SELECT application_name, starts_with(application_name, 'taskq worker ') AS worker
+                 FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid()
+                  AND (starts_with(application_name, 'taskq worker ') OR starts_with(application_name, 'taskq run '))) AS named`,
+      [whole, digest, storeApplicationName(`taskq run ${runId}`, schema), applicationName(`taskq run ${runId}`)],
     )
     .catch(() => undefined);
   const row = result?.rows[0];

@@ -437,11 +437,12 @@ export class PostgresStore {
   }
 
   /**
-   * Whether a worker of this store (`taskq worker`, `run --store`) is connected to the database; undefined where
-   * that cannot be told (see workersConnected). Only a finer wording: an error reading it is undefined too.
+   * Whether a worker of this store that may run `runId`'s tasks (`taskq worker`, or that run's `run --store`) is
+   * connected to the database; undefined where that cannot be told (see workersConnected). Only a finer wording: an
+   * error reading it is undefined too.
    */
-  async workersConnected(): Promise<boolean | undefined> {
-    return workersConnected(this.pool, this.schema);
+  async workersConnected(runId: string): Promise<boolean | undefined> {
+    return workersConnected(this.pool, this.schema, runId);
   }
 
   /** Failed tasks, of one run or of all. */
