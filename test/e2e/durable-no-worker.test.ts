@@ -143,6 +143,26 @@ describe("status says when no worker is connected to the run's store", () => {
     expect((await run.done).code).toBe(130);
   }, 60_000);
 
+  it("--watch says it once, as the watch starts, and not where a worker of the store is connected", async () => {
+    const schema = newSchema();
+    const runId = await submitted(schema);
+    /** A watch's output once its second line is out (a second after its first), then stopped. */
+    const watched = async (): Promise<{ stdout: string; stderr: string }> => {
+      const watch = startCli(["status", runId, "--watch"], options(schema));
+      workers.push(watch);
+      expect(await eventually(() => watch.stdout().split("\n").length > 2 || watch.child.exitCode !== null, 15_000)).toBe(true);
+      watch.child.kill("SIGINT");
+      await watch.done;
+      return { stdout: watch.stdout(), stderr: watch.stderr() };
+    };
+    // Before: nothing, a watch of a run that never moves for want of a worker.
+    const alone = await watched();
+    expect(alone.stdout).toContain(`${runId}: 0 succeeded, 0 failed, 0 cancelled, 1 unfinished (1 scheduled)\n`);
+    expect(alone.stderr).toBe(`note: no worker is connected to this store (schema "${schema}") (as the watch started): the run's tasks wait until one is (taskq worker)\n`);
+    await worker(schema);
+    expect((await watched()).stderr).toBe("");
+  }, 60_000);
+
   it("not of a run that has ended", async () => {
     const schema = newSchema();
     const runId = await submitted(schema);

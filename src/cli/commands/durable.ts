@@ -274,6 +274,11 @@ export async function workerCommand(flags: Flags): Promise<number> {
   }
 }
 
+/** What `status` says of a run not finished whose store no worker is connected to (see workersConnected). */
+function noWorkerNote(schema: string, when: string): string {
+  return `note: no worker is connected to this store (schema "${schema}")${when}: the run's tasks wait until one is (taskq worker)\n`;
+}
+
 /** `taskq status RUN`: the run's summary, and with --watch, refreshed until it ends. */
 export async function statusCommand(runId: string, flags: Flags): Promise<number> {
   runIdArgument(runId);
@@ -285,6 +290,8 @@ export async function statusCommand(runId: string, flags: Flags): Promise<number
       try {
         /** The last read that found the run: a run deleted after it (by a prune) is told as deleted, not as a mistyped id. */
         let last: RunStatus | undefined;
+        /** Whether the watch has looked for a worker: once, at its first read of the run running. */
+        let lookedForWorker = false;
         for (;;) {
           let status: RunStatus | Error;
           try {
@@ -312,6 +319,12 @@ export async function statusCommand(runId: string, flags: Flags): Promise<number
           } else {
             // The counts as the summary record that ends the watch gives them (and the plain line words them): SCHEDULED and READY, not the store's queued.
             process.stdout.write(json ? `${toJson({ ts, event: "progress", runId, counts: summaryCounts(status) })}\n` : `${ts} ${runId}: ${countsLine(status)}\n`);
+            // `taskq submit f.yaml && taskq status --watch RUN` with no worker anywhere watched a run that never moved, in silence.
+            if (!lookedForWorker) {
+              lookedForWorker = true;
+              // A database that stops answering just then is the watch's next read's to ride out, not a reason to end it.
+              if ((await store.workersConnected(runId).catch(() => undefined)) === false) process.stderr.write(noWorkerNote(store.schema, " (as the watch started)"));
+            }
           }
           await sleep(1000, undefined, { signal: stdout.gone }).catch(() => undefined);
           // `status --watch | head -1`: no one reads any more; the run is not finished (exit 1).
@@ -324,9 +337,7 @@ export async function statusCommand(runId: string, flags: Flags): Promise<number
     const read = ended ?? (await store.runStatus(runId));
     const code = await printRunSummary(store, runId, { color: flags.color !== false, json: flags.output === "json" }, read);
     // Said only where it is known: not where a session of an earlier taskq's worker, whose store its name does not say, is connected.
-    if (read.state === "running" && (await store.workersConnected(runId)) === false) {
-      process.stderr.write(`note: no worker is connected to this store (schema "${store.schema}"): the run's tasks wait until one is (taskq worker)\n`);
-    }
+    if (read.state === "running" && (await store.workersConnected(runId)) === false) process.stderr.write(noWorkerNote(store.schema, ""));
     return code;
     // The watch says each second that the database does not answer, rather than trying for seconds in silence.
   }, { retrying: flags.watch !== true, applicationName: `taskq status ${runId}` });
