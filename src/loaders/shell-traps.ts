@@ -106,8 +106,10 @@ const COMMAND_START = String.raw`(?:(?<![\s\S])|(?<!\\)(?:\n|;|&&|\|\||\||\(|\`)
 /**
  * A variable's value as an assignment before the array's gives it, read here only when it is made of these: plain characters,
  * `\x`, `$name`, `${name}`, `'...'` and `"..."` of these on its line (`export A="x y" arr=(a)`); another (`A=$(date)`) is not read past.
+ * A `$name` is read whole (its name's last characters are not plain ones too): a value of many names read in each of the ways they
+ * split took minutes where nothing matched after it.
  */
-const ASSIGNED_VALUE = /(?:[^\s;&|()<>'"`\\$]|\\[^\n]|\$(?:[A-Za-z_]\w*|[0-9@*#?$!-]|\{[A-Za-z_]\w*\})|'[^'\n]*'|"(?:[^"`\\$\n]|\\[^\n]|\$(?:[A-Za-z_]\w*|[0-9@*#?$!-]|\{[A-Za-z_]\w*\}))*")*/.source;
+const ASSIGNED_VALUE = /(?:[^\s;&|()<>'"`\\$]|\\[^\n]|\$(?:[A-Za-z_]\w*(?!\w)|[0-9@*#?$!-]|\{[A-Za-z_]\w*\})|'[^'\n]*'|"(?:[^"`\\$\n]|\\[^\n]|\$(?:[A-Za-z_]\w*(?!\w)|[0-9@*#?$!-]|\{[A-Za-z_]\w*\}))*")*/.source;
 const BASHISMS: { kind: BashismKind; pattern: RegExp; commandOnly: boolean }[] = [
   { kind: "[[", pattern: new RegExp(`${COMMAND_START}(\\[\\[[ \t][^\n]*?(?:\\]\\]|$))`, "gm"), commandOnly: true },
   { kind: "source", pattern: new RegExp(`${COMMAND_START}(source[ \t]+[^\\s;&|)]+)`, "g"), commandOnly: true },
@@ -163,8 +165,8 @@ export function bashismIn(run: string): { kind: BashismKind; text: string; line:
 
 type Context = "'" | '"' | "$(" | "${" | "`" | "unsure" | undefined;
 
-/** A word as a `case` or one of its patterns has it, read here only when it is one of these: plain characters, `\x`, `$name`, `${name}`, `'...'` and `"..."` of these. */
-const CASE_WORD = /(?:[^\s;&|()<>'"`\\$]|\\[^\n]|\$(?:[A-Za-z_]\w*|[0-9@*#?$!-]|\{[A-Za-z_]\w*\})|'[^']*'|"(?:[^"`\\$]|\\[^\n]|\$(?:[A-Za-z_]\w*|[0-9@*#?$!-]|\{[A-Za-z_]\w*\}))*")+/.source;
+/** A word as a `case` or one of its patterns has it, read here only when it is one of these: plain characters, `\x`, `$name` (read whole, as in ASSIGNED_VALUE), `${name}`, `'...'` and `"..."` of these. */
+const CASE_WORD = /(?:[^\s;&|()<>'"`\\$]|\\[^\n]|\$(?:[A-Za-z_]\w*(?!\w)|[0-9@*#?$!-]|\{[A-Za-z_]\w*\})|'[^']*'|"(?:[^"`\\$]|\\[^\n]|\$(?:[A-Za-z_]\w*(?!\w)|[0-9@*#?$!-]|\{[A-Za-z_]\w*\}))*")+/.source;
 /** A `case`'s word and its `in`, read from the `case`. */
 const CASE_HEAD = new RegExp(String.raw`case[ \t]+${CASE_WORD}\s+in(?=\s)`, "y");
 /** What comes where a `case`'s pattern may: blanks, lines, comments. */
