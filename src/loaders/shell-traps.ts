@@ -57,6 +57,9 @@ export function pipefailSet(run: string): { text: string; line: number; substitu
   if (!run.includes("pipefail") || run.includes("<<")) return undefined;
   const command = /(?:^|\n|;|&&|\|\||\{|\$\((?!\()|\bthen|\bdo|\belse)[ \t]*(set[ \t][^\n;&|#)]*)/g;
   const reader = new RunReader(run);
+  // Each substitution's end, found once for all the candidates in it; the run's pipes (`|`, not `||`), in order.
+  const ends = new Map<number, number>();
+  let pipes: number[] | undefined;
   for (const match of run.matchAll(command)) {
     const words = match[1]!.trim().split(/[ \t]+/);
     const on = words.some((word, index) => /^-[A-Za-z]*o$/.test(word) && words[index + 1] === "pipefail");
@@ -68,8 +71,11 @@ export function pipefailSet(run: string): { text: string; line: number; substitu
     // In a `$(...)` or backquoted command: with a pipeline after it there (`|`, not `||`), or a test.
     let substitution = false;
     if (read.context !== undefined) {
-      const end = skipQuoted(run, read.context === "$(" ? read.opened - 1 : read.opened, 0, false);
-      if (end === -1 || !/(?:^|[^|\\])\|(?!\|)/.test(run.slice(index, end))) continue;
+      const start = read.context === "$(" ? read.opened - 1 : read.opened;
+      const end = ends.get(start) ?? skipQuoted(run, start, 0, false);
+      ends.set(start, end);
+      pipes ??= [...run.matchAll(/(?<![|\\])\|(?!\|)/g)].map((pipe) => pipe.index);
+      if (end === -1 || !hasBetween(pipes, index, end)) continue;
       substitution = true;
     }
     const before = run.slice(0, index);
@@ -78,6 +84,18 @@ export function pipefailSet(run: string): { text: string; line: number; substitu
     return { text: words.join(" "), line: before.split("\n").length, ...(substitution ? { substitution: true as const } : {}) };
   }
   return undefined;
+}
+
+/** Whether `sorted` holds a number from `from` up to (not including) `to`. */
+function hasBetween(sorted: number[], from: number, to: number): boolean {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (sorted[middle]! < from) low = middle + 1;
+    else high = middle;
+  }
+  return low < sorted.length && sorted[low]! < to;
 }
 
 /** The note for pipefailSet's `set` in a run (`multiline`: of several lines), where `shell`, this machine's /bin/sh (`/bin/sh (dash)`), refuses it. */
