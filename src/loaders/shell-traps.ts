@@ -45,7 +45,7 @@ const PIPEFAIL_GUARD = /\([ \t]*set[ \t][^)\n]*pipefail|\bset[ \t]+-o[ \t]*\|[^\
  * sh without pipefail (dash before 0.5.13, Debian's and Ubuntu's /bin/sh) refuses the `set`, a
  * special builtin, and exits 2 there ("Illegal option -o pipefail", `|| true` or not), after the
  * file validated. The first `set` that turns pipefail on where sh runs it as a command of the
- * run's own: first on its line, or after `;`, `&&`, `||`, `{`, `then`, `do`, `else` or a `$(`, outside
+ * run's own: first on its line, or after `;`, `&&`, `||` or a `$(`, and any `{`, `then`, `do` or `else` after those (words of their own, not `echo then set -o pipefail`), outside
  * quotes and comments (not `bash -c 'set -o pipefail; ...'`, nor `(set -o pipefail)`, a subshell
  * that tries it, nor one after such a test, run only where sh takes it, nor in a run with a here-document,
  * whose lines may be another shell's): its text (`set -euo pipefail`), its line, from 1, and whether it is
@@ -55,7 +55,8 @@ const PIPEFAIL_GUARD = /\([ \t]*set[ \t][^)\n]*pipefail|\bset[ \t]+-o[ \t]*\|[^\
  */
 export function pipefailSet(run: string): { text: string; line: number; substitution?: true } | undefined {
   if (!run.includes("pipefail") || run.includes("<<")) return undefined;
-  const command = /(?:^|\n|;|&&|\|\||\{|\$\((?!\()|\bthen|\bdo|\belse)[ \t]*(set[ \t][^\n;&|#)]*)/g;
+  // The operator or `$(` before the set, or before the `{`, `then`, `do` or `else` before it, each then a word of its own: none escaped by a backslash (`echo a\; set`, a line joined by a `\` at its end), nor one in a word (`echo then set`, `${x}then set`: arguments).
+  const command = /(?:^|(?<!\\)(?:\n|;|&&|\|\||\$\((?!\()))[ \t]*(?:(?:\{|then|do|else)[ \t]+)*(set[ \t][^\n;&|#)]*)/g;
   const reader = new RunReader(run);
   // Each substitution's end, found once for all the candidates in it; the run's pipes (`|`, not `||`), in order.
   const ends = new Map<number, number>();

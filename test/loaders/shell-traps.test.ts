@@ -33,6 +33,16 @@ describe("pipefailSet: a `set` that turns pipefail on, as sh runs it", () => {
       expect(pipefailSet(run), run).toBeUndefined();
     }
   });
+
+  it("leaves alone one that is an argument: after a then, do, else or { that is a word's, or an operator escaped by a backslash", () => {
+    // sh prints each of these (`then set -o pipefail`), or runs a command named `${x}then` (127): it never runs the set.
+    for (const run of ["echo then set -o pipefail", "echo do set -euo pipefail", "${x}else set -o pipefail", "echo a{ set -o pipefail", "echo a\\; set -o pipefail", "echo a \\\nset -o pipefail"]) {
+      expect(pipefailSet(run), run).toBeUndefined();
+    }
+    expect(pipefailSet("a && { set -o pipefail; b | c; }")).toEqual({ text: "set -o pipefail", line: 1 });
+    expect(pipefailSet("for a in b; do set -euo pipefail; done")).toEqual({ text: "set -euo pipefail", line: 1 });
+    expect(pipefailSet("if a\nthen set -o pipefail\nfi")).toEqual({ text: "set -o pipefail", line: 2 });
+  });
 });
 
 describe("pipefailSet in a command substitution, whose shell alone refuses it", () => {
