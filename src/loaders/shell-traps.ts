@@ -150,13 +150,15 @@ const BASHISMS: { kind: BashismKind; pattern: RegExp; commandOnly: boolean }[] =
  * substitution`), found only once the task runs. The first one where sh reads it (a command's first word,
  * in a `$(...)` or backquoted command too, which sh runs as it expands the word, in double quotes or not;
  * an array's expansion anywhere but in single quotes), outside comments and quotes, in a run with no
- * here-document (whose lines may be another shell's): its kind, its text (`[[ -f x ]]`) and its line, from 1.
+ * here-document (whose lines may be another shell's): its kind, its text (`[[ -f x ]]`) and its line, from 1, and for an array's
+ * expansion in a command substitution (`$(echo ${a[0]})`), that only the substitution's shell exits 2 there. None for an
+ * array's assignment or a `function` in a backquoted command (not in a `$(...)` there), which dash's reading drops unsaid.
  * Pure and quick: it only reads the run; whether this machine's sh refuses it is the caller's to ask.
  */
-export function bashismIn(run: string): { kind: BashismKind; text: string; line: number } | undefined {
+export function bashismIn(run: string): { kind: BashismKind; text: string; line: number; substitution?: true } | undefined {
   if (run.includes("<<")) return undefined;
   if (!run.includes("[[") && !run.includes("source") && !run.includes("function") && !run.includes("=(") && !ARRAY_EXPANSION.test(run)) return undefined;
-  let first: { kind: BashismKind; text: string; index: number } | undefined;
+  let first: { kind: BashismKind; text: string; index: number; substitution: boolean } | undefined;
   for (const { kind, pattern, commandOnly } of BASHISMS) {
     // Each pattern's candidates come in order: what is before each is read once, from where the one before it was (a run of many skipped ones stays quick).
     const reader = new RunReader(run);
@@ -174,12 +176,17 @@ export function bashismIn(run: string): { kind: BashismKind; text: string; line:
       if (context === "unsure" || (commandOnly ? context === "'" || context === '"' || context === "${" : context === "'")) continue;
       // A backquote that starts a command opens one (`` x=`[[ -f a ]]` ``), not one that closes it.
       if (match[0].startsWith("`") && context !== "`") continue;
-      first = { kind, text: match[1]!.trim(), index };
+      // In a backquoted command, sh (dash) ends that command at a syntax error without a word, its status 0, and goes on: an array's
+      // assignment there (`` x=`a=(1)` ``) fails unsaid, and `function f` runs a command named function (127), neither as said here.
+      if (read.substitution === "`" && (kind === "function" || (kind === "array" && commandOnly))) continue;
+      first = { kind, text: match[1]!.trim(), index, substitution: read.substitution !== undefined };
       break;
     }
   }
   if (first === undefined) return undefined;
-  return { kind: first.kind, text: first.text, line: run.slice(0, first.index).split("\n").length };
+  // An array's expansion in a command substitution (`$(echo ${a[0]})`) ends that substitution's shell, not the task's.
+  const substitution = first.kind === "array" && first.text.startsWith("$") && first.substitution;
+  return { kind: first.kind, text: first.text, line: run.slice(0, first.index).split("\n").length, ...(substitution ? { substitution: true as const } : {}) };
 }
 
 type Context = "'" | '"' | "$(" | "${" | "`" | "unsure" | undefined;
@@ -229,11 +236,13 @@ class RunReader {
 
   constructor(private readonly run: string) {}
 
-  at(end: number): { context: Context; opened: number; inLineComment: boolean; inArithmetic: boolean } {
+  at(end: number): { context: Context; opened: number; inLineComment: boolean; inArithmetic: boolean; substitution: "$(" | "`" | undefined } {
     this.readLines(end);
     const context = this.readContext(end);
     const opened = this.stack.findLast((open) => open.kind !== "case")?.open ?? -1;
-    return { context, opened, inLineComment: this.hashed, inArithmetic: this.arithmetic !== -1 && this.parens > 0 };
+    // The innermost command substitution open there, a `$(...)` (not `$((`) or a backquoted command, in quotes or not.
+    const substitution = this.stack.findLast((open) => open.kind === "`" || (open.kind === "$(" && this.run[open.open + 1] !== "("))?.kind as "$(" | "`" | undefined;
+    return { context, opened, inLineComment: this.hashed, inArithmetic: this.arithmetic !== -1 && this.parens > 0, substitution };
   }
 
   private readLines(end: number): void {
@@ -427,11 +436,13 @@ const BASHISM_FAILURES: Record<BashismKind, (text: string) => string> = {
 };
 
 /** The note for bashismIn's construct in a run (`multiline`: of several lines), where `shell`, this machine's /bin/sh (`/bin/sh (dash)`), refuses it. */
-export function bashismNote(found: { kind: BashismKind; text: string; line: number }, multiline: boolean, shell: string): string {
+export function bashismNote(found: { kind: BashismKind; text: string; line: number; substitution?: true }, multiline: boolean, shell: string): string {
   const where = multiline ? ` (its line ${found.line})` : "";
   const text = found.text.length > 60 ? `${found.text.slice(0, 57)}...` : found.text;
   const bash = `${found.kind === "array" ? "" : "or "}run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)`;
-  return `run has ${text}${where}, ${BASHISM_FAILURES[found.kind](found.text).replace("SHELL", shell)}; ${bash}`;
+  let failure = BASHISM_FAILURES[found.kind](found.text).replace("SHELL", shell);
+  if (found.substitution === true) failure = failure.replace("so the task exits 2 there and runs nothing after it", "so the command substitution it is in exits 2 there and runs nothing after it");
+  return `run has ${text}${where}, ${failure}; ${bash}`;
 }
 
 /**

@@ -294,6 +294,26 @@ describe("bashismIn: bash's [[, source, function and arrays, where sh reads them
     }
   });
 
+  it("says what an array's expansion in a command substitution ends, and says nothing of an assignment or function that a backquoted command drops", () => {
+    // sh runs `x=$(echo ${a[0]}); echo after` to its end: only the substitution exits 2 ("Bad substitution").
+    for (const run of ["x=$(echo ${a[0]}); echo after", "x=`echo ${a[0]}`; echo after", 'x="$(echo "${a[0]}")"; echo after']) {
+      expect(bashismIn(run), run).toEqual({ kind: "array", text: "${a[0]}", line: 1, substitution: true });
+    }
+    expect(bashismNote({ kind: "array", text: "${a[0]}", line: 1, substitution: true }, false, "/bin/sh (dash)")).toBe(
+      'run has ${a[0]}, an array, which /bin/sh (dash) here does not have ("Bad substitution"): a run is run by /bin/sh -c, not bash, so the command substitution it is in exits 2 there and runs nothing after it; run the commands with bash (bash -c \'...\', or a script file that begins with #!/bin/bash)',
+    );
+    // Where it ends the task: in quotes or arithmetic, not a substitution.
+    expect(bashismIn('echo "${a[0]}"; echo after')).toEqual({ kind: "array", text: "${a[0]}", line: 1 });
+    expect(bashismIn("echo $(( ${a[0]} + 1 )); echo after")).toEqual({ kind: "array", text: "${a[0]}", line: 1 });
+    // sh ends a backquoted command at its syntax error with no word and status 0 (`a=(1)`), or runs a command named function (127): no exit 2.
+    for (const run of ["x=`arr=(1 2)`; echo after", "x=`echo a; export b=(1)`; echo after", "x=`function f { :; }`; echo after"]) {
+      expect(bashismIn(run), run).toBeUndefined();
+    }
+    // In a `$(...)`, even one in a backquoted command, the syntax error refuses the command's whole line.
+    expect(bashismIn("x=$(arr=(1 2)); echo after")).toEqual({ kind: "array", text: "arr=(1 2)", line: 1 });
+    expect(bashismIn("x=`echo $(arr=(1))`; echo after")).toEqual({ kind: "array", text: "arr=(1)", line: 1 });
+  });
+
   it("says what the shell makes of it and what to write instead, with its line in a run of several lines", () => {
     expect(bashismNote({ kind: "[[", text: "[[ -f x ]]", line: 2 }, true, "/bin/sh (dash)")).toBe(
       "run has [[ -f x ]] (its line 2), bash's test syntax, which /bin/sh (dash) here does not have (\"[[: not found\"): a run is run by /bin/sh -c, not bash, so that test fails with 127 every time (an if or && takes it as false, silently); write [ ... ] (with = for ==, and no && inside); or run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)",
