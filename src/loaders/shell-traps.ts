@@ -155,7 +155,7 @@ const BASHISMS: { kind: BashismKind; pattern: RegExp; commandOnly: boolean }[] =
  * array's assignment or a `function` in a backquoted command (not in a `$(...)` there), which dash's reading drops unsaid.
  * Pure and quick: it only reads the run; whether this machine's sh refuses it is the caller's to ask.
  */
-export function bashismIn(run: string): { kind: BashismKind; text: string; line: number; substitution?: true } | undefined {
+export function bashismIn(run: string): { kind: BashismKind; text: string; line: number; substitution?: true; body?: "later" | "group" } | undefined {
   if (run.includes("<<")) return undefined;
   if (!run.includes("[[") && !run.includes("source") && !run.includes("function") && !run.includes("=(") && !ARRAY_EXPANSION.test(run)) return undefined;
   let first: { kind: BashismKind; text: string; index: number; substitution: boolean } | undefined;
@@ -186,7 +186,10 @@ export function bashismIn(run: string): { kind: BashismKind; text: string; line:
   if (first === undefined) return undefined;
   // An array's expansion in a command substitution (`$(echo ${a[0]})`) ends that substitution's shell, not the task's.
   const substitution = first.kind === "array" && first.text.startsWith("$") && first.substitution;
-  return { kind: first.kind, text: first.text, line: run.slice(0, first.index).split("\n").length, ...(substitution ? { substitution: true as const } : {}) };
+  // `function f {` with its body on the lines after, or `function f` then `{` on the next line: no syntax error on that line (see FUNCTION_BODY).
+  const rest = first.kind === "function" ? run.slice(first.index + first.text.length).split("\n")[0]! : "";
+  const body = first.kind !== "function" || FUNCTION_ON_ITS_LINE.test(rest) ? undefined : /^[ \t]*(?:#.*)?$/.test(rest) ? "group" : "later";
+  return { kind: first.kind, text: first.text, line: run.slice(0, first.index).split("\n").length, ...(substitution ? { substitution: true as const } : {}), ...(body === undefined ? {} : { body }) };
 }
 
 type Context = "'" | '"' | "$(" | "${" | "`" | "unsure" | undefined;
@@ -424,6 +427,17 @@ class RunReader {
 /** An array's expansion, `${arr[0]}`, `${#arr[@]}`: a run without one is not read for it (`${HOME}` is common). */
 const ARRAY_EXPANSION = /\$\{#?[A-Za-z_]\w*\[/;
 
+/**
+ * What follows `function name` on its line where sh refuses that line (a syntax error, exit 2): `()`, or a `{` and the `}` that ends the body.
+ * Otherwise sh runs `function` as a command (127) and then the body's lines (FUNCTION_BODY).
+ */
+const FUNCTION_ON_ITS_LINE = /^[ \t]*(?:\(|\{.*[\s;&]\}(?:[\s;&|)]|$))/;
+/** What sh makes of a `function name` whose body is on the lines after it (`function f {`), or in a `{ }` group on the next line (`function f` then `{`). */
+const FUNCTION_BODY = {
+  later: `bash's way to define a function, which SHELL here does not have: a run is run by /bin/sh -c, not bash, so sh runs function as a command it does not find (127), then the body's lines at once, and exits 2 at the } that ends them (a syntax error), running nothing after it; write name() { ...; }`,
+  group: `bash's way to define a function, which SHELL here does not have: a run is run by /bin/sh -c, not bash, so sh runs function as a command it does not find (127), then the { } group after it at once; no function is defined, and a call of it fails with 127; write name() { ...; }`,
+};
+
 /** What each of bashismIn's constructs does under a sh without it (dash). */
 const BASHISM_FAILURES: Record<BashismKind, (text: string) => string> = {
   "[[": () => `bash's test syntax, which SHELL here does not have ("[[: not found"): a run is run by /bin/sh -c, not bash, so that test fails with 127 every time (an if or && takes it as false, silently); write [ ... ] (with = for ==, and no && inside)`,
@@ -436,11 +450,11 @@ const BASHISM_FAILURES: Record<BashismKind, (text: string) => string> = {
 };
 
 /** The note for bashismIn's construct in a run (`multiline`: of several lines), where `shell`, this machine's /bin/sh (`/bin/sh (dash)`), refuses it. */
-export function bashismNote(found: { kind: BashismKind; text: string; line: number; substitution?: true }, multiline: boolean, shell: string): string {
+export function bashismNote(found: { kind: BashismKind; text: string; line: number; substitution?: true; body?: "later" | "group" }, multiline: boolean, shell: string): string {
   const where = multiline ? ` (its line ${found.line})` : "";
   const text = found.text.length > 60 ? `${found.text.slice(0, 57)}...` : found.text;
   const bash = `${found.kind === "array" ? "" : "or "}run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)`;
-  let failure = BASHISM_FAILURES[found.kind](found.text).replace("SHELL", shell);
+  let failure = (found.body === undefined ? BASHISM_FAILURES[found.kind](found.text) : FUNCTION_BODY[found.body]).replace("SHELL", shell);
   if (found.substitution === true) failure = failure.replace("so the task exits 2 there and runs nothing after it", "so the command substitution it is in exits 2 there and runs nothing after it");
   return `run has ${text}${where}, ${failure}; ${bash}`;
 }

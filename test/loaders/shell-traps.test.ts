@@ -120,7 +120,7 @@ describe("bashismIn: bash's [[, source, function and arrays, where sh reads them
     expect(bashismIn("while [[ $i -lt 3 ]]; do i=$((i+1)); done")).toEqual({ kind: "[[", text: "[[ $i -lt 3 ]]", line: 1 });
     expect(bashismIn("source ./env.sh && make")).toEqual({ kind: "source", text: "source ./env.sh", line: 1 });
     expect(bashismIn("make; source venv/bin/activate")).toEqual({ kind: "source", text: "source venv/bin/activate", line: 1 });
-    expect(bashismIn("function build {\n  make\n}\nbuild")).toEqual({ kind: "function", text: "function build", line: 1 });
+    expect(bashismIn("function build {\n  make\n}\nbuild")).toEqual({ kind: "function", text: "function build", line: 1, body: "later" });
     expect(bashismIn("echo a\nfiles=(a.txt b.txt)\nls")).toEqual({ kind: "array", text: "files=(a.txt b.txt)", line: 2 });
     expect(bashismIn('for f in "${files[@]}"; do echo $f; done')).toEqual({ kind: "array", text: "${files[@]}", line: 1 });
     expect(bashismIn("echo ${#files[@]}")).toEqual({ kind: "array", text: "${#files[@]}", line: 1 });
@@ -312,6 +312,19 @@ describe("bashismIn: bash's [[, source, function and arrays, where sh reads them
     // In a `$(...)`, even one in a backquoted command, the syntax error refuses the command's whole line.
     expect(bashismIn("x=$(arr=(1 2)); echo after")).toEqual({ kind: "array", text: "arr=(1 2)", line: 1 });
     expect(bashismIn("x=`echo $(arr=(1))`; echo after")).toEqual({ kind: "array", text: "arr=(1)", line: 1 });
+  });
+
+  it("says what sh makes of a function whose body is on the lines after its name: the body run at once, not a syntax error at that line", () => {
+    // dash runs `function f {` as a command (127), then `echo body`, and exits 2 at the `}`; `function f` then `{` runs to its end, exit 0.
+    expect(bashismIn("echo one\nfunction f {\n  echo body\n}\necho after")).toEqual({ kind: "function", text: "function f", line: 2, body: "later" });
+    expect(bashismIn("function f\n{\n  echo body\n}")).toEqual({ kind: "function", text: "function f", line: 1, body: "group" });
+    // The whole definition on its line, or `function f()`: a syntax error there.
+    expect(bashismIn("function f { echo a; }; f")).toEqual({ kind: "function", text: "function f", line: 1 });
+    expect(bashismIn("function f() {\n  echo\n}")).toEqual({ kind: "function", text: "function f", line: 1 });
+    expect(bashismNote({ kind: "function", text: "function f", line: 2, body: "later" }, true, "/bin/sh (dash)")).toBe(
+      "run has function f (its line 2), bash's way to define a function, which /bin/sh (dash) here does not have: a run is run by /bin/sh -c, not bash, so sh runs function as a command it does not find (127), then the body's lines at once, and exits 2 at the } that ends them (a syntax error), running nothing after it; write name() { ...; }; or run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)",
+    );
+    expect(bashismNote({ kind: "function", text: "function f", line: 1, body: "group" }, true, "/bin/sh (dash)")).toMatch(/so sh runs function as a command it does not find \(127\), then the \{ \} group after it at once; no function is defined, and a call of it fails with 127;/);
   });
 
   it("says what the shell makes of it and what to write instead, with its line in a run of several lines", () => {
