@@ -131,7 +131,7 @@ const COMMAND_START = String.raw`(?:(?<![\s\S])|(?<!\\)(?:\n|;|&&|\|\||\||\(|\`)
 const ASSIGNED_VALUE = /(?:[^\s;&|()<>'"`\\$]|\\[^\n]|\$(?:[A-Za-z_]\w*(?!\w)|[0-9@*#?$!-]|\{[A-Za-z_]\w*\})|'[^'\n]*'|"(?:[^"`\\$\n]|\\[^\n]|\$(?:[A-Za-z_]\w*(?!\w)|[0-9@*#?$!-]|\{[A-Za-z_]\w*\}))*")*/.source;
 const BASHISMS: { kind: BashismKind; pattern: RegExp; commandOnly: boolean }[] = [
   { kind: "[[", pattern: new RegExp(`${COMMAND_START}(\\[\\[[ \t][^\n]*?(?:\\]\\]|$))`, "gm"), commandOnly: true },
-  { kind: "source", pattern: new RegExp(`${COMMAND_START}(source[ \t]+[^\\s;&|)]+)`, "g"), commandOnly: true },
+  { kind: "source", pattern: new RegExp(`${COMMAND_START}(source[ \t]+[^\\s;&|)\`]+)`, "g"), commandOnly: true },
   { kind: "function", pattern: new RegExp(`${COMMAND_START}(function[ \t]+[A-Za-z_][\\w.:-]*)`, "g"), commandOnly: true },
   { kind: "array", pattern: new RegExp(`${COMMAND_START}([A-Za-z_]\\w*\\+?=\\([^\n)]*\\)?)`, "g"), commandOnly: true },
   // Given to a declaring command (`export arr=(a b)`, `local -a arr=(a)`, `export A="x y" arr=(a)`): sh reads the `(` as it would after any word, a syntax error.

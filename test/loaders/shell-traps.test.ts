@@ -139,6 +139,8 @@ describe("bashismIn: bash's [[, source, function and arrays, where sh reads them
     expect(bashismIn('echo "$(source ./env.sh)"')).toEqual({ kind: "source", text: "source ./env.sh", line: 1 });
     expect(bashismIn("y=`[[ -f a ]] && echo y`")?.text).toBe("[[ -f a ]]");
     expect(bashismIn('echo "`[[ -f a ]]`"')?.text).toBe("[[ -f a ]]");
+    // The backquote that ends the command is not the file's name's: the note says to write `. ./env.sh`, not `. ./env.sh\``.
+    expect(bashismIn("v=`source ./env.sh`; echo $v")).toEqual({ kind: "source", text: "source ./env.sh", line: 1 });
     expect(bashismIn("x=$(cd a && [[ -f b ]])")?.text).toBe("[[ -f b ]]");
     expect(bashismIn("x=$(files=(a b); echo)")).toEqual({ kind: "array", text: "files=(a b)", line: 1 });
     expect(bashismIn("echo a\nout=$(\n  source env.sh\n)")).toEqual({ kind: "source", text: "source env.sh", line: 3 });
