@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readSync } from "node:fs";
 
 /**
  * Reads of /proc files into one buffer, reused: a pass over /proc reads two files for each of
@@ -74,6 +74,39 @@ export function lastStatStartTime(): string | undefined {
   return buffer.toString("latin1", lastStat.from, lastStat.to).split(" ", 20)[19];
 }
 
+/**
+ * Whether the process whose stat readProcStat read last, in `state`, has ended: a zombie (or dying) with no
+ * thread left. A process whose main thread has ended (`pthread_exit` in main) while others run shows as a
+ * zombie too, its threads counted (field 20, num_threads): it runs on, and a signal to it or its group still
+ * reaches it (a SIGTERM ends it, as any other process), where one taken for gone outlived its task, and taskq.
+ */
+export function lastStatEnded(state: string): boolean {
+  if (state !== "Z" && state !== "X") return false;
+  if (lastStat === undefined) return true;
+  return !(Number(buffer.toString("latin1", lastStat.from, lastStat.to).split(" ", 18)[17]) > 1);
+}
+
+/**
+ * `/proc/<pid>/environ` into the shared buffer, as readProcFile; of a process whose main thread has ended
+ * (see lastStatEnded), whose own reads fail, that of one of its threads still running. -1 when none can be read.
+ */
+export function readProcEnviron(pid: number | string): number {
+  const length = readProcFile(pid, "environ");
+  if (length >= 0) return length;
+  let threads: string[];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return -1;
+  }
+  for (const tid of threads) {
+    if (tid === String(pid)) continue;
+    const read = readProcFile(`${pid}/task/${tid}`, "environ");
+    if (read >= 0) return read;
+  }
+  return -1;
+}
+
 /** SIGTERM's bit in /proc/<pid>/status's signal masks (signal 15: bit 14). */
 const SIGTERM_BIT = 1n << 14n;
 
@@ -85,7 +118,7 @@ const SIGTERM_BIT = 1n << 14n;
 export function readSignalState(pid: number): { start: string; ignoresTerm: boolean } | undefined {
   const stat = readProcStat(pid);
   const start = lastStatStartTime();
-  if (stat === undefined || start === undefined || stat.state === "Z" || stat.state === "X") return undefined;
+  if (stat === undefined || start === undefined || lastStatEnded(stat.state)) return undefined;
   const length = readProcFile(pid, "status");
   if (length < 0) return undefined;
   const ignored = /^SigIgn:\s*([0-9a-f]+)$/m.exec(buffer.toString("latin1", 0, length))?.[1];
@@ -95,7 +128,7 @@ export function readSignalState(pid: number): { start: string; ignoresTerm: bool
 /** Whether the process `pid` started at `start` (see readSignalState) is still there, a zombie not counted. */
 export function stillRunning(pid: number, start: string): boolean {
   const stat = readProcStat(pid);
-  return stat !== undefined && stat.state !== "Z" && stat.state !== "X" && lastStatStartTime() === start;
+  return stat !== undefined && !lastStatEnded(stat.state) && lastStatStartTime() === start;
 }
 
 /** taskq's own command name, read once (see diedBeforeCommand). */

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { LongTimer } from "../engine/long-timer.js";
 import { procStatFields } from "../process-exists.js";
-import { lastStatStartTime, procBuffer, readProcFile, readProcStat } from "./proc-read.js";
+import { lastStatEnded, lastStatStartTime, procBuffer, readProcEnviron, readProcFile, readProcStat } from "./proc-read.js";
 import { guardGroup, unguardGroup } from "./group-guard.js";
 import { monotonicMs } from "../monotonic.js";
 
@@ -368,12 +368,13 @@ function markedProcesses(shared: boolean, sessions?: ReadonlySet<number>): Map<n
       inSession.leaderAlive = true;
       inSession.leaderStart = lastStatStartTime();
     }
-    if (stat.state === "Z" || stat.state === "X") continue;
+    if (lastStatEnded(stat.state)) continue;
     inSession.allGroups.add(stat.pgrp);
     inSession.allProcesses++;
     inSession.allPids.push(pid);
     if (stat.state === "T") inSession.stopped.push(pid);
-    if (!isMarked(name)) continue;
+    // Its main thread ended, others running (see lastStatEnded): its environment is read from one of them.
+    if (!isMarked(name, stat.state === "Z" || stat.state === "X")) continue;
     inSession.groups.add(stat.pgrp);
     inSession.processes++;
     inSession.pids.push(pid);
@@ -410,8 +411,8 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
  * itself (execve, as `sleep 1000 &` does right after its fork) shows an empty environment for
  * a moment: it is read again, a millisecond apart, before it counts as unmarked.
  */
-function isMarked(pid: string): boolean {
-  let length = readProcFile(pid, "environ");
+function isMarked(pid: string, threadsOnly = false): boolean {
+  let length = threadsOnly ? readProcEnviron(pid) : readProcFile(pid, "environ");
   for (let attempt = 1; length === 0 && attempt <= EXEC_RETRIES; attempt++) {
     Atomics.wait(pause, 0, 0, 1);
     length = readProcFile(pid, "environ");

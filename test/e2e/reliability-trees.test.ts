@@ -39,6 +39,9 @@ function attemptSpan(stdout: string, id: string, terminal: string): number {
 /** Whether this process may start a PID namespace of its own (root, util-linux unshare): taskq as a container's PID 1. */
 const canBePidOne = spawnSync("unshare", ["--pid", "--fork", "--mount-proc", "true"], { stdio: "ignore" }).status === 0;
 
+/** Whether python3 with ctypes is here: to end a process's main thread while another runs on (pthread_exit). */
+const canEndMainThread = spawnSync("python3", ["-c", "import ctypes, threading"], { stdio: "ignore" }).status === 0;
+
 describe("process trees and timeouts", () => {
   it.skipIf(!canBePidOne)("as PID 1 of a container without an init, a run says what its tasks leave behind stays as zombies and names an init; elsewhere it says nothing of it", async () => {
     // Before, nothing said so: the zombies piled up in silence, each holding a pid of the container's pids.max.
@@ -128,6 +131,25 @@ describe("process trees and timeouts", () => {
     ]);
     // Within the grace: no SIGKILL was needed.
     for (const id of ["alone", "beside"]) expect(attemptSpan(json.stdout, id, "succeeded")).toBeLessThan(20_000);
+  });
+
+  it.skipIf(!canEndMainThread)("a process left running whose main thread has ended, its other threads running on (a zombie to /proc's stat), is stopped with its note, not left behind", { timeout: 60_000 }, async () => {
+    // pthread_exit in main: /proc/<pid>/stat says Z, with 2 threads, and its own environ cannot be read. Taken for gone, it
+    // was never signalled, and outlived its task and taskq: a zombie to ps, its thread sleeping on.
+    const threads = "import threading, time, ctypes; threading.Thread(target=time.sleep, args=(1000,)).start(); open(''ready'', ''w''); ctypes.CDLL(None).pthread_exit(None)";
+    const yaml = tasksYaml([["threads", `{ run: 'python3 -c "${threads}" & echo $! > pid; until [ -f ready ]; do sleep 0.01; done; sleep 0.2; echo started' }`]]);
+    const json = await runToEnd(yaml, ["--kill-grace", "500ms", "--output", "json"]);
+    expect(json.code).toBe(0);
+    const pid = Number(await readFile(path.join(json.run.dir, "pid"), "latin1"));
+    // Its thread still running: the process is there, whatever its main thread's state says.
+    const running = async (): Promise<boolean> => Number((await readFile(`/proc/${pid}/stat`, "latin1").catch(() => "")).split(") ")[1]?.split(" ")[17] ?? 0) > 1;
+    const left = await running();
+    if (left) process.kill(pid, "SIGKILL");
+    expect(left, "the process whose main thread ended still runs after taskq exited").toBe(false);
+    const notes = jsonEvents(json.stdout)
+      .filter((e) => e.event === "note")
+      .map((e) => e.message);
+    expect(notes).toEqual(["threads: stopped 1 process it left running (`wait` for it in the script, or start it with `setsid` to leave it running on purpose)"]);
   });
 
   it("what a task that ended left in other process groups of its session (job control, coreutils timeout) is stopped with a note naming the task, as what it left in its own group is", { timeout: 60_000 }, async () => {
