@@ -469,7 +469,9 @@ export function exitedByItself(pid: number): boolean {
   const fields = procStatFields(pid);
   // exit_code, field 52 (Linux 3.5), is as waitpid gives it: no signal in its low 7 bits.
   const status = Number(fields?.[52 - 3]);
-  return fields?.[0] === "Z" && Number.isInteger(status) && (status & 0x7f) === 0;
+  // A command whose main thread ended while other threads run on (num_threads, field 20, above 1) shows as a zombie too,
+  // exit code 0: it has not exited, and a stop (its timeout, a Ctrl-C's) must still stop it.
+  return fields?.[0] === "Z" && !(Number(fields[20 - 3]) > 1) && Number.isInteger(status) && (status & 0x7f) === 0;
 }
 
 /** Processes taskq may not signal, and the users they run as (see beyondReach). */

@@ -181,6 +181,17 @@ describe("process trees and timeouts", () => {
     ]);
   });
 
+  it.skipIf(!canEndMainThread)("a command whose main thread has ended while its other threads run on still times out: it is not taken for one that exited", { timeout: 60_000 }, async () => {
+    // /proc/<pid>/stat says Z (exit code 0) for the command: taken for a shell that had exited by itself, its timeout's
+    // abort stopped nothing, and the task ran on past it, to succeed when its thread ended.
+    const threads = "import threading, time, ctypes; threading.Thread(target=time.sleep, args=(20,)).start(); ctypes.CDLL(None).pthread_exit(None)";
+    const yaml = tasksYaml([["threads", `{ run: 'exec python3 -c "${threads}"', timeout: 1s }`]]);
+    const result = await runToEnd(yaml, ["--kill-grace", "500ms", "--output", "json"]);
+    expect(result.code).toBe(1);
+    const failed = jsonEvents(result.stdout).find((e) => e.event === "failed" && e.id === "threads");
+    expect(failed?.error).toMatchObject({ timedOut: true, message: "timed out after 1s" });
+  });
+
   it("times out `sleep 1000` and `sleep 1000 & sleep 1000` within timeout + grace + 0.5 s, and the sleeps are gone (case 9)", async () => {
     const yaml = tasksYaml([
       ["one", '{ run: "echo pgid $$; sleep 1000", timeout: 300ms }'],
