@@ -109,11 +109,15 @@ export function readProcEnviron(pid: number | string): number {
 
 /** SIGTERM's bit in /proc/<pid>/status's signal masks (signal 15: bit 14). */
 const SIGTERM_BIT = 1n << 14n;
+/** The masks of the signals a process ignores, and of those it has a handler for, in /proc/<pid>/status. */
+const SIG_IGN = /^SigIgn:\s*([0-9a-f]+)$/m;
+const SIG_CGT = /^SigCgt:\s*([0-9a-f]+)$/m;
 
 /**
  * A live process as a signal is about to reach it: its start time (which, with its pid, names it:
  * see lastStatStartTime) and whether it ignores SIGTERM (SIG_IGN, `trap '' TERM`: /proc/<pid>/status's
- * SigIgn), so a SIGTERM cannot be what ends it. Undefined once it is gone, or a zombie. Never throws.
+ * SigIgn; or, the first process of a PID namespace of its own, it has no handler for it), so a SIGTERM
+ * cannot be what ends it. Undefined once it is gone, or a zombie. Never throws.
  */
 export function readSignalState(pid: number): { start: string; ignoresTerm: boolean } | undefined {
   const stat = readProcStat(pid);
@@ -121,8 +125,16 @@ export function readSignalState(pid: number): { start: string; ignoresTerm: bool
   if (stat === undefined || start === undefined || lastStatEnded(stat.state)) return undefined;
   const length = readProcFile(pid, "status");
   if (length < 0) return undefined;
-  const ignored = /^SigIgn:\s*([0-9a-f]+)$/m.exec(buffer.toString("latin1", 0, length))?.[1];
-  return { start, ignoresTerm: ignored !== undefined && (BigInt(`0x${ignored}`) & SIGTERM_BIT) !== 0n };
+  const status = buffer.toString("latin1", 0, length);
+  const has = (mask: RegExp): boolean => {
+    const bits = mask.exec(status)?.[1];
+    return bits !== undefined && (BigInt(`0x${bits}`) & SIGTERM_BIT) !== 0n;
+  };
+  // The first process of a PID namespace of its own (`unshare --pid --fork`, a container's entrypoint: its last NSpid is
+  // 1) gets no SIGTERM from taskq's namespace unless it handles it: with the default action, the kernel drops it.
+  const nsPids = /^NSpid:\s*(.*)$/m.exec(status)?.[1]?.trim().split(/\s+/);
+  const namespaceInit = nsPids !== undefined && nsPids.length > 1 && nsPids[nsPids.length - 1] === "1";
+  return { start, ignoresTerm: has(SIG_IGN) || (namespaceInit && !has(SIG_CGT)) };
 }
 
 /** Whether the process `pid` started at `start` (see readSignalState) is still there, a zombie not counted. */

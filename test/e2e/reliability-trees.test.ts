@@ -152,6 +152,19 @@ describe("process trees and timeouts", () => {
     expect(notes).toEqual(["threads: stopped 1 process it left running (`wait` for it in the script, or start it with `setsid` to leave it running on purpose)"]);
   });
 
+  it.skipIf(!canBePidOne)("a process left running that leads a PID namespace of its own, and so gets no SIGTERM it has no handler for, is not said to be stopped when it ends by itself", { timeout: 60_000 }, async () => {
+    // The kernel drops a SIGTERM from taskq's namespace to a namespace's first process that does not handle it: the
+    // sleep ran its second and ended, within the grace, and the note said taskq had stopped it.
+    const yaml = tasksYaml([["ns", `{ run: 'unshare --pid --fork sleep 1 & until [ "$(cat /proc/$!/task/$!/children 2>/dev/null)" ]; do sleep 0.01; done; echo started' }`]]);
+    const json = await runToEnd(yaml, ["--kill-grace", "20s", "--output", "json"]);
+    expect(json.code).toBe(0);
+    const notes = jsonEvents(json.stdout)
+      .filter((e) => e.event === "note")
+      .map((e) => e.message as string);
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toContain("process it left running ignored SIGTERM and ended by itself within the kill grace (20s)");
+  });
+
   it("what a task that ended left in other process groups of its session (job control, coreutils timeout) is stopped with a note naming the task, as what it left in its own group is", { timeout: 60_000 }, async () => {
     const yaml = tasksYaml([
       ["jobs", "{ run: \"bash -c 'set -m; sleep 1000 & echo bg'\" }"],
