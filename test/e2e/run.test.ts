@@ -1001,6 +1001,13 @@ function shRefusesDoubleBracket(): boolean {
   }
 }
 
+/** `taskq validate` of the workspace's file, which must pass: its note lines. */
+async function validatedNotes(ws: { dir: string; file: string }): Promise<string[]> {
+  const validated = await runCli(["validate", ws.file], { cwd: ws.dir });
+  expect(validated.code).toBe(0);
+  return validated.stdout.split("\n").filter((line) => line.startsWith("note: "));
+}
+
 describe.skipIf(!shRefusesDoubleBracket())("a run with bash's [[ ]] where /bin/sh refuses it (dash)", () => {
   it("validate and run note it at the run, with its line and the fix, before the test fails there; one run by bash is not noted", async () => {
     // validate said "ok", and the task took the else branch with dash's "[[: not found" alone.
@@ -1015,9 +1022,7 @@ describe.skipIf(!shRefusesDoubleBracket())("a run with bash's [[ ]] where /bin/s
     ].join("\n");
     const note = /task "check": run has \[\[ -d \/ \]\] \(its line 2\), bash's test syntax, which \/bin\/sh[^:]* here does not have \("\[\[: not found"\): a run is run by \/bin\/sh -c, not bash, .*write \[ \.\.\. \].*; or run the commands with bash \(bash -c '\.\.\.', or a script file that begins with #!\/bin\/bash\)/;
     const ws = await workspace(yaml);
-    const validated = await runCli(["validate", ws.file], { cwd: ws.dir });
-    expect(validated.code).toBe(0);
-    const notes = validated.stdout.split("\n").filter((line) => line.startsWith("note: "));
+    const notes = await validatedNotes(ws);
     expect(notes).toHaveLength(1);
     expect(notes[0]).toContain(`note: ${ws.file}:3:10: `);
     expect(notes[0]).toMatch(note);
@@ -1106,9 +1111,7 @@ describe.skipIf(!shRefusesPipefail())("a run with set -o pipefail where /bin/sh 
     // Before, `v=$(set -o pipefail; ...)` went unnoted, its pipeline never run under dash, and v empty.
     const ws = await workspace(["tasks:", "  count:", "    run: |", "      v=$(set -o pipefail; echo abc | tr a x)", '      echo "got [$v]"', ""].join("\n"));
     const note = /task "count": run has set -o pipefail \(its line 1\), which \/bin\/sh[^:]* here refuses \("Illegal option -o pipefail"\): a run is run by \/bin\/sh -c, not bash, so the command substitution it is in exits 2 there and runs nothing after it \(its pipelines never run\); drop pipefail, or run the commands with bash/;
-    const validated = await runCli(["validate", ws.file], { cwd: ws.dir });
-    expect(validated.code).toBe(0);
-    const notes = validated.stdout.split("\n").filter((line) => line.startsWith("note: "));
+    const notes = await validatedNotes(ws);
     expect(notes).toHaveLength(1);
     expect(notes[0]).toContain(`note: ${ws.file}:3:10: `);
     expect(notes[0]).toMatch(note);
@@ -1215,9 +1218,7 @@ describe("a run with GitHub Actions' ${{ ... }}, which no shell knows", () => {
     );
     const build = /task "build": run has \$\{\{ github\.sha \}\} \(its line 2\), GitHub Actions' expression syntax, which taskq does not replace: \/bin\/sh refuses it as a bad substitution, and the task fails there; the runner sets \$GITHUB_SHA for github\.sha, in taskq's environment and so in every task's: write that/;
     const deploy = /task "deploy": run has \$\{\{ secrets\.DEPLOY_TOKEN \}\}, GitHub Actions' expression syntax, .*; give the value to taskq's environment in the step that runs it \(env: \{ NAME: \$\{\{ \.\.\. \}\} \}\), and write \$NAME here/;
-    const validated = await runCli(["validate", ws.file], { cwd: ws.dir });
-    expect(validated.code).toBe(0);
-    const notes = validated.stdout.split("\n").filter((line) => line.startsWith("note: "));
+    const notes = await validatedNotes(ws);
     expect(notes).toHaveLength(2);
     expect(notes[0]).toContain(`note: ${ws.file}:3:10: `);
     expect(notes[0]).toMatch(build);
