@@ -1,4 +1,5 @@
 import type { LineCounter } from "yaml";
+import { lowerBound } from "./lower-bound.js";
 import type { WorkflowProblem } from "./workflow-error.js";
 
 /**
@@ -150,13 +151,7 @@ export class TextLines implements Pick<LineCounter, "linePos"> {
 
   readonly linePos = (offset: number): { line: number; col: number } => {
     const starts = this.#starts;
-    let low = 0;
-    let high = starts.length;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if (starts[mid]! < offset) low = mid + 1;
-      else high = mid;
-    }
+    const low = lowerBound(starts, offset);
     if (starts[low] === offset) return { line: low + 1, col: 1 };
     return { line: low, col: offset - starts[low - 1]! + 1 };
   };

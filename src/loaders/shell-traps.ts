@@ -4,6 +4,8 @@
  * says them at their place in the file.
  */
 
+import { lowerBound } from "./lower-bound.js";
+
 /**
  * `run: echo "issue #42 fixed"`: YAML ends a plain value at ` #`, so the shell would get `echo
  * "issue` and fail on the quote it never sees closed, the file's line looking right all along. A
@@ -89,13 +91,7 @@ export function pipefailSet(run: string): { text: string; line: number; substitu
 
 /** Whether `sorted` holds a number from `from` up to (not including) `to`. */
 function hasBetween(sorted: number[], from: number, to: number): boolean {
-  let low = 0;
-  let high = sorted.length;
-  while (low < high) {
-    const middle = (low + high) >> 1;
-    if (sorted[middle]! < from) low = middle + 1;
-    else high = middle;
-  }
+  const low = lowerBound(sorted, from);
   return low < sorted.length && sorted[low]! < to;
 }
 
