@@ -105,15 +105,30 @@ export function typedFlagName(short: string, long: string, argv: readonly string
  * An integer flag (-j, --metrics-port): ASCII digits alone, or a usage error naming the flag and
  * the value. The same rule for every one: Number() would take `1e3`, `0x10` and `0b11` as 1000,
  * 16 and 3, and `+2` or ` 2` are a sign and a space that a shell variable slipped in (`-j "$N "`):
- * each is refused with the number it would have been, rather than some forms taken and others not.
+ * each is refused with the number it would have been (`4.0`, `1e1` too), rather than some forms
+ * taken and others not.
  */
 export function wholeNumberFlag(name: string, value: unknown, range: { min: number; max: number; expected: string; hint?: string; aside?: string }): number {
   const n = typeof value === "string" && /^\d+$/.test(value) ? Number(value) : NaN;
   if (Number.isSafeInteger(n) && n >= range.min && n <= range.max) return n;
-  const meant = typeof value === "string" ? /^\s*\+?(\d+)\s*$/.exec(value)?.[1] : undefined;
+  const spaced = typeof value === "string" ? /^\s*\+?(\d+)\s*$/.exec(value)?.[1] : undefined;
+  const otherwise = spaced === undefined && typeof value === "string" ? integerWrittenOtherwise(value) : undefined;
+  const meant = spaced ?? otherwise;
   const fits = meant !== undefined && meant !== value && Number(meant) >= range.min && Number(meant) <= range.max;
-  const hint = range.hint ?? (fits ? `digits alone, without a space or a sign: ${meant}` : range.aside);
+  const how = otherwise === undefined ? "digits alone, without a space or a sign" : "digits alone";
+  const hint = range.hint ?? (fits ? `${how}: ${meant}` : range.aside);
   throw new UsageError(`${name}: ${JSON.stringify(value)} is not ${range.expected}${hint === undefined ? "" : ` (${hint})`}`);
+}
+
+/**
+ * The integer a flag's value is in a form Number() reads but an integer flag refuses (`4.0`, `1e1`,
+ * `0x10`, `0b11`, `0o7`), in digits, for its error to name; undefined for any other value (one
+ * with a fraction, `2.5`, is no integer meant).
+ */
+function integerWrittenOtherwise(value: string): string | undefined {
+  if (!/^(?:0[xX][\da-fA-F]+|0[oO][0-7]+|0[bB][01]+|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)$/.test(value)) return undefined;
+  const n = Number(value);
+  return Number.isSafeInteger(n) ? String(n) : undefined;
 }
 
 /** --run-id: undefined when not given, else a valid run id (see run-id.ts), or a usage error. */

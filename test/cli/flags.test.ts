@@ -19,6 +19,15 @@ describe("concurrencyFlag (-j)", () => {
     expect(() => concurrencyFlag(" 0", undefined)).toThrow(/^--concurrency: " 0" is not a whole number from 1 to 10000$/);
   });
 
+  it("names the number meant by one written as JavaScript reads numbers (4.0, 1e1, 0x10), but for one out of range or not whole", () => {
+    for (const [value, meant] of [["4.0", 4], ["4.", 4], ["1e1", 10], ["0x10", 16], ["0b11", 3], ["0o7", 7], ["2.50e1", 25]] as const) {
+      expect(() => concurrencyFlag(value, undefined), value).toThrow(`--concurrency: ${JSON.stringify(value)} is not a whole number from 1 to 10000 (digits alone: ${meant})`);
+    }
+    for (const value of ["2.5", "1e5", "0x0", "1e-1", "Infinity", "3abc", "-1", "0.0"]) {
+      expect(() => concurrencyFlag(value, undefined), value).toThrow(new RegExp(`^--concurrency: ${JSON.stringify(value).replace(/[.+]/g, "\\$&")} is not a whole number from 1 to 10000$`));
+    }
+  });
+
   it("says how to write -j=4, which hands the flag \"=4\": a short flag takes its value after it or a space", () => {
     expect(() => concurrencyFlag("=4", undefined)).toThrow('--concurrency: "=4" is not a whole number from 1 to 10000 (write -j 4 or --concurrency=4: a short flag takes no =)');
     expect(() => concurrencyFlag("=x", undefined)).toThrow(/^--concurrency: "=x" is not a whole number from 1 to 10000$/);

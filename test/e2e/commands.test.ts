@@ -377,7 +377,7 @@ describe("taskq commands", () => {
 
   // `-j ' 2'` ran at 2 where `-j +2` was refused: every integer flag takes digits alone, and a value
   // off by a space or a sign is refused naming the flag, the value and the number meant; nothing runs.
-  it("the integer flags (-j, --metrics-port) take digits alone, by one rule: a space or a sign is a usage error naming the flag, the value and the number meant", async () => {
+  it("the integer flags (-j, --metrics-port) take digits alone, by one rule: a space, a sign or another way of writing a number is a usage error naming the flag, the value and the number meant", async () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     for (const value of [" 2", "2 ", "+2", " +2"]) {
       const run = await runCli(["run", ws.file, "-j", value, "--log-dir", ws.logs]);
@@ -389,6 +389,13 @@ describe("taskq commands", () => {
       const port = await runCli(["worker", "--metrics-port", value, "--store", "postgres://u@127.0.0.1:1/x", "--log-dir", ws.logs]);
       expect(port, value).toMatchObject({ code: 2, stderr: `taskq: --metrics-port: ${JSON.stringify(value)} is not a port number from 0 to 65535 (digits alone, without a space or a sign: 9464)\n` });
     }
+    // A number JavaScript reads (4.0, 1e1, 0x10) is refused as ever, naming the integer it is.
+    for (const value of ["2.0", "2e0", "0x2"]) {
+      const run = await runCli(["run", ws.file, "-j", value, "--log-dir", ws.logs]);
+      expect(run, value).toMatchObject({ code: 2, stdout: "", stderr: `taskq: -j: ${JSON.stringify(value)} is not a whole number from 1 to 10000 (digits alone: 2)\n` });
+    }
+    const port = await runCli(["worker", "--metrics-port", "9.464e3", "--store", "postgres://u@127.0.0.1:1/x", "--log-dir", ws.logs]);
+    expect(port).toMatchObject({ code: 2, stderr: 'taskq: --metrics-port: "9.464e3" is not a port number from 0 to 65535 (digits alone: 9464)\n' });
     expect(existsSync(ws.logs)).toBe(false);
     // Digits alone, leading zeros too, as ever.
     expect(await runCli(["run", ws.file, "-j", "02", "--log-dir", ws.logs, "--dry-run"])).toMatchObject({ code: 0, stdout: expect.stringContaining("concurrency 2") });
