@@ -2,6 +2,7 @@ import { homedir } from "node:os";
 import path from "node:path";
 import { isatty } from "node:tty";
 import { UsageError } from "../errors.js";
+import { formatMs } from "../engine/errors.js";
 import { defaultConcurrency } from "./cpu-limit.js";
 import { DURATION_EXPECTED, durationMistake, OVER_DURATION_LIMIT, overDurationLimit, parseDuration } from "../loaders/duration.js";
 import { isRunId, RUN_ID_EXPECTED } from "../run-id.js";
@@ -18,10 +19,24 @@ export function durationFlag(name: string, value: unknown, expected = DURATION_E
     if (expected === DURATION_EXPECTED && typeof value === "string" && overDurationLimit(value)) {
       throw new UsageError(`${name}: ${JSON.stringify(value)} is ${OVER_DURATION_LIMIT}`);
     }
-    const mistake = typeof value === "string" ? durationMistake(value) : undefined;
+    const mistake = typeof value === "string" ? (durationMistake(value) ?? secondsWrittenOtherwise(value)) : undefined;
     throw new UsageError(`${name}: ${JSON.stringify(value)} is not ${expected}${mistake === undefined ? "" : ` (${mistake})`}`);
   }
   return ms;
+}
+
+/**
+ * A flag's duration written as a number in a form other than digits (`1e3`, `0x10`, `+5`, `5e-1`),
+ * which JavaScript and YAML read as that many seconds and a flag refuses: the seconds in digits and
+ * the duration, as a workflow file's `timeout: 1e3` is told (`write 1000, or 16m40s`); undefined
+ * for any other text, and for seconds digits cannot write short (`1e-9`) or past the range.
+ */
+function secondsWrittenOtherwise(value: string): string | undefined {
+  if (!/^\+?(?:0[xX][\da-fA-F]+|0[oO][0-7]+|0[bB][01]+|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)$/.test(value)) return undefined;
+  const seconds = String(Number(value.replace(/^\+/, "")));
+  const ms = parseDuration(seconds);
+  if (seconds === value || !/^\d+(?:\.\d+)?$/.test(seconds) || ms === undefined) return undefined;
+  return `a number of seconds is written in digits, with a point if need be: write ${seconds}, or ${formatMs(ms)}`;
 }
 
 /**

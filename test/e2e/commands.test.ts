@@ -377,6 +377,26 @@ describe("taskq commands", () => {
 
   // `-j ' 2'` ran at 2 where `-j +2` was refused: every integer flag takes digits alone, and a value
   // off by a space or a sign is refused naming the flag, the value and the number meant; nothing runs.
+  // `timeout: 1e3` in a file is told `write 1000, or 16m40s`; the same number given to a flag was
+  // refused with no word of what to write.
+  it("a duration flag written as a number in another form than digits (1e3, 0x10, +5) is refused naming the seconds and the duration meant, and nothing runs", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
+    const durations = "a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days";
+    for (const [flag, value, seconds, duration] of [
+      ["--kill-grace", "1e3", "1000", "16m40s"],
+      ["--shutdown-timeout", "0x10", "16", "16s"],
+      ["--kill-grace", "+5", "5", "5s"],
+      ["--shutdown-timeout", "5e-1", "0.5", "500ms"],
+    ] as const) {
+      expect(await runCli(["run", ws.file, flag, value, "--log-dir", ws.logs]), value).toMatchObject({ code: 2, stdout: "", stderr: `taskq: ${flag}: ${JSON.stringify(value)} is not ${durations} (a number of seconds is written in digits, with a point if need be: write ${seconds}, or ${duration})\n` });
+    }
+    const lease = await runCli(["worker", "--store", "postgres://u@127.0.0.1:1/x", "--lease", "1e2", "--log-dir", ws.logs]);
+    expect(lease).toMatchObject({ code: 2, stderr: 'taskq: --lease: "1e2" is not a duration like 30s, 5m or 1h, from 1s to 24h (a number of seconds is written in digits, with a point if need be: write 100, or 1m40s)\n' });
+    // Past the range, or too small for digits to write short: refused as before, with no number to write.
+    expect(await runCli(["run", ws.file, "--kill-grace", "1e9", "--log-dir", ws.logs])).toMatchObject({ code: 2, stderr: `taskq: --kill-grace: "1e9" is not ${durations}\n` });
+    expect(existsSync(ws.logs)).toBe(false);
+  });
+
   it("the integer flags (-j, --metrics-port) take digits alone, by one rule: a space, a sign or another way of writing a number is a usage error naming the flag, the value and the number meant", async () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     for (const value of [" 2", "2 ", "+2", " +2"]) {
