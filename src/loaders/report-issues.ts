@@ -421,13 +421,21 @@ const GITHUB_TOP_NOTES: Record<string, string> = {
   on: "taskq has no triggers: a workflow runs when `taskq run` is given it, so call that from what starts it (a CI job, a git hook, cron)",
 };
 
-/** What taskq does instead of a GitHub Actions key in a job, written in a task. */
+/** What taskq does instead of GitHub Actions' continue-on-error (GitLab CI's allow_failure), written in a task. */
+const ALLOWED_FAILURE_NOTE =
+  "taskq has no such option: a task that fails fails the run (exit 1) and cancels its dependents; to let a command fail without that, end the task's run with || true (the task then succeeds whatever the command's exit code)";
+
+/** What taskq does instead of a GitHub Actions key in a job (or step), written in a task. */
 const GITHUB_TASK_NOTES: Record<string, string> = {
   steps:
     "a task runs one command, its `run`: write the steps' commands there, joined with && (run: npm ci && npm test), or one a line in a | block whose first line is set -e; or make each step a task that dependsOn the one before",
   if: "taskq has no conditions on a task: test in its run, and exit 0 to skip the rest (run: '[ \"$BRANCH\" = main ] || exit 0; ./deploy.sh')",
   "runs-on": "there is no runner to choose: tasks run on the machine taskq runs on (with run --store, on the worker that leases them); remove it",
   uses: "taskq runs shell commands, not actions: write in `run` the command that does what the action did",
+  "continue-on-error": ALLOWED_FAILURE_NOTE,
+  // GitLab CI's name for it.
+  allow_failure: ALLOWED_FAILURE_NOTE,
+  shell: "every task's run is run by /bin/sh -c, and a task has no shell to choose: for bash, write run: bash -c '...', or run a script file that begins with #!/bin/bash",
 };
 
 /** A top-level value written as a task is (a GitLab CI job, `build: { script: ..., stage: ... }`): a mapping with a task's field, or another tool's name for one. */
@@ -474,6 +482,10 @@ const SYNONYMS: Record<string, string> = {
   workdir: "cwd",
   working_directory: "cwd",
   "working-directory": "cwd",
+  // docker compose's, and Azure Pipelines' workingDirectory.
+  working_dir: "cwd",
+  "working-dir": "cwd",
+  workingdirectory: "cwd",
   dir: "cwd",
   parallelism: "concurrency",
   "max-parallel": "concurrency",

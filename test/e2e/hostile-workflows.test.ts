@@ -313,6 +313,17 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     ]);
   });
 
+  // A GitHub Actions job's continue-on-error and shell, GitLab CI's allow_failure and docker compose's
+  // working_dir were told only that they were unknown keys, with no word of what to write.
+  it("GitHub Actions' continue-on-error and shell, GitLab CI's allow_failure and docker compose's working_dir are told what taskq does instead, and nothing runs", async () => {
+    await rejects("tasks:\n  lint:\n    run: touch ran\n    continue-on-error: true\n    shell: bash\n    allow_failure: true\n    working_dir: .\n", [
+      "4:5: task \"lint\": unknown key \"continue-on-error\"; taskq has no such option: a task that fails fails the run (exit 1) and cancels its dependents; to let a command fail without that, end the task's run with || true (the task then succeeds whatever the command's exit code)",
+      "5:5: task \"lint\": unknown key \"shell\"; every task's run is run by /bin/sh -c, and a task has no shell to choose: for bash, write run: bash -c '...', or run a script file that begins with #!/bin/bash",
+      "6:5: task \"lint\": unknown key \"allow_failure\"; taskq has no such option: a task that fails fails the run (exit 1) and cancels its dependents; to let a command fail without that, end the task's run with || true (the task then succeeds whatever the command's exit code)",
+      '7:5: task "lint": unknown key "working_dir"; did you mean "cwd"?',
+    ]);
+  });
+
   // GitHub Actions habits, each told only that it was an unknown key, and a misspelt command that it was.
   it("GitHub Actions' on, runs-on and steps are told what taskq does instead, and a run misspelt comand is told it means run", async () => {
     await rejects("on: push\ntasks:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - run: touch ran\n  test:\n    comand: touch ran\n", [

@@ -1445,6 +1445,17 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("says what taskq does instead of GitHub Actions' continue-on-error and shell, and GitLab CI's allow_failure, and takes docker compose's working_dir for cwd", () => {
+    const allowed = "taskq has no such option: a task that fails fails the run (exit 1) and cancels its dependents; to let a command fail without that, end the task's run with || true (the task then succeeds whatever the command's exit code)";
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    continue-on-error: true", "    shell: bash", "    allow_failure: true", "    working_dir: sub", "    workingDirectory: sub"))).toEqual([
+      `4:5: task "a": unknown key "continue-on-error"; ${allowed}`,
+      "5:5: task \"a\": unknown key \"shell\"; every task's run is run by /bin/sh -c, and a task has no shell to choose: for bash, write run: bash -c '...', or run a script file that begins with #!/bin/bash",
+      `6:5: task "a": unknown key "allow_failure"; ${allowed}`,
+      '7:5: task "a": unknown key "working_dir"; did you mean "cwd"?',
+      '8:5: task "a": unknown key "workingDirectory"; did you mean "cwd"?',
+    ]);
+  });
+
   it("suggests the field for another tool's name for it misspelt (comand, scrpt, enviroment), which is too far from the field's own name in spelling", () => {
     expect(problemsOf(yaml("tasks:", "  a: { comand: x }", "  b: { scrpt: x, enviroment: { A: b } }", "  c: { run: x, cmd: y }"))).toEqual([
       '2:8: task "a": unknown key "comand"; did you mean "run"?',
