@@ -5,7 +5,7 @@ import { formatMs } from "../engine/errors.js";
 import { MAX_DURATION_MS } from "./limits.js";
 import { SHARED_NAMED, sharedBy, type ProblemList } from "./problem-list.js";
 import { quote } from "./report-issues.js";
-import { backslashBeforeFold, joinedCommands } from "./folded-run.js";
+import { backslashBeforeFold, joinedCommands, keptLineInFold } from "./folded-run.js";
 import { actionsExpressionEnvNote, actionsExpressionNote, bashismIn, bashismNote, commandNameNoBreakSpace, cutByCommentNote, pipefailNote, pipefailSet, selfReferenceNote, shebangNote, unclosedQuoteNote } from "./shell-traps.js";
 import { shellRefusing } from "./host-shell.js";
 import { PRIORITIES, type TaskDefaults, type TaskFile } from "./schema.js";
@@ -244,7 +244,7 @@ function noteRunTraps(id: string, run: string, context: BuildContext): void {
   if (folded !== undefined) {
     const backslash = backslashBeforeFold(folded);
     if (backslash !== undefined) context.problems.atOffset(backslash.offset, `task ${quote(id)}: ${backslash.message}`);
-    const joined = backslash === undefined ? joinedCommands(folded) : undefined;
+    const joined = backslash === undefined ? (joinedCommands(folded) ?? keptLineInFold(folded)) : undefined;
     if (joined !== undefined) noteAt(id, ["tasks", id, "run"], joined.note, context, joined.offset);
   }
   const cut = cutByCommentNote(run);

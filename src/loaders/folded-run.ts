@@ -70,6 +70,49 @@ export function joinedCommands(value: FoldedSource): { offset: number; note: str
   return undefined;
 }
 
+/**
+ * A `>` block's line indented more than the block's first, right after a line at the block's
+ * indentation (`docker run` then `  --rm`): YAML folds only the lines at the block's indentation and
+ * keeps the line break before a line indented more, so the shell runs it as a command of its own
+ * (`--rm: not found`), where the `>` says the lines were meant to be joined. Where it starts, and
+ * the note; none where the line before ends with an operator or a backslash, after which the shell
+ * reads on (`for f in *; do` then the loop's body indented, `make \` then `  all`), or inside a
+ * quote left open, nor after a blank line, which keeps a line break anyway.
+ */
+export function keptLineInFold(value: FoldedSource): { offset: number; note: string } | undefined {
+  if (!value.block) return undefined;
+  let previous: Line | undefined;
+  let blank = false;
+  let unclosedQuoteBefore: ((offset: number) => unknown) | undefined;
+  for (const line of blockLines(value)) {
+    if (line.text === "") {
+      blank = true;
+      continue;
+    }
+    if (previous !== undefined && !blank && !previous.kept && line.kept && !CARRIES_ON.test(previous.text) && (/\\+$/.exec(previous.text)?.[0].length ?? 0) % 2 === 0) {
+      const text = line.text.trimStart();
+      const start = line.start + line.text.length - text.length;
+      // The value is read for its quotes once, and only where a line may need it.
+      unclosedQuoteBefore ??= unclosedQuotes(value.source);
+      if (unclosedQuoteBefore(start - value.offset) === undefined) {
+        return {
+          offset: start,
+          note: `run is a > block, whose lines YAML joins with spaces, but it keeps the line break before a line indented more than the block's first, such as this one, so the shell runs it as a command of its own, not as more of the one before: it gets ${keptBreak(previous, text)}; indent this line as the block's first line to join it to the command before, or write run: | with a backslash at the end of the line before`,
+        };
+      }
+    }
+    previous = line;
+    blank = false;
+  }
+  return undefined;
+}
+
+/** The two lines of a kept line break as the shell gets them, at most 60 characters of each. */
+function keptBreak(before: Line, text: string): string {
+  const cut = (line: string, fromEnd: boolean) => (line.length <= 60 ? line : fromEnd ? `...${line.slice(-57)}` : `${line.slice(0, 57)}...`);
+  return `${cut(before.text, true)} and then, on a line of its own, ${cut(text, false)}`;
+}
+
 /** A line that goes on the command before it: an option, a pipe or list operator, a redirection, a closing `)`. */
 const GOES_ON = /^(?:-|[|&;)<>]|\d+[<>])/;
 /**

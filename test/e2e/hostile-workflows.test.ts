@@ -275,6 +275,16 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     expect(await findLeftovers(runId!)).toEqual([]);
   });
 
+  it("a > run with a line indented more than its first, whose line break YAML keeps, is noted by validate and run at that line; the shell runs it as a command of its own", async () => {
+    const ws = await workspace("tasks:\n  a:\n    run: >\n      echo one\n        --two\n");
+    const note = `${ws.file}:5:9: task "a": run is a > block, whose lines YAML joins with spaces, but it keeps the line break before a line indented more than the block's first, such as this one, so the shell runs it as a command of its own, not as more of the one before: it gets echo one and then, on a line of its own, --two; indent this line as the block's first line to join it to the command before, or write run: | with a backslash at the end of the line before`;
+    expect(await runCli(["validate", ws.file], { cwd: ws.dir })).toMatchObject({ code: 0, stdout: `${ws.file}: ok, 1 task\nnote: ${note}\n` });
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir });
+    expect(result.stdout).toContain(`note    ${note}\n`);
+    expect(result.stdout).toContain("a | one\n");
+    expect(result.stdout).toMatch(/--two: not found/);
+  });
+
   it("a plain or > run with a line that ends in a backslash, which folding makes an escaped space, is refused at the backslash", async () => {
     const fix = "the backslash escapes that space, and does not continue the line; write run: | (a literal block keeps the line break, which the backslash then continues), or drop the backslash";
     await rejects("tasks:\n  a:\n    run: touch \\\n      ran\n  b:\n    run: >\n      touch \\\n      ran\n", [

@@ -778,6 +778,52 @@ describe("parseWorkflow on a valid file", () => {
     ]);
   });
 
+  // `run: >` then `docker run` and `  --rm` indented more: YAML keeps that line break, and the shell ran
+  // `--rm` as a command of its own (`--rm: not found`), with no word, the > saying the lines were joined.
+  it("notes a > block's line indented more than its first, whose line break YAML keeps, but after an operator, a backslash, a blank line or in a quote", () => {
+    const workflow = parse(
+      yaml(
+        "tasks:",
+        "  a:",
+        "    run: >",
+        "      docker run",
+        "        --rm",
+        "        image",
+        "  loop:",
+        "    run: >",
+        "      for f in a b; do",
+        "        echo $f;",
+        "      done",
+        "  amp:",
+        "    run: >",
+        "      make build &&",
+        "        make test",
+        "  backslash:",
+        "    run: >",
+        "      echo one \\",
+        "        two",
+        "  blank:",
+        "    run: >",
+        "      echo one",
+        "",
+        "        echo two",
+        "  quoted:",
+        "    run: >",
+        '      echo "one',
+        '        two"',
+        "  joined:",
+        "    run: >",
+        "      echo one",
+        "      two",
+      ),
+      "k.yaml",
+    );
+    expect(workflow.tasks.find((task) => task.id === "a")!.run).toBe("docker run\n  --rm\n  image\n");
+    expect(workflow.notes).toEqual([
+      "k.yaml:5:9: task \"a\": run is a > block, whose lines YAML joins with spaces, but it keeps the line break before a line indented more than the block's first, such as this one, so the shell runs it as a command of its own, not as more of the one before: it gets docker run and then, on a line of its own, --rm; indent this line as the block's first line to join it to the command before, or write run: | with a backslash at the end of the line before",
+    ]);
+  });
+
   it("reads a plain run of many lines inside a quote in about ten times what a tenth of them takes, with no note", async () => {
     // Each line's text before it was read from the value's start for its quotes: 3,000 lines inside an open quote took 2.8 s to validate, 100x 300 of them.
     const { bestOfAlternating } = await import("../helpers/timing.js");
