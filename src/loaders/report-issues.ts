@@ -425,6 +425,10 @@ const GITHUB_TOP_NOTES: Record<string, string> = {
 const ALLOWED_FAILURE_NOTE =
   "taskq has no such option: a task that fails fails the run (exit 1) and cancels its dependents; to let a command fail without that, end the task's run with || true (the task then succeeds whatever the command's exit code)";
 
+/** What a task's `name` or `description` is told: its id names it, and an x- key or a comment keeps more. */
+const TASK_NAME_NOTE =
+  "a task is named by its id, its key under tasks:, which its log file and the run's lines name it by; to keep a longer name or a description beside it, write it in a YAML comment, or under a key that starts with x- (x-description: ...), which taskq ignores";
+
 /** What taskq does instead of a GitHub Actions key in a job (or step), written in a task. */
 const GITHUB_TASK_NOTES: Record<string, string> = {
   steps:
@@ -435,6 +439,9 @@ const GITHUB_TASK_NOTES: Record<string, string> = {
   "continue-on-error": ALLOWED_FAILURE_NOTE,
   // GitLab CI's name for it.
   allow_failure: ALLOWED_FAILURE_NOTE,
+  // A GitHub Actions step's or job's display name, or a task's description as other runners take it.
+  name: TASK_NAME_NOTE,
+  description: TASK_NAME_NOTE,
   shell: "every task's run is run by /bin/sh -c, and a task has no shell to choose: for bash, write run: bash -c '...', or run a script file that begins with #!/bin/bash",
 };
 

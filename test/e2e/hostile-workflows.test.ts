@@ -334,6 +334,12 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     ]);
   });
 
+  // A GitHub Actions step's name, or a description, in a task was told only that it was an unknown key.
+  it("a task's name or description is told that the id names the task, and that a comment or an x- key keeps more, and nothing runs", async () => {
+    const said = "a task is named by its id, its key under tasks:, which its log file and the run's lines name it by; to keep a longer name or a description beside it, write it in a YAML comment, or under a key that starts with x- (x-description: ...), which taskq ignores";
+    await rejects("name: ci\ntasks:\n  lint:\n    name: Lint the code\n    run: touch ran\n    description: eslint\n", [`4:5: task "lint": unknown key "name"; ${said}`, `6:5: task "lint": unknown key "description"; ${said}`]);
+  });
+
   // GitHub Actions habits, each told only that it was an unknown key, and a misspelt command that it was.
   it("GitHub Actions' on, runs-on and steps are told what taskq does instead, and a run misspelt comand is told it means run", async () => {
     await rejects("on: push\ntasks:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - run: touch ran\n  test:\n    comand: touch ran\n", [

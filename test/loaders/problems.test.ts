@@ -1456,6 +1456,14 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("tells a task's name or description that the id names it, and that a comment or an x- key keeps more, but takes the file's own name and an x- key", () => {
+    const said = "a task is named by its id, its key under tasks:, which its log file and the run's lines name it by; to keep a longer name or a description beside it, write it in a YAML comment, or under a key that starts with x- (x-description: ...), which taskq ignores";
+    expect(problemsOf(yaml("name: ci", "tasks:", "  lint:", "    run: x", "    name: Lint the code", "    description: eslint over src", "    x-description: kept"))).toEqual([
+      `5:5: task "lint": unknown key "name"; ${said}`,
+      `6:5: task "lint": unknown key "description"; ${said}`,
+    ]);
+  });
+
   it("suggests the field for another tool's name for it misspelt (comand, scrpt, enviroment), which is too far from the field's own name in spelling", () => {
     expect(problemsOf(yaml("tasks:", "  a: { comand: x }", "  b: { scrpt: x, enviroment: { A: b } }", "  c: { run: x, cmd: y }"))).toEqual([
       '2:8: task "a": unknown key "comand"; did you mean "run"?',
