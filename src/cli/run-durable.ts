@@ -52,7 +52,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
   // Its summary, and its cancel when stopped, ride out a dropped connection, as `status` and `cancel` do.
   // Chosen here, not by the store, so that a second signal can name the run it may leave behind, and its connections are named after it.
   const submitId = options.runId ?? generateRunId();
-  const store = await openStore(options, { retryDroppedMs: RETRY_DROPPED_MS, applicationName: `taskq run ${submitId}`, undoneIfStopped: "nothing was submitted", runsTasks: true });
+  const store = await openStore(options, { retryDroppedMs: RETRY_DROPPED_MS, applicationName: `taskq run ${submitId}`, undoneIfStopped: "nothing was submitted", runsTasks: true, saysNewer: options.json });
   try {
     // A signal while the run is submitted waits for it to be stored, then ends it, as one later does (see storingRun).
     // Its state read with it, while a signal still waits: no turn of the event loop is left without a listener.

@@ -118,6 +118,11 @@ export interface StoreOpenOptions {
   undoneIfStopped?: string;
   /** A command that runs tasks (worker, run --store): the worker's modules (prom-client) are loaded first, so that one missing is said before the store is opened, or made. */
   runsTasks?: boolean;
+  /**
+   * The command says itself that a newer taskq migrated the store (newerStoreNote), where its other notes go: with
+   * `--output json`, a `note` record among its records. Otherwise it is said here, on stderr.
+   */
+  saysNewer?: boolean;
 }
 
 /**
@@ -152,7 +157,7 @@ async function openStoreNow(flags: StoreFlags, options: StoreOpenOptions): Promi
       retryDroppedMs: options.retryDroppedMs ?? 0,
       ...(options.applicationName === undefined ? {} : { applicationName: options.applicationName }),
     });
-    if (store.newer !== undefined) process.stderr.write(`${newerStoreWarning(store.description, schema, store.newer)}\n`);
+    if (store.newer !== undefined && options.saysNewer !== true) process.stderr.write(`taskq: ${newerStoreWarning(store.description, schema, store.newer)}\n`);
     return store;
   } catch (error) {
     if (error instanceof TaskqError && error.code === "STORE_NOT_FOUND") {
@@ -174,7 +179,18 @@ async function openStoreNow(flags: StoreFlags, options: StoreOpenOptions): Promi
  * this version go on with it, as they must, but its operator is told this machine's taskq is the older one).
  */
 function newerStoreWarning(description: string, schema: string, newer: { migration: number; known: number }): string {
-  return `taskq: the store ${description} (schema "${schema}") was migrated by a newer taskq (migration ${newer.migration}; this taskq knows up to ${newer.known}): upgrade taskq on this machine`;
+  return `the store ${description} (schema "${schema}") was migrated by a newer taskq (migration ${newer.migration}; this taskq knows up to ${newer.known}): upgrade taskq on this machine`;
+}
+
+/**
+ * That warning as a JSON `note` record's fields (for a command whose `--output json` notes are records: submit, worker,
+ * run --store): `code` STORE_NEWER, the message, and the store's newest migration and this taskq's, for a script to
+ * read without parsing the words. Undefined where the store is not ahead of this taskq.
+ */
+export function newerStoreNote(store: Pick<PostgresStore, "description" | "schema" | "newer">): { code: "STORE_NEWER"; message: string; migration: number; knownMigration: number } | undefined {
+  const { newer } = store;
+  if (newer === undefined) return undefined;
+  return { code: "STORE_NEWER", message: newerStoreWarning(store.description, store.schema, newer), migration: newer.migration, knownMigration: newer.known };
 }
 
 /**

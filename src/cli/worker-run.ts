@@ -90,6 +90,11 @@ export interface WorkerRunOptions {
   /** Lease only this run's tasks (`run --store`); default: every run's. */
   runId?: string;
   /**
+   * A note the worker gives among its first (`taskq worker --output json`: that a newer taskq migrated the store, as a
+   * `note` record with these fields, which the plain lines have on stderr as the store opens).
+   */
+  storeNote?: { message: string } & Record<string, unknown>;
+  /**
    * The concurrency fitted to the open-file limit before the store was opened (`run --store`,
    * as its --dry-run plans it): counted after, the store's first connections are counted twice,
    * held now and set aside for the pool. Default: fitted here.
@@ -293,6 +298,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   );
   // (Not for `run --store`, whose run went to that schema: it serves only that run.)
   if (store.made && options.runId === undefined) printNote(`schema ${JSON.stringify(schema)} had no taskq store: this worker made an empty one; it runs only what is submitted to that schema (TASKQ_STORE_SCHEMA or --store-schema, as submit was given)`);
+  if (options.storeNote !== undefined) printNote(options.storeNote.message, options.storeNote.message, options.storeNote);
   if (fitted.note !== undefined) printNote(fitted.note);
   const pidOne = pidOneNote();
   if (pidOne !== undefined) printNote(pidOne);

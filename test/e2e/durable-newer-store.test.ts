@@ -81,6 +81,42 @@ describe("a store a newer taskq migrated", () => {
     expect(versions.rows[0]?.version).toBe(newest);
   }, 90_000);
 
+  it("with --output json, submit, worker and run --store give it as a note record among theirs (code STORE_NEWER), not as text on stderr", async () => {
+    const schema = await storeSchema(2);
+    const newest = LATEST_MIGRATION + 2;
+    const note = { event: "note", code: "STORE_NEWER", message: warning(schema, newest).replace(/^taskq: /, "").trimEnd(), migration: newest, knownMigration: LATEST_MIGRATION };
+    const records = (stdout: string) => stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const withoutTs = ({ ts: _ts, ...rest }: Record<string, unknown>) => rest;
+
+    const submitted = await runCli(["submit", ws.file, "--output", "json"], options(schema));
+    expect({ code: submitted.code, stderr: submitted.stderr }).toEqual({ code: 0, stderr: "" });
+    const submitRecords = records(submitted.stdout);
+    // The run record first, as ever (`submit --output json | head -1`), then the note.
+    expect(submitRecords[0]?.event).toBe("run");
+    expect(submitRecords.slice(1).map(withoutTs)).toEqual([note]);
+    const runId = submitRecords[0]!.runId as string;
+
+    const worker = startCli(["worker", "-j", "2", "--log-dir", ws.logs, "--output", "json"], options(schema));
+    try {
+      const succeeded = async () => (await admin.query<{ state: string }>(`SELECT state FROM "${schema}".runs WHERE id = $1`, [runId])).rows[0]?.state === "succeeded";
+      expect(await eventually(succeeded, 20_000)).toBe(true);
+    } finally {
+      worker.child.kill("SIGINT");
+    }
+    const stopped = await worker.done;
+    expect({ code: stopped.code, stderr: stopped.stderr }).toEqual({ code: 130, stderr: "" });
+    const workerRecords = records(stopped.stdout);
+    expect(workerRecords[0]?.event).toBe("worker");
+    expect(workerRecords.filter((record) => record.code === "STORE_NEWER").map(withoutTs)).toEqual([note]);
+
+    const run = await runCli(["run", "--store", DATABASE_URL, "--log-dir", ws.logs, "--output", "json", ws.file], options(schema));
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+    const runRecords = records(run.stdout);
+    expect(runRecords[0]?.event).toBe("run");
+    expect(runRecords.filter((record) => record.code === "STORE_NEWER").map(withoutTs)).toEqual([note]);
+    expect(runRecords.at(-1)?.event).toBe("summary");
+  }, 90_000);
+
   it("a store at exactly this build's newest migration: no warning", async () => {
     const schema = await storeSchema(0);
     const run = await runCli(["run", "--store", DATABASE_URL, "--log-dir", ws.logs, ws.file], options(schema));

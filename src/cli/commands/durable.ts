@@ -22,7 +22,7 @@ import { noteFields } from "../note-fields.js";
 import { holdSignals, onShutdownSignals, secondSignal, signalExitCode } from "../signals.js";
 import { sayStdoutLost } from "../stdout-lost.js";
 import type { Workflow } from "../../loaders/index.js";
-import { openStore, RETRY_DROPPED_MS, schemaWords, storeUrl, type StoreFlags, type StoreOpenOptions } from "../store-flags.js";
+import { newerStoreNote, openStore, RETRY_DROPPED_MS, schemaWords, storeUrl, type StoreFlags, type StoreOpenOptions } from "../store-flags.js";
 
 type Flags = StoreFlags & Record<string, unknown>;
 
@@ -77,7 +77,7 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
     const code = early === undefined ? submitted(workflow, result, state, store, flags) : stoppedAfterSubmit(workflow, result, state, store, flags, early);
     return Math.max(submittedIdLost(result.runId), code);
     // A dropped connection is ridden out under the same run id: a CI step run again would submit a second run.
-  }, { retryDroppedMs: RETRY_DROPPED_MS, applicationName: "taskq submit", undoneIfStopped: "nothing was submitted" });
+  }, { retryDroppedMs: RETRY_DROPPED_MS, applicationName: "taskq submit", undoneIfStopped: "nothing was submitted", saysNewer: flags.output === "json" });
 }
 
 /**
@@ -158,13 +158,16 @@ function changeLost(done: string): void {
  * --output json`): `run` (its id, file, store, schema, tasks, and of them those added and kept as stored),
  * then a `note` each, with `file`, `line` and `col` where it names a place in the file.
  */
-export function submitRecords(workflow: Workflow, result: SubmitResult, store: Pick<PostgresStore, "description" | "schema">, notes: readonly string[], state: RunState): Record<string, unknown>[] {
+export function submitRecords(workflow: Workflow, result: SubmitResult, store: Pick<PostgresStore, "description" | "schema" | "newer">, notes: readonly string[], state: RunState): Record<string, unknown>[] {
   const ts = new Date().toISOString();
   const { runId, added, kept } = result;
   // Its schema too, as a worker's record has it: runs in another schema meet no worker of this one.
   const run = { ts, event: "run", runId, file: workflow.file, store: store.description, schema: store.schema, tasks: workflow.tasks.length, added, kept, state };
   const ended = state === "running" ? [] : [endedNote(runId, state)];
-  return [run, ...[...notes, ...submitNotes(workflow.notes, result), ...ended].map((message) => ({ ts, event: "note", ...noteFields(message, workflow.file) }))];
+  // A store a newer taskq migrated: the note the plain output has on stderr (see saysNewer), with its code and migrations.
+  const newer = newerStoreNote(store);
+  const newerRecord = newer === undefined ? [] : [{ ts, event: "note", ...newer }];
+  return [run, ...newerRecord, ...[...notes, ...submitNotes(workflow.notes, result), ...ended].map((message) => ({ ts, event: "note", ...noteFields(message, workflow.file) }))];
 }
 
 /** A run's state: running, or how it ended. */
@@ -263,11 +266,16 @@ export async function workerCommand(flags: Flags): Promise<number> {
   const metrics = metricsPort === undefined ? undefined : await (await import("../metrics-port.js")).takeMetricsPort(metricsPort, options.metricsHost ?? "127.0.0.1");
   try {
     // Listened for from as the worker stops listening until taskq exits (holdSignals): the store then closes.
-    return await withStore(flags, async (store) => (await runWorker(store, { ...options, fitted, takeSignals: holdSignals, ...(metrics === undefined ? {} : { metrics }) })).exitCode, {
-      applicationName: `taskq worker ${workerId}`,
-      runsTasks: true,
-      undoneIfStopped: "nothing was leased",
-    });
+    return await withStore(
+      flags,
+      async (store) => {
+        // With --output json, that a newer taskq migrated the store is a note record among the worker's first (see saysNewer).
+        const storeNote = options.json ? newerStoreNote(store) : undefined;
+        const more = { ...(metrics === undefined ? {} : { metrics }), ...(storeNote === undefined ? {} : { storeNote }) };
+        return (await runWorker(store, { ...options, fitted, takeSignals: holdSignals, ...more })).exitCode;
+      },
+      { applicationName: `taskq worker ${workerId}`, runsTasks: true, undoneIfStopped: "nothing was leased", saysNewer: options.json },
+    );
   } finally {
     // Closed by the worker as it stops; here when the store could not be opened.
     metrics?.server.close();
