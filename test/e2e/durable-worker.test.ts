@@ -263,6 +263,53 @@ tasks:
     expect((await other.cli.done).code).toBe(143);
   });
 
+  it("a session holding three running tasks' rows past their lease costs them their leases alone, said with who holds them: the worker's other tasks keep theirs", async () => {
+    const held = await submit(await workflowFile("row-held", "tasks:\n  h1: { run: 'echo started; sleep 9' }\n  h2: { run: 'echo started; sleep 9' }\n  h3: { run: 'echo started; sleep 9' }\n"));
+    const other = await submit(await workflowFile("row-free", "tasks:\n  free: { run: 'echo started; sleep 9' }\n"));
+    // Submitted first, the four start together, and their renewals are due together: the held rows' renewals come first to its few renewal connections.
+    const worker = await startWorker(["--lease", "4s", "-j", "4"]);
+    const started = (runId: string, key: string) => worker.stdout().includes(`${runId}/${key} | started`);
+    expect(await eventually(() => ["h1", "h2", "h3"].every((key) => started(held, key)) && started(other, "free"), 15_000)).toBe(true);
+    // A psql session, say, that locks the held run's rows and keeps its transaction open longer than the lease.
+    const client = new pg.Client({ connectionString: DATABASE_URL, application_name: "psql" });
+    await client.connect();
+    try {
+      const pid = (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+      await client.query("BEGIN");
+      await client.query(`SELECT id FROM "${SCHEMA}".tasks WHERE run_id = $1 FOR UPDATE`, [held]);
+      await sleep(6_000);
+      await client.query("COMMIT");
+      // The renewals of the free row went through all along, while each of a held row waited briefly and said which session holds it.
+      expect((await waitForRun(other)).tasks[0]).toMatchObject({ key: "free", state: "succeeded", attempts: 1 });
+      expect(worker.stdout()).toContain(`db      heartbeat failed: task "h1" of run ${held} is locked by another session (pid ${pid}, application_name "psql"`);
+    } finally {
+      await client.end();
+    }
+    expect((await waitForRun(held)).tasks.map((t) => t.state)).toEqual(["failed", "failed", "failed"]);
+    worker.cli.child.kill("SIGTERM");
+    expect((await worker.cli.done).code).toBe(143);
+  }, 60_000);
+
+  it("a session holding a running task's row for less than its lease costs it nothing: its renewal goes through once the row is free", async () => {
+    const worker = await startWorker(["--lease", "6s", "-j", "1"]);
+    const runId = await submit(await workflowFile("row-held-briefly", "tasks:\n  brief: { run: 'echo started; sleep 8' }\n"));
+    expect(await eventually(() => worker.stdout().includes(`${runId}/brief | started`), 15_000)).toBe(true);
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query(`SELECT id FROM "${SCHEMA}".tasks WHERE run_id = $1 FOR UPDATE`, [runId]);
+      await sleep(4_500);
+      await client.query("COMMIT");
+    } finally {
+      await client.end();
+    }
+    expect((await waitForRun(runId)).tasks[0]).toMatchObject({ state: "succeeded", attempts: 1 });
+    expect(worker.stdout()).not.toContain("LOST");
+    worker.cli.child.kill("SIGTERM");
+    expect((await worker.cli.done).code).toBe(143);
+  }, 60_000);
+
   it("frozen past its lease mid-task with no other worker: the task is killed, and the attempt recorded as failed and retried", async () => {
     const mark = path.join(ws.dir, `frozen-mid-${randomBytes(3).toString("hex")}`);
     const yaml = `tasks:\n  job:\n    run: 'if [ -f "$MARK" ]; then echo "second run"; else touch "$MARK"; echo first; sleep 1000; fi'\n    env: { MARK: "${mark}" }\n    retries: 1\n    backoff: { base: 50ms }\n`;

@@ -2,6 +2,7 @@ import { formatMs, isShutdownStop } from "../../engine/errors.js";
 import { TaskqError } from "../../errors.js";
 import { killOf, NotSpawnedError, sigkillWords } from "../../handlers/errors.js";
 import type { ReleaseEnd } from "./complete.js";
+import { RENEWAL_LOCKED_RETRY_MS } from "./lock-wait.js";
 import { LongTimer } from "./long-timer.js";
 import { ABORTED_BY_SHUTDOWN, REQUESTED } from "./shutdown-cancel.js";
 import { abortCode, failureOutcome } from "./outcome.js";
@@ -399,11 +400,16 @@ export class Attempt {
         this.abort("CANCELLED", runStopped ? ABORTED_BY_SHUTDOWN : REQUESTED);
       }
     } catch (error) {
+      // A renewal whose row another session holds (STORE_LOCKED: its wait cut short) is tried again soon: the lock
+      // may be let go before the lease runs out, and the renewal at the next heartbeat could come too late.
+      const next = error instanceof TaskqError && error.code === "STORE_LOCKED" ? Math.min(RENEWAL_LOCKED_RETRY_MS, this.#options.heartbeatMs) : this.#options.heartbeatMs;
       // Told as "retrying" only when a retry comes before the lease runs out (a timeout is what was
       // left of it): otherwise the lease watch tells what happened.
-      if (this.#heartbeat === undefined || this.#lost !== undefined || performance.now() + this.#options.heartbeatMs >= this.#leaseEnds) return;
+      if (this.#heartbeat === undefined || this.#lost !== undefined || performance.now() + next >= this.#leaseEnds) return;
       this.#heartbeatFailed = true;
       emit({ type: "db-error", operation: "heartbeat", error, retrying: true });
+      this.#scheduleHeartbeat(next);
+      return;
     }
     if (this.#heartbeat !== undefined) this.#scheduleHeartbeat();
   }

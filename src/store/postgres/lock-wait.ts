@@ -41,7 +41,7 @@ const LOCK_NOT_AVAILABLE = "55P03";
 export const LOCK_TIMEOUT_SQL = `SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`;
 
 /** True for a statement undone because a lock was not had in time (55P03), whose transaction committed nothing. */
-function isLockNotAvailable(error: unknown): boolean {
+export function isLockNotAvailable(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE;
 }
 
@@ -80,6 +80,37 @@ export async function retryLockWaits<T>(pool: pg.Pool, names: SchemaNames, opera
       await sleep(pause / 2 + (random() * pause) / 2);
     }
   }
+}
+
+/**
+ * How long a lease renewal waits for its task's row while another session holds it (the renewals' sessions' lock_timeout).
+ * Waited for until the lease ran out, a renewal held one of the worker's few renewal connections all that time: a
+ * psql session holding as many running tasks' rows as there are renewal connections (two) kept every other task of the
+ * worker, of any run, from its renewal, and each lost its lease. Cut short, the renewal is tried again soon (RENEWAL_LOCKED_RETRY_MS), its connection free meanwhile.
+ */
+export const RENEWAL_LOCK_WAIT_MS = LOCK_WAIT_MS;
+
+/** The pause before a renewal whose task's row was locked (RENEWAL_LOCK_WAIT_MS) is tried again, unless the heartbeat is due sooner. */
+export const RENEWAL_LOCKED_RETRY_MS = LOCK_WAIT_MS;
+
+/**
+ * A renewal's lock wait cut short (`error`, 55P03), in words that name the row and, where the database says so, the
+ * session holding it (not how long its transaction has been open: the words stay the same from one try to the next,
+ * so a worker says them once). STORE_LOCKED.
+ */
+export async function renewalLockedError(pool: pg.Pool, names: SchemaNames, error: unknown): Promise<TaskqError> {
+  const holder = await findLockHolder(pool, names, error).catch(() => undefined);
+  const what = holder?.key === undefined ? "its task's row is locked by another session" : `task ${JSON.stringify(holder.key)} of run ${holder.runId!} is locked by another session`;
+  const session = [
+    ...(holder?.pid === undefined ? [] : [`pid ${holder.pid}`]),
+    ...(holder?.applicationName === undefined ? [] : [`application_name ${JSON.stringify(holder.applicationName)}`]),
+    ...(holder?.client === undefined ? [] : [`client ${holder.client}`]),
+  ];
+  return new TaskqError(
+    "STORE_LOCKED",
+    `heartbeat failed: ${what}${session.length === 0 ? "" : ` (${session.join(", ")})`}: the lease is renewed once that session's transaction ends, and runs out if it does not end in time`,
+    { cause: error },
+  );
 }
 
 /** What the database says of a lock a statement waited for in vain; every field may be missing. */

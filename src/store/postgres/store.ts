@@ -9,7 +9,7 @@ import { completeAndLease, type CompleteAndLeaseResult, type EndedAttempt } from
 import { refreshRunState, settleRuns } from "./graph.js";
 import { leaseTasks, nextRunnableDelay, renewLease } from "./lease.js";
 import { NotificationListener } from "./listener.js";
-import { retryLockWaits } from "./lock-wait.js";
+import { isLockNotAvailable, renewalLockedError, RENEWAL_LOCK_WAIT_MS, retryLockWaits } from "./lock-wait.js";
 import { FIRST_MIGRATION_VERSION, LATEST_MIGRATION, migrate, migrateStore, notUsable } from "./migrations.js";
 import { schemaNames, type SchemaNames } from "./names.js";
 import { pruneRuns, type PruneResult } from "./prune.js";
@@ -41,10 +41,11 @@ const ignoreError = (): void => undefined;
  * finds a worker still waiting on the database), which a name of the user's, the same for every command, hid.
  * Set here, as the startup parameter of the URL's would win over one of taskq's; in the same round trip.
  */
-function sessionHook(ms: number, name: string | undefined): { onConnect?: (client: pg.ClientBase) => Promise<void> } {
+function sessionHook(ms: number, name: string | undefined, lockTimeoutMs?: number): { onConnect?: (client: pg.ClientBase) => Promise<void> } {
   const settings = [
     ...(ms <= 0 ? [] : [`SET statement_timeout = ${ms}`, `SET idle_in_transaction_session_timeout = ${ms}`]),
     ...(name === undefined ? [] : [`SET application_name = ${pg.escapeLiteral(name)}`]),
+    ...(lockTimeoutMs === undefined ? [] : [`SET lock_timeout = ${lockTimeoutMs}`]),
   ];
   if (settings.length === 0) return {};
   const text = settings.join("; ");
@@ -152,7 +153,7 @@ export class PostgresStore {
     this.#ownsPool = options.pool === undefined;
     const queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
     const name = options.applicationName === undefined ? undefined : storeApplicationName(options.applicationName, this.schema);
-    const ownPool = (max: number) =>
+    const ownPool = (max: number, lockTimeoutMs?: number) =>
       new pg.Pool({
         connectionString: options.connectionString === undefined ? undefined : withLibpqSslModes(options.connectionString),
         max,
@@ -164,11 +165,12 @@ export class PostgresStore {
         // The server stops a statement the store has given up on (see SERVER_TIMEOUT_MARGIN_MS): set on each new
         // session before the pool hands it out, by SET rather than a startup parameter, which a PgBouncer refuses.
         // And taskq's name for its sessions, whatever the URL or PGAPPNAME says (see sessionHook).
-        ...sessionHook(serverTimeoutMs(queryTimeoutMs), name),
+        ...sessionHook(serverTimeoutMs(queryTimeoutMs), name, lockTimeoutMs),
       });
     this.pool = options.pool ?? ownPool(options.poolSize ?? 10);
     // Opens its connections only once a lease is renewed: the commands that run no tasks never do.
-    this.#renewals = options.pool === undefined ? ownPool(RENEWAL_POOL_SIZE) : options.pool;
+    // Its renewals wait at most RENEWAL_LOCK_WAIT_MS for a task's row another session holds (see renew).
+    this.#renewals = options.pool === undefined ? ownPool(RENEWAL_POOL_SIZE, RENEWAL_LOCK_WAIT_MS) : options.pool;
     this.#timeouts = { connectMs: this.pool.options.connectionTimeoutMillis ?? 0, queryMs: this.pool.options.query_timeout ?? 0 };
     this.description = redactConnectionString(options.connectionString ?? "(pool)");
     this.#random = options.random ?? Math.random;
@@ -308,7 +310,15 @@ export class PostgresStore {
   /** As heartbeat, saying besides whose cancel a "cancel-requested" is: by request, or a stopped run's (see LeaseRenewal). */
   async renew(taskId: string, token: string, leaseMs: number, options: { timeoutMs?: number; tail?: string[]; skipLocked?: boolean } = {}): Promise<LeaseRenewal> {
     const tail = options.tail?.map(storableText);
-    return this.#guard("heartbeat", () => renewLease(this.#renewals, this.#names, taskId, token, leaseMs, options.timeoutMs, tail, options.skipLocked), options.timeoutMs);
+    return this.#guard(
+      "heartbeat",
+      () =>
+        renewLease(this.#renewals, this.#names, taskId, token, leaseMs, options.timeoutMs, tail, options.skipLocked).catch(async (error: unknown) => {
+          // Its row held by another session (a psql transaction): STORE_LOCKED, naming it, and the attempt tries again soon (see Attempt).
+          throw isLockNotAvailable(error) ? await renewalLockedError(this.pool, this.#names, error) : error;
+        }),
+      options.timeoutMs,
+    );
   }
 
   /** Records an attempt's outcome; false when `token` no longer owns the task. */
