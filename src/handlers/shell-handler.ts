@@ -424,7 +424,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
  * stop them, but the task's end waited for them ("build: 1 process it left running ignored SIGTERM and
  * ended by itself within the kill grace (5s), which the task's end waited for; ...").
  */
-function leftoversNote(taskId: string, { stopped, killed, endedByThemselves }: Leftovers, killGraceMs: number): string {
+function leftoversNote(taskId: string, { stopped, killed, endedByThemselves, killedAtOnce }: Leftovers, killGraceMs: number): string {
   const all = stopped + endedByThemselves;
   const them = all === 1 ? "it" : "them";
   const advice = `\`wait\` for ${them} in the script, or start ${them} with \`setsid\` to leave ${them} running on purpose`;
@@ -434,6 +434,13 @@ function leftoversNote(taskId: string, { stopped, killed, endedByThemselves }: L
   const note = `${taskId}: stopped ${stopped} ${stopped === 1 ? "process" : "processes"} it left running`;
   const also = endedByThemselves === 0 ? "" : `; ${ended(endedByThemselves, " more")}`;
   if (killed === 0) return also === "" ? `${note} (${advice})` : `${note}${also}; ${advice}`;
+  // A second Ctrl-C's SIGKILL ended them: said so, not that they were stopped as a SIGTERM stops them.
+  if (killedAtOnce) {
+    const howMany = `${killed} ${killed === 1 ? "process" : "processes"} it left running`;
+    const atOnce = `with SIGKILL at once, not after the kill grace`;
+    if (killed === stopped) return `${taskId}: killed ${howMany} ${atOnce}${also}; ${advice}`;
+    return `${note}; ${killed === 1 ? "1 was" : `${killed} were`} killed ${atOnce}${also}; ${advice}`;
+  }
   if (killGraceMs <= 0) return `${note}, with SIGKILL beside its SIGTERM (the kill grace is 0)${also}; ${advice}`;
   const who = killed === 1 ? (stopped === 1 ? "it did not stop on SIGTERM and was" : "1 did not stop on SIGTERM and was") : `${killed} did not stop on SIGTERM and were`;
   return `${note}; ${who} killed after the kill grace (${formatSetMs(killGraceMs)})${also}; ${advice}`;

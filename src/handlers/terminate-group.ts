@@ -25,6 +25,8 @@ export interface Leftovers {
   killed: number;
   /** How many were there at the SIGTERM, ignored it, and ended by themselves before any SIGKILL: not stopped by taskq. */
   endedByThemselves: number;
+  /** The SIGKILL of those `killed` came at once (a second Ctrl-C: killAllProcessGroups), not after the kill grace. */
+  killedAtOnce: boolean;
 }
 
 /** A process a leftovers' SIGTERM reached (see GroupTerminator.reap). */
@@ -49,6 +51,8 @@ export class GroupTerminator implements SessionSignaller {
   #killed = false;
   /** Set when the SIGKILL came from the grace's timer. */
   #graceRanOut = false;
+  /** Set when the SIGKILL came at once, from signalAll (a second Ctrl-C), not after the grace. */
+  #killedAtOnce = false;
   /** Until the shell is reaped (see reap), the group's id is the task's. */
   #shellAlive = true;
   /** How many processes the SIGKILL found, once the shell was reaped. */
@@ -85,6 +89,7 @@ export class GroupTerminator implements SessionSignaller {
       // At once, not after the grace: what it kills is not counted as what ignored a SIGTERM (see reap's leftovers).
       this.#killTimer?.clear();
       this.#terminating = true;
+      if (!this.#killed) this.#killedAtOnce = true;
       this.#killed = true;
       // Stopped while its shell ran, as terminate() marks it: reap waits for the whole session, env -i processes too.
       if (this.#shellAlive) this.#stoppedWhileAlive = true;
@@ -184,6 +189,8 @@ export class GroupTerminator implements SessionSignaller {
     }
     // What the SIGTERM reaches, as it goes: what is gone already is not said to be stopped.
     if (!stoppingTask) this.#signalled = signalledNow(sessionPids(this.#pgid, true, this.#stoppedWhileAlive, this.#shellStart));
+    // A SIGKILL at once (a second Ctrl-C) came while the reap gave the group's members their time to leave it: it ended them, no SIGTERM.
+    if (this.#killed && this.#signalled !== undefined) for (const process of this.#signalled.values()) process.killed = true;
     this.terminate();
     const leftovers = (): Leftovers | undefined => (stoppingTask ? undefined : this.#leftovers());
     let killedAt: number | undefined;
@@ -219,11 +226,12 @@ export class GroupTerminator implements SessionSignaller {
       else if (process.ignoresTerm) endedByThemselves++;
       else stoppedByTerm++;
     }
-    // After the grace, the SIGKILL's own count (processes started since the SIGTERM too); else the signalled it found.
-    const killed = this.#killedCount;
-    const stopped = stoppedByTerm + (this.#graceRanOut ? Math.max(killed, killedSignalled) : killedSignalled);
+    // After the grace, the SIGKILL's own count (processes started since the SIGTERM too); after a SIGKILL at once
+    // (a second Ctrl-C), the signalled it found, which it killed, not stopped as the SIGTERM would have.
+    const killed = this.#graceRanOut ? Math.max(this.#killedCount, killedSignalled) : this.#killedAtOnce ? killedSignalled : this.#killedCount;
+    const stopped = stoppedByTerm + (this.#graceRanOut ? killed : killedSignalled);
     if (stopped === 0 && endedByThemselves === 0) return undefined;
-    return { stopped, killed: this.#graceRanOut ? Math.max(killed, killedSignalled) : killed, endedByThemselves };
+    return { stopped, killed, endedByThemselves, killedAtOnce: this.#killedAtOnce && !this.#graceRanOut };
   }
 
   /** Stops the pending SIGKILL: the group is gone and its pgid may be reused. */
