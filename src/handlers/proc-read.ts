@@ -137,6 +137,23 @@ export function readSignalState(pid: number): { start: string; ignoresTerm: bool
   return { start, ignoresTerm: has(SIG_IGN) || (namespaceInit && !has(SIG_CGT)) };
 }
 
+/**
+ * The CPU time the process whose stat readProcStat read last has had, in ms: /proc/<pid>/schedstat's
+ * first field (ns on a CPU), or, without it, its stat's utime and stime (fields 14 and 15, in clock ticks,
+ * taken as 10 ms: USER_HZ is 100 on Linux). Reads the schedstat of `pid`, the same process. Undefined once gone.
+ */
+export function lastStatCpuMs(pid: number | string): number | undefined {
+  if (lastStat === undefined) return undefined;
+  const fields = buffer.toString("latin1", lastStat.from, lastStat.to).split(" ", 13);
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  const length = readProcFile(pid, "schedstat");
+  if (length > 0) {
+    const ns = Number(buffer.toString("latin1", 0, length).split(" ", 1)[0]);
+    if (Number.isFinite(ns)) return ns / 1e6;
+  }
+  return Number.isFinite(ticks) ? ticks * 10 : undefined;
+}
+
 /** Whether the process `pid` started at `start` (see readSignalState) is still there, a zombie not counted. */
 export function stillRunning(pid: number, start: string): boolean {
   const stat = readProcStat(pid);

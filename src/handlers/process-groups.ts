@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { LongTimer } from "../engine/long-timer.js";
 import { procStatFields } from "../process-exists.js";
-import { lastStatEnded, lastStatStartTime, procBuffer, readProcEnviron, readProcFile, readProcStat } from "./proc-read.js";
+import { lastStatCpuMs, lastStatEnded, lastStatStartTime, procBuffer, readProcEnviron, readProcFile, readProcStat } from "./proc-read.js";
 import { guardGroup, unguardGroup } from "./group-guard.js";
 import { monotonicMs } from "../monotonic.js";
 
@@ -260,6 +260,39 @@ export function groupHasLiveMembers(sid: number, pgid: number): boolean {
   // may predate a background job: a pass now, of that session alone, says.
   if (markedProcesses(true).get(sid)?.allGroups.has(pgid) === true) return true;
   return markedProcesses(false, new Set([sid])).get(sid)?.allGroups.has(pgid) === true;
+}
+
+/**
+ * How much CPU time a member of an ended task's group may have had and still be on its way out of the group
+ * (see groupMayBeLeaving): the fork, exec and setsid() of `setsid daemon &` take a millisecond or two.
+ */
+const LEAVING_CPU_MS = 50;
+
+/**
+ * Whether group `pgid` of session `sid` (an ended task's) has a member that may still be on its way out of it
+ * (`setsid daemon &`: the shell may exit between the child's fork and its setsid): one waiting for a CPU or
+ * running (R), or in a disk read (D), that has had less than LEAVING_CPU_MS of CPU time since it started. On a
+ * loaded machine it may wait long for its turn; one that sleeps (S: `sleep 100 &`, a server waiting for work)
+ * or is stopped, or has had its CPU time (a busy loop), is not on its way out. A pass over /proc, of the session alone.
+ */
+export function groupMayBeLeaving(sid: number, pgid: number): boolean {
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return false;
+  }
+  const from = lowestPidToRead();
+  for (const name of names) {
+    const pid = Number(name);
+    if (!(pid >= from) || pid === process.pid) continue;
+    const stat = readProcStat(name);
+    if (stat === undefined || stat.session !== sid || stat.pgrp !== pgid) continue;
+    if (stat.state !== "R" && stat.state !== "D") continue;
+    const cpuMs = lastStatCpuMs(name);
+    if (cpuMs !== undefined && cpuMs < LEAVING_CPU_MS) return true;
+  }
+  return false;
 }
 
 /**

@@ -328,6 +328,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       // (Killed, by a second Ctrl-C say, it was stopped: its output must not wait for a reader.)
       if (!running || exitedByItself(pid)) {
         output.stopWaiting();
+        terminator.cutLeaving();
         return;
       }
       abortReason = ctx.signal.reason;

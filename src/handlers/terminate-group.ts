@@ -1,13 +1,18 @@
 import { setImmediate as nextTurn, setTimeout as delay } from "node:timers/promises";
 import { LongTimer } from "../engine/long-timer.js";
 import { readSignalState, stillRunning } from "./proc-read.js";
-import { groupHasLiveMembers, sessionHasProcesses, sessionLeaderStart, sessionPids, sessionProcessCount, signalProcessGroup, signalSession, unwatchSession, watchSession, type SessionSignaller } from "./process-groups.js";
+import { groupHasLiveMembers, groupMayBeLeaving, sessionHasProcesses, sessionLeaderStart, sessionPids, sessionProcessCount, signalProcessGroup, signalSession, unwatchSession, watchSession, type SessionSignaller } from "./process-groups.js";
 import { monotonicMs } from "../monotonic.js";
 
 /** How often a lingering group is checked while it is being terminated. */
 const POLL_MS = 25;
 /** How long the members left in an ended task's group get to leave it (setsid) before they are stopped. */
 const LEAVING_MS = 100;
+/**
+ * How long, at most, a member still on its way out of the group (groupMayBeLeaving: runnable, and it has had
+ * next to no CPU time) is waited for past LEAVING_MS: on a loaded machine its turn may come later than that.
+ */
+const LEAVING_MAX_MS = 5000;
 const LEAVING_POLL_MS = 10;
 /**
  * How long SIGKILLed processes get to disappear before the attempt stops waiting (a process in
@@ -53,6 +58,8 @@ export class GroupTerminator implements SessionSignaller {
   #graceRanOut = false;
   /** Set when the SIGKILL came at once, from signalAll (a second Ctrl-C), not after the grace. */
   #killedAtOnce = false;
+  /** Set by cutLeaving. */
+  #leavingCut = false;
   /** Until the shell is reaped (see reap), the group's id is the task's. */
   #shellAlive = true;
   /** How many processes the SIGKILL found, once the shell was reaped. */
@@ -96,6 +103,15 @@ export class GroupTerminator implements SessionSignaller {
     }
     signalSession(this.#pgid, signal, this.#shellAlive, this.#stoppedWhileAlive, this.#shellStart);
     if (this.#shellAlive && signal === "SIGKILL") this.#shellStart ??= sessionLeaderStart(this.#pgid);
+  }
+
+  /**
+   * The task is being stopped after its shell ended by itself (a shutdown's time to finish passed as it ended): a member
+   * of its group that may still be on its way out of it is waited for no longer than LEAVING_MS, as the stop's own
+   * wait for the attempt (the kill grace and 2 s) would otherwise give up on it first.
+   */
+  cutLeaving(): void {
+    this.#leavingCut = true;
   }
 
   /** The shell has exited (Node reaped it): from now on its pid may be anyone's, and nothing is signalled by it alone. */
@@ -169,8 +185,13 @@ export class GroupTerminator implements SessionSignaller {
     if (!this.#terminating && !groupHasLiveMembers(this.#pgid, this.#pgid)) return undefined;
     // A task that ended by itself: a member on its way out of the group is a daemon, not a
     // leftover (`setsid server &` as the last command: the shell may exit between the
-    // child's fork and its setsid, and a SIGTERM then killed it about 1 time in 6).
-    for (const until = monotonicMs() + LEAVING_MS; groupLeft && !this.#terminating && monotonicMs() < until; ) {
+    // child's fork and its setsid, and a SIGTERM then killed it about 1 time in 6). Past
+    // LEAVING_MS, one that has not had its turn on a CPU yet (a loaded machine) is waited for,
+    // as long as it is runnable and has had next to no CPU time (see groupMayBeLeaving), up to
+    // LEAVING_MAX_MS: a time window alone took a daemon started on a machine at load 3 for a leftover.
+    for (const started = monotonicMs(); groupLeft && !this.#terminating; ) {
+      const waited = monotonicMs() - started;
+      if (waited >= LEAVING_MS && (this.#leavingCut || waited >= LEAVING_MAX_MS || !groupMayBeLeaving(this.#pgid, this.#pgid))) break;
       await delay(LEAVING_POLL_MS);
       groupLeft = signalProcessGroup(this.#pgid, 0);
     }

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -294,6 +294,30 @@ describe("process trees and timeouts", () => {
     expect(await daemons()).toEqual([]);
     // Stopped as a task is: SIGTERM first (its trap ran), not the exit's SIGKILL.
     expect(await readFile(`${run.ledger}.daemon`, "utf8")).toBe("term\n");
+  });
+
+  it("a daemon started last (`setsid daemon &`) on a loaded machine, whose way out of the task's group waits long for a CPU, is not taken for a leftover", { timeout: 60_000 }, async () => {
+    // Two busy loops on CPU 0, and the daemon's way to its setsid (a few ms of CPU) at nice 19 there (its session's
+    // autogroup too, where the kernel has them: each session is scheduled as a whole, and nice alone counts within it):
+    // its turn comes hundreds of ms after the task's shell exits, as on a loaded machine, where 0.1 s of waiting for it
+    // took it for a leftover.
+    const burners = [0, 1].map(() => spawn("taskset", ["-c", "0", "sh", "-c", "while :; do :; done"], { stdio: "ignore" }));
+    try {
+      const yaml = tasksYaml([
+        [
+          "start",
+          `{ run: "echo 19 > /proc/self/autogroup 2> /dev/null; nice -n 19 taskset -c 0 sh -c 'i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; exec setsid sh -c \\"echo \\\\$\\\\$ > $TASKQ_LEDGER.daemon; exec sleep 1000\\"' > /dev/null 2>&1 &" }`,
+        ],
+        // The daemon is there for the task after it.
+        ["use", `{ run: "timeout 30 sh -c 'until [ -s $TASKQ_LEDGER.daemon ]; do sleep 0.05; done'; kill -0 $(cat $TASKQ_LEDGER.daemon) && echo alive", dependsOn: start }`],
+      ]);
+      const { code, stdout } = await runToEnd(yaml, ["--output", "plain"]);
+      expect(stdout).not.toContain("it left running (");
+      expect(stdout).toContain("use | alive");
+      expect(code).toBe(0);
+    } finally {
+      for (const burner of burners) burner.kill("SIGKILL");
+    }
   });
 
   it("a daemon that is stopped (SIGSTOP) when the run ends gets its SIGTERM with a SIGCONT: its trap runs, and the run does not wait the kill grace", async () => {
