@@ -30,6 +30,8 @@ export function leftoversGraceMs(stop: LeftoversStop): number {
 export function leftoversNote(stop: LeftoversStop, graceMs: number, groups: number): string {
   const what = `${groups === 1 ? "the process group" : `the ${groups} process groups`} the tasks left running`;
   if (stop.killedAtOnce) return `killing ${what} now, as the second signal asked`;
+  // No grace given (--kill-grace 0), whether a signal came or not: not a time that has passed.
+  if (stop.killGraceMs <= 0) return `stopping ${what}: SIGTERM, then SIGKILL right after it (the kill grace is 0)`;
   if (graceMs < 1) {
     return `killing ${what} now: the time to finish and the kill grace (${formatSetMs(stop.shutdownTimeoutMs)} + ${formatSetMs(stop.killGraceMs)}) since the ${stop.interrupted} have passed`;
   }

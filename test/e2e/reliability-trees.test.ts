@@ -320,6 +320,14 @@ describe("process trees and timeouts", () => {
     }
   });
 
+  it("with --kill-grace 0, the note that the daemons the tasks left are stopped says the grace is 0, with or without a signal, not that a time passed since an undefined signal", async () => {
+    const yaml = tasksYaml([["daemon", `{ run: "setsid sleep 1000 > /dev/null 2>&1 & echo started" }`]]);
+    const { code, stdout } = await runToEnd(yaml, ["--output", "plain", "--kill-grace", "0"]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("note    stopping the process group the tasks left running: SIGTERM, then SIGKILL right after it (the kill grace is 0)\n");
+    expect(stdout).not.toContain("undefined");
+  });
+
   it("a daemon that is stopped (SIGSTOP) when the run ends gets its SIGTERM with a SIGCONT: its trap runs, and the run does not wait the kill grace", async () => {
     // Before: the SIGTERM stayed pending on the stopped daemon, its trap never ran, and the run waited the 20 s grace for the SIGKILL.
     const yaml = tasksYaml([["daemon", `{ run: "setsid sh -c 'trap \\"echo term > $TASKQ_LEDGER.daemon; exit 0\\" TERM; kill -STOP $$; sleep 1000' & sleep 0.3; echo started" }`]]);
