@@ -109,15 +109,55 @@ export type BashismKind = "[[" | "source" | "function" | "array";
  * A case's pattern (`x)`, `*.txt|*.md)`), after its `in` or the `;;` that ends the branch before it: a command follows its `)`.
  * A backslash makes the character after it a word's (`*\)*)`), so an escaped `)` ends no pattern: `echo case x in y\) source z`
  * is one command, whose arguments sh runs none of. An `esac` there ends the case (`;; esac) [[` is no pattern's `)`): `(esac)` is a pattern.
+ * CASE_HEAD_START finds what a pattern follows, up to the pattern (after its `(`, if any); casePatternEnds reads each pattern from there
+ * to the `)` that ends it, or to what ends it otherwise (none then), each character once for all of them: as one regular expression,
+ * each `case x in` read all that followed it on its line again, and a line of 10,000 with no `)` took 7 s.
  */
-const CASE_PATTERN = String.raw`(?:(?<![^\s;&|(])case[ \t]+[^\s;&|()]+[ \t]+in|(?<!\\);;)\s+(?!esac(?:[\s;&|)]|$))\(?(?:[^()\s;&\\]|\\[^\n])(?:[^()\n;&\\]|\\[^\n])*\)`;
+const CASE_HEAD_START = /(?:(?<![^\s;&|(])case[ \t]+[^\s;&|()]+[ \t]+in|(?<!\\);;)\s+(?!esac(?:[\s;&|)]|$))\(?/g;
+
+/** Each case pattern's `)` in `run` (see CASE_HEAD_START), and where what ends with it starts (its `case` or `;;`), in order of that start. */
+function casePatternEnds(run: string): { start: number; end: number }[] {
+  const found: { start: number; end: number }[] = [];
+  if (!run.includes("case") && !run.includes(";;")) return found;
+  // stop[i]: where a pattern's characters read from i end (`[^()\n;&\\]` and `\x`, x not a line's end): at a `)` it is one.
+  let stop: Int32Array | undefined;
+  CASE_HEAD_START.lastIndex = 0;
+  for (let head = CASE_HEAD_START.exec(run); head !== null; head = CASE_HEAD_START.exec(run)) {
+    const from = head.index + head[0].length;
+    // Heads may overlap (`case case in x)`): each is tried from the next character on.
+    CASE_HEAD_START.lastIndex = head.index + 1;
+    const first = run[from];
+    // The first character: not a blank nor a `(`, `)`, `;`, `&`; a backslash then not a line's end.
+    if (first === undefined || /[()\s;&]/.test(first) || (first === "\\" && (from + 1 >= run.length || run[from + 1] === "\n"))) continue;
+    stop ??= patternStops(run);
+    const end = stop[from]!;
+    if (run[end] === ")") found.push({ start: head.index, end });
+  }
+  return found;
+}
+
+/** For each index, where a case pattern's characters read from there end (see casePatternEnds): run.length at the run's end. */
+function patternStops(run: string): Int32Array {
+  const stop = new Int32Array(run.length + 2).fill(run.length);
+  for (let index = run.length - 1; index >= 0; index--) {
+    const char = run[index]!;
+    if (char === "(" || char === ")" || char === "\n" || char === ";" || char === "&") stop[index] = index;
+    else if (char === "\\") stop[index] = index + 1 < run.length && run[index + 1] !== "\n" ? stop[index + 2]! : index;
+    else stop[index] = stop[index + 1]!;
+  }
+  return stop;
+}
+
+/** What may come between where sh reads a command's first word and that word: blanks, then any `{`, `!` or keyword that a command follows, each itself a word there. */
+const COMMAND_LEAD = String.raw`[ \t]*(?:(?:\{|!|then|do|else|if|elif|while|until)[ \t]+)*`;
 
 /**
  * Where sh reads a command's first word: a line's start, after `;`, `&&`, `||`, `|`, `(`, a backquote or a case's pattern (none escaped by a backslash,
  * which makes it a word's character, or joins the line to the one before), then any `{`, `!` or keyword that a command
- * follows, each itself a word there: `echo do source it`, `echo hi! function x` have no command after `do` or `!`.
+ * follows, each itself a word there: `echo do source it`, `echo hi! function x` have no command after `do` or `!`. After a case's pattern
+ * (see casePatternEnds), COMMAND_LEAD is matched from its `)` on.
  */
-const COMMAND_START = String.raw`(?:(?<![\s\S])|(?<!\\)(?:\n|;|&&|\|\||\||\(|\`)|${CASE_PATTERN})[ \t]*(?:(?:\{|!|then|do|else|if|elif|while|until)[ \t]+)*`;
+const COMMAND_START = String.raw`(?:(?<![\s\S])|(?<!\\)(?:\n|;|&&|\|\||\||\(|\`))${COMMAND_LEAD}`;
 /**
  * A variable's value as an assignment before the array's gives it, read here only when it is made of these: plain characters,
  * `\x`, `$name`, `${name}`, `'...'` and `"..."` of these on its line (`export A="x y" arr=(a)`); another (`A=$(date)`) is not read past.
@@ -125,20 +165,65 @@ const COMMAND_START = String.raw`(?:(?<![\s\S])|(?<!\\)(?:\n|;|&&|\|\||\||\(|\`)
  * split took minutes where nothing matched after it.
  */
 const ASSIGNED_VALUE = /(?:[^\s;&|()<>'"`\\$]|\\[^\n]|\$(?:[A-Za-z_]\w*(?!\w)|[0-9@*#?$!-]|\{[A-Za-z_]\w*\})|'[^'\n]*'|"(?:[^"`\\$\n]|\\[^\n]|\$(?:[A-Za-z_]\w*(?!\w)|[0-9@*#?$!-]|\{[A-Za-z_]\w*\}))*")*/.source;
-const BASHISMS: { kind: BashismKind; pattern: RegExp; commandOnly: boolean }[] = [
-  { kind: "[[", pattern: new RegExp(`${COMMAND_START}(\\[\\[[ \t][^\n]*?(?:\\]\\]|$))`, "gm"), commandOnly: true },
-  { kind: "source", pattern: new RegExp(`${COMMAND_START}(source[ \t]+[^\\s;&|)\`]+)`, "g"), commandOnly: true },
-  { kind: "function", pattern: new RegExp(`${COMMAND_START}(function[ \t]+[A-Za-z_][\\w.:-]*)`, "g"), commandOnly: true },
-  { kind: "array", pattern: new RegExp(`${COMMAND_START}([A-Za-z_]\\w*\\+?=\\([^\n)]*\\)?)`, "g"), commandOnly: true },
+const BASHISM_BODIES: { kind: BashismKind; body: string; flags: string; commandOnly: boolean }[] = [
+  { kind: "[[", body: `(\\[\\[[ \t][^\n]*?(?:\\]\\]|$))`, flags: "gm", commandOnly: true },
+  { kind: "source", body: `(source[ \t]+[^\\s;&|)\`]+)`, flags: "g", commandOnly: true },
+  { kind: "function", body: `(function[ \t]+[A-Za-z_][\\w.:-]*)`, flags: "g", commandOnly: true },
+  { kind: "array", body: `([A-Za-z_]\\w*\\+?=\\([^\n)]*\\)?)`, flags: "g", commandOnly: true },
   // Given to a declaring command (`export arr=(a b)`, `local -a arr=(a)`, `export A="x y" arr=(a)`): sh reads the `(` as it would after any word, a syntax error.
   {
     kind: "array",
-    pattern: new RegExp(`${COMMAND_START}((?:export|readonly|local|declare|typeset)(?:[ \t]+(?:-[A-Za-z]+|[A-Za-z_]\\w*(?:=${ASSIGNED_VALUE})?))*[ \t]+[A-Za-z_]\\w*\\+?=\\([^\n)]*\\)?)`, "g"),
+    body: `((?:export|readonly|local|declare|typeset)(?:[ \t]+(?:-[A-Za-z]+|[A-Za-z_]\\w*(?:=${ASSIGNED_VALUE})?))*[ \t]+[A-Za-z_]\\w*\\+?=\\([^\n)]*\\)?)`,
+    flags: "g",
     commandOnly: true,
   },
+];
+/** Each bashism where sh reads a command (`pattern`), and the same read from just after a case pattern's `)` (`afterCase`, sticky); or one read anywhere. */
+const BASHISMS: { kind: BashismKind; pattern: RegExp; afterCase?: RegExp; commandOnly: boolean }[] = [
+  ...BASHISM_BODIES.map(({ kind, body, flags, commandOnly }) => ({
+    kind,
+    pattern: new RegExp(`${COMMAND_START}${body}`, flags),
+    afterCase: new RegExp(`${COMMAND_LEAD}${body}`, flags.replace("g", "y")),
+    commandOnly,
+  })),
   // An expansion: read in double quotes too, where sh refuses it as well.
   { kind: "array", pattern: /(?<!\\)(\$\{#?[A-Za-z_]\w*\[[^\n}]*\}?)/g, commandOnly: false },
 ];
+
+/**
+ * The matches of a BASHISMS entry in `run`, in order, none overlapping the one before, as `pattern.matchAll` would give them were
+ * a case's pattern (from its `case` or `;;` to its `)`, see casePatternEnds) one of the places a command starts in it.
+ */
+function* bashismMatches(run: string, pattern: RegExp, afterCase: RegExp | undefined, cases: { start: number; end: number }[]): Generator<{ index: number; text: string; captured: string }> {
+  let from = 0;
+  let next: RegExpExecArray | null | undefined;
+  let caseAt = 0;
+  for (;;) {
+    if (next === undefined || (next !== null && next.index < from)) {
+      pattern.lastIndex = from;
+      next = pattern.exec(run);
+    }
+    // The first case pattern from `from` on, before the next match (at the same place, the match is the regular expression's first alternative), with the bashism after it.
+    let found: { index: number; text: string; captured: string } | undefined;
+    while (caseAt < cases.length && cases[caseAt]!.start < from) caseAt++;
+    for (; afterCase !== undefined && caseAt < cases.length && (next === null || cases[caseAt]!.start < next.index); caseAt++) {
+      const { start, end } = cases[caseAt]!;
+      afterCase.lastIndex = end + 1;
+      const after = afterCase.exec(run);
+      if (after !== null) {
+        found = { index: start, text: run.slice(start, end + 1 + after[0].length), captured: after[1]! };
+        caseAt++;
+        break;
+      }
+    }
+    if (found === undefined) {
+      if (next === null) return;
+      found = { index: next.index, text: next[0], captured: next[1]! };
+    }
+    from = found.index + found.text.length;
+    yield found;
+  }
+}
 
 /**
  * bash's `[[ ... ]]`, `source file`, `function name {`, arrays (`arr=(a b)`, `${arr[@]}`) in a `run`, which
@@ -155,14 +240,15 @@ export function bashismIn(run: string): { kind: BashismKind; text: string; line:
   if (run.includes("<<")) return undefined;
   if (!run.includes("[[") && !run.includes("source") && !run.includes("function") && !run.includes("=(") && !ARRAY_EXPANSION.test(run)) return undefined;
   let first: { kind: BashismKind; text: string; index: number; substitution: boolean } | undefined;
-  for (const { kind, pattern, commandOnly } of BASHISMS) {
+  const cases = casePatternEnds(run);
+  for (const { kind, pattern, afterCase, commandOnly } of BASHISMS) {
     // Each pattern's candidates come in order: what is before each is read once, from where the one before it was (a run of many skipped ones stays quick).
     const reader = new RunReader(run);
-    for (const match of run.matchAll(pattern)) {
-      const index = match.index + match[0].lastIndexOf(match[1]!);
+    for (const match of bashismMatches(run, pattern, afterCase, cases)) {
+      const index = match.index + match.text.lastIndexOf(match.captured);
       if (first !== undefined && index >= first.index) break;
       // Arithmetic, `$((a=(1+2)*3))`, `((i++))`: no command there (a `$(`, a command substitution, has one).
-      if (match[0].startsWith("(") && run[match.index - 1] === "(") continue;
+      if (match.text.startsWith("(") && run[match.index - 1] === "(") continue;
       const read = reader.at(index);
       // `$(( (n=(n+1)) % 3 ))`: an assignment in arithmetic, which sh takes.
       if (kind === "array" && commandOnly && read.inArithmetic) continue;
@@ -171,11 +257,11 @@ export function bashismIn(run: string): { kind: BashismKind; text: string; line:
       const context = read.context;
       if (context === "unsure" || (commandOnly ? context === "'" || context === '"' || context === "${" : context === "'")) continue;
       // A backquote that starts a command opens one (`` x=`[[ -f a ]]` ``), not one that closes it.
-      if (match[0].startsWith("`") && context !== "`") continue;
+      if (match.text.startsWith("`") && context !== "`") continue;
       // In a backquoted command, sh (dash) ends that command at a syntax error without a word, its status 0, and goes on: an array's
       // assignment there (`` x=`a=(1)` ``) fails unsaid, and `function f` runs a command named function (127), neither as said here.
       if (read.substitution === "`" && (kind === "function" || (kind === "array" && commandOnly))) continue;
-      first = { kind, text: match[1]!.trim(), index, substitution: read.substitution !== undefined };
+      first = { kind, text: match.captured.trim(), index, substitution: read.substitution !== undefined };
       break;
     }
   }
