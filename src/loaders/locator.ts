@@ -32,6 +32,8 @@ export class Locator implements SourceLocator {
   readonly #root: Node | null;
   readonly #aliasTargets: Map<Alias, Node>;
   readonly #tasksMap: YAMLMap | undefined;
+  /** The top level's `tasks` pair, found once: a file's top level may hold thousands of keys (`x-` anchors), each path's first step looked at all of them. */
+  readonly #tasksPair: Pair | undefined;
   readonly #tasksIndex = new Map<string, Pair>();
   readonly #document: Document.Parsed;
   /** The pair each node is the value of, once an alias's target needs its key (see #pairOfValue). */
@@ -44,7 +46,8 @@ export class Locator implements SourceLocator {
     this.#aliasTargets = aliasTargets;
     this.#text = text;
     this.#root = this.#resolve(document.contents);
-    const tasks = isMap(this.#root) ? this.#resolve(this.#findPair(this.#root, "tasks")?.value) : undefined;
+    this.#tasksPair = isMap(this.#root) ? this.#findPair(this.#root, "tasks") : undefined;
+    const tasks = this.#resolve(this.#tasksPair?.value);
     if (isMap(tasks)) {
       this.#tasksMap = tasks;
       for (const pair of tasks.items.some((item) => isMergeKey(item.key)) ? this.#pairsOf(tasks) : tasks.items) {
@@ -65,7 +68,7 @@ export class Locator implements SourceLocator {
     for (const [index, segment] of path.entries()) {
       if (isMap(node)) {
         const name = String(segment);
-        const pair = node === this.#tasksMap ? this.#tasksIndex.get(name) : this.#findPair(node, name);
+        const pair = this.#pairIn(node, name);
         const keyOffset = (pair?.key as Node | null | undefined)?.range?.[0];
         if (pair === undefined || keyOffset === undefined) return fallback;
         if (index === path.length - 1 && at === "key") return keyOffset;
@@ -97,7 +100,7 @@ export class Locator implements SourceLocator {
     for (const segment of path) {
       pair = undefined;
       if (isMap(node)) {
-        pair = node === this.#tasksMap ? this.#tasksIndex.get(String(segment)) : this.#findPair(node, String(segment));
+        pair = this.#pairIn(node, String(segment));
         node = this.#resolve(pair?.value);
       } else if (isSeq(node) && typeof segment === "number") node = this.#resolve(node.items[segment]);
       else return undefined;
@@ -158,6 +161,13 @@ export class Locator implements SourceLocator {
   /** The node at `path`, through aliases; null where there is none. */
   #nodeAt(path: DataPath): Node | null {
     return this.#pairAt(path)?.node ?? null;
+  }
+
+  /** #findPair, through the indexes of the top level's `tasks` and of the tasks. */
+  #pairIn(map: YAMLMap, name: string): Pair | undefined {
+    if (map === this.#tasksMap) return this.#tasksIndex.get(name);
+    if (map === this.#root && name === "tasks") return this.#tasksPair;
+    return this.#findPair(map, name);
   }
 
   /** The pair that gives `name` its value in `map`: its own, else the first a merge key (`<<`) brings, as toPlain merges them. */
