@@ -28,8 +28,9 @@ const deepMessage = `nesting is deeper than ${MAX_NESTING_DEPTH} levels; a workf
 export function readYaml(text: string, file: string): ParsedYaml | { problems: ProblemList } {
   const lineCounter = new LineCounter();
   const problems = new ProblemList(file, lineCounter, text.length);
-  const tokens = tokenize(text, lineCounter, problems);
-  if (tokens === undefined || !scanTokens(tokens, problems)) return { problems };
+  const tooDeep = (offset: number): void => reportTooDeep(offset, text, problems);
+  const tokens = tokenize(text, lineCounter, tooDeep);
+  if (tokens === undefined || !scanTokens(tokens, problems, tooDeep)) return { problems };
   let document: Document.Parsed | undefined;
   try {
     const composer = new Composer({ schema: "core", uniqueKeys: false, merge: true });
@@ -43,6 +44,26 @@ export function readYaml(text: string, file: string): ParsedYaml | { problems: P
   reportYamlErrors([...document.errors, ...document.warnings], problems, tokens, text, document);
   if (document.errors.length > 0) return { problems };
   return { document, lineCounter, problems };
+}
+
+/** A line indented with a tab: spaces, if any, then a tab, then text. */
+const TAB_INDENTED_LINE = /^ *\t[ \t]*[^\s#]/m;
+
+/**
+ * Nesting deeper than MAX_NESTING_DEPTH at `offset`. After a line indented with a tab, yaml reads each line below as
+ * nested in the one before it: 129 tasks so written went past the limit, which was all that was told, far below the
+ * tab. There, the first such tab before it is told, with the nesting as what may follow from it.
+ */
+function reportTooDeep(offset: number, text: string, problems: ProblemList): void {
+  const tab = TAB_INDENTED_LINE.exec(text.slice(0, offset));
+  if (tab === null) {
+    problems.atOffset(offset, deepMessage);
+    return;
+  }
+  problems.atOffset(
+    tab.index + tab[0].indexOf("\t"),
+    `Tabs are not allowed as indentation: indent with spaces (an editor set to insert spaces in .yaml files keeps it so); yaml read the lines below it as nested ever deeper, past the limit of ${MAX_NESTING_DEPTH} levels at ${problems.lineCol(offset)}, which may follow from it: fix the tab first`,
+  );
 }
 
 const openers = new Set(["[", "{"]);
@@ -456,7 +477,7 @@ function countLines(text: string, lineCounter: LineCounter): void {
 /** Far above what MAX_NESTING_DEPTH levels of block nesting take on yaml's parser stack; far below what overflows it (about 3,000). */
 const PARSER_STACK_LIMIT = 8 * MAX_NESTING_DEPTH;
 
-function tokenize(text: string, lineCounter: LineCounter, problems: ProblemList): CST.Token[] | undefined {
+function tokenize(text: string, lineCounter: LineCounter, tooDeep: (offset: number) => void): CST.Token[] | undefined {
   const parser = new Parser();
   const tokens: CST.Token[] = [];
   countLines(text, lineCounter);
@@ -465,7 +486,7 @@ function tokenize(text: string, lineCounter: LineCounter, problems: ProblemList)
   for (const lexeme of new Lexer().lex(text)) {
     // The lexeme after a scalar mark is scalar text, never a bracket indicator.
     if (!afterScalarMark && openers.has(lexeme) && ++depth > MAX_NESTING_DEPTH) {
-      problems.atOffset(parser.offset, deepMessage);
+      tooDeep(parser.offset);
       return undefined;
     }
     if (!afterScalarMark && closers.has(lexeme)) depth = Math.max(0, depth - 1);
@@ -476,7 +497,7 @@ function tokenize(text: string, lineCounter: LineCounter, problems: ProblemList)
     // is checked once parsed (scanTokens, with its place); this only stops what could never pass it.
     if (parser.stack.length > PARSER_STACK_LIMIT) {
       // At the first level too deep, as scanTokens places it: the stack's first entry is the document.
-      problems.atOffset(parser.stack[MAX_NESTING_DEPTH + 1]?.offset ?? parser.offset, deepMessage);
+      tooDeep(parser.stack[MAX_NESTING_DEPTH + 1]?.offset ?? parser.offset);
       return undefined;
     }
   }

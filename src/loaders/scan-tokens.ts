@@ -9,7 +9,7 @@ import type { ProblemList } from "./problem-list.js";
  * too, not only brackets), and at most MAX_TASKS tasks. Iterative, so hostile
  * nesting cannot overflow the stack. Returns false when parsing must stop.
  */
-export function scanTokens(tokens: CST.Token[], problems: ProblemList): boolean {
+export function scanTokens(tokens: CST.Token[], problems: ProblemList, tooDeep: (offset: number) => void = (offset) => problems.atOffset(offset, `nesting is deeper than ${MAX_NESTING_DEPTH} levels; a workflow needs only a few`)): boolean {
   const documents = tokens.filter((token): token is CST.Document => token.type === "document");
   const second = documents[1];
   if (second !== undefined) {
@@ -24,16 +24,17 @@ export function scanTokens(tokens: CST.Token[], problems: ProblemList): boolean 
   }
   const root = documents[0]?.value;
   if (root === undefined) return true;
-  return checkDepth(root, problems) && checkTaskCount(root, problems);
+  return checkDepth(root, tooDeep) && checkTaskCount(root, problems);
 }
 
-function checkDepth(root: CST.Token, problems: ProblemList): boolean {
+/** Whether `root` nests within MAX_NESTING_DEPTH; `tooDeep` is told where it first does not. */
+function checkDepth(root: CST.Token, tooDeep: (offset: number) => void): boolean {
   const stack: Array<[CST.Token, number]> = [[root, 0]];
   for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {
     const [token, depth] = entry;
     if (token.type !== "block-map" && token.type !== "block-seq" && token.type !== "flow-collection") continue;
     if (depth + 1 > MAX_NESTING_DEPTH) {
-      problems.atOffset(token.offset, `nesting is deeper than ${MAX_NESTING_DEPTH} levels; a workflow needs only a few`);
+      tooDeep(token.offset);
       return false;
     }
     for (const item of token.items as CST.CollectionItem[]) {

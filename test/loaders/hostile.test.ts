@@ -96,6 +96,18 @@ describe("hostile input", () => {
     }
   });
 
+  it("tells the tab that makes yaml nest the lines below it ever deeper, not only the nesting far below it", () => {
+    // Each task's field indented with a tab: yaml reads each line as nested in the one before, and 129 such tasks were told
+    // only as `257:7: nesting is deeper than 128 levels`, with nothing at the tab on line 3.
+    const lines = ["tasks:", ...Array.from({ length: 200 }, (_, index) => [`  a${index}:`, "\trun: x"]).flat()];
+    expect(problemsOf(yaml(...lines))).toEqual([
+      "3:1: Tabs are not allowed as indentation: indent with spaces (an editor set to insert spaces in .yaml files keeps it so); yaml read the lines below it as nested ever deeper, past the limit of 128 levels at 257:7, which may follow from it: fix the tab first",
+    ]);
+    // A tab after the nesting too deep is not its cause.
+    const deep = Array.from({ length: 300 }, (_, depth) => `${" ".repeat(depth)}k:`);
+    expect(problemsOf(yaml(...deep, "\tx: 1"))).toEqual(["129:129: nesting is deeper than 128 levels; a workflow needs only a few"]);
+  });
+
   it("rejects deep nesting built from aliases", () => {
     const lines = [`a: &a ${"[".repeat(100)}1${"]".repeat(100)}`, `b: &b ${"[".repeat(100)}*a${"]".repeat(100)}`, "tasks: { t: { run: x, env: *b } }"];
     expect(problemsOf(yaml(...lines))).toContain("2:107: alias *a nests deeper than 128 levels");
