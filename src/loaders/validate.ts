@@ -30,11 +30,15 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
     problems.at(1, 1, "file is empty; a workflow needs a `tasks` mapping");
     return undefined;
   }
-  if (typeof data !== "object" || Array.isArray(data) || data instanceof Map) {
+  if (typeof data !== "object" || Array.isArray(data) || data instanceof Map || isTaggedValue(data)) {
     problems.atOffset(locator.offsetOf([]), `the top level must be a mapping with a \`tasks\` key, got ${describeValue(data)}`);
     return undefined;
   }
   const { tasks, ...fields } = withoutExtensions(data as Record<string, unknown>);
+  if (isTaggedValue(fields.defaults)) {
+    problems.atOffset(locator.offsetOf(["defaults"]), `\`defaults\` must be a mapping of task fields, got ${describeValue(fields.defaults)}`);
+    delete fields.defaults;
+  }
   const rest = isRecord(fields.defaults) ? { ...fields, defaults: withoutExtensions(fields.defaults) } : fields;
   const header = workflowHeaderSchema.safeParse(rest, parseOptions);
   if (!header.success) {
@@ -76,6 +80,11 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
     const glued = typeof raw === "string" ? GLUED_FIELD.exec(raw) : null;
     if (glued !== null && Object.hasOwn(taskSchema.shape, glued[1]!)) {
       problems.atOffset(locator.offsetOf(["tasks", id]), `${notATask(id, raw)}; a key's colon must be followed by a space (${glued[1]!}: ${glued[2]!})`);
+      valid.push({ id, task: undefined, dependsOn: undefined });
+      continue;
+    }
+    if (isTaggedValue(raw)) {
+      problems.atOffset(locator.offsetOf(["tasks", id]), notATask(id, raw));
       valid.push({ id, task: undefined, dependsOn: undefined });
       continue;
     }
@@ -158,7 +167,7 @@ function taskEntries(tasks: unknown, locator: SourceLocator, problems: ProblemLi
     problems.atOffset(locator.offsetOf([]), "`tasks` is missing; add a `tasks` mapping with at least one task");
     return [];
   }
-  const entries = tasks instanceof Map ? [...(tasks as Map<string, unknown>)] : isRecord(tasks) ? Object.entries(tasks) : undefined;
+  const entries = tasks instanceof Map ? [...(tasks as Map<string, unknown>)] : isRecord(tasks) && !isTaggedValue(tasks) ? Object.entries(tasks) : undefined;
   if (entries === undefined) {
     problems.followOn(locator.offsetOf(["tasks"]), `\`tasks\` must be a mapping of task id to task, got ${describeValue(tasks)}${listedTasksHint(tasks)}`);
     return [];
@@ -196,6 +205,14 @@ function withoutExtensions(fields: Record<string, unknown>): Record<string, unkn
   const kept: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const key of keys) if (!isExtensionKey(key)) kept[key] = fields[key];
   return kept;
+}
+
+/**
+ * A `!!binary` (a Buffer) or `!!timestamp` (a Date) value: an object, but no mapping. Where a mapping is expected (the top
+ * level, `tasks`, `defaults`, a task), it was read as one: a Buffer's bytes and methods each told as an unknown key or a task.
+ */
+function isTaggedValue(value: unknown): boolean {
+  return value instanceof Date || ArrayBuffer.isView(value);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1767,4 +1767,13 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     const [beforeMs, afterMs] = bestOfAlternating(1, () => problemsOf(before), () => problemsOf(after), 3);
     expect(beforeMs).toBeLessThan(2 * afterMs);
   });
+
+  it("tells a !!binary or !!timestamp where a mapping is expected as that, not its bytes and methods as keys or tasks", () => {
+    // A Buffer was read as a mapping: `task "a": unknown key "0"`, ... `unknown key "writeUintBE"`, 100 problems.
+    expect(problemsOf(yaml("tasks:", "  a: !!binary aGVsbG8="))).toEqual(['2:15: task "a": the task must be a mapping with at least `run`, got binary data']);
+    expect(problemsOf(yaml("tasks:", "  a: !!timestamp 2026-01-01"))).toEqual(['2:18: task "a": the task must be a mapping with at least `run`, got a YAML timestamp (!!timestamp): write the time without the tag']);
+    expect(problemsOf(yaml("defaults: !!binary aGVsbG8=", "tasks:", "  a: { run: x }"))).toEqual(["1:20: `defaults` must be a mapping of task fields, got binary data"]);
+    expect(problemsOf(yaml("tasks: !!binary aGVsbG8="))).toEqual(["1:17: `tasks` must be a mapping of task id to task, got binary data"]);
+    expect(problemsOf(yaml("!!binary aGVsbG8="))).toEqual(["1:10: the top level must be a mapping with a `tasks` key, got binary data"]);
+  });
 });
