@@ -70,7 +70,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       // Every line is a JSON object, these too (as a local run's first event and its notes), as `submit --output json` writes them.
       process.stdout.write(submitRecords(workflow, submitted, store, [], state).map((record) => `${toJson(record)}\n`).join(""));
     } else {
-      const notes = [...submitNotes(workflow.notes, submitted), ...(state === "running" ? [] : [endedNote(runId, state)])];
+      const notes = [...submitNotes(workflow.notes, submitted, workflow.file), ...(state === "running" ? [] : [endedNote(runId, state)])];
       // An existing run id adds only the tasks that are new: "submitted: 3 tasks" would say all three were.
       // The schema named, as a worker's first line names it: a worker given another one never runs the run.
       const where = `${store.description} (schema ${JSON.stringify(store.schema)})`;

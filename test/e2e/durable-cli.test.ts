@@ -2206,11 +2206,13 @@ tasks:
   });
 
   it("submit of a run id again keeps the tasks it has as stored (a queued one takes the new priority), adds the new ones, and says so", async () => {
-    const v1 = await workflowFile("version-1", "tasks:\n  a: { run: echo v1, priority: low }\n  c: { run: echo c, dependsOn: a }\n");
-    const v2 = await workflowFile("version-2", "tasks:\n  a: { run: echo v2, priority: high }\n  c: { run: echo c, dependsOn: a, retries: 2 }\n  b: { run: echo b }\n");
+    // One file, edited between submits: a run id is for one workflow file (durable-run-file.test.ts).
+    const first = "tasks:\n  a: { run: echo v1, priority: low }\n  c: { run: echo c, dependsOn: a }\n";
+    const v1 = await workflowFile("version", first);
     const runId = `version-${randomBytes(3).toString("hex")}`;
     expect(await submit(v1, ["--run-id", runId])).toBe(runId);
-    const second = await taskq(["submit", v2, "--run-id", runId]);
+    await workflowFile("version", "tasks:\n  a: { run: echo v2, priority: high }\n  c: { run: echo c, dependsOn: a, retries: 2 }\n  b: { run: echo b }\n");
+    const second = await taskq(["submit", v1, "--run-id", runId]);
     expect(second).toMatchObject({
       code: 0,
       stdout: `${runId}\n`,
@@ -2229,6 +2231,7 @@ tasks:
     expect(taskOf(status, "c")).toMatchObject({ state: "succeeded", maxAttempts: 1 });
 
     // Ended, a task keeps its priority too, and the run has ended; run --store says the same, as notes of its own output.
+    await workflowFile("version", first);
     const third = await taskq(["submit", v1, "--run-id", runId]);
     expect(third.stderr).toBe(
       `note: run ${runId} already submitted: 0 new tasks, 2 kept\nnote: run ${runId} already has task "a" with another definition (priority): the stored one is kept\n` +
@@ -2248,16 +2251,16 @@ tasks:
     const runId = `when-${randomBytes(3).toString("hex")}`;
     // Days ahead of now, within runAt's limit of 30: a fixed date would pass, or be refused as too far.
     const [first, second] = [daysAhead(10), daysAhead(20)];
-    expect(await submit(await workflowFile("when-1", version(`runAt: "${first}"`)), ["--run-id", runId])).toBe(runId);
+    expect(await submit(await workflowFile("when", version(`runAt: "${first}"`)), ["--run-id", runId])).toBe(runId);
     const notBefore = async () => (await store.pool.query<{ at: Date }>(`SELECT not_before AS at FROM "${SCHEMA}".tasks WHERE run_id = $1 AND key = 'deploy'`, [runId])).rows[0]?.at;
     const stored = await notBefore();
     const kept = (field: string) => `note: run ${runId} already submitted: 0 new tasks, 2 kept\nnote: run ${runId} already has task "deploy" with another definition (${field}): the stored one is kept\n`;
     for (const [when, field] of [[`runAt: "${second}"`, "runAt"], ["delay: 1h", "delay"]] as const) {
-      const again = await taskq(["submit", await workflowFile("when-2", version(when)), "--run-id", runId]);
+      const again = await taskq(["submit", await workflowFile("when", version(when)), "--run-id", runId]);
       expect(again).toMatchObject({ code: 0, stdout: `${runId}\n`, stderr: kept(field) });
     }
     // The same time as stored: nothing to say but what was kept.
-    const same = await taskq(["submit", await workflowFile("when-3", version(`runAt: "${first}"`)), "--run-id", runId]);
+    const same = await taskq(["submit", await workflowFile("when", version(`runAt: "${first}"`)), "--run-id", runId]);
     expect(same.stderr).toBe(`note: run ${runId} already submitted: 0 new tasks, 2 kept\n`);
     expect(await notBefore()).toEqual(stored);
     expect((await taskq(["cancel", runId])).code).toBe(0);
@@ -2265,27 +2268,28 @@ tasks:
 
   it("submit of a run id again names a queued task's changed runAt or delay with its priority: it takes them (a removed one is kept)", async () => {
     const runId = `queued-when-${randomBytes(3).toString("hex")}`;
-    const version = async (name: string, fields: string) => workflowFile(name, `tasks:\n  a: { ${fields} }\n`);
-    expect(await submit(await version("queued-1", "run: echo a, delay: 1h"), ["--run-id", runId])).toBe(runId);
+    // One file, edited between submits.
+    const version = async (fields: string) => workflowFile("queued-when", `tasks:\n  a: { ${fields} }\n`);
+    expect(await submit(await version("run: echo a, delay: 1h"), ["--run-id", runId])).toBe(runId);
     const notBefore = async () =>
       (await store.pool.query<{ ms: number }>(`SELECT (extract(epoch FROM not_before - now()) * 1000)::float8 AS ms FROM "${SCHEMA}".tasks WHERE run_id = $1 AND key = 'a'`, [runId])).rows[0]?.ms ?? NaN;
-    const again = async (name: string, fields: string) => (await taskq(["submit", await version(name, fields), "--run-id", runId])).stderr;
+    const again = async (fields: string) => (await taskq(["submit", await version(fields), "--run-id", runId])).stderr;
     const head = `note: run ${runId} already submitted: 0 new tasks, 1 kept\nnote: run ${runId} already has task "a" with another definition`;
     // The same file again (a submit step run twice): nothing changes, nor is said to, and the delay is not counted again.
     const first = await notBefore();
-    for (const name of ["queued-1a", "queued-1b"]) {
+    for (let i = 0; i < 2; i++) {
       await sleep(50);
-      expect(await again(name, "run: echo a, delay: 1h")).toBe(`note: run ${runId} already submitted: 0 new tasks, 1 kept\n`);
+      expect(await again("run: echo a, delay: 1h")).toBe(`note: run ${runId} already submitted: 0 new tasks, 1 kept\n`);
     }
     expect(first - (await notBefore())).toBeGreaterThanOrEqual(90);
-    expect(await again("queued-2", "run: echo a, delay: 2h, priority: high")).toBe(`${head} (priority, delay): it is still queued and takes the new priority and delay, counted from this submit\n`);
+    expect(await again("run: echo a, delay: 2h, priority: high")).toBe(`${head} (priority, delay): it is still queued and takes the new priority and delay, counted from this submit\n`);
     expect(await notBefore()).toBeGreaterThan(7_000_000);
-    expect(await again("queued-3", `run: echo a, runAt: "${daysAhead(10)}", priority: high`)).toBe(`${head} (runAt): it is still queued and takes the new runAt\n`);
+    expect(await again(`run: echo a, runAt: "${daysAhead(10)}", priority: high`)).toBe(`${head} (runAt): it is still queued and takes the new runAt\n`);
     const atRunAt = await notBefore();
     expect(atRunAt).toBeGreaterThan(9 * 86_400_000);
     // Neither any more: the queued task keeps its not-before, and says so.
-    expect(await again("queued-4", "run: echo a, priority: high")).toBe(`${head} (runAt or delay): the stored one is kept\n`);
-    expect(await again("queued-5", `run: echo b, runAt: "${daysAhead(20)}"`)).toBe(
+    expect(await again("run: echo a, priority: high")).toBe(`${head} (runAt or delay): the stored one is kept\n`);
+    expect(await again(`run: echo b, runAt: "${daysAhead(20)}"`)).toBe(
       `${head} (run, priority, runAt): the stored run is kept; it is still queued and takes the new priority and runAt\n`,
     );
     expect((await notBefore()) - atRunAt).toBeGreaterThan(9 * 86_400_000);
@@ -2340,7 +2344,7 @@ tasks:
     expect(rerun.code).toBe(0);
     expect(rerun.stdout).toMatch(new RegExp(`\n\\S+ note {4}${escaped(succeeded)}\n\nSummary: 1 succeeded, 0 failed, 0 cancelled in `));
     // A task the file adds runs, and the run with it: it has not ended any more.
-    const grown = await workflowFile("ended-grown", "tasks:\n  a: { run: echo a }\n  c: { run: echo c, dependsOn: a }\n");
+    const grown = await workflowFile("ended-succeeded", "tasks:\n  a: { run: echo a }\n  c: { run: echo c, dependsOn: a }\n");
     const grew = await taskq(["run", grown, "--run-id", succeededId, "--log-dir", ws.logs]);
     expect(grew.code).toBe(0);
     expect(grew.stdout).not.toContain("has already ended");

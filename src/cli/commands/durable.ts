@@ -119,7 +119,7 @@ function submitted(workflow: Workflow, result: SubmitResult, state: RunState, st
       return code;
     }
     // stdout is the run id alone (RUN=$(taskq submit ...)): what else there is to say goes to stderr.
-    const notes = [...(result.created ? [] : [resubmitted(result)]), ...unlimited, ...submitNotes(workflow.notes, result), ...(ended !== undefined && code === 0 ? [ended] : [])];
+    const notes = [...(result.created ? [] : [resubmitted(result)]), ...unlimited, ...submitNotes(workflow.notes, result, workflow.file), ...(ended !== undefined && code === 0 ? [ended] : [])];
     if (notes.length > 0) process.stderr.write(notes.map((note) => `note: ${oneLine(note)}\n`).join(""));
     if (ended !== undefined && code !== 0) process.stderr.write(`taskq: ${ended}\n`);
     process.stdout.write(`${result.runId}\n`);
@@ -167,7 +167,7 @@ export function submitRecords(workflow: Workflow, result: SubmitResult, store: P
   // A store a newer taskq migrated: the note the plain output has on stderr (see saysNewer), with its code and migrations.
   const newer = newerStoreNote(store);
   const newerRecord = newer === undefined ? [] : [{ ts, event: "note", ...newer }];
-  return [run, ...newerRecord, ...[...notes, ...submitNotes(workflow.notes, result), ...ended].map((message) => ({ ts, event: "note", ...noteFields(message, workflow.file) }))];
+  return [run, ...newerRecord, ...[...notes, ...submitNotes(workflow.notes, result, workflow.file), ...ended].map((message) => ({ ts, event: "note", ...noteFields(message, workflow.file) }))];
 }
 
 /** A run's state: running, or how it ended. */
@@ -214,11 +214,17 @@ const CHANGED_TASKS_NAMED = 10;
  * A submit's notes, as `run` shows them: the workflow's (a runAt in the past), then the tasks the
  * run already had with another definition, which stay as stored (a resubmit is idempotent).
  */
-export function submitNotes(workflowNotes: readonly string[], result: SubmitResult): string[] {
-  const notes = [...workflowNotes, ...result.changed.slice(0, CHANGED_TASKS_NAMED).map((change) => changedNote(result.runId, change))];
+export function submitNotes(workflowNotes: readonly string[], result: SubmitResult, file: string): string[] {
+  const moved = result.storedFile === undefined ? [] : [movedNote(result.runId, result.storedFile, file)];
+  const notes = [...moved, ...workflowNotes, ...result.changed.slice(0, CHANGED_TASKS_NAMED).map((change) => changedNote(result.runId, change))];
   const more = result.changed.length - CHANGED_TASKS_NAMED;
   if (more > 0) notes.push(`run ${result.runId} already has ${more} more task${more === 1 ? "" : "s"} with another definition: the stored ones are kept`);
   return notes;
+}
+
+/** A resubmit of the run's file by another path: taken as the same file, by its name (see sameFile in submit.ts). */
+function movedNote(runId: string, stored: string, file: string): string {
+  return `run ${runId} was submitted from ${stored}; ${file} has the same name and is taken as that file, edited or not`;
 }
 
 function changedNote(runId: string, { key, differ, taken }: ChangedTask): string {

@@ -8,7 +8,7 @@ import { isTransientError } from "./transient.js";
  * - STORE_QUERY_FAILED: the database refused a statement (a bug, or a schema from another version).
  * - STORE_LOCKED: a command could not get a lock another session held, tried a few times; it changed nothing.
  * - STORE_BAD_SCHEMA, STORE_BAD_URL, STORE_UNKNOWN_DEPENDENCY, STORE_DUPLICATE_TASK, STORE_NOT_FOUND,
- *   STORE_NOT_REDRIVABLE: the request itself is wrong.
+ *   STORE_NOT_REDRIVABLE, STORE_OTHER_FILE (a run id submitted again with another workflow file): the request itself is wrong.
  */
 export type StoreErrorCode =
   | "STORE_UNAVAILABLE"
@@ -19,7 +19,8 @@ export type StoreErrorCode =
   | "STORE_UNKNOWN_DEPENDENCY"
   | "STORE_DUPLICATE_TASK"
   | "STORE_NOT_FOUND"
-  | "STORE_NOT_REDRIVABLE";
+  | "STORE_NOT_REDRIVABLE"
+  | "STORE_OTHER_FILE";
 
 /** A run id no run in the store has (STORE_NOT_FOUND): a command may say where it looked. */
 export class RunNotFoundError extends TaskqError {

@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
+import path from "node:path";
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
 import { endStopMarks } from "./cancel.js";
 import { dependencyReason, notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { storableText } from "./text.js";
+import { isRunId } from "../../run-id.js";
 import { PRIORITY_VALUES, type TaskState, type Workflow, type WorkflowTask } from "./types.js";
 
 /** A fresh run id: sortable by creation time, unique across machines. */
@@ -60,6 +62,8 @@ export interface SubmitResult {
   changed: ChangedTask[];
   /** Whether this submit made the run (else it added to, or left as it was, a run of that id). */
   created: boolean;
+  /** The file the run was submitted from, where a resubmit gave the same file by another path (another checkout or folder). */
+  storedFile?: string;
 }
 
 /** A resubmitted task that differs from the stored one: fields named as a workflow file names them. */
@@ -212,6 +216,7 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
     [runId, ...runLabels(workflow)],
   );
   const isNew = created.rowCount === 1;
+  const storedFile = isNew ? undefined : await sameFile(client, names, runId, workflow.file);
   // A new run has no tasks yet: skip reading them. Otherwise FOR SHARE keeps a dependency
   // from completing between reading its state and inserting its dependents.
   // Their definitions too, which a resubmit does not change: to say where the workflow's differ.
@@ -254,7 +259,7 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
   }
   const queued = fresh.some((row) => row.state === "queued");
   if (fresh.length > 0) await insertTasks(client, names, runId, fresh, workflow.tasks, queued);
-  const done = { added: fresh.length, kept: resubmitted.length, changed, created: isNew };
+  const done = { added: fresh.length, kept: resubmitted.length, changed, created: isNew, ...(storedFile === undefined ? {} : { storedFile }) };
   if (isNew) return { ...done, settle: !fresh.some((row) => row.state !== "cancelled") };
   const requeued = await updateQueued(client, names, runId, resubmitted);
   if (fresh.length > 0 || requeued > 0) await endStopMarks(client, names, runId);
@@ -266,6 +271,39 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
   );
   if (requeued > 0 && !queued) await notifyWorkers(client, names, runId);
   return { ...done, settle: true };
+}
+
+/** A file's name as given that says nothing of which file it is: standard input, a pipe or device (`<(generate)`, /dev/stdin). */
+function unnamedFile(file: string): boolean {
+  const absolute = path.resolve(file);
+  return file === "<stdin>" || absolute.startsWith("/dev/") || absolute.startsWith("/proc/");
+}
+
+/**
+ * A resubmit is of the file the run was submitted from, edited or not: a run id given to another
+ * file (build.yaml, then deploy.yaml under one $CI_PIPELINE_ID) would merge the two into one run,
+ * and a task id both have would be kept as the first defined it and never run as the second does.
+ * Files are told apart by name, as the folder differs for the same file from another checkout or
+ * folder: the stored path is returned then, for a note. Nothing is told of a file read from
+ * standard input or a pipe, nor of a run stored without its file.
+ */
+async function sameFile(client: pg.ClientBase, names: SchemaNames, runId: string, file: string): Promise<string | undefined> {
+  const found = await client.query<{ file: string | null }>(`SELECT file FROM ${names.runs} WHERE id = $1`, [runId]);
+  const stored = found.rows[0]?.file ?? null;
+  if (stored === null || unnamedFile(stored) || unnamedFile(file) || path.normalize(stored) === path.normalize(storableText(file))) return undefined;
+  if (path.basename(stored) === path.basename(storableText(file))) return stored;
+  throw new TaskqError(
+    "STORE_OTHER_FILE",
+    `run ${runId} was submitted from ${stored}, not ${file}: a run id is for one workflow file, which may be submitted again, edited or not, to add its new tasks; nothing was submitted: submit ${file} under another --run-id${otherId(runId, file)}`,
+    { exitCode: 2 },
+  );
+}
+
+/** A run id for another file, after the one given: mono-1 and deploy.yaml give " (such as mono-1-deploy)", where that is a run id. */
+function otherId(runId: string, file: string): string {
+  const word = path.basename(file).replace(/\.[^.]*$/, "").replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[-.]+|[-.]+$/g, "");
+  const id = `${runId}-${word}`;
+  return word !== "" && isRunId(id) ? ` (such as ${id})` : "";
 }
 
 /** The INSERT of planned task rows (`$2`, as JSON) into run `runId`, in submission order; `from` supplies `runId`. */
