@@ -90,6 +90,16 @@ export function retryWords(retries: number, backoff: WorkflowTask["backoff"], re
   return `${count} after up to ${waits.join(", ")}${codes}`;
 }
 
+/**
+ * A task's runAt in the plan: one already past is due (the loader's note names it as written), not "not
+ * before" a time gone by; one ahead in UTC, as a runAt is most often written, to the second where it has
+ * no milliseconds (2026-12-20T02:00:00Z, not 2026-12-20T02:00:00.000Z).
+ */
+function runAtWords(runAt: number, now: number): string {
+  if (runAt <= now) return "runAt already past: no wait";
+  return `not before ${new Date(runAt).toISOString().replace(/\.000Z$/, "Z")}`;
+}
+
 /** The concurrency a run would use, and, when lower than asked, the one asked and why (see fitConcurrencyToOpenFiles). */
 export interface PlannedConcurrency {
   concurrency: number;
@@ -109,7 +119,8 @@ export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json 
   const tasks = workflow.tasks.length;
   const lowered = requested !== undefined && requested > concurrency ? requested : undefined;
   // Every record has its `ts`, as a run's and validate's do.
-  const ts = new Date().toISOString();
+  const now = Date.now();
+  const ts = new Date(now).toISOString();
   const lines = json
     ? [toJson({ ts, event: "plan", file: workflow.file, tasks, concurrency, ...(lowered === undefined ? {} : { requestedConcurrency: lowered }) })]
     : [
@@ -123,7 +134,7 @@ export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json 
     }
     const details = [`priority ${task.priority}`];
     if (task.dependsOn.length > 0) details.push(`after ${task.dependsOn.join(", ")}`);
-    if (task.runAt !== undefined) details.push(`not before ${new Date(task.runAt).toISOString()}`);
+    if (task.runAt !== undefined) details.push(runAtWords(task.runAt, now));
     if (task.delayMs !== undefined) details.push(`${formatMs(task.delayMs)} after the run starts`);
     if (task.retries > 0) details.push(retryWords(task.retries, task.backoff, task.retryOn));
     if (task.timeoutMs !== undefined) details.push(`timeout ${formatMs(task.timeoutMs)}`);

@@ -937,6 +937,20 @@ prog 100%%
     expect(events.filter((e) => e.event === "cancelled")).toHaveLength(300);
   });
 
+  it("--dry-run says a runAt already past is no wait, not 'not before' a time gone by, and one ahead to the second in UTC", async () => {
+    const ahead = new Date(Date.now() + 3 * 86_400_000);
+    ahead.setUTCMilliseconds(0);
+    const yaml = `tasks:\n  late: { run: "true", runAt: "2026-01-01T03:00:00+01:00" }\n  soon: { run: "true", runAt: "${ahead.toISOString()}" }\n`;
+    const plan = await run(yaml, ["--dry-run", "-j", "1"]);
+    expect(plan.code).toBe(0);
+    expect(plan.stdout.split("\n").slice(1, 3)).toEqual([
+      "   1. late: true  (priority normal; runAt already past: no wait)",
+      `   2. soon: true  (priority normal; not before ${ahead.toISOString().replace(".000Z", "Z")})`,
+    ]);
+    // As written, in the loader's note.
+    expect(plan.stdout).toMatch(/^note: \S+:2:\d+: task "late": runAt 2026-01-01T03:00:00\+01:00 is in the past; the task runs now$/m);
+  });
+
   it("says when a task whose dependencies are done waits for its delay, with its time: a plain line and a JSON record", async () => {
     const yaml = 'tasks:\n  q: { run: "true" }\n  d: { run: "true", delay: 1s, dependsOn: q }\n';
     const plain = await run(yaml, ["--output", "plain"]);
