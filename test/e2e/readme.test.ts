@@ -28,6 +28,21 @@ describe("README", () => {
     expect(unexplained).toEqual([]);
   });
 
+  it("its sample workflow is valid and has no runAt that the passing of time makes a past one; its --dry-run row names every field of a planned record", async () => {
+    const text = await readme();
+    const sample = /## A workflow file\n+```yaml\n([\s\S]*?)```/.exec(text)?.[1] ?? "";
+    expect(sample).toContain("tasks:");
+    const ws = await workspace(sample);
+    const validated = await runCli(["validate", ws.file, "--output", "json"], { cwd: ws.dir });
+    expect(validated.code).toBe(0);
+    const records = validated.stdout.trim().split("\n").map((line) => JSON.parse(line) as { event: string; message?: string });
+    expect(records.filter((record) => record.event === "note" && /runAt/.test(record.message ?? ""))).toEqual([]);
+    const plan = await runCli(["run", ws.file, "--dry-run", "--output", "json"], { cwd: ws.dir });
+    const fields = new Set(plan.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>).filter((record) => record.event === "planned").flatMap((record) => Object.keys(record)));
+    const row = text.split("\n").find((line) => line.startsWith("| `--dry-run` |")) ?? "";
+    expect([...fields].filter((field) => field !== "ts" && field !== "event" && !row.includes(`\`${field}\``))).toEqual([]);
+  });
+
   it("every file and folder of the project it names is there, and its layout names every top-level folder", async () => {
     const text = await readme();
     // Paths in the project's folders; bin/sh and the like in commands are the system's, not ours.
