@@ -163,10 +163,13 @@ function noteMissingCwd(id: string, task: TaskFile, cwd: string, context: BuildC
     context.cwdProblems.set(cwd, problem);
   }
   if (problem === undefined) return;
+  // A file where the folder would be (or on its path) is no folder something is yet to make: one would have to take its place.
+  const missing = problem !== "is not a folder" && !problem.includes(" a file");
+  const unless = missing ? "unless something else makes that folder before then" : `unless a folder takes ${problem.includes(" a file") ? "the file's" : "its"} place before then`;
   const consequence =
     task.cwd !== undefined
-      ? "no task it depends on could make it first: the task fails to start unless something else makes that folder before then"
-      : "the tasks that use it and depend on no other task fail to start unless something makes that folder before then";
+      ? `${missing ? "no task it depends on could make it first: " : ""}the task fails to start ${unless}`
+      : `the tasks that use it and depend on no other task fail to start ${missing ? "unless something makes that folder before then" : unless}`;
   noteAt(id, task.cwd !== undefined ? ["tasks", id, "cwd"] : ["defaults", "cwd"], `cwd ${JSON.stringify(written)} (${cwd}) ${problem} now: ${consequence}`, context);
 }
 
@@ -186,7 +189,8 @@ function noteUnexpandedCwd(id: string, task: TaskFile, folder: string, context: 
 /** What keeps `folder` from being a task's working directory now, if anything. */
 function cwdProblem(folder: string): string | undefined {
   try {
-    return statSync(folder).isDirectory() ? undefined : "is not a folder";
+    const info = statSync(folder);
+    return info.isDirectory() ? undefined : info.isFile() ? "is a file, not a folder" : "is not a folder";
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return "does not exist";

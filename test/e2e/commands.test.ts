@@ -984,7 +984,7 @@ tasks:
     expect((await runCli(["graph", named.file, "--format", "dot"])).stdout.split("\n")[0]).toBe(String.raw`digraph "ci\u001b[2J\u202e sj\u0085x" {`);
   });
 
-  it("validate notes a cwd that is not a folder now of a task that depends on no other, at file:line:col, and still says ok; one that depends on others is not noted (one of them may make it)", async () => {
+  it("validate notes a cwd that is not a folder now of a task that depends on no other, at file:line:col, and still says ok (a file there as a file); one that depends on others is not noted (one of them may make it)", async () => {
     const ws = await workspace(
       [
         "defaults: { cwd: gone }",
@@ -1001,7 +1001,7 @@ tasks:
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const at = (folder: string): string => path.join(ws.dir, folder);
-    const fileNote = `note: ${ws.file}:5:25: task "file": cwd "workflow.yaml" (${at("workflow.yaml")}) is not a folder now: no task it depends on could make it first: the task fails to start unless something else makes that folder before then`;
+    const fileNote = `note: ${ws.file}:5:25: task "file": cwd "workflow.yaml" (${at("workflow.yaml")}) is a file, not a folder now: the task fails to start unless a folder takes the file's place before then`;
     expect(result.stdout).toBe(
       [
         `${ws.file}: ok, 5 tasks`,
