@@ -17,7 +17,7 @@ import { OpenTimes } from "./open-times.js";
 import { GroupTerminator, type Leftovers } from "./terminate-group.js";
 import type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHandlerOptions, ShellTask } from "./types.js";
 import { monotonicMs } from "../monotonic.js";
-import { startTurn } from "./start-turn.js";
+import { startTurn, type TurnsAhead } from "./start-turn.js";
 import { STOPPED_NOTE_AFTER_MS, unwatchStopped, watchStopped } from "./stopped-watch.js";
 import { tempRootNote } from "./temp-root.js";
 
@@ -131,7 +131,9 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     // When the attempt's timeout began: a timeout that runs out before the spawn says what took the time.
     const calledAt = monotonicMs();
     // Out of the call stack that ended the last attempt, one start per turn of the event loop (see startTurn).
-    const turnsAhead = await startTurn();
+    const turnsAhead = await startTurn(task.id);
+    /** How long its turn took to come: the tasks ahead of it held it up only where that was most of its wait. */
+    const turnMs = monotonicMs() - calledAt;
     const logPath = logPathOf(task.id);
     const startedAt = monotonicMs();
     const tail = new Tail(tailLines);
@@ -194,7 +196,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       // slow disk's open of its log file) says so, and what took the time: "timed out after 100ms" alone tells of
       // a command that ran, and left no output.
       const failure = stopped.timedOut
-        ? new TaskFailedError(`${describeFailure(task, stopped)} before its command started (${preSpawnWait({ logOpenMs, pipesMs, turnsAhead, firstStart: !spawnedAny }, monotonicMs() - calledAt)})`, stopped, { permanent: false, cause: reason })
+        ? new TaskFailedError(`${describeFailure(task, stopped)} before its command started (${preSpawnWait({ logOpenMs, pipesMs, turnsAhead, turnMs, firstStart: !spawnedAny }, monotonicMs() - calledAt)})`, stopped, { permanent: false, cause: reason })
         : TaskFailedError.fromResult(task, stopped, reason);
       log.writeLine(attemptLine(ctx.attempt, stopped.timedOut ? failure.message : ending(task, stopped, reason, {})));
       await closeLogFile(log);
@@ -505,8 +507,10 @@ interface PreSpawnWait {
   logOpenMs: number;
   /** Taking its pipes (waiting for a mkfifo where none were made yet). */
   pipesMs: number;
-  /** Attempts waiting for their turn to start ahead of it (see startTurn). */
-  turnsAhead: number;
+  /** Attempts waiting for their turn to start ahead of it (see startTurn)... */
+  turnsAhead: TurnsAhead;
+  /** ...and how long its turn took to come. */
+  turnMs: number;
   /** No command was spawned yet: taskq was still setting up the run. */
   firstStart: boolean;
 }
@@ -514,14 +518,25 @@ interface PreSpawnWait {
 /**
  * What held up the spawn of an attempt whose timeout ran out before it: opening its log file, where that took most
  * of the wait (a slow or hung disk), else making its pipes, where that did, else its turn of taskq's thread: behind
- * the tasks started at the same moment where there were any, else behind the run's own setting up (before the run's
- * first spawn) or other work of taskq's.
+ * the tasks started at the same moment where there were any and its turn took most of the wait (a task ahead of it
+ * whose turn came at once did not hold it up: a retry's attempt, say, behind a task whose start line is long out),
+ * else behind the run's own setting up (before the run's first spawn) or other work of taskq's.
  */
 function preSpawnWait(wait: PreSpawnWait, waitedMs: number): string {
   if (wait.logOpenMs * 2 >= waitedMs) return `opening its log file took ${formatDuration(wait.logOpenMs)}`;
   if (wait.pipesMs * 2 >= waitedMs) return `making its pipes took ${formatDuration(wait.pipesMs)}`;
-  if (wait.turnsAhead > 0) return "taskq was still starting the tasks ahead of it";
+  if (wait.turnsAhead.count > 0 && wait.turnMs * 2 >= waitedMs) return `taskq was still starting ${aheadWords(wait.turnsAhead)} ahead of it`;
   return wait.firstStart ? "taskq was still setting up the run" : "taskq was busy with other work";
+}
+
+/**
+ * The tasks whose starts came first, by id: their start lines may be long out (a retry's attempt behind a task
+ * that took its turn after it), so "the tasks ahead of it" alone would leave the user looking for them.
+ */
+function aheadWords({ count, ids }: TurnsAhead): string {
+  const names = ids.map((id) => JSON.stringify(id));
+  if (count === 1) return `task ${names[0] ?? ""}`;
+  return `the ${count} tasks ${names.join(", ")}${count > names.length ? ` and ${count - names.length} more` : ""}`;
 }
 
 function reasonCode(reason: unknown): unknown {

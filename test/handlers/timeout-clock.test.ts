@@ -86,12 +86,27 @@ describe("a task's timeout and its turn to start", () => {
     task("b", "echo ran > ran", 1_000);
     busy(1_500);
     const result = await queue.wait("b");
-    const message = "timed out after 1s before its command started (taskq was still starting the tasks ahead of it)";
+    // The task ahead named: its start line may be long out (a retry's attempt behind a task whose turn came after it).
+    const message = 'timed out after 1s before its command started (taskq was still starting task "first" ahead of it)';
     expect(result).toMatchObject({ status: "FAILED", error: { message } });
     expect(await log("b")).toBe(`--- taskq: attempt 1 ${message} ---\n`);
     expect(existsSync(path.join(dir, "ran"))).toBe(false);
     // (The first may have run out before its spawn too, should its pipes have needed the thread pool: it ends either way.)
     await queue.wait("first");
+    await queue.shutdown();
+  });
+
+  it("one behind several names the first three ahead of it and counts the rest", async () => {
+    const { queue, task, log } = await setUp(6);
+    queue.start();
+    for (let i = 0; i < 5; i++) task(`t${i}`, "true", 1_000);
+    task("b", "echo ran > ran", 1_000);
+    busy(1_500);
+    const result = await queue.wait("b");
+    const message = 'timed out after 1s before its command started (taskq was still starting the 5 tasks "t0", "t1", "t2" and 2 more ahead of it)';
+    expect(result).toMatchObject({ status: "FAILED", error: { message } });
+    expect(await log("b")).toBe(`--- taskq: attempt 1 ${message} ---\n`);
+    for (let i = 0; i < 5; i++) await queue.wait(`t${i}`);
     await queue.shutdown();
   });
 
