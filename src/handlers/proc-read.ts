@@ -46,11 +46,11 @@ export function procBuffer(): Buffer {
 }
 
 /**
- * State, group and session of a process, from /proc/<pid>/stat (fields 3, 5 and 6, after the
+ * State, parent, group and session of a process, from /proc/<pid>/stat (fields 3 to 6, after the
  * command name, which may hold spaces and parentheses: they start after its last ")");
  * undefined once it is gone.
  */
-export function readProcStat(pid: number | string): { state: string; pgrp: number; session: number } | undefined {
+export function readProcStat(pid: number | string): { state: string; ppid: number; pgrp: number; session: number } | undefined {
   const length = readProcFile(pid, "stat");
   lastStat = undefined;
   if (length < 0) return undefined;
@@ -58,7 +58,7 @@ export function readProcStat(pid: number | string): { state: string; pgrp: numbe
   if (end === -1) return undefined;
   lastStat = { from: end + 2, to: length };
   const fields = buffer.toString("latin1", end + 2, Math.min(length, end + 2 + 64)).split(" ", 4);
-  return { state: fields[0] ?? "", pgrp: Number(fields[2]), session: Number(fields[3]) };
+  return { state: fields[0] ?? "", ppid: Number(fields[1]), pgrp: Number(fields[2]), session: Number(fields[3]) };
 }
 
 /** Where in the buffer the fields after the command name of the stat readProcStat read last are. */

@@ -271,9 +271,12 @@ const LEAVING_CPU_MS = 50;
 /**
  * Whether group `pgid` of session `sid` (an ended task's) has a member that may still be on its way out of it
  * (`setsid daemon &`: the shell may exit between the child's fork and its setsid): one waiting for a CPU or
- * running (R), or in a disk read (D), that has had less than LEAVING_CPU_MS of CPU time since it started. On a
- * loaded machine it may wait long for its turn; one that sleeps (S: `sleep 100 &`, a server waiting for work)
- * or is stopped, or has had its CPU time (a busy loop), is not on its way out. A pass over /proc, of the session alone.
+ * running (R), or in a disk read (D), that has had less than LEAVING_CPU_MS of CPU time since it started, and
+ * whose parent is no member of the group (the shell that forked it has exited) and that has forked no member. On a loaded machine it may wait
+ * long for its turn; one that sleeps (S: `sleep 100 &`, a server waiting for work) or is stopped, or has had its
+ * CPU time (a busy loop), is not on its way out; nor is a child a leftover forked (`while :; do check; done &`:
+ * each fresh command is runnable with next to no CPU time, and the task's end waited LEAVING_MAX_MS for none
+ * that was leaving). A pass over /proc, of the session alone.
  */
 export function groupMayBeLeaving(sid: number, pgid: number): boolean {
   let names: string[];
@@ -283,16 +286,22 @@ export function groupMayBeLeaving(sid: number, pgid: number): boolean {
     return false;
   }
   const from = lowestPidToRead();
+  const members = new Set<number>();
+  const parents = new Set<number>();
+  const candidates: { pid: number; ppid: number }[] = [];
   for (const name of names) {
     const pid = Number(name);
     if (!(pid >= from) || pid === process.pid) continue;
     const stat = readProcStat(name);
     if (stat === undefined || stat.session !== sid || stat.pgrp !== pgid) continue;
+    members.add(pid);
+    parents.add(stat.ppid);
     if (stat.state !== "R" && stat.state !== "D") continue;
     const cpuMs = lastStatCpuMs(name);
-    if (cpuMs !== undefined && cpuMs < LEAVING_CPU_MS) return true;
+    if (cpuMs !== undefined && cpuMs < LEAVING_CPU_MS) candidates.push({ pid, ppid: stat.ppid });
   }
-  return false;
+  // Forked by a member, or the parent of one (the loop itself, between its commands): a leftover, not a daemon leaving.
+  return candidates.some(({ pid, ppid }) => !members.has(ppid) && !parents.has(pid));
 }
 
 /**

@@ -320,6 +320,28 @@ describe("process trees and timeouts", () => {
     }
   });
 
+  it("a task that leaves a loop forking short commands ends as soon as one that leaves a sleep: the loop's fresh commands are not taken for daemons on their way out of the group", { timeout: 120_000 }, async () => {
+    // Each command the loop forks is runnable with next to no CPU time, as a daemon on its way to its setsid is (here
+    // for long: SCHED_IDLE, on the CPU of a busy loop the task left too): the task's end waited 5 s for one to leave.
+    const dir = await mkdtemp(path.join(tmpdir(), "taskq-forking-"));
+    try {
+      const burner = "taskset -c 0 sh -c 'while :; do :; done' &";
+      const forking = "while :; do taskset -c 0 chrt --idle 0 sh -c 'i=0; while [ $i -lt 100 ]; do i=$((i+1)); done'; done &";
+      await writeFile(path.join(dir, "forking.yaml"), tasksYaml([["t", `{ run: "${burner} ${forking} sleep 0.5; echo started" }`]]));
+      await writeFile(path.join(dir, "sleeping.yaml"), tasksYaml([["t", `{ run: "${burner} sleep 1000 & sleep 0.5; echo started" }`]]));
+      const options = { cwd: dir, encoding: "utf8" as const, env: { ...process.env, NO_COLOR: "1" }, timeout: 60_000 };
+      const run = (file: string) => (): void => {
+        const result = spawnSync(process.execPath, [BIN, "run", file, "--log-dir", "logs", "--kill-grace", "2s"], options);
+        expect(result.status, result.stdout + result.stderr).toBe(0);
+        expect(result.stdout).toContain("t: stopped ");
+      };
+      const [forkingMs, sleepingMs] = bestOfAlternating(1, run("forking.yaml"), run("sleeping.yaml"), 3);
+      expect(forkingMs).toBeLessThan(sleepingMs * 2);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("with --kill-grace 0, the note that the daemons the tasks left are stopped says the grace is 0, with or without a signal, not that a time passed since an undefined signal", async () => {
     const yaml = tasksYaml([["daemon", `{ run: "setsid sleep 1000 > /dev/null 2>&1 & echo started" }`]]);
     const { code, stdout } = await runToEnd(yaml, ["--output", "plain", "--kill-grace", "0"]);
