@@ -1,4 +1,4 @@
-import { unclosedQuotes } from "./shell-traps.js";
+import { casePatternEnds, unclosedQuotes } from "./shell-traps.js";
 
 /**
  * What YAML's folding makes of a `run` written over several lines as a plain value or a `>`
@@ -77,13 +77,16 @@ export function joinedCommands(value: FoldedSource): { offset: number; note: str
  * (`--rm: not found`), where the `>` says the lines were meant to be joined. Where it starts, and
  * the note; none where the line before ends with an operator or a backslash, after which the shell
  * reads on (`for f in *; do` then the loop's body indented, `make \` then `  all`), or inside a
- * quote left open, nor after a blank line, which keeps a line break anyway.
+ * quote left open, nor after a blank line, which keeps a line break anyway; nor where the shell
+ * reads the line break as it was meant (see KEPT_AS_MEANT): a case's patterns and their commands
+ * indented below it, a `do` or `then` on a line of its own, a heredoc's lines, the line after a comment.
  */
 export function keptLineInFold(value: FoldedSource): { offset: number; note: string } | undefined {
   if (!value.block) return undefined;
   let previous: Line | undefined;
   let blank = false;
   let unclosedQuoteBefore: ((offset: number) => unknown) | undefined;
+  let patternEnds: Set<number> | undefined;
   for (const line of blockLines(value)) {
     if (line.text === "") {
       blank = true;
@@ -92,9 +95,14 @@ export function keptLineInFold(value: FoldedSource): { offset: number; note: str
     if (previous !== undefined && !blank && !previous.kept && line.kept && !CARRIES_ON.test(previous.text) && (/\\+$/.exec(previous.text)?.[0].length ?? 0) % 2 === 0) {
       const text = line.text.trimStart();
       const start = line.start + line.text.length - text.length;
-      // The value is read for its quotes once, and only where a line may need it.
+      // The value is read for its quotes and its case patterns once, and only where a line may need it.
       unclosedQuoteBefore ??= unclosedQuotes(value.source);
-      if (unclosedQuoteBefore(start - value.offset) === undefined) {
+      const asMeant =
+        KEPT_AS_MEANT.test(text) ||
+        AS_MEANT_AFTER.test(previous.text) ||
+        (/\sin$/.test(previous.text) && CASE_WORD.test(previous.text)) ||
+        (previous.text.endsWith(")") && (patternEnds ??= new Set(casePatternEnds(value.source).map(({ end }) => end))).has(previous.start + previous.text.length - 1 - value.offset));
+      if (!asMeant && unclosedQuoteBefore(start - value.offset) === undefined) {
         return {
           offset: start,
           note: `run is a > block, whose lines YAML joins with spaces, but it keeps the line break before a line indented more than the block's first, such as this one, so the shell runs it as a command of its own, not as more of the one before: it gets ${keptBreak(previous, text)}; indent this line as the block's first line to join it to the command before, or write run: | with a backslash at the end of the line before`,
@@ -106,6 +114,20 @@ export function keptLineInFold(value: FoldedSource): { offset: number; note: str
   }
   return undefined;
 }
+
+/**
+ * A line the shell reads as more of a compound command on a line of its own (`while read line` then `  do ...`,
+ * `if x` then `  then ...`, a `fi`, `done`, `esac`, `}`, `)` or a case branch's `;;`): the line break before it is no harm.
+ */
+const KEPT_AS_MEANT = /^(?:(?:then|do|done|else|elif|fi|esac)(?![^\s;&|)])|[})]|;;)/;
+/**
+ * A line after which the shell reads the next as it would after a space, or as it was meant on a line of its own: a whole-line
+ * comment (joined, the line would be more of the comment), a heredoc's `<<` (its lines are the heredoc's, kept so); a
+ * `case x in` (a pattern follows: see CASE_WORD), and a case pattern's `)` (found with casePatternEnds), are told apart too.
+ */
+const AS_MEANT_AFTER = /^#|<</;
+/** A `case` where a command starts, before the `in` that ends its line. */
+const CASE_WORD = /(?:^|[\s;&|(])case\s/;
 
 /** The two lines of a kept line break as the shell gets them, at most 60 characters of each. */
 function keptBreak(before: Line, text: string): string {

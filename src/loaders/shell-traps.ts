@@ -116,7 +116,7 @@ export type BashismKind = "[[" | "source" | "function" | "array";
 const CASE_HEAD_START = /(?:(?<![^\s;&|(])case[ \t]+[^\s;&|()]+[ \t]+in|(?<!\\);;)\s+(?!esac(?:[\s;&|)]|$))\(?/g;
 
 /** Each case pattern's `)` in `run` (see CASE_HEAD_START), and where what ends with it starts (its `case` or `;;`), in order of that start. */
-function casePatternEnds(run: string): { start: number; end: number }[] {
+export function casePatternEnds(run: string): { start: number; end: number }[] {
   const found: { start: number; end: number }[] = [];
   if (!run.includes("case") && !run.includes(";;")) return found;
   // stop[i]: where a pattern's characters read from i end (`[^()\n;&\\]` and `\x`, x not a line's end): at a `)` it is one.

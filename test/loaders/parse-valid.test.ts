@@ -824,6 +824,54 @@ describe("parseWorkflow on a valid file", () => {
     ]);
   });
 
+  // A case's patterns indented below its `case x in`, a `do` on a line of its own, a heredoc's lines, a command under a
+  // comment: the shell reads each kept line break as meant (dash runs them), and joining the lines, as the note said to, breaks them.
+  it("does not note a > block's more-indented line where the shell reads its kept line break as meant: case patterns, do or then, a heredoc, after a comment", () => {
+    const workflow = parse(
+      yaml(
+        "tasks:",
+        "  case:",
+        "    run: >",
+        '      case "$BRANCH" in',
+        "        main) echo deploy ;;",
+        "        *) echo skip ;;",
+        "      esac",
+        "  branch:",
+        "    run: >",
+        '      case "$1" in',
+        "      main)",
+        "        echo deploy;;",
+        "      esac",
+        "  do:",
+        "    run: >",
+        "      while read -r line",
+        '        do echo "$line"; done < list.txt',
+        "  then:",
+        "    run: >",
+        "      if [ -f x ]",
+        "        then echo y; fi",
+        "  heredoc:",
+        "    run: >",
+        "      cat <<EOF > config.json",
+        '        {"a": 1}',
+        "      EOF",
+        "  comment:",
+        "    run: >",
+        "      # build the image",
+        "        docker build .",
+        "  still:",
+        "    run: >",
+        "      docker run $(cat image.txt) logged in",
+        "        --rm",
+      ),
+      "m.yaml",
+    );
+    expect(workflow.tasks.find((task) => task.id === "branch")!.run).toBe('case "$1" in main)\n  echo deploy;;\nesac\n');
+    expect(workflow.notes).toEqual([
+      "m.yaml:34:9: task \"still\": run is a > block, whose lines YAML joins with spaces, but it keeps the line break before a line indented more than the block's first, such as this one, so the shell runs it as a command of its own, not as more of the one before: it gets docker run $(cat image.txt) logged in and then, on a line of its own, --rm; indent this line as the block's first line to join it to the command before, or write run: | with a backslash at the end of the line before",
+    ]);
+  });
+
   it("reads a plain run of many lines inside a quote in about ten times what a tenth of them takes, with no note", async () => {
     // Each line's text before it was read from the value's start for its quotes: 3,000 lines inside an open quote took 2.8 s to validate, 100x 300 of them.
     const { bestOfAlternating } = await import("../helpers/timing.js");
