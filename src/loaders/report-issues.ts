@@ -365,6 +365,8 @@ export function slashCommentWords(written: string, json: boolean): string {
 function unknownKeyMessage(path: DataPath, key: string, value: unknown, anchored = false, json = false): string {
   const owner = ownerOf([...path, key]);
   if (path.length === 1 && path[0] === "defaults" && (key === "run" || key === "dependsOn")) {
+    // GitHub Actions' `defaults: run: { shell, working-directory }`: no command to set on each task.
+    if (key === "run" && isGithubDefaultsRun(value)) return `\`defaults\` cannot set \`run\`; ${GITHUB_DEFAULTS_RUN_NOTE}`;
     return `\`defaults\` cannot set \`${key}\`; set it on each task`;
   }
   const where = path.length === 0 ? "at the top level" : path.length === 2 && path[0] === "tasks" ? "" : `in \`${describeRaw(path.slice(path[0] === "tasks" ? 2 : 0))}\``;
@@ -402,9 +404,18 @@ function synonymMisspelt(key: string, allowed: readonly string[]): string | unde
  */
 function githubActionsNote(path: DataPath, key: string, value: unknown): string {
   if (path.length === 0 && key === "jobs") return isGithubJobs(value) ? GITHUB_JOBS_NOTE : "";
-  const notes = path.length === 0 ? GITHUB_TOP_NOTES : path.length === 2 && path[0] === "tasks" ? GITHUB_TASK_NOTES : {};
+  const notes = path.length === 0 ? GITHUB_TOP_NOTES : path.length === 2 && path[0] === "tasks" ? GITHUB_TASK_NOTES : path.length === 1 && path[0] === "defaults" ? GITHUB_DEFAULTS_NOTES : {};
   return Object.hasOwn(notes, key) ? `; ${notes[key]!}` : "";
 }
+
+/** GitHub Actions' `defaults.run`: a mapping with its `shell` or `working-directory`. */
+function isGithubDefaultsRun(value: unknown): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && ("shell" in value || "working-directory" in value);
+}
+
+/** What GitHub Actions' `defaults.run` is told. */
+const GITHUB_DEFAULTS_RUN_NOTE =
+  "GitHub Actions' defaults.run has no place here: every task's run is run by /bin/sh -c (for bash, write run: bash -c '...' in the task), and the folder every task runs in is defaults.cwd";
 
 /** A top-level `jobs` written as GitHub Actions writes it: some job with `steps` or `runs-on`. */
 function isGithubJobs(value: unknown): boolean {
@@ -443,6 +454,13 @@ const GITHUB_TASK_NOTES: Record<string, string> = {
   name: TASK_NAME_NOTE,
   description: TASK_NAME_NOTE,
   shell: "every task's run is run by /bin/sh -c, and a task has no shell to choose: for bash, write run: bash -c '...', or run a script file that begins with #!/bin/bash",
+};
+
+/** What taskq does instead of a GitHub Actions (or GitLab CI) key of a task's, written in `defaults`, where those tools set it for every job. */
+const GITHUB_DEFAULTS_NOTES: Record<string, string> = {
+  "continue-on-error": GITHUB_TASK_NOTES["continue-on-error"]!,
+  allow_failure: GITHUB_TASK_NOTES.allow_failure!,
+  shell: GITHUB_TASK_NOTES.shell!,
 };
 
 /** A top-level value written as a task is (a GitLab CI job, `build: { script: ..., stage: ... }`): a mapping with a task's field, or another tool's name for one. */

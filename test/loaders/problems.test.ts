@@ -1457,6 +1457,20 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  // GitHub Actions sets a shell for every job in `defaults: run: shell: bash`: told to set `run` on each task, a command it never meant.
+  it("says what taskq does instead of GitHub Actions' defaults.run and shell, continue-on-error or allow_failure in defaults, and a defaults.run command is still set on each task", () => {
+    const allowed = "taskq has no such option: a task that fails fails the run (exit 1) and cancels its dependents; to let a command fail without that, end the task's run with || true (the task then succeeds whatever the command's exit code)";
+    expect(
+      problemsOf(yaml("defaults:", "  run:", "    shell: bash", "    working-directory: sub", "  shell: bash", "  continue-on-error: true", "  allow_failure: true", "tasks:", "  a:", "    run: x")),
+    ).toEqual([
+      "2:3: `defaults` cannot set `run`; GitHub Actions' defaults.run has no place here: every task's run is run by /bin/sh -c (for bash, write run: bash -c '...' in the task), and the folder every task runs in is defaults.cwd",
+      "5:3: unknown key \"shell\" in `defaults`; every task's run is run by /bin/sh -c, and a task has no shell to choose: for bash, write run: bash -c '...', or run a script file that begins with #!/bin/bash",
+      `6:3: unknown key "continue-on-error" in \`defaults\`; ${allowed}`,
+      `7:3: unknown key "allow_failure" in \`defaults\`; ${allowed}`,
+    ]);
+    expect(problemsOf(yaml("defaults:", "  run: make", "tasks:", "  a:", "    run: x"))).toEqual(["2:3: `defaults` cannot set `run`; set it on each task"]);
+  });
+
   it("tells a task's name or description that the id names it, and that a comment or an x- key keeps more, but takes the file's own name and an x- key", () => {
     const said = "a task is named by its id, its key under tasks:, which its log file and the run's lines name it by; to keep a longer name or a description beside it, write it in a YAML comment, or under a key that starts with x- (x-description: ...), which taskq ignores";
     expect(problemsOf(yaml("name: ci", "tasks:", "  lint:", "    run: x", "    name: Lint the code", "    description: eslint over src", "    x-description: kept"))).toEqual([
