@@ -28,7 +28,7 @@ const deepMessage = `nesting is deeper than ${MAX_NESTING_DEPTH} levels; a workf
 export function readYaml(text: string, file: string): ParsedYaml | { problems: ProblemList } {
   const lineCounter = new LineCounter();
   const problems = new ProblemList(file, lineCounter, text.length);
-  const tooDeep = (offset: number): void => reportTooDeep(offset, text, problems);
+  const tooDeep = (offset: number, flow = false): void => reportTooDeep(offset, text, problems, flow);
   const tokens = tokenize(text, lineCounter, tooDeep);
   if (tokens === undefined || !scanTokens(tokens, problems, tooDeep)) return { problems };
   let document: Document.Parsed | undefined;
@@ -52,10 +52,11 @@ const TAB_INDENTED_LINE = /^ *\t[ \t]*[^\s#]/m;
 /**
  * Nesting deeper than MAX_NESTING_DEPTH at `offset`. After a line indented with a tab, yaml reads each line below as
  * nested in the one before it: 129 tasks so written went past the limit, which was all that was told, far below the
- * tab. There, the first such tab before it is told, with the nesting as what may follow from it.
+ * tab. There, the first such tab before it is told, with the nesting as what may follow from it; not where the nesting is of
+ * brackets (`[[[...]]]`, `flow`), which no tab makes: a tab in a `|` block's text (a `<<-` heredoc's) was told as the cause.
  */
-function reportTooDeep(offset: number, text: string, problems: ProblemList): void {
-  const tab = TAB_INDENTED_LINE.exec(text.slice(0, offset));
+function reportTooDeep(offset: number, text: string, problems: ProblemList, flow: boolean): void {
+  const tab = flow ? null : TAB_INDENTED_LINE.exec(text.slice(0, offset));
   if (tab === null) {
     problems.atOffset(offset, deepMessage);
     return;
@@ -477,7 +478,7 @@ function countLines(text: string, lineCounter: LineCounter): void {
 /** Far above what MAX_NESTING_DEPTH levels of block nesting take on yaml's parser stack; far below what overflows it (about 3,000). */
 const PARSER_STACK_LIMIT = 8 * MAX_NESTING_DEPTH;
 
-function tokenize(text: string, lineCounter: LineCounter, tooDeep: (offset: number) => void): CST.Token[] | undefined {
+function tokenize(text: string, lineCounter: LineCounter, tooDeep: (offset: number, flow?: boolean) => void): CST.Token[] | undefined {
   const parser = new Parser();
   const tokens: CST.Token[] = [];
   countLines(text, lineCounter);
@@ -486,7 +487,7 @@ function tokenize(text: string, lineCounter: LineCounter, tooDeep: (offset: numb
   for (const lexeme of new Lexer().lex(text)) {
     // The lexeme after a scalar mark is scalar text, never a bracket indicator.
     if (!afterScalarMark && openers.has(lexeme) && ++depth > MAX_NESTING_DEPTH) {
-      tooDeep(parser.offset);
+      tooDeep(parser.offset, true);
       return undefined;
     }
     if (!afterScalarMark && closers.has(lexeme)) depth = Math.max(0, depth - 1);

@@ -9,7 +9,7 @@ import type { ProblemList } from "./problem-list.js";
  * too, not only brackets), and at most MAX_TASKS tasks. Iterative, so hostile
  * nesting cannot overflow the stack. Returns false when parsing must stop.
  */
-export function scanTokens(tokens: CST.Token[], problems: ProblemList, tooDeep: (offset: number) => void = (offset) => problems.atOffset(offset, `nesting is deeper than ${MAX_NESTING_DEPTH} levels; a workflow needs only a few`)): boolean {
+export function scanTokens(tokens: CST.Token[], problems: ProblemList, tooDeep: (offset: number, flow?: boolean) => void = (offset) => problems.atOffset(offset, `nesting is deeper than ${MAX_NESTING_DEPTH} levels; a workflow needs only a few`)): boolean {
   const documents = tokens.filter((token): token is CST.Document => token.type === "document");
   const second = documents[1];
   if (second !== undefined) {
@@ -27,14 +27,14 @@ export function scanTokens(tokens: CST.Token[], problems: ProblemList, tooDeep: 
   return checkDepth(root, tooDeep) && checkTaskCount(root, problems);
 }
 
-/** Whether `root` nests within MAX_NESTING_DEPTH; `tooDeep` is told where it first does not. */
-function checkDepth(root: CST.Token, tooDeep: (offset: number) => void): boolean {
+/** Whether `root` nests within MAX_NESTING_DEPTH; `tooDeep` is told where it first does not, and whether a bracket's nesting (`flow`) goes past it. */
+function checkDepth(root: CST.Token, tooDeep: (offset: number, flow?: boolean) => void): boolean {
   const stack: Array<[CST.Token, number]> = [[root, 0]];
   for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {
     const [token, depth] = entry;
     if (token.type !== "block-map" && token.type !== "block-seq" && token.type !== "flow-collection") continue;
     if (depth + 1 > MAX_NESTING_DEPTH) {
-      tooDeep(token.offset);
+      tooDeep(token.offset, token.type === "flow-collection");
       return false;
     }
     for (const item of token.items as CST.CollectionItem[]) {

@@ -108,6 +108,14 @@ describe("hostile input", () => {
     expect(problemsOf(yaml(...deep, "\tx: 1"))).toEqual(["129:129: nesting is deeper than 128 levels; a workflow needs only a few"]);
   });
 
+  it("does not tell a tab in a | block's text as the cause of brackets nested too deep below it", () => {
+    // A `<<-` heredoc's lines start with a tab, as it needs, in a | block, where YAML takes it: brackets nested too deep in
+    // another task were told as "Tabs are not allowed as indentation" at that tab, which no fix of the tab would clear.
+    const heredoc = ["tasks:", "  a:", "    run: |", "      cat <<-EOF", "      \thello", "      EOF", "  b:", "    run: x", "    env:"];
+    expect(problemsOf(yaml(...heredoc, `      X: ${"[".repeat(130)}${"]".repeat(130)}`))).toEqual(["10:138: nesting is deeper than 128 levels; a workflow needs only a few"]);
+    expect(problemsOf(yaml(...heredoc, `      X: ${"{a: ".repeat(130)}${"}".repeat(130)}`))).toEqual(["10:522: nesting is deeper than 128 levels; a workflow needs only a few"]);
+  });
+
   it("rejects deep nesting built from aliases", () => {
     const lines = [`a: &a ${"[".repeat(100)}1${"]".repeat(100)}`, `b: &b ${"[".repeat(100)}*a${"]".repeat(100)}`, "tasks: { t: { run: x, env: *b } }"];
     expect(problemsOf(yaml(...lines))).toContain("2:107: alias *a nests deeper than 128 levels");
