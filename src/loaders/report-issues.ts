@@ -539,15 +539,18 @@ function describeRaw(path: DataPath): string {
   return path.map((segment, index) => (typeof segment === "number" ? `[${segment}]` : `${index === 0 ? "" : "."}${String(segment)}`)).join("");
 }
 
-/** A short, safe description of a value found in the file. */
-export function describeValue(value: unknown): string {
+/**
+ * A short, safe description of a value found in the file. Where a mapping is expected (`mapping`), a `!!timestamp` is told
+ * without the advice to drop the tag: a time without it is no mapping either.
+ */
+export function describeValue(value: unknown, mapping = false): string {
   if (value === undefined) return "nothing";
   if (value === null) return "nothing (null)";
   if (typeof value === "string") return value === "" ? "an empty string" : quote(value);
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   if (ArrayBuffer.isView(value)) return "binary data";
   // `!!timestamp 2026-12-01T02:00:00Z`: YAML 1.1's tag makes a Date, which is no mapping.
-  if (value instanceof Date) return "a YAML timestamp (!!timestamp): write the time without the tag";
+  if (value instanceof Date) return mapping ? "a YAML timestamp (!!timestamp)" : "a YAML timestamp (!!timestamp): write the time without the tag";
   if (Array.isArray(value)) return value.length === 0 ? "an empty list" : "a list";
   if (value instanceof Map || typeof value === "object") return "a mapping";
   return typeof value;

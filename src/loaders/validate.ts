@@ -31,12 +31,12 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
     return undefined;
   }
   if (typeof data !== "object" || Array.isArray(data) || data instanceof Map || isTaggedValue(data)) {
-    problems.atOffset(locator.offsetOf([]), `the top level must be a mapping with a \`tasks\` key, got ${describeValue(data)}`);
+    problems.atOffset(locator.offsetOf([]), `the top level must be a mapping with a \`tasks\` key, got ${describeValue(data, true)}`);
     return undefined;
   }
   const { tasks, ...fields } = withoutExtensions(data as Record<string, unknown>);
   if (isTaggedValue(fields.defaults)) {
-    problems.atOffset(locator.offsetOf(["defaults"]), `\`defaults\` must be a mapping of task fields, got ${describeValue(fields.defaults)}`);
+    problems.atOffset(locator.offsetOf(["defaults"]), `\`defaults\` must be a mapping of task fields, got ${describeValue(fields.defaults, true)}`);
     delete fields.defaults;
   }
   const rest = isRecord(fields.defaults) ? { ...fields, defaults: withoutExtensions(fields.defaults) } : fields;
@@ -144,7 +144,7 @@ const GLUED_FIELD = /^([A-Za-z]+):(\S.*)$/s;
 
 /** What the schema says of a task that is not a mapping, for the cases told here with what to do. */
 function notATask(id: string, raw: unknown): string {
-  return `task ${quote(id)}: the task must be a mapping with at least \`run\`, got ${describeValue(raw)}`;
+  return `task ${quote(id)}: the task must be a mapping with at least \`run\`, got ${describeValue(raw, true)}`;
 }
 
 /**
@@ -169,7 +169,7 @@ function taskEntries(tasks: unknown, locator: SourceLocator, problems: ProblemLi
   }
   const entries = tasks instanceof Map ? [...(tasks as Map<string, unknown>)] : isRecord(tasks) && !isTaggedValue(tasks) ? Object.entries(tasks) : undefined;
   if (entries === undefined) {
-    problems.followOn(locator.offsetOf(["tasks"]), `\`tasks\` must be a mapping of task id to task, got ${describeValue(tasks)}${listedTasksHint(tasks)}`);
+    problems.followOn(locator.offsetOf(["tasks"]), `\`tasks\` must be a mapping of task id to task, got ${describeValue(tasks, true)}${listedTasksHint(tasks)}`);
     return [];
   }
   if (entries.length === 0) problems.followOn(locator.offsetOf(["tasks"]), "`tasks` is empty; define at least one task");

@@ -1785,7 +1785,13 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
   it("tells a !!binary or !!timestamp where a mapping is expected as that, not its bytes and methods as keys or tasks", () => {
     // A Buffer was read as a mapping: `task "a": unknown key "0"`, ... `unknown key "writeUintBE"`, 100 problems.
     expect(problemsOf(yaml("tasks:", "  a: !!binary aGVsbG8="))).toEqual(['2:15: task "a": the task must be a mapping with at least `run`, got binary data']);
-    expect(problemsOf(yaml("tasks:", "  a: !!timestamp 2026-01-01"))).toEqual(['2:18: task "a": the task must be a mapping with at least `run`, got a YAML timestamp (!!timestamp): write the time without the tag']);
+    // Not told to write the time without the tag, which is no mapping either.
+    expect(problemsOf(yaml("tasks:", "  a: !!timestamp 2026-01-01"))).toEqual(['2:18: task "a": the task must be a mapping with at least `run`, got a YAML timestamp (!!timestamp)']);
+    expect(problemsOf(yaml("defaults: !!timestamp 2026-01-01", "tasks:", "  a: { run: x }"))).toEqual(["1:23: `defaults` must be a mapping of task fields, got a YAML timestamp (!!timestamp)"]);
+    expect(problemsOf(yaml("tasks: !!timestamp 2026-01-01"))).toEqual(["1:20: `tasks` must be a mapping of task id to task, got a YAML timestamp (!!timestamp)"]);
+    expect(problemsOf(yaml("!!timestamp 2026-01-01"))).toEqual(["1:13: the top level must be a mapping with a `tasks` key, got a YAML timestamp (!!timestamp)"]);
+    // Where a time is what is expected, it is still told to drop the tag.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: !!timestamp 2026-01-01"))).toEqual(['3:22: task "a": `run` must be a non-empty command string, got a YAML timestamp (!!timestamp): write the time without the tag']);
     expect(problemsOf(yaml("defaults: !!binary aGVsbG8=", "tasks:", "  a: { run: x }"))).toEqual(["1:20: `defaults` must be a mapping of task fields, got binary data"]);
     expect(problemsOf(yaml("tasks: !!binary aGVsbG8="))).toEqual(["1:17: `tasks` must be a mapping of task id to task, got binary data"]);
     expect(problemsOf(yaml("!!binary aGVsbG8="))).toEqual(["1:10: the top level must be a mapping with a `tasks` key, got binary data"]);
