@@ -2402,8 +2402,8 @@ tasks:
       { ts: expect.any(String), event: "run", runId, file, store: expect.stringMatching(/^postgres:\/\/postgres:\*\*\*@/), schema: SCHEMA, tasks: 1, added: 1, kept: 0, state: "running" },
       { ...validNote, ts: expect.any(String) },
     ]);
-    // Again with another priority: the note on the kept task is a record too.
-    const again = await records([await workflowFile("past-json-2", 'tasks:\n  a: { run: echo a, runAt: "2020-01-01T00:00:00Z", priority: high }\n')]);
+    // Again with another priority, the same file edited (a run id is for one file): the note on the kept task is a record too.
+    const again = await records([await workflowFile("past-json", 'tasks:\n  a: { run: echo a, runAt: "2020-01-01T00:00:00Z", priority: high }\n')]);
     expect(again.map((record) => [record.event, record.added, record.kept])).toEqual([["run", 0, 1], ["note", undefined, undefined], ["note", undefined, undefined]]);
     expect(again[2]).toMatchObject({ message: `run ${runId} already has task "a" with another definition (priority): it is still queued and takes the new priority` });
     // An invalid file is an `invalid` record, as for validate and run (exit 2).
