@@ -25,6 +25,7 @@ export interface ShutdownOptions {
   /**
    * After a hard stop, how long to wait for aborted handlers to settle before finalizing them anyway. Default 0;
    * Infinity, and a negative or NaN grace, are refused. The signal aborting, or a shutdown() call with a deadline passed, ends it at once.
+   * Held up past its end (the process stopped and continued), it waits on as long as it came late, up to abortGraceMs more in all.
    */
   abortGraceMs?: number | undefined;
 }

@@ -239,6 +239,54 @@ describe("signals and shutdown", () => {
     expect(log.trimEnd().split("\n").at(-1)).toBe(`--- taskq: attempt 1 stopped: ${killed} ---`);
   });
 
+  describe("taskq stopped (SIGSTOP) past the wait for its stopped tasks, then continued (SIGCONT)", () => {
+    /** Holds taskq alone up for `ms`, as Ctrl-Z then `fg`, a paused VM or a starved machine would: its tasks run on. */
+    const holdUp = async (run: StartedRun, ms: number): Promise<void> => {
+      process.kill(run.child.pid!, "SIGSTOP");
+      try {
+        await delay(ms);
+      } finally {
+        process.kill(run.child.pid!, "SIGCONT");
+      }
+    };
+
+    it("a task whose command had ended by itself, exit 0, succeeded, and its leftover's note is said", async () => {
+      // Its command ends before the time to finish passes; what it left ignores SIGTERM, so its handler waits out the
+      // kill grace (2s), past the time to finish (1s). The wait for the stopped tasks (the kill grace and 2 s) passes while taskq is held up.
+      const yaml = tasksYaml([
+        ["ended", '{ run: "ignore-sigterm & sleep 0.3; echo done" }'],
+        ["long", '{ run: "echo up; sleep 30" }'],
+      ]);
+      const run = await startRun(yaml, ["-j", "2", "--output", "plain", "--shutdown-timeout", "1s", "--kill-grace", "2s"]);
+      await waitForOutput(run, /ended \| done/);
+      await waitForOutput(run, /long \| up/);
+      run.signalTaskq("SIGTERM");
+      await waitForOutput(run, /the 1s to finish have passed/);
+      await holdUp(run, 6_000);
+      const { result } = await run.exited;
+      expect(result.code).toBe(143);
+      expect(result.stdout).toMatch(/ok\s+ended\n/);
+      expect(result.stdout).not.toMatch(/cancel\s+ended/);
+      expect(result.stdout).toMatch(/note\s+ended: stopped \d+ processes it left running; \d+ did not stop on SIGTERM and were killed after the kill grace \(2s\)/);
+      expect(result.stdout).toMatch(/Summary: 1 succeeded, 0 failed, 1 cancelled .*\(interrupted by SIGTERM\)/);
+    });
+
+    it("a task that ignores SIGTERM, SIGKILLed after the kill grace in the meantime: its line and the summary say so, as its log does", async () => {
+      const run = await startRun(tasksYaml([["stubborn", '{ run: "exec ignore-sigterm" }']]), ["--output", "plain", "--shutdown-timeout", "1s", "--kill-grace", "1s"]);
+      await waitForOutput(run, /stubborn \| ready/);
+      run.signalTaskq("SIGTERM");
+      await waitForOutput(run, /the 1s to finish have passed/);
+      await holdUp(run, 5_000);
+      const { result } = await run.exited;
+      expect(result.code).toBe(143);
+      const killed = "aborted by shutdown; killed with SIGKILL after the kill grace (1s): it did not stop on SIGTERM";
+      expect(result.stdout).toMatch(new RegExp(`cancel\\s+stubborn: ${killed.replace(/[()]/g, "\\$&")}\n`));
+      expect(result.stdout).toContain(`\n  - stubborn: ${killed}\n`);
+      const log = await readFile(path.join(run.logs, await singleRunId(run.logs), "stubborn.log"), "utf8");
+      expect(log.trimEnd().split("\n").at(-1)).toBe(`--- taskq: attempt 1 stopped: ${killed} ---`);
+    });
+  });
+
   it("a Ctrl-C'd task that traps TERM, SIGKILLed after the kill grace: the JSON cancelled record and summary say so; one that ended on SIGTERM does not", async () => {
     const yaml = tasksYaml([
       ["stubborn", `{ run: "trap '' TERM; echo ready; sleep 60" }`],

@@ -446,6 +446,64 @@ describe("shutdown", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  describe("after the event loop was held up past the give-up (taskq stopped by SIGSTOP or Ctrl-Z, a paused VM)", () => {
+    /** Holds the event loop up for `ms`: every timer due meanwhile fires at its end, once, as when the process is continued. */
+    const stall = (ms: number): void => (setTimeout as unknown as { clock: { jump(ms: number): void } }).clock.jump(ms);
+
+    it("a handler whose own timer came due in the stall settles as it does: it is not given up on with it", async () => {
+      // Aborted, it ends on a timer of its own (a kill grace that came due in the stall), then needs a moment more (a poll for its process to go).
+      const ending = (): Promise<string> => new Promise((resolve) => setTimeout(() => setTimeout(() => resolve("ended"), 25), 1_000));
+      const { queue } = makeQueue({ handlers: { ending } });
+      queue.submit({ id: "a", type: "ending" });
+      const done = queue.shutdown({ deadline: 100, abortGraceMs: 3_000 });
+      await vi.advanceTimersByTimeAsync(200);
+      expect(queue.get("a")?.status).toBe("RUNNING");
+      stall(5_000);
+      await flush();
+      expect(queue.get("a")?.status).toBe("RUNNING");
+      await vi.advanceTimersByTimeAsync(25);
+      await expect(done).resolves.toEqual({ hardStopped: true });
+      expect(queue.get("a")).toMatchObject({ status: "SUCCEEDED", value: "ended" });
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
+    it("one that never settles is given up on once the stall's length (at most abortGraceMs) more has passed", async () => {
+      const never = new Promise<never>(() => undefined);
+      const { queue } = makeQueue({ handlers: { stubborn: () => never } });
+      queue.submit({ id: "a", type: "stubborn" });
+      const done = queue.shutdown({ deadline: 100, abortGraceMs: 500 });
+      await vi.advanceTimersByTimeAsync(200);
+      // The give-up was due at 600: it comes 1,600 ms late, and waits 500 more.
+      stall(2_000);
+      await vi.advanceTimersByTimeAsync(499);
+      expect(queue.get("a")?.status).toBe("RUNNING");
+      await vi.advanceTimersByTimeAsync(1);
+      await expect(done).resolves.toEqual({ hardStopped: true });
+      expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
+    it("a stall shorter than abortGraceMs is given back in full, and a second stall no more than what is left of abortGraceMs", async () => {
+      const never = new Promise<never>(() => undefined);
+      const { queue } = makeQueue({ handlers: { stubborn: () => never } });
+      queue.submit({ id: "a", type: "stubborn" });
+      const done = queue.shutdown({ deadline: 0, abortGraceMs: 1_000 });
+      // Due at 1,000; continued at 1,300: waits 300 more, to 1,600.
+      await vi.advanceTimersByTimeAsync(500);
+      stall(800);
+      await vi.advanceTimersByTimeAsync(299);
+      expect(queue.get("a")?.status).toBe("RUNNING");
+      // Held up again, 2 s, to 3,599: of abortGraceMs, 700 ms is left to give back; it gives up 700 ms later.
+      stall(2_000);
+      await vi.advanceTimersByTimeAsync(699);
+      expect(queue.get("a")?.status).toBe("RUNNING");
+      await vi.advanceTimersByTimeAsync(1);
+      await expect(done).resolves.toEqual({ hardStopped: true });
+      expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+      expect(vi.getTimerCount()).toBe(0);
+    });
+  });
+
   it("an abortGraceMs past setTimeout's 24.8 days is waited in full, not cut to 1 ms", async () => {
     const never = new Promise<never>(() => undefined);
     const { queue } = makeQueue({ handlers: { stubborn: () => never } });
