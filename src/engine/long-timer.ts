@@ -24,3 +24,35 @@ export class LongTimer {
     clearTimeout(this.#timer);
   }
 }
+
+/** How late a grace's timer may fire before the process counts as held up (see GraceTimer): a busy machine's timers come a few ms late, tens now and then. */
+export const HELD_UP_MS = 100;
+
+/**
+ * A LongTimer for a wait given to handlers (a hard stop's grace for the handlers it aborted): time the process was held up past
+ * its end (stopped by SIGSTOP or Ctrl-Z and continued, a paused VM) is given back, as long as it came late, up to `ms` more in
+ * all. The handlers' own timers (a kill grace) came due in the stall with this one, and what they do next (a poll for a
+ * process to be gone, a log to close) needs the event loop to turn: given up on in the same instant, a task whose command
+ * had ended by itself, exit 0, was recorded as stopped.
+ */
+export class GraceTimer {
+  #timer: LongTimer;
+
+  constructor(callback: () => void, ms: number) {
+    let left = Math.max(ms, 0);
+    let dueAt = performance.now() + left;
+    const onTimer = (): void => {
+      const lateMs = performance.now() - dueAt;
+      const backMs = Math.min(lateMs, left);
+      if (lateMs < HELD_UP_MS || backMs <= 0) return callback();
+      left -= backMs;
+      dueAt = performance.now() + backMs;
+      this.#timer = new LongTimer(onTimer, backMs);
+    };
+    this.#timer = new LongTimer(onTimer, left);
+  }
+
+  clear(): void {
+    this.#timer.clear();
+  }
+}

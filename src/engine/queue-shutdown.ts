@@ -2,19 +2,13 @@ import { messageOf } from "../errors.js";
 import { AttemptTimeoutError, TaskCancelledError, withoutStack } from "./errors.js";
 import type { QueueEvents } from "./events.js";
 import type { Finalizer } from "./finalize.js";
-import { LongTimer } from "./long-timer.js";
+import { GraceTimer } from "./long-timer.js";
 import type { ShutdownOptions, ShutdownResult } from "./options.js";
 import type { Schedule } from "./schedule.js";
 import { checkShutdownOptions, ShutdownControl, type StopCause } from "./shutdown-control.js";
 import type { RecordAttemptContext, TaskRecord } from "./task-record.js";
 import type { TaskTable } from "./task-table.js";
 import { isTerminal } from "./types.js";
-
-/**
- * How late a hard stop's give-up may fire before the event loop counts as held up (see #hardStop): a timer on a busy
- * machine comes a few ms late, tens now and then; a process stopped and continued, seconds.
- */
-const HELD_UP_MS = 100;
 
 /** What the shutdown path reaches of its Queue. */
 export interface ShutdownTarget {
@@ -165,21 +159,9 @@ export class QueueShutdown {
               this.#endGrace = undefined;
               resolve();
             };
-            // Time the event loop was held up (taskq stopped by SIGSTOP or Ctrl-Z, a paused VM) is given back, up to
-            // graceMs in all: the handlers' own timers (a kill grace) came due in it with this one, and what they do next (a
-            // poll for a process to be gone, a log to close) needs the loop to turn. Given up on then, a task whose command
-            // had ended by itself, exit 0, was recorded as stopped, and its leftovers' note lost.
-            let dueAt = performance.now() + graceMs;
-            let givenBack = 0;
-            const onTimer = (): void => {
-              const lateMs = performance.now() - dueAt;
-              const backMs = Math.min(lateMs, graceMs - givenBack);
-              if (lateMs < HELD_UP_MS || backMs <= 0) return end();
-              givenBack += backMs;
-              dueAt = performance.now() + backMs;
-              timer = new LongTimer(onTimer, backMs);
-            };
-            let timer = new LongTimer(onTimer, graceMs);
+            // Time the process was held up past its end is given back (see GraceTimer): a handler whose own timers came due
+            // meanwhile settles as it does, not given up on in the same instant.
+            const timer = new GraceTimer(end, graceMs);
             this.#idleWaiters.push(end);
             this.#endGrace = end;
           })

@@ -165,6 +165,30 @@ tasks:
     expect((await worker.cli.done).code).toBe(143);
   });
 
+  it("stopping, held up (SIGSTOP, SIGCONT) past its abort grace while an ended task's leftover waits out its kill grace: the success is recorded, its lease not given back", async () => {
+    // Its command ends before the time to finish passes; what it left ignores SIGTERM, so its handler waits out the kill
+    // grace (2s), past the time to finish (1s). The wait for the stopped tasks (the kill grace and 2 s) passes while the worker is held up.
+    const file = await workflowFile("held-up", "tasks:\n  ended: { run: 'ignore-sigterm & sleep 0.3; echo done' }\n  long: { run: 'echo up; sleep 30' }\n");
+    const worker = await startWorker(["-j", "2", "--shutdown-timeout", "1s", "--kill-grace", "2s"]);
+    const runId = await submit(file);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/ended | done`) && worker.stdout().includes(`${runId}/long | up`), 15_000)).toBe(true);
+    worker.cli.child.kill("SIGTERM");
+    expect(await eventually(() => worker.stdout().includes("the 1s to finish have passed"), 15_000)).toBe(true);
+    worker.cli.child.kill("SIGSTOP");
+    try {
+      await sleep(6_000);
+    } finally {
+      worker.cli.child.kill("SIGCONT");
+    }
+    expect((await worker.cli.done).code).toBe(143);
+    expect(worker.stdout()).toMatch(new RegExp(`ok\\s+${runId}/ended\\n`));
+    expect(worker.stdout()).not.toMatch(new RegExp(`release\\s+${runId}/ended`));
+    expect(worker.stdout()).toMatch(new RegExp(`note\\s+${runId}/ended: stopped \\d+ processes it left running`));
+    const { tasks } = await store.runStatus(runId);
+    expect(tasks.find((t) => t.key === "ended")).toMatchObject({ state: "succeeded", attempts: 1 });
+    await cancelStrandedRun(runId);
+  });
+
   it("frozen past its lease while its task ends, which another worker took over: the result is discarded, its log says so, and the worker stops (exit 1)", async () => {
     const file = await workflowFile("frozen-taken", "tasks:\n  deploy: { run: 'touch frozen-taken.began; sleep 1; echo deployed $TASKQ_ATTEMPT', retries: 1 }\n");
     const frozen = await startWorker(["--lease", "2s", "-j", "1"]);

@@ -110,7 +110,7 @@ export class PostgresWorker {
   #leasedOnce = false;
   readonly #stopDeadline = new Deadline();
   /** Until when a stop waits for its aborted handlers (see abortGraceMs). */
-  readonly #abortGrace = new Deadline();
+  readonly #abortGrace = new Deadline({ grace: true });
   #stopping: Promise<void> | undefined;
   /** Tasks leased as the worker stopped whose leases could not be given back (see #giveBack). */
   readonly #leftBehind: LeasedTask[] = [];
