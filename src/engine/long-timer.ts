@@ -40,13 +40,13 @@ export class GraceTimer {
 
   constructor(callback: () => void, ms: number) {
     let left = Math.max(ms, 0);
-    let dueAt = performance.now() + left;
+    let dueAt = timerNow() + left;
     const onTimer = (): void => {
-      const lateMs = performance.now() - dueAt;
+      const lateMs = timerNow() - dueAt;
       const backMs = Math.min(lateMs, left);
       if (lateMs < HELD_UP_MS || backMs <= 0) return callback();
       left -= backMs;
-      dueAt = performance.now() + backMs;
+      dueAt = timerNow() + backMs;
       this.#timer = new LongTimer(onTimer, backMs);
     };
     this.#timer = new LongTimer(onTimer, left);
@@ -55,4 +55,14 @@ export class GraceTimer {
   clear(): void {
     this.#timer.clear();
   }
+}
+
+/**
+ * The time on setTimeout's own clock: fake timers' (@sinonjs/fake-timers, as vitest and jest install them, keep theirs as
+ * `setTimeout.clock`) where they fake it, else the monotonic clock. Fake timers that fake setTimeout but not `performance`
+ * would otherwise make a grace's timer, fired on fake time while real time went on, look held up, and its wait go on.
+ */
+function timerNow(): number {
+  const clock = (setTimeout as { clock?: { now?: unknown } }).clock;
+  return typeof clock?.now === "number" ? clock.now : performance.now();
 }

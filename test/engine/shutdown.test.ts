@@ -504,6 +504,20 @@ describe("shutdown", () => {
     });
   });
 
+  it("under fake timers that fake setTimeout but not performance, abortGraceMs ends on fake time, however long the test took", async () => {
+    vi.useRealTimers();
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const never = new Promise<never>(() => undefined);
+    const { queue } = makeQueue({ handlers: { stubborn: () => never } });
+    queue.submit({ id: "a", type: "stubborn" });
+    const done = queue.shutdown({ deadline: 0, abortGraceMs: 50 });
+    // Real time goes on, well past the grace and the 100 ms that a timer late by would take the process for held up.
+    for (const until = performance.now() + 300; performance.now() < until; );
+    await vi.advanceTimersByTimeAsync(50);
+    expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+    await expect(done).resolves.toEqual({ hardStopped: true });
+  });
+
   it("an abortGraceMs past setTimeout's 24.8 days is waited in full, not cut to 1 ms", async () => {
     const never = new Promise<never>(() => undefined);
     const { queue } = makeQueue({ handlers: { stubborn: () => never } });
