@@ -43,6 +43,18 @@ describe("a store a newer taskq migrated", () => {
     return `taskq: the store ${redactConnectionString(DATABASE_URL)} (schema "${schema}") was migrated by a newer taskq (migration ${migration}; this taskq knows up to ${LATEST_MIGRATION}): upgrade taskq on this machine\n`;
   }
 
+  /** A worker of this build (with `flags`) run until run `runId` has succeeded, then stopped with SIGINT: what it printed. */
+  async function workUntilSucceeded(schema: string, runId: string, flags: string[] = []): Promise<Awaited<ReturnType<typeof startCli>["done"]>> {
+    const worker = startCli(["worker", "-j", "2", "--log-dir", ws.logs, ...flags], options(schema));
+    try {
+      const succeeded = async () => (await admin.query<{ state: string }>(`SELECT state FROM "${schema}".runs WHERE id = $1`, [runId])).rows[0]?.state === "succeeded";
+      expect(await eventually(succeeded, 20_000)).toBe(true);
+    } finally {
+      worker.child.kill("SIGINT");
+    }
+    return worker.done;
+  }
+
   it("every command says so in one line on stderr, and goes on working: submit, a worker running the run, status, dead-letters, run --store", async () => {
     const schema = await storeSchema(2);
     const newest = LATEST_MIGRATION + 2;
@@ -52,14 +64,7 @@ describe("a store a newer taskq migrated", () => {
     const runId = submitted.stdout.trim();
 
     // A worker of this build leases and runs the run's tasks all the same.
-    const worker = startCli(["worker", "-j", "2", "--log-dir", ws.logs], options(schema));
-    try {
-      const succeeded = async () => (await admin.query<{ state: string }>(`SELECT state FROM "${schema}".runs WHERE id = $1`, [runId])).rows[0]?.state === "succeeded";
-      expect(await eventually(succeeded, 20_000)).toBe(true);
-    } finally {
-      worker.child.kill("SIGINT");
-    }
-    const stopped = await worker.done;
+    const stopped = await workUntilSucceeded(schema, runId);
     expect({ code: stopped.code, stderr: stopped.stderr }).toEqual({ code: 130, stderr: warning(schema, newest) });
 
     const status = await runCli(["status", runId], options(schema));
@@ -96,14 +101,7 @@ describe("a store a newer taskq migrated", () => {
     expect(submitRecords.slice(1).map(withoutTs)).toEqual([note]);
     const runId = submitRecords[0]!.runId as string;
 
-    const worker = startCli(["worker", "-j", "2", "--log-dir", ws.logs, "--output", "json"], options(schema));
-    try {
-      const succeeded = async () => (await admin.query<{ state: string }>(`SELECT state FROM "${schema}".runs WHERE id = $1`, [runId])).rows[0]?.state === "succeeded";
-      expect(await eventually(succeeded, 20_000)).toBe(true);
-    } finally {
-      worker.child.kill("SIGINT");
-    }
-    const stopped = await worker.done;
+    const stopped = await workUntilSucceeded(schema, runId, ["--output", "json"]);
     expect({ code: stopped.code, stderr: stopped.stderr }).toEqual({ code: 130, stderr: "" });
     const workerRecords = records(stopped.stdout);
     expect(workerRecords[0]?.event).toBe("worker");
