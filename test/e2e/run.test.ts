@@ -5,7 +5,7 @@ import path from "node:path";
 import { tmpdir } from "node:os";
 import { stripVTControlCharacters } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, FIXTURES, ROOT, runCli, runIds, startCli, workspace } from "../helpers/cli.js";
+import { BIN, FIXTURES, ROOT, runCli, runIds, startCli, workspace, type CliResult } from "../helpers/cli.js";
 import { findLeftovers } from "../helpers/processes.js";
 
 let logRoots: string[] = [];
@@ -1022,6 +1022,20 @@ async function validatedNotes(ws: { dir: string; file: string }): Promise<string
   return validated.stdout.split("\n").filter((line) => line.startsWith("note: "));
 }
 
+/**
+ * A workflow whose one note, `note`, is at its first task's run (3:10): validate gives it alone, then a plain run
+ * gives it too, before its tasks' lines. The run, for what its tasks then did.
+ */
+async function notedThenRun(ws: { dir: string; file: string; logs: string }, note: RegExp): Promise<CliResult> {
+  const notes = await validatedNotes(ws);
+  expect(notes).toHaveLength(1);
+  expect(notes[0]).toContain(`note: ${ws.file}:3:10: `);
+  expect(notes[0]).toMatch(note);
+  logRoots.push(ws.logs);
+  const ran = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir });
+  expect(ran.stdout).toMatch(note);
+  return ran;
+}
 describe.skipIf(!shRefusesDoubleBracket())("a run with bash's [[ ]] where /bin/sh refuses it (dash)", () => {
   it("validate and run note it at the run, with its line and the fix, before the test fails there; one run by bash is not noted", async () => {
     // validate said "ok", and the task took the else branch with dash's "[[: not found" alone.
@@ -1036,13 +1050,7 @@ describe.skipIf(!shRefusesDoubleBracket())("a run with bash's [[ ]] where /bin/s
     ].join("\n");
     const note = /task "check": run has \[\[ -d \/ \]\] \(its line 2\), bash's test syntax, which \/bin\/sh[^:]* here does not have \("\[\[: not found"\): a run is run by \/bin\/sh -c, not bash, .*write \[ \.\.\. \].*; or run the commands with bash \(bash -c '\.\.\.', or a script file that begins with #!\/bin\/bash\)/;
     const ws = await workspace(yaml);
-    const notes = await validatedNotes(ws);
-    expect(notes).toHaveLength(1);
-    expect(notes[0]).toContain(`note: ${ws.file}:3:10: `);
-    expect(notes[0]).toMatch(note);
-    logRoots.push(ws.logs);
-    const ran = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir });
-    expect(ran.stdout).toMatch(note);
+    const ran = await notedThenRun(ws, note);
     expect(ran.stdout.match(/ note +/g)).toHaveLength(1);
     expect(ran.stdout).toContain("[[: not found");
     expect(ran.stdout).toContain("check | missing");
@@ -1125,13 +1133,7 @@ describe.skipIf(!shRefusesPipefail())("a run with set -o pipefail where /bin/sh 
     // Before, `v=$(set -o pipefail; ...)` went unnoted, its pipeline never run under dash, and v empty.
     const ws = await workspace(["tasks:", "  count:", "    run: |", "      v=$(set -o pipefail; echo abc | tr a x)", '      echo "got [$v]"', ""].join("\n"));
     const note = /task "count": run has set -o pipefail \(its line 1\), which \/bin\/sh[^:]* here refuses \("Illegal option -o pipefail"\): a run is run by \/bin\/sh -c, not bash, so the command substitution it is in exits 2 there and runs nothing after it \(its pipelines never run\); drop pipefail, or run the commands with bash/;
-    const notes = await validatedNotes(ws);
-    expect(notes).toHaveLength(1);
-    expect(notes[0]).toContain(`note: ${ws.file}:3:10: `);
-    expect(notes[0]).toMatch(note);
-    logRoots.push(ws.logs);
-    const ran = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir });
-    expect(ran.stdout).toMatch(note);
+    const ran = await notedThenRun(ws, note);
     expect(ran.stdout).toContain("Illegal option -o pipefail");
     expect(ran.stdout).toContain("count | got []");
     expect(ran.code).toBe(0);
