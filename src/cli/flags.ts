@@ -32,8 +32,9 @@ export function durationFlag(name: string, value: unknown, expected = DURATION_E
  * for any other text, and for seconds digits cannot write short (`1e-9`) or past the range.
  */
 function secondsWrittenOtherwise(value: string): string | undefined {
-  if (!/^\+?(?:0[xX][\da-fA-F]+|0[oO][0-7]+|0[bB][01]+|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)$/.test(value)) return undefined;
-  const seconds = String(Number(value.replace(/^\+/, "")));
+  const n = numberAsRead(value);
+  if (n === undefined) return undefined;
+  const seconds = String(n);
   const ms = parseDuration(seconds);
   if (seconds === value || !/^\d+(?:\.\d+)?$/.test(seconds) || ms === undefined) return undefined;
   return `a number of seconds is written in digits, with a point if need be: write ${seconds}, or ${formatMs(ms)}`;
@@ -137,13 +138,21 @@ export function wholeNumberFlag(name: string, value: unknown, range: { min: numb
 
 /**
  * The integer a flag's value is in a form Number() reads but an integer flag refuses (`4.0`, `1e1`,
- * `0x10`, `0b11`, `0o7`), in digits, for its error to name; undefined for any other value (one
+ * `0x10`, `0b11`, `0o7`, `+4.0`), in digits, for its error to name; undefined for any other value (one
  * with a fraction, `2.5`, is no integer meant).
  */
 function integerWrittenOtherwise(value: string): string | undefined {
-  if (!/^(?:0[xX][\da-fA-F]+|0[oO][0-7]+|0[bB][01]+|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)$/.test(value)) return undefined;
-  const n = Number(value);
-  return Number.isSafeInteger(n) ? String(n) : undefined;
+  const n = numberAsRead(value);
+  return n !== undefined && Number.isSafeInteger(n) ? String(n) : undefined;
+}
+
+/**
+ * The number JavaScript (and YAML) read in `value` where it is one written with a sign, a point, an exponent or a base
+ * (`+4.0`, `1e3`, `0x10`: Number() alone reads no sign before a base, `+0x10`); undefined for any other text.
+ */
+function numberAsRead(value: string): number | undefined {
+  if (!/^\+?(?:0[xX][\da-fA-F]+|0[oO][0-7]+|0[bB][01]+|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)$/.test(value)) return undefined;
+  return Number(value.replace(/^\+/, ""));
 }
 
 /** --run-id: undefined when not given, else a valid run id (see run-id.ts), or a usage error. */

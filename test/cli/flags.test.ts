@@ -19,8 +19,8 @@ describe("concurrencyFlag (-j)", () => {
     expect(() => concurrencyFlag(" 0", undefined)).toThrow(/^--concurrency: " 0" is not a whole number from 1 to 10000$/);
   });
 
-  it("names the number meant by one written as JavaScript reads numbers (4.0, 1e1, 0x10), but for one out of range or not whole", () => {
-    for (const [value, meant] of [["4.0", 4], ["4.", 4], ["1e1", 10], ["0x10", 16], ["0b11", 3], ["0o7", 7], ["2.50e1", 25]] as const) {
+  it("names the number meant by one written as JavaScript reads numbers (4.0, 1e1, 0x10, with a sign too: +4.0), but for one out of range or not whole", () => {
+    for (const [value, meant] of [["4.0", 4], ["4.", 4], ["1e1", 10], ["0x10", 16], ["0b11", 3], ["0o7", 7], ["2.50e1", 25], ["+4.0", 4], ["+0x10", 16]] as const) {
       expect(() => concurrencyFlag(value, undefined), value).toThrow(`--concurrency: ${JSON.stringify(value)} is not a whole number from 1 to 10000 (digits alone: ${meant})`);
     }
     for (const value of ["2.5", "1e5", "0x0", "1e-1", "Infinity", "3abc", "-1", "0.0"]) {
