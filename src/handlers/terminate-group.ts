@@ -9,8 +9,8 @@ const POLL_MS = 25;
 /** How long the members left in an ended task's group get to leave it (setsid) before they are stopped. */
 const LEAVING_MS = 100;
 /**
- * How long, at most, a member still on its way out of the group (groupMayBeLeaving: runnable, and it has had
- * next to no CPU time) is waited for past LEAVING_MS: on a loaded machine its turn may come later than that.
+ * How long, at most, a member still on its way out of the group (groupMayBeLeaving: runnable, next to no CPU time,
+ * forked by the task's shell and forking none) is waited for past LEAVING_MS: on a loaded machine its turn may come later than that.
  */
 const LEAVING_MAX_MS = 5000;
 const LEAVING_POLL_MS = 10;
@@ -187,7 +187,7 @@ export class GroupTerminator implements SessionSignaller {
     // leftover (`setsid server &` as the last command: the shell may exit between the
     // child's fork and its setsid, and a SIGTERM then killed it about 1 time in 6). Past
     // LEAVING_MS, one that has not had its turn on a CPU yet (a loaded machine) is waited for,
-    // as long as it is runnable and has had next to no CPU time (see groupMayBeLeaving), up to
+    // as long as the task's shell forked it, it is runnable and has had next to no CPU time (see groupMayBeLeaving), up to
     // LEAVING_MAX_MS: a time window alone took a daemon started on a machine at load 3 for a leftover.
     for (const started = monotonicMs(); groupLeft && !this.#terminating; ) {
       const waited = monotonicMs() - started;
