@@ -142,9 +142,15 @@ async function runPlan(plan: Plan): Promise<void> {
     if (e.status === "READY") ready.add(e.id);
   });
   queue.on("ready", (e) => ready.add(e.id));
+  /** When each task may start at the earliest: its runAt, then each retry's. */
+  const notBefore = new Map<string, number>();
+  /** Set once nothing may start any more: shutdown({ drain: false }) was called, or its deadline passed. */
+  let stoppedAt: number | undefined;
   queue.on("started", (e) => {
     const index = indexOf.get(e.id)!;
     ready.delete(e.id);
+    if (Date.now() < (notBefore.get(e.id) ?? -Infinity)) violations.push(`${e.id} started at ${Date.now()}, before its runAt ${notBefore.get(e.id)}`);
+    if (stoppedAt !== undefined && Date.now() > stoppedAt) violations.push(`${e.id} started at ${Date.now()}, after the shutdown stopped starting tasks at ${stoppedAt}`);
     (started.get(e.id) ?? started.set(e.id, []).get(e.id)!).push(e.attempt);
     for (const dep of plan.tasks[index]!.deps) {
       if (queue.get(ids[dep]!)?.status !== "SUCCEEDED") violations.push(`${e.id} started before ${ids[dep]} succeeded`);
@@ -159,7 +165,10 @@ async function runPlan(plan: Plan): Promise<void> {
       if (better({ rank: PRIORITY_RANK[plan.tasks[o]!.priority], seq: o }, me)) violations.push(`${e.id} started before better ${other}`);
     }
   });
-  queue.on("retrying", () => retryEvents++);
+  queue.on("retrying", (e) => {
+    retryEvents++;
+    notBefore.set(e.id, e.runAt);
+  });
   for (const name of ["succeeded", "failed", "cancelled"] as const) {
     queue.on(name, (e) => {
       ready.delete(e.id);
@@ -175,6 +184,7 @@ async function runPlan(plan: Plan): Promise<void> {
   const now = Date.now();
   const waits = new Map<string, TaskResult>();
   plan.tasks.forEach((task, i) => {
+    if (task.runAtDelay > 0) notBefore.set(ids[i]!, now + task.runAtDelay);
     queue.submit({
       id: ids[i],
       type: "work",
@@ -195,6 +205,9 @@ async function runPlan(plan: Plan): Promise<void> {
   ].sort((a, b) => a.at - b.at);
   let result: { hardStopped: boolean } | undefined;
   const shutdown = async (): Promise<void> => {
+    // drain: false starts nothing from the call on; a drain, nothing once its deadline has passed (a start in that
+    // very millisecond may come before the deadline's timer).
+    stoppedAt = Date.now() + (plan.shutdown.drain ? plan.shutdown.deadline : -1);
     result = await queue.shutdown({ drain: plan.shutdown.drain, deadline: plan.shutdown.deadline, abortGraceMs: plan.shutdown.graceMs });
   };
   let clock = 0;
