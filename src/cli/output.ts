@@ -38,20 +38,22 @@ export class BufferedWriter {
   readonly #reusable: boolean;
   readonly #eachTick: boolean;
   readonly #beforeWrite: (() => void) | undefined;
+  readonly #afterWrite: (() => void) | undefined;
 
   /**
    * `eachTick: false`: bytes wait for flush() (or 256 KiB) instead of going out at the end
    * of the tick. `beforeWrite` runs before each write to the stream (the live board clears
-   * itself off the terminal then).
+   * itself off the terminal then), `afterWrite` after it.
    */
   constructor(
     readonly stream: DrainableStream,
-    options: { eachTick?: boolean; beforeWrite?: () => void } = {},
+    options: { eachTick?: boolean; beforeWrite?: () => void; afterWrite?: () => void } = {},
   ) {
     // Other streams (a PassThrough in a test, a pipe into something) may keep the bytes they are given.
     this.#reusable = stream === process.stdout || stream === process.stderr;
     this.#eachTick = options.eachTick ?? true;
     this.#beforeWrite = options.beforeWrite;
+    this.#afterWrite = options.afterWrite;
     stream.on("error", () => {
       this.#broken = true; // EPIPE (the reader went away), ENOSPC...: keep running, stop writing.
     });
@@ -118,15 +120,16 @@ export class BufferedWriter {
     if (!this.#reusable) {
       this.stream.write(bytes);
       this.#buffer = Buffer.allocUnsafe(BATCH_BYTES * 2); // the stream may keep the bytes it was given
-      return;
+    } else {
+      // Our own stdout or stderr: the buffer is the stream's until its write completes, then a
+      // spare. A pipe (a CI runner reading taskq) completes writes later: a new 128 KiB buffer per
+      // batch made the garbage and fresh pages that a loud task's reads no longer make.
+      const buffer = this.#buffer;
+      const spares = this.#spares;
+      this.#buffer = spares.take();
+      this.stream.write(bytes, () => spares.give(buffer));
     }
-    // Our own stdout or stderr: the buffer is the stream's until its write completes, then a
-    // spare. A pipe (a CI runner reading taskq) completes writes later: a new 128 KiB buffer per
-    // batch made the garbage and fresh pages that a loud task's reads no longer make.
-    const buffer = this.#buffer;
-    const spares = this.#spares;
-    this.#buffer = spares.take();
-    this.stream.write(bytes, () => spares.give(buffer));
+    this.#afterWrite?.();
   }
 
   /**

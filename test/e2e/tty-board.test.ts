@@ -273,6 +273,46 @@ describe("the live board on a terminal", () => {
     expect(new Set(frames.map((frame) => frame.glyph)).size).toBeGreaterThan(5);
   });
 
+  it("clears the board, writes the tasks' lines and draws it again in one synchronized update, so a terminal never shows the board gone", async () => {
+    // Only ora's frame was synchronized ("\x1b[?2026h" to "\x1b[?2026l"): the clear of the board's rows and the lines
+    // written above it came before, and a terminal that painted then showed the board wiped, at each tick with output.
+    const ids = Array.from({ length: 6 }, (_, i) => `loud-${i}`);
+    const yaml = `concurrency: 6\ntasks:\n${ids.map((id) => `  ${id}:\n    run: for i in $(seq 1 25); do echo ${id}-$i; sleep 0.05; done\n`).join("")}`;
+    const size = { cols: 80, rows: 24 };
+    const { bytes } = await runOnPty(yaml, size);
+    // A terminal that honours synchronized updates may paint anywhere outside one: at each escape or line's end there,
+    // once the first frame is drawn and until the last (then the board goes for good), the screen shows the board.
+    const terminal = new xterm.Terminal({ cols: size.cols, rows: size.rows, scrollback: 10_000, allowProposedApi: true });
+    const write = (data: Buffer) => new Promise<void>((resolve) => terminal.write(data, resolve));
+    const text = bytes.toString("latin1");
+    const first = text.indexOf("\x1b[?2026l");
+    const last = text.lastIndexOf("\x1b[?2026l");
+    expect(first).toBeGreaterThan(0);
+    const paints: number[] = [];
+    let synchronized = false;
+    // eslint-disable-next-line no-control-regex -- the escapes where a terminal may paint
+    for (const match of text.matchAll(/\x1b\[\?2026[hl]|\x1b|\n/g)) {
+      if (match[0] === "\x1b[?2026h") synchronized = true;
+      else if (match[0] === "\x1b[?2026l") synchronized = false;
+      else if (!synchronized && match.index > first && match.index < last) paints.push(match.index);
+    }
+    let at = 0;
+    const gone: string[] = [];
+    for (const paint of paints) {
+      await write(bytes.subarray(at, paint));
+      at = paint;
+      const buffer = terminal.buffer.active;
+      const rows = Array.from({ length: size.rows }, (_, row) => buffer.getLine(buffer.baseY + row)?.translateToString(true) ?? "");
+      if (!rows.some((row) => / \d+\/6 done/.test(row))) gone.push(`at byte ${paint}: ${JSON.stringify(rows.filter((row) => row !== ""))}`);
+    }
+    terminal.dispose();
+    expect(gone.length, gone.slice(0, 3).join("\n")).toBe(0);
+    const lines = await screen(bytes, size, undefined, false);
+    expect(lines.filter((line) => BOARD_LINE.test(line))).toEqual([]);
+    for (const id of ids) for (let i = 1; i <= 25; i++) expect(lines.filter((line) => line === `${id} | ${id}-${i}`)).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith("Summary: 6 succeeded, 0 failed"))).toHaveLength(1);
+  });
+
   it("draws the board below a task's last line as things are then, not as at the timer's last tick: the run's end is shown over, its tasks done", async () => {
     // The board's text was made at each tick, and the redraw after the last lines (at the end of
     // the run) drew that: "b | published" came with "1/2 done" and b still running above it.

@@ -20,6 +20,10 @@ type Row =
   | { state: "scheduled"; at: number }
   | { state: "done"; symbol: string; detail: string; colour: (text: string) => string; until: number };
 
+/** What begins and ends a synchronized update (DEC mode 2026): a terminal that knows it paints what comes between at once, as ora's frames are drawn. */
+const SYNCHRONIZED_OUTPUT_ENABLE = "\x1b[?2026h";
+const SYNCHRONIZED_OUTPUT_DISABLE = "\x1b[?2026l";
+
 /** How long a finished task stays on the board. */
 const LINGER_MS = 3000;
 
@@ -74,7 +78,27 @@ export class TtyRenderer implements Renderer {
     this.#stream = stream;
     this.#c = colors;
     this.#prefixes = new TaskPrefixes(colors);
-    this.#pending = new BufferedWriter(stream, { eachTick: false, beforeWrite: () => spinner.clear() });
+    // The board's clear, the lines and the board drawn again below them are one synchronized update (as ora's frame alone
+    // was): a terminal that painted between the clear and the frame showed the board wiped, at each tick with output.
+    // Begun and ended by the stream's own write: through ora's hook on it, a write clears the board and draws it again.
+    const write = stream.write.bind(stream);
+    let synchronizing: number | undefined;
+    this.#pending = new BufferedWriter(stream, {
+      eachTick: false,
+      beforeWrite: () => {
+        if (spinner.isSpinning && this.#frame !== undefined) {
+          write(SYNCHRONIZED_OUTPUT_ENABLE);
+          synchronizing = this.#draws;
+        }
+        spinner.clear();
+      },
+      afterWrite: () => {
+        // A frame drawn after the lines ended the update (ora's render ends its own); none drawn (the stream full, its
+        // render put off till it drains), it is ended here: a terminal holds what comes while one is open.
+        if (synchronizing !== undefined && this.#draws === synchronizing) write(SYNCHRONIZED_OUTPUT_DISABLE);
+        synchronizing = undefined;
+      },
+    });
     // Ora clears the rows its last frame took at the width of then. A terminal made narrower
     // since has rewrapped that frame, and its SIGWINCH may not be handled yet (a timer drawing
     // first): so ask the terminal's size before each clear (one ioctl), and #onResize comes first.
