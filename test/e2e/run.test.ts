@@ -465,6 +465,27 @@ prog 100%%
     expect(events.at(-1)).toMatchObject({ event: "summary", exitCode: 1 });
   });
 
+  it("--output json: a failed attempt's exitCode, signal and timedOut are beside `error` in `retrying` and `failed`, as in the summary's dead letters", async () => {
+    // A program read `.exitCode` of a dead letter but `.error.exitCode` of a `failed` record; both now have it at the top.
+    const yaml = `tasks:\n  code: { run: exit 3, retries: 1, backoff: { base: 1ms } }\n  slow: { run: sleep 5, timeout: 200ms }\n  nocwd: { run: "true", cwd: missing }\n`;
+    const result = await run(yaml, ["--output", "json"]);
+    expect(result.code).toBe(1);
+    type Failure = { event: string; id?: string; exitCode?: unknown; signal?: unknown; timedOut?: unknown; error?: unknown };
+    const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as Failure & { deadLetters?: Failure[] });
+    const fields = (e: Failure | undefined) => ({ id: e?.id, exitCode: e?.exitCode, signal: e?.signal, timedOut: e?.timedOut });
+    const retrying = events.find((e) => e.event === "retrying")!;
+    expect(fields(retrying)).toEqual({ id: "code", exitCode: 3, signal: null, timedOut: false });
+    const summary = events.at(-1)!;
+    for (const id of ["code", "slow", "nocwd"]) {
+      const failed = events.find((e) => e.event === "failed" && e.id === id);
+      const dead = summary.deadLetters?.find((d) => d.id === id);
+      expect(fields(failed)).toEqual(fields(dead));
+    }
+    expect(fields(events.find((e) => e.event === "failed" && e.id === "slow"))).toMatchObject({ timedOut: true });
+    // The error object stays as it was, for programs that read it there.
+    expect(events.find((e) => e.event === "failed" && e.id === "code")?.error).toMatchObject({ message: "exited with code 3", exitCode: 3, signal: null, timedOut: false });
+  });
+
   it("--output json gives every line of a loud task as JSON.stringify writes it; the log keeps the bytes", async () => {
     const ws = await workspace(`tasks:\n  loud: { run: "sh loud.sh" }\n`);
     logRoots.push(ws.logs);

@@ -7,7 +7,10 @@ import type { Renderer, RunInfo, RunSummary } from "./types.js";
 
 const EVENTS: QueueEventName[] = ["submitted", "scheduled", "ready", "started", "retrying", "succeeded", "failed", "cancelled"];
 
-/** NDJSON: one JSON object per line, for programs. Errors become { message, code, exitCode, signal, timedOut }. */
+/**
+ * NDJSON: one JSON object per line, for programs. Errors become { message, code, exitCode, signal, timedOut }; a
+ * `failed` or `retrying` record also has its exitCode, signal and timedOut beside `error`, as a dead letter has.
+ */
 export class JsonRenderer implements Renderer {
   readonly #out: BufferedWriter;
   /** The workflow file, for the place a note names in it (see noteFields). */
@@ -23,7 +26,11 @@ export class JsonRenderer implements Renderer {
     for (const name of EVENTS) {
       queue.on(name, (e) => {
         const { error, value: _value, ...rest } = e as { error?: unknown; value?: unknown };
-        this.#emit(error === undefined ? { event: name, ...rest } : { event: name, ...rest, error: serializeError(error) });
+        if (error === undefined) this.#emit({ event: name, ...rest });
+        // A failed attempt's exit code, signal and timeout beside its error too, as the summary's dead letters and a
+        // worker's `finished` record give them: one shape for a program to read wherever a task failed.
+        else if (name === "failed" || name === "retrying") this.#emit({ event: name, ...rest, ...failureFields(error), error: serializeError(error) });
+        else this.#emit({ event: name, ...rest, error: serializeError(error) });
       });
     }
   }
@@ -55,6 +62,12 @@ export class JsonRenderer implements Renderer {
   #emit(record: Record<string, unknown>): void {
     this.#out.write(`${toJson({ ts: new Date().toISOString(), ...record })}\n`);
   }
+}
+
+/** A failed attempt's exit code, signal and timeout, as DeadLetterLine gives them: null, null and false where it never ran. */
+function failureFields(error: unknown): { exitCode: number | null; signal: string | null; timedOut: boolean } {
+  const result = attemptResultOf(error);
+  return { exitCode: result?.exitCode ?? null, signal: result?.signal ?? null, timedOut: result?.timedOut ?? false };
 }
 
 function serializeError(error: unknown): Record<string, unknown> {
