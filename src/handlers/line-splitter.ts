@@ -419,7 +419,11 @@ function utf8Boundary(bytes: Buffer, end: number): number {
   return end;
 }
 
-/** The last `size` lines, oldest first. */
+/**
+ * The last `size` lines, oldest first, up to the last line that is not blank: blank lines (spaces, tabs, carriage
+ * returns, colour codes) at the end are left out, so that a test runner's or a build's trailing empty lines do not push
+ * the lines that say what went wrong out of a failed task's summary. Blank lines between others are kept.
+ */
 export class Tail {
   readonly #size: number;
   /** Lines that came after the held ones (see #held), at most `size`. */
@@ -431,6 +435,8 @@ export class Tail {
    */
   #held: Buffer | undefined;
   #heldBytes = 0;
+  /** Blank lines since the last line that is not (the last `size` of them): kept once a line that is not blank follows. */
+  readonly #blanks: string[] = [];
 
   constructor(size: number) {
     this.#size = Math.max(0, size);
@@ -438,6 +444,16 @@ export class Tail {
 
   push(line: string): void {
     if (this.#size === 0) return;
+    if (isBlankText(line)) {
+      this.#blanks.push(line);
+      if (this.#blanks.length > this.#size) this.#blanks.shift();
+      return;
+    }
+    for (const blank of this.#blanks.splice(0)) this.#keep(blank);
+    this.#keep(line);
+  }
+
+  #keep(line: string): void {
     this.#lines.push(line);
     if (this.#lines.length > this.#size) this.#lines.shift();
     if (this.#lines.length === this.#size) this.#heldBytes = 0; // the held lines are out of the tail now
@@ -446,17 +462,24 @@ export class Tail {
   /** The last lines of a block (see BlockHandler), kept as bytes until they are needed. */
   pushBlock(bytes: Buffer, count: number, ends: Int32Array): void {
     if (this.#size === 0) return;
-    if (count < this.#size) {
-      for (let line = 0; line < count; line++) this.push(blockLineText(bytes, line === 0 ? 0 : (ends[line - 1] as number), (ends[line] as number) - 1));
-      return;
+    // The block's last line that is not blank: those after it wait, as blank lines pushed one by one do.
+    let last = count - 1;
+    while (last >= 0 && isBlankBytes(bytes, last === 0 ? 0 : (ends[last - 1] as number), (ends[last] as number) - 1)) last--;
+    const lineText = (line: number) => blockLineText(bytes, line === 0 ? 0 : (ends[line - 1] as number), (ends[line] as number) - 1);
+    if (last + 1 < this.#size) {
+      for (let line = 0; line <= last; line++) this.push(lineText(line));
+    } else {
+      // The block alone fills the tail: what came before it is gone.
+      this.#lines.length = 0;
+      this.#blanks.length = 0;
+      const start = last + 1 === this.#size ? 0 : (ends[last - this.#size] as number);
+      const length = (ends[last] as number) - start;
+      if (this.#held === undefined || this.#held.length < length) this.#held = Buffer.allocUnsafe(Math.max(length, 4096));
+      bytes.copy(this.#held, 0, start, start + length);
+      this.#heldBytes = length;
     }
-    // The block alone fills the tail: what came before it is gone.
-    this.#lines.length = 0;
-    const start = count === this.#size ? 0 : (ends[count - this.#size - 1] as number);
-    const length = bytes.length - start;
-    if (this.#held === undefined || this.#held.length < length) this.#held = Buffer.allocUnsafe(Math.max(length, 4096));
-    bytes.copy(this.#held, 0, start);
-    this.#heldBytes = length;
+    // Its blank lines at the end, the last `size` of them (each decoded: they are short, or few).
+    for (let line = Math.max(last + 1, count - this.#size); line < count; line++) this.push(lineText(line));
   }
 
   /**
@@ -514,4 +537,28 @@ function tailLine(line: string): string {
   if (code >= 0xd800 && code <= 0xdbff) cut--; // never half a surrogate pair
   cut = wholeTextEnd(last, cut);
   return `${Buffer.from(last.slice(0, cut)).toString()}… (${bytes} bytes)`;
+}
+
+/** A character that is not a space, tab, carriage return, vertical tab or form feed (as isBlankBytes takes them). */
+const NOT_BLANK = /[^ \t\r\v\f]/;
+/** A colour or attribute code (SGR: ESC [ digits and semicolons m), which shows nothing. */
+// eslint-disable-next-line no-control-regex -- an escape, the start of a colour code
+const SGR = /\x1b\[[0-9;:]*m/g;
+
+/** Whether a line shows nothing: spaces, tabs, carriage returns and colour codes only (read up to its first other character). */
+function isBlankText(line: string): boolean {
+  const first = line.search(NOT_BLANK);
+  if (first === -1) return true;
+  return line.charCodeAt(first) === ESCAPE && line.replace(SGR, "").search(NOT_BLANK) === -1;
+}
+
+/** isBlankText of bytes[start, end) (a block's line, without its "\n"). */
+function isBlankBytes(bytes: Buffer, start: number, end: number): boolean {
+  for (let index = start; index < end; index++) {
+    const byte = bytes[index] as number;
+    if (byte === 0x20 || byte === 0x09 || byte === CARRIAGE_RETURN || byte === 0x0b || byte === 0x0c) continue;
+    // A colour code: read as text (latin1 keeps each byte one character, so no byte is taken for a space it is not part of).
+    return byte === ESCAPE && isBlankText(bytes.toString("latin1", index, end));
+  }
+  return true;
 }

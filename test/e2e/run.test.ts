@@ -486,6 +486,21 @@ prog 100%%
     expect(events.find((e) => e.event === "failed" && e.id === "code")?.error).toMatchObject({ message: "exited with code 3", exitCode: 3, signal: null, timedOut: false });
   });
 
+  it("a failed task's last lines in the summary leave out the blank lines it printed last, which pushed out the lines that say what went wrong", async () => {
+    // As a test runner or a build may end: its error, then more than 20 blank (or colour-reset) lines, in one write and in several.
+    const blanks = `i=0; while [ $i -lt 30 ]; do printf '\\\\n  \\\\n\\\\033[0m\\\\n'; i=$((i+1)); done`;
+    const yaml = `tasks:\n  once: { run: "echo 'FAIL: expected 1, got 2'; ${blanks}; exit 1" }\n  slowly: { run: "echo 'first'; echo 'Error: no such table'; for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21; do echo; sleep 0.01; done; exit 1" }\n`;
+    const plain = await run(yaml);
+    expect(plain.code).toBe(1);
+    const summary = plain.stdout.slice(plain.stdout.indexOf("Dead letters"));
+    expect(summary).toContain("once: exited with code 1 (1 attempt)\n");
+    expect(summary).toContain("last line:\n      FAIL: expected 1, got 2\n");
+    expect(summary).toContain("last 2 lines:\n      first\n      Error: no such table\n");
+    const json = await run(yaml, ["--output", "json"]);
+    const last = JSON.parse(json.stdout.trimEnd().split("\n").at(-1)!) as { deadLetters: Array<{ id: string; tail: string[] }> };
+    expect(Object.fromEntries(last.deadLetters.map((d) => [d.id, d.tail]))).toEqual({ once: ["FAIL: expected 1, got 2"], slowly: ["first", "Error: no such table"] });
+  });
+
   it("--output json gives every line of a loud task as JSON.stringify writes it; the log keeps the bytes", async () => {
     const ws = await workspace(`tasks:\n  loud: { run: "sh loud.sh" }\n`);
     logRoots.push(ws.logs);

@@ -259,8 +259,31 @@ describe("Tail", () => {
     expect(tail.lines()).toEqual(["before", "one"]);
     tail.pushBlock(...lineBlock("\nx\ny\nz\n"));
     expect(tail.lines()).toEqual(["x", "y", "z"]);
+    // Blank lines at the end wait for a line that is not blank (see the next test).
     tail.pushBlock(...lineBlock("\n\n"));
-    expect(tail.lines()).toEqual(["z", "", ""]);
+    expect(tail.lines()).toEqual(["x", "y", "z"]);
+    tail.pushBlock(...lineBlock("w\n"));
+    expect(tail.lines()).toEqual(["", "", "w"]);
+  });
+
+  it("leaves out blank lines at the end, however many, so they do not push out the lines before them", () => {
+    // Spaces, tabs, a carriage return, and colour codes alone show nothing.
+    const blanks = ["", "   ", "\t", "\r", "\x1b[0m", " \x1b[1;31m\x1b[m "];
+    const one = new Tail(3);
+    for (const line of ["a", "ERROR b", "", "c", ...blanks, ...blanks]) one.push(line);
+    expect(one.lines()).toEqual(["ERROR b", "", "c"]);
+    // The same from blocks: one that fills the tail before its blank lines, and one of blank lines alone.
+    const block = new Tail(3);
+    block.pushBlock(...lineBlock(`a\nb\nc\nd\n${blanks.join("\n")}\n`));
+    expect(block.lines()).toEqual(["b", "c", "d"]);
+    block.pushBlock(...lineBlock(`${blanks.join("\n")}\n`));
+    expect(block.lines()).toEqual(["b", "c", "d"]);
+    block.push("e");
+    expect(block.lines()).toEqual(["\x1b[0m", " \x1b[1;31m\x1b[m ", "e"]);
+    // A line that shows something is not blank: a colour code then text, a non-breaking space.
+    const shown = new Tail(2);
+    for (const line of ["\x1b[31mred", "\u00a0", ""]) shown.push(line);
+    expect(shown.lines()).toEqual(["\x1b[31mred", "\u00a0"]);
   });
 
   it("keeps lines in order whether they come as text or in blocks that fill it", () => {
