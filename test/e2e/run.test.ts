@@ -486,6 +486,20 @@ prog 100%%
     expect(events.find((e) => e.event === "failed" && e.id === "code")?.error).toMatchObject({ message: "exited with code 3", exitCode: 3, signal: null, timedOut: false });
   });
 
+  it("--output json: a `cancelled` record has its `message` beside `error`, as the summary's `cancelled` entries have it", async () => {
+    const result = await run(`tasks:
+  a: { run: exit 1 }
+  b: { run: "true", dependsOn: a }
+`, ["--output", "json"]);
+    expect(result.code).toBe(1);
+    type Cancel = { event: string; id?: string; reason?: string; message?: unknown; dependency?: string; cancelled?: Cancel[] };
+    const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as Cancel);
+    const cancelled = events.find((e) => e.event === "cancelled")!;
+    const entry = events.at(-1)!.cancelled![0]!;
+    expect({ id: cancelled.id, reason: cancelled.reason, message: cancelled.message, dependency: cancelled.dependency }).toEqual(entry);
+    expect(entry.message).toBe('dependency "a" failed');
+  });
+
   it("a failed task's last lines in the summary leave out the blank lines it printed last, which pushed out the lines that say what went wrong", async () => {
     // As a test runner or a build may end: its error, then more than 20 blank (or colour-reset) lines, in one write and in several.
     const blanks = `i=0; while [ $i -lt 30 ]; do printf '\\\\n  \\\\n\\\\033[0m\\\\n'; i=$((i+1)); done`;

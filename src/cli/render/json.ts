@@ -9,7 +9,8 @@ const EVENTS: QueueEventName[] = ["submitted", "scheduled", "ready", "started", 
 
 /**
  * NDJSON: one JSON object per line, for programs. Errors become { message, code, exitCode, signal, timedOut }; a
- * `failed` or `retrying` record also has its exitCode, signal and timedOut beside `error`, as a dead letter has.
+ * `failed` or `retrying` record also has its exitCode, signal and timedOut beside `error`, as a dead letter has, and a
+ * `cancelled` one its `message`, as the summary's `cancelled` entries have it.
  */
 export class JsonRenderer implements Renderer {
   readonly #out: BufferedWriter;
@@ -30,6 +31,8 @@ export class JsonRenderer implements Renderer {
         // A failed attempt's exit code, signal and timeout beside its error too, as the summary's dead letters and a
         // worker's `finished` record give them: one shape for a program to read wherever a task failed.
         else if (name === "failed" || name === "retrying") this.#emit({ event: name, ...rest, ...failureFields(error), error: serializeError(error) });
+        // Why, as the summary's `cancelled` entries give it.
+        else if (name === "cancelled") this.#emit({ event: name, ...rest, message: describeError(error), error: serializeError(error) });
         else this.#emit({ event: name, ...rest, error: serializeError(error) });
       });
     }
