@@ -515,6 +515,14 @@ prog 100%%
     expect(Object.fromEntries(last.deadLetters.map((d) => [d.id, d.tail]))).toEqual({ once: ["FAIL: expected 1, got 2"], slowly: ["first", "Error: no such table"] });
   });
 
+  it("a dead letter that printed nothing, or blank lines alone, says `no output` under its log, so that no one opens the log for lines", async () => {
+    const quiet = await run(`tasks:\n  silent: { run: exit 7 }\n  blank: { run: "echo; echo '  '; exit 1" }\n`);
+    expect(quiet.code).toBe(1);
+    expect(quiet.stdout).toContain("silent: exited with code 7 (1 attempt)\n    log: ");
+    expect(quiet.stdout).toMatch(/silent\.log\n {4}no output\n/);
+    expect(quiet.stdout).toMatch(/blank\.log\n {4}no output\n/);
+  });
+
   it("--output json gives every line of a loud task as JSON.stringify writes it; the log keeps the bytes", async () => {
     const ws = await workspace(`tasks:\n  loud: { run: "sh loud.sh" }\n`);
     logRoots.push(ws.logs);

@@ -142,6 +142,9 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
           const from = letter.tailAttempt === undefined ? "" : ` of attempt ${letter.tailAttempt} (attempt ${letter.attempts} left none${elsewhere})`;
           out.push(`    ${lines}${from}:`);
           for (const line of letter.tail) out.push(dimLine(c, `      ${safe(line)}`));
+        } else {
+          // Said, so that no one opens the log for lines it has not (it has how each attempt ended).
+          out.push(c.dim("    no output"));
         }
       }
       const victims = victimsOf.get(letter.id);
