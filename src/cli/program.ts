@@ -311,6 +311,11 @@ export function buildProgram(version: string): Command {
     .option("--store-schema <name>", "PostgreSQL schema of the store (default: TASKQ_STORE_SCHEMA, else taskq)")
     .option("--run-id <id>", "with --store: the run's id (submitting the same id again is idempotent)")
     .option("--lease <duration>", "with --store: lease length, renewed by heartbeat every third of it (default: 30s)")
+    // What a CI script branches on, where `run --help` is where it looks first (the README has each case).
+    .addHelpText(
+      "after",
+      "\nExit codes:\n  0              every task succeeded\n  1              a task failed or was cancelled, or the run could not start (its log folder, a limit)\n  2              bad usage, or an invalid workflow file (nothing ran)\n  130, 143, 129  interrupted by SIGINT, SIGTERM, SIGHUP",
+    )
     .action(async (file: string, flags: Record<string, unknown>, command: Command) => {
       const { runCommand } = await import("./commands/run.js");
       // Which stop times were given (not defaults): a nested run says so when it shortens them (see outer-grace.ts).

@@ -154,6 +154,15 @@ describe("taskq commands", () => {
     }
   });
 
+  it("run --help ends with the exit codes a CI script branches on, as the run gives them", async () => {
+    const help = await runCli(["run", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("\nExit codes:\n  0              every task succeeded\n  1              a task failed or was cancelled, or the run could not start (its log folder, a limit)\n");
+    expect(help.stdout).toContain("  2              bad usage, or an invalid workflow file (nothing ran)\n  130, 143, 129  interrupted by SIGINT, SIGTERM, SIGHUP\n");
+    // As `taskq help run` gives it too.
+    expect((await runCli(["help", "run"])).stdout).toBe(help.stdout);
+  });
+
   it("prune --help says --older-than applies with --logs too, to when each run folder was last written", async () => {
     const help = await runCli(["prune", "--help"]);
     expect(help.code).toBe(0);
