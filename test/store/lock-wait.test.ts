@@ -152,4 +152,27 @@ describe("a lock another session holds", () => {
     // is held by another session".
     expect(await freedAtLastTry("freed-updated", "u", "UPDATE $tasks SET priority = priority WHERE run_id = $1 AND key = $2", "COMMIT")).toEqual({ rows: [{ key: "u" }], tries: 9 });
   });
+  it("a renewal whose row is held names the session holding it at once, with every connection of the main pool taken (records waiting on locks)", { timeout: 60_000 }, async () => {
+    // A pool of one connection, taken: the look-up of the holder waited for it, up to the connect timeout, and the renewal's retry with it.
+    const small = await PostgresStore.open({ connectionString: DATABASE_URL, schema: store.schema, poolSize: 1, connectTimeoutMs: 8_000 });
+    try {
+      await small.submitRun(workflow([task("f")]), { runId: "renewal-held" });
+      const [leased] = await small.lease("w1", 1, 30_000);
+      expect(leased?.runId).toBe("renewal-held");
+      const taken = await small.pool.connect();
+      try {
+        await whileHeld("renewal-held", "f", async (pid) => {
+          const started = performance.now();
+          const error = await small.heartbeat(leased!.taskId, leased!.leaseToken, 30_000, { timeoutMs: 20_000 }).catch((caught: unknown) => caught);
+          expect(error).toMatchObject({ code: "STORE_LOCKED", message: expect.stringContaining(`task "f" of run renewal-held is locked by another session (pid ${pid}, application_name "row-holder"`) as string });
+          // Well under the connect timeout the look-up waited for before.
+          expect(performance.now() - started).toBeLessThan(5_000);
+        });
+      } finally {
+        taken.release();
+      }
+    } finally {
+      await small.close();
+    }
+  });
 });

@@ -315,7 +315,9 @@ export class PostgresStore {
       () =>
         renewLease(this.#renewals, this.#names, taskId, token, leaseMs, options.timeoutMs, tail, options.skipLocked).catch(async (error: unknown) => {
           // Its row held by another session (a psql transaction): STORE_LOCKED, naming it, and the attempt tries again soon (see Attempt).
-          throw isLockNotAvailable(error) ? await renewalLockedError(this.pool, this.#names, error) : error;
+          // Looked up on the renewals' pool: the main one may have every connection taken by records waiting on locks, and the
+          // look-up would wait for one (up to the connect timeout), the renewal's retry with it, while the lease runs out.
+          throw isLockNotAvailable(error) ? await renewalLockedError(this.#renewals, this.#names, error) : error;
         }),
       options.timeoutMs,
     );
