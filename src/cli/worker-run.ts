@@ -434,6 +434,7 @@ function attemptWords(state: string, attempt: number, maxAttempts: number): stri
 const LEASE_LOST_WORDS: Record<LeaseLost, string> = {
   taken: "lease taken over by another worker",
   stalled: "lease ran out while this worker was stalled (no renewal could be sent)",
+  locked: "lease ran out while its task's row was locked by another session",
   unreachable: "lease could not be renewed",
 };
 

@@ -306,6 +306,11 @@ tasks:
       // The renewals of the free row went through all along, while each of a held row waited briefly and said which session holds it.
       expect((await waitForRun(other)).tasks[0]).toMatchObject({ key: "free", state: "succeeded", attempts: 1 });
       expect(worker.stdout()).toContain(`db      heartbeat failed: task "h1" of run ${held} is locked by another session (pid ${pid}, application_name "psql"`);
+      // The lease lost said as lost to that lock, in the LOST line and the attempt's error, not as a worker stalled or a database that did not answer.
+      expect(worker.stdout()).toContain(`LOST    ${held}/h1: lease ran out while its task's row was locked by another session; killing the task\n`);
+      expect(worker.stdout()).not.toContain("the worker stalled or the database did not answer");
+      const lost = (await waitForRun(held)).tasks.find((t) => t.key === "h1");
+      expect(lost?.lastError).toContain(`the lease ran out while its renewals waited for a lock: task "h1" of run ${held} is locked by another session (pid ${pid}, application_name "psql"`);
     } finally {
       await client.end();
     }

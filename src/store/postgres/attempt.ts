@@ -2,7 +2,7 @@ import { formatMs, isShutdownStop } from "../../engine/errors.js";
 import { TaskqError } from "../../errors.js";
 import { killOf, NotSpawnedError, sigkillWords } from "../../handlers/errors.js";
 import type { ReleaseEnd } from "./complete.js";
-import { RENEWAL_LOCKED_RETRY_MS } from "./lock-wait.js";
+import { RenewalLockedError, RENEWAL_LOCKED_RETRY_MS } from "./lock-wait.js";
 import { LongTimer } from "./long-timer.js";
 import { ABORTED_BY_SHUTDOWN, REQUESTED } from "./shutdown-cancel.js";
 import { abortCode, failureOutcome } from "./outcome.js";
@@ -58,6 +58,8 @@ export class Attempt {
   #lost: LeaseLost | undefined;
   /** Set when a timer of this attempt fired only after the lease had run out: this process was stalled (SIGSTOP, a paused VM). */
   #stalled = false;
+  /** Where the last renewal was refused the task's row, held by another session: the row and that session, in words (RenewalLockedError). */
+  #lockedBy: string | undefined;
   /** The last renewal failed (`db-error`): the next that succeeds says `db-recovered`. */
   #heartbeatFailed = false;
   #lostAt = 0;
@@ -357,7 +359,7 @@ export class Attempt {
     this.#leaseWatch = setTimeout(() => {
       // Fired a heartbeat's interval late or more: no renewal could be sent, as this process did not run.
       if (performance.now() - due >= this.#options.heartbeatMs) this.#stalled = true;
-      setImmediate(() => this.#lose(this.#stalled ? "stalled" : "unreachable"));
+      setImmediate(() => this.#lose(this.#stalled ? "stalled" : this.#lockedBy !== undefined ? "locked" : "unreachable"));
     }, delay);
   }
 
@@ -388,6 +390,7 @@ export class Attempt {
         return;
       }
       if (tail !== undefined) this.#storedTail = tail.json;
+      this.#lockedBy = undefined;
       this.#leaseEnds = sentAt + leaseMs;
       if (this.#heartbeat !== undefined && !this.#handlerDone) this.#watchLease();
       metrics.leaseRenewals.inc();
@@ -403,6 +406,9 @@ export class Attempt {
       // A renewal whose row another session holds (STORE_LOCKED: its wait cut short) is tried again soon: the lock
       // may be let go before the lease runs out, and the renewal at the next heartbeat could come too late.
       const next = error instanceof TaskqError && error.code === "STORE_LOCKED" ? Math.min(RENEWAL_LOCKED_RETRY_MS, this.#options.heartbeatMs) : this.#options.heartbeatMs;
+      // Kept until a renewal goes through: a lease that runs out meanwhile says whose lock it waited for, not that the database did not answer.
+      // (Another error since, a renewal that timed out, most often waited for the same row: the words stay.)
+      if (error instanceof RenewalLockedError) this.#lockedBy = error.held;
       // Told as "retrying" only when a retry comes before the lease runs out (a timeout is what was
       // left of it): otherwise the lease watch tells what happened.
       if (this.#heartbeat === undefined || this.#lost !== undefined || performance.now() + next >= this.#leaseEnds) return;
@@ -446,10 +452,17 @@ export class Attempt {
     this.#lostAt = performance.now();
     this.#options.metrics.leasesLost.inc();
     this.#options.emit({ type: "lease-lost", task: this.task, why });
-    this.abort("LEASE_LOST", why === "taken" ? "the lease was taken over" : "the lease ran out before a renewal (the worker stalled or the database did not answer)");
+    this.abort("LEASE_LOST", leaseLostWords(why, this.#lockedBy));
     // Ran out: another worker may have the task now, or no one; the record tells (see #record).
     if (why === "taken") this.#options.onLeaseLost();
   }
+}
+
+/** Why an attempt's lease was lost, in the words of its error. */
+function leaseLostWords(why: LeaseLost, lockedBy: string | undefined): string {
+  if (why === "taken") return "the lease was taken over";
+  if (why === "locked" && lockedBy !== undefined) return `the lease ran out while its renewals waited for a lock: ${lockedBy}`;
+  return "the lease ran out before a renewal (the worker stalled or the database did not answer)";
 }
 
 /** The `cancelled` of a `released` event, where the lease given back was cancelled, not queued again. */

@@ -98,7 +98,7 @@ export const RENEWAL_LOCKED_RETRY_MS = LOCK_WAIT_MS;
  * session holding it (not how long its transaction has been open: the words stay the same from one try to the next,
  * so a worker says them once). STORE_LOCKED.
  */
-export async function renewalLockedError(pool: pg.Pool, names: SchemaNames, error: unknown): Promise<TaskqError> {
+export async function renewalLockedError(pool: pg.Pool, names: SchemaNames, error: unknown): Promise<RenewalLockedError> {
   const holder = await findLockHolder(pool, names, error).catch(() => undefined);
   const what = holder?.key === undefined ? "its task's row is locked by another session" : `task ${JSON.stringify(holder.key)} of run ${holder.runId!} is locked by another session`;
   const session = [
@@ -106,11 +106,19 @@ export async function renewalLockedError(pool: pg.Pool, names: SchemaNames, erro
     ...(holder?.applicationName === undefined ? [] : [`application_name ${JSON.stringify(holder.applicationName)}`]),
     ...(holder?.client === undefined ? [] : [`client ${holder.client}`]),
   ];
-  return new TaskqError(
-    "STORE_LOCKED",
-    `heartbeat failed: ${what}${session.length === 0 ? "" : ` (${session.join(", ")})`}: the lease is renewed once that session's transaction ends, and runs out if it does not end in time`,
-    { cause: error },
-  );
+  const held = `${what}${session.length === 0 ? "" : ` (${session.join(", ")})`}`;
+  return new RenewalLockedError(held, `heartbeat failed: ${held}: the lease is renewed once that session's transaction ends, and runs out if it does not end in time`, error);
+}
+
+/** A renewal refused its task's row (STORE_LOCKED), with `held`: the row and the session holding it, in words ("task "a" of run r is locked by another session (pid 42, ...)"). */
+export class RenewalLockedError extends TaskqError {
+  constructor(
+    readonly held: string,
+    message: string,
+    cause: unknown,
+  ) {
+    super("STORE_LOCKED", message, { cause });
+  }
 }
 
 /** What the database says of a lock a statement waited for in vain; every field may be missing. */

@@ -36,7 +36,7 @@ export type TaskHandler = (task: LeasedTask, context: AttemptContext) => Promise
  * while this process did not run (SIGSTOP, a paused VM), so no renewal was even sent; `unreachable`, it
  * ran out while renewals got no answer (the database did not answer in time).
  */
-export type LeaseLost = "taken" | "stalled" | "unreachable";
+export type LeaseLost = "taken" | "stalled" | "locked" | "unreachable";
 
 /** Abort reasons, as `TaskqError.code` on `signal.reason`. */
 export type AbortCode = "TIMEOUT" | "CANCELLED" | "LEASE_LOST" | "SHUTDOWN";
