@@ -25,7 +25,8 @@ const { SCHEMA, PASSWORD, SECRET_URL, ENV, runIds, workers, taskq, workflowFile,
  * this file's running), which a worker an earlier test ended may still keep from it a moment: the database lists its sessions until they end.
  */
 function withoutNoWorkerNote(stderr: string): string {
-  return stderr.replace(`note: no worker is connected to this store (schema "${SCHEMA}"): the run's tasks wait until one is (taskq worker)\n`, "");
+  // With --output json, a note record (NO_WORKER).
+  return stderr.replace(`note: no worker is connected to this store (schema "${SCHEMA}"): the run's tasks wait until one is (taskq worker)\n`, "").replace(/^\{"ts":"[^"]+","event":"note","code":"NO_WORKER",.*\n/m, "");
 }
 let store: PostgresStore;
 let ws: { dir: string; logs: string };
@@ -2142,7 +2143,10 @@ tasks:
       expect(progress?.counts).toEqual({ BLOCKED: 0, SCHEDULED: 1, READY: 0, RUNNING: 0, SUCCEEDED: 0, FAILED: 0, CANCELLED: 0 });
       expect(Object.keys(records(json).at(-1)!.counts as object)).toEqual(Object.keys(progress!.counts as object));
       // Nothing but the note that no worker is connected (no worker runs here), said once by each as it started.
-      expect(`${json.stderr()}${plain.stderr()}`).toBe(`${noWorkerNote(SCHEMA)}${noWorkerNote(SCHEMA)}`);
+      // (With --output json, as a note record: NO_WORKER.)
+      expect(plain.stderr()).toBe(noWorkerNote(SCHEMA));
+      const { ts: _ts, ...jsonNote } = JSON.parse(json.stderr()) as Record<string, unknown>;
+      expect(jsonNote).toEqual({ event: "note", code: "NO_WORKER", message: noWorkerNote(SCHEMA).replace(/^note: /, "").trimEnd(), schema: SCHEMA });
 
       // Not an outage (the store's tables gone): the watch ends at once, with the error.
       const second = (await taskq(["submit", file], env)).stdout.trim();

@@ -55,7 +55,7 @@ describe("a store a newer taskq migrated", () => {
     return worker.done;
   }
 
-  it("every command says so in one line on stderr, and goes on working: submit, a worker running the run, status, dead-letters, run --store", async () => {
+  it("every command says so in one line on stderr (with plain output), and goes on working: submit, a worker running the run, status, dead-letters, run --store", async () => {
     const schema = await storeSchema(2);
     const newest = LATEST_MIGRATION + 2;
 
@@ -70,9 +70,6 @@ describe("a store a newer taskq migrated", () => {
     const status = await runCli(["status", runId], options(schema));
     expect({ code: status.code, stderr: status.stderr }).toEqual({ code: 0, stderr: warning(schema, newest) });
     expect(status.stdout).toContain("2 succeeded, 0 failed, 0 cancelled");
-
-    const json = await runCli(["status", runId, "--output", "json"], options(schema));
-    expect({ code: json.code, stderr: json.stderr, state: (JSON.parse(json.stdout) as { state: string }).state }).toEqual({ code: 0, stderr: warning(schema, newest), state: "succeeded" });
 
     const deadLetters = await runCli(["dead-letters", runId], options(schema));
     expect({ code: deadLetters.code, stderr: deadLetters.stderr }).toEqual({ code: 0, stderr: warning(schema, newest) });
@@ -114,6 +111,26 @@ describe("a store a newer taskq migrated", () => {
     expect(runRecords.filter((record) => record.code === "STORE_NEWER").map(withoutTs)).toEqual([note]);
     expect(runRecords.at(-1)?.event).toBe("summary");
   }, 90_000);
+
+  it("with --output json, status, dead-letters and prune give it as a note record (code STORE_NEWER) on stderr, their stdout the one JSON document or the rows as ever", async () => {
+    const schema = await storeSchema(1);
+    const newest = LATEST_MIGRATION + 1;
+    const note = { event: "note", code: "STORE_NEWER", message: warning(schema, newest).replace(/^taskq: /, "").trimEnd(), migration: newest, knownMigration: LATEST_MIGRATION };
+    const noteRecords = (stderr: string) => stderr.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>).map(({ ts: _ts, ...rest }) => rest);
+    const submitted = await runCli(["submit", ws.file], options(schema));
+    const runId = submitted.stdout.trim();
+    const stopped = await workUntilSucceeded(schema, runId);
+    expect(stopped.code).toBe(130);
+
+    const status = await runCli(["status", runId, "--output", "json"], options(schema));
+    expect({ code: status.code, state: (JSON.parse(status.stdout) as { state: string }).state, notes: noteRecords(status.stderr) }).toEqual({ code: 0, state: "succeeded", notes: [note] });
+
+    const deadLetters = await runCli(["dead-letters", runId, "--output", "json"], options(schema));
+    expect({ code: deadLetters.code, stdout: deadLetters.stdout, notes: noteRecords(deadLetters.stderr) }).toEqual({ code: 0, stdout: "", notes: [note] });
+
+    const prune = await runCli(["prune", "--older-than", "1d", "--dry-run", "--output", "json"], options(schema));
+    expect({ code: prune.code, wouldPrune: (JSON.parse(prune.stdout) as { wouldPrune: unknown }).wouldPrune, notes: noteRecords(prune.stderr) }).toEqual({ code: 0, wouldPrune: [], notes: [note] });
+  }, 60_000);
 
   it("a store at exactly this build's newest migration: no warning", async () => {
     const schema = await storeSchema(0);

@@ -95,6 +95,16 @@ describe("status says when no worker is connected to the run's store", () => {
     }, 60_000);
   }
 
+  it("with --output json, as a note record on stderr (code NO_WORKER), stdout the one summary record as ever", async () => {
+    const schema = newSchema();
+    const runId = await submitted(schema);
+    const result = await runCli(["status", runId, "--output", "json"], options(schema));
+    expect({ code: result.code, state: (JSON.parse(result.stdout) as { state: string }).state }).toEqual({ code: 1, state: "running" });
+    const { ts, ...record } = JSON.parse(result.stderr) as Record<string, unknown>;
+    expect(typeof ts).toBe("string");
+    expect(record).toEqual({ event: "note", code: "NO_WORKER", message: note(schema).replace(/^note: /, "").trimEnd(), schema });
+  }, 30_000);
+
   it("not where a session of an earlier taskq's worker, whose name does not say its store, is connected to the database", async () => {
     const schema = newSchema();
     const runId = await submitted(schema);

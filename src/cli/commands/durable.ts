@@ -40,14 +40,27 @@ async function withStore<T>(flags: Flags, work: (store: PostgresStore) => Promis
  * withStore for a command that reads or changes what was submitted: it never makes a store, and rides
  * out a dropped connection (RETRY_DROPPED_MS) but with `retrying: false` (a caller that retries itself).
  */
-function withExistingStore<T>(flags: Flags, work: (store: PostgresStore) => Promise<T>, options: { retrying?: boolean; applicationName: string }): Promise<T> {
+function withExistingStore<T>(flags: Flags, work: (store: PostgresStore) => Promise<T>, options: { retrying?: boolean; applicationName: string; json?: boolean }): Promise<T> {
+  const json = options.json === true;
   // A run not found names the schema looked in: a mistyped TASKQ_STORE_SCHEMA that names another store finds no run there.
-  const named = (store: PostgresStore) =>
-    work(store).catch((error: unknown) => {
+  const named = (store: PostgresStore) => {
+    // With --output json, a store a newer taskq migrated is a note record, as submit, worker and run --store give it (see stderrNote).
+    const newer = json ? newerStoreNote(store) : undefined;
+    if (newer !== undefined) stderrNote(newer);
+    return work(store).catch((error: unknown) => {
       if (!(error instanceof RunNotFoundError)) throw error;
       throw new TaskqError("STORE_NOT_FOUND", `${error.message} in ${schemaWords(flags, store.schema)}`, { cause: error, exitCode: error.exitCode });
     });
-  return withStore(flags, named, { create: false, retryDroppedMs: options.retrying === false ? 0 : RETRY_DROPPED_MS, applicationName: options.applicationName });
+  };
+  return withStore(flags, named, { create: false, retryDroppedMs: options.retrying === false ? 0 : RETRY_DROPPED_MS, applicationName: options.applicationName, saysNewer: json });
+}
+
+/**
+ * A note of status, dead-letters or prune with --output json: a `note` record (with its `code`), as submit, worker and run
+ * --store give theirs, but on stderr: their stdout is the one JSON document, or the stored rows, that a script reads whole.
+ */
+function stderrNote(fields: { code: string; message: string } & Record<string, unknown>): void {
+  process.stderr.write(`${toJson({ ts: new Date().toISOString(), event: "note", ...fields })}\n`);
 }
 
 /**
@@ -288,9 +301,11 @@ export async function workerCommand(flags: Flags): Promise<number> {
   }
 }
 
-/** What `status` says of a run not finished whose store no worker is connected to (see workersConnected). */
-function noWorkerNote(schema: string, when: string): string {
-  return `note: no worker is connected to this store (schema "${schema}")${when}: the run's tasks wait until one is (taskq worker)\n`;
+/** What `status` says on stderr of a run not finished whose store no worker is connected to (see workersConnected); with --output json, a note record (NO_WORKER). */
+function sayNoWorker(schema: string, when: string, json: boolean): void {
+  const message = `no worker is connected to this store (schema "${schema}")${when}: the run's tasks wait until one is (taskq worker)`;
+  if (json) stderrNote({ code: "NO_WORKER", message, schema });
+  else process.stderr.write(`note: ${message}\n`);
 }
 
 /** `taskq status RUN`: the run's summary, and with --watch, refreshed until it ends. */
@@ -337,7 +352,7 @@ export async function statusCommand(runId: string, flags: Flags): Promise<number
             if (!lookedForWorker) {
               lookedForWorker = true;
               // A database that stops answering just then is the watch's next read's to ride out, not a reason to end it.
-              if ((await store.workersConnected(runId).catch(() => undefined)) === false) process.stderr.write(noWorkerNote(store.schema, " (as the watch started)"));
+              if ((await store.workersConnected(runId).catch(() => undefined)) === false) sayNoWorker(store.schema, " (as the watch started)", json);
             }
           }
           await sleep(1000, undefined, { signal: stdout.gone }).catch(() => undefined);
@@ -351,10 +366,10 @@ export async function statusCommand(runId: string, flags: Flags): Promise<number
     const read = ended ?? (await store.runStatus(runId));
     const code = await printRunSummary(store, runId, { color: flags.color !== false, json: flags.output === "json" }, read);
     // Said only where it is known: not where a session of an earlier taskq's worker, whose store its name does not say, is connected.
-    if (read.state === "running" && (await store.workersConnected(runId)) === false) process.stderr.write(noWorkerNote(store.schema, ""));
+    if (read.state === "running" && (await store.workersConnected(runId)) === false) sayNoWorker(store.schema, "", flags.output === "json");
     return code;
     // The watch says each second that the database does not answer, rather than trying for seconds in silence.
-  }, { retrying: flags.watch !== true, applicationName: `taskq status ${runId}` });
+  }, { retrying: flags.watch !== true, applicationName: `taskq status ${runId}`, json: flags.output === "json" });
 }
 
 /**
@@ -482,7 +497,7 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
       if (row.cancelledDependents.length > 0) process.stdout.write(`  cancelled because of it: ${shownIds(row.cancelledDependents)}\n`); // all of them in JSON
     }
     return 0;
-  }, { applicationName: `taskq dead-letters${runId === undefined ? "" : ` ${runId}`}` });
+  }, { applicationName: `taskq dead-letters${runId === undefined ? "" : ` ${runId}`}`, json: flags.output === "json" });
 }
 
 /** A task's log on the machine of the worker that ran its last attempt, in words: `<log-dir>/RUN/test.log (on ci-7-4121-a3f9c2)`. */
@@ -540,7 +555,7 @@ export async function pruneCommand(flags: Flags): Promise<number> {
     else process.stdout.write(runs.length === 0 ? `no run ended before ${before}\n` : `${dryRun ? "would prune" : "pruned"} ${what}:\n${runs.map((id) => `  ${id}\n`).join("")}`);
     if (!dryRun && runs.length > 0) changeLost(`pruned ${what}`);
     return 0;
-  }, { applicationName: "taskq prune" });
+  }, { applicationName: "taskq prune", json: flags.output === "json" });
 }
 
 /** `taskq prune --logs`: this machine's run folders under --log-dir, local runs' and workers' alike. */
