@@ -1,7 +1,9 @@
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { BIN } from "../helpers/cli.js";
 import { useDurableWorkspace } from "./durable-harness.js";
 
 /**
@@ -12,7 +14,18 @@ import { useDurableWorkspace } from "./durable-harness.js";
  */
 describe("a run id submitted again with another workflow file", () => {
   const durable = useDurableWorkspace("runfile");
-  const { SCHEMA, SECRET_URL, runIds, taskq, workflowFile } = durable;
+  const { SCHEMA, SECRET_URL, ENV, runIds, taskq, workflowFile } = durable;
+
+  /** `taskq submit - --run-id RUN`, the workflow `yaml` on its standard input (a generated workflow piped in). */
+  function submitFromStdin(runId: string, yaml: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const child = spawn(process.execPath, [BIN, "submit", "-", "--run-id", runId], { cwd: durable.ws.dir, env: { ...process.env, CI: "true", NO_COLOR: "1", ...ENV }, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.stdin.end(yaml);
+    return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+  }
 
   it("is refused by submit and run --store with exit 2, naming both files, and stores nothing; the same file, edited or by another path, still adds its tasks", async () => {
     const build = await workflowFile("build", "tasks:\n  compile: { run: 'exit 1' }\n  lint: { run: echo lint }\n");
@@ -50,5 +63,45 @@ describe("a run id submitted again with another workflow file", () => {
     expect(again.stdout).toBe(`${runId}\n`);
     expect(again.stderr).toContain(`note: run ${runId} was submitted from ${build}; ${moved} has the same name and is taken as that file, edited or not\n`);
     expect((await store.runStatus(runId)).tasks.map((task) => task.key).sort()).toEqual(["compile", "docs", "lint"]);
+  });
+  it("read from standard input, on either side, is told by its tasks: one with none of the run's is refused (exit 2, nothing stored); one with some is taken, said so", async () => {
+    const buildYaml = "tasks:\n  compile: { run: echo compile }\n  test: { run: echo test, dependsOn: [compile] }\n";
+    const otherYaml = "tasks:\n  lint: { run: echo lint }\n";
+    const build = await workflowFile("stdin-build", buildYaml);
+    const other = await workflowFile("stdin-other", otherYaml);
+    const runId = `stdin-${randomBytes(3).toString("hex")}`;
+    const piped = `stdin-${randomBytes(3).toString("hex")}`;
+    runIds.push(runId, piped);
+    const { store } = durable;
+    expect((await taskq(["submit", build, "--run-id", runId])).code).toBe(0);
+
+    // Another workflow piped in under the run id of build's: before, its task was added to build's run without a word.
+    const refused = await submitFromStdin(runId, otherYaml);
+    expect(refused).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `taskq: run ${runId} was submitted from ${build}, not <stdin> (which has none of its tasks): a run id is for one workflow file, which may be submitted again, edited or not, to add its new tasks; nothing was submitted: submit it under another --run-id\n`,
+    });
+    expect((await store.runStatus(runId)).tasks.map((task) => task.key)).toEqual(["compile", "test"]);
+    // The same workflow piped in: taken as the run's file, and said so.
+    const same = await submitFromStdin(runId, buildYaml);
+    expect(same).toEqual({
+      code: 0,
+      stdout: `${runId}\n`,
+      stderr:
+        `note: run ${runId} already submitted: 0 new tasks, 2 kept\n` +
+        `note: run ${runId} was submitted from ${build}; <stdin> cannot be told from it by name, and is taken as that file, edited or not, as it has some of the run's tasks\n`,
+    });
+
+    // A run submitted from standard input, then given a file with none of its tasks: refused too.
+    expect((await submitFromStdin(piped, buildYaml)).code).toBe(0);
+    // Piped in again (a CI step run again): taken, as the same file by its path is, without a note.
+    expect(await submitFromStdin(piped, buildYaml)).toEqual({ code: 0, stdout: `${piped}\n`, stderr: `note: run ${piped} already submitted: 0 new tasks, 2 kept\n` });
+    const byPath = await taskq(["submit", other, "--run-id", piped]);
+    expect({ code: byPath.code, stderr: byPath.stderr }).toEqual({
+      code: 2,
+      stderr: `taskq: run ${piped} was submitted from <stdin>, not ${other} (which has none of its tasks): a run id is for one workflow file, which may be submitted again, edited or not, to add its new tasks; nothing was submitted: submit ${other} under another --run-id (such as ${piped}-stdin-other)\n`,
+    });
+    expect((await store.runStatus(piped)).tasks.map((task) => task.key)).toEqual(["compile", "test"]);
   });
 });

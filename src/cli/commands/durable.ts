@@ -228,7 +228,7 @@ const CHANGED_TASKS_NAMED = 10;
  * run already had with another definition, which stay as stored (a resubmit is idempotent).
  */
 export function submitNotes(workflowNotes: readonly string[], result: SubmitResult, file: string): string[] {
-  const moved = result.storedFile === undefined ? [] : [movedNote(result.runId, result.storedFile, file)];
+  const moved = result.storedFile === undefined ? [] : [result.unnamed === true ? unnamedNote(result.runId, result.storedFile, file) : movedNote(result.runId, result.storedFile, file)];
   const notes = [...moved, ...workflowNotes, ...result.changed.slice(0, CHANGED_TASKS_NAMED).map((change) => changedNote(result.runId, change))];
   const more = result.changed.length - CHANGED_TASKS_NAMED;
   if (more > 0) notes.push(`run ${result.runId} already has ${more} more task${more === 1 ? "" : "s"} with another definition: the stored ones are kept`);
@@ -238,6 +238,11 @@ export function submitNotes(workflowNotes: readonly string[], result: SubmitResu
 /** A resubmit of the run's file by another path: taken as the same file, by its name (see sameFile in submit.ts). */
 function movedNote(runId: string, stored: string, file: string): string {
   return `run ${runId} was submitted from ${stored}; ${file} has the same name and is taken as that file, edited or not`;
+}
+
+/** A resubmit where the run's file or the one given was read from standard input or a pipe: taken as the run's file by the tasks it shares with the run. */
+function unnamedNote(runId: string, stored: string, file: string): string {
+  return `run ${runId} was submitted from ${stored}; ${file} cannot be told from it by name, and is taken as that file, edited or not, as it has some of the run's tasks`;
 }
 
 function changedNote(runId: string, { key, differ, taken }: ChangedTask): string {

@@ -62,8 +62,14 @@ export interface SubmitResult {
   changed: ChangedTask[];
   /** Whether this submit made the run (else it added to, or left as it was, a run of that id). */
   created: boolean;
-  /** The file the run was submitted from, where a resubmit gave the same file by another path (another checkout or folder). */
+  /**
+   * The file the run was submitted from, where a resubmit gave the same file by another path (another checkout or folder),
+   * or where one of the two was read from standard input or a pipe (`unnamed`), and the workflow was taken as that file
+   * for the tasks it shares with the run.
+   */
   storedFile?: string;
+  /** Set with `storedFile` where the two could not be told apart by name: one of them was read from standard input or a pipe. */
+  unnamed?: true;
 }
 
 /** A resubmitted task that differs from the stored one: fields named as a workflow file names them. */
@@ -216,7 +222,7 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
     [runId, ...runLabels(workflow)],
   );
   const isNew = created.rowCount === 1;
-  const storedFile = isNew ? undefined : await sameFile(client, names, runId, workflow.file);
+  const storedAs = isNew ? undefined : await sameFile(client, names, runId, workflow.file);
   // A new run has no tasks yet: skip reading them. Otherwise FOR SHARE keeps a dependency
   // from completing between reading its state and inserting its dependents.
   // Their definitions too, which a resubmit does not change: to say where the workflow's differ.
@@ -234,6 +240,10 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
           [runId, [...new Set(workflow.tasks.flatMap((task) => [task.id, ...task.dependsOn]))]],
         )
       ).rows;
+  // Standard input or a pipe on either side, the file is told by its tasks: a workflow with none of the run's is another one.
+  if (storedAs?.unnamed === true && existing.length === 0) throw otherFileError(runId, storedAs.file, workflow.file, "has none of its tasks");
+  // Both read from standard input or a pipe (a generated workflow submitted again): taken as the same without a note.
+  const storedFile = storedAs === undefined || (unnamedFile(storedAs.file) && unnamedFile(workflow.file)) ? undefined : storedAs;
   const states = new Map<string, KnownTask>(existing.map((row) => [row.key, { state: row.state, cancelledBy: row.cancelled_by }]));
   const stored = new Map(existing.map((row) => [row.key, row]));
   const fresh: NewTaskRow[] = [];
@@ -259,7 +269,13 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
   }
   const queued = fresh.some((row) => row.state === "queued");
   if (fresh.length > 0) await insertTasks(client, names, runId, fresh, workflow.tasks, queued);
-  const done = { added: fresh.length, kept: resubmitted.length, changed, created: isNew, ...(storedFile === undefined ? {} : { storedFile }) };
+  const done = {
+    added: fresh.length,
+    kept: resubmitted.length,
+    changed,
+    created: isNew,
+    ...(storedFile === undefined ? {} : { storedFile: storedFile.file, ...(storedFile.unnamed ? { unnamed: true as const } : {}) }),
+  };
   if (isNew) return { ...done, settle: !fresh.some((row) => row.state !== "cancelled") };
   const requeued = await updateQueued(client, names, runId, resubmitted);
   if (fresh.length > 0 || requeued > 0) await endStopMarks(client, names, runId);
@@ -284,17 +300,25 @@ function unnamedFile(file: string): boolean {
  * file (build.yaml, then deploy.yaml under one $CI_PIPELINE_ID) would merge the two into one run,
  * and a task id both have would be kept as the first defined it and never run as the second does.
  * Files are told apart by name, as the folder differs for the same file from another checkout or
- * folder: the stored path is returned then, for a note. Nothing is told of a file read from
- * standard input or a pipe, nor of a run stored without its file.
+ * folder: the stored path is returned then, for a note. A file read from standard input or a pipe, on either
+ * side, has no name to tell it by: it is returned `unnamed`, and told by its tasks (see submitRun). Nothing is
+ * told of a run stored without its file.
  */
-async function sameFile(client: pg.ClientBase, names: SchemaNames, runId: string, file: string): Promise<string | undefined> {
+async function sameFile(client: pg.ClientBase, names: SchemaNames, runId: string, file: string): Promise<{ file: string; unnamed: boolean } | undefined> {
   const found = await client.query<{ file: string | null }>(`SELECT file FROM ${names.runs} WHERE id = $1`, [runId]);
   const stored = found.rows[0]?.file ?? null;
-  if (stored === null || unnamedFile(stored) || unnamedFile(file) || path.normalize(stored) === path.normalize(storableText(file))) return undefined;
-  if (path.basename(stored) === path.basename(storableText(file))) return stored;
-  throw new TaskqError(
+  if (stored === null) return undefined;
+  if (unnamedFile(stored) || unnamedFile(file)) return { file: stored, unnamed: true };
+  if (path.normalize(stored) === path.normalize(storableText(file))) return undefined;
+  if (path.basename(stored) === path.basename(storableText(file))) return { file: stored, unnamed: false };
+  throw otherFileError(runId, stored, file, "");
+}
+
+/** STORE_OTHER_FILE: run `runId`, submitted from `stored`, given another workflow `file` (`why`: what tells it apart, where its name does not). */
+function otherFileError(runId: string, stored: string, file: string, why: string): TaskqError {
+  return new TaskqError(
     "STORE_OTHER_FILE",
-    `run ${runId} was submitted from ${stored}, not ${file}: a run id is for one workflow file, which may be submitted again, edited or not, to add its new tasks; nothing was submitted: submit ${file} under another --run-id${otherId(runId, file)}`,
+    `run ${runId} was submitted from ${stored}, not ${file}${why === "" ? "" : ` (which ${why})`}: a run id is for one workflow file, which may be submitted again, edited or not, to add its new tasks; nothing was submitted: submit ${file === "<stdin>" ? "it" : `${file}`} under another --run-id${file === "<stdin>" ? "" : otherId(runId, file)}`,
     { exitCode: 2 },
   );
 }
