@@ -60,10 +60,14 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     const {
       value: [submitted, state],
       early,
-    } = await storingRun(submitId, async () => {
-      const stored = await store.submit(workflow, { runId: submitId });
-      return [stored, await stateAfterSubmit(store, stored)] as const;
-    });
+    } = await storingRun(
+      submitId,
+      async () => {
+        const stored = await store.submit(workflow, { runId: submitId });
+        return [stored, await stateAfterSubmit(store, stored)] as const;
+      },
+      options.json ? store : undefined,
+    );
     const { runId } = submitted;
     const tasks = workflow.tasks.length;
     if (options.json) {

@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type pg from "pg";
 import { LATEST_MIGRATION, migrate } from "../../src/store/postgres/migrations.js";
@@ -130,6 +132,26 @@ describe("a store a newer taskq migrated", () => {
 
     const prune = await runCli(["prune", "--older-than", "1d", "--dry-run", "--output", "json"], options(schema));
     expect({ code: prune.code, wouldPrune: (JSON.parse(prune.stdout) as { wouldPrune: unknown }).wouldPrune, notes: noteRecords(prune.stderr) }).toEqual({ code: 0, wouldPrune: [], notes: [note] });
+  }, 60_000);
+
+  it("with --output json, submit and run --store whose submit fails give it as a note record before the error record, not never", async () => {
+    const schema = await storeSchema(1);
+    const note = { event: "note", code: "STORE_NEWER", message: warning(schema, LATEST_MIGRATION + 1).replace(/^taskq: /, "").trimEnd(), migration: LATEST_MIGRATION + 1, knownMigration: LATEST_MIGRATION };
+    const records = (stdout: string) => stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const runId = `newer-${randomBytes(3).toString("hex")}`;
+    expect((await runCli(["submit", ws.file, "--run-id", runId], options(schema))).code).toBe(0);
+    // Another file under its run id: refused (STORE_OTHER_FILE) once the store is open, before any record of the run.
+    const other = path.join(ws.dir, `other-${randomBytes(3).toString("hex")}.yaml`);
+    await writeFile(other, "tasks:\n  c: { run: echo c }\n");
+    for (const args of [["submit", other], ["run", "--store", DATABASE_URL, "--log-dir", ws.logs, other]]) {
+      const refused = await runCli([...args, "--run-id", runId, "--output", "json"], options(schema));
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/^taskq: run \S+ was submitted from .*\n$/);
+      expect(records(refused.stdout).map(({ ts: _ts, ...rest }) => ({ ...rest, ...(rest.event === "error" ? { message: "" } : {}) }))).toEqual([
+        note,
+        { event: "error", code: "STORE_OTHER_FILE", exitCode: 2, message: "" },
+      ]);
+    }
   }, 60_000);
 
   it("a store at exactly this build's newest migration: no warning", async () => {

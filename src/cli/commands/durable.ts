@@ -86,7 +86,7 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
     const { value: [result, state], early } = await storingRun(runId, async () => {
       const stored = await store.submit(workflow, { runId });
       return [stored, await stateAfterSubmit(store, stored)] as const;
-    });
+    }, flags.output === "json" ? store : undefined);
     const code = early === undefined ? submitted(workflow, result, state, store, flags) : stoppedAfterSubmit(workflow, result, state, store, flags, early);
     return Math.max(submittedIdLost(result.runId), code);
     // A dropped connection is ridden out under the same run id: a CI step run again would submit a second run.
@@ -99,11 +99,18 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
  * worker, its id unsaid. The first signal waits for it and is returned as `early`; a second one does not wait for a
  * database that may not answer: it exits, naming the run, which a statement still running may yet store.
  */
-export async function storingRun<T>(runId: string, store: () => Promise<T>): Promise<{ value: T; early: NodeJS.Signals | undefined }> {
+export async function storingRun<T>(runId: string, store: () => Promise<T>, jsonOf?: Pick<PostgresStore, "description" | "schema" | "newer">): Promise<{ value: T; early: NodeJS.Signals | undefined }> {
   let early: NodeJS.Signals | undefined;
+  // With --output json (`jsonOf`, the store), a store a newer taskq migrated is a note record after the run record (submitRecords):
+  // where there is none (the submit failed, or a second signal ends taskq), the note comes before the error, not never.
+  const newerUnsaid = (): void => {
+    const newer = jsonOf === undefined ? undefined : newerStoreNote(jsonOf);
+    if (newer !== undefined) process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "note", ...newer })}\n`);
+  };
   const remove = onShutdownSignals({
     graceful: (signal) => (early = signal),
     immediate: (signal, first) => {
+      newerUnsaid();
       process.stderr.write(
         `taskq: ${secondSignal(signal, first)} while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\`, and cancel it with \`taskq cancel ${runId}\`\n`,
       );
@@ -114,6 +121,9 @@ export async function storingRun<T>(runId: string, store: () => Promise<T>): Pro
     // Awaited before `early` is read: the signal is one that came while the run was stored.
     const value = await store();
     return { value, early };
+  } catch (error) {
+    newerUnsaid();
+    throw error;
   } finally {
     remove();
   }
