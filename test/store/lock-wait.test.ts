@@ -157,7 +157,7 @@ describe("a lock another session holds", () => {
     const small = await PostgresStore.open({ connectionString: DATABASE_URL, schema: store.schema, poolSize: 1, connectTimeoutMs: 8_000 });
     try {
       await small.submitRun(workflow([task("f")]), { runId: "renewal-held" });
-      const [leased] = await small.lease("w1", 1, 30_000);
+      const [leased] = await small.lease("w1", 1, 30_000, { runId: "renewal-held" });
       expect(leased?.runId).toBe("renewal-held");
       const taken = await small.pool.connect();
       try {
