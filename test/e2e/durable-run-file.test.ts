@@ -64,7 +64,7 @@ describe("a run id submitted again with another workflow file", () => {
     expect(again.stderr).toContain(`note: run ${runId} was submitted from ${build}; ${moved} has the same name and is taken as that file, edited or not\n`);
     expect((await store.runStatus(runId)).tasks.map((task) => task.key).sort()).toEqual(["compile", "docs", "lint"]);
   });
-  it("read from standard input, on either side, is told by its tasks: one with none of the run's is refused (exit 2, nothing stored); one with some is taken, said so", async () => {
+  it("read from standard input, on either side, is told by its tasks: one with none of the run's is refused (exit 2, nothing stored) where the other side is a file; one with some is taken, said so; piped in both times, taken", async () => {
     const buildYaml = "tasks:\n  compile: { run: echo compile }\n  test: { run: echo test, dependsOn: [compile] }\n";
     const otherYaml = "tasks:\n  lint: { run: echo lint }\n";
     const build = await workflowFile("stdin-build", buildYaml);
@@ -97,11 +97,13 @@ describe("a run id submitted again with another workflow file", () => {
     expect((await submitFromStdin(piped, buildYaml)).code).toBe(0);
     // Piped in again (a CI step run again): taken, as the same file by its path is, without a note.
     expect(await submitFromStdin(piped, buildYaml)).toEqual({ code: 0, stdout: `${piped}\n`, stderr: `note: run ${piped} already submitted: 0 new tasks, 2 kept\n` });
+    // Another generated workflow piped in (a pipeline that submits its steps in parts): its tasks are added, without a word.
+    expect(await submitFromStdin(piped, "tasks:\n  package: { run: echo package }\n")).toEqual({ code: 0, stdout: `${piped}\n`, stderr: `note: run ${piped} already submitted: 1 new task, 0 kept\n` });
     const byPath = await taskq(["submit", other, "--run-id", piped]);
     expect({ code: byPath.code, stderr: byPath.stderr }).toEqual({
       code: 2,
       stderr: `taskq: run ${piped} was submitted from <stdin>, not ${other} (which has none of its tasks): a run id is for one workflow file, which may be submitted again, edited or not, to add its new tasks; nothing was submitted: submit ${other} under another --run-id (such as ${piped}-stdin-other)\n`,
     });
-    expect((await store.runStatus(piped)).tasks.map((task) => task.key)).toEqual(["compile", "test"]);
+    expect((await store.runStatus(piped)).tasks.map((task) => task.key)).toEqual(["compile", "test", "package"]);
   });
 });

@@ -240,10 +240,12 @@ export async function submitRun(client: pg.ClientBase, names: SchemaNames, workf
           [runId, [...new Set(workflow.tasks.flatMap((task) => [task.id, ...task.dependsOn]))]],
         )
       ).rows;
-  // Standard input or a pipe on either side, the file is told by its tasks: a workflow with none of the run's is another one.
-  if (storedAs?.unnamed === true && existing.length === 0) throw otherFileError(runId, storedAs.file, workflow.file, "has none of its tasks");
-  // Both read from standard input or a pipe (a generated workflow submitted again): taken as the same without a note.
-  const storedFile = storedAs === undefined || (unnamedFile(storedAs.file) && unnamedFile(workflow.file)) ? undefined : storedAs;
+  // Both read from standard input or a pipe: a generator's workflow, submitted again or adding the tasks of a later step
+  // (a pipeline that uploads its steps in parts), taken without a word whatever tasks it has.
+  const bothPiped = storedAs !== undefined && unnamedFile(storedAs.file) && unnamedFile(workflow.file);
+  // Standard input or a pipe on one side, a file on the other: told by its tasks, a workflow with none of the run's is another one.
+  if (storedAs?.unnamed === true && !bothPiped && existing.length === 0) throw otherFileError(runId, storedAs.file, workflow.file, "has none of its tasks");
+  const storedFile = storedAs === undefined || bothPiped ? undefined : storedAs;
   const states = new Map<string, KnownTask>(existing.map((row) => [row.key, { state: row.state, cancelledBy: row.cancelled_by }]));
   const stored = new Map(existing.map((row) => [row.key, row]));
   const fresh: NewTaskRow[] = [];
