@@ -4,7 +4,7 @@ import { isatty } from "node:tty";
 import { UsageError } from "../errors.js";
 import { formatMs } from "../engine/errors.js";
 import { defaultConcurrency } from "./cpu-limit.js";
-import { DURATION_EXPECTED, durationMistake, OVER_DURATION_LIMIT, overDurationLimit, parseDuration } from "../loaders/duration.js";
+import { DURATION_EXPECTED, durationMistake, OVER_DURATION_LIMIT, overDurationLimit, parseDuration, secondsInDigits } from "../loaders/duration.js";
 import { isRunId, RUN_ID_EXPECTED } from "../run-id.js";
 import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 
@@ -28,16 +28,17 @@ export function durationFlag(name: string, value: unknown, expected = DURATION_E
 /**
  * A flag's duration written as a number in a form other than digits (`1e3`, `0x10`, `+5`, `5e-1`),
  * which JavaScript and YAML read as that many seconds and a flag refuses: the seconds in digits and
- * the duration, as a workflow file's `timeout: 1e3` is told (`write 1000, or 16m40s`); undefined
- * for any other text, and for seconds digits cannot write short (`1e-9`) or past the range.
+ * the duration, as a workflow file's `timeout: 1e3` is told (`write 1000, or 16m40s`; `1e-9`: `write
+ * 0.000000001, or 0ms`, to which it rounds); undefined for any other text, and for seconds past the range.
  */
 function secondsWrittenOtherwise(value: string): string | undefined {
   const n = numberAsRead(value);
   if (n === undefined) return undefined;
-  const seconds = String(n);
-  const ms = parseDuration(seconds);
-  if (seconds === value || !/^\d+(?:\.\d+)?$/.test(seconds) || ms === undefined) return undefined;
-  return `a number of seconds is written in digits, with a point if need be: write ${seconds}, or ${formatMs(ms)}`;
+  // `1e-9` in digits too (0.000000001), as a workflow file's `delay: 1e-9` is told, not String's 1e-9 again.
+  const seconds = secondsInDigits(n);
+  const ms = seconds === undefined ? undefined : parseDuration(seconds);
+  if (seconds === undefined || seconds === value || ms === undefined) return undefined;
+  return `a number of seconds is written in digits, with a point if need be: write ${seconds}, or ${formatMs(ms)}${ms === 0 && n !== 0 ? ", to which it is rounded (a duration is whole milliseconds)" : ""}`;
 }
 
 /**

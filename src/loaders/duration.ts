@@ -117,3 +117,25 @@ function unitOf(written: string): (typeof UNITS)[number] | undefined {
   if (written === "M") return undefined;
   return (UNITS as readonly string[]).includes(lower) ? (lower as (typeof UNITS)[number]) : UNIT_NAMES[lower];
 }
+
+/** A number of seconds in digits, as a duration is written without a unit (`16`, `0.5`). */
+const SECONDS_IN_DIGITS = /^[0-9]+(?:\.[0-9]+)?$/;
+
+/** The most decimals secondsInDigits writes: a smaller number of seconds than 1e-24 is written 0, as it is 0ms all the same. */
+const MAX_DECIMALS = 24;
+
+/**
+ * A number of seconds as a duration writes it (see SECONDS_IN_DIGITS): `16`, `0.5`, and one JavaScript
+ * writes with an exponent (`1e-9`), which YAML reads `1e-9` and `0.000000001` as, in digits too
+ * (`0.000000001`), so that a sub-millisecond one is not taken as 0ms unsaid; undefined for a
+ * negative number or one not finite.
+ */
+export function secondsInDigits(value: number): string | undefined {
+  const written = String(value);
+  if (SECONDS_IN_DIGITS.test(written)) return written;
+  const exponent = /^([0-9])(?:\.([0-9]+))?e-([0-9]+)$/.exec(written);
+  if (exponent === null) return undefined;
+  const [, first, rest = "", power] = exponent as unknown as [string, string, string | undefined, string];
+  const decimals = `${"0".repeat(Number(power) - 1)}${first}${rest}`;
+  return decimals.length > MAX_DECIMALS ? "0" : `0.${decimals}`;
+}

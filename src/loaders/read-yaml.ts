@@ -5,7 +5,8 @@ import { ProblemList } from "./problem-list.js";
 import { scanTokens } from "./scan-tokens.js";
 import type { DataPath } from "./locator.js";
 import { isEnvVariablePath, quote, refusalOf } from "./report-issues.js";
-import { keyText, misreadUnquoted, numberRewritten, secondsInDigits, type Takes } from "./to-plain.js";
+import { secondsInDigits } from "./duration.js";
+import { keyText, misreadUnquoted, numberRewritten, type Takes } from "./to-plain.js";
 import { KEY_LINE, lineAt, visitTokens, withHint } from "./yaml-error-hints.js";
 
 /** A parsed YAML document with its line index; both are dropped once the workflow is built. */

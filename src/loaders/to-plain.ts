@@ -1,6 +1,6 @@
 import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Pair, type Scalar, type YAMLMap, type YAMLSeq } from "yaml";
 import { DURATION_FIELDS, INTEGER_RANGES, MAX_ALIAS_EXPANSION, MAX_NESTING_DEPTH } from "./limits.js";
-import { parseDuration } from "./duration.js";
+import { parseDuration, secondsInDigits } from "./duration.js";
 import { formatMs } from "../engine/errors.js";
 import type { ProblemList } from "./problem-list.js";
 import { describeValue, quote, readsAsNull } from "./report-issues.js";
@@ -143,25 +143,6 @@ export function numberRewritten(text: string): string | undefined {
   if (!CORE_NUMBER.test(text)) return undefined;
   const number = Number(text);
   return Number.isNaN(number) || String(number) === text ? undefined : String(number);
-}
-
-/** The most decimals secondsInDigits writes: a smaller number of seconds than 1e-24 is written 0, as it is 0ms all the same. */
-const MAX_DECIMALS = 24;
-
-/**
- * A number of seconds as a duration writes it (see PLAIN_SECONDS): `16`, `0.5`, and one JavaScript
- * writes with an exponent (`1e-9`), which YAML reads `1e-9` and `0.000000001` as, in digits too
- * (`0.000000001`), so that a sub-millisecond one is not taken as 0ms unsaid; undefined for a
- * negative number or one not finite.
- */
-export function secondsInDigits(value: number): string | undefined {
-  const written = String(value);
-  if (PLAIN_SECONDS.test(written)) return written;
-  const exponent = /^([0-9])(?:\.([0-9]+))?e-([0-9]+)$/.exec(written);
-  if (exponent === null) return undefined;
-  const [, first, rest = "", power] = exponent as unknown as [string, string, string | undefined, string];
-  const decimals = `${"0".repeat(Number(power) - 1)}${first}${rest}`;
-  return decimals.length > MAX_DECIMALS ? "0" : `0.${decimals}`;
 }
 
 /** Whether a field that takes `takes` takes the plain scalar written `text` as it would be read without a `!` before it. */

@@ -1273,8 +1273,12 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(parse(yaml("tasks:", "  a: { run: x, delay: 0.000000001, backoff: { base: 0.00000015, max: 0.0001 } }")).tasks[0]).toMatchObject({ delayMs: 0, backoff: { baseMs: 0, maxMs: 0 } });
     // A tag says the number is meant so: read as YAML reads it, and rounded.
     expect(parse(yaml("tasks:", "  a: { run: x, delay: !!float 1e-9, backoff: { base: !!int -0, max: !!float 1e-3 } }")).tasks[0]).toMatchObject({ delayMs: 0, backoff: { baseMs: 0, maxMs: 1 } });
-    // The flag refuses the same text as no duration, and -0 as negative.
-    expect(() => durationFlag("--kill-grace", "1e-9")).toThrow(/is not a duration/);
+    // The flag refuses the same text as no duration, saying it in digits as the file's is (before, with no hint, where 1e-3 had one), and -0 as negative.
+    expect(() => durationFlag("--kill-grace", "1e-9")).toThrow(
+      '--kill-grace: "1e-9" is not a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days (a number of seconds is written in digits, with a point if need be: write 0.000000001, or 0ms, to which it is rounded (a duration is whole milliseconds))',
+    );
+    expect(() => durationFlag("--kill-grace", "1.5E-7")).toThrow(/: write 0\.00000015, or 0ms, to which it is rounded/);
+    expect(() => durationFlag("--kill-grace", "1e-3")).toThrow(/: write 0\.001, or 1ms\)$/);
     expect(() => durationFlag("--kill-grace", "-0")).toThrow(/a duration cannot be negative/);
   });
 
