@@ -427,9 +427,12 @@ function isGithubJobs(value: unknown): boolean {
 const GITHUB_JOBS_NOTE =
   " A GitHub Actions job is a task here, under `tasks:`: its steps' commands go in the task's one `run` (joined with &&, or one a line in a | block whose first line is set -e), needs is dependsOn, and runs-on has no place: tasks run where taskq does";
 
-/** What taskq does instead of a GitHub Actions top-level key. */
+/** What taskq does instead of a GitHub Actions top-level key (or another runner's: a workflow's description). */
 const GITHUB_TOP_NOTES: Record<string, string> = {
   on: "taskq has no triggers: a workflow runs when `taskq run` is given it, so call that from what starts it (a CI job, a git hook, cron)",
+  // Azure Pipelines', Taskfile's and others' text beside the workflow's name; a task's is told TASK_NAME_NOTE.
+  description:
+    "a workflow is named by its `name` (name: ci); to keep a description beside it, write it in a YAML comment, or under a key that starts with x- (x-description: ...), which taskq ignores",
 };
 
 /** What taskq does instead of GitHub Actions' continue-on-error (GitLab CI's allow_failure), written in a task. */

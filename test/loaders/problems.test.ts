@@ -1475,11 +1475,15 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("defaults:", "  run: make", "tasks:", "  a:", "    run: x"))).toEqual(["2:3: `defaults` cannot set `run`; set it on each task"]);
   });
 
-  it("tells a task's name or description that the id names it, and that a comment or an x- key keeps more, but takes the file's own name and an x- key", () => {
+  it("tells a task's name or description that the id names it, and the file's description that its name does, and that a comment or an x- key keeps more, but takes the file's own name and an x- key", () => {
     const said = "a task is named by its id, its key under tasks:, which its log file and the run's lines name it by; to keep a longer name or a description beside it, write it in a YAML comment, or under a key that starts with x- (x-description: ...), which taskq ignores";
     expect(problemsOf(yaml("name: ci", "tasks:", "  lint:", "    run: x", "    name: Lint the code", "    description: eslint over src", "    x-description: kept"))).toEqual([
       `5:5: task "lint": unknown key "name"; ${said}`,
       `6:5: task "lint": unknown key "description"; ${said}`,
+    ]);
+    // The file's own description: before, told only that it is an unknown key, where a task's was told what to do.
+    expect(problemsOf(yaml("name: ci", "description: lint and test", "x-description: kept", "tasks:", "  lint:", "    run: x"))).toEqual([
+      '2:1: unknown key "description" at the top level; a workflow is named by its `name` (name: ci); to keep a description beside it, write it in a YAML comment, or under a key that starts with x- (x-description: ...), which taskq ignores',
     ]);
   });
 
