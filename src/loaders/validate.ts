@@ -21,13 +21,17 @@ export interface ValidatedFile {
 /** `dependsOn` as validated: one id, or a list with undefined at each item that is not an id (already reported), so the others keep their index. */
 export type WellFormedDependencies = string | Array<string | undefined> | undefined;
 
+/** What a file with no content is told; one with comments alone, that it has those only. */
+const EMPTY_FILE = "file is empty; a workflow needs a `tasks` mapping";
+const ONLY_COMMENTS = "file has only comments; a workflow needs a `tasks` mapping";
+
 const parseOptions = { reportInput: true } as const;
 const dependsOnSchema = taskSchema.shape.dependsOn;
 
 /** Checks the plain data against the schema, one task at a time (zod records would drop a `__proto__` id). */
 export function validateFile(data: unknown, locator: SourceLocator, problems: ProblemList): ValidatedFile | undefined {
   if (data === null || data === undefined) {
-    problems.at(1, 1, "file is empty; a workflow needs a `tasks` mapping");
+    problems.at(1, 1, onlyComments(locator.textAt(0, Infinity)) ? ONLY_COMMENTS : EMPTY_FILE);
     return undefined;
   }
   if (typeof data !== "object" || Array.isArray(data) || data instanceof Map || isTaggedValue(data)) {
@@ -217,4 +221,21 @@ function isTaggedValue(value: unknown): boolean {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Whether `text` holds a comment and nothing else but blank lines (a workflow commented out, a
+ * template's comments left alone): said so, where "empty" would send its reader to look at an
+ * editor's buffer or the file's name. Line by line, so a file of millions of lines is read once.
+ */
+function onlyComments(text: string): boolean {
+  let comment = false;
+  for (const line of text.replace(/^\uFEFF/, "").split("\n")) {
+    const trimmed = line.trim();
+    // A document's markers (`---`, `...`) around the comments hold no content either.
+    if (trimmed === "" || trimmed === "---" || trimmed === "...") continue;
+    if (!trimmed.startsWith("#")) return false;
+    comment = true;
+  }
+  return comment;
 }

@@ -11,9 +11,13 @@ function timed(action: () => void): number {
 }
 
 describe("hostile input", () => {
-  it("reports an empty file, a comment-only file and a lone BOM as empty", () => {
-    for (const text of ["", "# nothing here\n", "\uFEFF", Buffer.alloc(0), "\n\n  \n"]) {
+  it("reports an empty file and a lone BOM as empty, and a file of comments as one that has only comments", () => {
+    for (const text of ["", "\uFEFF", Buffer.alloc(0), "\n\n  \n", "---\n"]) {
       expect(problemsOf(text)).toEqual(["1:1: file is empty; a workflow needs a `tasks` mapping"]);
+    }
+    // Before, told it was empty: its reader would look for the file's text, not at its comments.
+    for (const text of ["# nothing here\n", "\uFEFF# a\n\n  # tasks:\n  #   a: { run: x }\n", "#", yaml("---", "# a", "...")]) {
+      expect(problemsOf(text)).toEqual(["1:1: file has only comments; a workflow needs a `tasks` mapping"]);
     }
   });
 
