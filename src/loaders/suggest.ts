@@ -24,7 +24,10 @@ export function editDistance(a: string, b: string, limit: number): number {
   return previous[b.length]!;
 }
 
-/** The candidate closest to `word` (a case-only difference first), if it is close enough to be a likely typo. */
+/**
+ * The candidate closest to `word` (a case-only difference first), if it is close enough to be a likely typo:
+ * one that keeps none of its characters (`c` for `y`, every one-letter id one edit from every other) is no slip of it.
+ */
 export function closestMatch(word: string, candidates: Iterable<string>): string | undefined {
   const limit = Math.max(1, Math.min(3, Math.ceil(word.length / 3)));
   const lower = word.toLowerCase();
@@ -33,6 +36,7 @@ export function closestMatch(word: string, candidates: Iterable<string>): string
   for (const candidate of candidates) {
     if (candidate === word) continue;
     const distance = candidate.toLowerCase() === lower ? 0 : editDistance(word, candidate, Math.min(limit, bestDistance));
+    if (distance > 0 && distance >= Math.max(word.length, candidate.length)) continue;
     if (distance < bestDistance) {
       best = candidate;
       bestDistance = distance;

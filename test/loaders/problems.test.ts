@@ -843,6 +843,16 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       '4:37: task "test" depends on "lnit", which is not defined; did you mean "list"?',
       '5:36: task "doc" depends on "lnt", which is not defined',
     ]);
+    // A one-letter id: not another one-letter id, which keeps none of its characters (before, "z" was told "did you mean "b"?", and
+    // "y" "did you mean "1"?"), but one in another case, or one a letter longer or shorter, is still suggested.
+    const short = yaml("tasks:", "  b: { run: x }", "  c: { run: x, dependsOn: [z] }", '  "1": { run: x, dependsOn: [y, B, bb] }', "  dd: { run: x }", "  e: { run: x, dependsOn: [d] }");
+    expect(problemsOf(short)).toEqual([
+      '3:28: task "c" depends on "z", which is not defined',
+      '4:30: task "1" depends on "y", which is not defined',
+      '4:33: task "1" depends on "B", which is not defined; did you mean "b"?',
+      '4:36: task "1" depends on "bb", which is not defined; did you mean "b"?',
+      '6:28: task "e" depends on "d", which is not defined; did you mean "dd"?',
+    ]);
   });
 
   it("says to write a list for a dependsOn string that names several defined tasks (\"lint, test\", lint test)", () => {
@@ -930,7 +940,8 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     const flow = yaml("tasks:", "  a: { run: x }", "  z: { run: x, dependsOn: [a, ~, c, null, [c], { a: 1 }, ''] }", "  y: { run: x, dependsOn: [null] }");
     expect(problemsOf(flow)).toEqual([
       `3:31: task "z": \`dependsOn[1]\` must be a task id, got nothing (null)${nullHint}`,
-      '3:34: task "z" depends on "c", which is not defined; did you mean "y"?',
+      // Not "did you mean "y"?", as it was: a one-letter id is one edit from every other, and no slip of it.
+      '3:34: task "z" depends on "c", which is not defined',
       `3:37: task "z": \`dependsOn[3]\` must be a task id, got nothing (null)${nullHint}`,
       '3:43: task "z": `dependsOn[4]` must be a task id, got a list; a list inside the list (`- - c` has a dash too many): list the ids themselves (dependsOn: [c])',
       '3:48: task "z": `dependsOn[5]` must be a task id, got a mapping',
