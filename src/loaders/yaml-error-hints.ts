@@ -148,13 +148,13 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
     const short = blockLineShort(text, offset);
     if (short !== undefined) return `${message}: ${blockLineWords(short)}`;
     const glued = GLUED_KEY.exec(line);
-    if (glued !== null) return `${message}: a key's colon must be followed by a space (${glued[1]!}: ${glued[2]!.trim()})`;
+    if (glued !== null) return `${message}: a key's colon must be followed by a space (${glued[1]!}: ${withoutComment(glued[2]!)})`;
     // `-b` below `dependsOn:`, in line with the task's keys: text, where a list's item was meant.
-    const item = /^\s*-([A-Za-z0-9_][^\s:#]*)\s*$/.exec(line);
+    const item = /^\s*-([A-Za-z0-9_][^\s:#]*)\s*(?:#.*)?$/.exec(line);
     if (item !== null) return `${message}: a list item needs a space after its - (- ${item[1]!}); -${item[1]!} is read as text`;
   }
   const indicator = INDICATOR_START.test(message) ? INDICATOR_VALUE.exec(line) : null;
-  if (indicator !== null) return `${message}: a value that starts with ${indicator[2]} must be quoted (${indicator[1]}: ${JSON.stringify(`${indicator[2]!}${indicator[3]!}`.trim())})`;
+  if (indicator !== null) return `${message}: a value that starts with ${indicator[2]} must be quoted (${indicator[1]}: ${JSON.stringify(withoutComment(`${indicator[2]!}${indicator[3]!}`))})`;
   const listOnKeyLine = LIST_ON_KEY_LINE.test(message) ? LIST_ITEM_AFTER_KEY.exec(line) : null;
   if (listOnKeyLine !== null) {
     const [, key, item] = listOnKeyLine as unknown as [string, string, string];
@@ -307,6 +307,14 @@ function parseQuoted(json: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A plain value's text as written on its line, without the comment after it (` # note`, which YAML
+ * reads as a comment, not as more of the value) and the spaces around it, for a hint that writes the value.
+ */
+function withoutComment(value: string): string {
+  return value.replace(/[ \t]#.*$/, "").trim();
 }
 
 /** The 1-based number of the line of `text` holding `offset`. */

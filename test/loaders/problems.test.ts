@@ -218,6 +218,8 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
   it("says a key's colon must be followed by a space (retries:2), where yaml reads the line as a key alone or the task as one string", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries:2"))).toEqual(["4:5: Implicit map keys need to be followed by map values: a key's colon must be followed by a space (retries: 2)"]);
     expect(problemsOf(yaml("tasks:", "  - run: x", "    timeout:5m"))).toEqual(["3:5: Implicit map keys need to be followed by map values: a key's colon must be followed by a space (timeout: 5m)"]);
+    // A comment after it is not written into the value: before, `(retries: 2 # flaky)`.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries:2 # flaky"))).toEqual(["4:5: Implicit map keys need to be followed by map values: a key's colon must be followed by a space (retries: 2)"]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run:echo hi"))).toEqual(['3:5: task "a": the task must be a mapping with at least `run`, got "run:echo hi"; a key\'s colon must be followed by a space (run: echo hi)']);
     // A URL is no key glued to its value.
     expect(problemsOf(yaml("tasks:", "  a:", "    run: curl", "    https://example.com"))).toEqual(["4:5: Implicit map keys need to be followed by map values"]);
@@ -311,6 +313,9 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: %s x"))).toEqual(['3:10: Plain value cannot start with directive indicator character %: a value that starts with % must be quoted (run: "%s x")']);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: > out.txt"))).toEqual(['3:12: Not a YAML token: out.txt: a value that starts with > must be quoted (run: "> out.txt")']);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: & echo"))).toEqual(['3:10: Anchor cannot be an empty string: a value that starts with & must be quoted (run: "& echo")']);
+    // A comment after the value stays out of the quotes (before, `run: "@foo bar # note"`); a # with no space before it is the value's.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: @foo bar # note"))).toEqual(['3:10: Plain value cannot start with reserved character @: a value that starts with @ must be quoted (run: "@foo bar")']);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: > out.txt#1 # note"))).toEqual(['3:12: Not a YAML token: out.txt#1 # note: a value that starts with > must be quoted (run: "> out.txt#1")']);
     // A block scalar written as one is no error.
     expect(parse(yaml("tasks:", "  a:", "    run: |", "      echo a")).tasks[0]?.run).toBe("echo a\n");
   });
@@ -877,6 +882,10 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
     // Before, yaml's bare "Implicit map keys need to be followed by map values", for a -b in line with the task's keys.
     expect(problemsOf(yaml("tasks:", "  b: { run: y }", "  a:", "    run: x", "    dependsOn:", "    -b"))).toEqual([
+      "6:5: Implicit map keys need to be followed by map values: a list item needs a space after its - (- b); -b is read as text",
+    ]);
+    // With a comment after it too (before, yaml's words alone).
+    expect(problemsOf(yaml("tasks:", "  b: { run: y }", "  a:", "    run: x", "    dependsOn: # upstream", "    -b # the build"))).toEqual([
       "6:5: Implicit map keys need to be followed by map values: a list item needs a space after its - (- b); -b is read as text",
     ]);
   });
