@@ -29,7 +29,7 @@ const deepMessage = `nesting is deeper than ${MAX_NESTING_DEPTH} levels; a workf
 export function readYaml(text: string, file: string): ParsedYaml | { problems: ProblemList } {
   const lineCounter = new LineCounter();
   const problems = new ProblemList(file, lineCounter, text.length);
-  const tooDeep = (offset: number, flow = false): void => reportTooDeep(offset, text, problems, flow);
+  const tooDeep = (offset: number, flow = false, outermost?: number): void => reportTooDeep(offset, text, problems, flow, outermost);
   const tokens = tokenize(text, lineCounter, tooDeep);
   if (tokens === undefined || !scanTokens(tokens, problems, tooDeep)) return { problems };
   let document: Document.Parsed | undefined;
@@ -56,7 +56,14 @@ const TAB_INDENTED_LINE = /^ *\t[ \t]*[^\s#]/m;
  * tab. There, the first such tab before it is told, with the nesting as what may follow from it; not where the nesting is of
  * brackets (`[[[...]]]`, `flow`), which no tab makes: a tab in a `|` block's text (a `<<-` heredoc's) was told as the cause.
  */
-function reportTooDeep(offset: number, text: string, problems: ProblemList, flow: boolean): void {
+function reportTooDeep(offset: number, text: string, problems: ProblemList, flow: boolean, outermost?: number): void {
+  // Brackets opened and never closed (`{a: {a: {a: ...` cut short, a generator's bug): the first of them is the mistake, told where it is.
+  const unclosed = outermost === undefined ? undefined : firstUnclosed(text, outermost);
+  if (unclosed !== undefined) {
+    const [open, close] = text[unclosed] === "[" ? ["[", "]"] : ["{", "}"];
+    problems.atOffset(unclosed, `this ${open} is never closed with ${close}; the brackets opened after it nest deeper than ${MAX_NESTING_DEPTH} levels at ${problems.lineCol(offset)}, where yaml stopped reading`);
+    return;
+  }
   const tab = flow ? null : TAB_INDENTED_LINE.exec(text.slice(0, offset));
   if (tab === null) {
     problems.atOffset(offset, deepMessage);
@@ -354,6 +361,45 @@ function unclosedOpener(error: YAMLError, tokens: CST.Token[], problems: Problem
   return { offset: found.offset, message: `this ${open} is never closed with ${close}: yaml read on to ${until} looking for it` };
 }
 
+/**
+ * The first `[` or `{` from `offset` on (where one opens) that is never closed with its own closer, reading on as flow text
+ * does (see matchingCloser) to where all opened from there are closed, or to the file's end: one left open there, or one a
+ * closer of another kind passes over (`{ env: [[[ }`: the `[`s). Undefined where each is closed. Each bracket is pushed
+ * and popped once, and a closer with no opener of its kind open is skipped at once: O(n).
+ */
+function firstUnclosed(text: string, offset: number): number | undefined {
+  const open: number[] = [];
+  const counts: Record<string, number> = { "[": 0, "{": 0 };
+  let first: number | undefined;
+  for (let index = offset; index < text.length; index++) {
+    const character = text[index]!;
+    if (character === "[" || character === "{") {
+      open.push(index);
+      counts[character]!++;
+    } else if (character === "]" || character === "}") {
+      const opener = character === "]" ? "[" : "{";
+      if (counts[opener] === 0) continue;
+      // Those above its opener are never closed: the lowest of them is the first.
+      for (let top = open.pop()!; ; top = open.pop()!) {
+        counts[text[top]!]!--;
+        if (text[top] === opener) break;
+        first = Math.min(first ?? top, top);
+      }
+      if (open.length === 0) return first;
+    } else if (character === '"' || character === "'") {
+      if (!/[\s[{,:]/.test(text[index - 1] ?? " ")) continue;
+      for (index++; index < text.length; index++) {
+        if (character === '"' && text[index] === "\\") index++;
+        else if (text[index] === character && !(character === "'" && text[index + 1] === "'")) break;
+        else if (text[index] === character) index++;
+      }
+    } else if (character === "#" && /\s/.test(text[index - 1] ?? " ")) {
+      while (index < text.length && text[index] !== "\n") index++;
+    }
+  }
+  return open.length === 0 ? first : Math.min(first ?? open[0]!, open[0]!);
+}
+
 /** The outermost flow collection (`[` or `{`) that holds `inner`, if any. */
 function outermostFlowHolding(tokens: readonly CST.Token[], inner: CST.Token): CST.Token | undefined {
   let holding: CST.Token | undefined;
@@ -479,16 +525,19 @@ function countLines(text: string, lineCounter: LineCounter): void {
 /** Far above what MAX_NESTING_DEPTH levels of block nesting take on yaml's parser stack; far below what overflows it (about 3,000). */
 const PARSER_STACK_LIMIT = 8 * MAX_NESTING_DEPTH;
 
-function tokenize(text: string, lineCounter: LineCounter, tooDeep: (offset: number, flow?: boolean) => void): CST.Token[] | undefined {
+function tokenize(text: string, lineCounter: LineCounter, tooDeep: (offset: number, flow?: boolean, outermost?: number) => void): CST.Token[] | undefined {
   const parser = new Parser();
   const tokens: CST.Token[] = [];
   countLines(text, lineCounter);
   let depth = 0;
+  /** Where the outermost bracket still open was opened. */
+  let outermost = 0;
   let afterScalarMark = false;
   for (const lexeme of new Lexer().lex(text)) {
     // The lexeme after a scalar mark is scalar text, never a bracket indicator.
+    if (!afterScalarMark && openers.has(lexeme) && depth === 0) outermost = parser.offset;
     if (!afterScalarMark && openers.has(lexeme) && ++depth > MAX_NESTING_DEPTH) {
-      tooDeep(parser.offset, true);
+      tooDeep(parser.offset, true, outermost);
       return undefined;
     }
     if (!afterScalarMark && closers.has(lexeme)) depth = Math.max(0, depth - 1);

@@ -78,13 +78,24 @@ describe("hostile input", () => {
     expect(ms).toBeLessThan(5000);
   });
 
-  it("rejects 50,000 nested brackets cleanly, at the first one too deep", () => {
-    for (const bracket of ["[", "{"]) {
+  it("rejects 50,000 nested brackets cleanly: at the first one, never closed, naming where they nest too deep", () => {
+    for (const [open, close] of [["[", "]"], ["{", "}"]] as const) {
       let problems: string[] = [];
-      const ms = timed(() => (problems = problemsOf(bracket.repeat(50_000))));
-      expect(problems).toEqual(["1:129: nesting is deeper than 128 levels; a workflow needs only a few"]);
+      const ms = timed(() => (problems = problemsOf(open.repeat(50_000))));
+      expect(problems).toEqual([`1:1: this ${open} is never closed with ${close}; the brackets opened after it nest deeper than 128 levels at 1:129, where yaml stopped reading`]);
       expect(ms).toBeLessThan(5000);
     }
+  });
+
+  it("tells the first of 200 { never closed where it is, not only that they nest too deep; closed, they are told too deep", () => {
+    // Before, only `4:522: nesting is deeper than 128 levels`, far from the `{` left open.
+    const open = yaml("tasks:", "  a:", "    run: x", `    env: ${"{a: ".repeat(200)}`);
+    expect(problemsOf(open)).toEqual(["4:10: this { is never closed with }; the brackets opened after it nest deeper than 128 levels at 4:522, where yaml stopped reading"]);
+    // Inside a { that is closed, the [ a } passes over is the first one left open.
+    const inside = yaml("tasks:", `  a: { run: x, env: ${"[".repeat(200)} }`, "  b: { run: y }");
+    expect(problemsOf(inside)).toEqual(["2:21: this [ is never closed with ]; the brackets opened after it nest deeper than 128 levels at 2:148, where yaml stopped reading"]);
+    const closed = yaml("tasks:", "  a:", "    run: x", `    env: ${"{a: ".repeat(200)}${"}".repeat(200)}`);
+    expect(problemsOf(closed)).toEqual(["4:522: nesting is deeper than 128 levels; a workflow needs only a few"]);
   });
 
   it("rejects deep block nesting, which needs no brackets", () => {
