@@ -321,7 +321,9 @@ function explain(issue: Issue, written?: string): string {
   // holds, so say what YAML read it as, as "got 1000" did.
   const takesNoNumber = (issue.code === "invalid_type" && issue.expected !== "int" && issue.expected !== "number") || issue.code === "invalid_value";
   const read = number !== undefined && takesNoNumber && number !== describeValue(issue.input) ? `, which YAML reads as the number ${describeValue(issue.input)}` : "";
-  return `${issue.message}, got ${number ?? describeValue(issue.input)}${read}`;
+  // Where a mapping is meant (`env: !!timestamp ...`), the time without its tag would be no mapping either: not told to drop the tag.
+  const mapping = issue.code === "invalid_type" && (issue.expected === "record" || issue.expected === "object" || issue.expected === "map");
+  return `${issue.message}, got ${number ?? describeValue(issue.input, mapping)}${read}`;
 }
 
 /** A field left out: its value undefined. */

@@ -371,7 +371,8 @@ class PlainBuilder {
       const node = item as Node | null;
       const empty = node === null || node.range === undefined || node.range === null || (isScalar(node) && node.range[0] === node.range[1]);
       const offset = empty ? ((pair.key as Node).range?.[0] ?? 0) : node.range![0];
-      const got = isAlias(item) ? `*${item.source}, which is ${describeValue(merged)}` : describeValue(merged);
+      // A mapping is what `<<` takes: a time without its tag is none either.
+      const got = isAlias(item) ? `*${item.source}, which is ${describeValue(merged, true)}` : describeValue(merged, true);
       this.#problems.followOn(offset, `a merge key \`<<\` takes a mapping, an alias of one (<<: *base) or a list of them (<<: [*a, *b]); got ${got}${list === undefined ? "" : `, an item of *${list.source}`}`);
       refused = true;
     }

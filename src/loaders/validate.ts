@@ -1,4 +1,7 @@
 import type * as z from "zod/mini";
+
+/** An issue as zod reports it. */
+type Issue = z.core.$ZodIssue;
 import { tooManyTasksMessage } from "./count-tasks.js";
 import { MAX_TASKS } from "./limits.js";
 import type { DataPath, SourceLocator } from "./locator.js";
@@ -44,9 +47,11 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
     delete fields.defaults;
   }
   const rest = isRecord(fields.defaults) ? { ...fields, defaults: withoutExtensions(fields.defaults) } : fields;
-  const header = workflowHeaderSchema.safeParse(rest, parseOptions);
-  if (!header.success) {
-    reportIssues(header.error.issues, [], locator, problems);
+  const defaultsBackoff = isRecord(rest.defaults) ? taggedBackoff(rest.defaults, ["defaults"]) : [];
+  const parsedHeader = workflowHeaderSchema.safeParse(defaultsBackoff.length === 0 ? rest : { ...rest, defaults: { ...(rest.defaults as object), backoff: undefined } }, parseOptions);
+  const header = defaultsBackoff.length === 0 && parsedHeader.success ? parsedHeader.data : undefined;
+  if (header === undefined) {
+    reportIssues([...defaultsBackoff, ...(parsedHeader.error?.issues ?? [])], [], locator, problems);
     if (isRecord(rest.defaults)) reportRunAtWithDelay(rest.defaults, ["defaults"], locator, problems);
   }
   // `taks:`: told once, as the unknown key with the one meant (as `rn` in a task is), not also as `tasks` missing.
@@ -92,16 +97,18 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
       valid.push({ id, task: undefined, dependsOn: undefined });
       continue;
     }
-    const result = taskSchema.safeParse(isRecord(raw) ? withoutExtensions(raw) : raw, parseOptions);
-    if (result.success) {
+    const backoff = isRecord(raw) ? taggedBackoff(raw, []) : [];
+    // Without it, the task's other fields are checked (a Buffer's methods are no keys of backoff's to tell).
+    const result = taskSchema.safeParse(isRecord(raw) ? withoutExtensions(backoff.length === 0 ? raw : { ...raw, backoff: undefined }) : raw, parseOptions);
+    if (result.success && backoff.length === 0) {
       valid.push({ id, task: result.data, dependsOn: result.data.dependsOn });
       continue;
     }
-    reportIssues(result.error.issues, ["tasks", id], locator, problems);
+    reportIssues([...backoff, ...(result.error?.issues ?? [])], ["tasks", id], locator, problems);
     if (isRecord(raw)) reportRunAtWithDelay(raw, ["tasks", id], locator, problems);
     valid.push({ id, task: undefined, dependsOn: wellFormedDependencies(isRecord(raw) ? raw.dependsOn : undefined) });
   }
-  return { header: header.data, tasks: valid };
+  return { header, tasks: valid };
 }
 
 /**
@@ -215,6 +222,16 @@ function withoutExtensions(fields: Record<string, unknown>): Record<string, unkn
  * A `!!binary` (a Buffer) or `!!timestamp` (a Date) value: an object, but no mapping. Where a mapping is expected (the top
  * level, `tasks`, `defaults`, a task), it was read as one: a Buffer's bytes and methods each told as an unknown key or a task.
  */
+/**
+ * A `backoff` (at `path`: a task's, or `defaults`') that is a `!!timestamp` or `!!binary` value: the schema takes a Date, an
+ * object with no keys of its own, for a mapping with neither field, and would run with the default backoff, unsaid. As the
+ * schema's issue for a value that is no mapping, with the value, told as one where a mapping is meant.
+ */
+function taggedBackoff(fields: Record<string, unknown>, path: DataPath): Issue[] {
+  if (!isTaggedValue(fields.backoff)) return [];
+  return [{ code: "invalid_type", expected: "object", path: [...path, "backoff"], input: fields.backoff, message: "must be a mapping with `base` and/or `max`" }];
+}
+
 function isTaggedValue(value: unknown): boolean {
   return value instanceof Date || ArrayBuffer.isView(value);
 }

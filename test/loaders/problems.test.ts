@@ -1818,6 +1818,17 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("defaults: !!timestamp 2026-01-01", "tasks:", "  a: { run: x }"))).toEqual(["1:23: `defaults` must be a mapping of task fields, got a YAML timestamp (!!timestamp)"]);
     expect(problemsOf(yaml("tasks: !!timestamp 2026-01-01"))).toEqual(["1:20: `tasks` must be a mapping of task id to task, got a YAML timestamp (!!timestamp)"]);
     expect(problemsOf(yaml("!!timestamp 2026-01-01"))).toEqual(["1:13: the top level must be a mapping with a `tasks` key, got a YAML timestamp (!!timestamp)"]);
+    // Nor where a task's field or a merge key takes a mapping (before, both were told "write the time without the tag");
+    // a backoff so written was taken as an empty mapping, the default backoff, unsaid.
+    expect(problemsOf(yaml("defaults:", "  backoff: !!binary aGVsbG8=", "tasks:", "  a:", "    run: x", "    env: !!timestamp 2001-12-14", "    backoff: !!timestamp 2001-12-14"))).toEqual([
+      "2:21: `defaults.backoff` must be a mapping with `base` and/or `max`, got binary data",
+      '6:22: task "a": `env` must be a mapping of variable names to values, got a YAML timestamp (!!timestamp)',
+      '7:26: task "a": `backoff` must be a mapping with `base` and/or `max`, got a YAML timestamp (!!timestamp)',
+    ]);
+    expect(problemsOf(yaml("x-t: &t !!timestamp 2001-12-14", "tasks:", "  a:", "    <<: !!timestamp 2001-12-14", "    run: x", "  b: { <<: *t, run: x }"))).toEqual([
+      "4:21: a merge key `<<` takes a mapping, an alias of one (<<: *base) or a list of them (<<: [*a, *b]); got a YAML timestamp (!!timestamp)",
+      "6:12: a merge key `<<` takes a mapping, an alias of one (<<: *base) or a list of them (<<: [*a, *b]); got *t, which is a YAML timestamp (!!timestamp)",
+    ]);
     // Where a time is what is expected, it is still told to drop the tag.
     expect(problemsOf(yaml("tasks:", "  a:", "    run: !!timestamp 2026-01-01"))).toEqual(['3:22: task "a": `run` must be a non-empty command string, got a YAML timestamp (!!timestamp): write the time without the tag']);
     expect(problemsOf(yaml("defaults: !!binary aGVsbG8=", "tasks:", "  a: { run: x }"))).toEqual(["1:20: `defaults` must be a mapping of task fields, got binary data"]);
