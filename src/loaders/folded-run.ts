@@ -84,35 +84,61 @@ export function joinedCommands(value: FoldedSource): { offset: number; note: str
 export function keptLineInFold(value: FoldedSource): { offset: number; note: string } | undefined {
   if (!value.block) return undefined;
   let previous: Line | undefined;
+  /** Whether `previous` is the block's first line of text. */
+  let first = false;
   let blank = false;
   let unclosedQuoteBefore: ((offset: number) => unknown) | undefined;
   let patternEnds: Set<number> | undefined;
+  const given = /^>[-+]?(\d)/.exec(value.source)?.[1];
   for (const line of blockLines(value)) {
     if (line.text === "") {
       blank = true;
       continue;
     }
-    if (previous !== undefined && !blank && !previous.kept && line.kept && !CARRIES_ON.test(previous.text) && (/\\+$/.exec(previous.text)?.[0].length ?? 0) % 2 === 0) {
+    // A first line kept for a tab, where no indentation is given, was told nothing before, and is not here.
+    const kept = previous === undefined || blank ? undefined : keptBreakBefore(previous, line, first && given !== undefined);
+    if (kept !== undefined && !CARRIES_ON.test(previous!.text) && (/\\+$/.exec(previous!.text)?.[0].length ?? 0) % 2 === 0) {
+      const before = previous!.text.trimStart();
       const text = line.text.trimStart();
       const start = line.start + line.text.length - text.length;
       // The value is read for its quotes and its case patterns once, and only where a line may need it.
       unclosedQuoteBefore ??= unclosedQuotes(value.source);
       const asMeant =
         KEPT_AS_MEANT.test(text) ||
-        AS_MEANT_AFTER.test(previous.text) ||
-        (/\sin$/.test(previous.text) && CASE_WORD.test(previous.text)) ||
-        (previous.text.endsWith(")") && (patternEnds ??= new Set(casePatternEnds(value.source).map(({ end }) => end))).has(previous.start + previous.text.length - 1 - value.offset));
+        AS_MEANT_AFTER.test(before) ||
+        (/\sin$/.test(before) && CASE_WORD.test(before)) ||
+        (before.endsWith(")") && (patternEnds ??= new Set(casePatternEnds(value.source).map(({ end }) => end))).has(previous!.start + previous!.text.length - 1 - value.offset));
       if (!asMeant && unclosedQuoteBefore(start - value.offset) === undefined) {
-        return {
-          offset: start,
-          note: `run is a > block, whose lines YAML joins with spaces, but it keeps the line break before a line indented more than the block's first, such as this one, so the shell runs it as a command of its own, not as more of the one before: it gets ${keptBreak(previous, text)}; indent this line as the block's first line to join it to the command before, or write run: | with a backslash at the end of the line before`,
-        };
+        const gets = `it gets ${keptBreak({ ...previous!, text: before }, text)}`;
+        const note =
+          kept === "first"
+            ? `run is a >${given!} block, whose lines are indented ${given!} spaces more than its key (at column ${value.keyColumn! + Number(given) + 1}), but its first line is indented more than that, and YAML keeps the line break after a line indented more than the block's, so the shell runs this line as a command of its own, not as more of the one before: ${gets}; start the block's lines at column ${value.keyColumn! + Number(given) + 1}, or write run: > without the ${given!}, so that its first line sets the block's indentation`
+            : kept === "nested"
+              ? `run is a > block, whose lines YAML joins with spaces, but it keeps the line breaks around a line indented more than the block's first, so this line, indented more than the one before it, is a command of its own to the shell, not more of the one before: ${gets}; write the command on one line, or write run: | with a backslash at the end of the line before (a > block joins only the lines at its first line's indentation)`
+              : `run is a > block, whose lines YAML joins with spaces, but it keeps the line break before a line indented more than the block's first, such as this one, so the shell runs it as a command of its own, not as more of the one before: ${gets}; indent this line as the block's first line to join it to the command before, or write run: | with a backslash at the end of the line before`;
+        return { offset: start, note };
       }
     }
+    first = previous === undefined;
     previous = line;
     blank = false;
   }
   return undefined;
+}
+
+/**
+ * Whether YAML keeps the line break between two lines of a `>` block, where they were likely meant to be one command:
+ * "kept" before a line indented more than the block's first after one that is not (`docker run` then `  --rm`);
+ * "nested" before one indented more than the line before it, both so (`  --rm` then `    --name x`, below a
+ * `do` on a line of its own); "first" after a first line indented more than a `>2` block's indentation says,
+ * which keeps every break after it, whatever the next line's indentation. Undefined where YAML joins them, or the
+ * line is indented no more than the one before it, as a loop's body is written.
+ */
+function keptBreakBefore(previous: Line, line: Line, first: boolean): "kept" | "nested" | "first" | undefined {
+  if (!previous.kept) return line.kept ? "kept" : undefined;
+  if (first) return "first";
+  const depth = (text: string) => text.length - text.trimStart().length;
+  return line.kept && depth(line.text) > depth(previous.text) ? "nested" : undefined;
 }
 
 /**

@@ -872,6 +872,50 @@ describe("parseWorkflow on a valid file", () => {
     ]);
   });
 
+  // Before, no note for either: only a kept line right after one at the block's indentation was looked at.
+  it("notes a > block's line indented more than a kept line above it (a loop's body), and the line after a >2 block's first line indented more than the 2 says", () => {
+    const workflow = parse(
+      yaml(
+        "tasks:",
+        "  nested:",
+        "    run: >",
+        "      for f in *.tar; do",
+        "        docker load -i",
+        '          "$f"',
+        "      done",
+        "  body:",
+        "    run: >",
+        "      for f in *.tar; do",
+        '        docker load -i "$f"',
+        '        rm "$f"',
+        "      done",
+        "  over:",
+        "    run: >2",
+        "        docker run",
+        "        --rm image",
+        "  under:",
+        "    run: >2",
+        "        docker run",
+        "      --rm image",
+        "  given:",
+        "    run: >2",
+        "      docker run",
+        "        --rm image",
+      ),
+      "k.yaml",
+    );
+    expect(workflow.tasks.find((task) => task.id === "nested")!.run).toBe('for f in *.tar; do\n  docker load -i\n    "$f"\ndone\n');
+    expect(workflow.tasks.find((task) => task.id === "over")!.run).toBe("  docker run\n  --rm image\n");
+    const firstIndented = (at: string) =>
+      `k.yaml:${at}: task "${at.startsWith("17") ? "over" : "under"}": run is a >2 block, whose lines are indented 2 spaces more than its key (at column 7), but its first line is indented more than that, and YAML keeps the line break after a line indented more than the block's, so the shell runs this line as a command of its own, not as more of the one before: it gets docker run and then, on a line of its own, --rm image; start the block's lines at column 7, or write run: > without the 2, so that its first line sets the block's indentation`;
+    expect(workflow.notes).toEqual([
+      `k.yaml:6:11: task "nested": run is a > block, whose lines YAML joins with spaces, but it keeps the line breaks around a line indented more than the block's first, so this line, indented more than the one before it, is a command of its own to the shell, not more of the one before: it gets docker load -i and then, on a line of its own, "$f"; write the command on one line, or write run: | with a backslash at the end of the line before (a > block joins only the lines at its first line's indentation)`,
+      firstIndented("17:9"),
+      firstIndented("21:7"),
+      "k.yaml:25:9: task \"given\": run is a > block, whose lines YAML joins with spaces, but it keeps the line break before a line indented more than the block's first, such as this one, so the shell runs it as a command of its own, not as more of the one before: it gets docker run and then, on a line of its own, --rm image; indent this line as the block's first line to join it to the command before, or write run: | with a backslash at the end of the line before",
+    ]);
+  });
+
   it("reads a plain run of many lines inside a quote in about ten times what a tenth of them takes, with no note", async () => {
     // Each line's text before it was read from the value's start for its quotes: 3,000 lines inside an open quote took 2.8 s to validate, 100x 300 of them.
     const { bestOfAlternating } = await import("../helpers/timing.js");
