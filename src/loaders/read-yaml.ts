@@ -29,9 +29,8 @@ const deepMessage = `nesting is deeper than ${MAX_NESTING_DEPTH} levels; a workf
 export function readYaml(text: string, file: string): ParsedYaml | { problems: ProblemList } {
   const lineCounter = new LineCounter();
   const problems = new ProblemList(file, lineCounter, text.length);
-  const tooDeep = (offset: number, flow = false, outermost?: number): void => reportTooDeep(offset, text, problems, flow, outermost);
-  const tokens = tokenize(text, lineCounter, tooDeep);
-  if (tokens === undefined || !scanTokens(tokens, problems, tooDeep)) return { problems };
+  const tokens = tokenize(text, lineCounter, (offset, flow, outermost, read) => reportTooDeep(offset, text, problems, { flow, outermost, tokens: read }));
+  if (tokens === undefined || !scanTokens(tokens, problems, (offset, flow = false) => reportTooDeep(offset, text, problems, { flow, tokens }))) return { problems };
   let document: Document.Parsed | undefined;
   try {
     const composer = new Composer({ schema: "core", uniqueKeys: false, merge: true });
@@ -56,7 +55,7 @@ const TAB_INDENTED_LINE = /^ *\t[ \t]*[^\s#]/m;
  * tab. There, the first such tab before it is told, with the nesting as what may follow from it; not where the nesting is of
  * brackets (`[[[...]]]`, `flow`), which no tab makes: a tab in a `|` block's text (a `<<-` heredoc's) was told as the cause.
  */
-function reportTooDeep(offset: number, text: string, problems: ProblemList, flow: boolean, outermost?: number): void {
+function reportTooDeep(offset: number, text: string, problems: ProblemList, { flow, outermost, tokens }: { flow: boolean; outermost?: number; tokens: readonly unknown[] }): void {
   // Brackets opened and never closed (`{a: {a: {a: ...` cut short, a generator's bug): the first of them is the mistake, told where it is.
   const unclosed = outermost === undefined ? undefined : firstUnclosed(text, outermost);
   if (unclosed !== undefined) {
@@ -64,15 +63,47 @@ function reportTooDeep(offset: number, text: string, problems: ProblemList, flow
     problems.atOffset(unclosed, `this ${open} is never closed with ${close}; the brackets opened after it nest deeper than ${MAX_NESTING_DEPTH} levels at ${problems.lineCol(offset)}, where yaml stopped reading`);
     return;
   }
-  const tab = flow ? null : TAB_INDENTED_LINE.exec(text.slice(0, offset));
-  if (tab === null) {
+  const tab = flow ? undefined : tabIndentBefore(text, offset, tokens);
+  if (tab === undefined) {
     problems.atOffset(offset, deepMessage);
     return;
   }
   problems.atOffset(
-    tab.index + tab[0].indexOf("\t"),
+    tab,
     `Tabs are not allowed as indentation: indent with spaces (an editor set to insert spaces in .yaml files keeps it so); yaml read the lines below it as nested ever deeper, past the limit of ${MAX_NESTING_DEPTH} levels at ${problems.lineCol(offset)}, which may follow from it: fix the tab first`,
   );
+}
+
+/**
+ * The offset of the first tab where a line's indentation is, before `offset`, that is not in a `|` or `>` block's text
+ * (a `<<-` heredoc's lines there start with a tab, which YAML reads as text: deep nesting below it is none of its doing).
+ * The blocks are found once in `tokens` (those read so far: the parser's stack too, where it stopped mid-way).
+ */
+function tabIndentBefore(text: string, offset: number, tokens: readonly unknown[]): number | undefined {
+  const before = text.slice(0, offset);
+  const tabLine = new RegExp(TAB_INDENTED_LINE.source, "gm");
+  let blocks: Array<[number, number]> | undefined;
+  // The tabs are found in the order they are written, and the blocks are walked alongside: each is passed once.
+  let block = 0;
+  for (let found = tabLine.exec(before); found !== null; found = tabLine.exec(before)) {
+    const tab = found.index + found[0].indexOf("\t");
+    blocks ??= blockScalarRanges(tokens).sort(([a], [b]) => a - b);
+    while (block < blocks.length && blocks[block]![1] <= tab) block++;
+    if (block === blocks.length || blocks[block]![0] > tab) return tab;
+  }
+  return undefined;
+}
+
+/** Where each `|` or `>` block among `tokens` is, from its header to its text's end. */
+function blockScalarRanges(tokens: readonly unknown[]): Array<[number, number]> {
+  const ranges: Array<[number, number]> = [];
+  visitTokens(tokens as CST.Token[], (token) => {
+    if (token.type !== "block-scalar") return;
+    const last = token.props.at(-1);
+    const textStart = last === undefined ? token.offset : last.offset + ("source" in last ? last.source.length : 0);
+    ranges.push([token.offset, textStart + token.source.length]);
+  });
+  return ranges;
 }
 
 const openers = new Set(["[", "{"]);
@@ -525,7 +556,7 @@ function countLines(text: string, lineCounter: LineCounter): void {
 /** Far above what MAX_NESTING_DEPTH levels of block nesting take on yaml's parser stack; far below what overflows it (about 3,000). */
 const PARSER_STACK_LIMIT = 8 * MAX_NESTING_DEPTH;
 
-function tokenize(text: string, lineCounter: LineCounter, tooDeep: (offset: number, flow?: boolean, outermost?: number) => void): CST.Token[] | undefined {
+function tokenize(text: string, lineCounter: LineCounter, tooDeep: (offset: number, flow: boolean, outermost: number | undefined, read: readonly unknown[]) => void): CST.Token[] | undefined {
   const parser = new Parser();
   const tokens: CST.Token[] = [];
   countLines(text, lineCounter);
@@ -537,7 +568,7 @@ function tokenize(text: string, lineCounter: LineCounter, tooDeep: (offset: numb
     // The lexeme after a scalar mark is scalar text, never a bracket indicator.
     if (!afterScalarMark && openers.has(lexeme) && depth === 0) outermost = parser.offset;
     if (!afterScalarMark && openers.has(lexeme) && ++depth > MAX_NESTING_DEPTH) {
-      tooDeep(parser.offset, true, outermost);
+      tooDeep(parser.offset, true, outermost, tokens);
       return undefined;
     }
     if (!afterScalarMark && closers.has(lexeme)) depth = Math.max(0, depth - 1);
@@ -548,7 +579,7 @@ function tokenize(text: string, lineCounter: LineCounter, tooDeep: (offset: numb
     // is checked once parsed (scanTokens, with its place); this only stops what could never pass it.
     if (parser.stack.length > PARSER_STACK_LIMIT) {
       // At the first level too deep, as scanTokens places it: the stack's first entry is the document.
-      tooDeep(parser.stack[MAX_NESTING_DEPTH + 1]?.offset ?? parser.offset);
+      tooDeep(parser.stack[MAX_NESTING_DEPTH + 1]?.offset ?? parser.offset, false, undefined, [...tokens, ...parser.stack]);
       return undefined;
     }
   }

@@ -131,6 +131,20 @@ describe("hostile input", () => {
     expect(problemsOf(yaml(...heredoc, `      X: ${"{a: ".repeat(130)}${"}".repeat(130)}`))).toEqual(["10:522: nesting is deeper than 128 levels; a workflow needs only a few"]);
   });
 
+  it("does not tell a tab in a | block's text as the cause of block nesting too deep below it, but a tab below the block that is indentation", () => {
+    // Before, told as "Tabs are not allowed as indentation" at the heredoc's tab, for keys nested 200 deep, or `- - -` 300 or 5,000 deep.
+    const heredoc = ["tasks:", "  a:", "    run: |", "      cat <<-EOF", "      \thello", "      EOF", "x-deep:"];
+    const keys = Array.from({ length: 200 }, (_, depth) => `${" ".repeat(depth + 2)}k:`);
+    expect(problemsOf(yaml(...heredoc, ...keys))).toEqual(["135:130: nesting is deeper than 128 levels; a workflow needs only a few"]);
+    for (const count of [300, 5_000]) {
+      expect(problemsOf(yaml(...heredoc, `  ${"- ".repeat(count)}x`, "x-more: 1"))).toEqual(["8:257: nesting is deeper than 128 levels; a workflow needs only a few"]);
+    }
+    // A tab that is indentation, below the block, is still told.
+    expect(problemsOf(yaml(...heredoc, "  k:", "\tj: 1", ...keys))).toEqual([
+      "9:1: Tabs are not allowed as indentation: indent with spaces (an editor set to insert spaces in .yaml files keeps it so); yaml read the lines below it as nested ever deeper, past the limit of 128 levels at 137:130, which may follow from it: fix the tab first",
+    ]);
+  });
+
   it("rejects deep nesting built from aliases", () => {
     const lines = [`a: &a ${"[".repeat(100)}1${"]".repeat(100)}`, `b: &b ${"[".repeat(100)}*a${"]".repeat(100)}`, "tasks: { t: { run: x, env: *b } }"];
     expect(problemsOf(yaml(...lines))).toContain("2:107: alias *a nests deeper than 128 levels");
