@@ -1,6 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
+import { durationFlag } from "../../src/cli/flags.js";
+import { formatMs } from "../../src/engine/errors.js";
 import { parseWorkflow } from "../../src/loaders/index.js";
 import { NOW, parse, problemsOf, yaml } from "./helpers.js";
 
@@ -935,6 +937,17 @@ describe("parseWorkflow on a valid file", () => {
     expect(workflow.tasks.map((task) => task.delayMs)).toEqual([
       250, 30_000, 300_000, 3_600_000, 5_400_000, 3_723_004, 1500, 0, 2_592_000_000, 172_800_000, 129_600_000, 2_592_000_000, 1500, 1_800_000, 135_000, 129_600_000, 3_630_000, 2, 0,
     ]);
+  });
+
+  // Kept as taken since durations were first read, as Go's time.ParseDuration and systemd take them: refusing them now would
+  // break files that run. A flag takes the same, and taskq says each back in its own form (2h, 2m30s).
+  it("takes a unit's number past the next unit's size (90m, 1h60m, 1m90s, 1d24h), in a file and a flag alike", () => {
+    const forms = ["90m", "1h60m", "1m90s", "1d24h", "0h90m", "1s1000ms"];
+    const workflow = parse(yaml("tasks:", ...forms.map((form, index) => `  t${index}: { run: x, timeout: ${form} }`)));
+    const ms = [5_400_000, 7_200_000, 150_000, 172_800_000, 5_400_000, 2000];
+    expect(workflow.tasks.map((task) => task.timeoutMs)).toEqual(ms);
+    expect(forms.map((form) => durationFlag("--kill-grace", form))).toEqual(ms);
+    expect(ms.map((each) => formatMs(each))).toEqual(["1h30m", "2h", "2m30s", "2d", "1h30m", "2s"]);
   });
 
   it("keeps the default backoff and no timeout when nothing sets them", () => {
