@@ -137,7 +137,9 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
   const dash = COLON_IN_VALUE.test(message) || LIST_ON_KEY_LINE.test(message) ? dashValue(text, offset) : undefined;
   if (dash !== undefined) return dash.through === undefined ? `${message}: ${dash.words}` : { message: `${message}: ${dash.words}`, echoesThrough: dash.through };
   // The value yaml read as a mapping, from where it starts to the line's end, has a ": " (not one of the keys before it on a flow mapping's line).
-  if (COLON_IN_VALUE.test(message) && /:(\s|$)/.test(line.slice(offset - (text.lastIndexOf("\n", offset - 1) + 1)))) return `${message}: a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)`;
+  if (COLON_IN_VALUE.test(message) && /:(\s|$)/.test(line.slice(offset - (text.lastIndexOf("\n", offset - 1) + 1)))) {
+    return `${message}: a value with ": " in it must be quoted (${colonValueQuoted(line, offset - (text.lastIndexOf("\n", offset - 1) + 1)) ?? 'run: "echo a: b", not run: echo a: b'})`;
+  }
   if (COLON_IN_VALUE.test(message)) {
     const deeper = keyIndentedUnder(text, offset);
     if (deeper !== undefined) return `${message}: line ${deeper.line} is indented more than ${deeper.key}, so yaml reads it as more of the value of ${deeper.key}; start it at column ${deeper.col}, as ${deeper.key} is`;
@@ -307,6 +309,21 @@ function parseQuoted(json: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * For a block mapping's value at `column` of its line with ": " in it (`FOO: bar baz: qux`, an env value): that value quoted,
+ * and as written (`FOO: "bar baz: qux", not FOO: bar baz: qux`), a comment after it left out. Undefined where the value
+ * is not the line's first key's (a flow mapping's, `{ run: echo x: y }`), or has a quote or backslash a hint would have to escape,
+ * or a no-break space.
+ */
+function colonValueQuoted(line: string, column: number): string | undefined {
+  const key = KEY_LINE.exec(line);
+  if (key === null || !/^:[ \t]+$/.test(line.slice(key[1]!.length + key[2]!.length, column))) return undefined;
+  const name = key[2]!.trimEnd();
+  const value = withoutComment(line.slice(column));
+  // A no-break space (`a:\u00a0b`) would be written unseen: run's example then.
+  return /["\\\u00a0]/.test(value) || value === "" ? undefined : `${name}: "${value}", not ${name}: ${value}`;
 }
 
 /**

@@ -135,8 +135,12 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     const hint = ': a value with ": " in it must be quoted (run: "echo a: b", not run: echo a: b)';
     expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a: b"))).toEqual([`3:10: Nested mappings are not allowed in compact mappings${hint}`]);
     expect(problemsOf(yaml("tasks:", "  b: { run: echo x: y }"))).toEqual([`2:13: Block collections are not allowed within flow collections${hint}`]);
-    expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a:"))).toEqual([`3:10: Nested mappings are not allowed in compact mappings${hint}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: echo a:"))).toEqual(['3:10: Nested mappings are not allowed in compact mappings: a value with ": " in it must be quoted (run: "echo a:", not run: echo a:)']);
     expect(problemsOf(yaml("tasks:", "  a: { run: [ - x ] }"))[0]).not.toContain("quoted");
+    // The value and key written, not run's example, for another key (before, `(run: "echo a: b", not run: echo a: b)` for an env value), a comment left out.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    env:", "      FOO: bar baz: qux  # why"))).toEqual([
+      '5:12: Nested mappings are not allowed in compact mappings: a value with ": " in it must be quoted (FOO: "bar baz: qux", not FOO: bar baz: qux)',
+    ]);
   });
 
   it("says to quote a value that is - alone or starts with \"- \", which YAML reads as a list's item, flow or block style; not that a value with \": \" must be quoted", () => {
