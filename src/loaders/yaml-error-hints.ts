@@ -96,6 +96,8 @@ export function withHint(message: string, text: string, offset: number, tokens: 
   // A comment left of a block's lines ends the block: the mistake is the comment's, above where yaml tells it.
   const comment = UNALIGNED_KEY.test(message) || LINE_AS_KEY.test(message) ? commentEndingBlock(text, offset) : undefined;
   if (comment !== undefined) return comment;
+  const glued = UNALIGNED_KEY.test(message) ? gluedKeyAbove(text, offset) : undefined;
+  if (glued !== undefined) return glued;
   const hint = hintFor(message, text, offset, tokens, json);
   return typeof hint === "string" ? { message: hint } : hint;
 }
@@ -452,6 +454,26 @@ function blockAbove(text: string, offset: number): { index: number; indent: numb
     blockIndent = depth;
   }
   return undefined;
+}
+
+/**
+ * For a key yaml found out of line with its mapping's: where the text line above it, indented as much, is a key glued to
+ * its value with a comment after it (`retries:2 # flaky` then `run: x`): the comment ends that line as one plain value, the
+ * value of the key above it, so the key below is out of line. Told at the glued key, what to write. Undefined otherwise.
+ */
+function gluedKeyAbove(text: string, offset: number): { message: string; offset: number } | undefined {
+  const { lines, index, indent } = textLineFrom(text, offset) ?? {};
+  if (lines === undefined || index === undefined || indent === undefined) return undefined;
+  let above = index - 1;
+  while (above >= 0 && !isTextLine(lines[above]!)) above--;
+  const line = lines[above];
+  if (line === undefined || line.length - line.trimStart().length !== indent || !/[ \t]#/.test(line)) return undefined;
+  const glued = GLUED_KEY.exec(line.replace(/[ \t]+#.*$/, ""));
+  if (glued === null) return undefined;
+  return {
+    offset: lineStart(text, above) + indent,
+    message: `a key's colon must be followed by a space (${glued[1]!}: ${withoutComment(glued[2]!)}); without one, yaml reads ${glued[1]!}:${withoutComment(glued[2]!)} as text, and the key on line ${index + 1} below it as out of line`,
+  };
 }
 
 /** What blockLineShort found, told. */

@@ -224,6 +224,10 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  - run: x", "    timeout:5m"))).toEqual(["3:5: Implicit map keys need to be followed by map values: a key's colon must be followed by a space (timeout: 5m)"]);
     // A comment after it is not written into the value: before, `(retries: 2 # flaky)`.
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries:2 # flaky"))).toEqual(["4:5: Implicit map keys need to be followed by map values: a key's colon must be followed by a space (retries: 2)"]);
+    // With a key below it, yaml tells that key out of line (the comment ends the glued line as the task's value): told at the glued key.
+    expect(problemsOf(yaml("tasks:", "  a:", "    retries:2 # flaky", "    run: x"))).toEqual([
+      "3:5: a key's colon must be followed by a space (retries: 2); without one, yaml reads retries:2 as text, and the key on line 4 below it as out of line",
+    ]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run:echo hi"))).toEqual(['3:5: task "a": the task must be a mapping with at least `run`, got "run:echo hi"; a key\'s colon must be followed by a space (run: echo hi)']);
     // A URL is no key glued to its value.
     expect(problemsOf(yaml("tasks:", "  a:", "    run: curl", "    https://example.com"))).toEqual(["4:5: Implicit map keys need to be followed by map values"]);
