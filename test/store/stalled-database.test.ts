@@ -91,6 +91,41 @@ describe("a database that stops answering", () => {
     await observer.cancelRun(runId);
   });
 
+  it("a lease that runs out while the database refuses connections is lost as unreachable, not to a row lock an earlier renewal met and that was let go since", async () => {
+    const events: WorkerEvent[] = [];
+    let reason = "";
+    const { proxy } = await stallableWorker({
+      leaseMs: 3_000,
+      events,
+      handler: (context) =>
+        untilAborted(context).catch((error: unknown) => {
+          reason = (error as Error).message;
+          throw error;
+        }),
+    });
+    const runId = await observer.submitRun(workflow([task("held", { retries: 1 })]));
+    await until(() => events.some((event) => event.type === "started"));
+    // A psql session holds the task's row: a renewal is refused it, and says so.
+    const locker = new pg.Client({ connectionString: DATABASE_URL, application_name: "psql" });
+    await locker.connect();
+    cleanups.push(() => locker.end());
+    await locker.query("BEGIN");
+    await locker.query(`SELECT 1 FROM "${schema}".tasks WHERE run_id = $1 FOR UPDATE`, [runId]);
+    const lockedRenewal = (event: WorkerEvent) => event.type === "db-error" && event.operation === "heartbeat" && (event.error as { code?: string }).code === "STORE_LOCKED";
+    await until(() => events.some(lockedRenewal), 5_000);
+    // Then the lock is let go, and the database refuses every connection until the lease has run out.
+    proxy.refuse();
+    await locker.query("COMMIT");
+    await until(() => events.some((event) => event.type === "lease-lost"), 5_000 + SLACK_MS);
+    expect(events.filter((event) => event.type === "db-error" && event.operation === "heartbeat" && !lockedRenewal(event)).length).toBeGreaterThan(0);
+    expect(events.find((event) => event.type === "lease-lost")).toMatchObject({ why: "unreachable" });
+    await until(() => reason !== "");
+    expect(reason).not.toContain("waited for a lock");
+    proxy.accept();
+    await sql(observer, "UPDATE $schema.tasks SET lease_expires_at = now() WHERE run_id = $1", [runId]);
+    await observer.cancelRun(runId);
+  });
+
   it("stop returns while the database does not answer; a second stop brings the deadline forward", async () => {
     const events: WorkerEvent[] = [];
     let aborted = "";

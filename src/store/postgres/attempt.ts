@@ -407,8 +407,10 @@ export class Attempt {
       // may be let go before the lease runs out, and the renewal at the next heartbeat could come too late.
       const next = error instanceof TaskqError && error.code === "STORE_LOCKED" ? Math.min(RENEWAL_LOCKED_RETRY_MS, this.#options.heartbeatMs) : this.#options.heartbeatMs;
       // Kept until a renewal goes through: a lease that runs out meanwhile says whose lock it waited for, not that the database did not answer.
-      // (Another error since, a renewal that timed out, most often waited for the same row: the words stay.)
+      // (A renewal that timed out since most often waited for the same row: the words stay. One that got no connection, or lost
+      // it, did not reach the row: the database did not answer, whatever lock an earlier one met, which may have been let go since.)
       if (error instanceof RenewalLockedError) this.#lockedBy = error.held;
+      else if (!mayHaveWaitedForLock(error)) this.#lockedBy = undefined;
       // Told as "retrying" only when a retry comes before the lease runs out (a timeout is what was
       // left of it): otherwise the lease watch tells what happened.
       if (this.#heartbeat === undefined || this.#lost !== undefined || performance.now() + next >= this.#leaseEnds) return;
@@ -456,6 +458,18 @@ export class Attempt {
     // Ran out: another worker may have the task now, or no one; the record tells (see #record).
     if (why === "taken") this.#options.onLeaseLost();
   }
+}
+
+/**
+ * Whether a renewal that failed may have waited for its task's row all the same: its statement timed out (the driver's
+ * query_timeout: the lease's end), or it waited for one of the renewals' connections, taken by others waiting on rows.
+ * Not one refused a connection, or whose connection was lost: it never reached the row.
+ */
+function mayHaveWaitedForLock(error: unknown): boolean {
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
+    if (cause.message === "Query read timeout" || cause.message === "timeout exceeded when trying to connect") return true;
+  }
+  return false;
 }
 
 /** Why an attempt's lease was lost, in the words of its error. */
