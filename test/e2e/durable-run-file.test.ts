@@ -106,4 +106,26 @@ describe("a run id submitted again with another workflow file", () => {
     });
     expect((await store.runStatus(piped)).tasks.map((task) => task.key)).toEqual(["compile", "test", "package"]);
   });
+  it("read from a pipe by its path (`taskq submit <(generate)`, /dev/fd/N) and refused, is told to be submitted under another --run-id, not by that path again nor under an id made of its number", async () => {
+    const build = await workflowFile("fd-build", "tasks:\n  compile: { run: echo compile }\n");
+    const runId = `fd-${randomBytes(3).toString("hex")}`;
+    runIds.push(runId);
+    expect((await taskq(["submit", build, "--run-id", runId])).code).toBe(0);
+    // The workflow through a shell's process substitution: a pipe named /dev/fd/N.
+    const script = `exec "$NODE" "$BIN" submit <(printf '%s' "$WORKFLOW") --run-id ${runId}`;
+    const child = spawn("bash", ["-c", script], {
+      cwd: durable.ws.dir,
+      env: { ...process.env, CI: "true", NO_COLOR: "1", ...ENV, NODE: process.execPath, BIN, WORKFLOW: "tasks:\n  lint: { run: echo lint }\n" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    stderr = stderr.replace(/\/dev\/fd\/\d+/g, "/dev/fd/N");
+    expect({ code, stderr }).toEqual({
+      code: 2,
+      stderr: `taskq: run ${runId} was submitted from ${build}, not /dev/fd/N (which has none of its tasks): a run id is for one workflow file, which may be submitted again, edited or not, to add its new tasks; nothing was submitted: submit it under another --run-id\n`,
+    });
+    expect((await durable.store.runStatus(runId)).tasks.map((task) => task.key)).toEqual(["compile"]);
+  });
 });

@@ -316,11 +316,15 @@ async function sameFile(client: pg.ClientBase, names: SchemaNames, runId: string
   throw otherFileError(runId, stored, file, "");
 }
 
-/** STORE_OTHER_FILE: run `runId`, submitted from `stored`, given another workflow `file` (`why`: what tells it apart, where its name does not). */
+/**
+ * STORE_OTHER_FILE: run `runId`, submitted from `stored`, given another workflow `file` (`why`: what tells it apart, where its name does not).
+ * One read from standard input or a pipe (`<(generate)`: /dev/fd/63) is told to be submitted as "it": its path is no name to give
+ * again, nor to make a run id of.
+ */
 function otherFileError(runId: string, stored: string, file: string, why: string): TaskqError {
   return new TaskqError(
     "STORE_OTHER_FILE",
-    `run ${runId} was submitted from ${stored}, not ${file}${why === "" ? "" : ` (which ${why})`}: a run id is for one workflow file, which may be submitted again, edited or not, to add its new tasks; nothing was submitted: submit ${file === "<stdin>" ? "it" : `${file}`} under another --run-id${file === "<stdin>" ? "" : otherId(runId, file)}`,
+    `run ${runId} was submitted from ${stored}, not ${file}${why === "" ? "" : ` (which ${why})`}: a run id is for one workflow file, which may be submitted again, edited or not, to add its new tasks; nothing was submitted: submit ${unnamedFile(file) ? "it" : file} under another --run-id${unnamedFile(file) ? "" : otherId(runId, file)}`,
     { exitCode: 2 },
   );
 }
