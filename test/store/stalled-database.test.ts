@@ -1,5 +1,6 @@
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { RenewalLockedError, RENEWAL_LOCKED_RETRY_MS } from "../../src/store/postgres/lock-wait.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { PostgresWorker } from "../../src/store/postgres/worker.js";
 import type { AttemptContext, WorkerEvent } from "../../src/store/postgres/worker-types.js";
@@ -122,6 +123,44 @@ describe("a database that stops answering", () => {
     await until(() => reason !== "");
     expect(reason).not.toContain("waited for a lock");
     proxy.accept();
+    await sql(observer, "UPDATE $schema.tasks SET lease_expires_at = now() WHERE run_id = $1", [runId]);
+    await observer.cancelRun(runId);
+  });
+
+  it("a lease that runs out while its task's row is locked is lost to that lock, though the last retry's timer fired a moment past the lease's end: no stall", async () => {
+    const events: WorkerEvent[] = [];
+    const store = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
+    cleanups.push(() => store.close());
+    const leaseMs = 3_000;
+    const heartbeatMs = 1_000;
+    // The first renewal goes through; the second is refused the row (as a psql session holding it has it refused), its answer
+    // coming so that the retry is due 2 ms before the lease runs out; and this process is busy from just before then to
+    // 15 ms after (a busy event loop, a GC pause): that retry's timer fires a moment past the lease's end.
+    const renew = store.renew.bind(store);
+    let leaseEnds = 0;
+    let calls = 0;
+    store.renew = async (...args: Parameters<PostgresStore["renew"]>) => {
+      const sentAt = performance.now();
+      calls++;
+      if (calls === 1) {
+        leaseEnds = sentAt + leaseMs;
+        return renew(...args);
+      }
+      if (calls > 2) return renew(...args);
+      await new Promise((resolve) => setTimeout(resolve, leaseEnds - RENEWAL_LOCKED_RETRY_MS - 2 - performance.now()));
+      setTimeout(() => {
+        while (performance.now() < leaseEnds + 15);
+      }, leaseEnds - 20 - performance.now());
+      const held = 'task "held" of run r is locked by another session (pid 42, application_name "psql")';
+      throw new RenewalLockedError(held, `heartbeat failed: ${held}`, new Error("lock not available"));
+    };
+    const worker = new PostgresWorker({ store, concurrency: 1, leaseMs, heartbeatMs, pollMs: 200, onEvent: (event) => events.push(event), handler: (_task, context) => untilAborted(context) });
+    cleanups.push(() => worker.stop({ deadlineMs: 0 }));
+    const runId = await observer.submitRun(workflow([task("held")]));
+    await worker.start();
+    await until(() => events.some((event) => event.type === "lease-lost"), leaseMs + 2 * SLACK_MS);
+    expect(calls).toBeGreaterThanOrEqual(2);
+    expect(events.find((event) => event.type === "lease-lost")).toMatchObject({ why: "locked" });
     await sql(observer, "UPDATE $schema.tasks SET lease_expires_at = now() WHERE run_id = $1", [runId]);
     await observer.cancelRun(runId);
   });

@@ -51,6 +51,8 @@ export class Attempt {
   readonly #controller = new AbortController();
   readonly #options: AttemptOptions;
   #heartbeat: NodeJS.Timeout | undefined;
+  /** When (performance.now()) the renewal `#heartbeat` sends is due. */
+  #heartbeatDue = 0;
   /** When the lease runs out unless renewed: counted from when the request that set it was sent (the database's count starts later). */
   #leaseEnds: number;
   #leaseWatch: NodeJS.Timeout | undefined;
@@ -344,6 +346,7 @@ export class Attempt {
   }
 
   #scheduleHeartbeat(delay = this.#options.heartbeatMs): void {
+    this.#heartbeatDue = performance.now() + delay;
     this.#heartbeat = setTimeout(() => void this.#renew(), delay);
   }
 
@@ -367,9 +370,11 @@ export class Attempt {
     const { store, leaseMs, metrics, emit } = this.#options;
     const { task } = this;
     const sentAt = performance.now();
-    // Run out already (this process stalled): the lease watch, due now, decides.
+    // Run out already: the lease watch, due now, decides. This process stalled where this renewal comes a heartbeat's
+    // interval late or more, as the watch tells a stall; not where it is a retry due just before the lease's end (a row
+    // locked is tried again soon) whose timer fired a moment after it: the watch tells why the renewals failed.
     if (sentAt >= this.#leaseEnds) {
-      this.#stalled = true;
+      if (sentAt - this.#heartbeatDue >= this.#options.heartbeatMs) this.#stalled = true;
       return;
     }
     // Once the handler has ended, only the lease is renewed: the last lines go with the end.
