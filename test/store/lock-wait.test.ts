@@ -152,6 +152,27 @@ describe("a lock another session holds", () => {
     // is held by another session".
     expect(await freedAtLastTry("freed-updated", "u", "UPDATE $tasks SET priority = priority WHERE run_id = $1 AND key = $2", "COMMIT")).toEqual({ rows: [{ key: "u" }], tries: 9 });
   });
+  it("renewals refused a row another session holds keep their connection, as the look-ups of the holder do: no new session for each refusal", { timeout: 60_000 }, async () => {
+    const named = await PostgresStore.open({ connectionString: DATABASE_URL, schema: store.schema, applicationName: "renewal-keeper" });
+    const sessions = async (): Promise<number[]> =>
+      (await sql<{ pid: number }>(store, "SELECT pid FROM pg_stat_activity WHERE application_name = $1 ORDER BY pid", [storeApplicationName("renewal-keeper", store.schema)])).map((row) => row.pid);
+    try {
+      await named.submitRun(workflow([task("f")]), { runId: "renewal-kept" });
+      const [leased] = await named.lease("w1", 1, 30_000, { runId: "renewal-kept" });
+      expect(leased?.runId).toBe("renewal-kept");
+      await whileHeld("renewal-kept", "f", async () => {
+        const refused = async () => expect(named.heartbeat(leased!.taskId, leased!.leaseToken, 30_000, { timeoutMs: 20_000 })).rejects.toMatchObject({ code: "STORE_LOCKED" });
+        await refused();
+        const before = await sessions();
+        for (let index = 0; index < 4; index++) await refused();
+        // Before, each refusal closed its session and opened another (pool.query drops a connection whose query failed).
+        expect(await sessions()).toEqual(before);
+      });
+      expect(await named.heartbeat(leased!.taskId, leased!.leaseToken, 30_000)).toBe("renewed");
+    } finally {
+      await named.close();
+    }
+  });
   it("a renewal whose row is held names the session holding it at once, with every connection of the main pool taken (records waiting on locks)", { timeout: 60_000 }, async () => {
     // A pool of one connection, taken: the look-up of the holder waited for it, up to the connect timeout, and the renewal's retry with it.
     const small = await PostgresStore.open({ connectionString: DATABASE_URL, schema: store.schema, poolSize: 1, connectTimeoutMs: 8_000 });

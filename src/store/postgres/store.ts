@@ -313,7 +313,7 @@ export class PostgresStore {
     return this.#guard(
       "heartbeat",
       () =>
-        renewLease(this.#renewals, this.#names, taskId, token, leaseMs, options.timeoutMs, tail, options.skipLocked).catch(async (error: unknown) => {
+        keptIfRefused(this.#renewals, (client) => renewLease(client, this.#names, taskId, token, leaseMs, options.timeoutMs, tail, options.skipLocked)).catch(async (error: unknown) => {
           // Its row held by another session (a psql transaction): STORE_LOCKED, naming it, and the attempt tries again soon (see Attempt).
           // Looked up on the renewals' pool: the main one may have every connection taken by records waiting on locks, and the
           // look-up would wait for one (up to the connect timeout), the renewal's retry with it, while the lease runs out.
@@ -626,4 +626,23 @@ export class PostgresStore {
     const ended = Promise.allSettled([this.pool.end(), this.#renewals.end()]);
     await Promise.race([ended, sleep(CLOSE_WAIT_MS, undefined, { ref: false })]);
   }
+}
+
+/**
+ * `use` of a connection of `pool`, given back to it where the database refused the statement for a lock it did not get
+ * (lock_timeout: the session is idle again, its prepared statements kept), as after a success. pool.query closes the
+ * connection of every query that failed: a renewal refused its task's row (every ~200 ms while a session holds it) made a
+ * new connection each time, and the look-up of the holder another. Any other failure (a timeout, a lost connection) closes it.
+ */
+async function keptIfRefused<T>(pool: pg.Pool, use: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let result: T;
+  try {
+    result = await use(client);
+  } catch (error) {
+    client.release(!isLockNotAvailable(error));
+    throw error;
+  }
+  client.release();
+  return result;
 }
