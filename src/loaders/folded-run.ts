@@ -90,14 +90,29 @@ export function keptLineInFold(value: FoldedSource): { offset: number; note: str
   let unclosedQuoteBefore: ((offset: number) => unknown) | undefined;
   let patternEnds: Set<number> | undefined;
   const given = /^>[-+]?(\d)/.exec(value.source)?.[1];
+  /** The here-documents opened on the lines so far whose lines are still being read (text, indented as it needs), the first first. */
+  const heredocs: Array<{ word: string; tabs: boolean }> = [];
+  /** Whether `previous` is a here-document's line or its delimiter: the line break after it is the shell's to read as written. */
+  let inHeredoc = false;
   for (const line of blockLines(value)) {
     if (line.text === "") {
       blank = true;
       continue;
     }
+    if (heredocs.length > 0) {
+      const { word, tabs } = heredocs[0]!;
+      if ((tabs ? line.text.replace(/^\t+/, "") : line.text) === word) heredocs.shift();
+      first = false;
+      previous = line;
+      inHeredoc = true;
+      blank = false;
+      continue;
+    }
     // A first line kept for a tab, where no indentation is given, was told nothing before, and is not here.
-    const kept = previous === undefined || blank ? undefined : keptBreakBefore(previous, line, first && given !== undefined);
-    if (kept !== undefined && !CARRIES_ON.test(previous!.text) && (/\\+$/.exec(previous!.text)?.[0].length ?? 0) % 2 === 0) {
+    const kept = previous === undefined || blank || inHeredoc ? undefined : keptBreakBefore(previous, line, first && given !== undefined);
+    // A comment after the command (`do # each file`) is no more of it: what the shell reads on after is the command's end.
+    const code = previous === undefined ? "" : withoutShellComment(previous.text);
+    if (kept !== undefined && !CARRIES_ON.test(code) && (/\\+$/.exec(code)?.[0].length ?? 0) % 2 === 0) {
       const before = previous!.text.trimStart();
       const text = line.text.trimStart();
       const start = line.start + line.text.length - text.length;
@@ -106,8 +121,8 @@ export function keptLineInFold(value: FoldedSource): { offset: number; note: str
       const asMeant =
         KEPT_AS_MEANT.test(text) ||
         AS_MEANT_AFTER.test(before) ||
-        (/\sin$/.test(before) && CASE_WORD.test(before)) ||
-        (before.endsWith(")") && (patternEnds ??= new Set(casePatternEnds(value.source).map(({ end }) => end))).has(previous!.start + previous!.text.length - 1 - value.offset));
+        (/\sin$/.test(code) && CASE_WORD.test(code)) ||
+        (code.endsWith(")") && (patternEnds ??= new Set(casePatternEnds(value.source).map(({ end }) => end))).has(previous!.start + code.length - 1 - value.offset));
       if (!asMeant && unclosedQuoteBefore(start - value.offset) === undefined) {
         const gets = `it gets ${keptBreak({ ...previous!, text: before }, text)}`;
         const note =
@@ -121,9 +136,19 @@ export function keptLineInFold(value: FoldedSource): { offset: number; note: str
     }
     first = previous === undefined;
     previous = line;
+    inHeredoc = false;
     blank = false;
+    for (const [, dash, , word] of withoutShellComment(line.text).matchAll(HEREDOC)) heredocs.push({ word: word!, tabs: dash === "-" });
   }
   return undefined;
+}
+
+/** A here-document's operator and delimiter (`<<EOF`, `<<-'END'`), not a here-string's `<<<`. */
+const HEREDOC = /(?<!<)<<(-?)[ \t]*(["']?)([^\s"'<>;&|()]+)\2/g;
+
+/** A line's text without a comment after its command (` # note`), and the spaces before it; a whole-line comment is left as it is. */
+function withoutShellComment(text: string): string {
+  return /^\s*#/.test(text) ? text : text.replace(/[ \t]#.*$/, "").trimEnd();
 }
 
 /**

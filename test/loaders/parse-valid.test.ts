@@ -918,6 +918,59 @@ describe("parseWorkflow on a valid file", () => {
     ]);
   });
 
+  // A heredoc's lines indented as its text needs (a values file, a <<- heredoc's tabs), and a comment after a `do`, `then` or a case's
+  // pattern: the shell reads each kept line break as meant, where the notes said to write the lines as one command, which breaks them.
+  it("does not note a > block's line indented more than the one before inside a heredoc, nor after a do, then or case pattern with a comment", () => {
+    const workflow = parse(
+      yaml(
+        "tasks:",
+        "  values:",
+        "    run: >",
+        "      cat > values.yaml <<EOF",
+        "        image:",
+        "          tag: 1",
+        "      EOF",
+        "  tabs:",
+        "    run: >",
+        "      cat <<-EOF",
+        "      \thello",
+        "      \t\tworld",
+        "      \tEOF",
+        "  pattern:",
+        "    run: >",
+        "      for x in a b; do",
+        "        case $x in",
+        "          a) # the first",
+        "            echo a",
+        "            ;;",
+        "        esac",
+        "      done",
+        "  do:",
+        "    run: >",
+        "      for f in *; do # each file",
+        '        echo "$f"',
+        "      done",
+        "  then:",
+        "    run: >",
+        '      if [ -n "$CI" ]; then # in CI',
+        "        echo ci",
+        "      fi",
+        "  after:",
+        "    run: >",
+        "      for f in *; do # each file",
+        "        docker load -i",
+        '          "$f"',
+        "      done",
+      ),
+      "k.yaml",
+    );
+    expect(workflow.tasks.find((task) => task.id === "tabs")!.run).toBe("cat <<-EOF\n\thello\n\t\tworld\n\tEOF\n");
+    expect(workflow.tasks.find((task) => task.id === "values")!.run).toBe("cat > values.yaml <<EOF\n  image:\n    tag: 1\nEOF\n");
+    expect(workflow.notes).toEqual([
+      `k.yaml:37:11: task "after": run is a > block, whose lines YAML joins with spaces, but it keeps the line breaks around a line indented more than the block's first, so this line, indented more than the one before it, is a command of its own to the shell, not more of the one before: it gets docker load -i and then, on a line of its own, "$f"; write the command on one line, or write run: | with a backslash at the end of the line before (a > block joins only the lines at its first line's indentation)`,
+    ]);
+  });
+
   it("reads a plain run of many lines inside a quote in about ten times what a tenth of them takes, with no note", async () => {
     // Each line's text before it was read from the value's start for its quotes: 3,000 lines inside an open quote took 2.8 s to validate, 100x 300 of them.
     const { bestOfAlternating } = await import("../helpers/timing.js");
