@@ -331,9 +331,22 @@ function colonValueQuoted(line: string, column: number): string | undefined {
 /**
  * A plain value's text as written on its line, without the comment after it (` # note`, which YAML
  * reads as a comment, not as more of the value) and the spaces around it, for a hint that writes the value.
+ * A ` #` inside the value's own quotes (`@echo "issue # 42"`), which a word starts (not `it's`), is its text,
+ * which the quotes the hint writes keep: cut there, the command would leave its quote open.
  */
 function withoutComment(value: string): string {
-  return value.replace(/[ \t]#.*$/, "").trim();
+  let quote: string | undefined;
+  for (let index = 0; index < value.length; index++) {
+    const character = value[index]!;
+    if (quote !== undefined) {
+      if (character === quote) quote = undefined;
+    } else if ((character === '"' || character === "'") && /^$|[\s=]/.test(value[index - 1] ?? "")) {
+      quote = character;
+    } else if (character === "#" && /[ \t]/.test(value[index - 1] ?? "")) {
+      return value.slice(0, index).trim();
+    }
+  }
+  return value.trim();
 }
 
 /** The 1-based number of the line of `text` holding `offset`. */

@@ -324,6 +324,9 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     // A comment after the value stays out of the quotes (before, `run: "@foo bar # note"`); a # with no space before it is the value's.
     expect(problemsOf(yaml("tasks:", "  a:", "    run: @foo bar # note"))).toEqual(['3:10: Plain value cannot start with reserved character @: a value that starts with @ must be quoted (run: "@foo bar")']);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: > out.txt#1 # note"))).toEqual(['3:12: Not a YAML token: out.txt#1 # note: a value that starts with > must be quoted (run: "> out.txt#1")']);
+    // A " #" inside the command's own quotes is its text, kept in the quotes written (before, `run: "@echo \"issue"`, a quote left open); one after them is a comment.
+    expect(problemsOf(yaml("tasks:", "  a:", '    run: @echo "issue # 42"'))).toEqual(['3:10: Plain value cannot start with reserved character @: a value that starts with @ must be quoted (run: "@echo \\"issue # 42\\"")']);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: @echo 'a # b' it's # note"))).toEqual([`3:10: Plain value cannot start with reserved character @: a value that starts with @ must be quoted (run: "@echo 'a # b' it's")`]);
     // A block scalar written as one is no error.
     expect(parse(yaml("tasks:", "  a:", "    run: |", "      echo a")).tasks[0]?.run).toBe("echo a\n");
   });
