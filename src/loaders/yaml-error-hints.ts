@@ -324,8 +324,10 @@ function colonValueQuoted(line: string, column: number): string | undefined {
   if (key === null || !/^:[ \t]+$/.test(line.slice(key[1]!.length + key[2]!.length, column))) return undefined;
   const name = key[2]!.trimEnd();
   const value = withoutComment(line.slice(column));
+  // An anchor or a tag (`&build`, `!!str`) is YAML's, not the value's: it stays before the quotes.
+  const [, properties, text] = /^((?:[&!][^\s]*[ \t]+)*)(.*)$/.exec(value) as unknown as [string, string, string];
   // A no-break space (`a:\u00a0b`) would be written unseen: run's example then.
-  return /["\\\u00a0]/.test(value) || value === "" ? undefined : `${name}: "${value}", not ${name}: ${value}`;
+  return /["\\\u00a0]/.test(value) || text === "" ? undefined : `${name}: ${properties}"${text}", not ${name}: ${value}`;
 }
 
 /**

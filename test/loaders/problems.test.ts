@@ -141,6 +141,13 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    env:", "      FOO: bar baz: qux  # why"))).toEqual([
       '5:12: Nested mappings are not allowed in compact mappings: a value with ": " in it must be quoted (FOO: "bar baz: qux", not FOO: bar baz: qux)',
     ]);
+    // An anchor or a tag before the value is YAML's, not the value's: left before the quotes (before, `run: "&build echo a: b"`, a command named &build).
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: &build echo a: b"))).toEqual([
+      '3:10: Nested mappings are not allowed in compact mappings: a value with ": " in it must be quoted (run: &build "echo a: b", not run: &build echo a: b)',
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: !!str echo a: b"))).toEqual([
+      '3:10: Nested mappings are not allowed in compact mappings: a value with ": " in it must be quoted (run: !!str "echo a: b", not run: !!str echo a: b)',
+    ]);
   });
 
   it("says to quote a value that is - alone or starts with \"- \", which YAML reads as a list's item, flow or block style; not that a value with \": \" must be quoted", () => {
