@@ -17,8 +17,8 @@ const COLON_IN_VALUE = /^(Nested mappings are not allowed in compact mappings|Bl
 const TEXT_AFTER_VALUE = /^Unexpected (scalar|anchor|alias|tag) at node end/;
 /** yaml's words for a value that starts with an indicator a plain value may not start with (`run: @foo`, `run: > out.txt`). */
 const INDICATOR_START = /^(Plain value cannot start with|Not a YAML token|Anchor cannot be an empty string)/;
-/** A block mapping's key and its value on the line, which starts with one of those indicators. */
-const INDICATOR_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+([@`%|>&])(.*)$/;
+/** A block mapping's key and its value on the line, which starts with one of those indicators, after an anchor or a tag if any (`&x @foo`). */
+const INDICATOR_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+((?:[&!]\S*[ \t]+)*)([@`%|>&])(.*)$/;
 
 /** A block mapping's value that starts and ends with the same quote, with more of that quote inside (`run: 'it's'`): its key, quote and text between. */
 const QUOTED_VALUE = /^\s*(?:- +)?([^\s"'[{#][^:]*):\s+(["'])(.*)\2\s*(?:#.*)?$/;
@@ -158,7 +158,8 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
     if (item !== null) return `${message}: a list item needs a space after its - (- ${item[1]!}); -${item[1]!} is read as text`;
   }
   const indicator = INDICATOR_START.test(message) ? INDICATOR_VALUE.exec(line) : null;
-  if (indicator !== null) return `${message}: a value that starts with ${indicator[2]} must be quoted (${indicator[1]}: ${JSON.stringify(withoutComment(`${indicator[2]!}${indicator[3]!}`))})`;
+  // An anchor or a tag before it is YAML's, not the value's: it stays before the quotes (run: &x "@foo").
+  if (indicator !== null) return `${message}: a value that starts with ${indicator[3]} must be quoted (${indicator[1]}: ${indicator[2]}${JSON.stringify(withoutComment(`${indicator[3]!}${indicator[4]!}`))})`;
   const listOnKeyLine = LIST_ON_KEY_LINE.test(message) ? LIST_ITEM_AFTER_KEY.exec(line) : null;
   if (listOnKeyLine !== null) {
     const [, key, item] = listOnKeyLine as unknown as [string, string, string];

@@ -334,6 +334,9 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     // A " #" inside the command's own quotes is its text, kept in the quotes written (before, `run: "@echo \"issue"`, a quote left open); one after them is a comment.
     expect(problemsOf(yaml("tasks:", "  a:", '    run: @echo "issue # 42"'))).toEqual(['3:10: Plain value cannot start with reserved character @: a value that starts with @ must be quoted (run: "@echo \\"issue # 42\\"")']);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: @echo 'a # b' it's # note"))).toEqual([`3:10: Plain value cannot start with reserved character @: a value that starts with @ must be quoted (run: "@echo 'a # b' it's")`]);
+    // An anchor or a tag before the value stays before the quotes (before, `run: "&x @foo"`, told as a value that starts with &).
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: &x @foo"))).toEqual(['3:13: Plain value cannot start with reserved character @: a value that starts with @ must be quoted (run: &x "@foo")']);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: !!str @foo"))).toEqual(['3:16: Plain value cannot start with reserved character @: a value that starts with @ must be quoted (run: !!str "@foo")']);
     // A block scalar written as one is no error.
     expect(parse(yaml("tasks:", "  a:", "    run: |", "      echo a")).tasks[0]?.run).toBe("echo a\n");
   });
