@@ -249,8 +249,9 @@ function onlyComments(text: string): boolean {
   let comment = false;
   for (const line of text.replace(/^\uFEFF/, "").split("\n")) {
     const trimmed = line.trim();
-    // A document's markers (`---`, `...`) around the comments hold no content either.
-    if (trimmed === "" || trimmed === "---" || trimmed === "...") continue;
+    // A document's markers (`---`, `...`) around the comments hold no content either, nor a directive before them (`%YAML 1.2`),
+    // which is all a line starting with % can be in a file read as nothing.
+    if (trimmed === "" || trimmed === "---" || trimmed === "..." || line.startsWith("%")) continue;
     if (!trimmed.startsWith("#")) return false;
     comment = true;
   }

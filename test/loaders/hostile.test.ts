@@ -16,7 +16,8 @@ describe("hostile input", () => {
       expect(problemsOf(text)).toEqual(["1:1: file is empty; a workflow needs a `tasks` mapping"]);
     }
     // Before, told it was empty: its reader would look for the file's text, not at its comments.
-    for (const text of ["# nothing here\n", "\uFEFF# a\n\n  # tasks:\n  #   a: { run: x }\n", "#", yaml("---", "# a", "...")]) {
+    // A directive (`%YAML 1.2`) before the `---` is no content either (before, told empty).
+    for (const text of ["# nothing here\n", "\uFEFF# a\n\n  # tasks:\n  #   a: { run: x }\n", "#", yaml("---", "# a", "..."), yaml("%YAML 1.2", "---", "# a")]) {
       expect(problemsOf(text)).toEqual(["1:1: file has only comments; a workflow needs a `tasks` mapping"]);
     }
   });
