@@ -484,6 +484,12 @@ function gluedKeyAbove(text: string, offset: number): { message: string; offset:
   while (above >= 0 && !isTextLine(lines[above]!)) above--;
   const line = lines[above];
   if (line === undefined || line.length - line.trimStart().length !== indent || !/[ \t]#/.test(line)) return undefined;
+  // It starts a value (its key's line above it, less indented, ends with `:`): one below a key with a value on its line
+  // (`run: docker run` then `node:18 # lts`) is more of that value's text, and the key below it indented as that text is the mistake.
+  let over = above - 1;
+  while (over >= 0 && !isTextLine(lines[over]!)) over--;
+  const key = lines[over];
+  if (key !== undefined && key.length - key.trimStart().length < indent && !/:$/.test(key.replace(/[ \t]#.*$/, "").trimEnd())) return undefined;
   const glued = GLUED_KEY.exec(line.replace(/[ \t]+#.*$/, ""));
   if (glued === null) return undefined;
   return {

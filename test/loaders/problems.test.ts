@@ -235,6 +235,13 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    retries:2 # flaky", "    run: x"))).toEqual([
       "3:5: a key's colon must be followed by a space (retries: 2); without one, yaml reads retries:2 as text, and the key on line 4 below it as out of line",
     ]);
+    // A line of a plain value's text begun on the key's line above it (`run: docker run` then `node:18 # lts`) is no key: the key
+    // below it is indented as that text, where the mistake is, as without the comment (before, told to write `node: 18`).
+    const deeper = "All mapping items must start at the same column: line 5 starts at column 7, and run above it at column 5; start it at column 5, as run is";
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: docker run", "      node:18 # lts", "      retries: 1"))).toEqual([`5:7: ${deeper}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: docker run", "      node:18", "      retries: 1"))).toEqual([
+      "3:10: Nested mappings are not allowed in compact mappings: line 5 is indented more than run, so yaml reads it as more of the value of run; start it at column 5, as run is",
+    ]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run:echo hi"))).toEqual(['3:5: task "a": the task must be a mapping with at least `run`, got "run:echo hi"; a key\'s colon must be followed by a space (run: echo hi)']);
     // A URL is no key glued to its value.
     expect(problemsOf(yaml("tasks:", "  a:", "    run: curl", "    https://example.com"))).toEqual(["4:5: Implicit map keys need to be followed by map values"]);
