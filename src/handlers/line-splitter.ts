@@ -421,7 +421,7 @@ function utf8Boundary(bytes: Buffer, end: number): number {
 
 /**
  * The last `size` lines, oldest first, up to the last line that is not blank: blank lines (spaces, tabs, carriage
- * returns, colour codes) at the end are left out, so that a test runner's or a build's trailing empty lines do not push
+ * returns, colour codes and other escape sequences) at the end are left out, so that a test runner's or a build's trailing empty lines do not push
  * the lines that say what went wrong out of a failed task's summary. Blank lines between others are kept.
  */
 export class Tail {
@@ -541,15 +541,20 @@ function tailLine(line: string): string {
 
 /** A character that is not a space, tab, carriage return, vertical tab or form feed (as isBlankBytes takes them). */
 const NOT_BLANK = /[^ \t\r\v\f]/;
-/** A colour or attribute code (SGR: ESC [ digits and semicolons m), which shows nothing. */
-// eslint-disable-next-line no-control-regex -- an escape, the start of a colour code
-const SGR = /\x1b\[[0-9;:]*m/g;
+/**
+ * An escape sequence, which shows nothing of its own: a colour code (SGR) or any other control sequence (ESC [ ... and a
+ * final byte: a cursor shown again, `\x1b[?25h`, as a program may print on its way out; an erase, `\x1b[K`), an
+ * operating system command ended by BEL or ESC \ (a window title; a hyperlink's text is outside it), or ESC and one
+ * character after any intermediates (`tput sgr0` begins with `\x1b(B`).
+ */
+// eslint-disable-next-line no-control-regex -- escapes are what it matches
+const ESCAPE_SEQUENCE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -/]*[0-~])/g;
 
-/** Whether a line shows nothing: spaces, tabs, carriage returns and colour codes only (read up to its first other character). */
+/** Whether a line shows nothing: spaces, tabs, carriage returns and escape sequences only (read up to its first other character). */
 function isBlankText(line: string): boolean {
   const first = line.search(NOT_BLANK);
   if (first === -1) return true;
-  return line.charCodeAt(first) === ESCAPE && line.replace(SGR, "").search(NOT_BLANK) === -1;
+  return line.charCodeAt(first) === ESCAPE && line.replace(ESCAPE_SEQUENCE, "").search(NOT_BLANK) === -1;
 }
 
 /** isBlankText of bytes[start, end) (a block's line, without its "\n"). */
@@ -557,7 +562,7 @@ function isBlankBytes(bytes: Buffer, start: number, end: number): boolean {
   for (let index = start; index < end; index++) {
     const byte = bytes[index] as number;
     if (byte === 0x20 || byte === 0x09 || byte === CARRIAGE_RETURN || byte === 0x0b || byte === 0x0c) continue;
-    // A colour code: read as text (latin1 keeps each byte one character, so no byte is taken for a space it is not part of).
+    // An escape sequence: read as text (latin1 keeps each byte one character, so no byte is taken for a space it is not part of).
     return byte === ESCAPE && isBlankText(bytes.toString("latin1", index, end));
   }
   return true;

@@ -515,6 +515,16 @@ prog 100%%
     expect(Object.fromEntries(last.deadLetters.map((d) => [d.id, d.tail]))).toEqual({ once: ["FAIL: expected 1, got 2"], slowly: ["first", "Error: no such table"] });
   });
 
+  it("a failed task's last lines leave out blank lines that end in an escape showing nothing, as a program's restore of the cursor at its exit", async () => {
+    // ora, a test runner: the error, blank lines, then "\x1b[?25h" with no newline on the way out; `tput sgr0` gives "\x1b(B\x1b[m".
+    const yaml = `tasks:\n  cursor: { run: "echo 'Error: no such table'; for i in $(seq 1 25); do echo; done; printf '\\\\033[?25h'; exit 1" }\n  tput: { run: "echo 'FAIL: expected 1'; echo; printf '\\\\033(B\\\\033[m\\\\n'; exit 1" }\n`;
+    const plain = await run(yaml);
+    expect(plain.code).toBe(1);
+    const summary = plain.stdout.slice(plain.stdout.indexOf("Dead letters"));
+    expect(summary).toMatch(/cursor\.log\n {4}last line:\n {6}Error: no such table\n/);
+    expect(summary).toMatch(/tput\.log\n {4}last line:\n {6}FAIL: expected 1\n/);
+  });
+
   it("a dead letter that printed nothing, or blank lines alone, says `no output` under its log, so that no one opens the log for lines", async () => {
     const quiet = await run(`tasks:\n  silent: { run: exit 7 }\n  blank: { run: "echo; echo '  '; exit 1" }\n`);
     expect(quiet.code).toBe(1);

@@ -286,6 +286,24 @@ describe("Tail", () => {
     expect(shown.lines()).toEqual(["\x1b[31mred", "\u00a0"]);
   });
 
+  it("takes a line of escape sequences that show nothing for blank, as a colour code alone: a cursor shown again, a line erased", () => {
+    // A program's last words on its way out (ora's, a test runner's: "\x1b[?25h", with no newline), `tput sgr0`
+    // ("\x1b(B\x1b[m"), an erase, a window title: each showed as an empty line and kept the blank lines before it.
+    const escapes = ["\x1b[?25h", "\x1b(B\x1b[m", " \x1b[K", "\x1b[2K\x1b[1G", "\x1b]0;done\x07", "\x1b]0;done\x1b\\"];
+    for (const escape of escapes) {
+      const text = new Tail(3);
+      for (const line of ["Error: expected 1", "", "", "", escape]) text.push(line);
+      expect(text.lines(), JSON.stringify(escape)).toEqual(["Error: expected 1"]);
+      const block = new Tail(3);
+      block.pushBlock(...lineBlock(`a\nb\nError: expected 1\n\n\n\n${escape}\n`));
+      expect(block.lines(), JSON.stringify(escape)).toEqual(["a", "b", "Error: expected 1"]);
+    }
+    // A hyperlink's text shows, and so does what follows an escape.
+    const shown = new Tail(3);
+    for (const line of ["a", "\x1b]8;;https://example.com\x1b\\docs\x1b]8;;\x1b\\", "\x1b[?25hdone", ""]) shown.push(line);
+    expect(shown.lines()).toEqual(["a", "\x1b]8;;https://example.com\x1b\\docs\x1b]8;;\x1b\\", "\x1b[?25hdone"]);
+  });
+
   it("keeps lines in order whether they come as text or in blocks that fill it", () => {
     const tail = new Tail(3);
     tail.pushBlock(...lineBlock("a\nb\nc\n"));
