@@ -522,6 +522,20 @@ tasks:
     );
   });
 
+  it("a dead letter that printed nothing, or blank lines alone, says `no output` under its log in dead-letters, as run --store's summary and status say it", async () => {
+    const file = await workflowFile("no-output", "tasks:\n  silent: { run: 'exit 7' }\n  blank: { run: 'echo; echo \"  \"; exit 1' }\n");
+    const runId = `no-output-${randomBytes(3).toString("hex")}`;
+    runIds.push(runId);
+    const run = await taskq(["run", file, "--log-dir", ws.logs, "--run-id", runId]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/silent\.log\n {4}no output\n/);
+    expect((await taskq(["status", runId])).stdout).toMatch(/silent\.log \(on [^)]+\)\n {4}no output\n/);
+    const { workerId } = JSON.parse((await taskq(["dead-letters", runId, "--output", "json"])).stdout.split("\n")[0]!) as { workerId: string };
+    const dead = await taskq(["dead-letters", runId]);
+    expect(dead.stdout).toContain(`${runId}/silent: exited with code 7 (1 attempt)\n  log: <log-dir>/${runId}/silent.log (on ${workerId})\n  no output\n`);
+    expect(dead.stdout).toContain(`${runId}/blank: exited with code 1 (1 attempt)\n  log: <log-dir>/${runId}/blank.log (on ${workerId})\n  no output\n`);
+  });
+
   it("run --store's summary and status name the task a cascade came through to each dependent it cancelled, as a local run's summary does", async () => {
     const file = await workflowFile("via", "tasks:\n  a: { run: 'exit 3' }\n  b: { run: echo b, dependsOn: a }\n  c: { run: echo c, dependsOn: b }\n");
     const cancelled = (stdout: string) => (JSON.parse(stdout.trim().split("\n").at(-1)!) as { cancelled: unknown[] }).cancelled;
@@ -691,7 +705,7 @@ tasks:
     const shown = Array.from({ length: 50 }, (_, i) => `d${i}`).join(", ");
     const json = await taskq(["dead-letters", runId, "--output", "json"]);
     const rows = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as { cancelledDependents: string[]; workerId: string });
-    expect(dead.stdout).toBe(`${runId}/root: exited with code 3 (1 attempt)\n  log: <log-dir>/${runId}/root.log (on ${rows[0]!.workerId})\n  cancelled because of it: ${shown}, ... and 10 more\n`);
+    expect(dead.stdout).toBe(`${runId}/root: exited with code 3 (1 attempt)\n  log: <log-dir>/${runId}/root.log (on ${rows[0]!.workerId})\n  no output\n  cancelled because of it: ${shown}, ... and 10 more\n`);
     expect(rows).toHaveLength(1);
     expect([...rows[0]!.cancelledDependents].sort()).toEqual(Array.from({ length: 60 }, (_, i) => `d${i}`).sort());
     expect((await stopWorker(worker)).code).toBe(143);

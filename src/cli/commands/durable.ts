@@ -509,6 +509,8 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
         process.stdout.write(`  last ${row.tail.length === 1 ? "line" : `${row.tail.length} lines`} of attempt ${row.tailAttempt} (attempt ${row.attempts} left none${its}):\n`);
       }
       for (const line of row.tail) process.stdout.write(`    ${safe(line)}\n`);
+      // As a run's summary and status say it: no one opens the log for lines it has not.
+      if (row.tail.length === 0) process.stdout.write("  no output\n");
       if (row.cancelledDependents.length > 0) process.stdout.write(`  cancelled because of it: ${shownIds(row.cancelledDependents)}\n`); // all of them in JSON
     }
     return 0;
