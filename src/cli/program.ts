@@ -314,7 +314,7 @@ export function buildProgram(version: string): Command {
     // What a CI script branches on, where `run --help` is where it looks first (the README has each case).
     .addHelpText(
       "after",
-      "\nExit codes:\n  0              every task succeeded\n  1              a task failed or was cancelled, or the run could not start (its log folder, a limit)\n  2              bad usage, or an invalid workflow file (nothing ran)\n  130, 143, 129  interrupted by SIGINT, SIGTERM, SIGHUP",
+      "\nExit codes:\n  0              every task succeeded\n  1              a task failed or was cancelled, or the run could not start (its log folder, its store, a limit)\n  2              bad usage, an invalid workflow file, or with --store a run id given again with another file (nothing ran)\n  130, 143, 129  interrupted by SIGINT, SIGTERM, SIGHUP",
     )
     .action(async (file: string, flags: Record<string, unknown>, command: Command) => {
       const { runCommand } = await import("./commands/run.js");

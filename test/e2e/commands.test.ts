@@ -157,10 +157,22 @@ describe("taskq commands", () => {
   it("run --help ends with the exit codes a CI script branches on, as the run gives them", async () => {
     const help = await runCli(["run", "--help"]);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain("\nExit codes:\n  0              every task succeeded\n  1              a task failed or was cancelled, or the run could not start (its log folder, a limit)\n");
-    expect(help.stdout).toContain("  2              bad usage, or an invalid workflow file (nothing ran)\n  130, 143, 129  interrupted by SIGINT, SIGTERM, SIGHUP\n");
+    expect(help.stdout).toContain("\nExit codes:\n  0              every task succeeded\n  1              a task failed or was cancelled, or the run could not start (its log folder, its store, a limit)\n");
+    expect(help.stdout).toContain("  2              bad usage, an invalid workflow file, or with --store a run id given again with another file (nothing ran)\n  130, 143, 129  interrupted by SIGINT, SIGTERM, SIGHUP\n");
     // As `taskq help run` gives it too.
     expect((await runCli(["help", "run"])).stdout).toBe(help.stdout);
+  });
+
+  it("run exits as its --help says where it could not start: 1 for a store it cannot open, 2 for a workflow file that is not there", async () => {
+    const ws = await workspace("tasks:\n  a: { run: \"true\" }\n");
+    // Nothing listens on port 1: the store cannot be opened, and the run never starts.
+    const store = await runCli(["run", ws.file, "--log-dir", ws.logs, "--store", "postgres://nobody@127.0.0.1:1/none"], { cwd: ws.dir });
+    expect({ code: store.code, stderr: store.stderr }).toMatchObject({ code: 1, stderr: expect.stringContaining("taskq: cannot open the store") });
+    const missing = await runCli(["run", path.join(ws.dir, "missing.yaml"), "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(missing.code).toBe(2);
+    const help = (await runCli(["run", "--help"])).stdout;
+    expect(help).toMatch(/\n {2}1 +[^\n]*could not start \([^)]*its store/);
+    expect(help).toMatch(/\n {2}2 +[^\n]*invalid workflow file/);
   });
 
   it("prune --help says --older-than applies with --logs too, to when each run folder was last written", async () => {
