@@ -550,11 +550,19 @@ const NOT_BLANK = /[^ \t\r\v\f]/;
 // eslint-disable-next-line no-control-regex -- escapes are what it matches
 const ESCAPE_SEQUENCE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -/]*[0-~])/g;
 
-/** Whether a line shows nothing: spaces, tabs, carriage returns and escape sequences only (read up to its first other character). */
+/**
+ * Whether a line shows nothing: spaces, tabs, carriage returns and escape sequences only (read up to its first other
+ * character); or one that carriage returns rewrote, whose last state (from its last "\r" that something follows, all
+ * that tailLine keeps of it) is so: a progress line cleared on a program's way out, "50%\r\x1b[K".
+ */
 function isBlankText(line: string): boolean {
   const first = line.search(NOT_BLANK);
   if (first === -1) return true;
-  return line.charCodeAt(first) === ESCAPE && line.replace(ESCAPE_SEQUENCE, "").search(NOT_BLANK) === -1;
+  if (line.charCodeAt(first) === ESCAPE && line.replace(ESCAPE_SEQUENCE, "").search(NOT_BLANK) === -1) return true;
+  let end = line.length;
+  while (end > 0 && line.charCodeAt(end - 1) === CARRIAGE_RETURN) end--;
+  const rewrite = end === 0 ? -1 : line.lastIndexOf("\r", end - 1);
+  return rewrite > first && isBlankText(line.slice(rewrite, end));
 }
 
 /** isBlankText of bytes[start, end) (a block's line, without its "\n"). */
@@ -562,8 +570,11 @@ function isBlankBytes(bytes: Buffer, start: number, end: number): boolean {
   for (let index = start; index < end; index++) {
     const byte = bytes[index] as number;
     if (byte === 0x20 || byte === 0x09 || byte === CARRIAGE_RETURN || byte === 0x0b || byte === 0x0c) continue;
-    // An escape sequence: read as text (latin1 keeps each byte one character, so no byte is taken for a space it is not part of).
-    return byte === ESCAPE && isBlankText(bytes.toString("latin1", index, end));
+    // An escape sequence, or a "\r" after what shows: read as text (latin1 keeps each byte one character, so no byte is
+    // taken for a space it is not part of). Looked for from the end: only a block's last lines are asked about.
+    if (byte === ESCAPE) return isBlankText(bytes.toString("latin1", index, end));
+    for (let at = end - 1; at > index; at--) if (bytes[at] === CARRIAGE_RETURN) return isBlankText(bytes.toString("latin1", index, end));
+    return false;
   }
   return true;
 }

@@ -525,6 +525,13 @@ prog 100%%
     expect(summary).toMatch(/tput\.log\n {4}last line:\n {6}FAIL: expected 1\n/);
   });
 
+  it("a failed task's last lines leave out blank lines that end in a progress line cleared, which the summary shows empty", async () => {
+    const yaml = `tasks:\n  progress: { run: "echo 'Error: disk full'; for i in $(seq 1 25); do echo; done; printf 'copying 50%%\\\\r\\\\033[K\\\\n'; exit 1" }\n`;
+    const plain = await run(yaml);
+    expect(plain.code).toBe(1);
+    expect(plain.stdout).toMatch(/progress\.log\n {4}last line:\n {6}Error: disk full\n/);
+  });
+
   it("a dead letter that printed nothing, or blank lines alone, says `no output` under its log, so that no one opens the log for lines", async () => {
     const quiet = await run(`tasks:\n  silent: { run: exit 7 }\n  blank: { run: "echo; echo '  '; exit 1" }\n`);
     expect(quiet.code).toBe(1);

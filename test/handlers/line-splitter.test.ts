@@ -304,6 +304,23 @@ describe("Tail", () => {
     expect(shown.lines()).toEqual(["a", "\x1b]8;;https://example.com\x1b\\docs\x1b]8;;\x1b\\", "\x1b[?25hdone"]);
   });
 
+  it("takes a line that carriage returns rewrote to blank for blank, as its last state is all the summary shows of it", () => {
+    // A progress line cleared on the way out ("50%\r\x1b[K", "50%\r   "): the tail shows it from its last "\r" on, an
+    // empty line, which kept the blank lines before it and pushed out the error.
+    for (const cleared of ["progress 50%\r\x1b[K", "progress 50%\r    ", "progress 50%\r\x1b[2K\r"]) {
+      const text = new Tail(3);
+      for (const line of ["Error: expected 1", "", "", "", cleared]) text.push(line);
+      expect(text.lines(), JSON.stringify(cleared)).toEqual(["Error: expected 1"]);
+      const block = new Tail(3);
+      block.pushBlock(...lineBlock(`a\nb\nError: expected 1\n\n\n\n${cleared}\n`));
+      expect(block.lines(), JSON.stringify(cleared)).toEqual(["a", "b", "Error: expected 1"]);
+    }
+    // A last state that shows something, or a "\r" that rewrites nothing (at the end: a "\r\n" in text mode), is not blank.
+    const shown = new Tail(3);
+    for (const line of ["a", "50%\r100%", "done\r\r", ""]) shown.push(line);
+    expect(shown.lines()).toEqual(["a", "\r100%", "done\r\r"]);
+  });
+
   it("keeps lines in order whether they come as text or in blocks that fill it", () => {
     const tail = new Tail(3);
     tail.pushBlock(...lineBlock("a\nb\nc\n"));
