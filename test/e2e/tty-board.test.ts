@@ -328,7 +328,9 @@ describe("the live board on a terminal", () => {
       .map((segment) => segment.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, ""));
     const at = segments.findIndex((segment) => segment.includes("b | published"));
     expect(at).toBeGreaterThan(0);
-    const before = segments[at] as string;
+    // The frame on the screen when the line came: the clear of the board and the lines above it begin an update of their
+    // own, the line's segment then, so the frame before it is the last segment up to it that holds one.
+    const before = segments.slice(0, at + 1).findLast((segment) => / \d\/2 done/.test(segment)) as string;
     const after = segments[at + 1] as string;
     expect(after).toMatch(/ \d\/2 done/);
     // Drawn at a tick of the timer (its spinner turned) while b had yet to end, or at the run's
