@@ -113,22 +113,20 @@ export class BufferedWriter {
   flush(): void {
     this.#scheduled = false;
     if (this.#used === 0) return;
-    const bytes = this.#buffer.subarray(0, this.#used);
+    const buffer = this.#buffer;
+    const bytes = buffer.subarray(0, this.#used);
     this.#used = 0;
     if (this.#broken || this.stream.destroyed) return;
+    // The next buffer before beforeWrite, which may write here too (the board's clear, finding the terminal without a
+    // width, writes a note): that goes out at the next flush, not over these bytes.
+    // Other streams may keep the bytes they are given: a new buffer. Our own stdout or stderr: the buffer is the stream's
+    // until its write completes, then a spare. A pipe (a CI runner reading taskq) completes writes later: a new 128 KiB
+    // buffer per batch made the garbage and fresh pages that a loud task's reads no longer make.
+    const spares = this.#spares;
+    this.#buffer = this.#reusable ? spares.take() : Buffer.allocUnsafe(BATCH_BYTES * 2);
     this.#beforeWrite?.();
-    if (!this.#reusable) {
-      this.stream.write(bytes);
-      this.#buffer = Buffer.allocUnsafe(BATCH_BYTES * 2); // the stream may keep the bytes it was given
-    } else {
-      // Our own stdout or stderr: the buffer is the stream's until its write completes, then a
-      // spare. A pipe (a CI runner reading taskq) completes writes later: a new 128 KiB buffer per
-      // batch made the garbage and fresh pages that a loud task's reads no longer make.
-      const buffer = this.#buffer;
-      const spares = this.#spares;
-      this.#buffer = spares.take();
-      this.stream.write(bytes, () => spares.give(buffer));
-    }
+    if (!this.#reusable) this.stream.write(bytes);
+    else this.stream.write(bytes, () => spares.give(buffer));
     this.#afterWrite?.();
   }
 

@@ -21,6 +21,26 @@ const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolv
 const block = (texts: string[]): [Buffer, number, Int32Array] => lineBlock(texts.map((text) => `${text}\n`).join(""));
 
 describe("BufferedWriter", () => {
+  it("keeps the bytes it writes whole when its beforeWrite writes to it too: that text comes after them, at the next flush", async () => {
+    // The board's clear asks the terminal's size, and a terminal found without a width writes a note: into the buffer
+    // being written, over its first lines, where a loud task's output filled the batch between two ticks.
+    const out = sink();
+    let noted = false;
+    const writer: BufferedWriter = new BufferedWriter(out.stream, {
+      eachTick: false,
+      beforeWrite: () => {
+        if (noted) return;
+        noted = true;
+        writer.write("note: the terminal reports no width\n");
+      },
+    });
+    writer.write("first line of the task\nsecond line\n");
+    writer.flush();
+    writer.flush();
+    await settle();
+    expect(out.bytes().toString("latin1")).toBe("first line of the task\nsecond line\nnote: the terminal reports no width\n");
+  });
+
   it("keeps text and prefixed lines in the order they were written, across flushes", async () => {
     const out = sink();
     const writer = new BufferedWriter(out.stream);
