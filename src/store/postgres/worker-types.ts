@@ -33,8 +33,9 @@ export type TaskHandler = (task: LeasedTask, context: AttemptContext) => Promise
 
 /**
  * Why an attempt's lease was lost: `taken`, a renewal found the task taken over; `stalled`, it ran out
- * while this process did not run (SIGSTOP, a paused VM), so no renewal was even sent; `unreachable`, it
- * ran out while renewals got no answer (the database did not answer in time).
+ * while this process did not run (SIGSTOP, a paused VM), so no renewal was even sent; `locked`, it ran out
+ * while renewals were refused the task's row, which another session held (a psql transaction); `unreachable`,
+ * it ran out while renewals got no answer (the database did not answer in time).
  */
 export type LeaseLost = "taken" | "stalled" | "locked" | "unreachable";
 
