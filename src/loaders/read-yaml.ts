@@ -417,16 +417,7 @@ function firstUnclosed(text: string, offset: number): number | undefined {
         first = Math.min(first ?? top, top);
       }
       if (open.length === 0) return first;
-    } else if (character === '"' || character === "'") {
-      if (!/[\s[{,:]/.test(text[index - 1] ?? " ")) continue;
-      for (index++; index < text.length; index++) {
-        if (character === '"' && text[index] === "\\") index++;
-        else if (text[index] === character && !(character === "'" && text[index + 1] === "'")) break;
-        else if (text[index] === character) index++;
-      }
-    } else if (character === "#" && /\s/.test(text[index - 1] ?? " ")) {
-      while (index < text.length && text[index] !== "\n") index++;
-    }
+    } else index = pastStringOrComment(text, index, text.length);
   }
   return open.length === 0 ? first : Math.min(first ?? open[0]!, open[0]!);
 }
@@ -470,20 +461,29 @@ function matchingCloser(text: string, offset: number): number | undefined {
     if (character === "[" || character === "{") depth++;
     else if (character === "]" || character === "}") {
       if (--depth === 0) return index;
-    } else if (character === '"' || character === "'") {
-      // A quote opens a string only at a value's start (after a space, a bracket or a comma), as in `{ run: "a" }`, not in `it's`.
-      if (!/[\s[{,:]/.test(text[index - 1] ?? " ")) continue;
-      // To its closing quote: past `\"` in a "..." string, past `''` in a '...' one.
-      for (index++; index < end; index++) {
-        if (character === '"' && text[index] === "\\") index++;
-        else if (text[index] === character && !(character === "'" && text[index + 1] === "'")) break;
-        else if (text[index] === character) index++;
-      }
-    } else if (character === "#" && /\s/.test(text[index - 1] ?? " ")) {
-      while (index < end && text[index] !== "\n") index++;
-    }
+    } else index = pastStringOrComment(text, index, end);
   }
   return undefined;
+}
+
+/**
+ * Where flow text read for its brackets goes on from `index` (its last character read): past a quoted string that opens
+ * there, to its closing quote, or past a comment, to its line's end; `index` where neither does. A quote opens a string
+ * only at a value's start (after a space, a bracket, a comma or a colon), as in `{ run: "a" }`, not in `it's`.
+ */
+function pastStringOrComment(text: string, index: number, end: number): number {
+  const character = text[index];
+  if ((character === '"' || character === "'") && /[\s[{,:]/.test(text[index - 1] ?? " ")) {
+    // To its closing quote: past `\"` in a "..." string, past `''` in a '...' one.
+    for (index++; index < end; index++) {
+      if (character === '"' && text[index] === "\\") index++;
+      else if (text[index] === character && !(character === "'" && text[index + 1] === "'")) break;
+      else if (text[index] === character) index++;
+    }
+  } else if (character === "#" && /\s/.test(text[index - 1] ?? " ")) {
+    while (index < end && text[index] !== "\n") index++;
+  }
+  return index;
 }
 
 /**
