@@ -531,6 +531,16 @@ describe("signals and shutdown", () => {
     expect(result.stdout).toMatch(/ cancel +long: aborted by shutdown\n/);
   });
 
+  it("a task stopped by the shutdown that printed nothing says `no output` under its log, as a dead letter does", async () => {
+    const run = await startRun(tasksYaml([["quiet", '{ run: "touch started; sleep 30" }']]), ["--output", "plain", "--shutdown-timeout", "200ms"]);
+    await waitUntil("the task to start", () => existsSync(path.join(run.dir, "started")));
+    run.signalTaskq("SIGTERM");
+    const { result } = await run.exited;
+    expect(result.code).toBe(143);
+    const runId = await singleRunId(run.logs);
+    expect(result.stdout).toContain(`\nCancelled (1):\n  - quiet: aborted by shutdown\n    log: ${path.join(run.logs, runId, "quiet.log")}\n    no output\n`);
+  });
+
   it("a task whose last attempt wrote nothing and failed by itself in the time to finish keeps the lines of the attempt before it", async () => {
     const yaml = tasksYaml([
       ["t", '{ run: "if [ $TASKQ_ATTEMPT = 1 ]; then echo line-of-attempt-1; exit 1; fi; while [ ! -e go ]; do sleep 0.05; done; exit 1", retries: 2, backoff: { base: 1ms, max: 1ms } }'],

@@ -169,6 +169,9 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
         const elsewhere = x.tailLogPath === undefined ? "" : ` (its log: ${escapeControls(x.tailLogPath)})`;
         out.push(`    last ${tail.length === 1 ? "line" : `${tail.length} lines`}${x.tailAttempt === undefined ? "" : ` of attempt ${x.tailAttempt}${elsewhere}`}:`);
         for (const line of tail) out.push(dimLine(c, `      ${safe(line)}`));
+      } else {
+        // As under a dead letter: no one opens the log for lines it has not.
+        out.push(c.dim("    no output"));
       }
     }
     if (others.length > shown.length) out.push(`  ... and ${others.length - shown.length} more`);
