@@ -34,7 +34,10 @@ const dependsOnSchema = taskSchema.shape.dependsOn;
 /** Checks the plain data against the schema, one task at a time (zod records would drop a `__proto__` id). */
 export function validateFile(data: unknown, locator: SourceLocator, problems: ProblemList): ValidatedFile | undefined {
   if (data === null || data === undefined) {
-    problems.at(1, 1, onlyComments(locator.textAt(0, Infinity)) ? ONLY_COMMENTS : EMPTY_FILE);
+    const held = heldText(locator.textAt(0, Infinity));
+    // A file of `~` or `null` alone is not empty: told as any other top level that is not a mapping, at the value.
+    if (held === "value") problems.atOffset(locator.offsetOf([]), `the top level must be a mapping with a \`tasks\` key, got ${describeValue(data, true)}`);
+    else problems.at(1, 1, held === "comments" ? ONLY_COMMENTS : EMPTY_FILE);
     return undefined;
   }
   if (typeof data !== "object" || Array.isArray(data) || data instanceof Map || isTaggedValue(data)) {
@@ -241,19 +244,19 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Whether `text` holds a comment and nothing else but blank lines (a workflow commented out, a
- * template's comments left alone): said so, where "empty" would send its reader to look at an
- * editor's buffer or the file's name. Line by line, so a file of millions of lines is read once.
+ * What a file read as nothing holds: nothing, comments alone (a workflow commented out, a template's comments
+ * left alone: said so, where "empty" would send its reader to look at an editor's buffer or the file's name), or
+ * a null written (`~`, `null`). Line by line, so a file of millions of lines is read once.
  */
-function onlyComments(text: string): boolean {
+function heldText(text: string): "nothing" | "comments" | "value" {
   let comment = false;
   for (const line of text.replace(/^\uFEFF/, "").split("\n")) {
     const trimmed = line.trim();
     // A document's markers (`---`, `...`) around the comments hold no content either, nor a directive before them (`%YAML 1.2`),
     // which is all a line starting with % can be in a file read as nothing.
     if (trimmed === "" || trimmed === "---" || trimmed === "..." || line.startsWith("%")) continue;
-    if (!trimmed.startsWith("#")) return false;
+    if (!trimmed.startsWith("#")) return "value";
     comment = true;
   }
-  return comment;
+  return comment ? "comments" : "nothing";
 }

@@ -22,6 +22,13 @@ describe("hostile input", () => {
     }
   });
 
+  it("reports a file of a null alone (`~`, `null`) at the null, as a top level that is not a mapping, not as empty", () => {
+    // Before, told it was empty: its reader would look for text the file has.
+    expect(problemsOf("~\n")).toEqual(["1:1: the top level must be a mapping with a `tasks` key, got nothing (null)"]);
+    expect(problemsOf(yaml("# the workflow", "null # for now"))).toEqual(["2:1: the top level must be a mapping with a `tasks` key, got nothing (null)"]);
+    expect(problemsOf(yaml("%YAML 1.2", "---", "~"))).toEqual(["3:1: the top level must be a mapping with a `tasks` key, got nothing (null)"]);
+  });
+
   it("rejects a file holding several YAML documents, at the second one", () => {
     expect(problemsOf(yaml("tasks: { a: { run: x } }", "---", "tasks: { b: { run: y } }"))).toEqual([
       "2:1: the file holds more than one YAML document (a second `---`); put the whole workflow in one document",
