@@ -73,7 +73,38 @@ export class BufferedWriter {
    */
   writePrefixedLines(prefix: Buffer, bytes: Buffer, count: number, ends: Int32Array): void {
     if (this.#broken) return;
-    this.#writeFramed(prefix, NEWLINE, bytes, ends, 0, count);
+    // A carriage return that starts a new state of a line (a progress bar's `\r`) gets the prefix again after it: a viewer
+    // that honours it (a CI log page, `cat` on a terminal) shows the line's last state from the row's start, where the
+    // prefix was, so it shows whose line it is. Not a `\r\n`'s, nor one before another `\r`: nothing is rewritten there.
+    let cr = bytes.indexOf(CARRIAGE_RETURN);
+    if (cr === -1 || cr >= (ends[count - 1] as number)) {
+      this.#writeFramed(prefix, NEWLINE, bytes, ends, 0, count);
+      return;
+    }
+    let from = 0;
+    let start = 0;
+    for (let line = 0; line < count && cr !== -1; line++) {
+      const end = ends[line] as number;
+      if (cr < start) cr = bytes.indexOf(CARRIAGE_RETURN, start);
+      let segment = start;
+      // The line's text is [start, end - 1): a `\r` rewrites where a byte of it other than `\r` follows.
+      for (; cr !== -1 && cr < end - 2; cr = bytes.indexOf(CARRIAGE_RETURN, cr + 1)) {
+        if (bytes[cr + 1] === CARRIAGE_RETURN) continue;
+        if (segment === start) {
+          this.#writeFramed(prefix, NEWLINE, bytes, ends, from, line);
+          this.#writeBytes(prefix);
+        }
+        this.#writeBytes(bytes.subarray(segment, cr + 1));
+        this.#writeBytes(prefix);
+        segment = cr + 1;
+      }
+      if (segment !== start) {
+        this.#writeBytes(bytes.subarray(segment, end));
+        from = line + 1;
+      }
+      start = end;
+    }
+    this.#writeFramed(prefix, NEWLINE, bytes, ends, from, count);
   }
 
   /**
@@ -198,6 +229,7 @@ export class BufferedWriter {
 }
 
 const NEWLINE = Buffer.from("\n");
+const CARRIAGE_RETURN = 0x0d;
 /** What ends a record whose head jsonRecordHead made, after the line's text. */
 const JSON_RECORD_END = Buffer.from('"}\n');
 

@@ -71,6 +71,19 @@ describe("BufferedWriter", () => {
       expect(out.bytes().toString()).toBe(texts.map((text) => `${prefix}${text}\n`).join(""));
     }
   });
+
+  it("puts the prefix again after each carriage return that rewrites a line, so a viewer that honours `\\r` shows whose line it is", async () => {
+    // A progress bar's states, a `\r\n` line end, a `\r\r` (the first rewrites nothing), a line that starts with one, lines with none between.
+    const texts = ["before", "10%\r20%\r30%", "crlf\r", "x\r\ry", "\rdone", "plain", "a\rb\r", "after"];
+    const out = sink();
+    const writer = new BufferedWriter(out.stream);
+    writer.writePrefixedLines(Buffer.from("t | "), ...block(texts));
+    await settle();
+    // Before, "t | 10%\r20%\r30%": a CI log page showed "30%", and not whose it was.
+    expect(out.bytes().toString()).toBe(
+      "t | before\nt | 10%\rt | 20%\rt | 30%\nt | crlf\r\nt | x\r\rt | y\nt | \rt | done\nt | plain\nt | a\rt | b\r\nt | after\n",
+    );
+  });
 });
 
 /**

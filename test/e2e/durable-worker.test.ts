@@ -554,14 +554,14 @@ tasks:
     expect(shown).toContain(`${onTerminal}/noisy | step 2\n`);
     expect(shown).toContain(`${onTerminal}/noisy | crlf\n`);
     for (const control of ["\x1b[2J", "\x1b]0;", "\x07", "\x08"]) expect(shown).not.toContain(control);
-    // Not a terminal: the bytes as the task wrote them, as in its log.
+    // Not a terminal: the bytes as the task wrote them, as in its log, with the prefix again after a `\r` that rewrites the line.
     const worker = await startWorker(["-j", "1"]);
     const again = await submit(file);
     expect((await waitForRun(again)).state).toBe("succeeded");
     worker.cli.child.kill("SIGTERM");
     const { stdout } = await worker.cli.done;
     expect(stdout).toContain(`${again}/noisy | a\x1b[2J\x1b[Hcleared\n`);
-    expect(stdout).toContain(`${again}/noisy | step 1\rstep 2\n`);
+    expect(stdout).toContain(`${again}/noisy | step 1\r${again}/noisy | step 2\n`);
     expect(stdout).toContain(`${again}/noisy | crlf\r\n`);
     for (const runId of [onTerminal, again]) expect(await readFile(path.join(ws.logs, runId, "noisy.log"), "utf8")).toContain("\x1b]0;title\x07b\n");
   });

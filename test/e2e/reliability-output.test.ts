@@ -186,7 +186,8 @@ describe("output", () => {
     const plain = await runToEnd(yaml, ["--output", "plain"]);
     expect(plain.code).toBe(1);
     const lines = plain.stdout.split("\n");
-    expect(lines).toContain("bar | \rdownloading 1000/1000");
+    // Piped, the prefix again after the `\r`: a CI log page that honours it shows whose line it is.
+    expect(lines).toContain("bar | \rbar | downloading 1000/1000");
     expect(plain.stdout).not.toContain("downloading 1/1000");
     const summaryTail = lines.slice(lines.findIndex((line) => line.includes("FAILED")));
     expect(summaryTail.some((line) => line.endsWith("downloading 1000/1000"))).toBe(true);

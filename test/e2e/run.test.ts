@@ -393,11 +393,11 @@ tasks:
     expect(shown).toContain("noisy | step 2\n");
     expect(shown).toContain("noisy | crlf\n");
     for (const control of ["\x1b[2J", "\x1b]0;", "\x07", "\x08"]) expect(shown).not.toContain(control);
-    // Not a terminal: the bytes as the task wrote them, as in its log.
+    // Not a terminal: the bytes as the task wrote them, as in its log, with the prefix again after a `\r` that rewrites the line.
     const piped = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir });
     expect(piped.code).toBe(0);
     expect(piped.stdout).toContain("noisy | a\x1b[2J\x1b[Hcleared\n");
-    expect(piped.stdout).toContain("noisy | step 1\rstep 2\n");
+    expect(piped.stdout).toContain("noisy | step 1\rnoisy | step 2\n");
     expect(piped.stdout).toContain("noisy | crlf\r\n");
     const [first] = await runIds(ws.logs);
     expect(await readFile(path.join(ws.logs, first!, "noisy.log"), "utf8")).toContain("\x1b]0;title\x07b\n");
