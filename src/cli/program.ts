@@ -427,7 +427,7 @@ function addDurableCommands(program: Command): void {
     .addOption(writtenDefault("--kill-grace <duration>", "between SIGTERM and SIGKILL of a task's process group", "5s"))
     .addOption(writtenDefault("--lease <duration>", "lease length, renewed by heartbeat every third of it", "30s"))
     .option("--metrics-port <port>", "serve Prometheus metrics on http://127.0.0.1:<port>/metrics")
-    .option("--metrics-host <address>", "the address the metrics listen on instead (0.0.0.0: every interface)")
+    .option("--metrics-host <address>", "the address the metrics listen on instead (0.0.0.0: every IPv4 interface; ::, every interface)")
     .addOption(writtenDefault("--log-dir <dir>", "root folder of the per-task logs", ".taskq/logs"))
     .addOption(new Option("--output <mode>", "event lines").choices(["plain", "json"]).default("plain"))
     .action(async (flags: Record<string, unknown>) => {

@@ -154,6 +154,13 @@ describe("taskq commands", () => {
     }
   });
 
+  // It said "(0.0.0.0: every interface)", and a Prometheus scraping over IPv6 found nothing listening.
+  it("worker --help says that --metrics-host 0.0.0.0 listens on every IPv4 interface, and :: on every interface", async () => {
+    const help = await runCli(["worker", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout.replace(/\s+/g, " ")).toContain("--metrics-host <address> the address the metrics listen on instead (0.0.0.0: every IPv4 interface; ::, every interface)");
+  });
+
   it("run --help ends with the exit codes a CI script branches on, as the run gives them", async () => {
     const help = await runCli(["run", "--help"]);
     expect(help.code).toBe(0);
