@@ -423,7 +423,7 @@ function addDurableCommands(program: Command): void {
   withStore(program.command("worker"))
     .description("lease and run durable tasks until stopped")
     .option("-j, --concurrency <n>", "tasks running at once (default: the CPU count or the container's CPU limit)")
-    .addOption(writtenDefault("--shutdown-timeout <duration>", "on SIGINT/SIGTERM, how long running tasks may finish", "10s"))
+    .addOption(writtenDefault("--shutdown-timeout <duration>", "on SIGINT, SIGTERM or SIGHUP, how long running tasks may finish", "10s"))
     .addOption(writtenDefault("--kill-grace <duration>", "between SIGTERM and SIGKILL of a task's process group", "5s"))
     .addOption(writtenDefault("--lease <duration>", "lease length, renewed by heartbeat every third of it", "30s"))
     .option("--metrics-port <port>", "serve Prometheus metrics on http://127.0.0.1:<port>/metrics")

@@ -159,6 +159,8 @@ describe("taskq commands", () => {
     const help = await runCli(["worker", "--help"]);
     expect(help.code).toBe(0);
     expect(help.stdout.replace(/\s+/g, " ")).toContain("--metrics-host <address> the address the metrics listen on instead (0.0.0.0: every IPv4 interface; ::, every interface)");
+    // A closed terminal's SIGHUP stops a worker as gracefully (exit 129): before, the help named SIGINT and SIGTERM only.
+    expect(help.stdout.replace(/\s+/g, " ")).toContain("--shutdown-timeout <duration> on SIGINT, SIGTERM or SIGHUP, how long running tasks may finish");
   });
 
   it("run --help ends with the exit codes a CI script branches on, as the run gives them", async () => {
