@@ -11,6 +11,7 @@ import { leftoversGraceMs, leftoversNote, signalOf } from "./leftovers-stop.js";
 import { outerGraceWords } from "./outer-grace.js";
 import { pidOneNote } from "./pid-one.js";
 import { createRenderer, type OutputMode } from "./render/index.js";
+import type { RunSummary } from "./render/types.js";
 import { createRunFolder } from "./run-folder.js";
 import { EarlySignals, onJobControl, onShutdownSignals, secondSignal, shutdownSignals, signalExitCode } from "./signals.js";
 import { SummaryCollector } from "./summary.js";
@@ -61,6 +62,8 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
    * note does not count it, nor one whose command has ended (taskq stops what it left running, on its own clock).
    */
   const attempts = new Set<AbortSignal>();
+  /** A task deleted the log folder (a clean-up step): the summary then says which of the logs it names are gone. */
+  let logDirDeleted = false;
   const shell = createShellHandler({
     runId,
     logDir,
@@ -70,7 +73,10 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
     hiddenEnv,
     shutdownSignals,
     // Made again after a task deleted it: `prune --logs` must see it is in use.
-    onLogDirRemade: () => renewLogFolderHold(logDir),
+    onLogDirRemade: () => {
+      logDirDeleted = true;
+      renewLogFolderHold(logDir);
+    },
     // Its command ended by itself: a stop of the run's tasks would not stop it, and its note does not count it. One
     // that ended as it was stopped (its timeout, a hard stop) stays: it was being stopped.
     onCommandEnded: (attempt) => {
@@ -210,7 +216,10 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
     const exitCode = interrupted !== undefined ? signalExitCode(interrupted) : counts.FAILED + counts.CANCELLED > 0 ? 1 : 0;
     // Deleted by a task (a clean-up step) after the last log was opened: the summary's paths lead nowhere.
     // By its full path: the folder taskq was started in may be gone, the log folder made again in its place (see log-folders.ts).
-    if (!existsSync(path.resolve(logDir))) renderer.note(`the log folder ${logDir} was deleted during the run (by a task?): the tasks' logs are lost`);
+    if (!existsSync(path.resolve(logDir))) {
+      logDirDeleted = true;
+      renderer.note(`the log folder ${logDir} was deleted during the run (by a task?): the tasks' logs are lost`);
+    }
     const run = { runId, file, logDir, startedAt, exitCode, ...(interrupted === undefined ? {} : { interrupted }) };
     // Daemons the tasks started (setsid) have run for the tasks after them: now they stop, given the grace a task gets,
     // before the summary, which is then the last word; a signal meanwhile kills them at once (the run's result stands).
@@ -225,7 +234,9 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
       onKillNow: () => renderer.note(`${signalOf(stoppingLeftovers)} received: every task has ended; killing what they left running now`),
     });
     // Built after that wait, which may take the kill grace: "in 1.2s" is the run's time to this summary.
-    await renderer.finish(summary.build(queue, run));
+    const built = summary.build(queue, run);
+    if (logDirDeleted) markDeletedLogs(built);
+    await renderer.finish(built);
     return exitCode;
   } finally {
     if (activeProcessGroups() > 0) killAllProcessGroups("SIGKILL");
@@ -262,5 +273,15 @@ function submitAll(queue: Queue, workflow: Workflow): void {
       ...(task.runAt !== undefined ? { runAt: new Date(task.runAt) } : task.delayMs !== undefined ? { runAt: startedAt + task.delayMs } : {}),
       dependsOn: task.dependsOn,
     });
+  }
+}
+
+/**
+ * The summary's logs that a task deleted with their folder (a clean-up step's `rm -rf .taskq`, or `git clean -xdf`):
+ * a log opened before is gone, though the folder was made again for the tasks after, so its path leads nowhere.
+ */
+function markDeletedLogs(built: RunSummary): void {
+  for (const line of [...built.deadLetters, ...built.cancelled]) {
+    if (line.logPath !== undefined && !existsSync(path.resolve(line.logPath))) line.logDeleted = true;
   }
 }

@@ -172,6 +172,24 @@ tasks:
     expect(result.stdout).toMatch(/note +the log folder \S+ was deleted during the run \(by a task\?\): the tasks' logs are lost\n/);
   });
 
+  it("a failed task whose log a task deleted with the log folder: the summary says its log is gone, not only where it was", async () => {
+    const result = await run(
+      `tasks:
+  install: { run: 'rm -rf "logs/$TASKQ_RUN_ID"; touch cleaned; echo "npm ERR! network"; exit 1' }
+  mid: { run: "until [ -e cleaned ]; do sleep 0.05; done" }
+  late: { run: "echo late; exit 4", dependsOn: mid }
+`,
+      ["--output", "plain", "-j", "2"],
+    );
+    expect(result.code).toBe(1);
+    // install's log went with the folder; late's is in the folder made again after it.
+    expect(result.stdout).toContain(`  ✗ install: exited with code 1 (1 attempt)\n    log: ${result.logDir}/install.log (deleted by a task during the run, with its folder)\n    last line:\n      npm ERR! network\n`);
+    expect(result.stdout).toContain(`  ✗ late: exited with code 4 (1 attempt)\n    log: ${result.logDir}/late.log\n`);
+    const json = await run(`tasks:\n  a: { run: 'rm -rf "logs/$TASKQ_RUN_ID"; exit 2' }\n`, ["--output", "json"]);
+    const summary = JSON.parse(json.stdout.trim().split("\n").at(-1)!) as { deadLetters: Array<{ id: string; logDeleted?: boolean }> };
+    expect(summary.deadLetters).toEqual([expect.objectContaining({ id: "a", logDeleted: true })]);
+  });
+
   it("a task that deletes the folder taskq was started in, with its relative log folder: the log folder made again is still marked in use (prune leaves it), and the summary does not call its logs lost", async () => {
     const ws = await workspace(`tasks:
   cleanup: { run: "rm -rf project; echo cleaned" }

@@ -133,7 +133,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
       out.push(`  ${c.red("✗")} ${c.bold(letter.id)}: ${safe(oneLine(letter.error))} (${tries})`);
       // Past the first few, the last lines would bury the list: each log has them.
       if (index < DEAD_LETTERS_WITH_LINES) {
-        out.push(`    log: ${escapeControls(letter.logPath)}`);
+        out.push(`    log: ${escapeControls(letter.logPath)}${letter.logDeleted === true ? DELETED : ""}`);
         if (letter.tail.length > 0) {
           const lines = `last ${letter.tail.length === 1 ? "line" : `${letter.tail.length} lines`}`;
           // Lines of an earlier attempt say so: the last one wrote none (its log could not be written, say).
@@ -162,7 +162,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
       out.push(`  ${c.yellow("-")} ${x.id}: ${safe(oneLine(x.message))}`);
       // Those cut short while running, the first few as dead letters are: where each was when stopped.
       if (x.logPath === undefined || withLines++ >= DEAD_LETTERS_WITH_LINES) continue;
-      out.push(`    log: ${escapeControls(x.logPath)}`);
+      out.push(`    log: ${escapeControls(x.logPath)}${x.logDeleted === true ? DELETED : ""}`);
       const tail = x.tail ?? [];
       if (tail.length > 0) {
         // Lines of an earlier attempt say so: the one cut short left none, or it waited for its retry.
@@ -179,6 +179,9 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
   out.push("", c.dim(`logs: ${escapeControls(summary.logDir)}`));
   return `${out.join("\n")}\n`;
 }
+
+/** After a log's path, where a task deleted it with its folder during the run: the path leads nowhere. */
+const DELETED = " (deleted by a task during the run, with its folder)";
 
 // eslint-disable-next-line no-control-regex -- matching the escape sequence is the point
 const SGR = /\x1b\[[0-9;:]*m/g;

@@ -29,6 +29,8 @@ export interface DeadLetterLine {
   logPath: string;
   /** Its log's path under the `--log-dir` of the machine that ran it: `<run-id>/<task-id>.log`. */
   logFile: string;
+  /** A local run's, where a task deleted that log with its folder during the run: the path leads nowhere. */
+  logDeleted?: true;
   /** A durable run's only: the worker that ran its last attempt (null where the database does not say). */
   workerId?: string | null;
   /** A durable run's only: that worker's host and process id, read from its id (null where it does not say). */
@@ -57,6 +59,8 @@ export interface CancelledLine {
   /** A task cut short: where its log is, as DeadLetterLine.logPath and logFile say it. */
   logPath?: string;
   logFile?: string;
+  /** As DeadLetterLine.logDeleted. */
+  logDeleted?: true;
   /**
    * A durable run's task cancelled as it waited for its retry: the worker whose attempt failed last, whose log `logPath`
    * names (null where the database does not say), and that worker's host and process id, as DeadLetterLine has them;
