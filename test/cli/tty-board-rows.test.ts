@@ -97,6 +97,38 @@ describe("the live board with many tasks waiting", () => {
   });
 });
 
+describe("the live board's finished tasks", () => {
+  it("with more finished than the screen has room for, shows the latest to end, a failure just now among them, not those that ended first", async () => {
+    // 12 rows: room for 9 task rows, one of them "… N more". Two keep running; of the 14 that end, 0 first ... 13 last, 13 failing.
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "Date"] });
+    const stream = Object.assign(new PassThrough(), { columns: 80, rows: 12 }) as unknown as NodeJS.WriteStream;
+    const spinner = fakeSpinner();
+    const renderer = new TtyRenderer(spinner, stream, new Chalk({ level: 0 }));
+    const ends = new Map<string, { resolve: () => void; reject: (error: Error) => void }>();
+    const shell = (_payload: unknown, { taskId }: { taskId: string }): Promise<void> => new Promise((resolve, reject) => ends.set(taskId, { resolve, reject }));
+    const ids = [...Array.from({ length: 14 }, (_, index) => `pkg${String(index).padStart(2, "0")}`), "long-a", "long-b"];
+    const queue = new Queue({ concurrency: 16, handlers: { shell } });
+    renderer.attach(queue, { runId: "r", file: "w.yaml", logDir: "/tmp/r", taskCount: ids.length, concurrency: 16, maxAttempts: new Map(ids.map((id) => [id, 1])) });
+    // The long ones submitted last: the map's order of rows is their start's, and the last to start are not the last to end.
+    for (const id of ids) queue.submit({ id, type: "shell", maxAttempts: 1 });
+    queue.start();
+    await vi.advanceTimersByTimeAsync(100);
+    for (let index = 0; index < 14; index++) {
+      const end = ends.get(`pkg${String(index).padStart(2, "0")}`)!;
+      if (index === 13) end.reject(new Error("exit 1"));
+      else end.resolve();
+      await vi.advanceTimersByTimeAsync(100);
+    }
+    const board = stripVTControlCharacters(spinner.text).split("\n");
+    expect(board[0]).toBe("14/16 done · 1 not ok");
+    expect(board.slice(1, 3)).toEqual([expect.stringMatching(/^ {2}▶ long-a /) as string, expect.stringMatching(/^ {2}▶ long-b /) as string]);
+    // The six latest to end, in the order they ended, the failure last; the eight before them counted.
+    expect(board.slice(3)).toEqual(["  ✓ pkg08", "  ✓ pkg09", "  ✓ pkg10", "  ✓ pkg11", "  ✓ pkg12", "  ✗ pkg13: exit 1", "  … 8 more", ""]);
+    void queue.shutdown({ drain: false, deadline: 0 });
+    renderer.suspend();
+  });
+});
+
 describe("the live board's times", () => {
   it("round as the summary's and every message's do: half a second short of a day is in 1d, not in 23h59m", async () => {
     vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "Date"] });

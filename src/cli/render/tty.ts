@@ -264,6 +264,8 @@ export class TtyRenderer implements Renderer {
   #finishRow(id: string, ok: boolean, symbol: string, detail: string, colour: (text: string) => string): void {
     this.#done++;
     if (!ok) this.#failed++;
+    // Last in the board's order of rows: those shown of the finished are the latest to end (see #board).
+    this.#rows.delete(id);
     this.#rows.set(id, { state: "done", symbol, detail, colour, until: Date.now() + LINGER_MS });
   }
 
@@ -342,16 +344,20 @@ export class TtyRenderer implements Renderer {
       }
       rowCount++;
       const group = groups[row.state === "done" ? 2 : row.state === "running" ? 0 : 1]!;
-      if (group.length < room) group.push([id, row]);
+      // Of the finished, the latest to end (they come last): a task that just failed, not those that ended
+      // seconds ago, while "… N more" counted it out of sight.
+      if (row.state === "done") {
+        group.push([id, row]);
+        if (group.length > room) group.shift();
+      } else if (group.length < room) group.push([id, row]);
     }
     // With room for one row, that row is a task's (the first running), the rest counted on the totals line as with none:
     // "… N more" in it showed no task at all while two ran.
     const moreOnTotals = room <= 1;
     const showCount = rowCount > room ? (moreOnTotals ? room : room - 1) : rowCount;
-    const shown = groups
-      .flat()
-      .slice(0, showCount)
-      .map(([id, row]) => this.#rowText(id, row, now));
+    const [running, waiting, finished] = groups as [[string, Row][], [string, Row][], [string, Row][]];
+    const ahead = [...running, ...waiting].slice(0, showCount);
+    const shown = [...ahead, ...finished.slice(finished.length - (showCount - ahead.length))].map(([id, row]) => this.#rowText(id, row, now));
     const more = rowCount - shown.length;
     const total = this.#info?.taskCount ?? 0;
     const failed = this.#failed > 0 ? c.red(` · ${this.#failed} not ok`) : "";
