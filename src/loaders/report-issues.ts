@@ -354,6 +354,8 @@ function allowedKeys(path: DataPath): readonly string[] {
 export function keyMeant(path: DataPath, key: string): string | undefined {
   if (key === "<<") return undefined;
   const allowed = allowedKeys(path);
+  // Taskfile's desc is a description, told so (TASK_NAME_NOTE), not a dependsOn misspelt.
+  if (key === "desc" && path.length === 2 && path[0] === "tasks") return undefined;
   const synonym = SYNONYMS[key.toLowerCase()] ?? synonymMisspelt(key, allowed);
   return synonym !== undefined && allowed.includes(synonym) ? synonym : closestMatch(key, allowed);
 }
@@ -453,11 +455,14 @@ const GITHUB_TASK_NOTES: Record<string, string> = {
   "runs-on": "there is no runner to choose: tasks run on the machine taskq runs on (with run --store, on the worker that leases them); remove it",
   uses: "taskq runs shell commands, not actions: write in `run` the command that does what the action did",
   "continue-on-error": ALLOWED_FAILURE_NOTE,
-  // GitLab CI's name for it.
+  // GitLab CI's name for it, Azure Pipelines' and Taskfile's.
   allow_failure: ALLOWED_FAILURE_NOTE,
-  // A GitHub Actions step's or job's display name, or a task's description as other runners take it.
+  continueOnError: ALLOWED_FAILURE_NOTE,
+  ignore_error: ALLOWED_FAILURE_NOTE,
+  // A GitHub Actions step's or job's display name, or a task's description as other runners take it (Taskfile's desc).
   name: TASK_NAME_NOTE,
   description: TASK_NAME_NOTE,
+  desc: TASK_NAME_NOTE,
   shell: "every task's run is run by /bin/sh -c, and a task has no shell to choose: for bash, write run: bash -c '...', or run a script file that begins with #!/bin/bash",
 };
 
@@ -478,12 +483,15 @@ function looksLikeTask(value: unknown): boolean {
 function synonymNote(key: string, synonym: string): string {
   if (synonym === "retries" && /attempt/i.test(key)) return " It counts the attempts after the first: 3 attempts in all is `retries: 2`, and 1 (no retry) is `retries: 0`, the default";
   if (synonym === "timeout" && /minutes/i.test(key)) return ` It takes a duration: \`${key}: 10\` is \`timeout: 10m\``;
+  if (synonym === "timeout" && /seconds/i.test(key)) return ` It takes a duration, or a number of seconds: \`${key}: 30\` is \`timeout: 30\` (30s)`;
   return "";
 }
 
 /** What other tools call a field (lowercased), for a "did you mean" that spelling alone would not find (`cmd` is nearer to `cwd`). */
 const SYNONYMS: Record<string, string> = {
   cmd: "run",
+  // Taskfile's (go-task): a list of commands; told "did you mean cwd?", the nearer field in spelling.
+  cmds: "run",
   command: "run",
   commands: "run",
   script: "run",
@@ -504,6 +512,9 @@ const SYNONYMS: Record<string, string> = {
   max_retries: "retries",
   "timeout-minutes": "timeout",
   timeout_minutes: "timeout",
+  timeout_seconds: "timeout",
+  "timeout-seconds": "timeout",
+  timeoutseconds: "timeout",
   not_before: "runAt",
   notbefore: "runAt",
   environment: "env",

@@ -1546,6 +1546,18 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: x, retires: 1 }"))).toEqual(['2:16: task "a": unknown key "retires"; did you mean "retries"?']);
   });
 
+  it("tells a Taskfile's task fields what they are here: cmds is run (not cwd, nearer in spelling, and run not told missing too), desc a description (not dependsOn), ignore_error as continue-on-error", () => {
+    const failing = "taskq has no such option: a task that fails fails the run (exit 1) and cancels its dependents; to let a command fail without that, end the task's run with || true (the task then succeeds whatever the command's exit code)";
+    const named = "a task is named by its id, its key under tasks:, which its log file and the run's lines name it by; to keep a longer name or a description beside it, write it in a YAML comment, or under a key that starts with x- (x-description: ...), which taskq ignores";
+    expect(problemsOf(yaml("tasks:", "  build:", "    desc: builds the app", "    cmds: [npm run build]", "    ignore_error: true", "  test:", "    run: x", "    timeout_seconds: 30", "    continueOnError: true"))).toEqual([
+      `3:5: task "build": unknown key "desc"; ${named}`,
+      '4:5: task "build": unknown key "cmds"; did you mean "run"?',
+      `5:5: task "build": unknown key "ignore_error"; ${failing}`,
+      '8:5: task "test": unknown key "timeout_seconds"; did you mean "timeout"? It takes a duration, or a number of seconds: `timeout_seconds: 30` is `timeout: 30` (30s)',
+      `9:5: task "test": unknown key "continueOnError"; ${failing}`,
+    ]);
+  });
+
   it("points a problem in a value a `<<` merged in at that value, in the mapping merged, once, naming the tasks it came to", () => {
     const text = yaml(
       "x-base: &base { retries: -1, timeout: 5m, bogus: 1 }",
