@@ -164,4 +164,16 @@ describe("a task's last lines in the summary", () => {
       else process.env.FORCE_COLOR = previous;
     }
   });
+
+  it("says no output under a cancelled task's log where its attempts left no lines, as under a dead letter's", async () => {
+    const colors = await createColors({ color: false, isTTY: false });
+    const cancelled: RunSummary["cancelled"] = [
+      { id: "silent", reason: "shutdown", message: "shutdown: not retried (attempt 1 failed: exited with code 75)", logPath: "/logs/run/silent.log", logFile: "run/silent.log", tail: [] },
+      { id: "talks", reason: "shutdown", message: "aborted by shutdown", running: true, logPath: "/logs/run/talks.log", logFile: "run/talks.log", tail: ["working"] },
+    ];
+    const text = formatSummary(summary([], cancelled), colors, false);
+    expect(text).toContain(
+      "Cancelled (2):\n  - talks: aborted by shutdown\n    log: /logs/run/talks.log\n    last line:\n      working\n  - silent: shutdown: not retried (attempt 1 failed: exited with code 75)\n    log: /logs/run/silent.log\n    no output\n",
+    );
+  });
 });
