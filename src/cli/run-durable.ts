@@ -13,7 +13,7 @@ import { clock } from "./render/describe.js";
 import type { OutputMode } from "./render/index.js";
 import { endRefusedRun } from "./refused-run.js";
 import { openStore, RETRY_DROPPED_MS, type StoreFlags } from "./store-flags.js";
-import { onShutdownSignals, secondSignal, signalExitCode } from "./signals.js";
+import { EarlySignals, onShutdownSignals, secondSignal, signalExitCode } from "./signals.js";
 import { smallThreadPool } from "./thread-pool.js";
 import { toJson } from "./to-json.js";
 import { runWorker } from "./worker-run.js";
@@ -52,7 +52,17 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
   // Its summary, and its cancel when stopped, ride out a dropped connection, as `status` and `cancel` do.
   // Chosen here, not by the store, so that a second signal can name the run it may leave behind, and its connections are named after it.
   const submitId = options.runId ?? generateRunId();
-  const store = await openStore(options, { retryDroppedMs: RETRY_DROPPED_MS, applicationName: `taskq run ${submitId}`, undoneIfStopped: "nothing was submitted", runsTasks: true, saysNewer: options.json });
+  // Heard from here until the worker's own listeners are there, handed on to them then (see WorkerRunOptions.earlySignals):
+  // the store's opening and the run's storing listen for themselves, and go as each ends; a signal just after the run
+  // was stored, while its worker was set up, found no listener and ended taskq by its default action, in silence, the
+  // run left live, its tasks queued for any worker.
+  const unheard = new EarlySignals();
+  const store = await openStore(options, { retryDroppedMs: RETRY_DROPPED_MS, applicationName: `taskq run ${submitId}`, undoneIfStopped: "nothing was submitted", runsTasks: true, saysNewer: options.json }).catch(
+    (error: unknown) => {
+      unheard.end();
+      throw error;
+    },
+  );
   try {
     // A signal while the run is submitted waits for it to be stored, then ends it, as one later does (see storingRun).
     // Its state read with it, while a signal still waits: no turn of the event loop is left without a listener.
@@ -68,6 +78,8 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       },
       options.json ? store : undefined,
     );
+    // No worker runs: the signals heard while the run was stored are that stop's, and one now is heard as before.
+    if (early !== undefined || state !== "running") unheard.end();
     const { runId } = submitted;
     const tasks = workflow.tasks.length;
     if (options.json) {
@@ -145,7 +157,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       };
       // Its own run's tasks only: another run's would run here with this process's environment (a CI job's secrets).
       try {
-        stopped = await runWorker(store, { ...options, runId, fitted, onEvent, takeSignals, endRun, until: () => untilFinished(store, runId, taskEnds.next) });
+        stopped = await runWorker(store, { ...options, runId, fitted, onEvent, takeSignals, endRun, earlySignals: unheard, until: () => untilFinished(store, runId, taskEnds.next) });
       } catch (error) {
         // As before the worker ran: no listener of this process's.
         removeLate?.();
@@ -214,6 +226,8 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     if (interrupted === undefined && summaryCode !== undefined) return summaryCode;
     return exitCode;
   } finally {
+    // Where the run was not stored, or the worker did not start.
+    unheard.end();
     await store.close();
   }
 }

@@ -32,7 +32,7 @@ import { clock } from "./render/describe.js";
 import { leftoversGraceMs, leftoversNote, signalOf } from "./leftovers-stop.js";
 import { pidOneNote } from "./pid-one.js";
 import { RunHandlers } from "./run-handlers.js";
-import { onShutdownSignals, secondSignal, shutdownSignals, signalExitCode } from "./signals.js";
+import { onShutdownSignals, secondSignal, shutdownSignals, signalExitCode, type EarlySignals } from "./signals.js";
 import { fullPath } from "./full-path.js";
 import { keepHeapSmall } from "./small-heap.js";
 import { smallThreadPool } from "./thread-pool.js";
@@ -112,6 +112,12 @@ export interface WorkerRunOptions {
    * for another worker (see PostgresWorker.cancelWhatIsGivenBack): nothing the user asked to stop starts again.
    */
   endRun?: () => void;
+  /**
+   * Signals heard before the worker's own listeners (`run --store`: from before its run was stored), given to them as
+   * they start listening, before the worker leases anything: with no listener meanwhile, a signal's default action
+   * ended taskq in silence.
+   */
+  earlySignals?: EarlySignals;
 }
 
 /**
@@ -350,7 +356,9 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       killAllProcessGroups("SIGKILL");
       void stop(0);
     },
-  });
+  }, options.earlySignals?.copies);
+  // As a signal while the worker starts: it leases nothing, and stops.
+  for (const signal of options.earlySignals?.end() ?? []) removeSignalHandlers.deliver(signal);
   try {
     keepHeapSmall();
     await worker.start();

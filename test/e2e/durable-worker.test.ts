@@ -766,6 +766,35 @@ describe("taskq run --store", () => {
     expect(records.at(-1)).toMatchObject({ event: "summary", exitCode: 143, interrupted: "SIGTERM", state: "cancelled" });
   });
 
+  // Between the listener of the run's storing and the worker's own (its guard spawned, its handlers made), no
+  // listener: a runner's SIGTERM just after the run was stored ended taskq by the signal itself, no summary, and
+  // left the run live, its tasks queued for any worker to run.
+  it.each(["SIGTERM", "SIGINT"] as const)("stopped by %s as soon as its run is stored: the run is cancelled before any of its tasks runs, and the summary says so", async (signal) => {
+    const file = await workflowFile(`stored-then-${signal}`, "tasks:\n  a: { run: 'touch ran-stored-a' }\n  b: { run: 'touch ran-stored-b', dependsOn: a }\n");
+    const runId = newRunId(`stored-then-${signal}`);
+    const run = startRun(file, ["--run-id", runId]);
+    // At once, as its first line is read: the worker is then still being set up.
+    let sent = false;
+    run.child.stdout!.on("data", (chunk: Buffer | string) => {
+      if (!sent && String(chunk).includes(`run ${runId} submitted to `)) {
+        sent = true;
+        run.child.kill(signal);
+      }
+    });
+    const result = await run.done;
+    expect(sent).toBe(true);
+    expect({ code: result.code, signal: result.signal }).toEqual({ code: signal === "SIGTERM" ? 143 : 130, signal: null });
+    expect(result.stdout).toContain(`Summary: 0 succeeded, 0 failed, 2 cancelled in `);
+    expect(result.stdout).toContain(`(interrupted by ${signal})\n`);
+    const status = await store.runStatus(runId);
+    expect(status.state).toBe("cancelled");
+    expect(status.tasks.map((row) => [row.key, row.state])).toEqual([
+      ["a", "cancelled"],
+      ["b", "cancelled"],
+    ]);
+    expect(existsSync(path.join(ws.dir, "ran-stored-a"))).toBe(false);
+  });
+
   /** Sessions of other processes on this database running an INSERT of a run into this schema, where `condition` (SQL on pg_stat_activity). */
   async function runInserts(condition: string): Promise<number> {
     const { rowCount } = await store.pool.query(
