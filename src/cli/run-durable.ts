@@ -171,7 +171,17 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     const local = workerId === undefined ? undefined : ({ logDir: path.join(options.logRoot, runId), workerId, cutShort: aborted, attemptsEndedHere } satisfies LocalLogs);
     const summaryOptions = { color: options.color, json: options.json, ...(local === undefined ? {} : { local }) };
     if (exitCode === 0) {
-      removeLate?.();
+      // The run has ended: a signal while its summary is read stops taskq at once, saying where the summary is; once the
+      // summary is written, one changes nothing (as for a local run: the summary's exit code stands), also while the
+      // store closes, until taskq exits. With no listener, a runner's SIGTERM then ended taskq by its default action: the
+      // summary cut off, or a run that succeeded ending as killed.
+      let summaryWritten = false;
+      onLateSignal = (signal) => {
+        if (summaryWritten) return;
+        process.stderr.write(`taskq: ${signal} received while the summary of run ${runId} was being read: stopping now; see it with: taskq status ${runId}\n`);
+        process.exit(signalExitCode(signal));
+      };
+      if (removeLate === undefined) takeSignals();
       // Its end seen (untilFinished), a prune may delete it before the summary is read: said so, not as a mistyped id.
       const deleted = (error: unknown): never => {
         throw error instanceof RunNotFoundError ? runDeletedError(runId, options, store.schema, "once it ended, before its summary was read") : error;
@@ -182,7 +192,9 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       if (status.tasks.some((task) => task.cancelKind === "shutdown")) {
         writeNote(`run ${runId} was stopped by another process (a signal to another run --store of it): its tasks that had not started were cancelled`, options.json);
       }
-      return await printRunSummary(store, runId, summaryOptions, status).catch(deleted);
+      const code = await printRunSummary(store, runId, summaryOptions, status).catch(deleted);
+      summaryWritten = true;
+      return code;
     }
     // Stopped (a signal, a lost lease): the summary if the database gives it soon, and the stop's exit code either way.
     // Stopped by a signal, the run ends here, as a local run does: what has not started never will.

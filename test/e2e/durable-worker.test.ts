@@ -795,6 +795,27 @@ describe("taskq run --store", () => {
     expect(existsSync(path.join(ws.dir, "ran-stored-a"))).toBe(false);
   });
 
+  // Once its run had ended, no listener was left while the summary was written and the store closed: a runner's SIGTERM
+  // then ended taskq by the signal itself, a run that succeeded reported as killed, what stdout still held lost.
+  it("a SIGTERM as its summary comes out changes nothing: the summary is whole and it exits 0 for a run that succeeded, as a local run does", async () => {
+    const file = await workflowFile("summary-then-signal", "tasks:\n  quick: { run: 'echo hi' }\n");
+    const runId = newRunId("summary-then-signal");
+    const run = startRun(file, ["--run-id", runId]);
+    let sent = false;
+    run.child.stdout!.on("data", (chunk: Buffer | string) => {
+      if (!sent && String(chunk).includes("Summary: ")) {
+        sent = true;
+        run.child.kill("SIGTERM");
+      }
+    });
+    const result = await run.done;
+    expect(sent).toBe(true);
+    expect({ code: result.code, signal: result.signal }).toEqual({ code: 0, signal: null });
+    expect(result.stdout).toContain(`\nSummary: 1 succeeded, 0 failed, 0 cancelled in `);
+    expect(result.stdout).toMatch(/\n\nlogs: \S+\n$/);
+    expect(result.stderr).toBe("");
+  });
+
   /** Sessions of other processes on this database running an INSERT of a run into this schema, where `condition` (SQL on pg_stat_activity). */
   async function runInserts(condition: string): Promise<number> {
     const { rowCount } = await store.pool.query(
