@@ -504,6 +504,20 @@ prog 100%%
     expect(events.find((e) => e.event === "failed" && e.id === "code")?.error).toMatchObject({ message: "exited with code 3", exitCode: 3, signal: null, timedOut: false });
   });
 
+  it("--output json: `started` and `failed` records give the task's log, as the summary's dead letters do, so a program can open it as the task runs", async () => {
+    const result = await run(`tasks:\n  broken: { run: "echo why; exit 3" }\n  fine: { run: "true" }\n`, ["--output", "json"]);
+    expect(result.code).toBe(1);
+    type Logged = { event: string; id?: string; logPath?: string; logFile?: string; deadLetters?: Logged[] };
+    const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as Logged);
+    const log = (e: Logged | undefined) => ({ logPath: e?.logPath, logFile: e?.logFile });
+    for (const id of ["broken", "fine"]) {
+      expect(log(events.find((e) => e.event === "started" && e.id === id))).toEqual({ logPath: path.join(result.logDir, `${id}.log`), logFile: `${result.runId}/${id}.log` });
+    }
+    const failed = events.find((e) => e.event === "failed");
+    expect(log(failed)).toEqual(log(events.at(-1)?.deadLetters?.[0]));
+    expect(await readFile(failed!.logPath!, "utf8")).toMatch(/^why\n/);
+  });
+
   it("--output json: a `cancelled` record has its `message` beside `error`, as the summary's `cancelled` entries have it", async () => {
     const result = await run(`tasks:
   a: { run: exit 1 }
