@@ -50,6 +50,20 @@ describe("the package", () => {
     expect(unused).toEqual([]);
   }, 60_000);
 
+  it("ships of dist/bundle the CLI, its code cache, the load worker and their maps alone: not what runs from the checkout left there", async () => {
+    // A run given node flags keeps a cache of its own (cli.cjs.cache-<flags>), and one killed while it wrote its cache
+    // leaves the temporary file (cli.cjs.cache.<pid>.tmp): neither is for the package.
+    const bundle = path.join(ROOT, "dist/bundle");
+    const strays = ["cli.cjs.cache-0badf1a9", `cli.cjs.cache.${process.pid}.tmp`, "cli.cjs.cache-0badf1a9.77.tmp"];
+    try {
+      for (const name of strays) await writeFile(path.join(bundle, name), "left by a run\n");
+      const shipped = [...(await packedFiles())].filter((file) => file.startsWith("dist/bundle/")).sort();
+      expect(shipped).toEqual(["cli.cjs", "cli.cjs.cache", "cli.cjs.map", "load-worker.js", "load-worker.js.map"].map((name) => `dist/bundle/${name}`));
+    } finally {
+      for (const name of strays) await rm(path.join(bundle, name), { force: true });
+    }
+  }, 60_000);
+
   it("the bundled CLI needs no package but its dependencies: every one it requires is in dependencies", async () => {
     const { dependencies = {}, devDependencies = {} } = JSON.parse(await readFile(path.join(ROOT, "package.json"), "utf8")) as Record<string, Record<string, string>>;
     const builtins = new Set(builtinModules);
