@@ -2,7 +2,7 @@
 //   node bench/run.js [--only startup,overhead,large,flood,schedule,engine,postgres] [--runs N] [--write]
 // --runs sets the runs per measurement (default 5; startup uses twice as many, being cheap).
 // --large-run-tasks N: size of the `taskq run` part of the large benchmark (default 10000).
-// --full runs the engine benchmark at 1M tasks too (slow). --write replaces BENCHMARKS.md. Build first: npx tsc -p tsconfig.build.json.
+// --full runs the engine benchmark at 1M tasks too (slow). --write replaces BENCHMARKS.md. Build first: npm run build (the bundle and its code cache; tsc alone leaves them out, and the benchmarks refuse a dist/ not built from the sources).
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
