@@ -129,7 +129,10 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
       return `${message}: ${blockLineWords(block)}`;
     }
     const sibling = keyAlignedAbove(text, offset);
-    if (sibling !== undefined) return `${message}: line ${sibling.line} starts at column ${sibling.own}, and ${sibling.key} above it at column ${sibling.col}; start it at column ${sibling.col}, as ${sibling.key} is`;
+    if (sibling !== undefined) {
+      const or = sibling.firstTooFar ? ` (or, if ${sibling.key} is the one indented too far, start ${sibling.key} at column ${sibling.own})` : "";
+      return `${message}: line ${sibling.line} starts at column ${sibling.own}, and ${sibling.key} above it at column ${sibling.col}; start it at column ${sibling.col}, as ${sibling.key} is${or}`;
+    }
   }
   if (UNALIGNED_ITEM.test(message)) {
     const item = itemAlignedAbove(text, offset);
@@ -394,10 +397,13 @@ function keyIndentedUnder(text: string, offset: number): { line: number; key: st
  * `dependsOn` one space short of it; `a` over a task id `b` one space short of it), else that
  * one, where its value is on its line (`retries: 1` over a `run` indented more).
  */
-function keyAlignedAbove(text: string, offset: number): { line: number; own: number; key: string; col: number } | undefined {
+function keyAlignedAbove(text: string, offset: number): { line: number; own: number; key: string; col: number; firstTooFar: boolean } | undefined {
   const { lines, index, indent } = textLineFrom(text, offset) ?? {};
   if (lines === undefined || index === undefined || indent === undefined) return undefined;
   let found: { key: string; indent: number } | undefined;
+  /** Keys above at found's column, and the indentation of the key whose mapping they are in. */
+  let keysThere = 0;
+  let parent: number | undefined;
   for (let above = index - 1; above >= 0; above--) {
     const line = lines[above]!;
     if (!isTextLine(line)) continue;
@@ -405,10 +411,22 @@ function keyAlignedAbove(text: string, offset: number): { line: number; own: num
     const depth = line.length - line.trimStart().length;
     // A key with its value on its line (`retries: 1`) has no mapping under it: one indented more (`  run: make`) meant to be its sibling.
     if (depth < indent && found === undefined && key !== null && !/:\s*(#.*)?$/.test(line)) found = { key: key[2]!.trimEnd(), indent: depth };
-    if (depth < indent) break;
-    if (key !== null && depth > indent && (found === undefined || key[1]!.length < found.indent)) found = { key: key[2]!.trimEnd(), indent: key[1]!.length };
+    if (depth < indent) {
+      if (key !== null && /:\s*(#.*)?$/.test(line)) parent = depth;
+      break;
+    }
+    if (key !== null && depth > indent && (found === undefined || key[1]!.length < found.indent)) {
+      found = { key: key[2]!.trimEnd(), indent: key[1]!.length };
+      keysThere = 0;
+    }
+    if (key !== null && found !== undefined && key[1]!.length === found.indent) keysThere++;
   }
-  return found === undefined ? undefined : { line: index + 1, own: indent + 1, key: found.key, col: found.indent + 1 };
+  if (found === undefined) return undefined;
+  // The mapping's one key above, indented further than this line, which sits a usual step (2 or 4 columns) in from the key
+  // whose mapping it is (`test:` then `      run: x`, then `    dependsOn: a`): that key may be the one indented too far.
+  const step = parent === undefined ? undefined : indent - parent;
+  const firstTooFar = keysThere === 1 && found.indent > indent && (step === 2 || step === 4);
+  return { line: index + 1, own: indent + 1, key: found.key, col: found.indent + 1, firstTooFar };
 }
 
 /**

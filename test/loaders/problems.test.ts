@@ -113,6 +113,20 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", " retries: 1"))).toEqual(["4:2: All mapping items must start at the same column: line 4 starts at column 2, and a above it at column 3; start it at column 3, as a is"]);
   });
 
+  it("offers to indent a mapping's first key less where it alone is indented further than the key below it, which sits a usual step in", () => {
+    // `run` indented too far, `dependsOn` where it belongs: before, told only to move `dependsOn` to run's column.
+    expect(problemsOf(yaml("tasks:", "  test:", "      run: echo test", "    dependsOn: install", "  install: { run: x }"))).toEqual([
+      "4:5: All mapping items must start at the same column: line 4 starts at column 5, and run above it at column 7; start it at column 7, as run is (or, if run is the one indented too far, start run at column 5)",
+    ]);
+    // Not where several keys above share the column (this line is the odd one), nor where this line is off the usual steps.
+    expect(problemsOf(yaml("tasks:", "  a:", "      run: x", "      retries: 1", "    dependsOn: b", "  b: { run: y }"))).toEqual([
+      "5:5: All mapping items must start at the same column: line 5 starts at column 5, and retries above it at column 7; start it at column 7, as retries is",
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "   dependsOn: b", "  b: { run: y }"))).toEqual([
+      "4:4: All mapping items must start at the same column: line 4 starts at column 4, and run above it at column 5; start it at column 5, as run is",
+    ]);
+  });
+
   it("reports a YAML error yaml places on a line of spaces only at the next line with text, where the mistake is", () => {
     // yaml reads the spaces as the next line's indentation, and told the error at column 1 of the line of spaces.
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "      ", "   retries: 1"))).toEqual(["5:4: All mapping items must start at the same column: line 5 starts at column 4, and run above it at column 5; start it at column 5, as run is"]);
