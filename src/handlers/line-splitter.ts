@@ -227,6 +227,16 @@ export class LineSplitter {
         this.#lineBuffer()[0] = CARRIAGE_RETURN;
         this.#prefixBytes = 1;
         this.#lineBytes = 1;
+      } else if (this.#lineBytes === this.#prefixBytes) {
+        // Its last such "\r" came in an earlier chunk, and the line is kept whole so far: from there on, as the same line
+        // in one chunk shows (before, it showed from its first byte, its earlier state and the last cut for length).
+        const buffer = this.#lineBuffer();
+        const kept = lastRewrite(buffer, 0, this.#prefixBytes);
+        if (kept > 0) {
+          buffer.copy(buffer, 0, kept, this.#prefixBytes);
+          this.#prefixBytes -= kept;
+          this.#lineBytes -= kept;
+        }
       }
     }
     this.#totalBytes += end - start;

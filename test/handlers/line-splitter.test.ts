@@ -219,6 +219,23 @@ describe("LineSplitter as written", () => {
     expect(splitAsWritten(`${"a".repeat(DISPLAY_LIMIT)}\rdone\r\n`)).toEqual([Buffer.from("\rdone\r\n")]);
   });
 
+  it("shows a line that \\r rewrote past the limit from its last \\r on when that \\r came in an earlier chunk, as the line in one chunk", () => {
+    // The first state and the "\r" in one read, the last state going past the limit in the next: before, the line showed from
+    // its first byte, both states, cut for length ("aaa…\rbbb…ccc… (4501 bytes)"), where in one read it showed "\rbbb…ccc".
+    const first = "a".repeat(3000);
+    const last = `${"b".repeat(500)}${"c".repeat(1000)}`;
+    const chunks = [`${first}\r${last.slice(0, 500)}`, `${last.slice(500)}\n`];
+    expect(split(`${first}\r${last}\n`)).toEqual([`\r${last}`]);
+    expect(split(...chunks)).toEqual([`\r${last}`]);
+    expect(splitAsWritten(...chunks)).toEqual([Buffer.from(`\r${last}\n`)]);
+    // The output's last line, without a newline; a "\r" with nothing after it yet (then a read of "\r\r" alone) is no rewrite till more follows.
+    expect(splitAsWritten(chunks[0]!, last.slice(500))).toEqual([Buffer.from(`\r${last}\n`)]);
+    const crs = [`${first}\r${last.slice(0, 500)}\r`, "\r\r", `${last.slice(500)}\n`];
+    expect(splitAsWritten(...crs)).toEqual([Buffer.from(`\r${last.slice(500)}\n`)]);
+    expect(splitAsWritten(...crs)).toEqual(splitAsWritten(crs.join("")));
+    expect(split(`${first}\r${last.slice(0, 500)}\r`, "\r\r", "\n")).toEqual(split(`${first}\r${last.slice(0, 500)}\r\r\r\n`));
+  });
+
   it("stands for the text path's lines, and for short lines gives the input's bytes back, for any bytes and chunking (property)", () => {
     const piece = fc.oneof(
       fc.constantFrom("\r", "\r\n", "\n").map((text) => Buffer.from(text)),
