@@ -94,9 +94,11 @@ export class BufferedWriter {
           this.#writeFramed(prefix, NEWLINE, bytes, ends, from, line);
           this.#writeBytes(prefix);
         }
-        this.#writeBytes(bytes.subarray(segment, cr + 1));
+        // After an erase of the line that follows the `\r` (`\r\x1b[2K`, a progress bar clearing its last state): else it erases the prefix.
+        const after = afterErase(bytes, cr + 1, end - 1);
+        this.#writeBytes(bytes.subarray(segment, after));
         this.#writeBytes(prefix);
-        segment = cr + 1;
+        segment = after;
       }
       if (segment !== start) {
         this.#writeBytes(bytes.subarray(segment, end));
@@ -230,6 +232,20 @@ export class BufferedWriter {
 
 const NEWLINE = Buffer.from("\n");
 const CARRIAGE_RETURN = 0x0d;
+
+/**
+ * Where the bytes from `at` on go past an erase in line (ESC [ n K: `\x1b[K`, `\x1b[2K`) that starts at `at` and ends before
+ * `end`; `at` where none does.
+ */
+function afterErase(bytes: Buffer, at: number, end: number): number {
+  if (bytes[at] !== 0x1b || bytes[at + 1] !== 0x5b) return at;
+  for (let index = at + 2; index < end; index++) {
+    const byte = bytes[index] as number;
+    if (byte === 0x4b) return index + 1;
+    if (byte < 0x30 || byte > 0x3f) return at;
+  }
+  return at;
+}
 /** What ends a record whose head jsonRecordHead made, after the line's text. */
 const JSON_RECORD_END = Buffer.from('"}\n');
 

@@ -84,6 +84,16 @@ describe("BufferedWriter", () => {
       "t | before\nt | 10%\rt | 20%\rt | 30%\nt | crlf\r\nt | x\r\rt | y\nt | \rt | done\nt | plain\nt | a\rt | b\r\nt | after\n",
     );
   });
+
+  it("puts the prefix again after an erase of the line that follows a carriage return, which would erase it", async () => {
+    const texts = ["10%\r\x1b[2K20%", "a\r\x1b[K\x1b[1mb", "c\r\x1b[2J", "d\r\x1b[", "e\r\x1b[2K"];
+    const out = sink();
+    const writer = new BufferedWriter(out.stream);
+    writer.writePrefixedLines(Buffer.from("t | "), ...block(texts));
+    await settle();
+    // Before, "t | 10%\rt | \x1b[2K20%": a `cat` on a terminal showed "    20%", the prefix erased. Not past another sequence, nor one cut short.
+    expect(out.bytes().toString()).toBe("t | 10%\r\x1b[2Kt | 20%\nt | a\r\x1b[Kt | \x1b[1mb\nt | c\rt | \x1b[2J\nt | d\rt | \x1b[\nt | e\r\x1b[2Kt | \n");
+  });
 });
 
 /**
