@@ -1282,13 +1282,17 @@ describe("taskq run --store", () => {
     const started = /"event":"output","runId":"[^"]+","id":"(\w+)","attempt":1,"stream":"\w+","text":"started"/;
     for (const json of [false, true]) {
       const runId = newRunId("stopped-waiting");
-      // A lease of a minute: this process's own sweep, every half of it, does not take the other's task meanwhile.
-      const run = startRun(file, ["--run-id", runId, "-j", "1", "--lease", "60s", "--shutdown-timeout", "0.5s", "--kill-grace", "1s", "--output", json ? "json" : "plain"]);
+      // Its sweeps, which follow the earliest lease to run out, held back on their way (see below): they do not take the other's task.
+      const database = new URL(DATABASE_URL);
+      const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
+      const run = startRun(file, ["--run-id", runId, "-j", "1", "--lease", "60s", "--shutdown-timeout", "0.5s", "--kill-grace", "1s", "--output", json ? "json" : "plain"], { TASKQ_STORE: proxy.url(SECRET_URL) });
       const ownStarted = json ? started : /\S+\/(\w+) \| started/;
       expect(await eventually(() => ownStarted.test(run.stdout()), 15_000)).toBe(true);
       const other = ownStarted.exec(run.stdout())![1] === "first" ? "second" : "first";
       const worker = await startWorker(["-j", "1", "--lease", "3s"]);
       expect(await eventually(() => worker.stdout().includes(`${runId}/${other} | started`), 15_000)).toBe(true);
+      // Before that lease runs out (it was renewed within a second): the sweep's statement, and what its connection sends after it.
+      const sweep = proxy.holdNext("WHERE state = 'running' AND lease_expires_at < now()");
       worker.cli.child.kill("SIGKILL");
       await worker.cli.done;
       // A statement of that worker's begun before its lease ran out, still in progress (a renewal held up by a slow database).
@@ -1318,6 +1322,8 @@ describe("taskq run --store", () => {
         await client.end();
         await waiting;
         await session.end();
+        sweep.release();
+        await proxy.close();
       }
       await cancelStrandedRun(runId);
     }

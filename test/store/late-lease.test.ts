@@ -26,7 +26,7 @@ describe("a lease whose round trip took longer than the lease", () => {
       concurrency: 1,
       leaseMs: options.leaseMs,
       pollMs: 200,
-      // No sweep while the test runs (but the first, at start): a lease that ran out is this worker's to give back.
+      // No periodic sweep while the test runs (but the first, at start): a lease that ran out is this worker's to give back.
       sweepMs: 600_000,
       onEvent: (event) => events.push(event),
       handler: options.handler,

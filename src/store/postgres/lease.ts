@@ -140,3 +140,18 @@ export async function nextRunnableDelay(pool: pg.Pool, names: SchemaNames): Prom
   const delay = result.rows[0]?.delay_ms ?? null;
   return delay === null ? null : Math.max(Math.ceil(delay), 0);
 }
+
+/**
+ * Milliseconds until the earliest lease of a running task runs out (0 or less if one has), of any
+ * worker, or null when nothing runs. Measured on the database clock. One look at the index of running
+ * tasks' expiries: a sweeper asks often, to learn of leases shorter than its own (see the worker's sweep loop).
+ */
+export async function nextLeaseExpiry(db: pg.Pool | pg.ClientBase, names: SchemaNames): Promise<number | null> {
+  const result = await db.query<{ delay_ms: number | null }>({
+    name: names.statement("next_lease_expiry"),
+    text: `SELECT (extract(epoch FROM min(lease_expires_at) - now()) * 1000)::float8 AS delay_ms
+             FROM ${names.tasks} WHERE state = 'running'`,
+  });
+  const delay = result.rows[0]?.delay_ms ?? null;
+  return delay === null ? null : Math.ceil(delay);
+}

@@ -34,6 +34,14 @@ export class NotificationListener {
     return this.#client !== undefined;
   }
 
+  /**
+   * The listening connection while the LISTEN is in place, for a short statement a worker sends often (the
+   * sweeper's look at the leases): on it, that keeps no other connection of an idle worker open.
+   */
+  get client(): pg.ClientBase | undefined {
+    return this.#client;
+  }
+
   /** Resolves once the LISTEN is in place (or the first attempt failed). */
   async ready(): Promise<void> {
     await this.#connecting;

@@ -7,7 +7,7 @@ import { cancelTasks, type CancelResult, type ShutdownCancel } from "./cancel.js
 import { completeAttempt, completeSuccess, readRecordedEnd, releaseLease, releaseStrays, type ReleaseEnd, type StopCancel } from "./complete.js";
 import { completeAndLease, type CompleteAndLeaseResult, type EndedAttempt } from "./complete-and-lease.js";
 import { refreshRunState, settleRuns } from "./graph.js";
-import { leaseTasks, nextRunnableDelay, renewLease } from "./lease.js";
+import { leaseTasks, nextLeaseExpiry, nextRunnableDelay, renewLease } from "./lease.js";
 import { NotificationListener } from "./listener.js";
 import { isLockNotAvailable, renewalLockedError, RENEWAL_LOCK_WAIT_MS, retryLockWaits } from "./lock-wait.js";
 import { FIRST_MIGRATION_VERSION, LATEST_MIGRATION, migrate, migrateStore, notUsable } from "./migrations.js";
@@ -507,6 +507,12 @@ export class PostgresStore {
   /** Milliseconds until the earliest queued task is runnable, or null if none is queued. */
   async nextRunnableDelay(): Promise<number | null> {
     return this.#guard("nextRunnableDelay", () => nextRunnableDelay(this.pool, this.#names));
+  }
+
+  /** Milliseconds until the earliest lease of any running task runs out (0 or less: one has), or null when nothing runs. */
+  async nextLeaseExpiry(): Promise<number | null> {
+    // Every 2 s or so: on the listening connection where there is one, as the pool would otherwise never close its last idle one.
+    return this.#guard("nextLeaseExpiry", () => nextLeaseExpiry(this.#listener?.client ?? this.pool, this.#names));
   }
 
   /** Resolves once the database answers a `SELECT 1` (the metrics' taskq_store_up); `timeoutMs` as countByState's. */

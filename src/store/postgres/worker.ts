@@ -29,6 +29,18 @@ const RELEASE_WAIT_MS = 2_000;
 /** How long a stopping worker waits for an ended attempt's record before saying it is still trying. */
 const RECORD_NEWS_MS = 1_000;
 
+/**
+ * How often the sweeper looks at when the earliest lease of any worker runs out (see #sweepLoop): a lease
+ * taken since its last look, as short as 2 s, is seen before it runs out.
+ */
+const PEEK_MS = 2_000;
+
+/** How long after a lease's expiry the sweeper looks again: its worker's last renewal may be on its way. */
+const EXPIRY_MARGIN_MS = 100;
+
+/** The shortest wait between two looks at the leases. */
+const PEEK_FLOOR_MS = 250;
+
 /** Default of `abortGraceMs`: the shell handler's default kill grace (5 s), and a margin. */
 const ABORT_GRACE_MS = 7_000;
 
@@ -52,7 +64,7 @@ export interface PostgresWorkerOptions {
   pollMs?: number;
   /** The poll while the listening connection is down, when no notification comes (default 2 s; never above `pollMs`). */
   unlistenedPollMs?: number;
-  /** Orphan sweep period (default half the lease). */
+  /** Orphan sweep period (default half the lease); between, a sweep also follows the earliest lease of any worker that runs out. */
   sweepMs?: number;
   /** Lease only this run's tasks (`taskq run --store`); default: every run's. */
   runId?: string;
@@ -472,29 +484,56 @@ export class PostgresWorker {
     });
   }
 
+  /**
+   * Sweeps as it starts and every `sweepMs` (half its own lease); between, it looks every PEEK_MS at when the
+   * earliest lease of any worker runs out, and sweeps as soon as one has. The leases of a fleet may differ:
+   * a task whose worker died is back soon after the lease that worker took ran out, not at the next sweep
+   * of a worker whose lease is ten times as long. A look reads one row of an index; a sweep settles runs too.
+   */
   async #sweepLoop(): Promise<void> {
     const signal = this.#stopController.signal;
+    const { sweepMs } = this.#options;
     // The first sweep at once: leases that ran out while no worker was up (a fleet restarted) are not
-    // left for half of this worker's lease, which may be far longer than the one that ran out. So is the
-    // next one after a sweep that took all it takes at a time: more may be waiting.
-    for (let now = true; !signal.aborted; ) {
-      if (!now) await sleep(this.#options.sweepMs, undefined, { signal }).catch(() => undefined);
-      now = false;
+    // left for half of this worker's lease, which may be far longer than the one that ran out.
+    let sweptAt = -Infinity;
+    while (!signal.aborted) {
+      const dueAt = sweptAt + sweepMs;
+      // Before its period is out, a sweep only once a lease has run out.
+      let expiry = dueAt > performance.now() ? await this.#leaseExpiry() : null;
       if (signal.aborted) return;
       // Right after this process stalled, the expired leases are its own, whose results are on their way.
-      if ([...this.#running.values()].some((attempt) => attempt.leaseInDoubt)) continue;
-      try {
-        // Told as soon as the sweep is committed: what ends a dead worker's log comes before a next attempt's start.
-        const tasks = await this.#options.store.recoverOrphans(SWEEP_BATCH, (swept) => {
-          if (swept.length === 0) return;
-          this.metrics.orphansRecovered.inc(swept.length);
-          this.#emit({ type: "orphans-recovered", count: swept.length, tasks: swept });
-        });
-        now = tasks.length === SWEEP_BATCH;
-        this.#dbAnswered("sweep");
-      } catch (error) {
-        this.#dbError("sweep", error, true);
+      const inDoubt = [...this.#running.values()].some((attempt) => attempt.leaseInDoubt);
+      if (!inDoubt && (dueAt <= performance.now() || (expiry !== null && expiry <= 0))) {
+        try {
+          // Told as soon as the sweep is committed: what ends a dead worker's log comes before a next attempt's start.
+          const tasks = await this.#options.store.recoverOrphans(SWEEP_BATCH, (swept) => {
+            if (swept.length === 0) return;
+            this.metrics.orphansRecovered.inc(swept.length);
+            this.#emit({ type: "orphans-recovered", count: swept.length, tasks: swept });
+          });
+          // At once again after a sweep that took all it takes at a time: more may be waiting.
+          sweptAt = tasks.length === SWEEP_BATCH ? -Infinity : performance.now();
+          this.#dbAnswered("sweep");
+        } catch (error) {
+          sweptAt = performance.now();
+          this.#dbError("sweep", error, true);
+        }
+        if (sweptAt === -Infinity) continue;
+        expiry = await this.#leaseExpiry();
+      } else if (dueAt <= performance.now()) {
+        // In doubt: not swept, and not again before its period.
+        sweptAt = performance.now();
       }
+      // Until the next lease runs out (a little after, for its last renewal to land), looking again within PEEK_MS for
+      // leases taken since; one run out that the sweep left (its row locked, or this worker's own in doubt) after PEEK_MS.
+      const untilExpiry = expiry === null ? Infinity : expiry > 0 ? Math.max(expiry + EXPIRY_MARGIN_MS, PEEK_FLOOR_MS) : PEEK_MS;
+      const waitMs = Math.max(Math.min(sweptAt + sweepMs - performance.now(), PEEK_MS, untilExpiry), 0);
+      await sleep(waitMs, undefined, { signal }).catch(() => undefined);
     }
+  }
+
+  /** Milliseconds until the earliest lease runs out (see nextLeaseExpiry); null when nothing runs, or the database did not answer (the sweep says so). */
+  async #leaseExpiry(): Promise<number | null> {
+    return this.#options.store.nextLeaseExpiry().catch(() => null);
   }
 }
