@@ -37,6 +37,10 @@ import { fullPath } from "./full-path.js";
 import { keepHeapSmall } from "./small-heap.js";
 import { smallThreadPool } from "./thread-pool.js";
 
+
+/** The store's name of a failed operation before its error's message ("completeAndLease failed: "; see toStoreError). */
+const STORE_OPERATION = /^[a-z][A-Za-z]* failed: /;
+
 /**
  * How long a run's log folder stays marked in use after this worker's last task of it (see
  * holdLogFolder), and its shell handler kept for the run's next task (see RunHandlers).
@@ -599,8 +603,10 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       return;
     }
     case "db-error": {
-      // The store's errors name their operation already ("release failed: ..."): not twice.
-      const message = (event.error instanceof Error ? event.error.message : String(event.error)).replace(`${event.operation} failed: `, "");
+      // The store's errors name their operation already, in the store's words ("completeAndLease failed: ..."): the line
+      // names it in the worker's ("lease failed: ..."), once.
+      const text = event.error instanceof Error ? event.error.message : String(event.error);
+      const message = event.error instanceof TaskqError ? text.replace(STORE_OPERATION, "") : text;
       // The same error again, try after try, is said once, and again now and then (see DbErrorLines).
       const saying = dbErrors.failed(event.operation, message, event.retrying);
       if (!saying.say) return;

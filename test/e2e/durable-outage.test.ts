@@ -255,6 +255,18 @@ describe("a worker cut off from its database", () => {
     });
   });
 
+  it("says once which operation failed in its db lines: `lease failed: ...`, not `lease failed: completeAndLease failed: ...`", async () => {
+    await throughProxy(async (proxy) => {
+      const worker = await durable.startWorker(["-j", "1"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+      await proxy.close();
+      expect(await eventually(() => dbLines(worker.stdout()).some((line) => /^db {6}lease failed: .*ECONNREFUSED/.test(line)), 15_000)).toBe(true);
+      // After it, the database's words: no operation's name, the worker's or the store's, again.
+      expect(dbLines(worker.stdout()).filter((line) => /^db {6}\w+ failed: \w+ failed: /.test(line))).toEqual([]);
+      worker.cli.child.kill("SIGINT");
+      expect((await worker.cli.done).code).toBe(130);
+    });
+  });
+
   it("stopped once a lease round trip that found nothing to lease lost its reply, its give-back failing since: it says the tasks that round trip may have leased, not that it leased some", async () => {
     await throughProxy(async (proxy) => {
       const worker = await durable.startWorker(["-j", "1"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
@@ -264,7 +276,7 @@ describe("a worker cut off from its database", () => {
       const cut = proxy.cutAfterReply("complete_and_lease");
       const runId = await submit(await workflowFile("outage-strays", "tasks:\n  wait: { run: echo wait, delay: 1h }\n"));
       await cut;
-      expect(await eventually(() => dbLines(worker.stdout()).some((line) => line.startsWith("db      release failed: releaseStrays failed")), 15_000)).toBe(true);
+      expect(await eventually(() => dbLines(worker.stdout()).some((line) => /^db {6}release failed: (?!releaseStrays)/.test(line)), 15_000)).toBe(true);
       worker.cli.child.kill("SIGINT");
       const result = await worker.cli.done;
       expect(result.code).toBe(130);
