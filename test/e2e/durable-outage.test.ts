@@ -192,6 +192,39 @@ describe("one-shot commands whose connection is dropped", () => {
   });
 });
 
+describe("submit --output json stopped by a second signal", () => {
+  it("while its run is stored ends stdout with an error record, as any failure in json mode does, naming the run it may leave stored", async () => {
+    await throughProxy(async (proxy) => {
+      const file = await workflowFile("json-second-signal", "tasks:\n  a: { run: echo a }\n");
+      // Its statement held back on its way: the run is being stored, for as long as the test likes.
+      const { held, release } = proxy.holdNext("WITH run AS");
+      const cli = startCli(["submit", file, "--output", "json"], { cwd: durable.ws.dir, env: { ...ENV, TASKQ_STORE: proxy.url(durable.SECRET_URL) } });
+      await held;
+      cli.child.kill("SIGINT");
+      await sleep(200);
+      cli.child.kill("SIGINT");
+      const result = await cli.done;
+      release();
+      durable.outputs.push(result.stdout, result.stderr);
+      expect(result.code).toBe(130);
+      const named = /run (\S+) may have been stored/.exec(result.stderr)?.[1];
+      expect(named).toBeDefined();
+      durable.runIds.push(named!);
+      const lines = result.stdout.trim().split("\n");
+      expect(JSON.parse(lines.at(-1)!)).toMatchObject({
+        event: "error",
+        code: "INTERRUPTED",
+        exitCode: 130,
+        runId: named,
+        message: `SIGINT received again while the run was being submitted: stopping now; run ${named} may have been stored: see \`taskq status ${named}\`, and cancel it with \`taskq cancel ${named}\``,
+      });
+      expect(result.stderr).toBe(`taskq: SIGINT received again while the run was being submitted: stopping now; run ${named} may have been stored: see \`taskq status ${named}\`, and cancel it with \`taskq cancel ${named}\`\n`);
+      // Whatever became of it: not left queued for another test's worker.
+      await durable.store.cancelRun(named!).catch(() => undefined);
+    });
+  });
+});
+
 describe("a worker cut off from its database", () => {
   /** The worker's `db` lines, without their time. */
   const dbLines = (stdout: string): string[] => stdout.split("\n").flatMap((line) => (/^[\d:.]+ db {6}/.test(line) ? [line.replace(/^[\d:.]+ /, "")] : []));

@@ -872,8 +872,9 @@ describe("taskq run --store", () => {
       run.child.kill("SIGTERM");
       const result = await run.done;
       expect({ code: result.code, signal: result.signal }).toEqual({ code: 143, signal: null });
-      expect(result.stdout).toBe("");
       runId = /^taskq: SIGTERM received again while the run was being submitted: stopping now; run (r-[a-z0-9]+-[0-9a-f]{8}) may have been stored/.exec(result.stderr)?.[1];
+      // With --output json, stdout ends with an error record, as any failure's: it names the run too.
+      expect(JSON.parse(result.stdout)).toMatchObject({ event: "error", code: "INTERRUPTED", exitCode: 143, runId });
       expect(result.stderr).toBe(
         `taskq: SIGTERM received again while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\`, and cancel it with \`taskq cancel ${runId}\`\n`,
       );

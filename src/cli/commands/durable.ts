@@ -111,10 +111,12 @@ export async function storingRun<T>(runId: string, store: () => Promise<T>, json
     graceful: (signal) => (early = signal),
     immediate: (signal, first) => {
       newerUnsaid();
-      process.stderr.write(
-        `taskq: ${secondSignal(signal, first)} while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\`, and cancel it with \`taskq cancel ${runId}\`\n`,
-      );
-      process.exit(signalExitCode(first));
+      const message = `${secondSignal(signal, first)} while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\`, and cancel it with \`taskq cancel ${runId}\``;
+      const exitCode = signalExitCode(first);
+      // With --output json, stdout ends with an error record, as any failure's (see reportError): with the run's id, for a script to cancel it.
+      if (jsonOf !== undefined) process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "error", code: "INTERRUPTED", exitCode, message, runId })}\n`);
+      process.stderr.write(`taskq: ${message}\n`);
+      process.exit(exitCode);
     },
   });
   try {
