@@ -141,6 +141,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   let lostLease = false;
   /** Set when the worker's first leases were refused for good (see the `store-unusable` event): it exits 1, saying why. */
   let unusable: unknown;
+  /** Set when the store's database no longer exists (see the `database-gone` event): it exits 1, saying why. */
+  let databaseGone: unknown;
   let interrupted: NodeJS.Signals | undefined;
   /** When the first signal came (monotonic): its stop, leftovers included, takes at most the time to finish and the kill grace. */
   let interruptedAt = 0;
@@ -229,6 +231,12 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       if (event.type === "finished" && event.result === false && event.outcome.kind === "success") endLostLog(event.task, event.outcome.exitCode ?? 0, event.taskNow, worker.workerId);
       if (event.type === "orphans-recovered") for (const swept of event.tasks) endDeadWorkersLog(swept, worker.workerId);
       if (event.type === "store-unusable") unusable = event.error;
+      if (event.type === "database-gone") {
+        databaseGone = event.error;
+        // Said now, as the tasks are stopped: the error the worker ends with says it again, after what became of them.
+        const message = `${goneWords(event.error)}: no task can be leased or recorded there any more; stopping the running tasks now (SIGTERM, then SIGKILL ${formatSetMs(options.killGraceMs)} later)`;
+        return printNote(message, oneLine(message));
+      }
       if (event.type === "stopping") {
         // A lease taken over stops the worker by itself: then this process stops it, as for a signal.
         if (event.reason === "lease-lost") {
@@ -397,6 +405,10 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   const { workerId } = worker;
   if (interrupted !== undefined) return { exitCode: signalExitCode(interrupted), interrupted, workerId };
   if (unusable !== undefined) throw unusableStore(unusable, store.schema);
+  if (databaseGone !== undefined) {
+    const message = `${goneWords(databaseGone)}: the worker stopped (${store.description}); start it again once the database is back`;
+    throw new TaskqError("STORE_NOT_FOUND", message, { cause: databaseGone, exitCode: 1 });
+  }
   return { exitCode: lostLease ? 1 : 0, workerId };
 }
 
@@ -473,6 +485,12 @@ const SWEPT_WORDS: Record<SweptTask["state"], (attempt: number, maxAttempts: num
  * stopped, exit 1, where it used to try every few seconds for ever (and say so every 30 s), idle, as a supervisor
  * restarting it would never learn.
  */
+/** The database gone, in words: `the store's database no longer exists (database "ci" does not exist: dropped or renamed)`. */
+function goneWords(error: unknown): string {
+  const message = (error instanceof Error ? error.message : String(error)).replace(STORE_OPERATION, "");
+  return `the store's database no longer exists (${message}: dropped or renamed while the worker ran)`;
+}
+
 function unusableStore(error: unknown, schema: string): TaskqError {
   const message = error instanceof Error ? error.message : String(error);
   return new TaskqError(
@@ -640,9 +658,11 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       const { runId, key } = event.task;
       // The store's errors name their operation already ("completeAndLease failed: ...").
       const message = event.error instanceof Error ? event.error.message : String(event.error);
+      // Its database gone, no sweep comes: the run went with it.
+      const fate = event.databaseGone === true ? "the store's database no longer exists" : "once its lease runs out, a sweep counts the attempt as lost: the task runs again if it has attempts left, else it fails";
       print(
-        { event: "record-lost", runId, id: key, ...endedFields(event.outcome), message },
-        `lost    ${runId}/${key}: ${endedWords(event.outcome)} but could not be recorded (${oneLine(message)}); once its lease runs out, a sweep counts the attempt as lost: the task runs again if it has attempts left, else it fails`,
+        { event: "record-lost", runId, id: key, ...endedFields(event.outcome), message, ...(event.databaseGone === true ? { databaseGone: true } : {}) },
+        `lost    ${runId}/${key}: ${endedWords(event.outcome)} but could not be recorded (${oneLine(message)}); ${fate}`,
       );
       return;
     }
@@ -656,6 +676,14 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       ];
       const one = tasks.length === 1 && !event.strays;
       const leases = one ? "its lease was" : tasks.length === 0 ? "any such leases were" : "their leases were";
+      // Its database gone, no lease runs out and no sweep comes: the runs went with it.
+      if (event.databaseGone === true) {
+        print(
+          { event: "leases-left", tasks, strays: event.strays, leaseMs: event.leaseMs, databaseGone: true },
+          `left    ${named.join(", ")}: not recorded, as the store's database no longer exists, and the ${one ? "run" : "runs"} with it`,
+        );
+        return;
+      }
       print(
         { event: "leases-left", tasks, strays: event.strays, leaseMs: event.leaseMs },
         `left    ${named.join(", ")}: ${leases} not given back (the database could not be reached). ${leaseFate(event.leaseMs, one, leaseSource)}`,
@@ -664,6 +692,7 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
     }
     case "deadline-passed": // told by the worker's onEvent, which knows the times
     case "store-unusable": // said by the error the worker ends with
+    case "database-gone": // said by the worker's onEvent, and by the error it ends with
     case "stopping":
       return; // the signal's note or the LOST line said why; "stopped" comes once the tasks are ended or given back
     case "stopped":

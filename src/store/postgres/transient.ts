@@ -139,6 +139,14 @@ export function isMomentaryRefusal(error: unknown): boolean {
  */
 const UNUSABLE_STATES = new Set(["42501", "3F000", "42P01", "42883"]);
 
+/**
+ * A database that does not exist (3D000, met as a connection is made): dropped or renamed while a worker ran. Not a
+ * moment's outage: every new connection meets it, and what the store held (its runs, their leases) is gone with it.
+ */
+export function isDatabaseGone(error: unknown): boolean {
+  return serverError(error)?.code === "3D000";
+}
+
 /** The SQLSTATE of an error (or of its `cause`s) that says the store cannot be used as it is, else undefined. */
 export function unusableStoreState(error: unknown): string | undefined {
   const code = serverError(error)?.code;

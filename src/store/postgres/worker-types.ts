@@ -84,7 +84,7 @@ export type WorkerEvent =
    * `outcomes`, aligned with `tasks`: how each attempt ended where its end could not be recorded (a success
    * has happened, though the sweep counts the attempt as lost), null where it was not known to have ended.
    */
-  | { type: "leases-left"; tasks: LeasedTask[]; outcomes: Array<Outcome | null>; strays: boolean; leaseMs: number }
+  | { type: "leases-left"; tasks: LeasedTask[]; outcomes: Array<Outcome | null>; strays: boolean; leaseMs: number; databaseGone?: true }
   /**
    * A stopping worker has an attempt that ended (`outcome`) whose end the database has not taken yet (it
    * does not answer): it tries on until the attempt's lease runs out on its clock, within `withinMs`.
@@ -95,7 +95,7 @@ export type WorkerEvent =
    * answer for as long as its lease held, or refused it): what the sweep then records of the task, once its
    * lease runs out (a lost attempt, run again or FAILED "lease expired"), does not say how it ended.
    */
-  | { type: "record-lost"; task: LeasedTask; outcome: Outcome; error: unknown }
+  | { type: "record-lost"; task: LeasedTask; outcome: Outcome; error: unknown; databaseGone?: true }
   /**
    * The worker leases no more: `stop` was called, or a lease was taken over (then its owner calls `stop`, which
    * lets the other running attempts finish). Events of the running attempts follow, and `stopped` last.
@@ -109,7 +109,15 @@ export type WorkerEvent =
    * The worker's first leases were refused for a reason no retry fixes (permission denied, a schema, table or
    * function not there: see unusableStoreState): it stops, with `error`, rather than try for ever.
    */
-  | { type: "store-unusable"; error: unknown };
+  | { type: "store-unusable"; error: unknown }
+  /**
+   * The store's database no longer exists (dropped or renamed: see isDatabaseGone): the worker stops, its running
+   * attempts aborted at once, as nothing they do can be recorded. Its later events of the database carry `databaseGone`.
+   */
+  | { type: "database-gone"; error: unknown };
 
-/** Why a worker stops: `stop` was called, a lease was taken over, or the store could not be used from the start. */
-export type StopReason = "requested" | "lease-lost" | "store-unusable";
+/**
+ * Why a worker stops: `stop` was called, a lease was taken over, the store could not be used from the start, or its
+ * database no longer exists.
+ */
+export type StopReason = "requested" | "lease-lost" | "store-unusable" | "database-gone";

@@ -6,7 +6,7 @@ import { serveMetrics } from "./metrics-server.js";
 import type { PostgresStore } from "./store.js";
 import { SWEEP_BATCH } from "./sweep.js";
 import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
-import { isNeverConnected, isRefusal, unusableStoreState } from "./transient.js";
+import { isDatabaseGone, isNeverConnected, isRefusal, unusableStoreState } from "./transient.js";
 import { Wakeup } from "./wakeup.js";
 import { newWorkerId } from "./worker-id.js";
 import { WorkerMetrics } from "./worker-metrics.js";
@@ -130,6 +130,8 @@ export class PostgresWorker {
   #stopped = false;
   /** Set once "stopped" was told: nothing is told after it. */
   #silent = false;
+  /** Set once an operation met the database gone (see isDatabaseGone): the worker stops, and says so once. */
+  #databaseGone = false;
 
   constructor(options: PostgresWorkerOptions) {
     const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
@@ -234,7 +236,8 @@ export class PostgresWorker {
     const unsettled = running.filter((attempt) => !attempt.settled);
     const left = [...unsettled.map((attempt) => attempt.task), ...this.#leftBehind];
     const outcomes = [...unsettled.map((attempt) => attempt.recording ?? null), ...this.#leftBehind.map(() => null)];
-    if (left.length > 0 || this.#strays) this.#emit({ type: "leases-left", tasks: left, outcomes, strays: this.#strays, leaseMs: this.#options.leaseMs });
+    const gone = this.#databaseGone ? { databaseGone: true as const } : {};
+    if (left.length > 0 || this.#strays) this.#emit({ type: "leases-left", tasks: left, outcomes, strays: this.#strays, leaseMs: this.#options.leaseMs, ...gone });
     // Told once everything above is: a supervisor reading "stopped" knows the worker holds nothing more.
     this.#emit({ type: "stopped", reason: this.#stopReason ?? "requested" });
     this.#silent = true;
@@ -287,6 +290,12 @@ export class PostgresWorker {
   }
 
   #emit(event: WorkerEvent): void {
+    if ((event.type === "db-error" || event.type === "record-lost") && isDatabaseGone(event.error)) this.#goneDatabase(event.error);
+    if (this.#databaseGone) {
+      // "database-gone" said why each try fails now: not once more for each operation.
+      if (event.type === "db-error") return;
+      if (event.type === "record-lost") event = { ...event, databaseGone: true };
+    }
     // Stopped, the worker has said what becomes of the leases it still holds ("leases-left"); and
     // "stopped" is its last word, also when a handler that ignored its signal ends later.
     if ((this.#stopped && (event.type === "db-error" || event.type === "db-recovered")) || this.#silent) return;
@@ -295,6 +304,19 @@ export class PostgresWorker {
     } catch {
       // A listener's failure must not stop the worker.
     }
+  }
+
+  /**
+   * The database no longer exists (dropped or renamed): no try will reach it again, and no lease held in it is anyone's.
+   * Said once; the worker stops, and its running attempts are aborted now (their processes stopped as a stop stops them):
+   * what they would do from now on could not be recorded, nor could any other worker take their tasks.
+   */
+  #goneDatabase(error: unknown): void {
+    if (this.#databaseGone) return;
+    this.#databaseGone = true;
+    this.#emit({ type: "database-gone", error });
+    this.#halt("database-gone");
+    this.abortRunning();
   }
 
   /** An operation on the database failed: told, and remembered until it succeeds again (see #dbAnswered). */

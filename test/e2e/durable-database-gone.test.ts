@@ -1,0 +1,61 @@
+import { randomBytes } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { runCli, startCli, workspace } from "../helpers/cli.js";
+import { eventually, findLeftovers } from "../helpers/processes.js";
+import { DATABASE_URL } from "../store/helpers.js";
+
+// A database of the test's own, dropped under a running worker.
+const DATABASE = `taskq_gone_${randomBytes(4).toString("hex")}`;
+const admin = async <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => {
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+};
+
+afterAll(async () => {
+  await admin((client) => client.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`));
+});
+
+describe("a worker whose database is dropped under it", () => {
+  it("says so, stops its tasks and exits 1, and tells a success it could not record as such, not as a task a sweep will run again", { timeout: 60_000 }, async () => {
+    await admin((client) => client.query(`CREATE DATABASE ${DATABASE}`));
+    const url = new URL(DATABASE_URL);
+    url.pathname = `/${DATABASE}`;
+    const env = { TASKQ_STORE: url.toString(), TASKQ_STORE_SCHEMA: "gone" };
+    const ws = await workspace("");
+    const go = path.join(ws.dir, "go");
+    const file = path.join(ws.dir, "gone.yaml");
+    await writeFile(file, `tasks:\n  ok: { run: 'echo waiting; while [ ! -e ${go} ]; do sleep 0.05; done; echo done' }\n  long: { run: 'echo long; sleep 1000' }\n`);
+    const worker = startCli(["worker", "-j", "2", "--log-dir", ws.logs], { cwd: ws.dir, env });
+    expect(await eventually(() => /worker \S+: /.test(worker.stdout()), 15_000)).toBe(true);
+    const submitted = await runCli(["submit", file], { cwd: ws.dir, env });
+    expect(submitted.code).toBe(0);
+    const runId = submitted.stdout.trim();
+    expect(await eventually(() => worker.stdout().includes(`${runId}/ok | waiting`) && worker.stdout().includes(`${runId}/long | long`), 15_000)).toBe(true);
+    await admin((client) => client.query(`DROP DATABASE ${DATABASE} WITH (FORCE)`));
+    // The task succeeds once its database is gone: its end cannot be recorded.
+    await writeFile(go, "");
+    // Before: the worker tried for ever, and said a sweep would run the task again.
+    const exited = await eventually(() => worker.child.exitCode !== null, 20_000);
+    if (!exited) worker.child.kill("SIGKILL");
+    const result = await worker.done;
+    expect(exited).toBe(true);
+    expect(result.code).toBe(1);
+    const gone = `the store's database no longer exists (database "${DATABASE}" does not exist: dropped or renamed while the worker ran)`;
+    expect(result.stderr).toContain(`taskq: ${gone}: the worker stopped`);
+    expect(result.stdout).toContain(`note    ${gone}: no task can be leased or recorded there any more; stopping the running tasks now`);
+    expect(result.stdout).toMatch(new RegExp(`lost    ${runId}/ok: it succeeded \\(exit 0\\) but could not be recorded \\(.*\\); the store's database no longer exists\\n`));
+    expect(result.stdout).not.toContain("a sweep counts the attempt as lost");
+    expect(result.stdout).not.toContain("Each runs out within");
+    expect(result.stdout).toContain("stopped (database-gone)");
+    // The long task's processes were stopped with the worker.
+    expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 10_000)).toBe(true);
+  });
+});
