@@ -486,6 +486,44 @@ tasks:
     }
   });
 
+  // Between the listener of the store's opening and the worker's own (its guard spawned, its handlers made), no listener:
+  // a SIGTERM there ended the worker by the signal itself, with no `stopped` line and no exit code of its own. The preload
+  // sends it as the guard is spawned, in that gap, every time.
+  it.each([
+    ["SIGTERM", 143],
+    ["SIGINT", 130],
+    ["SIGHUP", 129],
+  ] as const)("a %s while it is set up, just after its store opened, stops it as one later does: it runs nothing, says stopped, and exits %i", async (signal, code) => {
+    const file = await workflowFile(`setup-${signal}`, "tasks:\n  a: { run: 'touch ran-setup-a' }\n");
+    const runId = newRunId(`setup-${signal}`);
+    await submit(file, ["--run-id", runId]);
+    for (const json of [false, true]) {
+      const cli = startCli(["worker", "--log-dir", ws.logs, ...(json ? ["--output", "json"] : [])], {
+        cwd: ws.dir,
+        env: { ...ENV, TASKQ_TEST_SIGNAL_AT_GUARD: signal },
+        nodeArgs: ["--require", path.join(FIXTURES, "signal-at-guard.cjs")],
+      });
+      workers.push(cli);
+      const result = await cli.done;
+      expect({ code: result.code, signal: result.signal }).toEqual({ code, signal: null });
+      const note = `${signal} received: no new task is leased; running tasks have 10s to finish`;
+      if (json) {
+        const records = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as { event: string; message?: string });
+        // A lease its start had on its way when the signal was heard goes back, its task not started.
+        expect(records.map((record) => record.event).filter((event) => event !== "released")).toEqual(["worker", "note", "stopped"]);
+        expect(records[1]!.message).toBe(note);
+      } else {
+        const lines = result.stdout.trimEnd().split("\n");
+        expect(lines[1]).toMatch(new RegExp(`^\\S+ note    ${note}$`));
+        expect(lines.filter((line) => !/^\S+ release /.test(line)).slice(2)).toEqual([expect.stringMatching(/^\S+ stopped \(requested\)$/)]);
+      }
+      expect(result.stderr).toBe("");
+    }
+    expect((await store.runStatus(runId)).tasks.map((row) => [row.key, row.state, row.attempts])).toEqual([["a", "queued", 0]]);
+    expect(existsSync(path.join(ws.dir, "ran-setup-a"))).toBe(false);
+    await store.cancelRun(runId);
+  });
+
   it("--shutdown-timeout past 24.8 days: after SIGTERM its running task is left to finish, with no TimeoutOverflowWarning", async () => {
     const file = await workflowFile("long-stop", "tasks:\n  job: { run: 'echo started; sleep 1000' }\n");
     const worker = await startWorker(["--shutdown-timeout", "600h", "-j", "1"]);

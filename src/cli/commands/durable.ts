@@ -19,7 +19,7 @@ import { terminalSafe } from "../render/control-bytes.js";
 import { formatSummary, leaseRanOutWords, shownIds, unfinishedCount, unfinishedParts, WORKER_GONE, WORKER_WAITS_FOR } from "../render/summary-text.js";
 import type { CancelledLine, DeadLetterLine, RunSummary } from "../render/types.js";
 import { noteFields } from "../note-fields.js";
-import { holdSignals, onShutdownSignals, secondSignal, signalExitCode } from "../signals.js";
+import { EarlySignals, holdSignals, onShutdownSignals, secondSignal, signalExitCode } from "../signals.js";
 import { sayStdoutLost } from "../stdout-lost.js";
 import type { Workflow } from "../../loaders/index.js";
 import { newerStoreNote, openStore, RETRY_DROPPED_MS, schemaWords, storeUrl, type StoreFlags, type StoreOpenOptions } from "../store-flags.js";
@@ -300,6 +300,10 @@ export async function workerCommand(flags: Flags): Promise<number> {
   smallThreadPool();
   // The metrics port taken before the store opens, as the checks above: one in use makes no schema.
   const metrics = metricsPort === undefined ? undefined : await (await import("../metrics-port.js")).takeMetricsPort(metricsPort, options.metricsHost ?? "127.0.0.1");
+  // Heard from here until the worker's own listeners are there, handed on to them then (see WorkerRunOptions.earlySignals),
+  // as run --store does: the store's opening listens for itself, and goes as it ends; a SIGTERM just after, while the
+  // worker was set up (its guard spawned), found no listener and ended taskq by its default action, with no `stopped` line.
+  const unheard = new EarlySignals();
   try {
     // Listened for from as the worker stops listening until taskq exits (holdSignals): the store then closes.
     return await withStore(
@@ -308,11 +312,13 @@ export async function workerCommand(flags: Flags): Promise<number> {
         // With --output json, that a newer taskq migrated the store is a note record among the worker's first (see saysNewer).
         const storeNote = options.json ? newerStoreNote(store) : undefined;
         const more = { ...(metrics === undefined ? {} : { metrics }), ...(storeNote === undefined ? {} : { storeNote }) };
-        return (await runWorker(store, { ...options, fitted, takeSignals: holdSignals, ...more })).exitCode;
+        return (await runWorker(store, { ...options, fitted, takeSignals: holdSignals, earlySignals: unheard, ...more })).exitCode;
       },
       { applicationName: `taskq worker ${workerId}`, runsTasks: true, undoneIfStopped: "nothing was leased", saysNewer: options.json },
     );
   } finally {
+    // Where the store could not be opened (its opening stopped by the signal, which is said), or the worker did not start.
+    unheard.end();
     // Closed by the worker as it stops; here when the store could not be opened.
     metrics?.server.close();
   }
