@@ -79,7 +79,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       options.json ? store : undefined,
     );
     // No worker runs: the signals heard while the run was stored are that stop's, and one now is heard as before.
-    if (early !== undefined || state !== "running") unheard.end();
+    if (early !== undefined) unheard.end();
     const { runId } = submitted;
     const tasks = workflow.tasks.length;
     if (options.json) {
@@ -97,7 +97,22 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     }
     workflow.tasks.length = 0;
     // Its exit code as its summary says it, as for a run submitted again while it ran: 0 only once it succeeded.
-    if (state !== "running" && early === undefined) return await printRunSummary(store, runId, { color: options.color, json: options.json });
+    if (state !== "running" && early === undefined) {
+      // As for a run that ends by itself (below): a signal while its summary is read stops taskq at once, naming taskq
+      // status, and one once it is written changes nothing. Unheard, a runner's SIGTERM ended taskq by the signal itself,
+      // the summary lost.
+      let summaryWritten = false;
+      const atSummary = (signal: NodeJS.Signals): void => {
+        if (summaryWritten) return;
+        process.stderr.write(`taskq: ${signal} received while the summary of run ${runId} was being read: stopping now; see it with: taskq status ${runId}\n`);
+        process.exit(signalExitCode(signal));
+      };
+      const heard = onShutdownSignals({ graceful: atSummary, immediate: atSummary }, unheard.copies);
+      for (const signal of unheard.end()) heard.deliver(signal);
+      const code = await printRunSummary(store, runId, { color: options.color, json: options.json });
+      summaryWritten = true;
+      return code;
+    }
     let stopped: { exitCode: number; interrupted?: NodeJS.Signals; workerId?: string };
     /**
      * The tasks its worker gave back as it stopped, each with the last lines its attempt wrote: a stop by a signal

@@ -854,6 +854,34 @@ describe("taskq run --store", () => {
     expect(result.stderr).toBe("");
   });
 
+  // A run submitted again that had ended runs nothing: its summary follows at once, which no listener heard a signal during,
+  // as a run's that ends by itself now is: a runner's SIGTERM there ended taskq by the signal itself, the summary lost.
+  it("of a run that had ended, a SIGTERM as its first line comes out stops it at once naming taskq status, or, the summary written, changes nothing", async () => {
+    const file = await workflowFile("ended-then-signal", "tasks:\n  quick: { run: 'echo hi' }\n");
+    const runId = newRunId("ended-then-signal");
+    expect((await startRun(file, ["--run-id", runId]).done).code).toBe(0);
+    for (const json of [false, true]) {
+      const run = startRun(file, ["--run-id", runId, ...(json ? ["--output", "json"] : [])]);
+      let sent = false;
+      run.child.stdout!.on("data", (chunk: Buffer | string) => {
+        if (!sent && String(chunk).includes(runId)) {
+          sent = true;
+          run.child.kill("SIGTERM");
+        }
+      });
+      const result = await run.done;
+      expect(sent).toBe(true);
+      expect(result.signal).toBeNull();
+      if (result.code === 143) {
+        expect(result.stderr).toBe(`taskq: SIGTERM received while the summary of run ${runId} was being read: stopping now; see it with: taskq status ${runId}\n`);
+      } else {
+        expect(result.code).toBe(0);
+        expect(result.stdout).toContain(json ? `"event":"summary","runId":"${runId}"` : "\nSummary: 1 succeeded, 0 failed, 0 cancelled in ");
+        expect(result.stderr).toBe("");
+      }
+    }
+  });
+
   /** Sessions of other processes on this database running an INSERT of a run into this schema, where `condition` (SQL on pg_stat_activity). */
   async function runInserts(condition: string): Promise<number> {
     const { rowCount } = await store.pool.query(
