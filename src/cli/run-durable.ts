@@ -244,7 +244,11 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     );
     const timer = new AbortController();
     const late = sleep(STOPPED_SUMMARY_MS, `the database did not answer within ${STOPPED_SUMMARY_MS / 1000}s`, { signal: timer.signal }).catch(() => undefined);
-    const problem = await Promise.race([failure, late]).finally(() => removeLate?.());
+    const problem = await Promise.race([failure, late]);
+    // Heard until taskq exits, and nothing more done: what is left is to say what became of the run, and the store's close,
+    // which waits up to a second for connections a database that does not answer holds. Unheard, a signal then ended
+    // taskq by the signal itself, not with the stop's exit code.
+    onLateSignal = () => undefined;
     timer.abort();
     if (!cancelled) process.stderr.write(`taskq: run ${runId} may still be live (${problem ?? "no answer"}): ${stillLive(waitingDone)}; cancel it with: taskq cancel ${runId}\n`);
     if (problem !== undefined) process.stderr.write(`taskq: no summary of run ${runId}: ${problem}\n`);

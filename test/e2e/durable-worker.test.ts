@@ -1420,6 +1420,35 @@ describe("taskq run --store", () => {
     }
   });
 
+  // Once it has said the run may still be live, it closes the store, which waits up to a second for connections the database
+  // does not answer: with no listener left, a runner's SIGTERM then ended taskq by the signal itself, not with its exit code.
+  it("stopped while its database does not answer, a SIGTERM as it closes the store, having said the run may still be live, changes nothing: it exits 143", async () => {
+    const database = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    try {
+      const file = await workflowFile("unanswered-close", "tasks:\n  a: { run: 'echo started; sleep 1000' }\n");
+      const runId = newRunId("unanswered-close");
+      const run = startRun(file, ["--run-id", runId, "--shutdown-timeout", "0.5s", "--kill-grace", "0.5s"], { TASKQ_STORE: proxy.url(SECRET_URL) });
+      expect(await eventually(() => run.stdout().includes(`${runId}/a | started`), 15_000)).toBe(true);
+      proxy.freeze();
+      let sent = false;
+      run.child.stderr!.on("data", () => {
+        if (!sent && run.stderr().includes("may still be live")) {
+          sent = true;
+          run.child.kill("SIGTERM");
+        }
+      });
+      run.child.kill("SIGTERM");
+      const result = await run.done;
+      expect(sent).toBe(true);
+      expect({ code: result.code, signal: result.signal }).toEqual({ code: 143, signal: null });
+      expect(result.stderr).toContain(`taskq: no summary of run ${runId}: the database did not answer within 3s\n`);
+      await cancelStrandedRun(runId);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("--output json: a note about one task (what it left running) names its run and task, as the worker's other records of a task do", async () => {
     const file = await workflowFile("note-id", "tasks:\n  bg: { run: 'sleep 1000 & echo started' }\n");
     const runId = newRunId("note-id");
