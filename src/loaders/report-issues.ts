@@ -355,7 +355,7 @@ export function keyMeant(path: DataPath, key: string): string | undefined {
   if (key === "<<") return undefined;
   const allowed = allowedKeys(path);
   // Taskfile's desc is a description, told so (TASK_NAME_NOTE), not a dependsOn misspelt.
-  if (key === "desc" && path.length === 2 && path[0] === "tasks") return undefined;
+  if (key.toLowerCase() === "desc" && path.length === 2 && path[0] === "tasks") return undefined;
   const synonym = SYNONYMS[key.toLowerCase()] ?? synonymMisspelt(key, allowed);
   return synonym !== undefined && allowed.includes(synonym) ? synonym : closestMatch(key, allowed);
 }

@@ -1572,6 +1572,10 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("does not take a task's Desc or DESC, capitalised, for dependsOn misspelt, as it does not desc", () => {
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    Desc: builds the app", "    DESC: the same"))).toEqual(['4:5: task "a": unknown key "Desc"', '5:5: task "a": unknown key "DESC"']);
+  });
+
   it("points a problem in a value a `<<` merged in at that value, in the mapping merged, once, naming the tasks it came to", () => {
     const text = yaml(
       "x-base: &base { retries: -1, timeout: 5m, bogus: 1 }",
