@@ -132,6 +132,11 @@ export class PostgresWorker {
   #silent = false;
   /** Set once an operation met the database gone (see isDatabaseGone): the worker stops, and says so once. */
   #databaseGone = false;
+  /**
+   * The attempts the database's going aborted (see #goneDatabase), before any stop: one whose handler ended at once has
+   * left #running by the time the stop looks, its lease not given back, and is named as it stops all the same.
+   */
+  #goneAborted: Attempt[] = [];
 
   constructor(options: PostgresWorkerOptions) {
     const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
@@ -208,7 +213,7 @@ export class PostgresWorker {
     // The lease loop and the sweeper end at their next turn. One waiting on a database that does not
     // answer is not waited for past the deadline (what it leases then is given back: see #leaseLoop).
     await Promise.race([Promise.all([this.#loop, this.#sweeper]), deadline]);
-    const running = [...this.#running.values()];
+    const running = [...new Set([...this.#goneAborted, ...this.#running.values()])];
     const settled = Promise.all(running.map((attempt) => attempt.done)).then(() => "settled" as const);
     if ((await Promise.race([settled, deadline])) === "deadline") {
       // Those still running that no second signal has stopped already: the user is told why they get SIGTERM now.
@@ -316,6 +321,7 @@ export class PostgresWorker {
     this.#databaseGone = true;
     this.#emit({ type: "database-gone", error });
     this.#halt("database-gone");
+    this.#goneAborted = [...this.#running.values()];
     this.abortRunning();
   }
 
