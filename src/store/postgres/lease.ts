@@ -146,8 +146,11 @@ export async function nextRunnableDelay(pool: pg.Pool, names: SchemaNames): Prom
  * worker, or null when nothing runs. Measured on the database clock. One look at the index of running
  * tasks' expiries: a sweeper asks often, to learn of leases shorter than its own (see the worker's sweep loop).
  */
-export async function nextLeaseExpiry(db: pg.Pool | pg.ClientBase, names: SchemaNames): Promise<number | null> {
-  const result = await db.query<{ delay_ms: number | null }>({
+export async function nextLeaseExpiry(
+  query: (config: pg.QueryConfig) => Promise<pg.QueryResult<{ delay_ms: number | null }>>,
+  names: SchemaNames,
+): Promise<number | null> {
+  const result = await query({
     name: names.statement("next_lease_expiry"),
     text: `SELECT (extract(epoch FROM min(lease_expires_at) - now()) * 1000)::float8 AS delay_ms
              FROM ${names.tasks} WHERE state = 'running'`,

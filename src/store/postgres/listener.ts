@@ -35,11 +35,19 @@ export class NotificationListener {
   }
 
   /**
-   * The listening connection while the LISTEN is in place, for a short statement a worker sends often (the
-   * sweeper's look at the leases): on it, that keeps no other connection of an idle worker open.
+   * Runs `query` on the listening connection while the LISTEN is in place (undefined when it is not): a short statement a
+   * worker sends often (the sweeper's look at the leases), which so keeps no other connection of an idle worker open.
+   * One left unanswered past its time limit leaves the connection waiting on it (pg sends nothing more on it until the
+   * server answers, which a connection gone silent never does, and notifications stop with it): the connection is
+   * taken for lost and made again, as one that dropped is, rather than every later statement waiting behind it.
    */
-  get client(): pg.ClientBase | undefined {
-    return this.#client;
+  query<R extends pg.QueryResultRow>(query: pg.QueryConfig): Promise<pg.QueryResult<R>> | undefined {
+    const client = this.#client;
+    if (client === undefined) return undefined;
+    return client.query<R>(query).catch((error: unknown) => {
+      if (error instanceof Error && error.message === "Query read timeout") this.#lost(client, error);
+      throw error;
+    });
   }
 
   /** Resolves once the LISTEN is in place (or the first attempt failed). */

@@ -512,7 +512,8 @@ export class PostgresStore {
   /** Milliseconds until the earliest lease of any running task runs out (0 or less: one has), or null when nothing runs. */
   async nextLeaseExpiry(): Promise<number | null> {
     // Every 2 s or so: on the listening connection where there is one, as the pool would otherwise never close its last idle one.
-    return this.#guard("nextLeaseExpiry", () => nextLeaseExpiry(this.#listener?.client ?? this.pool, this.#names));
+    const query = (config: pg.QueryConfig) => this.#listener?.query<{ delay_ms: number | null }>(config) ?? this.pool.query<{ delay_ms: number | null }>(config);
+    return this.#guard("nextLeaseExpiry", () => nextLeaseExpiry(query, this.#names));
   }
 
   /** Resolves once the database answers a `SELECT 1` (the metrics' taskq_store_up); `timeoutMs` as countByState's. */
