@@ -1,8 +1,10 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { PostgresWorker } from "../../src/store/postgres/worker.js";
 import type { WorkerEvent } from "../../src/store/postgres/worker-types.js";
-import { createTestDatabase, task, until, workflow } from "./helpers.js";
+import { createTestDatabase, DATABASE_URL, task, until, workflow } from "./helpers.js";
 
 describe("PostgresWorker whose database is dropped under it", () => {
   it("names, as it stops, a task it stopped as the database went, also one whose handler ended before the stop was called", { timeout: 60_000 }, async () => {
@@ -32,6 +34,53 @@ describe("PostgresWorker whose database is dropped under it", () => {
     } finally {
       await worker.stop({ deadlineMs: 0 });
       await store.close();
+      await database.drop();
+    }
+  });
+
+  it("goes on when the database is renamed and renamed back at once: its task runs on, and its success is recorded", { timeout: 60_000 }, async () => {
+    const database = await createTestDatabase();
+    const name = new URL(database.url).pathname.slice(1);
+    const store = await PostgresStore.open({ connectionString: database.url, schema: "renamed" });
+    const events: WorkerEvent[] = [];
+    let go = false;
+    const worker = new PostgresWorker({
+      store,
+      concurrency: 1,
+      leaseMs: 10_000,
+      pollMs: 200,
+      handler: async () => {
+        while (!go) await sleep(50);
+      },
+      onEvent: (event) => events.push(event),
+    });
+    const admin = new pg.Client({ connectionString: DATABASE_URL });
+    await admin.connect();
+    try {
+      await store.submitRun(workflow([task("job")]));
+      await worker.start();
+      await until(() => events.some((event) => event.type === "started"), 15_000);
+      // ALTER DATABASE ... RENAME needs every session of the database ended; the worker's come back as soon as they can.
+      await until(async () => {
+        await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, [name]);
+        return admin.query(`ALTER DATABASE "${name}" RENAME TO "${name}_away"`).then(() => true, () => false);
+      }, 15_000);
+      // Until the worker has met the database missing.
+      const missing = (event: WorkerEvent): boolean =>
+        event.type === "database-gone" || (event.type === "db-error" && event.error instanceof Error && event.error.message.includes("does not exist"));
+      await until(() => events.some(missing), 15_000);
+      await sleep(1_000);
+      await admin.query(`ALTER DATABASE "${name}_away" RENAME TO "${name}"`);
+      go = true;
+      await until(() => events.some((event) => event.type === "finished" || event.type === "stopped"), 30_000);
+      // Before, the first "does not exist" stopped the worker and its task, and said the run had gone with the database.
+      expect(events.filter((event) => event.type === "database-gone" || event.type === "stopped")).toEqual([]);
+      expect(events.find((event) => event.type === "finished")).toMatchObject({ result: { state: "succeeded" } });
+    } finally {
+      await worker.stop({ deadlineMs: 0 });
+      await store.close();
+      await admin.query(`ALTER DATABASE "${name}_away" RENAME TO "${name}"`).catch(() => undefined);
+      await admin.end();
       await database.drop();
     }
   });

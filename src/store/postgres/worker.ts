@@ -41,6 +41,14 @@ const EXPIRY_MARGIN_MS = 100;
 /** The shortest wait between two looks at the leases. */
 const PEEK_FLOOR_MS = 250;
 
+/**
+ * How long the database must stay missing (3D000 met again that much later, and no operation answered meanwhile) before a
+ * worker takes it for gone, at most: an administrator who renamed it and renamed it back (ALTER DATABASE ... RENAME, which
+ * first needs every session ended) has it back within moments, and its runs and leases with it. Never longer than a
+ * heartbeat's interval: a short lease would run out first, and its task be stopped as one taken over.
+ */
+const GONE_CONFIRM_MS = 5_000;
+
 /** Default of `abortGraceMs`: the shell handler's default kill grace (5 s), and a margin. */
 const ABORT_GRACE_MS = 7_000;
 
@@ -132,6 +140,8 @@ export class PostgresWorker {
   #silent = false;
   /** Set once an operation met the database gone (see isDatabaseGone): the worker stops, and says so once. */
   #databaseGone = false;
+  /** When an operation first met the database missing, since the last that was answered (see GONE_CONFIRM_MS). */
+  #missingSince: number | undefined;
   /**
    * The attempts the database's going aborted (see #goneDatabase), before any stop: one whose handler ended at once has
    * left #running by the time the stop looks, its lease not given back, and is named as it stops all the same.
@@ -295,7 +305,10 @@ export class PostgresWorker {
   }
 
   #emit(event: WorkerEvent): void {
-    if ((event.type === "db-error" || event.type === "record-lost") && isDatabaseGone(event.error)) this.#goneDatabase(event.error);
+    // A success whose record the missing database refused is lost at once: it is told as the database's going, not as a task a sweep runs again.
+    if (event.type === "record-lost" && isDatabaseGone(event.error)) this.#goneDatabase(event.error);
+    if (event.type === "db-error" && isDatabaseGone(event.error)) this.#databaseMissing(event.error);
+    if (event.type === "db-recovered") this.#missingSince = undefined;
     if (this.#databaseGone) {
       // "database-gone" said why each try fails now: not once more for each operation.
       if (event.type === "db-error") return;
@@ -309,6 +322,13 @@ export class PostgresWorker {
     } catch {
       // A listener's failure must not stop the worker.
     }
+  }
+
+  /** An operation met the database missing: taken for gone once it has stayed so for GONE_CONFIRM_MS. */
+  #databaseMissing(error: unknown): void {
+    const now = performance.now();
+    this.#missingSince ??= now;
+    if (now - this.#missingSince >= Math.min(GONE_CONFIRM_MS, this.#options.heartbeatMs)) this.#goneDatabase(error);
   }
 
   /**
@@ -333,6 +353,8 @@ export class PostgresWorker {
 
   /** An operation on the database succeeded: after failures of it, `db-recovered` says so. */
   #dbAnswered(operation: string): void {
+    // The database is there: a later "does not exist" starts a new wait (see GONE_CONFIRM_MS).
+    this.#missingSince = undefined;
     if (this.#failing.delete(operation)) this.#emit({ type: "db-recovered", operation });
   }
 
