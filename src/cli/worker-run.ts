@@ -656,8 +656,9 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
     }
     case "record-lost": {
       const { runId, key } = event.task;
-      // The store's errors name their operation already ("completeAndLease failed: ...").
-      const message = event.error instanceof Error ? event.error.message : String(event.error);
+      // The store's errors name their operation in the store's words ("completeAndLease failed: ..."), which say nothing here.
+      const text = event.error instanceof Error ? event.error.message : String(event.error);
+      const message = event.error instanceof TaskqError ? text.replace(STORE_OPERATION, "") : text;
       // Its database gone, no sweep comes: the run went with it.
       const fate = event.databaseGone === true ? "the store's database no longer exists" : "once its lease runs out, a sweep counts the attempt as lost: the task runs again if it has attempts left, else it fails";
       print(
@@ -680,7 +681,7 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       if (event.databaseGone === true) {
         print(
           { event: "leases-left", tasks, strays: event.strays, leaseMs: event.leaseMs, databaseGone: true },
-          `left    ${named.join(", ")}: not recorded, as the store's database no longer exists, and the ${one ? "run" : "runs"} with it`,
+          `left    ${named.join(", ")}: not recorded, as the store's database no longer exists, and the ${new Set(tasks.map((task) => task.runId)).size > 1 ? "runs" : "run"} with it`,
         );
         return;
       }

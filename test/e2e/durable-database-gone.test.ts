@@ -32,13 +32,13 @@ describe("a worker whose database is dropped under it", () => {
     const ws = await workspace("");
     const go = path.join(ws.dir, "go");
     const file = path.join(ws.dir, "gone.yaml");
-    await writeFile(file, `tasks:\n  ok: { run: 'echo waiting; while [ ! -e ${go} ]; do sleep 0.05; done; echo done' }\n  long: { run: 'echo long; sleep 1000' }\n`);
-    const worker = startCli(["worker", "-j", "2", "--log-dir", ws.logs], { cwd: ws.dir, env });
+    await writeFile(file, `tasks:\n  ok: { run: 'echo waiting; while [ ! -e ${go} ]; do sleep 0.05; done; echo done' }\n  long: { run: 'echo long; sleep 1000' }\n  long2: { run: 'echo long2; sleep 1000' }\n`);
+    const worker = startCli(["worker", "-j", "3", "--log-dir", ws.logs], { cwd: ws.dir, env });
     expect(await eventually(() => /worker \S+: /.test(worker.stdout()), 15_000)).toBe(true);
     const submitted = await runCli(["submit", file], { cwd: ws.dir, env });
     expect(submitted.code).toBe(0);
     const runId = submitted.stdout.trim();
-    expect(await eventually(() => worker.stdout().includes(`${runId}/ok | waiting`) && worker.stdout().includes(`${runId}/long | long`), 15_000)).toBe(true);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/ok | waiting`) && worker.stdout().includes(`${runId}/long | long`) && worker.stdout().includes(`${runId}/long2 | long2`), 15_000)).toBe(true);
     await admin((client) => client.query(`DROP DATABASE ${DATABASE} WITH (FORCE)`));
     // The task succeeds once its database is gone: its end cannot be recorded.
     await writeFile(go, "");
@@ -52,6 +52,10 @@ describe("a worker whose database is dropped under it", () => {
     expect(result.stderr).toContain(`taskq: ${gone}: the worker stopped`);
     expect(result.stdout).toContain(`note    ${gone}: no task can be leased or recorded there any more; stopping the running tasks now`);
     expect(result.stdout).toMatch(new RegExp(`lost    ${runId}/ok: it succeeded \\(exit 0\\) but could not be recorded \\(.*\\); the store's database no longer exists\\n`));
+    // The error's own words, not the store's name of the statement (`completeAndLease failed: `).
+    expect(result.stdout).not.toMatch(/could not be recorded \([a-z][A-Za-z]* failed: /);
+    // Two tasks of one run: its run went with the database (before, "the runs", one per task).
+    expect(result.stdout).toMatch(new RegExp(`left    .*${runId}/long2?, ${runId}/long2?: not recorded, as the store's database no longer exists, and the run with it\\n`));
     expect(result.stdout).not.toContain("a sweep counts the attempt as lost");
     expect(result.stdout).not.toContain("Each runs out within");
     expect(result.stdout).toContain("stopped (database-gone)");
