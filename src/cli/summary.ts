@@ -4,6 +4,11 @@ import { NotSpawnedError } from "../handlers/errors.js";
 import { attemptResultOf, describeError } from "./render/describe.js";
 import type { CancelledLine, DeadLetterLine, RunSummary } from "./render/types.js";
 
+/** A task's log, as the summary and the JSON records name it: its path, and its path under the `--log-dir` (`<run-id>/<task-id>.log`). */
+export function taskLog(run: { runId: string; logDir: string }, id: string): { logPath: string; logFile: string } {
+  return { logPath: path.join(run.logDir, `${id}.log`), logFile: `${run.runId}/${id}.log` };
+}
+
 /** Collects what the summary needs from the queue's events, so nothing else about a task is kept. */
 export class SummaryCollector {
   readonly #cancelled: CancelledLine[] = [];
@@ -57,8 +62,7 @@ export class SummaryCollector {
       if (cutShort || before !== undefined) {
         if (cutShort) line.running = true;
         // Where its attempt was when stopped: what a CI job's log should show of a step the job's timeout cut short.
-        line.logPath = path.join(this.#logDir, `${e.id}.log`);
-        line.logFile = `${this.#runId}/${e.id}.log`;
+        Object.assign(line, taskLog({ runId: this.#runId, logDir: this.#logDir }, e.id));
         // Its attempt left no lines, or it waited for a retry: the failed attempt's before it, as a dead letter gives them.
         line.tail = tail.length === 0 && before !== undefined ? before.tail : tail;
         if (tail.length === 0 && before !== undefined) line.tailAttempt = before.attempt;
@@ -101,8 +105,7 @@ export class SummaryCollector {
         exitCode: result?.exitCode ?? null,
         signal: result?.signal ?? null,
         timedOut: result?.timedOut ?? false,
-        logPath: path.join(run.logDir, `${dead.id}.log`),
-        logFile: `${run.runId}/${dead.id}.log`,
+        ...taskLog(run, dead.id),
         tail: earlier?.tail ?? tail,
       };
       if (earlier !== undefined) line.tailAttempt = earlier.attempt;

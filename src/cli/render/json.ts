@@ -1,7 +1,7 @@
-import path from "node:path";
 import type { StreamName } from "../../handlers/index.js";
 import type { Queue, QueueEventName } from "../../engine/index.js";
 import { noteFields } from "../note-fields.js";
+import { taskLog } from "../summary.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "../output.js";
 import { describeError, attemptResultOf } from "./describe.js";
 import type { Renderer, RunInfo, RunSummary } from "./types.js";
@@ -30,11 +30,11 @@ export class JsonRenderer implements Renderer {
         const { error, value: _value, ...rest } = e as { error?: unknown; value?: unknown; id: string };
         // Where the attempt writes, and where a failed task's log is, as the summary's dead letters give it: a program
         // watching the records opens it there, without waiting for the summary or building the path from the run's.
-        if (name === "started") this.#emit({ event: name, ...rest, ...logFields(info, rest.id) });
+        if (name === "started") this.#emit({ event: name, ...rest, ...taskLog(info, rest.id) });
         else if (error === undefined) this.#emit({ event: name, ...rest });
         // A failed attempt's exit code, signal and timeout beside its error too, as the summary's dead letters and a
         // worker's `finished` record give them: one shape for a program to read wherever a task failed.
-        else if (name === "failed") this.#emit({ event: name, ...rest, ...failureFields(error), error: serializeError(error), ...logFields(info, rest.id) });
+        else if (name === "failed") this.#emit({ event: name, ...rest, ...failureFields(error), error: serializeError(error), ...taskLog(info, rest.id) });
         else if (name === "retrying") this.#emit({ event: name, ...rest, ...failureFields(error), error: serializeError(error) });
         // Why, as the summary's `cancelled` entries give it.
         else if (name === "cancelled") this.#emit({ event: name, ...rest, message: describeError(error), error: serializeError(error) });
@@ -70,11 +70,6 @@ export class JsonRenderer implements Renderer {
   #emit(record: Record<string, unknown>): void {
     this.#out.write(`${toJson({ ts: new Date().toISOString(), ...record })}\n`);
   }
-}
-
-/** A task's log, as DeadLetterLine gives it: its path, and its path under the `--log-dir`. */
-function logFields(info: RunInfo, id: string): { logPath: string; logFile: string } {
-  return { logPath: path.join(info.logDir, `${id}.log`), logFile: `${info.runId}/${id}.log` };
 }
 
 /** A failed attempt's exit code, signal and timeout, as DeadLetterLine gives them: null, null and false where it never ran. */
