@@ -101,16 +101,11 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       // As for a run that ends by itself (below): a signal while its summary is read stops taskq at once, naming taskq
       // status, and one once it is written changes nothing. Unheard, a runner's SIGTERM ended taskq by the signal itself,
       // the summary lost.
-      let summaryWritten = false;
-      const atSummary = (signal: NodeJS.Signals): void => {
-        if (summaryWritten) return;
-        process.stderr.write(`taskq: ${signal} received while the summary of run ${runId} was being read: stopping now; see it with: taskq status ${runId}\n`);
-        process.exit(signalExitCode(signal));
-      };
-      const heard = onShutdownSignals({ graceful: atSummary, immediate: atSummary }, unheard.copies);
+      const atSummary = signalAtSummary(runId);
+      const heard = onShutdownSignals({ graceful: atSummary.heard, immediate: atSummary.heard }, unheard.copies);
       for (const signal of unheard.end()) heard.deliver(signal);
       const code = await printRunSummary(store, runId, { color: options.color, json: options.json });
-      summaryWritten = true;
+      atSummary.written();
       return code;
     }
     let stopped: { exitCode: number; interrupted?: NodeJS.Signals; workerId?: string };
@@ -190,12 +185,8 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       // summary is written, one changes nothing (as for a local run: the summary's exit code stands), also while the
       // store closes, until taskq exits. With no listener, a runner's SIGTERM then ended taskq by its default action: the
       // summary cut off, or a run that succeeded ending as killed.
-      let summaryWritten = false;
-      onLateSignal = (signal) => {
-        if (summaryWritten) return;
-        process.stderr.write(`taskq: ${signal} received while the summary of run ${runId} was being read: stopping now; see it with: taskq status ${runId}\n`);
-        process.exit(signalExitCode(signal));
-      };
+      const atSummary = signalAtSummary(runId);
+      onLateSignal = atSummary.heard;
       if (removeLate === undefined) takeSignals();
       // Its end seen (untilFinished), a prune may delete it before the summary is read: said so, not as a mistyped id.
       const deleted = (error: unknown): never => {
@@ -208,7 +199,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
         writeNote(`run ${runId} was stopped by another process (a signal to another run --store of it): its tasks that had not started were cancelled`, options.json);
       }
       const code = await printRunSummary(store, runId, summaryOptions, status).catch(deleted);
-      summaryWritten = true;
+      atSummary.written();
       return code;
     }
     // Stopped (a signal, a lost lease): the summary if the database gives it soon, and the stop's exit code either way.
@@ -361,5 +352,23 @@ function nextEvent(matches: (event: WorkerEvent) => boolean): { tell: (event: Wo
       resolve();
     },
     next: () => (pending ??= new Promise<void>((resolve) => (waiting = resolve))),
+  };
+}
+
+/**
+ * What a signal does once a run has ended: while its summary is read, it stops taskq at once, saying where the
+ * summary is; once `written()`, it changes nothing, as for a local run (the summary's exit code stands).
+ */
+function signalAtSummary(runId: string): { heard: (signal: NodeJS.Signals) => void; written: () => void } {
+  let written = false;
+  return {
+    heard: (signal) => {
+      if (written) return;
+      process.stderr.write(`taskq: ${signal} received while the summary of run ${runId} was being read: stopping now; see it with: taskq status ${runId}\n`);
+      process.exit(signalExitCode(signal));
+    },
+    written: () => {
+      written = true;
+    },
   };
 }

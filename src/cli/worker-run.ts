@@ -37,7 +37,6 @@ import { fullPath } from "./full-path.js";
 import { keepHeapSmall } from "./small-heap.js";
 import { smallThreadPool } from "./thread-pool.js";
 
-
 /** The store's name of a failed operation before its error's message ("completeAndLease failed: "; see toStoreError). */
 const STORE_OPERATION = /^[a-z][A-Za-z]* failed: /;
 
@@ -476,21 +475,25 @@ const SWEPT_WORDS: Record<SweptTask["state"], (attempt: number, maxAttempts: num
   cancelled: (_attempt, _maxAttempts, runStopped) => RELEASED_WORDS[runStopped === true ? "run-stopped" : "requested"],
 };
 
+/** The database gone, in words: `the store's database no longer exists (database "ci" does not exist: dropped or renamed)`. */
+function goneWords(error: unknown): string {
+  return `the store's database no longer exists (${storeErrorWords(error)}: dropped or renamed while the worker ran)`;
+}
+
 /**
- * `leaseSource`: what sets the lease's length, for the user to look up: `worker`'s --lease; `run --store` has
- * no such flag.
+ * An error's message, without the store's name of the statement that failed ("completeAndLease failed: "; see
+ * toStoreError), which says nothing to the user: the worker's lines name what failed in their own words.
  */
+function storeErrorWords(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return error instanceof TaskqError ? text.replace(STORE_OPERATION, "") : text;
+}
+
 /**
  * A worker that could not lease once, for a reason no retry fixes: an error that says what is wrong and that it
  * stopped, exit 1, where it used to try every few seconds for ever (and say so every 30 s), idle, as a supervisor
  * restarting it would never learn.
  */
-/** The database gone, in words: `the store's database no longer exists (database "ci" does not exist: dropped or renamed)`. */
-function goneWords(error: unknown): string {
-  const message = (error instanceof Error ? error.message : String(error)).replace(STORE_OPERATION, "");
-  return `the store's database no longer exists (${message}: dropped or renamed while the worker ran)`;
-}
-
 function unusableStore(error: unknown, schema: string): TaskqError {
   const message = error instanceof Error ? error.message : String(error);
   return new TaskqError(
@@ -523,6 +526,10 @@ export function whatBecameOf(taskNow: TaskNow | null | undefined, ownId: string)
   return `worker ${workerId} took the task over`;
 }
 
+/**
+ * `leaseSource`: what sets the lease's length, for the user to look up: `worker`'s --lease; `run --store` has
+ * no such flag.
+ */
 function describeEvent(event: WorkerEvent, print: (record: Record<string, unknown>, text: string, stamp?: string) => void, leaseSource: string, dbErrors: DbErrorLines, ownId: string): void {
   switch (event.type) {
     case "started": {
@@ -621,10 +628,8 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       return;
     }
     case "db-error": {
-      // The store's errors name their operation already, in the store's words ("completeAndLease failed: ..."): the line
-      // names it in the worker's ("lease failed: ..."), once.
-      const text = event.error instanceof Error ? event.error.message : String(event.error);
-      const message = event.error instanceof TaskqError ? text.replace(STORE_OPERATION, "") : text;
+      // The line names the operation in the worker's words ("lease failed: ..."), once.
+      const message = storeErrorWords(event.error);
       // The same error again, try after try, is said once, and again now and then (see DbErrorLines).
       const saying = dbErrors.failed(event.operation, message, event.retrying);
       if (!saying.say) return;
@@ -656,9 +661,7 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
     }
     case "record-lost": {
       const { runId, key } = event.task;
-      // The store's errors name their operation in the store's words ("completeAndLease failed: ..."), which say nothing here.
-      const text = event.error instanceof Error ? event.error.message : String(event.error);
-      const message = event.error instanceof TaskqError ? text.replace(STORE_OPERATION, "") : text;
+      const message = storeErrorWords(event.error);
       // Its database gone, no sweep comes: the run went with it.
       const fate = event.databaseGone === true ? "the store's database no longer exists" : "once its lease runs out, a sweep counts the attempt as lost: the task runs again if it has attempts left, else it fails";
       print(
