@@ -16,8 +16,11 @@ export interface QueueEventMap {
   cancelled: { id: string; attempts: number; reason: CancelReason; dependency?: string; error: unknown };
   /** Shutdown finished: nothing is left to run. */
   drained: { hardStopped: boolean };
-  /** A listener threw; the queue carried on. */
-  "listener-error": { event: string; error: unknown };
+  /**
+   * A listener threw; the queue carried on. `event` is the queue event it listened for, or "abort"
+   * for a listener a handler added to its attempt's signal, with the task's `id` and the `attempt`.
+   */
+  "listener-error": { event: string; error: unknown; id?: string; attempt?: number };
 }
 
 export type QueueEventName = keyof QueueEventMap;
@@ -88,16 +91,25 @@ export class QueueEvents {
     this.#listeners.clear();
   }
 
-  #report(name: QueueEventName, error: unknown): void {
+  /**
+   * Reports what an abort listener of a handler's threw (see containListeners): as listener-error,
+   * or, with no one listening for that, a process warning naming the task and the attempt.
+   */
+  reportAbortListener(id: string, attempt: number, error: unknown): void {
+    this.#report("abort", error, { id, attempt });
+  }
+
+  #report(name: QueueEventName | "abort", error: unknown, task?: { id: string; attempt: number }): void {
     const list = this.#listeners.get("listener-error") as Listener<"listener-error">[] | undefined;
     if (name === "listener-error" || list === undefined) {
       // Nobody to tell inside the program: a process warning is the last resort.
-      process.emitWarning(`taskq: a "${name}" listener threw: ${messageOf(error)}`, "TaskqListenerWarning");
+      const which = task === undefined ? `a "${name}" listener` : `task ${JSON.stringify(task.id)}: an "abort" listener on attempt ${task.attempt}'s signal`;
+      process.emitWarning(`taskq: ${which} threw: ${messageOf(error)}`, "TaskqListenerWarning");
       return;
     }
     for (const listener of list) {
       try {
-        this.#onRejection(listener({ event: name, error }), "listener-error");
+        this.#onRejection(listener(task === undefined ? { event: name, error } : { event: name, error, ...task }), "listener-error");
       } catch (inner) {
         this.#report("listener-error", inner);
       }

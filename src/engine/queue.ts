@@ -370,7 +370,7 @@ export class Queue {
   #startAttempt(record: TaskRecord): void {
     this.#tasks.setStatus(record, "RUNNING");
     record.attempts++;
-    const context = new RecordAttemptContext(record, record.attempts, Date.now());
+    const context = new RecordAttemptContext(record, record.attempts, Date.now(), this.#events);
     record.current = context;
     if (this.#events.has("started")) {
       this.#events.emit("started", { id: record.id, attempt: record.attempts, maxAttempts: record.maxAttempts });

@@ -1,6 +1,8 @@
 import type { Backoff } from "./backoff.js";
 import type { HeapItem } from "./heap.js";
+import { containListeners } from "./contained-signal.js";
 import { AttemptTimeoutError } from "./errors.js";
+import type { QueueEvents } from "./events.js";
 import { LongTimer } from "./long-timer.js";
 import type { CancelReason, TaskResult, TaskStatus } from "./types.js";
 
@@ -87,6 +89,8 @@ export class RecordAttemptContext {
     readonly record: TaskRecord,
     readonly attempt: number,
     now: number,
+    /** Where what the handler's abort listeners throw is reported (see containListeners). */
+    readonly events: QueueEvents,
   ) {
     this.startedAt = now;
   }
@@ -94,6 +98,7 @@ export class RecordAttemptContext {
   get signal(): AbortSignal {
     if (this.#controller === undefined) {
       this.#controller = new AbortController();
+      containListeners(this.#controller.signal, (error) => this.events.reportAbortListener(this.record.id, this.attempt, error));
       if (this.abortReason !== undefined) this.#controller.abort(this.abortReason);
     }
     return this.#controller.signal;
