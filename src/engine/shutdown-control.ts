@@ -14,6 +14,8 @@ export class ShutdownControl {
   readonly promise: Promise<ShutdownResult>;
   #resolve!: (result: ShutdownResult) => void;
   readonly #cleanups: (() => void)[] = [];
+  /** The signals an abort listener watches already. */
+  readonly #watched = new Set<AbortSignal>();
 
   constructor() {
     this.promise = new Promise<ShutdownResult>((resolve) => (this.#resolve = resolve));
@@ -34,7 +36,10 @@ export class ShutdownControl {
       const timer = new LongTimer(() => hardStop("deadline"), ms);
       this.#cleanups.push(() => timer.clear());
     }
-    if (signal !== undefined && signal !== null) {
+    // A signal watched already (shutdown({ signal }) called again, to escalate or from each of a program's paths) is not
+    // watched twice: a listener per call, past 10 of them, had Node print a MaxListenersExceededWarning on stderr.
+    if (signal !== undefined && signal !== null && !this.#watched.has(signal)) {
+      this.#watched.add(signal);
       const onAbort = (): void => hardStop("signal", signal.reason);
       signal.addEventListener("abort", onAbort, { once: true });
       this.#cleanups.push(() => signal.removeEventListener("abort", onAbort));

@@ -106,6 +106,32 @@ describe("shutdown", () => {
     gate.resolve("late");
   });
 
+  it("shutdown({ signal }) called again with the same signal watches it once: no MaxListenersExceededWarning, and the grace is not cut short by its own second listener", async () => {
+    const warn = vi.spyOn(process, "emitWarning").mockImplementation(() => undefined);
+    try {
+      const { queue } = makeQueue({ handlers: { stubborn: () => new Promise<never>(() => undefined) } });
+      queue.submit({ id: "a", type: "stubborn" });
+      await flush();
+      const controller = new AbortController();
+      const listeners = countListeners(controller.signal);
+      const calls = Array.from({ length: 12 }, () => queue.shutdown({ signal: controller.signal, abortGraceMs: 500 }));
+      expect(listeners.live).toBe(1);
+      let resolved = false;
+      void calls[0]!.then(() => (resolved = true));
+      controller.abort(new Error("stop"));
+      await vi.advanceTimersByTimeAsync(499);
+      expect(resolved).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(resolved).toBe(true);
+      await expect(Promise.all(calls)).resolves.toEqual(Array.from({ length: 12 }, () => ({ hardStopped: true })));
+      expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+      expect(listeners.live).toBe(0);
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
   it.each([
     ["its deadline", (queue: Queue) => queue.shutdown({ deadline: 0, abortGraceMs: 500 })],
     ["its signal", (queue: Queue) => queue.shutdown({ signal: AbortSignal.abort(), abortGraceMs: 500 })],
