@@ -116,6 +116,38 @@ describe("retries", () => {
     expect(queue.get("a")).toMatchObject({ status: "SUCCEEDED", attempts: 2 });
   });
 
+  it("zero-backoff retries of a handler that fails synchronously keep the ready order, as the Go design's: a task of higher priority submitted meanwhile, and a delayed one come due, run between them; a later one of the same priority waits", async () => {
+    const order: string[] = [];
+    const record = (_payload: unknown, context: AttemptContext): void => {
+      order.push(`${context.taskId}#${context.attempt}`);
+    };
+    const { queue } = makeQueue({
+      concurrency: 1,
+      start: false,
+      backoff: () => 0,
+      handlers: {
+        record,
+        failing: (payload, context) => {
+          record(payload, context);
+          // Time passes in the attempt, as in a real one: the delayed task comes due between retries.
+          vi.advanceTimersByTime(5);
+          throw new Error(`attempt ${context.attempt}`);
+        },
+      },
+    });
+    queue.submit({ id: "flaky", type: "failing", maxAttempts: 4 });
+    queue.submit({ id: "later", type: "record" });
+    queue.submit({ id: "urgent", type: "record", priority: "high" });
+    queue.submit({ id: "delayed", type: "record", priority: "high", runAt: Date.now() + 12 });
+    queue.on("retrying", (e) => {
+      if (e.attempt === 1) queue.submit({ id: "meanwhile", type: "record", priority: "critical" });
+    });
+    queue.start();
+    await vi.advanceTimersByTimeAsync(0);
+    await flush();
+    expect(order).toEqual(["urgent#1", "flaky#1", "meanwhile#1", "flaky#2", "flaky#3", "delayed#1", "flaky#4", "later#1"]);
+  });
+
   it.each([
     ["NaN", NaN, "NaN"],
     ["-Infinity", -Infinity, "-Infinity"],
