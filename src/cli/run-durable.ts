@@ -169,8 +169,11 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
       try {
         stopped = await runWorker(store, { ...options, runId, fitted, onEvent, takeSignals, endRun, earlySignals: unheard, until: () => untilFinished(store, runId, taskEnds.next) });
       } catch (error) {
-        // As before the worker ran: no listener of this process's.
-        removeLate?.();
+        // The worker's error says what became of the run, and is taskq's last word: a signal from here until taskq exits
+        // (the refused run's cancel has its own, below; the store's close, up to a second) changes nothing, as once a
+        // stopped run has said what became of it. With no listener, it ended taskq by its default action, in silence.
+        onLateSignal = () => undefined;
+        if (removeLate === undefined) takeSignals();
         // Refused its first leases for good: the run it submitted would wait for ever, and the error says what becomes of it.
         if (error instanceof TaskqError && error.code === "STORE_UNUSABLE") throw await endRefusedRun(store, runId, submitted.created, error, STOPPED_SUMMARY_MS);
         throw error;

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type pg from "pg";
 import { migrate } from "../../src/store/postgres/migrations.js";
-import { startCli, workspace } from "../helpers/cli.js";
+import { FIXTURES, startCli, workspace } from "../helpers/cli.js";
 import { createPool, DATABASE_URL, dropSchema, uniqueSchema, urlAs } from "../store/helpers.js";
 
 describe("taskq worker and run --store on a store they cannot use", () => {
@@ -89,9 +90,13 @@ describe("taskq worker and run --store on a store they cannot use", () => {
   }
 
   /** `run --store` of a two-task workflow as `role` (with `args`), which must end well before a minute (its worker used to try for ever). */
-  async function runStoreExit(role: string, schema: string, args: string[] = []) {
+  async function runStoreExit(role: string, schema: string, args: string[] = [], more: { env?: Record<string, string>; nodeArgs?: string[] } = {}) {
     const run = await workspace("tasks:\n  a:\n    run: echo a\n  b:\n    run: echo b\n    dependsOn: a\n");
-    const cli = startCli(["run", run.file, "--log-dir", run.logs, ...args], { cwd: run.dir, env: { TASKQ_STORE: urlAs(role), TASKQ_STORE_SCHEMA: schema } });
+    const cli = startCli(["run", run.file, "--log-dir", run.logs, ...args], {
+      cwd: run.dir,
+      env: { TASKQ_STORE: urlAs(role), TASKQ_STORE_SCHEMA: schema, ...more.env },
+      ...(more.nodeArgs === undefined ? {} : { nodeArgs: more.nodeArgs }),
+    });
     const timer = setTimeout(() => cli.child.kill("SIGKILL"), 30_000);
     const result = await cli.done;
     clearTimeout(timer);
@@ -142,5 +147,22 @@ describe("taskq worker and run --store on a store they cannot use", () => {
     expect(result.states).toEqual(["a queued", "b blocked"]);
     expect(result.stderr).toContain(`completeAndLease failed: permission denied for function`);
     expect(result.stderr).toContain(`; run ${runId} existed before this command, and is left as it was for the workers that run it\n`);
+  }, 40_000);
+
+  it("run --store whose leases were refused, a SIGTERM as it closes the store: the error is said and its exit code stands, not a silent death by the signal", async () => {
+    const schema = await storeSchema();
+    const role = await leaseDenied(schema);
+    const runId = `joined-${randomBytes(3).toString("hex")}`;
+    const first = await workspace("tasks:\n  a:\n    run: echo a\n  b:\n    run: echo b\n    dependsOn: a\n");
+    expect((await startCli(["submit", first.file, "--run-id", runId], { cwd: first.dir, env: { TASKQ_STORE: DATABASE_URL, TASKQ_STORE_SCHEMA: schema } }).done).code).toBe(0);
+    // The signal lands as the store's connections are closed, the worker's listeners gone: the last step before the error is said.
+    const result = await runStoreExit(role, schema, ["--run-id", runId], {
+      env: { TASKQ_TEST_SIGNAL_AT_POOL_END: "SIGTERM" },
+      nodeArgs: ["--require", path.join(FIXTURES, "signal-at-pool-end.cjs")],
+    });
+    expect({ code: result.code, signal: result.signal }).toEqual({ code: 1, signal: null });
+    expect(result.stderr).toContain(`taskq: the worker cannot lease from the store in schema "${schema}": completeAndLease failed: permission denied for function`);
+    expect(result.stderr).toContain(`; run ${runId} existed before this command, and is left as it was for the workers that run it\n`);
+    expect(result.states).toEqual(["a queued", "b blocked"]);
   }, 40_000);
 });
