@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { TaskqError } from "../errors.js";
 import { fitConcurrencyToOpenFiles } from "../handlers/index.js";
 import type { Workflow } from "../loaders/index.js";
-import type { CancelResult, PostgresStore, WorkerEvent } from "../store/postgres/index.js";
+import type { CancelResult, PostgresStore, RunStatus, WorkerEvent } from "../store/postgres/index.js";
 import { generateRunId } from "../store/postgres/submit.js";
 import { RunNotFoundError } from "../store/postgres/store-error.js";
 import { endedNote, notRetriedNotes, printRunSummary, runDeletedError, storingRun, resubmitted, runningNotes, stateAfterSubmit, submitNotes, submitRecords, workerFields, type LocalLogs } from "./commands/durable.js";
@@ -118,6 +118,12 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     let waitingCancelled: Promise<void> | undefined;
     /** Set once that cancel is made: what a stop cut short later then says may be live is only what runs on other workers. */
     let waitingDone = false;
+    /**
+     * How the run had ended where that cancel found it ended: its last task had ended just before the signal, this process
+     * not yet aware of it (see untilFinished), or the stop ended it first (a task leased as the signal came, given back
+     * cancelled). Of the first, the signal stopped nothing, and the run ends as one that ended by itself (see end).
+     */
+    let endedBeforeSignal: string | undefined;
     /** Of those, how taskq's SIGKILL ended the attempt where it did (a second Ctrl-C): recorded with the cancel, as a local run's summary says it. */
     const killed = new Map<string, string>();
     /** Every attempt of each of the run's tasks its worker ended (see LocalLogs.attemptsEndedHere). */
@@ -157,6 +163,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
         waitingCancelled = store.cancelRun(runId, undefined, { shutdown: { aborted: [], waitingOnly: true } }).then(
           (result) => {
             waitingDone = true;
+            endedBeforeSignal = result.ended;
             tellCancelled(runId, result, options.json, "stopping");
           },
           (error: unknown) => {
@@ -210,14 +217,25 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     let cancelled = interrupted === undefined;
     /** The summary's exit code, once it is printed. */
     let summaryCode: number | undefined;
+    /** The run's status, where end() read it before its summary. */
+    let read: RunStatus | undefined;
     const end = async (): Promise<void> => {
       if (interrupted !== undefined) {
         await waitingCancelled;
-        // As a local run's shutdown ends what it stopped: each task the shutdown's, none a dependency's.
-        tellCancelled(runId, await store.cancelRun(runId, undefined, { shutdown: { aborted: [...aborted.keys()], killed } }), options.json);
+        // Ended with no task cancelled by a stop: by itself, before the signal, which found nothing left to stop.
+        read = endedBeforeSignal === undefined ? undefined : await store.runStatus(runId);
+        if (read?.tasks.some((task) => task.cancelKind === "shutdown") === true) endedBeforeSignal = undefined;
+        if (endedBeforeSignal === undefined) {
+          // As a local run's shutdown ends what it stopped: each task the shutdown's, none a dependency's.
+          tellCancelled(runId, await store.cancelRun(runId, undefined, { shutdown: { aborted: [...aborted.keys()], killed } }), options.json);
+        } else {
+          writeNote(`run ${runId} had already ended (${endedBeforeSignal}) when ${interrupted} came: nothing was left to stop, and its summary is that of a run that ended by itself`, options.json);
+        }
         cancelled = true;
       }
-      summaryCode = await printRunSummary(store, runId, { ...summaryOptions, ...(interrupted === undefined ? {} : { interrupted }) });
+      // Not "interrupted" where the run had ended before the signal: nothing was left to interrupt.
+      const asStopped = interrupted === undefined || endedBeforeSignal !== undefined ? {} : { interrupted };
+      summaryCode = await printRunSummary(store, runId, { ...summaryOptions, ...asStopped }, read);
     };
     // The worker's listeners are gone: a signal now (a second Ctrl-C, a runner's SIGTERM after its SIGINT) would kill
     // taskq by its default action, in silence, the run left live with its tasks that had not started queued for any worker.
@@ -248,7 +266,9 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     if (problem !== undefined) process.stderr.write(`taskq: no summary of run ${runId}: ${problem}\n`);
     // Stopped by a lost lease, not a signal: its task was another worker's, which may have ended the run as a
     // local run ends, and the exit says how (0 once it succeeded); one still running exits 1, as its summary says.
-    if (interrupted === undefined && summaryCode !== undefined) return summaryCode;
+    // So too where the run had ended before the signal: the summary's code stands (0 for a run that succeeded), as a local
+    // run's does once its last task has ended.
+    if ((interrupted === undefined || endedBeforeSignal !== undefined) && summaryCode !== undefined) return summaryCode;
     return exitCode;
   } finally {
     // Where the run was not stored, or the worker did not start.

@@ -425,6 +425,30 @@ tasks:
     ]);
   });
 
+  it("run --store given a signal just after its last task ended, before it saw its run end: the summary and exit code are those of a run that ended by itself, not interrupted", async () => {
+    for (const [name, run, line, code, summary] of [
+      ["ends-ok", "echo done", "ok      ", 0, "Summary: 1 succeeded, 0 failed, 0 cancelled in "],
+      ["ends-failed", "exit 3", "FAILED  ", 1, "Summary: 0 succeeded, 1 failed, 0 cancelled in "],
+    ] as const) {
+      const file = await workflowFile(name, `tasks:\n  last: { run: "${run}" }\n`);
+      const runId = `${name}-${randomBytes(3).toString("hex")}`;
+      runIds.push(runId);
+      const cli = startCli(["run", file, "--log-dir", ws.logs, "--run-id", runId], {
+        cwd: ws.dir,
+        env: { ...ENV, TASKQ_TEST_SIGNAL_AT_OUTPUT: "SIGTERM", TASKQ_TEST_SIGNAL_AT_OUTPUT_TEXT: `${line}${runId}/last` },
+        nodeArgs: ["--require", path.join(FIXTURES, "signal-at-output.cjs")],
+      });
+      workers.push(cli);
+      const result = await cli.done;
+      // Before: exit 143 and "(interrupted by SIGTERM)", a run that had succeeded counted as stopped.
+      expect({ code: result.code, signal: result.signal }).toEqual({ code, signal: null });
+      expect(result.stdout).toContain(`note    run ${runId} had already ended (${code === 0 ? "succeeded" : "failed"}) when SIGTERM came: nothing was left to stop`);
+      expect(result.stdout).toContain(summary);
+      expect(result.stdout).not.toContain("interrupted");
+      expect(result.stdout).not.toContain(`run ${runId} stopped`);
+    }
+  });
+
   it("status and run --store JSON: a dead letter gives its log as a path under the worker's --log-dir and the worker's id, host and pid, besides logPath's words", async () => {
     const file = await workflowFile("log-file", "tasks:\n  bad: { run: 'echo boom; exit 4' }\n");
     const worker = await startWorker(["-j", "1"]);
