@@ -322,10 +322,12 @@ function tellCancelled(runId: string, { cancelled, cancelRequested, running, not
   const waited = notRetried.length;
   const others = cancelled.length - waited;
   const retries = waited === 0 ? [] : [`${count(waited)} waiting for ${waited === 1 ? "its retry" : "their retries"}`];
-  const notes = [...notRetriedNotes(runId, notRetried), ...runningNotes(running)].map((note) => `${clock()} note    ${note}\n`).join("");
+  // One time for the record's lines, read once: the notes, read before the head line, had earlier times than the line above them.
+  const stamp = clock();
+  const notes = [...notRetriedNotes(runId, notRetried), ...runningNotes(running)].map((note) => `${stamp} note    ${note}\n`).join("");
   if (when === "stopping") {
     // At the signal, before any of its running tasks has stopped: none of those is in the count.
-    process.stdout.write(`${clock()} run ${runId} stopping: cancelled ${[...(others === 0 ? [] : [`${count(others)} that had not started`]), ...retries].join(" and ")}\n${notes}`);
+    process.stdout.write(`${stamp} run ${runId} stopping: cancelled ${[...(others === 0 ? [] : [`${count(others)} that had not started`]), ...retries].join(" and ")}\n${notes}`);
     return;
   }
   const parts: string[] = [];
@@ -333,7 +335,7 @@ function tellCancelled(runId: string, { cancelled, cancelRequested, running, not
   const notStarted = others === 0 ? [] : [`${count(others)} that had not started or ${others === 1 ? "was" : "were"} given back`];
   if (cancelled.length > 0) parts.push(`cancelled ${[...notStarted, ...retries].join(" and ")}`);
   if (cancelRequested.length > 0) parts.push(`asked ${count(cancelRequested.length)} running on ${cancelRequested.length === 1 ? "another worker" : "other workers"} to stop`);
-  process.stdout.write(`${clock()} run ${runId} stopped: ${parts.join("; ")}\n${notes}`);
+  process.stdout.write(`${stamp} run ${runId} stopped: ${parts.join("; ")}\n${notes}`);
 }
 
 function count(tasks: number): string {

@@ -1073,6 +1073,22 @@ describe("taskq run --store", () => {
     );
   });
 
+  it("stopped by SIGINT while a task waits for its retry: the `run R stopping` line and the notes under it carry one time, not the notes an earlier one than the line above them", async () => {
+    const file = await workflowFile("stopping-times", "tasks:\n  r: { run: 'exit 7', retries: 5, backoff: { base: 30d, max: 30d } }\n");
+    const runId = newRunId("stopping-times");
+    // Every read of the clock a millisecond after the last: the line's time and its notes' differ unless read once.
+    const run = startCli(["run", file, "--log-dir", ws.logs, "--run-id", runId, "-j", "1"], { cwd: ws.dir, env: ENV, nodeArgs: ["--require", path.join(FIXTURES, "ticking-clock.cjs")] });
+    workers.push(run);
+    expect(await eventually(() => run.stdout().includes(`retry   ${runId}/r attempt 1/6 failed`), 15_000)).toBe(true);
+    run.child.kill("SIGINT");
+    const result = await run.done;
+    expect(result.code).toBe(130);
+    const record = new RegExp(`(\\S+) run ${runId} stopping: cancelled 1 task waiting for its retry\n(\\S+) note {4}"r" was waiting for its retry`).exec(result.stdout);
+    expect(record).not.toBeNull();
+    // Before: the note's time a few milliseconds before the line above it.
+    expect(record![2]).toBe(record![1]);
+  });
+
   it("stopped by SIGINT while an attempt after a failed one runs silent: its summary gives the failed attempt's lines, labelled, as status and a local run's summary do", async () => {
     const mark = path.join(ws.dir, `silent-${randomBytes(3).toString("hex")}`);
     const file = await workflowFile(
