@@ -246,7 +246,9 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
           ? `taskq: ${said} while the summary of run ${runId} was being read: stopping now; see it with: taskq status ${runId}\n`
           : `taskq: ${said} while run ${runId} was being stopped: stopping now; it may still be live: ${stillLive(waitingDone)}; cancel it with: taskq cancel ${runId}\n`,
       );
-      process.exit(exitCode);
+      // After a lost lease, no signal had stopped it: this one does, with its 128 + n, as one while the summary of a run
+      // that ended by itself is read; after a first signal, that one's (a second changes nothing of the code).
+      process.exit(interrupted === undefined ? signalExitCode(signal) : exitCode);
     };
     onLateSignal = stopNow;
     if (removeLate === undefined) takeSignals();

@@ -734,6 +734,34 @@ describe("taskq run --store", () => {
     expect(result.code).toBe(0);
   });
 
+  it("stopped by a lost lease, a SIGTERM while its summary is read: it stops at once with 143, as one while the summary of a run that ended by itself is read, not with the lost lease's 1", async () => {
+    const file = await workflowFile("lost-then-signal", "tasks:\n  build: { run: 'touch lost-then-signal.began; sleep 30', retries: 1 }\n");
+    const runId = newRunId("lost-then-signal");
+    // The signal as its worker's last line is out: the stop's cancel and summary are then being read.
+    const run = startCli(["run", file, "--log-dir", ws.logs, "--run-id", runId, "--lease", "2s"], {
+      cwd: ws.dir,
+      env: { ...ENV, TASKQ_TEST_SIGNAL_AT_OUTPUT: "SIGTERM", TASKQ_TEST_SIGNAL_AT_OUTPUT_TEXT: "stopped (lease-lost)" },
+      nodeArgs: ["--require", path.join(FIXTURES, "signal-at-output.cjs")],
+    });
+    workers.push(run);
+    expect(await eventually(() => existsSync(path.join(ws.dir, "lost-then-signal.began")), 15_000)).toBe(true);
+    run.child.kill("SIGSTOP");
+    const other = await startWorker(["--lease", "2s", "-j", "1"]);
+    try {
+      expect(await eventually(() => other.stdout().includes(`start   ${runId}/build (attempt 2/2)`), 30_000)).toBe(true);
+    } finally {
+      run.child.kill("SIGCONT");
+    }
+    const result = await run.done;
+    expect(result.stdout).toContain("stopped (lease-lost)\n");
+    expect(result.stderr).toContain(`taskq: SIGTERM received while the summary of run ${runId} was being read: stopping now; see it with: taskq status ${runId}\n`);
+    // Before: 1, the lost lease's code, where the signal had stopped taskq.
+    expect({ code: result.code, signal: result.signal }).toEqual({ code: 143, signal: null });
+    other.cli.child.kill("SIGTERM");
+    await other.cli.done;
+    await cancelStrandedRun(runId);
+  });
+
   it("its summary of a task cancelled here, whose lines are of an attempt another worker ran, names that worker's log for them", async () => {
     const file = await workflowFile(
       "joined-tail",
