@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
@@ -59,6 +59,14 @@ describe("a worker whose database is dropped under it", () => {
     expect(result.stdout).not.toContain("a sweep counts the attempt as lost");
     expect(result.stdout).not.toContain("Each runs out within");
     expect(result.stdout).toContain("stopped (database-gone)");
+    // Each long task's log says why it was stopped: its database gone, not a worker stopping on request.
+    const logs = await readdir(ws.logs, { recursive: true, withFileTypes: true });
+    const longLogs = logs.filter((entry) => entry.isFile() && /^long2?\b/.test(entry.name));
+    expect(longLogs.length).toBe(2);
+    for (const entry of longLogs) {
+      // Before: "attempt 1 stopped: the worker is stopping", as if someone had stopped it.
+      expect(await readFile(path.join(entry.parentPath, entry.name), "utf8")).toMatch(/--- taskq: attempt 1 stopped: the store's database no longer exists \(dropped or renamed while the worker ran\) ---\n$/);
+    }
     // The long task's processes were stopped with the worker.
     expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 10_000)).toBe(true);
   });

@@ -49,6 +49,9 @@ const PEEK_FLOOR_MS = 250;
  */
 const GONE_CONFIRM_MS = 5_000;
 
+/** Why a task was stopped where the store's database no longer exists (see #goneDatabase), in its log and its line. */
+const DATABASE_GONE_WORDS = "the store's database no longer exists (dropped or renamed while the worker ran)";
+
 /** Default of `abortGraceMs`: the shell handler's default kill grace (5 s), and a margin. */
 const ABORT_GRACE_MS = 7_000;
 
@@ -200,7 +203,12 @@ export class PostgresWorker {
    */
   abortRunning(graceMs?: number): void {
     if (graceMs !== undefined) this.#abortGrace.within(graceMs);
-    for (const attempt of this.#running.values()) attempt.abort("SHUTDOWN", "the worker is stopping");
+    this.#abortAll("the worker is stopping");
+  }
+
+  /** Aborts every running attempt (reason SHUTDOWN) in `words`: what its task's log and line say it was stopped for. */
+  #abortAll(words: string): void {
+    for (const attempt of this.#running.values()) attempt.abort("SHUTDOWN", words);
   }
 
   /**
@@ -342,7 +350,8 @@ export class PostgresWorker {
     this.#emit({ type: "database-gone", error });
     this.#halt("database-gone");
     this.#goneAborted = [...this.#running.values()];
-    this.abortRunning();
+    // Why, in each task's log and line: not "the worker is stopping", as if someone had stopped it.
+    this.#abortAll(DATABASE_GONE_WORDS);
   }
 
   /** An operation on the database failed: told, and remembered until it succeeds again (see #dbAnswered). */
