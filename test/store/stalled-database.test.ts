@@ -127,6 +127,42 @@ describe("a database that stops answering", () => {
     await observer.cancelRun(runId);
   });
 
+  it("a lease that runs out while the database stops answering is lost as unreachable, not to a row lock an earlier renewal was refused", async () => {
+    const events: WorkerEvent[] = [];
+    let reason = "";
+    // Long enough that the renewal sent once the database froze waits past what a renewal refused its row takes (its
+    // lock wait, and the look-up of who holds it): whatever it waited for, it was not that lock.
+    const { proxy } = await stallableWorker({
+      leaseMs: 6_000,
+      events,
+      handler: (context) =>
+        untilAborted(context).catch((error: unknown) => {
+          reason = (error as Error).message;
+          throw error;
+        }),
+    });
+    const runId = await observer.submitRun(workflow([task("held", { retries: 1 })]));
+    await until(() => events.some((event) => event.type === "started"));
+    // A psql session holds the task's row: a renewal is refused it, and says so.
+    const locker = new pg.Client({ connectionString: DATABASE_URL, application_name: "psql" });
+    await locker.connect();
+    cleanups.push(() => locker.end());
+    await locker.query("BEGIN");
+    await locker.query(`SELECT 1 FROM "${schema}".tasks WHERE run_id = $1 FOR UPDATE`, [runId]);
+    const lockedRenewal = (event: WorkerEvent) => event.type === "db-error" && event.operation === "heartbeat" && (event.error as { code?: string }).code === "STORE_LOCKED";
+    await until(() => events.some(lockedRenewal), 5_000);
+    // Then the database stops answering (the lock let go, which no renewal reaches), until the lease has run out.
+    proxy.freeze();
+    await locker.query("COMMIT");
+    await until(() => events.some((event) => event.type === "lease-lost"), 6_000 + SLACK_MS);
+    // Before: "locked", and the attempt ended "the lease ran out while its renewals waited for a lock: task "held" ...".
+    expect(events.find((event) => event.type === "lease-lost")).toMatchObject({ why: "unreachable" });
+    await until(() => reason !== "");
+    expect(reason).toBe("the lease ran out before a renewal (the worker stalled or the database did not answer)");
+    await sql(observer, "UPDATE $schema.tasks SET lease_expires_at = now() WHERE run_id = $1", [runId]);
+    await observer.cancelRun(runId);
+  });
+
   it("a lease that runs out while its task's row is locked is lost to that lock, though the last retry's timer fired a moment past the lease's end: no stall", async () => {
     const events: WorkerEvent[] = [];
     const store = await PostgresStore.open({ connectionString: DATABASE_URL, schema });

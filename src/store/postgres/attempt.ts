@@ -2,7 +2,7 @@ import { formatMs, isShutdownStop } from "../../engine/errors.js";
 import { TaskqError } from "../../errors.js";
 import { killOf, NotSpawnedError, sigkillWords } from "../../handlers/errors.js";
 import type { ReleaseEnd } from "./complete.js";
-import { RenewalLockedError, RENEWAL_LOCKED_RETRY_MS } from "./lock-wait.js";
+import { RenewalLockedError, RENEWAL_LOCKED_ANSWER_MS, RENEWAL_LOCKED_RETRY_MS } from "./lock-wait.js";
 import { LongTimer } from "./long-timer.js";
 import { ABORTED_BY_SHUTDOWN, REQUESTED } from "./shutdown-cancel.js";
 import { abortCode, failureOutcome } from "./outcome.js";
@@ -62,6 +62,8 @@ export class Attempt {
   #stalled = false;
   /** Where the last renewal was refused the task's row, held by another session: the row and that session, in words (RenewalLockedError). */
   #lockedBy: string | undefined;
+  /** When (performance.now()) the statement of the renewal waiting for its answer was sent, if one is (see RenewOptions.onSent). */
+  #renewalSentAt: number | undefined;
   /** The last renewal failed (`db-error`): the next that succeeds says `db-recovered`. */
   #heartbeatFailed = false;
   #lostAt = 0;
@@ -362,8 +364,16 @@ export class Attempt {
     this.#leaseWatch = setTimeout(() => {
       // Fired a heartbeat's interval late or more: no renewal could be sent, as this process did not run.
       if (performance.now() - due >= this.#options.heartbeatMs) this.#stalled = true;
-      setImmediate(() => this.#lose(this.#stalled ? "stalled" : this.#lockedBy !== undefined ? "locked" : "unreachable"));
+      setImmediate(() => this.#lose(this.#stalled ? "stalled" : this.#lockedBy !== undefined && !this.#renewalUnanswered() ? "locked" : "unreachable"));
     }, delay);
+  }
+
+  /**
+   * Whether the renewal on its way was sent longer ago than a renewal refused its row is answered (RENEWAL_LOCKED_ANSWER_MS):
+   * whatever row lock an earlier renewal met, this one waits on a database that does not answer (a frozen connection).
+   */
+  #renewalUnanswered(): boolean {
+    return this.#renewalSentAt !== undefined && performance.now() - this.#renewalSentAt >= RENEWAL_LOCKED_ANSWER_MS;
   }
 
   async #renew(): Promise<void> {
@@ -379,14 +389,16 @@ export class Attempt {
     }
     // Once the handler has ended, only the lease is renewed: the last lines go with the end.
     const tail = this.#handlerDone ? undefined : this.#changedTail();
+    let statementSentAt: number | undefined;
     try {
       // An answer after the lease ran out is of no use; waiting on, the connection would stay taken.
       // Once the handler has ended, a row locked is skipped: its record holds it (a sweep skips it too), waiting on
       // another row; the renewal waiting behind it would hold a connection of the renewals' pool, for others' leases.
       const ended = this.#handlerDone;
-      const renewal = store.renew(task.taskId, task.leaseToken, leaseMs, { timeoutMs: this.#leaseEnds - sentAt, skipLocked: ended, ...(tail === undefined ? {} : { tail: tail.lines }) });
+      const onSent = () => (this.#renewalSentAt = statementSentAt = performance.now());
+      const renewal = store.renew(task.taskId, task.leaseToken, leaseMs, { timeoutMs: this.#leaseEnds - sentAt, skipLocked: ended, onSent, ...(tail === undefined ? {} : { tail: tail.lines }) });
       if (!ended) this.#waitingRenewal = renewal.catch(() => undefined);
-      const { status, cancelKind } = await renewal;
+      const { status, cancelKind } = await renewal.finally(() => (this.#renewalSentAt = undefined));
       if (this.#lost !== undefined) return;
       if (status === "lost") {
         if (!ended) return this.#lose("taken");
@@ -412,10 +424,12 @@ export class Attempt {
       // may be let go before the lease runs out, and the renewal at the next heartbeat could come too late.
       const next = error instanceof TaskqError && error.code === "STORE_LOCKED" ? Math.min(RENEWAL_LOCKED_RETRY_MS, this.#options.heartbeatMs) : this.#options.heartbeatMs;
       // Kept until a renewal goes through: a lease that runs out meanwhile says whose lock it waited for, not that the database did not answer.
-      // (A renewal that timed out since most often waited for the same row: the words stay. One that got no connection, or lost
-      // it, did not reach the row: the database did not answer, whatever lock an earlier one met, which may have been let go since.)
+      // (A renewal that timed out since most often waited for the same row: the words stay; not where its statement went unanswered
+      // for longer than a lock wait and its look-up take, as a lock wait is cut short: the database froze. One that got no
+      // connection, or lost it, did not reach the row: the database did not answer, whatever lock an earlier one met, which may have been let go since.)
+      const unansweredFor = statementSentAt === undefined ? 0 : performance.now() - statementSentAt;
       if (error instanceof RenewalLockedError) this.#lockedBy = error.held;
-      else if (!mayHaveWaitedForLock(error)) this.#lockedBy = undefined;
+      else if (!mayHaveWaitedForLock(error) || unansweredFor >= RENEWAL_LOCKED_ANSWER_MS) this.#lockedBy = undefined;
       // Told as "retrying" only when a retry comes before the lease runs out (a timeout is what was
       // left of it): otherwise the lease watch tells what happened.
       if (this.#heartbeat === undefined || this.#lost !== undefined || performance.now() + next >= this.#leaseEnds) return;

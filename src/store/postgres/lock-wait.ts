@@ -90,6 +90,12 @@ export async function retryLockWaits<T>(pool: pg.Pool, names: SchemaNames, opera
  */
 export const RENEWAL_LOCK_WAIT_MS = LOCK_WAIT_MS;
 
+/**
+ * The longest a renewal's statement waits for an answer where its task's row is locked: its lock wait, then the look-up
+ * of who holds it. One sent longer ago and still not answered waits on a database that does not answer, not on a lock.
+ */
+export const RENEWAL_LOCKED_ANSWER_MS = RENEWAL_LOCK_WAIT_MS + HOLDER_LOOKUP_MS;
+
 /** The pause before a renewal whose task's row was locked (RENEWAL_LOCK_WAIT_MS) is tried again, unless the heartbeat is due sooner. */
 export const RENEWAL_LOCKED_RETRY_MS = LOCK_WAIT_MS;
 

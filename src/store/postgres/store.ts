@@ -303,17 +303,21 @@ export class PostgresStore {
    * With `tail`, stores the attempt's last lines so far: a sweep of the task, should its worker
    * die, records them as the attempt's (see liveTailSql).
    */
-  async heartbeat(taskId: string, token: string, leaseMs: number, options: { timeoutMs?: number; tail?: string[]; skipLocked?: boolean } = {}): Promise<HeartbeatStatus> {
+  async heartbeat(taskId: string, token: string, leaseMs: number, options: RenewOptions = {}): Promise<HeartbeatStatus> {
     return (await this.renew(taskId, token, leaseMs, options)).status;
   }
 
   /** As heartbeat, saying besides whose cancel a "cancel-requested" is: by request, or a stopped run's (see LeaseRenewal). */
-  async renew(taskId: string, token: string, leaseMs: number, options: { timeoutMs?: number; tail?: string[]; skipLocked?: boolean } = {}): Promise<LeaseRenewal> {
+  async renew(taskId: string, token: string, leaseMs: number, options: RenewOptions = {}): Promise<LeaseRenewal> {
     const tail = options.tail?.map(storableText);
     return this.#guard(
       "heartbeat",
       () =>
-        keptIfRefused(this.#renewals, (client) => renewLease(client, this.#names, taskId, token, leaseMs, options.timeoutMs, tail, options.skipLocked)).catch(async (error: unknown) => {
+        keptIfRefused(this.#renewals, (client) => {
+          // Where its lock waits are cut short (an owned pool's renewals: see RENEWAL_LOCK_WAIT_MS); a pool given may wait them out.
+          if (this.#ownsPool) options.onSent?.();
+          return renewLease(client, this.#names, taskId, token, leaseMs, options.timeoutMs, tail, options.skipLocked);
+        }).catch(async (error: unknown) => {
           // Its row held by another session (a psql transaction): STORE_LOCKED, naming it, and the attempt tries again soon (see Attempt).
           // Looked up on the renewals' pool: the main one may have every connection taken by records waiting on locks, and the
           // look-up would wait for one (up to the connect timeout), the renewal's retry with it, while the lease runs out.
@@ -633,6 +637,21 @@ export class PostgresStore {
     const ended = Promise.allSettled([this.pool.end(), this.#renewals.end()]);
     await Promise.race([ended, sleep(CLOSE_WAIT_MS, undefined, { ref: false })]);
   }
+}
+
+/** Options of a lease renewal (PostgresStore.renew). */
+export interface RenewOptions {
+  /** Fails when not answered by then (a renewal after the lease ran out is no use). */
+  timeoutMs?: number;
+  /** The attempt's last lines so far, stored with the lease (see liveTailSql). */
+  tail?: string[];
+  /** Skips the task's row where another session holds it, rather than wait for it. */
+  skipLocked?: boolean;
+  /**
+   * Called as the renewal's statement is sent, once it has a connection: from then on, it is the database that answers
+   * (or waits for the task's row, RENEWAL_LOCK_WAIT_MS at most), not the pool's queue.
+   */
+  onSent?: () => void;
 }
 
 /**
