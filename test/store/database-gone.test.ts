@@ -38,6 +38,45 @@ describe("PostgresWorker whose database is dropped under it", () => {
     }
   });
 
+  it("a busy worker (every slot running a long task) with a long lease learns its database is gone before any heartbeat or sweep is due, and stops its tasks", { timeout: 60_000 }, async () => {
+    const database = await createTestDatabase();
+    const store = await PostgresStore.open({ connectionString: database.url, schema: "busy" });
+    const events: WorkerEvent[] = [];
+    let abortedFor = "";
+    const worker = new PostgresWorker({
+      store,
+      concurrency: 1,
+      // Renewed every 200 s, swept every 300 s: neither comes while the test waits.
+      leaseMs: 600_000,
+      pollMs: 200,
+      handler: (_task, context) =>
+        new Promise<void>((_resolve, reject) =>
+          context.signal.addEventListener("abort", () => {
+            abortedFor = (context.signal.reason as Error).message;
+            reject(context.signal.reason as Error);
+          }, { once: true }),
+        ),
+      onEvent: (event) => events.push(event),
+    });
+    try {
+      await store.submitRun(workflow([task("long")]));
+      await worker.start();
+      await until(() => events.some((event) => event.type === "started"), 15_000);
+      await database.drop();
+      // Before, it learned so only at its next heartbeat (200 s on) or sweep, its task running on meanwhile.
+      await until(() => events.some((event) => event.type === "database-gone"), 30_000);
+      // Neither a heartbeat nor a sweep met it missing (a sweep under way as it was dropped had its session ended, no more).
+      const missingTo = (operation: string) => events.some((event) => event.type === "db-error" && event.operation === operation && String(event.error).includes("does not exist"));
+      expect([missingTo("heartbeat"), missingTo("sweep")]).toEqual([false, false]);
+      await until(() => abortedFor !== "", 10_000);
+      expect(abortedFor).toBe("the store's database no longer exists (dropped or renamed while the worker ran)");
+    } finally {
+      await worker.stop({ deadlineMs: 0 });
+      await store.close();
+      await database.drop();
+    }
+  });
+
   it("goes on when the database is renamed and renamed back at once: its task runs on, and its success is recorded", { timeout: 60_000 }, async () => {
     const database = await createTestDatabase();
     const name = new URL(database.url).pathname.slice(1);

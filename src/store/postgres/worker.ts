@@ -591,8 +591,21 @@ export class PostgresWorker {
     }
   }
 
-  /** Milliseconds until the earliest lease runs out (see nextLeaseExpiry); null when nothing runs, or the database did not answer (the sweep says so). */
+  /**
+   * Milliseconds until the earliest lease runs out (see nextLeaseExpiry); null when nothing runs, or the database did not answer
+   * (the sweep says so). A database gone is taken into account (see #databaseMissing), an answer too: a worker whose every slot
+   * runs a long task leases nothing, and renews and sweeps only every third and half of its lease (for a lease of 10 minutes,
+   * minutes apart), while it looks here every PEEK_MS. Its tasks were left running that long on a database that no longer exists.
+   */
   async #leaseExpiry(): Promise<number | null> {
-    return this.#options.store.nextLeaseExpiry().catch(() => null);
+    try {
+      const expiry = await this.#options.store.nextLeaseExpiry();
+      // The database is there: a later "does not exist" starts a new wait (see GONE_CONFIRM_MS).
+      this.#missingSince = undefined;
+      return expiry;
+    } catch (error) {
+      if (isDatabaseGone(error)) this.#databaseMissing(error);
+      return null;
+    }
   }
 }
