@@ -431,12 +431,17 @@ function isGithubJobs(value: unknown): boolean {
 const GITHUB_JOBS_NOTE =
   " A GitHub Actions job is a task here, under `tasks:`: its steps' commands go in the task's one `run` (joined with &&, or one a line in a | block whose first line is set -e), needs is dependsOn, and runs-on has no place: tasks run where taskq does";
 
+/** What a top-level `description` or `desc` is told: the workflow's `name` names it, and an x- key or a comment keeps more. */
+const WORKFLOW_DESCRIPTION_NOTE =
+  "a workflow is named by its `name` (name: ci); to keep a description beside it, write it in a YAML comment, or under a key that starts with x- (x-description: ...), which taskq ignores";
+
 /** What taskq does instead of a GitHub Actions top-level key (or another runner's: a workflow's description). */
 const GITHUB_TOP_NOTES: Record<string, string> = {
   on: "taskq has no triggers: a workflow runs when `taskq run` is given it, so call that from what starts it (a CI job, a git hook, cron)",
   // Azure Pipelines', Taskfile's and others' text beside the workflow's name; a task's is told TASK_NAME_NOTE.
-  description:
-    "a workflow is named by its `name` (name: ci); to keep a description beside it, write it in a YAML comment, or under a key that starts with x- (x-description: ...), which taskq ignores",
+  description: WORKFLOW_DESCRIPTION_NOTE,
+  // Taskfile's word for it, as a task's `desc` is told TASK_NAME_NOTE.
+  desc: WORKFLOW_DESCRIPTION_NOTE,
 };
 
 /** What taskq does instead of GitHub Actions' continue-on-error (GitLab CI's allow_failure), written in a task. */
@@ -458,7 +463,11 @@ const GITHUB_TASK_NOTES: Record<string, string> = {
   // GitLab CI's name for it, Azure Pipelines' and Taskfile's.
   allow_failure: ALLOWED_FAILURE_NOTE,
   continueOnError: ALLOWED_FAILURE_NOTE,
+  continue_on_error: ALLOWED_FAILURE_NOTE,
+  // Ansible's (ignore_errors) and Task's (ignore_error).
   ignore_error: ALLOWED_FAILURE_NOTE,
+  ignore_errors: ALLOWED_FAILURE_NOTE,
+  ignoreErrors: ALLOWED_FAILURE_NOTE,
   // A GitHub Actions step's or job's display name, or a task's description as other runners take it (Taskfile's desc).
   name: TASK_NAME_NOTE,
   description: TASK_NAME_NOTE,
@@ -470,6 +479,11 @@ const GITHUB_TASK_NOTES: Record<string, string> = {
 const GITHUB_DEFAULTS_NOTES: Record<string, string> = {
   "continue-on-error": GITHUB_TASK_NOTES["continue-on-error"]!,
   allow_failure: GITHUB_TASK_NOTES.allow_failure!,
+  continueOnError: ALLOWED_FAILURE_NOTE,
+  continue_on_error: ALLOWED_FAILURE_NOTE,
+  ignore_error: ALLOWED_FAILURE_NOTE,
+  ignore_errors: ALLOWED_FAILURE_NOTE,
+  ignoreErrors: ALLOWED_FAILURE_NOTE,
   shell: GITHUB_TASK_NOTES.shell!,
 };
 
@@ -483,6 +497,7 @@ function looksLikeTask(value: unknown): boolean {
 function synonymNote(key: string, synonym: string): string {
   if (synonym === "retries" && /attempt/i.test(key)) return " It counts the attempts after the first: 3 attempts in all is `retries: 2`, and 1 (no retry) is `retries: 0`, the default";
   if (synonym === "timeout" && /minutes/i.test(key)) return ` It takes a duration: \`${key}: 10\` is \`timeout: 10m\``;
+  if (synonym === "backoff") return ` It takes a mapping: \`base\`, the wait before the first retry, doubled at each retry after it up to \`max\`; each wait is anywhere from 0 to that (full jitter), so \`${key}: 5s\` is nearest \`backoff: { base: 5s, max: 5s }\``;
   if (synonym === "timeout" && /seconds/i.test(key)) return ` It takes a duration, or a number of seconds: \`${key}: 30\` is \`timeout: 30\` (30s)`;
   return "";
 }
@@ -504,6 +519,10 @@ const SYNONYMS: Record<string, string> = {
   after: "dependsOn",
   requires: "dependsOn",
   retry: "retries",
+  // The wait between attempts, as other tools name it: taskq's is its backoff.
+  retrydelay: "backoff",
+  retry_delay: "backoff",
+  "retry-delay": "backoff",
   attempts: "retries",
   maxattempts: "retries",
   max_attempts: "retries",

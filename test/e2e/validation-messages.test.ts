@@ -1,0 +1,36 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli, runIds, workspace } from "../helpers/cli.js";
+
+/** What `|| true` advice an option to let a task fail is told. */
+const ALLOWED_FAILURE =
+  "taskq has no such option: a task that fails fails the run (exit 1) and cancels its dependents; to let a command fail without that, end the task's run with || true (the task then succeeds whatever the command's exit code)";
+
+/**
+ * Through the real CLI, what a newcomer's slip in a workflow file is told: at file:line:column,
+ * in words that say what to write, with nothing run.
+ */
+describe("validation messages", () => {
+  it("points other tools' keys for a retry's wait and for letting a task fail at taskq's, and a top-level desc at name; run runs nothing", { timeout: 30_000 }, async () => {
+    const ws = await workspace(
+      ["desc: the pipeline", "defaults:", "  retry-delay: 2s", "tasks:", "  a:", "    run: touch ran", "    retries: 2", "    retryDelay: 5s", "    retry_delay: 5s", "    ignore_errors: true", "    continue_on_error: true", ""].join("\n"),
+    );
+    const backoff = (key: string): string =>
+      `did you mean "backoff"? It takes a mapping: \`base\`, the wait before the first retry, doubled at each retry after it up to \`max\`; each wait is anywhere from 0 to that (full jitter), so \`${key}: 5s\` is nearest \`backoff: { base: 5s, max: 5s }\``;
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr.split("\n")).toEqual([
+      `${ws.file}:1:1: unknown key "desc" at the top level; a workflow is named by its \`name\` (name: ci); to keep a description beside it, write it in a YAML comment, or under a key that starts with x- (x-description: ...), which taskq ignores`,
+      `${ws.file}:3:3: unknown key "retry-delay" in \`defaults\`; ${backoff("retry-delay")}`,
+      `${ws.file}:8:5: task "a": unknown key "retryDelay"; ${backoff("retryDelay")}`,
+      `${ws.file}:9:5: task "a": unknown key "retry_delay"; ${backoff("retry_delay")}`,
+      `${ws.file}:10:5: task "a": unknown key "ignore_errors"; ${ALLOWED_FAILURE}`,
+      `${ws.file}:11:5: task "a": unknown key "continue_on_error"; ${ALLOWED_FAILURE}`,
+      "6 problems; nothing was run",
+      "",
+    ]);
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+    expect(await runIds(ws.logs)).toEqual([]);
+  });
+});
