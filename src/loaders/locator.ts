@@ -81,9 +81,22 @@ export class Locator implements SourceLocator {
         return fallback;
       }
     }
-    // An empty value (`run:`) has no text of its own: point at its key instead.
-    if (!node?.range || (isScalar(node) && node.range[0] === node.range[1])) return fallback;
+    // An empty value (`run:`) has no text of its own: point at its key instead; the top level, which has none, at its tag or anchor.
+    if (!node?.range || (isScalar(node) && node.range[0] === node.range[1])) return path.length === 0 ? this.#rootPropsStart(fallback) : fallback;
     return node.range[0];
+  }
+
+  /**
+   * Where the document's content starts (its tag or anchor, `!!null`), past its `---` and the
+   * comments and blank lines before it: the top level's empty value starts after them, at the
+   * end of its line (`!!null` alone was told at its column 7). `end`, the value's, where nothing
+   * comes before it.
+   */
+  #rootPropsStart(end: number): number {
+    const start = this.#document.range?.[0] ?? 0;
+    DOCUMENT_LEAD.lastIndex = start;
+    const lead = DOCUMENT_LEAD.exec(this.#text)?.[0].length ?? 0;
+    return Math.min(start + lead, end);
   }
 
   endsAtComment(path: DataPath): boolean {
@@ -208,3 +221,6 @@ const COMMENT_AFTER = /[ \t]+#/y;
 /** After a key, its `:`, then spaces or tabs and a comment where the value would be. */
 const COMMENT_INSTEAD = /[ \t]*:[ \t]+(#[^\r\n]*)/y;
 
+
+/** A document's start before its content: its `---`, then blank space, line breaks and whole comments (a BOM too). */
+const DOCUMENT_LEAD = /(?:---(?=[ \t\r\n]|$))?(?:[ \t\r\n\uFEFF]|#[^\r\n]*)*/y;

@@ -33,4 +33,17 @@ describe("validation messages", () => {
     expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
     expect(await runIds(ws.logs)).toEqual([]);
   });
+
+  it("points a top level that is a tag alone (`!!null`) at the tag, not past it, for validate and run", { timeout: 30_000 }, async () => {
+    const said = "the top level must be a mapping with a `tasks` key, got nothing (null)";
+    for (const [text, at] of [["!!null\n", "1:1"], ["!!null", "1:1"], ["# ci\n\n  !!null  # nothing yet\n", "3:3"], ["--- &a !!null\n", "1:5"]] as const) {
+      const ws = await workspace(text);
+      for (const args of [["validate", ws.file], ["run", ws.file, "--log-dir", ws.logs]]) {
+        const result = await runCli(args, { cwd: ws.dir });
+        expect(result.code, text).toBe(2);
+        expect(result.stderr.split("\n")[0], text).toBe(`${ws.file}:${at}: ${said}`);
+      }
+      expect(await runIds(ws.logs)).toEqual([]);
+    }
+  });
 });
