@@ -120,7 +120,10 @@ export function keptLineInFold(value: FoldedSource): { offset: number; note: str
       unclosedQuoteBefore ??= unclosedQuotes(value.source);
       const asMeant =
         KEPT_AS_MEANT.test(text) ||
-        AS_MEANT_AFTER.test(before) ||
+        // After a whole-line comment (joined, the line would be more of it) or a heredoc's `<<` (its lines are the heredoc's, kept so), not a
+        // `$((1 << 2))`'s shift; a `case x in` (a pattern follows: see CASE_WORD) and a case pattern's `)` (casePatternEnds) are told apart too.
+        /^#/.test(before) ||
+        heredocsOpened(before).length > 0 ||
         (/\sin$/.test(code) && CASE_WORD.test(code)) ||
         (code.endsWith(")") && (patternEnds ??= new Set(casePatternEnds(value.source).map(({ end }) => end))).has(previous!.start + code.length - 1 - value.offset));
       if (!asMeant && unclosedQuoteBefore(start - value.offset) === undefined) {
@@ -138,13 +141,21 @@ export function keptLineInFold(value: FoldedSource): { offset: number; note: str
     previous = line;
     inHeredoc = false;
     blank = false;
-    for (const [, dash, , word] of withoutShellComment(line.text).matchAll(HEREDOC)) heredocs.push({ word: word!, tabs: dash === "-" });
+    heredocs.push(...heredocsOpened(line.text));
   }
   return undefined;
 }
 
 /** A here-document's operator and delimiter (`<<EOF`, `<<-'END'`), not a here-string's `<<<`. */
 const HEREDOC = /(?<!<)<<(-?)[ \t]*(["']?)([^\s"'<>;&|()]+)\2/g;
+
+/** An arithmetic expansion (`$((1 << 2))`, one level of parentheses inside), whose `<<` is a shift, not a here-document. */
+const ARITHMETIC = /\$\(\((?:[^()]|\([^()]*\))*\)\)/g;
+
+/** The here-documents a line opens, in order: each `<<`'s delimiter, and whether its leading tabs are stripped (`<<-`); none for a shift in `$((...))`. */
+function heredocsOpened(text: string): Array<{ word: string; tabs: boolean }> {
+  return [...withoutShellComment(text).replace(ARITHMETIC, "").matchAll(HEREDOC)].map(([, dash, , word]) => ({ word: word!, tabs: dash === "-" }));
+}
 
 /** A line's text without a comment after its command (` # note`), and the spaces before it; a whole-line comment is left as it is. */
 function withoutShellComment(text: string): string {
@@ -171,12 +182,6 @@ function keptBreakBefore(previous: Line, line: Line, first: boolean): "kept" | "
  * `if x` then `  then ...`, a `fi`, `done`, `esac`, `}`, `)` or a case branch's `;;`): the line break before it is no harm.
  */
 const KEPT_AS_MEANT = /^(?:(?:then|do|done|else|elif|fi|esac)(?![^\s;&|)])|[})]|;;)/;
-/**
- * A line after which the shell reads the next as it would after a space, or as it was meant on a line of its own: a whole-line
- * comment (joined, the line would be more of the comment), a heredoc's `<<` (its lines are the heredoc's, kept so); a
- * `case x in` (a pattern follows: see CASE_WORD), and a case pattern's `)` (found with casePatternEnds), are told apart too.
- */
-const AS_MEANT_AFTER = /^#|<</;
 /** A `case` where a command starts, before the `in` that ends its line. */
 const CASE_WORD = /(?:^|[\s;&|(])case\s/;
 

@@ -46,4 +46,17 @@ describe("validation messages", () => {
       expect(await runIds(ws.logs)).toEqual([]);
     }
   });
+
+  it("takes no arithmetic shift (`$((1 << 2))`) in a > block for a heredoc: the line break kept after it is still told, and one after a real heredoc is not", { timeout: 30_000 }, async () => {
+    const kept =
+      "run is a > block, whose lines YAML joins with spaces, but it keeps the line break before a line indented more than the block's first, such as this one, so the shell runs it as a command of its own, not as more of the one before: it gets docker run and then, on a line of its own, --rm alpine; indent this line as the block's first line to join it to the command before, or write run: | with a backslash at the end of the line before";
+    for (const first of ["echo $((1 << 2)) &&", "echo $(( (1+1) << 2 )) &&", "echo $((1<<2)) &&"]) {
+      const ws = await workspace(["tasks:", "  a:", "    run: >", `      ${first}`, "      docker run", "        --rm alpine", ""].join("\n"));
+      const result = await runCli(["validate", ws.file], { cwd: ws.dir });
+      expect(result, first).toMatchObject({ code: 0, stdout: `${ws.file}: ok, 1 task\nnote: ${ws.file}:6:9: task "a": ${kept}\n` });
+    }
+    // A heredoc's lines are the shell's to read as written: nothing to tell.
+    const heredoc = await workspace(["tasks:", "  a:", "    run: >", "      cat <<EOF", "        kept as written", "      EOF", ""].join("\n"));
+    expect(await runCli(["validate", heredoc.file], { cwd: heredoc.dir })).toMatchObject({ code: 0, stdout: `${heredoc.file}: ok, 1 task\n` });
+  });
 });
