@@ -8,7 +8,7 @@ import { noBreakSpaceWords, slashCommentWords } from "./report-issues.js";
  */
 
 /** yaml's words for a token it found out of place, with the token's text quoted as JSON. */
-const STRAY_TOKEN = /^(Unexpected [\w-]+ token in YAML stream: )(".*")$/;
+const STRAY_TOKEN = /^(Unexpected ([\w-]+) token in YAML (?:stream|document))(?:: (".*"))?$/;
 
 /** yaml's words for a plain value with ": " in it (`run: echo a: b`), which it reads as a mapping inside a mapping. */
 const COLON_IN_VALUE = /^(Nested mappings are not allowed in compact mappings|Block collections are not allowed within flow collections)/;
@@ -109,11 +109,7 @@ export function withHint(message: string, text: string, offset: number, tokens: 
  */
 function hintFor(message: string, text: string, offset: number, tokens: readonly CST.Token[], json: boolean): string | { message: string; echoesThrough: number } {
   const stray = STRAY_TOKEN.exec(message);
-  // yaml quotes the whole text it found out of place: a block of script made one problem of hundreds of characters.
-  if (stray !== null) {
-    const found = parseQuoted(stray[2]!);
-    return found !== undefined && found.length > 60 ? `${stray[1]!}${JSON.stringify(`${found.slice(0, 57)}...`)}` : message;
-  }
+  if (stray !== null) return strayTokenWords(stray[1]!, stray[2]!, stray[3]);
   const noBreak = noBreakSpaceAt(text, offset);
   if (noBreak !== undefined) return `${message}: ${noBreak}`;
   const slashes = slashCommentAt(text, offset);
@@ -308,6 +304,22 @@ function firstLineIndentedMore(text: string, offset: number): number | undefined
 }
 
 /** The text of a JSON string as yaml quotes a token's source, or undefined if it is not one. */
+/**
+ * yaml's words for a token out of place, with the text it found there as the file's line holds it: yaml quotes the whole
+ * token, the lines after it and their comments too (`"run: echo # my note\n"`, a block of script made one problem of
+ * hundreds of characters), so only its first line is shown, without a comment after it, at most 60 characters.
+ */
+function strayTokenWords(words: string, type: string, quoted: string | undefined): string {
+  const found = quoted === undefined ? undefined : parseQuoted(quoted);
+  if (found === undefined) return quoted === undefined ? words : `${words}: ${quoted}`;
+  // A block's text comes with its indentation.
+  const line = found.trimStart().split(/\r?\n/)[0]!;
+  // A quoted scalar's `#` is its text; elsewhere, one after a space (or starting the line) starts a comment.
+  const code = (/quoted-scalar$/.test(type) ? line : line.replace(/(?:^|[ \t])#.*$/, "")).trimEnd();
+  if (code === "") return words;
+  return `${words}: ${JSON.stringify(code.length > 60 ? `${code.slice(0, 57)}...` : code)}`;
+}
+
 function parseQuoted(json: string): string | undefined {
   try {
     const value: unknown = JSON.parse(json);

@@ -59,4 +59,15 @@ describe("validation messages", () => {
     const heredoc = await workspace(["tasks:", "  a:", "    run: >", "      cat <<EOF", "        kept as written", "      EOF", ""].join("\n"));
     expect(await runCli(["validate", heredoc.file], { cwd: heredoc.dir })).toMatchObject({ code: 0, stdout: `${heredoc.file}: ok, 1 task\n` });
   });
+
+  it("quotes no comment of the file in yaml's words for text out of place: the text's first line alone, at its line and column", { timeout: 30_000 }, async () => {
+    const ws = await workspace(["- run: echo", "|x # my note", "run: echo hi # my note", "  # another note", ""].join("\n"));
+    for (const args of [["validate", ws.file], ["run", ws.file, "--log-dir", ws.logs]]) {
+      const result = await runCli(args, { cwd: ws.dir });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`${ws.file}:3:1: Unexpected scalar token in YAML stream: "run: echo hi"\n`);
+      expect(result.stderr).not.toContain("note");
+    }
+    expect(await runIds(ws.logs)).toEqual([]);
+  });
 });

@@ -362,11 +362,13 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(parse(yaml("tasks:", "  a:", "    run: |", "      echo a")).tasks[0]?.run).toBe("echo a\n");
   });
 
-  it("quotes at most the first 60 characters of the text yaml found out of place, not a whole block of script", () => {
+  it("quotes only the first line of the text yaml found out of place, at most 60 characters of it, not a whole block of script", () => {
     const script = Array.from({ length: 20 }, (_, index) => `      echo step ${index}`);
     const problems = problemsOf(yaml("  s: x", "tasks:", "  b:", "    run: |", ...script));
     expect(problems).toContain('3:3: Unexpected scalar token in YAML stream: "b"');
-    expect(problems).toContain(`5:7: Unexpected scalar token in YAML stream: ${JSON.stringify(`${script.join("\n").slice(0, 57)}...`)}`);
+    expect(problems).toContain('5:7: Unexpected scalar token in YAML stream: "echo step 0"');
+    const long = `echo ${"x".repeat(80)}`;
+    expect(problemsOf(yaml("  s: x", "tasks:", "  b:", "    run: |", `      ${long}`))).toContain(`5:7: Unexpected scalar token in YAML stream: ${JSON.stringify(`${long.slice(0, 57)}...`)}`);
   });
 
   it("keeps line numbers right after a syntax error, and caps the echoes that follow it", () => {
