@@ -78,7 +78,7 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
     if (Array.isArray(problems)) {
       // An invalid workflow: one file:line:col line per problem (the first MAX_PRINTED_PROBLEMS), then the verdict.
       const { printedProblems, problemCount } = await import("./problem-count.js");
-      process.stderr.write(`${escapeControlsInLines(printedProblems(error.message, problems))}\n${problemCount(problems)}; nothing was run\n`);
+      process.stderr.write(`${escapeControlsInLines(printedProblems(error.message, problems))}\n${problemCount(problems)}${UNDONE[COMMAND ?? ""] ?? ""}\n`);
       return exitCode;
     }
     process.stderr.write(`taskq: ${escapeControlsInLines(error.message)}\n`);
@@ -105,6 +105,13 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
 
 /** The command given: only `--verbose` comes before it. */
 const COMMAND = argv.find((arg) => !arg.startsWith("-"));
+
+/**
+ * What an invalid workflow's verdict says the command did not do, after its count of problems: `run`'s
+ * "nothing was run", `submit`'s "nothing was submitted". None for the commands that run nothing anyway
+ * (`validate`, `list`, `graph`): "nothing was run" after validate's problems read as if it might have.
+ */
+const UNDONE: Record<string, string> = { run: "; nothing was run", submit: "; nothing was submitted" };
 
 /** The commands with no --output of their own (program.ts). */
 const WITHOUT_OUTPUT_FLAG = new Set(["list", "graph", "schema", "help"]);

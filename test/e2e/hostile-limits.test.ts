@@ -28,10 +28,10 @@ describe("workflow size limits", () => {
     const lines = ["tasks:"];
     for (let index = 0; index <= 200_000; index++) lines.push(`  t${index}:`, `    run: touch ran-${index}`);
     const ws = await workspace(`${lines.join("\n")}\n`);
-    const expected = `${ws.file}:400002:3: too many tasks: "t200000" is task 200,001, and the limit is 200,000; split the workflow into several files\n1 problem; nothing was run\n`;
+    const expected = `${ws.file}:400002:3: too many tasks: "t200000" is task 200,001, and the limit is 200,000; split the workflow into several files\n1 problem`;
     for (const args of [["run", ws.file, "--log-dir", ws.logs], ["validate", ws.file]]) {
       const result = await runCli(args, { cwd: ws.dir });
-      expect(result).toMatchObject({ code: 2, stdout: "", stderr: expected });
+      expect(result).toMatchObject({ code: 2, stdout: "", stderr: `${expected}${args[0] === "run" ? "; nothing was run" : ""}\n` });
       // Read and parsed first, it took 6-16 s.
       expect(result.durationMs).toBeLessThan(4000);
     }
@@ -48,12 +48,12 @@ describe("workflow size limits", () => {
     }
     lines.push("  last:", "    run: touch ran", "    bogus: 1");
     const ws = await workspace(`${lines.join("\n")}\n`);
-    const expected = `${ws.file}:${lines.length}:5: task "last": unknown key "bogus"\n1 problem; nothing was run\n`;
+    const expected = `${ws.file}:${lines.length}:5: task "last": unknown key "bogus"\n1 problem`;
     // A 200 MB heap: the problem was found by building yaml's tree of the file (~1,000 bytes a
     // dependency), and a 60 MB file ran taskq out of its 4 GB heap (SIGABRT) after 3 minutes.
     for (const args of [["validate", ws.file], ["run", ws.file, "--log-dir", ws.logs]]) {
       const result = await runCli(args, { cwd: ws.dir, nodeArgs: ["--max-old-space-size=200"] });
-      expect(result).toMatchObject({ code: 2, signal: null, stdout: "", stderr: expected });
+      expect(result).toMatchObject({ code: 2, signal: null, stdout: "", stderr: `${expected}${args[0] === "run" ? "; nothing was run" : ""}\n` });
     }
     expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
   });

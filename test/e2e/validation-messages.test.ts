@@ -70,4 +70,20 @@ describe("validation messages", () => {
     }
     expect(await runIds(ws.logs)).toEqual([]);
   });
+
+  it("ends an invalid file's problems with words that fit the command: run's that nothing was run, submit's that nothing was submitted, validate's, list's and graph's with the count alone", { timeout: 30_000 }, async () => {
+    const ws = await workspace(["tasks:", "  a:", "    run: touch ran", "    retries: -1", ""].join("\n"));
+    const problem = `${ws.file}:4:14: task "a": \`retries\` must be an integer from 0 to 100, got -1\n`;
+    const verdicts: Array<[string[], string]> = [
+      [["validate", ws.file], "1 problem\n"],
+      [["list", ws.file], "1 problem\n"],
+      [["graph", ws.file], "1 problem\n"],
+      [["run", ws.file, "--log-dir", ws.logs], "1 problem; nothing was run\n"],
+      // Refused before the store is opened (nothing listens on port 1).
+      [["submit", ws.file, "--store", "postgres://postgres@127.0.0.1:1/none"], "1 problem; nothing was submitted\n"],
+    ];
+    for (const [args, verdict] of verdicts) expect(await runCli(args, { cwd: ws.dir }), args[0]).toMatchObject({ code: 2, stdout: "", stderr: `${problem}${verdict}` });
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+    expect(await runIds(ws.logs)).toEqual([]);
+  });
 });
