@@ -86,4 +86,16 @@ describe("validation messages", () => {
     expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
     expect(await runIds(ws.logs)).toEqual([]);
   });
+
+  it("list and graph give the notes validate gives, on stderr, their stdout the table or graph alone", { timeout: 30_000 }, async () => {
+    const ws = await workspace(["tasks:", "  a:", "    run: >", "      docker run", "        --rm alpine", ""].join("\n"));
+    const validated = await runCli(["validate", ws.file], { cwd: ws.dir });
+    expect(validated.code).toBe(0);
+    const note = validated.stdout.split("\n")[1]!;
+    expect(note).toMatch(new RegExp(`^note: ${ws.file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:5:9: task "a": run is a > block`));
+    const listed = await runCli(["list", ws.file], { cwd: ws.dir });
+    expect(listed).toMatchObject({ code: 0, stdout: "ID\tPRIORITY\tRETRIES\tDEPENDS ON\tRUN\na\tnormal\t0\t-\tdocker run\\n  --rm alpine\n", stderr: `${note}\n` });
+    const graphed = await runCli(["graph", ws.file], { cwd: ws.dir });
+    expect(graphed).toMatchObject({ code: 0, stdout: 'graph LR\n  t0["a"]\n', stderr: `${note}\n` });
+  });
 });

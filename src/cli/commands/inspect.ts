@@ -78,9 +78,18 @@ function reportInvalid(file: string, error: TaskqError, json: boolean): void {
   else process.stderr.write(`taskq: ${name}: ${escapeControlsInLines(error.message)}\n`);
 }
 
-/** `taskq list FILE`: the tasks in topological order, tab-separated. */
+/**
+ * The notes validate gives a workflow (a line break YAML keeps in a > block, a past runAt), on stderr, as
+ * `note: ...` lines: list's and graph's stdout is their table or graph alone, for a program to read.
+ */
+function writeNotes(workflow: Workflow): void {
+  if (workflow.notes.length > 0) process.stderr.write(workflow.notes.map((note) => `note: ${oneLine(note)}\n`).join(""));
+}
+
+/** `taskq list FILE`: the tasks in topological order, tab-separated; the notes on stderr. */
 export async function listCommand(file: string): Promise<number> {
   const workflow = await load(file);
+  writeNotes(workflow);
   const lines = ["ID\tPRIORITY\tRETRIES\tDEPENDS ON\tRUN"];
   for (const task of workflow.tasks) {
     lines.push([task.id, task.priority, task.retries, task.dependsOn.join(",") || "-", oneLine(task.run)].join("\t"));
@@ -89,9 +98,10 @@ export async function listCommand(file: string): Promise<number> {
   return 0;
 }
 
-/** `taskq graph FILE`: Mermaid (default) or Graphviz dot. */
+/** `taskq graph FILE`: Mermaid (default) or Graphviz dot; the notes on stderr. */
 export async function graphCommand(file: string, format: "mermaid" | "dot"): Promise<number> {
   const workflow = await load(file);
+  writeNotes(workflow);
   // JSON's quoting writes out C0 controls (`\u001b`); escapeControls the rest a terminal obeys too (C1 controls,
   // line separators, bidirectional overrides: the workflow's name may hold them), the same way, as list does.
   const quote = (id: string): string => escapeControls(JSON.stringify(id));
