@@ -144,6 +144,12 @@ function sameLogIn(id: string, byCase: Map<string, string>, locator: SourceLocat
  */
 function listedTasksHint(tasks: unknown): string {
   if (!Array.isArray(tasks) || tasks.length === 0) return "";
+  // `- build:` with the task's fields below it: a list of one-key mappings, each an id and its task.
+  const keyed = tasks.map((task) => (isRecord(task) && Object.keys(task).length === 1 && (isRecord(Object.values(task)[0]) || Object.values(task)[0] === null) ? Object.keys(task)[0]! : undefined));
+  if (keyed.every((id) => id !== undefined && isTaskId(id))) {
+    const shown = keyed.slice(0, 3).map((id) => `${id}: { run: ... }`);
+    return `; remove the "- " before each task's id: a task is a key of \`tasks\`, not an item of a list (tasks: { ${shown.join(", ")}${keyed.length > shown.length ? ", ..." : ""} })`;
+  }
   const ids = tasks.map((task) => (isRecord(task) ? (task.id ?? task.name) : undefined));
   if (ids.some((id) => typeof id !== "string" && typeof id !== "number")) return "";
   const hint = "; write each task under its id, with its fields indented below it";

@@ -98,4 +98,17 @@ describe("validation messages", () => {
     const graphed = await runCli(["graph", ws.file], { cwd: ws.dir });
     expect(graphed).toMatchObject({ code: 0, stdout: 'graph LR\n  t0["a"]\n', stderr: `${note}\n` });
   });
+
+  it("tells tasks written as a list of ids (`- build:`, as steps are) to drop the \"- \", naming them as they would be written", { timeout: 30_000 }, async () => {
+    const ws = await workspace(["tasks:", "  - build:", "      run: touch ran", "  - test:", "      run: touch ran", "      dependsOn: build", ""].join("\n"));
+    for (const args of [["validate", ws.file], ["run", ws.file, "--log-dir", ws.logs]]) {
+      const result = await runCli(args, { cwd: ws.dir });
+      expect(result.code).toBe(2);
+      expect(result.stderr.split("\n")[0]).toBe(
+        `${ws.file}:2:3: \`tasks\` must be a mapping of task id to task, got a list; remove the "- " before each task's id: a task is a key of \`tasks\`, not an item of a list (tasks: { build: { run: ... }, test: { run: ... } })`,
+      );
+    }
+    expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
+    expect(await runIds(ws.logs)).toEqual([]);
+  });
 });
