@@ -46,10 +46,20 @@ export function containListeners(signal: AbortSignal, report: (error: unknown) =
   });
 }
 
-/** Calls a listener as Node would (a function with the signal as `this`, an object's handleEvent), reporting its throw or rejection. */
+/**
+ * Calls a listener as Node would (a function with the signal as `this`, an object's handleEvent, read as the event
+ * comes, with the object as `this`; an object with none is passed over, as Node passes it over), reporting its throw or rejection.
+ */
 function callContained(signal: AbortSignal, listener: Listener, event: Event, report: (error: unknown) => void): void {
   try {
-    const returned: unknown = typeof listener === "function" ? listener.call(signal, event) : listener.handleEvent(event);
+    let returned: unknown;
+    if (typeof listener === "function") returned = listener.call(signal, event);
+    else {
+      const handleEvent: unknown = Reflect.get(listener, "handleEvent");
+      // Node calls nothing for an object without one (`{}`, a handleEvent set later or unset; any falsy value): no error of the handler's to report.
+      if (!handleEvent) return;
+      returned = Reflect.apply(handleEvent as Callback, listener, [event]);
+    }
     if (typeof returned !== "object" || returned === null) return;
     const { then } = returned as { then?: unknown };
     if (typeof then === "function") (then as PromiseLike<unknown>["then"]).call(returned, undefined, report);

@@ -110,3 +110,33 @@ describe("an abort listener of a handler's that throws", () => {
     expect(queue.get("a")?.status).toBe("FAILED");
   });
 });
+
+describe("an abort listener object of a handler's", () => {
+  const uncaught = uncaughtExceptions();
+
+  it("with no handleEvent (none, or one unset) is passed over as Node passes it over: no listener-error, no warning", async () => {
+    const warn = vi.spyOn(process, "emitWarning").mockImplementation(() => undefined);
+    const { queue, log } = makeQueue({
+      handlers: {
+        plain: (_payload, context) =>
+          new Promise<never>((_, reject) => {
+            const { signal } = context;
+            type AbortListener = Parameters<AbortSignal["addEventListener"]>[1];
+            signal.addEventListener("abort", {} as AbortListener);
+            const unset: { handleEvent?: () => void } = { handleEvent: () => undefined };
+            signal.addEventListener("abort", unset as AbortListener);
+            delete unset.handleEvent;
+            signal.addEventListener("abort", () => reject(signal.reason as Error));
+          }),
+      },
+    });
+    queue.submit({ id: "a", type: "plain", timeoutMs: 50, maxAttempts: 1 });
+    await vi.advanceTimersByTimeAsync(50);
+    await vi.advanceTimersByTimeAsync(0);
+    await flush();
+    expect(uncaught).toEqual([]);
+    expect(eventsOf(log, "listener-error")).toEqual([]);
+    expect(warn).not.toHaveBeenCalled();
+    expect(queue.get("a")).toMatchObject({ status: "FAILED", error: expect.objectContaining({ code: "TIMEOUT" }) });
+  });
+});
