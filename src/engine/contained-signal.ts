@@ -1,7 +1,7 @@
 type Callback = (event: Event) => unknown;
 type Listener = Callback | { handleEvent(event: Event): unknown };
-/** addEventListener and removeEventListener, as this file calls them: what it does not wrap goes on as given. */
-type ListenerMethod = (this: AbortSignal, type: string, listener: unknown, options?: unknown) => void;
+/** addEventListener and removeEventListener, as this file calls them: what it does not wrap goes on as given (its `this`, its arguments, as many as there were). */
+type ListenerMethod = (this: unknown, ...args: unknown[]) => void;
 
 /**
  * Keeps what a handler's abort listener throws from ending the process. Node reports a listener's
@@ -14,7 +14,7 @@ type ListenerMethod = (this: AbortSignal, type: string, listener: unknown, optio
  */
 export function containListeners(signal: AbortSignal, report: (error: unknown) => void): void {
   const wrappers = new WeakMap<Listener, Callback>();
-  // Node's own methods, called with the signal as `this` below.
+  // Node's own methods, called below with the `this` and the arguments they were called with.
   const add = Reflect.get(signal, "addEventListener") as ListenerMethod;
   const remove = Reflect.get(signal, "removeEventListener") as ListenerMethod;
   const wrapperOf = (listener: Listener): Callback => {
@@ -30,17 +30,21 @@ export function containListeners(signal: AbortSignal, report: (error: unknown) =
     addEventListener: {
       configurable: true,
       writable: true,
-      value(type: string, listener: unknown, options?: unknown): void {
-        // Anything else (null, a string) goes to Node as given, which ignores or refuses it as it would.
-        add.call(signal, type, isListener(listener) ? wrapperOf(listener) : listener, options);
+      value(this: unknown, ...args: unknown[]): void {
+        // Anything else (null, a string, no listener at all, a call on another target) goes to Node as given, which ignores or refuses it as it would.
+        const [, listener] = args;
+        if (this === signal && isListener(listener)) args[1] = wrapperOf(listener);
+        Reflect.apply(add, this, args);
       },
     },
     removeEventListener: {
       configurable: true,
       writable: true,
-      value(type: string, listener: unknown, options?: unknown): void {
-        const wrapper = isListener(listener) ? wrappers.get(listener) : undefined;
-        remove.call(signal, type, wrapper ?? listener, options);
+      value(this: unknown, ...args: unknown[]): void {
+        const [, listener] = args;
+        const wrapper = this === signal && isListener(listener) ? wrappers.get(listener) : undefined;
+        if (wrapper !== undefined) args[1] = wrapper;
+        Reflect.apply(remove, this, args);
       },
     },
   });

@@ -140,3 +140,37 @@ describe("an abort listener object of a handler's", () => {
     expect(queue.get("a")).toMatchObject({ status: "FAILED", error: expect.objectContaining({ code: "TIMEOUT" }) });
   });
 });
+
+describe("a handler's attempt signal's addEventListener and removeEventListener, called as Node would not take them", () => {
+  /** A method of the signal's, called as a handler may call it, with its own `this` and arguments. */
+  const callMethod = (signal: AbortSignal, name: "addEventListener" | "removeEventListener", self: unknown, ...args: unknown[]): unknown =>
+    Reflect.apply(Reflect.get(signal, name) as (...given: unknown[]) => unknown, self, args);
+
+  it("with no listener throws Node's ERR_MISSING_ARGS, failing the attempt, and called on another target adds to that target", async () => {
+    const calls: string[] = [];
+    const other = new AbortController();
+    const { queue } = makeQueue({
+      handlers: {
+        missing: (_payload, context) => {
+          callMethod(context.signal, "addEventListener", context.signal, "abort");
+          return "ran on";
+        },
+        borrowed: (_payload, context) =>
+          new Promise<never>((_, reject) => {
+            const onOther = (): number => calls.push("the other signal's listener");
+            callMethod(context.signal, "addEventListener", other.signal, "abort", onOther);
+            other.abort();
+            callMethod(context.signal, "removeEventListener", other.signal, "abort", onOther);
+            context.signal.addEventListener("abort", () => reject(context.signal.reason as Error));
+          }),
+      },
+    });
+    queue.submit({ id: "missing", type: "missing", maxAttempts: 1 });
+    queue.submit({ id: "borrowed", type: "borrowed", timeoutMs: 50, maxAttempts: 1 });
+    await vi.advanceTimersByTimeAsync(50);
+    await flush();
+    expect(queue.get("missing")).toMatchObject({ status: "FAILED", error: expect.objectContaining({ code: "ERR_MISSING_ARGS" }) });
+    expect(calls).toEqual(["the other signal's listener"]);
+    expect(queue.get("borrowed")).toMatchObject({ status: "FAILED", error: expect.objectContaining({ code: "TIMEOUT" }) });
+  });
+});
