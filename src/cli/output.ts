@@ -1,5 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import { BufferPool } from "../buffer-pool.js";
+import type { OpenColours } from "./render/control-bytes.js";
 import { toJson } from "./to-json.js";
 
 export { toJson };
@@ -35,6 +36,8 @@ export class BufferedWriter {
   #used = 0;
   #scheduled = false;
   #broken = false;
+  /** The bytes last written left colours set that a task set (see writeColouredLines): what is written next starts with a reset. */
+  #coloured = false;
   readonly #reusable: boolean;
   readonly #eachTick: boolean;
   readonly #beforeWrite: (() => void) | undefined;
@@ -61,6 +64,7 @@ export class BufferedWriter {
 
   write(text: string): void {
     if (this.#broken) return;
+    if (this.#coloured) this.#resetColours();
     const size = Buffer.byteLength(text);
     const offset = this.#room(size); // first: it may replace the buffer
     this.#used += this.#buffer.write(text, offset, size);
@@ -73,17 +77,100 @@ export class BufferedWriter {
    */
   writePrefixedLines(prefix: Buffer, bytes: Buffer, count: number, ends: Int32Array): void {
     if (this.#broken) return;
+    if (this.#coloured) this.#resetColours();
+    this.#writePrefixed(prefix, bytes, 0, count, ends);
+  }
+
+  /**
+   * As writePrefixedLines, for output that goes as the task wrote it and may leave colours (SGR) set at a line's end or
+   * at a carriage return that rewrites it (`colours`: those of the task so far, followed here). Where they are set, the
+   * prefix comes after a reset, in its own colours, and the task's colours are set again after it: the task's text
+   * shows as it would on a terminal, and its red no longer takes in the prefix (nor the next task's, nor taskq's own
+   * lines). A block without an escape while none are set is written as by writePrefixedLines; one without an escape
+   * while some are set, as by it with the reset and the colours in each line's prefix; only a block with an escape goes
+   * line by line.
+   */
+  writeColouredLines(prefix: Buffer, bytes: Buffer, count: number, ends: Int32Array, colours: OpenColours): void {
+    if (this.#broken) return;
+    let escape = bytes.indexOf(ESCAPE);
+    if (escape === -1 && colours.code.length === 0) {
+      this.writePrefixedLines(prefix, bytes, count, ends);
+      return;
+    }
+    let cr = bytes.indexOf(CARRIAGE_RETURN);
+    let line = 0;
+    while (line < count) {
+      // The lines before the next escape's, as one: their colours are those set before them.
+      let upTo = line;
+      while (upTo < count && (escape === -1 || (ends[upTo] as number) <= escape)) upTo++;
+      if (upTo > line) {
+        if (colours.code.length === 0) {
+          if (this.#coloured) this.#resetColours();
+          this.#writePrefixed(prefix, bytes, line, upTo, ends);
+        } else {
+          this.#writePrefixed(Buffer.concat([RESET, prefix, colours.code]), bytes, line, upTo, ends);
+          this.#coloured = true;
+        }
+        line = upTo;
+        continue;
+      }
+      // A line with an escape: its prefix (and each after a `\r` that rewrites it) in the colours set where it goes.
+      const start = line === 0 ? 0 : (ends[line - 1] as number);
+      const end = ends[line] as number;
+      let segment = start;
+      this.#writeColouredPrefix(prefix, colours);
+      if (cr !== -1 && cr < start) cr = bytes.indexOf(CARRIAGE_RETURN, start);
+      for (; cr !== -1 && cr < end - 2; cr = bytes.indexOf(CARRIAGE_RETURN, cr + 1)) {
+        if (bytes[cr + 1] === CARRIAGE_RETURN) continue;
+        const after = afterErase(bytes, cr + 1, end - 1);
+        this.#writeTaskBytes(bytes, segment, after, colours);
+        this.#writeColouredPrefix(prefix, colours);
+        segment = after;
+      }
+      this.#writeTaskBytes(bytes, segment, end, colours);
+      escape = bytes.indexOf(ESCAPE, end);
+      line++;
+    }
+  }
+
+  /** `prefix` in its own colours: after a reset where colours are set, then the task's colours set again. */
+  #writeColouredPrefix(prefix: Buffer, colours: OpenColours): void {
+    if (this.#coloured) this.#resetColours();
+    this.#writeBytes(prefix);
+    if (colours.code.length === 0) return;
+    this.#writeBytes(colours.code);
+    this.#coloured = true;
+  }
+
+  /** bytes[from, to) of a task's output as it wrote them, its colours followed. */
+  #writeTaskBytes(bytes: Buffer, from: number, to: number, colours: OpenColours): void {
+    if (from >= to) return;
+    const part = bytes.subarray(from, to);
+    this.#writeBytes(part);
+    colours.scan(part);
+    this.#coloured = colours.code.length !== 0;
+  }
+
+  #resetColours(): void {
+    this.#coloured = false;
+    this.#writeBytes(RESET);
+  }
+
+  /** writePrefixedLines for lines [first, count) of a block, whatever colours the bytes before left set. */
+  #writePrefixed(prefix: Buffer, bytes: Buffer, first: number, count: number, ends: Int32Array): void {
+    if (first >= count) return;
+    const blockStart = first === 0 ? 0 : (ends[first - 1] as number);
     // A carriage return that starts a new state of a line (a progress bar's `\r`) gets the prefix again after it: a viewer
     // that honours it (a CI log page, `cat` on a terminal) shows the line's last state from the row's start, where the
     // prefix was, so it shows whose line it is. Not a `\r\n`'s, nor one before another `\r`: nothing is rewritten there.
-    let cr = bytes.indexOf(CARRIAGE_RETURN);
+    let cr = bytes.indexOf(CARRIAGE_RETURN, blockStart);
     if (cr === -1 || cr >= (ends[count - 1] as number)) {
-      this.#writeFramed(prefix, NEWLINE, bytes, ends, 0, count);
+      this.#writeFramed(prefix, NEWLINE, bytes, ends, first, count);
       return;
     }
-    let from = 0;
-    let start = 0;
-    for (let line = 0; line < count && cr !== -1; line++) {
+    let from = first;
+    let start = blockStart;
+    for (let line = first; line < count && cr !== -1; line++) {
       const end = ends[line] as number;
       if (cr < start) cr = bytes.indexOf(CARRIAGE_RETURN, start);
       let segment = start;
@@ -232,6 +319,9 @@ export class BufferedWriter {
 
 const NEWLINE = Buffer.from("\n");
 const CARRIAGE_RETURN = 0x0d;
+const ESCAPE = 0x1b;
+/** What sets every colour and attribute back to the terminal's default (SGR 0). */
+const RESET = Buffer.from("\x1b[0m");
 
 /**
  * Where the bytes from `at` on go past an erase in line (ESC [ n K: `\x1b[K`, `\x1b[2K`) that starts at `at` and ends before

@@ -228,6 +228,35 @@ describe("PlainRenderer", () => {
     expect(new PlainRenderer(sink().stream, colors, true).asWritten).toBe(false);
   });
 
+  it("into a file or a pipe, resets a colour a task left set before each prefix and sets it again after, across blocks and tasks", async () => {
+    const colors = await createColors({ color: false, isTTY: false });
+    const out = sink();
+    const renderer = new PlainRenderer(out.stream, colors);
+    // Lines without an escape before and after the one that sets red; a block with none while red is set; a reset.
+    renderer.lines("a", "stdout", ...block(["one", "\x1b[1;31mred", "still\rover", "more"]));
+    renderer.lines("a", "stdout", ...block(["next block"]));
+    renderer.lines("b", "stdout", ...block(["b's own"]));
+    renderer.lines("a", "stdout", ...block(["\x1b[22mnot bold", "\x1b[mdone", "plain"]));
+    renderer.note("the end");
+    await settle();
+    const R = "\x1b[0m";
+    expect(out.bytes().toString().replace(/\d\d:\d\d:\d\d\.\d{3}/, "T")).toBe(
+      [
+        "a | one",
+        "a | \x1b[1;31mred",
+        `${R}a | \x1b[1;31mstill\r${R}a | \x1b[1;31mover`,
+        `${R}a | \x1b[1;31mmore`,
+        `${R}a | \x1b[1;31mnext block`,
+        `${R}b | b's own`,
+        "a | \x1b[1;31m\x1b[22mnot bold",
+        `${R}a | \x1b[31m\x1b[mdone`,
+        "a | plain",
+        "T note    the end",
+        "",
+      ].join("\n"),
+    );
+  });
+
   it("on a terminal, puts a tab after wide characters, emoji and accents at the column it puts one after ASCII", async () => {
     // "名前" and "✅" take two columns each: a column per code point put "東京" 2 columns past "city", "ok" 1 past it.
     const colors = await createColors({ color: false, isTTY: false });

@@ -834,3 +834,30 @@ export function expandTabsInBlock(bytes: Buffer, count: number): { bytes: Buffer
 export function eachLineText(bytes: Buffer, count: number, ends: Int32Array, line: (text: string) => void): void {
   for (let index = 0, start = 0; index < count; start = ends[index++] as number) line(bytes.toString("utf8", start, (ends[index] as number) - 1));
 }
+
+/**
+ * The colours and attributes (SGR) a task's output has set and not reset, followed as its lines go by, as a terminal
+ * or a CI log page that draws colours keeps them from line to line: plain lines into a file or a pipe go as the task
+ * wrote them, and taskq writes a reset before its prefix where they are set, then `code` again after it (see
+ * BufferedWriter.writeColouredLines). Else the task's red took in the next `task |` prefix, and the run's own lines.
+ */
+export class OpenColours {
+  readonly #pen = new Pen();
+  /** The code that sets them again after a reset ("" for none), as bytes. */
+  code: Buffer = NO_CODE;
+
+  /** Follows the colour codes (ESC [ parameters m) in `bytes`. Any other escape sequence changes no colour. */
+  scan(bytes: Buffer): void {
+    const before = this.#pen.code;
+    const to = bytes.length;
+    for (let at = bytes.indexOf(0x1b); at !== -1 && at + 2 < to; at = bytes.indexOf(0x1b, at + 1)) {
+      if (bytes[at + 1] !== 0x5b) continue;
+      let end = at + 2;
+      while (end < to && (bytes[end] as number) >= 0x30 && (bytes[end] as number) <= 0x3f) end++;
+      if (end < to && bytes[end] === 0x6d) this.#pen.apply(bytes.toString("latin1", at + 2, end));
+    }
+    if (this.#pen.code !== before) this.code = this.#pen.code === "" ? NO_CODE : Buffer.from(this.#pen.code, "latin1");
+  }
+}
+
+const NO_CODE = Buffer.alloc(0);

@@ -4,12 +4,14 @@ import type { Queue } from "../../engine/index.js";
 import { escapeControls } from "../../escape-controls.js";
 import { oneLine } from "../one-line.js";
 import { BufferedWriter } from "../output.js";
-import { eachLineText, expandTabsInBlock, hasControlBytes, rewrittenState, terminalSafe } from "./control-bytes.js";
+import { eachLineText, expandTabsInBlock, hasControlBytes, OpenColours, rewrittenState, terminalSafe } from "./control-bytes.js";
 import { formatDuration } from "../../handlers/format-duration.js";
 import { clock, clockWithDate, describeError } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
 import { TaskPrefixes } from "./task-prefixes.js";
 import type { Renderer, RunInfo, RunSummary } from "./types.js";
+
+const ESCAPE = 0x1b;
 
 /**
  * For CI logs and pipes: one timestamped line per event, task output prefixed
@@ -27,6 +29,8 @@ export class PlainRenderer implements Renderer {
   readonly #terminal: boolean;
   /** Not on a terminal: every line comes to `lines`, as bytes, never decoded (see OutputSink.asWritten). */
   readonly asWritten: boolean;
+  /** As written: the colours each task's output has left set (see OpenColours), for the tasks that set any. */
+  readonly #colours = new Map<string, OpenColours>();
   #info: RunInfo | undefined;
 
   constructor(stream: NodeJS.WritableStream, colors: ChalkInstance, terminal = false) {
@@ -49,12 +53,20 @@ export class PlainRenderer implements Renderer {
     });
     // Dependencies done, its runAt still ahead.
     queue.on("scheduled", (e) => this.#event(`${c.cyan("wait")}    ${e.id} scheduled for ${clockWithDate(e.runAt)}`));
-    queue.on("started", (e) => this.#event(`${c.cyan("start")}   ${e.id} (attempt ${e.attempt}/${e.maxAttempts})`));
+    queue.on("started", (e) => {
+      this.#colours.delete(e.id); // a new process: a terminal's colours as its own start
+      this.#event(`${c.cyan("start")}   ${e.id} (attempt ${e.attempt}/${e.maxAttempts})`);
+    });
     queue.on("retrying", (e) =>
       this.#event(
         `${c.yellow("retry")}   ${e.id} attempt ${e.attempt}/${e.maxAttempts} failed: ${oneLine(describeError(e.error))}; next attempt in ${formatDuration(e.delayMs)}`,
       ),
     );
+    // Its colours end with it: its next lines, if any, are late ones of a process it left running.
+    const ended = (e: { id: string }): void => void this.#colours.delete(e.id);
+    queue.on("succeeded", ended);
+    queue.on("failed", ended);
+    queue.on("cancelled", ended);
     queue.on("succeeded", (e) => this.#event(`${c.green("ok")}      ${e.id}${this.#attempts(e.id, e.attempts)}`));
     queue.on("failed", (e) => this.#event(`${c.red("FAILED")}  ${e.id}${this.#attempts(e.id, e.attempts)}: ${oneLine(describeError(e.error))}`));
     queue.on("cancelled", (e) => this.#event(`${c.yellow("cancel")}  ${e.id}: ${oneLine(describeError(e.error))}`));
@@ -78,7 +90,15 @@ export class PlainRenderer implements Renderer {
       eachLineText(bytes, count, ends, (text) => this.line(taskId, stream, text));
       return;
     }
-    this.#out.writePrefixedLines(this.#prefixes.bytes(taskId), bytes, count, ends);
+    let colours = this.#colours.get(taskId);
+    if (colours === undefined) {
+      if (bytes.indexOf(ESCAPE) === -1) {
+        this.#out.writePrefixedLines(this.#prefixes.bytes(taskId), bytes, count, ends);
+        return;
+      }
+      this.#colours.set(taskId, (colours = new OpenColours()));
+    }
+    this.#out.writeColouredLines(this.#prefixes.bytes(taskId), bytes, count, ends, colours);
   }
 
   whenDrained(): Promise<void> | undefined {

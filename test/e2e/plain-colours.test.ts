@@ -1,0 +1,43 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli, runIds, workspace } from "../helpers/cli.js";
+
+const RED = "\x1b[31m";
+const RESET = "\x1b[0m";
+
+describe("plain output of a task that leaves a colour set", () => {
+  it("shows each `task |` prefix, and taskq's own lines, in their own colours, the task's colour set again after the prefix; its log as it wrote it", async () => {
+    // A colour set on one line and left set at its end, and at a carriage return that rewrites a line (a progress bar).
+    const printed = `${RED}red starts\\nstill red\\n\\033[32m10%%\\r20%%\\r${RESET}done\\n${RED}left on\\n`.replaceAll("\x1b", "\\033");
+    const ws = await workspace(`tasks:\n  a:\n    run: printf '${printed}'\n`);
+    const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split("\n");
+    const from = lines.findIndex((line) => line.includes("a | "));
+    expect(lines.slice(from, from + 5)).toEqual([
+      `a | ${RED}red starts`,
+      `${RESET}a | ${RED}still red`,
+      `${RESET}a | ${RED}\x1b[32m10%\r${RESET}a | \x1b[32m20%\r${RESET}a | \x1b[32m${RESET}done`,
+      `a | ${RED}left on`,
+      // taskq's next line: the reset first, so that its clock is not red.
+      // eslint-disable-next-line no-control-regex -- the reset is the point
+      expect.stringMatching(/^\x1b\[0m\d\d:\d\d:\d\d\.\d{3} ok {6}a$/) as unknown as string,
+    ]);
+    const [runId] = await runIds(ws.logs);
+    const log = await readFile(path.join(ws.logs, runId as string, "a.log"), "latin1");
+    expect(log).toContain(`${RED}red starts\nstill red\n\x1b[32m10%\r20%\r${RESET}done\n${RED}left on\n`);
+  });
+
+  it("keeps one task's colour out of another task's prefix and lines", async () => {
+    // `a` sets red and leaves it set, and runs on; `b`, running beside it, prints plain lines a moment later.
+    const ws = await workspace(
+      `tasks:\n  a:\n    run: printf '\\033[31mred\\n'; sleep 3\n  b:\n    run: sleep 1; printf 'plain one\\nplain two\\n'\n`,
+    );
+    const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`a | ${RED}red\n${RESET}b | plain one\nb | plain two\n`);
+    // Every red the output leaves set is reset before anything taskq writes next.
+    expect(result.stdout.split("\n").filter((line) => line.startsWith("b | ") || / ok {6}b$/.test(line)).every((line) => !line.includes(RED))).toBe(true);
+  });
+});
