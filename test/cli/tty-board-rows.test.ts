@@ -65,14 +65,15 @@ describe("the live board with many tasks waiting", () => {
     await vi.advanceTimersByTimeAsync(1_000); // ten frames
     const board = stripVTControlCharacters(spinner.text).split("\n");
     expect(board[0]).toBe("0/10000 done");
-    // On 24 rows: the totals (behind the spinner), 20 tasks, "… 9980 more", and the empty row the cursor waits on.
-    expect(board).toHaveLength(23);
+    // On 24 rows, a third of them (8) left to task output: the totals (behind the spinner), 12 tasks, "… 9988 more", and
+    // the empty row the cursor waits on.
+    expect(board).toHaveLength(15);
     expect(board[1]).toMatch(/^ {2}⏲ t0 {2}at .* \(in 59m59s\)$/);
-    expect(board[20]).toMatch(/^ {2}⏲ t19 /);
-    expect(board[21]).toBe("  … 9980 more");
-    expect(board[22]).toBe("");
-    // 20 rows a frame, not 10,000: the work of a frame does not grow with the tasks waiting.
-    expect(maxAttempts.lookups).toBeLessThanOrEqual(10 * 20);
+    expect(board[12]).toMatch(/^ {2}⏲ t11 /);
+    expect(board[13]).toBe("  … 9988 more");
+    expect(board[14]).toBe("");
+    // 12 rows a frame, not 10,000: the work of a frame does not grow with the tasks waiting.
+    expect(maxAttempts.lookups).toBeLessThanOrEqual(10 * 12);
     await queue.shutdown({ drain: false });
     renderer.suspend();
   });
@@ -99,9 +100,10 @@ describe("the live board with many tasks waiting", () => {
 
 describe("the live board's finished tasks", () => {
   it("with more finished than the screen has room for, shows the latest to end, a failure just now among them, not those that ended first", async () => {
-    // 12 rows: room for 9 task rows, one of them "… N more". Two keep running; of the 14 that end, 0 first ... 13 last, 13 failing.
+    // 17 rows, a third of them (5) left to task output: room for 9 task rows, one of them "… N more". Two keep running; of
+    // the 14 that end, 0 first ... 13 last, 13 failing.
     vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "Date"] });
-    const stream = Object.assign(new PassThrough(), { columns: 80, rows: 12 }) as unknown as NodeJS.WriteStream;
+    const stream = Object.assign(new PassThrough(), { columns: 80, rows: 17 }) as unknown as NodeJS.WriteStream;
     const spinner = fakeSpinner();
     const renderer = new TtyRenderer(spinner, stream, new Chalk({ level: 0 }));
     const ends = new Map<string, { resolve: () => void; reject: (error: Error) => void }>();

@@ -90,6 +90,25 @@ describe("the live board on a terminal", () => {
     }
   });
 
+  it("with 50 tasks running, leaves a third of the screen to task output, and no board rows in the scrollback when the terminal loses up to a third of its rows", async () => {
+    // The board took all rows but one: the output flashed through that one, and a terminal made shorter pushed board rows
+    // into its scrollback (24 rows made 16 left 7 of them there), where no redraw reaches.
+    const ids = Array.from({ length: 50 }, (_, i) => `t${String(i).padStart(2, "0")}`);
+    const yaml = `concurrency: 50\ntasks:\n${ids
+      .map((id) => `  ${id}:\n    run: echo "hello from ${id}"; while [ ! -e "$GO" ]; do sleep 0.1; done; sleep 1; echo "bye from ${id}"\n`)
+      .join("")}`;
+    const size = { cols: 80, rows: 24 };
+    const to = { cols: 80, rows: 16 };
+    const { bytes, resizedAt } = await runOnPty(yaml, size, { resize: { to, when: "hello from ", count: ids.length } });
+    // Before the resize: the board's rows on the screen, at most two thirds of them.
+    const before = await screen(bytes.subarray(0, resizedAt as number), size, undefined, false);
+    expect(before.slice(-size.rows).filter((line) => BOARD_LINE.test(line)).length).toBeLessThanOrEqual(16);
+    const lines = await screen(bytes, size, { at: resizedAt as number, to }, false);
+    expect(lines.filter((line) => BOARD_LINE.test(line))).toEqual([]);
+    for (const id of ids) for (const word of ["hello", "bye"]) expect(lines.filter((line) => line === `${id} | ${word} from ${id}`)).toHaveLength(1);
+    expect(lines.filter((line) => line.startsWith("Summary: 50 succeeded, 0 failed"))).toHaveLength(1);
+  }, 60_000);
+
   it("takes the board off while the terminal reports a size of 0x0, task output going on as lines, and draws it again once it has a size", async () => {
     // ora counts a frame's rows by the width: with 0 columns it cleared none, and every redraw left a frame behind.
     const yaml = 'tasks:\n  a: { run: "echo a-0; while [ ! -e \\"$GO\\" ]; do sleep 0.05; done; for i in 1 2 3 4 5 6 7 8; do echo a-$i; sleep 0.3; done" }\n';

@@ -330,8 +330,11 @@ export class TtyRenderer implements Renderer {
     // and its top scrolls off where no redraw reaches it. Below the totals, room for height - 3
     // task rows ("… N more" one of them), and an empty row the cursor waits on: a terminal leaves
     // the cursor's row unwrapped or not as it likes on a resize (xterm.js does not rewrap it), so
-    // that row holds nothing and takes one row in either.
-    const room = Math.max(0, height - 3);
+    // that row holds nothing and takes one row in either. A third of the screen is left to the task output above the board
+    // (but for the one task row of a screen of four or five rows): with 50 tasks running, the board took all rows but
+    // one, the output flashed through that one; and a terminal made shorter pushes its top rows into the scrollback,
+    // where no redraw reaches: board rows there (24 rows made 12 left 11 of them) where task output would have been.
+    const room = Math.max(0, Math.min(1, height - 3), height - 3 - Math.floor(height / 3));
     // Only the rows that can be shown are kept and written out, the others counted: 50,000 tasks
     // delayed from the start made each frame write 50,000 rows, and taskq spent most of a CPU
     // drawing a board that shows twenty.
