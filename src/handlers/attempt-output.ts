@@ -59,6 +59,8 @@ export interface AttemptOutputOptions {
   linesAsWritten?: boolean;
   /** What a terminal shows of a long line's rewritten beginning (see OutputSink.lineState). */
   lineState?: (text: string) => string;
+  /** The end of each chunk after its last newline (see OutputSink.openLine). */
+  onOpenLine?: (stream: StreamName, bytes: Buffer, fresh: boolean) => void;
   /** Called once, on the first log write failure. */
   onLogError: (error: Error) => void;
   /** Backpressure from the display (see OutputSink.whenDrained). */
@@ -87,6 +89,7 @@ export class AttemptOutput {
   readonly #onLines: AttemptOutputOptions["onLines"];
   readonly #linesAsWritten: boolean;
   readonly #lineState: AttemptOutputOptions["lineState"];
+  readonly #onOpenLine: AttemptOutputOptions["onOpenLine"];
   readonly #sources: Readable[] = [];
   /** One per stream name: a pipe read by readNow and then by a stream keeps its open line. */
   readonly #splitters = new Map<StreamName, LineSplitter>();
@@ -122,6 +125,7 @@ export class AttemptOutput {
     this.#onLines = options.onLines;
     this.#linesAsWritten = options.linesAsWritten === true;
     this.#lineState = options.lineState;
+    this.#onOpenLine = options.onOpenLine;
     this.#whenDisplayDrained = options.whenDisplayDrained;
     this.#lateLog = options.lateLog;
     this.#onLate = options.onLate;
@@ -146,7 +150,7 @@ export class AttemptOutput {
   attach(source: Readable, stream: StreamName): void {
     const splitter = this.#splitterFor(stream);
     this.#addSource(source);
-    source.on("data", (chunk: Buffer) => this.#take(chunk, splitter, false));
+    source.on("data", (chunk: Buffer) => this.#take(chunk, splitter, false, stream));
   }
 
   /**
@@ -161,7 +165,7 @@ export class AttemptOutput {
     const onread: OnReadOpts = {
       buffer,
       callback: (bytes) => {
-        this.#take(buffer.subarray(0, bytes), splitter, true);
+        this.#take(buffer.subarray(0, bytes), splitter, true, stream);
         return true; // backpressure pauses the socket (see #updateFlow)
       },
     };
@@ -196,7 +200,7 @@ export class AttemptOutput {
       }
       if (bytes === 0) return true;
       total += bytes;
-      this.#take(buffer.subarray(0, bytes), splitter, true);
+      this.#take(buffer.subarray(0, bytes), splitter, true, stream);
     }
     return false;
   }
@@ -420,7 +424,7 @@ export class AttemptOutput {
   }
 
   /** One chunk of output: to the log (with backpressure) and to the display. A `lent` chunk is read again into once this returns. */
-  #take(chunk: Buffer, splitter: LineSplitter, lent: boolean): void {
+  #take(chunk: Buffer, splitter: LineSplitter, lent: boolean, stream: StreamName): void {
     if (this.#late !== undefined) {
       this.#writeLate(chunk);
       return;
@@ -431,8 +435,16 @@ export class AttemptOutput {
     }
     if (this.#logError === undefined && !(lent ? this.#log.writeCopy(chunk, this.#afterWrite) : this.#log.write(chunk, this.#afterWrite))) this.#setLogFull(true);
     splitter.push(chunk);
+    if (this.#onOpenLine !== undefined) this.#tellOpenLine(chunk, stream);
     this.#onChunk?.();
     if (!this.#displayFull && !this.#displayIgnored) this.#checkDisplay();
+  }
+
+  /** Hands on the end of `chunk` after its last newline (see OutputSink.openLine): not where nothing changed. */
+  #tellOpenLine(chunk: Buffer, stream: StreamName): void {
+    if (chunk.length === 0) return;
+    const newline = chunk.lastIndexOf(0x0a);
+    this.#onOpenLine?.(stream, chunk.subarray(newline + 1), newline !== -1);
   }
 
   /**

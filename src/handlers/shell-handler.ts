@@ -303,6 +303,17 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
         options.sink.note?.(`${task.id}: what a process it left running wrote after it ended cannot be written to ${logPath} (${errorCodeOf(error) ?? messageOf(error)}): it is dropped`, task.id),
       ...(options.sink.whenDrained === undefined ? {} : { whenDisplayDrained: () => options.sink.whenDrained?.() }),
       ...(options.sink.lineState === undefined ? {} : { lineState: (text: string) => options.sink.lineState!(text) }),
+      ...(options.sink.openLine === undefined
+        ? {}
+        : {
+            onOpenLine: (stream: StreamName, bytes: Buffer, fresh: boolean) => {
+              try {
+                options.sink.openLine?.(task.id, stream, bytes, fresh);
+              } catch {
+                // as above
+              }
+            },
+          }),
     });
     // FIFOs not yet given to a stream: read once the task exits, unless it runs long enough to stream.
     let unread: Array<[PipeEnds, StreamName]> = [];

@@ -63,6 +63,13 @@ export interface OutputSink {
    */
   lineState?(text: string): string;
   /**
+   * Optional, for a live display: the bytes a chunk of a task's output ends with after its last newline (`fresh`: the
+   * chunk held a newline, so they begin a line; else they go on from the chunk before), "" with `fresh` where it ended
+   * with one. A line not ended yet (a progress bar that rewrites itself with carriage returns and never writes a
+   * newline) comes nowhere else until it ends. Valid only during the call.
+   */
+  openLine?(taskId: string, stream: StreamName, bytes: Buffer, fresh: boolean): void;
+  /**
    * Optional backpressure: undefined while the sink keeps up, else a promise of the moment
    * it has caught up. Meanwhile the task's pipes are paused, as for a slow log file.
    */

@@ -280,3 +280,39 @@ describe("the live board's totals line during a stop", () => {
     }
   });
 });
+
+describe("the live board's running tasks", () => {
+  it("shows a line a task has not ended yet at the end of its row: a progress bar's latest `\\r` state, cut to the width", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "Date"] });
+    const stream = Object.assign(new PassThrough(), { columns: 50, rows: 24 }) as unknown as NodeJS.WriteStream;
+    const spinner = fakeSpinner();
+    const renderer = new TtyRenderer(spinner, stream, new Chalk({ level: 0 }));
+    const queue = new Queue({ concurrency: 2, handlers: { shell: () => new Promise(() => undefined) } });
+    renderer.attach(queue, { runId: "r", file: "w.yaml", logDir: "/tmp/r", taskCount: 1, concurrency: 2, maxAttempts: new Map([["a", 1]]) });
+    queue.submit({ id: "a", type: "shell" });
+    queue.start();
+    const row = async (): Promise<string> => {
+      await vi.advanceTimersByTimeAsync(100);
+      return stripVTControlCharacters(spinner.text).split("\n")[1] as string;
+    };
+    expect(await row()).toMatch(/^ {2}▶ a {2}attempt 1\/1 {2}\S+$/);
+    // States in chunks of their own, one split across two, one in colour; a "\r" that ends a chunk rewrites nothing yet.
+    renderer.openLine("a", "stdout", Buffer.from("\r1%"), false);
+    expect(await row()).toMatch(/^ {2}▶ a {2}attempt 1\/1 {2}\S+ {2}1%$/);
+    renderer.openLine("a", "stdout", Buffer.from("\r\x1b[32m4"), false);
+    renderer.openLine("a", "stdout", Buffer.from("2%\x1b[0m\r"), false);
+    expect(await row()).toMatch(/^ {2}▶ a {2}attempt 1\/1 {2}\S+ {2}42%$/);
+    // Cut to the row's width.
+    renderer.openLine("a", "stdout", Buffer.from(`\rdownloading ${"x".repeat(60)}`), false);
+    const long = await row();
+    expect(long).toMatch(/^ {2}▶ a {2}attempt 1\/1 {2}\S+ {2}downloading x*…$/);
+    expect(stringWidth(long)).toBeLessThanOrEqual(49);
+    // The line ended (it scrolls above the board): nothing more on the row; a new one, written without "\r", shows too.
+    renderer.openLine("a", "stdout", Buffer.alloc(0), true);
+    expect(await row()).toMatch(/^ {2}▶ a {2}attempt 1\/1 {2}\S+$/);
+    renderer.openLine("a", "stdout", Buffer.from("waiting..."), true);
+    expect(await row()).toMatch(/^ {2}▶ a {2}attempt 1\/1 {2}\S+ {2}waiting\.\.\.$/);
+    void queue.shutdown({ drain: false, deadline: 0 });
+    renderer.suspend();
+  });
+});

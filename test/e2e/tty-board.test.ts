@@ -109,6 +109,19 @@ describe("the live board on a terminal", () => {
     expect(lines.filter((line) => line.startsWith("Summary: 50 succeeded, 0 failed"))).toHaveLength(1);
   }, 60_000);
 
+  it("shows a progress bar that rewrites its line with `\\r` and writes no newline on its task's row as it goes, not only once it ends", async () => {
+    const yaml = 'tasks:\n  prog:\n    run: for i in 1 2 3; do printf "\\r%d%%" $i; sleep 0.6; done\n';
+    const size = { cols: 80, rows: 24 };
+    const { bytes, code } = await runOnPty(yaml, size);
+    expect(code).toBe(0);
+    // eslint-disable-next-line no-control-regex -- the colours between the text
+    const text = bytes.toString("utf8").replace(/\x1b\[[0-9;?]*[a-zA-Z]/g, "");
+    // Each state on the row while it runs, before the line (its last state) scrolls above the board at the end.
+    const last = text.indexOf("prog | 3%");
+    expect(last).toBeGreaterThan(0);
+    for (const state of ["1%", "2%", "3%"]) expect(text.slice(0, last)).toMatch(new RegExp(`▶ prog {2}attempt 1/1 {2}\\S+ {2}${state}\\r?$`, "m"));
+  });
+
   it("takes the board off while the terminal reports a size of 0x0, task output going on as lines, and draws it again once it has a size", async () => {
     // ora counts a frame's rows by the width: with 0 columns it cleared none, and every redraw left a frame behind.
     const yaml = 'tasks:\n  a: { run: "echo a-0; while [ ! -e \\"$GO\\" ]; do sleep 0.05; done; for i in 1 2 3 4 5 6 7 8; do echo a-$i; sleep 0.3; done" }\n';

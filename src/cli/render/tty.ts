@@ -37,6 +37,8 @@ export class TtyRenderer implements Renderer {
   readonly #spinner: Ora;
   readonly #stream: NodeJS.WriteStream;
   readonly #rows = new Map<string, Row>();
+  /** The end of each running task's output not yet a whole line, its last OPEN_LINE_BYTES (see openLine). */
+  readonly #open = new Map<string, Buffer>();
   #info: RunInfo | undefined;
   #done = 0;
   #failed = 0;
@@ -157,7 +159,10 @@ export class TtyRenderer implements Renderer {
       if (e.status === "SCHEDULED" && e.runAt !== undefined) this.#rows.set(e.id, { state: "scheduled", at: e.runAt });
     });
     queue.on("scheduled", (e) => this.#rows.set(e.id, { state: "scheduled", at: e.runAt }));
-    queue.on("started", (e) => this.#rows.set(e.id, { state: "running", attempt: e.attempt, since: Date.now() }));
+    queue.on("started", (e) => {
+      this.#open.delete(e.id);
+      this.#rows.set(e.id, { state: "running", attempt: e.attempt, since: Date.now() });
+    });
     queue.on("retrying", (e) => {
       this.#rows.set(e.id, { state: "retrying", attempt: e.attempt, at: e.runAt });
       this.#print(this.#c.yellow(`↻ ${e.id} attempt ${e.attempt}/${e.maxAttempts} failed: ${oneLine(describeError(e.error))}`));
@@ -204,6 +209,21 @@ export class TtyRenderer implements Renderer {
 
   lineState(text: string): string {
     return rewrittenState(text, textWidth);
+  }
+
+  /**
+   * A line a running task has not ended yet shows at the end of its row, as its latest state: a progress bar that
+   * rewrites itself with carriage returns (`\r42%`) and writes no newline showed nothing until it ended.
+   */
+  openLine(taskId: string, _stream: StreamName, bytes: Buffer, fresh: boolean): void {
+    const before = fresh ? undefined : this.#open.get(taskId);
+    if (bytes.length === 0) {
+      if (fresh) this.#open.delete(taskId);
+      return;
+    }
+    const joined = before === undefined ? bytes : Buffer.concat([before, bytes]);
+    // A copy: the bytes are the reader's, read into again.
+    this.#open.set(taskId, Buffer.from(joined.subarray(Math.max(0, joined.length - OPEN_LINE_BYTES))));
   }
 
   note(text: string): void {
@@ -262,6 +282,7 @@ export class TtyRenderer implements Renderer {
 
   /** A finished task's row, "✓ id", "✗ id: why" or "- id: why", all of it in `colour`. */
   #finishRow(id: string, ok: boolean, symbol: string, detail: string, colour: (text: string) => string): void {
+    this.#open.delete(id);
     this.#done++;
     if (!ok) this.#failed++;
     // Last in the board's order of rows: those shown of the finished are the latest to end (see #board).
@@ -419,7 +440,9 @@ export class TtyRenderer implements Renderer {
     switch (row.state) {
       case "running": {
         const time = formatDuration(now - row.since);
-        return { symbol: c(this.#c.cyan, "▶"), id, tail: `  attempt ${row.attempt}/${max}  ${time}`, time };
+        const open = this.#open.get(id);
+        const latest = open === undefined ? "" : latestState(open);
+        return { symbol: c(this.#c.cyan, "▶"), id, tail: `  attempt ${row.attempt}/${max}  ${time}`, time, ...(latest === "" ? {} : { latest }) };
       }
       case "retrying": {
         const time = row.at > now ? `in ${formatDuration(row.at - now)}` : "due";
@@ -445,7 +468,28 @@ interface RowText {
   time: string;
   /** A finished task's row, coloured whole (see fitEndedRow). */
   colour?: (text: string) => string;
+  /** A running task's line not ended yet, as a terminal would show it (see latestState): after the time, where it fits. */
+  latest?: string;
 }
+
+/** The most bytes kept of a task's line not ended yet: its latest state is at its end. */
+const OPEN_LINE_BYTES = 1024;
+
+/**
+ * What a terminal shows of a line not ended yet (`bytes`, its end), its latest state: from its last carriage return that
+ * something follows, cleaned as task output above the board is (see terminalSafe). "" for nothing to show.
+ */
+function latestState(bytes: Buffer): string {
+  let end = bytes.length;
+  while (end > 0 && bytes[end - 1] === 0x0d) end--;
+  const start = bytes.lastIndexOf(0x0d, end - 1) + 1;
+  const text = bytes.toString("utf8", start, end).replace(LEADING_BROKEN, "");
+  const shown = terminalSafe(text, textWidth);
+  return shown.replace(COLOUR, "").trim() === "" ? "" : shown;
+}
+
+/** A character cut at the start of the bytes kept (see OPEN_LINE_BYTES), as toString decodes it. */
+const LEADING_BROKEN = /^\uFFFD+/;
 
 /** The fewest columns of a task's id cut in its middle on a row: three of it and its "…", its start and its end ("re…1"). */
 const ID_ROOM = 4;
@@ -460,7 +504,19 @@ const TIME_ROOM = 11;
  * edge is not cut and whole by turns as the time's digits change. Too narrow for the rest of the row
  * and a few columns of the id, the row is cut at its end, as any line.
  */
-function fitRow({ symbol, id, tail, time, colour }: RowText, width: number): string {
+function fitRow(row: RowText, width: number): string {
+  const fitted = fitRowBare(row, width);
+  if (row.latest === undefined) return fitted;
+  // Its line not ended yet, after the time as at its widest (see TIME_ROOM), where a few columns of it fit.
+  const room = width - widthOf(fitted, textWidth) - Math.max(0, TIME_ROOM - row.time.length) - 2;
+  return room < LATEST_ROOM ? fitted : `${fitted}  ${fitWidth(row.latest, room)}`;
+}
+
+/** The fewest columns a running task's line not ended yet is shown in (see fitRow). */
+const LATEST_ROOM = 4;
+
+/** A row without its line not ended yet (see fitRow). */
+function fitRowBare({ symbol, id, tail, time, colour }: RowText, width: number): string {
   if (colour !== undefined) return fitEndedRow(symbol, id, tail, colour, width);
   const line = `  ${symbol} ${id}${tail}`;
   const slack = Math.max(0, TIME_ROOM - time.length);

@@ -150,6 +150,8 @@ export interface Renderer {
   readonly asWritten?: boolean;
   /** What a terminal shows of the beginning of a line a carriage return rewrites (see OutputSink.lineState). */
   lineState?(text: string): string;
+  /** The end of a task's output not yet a whole line (see OutputSink.openLine). */
+  openLine?(taskId: string, stream: StreamName, bytes: Buffer, fresh: boolean): void;
   /** Optional backpressure from a slow reader of the output (see OutputSink.whenDrained). */
   whenDrained?(): Promise<void> | undefined;
   /** A message from taskq itself (a note, a signal received); `taskId` where it concerns one task. */
