@@ -100,19 +100,39 @@ export class BufferedWriter {
     let cr = bytes.indexOf(CARRIAGE_RETURN);
     let line = 0;
     while (line < count) {
-      // The lines before the next escape's, as one: their colours are those set before them.
       let upTo = line;
-      while (upTo < count && (escape === -1 || (ends[upTo] as number) <= escape)) upTo++;
-      if (upTo > line) {
-        if (colours.code.length === 0) {
+      if (colours.code.length === 0) {
+        // Lines that begin with no colour set, as one, with the plain prefix (a test runner's `\e[32m✓\e[0m name`): up to
+        // the first that leaves one set, and not one that sets one before a `\r` that rewrites it, where the prefix goes again.
+        for (let from = line === 0 ? 0 : (ends[line - 1] as number); upTo < count && colours.code.length === 0; upTo++) {
+          const end = ends[upTo] as number;
+          if (escape !== -1 && escape < from) escape = bytes.indexOf(ESCAPE, from);
+          if (escape === -1 || escape >= end) {
+            from = end;
+            continue;
+          }
+          if (cr !== -1 && cr < from) cr = bytes.indexOf(CARRIAGE_RETURN, from);
+          if (cr !== -1 && cr < end - 2) break;
+          // Its last escape a reset (most coloured lines): no colour left set, whatever came before it.
+          if (!isReset(bytes, bytes.lastIndexOf(ESCAPE, end - 1))) colours.scan(bytes.subarray(escape, end));
+          from = end;
+        }
+        if (upTo > line) {
           if (this.#coloured) this.#resetColours();
           this.#writePrefixed(prefix, bytes, line, upTo, ends);
-        } else {
-          this.#writePrefixed(Buffer.concat([RESET, prefix, colours.code]), bytes, line, upTo, ends);
-          this.#coloured = true;
+          this.#coloured = colours.code.length !== 0;
+          line = upTo;
+          continue;
         }
-        line = upTo;
-        continue;
+      } else {
+        // The lines before the next escape's, as one: their colours are those set before them.
+        while (upTo < count && (escape === -1 || (ends[upTo] as number) <= escape)) upTo++;
+        if (upTo > line) {
+          this.#writePrefixed(colours.framed(prefix), bytes, line, upTo, ends);
+          this.#coloured = true;
+          line = upTo;
+          continue;
+        }
       }
       // A line with an escape: its prefix (and each after a `\r` that rewrites it) in the colours set where it goes.
       const start = line === 0 ? 0 : (ends[line - 1] as number);
@@ -320,6 +340,10 @@ export class BufferedWriter {
 const NEWLINE = Buffer.from("\n");
 const CARRIAGE_RETURN = 0x0d;
 const ESCAPE = 0x1b;
+/** Whether bytes at `at` are a reset of every colour (ESC [ m, ESC [ 0 m). */
+function isReset(bytes: Buffer, at: number): boolean {
+  return bytes[at + 1] === 0x5b && (bytes[at + 2] === 0x6d || (bytes[at + 2] === 0x30 && bytes[at + 3] === 0x6d));
+}
 /** What sets every colour and attribute back to the terminal's default (SGR 0). */
 const RESET = Buffer.from("\x1b[0m");
 

@@ -237,6 +237,8 @@ describe("PlainRenderer", () => {
     renderer.lines("a", "stdout", ...block(["next block"]));
     renderer.lines("b", "stdout", ...block(["b's own"]));
     renderer.lines("a", "stdout", ...block(["\x1b[22mnot bold", "\x1b[mdone", "plain"]));
+    // Lines that end their colours (a test runner's), then one that leaves red set before a progress bar's `\r`.
+    renderer.lines("c", "stdout", ...block(["\x1b[32mok\x1b[0m one", "\x1b[32mok\x1b[m two", "\x1b[31m10%\r20%", "after"]));
     renderer.note("the end");
     await settle();
     const R = "\x1b[0m";
@@ -251,7 +253,11 @@ describe("PlainRenderer", () => {
         "a | \x1b[1;31m\x1b[22mnot bold",
         `${R}a | \x1b[31m\x1b[mdone`,
         "a | plain",
-        "T note    the end",
+        "c | \x1b[32mok\x1b[0m one",
+        "c | \x1b[32mok\x1b[m two",
+        `c | \x1b[31m10%\r${R}c | \x1b[31m20%`,
+        `${R}c | \x1b[31mafter`,
+        `${R}T note    the end`,
         "",
       ].join("\n"),
     );

@@ -846,18 +846,53 @@ export class OpenColours {
   /** The code that sets them again after a reset ("" for none), as bytes. */
   code: Buffer = NO_CODE;
 
+  /** `prefix` after a reset and before `code`, made once for each prefix and code in turn. */
+  framed(prefix: Buffer): Buffer {
+    if (this.#framed === undefined || this.#framedPrefix !== prefix || this.#framedCode !== this.code) {
+      this.#framed = Buffer.concat([FULL_RESET, prefix, this.code]);
+      this.#framedPrefix = prefix;
+      this.#framedCode = this.code;
+    }
+    return this.#framed;
+  }
+
+  #framed: Buffer | undefined;
+  #framedPrefix: Buffer | undefined;
+  #framedCode: Buffer | undefined;
+
   /** Follows the colour codes (ESC [ parameters m) in `bytes`. Any other escape sequence changes no colour. */
   scan(bytes: Buffer): void {
     const before = this.#pen.code;
     const to = bytes.length;
+    // Most coloured lines end their colours with a reset (`\e[0m`, `\e[m`) as their last escape: whatever came before.
+    const last = bytes.lastIndexOf(0x1b);
+    if (last !== -1 && bytes[last + 1] === 0x5b && (bytes[last + 2] === 0x6d || (bytes[last + 2] === 0x30 && bytes[last + 3] === 0x6d))) {
+      if (before !== "") {
+        this.#pen.apply("0");
+        this.code = NO_CODE;
+      }
+      return;
+    }
     for (let at = bytes.indexOf(0x1b); at !== -1 && at + 2 < to; at = bytes.indexOf(0x1b, at + 1)) {
       if (bytes[at + 1] !== 0x5b) continue;
       let end = at + 2;
       while (end < to && (bytes[end] as number) >= 0x30 && (bytes[end] as number) <= 0x3f) end++;
       if (end < to && bytes[end] === 0x6d) this.#pen.apply(bytes.toString("latin1", at + 2, end));
     }
-    if (this.#pen.code !== before) this.code = this.#pen.code === "" ? NO_CODE : Buffer.from(this.#pen.code, "latin1");
+    if (this.#pen.code !== before) this.code = this.#pen.code === "" ? NO_CODE : codeBytes(this.#pen.code);
   }
 }
 
 const NO_CODE = Buffer.alloc(0);
+const FULL_RESET = Buffer.from("\x1b[0m");
+
+/** The bytes of each colour code seen, made once: a task uses a few, over and over. */
+const codes = new Map<string, Buffer>();
+function codeBytes(code: string): Buffer {
+  let bytes = codes.get(code);
+  if (bytes === undefined) {
+    if (codes.size >= 256) codes.clear();
+    codes.set(code, (bytes = Buffer.from(code, "latin1")));
+  }
+  return bytes;
+}
