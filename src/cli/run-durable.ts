@@ -222,6 +222,9 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     const end = async (): Promise<void> => {
       if (interrupted !== undefined) {
         await waitingCancelled;
+        // Found ended by the cancel at the signal, however it ended, the run has nothing live: a signal while its status is
+        // read names `taskq status`, and a database slow to answer says no summary, not that the run may still be live.
+        if (endedBeforeSignal !== undefined) cancelled = true;
         // Ended with no task cancelled by a stop: by itself, before the signal, which found nothing left to stop.
         read = endedBeforeSignal === undefined ? undefined : await store.runStatus(runId);
         if (read?.tasks.some((task) => task.cancelKind === "shutdown") === true) endedBeforeSignal = undefined;

@@ -449,6 +449,25 @@ tasks:
     }
   });
 
+  it("run --store given a second signal while it reads the status of a run that had ended before the first: names taskq status, not a run that may still be live", async () => {
+    const file = await workflowFile("ended-second", `tasks:\n  last: { run: "echo done" }\n`);
+    const runId = `ended-second-${randomBytes(3).toString("hex")}`;
+    runIds.push(runId);
+    const cli = startCli(["run", file, "--log-dir", ws.logs, "--run-id", runId], {
+      cwd: ws.dir,
+      // SIGTERM as the last task's line is out, SIGINT as the run's status is then read (its first such statement).
+      env: { ...ENV, TASKQ_TEST_SIGNAL_AT_OUTPUT: "SIGTERM", TASKQ_TEST_SIGNAL_AT_OUTPUT_TEXT: `ok      ${runId}/last`, TASKQ_TEST_SIGNAL_AT_QUERY: "SIGINT", TASKQ_TEST_SIGNAL_AT_QUERY_TEXT: "retry_in_ms" },
+      nodeArgs: ["--require", path.join(FIXTURES, "signal-at-output.cjs"), "--require", path.join(FIXTURES, "signal-at-query.cjs")],
+    });
+    workers.push(cli);
+    const result = await cli.done;
+    expect({ code: result.code, signal: result.signal }).toEqual({ code: 143, signal: null });
+    // Before: "while run R was being stopped: stopping now; it may still be live: ...; cancel it with: taskq cancel R", of a run that had succeeded.
+    expect(result.stderr).toContain(`taskq: SIGINT received after SIGTERM while the summary of run ${runId} was being read: stopping now; see it with: taskq status ${runId}`);
+    expect(result.stderr).not.toContain("may still be live");
+    expect((await store.runStatus(runId)).state).toBe("succeeded");
+  });
+
   it("status and run --store JSON: a dead letter gives its log as a path under the worker's --log-dir and the worker's id, host and pid, besides logPath's words", async () => {
     const file = await workflowFile("log-file", "tasks:\n  bad: { run: 'echo boom; exit 4' }\n");
     const worker = await startWorker(["-j", "1"]);
