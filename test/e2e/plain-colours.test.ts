@@ -29,6 +29,15 @@ describe("plain output of a task that leaves a colour set", () => {
     expect(log).toContain(`${RED}red starts\nstill red\n\x1b[32m10%\r20%\r${RESET}done\n${RED}left on\n`);
   });
 
+  it("takes no escape sequence but a colour code (ESC [ digits ; : m) as a colour: a key mode's ESC [ > 4 ; 2 m sets no dim", async () => {
+    // xterm's key modifier mode (CSI > Pp ; Pv m, vim writes it) and its query (CSI ? Pp m) end in "m" and are not SGR: as
+    // SGR, `2` is dim and `4` underline, which taskq set again after every later prefix, where the task never set them.
+    const ws = await workspace(`tasks:\n  a:\n    run: printf '\\033[31mred\\033[>4;2m\\033[?4m\\nnext\\n'\n`);
+    const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`a | ${RED}red\x1b[>4;2m\x1b[?4m\n${RESET}a | ${RED}next\n`);
+  });
+
   it("keeps one task's colour out of another task's prefix and lines", async () => {
     // `a` sets red and leaves it set, and runs on; `b`, running beside it, prints plain lines a moment later.
     const ws = await workspace(

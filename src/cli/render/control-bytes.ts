@@ -860,7 +860,11 @@ export class OpenColours {
   #framedPrefix: Buffer | undefined;
   #framedCode: Buffer | undefined;
 
-  /** Follows the colour codes (ESC [ parameters m) in `bytes`. Any other escape sequence changes no colour. */
+  /**
+   * Follows the colour codes (ESC [, digits, ";" and ":", m) in `bytes`, as terminalSafe takes them. Any other escape
+   * sequence changes no colour: one whose parameters start with "<", "=", ">" or "?" and end in "m" too (xterm's key
+   * modifier mode, ESC [ > 4 ; 2 m, which vim writes), whose numbers were taken as SGR (2, dim).
+   */
   scan(bytes: Buffer): void {
     const before = this.#pen.code;
     const to = bytes.length;
@@ -876,7 +880,7 @@ export class OpenColours {
     for (let at = bytes.indexOf(0x1b); at !== -1 && at + 2 < to; at = bytes.indexOf(0x1b, at + 1)) {
       if (bytes[at + 1] !== 0x5b) continue;
       let end = at + 2;
-      while (end < to && (bytes[end] as number) >= 0x30 && (bytes[end] as number) <= 0x3f) end++;
+      while (end < to && (bytes[end] as number) >= 0x30 && (bytes[end] as number) <= 0x3b) end++;
       if (end < to && bytes[end] === 0x6d) this.#pen.apply(bytes.toString("latin1", at + 2, end));
     }
     if (this.#pen.code !== before) this.code = this.#pen.code === "" ? NO_CODE : codeBytes(this.#pen.code);
