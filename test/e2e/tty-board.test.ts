@@ -122,6 +122,18 @@ describe("the live board on a terminal", () => {
     for (const state of ["1%", "2%", "3%"]) expect(text.slice(0, last)).toMatch(new RegExp(`▶ prog {2}attempt 1/1 {2}\\S+ {2}${state}\\r?$`, "m"));
   });
 
+  it("shows a line's latest `\\r` state on its task's row in the colour set before that `\\r`, as a terminal shows it", async () => {
+    // A colour set before a carriage return holds after it: a terminal shows "50%" in red.
+    const yaml = "tasks:\n  prog:\n    run: printf '\\033[31mdownloading\\r50%%'; sleep 1.5; printf '\\n'\n";
+    const { bytes, code } = await runOnPty(yaml, { cols: 80, rows: 24 });
+    expect(code).toBe(0);
+    const text = bytes.toString("utf8");
+    const last = text.indexOf("prog |");
+    expect(last).toBeGreaterThan(0);
+    // eslint-disable-next-line no-control-regex -- the colour is the point
+    expect(text.slice(0, last)).toMatch(/▶\x1b\[39m prog {2}attempt 1\/1 {2}\S+ {2}\x1b\[31m50%/);
+  });
+
   it("takes the board off while the terminal reports a size of 0x0, task output going on as lines, and draws it again once it has a size", async () => {
     // ora counts a frame's rows by the width: with 0 columns it cleared none, and every redraw left a frame behind.
     const yaml = 'tasks:\n  a: { run: "echo a-0; while [ ! -e \\"$GO\\" ]; do sleep 0.05; done; for i in 1 2 3 4 5 6 7 8; do echo a-$i; sleep 0.3; done" }\n';

@@ -3,7 +3,7 @@ import type { ChalkInstance } from "chalk";
 import type { Ora } from "ora";
 import type { Queue } from "../../engine/index.js";
 import { BufferedWriter, whenStreamDrained } from "../output.js";
-import { eachLineText, expandTabsInBlock, hasControlBytes, rewrittenState, terminalSafe, widthOf } from "./control-bytes.js";
+import { eachLineText, expandTabsInBlock, hasControlBytes, OpenColours, rewrittenState, terminalSafe, widthOf } from "./control-bytes.js";
 import { formatDuration } from "../../handlers/format-duration.js";
 import { clock, clockWithDate, describeError } from "./describe.js";
 import { oneLine } from "../one-line.js";
@@ -477,15 +477,28 @@ const OPEN_LINE_BYTES = 1024;
 
 /**
  * What a terminal shows of a line not ended yet (`bytes`, its end), its latest state: from its last carriage return that
- * something follows, cleaned as task output above the board is (see terminalSafe). "" for nothing to show.
+ * something follows, in the colours set before it (see coloursBefore), cleaned as task output above the board is (see
+ * terminalSafe). "" for nothing to show.
  */
 function latestState(bytes: Buffer): string {
   let end = bytes.length;
   while (end > 0 && bytes[end - 1] === 0x0d) end--;
   const start = bytes.lastIndexOf(0x0d, end - 1) + 1;
-  const text = bytes.toString("utf8", start, end).replace(LEADING_BROKEN, "");
+  const text = coloursBefore(bytes, start) + bytes.toString("utf8", start, end).replace(LEADING_BROKEN, "");
   const shown = terminalSafe(text, textWidth);
   return shown.replace(COLOUR, "").trim() === "" ? "" : shown;
+}
+
+/**
+ * The colour code (SGR) that bytes[0, at) leave set, "" for none: a carriage return moves the cursor and keeps the colours,
+ * so `\e[31mdownloading\r50%` shows its 50% in red, which the row showed in none.
+ */
+function coloursBefore(bytes: Buffer, at: number): string {
+  const escape = bytes.indexOf(0x1b);
+  if (escape === -1 || escape >= at) return "";
+  const colours = new OpenColours();
+  colours.scan(bytes.subarray(escape, at));
+  return colours.code.toString("latin1");
 }
 
 /** A character cut at the start of the bytes kept (see OPEN_LINE_BYTES), as toString decodes it. */
