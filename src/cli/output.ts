@@ -125,7 +125,10 @@ export class BufferedWriter {
           continue;
         }
       } else {
-        // The lines before the next escape's, as one: their colours are those set before them.
+        // The lines before the next escape's, as one: their colours are those set before them. (The escape last found may be
+        // in a line written already, the one that left these colours set: the next is looked for from this line on.)
+        const start = line === 0 ? 0 : (ends[line - 1] as number);
+        if (escape !== -1 && escape < start) escape = bytes.indexOf(ESCAPE, start);
         while (upTo < count && (escape === -1 || (ends[upTo] as number) <= escape)) upTo++;
         if (upTo > line) {
           this.#writePrefixed(colours.framed(prefix), bytes, line, upTo, ends);
