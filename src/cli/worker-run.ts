@@ -5,6 +5,7 @@ import { TaskqError } from "../errors.js";
 import { formatMs, formatSetMs } from "../engine/errors.js";
 import { outerGraceWords } from "./outer-grace.js";
 import { formatDuration } from "../handlers/format-duration.js";
+import { SHOW_OPEN_LINE_AFTER_MS } from "../handlers/line-splitter.js";
 import { DbErrorLines } from "./db-error-lines.js";
 import { monotonicMs } from "../monotonic.js";
 import {
@@ -158,6 +159,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     const sink: OutputSink = {
       // Plain lines into a file or a pipe: every line comes to `lines` as bytes, none decoded.
       asWritten: !options.json && !terminal,
+      // Plain lines: one not ended yet shows as far as it goes after a second, as a local run's (see PlainRenderer).
+      ...(options.json ? {} : { showOpenLineAfterMs: SHOW_OPEN_LINE_AFTER_MS }),
       line: (taskId, stream, text, attempt) =>
         options.json ? print({ event: "output", runId, id: taskId, attempt, stream, text }, "") : out.write(`${runId}/${taskId} | ${terminal ? terminalSafe(text) : text}\n`),
       whenDrained: () => out.whenDrained(),

@@ -59,6 +59,8 @@ export interface AttemptOutputOptions {
   linesAsWritten?: boolean;
   /** What a terminal shows of a long line's rewritten beginning (see OutputSink.lineState). */
   lineState?: (text: string) => string;
+  /** How long a line not ended yet is held before it is shown as far as it goes (see OutputSink.showOpenLineAfterMs). */
+  showOpenLineAfterMs?: number;
   /** The end of each chunk after its last newline (see OutputSink.openLine). */
   onOpenLine?: (stream: StreamName, bytes: Buffer, fresh: boolean) => void;
   /** Called once, on the first log write failure. */
@@ -90,6 +92,7 @@ export class AttemptOutput {
   readonly #linesAsWritten: boolean;
   readonly #lineState: AttemptOutputOptions["lineState"];
   readonly #onOpenLine: AttemptOutputOptions["onOpenLine"];
+  readonly #showOpenLineAfterMs: number;
   readonly #sources: Readable[] = [];
   /** One per stream name: a pipe read by readNow and then by a stream keeps its open line. */
   readonly #splitters = new Map<StreamName, LineSplitter>();
@@ -126,6 +129,7 @@ export class AttemptOutput {
     this.#linesAsWritten = options.linesAsWritten === true;
     this.#lineState = options.lineState;
     this.#onOpenLine = options.onOpenLine;
+    this.#showOpenLineAfterMs = options.showOpenLineAfterMs ?? 0;
     this.#whenDisplayDrained = options.whenDisplayDrained;
     this.#lateLog = options.lateLog;
     this.#onLate = options.onLate;
@@ -417,7 +421,11 @@ export class AttemptOutput {
     if (splitter === undefined) {
       const onLines = this.#onLines;
       const onBlock: BlockHandler | undefined = onLines === undefined ? undefined : (bytes, count, ends) => onLines(stream, bytes, count, ends);
-      splitter = new LineSplitter((text) => this.#onLine(stream, text), onBlock, { asWritten: this.#linesAsWritten, ...(this.#lineState === undefined ? {} : { lineState: this.#lineState }) });
+      splitter = new LineSplitter((text) => this.#onLine(stream, text), onBlock, {
+        asWritten: this.#linesAsWritten,
+        showOpenAfterMs: this.#showOpenLineAfterMs,
+        ...(this.#lineState === undefined ? {} : { lineState: this.#lineState }),
+      });
       this.#splitters.set(stream, splitter);
     }
     return splitter;

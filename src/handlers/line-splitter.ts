@@ -1,5 +1,12 @@
 /** Lines longer than this many bytes are cut for display (the log keeps them whole). */
 export const DISPLAY_LIMIT = 4096;
+/**
+ * How long plain output holds a line not ended yet before it shows it as far as it goes (see LineSplitter's
+ * `showOpenAfterMs`). A second: a watcher of a CI log sees `waiting for db...` within it, not when its newline comes 30 s
+ * later, and a progress bar's latest state once a second; a line a program writes in pieces within a second (a compiler's
+ * `Compiling x ... ok`, a shell's several printf) shows whole, as does every line of a flood, whose pieces come microseconds apart.
+ */
+export const SHOW_OPEN_LINE_AFTER_MS = 1000;
 
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
@@ -31,6 +38,13 @@ let sharedEnds: Int32Array = EMPTY_ENDS;
 let sharedEndsLent = false;
 
 /**
+ * Splitters whose open line may be shown before it ends (see LineSplitter's `showOpenAfterMs`), and the one timer that
+ * looks at them: armed for the earliest due among them while any holds an open line, never per chunk, and unreferenced.
+ */
+const holding = new Set<LineSplitter>();
+let holdingTimer: NodeJS.Timeout | undefined;
+
+/**
  * Receives a run of complete lines as raw bytes: `bytes` holds `count` lines, each
  * ending in "\n", none longer than DISPLAY_LIMIT and none ending in "\r\n" (those come
  * one by one as text); a splitter made `asWritten` passes every line here, as written
@@ -58,6 +72,11 @@ export type BlockHandler = (bytes: Buffer, count: number, ends: Int32Array) => v
  * is cut as its text would be (on a character's boundary, then `… (N bytes)`); the last
  * gains a "\n" when the output did not end with one. A line no block can take (cut, begun
  * in an earlier chunk, or the last) comes in a block of its own.
+ *
+ * `showOpenAfterMs` (for plain output a person may watch as it comes: a CI log) shows a line held open that long, as far as
+ * it goes (`waiting for db...`, whose newline comes 30 s later), as a line of its own, then holds what comes of it from
+ * there on as a new line: a progress bar that rewrites itself with "\r" shows its latest state once a period, not every
+ * state. A line written in pieces within the period is shown whole.
  */
 export class LineSplitter {
   readonly #onLine: (text: string) => void;
@@ -81,11 +100,23 @@ export class LineSplitter {
   #state = "";
   readonly #lineState: ((text: string) => string) | undefined;
 
-  constructor(onLine: (text: string) => void, onBlock?: BlockHandler, options: { asWritten?: boolean; lineState?: (text: string) => string } = {}) {
+  /** How long an open line is held before it is shown as far as it goes (see above); 0: until it ends. */
+  readonly #showOpenAfterMs: number;
+  /** When the open line began to be held (performance.now()), while this splitter is in `holding`. */
+  #openedAt = 0;
+  /** Its open line was shown as far as it went, and nothing came since: a newline next ends nothing more. */
+  #shownOpen = false;
+
+  constructor(
+    onLine: (text: string) => void,
+    onBlock?: BlockHandler,
+    options: { asWritten?: boolean; lineState?: (text: string) => string; showOpenAfterMs?: number } = {},
+  ) {
     this.#onLine = onLine;
     this.#onBlock = onBlock;
     this.#asWritten = onBlock !== undefined && options.asWritten === true;
     this.#lineState = this.#asWritten ? undefined : options.lineState;
+    this.#showOpenAfterMs = Math.max(0, options.showOpenAfterMs ?? 0);
   }
 
   push(chunk: Buffer): void {
@@ -103,6 +134,7 @@ export class LineSplitter {
 
   #split(chunk: Buffer): void {
     let start = 0;
+    if (this.#shownOpen) start = this.#afterShown(chunk);
     let blockStart = -1;
     let blockLines = 0;
     const blocks = this.#onBlock !== undefined;
@@ -130,12 +162,77 @@ export class LineSplitter {
       start = newline + 1;
     }
     if (blockStart !== -1) this.#emitBlock(chunk, blockStart, start, blockLines);
+    const begun = start !== 0 || this.#lineBytes === 0;
     this.#append(chunk, start, chunk.length);
+    // A line begun in this chunk is timed from now; one held on, from when it began: one clock read per chunk at most.
+    if (this.#showOpenAfterMs !== 0 && this.#lineBytes !== 0 && (begun || !holding.has(this))) this.#hold();
   }
 
   /** Emits the last line when the output did not end with a newline. */
   flush(): void {
+    holding.delete(this);
+    this.#shownOpen = false;
     if (this.#lineBytes > 0) this.#emitOpenLine();
+  }
+
+  /**
+   * Where `chunk` goes on from after the open line was shown (see showOpenAfterMs): past the line's end where that is all
+   * that came of it since (a "\n", or a "\r\n"), which would else show an empty line; 0 where more came.
+   */
+  #afterShown(chunk: Buffer): number {
+    if (chunk.length === 0) return 0;
+    this.#shownOpen = false;
+    if (chunk[0] === NEWLINE) return 1;
+    return chunk[0] === CARRIAGE_RETURN && chunk[1] === NEWLINE ? 2 : 0;
+  }
+
+  /** Times the open line, just begun, and has the shared timer look at it (see showOpenAfterMs). */
+  #hold(): void {
+    this.#openedAt = performance.now();
+    holding.add(this);
+    if (holdingTimer === undefined) LineSplitter.#armHolding(this.#showOpenAfterMs);
+  }
+
+  static #armHolding(delayMs: number): void {
+    holdingTimer = setTimeout(LineSplitter.#lookAtHeld, Math.max(1, Math.ceil(delayMs)));
+    holdingTimer.unref(); // the run's end, not this timer, decides when taskq exits
+  }
+
+  /** The shared timer: shows each open line held its period, lets go of splitters whose line ended, and is armed again for the next due. */
+  static #lookAtHeld(): void {
+    holdingTimer = undefined;
+    const now = performance.now();
+    let next = Infinity;
+    for (const splitter of holding) {
+      if (splitter.#lineBytes === 0) {
+        holding.delete(splitter);
+        continue;
+      }
+      const due = splitter.#openedAt + splitter.#showOpenAfterMs;
+      if (due > now) next = Math.min(next, due);
+      else {
+        holding.delete(splitter);
+        splitter.#showOpen();
+      }
+    }
+    if (next !== Infinity) LineSplitter.#armHolding(next - now);
+  }
+
+  /**
+   * Shows the open line as far as it goes, as a line of its own (see showOpenAfterMs): as written, its latest state, from
+   * its last "\r" that a byte other than "\r" follows (a progress bar's states before it are gone from a terminal too).
+   */
+  #showOpen(): void {
+    if (this.#asWritten && this.#lineBytes === this.#prefixBytes && this.#prefix !== undefined) {
+      const rewrite = lastRewrite(this.#prefix, 0, this.#prefixBytes);
+      if (rewrite > 0) {
+        this.#prefix.copy(this.#prefix, 0, rewrite, this.#prefixBytes);
+        this.#prefixBytes -= rewrite;
+        this.#lineBytes -= rewrite;
+      }
+    }
+    this.#emitOpenLine();
+    this.#shownOpen = true;
   }
 
   #emitBlock(chunk: Buffer, start: number, end: number, count: number): void {

@@ -303,6 +303,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
         options.sink.note?.(`${task.id}: what a process it left running wrote after it ended cannot be written to ${logPath} (${errorCodeOf(error) ?? messageOf(error)}): it is dropped`, task.id),
       ...(options.sink.whenDrained === undefined ? {} : { whenDisplayDrained: () => options.sink.whenDrained?.() }),
       ...(options.sink.lineState === undefined ? {} : { lineState: (text: string) => options.sink.lineState!(text) }),
+      ...(options.sink.showOpenLineAfterMs === undefined ? {} : { showOpenLineAfterMs: options.sink.showOpenLineAfterMs }),
       ...(options.sink.openLine === undefined
         ? {}
         : {

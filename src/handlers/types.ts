@@ -70,6 +70,13 @@ export interface OutputSink {
    */
   openLine?(taskId: string, stream: StreamName, bytes: Buffer, fresh: boolean): void;
   /**
+   * Optional, for output a person may watch as it comes with no live display (plain lines into a CI log): a line not
+   * ended after this many milliseconds comes (to `line`, or as written to `lines`) as far as it goes, as a line of its
+   * own, and what comes of it from there on as a new line (see LineSplitter's `showOpenAfterMs`). Without it, a line
+   * comes once it ends.
+   */
+  readonly showOpenLineAfterMs?: number;
+  /**
    * Optional backpressure: undefined while the sink keeps up, else a promise of the moment
    * it has caught up. Meanwhile the task's pipes are paused, as for a slow log file.
    */

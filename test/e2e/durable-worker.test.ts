@@ -104,6 +104,16 @@ describe("taskq worker", () => {
     expect((await cli.done).code).toBe(143);
   }, 240_000);
 
+  it("in plain lines, shows a line its task has not ended yet as far as it goes before the rest comes, as a local run does", async () => {
+    const runId = await submit(await workflowFile("open-line", "tasks:\n  db: { run: \"printf 'waiting...'; sleep 3; echo done\" }\n"));
+    const worker = await startWorker(["-j", "1"]);
+    let early = "";
+    expect(await eventually(() => ((early = worker.stdout()), early.includes(`${runId}/db | waiting...\n`) || early.includes("done")), 20_000)).toBe(true);
+    expect(early).toContain(`${runId}/db | waiting...\n`);
+    expect(early).not.toContain(`${runId}/db | done`);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/db | waiting...\n${runId}/db | done\n`), 20_000)).toBe(true);
+  });
+
   it("applies retryOn as a local run does (a signal as 128 + its number, a timeout whatever it lists), and says why a failure is not retried", async () => {
     const file = await workflowFile(
       "retry-on",

@@ -6,6 +6,7 @@ import { oneLine } from "../one-line.js";
 import { BufferedWriter } from "../output.js";
 import { eachLineText, expandTabsInBlock, hasControlBytes, OpenColours, rewrittenState, terminalSafe } from "./control-bytes.js";
 import { formatDuration } from "../../handlers/format-duration.js";
+import { SHOW_OPEN_LINE_AFTER_MS } from "../../handlers/line-splitter.js";
 import { clock, clockWithDate, describeError } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
 import { TaskPrefixes } from "./task-prefixes.js";
@@ -21,6 +22,10 @@ const ESCAPE = 0x1b;
  * lines go through terminalSafe as above the live board: a task cannot clear the screen, set
  * the title or write over its prefix. Into a file or a pipe, they go as the task wrote them,
  * colours, "\r\n" and bytes that are not UTF-8 all, as in its log (see OutputSink.asWritten).
+ *
+ * A line a task has not ended after a second (`waiting for db...`, its newline 30 s away) shows as far as it goes, with
+ * taskq's newline, and the rest of it later on a line of its own (see OutputSink.showOpenLineAfterMs): a CI log's reader
+ * sees the task is not stuck.
  */
 export class PlainRenderer implements Renderer {
   readonly #out: BufferedWriter;
@@ -29,6 +34,8 @@ export class PlainRenderer implements Renderer {
   readonly #terminal: boolean;
   /** Not on a terminal: every line comes to `lines`, as bytes, never decoded (see OutputSink.asWritten). */
   readonly asWritten: boolean;
+  /** A line not ended yet shows as far as it goes after this long (see OutputSink.showOpenLineAfterMs). */
+  readonly showOpenLineAfterMs = SHOW_OPEN_LINE_AFTER_MS;
   /** As written: the colours each task's output has left set (see OpenColours), for the tasks that set any. */
   readonly #colours = new Map<string, OpenColours>();
   #info: RunInfo | undefined;

@@ -152,6 +152,8 @@ export interface Renderer {
   lineState?(text: string): string;
   /** The end of a task's output not yet a whole line (see OutputSink.openLine). */
   openLine?(taskId: string, stream: StreamName, bytes: Buffer, fresh: boolean): void;
+  /** A line not ended after this many milliseconds shows as far as it goes (see OutputSink.showOpenLineAfterMs). */
+  readonly showOpenLineAfterMs?: number;
   /** Optional backpressure from a slow reader of the output (see OutputSink.whenDrained). */
   whenDrained?(): Promise<void> | undefined;
   /** A message from taskq itself (a note, a signal received); `taskId` where it concerns one task. */

@@ -1,0 +1,151 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { DISPLAY_LIMIT, LineSplitter, SHOW_OPEN_LINE_AFTER_MS } from "../../src/handlers/line-splitter.js";
+
+const PERIOD = SHOW_OPEN_LINE_AFTER_MS;
+
+/** A splitter that shows open lines after PERIOD, and the lines it gave, as text. */
+function textSplitter(): { splitter: LineSplitter; lines: string[] } {
+  const lines: string[] = [];
+  return { splitter: new LineSplitter((text) => lines.push(text), undefined, { showOpenAfterMs: PERIOD }), lines };
+}
+
+/** As written (plain output into a file or a pipe): every line as the bytes handed on, "\n" included. */
+function writtenSplitter(): { splitter: LineSplitter; lines: string[] } {
+  const lines: string[] = [];
+  const onBlock = (bytes: Buffer, count: number, ends: Int32Array): void => {
+    for (let line = 0, start = 0; line < count; start = ends[line] as number, line++) lines.push(bytes.toString("latin1", start, ends[line]));
+  };
+  return { splitter: new LineSplitter(() => expect.fail("as written, no line comes as text"), onBlock, { asWritten: true, showOpenAfterMs: PERIOD }), lines };
+}
+
+const push = (splitter: LineSplitter, text: string): void => splitter.push(Buffer.from(text, "latin1"));
+
+describe("LineSplitter showing a line not ended yet (showOpenAfterMs)", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "performance"] });
+  });
+  afterEach(() => {
+    // The shared timer runs out (it shows what is left open): the next test starts with none armed.
+    vi.advanceTimersByTime(PERIOD * 2);
+    expect(vi.getTimerCount()).toBe(0);
+    vi.useRealTimers();
+  });
+
+  it("shows `waiting for db...` once held a period, and the rest of the line later as a line of its own", () => {
+    const { splitter, lines } = textSplitter();
+    push(splitter, "connecting\nwaiting for db...");
+    expect(lines).toEqual(["connecting"]);
+    vi.advanceTimersByTime(PERIOD - 1);
+    expect(lines).toEqual(["connecting"]);
+    vi.advanceTimersByTime(1);
+    expect(lines).toEqual(["connecting", "waiting for db..."]);
+    vi.advanceTimersByTime(30_000);
+    expect(lines).toHaveLength(2); // shown once, not again each period
+    push(splitter, "ok\nnext\n");
+    splitter.flush();
+    expect(lines).toEqual(["connecting", "waiting for db...", "ok", "next"]);
+  });
+
+  it("as written: the held bytes with taskq's newline, then the rest", () => {
+    const { splitter, lines } = writtenSplitter();
+    push(splitter, "waiting for db...");
+    vi.advanceTimersByTime(PERIOD);
+    expect(lines).toEqual(["waiting for db...\n"]);
+    push(splitter, "ok\n");
+    expect(lines).toEqual(["waiting for db...\n", "ok\n"]);
+  });
+
+  it("adds no empty line where the newline alone comes after the line was shown, nor at the end", () => {
+    for (const ending of ["\n", "\r\n"]) {
+      const { splitter, lines } = writtenSplitter();
+      push(splitter, "waiting");
+      vi.advanceTimersByTime(PERIOD);
+      push(splitter, ending);
+      push(splitter, "after\n");
+      splitter.flush();
+      expect(lines).toEqual(["waiting\n", "after\n"]);
+    }
+    const { splitter, lines } = textSplitter();
+    push(splitter, "last words");
+    vi.advanceTimersByTime(PERIOD);
+    splitter.flush();
+    expect(lines).toEqual(["last words"]);
+  });
+
+  it("shows a line written in pieces within a period whole", () => {
+    const { splitter, lines } = textSplitter();
+    push(splitter, "Compiling x ... ");
+    vi.advanceTimersByTime(PERIOD / 2);
+    push(splitter, "ok\nCompiling y ... ");
+    // y's line began later: it is timed from then, not from x's.
+    vi.advanceTimersByTime(PERIOD / 2);
+    push(splitter, "ok\n");
+    vi.advanceTimersByTime(PERIOD * 3);
+    expect(lines).toEqual(["Compiling x ... ok", "Compiling y ... ok"]);
+  });
+
+  it("times a line begun in a chunk of its own from then, not from the line before it", () => {
+    const { splitter, lines } = textSplitter();
+    push(splitter, "first ");
+    vi.advanceTimersByTime(PERIOD / 2);
+    push(splitter, "line\n");
+    push(splitter, "second ");
+    vi.advanceTimersByTime(PERIOD / 2);
+    expect(lines).toEqual(["first line"]);
+    push(splitter, "line\n");
+    vi.advanceTimersByTime(PERIOD * 2);
+    expect(lines).toEqual(["first line", "second line"]);
+  });
+
+  it("shows a progress bar that never ends its line at its latest state, once a period, not every state", () => {
+    const { splitter, lines } = writtenSplitter();
+    for (let percent = 1; percent <= 25; percent++) {
+      push(splitter, `\rdownloading ${percent * 4}%`);
+      vi.advanceTimersByTime(PERIOD / 10);
+    }
+    // 2.5 periods of states, ten a period: two shown, each its latest state alone.
+    expect(lines).toEqual(["\rdownloading 40%\n", "\rdownloading 80%\n"]);
+    push(splitter, "\rdone\n");
+    expect(lines.at(-1)).toBe("\rdownloading 84%\rdownloading 88%\rdownloading 92%\rdownloading 96%\rdownloading 100%\rdone\n");
+  });
+
+  it("cuts a long line held open as a line that ends is cut, with its length", () => {
+    const { splitter, lines } = writtenSplitter();
+    push(splitter, "y".repeat(DISPLAY_LIMIT + 10));
+    vi.advanceTimersByTime(PERIOD);
+    expect(lines).toEqual([`${"y".repeat(DISPLAY_LIMIT)}… (${DISPLAY_LIMIT + 10} bytes)\n`].map((line) => Buffer.from(line).toString("latin1")));
+    push(splitter, "z\n");
+    expect(lines.at(-1)).toBe("z\n");
+  });
+
+  it("keeps one timer for every splitter, and none while no line is open", () => {
+    const splitters = Array.from({ length: 50 }, () => textSplitter());
+    for (const { splitter } of splitters) push(splitter, "line\n".repeat(100));
+    expect(vi.getTimerCount()).toBe(0);
+    for (const { splitter } of splitters) for (let chunk = 0; chunk < 100; chunk++) push(splitter, "half a line");
+    expect(vi.getTimerCount()).toBe(1);
+    for (const { splitter } of splitters) push(splitter, "\n");
+    vi.advanceTimersByTime(PERIOD);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(splitters.every(({ lines }) => lines.length === 101 && lines[100] === "half a line".repeat(100))).toBe(true);
+  });
+
+  it("shows nothing early without the option", () => {
+    const lines: string[] = [];
+    const splitter = new LineSplitter((text) => lines.push(text));
+    push(splitter, "waiting");
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(PERIOD * 10);
+    expect(lines).toEqual([]);
+  });
+});
+
+describe("the timer that shows open lines", () => {
+  it("never keeps the process alive", () => {
+    const before = process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
+    const splitter = new LineSplitter(() => {}, undefined, { showOpenAfterMs: PERIOD });
+    splitter.push(Buffer.from("waiting"));
+    expect(process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length).toBe(before);
+    splitter.flush();
+  });
+});
