@@ -303,7 +303,6 @@ function firstLineIndentedMore(text: string, offset: number): number | undefined
   return first !== null && first[1]!.length > indent ? first[1]!.length + 1 : undefined;
 }
 
-/** The text of a JSON string as yaml quotes a token's source, or undefined if it is not one. */
 /**
  * yaml's words for a token out of place, with the text it found there as the file's line holds it: yaml quotes the whole
  * token, the lines after it and their comments too (`"run: echo # my note\n"`, a block of script made one problem of
@@ -314,12 +313,13 @@ function strayTokenWords(words: string, type: string, quoted: string | undefined
   if (found === undefined) return quoted === undefined ? words : `${words}: ${quoted}`;
   // A block's text comes with its indentation.
   const line = found.trimStart().split(/\r?\n/)[0]!;
-  // A quoted scalar's `#` is its text; elsewhere, one after a space (or starting the line) starts a comment.
-  const code = (/quoted-scalar$/.test(type) ? line : line.replace(/(?:^|[ \t])#.*$/, "")).trimEnd();
+  // A quoted scalar's `#` is its text; elsewhere, one starting the line, or after a space outside quotes (not `echo "a # b"`'s), starts a comment.
+  const code = /quoted-scalar$/.test(type) ? line.trimEnd() : line.startsWith("#") ? "" : withoutComment(line);
   if (code === "") return words;
   return `${words}: ${JSON.stringify(code.length > 60 ? `${code.slice(0, 57)}...` : code)}`;
 }
 
+/** The text of a JSON string as yaml quotes a token's source, or undefined if it is not one. */
 function parseQuoted(json: string): string | undefined {
   try {
     const value: unknown = JSON.parse(json);

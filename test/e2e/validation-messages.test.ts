@@ -71,6 +71,14 @@ describe("validation messages", () => {
     expect(await runIds(ws.logs)).toEqual([]);
   });
 
+  it("keeps a # inside quotes in yaml's words for text out of place: only a comment is left out, not the rest of a quoted string", { timeout: 30_000 }, async () => {
+    const ws = await workspace(["  s: x", "tasks:", "  b:", "    run: |", '      echo "a # b" && echo \'c # d\' # my note', ""].join("\n"));
+    const result = await runCli(["validate", ws.file], { cwd: ws.dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`${ws.file}:5:7: Unexpected scalar token in YAML stream: ${JSON.stringify("echo \"a # b\" && echo 'c # d'")}\n`);
+    expect(result.stderr).not.toContain("my note");
+  });
+
   it("ends an invalid file's problems with words that fit the command: run's that nothing was run, submit's that nothing was submitted, validate's, list's and graph's with the count alone", { timeout: 30_000 }, async () => {
     const ws = await workspace(["tasks:", "  a:", "    run: touch ran", "    retries: -1", ""].join("\n"));
     const problem = `${ws.file}:4:14: task "a": \`retries\` must be an integer from 0 to 100, got -1\n`;
