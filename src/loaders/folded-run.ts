@@ -1,4 +1,5 @@
 import { casePatternEnds, unclosedQuotes } from "./shell-traps.js";
+import { shortened } from "./shorten.js";
 
 /**
  * What YAML's folding makes of a `run` written over several lines as a plain value or a `>`
@@ -187,8 +188,7 @@ const CASE_WORD = /(?:^|[\s;&|(])case\s/;
 
 /** The two lines of a kept line break as the shell gets them, at most 60 characters of each. */
 function keptBreak(before: Line, text: string): string {
-  const cut = (line: string, fromEnd: boolean) => (line.length <= 60 ? line : fromEnd ? `...${line.slice(-57)}` : `${line.slice(0, 57)}...`);
-  return `${cut(before.text, true)} and then, on a line of its own, ${cut(text, false)}`;
+  return `${shortened(before.text, 60, true)} and then, on a line of its own, ${shortened(text)}`;
 }
 
 /** A line that goes on the command before it: an option, a pipe or list operator, a redirection, a closing `)`. */
@@ -203,8 +203,7 @@ const CARRIES_ON = /(?:[|&;({]|(?:^|\s)(?:do|then|else))$/;
 
 /** The two lines as the shell gets them, at most 60 characters of each. */
 function joined(before: Line, after: Line): string {
-  const cut = (text: string, fromEnd: boolean) => (text.length <= 60 ? text : fromEnd ? `...${text.slice(-57)}` : `${text.slice(0, 57)}...`);
-  return `${cut(before.text, true)} ${cut(after.text, false)}`;
+  return `${shortened(before.text, 60, true)} ${shortened(after.text)}`;
 }
 
 /** Each pair of lines whose line break YAML turns into a space. */

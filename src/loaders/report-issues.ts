@@ -7,6 +7,7 @@ import { defaultsSchema, isRunAt, PRIORITIES, TASK_TYPES, taskSchema, workflowFi
 import { durationMistake, OVER_DURATION_LIMIT, overDurationLimit } from "./duration.js";
 import { INTEGER_RANGES, isDurationField } from "./limits.js";
 import { closestMatch } from "./suggest.js";
+import { shortened } from "./shorten.js";
 
 type Issue = z.core.$ZodIssue;
 
@@ -659,5 +660,5 @@ export function readsAsNull(text: string): boolean {
  * direction marks), which made `"\ufeff  b"` read as `"  b"`.
  */
 export function quote(text: string): string {
-  return JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text).replace(/[\u007f-\u00a0\u00ad\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return JSON.stringify(shortened(text)).replace(/[\u007f-\u00a0\u00ad\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }

@@ -5,6 +5,7 @@
  */
 
 import { lowerBound } from "./lower-bound.js";
+import { shortened } from "./shorten.js";
 
 /**
  * `run: echo "issue #42 fixed"`: YAML ends a plain value at ` #`, so the shell would get `echo
@@ -534,7 +535,7 @@ const BASHISM_FAILURES: Record<BashismKind, (text: string) => string> = {
 /** The note for bashismIn's construct in a run (`multiline`: of several lines), where `shell`, this machine's /bin/sh (`/bin/sh (dash)`), refuses it. */
 export function bashismNote(found: { kind: BashismKind; text: string; line: number; substitution?: true; body?: "later" | "group" }, multiline: boolean, shell: string): string {
   const where = multiline ? ` (its line ${found.line})` : "";
-  const text = found.text.length > 60 ? `${found.text.slice(0, 57)}...` : found.text;
+  const text = shortened(found.text);
   const bash = `${found.kind === "array" ? "" : "or "}run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)`;
   let failure = (found.body === undefined ? BASHISM_FAILURES[found.kind](found.text) : FUNCTION_BODY[found.body]).replace("SHELL", shell);
   if (found.substitution === true) failure = failure.replace("so the task exits 2 there and runs nothing after it", "so the command substitution it is in exits 2 there and runs nothing after it");
@@ -653,7 +654,7 @@ export function unclosedQuoteNote(run: string): string | undefined {
   const open = openQuote(run);
   if (open === undefined || open === "unsure") return undefined;
   const rest = run.slice(open.index).split("\n")[0]!;
-  const shown = rest.length > 30 ? `${rest.slice(0, 27)}...` : rest;
+  const shown = shortened(rest, 30);
   const line = run.slice(0, open.index).split("\n").length;
   const where = run.includes("\n") ? ` (its line ${line})` : "";
   const asText = open.quote === '"' ? `\\" (or inside '...')` : `\\' (or inside "...")`;

@@ -1,5 +1,6 @@
 import type { CST } from "yaml";
 import { noBreakSpaceWords, slashCommentWords } from "./report-issues.js";
+import { shortened } from "./shorten.js";
 
 /**
  * What to change, added to yaml's own words for the syntax errors a common slip causes (a
@@ -316,7 +317,7 @@ function strayTokenWords(words: string, type: string, quoted: string | undefined
   // A quoted scalar's `#` is its text; elsewhere, one starting the line, or after a space outside quotes (not `echo "a # b"`'s), starts a comment.
   const code = /quoted-scalar$/.test(type) ? line.trimEnd() : line.startsWith("#") ? "" : withoutComment(line);
   if (code === "") return words;
-  return `${words}: ${JSON.stringify(code.length > 60 ? `${code.slice(0, 57)}...` : code)}`;
+  return `${words}: ${JSON.stringify(shortened(code))}`;
 }
 
 /** The text of a JSON string as yaml quotes a token's source, or undefined if it is not one. */
@@ -585,7 +586,7 @@ function itemAlignedAbove(text: string, offset: number): { line: number; own: nu
     const item = ITEM_LINE.exec(line);
     if (item !== null && (found === undefined || depth < found.indent)) {
       const words = item[2]!.replace(/\s+#.*$/, "").trim();
-      found = { item: `- ${words.length > 30 ? `${words.slice(0, 27)}...` : words}`.trimEnd(), indent: depth };
+      found = { item: `- ${shortened(words, 30)}`.trimEnd(), indent: depth };
     }
   }
   return found === undefined ? undefined : { line: index + 1, own: indent + 1, item: found.item, col: found.indent + 1 };

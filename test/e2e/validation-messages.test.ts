@@ -79,6 +79,27 @@ describe("validation messages", () => {
     expect(result.stderr).not.toContain("my note");
   });
 
+  it("cuts a long line it quotes at 60 characters without splitting an emoji in two, in text and in JSON", { timeout: 30_000 }, async () => {
+    // Cut at 57 UTF-16 units, each of these lines ended in half an emoji: U+FFFD in the text, `\ud83d` in JSON.
+    const stray = `echo ${"x".repeat(51)}${"\u{1f600}".repeat(10)}`;
+    const folded = `echo ${"\u{1f600}".repeat(30)}`;
+    const ws = await workspace(["  s: x", "tasks:", "  b:", "    run: |", `      ${stray}`, ""].join("\n"));
+    const kept = await workspace(["tasks:", "  a:", "    run: >", `      ${folded}`, "        --rm", ""].join("\n"));
+    const text = await runCli(["validate", ws.file], { cwd: ws.dir });
+    expect(text.stderr).toContain(`${ws.file}:5:7: Unexpected scalar token in YAML stream: "echo ${"x".repeat(51)}..."\n`);
+    const note = await runCli(["validate", kept.file], { cwd: kept.dir });
+    expect(note.stdout).toContain(`it gets ...${"\u{1f600}".repeat(28)} and then, on a line of its own, --rm;`);
+    for (const [dir, file] of [[ws.dir, ws.file], [kept.dir, kept.file]] as const) {
+      const json = await runCli(["validate", "--output", "json", file], { cwd: dir });
+      expect(json.stdout).not.toMatch(/\\ud[89a-f][0-9a-f]{2}/i);
+      expect(json.stdout).not.toContain("\ufffd");
+    }
+    expect(`${text.stderr}${note.stdout}`).not.toContain("\ufffd");
+    // A value quoted in a problem, as each of the others.
+    const value = await workspace(["tasks:", "  a:", "    run: echo", `    priority: "${"x".repeat(56)}${"\u{1f600}".repeat(5)}"`, ""].join("\n"));
+    expect((await runCli(["validate", value.file], { cwd: value.dir })).stderr).toContain(`got "${"x".repeat(56)}..."\n`);
+  });
+
   it("ends an invalid file's problems with words that fit the command: run's that nothing was run, submit's that nothing was submitted, validate's, list's and graph's with the count alone", { timeout: 30_000 }, async () => {
     const ws = await workspace(["tasks:", "  a:", "    run: touch ran", "    retries: -1", ""].join("\n"));
     const problem = `${ws.file}:4:14: task "a": \`retries\` must be an integer from 0 to 100, got -1\n`;
