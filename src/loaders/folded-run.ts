@@ -150,12 +150,30 @@ export function keptLineInFold(value: FoldedSource): { offset: number; note: str
 /** A here-document's operator and delimiter (`<<EOF`, `<<-'END'`), not a here-string's `<<<`. */
 const HEREDOC = /(?<!<)<<(-?)[ \t]*(["']?)([^\s"'<>;&|()]+)\2/g;
 
-/** An arithmetic expansion (`$((1 << 2))`, one level of parentheses inside), whose `<<` is a shift, not a here-document. */
-const ARITHMETIC = /\$\(\((?:[^()]|\([^()]*\))*\)\)/g;
-
 /** The here-documents a line opens, in order: each `<<`'s delimiter, and whether its leading tabs are stripped (`<<-`); none for a shift in `$((...))`. */
 function heredocsOpened(text: string): Array<{ word: string; tabs: boolean }> {
-  return [...withoutShellComment(text).replace(ARITHMETIC, "").matchAll(HEREDOC)].map(([, dash, , word]) => ({ word: word!, tabs: dash === "-" }));
+  return [...withoutArithmetic(withoutShellComment(text)).matchAll(HEREDOC)].map(([, dash, , word]) => ({ word: word!, tabs: dash === "-" }));
+}
+
+/**
+ * A line without its arithmetic expansions (`$((1 << 2))`, whose `<<` is a shift, not a here-document), to the `))` that
+ * closes each, however deep the parentheses inside it nest (`$(( ((1)) << 2 ))`); one left open is kept.
+ */
+function withoutArithmetic(text: string): string {
+  let kept = "";
+  let from = 0;
+  for (let start = text.indexOf("$((", from); start !== -1; start = text.indexOf("$((", from)) {
+    let depth = 0;
+    let end = start + 1;
+    for (; end < text.length; end++) {
+      if (text[end] === "(") depth++;
+      else if (text[end] === ")" && --depth === 0) break;
+    }
+    if (end >= text.length) break;
+    kept += text.slice(from, start);
+    from = end + 1;
+  }
+  return kept + text.slice(from);
 }
 
 /** A line's text without a comment after its command (` # note`), and the spaces before it; a whole-line comment is left as it is. */

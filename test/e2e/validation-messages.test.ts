@@ -71,6 +71,16 @@ describe("validation messages", () => {
     expect(await runIds(ws.logs)).toEqual([]);
   });
 
+  it("takes no shift for a heredoc in an arithmetic expansion whose parentheses nest deeper: a > block's kept line break after it is still told", { timeout: 30_000 }, async () => {
+    for (const first of ["echo $(( ((1)) << 2 )) &&", "echo $(( (1+(2)) << 2 )) $((3<<1)) &&"]) {
+      const ws = await workspace(["tasks:", "  a:", "    run: >", `      ${first}`, "      docker run", "        --rm alpine", ""].join("\n"));
+      const result = await runCli(["validate", ws.file], { cwd: ws.dir });
+      expect(result.code, first).toBe(0);
+      expect(result.stdout, first).toContain(`note: ${ws.file}:6:9: task "a": run is a > block`);
+      expect(result.stdout, first).toContain("it gets docker run and then, on a line of its own, --rm alpine;");
+    }
+  });
+
   it("keeps a # inside quotes in yaml's words for text out of place: only a comment is left out, not the rest of a quoted string", { timeout: 30_000 }, async () => {
     const ws = await workspace(["  s: x", "tasks:", "  b:", "    run: |", '      echo "a # b" && echo \'c # d\' # my note', ""].join("\n"));
     const result = await runCli(["validate", ws.file], { cwd: ws.dir });
