@@ -150,10 +150,13 @@ export function keptLineInFold(value: FoldedSource): { offset: number; note: str
 /** A here-document's operator and delimiter (`<<EOF`, `<<-'END'`), not a here-string's `<<<`. */
 const HEREDOC = /(?<!<)<<(-?)[ \t]*(["']?)([^\s"'<>;&|()]+)\2/g;
 
-/** The here-documents a line opens, in order: each `<<`'s delimiter, and whether its leading tabs are stripped (`<<-`); none for a shift in `$((...))`. */
+/** The here-documents a line opens, in order: each `<<`'s delimiter, and whether its leading tabs are stripped (`<<-`); none for a shift in `$((...))` or a `<<` in quotes. */
 function heredocsOpened(text: string): Array<{ word: string; tabs: boolean }> {
-  return [...withoutArithmetic(withoutShellComment(text)).matchAll(HEREDOC)].map(([, dash, , word]) => ({ word: word!, tabs: dash === "-" }));
+  return [...withoutArithmetic(withoutShellComment(text)).replace(QUOTED_TEXT, (quoted) => (quoted.startsWith("<<") ? quoted : '""')).matchAll(HEREDOC)].map(([, dash, , word]) => ({ word: word!, tabs: dash === "-" }));
 }
+
+/** A quoted string (`echo "a<<b"`, whose `<<` is text), read from the left; a heredoc's quoted delimiter (`<<'EOF'`) with its `<<`, kept. */
+const QUOTED_TEXT = /<<-?[ \t]*(["'])[^"'\n]*\1|'[^']*'|"(?:[^"\\]|\\.)*"/g;
 
 /**
  * A line without its arithmetic expansions (`$((1 << 2))`, whose `<<` is a shift, not a here-document), to the `))` that

@@ -81,6 +81,19 @@ describe("validation messages", () => {
     }
   });
 
+  it("takes no << inside quotes for a heredoc in a > block (`echo \"a<<b\"`): a kept line break after it is still told, and a quoted delimiter's heredoc still is one", { timeout: 30_000 }, async () => {
+    const block = (first: string) => ["tasks:", "  a:", "    run: >", `      ${first}`, "      docker run", "        --rm alpine", ""].join("\n");
+    for (const first of ['echo "a<<b" &&', "echo 'x <<y' &&"]) {
+      const ws = await workspace(block(first));
+      const result = await runCli(["validate", ws.file], { cwd: ws.dir });
+      expect(result.stdout, first).toContain(`note: ${ws.file}:6:9: task "a": run is a > block`);
+    }
+    for (const first of ["cat <<'EOF' && echo 'x'", 'cat <<"EOF" && echo "x"']) {
+      const ws = await workspace(block(first));
+      expect(await runCli(["validate", ws.file], { cwd: ws.dir }), first).toMatchObject({ code: 0, stdout: `${ws.file}: ok, 1 task\n` });
+    }
+  });
+
   it("keeps a # inside quotes in yaml's words for text out of place: only a comment is left out, not the rest of a quoted string", { timeout: 30_000 }, async () => {
     const ws = await workspace(["  s: x", "tasks:", "  b:", "    run: |", '      echo "a # b" && echo \'c # d\' # my note', ""].join("\n"));
     const result = await runCli(["validate", ws.file], { cwd: ws.dir });
