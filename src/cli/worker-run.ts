@@ -461,6 +461,7 @@ const LEASE_LOST_WORDS: Record<LeaseLost, string> = {
   taken: "lease taken over by another worker",
   stalled: "lease ran out while this worker was stalled (no renewal could be sent)",
   locked: "lease ran out while its task's row was locked by another session",
+  queued: "lease ran out while its renewal waited behind other tasks' renewals, refused rows locked by another session",
   unreachable: "lease could not be renewed",
 };
 

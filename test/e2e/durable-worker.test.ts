@@ -329,6 +329,39 @@ tasks:
     expect((await worker.cli.done).code).toBe(143);
   }, 60_000);
 
+  it("a session holding 24 running tasks' rows past their lease: every lease lost is said as lost to that session's lock, none as a database that did not answer", async () => {
+    const keys = Array.from({ length: 24 }, (_, i) => `t${String(i + 1).padStart(2, "0")}`);
+    const runId = await submit(await workflowFile("rows-held", `tasks:\n${keys.map((key) => `  ${key}: { run: 'echo started; sleep 30' }\n`).join("")}`));
+    // More tasks than the worker's few renewal connections can serve in a lease while each renewal waits its lock wait for a held row.
+    const worker = await startWorker(["--lease", "3s", "-j", "24"]);
+    expect(await eventually(() => keys.every((key) => worker.stdout().includes(`${runId}/${key} | started`)), 20_000)).toBe(true);
+    const client = new pg.Client({ connectionString: DATABASE_URL, application_name: "psql" });
+    await client.connect();
+    try {
+      const pid = (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+      await client.query("BEGIN");
+      await client.query(`SELECT id FROM "${SCHEMA}".tasks WHERE run_id = $1 FOR UPDATE`, [runId]);
+      await sleep(6_000);
+      await client.query("COMMIT");
+      const session = `another session (pid ${pid}, application_name "psql"`;
+      const tasks = (await waitForRun(runId)).tasks;
+      expect(tasks.map((t) => t.state)).toEqual(keys.map(() => "failed"));
+      // Each said as lost to that lock: its own row refused, or its renewal kept from a connection by the others' renewals, each refused theirs.
+      for (const t of tasks) {
+        expect(t.lastError).toMatch(/^the lease ran out while its renewals? waited for a (lock|connection)/);
+        expect(t.lastError).toContain(session);
+      }
+      const out = worker.stdout();
+      expect(out).toContain(`db      heartbeat failed: task "`);
+      expect(out).not.toContain("the worker stalled or the database did not answer");
+      expect(out).not.toContain("lease could not be renewed");
+    } finally {
+      await client.end();
+    }
+    worker.cli.child.kill("SIGTERM");
+    expect((await worker.cli.done).code).toBe(143);
+  }, 90_000);
+
   it("a session holding a running task's row for less than its lease costs it nothing: its renewal goes through once the row is free", async () => {
     const worker = await startWorker(["--lease", "6s", "-j", "1"]);
     const runId = await submit(await workflowFile("row-held-briefly", "tasks:\n  brief: { run: 'echo started; sleep 8' }\n"));

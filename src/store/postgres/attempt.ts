@@ -64,6 +64,10 @@ export class Attempt {
   #lockedBy: string | undefined;
   /** When (performance.now()) the statement of the renewal waiting for its answer was sent, if one is (see RenewOptions.onSent). */
   #renewalSentAt: number | undefined;
+  /** When (performance.now()) the renewal on its way was asked for (before it waited for a connection of the renewals' pool), if one is. */
+  #renewalAskedAt: number | undefined;
+  /** Where the lease ran out while its renewal waited for a connection behind renewals refused for a lock: whose lock (see #whyRanOut). */
+  #queuedBehind: string | undefined;
   /** The last renewal failed (`db-error`): the next that succeeds says `db-recovered`. */
   #heartbeatFailed = false;
   #lostAt = 0;
@@ -364,8 +368,23 @@ export class Attempt {
     this.#leaseWatch = setTimeout(() => {
       // Fired a heartbeat's interval late or more: no renewal could be sent, as this process did not run.
       if (performance.now() - due >= this.#options.heartbeatMs) this.#stalled = true;
-      setImmediate(() => this.#lose(this.#stalled ? "stalled" : this.#lockedBy !== undefined && !this.#renewalUnanswered() ? "locked" : "unreachable"));
+      setImmediate(() => this.#lose(this.#whyRanOut()));
     }, delay);
+  }
+
+  /**
+   * Why the lease ran out without a renewal: this process stalled; its renewals were refused its row (locked); its renewal
+   * waited for a connection all the while other tasks' renewals were refused rows another session locked, each holding one
+   * of the renewals' few connections for its lock wait (queued: with many tasks' rows held, most renewals never reached
+   * theirs before their leases ran out, and were told as a database that did not answer); or the database did not answer.
+   */
+  #whyRanOut(): LeaseLost {
+    if (this.#stalled) return "stalled";
+    if (this.#lockedBy !== undefined && !this.#renewalUnanswered()) return "locked";
+    // Its renewal still waits for a connection, or got one only lately and waits for its row (not for longer than a lock wait is answered).
+    const askedAt = this.#renewalAskedAt;
+    this.#queuedBehind = askedAt === undefined || this.#renewalUnanswered() ? undefined : this.#options.store.renewalRefusedSince(askedAt);
+    return this.#queuedBehind === undefined ? "unreachable" : "queued";
   }
 
   /**
@@ -395,10 +414,11 @@ export class Attempt {
       // Once the handler has ended, a row locked is skipped: its record holds it (a sweep skips it too), waiting on
       // another row; the renewal waiting behind it would hold a connection of the renewals' pool, for others' leases.
       const ended = this.#handlerDone;
+      this.#renewalAskedAt = sentAt;
       const onSent = () => (this.#renewalSentAt = statementSentAt = performance.now());
       const renewal = store.renew(task.taskId, task.leaseToken, leaseMs, { timeoutMs: this.#leaseEnds - sentAt, skipLocked: ended, onSent, ...(tail === undefined ? {} : { tail: tail.lines }) });
       if (!ended) this.#waitingRenewal = renewal.catch(() => undefined);
-      const { status, cancelKind } = await renewal.finally(() => (this.#renewalSentAt = undefined));
+      const { status, cancelKind } = await renewal.finally(() => (this.#renewalSentAt = this.#renewalAskedAt = undefined));
       if (this.#lost !== undefined) return;
       if (status === "lost") {
         if (!ended) return this.#lose("taken");
@@ -473,7 +493,7 @@ export class Attempt {
     this.#lostAt = performance.now();
     this.#options.metrics.leasesLost.inc();
     this.#options.emit({ type: "lease-lost", task: this.task, why });
-    this.abort("LEASE_LOST", leaseLostWords(why, this.#lockedBy));
+    this.abort("LEASE_LOST", leaseLostWords(why, this.#lockedBy, this.#queuedBehind));
     // Ran out: another worker may have the task now, or no one; the record tells (see #record).
     if (why === "taken") this.#options.onLeaseLost();
   }
@@ -492,9 +512,12 @@ function mayHaveWaitedForLock(error: unknown): boolean {
 }
 
 /** Why an attempt's lease was lost, in the words of its error. */
-function leaseLostWords(why: LeaseLost, lockedBy: string | undefined): string {
+function leaseLostWords(why: LeaseLost, lockedBy: string | undefined, queuedBehind: string | undefined): string {
   if (why === "taken") return "the lease was taken over";
   if (why === "locked" && lockedBy !== undefined) return `the lease ran out while its renewals waited for a lock: ${lockedBy}`;
+  if (why === "queued" && queuedBehind !== undefined) {
+    return `the lease ran out while its renewal waited for a connection, each of the worker's renewal connections taken by another task's renewal waiting for a row locked by ${queuedBehind}`;
+  }
   return "the lease ran out before a renewal (the worker stalled or the database did not answer)";
 }
 

@@ -104,27 +104,50 @@ export const RENEWAL_LOCKED_RETRY_MS = LOCK_WAIT_MS;
  * session holding it (not how long its transaction has been open: the words stay the same from one try to the next,
  * so a worker says them once). STORE_LOCKED.
  */
-export async function renewalLockedError(pool: pg.Pool, names: SchemaNames, error: unknown): Promise<RenewalLockedError> {
-  const holder = await findLockHolder(pool, names, error).catch(() => undefined);
+export async function renewalLockedError(db: pg.Pool | pg.ClientBase, names: SchemaNames, error: unknown): Promise<RenewalLockedError> {
+  let sessionIdle = true;
+  const holder = await findLockHolder(db, names, error).catch(() => {
+    sessionIdle = false;
+    return undefined;
+  });
   const what = holder?.key === undefined ? "its task's row is locked by another session" : `task ${JSON.stringify(holder.key)} of run ${holder.runId!} is locked by another session`;
   const session = [
     ...(holder?.pid === undefined ? [] : [`pid ${holder.pid}`]),
     ...(holder?.applicationName === undefined ? [] : [`application_name ${JSON.stringify(holder.applicationName)}`]),
     ...(holder?.client === undefined ? [] : [`client ${holder.client}`]),
   ];
+  const by = `another session${session.length === 0 ? "" : ` (${session.join(", ")})`}`;
   const held = `${what}${session.length === 0 ? "" : ` (${session.join(", ")})`}`;
-  return new RenewalLockedError(held, `heartbeat failed: ${held}: the lease is renewed once that session's transaction ends, and runs out if it does not end in time`, error);
+  return new RenewalLockedError(held, `heartbeat failed: ${held}: the lease is renewed once that session's transaction ends, and runs out if it does not end in time`, error, { by, sessionIdle });
 }
 
-/** A renewal refused its task's row (STORE_LOCKED), with `held`: the row and the session holding it, in words ("task "a" of run r is locked by another session (pid 42, ...)"). */
+/**
+ * A renewal refused its task's row (STORE_LOCKED), with `held`: the row and the session holding it, in words ("task "a" of run r
+ * is locked by another session (pid 42, ...)"); and `by`, that session alone ("another session (pid 42, ...)").
+ */
 export class RenewalLockedError extends TaskqError {
   constructor(
     readonly held: string,
     message: string,
     cause: unknown,
+    {
+      by = "another session",
+      sessionIdle = true,
+    }: {
+      by?: string;
+      /** False where the look-up of the holder failed (timed out): the session it ran on may still be busy with it, and is not to be used again. */
+      sessionIdle?: boolean;
+    } = {},
   ) {
     super("STORE_LOCKED", message, { cause });
+    this.by = by;
+    this.sessionIdle = sessionIdle;
   }
+
+  /** The session holding the row, alone ("another session (pid 42, ...)"): whose lock kept other tasks' renewals from a connection (see PostgresStore.renewalRefusedSince). */
+  readonly by: string;
+  /** False where the look-up of the holder failed (timed out): the session it ran on may still be busy with it, and is not to be used again. */
+  readonly sessionIdle: boolean;
 }
 
 /** What the database says of a lock a statement waited for in vain; every field may be missing. */
@@ -153,7 +176,7 @@ const TUPLE = /\btuple (\(\d+,\d+\)) in relation "([^"]+)"/;
  * deleted since by a transaction that has ended: then nothing is named). Undefined where the context names no row
  * of the store's tables (a lock on a whole table: a migration).
  */
-async function findLockHolder(pool: pg.Pool, names: SchemaNames, error: unknown): Promise<LockHolder | undefined> {
+async function findLockHolder(pool: pg.Pool | pg.ClientBase, names: SchemaNames, error: unknown): Promise<LockHolder | undefined> {
   const where = (error as { where?: unknown }).where;
   const found = typeof where === "string" ? TUPLE.exec(where) : null;
   if (found === null) return undefined;

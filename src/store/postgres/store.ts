@@ -9,7 +9,7 @@ import { completeAndLease, type CompleteAndLeaseResult, type EndedAttempt } from
 import { refreshRunState, settleRuns } from "./graph.js";
 import { leaseTasks, nextLeaseExpiry, nextRunnableDelay, renewLease } from "./lease.js";
 import { NotificationListener } from "./listener.js";
-import { isLockNotAvailable, renewalLockedError, RENEWAL_LOCK_WAIT_MS, retryLockWaits } from "./lock-wait.js";
+import { isLockNotAvailable, RenewalLockedError, renewalLockedError, RENEWAL_LOCK_WAIT_MS, retryLockWaits } from "./lock-wait.js";
 import { FIRST_MIGRATION_VERSION, LATEST_MIGRATION, migrate, migrateStore, notUsable } from "./migrations.js";
 import { schemaNames, type SchemaNames } from "./names.js";
 import { pruneRuns, type PruneResult } from "./prune.js";
@@ -134,6 +134,8 @@ export class PostgresStore {
    * never keeps a running task's renewal from a connection. A pool given to the store serves both.
    */
   readonly #renewals: pg.Pool;
+  /** The last renewal refused its task's row: by whose lock (RenewalLockedError.by), and when (performance.now()). */
+  #renewalRefused: { by: string; at: number } | undefined;
   readonly #random: () => number;
   readonly #onError: (error: unknown) => void;
   readonly #timeouts: Timeouts;
@@ -313,18 +315,35 @@ export class PostgresStore {
     return this.#guard(
       "heartbeat",
       () =>
-        keptIfRefused(this.#renewals, (client) => {
+        keptIfRefused(this.#renewals, async (client) => {
           // Where its lock waits are cut short (an owned pool's renewals: see RENEWAL_LOCK_WAIT_MS); a pool given may wait them out.
           if (this.#ownsPool) options.onSent?.();
-          return renewLease(client, this.#names, taskId, token, leaseMs, options.timeoutMs, tail, options.skipLocked);
-        }).catch(async (error: unknown) => {
-          // Its row held by another session (a psql transaction): STORE_LOCKED, naming it, and the attempt tries again soon (see Attempt).
-          // Looked up on the renewals' pool: the main one may have every connection taken by records waiting on locks, and the
-          // look-up would wait for one (up to the connect timeout), the renewal's retry with it, while the lease runs out.
-          throw isLockNotAvailable(error) ? await renewalLockedError(this.#renewals, this.#names, error) : error;
+          try {
+            return await renewLease(client, this.#names, taskId, token, leaseMs, options.timeoutMs, tail, options.skipLocked);
+          } catch (error) {
+            // Its row held by another session (a psql transaction): STORE_LOCKED, naming it, and the attempt tries again soon (see Attempt).
+            // Looked up on the session refused, idle again, before it is given back: not on the main pool, whose every connection may
+            // be taken by records waiting on locks; nor queued for another of the renewals' few, behind the other tasks' renewals each
+            // waiting its lock wait for a row that session holds (with 24 tasks' rows held, every refusal was told a second or more
+            // late, and most leases ran out told as a database that did not answer).
+            if (!isLockNotAvailable(error)) throw error;
+            const locked = await renewalLockedError(client, this.#names, error);
+            this.#renewalRefused = { by: locked.by, at: performance.now() };
+            throw locked;
+          }
         }),
       options.timeoutMs,
     );
+  }
+
+  /**
+   * The session whose lock refused a renewal at `since` (performance.now()) or later, in words ("another session (pid 42, ...)"):
+   * a renewal that waited that long for a connection of the renewals' few waited behind renewals each held there for their lock
+   * wait, which is why it did not get through (see Attempt's lease watch). Undefined where none was refused since.
+   */
+  renewalRefusedSince(since: number): string | undefined {
+    const refused = this.#renewalRefused;
+    return refused !== undefined && refused.at >= since ? refused.by : undefined;
   }
 
   /** Records an attempt's outcome; false when `token` no longer owns the task. */
@@ -666,7 +685,7 @@ async function keptIfRefused<T>(pool: pg.Pool, use: (client: pg.PoolClient) => P
   try {
     result = await use(client);
   } catch (error) {
-    client.release(!isLockNotAvailable(error));
+    client.release(!isLockNotAvailable(error) && !(error instanceof RenewalLockedError && error.sessionIdle));
     throw error;
   }
   client.release();

@@ -34,10 +34,12 @@ export type TaskHandler = (task: LeasedTask, context: AttemptContext) => Promise
 /**
  * Why an attempt's lease was lost: `taken`, a renewal found the task taken over; `stalled`, it ran out
  * while this process did not run (SIGSTOP, a paused VM), so no renewal was even sent; `locked`, it ran out
- * while renewals were refused the task's row, which another session held (a psql transaction); `unreachable`,
+ * while renewals were refused the task's row, which another session held (a psql transaction); `queued`, it ran
+ * out while its renewal waited for a connection of the worker's renewals, every one taken by other tasks' renewals
+ * each refused a row another session held (that session's lock is why, whether or not it held this task's row); `unreachable`,
  * it ran out while renewals got no answer (the database did not answer in time).
  */
-export type LeaseLost = "taken" | "stalled" | "locked" | "unreachable";
+export type LeaseLost = "taken" | "stalled" | "locked" | "queued" | "unreachable";
 
 /** Abort reasons, as `TaskqError.code` on `signal.reason`. */
 export type AbortCode = "TIMEOUT" | "CANCELLED" | "LEASE_LOST" | "SHUTDOWN";
