@@ -114,6 +114,15 @@ describe("taskq worker", () => {
     expect(await eventually(() => worker.stdout().includes(`${runId}/db | waiting...\n${runId}/db | done\n`), 20_000)).toBe(true);
   });
 
+  it("in plain lines into a pipe, a line shown before it ends keeps its colours as a local run's: taskq's lines after it are not coloured, the rest of it is", async () => {
+    const runId = await submit(await workflowFile("open-colour", "tasks:\n  d: { run: \"printf '\\\\033[31mwait'; sleep 2; printf 'ing\\\\033[0m\\\\n'\" }\n"));
+    const worker = await startWorker(["-j", "1"]);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/d`) && /\bok +\S+\/d\b/.test(worker.stdout()), 20_000)).toBe(true);
+    const out = worker.stdout();
+    // Reset before the next line, whoever writes it; the prefix of the rest uncoloured, its text red again.
+    expect(out).toContain(`${runId}/d | \x1b[31mwait\n\x1b[0m${runId}/d | \x1b[31ming\x1b[0m\n`);
+  });
+
   it("applies retryOn as a local run does (a signal as 128 + its number, a timeout whatever it lists), and says why a failure is not retried", async () => {
     const file = await workflowFile(
       "retry-on",
