@@ -177,10 +177,15 @@ export class LineSplitter {
 
   /**
    * Where `chunk` goes on from after the open line was shown (see showOpenAfterMs): past the line's end where that is all
-   * that came of it since (a "\n", or a "\r\n"), which would else show an empty line; 0 where more came.
+   * that came of it since (a "\n", or a "\r\n"), which would else show an empty line; 0 where more came. A chunk of "\r"
+   * alone (a progress bar's return, its newline to come) is passed over, and the line still counts as shown: held, it
+   * would show an empty line a period later, and its newline would end nothing more.
    */
   #afterShown(chunk: Buffer): number {
     if (chunk.length === 0) return 0;
+    let returns = 0;
+    while (returns < chunk.length && chunk[returns] === CARRIAGE_RETURN) returns++;
+    if (returns === chunk.length) return returns;
     this.#shownOpen = false;
     if (chunk[0] === NEWLINE) return 1;
     return chunk[0] === CARRIAGE_RETURN && chunk[1] === NEWLINE ? 2 : 0;

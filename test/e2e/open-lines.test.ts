@@ -40,6 +40,13 @@ describe("plain output of a line a task has not ended yet", () => {
     expect(result.stdout.split("waiting...")).toHaveLength(3); // its line, and its line in the summary
   });
 
+  it("shows no empty line for a `\\r` alone that comes after the part shown, nor for the newline after it", async () => {
+    const ws = await workspace(`tasks:\n  c:\n    run: printf 'x'; sleep 2; printf '\\r'; sleep 2; echo; echo after\n`);
+    const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir, env: { CI: "true" } });
+    expect(result.code).toBe(0);
+    expect(result.stdout.split("\n").filter((line) => line.startsWith("c |"))).toEqual(["c | x", "c | after"]);
+  });
+
   it("in JSON output, gives the line whole, in one record", async () => {
     const ws = await workspace(`tasks:\n  db:\n    run: printf 'waiting...'; sleep 2; echo done\n`);
     const result = await runCli(["run", ws.file, "--output", "json", "--log-dir", ws.logs], { cwd: ws.dir });

@@ -55,6 +55,20 @@ describe("LineSplitter showing a line not ended yet (showOpenAfterMs)", () => {
     expect(lines).toEqual(["waiting for db...\n", "ok\n"]);
   });
 
+  it("adds no empty line for a \"\\r\" alone after the line was shown (a progress bar's return before its newline), as written or as text", () => {
+    for (const make of [writtenSplitter, textSplitter]) {
+      const { splitter, lines } = make();
+      push(splitter, "x");
+      vi.advanceTimersByTime(PERIOD);
+      push(splitter, "\r");
+      vi.advanceTimersByTime(PERIOD * 2);
+      push(splitter, "\n");
+      push(splitter, "after\n");
+      splitter.flush();
+      expect(lines.map((line) => line.replace(/\n$/, ""))).toEqual(["x", "after"]);
+    }
+  });
+
   it("adds no empty line where the newline alone comes after the line was shown, nor at the end", () => {
     for (const ending of ["\n", "\r\n"]) {
       const { splitter, lines } = writtenSplitter();
