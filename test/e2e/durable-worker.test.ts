@@ -651,8 +651,9 @@ tasks:
     worker.cli.child.kill("SIGTERM");
     const { stdout } = await worker.cli.done;
     expect(stdout).toContain(`${again}/noisy | a\x1b[2J\x1b[Hcleared\n`);
-    expect(stdout).toContain(`${again}/noisy | step 1\r${again}/noisy | step 2\n`);
-    expect(stdout).toContain(`${again}/noisy | crlf\r\n`);
+    // The task left its red set: each prefix after it comes after a reset, and the red is set again for the task's text, as in a local run.
+    expect(stdout).toContain(`\x1b[0m${again}/noisy | \x1b[31mstep 1\r\x1b[0m${again}/noisy | \x1b[31mstep 2\n`);
+    expect(stdout).toContain(`\x1b[0m${again}/noisy | \x1b[31mcrlf\r\n`);
     for (const runId of [onTerminal, again]) expect(await readFile(path.join(ws.logs, runId, "noisy.log"), "utf8")).toContain("\x1b]0;title\x07b\n");
   });
 
