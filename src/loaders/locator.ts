@@ -221,6 +221,5 @@ const COMMENT_AFTER = /[ \t]+#/y;
 /** After a key, its `:`, then spaces or tabs and a comment where the value would be. */
 const COMMENT_INSTEAD = /[ \t]*:[ \t]+(#[^\r\n]*)/y;
 
-
 /** A document's start before its content: its `---`, then blank space, line breaks and whole comments (a BOM too). */
 const DOCUMENT_LEAD = /(?:---(?=[ \t\r\n]|$))?(?:[ \t\r\n\uFEFF]|#[^\r\n]*)*/y;

@@ -449,6 +449,15 @@ const GITHUB_TOP_NOTES: Record<string, string> = {
 const ALLOWED_FAILURE_NOTE =
   "taskq has no such option: a task that fails fails the run (exit 1) and cancels its dependents; to let a command fail without that, end the task's run with || true (the task then succeeds whatever the command's exit code)";
 
+/**
+ * Other tools' keys for a task allowed to fail, each told ALLOWED_FAILURE_NOTE, in a task and in `defaults`: GitHub
+ * Actions' (continue-on-error), GitLab CI's (allow_failure), Azure Pipelines' and Taskfile's, Ansible's (ignore_errors)
+ * and Task's (ignore_error).
+ */
+const ALLOWED_FAILURE_NOTES: Record<string, string> = Object.fromEntries(
+  ["continue-on-error", "allow_failure", "continueOnError", "continue_on_error", "ignore_error", "ignore_errors", "ignoreErrors"].map((key) => [key, ALLOWED_FAILURE_NOTE]),
+);
+
 /** What a task's `name` or `description` is told: its id names it, and an x- key or a comment keeps more. */
 const TASK_NAME_NOTE =
   "a task is named by its id, its key under tasks:, which its log file and the run's lines name it by; to keep a longer name or a description beside it, write it in a YAML comment, or under a key that starts with x- (x-description: ...), which taskq ignores";
@@ -460,15 +469,7 @@ const GITHUB_TASK_NOTES: Record<string, string> = {
   if: "taskq has no conditions on a task: test in its run, and exit 0 to skip the rest (run: '[ \"$BRANCH\" = main ] || exit 0; ./deploy.sh')",
   "runs-on": "there is no runner to choose: tasks run on the machine taskq runs on (with run --store, on the worker that leases them); remove it",
   uses: "taskq runs shell commands, not actions: write in `run` the command that does what the action did",
-  "continue-on-error": ALLOWED_FAILURE_NOTE,
-  // GitLab CI's name for it, Azure Pipelines' and Taskfile's.
-  allow_failure: ALLOWED_FAILURE_NOTE,
-  continueOnError: ALLOWED_FAILURE_NOTE,
-  continue_on_error: ALLOWED_FAILURE_NOTE,
-  // Ansible's (ignore_errors) and Task's (ignore_error).
-  ignore_error: ALLOWED_FAILURE_NOTE,
-  ignore_errors: ALLOWED_FAILURE_NOTE,
-  ignoreErrors: ALLOWED_FAILURE_NOTE,
+  ...ALLOWED_FAILURE_NOTES,
   // A GitHub Actions step's or job's display name, or a task's description as other runners take it (Taskfile's desc).
   name: TASK_NAME_NOTE,
   description: TASK_NAME_NOTE,
@@ -478,13 +479,7 @@ const GITHUB_TASK_NOTES: Record<string, string> = {
 
 /** What taskq does instead of a GitHub Actions (or GitLab CI) key of a task's, written in `defaults`, where those tools set it for every job. */
 const GITHUB_DEFAULTS_NOTES: Record<string, string> = {
-  "continue-on-error": GITHUB_TASK_NOTES["continue-on-error"]!,
-  allow_failure: GITHUB_TASK_NOTES.allow_failure!,
-  continueOnError: ALLOWED_FAILURE_NOTE,
-  continue_on_error: ALLOWED_FAILURE_NOTE,
-  ignore_error: ALLOWED_FAILURE_NOTE,
-  ignore_errors: ALLOWED_FAILURE_NOTE,
-  ignoreErrors: ALLOWED_FAILURE_NOTE,
+  ...ALLOWED_FAILURE_NOTES,
   shell: GITHUB_TASK_NOTES.shell!,
 };
 
