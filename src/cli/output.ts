@@ -1,6 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import { BufferPool } from "../buffer-pool.js";
-import type { OpenColours } from "./render/control-bytes.js";
+import { isReset, type OpenColours } from "./render/control-bytes.js";
 import { toJson } from "./to-json.js";
 
 export { toJson };
@@ -343,10 +343,6 @@ export class BufferedWriter {
 const NEWLINE = Buffer.from("\n");
 const CARRIAGE_RETURN = 0x0d;
 const ESCAPE = 0x1b;
-/** Whether bytes at `at` are a reset of every colour (ESC [ m, ESC [ 0 m). */
-function isReset(bytes: Buffer, at: number): boolean {
-  return bytes[at + 1] === 0x5b && (bytes[at + 2] === 0x6d || (bytes[at + 2] === 0x30 && bytes[at + 3] === 0x6d));
-}
 /** What sets every colour and attribute back to the terminal's default (SGR 0). */
 const RESET = Buffer.from("\x1b[0m");
 

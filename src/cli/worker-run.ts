@@ -28,7 +28,7 @@ import { DEFAULT_LEASE_MS } from "../store/postgres/worker-types.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
-import { eachLineText, hasControlBytes, OpenColours, rewrittenState, terminalSafe } from "./render/control-bytes.js";
+import { eachLineText, hasControlBytes, rewrittenState, TaskColours, terminalSafe } from "./render/control-bytes.js";
 import { clock } from "./render/describe.js";
 import { leftoversGraceMs, leftoversNote, signalOf } from "./leftovers-stop.js";
 import { pidOneNote } from "./pid-one.js";
@@ -46,7 +46,6 @@ const STORE_OPERATION = /^[a-z][A-Za-z]* failed: /;
  * holdLogFolder), and its shell handler kept for the run's next task (see RunHandlers).
  */
 const MARKER_LINGER_MS = 1000;
-const ESCAPE = 0x1b;
 
 /**
  * Leases shorter than this get a note at start: allowed (from 1s), but on a saturated machine
@@ -161,7 +160,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
    * as a local run's plain lines keep them: taskq's own lines come after a reset, a task's next line's prefix too, and
    * its text in the colours set (a line shown before it ends, `\e[31mwait` then `ing\e[0m`, stays red, and only it).
    */
-  const colours = new Map<string, OpenColours>();
+  const colours = new TaskColours();
   const handlers = new RunHandlers((runId) => {
     const sink: OutputSink = {
       // Plain lines into a file or a pipe: every line comes to `lines` as bytes, none decoded.
@@ -192,16 +191,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
             return;
           }
           const key = `${runId}/${taskId}`;
-          const prefix = Buffer.from(`${key} | `);
-          let set = colours.get(key);
-          if (set === undefined) {
-            if (bytes.indexOf(ESCAPE) === -1) {
-              out.writePrefixedLines(prefix, bytes, count, ends);
-              return;
-            }
-            colours.set(key, (set = new OpenColours()));
-          }
-          out.writeColouredLines(prefix, bytes, count, ends, set);
+          colours.write(out, key, Buffer.from(`${key} | `), bytes, count, ends);
         };
     // As for a local run: one pipe for stdout and stderr unless JSON labels each line's stream.
     const logDir = path.join(options.logRoot, runId);
@@ -248,7 +238,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     onEvent: (event) => {
       options.onEvent?.(event);
       // A new process starts with a terminal's colours as its own; an ended one's colours end with it.
-      if (event.type === "started" || event.type === "finished") colours.delete(`${event.task.runId}/${event.task.key}`);
+      if (event.type === "started" || event.type === "finished") colours.forget(`${event.task.runId}/${event.task.key}`);
       if (event.type === "finished" && event.result === false && event.outcome.kind === "success") endLostLog(event.task, event.outcome.exitCode ?? 0, event.taskNow, worker.workerId);
       if (event.type === "orphans-recovered") for (const swept of event.tasks) endDeadWorkersLog(swept, worker.workerId);
       if (event.type === "store-unusable") unusable = event.error;

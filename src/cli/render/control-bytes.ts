@@ -1,4 +1,5 @@
 import { isUtf8 } from "node:buffer";
+import type { BufferedWriter } from "../output.js";
 import { eachCluster } from "./clusters.js";
 
 /**
@@ -870,7 +871,7 @@ export class OpenColours {
     const to = bytes.length;
     // Most coloured lines end their colours with a reset (`\e[0m`, `\e[m`) as their last escape: whatever came before.
     const last = bytes.lastIndexOf(0x1b);
-    if (last !== -1 && bytes[last + 1] === 0x5b && (bytes[last + 2] === 0x6d || (bytes[last + 2] === 0x30 && bytes[last + 3] === 0x6d))) {
+    if (last !== -1 && isReset(bytes, last)) {
       if (before !== "") {
         this.#pen.apply("0");
         this.code = NO_CODE;
@@ -885,6 +886,36 @@ export class OpenColours {
     }
     if (this.#pen.code !== before) this.code = this.#pen.code === "" ? NO_CODE : codeBytes(this.#pen.code);
   }
+}
+
+/**
+ * Each task's OpenColours, by its key, for plain lines into a file or a pipe (a local run's, a worker's): a block of a task
+ * with none set and no escape goes as by writePrefixedLines, the rest through writeColouredLines.
+ */
+export class TaskColours {
+  readonly #byKey = new Map<string, OpenColours>();
+
+  write(out: BufferedWriter, key: string, prefix: Buffer, bytes: Buffer, count: number, ends: Int32Array): void {
+    let colours = this.#byKey.get(key);
+    if (colours === undefined) {
+      if (bytes.indexOf(0x1b) === -1) {
+        out.writePrefixedLines(prefix, bytes, count, ends);
+        return;
+      }
+      this.#byKey.set(key, (colours = new OpenColours()));
+    }
+    out.writeColouredLines(prefix, bytes, count, ends, colours);
+  }
+
+  /** Forgets `key`'s colours: a new process starts with a terminal's as its own, and an ended one's end with it. */
+  forget(key: string): void {
+    this.#byKey.delete(key);
+  }
+}
+
+/** Whether bytes at `at` are a reset of every colour (ESC [ m, ESC [ 0 m). */
+export function isReset(bytes: Buffer, at: number): boolean {
+  return bytes[at + 1] === 0x5b && (bytes[at + 2] === 0x6d || (bytes[at + 2] === 0x30 && bytes[at + 3] === 0x6d));
 }
 
 const NO_CODE = Buffer.alloc(0);

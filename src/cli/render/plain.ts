@@ -4,15 +4,13 @@ import type { Queue } from "../../engine/index.js";
 import { escapeControls } from "../../escape-controls.js";
 import { oneLine } from "../one-line.js";
 import { BufferedWriter } from "../output.js";
-import { eachLineText, expandTabsInBlock, hasControlBytes, OpenColours, rewrittenState, terminalSafe } from "./control-bytes.js";
+import { eachLineText, expandTabsInBlock, hasControlBytes, rewrittenState, TaskColours, terminalSafe } from "./control-bytes.js";
 import { formatDuration } from "../../handlers/format-duration.js";
 import { SHOW_OPEN_LINE_AFTER_MS } from "../../handlers/line-splitter.js";
 import { clock, clockWithDate, describeError } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
 import { TaskPrefixes } from "./task-prefixes.js";
 import type { Renderer, RunInfo, RunSummary } from "./types.js";
-
-const ESCAPE = 0x1b;
 
 /**
  * For CI logs and pipes: one timestamped line per event, task output prefixed
@@ -37,7 +35,7 @@ export class PlainRenderer implements Renderer {
   /** A line not ended yet shows as far as it goes after this long (see OutputSink.showOpenLineAfterMs). */
   readonly showOpenLineAfterMs = SHOW_OPEN_LINE_AFTER_MS;
   /** As written: the colours each task's output has left set (see OpenColours), for the tasks that set any. */
-  readonly #colours = new Map<string, OpenColours>();
+  readonly #colours = new TaskColours();
   #info: RunInfo | undefined;
 
   constructor(stream: NodeJS.WritableStream, colors: ChalkInstance, terminal = false) {
@@ -61,7 +59,7 @@ export class PlainRenderer implements Renderer {
     // Dependencies done, its runAt still ahead.
     queue.on("scheduled", (e) => this.#event(`${c.cyan("wait")}    ${e.id} scheduled for ${clockWithDate(e.runAt)}`));
     queue.on("started", (e) => {
-      this.#colours.delete(e.id); // a new process: a terminal's colours as its own start
+      this.#colours.forget(e.id); // a new process: a terminal's colours as its own start
       this.#event(`${c.cyan("start")}   ${e.id} (attempt ${e.attempt}/${e.maxAttempts})`);
     });
     queue.on("retrying", (e) =>
@@ -70,7 +68,7 @@ export class PlainRenderer implements Renderer {
       ),
     );
     // Its colours end with it: its next lines, if any, are late ones of a process it left running.
-    const ended = (e: { id: string }): void => void this.#colours.delete(e.id);
+    const ended = (e: { id: string }): void => this.#colours.forget(e.id);
     queue.on("succeeded", ended);
     queue.on("failed", ended);
     queue.on("cancelled", ended);
@@ -97,15 +95,7 @@ export class PlainRenderer implements Renderer {
       eachLineText(bytes, count, ends, (text) => this.line(taskId, stream, text));
       return;
     }
-    let colours = this.#colours.get(taskId);
-    if (colours === undefined) {
-      if (bytes.indexOf(ESCAPE) === -1) {
-        this.#out.writePrefixedLines(this.#prefixes.bytes(taskId), bytes, count, ends);
-        return;
-      }
-      this.#colours.set(taskId, (colours = new OpenColours()));
-    }
-    this.#out.writeColouredLines(this.#prefixes.bytes(taskId), bytes, count, ends, colours);
+    this.#colours.write(this.#out, taskId, this.#prefixes.bytes(taskId), bytes, count, ends);
   }
 
   whenDrained(): Promise<void> | undefined {
