@@ -177,6 +177,35 @@ describe("a lock another session holds", () => {
       await named.close();
     }
   });
+  it("a renewal that gets its connection only once its lease has run out (the renewals' two connections each waiting on a held row) is not sent: it is told so, its row untouched", { timeout: 60_000 }, async () => {
+    await store.submitRun(workflow([task("h1"), task("h2"), task("free")]), { runId: "renewal-late" });
+    const leased = await store.lease("w1", 3, 30_000, { runId: "renewal-late" });
+    const byKey = new Map(leased.map((t) => [t.key, t]));
+    const expiry = async () => (await sql<{ at: string }>(store, "SELECT lease_expires_at::text AS at FROM $schema.tasks WHERE run_id = $1 AND key = 'free'", ["renewal-late"]))[0]!.at;
+    const before = await expiry();
+    const holder = new pg.Client({ connectionString: DATABASE_URL, application_name: "row-holder" });
+    await holder.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`SELECT 1 FROM "${store.schema}".tasks WHERE run_id = $1 AND key IN ('h1', 'h2') FOR UPDATE`, ["renewal-late"]);
+      // Asked for first, the held rows' renewals take both of the renewals' connections, each for its lock wait (200 ms at least).
+      const held = ["h1", "h2"].map((key) => store.heartbeat(byKey.get(key)!.taskId, byKey.get(key)!.leaseToken, 30_000, { timeoutMs: 20_000 }).catch((caught: unknown) => caught));
+      // Its lease runs out 50 ms on, long before either connection is free.
+      let sent = false;
+      const free = byKey.get("free")!;
+      const late = await store.heartbeat(free.taskId, free.leaseToken, 30_000, { timeoutMs: 50, onSent: () => (sent = true) }).catch((caught: unknown) => caught);
+      expect(late).toMatchObject({ code: "LEASE_RAN_OUT", message: expect.stringMatching(/^heartbeat not sent: the lease ran out while the renewal waited \d+ms for a connection$/) as string });
+      // Before, it was sent once a connection was free: the lease renewed after it had run out on the worker's clock.
+      expect(sent).toBe(false);
+      expect(await expiry()).toBe(before);
+      for (const refused of await Promise.all(held)) expect(refused).toMatchObject({ code: "STORE_LOCKED" });
+    } finally {
+      await holder.query("ROLLBACK").catch(() => undefined);
+      await holder.end();
+    }
+    // Its connection was given back as it was, unused: the next renewal goes through.
+    expect(await store.heartbeat(byKey.get("free")!.taskId, byKey.get("free")!.leaseToken, 30_000, { timeoutMs: 20_000 })).toBe("renewed");
+  });
   it("a renewal whose row is held names the session holding it at once, with every connection of the main pool taken (records waiting on locks)", { timeout: 60_000 }, async () => {
     // A pool of one connection, taken: the look-up of the holder waited for it, up to the connect timeout, and the renewal's retry with it.
     const small = await PostgresStore.open({ connectionString: DATABASE_URL, schema: store.schema, poolSize: 1, connectTimeoutMs: 8_000 });

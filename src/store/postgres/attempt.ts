@@ -4,6 +4,7 @@ import { killOf, NotSpawnedError, sigkillWords } from "../../handlers/errors.js"
 import type { ReleaseEnd } from "./complete.js";
 import { RenewalLockedError, RENEWAL_LOCKED_ANSWER_MS, RENEWAL_LOCKED_RETRY_MS } from "./lock-wait.js";
 import { LongTimer } from "./long-timer.js";
+import { RenewalUnsentError } from "./renewal-unsent.js";
 import { ABORTED_BY_SHUTDOWN, REQUESTED } from "./shutdown-cancel.js";
 import { abortCode, failureOutcome } from "./outcome.js";
 import type { PostgresStore } from "./store.js";
@@ -440,6 +441,15 @@ export class Attempt {
         this.abort("CANCELLED", runStopped ? ABORTED_BY_SHUTDOWN : REQUESTED);
       }
     } catch (error) {
+      // Failed as the lease ran out: not sent, as it got its connection only then (RenewalUnsentError), or its statement's time
+      // up, which was what was left of the lease. The lease watch, due by now, tells why as of this renewal, as it would have
+      // with the renewal still on its way (see #whyRanOut): not as a database that did not answer where it waited behind
+      // renewals refused their rows. Not sent, it met no row: whatever lock an earlier one met is still the story.
+      if (performance.now() >= this.#leaseEnds) {
+        this.#renewalAskedAt = sentAt;
+        this.#renewalSentAt = statementSentAt;
+      }
+      if (error instanceof RenewalUnsentError) return;
       // A renewal whose row another session holds (STORE_LOCKED: its wait cut short) is tried again soon: the lock
       // may be let go before the lease runs out, and the renewal at the next heartbeat could come too late.
       const next = error instanceof TaskqError && error.code === "STORE_LOCKED" ? Math.min(RENEWAL_LOCKED_RETRY_MS, this.#options.heartbeatMs) : this.#options.heartbeatMs;

@@ -15,6 +15,7 @@ import { schemaNames, type SchemaNames } from "./names.js";
 import { pruneRuns, type PruneResult } from "./prune.js";
 import { redactConnectionString } from "./redact.js";
 import { redriveTask, type RedriveResult } from "./redrive.js";
+import { RenewalUnsentError } from "./renewal-unsent.js";
 import { markWorkersWaiting, readDeadLetters, readRunStatus, workersConnected } from "./status.js";
 import { generateRunId, submitNewRun, submitRun, type SubmitResult } from "./submit.js";
 import { RunNotFoundError, toStoreError } from "./store-error.js";
@@ -312,14 +313,21 @@ export class PostgresStore {
   /** As heartbeat, saying besides whose cancel a "cancel-requested" is: by request, or a stopped run's (see LeaseRenewal). */
   async renew(taskId: string, token: string, leaseMs: number, options: RenewOptions = {}): Promise<LeaseRenewal> {
     const tail = options.tail?.map(storableText);
+    const askedAt = performance.now();
     return this.#guard(
       "heartbeat",
       () =>
         keptIfRefused(this.#renewals, async (client) => {
+          // Its time counts from when it was asked for, the wait for a connection included: one that got it only once the lease
+          // had run out (the renewals' few connections each held by a renewal waiting on a locked row) is not sent. Sent, it took
+          // that connection for a lock wait whose answer came too late to be of use, from the renewals queued behind it.
+          const waitedMs = performance.now() - askedAt;
+          const leftMs = options.timeoutMs === undefined ? undefined : options.timeoutMs - waitedMs;
+          if (leftMs !== undefined && leftMs <= 0) throw new RenewalUnsentError(waitedMs);
           // Where its lock waits are cut short (an owned pool's renewals: see RENEWAL_LOCK_WAIT_MS); a pool given may wait them out.
           if (this.#ownsPool) options.onSent?.();
           try {
-            return await renewLease(client, this.#names, taskId, token, leaseMs, options.timeoutMs, tail, options.skipLocked);
+            return await renewLease(client, this.#names, taskId, token, leaseMs, leftMs, tail, options.skipLocked);
           } catch (error) {
             // Its row held by another session (a psql transaction): STORE_LOCKED, naming it, and the attempt tries again soon (see Attempt).
             // Looked up on the session refused, idle again, before it is given back: not on the main pool, whose every connection may
@@ -660,7 +668,10 @@ export class PostgresStore {
 
 /** Options of a lease renewal (PostgresStore.renew). */
 export interface RenewOptions {
-  /** Fails when not answered by then (a renewal after the lease ran out is no use). */
+  /**
+   * Fails when not answered by then (a renewal after the lease ran out is no use); counted from the call, and not sent
+   * (RenewalUnsentError) where the renewal got its connection only after it.
+   */
   timeoutMs?: number;
   /** The attempt's last lines so far, stored with the lease (see liveTailSql). */
   tail?: string[];
@@ -685,7 +696,8 @@ async function keptIfRefused<T>(pool: pg.Pool, use: (client: pg.PoolClient) => P
   try {
     result = await use(client);
   } catch (error) {
-    client.release(!isLockNotAvailable(error) && !(error instanceof RenewalLockedError && error.sessionIdle));
+    // Kept too where the renewal was not sent (RenewalUnsentError): the session was not used.
+    client.release(!isLockNotAvailable(error) && !(error instanceof RenewalLockedError && error.sessionIdle) && !(error instanceof RenewalUnsentError));
     throw error;
   }
   client.release();
