@@ -92,6 +92,8 @@ export class BufferedWriter {
    */
   writeColouredLines(prefix: Buffer, bytes: Buffer, count: number, ends: Int32Array, colours: OpenColours): void {
     if (this.#broken) return;
+    // Not kept: whatever colours the task's last line left set, a reset comes before this block's first prefix.
+    colours.close();
     let escape = bytes.indexOf(ESCAPE);
     if (escape === -1 && colours.code.length === 0) {
       this.writePrefixedLines(prefix, bytes, count, ends);
@@ -101,10 +103,11 @@ export class BufferedWriter {
     let line = 0;
     while (line < count) {
       let upTo = line;
-      if (colours.code.length === 0) {
+      colours.close();
+      if (!colours.open) {
         // Lines that begin with no colour set, as one, with the plain prefix (a test runner's `\e[32m✓\e[0m name`): up to
         // the first that leaves one set, and not one that sets one before a `\r` that rewrites it, where the prefix goes again.
-        for (let from = line === 0 ? 0 : (ends[line - 1] as number); upTo < count && colours.code.length === 0; upTo++) {
+        for (let from = line === 0 ? 0 : (ends[line - 1] as number); upTo < count && !colours.open; upTo++) {
           const end = ends[upTo] as number;
           if (escape !== -1 && escape < from) escape = bytes.indexOf(ESCAPE, from);
           if (escape === -1 || escape >= end) {
@@ -120,7 +123,7 @@ export class BufferedWriter {
         if (upTo > line) {
           if (this.#coloured) this.#resetColours();
           this.#writePrefixed(prefix, bytes, line, upTo, ends);
-          this.#coloured = colours.code.length !== 0;
+          this.#coloured = colours.open;
           line = upTo;
           continue;
         }
@@ -159,6 +162,7 @@ export class BufferedWriter {
   /** `prefix` in its own colours: after a reset where colours are set, then the task's colours set again. */
   #writeColouredPrefix(prefix: Buffer, colours: OpenColours): void {
     if (this.#coloured) this.#resetColours();
+    colours.close();
     this.#writeBytes(prefix);
     if (colours.code.length === 0) return;
     this.#writeBytes(colours.code);
@@ -171,7 +175,7 @@ export class BufferedWriter {
     const part = bytes.subarray(from, to);
     this.#writeBytes(part);
     colours.scan(part);
-    this.#coloured = colours.code.length !== 0;
+    this.#coloured = colours.open;
   }
 
   #resetColours(): void {

@@ -28,6 +28,7 @@ import { DEFAULT_LEASE_MS } from "../store/postgres/worker-types.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
+import { coloursRefused } from "./render/colors.js";
 import { eachLineText, hasControlBytes, rewrittenState, TaskColours, terminalSafe } from "./render/control-bytes.js";
 import { clock } from "./render/describe.js";
 import { leftoversGraceMs, leftoversNote, signalOf } from "./leftovers-stop.js";
@@ -80,6 +81,8 @@ export interface WorkerRunOptions {
   outerGraceMs?: number;
   logRoot: string;
   json: boolean;
+  /** false (`run --store --no-color`): no colours, as NO_COLOR asks (see coloursRefused). */
+  color?: boolean;
   leaseMs?: number;
   /** The metrics port, taken before the store opened (see takeMetricsPort): it serves the worker's metrics, and closes as the worker stops. */
   metrics?: MetricsPort;
@@ -160,7 +163,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
    * as a local run's plain lines keep them: taskq's own lines come after a reset, a task's next line's prefix too, and
    * its text in the colours set (a line shown before it ends, `\e[31mwait` then `ing\e[0m`, stays red, and only it).
    */
-  const colours = new TaskColours();
+  const colours = new TaskColours(!coloursRefused(options.color ?? true));
   const handlers = new RunHandlers((runId) => {
     const sink: OutputSink = {
       // Plain lines into a file or a pipe: every line comes to `lines` as bytes, none decoded.

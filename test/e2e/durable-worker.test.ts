@@ -116,7 +116,7 @@ describe("taskq worker", () => {
 
   it("in plain lines into a pipe, a line shown before it ends keeps its colours as a local run's: taskq's lines after it are not coloured, the rest of it is", async () => {
     const runId = await submit(await workflowFile("open-colour", "tasks:\n  d: { run: \"printf '\\\\033[31mwait'; sleep 2; printf 'ing\\\\033[0m\\\\n'\" }\n"));
-    const worker = await startWorker(["-j", "1"]);
+    const worker = await startWorker(["-j", "1"], { NO_COLOR: "" }); // colours kept: the tests' NO_COLOR off
     expect(await eventually(() => worker.stdout().includes(`${runId}/d`) && /\bok +\S+\/d\b/.test(worker.stdout()), 20_000)).toBe(true);
     const out = worker.stdout();
     // Reset before the next line, whoever writes it; the prefix of the rest uncoloured, its text red again.
@@ -651,9 +651,10 @@ tasks:
     worker.cli.child.kill("SIGTERM");
     const { stdout } = await worker.cli.done;
     expect(stdout).toContain(`${again}/noisy | a\x1b[2J\x1b[Hcleared\n`);
-    // The task left its red set: each prefix after it comes after a reset, and the red is set again for the task's text, as in a local run.
-    expect(stdout).toContain(`\x1b[0m${again}/noisy | \x1b[31mstep 1\r\x1b[0m${again}/noisy | \x1b[31mstep 2\n`);
-    expect(stdout).toContain(`\x1b[0m${again}/noisy | \x1b[31mcrlf\r\n`);
+    // The task left its red set: the prefix after it comes after a reset, and under NO_COLOR the red is not set again, as in a local run.
+    expect(stdout).toContain(`${again}/noisy | \x1b[31mred\n\x1b[0m${again}/noisy | 12345`);
+    expect(stdout).toContain(`\n${again}/noisy | step 1\r${again}/noisy | step 2\n`);
+    expect(stdout).toContain(`\n${again}/noisy | crlf\r\n`);
     for (const runId of [onTerminal, again]) expect(await readFile(path.join(ws.logs, runId, "noisy.log"), "utf8")).toContain("\x1b]0;title\x07b\n");
   });
 

@@ -5,13 +5,15 @@ import { runCli, runIds, workspace } from "../helpers/cli.js";
 
 const RED = "\x1b[31m";
 const RESET = "\x1b[0m";
+/** The tests' NO_COLOR off (taskq's own lines still plain: stdout is a pipe), for the colours taskq sets again after a prefix. */
+const COLOURS_ON = { NO_COLOR: undefined };
 
 describe("plain output of a task that leaves a colour set", () => {
   it("shows each `task |` prefix, and taskq's own lines, in their own colours, the task's colour set again after the prefix; its log as it wrote it", async () => {
     // A colour set on one line and left set at its end, and at a carriage return that rewrites a line (a progress bar).
     const printed = `${RED}red starts\\nstill red\\n\\033[32m10%%\\r20%%\\r${RESET}done\\n${RED}left on\\n`.replaceAll("\x1b", "\\033");
     const ws = await workspace(`tasks:\n  a:\n    run: printf '${printed}'\n`);
-    const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir });
+    const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir, env: COLOURS_ON });
     expect(result.code).toBe(0);
     const lines = result.stdout.split("\n");
     const from = lines.findIndex((line) => line.includes("a | "));
@@ -33,7 +35,7 @@ describe("plain output of a task that leaves a colour set", () => {
     // xterm's key modifier mode (CSI > Pp ; Pv m, vim writes it) and its query (CSI ? Pp m) end in "m" and are not SGR: as
     // SGR, `2` is dim and `4` underline, which taskq set again after every later prefix, where the task never set them.
     const ws = await workspace(`tasks:\n  a:\n    run: printf '\\033[31mred\\033[>4;2m\\033[?4m\\nnext\\n'\n`);
-    const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir });
+    const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir, env: COLOURS_ON });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`a | ${RED}red\x1b[>4;2m\x1b[?4m\n${RESET}a | ${RED}next\n`);
   });
@@ -43,10 +45,33 @@ describe("plain output of a task that leaves a colour set", () => {
     const ws = await workspace(
       `tasks:\n  a:\n    run: printf '\\033[31mred\\n'; sleep 3\n  b:\n    run: sleep 1; printf 'plain one\\nplain two\\n'\n`,
     );
-    const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir });
+    const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir, env: COLOURS_ON });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`a | ${RED}red\n${RESET}b | plain one\nb | plain two\n`);
     // Every red the output leaves set is reset before anything taskq writes next.
     expect(result.stdout.split("\n").filter((line) => line.startsWith("b | ") || / ok {6}b$/.test(line)).every((line) => !line.includes(RED))).toBe(true);
+  });
+
+  it.each([
+    ["NO_COLOR=1", [], { NO_COLOR: "1" }],
+    ["--no-color", ["--no-color"], COLOURS_ON],
+    ["FORCE_COLOR=0", [], { NO_COLOR: undefined, FORCE_COLOR: "0" }],
+  ])("under %s sets no colour of its own, a task's colour not again after its prefix: only a reset before taskq's next bytes, the task's as it wrote them", async (_, flags, env) => {
+    const printed = `${RED}red starts\\nnot red\\n\x1b[32m10%%\\r20%%\\n${RED}left on\\n`.replaceAll("\x1b", "\\033");
+    const ws = await workspace(`tasks:\n  a:\n    run: printf '${printed}'\n`);
+    const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs, ...flags], { cwd: ws.dir, env });
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split("\n");
+    const from = lines.findIndex((line) => line.includes("a | "));
+    expect(lines.slice(from, from + 5)).toEqual([
+      `a | ${RED}red starts`,
+      `${RESET}a | not red`,
+      `a | \x1b[32m10%\r${RESET}a | 20%`,
+      `a | ${RED}left on`,
+      // eslint-disable-next-line no-control-regex -- the reset is the point
+      expect.stringMatching(/^\x1b\[0m\d\d:\d\d:\d\d\.\d{3} ok {6}a$/) as unknown as string,
+    ]);
+    // The task's bytes, and only them, hold a colour code: none in taskq's own.
+    expect(result.stdout.replaceAll(RED, "").replaceAll("\x1b[32m", "").replaceAll(RESET, "")).not.toContain("\x1b");
   });
 });

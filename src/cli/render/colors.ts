@@ -7,15 +7,23 @@ import type { ChalkInstance } from "chalk";
  * and pipes that keeps its import off `taskq run`'s startup.
  */
 export async function createColors(options: { color: boolean; isTTY: boolean }): Promise<ChalkInstance> {
-  const noColor = !options.color || (process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== "");
-  if (noColor) return noColors;
+  if (coloursRefused(options.color)) return noColors;
   const force = process.env.FORCE_COLOR;
-  // FORCE_COLOR=0 (or false) means no colour, as Node and chalk read it, on a terminal too.
-  if (force === "0" || force === "false") return noColors;
   const forced = force !== undefined && force !== "";
   if (!forced && !options.isTTY) return noColors;
   const { Chalk } = await import("chalk");
   return forced ? new Chalk() : new Chalk({ level: 1 });
+}
+
+/**
+ * Whether the user asked for no colour: --no-color (`color` false), NO_COLOR set and not empty, or FORCE_COLOR=0 (or
+ * false), which means no colour as Node and chalk read it, on a terminal too. Then taskq writes no colour code of its
+ * own, not even a task's colour set again after its prefix (see OpenColours).
+ */
+export function coloursRefused(color: boolean): boolean {
+  if (!color || (process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== "")) return true;
+  const force = process.env.FORCE_COLOR;
+  return force === "0" || force === "false";
 }
 
 /** What chalk at level 0 does: every style, however chained, returns its arguments joined by spaces. */

@@ -844,8 +844,27 @@ export function eachLineText(bytes: Buffer, count: number, ends: Int32Array, lin
  */
 export class OpenColours {
   readonly #pen = new Pen();
-  /** The code that sets them again after a reset ("" for none), as bytes. */
+  /** The code that sets them again after a reset ("" for none), as bytes: always none where they are not kept (see keeps). */
   code: Buffer = NO_CODE;
+
+  /**
+   * `keeps` false (the user asked for no colour: NO_COLOR, --no-color): taskq sets no colour of its own, not even the
+   * task's again after its prefix. The task's bytes still go as it wrote them, and a colour it leaves set at a line's end
+   * or at a `\r` still gets a reset before the next prefix, so it colours no text of taskq's: its colour ends with its line,
+   * as on a terminal (see terminalSafe) and in the summary's last lines.
+   */
+  constructor(readonly keeps = true) {}
+
+  /** Whether the task's bytes so far leave colours set. */
+  get open(): boolean {
+    return this.#pen.code !== "";
+  }
+
+  /** Forgets the colours set, where they are not kept: a reset comes before the task's next prefix, and nothing sets them again. */
+  close(): void {
+    if (this.keeps || this.#pen.code === "") return;
+    this.#pen.apply("0");
+  }
 
   /** `prefix` after a reset and before `code`, made once for each prefix and code in turn. */
   framed(prefix: Buffer): Buffer {
@@ -884,7 +903,7 @@ export class OpenColours {
       while (end < to && (bytes[end] as number) >= 0x30 && (bytes[end] as number) <= 0x3b) end++;
       if (end < to && bytes[end] === 0x6d) this.#pen.apply(bytes.toString("latin1", at + 2, end));
     }
-    if (this.#pen.code !== before) this.code = this.#pen.code === "" ? NO_CODE : codeBytes(this.#pen.code);
+    if (this.#pen.code !== before && this.keeps) this.code = this.#pen.code === "" ? NO_CODE : codeBytes(this.#pen.code);
   }
 }
 
@@ -895,6 +914,9 @@ export class OpenColours {
 export class TaskColours {
   readonly #byKey = new Map<string, OpenColours>();
 
+  /** `keeps` false: no task's colour is set again after its prefix (see OpenColours). */
+  constructor(readonly keeps = true) {}
+
   write(out: BufferedWriter, key: string, prefix: Buffer, bytes: Buffer, count: number, ends: Int32Array): void {
     let colours = this.#byKey.get(key);
     if (colours === undefined) {
@@ -902,7 +924,7 @@ export class TaskColours {
         out.writePrefixedLines(prefix, bytes, count, ends);
         return;
       }
-      this.#byKey.set(key, (colours = new OpenColours()));
+      this.#byKey.set(key, (colours = new OpenColours(this.keeps)));
     }
     out.writeColouredLines(prefix, bytes, count, ends, colours);
   }

@@ -30,7 +30,7 @@ export async function createRenderer(mode: OutputMode, options: { color: boolean
     const { JsonRenderer } = await import("./json.js");
     return new JsonRenderer(process.stdout);
   }
-  const { createColors } = await import("./colors.js");
+  const { coloursRefused, createColors } = await import("./colors.js");
   // A dumb terminal (an editor's shell buffer) may not read colour codes either: colours there only when forced.
   // Each where it writes: the board on stderr, its summary on stdout, both terminals; plain lines on stdout
   // alone (`taskq run x 2>log` at a terminal still gets them in colour).
@@ -43,5 +43,5 @@ export async function createRenderer(mode: OutputMode, options: { color: boolean
     return new TtyRenderer(spinner, process.stderr, colors);
   }
   const { PlainRenderer } = await import("./plain.js");
-  return new PlainRenderer(process.stdout, colors, process.stdout.isTTY === true);
+  return new PlainRenderer(process.stdout, colors, process.stdout.isTTY === true, !coloursRefused(options.color));
 }

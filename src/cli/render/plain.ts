@@ -35,10 +35,12 @@ export class PlainRenderer implements Renderer {
   /** A line not ended yet shows as far as it goes after this long (see OutputSink.showOpenLineAfterMs). */
   readonly showOpenLineAfterMs = SHOW_OPEN_LINE_AFTER_MS;
   /** As written: the colours each task's output has left set (see OpenColours), for the tasks that set any. */
-  readonly #colours = new TaskColours();
+  readonly #colours: TaskColours;
   #info: RunInfo | undefined;
 
-  constructor(stream: NodeJS.WritableStream, colors: ChalkInstance, terminal = false) {
+  /** `keepColours` false (NO_COLOR, --no-color): no task's colour is set again after its prefix (see OpenColours). */
+  constructor(stream: NodeJS.WritableStream, colors: ChalkInstance, terminal = false, keepColours = true) {
+    this.#colours = new TaskColours(keepColours);
     this.#out = new BufferedWriter(stream);
     this.#c = colors;
     this.#prefixes = new TaskPrefixes(colors);
