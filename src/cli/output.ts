@@ -36,8 +36,11 @@ export class BufferedWriter {
   #used = 0;
   #scheduled = false;
   #broken = false;
-  /** The bytes last written left colours set that a task set (see writeColouredLines): what is written next starts with a reset. */
-  #coloured = false;
+  /**
+   * The bytes last written left colours or an OSC 8 hyperlink set that a task set (see writeColouredLines): what is written
+   * next starts with these bytes, which end them (a reset, and the link's end where one is open).
+   */
+  #closing: Buffer | undefined;
   readonly #reusable: boolean;
   readonly #eachTick: boolean;
   readonly #beforeWrite: (() => void) | undefined;
@@ -64,7 +67,7 @@ export class BufferedWriter {
 
   write(text: string): void {
     if (this.#broken) return;
-    if (this.#coloured) this.#resetColours();
+    if (this.#closing !== undefined) this.#resetColours();
     const size = Buffer.byteLength(text);
     const offset = this.#room(size); // first: it may replace the buffer
     this.#used += this.#buffer.write(text, offset, size);
@@ -77,7 +80,7 @@ export class BufferedWriter {
    */
   writePrefixedLines(prefix: Buffer, bytes: Buffer, count: number, ends: Int32Array): void {
     if (this.#broken) return;
-    if (this.#coloured) this.#resetColours();
+    if (this.#closing !== undefined) this.#resetColours();
     this.#writePrefixed(prefix, bytes, 0, count, ends);
   }
 
@@ -100,6 +103,8 @@ export class BufferedWriter {
       return;
     }
     let cr = bytes.indexOf(CARRIAGE_RETURN);
+    /** The next OSC 8 hyperlink's start: a reset does not end a link, so a line with one is followed whatever its last escape. */
+    let link = bytes.indexOf(LINK_START);
     let line = 0;
     while (line < count) {
       let upTo = line;
@@ -116,14 +121,15 @@ export class BufferedWriter {
           }
           if (cr !== -1 && cr < from) cr = bytes.indexOf(CARRIAGE_RETURN, from);
           if (cr !== -1 && cr < end - 2) break;
-          // Its last escape a reset (most coloured lines): no colour left set, whatever came before it.
-          if (!isReset(bytes, bytes.lastIndexOf(ESCAPE, end - 1))) colours.scan(bytes.subarray(escape, end));
+          // Its last escape a reset (most coloured lines) and no link: no colour left set, whatever came before it.
+          if (link !== -1 && link < from) link = bytes.indexOf(LINK_START, from);
+          if ((link !== -1 && link < end) || !isReset(bytes, bytes.lastIndexOf(ESCAPE, end - 1))) colours.scan(bytes.subarray(escape, end));
           from = end;
         }
         if (upTo > line) {
-          if (this.#coloured) this.#resetColours();
+          if (this.#closing !== undefined) this.#resetColours();
           this.#writePrefixed(prefix, bytes, line, upTo, ends);
-          this.#coloured = colours.open;
+          this.#closing = colours.open ? colours.closing : undefined;
           line = upTo;
           continue;
         }
@@ -134,8 +140,10 @@ export class BufferedWriter {
         if (escape !== -1 && escape < start) escape = bytes.indexOf(ESCAPE, start);
         while (upTo < count && (escape === -1 || (ends[upTo] as number) <= escape)) upTo++;
         if (upTo > line) {
+          // Each framed prefix ends what the task left set; what another task left set (a link, not a colour alone) first.
+          if (this.#closing !== undefined && this.#closing !== colours.closing) this.#resetColours();
           this.#writePrefixed(colours.framed(prefix), bytes, line, upTo, ends);
-          this.#coloured = true;
+          this.#closing = colours.closing;
           line = upTo;
           continue;
         }
@@ -161,12 +169,12 @@ export class BufferedWriter {
 
   /** `prefix` in its own colours: after a reset where colours are set, then the task's colours set again. */
   #writeColouredPrefix(prefix: Buffer, colours: OpenColours): void {
-    if (this.#coloured) this.#resetColours();
+    if (this.#closing !== undefined) this.#resetColours();
     colours.close();
     this.#writeBytes(prefix);
     if (colours.code.length === 0) return;
     this.#writeBytes(colours.code);
-    this.#coloured = true;
+    this.#closing = colours.closing;
   }
 
   /** bytes[from, to) of a task's output as it wrote them, its colours followed. */
@@ -175,12 +183,13 @@ export class BufferedWriter {
     const part = bytes.subarray(from, to);
     this.#writeBytes(part);
     colours.scan(part);
-    this.#coloured = colours.open;
+    this.#closing = colours.open ? colours.closing : undefined;
   }
 
   #resetColours(): void {
-    this.#coloured = false;
-    this.#writeBytes(RESET);
+    const closing = this.#closing as Buffer;
+    this.#closing = undefined;
+    this.#writeBytes(closing);
   }
 
   /** writePrefixedLines for lines [first, count) of a block, whatever colours the bytes before left set. */
@@ -347,8 +356,8 @@ export class BufferedWriter {
 const NEWLINE = Buffer.from("\n");
 const CARRIAGE_RETURN = 0x0d;
 const ESCAPE = 0x1b;
-/** What sets every colour and attribute back to the terminal's default (SGR 0). */
-const RESET = Buffer.from("\x1b[0m");
+/** How an OSC 8 hyperlink's start or end begins. */
+const LINK_START = Buffer.from("\x1b]8;");
 
 /**
  * Where the bytes from `at` on go past an erase in line (ESC [ n K: `\x1b[K`, `\x1b[2K`) that starts at `at` and ends before

@@ -263,6 +263,33 @@ describe("PlainRenderer", () => {
     );
   });
 
+  it("into a file or a pipe, ends an OSC 8 hyperlink a task left open before each prefix, another task's and taskq's own lines, and starts it again after its prefix", async () => {
+    const colors = await createColors({ color: false, isTTY: false });
+    const out = sink();
+    const renderer = new PlainRenderer(out.stream, colors);
+    const link = "\x1b]8;id=7;https://example.com\x07";
+    renderer.lines("a", "stdout", ...block([`see ${link}the docs`, "still linked"]));
+    // Another task with red set, whose lines without an escape go framed: the link `a` left open ends first.
+    renderer.lines("b", "stdout", ...block(["\x1b[31mred", "more red"]));
+    renderer.lines("a", "stdout", ...block(["\x1b[32mgreen", "\x1b]8;;\x07ended\x1b[0m"]));
+    renderer.note("the end");
+    await settle();
+    const R = "\x1b[0m";
+    const E = "\x1b]8;;\x1b\\";
+    expect(out.bytes().toString().replace(/\d\d:\d\d:\d\d\.\d{3}/, "T")).toBe(
+      [
+        `a | see ${link}the docs`,
+        `${R}${E}a | ${link}still linked`,
+        `${R}${E}b | \x1b[31mred`,
+        `${R}b | \x1b[31mmore red`,
+        `${R}a | ${link}\x1b[32mgreen`,
+        `${R}${E}a | ${link}\x1b[32m\x1b]8;;\x07ended\x1b[0m`,
+        "T note    the end",
+        "",
+      ].join("\n"),
+    );
+  });
+
   it("on a terminal, puts a tab after wide characters, emoji and accents at the column it puts one after ASCII", async () => {
     // "名前" and "✅" take two columns each: a column per code point put "東京" 2 columns past "city", "ok" 1 past it.
     const colors = await createColors({ color: false, isTTY: false });

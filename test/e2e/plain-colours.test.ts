@@ -7,6 +7,8 @@ const RED = "\x1b[31m";
 const RESET = "\x1b[0m";
 /** The tests' NO_COLOR off (taskq's own lines still plain: stdout is a pipe), for the colours taskq sets again after a prefix. */
 const COLOURS_ON = { NO_COLOR: undefined };
+const LINK = "\x1b]8;;https://example.com\x1b\\";
+const LINK_END = "\x1b]8;;\x1b\\";
 
 describe("plain output of a task that leaves a colour set", () => {
   it("shows each `task |` prefix, and taskq's own lines, in their own colours, the task's colour set again after the prefix; its log as it wrote it", async () => {
@@ -73,5 +75,37 @@ describe("plain output of a task that leaves a colour set", () => {
     ]);
     // The task's bytes, and only them, hold a colour code: none in taskq's own.
     expect(result.stdout.replaceAll(RED, "").replaceAll("\x1b[32m", "").replaceAll(RESET, "")).not.toContain("\x1b");
+  });
+
+  it("ends an OSC 8 hyperlink a task left open before each prefix and taskq's own lines, and starts it again after the prefix, under NO_COLOR too", async () => {
+    // A terminal makes every character after a link's start part of it, line after line, until its end (ESC ] 8 ; ; ST): a reset does not end it.
+    const ws = await workspace(String.raw`tasks:
+  a:
+    run: printf '\033]8;;https://example.com\033\\link\nmore\n\033]8;;\033\\after\n'; exit 1
+`);
+    for (const env of [COLOURS_ON, { NO_COLOR: "1" }]) {
+      const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir, env });
+      expect(result.code).toBe(1);
+      const lines = result.stdout.split("\n");
+      const from = lines.findIndex((line) => line.includes("a | "));
+      expect(lines.slice(from, from + 4)).toEqual([
+        `a | ${LINK}link`,
+        `${RESET}${LINK_END}a | ${LINK}more`,
+        `${RESET}${LINK_END}a | ${LINK}${LINK_END}after`,
+        // The link ended by the task: taskq's next line as it is.
+        expect.stringMatching(/^\d\d:\d\d:\d\d\.\d{3} FAILED {2}a: exited with code 1$/) as unknown as string,
+      ]);
+    }
+  });
+
+  it("ends a link a task leaves open at its end before taskq's next line", async () => {
+    const ws = await workspace(String.raw`tasks:
+  a:
+    run: printf '\033]8;;https://example.com\033\\link\n'; exit 1
+`);
+    const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(result.code).toBe(1);
+    // eslint-disable-next-line no-control-regex -- the link's end is the point
+    expect(result.stdout).toMatch(/\na \| \x1b\]8;;https:\/\/example\.com\x1b\\link\n\x1b\[0m\x1b\]8;;\x1b\\\d\d:\d\d:\d\d\.\d{3} FAILED {2}a:/);
   });
 });

@@ -844,8 +844,18 @@ export function eachLineText(bytes: Buffer, count: number, ends: Int32Array, lin
  */
 export class OpenColours {
   readonly #pen = new Pen();
-  /** The code that sets them again after a reset ("" for none), as bytes: always none where they are not kept (see keeps). */
+  /**
+   * The OSC 8 hyperlink the task's output has started and not ended (`ESC ] 8 ; params ; URI ST`), as it wrote it: a
+   * terminal makes every character written after it part of the link, line after line, and a reset does not end it.
+   */
+  #link: Buffer | undefined;
+  /**
+   * What sets them again after a reset ("" for none), as bytes: the link as the task started it, then the colour code
+   * (none where colours are not kept: see keeps).
+   */
   code: Buffer = NO_CODE;
+  /** What ends them: a reset, and the link's end where one is open (ESC ] 8 ; ; ST). */
+  closing: Buffer = FULL_RESET;
 
   /**
    * `keeps` false (the user asked for no colour: NO_COLOR, --no-color): taskq sets no colour of its own, not even the
@@ -855,9 +865,9 @@ export class OpenColours {
    */
   constructor(readonly keeps = true) {}
 
-  /** Whether the task's bytes so far leave colours set. */
+  /** Whether the task's bytes so far leave colours or a hyperlink set. */
   get open(): boolean {
-    return this.#pen.code !== "";
+    return this.#pen.code !== "" || this.#link !== undefined;
   }
 
   /** Forgets the colours set, where they are not kept: a reset comes before the task's next prefix, and nothing sets them again. */
@@ -869,7 +879,7 @@ export class OpenColours {
   /** `prefix` after a reset and before `code`, made once for each prefix and code in turn. */
   framed(prefix: Buffer): Buffer {
     if (this.#framed === undefined || this.#framedPrefix !== prefix || this.#framedCode !== this.code) {
-      this.#framed = Buffer.concat([FULL_RESET, prefix, this.code]);
+      this.#framed = Buffer.concat([this.closing, prefix, this.code]);
       this.#framedPrefix = prefix;
       this.#framedCode = this.code;
     }
@@ -887,23 +897,38 @@ export class OpenColours {
    */
   scan(bytes: Buffer): void {
     const before = this.#pen.code;
+    const linkBefore = this.#link;
     const to = bytes.length;
+    for (let at = bytes.indexOf(LINK_START); at !== -1; at = bytes.indexOf(LINK_START, at + 4)) this.#followLink(bytes, at);
     // Most coloured lines end their colours with a reset (`\e[0m`, `\e[m`) as their last escape: whatever came before.
     const last = bytes.lastIndexOf(0x1b);
     if (last !== -1 && isReset(bytes, last)) {
-      if (before !== "") {
-        this.#pen.apply("0");
-        this.code = NO_CODE;
+      if (before !== "") this.#pen.apply("0");
+    } else {
+      for (let at = bytes.indexOf(0x1b); at !== -1 && at + 2 < to; at = bytes.indexOf(0x1b, at + 1)) {
+        if (bytes[at + 1] !== 0x5b) continue;
+        let end = at + 2;
+        while (end < to && (bytes[end] as number) >= 0x30 && (bytes[end] as number) <= 0x3b) end++;
+        if (end < to && bytes[end] === 0x6d) this.#pen.apply(bytes.toString("latin1", at + 2, end));
       }
-      return;
     }
-    for (let at = bytes.indexOf(0x1b); at !== -1 && at + 2 < to; at = bytes.indexOf(0x1b, at + 1)) {
-      if (bytes[at + 1] !== 0x5b) continue;
-      let end = at + 2;
-      while (end < to && (bytes[end] as number) >= 0x30 && (bytes[end] as number) <= 0x3b) end++;
-      if (end < to && bytes[end] === 0x6d) this.#pen.apply(bytes.toString("latin1", at + 2, end));
-    }
-    if (this.#pen.code !== before && this.keeps) this.code = this.#pen.code === "" ? NO_CODE : codeBytes(this.#pen.code);
+    if (this.#link === linkBefore && (this.#pen.code === before || !this.keeps)) return;
+    const colour = this.keeps && this.#pen.code !== "" ? codeBytes(this.#pen.code) : NO_CODE;
+    this.code = this.#link === undefined ? colour : Buffer.concat([this.#link, colour]);
+    this.closing = this.#link === undefined ? FULL_RESET : RESET_AND_LINK_END;
+  }
+
+  /**
+   * The OSC 8 sequence at `at` (ESC ] 8 ; params ; URI, then BEL or ESC \\): with a URI, the link it starts; without, the
+   * end of the one open. One cut short (no end in `bytes`) changes nothing.
+   */
+  #followLink(bytes: Buffer, at: number): void {
+    const uri = bytes.indexOf(0x3b, at + 4);
+    if (uri === -1) return;
+    let end = uri + 1;
+    while (end < bytes.length && bytes[end] !== 0x07 && bytes[end] !== 0x1b) end++;
+    if (end >= bytes.length || (bytes[end] === 0x1b && bytes[end + 1] !== 0x5c)) return;
+    this.#link = end === uri + 1 ? undefined : Buffer.from(bytes.subarray(at, bytes[end] === 0x07 ? end + 1 : end + 2));
   }
 }
 
@@ -942,6 +967,10 @@ export function isReset(bytes: Buffer, at: number): boolean {
 
 const NO_CODE = Buffer.alloc(0);
 const FULL_RESET = Buffer.from("\x1b[0m");
+/** How an OSC 8 hyperlink's start or end begins. */
+const LINK_START = Buffer.from("\x1b]8;");
+/** A reset, then the end of an OSC 8 hyperlink. */
+const RESET_AND_LINK_END = Buffer.from("\x1b[0m\x1b]8;;\x1b\\");
 
 /** The bytes of each colour code seen, made once: a task uses a few, over and over. */
 const codes = new Map<string, Buffer>();
