@@ -29,7 +29,7 @@ import { BufferedWriter, jsonRecordHead, toJson } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import { coloursRefused } from "./render/colors.js";
-import { eachLineText, hasControlBytes, rewrittenState, TaskColours, terminalSafe } from "./render/control-bytes.js";
+import { eachLineText, hasControlBytes, rewrittenState, TaskColours, TerminalColours } from "./render/control-bytes.js";
 import { clock } from "./render/describe.js";
 import { leftoversGraceMs, leftoversNote, signalOf } from "./leftovers-stop.js";
 import { pidOneNote } from "./pid-one.js";
@@ -164,6 +164,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
    * its text in the colours set (a line shown before it ends, `\e[31mwait` then `ing\e[0m`, stays red, and only it).
    */
   const colours = new TaskColours(!coloursRefused(options.color ?? true));
+  /** On a terminal: the colours each task's lines have left set, set again at its next line, as a local run's (see TerminalColours). */
+  const terminalColours = new TerminalColours(colours.keeps);
   const handlers = new RunHandlers((runId) => {
     const sink: OutputSink = {
       // Plain lines into a file or a pipe: every line comes to `lines` as bytes, none decoded.
@@ -171,7 +173,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       // Plain lines: one not ended yet shows as far as it goes after a second, as a local run's (see PlainRenderer).
       ...(options.json ? {} : { showOpenLineAfterMs: SHOW_OPEN_LINE_AFTER_MS }),
       line: (taskId, stream, text, attempt) =>
-        options.json ? print({ event: "output", runId, id: taskId, attempt, stream, text }, "") : out.write(`${runId}/${taskId} | ${terminal ? terminalSafe(text) : text}\n`),
+        options.json ? print({ event: "output", runId, id: taskId, attempt, stream, text }, "") : out.write(`${runId}/${taskId} | ${terminal ? terminalColours.safe(`${runId}/${taskId}`, text) : text}\n`),
       whenDrained: () => out.whenDrained(),
       // On a terminal, a long line a carriage return rewrites shows as the terminal would (see OutputSink.lineState).
       ...(terminal ? { lineState: (text: string) => rewrittenState(text) } : {}),
@@ -189,7 +191,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       ? (taskId, stream, bytes, count, ends, attempt) =>
           out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", runId, id: taskId, attempt, stream }), bytes, count, ends)
       : (taskId, stream, bytes, count, ends) => {
-          if (terminal && hasControlBytes(bytes)) {
+          if (terminal && (terminalColours.has(`${runId}/${taskId}`) || hasControlBytes(bytes))) {
             eachLineText(bytes, count, ends, (text) => sink.line(taskId, stream, text));
             return;
           }
@@ -241,7 +243,10 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     onEvent: (event) => {
       options.onEvent?.(event);
       // A new process starts with a terminal's colours as its own; an ended one's colours end with it.
-      if (event.type === "started" || event.type === "finished") colours.forget(`${event.task.runId}/${event.task.key}`);
+      if (event.type === "started" || event.type === "finished") {
+        colours.forget(`${event.task.runId}/${event.task.key}`);
+        terminalColours.forget(`${event.task.runId}/${event.task.key}`);
+      }
       if (event.type === "finished" && event.result === false && event.outcome.kind === "success") endLostLog(event.task, event.outcome.exitCode ?? 0, event.taskNow, worker.workerId);
       if (event.type === "orphans-recovered") for (const swept of event.tasks) endDeadWorkersLog(swept, worker.workerId);
       if (event.type === "store-unusable") unusable = event.error;

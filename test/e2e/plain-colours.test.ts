@@ -1,7 +1,9 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli, runIds, workspace } from "../helpers/cli.js";
+import { BIN, runCli, runIds, workspace } from "../helpers/cli.js";
 
 const RED = "\x1b[31m";
 const RESET = "\x1b[0m";
@@ -9,6 +11,17 @@ const RESET = "\x1b[0m";
 const COLOURS_ON = { NO_COLOR: undefined };
 const LINK = "\x1b]8;;https://example.com\x1b\\";
 const LINK_END = "\x1b]8;;\x1b\\";
+
+/** `taskq run` with `args` on a terminal (a pty `script` makes, 100 columns), TERM=dumb (no colours of taskq's own), `env` added: what it printed there, "\r\n" as "\n". */
+function onTerminal(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string }> {
+  const command = `stty cols 100 rows 30; TERM=dumb exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} ${args.map((arg) => JSON.stringify(arg)).join(" ")}`;
+  return new Promise((resolve) => {
+    const child = spawn("/usr/bin/script", ["-qec", command, "/dev/null"], { cwd, env: { ...process.env, CI: "", NO_COLOR: "", ...env }, stdio: ["ignore", "pipe", "inherit"] });
+    let stdout = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.on("close", (code) => resolve({ code, stdout: stdout.replaceAll("\r\n", "\n") }));
+  });
+}
 
 describe("plain output of a task that leaves a colour set", () => {
   it("shows each `task |` prefix, and taskq's own lines, in their own colours, the task's colour set again after the prefix; its log as it wrote it", async () => {
@@ -107,5 +120,21 @@ describe("plain output of a task that leaves a colour set", () => {
     expect(result.code).toBe(1);
     // eslint-disable-next-line no-control-regex -- the link's end is the point
     expect(result.stdout).toMatch(/\na \| \x1b\]8;;https:\/\/example\.com\x1b\\link\n\x1b\[0m\x1b\]8;;\x1b\\\d\d:\d\d:\d\d\.\d{3} FAILED {2}a:/);
+  });
+
+  it.skipIf(!existsSync("/usr/bin/script"))("on a terminal, sets a colour a task's line left set again at the start of its next line, a line shown before it ends and its rest too; not under NO_COLOR", { timeout: 60_000 }, async () => {
+    // Each line on a terminal ends with a reset (see terminalSafe): the red the first line leaves set, and the green of `wait`, shown a second before its `ing`.
+    const ws = await workspace(String.raw`tasks:
+  a:
+    run: printf '\033[31mred starts\nstill red\n\033[0mplain\n\033[32mwait'; sleep 2; printf 'ing\nafter\033[0m\nend\n'
+`);
+    const coloured = await onTerminal(["run", "workflow.yaml", "--output", "plain", "--log-dir", "logs"], ws.dir);
+    expect(coloured.code).toBe(0);
+    expect(coloured.stdout).toContain(
+      `a | ${RED}red starts${RESET}\na | ${RED}still red${RESET}\na | ${RESET}plain${RESET}\na | \x1b[32mwait${RESET}\na | \x1b[32ming${RESET}\na | \x1b[32mafter${RESET}${RESET}\na | end\n`,
+    );
+    const plain = await onTerminal(["run", "workflow.yaml", "--output", "plain", "--log-dir", "logs"], ws.dir, { NO_COLOR: "1" });
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toContain(`a | ${RED}red starts${RESET}\na | still red\na | ${RESET}plain${RESET}\na | \x1b[32mwait${RESET}\na | ing\na | after${RESET}${RESET}\na | end\n`);
   });
 });

@@ -406,10 +406,10 @@ tasks:
     expect(shown).toContain("noisy | acleared\n");
     expect(shown).toContain("noisy | b\n");
     expect(shown).toContain("noisy | \x1b[31mred\x1b[0m\n");
-    // Backspaces as a terminal works them out, none past the line's start into the prefix: X over the 1.
-    expect(shown).toContain("noisy | X2345\n");
-    expect(shown).toContain("noisy | step 2\n");
-    expect(shown).toContain("noisy | crlf\n");
+    // Backspaces as a terminal works them out, none past the line's start into the prefix: X over the 1; the red the line before left set, set again.
+    expect(shown).toContain("noisy | \x1b[31mX2345\x1b[0m\n");
+    expect(shown).toContain("noisy | \x1b[31mstep 2\x1b[0m\n");
+    expect(shown).toContain("noisy | \x1b[31mcrlf\x1b[0m\n");
     for (const control of ["\x1b[2J", "\x1b]0;", "\x07", "\x08"]) expect(shown).not.toContain(control);
     // Not a terminal: the bytes as the task wrote them, as in its log, with the prefix again after a `\r` that rewrites the line.
     const piped = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir });

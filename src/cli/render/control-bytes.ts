@@ -932,6 +932,44 @@ export class OpenColours {
   }
 }
 
+// eslint-disable-next-line no-control-regex -- a reset of every colour (ESC [ m, ESC [ 0 m) at the start
+const STARTS_WITH_RESET = /^\x1b\[0?m/;
+
+/**
+ * Each task's colours (SGR) its lines leave set, by its key, for plain lines on a terminal, which terminalSafe resets at
+ * each line's end: set again at the start of the task's next line, they show as the task wrote them, as the colours of a
+ * line into a pipe are set again after the prefix (see OpenColours), a colour over two lines or over a line shown before
+ * it ends and its rest. `keeps` false (NO_COLOR, --no-color): none kept, each line's colours end with it.
+ */
+export class TerminalColours {
+  readonly #byKey = new Map<string, string>();
+
+  constructor(readonly keeps = true) {}
+
+  /** Whether `key`'s lines so far leave colours set: its next block goes line by line, through safe. */
+  has(key: string): boolean {
+    return this.#byKey.size !== 0 && this.#byKey.has(key);
+  }
+
+  /** terminalSafe of `key`'s line `text`, in the colours its lines before left set; those it leaves set kept. */
+  safe(key: string, text: string, columns?: (text: string) => number): string {
+    const before = this.#byKey.get(key);
+    if (before === undefined && (!this.keeps || !HAS_ESCAPE.test(text))) return terminalSafe(text, columns);
+    // Not before a reset: set again to no end.
+    const line = before === undefined || STARTS_WITH_RESET.test(text) ? text : `${before}${text}`;
+    const pen = new Pen();
+    for (const code of line.matchAll(COLOUR)) pen.apply(code[0].slice(2, -1));
+    if (pen.code === "") this.#byKey.delete(key);
+    else this.#byKey.set(key, pen.code);
+    return text === "" ? "" : terminalSafe(line, columns);
+  }
+
+  /** Forgets `key`'s colours: a new process starts with a terminal's as its own, and an ended one's end with it. */
+  forget(key: string): void {
+    this.#byKey.delete(key);
+  }
+}
+
 /**
  * Each task's OpenColours, by its key, for plain lines into a file or a pipe (a local run's, a worker's): a block of a task
  * with none set and no escape goes as by writePrefixedLines, the rest through writeColouredLines.

@@ -4,7 +4,7 @@ import type { Queue } from "../../engine/index.js";
 import { escapeControls } from "../../escape-controls.js";
 import { oneLine } from "../one-line.js";
 import { BufferedWriter } from "../output.js";
-import { eachLineText, expandTabsInBlock, hasControlBytes, rewrittenState, TaskColours, terminalSafe } from "./control-bytes.js";
+import { eachLineText, expandTabsInBlock, hasControlBytes, rewrittenState, TaskColours, TerminalColours, terminalSafe } from "./control-bytes.js";
 import { formatDuration } from "../../handlers/format-duration.js";
 import { SHOW_OPEN_LINE_AFTER_MS } from "../../handlers/line-splitter.js";
 import { clock, clockWithDate, describeError } from "./describe.js";
@@ -36,11 +36,14 @@ export class PlainRenderer implements Renderer {
   readonly showOpenLineAfterMs = SHOW_OPEN_LINE_AFTER_MS;
   /** As written: the colours each task's output has left set (see OpenColours), for the tasks that set any. */
   readonly #colours: TaskColours;
+  /** On a terminal: the colours each task's lines have left set, set again at its next line (see TerminalColours). */
+  readonly #terminalColours: TerminalColours;
   #info: RunInfo | undefined;
 
   /** `keepColours` false (NO_COLOR, --no-color): no task's colour is set again after its prefix (see OpenColours). */
   constructor(stream: NodeJS.WritableStream, colors: ChalkInstance, terminal = false, keepColours = true) {
     this.#colours = new TaskColours(keepColours);
+    this.#terminalColours = new TerminalColours(keepColours);
     this.#out = new BufferedWriter(stream);
     this.#c = colors;
     this.#prefixes = new TaskPrefixes(colors);
@@ -61,7 +64,9 @@ export class PlainRenderer implements Renderer {
     // Dependencies done, its runAt still ahead.
     queue.on("scheduled", (e) => this.#event(`${c.cyan("wait")}    ${e.id} scheduled for ${clockWithDate(e.runAt)}`));
     queue.on("started", (e) => {
-      this.#colours.forget(e.id); // a new process: a terminal's colours as its own start
+      // A new process: a terminal's colours as its own start.
+      this.#colours.forget(e.id);
+      this.#terminalColours.forget(e.id);
       this.#event(`${c.cyan("start")}   ${e.id} (attempt ${e.attempt}/${e.maxAttempts})`);
     });
     queue.on("retrying", (e) =>
@@ -70,7 +75,10 @@ export class PlainRenderer implements Renderer {
       ),
     );
     // Its colours end with it: its next lines, if any, are late ones of a process it left running.
-    const ended = (e: { id: string }): void => this.#colours.forget(e.id);
+    const ended = (e: { id: string }): void => {
+      this.#colours.forget(e.id);
+      this.#terminalColours.forget(e.id);
+    };
     queue.on("succeeded", ended);
     queue.on("failed", ended);
     queue.on("cancelled", ended);
@@ -80,7 +88,7 @@ export class PlainRenderer implements Renderer {
   }
 
   line(taskId: string, _stream: StreamName, text: string): void {
-    this.#out.write(`${this.#prefixes.text(taskId)}${this.#terminal ? terminalSafe(text) : text}\n`);
+    this.#out.write(`${this.#prefixes.text(taskId)}${this.#terminal ? this.#terminalColours.safe(taskId, text) : text}\n`);
   }
 
   /**
@@ -88,8 +96,10 @@ export class PlainRenderer implements Renderer {
    * line, but for a block with a control byte. Elsewhere every line, as the task wrote it.
    */
   lines(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array): void {
-    if (this.#terminal && hasControlBytes(bytes)) {
-      const tabbed = expandTabsInBlock(bytes, count);
+    // A task that left colours set goes line by line, each set again at its line's start.
+    const coloured = this.#terminal && this.#terminalColours.has(taskId);
+    if (coloured || (this.#terminal && hasControlBytes(bytes))) {
+      const tabbed = coloured ? undefined : expandTabsInBlock(bytes, count);
       if (tabbed !== undefined) {
         this.#out.writePrefixedLines(this.#prefixes.bytes(taskId), tabbed.bytes, count, tabbed.ends);
         return;
