@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BIN, runCli, startCli } from "../helpers/cli.js";
-import { bestOfAlternating } from "../helpers/timing.js";
+import { bestOfAlternating, wallTime } from "../helpers/timing.js";
 import { findLeftovers, isAlive } from "../helpers/processes.js";
 import { SLACK_MS, checkAllClean, delay, jsonEvents, readLedger, runToEnd, singleRunId, startRun, tasksYaml, waitForOutput, waitUntil } from "./reliability-harness.js";
 
@@ -75,7 +75,7 @@ describe("process trees and timeouts", () => {
         const result = spawnSync("unshare", ["--pid", "--fork", "--mount-proc", process.execPath, BIN, "run", file, "-j", "1", "--log-dir", "logs"], options);
         expect(result.status, result.stdout + result.stderr).toBe(0);
       };
-      const [orphans, plain] = bestOfAlternating(1, asPidOne("orphans.yaml"), asPidOne("plain.yaml"), 3);
+      const [orphans, plain] = bestOfAlternating(1, asPidOne("orphans.yaml"), asPidOne("plain.yaml"), 3, wallTime);
       expect(orphans).toBeLessThan(plain * 1.5);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -336,7 +336,7 @@ describe("process trees and timeouts", () => {
         expect(result.status, result.stdout + result.stderr).toBe(0);
         expect(result.stdout).toContain("t: stopped ");
       };
-      const [forkingMs, sleepingMs] = bestOfAlternating(1, run("forking.yaml"), run("sleeping.yaml"), 3);
+      const [forkingMs, sleepingMs] = bestOfAlternating(1, run("forking.yaml"), run("sleeping.yaml"), 3, wallTime);
       expect(forkingMs).toBeLessThan(sleepingMs * 2);
     } finally {
       await rm(dir, { recursive: true, force: true });
