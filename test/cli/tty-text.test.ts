@@ -267,6 +267,7 @@ describe("task output above the board", () => {
     }
   });
 
+  // 10 s at load 18 on two cores, a third of the default limit: given 120 s.
   it("keeps of a rewritten line's beginning what a terminal shows, whatever it holds: the rest of the line shows the same after it", () => {
     const piece = fc.constantFrom("\r", "\r", "\r", "ab", "abcdef", "12345678", " ", "日本", "\u{1f44d}\u{1f3fb}", "e\u0301", "\b", "\t", "\x1b[31m", "\x1b[0m", "\x1b[44m", "\x1b[K", "\x1b[1K", "\x1b[2K", "\x1b[3G", "\x1b[2C", "\x1b[D", "\x1b[7m", "\x07", "\r⠋ \u{1f44d}\u{1f3fb} step ", "\r\x1b[1m⠋ \u{1f44d}\u{1f3fb} step ", "9", "10", "\x1b[22m", "\r[###   ] ", "\r[#### ] ", "名");
     fc.assert(
@@ -279,8 +280,9 @@ describe("task output above the board", () => {
       }),
       { numRuns: 6000 },
     );
-  });
+  }, 120_000);
 
+  // 15 s at load 18 on two cores, half the default limit: given 120 s.
   it("keeps of a progress line in colours and text outside ASCII what a terminal shows, the same as worked out column by column", () => {
     // States of printable text and colour codes (a coloured bar, a pip bar, a spinner with an emoji), after any beginning.
     const text = fc.constantFrom("ab", "#####", "     ", " 50%", "日本", "名", "━━━", "⠋", "\u{1f44d}\u{1f3fb}", "e\u0301", "1\ufe0f\u20e3", "\u0600x", "🇫🇷", "\u1100\u1161", "x", "");
@@ -298,7 +300,7 @@ describe("task output above the board", () => {
       }),
       { numRuns: 6000 },
     );
-  });
+  }, 120_000);
 
   it("works out the beginning of a progress line in colours or in text outside ASCII in a few times what one of plain ASCII takes", () => {
     const states = (count: number, state: (index: number) => string): string => Array.from({ length: count }, (_, index) => `\r${state(index)}`).join("");
