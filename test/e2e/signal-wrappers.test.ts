@@ -1,4 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -49,6 +50,12 @@ function underTimeout(args: string[], cwd: string): { pgid: number; taskqPid: ()
   return { pgid: child.pid!, taskqPid, stdout: () => stdout, done };
 }
 
+/** Whether a SIGINT sent to process `pid` waits still, not yet taken by it (its bit, 2, in the process's shared pending set). */
+function sigintPending(pid: number): boolean {
+  const pending = /^ShdPnd:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? "0";
+  return (parseInt(pending.slice(-1), 16) & 2) !== 0;
+}
+
 async function waitFor(check: () => boolean, what: string): Promise<void> {
   const until = Date.now() + 20_000;
   while (!check()) {
@@ -81,9 +88,11 @@ describe("taskq under a wrapper that forwards signals (coreutils timeout)", () =
     const pid = run.taskqPid();
     expect(pid).toBeDefined();
     // Three within 250 ms, each taken on its own (signals pending at once are one): the terminal's, and timeout's two copies.
-    for (const wait of [0, 60, 60]) {
-      await new Promise((resolve) => setTimeout(resolve, wait));
+    // Each is sent as soon as taskq has taken the one before, with no timer between them: a timer of 60 ms that a loaded
+    // machine ran late put the third past the 250 ms, a second Ctrl-C.
+    for (let copy = 0; copy < 3; copy++) {
       process.kill(pid!, "SIGINT");
+      for (const until = Date.now() + 5000; sigintPending(pid!) && Date.now() < until; );
     }
     const result = await run.done;
     expect(result.stdout).toContain("SIGINT received: no new task starts; running tasks have 1s to finish");
