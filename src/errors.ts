@@ -1,3 +1,5 @@
+import { shortened } from "./loaders/shorten.js";
+
 /**
  * Every error taskq throws is a TaskqError with a stable string `code`.
  * Branch on `code` (or `instanceof`), never on message text.
@@ -94,7 +96,7 @@ function plainShown(value: object): string | undefined {
     if (!array && messageOf(value) !== "[object Object]") return undefined;
     const json = JSON.stringify(value) as string | undefined;
     const what = array ? "an array" : "an object";
-    return json === undefined ? what : `${json.length > 80 ? `${json.slice(0, 77)}...` : json} (${what})`;
+    return json === undefined ? what : `${shortened(json, 80)} (${what})`;
   } catch {
     return undefined;
   }

@@ -591,4 +591,13 @@ describe("bad input to the library", () => {
     expect(() => queue.submit({ id: "d", type: "echo", timeoutMs: new Date(0) as unknown as number })).toThrow(/got \w{3} \w{3} \d{2} \d{4} \d\d:\d\d:\d\d GMT/);
     expect(queue.stats().total).toBe(0);
   });
+
+  it("a long object given for a value is cut before an emoji the cut falls in, not through it (half of one is a broken character)", () => {
+    const { queue } = makeQueue();
+    // Its JSON's 77th unit is the emoji's first half: `{"note":"` and 67 x's come before it.
+    const note = `${"x".repeat(67)}\u{1F680} and more`;
+    expect(() => queue.submit({ id: "a", type: "echo", timeoutMs: { note } as unknown as number })).toThrow(
+      expect.objectContaining({ code: "INVALID_TASK", message: `task "a": timeoutMs must be a non-negative number, got {"note":"${"x".repeat(67)}... (an object)` }),
+    );
+  });
 });
