@@ -150,8 +150,12 @@ export function keptLineInFold(value: FoldedSource): { offset: number; note: str
 /** A here-document's operator and delimiter (`<<EOF`, `<<-'END'`), not a here-string's `<<<`. */
 const HEREDOC = /(?<!<)<<(-?)[ \t]*(["']?)([^\s"'<>;&|()]+)\2/g;
 
-/** The here-documents a line opens, in order: each `<<`'s delimiter, and whether its leading tabs are stripped (`<<-`); none for a shift in `$((...))` or a `<<` in quotes. */
+/**
+ * The here-documents a line opens, in order: each `<<`'s delimiter, and whether its leading tabs are stripped (`<<-`); none for a shift in `$((...))`,
+ * a `<<` in quotes, or a whole-line comment (`# cat <<EOF`), which opens none: its lines after were taken for a heredoc's, and told nothing.
+ */
 function heredocsOpened(text: string): Array<{ word: string; tabs: boolean }> {
+  if (/^\s*#/.test(text)) return [];
   return [...withoutArithmetic(withoutShellComment(text)).replace(QUOTED_TEXT, (quoted) => (quoted.startsWith("<<") ? quoted : '""')).matchAll(HEREDOC)].map(([, dash, , word]) => ({ word: word!, tabs: dash === "-" }));
 }
 

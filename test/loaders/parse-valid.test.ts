@@ -971,6 +971,14 @@ describe("parseWorkflow on a valid file", () => {
     ]);
   });
 
+  it("notes a > block's line indented more than the one before after a whole-line comment that mentions a heredoc (# cat <<EOF), which opens none", () => {
+    // The comment's `<<EOF` was taken for a heredoc's: every line after it was the heredoc's, and nothing was noted.
+    const workflow = parse(yaml("tasks:", "  a:", "    run: >", "      # cat <<EOF", "", "      docker run", "        --rm alpine"), "k.yaml");
+    expect(workflow.notes).toEqual([
+      "k.yaml:7:9: task \"a\": run is a > block, whose lines YAML joins with spaces, but it keeps the line break before a line indented more than the block's first, such as this one, so the shell runs it as a command of its own, not as more of the one before: it gets docker run and then, on a line of its own, --rm alpine; indent this line as the block's first line to join it to the command before, or write run: | with a backslash at the end of the line before",
+    ]);
+  });
+
   it("reads a plain run of many lines inside a quote in about ten times what a tenth of them takes, with no note", async () => {
     // Each line's text before it was read from the value's start for its quotes: 3,000 lines inside an open quote took 2.8 s to validate, 100x 300 of them.
     const { bestOfAlternating } = await import("../helpers/timing.js");
