@@ -144,9 +144,8 @@ function sameLogIn(id: string, byCase: Map<string, string>, locator: SourceLocat
  */
 function listedTasksHint(tasks: unknown): string {
   if (!Array.isArray(tasks) || tasks.length === 0) return "";
-  // `- build:` with the task's fields below it: a list of one-key mappings, each an id and its task.
-  const keyed = tasks.map((task) => (isRecord(task) && Object.keys(task).length === 1 && (isRecord(Object.values(task)[0]) || Object.values(task)[0] === null) ? Object.keys(task)[0]! : undefined));
-  if (keyed.every((id) => id !== undefined && isTaskId(id))) {
+  const keyed = listedIds(tasks);
+  if (keyed !== undefined) {
     const shown = keyed.slice(0, 3).map((id) => `${id}: { run: ... }`);
     return `; remove the "- " before each task's id: a task is a key of \`tasks\`, not an item of a list (tasks: { ${shown.join(", ")}${keyed.length > shown.length ? ", ..." : ""} })`;
   }
@@ -158,6 +157,28 @@ function listedTasksHint(tasks: unknown): string {
   const shown = ids.slice(0, 3).map((id) => `${String(id)}: { run: ... }`);
   return `${hint} (tasks: { ${shown.join(", ")}${ids.length > shown.length ? ", ..." : ""} })`;
 }
+
+/**
+ * The ids of `tasks` written as a list of mappings keyed by id, as steps are: `- build:` with the task's fields below it,
+ * `- build: make` (its command as the task), or one item holding several (`- build: {...}` then `test: {...}` below it).
+ * Undefined where an item is not that: a key no id can be, a value no task is (a list, a number), or a string that is a
+ * field's (`- run: make`, `- name: build`: a task written as a step, told apart by listedTasksHint).
+ */
+function listedIds(tasks: unknown[]): string[] | undefined {
+  const ids: string[] = [];
+  for (const task of tasks) {
+    if (!isRecord(task) || Object.keys(task).length === 0) return undefined;
+    for (const [key, value] of Object.entries(task)) {
+      if (!isTaskId(key)) return undefined;
+      if (typeof value === "string" ? STEP_FIELDS.has(key) || Object.hasOwn(taskSchema.shape, key) : !isRecord(value) && value !== null) return undefined;
+      ids.push(key);
+    }
+  }
+  return ids;
+}
+
+/** A step's fields that name it, as CI steps are written (`- name: build`): no task's ids. */
+const STEP_FIELDS = new Set(["id", "name"]);
 
 /** A task's field glued to its value (`run:make`), which YAML reads as the task's one string. */
 const GLUED_FIELD = /^([A-Za-z]+):(\S.*)$/s;

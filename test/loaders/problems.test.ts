@@ -1768,6 +1768,20 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  - run: make"))).toEqual([`2:3: ${expected}`]);
   });
 
+  it("says to drop the \"- \" where tasks is a list of ids whose task is a command (- build: make) or that holds two ids in one item", () => {
+    const expected = "`tasks` must be a mapping of task id to task, got a list";
+    const hint = (shown: string) => `; remove the "- " before each task's id: a task is a key of \`tasks\`, not an item of a list (tasks: { ${shown} })`;
+    // Only `- build:` with the task's fields below it was told this.
+    expect(problemsOf(yaml("tasks:", "  - build: make", "  - test: make test"))).toEqual([`2:3: ${expected}${hint("build: { run: ... }, test: { run: ... }")}`]);
+    expect(problemsOf(yaml("tasks:", "  - build: { run: make }", "    test: { run: make test }"))).toEqual([`2:3: ${expected}${hint("build: { run: ... }, test: { run: ... }")}`]);
+    expect(problemsOf(yaml("tasks:", "  - build:", "      run: make", "    test:", "      run: make test", "    lint:", "    docs: make docs"))).toEqual([
+      `2:3: ${expected}${hint("build: { run: ... }, test: { run: ... }, lint: { run: ... }, ...")}`,
+    ]);
+    // A task's own fields in an item are a task written as a step, not ids.
+    expect(problemsOf(yaml("tasks:", "  - run: make", "    timeout: 5m"))).toEqual([`2:3: ${expected}`]);
+    expect(problemsOf(yaml("tasks:", "  - build: make", "    retries: 2"))).toEqual([`2:3: ${expected}`]);
+  });
+
   it("escapes the characters that show as nothing or as a space in a quoted key or value: a byte order mark from files joined with cat, a no-break space, a zero-width space", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "\ufeff  b:", "    run: y"))).toEqual(['4:1: unknown key "\\ufeff  b" at the top level']);
     const rule = 'ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."';
