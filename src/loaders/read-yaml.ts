@@ -236,8 +236,8 @@ function unresolvedTag(error: YAMLError, text: string, document: Document.Parsed
   const without = unquoted !== undefined ? `, quoted (${quote(raw)}): ${unquoted}` : digits !== undefined && (takes !== "id" || idDigits) ? `, in digits: ${digits}` : `: ${raw}`;
   const advice = raw === "" ? "write the value in its place, without the tag" : refused !== undefined ? `without the tag, ${raw} is refused too${badId !== undefined && unquoted !== undefined ? ", quoted or not" : ""}: ${refused}` : `write the value without the tag${without}`;
   const what = raw === "" ? "an empty value" : raw;
-  // Left empty, the field's refusal of it, told at its key, follows from the tag too.
-  const key = raw === "" ? field?.key : undefined;
+  // Left empty, the field's refusal of it, told at its key, follows from the tag too; with no key (the top level, `!!map` alone), at the tag.
+  const key = raw === "" ? (field?.key ?? at) : undefined;
   const form = core === undefined ? undefined : CORE_TAG_FORMS[core];
   if (form !== undefined) return { message: `the tag ${written} does not fit ${what}: it reads only ${form}; ${advice}`, value, key };
   if (core !== undefined) return { message: `the tag ${written} does not fit ${what}; ${advice}`, value, key };

@@ -41,7 +41,8 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
     return undefined;
   }
   if (typeof data !== "object" || Array.isArray(data) || data instanceof Map || isTaggedValue(data)) {
-    problems.atOffset(locator.offsetOf([]), `the top level must be a mapping with a \`tasks\` key, got ${describeValue(data, true)}`);
+    // After a tag told as not fitting (`!!map` alone: read as an empty string), not told again.
+    problems.followOn(locator.offsetOf([]), `the top level must be a mapping with a \`tasks\` key, got ${describeValue(data, true)}`);
     return undefined;
   }
   const { tasks, ...fields } = withoutExtensions(data as Record<string, unknown>);

@@ -314,6 +314,9 @@ describe("hostile input", () => {
       '5:5: task "b": `cwd` must not be empty, got an empty string',
       "6:14: the tag !!int does not fit an empty value: it reads only an integer written as one (2, 0x1F, 0o17); write the value in its place, without the tag",
     ]);
+    // The top level tagged and empty (`!!map` alone, read as an empty string): the tag, not also a top level that is no mapping.
+    expect(problemsOf("!!map\n")).toEqual(["1:1: the tag !!map does not fit an empty value; write the value in its place, without the tag"]);
+    expect(problemsOf("# the workflow\n!!seq\n")).toEqual(["2:1: the tag !!seq does not fit an empty value; write the value in its place, without the tag"]);
     // Before, `run: !!float 2` was told to write `run: 2`, which `run` refuses as a number.
     expect(problemsOf(yaml("tasks:", "  a: { run: !!float 2 }"))).toEqual([
       '2:13: the tag !!float does not fit 2: it reads only a number written with a dot or an exponent (2.0, 1e3), or .inf or .nan; write the value without the tag, quoted ("2"): unquoted, YAML reads 2 as a number, where a command string is expected',
