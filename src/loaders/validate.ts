@@ -67,7 +67,9 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
   let above: string | undefined;
   /** Each id in lower case, and the first id written so: a later one differing only in case is refused (see sameLogIn). Only where an id has an upper-case letter. */
   const byCase = entries.some(([id]) => /[A-Z]/.test(id)) ? new Map<string, string>() : undefined;
-  for (const [id, raw] of entries) {
+  /** The fields written at a task id's indentation below a task left empty (`build:` then `run: make`): told as one problem, at the first. */
+  let misplaced: { task: string; fields: string[] } | undefined;
+  for (const [index, [id, raw]] of entries.entries()) {
     if (byCase !== undefined && isTaskId(id)) sameLogIn(id, byCase, locator, problems);
     if (!isTaskId(id)) {
       const shown = quote(id);
@@ -81,6 +83,20 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
         valid.push({ id, task: undefined, dependsOn: undefined });
         continue;
       }
+    }
+    if (!isRecord(raw) && Object.hasOwn(taskSchema.shape, id) && misplaced?.fields.includes(id)) {
+      if (misplaced.fields[0] === id) problems.atOffset(locator.offsetOf(["tasks", id], "key"), misplacedFieldsMessage(misplaced.task, misplaced.fields));
+      valid.push({ id, task: undefined, dependsOn: undefined });
+      continue;
+    }
+    misplaced = undefined;
+    // `build:` left empty, then its fields at its own indentation: one mistake, the fields' indentation, not also an empty task.
+    const below = raw === null && isTaskId(id) && !Object.hasOwn(taskSchema.shape, id) ? misplacedFieldsAfter(entries, index) : [];
+    if (below.length > 0) {
+      misplaced = { task: id, fields: below };
+      above = id;
+      valid.push({ id, task: undefined, dependsOn: undefined });
+      continue;
     }
     if (!isRecord(raw) && Object.hasOwn(taskSchema.shape, id)) {
       // `run: make` at a task id's indentation (under `build:`, whose fields it was meant to be) is read as a task named run.
@@ -113,6 +129,23 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
     valid.push({ id, task: undefined, dependsOn: wellFormedDependencies(isRecord(raw) ? raw.dependsOn : undefined) });
   }
   return { header, tasks: valid };
+}
+
+/** The task's fields (not mappings, which may be tasks so named) right after the entry at `index`, as ids: where a task left empty meant them as its own. */
+function misplacedFieldsAfter(entries: ReadonlyArray<[string, unknown]>, index: number): string[] {
+  const fields: string[] = [];
+  for (const [id, raw] of entries.slice(index + 1)) {
+    if (isRecord(raw) || !Object.hasOwn(taskSchema.shape, id) || fields.includes(id)) break;
+    fields.push(id);
+  }
+  return fields;
+}
+
+/** What a task left empty with its fields below it at its own indentation is told, at the first field. */
+function misplacedFieldsMessage(task: string, fields: string[]): string {
+  const named = fields.length === 1 ? fields[0]! : `${fields.slice(0, -1).join(", ")} and ${fields.at(-1)!}`;
+  const read = fields.length === 1 ? `a task's field, is at a task id's indentation, so it is read as a task named ${quote(fields[0]!)}` : "a task's fields, are at a task id's indentation, so each is read as a task of that name";
+  return `task ${quote(task)} is left empty, and ${named} below it, ${read}: indent ${fields.length === 1 ? named : "them"} under ${quote(task)}, further than its id`;
 }
 
 /**

@@ -1721,10 +1721,18 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
 
   it("says a task's field written at a task id's indentation is read as a task, and to indent it under the task above", () => {
     const hint = (field: string, task: string) => `${field} is a task's field, written here as a task id: indent it under ${task}, as that task's other fields`;
+    // A task left empty with its fields below it at its own indentation: one mistake, told once where it is made, not also as
+    // the empty task and as each field a task of its own.
     expect(problemsOf(yaml("tasks:", "  build:", "  run: make", "  dependsOn: [lint]", "  lint:", "    run: x"))).toEqual([
-      '2:3: task "build": the task must be a mapping with at least `run`, got nothing (null)',
-      `3:3: task "run": the task must be a mapping with at least \`run\`, got "make"; ${hint("run", '"build"')}`,
-      `4:3: task "dependsOn": the task must be a mapping with at least \`run\`, got a list; ${hint("dependsOn", '"build"')}`,
+      '3:3: task "build" is left empty, and run and dependsOn below it, a task\'s fields, are at a task id\'s indentation, so each is read as a task of that name: indent them under "build", further than its id',
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "  run: x"))).toEqual([
+      '3:3: task "a" is left empty, and run below it, a task\'s field, is at a task id\'s indentation, so it is read as a task named "run": indent run under "a", further than its id',
+    ]);
+    // A mapping below is a task of its own (a task may be named env): the empty task is told as such.
+    expect(problemsOf(yaml("tasks:", "  a:", "  env:", "    run: x"))).toEqual(['2:3: task "a": the task must be a mapping with at least `run`, got nothing (null)']);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "  dependsOn: [b]", "  b:", "    run: y"))).toEqual([
+      `4:3: task "dependsOn": the task must be a mapping with at least \`run\`, got a list; ${hint("dependsOn", '"a"')}`,
     ]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "  retries: 2"))).toEqual([`4:3: task "retries": the task must be a mapping with at least \`run\`, got 2; ${hint("retries", '"a"')}`]);
     expect(problemsOf(yaml("tasks:", "  run: make"))).toEqual([
