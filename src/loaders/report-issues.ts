@@ -367,6 +367,16 @@ export function slashCommentWords(written: string, json: boolean): string {
   return `${written} starts no comment in YAML: a comment starts with # (at a line's start, or after a space); write # in its place${written === "/*" ? ", and drop the */" : ""}`;
 }
 
+/**
+ * Whether a top-level key is told to go under `tasks:` (build: { run: make }, as a GitLab CI job is written): a task's fields
+ * below a key that could be its id, which is neither a field misspelt nor a block kept for its anchor (`base: &base`).
+ */
+export function topKeyAsTask(key: string, value: unknown, locator: SourceLocator): boolean {
+  if (keyMeant([], key) !== undefined || !/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(key) || !looksLikeTask(value)) return false;
+  const offset = locator.offsetOf([key], "key");
+  return !/^[^\n]*?:[ \t]*&[^\s,[\]{}]+/.test(locator.textAt(offset, Math.max(0, locator.offsetOf([key]) - offset)));
+}
+
 function unknownKeyMessage(path: DataPath, key: string, value: unknown, anchored = false, json = false): string {
   const owner = ownerOf([...path, key]);
   if (path.length === 1 && path[0] === "defaults" && (key === "run" || key === "dependsOn")) {

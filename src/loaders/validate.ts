@@ -6,7 +6,7 @@ import { tooManyTasksMessage } from "./count-tasks.js";
 import { MAX_TASKS } from "./limits.js";
 import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
-import { describeValue, keyMeant, noBreakSpaceInKey, quote, reportIssues, slashCommentWords } from "./report-issues.js";
+import { describeValue, keyMeant, noBreakSpaceInKey, quote, reportIssues, slashCommentWords, topKeyAsTask } from "./report-issues.js";
 import { dependencyItemSchema, taskSchema, workflowHeaderSchema, type TaskFile } from "./schema.js";
 import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 
@@ -61,7 +61,9 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
   // `taks:`: told once, as the unknown key with the one meant (as `rn` in a task is), not also as `tasks` missing.
   // Nor where a JSONC comment ran into the `tasks` key (`// ci` above `"tasks": {`, read as one key): told as that key.
   const tasksMeant = tasks === undefined && Object.keys(fields).some((key) => keyMeant([], key) === "tasks" || /^\/[/*][^]*"tasks"$/.test(key));
-  const entries = tasksMeant ? [] : taskEntries(tasks, locator, problems);
+  // Nor where tasks are written at the top level (`build:` with its `run`): each is told to go under `tasks:`, which says it.
+  const tasksAbove = tasks === undefined && Object.entries(fields).some(([key, value]) => topKeyAsTask(key, value, locator));
+  const entries = tasksMeant || tasksAbove ? [] : taskEntries(tasks, locator, problems);
   const valid: ValidatedFile["tasks"] = [];
   /** The last task not read from a misplaced field: the one those fields were meant for. */
   let above: string | undefined;

@@ -1688,6 +1688,19 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("says only that tasks written at the top level, with no tasks key, go under tasks:, not also that tasks is missing", () => {
+    expect(problemsOf(yaml("build:", "  run: make", "test:", "  run: make test", "  dependsOn: build"))).toEqual([
+      '1:1: unknown key "build" at the top level; to make it a task, indent it under `tasks:` (tasks: { build: { run: ... } })',
+      '3:1: unknown key "test" at the top level; to make it a task, indent it under `tasks:` (tasks: { test: { run: ... } })',
+    ]);
+    // A block kept for its anchor, or a field misspelt, says nothing of tasks: that they are missing is still told.
+    expect(problemsOf(yaml("base: &b", "  retries: 2"))).toEqual([
+      '1:1: unknown key "base" at the top level; a top-level key kept for its anchor is named with x- (x-base), which taskq ignores',
+      "1:1: `tasks` is missing; add a `tasks` mapping with at least one task",
+    ]);
+    expect(problemsOf(yaml("defualts:", "  retries: 2"))).toEqual(['1:1: unknown key "defualts" at the top level; did you mean "defaults"?', "1:1: `tasks` is missing; add a `tasks` mapping with at least one task"]);
+  });
+
   it("says a top-level key written as a task (a GitLab CI job) goes under tasks:, and that taskq has no stages; not for a key of another kind", () => {
     expect(problemsOf(yaml("stages: [build]", "build:", "  stage: build", "  script: make", "tasks:", "  a: { run: x }", "lint: { run: y, dependsOn: a }", "other: { A: b }", "defualts: { retries: 1 }", "my job: { run: y }"))).toEqual([
       '1:1: unknown key "stages" at the top level; taskq has no stages: a task waits for those it lists in `dependsOn`',
