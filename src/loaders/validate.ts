@@ -42,7 +42,7 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
   }
   if (typeof data !== "object" || Array.isArray(data) || data instanceof Map || isTaggedValue(data)) {
     // After a tag told as not fitting (`!!map` alone: read as an empty string), not told again.
-    problems.followOn(locator.offsetOf([]), `the top level must be a mapping with a \`tasks\` key, got ${describeValue(data, true)}`);
+    problems.followOn(locator.offsetOf([]), `the top level must be a mapping with a \`tasks\` key, got ${describeValue(data, true)}${listedTopHint(data)}`);
     return undefined;
   }
   const { tasks, ...fields } = withoutExtensions(data as Record<string, unknown>);
@@ -172,6 +172,12 @@ function sameLogIn(id: string, byCase: Map<string, string>, locator: SourceLocat
     locator.offsetOf(["tasks", id], "key"),
     `task id ${quote(id)} differs from ${quote(first)} (defined at ${at}) only in case: their logs, ${id}.log and ${first}.log, are one file on a file system that ignores case (macOS's and Windows' by default), where the two tasks' output would mix; rename one`,
   );
+}
+
+/** `- tasks:` (and its other keys, `- defaults:`), a top level written as a list's item: to drop the dash. Empty when it is not that. */
+function listedTopHint(data: unknown): string {
+  if (!Array.isArray(data) || !data.some((item) => isRecord(item) && Object.hasOwn(item, "tasks"))) return "";
+  return `; remove the "- " before ${data.length === 1 ? "tasks" : "each item's keys"}: the top level is one mapping, not a list (tasks: { build: { run: ... } })`;
 }
 
 /**

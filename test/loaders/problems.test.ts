@@ -1774,6 +1774,10 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
 
   it("reports a top level that is not a mapping, missing or empty tasks", () => {
     expect(problemsOf("- a\n- b\n")).toEqual(["1:1: the top level must be a mapping with a `tasks` key, got a list"]);
+    // The top level written as a list's item (`- tasks:`): told to drop the dash, as tasks written as a list are.
+    const listed = "1:1: the top level must be a mapping with a `tasks` key, got a list; remove the \"- \" before";
+    expect(problemsOf(yaml("- tasks:", "    a:", "      run: x"))).toEqual([`${listed} tasks: the top level is one mapping, not a list (tasks: { build: { run: ... } })`]);
+    expect(problemsOf(yaml("- concurrency: 2", "- tasks:", "    a:", "      run: x"))).toEqual([`${listed} each item's keys: the top level is one mapping, not a list (tasks: { build: { run: ... } })`]);
     expect(problemsOf("name: x\n")).toEqual(["1:1: `tasks` is missing; add a `tasks` mapping with at least one task"]);
     expect(problemsOf("tasks: {}\n")).toEqual(["1:8: `tasks` is empty; define at least one task"]);
     expect(problemsOf("tasks:\n")).toEqual(["1:1: `tasks` must be a mapping of task id to task, got nothing (null)"]);
