@@ -34,7 +34,8 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
     for (const dependency of task.dependsOn) {
       const at = () => locator.offsetOf(dependencyPath(task.id, dependency.index));
       if (dependency.id === task.id) {
-        problems.atOffset(at(), `task ${quote(task.id)} depends on itself`, task.id);
+        // What to do, where it was told only what is wrong: a task cannot wait for its own end.
+        problems.atOffset(at(), `task ${quote(task.id)} depends on itself, and would wait for its own end forever; remove ${dependency.index === undefined ? "its dependsOn" : `${quote(task.id)} from its dependsOn`}`, task.id);
         continue;
       }
       const target = indexOf.get(dependency.id);

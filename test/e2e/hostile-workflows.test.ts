@@ -43,7 +43,7 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
       ].join("\n"),
       [
         "2:35: dependency cycle: a -> c -> b -> a (a -> c at 2:35, c -> b at 4:36, b -> a at 3:35); remove one of these dependencies",
-        '5:38: task "self" depends on itself',
+        '5:38: task "self" depends on itself, and would wait for its own end forever; remove its dependsOn',
         '6:42: task "lost" depends on "nowhere", which is not defined',
         '7:3: duplicate task id "a" (first defined at 2:3); each must appear once',
       ],

@@ -878,7 +878,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     const text = yaml("tasks:", "  test: { run: x }", "  deploy:", "    run: x", "    dependsOn: [tset, deploy]", "  other: { run: x, dependsOn: nothing-like-it }");
     expect(problemsOf(text)).toEqual([
       '5:17: task "deploy" depends on "tset", which is not defined; did you mean "test"?',
-      '5:23: task "deploy" depends on itself',
+      '5:23: task "deploy" depends on itself, and would wait for its own end forever; remove "deploy" from its dependsOn',
       '6:31: task "other" depends on "nothing-like-it", which is not defined',
     ]);
     // The nearest id may be the task's own: a task never depends on itself, so another is suggested, or none.
