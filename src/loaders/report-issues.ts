@@ -4,7 +4,7 @@ import type { DataPath, SourceLocator } from "./locator.js";
 import { ProblemList } from "./problem-list.js";
 import { runAtMistake } from "./date-time.js";
 import { defaultsSchema, isRunAt, PRIORITIES, TASK_TYPES, taskSchema, workflowFileSchema } from "./schema.js";
-import { durationMistake, OVER_DURATION_LIMIT, overDurationLimit } from "./duration.js";
+import { durationMistake, OVER_DURATION_LIMIT, overDurationLimit, parseDuration } from "./duration.js";
 import { INTEGER_RANGES, isDurationField } from "./limits.js";
 import { closestMatch } from "./suggest.js";
 import { shortened } from "./shorten.js";
@@ -191,8 +191,23 @@ function valueHint(issue: Issue, path: DataPath, locator: SourceLocator): string
                 ? quotedNumberMistake(issue.input, ...INTEGER_RANGES.retryOn, written)
                 : field === "priority" || field === "type"
                   ? wordMeant(issue.input, field === "priority" ? PRIORITIES : TASK_TYPES)
-                  : undefined;
+                  : field === "backoff" && path.length <= 3
+                    ? backoffMistake(issue.input)
+                    : undefined;
   return hint === undefined ? "" : ` (${hint})`;
+}
+
+/**
+ * `backoff: exponential` or `backoff: 5s`, as other tools write a retry's wait: what to write here, where the message said only
+ * that it takes a mapping. The wait is always exponential, with full jitter (anywhere from 0 to the wait), as the README says.
+ */
+function backoffMistake(text: string): string | undefined {
+  const written = text.trim();
+  if (parseDuration(written) !== undefined) return `for waits of up to ${written} each, write backoff: { base: ${written}, max: ${written} }`;
+  if (/^(?:exp|exponential|linear|fixed|constant|jitter|full[-_ ]?jitter)$/i.test(written)) {
+    return "taskq's backoff is always exponential, with full jitter: give the wait before the first retry and the longest wait, as backoff: { base: 1s, max: 30s }";
+  }
+  return undefined;
 }
 
 /** `priority: High` or `hgih`: the word meant, in other letters or one slip away. */

@@ -635,6 +635,15 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("says what to write for a backoff given as a word or a duration (backoff: exponential, backoff: 5s), as other tools take it", () => {
+    const mapping = "must be a mapping with `base` and/or `max`";
+    expect(problemsOf(yaml("defaults:", "  backoff: 5s", "tasks:", "  a:", "    run: x", "    backoff: exponential", "  b: { run: x, backoff: later }"))).toEqual([
+      `2:12: \`defaults.backoff\` ${mapping}, got "5s" (for waits of up to 5s each, write backoff: { base: 5s, max: 5s })`,
+      `6:14: task "a": \`backoff\` ${mapping}, got "exponential" (taskq's backoff is always exponential, with full jitter: give the wait before the first retry and the longest wait, as backoff: { base: 1s, max: 30s })`,
+      `7:25: task "b": \`backoff\` ${mapping}, got "later"`,
+    ]);
+  });
+
   it("says what is wrong with a duration written almost right: units out of order or twice, other unit names, spaces, a last number without its unit, a point without a digit on each side, a decimal comma", () => {
     const text = yaml(
       "defaults: { timeout: 30s1m }",
