@@ -372,19 +372,32 @@ tasks:
   }, 90_000);
 
   it("a session holding a running task's row for less than its lease costs it nothing: its renewal goes through once the row is free", async () => {
-    const worker = await startWorker(["--lease", "6s", "-j", "1"]);
-    const runId = await submit(await workflowFile("row-held-briefly", "tasks:\n  brief: { run: 'echo started; sleep 8' }\n"));
+    const go = path.join(ws.dir, `row-held-briefly-${randomBytes(3).toString("hex")}.go`);
+    // A lease long beside the test's own delays: the row is let go as a renewal has met it, and the lease has what is left of
+    // it from the last renewal before (a heartbeat's interval less), 8 s. Before, a lease of 6 s with the row held a fixed
+    // 4.5 s left 1.5 s from the last renewal to the lock, which a loaded machine's delays (the start line read, a connection
+    // made) could pass: the lease ran out under the lock.
+    const worker = await startWorker(["--lease", "12s", "-j", "1"]);
+    const runId = await submit(await workflowFile("row-held-briefly", `tasks:\n  brief: { run: 'echo started; until [ -e "${go}" ]; do sleep 0.1; done' }\n`));
     expect(await eventually(() => worker.stdout().includes(`${runId}/brief | started`), 15_000)).toBe(true);
     const client = new pg.Client({ connectionString: DATABASE_URL });
     await client.connect();
+    const leaseEnd = async (): Promise<number> =>
+      (await client.query<{ at: number }>(`SELECT extract(epoch FROM lease_expires_at)::float8 AS at FROM "${SCHEMA}".tasks WHERE run_id = $1`, [runId])).rows[0]!.at;
     try {
       await client.query("BEGIN");
       await client.query(`SELECT id FROM "${SCHEMA}".tasks WHERE run_id = $1 FOR UPDATE`, [runId]);
-      await sleep(4_500);
+      // Until a renewal has waited for the row and been refused it (the worker says whose lock it met).
+      expect(await eventually(() => worker.stdout().includes(`db      heartbeat failed: task "brief" of run ${runId} is locked by another session`), 20_000)).toBe(true);
       await client.query("COMMIT");
+      const heldEnd = await leaseEnd();
+      // Renewed once the row is free: the lease's end moves on.
+      expect(await eventually(async () => (await leaseEnd()) > heldEnd, 15_000)).toBe(true);
     } finally {
+      await client.query("ROLLBACK").catch(() => undefined);
       await client.end();
     }
+    await writeFile(go, "");
     expect((await waitForRun(runId)).tasks[0]).toMatchObject({ state: "succeeded", attempts: 1 });
     expect(worker.stdout()).not.toContain("LOST");
     worker.cli.child.kill("SIGTERM");
