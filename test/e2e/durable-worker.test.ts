@@ -168,8 +168,12 @@ tasks:
     // Its shell runs (the start line comes a turn of the worker's event loop before it).
     expect(await eventually(() => existsSync(path.join(ws.dir, "frozen.began")), 15_000)).toBe(true);
     worker.cli.child.kill("SIGSTOP");
-    // Twice the lease: the task ends meanwhile (the worker's own process is stopped, not the task's).
-    await sleep(4_000);
+    const stoppedAt = Date.now();
+    // Twice the lease: the task ends meanwhile (the worker's own process is stopped, not the task's). Held until its
+    // shell is gone too: a loaded machine's `sleep 1` could outlast a fixed 4 s, and the worker, let go on, found its lease
+    // run out with the task still running and killed it.
+    expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 15_000)).toBe(true);
+    await sleep(Math.max(0, 4_000 - (Date.now() - stoppedAt)));
     worker.cli.child.kill("SIGCONT");
     const status = await waitForRun(runId);
     expect(status.tasks[0]).toMatchObject({ state: "succeeded", attempts: 1 });
@@ -220,6 +224,8 @@ tasks:
     expect(status.tasks[0]).toMatchObject({ state: "succeeded", attempts: 2 });
     // Its line may come a moment after the database's record, which the wait above reads.
     expect(await eventually(() => other.stdout().includes(`ok      ${runId}/deploy`), 10_000)).toBe(true);
+    // Attempt 1's shell gone too (not only attempt 2's): its end is what the worker meets as it goes on.
+    expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 15_000)).toBe(true);
     frozen.cli.child.kill("SIGCONT");
     // Its work was someone else's: as when a renewal finds the task taken over, it takes no more (README: Leases and heartbeats).
     expect(await eventually(() => frozen.stdout().includes(`stale   ${runId}/deploy: exited with code 0, not recorded: its lease had run out, and worker ${other.id} took the task over\n`), 10_000)).toBe(true);
@@ -268,6 +274,8 @@ tasks:
     const status = await waitForRun(runId, 30_000);
     const swept = `lease expired (worker ${frozen.id}, attempt 1)`;
     expect(status.tasks.find((row) => row.key === "deploy")).toMatchObject({ state: "failed", lastError: swept });
+    // Its shell gone meanwhile (a loaded machine's `sleep 1` may outlast the sweep): its end is what the worker meets as it goes on.
+    expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 15_000)).toBe(true);
     frozen.cli.child.kill("SIGCONT");
     const said = `exited with code 0, not recorded: its lease had run out, and the task ended failed: ${swept}; a redrive runs it again`;
     expect(await eventually(() => frozen.stdout().includes(`stale   ${runId}/deploy: ${said}\n`), 10_000)).toBe(true);
