@@ -847,17 +847,22 @@ tasks:
     // (another process of that run id): no sign that the worker that held the lease is there, waiting on the database.
     const other = new pg.Client({ connectionString: DATABASE_URL, application_name: storeApplicationName(`taskq run ${runId}`, SCHEMA) });
     await other.connect();
+    // Held until the status below has been read: a statement of 6 s, before, could end first on a loaded machine (a
+    // command's start), and the status then read saw no statement at all.
+    const sleeping = other.query("SELECT pg_sleep(60)").catch(() => undefined);
     try {
-      const sleeping = other.query("SELECT pg_sleep(6)");
       const active = async () => (await sql<{ n: number }>(store, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'", [storeApplicationName(`taskq run ${runId}`, SCHEMA)]))[0]!.n === 1;
       expect(await eventually(active, 5_000)).toBe(true);
       const meanwhile = await taskq(["status", runId]);
       expect(meanwhile.stdout).toContain("(the worker is gone, stalled or cut off from the database): a worker's sweep queues it again\n");
       expect(meanwhile.stdout).not.toContain("waits on the database");
-      await sleeping;
+      expect(await active()).toBe(true);
     } finally {
+      // Its statement ended by the server too, not left to run its minute out once the session is closed.
+      await sql(store, "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [storeApplicationName(`taskq run ${runId}`, SCHEMA)]);
       await other.end();
     }
+    await sleeping;
     await cancelStrandedRun(runId);
   });
 
