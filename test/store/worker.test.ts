@@ -254,13 +254,15 @@ describe("PostgresWorker", () => {
     expect(await store.lease("gone", 250, 50)).toHaveLength(250);
     await sleep(100);
     const events: WorkerEvent[] = [];
-    const worker = startWorker(async () => "done", { leaseMs: 60_000, concurrency: 50, events });
+    // A half lease of 5 min against a bound of 1 min: a loaded machine's sweeps of a hundred rows each, and the 250
+    // attempts between, took longer than the 10 s a half lease of 30 s left, and the run was not done when looked at.
+    const worker = startWorker(async () => "done", { leaseMs: 600_000, concurrency: 50, events });
     await worker.start();
-    const status = await waitForRun(store, runId, 10_000);
+    const status = await waitForRun(store, runId, 60_000);
     expect(status.counts.succeeded).toBe(250);
     const swept = events.flatMap((event) => (event.type === "orphans-recovered" ? [event.count] : []));
     expect(swept).toEqual([100, 100, 50]);
-  });
+  }, 90_000);
 
   it("aborts with LEASE_LOST and stops leasing when its lease is taken over", async () => {
     const events: WorkerEvent[] = [];
