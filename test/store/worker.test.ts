@@ -100,7 +100,9 @@ describe("PostgresWorker", () => {
           throw error;
         }
       },
-      { leaseMs: 600 },
+      // A lease long beside a loaded machine's pauses (a renewal every second): one of 600 ms ran out before a renewal
+      // under load, and the task waiting for its cancel was killed as its lease lost instead.
+      { leaseMs: 3_000 },
     );
     await worker.start();
     const runId = await store.submitRun(workflow([task("slow", { timeoutMs: 100 }), task("hang")]));
@@ -274,7 +276,8 @@ describe("PostgresWorker", () => {
           throw error;
         });
       },
-      { leaseMs: 300, events },
+      // Renewed every second: a lease of 300 ms could run out of itself under load, before the takeover was met.
+      { leaseMs: 3_000, events },
     );
     await worker.start();
     const runId = await store.submitRun(workflow([task("stolen", { retries: 3 })]));
