@@ -235,6 +235,23 @@ export class LineSplitter {
         this.#prefixBytes -= rewrite;
         this.#lineBytes -= rewrite;
       }
+      // An escape sequence or a character its bytes so far cut short (`ESC ] 8 ; ; https://exa` of a hyperlink, its rest to
+      // come) is held back, to go with the rest of the line: shown, the "\n" and the prefix taskq writes after it went into
+      // it, a hyperlink's text its URI, and taskq could not tell it was started, nor end it before the lines after it.
+      const shown = this.#lastByte === CARRIAGE_RETURN ? this.#lineBytes : wholeEnd(this.#prefix, this.#lineBytes);
+      // All of it cut short: nothing shown (a sequence shows nothing), the line timed again by the next bytes that come of it.
+      if (shown === 0) return;
+      if (shown < this.#lineBytes) {
+        const held = Buffer.from(this.#prefix.subarray(shown, this.#lineBytes));
+        this.#prefixBytes = this.#lineBytes = shown;
+        this.#lastByte = this.#prefix[shown - 1] as number;
+        this.#emitOpenLine();
+        this.#append(held, 0, held.length);
+        // Timed again, as a line just begun: the shared timer looking at the held lines goes on to this one.
+        this.#openedAt = performance.now();
+        holding.add(this);
+        return;
+      }
     }
     this.#emitOpenLine();
     this.#shownOpen = true;

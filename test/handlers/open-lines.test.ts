@@ -55,6 +55,39 @@ describe("LineSplitter showing a line not ended yet (showOpenAfterMs)", () => {
     expect(lines).toEqual(["waiting for db...\n", "ok\n"]);
   });
 
+  it("as written, holds back an escape sequence or a character the line's bytes cut short, to go with the rest of the line", () => {
+    // Shown cut, the "\n" and the next prefix went into a hyperlink's URI, which taskq could not then end before its own lines.
+    const { splitter, lines } = writtenSplitter();
+    push(splitter, "wait \x1b]8;;https://exa");
+    vi.advanceTimersByTime(PERIOD);
+    expect(lines).toEqual(["wait \n"]);
+    push(splitter, "mple.com\x1b\\link\n");
+    expect(lines).toEqual(["wait \n", "\x1b]8;;https://example.com\x1b\\link\n"]);
+    // A colour's code, a character's first byte of two: alike.
+    push(splitter, "x \x1b[3");
+    vi.advanceTimersByTime(PERIOD);
+    push(splitter, "1mred\ncaf\xc3");
+    vi.advanceTimersByTime(PERIOD);
+    push(splitter, "\xa9\n");
+    expect(lines.slice(2)).toEqual(["x \n", "\x1b[31mred\n", "caf\n", "\xc3\xa9\n"]);
+  });
+
+  it("as written, shows nothing of a line that is all a sequence cut short, and what is held back once it stays so a period", () => {
+    const { splitter, lines } = writtenSplitter();
+    push(splitter, "\x1b]8;;https://exa");
+    vi.advanceTimersByTime(PERIOD * 3);
+    expect(lines).toEqual([]);
+    push(splitter, "mple.com\x07link\n");
+    expect(lines).toEqual(["\x1b]8;;https://example.com\x07link\n"]);
+    push(splitter, "wait \x1b[");
+    vi.advanceTimersByTime(PERIOD);
+    expect(lines.slice(1)).toEqual(["wait \n"]);
+    vi.advanceTimersByTime(PERIOD * 3);
+    expect(lines.slice(1)).toEqual(["wait \n"]);
+    push(splitter, "0mdone\n");
+    expect(lines.slice(1)).toEqual(["wait \n", "\x1b[0mdone\n"]);
+  });
+
   it("adds no empty line for a \"\\r\" alone after the line was shown (a progress bar's return before its newline), as written or as text", () => {
     for (const make of [writtenSplitter, textSplitter]) {
       const { splitter, lines } = make();
