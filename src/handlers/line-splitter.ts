@@ -228,8 +228,10 @@ export class LineSplitter {
    * its last "\r" that a byte other than "\r" follows (a progress bar's states before it are gone from a terminal too).
    */
   #showOpen(): void {
-    if (this.#asWritten && this.#lineBytes === this.#prefixBytes && this.#prefix !== undefined) {
-      const rewrite = lastRewrite(this.#prefix, 0, this.#prefixBytes);
+    // As text (on a terminal) too, where no state of a rewritten line comes before its bytes: a colour's code cut short
+    // showed its rest as text (`1mred` of `ESC [ 3`, `1mred`), a character's two bytes each as U+FFFD.
+    if ((this.#asWritten || this.#state === "") && this.#lineBytes === this.#prefixBytes && this.#prefix !== undefined) {
+      const rewrite = this.#asWritten ? lastRewrite(this.#prefix, 0, this.#prefixBytes) : -1;
       if (rewrite > 0) {
         this.#prefix.copy(this.#prefix, 0, rewrite, this.#prefixBytes);
         this.#prefixBytes -= rewrite;

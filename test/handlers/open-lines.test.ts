@@ -72,6 +72,16 @@ describe("LineSplitter showing a line not ended yet (showOpenAfterMs)", () => {
     expect(lines.slice(2)).toEqual(["x \n", "\x1b[31mred\n", "caf\n", "\xc3\xa9\n"]);
   });
 
+  it("as text (on a terminal), holds back an escape sequence or a character the line's bytes cut short too", () => {
+    const { splitter, lines } = textSplitter();
+    push(splitter, "x \x1b[3");
+    vi.advanceTimersByTime(PERIOD);
+    push(splitter, "1mred\ncaf\xc3");
+    vi.advanceTimersByTime(PERIOD);
+    push(splitter, "\xa9\n");
+    expect(lines).toEqual(["x ", "\x1b[31mred", "caf", "é"]);
+  });
+
   it("as written, shows nothing of a line that is all a sequence cut short, and what is held back once it stays so a period", () => {
     const { splitter, lines } = writtenSplitter();
     push(splitter, "\x1b]8;;https://exa");
