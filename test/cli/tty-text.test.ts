@@ -517,6 +517,11 @@ describe("task output above the board", () => {
       expect(hasControlBytes(bytes)).toBe(true);
       expect(hasControlBytes(Buffer.concat([Buffer.from("x".repeat(13)), bytes]))).toBe(true);
     }
+    // A block shorter than a word of four bytes, wherever it starts: a lone 0x9B before "J" erased a terminal's screen below the cursor.
+    for (const text of ["\x9bJ\n", "\xa9\n", "x\xa9\n", "\xff"]) {
+      const bytes = Buffer.from(text, "latin1");
+      for (let offset = 0; offset < 4; offset++) expect(hasControlBytes(Buffer.concat([Buffer.alloc(offset), bytes]).subarray(offset))).toBe(true);
+    }
   });
 });
 

@@ -31,7 +31,8 @@ export function hasControlBytes(bytes: Buffer): boolean {
   const head = Math.min(length, (4 - (bytes.byteOffset & 3)) & 3);
   const words = (length - head) >>> 2;
   if (hasControlIn(bytes, 0, head) || hasControlIn(bytes, head + words * 4, length)) return true;
-  if (words === 0) return false;
+  // A block too short for a word (`\x9bJ\n`, a line of three bytes) is not UTF-8 either where it is not: it went to the terminal as it was.
+  if (words === 0) return !isUtf8(bytes);
   const view = new Uint32Array(bytes.buffer, bytes.byteOffset + head, words);
   for (let index = 0; index < words; index++) {
     const word = view[index] as number;
