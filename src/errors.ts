@@ -1,4 +1,4 @@
-import { shortened } from "./loaders/shorten.js";
+import { shortened } from "./shorten.js";
 
 /**
  * Every error taskq throws is a TaskqError with a stable string `code`.

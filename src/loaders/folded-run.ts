@@ -1,5 +1,5 @@
 import { casePatternEnds, unclosedQuotes } from "./shell-traps.js";
-import { shortened } from "./shorten.js";
+import { shortened } from "../shorten.js";
 
 /**
  * What YAML's folding makes of a `run` written over several lines as a plain value or a `>`

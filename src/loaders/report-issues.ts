@@ -7,7 +7,7 @@ import { defaultsSchema, isRunAt, PRIORITIES, TASK_TYPES, taskSchema, workflowFi
 import { durationMistake, OVER_DURATION_LIMIT, overDurationLimit, parseDuration } from "./duration.js";
 import { INTEGER_RANGES, isDurationField } from "./limits.js";
 import { closestMatch } from "./suggest.js";
-import { shortened } from "./shorten.js";
+import { shortened } from "../shorten.js";
 
 type Issue = z.core.$ZodIssue;
 

@@ -5,7 +5,7 @@
  */
 
 import { lowerBound } from "./lower-bound.js";
-import { shortened } from "./shorten.js";
+import { shortened } from "../shorten.js";
 
 /**
  * `run: echo "issue #42 fixed"`: YAML ends a plain value at ` #`, so the shell would get `echo

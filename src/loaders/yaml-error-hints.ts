@@ -1,6 +1,6 @@
 import type { CST } from "yaml";
 import { noBreakSpaceWords, slashCommentWords } from "./report-issues.js";
-import { shortened } from "./shorten.js";
+import { shortened } from "../shorten.js";
 
 /**
  * What to change, added to yaml's own words for the syntax errors a common slip causes (a
