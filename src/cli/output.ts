@@ -1,6 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import { BufferPool } from "../buffer-pool.js";
-import { isReset, type OpenColours } from "./render/control-bytes.js";
+import { isReset, LINK_START, type OpenColours } from "./render/control-bytes.js";
 import { toJson } from "./to-json.js";
 
 export { toJson };
@@ -356,8 +356,6 @@ export class BufferedWriter {
 const NEWLINE = Buffer.from("\n");
 const CARRIAGE_RETURN = 0x0d;
 const ESCAPE = 0x1b;
-/** How an OSC 8 hyperlink's start or end begins. */
-const LINK_START = Buffer.from("\x1b]8;");
 
 /**
  * Where the bytes from `at` on go past an erase in line (ESC [ n K: `\x1b[K`, `\x1b[2K`) that starts at `at` and ends before

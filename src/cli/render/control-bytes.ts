@@ -1006,8 +1006,8 @@ export function isReset(bytes: Buffer, at: number): boolean {
 
 const NO_CODE = Buffer.alloc(0);
 const FULL_RESET = Buffer.from("\x1b[0m");
-/** How an OSC 8 hyperlink's start or end begins. */
-const LINK_START = Buffer.from("\x1b]8;");
+/** How an OSC 8 hyperlink's start or end begins (see OpenColours; BufferedWriter.writeColouredLines looks for it too). */
+export const LINK_START = Buffer.from("\x1b]8;");
 /** A reset, then the end of an OSC 8 hyperlink. */
 const RESET_AND_LINK_END = Buffer.from("\x1b[0m\x1b]8;;\x1b\\");
 
