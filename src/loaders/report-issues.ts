@@ -52,7 +52,7 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
         // `defualts: &d` is `defaults` misspelt, anchor or not, where the file has no `defaults`; `task: &t` beside `tasks` is kept for its anchor.
         const meant = path.length === 0 ? keyMeant(path, key) : undefined;
         const misspelt = meant !== undefined && MAPPING_TOP_KEYS.has(meant) && !keyWrittenAt(locator, locator.offsetOf([meant], "key"), meant);
-        const anchored = path.length === 0 && !misspelt && /^[^\n]*?:[ \t]*&[^\s,[\]{}]+/.test(locator.textAt(offset, Math.max(0, locator.offsetOf([...path, key]) - offset)));
+        const anchored = path.length === 0 && !misspelt && keptForAnchor(key, locator);
         problems.atOffset(offset, `${unknownKeyMessage(path, key, Object.hasOwn(input, key) ? input[key] : undefined, anchored, problems.json)}${noBreakSpaceInKey(key, offset, problems, locator)}`, taskOf(path));
       }
       continue;
@@ -387,9 +387,18 @@ export function slashCommentWords(written: string, json: boolean): string {
  * below a key that could be its id, which is neither a field misspelt nor a block kept for its anchor (`base: &base`).
  */
 export function topKeyAsTask(key: string, value: unknown, locator: SourceLocator): boolean {
-  if (keyMeant([], key) !== undefined || !/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(key) || !looksLikeTask(value)) return false;
+  return keyMeant([], key) === undefined && couldBeTask(key, value) && !keptForAnchor(key, locator);
+}
+
+/** A top-level key whose value starts with an anchor (`base: &base`): a block kept to merge into tasks (<<: *base). */
+function keptForAnchor(key: string, locator: SourceLocator): boolean {
   const offset = locator.offsetOf([key], "key");
-  return !/^[^\n]*?:[ \t]*&[^\s,[\]{}]+/.test(locator.textAt(offset, Math.max(0, locator.offsetOf([key]) - offset)));
+  return /^[^\n]*?:[ \t]*&[^\s,[\]{}]+/.test(locator.textAt(offset, Math.max(0, locator.offsetOf([key]) - offset)));
+}
+
+/** A top-level key that could be a task's id, a task's fields below it: one meant to go under `tasks:`. */
+function couldBeTask(key: string, value: unknown): boolean {
+  return /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(key) && looksLikeTask(value);
 }
 
 function unknownKeyMessage(path: DataPath, key: string, value: unknown, anchored = false, json = false): string {
@@ -410,7 +419,7 @@ function unknownKeyMessage(path: DataPath, key: string, value: unknown, anchored
         : "";
   const habit = githubActionsNote(path, key, value);
   // Only a key that could be a task id: one that cannot (a BOM of files joined with cat before it) has another problem.
-  const task = hint === "" && path.length === 0 && /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(key) && looksLikeTask(value) ? `; to make it a task, indent it under \`tasks:\` (tasks: { ${key}: { run: ... } })` : "";
+  const task = hint === "" && path.length === 0 && couldBeTask(key, value) ? `; to make it a task, indent it under \`tasks:\` (tasks: { ${key}: { run: ... } })` : "";
   const stages = hint === "" && path.length === 0 && key === "stages" ? "; taskq has no stages: a task waits for those it lists in `dependsOn`" : "";
   // `// retries: 2`, a JSONC comment before a key: read as the key's text; a did-you-mean of the key after it would not say why.
   const slashes = /^\/[/*]/.test(key) ? `; ${slashCommentWords(key.slice(0, 2), json)}` : undefined;
