@@ -9,5 +9,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     // e2e tests spawn real processes; two cores, so keep parallelism modest.
     maxWorkers: 2,
+    // One process per test file (vitest's default, named so it stays): test/helpers/timing.ts times ratios on
+    // process.cpuUsage(), which counts the whole process, and would count other files' tests run on its threads.
+    pool: "forks",
   },
 });
