@@ -58,6 +58,9 @@ export type DurationUnit = (typeof UNITS)[number];
 /** The units a duration may have where milliseconds mean nothing (prune's age). */
 export const UNITS_BUT_MS: readonly DurationUnit[] = ["d", "h", "m", "s"];
 
+/** Each unit in words, as a hint names it. */
+const UNIT_WORDS: Record<"h" | "m" | "s", string> = { h: "hours", m: "minutes", s: "seconds" };
+
 /** Other names of the units (lower-cased), as other tools write them. */
 const UNIT_NAMES: Record<string, (typeof UNITS)[number]> = {
   day: "d", days: "d",
@@ -85,10 +88,15 @@ export function durationMistake(text: string, units: readonly DurationUnit[] = U
   if (comma !== value && DURATION_PATTERN.test(comma)) return `write ${comma}: a number's decimal mark is a point`;
   const spaced = /\s/.test(text);
   const joined = value.replace(/\s+/g, "");
-  // `1m30`: a number without a unit after others.
+  // `1m30`, `1h30`: a number without a unit after others, meant in the unit after the one before it (1m30s, 1h30m);
+  // not after seconds, as `5m30s10` has its seconds already, and 10ms is a guess too far.
   const bare = /^((?:\d+(?:\.\d+)?[A-Za-z]+)+)(\d+(?:\.\d+)?)$/.exec(joined);
+  const before = bare === null ? undefined : unitOf(/([A-Za-z]+)$/.exec(bare[1]!)![1]!);
+  const next = before === "d" ? "h" : before === "h" ? "m" : before === "m" ? "s" : undefined;
   // Only where that fix is a duration: `1e3` and `0x10` have no unit of theirs either, and `5m30s10` has its seconds already.
-  if (bare !== null && DURATION_PATTERN.test(`${bare[1]}${bare[2]}s`)) return `the last number, ${bare[2]}, has no unit: write ${bare[1]}${bare[2]}s for seconds`;
+  if (bare !== null && next !== undefined && units.includes(next) && DURATION_PATTERN.test(`${bare[1]}${bare[2]}${next}`)) {
+    return `the last number, ${bare[2]}, has no unit: write ${bare[1]}${bare[2]}${next} for ${UNIT_WORDS[next]}`;
+  }
   if (!/^(?:\d+(?:\.\d+)?[A-Za-z]+)+$/.test(joined)) return undefined;
   const parts = [...joined.matchAll(/(\d+(?:\.\d+)?)([A-Za-z]+)/g)].map((match) => {
     const unit = unitOf(match[2]!);

@@ -357,6 +357,9 @@ describe("taskq commands", () => {
     // A duration flag says which flag, what it got (quoted as typed) and what it takes; nothing runs.
     const grace = await runCli(["run", ws.file, "--kill-grace", "5 s", "--log-dir", ws.logs]);
     expect(grace).toMatchObject({ code: 2, stderr: 'taskq: --kill-grace: "5 s" is not a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days (write it without spaces: 5s)\n' });
+    // A last number without its unit is in the unit after the one before it: 1h30 is an hour and a half, not 1h30s.
+    const hours = await runCli(["run", ws.file, "--kill-grace", "1h30", "--log-dir", ws.logs]);
+    expect(hours).toMatchObject({ code: 2, stderr: 'taskq: --kill-grace: "1h30" is not a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days (the last number, 30, has no unit: write 1h30m for minutes)\n' });
     expect(existsSync(ws.logs)).toBe(false);
   });
 

@@ -682,6 +682,14 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `3:23: task "b": \`delay\` ${duration}, got "0x10"`,
       `4:23: task "c": \`delay\` ${duration}, got "5m30s10"`,
     ]);
+    // The number left without a unit is in the unit after the one before it: 1h30 is an hour and a half. None is guessed after seconds.
+    const last = yaml("tasks:", "  a: { run: x, timeout: 1h30 }", "  b: { run: x, delay: 2d5 }", "  c: { run: x, delay: 1s500 }", "  d: { run: x, delay: 5ms3 }");
+    expect(problemsOf(last)).toEqual([
+      `2:25: task "a": \`timeout\` ${timeout}, got "1h30" (the last number, 30, has no unit: write 1h30m for minutes)`,
+      `3:23: task "b": \`delay\` ${duration}, got "2d5" (the last number, 5, has no unit: write 2d5h for hours)`,
+      `4:23: task "c": \`delay\` ${duration}, got "1s500"`,
+      `5:23: task "d": \`delay\` ${duration}, got "5ms3"`,
+    ]);
   });
 
   it("says what is wrong with a runAt written in a near-ISO form, and the form meant: a space for the T, no timezone, no seconds, an offset without its colon", () => {
