@@ -430,6 +430,7 @@ function addDurableCommands(program: Command): void {
     .option("--metrics-host <address>", "the address the metrics listen on instead (0.0.0.0: every IPv4 interface; ::, every interface)")
     .addOption(writtenDefault("--log-dir <dir>", "root folder of the per-task logs", ".taskq/logs"))
     .addOption(new Option("--output <mode>", "event lines").choices(["plain", "json"]).default("plain"))
+    .option("--no-color", "no colours (NO_COLOR and FORCE_COLOR are honoured too)")
     .action(async (flags: Record<string, unknown>) => {
       const { workerCommand } = await import("./commands/durable.js");
       process.exitCode = await workerCommand(flags);

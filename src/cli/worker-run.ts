@@ -81,7 +81,7 @@ export interface WorkerRunOptions {
   outerGraceMs?: number;
   logRoot: string;
   json: boolean;
-  /** false (`run --store --no-color`): no colours, as NO_COLOR asks (see coloursRefused). */
+  /** false (`--no-color`, of `taskq worker` and `run --store`): no colours, as NO_COLOR asks (see coloursRefused). */
   color?: boolean;
   leaseMs?: number;
   /** The metrics port, taken before the store opened (see takeMetricsPort): it serves the worker's metrics, and closes as the worker stops. */

@@ -123,6 +123,17 @@ describe("taskq worker", () => {
     expect(out).toContain(`${runId}/d | \x1b[31mwait\n\x1b[0m${runId}/d | \x1b[31ming\x1b[0m\n`);
   });
 
+  // `taskq worker` took no --no-color (run --store did): a CI script that passes it to each command got a usage error, exit 2.
+  it("--no-color sets no task's colour again after its prefix, as NO_COLOR does, and its help names it", async () => {
+    const runId = await submit(await workflowFile("no-color", "tasks:\n  d: { run: \"printf '\\\\033[31mwait'; sleep 2; printf 'ing\\\\033[0m\\\\n'\" }\n"));
+    const worker = await startWorker(["-j", "1", "--no-color"], { NO_COLOR: "" }); // the tests' NO_COLOR off: the flag alone
+    expect(await eventually(() => worker.stdout().includes(`${runId}/d`) && /\bok +\S+\/d\b/.test(worker.stdout()), 20_000)).toBe(true);
+    // Reset before the next line, as ever; the rest of the line after its prefix as the task wrote it, its red not set again.
+    expect(worker.stdout()).toContain(`${runId}/d | \x1b[31mwait\n\x1b[0m${runId}/d | ing\x1b[0m\n`);
+    const help = await taskq(["worker", "--help"]);
+    expect(help.stdout.replace(/\s+/g, " ")).toContain("--no-color no colours (NO_COLOR and FORCE_COLOR are honoured too)");
+  });
+
   it("applies retryOn as a local run does (a signal as 128 + its number, a timeout whatever it lists), and says why a failure is not retried", async () => {
     const file = await workflowFile(
       "retry-on",

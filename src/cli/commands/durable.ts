@@ -286,6 +286,7 @@ export async function workerCommand(flags: Flags): Promise<number> {
     }),
     logRoot: logDirFlag(flags.logDir),
     json: flags.output === "json",
+    color: flags.color !== false,
     ...(flags.lease === undefined ? {} : { leaseMs: leaseFlag(flags.lease) }),
     ...(typeof flags.metricsHost === "string" ? { metricsHost: hostFlag(flags.metricsHost, flags.metricsPort) } : {}),
   };
