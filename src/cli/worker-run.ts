@@ -656,9 +656,11 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       if (!saying.say) return;
       const again = saying.again === undefined ? "" : ` (still failing after ${formatDuration(saying.again.failingForMs)}, ${saying.again.tries} tries)`;
       // A try given up on says nothing more here: the worker's last words tell what becomes of the lease ("leases-left").
+      // A give-back of what a lost reply may have leased says what it is for: while it fails, the worker tries no lease.
+      const what = event.strays === true ? ` (giving back what a round trip whose reply was lost may have leased, before leasing again)` : "";
       print(
-        { event: "db-error", operation: event.operation, message, retrying: event.retrying, ...(saying.again ?? {}) },
-        `db      ${event.operation} failed: ${message}${event.retrying ? "; retrying" : ""}${again}`,
+        { event: "db-error", operation: event.operation, message, retrying: event.retrying, ...(event.strays === true ? { strays: true } : {}), ...(saying.again ?? {}) },
+        `db      ${event.operation} failed${what}: ${message}${event.retrying ? "; retrying" : ""}${again}`,
       );
       return;
     }

@@ -225,6 +225,9 @@ describe("submit --output json stopped by a second signal", () => {
   });
 });
 
+/** What a worker's db line says a release is for, where it gives back what a round trip whose reply was lost may have leased. */
+const STRAYS_WORDS = "(giving back what a round trip whose reply was lost may have leased, before leasing again)";
+
 describe("a worker cut off from its database", () => {
   /** The worker's `db` lines, without their time. */
   const dbLines = (stdout: string): string[] => stdout.split("\n").flatMap((line) => (/^[\d:.]+ db {6}/.test(line) ? [line.replace(/^[\d:.]+ /, "")] : []));
@@ -303,6 +306,51 @@ describe("a worker cut off from its database", () => {
     });
   });
 
+  // Said "release failed: ...; retrying" alone, try after try, for as long as the database was cut off: not why no lease was tried.
+  it("while it cannot give back what a lease round trip whose reply was lost may have leased, says once that this is what it does before it leases again", async () => {
+    await throughProxy(async (proxy) => {
+      const worker = await durable.startWorker(["-j", "1"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+      // Its give-back (releaseStrays' query) never gets through, and no lease is tried after the lost reply until it has.
+      proxy.cutSending("NOT (lease_token = ANY");
+      const releases = proxy.countRequests("NOT (lease_token = ANY");
+      const cut = proxy.cutAfterReply("complete_and_lease");
+      const runId = await submit(await workflowFile("outage-strays-why", "tasks:\n  wait: { run: echo wait, delay: 1h }\n"));
+      await cut;
+      const leases = proxy.countRequests("complete_and_lease");
+      // Several tries of the give-back, each cut as the one before: one line says them, and what they are for.
+      const said = (): string[] => dbLines(worker.stdout()).filter((line) => line.startsWith("db      release failed"));
+      expect(await eventually(() => said().length > 0, 15_000)).toBe(true);
+      const tried = releases();
+      expect(await eventually(() => releases() >= tried + 3, 30_000)).toBe(true);
+      expect(said()).toHaveLength(1);
+      expect(said()[0]).toMatch(/; retrying$/);
+      expect(said()[0]!.startsWith(`db      release failed ${STRAYS_WORDS}: `)).toBe(true);
+      expect(leases()).toBe(0);
+      worker.cli.child.kill("SIGINT");
+      expect((await worker.cli.done).code).toBe(130);
+      expect((await durable.store.runStatus(runId)).tasks[0]).toMatchObject({ state: "queued", workerId: null });
+      await durable.store.cancelRun(runId);
+    });
+  });
+
+  it("--output json: a give-back of what a lease round trip whose reply was lost may have leased that fails is a db-error record with strays: true", async () => {
+    await throughProxy(async (proxy) => {
+      const cli = startCli(["worker", "--log-dir", durable.ws.logs, "-j", "1", "--output", "json"], { cwd: durable.ws.dir, env: { ...ENV, TASKQ_STORE: proxy.url(durable.SECRET_URL) } });
+      durable.workers.push(cli);
+      expect(await eventually(() => cli.stdout().includes(`"event":"worker"`), 15_000)).toBe(true);
+      proxy.cutSending("NOT (lease_token = ANY");
+      const cut = proxy.cutAfterReply("complete_and_lease");
+      const runId = await submit(await workflowFile("outage-strays-json", "tasks:\n  wait: { run: echo wait, delay: 1h }\n"));
+      await cut;
+      const records = (): Array<Record<string, unknown>> => cli.stdout().split("\n").flatMap((line) => (line.startsWith("{") ? [JSON.parse(line) as Record<string, unknown>] : []));
+      expect(await eventually(() => records().some((record) => record.event === "db-error" && record.operation === "release"), 15_000)).toBe(true);
+      expect(records().find((record) => record.event === "db-error" && record.operation === "release")).toMatchObject({ retrying: true, strays: true });
+      cli.child.kill("SIGINT");
+      expect((await cli.done).code).toBe(130);
+      await durable.store.cancelRun(runId);
+    });
+  });
+
   it("stopped once a lease round trip that found nothing to lease lost its reply, its give-back failing since: it says the tasks that round trip may have leased, not that it leased some", async () => {
     await throughProxy(async (proxy) => {
       const worker = await durable.startWorker(["-j", "1"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
@@ -312,7 +360,7 @@ describe("a worker cut off from its database", () => {
       const cut = proxy.cutAfterReply("complete_and_lease");
       const runId = await submit(await workflowFile("outage-strays", "tasks:\n  wait: { run: echo wait, delay: 1h }\n"));
       await cut;
-      expect(await eventually(() => dbLines(worker.stdout()).some((line) => /^db {6}release failed: (?!releaseStrays)/.test(line)), 15_000)).toBe(true);
+      expect(await eventually(() => dbLines(worker.stdout()).some((line) => line.startsWith(`db      release failed ${STRAYS_WORDS}: `)), 15_000)).toBe(true);
       worker.cli.child.kill("SIGINT");
       const result = await worker.cli.done;
       expect(result.code).toBe(130);

@@ -75,8 +75,12 @@ export type WorkerEvent =
   | { type: "cancel-requested"; task: LeasedTask; runStopped?: true }
   /** Tasks this worker's sweep took from workers whose leases expired, each with what became of it. */
   | { type: "orphans-recovered"; count: number; tasks: SweptTask[] }
-  /** `retrying`: whether the worker tries again (false: it gave up, e.g. giving a lease back while it stops). */
-  | { type: "db-error"; operation: string; error: unknown; retrying: boolean }
+  /**
+   * `retrying`: whether the worker tries again (false: it gave up, e.g. giving a lease back while it stops). `strays`: a
+   * `release` of what a round trip whose reply was lost may have leased, which the worker gives back before it leases again:
+   * while it fails, no lease is tried.
+   */
+  | { type: "db-error"; operation: string; error: unknown; retrying: boolean; strays?: true }
   /** An operation that had failed (`db-error`) succeeded again. */
   | { type: "db-recovered"; operation: string }
   /**

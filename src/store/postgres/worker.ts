@@ -355,9 +355,9 @@ export class PostgresWorker {
   }
 
   /** An operation on the database failed: told, and remembered until it succeeds again (see #dbAnswered). */
-  #dbError(operation: string, error: unknown, retrying: boolean): void {
+  #dbError(operation: string, error: unknown, retrying: boolean, strays = false): void {
     this.#failing.add(operation);
-    this.#emit({ type: "db-error", operation, error, retrying });
+    this.#emit({ type: "db-error", operation, error, retrying, ...(strays ? { strays: true as const } : {}) });
   }
 
   /** An operation on the database succeeded: after failures of it, `db-recovered` says so. */
@@ -466,8 +466,8 @@ export class PostgresWorker {
       for (const { runId, key } of released) this.#emit({ type: "stray-released", runId, key });
       return true;
     } catch (error) {
-      // Stopped, the loop makes its last try: no other comes.
-      this.#dbError("release", error, !this.#stopController.signal.aborted);
+      // Stopped, the loop makes its last try: no other comes. Said as what it is for: while it fails, no lease is tried.
+      this.#dbError("release", error, !this.#stopController.signal.aborted, true);
       return false;
     }
   }
