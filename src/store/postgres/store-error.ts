@@ -8,7 +8,12 @@ import { isTransientError } from "./transient.js";
  * - STORE_QUERY_FAILED: the database refused a statement (a bug, or a schema from another version).
  * - STORE_LOCKED: a command could not get a lock another session held, tried a few times; it changed nothing.
  * - STORE_BAD_SCHEMA, STORE_BAD_URL, STORE_UNKNOWN_DEPENDENCY, STORE_DUPLICATE_TASK, STORE_NOT_FOUND,
- *   STORE_NOT_REDRIVABLE, STORE_OTHER_FILE (a run id submitted again with another workflow file): the request itself is wrong.
+ *   STORE_NOT_REDRIVABLE, STORE_OTHER_FILE (a run id submitted again with another workflow file), INVALID_RUN_ID (a
+ *   run id no run can have, `../x`; the CLI refuses it as a usage error before it opens the store): the request itself is wrong.
+ * - LEASE_RAN_OUT: a lease renewal given a time limit (RenewOptions.timeoutMs, what was left of the lease) got its connection
+ *   only once that time was up, and was not sent (RenewalUnsentError); nothing was changed. Never surfaced: the worker's
+ *   attempt drops it, as its lease watch, due by then, says why the lease ran out (LeaseLost "queued", naming the session
+ *   whose locks the renewals ahead of it waited on), so no line, record or exit of a command carries this code.
  */
 export type StoreErrorCode =
   | "STORE_UNAVAILABLE"
@@ -20,7 +25,9 @@ export type StoreErrorCode =
   | "STORE_DUPLICATE_TASK"
   | "STORE_NOT_FOUND"
   | "STORE_NOT_REDRIVABLE"
-  | "STORE_OTHER_FILE";
+  | "STORE_OTHER_FILE"
+  | "INVALID_RUN_ID"
+  | "LEASE_RAN_OUT";
 
 /** A run id no run in the store has (STORE_NOT_FOUND): a command may say where it looked. */
 export class RunNotFoundError extends TaskqError {
