@@ -306,6 +306,40 @@ describe("a worker cut off from its database", () => {
     });
   });
 
+  // It said "stopped (requested)" alone, and the lease it had asked for, waiting on the lock, was made once the lock was let
+  // go: the task running in the name of a worker that was gone, until its lease ran out and a sweep counted the attempt.
+  it("stopped while its lease round trip waits on a lock another session holds on the tasks table: it says the tasks that round trip may lease are left", async () => {
+    const runId = await submit(await workflowFile("lease-locked", "tasks:\n  only: { run: echo ran }\n"));
+    const locker = new pg.Client({ connectionString: DATABASE_URL });
+    await locker.connect();
+    try {
+      await locker.query("BEGIN");
+      await locker.query(`LOCK TABLE "${SCHEMA}".tasks IN ACCESS EXCLUSIVE MODE`);
+      const worker = await durable.startWorker(["-j", "1", "--shutdown-timeout", "1s"]);
+      // Its lease statement waits for the lock (a migration's, a VACUUM FULL's, a psql session's).
+      const waiting = await eventually(async () => {
+        const { rows } = await durable.store.pool.query(
+          "SELECT 1 FROM pg_stat_activity WHERE application_name LIKE $1 AND wait_event_type = 'Lock' AND query LIKE '%complete_and_lease%'",
+          [`taskq worker ${worker.id}%`],
+        );
+        return rows.length > 0;
+      }, 20_000);
+      expect(waiting).toBe(true);
+      worker.cli.child.kill("SIGINT");
+      const result = await worker.cli.done;
+      expect(result.code).toBe(130);
+      expect(result.stdout).toMatch(/ left {4}any tasks a round trip whose reply was lost may have leased: any such leases were not given back .*Each runs out within 30s/);
+      expect(result.stdout).toContain("stopped (requested)");
+      await locker.query("COMMIT");
+      // What the line is for: the statement goes on once the lock is let go, and leases the task to the worker that is gone.
+      expect(await eventually(async () => (await durable.store.runStatus(runId)).tasks[0]?.state === "running", 15_000)).toBe(true);
+    } finally {
+      await locker.query("ROLLBACK").catch(() => undefined);
+      await locker.end();
+    }
+    await durable.cancelStrandedRun(runId);
+  });
+
   // Said "release failed: ...; retrying" alone, try after try, for as long as the database was cut off: not why no lease was tried.
   it("while it cannot give back what a lease round trip whose reply was lost may have leased, says once that this is what it does before it leases again", async () => {
     await throughProxy(async (proxy) => {

@@ -121,6 +121,11 @@ export class PostgresWorker {
   readonly #started = new Set<string>();
   /** A lease round trip failed after it may have committed: the database may hold leases this worker never heard of. */
   #strays = false;
+  /**
+   * A lease round trip that asks for tasks is on its way, unanswered: one still so as the stop ends (its statement waiting on a
+   * lock, a database that stopped answering) may lease in this worker's name once it is answered, with no one to give it back.
+   */
+  #leasing = false;
   /** The database operations whose last try failed (`db-error`), told `db-recovered` when one succeeds. */
   readonly #failing = new Set<string>();
   readonly #wakeup = new Wakeup();
@@ -260,7 +265,9 @@ export class PostgresWorker {
     const left = [...unsettled.map((attempt) => attempt.task), ...this.#leftBehind];
     const outcomes = [...unsettled.map((attempt) => attempt.recording ?? null), ...this.#leftBehind.map(() => null)];
     const gone = this.#databaseGone ? { databaseGone: true as const } : {};
-    if (left.length > 0 || this.#strays) this.#emit({ type: "leases-left", tasks: left, outcomes, strays: this.#strays, leaseMs: this.#options.leaseMs, ...gone });
+    // A lease round trip still unanswered (past the deadline, the stop did not wait for it) is one whose reply is lost too.
+    const strays = this.#strays || this.#leasing;
+    if (left.length > 0 || strays) this.#emit({ type: "leases-left", tasks: left, outcomes, strays, leaseMs: this.#options.leaseMs, ...gone });
     // Told once everything above is: a supervisor reading "stopped" knows the worker holds nothing more.
     this.#emit({ type: "stopped", reason: this.#stopReason ?? "requested" });
     this.#silent = true;
@@ -403,7 +410,8 @@ export class PostgresWorker {
         try {
           const ended = batch.map(({ task, outcome }) => ({ token: task.leaseToken, outcome }));
           const sentAt = performance.now();
-          const { completed, leased, nextDelayMs } = await store.completeAndLease(ended, this.workerId, free, leaseMs, { runId: this.#runId });
+          this.#leasing = free > 0;
+          const { completed, leased, nextDelayMs } = await store.completeAndLease(ended, this.workerId, free, leaseMs, { runId: this.#runId }).finally(() => (this.#leasing = false));
           failures = 0;
           this.#leasedOnce = true;
           this.#dbAnswered("lease");
