@@ -190,11 +190,80 @@ export function unwatchSession(session: SessionSignaller): void {
  * missed it, which then waited out the kill grace). Synchronous, never throws.
  */
 export function killAllProcessGroups(signal: NodeJS.Signals, everywhere = false): void {
+  if (!everywhere && liveGroups.size === 0 && endedSessions.size === 0 && taskSessions.size === 0) return;
+  // Looked for before any of them is signalled: a nested taskq SIGKILLed first is gone from /proc, and its tasks with it from the chain.
+  const nested = nestedRunGroups();
   for (const session of taskSessions) session.signalAll(signal);
   for (const pgid of liveGroups) signalProcessGroup(pgid, signal);
-  if (!everywhere && liveGroups.size === 0 && endedSessions.size === 0) return;
+  if (!everywhere && liveGroups.size === 0 && endedSessions.size === 0) {
+    for (const pgid of nested) signalProcessGroup(pgid, signal);
+    return;
+  }
   const sessions = everywhere ? undefined : new Set([...liveGroups, ...endedSessions.keys()]);
   for (const pgid of markedGroups(sessions)) signalProcessGroup(pgid, signal);
+  for (const pgid of nested) signalProcessGroup(pgid, signal);
+}
+
+const TASKQ_PID_PREFIX = Buffer.from(`${TASKQ_PID_VARIABLE}=`);
+
+/**
+ * The process groups of the runs nested in this one's tasks (`run: taskq run inner.yaml`), at any depth: each nested
+ * taskq gives its own tasks its own pid as their TASKQ_PID, and they lead sessions of their own, which no signal to this
+ * taskq's task groups reaches. A second Ctrl-C SIGKILLed the inner taskq alone; its guard then gave its tasks a SIGTERM
+ * and its kill grace (rounded up to whole seconds) before their SIGKILL, seconds after the outer had said `killing every
+ * task now` and exited; a Ctrl-Z stopped the inner taskq and not its tasks. Found in one pass over /proc: a process
+ * whose TASKQ_PID is this taskq's descends from its tasks, and one whose TASKQ_PID is such a process's, started after
+ * it (not a leftover of another process that had its pid before), from a nested run's. Synchronous, never throws.
+ */
+function nestedRunGroups(): number[] {
+  let names: string[] = [];
+  try {
+    if (firstTaskPid !== Infinity) names = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const from = lowestPidToRead();
+  const processes: { pid: number; pgrp: number; start: number; taskq: number }[] = [];
+  const starts = new Map<number, number>();
+  for (const name of names) {
+    const pid = Number(name);
+    if (!(pid >= from) || pid === process.pid) continue;
+    const stat = readProcStat(name);
+    if (stat === undefined || stat.pgrp <= 1 || stat.session === 0 || lastStatEnded(stat.state)) continue;
+    const start = Number(lastStatStartTime());
+    const taskq = taskqPidIn(readProcFile(name, "environ"));
+    if (taskq === undefined) continue;
+    processes.push({ pid, pgrp: stat.pgrp, start, taskq });
+    starts.set(pid, start);
+  }
+  // This taskq, then each process that descends from its tasks: a nested taskq is one of them, its tasks' TASKQ_PID its pid.
+  const ours = new Set([process.pid]);
+  const groups = new Set<number>();
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const found of processes) {
+      if (ours.has(found.pid) || !ours.has(found.taskq)) continue;
+      if (found.taskq !== process.pid && !(found.start >= (starts.get(found.taskq) ?? Infinity))) continue;
+      ours.add(found.pid);
+      grew = true;
+      if (found.taskq !== process.pid) groups.add(found.pgrp);
+    }
+  }
+  return [...groups];
+}
+
+/** The TASKQ_PID in the environment readProcFile just read (`length` bytes of the shared buffer), or undefined. */
+function taskqPidIn(length: number): number | undefined {
+  if (length <= 0) return undefined;
+  const environ = procBuffer().subarray(0, length);
+  for (let at = environ.indexOf(TASKQ_PID_PREFIX); at !== -1; at = environ.indexOf(TASKQ_PID_PREFIX, at + 1)) {
+    if (at !== 0 && environ[at - 1] !== 0) continue;
+    const from = at + TASKQ_PID_PREFIX.length;
+    const end = environ.indexOf(0, from);
+    const value = environ.toString("latin1", from, end === -1 ? length : end);
+    return /^\d{1,10}$/.test(value) ? Number(value) : undefined;
+  }
+  return undefined;
 }
 
 /**

@@ -1,8 +1,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { BIN, runCli, runIds, workspace } from "../helpers/cli.js";
-import { findLeftovers } from "../helpers/processes.js";
+import { BIN, runCli, runIds, startCli, workspace } from "../helpers/cli.js";
+import { eventually, findLeftovers, isAlive } from "../helpers/processes.js";
 
 describe("a taskq run by a task of another taskq", () => {
   it("fits its stop into the outer's kill grace: its cancel lines and summary reach the outer task's log", async () => {
@@ -30,6 +30,34 @@ describe("a taskq run by a task of another taskq", () => {
     expect(result.stdout).not.toContain("killed with SIGKILL");
     expect(await findLeftovers(outerRun!)).toEqual([]);
     expect(await findLeftovers(innerRun!)).toEqual([]);
+  }, 60_000);
+
+  it("is killed with its tasks at once by a second signal to the outer, not left to its guard and its kill grace", async () => {
+    // A task that ignores SIGTERM: only a SIGKILL ends it, which the inner's guard sends its kill grace (30s here) after.
+    const inner = await workspace("tasks:\n  stubborn:\n    run: trap '' TERM; echo pid $$; exec sleep 300\n  other:\n    run: sleep 300\n", "inner.yaml");
+    const innerLogs = path.join(inner.dir, "inner-logs");
+    const outer = await workspace(`tasks:\n  sub:\n    run: ${JSON.stringify(`"${process.execPath}" "${BIN}" run "${inner.file}" --log-dir "${innerLogs}" --kill-grace 30s`)}\n`, "outer.yaml");
+    // Grace enough for the inner's stop as it is (10s + 30s): not shortened.
+    const run = startCli(["run", outer.file, "--log-dir", outer.logs, "--kill-grace", "120s"], { cwd: outer.dir });
+    let stubborn: number | undefined;
+    try {
+      expect(await eventually(() => /stubborn \| pid \d+/.test(run.stdout()), 30_000)).toBe(true);
+      stubborn = Number(/stubborn \| pid (\d+)/.exec(run.stdout())?.[1]);
+      process.kill(-run.child.pid!, "SIGINT");
+      expect(await eventually(() => run.stdout().includes("SIGINT received: no new task starts"), 30_000)).toBe(true);
+      // Another kind: never taken for a copy of the first.
+      process.kill(-run.child.pid!, "SIGTERM");
+      const result = await run.done;
+      expect(result.code).toBe(130);
+      expect(result.stdout).toContain("SIGTERM received after SIGINT: killing every task now");
+      const [innerRun] = await runIds(innerLogs);
+      expect(innerRun).toBeDefined();
+      // Gone with the outer's own tasks: before, the inner's guard SIGKILLed them its kill grace later, long after the outer had exited.
+      expect(await eventually(async () => !(await isAlive(stubborn!)) && (await findLeftovers(innerRun!)).length === 0, 10_000)).toBe(true);
+    } finally {
+      if (stubborn !== undefined && (await isAlive(stubborn))) process.kill(stubborn, "SIGKILL");
+      for (const runId of await runIds(innerLogs)) for (const pid of await findLeftovers(runId)) process.kill(pid, "SIGKILL");
+    }
   }, 60_000);
 
   it("gives each task its kill grace in TASKQ_KILL_GRACE_MS", async () => {
