@@ -134,16 +134,44 @@ export class BufferedWriter {
           continue;
         }
       } else {
-        // The lines before the next escape's, as one: their colours are those set before them. (The escape last found may be
-        // in a line written already, the one that left these colours set: the next is looked for from this line on.)
+        // The lines that start in the colours set before them, as one, each behind the same framed prefix: those before the
+        // next escape's, and lines with an escape that leave what is set as it was (coloured lines ending in a reset inside
+        // a link kept open), up to one that changes it, written last. Not a line with a `\r` that rewrites it, whose prefix
+        // goes again in the colours set there. (The escape last found may be in a line written already, the one that left
+        // these colours set: the next is looked for from this line on.)
         const start = line === 0 ? 0 : (ends[line - 1] as number);
         if (escape !== -1 && escape < start) escape = bytes.indexOf(ESCAPE, start);
-        while (upTo < count && (escape === -1 || (ends[upTo] as number) <= escape)) upTo++;
+        const framed = colours.framed(prefix);
+        const closing = colours.closing;
+        const code = colours.code;
+        for (let from = start; upTo < count; ) {
+          const end = ends[upTo] as number;
+          if (escape === -1 || escape >= end) {
+            upTo++;
+            from = end;
+            continue;
+          }
+          // A first line with an escape after what ended another task's colours, or after none: its prefix without a
+          // reset before it, as one line goes (see below).
+          if (upTo === line && this.#closing !== closing) break;
+          if (cr !== -1 && cr < from) cr = bytes.indexOf(CARRIAGE_RETURN, from);
+          if (cr !== -1 && cr < end - 2) break;
+          colours.close();
+          // Its last escape a reset and no link, after no colour set (most coloured lines): nothing set changes.
+          if (link !== -1 && link < from) link = bytes.indexOf(LINK_START, from);
+          if ((link !== -1 && link < end) || colours.coloured || !isReset(bytes, bytes.lastIndexOf(ESCAPE, end - 1))) {
+            colours.scan(bytes.subarray(from, end));
+          }
+          upTo++;
+          from = end;
+          escape = bytes.indexOf(ESCAPE, end);
+          if (colours.code !== code || colours.closing !== closing || !colours.open) break;
+        }
         if (upTo > line) {
           // Each framed prefix ends what the task left set; what another task left set (a link, not a colour alone) first.
-          if (this.#closing !== undefined && this.#closing !== colours.closing) this.#resetColours();
-          this.#writePrefixed(colours.framed(prefix), bytes, line, upTo, ends);
-          this.#closing = colours.closing;
+          if (this.#closing !== undefined && this.#closing !== closing) this.#resetColours();
+          this.#writePrefixed(framed, bytes, line, upTo, ends);
+          this.#closing = colours.open ? colours.closing : undefined;
           line = upTo;
           continue;
         }

@@ -871,6 +871,11 @@ export class OpenColours {
     return this.#pen.code !== "" || this.#link !== undefined;
   }
 
+  /** Whether the task's bytes so far leave colours set (a hyperlink aside). */
+  get coloured(): boolean {
+    return this.#pen.code !== "";
+  }
+
   /** Forgets the colours set, where they are not kept: a reset comes before the task's next prefix, and nothing sets them again. */
   close(): void {
     if (this.keeps || this.#pen.code === "") return;
