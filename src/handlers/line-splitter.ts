@@ -18,6 +18,11 @@ const SGR_RESET = "\x1b[0m";
 const HYPERLINK_END = "\x1b]8;;\x1b\\";
 const EMPTY_ENDS = new Int32Array(0);
 /**
+ * How a line cut for length that may hold a hyperlink goes on after what is kept of it, up to its length (see #emitCut):
+ * taskq's ending, not the task's, which followed the link past the cut (see OpenColours).
+ */
+export const CUT_LINK_ENDING = `${HYPERLINK_END}${SGR_RESET}… (`;
+/**
  * Room past DISPLAY_LIMIT in the open line's buffer: as written (see LineSplitter), a line is
  * handed on from there with its ending added, a "\r\n", or `… (N bytes)` and a "\n" (after a cut, a hyperlink's end and a
  * reset before it: 40 bytes at most).

@@ -111,6 +111,29 @@ describe("plain output of a task that leaves a colour set", () => {
     }
   });
 
+  it("keeps a link open over a line cut for length, whose ending (taskq's `… (N bytes)`) it is not part of", async () => {
+    // The link started in a line cut past 4 KiB, and one started before a cut line of many colour codes: each cut line's
+    // ending ends the link, as the task did not, and the task's next line is in the link again, framed as any other.
+    const ws = await workspace(String.raw`tasks:
+  a:
+    run: |
+      printf '\033]8;;https://example.com\033\\'; head -c 5000 /dev/zero | tr '\0' x; printf '\nafter\n'
+      for i in $(seq 20); do printf '\033[1mb\033[22m'; done; head -c 5000 /dev/zero | tr '\0' y; printf '\nend\n'
+`);
+    const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir, env: COLOURS_ON });
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split("\n");
+    const from = lines.findIndex((line) => line.includes("a | "));
+    expect(lines[from]?.startsWith(`a | ${LINK}xxx`)).toBe(true);
+    expect(lines[from]?.endsWith(`xxx${LINK_END}${RESET}… (${5000 + LINK.length} bytes)`)).toBe(true);
+    expect(lines[from + 1]).toBe(`${RESET}${LINK_END}a | ${LINK}after`);
+    expect(lines[from + 2]).toMatch(/… \(5200 bytes\)$/);
+    expect(lines[from + 3]).toBe(`${RESET}${LINK_END}a | ${LINK}end`);
+    // The link's end before taskq's next line.
+    // eslint-disable-next-line no-control-regex -- the link's end is the point
+    expect(lines[from + 4]).toMatch(/^\x1b\[0m\x1b\]8;;\x1b\\\d\d:\d\d:\d\d\.\d{3} ok/);
+  });
+
   it("ends a link a task leaves open at its end before taskq's next line", async () => {
     const ws = await workspace(String.raw`tasks:
   a:
