@@ -155,10 +155,10 @@ describe("a task's last lines in the summary", () => {
       const colors = await createColors({ color: true, isTTY: true });
       const letter = { ...dead(0), tail: ["\x1b[31mred\x1b[0m and the rest", "plain"] };
       const text = formatSummary(summary([letter], []), colors, true);
-      expect(text).toContain("\x1b[2m      \x1b[31m\x1b[2mred\x1b[0m\x1b[2m and the rest\x1b[0m\x1b[2m\x1b[22m\n");
+      expect(text).toContain("\x1b[2m      \x1b[31m\x1b[2mred\x1b[0m\x1b[2m and the rest\x1b[22m\n");
       expect(text).toContain("\x1b[2m      plain\x1b[22m\n");
       const cancelled = formatSummary(summary([], [{ id: "cut", reason: "shutdown", message: "aborted by shutdown", running: true, logPath: "/logs/run/cut.log", logFile: "run/cut.log", tail: ["\x1b[1mbold\x1b[0m after"] }]), colors, true);
-      expect(cancelled).toContain("\x1b[2m      \x1b[1m\x1b[2mbold\x1b[0m\x1b[2m after\x1b[0m\x1b[2m\x1b[22m\n");
+      expect(cancelled).toContain("\x1b[2m      \x1b[1m\x1b[2mbold\x1b[0m\x1b[2m after\x1b[22m\n");
     } finally {
       if (previous === undefined) delete process.env.FORCE_COLOR;
       else process.env.FORCE_COLOR = previous;

@@ -122,7 +122,7 @@ describe("task output above the board", () => {
     expect(terminalSafe("\tx\t\ty")).toBe(`${" ".repeat(8)}x${" ".repeat(15)}y`);
     expect(terminalSafe("abcdefgh\tz")).toBe(`abcdefgh${" ".repeat(8)}z`);
     // Colour codes take no column; what a carriage return rewrote, none either.
-    expect(terminalSafe("\x1b[31mred\x1b[0m\tx")).toBe("\x1b[31mred\x1b[0m     x\x1b[0m");
+    expect(terminalSafe("\x1b[31mred\x1b[0m\tx")).toBe("\x1b[31mred\x1b[0m     x");
     // A tab moves the cursor, writing nothing: what a carriage return went back over shows through, as on a terminal.
     expect(terminalSafe("old text\rab\tx")).toBe("abd textx");
     // Wide characters: two columns each where the board measures them (string-width), by default nearly as it does (see codePoints).

@@ -145,6 +145,27 @@ describe("plain output of a task that leaves a colour set", () => {
     expect(result.stdout).toMatch(/\na \| \x1b\]8;;https:\/\/example\.com\x1b\\link\n\x1b\[0m\x1b\]8;;\x1b\\\d\d:\d\d:\d\d\.\d{3} FAILED {2}a:/);
   });
 
+  it.skipIf(!existsSync("/usr/bin/script"))("on a terminal, ends taskq's own lines and a summary's last lines with no reset where nothing is left set, and with one where a colour is", { timeout: 60_000 }, async () => {
+    // taskq's own coloured words end their colour (`\e[36mstart\e[39m`): a reset after the line was one too many, and a last
+    // line that ends with its reset got a second. A last line that leaves green set still gets one, before the dimming ends.
+    const ws = await workspace(String.raw`tasks:
+  a:
+    run: printf '\033[31mred\033[0m\n\033[32mgreen\n'; exit 1
+`);
+    const result = await onTerminal(["run", "workflow.yaml", "--output", "plain", "--log-dir", "logs"], ws.dir, { FORCE_COLOR: "1" });
+    expect(result.code).toBe(1);
+    const lines = result.stdout.split("\n");
+    const start = lines.find((line) => line.includes("start"));
+    // eslint-disable-next-line no-control-regex -- escapes are what is checked
+    expect(start).toMatch(/\x1b\[36mstart\x1b\[39m {3}a \(attempt 1\/1\)$/);
+    // eslint-disable-next-line no-control-regex -- escapes are what is checked
+    expect(lines.find((line) => line.includes("FAILED"))).toMatch(/\x1b\[31mFAILED\x1b\[39m {2}a: exited with code 1$/);
+    expect(lines).toContain(`\x1b[2ma |\x1b[22m ${RED}red${RESET}`);
+    expect(lines).toContain(`\x1b[2m      ${RED}\x1b[2mred${RESET}\x1b[2m\x1b[22m`);
+    expect(lines).toContain(`\x1b[2m      \x1b[32m\x1b[2mgreen${RESET}\x1b[2m\x1b[22m`);
+    expect(result.stdout).not.toContain(`${RESET}${RESET}`);
+  });
+
   it.skipIf(!existsSync("/usr/bin/script"))("on a terminal, sets a colour a task's line left set again at the start of its next line, a line shown before it ends and its rest too; not under NO_COLOR", { timeout: 60_000 }, async () => {
     // Each line on a terminal ends with a reset (see terminalSafe): the red the first line leaves set, and the green of `wait`, shown a second before its `ing`.
     const ws = await workspace(String.raw`tasks:
@@ -154,10 +175,10 @@ describe("plain output of a task that leaves a colour set", () => {
     const coloured = await onTerminal(["run", "workflow.yaml", "--output", "plain", "--log-dir", "logs"], ws.dir);
     expect(coloured.code).toBe(0);
     expect(coloured.stdout).toContain(
-      `a | ${RED}red starts${RESET}\na | ${RED}still red${RESET}\na | ${RESET}plain${RESET}\na | \x1b[32mwait${RESET}\na | \x1b[32ming${RESET}\na | \x1b[32mafter${RESET}${RESET}\na | end\n`,
+      `a | ${RED}red starts${RESET}\na | ${RED}still red${RESET}\na | ${RESET}plain\na | \x1b[32mwait${RESET}\na | \x1b[32ming${RESET}\na | \x1b[32mafter${RESET}\na | end\n`,
     );
     const plain = await onTerminal(["run", "workflow.yaml", "--output", "plain", "--log-dir", "logs"], ws.dir, { NO_COLOR: "1" });
     expect(plain.code).toBe(0);
-    expect(plain.stdout).toContain(`a | ${RED}red starts${RESET}\na | still red\na | ${RESET}plain${RESET}\na | \x1b[32mwait${RESET}\na | ing\na | after${RESET}${RESET}\na | end\n`);
+    expect(plain.stdout).toContain(`a | ${RED}red starts${RESET}\na | still red\na | ${RESET}plain\na | \x1b[32mwait${RESET}\na | ing\na | after${RESET}\na | end\n`);
   });
 });

@@ -118,7 +118,20 @@ export function terminalSafe(text: string, columns: (text: string) => number = c
   const line = withoutTrailingReturns(text).replace(CONTROLS, "$1");
   if (REWRITES.test(line)) return rewrite(line, columns);
   const shown = line.includes("\t") ? expandTabs(line, columns) : line;
-  return HAS_ESCAPE.test(shown) ? `${shown}\x1b[0m` : shown;
+  return HAS_ESCAPE.test(shown) && leavesColour(shown) ? `${shown}\x1b[0m` : shown;
+}
+
+/**
+ * Whether `line` (no escape sequence left but colours) leaves a colour or attribute set at its end: a reset after it would
+ * end one. None where its last colour code is a reset (most coloured lines), nor where what it set it ended (taskq's own
+ * `\e[36mstart\e[39m`): a reset after those was one too many.
+ */
+function leavesColour(line: string): boolean {
+  const last = line.lastIndexOf("\x1b[");
+  if (line.startsWith("\x1b[m", last) || line.startsWith("\x1b[0m", last)) return false;
+  const pen = new Pen();
+  for (const code of line.matchAll(COLOUR)) pen.apply(code[0].slice(2, -1));
+  return pen.code !== "";
 }
 
 /**
