@@ -8,6 +8,7 @@ import { durationMistake, OVER_DURATION_LIMIT, overDurationLimit, parseDuration 
 import { INTEGER_RANGES, isDurationField } from "./limits.js";
 import { closestMatch } from "./suggest.js";
 import { shortened } from "../shorten.js";
+import { formatMs } from "../engine/errors.js";
 
 type Issue = z.core.$ZodIssue;
 
@@ -173,6 +174,8 @@ function valueHint(issue: Issue, path: DataPath, locator: SourceLocator): string
   if (isDurationPath(path) && (typeof issue.input === "string" || Number.isFinite(issue.input)) && overDurationLimit(issue.input as string | number)) {
     return `; ${OVER_DURATION_LIMIT}`;
   }
+  // `backoff: 10`, a number of seconds, as a duration field takes it: the mapping to write, as for `backoff: 10s`.
+  if (field === "backoff" && path.length <= 3 && typeof issue.input === "number") return backoffSecondsMistake(issue.input);
   if (typeof issue.input !== "string") return "";
   // Digits YAML reads as text without quotes around them: tagged so (`retries: !!str 3`, `! 3`), the tag named as written.
   const written = (): string | undefined => (locator.plainSourceOf(path) === undefined ? undefined : tagBefore(path, locator));
@@ -208,6 +211,14 @@ function backoffMistake(text: string): string | undefined {
     return "taskq's backoff is always exponential, with full jitter: give the wait before the first retry and the longest wait, as backoff: { base: 1s, max: 30s }";
   }
   return undefined;
+}
+
+/** `backoff: 10`: the hint `backoff: 10s` gets, the seconds written as a duration; none for a number no duration takes (`-1`). */
+function backoffSecondsMistake(seconds: number): string {
+  const ms = parseDuration(seconds);
+  if (ms === undefined) return "";
+  const wait = formatMs(ms);
+  return ` (for waits of up to ${wait} each, write backoff: { base: ${wait}, max: ${wait} })`;
 }
 
 /** `priority: High` or `hgih`: the word meant, in other letters or one slip away. */

@@ -644,6 +644,15 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("says what to write for a backoff given as a number of seconds (backoff: 10), as for one given as a duration: it said only that it takes a mapping", () => {
+    const mapping = "must be a mapping with `base` and/or `max`";
+    expect(problemsOf(yaml("defaults:", "  backoff: 1.5", "tasks:", "  a: { run: x, backoff: 10 }", "  b: { run: x, backoff: -1 }"))).toEqual([
+      `2:12: \`defaults.backoff\` ${mapping}, got 1.5 (for waits of up to 1.5s each, write backoff: { base: 1.5s, max: 1.5s })`,
+      `4:25: task "a": \`backoff\` ${mapping}, got 10 (for waits of up to 10s each, write backoff: { base: 10s, max: 10s })`,
+      `5:25: task "b": \`backoff\` ${mapping}, got -1`,
+    ]);
+  });
+
   it("says what is wrong with a duration written almost right: units out of order or twice, other unit names, spaces, a last number without its unit, a point without a digit on each side, a decimal comma", () => {
     const text = yaml(
       "defaults: { timeout: 30s1m }",
