@@ -609,7 +609,11 @@ class PlainBuilder {
     }
     const done = this.#done.get(target);
     if (done === undefined || this.#inProgress.has(target)) {
-      this.#problems.atOffset(offset, `alias *${alias.source} refers to a node that contains it`);
+      // `x: &a [*a]`: yaml's words alone left the user to work out what holds what, and what to write instead.
+      this.#problems.atOffset(
+        offset,
+        `alias *${alias.source} refers to a node that contains it: it stands inside the value anchored &${alias.source}, which would then hold itself without end; anchor only a part that does not contain *${alias.source}, or write out here what it should hold`,
+      );
       this.#problems.explained(offset);
       return undefined;
     }

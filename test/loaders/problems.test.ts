@@ -1853,7 +1853,17 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
 
   it("reports unknown and self-containing aliases", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: *nope }"))).toContain("2:13: unknown alias *nope; define &nope before using it, or quote the value if it is text (\"*nope\")");
-    expect(problemsOf(yaml("tasks:", "  a: &x { run: y, env: *x }"))).toContain("2:24: alias *x refers to a node that contains it");
+    const inside = (name: string) =>
+      `alias *${name} refers to a node that contains it: it stands inside the value anchored &${name}, which would then hold itself without end; anchor only a part that does not contain *${name}, or write out here what it should hold`;
+    expect(problemsOf(yaml("tasks:", "  a: &x { run: y, env: *x }"))).toContain(`2:24: ${inside("x")}`);
+  });
+
+  it("says what to do about an alias inside the value it names (x-a: &a [*a], a merge of its own mapping), at the alias: yaml's words alone gave no advice", () => {
+    expect(problemsOf(yaml("x-a: &a [*a]", "x-b: &b { <<: *b, c: 1 }", "tasks:", "  a: &t", "    run: x", "    env: *t"))).toEqual([
+      "1:10: alias *a refers to a node that contains it: it stands inside the value anchored &a, which would then hold itself without end; anchor only a part that does not contain *a, or write out here what it should hold",
+      "2:15: alias *b refers to a node that contains it: it stands inside the value anchored &b, which would then hold itself without end; anchor only a part that does not contain *b, or write out here what it should hold",
+      "6:10: alias *t refers to a node that contains it: it stands inside the value anchored &t, which would then hold itself without end; anchor only a part that does not contain *t, or write out here what it should hold",
+    ]);
   });
 
   it("says nothing more of a value an unknown alias left empty, nor calls a mapping whose every key was refused empty", () => {
