@@ -91,7 +91,8 @@ function slashCommentAt(text: string, offset: number): string | undefined {
  * for LINE_AS_KEY, where the line is one of a block scalar's, not indented as much as the block's lines, or a key glued to its value;
  * for LIST_ON_KEY_LINE, the flow list meant; for BAD_ESCAPE, what a backslash is there;
  * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket (and ends with that quote: one inside it ended it).
- * With the offset to tell it at, where that is not yaml's (a comment that ended a block above the line yaml tells).
+ * With the offset to tell it at, where that is not yaml's (a comment that ended a block above the line yaml tells, a key
+ * indented more than the one above it, below the value yaml tells).
  */
 export function withHint(message: string, text: string, offset: number, tokens: readonly CST.Token[], json = false): { message: string; offset?: number; echoesThrough?: number } {
   // A comment left of a block's lines ends the block: the mistake is the comment's, above where yaml tells it.
@@ -104,11 +105,11 @@ export function withHint(message: string, text: string, offset: number, tokens: 
 }
 
 /**
- * yaml's message, with what to do (see withHint), told where yaml tells it; with the offset up to
- * which yaml's errors on the lines below are this one's echoes, where the hint tells of those lines
- * (a list's items below a `dependsOn: -`).
+ * yaml's message, with what to do (see withHint), told where yaml tells it, or at the offset given (a key
+ * indented more than the one above it); with the offset up to which yaml's errors on the lines below are
+ * this one's echoes, where the hint tells of those lines (a list's items below a `dependsOn: -`).
  */
-function hintFor(message: string, text: string, offset: number, tokens: readonly CST.Token[], json: boolean): string | { message: string; echoesThrough: number } {
+function hintFor(message: string, text: string, offset: number, tokens: readonly CST.Token[], json: boolean): string | { message: string; echoesThrough?: number; offset?: number } {
   const stray = STRAY_TOKEN.exec(message);
   if (stray !== null) return strayTokenWords(stray[1]!, stray[2]!, stray[3]);
   const noBreak = noBreakSpaceAt(text, offset);
@@ -144,7 +145,13 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
   }
   if (COLON_IN_VALUE.test(message)) {
     const deeper = keyIndentedUnder(text, offset);
-    if (deeper !== undefined) return `${message}: line ${deeper.line} is indented more than ${deeper.key}, so yaml reads it as more of the value of ${deeper.key}; start it at column ${deeper.col}, as ${deeper.key} is`;
+    // Told at that line, where the mistake is, not at the value above it that yaml tells.
+    if (deeper !== undefined) {
+      return {
+        message: `${message}: ${deeper.deeper} is indented more than ${deeper.key} above it (line ${lineNumberAt(text, offset)}), so yaml reads it as more of the value of ${deeper.key}; start it at column ${deeper.col}, as ${deeper.key} is`,
+        offset: deeper.offset,
+      };
+    }
   }
   if (LINE_AS_KEY.test(message)) {
     const block = blockScalarAbove(text, offset);
@@ -376,13 +383,13 @@ function lineNumberAt(text: string, offset: number): number {
 }
 
 /** The lines of `text` after the one holding `offset`, each with its 1-based number and the offset of its end, skipping blank and comment lines. */
-function* linesAfter(text: string, offset: number): Generator<{ number: number; line: string; end: number }> {
+function* linesAfter(text: string, offset: number): Generator<{ number: number; line: string; start: number; end: number }> {
   let number = lineNumberAt(text, offset);
   for (let start = text.indexOf("\n", offset) + 1; start > 0 && start < text.length; ) {
     const end = text.indexOf("\n", start);
     const line = text.slice(start, end === -1 ? text.length : end).replace(/\r$/, "");
     number++;
-    if (!/^\s*(#.*)?$/.test(line)) yield { number, line, end: end === -1 ? text.length : end };
+    if (!/^\s*(#.*)?$/.test(line)) yield { number, line, start, end: end === -1 ? text.length : end };
     start = end + 1;
   }
 }
@@ -392,13 +399,15 @@ function* linesAfter(text: string, offset: number): Generator<{ number: number; 
  * the key line below, indented more than the value's key, that made it so (`run: make` then
  * `  retries: 1` under it): yaml reads a more indented line as more of the value above it.
  */
-function keyIndentedUnder(text: string, offset: number): { line: number; key: string; col: number } | undefined {
+function keyIndentedUnder(text: string, offset: number): { line: number; key: string; col: number; deeper: string; offset: number } | undefined {
   const own = KEY_LINE.exec(lineAt(text, offset));
   if (own === null) return undefined;
   const indent = own[1]!.length;
-  for (const { number, line } of linesAfter(text, offset)) {
-    if (line.length - line.trimStart().length <= indent) return undefined;
-    if (/^\s*[^\s"'[{#-][^:]*:(\s|$)/.test(line)) return { line: number, key: own[2]!.trimEnd(), col: indent + 1 };
+  for (const { number, line, start } of linesAfter(text, offset)) {
+    const depth = line.length - line.trimStart().length;
+    if (depth <= indent) return undefined;
+    const deeper = /^\s*([^\s"'[{#-][^:]*):(\s|$)/.exec(line);
+    if (deeper !== null) return { line: number, key: own[2]!.trimEnd(), col: indent + 1, deeper: deeper[1]!.trimEnd(), offset: start + depth };
   }
   return undefined;
 }

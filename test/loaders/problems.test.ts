@@ -220,14 +220,22 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: {run: x}", "  c: {run: z}", "  b:", "    run: y", "    dependsOn:", "      - a", "      - @c", "      - c"))).toEqual(["8:9: Plain value cannot start with reserved character @"]);
   });
 
-  it("says a line indented more than the key before it is read as more of that key's value, where yaml says only that mappings cannot nest", () => {
-    const hint = (line: number, key: string, col: number) => `: line ${line} is indented more than ${key}, so yaml reads it as more of the value of ${key}; start it at column ${col}, as ${key} is`;
-    expect(problemsOf(yaml("tasks:", "  a:", "    run: make", "      retries: 1"))).toEqual([`3:10: Nested mappings are not allowed in compact mappings${hint(4, "run", 5)}`]);
-    expect(problemsOf(yaml("tasks:", "  a:", "    retries: 1", "", "      run: make"))).toEqual([`3:14: Nested mappings are not allowed in compact mappings${hint(5, "retries", 5)}`]);
+  it("says a line indented more than the key before it is read as more of that key's value, where yaml says only that mappings cannot nest, at that line, where the mistake is (yaml tells the value above it)", () => {
+    const hint = (deeper: string, key: string, line: number, col: number) => `: ${deeper} is indented more than ${key} above it (line ${line}), so yaml reads it as more of the value of ${key}; start it at column ${col}, as ${key} is`;
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: make", "      retries: 1"))).toEqual([`4:7: Nested mappings are not allowed in compact mappings${hint("retries", "run", 3, 5)}`]);
+    // One column more is enough, in each task, and under any key (an env's variable too).
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "     timeout: 5m", "  b:", "    run: y", "     timeout: 5m"))).toEqual([
+      `4:6: Nested mappings are not allowed in compact mappings${hint("timeout", "run", 3, 5)}`,
+      `7:6: Nested mappings are not allowed in compact mappings${hint("timeout", "run", 6, 5)}`,
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    env:", "      A: b", "        B: c"))).toEqual([`6:9: Nested mappings are not allowed in compact mappings${hint("B", "A", 5, 7)}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    retries: 1", "", "      run: make"))).toEqual([`5:7: Nested mappings are not allowed in compact mappings${hint("run", "retries", 3, 5)}`]);
     // A comment between ends the value: yaml then says the key is out of line, where it is.
     expect(problemsOf(yaml("tasks:", "  a:", "    retries: 1", "      # why", "      run: make"))).toEqual(["5:7: All mapping items must start at the same column: line 5 starts at column 7, and retries above it at column 5; start it at column 5, as retries is"]);
-    expect(problemsOf(yaml("tasks:", "  a:", "    run: make", "      all", "      dependsOn: [b]", "  b:", "    run: y"))).toEqual([`3:10: Nested mappings are not allowed in compact mappings${hint(5, "run", 5)}`]);
-    expect(problemsOf(yaml("tasks:", "  - run: make", "      retries: 1"))).toEqual([`2:10: Nested mappings are not allowed in compact mappings${hint(3, "run", 5)}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: make", "      all", "      dependsOn: [b]", "  b:", "    run: y"))).toEqual([`5:7: Nested mappings are not allowed in compact mappings${hint("dependsOn", "run", 3, 5)}`]);
+    expect(problemsOf(yaml("tasks:", "  - run: make", "      retries: 1"))).toEqual([`3:7: Nested mappings are not allowed in compact mappings${hint("retries", "run", 2, 5)}`]);
+    // A plain value's lines indented more, with no key among them, are one value, as YAML reads them: no error.
+    expect(parse(yaml("tasks:", "  a:", "    run: make", "      all", "  b:", "    run: y")).tasks[0]?.run).toBe("make all");
   });
 
   it("says the lines of a | or > block must be indented more than its key, where yaml reads them as keys", () => {
@@ -254,7 +262,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     const deeper = "All mapping items must start at the same column: line 5 starts at column 7, and run above it at column 5; start it at column 5, as run is";
     expect(problemsOf(yaml("tasks:", "  a:", "    run: docker run", "      node:18 # lts", "      retries: 1"))).toEqual([`5:7: ${deeper}`]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: docker run", "      node:18", "      retries: 1"))).toEqual([
-      "3:10: Nested mappings are not allowed in compact mappings: line 5 is indented more than run, so yaml reads it as more of the value of run; start it at column 5, as run is",
+      "5:7: Nested mappings are not allowed in compact mappings: retries is indented more than run above it (line 3), so yaml reads it as more of the value of run; start it at column 5, as run is",
     ]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run:echo hi"))).toEqual(['3:5: task "a": the task must be a mapping with at least `run`, got "run:echo hi"; a key\'s colon must be followed by a space (run: echo hi)']);
     // A URL is no key glued to its value.
