@@ -97,22 +97,87 @@ function severalIds(written: string, indexOf: Map<string, number>, self: string)
   return ids.length > 1 && ids.every((id) => id !== self && indexOf.has(id)) ? ids : undefined;
 }
 
+/**
+ * Each cycle as a problem, at its first dependency; cycles that share a dependency as one problem (a -> b -> c -> a and
+ * b -> c -> d -> b, both through b -> c), which one edit may end, at the dependency they all go through where there is one:
+ * told apart, each said "remove one of these dependencies" and named the one they share again.
+ */
 function reportCycles(tasks: DependencyInput[], edges: number[][], waitingOn: number[], locator: SourceLocator, problems: ProblemList): void {
   const stuck = waitingOn.map((count) => count > 0);
-  for (const cycle of findCycles(edges, stuck)) {
-    const positions = cycle.map((from, step) => {
-      const to = cycle[(step + 1) % cycle.length]!;
-      const dependency = tasks[from]!.dependsOn.find((entry) => entry.id === tasks[to]!.id);
-      return locator.offsetOf(dependencyPath(tasks[from]!.id, dependency?.index));
-    });
-    // A long cycle is named by its first steps: a 2,000-task one made a 68 KB line.
-    const shown = cycle.length <= CYCLE_STEPS_SHOWN ? cycle.length : CYCLE_STEPS_SHOWN - 1;
-    const id = (step: number) => tasks[cycle[step % cycle.length]!]!.id;
-    const names = Array.from({ length: shown + 1 }, (_, step) => id(step));
-    const where = Array.from({ length: shown }, (_, step) => `${id(step)} -> ${id(step + 1)} at ${problems.lineCol(positions[step]!)}`);
-    const more = shown === cycle.length ? "" : ` -> ... (${cycle.length.toLocaleString("en-US")} tasks in all) -> ${id(0)}`;
-    problems.atOffset(positions[0]!, `dependency cycle: ${names.join(" -> ")}${more} (${where.join(", ")}${more === "" ? "" : ", ..."}); remove one of these dependencies`);
+  const cycles = findCycles(edges, stuck);
+  const offsetOf = (from: number, to: number): number => {
+    const dependency = tasks[from]!.dependsOn.find((entry) => entry.id === tasks[to]!.id);
+    return locator.offsetOf(dependencyPath(tasks[from]!.id, dependency?.index));
+  };
+  const edgeKey = (from: number, to: number): number => from * tasks.length + to;
+  const stepsOf = (cycle: number[]): number[] => cycle.map((from, step) => edgeKey(from, cycle[(step + 1) % cycle.length]!));
+  // Cycles joined by a shared dependency, directly or through others, are one problem: a union-find over the cycles.
+  const parent = cycles.map((_, index) => index);
+  const root = (index: number): number => {
+    while (parent[index] !== index) index = parent[index] = parent[parent[index]!]!;
+    return index;
+  };
+  const cycleOf = new Map<number, number>();
+  for (const [index, cycle] of cycles.entries()) {
+    for (const key of stepsOf(cycle)) {
+      const other = cycleOf.get(key);
+      if (other === undefined) cycleOf.set(key, index);
+      else parent[root(index)] = root(other);
+    }
   }
+  const joined = new Map<number, number[][]>();
+  for (const [index, cycle] of cycles.entries()) {
+    const group = joined.get(root(index));
+    if (group === undefined) joined.set(root(index), [cycle]);
+    else group.push(cycle);
+  }
+  for (const group of joined.values()) {
+    if (group.length === 1) {
+      const cycle = group[0]!;
+      const { path, where } = cycleWords(cycle, tasks, offsetOf, problems);
+      problems.atOffset(offsetOf(cycle[0]!, cycle[1 % cycle.length]!), `dependency cycle: ${path} (${where.join(", ")}); remove one of these dependencies`);
+      continue;
+    }
+    // The dependencies every cycle of the group goes through, in the first's order: removing one ends them all.
+    const sets = group.map((cycle) => new Set(stepsOf(cycle)));
+    const first = group[0]!;
+    const shared = first.flatMap((from, step) => {
+      const to = first[(step + 1) % first.length]!;
+      return sets.every((steps) => steps.has(edgeKey(from, to))) ? [[from, to] as const] : [];
+    });
+    const named = group.length > CYCLES_NAMED + 1 ? group.slice(0, CYCLES_NAMED) : group;
+    const words = named.map((cycle) => cycleWords(cycle, tasks, offsetOf, problems));
+    const paths = words.map((word) => word.path);
+    const listed = named.length < group.length ? `${paths.join(", ")} and ${group.length - named.length} more` : `${paths.slice(0, -1).join(", ")} and ${paths.at(-1)!}`;
+    const where = [...new Set(words.flatMap((word) => word.where))];
+    const all = group.length === 2 ? "both" : `all ${group.length}`;
+    const edge = ([from, to]: readonly [number, number]) => `${tasks[from]!.id} -> ${tasks[to]!.id}`;
+    const advice =
+      shared.length === 0
+        ? `remove one dependency of each; one they share ends every cycle through it`
+        : `remove ${shared.length === 1 ? edge(shared[0]!) : `one of ${sharedWords(shared.map(edge))}`}, which ${all} go through, or one other dependency of each`;
+    const at = shared[0] === undefined ? offsetOf(first[0]!, first[1 % first.length]!) : offsetOf(...shared[0]);
+    problems.atOffset(at, `dependency cycles ${listed}, which share a dependency (${where.join(", ")}); ${advice}`);
+  }
+}
+
+/** The dependencies cycles share, as named: past one more than CYCLES_NAMED, the first of them and how many more (a long ring's thousands made a line of megabytes). */
+function sharedWords(edges: string[]): string {
+  return edges.length > CYCLES_NAMED + 1 ? `${edges.slice(0, CYCLES_NAMED).join(", ")} and ${(edges.length - CYCLES_NAMED).toLocaleString("en-US")} more` : edges.join(", ");
+}
+
+/** How many cycles one problem names, of cycles that share a dependency; past one more, the rest are counted. */
+const CYCLES_NAMED = 3;
+
+/** A cycle's path (`a -> b -> a`) and where each of its dependencies is written; a long one by its first steps (a 2,000-task one made a 68 KB line). */
+function cycleWords(cycle: number[], tasks: DependencyInput[], offsetOf: (from: number, to: number) => number, problems: ProblemList): { path: string; where: string[] } {
+  const shown = cycle.length <= CYCLE_STEPS_SHOWN ? cycle.length : CYCLE_STEPS_SHOWN - 1;
+  const id = (step: number) => tasks[cycle[step % cycle.length]!]!.id;
+  const names = Array.from({ length: shown + 1 }, (_, step) => id(step));
+  const where = Array.from({ length: shown }, (_, step) => `${id(step)} -> ${id(step + 1)} at ${problems.lineCol(offsetOf(cycle[step]!, cycle[(step + 1) % cycle.length]!))}`);
+  const more = shown === cycle.length ? "" : ` -> ... (${cycle.length.toLocaleString("en-US")} tasks in all) -> ${id(0)}`;
+  if (more !== "") where.push("...");
+  return { path: `${names.join(" -> ")}${more}`, where };
 }
 
 function dependencyPath(id: string, index: number | undefined): Array<string | number> {

@@ -4,7 +4,7 @@
  * explicit stack so a 100,000-task cycle cannot overflow the call stack; each
  * cycle is the shortest one through the group's first task in file order. A group
  * that is more than that one cycle (a <-> b <-> c) has others, which removing one of
- * its dependencies would leave: they are found in the group without the cycle's first
+ * its dependencies would leave: they are found in the group without the cycle's last
  * dependency, and so on, so every problem is reported at once, not one per run.
  * Only nodes marked in `include` are considered.
  */
@@ -20,7 +20,9 @@ export function findCycles(edges: number[][], include: boolean[]): number[][] {
     if (isRing(rest, group) || budget <= 0) continue;
     budget--;
     if (rest === edges) rest = edges.slice();
-    const [from, to] = [cycle[0]!, cycle[1 % cycle.length]!];
+    // The dependency that closes the cycle back to its first task: the next look from that task finds the cycles that share
+    // the cycle's first dependency with it (a -> b -> a, then a -> b -> c -> a), which taking that one out would have hidden.
+    const [from, to] = [cycle.at(-1)!, cycle[0]!];
     rest[from] = rest[from]!.filter((target) => target !== to);
     const members = new Array<boolean>(edges.length).fill(false);
     for (const member of group) members[member] = true;

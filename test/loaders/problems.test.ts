@@ -1069,6 +1069,28 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(tangle).length).toBe(51);
   });
 
+  it("tells cycles that share a dependency once, naming each cycle and the dependency they all go through: told apart, that one was named in each, and a cycle through the first's first dependency went untold", () => {
+    // a -> b -> c -> a and b -> c -> d -> b: both go through b -> c.
+    const through = yaml("tasks:", "  a: { run: x, dependsOn: [b] }", "  b: { run: x, dependsOn: [c] }", "  c: { run: x, dependsOn: [a, d] }", "  d: { run: x, dependsOn: [b] }");
+    expect(problemsOf(through)).toEqual([
+      "3:28: dependency cycles a -> b -> c -> a and b -> c -> d -> b, which share a dependency (a -> b at 2:28, b -> c at 3:28, c -> a at 4:28, c -> d at 4:31, d -> b at 5:28); remove b -> c, which both go through, or one other dependency of each",
+    ]);
+    // a -> b -> a and a -> b -> c -> a: removing b -> a, as "remove one of these dependencies" said of the first alone, left the second.
+    const behind = yaml("tasks:", "  a: { run: x, dependsOn: [b] }", "  b: { run: x, dependsOn: [c, a] }", "  c: { run: x, dependsOn: [a] }");
+    expect(problemsOf(behind)).toEqual([
+      "2:28: dependency cycles a -> b -> a and a -> b -> c -> a, which share a dependency (a -> b at 2:28, b -> a at 3:31, b -> c at 3:28, c -> a at 4:28); remove a -> b, which both go through, or one other dependency of each",
+    ]);
+    // Joined through a third, with no dependency all three share: a -> b -> a, b -> c -> b, and a -> b -> c -> a sharing a -> b with the one and b -> c with the other.
+    const chained = yaml("tasks:", "  a: { run: x, dependsOn: [b] }", "  b: { run: x, dependsOn: [a, c] }", "  c: { run: x, dependsOn: [a, b] }");
+    expect(problemsOf(chained)).toEqual([
+      "2:28: dependency cycles a -> b -> a, a -> b -> c -> a and b -> c -> b, which share a dependency (a -> b at 2:28, b -> a at 3:28, b -> c at 3:31, c -> a at 4:28, c -> b at 4:31); remove one dependency of each; one they share ends every cycle through it",
+    ]);
+    // Many shared: the first three and how many more (a long ring's thousands made a line of megabytes).
+    const ids = Array.from({ length: 9 }, (_, index) => `t${index}`);
+    const ring = yaml("tasks:", ...ids.map((id, index) => `  ${id}: { run: x, dependsOn: [${[ids[(index + 1) % 9], ...(index === 8 ? ["t3"] : [])].join(", ")}] }`));
+    expect(problemsOf(ring)[0]).toMatch(/^5:29: dependency cycles t0 -> .* and t3 -> t4 -> t5 -> t6 -> t7 -> t8 -> t3, .*; remove one of t3 -> t4, t4 -> t5, t5 -> t6 and 2 more, which both go through, or one other dependency of each$/);
+  });
+
   it("checks dependencies even of tasks that have other problems", () => {
     const text = yaml("tasks:", "  a: { run: 1, dependsOn: [b] }", "  b: { run: x, dependsOn: [a] }");
     expect(problemsOf(text)).toEqual([
