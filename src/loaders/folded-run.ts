@@ -63,6 +63,13 @@ export function joinedCommands(value: FoldedSource): { offset: number; note: str
     if (GOES_ON.test(after.text) || NO_COMMAND.test(after.text) || CARRIES_ON.test(before.text)) continue;
     // Inside a quote the shell has not seen closed (`echo "a` then `b"`), the line is more of that text.
     if (unclosedQuoteBefore(after.start - value.offset) !== undefined) continue;
+    // `- npm test`: a list's item to the eye, which a `|` block would run as a command named `-`.
+    if (/^-[ \t]/.test(after.text)) {
+      return {
+        offset: after.start,
+        note: `this line starts with "- ", as a YAML list's item does, but it is indented under run's value, so YAML joins it to that value with a space into one command: the shell gets ${joined(before, after)}; for one command per line, write run: | and each command on a line of its own, without the "- "`,
+      };
+    }
     return {
       offset: after.start,
       note: `run's lines are joined with spaces into one command, as YAML joins a plain value's lines, so this line is more of the command before it: the shell gets ${joined(before, after)}; for one command per line, write run: |, or, to join them on purpose, run: > (no note then)`,
@@ -216,8 +223,11 @@ function keptBreak(before: Line, text: string): string {
   return `${shortened(before.text, 60, true)} and then, on a line of its own, ${shortened(text)}`;
 }
 
-/** A line that goes on the command before it: an option, a pipe or list operator, a redirection, a closing `)`. */
-const GOES_ON = /^(?:-|[|&;)<>]|\d+[<>])/;
+/**
+ * A line that goes on the command before it: an option, a pipe or list operator, a redirection, a closing `)`. Not a `- `
+ * and a word (`npm ci` then `  - npm test`), a YAML list's item written one step too far in, which the shell gets as `npm ci - npm test`.
+ */
+const GOES_ON = /^(?:-(?![ \t]+[^\s<>|&;])|[|&;)<>]|\d+[<>])/;
 /**
  * A line whose first word no shell runs as a command, so it can only be more of the one before: `.` or `..`
  * alone (`docker build -t app` then `.`), or a folder's path, ending in `/` (`rsync -a build/` then `dist/`).

@@ -780,6 +780,15 @@ describe("parseWorkflow on a valid file", () => {
     ]);
   });
 
+  it("notes a plain run's line that starts with \"- \", a list's item written under the value, which YAML joins to it: taken for an option, it got no note, and the shell got npm ci - npm test", () => {
+    const workflow = parse(yaml("tasks:", "  a:", "    run: npm ci", "      - npm test", "  option:", "    run: tar xf", "      - < x.tar"), "l.yaml");
+    expect(workflow.tasks.find((task) => task.id === "a")!.run).toBe("npm ci - npm test");
+    // A `-` before a redirection is an argument (stdin), as is `-` alone: more of the command, not noted.
+    expect(workflow.notes).toEqual([
+      'l.yaml:4:7: task "a": this line starts with "- ", as a YAML list\'s item does, but it is indented under run\'s value, so YAML joins it to that value with a space into one command: the shell gets npm ci - npm test; for one command per line, write run: | and each command on a line of its own, without the "- "',
+    ]);
+  });
+
   // `run: >` then `docker run` and `  --rm` indented more: YAML keeps that line break, and the shell ran
   // `--rm` as a command of its own (`--rm: not found`), with no word, the > saying the lines were joined.
   it("notes a > block's line indented more than its first, whose line break YAML keeps, but after an operator, a backslash, a blank line or in a quote", () => {
