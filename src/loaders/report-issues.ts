@@ -503,6 +503,10 @@ const ALLOWED_FAILURE_NOTES: Record<string, string> = Object.fromEntries(
   ["continue-on-error", "allow_failure", "continueOnError", "continue_on_error", "ignore_error", "ignore_errors", "ignoreErrors"].map((key) => [key, ALLOWED_FAILURE_NOTE]),
 );
 
+/** What `concurrency` in a task or in `defaults` is told: it is the run's, at the top level. */
+const CONCURRENCY_NOTE =
+  "concurrency is the whole run's, how many tasks run at once: set it at the top level (concurrency: 4), not in a task, or give run -j; a task has no limit of its own, and dependsOn orders tasks that must not run together";
+
 /** What a task's `name` or `description` is told: its id names it, and an x- key or a comment keeps more. */
 const TASK_NAME_NOTE =
   "a task is named by its id, its key under tasks:, which its log file and the run's lines name it by; to keep a longer name or a description beside it, write it in a YAML comment, or under a key that starts with x- (x-description: ...), which taskq ignores";
@@ -520,11 +524,14 @@ const GITHUB_TASK_NOTES: Record<string, string> = {
   description: TASK_NAME_NOTE,
   desc: TASK_NAME_NOTE,
   shell: "every task's run is run by /bin/sh -c, and a task has no shell to choose: for bash, write run: bash -c '...', or run a script file that begins with #!/bin/bash",
+  // GitHub Actions' job-level concurrency group, or taskq's own top-level key written in a task.
+  concurrency: CONCURRENCY_NOTE,
 };
 
 /** What taskq does instead of a GitHub Actions (or GitLab CI) key of a task's, written in `defaults`, where those tools set it for every job. */
 const GITHUB_DEFAULTS_NOTES: Record<string, string> = {
   ...ALLOWED_FAILURE_NOTES,
+  concurrency: CONCURRENCY_NOTE,
   shell: GITHUB_TASK_NOTES.shell!,
 };
 

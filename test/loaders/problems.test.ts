@@ -1570,6 +1570,14 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("says concurrency written in a task or in defaults (taskq's top-level key, or GitHub Actions' job-level one) is the run's, set at the top level: it was told only that the key is unknown", () => {
+    const note = "concurrency is the whole run's, how many tasks run at once: set it at the top level (concurrency: 4), not in a task, or give run -j; a task has no limit of its own, and dependsOn orders tasks that must not run together";
+    expect(problemsOf(yaml("defaults:", "  concurrency: 2", "tasks:", "  a: { run: x, concurrency: 3 }"))).toEqual([
+      `2:3: unknown key "concurrency" in \`defaults\`; ${note}`,
+      `4:16: task "a": unknown key "concurrency"; ${note}`,
+    ]);
+  });
+
   it("says what taskq does instead of GitHub Actions' continue-on-error and shell, and GitLab CI's allow_failure, and takes docker compose's working_dir for cwd", () => {
     const allowed = "taskq has no such option: a task that fails fails the run (exit 1) and cancels its dependents; to let a command fail without that, end the task's run with || true (the task then succeeds whatever the command's exit code)";
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    continue-on-error: true", "    shell: bash", "    allow_failure: true", "    working_dir: sub", "    workingDirectory: sub"))).toEqual([
