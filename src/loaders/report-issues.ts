@@ -434,7 +434,11 @@ function unknownKeyMessage(path: DataPath, key: string, value: unknown, anchored
   const stages = hint === "" && path.length === 0 && key === "stages" ? "; taskq has no stages: a task waits for those it lists in `dependsOn`" : "";
   // `// retries: 2`, a JSONC comment before a key: read as the key's text; a did-you-mean of the key after it would not say why.
   const slashes = /^\/[/*]/.test(key) ? `; ${slashCommentWords(key.slice(0, 2), json)}` : undefined;
-  return `${owner}unknown key ${quote(key)}${where ? " " + where : ""}${slashes ?? `${hint}${task}${stages}`}${habit}`;
+  // `\ufeff  b`: a byte order mark inside the file, where a second file was joined to it (cat a.yaml b.yaml), which no editor shows.
+  const mark = key.startsWith("\ufeff")
+    ? "; it starts with a byte order mark (U+FEFF), which most editors do not show, left where another file was joined to this one (cat a.yaml b.yaml): delete it"
+    : "";
+  return `${owner}unknown key ${quote(key)}${where ? " " + where : ""}${slashes ?? `${hint}${task}${stages}`}${mark}${habit}`;
 }
 
 /**

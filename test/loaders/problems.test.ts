@@ -1872,7 +1872,10 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
   });
 
   it("escapes the characters that show as nothing or as a space in a quoted key or value: a byte order mark from files joined with cat, a no-break space, a zero-width space", () => {
-    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "\ufeff  b:", "    run: y"))).toEqual(['4:1: unknown key "\\ufeff  b" at the top level']);
+    // With what it is and what to do: the escape alone left the user to look up U+FEFF.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "\ufeff  b:", "    run: y"))).toEqual([
+      '4:1: unknown key "\\ufeff  b" at the top level; it starts with a byte order mark (U+FEFF), which most editors do not show, left where another file was joined to this one (cat a.yaml b.yaml): delete it',
+    ]);
     const rule = 'ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."';
     expect(problemsOf(yaml("tasks:", "  b\u00a0c:", "    run: y", "  d\u200b:", "    run: z"))).toEqual([
       `2:3: invalid task id "b\\u00a0c": ${rule}`,
