@@ -206,7 +206,8 @@ function valueHint(issue: Issue, path: DataPath, locator: SourceLocator): string
  */
 function backoffMistake(text: string): string | undefined {
   const written = text.trim();
-  if (parseDuration(written) !== undefined) return `for waits of up to ${written} each, write backoff: { base: ${written}, max: ${written} }`;
+  const ms = parseDuration(written);
+  if (ms !== undefined) return waitsHint(written, ms);
   if (/^(?:exp|exponential|linear|fixed|constant|jitter|full[-_ ]?jitter)$/i.test(written)) {
     return "taskq's backoff is always exponential, with full jitter: give the wait before the first retry and the longest wait, as backoff: { base: 1s, max: 30s }";
   }
@@ -217,8 +218,13 @@ function backoffMistake(text: string): string | undefined {
 function backoffSecondsMistake(seconds: number): string {
   const ms = parseDuration(seconds);
   if (ms === undefined) return "";
-  const wait = formatMs(ms);
-  return ` (for waits of up to ${wait} each, write backoff: { base: ${wait}, max: ${wait} })`;
+  return ` (${waitsHint(formatMs(ms), ms)})`;
+}
+
+/** The backoff to write for waits of up to `wait` each; for none (`backoff: 0`), retries one after another. */
+function waitsHint(wait: string, ms: number): string {
+  if (ms === 0) return "for retries with no wait between them, write backoff: { base: 0s, max: 0s }";
+  return `for waits of up to ${wait} each, write backoff: { base: ${wait}, max: ${wait} }`;
 }
 
 /** `priority: High` or `hgih`: the word meant, in other letters or one slip away. */

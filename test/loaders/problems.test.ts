@@ -659,6 +659,11 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `4:25: task "a": \`backoff\` ${mapping}, got 10 (for waits of up to 10s each, write backoff: { base: 10s, max: 10s })`,
       `5:25: task "b": \`backoff\` ${mapping}, got -1`,
     ]);
+    // None at all, as a number or a duration: retries one after another, not "waits of up to 0ms each".
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, backoff: 0 }", "  b: { run: x, backoff: 0s }"))).toEqual([
+      `2:25: task "a": \`backoff\` ${mapping}, got 0 (for retries with no wait between them, write backoff: { base: 0s, max: 0s })`,
+      `3:25: task "b": \`backoff\` ${mapping}, got "0s" (for retries with no wait between them, write backoff: { base: 0s, max: 0s })`,
+    ]);
   });
 
   it("says what is wrong with a duration written almost right: units out of order or twice, other unit names, spaces, a last number without its unit, a point without a digit on each side, a decimal comma", () => {
