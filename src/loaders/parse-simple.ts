@@ -159,11 +159,11 @@ export function buildWorkflow(data: unknown, source: Source & { locator: SourceL
   }));
   const order = orderTasks(inputs, locator, problems);
   const { header } = validated;
-  const context: BuildContext = { file, now, folder, env: header?.env ?? {}, defaults: header?.defaults ?? {}, locator, problems, notes: new Map() };
+  const context: BuildContext = { file, now, folder, env: header?.env ?? {}, defaults: header?.defaults ?? validated.partialDefaults ?? {}, locator, problems, notes: new Map() };
   if (problems.size > 0 || header === undefined) {
     // What only building finds (a runAt too far ahead, a backslash YAML folds away, a backoff
     // bound against defaults'), looked for in every task the schema passed all the same, so
-    // that every problem shows at once; with defaults that have problems, a task's own fields.
+    // that every problem shows at once; with defaults that have problems, against those of its fields valid alone.
     for (const [index, { id, task }] of validated.tasks.entries()) {
       if (task !== undefined) buildTask(id, task, inputs[index]!.dependsOn.map((dependency) => dependency.id), context);
     }

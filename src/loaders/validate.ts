@@ -7,13 +7,18 @@ import { MAX_TASKS } from "./limits.js";
 import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { describeValue, keyMeant, noBreakSpaceInKey, quote, reportIssues, slashCommentWords, topKeyAsTask } from "./report-issues.js";
-import { dependencyItemSchema, taskSchema, workflowHeaderSchema, type TaskFile } from "./schema.js";
+import { defaultsSchema, dependencyItemSchema, taskSchema, workflowHeaderSchema, type TaskDefaults, type TaskFile } from "./schema.js";
 import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 
 /** The validated file: header fields, and tasks in file order. */
 export interface ValidatedFile {
   /** Undefined when the header has problems (already reported). */
   header: z.output<typeof workflowHeaderSchema> | undefined;
+  /**
+   * Where the header has problems: the fields of `defaults` each valid on its own, so that what a task's fields are checked
+   * against (its backoff's bounds against those of defaults, say) is still checked, and every problem shows at once.
+   */
+  partialDefaults?: TaskDefaults;
   /**
    * Every task in file order; `task` is undefined when it has problems, but
    * its `dependsOn` (what of it is well-formed) still feeds the dependency checks.
@@ -54,9 +59,11 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
   const defaultsBackoff = isRecord(rest.defaults) ? taggedBackoff(rest.defaults, ["defaults"]) : [];
   const parsedHeader = workflowHeaderSchema.safeParse(defaultsBackoff.length === 0 ? rest : { ...rest, defaults: { ...(rest.defaults as object), backoff: undefined } }, parseOptions);
   const header = defaultsBackoff.length === 0 && parsedHeader.success ? parsedHeader.data : undefined;
+  let partialDefaults: TaskDefaults | undefined;
   if (header === undefined) {
     reportIssues([...defaultsBackoff, ...(parsedHeader.error?.issues ?? [])], [], locator, problems);
     if (isRecord(rest.defaults)) reportRunAtWithDelay(rest.defaults, ["defaults"], locator, problems);
+    if (isRecord(rest.defaults) && defaultsBackoff.length === 0) partialDefaults = validFields(rest.defaults);
   }
   // `taks:`: told once, as the unknown key with the one meant (as `rn` in a task is), not also as `tasks` missing.
   // Nor where a JSONC comment ran into the `tasks` key (`// ci` above `"tasks": {`, read as one key): told as that key.
@@ -130,7 +137,7 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
     if (isRecord(raw)) reportRunAtWithDelay(raw, ["tasks", id], locator, problems);
     valid.push({ id, task: undefined, dependsOn: wellFormedDependencies(isRecord(raw) ? raw.dependsOn : undefined) });
   }
-  return { header, tasks: valid };
+  return partialDefaults === undefined ? { header, tasks: valid } : { header, tasks: valid, partialDefaults };
 }
 
 /** The task's fields (not mappings, which may be tasks so named) right after the entry at `index`, as ids: where a task left empty meant them as its own. */
@@ -302,6 +309,17 @@ function withoutExtensions(fields: Record<string, unknown>): Record<string, unkn
 function taggedBackoff(fields: Record<string, unknown>, path: DataPath): Issue[] {
   if (!isTaggedValue(fields.backoff)) return [];
   return [{ code: "invalid_type", expected: "object", path: [...path, "backoff"], input: fields.backoff, message: "must be a mapping with `base` and/or `max`" }];
+}
+
+/** The fields of `defaults` each valid on its own (a task field's schema), the others left out: they are reported already. */
+function validFields(defaults: Record<string, unknown>): TaskDefaults {
+  const valid: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(defaults)) {
+    const schema = Object.hasOwn(defaultsSchema.shape, key) ? defaultsSchema.shape[key as keyof typeof defaultsSchema.shape] : undefined;
+    const parsed = schema?.safeParse(value);
+    if (parsed?.success === true && parsed.data !== undefined) valid[key] = parsed.data;
+  }
+  return valid;
 }
 
 function isTaggedValue(value: unknown): boolean {

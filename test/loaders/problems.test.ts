@@ -1535,6 +1535,15 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("defaults: { backoff: { max: 10s } }", "tasks:", "  a: { run: x, backoff: { base: 1m } }", "  b: { run: x, backoff: { base: 2s } }"))).toEqual([
       '3:33: task "a": `backoff.base` must not be longer than `defaults.backoff.max` (10s), got 1m',
     ]);
+    // With another field of defaults wrong (a value, an unknown key), the bound is still checked against its valid fields: every problem at once.
+    expect(problemsOf(yaml("defaults: { backoff: { max: 1s }, retries: 500 }", "tasks: { w: { run: x, backoff: { base: 2s } } }"))).toEqual([
+      "1:44: `defaults.retries` must be an integer from 0 to 100, got 500",
+      '2:40: task "w": `backoff.base` must not be longer than `defaults.backoff.max` (1s), got 2s',
+    ]);
+    expect(problemsOf(yaml("defaults: { backoff: { base: 1m }, retry: 2 }", "tasks: { w: { run: x, backoff: { max: 10s } } }"))).toEqual([
+      '1:36: unknown key "retry" in `defaults`; did you mean "retries"?',
+      '2:39: task "w": `backoff.max` must not be shorter than `defaults.backoff.base` (1m), got 10s',
+    ]);
   });
 
   it("names a long dependency cycle by its first ten steps and its length", () => {
