@@ -1537,7 +1537,8 @@ tasks:
         // Stored whole, and said: stdout is its id, as ever, and the exit the signal's.
         expect(runs).toEqual([{ id: result.stdout.trim(), tasks: 30_000 }]);
         expect(result.code).toBe(signal === "SIGTERM" ? 143 : 130);
-        expect(result.stderr).toBe(`taskq: ${signal} received while the run was being submitted: run ${runs[0]!.id} was stored whole; cancel it with \`taskq cancel ${runs[0]!.id}\` if it should not run\n`);
+        // Said at once, then what became of the run.
+        expect(result.stderr).toBe(`taskq: ${signal} received while the run was being submitted: stopping once the database has answered the submit (up to 30s), then its id is printed if it was stored; press Ctrl-C again (or send a second signal) to stop now\n` + `taskq: ${signal} received while the run was being submitted: run ${runs[0]!.id} was stored whole; cancel it with \`taskq cancel ${runs[0]!.id}\` if it should not run\n`);
         await sql(store, "DELETE FROM $schema.runs WHERE id = $1", [runs[0]!.id]);
       }
       // A second signal does not wait for the database: the run it may leave stored is named.
@@ -1549,7 +1550,7 @@ tasks:
       const result = await cli.done;
       expect(result.code).toBe(143);
       const named = /run (\S+) may have been stored/.exec(result.stderr)?.[1];
-      expect(result.stderr).toBe(`taskq: SIGTERM received again while the run was being submitted: stopping now; run ${named} may have been stored: see \`taskq status ${named}\`, and cancel it with \`taskq cancel ${named}\`\n`);
+      expect(result.stderr).toBe(`taskq: SIGTERM received while the run was being submitted: stopping once the database has answered the submit (up to 30s), then its id is printed if it was stored; press Ctrl-C again (or send a second signal) to stop now\n` + `taskq: SIGTERM received again while the run was being submitted: stopping now; run ${named} may have been stored: see \`taskq status ${named}\`, and cancel it with \`taskq cancel ${named}\`\n`);
       // Whatever the database made of it, a run it stored is the one named.
       expect(await eventually(async () => !(await storing()), 30_000)).toBe(true);
       const runs = await stored();

@@ -1052,11 +1052,12 @@ describe("taskq run --store", () => {
       run.child.kill("SIGTERM");
       const result = await run.done;
       expect({ code: result.code, signal: result.signal }).toEqual({ code: 143, signal: null });
-      runId = /^taskq: SIGTERM received again while the run was being submitted: stopping now; run (r-[a-z0-9]+-[0-9a-f]{8}) may have been stored/.exec(result.stderr)?.[1];
+      runId = /^taskq: SIGTERM received again while the run was being submitted: stopping now; run (r-[a-z0-9]+-[0-9a-f]{8}) may have been stored/m.exec(result.stderr)?.[1];
       // With --output json, stdout ends with an error record, as any failure's: it names the run too.
       expect(JSON.parse(result.stdout)).toMatchObject({ event: "error", code: "INTERRUPTED", exitCode: 143, runId });
       expect(result.stderr).toBe(
-        `taskq: SIGTERM received again while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\`, and cancel it with \`taskq cancel ${runId}\`\n`,
+        `taskq: SIGTERM received while the run was being submitted: stopping once the database has answered the submit (up to 30s), then a run it stored is cancelled before any of its tasks runs here; press Ctrl-C again (or send a second signal) to stop now\n` +
+          `taskq: SIGTERM received again while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\`, and cancel it with \`taskq cancel ${runId}\`\n`,
       );
     } finally {
       await locker.query("ROLLBACK").catch(() => undefined);

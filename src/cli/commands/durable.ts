@@ -86,7 +86,7 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
     const { value: [result, state], early } = await storingRun(runId, async () => {
       const stored = await store.submit(workflow, { runId });
       return [stored, await stateAfterSubmit(store, stored)] as const;
-    }, flags.output === "json" ? store : undefined);
+    }, { waitingMs: submitWaitMs(store), then: "its id is printed if it was stored" }, flags.output === "json" ? store : undefined);
     const code = early === undefined ? submitted(workflow, result, state, store, flags) : stoppedAfterSubmit(workflow, result, state, store, flags, early);
     return Math.max(submittedIdLost(result.runId), code);
     // A dropped connection is ridden out under the same run id: a CI step run again would submit a second run.
@@ -96,10 +96,19 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
 /**
  * Runs `store` (a run being stored, then its state read) with SIGINT and SIGTERM held: killed by one, taskq would
  * leave the run stored whole (the database ends a statement it runs, its client gone or not) and queued for any
- * worker, its id unsaid. The first signal waits for it and is returned as `early`; a second one does not wait for a
- * database that may not answer: it exits, naming the run, which a statement still running may yet store.
+ * worker, its id unsaid. The first signal waits for it and is returned as `early`, said at once on stderr (`waiting`: for
+ * how long at most, `then`: what is done once it is answered); a second one does not wait for a database that may not
+ * answer: it exits, naming the run, which a statement still running may yet store. A submit that fails after the first
+ * signal ends taskq by that signal (INTERRUPTED, 128 + n), its failure said. Unsaid, a submit waiting on a lock another
+ * session held (a migration's, a psql session's) left the Ctrl-C unanswered until the database's limit ran out, then
+ * said only that the submit had failed, and exited 1.
  */
-export async function storingRun<T>(runId: string, store: () => Promise<T>, jsonOf?: Pick<PostgresStore, "description" | "schema" | "newer">): Promise<{ value: T; early: NodeJS.Signals | undefined }> {
+export async function storingRun<T>(
+  runId: string,
+  store: () => Promise<T>,
+  said: { waitingMs: number; then: string },
+  jsonOf?: Pick<PostgresStore, "description" | "schema" | "newer">,
+): Promise<{ value: T; early: NodeJS.Signals | undefined }> {
   let early: NodeJS.Signals | undefined;
   // With --output json (`jsonOf`, the store), a store a newer taskq migrated is a note record after the run record (submitRecords):
   // where there is none (the submit failed, or a second signal ends taskq), the note comes before the error, not never.
@@ -108,7 +117,11 @@ export async function storingRun<T>(runId: string, store: () => Promise<T>, json
     if (newer !== undefined) process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "note", ...newer })}\n`);
   };
   const remove = onShutdownSignals({
-    graceful: (signal) => (early = signal),
+    graceful: (signal) => {
+      early = signal;
+      const limit = said.waitingMs > 0 ? ` (up to ${formatDuration(said.waitingMs)})` : "";
+      process.stderr.write(`taskq: ${signal} received while the run was being submitted: stopping once the database has answered the submit${limit}, then ${said.then}; press Ctrl-C again (or send a second signal) to stop now\n`);
+    },
     immediate: (signal, first) => {
       newerUnsaid();
       const message = `${secondSignal(signal, first)} while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\`, and cancel it with \`taskq cancel ${runId}\``;
@@ -125,10 +138,18 @@ export async function storingRun<T>(runId: string, store: () => Promise<T>, json
     return { value, early };
   } catch (error) {
     newerUnsaid();
-    throw error;
+    if (early === undefined) throw error;
+    // The signal ends taskq, as it would have once the run was stored: its exit code, not the failure's 1.
+    const exitCode = signalExitCode(early);
+    throw new TaskqError("INTERRUPTED", `${early} received while the run was being submitted, and its submit failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error, exitCode });
   } finally {
     remove();
   }
+}
+
+/** How long a submit may wait for the database (its statements' limit; 0: none), for the line a signal during it gets. */
+export function submitWaitMs(store: PostgresStore): number {
+  return store.pool.options.query_timeout ?? 0;
 }
 
 /** A submit's output, and the code it exits with: 0, or 1 for a run submitted again that had ended and did not succeed. */

@@ -1,0 +1,118 @@
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { startCli, type RunningCli } from "../helpers/cli.js";
+import { eventually } from "../helpers/processes.js";
+import { useDurableWorkspace } from "./durable-harness.js";
+import { DATABASE_URL } from "../store/helpers.js";
+
+// A signal to `run --store` or `submit` while the run's submit waits on a lock another session holds on the tasks table
+// (a migration's, a VACUUM FULL's, a psql session's): it said nothing until the database's 30s ran out, then only that
+// the submit had failed, and exited 1, not by the signal.
+const durable = useDurableWorkspace("taskq_e2e_submitsig");
+const { SCHEMA, ENV } = durable;
+
+const ACK =
+  /^taskq: SIGINT received while the run was being submitted: stopping once the database has answered the submit \(up to 30s\), then (a run it stored is cancelled before any of its tasks runs here|its id is printed if it was stored); press Ctrl-C again \(or send a second signal\) to stop now$/m;
+
+/**
+ * Starts `args` (a submit) while this test holds the tasks table locked, waits for its statement to wait on that lock
+ * (pg_stat_activity), sends SIGINT, and waits for taskq to say it heard it, the lock still held. `then` runs with the
+ * command and the submit's backend pid, the lock still held; the lock is let go after it.
+ */
+async function signalledWhileLocked(args: string[], then: (cli: RunningCli, pid: number) => Promise<void>): Promise<void> {
+  const locker = new pg.Client({ connectionString: DATABASE_URL });
+  await locker.connect();
+  try {
+    await locker.query("BEGIN");
+    await locker.query(`LOCK TABLE "${SCHEMA}".tasks IN ACCESS EXCLUSIVE MODE`);
+    const cli = startCli(args, { cwd: durable.ws.dir, env: ENV });
+    durable.workers.push(cli);
+    let pid: number | undefined;
+    const waiting = await eventually(async () => {
+      const { rows } = await durable.store.pool.query<{ pid: number }>(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1",
+        [`%"${SCHEMA}"%`],
+      );
+      pid = rows[0]?.pid;
+      return pid !== undefined || cli.child.exitCode !== null;
+    }, 20_000);
+    expect(waiting && pid !== undefined, `${cli.stdout()}${cli.stderr()}`).toBe(true);
+    cli.child.kill("SIGINT");
+    // Heard at once: said while the submit still waits on the lock.
+    expect(await eventually(() => ACK.test(cli.stderr()) || cli.child.exitCode !== null, 10_000)).toBe(true);
+    expect(cli.stderr()).toMatch(ACK);
+    expect(cli.child.exitCode).toBe(null);
+    await then(cli, pid as number);
+  } finally {
+    await locker.query("ROLLBACK").catch(() => undefined);
+    await locker.end();
+  }
+}
+
+/** The submit's statement ended by the database (as its statement_timeout would end it): the submit fails, nothing stored. */
+async function cancelStatement(pid: number): Promise<void> {
+  await durable.store.pool.query("SELECT pg_cancel_backend($1)", [pid]);
+}
+
+async function storedTasks(runId: string): Promise<number> {
+  const { rows } = await durable.store.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${SCHEMA}".tasks WHERE run_id = $1`, [runId]);
+  return rows[0]?.n ?? 0;
+}
+
+let next = 0;
+function ids(): { runId: string; file: Promise<string> } {
+  next += 1;
+  const runId = `submitsig-${next}-${process.pid}`;
+  return { runId, file: durable.workflowFile(`submitsig-${next}`, "tasks:\n  a: { run: echo a }\n  b: { run: echo b, dependsOn: [a] }\n") };
+}
+
+describe.each([
+  ["run --store", (file: string, runId: string) => ["run", file, "--store", durable.SECRET_URL, "--run-id", runId, "--log-dir", durable.ws.logs]],
+  ["submit", (file: string, runId: string) => ["submit", file, "--run-id", runId]],
+])("%s: a signal while the submit waits on a lock another session holds", (_name, argsOf) => {
+  it("is said at once, and where the submit then fails, taskq exits by the signal with nothing stored", async () => {
+    const { runId, file } = ids();
+    let result: Awaited<RunningCli["done"]> | undefined;
+    await signalledWhileLocked(argsOf(await file, runId), async (cli, pid) => {
+      await cancelStatement(pid);
+      result = await cli.done;
+    });
+    expect(result?.code).toBe(130);
+    expect(result?.stderr).toMatch(/^taskq: SIGINT received while the run was being submitted, and its submit failed: submitRun failed: .*cancel/m);
+    expect(await storedTasks(runId)).toBe(0);
+  });
+
+  it("a second signal stops it at once, naming the run it may leave stored", async () => {
+    const { runId, file } = ids();
+    let result: Awaited<RunningCli["done"]> | undefined;
+    // Ended while the lock is still held: it does not wait for the database.
+    await signalledWhileLocked(argsOf(await file, runId), async (cli) => {
+      cli.child.kill("SIGINT");
+      result = await cli.done;
+    });
+    expect(result?.code).toBe(130);
+    expect(result?.stderr).toContain(`SIGINT received again while the run was being submitted: stopping now; run ${runId} may have been stored`);
+    // The one statement that stores a new run goes on once the lock is let go, its client gone (as the README says): cancelled if it did.
+    expect(await eventually(async () => (await durable.store.pool.query("SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1", [`%"${SCHEMA}"%`])).rows.length === 0, 20_000)).toBe(true);
+    if ((await storedTasks(runId)) > 0) await durable.store.cancelRun(runId);
+  });
+
+  it("where the submit commits once the lock is let go, the run is stored whole and ended as the signal asks", async () => {
+    const { runId, file } = ids();
+    const args = argsOf(await file, runId);
+    let cli: RunningCli | undefined;
+    await signalledWhileLocked(args, async (started) => {
+      cli = started;
+    });
+    const result = await (cli as RunningCli).done;
+    expect(result.code).toBe(130);
+    expect(await storedTasks(runId)).toBe(2);
+    if (args[0] === "run") {
+      expect((await durable.store.runStatus(runId)).state).toBe("cancelled");
+    } else {
+      expect(result.stdout).toBe(`${runId}\n`);
+      expect(result.stderr).toContain(`SIGINT received while the run was being submitted: run ${runId} was stored whole`);
+      await durable.store.cancelRun(runId);
+    }
+  });
+});
