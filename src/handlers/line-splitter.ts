@@ -17,11 +17,14 @@ const SGR_RESET = "\x1b[0m";
 /** How an OSC 8 hyperlink ends (an OSC 8 with no URI): a reset (SGR 0) does not end it. */
 const HYPERLINK_END = "\x1b]8;;\x1b\\";
 const EMPTY_ENDS = new Int32Array(0);
+/** How taskq marks a line it cut for length, after what is kept of it: CUT_MARK, the line's length, CUT_MARK_END (`… (5005 bytes)`). */
+const CUT_MARK = "… (";
+const CUT_MARK_END = " bytes)";
 /**
  * How a line cut for length that may hold a hyperlink goes on after what is kept of it, up to its length (see #emitCut):
  * taskq's ending, not the task's, which followed the link past the cut (see OpenColours).
  */
-export const CUT_LINK_ENDING = `${HYPERLINK_END}${SGR_RESET}… (`;
+export const CUT_LINK_ENDING = `${HYPERLINK_END}${SGR_RESET}${CUT_MARK}`;
 /**
  * Room past DISPLAY_LIMIT in the open line's buffer: as written (see LineSplitter), a line is
  * handed on from there with its ending added, a "\r\n", or `… (N bytes)` and a "\n" (after a cut, a hyperlink's end and a
@@ -319,7 +322,7 @@ export class LineSplitter {
     const shown = wholeEnd(buffer, DISPLAY_LIMIT);
     const kept = buffer.subarray(0, shown);
     const reset = kept.includes(ESCAPE) ? `${mayHoldLink(kept) ? HYPERLINK_END : ""}${SGR_RESET}` : "";
-    this.#emitAlone(buffer.subarray(0, shown + buffer.write(`${reset}… (${length} bytes)\n`, shown)));
+    this.#emitAlone(buffer.subarray(0, shown + buffer.write(`${reset}${CUT_MARK}${length}${CUT_MARK_END}\n`, shown)));
   }
 
   /** The open line's buffer; between lines, where an as-written line is put together. */
@@ -466,7 +469,27 @@ function boundedState(lineState: (text: string) => string, text: string): string
 
 /** A line cut for length, on a character's boundary and outside any escape sequence (see wholeEnd), then `… (N bytes)`. */
 function truncated(bytes: Buffer, shown: number, length: number): string {
-  return `${bytes.toString("utf8", 0, wholeEnd(bytes, shown))}… (${length} bytes)`;
+  return `${bytes.toString("utf8", 0, wholeEnd(bytes, shown))}${CUT_MARK}${length}${CUT_MARK_END}`;
+}
+
+/**
+ * Where `line` (a line's text or bytes, its "\n" or not) ends as a line cut for length does: `ending` (CUT_MARK, or
+ * CUT_LINK_ENDING as #emitCut ends what it keeps of one that may hold a hyperlink), the line's length, CUT_MARK_END.
+ * Where that ending starts, or -1. Taskq's mark is not the task's text: what is set for the task's text (its colours, a
+ * hyperlink) ends before it (see #emitCut, terminalSafe, the summary's last lines), and no link in it is followed.
+ */
+export function cutMarkStart(line: string | Buffer, ending: string = CUT_MARK): number {
+  const code = (at: number): number => (typeof line === "string" ? line.charCodeAt(at) : (line[at] ?? -1));
+  let end = line.length;
+  if (code(end - 1) === NEWLINE) end--;
+  // Most lines: not a ")" at their end.
+  if (code(end - 1) !== 0x29) return -1;
+  const digitsEnd = end - CUT_MARK_END.length;
+  if (digitsEnd <= 0 || line.indexOf(CUT_MARK_END, digitsEnd) !== digitsEnd) return -1;
+  let digits = digitsEnd;
+  while (digits > 0 && code(digits - 1) >= 0x30 && code(digits - 1) <= 0x39) digits--;
+  const start = digits - (typeof line === "string" ? ending.length : Buffer.byteLength(ending));
+  return digits < digitsEnd && start >= 0 && line.indexOf(ending, start) === start ? start : -1;
 }
 
 /**
@@ -660,7 +683,8 @@ export const TAIL_LINE_LIMIT = 1000;
 function tailLine(line: string): string {
   if (line.length <= TAIL_LINE_LIMIT && !line.includes("\r")) return line;
   // A line already cut for display says how long it really was.
-  const bytes = /… \((\d+) bytes\)$/.exec(line)?.[1] ?? String(Buffer.byteLength(line));
+  const mark = cutMarkStart(line);
+  const bytes = mark === -1 ? String(Buffer.byteLength(line)) : line.slice(mark + CUT_MARK.length, line.length - CUT_MARK_END.length);
   // A carriage return with nothing after it rewrites nothing ("…\r\r\n": a "\r\n" written in text mode).
   let end = line.length;
   while (end > 0 && line.charCodeAt(end - 1) === CARRIAGE_RETURN) end--;
@@ -672,7 +696,7 @@ function tailLine(line: string): string {
   const code = last.charCodeAt(cut - 1);
   if (code >= 0xd800 && code <= 0xdbff) cut--; // never half a surrogate pair
   cut = wholeTextEnd(last, cut);
-  return `${Buffer.from(last.slice(0, cut)).toString()}… (${bytes} bytes)`;
+  return `${Buffer.from(last.slice(0, cut)).toString()}${CUT_MARK}${bytes}${CUT_MARK_END}`;
 }
 
 /** A character that is not a space, tab, carriage return, vertical tab or form feed (as isBlankBytes takes them). */

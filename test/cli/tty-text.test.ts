@@ -100,6 +100,19 @@ describe("task output above the board", () => {
     expect(terminalSafe("plain")).toBe("plain");
   });
 
+  it("ends the colours of a line cut for length before taskq's `… (N bytes)`, which is not the task's text, a rewritten line's too", () => {
+    const lines: string[] = [];
+    const splitter = new LineSplitter((text) => lines.push(text));
+    splitter.push(Buffer.from(`\x1b[33m${"z".repeat(5000)}\n\x1b[32m10%\r\x1b[33m${"w".repeat(5000)}\n\x1b[33mok\x1b[0m${"x".repeat(5000)}\n`));
+    const kept = (character: string): string => character.repeat(DISPLAY_LIMIT - "\x1b[33m".length);
+    // In yellow: a reset, then the mark (the mark was yellow, the reset after it).
+    expect(terminalSafe(lines[0] as string)).toBe(`\x1b[33m${kept("z")}\x1b[0m… (5005 bytes)`);
+    // From its last "\r" on (with no state of what came before it kept), cut past that: the mark where the line ends.
+    expect(terminalSafe(lines[1] as string)).toBe(`\x1b[33m${kept("w").slice(1)}\x1b[0m… (5006 bytes)`);
+    // Its colours ended before the cut: no reset at all.
+    expect(terminalSafe(lines[2] as string)).toBe(lines[2]);
+  });
+
   it("keeps a line whose carriage returns have nothing after them as a terminal shows it: \"abc\\r\\r\\n\" is abc, not an empty line", () => {
     // A "\r\n" written in text mode ends a line in "\r\r\n": the splitter drops the last "\r" alone.
     expect(terminalSafe("abc\r")).toBe("abc");

@@ -166,6 +166,40 @@ describe("plain output of a task that leaves a colour set", () => {
     expect(result.stdout).not.toContain(`${RESET}${RESET}`);
   });
 
+  it.skipIf(!existsSync("/usr/bin/script"))("on a terminal, ends a line cut for length's colour before taskq's `… (N bytes)`, as into a pipe: plain lines, the board's, the summary's last lines", { timeout: 60_000 }, async () => {
+    // The cut line in yellow, past 4 KiB; a last line in magenta past the 1,000 characters a summary's last line keeps.
+    const ws = await workspace(String.raw`tasks:
+  a:
+    run: printf '\033[33m'; head -c 5000 /dev/zero | tr '\0' z; printf '\n\033[35m'; head -c 2000 /dev/zero | tr '\0' y; printf '\n'; exit 1
+`);
+    const YELLOW = "\x1b[33m";
+    const MAGENTA = "\x1b[35m";
+    for (const output of ["plain", "tty"]) {
+      const result = await onTerminal(["run", "workflow.yaml", "--output", output, "--log-dir", "logs"], ws.dir, { FORCE_COLOR: "1" });
+      expect(result.code, result.stdout).toBe(1);
+      const lines = result.stdout.split("\n");
+      // The task's line: its colour reset, then the mark (it was in yellow, the reset after it).
+      const cut = lines.find((line) => line.includes(`a |\x1b[22m ${YELLOW}zzz`));
+      expect(cut?.endsWith(`zzz${RESET}… (5005 bytes)`), output).toBe(true);
+      // The summary's last lines, dimmed: the mark in the summary's dim, not in the task's colour.
+      const last = lines.filter((line) => line.startsWith(`\x1b[2m      `));
+      expect(last, output).toEqual([
+        `\x1b[2m      ${YELLOW}\x1b[2m${"z".repeat(1000 - YELLOW.length)}${RESET}\x1b[2m… (5005 bytes)\x1b[22m`,
+        `\x1b[2m      ${MAGENTA}\x1b[2m${"y".repeat(1000 - MAGENTA.length)}${RESET}\x1b[2m… (2005 bytes)\x1b[22m`,
+      ]);
+      expect(result.stdout, output).not.toContain(`bytes)${RESET}`);
+    }
+    // Into a pipe, the same summary's last lines: the reset before the mark, not after it.
+    const piped = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir, env: COLOURS_ON });
+    expect(piped.code).toBe(1);
+    const lines = piped.stdout.split("\n");
+    expect(lines.find((line) => line.startsWith("a | "))?.endsWith(`zzz${RESET}… (5005 bytes)`)).toBe(true);
+    expect(lines.filter((line) => line.startsWith("      "))).toEqual([
+      `      ${YELLOW}${"z".repeat(1000 - YELLOW.length)}${RESET}… (5005 bytes)`,
+      `      ${MAGENTA}${"y".repeat(1000 - MAGENTA.length)}${RESET}… (2005 bytes)`,
+    ]);
+  });
+
   it.skipIf(!existsSync("/usr/bin/script"))("on a terminal, sets a colour a task's line left set again at the start of its next line, a line shown before it ends and its rest too; not under NO_COLOR", { timeout: 60_000 }, async () => {
     // Each line on a terminal ends with a reset (see terminalSafe): the red the first line leaves set, and the green of `wait`, shown a second before its `ing`.
     const ws = await workspace(String.raw`tasks:

@@ -1,6 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import type { BufferedWriter } from "../output.js";
-import { CUT_LINK_ENDING } from "../../handlers/line-splitter.js";
+import { CUT_LINK_ENDING, cutMarkStart } from "../../handlers/line-splitter.js";
 import { eachCluster } from "./clusters.js";
 
 /**
@@ -115,6 +115,10 @@ const MOST_COLUMNS = 1024;
 export function terminalSafe(text: string, columns: (text: string) => number = codePoints): string {
   if (!CONTROL.test(text)) return text;
   if (!CONTROL_BUT_TAB.test(text)) return expandTabs(text, columns);
+  // A line cut for length: taskq's mark after what is kept of it, `… (N bytes)`, outside the task's colours, as into a
+  // pipe (see LineSplitter's #emitCut). Written as the line's last characters, it took them: `zzz… (5005 bytes)\e[0m`.
+  const cut = cutMarkStart(text);
+  if (cut !== -1) return `${terminalSafe(text.slice(0, cut), columns)}${text.slice(cut)}`;
   const line = withoutTrailingReturns(text).replace(CONTROLS, "$1");
   if (REWRITES.test(line)) return rewrite(line, columns);
   const shown = line.includes("\t") ? expandTabs(line, columns) : line;
@@ -920,7 +924,7 @@ export class OpenColours {
     const linkBefore = this.#link;
     const to = bytes.length;
     // A line cut for length ends the link it may hold after what is kept of it: taskq's ending, not the task's, whose link goes on.
-    const cut = cutEnding(bytes);
+    const cut = cutMarkStart(bytes, CUT_LINK_ENDING);
     for (let at = bytes.indexOf(LINK_START); at !== -1 && at !== cut; at = bytes.indexOf(LINK_START, at + 4)) this.#followLink(bytes, at);
     // Most coloured lines end their colours with a reset (`\e[0m`, `\e[m`) as their last escape: whatever came before.
     const last = bytes.lastIndexOf(0x1b);
@@ -952,26 +956,6 @@ export class OpenColours {
     if (end >= bytes.length || (bytes[end] === 0x1b && bytes[end + 1] !== 0x5c)) return;
     this.#link = end === uri + 1 ? undefined : Buffer.from(bytes.subarray(at, bytes[end] === 0x07 ? end + 1 : end + 2));
   }
-}
-
-/** The start of CUT_LINK_ENDING as bytes, and how the ending goes on after the line's length. */
-const CUT_MARK = Buffer.from(CUT_LINK_ENDING);
-const CUT_MARK_END = Buffer.from(" bytes)");
-
-/**
- * Where `bytes` (a line's, its "\n" or not) end as a line cut for length that may hold a hyperlink does (see LineSplitter's
- * #emitCut: CUT_LINK_ENDING, the line's length, " bytes)"), or -1.
- */
-function cutEnding(bytes: Buffer): number {
-  let end = bytes.length;
-  if (bytes[end - 1] === 0x0a) end--;
-  if (bytes[end - 1] !== 0x29 || end < CUT_MARK.length + CUT_MARK_END.length + 1) return -1;
-  const mark = bytes.indexOf(CUT_MARK, Math.max(0, end - CUT_MARK.length - CUT_MARK_END.length - 16));
-  if (mark === -1) return -1;
-  let at = mark + CUT_MARK.length;
-  const digits = at;
-  while (at < end && (bytes[at] as number) >= 0x30 && (bytes[at] as number) <= 0x39) at++;
-  return at > digits && end - at === CUT_MARK_END.length && bytes.indexOf(CUT_MARK_END, at) === at ? mark : -1;
 }
 
 // eslint-disable-next-line no-control-regex -- a reset of every colour (ESC [ m, ESC [ 0 m) at the start

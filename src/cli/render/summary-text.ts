@@ -1,6 +1,7 @@
 import type { ChalkInstance } from "chalk";
 import { escapeControls } from "../../escape-controls.js";
 import { formatDuration } from "../../handlers/format-duration.js";
+import { cutMarkStart } from "../../handlers/line-splitter.js";
 import { oneLine } from "../one-line.js";
 import { terminalSafe } from "./control-bytes.js";
 import type { RunSummary } from "./types.js";
@@ -70,10 +71,7 @@ export function unfinishedParts(counts: RunSummary["counts"]): string {
  * reason is taskq's one line, wherever it goes: what it quotes (a cwd's folder) through oneLine.
  */
 export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = false): string {
-  // Into a file or a pipe, a quoted line keeps its bytes, but not a colour it left on (its reset in a line not
-  // quoted, or past the cut of a long one): that would colour the summary's own lines and what the CI log has after.
-  // An OSC 8 hyperlink left open (its text cut at the tail line's length, or its end in a line not quoted) is ended too: SGR 0 does not.
-  const safe = terminal ? terminalSafe : (text: string): string => (text.includes("\x1b") ? `${text}${text.includes("\x1b]8;") ? "\x1b]8;;\x1b\\" : ""}\x1b[0m` : text);
+  const safe = terminal ? terminalSafe : endingColours;
   const { counts } = summary;
   const out: string[] = [""];
   const parts = [
@@ -178,6 +176,23 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
   }
   out.push("", c.dim(`logs: ${escapeControls(summary.logDir)}`));
   return `${out.join("\n")}\n`;
+}
+
+/**
+ * A quoted line into a file or a pipe: its bytes, but not a colour it left on (its reset in a line not quoted, or past the
+ * cut of a long one), which would colour the summary's own lines and what the CI log has after. An OSC 8 hyperlink left
+ * open (its text cut at the tail line's length, or its end in a line not quoted) is ended too: SGR 0 does not. Both end
+ * before taskq's `… (N bytes)` of a line cut for length (see cutMarkStart), as the line's did during the run: after it,
+ * the mark showed in the task's colour.
+ */
+function endingColours(text: string): string {
+  if (!text.includes("\x1b")) return text;
+  const cut = cutMarkStart(text);
+  const kept = cut === -1 ? text : text.slice(0, cut);
+  const ending = `${kept.includes("\x1b]8;") ? "\x1b]8;;\x1b\\" : ""}\x1b[0m`;
+  // Cut for display into a pipe, and short enough to be kept whole (see tailLine): ended there already.
+  if (cut !== -1 && kept.endsWith(ending)) return text;
+  return `${kept}${ending}${text.slice(kept.length)}`;
 }
 
 /** After a log's path, where a task deleted it with its folder during the run: the path leads nowhere. */
