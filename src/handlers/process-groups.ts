@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { LongTimer } from "../engine/long-timer.js";
 import { procStatFields } from "../process-exists.js";
-import { lastStatCpuMs, lastStatEnded, lastStatStartTime, procBuffer, readProcEnviron, readProcFile, readProcStat } from "./proc-read.js";
+import { lastStatCpuMs, lastStatEnded, lastStatStartTime, procBuffer, readProcEnviron, readProcFile, readProcStat, stillRunning } from "./proc-read.js";
 import { guardGroup, unguardGroup } from "./group-guard.js";
 import { monotonicMs } from "../monotonic.js";
 
@@ -124,6 +124,15 @@ export async function stopLeftovers(
   graceMs: number,
   options: { signal?: AbortSignal; onFound?: (groups: number) => void; onKillNow?: (groups: number) => void } = {},
 ): Promise<void> {
+  // The nested runs' processes a second signal SIGKILLed are waited for meanwhile (see killedNested).
+  await Promise.all([stopMarked(graceMs, options), killedNestedGone()]);
+}
+
+/** stopLeftovers' stop of the processes with taskq's TASKQ_PID. */
+async function stopMarked(
+  graceMs: number,
+  options: { signal?: AbortSignal; onFound?: (groups: number) => void; onKillNow?: (groups: number) => void },
+): Promise<void> {
   const abortedBefore = options.signal?.aborted === true;
   // This stops every marked process, those the sweep would stop a second after their task ended too: not twice, nor said twice.
   clearTimeout(sweepTimer);
@@ -159,6 +168,26 @@ export async function stopLeftovers(
 /** How long stopLeftovers waits at most for the processes it SIGKILLed to be gone (one in uninterruptible sleep may take longer). */
 const KILLED_WAIT_MS = 1_000;
 
+/**
+ * The processes of the nested runs' groups that killAllProcessGroups has SIGKILLed (a second signal), by pid, with their
+ * start times (a pid used again is another process's): stopLeftovers waits for them to be gone as for its own, KILLED_WAIT_MS
+ * at most. They carry a nested taskq's pid as their TASKQ_PID, not this one's, and once that taskq is gone no pass over /proc
+ * tells them from anyone's: the outer exited while they were still there (a process with much to tear down, thousands of
+ * mappings, stays in /proc a tenth of a second or more after its SIGKILL, not yet a zombie).
+ */
+const killedNested = new Map<number, string>();
+
+/** Waits, KILLED_WAIT_MS at most, until every process in killedNested is gone (a zombie counts as gone). */
+async function killedNestedGone(): Promise<void> {
+  const until = monotonicMs() + KILLED_WAIT_MS;
+  for (;;) {
+    for (const [pid, start] of killedNested) if (!stillRunning(pid, start)) killedNested.delete(pid);
+    if (killedNested.size === 0 || monotonicMs() >= until) break;
+    await new Promise((resolve) => setTimeout(resolve, LEFTOVER_POLL_MS));
+  }
+  killedNested.clear();
+}
+
 /** How many task process groups are alive (attempts not yet settled). */
 export function activeProcessGroups(): number {
   return liveGroups.size;
@@ -192,7 +221,8 @@ export function unwatchSession(session: SessionSignaller): void {
 export function killAllProcessGroups(signal: NodeJS.Signals, everywhere = false): void {
   if (!everywhere && liveGroups.size === 0 && endedSessions.size === 0 && taskSessions.size === 0) return;
   // Looked for before any of them is signalled: a nested taskq SIGKILLed first is gone from /proc, and its tasks with it from the chain.
-  const nested = nestedRunGroups();
+  const { groups: nested, members } = nestedRunGroups();
+  if (signal === "SIGKILL") for (const [pid, start] of members) killedNested.set(pid, start);
   for (const session of taskSessions) session.signalAll(signal);
   for (const pgid of liveGroups) signalProcessGroup(pgid, signal);
   if (!everywhere && liveGroups.size === 0 && endedSessions.size === 0) {
@@ -213,24 +243,29 @@ const TASKQ_PID_PREFIX = Buffer.from(`${TASKQ_PID_VARIABLE}=`);
  * and its kill grace (rounded up to whole seconds) before their SIGKILL, seconds after the outer had said `killing every
  * task now` and exited; a Ctrl-Z stopped the inner taskq and not its tasks. Found in one pass over /proc: a process
  * whose TASKQ_PID is this taskq's descends from its tasks, and one whose TASKQ_PID is such a process's, started after
- * it (not a leftover of another process that had its pid before), from a nested run's. Synchronous, never throws.
+ * it (not a leftover of another process that had its pid before), from a nested run's. With the groups, every live process
+ * in them (with or without a TASKQ_PID), by pid, with its start time. Synchronous, never throws.
  */
-function nestedRunGroups(): number[] {
+function nestedRunGroups(): { groups: number[]; members: Map<number, string> } {
   let names: string[] = [];
+  const members = new Map<number, string>();
   try {
     if (firstTaskPid !== Infinity) names = readdirSync("/proc");
   } catch {
-    return [];
+    return { groups: [], members };
   }
   const from = lowestPidToRead();
   const processes: { pid: number; pgrp: number; start: number; taskq: number }[] = [];
   const starts = new Map<number, number>();
+  const live: { pid: number; pgrp: number; start: string }[] = [];
   for (const name of names) {
     const pid = Number(name);
     if (!(pid >= from) || pid === process.pid) continue;
     const stat = readProcStat(name);
     if (stat === undefined || stat.pgrp <= 1 || stat.session === 0 || lastStatEnded(stat.state)) continue;
-    const start = Number(lastStatStartTime());
+    const startTime = lastStatStartTime();
+    if (startTime !== undefined) live.push({ pid, pgrp: stat.pgrp, start: startTime });
+    const start = Number(startTime);
     const taskq = taskqPidIn(readProcFile(name, "environ"));
     if (taskq === undefined) continue;
     processes.push({ pid, pgrp: stat.pgrp, start, taskq });
@@ -249,7 +284,8 @@ function nestedRunGroups(): number[] {
       if (found.taskq !== process.pid) groups.add(found.pgrp);
     }
   }
-  return [...groups];
+  for (const found of live) if (groups.has(found.pgrp)) members.set(found.pid, found.start);
+  return { groups: [...groups], members };
 }
 
 /** The TASKQ_PID in the environment readProcFile just read (`length` bytes of the shared buffer), or undefined. */

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { closeSync, existsSync, openSync, realpathSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -9,8 +9,8 @@ import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
 import { applicationName, storeApplicationName } from "../../src/store/postgres/application-name.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
-import { BIN, FIXTURES, startCli, type RunningCli } from "../helpers/cli.js";
-import { eventually, findLeftovers } from "../helpers/processes.js";
+import { BIN, FIXTURES, hasPython, startCli, type RunningCli } from "../helpers/cli.js";
+import { eventually, findLeftovers, liveState, SLOW_TO_TEAR_DOWN_PY } from "../helpers/processes.js";
 import { startFreezableProxy } from "../helpers/tcp-proxy.js";
 import { useDurableWorkspace } from "./durable-harness.js";
 import { DATABASE_URL, task, workflow } from "../store/helpers.js";
@@ -1772,4 +1772,39 @@ describe("connections in pg_stat_activity", () => {
     expect(cutLong.endsWith(` in #${digest(long)}`)).toBe(true);
     expect(cutLong.startsWith("taskq worker hh")).toBe(true);
   });
+});
+
+describe("a taskq run by a worker's task", () => {
+  it.skipIf(!hasPython())("has its tasks the worker SIGKILLed on a second signal gone before the worker exits", async () => {
+    const innerDir = path.join(ws.dir, `nested-${randomBytes(3).toString("hex")}`);
+    await mkdir(innerDir);
+    await writeFile(path.join(innerDir, "inner.yaml"), "tasks:\n  mapped:\n    run: exec python3 maps.py\n");
+    await writeFile(path.join(innerDir, "maps.py"), SLOW_TO_TEAR_DOWN_PY);
+    const inner = `cd "${innerDir}" && "${process.execPath}" "${BIN}" run inner.yaml --log-dir inner-logs`;
+    const file = await workflowFile("nested-killed", `tasks:\n  sub:\n    run: ${JSON.stringify(inner)}\n`);
+    const worker = await startWorker();
+    const runId = await submit(file);
+    let mapped: number | undefined;
+    // Looked at in /proc the moment the worker has exited, as a CI runner's look for leftover processes would.
+    let atExit: string | undefined;
+    worker.cli.child.once("exit", () => {
+      if (mapped !== undefined) atExit = liveState(mapped);
+    });
+    try {
+      expect(await eventually(() => /mapped \| pid \d+/.test(worker.stdout()), 30_000)).toBe(true);
+      mapped = Number(/mapped \| pid (\d+)/.exec(worker.stdout())?.[1]);
+      expect(liveState(mapped)).toBeDefined();
+      worker.cli.child.kill("SIGINT");
+      expect(await eventually(() => worker.stdout().includes("SIGINT received:"), 30_000)).toBe(true);
+      worker.cli.child.kill("SIGINT");
+      const result = await worker.cli.done;
+      expect(result.code).toBe(130);
+      expect(result.stdout).toContain("SIGINT received again: killing every task now");
+      // Before, the worker waited only for its own tasks' processes: this one was still being torn down, state R or D.
+      expect(atExit).toBeUndefined();
+    } finally {
+      if (mapped !== undefined && liveState(mapped) !== undefined) process.kill(mapped, "SIGKILL");
+      await cancelStrandedRun(runId).catch(() => undefined);
+    }
+  }, 60_000);
 });

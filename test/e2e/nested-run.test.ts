@@ -1,8 +1,8 @@
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { BIN, runCli, runIds, startCli, workspace } from "../helpers/cli.js";
-import { eventually, findLeftovers, isAlive } from "../helpers/processes.js";
+import { BIN, hasPython, runCli, runIds, startCli, workspace } from "../helpers/cli.js";
+import { eventually, findLeftovers, isAlive, liveState, SLOW_TO_TEAR_DOWN_PY } from "../helpers/processes.js";
 
 describe("a taskq run by a task of another taskq", () => {
   it("fits its stop into the outer's kill grace: its cancel lines and summary reach the outer task's log", async () => {
@@ -57,6 +57,35 @@ describe("a taskq run by a task of another taskq", () => {
     } finally {
       if (stubborn !== undefined && (await isAlive(stubborn))) process.kill(stubborn, "SIGKILL");
       for (const runId of await runIds(innerLogs)) for (const pid of await findLeftovers(runId)) process.kill(pid, "SIGKILL");
+    }
+  }, 60_000);
+
+  it.skipIf(!hasPython())("has the nested run's tasks it SIGKILLed on a second signal gone before it exits", async () => {
+    const inner = await workspace("tasks:\n  mapped:\n    run: exec python3 maps.py\n", "inner.yaml");
+    await writeFile(path.join(inner.dir, "maps.py"), SLOW_TO_TEAR_DOWN_PY);
+    const innerLogs = path.join(inner.dir, "inner-logs");
+    const outer = await workspace(`tasks:\n  sub:\n    run: ${JSON.stringify(`cd "${inner.dir}" && "${process.execPath}" "${BIN}" run inner.yaml --log-dir "${innerLogs}"`)}\n`, "outer.yaml");
+    const run = startCli(["run", outer.file, "--log-dir", outer.logs], { cwd: outer.dir });
+    let mapped: number | undefined;
+    // Looked at in /proc the moment the outer has exited, as a CI runner's look for leftover processes would.
+    let atExit: string | undefined;
+    run.child.once("exit", () => {
+      if (mapped !== undefined) atExit = liveState(mapped);
+    });
+    try {
+      expect(await eventually(() => /mapped \| pid \d+/.test(run.stdout()), 30_000)).toBe(true);
+      mapped = Number(/mapped \| pid (\d+)/.exec(run.stdout())?.[1]);
+      expect(liveState(mapped)).toBeDefined();
+      process.kill(-run.child.pid!, "SIGINT");
+      expect(await eventually(() => run.stdout().includes("SIGINT received: no new task starts"), 30_000)).toBe(true);
+      process.kill(-run.child.pid!, "SIGINT");
+      const result = await run.done;
+      expect(result.code).toBe(130);
+      expect(result.stdout).toContain("SIGINT received again: killing every task now");
+      // Before, the outer waited only for its own tasks' processes: this one was still being torn down, state R or D.
+      expect(atExit).toBeUndefined();
+    } finally {
+      if (mapped !== undefined && liveState(mapped) !== undefined) process.kill(mapped, "SIGKILL");
     }
   }, 60_000);
 

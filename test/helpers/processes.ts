@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { setTimeout as delay } from "node:timers/promises";
 import { GUARD_NAME } from "../../src/handlers/group-guard.js";
@@ -85,4 +86,34 @@ async function readStat(pid: number): Promise<{ state: string; pgrp: number } | 
 function containsEntry(environ: Buffer, entry: Buffer): boolean {
   if (environ.subarray(0, entry.length).equals(entry)) return true;
   return environ.includes(Buffer.concat([Buffer.from("\0"), entry]));
+}
+
+/**
+ * A python3 script that prints `pid <its pid>` once it holds thousands of mappings (no two adjacent alike, so never
+ * merged), then sleeps: after a SIGKILL the kernel takes a tenth of a second or so to tear them down, during which the
+ * process is still in /proc, not yet a zombie (a `sleep`'s window is a few milliseconds, where it is waiting for a CPU).
+ */
+export const SLOW_TO_TEAR_DOWN_PY = [
+  "import mmap, os, time",
+  "maps = [mmap.mmap(-1, 4096, prot=mmap.PROT_READ | (mmap.PROT_WRITE if i % 2 else 0)) for i in range(12000)]",
+  "for m in maps[1::2]: m[0] = 1",
+  'print("pid", os.getpid(), flush=True)',
+  "time.sleep(300)",
+  "",
+].join("\n");
+
+/**
+ * The state of process `pid` (/proc/<pid>/stat) while it is there, else undefined: gone, or a zombie with no thread left.
+ * Synchronous: read in an `exit` handler, the moment a process has exited.
+ */
+export function liveState(pid: number): string | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+  } catch {
+    return undefined;
+  }
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const state = fields[0] ?? "";
+  return (state === "Z" || state === "X") && !(Number(fields[17]) > 1) ? undefined : state;
 }
