@@ -476,9 +476,13 @@ function truncated(bytes: Buffer, shown: number, length: number): string {
  * Where `line` (a line's text or bytes, its "\n" or not) ends as a line cut for length does: `ending` (CUT_MARK, or
  * CUT_LINK_ENDING as #emitCut ends what it keeps of one that may hold a hyperlink), the line's length, CUT_MARK_END.
  * Where that ending starts, or -1. Taskq's mark is not the task's text: what is set for the task's text (its colours, a
- * hyperlink) ends before it (see #emitCut, terminalSafe, the summary's last lines), and no link in it is followed.
+ * hyperlink) ends before it (see #emitCut, terminalSafe, the summary's last lines), and no link in it is followed. Only
+ * a length over `longerThan` is taskq's: it cuts no line shorter (DISPLAY_LIMIT bytes for a line shown, TAIL_LINE_LIMIT
+ * characters for one of the summary's last lines). A task's own short line that ends so (`\e]8;;\e\\\e[0m… (12 bytes)`,
+ * `\e[31mfoo… (12 bytes)`) is its text: taken for a cut, its link, ended, went on over its next lines, and its colours
+ * ended before its last words.
  */
-export function cutMarkStart(line: string | Buffer, ending: string = CUT_MARK): number {
+export function cutMarkStart(line: string | Buffer, ending: string = CUT_MARK, longerThan: number = TAIL_LINE_LIMIT): number {
   const code = (at: number): number => (typeof line === "string" ? line.charCodeAt(at) : (line[at] ?? -1));
   let end = line.length;
   if (code(end - 1) === NEWLINE) end--;
@@ -488,8 +492,10 @@ export function cutMarkStart(line: string | Buffer, ending: string = CUT_MARK): 
   if (digitsEnd <= 0 || line.indexOf(CUT_MARK_END, digitsEnd) !== digitsEnd) return -1;
   let digits = digitsEnd;
   while (digits > 0 && code(digits - 1) >= 0x30 && code(digits - 1) <= 0x39) digits--;
+  if (digits === digitsEnd || code(digits) === 0x30) return -1;
+  const length = Number(typeof line === "string" ? line.slice(digits, digitsEnd) : line.toString("latin1", digits, digitsEnd));
   const start = digits - (typeof line === "string" ? ending.length : Buffer.byteLength(ending));
-  return digits < digitsEnd && start >= 0 && line.indexOf(ending, start) === start ? start : -1;
+  return length > longerThan && start >= 0 && line.indexOf(ending, start) === start ? start : -1;
 }
 
 /**

@@ -113,6 +113,13 @@ describe("task output above the board", () => {
     expect(terminalSafe(lines[2] as string)).toBe(lines[2]);
   });
 
+  it("takes a task's own short line that ends as a cut one does (`… (12 bytes)`) for its text: its colour to its end, a rewrite of it as a terminal shows it", () => {
+    expect(terminalSafe("\x1b[31mred… (12 bytes)")).toBe("\x1b[31mred… (12 bytes)\x1b[0m");
+    expect(terminalSafe("50%\r… (12 bytes)")).toBe("… (12 bytes)");
+    // Taskq's own, from a line of the summary cut past its 1,000 characters: the mark after the reset.
+    expect(terminalSafe(`\x1b[31m${"r".repeat(995)}… (1001 bytes)`)).toBe(`\x1b[31m${"r".repeat(995)}\x1b[0m… (1001 bytes)`);
+  });
+
   it("keeps a line whose carriage returns have nothing after them as a terminal shows it: \"abc\\r\\r\\n\" is abc, not an empty line", () => {
     // A "\r\n" written in text mode ends a line in "\r\r\n": the splitter drops the last "\r" alone.
     expect(terminalSafe("abc\r")).toBe("abc");

@@ -134,6 +134,23 @@ describe("plain output of a task that leaves a colour set", () => {
     expect(lines[from + 4]).toMatch(/^\x1b\[0m\x1b\]8;;\x1b\\\d\d:\d\d:\d\d\.\d{3} ok/);
   });
 
+  it("takes a task's own short line that ends as a cut one does (`… (12 bytes)`) for its text: a link it ends stays ended, its colours go on to its end", async () => {
+    // A link the task ends, then a reset and words like taskq's mark: its next line is out of the link; a red line ending
+    // so fails the task, its summary's last line in red to its end (the reset after it, not before its last words).
+    const ws = await workspace(String.raw`tasks:
+  a:
+    run: printf '\033]8;;https://example.com\033\\link\033]8;;\033\\\033[0m… (12 bytes)\nafter\n\033[31mred… (12 bytes)\n'; exit 1
+`);
+    const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir, env: COLOURS_ON });
+    expect(result.code).toBe(1);
+    const lines = result.stdout.split("\n");
+    const from = lines.findIndex((line) => line.includes("a | "));
+    expect(lines[from]).toBe(`a | ${LINK}link${LINK_END}${RESET}… (12 bytes)`);
+    expect(lines[from + 1]).toBe("a | after");
+    expect(lines[from + 2]).toBe(`a | ${RED}red… (12 bytes)`);
+    expect(lines.filter((line) => line.startsWith("      "))).toContain(`      ${RED}red… (12 bytes)${RESET}`);
+  });
+
   it("ends a link a task leaves open at its end before taskq's next line", async () => {
     const ws = await workspace(String.raw`tasks:
   a:

@@ -1,6 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import type { BufferedWriter } from "../output.js";
-import { CUT_LINK_ENDING, cutMarkStart } from "../../handlers/line-splitter.js";
+import { CUT_LINK_ENDING, cutMarkStart, DISPLAY_LIMIT } from "../../handlers/line-splitter.js";
 import { eachCluster } from "./clusters.js";
 
 /**
@@ -924,7 +924,7 @@ export class OpenColours {
     const linkBefore = this.#link;
     const to = bytes.length;
     // A line cut for length ends the link it may hold after what is kept of it: taskq's ending, not the task's, whose link goes on.
-    const cut = cutMarkStart(bytes, CUT_LINK_ENDING);
+    const cut = cutMarkStart(bytes, CUT_LINK_ENDING, DISPLAY_LIMIT);
     for (let at = bytes.indexOf(LINK_START); at !== -1 && at !== cut; at = bytes.indexOf(LINK_START, at + 4)) this.#followLink(bytes, at);
     // Most coloured lines end their colours with a reset (`\e[0m`, `\e[m`) as their last escape: whatever came before.
     const last = bytes.lastIndexOf(0x1b);
