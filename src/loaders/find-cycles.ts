@@ -5,39 +5,60 @@
  * cycle is the shortest one through the group's first task in file order. A group
  * that is more than that one cycle (a <-> b <-> c) has others, which removing one of
  * its dependencies would leave: they are found in the group without the cycle's last
- * dependency, and so on, so every problem is reported at once, not one per run.
+ * dependency and in the group without its first, and so on, so every problem is reported
+ * at once, not one per run.
  * Only nodes marked in `include` are considered.
  */
 export function findCycles(edges: number[][], include: boolean[]): number[][] {
   const cycles: number[][] = [];
-  let budget = MAX_MORE_CYCLES;
-  /** `edges` less the dependencies taken out so far; copied on the first. */
-  let rest = edges;
-  const pending = stronglyConnected(edges, include).filter((group) => group.length > 1);
-  for (let group = pending.shift(); group !== undefined; group = pending.shift()) {
+  let looks = MAX_LOOKS;
+  /** Each cycle found, by its tasks in order: a look without one dependency may find again one found without the other. */
+  const seen = new Set<string>();
+  /** A group still to look in, with `edges` less the dependencies taken out on the way to it (`edges` itself for the first groups). */
+  const pending = stronglyConnected(edges, include)
+    .filter((group) => group.length > 1)
+    .map((group) => ({ group, rest: edges }));
+  for (let next = pending.shift(); next !== undefined; next = pending.shift()) {
+    const { group, rest } = next;
     const cycle = shortestCycle(rest, group);
+    const key = cycle.join(",");
+    if (seen.has(key)) continue;
+    seen.add(key);
     cycles.push(cycle);
-    if (isRing(rest, group) || budget <= 0) continue;
-    budget--;
-    if (rest === edges) rest = edges.slice();
-    // The dependency that closes the cycle back to its first task: the next look from that task finds the cycles that share
-    // the cycle's first dependency with it (a -> b -> a, then a -> b -> c -> a), which taking that one out would have hidden.
-    const [from, to] = [cycle.at(-1)!, cycle[0]!];
-    rest[from] = rest[from]!.filter((target) => target !== to);
+    if (isRing(rest, group) || looks <= 0) continue;
     const members = new Array<boolean>(edges.length).fill(false);
     for (const member of group) members[member] = true;
-    pending.push(...stronglyConnected(rest, members).filter((part) => part.length > 1));
+    // Without the dependency that closes the cycle back to its first task: the next look from that task finds the cycles
+    // that share the cycle's first dependency with it (a -> b -> a, then a -> b -> c -> a), which taking that one out would hide.
+    const [last, first] = [[cycle.at(-1)!, cycle[0]!], [cycle[0]!, cycle[1 % cycle.length]!]] as const;
+    looks--;
+    const without = withoutDependency(rest, last);
+    pending.push(...stronglyConnected(without, members).filter((part) => part.length > 1).map((part) => ({ group: part, rest: without })));
+    // And without its first, for those through the last (a -> b -> a, then a -> c -> b -> a): only the part that still holds
+    // the last, as every other cycle is left in the look above.
+    if (looks <= 0) continue;
+    looks--;
+    const other = withoutDependency(rest, first);
+    const through = stronglyConnected(other, members).find((part) => part.length > 1 && part.includes(last[0]) && part.includes(last[1]));
+    if (through !== undefined) pending.push({ group: through, rest: other });
   }
   // Stable: cycles through the same first task stay in the order they were found.
   return cycles.sort((a, b) => a[0]! - b[0]!);
 }
 
 /**
- * Looks for more cycles in a group after its first at most this many times in a file: each
- * look is a pass over the whole graph, and a tangle of 1,000 tasks that all depend on each
- * other has more cycles than anyone reads.
+ * Looks for more cycles in a group after its first at most this many times in a file, two for each
+ * cycle found (without its last dependency, and without its first): each look is a pass over the whole
+ * graph, and a tangle of 1,000 tasks that all depend on each other has more cycles than anyone reads.
  */
-const MAX_MORE_CYCLES = 50;
+const MAX_LOOKS = 100;
+
+/** `edges` less one dependency, `[from, to]`: a copy, `edges` kept as it is. */
+function withoutDependency(edges: number[][], [from, to]: readonly [number, number]): number[][] {
+  const rest = edges.slice();
+  rest[from] = edges[from]!.filter((target) => target !== to);
+  return rest;
+}
 
 /** Whether the group is one cycle and nothing more: each member has one dependency inside it. */
 function isRing(edges: number[][], group: number[]): boolean {

@@ -1068,10 +1068,10 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       "2:28: dependency cycle: a -> b -> a (a -> b at 2:28, b -> a at 3:27); remove one of these dependencies",
       "2:31: dependency cycle: a -> c -> a (a -> c at 2:31, c -> a at 4:27); remove one of these dependencies",
     ]);
-    // 40 tasks that all depend on each other: a bounded list, quickly.
+    // 40 tasks that all depend on each other: a bounded list, quickly (52 cycles, those that share a dependency told as one).
     const ids = Array.from({ length: 40 }, (_, index) => `t${index}`);
     const tangle = yaml("tasks:", ...ids.map((id) => `  ${id}: { run: x, dependsOn: [${ids.filter((other) => other !== id).join(", ")}] }`));
-    expect(problemsOf(tangle).length).toBe(51);
+    expect(problemsOf(tangle).length).toBe(40);
   });
 
   it("tells cycles that share a dependency once, naming each cycle and the dependency they all go through: told apart, that one was named in each, and a cycle through the first's first dependency went untold", () => {
@@ -1084,6 +1084,11 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     const behind = yaml("tasks:", "  a: { run: x, dependsOn: [b] }", "  b: { run: x, dependsOn: [c, a] }", "  c: { run: x, dependsOn: [a] }");
     expect(problemsOf(behind)).toEqual([
       "2:28: dependency cycles a -> b -> a and a -> b -> c -> a, which share a dependency (a -> b at 2:28, b -> a at 3:31, b -> c at 3:28, c -> a at 4:28); remove a -> b, which both go through, or one other dependency of each",
+    ]);
+    // a -> b -> a and a -> c -> b -> a: the second goes through the first's last dependency, b -> a; taking that one out to look for more hid it.
+    const before = yaml("tasks:", "  a: { run: x, dependsOn: [b, c] }", "  b: { run: x, dependsOn: [a] }", "  c: { run: x, dependsOn: [b] }");
+    expect(problemsOf(before)).toEqual([
+      "3:28: dependency cycles a -> b -> a and a -> c -> b -> a, which share a dependency (a -> b at 2:28, b -> a at 3:28, a -> c at 2:31, c -> b at 4:28); remove b -> a, which both go through, or one other dependency of each",
     ]);
     // Joined through a third, with no dependency all three share: a -> b -> a, b -> c -> b, and a -> b -> c -> a sharing a -> b with the one and b -> c with the other.
     const chained = yaml("tasks:", "  a: { run: x, dependsOn: [b] }", "  b: { run: x, dependsOn: [a, c] }", "  c: { run: x, dependsOn: [a, b] }");
