@@ -225,9 +225,10 @@ function keptBreak(before: Line, text: string): string {
 
 /**
  * A line that goes on the command before it: an option, a pipe or list operator, a redirection, a closing `)`. Not a `- `
- * and a word (`npm ci` then `  - npm test`), a YAML list's item written one step too far in, which the shell gets as `npm ci - npm test`.
+ * and a word (`npm ci` then `  - npm test`), a YAML list's item written one step too far in, which the shell gets as `npm ci - npm test`;
+ * but a `- ` and an option is (`tar -xzf` then `- -C /opt`): `-` is a file there, stdin or stdout, and no list's item starts with an option.
  */
-const GOES_ON = /^(?:-(?![ \t]+[^\s<>|&;])|[|&;)<>]|\d+[<>])/;
+const GOES_ON = /^(?:-(?![ \t]+[^\s<>|&;-])|[|&;)<>]|\d+[<>])/;
 /**
  * A line whose first word no shell runs as a command, so it can only be more of the one before: `.` or `..`
  * alone (`docker build -t app` then `.`), or a folder's path, ending in `/` (`rsync -a build/` then `dist/`).

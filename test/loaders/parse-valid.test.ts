@@ -781,7 +781,9 @@ describe("parseWorkflow on a valid file", () => {
   });
 
   it("notes a plain run's line that starts with \"- \", a list's item written under the value, which YAML joins to it: taken for an option, it got no note, and the shell got npm ci - npm test", () => {
-    const workflow = parse(yaml("tasks:", "  a:", "    run: npm ci", "      - npm test", "  option:", "    run: tar xf", "      - < x.tar"), "l.yaml");
+    const workflow = parse(yaml("tasks:", "  a:", "    run: npm ci", "      - npm test", "  option:", "    run: tar xf", "      - < x.tar", "  stdin:", "    run: curl -s https://x | tar -xzf", "      - -C /opt"), "l.yaml");
+    // `-` then an option is a file, stdin, and more of the command: no list's item starts with an option.
+    expect(workflow.tasks.find((task) => task.id === "stdin")!.run).toBe("curl -s https://x | tar -xzf - -C /opt");
     expect(workflow.tasks.find((task) => task.id === "a")!.run).toBe("npm ci - npm test");
     // A `-` before a redirection is an argument (stdin), as is `-` alone: more of the command, not noted.
     expect(workflow.notes).toEqual([
