@@ -1,9 +1,19 @@
 import { randomBytes } from "node:crypto";
+import { createServer, type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type pg from "pg";
 import { startCli, workspace } from "../helpers/cli.js";
 import { eventually } from "../helpers/processes.js";
 import { createPool, DATABASE_URL, dropSchema } from "../store/helpers.js";
+
+/** A TCP port on 127.0.0.1 that nothing listens on now: the system's pick, let go. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
 
 /** The first key of the advisory lock a migration takes (see migrations.ts): held here, a store being made waits for it. */
 const MIGRATION_LOCK_CLASS = 0x7461_736b;
@@ -46,7 +56,8 @@ describe("a signal while submit, run --store or a worker opens the store", () =>
             [MIGRATION_LOCK_CLASS, schema],
           )
         ).rows.length > 0;
-      expect(await eventually(waiting, 20_000)).toBe(true);
+      // What it said, should it never wait there (it stopped before it opened the store).
+      expect(await eventually(waiting, 20_000), cli.stderr()).toBe(true);
       cli.child.kill(signal);
       const result = await cli.done;
       await holder.query("COMMIT");
@@ -75,7 +86,9 @@ describe("a signal while submit, run --store or a worker opens the store", () =>
   });
 
   it("a worker stopped by SIGTERM or SIGINT says so and exits 143 or 130 (its metrics port taken already), leasing nothing (JSON: an error record)", async () => {
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    // A port free now, not a random one: one in use (an outgoing connection's, in the ephemeral range) stopped the worker
+    // before it opened the store (`--metrics-port N is already in use`), and the wait for its migration timed out.
+    const port = await freePort();
     const term = await stopWhileOpening(["worker", "--log-dir", ws.logs, "--metrics-port", String(port)], "SIGTERM");
     expect({ code: term.result.code, signal: term.result.signal, stdout: term.result.stdout }).toEqual({ code: 143, signal: null, stdout: "" });
     expect(term.result.stderr).toBe("taskq: SIGTERM received while the store was being opened: stopped; nothing was leased\n");
