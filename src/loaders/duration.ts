@@ -93,7 +93,7 @@ export function durationMistake(text: string, units: readonly DurationUnit[] = U
   const bare = /^((?:\d+(?:\.\d+)?[A-Za-z]+)+)(\d+(?:\.\d+)?)$/.exec(joined);
   const before = bare === null ? undefined : unitOf(/([A-Za-z]+)$/.exec(bare[1]!)![1]!);
   const next = before === "d" ? "h" : before === "h" ? "m" : before === "m" ? "s" : undefined;
-  // Only where that fix is a duration: `1e3` and `0x10` have no unit of theirs either, and `5m30s10` has its seconds already.
+  // Only where that fix is a duration: `1e3` and `0x10` have no unit of theirs either.
   if (bare !== null && next !== undefined && units.includes(next) && DURATION_PATTERN.test(`${bare[1]}${bare[2]}${next}`)) {
     return `the last number, ${bare[2]}, has no unit: write ${bare[1]}${bare[2]}${next} for ${UNIT_WORDS[next]}`;
   }

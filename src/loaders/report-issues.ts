@@ -515,7 +515,7 @@ const ALLOWED_FAILURE_NOTES: Record<string, string> = Object.fromEntries(
 
 /** What `concurrency` in a task or in `defaults` is told: it is the run's, at the top level. */
 const CONCURRENCY_NOTE =
-  "concurrency is the whole run's, how many tasks run at once: set it at the top level (concurrency: 4), not in a task, or give run -j; a task has no limit of its own, and dependsOn orders tasks that must not run together";
+  "concurrency is the whole run's, how many tasks run at once: set it at the top level (concurrency: 4) or give run -j, not per task; a task has no limit of its own, and dependsOn orders tasks that must not run together";
 
 /** What a task's `name` or `description` is told: its id names it, and an x- key or a comment keeps more. */
 const TASK_NAME_NOTE =

@@ -1590,7 +1590,7 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
   });
 
   it("says concurrency written in a task or in defaults (taskq's top-level key, or GitHub Actions' job-level one) is the run's, set at the top level: it was told only that the key is unknown", () => {
-    const note = "concurrency is the whole run's, how many tasks run at once: set it at the top level (concurrency: 4), not in a task, or give run -j; a task has no limit of its own, and dependsOn orders tasks that must not run together";
+    const note = "concurrency is the whole run's, how many tasks run at once: set it at the top level (concurrency: 4) or give run -j, not per task; a task has no limit of its own, and dependsOn orders tasks that must not run together";
     expect(problemsOf(yaml("defaults:", "  concurrency: 2", "tasks:", "  a: { run: x, concurrency: 3 }"))).toEqual([
       `2:3: unknown key "concurrency" in \`defaults\`; ${note}`,
       `4:16: task "a": unknown key "concurrency"; ${note}`,
