@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import pg from "pg";
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import type { RunStatus } from "../../src/store/postgres/types.js";
@@ -127,6 +128,25 @@ export function useDurableWorkspace(schemaPrefix: string) {
     expect((await store.runStatus(runId)).state).toBe("cancelled");
   }
 
+  /**
+   * Runs `work` while a session of its own holds the tasks table locked (ACCESS EXCLUSIVE, in a transaction: as a migration,
+   * a VACUUM FULL or a psql session may): every taskq statement on it waits. `work` may COMMIT to let the lock go; else it is
+   * rolled back after `work`, which has the locking session to do so.
+   */
+  async function withTasksLocked<T>(work: (locker: pg.Client) => Promise<T>): Promise<T> {
+    const locker = new pg.Client({ connectionString: DATABASE_URL });
+    await locker.connect();
+    try {
+      // Another session looks for taskq's: pg_stat_activity stays as it was first read in a transaction.
+      await locker.query("BEGIN");
+      await locker.query(`LOCK TABLE "${SCHEMA}".tasks IN ACCESS EXCLUSIVE MODE`);
+      return await work(locker);
+    } finally {
+      await locker.query("ROLLBACK").catch(() => undefined);
+      await locker.end();
+    }
+  }
+
   return {
     SCHEMA,
     PASSWORD,
@@ -150,5 +170,6 @@ export function useDurableWorkspace(schemaPrefix: string) {
     awaitWorker,
     waitForRun,
     cancelStrandedRun,
+    withTasksLocked,
   };
 }

@@ -1,4 +1,3 @@
-import pg from "pg";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { startCli, type CliResult } from "../helpers/cli.js";
@@ -17,12 +16,7 @@ const { SCHEMA, ENV, taskq, workflowFile, submit } = durable;
  * Returns how it ended and how many of its backends were terminated.
  */
 async function terminatedMidCommand(args: string[]): Promise<CliResult & { terminated: number }> {
-  const locker = new pg.Client({ connectionString: DATABASE_URL });
-  await locker.connect();
-  try {
-    // Another session looks for the command's: pg_stat_activity stays as it was first read in a transaction.
-    await locker.query("BEGIN");
-    await locker.query(`LOCK TABLE "${SCHEMA}".tasks IN ACCESS EXCLUSIVE MODE`);
+  return await durable.withTasksLocked(async (locker) => {
     const cli = startCli(args, { cwd: durable.ws.dir, env: ENV });
     let terminated = 0;
     const waiting = await eventually(async () => {
@@ -39,9 +33,7 @@ async function terminatedMidCommand(args: string[]): Promise<CliResult & { termi
     const result = await cli.done;
     durable.outputs.push(result.stdout, result.stderr);
     return { ...result, terminated };
-  } finally {
-    await locker.end();
-  }
+  });
 }
 
 
@@ -310,11 +302,7 @@ describe("a worker cut off from its database", () => {
   // go: the task running in the name of a worker that was gone, until its lease ran out and a sweep counted the attempt.
   it("stopped while its lease round trip waits on a lock another session holds on the tasks table: it says the tasks that round trip may lease are left", async () => {
     const runId = await submit(await workflowFile("lease-locked", "tasks:\n  only: { run: echo ran }\n"));
-    const locker = new pg.Client({ connectionString: DATABASE_URL });
-    await locker.connect();
-    try {
-      await locker.query("BEGIN");
-      await locker.query(`LOCK TABLE "${SCHEMA}".tasks IN ACCESS EXCLUSIVE MODE`);
+    await durable.withTasksLocked(async (locker) => {
       const worker = await durable.startWorker(["-j", "1", "--shutdown-timeout", "1s"]);
       // Its lease statement waits for the lock (a migration's, a VACUUM FULL's, a psql session's).
       const waiting = await eventually(async () => {
@@ -333,10 +321,7 @@ describe("a worker cut off from its database", () => {
       await locker.query("COMMIT");
       // What the line is for: the statement goes on once the lock is let go, and leases the task to the worker that is gone.
       expect(await eventually(async () => (await durable.store.runStatus(runId)).tasks[0]?.state === "running", 15_000)).toBe(true);
-    } finally {
-      await locker.query("ROLLBACK").catch(() => undefined);
-      await locker.end();
-    }
+    });
     await durable.cancelStrandedRun(runId);
   });
 

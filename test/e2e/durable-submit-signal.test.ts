@@ -1,9 +1,7 @@
-import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { startCli, type RunningCli } from "../helpers/cli.js";
 import { eventually } from "../helpers/processes.js";
 import { useDurableWorkspace } from "./durable-harness.js";
-import { DATABASE_URL } from "../store/helpers.js";
 
 // A signal to `run --store` or `submit` while the run's submit waits on a lock another session holds on the tasks table
 // (a migration's, a VACUUM FULL's, a psql session's): it said nothing until the database's 30s ran out, then only that
@@ -20,11 +18,7 @@ const ACK =
  * command and the submit's backend pid, the lock still held; the lock is let go after it.
  */
 async function signalledWhileLocked(args: string[], then: (cli: RunningCli, pid: number) => Promise<void>): Promise<void> {
-  const locker = new pg.Client({ connectionString: DATABASE_URL });
-  await locker.connect();
-  try {
-    await locker.query("BEGIN");
-    await locker.query(`LOCK TABLE "${SCHEMA}".tasks IN ACCESS EXCLUSIVE MODE`);
+  await durable.withTasksLocked(async () => {
     const cli = startCli(args, { cwd: durable.ws.dir, env: ENV });
     durable.workers.push(cli);
     let pid: number | undefined;
@@ -43,10 +37,7 @@ async function signalledWhileLocked(args: string[], then: (cli: RunningCli, pid:
     expect(cli.stderr()).toMatch(ACK);
     expect(cli.child.exitCode).toBe(null);
     await then(cli, pid as number);
-  } finally {
-    await locker.query("ROLLBACK").catch(() => undefined);
-    await locker.end();
-  }
+  });
 }
 
 /** The submit's statement ended by the database (as its statement_timeout would end it): the submit fails, nothing stored. */
