@@ -12,7 +12,7 @@ export const WORKFLOW_SCHEMA_FILE = "schema/workflow.schema.json";
  * input side: durations as text or seconds), for editor completion.
  */
 export function workflowJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(workflowFileSchema, { io: "input", target: "draft-2020-12", override: runOrMerge });
+  return z.toJSONSchema(workflowFileSchema, { io: "input", target: "draft-2020-12", override: (context) => (runOrMerge(context), tasksOrMerge(context)) });
 }
 
 /**
@@ -25,6 +25,17 @@ function runOrMerge({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema:
   if (zodSchema !== taskSchema || jsonSchema.required?.join() !== "run") return;
   delete jsonSchema.required;
   jsonSchema.anyOf = [{ properties: { run: true }, required: ["run"] }, { properties: { "<<": true }, required: ["<<"] }];
+}
+
+/**
+ * The top level needs `tasks`, or a `<<` that may bring them (`<<: *base`, with `base: { tasks: ... }`),
+ * as a task needs `run`: taskq merges that file, and a tool that checks it without merging marked it as
+ * lacking `tasks`.
+ */
+function tasksOrMerge({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: { required?: string[]; anyOf?: unknown[] } }): void {
+  if (zodSchema !== workflowFileSchema || jsonSchema.required?.join() !== "tasks") return;
+  delete jsonSchema.required;
+  jsonSchema.anyOf = [{ properties: { tasks: true }, required: ["tasks"] }, { properties: { "<<": true }, required: ["<<"] }];
 }
 
 /** The committed file's exact text: pretty JSON with a trailing newline. */

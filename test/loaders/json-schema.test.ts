@@ -18,7 +18,8 @@ describe("workflow JSON Schema", () => {
   it("describes what users write: task id pattern, required run, durations as text or seconds, no unknown keys", () => {
     type Node = { required?: string[]; additionalProperties?: boolean | Node; properties?: Record<string, Node>; propertyNames?: Node; pattern?: string; const?: string; $ref?: string; anyOf?: Node[]; type?: string; format?: string };
     const schema = workflowJsonSchema() as Node;
-    expect(schema.required).toEqual(["tasks"]);
+    // `tasks`, or a merge key that may bring them, for a tool that checks the file without merging it.
+    expect(schema.anyOf!.map((option) => option.required)).toEqual([["tasks"], ["<<"]]);
     expect(schema.additionalProperties).toBe(false);
     const tasks = schema.properties!.tasks!;
     // Or `<<`, YAML's merge key, for a tool that checks the file without merging it.
@@ -122,6 +123,14 @@ describe("workflow JSON Schema against validate", () => {
     const neither = yaml("tasks:", "  build: { retries: 1 }");
     expect(() => parseWorkflow(neither, "wf.yaml", { now: NOW })).toThrow("`run` is missing");
     expect(schemaAccepts(parseYaml(neither))).toBe(false);
+    // The top level's `tasks` brought by a `<<` alone, as taskq takes them: not marked as lacking them by either.
+    const tasksFromMerge = yaml("x-base: &base", "  tasks: { build: { run: make } }", "<<: *base");
+    expect(parseWorkflow(tasksFromMerge, "wf.yaml", { now: NOW }).tasks.map((task) => task.id)).toEqual(["build"]);
+    for (const merge of [true, false]) expect(schemaAccepts(parseYaml(tasksFromMerge, { merge })), `merge: ${merge}`).toBe(true);
+    // Neither `tasks` nor a `<<`: lacking `tasks`, to both.
+    const noTasks = yaml("name: ci", "x-base: { tasks: { build: { run: make } } }");
+    expect(() => parseWorkflow(noTasks, "wf.yaml", { now: NOW })).toThrow("`tasks`");
+    expect(schemaAccepts(parseYaml(noTasks))).toBe(false);
     const wrong = yaml("tasks:", "  build: { <<: 3, run: make }");
     expect(() => parseWorkflow(wrong, "wf.yaml", { now: NOW })).toThrow("a merge key `<<` takes a mapping");
     expect(schemaAccepts(parseYaml(wrong, { merge: false }))).toBe(false);
