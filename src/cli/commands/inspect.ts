@@ -122,8 +122,37 @@ export async function graphCommand(file: string, format: "mermaid" | "dot"): Pro
       for (const dependency of task.dependsOn) lines.push(`  ${index.get(dependency)} --> ${index.get(task.id)}`);
     }
   }
-  process.stdout.write(`${lines.join("\n")}\n`);
+  const text = `${lines.join("\n")}\n`;
+  if (format === "mermaid") writeMermaidLimitNotes(text, lines.length - 1 - workflow.tasks.length);
+  process.stdout.write(text);
   return 0;
+}
+
+/** Mermaid's defaults for `maxEdges` and `maxTextSize`, among the settings a diagram cannot change itself (its `secure` ones). */
+const MERMAID_MAX_EDGES = 500;
+const MERMAID_MAX_TEXT_SIZE = 50_000;
+
+/**
+ * A graph past Mermaid's default limits is not drawn where Mermaid runs with its defaults (mermaid-cli, a page that renders
+ * a Markdown file's diagrams): an error takes its place (`Too many edges`, `Maximum text size in diagram exceeded`). Said
+ * on stderr, as the notes are, with the format that has no such limit.
+ */
+function writeMermaidLimitNotes(text: string, edges: number): void {
+  const count = (n: number): string => n.toLocaleString("en-US");
+  const has: string[] = [];
+  const most: string[] = [];
+  if (edges > MERMAID_MAX_EDGES) {
+    has.push(`${count(edges)} edges`);
+    most.push(`draws at most ${MERMAID_MAX_EDGES} edges (maxEdges)`);
+  }
+  if (text.length > MERMAID_MAX_TEXT_SIZE) {
+    has.push(`${count(text.length)} characters`);
+    most.push(`reads at most ${count(MERMAID_MAX_TEXT_SIZE)} characters (maxTextSize)`);
+  }
+  if (has.length === 0) return;
+  process.stderr.write(
+    `note: this graph has ${has.join(" and ")}, and Mermaid ${most.join(" and ")} with its default settings, which a diagram cannot change itself: drawn so, it shows an error instead; --format dot gives Graphviz, which has no such limit\n`,
+  );
 }
 
 /** `taskq schema`: the JSON Schema of workflow files. */
