@@ -147,8 +147,9 @@ const mergeKey = {
  * to, as Ajv's strict mode (strictTypes) refuses a type other than string written in it.
  */
 const keyDefinitions = {
-  taskIdKey: { description: "A task id YAML reads as a number or a boolean (1:, 1.5:, true:)", anyOf: [{ type: "number", minimum: 0 }, { type: "boolean" }] },
-  variableNameKey: { description: "A variable name YAML reads as a boolean (true:)", type: "boolean" },
+  // YAML's null as a key (`null:`, `NULL:`) is the id or the name as written to taskq; `~:` is one an editor cannot tell from it.
+  taskIdKey: { description: "A task id YAML reads as a number, a boolean or null (1:, 1.5:, true:, null:)", anyOf: [{ type: "number", minimum: 0 }, { type: "boolean" }, { type: "null" }] },
+  variableNameKey: { description: "A variable name YAML reads as a boolean or null (true:, NULL:)", type: ["boolean", "null"] },
 };
 
 /**

@@ -167,6 +167,12 @@ describe("workflow JSON Schema against validate", () => {
       expect(valid(text), `validate, ${id}:`).toBe(true);
       expect(keysAccepted(text), `schema, ${id}:`).toBe(true);
     }
+    // `null:` (or `Null:`, `NULL:`), YAML's null as a key: the id or the name as written, to taskq.
+    for (const name of ["null", "Null", "NULL"]) {
+      const text = yaml(`env: { ${name}: x }`, `defaults: { env: { ${name}: x } }`, "tasks:", `  ${name}: { run: x, env: { ${name}: y } }`, `  b: { run: x, dependsOn: ["${name}"] }`);
+      expect(valid(text), `validate, ${name}:`).toBe(true);
+      expect(keysAccepted(text), `schema, ${name}:`).toBe(true);
+    }
     // Not ids or names to either: a negative number, a number as a variable's name; and one as a string.
     for (const text of [yaml("tasks:", "  -1: { run: x }"), yaml("tasks:", "  a: { run: x, env: { 1: y } }"), yaml("env: { 1: y }", "tasks:", "  a: { run: x }"), yaml("tasks:", "  a b: { run: x }")]) {
       expect(valid(text), text).toBe(false);
