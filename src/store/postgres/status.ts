@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
+import { didYouMean } from "../../loaders/suggest.js";
 import { applicationName, storeApplicationName, storeNameEnds } from "./application-name.js";
 import { RunNotFoundError } from "./store-error.js";
 import type { SchemaNames } from "./names.js";
@@ -210,10 +211,26 @@ export async function readDeadLetters(pool: pg.Pool, names: SchemaNames, runId?:
   return result.rows.map((row) => ({ ...toStatus(row), cancelledDependents: row.cancelled_dependents ?? [] }));
 }
 
-/** The error for a task not found: `no run` when the run itself does not exist (a mistyped run id), else `no task`. */
+/**
+ * The error for a task not found: `no run` when the run itself does not exist (a mistyped run id), else `no task`, with
+ * the run's task meant where one is named almost so (`no task "biuld" in run "x"; did you mean "build"?`).
+ */
 export async function taskNotFound(db: pg.Pool | pg.ClientBase, names: SchemaNames, runId: string, taskKey: string): Promise<TaskqError> {
   const run = await db.query(`SELECT 1 FROM ${names.runs} WHERE id = $1`, [runId]);
-  return run.rows.length === 0 ? new RunNotFoundError(runId) : new TaskqError("STORE_NOT_FOUND", `no task "${taskKey}" in run "${runId}"`);
+  if (run.rows.length === 0) return new RunNotFoundError(runId);
+  // Only keys a few characters longer or shorter can be a slip of it (closestMatch allows at most 3 edits).
+  const near = await db.query<{ key: string }>(`SELECT key FROM ${names.tasks} WHERE run_id = $1 AND abs(length(key) - $2) <= 3 ORDER BY seq`, [runId, taskKey.length]);
+  return new TaskqError("STORE_NOT_FOUND", `no task "${taskKey}" in run "${runId}"${didYouMean(taskKey, slipsOf(taskKey, near.rows.map((row) => row.key)))}`);
+}
+
+/**
+ * Of `ids`, those that may be a slip of `id`: not those named as it but for their numbers (`shard-9` and `shard-1`,
+ * `build-1236` and `build-1235`), another task or run of a numbered series, which a "did you mean" would send the
+ * user after (a run pruned, or not submitted yet, is no typo of the one next to it).
+ */
+function slipsOf(id: string, ids: string[]): string[] {
+  const unnumbered = (name: string) => name.replace(/\d+/g, "0");
+  return ids.filter((other) => unnumbered(other) !== unnumbered(id));
 }
 
 /**
