@@ -47,9 +47,12 @@ function withExistingStore<T>(flags: Flags, work: (store: PostgresStore) => Prom
     // With --output json, a store a newer taskq migrated is a note record, as submit, worker and run --store give it (see stderrNote).
     const newer = json ? newerStoreNote(store) : undefined;
     if (newer !== undefined) stderrNote(newer);
-    return work(store).catch((error: unknown) => {
+    return work(store).catch(async (error: unknown) => {
       if (!(error instanceof RunNotFoundError)) throw error;
-      throw new TaskqError("STORE_NOT_FOUND", `${error.message} in ${schemaWords(flags, store.schema)}`, { cause: error, exitCode: error.exitCode });
+      // A mistyped id names the run meant; only a finer wording, so an error reading the ids leaves it out.
+      const meant = await store.closestRunId(error.runId).catch(() => undefined);
+      const hint = meant === undefined ? "" : `; did you mean "${meant}"?`;
+      throw new TaskqError("STORE_NOT_FOUND", `${error.message} in ${schemaWords(flags, store.schema)}${hint}`, { cause: error, exitCode: error.exitCode });
     });
   };
   return withStore(flags, named, { create: false, retryDroppedMs: options.retrying === false ? 0 : RETRY_DROPPED_MS, applicationName: options.applicationName, saysNewer: json });

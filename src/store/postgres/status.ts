@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
-import { didYouMean } from "../../loaders/suggest.js";
+import { closestMatch, didYouMean } from "../../loaders/suggest.js";
 import { applicationName, storeApplicationName, storeNameEnds } from "./application-name.js";
 import { RunNotFoundError } from "./store-error.js";
 import type { SchemaNames } from "./names.js";
@@ -209,6 +209,16 @@ export async function readDeadLetters(pool: pg.Pool, names: SchemaNames, runId?:
     if (run.rows.length === 0) throw new RunNotFoundError(runId);
   }
   return result.rows.map((row) => ({ ...toStatus(row), cancelledDependents: row.cancelled_dependents ?? [] }));
+}
+
+/**
+ * The run id of the store named almost as `runId` (a typo: `fial1` for `fail1`, `Build-7` for `build-7`), if one is.
+ * Only ids a few characters longer or shorter are read (closestMatch allows at most 3 edits), and at most 100,000 of
+ * them, so that a mistyped id costs a large store one bounded read, not a read of every run.
+ */
+export async function closestRunId(db: pg.Pool | pg.ClientBase, names: SchemaNames, runId: string): Promise<string | undefined> {
+  const near = await db.query<{ id: string }>(`SELECT id FROM ${names.runs} WHERE abs(length(id) - $1) <= 3 LIMIT 100000`, [runId.length]);
+  return closestMatch(runId, slipsOf(runId, near.rows.map((row) => row.id)));
 }
 
 /**

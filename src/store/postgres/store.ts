@@ -16,7 +16,7 @@ import { pruneRuns, type PruneResult } from "./prune.js";
 import { redactConnectionString } from "./redact.js";
 import { redriveTask, type RedriveResult } from "./redrive.js";
 import { RenewalUnsentError } from "./renewal-unsent.js";
-import { markWorkersWaiting, readDeadLetters, readRunStatus, workersConnected } from "./status.js";
+import { closestRunId, markWorkersWaiting, readDeadLetters, readRunStatus, workersConnected } from "./status.js";
 import { generateRunId, submitNewRun, submitRun, type SubmitResult } from "./submit.js";
 import { RunNotFoundError, toStoreError } from "./store-error.js";
 import { withLibpqSslModes } from "./ssl-mode.js";
@@ -486,6 +486,11 @@ export class PostgresStore {
    */
   async workersConnected(runId: string): Promise<boolean | undefined> {
     return workersConnected(this.pool, this.schema, runId);
+  }
+
+  /** The run id meant by one no run has, where one is named almost so (see closestRunId); undefined where none is. */
+  async closestRunId(runId: string): Promise<string | undefined> {
+    return this.#oneShot("closestRunId", () => closestRunId(this.pool, this.#names, runId), this.#timeouts.queryMs, false);
   }
 
   /** Failed tasks, of one run or of all. */
