@@ -159,7 +159,7 @@ function numberAsRead(value: string): number | undefined {
 /** --run-id: undefined when not given, else a valid run id (see run-id.ts), or a usage error. */
 export function runIdFlag(value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== "string" || !isRunId(value)) throw new UsageError(`--run-id: ${shownArgument(value)} is not a run id: ${RUN_ID_EXPECTED}`);
+  if (typeof value !== "string" || !isRunId(value)) throw new UsageError(`--run-id: ${shownArgument(value)} is not a run id: ${RUN_ID_EXPECTED}${withoutSpaces(value, isRunId)}`);
   return value;
 }
 
@@ -168,14 +168,24 @@ export function runIdFlag(value: unknown): string | undefined {
  * name no run can have is a usage error, not a "no run" that echoes it as typed.
  */
 export function runIdArgument(value: string): string {
-  if (!isRunId(value)) throw new UsageError(`${shownArgument(value)} is not a run id: ${RUN_ID_EXPECTED}`);
+  if (!isRunId(value)) throw new UsageError(`${shownArgument(value)} is not a run id: ${RUN_ID_EXPECTED}${withoutSpaces(value, isRunId)}`);
   return value;
 }
 
 /** A task id given to `cancel` or `redrive`: one no workflow can have is a usage error, as a bad run id is, not "no such task". */
 export function taskIdArgument(value: string): string {
-  if (!isTaskId(value)) throw new UsageError(`${shownArgument(value)} is not a task id: ${TASK_ID_EXPECTED}`);
+  if (!isTaskId(value)) throw new UsageError(`${shownArgument(value)} is not a task id: ${TASK_ID_EXPECTED}${withoutSpaces(value, isTaskId)}`);
   return value;
+}
+
+/**
+ * ` (write it without spaces: build-42)` where an id is refused only for the white space around it: a CI variable or a
+ * file read with `$(cat ...)` that kept a space, a tab or a Windows line's `\r`, which the quoted id shows but does not point at.
+ */
+function withoutSpaces(value: unknown, valid: (id: string) => boolean): string {
+  if (typeof value !== "string") return "";
+  const trimmed = value.trim();
+  return trimmed !== value && valid(trimmed) ? ` (write it without spaces: ${trimmed})` : "";
 }
 
 /** A rejected run id (or task id) as the error shows it: quoted with its control characters escaped, and a long one cut. */

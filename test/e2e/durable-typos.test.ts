@@ -54,3 +54,32 @@ describe("a run id no run has", () => {
     }
   });
 });
+
+describe("a run id or task id with white space around it", () => {
+  it("is a usage error that gives the id meant, before the store is opened", async () => {
+    const expected = 'is not a run id: 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit (write it without spaces: build-42)';
+    // A store no command can reach: the id is refused first.
+    const store = ["--store", "postgres://nobody@127.0.0.1:1/none"];
+    // A Windows line's \r kept by `RUN=$(cat run-id.txt)`, a space a CI variable kept.
+    for (const [runId, shown] of [["build-42\r", '"build-42\\r"'], [" build-42", '" build-42"']] as const) {
+      for (const args of [["status", runId], ["cancel", runId], ["dead-letters", runId], ["redrive", runId, "a"]]) {
+        const result = await taskq([...args, ...store]);
+        expect({ args, code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({ args, code: 2, stdout: "", stderr: `taskq: ${shown} ${expected}\n` });
+      }
+    }
+    const file = await workflowFile("spaced", WORKFLOW);
+    const submitted = await taskq(["submit", file, "--run-id", "build-42 ", ...store]);
+    expect({ code: submitted.code, stderr: submitted.stderr }).toEqual({ code: 2, stderr: `taskq: --run-id: "build-42 " ${expected}\n` });
+    for (const args of [["cancel", "build-42", "deploy\r"], ["redrive", "build-42", "deploy\r"]]) {
+      const result = await taskq([...args, ...store]);
+      expect({ args, code: result.code, stderr: result.stderr }).toEqual({
+        args,
+        code: 2,
+        stderr: 'taskq: "deploy\\r" is not a task id: ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".." (write it without spaces: deploy)\n',
+      });
+    }
+    // White space inside an id is no slip of one: no id is given.
+    const inside = await taskq(["status", "build 42", ...store]);
+    expect(inside.stderr).toBe('taskq: "build 42" is not a run id: 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit\n');
+  });
+});
