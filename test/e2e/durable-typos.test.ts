@@ -83,3 +83,21 @@ describe("a run id or task id with white space around it", () => {
     expect(inside.stderr).toBe('taskq: "build 42" is not a run id: 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit\n');
   });
 });
+
+describe("a schema that holds no store", () => {
+  it("names the schema of the database holding one that is named almost so, and makes none", async () => {
+    await submit(await workflowFile("schema", WORKFLOW));
+    // The workspace's schema with its last character left out, as TASKQ_STORE_SCHEMA, then as --store-schema.
+    const typo = SCHEMA.slice(0, -1);
+    const message = (source: string) =>
+      `taskq: ${durable.SECRET_URL.replace(durable.PASSWORD, "***")}: no taskq store in schema "${typo}" (${source}): nothing was ever submitted there (schema "${SCHEMA}" holds one: did you mean it?); submit, worker and run --store make one\n`;
+    const byVariable = await taskq(["status", "r"], { TASKQ_STORE_SCHEMA: typo });
+    expect({ code: byVariable.code, stdout: byVariable.stdout, stderr: byVariable.stderr }).toEqual({ code: 1, stdout: "", stderr: message("given by TASKQ_STORE_SCHEMA") });
+    for (const args of [["cancel", "r"], ["dead-letters"], ["prune", "--older-than", "1d"], ["redrive", "r", "a"]]) {
+      const result = await taskq([...args, "--store-schema", typo]);
+      expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 1, stderr: message("given by --store-schema") });
+    }
+    const made = await durable.store.pool.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [typo]);
+    expect(made.rows).toEqual([]);
+  });
+});

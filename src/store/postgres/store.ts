@@ -3,6 +3,7 @@ import pg from "pg";
 import { storeApplicationName } from "./application-name.js";
 import { TaskqError } from "../../errors.js";
 import { isRunId, RUN_ID_EXPECTED } from "../../run-id.js";
+import { closestMatch } from "../../loaders/suggest.js";
 import { cancelTasks, type CancelResult, type ShutdownCancel } from "./cancel.js";
 import { completeAttempt, completeSuccess, readRecordedEnd, releaseLease, releaseStrays, type ReleaseEnd, type StopCancel } from "./complete.js";
 import { completeAndLease, type CompleteAndLeaseResult, type EndedAttempt } from "./complete-and-lease.js";
@@ -211,7 +212,10 @@ export class PostgresStore {
       // no PostgreSQL at all (a proxy with nothing behind it), which a new try would only meet again, 10 s later.
       (await store.#guard("connect", again(() => store.pool.connect(), isTerminatedByServer))).release();
       if (options.create === false && !(await store.#exists(again))) {
-        throw new TaskqError("STORE_NOT_FOUND", `no taskq store in schema "${store.schema}": nothing was ever submitted there`);
+        // A mistyped TASKQ_STORE_SCHEMA names the schema meant; only a finer wording, so an error reading the catalog leaves it out.
+        const meant = await store.#closestStoreSchema().catch(() => undefined);
+        const hint = meant === undefined ? "" : ` (schema "${meant}" holds one: did you mean it?)`;
+        throw new TaskqError("STORE_NOT_FOUND", `no taskq store in schema "${store.schema}": nothing was ever submitted there${hint}`);
       }
       const migrated = await store.#guard("migrate", again(() => migrateStore(store.pool, store.schema)));
       store.made = migrated.applied.includes(FIRST_MIGRATION_VERSION);
@@ -222,6 +226,19 @@ export class PostgresStore {
       throw error;
     }
     return store;
+  }
+
+  /**
+   * The schema of this database holding a taskq store (its migrations and task_deps tables) named almost as this
+   * store's (`taskk` for `taskq`, `ci_prd` for `ci_prod`), if one is: read from the catalog, which every role may read.
+   */
+  async #closestStoreSchema(): Promise<string | undefined> {
+    const { rows } = await this.pool.query<{ schema: string }>(
+      `SELECT n.nspname AS schema FROM pg_namespace n
+        WHERE EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid AND c.relname = 'migrations' AND c.relkind = 'r')
+          AND EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid AND c.relname = 'task_deps' AND c.relkind = 'r')`,
+    );
+    return closestMatch(this.schema, rows.map((row) => row.schema));
   }
 
   /** Whether the schema holds taskq's tables (its migrations table). */
