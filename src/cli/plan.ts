@@ -6,6 +6,7 @@ import { formatMs } from "../engine/errors.js";
 import { oneLine } from "./one-line.js";
 import { toJson } from "./to-json.js";
 import { escapeControls } from "../escape-controls.js";
+import { selectionWords, type TaskSelection } from "./task-selection.js";
 
 const RANK: Record<Priority, number> = { low: 0, normal: 1, high: 2, critical: 3 };
 
@@ -105,6 +106,8 @@ export interface PlannedConcurrency {
   concurrency: number;
   requested?: number;
   note?: string;
+  /** Set where the command line named tasks: the workflow has those and what they depend on. */
+  selection?: TaskSelection;
 }
 
 /**
@@ -114,7 +117,7 @@ export interface PlannedConcurrency {
  * object per line, the plan's own, then each task's, then the notes.
  */
 export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json = false): void {
-  const { concurrency, requested } = planned;
+  const { concurrency, requested, selection } = planned;
   const order = planOrder(workflow, concurrency);
   const tasks = workflow.tasks.length;
   const lowered = requested !== undefined && requested > concurrency ? requested : undefined;
@@ -122,9 +125,9 @@ export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json 
   const now = Date.now();
   const ts = new Date(now).toISOString();
   const lines = json
-    ? [toJson({ ts, event: "plan", file: workflow.file, tasks, concurrency, ...(lowered === undefined ? {} : { requestedConcurrency: lowered }) })]
+    ? [toJson({ ts, event: "plan", file: workflow.file, tasks, ...(selection === undefined ? {} : { selected: selection.named, fileTasks: selection.of }), concurrency, ...(lowered === undefined ? {} : { requestedConcurrency: lowered }) })]
     : [
-        `plan for ${escapeControls(workflow.file)}: ${tasks} task${tasks === 1 ? "" : "s"}, concurrency ${concurrency}${lowered === undefined ? "" : ` (not ${lowered}: the open-file limit allows no more, see the note)`}; nothing is run`,
+        `plan for ${escapeControls(workflow.file)}: ${selection === undefined ? `${tasks} task${tasks === 1 ? "" : "s"}` : selectionWords(tasks, selection)}, concurrency ${concurrency}${lowered === undefined ? "" : ` (not ${lowered}: the open-file limit allows no more, see the note)`}; nothing is run`,
       ];
   order.forEach((task, index) => {
     if (json) {

@@ -49,8 +49,7 @@ class TaskqCommand extends Command {
    * workflows/*.yaml`, a glob that matched several files, is told that it takes one file and
    * how to check each; a word after a flag that takes no value (`--dry-run yes`) is named.
    */
-  _excessArguments(received: string[]): void {
-    const expected = this.registeredArguments.length;
+  _excessArguments(received: string[], expected = this.registeredArguments.length): void {
     const extra = received.slice(expected);
     const takesFile = this.registeredArguments[0]?.name() === "file";
     if (!takesFile || extra.length === 0) {
@@ -88,7 +87,9 @@ class TaskqCommand extends Command {
     const words = extra.map((word) => `'${word}'`).join(", ");
     const before = flagBefore(expected);
     const flag = before !== undefined ? `; ${before} takes no value: give it alone` : "";
-    this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file (${received[0]!}), and got ${words} besides${flag}`, { code: "commander.excessArguments" });
+    // `submit ci.yaml test`, as `run ci.yaml test` selects: a durable run is every task of its file.
+    const selecting = this.name() === "submit" && flag === "" ? "; a durable run runs every task of its file: selecting tasks is for taskq run without a store" : "";
+    this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file (${received[0]!}), and got ${words} besides${flag}${selecting}`, { code: "commander.excessArguments" });
   }
 
   /**
@@ -274,6 +275,21 @@ function takesNoValue(command: Command, name: string): boolean {
   return false;
 }
 
+/**
+ * The operands of `command` that come just after one of its flags that takes no value, and that flag: `run ci.yaml
+ * --dry-run yes` meant `yes` for --dry-run, which the error for a task the file has not (`yes`) says.
+ */
+function wordsAfterFlags(command: Command): Map<string, string> {
+  const args = ((command.parent ?? command) as unknown as { rawArgs: string[] }).rawArgs.slice(2);
+  const roles = wordRoles(command, args);
+  const after = new Map<string, string>();
+  roles.forEach((role, index) => {
+    const before = args[index - 1];
+    if (role === "operand" && before !== undefined && roles[index - 1] === "flag" && takesNoValue(command, before)) after.set(args[index]!, before);
+  });
+  return after;
+}
+
 /** A flag and its default, shown as written (`default: 30s`, `default: .taskq/logs`), not as a JSON string (`"30s"`). */
 function writtenDefault(flags: string, description: string, value: string): Option {
   return new Option(flags, description).default(value, value);
@@ -300,6 +316,7 @@ export function buildProgram(version: string): Command {
     .command("run")
     .description("run a workflow file")
     .argument("<file>", "workflow YAML file (- for standard input)")
+    .argument("[tasks...]", "run only these tasks and what they depend on (default: every task)")
     .option("-j, --concurrency <n>", "tasks running at once (default: the file's, else the CPU count or the container's CPU limit)")
     .addOption(writtenDefault("--shutdown-timeout <duration>", "after Ctrl-C, how long running tasks may finish", "10s"))
     .addOption(writtenDefault("--kill-grace <duration>", "between SIGTERM and SIGKILL of a task's process group", "5s"))
@@ -316,11 +333,13 @@ export function buildProgram(version: string): Command {
       "after",
       "\nExit codes:\n  0              every task succeeded\n  1              a task failed or was cancelled, or the run could not start (its log folder, its store, a limit)\n  2              bad usage, an invalid workflow file, or with --store a run id given again with another file (nothing ran)\n  130, 143, 129  interrupted by SIGINT, SIGTERM, SIGHUP",
     )
-    .action(async (file: string, flags: Record<string, unknown>, command: Command) => {
+    .action(async (file: string, tasks: string[], flags: Record<string, unknown>, command: Command) => {
+      // `taskq run workflows/*.yaml`, a glob of several files, is not a file and its tasks: said as for the other commands.
+      if (tasks.length > 0 && tasks.every((task) => /\.ya?ml$/i.test(task))) (command as TaskqCommand)._excessArguments([file, ...tasks], 1);
       const { runCommand } = await import("./commands/run.js");
       // Which stop times were given (not defaults): a nested run says so when it shortens them (see outer-grace.ts).
       const given = { shutdownTimeout: command.getOptionValueSource("shutdownTimeout") === "cli", killGrace: command.getOptionValueSource("killGrace") === "cli" };
-      process.exitCode = await runCommand(file, { ...flags, stopTimesGiven: given });
+      process.exitCode = await runCommand(file, { ...flags, stopTimesGiven: given }, tasks, tasks.length > 0 ? wordsAfterFlags(command) : undefined);
     });
 
   program

@@ -14,6 +14,7 @@ import { createRenderer, type OutputMode } from "./render/index.js";
 import type { RunSummary } from "./render/types.js";
 import { createRunFolder } from "./run-folder.js";
 import { EarlySignals, onJobControl, onShutdownSignals, secondSignal, shutdownSignals, signalExitCode } from "./signals.js";
+import type { TaskSelection } from "./task-selection.js";
 import { SummaryCollector } from "./summary.js";
 import { smallThreadPool } from "./thread-pool.js";
 
@@ -28,6 +29,8 @@ export interface LocalRunOptions {
   output: OutputMode;
   logRoot: string;
   color: boolean;
+  /** Set where the command line named tasks: the run has those and what they depend on (see select-tasks.ts). */
+  selection?: TaskSelection;
 }
 
 /**
@@ -180,6 +183,7 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
     ...(workflow.name === undefined ? {} : { name: workflow.name }),
     logDir,
     taskCount: workflow.tasks.length,
+    ...(options.selection === undefined ? {} : { selection: options.selection }),
     concurrency: fitted.concurrency,
     maxAttempts,
   });

@@ -193,7 +193,7 @@ describe("taskq commands", () => {
   it("help COMMAND describes that command; an unknown one is said to be unknown, as `taskq nope` says it, not answered with the whole help", async () => {
     const run = await runCli(["help", "run"]);
     expect(run).toMatchObject({ code: 0, stderr: "" });
-    expect(run.stdout).toMatch(/^Usage: taskq run \[options\] <file>\n/);
+    expect(run.stdout).toMatch(/^Usage: taskq run \[options\] <file> \[tasks\.\.\.\]\n/);
     // --verbose, which every command takes, is in each command's help too, not only in taskq --help.
     for (const command of ["run", "validate", "worker", "schema"]) {
       expect((await runCli(["help", command])).stdout).toMatch(/\nGlobal Options:\n(?:.*\n)*? {2}--verbose +on an error, print its stack trace too\n/);
@@ -249,7 +249,8 @@ describe("taskq commands", () => {
     expect(await said(["list", "a.yaml", "b.yaml", "c.yaml", "d.yaml", "e.yaml"])).toBe(
       `taskq: too many arguments for 'list': it takes one workflow file, and got 5 (a.yaml, b.yaml, c.yaml and 2 more); for each in turn: for f in a.yaml b.yaml c.yaml ...; do taskq list "$f"; done\n`,
     );
-    expect(await said(["run", "workflow.yaml", "--dry-run", "yes"])).toBe("taskq: too many arguments for 'run': it takes one workflow file (workflow.yaml), and got 'yes' besides; --dry-run takes no value: give it alone\n");
+    // `run` takes task ids after its file: the word is no task of it, and was meant for the flag.
+    expect(await said(["run", "workflow.yaml", "--dry-run", "yes"])).toBe('taskq: workflow.yaml has no task "yes": nothing was run (taskq list workflow.yaml lists its tasks); --dry-run takes no value: give it alone\n');
     // Before the file too: not taken for a second workflow, to loop over.
     expect(await said(["run", "--dry-run", "yes", "workflow.yaml"])).toBe("taskq: too many arguments for 'run': it takes one workflow file (workflow.yaml), and got 'yes' besides; --dry-run takes no value: give it alone\n");
     expect(await said(["list", "--verbose", "x", "workflow.yaml"])).toBe("taskq: too many arguments for 'list': it takes one workflow file (workflow.yaml), and got 'x' besides; --verbose takes no value: give it alone\n");
@@ -669,7 +670,7 @@ describe("taskq commands", () => {
     const cases: Array<[string[], string]> = [
       [["run", "--output", "json"], "missing required argument 'file'"],
       [["run", "--output=json", "--bogus", ws.file], "unknown option '--bogus'"],
-      [["run", "--output", "json", ws.file, "extra"], `too many arguments for 'run': it takes one workflow file (${ws.file}), and got 'extra' besides`],
+      [["run", "--output", "json", ws.file, "extra.yaml"], `too many arguments for 'run': it takes one workflow file, and got 2 (${ws.file}, extra.yaml); for each in turn: for f in ${ws.file} extra.yaml; do taskq run --output json "$f"; done`],
     ];
     for (const [args, message] of cases) {
       const result = await runCli(args);

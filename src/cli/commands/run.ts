@@ -3,6 +3,7 @@ import { UsageError } from "../../errors.js";
 import { fitToOuterGrace, shortenedNote } from "../outer-grace.js";
 import { durationFlag, concurrencyFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdFlag, typedFlagName, workflowFileArgument } from "../flags.js";
 import type { OutputMode } from "../render/index.js";
+import type { TaskSelection } from "../task-selection.js";
 
 
 export interface RunFlags {
@@ -21,8 +22,11 @@ export interface RunFlags {
   stopTimesGiven?: { shutdownTimeout: boolean; killGrace: boolean };
 }
 
-/** `taskq run FILE`: validates, then runs locally (or durably with --store). Returns the exit code. */
-export async function runCommand(file: string, flags: RunFlags): Promise<number> {
+/**
+ * `taskq run FILE [TASK...]`: validates, then runs locally (or durably with --store). Given task ids,
+ * runs those and what they depend on, nothing else (see select-tasks.ts). Returns the exit code.
+ */
+export async function runCommand(file: string, flags: RunFlags, taskIds: readonly string[] = [], afterFlags?: ReadonlyMap<string, string>): Promise<number> {
   workflowFileArgument(file);
   const given = {
     shutdownTimeoutMs: durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s"),
@@ -40,6 +44,9 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   if (local && flags.lease !== undefined) throw new UsageError("--lease needs a store (--store or TASKQ_STORE): a local run's tasks are leased to no one");
   // Nor keeps anything in PostgreSQL: a schema given for it would be ignored.
   if (local && typeof flags.storeSchema === "string") throw new UsageError("--store-schema needs a store (--store or TASKQ_STORE): a local run keeps nothing in PostgreSQL");
+  // A durable run is its file's tasks, all of them: a resubmit of its id adds what the file has that the run does
+  // not, so a run stored with some would take the rest from the next submit of the whole file.
+  if (!local && taskIds.length > 0) throw new UsageError(`selecting tasks (${taskIds.join(", ")}) is for a local run, and a store is given (${typeof flags.store === "string" ? "--store" : "TASKQ_STORE"}): a durable run runs every task of its file; run without a store, or give a file with those tasks`);
   const leaseMs = flags.lease === undefined ? undefined : leaseFlag(flags.lease);
   // A -j given is checked before the file is read, as the other flags are: `-j 0` is said first, not after the file's problems.
   const requestedConcurrency = flags.concurrency === undefined ? undefined : concurrencyFlag(flags.concurrency, undefined, typedFlagName("-j", "--concurrency"));
@@ -60,7 +67,13 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   smallHeap?.keepHeapSmall();
   const { loadWorkflowForRun } = await import("../load-isolated.js");
   noteTerminalInput(file);
-  const workflow = await loadWorkflowForRun(file, smallHeap ? { onThreadStarted: smallHeap.keepHeapSmall } : {});
+  let workflow = await loadWorkflowForRun(file, smallHeap ? { onThreadStarted: smallHeap.keepHeapSmall } : {});
+  let selection: TaskSelection | undefined;
+  if (taskIds.length > 0) {
+    // After the whole file is checked: an invalid file is said as ever, whatever is selected from it.
+    const { selectTasks } = await import("../select-tasks.js");
+    ({ workflow, selection } = selectTasks(workflow, taskIds, afterFlags));
+  }
   const concurrency = requestedConcurrency ?? concurrencyFlag(undefined, workflow.concurrency);
   const shortened = shortenedNote(given, { shutdownTimeoutMs, killGraceMs, ...(outerGraceMs === undefined ? {} : { outerGraceMs }) }, flags.stopTimesGiven ?? { shutdownTimeout: false, killGrace: false });
   if (shortened !== undefined && flags.dryRun !== true) workflow.notes.push(shortened);
@@ -70,7 +83,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     // The concurrency the run would use: lowered, as run-local.ts (a worker for --store) does,
     // where the open-file limit is too low for it; too low for one task, the same error.
     const fitted = fitConcurrencyToOpenFiles(concurrency, flags.output !== "json", undefined, local ? { others: 0 } : {});
-    printPlan(workflow, { concurrency: fitted.concurrency, requested: concurrency, ...(fitted.note === undefined ? {} : { note: fitted.note }) }, flags.output === "json");
+    printPlan(workflow, { concurrency: fitted.concurrency, requested: concurrency, ...(fitted.note === undefined ? {} : { note: fitted.note }), ...(selection === undefined ? {} : { selection }) }, flags.output === "json");
     return 0;
   }
   const common = {
@@ -95,7 +108,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     });
   }
   const { runLocal } = await (runner ?? import("../run-local.js"));
-  return runLocal(workflow, common);
+  return runLocal(workflow, selection === undefined ? common : { ...common, selection });
 }
 
 /**

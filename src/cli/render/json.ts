@@ -24,7 +24,9 @@ export class JsonRenderer implements Renderer {
 
   attach(queue: Queue, info: RunInfo): void {
     this.#file = info.file;
-    this.#emit({ event: "run", runId: info.runId, file: info.file, name: info.name, tasks: info.taskCount, concurrency: info.concurrency, logDir: info.logDir });
+    // A selection (`taskq run ci.yaml test`): `tasks` counts those run; `selected` names those given, `fileTasks` counts the file's.
+    const selected = info.selection === undefined ? {} : { selected: info.selection.named, fileTasks: info.selection.of };
+    this.#emit({ event: "run", runId: info.runId, file: info.file, name: info.name, tasks: info.taskCount, ...selected, concurrency: info.concurrency, logDir: info.logDir });
     for (const name of EVENTS) {
       queue.on(name, (e) => {
         const { error, value: _value, ...rest } = e as { error?: unknown; value?: unknown; id: string };

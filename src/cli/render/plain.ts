@@ -9,6 +9,7 @@ import { formatDuration } from "../../handlers/format-duration.js";
 import { SHOW_OPEN_LINE_AFTER_MS } from "../../handlers/line-splitter.js";
 import { clock, clockWithDate, describeError } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
+import { selectionWords } from "../task-selection.js";
 import { TaskPrefixes } from "./task-prefixes.js";
 import type { Renderer, RunInfo, RunSummary } from "./types.js";
 
@@ -57,7 +58,8 @@ export class PlainRenderer implements Renderer {
     // The name, notes and errors quote the workflow file (a cwd's folder) through oneLine, as validate
     // quotes them: each event stays one line, whatever line break or escape the file holds.
     const name = info.name ? ` "${oneLine(info.name)}"` : "";
-    this.#event(`run ${info.runId}${name}: ${info.taskCount === 1 ? "1 task" : `${info.taskCount} tasks`}, concurrency ${info.concurrency}, logs in ${escapeControls(info.logDir)}`);
+    const tasks = info.selection !== undefined ? selectionWords(info.taskCount, info.selection) : info.taskCount === 1 ? "1 task" : `${info.taskCount} tasks`;
+    this.#event(`run ${info.runId}${name}: ${tasks}, concurrency ${info.concurrency}, logs in ${escapeControls(info.logDir)}`);
     queue.on("submitted", (e) => {
       if (e.status === "SCHEDULED" && e.runAt !== undefined) this.#event(`${c.cyan("wait")}    ${e.id} scheduled for ${clockWithDate(e.runAt)}`);
     });

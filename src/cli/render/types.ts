@@ -1,5 +1,6 @@
 import type { StreamName } from "../../handlers/index.js";
 import type { Queue, TaskStatus } from "../../engine/index.js";
+import type { TaskSelection } from "../task-selection.js";
 
 /** What a renderer knows about the run before it starts. */
 export interface RunInfo {
@@ -8,6 +9,8 @@ export interface RunInfo {
   name?: string;
   logDir: string;
   taskCount: number;
+  /** Set where the command line named tasks: `taskCount` is of those and what they depend on, out of the file's. */
+  selection?: TaskSelection;
   concurrency: number;
   /** maxAttempts by task id, for "attempt n/m". */
   maxAttempts: ReadonlyMap<string, number>;

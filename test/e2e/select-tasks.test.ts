@@ -1,0 +1,183 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { BIN, FIXTURES, runCli, runIds, workspace } from "../helpers/cli.js";
+import { findLeftovers } from "../helpers/processes.js";
+
+let logRoots: string[] = [];
+afterEach(async () => {
+  // Every e2e run must leave no task process behind.
+  for (const logs of logRoots) for (const runId of await runIds(logs)) expect(await findLeftovers(runId)).toEqual([]);
+  logRoots = [];
+});
+
+/**
+ * A pipeline whose tasks each leave a marker file: deploy needs test and lint, test needs build,
+ * build and lint need setup. `docs` stands apart, and fails: run, it would fail the run.
+ */
+const PIPELINE = `tasks:
+  setup: { run: "touch setup.done" }
+  build: { run: "touch build.done", dependsOn: [setup] }
+  test: { run: "touch test.done", dependsOn: [build] }
+  lint: { run: "touch lint.done", dependsOn: [setup] }
+  deploy: { run: "touch deploy.done", dependsOn: [test, lint] }
+  docs: { run: "touch docs.done; exit 1" }
+`;
+
+const TASKS = ["setup", "build", "test", "lint", "deploy", "docs"];
+
+async function pipeline() {
+  const ws = await workspace(PIPELINE);
+  logRoots.push(ws.logs);
+  const ran = (): string[] => TASKS.filter((task) => existsSync(path.join(ws.dir, `${task}.done`)));
+  const taskq = (...args: string[]) => runCli(["run", ws.file, "--log-dir", ws.logs, ...args], { cwd: ws.dir });
+  return { ...ws, ran, taskq };
+}
+
+/** The CLI with `input` on its standard input. */
+function runWithInput(args: string[], input: string, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, CI: "true", NO_COLOR: "1", PATH: `${FIXTURES}:${process.env.PATH ?? ""}`, TASKQ_KILL_GRACE_MS: undefined }, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+describe("taskq run FILE TASK...: only those tasks and what they depend on", () => {
+  it("runs a named task and its dependencies, transitively, and nothing else; the start and the summary count those alone", async () => {
+    const { taskq, ran } = await pipeline();
+    const result = await taskq("test");
+    // docs, which fails, is not run: the run succeeds.
+    expect(result.code).toBe(0);
+    expect(ran()).toEqual(["setup", "build", "test"]);
+    expect(result.stdout).toMatch(/^\S+ run \S+: 3 of 6 tasks \(test and what it depends on\), concurrency \d+, logs in /);
+    // The others are neither failed nor cancelled: they are not the run's.
+    expect(result.stdout).toMatch(/\nSummary: 3 succeeded, 0 failed, 0 cancelled in /);
+    for (const task of ["lint", "deploy", "docs"]) expect(result.stdout).not.toMatch(new RegExp(`\\b${task}\\b`));
+  });
+
+  it("several tasks: each with what it depends on, a dependency they share run once", async () => {
+    const { taskq, ran } = await pipeline();
+    const result = await taskq("lint", "build", "lint");
+    expect(result.code).toBe(0);
+    expect(ran()).toEqual(["setup", "build", "lint"]);
+    expect(result.stdout).toMatch(/ run \S+: 3 of 6 tasks \(lint, build and what they depend on\), /);
+    expect(result.stdout.match(/ start {3}setup /g)).toHaveLength(1);
+    expect(result.stdout).toMatch(/\nSummary: 3 succeeded, 0 failed, 0 cancelled in /);
+  });
+
+  it("--json: the run record counts the tasks run, and names those selected and the file's count; the summary counts those run", async () => {
+    const { taskq, ran } = await pipeline();
+    const result = await taskq("--json", "build");
+    expect(result.code).toBe(0);
+    expect(ran()).toEqual(["setup", "build"]);
+    const records = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records[0]).toMatchObject({ event: "run", tasks: 2, selected: ["build"], fileTasks: 6 });
+    expect(records.filter((record) => record.event === "submitted").map((record) => record.id)).toEqual(["setup", "build"]);
+    expect(records.at(-1)).toMatchObject({ event: "summary", counts: { SUCCEEDED: 2, FAILED: 0, CANCELLED: 0 }, exitCode: 0 });
+  });
+
+  it("a failure among the selected tasks fails the run, as ever", async () => {
+    const { taskq, ran } = await pipeline();
+    const result = await taskq("docs", "setup");
+    expect(result.code).toBe(1);
+    expect(ran()).toEqual(["setup", "docs"]);
+    expect(result.stdout).toMatch(/\nSummary: 1 succeeded, 1 failed, 0 cancelled in /);
+  });
+
+  it("an id the file has no task for: exit 2, the id named with the task meant, and nothing runs", async () => {
+    const { taskq, ran, file, logs } = await pipeline();
+    const typo = await taskq("tset");
+    expect(typo).toMatchObject({ code: 2, stdout: "", stderr: `taskq: ${file} has no task "tset": nothing was run; did you mean "test"?\n` });
+    // A good id beside it does not run either.
+    const several = await taskq("build", "lnt", "zzz");
+    expect(several).toMatchObject({ code: 2, stdout: "" });
+    expect(several.stderr).toBe(`taskq: ${file} has no task "lnt" (did you mean "lint"?) or "zzz": nothing was run\n`);
+    const none = await taskq("zzz");
+    expect(none.stderr).toBe(`taskq: ${file} has no task "zzz": nothing was run (taskq list ${file} lists its tasks)\n`);
+    expect(ran()).toEqual([]);
+    expect(await runIds(logs)).toEqual([]);
+    // As a record too, with --json.
+    const json = await taskq("--json", "tset");
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toMatchObject({ event: "error", code: "USAGE", exitCode: 2, message: `${file} has no task "tset": nothing was run; did you mean "test"?` });
+  });
+
+  it("the file is checked whole first: an invalid file is said as ever, whatever is selected", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'true', dependsOn: [b] }\n  c: { run: 'true' }\n");
+    const result = await runCli(["run", ws.file, "c"], { cwd: ws.dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('task "a" depends on "b", which is not defined');
+    expect(result.stderr).not.toContain("has no task");
+  });
+
+  it("--dry-run shows the plan of the selected tasks alone, and runs nothing", async () => {
+    const { taskq, ran, file } = await pipeline();
+    const result = await taskq("--dry-run", "test");
+    expect(result.code).toBe(0);
+    expect(ran()).toEqual([]);
+    expect(result.stdout.replace(/concurrency \d+/, "concurrency N")).toBe(
+      [
+        `plan for ${file}: 3 of 6 tasks (test and what it depends on), concurrency N; nothing is run`,
+        "   1. setup: touch setup.done  (priority normal)",
+        "   2. build: touch build.done  (priority normal; after setup)",
+        "   3. test: touch test.done  (priority normal; after build)",
+        "",
+      ].join("\n"),
+    );
+    const json = await taskq("--dry-run", "--json", "lint");
+    const records = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records[0]).toMatchObject({ event: "plan", tasks: 2, selected: ["lint"], fileTasks: 6 });
+    expect(records.slice(1).map((record) => record.id)).toEqual(["setup", "lint"]);
+  });
+
+  it("a workflow from standard input (-) takes tasks too", async () => {
+    const ws = await workspace(PIPELINE);
+    logRoots.push(ws.logs);
+    const result = await runWithInput(["run", "-", "build", "--log-dir", ws.logs], PIPELINE, ws.dir);
+    expect(result.code).toBe(0);
+    expect(TASKS.filter((task) => existsSync(path.join(ws.dir, `${task}.done`)))).toEqual(["setup", "build"]);
+    expect(result.stdout).toMatch(/: 2 of 6 tasks \(build and what it depends on\), /);
+  });
+
+  it("a word that looks like a flag, after --, is taken for a task id and refused as none; a word after a flag that takes no value is said so", async () => {
+    const { taskq, ran, file } = await pipeline();
+    const dashed = await taskq("--", "--test");
+    expect(dashed.code).toBe(2);
+    expect(dashed.stderr).toMatch(new RegExp(`^taskq: ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} has no task "--test" \\(not a task id: ids match `));
+    const stray = await taskq("--dry-run", "yes");
+    expect(stray).toMatchObject({ code: 2, stdout: "" });
+    expect(stray.stderr).toBe(`taskq: ${file} has no task "yes": nothing was run (taskq list ${file} lists its tasks); --dry-run takes no value: give it alone\n`);
+    // Flags after the tasks are read as flags.
+    const after = await taskq("build", "--dry-run");
+    expect(after.code).toBe(0);
+    expect(after.stdout).toMatch(/: 2 of 6 tasks \(build and what it depends on\), /);
+    expect(ran()).toEqual([]);
+  });
+
+  it("with a store, a selection is refused before anything is stored or run (a durable run is its whole file); submit refuses one too", async () => {
+    const { taskq, ran, file, dir } = await pipeline();
+    const flag = await taskq("--store", "postgres://127.0.0.1:1/none", "test");
+    expect(flag).toMatchObject({ code: 2, stdout: "" });
+    expect(flag.stderr).toBe("taskq: selecting tasks (test) is for a local run, and a store is given (--store): a durable run runs every task of its file; run without a store, or give a file with those tasks\n");
+    const env = await runCli(["run", file, "test", "--dry-run"], { cwd: dir, env: { TASKQ_STORE: "postgres://127.0.0.1:1/none" } });
+    expect(env).toMatchObject({ code: 2, stdout: "" });
+    expect(env.stderr).toContain("a store is given (TASKQ_STORE)");
+    const submit = await runCli(["submit", file, "test", "--store", "postgres://127.0.0.1:1/none"], { cwd: dir });
+    expect(submit).toMatchObject({ code: 2, stdout: "" });
+    expect(submit.stderr).toBe(`taskq: too many arguments for 'submit': it takes one workflow file (${file}), and got 'test' besides; a durable run runs every task of its file: selecting tasks is for taskq run without a store\n`);
+    expect(ran()).toEqual([]);
+  });
+
+  it("taskq run --help shows the tasks argument", async () => {
+    const help = await runCli(["run", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("Usage: taskq run [options] <file> [tasks...]");
+    expect(help.stdout).toMatch(/\n {2}tasks +run only these tasks and what they depend on/);
+  });
+});
