@@ -88,14 +88,19 @@ export function durationMistake(text: string, units: readonly DurationUnit[] = U
   if (comma !== value && DURATION_PATTERN.test(comma)) return `write ${comma}: a number's decimal mark is a point`;
   const spaced = /\s/.test(text);
   const joined = value.replace(/\s+/g, "");
-  // `1m30`, `1h30`: a number without a unit after others, meant in the unit after the one before it (1m30s, 1h30m);
-  // not after seconds, as `5m30s10` has its seconds already, and 10ms is a guess too far.
+  // `1m30`, `1h30`: a number without a unit after others, meant in the unit after the one before it (1m30s, 1h30m)
+  // where it is fewer than the one before holds (not `1d30`, 30 hours); not after seconds, as `5m30s10` has its seconds already, and 10ms is a guess too far.
   const bare = /^((?:\d+(?:\.\d+)?[A-Za-z]+)+)(\d+(?:\.\d+)?)$/.exec(joined);
   const before = bare === null ? undefined : unitOf(/([A-Za-z]+)$/.exec(bare[1]!)![1]!);
   const next = before === "d" ? "h" : before === "h" ? "m" : before === "m" ? "s" : undefined;
   // Only where that fix is a duration: `1e3` and `0x10` have no unit of theirs either.
   if (bare !== null && next !== undefined && units.includes(next) && DURATION_PATTERN.test(`${bare[1]}${bare[2]}${next}`)) {
-    return `the last number, ${bare[2]}, has no unit: write ${bare[1]}${bare[2]}${next} for ${UNIT_WORDS[next]}`;
+    // More of it than the unit before holds (`1d30`: 30 hours, over a day): no unit is likelier than another, and each is named.
+    const choices: Array<keyof typeof UNIT_WORDS> = Number(bare[2]) < UNIT_MS[UNITS.indexOf(before!)]! / UNIT_MS[UNITS.indexOf(next)]! ? [next] : (["h", "m", "s"] as const).filter((unit) => UNITS.indexOf(unit) > UNITS.indexOf(before!) && units.includes(unit));
+    const written = choices.map((unit) => `${bare[1]}${bare[2]}${unit} for ${UNIT_WORDS[unit]}`);
+    return choices.length === 1
+      ? `the last number, ${bare[2]}, has no unit: write ${written[0]!}`
+      : `the last number, ${bare[2]}, has no unit: write the one meant, ${written.slice(0, -1).join(", ")} or ${written.at(-1)!}`;
   }
   if (!/^(?:\d+(?:\.\d+)?[A-Za-z]+)+$/.test(joined)) return undefined;
   const parts = [...joined.matchAll(/(\d+(?:\.\d+)?)([A-Za-z]+)/g)].map((match) => {

@@ -361,6 +361,9 @@ describe("taskq commands", () => {
     // A last number without its unit is in the unit after the one before it: 1h30 is an hour and a half, not 1h30s.
     const hours = await runCli(["run", ws.file, "--kill-grace", "1h30", "--log-dir", ws.logs]);
     expect(hours).toMatchObject({ code: 2, stderr: 'taskq: --kill-grace: "1h30" is not a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days (the last number, 30, has no unit: write 1h30m for minutes)\n' });
+    // More of it than the unit before holds (30 hours, over a day) is not told to be hours: each unit it may be in is named.
+    const day = await runCli(["run", ws.file, "--kill-grace", "1d30", "--log-dir", ws.logs]);
+    expect(day).toMatchObject({ code: 2, stderr: 'taskq: --kill-grace: "1d30" is not a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 0 to 30 days (the last number, 30, has no unit: write the one meant, 1d30h for hours, 1d30m for minutes or 1d30s for seconds)\n' });
     expect(existsSync(ws.logs)).toBe(false);
   });
 

@@ -712,6 +712,12 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `4:23: task "c": \`delay\` ${duration}, got "1s500"`,
       `5:23: task "d": \`delay\` ${duration}, got "5ms3"`,
     ]);
+    // More of it than the unit before holds (30 hours, over a day) is not likely in the next unit: the units it may be in are named.
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, timeout: 1d30 }", "  b: { run: x, delay: 1h90 }", "  c: { run: x, delay: 1d23 }"))).toEqual([
+      `2:25: task "a": \`timeout\` ${timeout}, got "1d30" (the last number, 30, has no unit: write the one meant, 1d30h for hours, 1d30m for minutes or 1d30s for seconds)`,
+      `3:23: task "b": \`delay\` ${duration}, got "1h90" (the last number, 90, has no unit: write the one meant, 1h90m for minutes or 1h90s for seconds)`,
+      `4:23: task "c": \`delay\` ${duration}, got "1d23" (the last number, 23, has no unit: write 1d23h for hours)`,
+    ]);
   });
 
   it("says what is wrong with a runAt written in a near-ISO form, and the form meant: a space for the T, no timezone, no seconds, an offset without its colon", () => {
