@@ -100,18 +100,57 @@ function severalIds(written: string, indexOf: Map<string, number>, self: string)
 /**
  * Each cycle as a problem, at its first dependency; cycles that share a dependency as one problem (a -> b -> c -> a and
  * b -> c -> d -> b, both through b -> c), which one edit may end, at the dependency they all go through where there is one:
- * told apart, each said "remove one of these dependencies" and named the one they share again.
+ * told apart, each said "remove one of these dependencies" and named the one they share again. A group of tasks with
+ * more cycles than are told one by one (see findCycles) is one problem, which names dependencies whose removal ends
+ * them all: told by the first few, removing one dependency of each left others, told on the next run.
  */
 function reportCycles(tasks: DependencyInput[], edges: number[][], waitingOn: number[], locator: SourceLocator, problems: ProblemList): void {
   const stuck = waitingOn.map((count) => count > 0);
-  const cycles = findCycles(edges, stuck);
   const offsetOf = (from: number, to: number): number => {
     const dependency = tasks[from]!.dependsOn.find((entry) => entry.id === tasks[to]!.id);
     return locator.offsetOf(dependencyPath(tasks[from]!.id, dependency?.index));
   };
   const edgeKey = (from: number, to: number): number => from * tasks.length + to;
   const stepsOf = (cycle: number[]): number[] => cycle.map((from, step) => edgeKey(from, cycle[(step + 1) % cycle.length]!));
-  // Cycles joined by a shared dependency, directly or through others, are one problem: a union-find over the cycles.
+  for (const { members, cycles, complete } of findCycles(edges, stuck)) {
+    const joined = complete ? joinedByDependency(cycles, stepsOf) : undefined;
+    // Past CYCLES_NAMED + 1 in one problem, some go unnamed, and "one dependency of each" cannot be followed.
+    if (joined === undefined || joined.some((group) => group.length > CYCLES_NAMED + 1)) {
+      reportTangle(members, cycles, tasks, edges, offsetOf, problems);
+      continue;
+    }
+    for (const group of joined) {
+      if (group.length === 1) {
+        const cycle = group[0]!;
+        const { path, where } = cycleWords(cycle, tasks, offsetOf, problems);
+        problems.atOffset(offsetOf(cycle[0]!, cycle[1 % cycle.length]!), `dependency cycle: ${path} (${where.join(", ")}); remove one of these dependencies`);
+        continue;
+      }
+      // The dependencies every cycle of the group goes through, in the first's order: removing one ends them all.
+      const sets = group.map((cycle) => new Set(stepsOf(cycle)));
+      const first = group[0]!;
+      const shared = first.flatMap((from, step) => {
+        const to = first[(step + 1) % first.length]!;
+        return sets.every((steps) => steps.has(edgeKey(from, to))) ? [[from, to] as const] : [];
+      });
+      const words = group.map((cycle) => cycleWords(cycle, tasks, offsetOf, problems));
+      const paths = words.map((word) => word.path);
+      const listed = `${paths.slice(0, -1).join(", ")} and ${paths.at(-1)!}`;
+      const where = [...new Set(words.flatMap((word) => word.where))];
+      const all = group.length === 2 ? "both" : `all ${group.length}`;
+      const edge = ([from, to]: readonly [number, number]) => `${tasks[from]!.id} -> ${tasks[to]!.id}`;
+      const advice =
+        shared.length === 0
+          ? `remove one dependency of each; one they share ends every cycle through it`
+          : `remove ${shared.length === 1 ? edge(shared[0]!) : `one of ${sharedWords(shared.map(edge))}`}, which ${all} go through, or one other dependency of each`;
+      const at = shared[0] === undefined ? offsetOf(first[0]!, first[1 % first.length]!) : offsetOf(...shared[0]);
+      problems.atOffset(at, `dependency cycles ${listed}, which share a dependency (${where.join(", ")}); ${advice}`);
+    }
+  }
+}
+
+/** Cycles joined by a shared dependency, directly or through others, each group in the order given: a union-find over the cycles. */
+function joinedByDependency(cycles: number[][], stepsOf: (cycle: number[]) => number[]): number[][][] {
   const parent = cycles.map((_, index) => index);
   const root = (index: number): number => {
     while (parent[index] !== index) index = parent[index] = parent[parent[index]!]!;
@@ -131,42 +170,42 @@ function reportCycles(tasks: DependencyInput[], edges: number[][], waitingOn: nu
     if (group === undefined) joined.set(root(index), [cycle]);
     else group.push(cycle);
   }
-  for (const group of joined.values()) {
-    if (group.length === 1) {
-      const cycle = group[0]!;
-      const { path, where } = cycleWords(cycle, tasks, offsetOf, problems);
-      problems.atOffset(offsetOf(cycle[0]!, cycle[1 % cycle.length]!), `dependency cycle: ${path} (${where.join(", ")}); remove one of these dependencies`);
-      continue;
-    }
-    // The dependencies every cycle of the group goes through, in the first's order: removing one ends them all.
-    const sets = group.map((cycle) => new Set(stepsOf(cycle)));
-    const first = group[0]!;
-    const shared = first.flatMap((from, step) => {
-      const to = first[(step + 1) % first.length]!;
-      return sets.every((steps) => steps.has(edgeKey(from, to))) ? [[from, to] as const] : [];
-    });
-    const named = group.length > CYCLES_NAMED + 1 ? group.slice(0, CYCLES_NAMED) : group;
-    const words = named.map((cycle) => cycleWords(cycle, tasks, offsetOf, problems));
-    const paths = words.map((word) => word.path);
-    const listed = named.length < group.length ? `${paths.join(", ")} and ${group.length - named.length} more` : `${paths.slice(0, -1).join(", ")} and ${paths.at(-1)!}`;
-    const where = [...new Set(words.flatMap((word) => word.where))];
-    const all = group.length === 2 ? "both" : `all ${group.length}`;
-    const edge = ([from, to]: readonly [number, number]) => `${tasks[from]!.id} -> ${tasks[to]!.id}`;
-    const advice =
-      shared.length === 0
-        ? `remove one dependency of each; one they share ends every cycle through it`
-        : `remove ${shared.length === 1 ? edge(shared[0]!) : `one of ${sharedWords(shared.map(edge))}`}, which ${all} go through, or one other dependency of each`;
-    const at = shared[0] === undefined ? offsetOf(first[0]!, first[1 % first.length]!) : offsetOf(...shared[0]);
-    problems.atOffset(at, `dependency cycles ${listed}, which share a dependency (${where.join(", ")}); ${advice}`);
-  }
+  return [...joined.values()];
 }
+
+/**
+ * A group of tasks with more cycles than are told one by one, as one problem: its tasks, its first cycles, and the
+ * dependencies among them on a task written below their own (or above it, where those are fewer), at the first of them:
+ * with those removed, each task of the group waits only on tasks on one side of it in the file, so no cycle is left.
+ */
+function reportTangle(members: number[], cycles: number[][], tasks: DependencyInput[], edges: number[][], offsetOf: (from: number, to: number) => number, problems: ProblemList): void {
+  const inside = new Set(members);
+  const below: Array<[number, number]> = [];
+  const above: Array<[number, number]> = [];
+  for (const from of members) {
+    for (const to of new Set(edges[from])) if (inside.has(to)) (to > from ? below : above).push([from, to]);
+  }
+  const [cut, side] = below.length <= above.length ? [below, "below"] : [above, "above"];
+  const ids = members.length > TASKS_NAMED + 1 ? `${members.slice(0, TASKS_NAMED).map((member) => tasks[member]!.id).join(", ")} and ${(members.length - TASKS_NAMED).toLocaleString("en-US")} more` : `${members.slice(0, -1).map((member) => tasks[member]!.id).join(", ")} and ${tasks[members.at(-1)!]!.id}`;
+  const paths = cycles.slice(0, CYCLES_NAMED).map((cycle) => cycleWords(cycle, tasks, offsetOf, problems).path);
+  const such = paths.length === 1 ? paths[0]! : `${paths.slice(0, -1).join(", ")} and ${paths.at(-1)!}`;
+  const where = cut.slice(0, cut.length > TASKS_NAMED + 1 ? TASKS_NAMED : cut.length).map(([from, to]) => `${tasks[from]!.id} -> ${tasks[to]!.id} at ${problems.lineCol(offsetOf(from, to))}`);
+  const more = where.length < cut.length ? ` and ${(cut.length - where.length).toLocaleString("en-US")} more` : "";
+  problems.atOffset(
+    offsetOf(...cut[0]!),
+    `dependency cycles among ${members.length.toLocaleString("en-US")} tasks (${ids}), more than are told one by one, such as ${such}; remove from each of these tasks its dependencies on those ${side} it in the file, which ends every cycle: ${where.join(", ")}${more}`,
+  );
+}
+
+/** How many tasks a tangle's problem names, and how many of the dependencies to remove; past one more, the rest are counted. */
+const TASKS_NAMED = 10;
 
 /** The dependencies cycles share, as named: past one more than CYCLES_NAMED, the first of them and how many more (a long ring's thousands made a line of megabytes). */
 function sharedWords(edges: string[]): string {
   return edges.length > CYCLES_NAMED + 1 ? `${edges.slice(0, CYCLES_NAMED).join(", ")} and ${(edges.length - CYCLES_NAMED).toLocaleString("en-US")} more` : edges.join(", ");
 }
 
-/** How many cycles one problem names, of cycles that share a dependency; past one more, the rest are counted. */
+/** How many cycles one problem names, of cycles that share a dependency (more are told as a tangle), and of a tangle's. */
 const CYCLES_NAMED = 3;
 
 /** A cycle's path (`a -> b -> a`) and where each of its dependencies is written; a long one by its first steps (a 2,000-task one made a 68 KB line). */

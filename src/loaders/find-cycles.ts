@@ -1,69 +1,135 @@
 /**
- * The dependency cycles of each strongly connected group of tasks, as task indexes
- * (`[a, b, c]` means a -> b -> c -> a). Tarjan's algorithm, written with an
- * explicit stack so a 100,000-task cycle cannot overflow the call stack; each
- * cycle is the shortest one through the group's first task in file order. A group
- * that is more than that one cycle (a <-> b <-> c) has others, which removing one of
- * its dependencies would leave: they are found in the group without the cycle's last
- * dependency and in the group without its first, and so on, so every problem is reported
- * at once, not one per run.
- * Only nodes marked in `include` are considered.
+ * The tasks of a strongly connected group (each waits on each through dependencies, so none can start), and its cycles
+ * as task indexes (`[a, b, c]` means a -> b -> c -> a), each from its first task in file order.
  */
-export function findCycles(edges: number[][], include: boolean[]): number[][] {
-  const cycles: number[][] = [];
-  let looks = MAX_LOOKS;
-  /** Each cycle found, by its tasks in order: a look without one dependency may find again one found without the other. */
-  const seen = new Set<string>();
-  /** A group still to look in, with `edges` less the dependencies taken out on the way to it (`edges` itself for the first groups). */
-  const pending = stronglyConnected(edges, include)
-    .filter((group) => group.length > 1)
-    .map((group) => ({ group, rest: edges }));
-  for (let next = pending.shift(); next !== undefined; next = pending.shift()) {
-    const { group, rest } = next;
-    const cycle = shortestCycle(rest, group);
-    const key = cycle.join(",");
-    if (seen.has(key)) continue;
-    seen.add(key);
-    cycles.push(cycle);
-    if (isRing(rest, group) || looks <= 0) continue;
-    const members = new Array<boolean>(edges.length).fill(false);
-    for (const member of group) members[member] = true;
-    // Without the dependency that closes the cycle back to its first task: the next look from that task finds the cycles
-    // that share the cycle's first dependency with it (a -> b -> a, then a -> b -> c -> a), which taking that one out would hide.
-    const [last, first] = [[cycle.at(-1)!, cycle[0]!], [cycle[0]!, cycle[1 % cycle.length]!]] as const;
-    looks--;
-    const without = withoutDependency(rest, last);
-    pending.push(...stronglyConnected(without, members).filter((part) => part.length > 1).map((part) => ({ group: part, rest: without })));
-    // And without its first, for those through the last (a -> b -> a, then a -> c -> b -> a): only the part that still holds
-    // the last, as every other cycle is left in the look above.
-    if (looks <= 0) continue;
-    looks--;
-    const other = withoutDependency(rest, first);
-    const through = stronglyConnected(other, members).find((part) => part.length > 1 && part.includes(last[0]) && part.includes(last[1]));
-    if (through !== undefined) pending.push({ group: through, rest: other });
-  }
-  // Stable: cycles through the same first task stay in the order they were found.
-  return cycles.sort((a, b) => a[0]! - b[0]!);
+export interface CycleGroup {
+  /** Its tasks, in file order. */
+  members: number[];
+  /** Every cycle of the group where `complete`; else the first few found, as examples. */
+  cycles: number[][];
+  /** Whether `cycles` holds every one: removing one dependency of each then ends them all, which it may not where only examples are. */
+  complete: boolean;
 }
 
 /**
- * Looks for more cycles in a group after its first at most this many times in a file, two for each
- * cycle found (without its last dependency, and without its first): each look is a pass over the whole
- * graph, and a tangle of 1,000 tasks that all depend on each other has more cycles than anyone reads.
+ * The strongly connected groups of the tasks marked in `include` that hold a cycle, in the order of their first tasks, with
+ * their cycles: every one where there are at most MAX_CYCLES and they are found within the budget, so that removing
+ * one dependency of each ends them all, and not one is left for the next run; past that, a tangle (40 tasks that all depend
+ * on each other has more cycles than anyone reads) is told whole by the caller. Tarjan's algorithm and the look for cycles
+ * are written with explicit stacks, so a 100,000-task cycle cannot overflow the call stack.
  */
-const MAX_LOOKS = 100;
-
-/** `edges` less one dependency, `[from, to]`: a copy, `edges` kept as it is. */
-function withoutDependency(edges: number[][], [from, to]: readonly [number, number]): number[][] {
-  const rest = edges.slice();
-  rest[from] = edges[from]!.filter((target) => target !== to);
-  return rest;
+export function findCycles(edges: number[][], include: boolean[]): CycleGroup[] {
+  const unique = edges.map((targets) => (targets.length > 1 ? [...new Set(targets)] : targets));
+  let budget = SHARED_BUDGET;
+  const groups: CycleGroup[] = [];
+  for (const group of stronglyConnected(unique, include)) {
+    if (group.length < 2) continue;
+    const members = group.sort((a, b) => a - b);
+    const ring = ringOf(unique, members);
+    if (ring !== undefined) {
+      groups.push({ members, cycles: [ring], complete: true });
+      continue;
+    }
+    const found = cyclesOf(unique, members, budget);
+    budget = found.budget;
+    // A budget spent before a cycle was found leaves none to show: the shortest through the group's first task is one.
+    groups.push({ members, cycles: found.cycles.length > 0 ? found.cycles : [shortestCycle(unique, members)], complete: found.complete });
+  }
+  return groups.sort((a, b) => a.members[0]! - b.members[0]!);
 }
 
-/** Whether the group is one cycle and nothing more: each member has one dependency inside it. */
-function isRing(edges: number[][], group: number[]): boolean {
-  const members = new Set(group);
-  return group.every((member) => edges[member]!.filter((target) => members.has(target)).length === 1);
+/** At most this many cycles of a group are told one by one; a group with more is told whole. */
+export const MAX_CYCLES = 16;
+
+/**
+ * The steps the look for every cycle may take in a group, per task and dependency of it, and in a file besides, shared by
+ * its groups: a look over every path of tasks takes exponential time in a tangle, where it stops. So a group's own share
+ * is never taken by another's tangle, and the whole stays linear in the file's size.
+ */
+const BUDGET_PER_STEP = 32;
+const SHARED_BUDGET = 100_000;
+
+/** The group's one cycle, from its first task, where it is one and nothing more (each member has one dependency inside it); else undefined. */
+function ringOf(edges: number[][], members: number[]): number[] | undefined {
+  const inside = new Set(members);
+  const next = new Map<number, number>();
+  for (const member of members) {
+    const targets = edges[member]!.filter((target) => inside.has(target));
+    if (targets.length !== 1) return undefined;
+    next.set(member, targets[0]!);
+  }
+  const ring = [members[0]!];
+  for (let node = next.get(members[0]!)!; node !== members[0]; node = next.get(node)!) ring.push(node);
+  return ring;
+}
+
+/**
+ * Every cycle of a group, each found once, from its first task in file order: from a task, every path through tasks
+ * after it that comes back to it, the tasks after it that can reach it and be reached from it alone (Johnson's choice
+ * of where to look next: the first task of the next group, among those after the one looked from, that holds a cycle;
+ * so a 20,000-task cycle with one more through its second half takes two looks, not one from each of its tasks).
+ * Incomplete past MAX_CYCLES, or once the group's own budget and the shared one are spent (the shared steps left are returned).
+ * Sorted by first task, then length: the shortest first, as a reader takes them in.
+ */
+function cyclesOf(edges: number[][], members: number[], shared: number): { cycles: number[][]; complete: boolean; budget: number } {
+  // The group on its own, its tasks numbered from 0 in file order: a look costs its size, not the file's.
+  const localOf = new Map(members.map((member, index) => [member, index]));
+  const inner = members.map((member) => edges[member]!.flatMap((target) => localOf.get(target) ?? []));
+  const size = members.length + inner.reduce((total, targets) => total + targets.length, 0);
+  let budget = shared + BUDGET_PER_STEP * size;
+  const cycles: number[][] = [];
+  const onPath = new Uint8Array(members.length);
+  // The path looked along, and the next dependency to take from each of its tasks: a 20,000-task one in two arrays, not 20,000 of its own.
+  const pathNodes = new Int32Array(members.length);
+  const pathNext = new Int32Array(members.length);
+  let complete = true;
+  // The group itself first: it is one already, from its first task.
+  let part: number[] | undefined = members.map((_, index) => index);
+  search: while (part !== undefined) {
+    const start: number = part[0]!;
+    const inside = new Uint8Array(members.length);
+    for (const node of part) inside[node] = 1;
+    let depth = 1;
+    pathNodes[0] = start;
+    pathNext[0] = 0;
+    onPath[start] = 1;
+    while (depth > 0) {
+      const node = pathNodes[depth - 1]!;
+      const out = inner[node]!;
+      const next = pathNext[depth - 1]!;
+      if (next === out.length) {
+        depth--;
+        onPath[node] = 0;
+        continue;
+      }
+      pathNext[depth - 1] = next + 1;
+      if (--budget < 0) {
+        complete = false;
+        break search;
+      }
+      const target = out[next]!;
+      if (target === start) {
+        cycles.push(Array.from(pathNodes.subarray(0, depth), (step) => members[step]!));
+        if (cycles.length > MAX_CYCLES) {
+          complete = false;
+          break search;
+        }
+      } else if (inside[target] === 1 && target > start && onPath[target] === 0) {
+        pathNodes[depth] = target;
+        pathNext[depth] = 0;
+        depth++;
+        onPath[target] = 1;
+      }
+    }
+    budget -= size;
+    part = stronglyConnected(inner, inner.map((_, index) => index > start))
+      .filter((group) => group.length > 1)
+      .map((group) => group.sort((a, b) => a - b))
+      .sort((a, b) => a[0]! - b[0]!)[0];
+  }
+  // Stable: cycles of one length through the same first task stay in the order they were found.
+  cycles.sort((a, b) => a[0]! - b[0]! || a.length - b.length);
+  return { cycles: complete ? cycles : cycles.slice(0, MAX_CYCLES), complete, budget: Math.min(Math.max(budget, 0), shared) };
 }
 
 function stronglyConnected(edges: number[][], include: boolean[]): number[][] {
@@ -115,9 +181,9 @@ function stronglyConnected(edges: number[][], include: boolean[]): number[][] {
 }
 
 /** Breadth-first search inside the group from its first task back to itself. */
-function shortestCycle(edges: number[][], group: number[]): number[] {
-  const members = new Set(group);
-  const start = group.reduce((min, node) => Math.min(min, node));
+function shortestCycle(edges: number[][], members: number[]): number[] {
+  const inside = new Set(members);
+  const start = members[0]!;
   const parent = new Map<number, number>([[start, -1]]);
   const queue = [start];
   for (let head = 0; head < queue.length; head++) {
@@ -128,7 +194,7 @@ function shortestCycle(edges: number[][], group: number[]): number[] {
         for (let step = parent.get(node)!; step !== -1; step = parent.get(step)!) path.push(step);
         return path.reverse();
       }
-      if (members.has(target) && !parent.has(target)) {
+      if (inside.has(target) && !parent.has(target)) {
         parent.set(target, node);
         queue.push(target);
       }

@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli, runIds, workspace } from "../helpers/cli.js";
@@ -32,6 +33,18 @@ describe("validation messages", () => {
     ]);
     expect(existsSync(path.join(ws.dir, "ran"))).toBe(false);
     expect(await runIds(ws.logs)).toEqual([]);
+  });
+
+  it("tells every dependency cycle in one run: one dependency of each told removed leaves none for the next run", { timeout: 30_000 }, async () => {
+    // a -> c -> b -> a was told only once a -> b and c -> a, one dependency of each cycle told, were removed.
+    const cycles = await workspace(["tasks:", "  a:", "    run: echo a", "    dependsOn: [b, c]", "  b:", "    run: echo b", "    dependsOn: [a]", "  c:", "    run: echo c", "    dependsOn: [a, b]", ""].join("\n"));
+    expect(await runCli(["validate", cycles.file], { cwd: cycles.dir })).toMatchObject({
+      code: 2,
+      stderr: `${cycles.file}:4:17: dependency cycles a -> b -> a, a -> c -> a and a -> c -> b -> a, which share a dependency (a -> b at 4:17, b -> a at 7:17, a -> c at 4:20, c -> a at 10:17, c -> b at 10:20); remove one dependency of each; one they share ends every cycle through it\n1 problem\n`,
+    });
+    // Without a -> b, c -> a and b -> a, one of each told.
+    await writeFile(cycles.file, ["tasks:", "  a:", "    run: echo a", "    dependsOn: [c]", "  b:", "    run: echo b", "  c:", "    run: echo c", "    dependsOn: [b]", ""].join("\n"));
+    expect(await runCli(["validate", cycles.file], { cwd: cycles.dir })).toMatchObject({ code: 0, stdout: `${cycles.file}: ok, 3 tasks\n` });
   });
 
   it("points a top level that is a tag alone (`!!null`) at the tag, not past it, for validate and run", { timeout: 30_000 }, async () => {
