@@ -7,7 +7,7 @@ import type { DataPath } from "./locator.js";
 import { isEnvVariablePath, quote, refusalOf } from "./report-issues.js";
 import { secondsInDigits } from "./duration.js";
 import { keyText, misreadUnquoted, numberRewritten, type Takes } from "./to-plain.js";
-import { KEY_LINE, lineAt, visitTokens, withHint } from "./yaml-error-hints.js";
+import { KEY_LINE, lineAt, visitTokens, withHint, type YamlHint } from "./yaml-error-hints.js";
 
 /** A parsed YAML document with its line index; both are dropped once the workflow is built. */
 export interface ParsedYaml {
@@ -164,7 +164,7 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
     // The value read as text in its place, which the field refuses as text, follows from the tag told.
     if (tag !== undefined) problems.explained(tag.value);
     if (tag?.key !== undefined) problems.keyExplained(tag.key);
-    const hinted: { message: string; offset?: number; echoesThrough?: number } = unclosed ?? tag ?? withHint(error.message.split("\n")[0] ?? error.message, text, from, tokens, problems.json);
+    const hinted: YamlHint = unclosed ?? tag ?? withHint(error.message.split("\n")[0] ?? error.message, text, from, tokens, problems.json);
     // Told above the line yaml tells (a comment that ended a block): yaml's errors on either line are this one, and
     // one already told on that line (a tab there) is the mistake told: one problem a line.
     if (unclosed === undefined && hinted.offset !== undefined) {
@@ -181,6 +181,13 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
     shown++;
     const echoes = error.pos[0] === tab && afterTab > 0 ? `; yaml then found ${afterTab === 1 ? "an error" : `${afterTab} errors`} below it, which may follow from it and are not shown: fix the tab first` : "";
     problems.atOffset(hinted.offset ?? at, `${hinted.message}${echoes}`);
+    // Told now, each at its line (`timeout: 5s` below `retries: 2`, both under `run: make`), where yaml told one only: yaml's errors there are this one's.
+    for (const more of unclosed === undefined ? (hinted.more ?? []) : []) {
+      const moreLine = problems.lineCol(more.offset).split(":")[0]!;
+      if (lines.has(moreLine)) continue;
+      lines.add(moreLine);
+      problems.atOffset(more.offset, more.message);
+    }
   }
 }
 

@@ -84,6 +84,15 @@ function slashCommentAt(text: string, offset: number): string | undefined {
   return written === "//" || written === "/*" ? written : undefined;
 }
 
+/** A yaml error's words with what to do, and where they are told where that is not yaml's place (see withHint). */
+export interface YamlHint {
+  message: string;
+  offset?: number;
+  echoesThrough?: number;
+  /** Mistakes like it that yaml's error stands for too, each told at its own place. */
+  more?: Array<{ message: string; offset: number }>;
+}
+
 /**
  * yaml's message, with what to do where its own words do not say it: for one of COLON_IN_VALUE,
  * where the value has a ": ", or where a line below it is indented more than its key;
@@ -92,9 +101,10 @@ function slashCommentAt(text: string, offset: number): string | undefined {
  * for LIST_ON_KEY_LINE, the flow list meant; for BAD_ESCAPE, what a backslash is there;
  * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket (and ends with that quote: one inside it ended it).
  * With the offset to tell it at, where that is not yaml's (a comment that ended a block above the line yaml tells, a key
- * indented more than the one above it, below the value yaml tells).
+ * indented more than the one above it, below the value yaml tells), and the mistakes like it that yaml's error stands for
+ * too (the other keys indented as far below that value), each at its own line.
  */
-export function withHint(message: string, text: string, offset: number, tokens: readonly CST.Token[], json = false): { message: string; offset?: number; echoesThrough?: number } {
+export function withHint(message: string, text: string, offset: number, tokens: readonly CST.Token[], json = false): YamlHint {
   // A comment left of a block's lines ends the block: the mistake is the comment's, above where yaml tells it.
   const comment = UNALIGNED_KEY.test(message) || LINE_AS_KEY.test(message) ? commentEndingBlock(text, offset) : undefined;
   if (comment !== undefined) return comment;
@@ -109,7 +119,7 @@ export function withHint(message: string, text: string, offset: number, tokens: 
  * indented more than the one above it); with the offset up to which yaml's errors on the lines below are
  * this one's echoes, where the hint tells of those lines (a list's items below a `dependsOn: -`).
  */
-function hintFor(message: string, text: string, offset: number, tokens: readonly CST.Token[], json: boolean): string | { message: string; echoesThrough?: number; offset?: number } {
+function hintFor(message: string, text: string, offset: number, tokens: readonly CST.Token[], json: boolean): string | YamlHint {
   const stray = STRAY_TOKEN.exec(message);
   if (stray !== null) return strayTokenWords(stray[1]!, stray[2]!, stray[3]);
   const noBreak = noBreakSpaceAt(text, offset);
@@ -147,10 +157,8 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
     const deeper = keyIndentedUnder(text, offset);
     // Told at that line, where the mistake is, not at the value above it that yaml tells.
     if (deeper !== undefined) {
-      return {
-        message: `${message}: ${deeper.deeper} is indented more than ${deeper.key} above it (line ${lineNumberAt(text, offset)}), so yaml reads it as more of the value of ${deeper.key}; start it at column ${deeper.col}, as ${deeper.key} is`,
-        offset: deeper.offset,
-      };
+      const words = (key: string) => `${message}: ${key} is indented more than ${deeper.key} above it (line ${lineNumberAt(text, offset)}), so yaml reads it as more of the value of ${deeper.key}; start it at column ${deeper.col}, as ${deeper.key} is`;
+      return { message: words(deeper.deeper), offset: deeper.offset, more: deeper.more.map((key) => ({ message: words(key.deeper), offset: key.offset })) };
     }
   }
   if (LINE_AS_KEY.test(message)) {
@@ -399,17 +407,25 @@ function* linesAfter(text: string, offset: number): Generator<{ number: number; 
  * the key line below, indented more than the value's key, that made it so (`run: make` then
  * `  retries: 1` under it): yaml reads a more indented line as more of the value above it.
  */
-function keyIndentedUnder(text: string, offset: number): { line: number; key: string; col: number; deeper: string; offset: number } | undefined {
+function keyIndentedUnder(text: string, offset: number): { line: number; key: string; col: number; deeper: string; offset: number; more: Array<{ deeper: string; offset: number }> } | undefined {
   const own = KEY_LINE.exec(lineAt(text, offset));
   if (own === null) return undefined;
   const indent = own[1]!.length;
+  let found: { line: number; key: string; col: number; deeper: string; offset: number; more: Array<{ deeper: string; offset: number }> } | undefined;
+  /** The first such key's indentation: a line indented more than it is its value's (`backoff:` then `  base: 1s`), moved with it. */
+  let first = Infinity;
   for (const { number, line, start } of linesAfter(text, offset)) {
     const depth = line.length - line.trimStart().length;
-    if (depth <= indent) return undefined;
+    if (depth <= indent) break;
+    if (depth > first) continue;
     const deeper = /^\s*([^\s"'[{#-][^:]*):(\s|$)/.exec(line);
-    if (deeper !== null) return { line: number, key: own[2]!.trimEnd(), col: indent + 1, deeper: deeper[1]!.trimEnd(), offset: start + depth };
+    // The keys below the first indented as far or less, but more than the value's key (`timeout: 5s` after `retries: 2`):
+    // read into the value too, told with it, not one a run.
+    if (deeper !== null && found !== undefined) found.more.push({ deeper: deeper[1]!.trimEnd(), offset: start + depth });
+    else if (deeper !== null) [found, first] = [{ line: number, key: own[2]!.trimEnd(), col: indent + 1, deeper: deeper[1]!.trimEnd(), offset: start + depth, more: [] }, depth];
+    else if (found !== undefined) break;
   }
-  return undefined;
+  return found;
 }
 
 /**

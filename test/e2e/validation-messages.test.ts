@@ -47,6 +47,15 @@ describe("validation messages", () => {
     expect(await runCli(["validate", cycles.file], { cwd: cycles.dir })).toMatchObject({ code: 0, stdout: `${cycles.file}: ok, 3 tasks\n` });
   });
 
+  it("tells every key indented past the value above it in one run: each moved as told leaves nothing for the next run", { timeout: 30_000 }, async () => {
+    // timeout was told only once retries was moved.
+    const deeper = await workspace(["tasks:", "  a:", "    run: echo hi", "      retries: 2", "      timeout: 5s", ""].join("\n"));
+    const told = (key: string, line: number) => `${deeper.file}:${line}:7: Nested mappings are not allowed in compact mappings: ${key} is indented more than run above it (line 3), so yaml reads it as more of the value of run; start it at column 5, as run is`;
+    expect(await runCli(["validate", deeper.file], { cwd: deeper.dir })).toMatchObject({ code: 2, stderr: `${told("retries", 4)}\n${told("timeout", 5)}\n2 problems\n` });
+    await writeFile(deeper.file, ["tasks:", "  a:", "    run: echo hi", "    retries: 2", "    timeout: 5s", ""].join("\n"));
+    expect(await runCli(["validate", deeper.file], { cwd: deeper.dir })).toMatchObject({ code: 0, stdout: `${deeper.file}: ok, 1 task\n` });
+  });
+
   it("points a top level that is a tag alone (`!!null`) at the tag, not past it, for validate and run", { timeout: 30_000 }, async () => {
     const said = "the top level must be a mapping with a `tasks` key, got nothing (null)";
     for (const [text, at] of [["!!null\n", "1:1"], ["!!null", "1:1"], ["# ci\n\n  !!null  # nothing yet\n", "3:3"], ["--- &a !!null\n", "1:5"]] as const) {

@@ -235,6 +235,17 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    retries: 1", "      # why", "      run: make"))).toEqual(["5:7: All mapping items must start at the same column: line 5 starts at column 7, and retries above it at column 5; start it at column 5, as retries is"]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: make", "      all", "      dependsOn: [b]", "  b:", "    run: y"))).toEqual([`5:7: Nested mappings are not allowed in compact mappings${hint("dependsOn", "run", 3, 5)}`]);
     expect(problemsOf(yaml("tasks:", "  - run: make", "      retries: 1"))).toEqual([`3:7: Nested mappings are not allowed in compact mappings${hint("retries", "run", 2, 5)}`]);
+    // Two keys indented so, each at its line: the second was told on the next run, once the first was moved. A key's own
+    // value indented more still (`base` under `backoff`) moves with it and is not told.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: echo hi", "      retries: 2", "      timeout: 5s", "  b:", "    run: y"))).toEqual([
+      `4:7: Nested mappings are not allowed in compact mappings${hint("retries", "run", 3, 5)}`,
+      `5:7: Nested mappings are not allowed in compact mappings${hint("timeout", "run", 3, 5)}`,
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: echo hi", "      retries: 2", "      backoff:", "        base: 1s", "     timeout: 5s"))).toEqual([
+      `4:7: Nested mappings are not allowed in compact mappings${hint("retries", "run", 3, 5)}`,
+      `5:7: Nested mappings are not allowed in compact mappings${hint("backoff", "run", 3, 5)}`,
+      `7:6: Nested mappings are not allowed in compact mappings${hint("timeout", "run", 3, 5)}`,
+    ]);
     // A plain value's lines indented more, with no key among them, are one value, as YAML reads them: no error.
     expect(parse(yaml("tasks:", "  a:", "    run: make", "      all", "  b:", "    run: y")).tasks[0]?.run).toBe("make all");
   });
