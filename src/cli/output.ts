@@ -195,6 +195,23 @@ export class BufferedWriter {
     }
   }
 
+  /**
+   * A task's line as it wrote it, at a row's start, and nothing of taskq's before it: no prefix, nor the reset of what the
+   * bytes before left set (GitHub's runner reads a workflow command only where a line starts, `\e[0m::error::` is none).
+   * That reset comes after it, before what is written next; with it what the line leaves set of `colours` (the task's,
+   * where it set any), followed as the task's other lines are.
+   */
+  writeBareLine(line: Buffer, colours: OpenColours | undefined): void {
+    if (this.#broken) return;
+    this.#writeBytes(line);
+    if (colours === undefined || line.indexOf(ESCAPE) === -1) return;
+    colours.close();
+    colours.scan(line);
+    if (!colours.open) return;
+    const before = this.#closing;
+    this.#closing = before === undefined || before === colours.closing ? colours.closing : Buffer.concat([colours.closing, before]);
+  }
+
   /** `prefix` in its own colours: after a reset where colours are set, then the task's colours set again. */
   #writeColouredPrefix(prefix: Buffer, colours: OpenColours): void {
     if (this.#closing !== undefined) this.#resetColours();

@@ -31,6 +31,7 @@ import { oneLine } from "./one-line.js";
 import { coloursRefused } from "./render/colors.js";
 import { eachLineText, hasControlBytes, rewrittenState, TaskColours, TerminalColours } from "./render/control-bytes.js";
 import { clock } from "./render/describe.js";
+import { underGitHubActions } from "./render/workflow-commands.js";
 import { leftoversGraceMs, leftoversNote, signalOf } from "./leftovers-stop.js";
 import { pidOneNote } from "./pid-one.js";
 import { RunHandlers } from "./run-handlers.js";
@@ -163,7 +164,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
    * as a local run's plain lines keep them: taskq's own lines come after a reset, a task's next line's prefix too, and
    * its text in the colours set (a line shown before it ends, `\e[31mwait` then `ing\e[0m`, stays red, and only it).
    */
-  const colours = new TaskColours(!coloursRefused(options.color ?? true));
+  const colours = new TaskColours(!coloursRefused(options.color ?? true), !terminal && underGitHubActions());
   /** On a terminal: the colours each task's lines have left set, set again at its next line, as a local run's (see TerminalColours). */
   const terminalColours = new TerminalColours(colours.keeps);
   const handlers = new RunHandlers((runId) => {

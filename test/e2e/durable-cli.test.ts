@@ -206,6 +206,26 @@ tasks:
     expect(failed.stdout).toMatch(/cancelled because of it: after/);
   });
 
+  it("under GitHub Actions, run --store and a worker write a task's workflow commands at a line's start, without the `run/task |` prefix, as a local run does", async () => {
+    const file = await workflowFile("gha", "tasks:\n  lint: { run: 'echo before; echo \"::error file=a.ts,line=3::bad\"; echo \"::add-mask::s3cret\"; echo \"a::b\"' }\n");
+    const expected = (runId: string) => `${runId}/lint | before\n::error file=a.ts,line=3::bad\n::add-mask::s3cret\n${runId}/lint | a::b\n`;
+    const storeFlags = ["--store", SECRET_URL, "--store-schema", SCHEMA, "--log-dir", ws.logs];
+    for (const gitHub of [true, false]) {
+      const runId = `gha-${randomBytes(3).toString("hex")}`;
+      runIds.push(runId);
+      const result = await taskq(["run", file, ...storeFlags, "--run-id", runId], { TASKQ_STORE: "", ...(gitHub ? { GITHUB_ACTIONS: "true" } : {}) });
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain(gitHub ? expected(runId) : `${runId}/lint | before\n${runId}/lint | ::error file=a.ts,line=3::bad\n${runId}/lint | ::add-mask::s3cret\n`);
+    }
+    const worker = await startWorker(["-j", "1"], { GITHUB_ACTIONS: "true" });
+    const runId = await submit(file);
+    await waitForRun(runId);
+    expect(await eventually(() => worker.stdout().includes(`ok      ${runId}/lint`), 5_000)).toBe(true);
+    expect(worker.stdout()).toContain(expected(runId));
+    worker.cli.child.kill("SIGTERM");
+    await worker.cli.done;
+  });
+
   it("run --store --output json: every line of a loud task is one NDJSON record with its run, task and stream", async () => {
     const script = path.join(ws.dir, "loud-json.sh");
     // 3,000 x 3 lines: plain, quoted, and one with a byte that is not UTF-8 (\377).

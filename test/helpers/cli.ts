@@ -56,8 +56,17 @@ export function startCli(args: string[], options: CliOptions = {}): RunningCli {
   const started = Date.now();
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, ...args], {
     cwd: options.cwd ?? ROOT,
-    // No TASKQ_KILL_GRACE_MS from a taskq running the tests: the CLI would shorten its stop times to it.
-    env: { ...process.env, CI: "true", NO_COLOR: "1", PATH: `${FIXTURES}:${process.env.PATH ?? ""}`, TASKQ_KILL_GRACE_MS: undefined, ...options.env },
+    // No TASKQ_KILL_GRACE_MS from a taskq running the tests: the CLI would shorten its stop times to it. No GITHUB_ACTIONS
+    // from a runner running them: a task's workflow commands would lose their prefix (a test sets it to see that).
+    env: {
+      ...process.env,
+      CI: "true",
+      NO_COLOR: "1",
+      PATH: `${FIXTURES}:${process.env.PATH ?? ""}`,
+      TASKQ_KILL_GRACE_MS: undefined,
+      GITHUB_ACTIONS: undefined,
+      ...options.env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
     uid: options.uid,

@@ -2,6 +2,7 @@ import { isUtf8 } from "node:buffer";
 import type { BufferedWriter } from "../output.js";
 import { CUT_LINK_ENDING, cutMarkStart, DISPLAY_LIMIT } from "../../handlers/line-splitter.js";
 import { eachCluster } from "./clusters.js";
+import { eachCommandLine } from "./workflow-commands.js";
 
 /**
  * Whether a block of lines (each ending in "\n") holds a byte the live board must not pass
@@ -1003,10 +1004,35 @@ export class TerminalColours {
 export class TaskColours {
   readonly #byKey = new Map<string, OpenColours>();
 
-  /** `keeps` false: no task's colour is set again after its prefix (see OpenColours). */
-  constructor(readonly keeps = true) {}
+  /**
+   * `keeps` false: no task's colour is set again after its prefix (see OpenColours). `bareCommands` (GitHub Actions'
+   * runner reads the output, decided once): a line that is a workflow command goes without the prefix (see
+   * workflow-commands.ts).
+   */
+  constructor(
+    readonly keeps = true,
+    readonly bareCommands = false,
+  ) {}
 
   write(out: BufferedWriter, key: string, prefix: Buffer, bytes: Buffer, count: number, ends: Int32Array): void {
+    if (this.bareCommands) {
+      eachCommandLine(
+        bytes,
+        count,
+        ends,
+        (run, runCount, runEnds) => this.#write(out, key, prefix, run, runCount, runEnds),
+        (line) => {
+          let colours = this.#byKey.get(key);
+          if (colours === undefined && line.indexOf(0x1b) !== -1) this.#byKey.set(key, (colours = new OpenColours(this.keeps)));
+          out.writeBareLine(line, colours);
+        },
+      );
+      return;
+    }
+    this.#write(out, key, prefix, bytes, count, ends);
+  }
+
+  #write(out: BufferedWriter, key: string, prefix: Buffer, bytes: Buffer, count: number, ends: Int32Array): void {
     let colours = this.#byKey.get(key);
     if (colours === undefined) {
       if (bytes.indexOf(0x1b) === -1) {

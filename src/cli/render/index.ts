@@ -1,5 +1,6 @@
 import { inBackground } from "./foreground.js";
 import type { Renderer } from "./types.js";
+import { underGitHubActions } from "./workflow-commands.js";
 
 export type OutputMode = "auto" | "tty" | "plain" | "json";
 
@@ -43,5 +44,6 @@ export async function createRenderer(mode: OutputMode, options: { color: boolean
     return new TtyRenderer(spinner, process.stderr, colors);
   }
   const { PlainRenderer } = await import("./plain.js");
-  return new PlainRenderer(process.stdout, colors, process.stdout.isTTY === true, !coloursRefused(options.color));
+  // Under GitHub Actions, its runner reads a task's workflow commands (`::error ...::`) from these lines.
+  return new PlainRenderer(process.stdout, colors, process.stdout.isTTY === true, !coloursRefused(options.color), underGitHubActions());
 }

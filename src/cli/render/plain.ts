@@ -41,9 +41,13 @@ export class PlainRenderer implements Renderer {
   readonly #terminalColours: TerminalColours;
   #info: RunInfo | undefined;
 
-  /** `keepColours` false (NO_COLOR, --no-color): no task's colour is set again after its prefix (see OpenColours). */
-  constructor(stream: NodeJS.WritableStream, colors: ChalkInstance, terminal = false, keepColours = true) {
-    this.#colours = new TaskColours(keepColours);
+  /**
+   * `keepColours` false (NO_COLOR, --no-color): no task's colour is set again after its prefix (see OpenColours).
+   * `bareCommands` (under GitHub Actions): into a file or a pipe, where its runner reads them, a task's workflow commands
+   * go without the prefix (see workflow-commands.ts).
+   */
+  constructor(stream: NodeJS.WritableStream, colors: ChalkInstance, terminal = false, keepColours = true, bareCommands = false) {
+    this.#colours = new TaskColours(keepColours, bareCommands && !terminal);
     this.#terminalColours = new TerminalColours(keepColours);
     this.#out = new BufferedWriter(stream);
     this.#c = colors;

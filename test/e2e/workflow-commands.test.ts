@@ -1,0 +1,112 @@
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { hasPython, runCli, runIds, workspace } from "../helpers/cli.js";
+import { taskqOnPty } from "../helpers/pty.js";
+
+const RED = "\x1b[31m";
+const RESET = "\x1b[0m";
+
+/** What a task prints: GitHub Actions workflow commands among lines that are none, `::` in some of these too. */
+const PRINTED = [
+  "before",
+  "::error file=a.ts,line=3,col=5::bad thing",
+  "std::vector here",
+  "::1 is localhost",
+  "a :: b",
+  ":: no name::",
+  "  ::warning title=W::indented, as the runner trims it",
+  "::notice::note",
+  "::group::Build",
+  "in group",
+  "::endgroup::",
+  "::stop-commands::tok123",
+  "::error::read as text while stopped",
+  "::tok123::",
+  "::add-mask::s3cret",
+  "::debug::dbg",
+  "10%\r20%",
+  `::error::${"x".repeat(5000)}`,
+  "after",
+];
+
+/** The lines of PRINTED the runner takes for workflow commands. */
+const COMMANDS = new Set([1, 6, 7, 8, 10, 11, 12, 13, 14, 15, 17].map((index) => PRINTED[index]));
+
+/** A workspace whose task `lint` runs a script printing `lines` (each ended by "\n"). */
+async function printing(lines: string[]): Promise<{ dir: string; file: string; logs: string; text: string }> {
+  const ws = await workspace("tasks:\n  lint:\n    run: cat lines.txt\n");
+  const text = lines.map((line) => `${line}\n`).join("");
+  await writeFile(path.join(ws.dir, "lines.txt"), text);
+  return { ...ws, text };
+}
+
+/** `taskq run` in plain lines into a pipe, with `env`: its stdout, and the text of its one run's log of `lint`. */
+async function run(ws: { dir: string; file: string; logs: string }, env: Record<string, string | undefined>): Promise<{ stdout: string; log: string }> {
+  const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir, env });
+  expect(result.code).toBe(0);
+  const [runId] = await runIds(ws.logs);
+  return { stdout: result.stdout, log: await readFile(path.join(ws.logs, runId as string, "lint.log"), "utf8") };
+}
+
+/** The lines of `stdout` from the task's first to its last, after taskq's `start` line and before its `ok` line. */
+function taskLines(stdout: string): string[] {
+  const lines = stdout.split("\n");
+  const start = lines.findIndex((line) => / start {3}lint /.test(line));
+  const ok = lines.findIndex((line) => / ok {6}lint/.test(line));
+  return lines.slice(start + 1, ok);
+}
+
+const CUT = `::error::${"x".repeat(4087)}… (5009 bytes)`;
+
+describe("GitHub Actions workflow commands in plain output", () => {
+  it("under GitHub Actions, writes a task's workflow commands at the start of a line, without the prefix; every other line keeps it; the log as written", async () => {
+    const ws = await printing(PRINTED);
+    const { stdout, log } = await run(ws, { GITHUB_ACTIONS: "true" });
+    expect(taskLines(stdout)).toEqual(
+      PRINTED.map((line) => {
+        if (line.startsWith("::error::x")) return CUT;
+        if (line.includes("\r")) return "lint | 10%\rlint | 20%";
+        return COMMANDS.has(line) ? line : `lint | ${line}`;
+      }),
+    );
+    expect(log).toBe(ws.text);
+  });
+
+  it("outside GitHub Actions (GITHUB_ACTIONS unset, or not `true`), prefixes every line as before", async () => {
+    const ws = await printing(PRINTED);
+    for (const value of [undefined, "false", ""]) {
+      const { stdout, log } = await run(ws, { GITHUB_ACTIONS: value });
+      expect(taskLines(stdout)).toEqual(
+        PRINTED.map((line) => {
+          if (line.startsWith("::error::x")) return `lint | ${CUT}`;
+          if (line.includes("\r")) return "lint | 10%\rlint | 20%";
+          return `lint | ${line}`;
+        }),
+      );
+      expect(log).toBe(ws.text);
+    }
+  });
+
+  it.skipIf(!hasPython())("on a terminal (plain output chosen there), prefixes a workflow command under GitHub Actions too: no runner reads a terminal", async () => {
+    const ws = await printing(["::error file=a.ts,line=3,col=5::bad thing", "after"]);
+    const { bytes, code } = await taskqOnPty(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir, size: { cols: 100, rows: 30 } }, { GITHUB_ACTIONS: "true", NO_COLOR: "1" });
+    expect(code).toBe(0);
+    expect(bytes.toString().replaceAll("\r\n", "\n")).toContain("lint | ::error file=a.ts,line=3,col=5::bad thing\nlint | after\n");
+  });
+
+  it("puts no reset before a workflow command where the task left a colour set: it ends that colour after the command, before the next prefix", async () => {
+    // `\e[0m::add-mask::s3cret` is no command to the runner: it would show the value, not mask it.
+    const ws = await printing([`${RED}red left set`, "::add-mask::s3cret", "still red", `::group::\x1b[1mbold name`, "bold"]);
+    const { stdout, log } = await run(ws, { GITHUB_ACTIONS: "true", NO_COLOR: undefined });
+    expect(taskLines(stdout)).toEqual([
+      `lint | ${RED}red left set`,
+      "::add-mask::s3cret",
+      `${RESET}lint | ${RED}still red`,
+      `::group::\x1b[1mbold name`,
+      // The colours the command line left set (red, bold), set again after the prefix as for any line of the task's.
+      `${RESET}lint | \x1b[1;31mbold`,
+    ]);
+    expect(log).toBe(ws.text);
+  });
+});
