@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { startCli, type RunningCli } from "../helpers/cli.js";
 import { eventually } from "../helpers/processes.js";
+import { startFreezableProxy } from "../helpers/tcp-proxy.js";
+import { DATABASE_URL } from "../store/helpers.js";
 import { useDurableWorkspace } from "./durable-harness.js";
 
 // A signal to `run --store` or `submit` while the run's submit waits on a lock another session holds on the tasks table
@@ -17,9 +19,9 @@ const ACK =
  * (pg_stat_activity), sends SIGINT, and waits for taskq to say it heard it, the lock still held. `then` runs with the
  * command and the submit's backend pid, the lock still held; the lock is let go after it.
  */
-async function signalledWhileLocked(args: string[], then: (cli: RunningCli, pid: number) => Promise<void>): Promise<void> {
+async function signalledWhileLocked(args: string[], then: (cli: RunningCli, pid: number) => Promise<void>, env: Record<string, string> = {}): Promise<void> {
   await durable.withTasksLocked(async () => {
-    const cli = startCli(args, { cwd: durable.ws.dir, env: ENV });
+    const cli = startCli(args, { cwd: durable.ws.dir, env: { ...ENV, ...env } });
     durable.workers.push(cli);
     let pid: number | undefined;
     const waiting = await eventually(async () => {
@@ -73,18 +75,43 @@ describe.each([
     expect(await storedTasks(runId)).toBe(0);
   });
 
-  it("a second signal stops it at once, naming the run it may leave stored", async () => {
+  // It exited at once, and its statement went on once the lock was let go: the run was stored after two Ctrl-Cs.
+  it("a second signal cancels the submit's statement and stops: nothing is stored, once the lock is let go either", async () => {
     const { runId, file } = ids();
     let result: Awaited<RunningCli["done"]> | undefined;
-    // Ended while the lock is still held: it does not wait for the database.
+    // Ended while the lock is still held: it does not wait for the lock.
     await signalledWhileLocked(argsOf(await file, runId), async (cli) => {
       cli.child.kill("SIGINT");
       result = await cli.done;
     });
     expect(result?.code).toBe(130);
-    expect(result?.stderr).toContain(`SIGINT received again while the run was being submitted: stopping now; run ${runId} may have been stored`);
-    // The one statement that stores a new run goes on once the lock is let go, its client gone (as the README says): cancelled if it did.
+    expect(result?.stderr).toContain("SIGINT received again while the run was being submitted: stopped; its submit was cancelled: nothing was submitted");
+    // The lock let go, no statement of the submit goes on to store the run.
     expect(await eventually(async () => (await durable.store.pool.query("SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1", [`%"${SCHEMA}"%`])).rows.length === 0, 20_000)).toBe(true);
+    const stored = await storedTasks(runId);
+    if (stored > 0) await durable.store.cancelRun(runId);
+    expect(stored).toBe(0);
+  });
+
+  it("a second signal while the database does not answer at all stops within a few seconds, naming the run it may leave stored", async () => {
+    const { runId, file } = ids();
+    const target = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const args = argsOf(await file, runId).map((arg) => (arg === durable.SECRET_URL ? proxy.url(durable.SECRET_URL) : arg));
+    let result: Awaited<RunningCli["done"]> | undefined;
+    try {
+      await signalledWhileLocked(args, async (cli) => {
+        // The network stops: neither the submit's answer nor a session to cancel it gets through.
+        proxy.freeze();
+        cli.child.kill("SIGINT");
+        result = await cli.done;
+      }, { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+    } finally {
+      await proxy.close();
+    }
+    expect(result?.code).toBe(130);
+    expect(result?.stderr).toContain(`SIGINT received again while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\``);
+    expect(await eventually(async () => (await durable.store.pool.query("SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1", [`%"${SCHEMA}"%`])).rows.length === 0, 40_000)).toBe(true);
     if ((await storedTasks(runId)) > 0) await durable.store.cancelRun(runId);
   });
 

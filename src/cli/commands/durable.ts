@@ -8,7 +8,7 @@ import { DURATION_PATTERN, durationMistake, parseDuration, UNITS_BUT_MS } from "
 import { generateRunId } from "../../store/postgres/submit.js";
 import { notRetriedWords } from "../../store/postgres/shutdown-cancel.js";
 import { RunNotFoundError } from "../../store/postgres/store-error.js";
-import { isTransientError } from "../../store/postgres/transient.js";
+import { isRefusal, isTransientError } from "../../store/postgres/transient.js";
 import { newWorkerId, workerHostAndPid } from "../../store/postgres/worker-id.js";
 import { concurrencyFlag, durationFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdArgument, runIdFlag, taskIdArgument, typedFlagName, wholeNumberFlag, workflowFileArgument } from "../flags.js";
 import { escapeControls } from "../../escape-controls.js";
@@ -86,10 +86,7 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
   // Chosen here, not by the store, so that a second signal can name the run it may leave stored.
   const runId = givenId ?? generateRunId();
   return withStore(flags, async (store) => {
-    const { value: [result, state], early } = await storingRun(runId, async () => {
-      const stored = await store.submit(workflow, { runId });
-      return [stored, await stateAfterSubmit(store, stored)] as const;
-    }, { waitingMs: submitWaitMs(store), then: "its id is printed if it was stored" }, flags.output === "json" ? store : undefined);
+    const { value: [result, state], early } = await storingRun(runId, store, workflow, { waitingMs: submitWaitMs(store), then: "its id is printed if it was stored" }, flags.output === "json");
     const code = early === undefined ? submitted(workflow, result, state, store, flags) : stoppedAfterSubmit(workflow, result, state, store, flags, early);
     return Math.max(submittedIdLost(result.runId), code);
     // A dropped connection is ridden out under the same run id: a CI step run again would submit a second run.
@@ -97,27 +94,83 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
 }
 
 /**
- * Runs `store` (a run being stored, then its state read) with SIGINT and SIGTERM held: killed by one, taskq would
+ * How long a second signal during a submit waits for the database to cancel the submit's statement and answer how it
+ * ended: a database that does not answer (a network that stopped, a server gone) does not keep taskq from exiting.
+ */
+const CANCEL_WAIT_MS = 3_000;
+
+/** How often, while a second signal waits (CANCEL_WAIT_MS), the submit's statements are cancelled again: one sent after. */
+const CANCEL_AGAIN_MS = 250;
+
+/** How a submit a second signal cancelled ended: stored (committed first), undone (nothing submitted), or not known. */
+type CancelOutcome = "stored" | "undone" | "unknown";
+
+/**
+ * Submits `workflow` as run `runId` and reads its state, with SIGINT and SIGTERM held: killed by one, taskq would
  * leave the run stored whole (the database ends a statement it runs, its client gone or not) and queued for any
  * worker, its id unsaid. The first signal waits for it and is returned as `early`, said at once on stderr (`waiting`: for
  * how long at most, `then`: what is done once it is answered); a second one does not wait for a database that may not
- * answer: it exits, naming the run, which a statement still running may yet store. A submit that fails after the first
- * signal ends taskq by that signal (INTERRUPTED, 128 + n), its failure said. Unsaid, a submit waiting on a lock another
- * session held (a migration's, a psql session's) left the Ctrl-C unanswered until the database's limit ran out, then
- * said only that the submit had failed, and exited 1.
+ * answer: it cancels the submit's statement (CANCEL_WAIT_MS at most) and exits, saying whether the run was stored
+ * (committed before the cancel reached it), nothing was, or it may have been (the database did not answer in time).
+ * Exited without that cancel, a statement waiting on a lock another session held went on once the lock was let go, and
+ * stored the run after the user had stopped taskq twice. A submit that fails after the first signal ends taskq by that
+ * signal (INTERRUPTED, 128 + n), its failure said. Unsaid, a submit waiting on a lock another session held (a
+ * migration's, a psql session's) left the Ctrl-C unanswered until the database's limit ran out, then said only that
+ * the submit had failed, and exited 1.
  */
-export async function storingRun<T>(
+export async function storingRun(
   runId: string,
-  store: () => Promise<T>,
+  store: PostgresStore,
+  workflow: Workflow,
   said: { waitingMs: number; then: string },
-  jsonOf?: Pick<PostgresStore, "description" | "schema" | "newer">,
-): Promise<{ value: T; early: NodeJS.Signals | undefined }> {
+  json: boolean,
+): Promise<{ value: readonly [SubmitResult, RunState]; early: NodeJS.Signals | undefined }> {
   let early: NodeJS.Signals | undefined;
-  // With --output json (`jsonOf`, the store), a store a newer taskq migrated is a note record after the run record (submitRecords):
+  // With --output json, a store a newer taskq migrated is a note record after the run record (submitRecords):
   // where there is none (the submit failed, or a second signal ends taskq), the note comes before the error, not never.
   const newerUnsaid = (): void => {
-    const newer = jsonOf === undefined ? undefined : newerStoreNote(jsonOf);
+    const newer = json ? newerStoreNote(store) : undefined;
     if (newer !== undefined) process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "note", ...newer })}\n`);
+  };
+  let stored = false;
+  let retried = false;
+  const stop = new AbortController();
+  const submitting = (async () => {
+    const result = await store.submit(workflow, { runId, signal: stop.signal, onRetry: () => (retried = true), onStored: () => (stored = true) });
+    return [result, await stateAfterSubmit(store, result)] as const;
+  })();
+  /** Set by a second signal: it ends taskq once the submit is cancelled (stopNow), and the submit's own end waits for it. */
+  let stopping: Promise<never> | undefined;
+  const exit = (second: string, exitCode: number, outcome: CancelOutcome): never => {
+    newerUnsaid();
+    const how =
+      outcome === "undone"
+        ? "stopped; its submit was cancelled: nothing was submitted"
+        : outcome === "stored"
+          ? `stopping now; run ${runId} was stored whole before its submit could be cancelled: cancel it with \`taskq cancel ${runId}\` if it should not run`
+          : `stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\`, and cancel it with \`taskq cancel ${runId}\``;
+    const message = `${second} while the run was being submitted: ${how}`;
+    // With --output json, stdout ends with an error record, as any failure's (see reportError): with the run's id, for a script to cancel it.
+    if (json) process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "error", code: "INTERRUPTED", exitCode, message, runId })}\n`);
+    process.stderr.write(`taskq: ${message}\n`);
+    process.exit(exitCode);
+  };
+  // How the submit ended once cancelled: a failure the database answered (a refusal: the cancel, a lock wait cut short) undid it,
+  // unless a try before it lost its reply (retried) or it had committed first (stored: what failed was the read after).
+  const ended: Promise<CancelOutcome> = submitting.then(
+    () => "stored",
+    (error: unknown) => (stored ? "stored" : isRefusal(error) && !retried ? "undone" : "unknown"),
+  );
+  const stopNow = async (second: string, exitCode: number): Promise<never> => {
+    stop.abort();
+    const deadline = performance.now() + CANCEL_WAIT_MS;
+    let outcome: CancelOutcome | undefined = stored ? "stored" : undefined;
+    // Again while it runs: a try whose connection was being made as the first cancel was sent sends its statement after it.
+    for (let left = CANCEL_WAIT_MS; outcome === undefined && left > 0; left = deadline - performance.now()) {
+      await store.cancelStatements(left);
+      outcome = await Promise.race([ended, sleep(Math.min(CANCEL_AGAIN_MS, Math.max(deadline - performance.now(), 0)), undefined, { ref: false })]);
+    }
+    return exit(second, exitCode, outcome ?? (stored ? "stored" : "unknown"));
   };
   const remove = onShutdownSignals({
     graceful: (signal) => {
@@ -126,18 +179,19 @@ export async function storingRun<T>(
       process.stderr.write(`taskq: ${signal} received while the run was being submitted: stopping once the database has answered the submit${limit}, then ${said.then}; press Ctrl-C again (or send a second signal) to stop now\n`);
     },
     immediate: (signal, first) => {
-      newerUnsaid();
-      const message = `${secondSignal(signal, first)} while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\`, and cancel it with \`taskq cancel ${runId}\``;
-      const exitCode = signalExitCode(first);
-      // With --output json, stdout ends with an error record, as any failure's (see reportError): with the run's id, for a script to cancel it.
-      if (jsonOf !== undefined) process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "error", code: "INTERRUPTED", exitCode, message, runId })}\n`);
-      process.stderr.write(`taskq: ${message}\n`);
-      process.exit(exitCode);
+      const second = secondSignal(signal, first);
+      // A further one while the cancel is waited for stops at once.
+      if (stopping !== undefined) exit(second, signalExitCode(first), stored ? "stored" : "unknown");
+      stopping = stopNow(second, signalExitCode(first));
     },
   });
   try {
     // Awaited before `early` is read: the signal is one that came while the run was stored.
-    const value = await store();
+    const value = await submitting.catch(async (error: unknown) => {
+      if (stopping !== undefined) await stopping;
+      throw error;
+    });
+    if (stopping !== undefined) await stopping;
     return { value, early };
   } catch (error) {
     newerUnsaid();

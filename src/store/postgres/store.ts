@@ -109,6 +109,13 @@ export interface PostgresStoreOptions {
  */
 const OPEN_RETRY_MS = 10_000;
 
+/**
+ * The sessions of `busy` that are taskq's own (`name`, see storeApplicationName) and run a statement now: not a
+ * pid a pooler (PgBouncer) made up, which may be another session's.
+ */
+const OWN_ACTIVE_SQL = `SELECT pid, wait_event_type = 'Lock' AS locked FROM pg_stat_activity
+                         WHERE pid = ANY($1::int[]) AND application_name = $2 AND state = 'active'`;
+
 /** How long `close` waits for connections still busy: one whose statement the database does not answer is left to its timeout. */
 const CLOSE_WAIT_MS = 1_000;
 
@@ -142,6 +149,10 @@ export class PostgresStore {
   readonly #onError: (error: unknown) => void;
   readonly #timeouts: Timeouts;
   readonly #retryDroppedMs: number;
+  /** What its own sessions are called (see storeApplicationName): how they are told from others in pg_stat_activity. */
+  readonly #name: string | undefined;
+  /** The connections of an owned store's pools handed out now: those whose statements are running or queued. */
+  readonly #busy = new Set<pg.PoolClient>();
   #listener: NotificationListener | undefined;
   /** Whether `open` found no store in the schema and made one (a worker says so: its schema may be mistyped). */
   made = false;
@@ -180,6 +191,7 @@ export class PostgresStore {
     this.#random = options.random ?? Math.random;
     this.#onError = options.onError ?? (() => undefined);
     this.#retryDroppedMs = options.retryDroppedMs ?? 0;
+    this.#name = name;
     // The store's pool and the renewals' (one pool where the caller gave its own).
     for (const pool of new Set([this.pool, this.#renewals])) {
       // An idle client whose backend was terminated emits 'error' on the pool; unhandled, it would crash the process.
@@ -187,6 +199,10 @@ export class PostgresStore {
       // A backend terminated in the same packet burst that completed its connection reaches the client before
       // any caller could listen; a permanent listener keeps that from crashing the process (queries still fail).
       pool.on("connect", (client) => client.on("error", ignoreError));
+      if (!this.#ownsPool) continue;
+      pool.on("acquire", (client) => this.#busy.add(client));
+      pool.on("release", (_error: unknown, client: pg.PoolClient) => this.#busy.delete(client));
+      pool.on("remove", (client) => this.#busy.delete(client));
     }
   }
 
@@ -267,7 +283,7 @@ export class PostgresStore {
    * As `submitRun`, and says what it did: the tasks added, those the run already had (kept
    * as stored), and which of these the workflow defines otherwise.
    */
-  async submit(workflow: Workflow, options: { runId?: string } = {}): Promise<SubmitResult> {
+  async submit(workflow: Workflow, options: SubmitOptions = {}): Promise<SubmitResult> {
     if (options.runId !== undefined && !isRunId(options.runId)) {
       throw new TaskqError("INVALID_RUN_ID", `${JSON.stringify(options.runId)} is not a run id: ${RUN_ID_EXPECTED}`, { exitCode: 2 });
     }
@@ -275,11 +291,14 @@ export class PostgresStore {
       const runId = options.runId ?? generateRunId();
       // A new run takes one statement; an existing one (a resubmission) the full transaction. A prune
       // deleting the run between the two, or a deadlock with one, means starting over (see isPrunedMeanwhile).
+      // Stopped (`signal`): no try starts after it, the one on its way cancelled by the caller (see cancelStatements).
       const once = () =>
         retryConflicts(async () => {
+          options.signal?.throwIfAborted();
           const { settle, ...done } =
             (await submitNewRun(this.pool, this.#names, workflow, runId)) ??
             (await transactionOnce(this.pool, (client) => submitRun(client, this.#names, workflow, runId), { shortLockWaits: true }));
+          options.onStored?.();
           if (settle) await refreshRunState(this.pool, this.#names, runId);
           return { runId, ...done };
         }, (error) => isConflict(error) || isPrunedMeanwhile(error));
@@ -289,7 +308,12 @@ export class PostgresStore {
       let retried = false;
       // A resubmit shares the rows of the run's tasks, running ones among them: a lock another session holds is not waited for long.
       const locked = () => this.#shortLockWaits("submitRun", "nothing was submitted", once);
-      const result = await withRetry(locked, { maxElapsedMs: this.#retryDroppedMs, retryIf: (error) => this.#dropped(error), onRetry: () => (retried = true) });
+      const result = await withRetry(locked, { maxElapsedMs: this.#retryDroppedMs, retryIf: (error) => this.#dropped(error), onRetry: () => {
+          retried = true;
+          options.onRetry?.();
+        },
+        signal: options.signal,
+      });
       // The run found as this workflow stored it, after a try whose reply was lost, is most likely that try's.
       if (retried && !result.created && result.added === 0 && result.changed.length === 0) return { ...result, created: true, added: result.kept, kept: 0 };
       return result;
@@ -658,6 +682,55 @@ export class PostgresStore {
     return !(error instanceof TaskqError) && isTransientError(error) && describeTimeout(error, this.#timeouts) === undefined;
   }
 
+  /**
+   * Cancels the statements the store's own sessions run now (pg_cancel_backend, from a session of its own: the
+   * server ends a statement whose client has gone only once it is answered, a lock wait included), within `withinMs`,
+   * a database that does not answer included. The number of statements the server was told to cancel; undefined where
+   * it could not be asked in time.
+   */
+  async cancelStatements(withinMs: number): Promise<number | undefined> {
+    return this.#aside(withinMs, async (client, pids) => {
+      const { rows } = await client.query<{ cancelled: boolean }>(`SELECT pg_cancel_backend(pid) AS cancelled FROM (${OWN_ACTIVE_SQL}) own`, [pids, this.#name]);
+      return rows.filter((row) => row.cancelled).length;
+    });
+  }
+
+  /**
+   * Whether a statement of the store's own sessions waits on a lock now (another session's: a migration, a psql session's
+   * transaction), asked within `withinMs`; undefined where the database could not be asked in time, or has no such session.
+   */
+  async waitingOnLock(withinMs: number): Promise<boolean | undefined> {
+    return this.#aside(withinMs, async (client, pids) => {
+      const { rows } = await client.query<{ locked: boolean }>(OWN_ACTIVE_SQL, [pids, this.#name]);
+      return rows.length === 0 ? undefined : rows.some((row) => row.locked);
+    });
+  }
+
+  /**
+   * `work` on a session of its own, beside the pools (each of whose connections may be the one waiting), given the
+   * backend pids of the connections handed out now; undefined where there are none, or not done within `withinMs`.
+   */
+  async #aside<T>(withinMs: number, work: (client: pg.Client, pids: number[]) => Promise<T>): Promise<T | undefined> {
+    const pids = [...this.#busy].flatMap((client) => {
+      const pid = (client as { processID?: unknown }).processID;
+      return typeof pid === "number" ? [pid] : [];
+    });
+    if (pids.length === 0 || this.#name === undefined) return undefined;
+    const { connectionString, ssl } = this.pool.options;
+    const client = new pg.Client({ connectionString, ssl, connectionTimeoutMillis: withinMs, query_timeout: withinMs, application_name: this.#name });
+    client.on("error", ignoreError);
+    const done = (async () => {
+      await client.connect();
+      return await work(client, pids);
+    })().catch(() => undefined);
+    try {
+      return await Promise.race([done, sleep(withinMs, undefined, { ref: false })]);
+    } finally {
+      // Not waited for: a server that does not answer would keep its end unanswered too.
+      client.end().catch(ignoreError);
+    }
+  }
+
   /** Calls `callback` whenever tasks may have become runnable; returns the unsubscribe function. */
   subscribe(callback: () => void): () => void {
     this.#listener ??= new NotificationListener(this.pool, this.#names.channel, this.#onError);
@@ -686,6 +759,17 @@ export class PostgresStore {
     const ended = Promise.allSettled([this.pool.end(), this.#renewals.end()]);
     await Promise.race([ended, sleep(CLOSE_WAIT_MS, undefined, { ref: false })]);
   }
+}
+
+/** Options of a submit (PostgresStore.submit). */
+export interface SubmitOptions {
+  runId?: string;
+  /** Once aborted, no further try is made (after a dropped connection, a lock wait cut short): the submit fails. */
+  signal?: AbortSignal;
+  /** Called as a try is made again after a connection dropped: the one before may have stored the run, its reply lost. */
+  onRetry?: () => void;
+  /** Called once the run is stored (committed), before what may follow (its state settled). */
+  onStored?: () => void;
 }
 
 /** Options of a lease renewal (PostgresStore.renew). */
