@@ -6,7 +6,7 @@ import type { Workflow } from "../loaders/index.js";
 import type { CancelResult, PostgresStore, RunStatus, WorkerEvent } from "../store/postgres/index.js";
 import { generateRunId } from "../store/postgres/submit.js";
 import { RunNotFoundError } from "../store/postgres/store-error.js";
-import { endedNote, notRetriedNotes, printRunSummary, runDeletedError, storingRun, submitWaitMs, resubmitted, runningNotes, submitNotes, submitRecords, workerFields, type LocalLogs } from "./commands/durable.js";
+import { endedNote, notRetriedNotes, printRunSummary, runDeletedError, storingRun, resubmitted, runningNotes, submitNotes, submitRecords, workerFields, type LocalLogs } from "./commands/durable.js";
 import { checkLogRoot } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import { clock } from "./render/describe.js";
@@ -70,7 +70,7 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     const {
       value: [submitted, state],
       early,
-    } = await storingRun(submitId, store, workflow, { waitingMs: submitWaitMs(store), then: "a run it stored is cancelled before any of its tasks runs here" }, options.json);
+    } = await storingRun(submitId, store, workflow, "a run it stored is cancelled before any of its tasks runs here", options.json);
     // No worker runs: the signals heard while the run was stored are that stop's, and one now is heard as before.
     if (early !== undefined) unheard.end();
     const { runId } = submitted;

@@ -1558,7 +1558,7 @@ tasks:
         expect(runs).toEqual([{ id: result.stdout.trim(), tasks: 30_000 }]);
         expect(result.code).toBe(signal === "SIGTERM" ? 143 : 130);
         // Said at once, then what became of the run.
-        expect(result.stderr).toBe(`taskq: ${signal} received while the run was being submitted: stopping once the database has answered the submit (up to 30s), then its id is printed if it was stored; press Ctrl-C again (or send a second signal) to stop now\n` + `taskq: ${signal} received while the run was being submitted: run ${runs[0]!.id} was stored whole; cancel it with \`taskq cancel ${runs[0]!.id}\` if it should not run\n`);
+        expect(result.stderr).toBe(`taskq: ${signal} received while the run was being submitted: stopping once the database has answered the submit (it waits up to 30s for each statement, and tries again for up to 10s where the connection drops), then its id is printed if it was stored; press Ctrl-C again (or send a second signal) to stop now\n` + `taskq: ${signal} received while the run was being submitted: run ${runs[0]!.id} was stored whole; cancel it with \`taskq cancel ${runs[0]!.id}\` if it should not run\n`);
         await sql(store, "DELETE FROM $schema.runs WHERE id = $1", [runs[0]!.id]);
       }
       // A second signal does not wait for the database: it cancels the submit's statement, and says what became of the run.
@@ -1575,7 +1575,7 @@ tasks:
         named === undefined
           ? "taskq: SIGTERM received again while the run was being submitted: stopped; its submit was cancelled: nothing was submitted\n"
           : `taskq: SIGTERM received again while the run was being submitted: stopping now; run ${named} was stored whole before its submit could be cancelled: cancel it with \`taskq cancel ${named}\` if it should not run\n`;
-      expect(result.stderr).toBe(`taskq: SIGTERM received while the run was being submitted: stopping once the database has answered the submit (up to 30s), then its id is printed if it was stored; press Ctrl-C again (or send a second signal) to stop now\n` + second);
+      expect(result.stderr).toBe(`taskq: SIGTERM received while the run was being submitted: stopping once the database has answered the submit (it waits up to 30s for each statement, and tries again for up to 10s where the connection drops), then its id is printed if it was stored; press Ctrl-C again (or send a second signal) to stop now\n` + second);
       // Whatever the database made of it, what it says is so: no statement goes on to store the run after taskq has gone.
       expect(await eventually(async () => !(await storing()), 30_000)).toBe(true);
       const runs = await stored();

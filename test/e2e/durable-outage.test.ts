@@ -210,7 +210,7 @@ describe("submit --output json stopped by a second signal", () => {
         runId: named,
         message: `SIGINT received again while the run was being submitted: stopping now; run ${named} may have been stored: see \`taskq status ${named}\`, and cancel it with \`taskq cancel ${named}\``,
       });
-      expect(result.stderr).toBe(`taskq: SIGINT received while the run was being submitted: stopping once the database has answered the submit (up to 30s), then its id is printed if it was stored; press Ctrl-C again (or send a second signal) to stop now\n` + `taskq: SIGINT received again while the run was being submitted: stopping now; run ${named} may have been stored: see \`taskq status ${named}\`, and cancel it with \`taskq cancel ${named}\`\n`);
+      expect(result.stderr).toBe(`taskq: SIGINT received while the run was being submitted: stopping once the database has answered the submit (it waits up to 30s for each statement, and tries again for up to 10s where the connection drops), then its id is printed if it was stored; press Ctrl-C again (or send a second signal) to stop now\n` + `taskq: SIGINT received again while the run was being submitted: stopping now; run ${named} may have been stored: see \`taskq status ${named}\`, and cancel it with \`taskq cancel ${named}\`\n`);
       // Whatever became of it: not left queued for another test's worker.
       await durable.store.cancelRun(named!).catch(() => undefined);
     });

@@ -12,7 +12,7 @@ const durable = useDurableWorkspace("taskq_e2e_submitsig");
 const { SCHEMA, ENV } = durable;
 
 const ACK =
-  /^taskq: SIGINT received while the run was being submitted: stopping once the database has answered the submit \(up to 30s\), then (a run it stored is cancelled before any of its tasks runs here|its id is printed if it was stored); press Ctrl-C again \(or send a second signal\) to stop now$/m;
+  /^taskq: SIGINT received while the run was being submitted: stopping once the database has answered the submit \(it waits up to 30s for each statement, and tries again for up to 10s where the connection drops\), then (a run it stored is cancelled before any of its tasks runs here|its id is printed if it was stored); press Ctrl-C again \(or send a second signal\) to stop now$/m;
 
 /**
  * Starts `args` (a submit) while this test holds the tasks table locked, waits for its statement to wait on that lock
@@ -72,6 +72,34 @@ describe.each([
     });
     expect(result?.code).toBe(130);
     expect(result?.stderr).toMatch(/^taskq: SIGINT received while the run was being submitted, and its submit failed: submitRun failed: .*cancel/m);
+    expect(await storedTasks(runId)).toBe(0);
+  });
+
+  // Said "(up to 30s)", one statement's limit: a connection dropped meanwhile is tried again, and the wait goes on past it.
+  it("says how long it may wait as it is: a statement's limit each, and a dropped connection tried again", async () => {
+    const { runId, file } = ids();
+    let result: Awaited<RunningCli["done"]> | undefined;
+    await signalledWhileLocked(argsOf(await file, runId), async (cli, pid) => {
+      // The submit's connection drops (its backend terminated) after the signal: it is tried again, and waits on the lock again.
+      await durable.store.pool.query("SELECT pg_terminate_backend($1)", [pid]);
+      let again: number | undefined;
+      expect(
+        await eventually(async () => {
+          const { rows } = await durable.store.pool.query<{ pid: number }>(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1 AND query LIKE $2",
+            [pid, `%"${SCHEMA}"%`],
+          );
+          again = rows[0]?.pid;
+          return again !== undefined || cli.child.exitCode !== null;
+        }, 20_000),
+      ).toBe(true);
+      expect(again, cli.stderr()).toBeDefined();
+      expect(cli.child.exitCode).toBe(null);
+      await cancelStatement(again as number);
+      result = await cli.done;
+    });
+    expect(result?.code).toBe(130);
+    expect(result?.stderr).toContain("stopping once the database has answered the submit (it waits up to 30s for each statement, and tries again for up to 10s where the connection drops)");
     expect(await storedTasks(runId)).toBe(0);
   });
 

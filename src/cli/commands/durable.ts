@@ -86,7 +86,7 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
   // Chosen here, not by the store, so that a second signal can name the run it may leave stored.
   const runId = givenId ?? generateRunId();
   return withStore(flags, async (store) => {
-    const { value: [result, state], early } = await storingRun(runId, store, workflow, { waitingMs: submitWaitMs(store), then: "its id is printed if it was stored" }, flags.output === "json");
+    const { value: [result, state], early } = await storingRun(runId, store, workflow, "its id is printed if it was stored", flags.output === "json");
     const code = early === undefined ? submitted(workflow, result, state, store, flags) : stoppedAfterSubmit(workflow, result, state, store, flags, early);
     return Math.max(submittedIdLost(result.runId), code);
     // A dropped connection is ridden out under the same run id: a CI step run again would submit a second run.
@@ -108,8 +108,8 @@ type CancelOutcome = "stored" | "undone" | "unknown";
 /**
  * Submits `workflow` as run `runId` and reads its state, with SIGINT and SIGTERM held: killed by one, taskq would
  * leave the run stored whole (the database ends a statement it runs, its client gone or not) and queued for any
- * worker, its id unsaid. The first signal waits for it and is returned as `early`, said at once on stderr (`waiting`: for
- * how long at most, `then`: what is done once it is answered); a second one does not wait for a database that may not
+ * worker, its id unsaid. The first signal waits for it and is returned as `early`, said at once on stderr (for how long it
+ * may wait, see submitWaitWords; `then`: what is done once it is answered); a second one does not wait for a database that may not
  * answer: it cancels the submit's statement (CANCEL_WAIT_MS at most) and exits, saying whether the run was stored
  * (committed before the cancel reached it), nothing was, or it may have been (the database did not answer in time).
  * Exited without that cancel, a statement waiting on a lock another session held went on once the lock was let go, and
@@ -122,7 +122,7 @@ export async function storingRun(
   runId: string,
   store: PostgresStore,
   workflow: Workflow,
-  said: { waitingMs: number; then: string },
+  then: string,
   json: boolean,
 ): Promise<{ value: readonly [SubmitResult, RunState]; early: NodeJS.Signals | undefined }> {
   let early: NodeJS.Signals | undefined;
@@ -175,8 +175,7 @@ export async function storingRun(
   const remove = onShutdownSignals({
     graceful: (signal) => {
       early = signal;
-      const limit = said.waitingMs > 0 ? ` (up to ${formatDuration(said.waitingMs)})` : "";
-      process.stderr.write(`taskq: ${signal} received while the run was being submitted: stopping once the database has answered the submit${limit}, then ${said.then}; press Ctrl-C again (or send a second signal) to stop now\n`);
+      process.stderr.write(`taskq: ${signal} received while the run was being submitted: stopping once the database has answered the submit${submitWaitWords(store)}, then ${then}; press Ctrl-C again (or send a second signal) to stop now\n`);
     },
     immediate: (signal, first) => {
       const second = secondSignal(signal, first);
@@ -204,9 +203,18 @@ export async function storingRun(
   }
 }
 
-/** How long a submit may wait for the database (its statements' limit; 0: none), for the line a signal during it gets. */
-export function submitWaitMs(store: PostgresStore): number {
-  return store.pool.options.query_timeout ?? 0;
+/**
+ * How long a submit may wait for the database, for the line a signal during it gets: its statements' limit each (0: none),
+ * and how long it tries again where a connection drops (see RETRY_DROPPED_MS), each try with that limit again: no one
+ * total. "(up to 30s)" alone, one statement's limit, was not so where a dropped connection was tried again.
+ */
+function submitWaitWords(store: PostgresStore): string {
+  const statementMs = store.pool.options.query_timeout ?? 0;
+  const parts = [
+    ...(statementMs > 0 ? [`it waits up to ${formatDuration(statementMs)} for each statement`] : []),
+    ...(store.retryDroppedMs > 0 ? [`tries again for up to ${formatDuration(store.retryDroppedMs)} where the connection drops`] : []),
+  ];
+  return parts.length === 0 ? "" : ` (${parts.join(", and ")})`;
 }
 
 /** A submit's output, and the code it exits with: 0, or 1 for a run submitted again that had ended and did not succeed. */

@@ -268,6 +268,11 @@ export class PostgresStore {
     );
   }
 
+  /** How long the one-shot operations go on trying through connections refused or dropped (see PostgresStoreOptions.retryDroppedMs). */
+  get retryDroppedMs(): number {
+    return this.#retryDroppedMs;
+  }
+
   /** Applies pending migrations (idempotent, safe to run concurrently). */
   async migrate(): Promise<number[]> {
     // (Its statements that apply migrations have the long limit; a server that stops answering is met by the first, quick one.)
