@@ -712,9 +712,16 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
         );
         return;
       }
+      // Reached and slow is not cut off: a lock another session holds (a migration's, a psql session's) is the thing to look at then.
+      const why =
+        event.lockWait === undefined
+          ? "the database could not be reached"
+          : event.lockWait
+            ? "the database was reached, but a statement of this worker's waits on a lock another session holds"
+            : "the database was reached, but did not answer in time";
       print(
-        { event: "leases-left", tasks, strays: event.strays, leaseMs: event.leaseMs },
-        `left    ${named.join(", ")}: ${leases} not given back (the database could not be reached). ${leaseFate(event.leaseMs, one, leaseSource)}`,
+        { event: "leases-left", tasks, strays: event.strays, leaseMs: event.leaseMs, ...(event.lockWait === undefined ? {} : { lockWait: event.lockWait }) },
+        `left    ${named.join(", ")}: ${leases} not given back (${why}). ${leaseFate(event.leaseMs, one, leaseSource)}`,
       );
       return;
     }

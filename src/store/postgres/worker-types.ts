@@ -90,7 +90,19 @@ export type WorkerEvent =
    * `outcomes`, aligned with `tasks`: how each attempt ended where its end could not be recorded (a success
    * has happened, though the sweep counts the attempt as lost), null where it was not known to have ended.
    */
-  | { type: "leases-left"; tasks: LeasedTask[]; outcomes: Array<Outcome | null>; strays: boolean; leaseMs: number; databaseGone?: true }
+  | {
+      type: "leases-left";
+      tasks: LeasedTask[];
+      outcomes: Array<Outcome | null>;
+      strays: boolean;
+      leaseMs: number;
+      databaseGone?: true;
+      /**
+       * Where the database was reached as the worker stopped and a statement of its own still ran there: whether one waited on
+       * a lock another session holds (true), or all were only slow (false). Not set where it could not be asked (not reached).
+       */
+      lockWait?: boolean;
+    }
   /**
    * A stopping worker has an attempt that ended (`outcome`) whose end the database has not taken yet (it
    * does not answer): it tries on until the attempt's lease runs out on its clock, within `withinMs`.

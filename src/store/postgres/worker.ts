@@ -26,6 +26,13 @@ interface PendingSuccess {
  */
 const RELEASE_WAIT_MS = 2_000;
 
+/**
+ * How long a stopping worker that leaves leases asks whether a statement of its own still waits on a lock (see
+ * PostgresStore.waitingOnLock): the database reached and slow, not cut off. A database that does not answer is not
+ * waited for longer.
+ */
+const LOCK_LOOKUP_MS = 1_000;
+
 /** How long a stopping worker waits for an ended attempt's record before saying it is still trying. */
 const RECORD_NEWS_MS = 1_000;
 
@@ -267,7 +274,12 @@ export class PostgresWorker {
     const gone = this.#databaseGone ? { databaseGone: true as const } : {};
     // A lease round trip still unanswered (past the deadline, the stop did not wait for it) is one whose reply is lost too.
     const strays = this.#strays || this.#leasing;
-    if (left.length > 0 || strays) this.#emit({ type: "leases-left", tasks: left, outcomes, strays, leaseMs: this.#options.leaseMs, ...gone });
+    if (left.length > 0 || strays) {
+      // Whether the database was reached, a statement of this worker's waiting on a lock another session holds (a migration's, a
+      // psql session's), or slow: "could not be reached" was said of those too.
+      const waiting = this.#databaseGone ? undefined : await this.#options.store.waitingOnLock(LOCK_LOOKUP_MS);
+      this.#emit({ type: "leases-left", tasks: left, outcomes, strays, leaseMs: this.#options.leaseMs, ...gone, ...(waiting === undefined ? {} : { lockWait: waiting }) });
+    }
     // Told once everything above is: a supervisor reading "stopped" knows the worker holds nothing more.
     this.#emit({ type: "stopped", reason: this.#stopReason ?? "requested" });
     this.#silent = true;
