@@ -25,6 +25,8 @@ export class Finalizer {
   readonly #events: QueueEvents;
   /** Queues a dependent whose last dependency succeeded. */
   readonly #enqueue: (record: TaskRecord) => void;
+  /** The task whose terminal event is being emitted, its dependents not settled yet (see settleEmitting). */
+  #emitting: TaskRecord | undefined;
 
   constructor(tasks: TaskTable, schedule: Schedule, events: QueueEvents, enqueue: (record: TaskRecord) => void) {
     this.#tasks = tasks;
@@ -55,8 +57,23 @@ export class Finalizer {
     record.cancelReason = outcome.cancelReason;
     record.dependency = outcome.dependency;
     settleWaiters(record);
-    emitTerminal(this.#events, record);
+    const outer = this.#emitting;
+    this.#emitting = cascade ? record : undefined;
+    try {
+      emitTerminal(this.#events, record);
+    } finally {
+      this.#emitting = outer;
+    }
     if (cascade) this.#settleDependents(record);
+  }
+
+  /**
+   * For a shutdown begun by a listener of a task's `failed` or `cancelled` event (a fail-fast stop): that task's
+   * dependents are cancelled for it first, as they were about to be, not as tasks the shutdown did not start.
+   */
+  settleEmitting(): void {
+    const record = this.#emitting;
+    if (record !== undefined && record.status !== "SUCCEEDED") this.#settleDependents(record);
   }
 
   /** Cancels `record` because `dependency` did not succeed; the reason names the task that started the cascade. */

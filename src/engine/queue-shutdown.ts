@@ -1,5 +1,5 @@
 import { messageOf } from "../errors.js";
-import { AttemptTimeoutError, TaskCancelledError, withoutStack } from "./errors.js";
+import { AttemptTimeoutError, isShutdownStop, TaskCancelledError, withoutStack } from "./errors.js";
 import type { QueueEvents } from "./events.js";
 import type { Finalizer } from "./finalize.js";
 import { GraceTimer } from "./long-timer.js";
@@ -38,6 +38,8 @@ export class QueueShutdown {
   #endGrace: (() => void) | undefined;
   /** The signal reason of a hard stop, and the error of every task it ends. */
   #stopReason: TaskCancelledError | undefined;
+  /** Set where that reason is the stopping signal's own, in its caller's words (see #hardStop). */
+  #ownWords = false;
   /** Set while a hard stop aborts the running attempts, before it has cancelled the tasks not started (see settlesLater). */
   #aborting = false;
 
@@ -116,6 +118,10 @@ export class QueueShutdown {
   /** `cause`: the error's, as the hard stop's reason has it (a signal's reason: a caller's `controller.abort(why)`). */
   #cancelNotStarted(message: string, cause?: { cause?: unknown }): void {
     const { tasks, schedule, finalizer } = this.#queue;
+    // Begun from a task's `failed` event: its dependents are cancelled because of it, as without the shutdown.
+    finalizer.settleEmitting();
+    /** How a task waiting to retry is said to be stopped: "shutdown", or the words of the stop's own reason (see #hardStop). */
+    const stop = this.#ownWords ? this.#stopReason!.message : "shutdown";
     // Every task in the heaps ends here: emptied at once, not task by task (each an O(log n) removal: 100k queued took ~40 ms).
     schedule.ready.drain();
     schedule.delayed.drain();
@@ -127,7 +133,7 @@ export class QueueShutdown {
       // an attempt that fails once the shutdown began (afterFailure): the cause, not the message, holds its code and what it wrote last.
       const error =
         record.attempts > 0
-          ? withoutStack(() => new TaskCancelledError("shutdown", `shutdown: not retried (attempt ${record.attempts} failed: ${messageOf(record.error)})`, undefined, { cause: record.error }))
+          ? withoutStack(() => new TaskCancelledError("shutdown", `${stop}: not retried (attempt ${record.attempts} failed: ${messageOf(record.error)})`, undefined, { cause: record.error }))
           : (notStarted ??= withoutStack(() => new TaskCancelledError("shutdown", message, undefined, cause)));
       finalizer.finalize(record, "CANCELLED", { error, cancelReason: "shutdown" }, false);
     }
@@ -141,7 +147,11 @@ export class QueueShutdown {
     this.#drain = false;
     schedule.arm(true);
     const stopCause = cause === "signal" ? { cause: signalReason } : {};
-    const reason = (this.#stopReason = new TaskCancelledError("shutdown", "aborted by shutdown", undefined, stopCause));
+    // A signal aborted with a shutdown's TaskCancelledError of the caller's words (a fail-fast stop's: `fail-fast: task "a"
+    // failed`) is the stop's reason as it is: the running attempts are stopped, and the tasks not started cancelled, in those words.
+    const own = cause === "signal" && isShutdownStop(signalReason) ? signalReason : undefined;
+    this.#ownWords = own !== undefined;
+    const reason = (this.#stopReason = own ?? new TaskCancelledError("shutdown", "aborted by shutdown", undefined, stopCause));
     // The running attempts are stopped first, at the deadline (or the signal), and their grace counts from then: cancelling
     // what has not started comes after, and takes a while for many tasks (100k: tens of ms, ~0.3 s before it was made cheaper).
     const running = tasks.running();
@@ -167,7 +177,8 @@ export class QueueShutdown {
           })
         : undefined;
     // Their error has the running attempts' cause: the signal's reason, whether it aborted before shutdown() or during the drain.
-    this.#cancelNotStarted(cause === "deadline" ? "shutdown: not started before the deadline" : "shutdown: not started before the shutdown signal aborted", stopCause);
+    if (own !== undefined) this.#cancelNotStarted(`not started: ${own.message}`, { cause: own });
+    else this.#cancelNotStarted(cause === "deadline" ? "shutdown: not started before the deadline" : "shutdown: not started before the shutdown signal aborted", stopCause);
     if (grace !== undefined) await grace;
     for (const record of running) {
       // A cancel asked for before the deadline stays its reason: the shutdown only stopped waiting for the handler.

@@ -403,7 +403,8 @@ export class Queue {
       // How the stopped attempt ended is the cancel's cause: a shell's last lines say where it was when stopped.
       const stopReason = this.#stop.stopReason;
       const ended = ok ? stopReason : normalizeError(outcome, context);
-      const error = ended === stopReason ? stopReason : new TaskCancelledError("shutdown", "aborted by shutdown", undefined, { cause: ended });
+      // In the stop's words: "aborted by shutdown", or those of the signal that stopped it (see QueueShutdown's hard stop).
+      const error = ended === stopReason ? stopReason : new TaskCancelledError("shutdown", stopReason?.message ?? "aborted by shutdown", undefined, { cause: ended });
       this.#finalizer.finalize(record, "CANCELLED", { error, cancelReason: "shutdown" });
     } else if (this.#stop.begun && isShutdownStop(outcome)) {
       // The handler says the shutdown stopped its attempt (a shell that died of the signal that stopped the CLI).

@@ -873,3 +873,41 @@ describe("shutdown with handlers that settle without I/O", () => {
   });
 });
 
+
+describe("a shutdown begun by a `failed` listener (fail-fast)", () => {
+  const failing = (): Promise<never> => Promise.reject(new Error("boom"));
+
+  it("cancels the failed task's dependents because of it, and starts nothing more", async () => {
+    const { queue, log } = makeQueue({ concurrency: 1, handlers: { failing } });
+    queue.on("failed", () => void queue.shutdown({ drain: false }));
+    queue.submit({ id: "a", type: "failing", maxAttempts: 1 });
+    queue.submit({ id: "child", type: "echo", dependsOn: ["a"] });
+    queue.submit({ id: "grandchild", type: "echo", dependsOn: ["child"] });
+    queue.submit({ id: "other", type: "echo" });
+    await queue.shutdown();
+    expect(queue.get("child")).toMatchObject({ status: "CANCELLED", cancelReason: "dependency", dependency: "a" });
+    expect(queue.get("grandchild")).toMatchObject({ status: "CANCELLED", cancelReason: "dependency", dependency: "a" });
+    expect(queue.get("other")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+    expect(eventsOf(log, "started").map((e) => e.id)).toEqual(["a"]);
+  });
+
+  it("says a signal's own TaskCancelledError, in its words, for the running attempt, the tasks not started and one waiting to retry", async () => {
+    const { queue } = makeQueue({ concurrency: 3, handlers: { failing, flaky: flakyOnce }, backoff: () => 60_000 });
+    queue.on("failed", (e) => {
+      const stop = new AbortController();
+      stop.abort(new TaskCancelledError("shutdown", `fail-fast: task "${e.id}" failed`));
+      void queue.shutdown({ signal: stop.signal });
+    });
+    queue.submit({ id: "retrying", type: "flaky", maxAttempts: 2 });
+    queue.submit({ id: "running", type: "hang" });
+    await flush();
+    expect(queue.get("retrying")?.status).toBe("SCHEDULED");
+    queue.submit({ id: "waiting", type: "echo", runAt: Date.now() + 60_000 });
+    queue.submit({ id: "b", type: "failing", maxAttempts: 1 });
+    await queue.shutdown();
+    expect(queue.get("b")?.status).toBe("FAILED");
+    expect((queue.get("running")?.error as Error).message).toBe('fail-fast: task "b" failed');
+    expect((queue.get("waiting")?.error as Error).message).toBe('not started: fail-fast: task "b" failed');
+    expect((queue.get("retrying")?.error as Error).message).toBe('fail-fast: task "b" failed: not retried (attempt 1 failed: first)');
+  });
+});
