@@ -323,6 +323,7 @@ export function buildProgram(version: string): Command {
     .addOption(new Option("--output <mode>", "how to show progress").choices(["auto", "tty", "plain", "json"]).default("auto"))
     .addOption(writtenDefault("--log-dir <dir>", "root folder of the per-task logs", ".taskq/logs"))
     .option("--no-color", "no colours (NO_COLOR and FORCE_COLOR are honoured too)")
+    .option("--fail-fast", "stop at the first task that fails (its retries used up): start nothing more, cancel what waits, stop what runs")
     .option("--dry-run", "print the plan in start order; run nothing")
     .option("--store <url>", "run durably through PostgreSQL (default: TASKQ_STORE when set)")
     .option("--store-schema <name>", "PostgreSQL schema of the store (default: TASKQ_STORE_SCHEMA, else taskq)")

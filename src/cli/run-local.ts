@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { Queue, exponentialBackoff, type Backoff } from "../engine/index.js";
+import { Queue, TaskCancelledError, exponentialBackoff, type Backoff } from "../engine/index.js";
 import { formatSetMs } from "../engine/errors.js";
 import { LongTimer } from "../engine/long-timer.js";
 import { activeProcessGroups, createShellHandler, expectTaskPipes, fitConcurrencyToOpenFiles, killAllProcessGroups, startGroupGuard, stopLeftovers, type ShellTask } from "../handlers/index.js";
@@ -31,6 +31,8 @@ export interface LocalRunOptions {
   color: boolean;
   /** Set where the command line named tasks: the run has those and what they depend on (see select-tasks.ts). */
   selection?: TaskSelection;
+  /** --fail-fast: the first task that fails for good stops the run (see stopOnFirstFailure). */
+  failFast?: boolean;
 }
 
 /**
@@ -125,6 +127,8 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
   let timeToFinishPassed = false;
   /** Set by a second signal ("killing every task now"). */
   let killedAtOnce = false;
+  /** The task whose failure stopped the run, with --fail-fast. */
+  let failedFast: string | undefined;
   // Installed before the run's first record, until the summary is out: a signal while thousands of tasks are
   // submitted (~0.3 s for 5,000) must not kill taskq mid-record, nor one after the last task ended cut the summary off.
   const removeSignalHandlers = onShutdownSignals({
@@ -132,6 +136,11 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
       if (finished) return killLeftoversNow(signal);
       interrupted = signal;
       interruptedAt = monotonicMs();
+      // --fail-fast has stopped the running tasks already, on the kill grace: no time to finish is given them now.
+      if (failedFast !== undefined) {
+        renderer.note(`${signal} received: the running tasks are being stopped already (--fail-fast: ${failedFast} failed); send it again to kill them at once`);
+        return;
+      }
       // Durations as the worker and the leftovers' note say them: `2h`, not `7200s`.
       renderer.note(`${signal} received: no new task starts; running tasks have ${formatSetMs(options.shutdownTimeoutMs)} to finish (send it again to stop at once)${options.outerGraceMs === undefined ? "" : `; shortened: ${outerGraceWords(options.outerGraceMs)}`}`);
       renderer.stopping?.({ signal, phase: "finishing", until: Date.now() + options.shutdownTimeoutMs });
@@ -187,6 +196,18 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
     concurrency: fitted.concurrency,
     maxAttempts,
   });
+  // After the renderer's listeners: its `FAILED` line comes before the note that says what follows from it.
+  if (options.failFast === true) {
+    queue.on("failed", (e) => {
+      if (failedFast !== undefined || interrupted !== undefined) return;
+      // The last task to end: nothing is left to stop, and the run ends as it would have.
+      const { byStatus } = queue.stats();
+      if (byStatus.RUNNING + byStatus.READY + byStatus.SCHEDULED + byStatus.BLOCKED === 0) return;
+      failedFast = e.id;
+      renderer.note(failFastNote(e.id, queue.stats().running, options.killGraceMs));
+      stopOnFirstFailure(queue, e.id, options.killGraceMs + 2000);
+    });
+  }
   if (fitted.note !== undefined) renderer.note(fitted.note);
   const pidOne = pidOneNote();
   if (pidOne !== undefined) renderer.note(pidOne);
@@ -224,7 +245,7 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
       logDirDeleted = true;
       renderer.note(`the log folder ${logDir} was deleted during the run (by a task?): the tasks' logs are lost`);
     }
-    const run = { runId, file, logDir, startedAt, exitCode, ...(interrupted === undefined ? {} : { interrupted }) };
+    const run = { runId, file, logDir, startedAt, exitCode, ...(interrupted === undefined ? {} : { interrupted }), ...(failedFast === undefined ? {} : { failedFast }) };
     // Daemons the tasks started (setsid) have run for the tasks after them: now they stop, given the grace a task gets,
     // before the summary, which is then the last word; a signal meanwhile kills them at once (the run's result stands).
     // After a signal, less or no grace (see leftoversGraceMs).
@@ -248,6 +269,24 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
     removeJobControl();
     releaseLogDir();
   }
+}
+
+/**
+ * --fail-fast: stops the run as a Ctrl-C's stop does once its time to finish has passed, at once: no task starts, those waiting
+ * (blocked, queued, scheduled, waiting to retry) are cancelled, and the running ones stopped (SIGTERM to each process group,
+ * SIGKILL after the kill grace), each in the words of the reason, which names the failed task. Called from the `failed`
+ * listener, before the queue starts another task; the failed task's dependents are still cancelled because of it.
+ */
+function stopOnFirstFailure(queue: Queue, failed: string, abortGraceMs: number): void {
+  const stop = new AbortController();
+  stop.abort(new TaskCancelledError("shutdown", `fail-fast: task "${failed}" failed`));
+  void queue.shutdown({ signal: stop.signal, abortGraceMs });
+}
+
+/** "fail-fast: build failed: no new task starts; stopping the 2 running tasks (SIGTERM, then SIGKILL 5s later)". */
+function failFastNote(failed: string, running: number, killGraceMs: number): string {
+  const stopping = running === 0 ? "" : `; stopping ${running === 1 ? "the running task" : `the ${running} running tasks`} (SIGTERM, then SIGKILL ${formatSetMs(killGraceMs)} later)`;
+  return `fail-fast: ${failed} failed: no new task starts, the tasks waiting are cancelled${stopping}`;
 }
 
 /** Whether an attempt's signal was aborted by its timeout (the engine's AttemptTimeoutError). */

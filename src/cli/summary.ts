@@ -92,7 +92,7 @@ export class SummaryCollector {
 
   build(
     queue: Queue,
-    run: { runId: string; file: string; logDir: string; startedAt: number; interrupted?: NodeJS.Signals; exitCode: number },
+    run: { runId: string; file: string; logDir: string; startedAt: number; interrupted?: NodeJS.Signals; failedFast?: string; exitCode: number },
   ): RunSummary {
     const deadLetters: DeadLetterLine[] = queue.deadLetters().map((dead) => {
       const result = attemptResultOf(dead.error);
@@ -122,6 +122,7 @@ export class SummaryCollector {
       exitCode: run.exitCode,
     };
     if (run.interrupted !== undefined) summary.interrupted = run.interrupted;
+    if (run.failedFast !== undefined) summary.failedFast = run.failedFast;
     return summary;
   }
 }

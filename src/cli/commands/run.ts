@@ -18,6 +18,7 @@ export interface RunFlags {
   storeSchema?: unknown;
   runId?: unknown;
   lease?: unknown;
+  failFast?: unknown;
   /** Which of --shutdown-timeout and --kill-grace were given on the command line (not their defaults). */
   stopTimesGiven?: { shutdownTimeout: boolean; killGrace: boolean };
 }
@@ -47,6 +48,8 @@ export async function runCommand(file: string, flags: RunFlags, taskIds: readonl
   // A durable run is its file's tasks, all of them: a resubmit of its id adds what the file has that the run does
   // not, so a run stored with some would take the rest from the next submit of the whole file.
   if (!local && taskIds.length > 0) throw new UsageError(`selecting tasks (${taskIds.join(", ")}) is for a local run, and a store is given (${typeof flags.store === "string" ? "--store" : "TASKQ_STORE"}): a durable run runs every task of its file; run without a store, or give a file with those tasks`);
+  // A durable run's tasks run in workers, on this machine or others, which this process does not stop at a failure.
+  if (!local && flags.failFast === true) throw new UsageError(`--fail-fast is for a local run, and a store is given (${typeof flags.store === "string" ? "--store" : "TASKQ_STORE"}): a durable run's tasks run in its workers, which go on with the others when one fails; run without a store, or stop the run with \`taskq cancel\``);
   const leaseMs = flags.lease === undefined ? undefined : leaseFlag(flags.lease);
   // A -j given is checked before the file is read, as the other flags are: `-j 0` is said first, not after the file's problems.
   const requestedConcurrency = flags.concurrency === undefined ? undefined : concurrencyFlag(flags.concurrency, undefined, typedFlagName("-j", "--concurrency"));
@@ -108,7 +111,7 @@ export async function runCommand(file: string, flags: RunFlags, taskIds: readonl
     });
   }
   const { runLocal } = await (runner ?? import("../run-local.js"));
-  return runLocal(workflow, selection === undefined ? common : { ...common, selection });
+  return runLocal(workflow, { ...common, ...(selection === undefined ? {} : { selection }), ...(flags.failFast === true ? { failFast: true } : {}) });
 }
 
 /**

@@ -81,7 +81,11 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
   ];
   const unfinished = unfinishedCount(counts);
   if (unfinished > 0) parts.push(`${unfinished} unfinished (${unfinishedParts(counts)})`);
-  const interrupted = summary.interrupted ? c.yellow(` (interrupted by ${summary.interrupted})`) : "";
+  const interrupted = summary.interrupted
+    ? c.yellow(` (interrupted by ${summary.interrupted})`)
+    : summary.failedFast !== undefined
+      ? c.yellow(` (stopped by --fail-fast: ${summary.failedFast} failed)`)
+      : "";
   out.push(`${c.bold("Summary")}: ${parts.join(", ")} in ${formatDuration(summary.wallMs)}${interrupted}`);
   // A durable run looked at while it runs: which tasks, on which worker, for how long.
   const running = summary.running ?? [];

@@ -138,6 +138,8 @@ export interface RunSummary {
   retrying?: RetryingLine[];
   /** The signal that interrupted the run, if one did. */
   interrupted?: NodeJS.Signals;
+  /** With --fail-fast: the task whose failure stopped the run, if one did. */
+  failedFast?: string;
   exitCode: number;
 }
 

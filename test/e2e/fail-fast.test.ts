@@ -1,0 +1,194 @@
+import { existsSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { runCli, runIds, startCli, workspace } from "../helpers/cli.js";
+import { eventually, findLeftovers, isAlive } from "../helpers/processes.js";
+
+let logRoots: string[] = [];
+afterEach(async () => {
+  for (const logs of logRoots) for (const runId of await runIds(logs)) expect(await findLeftovers(runId)).toEqual([]);
+  logRoots = [];
+});
+
+/**
+ * `boom` fails once `sleeper` runs (its pid written); `after` depends on boom; `queued` waits for a slot (concurrency 2);
+ * `later` waits for its delay. `sleepFor` and `delay`: long where --fail-fast must cut them short, short where the run goes on.
+ */
+function pipeline(sleepFor: string, delay: string): string {
+  return `concurrency: 2
+tasks:
+  boom:
+    run: 'while [ ! -f sleeper.pid ]; do sleep 0.05; done; echo about to fail; exit 3'
+  sleeper:
+    run: 'echo sleeping; echo $$ > sleeper.pid.tmp && mv sleeper.pid.tmp sleeper.pid; exec sleep ${sleepFor}'
+  after:
+    run: 'touch after.ran'
+    dependsOn: boom
+  queued:
+    run: 'touch queued.ran'
+  later:
+    run: 'touch later.ran'
+    delay: ${delay}
+`;
+}
+
+async function setUp(yaml: string) {
+  const ws = await workspace(yaml);
+  logRoots.push(ws.logs);
+  return ws;
+}
+
+async function logOf(logs: string, id: string): Promise<string> {
+  const [runId = ""] = await runIds(logs);
+  return readFile(path.join(logs, runId, `${id}.log`), "utf8");
+}
+
+describe("taskq run --fail-fast", () => {
+  it("stops at the first failure: nothing more starts, what waits is cancelled naming it, what runs is stopped; exit 1", async () => {
+    const ws = await setUp(pipeline("600", "10m"));
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--fail-fast", "--kill-grace", "2s"], { cwd: ws.dir });
+    const { stdout } = result;
+    expect(result.code).toBe(1);
+    expect(result.signal).toBeNull();
+    // The sleep (10 minutes) did not hold the run: it ended long before it would have.
+    expect(result.durationMs).toBeLessThan(300_000);
+    const pid = Number(await readFile(path.join(ws.dir, "sleeper.pid"), "utf8"));
+    expect(await isAlive(pid)).toBe(false);
+    expect(stdout).toContain("FAILED  boom: exited with code 3\n");
+    expect(stdout).toContain("note    fail-fast: boom failed: no new task starts, the tasks waiting are cancelled; stopping the running task (SIGTERM, then SIGKILL 2s later)\n");
+    // The failed task's dependents are cancelled because of it, as without --fail-fast; the others because of the stop.
+    expect(stdout).toContain('cancel  after: dependency "boom" failed\n');
+    expect(stdout).toContain('cancel  queued: not started: fail-fast: task "boom" failed\n');
+    expect(stdout).toContain('cancel  later: not started: fail-fast: task "boom" failed\n');
+    expect(stdout).toContain('cancel  sleeper: fail-fast: task "boom" failed\n');
+    expect(stdout).not.toMatch(/start {3}(queued|after|later) /);
+    for (const marker of ["queued.ran", "after.ran", "later.ran"]) expect(existsSync(path.join(ws.dir, marker))).toBe(false);
+    expect(stdout).toMatch(/Summary: 0 succeeded, 1 failed, 4 cancelled in \S+ \(stopped by --fail-fast: boom failed\)\n/);
+    expect(stdout).toContain("Dead letters (1):\n  ✗ boom: exited with code 3 (1 attempt)\n");
+    expect(stdout).toContain("    cancelled because of it: after\n");
+    expect(stdout).toContain('Cancelled (3):\n  - sleeper: fail-fast: task "boom" failed\n');
+    expect(stdout).toContain("    last line:\n      sleeping\n");
+    // The stopped task's log keeps its output and says it was stopped, and why.
+    expect(await logOf(ws.logs, "sleeper")).toBe('sleeping\n--- taskq: attempt 1 stopped: fail-fast: task "boom" failed ---\n');
+  });
+
+  it("without the flag, the tasks that do not depend on the failed one run to their end, as before", async () => {
+    const ws = await setUp(pipeline("0.2", "200ms"));
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain("FAILED  boom: exited with code 3\n");
+    expect(result.stdout).toContain('cancel  after: dependency "boom" failed\n');
+    for (const id of ["sleeper", "queued", "later"]) expect(result.stdout).toContain(`ok      ${id}\n`);
+    expect(existsSync(path.join(ws.dir, "queued.ran"))).toBe(true);
+    expect(existsSync(path.join(ws.dir, "later.ran"))).toBe(true);
+    expect(result.stdout).not.toContain("fail-fast");
+    expect(result.stdout).toMatch(/Summary: 3 succeeded, 1 failed, 1 cancelled in \S+\n/);
+  });
+
+  it("says it in JSON: the note, each cancel's message, and the summary's failedFast, dead letter and cancelled", async () => {
+    const ws = await setUp(pipeline("600", "10m"));
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--fail-fast", "--output", "json"], { cwd: ws.dir });
+    expect(result.code).toBe(1);
+    const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(events.find((e) => e.event === "note")?.message).toMatch(/^fail-fast: boom failed: no new task starts/);
+    const cancelled = Object.fromEntries(events.filter((e) => e.event === "cancelled").map((e) => [e.id, e.message]));
+    expect(cancelled).toEqual({
+      after: 'dependency "boom" failed',
+      queued: 'not started: fail-fast: task "boom" failed',
+      later: 'not started: fail-fast: task "boom" failed',
+      sleeper: 'fail-fast: task "boom" failed',
+    });
+    const summary = events.find((e) => e.event === "summary") as { failedFast?: string; exitCode: number; deadLetters: { id: string }[]; cancelled: { id: string; message: string; running?: boolean }[] };
+    expect(summary.failedFast).toBe("boom");
+    expect(summary.exitCode).toBe(1);
+    expect(summary.deadLetters.map((letter) => letter.id)).toEqual(["boom"]);
+    expect(summary.cancelled.find((x) => x.id === "sleeper")).toMatchObject({ message: 'fail-fast: task "boom" failed', running: true });
+  });
+
+  it("waits for a task's retries: a failed attempt with one to come stops nothing; a task waiting for its retry is cancelled when another fails", async () => {
+    const ws = await setUp(`concurrency: 2
+tasks:
+  flaky:
+    run: 'if [ "$TASKQ_ATTEMPT" -lt 2 ]; then exit 1; fi; exec sleep 600'
+    retries: 1
+    backoff: { base: 10m, max: 10m }
+  boom:
+    run: 'while [ ! -f go ]; do sleep 0.05; done; exit 3'
+`);
+    // Full jitter may make the 10m backoff short: the retry then runs (a long sleep), and is stopped as a running task.
+    const run = startCli(["run", ws.file, "--log-dir", ws.logs, "--fail-fast"], { cwd: ws.dir });
+    expect(await eventually(() => run.stdout().includes("retry   flaky attempt 1/2 failed"), 60_000)).toBe(true);
+    // The retry to come kept the run going: boom, running, is let fail.
+    await writeFile(path.join(ws.dir, "go"), "");
+    const result = await run.done;
+    expect(result.code).toBe(1);
+    const before = result.stdout.slice(0, result.stdout.indexOf("FAILED  boom"));
+    expect(before).not.toContain("fail-fast");
+    expect(result.stdout).toContain("note    fail-fast: boom failed");
+    const retried = result.stdout.includes("start   flaky (attempt 2/2)");
+    expect(result.stdout).toContain(retried ? 'cancel  flaky: fail-fast: task "boom" failed\n' : 'cancel  flaky: fail-fast: task "boom" failed: not retried (attempt 1 failed: exited with code 1)\n');
+    expect(result.stdout).toMatch(/Summary: 0 succeeded, 1 failed, 1 cancelled in \S+ \(stopped by --fail-fast: boom failed\)\n/);
+  }, 90_000);
+
+  it("lets a run whose tasks all succeed, after a retry, end as ever: exit 0", async () => {
+    const ws = await setUp(`tasks:
+  flaky:
+    run: 'if [ "$TASKQ_ATTEMPT" -lt 2 ]; then exit 1; fi; echo passed'
+    retries: 1
+    backoff: { base: 10ms, max: 10ms }
+  other:
+    run: 'sleep 0.3'
+`);
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--fail-fast"], { cwd: ws.dir });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("retry   flaky attempt 1/2 failed: exited with code 1");
+    expect(result.stdout).toContain("ok      flaky after 2 attempts\n");
+    expect(result.stdout).toContain("ok      other\n");
+    expect(result.stdout).not.toContain("fail-fast");
+  });
+
+  it("a Ctrl-C during its stop gives the running tasks no time to finish: the stop goes on, a second one kills them; exit 130", async () => {
+    const ws = await setUp(`tasks:
+  boom:
+    run: 'while [ ! -f stubborn.pid ]; do sleep 0.05; done; exit 3'
+  stubborn:
+    run: "trap '' TERM; echo $$ > stubborn.pid; while :; do sleep 0.1; done"
+`);
+    const run = startCli(["run", ws.file, "--log-dir", ws.logs, "--fail-fast", "--kill-grace", "10m"], { cwd: ws.dir });
+    expect(await eventually(() => run.stdout().includes("note    fail-fast: boom failed"), 60_000)).toBe(true);
+    process.kill(run.child.pid!, "SIGINT");
+    expect(await eventually(() => run.stdout().includes("SIGINT received"), 60_000)).toBe(true);
+    process.kill(run.child.pid!, "SIGINT");
+    const result = await run.done;
+    expect(result.code).toBe(130);
+    expect(result.stdout).toContain("note    SIGINT received: the running tasks are being stopped already (--fail-fast: boom failed); send it again to kill them at once\n");
+    expect(result.stdout).not.toContain("to finish");
+    expect(result.stdout).toContain("note    SIGINT received again: killing every task now\n");
+    expect(await isAlive(Number(await readFile(path.join(ws.dir, "stubborn.pid"), "utf8")))).toBe(false);
+  }, 90_000);
+
+  it("says nothing of itself where the failed task was the last to end: nothing was left to stop", async () => {
+    const ws = await setUp(`tasks:
+  first:
+    run: 'true'
+  last:
+    run: 'exit 3'
+    dependsOn: first
+`);
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--fail-fast"], { cwd: ws.dir });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain("FAILED  last: exited with code 3\n");
+    expect(result.stdout).not.toContain("fail-fast");
+    expect(result.stdout).toMatch(/Summary: 1 succeeded, 1 failed, 0 cancelled in \S+\n/);
+  });
+
+  it("is refused with a store (exit 2, nothing run): a durable run's tasks run in its workers", async () => {
+    const ws = await setUp(pipeline("600", "10m"));
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--fail-fast", "--store", "postgres://127.0.0.1:1/none"], { cwd: ws.dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^taskq: --fail-fast is for a local run, and a store is given \(--store\)/);
+    expect(await runIds(ws.logs)).toEqual([]);
+    expect(existsSync(path.join(ws.dir, "sleeper.pid"))).toBe(false);
+  });
+});
