@@ -290,6 +290,14 @@ function wordsAfterFlags(command: Command): Map<string, string> {
   return after;
 }
 
+/** Whether the command line has a `--` with an operand after it: every word there is the command's own (`run ci.yaml -- x.yaml`). */
+function afterDoubleDash(command: Command): boolean {
+  const args = ((command.parent ?? command) as unknown as { rawArgs: string[] }).rawArgs.slice(2);
+  const roles = wordRoles(command, args);
+  const at = roles.findIndex((role, index) => role === "flag" && args[index] === "--");
+  return at !== -1 && roles.slice(at + 1).includes("operand");
+}
+
 /** A flag and its default, shown as written (`default: 30s`, `default: .taskq/logs`), not as a JSON string (`"30s"`). */
 function writtenDefault(flags: string, description: string, value: string): Option {
   return new Option(flags, description).default(value, value);
@@ -335,12 +343,14 @@ export function buildProgram(version: string): Command {
       "\nExit codes:\n  0              every task succeeded\n  1              a task failed or was cancelled, or the run could not start (its log folder, its store, a limit)\n  2              bad usage, an invalid workflow file, or with --store a run id given again with another file (nothing ran)\n  130, 143, 129  interrupted by SIGINT, SIGTERM, SIGHUP",
     )
     .action(async (file: string, tasks: string[], flags: Record<string, unknown>, command: Command) => {
-      // `taskq run workflows/*.yaml`, a glob of several files, is not a file and its tasks: said as for the other commands.
-      if (tasks.length > 0 && tasks.every((task) => /\.ya?ml$/i.test(task))) (command as TaskqCommand)._excessArguments([file, ...tasks], 1);
+      // `taskq run workflows/*.yaml`, a glob of several files, is not a file and its tasks: said as for the other commands,
+      // unless a word is a task of the file (`x.yaml:`), which runCommand tells once the file is read, or comes after `--`.
+      const severalFiles =
+        tasks.length > 0 && tasks.every((task) => /\.ya?ml$/i.test(task)) && !afterDoubleDash(command) ? () => (command as TaskqCommand)._excessArguments([file, ...tasks], 1) : undefined;
       const { runCommand } = await import("./commands/run.js");
       // Which stop times were given (not defaults): a nested run says so when it shortens them (see outer-grace.ts).
       const given = { shutdownTimeout: command.getOptionValueSource("shutdownTimeout") === "cli", killGrace: command.getOptionValueSource("killGrace") === "cli" };
-      process.exitCode = await runCommand(file, { ...flags, stopTimesGiven: given }, tasks, tasks.length > 0 ? wordsAfterFlags(command) : undefined);
+      process.exitCode = await runCommand(file, { ...flags, stopTimesGiven: given }, tasks, tasks.length > 0 ? wordsAfterFlags(command) : undefined, severalFiles);
     });
 
   program

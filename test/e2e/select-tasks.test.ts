@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BIN, FIXTURES, runCli, runIds, workspace } from "../helpers/cli.js";
@@ -158,6 +159,29 @@ describe("taskq run FILE TASK...: only those tasks and what they depend on", () 
     expect(after.code).toBe(0);
     expect(after.stdout).toMatch(/: 2 of 6 tasks \(build and what it depends on\), /);
     expect(ran()).toEqual([]);
+  });
+
+  it("a task whose id ends in .yaml is selected, named or after --; words that name no task, all ending in .yaml, are several files", async () => {
+    const ws = await workspace(`tasks:\n  x.yaml: { run: "touch x.done" }\n  other: { run: "touch other.done" }\n`);
+    logRoots.push(ws.logs);
+    const run = (...args: string[]) => runCli(["run", ws.file, "--log-dir", ws.logs, ...args], { cwd: ws.dir });
+    for (const words of [["x.yaml"], ["--", "x.yaml"]]) {
+      const result = await run(...words);
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/: 1 of 2 tasks \(x\.yaml\), /);
+    }
+    expect(existsSync(path.join(ws.dir, "x.done"))).toBe(true);
+    expect(existsSync(path.join(ws.dir, "other.done"))).toBe(false);
+    // `taskq run workflows/*.yaml`: a glob of files, the first valid or not, is told as several files.
+    await writeFile(path.join(ws.dir, "b.yaml"), "tasks: { b: { run: 'true' } }\n");
+    const glob = await run("b.yaml");
+    expect(glob).toMatchObject({ code: 2, stdout: "" });
+    expect(glob.stderr).toMatch(/^taskq: too many arguments for 'run': it takes one workflow file, and got 2 \(.*workflow\.yaml, b\.yaml\); for each in turn: /);
+    await writeFile(path.join(ws.dir, "b.yaml"), "tasks: { b: {} }\n");
+    const invalidFirst = await runCli(["run", "b.yaml", path.basename(ws.file)], { cwd: ws.dir });
+    expect(invalidFirst).toMatchObject({ code: 2, stdout: "" });
+    expect(invalidFirst.stderr).toMatch(/^taskq: too many arguments for 'run': it takes one workflow file, and got 2 \(b\.yaml, workflow\.yaml\)/);
   });
 
   it("with a store, a selection is refused before anything is stored or run (a durable run is its whole file); submit refuses one too", async () => {

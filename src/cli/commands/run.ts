@@ -27,7 +27,7 @@ export interface RunFlags {
  * `taskq run FILE [TASK...]`: validates, then runs locally (or durably with --store). Given task ids,
  * runs those and what they depend on, nothing else (see select-tasks.ts). Returns the exit code.
  */
-export async function runCommand(file: string, flags: RunFlags, taskIds: readonly string[] = [], afterFlags?: ReadonlyMap<string, string>): Promise<number> {
+export async function runCommand(file: string, flags: RunFlags, taskIds: readonly string[] = [], afterFlags?: ReadonlyMap<string, string>, severalFiles?: () => void): Promise<number> {
   workflowFileArgument(file);
   const given = {
     shutdownTimeoutMs: durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s"),
@@ -45,6 +45,8 @@ export async function runCommand(file: string, flags: RunFlags, taskIds: readonl
   if (local && flags.lease !== undefined) throw new UsageError("--lease needs a store (--store or TASKQ_STORE): a local run's tasks are leased to no one");
   // Nor keeps anything in PostgreSQL: a schema given for it would be ignored.
   if (local && typeof flags.storeSchema === "string") throw new UsageError("--store-schema needs a store (--store or TASKQ_STORE): a local run keeps nothing in PostgreSQL");
+  // `taskq run workflows/*.yaml` with a store: several files, not a selection.
+  if (!local && taskIds.length > 0) severalFiles?.();
   // A durable run is its file's tasks, all of them: a resubmit of its id adds what the file has that the run does
   // not, so a run stored with some would take the rest from the next submit of the whole file.
   if (!local && taskIds.length > 0) throw new UsageError(`selecting tasks (${taskIds.join(", ")}) is for a local run, and a store is given (${typeof flags.store === "string" ? "--store" : "TASKQ_STORE"}): a durable run runs every task of its file; run without a store, or give a file with those tasks`);
@@ -70,9 +72,15 @@ export async function runCommand(file: string, flags: RunFlags, taskIds: readonl
   smallHeap?.keepHeapSmall();
   const { loadWorkflowForRun } = await import("../load-isolated.js");
   noteTerminalInput(file);
-  let workflow = await loadWorkflowForRun(file, smallHeap ? { onThreadStarted: smallHeap.keepHeapSmall } : {});
+  let workflow = await loadWorkflowForRun(file, smallHeap ? { onThreadStarted: smallHeap.keepHeapSmall } : {}).catch((error: unknown) => {
+    // The first of a glob's files, not there or invalid: the glob is said, as where it is valid (no task can be told from it).
+    severalFiles?.();
+    throw error;
+  });
   let selection: TaskSelection | undefined;
   if (taskIds.length > 0) {
+    // Words that all end in .yaml, none a task of the file (`x.yaml:` is one): several workflow files.
+    if (severalFiles !== undefined && !workflow.tasks.some((task) => taskIds.includes(task.id))) severalFiles();
     // After the whole file is checked: an invalid file is said as ever, whatever is selected from it.
     const { selectTasks } = await import("../select-tasks.js");
     ({ workflow, selection } = selectTasks(workflow, taskIds, afterFlags));
