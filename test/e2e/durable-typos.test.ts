@@ -55,6 +55,25 @@ describe("a run id no run has", () => {
   });
 });
 
+describe("a run id no run has, in a store of many runs", () => {
+  it("names the run just submitted, not only among the oldest runs", async () => {
+    // 100,001 older runs named as long as the one meant: the first 100,000 read, in the table's order, are those.
+    await durable.store.pool.query(
+      `INSERT INTO "${SCHEMA}".runs (id, state, created_at) SELECT 'old-' || lpad(g::text, 6, '0'), 'succeeded', now() - interval '1 day' FROM generate_series(1, 100001) g`,
+    );
+    try {
+      const runId = await submit(await workflowFile("many", WORKFLOW), ["--run-id", "release-77"]);
+      const result = await taskq(["status", "releaes-77"]);
+      expect({ code: result.code, stderr: result.stderr }).toEqual({
+        code: 1,
+        stderr: `taskq: no run "releaes-77" in schema "${SCHEMA}" (given by TASKQ_STORE_SCHEMA); did you mean "${runId}"?\n`,
+      });
+    } finally {
+      await durable.store.pool.query(`DELETE FROM "${SCHEMA}".runs WHERE id LIKE 'old-%'`);
+    }
+  });
+});
+
 describe("a run id or task id with white space around it", () => {
   it("is a usage error that gives the id meant, before the store is opened", async () => {
     const expected = 'is not a run id: 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit (write it without spaces: build-42)';
