@@ -1,7 +1,8 @@
 import { statSync } from "node:fs";
 import { Argument, Command, CommanderError, Option } from "commander";
-import { CONTROLS, escapeControls, escapeControlsInLines } from "../escape-controls.js";
+import { escapeControlsInLines } from "../escape-controls.js";
 import { didYouMean } from "../loaders/suggest.js";
+import { shellWord } from "./shell-word.js";
 
 /** commander reports usage errors with exit code 1; taskq's contract says 2. */
 function toUsageExit(error: CommanderError): never {
@@ -172,16 +173,6 @@ function looksLikeWorkflow(name: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** `name` as a shell reads it back: quoted where it holds more than letters, digits and `/._-+:@%,=`. */
-function shellWord(name: string): string {
-  if (/^[\w/.+:@%,=-]+$/.test(name)) return name;
-  // A control character (or a bidi one) as bash's $'...' writes it: pasted, it names the same file,
-  // where the message's own escapes (\u001b) in '...' would name another.
-  // Each as its UTF-8 bytes (\xHH): bash reads \uXXXX by the locale, and under LC_ALL=C leaves it as text.
-  if (escapeControls(name) !== name) return `$'${name.replace(/[\\']/g, "\\$&").replace(CONTROLS, (character) => [...Buffer.from(character)].map((byte) => `\\x${byte.toString(16).padStart(2, "0")}`).join(""))}'`;
-  return `'${name.replace(/'/g, "'\\''")}'`;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Workflow, WorkflowTask } from "../loaders/index.js";
 import { quote } from "../loaders/report-issues.js";
 import { closestMatch } from "../loaders/suggest.js";
 import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
+import { shellWord } from "./shell-word.js";
 import type { TaskSelection } from "./task-selection.js";
 
 /** The most unknown ids that get a "did you mean": each looks at every task id. */
@@ -48,7 +49,7 @@ function unknownTasks(file: string, unknown: readonly string[], ids: Iterable<st
   const list = said.length === 1 ? said[0]! : `${said.slice(0, -1).join(", ")} or ${said.at(-1)!}`;
   const name = escapeControls(file);
   const single = unknown.length === 1 ? meant[0] : undefined;
-  const hint = single !== undefined ? `; did you mean ${quote(single)}?` : meant.some((match) => match !== undefined) ? "" : ` (taskq list ${file === "<stdin>" ? "-" : name} lists its tasks)`;
+  const hint = single !== undefined ? `; did you mean ${quote(single)}?` : meant.some((match) => match !== undefined) ? "" : ` (taskq list ${file === "<stdin>" ? "-" : shellWord(file)} lists its tasks)`;
   // `run ci.yaml --dry-run yes`: a word meant for a flag that takes none, not a task (`--json tset` is a task mistyped).
   const flag = unknown.map((id, index) => (meant[index] === undefined ? afterFlags?.get(id) : undefined)).find((before) => before !== undefined);
   return `${name} has no task ${list}: nothing was run${hint}${flag === undefined ? "" : `; ${flag} takes no value: give it alone`}`;

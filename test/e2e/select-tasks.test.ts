@@ -109,6 +109,15 @@ describe("taskq run FILE TASK...: only those tasks and what they depend on", () 
     expect(JSON.parse(json.stdout)).toMatchObject({ event: "error", code: "USAGE", exitCode: 2, message: `${file} has no task "tset": nothing was run; did you mean "test"?` });
   });
 
+  it("the taskq list the error gives, of a file named with a space, is one a shell runs as written", async () => {
+    const ws = await workspace(PIPELINE, "my ci.yaml");
+    logRoots.push(ws.logs);
+    const none = await runCli(["run", "my ci.yaml", "zzz", "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(none).toMatchObject({ code: 2, stdout: "", stderr: `taskq: my ci.yaml has no task "zzz": nothing was run (taskq list 'my ci.yaml' lists its tasks)\n` });
+    const list = await runCli(["list", "my ci.yaml"], { cwd: ws.dir });
+    expect(list.code).toBe(0);
+  });
+
   it("the file is checked whole first: an invalid file is said as ever, whatever is selected", async () => {
     const ws = await workspace("tasks:\n  a: { run: 'true', dependsOn: [b] }\n  c: { run: 'true' }\n");
     const result = await runCli(["run", ws.file, "c"], { cwd: ws.dir });
