@@ -41,7 +41,10 @@ export function selectTasks(workflow: Workflow, ids: readonly string[], afterFla
 function unknownTasks(file: string, unknown: readonly string[], ids: Iterable<string>, afterFlags?: ReadonlyMap<string, string>): string {
   const candidates = [...ids];
   const meant = unknown.map((id, index) => (isTaskId(id) && index < MAX_SUGGESTIONS ? closestMatch(id, candidates) : undefined));
+  // `"$(cat task.txt)"` of a file with Windows line ends (`test\r`): the id meant, as status and cancel give it.
+  const spaced = unknown.map((id) => (id.trim() !== id && isTaskId(id.trim()) ? id.trim() : undefined));
   const said = unknown.map((id, index) => {
+    if (spaced[index] !== undefined) return `${quote(id)} (write it without spaces: ${spaced[index]})`;
     // `--x` after `--`, `a/b`: no task can have such an id.
     if (!isTaskId(id)) return `${quote(id)} (not a task id: ${TASK_ID_EXPECTED})`;
     return meant[index] === undefined || unknown.length === 1 ? quote(id) : `${quote(id)} (did you mean ${quote(meant[index])}?)`;
@@ -49,7 +52,7 @@ function unknownTasks(file: string, unknown: readonly string[], ids: Iterable<st
   const list = said.length === 1 ? said[0]! : `${said.slice(0, -1).join(", ")} or ${said.at(-1)!}`;
   const name = escapeControls(file);
   const single = unknown.length === 1 ? meant[0] : undefined;
-  const hint = single !== undefined ? `; did you mean ${quote(single)}?` : meant.some((match) => match !== undefined) ? "" : ` (taskq list ${file === "<stdin>" ? "-" : shellWord(file)} lists its tasks)`;
+  const hint = single !== undefined ? `; did you mean ${quote(single)}?` : [...meant, ...spaced].some((match) => match !== undefined) ? "" : ` (taskq list ${file === "<stdin>" ? "-" : shellWord(file)} lists its tasks)`;
   // `run ci.yaml --dry-run yes`: a word meant for a flag that takes none, not a task (`--json tset` is a task mistyped).
   const flag = unknown.map((id, index) => (meant[index] === undefined ? afterFlags?.get(id) : undefined)).find((before) => before !== undefined);
   return `${name} has no task ${list}: nothing was run${hint}${flag === undefined ? "" : `; ${flag} takes no value: give it alone`}`;

@@ -109,6 +109,15 @@ describe("taskq run FILE TASK...: only those tasks and what they depend on", () 
     expect(JSON.parse(json.stdout)).toMatchObject({ event: "error", code: "USAGE", exitCode: 2, message: `${file} has no task "tset": nothing was run; did you mean "test"?` });
   });
 
+  it("an id with white space around it (a task read by $(cat) from a file with Windows line ends) gives the id meant", async () => {
+    const { taskq, ran, file } = await pipeline();
+    const crlf = await taskq("test\r");
+    expect(crlf).toMatchObject({ code: 2, stdout: "", stderr: `taskq: ${file} has no task "test\\r" (write it without spaces: test): nothing was run\n` });
+    const two = await taskq(" build", "lnt");
+    expect(two.stderr).toBe(`taskq: ${file} has no task " build" (write it without spaces: build) or "lnt" (did you mean "lint"?): nothing was run\n`);
+    expect(ran()).toEqual([]);
+  });
+
   it("the taskq list the error gives, of a file named with a space, is one a shell runs as written", async () => {
     const ws = await workspace(PIPELINE, "my ci.yaml");
     logRoots.push(ws.logs);
