@@ -836,7 +836,7 @@ function toSummary(status: RunStatus, local: LocalLogs | undefined): RunSummary 
         ...cutShortLines(status.runId, t, local),
         ...waitedLines(status.runId, t, logPath(t), logWorker(t), local),
       })),
-    ...(status.state === "running" ? { running: runningLines(status), ...retryingLines(status) } : {}),
+    ...(status.state === "running" ? { running: runningLines(status), ...retryingLines(status), ...scheduledLines(status) } : {}),
     exitCode: status.state === "succeeded" ? 0 : 1,
   };
 }
@@ -923,6 +923,15 @@ function retryingLines(status: RunStatus): { retrying?: NonNullable<RunSummary["
     .map((t) => ({ id: t.key, attempt: t.attempts + 1, maxAttempts: t.maxAttempts, inMs: t.retryInMs!, error: describeRow(t) }))
     .sort((a, b) => a.inMs - b.inMs);
   return retrying.length === 0 ? {} : { retrying };
+}
+
+/** The tasks waiting for their `delay` or `runAt`, soonest due first: counted as scheduled, and when each runs. */
+function scheduledLines(status: RunStatus): { scheduled?: NonNullable<RunSummary["scheduled"]> } {
+  const scheduled = status.tasks
+    .filter((t) => t.dueInMs !== undefined && t.dueAt !== undefined)
+    .map((t) => ({ id: t.key, inMs: t.dueInMs!, runAt: t.dueAt!.getTime() }))
+    .sort((a, b) => a.inMs - b.inMs);
+  return scheduled.length === 0 ? {} : { scheduled };
 }
 
 /** The store's counts as a summary's: its queued tasks as SCHEDULED (waiting for their not-before) and READY. */

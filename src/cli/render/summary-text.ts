@@ -4,6 +4,7 @@ import { formatDuration } from "../../handlers/format-duration.js";
 import { cutMarkStart } from "../../handlers/line-splitter.js";
 import { oneLine } from "../one-line.js";
 import { terminalSafe } from "./control-bytes.js";
+import { clockWithDate } from "./describe.js";
 import type { RunSummary } from "./types.js";
 
 /** Running tasks listed by a durable run's status; the rest are counted. */
@@ -116,6 +117,13 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
       out.push(`  ${c.yellow("↻")} ${c.bold(task.id)}: attempt ${task.attempt}/${task.maxAttempts} ${when} (attempt ${task.attempt - 1} failed: ${safe(oneLine(task.error))})`);
     }
     if (retrying.length > RUNNING_SHOWN) out.push(`  ... and ${retrying.length - RUNNING_SHOWN} more`);
+  }
+  // Those waiting for their delay or runAt: when each runs, as a local run's board gives it.
+  const scheduled = summary.scheduled ?? [];
+  if (scheduled.length > 0) {
+    out.push("", c.bold.cyan(`Scheduled (${scheduled.length}):`));
+    for (const task of scheduled.slice(0, RUNNING_SHOWN)) out.push(`  ${c.cyan("⏲")} ${c.bold(task.id)}: at ${clockWithDate(task.runAt)} (in ${formatDuration(task.inMs)})`);
+    if (scheduled.length > RUNNING_SHOWN) out.push(`  ... and ${scheduled.length - RUNNING_SHOWN} more`);
   }
   // Cancelled tasks by the dead letter that caused them: one pass, not one per dead letter.
   const victimsOf = new Map<string, string[]>();

@@ -124,6 +124,15 @@ export interface RetryingLine {
   error: string;
 }
 
+/** A task of a durable run waiting for its `delay` or `runAt` when its status was read. */
+export interface ScheduledLine {
+  id: string;
+  /** Until it is due, on the database's clock. */
+  inMs: number;
+  /** When it is due, in epoch milliseconds (the database's time), as a local run's `scheduled` record gives its `runAt`. */
+  runAt: number;
+}
+
 export interface RunSummary {
   runId: string;
   file: string;
@@ -136,6 +145,8 @@ export interface RunSummary {
   running?: RunningLine[];
   /** A durable run's tasks waiting for their retry, when its status was read while it ran. */
   retrying?: RetryingLine[];
+  /** A durable run's tasks waiting for their `delay` or `runAt`, when its status was read while it ran. */
+  scheduled?: ScheduledLine[];
   /** The signal that interrupted the run, if one did. */
   interrupted?: NodeJS.Signals;
   /** With --fail-fast: the task whose failure stopped the run, if one did. */

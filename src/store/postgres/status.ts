@@ -36,6 +36,8 @@ interface StatusRow {
   running_ms?: number | null;
   lease_expired_ms?: number | null;
   retry_in_ms?: number | null;
+  due_in_ms?: number | null;
+  due_at?: Date | null;
   live_tail?: string[] | null;
   cancel_requested?: boolean | null;
 }
@@ -81,6 +83,7 @@ function toStatus(row: StatusRow): TaskStatusRow {
     ...(row.running_ms != null ? { runningMs: Math.max(0, Math.round(row.running_ms)) } : {}),
     ...(row.lease_expired_ms != null ? { leaseExpiredMs: Math.max(0, Math.round(row.lease_expired_ms)) } : {}),
     ...(row.retry_in_ms != null ? { retryInMs: Math.max(0, Math.round(row.retry_in_ms)) } : {}),
+    ...(row.due_in_ms != null && row.due_at != null ? { dueInMs: Math.max(0, Math.round(row.due_in_ms)), dueAt: row.due_at } : {}),
     ...(row.live_tail != null && row.live_tail.length > 0 ? { liveTail: row.live_tail } : {}),
     ...(row.cancel_requested === true ? { cancelRequested: true as const } : {}),
     // Marked by a stopped `run --store` (see ShutdownCancel.waitingOnly): however it ends, it is cancelled.
@@ -105,7 +108,9 @@ export async function readRunStatus(pool: pg.Pool, names: SchemaNames, runId: st
             CASE WHEN t.state = 'running' AND t.lease_expires_at < now() THEN extract(epoch FROM now() - t.lease_expires_at)::float8 * 1000 END AS lease_expired_ms,
             CASE WHEN t.state = 'running' AND t.live_tail_token = t.lease_token THEN t.live_tail END AS live_tail,
             CASE WHEN t.state = 'running' THEN t.cancel_requested END AS cancel_requested,
-            CASE WHEN t.state = 'queued' AND t.attempts > 0 THEN greatest(0, extract(epoch FROM t.not_before - now())::float8 * 1000) END AS retry_in_ms
+            CASE WHEN t.state = 'queued' AND t.attempts > 0 THEN greatest(0, extract(epoch FROM t.not_before - now())::float8 * 1000) END AS retry_in_ms,
+            CASE WHEN t.state = 'queued' AND t.attempts = 0 AND t.not_before > now() THEN extract(epoch FROM t.not_before - now())::float8 * 1000 END AS due_in_ms,
+            CASE WHEN t.state = 'queued' AND t.attempts = 0 AND t.not_before > now() THEN t.not_before END AS due_at
        FROM ${names.runs} r LEFT JOIN ${names.tasks} t ON t.run_id = r.id
       WHERE r.id = $1 ORDER BY t.seq`,
     [runId],

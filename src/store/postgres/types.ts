@@ -150,6 +150,12 @@ export interface TaskStatusRow {
    * database's clock; 0 once due, waiting for a worker. Its `lastError` is the failed attempt's.
    */
   retryInMs?: number;
+  /**
+   * A task waiting for its `delay` or `runAt` (status only: queued, no attempt made, not due yet): how long until it
+   * is due, on the database's clock, and when that is (`dueAt`, the database's time).
+   */
+  dueInMs?: number;
+  dueAt?: Date;
   /** A running attempt's last lines, as its worker's last heartbeat stored them (none before its first). */
   liveTail?: string[];
   /** A running task whose cancel was asked for (status only): its worker stops it at its next heartbeat, or a sweep cancels it. */
