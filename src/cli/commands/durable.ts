@@ -413,9 +413,13 @@ export async function workerCommand(flags: Flags): Promise<number> {
 
 /** What `status` says on stderr of a run not finished whose store no worker is connected to (see workersConnected); with --output json, a note record (NO_WORKER). */
 function sayNoWorker(schema: string, when: string, json: boolean): void {
-  const message = `no worker is connected to this store (schema "${schema}")${when}: the run's tasks wait until one is (taskq worker)`;
+  const message = `${noWorkerWords(schema)}${when}: the run's tasks wait until one is (taskq worker)`;
   if (json) stderrNote({ code: "NO_WORKER", message, schema });
   else process.stderr.write(`note: ${message}\n`);
+}
+
+function noWorkerWords(schema: string): string {
+  return `no worker is connected to this store (schema "${schema}")`;
 }
 
 /** `taskq status RUN`: the run's summary, and with --watch, refreshed until it ends. */
@@ -508,6 +512,9 @@ export async function cancelCommand(runId: string, task: string | undefined, fla
     }
     process.stdout.write(`${toJson({ cancelled, cancelRequested })}\n`);
     for (const note of [...notRetriedNotes(runId, notRetried), ...runningNotes(running)]) process.stderr.write(`note: ${note}\n`);
+    // Their notes say a worker's sweep cancels a task whose worker is gone: with no worker connected, none will until one starts.
+    // Only a finer wording, as status's note: a database that stops answering just then leaves it out.
+    if (running.length > 0 && (await store.workersConnected(runId).catch(() => undefined)) === false) process.stderr.write(`note: ${noSweepNote(store.schema, running)}\n`);
     const done = [...(cancelled.length === 0 ? [] : [`cancelled ${cancelled.join(", ")}`]), ...(cancelRequested.length === 0 ? [] : [`asked the workers running ${cancelRequested.join(", ")} to stop`])];
     if (done.length > 0) changeLost(`run ${runId}: ${done.join("; ")}`);
     return 0;
@@ -576,6 +583,12 @@ export function runningNotes(running: readonly RunningTarget[]): string[] {
     notes.push(`${gone.length} running tasks (${shownIds(gone.map((task) => task.key))}) were left by workers ${WORKER_GONE}: their leases have run out, and a worker's sweep cancels them`);
   }
   return notes;
+}
+
+/** What `cancel` adds to its notes of the running tasks when no worker of the store is connected (see workersConnected): no sweep comes. */
+function noSweepNote(schema: string, running: readonly RunningTarget[]): string {
+  const tasks = running.length === 1 ? `${JSON.stringify(running[0]!.key)} stays` : `the ${running.length} running tasks stay`;
+  return `${noWorkerWords(schema)}: ${tasks} running until one is (taskq worker) and its sweep cancels ${running.length === 1 ? "it" : "them"}`;
 }
 
 /** `taskq dead-letters [RUN]`. */
