@@ -100,7 +100,10 @@ function notRedrivable(taskKey: string, task: { state: TaskState; cancel_reason:
       // "cancelled by request" reads as it is; "dependency "f" failed" as the cause it is.
       const reason = task.cancel_reason ?? "cancelled";
       const why = reason.startsWith("cancelled") ? `was ${reason}` : `was cancelled (${reason})`;
-      return `${name} ${why}: ${only}${instead === undefined ? "" : `; redrive ${JSON.stringify(instead)}, and it waits for it again`}`;
+      // Nothing brings back a task cancelled otherwise (by request, a stopped run, a dependency cancelled): a run of its own
+      // does, as a submit of a run that has ended says it (see endedNote).
+      const next = instead === undefined ? "; to run it again, submit the workflow under another --run-id" : `; redrive ${JSON.stringify(instead)}, and it waits for it again`;
+      return `${name} ${why}: ${only}${next}`;
     }
     default:
       return `${name} has not ended (${task.state}): ${only}`;
