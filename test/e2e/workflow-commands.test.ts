@@ -95,6 +95,13 @@ describe("GitHub Actions workflow commands in plain output", () => {
     expect(bytes.toString().replaceAll("\r\n", "\n")).toContain("lint | ::error file=a.ts,line=3,col=5::bad thing\nlint | after\n");
   });
 
+  it("writes as the task wrote it a line with a workflow command after a carriage return or Unicode white space: the runner reads a `\\r` as a line's end and trims that space, so behind the prefix `::add-mask::` masked nothing", async () => {
+    const ws = await printing(["10%\r::add-mask::s3cret", "\u00a0::add-mask::nbsp", "\u3000::error::wide", "10%\r20%", "\u00a0std::vector"]);
+    const { stdout, log } = await run(ws, { GITHUB_ACTIONS: "true" });
+    expect(taskLines(stdout)).toEqual(["10%\r::add-mask::s3cret", "\u00a0::add-mask::nbsp", "\u3000::error::wide", "lint | 10%\rlint | 20%", "lint | \u00a0std::vector"]);
+    expect(log).toBe(ws.text);
+  });
+
   it("puts no reset before a workflow command where the task left a colour set: it ends that colour after the command, before the next prefix", async () => {
     // `\e[0m::add-mask::s3cret` is no command to the runner: it would show the value, not mask it.
     const ws = await printing([`${RED}red left set`, "::add-mask::s3cret", "still red", `::group::\x1b[1mbold name`, "bold"]);
