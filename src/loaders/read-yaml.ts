@@ -182,11 +182,18 @@ function reportYamlErrors(found: YAMLError[], problems: ProblemList, tokens: CST
     const echoes = error.pos[0] === tab && afterTab > 0 ? `; yaml then found ${afterTab === 1 ? "an error" : `${afterTab} errors`} below it, which may follow from it and are not shown: fix the tab first` : "";
     problems.atOffset(hinted.offset ?? at, `${hinted.message}${echoes}`);
     // Told now, each at its line (`timeout: 5s` below `retries: 2`, both under `run: make`), where yaml told one only: yaml's errors there are this one's.
-    for (const more of unclosed === undefined ? (hinted.more ?? []) : []) {
-      const moreLine = problems.lineCol(more.offset).split(":")[0]!;
+    // Each counted as yaml's own are: a file of 3,000 tasks each with five such keys got 15,000 problems, not ten and a count.
+    const more = unclosed === undefined ? (hinted.more ?? []) : [];
+    for (const [moreIndex, { offset, message }] of more.entries()) {
+      const moreLine = problems.lineCol(offset).split(":")[0]!;
       if (lines.has(moreLine)) continue;
       lines.add(moreLine);
-      problems.atOffset(more.offset, more.message);
+      if (shown === MAX_YAML_ERRORS) {
+        problems.atOffset(offset, `... and up to ${more.length - moreIndex + errors.length - index - 1} more YAML errors from here on; fix the ones above first`);
+        return;
+      }
+      shown++;
+      problems.atOffset(offset, message);
     }
   }
 }

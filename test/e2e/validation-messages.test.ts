@@ -56,6 +56,21 @@ describe("validation messages", () => {
     expect(await runCli(["validate", deeper.file], { cwd: deeper.dir })).toMatchObject({ code: 0, stdout: `${deeper.file}: ok, 1 task\n` });
   });
 
+  it("counts each key indented past the value above it as one of the YAML errors told, ten at most: a file of many such tasks is told ten and a count, not every one", { timeout: 30_000 }, async () => {
+    // 60 tasks, each with three keys indented under run: 180 problems were told (the 50 printed, then `... and 0 more problems`).
+    const lines = ["tasks:"];
+    for (let task = 0; task < 60; task++) lines.push(`  t${task}:`, "    run: echo hi", "      retries: 2", "      timeout: 5s", "      priority: high");
+    const ws = await workspace(`${lines.join("\n")}\n`);
+    const result = await runCli(["validate", ws.file], { cwd: ws.dir });
+    expect(result.code).toBe(2);
+    const told = result.stderr.trimEnd().split("\n");
+    expect(told).toHaveLength(12);
+    expect(told.slice(0, 3)).toEqual(["retries", "timeout", "priority"].map((key, index) => `${ws.file}:${4 + index}:7: Nested mappings are not allowed in compact mappings: ${key} is indented more than run above it (line 3), so yaml reads it as more of the value of run; start it at column 5, as run is`));
+    expect(told[9]).toMatch(/:19:7: Nested mappings .*: retries is indented more than run above it \(line 18\)/);
+    expect(told[10]).toMatch(new RegExp(`^${ws.file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:20:7: \\.\\.\\. and up to \\d+ more YAML errors from here on; fix the ones above first$`));
+    expect(told[11]).toBe("10 problems, and more YAML errors after them");
+  });
+
   it("points a top level that is a tag alone (`!!null`) at the tag, not past it, for validate and run", { timeout: 30_000 }, async () => {
     const said = "the top level must be a mapping with a `tasks` key, got nothing (null)";
     for (const [text, at] of [["!!null\n", "1:1"], ["!!null", "1:1"], ["# ci\n\n  !!null  # nothing yet\n", "3:3"], ["--- &a !!null\n", "1:5"]] as const) {
