@@ -71,6 +71,18 @@ describe("validation messages", () => {
     expect(told[11]).toBe("10 problems, and more YAML errors after them");
   });
 
+  it("with a YAML syntax error, tells only the syntax errors, as README says; the file's other problems on the run after they are fixed", { timeout: 30_000 }, async () => {
+    const ws = await workspace(["tasks:", "  a:", '    run: "echo hi', "    comand: x", "  b: { run: x, dependsOn: [zz] }", ""].join("\n"));
+    expect(await runCli(["validate", ws.file], { cwd: ws.dir })).toMatchObject({
+      code: 2,
+      stderr: `${ws.file}:3:10: this " is never closed: the string runs on to 6:1, where yaml gave up; close it (a " inside is written \\")\n1 problem\n`,
+    });
+    await writeFile(ws.file, ["tasks:", "  a:", '    run: "echo hi"', "    comand: x", "  b: { run: x, dependsOn: [zz] }", ""].join("\n"));
+    const told = await runCli(["validate", ws.file], { cwd: ws.dir });
+    expect(told.code).toBe(2);
+    expect(told.stderr).toMatch(/:4:5: .*comand.*\n.*:5:28: .*zz.*\n2 problems\n$/);
+  });
+
   it("points a top level that is a tag alone (`!!null`) at the tag, not past it, for validate and run", { timeout: 30_000 }, async () => {
     const said = "the top level must be a mapping with a `tasks` key, got nothing (null)";
     for (const [text, at] of [["!!null\n", "1:1"], ["!!null", "1:1"], ["# ci\n\n  !!null  # nothing yet\n", "3:3"], ["--- &a !!null\n", "1:5"]] as const) {
