@@ -9,7 +9,8 @@ import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 /** A task's dependencies as written: each id with its index in the `dependsOn` list (undefined for the one-string form). */
 export interface DependencyInput {
   id: string;
-  dependsOn: Array<{ id: string; index: number | undefined }>;
+  /** `repeats`: the indexes of the list's later items that name the same task again (`dependsOn: [b, b]`), which count once. */
+  dependsOn: Array<{ id: string; index: number | undefined; repeats?: number[] }>;
 }
 
 /** A cycle longer than this is shown by its first steps. */
@@ -110,19 +111,25 @@ function reportCycles(tasks: DependencyInput[], edges: number[][], waitingOn: nu
     const dependency = tasks[from]!.dependsOn.find((entry) => entry.id === tasks[to]!.id);
     return locator.offsetOf(dependencyPath(tasks[from]!.id, dependency?.index));
   };
+  /** Every place the dependency is written (`dependsOn: [b, b]`: 2:28 and 2:31): removed at one only, the other kept the cycle. */
+  const placesOf = (from: number, to: number): string => {
+    const dependency = tasks[from]!.dependsOn.find((entry) => entry.id === tasks[to]!.id);
+    const places = [dependency?.index, ...(dependency?.repeats ?? [])].map((index) => problems.lineCol(locator.offsetOf(dependencyPath(tasks[from]!.id, index))));
+    return [...new Set(places)].join(" and ");
+  };
   const edgeKey = (from: number, to: number): number => from * tasks.length + to;
   const stepsOf = (cycle: number[]): number[] => cycle.map((from, step) => edgeKey(from, cycle[(step + 1) % cycle.length]!));
   for (const { members, cycles, complete } of findCycles(edges, stuck)) {
     const joined = complete ? joinedByDependency(cycles, stepsOf) : undefined;
     // Past CYCLES_NAMED + 1 in one problem, some go unnamed, and "one dependency of each" cannot be followed.
     if (joined === undefined || joined.some((group) => group.length > CYCLES_NAMED + 1)) {
-      reportTangle(members, cycles, tasks, edges, offsetOf, problems);
+      reportTangle(members, cycles, tasks, edges, offsetOf, placesOf, problems);
       continue;
     }
     for (const group of joined) {
       if (group.length === 1) {
         const cycle = group[0]!;
-        const { path, where } = cycleWords(cycle, tasks, offsetOf, problems);
+        const { path, where } = cycleWords(cycle, tasks, placesOf);
         problems.atOffset(offsetOf(cycle[0]!, cycle[1 % cycle.length]!), `dependency cycle: ${path} (${where.join(", ")}); remove one of these dependencies`);
         continue;
       }
@@ -133,7 +140,7 @@ function reportCycles(tasks: DependencyInput[], edges: number[][], waitingOn: nu
         const to = first[(step + 1) % first.length]!;
         return sets.every((steps) => steps.has(edgeKey(from, to))) ? [[from, to] as const] : [];
       });
-      const words = group.map((cycle) => cycleWords(cycle, tasks, offsetOf, problems));
+      const words = group.map((cycle) => cycleWords(cycle, tasks, placesOf));
       const paths = words.map((word) => word.path);
       const listed = `${paths.slice(0, -1).join(", ")} and ${paths.at(-1)!}`;
       const where = [...new Set(words.flatMap((word) => word.where))];
@@ -178,7 +185,15 @@ function joinedByDependency(cycles: number[][], stepsOf: (cycle: number[]) => nu
  * dependencies among them on a task written below their own (or above it, where those are fewer), at the first of them:
  * with those removed, each task of the group waits only on tasks on one side of it in the file, so no cycle is left.
  */
-function reportTangle(members: number[], cycles: number[][], tasks: DependencyInput[], edges: number[][], offsetOf: (from: number, to: number) => number, problems: ProblemList): void {
+function reportTangle(
+  members: number[],
+  cycles: number[][],
+  tasks: DependencyInput[],
+  edges: number[][],
+  offsetOf: (from: number, to: number) => number,
+  placesOf: (from: number, to: number) => string,
+  problems: ProblemList,
+): void {
   const inside = new Set(members);
   const below: Array<[number, number]> = [];
   const above: Array<[number, number]> = [];
@@ -187,9 +202,9 @@ function reportTangle(members: number[], cycles: number[][], tasks: DependencyIn
   }
   const [cut, side] = below.length <= above.length ? [below, "below"] : [above, "above"];
   const ids = members.length > TASKS_NAMED + 1 ? `${members.slice(0, TASKS_NAMED).map((member) => tasks[member]!.id).join(", ")} and ${(members.length - TASKS_NAMED).toLocaleString("en-US")} more` : `${members.slice(0, -1).map((member) => tasks[member]!.id).join(", ")} and ${tasks[members.at(-1)!]!.id}`;
-  const paths = cycles.slice(0, CYCLES_NAMED).map((cycle) => cycleWords(cycle, tasks, offsetOf, problems).path);
+  const paths = cycles.slice(0, CYCLES_NAMED).map((cycle) => cycleWords(cycle, tasks, placesOf).path);
   const such = paths.length === 1 ? paths[0]! : `${paths.slice(0, -1).join(", ")} and ${paths.at(-1)!}`;
-  const where = cut.slice(0, cut.length > TASKS_NAMED + 1 ? TASKS_NAMED : cut.length).map(([from, to]) => `${tasks[from]!.id} -> ${tasks[to]!.id} at ${problems.lineCol(offsetOf(from, to))}`);
+  const where = cut.slice(0, cut.length > TASKS_NAMED + 1 ? TASKS_NAMED : cut.length).map(([from, to]) => `${tasks[from]!.id} -> ${tasks[to]!.id} at ${placesOf(from, to)}`);
   const more = where.length < cut.length ? ` and ${(cut.length - where.length).toLocaleString("en-US")} more` : "";
   problems.atOffset(
     offsetOf(...cut[0]!),
@@ -208,12 +223,12 @@ function sharedWords(edges: string[]): string {
 /** How many cycles one problem names, of cycles that share a dependency (more are told as a tangle), and of a tangle's. */
 const CYCLES_NAMED = 3;
 
-/** A cycle's path (`a -> b -> a`) and where each of its dependencies is written; a long one by its first steps (a 2,000-task one made a 68 KB line). */
-function cycleWords(cycle: number[], tasks: DependencyInput[], offsetOf: (from: number, to: number) => number, problems: ProblemList): { path: string; where: string[] } {
+/** A cycle's path (`a -> b -> a`) and where each of its dependencies is written (each place, where one is written twice); a long one by its first steps (a 2,000-task one made a 68 KB line). */
+function cycleWords(cycle: number[], tasks: DependencyInput[], placesOf: (from: number, to: number) => string): { path: string; where: string[] } {
   const shown = cycle.length <= CYCLE_STEPS_SHOWN ? cycle.length : CYCLE_STEPS_SHOWN - 1;
   const id = (step: number) => tasks[cycle[step % cycle.length]!]!.id;
   const names = Array.from({ length: shown + 1 }, (_, step) => id(step));
-  const where = Array.from({ length: shown }, (_, step) => `${id(step)} -> ${id(step + 1)} at ${problems.lineCol(offsetOf(cycle[step]!, cycle[(step + 1) % cycle.length]!))}`);
+  const where = Array.from({ length: shown }, (_, step) => `${id(step)} -> ${id(step + 1)} at ${placesOf(cycle[step]!, cycle[(step + 1) % cycle.length]!)}`);
   const more = shown === cycle.length ? "" : ` -> ... (${cycle.length.toLocaleString("en-US")} tasks in all) -> ${id(0)}`;
   if (more !== "") where.push("...");
   return { path: `${names.join(" -> ")}${more}`, where };

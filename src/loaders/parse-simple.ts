@@ -193,21 +193,24 @@ export function buildWorkflow(data: unknown, source: Source & { locator: SourceL
 
 /**
  * `dependsOn` as a list without repeats or items that are not ids, each entry keeping its index
- * in the file for error positions; `repeated` is told of each repeat (its index, the id).
+ * in the file for error positions (and those of its repeats); `repeated` is told of each repeat (its index, the id).
  */
 function dependencyList(dependsOn: WellFormedDependencies, repeated: (index: number, id: string) => void): DependencyInput["dependsOn"] {
   if (dependsOn === undefined) return [];
   if (typeof dependsOn === "string") return [{ id: dependsOn, index: undefined }];
-  const seen = new Set<string>();
+  const seen = new Map<string, DependencyInput["dependsOn"][number]>();
   const list: DependencyInput["dependsOn"] = [];
   for (const [index, id] of dependsOn.entries()) {
     if (id === undefined) continue;
-    if (seen.has(id)) {
+    const first = seen.get(id);
+    if (first !== undefined) {
       repeated(index, id);
+      (first.repeats ??= []).push(index);
       continue;
     }
-    seen.add(id);
-    list.push({ id, index });
+    const entry = { id, index };
+    seen.set(id, entry);
+    list.push(entry);
   }
   return list;
 }

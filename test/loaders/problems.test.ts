@@ -1073,6 +1073,16 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(text)).toEqual(["4:17: dependency cycle: a -> b -> c -> a (a -> b at 4:17, b -> c at 7:16, c -> a at 10:20); remove one of these dependencies"]);
   });
 
+  it("names each place a dependency of a cycle is written twice: removed at the one place told, the other kept the cycle for the next run", () => {
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, dependsOn: [b, b] }", "  b: { run: x, dependsOn: [a] }"))).toEqual([
+      "2:28: dependency cycle: a -> b -> a (a -> b at 2:28 and 2:31, b -> a at 3:28); remove one of these dependencies",
+    ]);
+    // And in a tangle's dependencies to remove.
+    const ids = Array.from({ length: 6 }, (_, index) => `t${index}`);
+    const tangle = problemsOf(yaml("tasks:", ...ids.map((id, index) => `  ${id}: { run: x, dependsOn: [${[...ids.filter((other) => other !== id), index === 0 ? "t1" : ""].filter(Boolean).join(", ")}] }`)));
+    expect(tangle[0]).toMatch(/dependency cycles among 6 tasks .*: t0 -> t1 at 2:29 and 2:49, t0 -> t2 at 2:33,/);
+  });
+
   it("reports every cycle of tasks tangled in more than one, not only the first: removing one dependency would leave the others", () => {
     // a <-> b <-> c: breaking a -> b (or b -> a) still leaves b <-> c.
     const chain = yaml("tasks:", "  a: { run: x, dependsOn: [b] }", "  b: { run: x, dependsOn: [a, c] }", "  c: { run: x, dependsOn: [b] }");
