@@ -96,7 +96,10 @@ export function durationMistake(text: string, units: readonly DurationUnit[] = U
   // Only where that fix is a duration: `1e3` and `0x10` have no unit of theirs either.
   if (bare !== null && next !== undefined && units.includes(next) && DURATION_PATTERN.test(`${bare[1]}${bare[2]}${next}`)) {
     // More of it than the unit before holds (`1d30`: 30 hours, over a day): no unit is likelier than another, and each is named.
-    const choices: Array<keyof typeof UNIT_WORDS> = Number(bare[2]) < UNIT_MS[UNITS.indexOf(before!)]! / UNIT_MS[UNITS.indexOf(next)]! ? [next] : (["h", "m", "s"] as const).filter((unit) => UNITS.indexOf(unit) > UNITS.indexOf(before!) && units.includes(unit));
+    const meant: Array<keyof typeof UNIT_WORDS> = Number(bare[2]) < UNIT_MS[UNITS.indexOf(before!)]! / UNIT_MS[UNITS.indexOf(next)]! ? [next] : (["h", "m", "s"] as const).filter((unit) => UNITS.indexOf(unit) > UNITS.indexOf(before!) && units.includes(unit));
+    // Not one past 30 days (`29d30h`, which the next run refuses as too long), where another is within them.
+    const within = meant.filter((unit) => parseDuration(`${bare[1]}${bare[2]}${unit}`) !== undefined);
+    const choices = within.length > 0 ? within : meant;
     const written = choices.map((unit) => `${bare[1]}${bare[2]}${unit} for ${UNIT_WORDS[unit]}`);
     return choices.length === 1
       ? `the last number, ${bare[2]}, has no unit: write ${written[0]!}`

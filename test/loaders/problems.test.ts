@@ -730,6 +730,11 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `3:23: task "b": \`delay\` ${duration}, got "1h90" (the last number, 90, has no unit: write the one meant, 1h90m for minutes or 1h90s for seconds)`,
       `4:23: task "c": \`delay\` ${duration}, got "1d23" (the last number, 23, has no unit: write 1d23h for hours)`,
     ]);
+    // Not a unit that makes it longer than 30 days, which the next run refuses: 29d30h is 30 days and 6 hours.
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, timeout: 29d30 }", "  b: { run: x, delay: 1d30000 }"))).toEqual([
+      `2:25: task "a": \`timeout\` ${timeout}, got "29d30" (the last number, 30, has no unit: write the one meant, 29d30m for minutes or 29d30s for seconds)`,
+      `3:23: task "b": \`delay\` ${duration}, got "1d30000" (the last number, 30000, has no unit: write the one meant, 1d30000m for minutes or 1d30000s for seconds)`,
+    ]);
   });
 
   it("says what is wrong with a runAt written in a near-ISO form, and the form meant: a space for the T, no timezone, no seconds, an offset without its colon", () => {
