@@ -121,6 +121,44 @@ describe.each([
     expect(stored).toBe(0);
   });
 
+  // Before, the second signal cancelled the statement of the try after the drop only: the first try's, still waiting on the
+  // lock in the database (it notices its client has gone only once it answers), stored the run once the lock was let go.
+  it("a second signal after a dropped connection cancels the statement of the try before too: nothing is stored once the lock is let go", async () => {
+    const { runId, file } = ids();
+    const target = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const args = argsOf(await file, runId).map((arg) => (arg === durable.SECRET_URL ? proxy.url(durable.SECRET_URL) : arg));
+    const lockWaits = async (): Promise<number[]> =>
+      (
+        await durable.store.pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1", [
+          `%"${SCHEMA}"%`,
+        ])
+      ).rows.map((row) => row.pid);
+    let result: Awaited<RunningCli["done"]> | undefined;
+    try {
+      await signalledWhileLocked(args, async (cli, pid) => {
+        // The connection drops between taskq and the database; the session it had goes on waiting on the lock.
+        proxy.cutSending("submit_new");
+        proxy.uncut();
+        // Tried again: a second session of the submit waits on the lock beside the first.
+        expect(await eventually(async () => (await lockWaits()).length === 2 || cli.child.exitCode !== null, 20_000), cli.stderr()).toBe(true);
+        expect(await lockWaits()).toContain(pid);
+        cli.child.kill("SIGINT");
+        result = await cli.done;
+      }, { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+    } finally {
+      await proxy.close();
+    }
+    expect(result?.code).toBe(130);
+    // The try before may have committed as its connection dropped: not known.
+    expect(result?.stderr).toContain(`SIGINT received again while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\``);
+    // The lock let go, no statement of the submit goes on to store the run.
+    expect(await eventually(async () => (await durable.store.pool.query("SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1", [`%"${SCHEMA}"%`])).rows.length === 0, 20_000)).toBe(true);
+    const stored = await storedTasks(runId);
+    if (stored > 0) await durable.store.cancelRun(runId);
+    expect(stored).toBe(0);
+  });
+
   it("a second signal while the database does not answer at all stops within a few seconds, naming the run it may leave stored", async () => {
     const { runId, file } = ids();
     const target = new URL(DATABASE_URL);

@@ -116,6 +116,9 @@ const OPEN_RETRY_MS = 10_000;
 const OWN_ACTIVE_SQL = `SELECT pid, wait_event_type = 'Lock' AS locked FROM pg_stat_activity
                          WHERE pid = ANY($1::int[]) AND application_name = $2 AND state = 'active'`;
 
+/** How many pids of connections given back with an error a store keeps, for cancelStatements (see PostgresStore.#orphans). */
+const ORPHANS_KEPT = 64;
+
 /** How long `close` waits for connections still busy: one whose statement the database does not answer is left to its timeout. */
 const CLOSE_WAIT_MS = 1_000;
 
@@ -153,6 +156,12 @@ export class PostgresStore {
   readonly #name: string | undefined;
   /** The connections of an owned store's pools handed out now: those whose statements are running or queued. */
   readonly #busy = new Set<pg.PoolClient>();
+  /**
+   * The backend pids of connections given back with an error (a connection dropped mid-statement, a client-side timeout): the
+   * server may still run their statement, its client gone, one waiting on a lock included, until it next answers. The last
+   * ORPHANS_KEPT only.
+   */
+  readonly #orphans = new Set<number>();
   #listener: NotificationListener | undefined;
   /** Whether `open` found no store in the schema and made one (a worker says so: its schema may be mistyped). */
   made = false;
@@ -201,7 +210,14 @@ export class PostgresStore {
       pool.on("connect", (client) => client.on("error", ignoreError));
       if (!this.#ownsPool) continue;
       pool.on("acquire", (client) => this.#busy.add(client));
-      pool.on("release", (_error: unknown, client: pg.PoolClient) => this.#busy.delete(client));
+      pool.on("release", (error: unknown, client: pg.PoolClient) => {
+        this.#busy.delete(client);
+        const pid = processIdOf(client);
+        if (error === undefined || error === null || pid === undefined) return;
+        this.#orphans.delete(pid);
+        this.#orphans.add(pid);
+        if (this.#orphans.size > ORPHANS_KEPT) this.#orphans.delete(this.#orphans.values().next().value as number);
+      });
       pool.on("remove", (client) => this.#busy.delete(client));
     }
   }
@@ -688,13 +704,15 @@ export class PostgresStore {
   }
 
   /**
-   * Cancels the statements the store's own sessions run now (pg_cancel_backend, from a session of its own: the
+   * Cancels the statements the store's own sessions run now, those whose connection dropped included (see #orphans)
+   * (pg_cancel_backend, from a session of its own: the
    * server ends a statement whose client has gone only once it is answered, a lock wait included), within `withinMs`,
    * a database that does not answer included. The number of statements the server was told to cancel; undefined where
    * it could not be asked in time.
    */
   async cancelStatements(withinMs: number): Promise<number | undefined> {
-    return this.#aside(withinMs, async (client, pids) => {
+    // Those of connections dropped before too: a try before, whose statement waits on a lock, would otherwise store the run once it is let go.
+    return this.#aside(withinMs, [...this.#orphans], async (client, pids) => {
       const { rows } = await client.query<{ cancelled: boolean }>(`SELECT pg_cancel_backend(pid) AS cancelled FROM (${OWN_ACTIVE_SQL}) own`, [pids, this.#name]);
       return rows.filter((row) => row.cancelled).length;
     });
@@ -705,7 +723,7 @@ export class PostgresStore {
    * transaction), asked within `withinMs`; undefined where the database could not be asked in time, or has no such session.
    */
   async waitingOnLock(withinMs: number): Promise<boolean | undefined> {
-    return this.#aside(withinMs, async (client, pids) => {
+    return this.#aside(withinMs, [], async (client, pids) => {
       const { rows } = await client.query<{ locked: boolean }>(OWN_ACTIVE_SQL, [pids, this.#name]);
       return rows.length === 0 ? undefined : rows.some((row) => row.locked);
     });
@@ -713,13 +731,10 @@ export class PostgresStore {
 
   /**
    * `work` on a session of its own, beside the pools (each of whose connections may be the one waiting), given the
-   * backend pids of the connections handed out now; undefined where there are none, or not done within `withinMs`.
+   * backend pids of the connections handed out now (and `also`); undefined where there are none, or not done within `withinMs`.
    */
-  async #aside<T>(withinMs: number, work: (client: pg.Client, pids: number[]) => Promise<T>): Promise<T | undefined> {
-    const pids = [...this.#busy].flatMap((client) => {
-      const pid = (client as { processID?: unknown }).processID;
-      return typeof pid === "number" ? [pid] : [];
-    });
+  async #aside<T>(withinMs: number, also: number[], work: (client: pg.Client, pids: number[]) => Promise<T>): Promise<T | undefined> {
+    const pids = [...new Set([...[...this.#busy].flatMap((client) => processIdOf(client) ?? []), ...also])];
     if (pids.length === 0 || this.#name === undefined) return undefined;
     const { connectionString, ssl } = this.pool.options;
     const client = new pg.Client({ connectionString, ssl, connectionTimeoutMillis: withinMs, query_timeout: withinMs, application_name: this.#name });
@@ -764,6 +779,12 @@ export class PostgresStore {
     const ended = Promise.allSettled([this.pool.end(), this.#renewals.end()]);
     await Promise.race([ended, sleep(CLOSE_WAIT_MS, undefined, { ref: false })]);
   }
+}
+
+/** The backend pid of `client`'s session, once it is connected. */
+function processIdOf(client: pg.ClientBase): number | undefined {
+  const pid = (client as { processID?: unknown }).processID;
+  return typeof pid === "number" ? pid : undefined;
 }
 
 /** Options of a submit (PostgresStore.submit). */
