@@ -1546,8 +1546,8 @@ tasks:
     /** Whether the submit's statement is running in the database now. */
     const storing = async (): Promise<boolean> => {
       const { rows } = await store.pool.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $2 AND state = 'active' AND query LIKE 'WITH run AS%' AND query LIKE $1",
-        [`%"${SCHEMA}".runs%`, storeApplicationName("taskq submit", SCHEMA)],
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'taskq submit r-%' AND state = 'active' AND query LIKE 'WITH run AS%' AND query LIKE $1",
+        [`%"${SCHEMA}".runs%`],
       );
       return rows[0]!.n > 0;
     };

@@ -1,3 +1,4 @@
+import net from "node:net";
 import { describe, expect, it } from "vitest";
 import { startCli, type RunningCli } from "../helpers/cli.js";
 import { eventually } from "../helpers/processes.js";
@@ -199,4 +200,96 @@ describe.each([
       await durable.store.cancelRun(runId);
     }
   });
+});
+
+/**
+ * A TCP proxy to the database that tells each client its session's backend pid is `pid()`, as a pooler (PgBouncer) makes up
+ * the pid of its BackendKeyData: it may be that of another session of the database.
+ */
+async function pidMakingProxy(pid: () => number): Promise<{ url: (connectionString: string) => string; close: () => Promise<void> }> {
+  const target = new URL(DATABASE_URL);
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    let told = false;
+    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+      sockets.add(from);
+      from.on("error", () => undefined);
+      from.on("close", () => to.destroy());
+    }
+    client.on("data", (chunk) => upstream.write(chunk));
+    upstream.on("data", (chunk) => {
+      // BackendKeyData: 'K', its length (12), the pid, the secret key.
+      const at = told ? -1 : chunk.indexOf(Buffer.from([0x4b, 0, 0, 0, 12]));
+      if (at >= 0) {
+        told = true;
+        chunk.writeInt32BE(pid(), at + 5);
+      }
+      client.write(chunk);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: (connectionString) => {
+      const url = new URL(connectionString);
+      url.hostname = "127.0.0.1";
+      url.port = String(port);
+      return url.toString();
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+// Before, every submit's sessions had the one name `taskq submit in SCHEMA`: a pid a pooler made up that was that of another
+// submit's session (its statement running) was taken for its own, and that other submit's statement was cancelled.
+it("submit: a second signal cancels no other submit's statement, a pooler's made-up pid that of its session", async () => {
+  const other = ids();
+  const mine = ids();
+  let otherPid = 0;
+  const proxy = await pidMakingProxy(() => otherPid);
+  let otherDone: RunningCli["done"] | undefined;
+  let result: Awaited<RunningCli["done"]> | undefined;
+  try {
+    await durable.withTasksLocked(async () => {
+      const waiting = async (): Promise<number[]> =>
+        (
+          await durable.store.pool.query<{ pid: number }>(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1 ORDER BY backend_start",
+            [`%"${SCHEMA}"%`],
+          )
+        ).rows.map((row) => row.pid);
+      // Another submit, straight to the database, waits on the lock.
+      const otherCli = startCli(["submit", await other.file, "--run-id", other.runId], { cwd: durable.ws.dir, env: ENV });
+      durable.workers.push(otherCli);
+      expect(await eventually(async () => (await waiting()).length === 1 || otherCli.child.exitCode !== null, 20_000), otherCli.stderr()).toBe(true);
+      otherPid = (await waiting())[0]!;
+      // This one, through the pooler, waits too, its sessions said to have the other's pid.
+      const cli = startCli(["submit", await mine.file, "--run-id", mine.runId], { cwd: durable.ws.dir, env: { ...ENV, TASKQ_STORE: proxy.url(durable.SECRET_URL) } });
+      durable.workers.push(cli);
+      expect(await eventually(async () => (await waiting()).length === 2 || cli.child.exitCode !== null, 20_000), cli.stderr()).toBe(true);
+      cli.child.kill("SIGINT");
+      expect(await eventually(() => ACK.test(cli.stderr()) || cli.child.exitCode !== null, 10_000)).toBe(true);
+      cli.child.kill("SIGINT");
+      result = await cli.done;
+      // The other submit waits on as it did.
+      expect(otherCli.child.exitCode, otherCli.stderr()).toBe(null);
+      expect(await waiting()).toContain(otherPid);
+      otherDone = otherCli.done;
+    });
+  } finally {
+    await proxy.close();
+  }
+  expect(result?.code).toBe(130);
+  // Its own statement the pooler's pid does not name: not known to be cancelled.
+  expect(result?.stderr).toContain(`SIGINT received again while the run was being submitted: stopping now; run ${mine.runId} may have been stored`);
+  // The other stores its run once the lock is let go.
+  expect(await otherDone).toMatchObject({ code: 0, stdout: `${other.runId}\n` });
+  expect(await storedTasks(other.runId)).toBe(2);
+  await durable.store.cancelRun(other.runId);
+  expect(await eventually(async () => (await durable.store.pool.query("SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1", [`%"${SCHEMA}"%`])).rows.length === 0, 20_000)).toBe(true);
+  if ((await storedTasks(mine.runId)) > 0) await durable.store.cancelRun(mine.runId);
 });

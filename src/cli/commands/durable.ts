@@ -90,7 +90,8 @@ export async function submitCommand(file: string, flags: Flags): Promise<number>
     const code = early === undefined ? submitted(workflow, result, state, store, flags) : stoppedAfterSubmit(workflow, result, state, store, flags, early);
     return Math.max(submittedIdLost(result.runId), code);
     // A dropped connection is ridden out under the same run id: a CI step run again would submit a second run.
-  }, { retryDroppedMs: RETRY_DROPPED_MS, applicationName: "taskq submit", undoneIfStopped: "nothing was submitted", saysNewer: flags.output === "json" });
+    // Its sessions named by its run, as run --store's: a second signal cancels those of its own only (see cancelStatements).
+  }, { retryDroppedMs: RETRY_DROPPED_MS, applicationName: `taskq submit ${runId}`, undoneIfStopped: "nothing was submitted", saysNewer: flags.output === "json" });
 }
 
 /**
