@@ -198,13 +198,18 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
   });
   // After the renderer's listeners: its `FAILED` line comes before the note that says what follows from it.
   if (options.failFast === true) {
+    // Kept past the workflow's tasks (let go before the first spawn): which tasks wait for which, to tell a failed task's
+    // own dependents, cancelled because of it with or without the flag, from the tasks the stop cancels.
+    const dependentsOf = dependentsMap(workflow);
     queue.on("failed", (e) => {
       if (failedFast !== undefined || interrupted !== undefined) return;
-      // The last task to end: nothing is left to stop, and the run ends as it would have.
-      const { byStatus } = queue.stats();
-      if (byStatus.RUNNING + byStatus.READY + byStatus.SCHEDULED + byStatus.BLOCKED === 0) return;
+      const { byStatus, running } = queue.stats();
+      const waiting = byStatus.READY + byStatus.SCHEDULED + byStatus.BLOCKED - blockedDependents(queue, dependentsOf, e.id);
+      // Nothing running, and nothing waiting but the failed task's dependents: the stop has nothing to stop, and the run
+      // ends as it would have (the last task to end, or one whose dependents were all that was left).
+      if (running + waiting === 0) return;
       failedFast = e.id;
-      renderer.note(failFastNote(e.id, queue.stats().running, options.killGraceMs));
+      renderer.note(failFastNote(e.id, waiting, running, options.killGraceMs));
       stopOnFirstFailure(queue, e.id, options.killGraceMs + 2000);
     });
   }
@@ -283,10 +288,44 @@ function stopOnFirstFailure(queue: Queue, failed: string, abortGraceMs: number):
   void queue.shutdown({ signal: stop.signal, abortGraceMs });
 }
 
-/** "fail-fast: build failed: no new task starts; stopping the 2 running tasks (SIGTERM, then SIGKILL 5s later)". */
-function failFastNote(failed: string, running: number, killGraceMs: number): string {
-  const stopping = running === 0 ? "" : `; stopping ${running === 1 ? "the running task" : `the ${running} running tasks`} (SIGTERM, then SIGKILL ${formatSetMs(killGraceMs)} later)`;
-  return `fail-fast: ${failed} failed: no new task starts, the tasks waiting are cancelled${stopping}`;
+/**
+ * "fail-fast: build failed: no new task starts, the 3 tasks waiting are cancelled; stopping the 2 running tasks (SIGTERM,
+ * then SIGKILL 5s later)": each part where it is so. `waiting` leaves out the failed task's dependents (cancelled as ever).
+ */
+function failFastNote(failed: string, waiting: number, running: number, killGraceMs: number): string {
+  const parts: string[] = [];
+  if (waiting > 0) parts.push(`no new task starts, ${waiting === 1 ? "the task waiting is" : `the ${waiting} tasks waiting are`} cancelled`);
+  if (running > 0) parts.push(`stopping ${running === 1 ? "the running task" : `the ${running} running tasks`} (SIGTERM, then SIGKILL ${formatSetMs(killGraceMs)} later)`);
+  return `fail-fast: ${failed} failed: ${parts.join("; ")}`;
+}
+
+/** Each task's direct dependents, by id. */
+function dependentsMap(workflow: Workflow): Map<string, string[]> {
+  const dependents = new Map<string, string[]>();
+  for (const task of workflow.tasks) {
+    for (const dependency of task.dependsOn) {
+      const list = dependents.get(dependency);
+      if (list === undefined) dependents.set(dependency, [task.id]);
+      else list.push(task.id);
+    }
+  }
+  return dependents;
+}
+
+/** How many of `failed`'s dependents, direct or not, still wait (BLOCKED): each is about to be cancelled because of it. */
+function blockedDependents(queue: Queue, dependentsOf: Map<string, string[]>, failed: string): number {
+  const seen = new Set<string>();
+  const stack = [failed];
+  let blocked = 0;
+  for (let id = stack.pop(); id !== undefined; id = stack.pop()) {
+    for (const dependent of dependentsOf.get(id) ?? []) {
+      if (seen.has(dependent)) continue;
+      seen.add(dependent);
+      if (queue.get(dependent)?.status === "BLOCKED") blocked++;
+      stack.push(dependent);
+    }
+  }
+  return blocked;
 }
 
 /** Whether an attempt's signal was aborted by its timeout (the engine's AttemptTimeoutError). */

@@ -56,7 +56,7 @@ describe("taskq run --fail-fast", () => {
     const pid = Number(await readFile(path.join(ws.dir, "sleeper.pid"), "utf8"));
     expect(await isAlive(pid)).toBe(false);
     expect(stdout).toContain("FAILED  boom: exited with code 3\n");
-    expect(stdout).toContain("note    fail-fast: boom failed: no new task starts, the tasks waiting are cancelled; stopping the running task (SIGTERM, then SIGKILL 2s later)\n");
+    expect(stdout).toContain("note    fail-fast: boom failed: no new task starts, the 2 tasks waiting are cancelled; stopping the running task (SIGTERM, then SIGKILL 2s later)\n");
     // The failed task's dependents are cancelled because of it, as without --fail-fast; the others because of the stop.
     expect(stdout).toContain('cancel  after: dependency "boom" failed\n');
     expect(stdout).toContain('cancel  queued: not started: fail-fast: task "boom" failed\n');
@@ -181,6 +181,43 @@ tasks:
     expect(result.stdout).toContain("FAILED  last: exited with code 3\n");
     expect(result.stdout).not.toContain("fail-fast");
     expect(result.stdout).toMatch(/Summary: 1 succeeded, 1 failed, 0 cancelled in \S+\n/);
+  });
+
+  it("says nothing of itself where only the failed task's own dependents were left: they are cancelled because of it, as ever", async () => {
+    const ws = await setUp(`tasks:
+  boom:
+    run: 'exit 3'
+  after:
+    run: 'touch after.ran'
+    dependsOn: boom
+  then:
+    run: 'touch then.ran'
+    dependsOn: after
+`);
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--fail-fast"], { cwd: ws.dir });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('cancel  after: dependency "boom" failed\n');
+    expect(result.stdout).toContain('cancel  then: dependency "boom" failed (via "after")\n');
+    expect(result.stdout).not.toContain("fail-fast");
+    expect(result.stdout).toMatch(/Summary: 0 succeeded, 1 failed, 2 cancelled in \S+\n/);
+  });
+
+  it("says what it stops and no more: no task waiting but the failed task's dependents, one running", async () => {
+    const ws = await setUp(`tasks:
+  boom:
+    run: 'while [ ! -f sleeper.pid ]; do sleep 0.05; done; exit 3'
+  after:
+    run: 'touch after.ran'
+    dependsOn: boom
+  sleeper:
+    run: 'echo $$ > sleeper.pid.tmp && mv sleeper.pid.tmp sleeper.pid; exec sleep 600'
+`);
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--fail-fast", "--kill-grace", "2s"], { cwd: ws.dir });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain("note    fail-fast: boom failed: stopping the running task (SIGTERM, then SIGKILL 2s later)\n");
+    expect(result.stdout).toContain('cancel  after: dependency "boom" failed\n');
+    expect(result.stdout).toContain('cancel  sleeper: fail-fast: task "boom" failed\n');
+    expect(result.stdout).toMatch(/Summary: 0 succeeded, 1 failed, 2 cancelled in \S+ \(stopped by --fail-fast: boom failed\)\n/);
   });
 
   it("is refused with a store (exit 2, nothing run): a durable run's tasks run in its workers", async () => {
