@@ -203,7 +203,10 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
     const dependentsOf = dependentsMap(workflow);
     queue.on("failed", (e) => {
       if (failedFast !== undefined || interrupted !== undefined) return;
-      const { byStatus, running } = queue.stats();
+      const { byStatus } = queue.stats();
+      // As the shutdown's note counts them: one its timeout is stopping already, on its own clock, is not the stop's to stop.
+      let running = 0;
+      for (const attempt of attempts) if (!timedOut(attempt)) running++;
       const waiting = byStatus.READY + byStatus.SCHEDULED + byStatus.BLOCKED - blockedDependents(queue, dependentsOf, e.id);
       // Nothing running, and nothing waiting but the failed task's dependents: the stop has nothing to stop, and the run
       // ends as it would have (the last task to end, or one whose dependents were all that was left).

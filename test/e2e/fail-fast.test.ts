@@ -220,6 +220,23 @@ tasks:
     expect(result.stdout).toMatch(/Summary: 0 succeeded, 1 failed, 2 cancelled in \S+ \(stopped by --fail-fast: boom failed\)\n/);
   });
 
+  it("does not count as running a task its timeout is stopping already: with nothing else to stop, the run ends as without the flag", async () => {
+    const ws = await setUp(`tasks:
+  slow:
+    run: "trap 'touch stopping' TERM; while :; do sleep 0.05; done"
+    timeout: 200ms
+  boom:
+    run: 'while [ ! -f stopping ]; do sleep 0.05; done; exit 3'
+`);
+    // boom fails once slow's timeout has sent it SIGTERM, which it ignores: the kill grace, not the fail-fast, ends it.
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--fail-fast", "--kill-grace", "3s"], { cwd: ws.dir });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain("FAILED  boom: exited with code 3\n");
+    expect(result.stdout).toContain("FAILED  slow: timed out after 200ms; killed with SIGKILL after the kill grace (3s)");
+    expect(result.stdout).not.toContain("fail-fast");
+    expect(result.stdout).toMatch(/Summary: 0 succeeded, 2 failed, 0 cancelled in \S+\n/);
+  });
+
   it("is refused with a store (exit 2, nothing run): a durable run's tasks run in its workers", async () => {
     const ws = await setUp(pipeline("600", "10m"));
     const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--fail-fast", "--store", "postgres://127.0.0.1:1/none"], { cwd: ws.dir });
