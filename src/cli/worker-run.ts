@@ -173,6 +173,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       asWritten: !options.json && !terminal,
       // Plain lines: one not ended yet shows as far as it goes after a second, as a local run's (see PlainRenderer).
       ...(options.json ? {} : { showOpenLineAfterMs: SHOW_OPEN_LINE_AFTER_MS }),
+      // Under GitHub Actions: a task's workflow command comes whole, for its runner to read (see PlainRenderer).
+      wholeCommands: !options.json && colours.bareCommands,
       line: (taskId, stream, text, attempt) =>
         options.json ? print({ event: "output", runId, id: taskId, attempt, stream, text }, "") : out.write(`${runId}/${taskId} | ${terminal ? terminalColours.safe(`${runId}/${taskId}`, text) : text}\n`),
       whenDrained: () => out.whenDrained(),

@@ -1,6 +1,15 @@
 /** Lines longer than this many bytes are cut for display (the log keeps them whole). */
 export const DISPLAY_LIMIT = 4096;
 /**
+ * The longest line a splitter made `wholeCommands` hands on whole when it is a workflow command (see LineSplitter): 1 MiB.
+ * Past it, such a line is cut as any other, so a task's open line holds at most this much memory.
+ */
+export const WHOLE_COMMAND_LIMIT = 1024 * 1024;
+/** What is known of whether the open line is a workflow command (see LineSplitter's `wholeCommands`). */
+const UNDECIDED = 0;
+const COMMAND = 1;
+const NOT_COMMAND = 2;
+/**
  * How long plain output holds a line not ended yet before it shows it as far as it goes (see LineSplitter's
  * `showOpenAfterMs`). A second: a watcher of a CI log sees `waiting for db...` within it, not when its newline comes 30 s
  * later, and a progress bar's latest state once a second; a line a program writes in pieces within a second (a compiler's
@@ -85,6 +94,10 @@ export type BlockHandler = (bytes: Buffer, count: number, ends: Int32Array) => v
  * it goes (`waiting for db...`, whose newline comes 30 s later), as a line of its own, then holds what comes of it from
  * there on as a new line: a progress bar that rewrites itself with "\r" shows its latest state once a period, not every
  * state. A line written in pieces within the period is shown whole.
+ *
+ * `wholeCommands` (as written, under GitHub Actions: its runner reads the output) keeps a line that starts as a workflow
+ * command does (`::`, after the white space the runner trims) whole: one over DISPLAY_LIMIT that is one
+ * (`::add-mask::` and a long secret) is not cut, up to WHOLE_COMMAND_LIMIT.
  */
 export class LineSplitter {
   readonly #onLine: (text: string) => void;
@@ -114,17 +127,22 @@ export class LineSplitter {
   #openedAt = 0;
   /** Its open line was shown as far as it went, and nothing came since: a newline next ends nothing more. */
   #shownOpen = false;
+  /** Workflow commands go whole (see above). */
+  readonly #wholeCommands: boolean;
+  /** With wholeCommands: whether the open line starts as a workflow command (UNDECIDED while it is white space so far). */
+  #command = UNDECIDED;
 
   constructor(
     onLine: (text: string) => void,
     onBlock?: BlockHandler,
-    options: { asWritten?: boolean; lineState?: (text: string) => string; showOpenAfterMs?: number } = {},
+    options: { asWritten?: boolean; lineState?: (text: string) => string; showOpenAfterMs?: number; wholeCommands?: boolean } = {},
   ) {
     this.#onLine = onLine;
     this.#onBlock = onBlock;
     this.#asWritten = onBlock !== undefined && options.asWritten === true;
     this.#lineState = this.#asWritten ? undefined : options.lineState;
     this.#showOpenAfterMs = Math.max(0, options.showOpenAfterMs ?? 0);
+    this.#wholeCommands = this.#asWritten && options.wholeCommands === true;
   }
 
   push(chunk: Buffer): void {
@@ -284,6 +302,9 @@ export class LineSplitter {
    * DISPLAY_LIMIT, and cut if that is still too long.
    */
   #emitLongLine(chunk: Buffer, start: number, newline: number): void {
+    if (this.#wholeCommands && newline - start <= WHOLE_COMMAND_LIMIT && isWorkflowCommand(chunk, start, newline)) {
+      return this.#emitAlone(chunk.subarray(start, newline + 1));
+    }
     const end = chunk[newline - 1] === CARRIAGE_RETURN ? newline - 1 : newline;
     if (end - start > DISPLAY_LIMIT) {
       const rewrite = lastRewrite(chunk, start, end);
@@ -300,7 +321,10 @@ export class LineSplitter {
    * may not have had.
    */
   #emitOpenBytes(length: number): void {
-    if (length > DISPLAY_LIMIT) return this.#emitCut(length);
+    // A workflow command kept whole (see wholeCommands) goes whole.
+    if (length > DISPLAY_LIMIT && !(this.#command === COMMAND && this.#lineBytes === this.#prefixBytes && isWorkflowCommand(this.#lineBuffer(), 0, length))) {
+      return this.#emitCut(length);
+    }
     const buffer = this.#lineBuffer();
     let size = length;
     if (this.#lastByte === CARRIAGE_RETURN) buffer[size++] = CARRIAGE_RETURN;
@@ -338,6 +362,7 @@ export class LineSplitter {
 
   #append(chunk: Buffer, start: number, end: number): void {
     if (end <= start) return;
+    if (this.#wholeCommands && this.#command !== NOT_COMMAND && this.#appendCommand(chunk, start, end)) return;
     // A line that "\r" rewrites (a progress bar) and that outgrows the display: its last state
     // is kept from its "\r" on, after what lineState gives of the states before it (see
     // #keepState), or alone without lineState. A "\r" counts once a byte other than
@@ -413,6 +438,48 @@ export class LineSplitter {
     return start;
   }
 
+  /**
+   * With wholeCommands, the open line so far kept whole: chunk[start, end) is kept with it, up to WHOLE_COMMAND_LIMIT, while
+   * it may be a workflow command. Returns false where it is not one (past the limit, or white space longer than
+   * DISPLAY_LIMIT): the line goes on as any other, its first DISPLAY_LIMIT bytes kept.
+   */
+  #appendCommand(chunk: Buffer, start: number, end: number): boolean {
+    const length = this.#prefixBytes + end - start;
+    if (this.#command === UNDECIDED) this.#command = this.#commandStart(chunk, start, end, length);
+    if (this.#command === NOT_COMMAND) return false;
+    if (length > WHOLE_COMMAND_LIMIT) {
+      // Past the bound: the line goes on as any other, cut, its first DISPLAY_LIMIT bytes kept.
+      this.#command = NOT_COMMAND;
+      this.#prefixBytes = Math.min(this.#prefixBytes, DISPLAY_LIMIT);
+      return false;
+    }
+    let buffer = this.#lineBuffer();
+    if (length + ENDING_ROOM > buffer.length) {
+      const grown = Buffer.allocUnsafe(Math.min(Math.max(length, buffer.length * 2), WHOLE_COMMAND_LIMIT) + ENDING_ROOM);
+      buffer.copy(grown, 0, 0, this.#prefixBytes);
+      this.#prefix = buffer = grown;
+    }
+    chunk.copy(buffer, this.#prefixBytes, start, end);
+    this.#prefixBytes = this.#lineBytes = this.#totalBytes = length;
+    this.#lastByte = chunk[end - 1] ?? -1;
+    return true;
+  }
+
+  /**
+   * Whether the open line, its kept bytes (white space so far, a ":" maybe last: UNDECIDED) and chunk[start, end) after
+   * them, starts as GitHub Actions' runner reads a workflow command: `::` after the white space it trims (see
+   * trimmedStart). UNDECIDED while it is white space (up to DISPLAY_LIMIT bytes) or a ":" after it.
+   */
+  #commandStart(chunk: Buffer, start: number, end: number, length: number): number {
+    const kept = this.#prefixBytes;
+    if (kept > 0 && this.#prefix?.[kept - 1] === 0x3a) return chunk[start] === 0x3a ? COMMAND : NOT_COMMAND;
+    const at = trimmedStart(chunk, start, end);
+    if (at === end) return length > DISPLAY_LIMIT ? NOT_COMMAND : UNDECIDED;
+    if (chunk[at] !== 0x3a) return NOT_COMMAND;
+    if (at + 1 === end) return UNDECIDED;
+    return chunk[at + 1] === 0x3a ? COMMAND : NOT_COMMAND;
+  }
+
   #setState(text: string): void {
     this.#state = boundedState(this.#lineState as (text: string) => string, text);
   }
@@ -429,7 +496,46 @@ export class LineSplitter {
     this.#lineBytes = 0;
     this.#totalBytes = 0;
     this.#lastByte = -1;
+    this.#command = UNDECIDED;
+    // A whole command's buffer goes with it: a splitter holds DISPLAY_LIMIT bytes between lines.
+    if (this.#prefix !== undefined && this.#prefix.length > DISPLAY_LIMIT + ENDING_ROOM) this.#prefix = undefined;
   }
+}
+
+/**
+ * Whether bytes[start, end) (a line without its "\n") is a workflow command as the runner reads one: after white space,
+ * `::`, a name (not empty, not starting with a space), then `::`.
+ */
+export function isWorkflowCommand(bytes: Buffer, start: number, end: number): boolean {
+  const at = trimmedStart(bytes, start, end);
+  if (bytes[at] !== 0x3a || bytes[at + 1] !== 0x3a || at + 2 >= end) return false;
+  const close = bytes.indexOf("::", at + 2);
+  return close > at + 2 && close + 2 <= end && bytes[at + 2] !== 0x20;
+}
+
+/**
+ * Where bytes[start, end) goes on after the white space GitHub Actions' runner trims from a line's start (.NET's TrimStart):
+ * space, tab, \v, \f and \r, and in UTF-8 U+0085, U+00A0 (a no-break space), U+1680, U+2000 to U+200A, U+2028, U+2029,
+ * U+202F, U+205F and U+3000.
+ */
+export function trimmedStart(bytes: Buffer, start: number, end: number): number {
+  let at = start;
+  while (at < end) {
+    const byte = bytes[at] as number;
+    if (byte === 0x20 || byte === 0x09 || byte === 0x0b || byte === 0x0c || byte === 0x0d) at++;
+    else if (byte === 0xc2 && at + 1 < end && (bytes[at + 1] === 0x85 || bytes[at + 1] === 0xa0)) at += 2;
+    else if (byte >= 0xe1 && byte <= 0xe3 && at + 2 < end && isWideSpace(byte, bytes[at + 1] as number, bytes[at + 2] as number)) at += 3;
+    else return at;
+  }
+  return end;
+}
+
+/** Whether three bytes are the UTF-8 of one of .NET's white space characters past U+00FF (see trimmedStart). */
+export function isWideSpace(first: number, second: number, third: number): boolean {
+  if (first === 0xe1) return second === 0x9a && third === 0x80;
+  if (first === 0xe3) return second === 0x80 && third === 0x80;
+  if (second === 0x80) return third <= 0x8a ? third >= 0x80 : third === 0xa8 || third === 0xa9 || third === 0xaf;
+  return second === 0x81 && third === 0x9f;
 }
 
 /**

@@ -77,6 +77,11 @@ export interface OutputSink {
    */
   readonly showOpenLineAfterMs?: number;
   /**
+   * Optional, with `asWritten`, for output GitHub Actions' runner reads: a line that is a workflow command comes whole, not
+   * cut for length (up to 1 MiB; see LineSplitter's `wholeCommands`).
+   */
+  readonly wholeCommands?: boolean;
+  /**
    * Optional backpressure: undefined while the sink keeps up, else a promise of the moment
    * it has caught up. Meanwhile the task's pipes are paused, as for a slow log file.
    */

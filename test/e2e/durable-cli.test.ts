@@ -214,8 +214,12 @@ tasks:
   });
 
   it("under GitHub Actions, run --store and a worker write a task's workflow commands at a line's start, without the `run/task |` prefix, as a local run does", async () => {
-    const file = await workflowFile("gha", "tasks:\n  lint: { run: 'echo before; echo \"::error file=a.ts,line=3::bad\"; echo \"::add-mask::s3cret\"; echo \"a::b\"' }\n");
-    const expected = (runId: string) => `${runId}/lint | before\n::error file=a.ts,line=3::bad\n::add-mask::s3cret\n${runId}/lint | a::b\n`;
+    // Last, a value of 5,000 bytes to mask: whole, not cut at 4 KiB.
+    const file = await workflowFile(
+      "gha",
+      "tasks:\n  lint: { run: 'echo before; echo \"::error file=a.ts,line=3::bad\"; echo \"::add-mask::s3cret\"; echo \"a::b\"; echo \"::add-mask::$(printf %5000s | tr \" \" S)\"' }\n",
+    );
+    const expected = (runId: string) => `${runId}/lint | before\n::error file=a.ts,line=3::bad\n::add-mask::s3cret\n${runId}/lint | a::b\n::add-mask::${"S".repeat(5000)}\n`;
     const storeFlags = ["--store", SECRET_URL, "--store-schema", SCHEMA, "--log-dir", ws.logs];
     for (const gitHub of [true, false]) {
       const runId = `gha-${randomBytes(3).toString("hex")}`;

@@ -1,6 +1,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { DISPLAY_LIMIT } from "../../src/handlers/line-splitter.js";
 import { hasPython, runCli, runIds, workspace } from "../helpers/cli.js";
 import { taskqOnPty } from "../helpers/pty.js";
 
@@ -65,11 +66,27 @@ describe("GitHub Actions workflow commands in plain output", () => {
     const { stdout, log } = await run(ws, { GITHUB_ACTIONS: "true" });
     expect(taskLines(stdout)).toEqual(
       PRINTED.map((line) => {
-        if (line.startsWith("::error::x")) return CUT;
         if (line.includes("\r")) return "lint | 10%\rlint | 20%";
         return COMMANDS.has(line) ? line : `lint | ${line}`;
       }),
     );
+    expect(log).toBe(ws.text);
+  });
+
+  it("under GitHub Actions, writes a workflow command longer than 4 KiB whole, up to 1 MiB: cut, `::add-mask::` gave the runner a value with taskq's mark, and the secret was not masked", async () => {
+    const secret = "S".repeat(5000);
+    // One of 200 KB comes in several reads of the pipe; one past 1 MiB is cut as any line.
+    const big = "B".repeat(200_000);
+    const huge = `::error::${"H".repeat(1024 * 1024)}`;
+    const ws = await printing([`::add-mask::${secret}`, `token ${secret}`, `  ::add-mask::${big}`, huge, "after"]);
+    const { stdout, log } = await run(ws, { GITHUB_ACTIONS: "true" });
+    expect(taskLines(stdout)).toEqual([
+      `::add-mask::${secret}`,
+      `lint | token ${"S".repeat(DISPLAY_LIMIT - 6)}… (5006 bytes)`,
+      `  ::add-mask::${big}`,
+      `${huge.slice(0, DISPLAY_LIMIT)}… (${Buffer.byteLength(huge)} bytes)`,
+      "lint | after",
+    ]);
     expect(log).toBe(ws.text);
   });
 

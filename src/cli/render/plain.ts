@@ -35,6 +35,8 @@ export class PlainRenderer implements Renderer {
   readonly asWritten: boolean;
   /** A line not ended yet shows as far as it goes after this long (see OutputSink.showOpenLineAfterMs). */
   readonly showOpenLineAfterMs = SHOW_OPEN_LINE_AFTER_MS;
+  /** Under GitHub Actions, as written: a task's workflow command comes whole (see OutputSink.wholeCommands). */
+  readonly wholeCommands: boolean;
   /** As written: the colours each task's output has left set (see OpenColours), for the tasks that set any. */
   readonly #colours: TaskColours;
   /** On a terminal: the colours each task's lines have left set, set again at its next line (see TerminalColours). */
@@ -54,6 +56,7 @@ export class PlainRenderer implements Renderer {
     this.#prefixes = new TaskPrefixes(colors);
     this.#terminal = terminal;
     this.asWritten = !terminal;
+    this.wholeCommands = bareCommands && !terminal;
   }
 
   attach(queue: Queue, info: RunInfo): void {

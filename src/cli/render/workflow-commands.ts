@@ -5,6 +5,8 @@
  * prefix (see TaskColours), as when the command runs in the step itself.
  */
 
+import { isWideSpace } from "../../handlers/line-splitter.js";
+
 const COLONS = Buffer.from("::");
 
 /** Whether GitHub Actions' runner reads this output: it sets GITHUB_ACTIONS to "true" in every step it runs. */
@@ -49,14 +51,6 @@ function startsCommand(bytes: Buffer, at: number, end: number): boolean {
     else if (byte !== undefined && byte >= 0xe1 && byte <= 0xe3 && at + 2 < end && isWideSpace(byte, bytes[at + 1] as number, bytes[at + 2] as number)) at += 3;
     else return byte === 0x3a && bytes[at + 1] === 0x3a && isCommand(bytes, at + 2, end);
   }
-}
-
-/** Whether three bytes are the UTF-8 of one of .NET's white space characters past U+00FF (see startsCommand). */
-function isWideSpace(first: number, second: number, third: number): boolean {
-  if (first === 0xe1) return second === 0x9a && third === 0x80;
-  if (first === 0xe3) return second === 0x80 && third === 0x80;
-  if (second === 0x80) return third <= 0x8a ? third >= 0x80 : third === 0xa8 || third === 0xa9 || third === 0xaf;
-  return second === 0x81 && third === 0x9f;
 }
 
 /** Whether a line (ending at `end`, its "\n" last) whose `::` ends at `name` goes on as a workflow command: a name, then `::`. */
