@@ -97,7 +97,9 @@ export type BlockHandler = (bytes: Buffer, count: number, ends: Int32Array) => v
  *
  * `wholeCommands` (as written, under GitHub Actions: its runner reads the output) keeps a line that starts as a workflow
  * command does (`::`, after the white space the runner trims) whole: one over DISPLAY_LIMIT that is one
- * (`::add-mask::` and a long secret) is not cut, up to WHOLE_COMMAND_LIMIT.
+ * (`::add-mask::` and a long secret) is not cut, up to WHOLE_COMMAND_LIMIT, and an open line that starts so (or is white
+ * space or a ":" so far) is not shown before it ends (`::add-mask::sec`, then `ret` a second later: the runner masked
+ * `sec` alone).
  */
 export class LineSplitter {
   readonly #onLine: (text: string) => void;
@@ -254,6 +256,8 @@ export class LineSplitter {
    * its last "\r" that a byte other than "\r" follows (a progress bar's states before it are gone from a terminal too).
    */
   #showOpen(): void {
+    // A workflow command shown in pieces is another to the runner (`::add-mask::sec`, then `ret`): it waits for its end.
+    if (this.#wholeCommands && this.#command !== NOT_COMMAND) return;
     // As text (on a terminal) too, where no state of a rewritten line comes before its bytes: a colour's code cut short
     // showed its rest as text (`1mred` of `ESC [ 3`, `1mred`), a character's two bytes each as U+FFFD.
     if ((this.#asWritten || this.#state === "") && this.#lineBytes === this.#prefixBytes && this.#prefix !== undefined) {

@@ -78,7 +78,7 @@ export interface OutputSink {
   readonly showOpenLineAfterMs?: number;
   /**
    * Optional, with `asWritten`, for output GitHub Actions' runner reads: a line that is a workflow command comes whole, not
-   * cut for length (up to 1 MiB; see LineSplitter's `wholeCommands`).
+   * cut for length (up to 1 MiB), nor shown before it ends (see LineSplitter's `wholeCommands`).
    */
   readonly wholeCommands?: boolean;
   /**

@@ -90,6 +90,15 @@ describe("GitHub Actions workflow commands in plain output", () => {
     expect(log).toBe(ws.text);
   });
 
+  it("under GitHub Actions, shows a workflow command not ended after a second only once it ends: shown in pieces, `::add-mask::sec` then `ret` masked `sec` alone", async () => {
+    const ws = await workspace(
+      "tasks:\n  lint:\n    run: printf '::add-mask::sec'; sleep 2; printf 'ret\\n  :'; sleep 2; printf ':error::late\\n'; printf 'waiting'; sleep 2; printf ' done\\n'\n",
+    );
+    const { stdout } = await run(ws, { GITHUB_ACTIONS: "true" });
+    // A line that is no command is still shown as far as it goes after a second.
+    expect(taskLines(stdout)).toEqual(["::add-mask::secret", "  ::error::late", "lint | waiting", "lint |  done"]);
+  });
+
   it("outside GitHub Actions (GITHUB_ACTIONS unset, or not `true`), prefixes every line as before", async () => {
     const ws = await printing(PRINTED);
     for (const value of [undefined, "false", ""]) {
