@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { PostgresStore } from "../../src/store/postgres/store.js";
-import { leaseAll, openTestStore, sql, task, workflow } from "./helpers.js";
+import { leaseAll, openTestStore, sql, task, until, workflow } from "./helpers.js";
 
 const success = { kind: "success" } as const;
 
@@ -56,6 +56,8 @@ describe("completeAndLease", () => {
     };
     try {
       await store.submitRun(workflow([task("a"), task("b", { dependsOn: ["a"] }), task("c", { dependsOn: ["b"] })]), { runId: "chain" });
+      // The submit's own wake-up, which a loaded machine delivered late enough to be counted as the first call's.
+      await until(() => notified === 1, 10_000);
       const [a] = await store.lease("w1", 1, 30_000);
       // b freed, and leased by the same call: no other worker has work.
       let b: Awaited<ReturnType<PostgresStore["completeAndLease"]>>["leased"][number] | undefined;
