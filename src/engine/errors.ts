@@ -94,6 +94,19 @@ export function isShutdownStop(error: unknown): error is TaskCancelledError {
   }
 }
 
+/**
+ * Whether a handler's rejection says that its attempt ended on its own before a hard stop's abort reached it
+ * (`endedBeforeStop: true`: a shell that had exited with code 3 as the stop came): a failure, not the stop's to
+ * cancel. Never throws: a handler may reject with a Proxy or an object whose getter throws, which is not marked.
+ */
+export function endedBeforeStop(error: unknown): boolean {
+  try {
+    return typeof error === "object" && error !== null && (error as { endedBeforeStop?: unknown }).endedBeforeStop === true;
+  } catch {
+    return false;
+  }
+}
+
 /** The handler threw something that is not an Error. */
 export class HandlerError extends TaskqError {
   constructor(thrown: unknown) {

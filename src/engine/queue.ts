@@ -2,7 +2,7 @@ import { messageOf, shown, TaskqError } from "../errors.js";
 import { afterFailure, normalizeError, waitForRecord } from "./attempt-outcome.js";
 import { AttemptRunner } from "./attempt-runner.js";
 import type { Backoff } from "./backoff.js";
-import { AttemptTimeoutError, isShutdownStop, QueueClosedError, TaskCancelledError, TaskNotFoundError, UnknownHandlerError } from "./errors.js";
+import { AttemptTimeoutError, endedBeforeStop, isShutdownStop, QueueClosedError, TaskCancelledError, TaskNotFoundError, UnknownHandlerError } from "./errors.js";
 import { QueueEvents, type QueueEventMap, type QueueEventName } from "./events.js";
 import { Finalizer } from "./finalize.js";
 import { resolveQueueOptions, waitOptionsProblem, type QueueOptions, type ShutdownOptions, type ShutdownResult } from "./options.js";
@@ -398,8 +398,10 @@ export class Queue {
       this.#finalizer.finalize(record, "SUCCEEDED", { value: outcome });
     } else if (record.cancelRequested) {
       this.#finalizer.finalize(record, "CANCELLED", { error: record.error, cancelReason: "cancel" });
-    } else if (this.#stop.hardStopped && !(context.abortReason instanceof AttemptTimeoutError)) {
-      // An attempt whose timeout came first ends by it: the stop only found it being stopped already.
+    } else if (this.#stop.hardStopped && !(context.abortReason instanceof AttemptTimeoutError) && !endedBeforeStop(outcome)) {
+      // An attempt whose timeout came first ends by it: the stop only found it being stopped already. One whose handler says
+      // it had failed on its own before the stop's abort reached it (a shell that had exited with code 3) fails as it did
+      // (#failAttempt: FAILED, or not retried), not recorded as stopped while its log tells how it ended.
       // How the stopped attempt ended is the cancel's cause: a shell's last lines say where it was when stopped.
       const stopReason = this.#stop.stopReason;
       const ended = ok ? stopReason : normalizeError(outcome, context);

@@ -53,6 +53,11 @@ export class TaskFailedError extends TaskqError {
   declare readonly killedOthers?: number;
   /** Set where taskq's SIGKILL ended the attempt with no grace (a second Ctrl-C): its cancel says so from here too. */
   declare readonly killedAtOnce?: true;
+  /**
+   * Set where the command ended on its own, neither stopped nor timed out: a hard stop (a second Ctrl-C, --fail-fast) whose
+   * abort came after it had exited records it as the failure it was, with its exit code (see the engine's endedBeforeStop).
+   */
+  declare readonly endedBeforeStop?: true;
 
   constructor(message: string, result: AttemptResult, options: { permanent: boolean; cause?: unknown; killGraceMs?: number | undefined; killedOthers?: number | undefined; killedAtOnce?: boolean }) {
     super("TASK_FAILED", message, { cause: options.cause });
@@ -61,6 +66,7 @@ export class TaskFailedError extends TaskqError {
     if (options.killGraceMs !== undefined) this.killGraceMs = options.killGraceMs;
     if (options.killGraceMs !== undefined && options.killedOthers !== undefined && options.killedOthers > 0) this.killedOthers = options.killedOthers;
     if (options.killedAtOnce === true) this.killedAtOnce = true;
+    if (!result.cancelled && !result.timedOut) this.endedBeforeStop = true;
   }
 
   /** Words the failure and decides whether it is permanent, from the result (and how taskq SIGKILLed it, if it did: see describeFailure). */

@@ -106,6 +106,33 @@ describe("taskq run --fail-fast", () => {
     expect(summary.cancelled.find((x) => x.id === "sleeper")).toMatchObject({ message: 'fail-fast: task "boom" failed', running: true });
   });
 
+  it("a task that had failed on its own as the stop came is FAILED with its exit code, not cancelled: summary, JSON and log agree", { timeout: 120_000 }, async () => {
+    // `a` fails first, but a process it leaves ignoring SIGTERM holds its attempt open (its reap waits out the 10s kill grace):
+    // `b` fails once `a`'s shell is gone, and its failure stops the run while `a` is still being recorded.
+    const ws = await setUp(`concurrency: 3
+tasks:
+  a:
+    run: 'echo $$ > a.pid; while [ ! -f go ]; do sleep 0.01; done; (trap "" TERM; exec sleep 600) & exit 3'
+  b:
+    run: 'while [ ! -f a.pid ] || [ ! -f go ]; do sleep 0.01; done; while kill -0 $(cat a.pid) 2>/dev/null; do sleep 0.01; done; exit 4'
+  c:
+    run: 'exec sleep 600'
+`);
+    const run = startCli(["run", ws.file, "--log-dir", ws.logs, "--fail-fast", "--kill-grace", "10s", "--output", "json"], { cwd: ws.dir });
+    expect(await eventually(() => existsSync(path.join(ws.dir, "a.pid")), 60_000)).toBe(true);
+    await writeFile(path.join(ws.dir, "go"), "");
+    const result = await run.done;
+    expect(result.code).toBe(1);
+    const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const failed = Object.fromEntries(events.filter((e) => e.event === "failed").map((e) => [e.id, e.exitCode]));
+    expect(failed).toEqual({ a: 3, b: 4 });
+    expect(events.filter((e) => e.event === "cancelled").map((e) => e.id)).toEqual(["c"]);
+    const summary = events.find((e) => e.event === "summary") as { failedFast?: string; deadLetters: { id: string; exitCode?: number }[] };
+    expect(summary.failedFast).toBe("b");
+    expect(Object.fromEntries(summary.deadLetters.map((letter) => [letter.id, letter.exitCode]))).toEqual({ a: 3, b: 4 });
+    expect(await logOf(ws.logs, "a")).toMatch(/--- taskq: attempt 1 exited with code 3 ---\n$/);
+  });
+
   it("waits for a task's retries: a failed attempt with one to come stops nothing; a task waiting for its retry is cancelled when another fails", async () => {
     const ws = await setUp(`concurrency: 2
 tasks:

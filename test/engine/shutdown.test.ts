@@ -910,4 +910,26 @@ describe("a shutdown begun by a `failed` listener (fail-fast)", () => {
     expect((queue.get("waiting")?.error as Error).message).toBe('not started: fail-fast: task "b" failed');
     expect((queue.get("retrying")?.error as Error).message).toBe('fail-fast: task "b" failed: not retried (attempt 1 failed: first)');
   });
+
+  it("records an attempt that failed on its own before the stop's abort reached it (endedBeforeStop) as failed, or not retried; one the abort stopped as cancelled", async () => {
+    // Each settles in the stop's grace, once its signal aborted: as a shell that had exited with code 3 as the stop came, whose output was still read.
+    const ended = (_: unknown, context: AttemptContext): Promise<never> =>
+      untilAborted(context).catch(() => Promise.reject(Object.assign(new Error("exited with code 3"), { endedBeforeStop: true })));
+    const stopped = (_: unknown, context: AttemptContext): Promise<never> => untilAborted(context).catch(() => Promise.reject(new Error("killed by SIGTERM")));
+    const { queue } = makeQueue({ concurrency: 4, handlers: { failing, ended, stopped } });
+    queue.on("failed", (e) => {
+      if (e.id !== "b") return;
+      const stop = new AbortController();
+      stop.abort(new TaskCancelledError("shutdown", `fail-fast: task "${e.id}" failed`));
+      void queue.shutdown({ signal: stop.signal, abortGraceMs: 60_000 });
+    });
+    queue.submit({ id: "a", type: "ended", maxAttempts: 1 });
+    queue.submit({ id: "again", type: "ended", maxAttempts: 2 });
+    queue.submit({ id: "stopped", type: "stopped", maxAttempts: 1 });
+    queue.submit({ id: "b", type: "failing", maxAttempts: 1 });
+    await queue.shutdown();
+    expect(queue.get("a")).toMatchObject({ status: "FAILED", error: expect.objectContaining({ message: "exited with code 3" }) });
+    expect(queue.get("again")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown", error: expect.objectContaining({ message: "shutdown: not retried (attempt 1 failed: exited with code 3)" }) });
+    expect(queue.get("stopped")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown", error: expect.objectContaining({ message: 'fail-fast: task "b" failed' }) });
+  });
 });
