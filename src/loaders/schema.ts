@@ -248,7 +248,8 @@ const dependencyText = "must be a task id or a list of task ids";
  */
 function taskReference(text: string) {
   return z.pipe(
-    z.union([z.string().check(z.minLength(1, text), z.meta({ pattern: TASK_ID_PATTERN.source })), z.number(), z.boolean()], { error: text }),
+    // A negative number is no id (`-1` is not one): the JSON Schema says so as the task id key's does; validate says which id.
+    z.union([z.string().check(z.minLength(1, text), z.meta({ pattern: TASK_ID_PATTERN.source })), z.number().check(z.meta({ minimum: 0 })), z.boolean()], { error: text }),
     z.transform((id: string | number | boolean) => String(id)),
   );
 }

@@ -86,6 +86,8 @@ describe("workflow JSON Schema against validate", () => {
     ["dependsOn: one string naming two tasks", { tasks: { lint: { run: "x" }, test: { run: "x" }, b: { run: "x", dependsOn: "lint, test" } } }, false],
     ["dependsOn: [an id with a space after it]", { tasks: { a: { run: "x" }, b: { run: "x", dependsOn: ["a "] } } }, false],
     ["dependsOn: [..]", { tasks: { a: { run: "x" }, b: { run: "x", dependsOn: [".."] } } }, false],
+    ["dependsOn: [-1], a number no task id is", { tasks: { a: { run: "x", dependsOn: [-1] } } }, false],
+    ["dependsOn: -1", { tasks: { a: { run: "x", dependsOn: -1 } } }, false],
     ["dependsOn: [1.5, true], ids as YAML reads them", { tasks: { "1.5": { run: "x" }, true: { run: "x" }, b: { run: "x", dependsOn: [1.5, true] } } }, true],
     ["a NUL in run", task({ run: "echo a\u0000b" }), false],
     ["a NUL in cwd", task({ cwd: "a\u0000b" }), false],
