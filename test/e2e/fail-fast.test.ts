@@ -192,6 +192,8 @@ tasks:
     expect(result.stdout).toContain("note    SIGINT received: the running tasks are being stopped already (--fail-fast: boom failed); send it again to kill them at once\n");
     expect(result.stdout).not.toContain("to finish");
     expect(result.stdout).toContain("note    SIGINT received again: killing every task now\n");
+    // The summary names both: what stopped the run first, and the signal that ended it.
+    expect(result.stdout).toMatch(/Summary: .* \(stopped by --fail-fast: boom failed, then interrupted by SIGINT\)\n/);
     expect(await isAlive(Number(await readFile(path.join(ws.dir, "stubborn.pid"), "utf8")))).toBe(false);
   }, 90_000);
 

@@ -82,11 +82,12 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
   ];
   const unfinished = unfinishedCount(counts);
   if (unfinished > 0) parts.push(`${unfinished} unfinished (${unfinishedParts(counts)})`);
-  const interrupted = summary.interrupted
-    ? c.yellow(` (interrupted by ${summary.interrupted})`)
-    : summary.failedFast !== undefined
-      ? c.yellow(` (stopped by --fail-fast: ${summary.failedFast} failed)`)
-      : "";
+  // A Ctrl-C during a fail-fast stop: both, in the order they came.
+  const stops = [
+    ...(summary.failedFast === undefined ? [] : [`stopped by --fail-fast: ${summary.failedFast} failed`]),
+    ...(summary.interrupted === undefined ? [] : [`interrupted by ${summary.interrupted}`]),
+  ];
+  const interrupted = stops.length === 0 ? "" : c.yellow(` (${stops.join(", then ")})`);
   out.push(`${c.bold("Summary")}: ${parts.join(", ")} in ${formatDuration(summary.wallMs)}${interrupted}`);
   // A durable run looked at while it runs: which tasks, on which worker, for how long.
   const running = summary.running ?? [];
