@@ -52,7 +52,9 @@ function unknownTasks(file: string, unknown: readonly string[], ids: Iterable<st
   const list = said.length === 1 ? said[0]! : `${said.slice(0, -1).join(", ")} or ${said.at(-1)!}`;
   const name = escapeControls(file);
   const single = unknown.length === 1 ? meant[0] : undefined;
-  const hint = single !== undefined ? `; did you mean ${quote(single)}?` : [...meant, ...spaced].some((match) => match !== undefined) ? "" : ` (taskq list ${file === "<stdin>" ? "-" : shellWord(file)} lists its tasks)`;
+  // Where any id has no meaning to give (`zzz` beside `lnt`, which has one), the command that names every task.
+  const unmatched = unknown.some((_, index) => meant[index] === undefined && spaced[index] === undefined);
+  const hint = single !== undefined ? `; did you mean ${quote(single)}?` : unmatched ? ` (taskq list ${file === "<stdin>" ? "-" : shellWord(file)} lists its tasks)` : "";
   // `run ci.yaml --dry-run yes`: a word meant for a flag that takes none, not a task (`--json tset` is a task mistyped).
   const flag = unknown.map((id, index) => (meant[index] === undefined ? afterFlags?.get(id) : undefined)).find((before) => before !== undefined);
   return `${name} has no task ${list}: nothing was run${hint}${flag === undefined ? "" : `; ${flag} takes no value: give it alone`}`;

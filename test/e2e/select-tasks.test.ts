@@ -98,7 +98,7 @@ describe("taskq run FILE TASK...: only those tasks and what they depend on", () 
     // A good id beside it does not run either.
     const several = await taskq("build", "lnt", "zzz");
     expect(several).toMatchObject({ code: 2, stdout: "" });
-    expect(several.stderr).toBe(`taskq: ${file} has no task "lnt" (did you mean "lint"?) or "zzz": nothing was run\n`);
+    expect(several.stderr).toBe(`taskq: ${file} has no task "lnt" (did you mean "lint"?) or "zzz": nothing was run (taskq list ${file} lists its tasks)\n`);
     const none = await taskq("zzz");
     expect(none.stderr).toBe(`taskq: ${file} has no task "zzz": nothing was run (taskq list ${file} lists its tasks)\n`);
     expect(ran()).toEqual([]);
