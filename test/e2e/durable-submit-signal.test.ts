@@ -1,8 +1,7 @@
-import net from "node:net";
 import { describe, expect, it } from "vitest";
 import { startCli, type RunningCli } from "../helpers/cli.js";
 import { eventually } from "../helpers/processes.js";
-import { startFreezableProxy } from "../helpers/tcp-proxy.js";
+import { startFreezableProxy, startPidRewritingProxy } from "../helpers/tcp-proxy.js";
 import { DATABASE_URL } from "../store/helpers.js";
 import { useDurableWorkspace } from "./durable-harness.js";
 
@@ -51,6 +50,25 @@ async function cancelStatement(pid: number): Promise<void> {
 async function storedTasks(runId: string): Promise<number> {
   const { rows } = await durable.store.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${SCHEMA}".tasks WHERE run_id = $1`, [runId]);
   return rows[0]?.n ?? 0;
+}
+
+/**
+ * The run's stored tasks once no statement on the schema runs any more (the lock let go: none of the submit's goes on to
+ * store it); a run found stored is cancelled, so that no worker of a later test runs it.
+ */
+async function storedOnceIdle(runId: string, timeoutMs = 20_000): Promise<number> {
+  const idle = async () => (await durable.store.pool.query("SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1", [`%"${SCHEMA}"%`])).rows.length === 0;
+  expect(await eventually(idle, timeoutMs)).toBe(true);
+  const stored = await storedTasks(runId);
+  if (stored > 0) await durable.store.cancelRun(runId);
+  return stored;
+}
+
+/** A freezable proxy to the test database, and `args` with the store's URL through it. */
+async function throughProxy(args: string[]): Promise<{ proxy: Awaited<ReturnType<typeof startFreezableProxy>>; args: string[] }> {
+  const target = new URL(DATABASE_URL);
+  const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+  return { proxy, args: args.map((arg) => (arg === durable.SECRET_URL ? proxy.url(durable.SECRET_URL) : arg)) };
 }
 
 let next = 0;
@@ -116,19 +134,14 @@ describe.each([
     expect(result?.code).toBe(130);
     expect(result?.stderr).toContain("SIGINT received again while the run was being submitted: stopped; its submit was cancelled: nothing was submitted");
     // The lock let go, no statement of the submit goes on to store the run.
-    expect(await eventually(async () => (await durable.store.pool.query("SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1", [`%"${SCHEMA}"%`])).rows.length === 0, 20_000)).toBe(true);
-    const stored = await storedTasks(runId);
-    if (stored > 0) await durable.store.cancelRun(runId);
-    expect(stored).toBe(0);
+    expect(await storedOnceIdle(runId)).toBe(0);
   });
 
   // Before, the second signal cancelled the statement of the try after the drop only: the first try's, still waiting on the
   // lock in the database (it notices its client has gone only once it answers), stored the run once the lock was let go.
   it("a second signal after a dropped connection cancels the statement of the try before too: nothing is stored once the lock is let go", async () => {
     const { runId, file } = ids();
-    const target = new URL(DATABASE_URL);
-    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    const args = argsOf(await file, runId).map((arg) => (arg === durable.SECRET_URL ? proxy.url(durable.SECRET_URL) : arg));
+    const { proxy, args } = await throughProxy(argsOf(await file, runId));
     const lockWaits = async (): Promise<number[]> =>
       (
         await durable.store.pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1", [
@@ -154,17 +167,12 @@ describe.each([
     // The try before may have committed as its connection dropped: not known.
     expect(result?.stderr).toContain(`SIGINT received again while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\``);
     // The lock let go, no statement of the submit goes on to store the run.
-    expect(await eventually(async () => (await durable.store.pool.query("SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1", [`%"${SCHEMA}"%`])).rows.length === 0, 20_000)).toBe(true);
-    const stored = await storedTasks(runId);
-    if (stored > 0) await durable.store.cancelRun(runId);
-    expect(stored).toBe(0);
+    expect(await storedOnceIdle(runId)).toBe(0);
   });
 
   it("a second signal while the database does not answer at all stops within a few seconds, naming the run it may leave stored", async () => {
     const { runId, file } = ids();
-    const target = new URL(DATABASE_URL);
-    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    const args = argsOf(await file, runId).map((arg) => (arg === durable.SECRET_URL ? proxy.url(durable.SECRET_URL) : arg));
+    const { proxy, args } = await throughProxy(argsOf(await file, runId));
     let result: Awaited<RunningCli["done"]> | undefined;
     try {
       await signalledWhileLocked(args, async (cli) => {
@@ -178,8 +186,7 @@ describe.each([
     }
     expect(result?.code).toBe(130);
     expect(result?.stderr).toContain(`SIGINT received again while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\``);
-    expect(await eventually(async () => (await durable.store.pool.query("SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1", [`%"${SCHEMA}"%`])).rows.length === 0, 40_000)).toBe(true);
-    if ((await storedTasks(runId)) > 0) await durable.store.cancelRun(runId);
+    await storedOnceIdle(runId, 40_000);
   });
 
   it("where the submit commits once the lock is let go, the run is stored whole and ended as the signal asks", async () => {
@@ -202,55 +209,13 @@ describe.each([
   });
 });
 
-/**
- * A TCP proxy to the database that tells each client its session's backend pid is `pid()`, as a pooler (PgBouncer) makes up
- * the pid of its BackendKeyData: it may be that of another session of the database.
- */
-async function pidMakingProxy(pid: () => number): Promise<{ url: (connectionString: string) => string; close: () => Promise<void> }> {
-  const target = new URL(DATABASE_URL);
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    let told = false;
-    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
-      sockets.add(from);
-      from.on("error", () => undefined);
-      from.on("close", () => to.destroy());
-    }
-    client.on("data", (chunk) => upstream.write(chunk));
-    upstream.on("data", (chunk) => {
-      // BackendKeyData: 'K', its length (12), the pid, the secret key.
-      const at = told ? -1 : chunk.indexOf(Buffer.from([0x4b, 0, 0, 0, 12]));
-      if (at >= 0) {
-        told = true;
-        chunk.writeInt32BE(pid(), at + 5);
-      }
-      client.write(chunk);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  return {
-    url: (connectionString) => {
-      const url = new URL(connectionString);
-      url.hostname = "127.0.0.1";
-      url.port = String(port);
-      return url.toString();
-    },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
 // Before, every submit's sessions had the one name `taskq submit in SCHEMA`: a pid a pooler made up that was that of another
 // submit's session (its statement running) was taken for its own, and that other submit's statement was cancelled.
 it("submit: a second signal cancels no other submit's statement, a pooler's made-up pid that of its session", async () => {
   const other = ids();
   const mine = ids();
   let otherPid = 0;
-  const proxy = await pidMakingProxy(() => otherPid);
+  const proxy = await startPidRewritingProxy(new URL(DATABASE_URL), () => otherPid);
   let otherDone: RunningCli["done"] | undefined;
   let result: Awaited<RunningCli["done"]> | undefined;
   try {

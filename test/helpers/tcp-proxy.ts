@@ -220,6 +220,35 @@ export async function startSilentServer(): Promise<{ port: number; close: () => 
   return { port, close: () => closeAll(server, sockets) };
 }
 
+/**
+ * A TCP proxy to a real server (PostgreSQL) that tells each client its session's backend pid is `pid()`, as a pooler
+ * (PgBouncer) makes up the pid of its BackendKeyData: it may be that of another session of the database.
+ */
+export async function startPidRewritingProxy(target: URL, pid: () => number): Promise<{ url: (connectionString: string) => string; close: () => Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    let told = false;
+    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+      sockets.add(from);
+      from.on("error", () => undefined);
+      from.on("close", () => to.destroy());
+    }
+    client.on("data", (chunk) => upstream.write(chunk));
+    upstream.on("data", (chunk) => {
+      // BackendKeyData: 'K', its length (12), the pid, the secret key.
+      const at = told ? -1 : chunk.indexOf(Buffer.from([0x4b, 0, 0, 0, 12]));
+      if (at >= 0) {
+        told = true;
+        chunk.writeInt32BE(pid(), at + 5);
+      }
+      client.write(chunk);
+    });
+  });
+  const port = await listen(server);
+  return { url: (connectionString) => withPort(connectionString, port), close: () => closeAll(server, sockets) };
+}
+
 function withPort(connectionString: string, port: number): string {
   const url = new URL(connectionString);
   url.hostname = "127.0.0.1";
