@@ -174,7 +174,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       // Plain lines: one not ended yet shows as far as it goes after a second, as a local run's (see PlainRenderer).
       ...(options.json ? {} : { showOpenLineAfterMs: SHOW_OPEN_LINE_AFTER_MS }),
       // Under GitHub Actions: a task's workflow command comes whole, for its runner to read (see PlainRenderer).
-      wholeCommands: !options.json && colours.bareCommands,
+      // A JSON sink has no lines as written, which the splitter keeps whole commands in alone.
+      wholeCommands: colours.bareCommands,
       line: (taskId, stream, text, attempt) =>
         options.json ? print({ event: "output", runId, id: taskId, attempt, stream, text }, "") : out.write(`${runId}/${taskId} | ${terminal ? terminalColours.safe(`${runId}/${taskId}`, text) : text}\n`),
       whenDrained: () => out.whenDrained(),

@@ -4,7 +4,7 @@ export const DISPLAY_LIMIT = 4096;
  * The longest line a splitter made `wholeCommands` hands on whole when it is a workflow command (see LineSplitter): 1 MiB.
  * Past it, such a line is cut as any other, so a task's open line holds at most this much memory.
  */
-export const WHOLE_COMMAND_LIMIT = 1024 * 1024;
+const WHOLE_COMMAND_LIMIT = 1024 * 1024;
 /** What is known of whether the open line is a workflow command (see LineSplitter's `wholeCommands`). */
 const UNDECIDED = 0;
 const COMMAND = 1;
@@ -506,6 +506,9 @@ export class LineSplitter {
   }
 }
 
+/** What opens and closes a workflow command's name. */
+const COMMAND_COLONS = Buffer.from("::");
+
 /**
  * Whether bytes[start, end) (a line without its "\n") is a workflow command as the runner reads one: after white space,
  * `::`, a name (not empty, not starting with a space), then `::`.
@@ -513,7 +516,7 @@ export class LineSplitter {
 export function isWorkflowCommand(bytes: Buffer, start: number, end: number): boolean {
   const at = trimmedStart(bytes, start, end);
   if (bytes[at] !== 0x3a || bytes[at + 1] !== 0x3a || at + 2 >= end) return false;
-  const close = bytes.indexOf("::", at + 2);
+  const close = bytes.indexOf(COMMAND_COLONS, at + 2);
   return close > at + 2 && close + 2 <= end && bytes[at + 2] !== 0x20;
 }
 
@@ -522,7 +525,7 @@ export function isWorkflowCommand(bytes: Buffer, start: number, end: number): bo
  * space, tab, \v, \f and \r, and in UTF-8 U+0085, U+00A0 (a no-break space), U+1680, U+2000 to U+200A, U+2028, U+2029,
  * U+202F, U+205F and U+3000.
  */
-export function trimmedStart(bytes: Buffer, start: number, end: number): number {
+function trimmedStart(bytes: Buffer, start: number, end: number): number {
   let at = start;
   while (at < end) {
     const byte = bytes[at] as number;
@@ -535,7 +538,7 @@ export function trimmedStart(bytes: Buffer, start: number, end: number): number 
 }
 
 /** Whether three bytes are the UTF-8 of one of .NET's white space characters past U+00FF (see trimmedStart). */
-export function isWideSpace(first: number, second: number, third: number): boolean {
+function isWideSpace(first: number, second: number, third: number): boolean {
   if (first === 0xe1) return second === 0x9a && third === 0x80;
   if (first === 0xe3) return second === 0x80 && third === 0x80;
   if (second === 0x80) return third <= 0x8a ? third >= 0x80 : third === 0xa8 || third === 0xa9 || third === 0xaf;

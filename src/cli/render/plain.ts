@@ -35,8 +35,10 @@ export class PlainRenderer implements Renderer {
   readonly asWritten: boolean;
   /** A line not ended yet shows as far as it goes after this long (see OutputSink.showOpenLineAfterMs). */
   readonly showOpenLineAfterMs = SHOW_OPEN_LINE_AFTER_MS;
-  /** Under GitHub Actions, as written: a task's workflow command comes whole (see OutputSink.wholeCommands). */
-  readonly wholeCommands: boolean;
+  /** Under GitHub Actions, as written: a task's workflow command comes whole (see OutputSink.wholeCommands), as it goes bare. */
+  get wholeCommands(): boolean {
+    return this.#colours.bareCommands;
+  }
   /** As written: the colours each task's output has left set (see OpenColours), for the tasks that set any. */
   readonly #colours: TaskColours;
   /** On a terminal: the colours each task's lines have left set, set again at its next line (see TerminalColours). */
@@ -56,7 +58,6 @@ export class PlainRenderer implements Renderer {
     this.#prefixes = new TaskPrefixes(colors);
     this.#terminal = terminal;
     this.asWritten = !terminal;
-    this.wholeCommands = bareCommands && !terminal;
   }
 
   attach(queue: Queue, info: RunInfo): void {

@@ -5,9 +5,7 @@
  * prefix (see TaskColours), as when the command runs in the step itself.
  */
 
-import { isWideSpace } from "../../handlers/line-splitter.js";
-
-const COLONS = Buffer.from("::");
+import { isWorkflowCommand } from "../../handlers/line-splitter.js";
 
 /** Whether GitHub Actions' runner reads this output: it sets GITHUB_ACTIONS to "true" in every step it runs. */
 export function underGitHubActions(env: NodeJS.ProcessEnv = process.env): boolean {
@@ -24,40 +22,20 @@ export function underGitHubActions(env: NodeJS.ProcessEnv = process.env): boolea
  * "\r" as a line's end too (`50%\r::add-mask::s3cret` is `50%`, then a command): the bytes after each "\r" are read as
  * a line's start as well, found with one search of the block for "\r".
  */
-export function nextCommandLine(bytes: Buffer, from: number, count: number, ends: Int32Array): number {
+function nextCommandLine(bytes: Buffer, from: number, count: number, ends: Int32Array): number {
   let start = from === 0 ? 0 : (ends[from - 1] as number);
   let cr = bytes.indexOf(CARRIAGE_RETURN, start);
   for (let line = from; line < count; line++) {
     const end = ends[line] as number;
-    if (startsCommand(bytes, start, end)) return line;
-    for (; cr !== -1 && cr < end - 1; cr = bytes.indexOf(CARRIAGE_RETURN, cr + 1)) if (startsCommand(bytes, cr + 1, end)) return line;
+    // Up to the line's "\n", which ends what the runner reads.
+    if (isWorkflowCommand(bytes, start, end - 1)) return line;
+    for (; cr !== -1 && cr < end - 1; cr = bytes.indexOf(CARRIAGE_RETURN, cr + 1)) if (isWorkflowCommand(bytes, cr + 1, end - 1)) return line;
     start = end;
   }
   return count;
 }
 
 const CARRIAGE_RETURN = 0x0d;
-
-/**
- * Whether the runner reads a workflow command from `at` on, a line's start (the line ending at `end`): after what its
- * TrimStart takes away, which is .NET's white space: space, tab, \v, \f and \r, and in UTF-8 U+0085, U+00A0 (a
- * no-break space), U+1680, U+2000 to U+200A, U+2028, U+2029, U+202F, U+205F and U+3000. The line's "\n" ends them.
- */
-function startsCommand(bytes: Buffer, at: number, end: number): boolean {
-  for (;;) {
-    const byte = bytes[at];
-    if (byte === 0x20 || byte === 0x09 || byte === 0x0b || byte === 0x0c || byte === 0x0d) at++;
-    else if (byte === 0xc2 && (bytes[at + 1] === 0x85 || bytes[at + 1] === 0xa0)) at += 2;
-    else if (byte !== undefined && byte >= 0xe1 && byte <= 0xe3 && at + 2 < end && isWideSpace(byte, bytes[at + 1] as number, bytes[at + 2] as number)) at += 3;
-    else return byte === 0x3a && bytes[at + 1] === 0x3a && isCommand(bytes, at + 2, end);
-  }
-}
-
-/** Whether a line (ending at `end`, its "\n" last) whose `::` ends at `name` goes on as a workflow command: a name, then `::`. */
-function isCommand(bytes: Buffer, name: number, end: number): boolean {
-  const close = bytes.indexOf(COLONS, name);
-  return close > name && close + 2 < end && bytes[name] !== 0x20;
-}
 
 /**
  * Calls `lines` with each run of lines of a block that are not workflow commands, as a block of its own, and `command` with
