@@ -182,7 +182,7 @@ export function taskIdArgument(value: string): string {
  * ` (write it without spaces: build-42)` where an id is refused only for the white space around it: a CI variable or a
  * file read with `$(cat ...)` that kept a space, a tab or a Windows line's `\r`, which the quoted id shows but does not point at.
  */
-function withoutSpaces(value: unknown, valid: (id: string) => boolean): string {
+export function withoutSpaces(value: unknown, valid: (id: string) => boolean): string {
   if (typeof value !== "string") return "";
   const trimmed = value.trim();
   return trimmed !== value && valid(trimmed) ? ` (write it without spaces: ${trimmed})` : "";

@@ -4,6 +4,7 @@ import type { Workflow, WorkflowTask } from "../loaders/index.js";
 import { quote } from "../loaders/report-issues.js";
 import { closestMatch } from "../loaders/suggest.js";
 import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
+import { withoutSpaces } from "./flags.js";
 import { shellWord } from "./shell-word.js";
 import type { TaskSelection } from "./task-selection.js";
 
@@ -42,9 +43,9 @@ function unknownTasks(file: string, unknown: readonly string[], ids: Iterable<st
   const candidates = [...ids];
   const meant = unknown.map((id, index) => (isTaskId(id) && index < MAX_SUGGESTIONS ? closestMatch(id, candidates) : undefined));
   // `"$(cat task.txt)"` of a file with Windows line ends (`test\r`): the id meant, as status and cancel give it.
-  const spaced = unknown.map((id) => (id.trim() !== id && isTaskId(id.trim()) ? id.trim() : undefined));
+  const spaced = unknown.map((id) => withoutSpaces(id, isTaskId));
   const said = unknown.map((id, index) => {
-    if (spaced[index] !== undefined) return `${quote(id)} (write it without spaces: ${spaced[index]})`;
+    if (spaced[index] !== "") return `${quote(id)}${spaced[index]!}`;
     // `--x` after `--`, `a/b`: no task can have such an id.
     if (!isTaskId(id)) return `${quote(id)} (not a task id: ${TASK_ID_EXPECTED})`;
     return meant[index] === undefined || unknown.length === 1 ? quote(id) : `${quote(id)} (did you mean ${quote(meant[index])}?)`;
@@ -53,7 +54,7 @@ function unknownTasks(file: string, unknown: readonly string[], ids: Iterable<st
   const name = escapeControls(file);
   const single = unknown.length === 1 ? meant[0] : undefined;
   // Where any id has no meaning to give (`zzz` beside `lnt`, which has one), the command that names every task.
-  const unmatched = unknown.some((_, index) => meant[index] === undefined && spaced[index] === undefined);
+  const unmatched = unknown.some((_, index) => meant[index] === undefined && spaced[index] === "");
   const hint = single !== undefined ? `; did you mean ${quote(single)}?` : unmatched ? ` (taskq list ${file === "<stdin>" ? "-" : shellWord(file)} lists its tasks)` : "";
   // `run ci.yaml --dry-run yes`: a word meant for a flag that takes none, not a task (`--json tset` is a task mistyped).
   const flag = unknown.map((id, index) => (meant[index] === undefined ? afterFlags?.get(id) : undefined)).find((before) => before !== undefined);

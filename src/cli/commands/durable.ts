@@ -515,7 +515,8 @@ export async function cancelCommand(runId: string, task: string | undefined, fla
     for (const note of [...notRetriedNotes(runId, notRetried), ...runningNotes(running)]) process.stderr.write(`note: ${note}\n`);
     // Their notes say a worker's sweep cancels a task whose worker is gone: with no worker connected, none will until one starts.
     // Only a finer wording, as status's note: a database that stops answering just then leaves it out.
-    if (running.length > 0 && (await store.workersConnected(runId).catch(() => undefined)) === false) process.stderr.write(`note: ${noSweepNote(store.schema, running)}\n`);
+    // (A failed look is undefined, not false: see workersConnected.)
+    if (running.length > 0 && (await store.workersConnected(runId)) === false) process.stderr.write(`note: ${noSweepNote(store.schema, running)}\n`);
     const done = [...(cancelled.length === 0 ? [] : [`cancelled ${cancelled.join(", ")}`]), ...(cancelRequested.length === 0 ? [] : [`asked the workers running ${cancelRequested.join(", ")} to stop`])];
     if (done.length > 0) changeLost(`run ${runId}: ${done.join("; ")}`);
     return 0;

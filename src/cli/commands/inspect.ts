@@ -123,7 +123,7 @@ export async function graphCommand(file: string, format: "mermaid" | "dot"): Pro
     }
   }
   const text = `${lines.join("\n")}\n`;
-  if (format === "mermaid") writeMermaidLimitNotes(text, lines.length - 1 - workflow.tasks.length);
+  if (format === "mermaid") writeMermaidLimitNotes(text, workflow.tasks.reduce((edges, task) => edges + task.dependsOn.length, 0));
   process.stdout.write(text);
   return 0;
 }
