@@ -31,12 +31,13 @@ export type AfterFailure = { next: "fail" } | { next: "cancel"; error: TaskCance
  * usable delay: not a finite number of ms, 0 or more), cancel
  * (shutting down without drain: no retry may start), or retry after the backoff's delay.
  */
-export function afterFailure(record: TaskRecord, attempt: number, error: unknown, draining: boolean, backoff: Backoff): AfterFailure {
+export function afterFailure(record: TaskRecord, attempt: number, error: unknown, draining: boolean, backoff: Backoff, stopWords = "shutdown"): AfterFailure {
   if (record.attempts >= record.maxAttempts || isPermanent(error)) return { next: "fail" };
   if (!draining) {
-    // Worded as for a task already waiting for its retry when the shutdown came (see Queue), and as `run --store` words both.
+    // Worded as for a task already waiting for its retry when the shutdown came (`stopWords`: "shutdown", or a stop's own,
+    // see QueueShutdown.notRetriedWords), and as `run --store` words both.
     // Its cause the attempt's failure, as for an attempt the shutdown cut short: what it wrote last is where it was (its tail).
-    return { next: "cancel", error: new TaskCancelledError("shutdown", `shutdown: not retried (attempt ${attempt} failed: ${messageOf(error)})`, undefined, { cause: error }) };
+    return { next: "cancel", error: new TaskCancelledError("shutdown", `${stopWords}: not retried (attempt ${attempt} failed: ${messageOf(error)})`, undefined, { cause: error }) };
   }
   try {
     const raw: unknown = (record.backoff ?? backoff)(attempt);

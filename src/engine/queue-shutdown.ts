@@ -71,6 +71,15 @@ export class QueueShutdown {
   }
 
   /**
+   * How a task the stop keeps from its retry is said to be stopped (`WORDS: not retried (...)`): "shutdown", or the words
+   * of the stop's own reason (`fail-fast: task "b" failed`, see #hardStop), whether it waited for its retry or its attempt
+   * failed as the stop came.
+   */
+  get notRetriedWords(): string {
+    return this.#ownWords ? this.#stopReason!.message : "shutdown";
+  }
+
+  /**
    * Whether an attempt that settles now is recorded a microtask later: while a hard stop aborts the running attempts.
    * A handler's thenable may settle at once from its signal's abort listener; recorded then, its task ended before the
    * tasks not started were cancelled, and its dependents as its dependency's (or queued, after a success), where a
@@ -120,8 +129,7 @@ export class QueueShutdown {
     const { tasks, schedule, finalizer } = this.#queue;
     // Begun from a task's `failed` event: its dependents are cancelled because of it, as without the shutdown.
     finalizer.settleEmitting();
-    /** How a task waiting to retry is said to be stopped: "shutdown", or the words of the stop's own reason (see #hardStop). */
-    const stop = this.#ownWords ? this.#stopReason!.message : "shutdown";
+    const stop = this.notRetriedWords;
     // Every task in the heaps ends here: emptied at once, not task by task (each an O(log n) removal: 100k queued took ~40 ms).
     schedule.ready.drain();
     schedule.delayed.drain();

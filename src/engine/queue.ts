@@ -419,7 +419,7 @@ export class Queue {
   }
 
   #failAttempt(record: TaskRecord, context: RecordAttemptContext, error: unknown): void {
-    const after = afterFailure(record, context.attempt, error, this.#stop.draining, this.#backoff);
+    const after = afterFailure(record, context.attempt, error, this.#stop.draining, this.#backoff, this.#stop.notRetriedWords);
     if (after.next === "fail") return this.#finalizer.finalize(record, "FAILED", { error });
     if (after.next === "cancel") return this.#finalizer.finalize(record, "CANCELLED", { error: after.error, cancelReason: "shutdown" });
     const { delayMs } = after;

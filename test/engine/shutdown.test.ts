@@ -929,7 +929,7 @@ describe("a shutdown begun by a `failed` listener (fail-fast)", () => {
     queue.submit({ id: "b", type: "failing", maxAttempts: 1 });
     await queue.shutdown();
     expect(queue.get("a")).toMatchObject({ status: "FAILED", error: expect.objectContaining({ message: "exited with code 3" }) });
-    expect(queue.get("again")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown", error: expect.objectContaining({ message: "shutdown: not retried (attempt 1 failed: exited with code 3)" }) });
+    expect(queue.get("again")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown", error: expect.objectContaining({ message: 'fail-fast: task "b" failed: not retried (attempt 1 failed: exited with code 3)' }) });
     expect(queue.get("stopped")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown", error: expect.objectContaining({ message: 'fail-fast: task "b" failed' }) });
   });
 });
