@@ -656,18 +656,11 @@ function tailLog(
   return words === shown ? {} : { tailLogPath: words, tailWorkerId: worker };
 }
 
-/**
- * A stored row with its worker's host and pid beside its `workerId`, as status's dead letters have them; without the
- * fields of a cancelled task (NOT_DEAD_LETTER_FIELDS), which a failed one never has.
- */
+/** A stored row with its worker's host and pid beside its `workerId`, as status's dead letters have them. */
 function withWorkerFields(row: object & { workerId: string | null }): Record<string, unknown> {
   const worker = Object.entries(workerFields(row.workerId));
-  const fields = Object.entries(row).filter(([key]) => !NOT_DEAD_LETTER_FIELDS.has(key));
-  return Object.fromEntries(fields.flatMap((entry) => (entry[0] === "workerId" ? [entry, ...worker] : [entry])));
+  return Object.fromEntries(Object.entries(row).flatMap((entry) => (entry[0] === "workerId" ? [entry, ...worker] : [entry])));
 }
-
-/** A cancelled task's reason and the dependency it was cancelled by: null in every dead letter, and not among its documented fields. */
-const NOT_DEAD_LETTER_FIELDS: ReadonlySet<string> = new Set(["cancelReason", "cancelledBy"]);
 
 /** `taskq prune --older-than AGE`: deletes (or, with --dry-run, lists) the runs that ended before then. */
 export async function pruneCommand(flags: Flags): Promise<number> {
@@ -975,7 +968,7 @@ function localLogDir(status: RunStatus, local: LocalLogs): string {
   return helped ? `${local.logDir} (here; on the other workers that ran its tasks, their <log-dir>/${status.runId})` : local.logDir;
 }
 
-function describeRow(row: TaskStatusRow): string {
+function describeRow(row: Pick<TaskStatusRow, "lastError" | "exitCode" | "state">): string {
   return row.lastError ?? (row.exitCode !== null ? `exited with code ${row.exitCode}` : row.state);
 }
 

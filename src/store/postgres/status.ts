@@ -213,7 +213,11 @@ export async function readDeadLetters(pool: pg.Pool, names: SchemaNames, runId?:
     const run = await pool.query(`SELECT 1 FROM ${names.runs} WHERE id = $1`, [runId]);
     if (run.rows.length === 0) throw new RunNotFoundError(runId);
   }
-  return result.rows.map((row) => ({ ...toStatus(row), cancelledDependents: row.cancelled_dependents ?? [] }));
+  return result.rows.map((row) => {
+    // Without a cancelled task's reason and the dependency it was cancelled by: a failed task has neither.
+    const { cancelReason: _reason, cancelledBy: _by, ...status } = toStatus(row);
+    return { ...status, cancelledDependents: row.cancelled_dependents ?? [] };
+  });
 }
 
 /** The most run ids read for a "did you mean": the latest submitted, those most likely meant. */

@@ -164,7 +164,8 @@ export interface TaskStatusRow {
   runStopped?: true;
 }
 
-export interface DeadLetter extends TaskStatusRow {
+/** A failed task: as status gives it, without a cancelled task's `cancelReason` and `cancelledBy`. */
+export interface DeadLetter extends Omit<TaskStatusRow, "cancelReason" | "cancelledBy"> {
   /** Dependents cancelled (transitively) because this task failed. */
   cancelledDependents: string[];
 }
