@@ -173,9 +173,9 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       asWritten: !options.json && !terminal,
       // Plain lines: one not ended yet shows as far as it goes after a second, as a local run's (see PlainRenderer).
       ...(options.json ? {} : { showOpenLineAfterMs: SHOW_OPEN_LINE_AFTER_MS }),
-      // Under GitHub Actions: a task's workflow command comes whole, for its runner to read (see PlainRenderer).
-      // A JSON sink has no lines as written, which the splitter keeps whole commands in alone.
-      wholeCommands: colours.bareCommands,
+      // Under GitHub Actions: a task's line comes whole, for its runner to read (see PlainRenderer).
+      // A JSON sink has no lines as written, which the splitter keeps whole lines in alone.
+      wholeLines: colours.bareCommands,
       line: (taskId, stream, text, attempt) =>
         options.json ? print({ event: "output", runId, id: taskId, attempt, stream, text }, "") : out.write(`${runId}/${taskId} | ${terminal ? terminalColours.safe(`${runId}/${taskId}`, text) : text}\n`),
       whenDrained: () => out.whenDrained(),

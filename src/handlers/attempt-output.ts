@@ -61,8 +61,8 @@ export interface AttemptOutputOptions {
   lineState?: (text: string) => string;
   /** How long a line not ended yet is held before it is shown as far as it goes (see OutputSink.showOpenLineAfterMs). */
   showOpenLineAfterMs?: number;
-  /** With linesAsWritten: a workflow command comes whole (see OutputSink.wholeCommands). */
-  wholeCommands?: boolean;
+  /** With linesAsWritten: a line comes whole (see OutputSink.wholeLines). */
+  wholeLines?: boolean;
   /** The end of each chunk after its last newline (see OutputSink.openLine). */
   onOpenLine?: (stream: StreamName, bytes: Buffer, fresh: boolean) => void;
   /** Called once, on the first log write failure. */
@@ -95,7 +95,7 @@ export class AttemptOutput {
   readonly #lineState: AttemptOutputOptions["lineState"];
   readonly #onOpenLine: AttemptOutputOptions["onOpenLine"];
   readonly #showOpenLineAfterMs: number;
-  readonly #wholeCommands: boolean;
+  readonly #wholeLines: boolean;
   readonly #sources: Readable[] = [];
   /** One per stream name: a pipe read by readNow and then by a stream keeps its open line. */
   readonly #splitters = new Map<StreamName, LineSplitter>();
@@ -133,7 +133,7 @@ export class AttemptOutput {
     this.#lineState = options.lineState;
     this.#onOpenLine = options.onOpenLine;
     this.#showOpenLineAfterMs = options.showOpenLineAfterMs ?? 0;
-    this.#wholeCommands = options.wholeCommands === true;
+    this.#wholeLines = options.wholeLines === true;
     this.#whenDisplayDrained = options.whenDisplayDrained;
     this.#lateLog = options.lateLog;
     this.#onLate = options.onLate;
@@ -428,7 +428,7 @@ export class AttemptOutput {
       splitter = new LineSplitter((text) => this.#onLine(stream, text), onBlock, {
         asWritten: this.#linesAsWritten,
         showOpenAfterMs: this.#showOpenLineAfterMs,
-        wholeCommands: this.#wholeCommands,
+        wholeLines: this.#wholeLines,
         ...(this.#lineState === undefined ? {} : { lineState: this.#lineState }),
       });
       this.#splitters.set(stream, splitter);

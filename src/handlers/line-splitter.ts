@@ -1,14 +1,10 @@
 /** Lines longer than this many bytes are cut for display (the log keeps them whole). */
 export const DISPLAY_LIMIT = 4096;
 /**
- * The longest line a splitter made `wholeCommands` hands on whole when it is a workflow command (see LineSplitter): 1 MiB.
- * Past it, such a line is cut as any other, so a task's open line holds at most this much memory.
+ * The longest line a splitter made `wholeLines` hands on whole (see LineSplitter): 1 MiB. Past it, a line is cut as
+ * without `wholeLines`, so a task's open line holds at most this much memory.
  */
-const WHOLE_COMMAND_LIMIT = 1024 * 1024;
-/** What is known of whether the open line is a workflow command (see LineSplitter's `wholeCommands`). */
-const UNDECIDED = 0;
-const COMMAND = 1;
-const NOT_COMMAND = 2;
+const WHOLE_LINE_LIMIT = 1024 * 1024;
 /**
  * How long plain output holds a line not ended yet before it shows it as far as it goes (see LineSplitter's
  * `showOpenAfterMs`). A second: a watcher of a CI log sees `waiting for db...` within it, not when its newline comes 30 s
@@ -95,11 +91,11 @@ export type BlockHandler = (bytes: Buffer, count: number, ends: Int32Array) => v
  * there on as a new line: a progress bar that rewrites itself with "\r" shows its latest state once a period, not every
  * state. A line written in pieces within the period is shown whole.
  *
- * `wholeCommands` (as written, under GitHub Actions: its runner reads the output) keeps a line that starts as a workflow
- * command does (`::`, after the white space the runner trims) whole: one over DISPLAY_LIMIT that is one
- * (`::add-mask::` and a long secret) is not cut, up to WHOLE_COMMAND_LIMIT, and an open line that starts so (or is white
- * space or a ":" so far) is not shown before it ends (`::add-mask::sec`, then `ret` a second later: the runner masked
- * `sec` alone).
+ * `wholeLines` (as written, under GitHub Actions: its runner reads the output by whole lines, and masks a secret's value
+ * only whole) keeps every line whole, up to WHOLE_LINE_LIMIT: one over DISPLAY_LIMIT is not cut (`::add-mask::` and a long
+ * secret, or `token` and that secret: cut, what was kept of the value was shown), and an open line is not shown before it
+ * ends (`token: sec`, then `ret` a second later: the runner masked neither piece), but for the states of it a "\r" ended,
+ * which the runner reads as lines (see #showStates). Past WHOLE_LINE_LIMIT, a line goes on as without `wholeLines`.
  */
 export class LineSplitter {
   readonly #onLine: (text: string) => void;
@@ -129,22 +125,23 @@ export class LineSplitter {
   #openedAt = 0;
   /** Its open line was shown as far as it went, and nothing came since: a newline next ends nothing more. */
   #shownOpen = false;
-  /** Workflow commands go whole (see above). */
-  readonly #wholeCommands: boolean;
-  /** With wholeCommands: whether the open line starts as a workflow command (UNDECIDED while it is white space so far). */
-  #command = UNDECIDED;
+  /** Lines go whole (see above). */
+  readonly #wholeLines: boolean;
+  /** With wholeLines: the open line is kept whole, not past WHOLE_LINE_LIMIT yet. */
+  #whole: boolean;
 
   constructor(
     onLine: (text: string) => void,
     onBlock?: BlockHandler,
-    options: { asWritten?: boolean; lineState?: (text: string) => string; showOpenAfterMs?: number; wholeCommands?: boolean } = {},
+    options: { asWritten?: boolean; lineState?: (text: string) => string; showOpenAfterMs?: number; wholeLines?: boolean } = {},
   ) {
     this.#onLine = onLine;
     this.#onBlock = onBlock;
     this.#asWritten = onBlock !== undefined && options.asWritten === true;
     this.#lineState = this.#asWritten ? undefined : options.lineState;
     this.#showOpenAfterMs = Math.max(0, options.showOpenAfterMs ?? 0);
-    this.#wholeCommands = this.#asWritten && options.wholeCommands === true;
+    this.#wholeLines = this.#asWritten && options.wholeLines === true;
+    this.#whole = this.#wholeLines;
   }
 
   push(chunk: Buffer): void {
@@ -256,8 +253,7 @@ export class LineSplitter {
    * its last "\r" that a byte other than "\r" follows (a progress bar's states before it are gone from a terminal too).
    */
   #showOpen(): void {
-    // A workflow command shown in pieces is another to the runner (`::add-mask::sec`, then `ret`): it waits for its end.
-    if (this.#wholeCommands && this.#command !== NOT_COMMAND) return;
+    if (this.#whole) return this.#showStates();
     // As text (on a terminal) too, where no state of a rewritten line comes before its bytes: a colour's code cut short
     // showed its rest as text (`1mred` of `ESC [ 3`, `1mred`), a character's two bytes each as U+FFFD.
     if ((this.#asWritten || this.#state === "") && this.#lineBytes === this.#prefixBytes && this.#prefix !== undefined) {
@@ -289,6 +285,27 @@ export class LineSplitter {
     this.#shownOpen = true;
   }
 
+  /**
+   * With wholeLines, the open line held a period: its states that a "\r" ended so far (a progress bar's), each a line of
+   * its own to GitHub Actions' runner, which reads a "\r" as a line's end, are shown, as a line; its last, which may be a
+   * value cut short, waits (timed again) as the open line for its end or its next "\r". A line with no such "\r" waits
+   * whole: shown in pieces, it was two lines to the runner (`::add-mask::sec` or `token: sec`, then `ret`), which masks a
+   * value only whole.
+   */
+  #showStates(): void {
+    const buffer = this.#prefix;
+    const rewrite = buffer === undefined ? -1 : lastRewrite(buffer, 0, this.#prefixBytes);
+    if (buffer === undefined || rewrite <= 0) return;
+    // Copied: the line's buffer goes with it.
+    const last = Buffer.from(buffer.subarray(rewrite, this.#prefixBytes));
+    this.#prefixBytes = this.#lineBytes = this.#totalBytes = rewrite;
+    this.#lastByte = buffer[rewrite - 1] as number;
+    this.#emitOpenLine();
+    this.#append(last, 0, last.length);
+    this.#openedAt = performance.now();
+    holding.add(this);
+  }
+
   #emitBlock(chunk: Buffer, start: number, end: number, count: number): void {
     this.#onBlock?.(chunk.subarray(start, end), count, this.#ends);
   }
@@ -301,14 +318,12 @@ export class LineSplitter {
   }
 
   /**
-   * As written, a complete line chunk[start, newline] too long for a block: whole when its
-   * "\r" alone made it so; else as displayLine shows it, from its last "\r" on once past
+   * As written, a complete line chunk[start, newline] too long for a block: whole with wholeLines (up to
+   * WHOLE_LINE_LIMIT), or when its "\r" alone made it so; else as displayLine shows it, from its last "\r" on once past
    * DISPLAY_LIMIT, and cut if that is still too long.
    */
   #emitLongLine(chunk: Buffer, start: number, newline: number): void {
-    if (this.#wholeCommands && newline - start <= WHOLE_COMMAND_LIMIT && isWorkflowCommand(chunk, start, newline)) {
-      return this.#emitAlone(chunk.subarray(start, newline + 1));
-    }
+    if (this.#wholeLines && newline - start <= WHOLE_LINE_LIMIT) return this.#emitAlone(chunk.subarray(start, newline + 1));
     const end = chunk[newline - 1] === CARRIAGE_RETURN ? newline - 1 : newline;
     if (end - start > DISPLAY_LIMIT) {
       const rewrite = lastRewrite(chunk, start, end);
@@ -325,10 +340,8 @@ export class LineSplitter {
    * may not have had.
    */
   #emitOpenBytes(length: number): void {
-    // A workflow command kept whole (see wholeCommands) goes whole.
-    if (length > DISPLAY_LIMIT && !(this.#command === COMMAND && this.#lineBytes === this.#prefixBytes && isWorkflowCommand(this.#lineBuffer(), 0, length))) {
-      return this.#emitCut(length);
-    }
+    // A line kept whole (see wholeLines) goes whole.
+    if (length > DISPLAY_LIMIT && !this.#whole) return this.#emitCut(length);
     const buffer = this.#lineBuffer();
     let size = length;
     if (this.#lastByte === CARRIAGE_RETURN) buffer[size++] = CARRIAGE_RETURN;
@@ -366,7 +379,7 @@ export class LineSplitter {
 
   #append(chunk: Buffer, start: number, end: number): void {
     if (end <= start) return;
-    if (this.#wholeCommands && this.#command !== NOT_COMMAND && this.#appendCommand(chunk, start, end)) return;
+    if (this.#whole && this.#appendWhole(chunk, start, end)) return;
     // A line that "\r" rewrites (a progress bar) and that outgrows the display: its last state
     // is kept from its "\r" on, after what lineState gives of the states before it (see
     // #keepState), or alone without lineState. A "\r" counts once a byte other than
@@ -443,23 +456,26 @@ export class LineSplitter {
   }
 
   /**
-   * With wholeCommands, the open line so far kept whole: chunk[start, end) is kept with it, up to WHOLE_COMMAND_LIMIT, while
-   * it may be a workflow command. Returns false where it is not one (past the limit, or white space longer than
-   * DISPLAY_LIMIT): the line goes on as any other, its first DISPLAY_LIMIT bytes kept.
+   * With wholeLines, the open line so far kept whole: chunk[start, end) is kept with it, up to WHOLE_LINE_LIMIT. Returns
+   * false past that: the line goes on as without wholeLines, from its last state (a "\r" rewrote it: see #append), of
+   * which the first DISPLAY_LIMIT bytes are kept.
    */
-  #appendCommand(chunk: Buffer, start: number, end: number): boolean {
+  #appendWhole(chunk: Buffer, start: number, end: number): boolean {
     const length = this.#prefixBytes + end - start;
-    if (this.#command === UNDECIDED) this.#command = this.#commandStart(chunk, start, end, length);
-    if (this.#command === NOT_COMMAND) return false;
-    if (length > WHOLE_COMMAND_LIMIT) {
-      // Past the bound: the line goes on as any other, cut, its first DISPLAY_LIMIT bytes kept.
-      this.#command = NOT_COMMAND;
+    let buffer = this.#lineBuffer();
+    if (length > WHOLE_LINE_LIMIT) {
+      this.#whole = false;
+      const rewrite = lastRewrite(buffer, 0, this.#prefixBytes);
+      if (rewrite > 0) {
+        buffer.copy(buffer, 0, rewrite, this.#prefixBytes);
+        this.#prefixBytes -= rewrite;
+        this.#lineBytes -= rewrite;
+      }
       this.#prefixBytes = Math.min(this.#prefixBytes, DISPLAY_LIMIT);
       return false;
     }
-    let buffer = this.#lineBuffer();
     if (length + ENDING_ROOM > buffer.length) {
-      const grown = Buffer.allocUnsafe(Math.min(Math.max(length, buffer.length * 2), WHOLE_COMMAND_LIMIT) + ENDING_ROOM);
+      const grown = Buffer.allocUnsafe(Math.min(Math.max(length, buffer.length * 2), WHOLE_LINE_LIMIT) + ENDING_ROOM);
       buffer.copy(grown, 0, 0, this.#prefixBytes);
       this.#prefix = buffer = grown;
     }
@@ -467,21 +483,6 @@ export class LineSplitter {
     this.#prefixBytes = this.#lineBytes = this.#totalBytes = length;
     this.#lastByte = chunk[end - 1] ?? -1;
     return true;
-  }
-
-  /**
-   * Whether the open line, its kept bytes (white space so far, a ":" maybe last: UNDECIDED) and chunk[start, end) after
-   * them, starts as GitHub Actions' runner reads a workflow command: `::` after the white space it trims (see
-   * trimmedStart). UNDECIDED while it is white space (up to DISPLAY_LIMIT bytes) or a ":" after it.
-   */
-  #commandStart(chunk: Buffer, start: number, end: number, length: number): number {
-    const kept = this.#prefixBytes;
-    if (kept > 0 && this.#prefix?.[kept - 1] === 0x3a) return chunk[start] === 0x3a ? COMMAND : NOT_COMMAND;
-    const at = trimmedStart(chunk, start, end);
-    if (at === end) return length > DISPLAY_LIMIT ? NOT_COMMAND : UNDECIDED;
-    if (chunk[at] !== 0x3a) return NOT_COMMAND;
-    if (at + 1 === end) return UNDECIDED;
-    return chunk[at + 1] === 0x3a ? COMMAND : NOT_COMMAND;
   }
 
   #setState(text: string): void {
@@ -500,8 +501,8 @@ export class LineSplitter {
     this.#lineBytes = 0;
     this.#totalBytes = 0;
     this.#lastByte = -1;
-    this.#command = UNDECIDED;
-    // A whole command's buffer goes with it: a splitter holds DISPLAY_LIMIT bytes between lines.
+    this.#whole = this.#wholeLines;
+    // A whole line's buffer goes with it: a splitter holds DISPLAY_LIMIT bytes between lines.
     if (this.#prefix !== undefined && this.#prefix.length > DISPLAY_LIMIT + ENDING_ROOM) this.#prefix = undefined;
   }
 }

@@ -304,7 +304,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       ...(options.sink.whenDrained === undefined ? {} : { whenDisplayDrained: () => options.sink.whenDrained?.() }),
       ...(options.sink.lineState === undefined ? {} : { lineState: (text: string) => options.sink.lineState!(text) }),
       ...(options.sink.showOpenLineAfterMs === undefined ? {} : { showOpenLineAfterMs: options.sink.showOpenLineAfterMs }),
-      wholeCommands: options.sink.wholeCommands === true,
+      wholeLines: options.sink.wholeLines === true,
       ...(options.sink.openLine === undefined
         ? {}
         : {

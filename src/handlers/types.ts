@@ -77,10 +77,11 @@ export interface OutputSink {
    */
   readonly showOpenLineAfterMs?: number;
   /**
-   * Optional, with `asWritten`, for output GitHub Actions' runner reads: a line that is a workflow command comes whole, not
-   * cut for length (up to 1 MiB), nor shown before it ends (see LineSplitter's `wholeCommands`).
+   * Optional, with `asWritten`, for output GitHub Actions' runner reads (it masks a secret's value only whole): a line comes
+   * whole, not cut for length (up to 1 MiB), nor shown before it ends but for its states a "\r" ended, which the runner
+   * reads as lines (see LineSplitter's `wholeLines`).
    */
-  readonly wholeCommands?: boolean;
+  readonly wholeLines?: boolean;
   /**
    * Optional backpressure: undefined while the sink keeps up, else a promise of the moment
    * it has caught up. Meanwhile the task's pipes are paused, as for a slow log file.

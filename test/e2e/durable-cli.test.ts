@@ -213,13 +213,14 @@ tasks:
     expect(failed.stdout).toMatch(/cancelled because of it: after/);
   });
 
-  it("under GitHub Actions, run --store and a worker write a task's workflow commands at a line's start, without the `run/task |` prefix, as a local run does", async () => {
-    // Last, a value of 5,000 bytes to mask: whole, not cut at 4 KiB.
+  it("under GitHub Actions, run --store and a worker write a task's workflow commands at a line's start, without the `run/task |` prefix, and its long lines whole, as a local run does", async () => {
+    // Last, a value of 5,000 bytes to mask and a line that holds it: whole, not cut at 4 KiB.
     const file = await workflowFile(
       "gha",
-      "tasks:\n  lint: { run: 'echo before; echo \"::error file=a.ts,line=3::bad\"; echo \"::add-mask::s3cret\"; echo \"a::b\"; echo \"::add-mask::$(printf %5000s | tr \" \" S)\"' }\n",
+      "tasks:\n  lint: { run: 'echo before; echo \"::error file=a.ts,line=3::bad\"; echo \"::add-mask::s3cret\"; echo \"a::b\"; echo \"::add-mask::$(printf %5000s | tr \" \" S)\"; echo \"token $(printf %5000s | tr \" \" S)\"' }\n",
     );
-    const expected = (runId: string) => `${runId}/lint | before\n::error file=a.ts,line=3::bad\n::add-mask::s3cret\n${runId}/lint | a::b\n::add-mask::${"S".repeat(5000)}\n`;
+    const expected = (runId: string) =>
+      `${runId}/lint | before\n::error file=a.ts,line=3::bad\n::add-mask::s3cret\n${runId}/lint | a::b\n::add-mask::${"S".repeat(5000)}\n${runId}/lint | token ${"S".repeat(5000)}\n`;
     const storeFlags = ["--store", SECRET_URL, "--store-schema", SCHEMA, "--log-dir", ws.logs];
     for (const gitHub of [true, false]) {
       const runId = `gha-${randomBytes(3).toString("hex")}`;
@@ -227,6 +228,7 @@ tasks:
       const result = await taskq(["run", file, ...storeFlags, "--run-id", runId], { TASKQ_STORE: "", ...(gitHub ? { GITHUB_ACTIONS: "true" } : {}) });
       expect(result.code).toBe(0);
       expect(result.stdout).toContain(gitHub ? expected(runId) : `${runId}/lint | before\n${runId}/lint | ::error file=a.ts,line=3::bad\n${runId}/lint | ::add-mask::s3cret\n`);
+      if (!gitHub) expect(result.stdout).toContain(`${runId}/lint | token ${"S".repeat(4090)}… (5006 bytes)\n`);
     }
     const worker = await startWorker(["-j", "1"], { GITHUB_ACTIONS: "true" });
     const runId = await submit(file);

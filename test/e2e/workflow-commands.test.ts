@@ -82,7 +82,7 @@ describe("GitHub Actions workflow commands in plain output", () => {
     const { stdout, log } = await run(ws, { GITHUB_ACTIONS: "true" });
     expect(taskLines(stdout)).toEqual([
       `::add-mask::${secret}`,
-      `lint | token ${"S".repeat(DISPLAY_LIMIT - 6)}… (5006 bytes)`,
+      `lint | token ${secret}`,
       `  ::add-mask::${big}`,
       `${huge.slice(0, DISPLAY_LIMIT)}… (${Buffer.byteLength(huge)} bytes)`,
       "lint | after",
@@ -95,8 +95,41 @@ describe("GitHub Actions workflow commands in plain output", () => {
       "tasks:\n  lint:\n    run: printf '::add-mask::sec'; sleep 2; printf 'ret\\n  :'; sleep 2; printf ':error::late\\n'; printf 'waiting'; sleep 2; printf ' done\\n'\n",
     );
     const { stdout } = await run(ws, { GITHUB_ACTIONS: "true" });
-    // A line that is no command is still shown as far as it goes after a second.
-    expect(taskLines(stdout)).toEqual(["::add-mask::secret", "  ::error::late", "lint | waiting", "lint |  done"]);
+    // A line that is no command too (see below).
+    expect(taskLines(stdout)).toEqual(["::add-mask::secret", "  ::error::late", "lint | waiting done"]);
+  });
+
+  it("under GitHub Actions, writes a line that is no command longer than 4 KiB whole, up to 1 MiB: cut, the runner, which masks a value only whole, showed the part of it before the cut; without, cuts it as before", async () => {
+    // A masked value that straddles the 4 KiB cut: its first part was shown, unmasked.
+    const secret = "S3CRET-VALUE".repeat(100);
+    const line = `token ${"x".repeat(DISPLAY_LIMIT - 600)}${secret}${"y".repeat(6 * 1024 - DISPLAY_LIMIT - 600)}`;
+    const huge = `log ${"H".repeat(1024 * 1024)}`;
+    const ws = await printing([line, huge, "after"]);
+    const gitHub = await run(ws, { GITHUB_ACTIONS: "true" });
+    const hugeCut = `lint | ${huge.slice(0, DISPLAY_LIMIT)}… (${Buffer.byteLength(huge)} bytes)`;
+    expect(taskLines(gitHub.stdout)).toEqual([`lint | ${line}`, hugeCut, "lint | after"]);
+    expect(gitHub.log).toBe(ws.text);
+    const { stdout } = await run(ws, { GITHUB_ACTIONS: undefined });
+    expect(taskLines(stdout)).toEqual([`lint | ${line.slice(0, DISPLAY_LIMIT)}… (${Buffer.byteLength(line)} bytes)`, hugeCut, "lint | after"]);
+  });
+
+  it("under GitHub Actions, shows a line written in pieces a second or more apart once it ends, as one: shown in pieces, the runner masked neither piece of a value split there; without, in pieces as before", async () => {
+    const ws = await workspace("tasks:\n  lint:\n    run: |\n      printf 'token: sec'; sleep 1.5; printf 'ret\\n'; echo after\n");
+    const gitHub = await run(ws, { GITHUB_ACTIONS: "true" });
+    expect(taskLines(gitHub.stdout)).toEqual(["lint | token: secret", "lint | after"]);
+    expect(gitHub.log).toBe("token: secret\nafter\n");
+    const { stdout } = await run(ws, { GITHUB_ACTIONS: undefined });
+    expect(taskLines(stdout)).toEqual(["lint | token: sec", "lint | ret", "lint | after"]);
+  });
+
+  it("under GitHub Actions, shows of a line a carriage return rewrites (a progress bar) not ended after a second its states a `\\r` ended, which the runner reads as lines: its last waits for its end or its next `\\r`", async () => {
+    const ws = await workspace("tasks:\n  lint:\n    run: |\n      printf '10%%\\rtoken: sec'; sleep 2; printf 'ret\\r30%%\\n'; echo after\n");
+    const gitHub = await run(ws, { GITHUB_ACTIONS: "true" });
+    expect(taskLines(gitHub.stdout)).toEqual(["lint | 10%", "lint | \rlint | token: secret\rlint | 30%", "lint | after"]);
+    expect(gitHub.log).toBe("10%\rtoken: secret\r30%\nafter\n");
+    // Without, its latest state so far, as it goes.
+    const { stdout } = await run(ws, { GITHUB_ACTIONS: undefined });
+    expect(taskLines(stdout)).toEqual(["lint | \rlint | token: sec", "lint | ret\rlint | 30%", "lint | after"]);
   });
 
   it("outside GitHub Actions (GITHUB_ACTIONS unset, or not `true`), prefixes every line as before", async () => {

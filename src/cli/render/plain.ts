@@ -24,7 +24,8 @@ import type { Renderer, RunInfo, RunSummary } from "./types.js";
  *
  * A line a task has not ended after a second (`waiting for db...`, its newline 30 s away) shows as far as it goes, with
  * taskq's newline, and the rest of it later on a line of its own (see OutputSink.showOpenLineAfterMs): a CI log's reader
- * sees the task is not stuck.
+ * sees the task is not stuck. Not under GitHub Actions, whose runner masks a secret's value only whole: there a line comes
+ * whole once it ends, but for a progress bar's states a "\r" ended (see OutputSink.wholeLines).
  */
 export class PlainRenderer implements Renderer {
   readonly #out: BufferedWriter;
@@ -35,8 +36,11 @@ export class PlainRenderer implements Renderer {
   readonly asWritten: boolean;
   /** A line not ended yet shows as far as it goes after this long (see OutputSink.showOpenLineAfterMs). */
   readonly showOpenLineAfterMs = SHOW_OPEN_LINE_AFTER_MS;
-  /** Under GitHub Actions, as written: a task's workflow command comes whole (see OutputSink.wholeCommands), as it goes bare. */
-  get wholeCommands(): boolean {
+  /**
+   * Under GitHub Actions, as written: a task's line comes whole (see OutputSink.wholeLines), as its runner reads it, which
+   * masks a secret's value only whole.
+   */
+  get wholeLines(): boolean {
     return this.#colours.bareCommands;
   }
   /** As written: the colours each task's output has left set (see OpenColours), for the tasks that set any. */

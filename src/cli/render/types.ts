@@ -170,8 +170,8 @@ export interface Renderer {
   openLine?(taskId: string, stream: StreamName, bytes: Buffer, fresh: boolean): void;
   /** A line not ended after this many milliseconds shows as far as it goes (see OutputSink.showOpenLineAfterMs). */
   readonly showOpenLineAfterMs?: number;
-  /** A task's workflow command comes whole (see OutputSink.wholeCommands). */
-  readonly wholeCommands?: boolean;
+  /** A task's line comes whole (see OutputSink.wholeLines). */
+  readonly wholeLines?: boolean;
   /** Optional backpressure from a slow reader of the output (see OutputSink.whenDrained). */
   whenDrained?(): Promise<void> | undefined;
   /** A message from taskq itself (a note, a signal received); `taskId` where it concerns one task. */
