@@ -108,6 +108,8 @@ export interface PlannedConcurrency {
   note?: string;
   /** Set where the command line named tasks: the workflow has those and what they depend on. */
   selection?: TaskSelection;
+  /** Set where the run would stop at the first task that fails for good (--fail-fast, or the file's `failFast: true`). */
+  failFast?: boolean;
 }
 
 /**
@@ -117,7 +119,7 @@ export interface PlannedConcurrency {
  * object per line, the plan's own, then each task's, then the notes.
  */
 export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json = false): void {
-  const { concurrency, requested, selection } = planned;
+  const { concurrency, requested, selection, failFast } = planned;
   const order = planOrder(workflow, concurrency);
   const tasks = workflow.tasks.length;
   const lowered = requested !== undefined && requested > concurrency ? requested : undefined;
@@ -125,9 +127,9 @@ export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json 
   const now = Date.now();
   const ts = new Date(now).toISOString();
   const lines = json
-    ? [toJson({ ts, event: "plan", file: workflow.file, tasks, ...(selection === undefined ? {} : { selected: selection.named, fileTasks: selection.of }), concurrency, ...(lowered === undefined ? {} : { requestedConcurrency: lowered }) })]
+    ? [toJson({ ts, event: "plan", file: workflow.file, tasks, ...(selection === undefined ? {} : { selected: selection.named, fileTasks: selection.of }), concurrency, ...(lowered === undefined ? {} : { requestedConcurrency: lowered }), ...(failFast === true ? { failFast } : {}) })]
     : [
-        `plan for ${escapeControls(workflow.file)}: ${selection === undefined ? `${tasks} task${tasks === 1 ? "" : "s"}` : selectionWords(tasks, selection)}, concurrency ${concurrency}${lowered === undefined ? "" : ` (not ${lowered}: the open-file limit allows no more, see the note)`}; nothing is run`,
+        `plan for ${escapeControls(workflow.file)}: ${selection === undefined ? `${tasks} task${tasks === 1 ? "" : "s"}` : selectionWords(tasks, selection)}, concurrency ${concurrency}${lowered === undefined ? "" : ` (not ${lowered}: the open-file limit allows no more, see the note)`}${failFast === true ? ", fail-fast (the first task that fails for good stops the run)" : ""}; nothing is run`,
       ];
   order.forEach((task, index) => {
     if (json) {

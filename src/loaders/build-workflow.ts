@@ -42,6 +42,8 @@ export interface Workflow {
   folder: string;
   name?: string;
   concurrency?: number;
+  /** `failFast: true` (or false): whether `taskq run` stops at the first task that fails for good, where no flag says. */
+  failFast?: boolean;
   tasks: WorkflowTask[];
   notes: string[];
 }

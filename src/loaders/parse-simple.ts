@@ -188,6 +188,7 @@ export function buildWorkflow(data: unknown, source: Source & { locator: SourceL
   const workflow: Workflow = { file, folder, tasks, notes };
   if (header.name !== undefined) workflow.name = header.name;
   if (header.concurrency !== undefined) workflow.concurrency = header.concurrency;
+  if (header.failFast !== undefined) workflow.failFast = header.failFast;
   return workflow;
 }
 

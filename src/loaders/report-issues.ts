@@ -72,7 +72,7 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
 }
 
 /** The top-level fields whose values refusalOf checks. */
-const CHECKED_TOP_KEYS = new Set(["name", "concurrency", "env", "defaults", "tasks"]);
+const CHECKED_TOP_KEYS = new Set(["name", "concurrency", "failFast", "env", "defaults", "tasks"]);
 
 /**
  * How the field at `path` would refuse `value` (written `written`, where it is a plain scalar), in
@@ -192,11 +192,13 @@ function valueHint(issue: Issue, path: DataPath, locator: SourceLocator): string
               ? quotedNumberMistake(issue.input, ...INTEGER_RANGES.concurrency, written)
               : typeof field === "number" && path.at(-2) === "retryOn"
                 ? quotedNumberMistake(issue.input, ...INTEGER_RANGES.retryOn, written)
-                : field === "priority" || field === "type"
-                  ? wordMeant(issue.input, field === "priority" ? PRIORITIES : TASK_TYPES)
-                  : field === "backoff" && path.length <= 3
-                    ? backoffMistake(issue.input)
-                    : undefined;
+                : field === "failFast" && path.length === 1
+                  ? booleanMistake(issue.input)
+                  : field === "priority" || field === "type"
+                    ? wordMeant(issue.input, field === "priority" ? PRIORITIES : TASK_TYPES)
+                    : field === "backoff" && path.length <= 3
+                      ? backoffMistake(issue.input)
+                      : undefined;
   return hint === undefined ? "" : ` (${hint})`;
 }
 
@@ -225,6 +227,17 @@ function backoffSecondsMistake(seconds: number): string {
 function waitsHint(wait: string, ms: number): string {
   if (ms === 0) return "for retries with no wait between them, write backoff: { base: 0s, max: 0s }";
   return `for waits of up to ${wait} each, write backoff: { base: ${wait}, max: ${wait} }`;
+}
+
+/**
+ * `failFast: "true"` (quoted, or tagged `!!str`), or `yes`, `on`, as YAML 1.1 and other tools read a boolean: the true or
+ * false meant, which YAML 1.2 reads only unquoted.
+ */
+function booleanMistake(text: string): string | undefined {
+  const word = text.trim().toLowerCase();
+  const meant = ["true", "yes", "y", "on"].includes(word) ? "true" : ["false", "no", "n", "off"].includes(word) ? "false" : undefined;
+  if (meant === undefined) return undefined;
+  return word === meant ? `written as text: write ${meant}, without quotes or a tag` : `${text.trim()} is text here, not a boolean: write ${meant}`;
 }
 
 /** `priority: High` or `hgih`: the word meant, in other letters or one slip away. */
@@ -487,6 +500,17 @@ function isGithubJobs(value: unknown): boolean {
 const GITHUB_JOBS_NOTE =
   " A GitHub Actions job is a task here, under `tasks:`: its steps' commands go in the task's one `run` (joined with &&, or one a line in a | block whose first line is set -e), needs is dependsOn, and runs-on has no place: tasks run where taskq does";
 
+/** What a fail-fast written in a task or in `defaults` is told (GitHub Actions' `strategy: { fail-fast: ... }` is a job's): it is the run's, at the top level. */
+const FAIL_FAST_NOTE =
+  "fail-fast is the whole run's: set it at the top level (failFast: true) or give run --fail-fast, not per task; without it, a task that fails cancels its dependents only";
+
+/** What GitHub Actions' `strategy` is told, at the top level, in a task or in `defaults`. */
+const STRATEGY_NOTE =
+  "taskq has no matrix: write each combination as a task of its own; GitHub Actions' strategy.fail-fast is the top-level failFast here (failFast: true), which is false unless set";
+
+/** The keys of a fail-fast as other tools write it (and taskq's own), each told FAIL_FAST_NOTE in a task and in `defaults`. */
+const FAIL_FAST_NOTES: Record<string, string> = Object.fromEntries(["failFast", "fail-fast", "fail_fast", "failfast"].map((key) => [key, FAIL_FAST_NOTE]));
+
 /** What a top-level `description` or `desc` is told: the workflow's `name` names it, and an x- key or a comment keeps more. */
 const WORKFLOW_DESCRIPTION_NOTE =
   "a workflow is named by its `name` (name: ci); to keep a description beside it, write it in a YAML comment, or under a key that starts with x- (x-description: ...), which taskq ignores";
@@ -498,6 +522,8 @@ const GITHUB_TOP_NOTES: Record<string, string> = {
   description: WORKFLOW_DESCRIPTION_NOTE,
   // Taskfile's word for it, as a task's `desc` is told TASK_NAME_NOTE.
   desc: WORKFLOW_DESCRIPTION_NOTE,
+  // A job's matrix and its fail-fast, written at the top level.
+  strategy: STRATEGY_NOTE,
 };
 
 /** What taskq does instead of GitHub Actions' continue-on-error (GitLab CI's allow_failure), written in a task. */
@@ -536,12 +562,17 @@ const GITHUB_TASK_NOTES: Record<string, string> = {
   shell: "every task's run is run by /bin/sh -c, and a task has no shell to choose: for bash, write run: bash -c '...', or run a script file that begins with #!/bin/bash",
   // GitHub Actions' job-level concurrency group, or taskq's own top-level key written in a task.
   concurrency: CONCURRENCY_NOTE,
+  // A job's matrix and its fail-fast, or taskq's own top-level failFast written in a task.
+  strategy: STRATEGY_NOTE,
+  ...FAIL_FAST_NOTES,
 };
 
 /** What taskq does instead of a GitHub Actions (or GitLab CI) key of a task's, written in `defaults`, where those tools set it for every job. */
 const GITHUB_DEFAULTS_NOTES: Record<string, string> = {
   ...ALLOWED_FAILURE_NOTES,
   concurrency: CONCURRENCY_NOTE,
+  strategy: STRATEGY_NOTE,
+  ...FAIL_FAST_NOTES,
   shell: GITHUB_TASK_NOTES.shell!,
 };
 
@@ -556,6 +587,8 @@ function synonymNote(key: string, synonym: string): string {
   if (synonym === "retries" && /attempt/i.test(key)) return " It counts the attempts after the first: 3 attempts in all is `retries: 2`, and 1 (no retry) is `retries: 0`, the default";
   if (synonym === "timeout" && /minutes/i.test(key)) return ` It takes a duration: \`${key}: 10\` is \`timeout: 10m\``;
   if (synonym === "backoff") return ` It takes a mapping: \`base\`, the wait before the first retry, doubled at each retry after it up to \`max\`; each wait is anywhere from 0 to that (full jitter), so \`${key}: 5s\` is nearest \`backoff: { base: 5s, max: 5s }\``;
+  // `fail-fast:` as GitHub Actions' strategy writes it (true there unless set): taskq's is false unless set.
+  if (synonym === "failFast" && /[-_]/.test(key)) return " GitHub Actions' strategy.fail-fast is written so here, at the top level: `failFast: true` stops the run at the first task that fails for good; without it (the default), a failure cancels its dependents only";
   if (synonym === "timeout" && /seconds/i.test(key)) return ` It takes a duration, or a number of seconds: \`${key}: 30\` is \`timeout: 30\` (30s)`;
   return "";
 }

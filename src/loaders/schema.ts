@@ -291,6 +291,7 @@ export const defaultsSchema = z
 export const workflowHeaderSchema = z.strictObject({
   name: optional(z.string({ error: "must be a string" }).check(z.minLength(1, "must not be empty")), "Workflow name"),
   concurrency: optional(integerFrom(...INTEGER_RANGES.concurrency), "Most tasks running at once"),
+  failFast: optional(z.boolean({ error: "must be true or false" }), "Stop the run at the first task that fails for good, as `taskq run --fail-fast` (a local run's only)"),
   env: z.optional(envSchema),
   defaults: z.optional(defaultsSchema),
 });

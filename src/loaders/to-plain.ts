@@ -118,7 +118,7 @@ function mappingOf(key: string | undefined, depth: number, role: Role, taskId: s
 function takesOf(key: string | undefined, depth: number, role: Role): Takes {
   if (key === undefined) return undefined;
   if (role === "env") return "env";
-  if (depth === 0) return key === "name" ? "text" : key === "concurrency" || key === "env" || key === "defaults" ? "asIs" : undefined;
+  if (depth === 0) return key === "name" ? "text" : key === "concurrency" || key === "failFast" || key === "env" || key === "defaults" ? "asIs" : undefined;
   if (role === "task" && key === "run") return "command";
   if (role === "task" || role === "defaults") return key === "cwd" ? "text" : AS_IS_FIELDS.has(key) ? "asIs" : undefined;
   // `backoff: { base: ! 5 }`.

@@ -2499,6 +2499,25 @@ tasks:
     for (const runId of runIds.slice(-2)) await store.cancelRun(runId);
   });
 
+  it("submit and run --store of a file with failFast: true say the durable run does not stop at a failure, and it does not: its other tasks run", async () => {
+    const marker = path.join(ws.dir, `went-on-${randomBytes(3).toString("hex")}`);
+    const file = await workflowFile("fail-fast", `failFast: true\ntasks:\n  boom: { run: 'exit 3' }\n  other: { run: 'sleep 0.5; touch ${marker}' }\n`);
+    const note = "the file's failFast (true) does not stop a durable run: when a task fails, its workers go on with the others (the run fails all the same); stop it with `taskq cancel RUN`";
+    const submitted = await taskq(["submit", file]);
+    expect(submitted.code).toBe(0);
+    runIds.push(submitted.stdout.trim());
+    expect(withoutNoWorkerNote(submitted.stderr)).toBe(`note: ${note}\n`);
+    await store.cancelRun(submitted.stdout.trim());
+    const runId = `fail-fast-${randomBytes(3).toString("hex")}`;
+    runIds.push(runId);
+    const run = await taskq(["run", file, "--log-dir", ws.logs, "--run-id", runId]);
+    expect(run.code).toBe(1);
+    expect(run.stdout.split("\n")[1]!.replace(/^\S+ note {4}/, "note: ")).toBe(`note: ${note}`);
+    expect(run.stdout).toContain(`ok      ${runId}/other\n`);
+    expect(run.stdout).toMatch(/Summary: 1 succeeded, 1 failed, 0 cancelled in /);
+    expect(existsSync(marker)).toBe(true);
+  });
+
   it("submit --output json prints the run as a record and its notes as validate's, with file, line and col; its errors as records too", async () => {
     const file = await workflowFile("past-json", 'tasks:\n  a: { run: echo a, runAt: "2020-01-01T00:00:00Z" }\n');
     const validated = await taskq(["validate", file, "--output", "json"]);

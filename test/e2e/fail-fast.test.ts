@@ -275,3 +275,90 @@ tasks:
     expect(existsSync(path.join(ws.dir, "sleeper.pid"))).toBe(false);
   });
 });
+
+describe("the workflow's failFast", () => {
+  it("failFast: true stops the run as --fail-fast does: nothing more starts, what runs is stopped; exit 1", async () => {
+    const ws = await setUp(`failFast: true\n${pipeline("600", "10m")}`);
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--kill-grace", "2s"], { cwd: ws.dir });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain("note    fail-fast: boom failed: no new task starts, the 2 tasks waiting are cancelled; stopping the running task (SIGTERM, then SIGKILL 2s later)\n");
+    expect(result.stdout).toContain('cancel  queued: not started: fail-fast: task "boom" failed\n');
+    expect(result.stdout).toContain('cancel  sleeper: fail-fast: task "boom" failed\n');
+    expect(result.stdout).toMatch(/Summary: 0 succeeded, 1 failed, 4 cancelled in \S+ \(stopped by --fail-fast: boom failed\)\n/);
+    expect(await isAlive(Number(await readFile(path.join(ws.dir, "sleeper.pid"), "utf8")))).toBe(false);
+    for (const marker of ["queued.ran", "after.ran", "later.ran"]) expect(existsSync(path.join(ws.dir, marker))).toBe(false);
+  });
+
+  it("--no-fail-fast runs every task to its end whatever the file says; --fail-fast turns it on over failFast: false", async () => {
+    const ws = await setUp(`failFast: true\n${pipeline("0.2", "200ms")}`);
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--no-fail-fast"], { cwd: ws.dir });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('cancel  after: dependency "boom" failed\n');
+    for (const id of ["sleeper", "queued", "later"]) expect(result.stdout).toContain(`ok      ${id}\n`);
+    for (const marker of ["queued.ran", "later.ran"]) expect(existsSync(path.join(ws.dir, marker))).toBe(true);
+    expect(result.stdout).not.toContain("fail-fast");
+    expect(result.stdout).toMatch(/Summary: 3 succeeded, 1 failed, 1 cancelled in \S+\n/);
+
+    const off = await setUp(`failFast: false\n${pipeline("600", "10m")}`);
+    const on = await runCli(["run", off.file, "--log-dir", off.logs, "--fail-fast", "--kill-grace", "2s"], { cwd: off.dir });
+    expect(on.code).toBe(1);
+    expect(on.stdout).toMatch(/Summary: 0 succeeded, 1 failed, 4 cancelled in \S+ \(stopped by --fail-fast: boom failed\)\n/);
+    for (const marker of ["queued.ran", "after.ran", "later.ran"]) expect(existsSync(path.join(off.dir, marker))).toBe(false);
+  });
+
+  it("failFast: false runs every task to its end, as without it", async () => {
+    const ws = await setUp(`failFast: false\n${pipeline("0.2", "200ms")}`);
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(result.code).toBe(1);
+    for (const marker of ["queued.ran", "later.ran"]) expect(existsSync(path.join(ws.dir, marker))).toBe(true);
+    expect(result.stdout).not.toContain("fail-fast");
+  });
+
+  it("a failFast that is not true or false is told at its line and column, and nothing runs (exit 2)", async () => {
+    const ws = await setUp(`failFast: yes-please\n${pipeline("0.2", "200ms")}`);
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`${ws.file}:1:11: \`failFast\` must be true or false, got "yes-please"\n1 problem; nothing was run\n`);
+    expect(await runIds(ws.logs)).toEqual([]);
+    expect(existsSync(path.join(ws.dir, "sleeper.pid"))).toBe(false);
+    expect(existsSync(path.join(ws.dir, "queued.ran"))).toBe(false);
+    // GitHub Actions' spelling: the key meant, and where it goes.
+    const actions = await setUp(`fail-fast: true\n${pipeline("0.2", "200ms")}`);
+    const told = await runCli(["run", actions.file, "--log-dir", actions.logs], { cwd: actions.dir });
+    expect(told.code).toBe(2);
+    expect(told.stderr.startsWith(`${actions.file}:1:1: unknown key "fail-fast" at the top level; did you mean "failFast"? GitHub Actions' strategy.fail-fast is written so here`)).toBe(true);
+    expect(existsSync(path.join(actions.dir, "queued.ran"))).toBe(false);
+  });
+
+  it("--dry-run's plan says fail-fast is on where it is: from the file, or --fail-fast; not with --no-fail-fast", async () => {
+    const ws = await setUp(`failFast: true\n${pipeline("600", "10m")}`);
+    const plan = async (...flags: string[]) => (await runCli(["run", ws.file, "--log-dir", ws.logs, "--dry-run", ...flags], { cwd: ws.dir })).stdout.split("\n")[0];
+    expect(await plan()).toBe(`plan for ${ws.file}: 5 tasks, concurrency 2, fail-fast (the first task that fails for good stops the run); nothing is run`);
+    expect(await plan("--no-fail-fast")).toBe(`plan for ${ws.file}: 5 tasks, concurrency 2; nothing is run`);
+    expect(JSON.parse((await plan("--output", "json"))!)).toMatchObject({ event: "plan", concurrency: 2, failFast: true });
+    expect(JSON.parse((await plan("--output", "json", "--no-fail-fast"))!)).not.toHaveProperty("failFast");
+    const plain = await setUp(pipeline("600", "10m"));
+    const flag = await runCli(["run", plain.file, "--log-dir", plain.logs, "--dry-run", "--fail-fast"], { cwd: plain.dir });
+    expect(flag.stdout.split("\n")[0]).toBe(`plan for ${plain.file}: 5 tasks, concurrency 2, fail-fast (the first task that fails for good stops the run); nothing is run`);
+    expect(await runIds(ws.logs)).toEqual([]);
+    expect(existsSync(path.join(ws.dir, "sleeper.pid"))).toBe(false);
+  });
+
+  it("with a store, the file's failFast is noted, not refused: a durable run goes on past a failure; --no-fail-fast leaves the note out", async () => {
+    const ws = await setUp(`failFast: true\n${pipeline("600", "10m")}`);
+    const note = "note: the file's failFast (true) does not stop a durable run: when a task fails, its workers go on with the others (the run fails all the same); stop it with `taskq cancel RUN`";
+    const store = ["--store", "postgres://127.0.0.1:1/none", "--dry-run"];
+    const planned = await runCli(["run", ws.file, "--log-dir", ws.logs, ...store], { cwd: ws.dir });
+    expect(planned.code).toBe(0);
+    expect(planned.stdout).toContain(`; nothing is run\n`);
+    expect(planned.stdout).not.toContain(", fail-fast");
+    expect(planned.stdout.trimEnd().split("\n").at(-1)).toBe(note);
+    const quiet = await runCli(["run", ws.file, "--log-dir", ws.logs, ...store, "--no-fail-fast"], { cwd: ws.dir });
+    expect(quiet.code).toBe(0);
+    expect(quiet.stdout).not.toContain("failFast");
+    // The flag itself is refused there, as ever, whatever the file says.
+    const refused = await runCli(["run", ws.file, "--log-dir", ws.logs, ...store, "--fail-fast"], { cwd: ws.dir });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/^taskq: --fail-fast is for a local run/);
+  });
+});

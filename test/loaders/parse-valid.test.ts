@@ -156,6 +156,17 @@ describe("parseWorkflow on a valid file", () => {
     expect(problemsOf(yaml("tasks:", '  a: { "<<": 1, run: x }'))).toEqual(['2:8: task "a": unknown key "<<"; quoted, it is a key like any other: write it unquoted (<<: *base) to merge a mapping into this one']);
   });
 
+  it("reads the top-level failFast, true or false, by the fast reader and by yaml alike; without it the workflow has none (the run's default: off)", () => {
+    for (const simple of [true, false]) {
+      const of = (...lines: string[]) => parseWorkflow(yaml(...lines, "tasks:", "  a: { run: x }"), "/work/wf/ci.yaml", { now: NOW, simple });
+      expect(of("failFast: true").failFast).toBe(true);
+      expect(of("failFast: false").failFast).toBe(false);
+      expect(of("concurrency: 2").failFast).toBeUndefined();
+      expect(of("failFast: True", "concurrency: 2")).toMatchObject({ failFast: true, concurrency: 2 });
+    }
+    expect(parseWorkflow('{"failFast": true, "tasks": {"a": {"run": "x"}}}', "/work/wf/ci.json", { now: NOW }).failFast).toBe(true);
+  });
+
   it("orders tasks topologically, breaking ties by file order", () => {
     const workflow = parse(yaml("tasks:", "  c: { run: x, dependsOn: [b] }", "  b: { run: x }", "  a: { run: x }", "  d: { run: x, dependsOn: [a] }"));
     expect(workflow.tasks.map((task) => task.id)).toEqual(["b", "c", "a", "d"]);

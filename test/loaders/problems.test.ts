@@ -1693,6 +1693,41 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("refuses a failFast that is not true or false at its value, and says the boolean meant for one written as text (\"true\", !!str, yes, on)", () => {
+    for (const simple of [true, false]) {
+      const of = (value: string) => problemsOf(yaml(`failFast: ${value}`, "tasks:", "  a: { run: x }"), "wf.yaml", { simple });
+      expect(of("yes-please")).toEqual(['1:11: `failFast` must be true or false, got "yes-please"']);
+      expect(of("1")).toEqual(["1:11: `failFast` must be true or false, got 1"]);
+      expect(of("'true'")).toEqual(['1:11: `failFast` must be true or false, got "true" (written as text: write true, without quotes or a tag)']);
+      expect(of("!!str false")).toEqual(['1:17: `failFast` must be true or false, got "false" (written as text: write false, without quotes or a tag)']);
+      expect(of("yes")).toEqual(['1:11: `failFast` must be true or false, got "yes" (yes is text here, not a boolean: write true)']);
+      expect(of("Off")).toEqual(['1:11: `failFast` must be true or false, got "Off" (Off is text here, not a boolean: write false)']);
+      // At its key, as an empty concurrency is told.
+      expect(of("")).toEqual(["1:1: `failFast` must be true or false, got nothing (null)"]);
+    }
+    // In JSON too, where nothing says YAML.
+    expect(problemsOf('{"failFast": "yes", "tasks": {"a": {"run": "x"}}}', "wf.json")).toEqual(['1:14: `failFast` must be true or false, got "yes" (yes is text here, not a boolean: write true)']);
+  });
+
+  it("tells fail-fast as GitHub Actions' strategy writes it, and other spellings, the top-level failFast; in a task or defaults, that it is the run's; strategy, that there is no matrix", () => {
+    const actions = "GitHub Actions' strategy.fail-fast is written so here, at the top level: `failFast: true` stops the run at the first task that fails for good; without it (the default), a failure cancels its dependents only";
+    for (const key of ["fail-fast", "fail_fast", "Fail-Fast"]) {
+      expect(problemsOf(yaml(`${key}: true`, "tasks:", "  a: { run: x }"))).toEqual([`1:1: unknown key "${key}" at the top level; did you mean "failFast"? ${actions}`]);
+    }
+    // taskq's own key misspelt: the "did you mean" alone.
+    for (const key of ["failfast", "FailFast", "failFats"]) {
+      expect(problemsOf(yaml(`${key}: true`, "tasks:", "  a: { run: x }"))).toEqual([`1:1: unknown key "${key}" at the top level; did you mean "failFast"?`]);
+    }
+    const perTask = "fail-fast is the whole run's: set it at the top level (failFast: true) or give run --fail-fast, not per task; without it, a task that fails cancels its dependents only";
+    const strategy = "taskq has no matrix: write each combination as a task of its own; GitHub Actions' strategy.fail-fast is the top-level failFast here (failFast: true), which is false unless set";
+    expect(problemsOf(yaml("strategy:", "  fail-fast: true", "defaults:", "  failFast: true", "tasks:", "  a: { run: x, fail-fast: true }", "  b: { run: x, strategy: { fail-fast: false } }"))).toEqual([
+      `1:1: unknown key "strategy" at the top level; ${strategy}`,
+      `4:3: unknown key "failFast" in \`defaults\`; ${perTask}`,
+      `6:16: task "a": unknown key "fail-fast"; ${perTask}`,
+      `7:16: task "b": unknown key "strategy"; ${strategy}`,
+    ]);
+  });
+
   it("says what taskq does instead of GitHub Actions' continue-on-error and shell, and GitLab CI's allow_failure, and takes docker compose's working_dir for cwd", () => {
     const allowed = "taskq has no such option: a task that fails fails the run (exit 1) and cancels its dependents; to let a command fail without that, end the task's run with || true (the task then succeeds whatever the command's exit code)";
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    continue-on-error: true", "    shell: bash", "    allow_failure: true", "    working_dir: sub", "    workingDirectory: sub"))).toEqual([

@@ -22,6 +22,7 @@ import { noteFields } from "../note-fields.js";
 import { EarlySignals, holdSignals, onShutdownSignals, secondSignal, signalExitCode } from "../signals.js";
 import { sayStdoutLost } from "../stdout-lost.js";
 import type { Workflow } from "../../loaders/index.js";
+import { FILE_FAIL_FAST_NOTE } from "./run.js";
 import { newerStoreNote, openStore, RETRY_DROPPED_MS, schemaWords, storeUrl, type StoreFlags, type StoreOpenOptions } from "../store-flags.js";
 
 type Flags = StoreFlags & Record<string, unknown>;
@@ -220,7 +221,7 @@ function submitWaitWords(store: PostgresStore): string {
 
 /** A submit's output, and the code it exits with: 0, or 1 for a run submitted again that had ended and did not succeed. */
 function submitted(workflow: Workflow, result: SubmitResult, state: RunState, store: PostgresStore, flags: Flags): number {
-    const unlimited = concurrencyNotes(workflow);
+    const unlimited = localOnlyNotes(workflow);
     // A run that had ended, and still has (nothing the file added runs): it runs nothing, which is said, and one
     // that did not succeed exits 1, as `status` and `run --store` of it do; one that succeeded exits 0, as ever.
     const ended = state === "running" ? undefined : endedNote(result.runId, state);
@@ -307,11 +308,14 @@ export function endedNote(runId: string, state: Exclude<RunState, "running">): s
 /**
  * The file's `concurrency` is a local run's (and `run --store`'s own worker's): the store keeps none, and
  * the workers run as many of the run's tasks at once as their -j allows. A file that sets it, to keep its
- * tasks from running side by side, is told so rather than silently run otherwise.
+ * tasks from running side by side, is told so rather than silently run otherwise; so is one with `failFast: true`.
  */
-function concurrencyNotes(workflow: Workflow): string[] {
-  if (workflow.concurrency === undefined) return [];
-  return [`the file's concurrency (${workflow.concurrency}) does not limit a submitted run: each worker runs up to its own -j tasks at once, of this run and others`];
+function localOnlyNotes(workflow: Workflow): string[] {
+  return [
+    ...(workflow.concurrency === undefined ? [] : [`the file's concurrency (${workflow.concurrency}) does not limit a submitted run: each worker runs up to its own -j tasks at once, of this run and others`]),
+    // Nor does its `failFast` stop it, as `run --store` tells it (see run.ts).
+    ...(workflow.failFast === true ? [FILE_FAIL_FAST_NOTE] : []),
+  ];
 }
 
 /** "run X already submitted: 1 new task, 2 kept": a submit of an existing run id adds only the tasks that are new. */

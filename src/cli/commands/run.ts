@@ -86,6 +86,9 @@ export async function runCommand(file: string, flags: RunFlags, taskIds: readonl
     ({ workflow, selection } = selectTasks(workflow, taskIds, afterFlags));
   }
   const concurrency = requestedConcurrency ?? concurrencyFlag(undefined, workflow.concurrency);
+  // --fail-fast or --no-fail-fast, as given, else the file's `failFast`; a durable run's is neither (refused above, or noted).
+  const failFast = local && (typeof flags.failFast === "boolean" ? flags.failFast : workflow.failFast === true);
+  if (!local && flags.failFast === undefined && workflow.failFast === true) workflow.notes.push(FILE_FAIL_FAST_NOTE);
   const shortened = shortenedNote(given, { shutdownTimeoutMs, killGraceMs, ...(outerGraceMs === undefined ? {} : { outerGraceMs }) }, flags.stopTimesGiven ?? { shutdownTimeout: false, killGrace: false });
   if (shortened !== undefined && flags.dryRun !== true) workflow.notes.push(shortened);
   if (flags.dryRun === true) {
@@ -94,7 +97,7 @@ export async function runCommand(file: string, flags: RunFlags, taskIds: readonl
     // The concurrency the run would use: lowered, as run-local.ts (a worker for --store) does,
     // where the open-file limit is too low for it; too low for one task, the same error.
     const fitted = fitConcurrencyToOpenFiles(concurrency, flags.output !== "json", undefined, local ? { others: 0 } : {});
-    printPlan(workflow, { concurrency: fitted.concurrency, requested: concurrency, ...(fitted.note === undefined ? {} : { note: fitted.note }), ...(selection === undefined ? {} : { selection }) }, flags.output === "json");
+    printPlan(workflow, { concurrency: fitted.concurrency, requested: concurrency, ...(fitted.note === undefined ? {} : { note: fitted.note }), ...(selection === undefined ? {} : { selection }), ...(failFast ? { failFast } : {}) }, flags.output === "json");
     return 0;
   }
   const common = {
@@ -119,8 +122,16 @@ export async function runCommand(file: string, flags: RunFlags, taskIds: readonl
     });
   }
   const { runLocal } = await (runner ?? import("../run-local.js"));
-  return runLocal(workflow, { ...common, ...(selection === undefined ? {} : { selection }), ...(flags.failFast === true ? { failFast: true } : {}) });
+  return runLocal(workflow, { ...common, ...(selection === undefined ? {} : { selection }), ...(failFast ? { failFast } : {}) });
 }
+
+/**
+ * What `run --store` of a file with `failFast: true` is told, as `submit` tells it (see durable.ts): the file's `failFast` is a
+ * local run's, and the durable run goes on past a failure, as --fail-fast is refused for it. Told, not refused: the same file
+ * runs locally with it and durably without, as its `concurrency` does not limit a submitted run.
+ */
+export const FILE_FAIL_FAST_NOTE =
+  "the file's failFast (true) does not stop a durable run: when a task fails, its workers go on with the others (the run fails all the same); stop it with `taskq cancel RUN`";
 
 /**
  * A workflow file over this size has more than a few dozen tasks: then keeping the heap
