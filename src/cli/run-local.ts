@@ -213,6 +213,8 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
       if (running + waiting === 0) return;
       failedFast = e.id;
       renderer.note(failFastNote(e.id, waiting, running, options.killGraceMs));
+      // Before the stop cancels anything: the board says it stops, and the JSON records name each task it cancels so.
+      renderer.stopping?.({ failedFast: e.id, phase: "stopping" });
       stopOnFirstFailure(queue, e.id, options.killGraceMs + 2000);
     });
   }

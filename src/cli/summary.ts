@@ -122,7 +122,12 @@ export class SummaryCollector {
       exitCode: run.exitCode,
     };
     if (run.interrupted !== undefined) summary.interrupted = run.interrupted;
-    if (run.failedFast !== undefined) summary.failedFast = run.failedFast;
+    if (run.failedFast !== undefined) {
+      summary.failedFast = run.failedFast;
+      // Every task the stop cancelled, as the `cancelled` records name it (see JsonRenderer.stopping): a fail-fast stop
+      // begins only where no signal came before it, and a signal during it stops nothing the stop had not.
+      for (const line of this.#cancelled) if (line.reason === "shutdown") line.reason = "fail-fast";
+    }
     return summary;
   }
 }

@@ -1,9 +1,10 @@
 import { existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli, runIds, startCli, workspace } from "../helpers/cli.js";
 import { eventually, findLeftovers, isAlive } from "../helpers/processes.js";
+import { taskqOnPty } from "../helpers/pty.js";
 
 let logRoots: string[] = [];
 afterEach(async () => {
@@ -265,6 +266,72 @@ tasks:
     expect(result.stdout).not.toContain("fail-fast");
     expect(result.stdout).toMatch(/Summary: 0 succeeded, 2 failed, 0 cancelled in \S+\n/);
   });
+
+  it("says in JSON which tasks the stop cancelled: reason \"fail-fast\" in their records and the summary's, where a Ctrl-C's are \"shutdown\"", async () => {
+    const ws = await setUp(pipeline("600", "10m"));
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--fail-fast", "--kill-grace", "2s", "--output", "json"], { cwd: ws.dir });
+    expect(result.code).toBe(1);
+    const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const reasons = Object.fromEntries(events.filter((e) => e.event === "cancelled").map((e) => [e.id, e.reason]));
+    expect(reasons).toEqual({ after: "dependency", queued: "fail-fast", later: "fail-fast", sleeper: "fail-fast" });
+    // The record's other fields as before: its attempts, message and error (code SHUTDOWN, as the engine has it).
+    expect(events.find((e) => e.event === "cancelled" && e.id === "sleeper")).toEqual({
+      ts: expect.any(String) as string,
+      event: "cancelled",
+      id: "sleeper",
+      attempts: 1,
+      reason: "fail-fast",
+      message: 'fail-fast: task "boom" failed',
+      error: { message: 'fail-fast: task "boom" failed', code: "SHUTDOWN" },
+    });
+    const summary = events.find((e) => e.event === "summary") as { cancelled: { id: string; reason: string }[] };
+    expect(Object.fromEntries(summary.cancelled.map((x) => [x.id, x.reason]))).toEqual(reasons);
+    for (const marker of ["queued.ran", "after.ran", "later.ran"]) expect(existsSync(path.join(ws.dir, marker))).toBe(false);
+
+    // A Ctrl-C's stop, with the flag given but no task failed: "shutdown", as ever.
+    const quiet = await setUp(`tasks:
+  sleeper:
+    run: 'echo $$ > sleeper.pid.tmp && mv sleeper.pid.tmp sleeper.pid; exec sleep 600'
+  later:
+    run: 'touch later.ran'
+    delay: 10m
+`);
+    const run = startCli(["run", quiet.file, "--log-dir", quiet.logs, "--fail-fast", "--shutdown-timeout", "0s", "--output", "json"], { cwd: quiet.dir });
+    expect(await eventually(() => existsSync(path.join(quiet.dir, "sleeper.pid")), 60_000)).toBe(true);
+    process.kill(run.child.pid!, "SIGINT");
+    const interrupted = await run.done;
+    expect(interrupted.code).toBe(130);
+    const records = interrupted.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(Object.fromEntries(records.filter((e) => e.event === "cancelled").map((e) => [e.id, e.reason]))).toEqual({ sleeper: "shutdown", later: "shutdown" });
+    expect((records.find((e) => e.event === "summary") as { cancelled: { reason: string }[] }).cancelled.map((x) => x.reason)).toEqual(["shutdown", "shutdown"]);
+    expect(existsSync(path.join(quiet.dir, "later.ran"))).toBe(false);
+  }, 90_000);
+
+  it("says on the board's totals line that the run is stopping because of the failure, as a Ctrl-C's stop says it", async () => {
+    // The stopped task ignores SIGTERM: the board is up for the kill grace, the stop under way.
+    const ws = await setUp(`tasks:
+  boom:
+    run: 'while [ ! -f stubborn.pid ]; do sleep 0.05; done; exit 3'
+  stubborn:
+    run: "trap '' TERM; echo $$ > stubborn.pid; echo started; while :; do sleep 0.1; done"
+  queued:
+    run: 'touch queued.ran'
+    dependsOn: stubborn
+`);
+    const size = { cols: 100, rows: 24 };
+    const run = await taskqOnPty(["run", ws.file, "--log-dir", ws.logs, "--fail-fast", "--kill-grace", "2s"], { cwd: ws.dir, size }, { NO_COLOR: "1" });
+    const output = run.bytes.toString("utf8");
+    expect(run.code).toBe(1);
+    expect(output).toContain("note: fail-fast: boom failed: no new task starts, the task waiting is cancelled; stopping the running task (SIGTERM, then SIGKILL 2s later)");
+    expect(output).toMatch(/\d\/3 done · \d+ not ok · stopping \(fail-fast: boom failed\): stopping the running tasks/);
+    expect(output).toContain("(stopped by --fail-fast: boom failed)");
+    expect(existsSync(path.join(ws.dir, "queued.ran"))).toBe(false);
+    // Too narrow for those words: the short ones, as a Ctrl-C's ("SIGINT: stopping").
+    await rm(path.join(ws.dir, "stubborn.pid"));
+    const narrow = (await taskqOnPty(["run", ws.file, "--log-dir", ws.logs, "--fail-fast", "--kill-grace", "2s"], { cwd: ws.dir, size: { cols: 40, rows: 24 } }, { NO_COLOR: "1" })).bytes.toString("utf8");
+    expect(narrow).toContain("fail-fast: stopping");
+    expect(existsSync(path.join(ws.dir, "queued.ran"))).toBe(false);
+  }, 90_000);
 
   it("is refused with a store (exit 2, nothing run): a durable run's tasks run in its workers", async () => {
     const ws = await setUp(pipeline("600", "10m"));

@@ -4,7 +4,7 @@ import { noteFields } from "../note-fields.js";
 import { taskLog } from "../summary.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "../output.js";
 import { describeError, attemptResultOf } from "./describe.js";
-import type { Renderer, RunInfo, RunSummary } from "./types.js";
+import type { Renderer, RunInfo, RunSummary, Stopping } from "./types.js";
 
 const EVENTS: QueueEventName[] = ["submitted", "scheduled", "ready", "started", "retrying", "succeeded", "failed", "cancelled"];
 
@@ -17,6 +17,8 @@ export class JsonRenderer implements Renderer {
   readonly #out: BufferedWriter;
   /** The workflow file, for the place a note names in it (see noteFields). */
   #file: string | undefined;
+  /** A --fail-fast stop began: the tasks the queue cancels as a shutdown's are the stop's (see stopping). */
+  #failingFast = false;
 
   constructor(stream: NodeJS.WritableStream) {
     this.#out = new BufferedWriter(stream);
@@ -38,8 +40,8 @@ export class JsonRenderer implements Renderer {
         // worker's `finished` record give them: one shape for a program to read wherever a task failed.
         else if (name === "failed") this.#emit({ event: name, ...rest, ...failureFields(error), error: serializeError(error), ...taskLog(info, rest.id) });
         else if (name === "retrying") this.#emit({ event: name, ...rest, ...failureFields(error), error: serializeError(error) });
-        // Why, as the summary's `cancelled` entries give it.
-        else if (name === "cancelled") this.#emit({ event: name, ...rest, message: describeError(error), error: serializeError(error) });
+        // Why, as the summary's `cancelled` entries give it: "fail-fast" for a fail-fast stop's, where a Ctrl-C's is "shutdown".
+        else if (name === "cancelled") this.#emit({ event: name, ...rest, ...(this.#failingFast && (rest as { reason?: unknown }).reason === "shutdown" ? { reason: "fail-fast" } : {}), message: describeError(error), error: serializeError(error) });
         else this.#emit({ event: name, ...rest, error: serializeError(error) });
       });
     }
@@ -53,6 +55,14 @@ export class JsonRenderer implements Renderer {
   /** The same records as `line` gives for each line, built as bytes where JSON keeps the line as it is. */
   lines(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array, attempt?: number): void {
     this.#out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", id: taskId, attempt, stream }), bytes, count, ends);
+  }
+
+  /**
+   * A fail-fast stop is told before it cancels anything, and no other stop cancels a task after it (a signal then only kills
+   * what it stops): each task cancelled as a shutdown's from then on is the stop's, said "fail-fast".
+   */
+  stopping(state: Stopping): void {
+    if (state.failedFast !== undefined) this.#failingFast = true;
   }
 
   whenDrained(): Promise<void> | undefined {

@@ -416,7 +416,10 @@ export class TtyRenderer implements Renderer {
     return board.join("\n");
   }
 
-  /** " · stopping (SIGINT): 8.2s left to finish", then what is done to the tasks; `short`, for a narrow terminal: " · SIGINT: 8.2s left". */
+  /**
+   * " · stopping (SIGINT): 8.2s left to finish", then what is done to the tasks (" · stopping (fail-fast: build failed): stopping
+   * the running tasks" for a --fail-fast stop); `short`, for a narrow terminal: " · SIGINT: 8.2s left" ("fail-fast: stopping").
+   */
   #stoppingText(now: number, short = false): string {
     const state = this.#stopping;
     if (state === undefined) return "";
@@ -424,7 +427,7 @@ export class TtyRenderer implements Renderer {
     const stopping = state.phase === "stopping" || left <= 0;
     if (short) return this.#c.yellow(` · ${this.#stopWords(now)}`);
     const what = state.phase === "killing" ? "killing every task" : stopping ? "stopping the running tasks" : `${formatDuration(left)} left to finish`;
-    return this.#c.yellow(` · stopping (${state.signal}): ${what}`);
+    return this.#c.yellow(` · stopping (${state.signal ?? `fail-fast: ${state.failedFast ?? ""} failed`}): ${what}`);
   }
 
   /** The stop in the fewest words, "SIGINT: 8.2s left" (see #stoppingText). */
@@ -432,7 +435,7 @@ export class TtyRenderer implements Renderer {
     const state = this.#stopping;
     if (state === undefined) return "";
     const left = state.until === undefined ? 0 : state.until - now;
-    return `${state.signal}: ${state.phase === "killing" ? "killing" : state.phase === "stopping" || left <= 0 ? "stopping" : `${formatDuration(left)} left`}`;
+    return `${state.signal ?? "fail-fast"}: ${state.phase === "killing" ? "killing" : state.phase === "stopping" || left <= 0 ? "stopping" : `${formatDuration(left)} left`}`;
   }
 
   #rowText(id: string, row: Row, now: number): RowText {

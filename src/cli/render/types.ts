@@ -53,7 +53,8 @@ export interface DeadLetterLine {
 
 export interface CancelledLine {
   id: string;
-  reason: "cancel" | "dependency" | "shutdown";
+  /** "fail-fast" for one a --fail-fast stop cancelled (a shutdown's, to the queue), where "shutdown" is a signal's (Ctrl-C) or a durable run's stop. */
+  reason: "cancel" | "dependency" | "shutdown" | "fail-fast";
   /** For reason "dependency": the task whose failure caused it. */
   dependency?: string;
   message: string;
@@ -182,13 +183,19 @@ export interface Renderer {
   suspend?(): void;
   /** Continued after suspend(): a live display draws itself again. */
   resume?(): void;
-  /** A shutdown is under way: a live display says so until the end (see Stopping). */
+  /**
+   * A shutdown is under way: a live display says so until the end (see Stopping). Told of a fail-fast stop before it
+   * cancels anything: the JSON records then give each task it cancels the reason "fail-fast".
+   */
   stopping?(state: Stopping): void;
 }
 
 /** What a shutdown is at: the running tasks finishing until `until` (Date.now()), being stopped, or killed. */
 export interface Stopping {
-  signal: NodeJS.Signals;
+  /** The signal that began the stop, or that kills the tasks of a fail-fast stop (phase "killing"). */
+  signal?: NodeJS.Signals;
+  /** A --fail-fast stop's: the task whose failure began it. */
+  failedFast?: string;
   phase: "finishing" | "stopping" | "killing";
   /** For "finishing": when the time to finish runs out. */
   until?: number;
