@@ -226,6 +226,7 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
   const file = workflow.file;
   // Let go of the parsed workflow before the first spawn: every spawn forks, and costs grow with our own memory.
   workflow.tasks.length = 0;
+  delete workflow.taskNotes;
 
   // Ctrl-Z stops the tasks with taskq, and `fg` continues them (time stopped counts toward their timeouts).
   const removeJobControl = onJobControl({

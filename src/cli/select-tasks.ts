@@ -1,5 +1,6 @@
 import { UsageError } from "../errors.js";
 import { escapeControls } from "../escape-controls.js";
+import { taskNoteText } from "../loaders/build-workflow.js";
 import type { Workflow, WorkflowTask } from "../loaders/index.js";
 import { quote } from "../loaders/report-issues.js";
 import { closestMatch } from "../loaders/suggest.js";
@@ -32,7 +33,27 @@ export function selectTasks(workflow: Workflow, ids: readonly string[], afterFla
     for (const dependency of byId.get(id)!.dependsOn) if (!chosen.has(dependency)) pending.push(dependency);
   }
   const tasks = workflow.tasks.filter((task) => chosen.has(task.id));
-  return { workflow: { ...workflow, tasks }, selection: { named, of: workflow.tasks.length } };
+  const { taskNotes: _, ...rest } = workflow;
+  return { workflow: { ...rest, tasks, notes: selectedNotes(workflow, chosen) }, selection: { named, of: workflow.tasks.length } };
+}
+
+/**
+ * The file's notes about the tasks chosen, and those about the file as a whole (its `env`): a note about tasks left
+ * out (a runAt past, a `cwd` not there) is not the run's. One several tasks share names those of them chosen.
+ */
+function selectedNotes(workflow: Workflow, chosen: ReadonlySet<string>): string[] {
+  if (workflow.taskNotes === undefined) return workflow.notes;
+  /** By their place in the notes, those about a task left out: said of the tasks chosen, or (none of them) not said. */
+  const changed = new Map<number, string | undefined>();
+  for (const note of workflow.taskNotes) {
+    const tasks = note.tasks.filter((id) => chosen.has(id));
+    if (tasks.length < note.tasks.length) changed.set(note.index, tasks.length === 0 ? undefined : taskNoteText(note, tasks));
+  }
+  return workflow.notes.flatMap((note, index) => {
+    if (!changed.has(index)) return [note];
+    const said = changed.get(index);
+    return said === undefined ? [] : [said];
+  });
 }
 
 /**

@@ -46,6 +46,21 @@ export interface Workflow {
   failFast?: boolean;
   tasks: WorkflowTask[];
   notes: string[];
+  /** The notes about some of the file's tasks, not about it as a whole: a run of some tasks says those of them alone (see select-tasks.ts). */
+  taskNotes?: TaskNote[];
+}
+
+/** A note of a workflow's `notes` about some of its tasks (a runAt past, a `cwd` not there): which, to say it of some of them. */
+export interface TaskNote {
+  /** Its place in `notes`. */
+  index: number;
+  /** The tasks it is about, in the file's order. */
+  tasks: string[];
+  /** Where it is written, `ci.yaml:4:12`. */
+  at: string;
+  /** Whose it is where that is not its tasks': `defaults`, whose value they take. */
+  owner?: string;
+  text: string;
 }
 
 /** Default backoff when neither the task nor `defaults` sets it. */
@@ -346,14 +361,19 @@ export function noteEnvVariables(env: Record<string, string>, path: DataPath, ow
 
 /** A note at `path` in the file (at `offset` in it, if given), for the task or for `defaults`; one per place written, not one per task sharing it through defaults. */
 export function noteAt(id: string, path: DataPath, text: string, context: BuildContext, offset = context.locator.offsetOf(path)): void {
-  addNote(context, offset, path[0] === "defaults" ? "defaults" : { task: id }, text);
+  addNote(context, offset, path[0] === "defaults" ? "defaults" : { task: id }, text, id);
 }
 
-/** A note at a place in the file: whose it is (a task's, by its id, or `env`'s, `defaults`'), and what it says. */
+/** A note at a place in the file: whose it is (a task's, by its id, or `env`'s, `defaults`'), what it says, and the tasks it is about. */
 interface PlacedNote {
   /** `env`, `defaults`; or the task, its id as written, and those sharing the place with it (see addNote). */
   owner: string | { task: string; shared?: Set<string> };
   text: string;
+  /**
+   * Of a note of `defaults`, the tasks that take the value noted (a runAt past, a `cwd` not there), each once; none for
+   * `env`'s and `defaults.env`'s, about every task. A task's note is about its owner's tasks.
+   */
+  takenBy?: Set<string>;
 }
 
 /**
@@ -362,18 +382,24 @@ interface PlacedNote {
  * `tasks "a", "b", "c" and 2 more: ...`, not the first task alone. Where the note's words differ between the
  * tasks sharing the place (a shared runAt past, for a task with dependencies and one without), each wording is
  * its own note there, naming the tasks it is for: the first task's words alone were wrong for the others.
+ * `about` is the task the note is for, where it is for one.
  */
-function addNote(context: BuildContext, offset: number, owner: string | { task: string }, text: string): void {
+function addNote(context: BuildContext, offset: number, owner: string | { task: string }, text: string, about?: string): void {
   const atPlace = context.notes.get(offset);
   const placed = atPlace?.find((note) => note.text === text);
   if (placed === undefined) {
-    const note = { owner: typeof owner === "string" ? owner : { task: owner.task }, text };
+    const note: PlacedNote = { owner: typeof owner === "string" ? owner : { task: owner.task }, text };
+    if (typeof owner === "string" && about !== undefined) note.takenBy = new Set([about]);
     if (atPlace === undefined) context.notes.set(offset, [note]);
     else atPlace.push(note);
     return;
   }
-  // A place noted for `defaults` or `env`: its first note.
-  if (typeof owner === "string" || typeof placed.owner === "string" || owner.task === placed.owner.task) return;
+  // A place noted for `defaults` or `env`: its first note, about each task that took the value too.
+  if (typeof placed.owner === "string") {
+    if (about !== undefined) (placed.takenBy ??= new Set()).add(about);
+    return;
+  }
+  if (typeof owner === "string" || owner.task === placed.owner.task) return;
   // All of them, the first few in the file's order named when told (see notesOf).
   (placed.owner.shared ??= new Set([placed.owner.task])).add(owner.task);
 }
@@ -381,21 +407,33 @@ function addNote(context: BuildContext, offset: number, owner: string | { task: 
 /**
  * The notes as the user reads them, in the file's order: `file:line:col: owner: text`. A note several tasks share
  * names the first few of them in the file's order (`ids`, each task's id in it), as a problem shared so does, not in
- * the order the tasks were built, which is their start order.
+ * the order the tasks were built, which is their start order. With them, those about some tasks, to say of some of them.
  */
-export function notesOf(context: BuildContext, ids: readonly string[]): string[] {
+export function notesOf(context: BuildContext, ids: readonly string[]): { notes: string[]; taskNotes: TaskNote[] } {
   let position: Map<string, number> | undefined;
   const positionOf = (id: string): number => (position ??= new Map(ids.map((each, index) => [each, index]))).get(id)!;
-  const inFileOrder = (shared: Set<string>): string[] => [...shared].sort((a, b) => positionOf(a) - positionOf(b));
+  const inFileOrder = (shared: Set<string>): string[] => (shared.size === 1 ? [...shared] : [...shared].sort((a, b) => positionOf(a) - positionOf(b)));
   // Where one place has notes in other words for other tasks, the one of the task first in the file comes first.
   const firstOf = ({ owner }: PlacedNote): number => (typeof owner === "string" ? -1 : [...(owner.shared ?? [owner.task])].reduce((first, id) => Math.min(first, positionOf(id)), Infinity));
-  return [...context.notes]
+  const notes: string[] = [];
+  const taskNotes: TaskNote[] = [];
+  const placedInOrder = [...context.notes]
     .sort(([a], [b]) => a - b)
-    .flatMap(([offset, placed]) => (placed.length === 1 ? placed : [...placed].sort((a, b) => firstOf(a) - firstOf(b))).map((note) => [offset, note] as const))
-    .map(([offset, { owner, text }]) => {
-      const whose = typeof owner === "string" ? owner : owner.shared === undefined ? `task ${quote(owner.task)}` : sharedBy(inFileOrder(owner.shared).slice(0, SHARED_NAMED + 1).map(quote), owner.shared.size);
-      return `${context.file}:${context.problems.lineCol(offset)}: ${whose}: ${text}`;
-    });
+    .flatMap(([offset, placed]) => (placed.length === 1 ? placed : [...placed].sort((a, b) => firstOf(a) - firstOf(b))).map((note) => [offset, note] as const));
+  for (const [offset, { owner, text, takenBy }] of placedInOrder) {
+    const about = typeof owner === "string" ? takenBy : (owner.shared ?? new Set([owner.task]));
+    const note: TaskNote = { index: notes.length, tasks: about === undefined ? [] : inFileOrder(about), at: `${context.file}:${context.problems.lineCol(offset)}`, text };
+    if (typeof owner === "string") note.owner = owner;
+    notes.push(taskNoteText(note, note.tasks));
+    if (note.tasks.length > 0) taskNotes.push(note);
+  }
+  return { notes, taskNotes };
+}
+
+/** A task note as the user reads it, said of `tasks` (some of its own, in the file's order): `ci.yaml:4:12: tasks "a" and "b": ...`. */
+export function taskNoteText(note: TaskNote, tasks: readonly string[]): string {
+  const whose = note.owner ?? (tasks.length === 1 ? `task ${quote(tasks[0]!)}` : sharedBy(tasks.slice(0, SHARED_NAMED + 1).map(quote), tasks.length));
+  return `${note.at}: ${whose}: ${note.text}`;
 }
 
 export type { BuildContext };

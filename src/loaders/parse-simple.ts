@@ -184,8 +184,9 @@ export function buildWorkflow(data: unknown, source: Source & { locator: SourceL
   });
   if (problems.size > 0) throw new WorkflowError(problems.problems); // a backoff whose bounds come from both defaults and the task
   // In the file's order, as problems are: the tasks were built in start order, and defaults' notes as each task took them.
-  const notes = notesOf(context, validated.tasks.map(({ id }) => id));
+  const { notes, taskNotes } = notesOf(context, validated.tasks.map(({ id }) => id));
   const workflow: Workflow = { file, folder, tasks, notes };
+  if (taskNotes.length > 0) workflow.taskNotes = taskNotes;
   if (header.name !== undefined) workflow.name = header.name;
   if (header.concurrency !== undefined) workflow.concurrency = header.concurrency;
   if (header.failFast !== undefined) workflow.failFast = header.failFast;

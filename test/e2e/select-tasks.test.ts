@@ -216,6 +216,75 @@ describe("taskq run FILE TASK...: only those tasks and what they depend on", () 
     expect(ran()).toEqual([]);
   });
 
+  it("says the file's notes about the tasks run alone, and those about the file as a whole: in the run, its --dry-run, and both with --json", async () => {
+    // Notes about each kind of place: the file's env (every task's), a task's dependsOn, a retryOn two tasks share, a runAt
+    // past and a cwd not there (each of a task left out).
+    const ws = await workspace(`env:
+  TASKQ_ATTEMPT: "1"
+tasks:
+  setup: { run: "touch setup.done" }
+  build: { run: "touch build.done", dependsOn: [setup, setup] }
+  test: { run: "touch test.done", dependsOn: [build], retryOn: &codes [127] }
+  lint: { run: "touch lint.done", dependsOn: [setup], retryOn: *codes }
+  deploy: { run: "touch deploy.done", dependsOn: [test, lint], runAt: "2020-01-01T00:00:00Z" }
+  docs: { run: "touch docs.done", cwd: nowhere }
+`);
+    logRoots.push(ws.logs);
+    const taskq = (...args: string[]) => runCli(["run", ws.file, "--log-dir", ws.logs, ...args], { cwd: ws.dir });
+    const file = ws.file;
+    const env = `${file}:2:18: env: TASKQ_ATTEMPT is set by taskq for each task (to the attempt's number): the value given here is never seen`;
+    const repeat = `${file}:5:56: task "build": dependsOn lists "setup" more than once; it counts once`;
+    const retryOn = (whose: string) => `${file}:6:71: ${whose}: retryOn lists 127: exit codes 126 and 127 (not executable, not found) are never retried`;
+    const runAt = `${file}:8:71: task "deploy": runAt 2020-01-01T00:00:00Z is in the past; the task runs once its dependencies are done`;
+    const cwd = `${file}:9:40: task "docs": cwd "nowhere" (${path.join(ws.dir, "nowhere")}) does not exist now: no task it depends on could make it first: the task fails to start unless something else makes that folder before then`;
+    /** The notes of plain output (the run's, timestamped, or the plan's), and of JSON records, as `file:line:col: message`. */
+    const plainNotes = (stdout: string) => [...stdout.matchAll(/^(?:\S+ note {4}|note: )(.*)$/gm)].map((match) => match[1]);
+    const jsonNotes = (stdout: string) =>
+      stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { event: string; message: string; file: string; line: number; col: number })
+        .filter((record) => record.event === "note")
+        .map((record) => `${record.file}:${record.line}:${record.col}: ${record.message}`);
+
+    // The whole file: every note, as before.
+    expect(plainNotes((await taskq("--dry-run")).stdout)).toEqual([env, repeat, retryOn('tasks "test" and "lint"'), runAt, cwd]);
+    // test and what it depends on: not deploy's runAt, nor docs' cwd; the retryOn test shares with lint is said of test alone.
+    const expected = [env, repeat, retryOn('task "test"')];
+    const run = await taskq("test");
+    expect(run.code).toBe(0);
+    expect(plainNotes(run.stdout)).toEqual(expected);
+    const plan = await taskq("test", "--dry-run");
+    expect(plainNotes(plan.stdout)).toEqual(expected);
+    const json = await taskq("test", "--json");
+    expect(json.code).toBe(0);
+    expect(jsonNotes(json.stdout)).toEqual(expected);
+    expect(jsonNotes((await taskq("test", "--dry-run", "--json")).stdout)).toEqual(expected);
+    // lint and docs: each note of theirs, none of build's, test's or deploy's.
+    expect(plainNotes((await taskq("lint", "docs", "--dry-run")).stdout)).toEqual([env, retryOn('task "lint"'), cwd]);
+    expect(TASKS.filter((task) => existsSync(path.join(ws.dir, `${task}.done`)))).toEqual(["setup", "build", "test"]);
+  });
+
+  it("says a note of defaults where a task run takes the value noted, not where only tasks left out do", async () => {
+    const ws = await workspace(`defaults: { retryOn: [127] }\ntasks:\n  own: { run: "touch own.done", retryOn: [1] }\n  taker: { run: "touch taker.done" }\n`);
+    logRoots.push(ws.logs);
+    const note = `note    ${ws.file}:1:22: defaults: retryOn lists 127: exit codes 126 and 127 (not executable, not found) are never retried`;
+    const own = await runCli(["run", ws.file, "own", "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(own.code).toBe(0);
+    expect(own.stdout).not.toContain(" note ");
+    const taker = await runCli(["run", ws.file, "taker", "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(taker.code).toBe(0);
+    expect(taker.stdout).toContain(note);
+  });
+
+  it("an error in a task left out still refuses the run (exit 2): the file is invalid", async () => {
+    const ws = await workspace(`tasks:\n  a: { run: "touch a.done" }\n  b: { run: "touch b.done", runAt: "2099-01-01T00:00:00Z" }\n`);
+    const result = await runCli(["run", ws.file, "a", "--log-dir", ws.logs], { cwd: ws.dir });
+    expect(result).toMatchObject({ code: 2, stdout: "" });
+    expect(result.stderr).toMatch(/task "b": `runAt` 2099-01-01T00:00:00Z is [\d,]+ days from now, past the limit of 30 days ahead/);
+    expect(existsSync(path.join(ws.dir, "a.done"))).toBe(false);
+  });
+
   it("taskq run --help shows the tasks argument", async () => {
     const help = await runCli(["run", "--help"]);
     expect(help.code).toBe(0);
