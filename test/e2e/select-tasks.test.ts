@@ -5,6 +5,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BIN, FIXTURES, runCli, runIds, workspace } from "../helpers/cli.js";
 import { findLeftovers } from "../helpers/processes.js";
+import { taskqOnPty } from "../helpers/pty.js";
 
 let logRoots: string[] = [];
 afterEach(async () => {
@@ -283,6 +284,36 @@ tasks:
     expect(result).toMatchObject({ code: 2, stdout: "" });
     expect(result.stderr).toMatch(/task "b": `runAt` 2099-01-01T00:00:00Z is [\d,]+ days from now, past the limit of 30 days ahead/);
     expect(existsSync(path.join(ws.dir, "a.done"))).toBe(false);
+  });
+
+  it("the live board says the run is some of the file's tasks, as plain output's first line does; on a narrow terminal, or while a Ctrl-C stops the run, the counts alone", async () => {
+    const yaml = PIPELINE.replace('"touch setup.done"', '"sleep 1; touch setup.done"');
+    for (const { cols, shown } of [
+      { cols: 100, shown: true },
+      { cols: 36, shown: false },
+    ]) {
+      const ws = await workspace(yaml);
+      logRoots.push(ws.logs);
+      const { bytes, code } = await taskqOnPty(["run", ws.file, "test", "--log-dir", ws.logs, "--output", "tty"], { cwd: ws.dir, size: { cols, rows: 24 } });
+      expect(code).toBe(0);
+      // eslint-disable-next-line no-control-regex -- the terminal's colour codes
+      const text = bytes.toString("utf8").replace(/\x1b\[[0-9;]*m/g, "");
+      expect(text).toContain("0/3 done");
+      if (shown) expect(text).toContain("0/3 done · 3 of 6 tasks (test and what it depends on)\r\n");
+      else expect(text).not.toContain("3 of 6");
+      expect(TASKS.filter((task) => existsSync(path.join(ws.dir, `${task}.done`)))).toEqual(["setup", "build", "test"]);
+    }
+    // A Ctrl-C's stop takes the line: its words, not the selection's.
+    const ws = await workspace(PIPELINE.replace('"touch setup.done"', '"echo started; sleep 30"'));
+    logRoots.push(ws.logs);
+    const args = ["run", ws.file, "test", "--log-dir", ws.logs, "--output", "tty", "--shutdown-timeout", "1s", "--kill-grace", "1s"];
+    const stopped = await taskqOnPty(args, { cwd: ws.dir, size: { cols: 100, rows: 24 }, key: { text: "\x03", when: String.raw`started[\s\S]*0/3 done` } }, { NO_COLOR: "1" });
+    const text = stopped.bytes.toString("utf8");
+    expect(text).toContain("0/3 done · 3 of 6 tasks (test and what it depends on)\r\n");
+    const afterSignal = text.slice(text.indexOf("SIGINT received"));
+    // (build and test, not started, are cancelled at once.)
+    expect(afterSignal).toMatch(/\d\/3 done (· 2 not ok )?· stopping \(SIGINT\)/);
+    expect(afterSignal).not.toContain("3 of 6");
   });
 
   it("taskq run --help shows the tasks argument", async () => {

@@ -12,6 +12,7 @@ import { TaskPrefixes } from "./task-prefixes.js";
 import { inBackground } from "./foreground.js";
 import { TerminalEcho } from "./terminal-echo.js";
 import textWidth from "./text-width.js";
+import { selectionWords } from "../task-selection.js";
 import type { Renderer, RunInfo, RunSummary, Stopping } from "./types.js";
 
 type Row =
@@ -74,6 +75,8 @@ export class TtyRenderer implements Renderer {
    * it runs ("2s", "1.9s", "937ms"), and at the width where the line just fits, the count not ok came and went.
    */
   #squeezed = { width: 0, level: 0 };
+  /** The width at which the totals line had no room for the selection's words: left out at it from then on (see #board). */
+  #selectionCut = 0;
 
   constructor(spinner: Ora, stream: NodeJS.WriteStream, colors: ChalkInstance) {
     this.#spinner = spinner;
@@ -393,6 +396,15 @@ export class TtyRenderer implements Renderer {
     const end = more > 0 && moreOnTotals ? c.dim(` … ${more} more`) : "";
     let totals = `${done}${failed}${this.#stoppingText(now)}${end}`;
     const fits = (text: string): boolean => textWidth(text.replace(COLOUR, "")) <= width - 2;
+    // `taskq run ci.yaml test`: the run is some of the file's tasks, said as plain's first line says it ("0/3 done · 3 of 6 tasks
+    // (test and what it depends on)"). Not while a stop's words need the line; where it has no room, left out, and never
+    // again at that width: the counts' width changes as they go ("9/10", "10/10"), and the words came and went at each.
+    const selection = this.#info?.selection;
+    if (selection !== undefined && this.#stopping === undefined && this.#selectionCut !== width) {
+      const said = `${done}${failed}${c.dim(` · ${selectionWords(total, selection)}`)}${end}`;
+      if (fits(said)) totals = said;
+      else this.#selectionCut = width;
+    }
     // Too narrow for the stop's words: the short ones, so that the countdown shows (at 40 columns it was cut to "stopping (SIGI…");
     // still too narrow, the count of those not ok left out (the summary gives it): a Ctrl-C cancels the tasks still queued
     // at once, and their count cut the countdown again ("11/12 done · 11 not ok · SIGINT: 1.9…"); still too narrow, the
