@@ -3,9 +3,11 @@ import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import pg from "pg";
 import { BIN, FIXTURES, runCli, runIds, workspace } from "../helpers/cli.js";
 import { findLeftovers } from "../helpers/processes.js";
 import { taskqOnPty } from "../helpers/pty.js";
+import { DATABASE_URL, dropSchema, uniqueSchema } from "../store/helpers.js";
 
 let logRoots: string[] = [];
 afterEach(async () => {
@@ -314,6 +316,38 @@ tasks:
     // (build and test, not started, are cancelled at once.)
     expect(afterSignal).toMatch(/\d\/3 done (· 2 not ok )?· stopping \(SIGINT\)/);
     expect(afterSignal).not.toContain("3 of 6");
+  });
+
+  it("with a store, a task id that ends in .yaml is refused as a selection, not taken for a second file; one that names no task is", async () => {
+    const ws = await workspace(`tasks:\n  x.yaml: { run: "touch x.done" }\n  other: { run: "touch other.done" }\n`);
+    await writeFile(path.join(ws.dir, "b.yaml"), "tasks: { b: { run: 'true' } }\n");
+    const schema = uniqueSchema();
+    try {
+      const storeFlags = ["--store", DATABASE_URL, "--store-schema", schema, "--log-dir", ws.logs];
+      for (const args of [[ws.file, "x.yaml", ...storeFlags], [ws.file, ...storeFlags, "--", "x.yaml"], [ws.file, "x.yaml", "b.yaml", ...storeFlags]]) {
+        const flag = await runCli(["run", ...args], { cwd: ws.dir });
+        expect(flag).toMatchObject({ code: 2, stdout: "" });
+        expect(flag.stderr).toMatch(/^taskq: selecting tasks \(x\.yaml(, b\.yaml)?\) is for a local run, and a store is given \(--store\): a durable run runs every task of its file; /);
+      }
+      const env = await runCli(["run", ws.file, "x.yaml", "--log-dir", ws.logs], { cwd: ws.dir, env: { TASKQ_STORE: DATABASE_URL, TASKQ_STORE_SCHEMA: schema } });
+      expect(env).toMatchObject({ code: 2, stdout: "" });
+      expect(env.stderr).toMatch(/^taskq: selecting tasks \(x\.yaml\) is for a local run, and a store is given \(TASKQ_STORE\): /);
+      // A word that is no task of the file: several files, as without a store.
+      const glob = await runCli(["run", ws.file, "b.yaml", ...storeFlags], { cwd: ws.dir });
+      expect(glob).toMatchObject({ code: 2, stdout: "" });
+      expect(glob.stderr).toMatch(/^taskq: too many arguments for 'run': it takes one workflow file, and got 2 \(.*workflow\.yaml, b\.yaml\); for each in turn: /);
+      // Nothing was stored, nor run: the schema was never made.
+      const client = new pg.Client({ connectionString: DATABASE_URL });
+      await client.connect();
+      try {
+        expect((await client.query("SELECT 1 FROM information_schema.schemata WHERE schema_name = $1", [schema])).rowCount).toBe(0);
+      } finally {
+        await client.end();
+      }
+      expect(existsSync(path.join(ws.dir, "x.done"))).toBe(false);
+    } finally {
+      await dropSchema(schema);
+    }
   });
 
   it("taskq run --help shows the tasks argument", async () => {

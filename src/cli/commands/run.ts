@@ -45,11 +45,13 @@ export async function runCommand(file: string, flags: RunFlags, taskIds: readonl
   if (local && flags.lease !== undefined) throw new UsageError("--lease needs a store (--store or TASKQ_STORE): a local run's tasks are leased to no one");
   // Nor keeps anything in PostgreSQL: a schema given for it would be ignored.
   if (local && typeof flags.storeSchema === "string") throw new UsageError("--store-schema needs a store (--store or TASKQ_STORE): a local run keeps nothing in PostgreSQL");
-  // `taskq run workflows/*.yaml` with a store: several files, not a selection.
-  if (!local && taskIds.length > 0) severalFiles?.();
   // A durable run is its file's tasks, all of them: a resubmit of its id adds what the file has that the run does
   // not, so a run stored with some would take the rest from the next submit of the whole file.
-  if (!local && taskIds.length > 0) throw new UsageError(`selecting tasks (${taskIds.join(", ")}) is for a local run, and a store is given (${typeof flags.store === "string" ? "--store" : "TASKQ_STORE"}): a durable run runs every task of its file; run without a store, or give a file with those tasks`);
+  const refuseSelection = (): never => {
+    throw new UsageError(`selecting tasks (${taskIds.join(", ")}) is for a local run, and a store is given (${typeof flags.store === "string" ? "--store" : "TASKQ_STORE"}): a durable run runs every task of its file; run without a store, or give a file with those tasks`);
+  };
+  // Words that all end in .yaml (`taskq run workflows/*.yaml`, or `x.yaml`, a task of the file) are told apart once the file is read.
+  if (!local && taskIds.length > 0 && severalFiles === undefined) refuseSelection();
   // A durable run's tasks run in workers, on this machine or others, which this process does not stop at a failure.
   if (!local && flags.failFast === true) throw new UsageError(`--fail-fast is for a local run, and a store is given (${typeof flags.store === "string" ? "--store" : "TASKQ_STORE"}): a durable run's tasks run in its workers, which go on with the others when one fails; run without a store, or stop the run with \`taskq cancel\``);
   const leaseMs = flags.lease === undefined ? undefined : leaseFlag(flags.lease);
@@ -81,6 +83,8 @@ export async function runCommand(file: string, flags: RunFlags, taskIds: readonl
   if (taskIds.length > 0) {
     // Words that all end in .yaml, none a task of the file (`x.yaml:` is one): several workflow files.
     if (severalFiles !== undefined && !workflow.tasks.some((task) => taskIds.includes(task.id))) severalFiles();
+    // One is a task of the file: a selection, which a durable run cannot be.
+    if (!local) refuseSelection();
     // After the whole file is checked: an invalid file is said as ever, whatever is selected from it.
     const { selectTasks } = await import("../select-tasks.js");
     ({ workflow, selection } = selectTasks(workflow, taskIds, afterFlags));
