@@ -124,6 +124,7 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
     built.retryOn = [...new Set(retryOn)];
     if (retryOn.includes(126) || retryOn.includes(127)) noteNeverRetried(id, retryOn, own("retryOn") ? ["tasks", id, "retryOn"] : ["defaults", "retryOn"], context);
   }
+  if (task.retries === undefined && defaults.retries === undefined) noteNothingToRetry(id, task, context);
   const timeoutMs = own("timeout") ? task.timeout : defaults.timeout;
   if (timeoutMs !== undefined && timeoutMs !== null) built.timeoutMs = timeoutMs;
   // A task's own runAt or delay replaces either one from defaults.
@@ -332,6 +333,18 @@ function noteNoBreakSpace(id: string, run: string, context: BuildContext): void 
 function noteNeverRetried(id: string, retryOn: number[], path: string[], context: BuildContext): void {
   const listed = [126, 127].filter((code) => retryOn.includes(code)).join(" and ");
   noteAt(id, path, `retryOn lists ${listed}: exit codes 126 and 127 (not executable, not found) are never retried`, context);
+}
+
+/**
+ * `retryOn: [75]` or a `backoff` on a task with no `retries`, its own or in `defaults`: it makes one attempt, so they
+ * would do nothing without a word (as GitLab CI's `retry: when:` needs its `max`): say so, and what to add.
+ */
+function noteNothingToRetry(id: string, task: TaskFile, context: BuildContext): void {
+  for (const key of ["retryOn", "backoff"] as const) {
+    // `retryOn: any` undoes a list of defaults': nothing to add for it.
+    if (task[key] === undefined || task[key] === null) continue;
+    noteAt(id, ["tasks", id, key], `${key} does nothing without retries (which default to 0): the task makes one attempt, never retried; add retries: N for up to N more attempts`, context);
+  }
 }
 
 /** The variables taskq gives each task over every `env` (see shell-handler.ts): what a workflow sets them to, no task sees. */

@@ -214,12 +214,32 @@ describe("parseWorkflow on a valid file", () => {
   });
 
   it("notes a retryOn that lists 126 or 127, which are never retried, once per place it is written", () => {
-    const workflow = parse(yaml("defaults: { retryOn: [1, 127] }", "tasks:", "  a: { run: x }", "  b: { run: x }", "  c: { run: x, retryOn: [126, 127, 75] }", "  d: { run: x, retryOn: [1] }"));
+    const workflow = parse(yaml("defaults: { retries: 1, retryOn: [1, 127] }", "tasks:", "  a: { run: x }", "  b: { run: x }", "  c: { run: x, retryOn: [126, 127, 75] }", "  d: { run: x, retryOn: [1] }"));
     expect(workflow.tasks.map((task) => task.retryOn)).toEqual([[1, 127], [1, 127], [126, 127, 75], [1]]);
     expect(workflow.notes).toEqual([
-      "/work/wf/ci.yaml:1:22: defaults: retryOn lists 127: exit codes 126 and 127 (not executable, not found) are never retried",
+      "/work/wf/ci.yaml:1:34: defaults: retryOn lists 127: exit codes 126 and 127 (not executable, not found) are never retried",
       '/work/wf/ci.yaml:5:25: task "c": retryOn lists 126 and 127: exit codes 126 and 127 (not executable, not found) are never retried',
     ]);
+  });
+
+  it("notes a task's retryOn or backoff where no retries are set, its own or in defaults: its one attempt is never retried", () => {
+    const workflow = parse(
+      yaml(
+        "tasks:",
+        "  a: { run: x, retryOn: [75] }",
+        "  b: { run: x, backoff: { base: 5s }, retryOn: [1] }",
+        "  c: { run: x, retries: 0, retryOn: [75] }",
+        "  d: { run: x, retries: 2, retryOn: [75] }",
+        "  e: { run: x, retryOn: any }",
+      ),
+    );
+    expect(workflow.tasks.map((task) => [task.id, task.retries])).toEqual([["a", 0], ["b", 0], ["c", 0], ["d", 2], ["e", 0]]);
+    const note = (where: string, id: string, key: string) =>
+      `/work/wf/ci.yaml:${where}: task "${id}": ${key} does nothing without retries (which default to 0): the task makes one attempt, never retried; add retries: N for up to N more attempts`;
+    // c's retries: 0 is written: a retry turned off on purpose, not forgotten.
+    expect(workflow.notes).toEqual([note("2:25", "a", "retryOn"), note("3:25", "b", "backoff"), note("3:48", "b", "retryOn")]);
+    // retries set in defaults: nothing to note.
+    expect(parse(yaml("defaults: { retries: 1 }", "tasks:", "  a: { run: x, retryOn: [75], backoff: { base: 5s } }")).notes).toEqual([]);
   });
 
   it("takes a max under the default base as the base too, where nothing sets base", () => {
