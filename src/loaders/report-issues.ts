@@ -176,6 +176,8 @@ function valueHint(issue: Issue, path: DataPath, locator: SourceLocator): string
   }
   // `backoff: 10`, a number of seconds, as a duration field takes it: the mapping to write, as for `backoff: 10s`.
   if (field === "backoff" && path.length <= 3 && typeof issue.input === "number") return backoffSecondsMistake(issue.input);
+  // `retryOn: 75`: one exit code, where the field takes a list of them (or `any`).
+  if (field === "retryOn" && !isEnvVariablePath(path) && isExitCode(issue.input)) return ` (list it: retryOn: [${String(issue.input)}])`;
   if (typeof issue.input !== "string") return "";
   // Digits YAML reads as text without quotes around them: tagged so (`retries: !!str 3`, `! 3`), the tag named as written.
   const written = (): string | undefined => (locator.plainSourceOf(path) === undefined ? undefined : tagBefore(path, locator));
@@ -191,7 +193,7 @@ function valueHint(issue: Issue, path: DataPath, locator: SourceLocator): string
             : field === "concurrency"
               ? quotedNumberMistake(issue.input, ...INTEGER_RANGES.concurrency, written)
               : typeof field === "number" && path.at(-2) === "retryOn"
-                ? quotedNumberMistake(issue.input, ...INTEGER_RANGES.retryOn, written)
+                ? (anyInList(issue.input) ?? quotedNumberMistake(issue.input, ...INTEGER_RANGES.retryOn, written))
                 : field === "failFast" && path.length === 1
                   ? booleanMistake(issue.input)
                   : field === "priority" || field === "type"
@@ -268,10 +270,23 @@ function quotedNumberMistake(text: string, min: number, max: number, written: ()
   return tag === undefined ? `a number in quotes is text: write it without them, ${String(number)}` : `a number tagged ${tag} is text: write it without the tag, ${String(number)}`;
 }
 
-/** `retryOn: 1, 75` (or `1 75`): exit codes written as one string, the list meant. */
+/** Whether `value` is a number `retryOn` takes as one of its exit codes. */
+function isExitCode(value: unknown): value is number {
+  const [min, max] = INTEGER_RANGES.retryOn;
+  return Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
+}
+
+/** `retryOn: [any]` or `[1, any]`: `any` is the whole value, every failure retried, not an item of the list. */
+function anyInList(text: string): string | undefined {
+  if (text.trim().toLowerCase() !== "any") return undefined;
+  return "any is written alone, not in a list: retryOn: any retries every failure";
+}
+
+/** `retryOn: 1, 75` (or `1 75`, or `"75"`): exit codes written as one string, the list meant. */
 function exitCodesMistake(text: string): string | undefined {
-  if (!/^\s*\d+(?:\s*[,\s]\s*\d+)+\s*$/.test(text)) return undefined;
-  return `list them: retryOn: [${text.trim().split(/[\s,]+/).join(", ")}]`;
+  if (!/^\s*\d+(?:\s*[,\s]\s*\d+)*\s*$/.test(text)) return undefined;
+  const codes = text.trim().split(/[\s,]+/);
+  return `list ${codes.length === 1 ? "it" : "them"}: retryOn: [${codes.join(", ")}]`;
 }
 
 /** `NAME=value`, as a shell, a .env file or docker compose's list form writes a variable. */

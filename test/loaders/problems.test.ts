@@ -1572,6 +1572,23 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retryOn: all"))).toEqual([`4:14: task "a": ${expected}, got "all"`]);
   });
 
+  it("says to list one exit code given alone (retryOn: 75, or \"75\"), and that any is written alone, not in the list (retryOn: [1, any])", () => {
+    const expected = "`retryOn` must be a list of exit codes, integers from 1 to 255, or any (every failure is retried)";
+    const item = (index: number) => `\`retryOn[${String(index)}]\` must be an exit code, an integer from 1 to 255`;
+    const anyAlone = "any is written alone, not in a list: retryOn: any retries every failure";
+    const text = yaml("defaults: { retryOn: 75 }", "tasks:", "  a: { run: x, retryOn: '3' }", "  b: { run: x, retryOn: [1, any] }", "  c: { run: x, retryOn: [ANY] }", "  d: { run: x, retryOn: 300 }", "  e: { run: x, env: { retryOn: 1.5 } }");
+    expect(problemsOf(text)).toEqual([
+      `1:22: \`defaults.${expected.slice(1)}, got 75 (list it: retryOn: [75])`,
+      `3:25: task "a": ${expected}, got "3" (list it: retryOn: [3])`,
+      `4:29: task "b": ${item(1)}, got "any" (${anyAlone})`,
+      `5:26: task "c": ${item(0)}, got "ANY" (${anyAlone})`,
+      // Out of range: no list would take it either.
+      `6:25: task "d": ${expected}, got 300`,
+      // A variable named so is no exit code.
+      '7:32: task "e": `env.retryOn` must be a string, an integer or true/false (quote other values, e.g. "1.10", which YAML would read as 1.1), got 1.5',
+    ]);
+  });
+
   it("says that env cannot unset a variable, where a null value (null, ~ or nothing) asks it to, in defaults and tasks too, not only that null is not a string", () => {
     const text = yaml("defaults: { env: { FOO: ~ } }", "tasks:", "  env:", "    run: x", "    env: { FOO: null, BAR: }", "  b: { run: null }");
     expect(problemsOf(text)).toEqual([
