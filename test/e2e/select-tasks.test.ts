@@ -227,8 +227,8 @@ describe("taskq run FILE TASK...: only those tasks and what they depend on", () 
 tasks:
   setup: { run: "touch setup.done" }
   build: { run: "touch build.done", dependsOn: [setup, setup] }
-  test: { run: "touch test.done", dependsOn: [build], retryOn: &codes [127] }
-  lint: { run: "touch lint.done", dependsOn: [setup], retryOn: *codes }
+  test: { run: "touch test.done", dependsOn: [build], retryOn: &codes [127], retries: 1 }
+  lint: { run: "touch lint.done", dependsOn: [setup], retryOn: *codes, retries: 1 }
   deploy: { run: "touch deploy.done", dependsOn: [test, lint], runAt: "2020-01-01T00:00:00Z" }
   docs: { run: "touch docs.done", cwd: nowhere }
 `);
@@ -269,7 +269,7 @@ tasks:
   });
 
   it("says a note of defaults where a task run takes the value noted, not where only tasks left out do", async () => {
-    const ws = await workspace(`defaults: { retryOn: [127] }\ntasks:\n  own: { run: "touch own.done", retryOn: [1] }\n  taker: { run: "touch taker.done" }\n`);
+    const ws = await workspace(`defaults: { retryOn: [127] }\ntasks:\n  own: { run: "touch own.done", retryOn: [1], retries: 1 }\n  taker: { run: "touch taker.done" }\n`);
     logRoots.push(ws.logs);
     const note = `note    ${ws.file}:1:22: defaults: retryOn lists 127: exit codes 126 and 127 (not executable, not found) are never retried`;
     const own = await runCli(["run", ws.file, "own", "--log-dir", ws.logs], { cwd: ws.dir });
