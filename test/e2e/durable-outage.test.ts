@@ -210,7 +210,12 @@ describe("submit --output json stopped by a second signal", () => {
         runId: named,
         message: `SIGINT received again while the run was being submitted: stopping now; run ${named} may have been stored: see \`taskq status ${named}\`, and cancel it with \`taskq cancel ${named}\``,
       });
-      expect(result.stderr).toBe(`taskq: SIGINT received while the run was being submitted: stopping once the database has answered the submit (it waits up to 30s for each statement, and tries again for up to 10s where the connection drops), then its id is printed if it was stored; press Ctrl-C again (or send a second signal) to stop now\n` + `taskq: SIGINT received again while the run was being submitted: stopping now; run ${named} may have been stored: see \`taskq status ${named}\`, and cancel it with \`taskq cancel ${named}\`\n`);
+      // The second signal's cancel said at once, before taskq waits for the database's answer (held back: 3 s), then what it made of it.
+      expect(result.stderr).toBe(
+        `taskq: SIGINT received while the run was being submitted: stopping once the database has answered the submit (it waits up to 30s for each statement, and tries again for up to 10s where the connection drops), then its id is printed if it was stored; press Ctrl-C again (or send a second signal) to stop now\n` +
+          "taskq: SIGINT received again while the run was being submitted: cancelling its submit: stopping once the database has said whether the run was stored (up to 3s); press Ctrl-C again (or send a third signal) to stop at once\n" +
+          `taskq: SIGINT received again while the run was being submitted: stopping now; run ${named} may have been stored: see \`taskq status ${named}\`, and cancel it with \`taskq cancel ${named}\`\n`,
+      );
       // Whatever became of it: not left queued for another test's worker.
       await durable.store.cancelRun(named!).catch(() => undefined);
     });

@@ -14,6 +14,16 @@ const { SCHEMA, ENV } = durable;
 const ACK =
   /^taskq: SIGINT received while the run was being submitted: stopping once the database has answered the submit \(it waits up to 30s for each statement, and tries again for up to 10s where the connection drops\), then (a run it stored is cancelled before any of its tasks runs here|its id is printed if it was stored); press Ctrl-C again \(or send a second signal\) to stop now$/m;
 
+/** What a second signal says at once, before it waits (up to 3 s) for the database to answer its cancel. */
+const CANCELLING =
+  "taskq: SIGINT received again while the run was being submitted: cancelling its submit: stopping once the database has said whether the run was stored (up to 3s); press Ctrl-C again (or send a third signal) to stop at once\n";
+
+/** The first signal's line, as ACK matches it, for a whole stderr. */
+function ackLine(command: string): string {
+  const then = command === "run --store" ? "a run it stored is cancelled before any of its tasks runs here" : "its id is printed if it was stored";
+  return `taskq: SIGINT received while the run was being submitted: stopping once the database has answered the submit (it waits up to 30s for each statement, and tries again for up to 10s where the connection drops), then ${then}; press Ctrl-C again (or send a second signal) to stop now\n`;
+}
+
 /**
  * Starts `args` (a submit) while this test holds the tasks table locked, waits for its statement to wait on that lock
  * (pg_stat_activity), sends SIGINT, and waits for taskq to say it heard it, the lock still held. `then` runs with the
@@ -81,7 +91,7 @@ function ids(): { runId: string; file: Promise<string> } {
 describe.each([
   ["run --store", (file: string, runId: string) => ["run", file, "--store", durable.SECRET_URL, "--run-id", runId, "--log-dir", durable.ws.logs]],
   ["submit", (file: string, runId: string) => ["submit", file, "--run-id", runId]],
-])("%s: a signal while the submit waits on a lock another session holds", (_name, argsOf) => {
+])("%s: a signal while the submit waits on a lock another session holds", (name, argsOf) => {
   it("is said at once, and where the submit then fails, taskq exits by the signal with nothing stored", async () => {
     const { runId, file } = ids();
     let result: Awaited<RunningCli["done"]> | undefined;
@@ -132,7 +142,8 @@ describe.each([
       result = await cli.done;
     });
     expect(result?.code).toBe(130);
-    expect(result?.stderr).toContain("SIGINT received again while the run was being submitted: stopped; its submit was cancelled: nothing was submitted");
+    // What it does said at once, then what became of the run.
+    expect(result?.stderr).toBe(`${ackLine(name)}${CANCELLING}taskq: SIGINT received again while the run was being submitted: stopped; its submit was cancelled: nothing was submitted\n`);
     // The lock let go, no statement of the submit goes on to store the run.
     expect(await storedOnceIdle(runId)).toBe(0);
   });
@@ -165,7 +176,7 @@ describe.each([
     }
     expect(result?.code).toBe(130);
     // The try before may have committed as its connection dropped: not known.
-    expect(result?.stderr).toContain(`SIGINT received again while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\``);
+    expect(result?.stderr).toContain(`${CANCELLING}taskq: SIGINT received again while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\``);
     // The lock let go, no statement of the submit goes on to store the run.
     expect(await storedOnceIdle(runId)).toBe(0);
   });
@@ -179,13 +190,19 @@ describe.each([
         // The network stops: neither the submit's answer nor a session to cancel it gets through.
         proxy.freeze();
         cli.child.kill("SIGINT");
+        // Said at once, while taskq waits (3 s) for a database that does not answer: before, nothing was said meanwhile,
+        // and two Ctrl-Cs at a terminal looked like a hang.
+        expect(await eventually(() => cli.stderr().includes(CANCELLING) || cli.child.exitCode !== null, 10_000)).toBe(true);
+        expect(cli.child.exitCode, cli.stderr()).toBe(null);
         result = await cli.done;
       }, { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
     } finally {
       await proxy.close();
     }
     expect(result?.code).toBe(130);
-    expect(result?.stderr).toContain(`SIGINT received again while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\``);
+    expect(result?.stderr).toBe(
+      `${ackLine(name)}${CANCELLING}taskq: SIGINT received again while the run was being submitted: stopping now; run ${runId} may have been stored: see \`taskq status ${runId}\`, and cancel it with \`taskq cancel ${runId}\`\n`,
+    );
     await storedOnceIdle(runId, 40_000);
   });
 
@@ -250,7 +267,7 @@ it("submit: a second signal cancels no other submit's statement, a pooler's made
   }
   expect(result?.code).toBe(130);
   // Its own statement the pooler's pid does not name: not known to be cancelled.
-  expect(result?.stderr).toContain(`SIGINT received again while the run was being submitted: stopping now; run ${mine.runId} may have been stored`);
+  expect(result?.stderr).toContain(`${CANCELLING}taskq: SIGINT received again while the run was being submitted: stopping now; run ${mine.runId} may have been stored`);
   // The other stores its run once the lock is let go.
   expect(await otherDone).toMatchObject({ code: 0, stdout: `${other.runId}\n` });
   expect(await storedTasks(other.runId)).toBe(2);

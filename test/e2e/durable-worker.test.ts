@@ -1058,6 +1058,7 @@ describe("taskq run --store", () => {
       expect(record).toMatchObject({ event: "error", code: "INTERRUPTED", exitCode: 143, runId: expect.stringMatching(/^r-[a-z0-9]+-[0-9a-f]{8}$/) });
       expect(result.stderr).toBe(
         `taskq: SIGTERM received while the run was being submitted: stopping once the database has answered the submit (it waits up to 30s for each statement, and tries again for up to 10s where the connection drops), then a run it stored is cancelled before any of its tasks runs here; press Ctrl-C again (or send a second signal) to stop now\n` +
+          "taskq: SIGTERM received again while the run was being submitted: cancelling its submit: stopping once the database has said whether the run was stored (up to 3s); press Ctrl-C again (or send a third signal) to stop at once\n" +
           "taskq: SIGTERM received again while the run was being submitted: stopped; its submit was cancelled: nothing was submitted\n",
       );
     } finally {

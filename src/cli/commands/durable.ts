@@ -112,7 +112,7 @@ type CancelOutcome = "stored" | "undone" | "unknown";
  * leave the run stored whole (the database ends a statement it runs, its client gone or not) and queued for any
  * worker, its id unsaid. The first signal waits for it and is returned as `early`, said at once on stderr (for how long it
  * may wait, see submitWaitWords; `then`: what is done once it is answered); a second one does not wait for a database that may not
- * answer: it cancels the submit's statement (CANCEL_WAIT_MS at most) and exits, saying whether the run was stored
+ * answer: it cancels the submit's statement (CANCEL_WAIT_MS at most, said at once: a silence after a second Ctrl-C looked like a hang) and exits, saying whether the run was stored
  * (committed before the cancel reached it), nothing was, or it may have been (the database did not answer in time).
  * Exited without that cancel, a statement waiting on a lock another session held went on once the lock was let go, and
  * stored the run after the user had stopped taskq twice. A submit that fails after the first signal ends taskq by that
@@ -167,6 +167,12 @@ export async function storingRun(
     stop.abort();
     const deadline = performance.now() + CANCEL_WAIT_MS;
     let outcome: CancelOutcome | undefined = stored ? "stored" : undefined;
+    // Said at once: the wait for the database's answer (up to CANCEL_WAIT_MS) was a silence after the second Ctrl-C.
+    if (outcome === undefined) {
+      process.stderr.write(
+        `taskq: ${second} while the run was being submitted: cancelling its submit: stopping once the database has said whether the run was stored (up to ${formatDuration(CANCEL_WAIT_MS)}); press Ctrl-C again (or send a third signal) to stop at once\n`,
+      );
+    }
     // Again while it runs: a try whose connection was being made as the first cancel was sent sends its statement after it.
     for (let left = CANCEL_WAIT_MS; outcome === undefined && left > 0; left = deadline - performance.now()) {
       await store.cancelStatements(left);
