@@ -1,3 +1,4 @@
+import { writeFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { startCli, type RunningCli } from "../helpers/cli.js";
 import { eventually } from "../helpers/processes.js";
@@ -223,6 +224,107 @@ describe.each([
       expect(result.stderr).toContain(`SIGINT received while the run was being submitted: run ${runId} was stored whole`);
       await durable.store.cancelRun(runId);
     }
+  });
+});
+
+describe.each([
+  ["run --store", (file: string, runId: string, url: string) => ["run", file, "--store", url, "--run-id", runId, "--log-dir", durable.ws.logs]],
+  ["submit", (file: string, runId: string) => ["submit", file, "--run-id", runId]],
+])("%s: a second signal between two tries of a submit, each undone by the database", (name, argsOf) => {
+  /**
+   * Stores run `runId` (tasks a and b), then submits it again with a task c added, through a freezable proxy, while this
+   * test holds the run's task rows locked: each try of the resubmit waits on them for 200 ms and is undone (55P03), and
+   * another begins after a pause. Sends SIGINT once a try waits, and runs `then` once taskq has said it heard it; the rows
+   * are let go after it.
+   */
+  async function resubmittedWhileRowsLocked(then: (cli: RunningCli, proxy: Awaited<ReturnType<typeof startFreezableProxy>>) => Promise<void>): Promise<{ runId: string; result: Awaited<RunningCli["done"]> }> {
+    const { runId, file } = ids();
+    expect(await durable.taskq(["submit", await file, "--run-id", runId])).toMatchObject({ code: 0, stdout: `${runId}\n` });
+    // The same file, edited: a task added.
+    const again = await file;
+    await writeFile(again, "tasks:\n  a: { run: echo a }\n  b: { run: echo b, dependsOn: [a] }\n  c: { run: echo c }\n");
+    const target = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const locker = await durable.store.pool.connect();
+    try {
+      await locker.query("BEGIN");
+      await locker.query(`SELECT 1 FROM "${SCHEMA}".tasks WHERE run_id = $1 FOR UPDATE`, [runId]);
+      const url = proxy.url(durable.SECRET_URL);
+      const cli = startCli(argsOf(again, runId, url), { cwd: durable.ws.dir, env: { ...ENV, TASKQ_STORE: url } });
+      durable.workers.push(cli);
+      expect(await eventually(async () => (await rowWaits()) > 0 || cli.child.exitCode !== null, 20_000), cli.stderr()).toBe(true);
+      cli.child.kill("SIGINT");
+      expect(await eventually(() => ACK.test(cli.stderr()) || cli.child.exitCode !== null, 10_000)).toBe(true);
+      expect(cli.child.exitCode, cli.stderr()).toBe(null);
+      await then(cli, proxy);
+      return { runId, result: await cli.done };
+    } finally {
+      await locker.query("ROLLBACK").catch(() => undefined);
+      locker.release();
+      await proxy.close();
+    }
+  }
+
+  /** How many statements of this schema wait on a row lock now. */
+  async function rowWaits(): Promise<number> {
+    const { rows } = await durable.store.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1",
+      [`%"${SCHEMA}".tasks t WHERE run_id%FOR SHARE%`],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
+  const undone = "taskq: SIGINT received again while the run was being submitted: stopped; its submit was cancelled: nothing was submitted\n";
+
+  // Before, a stop that kept the next try from beginning was taken for one whose end was not known: "may have been stored".
+  it("one that keeps the next try from beginning: nothing was submitted, and it says so", async () => {
+    const { runId, result } = await resubmittedWhileRowsLocked(async (cli, proxy) => {
+      // The try's ROLLBACK held back on its way: the database has undone the try, and taskq does not know it yet.
+      const { held, release } = proxy.holdNext("ROLLBACK");
+      await held;
+      cli.child.kill("SIGINT");
+      expect(await eventually(() => cli.stderr().includes(CANCELLING) || cli.child.exitCode !== null, 10_000), cli.stderr()).toBe(true);
+      // Its answer let through: the try ends undone, and the stop keeps the next from beginning.
+      release();
+    });
+    expect(result.code).toBe(130);
+    expect(result.stderr).toBe(`${ackLine(name)}${CANCELLING}${undone}`);
+    expect(await storedOnceIdle(runId)).toBe(2);
+  });
+
+  // Before, a connection that failed as it was made counted as a try that may have stored the run, its reply lost.
+  it("after a try whose connection failed as it was made: nothing was submitted, and it says so", async () => {
+    const { runId, result } = await resubmittedWhileRowsLocked(async (cli, proxy) => {
+      // The try's connection closed once it is undone, and the next ones refused as they are made.
+      proxy.closeAfterReply("ROLLBACK");
+      proxy.refuseNew();
+      expect(await eventually(() => proxy.refusedConnections() >= 2 || cli.child.exitCode !== null, 20_000), cli.stderr()).toBe(true);
+      proxy.accept();
+      // Connected again: a try waits on the rows again.
+      expect(await eventually(async () => (await rowWaits()) > 0 || cli.child.exitCode !== null, 20_000), cli.stderr()).toBe(true);
+      expect(cli.child.exitCode, cli.stderr()).toBe(null);
+      cli.child.kill("SIGINT");
+    });
+    expect(result.code).toBe(130);
+    expect(result.stderr).toBe(`${ackLine(name)}${CANCELLING}${undone}`);
+    expect(await storedOnceIdle(runId)).toBe(2);
+  });
+
+  it("one whose next try's connection fails as it is made, after the stop: nothing was submitted, and it says so", async () => {
+    const { runId, result } = await resubmittedWhileRowsLocked(async (cli, proxy) => {
+      // The try's connection closed once it is undone, and the next try's connection, being made, gets no answer.
+      proxy.closeAfterReply("ROLLBACK");
+      proxy.holdNew();
+      expect(await eventually(() => proxy.heldConnections() === 1 || cli.child.exitCode !== null, 20_000), cli.stderr()).toBe(true);
+      expect(proxy.connections()).toBe(0);
+      cli.child.kill("SIGINT");
+      expect(await eventually(() => cli.stderr().includes(CANCELLING) || cli.child.exitCode !== null, 10_000), cli.stderr()).toBe(true);
+      // The connection being made fails: its try sent nothing.
+      proxy.refuse();
+    });
+    expect(result.code).toBe(130);
+    expect(result.stderr).toBe(`${ackLine(name)}${CANCELLING}${undone}`);
+    expect(await storedOnceIdle(runId)).toBe(2);
   });
 });
 

@@ -12,8 +12,24 @@ export interface FreezableProxy {
   freeze: () => void;
   /** Drops every connection and each new one at once: the database refuses connections, until `accept`. */
   refuse: () => void;
-  /** Forwards new connections again after `refuse`. */
+  /** Drops each new connection at once, as it is made, while the open ones go on: until `accept`. */
+  refuseNew: () => void;
+  /**
+   * Keeps each new connection open and answers nothing on it (the server's start-up never comes), while the open ones go
+   * on: a connection being made, until `refuse` drops it. New ones are forwarded again after `accept`.
+   */
+  holdNew: () => void;
+  /** How many connections `holdNew` holds now. */
+  heldConnections: () => number;
+  /** Forwards new connections again after `refuse` or `refuseNew`. */
   accept: () => void;
+  /** How many connections `refuse` or `refuseNew` dropped as they were made. */
+  refusedConnections: () => number;
+  /**
+   * Lets the next request whose bytes contain `marker` through, and its whole reply (up to ReadyForQuery), then
+   * closes that connection: the client has its answer, and finds the connection gone once it is idle.
+   */
+  closeAfterReply: (marker: string) => void;
   /**
    * Lets the next request whose bytes contain `marker` reach the server, keeps back the whole
    * reply (up to PostgreSQL's ReadyForQuery: the statement has committed), then cuts that
@@ -52,6 +68,12 @@ function endsWithReadyForQuery(bytes: Buffer): boolean {
 export async function startFreezableProxy(target: { host: string; port: number }): Promise<FreezableProxy> {
   let frozen = false;
   let refused = false;
+  let refusedCount = 0;
+  let holdingNew = false;
+  /** The connections holdNew holds. */
+  const heldNew = new Set<net.Socket>();
+  /** An armed close: the marker to watch requests for (closeAfterReply). */
+  let closeMarker: Buffer | undefined;
   /** An armed cut: the marker to watch requests for, and what to call once cut. */
   let cut: { marker: Buffer; done: () => void } | undefined;
   /** An armed hold: the marker to watch requests for, and what to call once one is held. */
@@ -72,11 +94,17 @@ export async function startFreezableProxy(target: { host: string; port: number }
   };
   const server = net.createServer((client) => {
     if (refused) {
+      refusedCount++;
       client.on("error", () => undefined);
       client.destroy();
       return;
     }
     track(client);
+    if (holdingNew) {
+      heldNew.add(client);
+      client.on("close", () => heldNew.delete(client));
+      return;
+    }
     clients.add(client);
     const upstream = net.connect(target.port, target.host);
     track(upstream);
@@ -85,6 +113,8 @@ export async function startFreezableProxy(target: { host: string; port: number }
     let onCut: (() => void) | undefined;
     /** Set while this connection's requests are held back (holdNext): what it sent meanwhile. */
     let holding: Buffer[] | undefined;
+    /** Set once this connection carried the request closeAfterReply watches for: it is closed once that reply has ended. */
+    let closing = false;
     client.on("close", () => {
       sent.delete(client);
       waiting.delete(client);
@@ -108,6 +138,10 @@ export async function startFreezableProxy(target: { host: string; port: number }
         client.destroy();
         upstream.destroy();
         return;
+      }
+      if (closeMarker !== undefined && chunk.includes(closeMarker)) {
+        closeMarker = undefined;
+        closing = true;
       }
       if (cut !== undefined && chunk.includes(cut.marker)) {
         onCut = cut.done;
@@ -134,6 +168,9 @@ export async function startFreezableProxy(target: { host: string; port: number }
     upstream.on("data", (chunk) => {
       if (withheld === undefined) {
         if (!frozen) client.write(chunk);
+        // The reply written whole first: end(), not destroy(), which may drop what is still to be written (the client's
+        // close then closes the upstream side).
+        if (closing && endsWithReadyForQuery(replyTail)) client.end();
         return;
       }
       withheld = Buffer.concat([withheld, chunk]);
@@ -159,8 +196,20 @@ export async function startFreezableProxy(target: { host: string; port: number }
       refused = true;
       for (const socket of sockets) socket.destroy();
     },
+    refuseNew: () => {
+      refused = true;
+    },
+    holdNew: () => {
+      holdingNew = true;
+    },
+    heldConnections: () => heldNew.size,
     accept: () => {
       refused = false;
+      holdingNew = false;
+    },
+    refusedConnections: () => refusedCount,
+    closeAfterReply: (marker) => {
+      closeMarker = Buffer.from(marker);
     },
     cutSending: (marker) => {
       cutMarker = Buffer.from(marker);

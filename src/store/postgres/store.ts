@@ -25,7 +25,7 @@ import { SWEEP_BATCH, sweepExpiredLeases, type SweptTask } from "./sweep.js";
 import { storableOutcome, storableText } from "./text.js";
 import { connectTimeoutOf, DEFAULT_CONNECT_TIMEOUT_MS, describeTimeout, DEFAULT_QUERY_TIMEOUT_MS, LONG_QUERY_TIMEOUT_MS, serverTimeoutMs, timedQuery, type Timeouts } from "./timeouts.js";
 import { failedAfterCommitSent, inTransaction, isConflict, retryConflicts, transactionOnce } from "./transaction.js";
-import { isConnectionLost, isTerminatedByServer, isTransientError, withRetry } from "./transient.js";
+import { isConnectionLost, isNeverConnected, isTerminatedByServer, isTransientError, withRetry } from "./transient.js";
 import type { CompletionResult, DeadLetter, HeartbeatStatus, LeasedTask, LeaseRenewal, Outcome, RunStatus, TaskNow, TaskState, Workflow } from "./types.js";
 
 const ignoreError = (): void => undefined;
@@ -329,7 +329,9 @@ export class PostgresStore {
       let retried = false;
       // A resubmit shares the rows of the run's tasks, running ones among them: a lock another session holds is not waited for long.
       const locked = () => this.#shortLockWaits("submitRun", "nothing was submitted", once);
-      const result = await withRetry(locked, { maxElapsedMs: this.#retryDroppedMs, retryIf: (error) => this.#dropped(error), onRetry: () => {
+      // A try whose connection failed as it was made sent nothing: it stored nothing, and is not one that may have.
+      const result = await withRetry(locked, { maxElapsedMs: this.#retryDroppedMs, retryIf: (error) => this.#dropped(error), onRetry: (error) => {
+          if (isNeverConnected(error)) return;
           retried = true;
           options.onRetry?.();
         },
@@ -792,7 +794,10 @@ export interface SubmitOptions {
   runId?: string;
   /** Once aborted, no further try is made (after a dropped connection, a lock wait cut short): the submit fails. */
   signal?: AbortSignal;
-  /** Called as a try is made again after a connection dropped: the one before may have stored the run, its reply lost. */
+  /**
+   * Called as a try is made again after a connection dropped with its statement sent: the one before may have stored the
+   * run, its reply lost. Not after a connection that failed as it was made (refused, or closed in its start-up): that try sent nothing.
+   */
   onRetry?: () => void;
   /** Called once the run is stored (committed), before what may follow (its state settled). */
   onStored?: () => void;

@@ -6,6 +6,8 @@ import { endStopMarks } from "./cancel.js";
 import { dependencyReason, notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { storableText } from "./text.js";
+import { ignoreClientError } from "./transaction.js";
+import { failedConnecting } from "./transient.js";
 import { isRunId } from "../../run-id.js";
 import { PRIORITY_VALUES, type TaskState, type Workflow, type WorkflowTask } from "./types.js";
 
@@ -397,8 +399,15 @@ export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: 
     rows.push(row);
     states.set(row.key, { state: row.state, cancelledBy: row.cancelled_by });
   }
+  // Connected first, not by pool.query: a connection that fails as it is made sent nothing, which its error says
+  // (failedConnecting), so that a stopped submit does not say the run may have been stored by this try (see storingRun).
+  const client = await pool.connect().catch((error: unknown) => {
+    throw failedConnecting(error);
+  });
+  client.on("error", ignoreClientError);
+  let broken: Error | undefined;
   // Each part runs once whether or not it is referenced; the FROM run makes the inserts empty when the run exists.
-  const result = await pool.query<{ created: number }>({
+  const result = await client.query<{ created: number }>({
     // Named: prepared once per connection.
     name: names.statement("submit_new"),
     text: `WITH run AS (
@@ -417,6 +426,13 @@ export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: 
       rows.some((row) => row.state === "queued"),
       names.channel,
     ],
+  }).catch((error: unknown) => {
+    // As pool.query releases a client whose query failed: destroyed, not kept for the next try.
+    broken = error instanceof Error ? error : new Error(String(error));
+    throw error;
+  }).finally(() => {
+    client.off("error", ignoreClientError);
+    client.release(broken);
   });
   if (result.rows[0]?.created !== 1) return undefined;
   return { added: rows.length, kept: 0, changed: [], created: true, settle: !rows.some((row) => row.state !== "cancelled") };

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { setTimeout as sleep } from "node:timers/promises";
 import { LOCK_TIMEOUT_SQL } from "./lock-wait.js";
-import { isTransientError } from "./transient.js";
+import { failedConnecting, isTransientError } from "./transient.js";
 
 /** Runs of a piece of work that lost a race before its error is given up on. */
 const CONFLICT_ATTEMPTS = 5;
@@ -68,7 +68,10 @@ export function failedAfterCommitSent(error: unknown): boolean {
 
 /** One BEGIN/COMMIT of `work`, not retried: for a caller that retries a larger whole. */
 export async function transactionOnce<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-  const client = await pool.connect();
+  // A connection that fails as it is made sent nothing: its error says so (see isNeverConnected).
+  const client = await pool.connect().catch((error: unknown) => {
+    throw failedConnecting(error);
+  });
   client.on("error", ignoreClientError);
   let broken: Error | undefined;
   let committing = false;
