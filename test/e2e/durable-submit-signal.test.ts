@@ -207,6 +207,43 @@ describe.each([
     await storedOnceIdle(runId, 40_000);
   });
 
+  // A deadlock undoes the try, which is made again (after a pause of a few ms, too short for a signal to be placed in): a second
+  // signal while the next try's connection is being made ends a submit that sent nothing since the try the database undid.
+  it("a second signal after a deadlock undid a try, while the next one's connection is being made: nothing was submitted, and it says so", async () => {
+    const { runId, file } = ids();
+    const { proxy, args } = await throughProxy(argsOf(await file, runId));
+    let result: Awaited<RunningCli["done"]> | undefined;
+    try {
+      await durable.withTasksLocked(async (locker) => {
+        const cli = startCli(args, { cwd: durable.ws.dir, env: { ...ENV, TASKQ_STORE: proxy.url(durable.SECRET_URL) } });
+        durable.workers.push(cli);
+        // The submit's statement holds the runs table (RowExclusive), and waits for the tasks table, which this test holds.
+        const waiting = async (): Promise<boolean> =>
+          (await durable.store.pool.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1", [`%"${SCHEMA}".runs%`])).rows.length > 0;
+        expect(await eventually(async () => (await waiting()) || cli.child.exitCode !== null, 20_000), cli.stderr()).toBe(true);
+        cli.child.kill("SIGINT");
+        expect(await eventually(() => ACK.test(cli.stderr()) || cli.child.exitCode !== null, 10_000)).toBe(true);
+        expect(cli.child.exitCode, cli.stderr()).toBe(null);
+        // The next try's connection, being made, gets no answer.
+        proxy.holdNew();
+        // This session now waits for the runs table: a deadlock, which the database undoes the submit's try for (its wait,
+        // the older, is looked at first, a second after it began).
+        await locker.query(`LOCK TABLE "${SCHEMA}".runs IN ACCESS EXCLUSIVE MODE`);
+        expect(await eventually(() => proxy.heldConnections() === 1 || cli.child.exitCode !== null, 20_000), cli.stderr()).toBe(true);
+        cli.child.kill("SIGINT");
+        expect(await eventually(() => cli.stderr().includes(CANCELLING) || cli.child.exitCode !== null, 10_000), cli.stderr()).toBe(true);
+        // The connection being made fails: its try sent nothing.
+        proxy.refuse();
+        result = await cli.done;
+      });
+    } finally {
+      await proxy.close();
+    }
+    expect(result?.code).toBe(130);
+    expect(result?.stderr).toBe(`${ackLine(name)}${CANCELLING}taskq: SIGINT received again while the run was being submitted: stopped; its submit was cancelled: nothing was submitted\n`);
+    expect(await storedOnceIdle(runId)).toBe(0);
+  });
+
   it("where the submit commits once the lock is let go, the run is stored whole and ended as the signal asks", async () => {
     const { runId, file } = ids();
     const args = argsOf(await file, runId);
