@@ -286,6 +286,8 @@ function anyInList(text: string): string | undefined {
 function exitCodesMistake(text: string): string | undefined {
   if (!/^\s*\d+(?:\s*[,\s]\s*\d+)*\s*$/.test(text)) return undefined;
   const codes = text.trim().split(/[\s,]+/);
+  // `"300"` or `"1, 300"`: no list would take a code out of range, so none is written out.
+  if (!codes.every((code) => isExitCode(Number(code)))) return undefined;
   return `list ${codes.length === 1 ? "it" : "them"}: retryOn: [${codes.join(", ")}]`;
 }
 

@@ -1570,6 +1570,12 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
       `6:14: task "a": ${expected}, got "1 2 3" (list them: retryOn: [1, 2, 3])`,
     ]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retryOn: all"))).toEqual([`4:14: task "a": ${expected}, got "all"`]);
+    // A code out of range, quoted or among others: no list would take it, and none is written out.
+    expect(problemsOf(yaml("tasks:", "  a: { run: x, retryOn: '300' }", "  b: { run: x, retryOn: '0' }", "  c: { run: x, retryOn: '1, 300' }"))).toEqual([
+      `2:25: task "a": ${expected}, got "300"`,
+      `3:25: task "b": ${expected}, got "0"`,
+      `4:25: task "c": ${expected}, got "1, 300"`,
+    ]);
   });
 
   it("says to list one exit code given alone (retryOn: 75, or \"75\"), and that any is written alone, not in the list (retryOn: [1, any])", () => {
