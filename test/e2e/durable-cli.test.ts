@@ -1616,7 +1616,7 @@ tasks:
   it("submit takes durations up to the format's 30 days, past PostgreSQL's int", async () => {
     const file = await workflowFile(
       "long-durations",
-      "tasks:\n  a: { run: echo a, timeout: 720h, retries: 1, backoff: { base: 700h } }\n  b: { run: echo b, dependsOn: a, backoff: { max: 600h } }\n",
+      "tasks:\n  a: { run: echo a, timeout: 720h, retries: 1, backoff: { base: 700h } }\n  b: { run: echo b, dependsOn: a, retries: 1, backoff: { max: 600h } }\n",
     );
     const runId = await submit(file);
     const status = await taskq(["status", runId, "--output", "json"]);
