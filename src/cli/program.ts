@@ -323,7 +323,7 @@ export function buildProgram(version: string): Command {
     .addOption(writtenDefault("--log-dir <dir>", "root folder of the per-task logs", ".taskq/logs"))
     .option("--no-color", "no colours (NO_COLOR and FORCE_COLOR are honoured too)")
     .option("--fail-fast", "stop at the first task that fails (its retries used up): start nothing more, cancel what waits, stop what runs (default: the file's failFast)")
-    .option("--no-fail-fast", "run every task whatever fails, whatever the file's failFast says")
+    .option("--no-fail-fast", "whatever the file's failFast says, a failure stops only its own dependents")
     .option("--dry-run", "print the plan in start order; run nothing")
     .option("--store <url>", "run durably through PostgreSQL (default: TASKQ_STORE when set)")
     .option("--store-schema <name>", "PostgreSQL schema of the store (default: TASKQ_STORE_SCHEMA, else taskq)")

@@ -138,7 +138,7 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
       interruptedAt = monotonicMs();
       // --fail-fast has stopped the running tasks already, on the kill grace: no time to finish is given them now.
       if (failedFast !== undefined) {
-        renderer.note(`${signal} received: the running tasks are being stopped already (--fail-fast: ${failedFast} failed); send it again to kill them at once`);
+        renderer.note(`${signal} received: the running tasks are being stopped already (fail-fast: ${failedFast} failed); send it again to kill them at once`);
         return;
       }
       // Durations as the worker and the leftovers' note say them: `2h`, not `7200s`.

@@ -65,7 +65,7 @@ describe("taskq run --fail-fast", () => {
     expect(stdout).toContain('cancel  sleeper: fail-fast: task "boom" failed\n');
     expect(stdout).not.toMatch(/start {3}(queued|after|later) /);
     for (const marker of ["queued.ran", "after.ran", "later.ran"]) expect(existsSync(path.join(ws.dir, marker))).toBe(false);
-    expect(stdout).toMatch(/Summary: 0 succeeded, 1 failed, 4 cancelled in \S+ \(stopped by --fail-fast: boom failed\)\n/);
+    expect(stdout).toMatch(/Summary: 0 succeeded, 1 failed, 4 cancelled in \S+ \(stopped by fail-fast: boom failed\)\n/);
     expect(stdout).toContain("Dead letters (1):\n  ✗ boom: exited with code 3 (1 attempt)\n");
     expect(stdout).toContain("    cancelled because of it: after\n");
     expect(stdout).toContain('Cancelled (3):\n  - sleeper: fail-fast: task "boom" failed\n');
@@ -156,7 +156,7 @@ tasks:
     expect(result.stdout).toContain("note    fail-fast: boom failed");
     const retried = result.stdout.includes("start   flaky (attempt 2/2)");
     expect(result.stdout).toContain(retried ? 'cancel  flaky: fail-fast: task "boom" failed\n' : 'cancel  flaky: fail-fast: task "boom" failed: not retried (attempt 1 failed: exited with code 1)\n');
-    expect(result.stdout).toMatch(/Summary: 0 succeeded, 1 failed, 1 cancelled in \S+ \(stopped by --fail-fast: boom failed\)\n/);
+    expect(result.stdout).toMatch(/Summary: 0 succeeded, 1 failed, 1 cancelled in \S+ \(stopped by fail-fast: boom failed\)\n/);
   }, 90_000);
 
   it("lets a run whose tasks all succeed, after a retry, end as ever: exit 0", async () => {
@@ -190,11 +190,11 @@ tasks:
     process.kill(run.child.pid!, "SIGINT");
     const result = await run.done;
     expect(result.code).toBe(130);
-    expect(result.stdout).toContain("note    SIGINT received: the running tasks are being stopped already (--fail-fast: boom failed); send it again to kill them at once\n");
+    expect(result.stdout).toContain("note    SIGINT received: the running tasks are being stopped already (fail-fast: boom failed); send it again to kill them at once\n");
     expect(result.stdout).not.toContain("to finish");
     expect(result.stdout).toContain("note    SIGINT received again: killing every task now\n");
     // The summary names both: what stopped the run first, and the signal that ended it.
-    expect(result.stdout).toMatch(/Summary: .* \(stopped by --fail-fast: boom failed, then interrupted by SIGINT\)\n/);
+    expect(result.stdout).toMatch(/Summary: .* \(stopped by fail-fast: boom failed, then interrupted by SIGINT\)\n/);
     expect(await isAlive(Number(await readFile(path.join(ws.dir, "stubborn.pid"), "utf8")))).toBe(false);
   }, 90_000);
 
@@ -247,7 +247,7 @@ tasks:
     expect(result.stdout).toContain("note    fail-fast: boom failed: stopping the running task (SIGTERM, then SIGKILL 2s later)\n");
     expect(result.stdout).toContain('cancel  after: dependency "boom" failed\n');
     expect(result.stdout).toContain('cancel  sleeper: fail-fast: task "boom" failed\n');
-    expect(result.stdout).toMatch(/Summary: 0 succeeded, 1 failed, 2 cancelled in \S+ \(stopped by --fail-fast: boom failed\)\n/);
+    expect(result.stdout).toMatch(/Summary: 0 succeeded, 1 failed, 2 cancelled in \S+ \(stopped by fail-fast: boom failed\)\n/);
   });
 
   it("does not count as running a task its timeout is stopping already: with nothing else to stop, the run ends as without the flag", async () => {
@@ -324,7 +324,7 @@ tasks:
     expect(run.code).toBe(1);
     expect(output).toContain("note: fail-fast: boom failed: no new task starts, the task waiting is cancelled; stopping the running task (SIGTERM, then SIGKILL 2s later)");
     expect(output).toMatch(/\d\/3 done · \d+ not ok · stopping \(fail-fast: boom failed\): stopping the running tasks/);
-    expect(output).toContain("(stopped by --fail-fast: boom failed)");
+    expect(output).toContain("(stopped by fail-fast: boom failed)");
     expect(existsSync(path.join(ws.dir, "queued.ran"))).toBe(false);
     // Too narrow for those words: the short ones, as a Ctrl-C's ("SIGINT: stopping").
     await rm(path.join(ws.dir, "stubborn.pid"));
@@ -351,7 +351,7 @@ describe("the workflow's failFast", () => {
     expect(result.stdout).toContain("note    fail-fast: boom failed: no new task starts, the 2 tasks waiting are cancelled; stopping the running task (SIGTERM, then SIGKILL 2s later)\n");
     expect(result.stdout).toContain('cancel  queued: not started: fail-fast: task "boom" failed\n');
     expect(result.stdout).toContain('cancel  sleeper: fail-fast: task "boom" failed\n');
-    expect(result.stdout).toMatch(/Summary: 0 succeeded, 1 failed, 4 cancelled in \S+ \(stopped by --fail-fast: boom failed\)\n/);
+    expect(result.stdout).toMatch(/Summary: 0 succeeded, 1 failed, 4 cancelled in \S+ \(stopped by fail-fast: boom failed\)\n/);
     expect(await isAlive(Number(await readFile(path.join(ws.dir, "sleeper.pid"), "utf8")))).toBe(false);
     for (const marker of ["queued.ran", "after.ran", "later.ran"]) expect(existsSync(path.join(ws.dir, marker))).toBe(false);
   });
@@ -369,7 +369,7 @@ describe("the workflow's failFast", () => {
     const off = await setUp(`failFast: false\n${pipeline("600", "10m")}`);
     const on = await runCli(["run", off.file, "--log-dir", off.logs, "--fail-fast", "--kill-grace", "2s"], { cwd: off.dir });
     expect(on.code).toBe(1);
-    expect(on.stdout).toMatch(/Summary: 0 succeeded, 1 failed, 4 cancelled in \S+ \(stopped by --fail-fast: boom failed\)\n/);
+    expect(on.stdout).toMatch(/Summary: 0 succeeded, 1 failed, 4 cancelled in \S+ \(stopped by fail-fast: boom failed\)\n/);
     for (const marker of ["queued.ran", "after.ran", "later.ran"]) expect(existsSync(path.join(off.dir, marker))).toBe(false);
   });
 

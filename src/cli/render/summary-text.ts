@@ -84,7 +84,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
   if (unfinished > 0) parts.push(`${unfinished} unfinished (${unfinishedParts(counts)})`);
   // A Ctrl-C during a fail-fast stop: both, in the order they came.
   const stops = [
-    ...(summary.failedFast === undefined ? [] : [`stopped by --fail-fast: ${summary.failedFast} failed`]),
+    ...(summary.failedFast === undefined ? [] : [`stopped by fail-fast: ${summary.failedFast} failed`]),
     ...(summary.interrupted === undefined ? [] : [`interrupted by ${summary.interrupted}`]),
   ];
   const interrupted = stops.length === 0 ? "" : c.yellow(` (${stops.join(", then ")})`);
