@@ -3,6 +3,7 @@ import { Argument, Command, CommanderError, Option } from "commander";
 import { escapeControlsInLines } from "../escape-controls.js";
 import { didYouMean } from "../loaders/suggest.js";
 import { shellWord } from "./shell-word.js";
+import { shownWord, shownWords } from "./shown-words.js";
 
 /** commander reports usage errors with exit code 1; taskq's contract says 2. */
 function toUsageExit(error: CommanderError): never {
@@ -39,7 +40,8 @@ class TaskqCommand extends Command {
     // `taskq ci.yaml`, as make and just are started: a workflow file where the command goes.
     if (this.parent === null && looksLikeWorkflow(name)) {
       // The run suggested with the flags given (`taskq ci.yaml --dry-run`: pasted without them, it would run).
-      const given = (this as unknown as { rawArgs: string[] }).rawArgs.slice(2).map(shellWord).join(" ");
+      // A store's URL among them with its password hidden, as every message shows it.
+      const given = shownWords((this as unknown as { rawArgs: string[] }).rawArgs.slice(2)).map(shellWord).join(" ");
       this.error(`taskq: unknown command '${name}': a workflow file goes after a command\n(Did you mean taskq run ${given}? Or taskq validate ${shellWord(name)}?)`, { code: "commander.unknownCommand" });
     }
     (Command.prototype as unknown as { unknownCommand(this: Command): void }).unknownCommand.call(this);
@@ -75,7 +77,7 @@ class TaskqCommand extends Command {
     const strayAt = received.findIndex((word, index) => flagBefore(index) !== undefined && !looksLikeWorkflow(word));
     if (strayAt !== -1 && received.length === expected + 1) {
       const file = received.find((_, index) => index !== strayAt)!;
-      this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file (${file}), and got '${received[strayAt]!}' besides; ${flagBefore(strayAt)!} takes no value: give it alone`, { code: "commander.excessArguments" });
+      this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file (${file}), and got '${shownWord(received[strayAt]!)}' besides; ${flagBefore(strayAt)!} takes no value: give it alone`, { code: "commander.excessArguments" });
     }
     if (extra.every(looksLikeWorkflow)) {
       // A glob's hundred files are not all repeated: the first three stand for them.
@@ -85,7 +87,7 @@ class TaskqCommand extends Command {
       const loop = `for f in ${shown.map(shellWord).join(" ")}${more === 0 ? "" : " ..."}; do taskq ${commandForEach(args, places)}; done`;
       this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file, and got ${received.length} (${named}); for each in turn: ${loop}`, { code: "commander.excessArguments" });
     }
-    const words = extra.map((word) => `'${word}'`).join(", ");
+    const words = extra.map((word) => `'${shownWord(word)}'`).join(", ");
     const before = flagBefore(expected);
     const flag = before !== undefined ? `; ${before} takes no value: give it alone` : "";
     // `submit ci.yaml test`, as `run ci.yaml test` selects: a durable run is every task of its file.
@@ -159,7 +161,7 @@ const IMAGE_FORMATS = new Set(["svg", "png", "pdf", "jpg", "jpeg", "gif", "ps", 
 function imageHint(name: string, choices: readonly string[], value: string): string {
   const format = value.toLowerCase();
   if (name !== "--format" || !choices.includes("dot") || !IMAGE_FORMATS.has(format)) return "";
-  const args = process.argv.slice(2);
+  const args = shownWords(process.argv.slice(2));
   const formatAt = args.findIndex((arg) => arg === "--format" || arg.startsWith("--format="));
   const command = [...args.slice(0, formatAt), "--format", "dot", ...args.slice(formatAt + (args[formatAt]!.includes("=") ? 1 : 2))].map(shellWord).join(" ");
   return `; taskq writes the graph's source, not a picture: for ${format.toUpperCase()}, have Graphviz draw it (taskq ${command} | dot -T${format} -o graph.${format})`;
@@ -179,11 +181,11 @@ function looksLikeWorkflow(name: string): boolean {
  * The command line given (`args`, after node and the script), its workflow files (the words at
  * `places`) taken out and `"$f"` where the first of them was, each word as the shell reads it: a
  * loop over the files keeps every flag given (`--dry-run` above all: without it, each file would
- * run), and every flag's value, whatever file it names.
+ * run), and every flag's value, whatever file it names; a store's URL with its password hidden, as every message shows it.
  */
 function commandForEach(args: readonly string[], places: readonly number[]): string {
   const words: string[] = [];
-  args.forEach((arg, index) => {
+  shownWords(args).forEach((arg, index) => {
     if (!places.includes(index)) words.push(shellWord(arg));
     else if (index === places[0]) words.push('"$f"');
   });

@@ -289,6 +289,40 @@ describe("taskq commands", () => {
     );
   });
 
+  // The loop over several files repeated the command line as typed, --store's password with it.
+  it("a message that repeats the command line (the loop over several files, the run meant, Graphviz's command) or a word of it shows a store's URL with its password hidden, as every message does", async () => {
+    const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
+    const url = "postgres://u:s3cret@127.0.0.1:1/none";
+    const said = async (args: string[]): Promise<string> => {
+      const result = await runCli(args, { cwd: ws.dir, env: { TASKQ_STORE: "" } });
+      expect(result, args.join(" ")).toMatchObject({ code: 2 });
+      expect(`${result.stdout}${result.stderr}`, args.join(" ")).not.toContain("s3cret");
+      return `${result.stdout}${result.stderr}`;
+    };
+    expect(await said(["run", "a.yaml", "b.yaml", "--store", url])).toBe(
+      "taskq: too many arguments for 'run': it takes one workflow file, and got 2 (a.yaml, b.yaml); for each in turn: for f in a.yaml b.yaml; do taskq run \"$f\" --store 'postgres://u:***@127.0.0.1:1/none'; done\n",
+    );
+    expect(await said(["submit", "a.yaml", "b.yaml", `--store=${url}`])).toBe(
+      "taskq: too many arguments for 'submit': it takes one workflow file, and got 2 (a.yaml, b.yaml); for each in turn: for f in a.yaml b.yaml; do taskq submit \"$f\" '--store=postgres://u:***@127.0.0.1:1/none'; done\n",
+    );
+    // A password= parameter, as the store's own messages hide it; a URL without a password, as typed.
+    expect(await said(["run", "a.yaml", "b.yaml", "--store", "postgres://127.0.0.1:1/none?password=s3cret"])).toContain("--store 'postgres://127.0.0.1:1/none?password=***'; done\n");
+    expect(await said(["run", "a.yaml", "b.yaml", "--store", "postgres://u@127.0.0.1:1/none"])).toContain("--store postgres://u@127.0.0.1:1/none; done\n");
+    expect(await said(["workflow.yaml", "--store", url])).toBe(
+      "taskq: unknown command 'workflow.yaml': a workflow file goes after a command\n(Did you mean taskq run workflow.yaml --store 'postgres://u:***@127.0.0.1:1/none'? Or taskq validate workflow.yaml?)\n",
+    );
+    expect(await said(["graph", "workflow.yaml", `--store=${url}`, "--format", "svg"])).toContain("(taskq graph workflow.yaml '--store=postgres://u:***@127.0.0.1:1/none' --format dot | dot -Tsvg -o graph.svg)\n");
+    // Given where a task or a file goes (--store left out): said as a word given besides, or no task, its password hidden too.
+    expect(await said(["run", "--dry-run", url, "workflow.yaml"])).toBe(
+      "taskq: too many arguments for 'run': it takes one workflow file (workflow.yaml), and got 'postgres://u:***@127.0.0.1:1/none' besides; --dry-run takes no value: give it alone\n",
+    );
+    expect(await said(["run", "workflow.yaml", url])).toContain('taskq: workflow.yaml has no task "postgres://u:***@127.0.0.1:1/none" (not a task id');
+    expect(await said(["run", "workflow.yaml", url, "--store", url])).toContain("taskq: selecting tasks (postgres://u:***@127.0.0.1:1/none) is for a local run");
+    expect(await said(["submit", "workflow.yaml", url, "--store", url])).toContain("and got 'postgres://u:***@127.0.0.1:1/none' besides");
+    // As an error record (--output json), the same.
+    expect(await said(["run", "--output", "json", "a.yaml", "b.yaml", "--store", url])).toContain("--store 'postgres://u:***@127.0.0.1:1/none'; done");
+  });
+
   it("a bad -j names the flag as it was typed: -j, or --concurrency", async () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     const said = async (...args: string[]): Promise<string> => {
