@@ -13,6 +13,7 @@ const PROBES: Record<ShellConstruct, string> = {
   source: "source /dev/null",
   function: "function f { :; }",
   array: 'a=(1); : "${a[0]}"',
+  "<<<": ": <<< x",
 };
 
 /** The constructs this machine's /bin/sh refuses; undefined until asked. */
@@ -20,7 +21,7 @@ let refused: ReadonlySet<string> | undefined;
 
 /**
  * Whether this machine's /bin/sh, which runs every task's `run`, refuses `construct`: `set -o pipefail` (dash
- * before 0.5.13; bash, zsh, busybox's ash and newer dash take it), bash's `[[`, `source`, `function` or arrays
+ * before 0.5.13; bash, zsh, busybox's ash and newer dash take it), bash's `[[`, `source`, `function`, arrays or here-strings
  * (dash: all; bash, and busybox's ash for some, take them). Its name for a note, `/bin/sh (dash)`, or undefined.
  * Asked once for all of them, each tried in a subshell of one `/bin/sh -c`, and only for a workflow with such a
  * construct (see pipefailSet, bashismIn): a shell that cannot be run is not said to refuse any.

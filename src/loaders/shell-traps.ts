@@ -104,7 +104,7 @@ export function pipefailNote(set: { text: string; line: number; substitution?: t
 }
 
 /** The bash-only constructs bashismIn finds: each one /bin/sh may refuse (see host-shell.ts shellRefusing). */
-export type BashismKind = "[[" | "source" | "function" | "array";
+export type BashismKind = "[[" | "source" | "function" | "array" | "<<<";
 
 /**
  * A case's pattern (`x)`, `*.txt|*.md)`), after its `in` or the `;;` that ends the branch before it: a command follows its `)`.
@@ -179,8 +179,11 @@ const BASHISM_BODIES: { kind: BashismKind; body: string; flags: string; commandO
     commandOnly: true,
   },
 ];
-/** Each bashism where sh reads a command (`pattern`), and the same read from just after a case pattern's `)` (`afterCase`, sticky); or one read anywhere. */
-const BASHISMS: { kind: BashismKind; pattern: RegExp; afterCase?: RegExp; commandOnly: boolean }[] = [
+/**
+ * Each bashism where sh reads a command (`pattern`), and the same read from just after a case pattern's `)` (`afterCase`, sticky); or one read
+ * anywhere, outside quotes (`inDoubleQuotes`: in double quotes too).
+ */
+const BASHISMS: { kind: BashismKind; pattern: RegExp; afterCase?: RegExp; commandOnly: boolean; inDoubleQuotes?: true }[] = [
   ...BASHISM_BODIES.map(({ kind, body, flags, commandOnly }) => ({
     kind,
     pattern: new RegExp(`${COMMAND_START}${body}`, flags),
@@ -188,7 +191,9 @@ const BASHISMS: { kind: BashismKind; pattern: RegExp; afterCase?: RegExp; comman
     commandOnly,
   })),
   // An expansion: read in double quotes too, where sh refuses it as well.
-  { kind: "array", pattern: /(?<!\\)(\$\{#?[A-Za-z_]\w*\[[^\n}]*\}?)/g, commandOnly: false },
+  { kind: "array", pattern: /(?<!\\)(\$\{#?[A-Za-z_]\w*\[[^\n}]*\}?)/g, commandOnly: false, inDoubleQuotes: true },
+  // A here-string, `cmd <<< word`: a redirection, wherever a word of a command may be (not a `<` escaped, which is a word's), and its word.
+  { kind: "<<<", pattern: /(?<![<\\])(<<<[ \t]*(?:'[^'\n]*'?|"(?:[^"\\\n]|\\[^\n])*"?|\\[^\n]|\$\([^()\n]*\)?|\$\{[^}\n]*\}?|[^\s;&|()<>'"\\`])*)/g, commandOnly: false },
 ];
 
 /**
@@ -227,22 +232,22 @@ function* bashismMatches(run: string, pattern: RegExp, afterCase: RegExp | undef
 }
 
 /**
- * bash's `[[ ... ]]`, `source file`, `function name {`, arrays (`arr=(a b)`, `${arr[@]}`) in a `run`, which
- * /bin/sh runs: dash has none of them (`[[: not found`, `source: not found`, a syntax error, `Bad
- * substitution`), found only once the task runs. The first one where sh reads it (a command's first word,
+ * bash's `[[ ... ]]`, `source file`, `function name {`, arrays (`arr=(a b)`, `${arr[@]}`), here-strings (`cmd <<< word`) in a
+ * `run`, which /bin/sh runs: dash has none of them (`[[: not found`, `source: not found`, a syntax error, `Bad
+ * substitution`, `redirection unexpected`), found only once the task runs. The first one where sh reads it (a command's first word,
  * in a `$(...)` or backquoted command too, which sh runs as it expands the word, in double quotes or not;
- * an array's expansion anywhere but in single quotes), outside comments and quotes, in a run with no
- * here-document (whose lines may be another shell's): its kind, its text (`[[ -f x ]]`) and its line, from 1, and for an array's
+ * an array's expansion anywhere but in single quotes; a here-string's `<<<` anywhere a word may be), outside comments and quotes,
+ * in a run with no here-document (whose lines may be another shell's; a here-string is none): its kind, its text (`[[ -f x ]]`) and its line, from 1, and for an array's
  * expansion in a command substitution (`$(echo ${a[0]})`), that only the substitution's shell exits 2 there. None for an
  * array's assignment or a `function` in a backquoted command (not in a `$(...)` there), which dash's reading drops unsaid.
  * Pure and quick: it only reads the run; whether this machine's sh refuses it is the caller's to ask.
  */
 export function bashismIn(run: string): { kind: BashismKind; text: string; line: number; substitution?: true; body?: "later" | "group" } | undefined {
-  if (run.includes("<<")) return undefined;
-  if (!run.includes("[[") && !run.includes("source") && !run.includes("function") && !run.includes("=(") && !ARRAY_EXPANSION.test(run)) return undefined;
+  if (HERE_DOCUMENT.test(run)) return undefined;
+  if (!run.includes("[[") && !run.includes("source") && !run.includes("function") && !run.includes("=(") && !run.includes("<<<") && !ARRAY_EXPANSION.test(run)) return undefined;
   let first: { kind: BashismKind; text: string; index: number; substitution: boolean } | undefined;
   const cases = casePatternEnds(run);
-  for (const { kind, pattern, afterCase, commandOnly } of BASHISMS) {
+  for (const { kind, pattern, afterCase, commandOnly, inDoubleQuotes } of BASHISMS) {
     // Each pattern's candidates come in order: what is before each is read once, from where the one before it was (a run of many skipped ones stays quick).
     const reader = new RunReader(run);
     for (const match of bashismMatches(run, pattern, afterCase, cases)) {
@@ -256,7 +261,7 @@ export function bashismIn(run: string): { kind: BashismKind; text: string; line:
       if (read.inLineComment) continue;
       // Where sh reads it: the innermost of the quotes, `$(...)` and backquoted commands open there (`"$(source x)"` runs it).
       const context = read.context;
-      if (context === "unsure" || (commandOnly ? context === "'" || context === '"' || context === "${" : context === "'")) continue;
+      if (context === "unsure" || (inDoubleQuotes === true ? context === "'" : context === "'" || context === '"' || context === "${")) continue;
       // A backquote that starts a command opens one (`` x=`[[ -f a ]]` ``), not one that closes it.
       if (match.text.startsWith("`") && context !== "`") continue;
       // In a backquoted command, sh (dash) ends that command at a syntax error without a word, its status 0, and goes on: an array's
@@ -507,6 +512,9 @@ class RunReader {
   }
 }
 
+/** A here-document's `<<` (`<<EOF`, `<<-EOF`), not a here-string's `<<<`. */
+const HERE_DOCUMENT = /(?<!<)<<(?!<)/;
+
 /** An array's expansion, `${arr[0]}`, `${#arr[@]}`: a run without one is not read for it (`${HOME}` is common). */
 const ARRAY_EXPANSION = /\$\{#?[A-Za-z_]\w*\[/;
 
@@ -530,6 +538,9 @@ const BASHISM_FAILURES: Record<BashismKind, (text: string) => string> = {
     text.startsWith("$")
       ? `an array, which SHELL here does not have ("Bad substitution"): a run is run by /bin/sh -c, not bash, so the task exits 2 there and runs nothing after it`
       : `an array, which SHELL here does not have (a syntax error: "(" unexpected): a run is run by /bin/sh -c, not bash, so the task exits 2 at that line and runs nothing from it on`,
+  // In a `$(...)` or backquoted command too, sh refuses the whole line before it runs any of it.
+  "<<<": (text) =>
+    `bash's here-string, which SHELL here refuses (a syntax error: "redirection unexpected"): a run is run by /bin/sh -c, not bash, so the task exits 2 at that line and runs nothing from it on; write printf '%s\\n' ${text.replace(/^<<<[ \t]*/, "") || "..."} | command, or a here-document (for read, whose variables a pipe would lose)`,
 };
 
 /** The note for bashismIn's construct in a run (`multiline`: of several lines), where `shell`, this machine's /bin/sh (`/bin/sh (dash)`), refuses it. */

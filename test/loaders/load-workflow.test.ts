@@ -124,4 +124,10 @@ describe("notes on what this machine's /bin/sh refuses", () => {
     const [bashismMs, commentMs] = bestOfAlternating(1, () => parse(bashism), () => parse(comment));
     expect(bashismMs).toBeLessThan(2 * commentMs);
   }, 120_000);
+
+  it.skipIf(spawnSync("/bin/sh", ["-c", ": <<< x"], { stdio: "ignore" }).status === 0)("gives a note on bash's here-string (<<<), which this machine's /bin/sh refuses, at the run", () => {
+    const parsed = parseWorkflow("tasks:\n  t:\n    run: tee /dev/stderr <<< z\n", join(folder, "here-string.yaml"), { checkShell: true });
+    expect(parsed.notes).toHaveLength(1);
+    expect(parsed.notes[0]).toMatch(/here-string\.yaml:3:10: task "t": run has <<< z, bash's here-string, which \/bin\/sh.* here refuses \(a syntax error: "redirection unexpected"\)/);
+  });
 });

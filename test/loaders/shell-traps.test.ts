@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { actionsExpressionNote, bashismIn, bashismNote, pipefailNote, pipefailSet } from "../../src/loaders/shell-traps.js";
 import { bestOfAlternating } from "../helpers/timing.js";
@@ -113,7 +114,7 @@ describe("actionsExpressionNote: GitHub Actions' ${{ ... }} in a run", () => {
   });
 });
 
-describe("bashismIn: bash's [[, source, function and arrays, where sh reads them", () => {
+describe("bashismIn: bash's [[, source, function, arrays and here-strings, where sh reads them", () => {
   it("finds the first one, with its kind, text and line", () => {
     expect(bashismIn("echo a\nif [[ -f x ]]; then make; fi")).toEqual({ kind: "[[", text: "[[ -f x ]]", line: 2 });
     expect(bashismIn("cd app && [[ -n $CI ]] && make")).toEqual({ kind: "[[", text: "[[ -n $CI ]]", line: 1 });
@@ -350,5 +351,42 @@ describe("bashismIn: bash's [[, source, function and arrays, where sh reads them
     expect(bashismNote({ kind: "source", text: "source ./env.sh", line: 1 }, false, "/bin/sh (dash)")).toMatch(/^run has source \.\/env\.sh, .*\("source: not found"\).*; write \. \.\/env\.sh; or run the commands with bash/);
     expect(bashismNote({ kind: "array", text: "${a[@]}", line: 1 }, false, "/bin/sh")).toMatch(/^run has \$\{a\[@\]\}, an array, which \/bin\/sh here does not have \("Bad substitution"\).*; run the commands with bash/);
     expect(bashismNote({ kind: "function", text: "function build", line: 3 }, true, "/bin/sh (dash)")).toMatch(/^run has function build \(its line 3\), .*a syntax error.*exits 2 at that line/);
+  });
+
+  // dash: `tee /dev/stderr <<< z` is "Syntax error: redirection unexpected", exit 2, and no note said so.
+  it("finds bash's here-string (<<<) wherever a word may be, with its word, and leaves it alone in quotes, a comment, another shell's, or a run with a here-document", () => {
+    expect(bashismIn("tee /dev/stderr <<< z")).toEqual({ kind: "<<<", text: "<<< z", line: 1 });
+    expect(bashismIn("echo a\nread a b <<< 'x y'; echo $a")).toEqual({ kind: "<<<", text: "<<< 'x y'", line: 2 });
+    expect(bashismIn('grep -q x <<<"$out" && echo y')?.text).toBe('<<<"$out"');
+    expect(bashismIn("wc -l <<< $(date) | cat")?.text).toBe("<<< $(date)");
+    // In a command substitution, in double quotes or not, or backquoted: sh refuses the whole line there too.
+    expect(bashismIn('v=$(cat <<< "$x"); echo "$v"')).toEqual({ kind: "<<<", text: '<<< "$x"', line: 1 });
+    expect(bashismIn('echo "$(cat <<< z)"')?.text).toBe("<<< z");
+    expect(bashismIn("v=`cat <<< z`")?.text).toBe("<<< z");
+    expect(bashismIn("case x in x) cat <<< z ;; esac")?.text).toBe("<<< z");
+    // The first construct of a run, whichever kind; a here-string is no here-document that would leave the run unread.
+    expect(bashismIn("cat <<< z; [[ -f x ]]")?.kind).toBe("<<<");
+    expect(bashismIn("[[ -f x ]] && cat <<< z")?.kind).toBe("[[");
+    for (const run of [
+      "echo '<<< z'",
+      'echo "a <<< b"',
+      "echo c # then <<< x",
+      "echo \\<<< x",
+      "bash -c 'cat <<< z'",
+      "cat <<EOF\n<<< z\nEOF",
+      "cat <<-EOF\n\tx\nEOF\ncat <<< z",
+    ]) {
+      expect(bashismIn(run), run).toBeUndefined();
+    }
+    // What this machine's sh makes of it, where it refuses a here-string (dash): a syntax error, exit 2, nothing of that line run.
+    if (spawnSync("/bin/sh", ["-c", ": <<< x"], { stdio: "ignore" }).status !== 0) {
+      const ran = spawnSync("/bin/sh", ["-c", "echo before\ntee /dev/stderr <<< z; echo after"], { encoding: "utf8" });
+      expect(ran).toMatchObject({ status: 2, stdout: "before\n" });
+      expect(ran.stderr).toContain("redirection unexpected");
+    }
+    expect(bashismNote({ kind: "<<<", text: "<<< z", line: 1 }, false, "/bin/sh (dash)")).toBe(
+      "run has <<< z, bash's here-string, which /bin/sh (dash) here refuses (a syntax error: \"redirection unexpected\"): a run is run by /bin/sh -c, not bash, so the task exits 2 at that line and runs nothing from it on; write printf '%s\\n' z | command, or a here-document (for read, whose variables a pipe would lose); or run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)",
+    );
+    expect(bashismNote({ kind: "<<<", text: "<<< 'x y'", line: 2 }, true, "/bin/sh (dash)")).toMatch(/^run has <<< 'x y' \(its line 2\), bash's here-string, .*; write printf '%s\\n' 'x y' \| command,/);
   });
 });
