@@ -122,7 +122,12 @@ export function buildTask(id: string, task: TaskFile, dependsOn: string[], conte
   const retryOn = own("retryOn") ? task.retryOn : defaults.retryOn;
   if (retryOn !== undefined && retryOn !== null) {
     built.retryOn = [...new Set(retryOn)];
-    if (retryOn.includes(126) || retryOn.includes(127)) noteNeverRetried(id, retryOn, own("retryOn") ? ["tasks", id, "retryOn"] : ["defaults", "retryOn"], context);
+    const path = own("retryOn") ? ["tasks", id, "retryOn"] : ["defaults", "retryOn"];
+    if (retryOn.includes(126) || retryOn.includes(127)) noteNeverRetried(id, retryOn, path, context);
+    // `retryOn: [3, 3]`, as a repeated dependency: likely a slip for another code, noted where it is repeated.
+    retryOn.forEach((code, index) => {
+      if (retryOn.indexOf(code) < index) noteAt(id, [...path, index], `retryOn lists ${code} more than once; it counts once`, context);
+    });
   }
   if (task.retries === undefined && defaults.retries === undefined) noteNothingToRetry(id, task, context);
   const timeoutMs = own("timeout") ? task.timeout : defaults.timeout;

@@ -1066,4 +1066,16 @@ describe("parseWorkflow on a valid file", () => {
       '/work/wf/ci.yaml:4:37: task "b": dependsOn lists "a" more than once; it counts once',
     ]);
   });
+
+  it("counts a repeated exit code of retryOn once, and notes it where it is repeated, as a repeated dependency; of defaults' once, at defaults", () => {
+    const workflow = parse(yaml("defaults:", "  retryOn: [1, 1]", "tasks:", "  a: { run: x, retries: 2, retryOn: [3, 75, 3, 3] }", "  b: { run: x, retries: 1 }", "  c: { run: x, retries: 1 }"));
+    expect(workflow.tasks.find((task) => task.id === "a")!.retryOn).toEqual([3, 75]);
+    expect(workflow.tasks.find((task) => task.id === "b")!.retryOn).toEqual([1]);
+    expect(workflow.notes).toEqual([
+      "/work/wf/ci.yaml:2:16: defaults: retryOn lists 1 more than once; it counts once",
+      '/work/wf/ci.yaml:4:45: task "a": retryOn lists 3 more than once; it counts once',
+      '/work/wf/ci.yaml:4:48: task "a": retryOn lists 3 more than once; it counts once',
+    ]);
+    expect(parse(yaml("tasks:", "  a: { run: x, retries: 2, retryOn: [3, 75] }")).notes).toEqual([]);
+  });
 });
