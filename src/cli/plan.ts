@@ -140,7 +140,8 @@ export function printPlan(workflow: Workflow, planned: PlannedConcurrency, json 
     const details = [`priority ${task.priority}`];
     if (task.dependsOn.length > 0) details.push(`after ${task.dependsOn.join(", ")}`);
     if (task.runAt !== undefined) details.push(runAtWords(task.runAt, now));
-    if (task.delayMs !== undefined) details.push(`${formatMs(task.delayMs)} after the run starts`);
+    // `delay: 0` is no wait: said as a task without a delay is, not `0ms after the run starts`.
+    if (task.delayMs !== undefined && task.delayMs > 0) details.push(`${formatMs(task.delayMs)} after the run starts`);
     if (task.retries > 0) details.push(retryWords(task.retries, task.backoff, task.retryOn));
     if (task.timeoutMs !== undefined) details.push(`timeout ${formatMs(task.timeoutMs)}`);
     if (task.cwd !== workflow.folder) details.push(`in ${oneLine(path.relative(workflow.folder, task.cwd))}`);

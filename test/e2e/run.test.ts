@@ -1028,6 +1028,13 @@ prog 100%%
     ]);
   });
 
+  // It said `0ms after the run starts`, a wait that is none.
+  it("--dry-run says nothing of a zero delay (`delay: 0`, `0s`, one that undoes defaults'), as of a task without one", async () => {
+    const plan = await run("defaults:\n  delay: 5m\ntasks:\n  a: { run: \"true\", delay: 0 }\n  b: { run: \"true\", delay: 0s, dependsOn: [a] }\n  c: { run: \"true\" }\n", ["--dry-run", "-j", "1"]);
+    expect(plan.code).toBe(0);
+    expect(plan.stdout.split("\n").slice(1)).toEqual(["   1. a: true  (priority normal)", "   2. b: true  (priority normal; after a)", "   3. c: true  (priority normal; 5m after the run starts)", ""]);
+  });
+
   it("counts `delay` from the start of the run, not from when the file was read", async () => {
     // Reading and checking 300 tasks takes tens of ms: they must not come off the delay.
     const dependents = Array.from({ length: 300 }, (_, i) => `  t${i}: { run: "true", dependsOn: gate }`);
