@@ -705,8 +705,8 @@ function utf8Boundary(bytes: Buffer, end: number): number {
  */
 export class Tail {
   readonly #size: number;
-  /** Lines that came after the held ones (see #held), at most `size`. */
-  readonly #lines: string[] = [];
+  /** Lines that came after the held ones (see #held), at most `size`: text, or a long line already as lines() gives it (see Cut). */
+  readonly #lines: (string | Cut)[] = [];
   /**
    * The last `size` lines of the latest block that filled the tail, as bytes (each ending
    * in "\n"), older than every line in #lines, and decoded only when they are asked for:
@@ -715,15 +715,19 @@ export class Tail {
   #held: Buffer | undefined;
   #heldBytes = 0;
   /** Blank lines since the last line that is not (the last `size` of them): kept once a line that is not blank follows. */
-  readonly #blanks: string[] = [];
+  readonly #blanks: (string | Cut)[] = [];
 
   constructor(size: number) {
     this.#size = Math.max(0, size);
   }
 
   push(line: string): void {
+    this.#add(line, isBlankText(line));
+  }
+
+  #add(line: string | Cut, blank: boolean): void {
     if (this.#size === 0) return;
-    if (isBlankText(line)) {
+    if (blank) {
       this.#blanks.push(line);
       if (this.#blanks.length > this.#size) this.#blanks.shift();
       return;
@@ -732,10 +736,21 @@ export class Tail {
     this.#keep(line);
   }
 
-  #keep(line: string): void {
+  #keep(line: string | Cut): void {
     this.#lines.push(line);
     if (this.#lines.length > this.#size) this.#lines.shift();
     if (this.#lines.length === this.#size) this.#heldBytes = 0; // the held lines are out of the tail now
+  }
+
+  /**
+   * A block's line bytes[start, newline): decoded, or, longer than LONG_TAIL_LINE bytes (a line kept whole under GitHub
+   * Actions, up to 1 MiB), cut as lines() would cut its text, of which no more is decoded than that keeps: kept whole till
+   * then, 20 such lines held 20 MiB of each running task's memory (40 as UTF-16), where the tail shows 1,000 characters of each.
+   */
+  #pushLine(bytes: Buffer, start: number, newline: number): void {
+    if (newline - start <= LONG_TAIL_LINE) return this.push(blockLineText(bytes, start, newline));
+    const end = bytes[newline - 1] === CARRIAGE_RETURN ? newline - 1 : newline;
+    this.#add(new Cut(tailLineOfBytes(bytes, start, end)), isBlankBytes(bytes, start, end));
   }
 
   /** The last lines of a block (see BlockHandler), kept as bytes until they are needed. */
@@ -744,21 +759,22 @@ export class Tail {
     // The block's last line that is not blank: those after it wait, as blank lines pushed one by one do.
     let last = count - 1;
     while (last >= 0 && isBlankBytes(bytes, last === 0 ? 0 : (ends[last - 1] as number), (ends[last] as number) - 1)) last--;
-    const lineText = (line: number) => blockLineText(bytes, line === 0 ? 0 : (ends[line - 1] as number), (ends[line] as number) - 1);
-    if (last + 1 < this.#size) {
-      for (let line = 0; line <= last; line++) this.push(lineText(line));
+    const pushLine = (line: number) => this.#pushLine(bytes, line === 0 ? 0 : (ends[line - 1] as number), (ends[line] as number) - 1);
+    const start = last + 1 <= this.#size ? 0 : (ends[last - this.#size] as number);
+    const length = last === -1 ? 0 : (ends[last] as number) - start;
+    // Held as bytes only while they are as many as `size` lines cut for display would be: a long line (see #pushLine) is cut.
+    if (last + 1 < this.#size || length > this.#size * LONG_TAIL_LINE) {
+      for (let line = Math.max(0, last + 1 - this.#size); line <= last; line++) pushLine(line);
     } else {
       // The block alone fills the tail: what came before it is gone.
       this.#lines.length = 0;
       this.#blanks.length = 0;
-      const start = last + 1 === this.#size ? 0 : (ends[last - this.#size] as number);
-      const length = (ends[last] as number) - start;
       if (this.#held === undefined || this.#held.length < length) this.#held = Buffer.allocUnsafe(Math.max(length, 4096));
       bytes.copy(this.#held, 0, start, start + length);
       this.#heldBytes = length;
     }
     // Its blank lines at the end, the last `size` of them (each decoded: they are short, or few).
-    for (let line = Math.max(last + 1, count - this.#size); line < count; line++) this.push(lineText(line));
+    for (let line = Math.max(last + 1, count - this.#size); line < count; line++) pushLine(line);
   }
 
   /**
@@ -775,9 +791,29 @@ export class Tail {
         start = end + 1;
       }
     }
-    return [...held, ...this.#lines].slice(-this.#size).map(tailLine);
+    return [...held, ...this.#lines].slice(-this.#size).map((line) => (line instanceof Cut ? line.text : tailLine(line)));
+  }
+
+  /**
+   * How much the tail holds: its lines' characters and its held bytes (for tests: bounded, whatever the length of the
+   * lines pushed).
+   */
+  keptSize(): number {
+    const text = (line: string | Cut): number => (line instanceof Cut ? line.text : line).length;
+    return this.#heldBytes + this.#lines.reduce((sum, line) => sum + text(line), 0) + this.#blanks.reduce((sum, line) => sum + text(line), 0);
   }
 }
+
+/** A long line a Tail keeps as its lines() give it: cut already (see Tail's #pushLine). */
+class Cut {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * A block's line longer than this many bytes is cut as it comes into a Tail (see its #pushLine), not when the tail's lines
+ * are asked for: a line cut for display is shorter (DISPLAY_LIMIT bytes and its ending), so only one kept whole is cut so.
+ */
+const LONG_TAIL_LINE = DISPLAY_LIMIT + ENDING_ROOM;
 
 /**
  * The text of a block's line bytes[start, newline), as the splitter's text path gives it: an
@@ -809,7 +845,11 @@ function tailLine(line: string): string {
   let end = line.length;
   while (end > 0 && line.charCodeAt(end - 1) === CARRIAGE_RETURN) end--;
   const rewrite = end === 0 ? -1 : line.lastIndexOf("\r", end - 1);
-  const last = rewrite > 0 ? line.slice(rewrite) : line;
+  return tailState(rewrite > 0 ? line.slice(rewrite) : line, bytes);
+}
+
+/** A line's last state as tailLine keeps it: whole up to TAIL_LINE_LIMIT characters, else cut, then `… (bytes bytes)`. */
+function tailState(last: string, bytes: string): string {
   // Copied out: a slice would keep the whole line alive.
   if (last.length <= TAIL_LINE_LIMIT) return Buffer.from(last).toString();
   let cut = TAIL_LINE_LIMIT;
@@ -818,6 +858,23 @@ function tailLine(line: string): string {
   cut = wholeTextEnd(last, cut);
   return `${Buffer.from(last.slice(0, cut)).toString()}${CUT_MARK}${bytes}${CUT_MARK_END}`;
 }
+
+/**
+ * tailLine of the text of bytes[start, end), decoding no more of it than that keeps: its last state's first bytes, as
+ * many as TAIL_LINE_LIMIT characters and one more take at most (a "\r" is a byte of its own in UTF-8). Its length is its
+ * bytes' (as a line cut for display says), not its text's: the same where it is UTF-8.
+ */
+function tailLineOfBytes(bytes: Buffer, start: number, end: number): string {
+  const line = bytes.subarray(start, end);
+  const mark = cutMarkStart(line);
+  const length = mark === -1 ? String(line.length) : line.toString("latin1", mark + Buffer.byteLength(CUT_MARK), line.length - CUT_MARK_END.length);
+  const rewrite = lastRewrite(line, 0, line.length);
+  const from = rewrite > 0 ? rewrite : 0;
+  return tailState(line.toString("utf8", from, Math.min(line.length, from + TAIL_DECODED_BYTES)), length);
+}
+
+/** At most how many bytes make TAIL_LINE_LIMIT characters and one more (four a character), so tailLineOfBytes needs no more. */
+const TAIL_DECODED_BYTES = 4 * (TAIL_LINE_LIMIT + 1);
 
 /** A character that is not a space, tab, carriage return, vertical tab or form feed (as isBlankBytes takes them). */
 const NOT_BLANK = /[^ \t\r\v\f]/;

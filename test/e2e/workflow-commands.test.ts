@@ -132,6 +132,31 @@ describe("GitHub Actions workflow commands in plain output", () => {
     expect(taskLines(stdout)).toEqual(["lint | \rlint | token: sec", "lint | ret\rlint | 30%", "lint | after"]);
   });
 
+  it("under GitHub Actions, a failed task's summary shows its long last lines as without, cut to 1,000 characters with their length, where the output has them whole", async () => {
+    const lines = [`token ${"é".repeat(150_000)}`, `10%\r${"w".repeat(2000)}`, `${"\r".repeat(3)}${"v".repeat(5000)}`, "last"];
+    const ws = await workspace("tasks:\n  lint:\n    run: cat lines.txt; exit 3\n");
+    await writeFile(path.join(ws.dir, "lines.txt"), lines.map((line) => `${line}\n`).join(""));
+    const summary = async (env: Record<string, string | undefined>): Promise<{ stdout: string; lastLines: string }> => {
+      const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir, env });
+      expect(result.code).toBe(1);
+      return { stdout: result.stdout, lastLines: result.stdout.slice(result.stdout.indexOf("last 4 lines:")).split("\n").slice(0, 5).join("\n") };
+    };
+    const gitHub = await summary({ GITHUB_ACTIONS: "true" });
+    expect(gitHub.stdout).toContain(`lint | ${lines[0]}\n`);
+    expect(gitHub.lastLines).toBe(
+      [
+        "last 4 lines:",
+        `      token ${"é".repeat(994)}… (${6 + 300_000} bytes)`,
+        `      \r${"w".repeat(999)}… (2004 bytes)`,
+        `      \r${"v".repeat(999)}… (5003 bytes)`,
+        "      last",
+      ].join("\n"),
+    );
+    // Without, the same, but for a line over 4 KiB that a "\r" rewrote: cut for display from its last "\r", the length that
+    // says is of its last state.
+    expect((await summary({ GITHUB_ACTIONS: undefined })).lastLines).toBe(gitHub.lastLines.replace("(5003 bytes)", "(5001 bytes)"));
+  });
+
   it("outside GitHub Actions (GITHUB_ACTIONS unset, or not `true`), prefixes every line as before", async () => {
     const ws = await printing(PRINTED);
     for (const value of [undefined, "false", ""]) {

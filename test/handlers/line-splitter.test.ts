@@ -402,6 +402,44 @@ describe("Tail lines", () => {
     expect(short.lines()).toEqual(["\rdl 100%", "done\r", "plain"]);
   });
 
+  it("holds of a line kept whole under GitHub Actions (up to 1 MiB) no more than it shows, and shows it as it shows its text", () => {
+    // Kept whole till the summary asked, 20 lines of 1 MB held 20 MB of each running task's memory.
+    const line = `token ${"x".repeat(1024 * 1024 - 6)}`;
+    const tail = new Tail(20);
+    for (let i = 0; i < 20; i++) tail.pushBlock(...lineBlock(`${line}\n`));
+    expect(tail.keptSize()).toBeLessThanOrEqual(20 * (TAIL_LINE_LIMIT + 20));
+    expect(tail.lines()).toEqual(Array.from({ length: 20 }, () => `token ${"x".repeat(TAIL_LINE_LIMIT - 6)}… (${1024 * 1024} bytes)`));
+    // A tail of one line, which a block fills: held as bytes, it held the line whole.
+    const one = new Tail(1);
+    one.pushBlock(...lineBlock(`${line}\r\n`));
+    expect(one.keptSize()).toBeLessThanOrEqual(TAIL_LINE_LIMIT + 20);
+    expect(one.lines()).toEqual([`token ${"x".repeat(TAIL_LINE_LIMIT - 6)}… (${1024 * 1024} bytes)`]);
+    // Each as the line's text shows: a progress bar's last state, characters of two and four bytes, an escape sequence at
+    // the cut, a "\r" ending it, the task's own `… (N bytes)`, a blank line followed by one that is not, or none.
+    const long = "y".repeat(DISPLAY_LIMIT * 2);
+    const shapes = [
+      `${long}\r${"é".repeat(5000)}`,
+      `${long}\r${"🎉".repeat(3000)}\r\r`,
+      `a\r${"z".repeat(TAIL_LINE_LIMIT - 3)}\x1b[31m${long}`,
+      `${long}… (123456 bytes)`,
+      " ".repeat(DISPLAY_LIMIT * 3),
+      `${long}\r\x1b[2K`,
+      "ok",
+    ];
+    const text = new Tail(shapes.length);
+    const blocks = new Tail(shapes.length);
+    for (const shape of shapes) {
+      text.push(shape.endsWith("\r") ? shape.slice(0, -1) : shape); // as the text path gives a "\r\n" line
+      blocks.pushBlock(...lineBlock(`${shape}\n`));
+    }
+    expect(blocks.lines()).toEqual(text.lines());
+    expect(blocks.lines()).toHaveLength(shapes.length);
+    expect(blocks.keptSize()).toBeLessThanOrEqual(shapes.length * (TAIL_LINE_LIMIT + 20));
+    const blank = new Tail(2);
+    blank.pushBlock(...lineBlock(`a\n${" ".repeat(DISPLAY_LIMIT * 3)}\n`));
+    expect(blank.lines()).toEqual(["a"]);
+  });
+
   it("never cuts a character made of two UTF-16 units in half", () => {
     const tail = new Tail(1);
     tail.push(`${"a".repeat(TAIL_LINE_LIMIT - 1)}${"🎉".repeat(10)}`);
