@@ -2,7 +2,8 @@
 export const DISPLAY_LIMIT = 4096;
 /**
  * The longest line a splitter made `wholeLines` hands on whole (see LineSplitter): 1 MiB. Past it, a line is cut as
- * without `wholeLines`, so a task's open line holds at most this much memory.
+ * without `wholeLines` (of one that "\r" rewrote, only a state that long: see #appendWhole), so a task's open line holds
+ * at most this much memory.
  */
 const WHOLE_LINE_LIMIT = 1024 * 1024;
 /**
@@ -95,7 +96,8 @@ export type BlockHandler = (bytes: Buffer, count: number, ends: Int32Array) => v
  * only whole) keeps every line whole, up to WHOLE_LINE_LIMIT: one over DISPLAY_LIMIT is not cut (`::add-mask::` and a long
  * secret, or `token` and that secret: cut, what was kept of the value was shown), and an open line is not shown before it
  * ends (`token: sec`, then `ret` a second later: the runner masked neither piece), but for the states of it a "\r" ended,
- * which the runner reads as lines (see #showStates). Past WHOLE_LINE_LIMIT, a line goes on as without `wholeLines`.
+ * which the runner reads as lines (see #showStates). Past WHOLE_LINE_LIMIT, a line goes on as without `wholeLines`, but
+ * one that "\r" rewrote, whose states before its last go on (see #appendWhole).
  */
 export class LineSplitter {
   readonly #onLine: (text: string) => void;
@@ -295,15 +297,24 @@ export class LineSplitter {
   #showStates(): void {
     const buffer = this.#prefix;
     const rewrite = buffer === undefined ? -1 : lastRewrite(buffer, 0, this.#prefixBytes);
-    if (buffer === undefined || rewrite <= 0) return;
+    if (rewrite <= 0) return;
+    this.#handOnStates(rewrite);
+    this.#openedAt = performance.now();
+    holding.add(this);
+  }
+
+  /**
+   * With wholeLines, hands on the open line's kept bytes before `rewrite` (a "\r" that a byte follows: a progress bar's
+   * states) as a line, and keeps its bytes from there on, its last state, whole as the open line.
+   */
+  #handOnStates(rewrite: number): void {
+    const buffer = this.#prefix as Buffer;
     // Copied: the line's buffer goes with it.
     const last = Buffer.from(buffer.subarray(rewrite, this.#prefixBytes));
     this.#prefixBytes = this.#lineBytes = this.#totalBytes = rewrite;
     this.#lastByte = buffer[rewrite - 1] as number;
     this.#emitOpenLine();
     this.#append(last, 0, last.length);
-    this.#openedAt = performance.now();
-    holding.add(this);
   }
 
   #emitBlock(chunk: Buffer, start: number, end: number, count: number): void {
@@ -319,11 +330,16 @@ export class LineSplitter {
 
   /**
    * As written, a complete line chunk[start, newline] too long for a block: whole with wholeLines (up to
-   * WHOLE_LINE_LIMIT), or when its "\r" alone made it so; else as displayLine shows it, from its last "\r" on once past
+   * WHOLE_LINE_LIMIT; past it, as #appendWhole keeps it), or when its "\r" alone made it so; else as displayLine shows it, from its last "\r" on once past
    * DISPLAY_LIMIT, and cut if that is still too long.
    */
   #emitLongLine(chunk: Buffer, start: number, newline: number): void {
-    if (this.#wholeLines && newline - start <= WHOLE_LINE_LIMIT) return this.#emitAlone(chunk.subarray(start, newline + 1));
+    if (this.#wholeLines) {
+      if (newline - start <= WHOLE_LINE_LIMIT) return this.#emitAlone(chunk.subarray(start, newline + 1));
+      // Longer: as the same line in pieces goes (see #appendWhole), a progress bar's states each whole.
+      this.#append(chunk, start, newline);
+      return this.#emitOpenLine();
+    }
     const end = chunk[newline - 1] === CARRIAGE_RETURN ? newline - 1 : newline;
     if (end - start > DISPLAY_LIMIT) {
       const rewrite = lastRewrite(chunk, start, end);
@@ -456,24 +472,50 @@ export class LineSplitter {
   }
 
   /**
-   * With wholeLines, the open line so far kept whole: chunk[start, end) is kept with it, up to WHOLE_LINE_LIMIT. Returns
-   * false past that: the line goes on as without wholeLines, from its last state (a "\r" rewrote it: see #append), of
+   * With wholeLines, the open line so far kept whole: chunk[start, end) is kept with it, up to WHOLE_LINE_LIMIT. A line
+   * that "\r" rewrote (a progress bar, whose states the runner reads as lines) goes on whole past that, its states before
+   * its last "\r" that a byte follows handed on as #showStates hands them on, each at most that long: its states of a
+   * second held it all (they are shown once a second), and past the bound its last state was shown cut, a value in it
+   * unmasked. Returns false where one state (a line with no "\r") is longer: the line goes on as without wholeLines, of
    * which the first DISPLAY_LIMIT bytes are kept.
    */
   #appendWhole(chunk: Buffer, start: number, end: number): boolean {
-    const length = this.#prefixBytes + end - start;
     let buffer = this.#lineBuffer();
-    if (length > WHOLE_LINE_LIMIT) {
-      this.#whole = false;
-      const rewrite = lastRewrite(buffer, 0, this.#prefixBytes);
+    for (;;) {
+      // Past the bound by a state's "\r" alone: kept, as the state it ends is whole still.
+      if (this.#prefixBytes + end - start <= WHOLE_LINE_LIMIT || start === end) break;
+      // The kept bytes' last "\r" that a byte follows (one that ends them, where this chunk's next byte is no "\r"): the
+      // states before it go on.
+      const kept = this.#prefixBytes;
+      const rewrite = buffer[kept - 1] === CARRIAGE_RETURN && chunk[start] !== CARRIAGE_RETURN ? kept - 1 : lastRewrite(buffer, 0, kept);
       if (rewrite > 0) {
-        buffer.copy(buffer, 0, rewrite, this.#prefixBytes);
-        this.#prefixBytes -= rewrite;
-        this.#lineBytes -= rewrite;
+        this.#handOnStates(rewrite);
+        buffer = this.#lineBuffer();
+        continue;
       }
+      // Else as much of this chunk as the bound leaves room for, to its last "\r" there (a state of the bound's length and
+      // its "\r" included), for the states before it to go on.
+      const room = WHOLE_LINE_LIMIT - kept;
+      const returned = room >= 0 ? chunk.lastIndexOf(CARRIAGE_RETURN, start + room) : -1;
+      if (returned >= start) {
+        buffer = this.#keepWhole(chunk, start, returned + 1);
+        start = returned + 1;
+        continue;
+      }
+      // A state longer than the bound.
+      this.#whole = false;
       this.#prefixBytes = Math.min(this.#prefixBytes, DISPLAY_LIMIT);
       return false;
     }
+    this.#keepWhole(chunk, start, end);
+    return true;
+  }
+
+  /** With wholeLines, chunk[start, end) kept with the open line (at most WHOLE_LINE_LIMIT bytes in all); its buffer. */
+  #keepWhole(chunk: Buffer, start: number, end: number): Buffer {
+    let buffer = this.#lineBuffer();
+    const length = this.#prefixBytes + end - start;
+    if (end <= start) return buffer;
     if (length + ENDING_ROOM > buffer.length) {
       const grown = Buffer.allocUnsafe(Math.min(Math.max(length, buffer.length * 2), WHOLE_LINE_LIMIT) + ENDING_ROOM);
       buffer.copy(grown, 0, 0, this.#prefixBytes);
@@ -482,7 +524,7 @@ export class LineSplitter {
     chunk.copy(buffer, this.#prefixBytes, start, end);
     this.#prefixBytes = this.#lineBytes = this.#totalBytes = length;
     this.#lastByte = chunk[end - 1] ?? -1;
-    return true;
+    return buffer;
   }
 
   #setState(text: string): void {

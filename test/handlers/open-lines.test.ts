@@ -10,12 +10,12 @@ function textSplitter(): { splitter: LineSplitter; lines: string[] } {
 }
 
 /** As written (plain output into a file or a pipe): every line as the bytes handed on, "\n" included. */
-function writtenSplitter(): { splitter: LineSplitter; lines: string[] } {
+function writtenSplitter(options: { wholeLines?: boolean } = {}): { splitter: LineSplitter; lines: string[] } {
   const lines: string[] = [];
   const onBlock = (bytes: Buffer, count: number, ends: Int32Array): void => {
     for (let line = 0, start = 0; line < count; start = ends[line] as number, line++) lines.push(bytes.toString("latin1", start, ends[line]));
   };
-  return { splitter: new LineSplitter(() => expect.fail("as written, no line comes as text"), onBlock, { asWritten: true, showOpenAfterMs: PERIOD }), lines };
+  return { splitter: new LineSplitter(() => expect.fail("as written, no line comes as text"), onBlock, { asWritten: true, showOpenAfterMs: PERIOD, ...options }), lines };
 }
 
 const push = (splitter: LineSplitter, text: string): void => splitter.push(Buffer.from(text, "latin1"));
@@ -194,6 +194,56 @@ describe("LineSplitter showing a line not ended yet (showOpenAfterMs)", () => {
     expect(vi.getTimerCount()).toBe(0);
     vi.advanceTimersByTime(PERIOD * 10);
     expect(lines).toEqual([]);
+  });
+});
+
+/** The 1 MiB a line kept whole holds at most (see LineSplitter's `wholeLines`). */
+const WHOLE_LINE_LIMIT = 1024 * 1024;
+
+/** `text` pushed in pieces of `size` bytes. */
+function pushInPieces(splitter: LineSplitter, text: string, size: number): void {
+  for (let at = 0; at < text.length; at += size) push(splitter, text.slice(at, at + size));
+}
+
+describe("LineSplitter keeping lines whole (wholeLines: plain output under GitHub Actions)", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "performance"] });
+  });
+  afterEach(() => {
+    vi.advanceTimersByTime(PERIOD * 2);
+    expect(vi.getTimerCount()).toBe(0);
+    vi.useRealTimers();
+  });
+
+  it("keeps a progress bar's last state whole when its states within a period pass 1 MiB: it hands on the states before it instead", () => {
+    // 120,000 states of 9 bytes within a second, then a value's first part, the rest a period later: past the bound, the
+    // states went on cut, the last of them, `\rtoken: sec`, shown alone, `ret` after it, and the value masked in neither.
+    const states = Array.from({ length: 120_000 }, (_, i) => `\r${String(i).padStart(8)}`).join("");
+    const { splitter, lines } = writtenSplitter({ wholeLines: true });
+    pushInPieces(splitter, states, 64 * 1024);
+    push(splitter, "\rtoken: sec");
+    vi.advanceTimersByTime(PERIOD);
+    push(splitter, "ret\n");
+    expect(lines.at(-1)).toBe("\rtoken: secret\n");
+    // Every state before it as written, none cut, each line at most the bound.
+    expect(lines.slice(0, -1).map((line) => line.slice(0, -1)).join("")).toBe(states);
+    expect(lines.every((line) => line.endsWith("\n") && line.length <= WHOLE_LINE_LIMIT + 1)).toBe(true);
+    // In one chunk too: the states that go with the last in a line within the bound go with it.
+    const { splitter: one, lines: oneLines } = writtenSplitter({ wholeLines: true });
+    push(one, `${states}\rtoken: secret\n`);
+    expect(oneLines.length).toBeGreaterThan(1);
+    expect(oneLines.at(-1)).toMatch(/\rtoken: secret\n$/);
+    expect(oneLines.map((line) => line.slice(0, -1)).join("")).toBe(`${states}\rtoken: secret`);
+    expect(oneLines.every((line) => line.length <= WHOLE_LINE_LIMIT + 1)).toBe(true);
+    // A state of 1 MiB, its "\r" past the bound: whole, and so is the state after it.
+    const { splitter: full, lines: fullLines } = writtenSplitter({ wholeLines: true });
+    const state = "s".repeat(WHOLE_LINE_LIMIT);
+    pushInPieces(full, state, 64 * 1024);
+    push(full, "\rtoken: secret\n");
+    expect(fullLines).toEqual([`${state}\n`, "\rtoken: secret\n"]);
+    const { splitter: crlf, lines: crlfLines } = writtenSplitter({ wholeLines: true });
+    pushInPieces(crlf, `${state}\r\n`, 64 * 1024);
+    expect(crlfLines).toEqual([`${state}\r\n`]);
   });
 });
 
