@@ -289,8 +289,9 @@ export class LineSplitter {
 
   /**
    * With wholeLines, the open line held a period: its states that a "\r" ended so far (a progress bar's), each a line of
-   * its own to GitHub Actions' runner, which reads a "\r" as a line's end, are shown, as a line; its last, which may be a
-   * value cut short, waits (timed again) as the open line for its end or its next "\r". A line with no such "\r" waits
+   * its own to GitHub Actions' runner, which reads a "\r" as a line's end, are shown, as a line; the state after its last
+   * "\r" that a byte follows, which may be a value cut short, waits (timed again) as the open line until a byte follows a
+   * later "\r", or the line ends: of a bar that ends each state with its "\r" (`printf '%d%%\r'`), each shows a period late. A line with no such "\r" waits
    * whole: shown in pieces, it was two lines to the runner (`::add-mask::sec` or `token: sec`, then `ret`), which masks a
    * value only whole.
    */

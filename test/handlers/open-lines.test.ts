@@ -215,6 +215,24 @@ describe("LineSplitter keeping lines whole (wholeLines: plain output under GitHu
     vi.useRealTimers();
   });
 
+  it("shows of a progress bar that ends each state with its \\r (`printf '%d%%\\r'`) each state a period late, and its last at the line's end", () => {
+    // A "\r" counts once more of the line follows it: the state before it may be a value cut short.
+    const { splitter, lines } = writtenSplitter({ wholeLines: true });
+    push(splitter, "10%\r");
+    vi.advanceTimersByTime(PERIOD);
+    expect(lines).toEqual([]);
+    push(splitter, "20%\r");
+    vi.advanceTimersByTime(PERIOD);
+    expect(lines).toEqual(["10%\n"]);
+    push(splitter, "30%\r");
+    vi.advanceTimersByTime(PERIOD);
+    expect(lines).toEqual(["10%\n", "\r20%\n"]);
+    vi.advanceTimersByTime(PERIOD * 5);
+    expect(lines).toEqual(["10%\n", "\r20%\n"]);
+    push(splitter, "\n");
+    expect(lines).toEqual(["10%\n", "\r20%\n", "\r30%\r\n"]);
+  });
+
   it("keeps a progress bar's last state whole when its states within a period pass 1 MiB: it hands on the states before it instead", () => {
     // 120,000 states of 9 bytes within a second, then a value's first part, the rest a period later: past the bound, the
     // states went on cut, the last of them, `\rtoken: sec`, shown alone, `ret` after it, and the value masked in neither.
