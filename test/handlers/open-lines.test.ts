@@ -200,6 +200,9 @@ describe("LineSplitter showing a line not ended yet (showOpenAfterMs)", () => {
 /** The 1 MiB a line kept whole holds at most (see LineSplitter's `wholeLines`). */
 const WHOLE_LINE_LIMIT = 1024 * 1024;
 
+/** `text` as the lines a written splitter gives (see writtenSplitter): its UTF-8 bytes, each a character. */
+const latin1 = (text: string): string => Buffer.from(text).toString("latin1");
+
 /** `text` pushed in pieces of `size` bytes. */
 function pushInPieces(splitter: LineSplitter, text: string, size: number): void {
   for (let at = 0; at < text.length; at += size) push(splitter, text.slice(at, at + size));
@@ -213,6 +216,90 @@ describe("LineSplitter keeping lines whole (wholeLines: plain output under GitHu
     vi.advanceTimersByTime(PERIOD * 2);
     expect(vi.getTimerCount()).toBe(0);
     vi.useRealTimers();
+  });
+
+  it("keeps a line written in many chunks whole up to 1 MiB, shown once it ends, however long that takes; one longer is cut as without wholeLines", () => {
+    const line = `token ${"x".repeat(WHOLE_LINE_LIMIT - 6)}`;
+    const { splitter, lines } = writtenSplitter({ wholeLines: true });
+    for (let at = 0; at < line.length; at += 64 * 1024) {
+      push(splitter, line.slice(at, at + 64 * 1024));
+      vi.advanceTimersByTime(PERIOD);
+    }
+    expect(lines).toEqual([]);
+    push(splitter, "\r\n");
+    expect(lines).toEqual([`${line}\r\n`]);
+    // A byte more, then a line of the bound's length again: cut as without wholeLines, and whole again after it.
+    const longer = `${line}y`;
+    const { splitter: cut, lines: cutLines } = writtenSplitter({ wholeLines: true });
+    const { splitter: plain, lines: plainLines } = writtenSplitter();
+    for (const each of [cut, plain]) pushInPieces(each, `${longer}\n${line}\n`, 64 * 1024);
+    expect(cutLines).toEqual([latin1(`${"token ".padEnd(DISPLAY_LIMIT, "x")}… (${WHOLE_LINE_LIMIT + 1} bytes)\n`), `${line}\n`]);
+    expect(cutLines[0]).toBe(plainLines[0]);
+    // In one chunk the same.
+    const { splitter: one, lines: oneLines } = writtenSplitter({ wholeLines: true });
+    push(one, `${longer}\n${line}\n`);
+    expect(oneLines).toEqual(cutLines);
+  });
+
+  it("shows a progress bar's states a \\r ended once a period, as written: `abc\\r\\rdef`, a \\r at a chunk's end, a \\r\\n ending", () => {
+    // Two "\r": the states before the last go on as one line, with the "\r" it ended on; the last waits for the line's end.
+    const { splitter, lines } = writtenSplitter({ wholeLines: true });
+    push(splitter, "abc\r\rdef");
+    vi.advanceTimersByTime(PERIOD);
+    expect(lines).toEqual(["abc\r\n"]);
+    push(splitter, "ghi\n");
+    expect(lines).toEqual(["abc\r\n", "\rdefghi\n"]);
+    // A "\r" that ends a chunk rewrites nothing yet: it may start a "\r\n".
+    const { splitter: ends, lines: endsLines } = writtenSplitter({ wholeLines: true });
+    push(ends, "a\rb");
+    push(ends, "c\r");
+    vi.advanceTimersByTime(PERIOD);
+    expect(endsLines).toEqual(["a\n"]);
+    push(ends, "\n");
+    expect(endsLines).toEqual(["a\n", "\rbc\r\n"]);
+    // A "\r\n" ending after a period: one line, not a state then an empty line.
+    const { splitter: crlf, lines: crlfLines } = writtenSplitter({ wholeLines: true });
+    push(crlf, "50%\r");
+    vi.advanceTimersByTime(PERIOD * 3);
+    expect(crlfLines).toEqual([]);
+    push(crlf, "\nnext\n");
+    expect(crlfLines).toEqual(["50%\r\n", "next\n"]);
+  });
+
+  it("hands on a 1 MiB line with no \\r ended by a \\r whole, and cuts a state after a \\r that passes 1 MiB alone", () => {
+    // Up to the bound, then a "\r" and more in the chunk that crosses it: the line to the runner (up to its "\r") is whole.
+    const first = "x".repeat(WHOLE_LINE_LIMIT - 10);
+    const { splitter, lines } = writtenSplitter({ wholeLines: true });
+    pushInPieces(splitter, first, 64 * 1024);
+    push(splitter, "abcdefghij\rtoken: sec");
+    vi.advanceTimersByTime(PERIOD);
+    push(splitter, "ret\n");
+    expect(lines).toEqual([`${first}abcdefghij\n`, "\rtoken: secret\n"]);
+    // The state after the "\r" passing the bound: that state alone is cut, as without wholeLines, from its "\r".
+    const { splitter: past, lines: pastLines } = writtenSplitter({ wholeLines: true });
+    pushInPieces(past, `10%\r${"y".repeat(WHOLE_LINE_LIMIT + 5)}\n`, 64 * 1024);
+    expect(pastLines).toEqual(["10%\n", latin1(`\r${"y".repeat(DISPLAY_LIMIT - 1)}… (${WHOLE_LINE_LIMIT + 6} bytes)\n`)]);
+  });
+
+  it("hands on the open line whole when the task ends without a newline, and the state that waits with it", () => {
+    const long = `token ${"s".repeat(DISPLAY_LIMIT * 2)}`;
+    const { splitter, lines } = writtenSplitter({ wholeLines: true });
+    push(splitter, "done\n");
+    pushInPieces(splitter, long, 1000);
+    splitter.flush();
+    expect(lines).toEqual(["done\n", `${long}\n`]);
+    // A progress bar's last state, after the states before it went on.
+    const { splitter: bar, lines: barLines } = writtenSplitter({ wholeLines: true });
+    push(bar, "10%\rtoken: sec");
+    vi.advanceTimersByTime(PERIOD);
+    push(bar, "ret");
+    bar.flush();
+    expect(barLines).toEqual(["10%\n", "\rtoken: secret\n"]);
+    // Ended by a "\r": kept with it.
+    const { splitter: returned, lines: returnedLines } = writtenSplitter({ wholeLines: true });
+    push(returned, "50%\r");
+    returned.flush();
+    expect(returnedLines).toEqual(["50%\r\n"]);
   });
 
   it("shows of a progress bar that ends each state with its \\r (`printf '%d%%\\r'`) each state a period late, and its last at the line's end", () => {
