@@ -59,8 +59,12 @@ async function main(): Promise<void> {
 async function reportError(error: unknown, verbose: boolean): Promise<number> {
   const { TaskqError } = await import("../errors.js");
   // A message names paths and files as given (a folder's file names, a --log-dir): their control characters are written out, not obeyed.
-  const { escapeControlsInLines } = await import("../escape-controls.js");
-  const { toJson } = await import("./to-json.js");
+  const { escapeControlsInLines: escapeLines } = await import("../escape-controls.js");
+  const { toJson: recordJson } = await import("./to-json.js");
+  // A store's URL typed where a file, a task or another flag's value goes is repeated by the message: its password hidden.
+  const { hidePasswords } = await import("../store/postgres/redact.js");
+  const toJson = (value: unknown): string => hidePasswords(recordJson(value));
+  const escapeControlsInLines = (text: string): string => hidePasswords(escapeLines(text));
   if (error instanceof TaskqError) {
     // A library error (the engine's) carries no exit code of the CLI's: it ends a command with 1.
     const exitCode = error.exitCode ?? 1;
@@ -82,7 +86,7 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
       return exitCode;
     }
     process.stderr.write(`taskq: ${escapeControlsInLines(error.message)}\n`);
-    if (verbose && error.stack) process.stderr.write(`${error.stack}\n`);
+    if (verbose && error.stack) process.stderr.write(`${hidePasswords(error.stack)}\n`);
     return exitCode;
   }
   const commanderCode = (error as { code?: unknown; exitCode?: unknown } | null)?.exitCode;
@@ -98,7 +102,7 @@ async function reportError(error: unknown, verbose: boolean): Promise<number> {
   // Stdout stays NDJSON to the end here too: a reader waiting for the last record gets one.
   if (jsonOutput(argv)) process.stdout.write(`${toJson({ ts: new Date().toISOString(), event: "error", code: "INTERNAL", exitCode: 1, message: `unexpected error (this is a bug): ${message}` })}\n`);
   process.stderr.write(`taskq: unexpected error (this is a bug): ${escapeControlsInLines(message)}\n`);
-  if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  if (verbose && error instanceof Error && error.stack) process.stderr.write(`${hidePasswords(error.stack)}\n`);
   else process.stderr.write("run again with --verbose for the stack trace\n");
   return 1;
 }

@@ -4,6 +4,7 @@ import { escapeControlsInLines } from "../escape-controls.js";
 import { didYouMean } from "../loaders/suggest.js";
 import { shellWord } from "./shell-word.js";
 import { shownWord, shownWords } from "./shown-words.js";
+import { hidePasswords } from "../store/postgres/redact.js";
 
 /** commander reports usage errors with exit code 1; taskq's contract says 2. */
 function toUsageExit(error: CommanderError): never {
@@ -309,7 +310,8 @@ export function buildProgram(version: string): Command {
     // commander's own usage errors ("error: unknown option '--x'", "error: missing required argument 'file'") in
     // taskq's form, as every other error it prints: "taskq: ...". Set before the commands are added, which copy it.
     // An argument is quoted as given: its escape sequences (a title, a screen clear) written out, as taskq's own errors quote it.
-    .configureOutput({ outputError: (text, write) => write(escapeControlsInLines(text.replace(/^error: /, "taskq: "))) })
+    // A store's URL typed where a command or a flag's value goes (`taskq postgres://...`) is repeated: its password hidden.
+    .configureOutput({ outputError: (text, write) => write(hidePasswords(escapeControlsInLines(text.replace(/^error: /, "taskq: ")))) })
     .configureHelp({ showGlobalOptions: true })
     .exitOverride(toUsageExit);
 

@@ -321,6 +321,16 @@ describe("taskq commands", () => {
     expect(await said(["submit", "workflow.yaml", url, "--store", url])).toContain("and got 'postgres://u:***@127.0.0.1:1/none' besides");
     // As an error record (--output json), the same.
     expect(await said(["run", "--output", "json", "a.yaml", "b.yaml", "--store", url])).toContain("--store 'postgres://u:***@127.0.0.1:1/none'; done");
+    // Where the file goes, in its folder's words too, as text and as a record; as another flag's value, a run id, a command.
+    const hidden = "postgres://u:***@127.0.0.1:1/none";
+    expect(await said(["run", url])).toContain(`${hidden}:1:1: cannot read file: no such file (ENOENT); its folder, postgres://u:***@127.0.0.1:1, does not exist either`);
+    expect(await said(["validate", "--output", "json", url])).toContain(`"file":"${hidden}"`);
+    expect(await said(["submit", url, "workflow.yaml"])).toContain(`(${hidden}, workflow.yaml)`);
+    expect(await said(["run", "workflow.yaml", "--output", url])).toContain(`--output: "${hidden}" is not one of`);
+    expect(await said(["run", "workflow.yaml", "--run-id", url, "--store", url])).toContain(hidden);
+    expect(await said(["status", url, "--store", url])).toContain(`"${hidden}" is not a run id`);
+    expect(await said([url])).toContain(`unknown command '${hidden}'`);
+    expect(await said(["run", "workflow.yaml", "--output", "json", "-j", url])).toContain(hidden);
   });
 
   it("a bad -j names the flag as it was typed: -j, or --concurrency", async () => {

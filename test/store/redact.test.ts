@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactConnectionString } from "../../src/store/postgres/redact.js";
+import { hidePasswords, redactConnectionString } from "../../src/store/postgres/redact.js";
 
 describe("redactConnectionString", () => {
   it("hides the password of a URL", () => {
@@ -26,5 +26,19 @@ describe("redactConnectionString", () => {
     expect(redactConnectionString("postgres://app@[::1]:5432/ci?application_name=a@b")).toBe("postgres://app@[::1]:5432/ci?application_name=a@b");
     expect(redactConnectionString("host=db user=me@corp dbname=q")).toBe("host=db user=me@corp dbname=q");
     expect(redactConnectionString("postgres://postgres@127.0.0.1:5432/test")).toBe("postgres://postgres@127.0.0.1:5432/test");
+  });
+});
+
+describe("hidePasswords", () => {
+  it("hides the password of each PostgreSQL URL and password= in a message, wherever it stands, and leaves the rest as it is", () => {
+    expect(hidePasswords('taskq: "postgres://u:s3cret@db/ci" is not a run id')).toBe('taskq: "postgres://u:***@db/ci" is not a run id');
+    expect(hidePasswords("postgres://u:s3cret@db/ci:1:1: cannot read file; its folder, postgres://u:s3cret@db, does not exist")).toBe(
+      "postgres://u:***@db/ci:1:1: cannot read file; its folder, postgres://u:***@db, does not exist",
+    );
+    expect(hidePasswords("'postgresql://u:a/b@db/ci' and 'host=db password=s3cret' and postgres://db/ci?password=s3cret&x=1")).toBe(
+      "'postgresql://u:***@db/ci' and 'host=db password=***' and postgres://db/ci?password=***&x=1",
+    );
+    // No password: as it is, a host's port too.
+    for (const text of ["postgres://u@db:5432/ci", "postgres://db/ci", 'ci.yaml:3:5: task "a": mail me@corp.com', "password=*** already"]) expect(hidePasswords(text)).toBe(text);
   });
 });

@@ -32,3 +32,16 @@ function hideUserInfoPassword(text: string): string {
   if (colon === -1 || colon > at || text.slice(colon + 1, at) === "***") return text;
   return `${text.slice(0, colon + 1)}***${text.slice(at)}`;
 }
+
+/**
+ * `text` (a message) with the password of each PostgreSQL URL in it hidden, `postgres://u:***@db/ci`, and of each
+ * `password=` (a URL's query, a libpq key=value string): for a message that repeats a word of the command line as it
+ * was typed, a store's URL given where a file, a task, a run id or another flag's value goes (`taskq run
+ * postgres://u:s3cret@db/ci`, its `--store` left out), which no message is to show whole.
+ */
+export function hidePasswords(text: string): string {
+  if (!/postgres|password/i.test(text)) return text;
+  return text
+    .replace(/(postgres(?:ql)?:\/\/[^\s:/@'"]*:)[^\s@'"]*@/gi, (_, before: string) => `${before}***@`)
+    .replace(/(\bpassword\s*=\s*)('[^']*'|[^\s&'"]+)/gi, (match, before: string, value: string) => (value === "***" ? match : `${before}***`));
+}
