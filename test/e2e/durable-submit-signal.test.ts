@@ -215,21 +215,32 @@ describe.each([
     let result: Awaited<RunningCli["done"]> | undefined;
     try {
       await durable.withTasksLocked(async (locker) => {
+        // The database looks for a deadlock once per lock wait, deadlock_timeout (1 s) after it began, and undoes the session
+        // that finds it. This one never looks (a superuser may set it for its own session), so that the submit is the one undone:
+        // its own look, where this session's wait had begun by then. Where it had not (a loaded machine, a short deadlock_timeout),
+        // no one undoes the deadlock, and this session's limit on its wait ends the test, saying so.
+        await locker.query("SET LOCAL deadlock_timeout = '1h'");
+        await locker.query("SET LOCAL lock_timeout = '15s'");
         const cli = startCli(args, { cwd: durable.ws.dir, env: { ...ENV, TASKQ_STORE: proxy.url(durable.SECRET_URL) } });
         durable.workers.push(cli);
         // The submit's statement holds the runs table (RowExclusive), and waits for the tasks table, which this test holds.
         const waiting = async (): Promise<boolean> =>
           (await durable.store.pool.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1", [`%"${SCHEMA}".runs%`])).rows.length > 0;
         expect(await eventually(async () => (await waiting()) || cli.child.exitCode !== null, 20_000), cli.stderr()).toBe(true);
-        cli.child.kill("SIGINT");
-        expect(await eventually(() => ACK.test(cli.stderr()) || cli.child.exitCode !== null, 10_000)).toBe(true);
         expect(cli.child.exitCode, cli.stderr()).toBe(null);
-        // The next try's connection, being made, gets no answer.
+        // The next try's connection, being made, gets no answer (the one the submit has is made already).
         proxy.holdNew();
-        // This session now waits for the runs table: a deadlock, which the database undoes the submit's try for (its wait,
-        // the older, is looked at first, a second after it began).
-        await locker.query(`LOCK TABLE "${SCHEMA}".runs IN ACCESS EXCLUSIVE MODE`);
+        // At once, nothing awaited before it: this session now waits for the runs table, a deadlock, which the database undoes
+        // the submit's try for, once the submit's wait has lasted deadlock_timeout; the runs table is then this session's.
+        const locked = await locker.query(`LOCK TABLE "${SCHEMA}".runs IN ACCESS EXCLUSIVE MODE`).then(
+          () => "taken",
+          (error: unknown) => `not taken: ${String(error)} (the submit's look for a deadlock came before this session waited)`,
+        );
+        expect(locked, cli.stderr()).toBe("taken");
         expect(await eventually(() => proxy.heldConnections() === 1 || cli.child.exitCode !== null, 20_000), cli.stderr()).toBe(true);
+        expect(cli.child.exitCode, cli.stderr()).toBe(null);
+        cli.child.kill("SIGINT");
+        expect(await eventually(() => ACK.test(cli.stderr()) || cli.child.exitCode !== null, 10_000), cli.stderr()).toBe(true);
         cli.child.kill("SIGINT");
         expect(await eventually(() => cli.stderr().includes(CANCELLING) || cli.child.exitCode !== null, 10_000), cli.stderr()).toBe(true);
         // The connection being made fails: its try sent nothing.
