@@ -285,7 +285,9 @@ describe.each([
    * another begins after a pause. Sends SIGINT once a try waits, and runs `then` once taskq has said it heard it; the rows
    * are let go after it.
    */
-  async function resubmittedWhileRowsLocked(then: (cli: RunningCli, proxy: Awaited<ReturnType<typeof startFreezableProxy>>) => Promise<void>): Promise<{ runId: string; result: Awaited<RunningCli["done"]> }> {
+  async function resubmittedWhileRowsLocked(
+    then: (cli: RunningCli, proxy: Awaited<ReturnType<typeof startFreezableProxy>>, unlock: () => Promise<void>) => Promise<void>,
+  ): Promise<{ runId: string; result: Awaited<RunningCli["done"]> }> {
     const { runId, file } = ids();
     expect(await durable.taskq(["submit", await file, "--run-id", runId])).toMatchObject({ code: 0, stdout: `${runId}\n` });
     // The same file, edited: a task added.
@@ -304,7 +306,9 @@ describe.each([
       cli.child.kill("SIGINT");
       expect(await eventually(() => ACK.test(cli.stderr()) || cli.child.exitCode !== null, 10_000)).toBe(true);
       expect(cli.child.exitCode, cli.stderr()).toBe(null);
-      await then(cli, proxy);
+      await then(cli, proxy, async () => {
+        await locker.query("ROLLBACK");
+      });
       return { runId, result: await cli.done };
     } finally {
       await locker.query("ROLLBACK").catch(() => undefined);
@@ -369,6 +373,25 @@ describe.each([
       expect(await eventually(() => cli.stderr().includes(CANCELLING) || cli.child.exitCode !== null, 10_000), cli.stderr()).toBe(true);
       // The connection being made fails: its try sent nothing.
       proxy.refuse();
+    });
+    expect(result.code).toBe(130);
+    expect(result.stderr).toBe(`${ackLine(name)}${CANCELLING}${undone}`);
+    expect(await storedOnceIdle(runId)).toBe(2);
+  });
+
+  // Before, a try whose connection was made after the stop sent its statement all the same: the rows no longer held, it
+  // stored the run, said to have been stored whole before its submit could be cancelled.
+  it("one whose next try's connection is made after the stop: it sends nothing, nothing was submitted, and it says so", async () => {
+    const { runId, result } = await resubmittedWhileRowsLocked(async (cli, proxy, unlock) => {
+      // The try's connection closed once it is undone, and the next try's connection, being made, gets no answer.
+      proxy.closeAfterReply("ROLLBACK");
+      proxy.holdNew();
+      expect(await eventually(() => proxy.heldConnections() === 1 || cli.child.exitCode !== null, 20_000), cli.stderr()).toBe(true);
+      cli.child.kill("SIGINT");
+      expect(await eventually(() => cli.stderr().includes(CANCELLING) || cli.child.exitCode !== null, 10_000), cli.stderr()).toBe(true);
+      // The rows let go, and the connection being made then made: a statement sent on it would store the task added.
+      await unlock();
+      proxy.letHeldThrough();
     });
     expect(result.code).toBe(130);
     expect(result.stderr).toBe(`${ackLine(name)}${CANCELLING}${undone}`);

@@ -19,6 +19,8 @@ export interface FreezableProxy {
    * on: a connection being made, until `refuse` drops it. New ones are forwarded again after `accept`.
    */
   holdNew: () => void;
+  /** Forwards the connections `holdNew` holds (their start-up goes through late: a slow connection made), and new ones again. */
+  letHeldThrough: () => void;
   /** How many connections `holdNew` holds now. */
   heldConnections: () => number;
   /** Forwards new connections again after `refuse` or `refuseNew`. */
@@ -105,6 +107,10 @@ export async function startFreezableProxy(target: { host: string; port: number }
       client.on("close", () => heldNew.delete(client));
       return;
     }
+    forward(client);
+  });
+  /** Forwards `client`'s connection to the server: what it sent while held (read by nothing, so kept) goes first. */
+  function forward(client: net.Socket): void {
     clients.add(client);
     const upstream = net.connect(target.port, target.host);
     track(upstream);
@@ -184,7 +190,7 @@ export async function startFreezableProxy(target: { host: string; port: number }
         if (!frozen) to.destroy();
       });
     }
-  });
+  }
   const port = await listen(server);
   return {
     port,
@@ -203,6 +209,11 @@ export async function startFreezableProxy(target: { host: string; port: number }
       holdingNew = true;
     },
     heldConnections: () => heldNew.size,
+    letHeldThrough: () => {
+      holdingNew = false;
+      for (const client of heldNew) forward(client);
+      heldNew.clear();
+    },
     accept: () => {
       refused = false;
       holdingNew = false;

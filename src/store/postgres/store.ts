@@ -317,8 +317,8 @@ export class PostgresStore {
         retryConflicts(async () => {
           options.signal?.throwIfAborted();
           const { settle, ...done } =
-            (await submitNewRun(this.pool, this.#names, workflow, runId)) ??
-            (await transactionOnce(this.pool, (client) => submitRun(client, this.#names, workflow, runId), { shortLockWaits: true }));
+            (await submitNewRun(this.pool, this.#names, workflow, runId, options.signal)) ??
+            (await transactionOnce(this.pool, (client) => submitRun(client, this.#names, workflow, runId), { shortLockWaits: true, signal: options.signal }));
           options.onStored?.();
           if (settle) await refreshRunState(this.pool, this.#names, runId);
           return { runId, ...done };

@@ -6,7 +6,7 @@ import { endStopMarks } from "./cancel.js";
 import { dependencyReason, notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { storableText } from "./text.js";
-import { ignoreClientError } from "./transaction.js";
+import { ignoreClientError, stoppedWhileConnecting } from "./transaction.js";
 import { failedConnecting } from "./transient.js";
 import { isRunId } from "../../run-id.js";
 import { PRIORITY_VALUES, type TaskState, type Workflow, type WorkflowTask } from "./types.js";
@@ -390,7 +390,7 @@ async function insertTasks(
  * the workflow only makes sense next to its existing tasks (a dependency on
  * one of them); `submitRun` then takes over.
  */
-export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: Workflow, runId: string): Promise<SubmitOutcome | undefined> {
+export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: Workflow, runId: string, signal?: AbortSignal): Promise<SubmitOutcome | undefined> {
   const states = new Map<string, KnownTask>();
   const rows: NewTaskRow[] = [];
   for (const task of workflow.tasks) {
@@ -399,11 +399,22 @@ export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: 
     rows.push(row);
     states.set(row.key, { state: row.state, cancelledBy: row.cancelled_by });
   }
+  // Made before connecting: a throw here leaves no client taken from the pool.
+  const values = [
+    runId,
+    JSON.stringify(rows),
+    ...runLabels(workflow),
+    JSON.stringify(newEdges(rows, workflow.tasks)),
+    rows.some((row) => row.state === "queued"),
+    names.channel,
+  ];
   // Connected first, not by pool.query: a connection that fails as it is made sent nothing, which its error says
   // (failedConnecting), so that a stopped submit does not say the run may have been stored by this try (see storingRun).
   const client = await pool.connect().catch((error: unknown) => {
     throw failedConnecting(error);
   });
+  // Stopped while it connected: nothing is sent (see stoppedWhileConnecting).
+  stoppedWhileConnecting(client, signal);
   client.on("error", ignoreClientError);
   let broken: Error | undefined;
   // Each part runs once whether or not it is referenced; the FROM run makes the inserts empty when the run exists.
@@ -418,14 +429,7 @@ export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: 
        SELECT run.id, e->>0, e->>1 FROM run, jsonb_array_elements($5) e ON CONFLICT DO NOTHING RETURNING 1)
      SELECT (SELECT count(*) FROM run)::int AS created,
             (SELECT pg_notify($7, $1) FROM run WHERE $6) AS notified`,
-    values: [
-      runId,
-      JSON.stringify(rows),
-      ...runLabels(workflow),
-      JSON.stringify(newEdges(rows, workflow.tasks)),
-      rows.some((row) => row.state === "queued"),
-      names.channel,
-    ],
+    values,
   }).catch((error: unknown) => {
     // As pool.query releases a client whose query failed: destroyed, not kept for the next try.
     broken = error instanceof Error ? error : new Error(String(error));

@@ -49,6 +49,8 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
 export interface TransactionOptions {
   /** A user's command's transaction: a lock waited for longer than LOCK_WAIT_MS undoes it, with a 55P03 error (see lock-wait.ts). */
   shortLockWaits?: boolean;
+  /** Once aborted, nothing is sent: a connection made after it is given back unused, and the abort's reason thrown. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -66,12 +68,23 @@ export function failedAfterCommitSent(error: unknown): boolean {
   return false;
 }
 
+/**
+ * A stop (`signal` aborted) that came while `client`'s connection was being made: the client is given back unused and the
+ * abort's reason thrown, so that a try stopped before it had connected sends nothing (a submit then says nothing was submitted).
+ */
+export function stoppedWhileConnecting(client: pg.PoolClient, signal: AbortSignal | undefined): void {
+  if (signal?.aborted !== true) return;
+  client.release();
+  signal.throwIfAborted();
+}
+
 /** One BEGIN/COMMIT of `work`, not retried: for a caller that retries a larger whole. */
 export async function transactionOnce<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
   // A connection that fails as it is made sent nothing: its error says so (see isNeverConnected).
   const client = await pool.connect().catch((error: unknown) => {
     throw failedConnecting(error);
   });
+  stoppedWhileConnecting(client, options.signal);
   client.on("error", ignoreClientError);
   let broken: Error | undefined;
   let committing = false;
