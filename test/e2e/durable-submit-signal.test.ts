@@ -1,4 +1,5 @@
 import { writeFile } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { startCli, type RunningCli } from "../helpers/cli.js";
 import { eventually } from "../helpers/processes.js";
@@ -333,7 +334,12 @@ describe.each([
     const { runId, result } = await resubmittedWhileRowsLocked(async (cli, proxy) => {
       // The try's ROLLBACK held back on its way: the database has undone the try, and taskq does not know it yet.
       const { held, release } = proxy.holdNext("ROLLBACK");
-      await held;
+      const heldOrNot = await Promise.race([
+        held.then(() => "held"),
+        cli.done.then(() => "taskq ended first"),
+        sleep(20_000, "no ROLLBACK sent within 20s", { ref: false }),
+      ]);
+      expect(heldOrNot, cli.stderr()).toBe("held");
       cli.child.kill("SIGINT");
       expect(await eventually(() => cli.stderr().includes(CANCELLING) || cli.child.exitCode !== null, 10_000), cli.stderr()).toBe(true);
       // Its answer let through: the try ends undone, and the stop keeps the next from beginning.
