@@ -42,6 +42,7 @@ function hideUserInfoPassword(text: string): string {
 export function hidePasswords(text: string): string {
   if (!/postgres|password/i.test(text)) return text;
   return text
-    .replace(/(postgres(?:ql)?:\/\/[^\s:/@'"]*:)[^\s@'"]*@/gi, (_, before: string) => `${before}***@`)
+    // Not the form taskq's own words show (`postgres://USER:PASSWORD@HOST/DB`): a placeholder, no password.
+    .replace(/(postgres(?:ql)?:\/\/[^\s:/@'"]*:)([^\s@'"]*)@/gi, (match, before: string, password: string) => (/\/\/USER:$/.test(before) && password === "PASSWORD" ? match : `${before}***@`))
     .replace(/(\bpassword\s*=\s*)('[^']*'|[^\s&'"]+)/gi, (match, before: string, value: string) => (value === "***" ? match : `${before}***`));
 }
