@@ -237,14 +237,17 @@ function* bashismMatches(run: string, pattern: RegExp, afterCase: RegExp | undef
  * substitution`, `redirection unexpected`), found only once the task runs. The first one where sh reads it (a command's first word,
  * in a `$(...)` or backquoted command too, which sh runs as it expands the word, in double quotes or not;
  * an array's expansion anywhere but in single quotes; a here-string's `<<<` anywhere a word may be), outside comments and quotes,
- * in a run with no here-document (whose lines may be another shell's; a here-string is none): its kind, its text (`[[ -f x ]]`) and its line, from 1, and for an array's
+ * outside here-documents' bodies (whose lines may be another shell's; a here-string is none), in a run whose here-documents are read
+ * here (see outsideHereDocuments), `<<` elsewhere being none: its kind, its text (`[[ -f x ]]`) and its line, from 1, and for an array's
  * expansion in a command substitution (`$(echo ${a[0]})`), that only the substitution's shell exits 2 there. None for an
  * array's assignment or a `function` in a backquoted command (not in a `$(...)` there), which dash's reading drops unsaid.
  * Pure and quick: it only reads the run; whether this machine's sh refuses it is the caller's to ask.
  */
-export function bashismIn(run: string): { kind: BashismKind; text: string; line: number; substitution?: true; body?: "later" | "group" } | undefined {
-  if (HERE_DOCUMENT.test(run)) return undefined;
-  if (!run.includes("[[") && !run.includes("source") && !run.includes("function") && !run.includes("=(") && !run.includes("<<<") && !ARRAY_EXPANSION.test(run)) return undefined;
+export function bashismIn(written: string): { kind: BashismKind; text: string; line: number; substitution?: true; body?: "later" | "group" } | undefined {
+  if (!written.includes("[[") && !written.includes("source") && !written.includes("function") && !written.includes("=(") && !written.includes("<<<") && !ARRAY_EXPANSION.test(written)) return undefined;
+  // Its here-documents' bodies are text (or another shell's) to this reading: blanked, at the same indexes and lines.
+  const run = outsideHereDocuments(written);
+  if (run === undefined) return undefined;
   let first: { kind: BashismKind; text: string; index: number; substitution: boolean } | undefined;
   const cases = casePatternEnds(run);
   for (const { kind, pattern, afterCase, commandOnly, inDoubleQuotes } of BASHISMS) {
@@ -307,6 +310,8 @@ const CASE_PATTERNS = new RegExp(String.raw`\(?[ \t]*${CASE_WORD}(?:[ \t]*\|[ \t
  * inLineComment: whether the end's line has a # before it at the line's start or after a blank, `;`, `&`, `|`, `(` or `)` (quoted or not).
  * opened: where the innermost of those opens (a `$(`'s `(`, a quote or backquote), -1 for none.
  * inArithmetic: whether the end is inside the last arithmetic expansion, `$(( ...`, its parentheses not closed (counted as written).
+ * inComment: whether the end is in a comment as sh reads it (outside quotes, see context).
+ * What passOver is told (a here-document's body, see outsideHereDocuments) is passed over by both readings, as if not there.
  */
 class RunReader {
   /** What is open, innermost last: `open`, a `$(`'s `(`; a `case` in a `$(...)`, reading a pattern or a branch (`depth`: its parentheses open; `body`: where it starts). */
@@ -324,21 +329,50 @@ class RunReader {
   private hashed = false;
   private arithmetic = -1;
   private parens = 0;
+  /** The last comment read for the context: from its # to just past its end. */
+  private comment = { from: -1, to: -1 };
+  /** What is passed over, in order; the first of them not yet passed by each reading. */
+  private readonly passed: { from: number; to: number }[] = [];
+  private passedByLines = 0;
+  private passedByContext = 0;
 
   constructor(private readonly run: string) {}
 
-  at(end: number): { context: Context; opened: number; inLineComment: boolean; inArithmetic: boolean; substitution: "$(" | "`" | undefined } {
+  at(end: number): { context: Context; opened: number; inLineComment: boolean; inComment: boolean; inArithmetic: boolean; substitution: "$(" | "`" | undefined } {
     this.readLines(end);
     const context = this.readContext(end);
     const opened = this.stack.findLast((open) => open.kind !== "case")?.open ?? -1;
     // The innermost command substitution open there, a `$(...)` (not `$((`) or a backquoted command, in quotes or not.
     const substitution = this.stack.findLast((open) => open.kind === "`" || (open.kind === "$(" && this.run[open.open + 1] !== "("))?.kind as "$(" | "`" | undefined;
-    return { context, opened, inLineComment: this.hashed, inArithmetic: this.arithmetic !== -1 && this.parens > 0, substitution };
+    const inComment = end >= this.comment.from && end < this.comment.to;
+    return { context, opened, inLineComment: this.hashed, inComment, inArithmetic: this.arithmetic !== -1 && this.parens > 0, substitution };
+  }
+
+  /** That `from` up to `to`, after what was asked so far, is to be passed over: a here-document's body, whose text is no command. */
+  passOver(from: number, to: number): void {
+    this.passed.push({ from, to });
+  }
+
+  /** Where reading on from `index` goes (`index`, or the end of what is passed over there); `next`: which of passed is the first not passed yet. */
+  private passing(index: number, next: "passedByLines" | "passedByContext"): number {
+    while (this[next] < this.passed.length && this.passed[this[next]]!.to <= index) this[next]++;
+    const passed = this.passed[this[next]];
+    return passed !== undefined && index >= passed.from ? passed.to : index;
   }
 
   private readLines(end: number): void {
     const run = this.run;
     for (; this.scanned < end; this.scanned++) {
+      if (this.passed.length > 0) {
+        const past = this.passing(this.scanned, "passedByLines");
+        if (past !== this.scanned) {
+          // Passed over from a line's start to a line's start.
+          this.scanned = past - 1;
+          this.lineStart = past;
+          this.hashed = false;
+          continue;
+        }
+      }
       const at = this.scanned;
       const char = run[at]!;
       if (char === "\n") {
@@ -359,6 +393,13 @@ class RunReader {
     const run = this.run;
     const stack = this.stack;
     while (!this.unsure && this.index < end) {
+      if (this.passed.length > 0) {
+        const past = this.passing(this.index, "passedByContext");
+        if (past !== this.index) {
+          this.index = past;
+          continue;
+        }
+      }
       const index = this.index;
       if (index === this.closings.at(-1)) {
         // A backquoted command's end: what is open inside it ends with it (a quote left open there is sh's syntax error).
@@ -476,6 +517,7 @@ class RunReader {
         // A comment, to the line's end or the backquoted command's.
         const lineEnd = run.indexOf("\n", index);
         this.index = Math.min(lineEnd === -1 ? run.length : lineEnd + 1, this.closings.at(-1) ?? Infinity);
+        this.comment = { from: index, to: this.index };
       }
     }
     if (this.unsure) return "unsure";
@@ -512,8 +554,97 @@ class RunReader {
   }
 }
 
-/** A here-document's `<<` (`<<EOF`, `<<-EOF`), not a here-string's `<<<`. */
-const HERE_DOCUMENT = /(?<!<)<<(?!<)/;
+/** What may be a here-document's operator (`<<EOF`, `<<-EOF`; its `-` captured), not a here-string's `<<<`: see outsideHereDocuments. */
+const HERE_DOCUMENT = /(?<!<)<<(?!<)(-?)/g;
+
+/**
+ * `run` with its here-documents' bodies (the lines after `cat <<EOF`'s, up to the `EOF` line, that one too) blanked, their characters
+ * but line ends made spaces, so that what reads it reads sh's commands only, at the same indexes and lines; `run` itself where it has
+ * none. An operator is a `<<` or `<<-` where sh reads one: not a here-string's `<<<`, nor one escaped, in quotes, a `${...}`, a comment
+ * or arithmetic (`$((1<<3))`). The rest of its line is read as sh reads it (see hereDocumentLine), more operators on it too, and the
+ * bodies follow that line's end, in order. Undefined where this reading is unsure: an operator in a backquoted command or where the
+ * quoting is unsure, or see hereDocumentLine and hereDocumentBodies.
+ */
+function outsideHereDocuments(run: string): string | undefined {
+  if (!run.includes("<<")) return run;
+  const reader = new RunReader(run);
+  const bodies: { from: number; to: number }[] = [];
+  HERE_DOCUMENT.lastIndex = 0;
+  for (let match = HERE_DOCUMENT.exec(run); match !== null; match = HERE_DOCUMENT.exec(run)) {
+    const index = match.index;
+    // `\<<x`: a `<` of a word, then a redirection from the file x.
+    let backslashes = 0;
+    while (run[index - 1 - backslashes] === "\\") backslashes++;
+    if (backslashes % 2 === 1) continue;
+    const read = reader.at(index);
+    if (read.context === "unsure" || read.context === "`") return undefined;
+    if (read.inComment || read.inArithmetic || read.context === "'" || read.context === '"' || read.context === "${") continue;
+    const line = hereDocumentLine(run, index);
+    if (line === undefined) return undefined;
+    let from = line.end + 1;
+    for (const delimiter of line.delimiters) {
+      const to = hereDocumentBody(run, from, delimiter);
+      if (to === undefined) return undefined;
+      bodies.push({ from, to });
+      reader.passOver(from, to);
+      from = to;
+    }
+    // One in a body is its text.
+    HERE_DOCUMENT.lastIndex = from;
+  }
+  let blanked = "";
+  let from = 0;
+  for (const body of bodies) {
+    blanked += run.slice(from, body.from) + run.slice(body.from, body.to).replace(/[^\n]/g, " ");
+    from = body.to;
+  }
+  return blanked + run.slice(from);
+}
+
+/**
+ * The here-documents whose operators start at `index` and come after it on its line, each delimiter as sh compares it with a body's
+ * line (its quotes removed: sh expands none of it) and whether leading tabs are stripped (`<<-`), and where that line ends, the
+ * newline its bodies follow: the rest of the line read as words (a quoted one, or a `$(...)`, of several lines carries the line on),
+ * operators, blanks and a comment. Undefined where unsure: a delimiter never closed, empty or of several lines, a word never closed,
+ * a `(` or `)` (which may end a `$(...)` the operator is in), a line joined to the next by a backslash, or no line's end after it.
+ */
+function hereDocumentLine(run: string, index: number): { delimiters: { word: string; tabs: boolean }[]; end: number } | undefined {
+  const delimiters: { word: string; tabs: boolean }[] = [];
+  let at = index;
+  for (;;) {
+    const char = run[at];
+    if (char === undefined || char === "(" || char === ")" || (char === "\\" && run[at + 1] === "\n")) return undefined;
+    if (char === "\n") return { delimiters, end: at };
+    if (char === " " || char === "\t") at++;
+    else if (char === "#") at = run.indexOf("\n", at) === -1 ? run.length : run.indexOf("\n", at);
+    else if (run.startsWith("<<<", at)) at += 3;
+    else if (run.startsWith("<<", at)) {
+      const tabs = run[at + 2] === "-";
+      at += tabs ? 3 : 2;
+      while (run[at] === " " || run[at] === "\t") at++;
+      const word = readWord(run, at, 0);
+      if (word === undefined || word.text === "" || word.text.includes("\n")) return undefined;
+      delimiters.push({ word: word.text.replace(/["'\\]/g, ""), tabs });
+      at = word.end;
+    } else if (char === ";" || char === "&" || char === "|" || char === "<" || char === ">") at++;
+    else {
+      const word = readWord(run, at, 0);
+      if (word === undefined) return undefined;
+      at = word.end;
+    }
+  }
+}
+
+/** Where the here-document's body that starts at `from` ends: just past its line that is `delimiter`'s word (its leading tabs stripped for `<<-`); undefined where none is. */
+function hereDocumentBody(run: string, from: number, delimiter: { word: string; tabs: boolean }): number | undefined {
+  for (let index = from; index < run.length; ) {
+    const end = run.indexOf("\n", index);
+    const line = run.slice(index, end === -1 ? run.length : end);
+    index = end === -1 ? run.length : end + 1;
+    if ((delimiter.tabs ? line.replace(/^\t+/, "") : line) === delimiter.word) return index;
+  }
+  return undefined;
+}
 
 /** An array's expansion, `${arr[0]}`, `${#arr[@]}`: a run without one is not read for it (`${HOME}` is common). */
 const ARRAY_EXPANSION = /\$\{#?[A-Za-z_]\w*\[/;

@@ -3,6 +3,11 @@ import { describe, expect, it } from "vitest";
 import { actionsExpressionNote, bashismIn, bashismNote, pipefailNote, pipefailSet } from "../../src/loaders/shell-traps.js";
 import { bestOfAlternating } from "../helpers/timing.js";
 
+/** Whether this machine's /bin/sh refuses `command` (dash: bash's constructs). */
+function shRefuses(command: string): boolean {
+  return spawnSync("/bin/sh", ["-c", command], { stdio: "ignore" }).status !== 0;
+}
+
 describe("pipefailSet: a `set` that turns pipefail on, as sh runs it", () => {
   it("finds it first on a line, after ; && || { then do else, with other options before it", () => {
     expect(pipefailSet("set -euo pipefail\nmake")).toEqual({ text: "set -euo pipefail", line: 1 });
@@ -354,7 +359,7 @@ describe("bashismIn: bash's [[, source, function, arrays and here-strings, where
   });
 
   // dash: `tee /dev/stderr <<< z` is "Syntax error: redirection unexpected", exit 2, and no note said so.
-  it("finds bash's here-string (<<<) wherever a word may be, with its word, and leaves it alone in quotes, a comment, another shell's, or a run with a here-document", () => {
+  it("finds bash's here-string (<<<) wherever a word may be, with its word, and leaves it alone in quotes, a comment, another shell's, or a here-document's body", () => {
     expect(bashismIn("tee /dev/stderr <<< z")).toEqual({ kind: "<<<", text: "<<< z", line: 1 });
     expect(bashismIn("echo a\nread a b <<< 'x y'; echo $a")).toEqual({ kind: "<<<", text: "<<< 'x y'", line: 2 });
     expect(bashismIn('grep -q x <<<"$out" && echo y')?.text).toBe('<<<"$out"');
@@ -367,6 +372,7 @@ describe("bashismIn: bash's [[, source, function, arrays and here-strings, where
     // The first construct of a run, whichever kind; a here-string is no here-document that would leave the run unread.
     expect(bashismIn("cat <<< z; [[ -f x ]]")?.kind).toBe("<<<");
     expect(bashismIn("[[ -f x ]] && cat <<< z")?.kind).toBe("[[");
+    expect(bashismIn("cat <<-EOF\n\tx\n\tEOF\ncat <<< z")).toEqual({ kind: "<<<", text: "<<< z", line: 4 });
     for (const run of [
       "echo '<<< z'",
       'echo "a <<< b"',
@@ -374,7 +380,7 @@ describe("bashismIn: bash's [[, source, function, arrays and here-strings, where
       "echo \\<<< x",
       "bash -c 'cat <<< z'",
       "cat <<EOF\n<<< z\nEOF",
-      "cat <<-EOF\n\tx\nEOF\ncat <<< z",
+      "cat <<-EOF\n\t<<< z\n\tEOF",
     ]) {
       expect(bashismIn(run), run).toBeUndefined();
     }
@@ -388,5 +394,55 @@ describe("bashismIn: bash's [[, source, function, arrays and here-strings, where
       "run has <<< z, bash's here-string, which /bin/sh (dash) here refuses (a syntax error: \"redirection unexpected\"): a run is run by /bin/sh -c, not bash, so the task exits 2 at that line and runs nothing from it on; write printf '%s\\n' z | command, or a here-document (for read, whose variables a pipe would lose); or run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)",
     );
     expect(bashismNote({ kind: "<<<", text: "<<< 'x y'", line: 2 }, true, "/bin/sh (dash)")).toMatch(/^run has <<< 'x y' \(its line 2\), bash's here-string, .*; write printf '%s\\n' 'x y' \| command,/);
+  });
+
+  // dash refuses each of these ("redirection unexpected", exit 2), and no note said so: a `<<` that is no here-document left the run unread.
+  it("reads a run whose << is no here-document's operator: in arithmetic, quotes or a comment", () => {
+    for (const [run, line] of [
+      ["x=$((1<<3)); cat <<< x", 1],
+      ['echo "<<"; cat <<< x', 1],
+      ["echo '<<EOF' ${y:-<<}; cat <<< x", 1],
+      ["cat <<< x # <<EOF", 1],
+      ["# build with <<EOF\ncat <<< x", 2],
+    ] as const) {
+      expect(bashismIn(run), run).toEqual({ kind: "<<<", text: "<<< x", line });
+      if (shRefuses(": <<< x")) {
+        const ran = spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", input: "" });
+        expect(ran.status, run).toBe(2);
+        expect(ran.stderr, run).toContain(`${line}: Syntax error: redirection unexpected`);
+      }
+    }
+  });
+
+  it("reads the lines of a run outside its here-documents' bodies, and none of a body", () => {
+    for (const run of [
+      "cat <<EOF\n[[ -f x ]]\nEOF\nsource ./env.sh",
+      "cat <<-EOF >/dev/null\n\tsource ./a.sh\n\tEOF\nsource ./env.sh",
+      "cat <<A <<'B' >/dev/null\nsource ./a.sh\nA\nsource ./b.sh\nB\nsource ./env.sh",
+      'cat <<"EOF" > "/dev/null"\nsource ./a.sh\nEOF\nsource ./env.sh',
+      // A here-document in a `$(...)`, its body's `)` text; one after a quoted string of two lines, whose body starts after the string's end.
+      "x=$(cat <<EOF\n)\nEOF\n)\nsource ./env.sh",
+      'cat <<EOF; echo "a\nsource ./a.sh"\nsource ./b.sh\nEOF\nsource ./env.sh',
+    ]) {
+      const lines = run.split("\n").length;
+      expect(bashismIn(run), run).toEqual({ kind: "source", text: "source ./env.sh", line: lines });
+      // sh runs to the last line, and fails there (a body's source is text).
+      if (shRefuses("source /dev/null")) {
+        const ran = spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", input: "" });
+        expect(ran.status, run).toBe(127);
+        expect(ran.stderr, run).toBe(`/bin/sh: ${lines}: source: not found\n`);
+      }
+    }
+    for (const run of [
+      "cat <<EOF\n[[ -f x ]]\nsource ./a.sh\nEOF",
+      'echo "#" <<EOF\n[[ -f x ]]\nEOF',
+      "x=$((1<<2)) cat <<EOF\nsource ./a.sh\nEOF",
+      // Where this does not follow it: a body never ended, a here-document in a backquoted command, a line joined to the next.
+      "cat <<EOF\nsource ./a.sh",
+      "x=`cat <<EOF`\nsource ./a.sh",
+      "cat <<EOF \\\n  >/dev/null\nsource ./a.sh\nEOF",
+    ]) {
+      expect(bashismIn(run), run).toBeUndefined();
+    }
   });
 });
