@@ -238,7 +238,7 @@ function* bashismMatches(run: string, pattern: RegExp, afterCase: RegExp | undef
  * in a `$(...)` or backquoted command too, which sh runs as it expands the word, in double quotes or not;
  * an array's expansion anywhere but in single quotes; a here-string's `<<<` anywhere a word may be), outside comments and quotes,
  * outside here-documents' bodies (whose lines may be another shell's; a here-string is none), in a run whose here-documents are read
- * here (see outsideHereDocuments), `<<` elsewhere being none: its kind, its text (`[[ -f x ]]`) and its line, from 1, and for an array's
+ * here (see outsideHereDocuments), `<<` elsewhere being none: its kind, its text (`[[ -f x ]]`, a here-string's word whole) and its line, from 1, and for an array's
  * expansion in a command substitution (`$(echo ${a[0]})`), that only the substitution's shell exits 2 there. None for an
  * array's assignment or a `function` in a backquoted command (not in a `$(...)` there), which dash's reading drops unsaid.
  * Pure and quick: it only reads the run; whether this machine's sh refuses it is the caller's to ask.
@@ -270,7 +270,7 @@ export function bashismIn(written: string): { kind: BashismKind; text: string; l
       // In a backquoted command, sh (dash) ends that command at a syntax error without a word, its status 0, and goes on: an array's
       // assignment there (`` x=`a=(1)` ``) fails unsaid, and `function f` runs a command named function (127), neither as said here.
       if (read.substitution === "`" && (kind === "function" || (kind === "array" && commandOnly))) continue;
-      first = { kind, text: match.captured.trim(), index, substitution: read.substitution !== undefined };
+      first = { kind, text: kind === "<<<" ? hereString(context === "`" ? run.slice(0, closingBackquote(run, read.opened)) : run, index) : match.captured.trim(), index, substitution: read.substitution !== undefined };
       break;
     }
   }
@@ -644,6 +644,18 @@ function hereDocumentBody(run: string, from: number, delimiter: { word: string; 
     if ((delimiter.tabs ? line.replace(/^\t+/, "") : line) === delimiter.word) return index;
   }
   return undefined;
+}
+
+/**
+ * A here-string's `<<<` and its word, as sh reads the word (a `$(...)` in it whole), in `run` (up to the backquote that ends the
+ * backquoted command it is in): `<<<` alone where the word is not read here (never closed, or of several lines).
+ */
+function hereString(run: string, index: number): string {
+  let start = index + 3;
+  while (run[start] === " " || run[start] === "\t") start++;
+  const word = readWord(run, start, 0);
+  if (word === undefined || word.text.includes("\n")) return "<<<";
+  return run.slice(index, word.end).trim();
 }
 
 /** An array's expansion, `${arr[0]}`, `${#arr[@]}`: a run without one is not read for it (`${HOME}` is common). */

@@ -445,4 +445,25 @@ describe("bashismIn: bash's [[, source, function, arrays and here-strings, where
       expect(bashismIn(run), run).toBeUndefined();
     }
   });
+  it("gives a here-string's word whole, a $(...) in it nested or quoted, and writes none where it does not read it whole", () => {
+    for (const run of ["cat <<< $(echo $(date)) | wc -c", 'cat <<< "$(echo ")")"x | wc -c', "v=`cat <<< $(echo $(date))`"]) {
+      const word = run.includes('"') ? '"$(echo ")")"x' : "$(echo $(date))";
+      const found = bashismIn(run);
+      expect(found, run).toEqual({ kind: "<<<", text: `<<< ${word}`, line: 1 });
+      expect(bashismNote(found!, false, "/bin/sh (dash)"), run).toContain(`; write printf '%s\\n' ${word} | command, or a here-document`);
+    }
+    // A word of two lines, or one never closed: the note names no word.
+    for (const run of ['cat <<< "a\nb"', "cat <<< $(echo (a)"]) {
+      const found = bashismIn(run);
+      expect(found, run).toEqual({ kind: "<<<", text: "<<<", line: 1 });
+      expect(bashismNote(found!, true, "/bin/sh (dash)"), run).toMatch(/^run has <<< \(its line 1\), bash's here-string, .*; write printf '%s\\n' \.\.\. \| command, or a here-document/);
+    }
+    if (shRefuses(": <<< x")) {
+      for (const run of ["cat <<< $(echo $(date)) | wc -c", 'cat <<< "$(echo ")")"x | wc -c', 'cat <<< "a\nb"']) {
+        const ran = spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", input: "" });
+        expect(ran.status, run).toBe(2);
+        expect(ran.stderr, run).toContain("1: Syntax error: redirection unexpected");
+      }
+    }
+  });
 });
