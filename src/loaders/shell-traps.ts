@@ -261,6 +261,8 @@ export function bashismIn(written: string): { kind: BashismKind; text: string; l
       const read = reader.at(index);
       // `$(( (n=(n+1)) % 3 ))`: an assignment in arithmetic, which sh takes.
       if (kind === "array" && commandOnly && read.inArithmetic) continue;
+      // `$((1<<<2))`: no redirection in arithmetic, where sh refuses it otherwise ("expecting primary").
+      if (kind === "<<<" && read.inArithmetic) continue;
       if (read.inLineComment) continue;
       // Where sh reads it: the innermost of the quotes, `$(...)` and backquoted commands open there (`"$(source x)"` runs it).
       const context = read.context;

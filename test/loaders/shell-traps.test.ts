@@ -466,4 +466,15 @@ describe("bashismIn: bash's [[, source, function, arrays and here-strings, where
       }
     }
   });
+  it("leaves alone a <<< in arithmetic, which sh refuses as arithmetic, not as a here-string", () => {
+    for (const run of ["echo $((1<<<2))", "echo $(( (1) <<< 2 )) after"]) {
+      expect(bashismIn(run), run).toBeUndefined();
+      const ran = spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", input: "" });
+      expect(ran.status, run).not.toBe(0);
+      expect(ran.stderr, run).not.toContain("redirection");
+    }
+    if (shRefuses(": <<< x")) expect(spawnSync("/bin/sh", ["-c", "echo $((1<<<2))"], { encoding: "utf8" }).stderr).toContain("arithmetic expression: expecting primary");
+    // One after the arithmetic is still noted.
+    expect(bashismIn("echo $((1<<2)); cat <<< x")).toEqual({ kind: "<<<", text: "<<< x", line: 1 });
+  });
 });
