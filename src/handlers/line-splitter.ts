@@ -2,8 +2,8 @@
 export const DISPLAY_LIMIT = 4096;
 /**
  * The longest line a splitter made `wholeLines` hands on whole (see LineSplitter): 1 MiB. Past it, a line is cut as
- * without `wholeLines` (of one that "\r" rewrote, only a state that long: see #appendWhole), so a task's open line holds
- * at most this much memory.
+ * without `wholeLines` (of one that "\r" rewrote, only a state that long, its "\r"s aside: see #appendWhole and #append),
+ * so a task's open line holds at most this much memory.
  */
 const WHOLE_LINE_LIMIT = 1024 * 1024;
 /**
@@ -97,7 +97,8 @@ export type BlockHandler = (bytes: Buffer, count: number, ends: Int32Array) => v
  * secret, or `token` and that secret: cut, what was kept of the value was shown), and an open line is not shown before it
  * ends (`token: sec`, then `ret` a second later: the runner masked neither piece), but for the states of it a "\r" ended,
  * which the runner reads as lines (see #showStates). Past WHOLE_LINE_LIMIT, a line goes on as without `wholeLines`, but
- * one that "\r" rewrote, whose states before its last go on (see #appendWhole).
+ * one that "\r" rewrote, whose states before its last go on (see #appendWhole): only a state longer is cut, and the line
+ * goes on whole from the "\r" that begins the next (see #append).
  */
 export class LineSplitter {
   readonly #onLine: (text: string) => void;
@@ -396,7 +397,21 @@ export class LineSplitter {
 
   #append(chunk: Buffer, start: number, end: number): void {
     if (end <= start) return;
-    if (this.#whole && this.#appendWhole(chunk, start, end)) return;
+    // On from where #appendWhole stopped: appended again, the bytes it kept showed a state gone, the next one cut.
+    if (this.#whole) start = this.#appendWhole(chunk, start, end);
+    if (start === end) return;
+    if (this.#wholeLines && !this.#whole) {
+      // After a state longer than WHOLE_LINE_LIMIT, cut: the line goes on from the next "\r" that a byte follows as a line
+      // of its own, kept whole again (its states were cut, or dropped but for the last, as without wholeLines).
+      const returned = this.#lastByte === CARRIAGE_RETURN && chunk[start] !== CARRIAGE_RETURN;
+      const rewrite = returned ? start : firstRewrite(chunk, start, end);
+      if (rewrite !== -1) {
+        this.#append(chunk, start, rewrite);
+        this.#emitOpenLine();
+        if (returned) this.#append(RETURN, 0, 1);
+        return this.#append(chunk, rewrite, end);
+      }
+    }
     // A line that "\r" rewrites (a progress bar) and that outgrows the display: its last state
     // is kept from its "\r" on, after what lineState gives of the states before it (see
     // #keepState), or alone without lineState. A "\r" counts once a byte other than
@@ -473,21 +488,25 @@ export class LineSplitter {
   }
 
   /**
-   * With wholeLines, the open line so far kept whole: chunk[start, end) is kept with it, up to WHOLE_LINE_LIMIT. A line
-   * that "\r" rewrote (a progress bar, whose states the runner reads as lines) goes on whole past that, its states before
-   * its last "\r" that a byte follows handed on as #showStates hands them on, each at most that long: its states of a
-   * second held it all (they are shown once a second), and past the bound its last state was shown cut, a value in it
-   * unmasked. Returns false where one state (a line with no "\r") is longer: the line goes on as without wholeLines, of
-   * which the first DISPLAY_LIMIT bytes are kept.
+   * With wholeLines, the open line so far kept whole: chunk[start, end) is kept with it, up to WHOLE_LINE_LIMIT (a state
+   * after a "\r" and the "\r" that ends it: the line's first "\r" counts with neither). A line that "\r" rewrote (a
+   * progress bar, whose states the runner reads as lines) goes on whole past that, its states before its last "\r" that a
+   * byte follows handed on as #showStates hands them on, each at most that long: its states of a second held it all (they
+   * are shown once a second), and past the bound its last state was shown cut, a value in it unmasked. Returns where
+   * chunk[start, end) goes on from as without wholeLines (end: all of it kept): where one state (a line with no "\r") is
+   * longer, of which the first DISPLAY_LIMIT bytes are kept.
    */
-  #appendWhole(chunk: Buffer, start: number, end: number): boolean {
+  #appendWhole(chunk: Buffer, start: number, end: number): number {
     let buffer = this.#lineBuffer();
     for (;;) {
+      const kept = this.#prefixBytes;
+      // A line's first "\r" (a state's, after the states before it went on) is not counted: a state of the bound's length
+      // after a "\r" goes whole, as one at the line's start does.
+      const bound = WHOLE_LINE_LIMIT + ((kept === 0 ? chunk[start] : buffer[0]) === CARRIAGE_RETURN ? 1 : 0);
       // Past the bound by a state's "\r" alone: kept, as the state it ends is whole still.
-      if (this.#prefixBytes + end - start <= WHOLE_LINE_LIMIT || start === end) break;
+      if (kept + end - start <= bound || start === end) break;
       // The kept bytes' last "\r" that a byte follows (one that ends them, where this chunk's next byte is no "\r"): the
       // states before it go on.
-      const kept = this.#prefixBytes;
       const rewrite = buffer[kept - 1] === CARRIAGE_RETURN && chunk[start] !== CARRIAGE_RETURN ? kept - 1 : lastRewrite(buffer, 0, kept);
       if (rewrite > 0) {
         this.#handOnStates(rewrite);
@@ -496,23 +515,45 @@ export class LineSplitter {
       }
       // Else as much of this chunk as the bound leaves room for, to its last "\r" there (a state of the bound's length and
       // its "\r" included), for the states before it to go on.
-      const room = WHOLE_LINE_LIMIT - kept;
+      const room = bound - kept;
       const returned = room >= 0 ? chunk.lastIndexOf(CARRIAGE_RETURN, start + room) : -1;
       if (returned >= start) {
         buffer = this.#keepWhole(chunk, start, returned + 1);
         start = returned + 1;
         continue;
       }
+      if (buffer[kept - 1] === CARRIAGE_RETURN && chunk[start] === CARRIAGE_RETURN) {
+        // The kept bytes end in "\r" at the bound, and more "\r" come (`\r\r\n`, a "\r\n" after a state's "\r"): whole
+        // states, not a state longer than the bound. Where the line ends with them (a "\n" follows: #split and #emitLongLine
+        // append a line up to its "\n"), kept with it, as far as the buffer's ending room goes: they rewrite nothing.
+        const returns = returnsEnd(chunk, start, end);
+        if (returns === end && chunk[end] === NEWLINE && kept + end - start < WHOLE_LINE_LIMIT + ENDING_ROOM) {
+          buffer = this.#keepWhole(chunk, start, end);
+          start = end;
+          continue;
+        }
+        // Else the states before those "\r" go on, and the line goes on from the first of them.
+        let first = kept - 1;
+        while (first > 0 && buffer[first - 1] === CARRIAGE_RETURN) first--;
+        if (first > 0) {
+          this.#handOnStates(first);
+          buffer = this.#lineBuffer();
+          continue;
+        }
+      }
       // A state longer than the bound.
       this.#whole = false;
       this.#prefixBytes = Math.min(this.#prefixBytes, DISPLAY_LIMIT);
-      return false;
+      return start;
     }
     this.#keepWhole(chunk, start, end);
-    return true;
+    return end;
   }
 
-  /** With wholeLines, chunk[start, end) kept with the open line (at most WHOLE_LINE_LIMIT bytes in all); its buffer. */
+  /**
+   * With wholeLines, chunk[start, end) kept with the open line (at most WHOLE_LINE_LIMIT bytes in all, and a state's "\r"s:
+   * see #appendWhole); its buffer.
+   */
   #keepWhole(chunk: Buffer, start: number, end: number): Buffer {
     let buffer = this.#lineBuffer();
     const length = this.#prefixBytes + end - start;
@@ -587,6 +628,22 @@ function isWideSpace(first: number, second: number, third: number): boolean {
   if (first === 0xe3) return second === 0x80 && third === 0x80;
   if (second === 0x80) return third <= 0x8a ? third >= 0x80 : third === 0xa8 || third === 0xa9 || third === 0xaf;
   return second === 0x81 && third === 0x9f;
+}
+
+/** Where the run of "\r" that chunk[start, end) starts with ends (start: it starts with none). */
+function returnsEnd(chunk: Buffer, start: number, end: number): number {
+  while (start < end && chunk[start] === CARRIAGE_RETURN) start++;
+  return start;
+}
+
+/**
+ * Where the first "\r" of chunk[start, end) that a byte other than "\r" follows there begins its run of "\r" (-1: none):
+ * the start of the first state a "\r" begins.
+ */
+function firstRewrite(chunk: Buffer, start: number, end: number): number {
+  const first = chunk.indexOf(CARRIAGE_RETURN, start);
+  if (first === -1 || first >= end) return -1;
+  return returnsEnd(chunk, first, end) < end ? first : -1;
 }
 
 /**
