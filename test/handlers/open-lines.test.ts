@@ -20,7 +20,8 @@ function writtenSplitter(options: { wholeLines?: boolean } = {}): { splitter: Li
 
 const push = (splitter: LineSplitter, text: string): void => splitter.push(Buffer.from(text, "latin1"));
 
-describe("LineSplitter showing a line not ended yet (showOpenAfterMs)", () => {
+/** Fake timers (the splitters' shared one-period timer and their clock) for each test of the describe it is called in. */
+function useFakeTimersEachTest(): void {
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "performance"] });
   });
@@ -30,6 +31,10 @@ describe("LineSplitter showing a line not ended yet (showOpenAfterMs)", () => {
     expect(vi.getTimerCount()).toBe(0);
     vi.useRealTimers();
   });
+}
+
+describe("LineSplitter showing a line not ended yet (showOpenAfterMs)", () => {
+  useFakeTimersEachTest();
 
   it("shows `waiting for db...` once held a period, and the rest of the line later as a line of its own", () => {
     const { splitter, lines } = textSplitter();
@@ -209,14 +214,7 @@ function pushInPieces(splitter: LineSplitter, text: string, size: number): void 
 }
 
 describe("LineSplitter keeping lines whole (wholeLines: plain output under GitHub Actions)", () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "performance"] });
-  });
-  afterEach(() => {
-    vi.advanceTimersByTime(PERIOD * 2);
-    expect(vi.getTimerCount()).toBe(0);
-    vi.useRealTimers();
-  });
+  useFakeTimersEachTest();
 
   it("keeps a line written in many chunks whole up to 1 MiB, shown once it ends, however long that takes; one longer is cut as without wholeLines", () => {
     const line = `token ${"x".repeat(WHOLE_LINE_LIMIT - 6)}`;
