@@ -395,18 +395,23 @@ export class LineSplitter {
     this.#ends = ends;
   }
 
-  #append(chunk: Buffer, start: number, end: number): void {
+  /** `within`: chunk[start, end) goes on with the state the caller is cutting (see below), not after a "\r" of its. */
+  #append(chunk: Buffer, start: number, end: number, within = false): void {
     if (end <= start) return;
     // On from where #appendWhole stopped: appended again, the bytes it kept showed a state gone, the next one cut.
-    if (this.#whole) start = this.#appendWhole(chunk, start, end);
+    const wasWhole = this.#whole;
+    if (wasWhole) start = this.#appendWhole(chunk, start, end);
     if (start === end) return;
     if (this.#wholeLines && !this.#whole) {
       // After a state longer than WHOLE_LINE_LIMIT, cut: the line goes on from the next "\r" that a byte follows as a line
-      // of its own, kept whole again (its states were cut, or dropped but for the last, as without wholeLines).
-      const returned = this.#lastByte === CARRIAGE_RETURN && chunk[start] !== CARRIAGE_RETURN;
+      // of its own, kept whole again (its states were cut, or dropped but for the last, as without wholeLines). Not at a
+      // "\r" kept whole just now, before the state #appendWhole found too long, which starts here, nor within that state:
+      // split there, it began again as the same state, endlessly (`\r` and 1 MiB + 5 bytes in one chunk overflowed the
+      // stack), or that "\r" came as a line of its own.
+      const returned = !wasWhole && !within && this.#lastByte === CARRIAGE_RETURN && chunk[start] !== CARRIAGE_RETURN;
       const rewrite = returned ? start : firstRewrite(chunk, start, end);
       if (rewrite !== -1) {
-        this.#append(chunk, start, rewrite);
+        this.#append(chunk, start, rewrite, true);
         this.#emitOpenLine();
         if (returned) this.#append(RETURN, 0, 1);
         return this.#append(chunk, rewrite, end);

@@ -389,6 +389,25 @@ describe("LineSplitter keeping lines whole (wholeLines: plain output under GitHu
     expect(lines).toEqual([cut, `\r${token}\n`]);
   });
 
+  it("cuts a state longer than 1 MiB after a \r however it comes, in one chunk too, and goes on with the states after it", () => {
+    // In one chunk, the "\r" kept whole before it was taken for a cut state's end, and the line began again there, endlessly.
+    const long = "y".repeat(WHOLE_LINE_LIMIT + 5);
+    const cutAfter = (before: number) => latin1(`\r${"y".repeat(DISPLAY_LIMIT - before)}… (${WHOLE_LINE_LIMIT + 5 + before} bytes)\n`);
+    for (const size of [64 * 1024, WHOLE_LINE_LIMIT * 4]) {
+      const alone = writtenSplitter({ wholeLines: true });
+      pushInPieces(alone.splitter, `\r${long}\n`, size);
+      expect(alone.lines, `in pieces of ${size}`).toEqual([cutAfter(1)]);
+      const after = writtenSplitter({ wholeLines: true });
+      pushInPieces(after.splitter, `x\r${long}\rdone\n`, size);
+      expect(after.lines, `in pieces of ${size}`).toEqual(["x\n", cutAfter(1), "\rdone\n"]);
+    }
+    const twice = writtenSplitter({ wholeLines: true });
+    push(twice.splitter, `${long}\r`);
+    push(twice.splitter, `${long}\n`);
+    expect(twice.lines).toHaveLength(2);
+    expect(twice.lines.join("")).not.toContain("y".repeat(DISPLAY_LIMIT + 1));
+  });
+
   it("hands on a line of states each under 1 MiB as written, a \\n put only before a \\r, in whatever chunks it comes", () => {
     // Random lines of states near the bound, "\r" runs, "\r\n" and "\r\r\n" endings, cut into chunks at random and around
     // each "\r", some a period apart (their states shown then): a seeded generator, so a failure repeats.
