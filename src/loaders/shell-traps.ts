@@ -604,6 +604,32 @@ function outsideHereDocuments(run: string): string | undefined {
 }
 
 /**
+ * A here-document's delimiter as written (`'E"F'`, `"a\b"`, `E\\F`) as sh reads it, its quotes removed: nothing is removed in
+ * single quotes, a backslash in double quotes only before $, `, ", \ or a newline, and outside quotes a backslash
+ * escapes the next character. Every quote and backslash dropped, `'a\b'` ended its body at `ab`, where sh waits for `a\b`.
+ */
+function quotesRemoved(word: string): string {
+  let text = "";
+  for (let at = 0; at < word.length; at++) {
+    const char = word[at]!;
+    if (char === "'") {
+      const close = word.indexOf("'", at + 1);
+      const end = close === -1 ? word.length : close;
+      text += word.slice(at + 1, end);
+      at = end;
+    } else if (char === '"') {
+      for (at++; at < word.length && word[at] !== '"'; at++) {
+        if (word[at] === "\\" && at + 1 < word.length && "$`\"\\\n".includes(word[at + 1]!)) at++;
+        text += word[at];
+      }
+    } else if (char === "\\") {
+      if (at + 1 < word.length) text += word[++at];
+    } else text += char;
+  }
+  return text;
+}
+
+/**
  * The here-documents whose operators start at `index` and come after it on its line, each delimiter as sh compares it with a body's
  * line (its quotes removed: sh expands none of it) and whether leading tabs are stripped (`<<-`), and where that line ends, the
  * newline its bodies follow: the rest of the line read as words (a quoted one, or a `$(...)`, of several lines carries the line on),
@@ -626,7 +652,7 @@ function hereDocumentLine(run: string, index: number): { delimiters: { word: str
       while (run[at] === " " || run[at] === "\t") at++;
       const word = readWord(run, at, 0);
       if (word === undefined || word.text === "" || word.text.includes("\n")) return undefined;
-      delimiters.push({ word: word.text.replace(/["'\\]/g, ""), tabs });
+      delimiters.push({ word: quotesRemoved(word.text), tabs });
       at = word.end;
     } else if (char === ";" || char === "&" || char === "|" || char === "<" || char === ">") at++;
     else {
@@ -1014,7 +1040,7 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       if (target.text === "" || target.refused) return REFUSED;
       // A here-document's delimiter is not expanded (`<<$(x)` runs nothing).
       if (heredoc === null) found ??= target.substituted;
-      if (heredoc !== null) heredocs.push({ word: target.text.replace(/["'\\]/g, ""), tabs: heredoc[1] === "-", expanded: !/["'\\]/.test(target.text) });
+      if (heredoc !== null) heredocs.push({ word: quotesRemoved(target.text), tabs: heredoc[1] === "-", expanded: !/["'\\]/.test(target.text) });
       index = target.end;
     } else {
       const word = readWord(run, index, depth);

@@ -445,6 +445,23 @@ describe("bashismIn: bash's [[, source, function, arrays and here-strings, where
       expect(bashismIn(run), run).toBeUndefined();
     }
   });
+  it("ends a here-document's body where sh does, at its delimiter with its quotes removed as sh removes them", () => {
+    // sh removes nothing in single quotes, a backslash in double quotes only before $ ` " \\ or a newline, and one outside
+    // quotes escapes the next character: each body ends at its second delimiter line, not at the first (as every quote and
+    // backslash dropped read it), and the construct between the two is its text.
+    for (const run of [
+      "cat <<'E\"F'\nEF\nsource ./a.sh\nE\"F\necho ok",
+      "cat <<'a\\b'\nab\nsource ./a.sh\na\\b\necho ok",
+      "cat <<E\\\\F\nEF\nsource ./a.sh\nE\\F\necho ok",
+      'cat <<"a\\b"\nab\n[[ -f x ]]\na\\b\necho ok',
+    ]) {
+      expect(bashismIn(run), run).toBeUndefined();
+      expect(spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", input: "" }), run).toMatchObject({ status: 0, stdout: expect.stringContaining("ok\n") as unknown });
+    }
+    // After the body's end, read as ever.
+    expect(bashismIn("cat <<'a\\b'\nab\na\\b\nsource ./env.sh")).toEqual({ kind: "source", text: "source ./env.sh", line: 4 });
+  });
+
   it("gives a here-string's word whole, a $(...) in it nested or quoted, and writes none where it does not read it whole", () => {
     for (const run of ["cat <<< $(echo $(date)) | wc -c", 'cat <<< "$(echo ")")"x | wc -c', "v=`cat <<< $(echo $(date))`"]) {
       const word = run.includes('"') ? '"$(echo ")")"x' : "$(echo $(date))";
