@@ -3,7 +3,7 @@ import { Argument, Command, CommanderError, Option } from "commander";
 import { escapeControlsInLines } from "../escape-controls.js";
 import { didYouMean } from "../loaders/suggest.js";
 import { shellWord } from "./shell-word.js";
-import { shownWord, shownWords } from "./shown-words.js";
+import { shownWords } from "./shown-words.js";
 import { hidePasswords } from "../store/postgres/redact.js";
 
 /** commander reports usage errors with exit code 1; taskq's contract says 2. */
@@ -78,7 +78,7 @@ class TaskqCommand extends Command {
     const strayAt = received.findIndex((word, index) => flagBefore(index) !== undefined && !looksLikeWorkflow(word));
     if (strayAt !== -1 && received.length === expected + 1) {
       const file = received.find((_, index) => index !== strayAt)!;
-      this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file (${file}), and got '${shownWord(received[strayAt]!)}' besides; ${flagBefore(strayAt)!} takes no value: give it alone`, { code: "commander.excessArguments" });
+      this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file (${file}), and got '${received[strayAt]!}' besides; ${flagBefore(strayAt)!} takes no value: give it alone`, { code: "commander.excessArguments" });
     }
     if (extra.every(looksLikeWorkflow)) {
       // A glob's hundred files are not all repeated: the first three stand for them.
@@ -88,7 +88,7 @@ class TaskqCommand extends Command {
       const loop = `for f in ${shown.map(shellWord).join(" ")}${more === 0 ? "" : " ..."}; do taskq ${commandForEach(args, places)}; done`;
       this.error(`taskq: too many arguments for '${this.name()}': it takes one workflow file, and got ${received.length} (${named}); for each in turn: ${loop}`, { code: "commander.excessArguments" });
     }
-    const words = extra.map((word) => `'${shownWord(word)}'`).join(", ");
+    const words = extra.map((word) => `'${word}'`).join(", ");
     const before = flagBefore(expected);
     const flag = before !== undefined ? `; ${before} takes no value: give it alone` : "";
     // `submit ci.yaml test`, as `run ci.yaml test` selects: a durable run is every task of its file.

@@ -7,7 +7,6 @@ import { closestMatch } from "../loaders/suggest.js";
 import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 import { withoutSpaces } from "./flags.js";
 import { shellWord } from "./shell-word.js";
-import { shownWord } from "./shown-words.js";
 import type { TaskSelection } from "./task-selection.js";
 
 /** The most unknown ids that get a "did you mean": each looks at every task id. */
@@ -69,8 +68,7 @@ function unknownTasks(file: string, unknown: readonly string[], ids: Iterable<st
   const said = unknown.map((id, index) => {
     if (spaced[index] !== "") return `${quote(id)}${spaced[index]!}`;
     // `--x` after `--`, `a/b`: no task can have such an id.
-    // A store's URL given as a task (`run ci.yaml postgres://...`, its --store left out): its password hidden.
-    if (!isTaskId(id)) return `${quote(shownWord(id))} (not a task id: ${TASK_ID_EXPECTED})`;
+    if (!isTaskId(id)) return `${quote(id)} (not a task id: ${TASK_ID_EXPECTED})`;
     return meant[index] === undefined || unknown.length === 1 ? quote(id) : `${quote(id)} (did you mean ${quote(meant[index])}?)`;
   });
   const list = said.length === 1 ? said[0]! : `${said.slice(0, -1).join(", ")} or ${said.at(-1)!}`;

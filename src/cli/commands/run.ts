@@ -3,7 +3,6 @@ import { UsageError } from "../../errors.js";
 import { fitToOuterGrace, shortenedNote } from "../outer-grace.js";
 import { durationFlag, concurrencyFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdFlag, typedFlagName, workflowFileArgument } from "../flags.js";
 import type { OutputMode } from "../render/index.js";
-import { shownWord } from "../shown-words.js";
 import type { TaskSelection } from "../task-selection.js";
 
 
@@ -49,7 +48,7 @@ export async function runCommand(file: string, flags: RunFlags, taskIds: readonl
   // A durable run is its file's tasks, all of them: a resubmit of its id adds what the file has that the run does
   // not, so a run stored with some would take the rest from the next submit of the whole file.
   const refuseSelection = (): never => {
-    throw new UsageError(`selecting tasks (${taskIds.map(shownWord).join(", ")}) is for a local run, and a store is given (${typeof flags.store === "string" ? "--store" : "TASKQ_STORE"}): a durable run runs every task of its file; run without a store, or give a file with those tasks`);
+    throw new UsageError(`selecting tasks (${taskIds.join(", ")}) is for a local run, and a store is given (${typeof flags.store === "string" ? "--store" : "TASKQ_STORE"}): a durable run runs every task of its file; run without a store, or give a file with those tasks`);
   };
   // Words that all end in .yaml (`taskq run workflows/*.yaml`, or `x.yaml`, a task of the file) are told apart once the file is read.
   if (!local && taskIds.length > 0 && severalFiles === undefined) refuseSelection();
