@@ -1,4 +1,4 @@
-import { casePatternEnds, unclosedQuotes } from "./shell-traps.js";
+import { casePatternEnds, quotesRemoved, unclosedQuotes } from "./shell-traps.js";
 import { shortened } from "../shorten.js";
 
 /**
@@ -154,20 +154,21 @@ export function keptLineInFold(value: FoldedSource): { offset: number; note: str
   return undefined;
 }
 
-/** A here-document's operator and delimiter (`<<EOF`, `<<-'END'`), not a here-string's `<<<`. */
-const HEREDOC = /(?<!<)<<(-?)[ \t]*(["']?)([^\s"'<>;&|()]+)\2/g;
+/** A here-document's operator and delimiter as written (`<<EOF`, `<<-'END'`, `<<\\EOF`), not a here-string's `<<<`. */
+const HEREDOC = /(?<!<)<<(-?)[ \t]*((?:'[^'\n]*'|"[^"\n]*"|\\.|[^\s"'\\<>;&|()])+)/g;
 
 /**
  * The here-documents a line opens, in order: each `<<`'s delimiter, and whether its leading tabs are stripped (`<<-`); none for a shift in `$((...))`,
  * a `<<` in quotes, or a whole-line comment (`# cat <<EOF`), which opens none: its lines after were taken for a heredoc's, and told nothing.
+ * Each delimiter with its quotes removed as sh removes them (`<<\\EOF` ends at `EOF`: taken as `\\EOF`, the body never ended).
  */
 function heredocsOpened(text: string): Array<{ word: string; tabs: boolean }> {
   if (/^\s*#/.test(text)) return [];
-  return [...withoutArithmetic(withoutShellComment(text)).replace(QUOTED_TEXT, (quoted) => (quoted.startsWith("<<") ? quoted : '""')).matchAll(HEREDOC)].map(([, dash, , word]) => ({ word: word!, tabs: dash === "-" }));
+  return [...withoutArithmetic(withoutShellComment(text)).replace(QUOTED_TEXT, (quoted) => (quoted.startsWith("<<") ? quoted : '""')).matchAll(HEREDOC)].map(([, dash, word]) => ({ word: quotesRemoved(word!), tabs: dash === "-" }));
 }
 
-/** A quoted string (`echo "a<<b"`, whose `<<` is text), read from the left; a heredoc's quoted delimiter (`<<'EOF'`) with its `<<`, kept. */
-const QUOTED_TEXT = /<<-?[ \t]*(["'])[^"'\n]*\1|'[^']*'|"(?:[^"\\]|\\.)*"/g;
+/** A quoted string (`echo "a<<b"`, whose `<<` is text), read from the left; a heredoc's delimiter (`<<'EOF'`, `<<E"O"F`) with its `<<`, kept. */
+const QUOTED_TEXT = /(?<!<)<<-?[ \t]*(?:'[^'\n]*'|"[^"\n]*"|\\.|[^\s"'\\<>;&|()])+|'[^']*'|"(?:[^"\\]|\\.)*"/g;
 
 /**
  * A line without its arithmetic expansions (`$((1 << 2))`, whose `<<` is a shift, not a here-document), to the `))` that

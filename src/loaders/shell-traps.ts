@@ -608,7 +608,7 @@ function outsideHereDocuments(run: string): string | undefined {
  * single quotes, a backslash in double quotes only before $, `, ", \ or a newline, and outside quotes a backslash
  * escapes the next character. Every quote and backslash dropped, `'a\b'` ended its body at `ab`, where sh waits for `a\b`.
  */
-function quotesRemoved(word: string): string {
+export function quotesRemoved(word: string): string {
   let text = "";
   for (let at = 0; at < word.length; at++) {
     const char = word[at]!;

@@ -960,6 +960,15 @@ describe("parseWorkflow on a valid file", () => {
     ]);
   });
 
+  // A delimiter with its quotes removed as sh removes them: `<<\\EOF` ends at `EOF`. Taken as `\\EOF`, the body never ended, and
+  // the block's lines after it were read as its text, their notes lost.
+  it("notes a > block's more-indented line after a here-document whose delimiter is quoted or escaped (<<\\EOF, <<E\"O\"F), as after <<EOF", () => {
+    for (const operator of ["<<EOF", "<<\\EOF", "<<'EOF'", '<<E"O"F']) {
+      const workflow = parse(yaml("tasks:", "  a:", "    run: >", `      cat ${operator}`, "        hi", "      EOF", "      docker run", "        --rm"), "k.yaml");
+      expect(workflow.notes, operator).toEqual([expect.stringMatching(/^k\.yaml:8:9: task "a": run is a > block, .* it gets docker run and then, on a line of its own, --rm;/)]);
+    }
+  });
+
   // A heredoc's lines indented as its text needs (a values file, a <<- heredoc's tabs), and a comment after a `do`, `then` or a case's
   // pattern: the shell reads each kept line break as meant, where the notes said to write the lines as one command, which breaks them.
   it("does not note a > block's line indented more than the one before inside a heredoc, nor after a do, then or case pattern with a comment", () => {
