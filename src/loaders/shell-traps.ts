@@ -192,8 +192,9 @@ const BASHISMS: { kind: BashismKind; pattern: RegExp; afterCase?: RegExp; comman
   })),
   // An expansion: read in double quotes too, where sh refuses it as well.
   { kind: "array", pattern: /(?<!\\)(\$\{#?[A-Za-z_]\w*\[[^\n}]*\}?)/g, commandOnly: false, inDoubleQuotes: true },
-  // A here-string, `cmd <<< word`: a redirection, wherever a word of a command may be (not a `<` escaped, which is a word's), and its word.
-  { kind: "<<<", pattern: /(?<![<\\])(<<<[ \t]*(?:'[^'\n]*'?|"(?:[^"\\\n]|\\[^\n])*"?|\\[^\n]|\$\([^()\n]*\)?|\$\{[^}\n]*\}?|[^\s;&|()<>'"\\`])*)/g, commandOnly: false },
+  // A here-string, `cmd <<< word`: a redirection, wherever a word of a command may be (not a `<` escaped, which is a word's); its word
+  // is read where it is told (see hereString).
+  { kind: "<<<", pattern: /(?<![<\\])(<<<)/g, commandOnly: false },
 ];
 
 /**
@@ -556,8 +557,15 @@ class RunReader {
   }
 }
 
-/** What may be a here-document's operator (`<<EOF`, `<<-EOF`; its `-` captured), not a here-string's `<<<`: see outsideHereDocuments. */
-const HERE_DOCUMENT = /(?<!<)<<(?!<)(-?)/g;
+/** Whether `run[index]` is escaped: an odd number of backslashes before it. */
+function escapedAt(run: string, index: number): boolean {
+  let backslashes = 0;
+  while (run[index - 1 - backslashes] === "\\") backslashes++;
+  return backslashes % 2 === 1;
+}
+
+/** What may be a here-document's operator (`<<EOF`, `<<-EOF`), not a here-string's `<<<`: see outsideHereDocuments. */
+const HERE_DOCUMENT = /(?<!<)<<(?!<)/g;
 
 /**
  * `run` with its here-documents' bodies (the lines after `cat <<EOF`'s, up to the `EOF` line, that one too) blanked, their characters
@@ -565,7 +573,7 @@ const HERE_DOCUMENT = /(?<!<)<<(?!<)(-?)/g;
  * none. An operator is a `<<` or `<<-` where sh reads one: not a here-string's `<<<`, nor one escaped, in quotes, a `${...}`, a comment
  * or arithmetic (`$((1<<3))`). The rest of its line is read as sh reads it (see hereDocumentLine), more operators on it too, and the
  * bodies follow that line's end, in order. Undefined where this reading is unsure: an operator in a backquoted command or where the
- * quoting is unsure, or see hereDocumentLine and hereDocumentBodies.
+ * quoting is unsure, or see hereDocumentLine and hereDocumentBody.
  */
 function outsideHereDocuments(run: string): string | undefined {
   if (!run.includes("<<")) return run;
@@ -575,9 +583,7 @@ function outsideHereDocuments(run: string): string | undefined {
   for (let match = HERE_DOCUMENT.exec(run); match !== null; match = HERE_DOCUMENT.exec(run)) {
     const index = match.index;
     // `\<<x`: a `<` of a word, then a redirection from the file x.
-    let backslashes = 0;
-    while (run[index - 1 - backslashes] === "\\") backslashes++;
-    if (backslashes % 2 === 1) continue;
+    if (escapedAt(run, index)) continue;
     const read = reader.at(index);
     if (read.context === "unsure" || read.context === "`") return undefined;
     if (read.inComment || read.inArithmetic || read.context === "'" || read.context === '"' || read.context === "${") continue;
@@ -739,9 +745,7 @@ export function actionsExpressionNote(run: string): string | undefined {
     const read = reader.at(match.index);
     if (read.inLineComment || read.context === "'" || read.context === "unsure") continue;
     // `\${{ x }}`: the backslash keeps the `$`, and sh prints the characters as written.
-    let backslashes = 0;
-    while (run[match.index - 1 - backslashes] === "\\") backslashes++;
-    if (backslashes % 2 === 1) continue;
+    if (escapedAt(run, match.index)) continue;
     const before = run.slice(0, match.index);
     const written = match[0];
     const where = run.includes("\n") ? ` (its line ${before.split("\n").length})` : "";
