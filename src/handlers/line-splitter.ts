@@ -971,8 +971,8 @@ function tailState(last: string, bytes: string): string {
  */
 function tailLineOfBytes(bytes: Buffer, start: number, end: number): string {
   const line = bytes.subarray(start, end);
-  const mark = cutMarkStart(line);
-  const length = mark === -1 ? String(line.length) : line.toString("latin1", mark + Buffer.byteLength(CUT_MARK), line.length - CUT_MARK_END.length);
+  // Its whole length: a line this long is none taskq cut (see LONG_TAIL_LINE), and a `… (N bytes)` at its end the task's text.
+  const length = String(line.length);
   const rewrite = lastRewrite(line, 0, line.length);
   const from = rewrite > 0 ? rewrite : 0;
   return tailState(line.toString("utf8", from, Math.min(line.length, from + TAIL_DECODED_BYTES)), length);

@@ -415,13 +415,12 @@ describe("Tail lines", () => {
     expect(one.keptSize()).toBeLessThanOrEqual(TAIL_LINE_LIMIT + 20);
     expect(one.lines()).toEqual([`token ${"x".repeat(TAIL_LINE_LIMIT - 6)}… (${1024 * 1024} bytes)`]);
     // Each as the line's text shows: a progress bar's last state, characters of two and four bytes, an escape sequence at
-    // the cut, a "\r" ending it, the task's own `… (N bytes)`, a blank line followed by one that is not, or none.
+    // the cut, a "\r" ending it, a blank line followed by one that is not, or none.
     const long = "y".repeat(DISPLAY_LIMIT * 2);
     const shapes = [
       `${long}\r${"é".repeat(5000)}`,
       `${long}\r${"🎉".repeat(3000)}\r\r`,
       `a\r${"z".repeat(TAIL_LINE_LIMIT - 3)}\x1b[31m${long}`,
-      `${long}… (123456 bytes)`,
       " ".repeat(DISPLAY_LIMIT * 3),
       `${long}\r\x1b[2K`,
       "ok",
@@ -435,6 +434,10 @@ describe("Tail lines", () => {
     expect(blocks.lines()).toEqual(text.lines());
     expect(blocks.lines()).toHaveLength(shapes.length);
     expect(blocks.keptSize()).toBeLessThanOrEqual(shapes.length * (TAIL_LINE_LIMIT + 20));
+    // The task's own `… (N bytes)` at the end of so long a line, which is none taskq cut: its whole length said.
+    const own = new Tail(1);
+    own.pushBlock(...lineBlock(`${long}… (123456 bytes)\n`));
+    expect(own.lines()).toEqual([`${"y".repeat(TAIL_LINE_LIMIT)}… (${Buffer.byteLength(`${long}… (123456 bytes)`)} bytes)`]);
     const blank = new Tail(2);
     blank.pushBlock(...lineBlock(`a\n${" ".repeat(DISPLAY_LIMIT * 3)}\n`));
     expect(blank.lines()).toEqual(["a"]);
