@@ -1013,9 +1013,8 @@ function isBlankBytes(bytes: Buffer, start: number, end: number): boolean {
     const byte = bytes[index] as number;
     if (byte === 0x20 || byte === 0x09 || byte === CARRIAGE_RETURN || byte === 0x0b || byte === 0x0c) continue;
     // An escape sequence, or a "\r" after what shows: read as text (latin1 keeps each byte one character, so no byte is
-    // taken for a space it is not part of). Looked for from the end: only a block's last lines are asked about.
-    if (byte === ESCAPE) return isBlankText(bytes.toString("latin1", index, end));
-    for (let at = end - 1; at > index; at--) if (bytes[at] === CARRIAGE_RETURN) return isBlankText(bytes.toString("latin1", index, end));
+    // taken for a space it is not part of).
+    if (byte === ESCAPE || bytes.subarray(index + 1, end).includes(CARRIAGE_RETURN)) return isBlankText(bytes.toString("latin1", index, end));
     return false;
   }
   return true;
