@@ -5,8 +5,6 @@
  * prefix (see TaskColours), as when the command runs in the step itself.
  */
 
-import { isWorkflowCommand } from "../../handlers/line-splitter.js";
-
 /** Whether GitHub Actions' runner reads this output: it sets GITHUB_ACTIONS to "true" in every step it runs. */
 export function underGitHubActions(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.GITHUB_ACTIONS === "true";
@@ -36,6 +34,45 @@ function nextCommandLine(bytes: Buffer, from: number, count: number, ends: Int32
 }
 
 const CARRIAGE_RETURN = 0x0d;
+
+/** What opens and closes a workflow command's name. */
+const COMMAND_COLONS = Buffer.from("::");
+
+/**
+ * Whether bytes[start, end) (a line without its "\n") is a workflow command as the runner reads one: after white space,
+ * `::`, a name (not empty, not starting with a space), then `::`.
+ */
+function isWorkflowCommand(bytes: Buffer, start: number, end: number): boolean {
+  const at = trimmedStart(bytes, start, end);
+  if (bytes[at] !== 0x3a || bytes[at + 1] !== 0x3a || at + 2 >= end) return false;
+  const close = bytes.indexOf(COMMAND_COLONS, at + 2);
+  return close > at + 2 && close + 2 <= end && bytes[at + 2] !== 0x20;
+}
+
+/**
+ * Where bytes[start, end) goes on after the white space GitHub Actions' runner trims from a line's start (.NET's TrimStart):
+ * space, tab, \v, \f and \r, and in UTF-8 U+0085, U+00A0 (a no-break space), U+1680, U+2000 to U+200A, U+2028, U+2029,
+ * U+202F, U+205F and U+3000.
+ */
+function trimmedStart(bytes: Buffer, start: number, end: number): number {
+  let at = start;
+  while (at < end) {
+    const byte = bytes[at] as number;
+    if (byte === 0x20 || byte === 0x09 || byte === 0x0b || byte === 0x0c || byte === 0x0d) at++;
+    else if (byte === 0xc2 && at + 1 < end && (bytes[at + 1] === 0x85 || bytes[at + 1] === 0xa0)) at += 2;
+    else if (byte >= 0xe1 && byte <= 0xe3 && at + 2 < end && isWideSpace(byte, bytes[at + 1] as number, bytes[at + 2] as number)) at += 3;
+    else return at;
+  }
+  return end;
+}
+
+/** Whether three bytes are the UTF-8 of one of .NET's white space characters past U+00FF (see trimmedStart). */
+function isWideSpace(first: number, second: number, third: number): boolean {
+  if (first === 0xe1) return second === 0x9a && third === 0x80;
+  if (first === 0xe3) return second === 0x80 && third === 0x80;
+  if (second === 0x80) return third <= 0x8a ? third >= 0x80 : third === 0xa8 || third === 0xa9 || third === 0xaf;
+  return second === 0x81 && third === 0x9f;
+}
 
 /**
  * Calls `lines` with each run of lines of a block that are not workflow commands, as a block of its own, and `command` with
