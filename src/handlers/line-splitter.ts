@@ -62,7 +62,7 @@ let holdingTimer: NodeJS.Timeout | undefined;
  * Receives a run of complete lines as raw bytes: `bytes` holds `count` lines, each
  * ending in "\n", none longer than DISPLAY_LIMIT and none ending in "\r\n" (those come
  * one by one as text); a splitter made `asWritten` passes every line here, as written
- * (see LineSplitter).
+ * (see LineSplitter), and one made `wholeLines` lines of up to WHOLE_LINE_LIMIT too.
  * `ends[i]` is where line i ends in `bytes` (just past its "\n"): the splitter found every
  * newline already, so a consumer need not search for them again. Both are valid only
  * during the call.
@@ -71,7 +71,7 @@ export type BlockHandler = (bytes: Buffer, count: number, ends: Int32Array) => v
 
 /**
  * Splits a byte stream into display lines. Memory stays bounded whatever the input:
- * of a line still open, only its first DISPLAY_LIMIT bytes are kept, plus its length; of
+ * of a line still open, only its first DISPLAY_LIMIT bytes are kept (WHOLE_LINE_LIMIT with `wholeLines`), plus its length; of
  * one longer than that which a carriage return rewrote (a progress bar), its last state
  * from its "\r" on, after what `lineState` gives of what came before it (a terminal's view of it: what that last state
  * does not cover shows through, and a colour set before it holds; see rewrittenState), or alone without `lineState`.
@@ -105,7 +105,7 @@ export class LineSplitter {
   readonly #onBlock: BlockHandler | undefined;
   /** Every line goes to #onBlock, as bytes (see above). */
   readonly #asWritten: boolean;
-  /** First bytes of the open line (DISPLAY_LIMIT + ENDING_ROOM), allocated on first need. */
+  /** First bytes of the open line (DISPLAY_LIMIT + ENDING_ROOM; up to WHOLE_LINE_LIMIT + ENDING_ROOM with wholeLines), allocated on first need. */
   #prefix: Buffer | undefined;
   #prefixBytes = 0;
   /** Length of the open line so far: from its last "\r" on, once that is all it shows (see #append). */
@@ -398,16 +398,15 @@ export class LineSplitter {
   /** `within`: chunk[start, end) goes on with the state the caller is cutting (see below), not after a "\r" of its. */
   #append(chunk: Buffer, start: number, end: number, within = false): void {
     if (end <= start) return;
-    // On from where #appendWhole stopped: appended again, the bytes it kept showed a state gone, the next one cut.
+    // On from where #appendWhole stopped: the bytes it kept are kept.
     const wasWhole = this.#whole;
     if (wasWhole) start = this.#appendWhole(chunk, start, end);
     if (start === end) return;
     if (this.#wholeLines && !this.#whole) {
       // After a state longer than WHOLE_LINE_LIMIT, cut: the line goes on from the next "\r" that a byte follows as a line
-      // of its own, kept whole again (its states were cut, or dropped but for the last, as without wholeLines). Not at a
-      // "\r" kept whole just now, before the state #appendWhole found too long, which starts here, nor within that state:
-      // split there, it began again as the same state, endlessly (`\r` and 1 MiB + 5 bytes in one chunk overflowed the
-      // stack), or that "\r" came as a line of its own.
+      // of its own, kept whole again (its states were cut, or dropped but for the last, as without wholeLines). That "\r"
+      // may end the last chunk (`returned`), but not where it was kept whole just now, before the state #appendWhole found
+      // too long, which starts here, nor within the state being cut (`within`).
       const returned = !wasWhole && !within && this.#lastByte === CARRIAGE_RETURN && chunk[start] !== CARRIAGE_RETURN;
       const rewrite = returned ? start : firstRewrite(chunk, start, end);
       if (rewrite !== -1) {
@@ -839,7 +838,7 @@ export class Tail {
       bytes.copy(this.#held, 0, start, start + length);
       this.#heldBytes = length;
     }
-    // Its blank lines at the end, the last `size` of them (each decoded: they are short, or few).
+    // Its blank lines at the end, the last `size` of them (each decoded, or cut as a long line is: see #pushLine).
     for (let line = Math.max(last + 1, count - this.#size); line < count; line++) pushLine(line);
   }
 
