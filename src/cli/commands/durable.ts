@@ -175,7 +175,8 @@ export async function storingRun(
         `taskq: ${second} while the run was being submitted: cancelling its submit: stopping once the database has said whether the run was stored (up to ${formatDuration(CANCEL_WAIT_MS)}); press Ctrl-C again (or send a third signal) to stop at once\n`,
       );
     }
-    // Again while it runs: a try whose connection was being made as the first cancel was sent sends its statement after it.
+    // Again while it runs: a statement sent that the database did not show as running yet when the cancel looked, or a
+    // transaction's next statement (a try whose connection is made after the stop sends nothing: see stoppedWhileConnecting).
     for (let left = CANCEL_WAIT_MS; outcome === undefined && left > 0; left = deadline - performance.now()) {
       await store.cancelStatements(left);
       outcome = await Promise.race([ended, sleep(Math.min(CANCEL_AGAIN_MS, Math.max(deadline - performance.now(), 0)), undefined, { ref: false })]);
