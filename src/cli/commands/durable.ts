@@ -158,12 +158,12 @@ export async function storingRun(
     process.exit(exitCode);
   };
   // How the submit ended once cancelled: a failure the database answered (a refusal: the cancel, a lock wait cut short) undid it,
-  // and so did a try whose connection failed as it was made (it sent nothing), and the stop itself where it kept a try from
-  // beginning (one after a lock wait cut short, a deadlock, a serialization failure: each undone by the database); unless a try
+  // and so did a try whose connection failed as it was made and the stop itself where it kept a try from beginning or from
+  // sending its statement (each sent nothing: isNeverConnected; the try before it undone by the database); unless a try
   // before it lost its reply (retried) or it had committed first (stored: what failed was the read after).
   const ended: Promise<CancelOutcome> = submitting.then(
     () => "stored",
-    (error: unknown) => (stored ? "stored" : (isRefusal(error) || isNeverConnected(error) || stoppedBeforeTry(error, stop.signal)) && !retried ? "undone" : "unknown"),
+    (error: unknown) => (stored ? "stored" : (isRefusal(error) || isNeverConnected(error)) && !retried ? "undone" : "unknown"),
   );
   const stopNow = async (second: string, exitCode: number): Promise<never> => {
     stop.abort();
@@ -212,17 +212,6 @@ export async function storingRun(
   } finally {
     remove();
   }
-}
-
-/**
- * Whether a submit ended by `signal` (a second signal's stop) before a try of it began: the abort itself (PostgresStore.submit's
- * check before each try, through the store's wrapping), not a try's failure. Such a try sent nothing.
- */
-function stoppedBeforeTry(error: unknown, signal: AbortSignal): boolean {
-  for (let seen = error, depth = 0; typeof seen === "object" && seen !== null && depth < 4; seen = (seen as { cause?: unknown }).cause, depth++) {
-    if (signal.aborted && seen === signal.reason) return true;
-  }
-  return false;
 }
 
 /**

@@ -24,7 +24,7 @@ import { withLibpqSslModes } from "./ssl-mode.js";
 import { SWEEP_BATCH, sweepExpiredLeases, type SweptTask } from "./sweep.js";
 import { storableOutcome, storableText } from "./text.js";
 import { connectTimeoutOf, DEFAULT_CONNECT_TIMEOUT_MS, describeTimeout, DEFAULT_QUERY_TIMEOUT_MS, LONG_QUERY_TIMEOUT_MS, serverTimeoutMs, timedQuery, type Timeouts } from "./timeouts.js";
-import { failedAfterCommitSent, inTransaction, isConflict, retryConflicts, transactionOnce } from "./transaction.js";
+import { failedAfterCommitSent, inTransaction, isConflict, retryConflicts, stoppedBeforeSending, transactionOnce } from "./transaction.js";
 import { isConnectionLost, isNeverConnected, isTerminatedByServer, isTransientError, withRetry } from "./transient.js";
 import type { CompletionResult, DeadLetter, HeartbeatStatus, LeasedTask, LeaseRenewal, Outcome, RunStatus, TaskNow, TaskState, Workflow } from "./types.js";
 
@@ -315,7 +315,7 @@ export class PostgresStore {
       // Stopped (`signal`): no try starts after it, the one on its way cancelled by the caller (see cancelStatements).
       const once = () =>
         retryConflicts(async () => {
-          options.signal?.throwIfAborted();
+          stoppedBeforeSending(options.signal);
           const { settle, ...done } =
             (await submitNewRun(this.pool, this.#names, workflow, runId, options.signal)) ??
             (await transactionOnce(this.pool, (client) => submitRun(client, this.#names, workflow, runId), { shortLockWaits: true, signal: options.signal }));

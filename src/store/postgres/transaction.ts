@@ -70,12 +70,20 @@ export function failedAfterCommitSent(error: unknown): boolean {
 
 /**
  * A stop (`signal` aborted) that came while `client`'s connection was being made: the client is given back unused and the
- * abort's reason thrown, so that a try stopped before it had connected sends nothing (a submit then says nothing was submitted).
+ * stop thrown as one that sent nothing (see stoppedBeforeSending).
  */
 export function stoppedWhileConnecting(client: pg.PoolClient, signal: AbortSignal | undefined): void {
   if (signal?.aborted !== true) return;
   client.release();
-  signal.throwIfAborted();
+  stoppedBeforeSending(signal);
+}
+
+/**
+ * Throws the stop of `signal`, if it came, marked as a try that sent nothing (failedConnecting, which isNeverConnected
+ * reads), so that a submit stopped before its next try, or before a try sent its statement, says nothing was submitted.
+ */
+export function stoppedBeforeSending(signal: AbortSignal | undefined): void {
+  if (signal?.aborted === true) throw failedConnecting(signal.reason);
 }
 
 /** One BEGIN/COMMIT of `work`, not retried: for a caller that retries a larger whole. */
