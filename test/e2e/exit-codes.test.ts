@@ -1,14 +1,11 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCli, runIds, workspace } from "../helpers/cli.js";
-import { findLeftovers } from "../helpers/processes.js";
+import { leftoversCheckedAfterEach } from "../helpers/processes.js";
 
-let logRoots: string[] = [];
-afterEach(async () => {
-  for (const logs of logRoots) for (const runId of await runIds(logs)) expect(await findLeftovers(runId)).toEqual([]);
-  logRoots = [];
-});
+// Every e2e run must leave no task process behind.
+const logRoots = leftoversCheckedAfterEach();
 
 // A child of the task's shell that crashes leaves only the shell's exit code, 128 + the signal's number.
 const WORKFLOW = `tasks:

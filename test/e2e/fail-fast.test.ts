@@ -1,16 +1,13 @@
 import { existsSync } from "node:fs";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCli, runIds, startCli, workspace } from "../helpers/cli.js";
-import { eventually, findLeftovers, isAlive } from "../helpers/processes.js";
+import { eventually, isAlive, leftoversCheckedAfterEach } from "../helpers/processes.js";
 import { taskqOnPty } from "../helpers/pty.js";
 
-let logRoots: string[] = [];
-afterEach(async () => {
-  for (const logs of logRoots) for (const runId of await runIds(logs)) expect(await findLeftovers(runId)).toEqual([]);
-  logRoots = [];
-});
+// Every e2e run must leave no task process behind.
+const logRoots = leftoversCheckedAfterEach();
 
 /**
  * `boom` fails once `sleeper` runs (its pid written); `after` depends on boom; `queued` waits for a slot (concurrency 2);

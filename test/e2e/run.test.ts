@@ -4,16 +4,12 @@ import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { tmpdir } from "node:os";
 import { stripVTControlCharacters } from "node:util";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BIN, FIXTURES, ROOT, runCli, runIds, startCli, workspace, type CliResult } from "../helpers/cli.js";
-import { findLeftovers } from "../helpers/processes.js";
+import { findLeftovers, leftoversCheckedAfterEach } from "../helpers/processes.js";
 
-let logRoots: string[] = [];
-afterEach(async () => {
-  // Every e2e run must leave no task process behind.
-  for (const logs of logRoots) for (const runId of await runIds(logs)) expect(await findLeftovers(runId)).toEqual([]);
-  logRoots = [];
-});
+// Every e2e run must leave no task process behind.
+const logRoots = leftoversCheckedAfterEach();
 
 async function run(yaml: string, args: string[] = []) {
   const ws = await workspace(yaml);

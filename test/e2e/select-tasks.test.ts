@@ -2,19 +2,15 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import pg from "pg";
 import { BIN, FIXTURES, runCli, runIds, workspace } from "../helpers/cli.js";
-import { findLeftovers } from "../helpers/processes.js";
+import { leftoversCheckedAfterEach } from "../helpers/processes.js";
 import { taskqOnPty } from "../helpers/pty.js";
 import { DATABASE_URL, dropSchema, uniqueSchema } from "../store/helpers.js";
 
-let logRoots: string[] = [];
-afterEach(async () => {
-  // Every e2e run must leave no task process behind.
-  for (const logs of logRoots) for (const runId of await runIds(logs)) expect(await findLeftovers(runId)).toEqual([]);
-  logRoots = [];
-});
+// Every e2e run must leave no task process behind.
+const logRoots = leftoversCheckedAfterEach();
 
 /**
  * A pipeline whose tasks each leave a marker file: deploy needs test and lint, test needs build,

@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { setTimeout as delay } from "node:timers/promises";
+import { afterEach, expect } from "vitest";
 import { GUARD_NAME } from "../../src/handlers/group-guard.js";
+import { runIds } from "./cli.js";
 
 /**
  * Live processes whose environment carries TASKQ_RUN_ID=<runId>: a task process that
@@ -116,4 +118,16 @@ export function liveState(pid: number): string | undefined {
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   const state = fields[0] ?? "";
   return (state === "Z" || state === "X") && !(Number(fields[17]) > 1) ? undefined : state;
+}
+
+/**
+ * The log folders of a test file's runs, each test's checked after it for task processes left behind (every e2e run must
+ * leave none) and then emptied: push a run's log folder into it.
+ */
+export function leftoversCheckedAfterEach(): string[] {
+  const logRoots: string[] = [];
+  afterEach(async () => {
+    for (const logs of logRoots.splice(0)) for (const runId of await runIds(logs)) expect(await findLeftovers(runId)).toEqual([]);
+  });
+  return logRoots;
 }
