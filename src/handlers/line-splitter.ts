@@ -858,15 +858,6 @@ export class Tail {
     }
     return [...held, ...this.#lines].slice(-this.#size).map((line) => (line instanceof Cut ? line.text : tailLine(line)));
   }
-
-  /**
-   * How much the tail holds: its lines' characters and its held bytes (for tests: bounded, whatever the length of the
-   * lines pushed).
-   */
-  keptSize(): number {
-    const text = (line: string | Cut): number => (line instanceof Cut ? line.text : line).length;
-    return this.#heldBytes + this.#lines.reduce((sum, line) => sum + text(line), 0) + this.#blanks.reduce((sum, line) => sum + text(line), 0);
-  }
 }
 
 /** A long line a Tail keeps as its lines() give it: cut already (see Tail's #pushLine). */

@@ -49,7 +49,7 @@ function watchPeakRss(pid: number): { stop: () => number } {
  * Runs `taskq run` with stdout to `stdoutPath` and measures taskq's peak RSS: with
  * /usr/bin/time -f %M when present, else by polling VmHWM (the kernel's high-water mark).
  */
-async function runMeasured(yaml: string, stdoutPath: string, args: string[] = []) {
+async function runMeasured(yaml: string, stdoutPath: string, args: string[] = [], env: Record<string, string> = {}) {
   const ws = await workspace(yaml);
   ownLogRoots.push(ws.logs);
   const peakFile = path.join(ws.dir, "peak");
@@ -57,8 +57,8 @@ async function runMeasured(yaml: string, stdoutPath: string, args: string[] = []
   const command = ["run", ws.file, "--log-dir", ws.logs, ...args];
   const out = openSync(stdoutPath, "w");
   const child = useTime
-    ? spawn(TIME, ["-f", "%M", "-o", peakFile, process.execPath, BIN, ...command], { cwd: ws.dir, env: cliEnv(), stdio: ["ignore", out, "pipe"], detached: true })
-    : spawn(process.execPath, [BIN, ...command], { cwd: ws.dir, env: cliEnv(), stdio: ["ignore", out, "pipe"], detached: true });
+    ? spawn(TIME, ["-f", "%M", "-o", peakFile, process.execPath, BIN, ...command], { cwd: ws.dir, env: cliEnv(env), stdio: ["ignore", out, "pipe"], detached: true })
+    : spawn(process.execPath, [BIN, ...command], { cwd: ws.dir, env: cliEnv(env), stdio: ["ignore", out, "pipe"], detached: true });
   closeSync(out);
   let stderr = "";
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
@@ -131,6 +131,22 @@ describe("output", () => {
     expect(result.peakKb).toBeGreaterThan(0);
     expect(result.peakKb).toBeLessThan(RSS_LIMIT_KB);
     expect(await fileRepeats(path.join(result.logDir, "big.log"), Buffer.from(`${"x".repeat(999)}\n`), 314_572_800 / 1000)).toBe(true);
+  });
+
+  // Lines go whole under GitHub Actions (up to 1 MiB), for its runner to mask a secret in them: a failed task's last lines
+  // held 20 of them whole, 8 tasks at -j 8 ~280 MB, where they keep what the summary shows of each.
+  it("under GitHub Actions, 8 tasks each writing 20 lines of 1 MB: taskq's peak RSS stays under 150 MB and the summary shows each cut", { timeout: 120_000 }, async () => {
+    const task = `{ run: "for i in $(seq 20); do head -c 1000000 /dev/zero | tr '\\\\0' x; echo; done; sleep 1; exit 3" }`;
+    const yaml = tasksYaml(Array.from({ length: 8 }, (_, i): [string, string] => [`t${i}`, task]));
+    const stdout = path.join((await workspace("")).dir, "stdout");
+    const result = await runMeasured(yaml, stdout, ["-j", "8"], { GITHUB_ACTIONS: "true" });
+    expect(result.code).toBe(1);
+    expect(result.peakKb).toBeGreaterThan(0);
+    expect(result.peakKb).toBeLessThan(RSS_LIMIT_KB);
+    const text = await readFile(stdout, "utf8");
+    // Each line whole on the way out, as the runner reads it; cut in the summary's last lines.
+    expect(text.split("\n").filter((line) => line === `t0 | ${"x".repeat(1_000_000)}`)).toHaveLength(20);
+    expect(text).toContain(`    ${"x".repeat(1000)}… (1000000 bytes)\n`);
   });
 
   it("a reader of taskq's output that falls behind: the task waits, taskq's memory stays bounded, nothing is lost (case 13)", { timeout: 120_000 }, async () => {

@@ -402,17 +402,16 @@ describe("Tail lines", () => {
     expect(short.lines()).toEqual(["\rdl 100%", "done\r", "plain"]);
   });
 
-  it("holds of a line kept whole under GitHub Actions (up to 1 MiB) no more than it shows, and shows it as it shows its text", () => {
-    // Kept whole till the summary asked, 20 lines of 1 MB held 20 MB of each running task's memory.
+  // Its memory is bounded (a line kept whole held whole, 20 lines of 1 MB held 20 MB of each running task's): see
+  // reliability-output.test.ts, which measures taskq's peak RSS.
+  it("shows a line kept whole under GitHub Actions (up to 1 MiB) cut as it shows its text", () => {
     const line = `token ${"x".repeat(1024 * 1024 - 6)}`;
     const tail = new Tail(20);
     for (let i = 0; i < 20; i++) tail.pushBlock(...lineBlock(`${line}\n`));
-    expect(tail.keptSize()).toBeLessThanOrEqual(20 * (TAIL_LINE_LIMIT + 20));
     expect(tail.lines()).toEqual(Array.from({ length: 20 }, () => `token ${"x".repeat(TAIL_LINE_LIMIT - 6)}… (${1024 * 1024} bytes)`));
     // A tail of one line, which a block fills: held as bytes, it held the line whole.
     const one = new Tail(1);
     one.pushBlock(...lineBlock(`${line}\r\n`));
-    expect(one.keptSize()).toBeLessThanOrEqual(TAIL_LINE_LIMIT + 20);
     expect(one.lines()).toEqual([`token ${"x".repeat(TAIL_LINE_LIMIT - 6)}… (${1024 * 1024} bytes)`]);
     // Each as the line's text shows: a progress bar's last state, characters of two and four bytes, an escape sequence at
     // the cut, a "\r" ending it, a blank line followed by one that is not, or none.
@@ -433,7 +432,6 @@ describe("Tail lines", () => {
     }
     expect(blocks.lines()).toEqual(text.lines());
     expect(blocks.lines()).toHaveLength(shapes.length);
-    expect(blocks.keptSize()).toBeLessThanOrEqual(shapes.length * (TAIL_LINE_LIMIT + 20));
     // The task's own `… (N bytes)` at the end of so long a line, which is none taskq cut: its whole length said.
     const own = new Tail(1);
     own.pushBlock(...lineBlock(`${long}… (123456 bytes)\n`));
