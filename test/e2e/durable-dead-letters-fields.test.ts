@@ -1,22 +1,22 @@
-import { afterAll, describe, expect, it } from "vitest";
-import { runCli, workspace } from "../helpers/cli.js";
-import { DATABASE_URL, dropSchema, uniqueSchema } from "../store/helpers.js";
+import { describe, expect, it } from "vitest";
+import { useDurableWorkspace } from "./durable-harness.js";
+
+// Durable mode through the real CLI (see durable-harness.ts): `taskq` processes stand in for machines.
+const durable = useDurableWorkspace("taskq_e2e_deadfields");
+const { SCHEMA, SECRET_URL, runIds, taskq, workflowFile } = durable;
 
 /**
  * `dead-letters --output json` gives the fields README lists, no others: before, each record also had `cancelReason` and
  * `cancelledBy`, a cancelled task's, null in every dead letter and named nowhere.
  */
 describe("dead-letters --output json", () => {
-  const schema = uniqueSchema();
-  afterAll(async () => dropSchema(schema));
-
   it("has the fields README lists, and no cancelled task's", async () => {
-    const ws = await workspace('tasks:\n  build: { run: "echo building; exit 3" }\n  deploy: { run: "true", dependsOn: build }\n');
-    const options = { cwd: ws.dir, env: { TASKQ_STORE: DATABASE_URL, TASKQ_STORE_SCHEMA: schema } };
-    const runId = `dl-${schema}`;
-    const run = await runCli(["run", "--store", DATABASE_URL, "--run-id", runId, "--log-dir", ws.logs, ws.file], options);
+    const file = await workflowFile("failing", 'tasks:\n  build: { run: "echo building; exit 3" }\n  deploy: { run: "true", dependsOn: build }\n');
+    const runId = `dl-${SCHEMA}`;
+    runIds.push(runId);
+    const run = await taskq(["run", "--store", SECRET_URL, "--run-id", runId, "--log-dir", durable.ws.logs, file]);
     expect(run.code).toBe(1);
-    const result = await runCli(["dead-letters", runId, "--output", "json"], options);
+    const result = await taskq(["dead-letters", runId, "--output", "json"]);
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
     const records = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records).toHaveLength(1);

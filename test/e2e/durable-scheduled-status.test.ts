@@ -1,25 +1,20 @@
-import { afterAll, describe, expect, it } from "vitest";
-import { runCli, workspace } from "../helpers/cli.js";
-import { DATABASE_URL, dropSchema, uniqueSchema } from "../store/helpers.js";
+import { describe, expect, it } from "vitest";
+import { useDurableWorkspace } from "./durable-harness.js";
+
+// Durable mode through the real CLI (see durable-harness.ts): `taskq` processes stand in for machines.
+const { taskq, workflowFile, submit } = useDurableWorkspace("taskq_e2e_scheduled");
 
 /**
  * `status` of a run whose tasks wait for their `delay` or `runAt`: counted as scheduled, they are listed with when each
  * runs, as the tasks waiting for a retry are (before, the counts said `2 scheduled` and nothing said when).
  */
 describe("status lists the tasks waiting for their delay or runAt, with when each runs", () => {
-  const schema = uniqueSchema();
-  afterAll(async () => dropSchema(schema));
-
   it("in text and in JSON, soonest due first; a task blocked on its dependency is not among them", async () => {
     // Whole seconds: the runAt the JSON gives back is the one written.
     const runAt = new Date(Math.floor(Date.now() / 1000) * 1000 + 3 * 86_400_000);
-    const ws = await workspace(`tasks:\n  later: { run: "true", runAt: "${runAt.toISOString()}" }\n  soon: { run: "true", delay: 1h }\n  after: { run: "true", dependsOn: [soon] }\n`);
-    const options = { cwd: ws.dir, env: { TASKQ_STORE: DATABASE_URL, TASKQ_STORE_SCHEMA: schema } };
-    const submitted = await runCli(["submit", ws.file], options);
-    expect(submitted.code).toBe(0);
-    const runId = submitted.stdout.trim();
+    const runId = await submit(await workflowFile("scheduled", `tasks:\n  later: { run: "true", runAt: "${runAt.toISOString()}" }\n  soon: { run: "true", delay: 1h }\n  after: { run: "true", dependsOn: [soon] }\n`));
 
-    const text = await runCli(["status", runId], options);
+    const text = await taskq(["status", runId]);
     expect(text.code).toBe(1);
     expect(text.stdout).toContain("3 unfinished (1 blocked, 2 scheduled)");
     const lines = text.stdout.split("\n");
@@ -30,7 +25,7 @@ describe("status lists the tasks waiting for their delay or runAt, with when eac
     expect(lines[at + 2]).toMatch(/^ {2}⏲ later: at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.000 \(in [23]d[^)]*\)$/);
     expect(lines[at + 3]).toBe("");
 
-    const json = await runCli(["status", runId, "--output", "json"], options);
+    const json = await taskq(["status", runId, "--output", "json"]);
     const summary = JSON.parse(json.stdout) as { scheduled?: { id: string; inMs: number; runAt: number }[] };
     expect(summary.scheduled?.map((task) => task.id)).toEqual(["soon", "later"]);
     const [soon, later] = summary.scheduled!;
