@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { TaskqError } from "../../src/errors.js";
 import { migrate } from "../../src/store/postgres/migrations.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
-import { isTransientError } from "../../src/store/postgres/transient.js";
+import { causes, isNeverConnected, isRefusal, isTransientError } from "../../src/store/postgres/transient.js";
 import { DATABASE_URL, createPool, task, uniqueSchema, urlAs, workflow } from "./helpers.js";
 
 describe("store errors", () => {
@@ -75,5 +75,17 @@ describe("store errors", () => {
       await admin.query(`DROP ROLE IF EXISTS ${role}`);
       await admin.end();
     }
+  });
+
+  it("finds the driver's error through the store's wrapping (`cause`), and ends a chain of causes that loops back", () => {
+    const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" });
+    const rejected = Object.assign(new Error("canceling statement due to lock timeout"), { code: "55P03", severity: "ERROR" });
+    const wrapped = (error: Error) => new TaskqError("INTERRUPTED", "submit failed", { cause: new TaskqError("STORE_UNAVAILABLE", "submit failed", { cause: error }) });
+    expect([isNeverConnected(wrapped(refused)), isRefusal(wrapped(refused))]).toEqual([true, false]);
+    expect([isNeverConnected(wrapped(rejected)), isRefusal(wrapped(rejected))]).toEqual([false, true]);
+    const looped = new Error("a cause of its own");
+    looped.cause = looped;
+    expect([...causes(looped)].length).toBeLessThan(10);
+    expect(isNeverConnected(looped)).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { setTimeout as sleep } from "node:timers/promises";
 import { LOCK_TIMEOUT_SQL } from "./lock-wait.js";
-import { failedConnecting, isTransientError } from "./transient.js";
+import { causes, failedConnecting, isTransientError } from "./transient.js";
 
 /** Runs of a piece of work that lost a race before its error is given up on. */
 const CONFLICT_ATTEMPTS = 5;
@@ -62,7 +62,7 @@ const afterCommitSent = new WeakSet<object>();
 
 /** Whether `error` (or the error it wraps) ended a transaction after its COMMIT was sent. */
 export function failedAfterCommitSent(error: unknown): boolean {
-  for (let at = error, depth = 0; typeof at === "object" && at !== null && depth < 5; at = (at as { cause?: unknown }).cause, depth++) {
+  for (const at of causes(error)) {
     if (afterCommitSent.has(at)) return true;
   }
   return false;

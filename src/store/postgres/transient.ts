@@ -87,6 +87,14 @@ export function isRefusal(error: unknown): boolean {
   return serverError(error)?.severity === "ERROR";
 }
 
+/** How far a walk of an error's causes goes: the store's wrapping is a few errors deep, and a chain that loops back ends here. */
+const CAUSE_DEPTH = 5;
+
+/** `error` and the errors it wraps (`cause`), outermost first, as far as CAUSE_DEPTH: through the store's wrapping to the driver's error. */
+export function* causes(error: unknown): Generator<object> {
+  for (let seen = error, depth = 0; typeof seen === "object" && seen !== null && depth < CAUSE_DEPTH; seen = (seen as { cause?: unknown }).cause, depth++) yield seen;
+}
+
 /** Errors a connection met as it was made, before any statement was sent on it (see failedConnecting). */
 const whileConnecting = new WeakSet<object>();
 
@@ -105,7 +113,7 @@ export function failedConnecting(error: unknown): unknown {
  * was for was never sent, so it did nothing.
  */
 export function isNeverConnected(error: unknown): boolean {
-  for (let seen = error, depth = 0; typeof seen === "object" && seen !== null && depth < 4; seen = (seen as { cause?: unknown }).cause, depth++) {
+  for (const seen of causes(error)) {
     const { code } = seen as { code?: unknown };
     if (code === "ECONNREFUSED" || code === "ENOTFOUND" || whileConnecting.has(seen)) return true;
   }
@@ -114,7 +122,7 @@ export function isNeverConnected(error: unknown): boolean {
 
 /** The server's own error (the first with a SQLSTATE) in `error` or the errors it wraps (`cause`), through the store's wrapping. */
 function serverError(error: unknown): { code: string; severity?: unknown } | undefined {
-  for (let seen = error, depth = 0; typeof seen === "object" && seen !== null && depth < 4; seen = (seen as { cause?: unknown }).cause, depth++) {
+  for (const seen of causes(error)) {
     const { code, severity } = seen as { code?: unknown; severity?: unknown };
     if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return { code, severity };
   }
