@@ -1,7 +1,6 @@
 import type pg from "pg";
 import { toLeasedTasks, type LeasedRow } from "./lease.js";
-import { ignoreClientError } from "./transaction.js";
-import { failedConnecting } from "./transient.js";
+import { queryOnOwnClient } from "./transaction.js";
 import type { SchemaNames } from "./names.js";
 import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
 
@@ -41,15 +40,11 @@ export async function completeAndLease(
 ): Promise<CompleteAndLeaseResult> {
   const done = ended.map(({ token, outcome }) => ({ token, exit_code: outcome.exitCode ?? 0, tail: outcome.tail ?? [] }));
   const values = [JSON.stringify(done), workerId, Math.max(limit, 0), leaseMs];
-  // Connected first, not by pool.query: a connection that fails as it is made sent nothing, which its error says
-  // (failedConnecting), so that the worker does not give back leases this round trip never made (see releaseStrays).
-  const client = await pool.connect().catch((error: unknown) => {
-    throw failedConnecting(error);
-  });
-  client.on("error", ignoreClientError);
-  let broken: Error | undefined;
+  // On a client of its own: a connection that fails as it is made sent nothing, which its error says, so that the
+  // worker does not give back leases this round trip never made (see releaseStrays).
   // Named: prepared once per connection. The functions are migration 7's (with retry_on; see leased-retry-on.ts).
-  const result = await client.query<Row>(
+  const result = await queryOnOwnClient<Row>(
+    pool,
     runId === undefined
       ? { name: names.statement("complete_and_lease"), text: `SELECT * FROM ${names.quoted}.complete_and_lease_v7($1, $2, $3, $4)`, values }
       : {
@@ -57,14 +52,7 @@ export async function completeAndLease(
           text: `SELECT * FROM ${names.quoted}.complete_and_lease_v7($1, $2, $3, $4, $5::text)`,
           values: [...values, runId],
         },
-  ).catch((error: unknown) => {
-    // As pool.query releases a client whose query failed: destroyed, not kept for the next round trip.
-    broken = error instanceof Error ? error : new Error(String(error));
-    throw error;
-  }).finally(() => {
-    client.off("error", ignoreClientError);
-    client.release(broken);
-  });
+  );
   const byToken = new Map<string, CompletionResult>();
   const leased: LeasedRow[] = [];
   let nextDelayMs: number | null = null;

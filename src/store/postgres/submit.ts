@@ -6,8 +6,7 @@ import { endStopMarks } from "./cancel.js";
 import { dependencyReason, notifyWorkers } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { storableText } from "./text.js";
-import { ignoreClientError, stoppedWhileConnecting } from "./transaction.js";
-import { failedConnecting } from "./transient.js";
+import { queryOnOwnClient } from "./transaction.js";
 import { isRunId } from "../../run-id.js";
 import { PRIORITY_VALUES, type TaskState, type Workflow, type WorkflowTask } from "./types.js";
 
@@ -408,17 +407,10 @@ export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: 
     rows.some((row) => row.state === "queued"),
     names.channel,
   ];
-  // Connected first, not by pool.query: a connection that fails as it is made sent nothing, which its error says
-  // (failedConnecting), so that a stopped submit does not say the run may have been stored by this try (see storingRun).
-  const client = await pool.connect().catch((error: unknown) => {
-    throw failedConnecting(error);
-  });
-  // Stopped while it connected: nothing is sent (see stoppedWhileConnecting).
-  stoppedWhileConnecting(client, signal);
-  client.on("error", ignoreClientError);
-  let broken: Error | undefined;
+  // On a client of its own: a connection that fails as it is made sent nothing, which its error says, so that a stopped
+  // submit does not say the run may have been stored by this try (see storingRun); stopped while it connected, nothing is sent.
   // Each part runs once whether or not it is referenced; the FROM run makes the inserts empty when the run exists.
-  const result = await client.query<{ created: number }>({
+  const result = await queryOnOwnClient<{ created: number }>(pool, {
     // Named: prepared once per connection.
     name: names.statement("submit_new"),
     text: `WITH run AS (
@@ -430,14 +422,7 @@ export async function submitNewRun(pool: pg.Pool, names: SchemaNames, workflow: 
      SELECT (SELECT count(*) FROM run)::int AS created,
             (SELECT pg_notify($7, $1) FROM run WHERE $6) AS notified`,
     values,
-  }).catch((error: unknown) => {
-    // As pool.query releases a client whose query failed: destroyed, not kept for the next try.
-    broken = error instanceof Error ? error : new Error(String(error));
-    throw error;
-  }).finally(() => {
-    client.off("error", ignoreClientError);
-    client.release(broken);
-  });
+  }, signal);
   if (result.rows[0]?.created !== 1) return undefined;
   return { added: rows.length, kept: 0, changed: [], created: true, settle: !rows.some((row) => row.state !== "cancelled") };
 }

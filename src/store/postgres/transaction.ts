@@ -86,6 +86,29 @@ export function stoppedBeforeSending(signal: AbortSignal | undefined): void {
   if (signal?.aborted === true) throw failedConnecting(signal.reason);
 }
 
+/**
+ * Runs one statement on a client of its own, connected first, not by pool.query: a connection that fails as it is made
+ * sent nothing, which its error says (failedConnecting). Stopped (`signal` aborted) while it connected, it sends nothing
+ * (see stoppedWhileConnecting). As pool.query does, a client whose statement failed is destroyed, not kept for the next.
+ */
+export async function queryOnOwnClient<R extends pg.QueryResultRow>(pool: pg.Pool, query: pg.QueryConfig, signal?: AbortSignal): Promise<pg.QueryResult<R>> {
+  const client = await pool.connect().catch((error: unknown) => {
+    throw failedConnecting(error);
+  });
+  stoppedWhileConnecting(client, signal);
+  client.on("error", ignoreClientError);
+  let broken: Error | undefined;
+  try {
+    return await client.query<R>(query);
+  } catch (error) {
+    broken = error instanceof Error ? error : new Error(String(error));
+    throw error;
+  } finally {
+    client.off("error", ignoreClientError);
+    client.release(broken);
+  }
+}
+
 /** One BEGIN/COMMIT of `work`, not retried: for a caller that retries a larger whole. */
 export async function transactionOnce<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
   // A connection that fails as it is made sent nothing: its error says so (see isNeverConnected).
