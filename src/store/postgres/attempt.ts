@@ -8,7 +8,7 @@ import { RenewalUnsentError } from "./renewal-unsent.js";
 import { ABORTED_BY_SHUTDOWN, REQUESTED } from "./shutdown-cancel.js";
 import { abortCode, failureOutcome } from "./outcome.js";
 import type { PostgresStore } from "./store.js";
-import { isMomentaryRefusal, isTransientError, withRetry } from "./transient.js";
+import { causes, isMomentaryRefusal, isTransientError, withRetry } from "./transient.js";
 import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
 import type { WorkerMetrics } from "./worker-metrics.js";
 import type { AbortCode, LeaseLost, TaskHandler, WorkerEvent } from "./worker-types.js";
@@ -515,8 +515,9 @@ export class Attempt {
  * Not one refused a connection, or whose connection was lost: it never reached the row.
  */
 function mayHaveWaitedForLock(error: unknown): boolean {
-  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
-    if (cause.message === "Query read timeout" || cause.message === "timeout exceeded when trying to connect") return true;
+  for (const cause of causes(error)) {
+    const { message } = cause as { message?: unknown };
+    if (message === "Query read timeout" || message === "timeout exceeded when trying to connect") return true;
   }
   return false;
 }
