@@ -194,6 +194,17 @@ export function newerStoreNote(store: Pick<PostgresStore, "description" | "schem
 }
 
 /**
+ * What a command that found no store in its schema and made one says (`who`: "this worker", "this submit"): runs submitted
+ * to that schema meet only the workers given it, and runs elsewhere none of its, so a mistyped TASKQ_STORE_SCHEMA is
+ * seen at once, with the schema meant where the database holds a store named almost so. Undefined where the store was there.
+ */
+export function madeStoreNote(store: Pick<PostgresStore, "schema" | "made" | "madeBeside">, what: string): string | undefined {
+  if (!store.made) return undefined;
+  const meant = store.madeBeside === undefined ? "" : ` (schema ${JSON.stringify(store.madeBeside)} holds one: did you mean it?)`;
+  return `schema ${JSON.stringify(store.schema)} had no taskq store: ${what}${meant}`;
+}
+
+/**
  * A server that asks for a password when none was given (in the URL or PGPASSWORD) is refused in
  * words that do not say so: the driver's "SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must
  * be a string" (SCRAM, PostgreSQL's default since 14), the server's "empty password returned by

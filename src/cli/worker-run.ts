@@ -37,6 +37,7 @@ import { pidOneNote } from "./pid-one.js";
 import { RunHandlers } from "./run-handlers.js";
 import { onShutdownSignals, secondSignal, shutdownSignals, signalExitCode, type EarlySignals } from "./signals.js";
 import { fullPath } from "./full-path.js";
+import { madeStoreNote } from "./store-flags.js";
 import { keepHeapSmall } from "./small-heap.js";
 import { smallThreadPool } from "./thread-pool.js";
 
@@ -338,7 +339,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     `worker ${worker.workerId}: ${store.description} (schema ${JSON.stringify(schema)}), concurrency ${fitted.concurrency}, logs in ${logDir}`,
   );
   // (Not for `run --store`, whose run went to that schema: it serves only that run.)
-  if (store.made && options.runId === undefined) printNote(`schema ${JSON.stringify(schema)} had no taskq store: this worker made an empty one; it runs only what is submitted to that schema (TASKQ_STORE_SCHEMA or --store-schema, as submit was given)`);
+  const made = options.runId === undefined ? madeStoreNote(store, "this worker made an empty one; it runs only what is submitted to that schema (TASKQ_STORE_SCHEMA or --store-schema, as submit was given)") : undefined;
+  if (made !== undefined) printNote(made);
   if (options.storeNote !== undefined) printNote(options.storeNote.message, options.storeNote.message, options.storeNote);
   if (fitted.note !== undefined) printNote(fitted.note);
   const pidOne = pidOneNote();

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { dropSchema } from "../store/helpers.js";
 import { useDurableWorkspace } from "./durable-harness.js";
 
 // A run id or task id mistyped on the command line (the durable commands take them from a person or a CI variable).
@@ -118,5 +119,45 @@ describe("a schema that holds no store", () => {
     }
     const made = await durable.store.pool.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [typo]);
     expect(made.rows).toEqual([]);
+  });
+});
+
+describe("a submit to a schema that holds no store", () => {
+  it("makes one and says so, naming the schema of the database holding one that is named almost so: its run waits for a worker of that schema alone (a worker too)", async () => {
+    await submit(await workflowFile("made", WORKFLOW));
+    // The workspace's schema with its last character left out, as TASKQ_STORE_SCHEMA (a CI variable mistyped).
+    const typo = SCHEMA.slice(0, -1);
+    try {
+      const note = `note: schema "${typo}" had no taskq store: this submit made one; its runs are run only by workers given that schema (TASKQ_STORE_SCHEMA or --store-schema, as this submit was) (schema "${SCHEMA}" holds one: did you mean it?)\n`;
+      const first = await taskq(["submit", await workflowFile("made", WORKFLOW), "--run-id", "made-1"], { TASKQ_STORE_SCHEMA: typo });
+      // Before, nothing on stderr: exit 0, and the run waited in a store no worker serves.
+      expect({ code: first.code, stdout: first.stdout, stderr: first.stderr }).toEqual({ code: 0, stdout: "made-1\n", stderr: note });
+      // The store is there now: a submit to it again says nothing of it.
+      const again = await taskq(["submit", await workflowFile("made", WORKFLOW), "--run-id", "made-2"], { TASKQ_STORE_SCHEMA: typo });
+      expect({ code: again.code, stdout: again.stdout, stderr: again.stderr }).toEqual({ code: 0, stdout: "made-2\n", stderr: "" });
+    } finally {
+      await dropSchema(typo);
+    }
+    // With --output json, a note record after the run record, nothing on stderr.
+    try {
+      const json = await taskq(["submit", await workflowFile("made", WORKFLOW), "--run-id", "made-3", "--output", "json", "--store-schema", typo]);
+      expect({ code: json.code, stderr: json.stderr }).toEqual({ code: 0, stderr: "" });
+      const records = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(records.map((record) => record.event)).toEqual(["run", "note"]);
+      expect(records[1]?.message).toBe(`schema "${typo}" had no taskq store: this submit made one; its runs are run only by workers given that schema (TASKQ_STORE_SCHEMA or --store-schema, as this submit was) (schema "${SCHEMA}" holds one: did you mean it?)`);
+    } finally {
+      await dropSchema(typo);
+    }
+    // A worker that makes it names the schema meant too.
+    try {
+      const worker = await durable.startWorker(["-j", "1"], { TASKQ_STORE_SCHEMA: typo });
+      worker.cli.child.kill("SIGTERM");
+      expect((await worker.cli.done).code).toBe(143);
+      expect(worker.stdout()).toContain(
+        `note    schema "${typo}" had no taskq store: this worker made an empty one; it runs only what is submitted to that schema (TASKQ_STORE_SCHEMA or --store-schema, as submit was given) (schema "${SCHEMA}" holds one: did you mean it?)\n`,
+      );
+    } finally {
+      await dropSchema(typo);
+    }
   });
 });

@@ -23,7 +23,7 @@ import { EarlySignals, holdSignals, onShutdownSignals, secondSignal, signalExitC
 import { sayStdoutLost } from "../stdout-lost.js";
 import type { Workflow } from "../../loaders/index.js";
 import { FILE_FAIL_FAST_NOTE } from "./run.js";
-import { newerStoreNote, openStore, RETRY_DROPPED_MS, schemaWords, storeUrl, type StoreFlags, type StoreOpenOptions } from "../store-flags.js";
+import { madeStoreNote, newerStoreNote, openStore, RETRY_DROPPED_MS, schemaWords, storeUrl, type StoreFlags, type StoreOpenOptions } from "../store-flags.js";
 
 type Flags = StoreFlags & Record<string, unknown>;
 
@@ -230,7 +230,10 @@ function submitWaitWords(store: PostgresStore): string {
 
 /** A submit's output, and the code it exits with: 0, or 1 for a run submitted again that had ended and did not succeed. */
 function submitted(workflow: Workflow, result: SubmitResult, state: RunState, store: PostgresStore, flags: Flags): number {
-    const unlimited = localOnlyNotes(workflow);
+    // A store this submit had to make first beside one named almost so (a mistyped TASKQ_STORE_SCHEMA): its runs wait for a
+    // worker given that schema, which none of the other store's is. (A first submit to a database, the usual way a store is made, says nothing.)
+    const made = store.madeBeside === undefined ? undefined : madeStoreNote(store, "this submit made one; its runs are run only by workers given that schema (TASKQ_STORE_SCHEMA or --store-schema, as this submit was)");
+    const unlimited = [...(made === undefined ? [] : [made]), ...localOnlyNotes(workflow)];
     // A run that had ended, and still has (nothing the file added runs): it runs nothing, which is said, and one
     // that did not succeed exits 1, as `status` and `run --store` of it do; one that succeeded exits 0, as ever.
     const ended = state === "running" ? undefined : endedNote(result.runId, state);

@@ -163,8 +163,10 @@ export class PostgresStore {
    */
   readonly #orphans = new Set<number>();
   #listener: NotificationListener | undefined;
-  /** Whether `open` found no store in the schema and made one (a worker says so: its schema may be mistyped). */
+  /** Whether `open` found no store in the schema and made one (a worker and a submit say so: its schema may be mistyped). */
   made = false;
+  /** Where `open` made the store: the schema of the database holding another one named almost so (`taskq` for `taskk`), if one does. */
+  madeBeside: string | undefined;
   /**
    * Set by `open` where a newer taskq migrated the store past the migrations this code knows (a rolling upgrade):
    * the newest the store records, and the newest this code knows. The store is used all the same (the CLI says so).
@@ -251,6 +253,8 @@ export class PostgresStore {
       }
       const migrated = await store.#guard("migrate", again(() => migrateStore(store.pool, store.schema)));
       store.made = migrated.applied.includes(FIRST_MIGRATION_VERSION);
+      // A mistyped TASKQ_STORE_SCHEMA made a store of its own: the one meant, for the note that says so (only a finer wording).
+      if (store.made) store.madeBeside = await store.#closestStoreSchema().catch(() => undefined);
       if (migrated.newest > LATEST_MIGRATION) store.newer = { migration: migrated.newest, known: LATEST_MIGRATION };
     } catch (error) {
       // Its pool's connections would otherwise stay open, unused.
