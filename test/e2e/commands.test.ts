@@ -333,6 +333,20 @@ describe("taskq commands", () => {
     expect(await said(["run", "workflow.yaml", "--output", "json", "-j", url])).toContain(hidden);
   });
 
+  it("a store that cannot be opened, its password given as password= in its URL, is named with the password hidden and the words after it whole", async () => {
+    const ws = await workspace("");
+    for (const [args, stderr] of [
+      [["status", "r"], "taskq: cannot open the store postgres://u@127.0.0.1:1/none?password=***: connect failed: connect ECONNREFUSED 127.0.0.1:1\n"],
+      [["status", "r", "--output", "json"], "taskq: cannot open the store postgres://u@127.0.0.1:1/none?password=***: connect failed: connect ECONNREFUSED 127.0.0.1:1\n"],
+    ] as const) {
+      const result = await runCli([...args, "--store", "postgres://u@127.0.0.1:1/none?password=s3cret"], { cwd: ws.dir, env: { TASKQ_STORE: "" } });
+      // Before: "...?password=*** connect failed: ...", the colon after the URL taken as the password's.
+      expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 1, stderr });
+      expect(result.stdout).not.toContain("s3cret");
+      if ((args as readonly string[]).includes("json")) expect((JSON.parse(result.stdout) as { message: string }).message).toBe(stderr.slice("taskq: ".length, -1));
+    }
+  });
+
   it("a bad -j names the flag as it was typed: -j, or --concurrency", async () => {
     const ws = await workspace("tasks:\n  a: { run: 'true' }\n");
     const said = async (...args: string[]): Promise<string> => {

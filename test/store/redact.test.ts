@@ -39,6 +39,10 @@ describe("hidePasswords", () => {
       "'postgresql://u:***@db/ci' and 'host=db password=***' and postgres://db/ci?password=***&x=1",
     );
     // No password: as it is, a host's port too.
+    // A password= hidden already, the message's words after it as they are: not "...?password=*** connect failed".
+    expect(hidePasswords("cannot open the store postgres://u@db/ci?password=***: connect failed")).toBe("cannot open the store postgres://u@db/ci?password=***: connect failed");
+    // One not hidden yet is hidden whole: what follows it up to a space may be its own (a password may end with ":").
+    expect(hidePasswords("stores postgres://db/a?password=***, postgres://db/b?password=s3cret: both down")).toBe("stores postgres://db/a?password=***, postgres://db/b?password=*** both down");
     for (const text of ["postgres://u@db:5432/ci", "postgres://db/ci", 'ci.yaml:3:5: task "a": mail me@corp.com', "password=*** already", "put it in the URL of --store (postgres://USER:PASSWORD@HOST/DB)"]) expect(hidePasswords(text)).toBe(text);
   });
 });
