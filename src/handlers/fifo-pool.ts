@@ -4,7 +4,7 @@ import path from "node:path";
 import { processExists } from "../process-exists.js";
 import { GUARD_LIST_PREFIX } from "./group-guard.js";
 import { holdBriefly, pipesOpenedAhead } from "./open-file-limit.js";
-import { LEGACY_STALE_MS, legacyOwnerPid, ownerPid, ownerTag, tempRoot } from "./temp-root.js";
+import { LEGACY_STALE_MS, leaveTempRoot, legacyOwnerPid, ownerPid, ownerTag, tempRoot } from "./temp-root.js";
 
 /** The two ends of one pipe: the task writes to `write`, taskq reads `read` (non-blocking). */
 export interface PipeEnds {
@@ -248,9 +248,9 @@ export class FifoPool {
         const spares = tidyRoot(root);
         if (this.#claim(root, spares)) return;
       }
-      dir = this.#dir ??= mkdtempSync(path.join(root, `${PREFIX}${ownerTag()}`));
+      dir = this.#dir ??= this.#makeFolder();
     } catch (error) {
-      this.#fail(`cannot make a folder in ${root}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+      this.#fail(`cannot make a folder in ${this.#rootDir}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
       return;
     }
     this.#hookExit();
@@ -281,6 +281,23 @@ export class FifoPool {
     if (this.#dir !== dir) return; // disposed meanwhile
     if (failure === undefined) this.#ready.push(...names);
     else this.#fail(failure);
+  }
+
+  /**
+   * A new folder in the root. Where none can be made in the default root though it is writable (a full
+   * /dev/shm: ENOSPC), in the next temp folder that takes one (see leaveTempRoot); a root given is kept.
+   */
+  #makeFolder(): string {
+    for (;;) {
+      const root = this.#rootDir as string;
+      try {
+        return mkdtempSync(path.join(root, `${PREFIX}${ownerTag()}`));
+      } catch (error) {
+        const next = this.#root === undefined ? leaveTempRoot(root, "a folder for tasks' FIFOs", (error as NodeJS.ErrnoException).code ?? String(error)) : undefined;
+        if (next === undefined) throw error;
+        this.#rootDir = next;
+      }
+    }
   }
 
   #hookExit(): void {

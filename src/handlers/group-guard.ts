@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import type { Writable } from "node:stream";
 import { GroupList } from "./group-list.js";
-import { ownerTag, tempRoot } from "./temp-root.js";
+import { leaveTempRoot, ownerTag, tempRoot } from "./temp-root.js";
 
 /**
  * What the guard runs (POSIX sh): $1 is taskq's pid (for `ps`), $2 the grace in whole
@@ -192,13 +192,21 @@ function stopGuarding(): void {
 }
 
 function startGuard(killGraceMs: number): Guard | undefined {
-  let list: GroupList;
-  const root = tempRoot();
-  try {
-    list = new GroupList(path.join(root, `${GUARD_LIST_PREFIX}${ownerTag()}${Math.random().toString(36).slice(2, 10)}`), stopGuarding);
-  } catch (error) {
-    problem = `cannot make its list in ${root}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
-    return undefined;
+  let list: GroupList | undefined;
+  let root = tempRoot();
+  while (list === undefined) {
+    try {
+      list = new GroupList(path.join(root, `${GUARD_LIST_PREFIX}${ownerTag()}${Math.random().toString(36).slice(2, 10)}`), stopGuarding);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? String(error);
+      // A root with no room (a full /dev/shm): the list goes in another temp folder where there is one.
+      const next = leaveTempRoot(root, "the orphan guard's list", code);
+      if (next === undefined) {
+        problem = `cannot make its list in ${root}: ${code}`;
+        return undefined;
+      }
+      root = next;
+    }
   }
   const started: Guard = { input: undefined, list, killGraceMs, restarts: 0 };
   if (!spawnGuard(started)) {

@@ -19,7 +19,7 @@ import type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHand
 import { monotonicMs } from "../monotonic.js";
 import { startTurn, type TurnsAhead } from "./start-turn.js";
 import { STOPPED_NOTE_AFTER_MS, unwatchStopped, watchStopped } from "./stopped-watch.js";
-import { tempRootNote } from "./temp-root.js";
+import { tempRootMoveNote, tempRootNote } from "./temp-root.js";
 
 /** After the task's processes are gone, how long the pipes may stay silent before we stop reading. */
 const DRAIN_IDLE_MS = 150;
@@ -179,6 +179,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     const pipes = await fifoPool().take(merge ? 1 : 2);
     /** How long the pipes took: a mkfifo's batch, where none were made ahead (the run's first tasks, on a slow machine). */
     const pipesMs = monotonicMs() - pipesAsked;
+    noteTempRootMove(options.sink);
     if (pipes === undefined) noteOnce("fifo", options.sink, () => `no FIFOs for tasks' output (${fifoPool().problem ?? "unknown"}): tasks get sockets, which cannot be reopened by name (a task's \`> /dev/stderr\` fails with ENXIO)`);
     let log: LogFile;
     try {
@@ -240,6 +241,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     const pid = child.pid;
     // First of all: the guard's list gets the group while the task's shell is still starting (see group-guard.ts).
     if (pid !== undefined) registerProcessGroup(pid, options.killGraceMs);
+    noteTempRootMove(options.sink);
     const noGuard = guardProblem();
     if (noGuard !== undefined) noteOnce("guard", options.sink, () => `no guard against orphans (${noGuard}): should taskq be SIGKILLed, its tasks run on`);
     // The child has its copies: without closing ours, the pipes would never reach EOF.
@@ -661,6 +663,12 @@ const CWD_ERRORS = new Set(["ENOENT", "ENOTDIR", "ELOOP", "EACCES", "ENAMETOOLON
 
 /** The fallbacks already told of: each once per process, however many handlers and tasks. */
 const noted = new Set<string>();
+
+/** Where the temp root had no room and another took its place (see leaveTempRoot), a note, once. */
+function noteTempRootMove(sink: OutputSink): void {
+  const moved = tempRootMoveNote();
+  if (moved !== undefined) noteOnce("temp-root-moved", sink, () => moved);
+}
 
 function noteOnce(what: string, sink: OutputSink, text: () => string): void {
   if (noted.has(what) || sink.note === undefined) return;

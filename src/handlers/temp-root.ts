@@ -22,7 +22,31 @@ export function tempRootNote(): string | undefined {
   return choice().note;
 }
 
-let chosen: { tmpdir: string | undefined; root: string; note?: string } | undefined;
+let chosen: { tmpdir: string | undefined; root: string; note?: string; left?: Set<string>; moved?: string } | undefined;
+
+/**
+ * Where nothing could be made in `root` though it is a folder taskq can write (a full /dev/shm, or
+ * TMPDIR's disk full: ENOSPC), the next of the temp dir's usual folders that taskq can write becomes
+ * the root for all that is made from then on (FIFOs, the guard's list), with a note that says so (see
+ * tempRootMoveNote): without it, tasks would get sockets (a `> /dev/stderr` fails) and no guard.
+ * Returns that folder (the one another maker moved to already, where it did), or undefined where none is left.
+ */
+export function leaveTempRoot(root: string, what: string, code: string): string | undefined {
+  const current = choice() as NonNullable<typeof chosen>;
+  const left = (current.left ??= new Set());
+  left.add(root);
+  if (!left.has(current.root)) return current.root;
+  const next = [tmpdir(), ...FALLBACK_ROOTS].find((folder) => !left.has(folder) && usable(folder) === undefined);
+  if (next === undefined) return undefined;
+  current.root = next;
+  current.moved ??= `cannot make ${what} in ${root} (${code}): it goes in ${next} instead, as does what else taskq makes there from now on (FIFOs for tasks' output, the orphan guard's list)`;
+  return next;
+}
+
+/** Where the temp root could not be used and another was (see leaveTempRoot), a note that says so; else undefined. */
+export function tempRootMoveNote(): string | undefined {
+  return chosen?.moved;
+}
 
 function choice(): { root: string; note?: string } {
   const variable = process.env.TMPDIR;

@@ -1,9 +1,9 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readlinkSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli, workspace } from "../helpers/cli.js";
+import { BIN, runCli, workspace } from "../helpers/cli.js";
 
 const REOPENING = 'tasks:\n  loud: { run: "echo to-stderr > /dev/stderr; echo to-stdout > /dev/stdout; echo teed | tee /dev/stderr" }\n';
 
@@ -67,6 +67,61 @@ describe("tasks' stdout and stderr are pipes", () => {
     expect(result.stdout).toContain("two | guarded\n");
     const notes = result.stdout.split("\n").filter((line) => / note {4}/.test(line)).map((line) => line.replace(/^\S+ note {4}/, ""));
     expect(notes).toEqual([`TMPDIR ${missing} is not a folder taskq can write (ENOENT): its FIFOs and orphan guard's list go in /tmp`]);
+  });
+
+  // A file system with no room (ENOSPC) that access() calls writable: a tmpfs of one inode, or one whose pages are all taken,
+  // mounted in a mount namespace of the run's own (root only). The task checks that its stderr reopens by name (a FIFO: a socket
+  // gives ENXIO) and that the guard's list is in /tmp.
+  const noRoom = async (
+    yaml: string,
+    fill: string,
+    env: (full: string) => Record<string, string | undefined>,
+  ): Promise<{ full: string; code: number | null; stdout: string; stderr: string; notes: string[] }> => {
+    const ws = await workspace(yaml);
+    // A folder of the workspace's, for a TMPDIR: the mount is the namespace's alone, gone with it.
+    const full = path.join(ws.dir, "full");
+    await mkdir(full);
+    const script = `${fill.replace("FULL", full)} && shift && exec "$@"`;
+    const child = spawn("unshare", ["-m", "sh", "-c", script, "sh", process.execPath, BIN, "run", ws.file, "--log-dir", ws.logs, "--output", "plain"], {
+      env: { ...process.env, CI: "true", NO_COLOR: "1", TASKQ_KILL_GRACE_MS: undefined, GITHUB_ACTIONS: undefined, ...env(full) },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    const notes = stdout.split("\n").filter((line) => / note {4}/.test(line)).map((line) => line.replace(/^\S+ note {4}/, ""));
+    return { full, code, stdout, stderr, notes };
+  };
+  const REOPEN_AND_GUARD = `tasks:
+  one: { run: "echo fine; echo also > /dev/stderr" }
+  two: { run: 'ls -d /tmp/taskq-guard-"$TASKQ_PID"-* >/dev/null && echo guarded', dependsOn: [one] }
+`;
+  const canMount = process.getuid?.() === 0 && existsSync("/usr/bin/unshare") && spawnSync("unshare", ["-m", "true"]).status === 0;
+
+  it.skipIf(!canMount)("a TMPDIR with no room left (ENOSPC: its disk full): FIFOs and the guard's list go in /tmp, and the run says so once", async () => {
+    const result = await noRoom(REOPEN_AND_GUARD, "mount -t tmpfs -o size=4k,nr_inodes=1 tmpfs FULL", (full) => ({ TMPDIR: full }));
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("one | fine\n");
+    expect(result.stdout).toContain("one | also\n");
+    expect(result.stdout).toContain("two | guarded\n");
+    expect(result.notes).toEqual([
+      `cannot make a folder for tasks' FIFOs in ${result.full} (ENOSPC): it goes in /tmp instead, as does what else taskq makes there from now on (FIFOs for tasks' output, the orphan guard's list)`,
+    ]);
+  });
+
+  it.skipIf(!canMount || !existsSync("/dev/shm"))("a /dev/shm full (a container's 64 MB, filled): the guard's list goes in /tmp, and the run says so once", async () => {
+    const fill = "mount -t tmpfs -o size=64k tmpfs /dev/shm && { dd if=/dev/zero of=/dev/shm/fill bs=4k count=64 2>/dev/null; true; }";
+    const result = await noRoom(REOPEN_AND_GUARD, fill, () => ({ TMPDIR: undefined }));
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("one | also\n");
+    expect(result.stdout).toContain("two | guarded\n");
+    expect(result.notes).toEqual([
+      "cannot make the orphan guard's list in /dev/shm (ENOSPC): it goes in /tmp instead, as does what else taskq makes there from now on (FIFOs for tasks' output, the orphan guard's list)",
+    ]);
   });
 
   it("a plain run logs and shows stdout and stderr in the order the task wrote them; JSON labels each line's stream", async () => {
