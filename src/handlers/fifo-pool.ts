@@ -293,7 +293,7 @@ export class FifoPool {
       try {
         return mkdtempSync(path.join(root, `${PREFIX}${ownerTag()}`));
       } catch (error) {
-        const next = this.#root === undefined ? leaveTempRoot(root, "a folder for tasks' FIFOs", (error as NodeJS.ErrnoException).code ?? String(error)) : undefined;
+        const next = this.#root === undefined ? leaveTempRoot(root, "make a folder for tasks' FIFOs", (error as NodeJS.ErrnoException).code ?? String(error)) : undefined;
         if (next === undefined) throw error;
         this.#rootDir = next;
       }

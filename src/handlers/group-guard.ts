@@ -163,8 +163,36 @@ export function guardGroup(pgid: number, killGraceMs: number): void {
   if (guard === undefined) return;
   try {
     guard.list.add(pgid);
-  } catch {
-    stopGuarding(); // the temp dir filled up or went away: the guard would act on a stale list
+  } catch (error) {
+    guardElsewhere(error); // the temp dir filled up or went away: the guard would act on a stale list
+  }
+}
+
+/**
+ * The list could not be written (its temp folder filled up, a /dev/shm that tasks fill too): that guard
+ * stops (its list emptied), and a new one takes over with a list of the running groups in another temp
+ * folder where there is one (see leaveTempRoot), so a SIGKILLed taskq's tasks are still stopped; else there
+ * is no guard from then on, and the run's note says why (see guardProblem).
+ */
+function guardElsewhere(error: unknown): void {
+  const old = guard;
+  if (old === undefined) return;
+  const running = [...old.list.groups];
+  stopGuarding();
+  const root = path.dirname(old.list.file);
+  const code = (error as NodeJS.ErrnoException).code ?? String(error);
+  if (leaveTempRoot(root, "write the orphan guard's list", code) === undefined) {
+    problem = `its list in ${root} could not be written: ${code}`;
+    return;
+  }
+  failed = false;
+  startGroupGuard(old.killGraceMs);
+  if (guard === undefined) return;
+  try {
+    for (const pgid of running) guard.list.add(pgid);
+  } catch (again) {
+    problem = `its list in ${path.dirname(guard.list.file)} could not be written: ${(again as NodeJS.ErrnoException).code ?? String(again)}`;
+    stopGuarding();
   }
 }
 
@@ -196,11 +224,11 @@ function startGuard(killGraceMs: number): Guard | undefined {
   let root = tempRoot();
   while (list === undefined) {
     try {
-      list = new GroupList(path.join(root, `${GUARD_LIST_PREFIX}${ownerTag()}${Math.random().toString(36).slice(2, 10)}`), stopGuarding);
+      list = new GroupList(path.join(root, `${GUARD_LIST_PREFIX}${ownerTag()}${Math.random().toString(36).slice(2, 10)}`), guardElsewhere);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? String(error);
       // A root with no room (a full /dev/shm): the list goes in another temp folder where there is one.
-      const next = leaveTempRoot(root, "the orphan guard's list", code);
+      const next = leaveTempRoot(root, "make the orphan guard's list", code);
       if (next === undefined) {
         problem = `cannot make its list in ${root}: ${code}`;
         return undefined;

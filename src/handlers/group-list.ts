@@ -35,7 +35,7 @@ const HEADER = "#taskq\n";
  */
 export class GroupList {
   readonly #groups = new Set<number>();
-  readonly #onFailure: () => void;
+  readonly #onFailure: (error: unknown) => void;
   #fd: number | undefined;
   /** Where the next line goes: taskq writes at known offsets (no O_APPEND, see #compact). */
   #size = 0;
@@ -48,7 +48,7 @@ export class GroupList {
   /** Creates `file` (it must not exist), readable by this user only. */
   constructor(
     readonly file: string,
-    onFailure: () => void = () => undefined,
+    onFailure: (error: unknown) => void = () => undefined,
   ) {
     this.#onFailure = onFailure;
     const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
@@ -61,6 +61,11 @@ export class GroupList {
     }
     this.#fd = fd;
     this.#size = HEADER.length;
+  }
+
+  /** The groups listed as running, for a list that takes this one's place (see group-guard.ts). */
+  get groups(): ReadonlySet<number> {
+    return this.#groups;
   }
 
   /** The list's descriptor (write-only), for the guard to hold; undefined once discarded. */
@@ -126,8 +131,8 @@ export class GroupList {
     this.#removedCount = 0;
     try {
       this.#append(lines, count);
-    } catch {
-      this.#onFailure();
+    } catch (error) {
+      this.#onFailure(error);
     }
   }
 

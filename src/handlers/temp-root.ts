@@ -29,7 +29,8 @@ let chosen: { tmpdir: string | undefined; root: string; note?: string; left?: Se
  * TMPDIR's disk full: ENOSPC), the next of the temp dir's usual folders that taskq can write becomes
  * the root for all that is made from then on (FIFOs, the guard's list), with a note that says so (see
  * tempRootMoveNote): without it, tasks would get sockets (a `> /dev/stderr` fails) and no guard.
- * Returns that folder (the one another maker moved to already, where it did), or undefined where none is left.
+ * `what`: what could not be done ("make the orphan guard's list"). Returns that folder (the one another maker
+ * moved to already, where it did), or undefined where none is left.
  */
 export function leaveTempRoot(root: string, what: string, code: string): string | undefined {
   const current = choice() as NonNullable<typeof chosen>;
@@ -39,7 +40,7 @@ export function leaveTempRoot(root: string, what: string, code: string): string 
   const next = [tmpdir(), ...FALLBACK_ROOTS].find((folder) => !left.has(folder) && usable(folder) === undefined);
   if (next === undefined) return undefined;
   current.root = next;
-  current.moved ??= `cannot make ${what} in ${root} (${code}): it goes in ${next} instead, as does what else taskq makes there from now on (FIFOs for tasks' output, the orphan guard's list)`;
+  current.moved ??= `cannot ${what} in ${root} (${code}): it goes in ${next} instead, as does what else taskq makes there from now on (FIFOs for tasks' output, the orphan guard's list)`;
   return next;
 }
 

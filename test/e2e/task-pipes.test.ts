@@ -124,6 +124,23 @@ describe("tasks' stdout and stderr are pipes", () => {
     ]);
   });
 
+  it.skipIf(!canMount || !existsSync("/dev/shm"))("a /dev/shm that fills up during the run: the guard goes on with its list in /tmp, and the run says so once", { timeout: 120_000 }, async () => {
+    // One page left for the list: its lines of 600 task starts and ends (+PGID, -PGID) fill it halfway through the run.
+    const ids = Array.from({ length: 600 }, (_, i) => `t${i}`);
+    const yaml = `tasks:\n${ids.map((id) => `  ${id}: { run: "true" }\n`).join("")}  check:
+    run: 'ls -d /dev/shm/taskq-guard-"$TASKQ_PID"-* /tmp/taskq-guard-"$TASKQ_PID"-* 2>/dev/null | sed "s/-n[0-9]*-.*//"; true'
+    dependsOn: [${ids.join(", ")}]
+`;
+    const fill = "mount -t tmpfs -o size=8k tmpfs /dev/shm && { dd if=/dev/zero of=/dev/shm/fill bs=4k count=1 2>/dev/null; true; }";
+    const result = await noRoom(yaml, fill, () => ({ TMPDIR: undefined }));
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^check \| \/tmp\/taskq-guard-\d+$/m);
+    expect(result.notes).toEqual([
+      "cannot write the orphan guard's list in /dev/shm (ENOSPC): it goes in /tmp instead, as does what else taskq makes there from now on (FIFOs for tasks' output, the orphan guard's list)",
+    ]);
+  });
+
   it("a plain run logs and shows stdout and stderr in the order the task wrote them; JSON labels each line's stream", async () => {
     const ws = await workspace('tasks:\n  mix: { run: "for i in $(seq 1 300); do echo out$i; echo err$i >&2; done" }\n');
     const expected = Array.from({ length: 300 }, (_, i) => [`out${i + 1}`, `err${i + 1}`]).flat();
