@@ -352,6 +352,30 @@ function noteNothingToRetry(id: string, task: TaskFile, context: BuildContext): 
   }
 }
 
+/**
+ * `defaults: { retryOn: [75] }` or a `backoff` there, where neither `defaults` nor any task that takes it sets `retries`:
+ * every task that takes it makes one attempt, so it does nothing, as a task's own would (see noteNothingToRetry). Said
+ * once, where it is written, of the tasks that take it (a task's own `retryOn`, `any` too, replaces defaults'; its own
+ * `backoff` with both bounds, defaults' whole); nothing where one of them sets `retries`, for which it does something,
+ * nor where no task takes it. Once every task is built: which tasks set `retries` is known then.
+ */
+export function noteDefaultsNothingToRetry(tasks: ReadonlyArray<{ id: string; task: TaskFile }>, context: BuildContext): void {
+  const { defaults } = context;
+  if (defaults.retries !== undefined) return;
+  const takes = {
+    retryOn: (task: TaskFile) => task.retryOn === undefined,
+    backoff: (task: TaskFile) => task.backoff?.base === undefined || task.backoff.max === undefined,
+  };
+  for (const key of ["retryOn", "backoff"] as const) {
+    // `retryOn: any` in defaults, every failure: told of no task, as a task's own is not.
+    if (defaults[key] === undefined || defaults[key] === null) continue;
+    const takers = tasks.filter(({ task }) => takes[key](task));
+    if (takers.length === 0 || takers.some(({ task }) => task.retries !== undefined)) continue;
+    const text = `${key} does nothing without retries (which default to 0): the tasks that take it make one attempt each, never retried; add retries: N to defaults for up to N more attempts`;
+    for (const { id } of takers) noteAt(id, ["defaults", key], text, context);
+  }
+}
+
 /** The variables taskq gives each task over every `env` (see shell-handler.ts): what a workflow sets them to, no task sees. */
 const TASKQ_VARIABLES = new Map([
   ["TASKQ_RUN_ID", "the run's id"],

@@ -1,5 +1,5 @@
 import { dirname, resolve } from "node:path";
-import { buildTask, noteEnvVariables, noteAt, notesOf, type BuildContext, type Workflow } from "./build-workflow.js";
+import { buildTask, noteDefaultsNothingToRetry, noteEnvVariables, noteAt, notesOf, type BuildContext, type Workflow } from "./build-workflow.js";
 import { findTaskPastLimit, lineColumnOf, tooManyTasksMessage } from "./count-tasks.js";
 import { crOnlyLineEnding, decodeText } from "./decode-text.js";
 import { orderTasks, type DependencyInput } from "./dependency-graph.js";
@@ -182,6 +182,8 @@ export function buildWorkflow(data: unknown, source: Source & { locator: SourceL
     }
     return buildTask(id, task, inputs[index]!.dependsOn.map((dependency) => dependency.id), context);
   });
+  // Once every task is built: whether any that takes defaults' retryOn or backoff sets retries.
+  noteDefaultsNothingToRetry(validated.tasks.flatMap(({ id, task }) => (task === undefined ? [] : [{ id, task }])), context);
   if (problems.size > 0) throw new WorkflowError(problems.problems); // a backoff whose bounds come from both defaults and the task
   // In the file's order, as problems are: the tasks were built in start order, and defaults' notes as each task took them.
   const { notes, taskNotes } = notesOf(context, validated.tasks.map(({ id }) => id));

@@ -268,12 +268,15 @@ tasks:
     const ws = await workspace(`defaults: { retryOn: [127] }\ntasks:\n  own: { run: "touch own.done", retryOn: [1], retries: 1 }\n  taker: { run: "touch taker.done" }\n`);
     logRoots.push(ws.logs);
     const note = `note    ${ws.file}:1:22: defaults: retryOn lists 127: exit codes 126 and 127 (not executable, not found) are never retried`;
+    // own sets retries, but takes no part in defaults' retryOn: for the task that takes it, it does nothing.
+    const nothing = `note    ${ws.file}:1:22: defaults: retryOn does nothing without retries (which default to 0): the tasks that take it make one attempt each, never retried; add retries: N to defaults for up to N more attempts`;
     const own = await runCli(["run", ws.file, "own", "--log-dir", ws.logs], { cwd: ws.dir });
     expect(own.code).toBe(0);
     expect(own.stdout).not.toContain(" note ");
     const taker = await runCli(["run", ws.file, "taker", "--log-dir", ws.logs], { cwd: ws.dir });
     expect(taker.code).toBe(0);
     expect(taker.stdout).toContain(note);
+    expect(taker.stdout).toContain(nothing);
   });
 
   it("an error in a task left out still refuses the run (exit 2): the file is invalid", async () => {

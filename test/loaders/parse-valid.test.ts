@@ -242,6 +242,49 @@ describe("parseWorkflow on a valid file", () => {
     expect(parse(yaml("defaults: { retries: 1 }", "tasks:", "  a: { run: x, retryOn: [75], backoff: { base: 5s } }")).notes).toEqual([]);
   });
 
+  it("notes a retryOn or backoff of defaults where neither defaults nor any task that takes it sets retries: each of those tasks makes one attempt", () => {
+    const note = (where: string, key: string) =>
+      `/work/wf/ci.yaml:${where}: defaults: ${key} does nothing without retries (which default to 0): the tasks that take it make one attempt each, never retried; add retries: N to defaults for up to N more attempts`;
+    // Before, no word: every task failed once, never retried.
+    const workflow = parse(yaml("defaults: { retryOn: [75], backoff: { base: 5s } }", "tasks:", "  a: { run: x }", "  b: { run: x }"));
+    expect(workflow.tasks.map((task) => [task.retries, task.retryOn])).toEqual([
+      [0, [75]],
+      [0, [75]],
+    ]);
+    expect(workflow.notes).toEqual([note("1:22", "retryOn"), note("1:37", "backoff")]);
+    // Said of the tasks that take it: one with its own retryOn (any too) takes no part in defaults', nor one with its own
+    // backoff of both bounds in defaults' backoff; those of them that set retries leave the note as it is.
+    const own = parse(
+      yaml(
+        "defaults: { retryOn: [75], backoff: { max: 1m } }",
+        "tasks:",
+        "  a: { run: x }",
+        "  b: { run: x, retries: 2, retryOn: [1], backoff: { base: 1s, max: 5s } }",
+        "  c: { run: x, retryOn: any }",
+      ),
+    );
+    expect(own.notes).toEqual([note("1:22", "retryOn"), note("1:37", "backoff")]);
+    expect(own.taskNotes?.map((taskNote) => [taskNote.owner, taskNote.tasks])).toEqual([
+      ["defaults", ["a"]],
+      ["defaults", ["a", "c"]],
+    ]);
+    // retries in defaults, or in a task that takes the value (its own backoff with one bound takes defaults' other): it does something.
+    for (const file of [
+      yaml("defaults: { retries: 1, retryOn: [75], backoff: { base: 5s } }", "tasks:", "  a: { run: x }"),
+      yaml("defaults: { retries: 0, retryOn: [75] }", "tasks:", "  a: { run: x }"),
+      yaml("defaults: { retryOn: [75] }", "tasks:", "  a: { run: x }", "  b: { run: x, retries: 1 }"),
+      yaml("defaults: { backoff: { max: 1m } }", "tasks:", "  a: { run: x }", "  b: { run: x, retries: 1, backoff: { base: 2s } }"),
+      // `any`, every failure, is told as a task's own is: not at all.
+      yaml("defaults: { retryOn: any }", "tasks:", "  a: { run: x }"),
+    ]) {
+      expect(parse(file).notes).toEqual([]);
+    }
+    // No task takes it: each task's own retryOn is noted, not defaults'.
+    expect(parse(yaml("defaults: { retryOn: [75] }", "tasks:", "  a: { run: x, retryOn: [1] }")).notes).toEqual([
+      '/work/wf/ci.yaml:3:25: task "a": retryOn does nothing without retries (which default to 0): the task makes one attempt, never retried; add retries: N for up to N more attempts',
+    ]);
+  });
+
   it("takes a max under the default base as the base too, where nothing sets base", () => {
     const workflow = parse(yaml("defaults: { backoff: { max: 100ms } }", "tasks:", "  a: { run: x }", "  b: { run: x, backoff: { max: 5s } }", "  c: { run: x, backoff: { base: 50ms } }"));
     expect(workflow.tasks.map((task) => task.backoff)).toEqual([
@@ -268,13 +311,13 @@ describe("parseWorkflow on a valid file", () => {
   });
 
   it("gives its notes in the file's order, as its problems, not in the order the tasks start", () => {
-    const workflow = parse(yaml("defaults: { retryOn: [127], env: { TASKQ_RUN_ID: x } }", "tasks:", "  b: { run: x, dependsOn: [a, a] }", "  a: { run: x, dependsOn: [c, c] }", "  c: { run: x }"));
+    const workflow = parse(yaml("defaults: { retryOn: [127], env: { TASKQ_RUN_ID: x }, retries: 1 }", "tasks:", "  b: { run: x, dependsOn: [a, a] }", "  a: { run: x, dependsOn: [c, c] }", "  c: { run: x }"));
     expect(workflow.tasks.map((task) => task.id)).toEqual(["c", "a", "b"]);
     expect(workflow.notes.map((note) => /^\/work\/wf\/ci\.yaml:(\d+:\d+):/.exec(note)?.[1])).toEqual(["1:22", "1:50", "3:31", "4:31"]);
   });
 
   it("lets a task undo the limit and the list defaults set: timeout: none, retryOn: any; defaults' are kept by the others", () => {
-    const workflow = parse(yaml("defaults: { timeout: 10m, retryOn: [3, 127] }", "tasks:", "  a: { run: x }", "  b: { run: x, timeout: none, retryOn: any }", "  c: { run: x, timeout: 5s }"));
+    const workflow = parse(yaml("defaults: { timeout: 10m, retryOn: [3, 127], retries: 1 }", "tasks:", "  a: { run: x }", "  b: { run: x, timeout: none, retryOn: any }", "  c: { run: x, timeout: 5s }"));
     expect(workflow.tasks.map((task) => [task.id, task.timeoutMs, task.retryOn])).toEqual([
       ["a", 600_000, [3, 127]],
       ["b", undefined, undefined],
