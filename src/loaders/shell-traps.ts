@@ -50,14 +50,17 @@ const PIPEFAIL_GUARD = /\([ \t]*set[ \t][^)\n]*pipefail|\bset[ \t]+-o[ \t]*\|[^\
  * file validated. The first `set` that turns pipefail on where sh runs it as a command of the
  * run's own: first on its line, or after `;`, `&&`, `||` or a `$(`, and any `{`, `then`, `do` or `else` after those (words of their own, not `echo then set -o pipefail`), outside
  * quotes and comments (not `bash -c 'set -o pipefail; ...'`, nor `(set -o pipefail)`, a subshell
- * that tries it, nor one after such a test, run only where sh takes it, nor in a run with a here-document,
- * whose lines may be another shell's): its text (`set -euo pipefail`), its line, from 1, and whether it is
+ * that tries it, nor one after such a test, run only where sh takes it, nor in a here-document's body,
+ * whose lines may be another shell's, in a run whose here-documents are read here: see outsideHereDocuments): its text (`set -euo pipefail`), its line, from 1, and whether it is
  * in a command substitution (`$(...)` or backquoted, in double quotes too), whose shell alone exits 2 there:
  * one there is taken only with a pipeline after it there (`$(set -o pipefail; curl -s x | jq .)`);
  * without one (`$(set -o pipefail && echo yes)`), it is a test of whether sh takes it.
  */
-export function pipefailSet(run: string): { text: string; line: number; substitution?: true } | undefined {
-  if (!run.includes("pipefail") || run.includes("<<")) return undefined;
+export function pipefailSet(written: string): { text: string; line: number; substitution?: true } | undefined {
+  if (!written.includes("pipefail")) return undefined;
+  // Its here-documents' bodies are text (or another shell's) to this reading: blanked, at the same indexes and lines.
+  const run = outsideHereDocuments(written);
+  if (run === undefined) return undefined;
   // The operator or `$(` before the set, or before the `{`, `then`, `do` or `else` before it, each then a word of its own: none escaped by a backslash (`echo a\; set`, a line joined by a `\` at its end), nor one in a word (`echo then set`, `${x}then set`: arguments).
   const command = /(?:^|(?<!\\)(?:\n|;|&&|\|\||\$\((?!\()))[ \t]*(?:(?:\{|then|do|else)[ \t]+)*(set[ \t][^\n;&|#)]*)/g;
   const reader = new RunReader(run);
@@ -734,12 +737,16 @@ export function bashismNote(found: { kind: BashismKind; text: string; line: numb
  * `run: echo ${{ github.sha }}`, copied from a GitHub Actions step: the runner replaces `${{ ... }}`
  * before bash sees it, but taskq replaces nothing, and to sh it is a bad substitution (dash:
  * "Bad substitution", exit 2), which ends the task's shell there, found only once the task runs. The first one outside single quotes
- * and comments (in a run with no here-document, whose lines may be text), with what to write
+ * and comments, and outside here-documents' bodies, whose lines may be text (in a run whose here-documents are read here:
+ * see outsideHereDocuments), with what to write
  * instead: the variable the runner sets for a `github.x` (`$GITHUB_SHA`), the variable itself for
  * an `env.X`, and otherwise a variable the step's `env:` gives taskq.
  */
-export function actionsExpressionNote(run: string): string | undefined {
-  if (!run.includes("${{") || run.includes("<<")) return undefined;
+export function actionsExpressionNote(written: string): string | undefined {
+  if (!written.includes("${{")) return undefined;
+  // Its here-documents' bodies are text to this reading: blanked, at the same indexes and lines.
+  const run = outsideHereDocuments(written);
+  if (run === undefined) return undefined;
   const reader = new RunReader(run);
   for (const match of run.matchAll(/\$\{\{([^\n]*?)\}\}/g)) {
     const read = reader.at(match.index);
@@ -832,14 +839,17 @@ export function unclosedQuotes(command: string): (end: number) => "'" | '"' | "u
  * `run: echo "unterminated`: a quote the shell never sees closed, which makes it refuse the whole
  * command (dash: "Syntax error: Unterminated quoted string") once the task starts, though the
  * file validated. A note, not an error: this reads the shell's quoting, not all of its grammar.
- * None for a run with a here-document (`<<`: its lines are text, quotes and all) or a `case`
- * (whose patterns end in a `)` that a `$(` here would take as its own).
+ * None for a quote in a here-document's body (its lines are text, quotes and all), in a run whose here-documents
+ * are read here (see outsideHereDocuments), nor for a run with a `case` outside them (whose patterns end in a `)` that a
+ * `$(` here would take as its own).
  */
-export function unclosedQuoteNote(run: string): string | undefined {
-  if (run.includes("<<") || /\bcase\b/.test(run)) return undefined;
+export function unclosedQuoteNote(written: string): string | undefined {
+  // Its here-documents' bodies blanked, at the same indexes and lines.
+  const run = outsideHereDocuments(written);
+  if (run === undefined || /\bcase\b/.test(run)) return undefined;
   const open = openQuote(run);
   if (open === undefined || open === "unsure") return undefined;
-  const rest = run.slice(open.index).split("\n")[0]!;
+  const rest = written.slice(open.index).split("\n")[0]!;
   const shown = shortened(rest, 30);
   const line = run.slice(0, open.index).split("\n").length;
   const where = run.includes("\n") ? ` (its line ${line})` : "";

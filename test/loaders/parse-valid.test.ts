@@ -723,7 +723,7 @@ describe("parseWorkflow on a valid file", () => {
     ]);
   });
 
-  it("notes a run that leaves a quote open, which the shell would refuse whole, naming the quote and where it opens; not for quotes sh reads as closed, a here-document or a case", () => {
+  it("notes a run that leaves a quote open, which the shell would refuse whole, naming the quote and where it opens; not for quotes sh reads as closed, in a here-document's body, or a case", () => {
     const note = (at: string, quote: string, where = "") =>
       `task "${at.split(":")[0]!}": run leaves a ${quote} open, at ${at.slice(at.indexOf(":") + 1)}${where}: the shell refuses the whole command (a syntax error: unterminated quoted string) and runs none of it; close it, or write a ${quote} meant as text as ${quote === '"' ? `\\" (or inside '...')` : `\\' (or inside "...")`}`;
     const workflow = parse(
@@ -751,6 +751,13 @@ describe("parseWorkflow on a valid file", () => {
         "      EOF",
         "  h:",
         "    run: case $x in a) echo \"it's\";; esac",
+        // A line after a here-document is sh's: its quote left open is told (it was not, for the `<<` in the run).
+        "  i:",
+        "    run: |",
+        "      cat <<EOF",
+        "      it's",
+        "      EOF",
+        '      echo "done',
       ),
       "q.yaml",
     );
@@ -759,6 +766,7 @@ describe("parseWorkflow on a valid file", () => {
       `q.yaml:4:10: ${note("b:'s done", "'")}`,
       `q.yaml:6:10: ${note('c:"it\'s', '"', " (its line 2)")}`,
       `q.yaml:10:10: ${note("d:'", "'")}`,
+      `q.yaml:23:10: ${note('i:"done', '"', " (its line 4)")}`,
     ]);
   });
 

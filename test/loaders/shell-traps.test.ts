@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { actionsExpressionNote, bashismIn, bashismNote, pipefailNote, pipefailSet } from "../../src/loaders/shell-traps.js";
+import { actionsExpressionNote, bashismIn, bashismNote, pipefailNote, pipefailSet, unclosedQuoteNote } from "../../src/loaders/shell-traps.js";
 import { bestOfAlternating } from "../helpers/timing.js";
 
 /** Whether this machine's /bin/sh refuses `command` (dash: bash's constructs). */
@@ -116,6 +116,74 @@ describe("actionsExpressionNote: GitHub Actions' ${{ ... }} in a run", () => {
     for (const run of ["echo '${{ x }}'", "make # ${{ x }}", "cat <<EOF\n${{ x }}\nEOF", "echo ${HOME} ${x:-{}}", "echo \\${{ x }}", 'echo "\\${{ x }}"', "v=`echo '${{ x }}'`", "echo `date` '${{ x }}'"]) {
       expect(actionsExpressionNote(run), run).toBeUndefined();
     }
+  });
+});
+
+// Each of these skipped a run with a `<<` anywhere, its lines outside a here-document's body unread: sh fails at the last line, unsaid.
+describe("pipefailSet, actionsExpressionNote and unclosedQuoteNote in a run with a here-document: its lines outside the bodies read, none of a body", () => {
+  /** sh's exit status, stdout and stderr for `run`, with nothing on its standard input. */
+  const shRun = (run: string) => spawnSync("/bin/sh", ["-c", run], { encoding: "utf8", input: "" });
+  /** Whether this machine's /bin/sh says `words` of a one-line run that fails as dash does (`1: Bad substitution`): its line is then checked too. */
+  const shSays = (run: string, words: string) => shRun(run).stderr.includes(`1: ${words}`);
+  /**
+   * Runs with the construct's text in here-documents' bodies (a quoted delimiter's, not expanded; a `<<-` one's; two on one line;
+   * one in a `$(...)`, its body holding a `)`), and the construct itself at the last line.
+   */
+  const runsWith = (last: string, body: string) => [
+    `cat <<'EOF'\n${body}\nEOF\n${last}`,
+    `cat <<-EOF >/dev/null\n\t${body}\n\tEOF\n${last}`,
+    `cat <<A <<'B' >/dev/null\n${body}\nA\n${body}\nB\n${last}`,
+    `x=$(cat <<'EOF'\n${body}\n)\nEOF\n)\n${last}`,
+  ];
+
+  it("pipefailSet: finds a set after a here-document, where sh refuses it, and none in a body, nor a guard there (text, guarding nothing)", () => {
+    for (const run of [...runsWith("set -euo pipefail", "set -o pipefail"), "cat <<EOF >/dev/null\n(set -o pipefail) 2>/dev/null && echo yes\nEOF\nset -euo pipefail"]) {
+      const lines = run.split("\n").length;
+      expect(pipefailSet(run), run).toEqual({ text: "set -euo pipefail", line: lines });
+      if (shSays("set -o pipefail", "set: Illegal option -o pipefail")) expect(shRun(run), run).toMatchObject({ status: 2, stderr: expect.stringContaining(`${lines}: set: Illegal option -o pipefail`) as unknown });
+    }
+    for (const run of ["bash <<'EOF'\nset -o pipefail\nEOF", "cat <<EOF >/dev/null\nset -euo pipefail\nEOF\necho ok", "cat <<-EOF >/dev/null\n\tset -o pipefail\n\tEOF"]) {
+      expect(pipefailSet(run), run).toBeUndefined();
+    }
+    expect(shRun("cat <<EOF >/dev/null\nset -euo pipefail\nEOF\necho ok")).toMatchObject({ status: 0, stdout: "ok\n" });
+  });
+
+  it("actionsExpressionNote: finds ${{ }} after a here-document, where sh fails (a bad substitution), and none in a body", () => {
+    for (const run of runsWith("echo ${{ github.sha }}", "${{ x }}")) {
+      const lines = run.split("\n").length;
+      expect(actionsExpressionNote(run), run).toMatch(new RegExp(`^run has \\$\\{\\{ github\\.sha \\}\\} \\(its line ${lines}\\), .*\\$GITHUB_SHA`));
+      if (shSays("echo ${{ x }}", "Bad substitution")) expect(shRun(run), run).toMatchObject({ status: 2, stderr: expect.stringContaining(`${lines}: Bad substitution`) as unknown });
+    }
+    for (const run of ["cat <<EOF\n${{ x }}\nEOF", "cat <<'EOF'\n${{ github.sha }}\nEOF\necho ok"]) {
+      expect(actionsExpressionNote(run), run).toBeUndefined();
+    }
+    expect(shRun("cat <<'EOF'\n${{ github.sha }}\nEOF\necho ok")).toMatchObject({ status: 0, stdout: "${{ github.sha }}\nok\n" });
+  });
+
+  it("unclosedQuoteNote: finds a quote left open after a here-document, which sh refuses, and none in a body, nor a case there", () => {
+    for (const run of [...runsWith('echo "done', "it's"), "cat <<'EOF'\ncase x in x) it's\nEOF\necho \"done"]) {
+      const lines = run.split("\n").length;
+      expect(unclosedQuoteNote(run), run).toBe(
+        `run leaves a " open, at "done (its line ${lines}): the shell refuses the whole command (a syntax error: unterminated quoted string) and runs none of it; close it, or write a " meant as text as \\" (or inside '...')`,
+      );
+      if (shSays('echo "a', "Syntax error: Unterminated quoted string")) {
+        expect(shRun(run), run).toMatchObject({ status: 2, stderr: expect.stringContaining(`${lines}: Syntax error: Unterminated quoted string`) as unknown });
+      }
+    }
+    for (const run of ["cat <<EOF\nit's\nEOF", "cat <<'EOF'\ndon't \"x\nEOF\necho ok", "cat <<EOF; echo \"a\nb\"\nit's\nEOF\necho ok"]) {
+      expect(unclosedQuoteNote(run), run).toBeUndefined();
+      expect(shRun(run).status, run).toBe(0);
+    }
+  });
+
+  it("reads a run of many here-documents in about ten times what a tenth of them takes (every run with a << is read so now)", () => {
+    const runOf = (count: number) => `${"cat <<EOF\nit's ${{ x }}\nEOF\nset -o pipefail; echo \"a\" \n".repeat(count)}echo "done`;
+    const short = runOf(300);
+    const long = runOf(3000);
+    const notes = (run: string) => [pipefailSet(run), actionsExpressionNote(run), unclosedQuoteNote(run)];
+    expect(notes(long).map((note) => note !== undefined)).toEqual([true, false, true]);
+    const [longMs, shortMs] = bestOfAlternating(1, () => notes(long), () => notes(short));
+    expect(longMs).toBeLessThan(40 * shortMs);
   });
 });
 
