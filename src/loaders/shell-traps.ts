@@ -594,7 +594,7 @@ function outsideHereDocuments(run: string): string | undefined {
     if (line === undefined) return undefined;
     let from = line.end + 1;
     for (const delimiter of line.delimiters) {
-      const to = hereDocumentBody(run, from, delimiter);
+      const to = hereDocumentBody(run, from, delimiter)?.end;
       if (to === undefined) return undefined;
       bodies.push({ from, to });
       reader.passOver(from, to);
@@ -672,13 +672,17 @@ function hereDocumentLine(run: string, index: number): { delimiters: { word: str
   }
 }
 
-/** Where the here-document's body that starts at `from` ends: just past its line that is `delimiter`'s word (its leading tabs stripped for `<<-`); undefined where none is. */
-function hereDocumentBody(run: string, from: number, delimiter: { word: string; tabs: boolean }): number | undefined {
+/**
+ * Where the here-document's body that starts at `from` ends: its text at the start of its line that is `delimiter`'s word (its
+ * leading tabs stripped for `<<-`), the body with that line just past it; undefined where none is.
+ */
+function hereDocumentBody(run: string, from: number, delimiter: { word: string; tabs: boolean }): { textEnd: number; end: number } | undefined {
   for (let index = from; index < run.length; ) {
     const end = run.indexOf("\n", index);
     const line = run.slice(index, end === -1 ? run.length : end);
+    const textEnd = index;
     index = end === -1 ? run.length : end + 1;
-    if ((delimiter.tabs ? line.replace(/^\t+/, "") : line) === delimiter.word) return index;
+    if ((delimiter.tabs ? line.replace(/^\t+/, "") : line) === delimiter.word) return { textEnd, end: index };
   }
   return undefined;
 }
@@ -999,21 +1003,14 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       byName = false;
       for (const { word, tabs, expanded } of heredocs.splice(0)) {
         // The body's lines, up to the one that is the delimiter.
-        const bodyStart = index;
-        let bodyEnd: number;
-        for (;;) {
-          if (index >= run.length) return undefined;
-          const end = run.indexOf("\n", index);
-          const line = run.slice(index, end === -1 ? run.length : end);
-          bodyEnd = index;
-          index = end === -1 ? run.length : end + 1;
-          if ((tabs ? line.replace(/^\t+/, "") : line) === word) break;
-        }
+        const body = hereDocumentBody(run, index, { word, tabs });
+        if (body === undefined) return undefined;
         // Its `$(...)` and backquotes, sh parses with the command: a syntax error there refuses the whole run.
         if (expanded) {
-          const refused = refusedInBody(run.slice(bodyStart, bodyEnd), depth);
+          const refused = refusedInBody(run.slice(index, body.textEnd), depth);
           if (refused !== false) return refused;
         }
+        index = body.end;
       }
     } else if (char === "#") {
       const end = run.indexOf("\n", index);
