@@ -327,7 +327,7 @@ export function buildProgram(version: string): Command {
     .addOption(writtenDefault("--log-dir <dir>", "root folder of the per-task logs", ".taskq/logs"))
     .option("--no-color", "no colours (NO_COLOR and FORCE_COLOR are honoured too)")
     .option("--fail-fast", "stop at the first task that fails (its retries used up): start nothing more, cancel what waits, stop what runs (default: the file's failFast)")
-    .option("--no-fail-fast", "whatever the file's failFast says, a failure stops only its own dependents")
+    .option("--no-fail-fast", "whatever the file's failFast says, a failure stops only its own dependents (with --store: leaves out the note that the file's failFast does not stop a durable run)")
     .option("--dry-run", "print the plan in start order; run nothing")
     .option("--store <url>", "run durably through PostgreSQL (default: TASKQ_STORE when set)")
     .option("--store-schema <name>", "PostgreSQL schema of the store (default: TASKQ_STORE_SCHEMA, else taskq)")
@@ -440,6 +440,8 @@ function addDurableCommands(program: Command): void {
     .description("validate a workflow and enqueue it as a durable run; prints the run id")
     .argument("<file>", "workflow YAML file (- for standard input)")
     .option("--run-id <id>", "the run's id (submitting the same id again is idempotent)")
+    // A durable run does not stop at a failure: --no-fail-fast says the user knows, and leaves out the note on a file's `failFast: true`.
+    .option("--no-fail-fast", "run a file with failFast: true without the note that a durable run does not stop at a failure")
     .addOption(new Option("--output <mode>", "the run id alone (notes on stderr), or JSON records of the run and its notes").choices(["plain", "json"]).default("plain"))
     .action(async (file: string, flags: Record<string, unknown>) => {
       const { submitCommand } = await import("./commands/durable.js");

@@ -11,6 +11,7 @@ import { checkLogRoot } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
 import { clock } from "./render/describe.js";
 import type { OutputMode } from "./render/index.js";
+import { fileFailFastNote } from "./commands/run.js";
 import { endRefusedRun } from "./refused-run.js";
 import { openStore, RETRY_DROPPED_MS, type StoreFlags } from "./store-flags.js";
 import { EarlySignals, onShutdownSignals, secondSignal, signalExitCode } from "./signals.js";
@@ -32,6 +33,8 @@ export interface DurableRunOptions extends StoreFlags {
   runId?: string;
   /** The lease this process's worker takes (`--lease`); the worker's default when not given. */
   leaseMs?: number;
+  /** The file says `failFast: true`, and no --no-fail-fast leaves that out: noted, with the run's id (see fileFailFastNote). */
+  failFastNoted?: boolean;
 }
 
 /**
@@ -75,11 +78,13 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     if (early !== undefined) unheard.end();
     const { runId } = submitted;
     const tasks = workflow.tasks.length;
+    // First, as submit's: the file's settings that a durable run does not keep to.
+    const localOnly = options.failFastNoted === true ? [fileFailFastNote(runId)] : [];
     if (options.json) {
       // Every line is a JSON object, these too (as a local run's first event and its notes), as `submit --output json` writes them.
-      process.stdout.write(submitRecords(workflow, submitted, store, [], state).map((record) => `${toJson(record)}\n`).join(""));
+      process.stdout.write(submitRecords(workflow, submitted, store, localOnly, state).map((record) => `${toJson(record)}\n`).join(""));
     } else {
-      const notes = [...submitNotes(workflow.notes, submitted, workflow.file), ...(state === "running" ? [] : [endedNote(runId, state)])];
+      const notes = [...localOnly, ...submitNotes(workflow.notes, submitted, workflow.file), ...(state === "running" ? [] : [endedNote(runId, state)])];
       // An existing run id adds only the tasks that are new: "submitted: 3 tasks" would say all three were.
       // The schema named, as a worker's first line names it: a worker given another one never runs the run.
       const where = `${store.description} (schema ${JSON.stringify(store.schema)})`;

@@ -2510,23 +2510,53 @@ tasks:
     for (const runId of runIds.slice(-2)) await store.cancelRun(runId);
   });
 
-  it("submit and run --store of a file with failFast: true say the durable run does not stop at a failure, and it does not: its other tasks run", async () => {
+  it("submit and run --store of a file with failFast: true say the durable run does not stop at a failure, naming the run to cancel, and it does not: its other tasks run", async () => {
     const marker = path.join(ws.dir, `went-on-${randomBytes(3).toString("hex")}`);
     const file = await workflowFile("fail-fast", `failFast: true\ntasks:\n  boom: { run: 'exit 3' }\n  other: { run: 'sleep 0.5; touch ${marker}' }\n`);
-    const note = "the file's failFast (true) does not stop a durable run: when a task fails, its workers go on with the others (the run fails all the same); stop it with `taskq cancel RUN`";
+    const note = (runId: string) => `the file's failFast (true) does not stop a durable run: when a task fails, its workers go on with the others (the run fails all the same); stop it with \`taskq cancel ${runId}\``;
     const submitted = await taskq(["submit", file]);
     expect(submitted.code).toBe(0);
     runIds.push(submitted.stdout.trim());
-    expect(withoutNoWorkerNote(submitted.stderr)).toBe(`note: ${note}\n`);
+    expect(withoutNoWorkerNote(submitted.stderr)).toBe(`note: ${note(submitted.stdout.trim())}\n`);
     await store.cancelRun(submitted.stdout.trim());
+    // With --output json, the note's record names the run too.
+    const json = await taskq(["submit", file, "--output", "json"]);
+    const records = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as { event: string; runId?: string; message?: string });
+    runIds.push(records[0]!.runId!);
+    expect(records.filter((record) => record.event === "note").map((record) => record.message)).toContain(note(records[0]!.runId!));
+    await store.cancelRun(records[0]!.runId!);
     const runId = `fail-fast-${randomBytes(3).toString("hex")}`;
     runIds.push(runId);
     const run = await taskq(["run", file, "--log-dir", ws.logs, "--run-id", runId]);
     expect(run.code).toBe(1);
-    expect(run.stdout.split("\n")[1]!.replace(/^\S+ note {4}/, "note: ")).toBe(`note: ${note}`);
+    expect(run.stdout.split("\n")[1]!.replace(/^\S+ note {4}/, "note: ")).toBe(`note: ${note(runId)}`);
     expect(run.stdout).toContain(`ok      ${runId}/other\n`);
     expect(run.stdout).toMatch(/Summary: 1 succeeded, 1 failed, 0 cancelled in /);
     expect(existsSync(marker)).toBe(true);
+  });
+
+  it("submit and run --store with --no-fail-fast run a file with failFast: true without its note; submit --fail-fast is refused", async () => {
+    const file = await workflowFile("fail-fast-known", "failFast: true\ntasks:\n  boom: { run: 'exit 3' }\n  other: { run: 'true' }\n");
+    const submitted = await taskq(["submit", file, "--no-fail-fast"]);
+    expect(submitted.code).toBe(0);
+    runIds.push(submitted.stdout.trim());
+    expect(withoutNoWorkerNote(submitted.stderr)).toBe("");
+    await store.cancelRun(submitted.stdout.trim());
+    const json = await taskq(["submit", file, "--no-fail-fast", "--output", "json"]);
+    const records = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as { event: string; runId?: string; message?: string });
+    runIds.push(records[0]!.runId!);
+    expect(records.some((record) => record.event === "note" && record.message!.includes("failFast"))).toBe(false);
+    await store.cancelRun(records[0]!.runId!);
+    const runId = `fail-fast-known-${randomBytes(3).toString("hex")}`;
+    runIds.push(runId);
+    const run = await taskq(["run", file, "--log-dir", ws.logs, "--run-id", runId, "--no-fail-fast"]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).not.toContain("failFast");
+    expect(run.stdout).toMatch(/Summary: 1 succeeded, 1 failed, 0 cancelled in /);
+    // --fail-fast itself stays refused with a store, before anything is submitted (exit 2).
+    const refused = await taskq(["submit", file, "--fail-fast"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toBe("");
   });
 
   it("submit --output json prints the run as a record and its notes as validate's, with file, line and col; its errors as records too", async () => {

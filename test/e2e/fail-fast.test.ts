@@ -410,13 +410,16 @@ describe("the workflow's failFast", () => {
 
   it("with a store, the file's failFast is noted, not refused: a durable run goes on past a failure; --no-fail-fast leaves the note out", async () => {
     const ws = await setUp(`failFast: true\n${pipeline("600", "10m")}`);
-    const note = "note: the file's failFast (true) does not stop a durable run: when a task fails, its workers go on with the others (the run fails all the same); stop it with `taskq cancel RUN`";
+    const note = (cancel: string) => `note: the file's failFast (true) does not stop a durable run: when a task fails, its workers go on with the others (the run fails all the same); stop it with ${cancel}`;
     const store = ["--store", "postgres://127.0.0.1:1/none", "--dry-run"];
     const planned = await runCli(["run", ws.file, "--log-dir", ws.logs, ...store], { cwd: ws.dir });
     expect(planned.code).toBe(0);
     expect(planned.stdout).toContain(`; nothing is run\n`);
     expect(planned.stdout).not.toContain(", fail-fast");
-    expect(planned.stdout.trimEnd().split("\n").at(-1)).toBe(note);
+    // A plan has no run id yet: the note names none, unless one is given.
+    expect(planned.stdout.trimEnd().split("\n").at(-1)).toBe(note("`taskq cancel` and the run's id"));
+    const named = await runCli(["run", ws.file, "--log-dir", ws.logs, ...store, "--run-id", "nightly-7"], { cwd: ws.dir });
+    expect(named.stdout.trimEnd().split("\n").at(-1)).toBe(note("`taskq cancel nightly-7`"));
     const quiet = await runCli(["run", ws.file, "--log-dir", ws.logs, ...store, "--no-fail-fast"], { cwd: ws.dir });
     expect(quiet.code).toBe(0);
     expect(quiet.stdout).not.toContain("failFast");

@@ -22,7 +22,7 @@ import { noteFields } from "../note-fields.js";
 import { EarlySignals, holdSignals, onShutdownSignals, secondSignal, signalExitCode } from "../signals.js";
 import { sayStdoutLost } from "../stdout-lost.js";
 import type { Workflow } from "../../loaders/index.js";
-import { FILE_FAIL_FAST_NOTE } from "./run.js";
+import { fileFailFastNote } from "./run.js";
 import { madeStoreNote, newerStoreNote, openStore, RETRY_DROPPED_MS, schemaWords, storeUrl, type StoreFlags, type StoreOpenOptions } from "../store-flags.js";
 
 type Flags = StoreFlags & Record<string, unknown>;
@@ -233,7 +233,7 @@ function submitted(workflow: Workflow, result: SubmitResult, state: RunState, st
     // A store this submit had to make first beside one named almost so (a mistyped TASKQ_STORE_SCHEMA): its runs wait for a
     // worker given that schema, which none of the other store's is. (A first submit to a database, the usual way a store is made, says nothing.)
     const made = store.madeBeside === undefined ? undefined : madeStoreNote(store, "this submit made one; its runs are run only by workers given that schema (TASKQ_STORE_SCHEMA or --store-schema, as this submit was)");
-    const unlimited = [...(made === undefined ? [] : [made]), ...localOnlyNotes(workflow)];
+    const unlimited = [...(made === undefined ? [] : [made]), ...localOnlyNotes(workflow, result.runId, flags.failFast !== false)];
     // A run that had ended, and still has (nothing the file added runs): it runs nothing, which is said, and one
     // that did not succeed exits 1, as `status` and `run --store` of it do; one that succeeded exits 0, as ever.
     const ended = state === "running" ? undefined : endedNote(result.runId, state);
@@ -320,13 +320,14 @@ export function endedNote(runId: string, state: Exclude<RunState, "running">): s
 /**
  * The file's `concurrency` is a local run's (and `run --store`'s own worker's): the store keeps none, and
  * the workers run as many of the run's tasks at once as their -j allows. A file that sets it, to keep its
- * tasks from running side by side, is told so rather than silently run otherwise; so is one with `failFast: true`.
+ * tasks from running side by side, is told so rather than silently run otherwise; so is one with `failFast: true`, unless
+ * `--no-fail-fast` says the user knows (`failFastNoted` false).
  */
-function localOnlyNotes(workflow: Workflow): string[] {
+function localOnlyNotes(workflow: Workflow, runId: string, failFastNoted: boolean): string[] {
   return [
     ...(workflow.concurrency === undefined ? [] : [`the file's concurrency (${workflow.concurrency}) does not limit a submitted run: each worker runs up to its own -j tasks at once, of this run and others`]),
     // Nor does its `failFast` stop it, as `run --store` tells it (see run.ts).
-    ...(workflow.failFast === true ? [FILE_FAIL_FAST_NOTE] : []),
+    ...(workflow.failFast === true && failFastNoted ? [fileFailFastNote(runId)] : []),
   ];
 }
 

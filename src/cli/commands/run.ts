@@ -90,9 +90,12 @@ export async function runCommand(file: string, flags: RunFlags, taskIds: readonl
     ({ workflow, selection } = selectTasks(workflow, taskIds, afterFlags));
   }
   const concurrency = requestedConcurrency ?? concurrencyFlag(undefined, workflow.concurrency);
-  // --fail-fast or --no-fail-fast, as given, else the file's `failFast`; a durable run's is neither (refused above, or noted).
+  // --fail-fast or --no-fail-fast, as given, else the file's `failFast`; a durable run's is neither (refused above, or noted:
+  // --no-fail-fast says the user knows, and leaves the note out).
   const failFast = local && (typeof flags.failFast === "boolean" ? flags.failFast : workflow.failFast === true);
-  if (!local && flags.failFast === undefined && workflow.failFast === true) workflow.notes.push(FILE_FAIL_FAST_NOTE);
+  const failFastNoted = !local && flags.failFast === undefined && workflow.failFast === true;
+  // A plan has no run id to name, unless one is given: a run's note names its id (see runDurable).
+  if (failFastNoted && flags.dryRun === true) workflow.notes.push(fileFailFastNote(runId));
   const shortened = shortenedNote(given, { shutdownTimeoutMs, killGraceMs, ...(outerGraceMs === undefined ? {} : { outerGraceMs }) }, flags.stopTimesGiven ?? { shutdownTimeout: false, killGrace: false });
   if (shortened !== undefined && flags.dryRun !== true) workflow.notes.push(shortened);
   if (flags.dryRun === true) {
@@ -123,6 +126,7 @@ export async function runCommand(file: string, flags: RunFlags, taskIds: readonl
       json: common.output === "json",
       ...(runId === undefined ? {} : { runId }),
       ...(leaseMs === undefined ? {} : { leaseMs }),
+      ...(failFastNoted ? { failFastNoted } : {}),
     });
   }
   const { runLocal } = await (runner ?? import("../run-local.js"));
@@ -132,10 +136,13 @@ export async function runCommand(file: string, flags: RunFlags, taskIds: readonl
 /**
  * What `run --store` of a file with `failFast: true` is told, as `submit` tells it (see durable.ts): the file's `failFast` is a
  * local run's, and the durable run goes on past a failure, as --fail-fast is refused for it. Told, not refused: the same file
- * runs locally with it and durably without, as its `concurrency` does not limit a submitted run.
+ * runs locally with it and durably without, as its `concurrency` does not limit a submitted run. `--no-fail-fast` leaves it
+ * out. Said once the run is stored, with the id to cancel it by; a plan's, with none given (`--run-id`), names none.
  */
-export const FILE_FAIL_FAST_NOTE =
-  "the file's failFast (true) does not stop a durable run: when a task fails, its workers go on with the others (the run fails all the same); stop it with `taskq cancel RUN`";
+export function fileFailFastNote(runId: string | undefined): string {
+  const cancel = runId === undefined ? "`taskq cancel` and the run's id" : `\`taskq cancel ${runId}\``;
+  return `the file's failFast (true) does not stop a durable run: when a task fails, its workers go on with the others (the run fails all the same); stop it with ${cancel}`;
+}
 
 /**
  * A workflow file over this size has more than a few dozen tasks: then keeping the heap
