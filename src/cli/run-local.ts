@@ -214,7 +214,7 @@ async function runWith(workflow: Workflow, options: LocalRunOptions, early: Earl
       failedFast = e.id;
       renderer.note(failFastNote(e.id, waiting, running, options.killGraceMs));
       // Before the stop cancels anything: the board says it stops, and the JSON records name each task it cancels so.
-      renderer.stopping?.({ failedFast: e.id, phase: "stopping" });
+      renderer.stopping?.({ failedFast: e.id, phase: "stopping", ...(running === 0 ? { waitingOnly: true } : {}) });
       stopOnFirstFailure(queue, e.id, options.killGraceMs + 2000);
     });
   }

@@ -330,6 +330,30 @@ tasks:
     expect(existsSync(path.join(ws.dir, "queued.ran"))).toBe(false);
   }, 90_000);
 
+  it("says on the board's totals line that it cancels the waiting tasks, not that it stops running ones, where none was running", async () => {
+    // boom fails with nothing else running: the stop only cancels `later`, which waits for its delay.
+    const ws = await setUp(`concurrency: 1
+tasks:
+  boom:
+    run: 'exit 3'
+  later:
+    run: 'touch later.ran'
+    delay: 10m
+`);
+    const wide = await taskqOnPty(["run", ws.file, "--log-dir", ws.logs, "--fail-fast"], { cwd: ws.dir, size: { cols: 100, rows: 24 } }, { NO_COLOR: "1" });
+    const output = wide.bytes.toString("utf8");
+    expect(wide.code).toBe(1);
+    expect(output).toContain("note: fail-fast: boom failed: no new task starts, the task waiting is cancelled\r\n");
+    expect(output).toMatch(/\d\/2 done · \d+ not ok · stopping \(fail-fast: boom failed\): cancelling the waiting tasks/);
+    expect(output).not.toContain("stopping the running tasks");
+    expect(output).toContain("(stopped by fail-fast: boom failed)");
+    // Too narrow for those words: the short ones.
+    const narrow = (await taskqOnPty(["run", ws.file, "--log-dir", ws.logs, "--fail-fast"], { cwd: ws.dir, size: { cols: 40, rows: 24 } }, { NO_COLOR: "1" })).bytes.toString("utf8");
+    expect(narrow).toContain("fail-fast: cancelling");
+    expect(narrow).not.toContain("fail-fast: stopping");
+    expect(existsSync(path.join(ws.dir, "later.ran"))).toBe(false);
+  }, 90_000);
+
   it("is refused with a store (exit 2, nothing run): a durable run's tasks run in its workers", async () => {
     const ws = await setUp(pipeline("600", "10m"));
     const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--fail-fast", "--store", "postgres://127.0.0.1:1/none"], { cwd: ws.dir });

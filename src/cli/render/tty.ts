@@ -430,7 +430,8 @@ export class TtyRenderer implements Renderer {
 
   /**
    * " · stopping (SIGINT): 8.2s left to finish", then what is done to the tasks (" · stopping (fail-fast: build failed): stopping
-   * the running tasks" for a --fail-fast stop); `short`, for a narrow terminal: " · SIGINT: 8.2s left" ("fail-fast: stopping").
+   * the running tasks" for a --fail-fast stop, "cancelling the waiting tasks" for one with none running to stop); `short`, for a
+   * narrow terminal: " · SIGINT: 8.2s left" ("fail-fast: stopping", "fail-fast: cancelling").
    */
   #stoppingText(now: number, short = false): string {
     const state = this.#stopping;
@@ -438,7 +439,7 @@ export class TtyRenderer implements Renderer {
     const left = state.until === undefined ? 0 : state.until - now;
     const stopping = state.phase === "stopping" || left <= 0;
     if (short) return this.#c.yellow(` · ${this.#stopWords(now)}`);
-    const what = state.phase === "killing" ? "killing every task" : stopping ? "stopping the running tasks" : `${formatDuration(left)} left to finish`;
+    const what = state.phase === "killing" ? "killing every task" : state.waitingOnly === true ? "cancelling the waiting tasks" : stopping ? "stopping the running tasks" : `${formatDuration(left)} left to finish`;
     return this.#c.yellow(` · stopping (${state.signal ?? `fail-fast: ${state.failedFast ?? ""} failed`}): ${what}`);
   }
 
@@ -447,7 +448,8 @@ export class TtyRenderer implements Renderer {
     const state = this.#stopping;
     if (state === undefined) return "";
     const left = state.until === undefined ? 0 : state.until - now;
-    return `${state.signal ?? "fail-fast"}: ${state.phase === "killing" ? "killing" : state.phase === "stopping" || left <= 0 ? "stopping" : `${formatDuration(left)} left`}`;
+    const what = state.phase === "killing" ? "killing" : state.waitingOnly === true ? "cancelling" : state.phase === "stopping" || left <= 0 ? "stopping" : `${formatDuration(left)} left`;
+    return `${state.signal ?? "fail-fast"}: ${what}`;
   }
 
   #rowText(id: string, row: Row, now: number): RowText {

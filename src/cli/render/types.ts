@@ -196,6 +196,11 @@ export interface Stopping {
   signal?: NodeJS.Signals;
   /** A --fail-fast stop's: the task whose failure began it. */
   failedFast?: string;
+  /**
+   * A --fail-fast stop's: none of the tasks running is its to stop (none runs, or only those a timeout stops already): it
+   * cancels the tasks waiting, and a live display says that, not that it stops running ones.
+   */
+  waitingOnly?: boolean;
   phase: "finishing" | "stopping" | "killing";
   /** For "finishing": when the time to finish runs out. */
   until?: number;
