@@ -15,13 +15,22 @@ const PERMANENT_EXIT_CODES = new Map([
  * the SIGKILL came after (something ignored SIGTERM); `othersKilled`, where the task's own process
  * (its shell, or the command that shell became) stopped on the SIGTERM, how many processes it started
  * the SIGKILL found after the grace (they, not it, ignored SIGTERM); `atOnce`, taskq SIGKILLed them
- * with no grace, by the reap's end (a second Ctrl-C, a lost lease).
+ * with no grace, by the reap's end (a second Ctrl-C, a lost lease). `endedFirst`, with a kill grace of 0, where
+ * the task's own process ended (its SIGTERM trap exited, or the SIGTERM killed it) before the SIGKILL that came right
+ * after its SIGTERM: how it ended, which that SIGKILL did not change.
  */
 export interface TaskqKill {
   byTaskq?: boolean;
   graceMs?: number | undefined;
   othersKilled?: number | undefined;
   atOnce?: boolean;
+  endedFirst?: ShellEnd | undefined;
+}
+
+/** How a task's own process ended: its exit code, or the signal that ended it. */
+export interface ShellEnd {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
 }
 
 /**
@@ -125,7 +134,7 @@ export function withSigkillWords(words: string, kill: TaskqKill): string {
 
 /** How taskq's SIGKILL ended the attempt, in words; undefined where it did not. */
 export function sigkillWords(kill: TaskqKill): string | undefined {
-  if (kill.graceMs !== undefined) return killedAfterGraceWords(kill.graceMs, kill.othersKilled);
+  if (kill.graceMs !== undefined) return killedAfterGraceWords(kill.graceMs, kill.othersKilled, kill.endedFirst);
   return kill.atOnce === true ? KILLED_AT_ONCE_WORDS : undefined;
 }
 
@@ -135,11 +144,13 @@ export function sigkillWords(kill: TaskqKill): string | undefined {
  */
 export function killOf(error: unknown): TaskqKill {
   try {
-    const failure = error as { killGraceMs?: unknown; killedOthers?: unknown; killedAtOnce?: unknown } | null | undefined;
+    const failure = error as { killGraceMs?: unknown; killedOthers?: unknown; killedAtOnce?: unknown; result?: Partial<ShellEnd> } | null | undefined;
     const graceMs = failure?.killGraceMs;
     if (typeof graceMs !== "number") return { atOnce: failure?.killedAtOnce === true };
     const othersKilled = failure?.killedOthers;
-    return typeof othersKilled === "number" ? { graceMs, othersKilled } : { graceMs };
+    // With no grace, the attempt's own end tells whether the SIGKILL or the SIGTERM before it ended the task (see endedFirstOf).
+    const endedFirst = graceMs <= 0 ? endedFirstOf(failure?.result) : undefined;
+    return { graceMs, ...(typeof othersKilled === "number" ? { othersKilled } : {}), ...(endedFirst === undefined ? {} : { endedFirst }) };
   } catch {
     return {};
   }
@@ -152,11 +163,29 @@ export function killOf(error: unknown): TaskqKill {
  * user to a script whose own handling of SIGTERM worked. (dash, Debian's sh, does not exec a `-c` command's
  * last one: a command that ignores SIGTERM is such a process, beside the shell that ran it.)
  */
-export function killedAfterGraceWords(killGraceMs: number, othersKilled = 0): string {
-  // With no grace (--kill-grace 0) the SIGKILL came with the SIGTERM: whether it would have ended, nothing tells.
-  if (killGraceMs <= 0) return "killed with SIGKILL right after its SIGTERM (the kill grace is 0)";
+export function killedAfterGraceWords(killGraceMs: number, othersKilled = 0, endedFirst?: ShellEnd): string {
+  if (killGraceMs <= 0) {
+    // With no grace (--kill-grace 0) the SIGKILL came with the SIGTERM: whether it would have ended, nothing tells...
+    if (endedFirst === undefined) return "killed with SIGKILL right after its SIGTERM (the kill grace is 0)";
+    // ...unless it ended before that SIGKILL reached it (a SIGTERM trap that exits, a shell the SIGTERM kills): said as it
+    // ended, as its exit code and signal say it (JSON: `exitCode` 0 beside "killed with SIGKILL" was a contradiction).
+    const how = endedFirst.signal === null ? `its shell exited with code ${String(endedFirst.exitCode)} on its SIGTERM` : `its shell was killed by ${endedFirst.signal}`;
+    if (othersKilled <= 0) return `${how}, before the SIGKILL sent right after it (the kill grace is 0)`;
+    return `${how}; the SIGKILL sent right after its SIGTERM (the kill grace is 0) killed ${othersKilled === 1 ? "1 process" : `${othersKilled} processes`} it started`;
+  }
   const who = othersKilled <= 0 ? "it did not stop on SIGTERM" : `${othersKilled === 1 ? "1 process" : `${othersKilled} processes`} it started did not stop on SIGTERM (its shell did)`;
   return `killed with SIGKILL after the kill grace (${formatMs(killGraceMs)}): ${who}`;
+}
+
+/**
+ * With a kill grace of 0, how the task's own process ended where the SIGKILL did not end it: an exit code, or another
+ * signal (the SIGTERM). Undefined where the SIGKILL ended it, or its end is not known.
+ */
+export function endedFirstOf(end: Partial<ShellEnd> | undefined): ShellEnd | undefined {
+  const exitCode = typeof end?.exitCode === "number" ? end.exitCode : null;
+  const signal = typeof end?.signal === "string" ? end.signal : null;
+  if (signal === "SIGKILL" || (exitCode === null && signal === null)) return undefined;
+  return { exitCode, signal };
 }
 
 /** What a stop by taskq's SIGKILL with no grace (a second Ctrl-C, a lost lease) adds to how the attempt ended. */

@@ -6,7 +6,7 @@ import { AttemptOutput, LATE_PIPES_MAX, type StreamName } from "./attempt-output
 import { closeEnds, fifoPool, type PipeEnds } from "./fifo-pool.js";
 import { messageOf } from "../errors.js";
 import { formatSetMs, TaskCancelledError } from "../engine/errors.js";
-import { describeFailure, LogWriteError, NotSpawnedError, TaskFailedError, withSigkillWords, type TaskqKill } from "./errors.js";
+import { describeFailure, endedFirstOf, LogWriteError, NotSpawnedError, TaskFailedError, withSigkillWords, type TaskqKill } from "./errors.js";
 import { guardProblem } from "./group-guard.js";
 import { Tail } from "./line-splitter.js";
 import { attemptLine, closeLogFile, logPathsIn, openLogFile, openLogFileAsync, type LogFile } from "./log-file.js";
@@ -392,6 +392,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
         kill.graceMs = options.killGraceMs;
         // Its shell (or the command it became) stopped on the SIGTERM: what the grace's SIGKILL ended was what it started.
         if (exit.signal !== "SIGKILL") kill.othersKilled = terminator.killedAfterShell;
+        // With no grace, the SIGKILL came right after the SIGTERM: where the shell had ended first (its trap exited), it is said so.
+        if (options.killGraceMs <= 0) kill.endedFirst = endedFirstOf({ exitCode: exit.code, signal: exit.signal });
       } else kill.atOnce = sigkilledByTaskq(pid);
       // Stopped without a word, a leftover would go unnoticed, and one that ignores SIGTERM
       // adds the kill grace to the task's time for no reason the user could see.
