@@ -42,7 +42,13 @@ describe("hidePasswords", () => {
     // A password= hidden already, the message's words after it as they are: not "...?password=*** connect failed".
     expect(hidePasswords("cannot open the store postgres://u@db/ci?password=***: connect failed")).toBe("cannot open the store postgres://u@db/ci?password=***: connect failed");
     // One not hidden yet is hidden whole: what follows it up to a space may be its own (a password may end with ":").
-    expect(hidePasswords("stores postgres://db/a?password=***, postgres://db/b?password=s3cret: both down")).toBe("stores postgres://db/a?password=***, postgres://db/b?password=*** both down");
+    expect(hidePasswords("stores postgres://db/a?password=***: down, postgres://db/b?password=s3cret: down")).toBe("stores postgres://db/a?password=***: down, postgres://db/b?password=*** down");
+    // Only that form is taken as hidden already: a password of its own that begins with *** is hidden.
+    for (const password of ["***.", "***)", "***;,", "***:x", "****"]) {
+      expect(hidePasswords(`taskq: "postgres://u@db/ci?password=${password}" is not a task id`)).toBe('taskq: "postgres://u@db/ci?password=***" is not a task id');
+      expect(hidePasswords(`host=db password=${password} dbname=ci`)).toBe("host=db password=*** dbname=ci");
+    }
+    expect(hidePasswords("postgres://u@db/ci?password=***:&sslmode=require")).toBe("postgres://u@db/ci?password=***&sslmode=require");
     for (const text of ["postgres://u@db:5432/ci", "postgres://db/ci", 'ci.yaml:3:5: task "a": mail me@corp.com', "password=*** already", "put it in the URL of --store (postgres://USER:PASSWORD@HOST/DB)"]) expect(hidePasswords(text)).toBe(text);
   });
 });

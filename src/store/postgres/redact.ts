@@ -44,7 +44,10 @@ export function hidePasswords(text: string): string {
   return text
     // Not the form taskq's own words show (`postgres://USER:PASSWORD@HOST/DB`): a placeholder, no password.
     .replace(/(postgres(?:ql)?:\/\/[^\s:/@'"]*:)([^\s@'"]*)@/gi, (match, before: string, password: string) => (/\/\/USER:$/.test(before) && password === "PASSWORD" ? match : `${before}***@`))
-    // One hidden already (a store's URL as taskq prints it) stays as it is, with the message's words after it: in
-    // `...?password=***: connect failed`, the value read runs on to the `:`, which hiding it again took with it.
-    .replace(/(\bpassword\s*=\s*)('[^']*'|[^\s&'"]+)/gi, (match, before: string, value: string) => (/^\*\*\*[:;,.)]*$/.test(value) ? match : `${before}***`));
+    // One hidden already, as taskq's words show a store's URL before the reason (`...?password=***: connect failed`),
+    // stays as it is: the value read runs on to the `:`, which hiding it again took with it. Only that form: any other
+    // text after `***` (`***.`, `***)`) may be a password's own and is hidden.
+    .replace(/(\bpassword\s*=\s*)('[^']*'|[^\s&'"]+)(?=(\s|$)?)/gi, (match, before: string, value: string, after: string | undefined) =>
+      value === "***" || (value === "***:" && after !== undefined) ? match : `${before}***`,
+    );
 }
