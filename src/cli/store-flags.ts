@@ -194,13 +194,14 @@ export function newerStoreNote(store: Pick<PostgresStore, "description" | "schem
 }
 
 /**
- * What a command that found no store in its schema and made one says (`who`: "this worker", "this submit"): runs submitted
- * to that schema meet only the workers given it, and runs elsewhere none of its, so a mistyped TASKQ_STORE_SCHEMA is
- * seen at once, with the schema meant where the database holds a store named almost so. Undefined where the store was there.
+ * What a command that found no store in its schema and made one says (`what`: what it did then, "this worker made an empty
+ * one; ..."): runs submitted to that schema meet only the workers given it, and runs elsewhere none of its, so a mistyped
+ * TASKQ_STORE_SCHEMA is seen at once, with the schema meant where the database holds a store named almost so, and `undo`
+ * after it there (how to take back what was done). Undefined where the store was there.
  */
-export function madeStoreNote(store: Pick<PostgresStore, "schema" | "made" | "madeBeside">, what: string): string | undefined {
+export function madeStoreNote(store: Pick<PostgresStore, "schema" | "made" | "madeBeside">, what: string, undo = ""): string | undefined {
   if (!store.made) return undefined;
-  const meant = store.madeBeside === undefined ? "" : ` (schema ${JSON.stringify(store.madeBeside)} holds one: did you mean it?)`;
+  const meant = store.madeBeside === undefined ? "" : ` (schema ${JSON.stringify(store.madeBeside)} holds one: did you mean it?${undo})`;
   return `schema ${JSON.stringify(store.schema)} had no taskq store: ${what}${meant}`;
 }
 

@@ -125,10 +125,10 @@ describe("a schema that holds no store", () => {
 describe("a submit to a schema that holds no store", () => {
   it("makes one and says so, naming the schema of the database holding one that is named almost so: its run waits for a worker of that schema alone (a worker too)", async () => {
     await submit(await workflowFile("made", WORKFLOW));
-    // The workspace's schema with its last character left out, as TASKQ_STORE_SCHEMA (a CI variable mistyped).
-    const typo = SCHEMA.slice(0, -1);
+    // The workspace's schema with its last character mistyped as a letter, as TASKQ_STORE_SCHEMA (a CI variable mistyped).
+    const typo = `${SCHEMA.slice(0, -1)}${SCHEMA.endsWith("z") ? "y" : "z"}`;
     try {
-      const note = `note: schema "${typo}" had no taskq store: this submit made one; its runs are run only by workers given that schema (TASKQ_STORE_SCHEMA or --store-schema, as this submit was) (schema "${SCHEMA}" holds one: did you mean it?)\n`;
+      const note = `note: schema "${typo}" had no taskq store: this submit made one; its runs are run only by workers given that schema (TASKQ_STORE_SCHEMA or --store-schema, as this submit was) (schema "${SCHEMA}" holds one: did you mean it? then stop this run with \`taskq cancel made-1 --store-schema ${typo}\` and submit it there)\n`;
       const first = await taskq(["submit", await workflowFile("made", WORKFLOW), "--run-id", "made-1"], { TASKQ_STORE_SCHEMA: typo });
       // Before, nothing on stderr: exit 0, and the run waited in a store no worker serves.
       expect({ code: first.code, stdout: first.stdout, stderr: first.stderr }).toEqual({ code: 0, stdout: "made-1\n", stderr: note });
@@ -144,7 +144,9 @@ describe("a submit to a schema that holds no store", () => {
       expect({ code: json.code, stderr: json.stderr }).toEqual({ code: 0, stderr: "" });
       const records = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
       expect(records.map((record) => record.event)).toEqual(["run", "note"]);
-      expect(records[1]?.message).toBe(`schema "${typo}" had no taskq store: this submit made one; its runs are run only by workers given that schema (TASKQ_STORE_SCHEMA or --store-schema, as this submit was) (schema "${SCHEMA}" holds one: did you mean it?)`);
+      expect(records[1]?.message).toBe(
+        `schema "${typo}" had no taskq store: this submit made one; its runs are run only by workers given that schema (TASKQ_STORE_SCHEMA or --store-schema, as this submit was) (schema "${SCHEMA}" holds one: did you mean it? then stop this run with \`taskq cancel made-3 --store-schema ${typo}\` and submit it there)`,
+      );
     } finally {
       await dropSchema(typo);
     }
@@ -158,6 +160,24 @@ describe("a submit to a schema that holds no store", () => {
       );
     } finally {
       await dropSchema(typo);
+    }
+  });
+});
+
+describe("a submit that makes a store on purpose", () => {
+  it("says nothing where the new schema is one of a numbered series (a schema per pipeline) or named like no store", async () => {
+    const series = [`${SCHEMA}_1233`, `${SCHEMA}_1234`];
+    const far = `far_${SCHEMA.split("_").pop() ?? ""}_q`;
+    try {
+      // The first of the series is named almost as the workspace's schema, and noted so; the next, numbered as the first, is not.
+      const first = await taskq(["submit", await workflowFile("series", WORKFLOW), "--run-id", "s-1", "--store-schema", series[0]!]);
+      expect({ code: first.code, stdout: first.stdout }).toEqual({ code: 0, stdout: "s-1\n" });
+      const next = await taskq(["submit", await workflowFile("series", WORKFLOW), "--run-id", "s-2", "--store-schema", series[1]!]);
+      expect({ code: next.code, stdout: next.stdout, stderr: next.stderr }).toEqual({ code: 0, stdout: "s-2\n", stderr: "" });
+      const alone = await taskq(["submit", await workflowFile("series", WORKFLOW), "--run-id", "s-3", "--store-schema", far]);
+      expect({ code: alone.code, stdout: alone.stdout, stderr: alone.stderr }).toEqual({ code: 0, stdout: "s-3\n", stderr: "" });
+    } finally {
+      for (const schema of [...series, far]) await dropSchema(schema);
     }
   });
 });

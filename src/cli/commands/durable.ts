@@ -231,8 +231,16 @@ function submitWaitWords(store: PostgresStore): string {
 /** A submit's output, and the code it exits with: 0, or 1 for a run submitted again that had ended and did not succeed. */
 function submitted(workflow: Workflow, result: SubmitResult, state: RunState, store: PostgresStore, flags: Flags): number {
     // A store this submit had to make first beside one named almost so (a mistyped TASKQ_STORE_SCHEMA): its runs wait for a
-    // worker given that schema, which none of the other store's is. (A first submit to a database, the usual way a store is made, says nothing.)
-    const made = store.madeBeside === undefined ? undefined : madeStoreNote(store, "this submit made one; its runs are run only by workers given that schema (TASKQ_STORE_SCHEMA or --store-schema, as this submit was)");
+    // worker given that schema, which none of the other store's is. (A first submit to a database, the usual way a store is made, says nothing;
+    // nor one to a schema numbered as the other store's, `ci_1234` beside `ci_1233`.)
+    const made =
+      store.madeBeside === undefined
+        ? undefined
+        : madeStoreNote(
+            store,
+            "this submit made one; its runs are run only by workers given that schema (TASKQ_STORE_SCHEMA or --store-schema, as this submit was)",
+            ` then stop this run with \`taskq cancel ${result.runId} --store-schema ${store.schema}\` and submit it there`,
+          );
     const unlimited = [...(made === undefined ? [] : [made]), ...localOnlyNotes(workflow, result.runId, flags.failFast !== false)];
     // A run that had ended, and still has (nothing the file added runs): it runs nothing, which is said, and one
     // that did not succeed exits 1, as `status` and `run --store` of it do; one that succeeded exits 0, as ever.

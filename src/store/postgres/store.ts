@@ -254,7 +254,11 @@ export class PostgresStore {
       const migrated = await store.#guard("migrate", again(() => migrateStore(store.pool, store.schema)));
       store.made = migrated.applied.includes(FIRST_MIGRATION_VERSION);
       // A mistyped TASKQ_STORE_SCHEMA made a store of its own: the one meant, for the note that says so (only a finer wording).
-      if (store.made) store.madeBeside = await store.#closestStoreSchema().catch(() => undefined);
+      // Not one numbered as the new one is (`ci_1233` beside `ci_1234`, a schema per pipeline): that one is made on purpose.
+      if (store.made) {
+        const meant = await store.#closestStoreSchema().catch(() => undefined);
+        if (meant !== undefined && !numberedAlike(meant, store.schema)) store.madeBeside = meant;
+      }
       if (migrated.newest > LATEST_MIGRATION) store.newer = { migration: migrated.newest, known: LATEST_MIGRATION };
     } catch (error) {
       // Its pool's connections would otherwise stay open, unused.
@@ -843,4 +847,9 @@ async function keptIfRefused<T>(pool: pg.Pool, use: (client: pg.PoolClient) => P
   }
   client.release();
   return result;
+}
+
+/** Whether two schema names differ in their numbers alone (`ci_1233`, `ci_1234`): a series, not a slip of the keyboard. */
+function numberedAlike(a: string, b: string): boolean {
+  return a.replace(/[0-9]+/g, "#") === b.replace(/[0-9]+/g, "#");
 }
