@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
-import { closeSync, constants, lstatSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, constants, lstatSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync, statfsSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { processExists } from "../process-exists.js";
 import { GUARD_LIST_PREFIX } from "./group-guard.js";
 import { holdBriefly, pipesOpenedAhead } from "./open-file-limit.js";
-import { LEGACY_STALE_MS, leaveTempRoot, legacyOwnerPid, ownerPid, ownerTag, tempRoot } from "./temp-root.js";
+import { LEGACY_STALE_MS, legacyOwnerPid, nextTempRoot, noRoom, noteTempRootMove, ownerPid, ownerTag, tempRoot } from "./temp-root.js";
 
 /** The two ends of one pipe: the task writes to `write`, taskq reads `read` (non-blocking). */
 export interface PipeEnds {
@@ -73,6 +73,11 @@ export class FifoPool {
   #ahead: number | undefined;
   /** Pipes the run has yet to take, as expect() was told (undefined: not told); none are opened ahead past them. */
   #expectedLeft: number | undefined;
+  /** The temp folders left for want of room (see nextTempRoot), and why ("/dev/shm (ENOSPC)"): said once FIFOs are made elsewhere. */
+  #left: Array<{ root: string; why: string }> = [];
+  /** What could not be made where the FIFOs were first to go ("a folder for tasks' FIFOs"), for that note. */
+  #leftFor = "";
+  #moveNoted = false;
 
   /** `root`: where the folder goes; by default TMPDIR if set, else /dev/shm, else the temp dir. */
   constructor(root?: string) {
@@ -250,9 +255,12 @@ export class FifoPool {
       }
       dir = this.#dir ??= this.#makeFolder();
     } catch (error) {
-      this.#fail(`cannot make a folder in ${this.#rootDir}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+      const code = (error as NodeJS.ErrnoException).code ?? String(error);
+      this.#fail(this.#left.length === 0 ? `cannot make a folder in ${this.#rootDir}: ${code}` : `cannot make ${this.#leftFor} in ${this.#left.map((left) => left.why).join(", nor in ")}`);
       return;
     }
+    /** The folder's root: another than `root` where #makeFolder moved on. */
+    const dirRoot = this.#rootDir;
     this.#hookExit();
     const names: string[] = [];
     for (let i = 0; i < this.#batch; i++) names.push(path.join(dir, String(this.#next++)));
@@ -279,13 +287,36 @@ export class FifoPool {
     });
     this.#making = 0;
     if (this.#dir !== dir) return; // disposed meanwhile
-    if (failure === undefined) this.#ready.push(...names);
-    else this.#fail(failure);
+    if (failure === undefined) {
+      this.#ready.push(...names);
+      this.#noteMove();
+    } else if (this.#root === undefined && noRoomIn(dirRoot, failure)) {
+      // No room for them in this root (a tmpfs out of inodes, a disk full): the next batch is made in the next temp folder.
+      this.#leave(dirRoot, "FIFOs for tasks' output", failure.includes("Disk quota") ? "EDQUOT" : "ENOSPC");
+      if (this.#rootDir === dirRoot) this.#fail(failure);
+      else this.dispose();
+    } else this.#fail(failure);
+  }
+
+  /** FIFOs cannot be made in `root` for want of room: the next temp folder that taskq can write becomes the pool's root, where there is one. */
+  #leave(root: string, what: string, code: string): void {
+    if (this.#left.length === 0) this.#leftFor = what;
+    this.#left.push({ root, why: `${root} (${code})` });
+    const next = nextTempRoot(this.#left.map((left) => left.root));
+    if (next !== undefined) this.#rootDir = next;
+  }
+
+  /** FIFOs were made: where it is elsewhere than the root they were first to go in (see #leave), the run says so, once. */
+  #noteMove(): void {
+    if (this.#left.length === 0 || this.#moveNoted) return;
+    this.#moveNoted = true;
+    noteTempRootMove(`cannot make ${this.#leftFor} in ${this.#left.map((left) => left.why).join(", nor in ")}: they are made in ${this.#rootDir} instead`);
   }
 
   /**
-   * A new folder in the root. Where none can be made in the default root though it is writable (a full
-   * /dev/shm: ENOSPC), in the next temp folder that takes one (see leaveTempRoot); a root given is kept.
+   * A new folder in the root. Where none can be made in the default root for want of room (a full
+   * /dev/shm, TMPDIR's disk full: see noRoom), in the next temp folder that takes one (see nextTempRoot);
+   * a root given is kept.
    */
   #makeFolder(): string {
     for (;;) {
@@ -293,9 +324,10 @@ export class FifoPool {
       try {
         return mkdtempSync(path.join(root, `${PREFIX}${ownerTag()}`));
       } catch (error) {
-        const next = this.#root === undefined ? leaveTempRoot(root, "make a folder for tasks' FIFOs", (error as NodeJS.ErrnoException).code ?? String(error)) : undefined;
-        if (next === undefined) throw error;
-        this.#rootDir = next;
+        const code = (error as NodeJS.ErrnoException).code;
+        if (this.#root !== undefined || !noRoom(code)) throw error;
+        this.#leave(root, "a folder for tasks' FIFOs", code as string);
+        if (this.#rootDir === root) throw error;
       }
     }
   }
@@ -429,6 +461,20 @@ function privateFolder(dir: string): boolean {
 
 function randomName(): string {
   return Math.random().toString(36).slice(2, 10).padEnd(8, "0");
+}
+
+/**
+ * Whether mkfifo failed in `root` for want of room: its message says so (ENOSPC, EDQUOT), or, in another
+ * language, the file system has no inode or block left.
+ */
+function noRoomIn(root: string, failure: string): boolean {
+  if (/No space left on device|Disk quota exceeded/.test(failure)) return true;
+  try {
+    const stats = statfsSync(root);
+    return stats.ffree === 0 || stats.bavail === 0;
+  } catch {
+    return false;
+  }
 }
 
 /** Opens both ends of a FIFO, then unlinks it. */

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import type { Writable } from "node:stream";
 import { GroupList } from "./group-list.js";
-import { leaveTempRoot, ownerTag, tempRoot } from "./temp-root.js";
+import { nextTempRoot, noRoom, noteTempRootMove, ownerTag, tempRoot, tempRoots } from "./temp-root.js";
 
 /**
  * What the guard runs (POSIX sh): $1 is taskq's pid (for `ps`), $2 the grace in whole
@@ -30,12 +30,18 @@ import { leaveTempRoot, ownerTag, tempRoot } from "./temp-root.js";
  * the grace, SIGKILL. dash's kill takes `-SIG
  * -PGID`, not `-s SIG`. Last (trap EXIT), taskq's FIFO folder, where taskq left it (a taskq that exits as it should
  * renames it first, see FifoPool): the guard's list's name with `taskq-fifo-` for `taskq-guard-` and no random
- * part, in the same root; removed once taskq's pid is a zombie or gone, never while it is another process's
+ * part, in the list's folder or in any of the temp folders $4... (taskq's FIFOs and its list may be in different ones,
+ * for want of room: see nextTempRoot); removed once taskq's pid is a zombie or gone, never while it is another process's
  * (a start time other than the one read as the guard started), nor without /proc, nor where no PID namespace was known (a folder
  * named `<pid>-n-` may be another namespace's, as the next taskq's tidy-up judges it). Else the next taskq removes it.
  */
 export const GUARD_SCRIPT = `
 taskq=$1 grace=$2 list=$3
+shift 3
+name=\${list##*/}
+roots=\${list%"$name"}
+for root in "$@"; do roots="$roots
+$root/"; done
 start=
 if read -r fields 2>/dev/null < "/proc/$taskq/stat"; then
   set -f
@@ -44,14 +50,19 @@ if read -r fields 2>/dev/null < "/proc/$taskq/stat"; then
   start=\${20}
 fi
 while read -r _; do :; done
-name=\${list##*/}
-fifos=\${list%"$name"}taskq-fifo-\${name#taskq-guard-}
+fifos=taskq-fifo-\${name#taskq-guard-}
 fifos=\${fifos%-*}-
 # No PID namespace known (\`<pid>-n-\`): a folder so named may be another namespace's taskq of the same pid.
 case $fifos in *-n-) start= ;; esac
 tidy() {
   [ -n "$start" ] || return 0
-  for dir in "$fifos"*; do
+  set -f
+  IFS='
+'
+  for root in $roots; do
+  unset IFS
+  set +f
+  for dir in "$root$fifos"*; do
     [ -d "$dir" ] || continue
     tries=0
     while read -r fields 2>/dev/null < "/proc/$taskq/stat"; do
@@ -65,6 +76,7 @@ tidy() {
       sleep 0.1 2>/dev/null || sleep 1
     done
     rm -rf -- "$dir"
+  done
   done
 }
 trap tidy EXIT
@@ -170,9 +182,10 @@ export function guardGroup(pgid: number, killGraceMs: number): void {
 
 /**
  * The list could not be written (its temp folder filled up, a /dev/shm that tasks fill too): that guard
- * stops (its list emptied), and a new one takes over with a list of the running groups in another temp
- * folder where there is one (see leaveTempRoot), so a SIGKILLed taskq's tasks are still stopped; else there
- * is no guard from then on, and the run's note says why (see guardProblem).
+ * stops (its list emptied), and where it was for want of room (see noRoom), a new one takes over with a
+ * list of the running groups in the next temp folder that takes it (see nextTempRoot), so a SIGKILLed
+ * taskq's tasks are still stopped; else there is no guard from then on, and the run's note says why (see
+ * guardProblem).
  */
 function guardElsewhere(error: unknown): void {
   const old = guard;
@@ -180,19 +193,35 @@ function guardElsewhere(error: unknown): void {
   const running = [...old.list.groups];
   stopGuarding();
   const root = path.dirname(old.list.file);
-  const code = (error as NodeJS.ErrnoException).code ?? String(error);
-  if (leaveTempRoot(root, "write the orphan guard's list", code) === undefined) {
-    problem = `its list in ${root} could not be written: ${code}`;
+  const code = errorCode(error);
+  problem = `its list in ${root} could not be written: ${code}`;
+  if (!noRoom(code)) return;
+  const tried = [root];
+  const failures = [`${root} (${code})`];
+  for (let next = nextTempRoot(tried); next !== undefined; next = nextTempRoot(tried)) {
+    tried.push(next);
+    let list: GroupList | undefined;
+    try {
+      list = makeList(next);
+      for (const pgid of running) list.add(pgid);
+    } catch (again) {
+      list?.discard();
+      const why = errorCode(again);
+      failures.push(`${next} (${why})`);
+      problem = `its list could not be written in ${failures.join(", nor in ")}`;
+      if (!noRoom(why)) return;
+      continue;
+    }
+    const started: Guard = { input: undefined, list, killGraceMs: old.killGraceMs, restarts: 0 };
+    if (!spawnGuard(started)) {
+      list.discard();
+      return;
+    }
+    guard = started;
+    failed = false;
+    problem = undefined;
+    noteTempRootMove(`cannot write the orphan guard's list in ${failures.join(", nor in ")}: it is in ${next} instead`);
     return;
-  }
-  failed = false;
-  startGroupGuard(old.killGraceMs);
-  if (guard === undefined) return;
-  try {
-    for (const pgid of running) guard.list.add(pgid);
-  } catch (again) {
-    problem = `its list in ${path.dirname(guard.list.file)} could not be written: ${(again as NodeJS.ErrnoException).code ?? String(again)}`;
-    stopGuarding();
   }
 }
 
@@ -221,16 +250,21 @@ function stopGuarding(): void {
 
 function startGuard(killGraceMs: number): Guard | undefined {
   let list: GroupList | undefined;
-  let root = tempRoot();
+  let root: string | undefined = tempRoot();
+  const tried: string[] = [];
+  /** Where the list could not be made and why ("/dev/shm (ENOSPC)"). */
+  const failures: string[] = [];
   while (list === undefined) {
     try {
-      list = new GroupList(path.join(root, `${GUARD_LIST_PREFIX}${ownerTag()}${Math.random().toString(36).slice(2, 10)}`), guardElsewhere);
+      list = makeList(root);
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? String(error);
-      // A root with no room (a full /dev/shm): the list goes in another temp folder where there is one.
-      const next = leaveTempRoot(root, "make the orphan guard's list", code);
+      const code = errorCode(error);
+      tried.push(root);
+      failures.push(`${root} (${code})`);
+      // A root with no room (a full /dev/shm): the list goes in the next temp folder that takes it.
+      const next: string | undefined = noRoom(code) ? nextTempRoot(tried) : undefined;
       if (next === undefined) {
-        problem = `cannot make its list in ${root}: ${code}`;
+        problem = failures.length === 1 ? `cannot make its list in ${root}: ${code}` : `cannot make its list in ${failures.join(", nor in ")}`;
         return undefined;
       }
       root = next;
@@ -241,12 +275,22 @@ function startGuard(killGraceMs: number): Guard | undefined {
     list.discard();
     return undefined;
   }
+  if (failures.length > 0) noteTempRootMove(`cannot make the orphan guard's list in ${failures.join(", nor in ")}: it is in ${root} instead`);
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     // An exit taskq sees: it has stopped its groups itself, and the guard must not touch a reused pgid.
     process.on("exit", () => guard?.list.discard());
   }
   return started;
+}
+
+/** A new list in `root` (see GroupList): throws what the file system throws. */
+function makeList(root: string): GroupList {
+  return new GroupList(path.join(root, `${GUARD_LIST_PREFIX}${ownerTag()}${Math.random().toString(36).slice(2, 10)}`), guardElsewhere);
+}
+
+function errorCode(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? String(error);
 }
 
 /**
@@ -261,7 +305,7 @@ function spawnGuard(current: Guard): boolean {
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", TASKQ_GUARD_SCRIPT: GUARD_SCRIPT };
     const list = current.list.descriptor;
     if (list === undefined) return false;
-    const child = spawn("/bin/sh", ["-c", 'eval "$TASKQ_GUARD_SCRIPT"', GUARD_NAME, String(process.pid), graceSeconds, current.list.file], {
+    const child = spawn("/bin/sh", ["-c", 'eval "$TASKQ_GUARD_SCRIPT"', GUARD_NAME, String(process.pid), graceSeconds, current.list.file, ...tempRoots()], {
       env,
       // Descriptor 3: the list itself, which the guard reads even once its name is deleted (see GUARD_SCRIPT).
       stdio: ["pipe", "ignore", "ignore", list],

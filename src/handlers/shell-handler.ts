@@ -19,7 +19,7 @@ import type { AttemptContext, AttemptResult, OutputSink, ShellHandler, ShellHand
 import { monotonicMs } from "../monotonic.js";
 import { startTurn, type TurnsAhead } from "./start-turn.js";
 import { STOPPED_NOTE_AFTER_MS, unwatchStopped, watchStopped } from "./stopped-watch.js";
-import { tempRootMoveNote, tempRootNote } from "./temp-root.js";
+import { tempRootMoveNotes, tempRootNote } from "./temp-root.js";
 
 /** After the task's processes are gone, how long the pipes may stay silent before we stop reading. */
 const DRAIN_IDLE_MS = 150;
@@ -666,10 +666,9 @@ const CWD_ERRORS = new Set(["ENOENT", "ENOTDIR", "ELOOP", "EACCES", "ENAMETOOLON
 /** The fallbacks already told of: each once per process, however many handlers and tasks. */
 const noted = new Set<string>();
 
-/** Where the temp root had no room and another took its place (see leaveTempRoot), a note, once. */
+/** What went in another temp folder for want of room (see nextTempRoot): a note each, once. */
 function noteTempRootMove(sink: OutputSink): void {
-  const moved = tempRootMoveNote();
-  if (moved !== undefined) noteOnce("temp-root-moved", sink, () => moved);
+  for (const moved of tempRootMoveNotes()) noteOnce(`temp-root-moved ${moved}`, sink, () => moved);
 }
 
 function noteOnce(what: string, sink: OutputSink, text: () => string): void {

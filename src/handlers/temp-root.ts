@@ -1,5 +1,6 @@
-import { accessSync, constants, readlinkSync, statSync } from "node:fs";
+import { accessSync, constants, readlinkSync, realpathSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
+import path from "node:path";
 
 const SHM = "/dev/shm";
 
@@ -22,31 +23,52 @@ export function tempRootNote(): string | undefined {
   return choice().note;
 }
 
-let chosen: { tmpdir: string | undefined; root: string; note?: string; left?: Set<string>; moved?: string } | undefined;
+let chosen: { tmpdir: string | undefined; root: string; note?: string } | undefined;
 
-/**
- * Where nothing could be made in `root` though it is a folder taskq can write (a full /dev/shm, or
- * TMPDIR's disk full: ENOSPC), the next of the temp dir's usual folders that taskq can write becomes
- * the root for all that is made from then on (FIFOs, the guard's list), with a note that says so (see
- * tempRootMoveNote): without it, tasks would get sockets (a `> /dev/stderr` fails) and no guard.
- * `what`: what could not be done ("make the orphan guard's list"). Returns that folder (the one another maker
- * moved to already, where it did), or undefined where none is left.
- */
-export function leaveTempRoot(root: string, what: string, code: string): string | undefined {
-  const current = choice() as NonNullable<typeof chosen>;
-  const left = (current.left ??= new Set());
-  left.add(root);
-  if (!left.has(current.root)) return current.root;
-  const next = [tmpdir(), ...FALLBACK_ROOTS].find((folder) => !left.has(folder) && usable(folder) === undefined);
-  if (next === undefined) return undefined;
-  current.root = next;
-  current.moved ??= `cannot ${what} in ${root} (${code}): it goes in ${next} instead, as does what else taskq makes there from now on (FIFOs for tasks' output, the orphan guard's list)`;
-  return next;
+/** The errors that say a folder has no room left (its file system full, or the user's quota), the only ones that move what taskq makes to another. */
+const NO_ROOM = new Set(["ENOSPC", "EDQUOT"]);
+
+/** Whether `code` says the file system had no room left (see NO_ROOM): another temp folder may have some. */
+export function noRoom(code: string | undefined): boolean {
+  return code !== undefined && NO_ROOM.has(code);
 }
 
-/** Where the temp root could not be used and another was (see leaveTempRoot), a note that says so; else undefined. */
-export function tempRootMoveNote(): string | undefined {
-  return chosen?.moved;
+/**
+ * Where something could not be made in the temp folders `tried` for want of room (a full /dev/shm, or
+ * TMPDIR's disk full: see noRoom), the next of the temp dir's usual folders that taskq can write and that
+ * is none of them (compared as resolved paths: TMPDIR=/a//b is /a/b), or undefined where none is left.
+ * Each maker moves on its own (FIFOs can be made in a tmpfs full by size, a guard's list cannot), and says
+ * so with noteTempRootMove once it made something there.
+ */
+export function nextTempRoot(tried: readonly string[]): string | undefined {
+  const done = new Set(tried.map(resolved));
+  return [tmpdir(), ...FALLBACK_ROOTS].find((folder) => !done.has(resolved(folder)) && usable(folder) === undefined);
+}
+
+/** Every folder taskq may make its files in (see nextTempRoot), for the guard to tidy the FIFO folder wherever it is. */
+export function tempRoots(): string[] {
+  return [...new Set([tempRoot(), tmpdir(), ...FALLBACK_ROOTS].map(resolved))];
+}
+
+const moves: string[] = [];
+
+/** Records what moved where (see nextTempRoot), for the run to say once: called once something was made in the new folder. */
+export function noteTempRootMove(note: string): void {
+  if (!moves.includes(note)) moves.push(note);
+}
+
+/** What moved to another temp folder for want of room (see nextTempRoot), each said once. */
+export function tempRootMoveNotes(): readonly string[] {
+  return moves;
+}
+
+/** `folder` with its links resolved where it can be, else normalized. */
+function resolved(folder: string): string {
+  try {
+    return realpathSync(folder);
+  } catch {
+    return path.resolve(folder);
+  }
 }
 
 function choice(): { root: string; note?: string } {

@@ -76,13 +76,15 @@ describe("tasks' stdout and stderr are pipes", () => {
     yaml: string,
     fill: string,
     env: (full: string) => Record<string, string | undefined>,
+    run = 'exec "$@"',
   ): Promise<{ full: string; code: number | null; stdout: string; stderr: string; notes: string[] }> => {
     const ws = await workspace(yaml);
     // A folder of the workspace's, for a TMPDIR: the mount is the namespace's alone, gone with it.
     const full = path.join(ws.dir, "full");
     await mkdir(full);
-    const script = `${fill.replace("FULL", full)} && shift && exec "$@"`;
-    const child = spawn("unshare", ["-m", "sh", "-c", script, "sh", process.execPath, BIN, "run", ws.file, "--log-dir", ws.logs, "--output", "plain"], {
+    // From the workspace, by relative paths: a tmpfs mounted on /tmp (where the workspace may be) then hides none of it.
+    const script = `cd "$1" && shift && { ${fill.replace("FULL", full)}; } || exit 1\n${run}`;
+    const child = spawn("unshare", ["-m", "sh", "-c", script, "sh", ws.dir, process.execPath, BIN, "run", path.basename(ws.file), "--log-dir", "logs", "--output", "plain"], {
       env: { ...process.env, CI: "true", NO_COLOR: "1", TASKQ_KILL_GRACE_MS: undefined, GITHUB_ACTIONS: undefined, ...env(full) },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -95,9 +97,11 @@ describe("tasks' stdout and stderr are pipes", () => {
     return { full, code, stdout, stderr, notes };
   };
   const REOPEN_AND_GUARD = `tasks:
-  one: { run: "echo fine; echo also > /dev/stderr" }
+  one: { run: "echo fine; echo also > /dev/stderr; readlink /proc/$$/fd/2" }
   two: { run: 'ls -d /tmp/taskq-guard-"$TASKQ_PID"-* >/dev/null && echo guarded', dependsOn: [one] }
 `;
+  /** Task one's stderr, by `readlink /proc/$$/fd/2`: a FIFO of taskq's in /tmp (unlinked once the task has started). */
+  const FIFO_IN_TMP = /^one \| \/tmp\/taskq-fifo-\d+-n\d+-\w+\/\d+( \(deleted\))?$/m;
   const canMount = process.getuid?.() === 0 && existsSync("/usr/bin/unshare") && spawnSync("unshare", ["-m", "true"]).status === 0;
 
   it.skipIf(!canMount)("a TMPDIR with no room left (ENOSPC: its disk full): FIFOs and the guard's list go in /tmp, and the run says so once", async () => {
@@ -107,8 +111,24 @@ describe("tasks' stdout and stderr are pipes", () => {
     expect(result.stdout).toContain("one | fine\n");
     expect(result.stdout).toContain("one | also\n");
     expect(result.stdout).toContain("two | guarded\n");
-    expect(result.notes).toEqual([
-      `cannot make a folder for tasks' FIFOs in ${result.full} (ENOSPC): it goes in /tmp instead, as does what else taskq makes there from now on (FIFOs for tasks' output, the orphan guard's list)`,
+    expect(result.stdout).toMatch(FIFO_IN_TMP);
+    expect(result.notes.sort()).toEqual([
+      `cannot make a folder for tasks' FIFOs in ${result.full} (ENOSPC): they are made in /tmp instead`,
+      `cannot make the orphan guard's list in ${result.full} (ENOSPC): it is in /tmp instead`,
+    ]);
+  });
+
+  it.skipIf(!canMount)("a TMPDIR with room for a folder but no FIFO (ENOSPC from mkfifo): the FIFOs go in /tmp too, and the run says so once", async () => {
+    // Two inodes: the tmpfs's root and taskq's FIFO folder; the FIFOs, and the guard's list, find none.
+    const result = await noRoom(REOPEN_AND_GUARD, "mount -t tmpfs -o size=4k,nr_inodes=2 tmpfs FULL", (full) => ({ TMPDIR: full }));
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("one | also\n");
+    expect(result.stdout).toContain("two | guarded\n");
+    expect(result.stdout).toMatch(FIFO_IN_TMP);
+    expect(result.notes.sort()).toEqual([
+      `cannot make FIFOs for tasks' output in ${result.full} (ENOSPC): they are made in /tmp instead`,
+      `cannot make the orphan guard's list in ${result.full} (ENOSPC): it is in /tmp instead`,
     ]);
   });
 
@@ -119,9 +139,44 @@ describe("tasks' stdout and stderr are pipes", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("one | also\n");
     expect(result.stdout).toContain("two | guarded\n");
-    expect(result.notes).toEqual([
-      "cannot make the orphan guard's list in /dev/shm (ENOSPC): it goes in /tmp instead, as does what else taskq makes there from now on (FIFOs for tasks' output, the orphan guard's list)",
-    ]);
+    // A FIFO takes an inode, no page: a tmpfs full by size still makes them.
+    expect(result.stdout).toMatch(/^one \| \/dev\/shm\/taskq-fifo-\d+-n\d+-\w+\/\d+( \(deleted\))?$/m);
+    expect(result.notes).toEqual(["cannot make the orphan guard's list in /dev/shm (ENOSPC): it is in /tmp instead"]);
+  });
+
+  it.skipIf(!canMount || !existsSync("/dev/shm"))("a /dev/shm full, taskq SIGKILLed: its guard, in /tmp, stops the task and removes the FIFO folder in /dev/shm", { timeout: 60_000 }, async () => {
+    const fill = "mount -t tmpfs -o size=64k tmpfs /dev/shm && { dd if=/dev/zero of=/dev/shm/fill bs=4k count=64 2>/dev/null; true; }";
+    // taskq in the background; once its task has started, SIGKILLed; then what is left of it, up to 20 s later.
+    const run = `"$@" & taskq=$!
+i=0; while [ ! -s started ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+ls -d /tmp/taskq-guard-$taskq-* >/dev/null 2>&1 && echo "list in /tmp"
+ls -d /dev/shm/taskq-fifo-$taskq-* >/dev/null 2>&1 && echo "fifos in /dev/shm"
+kill -KILL $taskq; wait $taskq
+i=0; while [ $i -lt 200 ]; do
+  tasks=$(grep -l -z -x -F "TASKQ_PID=$taskq" /proc/[0-9]*/environ 2>/dev/null | sed 's|^/proc/||; s|/environ$||')
+  fifos=$(ls -d /dev/shm/taskq-fifo-$taskq-* /tmp/taskq-fifo-$taskq-* 2>/dev/null)
+  [ -z "$tasks$fifos" ] && break
+  sleep 0.1; i=$((i + 1))
+done
+echo "waited: $i"; echo "tasks left: [$(echo $tasks)]"; echo "FIFO folders left: [$(echo $fifos)]"
+for pid in $tasks; do kill -KILL $pid 2>/dev/null; done
+true`;
+    const result = await noRoom('tasks:\n  long: { run: "echo $$ > started; sleep 300" }\n', fill, () => ({ TMPDIR: undefined }), run);
+    expect(result.stdout).toContain("list in /tmp\n");
+    expect(result.stdout).toContain("fifos in /dev/shm\n");
+    expect(result.stdout).toContain("tasks left: []\n");
+    expect(result.stdout).toContain("FIFO folders left: []\n");
+  });
+
+  it.skipIf(!canMount || !existsSync("/dev/shm"))("a /dev/shm and a /tmp both full: no guard, and no note that anything moved", async () => {
+    // The workspace, where it is in /tmp, is bound again where it was in the new one (made before it is full: a folder takes no page).
+    const fill =
+      'mount -t tmpfs -o size=64k tmpfs /dev/shm && mount -t tmpfs -o size=64k tmpfs /tmp && mkdir -p "$PWD" && mount --no-canonicalize --bind . "$PWD" && cd "$PWD" && for dir in /dev/shm /tmp; do dd if=/dev/zero of=$dir/fill bs=4k count=64 2>/dev/null; done; true';
+    const result = await noRoom('tasks:\n  one: { run: "echo also > /dev/stderr" }\n', fill, () => ({ TMPDIR: undefined }));
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("one | also\n");
+    expect(result.notes).toEqual(["no guard against orphans (cannot make its list in /dev/shm (ENOSPC), nor in /tmp (ENOSPC)): should taskq be SIGKILLed, its tasks run on"]);
   });
 
   it.skipIf(!canMount || !existsSync("/dev/shm"))("a /dev/shm that fills up during the run: the guard goes on with its list in /tmp, and the run says so once", { timeout: 120_000 }, async () => {
@@ -136,9 +191,7 @@ describe("tasks' stdout and stderr are pipes", () => {
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^check \| \/tmp\/taskq-guard-\d+$/m);
-    expect(result.notes).toEqual([
-      "cannot write the orphan guard's list in /dev/shm (ENOSPC): it goes in /tmp instead, as does what else taskq makes there from now on (FIFOs for tasks' output, the orphan guard's list)",
-    ]);
+    expect(result.notes).toEqual(["cannot write the orphan guard's list in /dev/shm (ENOSPC): it is in /tmp instead"]);
   });
 
   it("a plain run logs and shows stdout and stderr in the order the task wrote them; JSON labels each line's stream", async () => {
