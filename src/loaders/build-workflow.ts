@@ -353,15 +353,21 @@ function noteNothingToRetry(id: string, task: TaskFile, context: BuildContext): 
 }
 
 /**
- * `defaults: { retryOn: [75] }` or a `backoff` there, where neither `defaults` nor any task that takes it sets `retries`:
- * every task that takes it makes one attempt, so it does nothing, as a task's own would (see noteNothingToRetry). Said
- * once, where it is written, of the tasks that take it (a task's own `retryOn`, `any` too, replaces defaults'; its own
- * `backoff` with both bounds, defaults' whole); nothing where one of them sets `retries`, for which it does something,
- * nor where no task takes it. Once every task is built: which tasks set `retries` is known then.
+ * `defaults: { retryOn: [75] }` or a `backoff` there, where `defaults` sets no `retries`: a task that takes it (a task's own
+ * `retryOn`, `any` too, replaces defaults'; its own `backoff` with both bounds, defaults' whole) and sets no `retries` makes
+ * one attempt, so for it the value does nothing, as a task's own would (see noteNothingToRetry). Said once, where it is
+ * written, of those tasks alone: a run of some tasks says it where one of them is chosen, and not where each chosen task that
+ * takes it sets `retries`, for which it does something; nothing where every task that takes it does, nor where none takes it.
+ *
+ * Decided from the tasks as written, before any is built, its place asked for once: on the fast reader's path asking throws
+ * for positions (see buildFromSimple), which must come before the tasks are built, not after building them all, to be built
+ * again. Returns what adds the notes, to be called once every task is built: they follow those building adds at the same
+ * place (`retryOn lists 127`), as they did.
  */
-export function noteDefaultsNothingToRetry(tasks: ReadonlyArray<{ id: string; task: TaskFile }>, context: BuildContext): void {
+export function noteDefaultsNothingToRetry(tasks: ReadonlyArray<{ id: string; task: TaskFile }>, context: BuildContext): () => void {
   const { defaults } = context;
-  if (defaults.retries !== undefined) return;
+  if (defaults.retries !== undefined) return () => {};
+  const adds: Array<() => void> = [];
   const takes = {
     retryOn: (task: TaskFile) => task.retryOn === undefined,
     backoff: (task: TaskFile) => task.backoff?.base === undefined || task.backoff.max === undefined,
@@ -369,11 +375,18 @@ export function noteDefaultsNothingToRetry(tasks: ReadonlyArray<{ id: string; ta
   for (const key of ["retryOn", "backoff"] as const) {
     // `retryOn: any` in defaults, every failure: told of no task, as a task's own is not.
     if (defaults[key] === undefined || defaults[key] === null) continue;
-    const takers = tasks.filter(({ task }) => takes[key](task));
-    if (takers.length === 0 || takers.some(({ task }) => task.retries !== undefined)) continue;
-    const text = `${key} does nothing without retries (which default to 0): the tasks that take it make one attempt each, never retried; add retries: N to defaults for up to N more attempts`;
-    for (const { id } of takers) noteAt(id, ["defaults", key], text, context);
+    const once = tasks.filter(({ task }) => task.retries === undefined && takes[key](task));
+    if (once.length === 0) continue;
+    const path = ["defaults", key];
+    const offset = context.locator.offsetOf(path);
+    const text = `${key} does nothing without retries (which default to 0) for the tasks that take it and set none: they make one attempt each, never retried; add retries: N to defaults, or to each of them, for up to N more attempts`;
+    adds.push(() => {
+      for (const { id } of once) noteAt(id, path, text, context, offset);
+    });
   }
+  return () => {
+    for (const add of adds) add();
+  };
 }
 
 /** The variables taskq gives each task over every `env` (see shell-handler.ts): what a workflow sets them to, no task sees. */

@@ -173,17 +173,21 @@ export function buildWorkflow(data: unknown, source: Source & { locator: SourceL
   if (checkShell) context.checkShell = true;
   if (header.env !== undefined) noteEnvVariables(header.env, ["env"], "env", context);
   if (header.defaults?.env !== undefined) noteEnvVariables(header.defaults.env, ["defaults", "env"], "defaults", context);
-  const tasks = order.map((index) => {
-    const { id, task } = validated.tasks[index]!;
+  const valid = validated.tasks.map(({ id, task }) => {
     // Every task is valid here: one that was not left a problem, and we threw above.
     if (task === undefined) throw new Error(`task ${id} was not validated`);
+    return { id, task };
+  });
+  // Before any task is built: on the fast reader's path, a note there sends the file to be read with positions now.
+  const noteDefaults = noteDefaultsNothingToRetry(valid, context);
+  const tasks = order.map((index) => {
+    const { id, task } = valid[index]!;
     for (const repeat of repeats.get(index) ?? []) {
       noteAt(id, ["tasks", id, "dependsOn", repeat.index], `dependsOn lists ${quote(repeat.id)} more than once; it counts once`, context);
     }
     return buildTask(id, task, inputs[index]!.dependsOn.map((dependency) => dependency.id), context);
   });
-  // Once every task is built: whether any that takes defaults' retryOn or backoff sets retries.
-  noteDefaultsNothingToRetry(validated.tasks.flatMap(({ id, task }) => (task === undefined ? [] : [{ id, task }])), context);
+  noteDefaults();
   if (problems.size > 0) throw new WorkflowError(problems.problems); // a backoff whose bounds come from both defaults and the task
   // In the file's order, as problems are: the tasks were built in start order, and defaults' notes as each task took them.
   const { notes, taskNotes } = notesOf(context, validated.tasks.map(({ id }) => id));
