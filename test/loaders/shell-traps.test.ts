@@ -164,7 +164,7 @@ describe("pipefailSet, actionsExpressionNote and unclosedQuoteNote in a run with
     for (const run of [...runsWith('echo "done', "it's"), "cat <<'EOF'\ncase x in x) it's\nEOF\necho \"done"]) {
       const lines = run.split("\n").length;
       expect(unclosedQuoteNote(run), run).toBe(
-        `run leaves a " open, at "done (its line ${lines}): the shell refuses the whole command (a syntax error: unterminated quoted string) and runs none of it; close it, or write a " meant as text as \\" (or inside '...')`,
+        `run leaves a " open, at "done (its line ${lines}): the shell runs the commands complete before its line, then refuses the rest (a syntax error: unterminated quoted string) and runs none of it; close it, or write a " meant as text as \\" (or inside '...')`,
       );
       if (shSays('echo "a', "Syntax error: Unterminated quoted string")) {
         expect(shRun(run), run).toMatchObject({ status: 2, stderr: expect.stringContaining(`${lines}: Syntax error: Unterminated quoted string`) as unknown });
@@ -173,6 +173,27 @@ describe("pipefailSet, actionsExpressionNote and unclosedQuoteNote in a run with
     for (const run of ["cat <<EOF\nit's\nEOF", "cat <<'EOF'\ndon't \"x\nEOF\necho ok", "cat <<EOF; echo \"a\nb\"\nit's\nEOF\necho ok"]) {
       expect(unclosedQuoteNote(run), run).toBeUndefined();
       expect(shRun(run).status, run).toBe(0);
+    }
+  });
+
+  it("unclosedQuoteNote: says what sh runs of a run with a quote left open: none of it, at its first line; the commands complete before its line, at a later one", () => {
+    const whole = (at: string, where = "") =>
+      `run leaves a " open, at ${at}${where}: the shell refuses the whole command (a syntax error: unterminated quoted string) and runs none of it; close it, or write a " meant as text as \\" (or inside '...')`;
+    const before = (at: string, line: number) =>
+      `run leaves a " open, at ${at} (its line ${line}): the shell runs the commands complete before its line, then refuses the rest (a syntax error: unterminated quoted string) and runs none of it; close it, or write a " meant as text as \\" (or inside '...')`;
+    // Before, a quote on a later line was told as refusing the whole command, where sh had run echo first.
+    const cases: Array<[string, string, string]> = [
+      ['echo a; echo "b', whole('"b'), ""],
+      ['echo "a\necho b', whole('"a', " (its line 1)"), ""],
+      ['echo first\necho "done', before('"done', 2), "first\n"],
+      ['echo first\necho second\necho "done\necho after', before('"done', 3), "first\nsecond\n"],
+      // Not complete before the quote's line: an if, a line ended by &&.
+      ['if true; then\n  echo in\n  echo "done\nfi', before('"done', 3), ""],
+      ['echo first &&\n  echo "done', before('"done', 2), ""],
+    ];
+    for (const [run, note, stdout] of cases) {
+      expect(unclosedQuoteNote(run), run).toBe(note);
+      if (shSays('echo "a', "Syntax error: Unterminated quoted string")) expect(shRun(run), run).toMatchObject({ status: 2, stdout });
     }
   });
 
