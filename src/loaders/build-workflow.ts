@@ -353,11 +353,11 @@ function noteNothingToRetry(id: string, task: TaskFile, context: BuildContext): 
 }
 
 /**
- * `defaults: { retryOn: [75] }` or a `backoff` there, where `defaults` sets no `retries`: a task that takes it (a task's own
- * `retryOn`, `any` too, replaces defaults'; its own `backoff` with both bounds, defaults' whole) and sets no `retries` makes
- * one attempt, so for it the value does nothing, as a task's own would (see noteNothingToRetry). Said once, where it is
- * written, of those tasks alone: a run of some tasks says it where one of them is chosen, and not where each chosen task that
- * takes it sets `retries`, for which it does something; nothing where every task that takes it does, nor where none takes it.
+ * `defaults: { retryOn: [75] }` or a `backoff` there, where neither `defaults` nor any task that takes it sets `retries`:
+ * every task that takes it makes one attempt, so it does nothing, as a task's own would (see noteNothingToRetry). Said
+ * once, where it is written, of the tasks that take it (a task's own `retryOn`, `any` too, replaces defaults'; its own
+ * `backoff` with both bounds, defaults' whole); nothing where one of them sets `retries`: the value is then one for tasks
+ * that retry (`retryOn` as a filter of theirs), which others take with no effect, as meant; nor where no task takes it.
  *
  * Decided from the tasks as written, before any is built, its place asked for once: on the fast reader's path asking throws
  * for positions (see buildFromSimple), which must come before the tasks are built, not after building them all, to be built
@@ -375,13 +375,13 @@ export function noteDefaultsNothingToRetry(tasks: ReadonlyArray<{ id: string; ta
   for (const key of ["retryOn", "backoff"] as const) {
     // `retryOn: any` in defaults, every failure: told of no task, as a task's own is not.
     if (defaults[key] === undefined || defaults[key] === null) continue;
-    const once = tasks.filter(({ task }) => task.retries === undefined && takes[key](task));
-    if (once.length === 0) continue;
+    const takers = tasks.filter(({ task }) => takes[key](task));
+    if (takers.length === 0 || takers.some(({ task }) => task.retries !== undefined)) continue;
     const path = ["defaults", key];
     const offset = context.locator.offsetOf(path);
-    const text = `${key} does nothing without retries (which default to 0) for the tasks that take it and set none: they make one attempt each, never retried; add retries: N to defaults, or to each of them, for up to N more attempts`;
+    const text = `${key} does nothing without retries (which default to 0): the tasks that take it make one attempt each, never retried; add retries: N to defaults for up to N more attempts`;
     adds.push(() => {
-      for (const { id } of once) noteAt(id, path, text, context, offset);
+      for (const { id } of takers) noteAt(id, path, text, context, offset);
     });
   }
   return () => {

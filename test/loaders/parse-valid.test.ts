@@ -242,9 +242,9 @@ describe("parseWorkflow on a valid file", () => {
     expect(parse(yaml("defaults: { retries: 1 }", "tasks:", "  a: { run: x, retryOn: [75], backoff: { base: 5s } }")).notes).toEqual([]);
   });
 
-  it("notes a retryOn or backoff of defaults where defaults sets no retries, of the tasks that take it and set none: each of them makes one attempt", () => {
+  it("notes a retryOn or backoff of defaults where neither defaults nor any task that takes it sets retries: each of those tasks makes one attempt", () => {
     const note = (where: string, key: string) =>
-      `/work/wf/ci.yaml:${where}: defaults: ${key} does nothing without retries (which default to 0) for the tasks that take it and set none: they make one attempt each, never retried; add retries: N to defaults, or to each of them, for up to N more attempts`;
+      `/work/wf/ci.yaml:${where}: defaults: ${key} does nothing without retries (which default to 0): the tasks that take it make one attempt each, never retried; add retries: N to defaults for up to N more attempts`;
     // Before, no word: every task failed once, never retried.
     const workflow = parse(yaml("defaults: { retryOn: [75], backoff: { base: 5s } }", "tasks:", "  a: { run: x }", "  b: { run: x }"));
     expect(workflow.tasks.map((task) => [task.retries, task.retryOn])).toEqual([
@@ -256,10 +256,8 @@ describe("parseWorkflow on a valid file", () => {
       ["a", "b"],
       ["a", "b"],
     ]);
-    // Said of the tasks that take it and set no retries: one with its own retryOn (any too) takes no part in defaults', nor
-    // one with its own backoff of both bounds in defaults' backoff; one that sets retries (0 too, a retry turned off on
-    // purpose) is retried, or meant not to be. Before, one task that took it and set retries kept the note from all of them:
-    // a run of `a` alone failed with 75, never retried, unsaid.
+    // Said of the tasks that take it: one with its own retryOn (any too) takes no part in defaults', nor one with its own
+    // backoff of both bounds in defaults' backoff; those of them that set retries leave the note as it is.
     const own = parse(
       yaml(
         "defaults: { retryOn: [75], backoff: { max: 1m } }",
@@ -267,8 +265,6 @@ describe("parseWorkflow on a valid file", () => {
         "  a: { run: x }",
         "  b: { run: x, retries: 2, retryOn: [1], backoff: { base: 1s, max: 5s } }",
         "  c: { run: x, retryOn: any }",
-        "  d: { run: x, retries: 1 }",
-        "  e: { run: x, retries: 0, backoff: { base: 2s } }",
       ),
     );
     expect(own.notes).toEqual([note("1:22", "retryOn"), note("1:37", "backoff")]);
@@ -276,12 +272,13 @@ describe("parseWorkflow on a valid file", () => {
       ["defaults", ["a"]],
       ["defaults", ["a", "c"]],
     ]);
-    // retries in defaults, or in every task that takes the value (its own backoff with one bound takes defaults' other): it does something.
+    // retries in defaults, or in a task that takes the value (its own backoff with one bound takes defaults' other): it does
+    // something, and the value is one for the tasks that retry (retryOn as their filter), which the others take as meant.
     for (const file of [
       yaml("defaults: { retries: 1, retryOn: [75], backoff: { base: 5s } }", "tasks:", "  a: { run: x }"),
       yaml("defaults: { retries: 0, retryOn: [75] }", "tasks:", "  a: { run: x }"),
-      yaml("defaults: { retryOn: [75] }", "tasks:", "  a: { run: x, retries: 2 }", "  b: { run: x, retries: 1 }"),
-      yaml("defaults: { backoff: { max: 1m } }", "tasks:", "  a: { run: x, retries: 3 }", "  b: { run: x, retries: 1, backoff: { base: 2s } }"),
+      yaml("defaults: { retryOn: [75] }", "tasks:", "  a: { run: x }", "  b: { run: x, retries: 1 }"),
+      yaml("defaults: { backoff: { max: 1m } }", "tasks:", "  a: { run: x }", "  b: { run: x, retries: 1, backoff: { base: 2s } }"),
       // `any`, every failure, is told as a task's own is: not at all.
       yaml("defaults: { retryOn: any }", "tasks:", "  a: { run: x }"),
     ]) {
