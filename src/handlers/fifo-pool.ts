@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { closeSync, constants, lstatSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync, statfsSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, constants, lstatSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { processExists } from "../process-exists.js";
 import { GUARD_LIST_PREFIX } from "./group-guard.js";
@@ -158,7 +158,8 @@ export class FifoPool {
       this.#ready.push(file);
     }
     const dir = this.#dir;
-    if (dir === undefined || this.#rootDir === undefined || this.#ready.length === 0) return this.dispose();
+    // Not kept in a folder it moved to for want of room (see #leave): the next taskq starts in the first, and tidies that alone.
+    if (dir === undefined || this.#rootDir === undefined || this.#ready.length === 0 || this.#left.length > 0) return this.dispose();
     try {
       // #ready is taken from its end: the FIFOs at its start go.
       for (const file of this.#ready.splice(0, Math.max(0, this.#ready.length - MAX_SPARE_FIFOS))) unlinkSync(file);
@@ -256,7 +257,9 @@ export class FifoPool {
       dir = this.#dir ??= this.#makeFolder();
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? String(error);
-      this.#fail(this.#left.length === 0 ? `cannot make a folder in ${this.#rootDir}: ${code}` : `cannot make ${this.#leftFor} in ${this.#left.map((left) => left.why).join(", nor in ")}`);
+      // After a move, where the folder it moved to failed too (for want of room, or another reason): each, with its reason.
+      const failed = [...this.#left.map((left) => left.why), `${this.#rootDir} (${code})`];
+      this.#fail(this.#left.length === 0 ? `cannot make a folder in ${this.#rootDir}: ${code}` : `cannot make ${this.#leftFor} in ${failed.join(", nor in ")}`);
       return;
     }
     /** The folder's root: another than `root` where #makeFolder moved on. */
@@ -266,7 +269,7 @@ export class FifoPool {
     for (let i = 0; i < this.#batch; i++) names.push(path.join(dir, String(this.#next++)));
     this.#batch = Math.min(this.#batch * 2, MAX_BATCH);
     this.#making = names.length;
-    const failure = await new Promise<string | undefined>((resolve) => {
+    const failure = await new Promise<{ why: string; ran: boolean } | undefined>((resolve) => {
       // Its stderr says why it failed ("No space left on device"), which the run's note passes on: an exit code alone does not.
       const child = spawn("mkfifo", ["-m", "600", "--", ...names], { stdio: ["ignore", "ignore", "pipe"] });
       // Its stderr pipe, a spawn's pipe that the open-file count sets aside already, until it closes.
@@ -277,12 +280,12 @@ export class FifoPool {
       });
       child.on("error", (error: NodeJS.ErrnoException) => {
         release();
-        resolve(`cannot run mkfifo: ${error.code ?? error.message}`);
+        resolve({ why: `cannot run mkfifo: ${error.code ?? error.message}`, ran: false });
       });
       child.on("close", (code) => {
         release();
         const why = said.split("\n", 1)[0]!.replace(/^mkfifo: /, "").trim();
-        resolve(code === 0 ? undefined : `mkfifo failed in ${dir} (exit ${code}${why === "" ? "" : `: ${why}`})`);
+        resolve(code === 0 ? undefined : { why: `mkfifo failed in ${dir} (exit ${code}${why === "" ? "" : `: ${why}`})`, ran: true });
       });
     });
     this.#making = 0;
@@ -290,25 +293,30 @@ export class FifoPool {
     if (failure === undefined) {
       this.#ready.push(...names);
       this.#noteMove();
-    } else if (this.#root === undefined && noRoomIn(dirRoot, failure)) {
-      // No room for them in this root (a tmpfs out of inodes, a disk full): the next batch is made in the next temp folder.
-      this.#leave(dirRoot, "FIFOs for tasks' output", failure.includes("Disk quota") ? "EDQUOT" : "ENOSPC");
-      if (this.#rootDir === dirRoot) this.#fail(failure);
-      else this.dispose();
-    } else this.#fail(failure);
+      return;
+    }
+    // No room for them in this root (a tmpfs out of inodes, a disk full): the next batch is made in the next temp folder.
+    const noRoomCode = this.#root === undefined && failure.ran ? roomProblem(dir) : undefined;
+    if (noRoomCode !== undefined && this.#leave(dirRoot, "FIFOs for tasks' output", noRoomCode)) this.dispose();
+    else this.#fail(failure.why);
   }
 
-  /** FIFOs cannot be made in `root` for want of room: the next temp folder that taskq can write becomes the pool's root, where there is one. */
-  #leave(root: string, what: string, code: string): void {
+  /**
+   * FIFOs cannot be made in `root` for want of room: the next temp folder that taskq can write becomes the pool's root,
+   * where there is one (true), and `root` is told of once they are made there (see #noteMove); else nothing changes (false).
+   */
+  #leave(root: string, what: string, code: string): boolean {
+    const next = nextTempRoot([...this.#left.map((left) => left.root), root]);
+    if (next === undefined) return false;
     if (this.#left.length === 0) this.#leftFor = what;
-    this.#left.push({ root, why: `${root} (${code})` });
-    const next = nextTempRoot(this.#left.map((left) => left.root));
-    if (next !== undefined) this.#rootDir = next;
+    if (!this.#left.some((left) => left.root === root)) this.#left.push({ root, why: `${root} (${code})` });
+    this.#rootDir = next;
+    return true;
   }
 
   /** FIFOs were made: where it is elsewhere than the root they were first to go in (see #leave), the run says so, once. */
   #noteMove(): void {
-    if (this.#left.length === 0 || this.#moveNoted) return;
+    if (this.#left.length === 0 || this.#moveNoted || this.#left.some((left) => left.root === this.#rootDir)) return;
     this.#moveNoted = true;
     noteTempRootMove(`cannot make ${this.#leftFor} in ${this.#left.map((left) => left.why).join(", nor in ")}: they are made in ${this.#rootDir} instead`);
   }
@@ -326,8 +334,7 @@ export class FifoPool {
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (this.#root !== undefined || !noRoom(code)) throw error;
-        this.#leave(root, "a folder for tasks' FIFOs", code as string);
-        if (this.#rootDir === root) throw error;
+        if (!this.#leave(root, "a folder for tasks' FIFOs", code as string)) throw error;
       }
     }
   }
@@ -464,16 +471,18 @@ function randomName(): string {
 }
 
 /**
- * Whether mkfifo failed in `root` for want of room: its message says so (ENOSPC, EDQUOT), or, in another
- * language, the file system has no inode or block left.
+ * Where mkfifo failed in `dir`: whether for want of room, by the code a file made there meets (ENOSPC, EDQUOT), as a
+ * FIFO needs what an empty file does (an inode); not by mkfifo's message, which the locale words.
  */
-function noRoomIn(root: string, failure: string): boolean {
-  if (/No space left on device|Disk quota exceeded/.test(failure)) return true;
+function roomProblem(dir: string): string | undefined {
+  const probe = path.join(dir, `.room-${randomName()}`);
   try {
-    const stats = statfsSync(root);
-    return stats.ffree === 0 || stats.bavail === 0;
-  } catch {
-    return false;
+    closeSync(openSync(probe, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600));
+    unlinkQuietly(probe);
+    return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return noRoom(code) ? code : undefined;
   }
 }
 

@@ -135,7 +135,7 @@ exit 0
 /** The guard's name in `ps`, followed by taskq's pid. */
 export const GUARD_NAME = "taskq-guard";
 
-/** The list file's name: `taskq-guard-<pid>-n<PID namespace>-<random>` (see ownerTag), in the FIFOs' temp root (tmpfs where there is one). */
+/** The list file's name: `taskq-guard-<pid>-n<PID namespace>-<random>` (see ownerTag), in the temp root (tmpfs where there is one), or the next that had room (see nextTempRoot). */
 export const GUARD_LIST_PREFIX = "taskq-guard-";
 
 interface Guard {
@@ -301,7 +301,7 @@ function errorCode(error: unknown): string {
 function spawnGuard(current: Guard): boolean {
   try {
     const graceSeconds = String(Math.max(1, Math.ceil(current.killGraceMs / 1000)));
-    // The script comes in the environment, so `ps` shows "sh -c ... taskq-guard <taskq pid> <grace> <list>".
+    // The script comes in the environment, so `ps` shows "sh -c ... taskq-guard <taskq pid> <grace> <list> <temp folders>".
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", TASKQ_GUARD_SCRIPT: GUARD_SCRIPT };
     const list = current.list.descriptor;
     if (list === undefined) return false;

@@ -842,7 +842,8 @@ export function unclosedQuotes(command: string): (end: number) => "'" | '"' | "u
 /**
  * `run: echo "unterminated`: a quote the shell never sees closed, which makes it refuse the whole
  * command (dash: "Syntax error: Unterminated quoted string") once the task starts, though the
- * file validated; on a later line of the run, after running the commands complete before it. A note, not an error: this reads the shell's quoting, not all of its grammar.
+ * file validated. On a later line of the run, the shell has run the commands complete before that line when it
+ * refuses the rest. A note, not an error: this reads the shell's quoting, not all of its grammar.
  * None for a quote in a here-document's body (its lines are text, quotes and all), in a run whose here-documents
  * are read here (see outsideHereDocuments), nor for a run with a `case` outside them (whose patterns end in a `)` that a
  * `$(` here would take as its own).
@@ -861,8 +862,11 @@ export function unclosedQuoteNote(written: string): string | undefined {
   // sh reads and runs a command at a time: on a later line, those complete before it have run when it fails (`echo
   // first` then `echo "done` prints first, then exits 2); an `if`, a loop or a line ended by `&&` or `\` that goes on
   // to the quote's line is not complete before it.
-  const refused = line === 1 ? "the shell refuses the whole command" : "the shell runs the commands complete before its line, then refuses the rest";
-  return `run leaves a ${open.quote} open, at ${shown}${where}: ${refused} (a syntax error: unterminated quoted string) and runs none of it; close it, or write a ${open.quote} meant as text as ${asText}`;
+  const refused =
+    line === 1
+      ? "the shell refuses the whole command (a syntax error: unterminated quoted string) and runs none of it"
+      : "the shell runs the commands complete before its line, then refuses the rest (a syntax error: unterminated quoted string)";
+  return `run leaves a ${open.quote} open, at ${shown}${where}: ${refused}; close it, or write a ${open.quote} meant as text as ${asText}`;
 }
 
 /**

@@ -753,7 +753,7 @@ describe("parseWorkflow on a valid file", () => {
 
   it("notes a run that leaves a quote open, which the shell would refuse whole, naming the quote and where it opens; not for quotes sh reads as closed, in a here-document's body, or a case", () => {
     const note = (at: string, quote: string, where = "") =>
-      `task "${at.split(":")[0]!}": run leaves a ${quote} open, at ${at.slice(at.indexOf(":") + 1)}${where}: ${where === "" || where === " (its line 1)" ? "the shell refuses the whole command" : "the shell runs the commands complete before its line, then refuses the rest"} (a syntax error: unterminated quoted string) and runs none of it; close it, or write a ${quote} meant as text as ${quote === '"' ? `\\" (or inside '...')` : `\\' (or inside "...")`}`;
+      `task "${at.split(":")[0]!}": run leaves a ${quote} open, at ${at.slice(at.indexOf(":") + 1)}${where}: ${where === "" || where === " (its line 1)" ? "the shell refuses the whole command (a syntax error: unterminated quoted string) and runs none of it" : "the shell runs the commands complete before its line, then refuses the rest (a syntax error: unterminated quoted string)"}; close it, or write a ${quote} meant as text as ${quote === '"' ? `\\" (or inside '...')` : `\\' (or inside "...")`}`;
     const workflow = parse(
       yaml(
         "tasks:",

@@ -164,7 +164,7 @@ describe("pipefailSet, actionsExpressionNote and unclosedQuoteNote in a run with
     for (const run of [...runsWith('echo "done', "it's"), "cat <<'EOF'\ncase x in x) it's\nEOF\necho \"done"]) {
       const lines = run.split("\n").length;
       expect(unclosedQuoteNote(run), run).toBe(
-        `run leaves a " open, at "done (its line ${lines}): the shell runs the commands complete before its line, then refuses the rest (a syntax error: unterminated quoted string) and runs none of it; close it, or write a " meant as text as \\" (or inside '...')`,
+        `run leaves a " open, at "done (its line ${lines}): the shell runs the commands complete before its line, then refuses the rest (a syntax error: unterminated quoted string); close it, or write a " meant as text as \\" (or inside '...')`,
       );
       if (shSays('echo "a', "Syntax error: Unterminated quoted string")) {
         expect(shRun(run), run).toMatchObject({ status: 2, stderr: expect.stringContaining(`${lines}: Syntax error: Unterminated quoted string`) as unknown });
@@ -180,7 +180,7 @@ describe("pipefailSet, actionsExpressionNote and unclosedQuoteNote in a run with
     const whole = (at: string, where = "") =>
       `run leaves a " open, at ${at}${where}: the shell refuses the whole command (a syntax error: unterminated quoted string) and runs none of it; close it, or write a " meant as text as \\" (or inside '...')`;
     const before = (at: string, line: number) =>
-      `run leaves a " open, at ${at} (its line ${line}): the shell runs the commands complete before its line, then refuses the rest (a syntax error: unterminated quoted string) and runs none of it; close it, or write a " meant as text as \\" (or inside '...')`;
+      `run leaves a " open, at ${at} (its line ${line}): the shell runs the commands complete before its line, then refuses the rest (a syntax error: unterminated quoted string); close it, or write a " meant as text as \\" (or inside '...')`;
     // Before, a quote on a later line was told as refusing the whole command, where sh had run echo first.
     const cases: Array<[string, string, string]> = [
       ['echo a; echo "b', whole('"b'), ""],
