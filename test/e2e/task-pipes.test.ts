@@ -169,9 +169,18 @@ true`;
   });
 
   it.skipIf(!canMount || !existsSync("/dev/shm"))("a /dev/shm and a /tmp both full: no guard, and no note that anything moved", async () => {
-    // The workspace, where it is in /tmp, is bound again where it was in the new one (made before it is full: a folder takes no page).
-    const fill =
-      'mount -t tmpfs -o size=64k tmpfs /dev/shm && mount -t tmpfs -o size=64k tmpfs /tmp && mkdir -p "$PWD" && mount --no-canonicalize --bind . "$PWD" && cd "$PWD" && for dir in /dev/shm /tmp; do dd if=/dev/zero of=$dir/fill bs=4k count=64 2>/dev/null; done; true';
+    // The workspace and taskq's checkout, where they are in /tmp (a CI's clean checkout may be), are bound again where they
+    // were in the new one (made before it is full: a folder takes no page): the workspace by the shell's cwd, the checkout
+    // by a descriptor opened on it before the mount hid it.
+    const checkout = path.dirname(path.dirname(BIN));
+    const fill = [
+      `exec 9<${JSON.stringify(checkout)}`,
+      "mount -t tmpfs -o size=64k tmpfs /dev/shm && mount -t tmpfs -o size=64k tmpfs /tmp",
+      'mkdir -p "$PWD" && mount --no-canonicalize --bind . "$PWD" && cd "$PWD"',
+      `case ${JSON.stringify(checkout)} in /tmp/*) mkdir -p ${JSON.stringify(checkout)} && mount --no-canonicalize --bind /proc/self/fd/9 ${JSON.stringify(checkout)} ;; esac`,
+      "exec 9<&-",
+      "for dir in /dev/shm /tmp; do dd if=/dev/zero of=$dir/fill bs=4k count=64 2>/dev/null; done; true",
+    ].join(" && ");
     const result = await noRoom('tasks:\n  one: { run: "echo also > /dev/stderr" }\n', fill, () => ({ TMPDIR: undefined }));
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
