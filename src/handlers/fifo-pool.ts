@@ -4,7 +4,7 @@ import path from "node:path";
 import { processExists } from "../process-exists.js";
 import { GUARD_LIST_PREFIX } from "./group-guard.js";
 import { holdBriefly, pipesOpenedAhead } from "./open-file-limit.js";
-import { LEGACY_STALE_MS, legacyOwnerPid, nextTempRoot, noRoom, noteTempRootMove, ownerPid, ownerTag, tempRoot } from "./temp-root.js";
+import { errorCode, LEGACY_STALE_MS, legacyOwnerPid, nextTempRoot, noRoom, noteTempRootMove, ownerPid, ownerTag, tempRoot } from "./temp-root.js";
 
 /** The two ends of one pipe: the task writes to `write`, taskq reads `read` (non-blocking). */
 export interface PipeEnds {
@@ -256,7 +256,7 @@ export class FifoPool {
       }
       dir = this.#dir ??= this.#makeFolder();
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? String(error);
+      const code = errorCode(error);
       // After a move, where the folder it moved to failed too (for want of room, or another reason): each, with its reason.
       const failed = [...this.#left.map((left) => left.why), `${this.#rootDir} (${code})`];
       this.#fail(this.#left.length === 0 ? `cannot make a folder in ${this.#rootDir}: ${code}` : `cannot make ${this.#leftFor} in ${failed.join(", nor in ")}`);

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import type { Writable } from "node:stream";
 import { GroupList } from "./group-list.js";
-import { nextTempRoot, noRoom, noteTempRootMove, ownerTag, tempRoot, tempRoots } from "./temp-root.js";
+import { errorCode, nextTempRoot, noRoom, noteTempRootMove, ownerTag, tempRoot, tempRoots } from "./temp-root.js";
 
 /**
  * What the guard runs (POSIX sh): $1 is taskq's pid (for `ps`), $2 the grace in whole
@@ -289,10 +289,6 @@ function makeList(root: string): GroupList {
   return new GroupList(path.join(root, `${GUARD_LIST_PREFIX}${ownerTag()}${Math.random().toString(36).slice(2, 10)}`), guardElsewhere);
 }
 
-function errorCode(error: unknown): string {
-  return (error as NodeJS.ErrnoException).code ?? String(error);
-}
-
 /**
  * Starts the guard's process for `current`'s list; false when it cannot start. A guard that
  * ends while taskq lives was killed by someone (it only ever ends once taskq is gone): another
@@ -331,7 +327,7 @@ function spawnGuard(current: Guard): boolean {
     current.input = stdin;
     return true;
   } catch (error) {
-    problem = `cannot start /bin/sh: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
+    problem = `cannot start /bin/sh: ${errorCode(error)}`;
     return false;
   }
 }

@@ -96,8 +96,13 @@ function usable(folder: string): string | undefined {
     accessSync(folder, constants.W_OK | constants.X_OK);
     return undefined;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code ?? String(error);
+    return errorCode(error);
   }
+}
+
+/** An fs error's code ("ENOSPC"), or the error as text where it has none: for a note that names the path already. */
+export function errorCode(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? String(error);
 }
 
 let namespace: string | undefined;
