@@ -179,7 +179,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     const pipes = await fifoPool().take(merge ? 1 : 2);
     /** How long the pipes took: a mkfifo's batch, where none were made ahead (the run's first tasks, on a slow machine). */
     const pipesMs = monotonicMs() - pipesAsked;
-    noteTempRootMove(options.sink);
+    sayTempRootMoves(options.sink);
     if (pipes === undefined) noteOnce("fifo", options.sink, () => `no FIFOs for tasks' output (${fifoPool().problem ?? "unknown"}): tasks get sockets, which cannot be reopened by name (a task's \`> /dev/stderr\` fails with ENXIO)`);
     let log: LogFile;
     try {
@@ -241,7 +241,7 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     const pid = child.pid;
     // First of all: the guard's list gets the group while the task's shell is still starting (see group-guard.ts).
     if (pid !== undefined) registerProcessGroup(pid, options.killGraceMs);
-    noteTempRootMove(options.sink);
+    sayTempRootMoves(options.sink);
     const noGuard = guardProblem();
     if (noGuard !== undefined) noteOnce("guard", options.sink, () => `no guard against orphans (${noGuard}): should taskq be SIGKILLed, its tasks run on`);
     // The child has its copies: without closing ours, the pipes would never reach EOF.
@@ -667,7 +667,7 @@ const CWD_ERRORS = new Set(["ENOENT", "ENOTDIR", "ELOOP", "EACCES", "ENAMETOOLON
 const noted = new Set<string>();
 
 /** What went in another temp folder for want of room (see nextTempRoot): a note each, once. */
-function noteTempRootMove(sink: OutputSink): void {
+function sayTempRootMoves(sink: OutputSink): void {
   for (const moved of tempRootMoveNotes()) noteOnce(`temp-root-moved ${moved}`, sink, () => moved);
 }
 

@@ -303,7 +303,7 @@ function notePipefail(id: string, run: string, context: BuildContext): boolean {
 }
 
 /**
- * bash's `[[ ... ]]`, `source`, `function name {` or an array in a run, where this machine's /bin/sh refuses it
+ * bash's `[[ ... ]]`, `source`, `function name {`, an array or a here-string (`<<<`) in a run, where this machine's /bin/sh refuses it
  * (dash): the first one, with its line and what to write instead. /bin/sh is asked (once) only for a run that has
  * one; none after a pipefail note, which says already that the run is bash's.
  */

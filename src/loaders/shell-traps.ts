@@ -580,6 +580,18 @@ const HERE_DOCUMENT = /(?<!<)<<(?!<)/g;
  */
 function outsideHereDocuments(run: string): string | undefined {
   if (!run.includes("<<")) return run;
+  // The notes of one run each ask (see noteRunTraps): read once.
+  if (run === lastRead?.run) return lastRead.outside;
+  const outside = bodiesBlanked(run);
+  lastRead = { run, outside };
+  return outside;
+}
+
+/** The last run outsideHereDocuments read, and what it gave. */
+let lastRead: { run: string; outside: string | undefined } | undefined;
+
+/** outsideHereDocuments' reading of a run that holds `<<`. */
+function bodiesBlanked(run: string): string | undefined {
   const reader = new RunReader(run);
   const bodies: { from: number; to: number }[] = [];
   HERE_DOCUMENT.lastIndex = 0;
@@ -758,9 +770,9 @@ export function actionsExpressionNote(written: string): string | undefined {
     // `\${{ x }}`: the backslash keeps the `$`, and sh prints the characters as written.
     if (escapedAt(run, match.index)) continue;
     const before = run.slice(0, match.index);
-    const written = match[0];
+    const expression = match[0];
     const where = run.includes("\n") ? ` (its line ${before.split("\n").length})` : "";
-    return `run has ${written}${where}, GitHub Actions' expression syntax, which taskq does not replace: /bin/sh refuses it as a bad substitution, and the task fails there; ${actionsInstead(match[1]!.trim())}`;
+    return `run has ${expression}${where}, GitHub Actions' expression syntax, which taskq does not replace: /bin/sh refuses it as a bad substitution, and the task fails there; ${actionsInstead(match[1]!.trim())}`;
   }
   return undefined;
 }
