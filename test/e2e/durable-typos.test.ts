@@ -169,9 +169,10 @@ describe("a submit that makes a store on purpose", () => {
     const series = [`${SCHEMA}_1233`, `${SCHEMA}_1234`];
     const far = `far_${SCHEMA.split("_").pop() ?? ""}_q`;
     try {
-      // The first of the series is named almost as the workspace's schema, and noted so; the next, numbered as the first, is not.
+      // The first of the series is named like no store (5 edits from the workspace's schema); the next is one edit from the
+      // first, which holds a store then, and numbered as it is: not a mistype either.
       const first = await taskq(["submit", await workflowFile("series", WORKFLOW), "--run-id", "s-1", "--store-schema", series[0]!]);
-      expect({ code: first.code, stdout: first.stdout }).toEqual({ code: 0, stdout: "s-1\n" });
+      expect({ code: first.code, stdout: first.stdout, stderr: first.stderr }).toEqual({ code: 0, stdout: "s-1\n", stderr: "" });
       const next = await taskq(["submit", await workflowFile("series", WORKFLOW), "--run-id", "s-2", "--store-schema", series[1]!]);
       expect({ code: next.code, stdout: next.stdout, stderr: next.stderr }).toEqual({ code: 0, stdout: "s-2\n", stderr: "" });
       const alone = await taskq(["submit", await workflowFile("series", WORKFLOW), "--run-id", "s-3", "--store-schema", far]);

@@ -38,7 +38,6 @@ describe("hidePasswords", () => {
     expect(hidePasswords("'postgresql://u:a/b@db/ci' and 'host=db password=s3cret' and postgres://db/ci?password=s3cret&x=1")).toBe(
       "'postgresql://u:***@db/ci' and 'host=db password=***' and postgres://db/ci?password=***&x=1",
     );
-    // No password: as it is, a host's port too.
     // A password= hidden already, the message's words after it as they are: not "...?password=*** connect failed".
     expect(hidePasswords("cannot open the store postgres://u@db/ci?password=***: connect failed")).toBe("cannot open the store postgres://u@db/ci?password=***: connect failed");
     // One not hidden yet is hidden whole: what follows it up to a space may be its own (a password may end with ":").
@@ -49,6 +48,7 @@ describe("hidePasswords", () => {
       expect(hidePasswords(`host=db password=${password} dbname=ci`)).toBe("host=db password=*** dbname=ci");
     }
     expect(hidePasswords("postgres://u@db/ci?password=***:&sslmode=require")).toBe("postgres://u@db/ci?password=***&sslmode=require");
+    // No password: as it is, a host's port too.
     for (const text of ["postgres://u@db:5432/ci", "postgres://db/ci", 'ci.yaml:3:5: task "a": mail me@corp.com', "password=*** already", "put it in the URL of --store (postgres://USER:PASSWORD@HOST/DB)"]) expect(hidePasswords(text)).toBe(text);
   });
 });
