@@ -9,6 +9,7 @@ import { ABORTED_BY_SHUTDOWN, REQUESTED } from "./shutdown-cancel.js";
 import { abortCode, failureOutcome } from "./outcome.js";
 import type { PostgresStore } from "./store.js";
 import { causes, isMomentaryRefusal, isTransientError, withRetry } from "./transient.js";
+import { POOL_FULL, QUERY_READ_TIMEOUT } from "./timeouts.js";
 import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
 import type { WorkerMetrics } from "./worker-metrics.js";
 import type { AbortCode, LeaseLost, TaskHandler, WorkerEvent } from "./worker-types.js";
@@ -517,7 +518,7 @@ export class Attempt {
 function mayHaveWaitedForLock(error: unknown): boolean {
   for (const cause of causes(error)) {
     const { message } = cause as { message?: unknown };
-    if (message === "Query read timeout" || message === "timeout exceeded when trying to connect") return true;
+    if (message === QUERY_READ_TIMEOUT || message === POOL_FULL) return true;
   }
   return false;
 }

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { QUERY_READ_TIMEOUT } from "./timeouts.js";
 
 /**
  * One dedicated connection LISTENing on the schema's channel, shared by every
@@ -45,7 +46,7 @@ export class NotificationListener {
     const client = this.#client;
     if (client === undefined) return undefined;
     return client.query<R>(query).catch((error: unknown) => {
-      if (error instanceof Error && error.message === "Query read timeout") this.#lost(client, error);
+      if (error instanceof Error && error.message === QUERY_READ_TIMEOUT) this.#lost(client, error);
       throw error;
     });
   }

@@ -75,7 +75,9 @@ const CONNECT_TIMEOUT = /^(Connection terminated due to connection timeout|timeo
  * for it beyond the pool's size), not a database that gave none. A worker's records each waiting on a lock another
  * session holds fill its pool so; "no connection to the database" sent the reader to look at the wrong thing.
  */
-const POOL_FULL = "timeout exceeded when trying to connect";
+export const POOL_FULL = "timeout exceeded when trying to connect";
+/** The driver's message for a statement that its query_timeout ended. */
+export const QUERY_READ_TIMEOUT = "Query read timeout";
 
 /**
  * What to tell the user of a time limit reached, instead of the driver's words;
@@ -91,7 +93,7 @@ export function describeTimeout(error: unknown, timeouts: Timeouts): string | un
       `(by statements waiting on a lock another session holds or on a slow database, or by connections still being made)`
     );
   }
-  if (message === "Query read timeout") return `the database did not answer within ${formatDuration(timeouts.queryMs)}`;
+  if (message === QUERY_READ_TIMEOUT) return `the database did not answer within ${formatDuration(timeouts.queryMs)}`;
   return undefined;
 }
 

@@ -72,7 +72,7 @@ export function failedAfterCommitSent(error: unknown): boolean {
  * A stop (`signal` aborted) that came while `client`'s connection was being made: the client is given back unused and the
  * stop thrown as one that sent nothing (see stoppedBeforeSending).
  */
-export function stoppedWhileConnecting(client: pg.PoolClient, signal: AbortSignal | undefined): void {
+function stoppedWhileConnecting(client: pg.PoolClient, signal: AbortSignal | undefined): void {
   if (signal?.aborted !== true) return;
   client.release();
   stoppedBeforeSending(signal);
@@ -92,11 +92,7 @@ export function stoppedBeforeSending(signal: AbortSignal | undefined): void {
  * (see stoppedWhileConnecting). As pool.query does, a client whose statement failed is destroyed, not kept for the next.
  */
 export async function queryOnOwnClient<R extends pg.QueryResultRow>(pool: pg.Pool, query: pg.QueryConfig, signal?: AbortSignal): Promise<pg.QueryResult<R>> {
-  const client = await pool.connect().catch((error: unknown) => {
-    throw failedConnecting(error);
-  });
-  stoppedWhileConnecting(client, signal);
-  client.on("error", ignoreClientError);
+  const client = await ownClient(pool, signal);
   let broken: Error | undefined;
   try {
     return await client.query<R>(query);
@@ -109,14 +105,24 @@ export async function queryOnOwnClient<R extends pg.QueryResultRow>(pool: pg.Poo
   }
 }
 
-/** One BEGIN/COMMIT of `work`, not retried: for a caller that retries a larger whole. */
-export async function transactionOnce<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-  // A connection that fails as it is made sent nothing: its error says so (see isNeverConnected).
+/**
+ * A client of the pool's, connected: a connection that fails as it is made sent nothing, which its error says
+ * (failedConnecting, see isNeverConnected); one stopped (`signal`) while it connected is given back, and the stop thrown
+ * (see stoppedWhileConnecting). Its connection's errors are the statements' to tell (see ignoreClientError): the caller
+ * takes that listener off as it releases the client.
+ */
+async function ownClient(pool: pg.Pool, signal: AbortSignal | undefined): Promise<pg.PoolClient> {
   const client = await pool.connect().catch((error: unknown) => {
     throw failedConnecting(error);
   });
-  stoppedWhileConnecting(client, options.signal);
+  stoppedWhileConnecting(client, signal);
   client.on("error", ignoreClientError);
+  return client;
+}
+
+/** One BEGIN/COMMIT of `work`, not retried: for a caller that retries a larger whole. */
+export async function transactionOnce<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  const client = await ownClient(pool, options.signal);
   let broken: Error | undefined;
   let committing = false;
   try {
