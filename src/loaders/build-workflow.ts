@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { accessSync, constants, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { DataPath, SourceLocator } from "./locator.js";
 import { formatMs } from "../engine/errors.js";
@@ -187,8 +187,14 @@ function noteMissingCwd(id: string, task: TaskFile, cwd: string, context: BuildC
   }
   if (problem === undefined) return;
   // A file where the folder would be (or on its path) is no folder something is yet to make: one would have to take its place.
-  const missing = problem !== "is not a folder" && !problem.includes(" a file");
-  const unless = missing ? "unless something else makes that folder before then" : `unless a folder takes ${problem.includes(" a file") ? "the file's" : "its"} place before then`;
+  // A folder that is there but shut to this user (EACCES) is not one to make either: its permissions (or a parent's) are the fix.
+  const shut = problem.startsWith("cannot be");
+  const missing = !shut && problem !== "is not a folder" && !problem.includes(" a file");
+  const unless = shut
+    ? "unless its permissions (or a parent folder's) change before then"
+    : missing
+      ? "unless something else makes that folder before then"
+      : `unless a folder takes ${problem.includes(" a file") ? "the file's" : "its"} place before then`;
   const consequence =
     task.cwd !== undefined
       ? `${missing ? "no task it depends on could make it first: " : ""}the task fails to start ${unless}`
@@ -213,13 +219,20 @@ function noteUnexpandedCwd(id: string, task: TaskFile, folder: string, context: 
 function cwdProblem(folder: string): string | undefined {
   try {
     const info = statSync(folder);
-    return info.isDirectory() ? undefined : info.isFile() ? "is a file, not a folder" : "is not a folder";
+    if (!info.isDirectory()) return info.isFile() ? "is a file, not a folder" : "is not a folder";
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return "does not exist";
     if (code === "ENOTDIR") return "is inside a file, not a folder";
     return `cannot be looked at (${code ?? String(error)})`;
   }
+  // A folder this user may not search (mode 700 of another user's) is there, and a task's start fails in it all the same.
+  try {
+    accessSync(folder, constants.X_OK);
+  } catch (error) {
+    return `cannot be entered (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
+  }
+  return undefined;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { closeSync, existsSync, openSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -1109,6 +1109,33 @@ tasks:
     await mkdir(at("gone"));
     const again = await runCli(["validate", ws.file]);
     expect(again.stdout).toBe(`${ws.file}: ok, 5 tasks\n${fileNote}\n`);
+  });
+
+  // Run as root here (as CI is): a folder mode 700 of root's, which nobody (65534) may not enter.
+  it.skipIf(process.getuid?.() !== 0)("validate and run note a cwd that is there but cannot be entered (EACCES) as a matter of permissions, not of a folder to make; run's task then fails naming the same", async () => {
+    const ws = await workspace(["tasks:", "  shut: { run: pwd, cwd: private }", "  open: { run: pwd }", ""].join("\n"));
+    await chmod(ws.dir, 0o755);
+    await mkdir(path.join(ws.dir, "private"), { mode: 0o700 });
+    const logs = path.join(ws.dir, "logs");
+    await mkdir(logs);
+    await chown(logs, 65534, 65534);
+    const asNobody = { cwd: ws.dir, uid: 65534, gid: 65534 };
+    const folder = path.join(ws.dir, "private");
+    const note = `${ws.file}:2:26: task "shut": cwd "private" (${folder}) cannot be entered (EACCES) now: the task fails to start unless its permissions (or a parent folder's) change before then`;
+
+    const validated = await runCli(["validate", ws.file], asNobody);
+    expect(validated.stderr).toBe("");
+    expect(validated.stdout).toBe(`${ws.file}: ok, 2 tasks\nnote: ${note}\n`);
+    expect(validated.code).toBe(0);
+
+    const ran = await runCli(["run", ws.file, "--log-dir", logs, "--output", "plain"], asNobody);
+    expect(ran.stdout).toContain(`note    ${note}\n`);
+    expect(ran.stdout).toContain(`✗ shut: could not start: working directory ${folder} cannot be entered: permission denied (EACCES)`);
+    expect(ran.stdout).toMatch(/Summary: 1 succeeded, 1 failed, 0 cancelled/);
+    expect(ran.code).toBe(1);
+
+    // Root may enter it: no note.
+    expect((await runCli(["validate", ws.file])).stdout).toBe(`${ws.file}: ok, 2 tasks\n`);
   });
 
   it("schema prints the committed JSON Schema", async () => {
