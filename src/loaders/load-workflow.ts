@@ -1,4 +1,4 @@
-import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { MAX_FILE_BYTES } from "./limits.js";
@@ -47,7 +47,11 @@ function nameOf(file: string): string {
  */
 function readWorkflowFile(file: string): { bytes: Buffer; folder?: string } {
   try {
-    if (file === STDIN) return { bytes: readStream(0), folder: currentFolder(file) };
+    if (file === STDIN) {
+      const bytes = readStream(0);
+      if (bytes.length === 0 && isNullDevice(0)) throw problem(nameOf(file), STDIN_NULL);
+      return { bytes, folder: currentFolder(file) };
+    }
     const info = statSync(file);
     if (info.isDirectory()) throw problem(file, `cannot read file: it is a directory${filesIn(file)}`);
     // Opening one fails with ENXIO, "no such device or address", which names neither the file nor why.
@@ -125,6 +129,21 @@ function currentFolder(file: string): string {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? "error";
     throw problem(nameOf(file), `the current folder no longer exists (${code}): the tasks of a workflow read from stdin or a pipe start there`, error);
+  }
+}
+
+/**
+ * Standard input that is /dev/null: a CI step's, a cron job's, or one closed (`<&-`), which
+ * Node opens as /dev/null. "file is empty" would send the user to a file that is not there.
+ */
+const STDIN_NULL = "standard input is /dev/null (or was closed): there is no workflow to read; redirect one in (`- < ci.yaml`), or give the file's path instead of -";
+
+function isNullDevice(fd: number): boolean {
+  try {
+    const info = fstatSync(fd);
+    return info.isCharacterDevice() && info.rdev === statSync("/dev/null").rdev;
+  } catch {
+    return false;
   }
 }
 

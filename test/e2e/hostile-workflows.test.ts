@@ -121,6 +121,21 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     expect(anchored.stderr).toBe('<stdin>:1:1: unknown key "x" at the top level; a top-level key kept for its anchor is named with x- (x-x), which taskq ignores\n1 problem; nothing was run\n');
   });
 
+  it("`-` with standard input /dev/null or closed is told so, not as an empty file; an empty pipe is an empty file; nothing runs", async () => {
+    const ws = await workspace("");
+    const env = { ...process.env, CI: "true", NO_COLOR: "1" };
+    const told = "<stdin>:1:1: standard input is /dev/null (or was closed): there is no workflow to read; redirect one in (`- < ci.yaml`), or give the file's path instead of -\n";
+    const devNull = spawnSync(process.execPath, [BIN, "run", "-", "--log-dir", ws.logs], { cwd: ws.dir, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8", env });
+    expect(devNull.stderr).toBe(`${told}1 problem; nothing was run\n`);
+    expect(devNull.status).toBe(2);
+    const closed = spawnSync("sh", ["-c", '"$1" "$2" validate - <&-', "sh", process.execPath, BIN], { cwd: ws.dir, encoding: "utf8", env });
+    expect(closed.stderr).toBe(`${told}1 problem\n`);
+    expect(closed.status).toBe(2);
+    const emptyPipe = spawnSync(process.execPath, [BIN, "validate", "-"], { cwd: ws.dir, input: "", encoding: "utf8", env });
+    expect(emptyPipe.stderr).toBe("<stdin>:1:1: file is empty; a workflow needs a `tasks` mapping\n1 problem\n");
+    expect(existsSync(ws.logs)).toBe(false);
+  });
+
   it("ids `../../x`, `a/b`, 300 bytes, `.`, `..` are rejected by the documented pattern (case 22)", async () => {
     const pattern = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."';
     await rejects(
