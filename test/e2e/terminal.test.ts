@@ -74,6 +74,18 @@ describe.skipIf(!hasPython())("on a terminal", () => {
     expect(run.code).toBe(0);
   }, 60_000);
 
+  it("a task run from a terminal has no /dev/tty: what it writes there fails in the task (never reaching the board), and a read from it fails at once instead of waiting", async () => {
+    const ws = await workspace('tasks:\n  write: { run: "echo on-the-tty > /dev/tty" }\n  ask: { run: "read answer < /dev/tty && echo got-$answer" }\n');
+    const run = await taskqOnPty(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir, size }, { NO_COLOR: "1" });
+    const output = run.bytes.toString("utf8");
+    expect(output).not.toContain("on-the-tty");
+    expect(output).not.toContain("got-");
+    expect(output).toMatch(/write \| .*\/dev\/tty: No such device or address/);
+    expect(output).toMatch(/ask \| .*\/dev\/tty: No such device or address/);
+    expect(output).toContain("Summary: 0 succeeded, 2 failed");
+    expect(run.code).toBe(1);
+  }, 60_000);
+
   it("says on the board's totals line that a Ctrl-C's shutdown is under way, with the time left to finish, then that the tasks are stopped", async () => {
     // It ignores SIGTERM (sleep too, inheriting that): the board is up for the kill grace after the time to finish.
     const ws = await workspace("tasks:\n  slow: { run: \"trap '' TERM; echo started; sleep 30\" }\n");
