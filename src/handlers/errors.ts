@@ -60,6 +60,8 @@ export class TaskFailedError extends TaskqError {
   declare readonly killGraceMs?: number;
   /** With killGraceMs, where the task's own process stopped on the SIGTERM: how many it started were SIGKILLed after the grace (see TaskqKill). */
   declare readonly killedOthers?: number;
+  /** With a killGraceMs of 0, how the task's own process ended where that came before the SIGKILL (see TaskqKill's endedFirst). */
+  declare readonly killEndedFirst?: ShellEnd;
   /** Set where taskq's SIGKILL ended the attempt with no grace (a second Ctrl-C): its cancel says so from here too. */
   declare readonly killedAtOnce?: true;
   /**
@@ -68,12 +70,13 @@ export class TaskFailedError extends TaskqError {
    */
   declare readonly endedBeforeStop?: true;
 
-  constructor(message: string, result: AttemptResult, options: { permanent: boolean; cause?: unknown; killGraceMs?: number | undefined; killedOthers?: number | undefined; killedAtOnce?: boolean }) {
+  constructor(message: string, result: AttemptResult, options: { permanent: boolean; cause?: unknown; killGraceMs?: number | undefined; killedOthers?: number | undefined; killEndedFirst?: ShellEnd | undefined; killedAtOnce?: boolean }) {
     super("TASK_FAILED", message, { cause: options.cause });
     this.result = result;
     this.permanent = options.permanent;
     if (options.killGraceMs !== undefined) this.killGraceMs = options.killGraceMs;
     if (options.killGraceMs !== undefined && options.killedOthers !== undefined && options.killedOthers > 0) this.killedOthers = options.killedOthers;
+    if (options.killGraceMs !== undefined && options.killEndedFirst !== undefined) this.killEndedFirst = options.killEndedFirst;
     if (options.killedAtOnce === true) this.killedAtOnce = true;
     if (!result.cancelled && !result.timedOut) this.endedBeforeStop = true;
   }
@@ -85,6 +88,7 @@ export class TaskFailedError extends TaskqError {
       cause,
       killGraceMs: kill.graceMs,
       killedOthers: kill.othersKilled,
+      killEndedFirst: kill.endedFirst,
       killedAtOnce: kill.graceMs === undefined && kill.atOnce === true,
     });
   }
@@ -139,17 +143,17 @@ export function sigkillWords(kill: TaskqKill): string | undefined {
 }
 
 /**
- * How taskq's SIGKILL ended the attempt a handler's error tells of (a TaskFailedError's killGraceMs
- * and killedAtOnce); none where it tells nothing, or reading it throws (a Proxy of a handler's).
+ * How taskq's SIGKILL ended the attempt a handler's error tells of (a TaskFailedError's killGraceMs,
+ * killedOthers, killEndedFirst and killedAtOnce); none where it tells nothing, or reading it throws (a Proxy of a handler's).
  */
 export function killOf(error: unknown): TaskqKill {
   try {
-    const failure = error as { killGraceMs?: unknown; killedOthers?: unknown; killedAtOnce?: unknown; result?: Partial<ShellEnd> } | null | undefined;
+    const failure = error as { killGraceMs?: unknown; killedOthers?: unknown; killEndedFirst?: ShellEnd; killedAtOnce?: unknown } | null | undefined;
     const graceMs = failure?.killGraceMs;
     if (typeof graceMs !== "number") return { atOnce: failure?.killedAtOnce === true };
     const othersKilled = failure?.killedOthers;
-    // With no grace, the attempt's own end tells whether the SIGKILL or the SIGTERM before it ended the task (see endedFirstOf).
-    const endedFirst = graceMs <= 0 ? endedFirstOf(failure?.result) : undefined;
+    // With no grace, how the task's own process ended where the SIGTERM ended it before the SIGKILL, as the handler found it (see endedFirstOf).
+    const endedFirst = graceMs <= 0 ? failure?.killEndedFirst : undefined;
     return { graceMs, ...(typeof othersKilled === "number" ? { othersKilled } : {}), ...(endedFirst === undefined ? {} : { endedFirst }) };
   } catch {
     return {};
@@ -181,11 +185,9 @@ export function killedAfterGraceWords(killGraceMs: number, othersKilled = 0, end
  * With a kill grace of 0, how the task's own process ended where the SIGKILL did not end it: an exit code, or another
  * signal (the SIGTERM). Undefined where the SIGKILL ended it, or its end is not known.
  */
-export function endedFirstOf(end: Partial<ShellEnd> | undefined): ShellEnd | undefined {
-  const exitCode = typeof end?.exitCode === "number" ? end.exitCode : null;
-  const signal = typeof end?.signal === "string" ? end.signal : null;
-  if (signal === "SIGKILL" || (exitCode === null && signal === null)) return undefined;
-  return { exitCode, signal };
+export function endedFirstOf(end: ShellEnd): ShellEnd | undefined {
+  if (end.signal === "SIGKILL" || (end.exitCode === null && end.signal === null)) return undefined;
+  return { exitCode: end.exitCode, signal: end.signal };
 }
 
 /** What a stop by taskq's SIGKILL with no grace (a second Ctrl-C, a lost lease) adds to how the attempt ended. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AttemptTimeoutError } from "../../src/engine/index.js";
-import { describeFailure } from "../../src/handlers/errors.js";
+import { describeFailure, killOf, TaskFailedError, withSigkillWords } from "../../src/handlers/errors.js";
 import { failureOutcome } from "../../src/store/postgres/outcome.js";
 
 // One timeout, one wording: a local run, a durable worker and the library each say a timeout of
@@ -19,5 +19,25 @@ describe("a timeout past a minute, in words", () => {
     controller.abort(new AttemptTimeoutError(timeoutMs));
     expect(failureOutcome(new Error("aborted"), controller.signal, timeoutMs)).toMatchObject({ kind: "failure", timedOut: true, error: `timed out after ${text}` });
     expect(new AttemptTimeoutError(timeoutMs).message).toBe(`timed out after ${text}`);
+  });
+});
+
+// The handler finds how a task's own process ended before the SIGKILL of a kill grace of 0; what reads its error again
+// (a stopped attempt's words, a worker's record) says the same, from the error.
+describe("a timeout's SIGKILL with no kill grace, in words, as the error is read again", () => {
+  const task = { id: "t", run: "trap 'exit 0' TERM; sleep 30", env: {}, cwd: "/", timeoutMs: 300 };
+  const trapped = "its shell exited with code 0 on its SIGTERM, before the SIGKILL sent right after it (the kill grace is 0)";
+
+  it("says how the shell ended where its SIGTERM trap exited before the SIGKILL", () => {
+    const error = TaskFailedError.fromResult(task, { exitCode: 0, signal: null, timedOut: true, cancelled: false, durationMs: 300, tail: [] }, undefined, { graceMs: 0, endedFirst: { exitCode: 0, signal: null } });
+    expect(error.message).toBe(`timed out after 300ms; ${trapped}`);
+    expect(killOf(error)).toEqual({ graceMs: 0, endedFirst: { exitCode: 0, signal: null } });
+    expect(withSigkillWords("aborted by shutdown", killOf(error))).toBe(`aborted by shutdown; ${trapped}`);
+  });
+
+  it("says the SIGKILL came right after the SIGTERM where it ended the shell", () => {
+    const error = TaskFailedError.fromResult(task, { exitCode: null, signal: "SIGKILL", timedOut: true, cancelled: false, durationMs: 300, tail: [] }, undefined, { graceMs: 0 });
+    expect(killOf(error)).toEqual({ graceMs: 0 });
+    expect(withSigkillWords("aborted by shutdown", killOf(error))).toBe("aborted by shutdown; killed with SIGKILL right after its SIGTERM (the kill grace is 0)");
   });
 });
