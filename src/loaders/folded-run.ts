@@ -1,4 +1,4 @@
-import { casePatternEnds, quotesRemoved, unclosedQuotes } from "./shell-traps.js";
+import { casePatternEnds, endsHereDocument, hereDocument, type HereDocument, unclosedQuotes } from "./shell-traps.js";
 import { shortened } from "../shorten.js";
 
 /**
@@ -99,7 +99,7 @@ export function keptLineInFold(value: FoldedSource): { offset: number; note: str
   let patternEnds: Set<number> | undefined;
   const given = /^>[-+]?(\d)/.exec(value.source)?.[1];
   /** The here-documents opened on the lines so far whose lines are still being read (text, indented as it needs), the first first. */
-  const heredocs: Array<{ word: string; tabs: boolean }> = [];
+  const heredocs: HereDocument[] = [];
   /** Whether `previous` is a here-document's line or its delimiter: the line break after it is the shell's to read as written. */
   let inHeredoc = false;
   for (const line of blockLines(value)) {
@@ -108,8 +108,7 @@ export function keptLineInFold(value: FoldedSource): { offset: number; note: str
       continue;
     }
     if (heredocs.length > 0) {
-      const { word, tabs } = heredocs[0]!;
-      if ((tabs ? line.text.replace(/^\t+/, "") : line.text) === word) heredocs.shift();
+      if (endsHereDocument(line.text, heredocs[0]!)) heredocs.shift();
       first = false;
       previous = line;
       inHeredoc = true;
@@ -154,21 +153,22 @@ export function keptLineInFold(value: FoldedSource): { offset: number; note: str
   return undefined;
 }
 
-/** A here-document's operator and delimiter as written (`<<EOF`, `<<-'END'`, `<<\\EOF`), not a here-string's `<<<`. */
-const HEREDOC = /(?<!<)<<(-?)[ \t]*((?:'[^'\n]*'|"[^"\n]*"|\\.|[^\s"'\\<>;&|()])+)/g;
+/** A here-document's operator (its `-` captured) and delimiter as written (captured: `<<EOF`, `<<-'END'`, `<<\\EOF`), not a here-string's `<<<`. */
+const HEREDOC_SOURCE = String.raw`(?<!<)<<(-?)[ \t]*((?:'[^'\n]*'|"[^"\n]*"|\\.|[^\s"'\\<>;&|()])+)`;
+const HEREDOC = new RegExp(HEREDOC_SOURCE, "g");
 
 /**
  * The here-documents a line opens, in order: each `<<`'s delimiter, and whether its leading tabs are stripped (`<<-`); none for a shift in `$((...))`,
  * a `<<` in quotes, or a whole-line comment (`# cat <<EOF`), which opens none: its lines after were taken for a heredoc's, and told nothing.
  * Each delimiter with its quotes removed as sh removes them (`<<\\EOF` ends at `EOF`: taken as `\\EOF`, the body never ended).
  */
-function heredocsOpened(text: string): Array<{ word: string; tabs: boolean }> {
+function heredocsOpened(text: string): HereDocument[] {
   if (/^\s*#/.test(text)) return [];
-  return [...withoutArithmetic(withoutShellComment(text)).replace(QUOTED_TEXT, (quoted) => (quoted.startsWith("<<") ? quoted : '""')).matchAll(HEREDOC)].map(([, dash, word]) => ({ word: quotesRemoved(word!), tabs: dash === "-" }));
+  return [...withoutArithmetic(withoutShellComment(text)).replace(QUOTED_TEXT, (quoted) => (quoted.startsWith("<<") ? quoted : '""')).matchAll(HEREDOC)].map(([, dash, word]) => hereDocument(word!, dash === "-"));
 }
 
 /** A quoted string (`echo "a<<b"`, whose `<<` is text), read from the left; a heredoc's delimiter (`<<'EOF'`, `<<E"O"F`) with its `<<`, kept. */
-const QUOTED_TEXT = /(?<!<)<<-?[ \t]*(?:'[^'\n]*'|"[^"\n]*"|\\.|[^\s"'\\<>;&|()])+|'[^']*'|"(?:[^"\\]|\\.)*"/g;
+const QUOTED_TEXT = new RegExp(String.raw`${HEREDOC_SOURCE}|'[^']*'|"(?:[^"\\]|\\.)*"`, "g");
 
 /**
  * A line without its arithmetic expansions (`$((1 << 2))`, whose `<<` is a shift, not a here-document), to the `))` that

@@ -624,6 +624,28 @@ function bodiesBlanked(run: string): string | undefined {
   return blanked + run.slice(from);
 }
 
+/** A here-document as its body is read: its delimiter as sh compares a line with it, and whether leading tabs are stripped from its lines (`<<-`). */
+export interface HereDocument {
+  word: string;
+  tabs: boolean;
+}
+
+/** Whether a here-document's operator starts at `run[at]`: `<<-` (true: leading tabs stripped), `<<` (false), or neither (undefined), a here-string's `<<<` none. */
+function hereDocumentOperator(run: string, at: number): boolean | undefined {
+  if (!run.startsWith("<<", at) || run[at + 2] === "<") return undefined;
+  return run[at + 2] === "-";
+}
+
+/** The here-document its operator (`<<-` where `tabs`) and its delimiter as written (`'EOF'`, `E\\F`) open: the delimiter as sh reads it (see quotesRemoved). */
+export function hereDocument(written: string, tabs: boolean): HereDocument {
+  return { word: quotesRemoved(written), tabs };
+}
+
+/** Whether `line` (without its line end) ends the here-document `opened`: it is the delimiter, its leading tabs stripped for `<<-`. */
+export function endsHereDocument(line: string, opened: HereDocument): boolean {
+  return (opened.tabs ? line.replace(/^\t+/, "") : line) === opened.word;
+}
+
 /**
  * A here-document's delimiter as written (`'E"F'`, `"a\b"`, `E\\F`) as sh reads it, its quotes removed: nothing is removed in
  * single quotes, a backslash in double quotes only before $, `, ", \ or a newline, and outside quotes a backslash
@@ -657,8 +679,8 @@ export function quotesRemoved(word: string): string {
  * operators, blanks and a comment. Undefined where unsure: a delimiter never closed, empty or of several lines, a word never closed,
  * a `(` or `)` (which may end a `$(...)` the operator is in), a line joined to the next by a backslash, or no line's end after it.
  */
-function hereDocumentLine(run: string, index: number): { delimiters: { word: string; tabs: boolean }[]; end: number } | undefined {
-  const delimiters: { word: string; tabs: boolean }[] = [];
+function hereDocumentLine(run: string, index: number): { delimiters: HereDocument[]; end: number } | undefined {
+  const delimiters: HereDocument[] = [];
   let at = index;
   for (;;) {
     const char = run[at];
@@ -666,14 +688,18 @@ function hereDocumentLine(run: string, index: number): { delimiters: { word: str
     if (char === "\n") return { delimiters, end: at };
     if (char === " " || char === "\t") at++;
     else if (char === "#") at = run.indexOf("\n", at) === -1 ? run.length : run.indexOf("\n", at);
-    else if (run.startsWith("<<<", at)) at += 3;
     else if (run.startsWith("<<", at)) {
-      const tabs = run[at + 2] === "-";
+      const tabs = hereDocumentOperator(run, at);
+      // A here-string's `<<<`: its word is read as any other.
+      if (tabs === undefined) {
+        at += 3;
+        continue;
+      }
       at += tabs ? 3 : 2;
       while (run[at] === " " || run[at] === "\t") at++;
       const word = readWord(run, at, 0);
       if (word === undefined || word.text === "" || word.text.includes("\n")) return undefined;
-      delimiters.push({ word: quotesRemoved(word.text), tabs });
+      delimiters.push(hereDocument(word.text, tabs));
       at = word.end;
     } else if (char === ";" || char === "&" || char === "|" || char === "<" || char === ">") at++;
     else {
@@ -688,13 +714,13 @@ function hereDocumentLine(run: string, index: number): { delimiters: { word: str
  * Where the here-document's body that starts at `from` ends: its text at the start of its line that is `delimiter`'s word (its
  * leading tabs stripped for `<<-`), the body with that line just past it; undefined where none is.
  */
-function hereDocumentBody(run: string, from: number, delimiter: { word: string; tabs: boolean }): { textEnd: number; end: number } | undefined {
+function hereDocumentBody(run: string, from: number, delimiter: HereDocument): { textEnd: number; end: number } | undefined {
   for (let index = from; index < run.length; ) {
     const end = run.indexOf("\n", index);
     const line = run.slice(index, end === -1 ? run.length : end);
     const textEnd = index;
     index = end === -1 ? run.length : end + 1;
-    if ((delimiter.tabs ? line.replace(/^\t+/, "") : line) === delimiter.word) return { textEnd, end: index };
+    if (endsHereDocument(line, delimiter)) return { textEnd, end: index };
   }
   return undefined;
 }
@@ -985,7 +1011,7 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
   /** The `if`s and `elif`s read whose `then` is still to come, the loops whose `do` is, and the `then` parts not yet ended by `elif` or `fi`; unsure after a function's `()`. */
   const open: OpenCompounds = { conditions: 0, loops: 0, thenParts: 0, unsure: false };
   /** Here-documents whose bodies start at the next line: their delimiters, whether leading tabs are stripped, and whether the body is expanded (an unquoted delimiter). */
-  const heredocs: { word: string; tabs: boolean; expanded: boolean }[] = [];
+  const heredocs: (HereDocument & { expanded: boolean })[] = [];
   let index = 0;
   while (index < run.length) {
     const char = run[index]!;
@@ -1021,9 +1047,9 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       prefixed = false;
       wrapper = undefined;
       byName = false;
-      for (const { word, tabs, expanded } of heredocs.splice(0)) {
+      for (const { expanded, ...delimiter } of heredocs.splice(0)) {
         // The body's lines, up to the one that is the delimiter.
-        const body = hereDocumentBody(run, index, { word, tabs });
+        const body = hereDocumentBody(run, index, delimiter);
         if (body === undefined) return undefined;
         // Its `$(...)` and backquotes, sh parses with the command: a syntax error there refuses the whole run.
         if (expanded) {
@@ -1060,7 +1086,7 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       if (subshells > 0) subshells--;
     } else if (char === "<" || char === ">") {
       // A redirection: its target is the word after it, and the command's name may still follow.
-      const heredoc = /^<<(-?)(?!<)/.exec(run.slice(index, index + 3));
+      const heredoc = hereDocumentOperator(run, index);
       if (command) prefixed = true;
       REDIRECTION.lastIndex = index;
       index += REDIRECTION.exec(run)![0].length;
@@ -1070,8 +1096,8 @@ function noBreakInCommandName(run: string, depth: number): number | undefined {
       if (target === undefined) return undefined;
       if (target.text === "" || target.refused) return REFUSED;
       // A here-document's delimiter is not expanded (`<<$(x)` runs nothing).
-      if (heredoc === null) found ??= target.substituted;
-      if (heredoc !== null) heredocs.push({ word: quotesRemoved(target.text), tabs: heredoc[1] === "-", expanded: !/["'\\]/.test(target.text) });
+      if (heredoc === undefined) found ??= target.substituted;
+      else heredocs.push({ ...hereDocument(target.text, heredoc), expanded: !/["'\\]/.test(target.text) });
       index = target.end;
     } else {
       const word = readWord(run, index, depth);
