@@ -4,7 +4,7 @@ import path from "node:path";
 import { processExists } from "../process-exists.js";
 import { GUARD_LIST_PREFIX } from "./group-guard.js";
 import { holdBriefly, pipesOpenedAhead } from "./open-file-limit.js";
-import { errorCode, LEGACY_STALE_MS, legacyOwnerPid, nextTempRoot, noRoom, noteTempRootMove, ownerPid, ownerTag, tempRoot } from "./temp-root.js";
+import { errorCode, failedRoots, LEGACY_STALE_MS, legacyOwnerPid, makeInTempRoot, nextTempRoot, noRoom, noteTempRootMove, ownerPid, ownerTag, tempRoot, type RootFailure } from "./temp-root.js";
 
 /** The two ends of one pipe: the task writes to `write`, taskq reads `read` (non-blocking). */
 export interface PipeEnds {
@@ -74,7 +74,7 @@ export class FifoPool {
   /** Pipes the run has yet to take, as expect() was told (undefined: not told); none are opened ahead past them. */
   #expectedLeft: number | undefined;
   /** The temp folders left for want of room (see nextTempRoot), and why ("/dev/shm (ENOSPC)"): said once FIFOs are made elsewhere. */
-  #left: Array<{ root: string; why: string }> = [];
+  #left: RootFailure[] = [];
   /** What could not be made where the FIFOs were first to go ("a folder for tasks' FIFOs"), for that note. */
   #leftFor = "";
   #moveNoted = false;
@@ -258,8 +258,8 @@ export class FifoPool {
     } catch (error) {
       const code = errorCode(error);
       // After a move, where the folder it moved to failed too (for want of room, or another reason): each, with its reason.
-      const failed = [...this.#left.map((left) => left.why), `${this.#rootDir} (${code})`];
-      this.#fail(this.#left.length === 0 ? `cannot make a folder in ${this.#rootDir}: ${code}` : `cannot make ${this.#leftFor} in ${failed.join(", nor in ")}`);
+      const failed = [...this.#left, { root: this.#rootDir, code }];
+      this.#fail(this.#left.length === 0 ? `cannot make a folder in ${this.#rootDir}: ${code}` : `cannot make ${this.#leftFor} in ${failedRoots(failed)}`);
       return;
     }
     /** The folder's root: another than `root` where #makeFolder moved on. */
@@ -309,7 +309,7 @@ export class FifoPool {
     const next = nextTempRoot([...this.#left.map((left) => left.root), root]);
     if (next === undefined) return false;
     if (this.#left.length === 0) this.#leftFor = what;
-    if (!this.#left.some((left) => left.root === root)) this.#left.push({ root, why: `${root} (${code})` });
+    if (!this.#left.some((left) => left.root === root)) this.#left.push({ root, code });
     this.#rootDir = next;
     return true;
   }
@@ -318,25 +318,27 @@ export class FifoPool {
   #noteMove(): void {
     if (this.#left.length === 0 || this.#moveNoted || this.#left.some((left) => left.root === this.#rootDir)) return;
     this.#moveNoted = true;
-    noteTempRootMove(`cannot make ${this.#leftFor} in ${this.#left.map((left) => left.why).join(", nor in ")}: they are made in ${this.#rootDir} instead`);
+    noteTempRootMove(`cannot make ${this.#leftFor} in ${failedRoots(this.#left)}: they are made in ${this.#rootDir} instead`);
   }
 
   /**
    * A new folder in the root. Where none can be made in the default root for want of room (a full
-   * /dev/shm, TMPDIR's disk full: see noRoom), in the next temp folder that takes one (see nextTempRoot);
-   * a root given is kept.
+   * /dev/shm, TMPDIR's disk full: see noRoom), in the next temp folder that takes one (see makeInTempRoot), the folders
+   * left told of as #leave tells of them; a root given is kept. Throws the last folder's error where none is made, that folder the root.
    */
   #makeFolder(): string {
-    for (;;) {
-      const root = this.#rootDir as string;
-      try {
-        return mkdtempSync(path.join(root, `${PREFIX}${ownerTag()}`));
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (this.#root !== undefined || !noRoom(code)) throw error;
-        if (!this.#leave(root, "a folder for tasks' FIFOs", code as string)) throw error;
-      }
+    const make = (root: string): string => mkdtempSync(path.join(root, `${PREFIX}${ownerTag()}`));
+    if (this.#root !== undefined) return make(this.#rootDir as string);
+    const made = makeInTempRoot(make, this.#rootDir, this.#left);
+    const left = made.made === undefined ? made.failed.slice(0, -1) : made.failed;
+    if (this.#left.length === 0 && left.length > 0) this.#leftFor = "a folder for tasks' FIFOs";
+    this.#left = left;
+    if (made.made === undefined) {
+      this.#rootDir = made.failed.at(-1)!.root;
+      throw made.error;
     }
+    this.#rootDir = made.root;
+    return made.made;
   }
 
   #hookExit(): void {

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import type { Writable } from "node:stream";
 import { GroupList } from "./group-list.js";
-import { errorCode, nextTempRoot, noRoom, noteTempRootMove, ownerTag, tempRoot, tempRoots } from "./temp-root.js";
+import { errorCode, failedRoots, makeInTempRoot, noRoom, noteTempRootMove, ownerTag, tempRoot, tempRoots } from "./temp-root.js";
 
 /**
  * What the guard runs (POSIX sh): $1 is taskq's pid (for `ps`), $2 the grace in whole
@@ -196,33 +196,31 @@ function guardElsewhere(error: unknown): void {
   const code = errorCode(error);
   problem = `its list in ${root} could not be written: ${code}`;
   if (!noRoom(code)) return;
-  const tried = [root];
-  const failures = [`${root} (${code})`];
-  for (let next = nextTempRoot(tried); next !== undefined; next = nextTempRoot(tried)) {
-    tried.push(next);
-    let list: GroupList | undefined;
-    try {
-      list = makeList(next);
-      for (const pgid of running) list.add(pgid);
-    } catch (again) {
-      list?.discard();
-      const why = errorCode(again);
-      failures.push(`${next} (${why})`);
-      problem = `its list could not be written in ${failures.join(", nor in ")}`;
-      if (!noRoom(why)) return;
-      continue;
-    }
-    const started: Guard = { input: undefined, list, killGraceMs: old.killGraceMs, restarts: 0 };
-    if (!spawnGuard(started)) {
-      list.discard();
-      return;
-    }
-    guard = started;
-    failed = false;
-    problem = undefined;
-    noteTempRootMove(`cannot write the orphan guard's list in ${failures.join(", nor in ")}: it is in ${next} instead`);
+  const moved = makeInTempRoot(
+    (next) => {
+      const list = makeList(next);
+      try {
+        for (const pgid of running) list.add(pgid);
+      } catch (again) {
+        list.discard();
+        throw again;
+      }
+      return list;
+    },
+    undefined,
+    [{ root, code }],
+  );
+  if (moved.failed.length > 1) problem = `its list could not be written in ${failedRoots(moved.failed)}`;
+  if (moved.made === undefined) return;
+  const started: Guard = { input: undefined, list: moved.made, killGraceMs: old.killGraceMs, restarts: 0 };
+  if (!spawnGuard(started)) {
+    moved.made.discard();
     return;
   }
+  guard = started;
+  failed = false;
+  problem = undefined;
+  noteTempRootMove(`cannot write the orphan guard's list in ${failedRoots(moved.failed)}: it is in ${moved.root} instead`);
 }
 
 /** The group is gone (or given up on): the guard forgets it, so a reused pgid is safe. */
@@ -249,33 +247,20 @@ function stopGuarding(): void {
 }
 
 function startGuard(killGraceMs: number): Guard | undefined {
-  let list: GroupList | undefined;
-  let root: string | undefined = tempRoot();
-  const tried: string[] = [];
-  /** Where the list could not be made and why ("/dev/shm (ENOSPC)"). */
-  const failures: string[] = [];
-  while (list === undefined) {
-    try {
-      list = makeList(root);
-    } catch (error) {
-      const code = errorCode(error);
-      tried.push(root);
-      failures.push(`${root} (${code})`);
-      // A root with no room (a full /dev/shm): the list goes in the next temp folder that takes it.
-      const next: string | undefined = noRoom(code) ? nextTempRoot(tried) : undefined;
-      if (next === undefined) {
-        problem = failures.length === 1 ? `cannot make its list in ${root}: ${code}` : `cannot make its list in ${failures.join(", nor in ")}`;
-        return undefined;
-      }
-      root = next;
-    }
+  // A root with no room (a full /dev/shm): the list goes in the next temp folder that takes it.
+  const made = makeInTempRoot(makeList, tempRoot());
+  if (made.made === undefined) {
+    const [only] = made.failed;
+    problem = made.failed.length === 1 ? `cannot make its list in ${only!.root}: ${only!.code}` : `cannot make its list in ${failedRoots(made.failed)}`;
+    return undefined;
   }
+  const list = made.made;
   const started: Guard = { input: undefined, list, killGraceMs, restarts: 0 };
   if (!spawnGuard(started)) {
     list.discard();
     return undefined;
   }
-  if (failures.length > 0) noteTempRootMove(`cannot make the orphan guard's list in ${failures.join(", nor in ")}: it is in ${root} instead`);
+  if (made.failed.length > 0) noteTempRootMove(`cannot make the orphan guard's list in ${failedRoots(made.failed)}: it is in ${made.root} instead`);
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     // An exit taskq sees: it has stopped its groups itself, and the guard must not touch a reused pgid.

@@ -45,6 +45,42 @@ export function nextTempRoot(tried: readonly string[]): string | undefined {
   return [tmpdir(), ...FALLBACK_ROOTS].find((folder) => !done.has(resolved(folder)) && usable(folder) === undefined);
 }
 
+/** A temp folder something could not be made in, and the error's code (see errorCode). */
+export interface RootFailure {
+  root: string;
+  code: string;
+}
+
+/**
+ * What `make` makes in `root` or, where it throws for want of room (see noRoom), in the next temp folder that takes it (see
+ * nextTempRoot), each tried once: what it made, where, and the folders it could not be made in first (`failed`); else, made
+ * nowhere, the folders tried and their errors (the last one's not for want of room, or no folder left), and that last error.
+ * `failed`: folders given up already (tried in no more), and `root` undefined, the next after them.
+ */
+export function makeInTempRoot<T>(
+  make: (root: string) => T,
+  root: string | undefined,
+  failed: readonly RootFailure[] = [],
+): { made: T; root: string; failed: RootFailure[] } | { made?: undefined; failed: RootFailure[]; error?: unknown } {
+  const failures = [...failed];
+  let last: unknown;
+  for (let next = root ?? nextTempRoot(failures.map((failure) => failure.root)); next !== undefined; next = nextTempRoot(failures.map((failure) => failure.root))) {
+    try {
+      return { made: make(next), root: next, failed: failures };
+    } catch (error) {
+      last = error;
+      failures.push({ root: next, code: errorCode(error) });
+      if (!noRoom(failures.at(-1)!.code)) break;
+    }
+  }
+  return { failed: failures, error: last };
+}
+
+/** The folders something could not be made in, and why, for a note: "/dev/shm (ENOSPC), nor in /tmp (ENOSPC)". */
+export function failedRoots(failed: readonly RootFailure[]): string {
+  return failed.map(({ root, code }) => `${root} (${code})`).join(", nor in ");
+}
+
 /** Every folder taskq may make its files in (see nextTempRoot), for the guard to tidy the FIFO folder wherever it is. */
 export function tempRoots(): string[] {
   return [...new Set([tempRoot(), tmpdir(), ...FALLBACK_ROOTS].map(resolved))];
@@ -52,12 +88,12 @@ export function tempRoots(): string[] {
 
 const moves: string[] = [];
 
-/** Records what moved where (see nextTempRoot), for the run to say once: called once something was made in the new folder. */
+/** Records what moved where (see nextTempRoot), for the run to say (once: see the shell handler's sayTempRootMoves): called once something was made in the new folder. */
 export function noteTempRootMove(note: string): void {
-  if (!moves.includes(note)) moves.push(note);
+  moves.push(note);
 }
 
-/** What moved to another temp folder for want of room (see nextTempRoot), each said once. */
+/** What moved to another temp folder for want of room (see nextTempRoot), in the order it moved. */
 export function tempRootMoveNotes(): readonly string[] {
   return moves;
 }
