@@ -77,7 +77,8 @@ export class FifoPool {
   #left: RootFailure[] = [];
   /** What could not be made where the FIFOs were first to go ("a folder for tasks' FIFOs"), for that note. */
   #leftFor = "";
-  #moveNoted = false;
+  /** The root the last move note named (see #noteMove): a later move to another is told too. */
+  #moveNoted: string | undefined;
 
   /** `root`: where the folder goes; by default TMPDIR if set, else /dev/shm, else the temp dir. */
   constructor(root?: string) {
@@ -314,10 +315,13 @@ export class FifoPool {
     return true;
   }
 
-  /** FIFOs were made: where it is elsewhere than the root they were first to go in (see #leave), the run says so, once. */
+  /**
+   * FIFOs were made: where it is elsewhere than the root they were first to go in (see #leave), the run says so, once for
+   * each folder they moved to (moved on again, from /tmp filled during the run, the note names where they are now).
+   */
   #noteMove(): void {
-    if (this.#left.length === 0 || this.#moveNoted || this.#left.some((left) => left.root === this.#rootDir)) return;
-    this.#moveNoted = true;
+    if (this.#left.length === 0 || this.#moveNoted === this.#rootDir || this.#left.some((left) => left.root === this.#rootDir)) return;
+    this.#moveNoted = this.#rootDir;
     noteTempRootMove(`cannot make ${this.#leftFor} in ${failedRoots(this.#left)}: they are made in ${this.#rootDir} instead`);
   }
 

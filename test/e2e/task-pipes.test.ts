@@ -188,6 +188,38 @@ true`;
     expect(result.notes).toEqual(["no guard against orphans (cannot make its list in /dev/shm (ENOSPC), nor in /tmp (ENOSPC)): should taskq be SIGKILLed, its tasks run on"]);
   });
 
+  it.skipIf(!canMount || !existsSync("/dev/shm"))("a TMPDIR with no room, then a /tmp that fills up during the run: the FIFOs move on to /dev/shm, and each move is said where it went", { timeout: 120_000 }, async () => {
+    // /tmp of few inodes (the workspace and taskq's checkout bound back, as above), which a task fills once the FIFOs are in it,
+    // and each task after it fills again as the inodes of FIFOs used up are freed.
+    const checkout = path.dirname(path.dirname(BIN));
+    const fill = [
+      `exec 9<${JSON.stringify(checkout)}`,
+      "mount -t tmpfs -o size=1m,nr_inodes=64 tmpfs /tmp",
+      'mkdir -p "$PWD" && mount --no-canonicalize --bind . "$PWD" && cd "$PWD"',
+      `case ${JSON.stringify(checkout)} in /tmp/*) mkdir -p ${JSON.stringify(checkout)} && mount --no-canonicalize --bind /proc/self/fd/9 ${JSON.stringify(checkout)} ;; esac`,
+      "exec 9<&-",
+      // After the binds: a bind carries no mount below it.
+      "mount -t tmpfs -o size=4k,nr_inodes=1 tmpfs FULL",
+    ].join(" && ");
+    const ids = Array.from({ length: 200 }, (_, i) => `t${i}`);
+    const yaml = `tasks:
+  fill: { run: 'i=0; while touch /tmp/fill-$i 2>/dev/null; do i=$((i + 1)); done; echo filled' }
+${ids.map((id) => `  ${id}: { run: 'i=0; while touch /tmp/fill-$$-$i 2>/dev/null; do i=$((i + 1)); done', dependsOn: [fill] }\n`).join("")}  check:
+    run: "readlink /proc/$$/fd/2"
+    dependsOn: [${ids.join(", ")}]
+`;
+    const result = await noRoom(yaml, fill, (full) => ({ TMPDIR: full }));
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("fill | filled\n");
+    expect(result.stdout).toMatch(/^check \| \/dev\/shm\/taskq-fifo-\d+-n\d+-\w+\/\d+( \(deleted\))?$/m);
+    expect(result.notes).toEqual([
+      `cannot make the orphan guard's list in ${result.full} (ENOSPC): it is in /tmp instead`,
+      `cannot make a folder for tasks' FIFOs in ${result.full} (ENOSPC): they are made in /tmp instead`,
+      `cannot make a folder for tasks' FIFOs in ${result.full} (ENOSPC), nor in /tmp (ENOSPC): they are made in /dev/shm instead`,
+    ]);
+  });
+
   it.skipIf(!canMount || !existsSync("/dev/shm"))("a /dev/shm that fills up during the run: the guard goes on with its list in /tmp, and the run says so once", { timeout: 120_000 }, async () => {
     // One page left for the list: its lines of 600 task starts and ends (+PGID, -PGID) fill it halfway through the run.
     const ids = Array.from({ length: 600 }, (_, i) => `t${i}`);
