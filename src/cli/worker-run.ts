@@ -174,8 +174,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       asWritten: !options.json && !terminal,
       // Plain lines: one not ended yet shows as far as it goes after a second, as a local run's (see PlainRenderer).
       ...(options.json ? {} : { showOpenLineAfterMs: SHOW_OPEN_LINE_AFTER_MS }),
-      // Under GitHub Actions: a task's line comes whole, for its runner to read (see PlainRenderer).
-      // A JSON sink has no lines as written, which the splitter keeps whole lines in alone.
+      // Under GitHub Actions: a task's line comes whole, for its runner to read (see PlainRenderer), in plain lines as
+      // written, in JSON as an `output` record's text (see JsonRenderer.wholeLines).
       wholeLines: colours.bareCommands,
       line: (taskId, stream, text, attempt) =>
         options.json ? print({ event: "output", runId, id: taskId, attempt, stream, text }, "") : out.write(`${runId}/${taskId} | ${terminal ? terminalColours.safe(`${runId}/${taskId}`, text) : text}\n`),

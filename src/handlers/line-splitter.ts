@@ -62,7 +62,7 @@ let holdingTimer: NodeJS.Timeout | undefined;
  * Receives a run of complete lines as raw bytes: `bytes` holds `count` lines, each
  * ending in "\n", none longer than DISPLAY_LIMIT and none ending in "\r\n" (those come
  * one by one as text); a splitter made `asWritten` passes every line here, as written
- * (see LineSplitter), and one made `wholeLines` lines of up to WHOLE_LINE_LIMIT too.
+ * (see LineSplitter), and, made `wholeLines` too, lines of up to WHOLE_LINE_LIMIT.
  * `ends[i]` is where line i ends in `bytes` (just past its "\n"): the splitter found every
  * newline already, so a consumer need not search for them again. Both are valid only
  * during the call.
@@ -92,13 +92,15 @@ export type BlockHandler = (bytes: Buffer, count: number, ends: Int32Array) => v
  * there on as a new line: a progress bar that rewrites itself with "\r" shows its latest state once a period, not every
  * state. A line written in pieces within the period is shown whole.
  *
- * `wholeLines` (as written, under GitHub Actions: its runner reads the output by whole lines, and masks a secret's value
- * only whole) keeps every line whole, up to WHOLE_LINE_LIMIT: one over DISPLAY_LIMIT is not cut (`::add-mask::` and a long
- * secret, or `token` and that secret: cut, what was kept of the value was shown), and an open line is not shown before it
- * ends (`token: sec`, then `ret` a second later: the runner masked neither piece), but for the states of it a "\r" ended,
+ * `wholeLines` (under GitHub Actions: its runner reads the output by whole lines, and masks a secret's value only whole)
+ * keeps every line whole, up to WHOLE_LINE_LIMIT: one over DISPLAY_LIMIT is not cut (`::add-mask::` and a long secret, or
+ * `token` and that secret: cut, what was kept of the value was shown), and an open line is not shown before it ends
+ * (`token: sec`, then `ret` a second later: the runner masked neither piece), but for the states of it a "\r" ended,
  * which the runner reads as lines (see #showStates). Past WHOLE_LINE_LIMIT, a line goes on as without `wholeLines`, but
  * one that "\r" rewrote, whose states before its last go on (see #appendWhole): only a state longer is cut, and the line
- * goes on whole from the "\r" that begins the next (see #append).
+ * goes on whole from the "\r" that begins the next (see #append). As written, a line over DISPLAY_LIMIT goes to the block
+ * handler in a block of its own; else (JSON records, whose `text` the runner reads as part of their line) to `onLine`, as
+ * its text. Not with `lineState` (a terminal's view, which no runner reads).
  */
 export class LineSplitter {
   readonly #onLine: (text: string) => void;
@@ -143,7 +145,7 @@ export class LineSplitter {
     this.#asWritten = onBlock !== undefined && options.asWritten === true;
     this.#lineState = this.#asWritten ? undefined : options.lineState;
     this.#showOpenAfterMs = Math.max(0, options.showOpenAfterMs ?? 0);
-    this.#wholeLines = this.#asWritten && options.wholeLines === true;
+    this.#wholeLines = this.#lineState === undefined && options.wholeLines === true;
     this.#whole = this.#wholeLines;
   }
 
@@ -184,7 +186,8 @@ export class LineSplitter {
           blockStart = -1;
           blockLines = 0;
         }
-        if (asWritten) this.#emitLongLine(chunk, start, newline);
+        if (this.#wholeLines) this.#emitWholeLine(chunk, start, newline);
+        else if (asWritten) this.#emitLongLine(chunk, start, newline);
         else this.#onLine(displayLine(chunk, start, newline, this.#lineState));
       }
       start = newline + 1;
@@ -331,17 +334,24 @@ export class LineSplitter {
   }
 
   /**
-   * As written, a complete line chunk[start, newline] too long for a block: whole with wholeLines (up to
-   * WHOLE_LINE_LIMIT; past it, as #appendWhole keeps it), or when its "\r" alone made it so; else as displayLine shows it, from its last "\r" on once past
-   * DISPLAY_LIMIT, and cut if that is still too long.
+   * With wholeLines, a complete line chunk[start, newline] a block did not take: whole up to WHOLE_LINE_LIMIT, as written
+   * or as its text ("\r\n" handled); past it, as #appendWhole keeps it.
+   */
+  #emitWholeLine(chunk: Buffer, start: number, newline: number): void {
+    if (newline - start <= WHOLE_LINE_LIMIT) {
+      if (this.#asWritten) return this.#emitAlone(chunk.subarray(start, newline + 1));
+      return this.#onLine(blockLineText(chunk, start, newline));
+    }
+    // Longer: as the same line in pieces goes (see #appendWhole), a progress bar's states each whole.
+    this.#append(chunk, start, newline);
+    this.#emitOpenLine();
+  }
+
+  /**
+   * As written, a complete line chunk[start, newline] too long for a block: whole when its "\r" alone made it so; else as
+   * displayLine shows it, from its last "\r" on once past DISPLAY_LIMIT, and cut if that is still too long.
    */
   #emitLongLine(chunk: Buffer, start: number, newline: number): void {
-    if (this.#wholeLines) {
-      if (newline - start <= WHOLE_LINE_LIMIT) return this.#emitAlone(chunk.subarray(start, newline + 1));
-      // Longer: as the same line in pieces goes (see #appendWhole), a progress bar's states each whole.
-      this.#append(chunk, start, newline);
-      return this.#emitOpenLine();
-    }
     const end = chunk[newline - 1] === CARRIAGE_RETURN ? newline - 1 : newline;
     if (end - start > DISPLAY_LIMIT) {
       const rewrite = lastRewrite(chunk, start, end);
@@ -582,7 +592,8 @@ export class LineSplitter {
     if (this.#asWritten) this.#emitOpenBytes(length);
     else {
       const prefix = this.#prefix ?? Buffer.alloc(0);
-      this.#onLine(`${this.#state}${length <= DISPLAY_LIMIT ? prefix.toString("utf8", 0, length) : truncated(prefix, DISPLAY_LIMIT, length)}`);
+      // A line kept whole (see wholeLines) goes whole.
+      this.#onLine(`${this.#state}${length <= DISPLAY_LIMIT || this.#whole ? prefix.toString("utf8", 0, length) : truncated(prefix, DISPLAY_LIMIT, length)}`);
     }
     this.#state = "";
     this.#prefixBytes = 0;
@@ -787,7 +798,10 @@ export class Tail {
   }
 
   push(line: string): void {
-    this.#add(line, isBlankText(line));
+    if (line.length <= LONG_TAIL_TEXT) return this.#add(line, isBlankText(line));
+    // A line kept whole as text (JSON output under GitHub Actions), cut as it comes, as #pushLine cuts a block's: its
+    // length its own, as a line this long is none taskq cut (see LONG_TAIL_TEXT).
+    this.#add(new Cut(lastState(line, String(Buffer.byteLength(line)))), isBlankText(line));
   }
 
   #add(line: string | Cut, blank: boolean): void {
@@ -872,6 +886,12 @@ class Cut {
 const LONG_TAIL_LINE = DISPLAY_LIMIT + ENDING_ROOM;
 
 /**
+ * As LONG_TAIL_LINE, of a line of text, in characters (see Tail's push): a line cut for display is shorter, on a terminal
+ * with what lineState gave of its rewritten beginning (STATE_LIMIT at most) before it.
+ */
+const LONG_TAIL_TEXT = STATE_LIMIT + LONG_TAIL_LINE;
+
+/**
  * The text of a block's line bytes[start, newline), as the splitter's text path gives it: an
  * as-written block (see LineSplitter) keeps a "\r" before the "\n", which the text drops.
  */
@@ -897,6 +917,11 @@ function tailLine(line: string): string {
   // A line already cut for display says how long it really was.
   const mark = cutMarkStart(line);
   const bytes = mark === -1 ? String(Buffer.byteLength(line)) : line.slice(mark + CUT_MARK.length, line.length - CUT_MARK_END.length);
+  return lastState(line, bytes);
+}
+
+/** tailState of `line`'s last state, from its last "\r" that something follows (see tailLine); `bytes` its length. */
+function lastState(line: string, bytes: string): string {
   // A carriage return with nothing after it rewrites nothing ("…\r\r\n": a "\r\n" written in text mode).
   let end = line.length;
   while (end > 0 && line.charCodeAt(end - 1) === CARRIAGE_RETURN) end--;

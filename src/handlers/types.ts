@@ -77,9 +77,10 @@ export interface OutputSink {
    */
   readonly showOpenLineAfterMs?: number;
   /**
-   * Optional, with `asWritten`, for output GitHub Actions' runner reads (it masks a secret's value only whole): a line comes
-   * whole, not cut for length (up to 1 MiB), nor shown before it ends but for its states a "\r" ended, which the runner
-   * reads as lines (see LineSplitter's `wholeLines`).
+   * Optional, for output GitHub Actions' runner reads (it masks a secret's value only whole): a line comes whole, not cut
+   * for length (up to 1 MiB), as written to `lines` with `asWritten`, else as text to `line` (a JSON record's `text`), nor
+   * shown before it ends but for its states a "\r" ended, which the runner reads as lines (see LineSplitter's
+   * `wholeLines`). Not with `lineState`.
    */
   readonly wholeLines?: boolean;
   /**

@@ -7,6 +7,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
+import { DISPLAY_LIMIT } from "../../src/handlers/line-splitter.js";
 import { storeApplicationName } from "../../src/store/postgres/application-name.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import type { RunStatus } from "../../src/store/postgres/types.js";
@@ -237,6 +238,40 @@ tasks:
     expect(worker.stdout()).toContain(expected(runId));
     worker.cli.child.kill("SIGTERM");
     await worker.cli.done;
+  });
+
+  it("under GitHub Actions, run --store --output json and a worker --output json hold a task's line longer than 4 KiB whole in its output record's text, up to 1 MiB, as a local run does", async () => {
+    // A token across the 4 KiB cut: cut, the runner, which masks a value only whole, showed its first part. A line past 1 MiB is cut as in plain output.
+    const token = `ghs_${"T0k3n".repeat(7)}1`;
+    const across = `${"x".repeat(4080)}${token}`;
+    const huge = `log ${"H".repeat(1024 * 1024)}`;
+    await writeFile(path.join(ws.dir, "long-lines.txt"), `${across}\n${huge}\n${"after"}\n`);
+    const file = await workflowFile("gha-json", `tasks:\n  lint: { run: 'cat "${path.join(ws.dir, "long-lines.txt")}"' }\n`);
+    const hugeCut = `${huge.slice(0, DISPLAY_LIMIT)}… (${Buffer.byteLength(huge)} bytes)`;
+    /** The text of each `output` record of run `runId`'s task `lint` in `stdout`. */
+    const texts = (stdout: string, runId: string): string[] =>
+      stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { event: string; runId?: string; id?: string; text?: string })
+        .filter((record) => record.event === "output" && record.runId === runId && record.id === "lint")
+        .map((record) => record.text as string);
+    const storeFlags = ["--store", SECRET_URL, "--store-schema", SCHEMA, "--log-dir", ws.logs, "--output", "json"];
+    for (const gitHub of [true, false]) {
+      const runId = `gha-json-${randomBytes(3).toString("hex")}`;
+      runIds.push(runId);
+      const result = await taskq(["run", file, ...storeFlags, "--run-id", runId], { TASKQ_STORE: "", ...(gitHub ? { GITHUB_ACTIONS: "true" } : {}) });
+      expect(result.code).toBe(0);
+      expect(texts(result.stdout, runId)).toEqual([gitHub ? across : `${across.slice(0, DISPLAY_LIMIT)}… (${Buffer.byteLength(across)} bytes)`, hugeCut, "after"]);
+    }
+    const worker = startCli(["worker", "--log-dir", ws.logs, "-j", "1", "--output", "json"], { cwd: ws.dir, env: { ...ENV, GITHUB_ACTIONS: "true" } });
+    workers.push(worker);
+    const runId = await submit(file);
+    await waitForRun(runId);
+    expect(await eventually(() => worker.stdout().includes(`"event":"finished","runId":"${runId}"`), 5_000)).toBe(true);
+    expect(texts(worker.stdout(), runId)).toEqual([across, hugeCut, "after"]);
+    worker.child.kill("SIGTERM");
+    await worker.done;
   });
 
   it("run --store --output json: every line of a loud task is one NDJSON record with its run, task and stream", async () => {

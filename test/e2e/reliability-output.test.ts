@@ -149,6 +149,27 @@ describe("output", () => {
     expect(text).toContain(`    ${"x".repeat(1000)}… (1000000 bytes)\n`);
   });
 
+  // With --output json, a record's text holds each line whole too, a string of 1 MB: a failed task's last lines held 20 of
+  // them, 8 tasks at -j 8 a peak of ~290 MB (~155 MB where they keep what the summary shows of each; each line is decoded
+  // and written as JSON, more garbage than plain output's bytes make, so the budget is larger).
+  it("under GitHub Actions with --output json, 8 tasks each writing 20 lines of 1 MB: taskq's peak RSS stays under 220 MB and the summary shows each cut", { timeout: 120_000 }, async () => {
+    const task = `{ run: "for i in $(seq 20); do head -c 1000000 /dev/zero | tr '\\\\0' x; echo; done; sleep 1; exit 3" }`;
+    const yaml = tasksYaml(Array.from({ length: 8 }, (_, i): [string, string] => [`t${i}`, task]));
+    const stdout = path.join((await workspace("")).dir, "stdout");
+    const result = await runMeasured(yaml, stdout, ["-j", "8", "--output", "json"], { GITHUB_ACTIONS: "true" });
+    expect(result.code).toBe(1);
+    expect(result.peakKb).toBeGreaterThan(0);
+    expect(result.peakKb).toBeLessThan(220 * 1024);
+    const records = (await readFile(stdout, "utf8"))
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { event: string; id?: string; text?: string; deadLetters?: { id: string; tail: string[] }[] });
+    // Each line whole in its record, as the runner reads it; cut in the summary's last lines.
+    expect(records.filter((record) => record.event === "output" && record.id === "t0" && record.text === "x".repeat(1_000_000))).toHaveLength(20);
+    const letter = records.find((record) => record.event === "summary")?.deadLetters?.find((each) => each.id === "t0");
+    expect(letter?.tail.at(-1)).toBe(`${"x".repeat(1000)}… (1000000 bytes)`);
+  });
+
   it("a reader of taskq's output that falls behind: the task waits, taskq's memory stays bounded, nothing is lost (case 13)", { timeout: 120_000 }, async () => {
     const bytes = 100_000_000;
     const ws = await workspace(`tasks:\n  loud: { run: "yes ${"x".repeat(99)} | head -c ${bytes}" }\n`);

@@ -201,3 +201,42 @@ describe("GitHub Actions workflow commands in plain output", () => {
     expect(log).toBe(ws.text);
   });
 });
+
+describe("GitHub Actions and JSON output", () => {
+  /** `taskq run --output json` with `env`: the text of each of its `output` records, and the text of its one run's log of `lint`. */
+  async function runJson(ws: { dir: string; file: string; logs: string }, env: Record<string, string | undefined>): Promise<{ texts: string[]; log: string }> {
+    const result = await runCli(["run", ws.file, "--output", "json", "--log-dir", ws.logs], { cwd: ws.dir, env });
+    expect(result.code).toBe(0);
+    const records = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { event: string; id?: string; text?: string });
+    const [runId] = await runIds(ws.logs);
+    const texts = records.filter((record) => record.event === "output" && record.id === "lint").map((record) => record.text as string);
+    return { texts, log: await readFile(path.join(ws.logs, runId as string, "lint.log"), "utf8") };
+  }
+
+  it("under GitHub Actions, an output record's text holds a line longer than 4 KiB whole, up to 1 MiB: cut, the runner, which masks a value only whole, showed the part of a token before the cut; without, cuts it as before", async () => {
+    // A token across the 4 KiB cut; one at the end of a line of 200 KB, which comes in several reads of the pipe; one in a
+    // line ended by "\r\n"; a line past 1 MiB, cut as in plain output.
+    const token = `ghs_${"T0k3n".repeat(7)}1`;
+    const across = `${"x".repeat(4080)}${token}`;
+    const long = `token ${"é".repeat(100_000)}${token}`;
+    const crlf = `${"c".repeat(5000)}${token}`;
+    const huge = `log ${"H".repeat(1024 * 1024)}`;
+    const ws = await printing([across, long, `${crlf}\r`, huge, "after"]);
+    const gitHub = await runJson(ws, { GITHUB_ACTIONS: "true" });
+    const hugeCut = `${huge.slice(0, DISPLAY_LIMIT)}… (${Buffer.byteLength(huge)} bytes)`;
+    expect(gitHub.texts).toEqual([across, long, crlf, hugeCut, "after"]);
+    expect(gitHub.log).toBe(ws.text);
+    const { texts, log } = await runJson(ws, { GITHUB_ACTIONS: undefined });
+    expect(texts).toEqual([
+      `${across.slice(0, DISPLAY_LIMIT)}… (${Buffer.byteLength(across)} bytes)`,
+      `${long.slice(0, (DISPLAY_LIMIT - 6) / 2 + 6)}… (${Buffer.byteLength(long)} bytes)`,
+      `${crlf.slice(0, DISPLAY_LIMIT)}… (${Buffer.byteLength(crlf)} bytes)`,
+      hugeCut,
+      "after",
+    ]);
+    expect(log).toBe(ws.text);
+  });
+});

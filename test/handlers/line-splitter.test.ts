@@ -436,6 +436,12 @@ describe("Tail lines", () => {
     const own = new Tail(1);
     own.pushBlock(...lineBlock(`${long}… (123456 bytes)\n`));
     expect(own.lines()).toEqual([`${"y".repeat(TAIL_LINE_LIMIT)}… (${Buffer.byteLength(`${long}… (123456 bytes)`)} bytes)`]);
+    // As text too (a line kept whole for JSON output), longer than a line cut for display can be, with a terminal's view of
+    // its rewritten beginning before it: cut as it comes, its whole length said.
+    const longer = `${"y".repeat(DISPLAY_LIMIT * 4)}… (123456 bytes)`;
+    const ownText = new Tail(1);
+    ownText.push(longer);
+    expect(ownText.lines()).toEqual([`${"y".repeat(TAIL_LINE_LIMIT)}… (${Buffer.byteLength(longer)} bytes)`]);
     const blank = new Tail(2);
     blank.pushBlock(...lineBlock(`a\n${" ".repeat(DISPLAY_LIMIT * 3)}\n`));
     expect(blank.lines()).toEqual(["a"]);

@@ -455,6 +455,43 @@ describe("LineSplitter keeping lines whole (wholeLines: plain output under GitHu
   });
 });
 
+/**
+ * As JSON records take lines: short ones in blocks, the rest as text, none held open (no showOpenAfterMs). Each line as
+ * its text, a block's marked `block:`.
+ */
+function jsonSplitter(options: { wholeLines?: boolean; lineState?: (text: string) => string } = {}): { splitter: LineSplitter; lines: string[] } {
+  const lines: string[] = [];
+  const onBlock = (bytes: Buffer, count: number, ends: Int32Array): void => {
+    for (let line = 0, start = 0; line < count; start = ends[line] as number, line++) lines.push(`block:${bytes.toString("utf8", start, (ends[line] as number) - 1)}`);
+  };
+  return { splitter: new LineSplitter((text) => lines.push(text), onBlock, options), lines };
+}
+
+describe("LineSplitter keeping lines whole as text (wholeLines: JSON output under GitHub Actions)", () => {
+  it("hands on a line longer than DISPLAY_LIMIT whole as its text up to 1 MiB, in one chunk or in many, a \r\n ending dropped; one longer is cut as without wholeLines", () => {
+    const token = `ghs_${"T0k3n".repeat(7)}1`;
+    const across = `${"x".repeat(DISPLAY_LIMIT - 16)}${token}`;
+    const long = `token ${"é".repeat(100_000)}${token}`;
+    const line = `log ${"x".repeat(WHOLE_LINE_LIMIT - 4)}`;
+    const input = `short\n${across}\n${long}\r\n${line}\n${line}y\nlast`;
+    const cut = `${`${line}y`.slice(0, DISPLAY_LIMIT)}… (${WHOLE_LINE_LIMIT + 1} bytes)`;
+    // Pieces of an odd size split its characters ("é" is two bytes).
+    const bytes = Buffer.from(input);
+    for (const size of [bytes.length, 64 * 1024, 1001]) {
+      const { splitter, lines } = jsonSplitter({ wholeLines: true });
+      for (let at = 0; at < bytes.length; at += size) splitter.push(bytes.subarray(at, at + size));
+      splitter.flush();
+      expect(lines).toEqual(["block:short", across, long, line, cut, "last"]);
+    }
+    // Without wholeLines, or with lineState (a terminal's view, which no runner reads), cut as before.
+    for (const options of [{}, { wholeLines: true, lineState: (text: string) => text }]) {
+      const { splitter, lines } = jsonSplitter(options);
+      splitter.push(Buffer.from(`${across}\n`));
+      expect(lines).toEqual([`${across.slice(0, DISPLAY_LIMIT)}… (${Buffer.byteLength(across)} bytes)`]);
+    }
+  });
+});
+
 describe("the timer that shows open lines", () => {
   it("never keeps the process alive", () => {
     const before = process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;

@@ -29,7 +29,8 @@ export async function createRenderer(mode: OutputMode, options: { color: boolean
   }
   if (resolved === "json") {
     const { JsonRenderer } = await import("./json.js");
-    return new JsonRenderer(process.stdout);
+    // Under GitHub Actions, its runner masks secrets in these records' lines too: a task's line goes whole.
+    return new JsonRenderer(process.stdout, underGitHubActions());
   }
   const { coloursRefused, createColors } = await import("./colors.js");
   // A dumb terminal (an editor's shell buffer) may not read colour codes either: colours there only when forced.

@@ -19,9 +19,15 @@ export class JsonRenderer implements Renderer {
   #file: string | undefined;
   /** A --fail-fast stop began: the tasks the queue cancels as a shutdown's are the stop's (see stopping). */
   #failingFast = false;
+  /**
+   * Under GitHub Actions: a task's line comes whole in its `output` record's `text` (see OutputSink.wholeLines), up to
+   * 1 MiB: its runner, which masks a secret's value only whole, read the part of a line cut at 4 KiB unmasked.
+   */
+  readonly wholeLines: boolean;
 
-  constructor(stream: NodeJS.WritableStream) {
+  constructor(stream: NodeJS.WritableStream, wholeLines = false) {
     this.#out = new BufferedWriter(stream);
+    this.wholeLines = wholeLines;
   }
 
   attach(queue: Queue, info: RunInfo): void {
