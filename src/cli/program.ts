@@ -441,6 +441,9 @@ function addDurableCommands(program: Command): void {
     .argument("<file>", "workflow YAML file (- for standard input)")
     .option("--run-id <id>", "the run's id (submitting the same id again is idempotent)")
     // A durable run does not stop at a failure: --no-fail-fast says the user knows, and leaves out the note on a file's `failFast: true`.
+    // Taken to be refused with the reason `run --store --fail-fast` gives, not as an unknown option: a durable run does not stop at a failure.
+    // Before --no-fail-fast: after it, commander would make failFast true where neither is given.
+    .addOption(new Option("--fail-fast").hideHelp())
     .option("--no-fail-fast", "run a file with failFast: true without the note that a durable run does not stop at a failure")
     .addOption(new Option("--output <mode>", "the run id alone (notes on stderr), or JSON records of the run and its notes").choices(["plain", "json"]).default("plain"))
     .action(async (file: string, flags: Record<string, unknown>) => {

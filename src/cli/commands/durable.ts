@@ -22,7 +22,7 @@ import { noteFields } from "../note-fields.js";
 import { EarlySignals, holdSignals, onShutdownSignals, secondSignal, signalExitCode } from "../signals.js";
 import { sayStdoutLost } from "../stdout-lost.js";
 import type { Workflow } from "../../loaders/index.js";
-import { fileFailFastNote } from "./run.js";
+import { durableFailFastError, fileFailFastNote } from "./run.js";
 import { madeStoreNote, newerStoreNote, openStore, RETRY_DROPPED_MS, schemaWords, storeUrl, type StoreFlags, type StoreOpenOptions } from "../store-flags.js";
 
 type Flags = StoreFlags & Record<string, unknown>;
@@ -80,6 +80,8 @@ export function runDeletedError(runId: string, flags: StoreFlags, schema: string
 export async function submitCommand(file: string, flags: Flags): Promise<number> {
   workflowFileArgument(file);
   const givenId = runIdFlag(flags.runId);
+  // Refused as `run --store --fail-fast` is, in its words, before the file is read: a submitted run does not stop at a failure.
+  if (flags.failFast === true) throw durableFailFastError("submit makes a durable run", "run the file with taskq run, without a store");
   // Not through loaders/index.js, which loads yaml at once: see loadWorkflow.
   const { loadWorkflow } = await import("../../loaders/load-workflow.js");
   noteTerminalInput(file);

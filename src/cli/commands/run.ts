@@ -53,7 +53,7 @@ export async function runCommand(file: string, flags: RunFlags, taskIds: readonl
   // Words that all end in .yaml (`taskq run workflows/*.yaml`, or `x.yaml`, a task of the file) are told apart once the file is read.
   if (!local && taskIds.length > 0 && severalFiles === undefined) refuseSelection();
   // A durable run's tasks run in workers, on this machine or others, which this process does not stop at a failure.
-  if (!local && flags.failFast === true) throw new UsageError(`--fail-fast is for a local run, and a store is given (${typeof flags.store === "string" ? "--store" : "TASKQ_STORE"}): a durable run's tasks run in its workers, which go on with the others when one fails; run without a store, or stop the run with \`taskq cancel\``);
+  if (!local && flags.failFast === true) throw durableFailFastError(`a store is given (${typeof flags.store === "string" ? "--store" : "TASKQ_STORE"})`, "run without a store");
   const leaseMs = flags.lease === undefined ? undefined : leaseFlag(flags.lease);
   // A -j given is checked before the file is read, as the other flags are: `-j 0` is said first, not after the file's problems.
   const requestedConcurrency = flags.concurrency === undefined ? undefined : concurrencyFlag(flags.concurrency, undefined, typedFlagName("-j", "--concurrency"));
@@ -131,6 +131,14 @@ export async function runCommand(file: string, flags: RunFlags, taskIds: readonl
   }
   const { runLocal } = await (runner ?? import("../run-local.js"));
   return runLocal(workflow, { ...common, ...(selection === undefined ? {} : { selection }), ...(failFast ? { failFast } : {}) });
+}
+
+/**
+ * Why --fail-fast is refused for a durable run, `run --store`'s and `submit`'s alike: its tasks run in workers, on this machine
+ * or others, which do not stop at a failure. `given`: what makes the run durable; `instead`: how to run the file with --fail-fast.
+ */
+export function durableFailFastError(given: string, instead: string): UsageError {
+  return new UsageError(`--fail-fast is for a local run, and ${given}: a durable run's tasks run in its workers, which go on with the others when one fails; ${instead}, or stop the run with \`taskq cancel\``);
 }
 
 /**
