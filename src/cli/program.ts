@@ -479,12 +479,12 @@ function addDurableCommands(program: Command): void {
     });
 
   withStore(program.command("cancel"))
-    .description("cancel a durable run, or one task of it (running tasks are killed by their worker)")
+    .description("cancel a durable run, or tasks of it (running tasks are killed by their worker)")
     .argument("<run>", "run id")
-    .argument("[task]", "task id")
-    .action(async (run: string, task: string | undefined, flags: Record<string, unknown>) => {
-      const { cancelCommand } = await import("./commands/durable.js");
-      process.exitCode = await cancelCommand(run, task, flags);
+    .argument("[tasks...]", "task ids (all of them checked first: one not in the run cancels nothing)")
+    .action(async (run: string, tasks: string[], flags: Record<string, unknown>) => {
+      const { cancelCommand, cancelTasksCommand } = await import("./commands/durable.js");
+      process.exitCode = tasks.length > 1 ? await cancelTasksCommand(run, tasks, flags) : await cancelCommand(run, tasks[0], flags);
     });
 
   withStore(program.command("dead-letters"))
@@ -509,11 +509,11 @@ function addDurableCommands(program: Command): void {
     });
 
   withStore(program.command("redrive"))
-    .description("queue a dead letter again with fresh attempts; re-block the dependents it cancelled")
+    .description("queue dead letters again with fresh attempts; re-block the dependents they cancelled")
     .argument("<run>", "run id")
-    .argument("<task>", "task id")
-    .action(async (run: string, task: string, flags: Record<string, unknown>) => {
-      const { redriveCommand } = await import("./commands/durable.js");
-      process.exitCode = await redriveCommand(run, task, flags);
+    .argument("<tasks...>", "task ids (all of them checked first: one not in the run, or not failed, redrives nothing)")
+    .action(async (run: string, tasks: string[], flags: Record<string, unknown>) => {
+      const { redriveCommand, redriveTasksCommand } = await import("./commands/durable.js");
+      process.exitCode = tasks.length > 1 ? await redriveTasksCommand(run, tasks, flags) : await redriveCommand(run, tasks[0]!, flags);
     });
 }

@@ -550,6 +550,39 @@ export async function cancelCommand(runId: string, task: string | undefined, fla
   }, { applicationName: `taskq cancel ${runId}` });
 }
 
+/**
+ * `taskq cancel RUN TASK TASK...`: each task as `cancel RUN TASK` cancels it, in one transaction: every id is checked first,
+ * and one not in the run (named) cancels nothing. stdout: a JSON object a line for each task, in the order given, with its
+ * `task`; stderr: the notes, each naming its task.
+ */
+export async function cancelTasksCommand(runId: string, tasks: readonly string[], flags: Flags): Promise<number> {
+  runIdArgument(runId);
+  for (const task of tasks) taskIdArgument(task);
+  // Each once: a task given twice is cancelled once, and said once; one given alone so is cancelled as `cancel RUN TASK` does.
+  const keys = [...new Set(tasks)];
+  if (keys.length === 1) return cancelCommand(runId, keys[0], flags);
+  return withExistingStore(flags, async (store) => {
+    const results = await store.cancelTasks(runId, keys);
+    for (const { key, ended, cancelledWith } of results) {
+      if (ended !== undefined) process.stderr.write(`note: task ${JSON.stringify(key)} of run ${runId} has already ended (${ended}): nothing to cancel\n`);
+      if (cancelledWith !== undefined) process.stderr.write(`note: task ${JSON.stringify(key)} of run ${runId} was cancelled with ${JSON.stringify(cancelledWith)}, given before it, which it depends on\n`);
+    }
+    process.stdout.write(
+      results
+        .map(({ key, cancelled, cancelRequested, ended, cancelledWith }) => `${toJson({ task: key, cancelled, cancelRequested, ...(ended === undefined ? {} : { ended }), ...(cancelledWith === undefined ? {} : { cancelledWith }) })}\n`)
+        .join(""),
+    );
+    const running = results.flatMap((result) => result.running);
+    for (const note of [...notRetriedNotes(runId, results.flatMap((result) => result.notRetried)), ...runningNotes(running)]) process.stderr.write(`note: ${note}\n`);
+    if (running.length > 0 && (await store.workersConnected(runId)) === false) process.stderr.write(`note: ${noSweepNote(store.schema, running)}\n`);
+    const cancelled = results.flatMap((result) => result.cancelled);
+    const cancelRequested = results.flatMap((result) => result.cancelRequested);
+    const done = [...(cancelled.length === 0 ? [] : [`cancelled ${cancelled.join(", ")}`]), ...(cancelRequested.length === 0 ? [] : [`asked the workers running ${cancelRequested.join(", ")} to stop`])];
+    if (done.length > 0) changeLost(`run ${runId}: ${done.join("; ")}`);
+    return 0;
+  }, { applicationName: `taskq cancel ${runId}` });
+}
+
 /** Tasks a cancel found waiting for their retry that its notes name each, with the error of the attempt that failed last. */
 const NOT_RETRIED_SHOWN = 5;
 
@@ -792,6 +825,25 @@ export async function redriveCommand(runId: string, task: string, flags: Flags):
     const result = await store.redrive(runId, task);
     process.stdout.write(`${toJson(result)}\n`);
     changeLost(`run ${runId}: task ${JSON.stringify(result.requeued)} was queued again${result.reblocked.length === 0 ? "" : ` (waiting for it again: ${result.reblocked.join(", ")})`}`);
+    return 0;
+  }, { applicationName: `taskq redrive ${runId}` });
+}
+
+/**
+ * `taskq redrive RUN TASK TASK...`: each task as `redrive RUN TASK` redrives it, in one transaction: every id is checked first,
+ * and one not in the run (named), or one that did not fail, redrives nothing. stdout: redrive's JSON object a line for each
+ * task, in the order given.
+ */
+export async function redriveTasksCommand(runId: string, tasks: readonly string[], flags: Flags): Promise<number> {
+  runIdArgument(runId);
+  for (const task of tasks) taskIdArgument(task);
+  const keys = [...new Set(tasks)];
+  if (keys.length === 1) return redriveCommand(runId, keys[0]!, flags);
+  return withExistingStore(flags, async (store) => {
+    const results = await store.redriveTasks(runId, keys);
+    process.stdout.write(results.map((result) => `${toJson(result)}\n`).join(""));
+    const said = results.map((result) => `task ${JSON.stringify(result.requeued)} was queued again${result.reblocked.length === 0 ? "" : ` (waiting for it again: ${result.reblocked.join(", ")})`}`);
+    changeLost(`run ${runId}: ${said.join("; ")}`);
     return 0;
   }, { applicationName: `taskq redrive ${runId}` });
 }

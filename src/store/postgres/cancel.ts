@@ -4,7 +4,7 @@ import { finalizeTask } from "./finalize.js";
 import { cancelDependentsOfCancelAsked, refreshRunState } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { ABORTED_BY_SHUTDOWN, notStartedReason, requestedReason, retryWaitedFor, withKilled } from "./shutdown-cancel.js";
-import { taskNotFound } from "./status.js";
+import { taskNotFound, tasksNotFound } from "./status.js";
 import type { RunStatus, TaskState } from "./types.js";
 
 export interface CancelResult {
@@ -95,28 +95,71 @@ export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, run
     return { cancelled: [], cancelRequested: [], running: [], notRetried: [], ...(state === undefined || state === "running" ? {} : { ended: state }) };
   }
   if (taskKey === undefined) return shutdown === undefined ? cancelEveryTask(client, names, targets.rows) : cancelAtShutdown(client, names, targets.rows, shutdown);
-  const result: CancelResult = { cancelled: [], cancelRequested: [], running: [], notRetried: [] };
-  const done = new Set<string>();
-  for (const row of active) {
-    if (done.has(row.key)) continue; // already cancelled as a dependent of an earlier target
-    if (row.state === "running") {
-      await client.query(`UPDATE ${names.tasks} SET cancel_requested = true WHERE id = $1`, [row.id]);
-      result.cancelRequested.push(row.key);
-      result.running.push(runningTarget(row));
-      // Its dependents now, not at its worker's next heartbeat (up to a third of the lease on).
-      for (const key of await cancelDependentsOfCancelAsked(client, names, runId, row.key)) {
-        done.add(key);
-        result.cancelled.push(key);
-      }
+  return cancelTarget(client, names, runId, active[0]!);
+}
+
+/** What a cancel of several tasks of a run did to one of them (see cancelSeveral). */
+export interface TargetCancel extends CancelResult {
+  /** The task given. */
+  key: string;
+  /** Cancelled as a dependent of this task, given before it, whose cancel is said to have cancelled it. */
+  cancelledWith?: string;
+}
+
+/**
+ * Cancels several tasks of a run (`keys`, each once, in that order) as `cancelTasks` cancels one, in the caller's transaction:
+ * every key is looked for first, and one the run has not fails the whole cancel, naming each such key, before anything is
+ * changed. A task cancelled as a dependent of one given before it is said so (`cancelledWith`), not cancelled again.
+ */
+export async function cancelSeveral(client: pg.ClientBase, names: SchemaNames, runId: string, keys: readonly string[]): Promise<TargetCancel[]> {
+  const targets = await client.query<TaskRow & { run_id: string }>(
+    `SELECT id, run_id, key, state, worker_id, attempts, last_error,
+            extract(epoch FROM lease_expires_at - now())::float8 * 1000 AS lease_left_ms FROM ${names.tasks}
+      WHERE run_id = $1 AND key = ANY($2)
+      ORDER BY seq FOR UPDATE`,
+    [runId, keys],
+  );
+  const rows = new Map(targets.rows.map((row) => [row.key, row]));
+  const missing = keys.filter((key) => !rows.has(key));
+  if (missing.length > 0) throw await tasksNotFound(client, names, runId, missing, keys.length, "cancelled");
+  /** Of each task cancelled on another's account, the task given whose cancel did it. */
+  const cancelledWith = new Map<string, string>();
+  const results: TargetCancel[] = [];
+  for (const key of keys) {
+    const row = rows.get(key)!;
+    const by = cancelledWith.get(key);
+    if (by !== undefined) {
+      results.push({ key, cancelled: [], cancelRequested: [], running: [], notRetried: [], cancelledWith: by });
       continue;
     }
-    const { cascaded } = await finalizeTask(client, names, row, "cancelled", { cancelReason: requestedReason(row) });
-    addNotRetried(result, row);
-    for (const key of [row.key, ...cascaded]) {
-      done.add(key);
-      result.cancelled.push(key);
+    if (row.state !== "blocked" && row.state !== "queued" && row.state !== "running") {
+      results.push({ key, cancelled: [], cancelRequested: [], running: [], notRetried: [], ended: row.state });
+      continue;
     }
+    const result = await cancelTarget(client, names, runId, row);
+    for (const other of result.cancelled) if (other !== key) cancelledWith.set(other, key);
+    results.push({ key, ...result });
   }
+  return results;
+}
+
+/**
+ * Cancels one task that has not ended (`row`, locked): blocked or queued, at once, with its dependents; running, by asking its worker
+ * to stop, its dependents cancelled at once.
+ */
+async function cancelTarget(client: pg.ClientBase, names: SchemaNames, runId: string, row: TaskRow & { run_id: string }): Promise<CancelResult> {
+  const result: CancelResult = { cancelled: [], cancelRequested: [], running: [], notRetried: [] };
+  if (row.state === "running") {
+    await client.query(`UPDATE ${names.tasks} SET cancel_requested = true WHERE id = $1`, [row.id]);
+    result.cancelRequested.push(row.key);
+    result.running.push(runningTarget(row));
+    // Its dependents now, not at its worker's next heartbeat (up to a third of the lease on).
+    result.cancelled.push(...(await cancelDependentsOfCancelAsked(client, names, runId, row.key)));
+    return result;
+  }
+  const { cascaded } = await finalizeTask(client, names, row, "cancelled", { cancelReason: requestedReason(row) });
+  addNotRetried(result, row);
+  result.cancelled.push(row.key, ...cascaded);
   return result;
 }
 

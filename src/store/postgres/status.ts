@@ -248,6 +248,23 @@ export async function taskNotFound(db: pg.Pool | pg.ClientBase, names: SchemaNam
 }
 
 /**
+ * The error for several task ids given at once (`cancel RUN a b`, `redrive RUN a b`) of which `missing` are not in the run:
+ * `no run` where the run does not exist, else each named, with the run's task meant where one is named almost so (`no task
+ * "biuld" (did you mean "build"?) or "zz" in run "x"`), and that none of those given was acted on (`done`: "cancelled").
+ */
+export async function tasksNotFound(db: pg.Pool | pg.ClientBase, names: SchemaNames, runId: string, missing: readonly string[], given: number, done: string): Promise<TaskqError> {
+  const run = await db.query(`SELECT 1 FROM ${names.runs} WHERE id = $1`, [runId]);
+  if (run.rows.length === 0) return new RunNotFoundError(runId);
+  const keys = (await db.query<{ key: string }>(`SELECT key FROM ${names.tasks} WHERE run_id = $1 ORDER BY seq`, [runId])).rows.map((row) => row.key);
+  const named = missing.map((key) => {
+    const meant = closestMatch(key, slipsOf(key, keys.filter((other) => Math.abs(other.length - key.length) <= 3)));
+    return `${JSON.stringify(key)}${meant === undefined ? "" : ` (did you mean "${meant}"?)`}`;
+  });
+  const list = named.length === 1 ? named[0]! : `${named.slice(0, -1).join(", ")} or ${named.at(-1)!}`;
+  return new TaskqError("STORE_NOT_FOUND", `no task ${list} in run "${runId}": none of the ${given} tasks given was ${done}`);
+}
+
+/**
  * Of `ids`, those that may be a slip of `id`: not those named as it but for their numbers (`shard-9` and `shard-1`,
  * `build-1236` and `build-1235`), another task or run of a numbered series, which a "did you mean" would send the
  * user after (a run pruned, or not submitted yet, is no typo of the one next to it).

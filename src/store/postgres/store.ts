@@ -4,7 +4,7 @@ import { storeApplicationName } from "./application-name.js";
 import { TaskqError } from "../../errors.js";
 import { isRunId, RUN_ID_EXPECTED } from "../../run-id.js";
 import { closestMatch } from "../../loaders/suggest.js";
-import { cancelTasks, type CancelResult, type ShutdownCancel } from "./cancel.js";
+import { cancelSeveral, cancelTasks, type CancelResult, type ShutdownCancel, type TargetCancel } from "./cancel.js";
 import { completeAttempt, completeSuccess, readRecordedEnd, releaseLease, releaseStrays, type ReleaseEnd, type StopCancel } from "./complete.js";
 import { completeAndLease, type CompleteAndLeaseResult, type EndedAttempt } from "./complete-and-lease.js";
 import { refreshRunState, settleRuns } from "./graph.js";
@@ -15,7 +15,7 @@ import { FIRST_MIGRATION_VERSION, LATEST_MIGRATION, migrate, migrateStore, notUs
 import { schemaNames, type SchemaNames } from "./names.js";
 import { pruneRuns, type PruneResult } from "./prune.js";
 import { redactConnectionString } from "./redact.js";
-import { redriveTask, type RedriveResult } from "./redrive.js";
+import { redriveSeveral, redriveTask, type RedriveResult } from "./redrive.js";
 import { RenewalUnsentError } from "./renewal-unsent.js";
 import { closestRunId, markWorkersWaiting, readDeadLetters, readRunStatus, workersConnected } from "./status.js";
 import { generateRunId, submitNewRun, submitRun, type SubmitResult } from "./submit.js";
@@ -552,6 +552,25 @@ export class PostgresStore {
   }
 
   /**
+   * Cancels several tasks of a run in one transaction, as cancelRun cancels one: each key once, in the order given; a key the
+   * run has not fails it before anything is cancelled (see cancelSeveral). One result per key.
+   */
+  async cancelTasks(runId: string, keys: readonly string[]): Promise<TargetCancel[]> {
+    return this.#oneShot("cancelRun", async () => {
+      const results = await this.#shortLockWaits("cancelRun", "nothing was cancelled", () =>
+        inTransaction(this.pool, (client) => cancelSeveral(client, this.#names, runId, keys), { shortLockWaits: true }),
+      );
+      // As cancelRun: settled after the commit, a dropped connection leaving it to the next look; the lease words only a finer wording.
+      await refreshRunState(this.pool, this.#names, runId).catch((error: unknown) => {
+        if (!this.#dropped(error)) throw error;
+      });
+      const expired = results.flatMap((result) => result.running).filter((target) => target.leaseLeftMs <= 0);
+      await markWorkersWaiting(this.pool, this.schema, expired.map((target) => [target, { runId, workerId: target.workerId, leaseExpiredMs: -target.leaseLeftMs }] as const));
+      return results;
+    });
+  }
+
+  /**
    * Whether a worker of this store that may run `runId`'s tasks (`taskq worker`, or that run's `run --store`) is
    * connected to the database; undefined where that cannot be told (see workersConnected). Only a finer wording: an
    * error reading it is undefined too.
@@ -600,6 +619,15 @@ export class PostgresStore {
     return this.#oneShot("redrive", () =>
       this.#shortLockWaits("redrive", "nothing was redriven", () =>
         inTransaction(this.pool, (client) => redriveTask(client, this.#names, runId, taskKey), { shortLockWaits: true }),
+      ),
+    );
+  }
+
+  /** Redrives several failed tasks of a run in one transaction, each as redrive does; one not redrivable, or not in the run, fails it whole (see redriveSeveral). */
+  async redriveTasks(runId: string, keys: readonly string[]): Promise<RedriveResult[]> {
+    return this.#oneShot("redrive", () =>
+      this.#shortLockWaits("redrive", "nothing was redriven", () =>
+        inTransaction(this.pool, (client) => redriveSeveral(client, this.#names, runId, keys), { shortLockWaits: true }),
       ),
     );
   }
