@@ -20,6 +20,7 @@ import { LONG_QUERY_TIMEOUT_MS, LONG_STATEMENT_TIMEOUT_SQL, timedQuery } from ".
 import { inTransaction } from "./transaction.js";
 import { LOCK_TIMEOUT_SQL, retryLockWaits, toldIfLocked, watchLockWaits } from "./lock-wait.js";
 import { uniqueLookupsSql } from "./unique-lookups.js";
+import { runIdCaseSql } from "./run-id-case.js";
 
 interface Migration {
   version: number;
@@ -231,6 +232,11 @@ const MIGRATIONS: Migration[] = [
     version: 22,
     name: "a redrive by an earlier version forgets the workers of the attempts before it: forget_workers_of_uncounted_attempts",
     sql: earlierRedriveSql,
+  },
+  {
+    version: 23,
+    name: "a new run id that an existing run's is but for case is refused: refuse_run_id_case_twin",
+    sql: runIdCaseSql,
   },
 ];
 

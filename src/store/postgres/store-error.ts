@@ -8,7 +8,8 @@ import { isTransientError } from "./transient.js";
  * - STORE_QUERY_FAILED: the database refused a statement (a bug, or a schema from another version).
  * - STORE_LOCKED: a command could not get a lock another session held, tried a few times; it changed nothing.
  * - STORE_BAD_SCHEMA, STORE_BAD_URL, STORE_UNKNOWN_DEPENDENCY, STORE_DUPLICATE_TASK, STORE_NOT_FOUND,
- *   STORE_NOT_REDRIVABLE, STORE_OTHER_FILE (a run id submitted again with another workflow file), INVALID_RUN_ID (a
+ *   STORE_NOT_REDRIVABLE, STORE_OTHER_FILE (a run id submitted again with another workflow file), STORE_RUN_ID_CASE (a new
+ *   run id that a stored run's is but for case, which would share its log folders), INVALID_RUN_ID (a
  *   run id no run can have, `../x`; the CLI refuses it as a usage error before it opens the store): the request itself is wrong.
  * - LEASE_RAN_OUT: a lease renewal given a time limit (RenewOptions.timeoutMs, what was left of the lease) got its connection
  *   only once that time was up, and was not sent (RenewalUnsentError); nothing was changed. Never surfaced: the worker's
@@ -26,6 +27,7 @@ export type StoreErrorCode =
   | "STORE_NOT_FOUND"
   | "STORE_NOT_REDRIVABLE"
   | "STORE_OTHER_FILE"
+  | "STORE_RUN_ID_CASE"
   | "INVALID_RUN_ID"
   | "LEASE_RAN_OUT";
 

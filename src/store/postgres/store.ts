@@ -16,6 +16,7 @@ import { schemaNames, type SchemaNames } from "./names.js";
 import { pruneRuns, type PruneResult } from "./prune.js";
 import { redactConnectionString } from "./redact.js";
 import { redriveSeveral, redriveTask, type RedriveResult } from "./redrive.js";
+import { runIdCaseError } from "./run-id-case.js";
 import { RenewalUnsentError } from "./renewal-unsent.js";
 import { closestRunId, markWorkersWaiting, readDeadLetters, readRunStatus, workersConnected } from "./status.js";
 import { generateRunId, submitNewRun, submitRun, type SubmitResult } from "./submit.js";
@@ -321,6 +322,7 @@ export class PostgresStore {
       // A new run takes one statement; an existing one (a resubmission) the full transaction. A prune
       // deleting the run between the two, or a deadlock with one, means starting over (see isPrunedMeanwhile).
       // Stopped (`signal`): no try starts after it, the one on its way cancelled by the caller (see cancelStatements).
+      // A new run id that an existing run's is but for case is refused by the store's trigger (see runIdCaseSql), in its words.
       const once = () =>
         retryConflicts(async () => {
           stoppedBeforeSending(options.signal);
@@ -330,7 +332,9 @@ export class PostgresStore {
           options.onStored?.();
           if (settle) await refreshRunState(this.pool, this.#names, runId);
           return { runId, ...done };
-        }, (error) => isConflict(error) || isPrunedMeanwhile(error));
+        }, (error) => isConflict(error) || isPrunedMeanwhile(error)).catch((error: unknown) => {
+          throw runIdCaseError(error) ?? error;
+        });
       // A connection refused or dropped is ridden out (see retryDroppedMs), also once the run may have been
       // stored: a submit of the same run id again is idempotent, where a user's second submit (a CI step run
       // again) would make a second run under a new id.

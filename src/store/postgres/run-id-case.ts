@@ -1,0 +1,55 @@
+import { TaskqError } from "../../errors.js";
+import type { SchemaNames } from "./names.js";
+
+/** SQLSTATE of the refusal of a new run id that another run's id is but for case (see runIdCaseSql). */
+const RUN_ID_CASE_SQLSTATE = "TQ001";
+
+/** First key of the two-key advisory lock that serializes the submits of run ids the same but for case (the second: the id in lower case). */
+const RUN_ID_LOCK_CLASS = 0x7275_6e73; // "runs"
+
+/**
+ * Migration 23: a new run whose id is an existing run's but for case (`build-1` beside `Build-1`) is refused. A run's id names
+ * its log folder on every worker (`<log-dir>/<run-id>`), and a file system that does not tell case apart (macOS's and
+ * Windows' by default) would make the two runs' folders one, their tasks' logs one file where they share a task id, as a
+ * workflow's two task ids the same but for case are refused for theirs. Checked in the database, by a trigger, so that two
+ * submits at once (each takes a lock on the id in lower case, held until it commits) and a taskq of an earlier version are
+ * refused too, in the trigger's words. A submit of an existing run's id, exactly, is not refused (it adds to that run); nor
+ * are the runs a store already has that are so named: they stay as they are.
+ */
+export function runIdCaseSql({ quoted, runs }: SchemaNames): string {
+  const message =
+    "run id \"%s\" differs from run %s's only in case: a run's id names its log folder on every worker, and where the file system does not tell case apart (macOS, Windows) the two would share one; " +
+    "nothing was submitted: submit it as %s to add to that run, or under another --run-id";
+  return `
+    CREATE INDEX IF NOT EXISTS runs_id_lower ON ${runs} (lower(id));
+    CREATE OR REPLACE FUNCTION ${quoted}.refuse_run_id_case_twin() RETURNS trigger
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
+    DECLARE
+      twin text;
+    BEGIN
+      PERFORM pg_advisory_xact_lock(${RUN_ID_LOCK_CLASS}, hashtext(lower(NEW.id)));
+      -- Taken after the lock, each statement sees what a submit it waited for committed.
+      IF EXISTS (SELECT 1 FROM ${runs} WHERE id = NEW.id) THEN
+        RETURN NEW;
+      END IF;
+      SELECT id INTO twin FROM ${runs} WHERE lower(id) = lower(NEW.id) ORDER BY created_at LIMIT 1;
+      IF twin IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = '${RUN_ID_CASE_SQLSTATE}', MESSAGE = format('${message.replaceAll("'", "''")}', NEW.id, twin, twin);
+      END IF;
+      RETURN NEW;
+    END
+    $fn$;
+    DROP TRIGGER IF EXISTS runs_id_case ON ${runs};
+    CREATE TRIGGER runs_id_case BEFORE INSERT ON ${runs} FOR EACH ROW EXECUTE FUNCTION ${quoted}.refuse_run_id_case_twin();
+  `;
+}
+
+/**
+ * The trigger's refusal (see runIdCaseSql) as taskq's error: STORE_RUN_ID_CASE, in its words, exit 2 as a run id given to
+ * another file is (nothing was submitted). Undefined for any other error.
+ */
+export function runIdCaseError(error: unknown): TaskqError | undefined {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  if (code !== RUN_ID_CASE_SQLSTATE || typeof message !== "string") return undefined;
+  return new TaskqError("STORE_RUN_ID_CASE", message, { cause: error, exitCode: 2 });
+}
