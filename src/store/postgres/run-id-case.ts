@@ -13,13 +13,10 @@ const RUN_ID_LOCK_CLASS = 0x7275_6e73; // "runs"
  * Windows' by default) would make the two runs' folders one, their tasks' logs one file where they share a task id, as a
  * workflow's two task ids the same but for case are refused for theirs. Checked in the database, by a trigger, so that two
  * submits at once (each takes a lock on the id in lower case, held until it commits) and a taskq of an earlier version are
- * refused too, in the trigger's words. A submit of an existing run's id, exactly, is not refused (it adds to that run); nor
+ * refused too (that one in the trigger's short words, as the database's). A submit of an existing run's id, exactly, is not refused (it adds to that run); nor
  * are the runs a store already has that are so named: they stay as they are.
  */
 export function runIdCaseSql({ quoted, runs }: SchemaNames): string {
-  const message =
-    "run id \"%s\" differs from run %s's only in case: a run's id names its log folder on every worker, and where the file system does not tell case apart (macOS, Windows) the two would share one; " +
-    "nothing was submitted: submit it as %s to add to that run, or under another --run-id";
   return `
     CREATE INDEX IF NOT EXISTS runs_id_lower ON ${runs} (lower(id));
     CREATE OR REPLACE FUNCTION ${quoted}.refuse_run_id_case_twin() RETURNS trigger
@@ -34,7 +31,9 @@ export function runIdCaseSql({ quoted, runs }: SchemaNames): string {
       END IF;
       SELECT id INTO twin FROM ${runs} WHERE lower(id) = lower(NEW.id) ORDER BY created_at LIMIT 1;
       IF twin IS NOT NULL THEN
-        RAISE EXCEPTION USING ERRCODE = '${RUN_ID_CASE_SQLSTATE}', MESSAGE = format('${message.replaceAll("'", "''")}', NEW.id, twin, twin);
+        -- The stored run's id in DETAIL, for taskq's words (see runIdCaseError); MESSAGE for an earlier taskq's, which shows it as the database's.
+        RAISE EXCEPTION USING ERRCODE = '${RUN_ID_CASE_SQLSTATE}', DETAIL = twin,
+          MESSAGE = format('run id %s differs from run %s''s only in case (their log folders would be one where case is not told apart): nothing was submitted', NEW.id, twin);
       END IF;
       RETURN NEW;
     END
@@ -45,11 +44,14 @@ export function runIdCaseSql({ quoted, runs }: SchemaNames): string {
 }
 
 /**
- * The trigger's refusal (see runIdCaseSql) as taskq's error: STORE_RUN_ID_CASE, in its words, exit 2 as a run id given to
- * another file is (nothing was submitted). Undefined for any other error.
+ * The trigger's refusal (see runIdCaseSql) of `runId` as taskq's error: STORE_RUN_ID_CASE, naming the stored run (the
+ * error's DETAIL), exit 2 as a run id given to another file is (nothing was submitted). Undefined for any other error.
  */
-export function runIdCaseError(error: unknown): TaskqError | undefined {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  if (code !== RUN_ID_CASE_SQLSTATE || typeof message !== "string") return undefined;
+export function runIdCaseError(error: unknown, runId: string): TaskqError | undefined {
+  const { code, detail } = (error ?? {}) as { code?: unknown; detail?: unknown };
+  if (code !== RUN_ID_CASE_SQLSTATE || typeof detail !== "string") return undefined;
+  const message =
+    `run id ${JSON.stringify(runId)} differs from run ${detail}'s only in case: a run's id names its log folder on every worker, and where the file system does not tell case apart (macOS, Windows) the two would share one; ` +
+    `nothing was submitted: submit it as ${detail} to add to that run, or under another --run-id`;
   return new TaskqError("STORE_RUN_ID_CASE", message, { cause: error, exitCode: 2 });
 }

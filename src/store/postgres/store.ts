@@ -322,7 +322,7 @@ export class PostgresStore {
       // A new run takes one statement; an existing one (a resubmission) the full transaction. A prune
       // deleting the run between the two, or a deadlock with one, means starting over (see isPrunedMeanwhile).
       // Stopped (`signal`): no try starts after it, the one on its way cancelled by the caller (see cancelStatements).
-      // A new run id that an existing run's is but for case is refused by the store's trigger (see runIdCaseSql), in its words.
+      // A new run id that an existing run's is but for case is refused by the store's trigger (see runIdCaseSql), told in taskq's words.
       const once = () =>
         retryConflicts(async () => {
           stoppedBeforeSending(options.signal);
@@ -333,7 +333,7 @@ export class PostgresStore {
           if (settle) await refreshRunState(this.pool, this.#names, runId);
           return { runId, ...done };
         }, (error) => isConflict(error) || isPrunedMeanwhile(error)).catch((error: unknown) => {
-          throw runIdCaseError(error) ?? error;
+          throw runIdCaseError(error, runId) ?? error;
         });
       // A connection refused or dropped is ridden out (see retryDroppedMs), also once the run may have been
       // stored: a submit of the same run id again is idempotent, where a user's second submit (a CI step run
