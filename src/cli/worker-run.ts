@@ -326,7 +326,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   // Should the worker be SIGKILLed, the guard stops its tasks within a third of the lease at most: a lease renewed
   // a third of it ago has two thirds left, so a task that takes its time over SIGTERM (or ignores it) is gone before
   // another worker may take the task over (a kill grace of 10s with --lease 3s ran both attempts at once for 5 s).
-  startGroupGuard(Math.min(options.killGraceMs, Math.floor((options.leaseMs ?? DEFAULT_LEASE_MS) / 3)));
+  // It watches the tasks' leases too: one whose worker is stopped (SIGSTOP) as it is about to run out is stopped (see guardLease).
+  startGroupGuard(Math.min(options.killGraceMs, Math.floor((options.leaseMs ?? DEFAULT_LEASE_MS) / 3)), options.leaseMs ?? DEFAULT_LEASE_MS);
   const metricsHost = options.metricsHost ?? "127.0.0.1";
   options.metrics?.serve(worker.metrics.registry);
   const server = options.metrics?.server;

@@ -45,6 +45,20 @@ export class NotSpawnedError extends TaskCancelledError {
   }
 }
 
+/**
+ * A durable worker's task that the orphan guard stopped because the worker was stopped (SIGSTOP) as the task's lease was
+ * about to run out (see guardLease): the abort reason the shell handler gives its end, with the code of a lost lease.
+ */
+export class LeaseLapsedError extends TaskqError {
+  constructor() {
+    super("LEASE_LOST", LEASE_LAPSED);
+  }
+}
+
+/** Why the orphan guard stopped a worker's task (see LeaseLapsedError), in its log, its line and its dead letter. */
+export const LEASE_LAPSED =
+  "its lease was about to run out while the worker was stopped (SIGSTOP), so taskq's orphan guard stopped the task before another worker could take it over";
+
 /** The words of a task whose command a shutdown signal kept from spawning, its attempt begun: a local run's and `run --store`'s. */
 export const NOT_SPAWNED = "shutdown: stopped before its command started";
 

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Writable } from "node:stream";
 import { GroupList } from "./group-list.js";
@@ -34,10 +35,67 @@ import { errorCode, failedRoots, makeInTempRoot, noRoom, noteTempRootMove, owner
  * for want of room: see nextTempRoot); removed once taskq's pid is a zombie or gone, never while it is another process's
  * (a start time other than the one read as the guard started), nor without /proc, nor where no PID namespace was known (a folder
  * named `<pid>-n-` may be another namespace's, as the next taskq's tidy-up judges it). Else the next taskq removes it.
+ *
+ * A worker's guard (TASKQ_GUARD_LEASE_CS, its lease in centiseconds) also watches its tasks' leases meanwhile, in a subshell
+ * (see guardLease): every sixteenth of the lease (a `sleep`, 0.1 s at least) it reads taskq's state in /proc/<pid>/stat, and
+ * only while taskq is stopped (T, or t: traced) the list's `-leases` file ("PGID DEADLINE" lines, in centiseconds of
+ * /proc/uptime), and gives each group whose shell still has TASKQ_PID=<taskq's pid> and less than a quarter of the lease
+ * left SIGTERM and SIGCONT, with the other groups of its session, noting "PGID DEADLINE" in the list's `-lapsed` file for
+ * taskq to read once it runs again; SIGKILL with less than an eighth left. It ends when taskq is gone (or another process
+ * has its pid), when the guard is, and when the guard's input ends.
  */
 export const GUARD_SCRIPT = `
 taskq=$1 grace=$2 list=$3
 shift 3
+session_groups() {
+  sid=$1 found=" "
+  for stat in /proc/[0-9]*/stat; do
+    read -r fields 2>/dev/null < "$stat" || continue
+    set -f
+    set -- \${fields##*) }
+    set +f
+    [ "$4" = "$sid" ] || continue
+    case $3 in ''|0|1|*[!0-9]*) continue ;; esac
+    case $found in *" $3 "*) ;; *) found="$found$3 " ;; esac
+  done
+  echo $found
+}
+watch_leases() {
+  term=$(($1 / 4)) hard=$(($1 / 8)) every=$(($1 / 16))
+  [ "$every" -ge 10 ] || every=10
+  nap=$((every / 100)).$((every % 100 / 10))$((every % 10))
+  guard=$$ termed=" "
+  while sleep "$nap" 2>/dev/null || sleep 1; do
+    kill -0 "$guard" 2>/dev/null || exit 0
+    read -r fields 2>/dev/null < "/proc/$taskq/stat" || exit 0
+    set -f
+    set -- \${fields##*) }
+    set +f
+    [ "\${20}" = "$start" ] || exit 0
+    case $1 in T|t) ;; *) termed=" "; continue ;; esac
+    [ -s "$list-leases" ] || continue
+    read -r up _ < /proc/uptime || continue
+    case $up in *[0-9].[0-9][0-9]) ;; *) continue ;; esac
+    now=\${up%.*}\${up#*.}
+    while case $now in 0?*) true ;; *) false ;; esac; do now=\${now#0}; done
+    while read -r pg due; do
+      case $pg in ''|0|1|*[!0-9]*) continue ;; esac
+      case $due in ''|*[!0-9]*) continue ;; esac
+      left=$((due - now))
+      [ "$left" -lt "$term" ] || continue
+      case $termed in
+        *" $pg:$due "*)
+          [ "$left" -lt "$hard" ] || continue
+          for pgid in $pg $(session_groups "$pg"); do kill -KILL -$pgid 2>/dev/null; done
+          continue ;;
+      esac
+      grep -q -z -x -F "TASKQ_PID=$taskq" "/proc/$pg/environ" 2>/dev/null || continue
+      termed="$termed$pg:$due "
+      echo "$pg $due" >> "$list-lapsed"
+      for pgid in $pg $(session_groups "$pg"); do kill -TERM -$pgid 2>/dev/null && kill -CONT -$pgid 2>/dev/null; done
+    done < "$list-leases"
+  done
+}
 name=\${list##*/}
 roots=\${list%"$name"}
 for root in "$@"; do roots="$roots
@@ -49,7 +107,11 @@ if read -r fields 2>/dev/null < "/proc/$taskq/stat"; then
   set +f
   start=\${20}
 fi
+watcher=
+case \${TASKQ_GUARD_LEASE_CS:-} in ''|0|*[!0-9]*) ;; *) watch_leases "$TASKQ_GUARD_LEASE_CS" </dev/null & watcher=$! ;; esac
 while read -r _; do :; done
+[ -z "$watcher" ] || kill "$watcher" 2>/dev/null
+rm -f "$list-leases" "$list-leases.new" "$list-lapsed"
 fifos=taskq-fifo-\${name#taskq-guard-}
 fifos=\${fifos%-*}-
 # No PID namespace known (\`<pid>-n-\`): a folder so named may be another namespace's taskq of the same pid.
@@ -143,6 +205,8 @@ interface Guard {
   input: Writable | undefined;
   list: GroupList;
   killGraceMs: number;
+  /** A worker's lease, where the guard watches the running groups' leases (see guardLease); undefined for a local run's. */
+  leaseMs: number | undefined;
   /** Guards started again after one was killed (see spawnGuard). */
   restarts: number;
 }
@@ -212,7 +276,7 @@ function guardElsewhere(error: unknown): void {
   );
   if (moved.failed.length > 1) problem = `its list could not be written in ${failedRoots(moved.failed)}`;
   if (moved.made === undefined) return;
-  const started: Guard = { input: undefined, list: moved.made, killGraceMs: old.killGraceMs, restarts: 0 };
+  const started: Guard = { input: undefined, list: moved.made, killGraceMs: old.killGraceMs, leaseMs: old.leaseMs, restarts: 0 };
   if (!spawnGuard(started)) {
     moved.made.discard();
     return;
@@ -220,21 +284,121 @@ function guardElsewhere(error: unknown): void {
   guard = started;
   failed = false;
   problem = undefined;
+  scheduleLeasesWrite();
   noteTempRootMove(`cannot write the orphan guard's list in ${failedRoots(moved.failed)}: it is in ${moved.root} instead`);
 }
 
 /** The group is gone (or given up on): the guard forgets it, so a reused pgid is safe. */
 export function unguardGroup(pgid: number): void {
   guard?.list.remove(pgid);
+  if (leases.delete(pgid)) scheduleLeasesWrite();
+}
+
+/** The file beside the guard's list with each running group's lease deadline (see guardLease), and the guard's record of the groups it stopped for theirs. */
+const LEASES_SUFFIX = "-leases";
+const LAPSED_SUFFIX = "-lapsed";
+
+/**
+ * The lease deadline of each running group of a worker's (see guardLease), in centiseconds of /proc/uptime (the clock the
+ * guard reads, which goes on while the machine sleeps, as the database's does); `since`, the first one given, tells the
+ * guard's record of this task's group from that of an earlier one with the same pgid.
+ */
+const leases = new Map<number, { due: number; since: number }>();
+let leasesWriteScheduled = false;
+
+/**
+ * A durable worker's task group `pgid` holds a lease that runs out at `endsAt` (performance.now()) unless renewed: told as
+ * the task starts and at each renewal. A worker stopped alone (SIGSTOP: its tasks run on) renews nothing, and once its
+ * lease runs out another worker takes the task and runs it again, beside this one. So the guard, which runs on, looks
+ * every sixteenth of the lease at the worker's state: while it is stopped (T, or t under a debugger), a group with less
+ * than a quarter of its lease left gets SIGTERM (and SIGCONT), its session's other groups too, and SIGKILL with less than
+ * an eighth left: gone before the lease runs out on the database's clock, which counts from later still (see
+ * GUARD_SCRIPT). Never while the worker runs: a worker that is late or whose renewals fail (a row locked, the database
+ * away) decides for itself (see Attempt). Written once per turn of the event loop, whole, under a new name moved over
+ * the old (the guard never reads half a line); without /proc/uptime, nothing is watched.
+ */
+export function guardLease(pgid: number, endsAt: number): void {
+  const current = guard;
+  if (current?.leaseMs === undefined || !current.list.groups.has(pgid)) return;
+  const now = uptimeCs();
+  if (now === undefined) return;
+  const due = now + Math.floor((endsAt - performance.now()) / 10);
+  leases.set(pgid, { due, since: leases.get(pgid)?.since ?? due });
+  scheduleLeasesWrite();
+}
+
+/**
+ * Whether the guard stopped group `pgid` (still listed: asked before it is unguarded) because its worker was stopped as its
+ * lease was about to run out (see guardLease): the shell handler's word for why its task died of a signal.
+ */
+export function leaseLapsed(pgid: number): boolean {
+  const lease = leases.get(pgid);
+  const current = guard;
+  if (lease === undefined || current === undefined) return false;
+  let text: string;
+  try {
+    text = readFileSync(`${current.list.file}${LAPSED_SUFFIX}`, "latin1");
+  } catch {
+    return false;
+  }
+  return text.split("\n").some((line) => {
+    const [group, due] = line.split(" ");
+    return Number(group) === pgid && Number(due) >= lease.since;
+  });
+}
+
+function scheduleLeasesWrite(): void {
+  if (leasesWriteScheduled || guard?.leaseMs === undefined) return;
+  leasesWriteScheduled = true;
+  setImmediate(writeLeases).unref();
+}
+
+function writeLeases(): void {
+  leasesWriteScheduled = false;
+  const current = guard;
+  if (current?.leaseMs === undefined) return;
+  const file = `${current.list.file}${LEASES_SUFFIX}`;
+  try {
+    writeFileSync(`${file}.new`, [...leases].map(([pgid, { due }]) => `${pgid} ${due}\n`).join(""), { mode: 0o600 });
+    renameSync(`${file}.new`, file);
+  } catch {
+    // Not written (a full temp folder): none is better than an old deadline, which would stop a task its worker renewed.
+    unlinkQuietly(file);
+  }
+}
+
+/** The time since boot (CLOCK_BOOTTIME) in centiseconds, as /proc/uptime gives it; undefined without /proc. */
+function uptimeCs(): number | undefined {
+  try {
+    const [seconds, hundredths] = readFileSync("/proc/uptime", "latin1").split(" ")[0]?.split(".") ?? [];
+    const cs = Number(seconds) * 100 + Number(hundredths);
+    return Number.isFinite(cs) ? cs : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Removes the guard's files beside its list (see guardLease). */
+function discardLeases(list: GroupList): void {
+  for (const suffix of [LEASES_SUFFIX, `${LEASES_SUFFIX}.new`, LAPSED_SUFFIX]) unlinkQuietly(`${list.file}${suffix}`);
+}
+
+function unlinkQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // gone already
+  }
 }
 
 /**
  * Starts the guard if it is not running. `taskq run` calls it before the first task of a
  * run of several, `taskq worker` as it starts: its spawn then holds back no timer or task
- * start later on.
+ * start later on. `leaseMs`: a worker's lease, whose running groups' leases the guard
+ * watches as well (see guardLease).
  */
-export function startGroupGuard(killGraceMs: number): void {
-  if (guard === undefined && !failed) guard = startGuard(killGraceMs);
+export function startGroupGuard(killGraceMs: number, leaseMs?: number): void {
+  if (guard === undefined && !failed) guard = startGuard(killGraceMs, leaseMs);
   if (guard === undefined) failed = true;
 }
 
@@ -243,10 +407,12 @@ function stopGuarding(): void {
   failed = true;
   const stopped = guard;
   guard = undefined;
-  stopped?.list.discard();
+  if (stopped === undefined) return;
+  stopped.list.discard();
+  discardLeases(stopped.list);
 }
 
-function startGuard(killGraceMs: number): Guard | undefined {
+function startGuard(killGraceMs: number, leaseMs: number | undefined): Guard | undefined {
   // A root with no room (a full /dev/shm): the list goes in the next temp folder that takes it.
   const made = makeInTempRoot(makeList, tempRoot());
   if (made.made === undefined) {
@@ -255,7 +421,7 @@ function startGuard(killGraceMs: number): Guard | undefined {
     return undefined;
   }
   const list = made.made;
-  const started: Guard = { input: undefined, list, killGraceMs, restarts: 0 };
+  const started: Guard = { input: undefined, list, killGraceMs, leaseMs, restarts: 0 };
   if (!spawnGuard(started)) {
     list.discard();
     return undefined;
@@ -264,7 +430,11 @@ function startGuard(killGraceMs: number): Guard | undefined {
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     // An exit taskq sees: it has stopped its groups itself, and the guard must not touch a reused pgid.
-    process.on("exit", () => guard?.list.discard());
+    process.on("exit", () => {
+      if (guard === undefined) return;
+      guard.list.discard();
+      discardLeases(guard.list);
+    });
   }
   return started;
 }
@@ -283,7 +453,11 @@ function spawnGuard(current: Guard): boolean {
   try {
     const graceSeconds = String(Math.max(1, Math.ceil(current.killGraceMs / 1000)));
     // The script comes in the environment, so `ps` shows "sh -c ... taskq-guard <taskq pid> <grace> <list> <temp folders>".
-    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", TASKQ_GUARD_SCRIPT: GUARD_SCRIPT };
+    const env = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      TASKQ_GUARD_SCRIPT: GUARD_SCRIPT,
+      ...(current.leaseMs === undefined ? {} : { TASKQ_GUARD_LEASE_CS: String(Math.max(1, Math.floor(current.leaseMs / 10))) }),
+    };
     const list = current.list.descriptor;
     if (list === undefined) return false;
     const child = spawn("/bin/sh", ["-c", 'eval "$TASKQ_GUARD_SCRIPT"', GUARD_NAME, String(process.pid), graceSeconds, current.list.file, ...tempRoots()], {

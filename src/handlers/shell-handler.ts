@@ -6,8 +6,8 @@ import { AttemptOutput, LATE_PIPES_MAX, type StreamName } from "./attempt-output
 import { closeEnds, fifoPool, type PipeEnds } from "./fifo-pool.js";
 import { messageOf } from "../errors.js";
 import { formatSetMs, TaskCancelledError } from "../engine/errors.js";
-import { describeFailure, endedFirstOf, LogWriteError, NotSpawnedError, TaskFailedError, withSigkillWords, type TaskqKill } from "./errors.js";
-import { guardProblem } from "./group-guard.js";
+import { describeFailure, endedFirstOf, LeaseLapsedError, LogWriteError, NotSpawnedError, TaskFailedError, withSigkillWords, type TaskqKill } from "./errors.js";
+import { guardLease, guardProblem, leaseLapsed } from "./group-guard.js";
 import { Tail } from "./line-splitter.js";
 import { attemptLine, closeLogFile, logPathsIn, openLogFile, openLogFileAsync, type LogFile } from "./log-file.js";
 import { beyondReach, exitedByItself, registerProcessGroup, sigkilledByTaskq, TASKQ_PID_VARIABLE, unregisterProcessGroup, type BeyondReach } from "./process-groups.js";
@@ -240,7 +240,11 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     const exited = waitForExit(child);
     const pid = child.pid;
     // First of all: the guard's list gets the group while the task's shell is still starting (see group-guard.ts).
-    if (pid !== undefined) registerProcessGroup(pid, options.killGraceMs);
+    if (pid !== undefined) {
+      registerProcessGroup(pid, options.killGraceMs);
+      // A worker's: the guard stops the task should the worker be stopped as its lease is about to run out.
+      ctx.onLeaseEnds?.((endsAt) => guardLease(pid, endsAt));
+    }
     sayTempRootMoves(options.sink);
     const noGuard = guardProblem();
     if (noGuard !== undefined) noteOnce("guard", options.sink, () => `no guard against orphans (${noGuard}): should taskq be SIGKILLed, its tasks run on`);
@@ -377,6 +381,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       options.onCommandEnded?.(ctx.signal);
       unwatchStopped(pid);
       kill.byTaskq = sigkilledByTaskq(pid);
+      // Killed by the guard, its worker stopped as its lease was about to run out (asked before the group leaves the guard's list).
+      if (abortReason === undefined && exit.signal !== null && ctx.onLeaseEnds !== undefined && leaseLapsed(pid)) abortReason = new LeaseLapsedError();
       // Killed by the signal that stops taskq (sent to its process group as the shell started, see
       // ShellHandlerOptions.shutdownSignals): stopped with taskq, not failed.
       if (abortReason === undefined && exit.signal !== null && options.shutdownSignals !== undefined && (await options.shutdownSignals.received(exit.signal, diedStarting))) {

@@ -25,6 +25,8 @@ export interface AttemptContext {
   watchTail?(read: () => string[]): void;
   /** Starts the attempt's timeout again from now: called once the command is spawned, so that waiting for its turn to start does not count (see the engine's AttemptContext). */
   startClock?(): void;
+  /** A durable worker's: tells `listener` when the attempt's lease runs out unless renewed (performance.now()), at once and after each renewal (see guardLease). */
+  onLeaseEnds?(listener: (endsAt: number) => void): void;
 }
 
 /**

@@ -42,18 +42,22 @@ export async function findZombies(processGroupIds: number[]): Promise<number[]> 
   return found.sort((a, b) => a - b);
 }
 
-/** Live guard processes of the taskq with this pid (their argv names it: see group-guard.ts). */
+/**
+ * Live guard processes of the taskq with this pid (their argv names it: see group-guard.ts). Not a worker's guard's lease
+ * watch, a subshell of the guard's with the same argv (see guardLease): one guard, not two.
+ */
 export async function findGuards(taskqPid: number): Promise<number[]> {
   const needle = Buffer.from(`\0${GUARD_NAME}\0${taskqPid}\0`);
-  const found: number[] = [];
+  const found = new Map<number, number>();
   await Promise.all(
     (await listPids()).map(async (pid) => {
       const cmdline = await readFile(`/proc/${pid}/cmdline`).catch(() => undefined);
       if (cmdline === undefined || cmdline.indexOf(needle) < 0) return;
-      if (await isAlive(pid)) found.push(pid);
+      const stat = await readStat(pid);
+      if (stat !== undefined && (await isAlive(pid))) found.set(pid, stat.ppid);
     }),
   );
-  return found.sort((a, b) => a - b);
+  return [...found].filter(([, ppid]) => !found.has(ppid)).map(([pid]) => pid).sort((a, b) => a - b);
 }
 
 /** True while the process exists and is not a zombie. */
@@ -76,12 +80,12 @@ async function listPids(): Promise<number[]> {
   return (await readdir("/proc")).filter((name) => /^\d+$/.test(name)).map(Number);
 }
 
-async function readStat(pid: number): Promise<{ state: string; pgrp: number } | undefined> {
+async function readStat(pid: number): Promise<{ state: string; ppid: number; pgrp: number } | undefined> {
   const text = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined);
   if (text === undefined) return undefined;
   // "pid (comm) state ppid pgrp ...": comm may contain spaces and parentheses.
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  return { state: fields[0] ?? "", pgrp: Number(fields[2]) };
+  return { state: fields[0] ?? "", ppid: Number(fields[1]), pgrp: Number(fields[2]) };
 }
 
 /** The environment is NUL-separated; match a whole entry, not a suffix of another one. */

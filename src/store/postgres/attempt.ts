@@ -1,6 +1,6 @@
 import { formatMs, isShutdownStop } from "../../engine/errors.js";
 import { TaskqError } from "../../errors.js";
-import { killOf, NotSpawnedError, sigkillWords } from "../../handlers/errors.js";
+import { killOf, LeaseLapsedError, NotSpawnedError, sigkillWords } from "../../handlers/errors.js";
 import type { ReleaseEnd } from "./complete.js";
 import { RenewalLockedError, RENEWAL_LOCKED_ANSWER_MS, RENEWAL_LOCKED_RETRY_MS } from "./lock-wait.js";
 import { LongTimer } from "./long-timer.js";
@@ -97,6 +97,8 @@ export class Attempt {
   #killed: string | undefined;
   /** The last lines the last renewal stored, as JSON: sent again only when they changed. */
   #storedTail = "[]";
+  /** Told when the lease runs out, after each renewal (see AttemptContext.onLeaseEnds). */
+  #leaseListener: ((endsAt: number) => void) | undefined;
 
   constructor(task: LeasedTask, options: AttemptOptions) {
     this.task = task;
@@ -261,14 +263,23 @@ export class Attempt {
           this.#readTail = read;
         },
         startClock,
+        onLeaseEnds: (listener) => {
+          this.#leaseListener = listener;
+          listener(this.#leaseEnds);
+        },
       });
       outcome = { kind: "success" };
     } catch (error) {
       // The handler says the worker's own stop ended it (a shell that died of the signal that stopped the worker, see
       // ShellHandlerOptions.sharedSignal): given back, as an attempt the stop aborts is.
       if (!signal.aborted && isShutdownStop(error)) this.abort("SHUTDOWN", error.message);
+      // The orphan guard stopped the task as its lease was about to run out while this worker was stopped (see guardLease):
+      // a lost lease, said in those words, where no other stop came first (the lease watch's, as the worker woke, says less).
+      const lapsed = leaseLapseOf(error);
+      if (lapsed !== undefined && !signal.aborted) this.abort("LEASE_LOST", lapsed);
       this.#notSpawned = error instanceof NotSpawnedError;
       outcome = failureOutcome(error, signal, task.timeoutMs);
+      if (lapsed !== undefined && outcome.kind === "failure" && abortCode(signal) === "LEASE_LOST") outcome = { ...outcome, error: lapsed };
       this.#killed = sigkillWords(killOf(error));
     } finally {
       timeout?.clear();
@@ -431,7 +442,10 @@ export class Attempt {
       if (tail !== undefined) this.#storedTail = tail.json;
       this.#lockedBy = undefined;
       this.#leaseEnds = sentAt + leaseMs;
-      if (this.#heartbeat !== undefined && !this.#handlerDone) this.#watchLease();
+      if (this.#heartbeat !== undefined && !this.#handlerDone) {
+        this.#watchLease();
+        this.#leaseListener?.(this.#leaseEnds);
+      }
       metrics.leaseRenewals.inc();
       if (this.#heartbeatFailed) emit({ type: "db-recovered", operation: "heartbeat" });
       this.#heartbeatFailed = false;
@@ -531,6 +545,16 @@ function leaseLostWords(why: LeaseLost, lockedBy: string | undefined, queuedBehi
     return `the lease ran out while its renewal waited for a connection, each of the worker's renewal connections taken by another task's renewal waiting for a row locked by ${queuedBehind}`;
   }
   return "the lease ran out before a renewal (the worker stalled or the database did not answer)";
+}
+
+/** The words of a handler's rejection that says the orphan guard stopped its task for its lease (see LeaseLapsedError), or undefined. */
+function leaseLapseOf(error: unknown): string | undefined {
+  try {
+    const cause = (error as { cause?: unknown } | undefined)?.cause;
+    return cause instanceof LeaseLapsedError ? cause.message : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The `cancelled` of a `released` event, where the lease given back was cancelled, not queued again. */

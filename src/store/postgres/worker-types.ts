@@ -21,6 +21,12 @@ export interface AttemptContext {
    * its own (the shell handler's turn to spawn): that wait then does not count against the timeout.
    */
   startClock(): void;
+  /**
+   * Tells `listener` when the attempt's lease runs out unless renewed (performance.now()): at once, and after each
+   * renewal while the handler runs. The shell handler hands it to the orphan guard, which stops the task should the
+   * worker be stopped as its lease is about to run out (see guardLease).
+   */
+  onLeaseEnds(listener: (endsAt: number) => void): void;
 }
 
 /**
