@@ -88,7 +88,7 @@ interface BuildContext {
    * Set to look at each `cwd` written in the file (see noteMissingCwd): what is wrong with
    * each folder looked at, by absolute path (undefined: a folder), so each is looked at once.
    */
-  cwdProblems?: Map<string, string | undefined>;
+  cwdProblems?: Map<string, CwdProblem | undefined>;
   /** Set to ask this machine's /bin/sh whether it takes a `set -o pipefail` or a bash-only construct a run has (see notePipefail, noteBashism). */
   checkShell?: boolean;
 }
@@ -171,10 +171,10 @@ function backoffOf(id: string, task: TaskFile, context: BuildContext): WorkflowT
 }
 
 /**
- * A `cwd` that is not a folder now, of a task that depends on no other, gets a note, not an
- * error: no task is sure to make it first, so it will fail to start unless something else
- * makes it in time (one that depends on others is not noted: a build step's output folder is
- * the common case). Where it is written, once: the task's own, or `defaults.cwd`.
+ * A `cwd` that is not a folder now, or that this user cannot reach or enter, of a task that depends on no other, gets a
+ * note, not an error: no task is sure to make it first, so it will fail to start unless something else makes it in time
+ * (one that depends on others is not noted: a build step's output folder is the common case). Where it is written, once:
+ * the task's own, or `defaults.cwd`.
  */
 function noteMissingCwd(id: string, task: TaskFile, cwd: string, context: BuildContext): void {
   const written = task.cwd ?? context.defaults.cwd;
@@ -186,20 +186,33 @@ function noteMissingCwd(id: string, task: TaskFile, cwd: string, context: BuildC
     context.cwdProblems.set(cwd, problem);
   }
   if (problem === undefined) return;
+  const missing = problem.kind === "missing";
   // A file where the folder would be (or on its path) is no folder something is yet to make: one would have to take its place.
-  // A folder that is there but shut to this user (EACCES) is not one to make either: its permissions (or a parent's) are the fix.
-  const shut = problem.startsWith("cannot be");
-  const missing = !shut && problem !== "is not a folder" && !problem.includes(" a file");
-  const unless = shut
-    ? "unless its permissions (or a parent folder's) change before then"
-    : missing
-      ? "unless something else makes that folder before then"
-      : `unless a folder takes ${problem.includes(" a file") ? "the file's" : "its"} place before then`;
+  const unless = problem.text === "is not a folder" ? "unless a folder takes its place before then" : UNLESS[problem.kind];
   const consequence =
     task.cwd !== undefined
-      ? `${missing ? "no task it depends on could make it first: " : ""}the task fails to start ${unless}`
-      : `the tasks that use it and depend on no other task fail to start ${missing ? "unless something makes that folder before then" : unless}`;
-  noteAt(id, task.cwd !== undefined ? ["tasks", id, "cwd"] : ["defaults", "cwd"], `cwd ${JSON.stringify(written)} (${cwd}) ${problem} now: ${consequence}`, context);
+      ? `${missing ? "no task it depends on could make it first: " : ""}${problem.kind === "shut" ? "run as this user, the task" : "the task"} fails to start ${unless}`
+      : `the tasks that use it and depend on no other task fail to start${problem.kind === "shut" ? " as this user" : ""} ${missing ? "unless something makes that folder before then" : unless}`;
+  noteAt(id, task.cwd !== undefined ? ["tasks", id, "cwd"] : ["defaults", "cwd"], `cwd ${JSON.stringify(written)} (${cwd}) ${problem.text} now: ${consequence}`, context);
+}
+
+/**
+ * What would let a task start in a cwd of each kind of problem: a folder made (missing); one in place of a file (taken; of
+ * something else, "its place");
+ * its permissions, or a parent's, for this user (shut: a worker that runs it as another user may enter it); the path itself
+ * mended (broken: a loop of symbolic links, a name too long).
+ */
+const UNLESS: Record<CwdProblem["kind"], string> = {
+  missing: "unless something else makes that folder before then",
+  taken: "unless a folder takes the file's place before then",
+  shut: "unless its permissions (or a parent folder's) change before then",
+  broken: "unless the cwd is mended",
+};
+
+/** Why a task could not start in its cwd now (see cwdProblem): its words, as the shell handler's for a task that fails so, and their kind. */
+interface CwdProblem {
+  text: string;
+  kind: "missing" | "taken" | "shut" | "broken";
 }
 
 /**
@@ -215,22 +228,25 @@ function noteUnexpandedCwd(id: string, task: TaskFile, folder: string, context: 
   noteAt(id, task.cwd !== undefined ? ["tasks", id, "cwd"] : ["defaults", "cwd"], text, context);
 }
 
-/** What keeps `folder` from being a task's working directory now, if anything. */
-function cwdProblem(folder: string): string | undefined {
+/** What keeps `folder` from being a task's working directory now, if anything: in the words the task's failure would give (see the shell handler's cwdError). */
+function cwdProblem(folder: string): CwdProblem | undefined {
   try {
     const info = statSync(folder);
-    if (!info.isDirectory()) return info.isFile() ? "is a file, not a folder" : "is not a folder";
+    if (!info.isDirectory()) return { text: info.isFile() ? "is a file, not a folder" : "is not a folder", kind: "taken" };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return "does not exist";
-    if (code === "ENOTDIR") return "is inside a file, not a folder";
-    return `cannot be looked at (${code ?? String(error)})`;
+    if (code === "ENOENT") return { text: "does not exist", kind: "missing" };
+    if (code === "ENOTDIR") return { text: "is inside a file, not a folder", kind: "taken" };
+    if (code === "EACCES") return { text: "cannot be reached by this user: permission denied on a folder above it (EACCES)", kind: "shut" };
+    if (code === "ELOOP") return { text: "cannot be reached: its symbolic links form a loop (ELOOP)", kind: "broken" };
+    if (code === "ENAMETOOLONG") return { text: "is too long a path (ENAMETOOLONG)", kind: "broken" };
+    return { text: `cannot be looked at (${code ?? String(error)})`, kind: "broken" };
   }
   // A folder this user may not search (mode 700 of another user's) is there, and a task's start fails in it all the same.
   try {
     accessSync(folder, constants.X_OK);
   } catch (error) {
-    return `cannot be entered (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
+    return { text: `cannot be entered by this user: permission denied (${(error as NodeJS.ErrnoException).code ?? String(error)})`, kind: "shut" };
   }
   return undefined;
 }

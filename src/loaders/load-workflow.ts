@@ -11,7 +11,7 @@ import { systemWords } from "../system-words.js";
 /**
  * Reads and parses a workflow file. The size is checked with stat before
  * reading, so a huge file is rejected without loading it. A task's `cwd` that is
- * not a folder now gets a note (unless `checkCwd: false`). Any problem,
+ * not a folder now, or that this user cannot enter, gets a note (unless `checkCwd: false`). Any problem,
  * including an unreadable file, is a WorkflowError (exit code 2). Read
  * synchronously: parsing blocks far longer anyway, and the CLI's start then
  * needs no round trip through libuv's thread pool (nor its four threads).
@@ -49,7 +49,7 @@ function readWorkflowFile(file: string): { bytes: Buffer; folder?: string } {
   try {
     if (file === STDIN) {
       const bytes = readStream(0);
-      if (bytes.length === 0 && isNullDevice(0)) throw problem(nameOf(file), STDIN_NULL);
+      if (bytes.length === 0 && isNullDevice(0)) throw problem(nameOf(file), stdinNull(file));
       return { bytes, folder: currentFolder(file) };
     }
     const info = statSync(file);
@@ -57,7 +57,12 @@ function readWorkflowFile(file: string): { bytes: Buffer; folder?: string } {
     // Opening one fails with ENXIO, "no such device or address", which names neither the file nor why.
     if (info.isSocket()) throw problem(file, "cannot read file: it is a socket");
     if (info.size > MAX_FILE_BYTES) throw problem(file, tooLargeMessage(info.size));
-    if (!info.isFile()) return { bytes: readStream(file), folder: currentFolder(file) };
+    if (!info.isFile()) {
+      const bytes = readStream(file);
+      // /dev/stdin (or /dev/fd/0) where standard input is /dev/null: told as `-` is.
+      if (bytes.length === 0 && STDIN_ALIASES.has(resolve(file)) && isNullDevice(0)) throw problem(file, stdinNull(file));
+      return { bytes, folder: currentFolder(file) };
+    }
     // /dev/stdin (or /dev/fd/0) given a file (`taskq run /dev/stdin < ci.yaml`) is a file too, in /dev or /proc: as for `-`, tasks start in the current folder.
     return isDeviceAlias(file) ? { bytes: readFileSync(file), folder: currentFolder(file) } : { bytes: readFileSync(file) };
   } catch (error) {
@@ -133,10 +138,15 @@ function currentFolder(file: string): string {
 }
 
 /**
- * Standard input that is /dev/null: a CI step's, a cron job's, or one closed (`<&-`), which
+ * Standard input that is /dev/null: a CI step's, a service's, or one closed (`<&-`), which
  * Node opens as /dev/null. "file is empty" would send the user to a file that is not there.
  */
-const STDIN_NULL = "standard input is /dev/null (or was closed): there is no workflow to read; redirect one in (`- < ci.yaml`), or give the file's path instead of -";
+function stdinNull(given: string): string {
+  return `standard input is /dev/null (or was closed): there is no workflow to read; redirect one in (\`${given} < ci.yaml\`), or give the file's path instead of ${given}`;
+}
+
+/** The paths of standard input itself, as a workflow file's (see stdinNull). */
+const STDIN_ALIASES = new Set(["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"]);
 
 function isNullDevice(fd: number): boolean {
   try {

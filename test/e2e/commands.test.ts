@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { chmod, chown, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { closeSync, existsSync, openSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -1111,31 +1111,43 @@ tasks:
     expect(again.stdout).toBe(`${ws.file}: ok, 5 tasks\n${fileNote}\n`);
   });
 
-  // Run as root here (as CI is): a folder mode 700 of root's, which nobody (65534) may not enter.
-  it.skipIf(process.getuid?.() !== 0)("validate and run note a cwd that is there but cannot be entered (EACCES) as a matter of permissions, not of a folder to make; run's task then fails naming the same", async () => {
-    const ws = await workspace(["tasks:", "  shut: { run: pwd, cwd: private }", "  open: { run: pwd }", ""].join("\n"));
+  // Run as root here (as CI is): folders mode 700 of root's, which nobody (65534) cannot enter or reach through.
+  it.skipIf(process.getuid?.() !== 0)("validate and run note a cwd that is there but this user cannot enter or reach (EACCES) as a matter of permissions, one in a loop of links as a path to mend, not as folders to make; run's task then fails naming the same", async () => {
+    const ws = await workspace(["tasks:", "  shut: { run: pwd, cwd: private }", "  above: { run: pwd, cwd: closed/inner }", "  loop: { run: pwd, cwd: loop1 }", "  open: { run: pwd }", ""].join("\n"));
     await chmod(ws.dir, 0o755);
+    await chmod(ws.file, 0o644);
     await mkdir(path.join(ws.dir, "private"), { mode: 0o700 });
+    await mkdir(path.join(ws.dir, "closed", "inner"), { recursive: true });
+    await chmod(path.join(ws.dir, "closed"), 0o700);
+    await symlink("loop2", path.join(ws.dir, "loop1"));
+    await symlink("loop1", path.join(ws.dir, "loop2"));
     const logs = path.join(ws.dir, "logs");
     await mkdir(logs);
     await chown(logs, 65534, 65534);
     const asNobody = { cwd: ws.dir, uid: 65534, gid: 65534 };
-    const folder = path.join(ws.dir, "private");
-    const note = `${ws.file}:2:26: task "shut": cwd "private" (${folder}) cannot be entered (EACCES) now: the task fails to start unless its permissions (or a parent folder's) change before then`;
+    const at = (folder: string): string => path.join(ws.dir, folder);
+    const notes = [
+      `${ws.file}:2:26: task "shut": cwd "private" (${at("private")}) cannot be entered by this user: permission denied (EACCES) now: run as this user, the task fails to start unless its permissions (or a parent folder's) change before then`,
+      `${ws.file}:3:27: task "above": cwd "closed/inner" (${at("closed/inner")}) cannot be reached by this user: permission denied on a folder above it (EACCES) now: run as this user, the task fails to start unless its permissions (or a parent folder's) change before then`,
+      `${ws.file}:4:26: task "loop": cwd "loop1" (${at("loop1")}) cannot be reached: its symbolic links form a loop (ELOOP) now: the task fails to start unless the cwd is mended`,
+    ];
 
     const validated = await runCli(["validate", ws.file], asNobody);
     expect(validated.stderr).toBe("");
-    expect(validated.stdout).toBe(`${ws.file}: ok, 2 tasks\nnote: ${note}\n`);
+    expect(validated.stdout).toBe(`${ws.file}: ok, 4 tasks\n${notes.map((note) => `note: ${note}\n`).join("")}`);
     expect(validated.code).toBe(0);
 
     const ran = await runCli(["run", ws.file, "--log-dir", logs, "--output", "plain"], asNobody);
-    expect(ran.stdout).toContain(`note    ${note}\n`);
-    expect(ran.stdout).toContain(`✗ shut: could not start: working directory ${folder} cannot be entered: permission denied (EACCES)`);
-    expect(ran.stdout).toMatch(/Summary: 1 succeeded, 1 failed, 0 cancelled/);
+    for (const note of notes) expect(ran.stdout).toContain(`note    ${note}\n`);
+    // The task's failure in the words of its note.
+    expect(ran.stdout).toContain(`✗ shut: could not start: working directory ${at("private")} cannot be entered: permission denied (EACCES)`);
+    expect(ran.stdout).toContain(`✗ above: could not start: working directory ${at("closed/inner")} cannot be reached: permission denied on a folder above it (EACCES)`);
+    expect(ran.stdout).toContain(`✗ loop: could not start: working directory ${at("loop1")} cannot be reached: its symbolic links form a loop (ELOOP)`);
+    expect(ran.stdout).toMatch(/Summary: 1 succeeded, 3 failed, 0 cancelled/);
     expect(ran.code).toBe(1);
 
-    // Root may enter it: no note.
-    expect((await runCli(["validate", ws.file])).stdout).toBe(`${ws.file}: ok, 2 tasks\n`);
+    // Root may enter them: the loop alone is noted.
+    expect((await runCli(["validate", ws.file])).stdout).toBe(`${ws.file}: ok, 4 tasks\nnote: ${notes[2]}\n`);
   });
 
   it("schema prints the committed JSON Schema", async () => {

@@ -131,6 +131,11 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     const closed = spawnSync("sh", ["-c", '"$1" "$2" validate - <&-', "sh", process.execPath, BIN], { cwd: ws.dir, encoding: "utf8", env });
     expect(closed.stderr).toBe(`${told}1 problem\n`);
     expect(closed.status).toBe(2);
+    // /dev/stdin, standard input by its path: named so.
+    const alias = spawnSync(process.execPath, [BIN, "validate", "/dev/stdin"], { cwd: ws.dir, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8", env });
+    expect(alias.stderr).toBe("/dev/stdin:1:1: standard input is /dev/null (or was closed): there is no workflow to read; redirect one in (`/dev/stdin < ci.yaml`), or give the file's path instead of /dev/stdin\n1 problem\n");
+    // /dev/null given as the file is an empty file.
+    expect(spawnSync(process.execPath, [BIN, "validate", "/dev/null"], { cwd: ws.dir, encoding: "utf8", env }).stderr).toBe("/dev/null:1:1: file is empty; a workflow needs a `tasks` mapping\n1 problem\n");
     const emptyPipe = spawnSync(process.execPath, [BIN, "validate", "-"], { cwd: ws.dir, input: "", encoding: "utf8", env });
     expect(emptyPipe.stderr).toBe("<stdin>:1:1: file is empty; a workflow needs a `tasks` mapping\n1 problem\n");
     expect(existsSync(ws.logs)).toBe(false);
