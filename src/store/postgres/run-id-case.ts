@@ -4,17 +4,15 @@ import type { SchemaNames } from "./names.js";
 /** SQLSTATE of the refusal of a new run id that another run's id is but for case (see runIdCaseSql). */
 const RUN_ID_CASE_SQLSTATE = "TQ001";
 
-/** First key of the two-key advisory lock that serializes the submits of run ids the same but for case (the second: the id in lower case). */
-const RUN_ID_LOCK_CLASS = 0x7275_6e73; // "runs"
-
 /**
  * Migration 23: a new run whose id is an existing run's but for case (`build-1` beside `Build-1`) is refused. A run's id names
  * its log folder on every worker (`<log-dir>/<run-id>`), and a file system that does not tell case apart (macOS's and
  * Windows' by default) would make the two runs' folders one, their tasks' logs one file where they share a task id, as a
- * workflow's two task ids the same but for case are refused for theirs. Checked in the database, by a trigger, so that two
- * submits at once (each takes a lock on the id in lower case, held until it commits) and a taskq of an earlier version are
- * refused too (that one in the trigger's short words, as the database's). A submit of an existing run's id, exactly, is not refused (it adds to that run); nor
- * are the runs a store already has that are so named: they stay as they are.
+ * workflow's two task ids the same but for case are refused for theirs. Checked in the database, by a trigger, so that a
+ * taskq of an earlier version is refused too (in the trigger's short words, as the database's). Two such ids submitted at
+ * the same moment, neither committed as the other looks, both pass: no lock is taken for that rare case, which would
+ * make a submit wait, silently, for another's transaction. A submit of an existing run's id, exactly, is not refused (it
+ * adds to that run); nor are the runs a store already has that are so named: they stay as they are.
  */
 export function runIdCaseSql({ quoted, runs }: SchemaNames): string {
   return `
@@ -24,8 +22,6 @@ export function runIdCaseSql({ quoted, runs }: SchemaNames): string {
     DECLARE
       twin text;
     BEGIN
-      PERFORM pg_advisory_xact_lock(${RUN_ID_LOCK_CLASS}, hashtext(lower(NEW.id)));
-      -- Taken after the lock, each statement sees what a submit it waited for committed.
       IF EXISTS (SELECT 1 FROM ${runs} WHERE id = NEW.id) THEN
         RETURN NEW;
       END IF;
