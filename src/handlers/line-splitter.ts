@@ -100,7 +100,10 @@ export type BlockHandler = (bytes: Buffer, count: number, ends: Int32Array) => v
  * one that "\r" rewrote, whose states before its last go on (see #appendWhole): only a state longer is cut, and the line
  * goes on whole from the "\r" that begins the next (see #append). As written, a line over DISPLAY_LIMIT goes to the block
  * handler in a block of its own; else (JSON records, whose `text` the runner reads as part of their line) to `onLine`, as
- * its text. Not with `lineState` (a terminal's view, which no runner reads).
+ * its text: there, a line that "\r" rewrote is what it is without `wholeLines`, its last state once past DISPLAY_LIMIT (a
+ * record escapes its "\r", so the runner reads it as one line, and the states before its last mask nothing: see
+ * #dropStates), but that state kept whole up to WHOLE_LINE_LIMIT. Not with `lineState` (a terminal's view, which no runner
+ * reads).
  */
 export class LineSplitter {
   readonly #onLine: (text: string) => void;
@@ -134,6 +137,8 @@ export class LineSplitter {
   readonly #wholeLines: boolean;
   /** With wholeLines: the open line is kept whole, not past WHOLE_LINE_LIMIT yet. */
   #whole: boolean;
+  /** With wholeLines, as text: states of the open line before a "\r" were dropped (see #dropStates), so it is past DISPLAY_LIMIT. */
+  #dropped = false;
 
   constructor(
     onLine: (text: string) => void,
@@ -259,7 +264,8 @@ export class LineSplitter {
    * its last "\r" that a byte other than "\r" follows (a progress bar's states before it are gone from a terminal too).
    */
   #showOpen(): void {
-    if (this.#whole) return this.#showStates();
+    // As text (JSON records), a line kept whole comes once it ends: its states are no lines of their own in a record.
+    if (this.#whole) return this.#asWritten ? this.#showStates() : undefined;
     // As text (on a terminal) too, where no state of a rewritten line comes before its bytes: a colour's code cut short
     // showed its rest as text (`1mred` of `ESC [ 3`, `1mred`), a character's two bytes each as U+FFFD.
     if ((this.#asWritten || this.#state === "") && this.#lineBytes === this.#prefixBytes && this.#prefix !== undefined) {
@@ -322,6 +328,27 @@ export class LineSplitter {
     this.#append(last, 0, last.length);
   }
 
+  /**
+   * With wholeLines, the open line's states before `rewrite` are done with: as written, handed on as a line (the runner reads
+   * each "\r" as a line's end; see #handOnStates); as text, dropped (see #dropStates).
+   */
+  #passStates(rewrite: number): void {
+    if (this.#asWritten) this.#handOnStates(rewrite);
+    else this.#dropStates(rewrite);
+  }
+
+  /**
+   * With wholeLines, as text: the open line's kept bytes before `rewrite` (a "\r" that a byte follows) are dropped, as
+   * displayLine drops them, and its bytes from there on are kept whole. A record's `text` escapes its "\r", so the runner
+   * reads the record as one line: a progress bar's earlier states, handed on, masked nothing and made records of a MiB each.
+   */
+  #dropStates(rewrite: number): void {
+    const buffer = this.#prefix as Buffer;
+    buffer.copy(buffer, 0, rewrite, this.#prefixBytes);
+    this.#prefixBytes = this.#lineBytes = this.#totalBytes = this.#prefixBytes - rewrite;
+    this.#dropped = true;
+  }
+
   #emitBlock(chunk: Buffer, start: number, end: number, count: number): void {
     this.#onBlock?.(chunk.subarray(start, end), count, this.#ends);
   }
@@ -335,14 +362,21 @@ export class LineSplitter {
 
   /**
    * With wholeLines, a complete line chunk[start, newline] a block did not take: whole up to WHOLE_LINE_LIMIT, as written
-   * or as its text ("\r\n" handled); past it, as #appendWhole keeps it.
+   * or as its text ("\r\n" handled; as text, from its last "\r" once past DISPLAY_LIMIT, as displayLine gives it); past
+   * it, as #appendWhole keeps it.
    */
   #emitWholeLine(chunk: Buffer, start: number, newline: number): void {
-    if (newline - start <= WHOLE_LINE_LIMIT) {
-      if (this.#asWritten) return this.#emitAlone(chunk.subarray(start, newline + 1));
-      return this.#onLine(blockLineText(chunk, start, newline));
-    }
-    // Longer: as the same line in pieces goes (see #appendWhole), a progress bar's states each whole.
+    if (!this.#asWritten) {
+      // As text, one that "\r" rewrote is its last state once past DISPLAY_LIMIT (as displayLine gives it, the states before
+      // it dropped: see #dropStates).
+      const end = chunk[newline - 1] === CARRIAGE_RETURN && newline > start ? newline - 1 : newline;
+      const rewrite = end - start > DISPLAY_LIMIT ? lastRewrite(chunk, start, end) : -1;
+      const from = rewrite > start ? rewrite : start;
+      if (end - from <= WHOLE_LINE_LIMIT) return this.#onLine(chunk.toString("utf8", from, end));
+      this.#dropped = from > start;
+      start = from;
+    } else if (newline - start <= WHOLE_LINE_LIMIT) return this.#emitAlone(chunk.subarray(start, newline + 1));
+    // Longer: as the same line in pieces goes (see #appendWhole), a progress bar's states each whole (as text, its last).
     this.#append(chunk, start, newline);
     this.#emitOpenLine();
   }
@@ -420,8 +454,15 @@ export class LineSplitter {
       const returned = !wasWhole && !within && this.#lastByte === CARRIAGE_RETURN && chunk[start] !== CARRIAGE_RETURN;
       const rewrite = returned ? start : firstRewrite(chunk, start, end);
       if (rewrite !== -1) {
-        this.#append(chunk, start, rewrite, true);
-        this.#emitOpenLine();
+        // As text, the state cut is dropped, as the states before it were (see #dropStates): the line goes on whole.
+        if (this.#asWritten) {
+          this.#append(chunk, start, rewrite, true);
+          this.#emitOpenLine();
+        } else {
+          this.#prefixBytes = this.#lineBytes = this.#totalBytes = 0;
+          this.#lastByte = -1;
+          this.#whole = this.#dropped = true;
+        }
         if (returned) this.#append(RETURN, 0, 1);
         return this.#append(chunk, rewrite, end);
       }
@@ -505,10 +546,10 @@ export class LineSplitter {
    * With wholeLines, the open line so far kept whole: chunk[start, end) is kept with it, up to WHOLE_LINE_LIMIT (a state
    * after a "\r" and the "\r" that ends it: the line's first "\r" counts with neither). A line that "\r" rewrote (a
    * progress bar, whose states the runner reads as lines) goes on whole past that, its states before its last "\r" that a
-   * byte follows handed on as #showStates hands them on, each at most that long: its states of a second held it all (they
-   * are shown once a second), and past the bound its last state was shown cut, a value in it unmasked. Returns where
-   * chunk[start, end) goes on from as without wholeLines (end: all of it kept): where one state (a line with no "\r") is
-   * longer, of which the first DISPLAY_LIMIT bytes are kept.
+   * byte follows handed on as #showStates hands them on (as text, dropped: see #passStates), each at most that long: its
+   * states of a second held it all (they are shown once a second), and past the bound its last state was shown cut, a value
+   * in it unmasked. Returns where chunk[start, end) goes on from as without wholeLines (end: all of it kept): where one
+   * state (a line with no "\r") is longer, of which the first DISPLAY_LIMIT bytes are kept.
    */
   #appendWhole(chunk: Buffer, start: number, end: number): number {
     let buffer = this.#lineBuffer();
@@ -523,7 +564,7 @@ export class LineSplitter {
       // states before it go on.
       const rewrite = buffer[kept - 1] === CARRIAGE_RETURN && chunk[start] !== CARRIAGE_RETURN ? kept - 1 : lastRewrite(buffer, 0, kept);
       if (rewrite > 0) {
-        this.#handOnStates(rewrite);
+        this.#passStates(rewrite);
         buffer = this.#lineBuffer();
         continue;
       }
@@ -550,7 +591,7 @@ export class LineSplitter {
         let first = kept - 1;
         while (first > 0 && buffer[first - 1] === CARRIAGE_RETURN) first--;
         if (first > 0) {
-          this.#handOnStates(first);
+          this.#passStates(first);
           buffer = this.#lineBuffer();
           continue;
         }
@@ -592,8 +633,11 @@ export class LineSplitter {
     if (this.#asWritten) this.#emitOpenBytes(length);
     else {
       const prefix = this.#prefix ?? Buffer.alloc(0);
-      // A line kept whole (see wholeLines) goes whole.
-      this.#onLine(`${this.#state}${length <= DISPLAY_LIMIT || this.#whole ? prefix.toString("utf8", 0, length) : truncated(prefix, DISPLAY_LIMIT, length)}`);
+      // A line kept whole (see wholeLines) goes whole: one that "\r" rewrote, from its last "\r" once past DISPLAY_LIMIT,
+      // as displayLine gives it.
+      const rewrite = this.#whole && (this.#dropped || length > DISPLAY_LIMIT) ? lastRewrite(prefix, 0, length) : -1;
+      const from = rewrite > 0 ? rewrite : 0;
+      this.#onLine(`${this.#state}${length <= DISPLAY_LIMIT || this.#whole ? prefix.toString("utf8", from, length) : truncated(prefix, DISPLAY_LIMIT, length)}`);
     }
     this.#state = "";
     this.#prefixBytes = 0;
@@ -601,6 +645,7 @@ export class LineSplitter {
     this.#totalBytes = 0;
     this.#lastByte = -1;
     this.#whole = this.#wholeLines;
+    this.#dropped = false;
     // A whole line's buffer goes with it: a splitter holds DISPLAY_LIMIT bytes between lines.
     if (this.#prefix !== undefined && this.#prefix.length > DISPLAY_LIMIT + ENDING_ROOM) this.#prefix = undefined;
   }

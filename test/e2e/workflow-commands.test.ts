@@ -239,4 +239,26 @@ describe("GitHub Actions and JSON output", () => {
     ]);
     expect(log).toBe(ws.text);
   });
+
+  it("under GitHub Actions, an output record's text of a line that \\r rewrote is its last state, as without, but whole up to 1 MiB: before, every state went, in records of up to 1 MiB", async () => {
+    // A record escapes the "\r": the runner reads it as one line, so the earlier states mask nothing. A progress bar of
+    // 100,000 states, each its own write (before: records of 988,160 and 611,840 characters); a line whose states pass
+    // 1 MiB, one of them alone (before: three records); a last state past 4 KiB, a token at its end.
+    const token = `ghs_${"T0k3n".repeat(7)}1`;
+    const last = `\rdone ${"y".repeat(5000)}${token}`;
+    const ws = await workspace(`tasks:\n  lint:\n    run: '"${process.execPath}" bar.mjs'\n`);
+    const script = [
+      'for (let i = 0; i < 100000; i++) process.stdout.write(`\\rprogress ${String(i).padStart(6, "0")}`);',
+      'process.stdout.write("\\n");',
+      'process.stdout.write(`start\\r${"x".repeat(1100000)}\\rshort\\n`);',
+      `process.stdout.write(${JSON.stringify(`a\rb${last}\n`)});`,
+    ].join("\n");
+    await writeFile(path.join(ws.dir, "bar.mjs"), script);
+    const gitHub = await runJson(ws, { GITHUB_ACTIONS: "true" });
+    expect(gitHub.texts).toEqual(["\rprogress 099999", "\rshort", last]);
+    const { texts, log } = await runJson(ws, { GITHUB_ACTIONS: undefined });
+    expect(texts).toEqual(["\rprogress 099999", "\rshort", `${last.slice(0, DISPLAY_LIMIT)}… (${last.length} bytes)`]);
+    expect(gitHub.log).toBe(log);
+    expect(log.endsWith(`\rshort\na\rb${last}\n`)).toBe(true);
+  });
 });

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { DISPLAY_LIMIT, LineSplitter, SHOW_OPEN_LINE_AFTER_MS } from "../../src/handlers/line-splitter.js";
 
@@ -489,6 +490,84 @@ describe("LineSplitter keeping lines whole as text (wholeLines: JSON output unde
       splitter.push(Buffer.from(`${across}\n`));
       expect(lines).toEqual([`${across.slice(0, DISPLAY_LIMIT)}… (${Buffer.byteLength(across)} bytes)`]);
     }
+  });
+
+  it("hands on a line that \r rewrote as without wholeLines, its last state once past DISPLAY_LIMIT, but that state whole up to 1 MiB, in whatever chunks it comes", () => {
+    // A record escapes its "\r": the runner reads it as one line, so a progress bar's earlier states mask nothing. Before,
+    // a bar of 100,000 states made two records of 988,160 and 611,840 characters, every state in them.
+    let bar = "";
+    for (let i = 0; i < 100_000; i++) bar += `\rprogress ${String(i).padStart(6, "0")}`;
+    const token = `ghs_${"T0k3n".repeat(7)}1`;
+    const last = `\r${"y".repeat(5000)}${token}`;
+    const huge = `\r${"z".repeat(WHOLE_LINE_LIMIT + 1)}`;
+    const finished = `\rfinished ${"!".repeat(DISPLAY_LIMIT)}`;
+    const cases: [input: string, whole: string[], plain?: string[]][] = [
+      [`${bar}\n`, ["\rprogress 099999"]],
+      // Before: three records, `start`, the state past 1 MiB cut, then `\rshort`.
+      [`start\r${"x".repeat(1_100_000)}\rshort\n`, ["\rshort"]],
+      [`${bar}${finished}\r\n`, [finished], [`${finished.slice(0, DISPLAY_LIMIT)}… (${finished.length} bytes)`]],
+      // Its last state past DISPLAY_LIMIT: whole up to 1 MiB (its "\r" aside), a token at its end included; past that, cut.
+      [`a\rb${last}\n`, [last], [`${last.slice(0, DISPLAY_LIMIT)}… (${last.length} bytes)`]],
+      [`${bar}\r${"z".repeat(WHOLE_LINE_LIMIT)}\n`, [`\r${"z".repeat(WHOLE_LINE_LIMIT)}`], [`\r${"z".repeat(DISPLAY_LIMIT - 1)}… (${WHOLE_LINE_LIMIT + 1} bytes)`]],
+      [`pre${huge}\n`, [`${huge.slice(0, DISPLAY_LIMIT)}… (${huge.length} bytes)`]],
+      [`pre${huge}${last}\n`, [last], [`${last.slice(0, DISPLAY_LIMIT)}… (${last.length} bytes)`]],
+      // Up to DISPLAY_LIMIT, whole, every state in it, as without wholeLines.
+      [`dl 10%\rdl 50%\r${"d".repeat(DISPLAY_LIMIT - 14)}\n`, [`dl 10%\rdl 50%\r${"d".repeat(DISPLAY_LIMIT - 14)}`]],
+    ];
+    for (const [input, whole, plain = whole] of cases) {
+      const bytes = Buffer.from(input);
+      for (const size of [bytes.length, 64 * 1024, 1001, 16]) {
+        for (const [options, expected] of [
+          [{ wholeLines: true }, whole],
+          [{}, plain],
+        ] as const) {
+          const { splitter, lines } = jsonSplitter(options);
+          for (let at = 0; at < bytes.length; at += size) splitter.push(bytes.subarray(at, at + size));
+          splitter.flush();
+          expect(lines.map((line) => line.replace(/^block:/, ""))).toEqual(expected);
+        }
+      }
+    }
+  });
+
+  it("gives the same records whatever the chunking, and where no state of a line passes DISPLAY_LIMIT, the records without wholeLines (property)", () => {
+    const short = fc.string({ minLength: 0, maxLength: 3000, unit: fc.constantFrom("a", "é", "-") });
+    // A state about the bound's length: with "\r"s after it, or a state before it, the line passes the bound.
+    const long = fc.integer({ min: WHOLE_LINE_LIMIT - 4, max: WHOLE_LINE_LIMIT + 2 }).map((length) => "L".repeat(length));
+    const piece = fc.oneof({ arbitrary: fc.constantFrom("\r", "\r\r", "\r\n", "\n"), weight: 4 }, { arbitrary: short, weight: 4 }, { arbitrary: long, weight: 1 });
+    const records = (chunks: Buffer[], options: { wholeLines?: boolean }): string[] => {
+      const { splitter, lines } = jsonSplitter(options);
+      for (const chunk of chunks) splitter.push(chunk);
+      splitter.flush();
+      return lines.map((line) => line.replace(/^block:/, ""));
+    };
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), fc.array(fc.integer({ min: 1, max: 400_000 }), { minLength: 1, maxLength: 8 }), (pieces, sizes) => {
+        const input = Buffer.from(pieces.join(""));
+        const chunks: Buffer[] = [];
+        for (let at = 0, i = 0; at < input.length; at += sizes[i++ % sizes.length]!) chunks.push(input.subarray(at, at + sizes[i % sizes.length]!));
+        const whole = records(chunks, { wholeLines: true });
+        expect(whole).toEqual(records([input], { wholeLines: true }));
+        const states = pieces.join("").split(/[\r\n]/);
+        if (states.every((state) => Buffer.byteLength(state) <= DISPLAY_LIMIT)) expect(whole).toEqual(records(chunks, {}));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("holds bounded memory for a line that \r rewrites forever without a newline", () => {
+    let states = "";
+    for (let i = 0; states.length < 64 * 1024; i++) states += `\rprogress ${String(i).padStart(6, "0")}`;
+    const chunk = Buffer.from(states);
+    const { splitter, lines } = jsonSplitter({ wholeLines: true });
+    splitter.push(chunk);
+    const before = process.memoryUsage().arrayBuffers;
+    // 64 MiB of states: kept, they held it all (the same chunk is pushed again, so only what the splitter keeps grows).
+    for (let pushed = 0; pushed < 1024; pushed++) splitter.push(chunk);
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(16 * 1024 * 1024);
+    expect(lines).toEqual([]);
+    splitter.flush();
+    expect(lines).toEqual([states.slice(states.lastIndexOf("\r"))]);
   });
 });
 
