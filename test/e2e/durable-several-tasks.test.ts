@@ -30,6 +30,13 @@ describe("cancel and redrive of several tasks", () => {
       stdout: "",
       stderr: `taskq: no task "nope" or "bb" (did you mean "b"?) in run "${runId}": none of the 3 tasks given was cancelled\n`,
     });
+    // The ids given are counted as given, an id given twice twice: it said "none of the 2 tasks given" of the three ids typed.
+    const repeated = await taskq(["cancel", runId, "a", "nope", "nope"]);
+    expect({ code: repeated.code, stdout: repeated.stdout, stderr: repeated.stderr }).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `taskq: no task "nope" in run "${runId}": none of the 3 tasks given was cancelled\n`,
+    });
     expect(await states(runId)).toEqual({ a: "queued", b: "queued", c: "blocked", d: "queued" });
 
     // c is cancelled with a, given before it: said so, not cancelled twice.
@@ -67,6 +74,10 @@ describe("cancel and redrive of several tasks", () => {
 
     const unknown = await taskq(["redrive", runId, "f1", "nope"]);
     expect({ code: unknown.code, stdout: unknown.stdout, stderr: unknown.stderr }).toEqual({ code: 1, stdout: "", stderr: `taskq: no task "nope" in run "${runId}": none of the 2 tasks given was redriven\n` });
+    const repeated = await taskq(["redrive", runId, "f1", "nope", "nope"]);
+    expect({ code: repeated.code, stderr: repeated.stderr }).toEqual({ code: 1, stderr: `taskq: no task "nope" in run "${runId}": none of the 3 tasks given was redriven\n` });
+    const twiceOk = await taskq(["redrive", runId, "f1", "ok", "ok"]);
+    expect({ code: twiceOk.code, stderr: twiceOk.stderr }).toEqual({ code: 1, stderr: 'taskq: task "ok" succeeded: only failed tasks can be redriven (none of the 3 tasks given was redriven)\n' });
     const succeeded = await taskq(["redrive", runId, "f1", "ok"]);
     expect({ code: succeeded.code, stderr: succeeded.stderr }).toEqual({ code: 1, stderr: 'taskq: task "ok" succeeded: only failed tasks can be redriven (none of the 2 tasks given was redriven)\n' });
     // A dependent the redrive of a task given too brings back: said so.

@@ -559,10 +559,11 @@ export async function cancelTasksCommand(runId: string, tasks: readonly string[]
   runIdArgument(runId);
   for (const task of tasks) taskIdArgument(task);
   // Each once: a task given twice is cancelled once, and said once; one given alone so is cancelled as `cancel RUN TASK` does.
+  // The store is given them as typed, for its error to count them so (`none of the 3 tasks given`).
   const keys = [...new Set(tasks)];
   if (keys.length === 1) return cancelCommand(runId, keys[0], flags);
   return withExistingStore(flags, async (store) => {
-    const results = await store.cancelTasks(runId, keys);
+    const results = await store.cancelTasks(runId, tasks);
     for (const { key, ended, cancelledWith } of results) {
       if (ended !== undefined) process.stderr.write(`note: task ${JSON.stringify(key)} of run ${runId} has already ended (${ended}): nothing to cancel\n`);
       if (cancelledWith !== undefined) process.stderr.write(`note: task ${JSON.stringify(key)} of run ${runId} was cancelled with ${JSON.stringify(cancelledWith)}, given before it, which it depends on\n`);
@@ -840,7 +841,7 @@ export async function redriveTasksCommand(runId: string, tasks: readonly string[
   const keys = [...new Set(tasks)];
   if (keys.length === 1) return redriveCommand(runId, keys[0]!, flags);
   return withExistingStore(flags, async (store) => {
-    const results = await store.redriveTasks(runId, keys);
+    const results = await store.redriveTasks(runId, tasks);
     process.stdout.write(results.map((result) => `${toJson(result)}\n`).join(""));
     const said = results.map((result) => `task ${JSON.stringify(result.requeued)} was queued again${result.reblocked.length === 0 ? "" : ` (waiting for it again: ${result.reblocked.join(", ")})`}`);
     changeLost(`run ${runId}: ${said.join("; ")}`);

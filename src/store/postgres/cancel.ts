@@ -107,11 +107,12 @@ export interface TargetCancel extends CancelResult {
 }
 
 /**
- * Cancels several tasks of a run (`keys`, each once, in that order) as `cancelTasks` cancels one, in the caller's transaction:
- * every key is looked for first, and one the run has not fails the whole cancel, naming each such key, before anything is
- * changed. A task cancelled as a dependent of one given before it is said so (`cancelledWith`), not cancelled again.
+ * Cancels several tasks of a run (`given`, as typed: each once, in that order) as `cancelTasks` cancels one, in the caller's
+ * transaction: every key is looked for first, and one the run has not fails the whole cancel, naming each such key, before
+ * anything is changed. A task cancelled as a dependent of one given before it is said so (`cancelledWith`), not cancelled again.
  */
-export async function cancelSeveral(client: pg.ClientBase, names: SchemaNames, runId: string, keys: readonly string[]): Promise<TargetCancel[]> {
+export async function cancelSeveral(client: pg.ClientBase, names: SchemaNames, runId: string, given: readonly string[]): Promise<TargetCancel[]> {
+  const keys = [...new Set(given)];
   const targets = await client.query<TaskRow & { run_id: string }>(
     `SELECT id, run_id, key, state, worker_id, attempts, last_error,
             extract(epoch FROM lease_expires_at - now())::float8 * 1000 AS lease_left_ms FROM ${names.tasks}
@@ -121,7 +122,7 @@ export async function cancelSeveral(client: pg.ClientBase, names: SchemaNames, r
   );
   const rows = new Map(targets.rows.map((row) => [row.key, row]));
   const missing = keys.filter((key) => !rows.has(key));
-  if (missing.length > 0) throw await tasksNotFound(client, names, runId, missing, keys.length, "cancelled");
+  if (missing.length > 0) throw await tasksNotFound(client, names, runId, missing, given.length, "cancelled");
   /** Of each task cancelled on another's account, the task given whose cancel did it. */
   const cancelledWith = new Map<string, string>();
   const results: TargetCancel[] = [];

@@ -90,29 +90,31 @@ export async function redriveTask(client: pg.ClientBase, names: SchemaNames, run
 }
 
 /**
- * Redrives several tasks of a run (`keys`, each once, in that order) as `redriveTask` redrives one, in the caller's transaction:
- * every key is looked at first, and one the run has not, or one that did not fail, fails the whole redrive before anything
- * is changed (the first not redrivable is said; every key not in the run is named).
+ * Redrives several tasks of a run (`given`, as typed: each once, in that order) as `redriveTask` redrives one, in the caller's
+ * transaction: every key is looked at first, and one the run has not, or one that did not fail, fails the whole redrive
+ * before anything is changed (the first not redrivable is said; every key not in the run is named). Its error counts the
+ * ids given, a task given twice twice, as typed.
  */
-export async function redriveSeveral(client: pg.ClientBase, names: SchemaNames, runId: string, keys: readonly string[]): Promise<RedriveResult[]> {
+export async function redriveSeveral(client: pg.ClientBase, names: SchemaNames, runId: string, given: readonly string[]): Promise<RedriveResult[]> {
+  const keys = [...new Set(given)];
   const found = await client.query<{ key: string; state: TaskState; cancel_reason: string | null; cancelled_by: string | null }>(
     `SELECT key, state, cancel_reason, cancelled_by FROM ${names.tasks} WHERE run_id = $1 AND key = ANY($2) ORDER BY seq FOR UPDATE`,
     [runId, keys],
   );
   const rows = new Map(found.rows.map((row) => [row.key, row]));
   const missing = keys.filter((key) => !rows.has(key));
-  if (missing.length > 0) throw await tasksNotFound(client, names, runId, missing, keys.length, "redriven");
+  if (missing.length > 0) throw await tasksNotFound(client, names, runId, missing, given.length, "redriven");
   for (const key of keys) {
     const task = rows.get(key)!;
     if (task.state === "failed") continue;
     // Cancelled because a task failed that is given too: its redrive brings this one back.
     const root = task.cancelled_by === null ? undefined : rows.get(task.cancelled_by) ?? (await client.query<{ state: TaskState }>(`SELECT state FROM ${names.tasks} WHERE run_id = $1 AND key = $2`, [runId, task.cancelled_by])).rows[0];
     const instead = root?.state === "failed" ? task.cancelled_by! : undefined;
-    const given = instead !== undefined && rows.has(instead);
-    const message = given
+    const insteadGiven = instead !== undefined && rows.has(instead);
+    const message = insteadGiven
       ? `task ${JSON.stringify(key)} was cancelled (${task.cancel_reason ?? "cancelled"}): only failed tasks can be redriven; the redrive of ${JSON.stringify(instead)}, given too, brings it back: leave ${JSON.stringify(key)} out`
       : notRedrivable(key, task, instead);
-    throw new TaskqError("STORE_NOT_REDRIVABLE", `${message} (none of the ${keys.length} tasks given was redriven)`);
+    throw new TaskqError("STORE_NOT_REDRIVABLE", `${message} (none of the ${given.length} tasks given was redriven)`);
   }
   const results: RedriveResult[] = [];
   for (const key of keys) results.push(await redriveTask(client, names, runId, key));

@@ -556,13 +556,14 @@ export class PostgresStore {
   }
 
   /**
-   * Cancels several tasks of a run in one transaction, as cancelRun cancels one: each key once, in the order given; a key the
-   * run has not fails it before anything is cancelled (see cancelSeveral). One result per key.
+   * Cancels several tasks of a run in one transaction, as cancelRun cancels one: each key once (`given`, as typed: a key given
+   * twice is cancelled once), in the order given; a key the run has not fails it before anything is cancelled (see cancelSeveral).
+   * One result per key.
    */
-  async cancelTasks(runId: string, keys: readonly string[]): Promise<TargetCancel[]> {
+  async cancelTasks(runId: string, given: readonly string[]): Promise<TargetCancel[]> {
     return this.#oneShot("cancelRun", async () => {
       const results = await this.#shortLockWaits("cancelRun", "nothing was cancelled", () =>
-        inTransaction(this.pool, (client) => cancelSeveral(client, this.#names, runId, keys), { shortLockWaits: true }),
+        inTransaction(this.pool, (client) => cancelSeveral(client, this.#names, runId, given), { shortLockWaits: true }),
       );
       // As cancelRun: settled after the commit, a dropped connection leaving it to the next look; the lease words only a finer wording.
       await refreshRunState(this.pool, this.#names, runId).catch((error: unknown) => {
@@ -627,11 +628,14 @@ export class PostgresStore {
     );
   }
 
-  /** Redrives several failed tasks of a run in one transaction, each as redrive does; one not redrivable, or not in the run, fails it whole (see redriveSeveral). */
-  async redriveTasks(runId: string, keys: readonly string[]): Promise<RedriveResult[]> {
+  /**
+   * Redrives several failed tasks of a run in one transaction, each as redrive does (`given`, as typed: a key given twice is
+   * redriven once); one not redrivable, or not in the run, fails it whole (see redriveSeveral).
+   */
+  async redriveTasks(runId: string, given: readonly string[]): Promise<RedriveResult[]> {
     return this.#oneShot("redrive", () =>
       this.#shortLockWaits("redrive", "nothing was redriven", () =>
-        inTransaction(this.pool, (client) => redriveSeveral(client, this.#names, runId, keys), { shortLockWaits: true }),
+        inTransaction(this.pool, (client) => redriveSeveral(client, this.#names, runId, given), { shortLockWaits: true }),
       ),
     );
   }
