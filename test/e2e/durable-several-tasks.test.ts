@@ -57,9 +57,14 @@ describe("cancel and redrive of several tasks", () => {
       { task: "d", cancelled: ["d"], cancelRequested: [] },
     ]);
 
-    // One id (given twice, it is one) is as ever: its one object, with no `task`.
-    const one = await taskq(["cancel", runId, "b", "b"]);
-    expect({ code: one.code, stdout: one.stdout }).toEqual({ code: 0, stdout: '{"cancelled":[],"cancelRequested":[]}\n' });
+    // An id given twice is several ids given, of one task: acted on once, its one line with its `task`, as the README says of
+    // several ids (it printed the one-task object, with no `task`, which a script reading lines of several ids cannot place).
+    const twice = await taskq(["cancel", runId, "d", "d"]);
+    expect({ code: twice.code, stdout: twice.stdout, stderr: twice.stderr }).toEqual({
+      code: 0,
+      stdout: '{"task":"d","cancelled":[],"cancelRequested":[],"ended":"cancelled"}\n',
+      stderr: `note: task "d" of run ${runId} has already ended (cancelled): nothing to cancel\n`,
+    });
   }, 30_000);
 
   it("redrive checks every id first (in the run, failed), then redrives each, a JSON line for each", async () => {
@@ -95,6 +100,14 @@ describe("cancel and redrive of several tasks", () => {
       { requeued: "f2", reblocked: [] },
     ]);
     expect(await states(runId)).toEqual({ f1: "queued", f2: "queued", ok: "succeeded", dep: "blocked" });
+
+    // An id given twice is several ids given, of one task: its error says none of those given was redriven, as for several.
+    const twice = await taskq(["redrive", runId, "ok", "ok"]);
+    expect({ code: twice.code, stdout: twice.stdout, stderr: twice.stderr }).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: 'taskq: task "ok" succeeded: only failed tasks can be redriven (none of the 2 tasks given was redriven)\n',
+    });
     await durable.store.cancelRun(runId);
   }, 40_000);
 });

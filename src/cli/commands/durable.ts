@@ -558,10 +558,9 @@ export async function cancelCommand(runId: string, task: string | undefined, fla
 export async function cancelTasksCommand(runId: string, tasks: readonly string[], flags: Flags): Promise<number> {
   runIdArgument(runId);
   for (const task of tasks) taskIdArgument(task);
-  // Each once: a task given twice is cancelled once, and said once; one given alone so is cancelled as `cancel RUN TASK` does.
-  // The store is given them as typed, for its error to count them so (`none of the 3 tasks given`).
-  const keys = [...new Set(tasks)];
-  if (keys.length === 1) return cancelCommand(runId, keys[0], flags);
+  // Each once (the store leaves out the second of an id given twice), and said once: still a line with its `task`
+  // (`cancel RUN b b`), as for several ids, since it is the ids typed, not what is left of them, that say which JSON a
+  // script reads. The store is given them as typed, for its error to count them so (`none of the 3 tasks given`).
   return withExistingStore(flags, async (store) => {
     const results = await store.cancelTasks(runId, tasks);
     for (const { key, ended, cancelledWith } of results) {
@@ -838,8 +837,7 @@ export async function redriveCommand(runId: string, task: string, flags: Flags):
 export async function redriveTasksCommand(runId: string, tasks: readonly string[], flags: Flags): Promise<number> {
   runIdArgument(runId);
   for (const task of tasks) taskIdArgument(task);
-  const keys = [...new Set(tasks)];
-  if (keys.length === 1) return redriveCommand(runId, keys[0]!, flags);
+  // As cancel's: `redrive RUN f f` is several ids given, of one task, and its error says none of the 2 was redriven.
   return withExistingStore(flags, async (store) => {
     const results = await store.redriveTasks(runId, tasks);
     process.stdout.write(results.map((result) => `${toJson(result)}\n`).join(""));
