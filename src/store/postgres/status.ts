@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { TaskqError } from "../../errors.js";
-import { closestMatch, didYouMean } from "../../loaders/suggest.js";
+import { closestMatch } from "../../loaders/suggest.js";
 import { applicationName, storeApplicationName, storeNameEnds } from "./application-name.js";
 import { RunNotFoundError } from "./store-error.js";
 import type { SchemaNames } from "./names.js";
@@ -240,11 +240,10 @@ export async function closestRunId(db: pg.Pool | pg.ClientBase, names: SchemaNam
  * the run's task meant where one is named almost so (`no task "biuld" in run "x"; did you mean "build"?`).
  */
 export async function taskNotFound(db: pg.Pool | pg.ClientBase, names: SchemaNames, runId: string, taskKey: string): Promise<TaskqError> {
-  const run = await db.query(`SELECT 1 FROM ${names.runs} WHERE id = $1`, [runId]);
-  if (run.rows.length === 0) return new RunNotFoundError(runId);
-  // Only keys a few characters longer or shorter can be a slip of it (closestMatch allows at most 3 edits).
-  const near = await db.query<{ key: string }>(`SELECT key FROM ${names.tasks} WHERE run_id = $1 AND abs(length(key) - $2) <= 3 ORDER BY seq`, [runId, taskKey.length]);
-  return new TaskqError("STORE_NOT_FOUND", `no task "${taskKey}" in run "${runId}"${didYouMean(taskKey, slipsOf(taskKey, near.rows.map((row) => row.key)))}`);
+  const meant = await meantTasks(db, names, runId, [taskKey]);
+  if (meant === undefined) return new RunNotFoundError(runId);
+  const [near] = meant;
+  return new TaskqError("STORE_NOT_FOUND", `no task "${taskKey}" in run "${runId}"${near === undefined ? "" : `; did you mean "${near}"?`}`);
 }
 
 /**
@@ -253,15 +252,25 @@ export async function taskNotFound(db: pg.Pool | pg.ClientBase, names: SchemaNam
  * "biuld" (did you mean "build"?) or "zz" in run "x"`), and that none of those given was acted on (`done`: "cancelled").
  */
 export async function tasksNotFound(db: pg.Pool | pg.ClientBase, names: SchemaNames, runId: string, missing: readonly string[], given: number, done: string): Promise<TaskqError> {
-  const run = await db.query(`SELECT 1 FROM ${names.runs} WHERE id = $1`, [runId]);
-  if (run.rows.length === 0) return new RunNotFoundError(runId);
-  const keys = (await db.query<{ key: string }>(`SELECT key FROM ${names.tasks} WHERE run_id = $1 ORDER BY seq`, [runId])).rows.map((row) => row.key);
-  const named = missing.map((key) => {
-    const meant = closestMatch(key, slipsOf(key, keys.filter((other) => Math.abs(other.length - key.length) <= 3)));
-    return `${JSON.stringify(key)}${meant === undefined ? "" : ` (did you mean "${meant}"?)`}`;
-  });
+  const meant = await meantTasks(db, names, runId, missing);
+  if (meant === undefined) return new RunNotFoundError(runId);
+  const named = missing.map((key, index) => `${JSON.stringify(key)}${meant[index] === undefined ? "" : ` (did you mean "${meant[index]}"?)`}`);
   const list = named.length === 1 ? named[0]! : `${named.slice(0, -1).join(", ")} or ${named.at(-1)!}`;
   return new TaskqError("STORE_NOT_FOUND", `no task ${list} in run "${runId}": none of the ${given} tasks given was ${done}`);
+}
+
+/**
+ * Of each of `keys`, not in run `runId`, the task of the run named almost as it, where one is; undefined whole where the
+ * run itself does not exist. Only keys a few characters longer or shorter than one of them are read (closestMatch allows
+ * at most 3 edits): a run of 100,000 tasks sends back those of a few lengths, not every key it has, as tasksNotFound read.
+ */
+async function meantTasks(db: pg.Pool | pg.ClientBase, names: SchemaNames, runId: string, keys: readonly string[]): Promise<(string | undefined)[] | undefined> {
+  const run = await db.query(`SELECT 1 FROM ${names.runs} WHERE id = $1`, [runId]);
+  if (run.rows.length === 0) return undefined;
+  const lengths = [...new Set(keys.flatMap((key) => [-3, -2, -1, 0, 1, 2, 3].map((slip) => key.length + slip)))];
+  const near = await db.query<{ key: string }>(`SELECT key FROM ${names.tasks} WHERE run_id = $1 AND length(key) = ANY($2::int[]) ORDER BY seq`, [runId, lengths]);
+  const stored = near.rows.map((row) => row.key);
+  return keys.map((key) => closestMatch(key, slipsOf(key, stored.filter((other) => Math.abs(other.length - key.length) <= 3))));
 }
 
 /**
