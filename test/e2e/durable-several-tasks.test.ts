@@ -110,4 +110,34 @@ describe("cancel and redrive of several tasks", () => {
     });
     await durable.store.cancelRun(runId);
   }, 40_000);
+  it("a task id that is a stored run's is told that cancel and redrive take one run", async () => {
+    // `cancel build-1 build-2 build-3`, meant as three runs, said only that build-1 had no such tasks.
+    const file = await workflowFile("several-runs", 'tasks:\n  a: { run: "true", delay: 1h }\n');
+    for (const runId of ["build-1", "build-2", "build-3"]) await submit(file, ["--run-id", runId]);
+
+    const cancel = await taskq(["cancel", "build-1", "build-2", "build-3", "a"]);
+    expect({ code: cancel.code, stdout: cancel.stdout, stderr: cancel.stderr }).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: 'taskq: no task "build-2" or "build-3" in run "build-1": none of the 3 tasks given was cancelled (build-2 and build-3 are runs: cancel takes one run and its tasks; cancel each run on its own)\n',
+    });
+    const redrive = await taskq(["redrive", "build-1", "build-2", "nope"]);
+    expect({ code: redrive.code, stderr: redrive.stderr }).toEqual({
+      code: 1,
+      stderr: 'taskq: no task "build-2" or "nope" in run "build-1": none of the 2 tasks given was redriven (build-2 is a run: redrive takes one run and its tasks; redrive each run on its own)\n',
+    });
+    // One id, as well.
+    const one = await taskq(["cancel", "build-1", "build-3"]);
+    expect({ code: one.code, stderr: one.stderr }).toEqual({
+      code: 1,
+      stderr: 'taskq: no task "build-3" in run "build-1" (build-3 is a run: cancel takes one run and its tasks; cancel each run on its own)\n',
+    });
+    const oneRedrive = await taskq(["redrive", "build-1", "build-2"]);
+    expect({ code: oneRedrive.code, stderr: oneRedrive.stderr }).toEqual({
+      code: 1,
+      stderr: 'taskq: no task "build-2" in run "build-1" (build-2 is a run: redrive takes one run and its tasks; redrive each run on its own)\n',
+    });
+    // Nothing was cancelled.
+    for (const runId of ["build-1", "build-2", "build-3"]) expect(await states(runId)).toEqual({ a: "queued" });
+  }, 30_000);
 });

@@ -36,7 +36,7 @@ describe("tasks not found", () => {
 
     const several = await countingClient();
     try {
-      const error = await tasksNotFound(several.db, names, "big", ["biuld", "zz"], 3, "cancelled");
+      const error = await tasksNotFound(several.db, names, "big", ["biuld", "zz"], 3, "cancel");
       expect(error.message).toBe('no task "biuld" (did you mean "build"?) or "zz" in run "big": none of the 3 tasks given was cancelled');
       // The run's row, and build and lint: not the 3,000 others.
       expect(several.rows()).toBeLessThanOrEqual(3);
@@ -46,7 +46,7 @@ describe("tasks not found", () => {
 
     const one = await countingClient();
     try {
-      const error = await taskNotFound(one.db, names, "big", "biuld");
+      const error = await taskNotFound(one.db, names, "big", "biuld", "cancel");
       expect(error.message).toBe('no task "biuld" in run "big"; did you mean "build"?');
       expect(one.rows()).toBeLessThanOrEqual(3);
     } finally {
@@ -54,7 +54,7 @@ describe("tasks not found", () => {
     }
 
     // Of ids of lengths far apart, each is matched among the keys near its own length.
-    await expect(tasksNotFound(store.pool, names, "big", ["lnit", "shard-of-the-nightly-bild-7"], 2, "cancelled")).resolves.toMatchObject({
+    await expect(tasksNotFound(store.pool, names, "big", ["lnit", "shard-of-the-nightly-bild-7"], 2, "cancel")).resolves.toMatchObject({
       message: 'no task "lnit" (did you mean "lint"?) or "shard-of-the-nightly-bild-7" (did you mean "shard-of-the-nightly-build-7"?) in run "big": none of the 2 tasks given was cancelled',
     });
   }, 60_000);

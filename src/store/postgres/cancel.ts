@@ -82,7 +82,7 @@ export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, run
     [runId, taskKey ?? null],
   );
   if (targets.rows.length === 0) {
-    throw taskKey === undefined ? new RunNotFoundError(runId) : await taskNotFound(client, names, runId, taskKey);
+    throw taskKey === undefined ? new RunNotFoundError(runId) : await taskNotFound(client, names, runId, taskKey, "cancel");
   }
   const active = targets.rows.filter((row) => row.state === "blocked" || row.state === "queued" || row.state === "running");
   if (active.length === 0) {
@@ -122,7 +122,7 @@ export async function cancelSeveral(client: pg.ClientBase, names: SchemaNames, r
   );
   const rows = new Map(targets.rows.map((row) => [row.key, row]));
   const missing = keys.filter((key) => !rows.has(key));
-  if (missing.length > 0) throw await tasksNotFound(client, names, runId, missing, given.length, "cancelled");
+  if (missing.length > 0) throw await tasksNotFound(client, names, runId, missing, given.length, "cancel");
   /** Of each task cancelled on another's account, the task given whose cancel did it. */
   const cancelledWith = new Map<string, string>();
   const results: TargetCancel[] = [];

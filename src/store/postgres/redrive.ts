@@ -25,7 +25,7 @@ export async function redriveTask(client: pg.ClientBase, names: SchemaNames, run
     [runId, taskKey],
   );
   const task = found.rows[0];
-  if (task === undefined) throw await taskNotFound(client, names, runId, taskKey);
+  if (task === undefined) throw await taskNotFound(client, names, runId, taskKey, "redrive");
   if (task.state !== "failed") {
     // Cancelled by a cascade: a redrive of the failed task at its root brings it back (see below), which is worth saying.
     const root = task.cancelled_by === null ? undefined : await client.query<{ state: TaskState }>(`SELECT state FROM ${names.tasks} WHERE run_id = $1 AND key = $2`, [runId, task.cancelled_by]);
@@ -103,7 +103,7 @@ export async function redriveSeveral(client: pg.ClientBase, names: SchemaNames, 
   );
   const rows = new Map(found.rows.map((row) => [row.key, row]));
   const missing = keys.filter((key) => !rows.has(key));
-  if (missing.length > 0) throw await tasksNotFound(client, names, runId, missing, given.length, "redriven");
+  if (missing.length > 0) throw await tasksNotFound(client, names, runId, missing, given.length, "redrive");
   for (const key of keys) {
     const task = rows.get(key)!;
     if (task.state === "failed") continue;

@@ -237,26 +237,33 @@ export async function closestRunId(db: pg.Pool | pg.ClientBase, names: SchemaNam
 
 /**
  * The error for a task not found: `no run` when the run itself does not exist (a mistyped run id), else `no task`, with
- * the run's task meant where one is named almost so (`no task "biuld" in run "x"; did you mean "build"?`).
+ * the run's task meant where one is named almost so (`no task "biuld" in run "x"; did you mean "build"?`), and where the id
+ * is a stored run's, that `command` takes one run (see runsGiven).
  */
-export async function taskNotFound(db: pg.Pool | pg.ClientBase, names: SchemaNames, runId: string, taskKey: string): Promise<TaskqError> {
+export async function taskNotFound(db: pg.Pool | pg.ClientBase, names: SchemaNames, runId: string, taskKey: string, command: TasksCommand): Promise<TaskqError> {
   const meant = await meantTasks(db, names, runId, [taskKey]);
   if (meant === undefined) return new RunNotFoundError(runId);
   const [near] = meant;
-  return new TaskqError("STORE_NOT_FOUND", `no task "${taskKey}" in run "${runId}"${near === undefined ? "" : `; did you mean "${near}"?`}`);
+  return new TaskqError("STORE_NOT_FOUND", `no task "${taskKey}" in run "${runId}"${near === undefined ? "" : `; did you mean "${near}"?`}${await runsGiven(db, names, [taskKey], command)}`);
 }
+
+/** The commands that take a run and its tasks, whose errors for a task not found say so where one is a run. */
+export type TasksCommand = "cancel" | "redrive";
+
+const DONE: Record<TasksCommand, string> = { cancel: "cancelled", redrive: "redriven" };
 
 /**
  * The error for several task ids given at once (`cancel RUN a b`, `redrive RUN a b`) of which `missing` are not in the run:
  * `no run` where the run does not exist, else each named, with the run's task meant where one is named almost so (`no task
- * "biuld" (did you mean "build"?) or "zz" in run "x"`), and that none of those given was acted on (`done`: "cancelled").
+ * "biuld" (did you mean "build"?) or "zz" in run "x"`), that none of those given was acted on, and which of them are stored
+ * runs' ids (see runsGiven).
  */
-export async function tasksNotFound(db: pg.Pool | pg.ClientBase, names: SchemaNames, runId: string, missing: readonly string[], given: number, done: string): Promise<TaskqError> {
+export async function tasksNotFound(db: pg.Pool | pg.ClientBase, names: SchemaNames, runId: string, missing: readonly string[], given: number, command: TasksCommand): Promise<TaskqError> {
   const meant = await meantTasks(db, names, runId, missing);
   if (meant === undefined) return new RunNotFoundError(runId);
   const named = missing.map((key, index) => `${JSON.stringify(key)}${meant[index] === undefined ? "" : ` (did you mean "${meant[index]}"?)`}`);
   const list = named.length === 1 ? named[0]! : `${named.slice(0, -1).join(", ")} or ${named.at(-1)!}`;
-  return new TaskqError("STORE_NOT_FOUND", `no task ${list} in run "${runId}": none of the ${given} tasks given was ${done}`);
+  return new TaskqError("STORE_NOT_FOUND", `no task ${list} in run "${runId}": none of the ${given} tasks given was ${DONE[command]}${await runsGiven(db, names, missing, command)}`);
 }
 
 /**
@@ -271,6 +278,19 @@ async function meantTasks(db: pg.Pool | pg.ClientBase, names: SchemaNames, runId
   const near = await db.query<{ key: string }>(`SELECT key FROM ${names.tasks} WHERE run_id = $1 AND length(key) = ANY($2::int[]) ORDER BY seq`, [runId, lengths]);
   const stored = near.rows.map((row) => row.key);
   return keys.map((key) => closestMatch(key, slipsOf(key, stored.filter((other) => Math.abs(other.length - key.length) <= 3))));
+}
+
+/**
+ * Where task ids not found are stored runs' ids (`cancel build-1 build-2 build-3`, meant as three runs), that `command`
+ * takes one run and its tasks: ` (build-2 and build-3 are runs: cancel takes one run and its tasks; cancel each run on
+ * its own)`; else "".
+ */
+async function runsGiven(db: pg.Pool | pg.ClientBase, names: SchemaNames, keys: readonly string[], command: TasksCommand): Promise<string> {
+  const found = new Set((await db.query<{ id: string }>(`SELECT id FROM ${names.runs} WHERE id = ANY($1)`, [keys])).rows.map((row) => row.id));
+  const runs = keys.filter((key) => found.has(key));
+  if (runs.length === 0) return "";
+  const list = runs.length === 1 ? `${runs[0]!} is a run` : `${runs.slice(0, -1).join(", ")} and ${runs.at(-1)!} are runs`;
+  return ` (${list}: ${command} takes one run and its tasks; ${command} each run on its own)`;
 }
 
 /**
