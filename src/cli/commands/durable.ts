@@ -1,7 +1,7 @@
 import { fitToOuterGrace } from "../outer-grace.js";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ChangedTask, NotRetried, RunStatus, PostgresStore, RunningTarget, SubmitResult, TaskStatusRow } from "../../store/postgres/index.js";
+import type { CancelResult, ChangedTask, NotRetried, RedriveResult, RunStatus, PostgresStore, RunningTarget, SubmitResult, TaskStatusRow } from "../../store/postgres/index.js";
 import { formatDuration } from "../../handlers/format-duration.js";
 import { TaskqError, UsageError } from "../../errors.js";
 import { DURATION_PATTERN, durationMistake, parseDuration, UNITS_BUT_MS } from "../../loaders/duration.js";
@@ -532,20 +532,12 @@ export async function cancelCommand(runId: string, task: string | undefined, fla
   runIdArgument(runId);
   if (task !== undefined) taskIdArgument(task);
   return withExistingStore(flags, async (store) => {
-    const { cancelled, cancelRequested, running, notRetried, ended } = await store.cancelRun(runId, task);
+    const result = await store.cancelRun(runId, task);
     // What has already ended is no error (it may have ended a moment before), for one task as for
     // the run: it is said on stderr, and stdout stays the JSON a script reads.
-    if (ended !== undefined) {
-      process.stderr.write(`note: ${task === undefined ? `run ${runId}` : `task ${JSON.stringify(task)} of run ${runId}`} has already ended (${ended}): nothing to cancel\n`);
-    }
-    process.stdout.write(`${toJson({ cancelled, cancelRequested })}\n`);
-    for (const note of [...notRetriedNotes(runId, notRetried), ...runningNotes(running)]) process.stderr.write(`note: ${note}\n`);
-    // Their notes say a worker's sweep cancels a task whose worker is gone: with no worker connected, none will until one starts.
-    // Only a finer wording, as status's note: a database that stops answering just then leaves it out.
-    // (A failed look is undefined, not false: see workersConnected.)
-    if (running.length > 0 && (await store.workersConnected(runId)) === false) process.stderr.write(`note: ${noSweepNote(store.schema, running)}\n`);
-    const done = [...(cancelled.length === 0 ? [] : [`cancelled ${cancelled.join(", ")}`]), ...(cancelRequested.length === 0 ? [] : [`asked the workers running ${cancelRequested.join(", ")} to stop`])];
-    if (done.length > 0) changeLost(`run ${runId}: ${done.join("; ")}`);
+    if (result.ended !== undefined) nothingToCancel(task === undefined ? `run ${runId}` : taskOfRun(task, runId), result.ended);
+    process.stdout.write(`${toJson({ cancelled: result.cancelled, cancelRequested: result.cancelRequested })}\n`);
+    await cancelNotes(store, runId, [result]);
     return 0;
   }, { applicationName: `taskq cancel ${runId}` });
 }
@@ -564,23 +556,45 @@ export async function cancelTasksCommand(runId: string, tasks: readonly string[]
   return withExistingStore(flags, async (store) => {
     const results = await store.cancelTasks(runId, tasks);
     for (const { key, ended, cancelledWith } of results) {
-      if (ended !== undefined) process.stderr.write(`note: task ${JSON.stringify(key)} of run ${runId} has already ended (${ended}): nothing to cancel\n`);
-      if (cancelledWith !== undefined) process.stderr.write(`note: task ${JSON.stringify(key)} of run ${runId} was cancelled with ${JSON.stringify(cancelledWith)}, given before it, which it depends on\n`);
+      if (ended !== undefined) nothingToCancel(taskOfRun(key, runId), ended);
+      if (cancelledWith !== undefined) process.stderr.write(`note: ${taskOfRun(key, runId)} was cancelled with ${JSON.stringify(cancelledWith)}, given before it, which it depends on\n`);
     }
     process.stdout.write(
       results
         .map(({ key, cancelled, cancelRequested, ended, cancelledWith }) => `${toJson({ task: key, cancelled, cancelRequested, ...(ended === undefined ? {} : { ended }), ...(cancelledWith === undefined ? {} : { cancelledWith }) })}\n`)
         .join(""),
     );
-    const running = results.flatMap((result) => result.running);
-    for (const note of [...notRetriedNotes(runId, results.flatMap((result) => result.notRetried)), ...runningNotes(running)]) process.stderr.write(`note: ${note}\n`);
-    if (running.length > 0 && (await store.workersConnected(runId)) === false) process.stderr.write(`note: ${noSweepNote(store.schema, running)}\n`);
-    const cancelled = results.flatMap((result) => result.cancelled);
-    const cancelRequested = results.flatMap((result) => result.cancelRequested);
-    const done = [...(cancelled.length === 0 ? [] : [`cancelled ${cancelled.join(", ")}`]), ...(cancelRequested.length === 0 ? [] : [`asked the workers running ${cancelRequested.join(", ")} to stop`])];
-    if (done.length > 0) changeLost(`run ${runId}: ${done.join("; ")}`);
+    await cancelNotes(store, runId, results);
     return 0;
   }, { applicationName: `taskq cancel ${runId}` });
+}
+
+/** A task as cancel's notes name it: `task "b" of run build-7`. */
+function taskOfRun(key: string, runId: string): string {
+  return `task ${JSON.stringify(key)} of run ${runId}`;
+}
+
+/** That `what` (a run, a task of it) had already ended: no error, said on stderr, stdout staying the JSON a script reads. */
+function nothingToCancel(what: string, ended: string): void {
+  process.stderr.write(`note: ${what} has already ended (${ended}): nothing to cancel\n`);
+}
+
+/**
+ * What a cancel (of a run, a task, several tasks: `results`, one for each) said after its JSON: the notes of the tasks not
+ * retried and of those running, that no worker is connected to stop them, and, where its JSON could not be written, the change
+ * made on stderr.
+ */
+async function cancelNotes(store: PostgresStore, runId: string, results: readonly CancelResult[]): Promise<void> {
+  const running = results.flatMap((result) => result.running);
+  for (const note of [...notRetriedNotes(runId, results.flatMap((result) => result.notRetried)), ...runningNotes(running)]) process.stderr.write(`note: ${note}\n`);
+  // Their notes say a worker's sweep cancels a task whose worker is gone: with no worker connected, none will until one starts.
+  // Only a finer wording, as status's note: a database that stops answering just then leaves it out.
+  // (A failed look is undefined, not false: see workersConnected.)
+  if (running.length > 0 && (await store.workersConnected(runId)) === false) process.stderr.write(`note: ${noSweepNote(store.schema, running)}\n`);
+  const cancelled = results.flatMap((result) => result.cancelled);
+  const cancelRequested = results.flatMap((result) => result.cancelRequested);
+  const done = [...(cancelled.length === 0 ? [] : [`cancelled ${cancelled.join(", ")}`]), ...(cancelRequested.length === 0 ? [] : [`asked the workers running ${cancelRequested.join(", ")} to stop`])];
+  if (done.length > 0) changeLost(`run ${runId}: ${done.join("; ")}`);
 }
 
 /** Tasks a cancel found waiting for their retry that its notes name each, with the error of the attempt that failed last. */
@@ -824,7 +838,7 @@ export async function redriveCommand(runId: string, task: string, flags: Flags):
   return withExistingStore(flags, async (store) => {
     const result = await store.redrive(runId, task);
     process.stdout.write(`${toJson(result)}\n`);
-    changeLost(`run ${runId}: task ${JSON.stringify(result.requeued)} was queued again${result.reblocked.length === 0 ? "" : ` (waiting for it again: ${result.reblocked.join(", ")})`}`);
+    changeLost(`run ${runId}: ${queuedAgain(result)}`);
     return 0;
   }, { applicationName: `taskq redrive ${runId}` });
 }
@@ -841,10 +855,14 @@ export async function redriveTasksCommand(runId: string, tasks: readonly string[
   return withExistingStore(flags, async (store) => {
     const results = await store.redriveTasks(runId, tasks);
     process.stdout.write(results.map((result) => `${toJson(result)}\n`).join(""));
-    const said = results.map((result) => `task ${JSON.stringify(result.requeued)} was queued again${result.reblocked.length === 0 ? "" : ` (waiting for it again: ${result.reblocked.join(", ")})`}`);
-    changeLost(`run ${runId}: ${said.join("; ")}`);
+    changeLost(`run ${runId}: ${results.map(queuedAgain).join("; ")}`);
     return 0;
   }, { applicationName: `taskq redrive ${runId}` });
+}
+
+/** A redrive's change, as said where its JSON could not be written: `task "test" was queued again (waiting for it again: deploy)`. */
+function queuedAgain(result: RedriveResult): string {
+  return `task ${JSON.stringify(result.requeued)} was queued again${result.reblocked.length === 0 ? "" : ` (waiting for it again: ${result.reblocked.join(", ")})`}`;
 }
 
 /** Where a run's logs are, when the summary is printed by a process that ran some of its tasks (`run --store`). */

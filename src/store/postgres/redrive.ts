@@ -26,12 +26,7 @@ export async function redriveTask(client: pg.ClientBase, names: SchemaNames, run
   );
   const task = found.rows[0];
   if (task === undefined) throw await taskNotFound(client, names, runId, taskKey, "redrive");
-  if (task.state !== "failed") {
-    // Cancelled by a cascade: a redrive of the failed task at its root brings it back (see below), which is worth saying.
-    const root = task.cancelled_by === null ? undefined : await client.query<{ state: TaskState }>(`SELECT state FROM ${names.tasks} WHERE run_id = $1 AND key = $2`, [runId, task.cancelled_by]);
-    const redriveInstead = root?.rows[0]?.state === "failed" ? task.cancelled_by! : undefined;
-    throw new TaskqError("STORE_NOT_REDRIVABLE", notRedrivable(taskKey, task, redriveInstead));
-  }
+  if (task.state !== "failed") throw new TaskqError("STORE_NOT_REDRIVABLE", notRedrivable(taskKey, task, await redriveInstead(client, names, runId, task)));
   // started_at stays (the last attempt's): a task that ran is not one a resubmit may give its delay or runAt
   // again (see changedTask), and the same file submitted again (a CI step run again) moves nothing.
   // Its attempts start again at 1: the worker of a failed attempt before the redrive names none of theirs (migration 20).
@@ -108,8 +103,7 @@ export async function redriveSeveral(client: pg.ClientBase, names: SchemaNames, 
     const task = rows.get(key)!;
     if (task.state === "failed") continue;
     // Cancelled because a task failed that is given too: its redrive brings this one back.
-    const root = task.cancelled_by === null ? undefined : rows.get(task.cancelled_by) ?? (await client.query<{ state: TaskState }>(`SELECT state FROM ${names.tasks} WHERE run_id = $1 AND key = $2`, [runId, task.cancelled_by])).rows[0];
-    const instead = root?.state === "failed" ? task.cancelled_by! : undefined;
+    const instead = await redriveInstead(client, names, runId, task, rows);
     const insteadGiven = instead !== undefined && rows.has(instead);
     const message = insteadGiven
       ? `task ${JSON.stringify(key)} was cancelled (${task.cancel_reason ?? "cancelled"}): only failed tasks can be redriven; the redrive of ${JSON.stringify(instead)}, given too, brings it back: leave ${JSON.stringify(key)} out`
@@ -119,6 +113,22 @@ export async function redriveSeveral(client: pg.ClientBase, names: SchemaNames, 
   const results: RedriveResult[] = [];
   for (const key of keys) results.push(await redriveTask(client, names, runId, key));
   return results;
+}
+
+/**
+ * Of a task that did not fail, cancelled by a cascade, the failed task at its root, whose redrive brings it back (see redriveTask),
+ * which is worth saying; undefined where none does. `known`: rows already read (the tasks given), looked at before the table.
+ */
+async function redriveInstead(
+  client: pg.ClientBase,
+  names: SchemaNames,
+  runId: string,
+  task: { cancelled_by: string | null },
+  known: ReadonlyMap<string, { state: TaskState }> = new Map(),
+): Promise<string | undefined> {
+  if (task.cancelled_by === null) return undefined;
+  const root = known.get(task.cancelled_by) ?? (await client.query<{ state: TaskState }>(`SELECT state FROM ${names.tasks} WHERE run_id = $1 AND key = $2`, [runId, task.cancelled_by])).rows[0];
+  return root?.state === "failed" ? task.cancelled_by : undefined;
 }
 
 /** Why a task that did not fail cannot be redriven; `instead`: the failed task whose redrive brings it back. */
