@@ -46,8 +46,9 @@ export class NotSpawnedError extends TaskCancelledError {
 }
 
 /**
- * A durable worker's task that the orphan guard stopped because the worker was stopped (SIGSTOP) as the task's lease was
- * about to run out (see guardLease): the abort reason the shell handler gives its end, with the code of a lost lease.
+ * A durable worker's task that the orphan guard froze because the worker was stopped (SIGSTOP) as the task's lease was
+ * about to run out, and that was killed as the lease ran out (by the guard, or by the worker woken too late, see
+ * guardLease): the abort reason the shell handler gives its end, with the code of a lost lease.
  */
 export class LeaseLapsedError extends TaskqError {
   constructor() {
@@ -55,9 +56,9 @@ export class LeaseLapsedError extends TaskqError {
   }
 }
 
-/** Why the orphan guard stopped a worker's task (see LeaseLapsedError), in its log, its line and its dead letter. */
+/** Why a worker's task frozen by the orphan guard was killed (see LeaseLapsedError), in its log, its line and its dead letter. */
 export const LEASE_LAPSED =
-  "its lease was about to run out while the worker was stopped (SIGSTOP), so taskq's orphan guard stopped the task before another worker could take it over";
+  "its lease was about to run out while the worker was stopped (SIGSTOP), so taskq's orphan guard froze the task (SIGSTOP), and it was killed as the lease ran out, never running beside another worker's attempt";
 
 /** The words of a task whose command a shutdown signal kept from spawning, its attempt begun: a local run's and `run --store`'s. */
 export const NOT_SPAWNED = "shutdown: stopped before its command started";

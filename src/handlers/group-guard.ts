@@ -37,12 +37,16 @@ import { errorCode, failedRoots, makeInTempRoot, noRoom, noteTempRootMove, owner
  * named `<pid>-n-` may be another namespace's, as the next taskq's tidy-up judges it). Else the next taskq removes it.
  *
  * A worker's guard (TASKQ_GUARD_LEASE_CS, its lease in centiseconds) also watches its tasks' leases meanwhile, in a subshell
- * (see guardLease): every sixteenth of the lease (a `sleep`, 0.1 s at least) it reads taskq's state in /proc/<pid>/stat, and
- * only while taskq is stopped (T, or t: traced) the list's `-leases` file ("PGID DEADLINE" lines, in centiseconds of
- * /proc/uptime), and gives each group whose shell still has TASKQ_PID=<taskq's pid> and less than a quarter of the lease
- * left SIGTERM and SIGCONT, with the other groups of its session, noting "PGID DEADLINE" in the list's `-lapsed` file for
- * taskq to read once it runs again; SIGKILL with less than an eighth left. It ends when taskq is gone (or another process
- * has its pid), when the guard is, and when the guard's input ends.
+ * (see guardLease): every sixteenth of the lease (a `sleep` it waits for, so that a TERM ends both at once; 0.1 s at least,
+ * 1 s at most) it reads taskq's state in /proc/<pid>/stat (t, traced, counts as stopped only when read twice in a row: a
+ * tracer's syscall stops show it in a worker that runs), and only while taskq is stopped the list's `-leases` file ("PGID
+ * DEADLINE" lines, in centiseconds of /proc/uptime). A group whose shell still has TASKQ_PID=<taskq's pid> and less than a
+ * quarter of the lease left is frozen (SIGSTOP), with the other groups of its session, noted first as "PGID DEADLINE
+ * GROUPS..." in the list's `-frozen` file, for taskq to continue them once a renewal keeps the lease; the guard continues
+ * them too once the file gives the group a later deadline (the lease renewed). Only as the deadline comes (a tenth of a
+ * second before it, the nap shortened to look then), the worker still stopped, the group still listed with it and still
+ * taskq's, does it SIGKILL them, before the database's lease (which counts from later) lets another worker start the task
+ * again; a group no longer listed is forgotten. It ends when taskq is gone (or another process has its pid), when the guard is, and when the guard's input ends.
  */
 export const GUARD_SCRIPT = `
 taskq=$1 grace=$2 list=$3
@@ -61,39 +65,72 @@ session_groups() {
   echo $found
 }
 watch_leases() {
-  term=$(($1 / 4)) hard=$(($1 / 8)) every=$(($1 / 16))
+  freeze=$(($1 / 4)) every=$(($1 / 16))
   [ "$every" -ge 10 ] || every=10
-  nap=$((every / 100)).$((every % 100 / 10))$((every % 10))
-  guard=$$ termed=" "
-  while sleep "$nap" 2>/dev/null || sleep 1; do
+  [ "$every" -le 100 ] || every=100
+  whole=
+  sleep 0.01 2>/dev/null || whole=1
+  guard=$$ frozen=" " traced= napper= wake=$every
+  trap 'kill $napper 2>/dev/null; exit 0' TERM
+  while :; do
+    nap=$((wake / 100)).$((wake % 100 / 10))$((wake % 10))
+    [ -z "$whole" ] || nap=1
+    sleep "$nap" & napper=$!
+    wait "$napper"
+    napper= wake=$every
     kill -0 "$guard" 2>/dev/null || exit 0
     read -r fields 2>/dev/null < "/proc/$taskq/stat" || exit 0
     set -f
     set -- \${fields##*) }
     set +f
     [ "\${20}" = "$start" ] || exit 0
-    case $1 in T|t) ;; *) termed=" "; continue ;; esac
-    [ -s "$list-leases" ] || continue
+    stopped=
+    case $1 in
+      T) stopped=1 traced= ;;
+      t) [ -z "$traced" ] || stopped=1; traced=1 ;;
+      *) traced= ;;
+    esac
+    [ -n "$stopped" ] || [ "$frozen" != " " ] || continue
+    [ -s "$list-leases" ] || { frozen=" "; continue; }
     read -r up _ < /proc/uptime || continue
     case $up in *[0-9].[0-9][0-9]) ;; *) continue ;; esac
     now=\${up%.*}\${up#*.}
     while case $now in 0?*) true ;; *) false ;; esac; do now=\${now#0}; done
+    kept=" "
     while read -r pg due; do
       case $pg in ''|0|1|*[!0-9]*) continue ;; esac
       case $due in ''|*[!0-9]*) continue ;; esac
       left=$((due - now))
-      [ "$left" -lt "$term" ] || continue
-      case $termed in
+      case $frozen in
         *" $pg:$due "*)
-          [ "$left" -lt "$hard" ] || continue
-          for pgid in $pg $(session_groups "$pg"); do kill -KILL -$pgid 2>/dev/null; done
+          kept="$kept$pg:$due "
+          # Looked at again a tenth of a second before the deadline, when it is killed.
+          if [ "$left" -gt 10 ]; then
+            [ $((left - 10)) -ge "$wake" ] || wake=$((left - 10))
+            continue
+          fi
+          [ -n "$stopped" ] || continue
+          grep -q -z -x -F "TASKQ_PID=$taskq" "/proc/$pg/environ" 2>/dev/null || continue
+          groups=
+          while read -r fpg fdue more; do [ "$fpg $fdue" != "$pg $due" ] || groups="$groups $more"; done < "$list-frozen"
+          for pgid in $pg $groups; do kill -KILL -$pgid 2>/dev/null; done
+          for pgid in $(session_groups "$pg"); do kill -KILL -$pgid 2>/dev/null; done
+          continue ;;
+        *" $pg:"*)
+          # Renewed since it was frozen: the worker holds the lease (and continues them too).
+          for pgid in $pg $(session_groups "$pg"); do kill -CONT -$pgid 2>/dev/null; done
           continue ;;
       esac
+      [ -n "$stopped" ] && [ "$left" -lt "$freeze" ] || continue
       grep -q -z -x -F "TASKQ_PID=$taskq" "/proc/$pg/environ" 2>/dev/null || continue
-      termed="$termed$pg:$due "
-      echo "$pg $due" >> "$list-lapsed"
-      for pgid in $pg $(session_groups "$pg"); do kill -TERM -$pgid 2>/dev/null && kill -CONT -$pgid 2>/dev/null; done
+      groups=$(session_groups "$pg")
+      echo "$pg $due $pg $groups" >> "$list-frozen"
+      kept="$kept$pg:$due "
+      for pgid in $pg $groups; do kill -STOP -$pgid 2>/dev/null; done
+      [ "$left" -gt 10 ] || left=11
+      [ $((left - 10)) -ge "$wake" ] || wake=$((left - 10))
     done < "$list-leases"
+    frozen=$kept
   done
 }
 name=\${list##*/}
@@ -111,7 +148,7 @@ watcher=
 case \${TASKQ_GUARD_LEASE_CS:-} in ''|0|*[!0-9]*) ;; *) watch_leases "$TASKQ_GUARD_LEASE_CS" </dev/null & watcher=$! ;; esac
 while read -r _; do :; done
 [ -z "$watcher" ] || kill "$watcher" 2>/dev/null
-rm -f "$list-leases" "$list-leases.new" "$list-lapsed"
+rm -f "$list-leases" "$list-leases.new" "$list-frozen"
 fifos=taskq-fifo-\${name#taskq-guard-}
 fifos=\${fifos%-*}-
 # No PID namespace known (\`<pid>-n-\`): a folder so named may be another namespace's taskq of the same pid.
@@ -294,28 +331,31 @@ export function unguardGroup(pgid: number): void {
   if (leases.delete(pgid)) scheduleLeasesWrite();
 }
 
-/** The file beside the guard's list with each running group's lease deadline (see guardLease), and the guard's record of the groups it stopped for theirs. */
+/** The file beside the guard's list with each running group's lease deadline (see guardLease), and the guard's record of the groups it froze for theirs. */
 const LEASES_SUFFIX = "-leases";
-const LAPSED_SUFFIX = "-lapsed";
+const FROZEN_SUFFIX = "-frozen";
 
 /**
  * The lease deadline of each running group of a worker's (see guardLease), in centiseconds of /proc/uptime (the clock the
  * guard reads, which goes on while the machine sleeps, as the database's does); `since`, the first one given, tells the
- * guard's record of this task's group from that of an earlier one with the same pgid.
+ * guard's record of this task's group from that of an earlier one with the same pgid; `thawed`, the latest deadline
+ * whose frozen groups a renewal continued.
  */
-const leases = new Map<number, { due: number; since: number }>();
+const leases = new Map<number, { due: number; since: number; thawed: number }>();
 let leasesWriteScheduled = false;
 
 /**
  * A durable worker's task group `pgid` holds a lease that runs out at `endsAt` (performance.now()) unless renewed: told as
- * the task starts and at each renewal. A worker stopped alone (SIGSTOP: its tasks run on) renews nothing, and once its
- * lease runs out another worker takes the task and runs it again, beside this one. So the guard, which runs on, looks
- * every sixteenth of the lease at the worker's state: while it is stopped (T, or t under a debugger), a group with less
- * than a quarter of its lease left gets SIGTERM (and SIGCONT), its session's other groups too, and SIGKILL with less than
- * an eighth left: gone before the lease runs out on the database's clock, which counts from later still (see
- * GUARD_SCRIPT). Never while the worker runs: a worker that is late or whose renewals fail (a row locked, the database
- * away) decides for itself (see Attempt). Written once per turn of the event loop, whole, under a new name moved over
- * the old (the guard never reads half a line); without /proc/uptime, nothing is watched.
+ * the task starts and at each renewal. A worker stopped alone (SIGSTOP, job control, a debugger: its tasks run on) renews
+ * nothing, and once its lease runs out another worker takes the task and runs it again, beside this one. So the guard,
+ * which runs on, looks every sixteenth of the lease (1 s at most) at the worker's state: while it is stopped, a group with
+ * less than a quarter of its lease left is frozen (SIGSTOP), its session's other groups too, and SIGKILLed as the lease
+ * runs out (a tenth of a second before, on the guard's clock; the database's counts from later still): frozen, then gone,
+ * it never runs beside the next attempt. A worker woken in time loses nothing: its next renewal lands here, which continues (SIGCONT) the groups the
+ * guard froze for the lease just renewed. One woken too late kills the task as any lost lease does (see Attempt), and
+ * leaseLapsed says why. Never while the worker runs: a worker that is late or whose renewals fail (a row locked, the
+ * database away) decides for itself. Written once per turn of the event loop, whole, under a new name moved over the old
+ * (the guard never reads half a line); without /proc/uptime, nothing is watched.
  */
 export function guardLease(pgid: number, endsAt: number): void {
   const current = guard;
@@ -323,28 +363,55 @@ export function guardLease(pgid: number, endsAt: number): void {
   const now = uptimeCs();
   if (now === undefined) return;
   const due = now + Math.floor((endsAt - performance.now()) / 10);
-  leases.set(pgid, { due, since: leases.get(pgid)?.since ?? due });
+  const old = leases.get(pgid);
+  const lease = { due, since: old?.since ?? due, thawed: old?.thawed ?? -1 };
+  leases.set(pgid, lease);
+  // Renewed: what the guard froze for an earlier deadline of this task's runs on (the guard, looking later, would too).
+  for (const frozen of frozenFor(pgid, lease.since)) {
+    if (frozen.due >= due || frozen.due <= lease.thawed) continue;
+    for (const group of frozen.groups) signalQuietly(group, "SIGCONT");
+    lease.thawed = Math.max(lease.thawed, frozen.due);
+  }
   scheduleLeasesWrite();
 }
 
 /**
- * Whether the guard stopped group `pgid` (still listed: asked before it is unguarded) because its worker was stopped as its
- * lease was about to run out (see guardLease): the shell handler's word for why its task died of a signal.
+ * Whether the guard froze group `pgid` (still listed: asked before it is unguarded) because its worker was stopped as its
+ * lease was about to run out, and no renewal kept the lease since (see guardLease): the task was then killed, by the guard
+ * or by the worker for its lost lease, whatever its exit status says (a task that traps SIGTERM and exits 0). The shell
+ * handler's word for why its task ended.
  */
 export function leaseLapsed(pgid: number): boolean {
   const lease = leases.get(pgid);
+  if (lease === undefined) return false;
+  return frozenFor(pgid, lease.since).some((frozen) => frozen.due >= lease.due);
+}
+
+/** The guard's `-frozen` lines for group `pgid` with a deadline from `since` on (this task's, not an earlier one's of the same pgid). */
+function frozenFor(pgid: number, since: number): { due: number; groups: number[] }[] {
   const current = guard;
-  if (lease === undefined || current === undefined) return false;
+  if (current === undefined) return [];
   let text: string;
   try {
-    text = readFileSync(`${current.list.file}${LAPSED_SUFFIX}`, "latin1");
+    text = readFileSync(`${current.list.file}${FROZEN_SUFFIX}`, "latin1");
   } catch {
-    return false;
+    return [];
   }
-  return text.split("\n").some((line) => {
-    const [group, due] = line.split(" ");
-    return Number(group) === pgid && Number(due) >= lease.since;
-  });
+  const found: { due: number; groups: number[] }[] = [];
+  for (const line of text.split("\n")) {
+    const [group, due, ...groups] = line.split(" ").map(Number);
+    if (group !== pgid || due === undefined || !(due >= since)) continue;
+    found.push({ due, groups: groups.filter((other) => Number.isInteger(other) && other > 1) });
+  }
+  return found;
+}
+
+function signalQuietly(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // gone
+  }
 }
 
 function scheduleLeasesWrite(): void {
@@ -380,7 +447,7 @@ function uptimeCs(): number | undefined {
 
 /** Removes the guard's files beside its list (see guardLease). */
 function discardLeases(list: GroupList): void {
-  for (const suffix of [LEASES_SUFFIX, `${LEASES_SUFFIX}.new`, LAPSED_SUFFIX]) unlinkQuietly(`${list.file}${suffix}`);
+  for (const suffix of [LEASES_SUFFIX, `${LEASES_SUFFIX}.new`, FROZEN_SUFFIX]) unlinkQuietly(`${list.file}${suffix}`);
 }
 
 function unlinkQuietly(file: string): void {

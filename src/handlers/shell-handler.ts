@@ -381,8 +381,10 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
       options.onCommandEnded?.(ctx.signal);
       unwatchStopped(pid);
       kill.byTaskq = sigkilledByTaskq(pid);
-      // Killed by the guard, its worker stopped as its lease was about to run out (asked before the group leaves the guard's list).
-      if (abortReason === undefined && exit.signal !== null && ctx.onLeaseEnds !== undefined && leaseLapsed(pid)) abortReason = new LeaseLapsedError();
+      // Frozen by the guard, its worker stopped as its lease was about to run out, and killed once it ran out (by the guard, or
+      // by the worker's lost lease): whatever its exit status (a task that traps SIGTERM exits 0). Asked before the group
+      // leaves the guard's list.
+      if ((abortReason === undefined || reasonCode(abortReason) === "LEASE_LOST") && ctx.onLeaseEnds !== undefined && leaseLapsed(pid)) abortReason = new LeaseLapsedError();
       // Killed by the signal that stops taskq (sent to its process group as the shell started, see
       // ShellHandlerOptions.shutdownSignals): stopped with taskq, not failed.
       if (abortReason === undefined && exit.signal !== null && options.shutdownSignals !== undefined && (await options.shutdownSignals.received(exit.signal, diedStarting))) {

@@ -1,8 +1,8 @@
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, describe, expect, it } from "vitest";
-import { eventually, findLeftovers } from "../helpers/processes.js";
+import { eventually, findGuards, findLeftovers } from "../helpers/processes.js";
 import { useDurableWorkspace } from "./durable-harness.js";
 
 // Durable mode through the real CLI (see durable-harness.ts): `taskq` processes stand in for machines.
@@ -15,7 +15,23 @@ beforeAll(() => {
 });
 
 /** Why the attempt ended, in its log, its line and its dead letter (see LeaseLapsedError). */
-const LEASE_LAPSED = "its lease was about to run out while the worker was stopped (SIGSTOP), so taskq's orphan guard stopped the task before another worker could take it over";
+const LEASE_LAPSED =
+  "its lease was about to run out while the worker was stopped (SIGSTOP), so taskq's orphan guard froze the task (SIGSTOP), and it was killed as the lease ran out, never running beside another worker's attempt";
+
+/** The live processes (not zombies) whose environment holds `entry` ("NAME=value"), and their states. */
+async function withEnvironment(entry: string): Promise<{ pid: number; state: string }[]> {
+  const needle = Buffer.from(`${entry}\0`);
+  const found: { pid: number; state: string }[] = [];
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const environ = await readFile(`/proc/${name}/environ`).catch(() => undefined);
+    if (environ === undefined || !(environ.indexOf(needle) === 0 || environ.indexOf(Buffer.concat([Buffer.from([0]), needle])) >= 0)) continue;
+    const stat = await readFile(`/proc/${name}/stat`, "latin1").catch(() => undefined);
+    const state = stat?.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    if (state !== undefined && state !== "Z" && state !== "X" && state !== "") found.push({ pid: Number(name), state });
+  }
+  return found;
+}
 
 /**
  * Attempt 1 becomes `sleep` (its shell's pid, its group's, written down); attempt 2 looks, as it starts, whether that process
@@ -86,5 +102,61 @@ describe("a worker stopped alone (SIGSTOP) while its task runs on", () => {
     expect(worker.stdout()).not.toMatch(/LOST|stale|orphan guard/);
     worker.cli.child.kill("SIGTERM");
     expect((await worker.cli.done).code).toBe(143);
+  });
+  it("stopped past the point where a quarter of its lease is left, but woken before it runs out: the task, frozen meanwhile, runs on where it was and succeeds on its first attempt", async () => {
+    const file = await workflowFile("frozen-woken", "tasks:\n  job: { run: 'i=0; while [ $i -lt 60 ]; do echo \"tick $i\"; i=$((i+1)); sleep 0.25; done' }\n");
+    const worker = await startWorker(["--lease", "6s", "-j", "1"]);
+    const runId = await submit(file);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/job | tick 2\n`), 15_000)).toBe(true);
+    worker.cli.child.kill("SIGSTOP");
+    let frozen: boolean;
+    try {
+      // The guard freezes the task (its shell and its `sleep` stopped) once less than a quarter of the lease is left:
+      // 2.5-4.5 s into the stop, 40-75% of the lease (renewed every third of it). Woken at once then, well before its end.
+      frozen = await eventually(async () => {
+        const processes = await findLeftovers(runId);
+        return processes.length > 0 && (await Promise.all(processes.map(async (pid) => (await readFile(`/proc/${pid}/stat`, "latin1").catch(() => "")).includes(") T ")))).every(Boolean);
+      }, 15_000);
+    } finally {
+      worker.cli.child.kill("SIGCONT");
+    }
+    expect(frozen).toBe(true);
+    const status = await waitForRun(runId, 60_000);
+    expect(status.tasks[0]).toMatchObject({ state: "succeeded", attempts: 1 });
+    // Its ticks went on after the wake, to the last.
+    expect(await readFile(path.join(ws.logs, runId, "job.log"), "utf8")).toContain("tick 59\n");
+    expect(worker.stdout()).not.toMatch(/LOST|stale|orphan guard/);
+    worker.cli.child.kill("SIGTERM");
+    expect((await worker.cli.done).code).toBe(143);
+  });
+
+  it("a task that traps SIGTERM and exits 0 is not recorded as succeeded when its lease ran out while its worker was stopped", async () => {
+    const file = await workflowFile("stopped-trap", "tasks:\n  job: { run: 'trap \"echo trapped; exit 0\" TERM; echo \"try $TASKQ_ATTEMPT\"; while :; do sleep 0.2; done' }\n");
+    const worker = await startWorker(["--lease", "6s", "-j", "1"]);
+    const runId = await submit(file);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/job | try 1`), 15_000)).toBe(true);
+    worker.cli.child.kill("SIGSTOP");
+    try {
+      expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 30_000)).toBe(true);
+    } finally {
+      worker.cli.child.kill("SIGCONT");
+    }
+    const status = await waitForRun(runId, 30_000);
+    expect(status.tasks[0]).toMatchObject({ state: "failed", attempts: 1, lastError: LEASE_LAPSED });
+    worker.cli.child.kill("SIGTERM");
+    expect((await worker.cli.done).code).toBe(143);
+  });
+
+  it("once the worker exits, nothing of its guard's lease watch is left (no `sleep`), however long the lease", async () => {
+    // A lease of its own, so that its guard's processes are told from other workers' by their environment.
+    const entry = "TASKQ_GUARD_LEASE_CS=360700";
+    const worker = await startWorker(["--lease", "3607s", "-j", "1"]);
+    // The watch naps in a `sleep` of its own (a sixteenth of the lease, 1 s at most).
+    expect(await eventually(async () => (await withEnvironment(entry)).length >= 2, 15_000)).toBe(true);
+    const pid = worker.cli.child.pid ?? 0;
+    worker.cli.child.kill("SIGTERM");
+    expect((await worker.cli.done).code).toBe(143);
+    expect(await eventually(async () => (await findGuards(pid)).length === 0, 15_000)).toBe(true);
+    expect(await eventually(async () => (await withEnvironment(entry)).length === 0, 10_000)).toBe(true);
   });
 });
