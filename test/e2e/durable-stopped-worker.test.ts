@@ -3,7 +3,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, describe, expect, it } from "vitest";
 import { eventually, findGuards, findLeftovers } from "../helpers/processes.js";
-import { useDurableWorkspace } from "./durable-harness.js";
+import { useDurableWorkspace, type Worker } from "./durable-harness.js";
 
 // Durable mode through the real CLI (see durable-harness.ts): `taskq` processes stand in for machines.
 const durable = useDurableWorkspace("taskq_e2e_stopped");
@@ -31,6 +31,26 @@ async function withEnvironment(entry: string): Promise<{ pid: number; state: str
     if (state !== undefined && state !== "Z" && state !== "X" && state !== "") found.push({ pid: Number(name), state });
   }
   return found;
+}
+
+/**
+ * A one-task run (`run`, which echoes "try N" first) on a worker alone (`--lease 6s`), the worker stopped once the task has
+ * started and woken only once the task's processes are gone (the guard froze, then killed them as the lease ran out); the
+ * run's status once it has ended.
+ */
+async function stoppedPastLease(name: string, run: string): Promise<{ worker: Worker; runId: string; status: Awaited<ReturnType<typeof waitForRun>> }> {
+  const file = await workflowFile(name, `tasks:\n  job: { run: ${JSON.stringify(run)} }\n`);
+  const worker = await startWorker(["--lease", "6s", "-j", "1"]);
+  const runId = await submit(file);
+  expect(await eventually(() => worker.stdout().includes(`${runId}/job | try 1`), 15_000)).toBe(true);
+  worker.cli.child.kill("SIGSTOP");
+  try {
+    // Its processes gone while the worker is stopped: the guard froze, then killed them.
+    expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 30_000)).toBe(true);
+  } finally {
+    worker.cli.child.kill("SIGCONT");
+  }
+  return { worker, runId, status: await waitForRun(runId, 30_000) };
 }
 
 /**
@@ -66,18 +86,7 @@ describe("a worker stopped alone (SIGSTOP) while its task runs on", () => {
   });
 
   it("with no other worker to take the task over: woken, the attempt's failure says why, in the dead letter too", async () => {
-    const file = await workflowFile("stopped-alone", "tasks:\n  job: { run: 'echo \"try $TASKQ_ATTEMPT\"; sleep 1000' }\n");
-    const worker = await startWorker(["--lease", "6s", "-j", "1"]);
-    const runId = await submit(file);
-    expect(await eventually(() => worker.stdout().includes(`${runId}/job | try 1`), 15_000)).toBe(true);
-    worker.cli.child.kill("SIGSTOP");
-    try {
-      // Its shell gone while the worker is stopped: the guard stopped it.
-      expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 30_000)).toBe(true);
-    } finally {
-      worker.cli.child.kill("SIGCONT");
-    }
-    const status = await waitForRun(runId, 30_000);
+    const { worker, runId, status } = await stoppedPastLease("stopped-alone", "echo \"try $TASKQ_ATTEMPT\"; sleep 1000");
     expect(status.tasks[0]).toMatchObject({ state: "failed", attempts: 1, lastError: LEASE_LAPSED });
     const dead = await taskq(["dead-letters", runId]);
     expect(dead.stdout).toContain(`${runId}/job: ${LEASE_LAPSED} (1 attempt)\n`);
@@ -131,17 +140,7 @@ describe("a worker stopped alone (SIGSTOP) while its task runs on", () => {
   });
 
   it("a task that traps SIGTERM and exits 0 is not recorded as succeeded when its lease ran out while its worker was stopped", async () => {
-    const file = await workflowFile("stopped-trap", "tasks:\n  job: { run: 'trap \"echo trapped; exit 0\" TERM; echo \"try $TASKQ_ATTEMPT\"; while :; do sleep 0.2; done' }\n");
-    const worker = await startWorker(["--lease", "6s", "-j", "1"]);
-    const runId = await submit(file);
-    expect(await eventually(() => worker.stdout().includes(`${runId}/job | try 1`), 15_000)).toBe(true);
-    worker.cli.child.kill("SIGSTOP");
-    try {
-      expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 30_000)).toBe(true);
-    } finally {
-      worker.cli.child.kill("SIGCONT");
-    }
-    const status = await waitForRun(runId, 30_000);
+    const { worker, status } = await stoppedPastLease("stopped-trap", "trap \"echo trapped; exit 0\" TERM; echo \"try $TASKQ_ATTEMPT\"; while :; do sleep 0.2; done");
     expect(status.tasks[0]).toMatchObject({ state: "failed", attempts: 1, lastError: LEASE_LAPSED });
     worker.cli.child.kill("SIGTERM");
     expect((await worker.cli.done).code).toBe(143);
