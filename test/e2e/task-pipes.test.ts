@@ -168,17 +168,26 @@ true`;
     expect(result.stdout).toContain("FIFO folders left: []\n");
   });
 
-  it.skipIf(!canMount || !existsSync("/dev/shm"))("a /dev/shm and a /tmp both full: no guard, and no note that anything moved", async () => {
-    // The workspace and taskq's checkout, where they are in /tmp (a CI's clean checkout may be), are bound again where they
-    // were in the new one (made before it is full: a folder takes no page): the workspace by the shell's cwd, the checkout
-    // by a descriptor opened on it before the mount hid it.
-    const checkout = path.dirname(path.dirname(BIN));
-    const fill = [
-      `exec 9<${JSON.stringify(checkout)}`,
-      "mount -t tmpfs -o size=64k tmpfs /dev/shm && mount -t tmpfs -o size=64k tmpfs /tmp",
+  /**
+   * Shell words that mount a tmpfs (`options`) on /tmp, then bind the workspace and taskq's checkout, where they are in /tmp
+   * (a CI's clean checkout may be), again where they were in the new one (made before it is full: a folder takes no page):
+   * the workspace by the shell's cwd, the checkout by a descriptor opened on it before the mount hid it.
+   */
+  const tmpfsOnTmp = (options: string): string => {
+    const checkout = JSON.stringify(path.dirname(path.dirname(BIN)));
+    return [
+      `exec 9<${checkout}`,
+      `mount -t tmpfs -o ${options} tmpfs /tmp`,
       'mkdir -p "$PWD" && mount --no-canonicalize --bind . "$PWD" && cd "$PWD"',
-      `case ${JSON.stringify(checkout)} in /tmp/*) mkdir -p ${JSON.stringify(checkout)} && mount --no-canonicalize --bind /proc/self/fd/9 ${JSON.stringify(checkout)} ;; esac`,
+      `case ${checkout} in /tmp/*) mkdir -p ${checkout} && mount --no-canonicalize --bind /proc/self/fd/9 ${checkout} ;; esac`,
       "exec 9<&-",
+    ].join(" && ");
+  };
+
+  it.skipIf(!canMount || !existsSync("/dev/shm"))("a /dev/shm and a /tmp both full: no guard, and no note that anything moved", async () => {
+    const fill = [
+      "mount -t tmpfs -o size=64k tmpfs /dev/shm",
+      tmpfsOnTmp("size=64k"),
       "for dir in /dev/shm /tmp; do dd if=/dev/zero of=$dir/fill bs=4k count=64 2>/dev/null; done; true",
     ].join(" && ");
     const result = await noRoom('tasks:\n  one: { run: "echo also > /dev/stderr" }\n', fill, () => ({ TMPDIR: undefined }));
@@ -189,18 +198,9 @@ true`;
   });
 
   it.skipIf(!canMount || !existsSync("/dev/shm"))("a TMPDIR with no room, then a /tmp that fills up during the run: the FIFOs move on to /dev/shm, and each move is said where it went", { timeout: 120_000 }, async () => {
-    // /tmp of few inodes (the workspace and taskq's checkout bound back, as above), which a task fills once the FIFOs are in it,
-    // and each task after it fills again as the inodes of FIFOs used up are freed.
-    const checkout = path.dirname(path.dirname(BIN));
-    const fill = [
-      `exec 9<${JSON.stringify(checkout)}`,
-      "mount -t tmpfs -o size=1m,nr_inodes=64 tmpfs /tmp",
-      'mkdir -p "$PWD" && mount --no-canonicalize --bind . "$PWD" && cd "$PWD"',
-      `case ${JSON.stringify(checkout)} in /tmp/*) mkdir -p ${JSON.stringify(checkout)} && mount --no-canonicalize --bind /proc/self/fd/9 ${JSON.stringify(checkout)} ;; esac`,
-      "exec 9<&-",
-      // After the binds: a bind carries no mount below it.
-      "mount -t tmpfs -o size=4k,nr_inodes=1 tmpfs FULL",
-    ].join(" && ");
+    // /tmp of few inodes, which a task fills once the FIFOs are in it, and each task after it fills again as the inodes of
+    // FIFOs used up are freed. TMPDIR full after the binds: a bind carries no mount below it.
+    const fill = [tmpfsOnTmp("size=1m,nr_inodes=64"), "mount -t tmpfs -o size=4k,nr_inodes=1 tmpfs FULL"].join(" && ");
     const ids = Array.from({ length: 200 }, (_, i) => `t${i}`);
     const yaml = `tasks:
   fill: { run: 'i=0; while touch /tmp/fill-$i 2>/dev/null; do i=$((i + 1)); done; echo filled' }
