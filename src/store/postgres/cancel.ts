@@ -5,7 +5,7 @@ import { cancelDependentsOfCancelAsked, refreshRunState } from "./graph.js";
 import type { SchemaNames } from "./names.js";
 import { ABORTED_BY_SHUTDOWN, notStartedReason, requestedReason, retryWaitedFor, withKilled } from "./shutdown-cancel.js";
 import { taskNotFound, tasksNotFound } from "./status.js";
-import type { RunStatus, TaskState } from "./types.js";
+import { TERMINAL_STATES, type RunStatus, type TaskState } from "./types.js";
 
 export interface CancelResult {
   /** Keys cancelled now: the targets that were blocked or queued, and their dependents. */
@@ -74,13 +74,7 @@ export interface ShutdownCancel {
  * tasks are cancelled as a stopped run's (see ShutdownCancel).
  */
 export async function cancelTasks(client: pg.ClientBase, names: SchemaNames, runId: string, taskKey?: string, shutdown?: ShutdownCancel): Promise<CancelResult> {
-  const targets = await client.query<TaskRow & { run_id: string }>(
-    `SELECT id, run_id, key, state, worker_id, attempts, last_error,
-            extract(epoch FROM lease_expires_at - now())::float8 * 1000 AS lease_left_ms FROM ${names.tasks}
-      WHERE run_id = $1 AND ($2::text IS NULL OR key = $2)
-      ORDER BY seq FOR UPDATE`,
-    [runId, taskKey ?? null],
-  );
+  const targets = await lockTargets(client, names, runId, taskKey === undefined ? null : [taskKey]);
   if (targets.rows.length === 0) {
     throw taskKey === undefined ? new RunNotFoundError(runId) : await taskNotFound(client, names, runId, taskKey, "cancel");
   }
@@ -106,6 +100,17 @@ export interface TargetCancel extends CancelResult {
   cancelledWith?: string;
 }
 
+/** The tasks of a run a cancel acts on, all (`keys` null) or those of `keys`, locked, in their order. */
+function lockTargets(client: pg.ClientBase, names: SchemaNames, runId: string, keys: readonly string[] | null): Promise<pg.QueryResult<TaskRow & { run_id: string }>> {
+  return client.query<TaskRow & { run_id: string }>(
+    `SELECT id, run_id, key, state, worker_id, attempts, last_error,
+            extract(epoch FROM lease_expires_at - now())::float8 * 1000 AS lease_left_ms FROM ${names.tasks}
+      WHERE run_id = $1 AND ($2::text[] IS NULL OR key = ANY($2))
+      ORDER BY seq FOR UPDATE`,
+    [runId, keys],
+  );
+}
+
 /**
  * Cancels several tasks of a run (`given`, as typed: each once, in that order) as `cancelTasks` cancels one, in the caller's
  * transaction: every key is looked for first, and one the run has not fails the whole cancel, naming each such key, before
@@ -113,13 +118,7 @@ export interface TargetCancel extends CancelResult {
  */
 export async function cancelSeveral(client: pg.ClientBase, names: SchemaNames, runId: string, given: readonly string[]): Promise<TargetCancel[]> {
   const keys = [...new Set(given)];
-  const targets = await client.query<TaskRow & { run_id: string }>(
-    `SELECT id, run_id, key, state, worker_id, attempts, last_error,
-            extract(epoch FROM lease_expires_at - now())::float8 * 1000 AS lease_left_ms FROM ${names.tasks}
-      WHERE run_id = $1 AND key = ANY($2)
-      ORDER BY seq FOR UPDATE`,
-    [runId, keys],
-  );
+  const targets = await lockTargets(client, names, runId, keys);
   const rows = new Map(targets.rows.map((row) => [row.key, row]));
   const missing = keys.filter((key) => !rows.has(key));
   if (missing.length > 0) throw await tasksNotFound(client, names, runId, missing, given.length, "cancel");
@@ -133,7 +132,7 @@ export async function cancelSeveral(client: pg.ClientBase, names: SchemaNames, r
       results.push({ key, cancelled: [], cancelRequested: [], running: [], notRetried: [], cancelledWith: by });
       continue;
     }
-    if (row.state !== "blocked" && row.state !== "queued" && row.state !== "running") {
+    if (TERMINAL_STATES.includes(row.state)) {
       results.push({ key, cancelled: [], cancelRequested: [], running: [], notRetried: [], ended: row.state });
       continue;
     }

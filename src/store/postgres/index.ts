@@ -11,7 +11,7 @@
  * workqueue's (queued / in-progress / dead-letter, leases, dedup on key).
  */
 export { backoffDelay, type BackoffPolicy } from "./backoff.js";
-export type { CancelResult, NotRetried, RunningTarget, ShutdownCancel, TargetCancel } from "./cancel.js";
+export type { CancelResult, NotRetried, RunningTarget, ShutdownCancel } from "./cancel.js";
 export type { ReleaseEnd, StopCancel } from "./complete.js";
 export type { CompleteAndLeaseResult, EndedAttempt } from "./complete-and-lease.js";
 export { serveMetrics, metricsPort } from "./metrics-server.js";

@@ -269,7 +269,7 @@ export async function tasksNotFound(db: pg.Pool | pg.ClientBase, names: SchemaNa
 /**
  * Of each of `keys`, not in run `runId`, the task of the run named almost as it, where one is; undefined whole where the
  * run itself does not exist. Only keys a few characters longer or shorter than one of them are read (closestMatch allows
- * at most 3 edits): a run of 100,000 tasks sends back those of a few lengths, not every key it has, as tasksNotFound read.
+ * at most 3 edits): a run of 100,000 tasks sends back those of a few lengths, not every key it has.
  */
 async function meantTasks(db: pg.Pool | pg.ClientBase, names: SchemaNames, runId: string, keys: readonly string[]): Promise<(string | undefined)[] | undefined> {
   const run = await db.query(`SELECT 1 FROM ${names.runs} WHERE id = $1`, [runId]);
@@ -298,7 +298,7 @@ async function runsGiven(db: pg.Pool | pg.ClientBase, names: SchemaNames, keys: 
  * `build-1236` and `build-1235`), another task or run of a numbered series, which a "did you mean" would send the
  * user after (a run pruned, or not submitted yet, is no typo of the one next to it).
  */
-function slipsOf(id: string, ids: string[]): string[] {
+export function slipsOf(id: string, ids: readonly string[]): string[] {
   const unnumbered = (name: string) => name.replace(/\d+/g, "0");
   return ids.filter((other) => unnumbered(other) !== unnumbered(id));
 }

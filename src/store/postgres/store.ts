@@ -4,7 +4,7 @@ import { storeApplicationName } from "./application-name.js";
 import { TaskqError } from "../../errors.js";
 import { isRunId, RUN_ID_EXPECTED } from "../../run-id.js";
 import { closestMatch } from "../../loaders/suggest.js";
-import { cancelSeveral, cancelTasks, type CancelResult, type ShutdownCancel, type TargetCancel } from "./cancel.js";
+import { cancelSeveral, cancelTasks, type CancelResult, type RunningTarget, type ShutdownCancel, type TargetCancel } from "./cancel.js";
 import { completeAttempt, completeSuccess, readRecordedEnd, releaseLease, releaseStrays, type ReleaseEnd, type StopCancel } from "./complete.js";
 import { completeAndLease, type CompleteAndLeaseResult, type EndedAttempt } from "./complete-and-lease.js";
 import { refreshRunState, settleRuns } from "./graph.js";
@@ -18,7 +18,7 @@ import { redactConnectionString } from "./redact.js";
 import { redriveSeveral, redriveTask, type RedriveResult } from "./redrive.js";
 import { runIdCaseError } from "./run-id-case.js";
 import { RenewalUnsentError } from "./renewal-unsent.js";
-import { closestRunId, markWorkersWaiting, readDeadLetters, readRunStatus, workersConnected } from "./status.js";
+import { closestRunId, markWorkersWaiting, readDeadLetters, readRunStatus, slipsOf, workersConnected } from "./status.js";
 import { generateRunId, submitNewRun, submitRun, type SubmitResult } from "./submit.js";
 import { RunNotFoundError, toStoreError } from "./store-error.js";
 import { withLibpqSslModes } from "./ssl-mode.js";
@@ -257,8 +257,7 @@ export class PostgresStore {
       // A mistyped TASKQ_STORE_SCHEMA made a store of its own: the one meant, for the note that says so (only a finer wording).
       // Not one numbered as the new one is (`ci_1233` beside `ci_1234`, a schema per pipeline): that one is made on purpose.
       if (store.made) {
-        const meant = await store.#closestStoreSchema().catch(() => undefined);
-        if (meant !== undefined && !numberedAlike(meant, store.schema)) store.madeBeside = meant;
+        store.madeBeside = await store.#closestStoreSchema({ series: false }).catch(() => undefined);
       }
       if (migrated.newest > LATEST_MIGRATION) store.newer = { migration: migrated.newest, known: LATEST_MIGRATION };
     } catch (error) {
@@ -272,14 +271,16 @@ export class PostgresStore {
   /**
    * The schema of this database holding a taskq store (its migrations and task_deps tables) named almost as this
    * store's (`taskk` for `taskq`, `ci_prd` for `ci_prod`), if one is: read from the catalog, which every role may read.
+   * `series: false`: not one named as it but for its numbers (see slipsOf).
    */
-  async #closestStoreSchema(): Promise<string | undefined> {
+  async #closestStoreSchema(options: { series: boolean } = { series: true }): Promise<string | undefined> {
     const { rows } = await this.pool.query<{ schema: string }>(
       `SELECT n.nspname AS schema FROM pg_namespace n
         WHERE EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid AND c.relname = 'migrations' AND c.relkind = 'r')
           AND EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid AND c.relname = 'task_deps' AND c.relkind = 'r')`,
     );
-    return closestMatch(this.schema, rows.map((row) => row.schema));
+    const schemas = rows.map((row) => row.schema);
+    return closestMatch(this.schema, options.series ? schemas : slipsOf(this.schema, schemas));
   }
 
   /** Whether the schema holds taskq's tables (its migrations table). */
@@ -537,22 +538,7 @@ export class PostgresStore {
    * (a whole run's only), as a stopped `run --store` ends its run: every task the shutdown's own.
    */
   async cancelRun(runId: string, taskKey?: string, options: { shutdown?: ShutdownCancel } = {}): Promise<CancelResult> {
-    return this.#oneShot("cancelRun", async () => {
-      // It locks the run's rows, running tasks' among them: a lock another session holds is not waited for long (see LOCK_WAIT_MS).
-      const result = await this.#shortLockWaits("cancelRun", "nothing was cancelled", () =>
-        inTransaction(this.pool, (client) => cancelTasks(client, this.#names, runId, taskKey, options.shutdown), { shortLockWaits: true }),
-      );
-      // The cancel is made: a connection dropped as the run's state is settled must not have it made again (it
-      // would find nothing to cancel, and say so). The next look at the run (status, a sweep) settles it.
-      await refreshRunState(this.pool, this.#names, runId).catch((error: unknown) => {
-        if (!this.#dropped(error)) throw error;
-      });
-      // Only a finer wording of what becomes of a task whose lease ran out, as status finds it: read after the cancel's
-      // commit, outside its transaction, which a failed read must not undo (it leaves the wording out).
-      const expired = result.running.filter((target) => target.leaseLeftMs <= 0);
-      await markWorkersWaiting(this.pool, this.schema, expired.map((target) => [target, { runId, workerId: target.workerId, leaseExpiredMs: -target.leaseLeftMs }] as const));
-      return result;
-    });
+    return this.#cancel(runId, (client) => cancelTasks(client, this.#names, runId, taskKey, options.shutdown), (result) => result.running);
   }
 
   /**
@@ -561,17 +547,24 @@ export class PostgresStore {
    * One result per key.
    */
   async cancelTasks(runId: string, given: readonly string[]): Promise<TargetCancel[]> {
+    return this.#cancel(runId, (client) => cancelSeveral(client, this.#names, runId, given), (results) => results.flatMap((result) => result.running));
+  }
+
+  /** A cancel (`work`, in one transaction) of cancelRun or cancelSeveral, and what follows it; `running`: the running tasks it asked to stop. */
+  async #cancel<T>(runId: string, work: (client: pg.PoolClient) => Promise<T>, running: (result: T) => RunningTarget[]): Promise<T> {
     return this.#oneShot("cancelRun", async () => {
-      const results = await this.#shortLockWaits("cancelRun", "nothing was cancelled", () =>
-        inTransaction(this.pool, (client) => cancelSeveral(client, this.#names, runId, given), { shortLockWaits: true }),
-      );
-      // As cancelRun: settled after the commit, a dropped connection leaving it to the next look; the lease words only a finer wording.
+      // It locks the run's rows, running tasks' among them: a lock another session holds is not waited for long (see LOCK_WAIT_MS).
+      const result = await this.#shortLockWaits("cancelRun", "nothing was cancelled", () => inTransaction(this.pool, work, { shortLockWaits: true }));
+      // The cancel is made: a connection dropped as the run's state is settled must not have it made again (it
+      // would find nothing to cancel, and say so). The next look at the run (status, a sweep) settles it.
       await refreshRunState(this.pool, this.#names, runId).catch((error: unknown) => {
         if (!this.#dropped(error)) throw error;
       });
-      const expired = results.flatMap((result) => result.running).filter((target) => target.leaseLeftMs <= 0);
+      // Only a finer wording of what becomes of a task whose lease ran out, as status finds it: read after the cancel's
+      // commit, outside its transaction, which a failed read must not undo (it leaves the wording out).
+      const expired = running(result).filter((target) => target.leaseLeftMs <= 0);
       await markWorkersWaiting(this.pool, this.schema, expired.map((target) => [target, { runId, workerId: target.workerId, leaseExpiredMs: -target.leaseLeftMs }] as const));
-      return results;
+      return result;
     });
   }
 
@@ -883,9 +876,4 @@ async function keptIfRefused<T>(pool: pg.Pool, use: (client: pg.PoolClient) => P
   }
   client.release();
   return result;
-}
-
-/** Whether two schema names differ in their numbers alone (`ci_1233`, `ci_1234`): a series, not a slip of the keyboard. */
-function numberedAlike(a: string, b: string): boolean {
-  return a.replace(/[0-9]+/g, "#") === b.replace(/[0-9]+/g, "#");
 }
