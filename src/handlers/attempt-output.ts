@@ -61,7 +61,7 @@ export interface AttemptOutputOptions {
   lineState?: (text: string) => string;
   /** How long a line not ended yet is held before it is shown as far as it goes (see OutputSink.showOpenLineAfterMs). */
   showOpenLineAfterMs?: number;
-  /** With linesAsWritten: a line comes whole (see OutputSink.wholeLines). */
+  /** A line comes whole (see OutputSink.wholeLines), as written with linesAsWritten, else as text; not with lineState. */
   wholeLines?: boolean;
   /** The end of each chunk after its last newline (see OutputSink.openLine). */
   onOpenLine?: (stream: StreamName, bytes: Buffer, fresh: boolean) => void;

@@ -3,6 +3,7 @@ import { closeSync, constants, lstatSync, mkdtempSync, openSync, readdirSync, re
 import path from "node:path";
 import { processExists } from "../process-exists.js";
 import { GUARD_LIST_PREFIX } from "./group-guard.js";
+import { unlinkQuietly } from "./group-list.js";
 import { holdBriefly, pipesOpenedAhead } from "./open-file-limit.js";
 import { errorCode, failedRoots, LEGACY_STALE_MS, legacyOwnerPid, makeInTempRoot, nextTempRoot, noRoom, noteTempRootMove, ownerPid, ownerTag, tempRoot, type RootFailure } from "./temp-root.js";
 
@@ -513,13 +514,6 @@ function openEnds(file: string): PipeEnds | undefined {
   }
 }
 
-function unlinkQuietly(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch {
-    // already gone: nothing to clean
-  }
-}
 
 export function closeEnds(ends: PipeEnds): void {
   for (const fd of [ends.read, ends.write]) {

@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
-import { readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Writable } from "node:stream";
-import { GroupList } from "./group-list.js";
+import { GroupList, unlinkQuietly } from "./group-list.js";
 import { errorCode, failedRoots, makeInTempRoot, noRoom, noteTempRootMove, ownerTag, tempRoot, tempRoots } from "./temp-root.js";
 
 /**
@@ -367,7 +367,8 @@ export function guardLease(pgid: number, endsAt: number): void {
   const lease = { due, since: old?.since ?? due, thawed: old?.thawed ?? -1 };
   leases.set(pgid, lease);
   // Renewed: what the guard froze for an earlier deadline of this task's runs on (the guard, looking later, would too).
-  for (const frozen of frozenFor(pgid, lease.since)) {
+  // A task just started has had nothing frozen.
+  for (const frozen of old === undefined ? [] : frozenFor(pgid, lease.since)) {
     if (frozen.due >= due || frozen.due <= lease.thawed) continue;
     for (const group of frozen.groups) signalQuietly(group, "SIGCONT");
     lease.thawed = Math.max(lease.thawed, frozen.due);
@@ -390,10 +391,12 @@ export function leaseLapsed(pgid: number): boolean {
 /** The guard's `-frozen` lines for group `pgid` with a deadline from `since` on (this task's, not an earlier one's of the same pgid). */
 function frozenFor(pgid: number, since: number): { due: number; groups: number[] }[] {
   const current = guard;
-  if (current === undefined) return [];
+  const file = `${current?.list.file}${FROZEN_SUFFIX}`;
+  // Asked at every renewal and task end: a look (no error made and thrown) where the guard has frozen nothing, as most often.
+  if (current === undefined || !existsSync(file)) return [];
   let text: string;
   try {
-    text = readFileSync(`${current.list.file}${FROZEN_SUFFIX}`, "latin1");
+    text = readFileSync(file, "latin1");
   } catch {
     return [];
   }
@@ -450,13 +453,6 @@ function discardLeases(list: GroupList): void {
   for (const suffix of [LEASES_SUFFIX, `${LEASES_SUFFIX}.new`, FROZEN_SUFFIX]) unlinkQuietly(`${list.file}${suffix}`);
 }
 
-function unlinkQuietly(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch {
-    // gone already
-  }
-}
 
 /**
  * Starts the guard if it is not running. `taskq run` calls it before the first task of a

@@ -163,7 +163,7 @@ function writeAll(fd: number, text: string, position: number): void {
   for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
 }
 
-function unlinkQuietly(file: string): void {
+export function unlinkQuietly(file: string): void {
   try {
     unlinkSync(file);
   } catch {

@@ -1,8 +1,8 @@
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, describe, expect, it } from "vitest";
-import { eventually, findGuards, findLeftovers } from "../helpers/processes.js";
+import { eventually, findGuards, findLeftovers, findWithEntry } from "../helpers/processes.js";
 import { useDurableWorkspace, type Worker } from "./durable-harness.js";
 
 // Durable mode through the real CLI (see durable-harness.ts): `taskq` processes stand in for machines.
@@ -17,21 +17,6 @@ beforeAll(() => {
 /** Why the attempt ended, in its log, its line and its dead letter (see LeaseLapsedError). */
 const LEASE_LAPSED =
   "its lease was about to run out while the worker was stopped (SIGSTOP), so taskq's orphan guard froze the task (SIGSTOP), and it was killed as the lease ran out, never running beside another worker's attempt";
-
-/** The live processes (not zombies) whose environment holds `entry` ("NAME=value"), and their states. */
-async function withEnvironment(entry: string): Promise<{ pid: number; state: string }[]> {
-  const needle = Buffer.from(`${entry}\0`);
-  const found: { pid: number; state: string }[] = [];
-  for (const name of await readdir("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    const environ = await readFile(`/proc/${name}/environ`).catch(() => undefined);
-    if (environ === undefined || !(environ.indexOf(needle) === 0 || environ.indexOf(Buffer.concat([Buffer.from([0]), needle])) >= 0)) continue;
-    const stat = await readFile(`/proc/${name}/stat`, "latin1").catch(() => undefined);
-    const state = stat?.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    if (state !== undefined && state !== "Z" && state !== "X" && state !== "") found.push({ pid: Number(name), state });
-  }
-  return found;
-}
 
 /**
  * A one-task run (`run`, which echoes "try N" first) on a worker alone (`--lease 6s`), the worker stopped once the task has
@@ -62,7 +47,7 @@ const OVERLAP_CHECK =
   'p=$(cat first.pid); if read -r s < "/proc/$p/stat" && case "${s##*) }" in Z*|X*) false ;; *) true ;; esac; then echo "attempt 1 still running"; exit 3; fi; ' +
   'echo "attempt 1 gone"';
 
-describe("a worker stopped alone (SIGSTOP) while its task runs on", () => {
+describe("a worker stopped alone (SIGSTOP) while its task runs on", { timeout: 120_000 }, () => {
   it("its task's processes are stopped before its lease runs out, so the attempt another worker starts never runs beside it; woken, it says why", async () => {
     const file = await workflowFile("stopped", `tasks:\n  job: { run: '${OVERLAP_CHECK}', retries: 1 }\n`);
     const frozen = await startWorker(["--lease", "6s", "-j", "1"]);
@@ -114,14 +99,15 @@ describe("a worker stopped alone (SIGSTOP) while its task runs on", () => {
   });
   it("stopped past the point where a quarter of its lease is left, but woken before it runs out: the task, frozen meanwhile, runs on where it was and succeeds on its first attempt", async () => {
     const file = await workflowFile("frozen-woken", "tasks:\n  job: { run: 'i=0; while [ $i -lt 60 ]; do echo \"tick $i\"; i=$((i+1)); sleep 0.25; done' }\n");
-    const worker = await startWorker(["--lease", "6s", "-j", "1"]);
+    const worker = await startWorker(["--lease", "12s", "-j", "1"]);
     const runId = await submit(file);
     expect(await eventually(() => worker.stdout().includes(`${runId}/job | tick 2\n`), 15_000)).toBe(true);
     worker.cli.child.kill("SIGSTOP");
     let frozen: boolean;
     try {
       // The guard freezes the task (its shell and its `sleep` stopped) once less than a quarter of the lease is left:
-      // 2.5-4.5 s into the stop, 40-75% of the lease (renewed every third of it). Woken at once then, well before its end.
+      // 5-9 s into the stop, 40-75% of the lease (renewed every third of it). Woken at once then, 2-3 s before its end (a
+      // lease of 12 s: the worker's renewal on waking has time, on a slow machine too).
       frozen = await eventually(async () => {
         const processes = await findLeftovers(runId);
         return processes.length > 0 && (await Promise.all(processes.map(async (pid) => (await readFile(`/proc/${pid}/stat`, "latin1").catch(() => "")).includes(") T ")))).every(Boolean);
@@ -151,11 +137,11 @@ describe("a worker stopped alone (SIGSTOP) while its task runs on", () => {
     const entry = "TASKQ_GUARD_LEASE_CS=360700";
     const worker = await startWorker(["--lease", "3607s", "-j", "1"]);
     // The watch naps in a `sleep` of its own (a sixteenth of the lease, 1 s at most).
-    expect(await eventually(async () => (await withEnvironment(entry)).length >= 2, 15_000)).toBe(true);
+    expect(await eventually(async () => (await findWithEntry(entry)).length >= 2, 15_000)).toBe(true);
     const pid = worker.cli.child.pid ?? 0;
     worker.cli.child.kill("SIGTERM");
     expect((await worker.cli.done).code).toBe(143);
     expect(await eventually(async () => (await findGuards(pid)).length === 0, 15_000)).toBe(true);
-    expect(await eventually(async () => (await withEnvironment(entry)).length === 0, 10_000)).toBe(true);
+    expect(await eventually(async () => (await findWithEntry(entry)).length === 0, 10_000)).toBe(true);
   });
 });

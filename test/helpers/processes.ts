@@ -11,7 +11,12 @@ import { runIds } from "./cli.js";
  * are not leftovers; see findZombies.
  */
 export async function findLeftovers(runId: string): Promise<number[]> {
-  const needle = Buffer.from(`TASKQ_RUN_ID=${runId}\0`);
+  return findWithEntry(`TASKQ_RUN_ID=${runId}`);
+}
+
+/** Live processes (not zombies) whose environment holds `entry` ("NAME=value"), but this one. */
+export async function findWithEntry(entry: string): Promise<number[]> {
+  const needle = Buffer.from(`${entry}\0`);
   const found: number[] = [];
   await Promise.all(
     (await listPids()).map(async (pid) => {

@@ -550,11 +550,11 @@ function leaseLostWords(why: LeaseLost, lockedBy: string | undefined, queuedBehi
 /** The words of a handler's rejection that says the orphan guard stopped its task for its lease (see LeaseLapsedError), or undefined. */
 function leaseLapseOf(error: unknown): string | undefined {
   try {
-    const cause = (error as { cause?: unknown } | undefined)?.cause;
-    return cause instanceof LeaseLapsedError ? cause.message : undefined;
+    for (const cause of causes(error)) if (cause instanceof LeaseLapsedError) return cause.message;
   } catch {
-    return undefined;
+    // a cause that throws as it is read: none
   }
+  return undefined;
 }
 
 /** The `cancelled` of a `released` event, where the lease given back was cancelled, not queued again. */
