@@ -187,8 +187,7 @@ function noteMissingCwd(id: string, task: TaskFile, cwd: string, context: BuildC
   }
   if (problem === undefined) return;
   const missing = problem.kind === "missing";
-  // A file where the folder would be (or on its path) is no folder something is yet to make: one would have to take its place.
-  const unless = problem.text === "is not a folder" ? "unless a folder takes its place before then" : UNLESS[problem.kind];
+  const unless = UNLESS[problem.kind];
   const consequence =
     task.cwd !== undefined
       ? `${missing ? "no task it depends on could make it first: " : ""}${problem.kind === "shut" ? "run as this user, the task" : "the task"} fails to start ${unless}`
@@ -197,22 +196,23 @@ function noteMissingCwd(id: string, task: TaskFile, cwd: string, context: BuildC
 }
 
 /**
- * What would let a task start in a cwd of each kind of problem: a folder made (missing); one in place of a file (taken; of
- * something else, "its place");
- * its permissions, or a parent's, for this user (shut: a worker that runs it as another user may enter it); the path itself
- * mended (broken: a loop of symbolic links, a name too long).
+ * What would let a task start in a cwd of each kind of problem: a folder made (missing); one in place of a file where the
+ * folder is or on its path (file), or of something else (taken): no folder something is yet to make; its permissions, or a
+ * parent's, for this user (shut: a worker that runs it as another user may enter it); the path itself mended (broken: a
+ * loop of symbolic links, a name too long).
  */
 const UNLESS: Record<CwdProblem["kind"], string> = {
   missing: "unless something else makes that folder before then",
-  taken: "unless a folder takes the file's place before then",
+  file: "unless a folder takes the file's place before then",
+  taken: "unless a folder takes its place before then",
   shut: "unless its permissions (or a parent folder's) change before then",
   broken: "unless the cwd is mended",
 };
 
-/** Why a task could not start in its cwd now (see cwdProblem): its words, as the shell handler's for a task that fails so, and their kind. */
+/** Why a task could not start in its cwd now (see cwdProblem): its words, and their kind. */
 interface CwdProblem {
   text: string;
-  kind: "missing" | "taken" | "shut" | "broken";
+  kind: "missing" | "file" | "taken" | "shut" | "broken";
 }
 
 /**
@@ -228,15 +228,19 @@ function noteUnexpandedCwd(id: string, task: TaskFile, folder: string, context: 
   noteAt(id, task.cwd !== undefined ? ["tasks", id, "cwd"] : ["defaults", "cwd"], text, context);
 }
 
-/** What keeps `folder` from being a task's working directory now, if anything: in the words the task's failure would give (see the shell handler's cwdError). */
+/**
+ * What keeps `folder` from being a task's working directory now, if anything: for a loop of links, a name too long and a
+ * folder above shut, in the words the task's failure would give (see the shell handler's explainSpawnError), "by this
+ * user" added where permissions are why; a folder inside a file, which the failure tells as not there, as that.
+ */
 function cwdProblem(folder: string): CwdProblem | undefined {
   try {
     const info = statSync(folder);
-    if (!info.isDirectory()) return { text: info.isFile() ? "is a file, not a folder" : "is not a folder", kind: "taken" };
+    if (!info.isDirectory()) return info.isFile() ? { text: "is a file, not a folder", kind: "file" } : { text: "is not a folder", kind: "taken" };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return { text: "does not exist", kind: "missing" };
-    if (code === "ENOTDIR") return { text: "is inside a file, not a folder", kind: "taken" };
+    if (code === "ENOTDIR") return { text: "is inside a file, not a folder", kind: "file" };
     if (code === "EACCES") return { text: "cannot be reached by this user: permission denied on a folder above it (EACCES)", kind: "shut" };
     if (code === "ELOOP") return { text: "cannot be reached: its symbolic links form a loop (ELOOP)", kind: "broken" };
     if (code === "ENAMETOOLONG") return { text: "is too long a path (ENAMETOOLONG)", kind: "broken" };
@@ -399,7 +403,8 @@ export function noteDefaultsNothingToRetry(tasks: ReadonlyArray<{ id: string; ta
   const adds: Array<() => void> = [];
   const takes = {
     retryOn: (task: TaskFile) => task.retryOn === undefined,
-    backoff: (task: TaskFile) => task.backoff?.base === undefined || task.backoff.max === undefined,
+    // A bound of defaults' that the task does not set itself (a task's own `backoff: { max: 5s }` takes no `max: 1m` of defaults).
+    backoff: (task: TaskFile) => (task.backoff?.base === undefined && defaults.backoff?.base !== undefined) || (task.backoff?.max === undefined && defaults.backoff?.max !== undefined),
   };
   for (const key of ["retryOn", "backoff"] as const) {
     // `retryOn: any` in defaults, every failure: told of no task, as a task's own is not.

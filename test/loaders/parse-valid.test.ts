@@ -284,6 +284,8 @@ describe("parseWorkflow on a valid file", () => {
     ]) {
       expect(parse(file).notes).toEqual([]);
     }
+    // A task whose own backoff sets the one bound defaults' sets takes none of it: its retries leave defaults' note as it is.
+    expect(parse(yaml("defaults: { backoff: { max: 1m } }", "tasks:", "  a: { run: x }", "  b: { run: x, retries: 1, backoff: { max: 5s } }")).notes).toEqual([note("1:22", "backoff")]);
     // No task takes it: each task's own retryOn is noted, not defaults'.
     expect(parse(yaml("defaults: { retryOn: [75] }", "tasks:", "  a: { run: x, retryOn: [1] }")).notes).toEqual([
       '/work/wf/ci.yaml:3:25: task "a": retryOn does nothing without retries (which default to 0): the task makes one attempt, never retried; add retries: N for up to N more attempts',
