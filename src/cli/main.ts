@@ -117,8 +117,8 @@ const COMMAND = argv.find((arg) => !arg.startsWith("-"));
  */
 const UNDONE: Record<string, string> = { run: "; nothing was run", submit: "; nothing was submitted" };
 
-/** The commands with no --output of their own (program.ts). */
-const WITHOUT_OUTPUT_FLAG = new Set(["list", "graph", "schema", "help"]);
+/** The commands with no --output of their own (program.ts); cancel's and redrive's lines are JSON always, their errors text. */
+const WITHOUT_OUTPUT_FLAG = new Set(["list", "graph", "schema", "help", "cancel", "redrive"]);
 
 /**
  * Whether the command line asks for `--output json` (as commander reads it: `--output json`,

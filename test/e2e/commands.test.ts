@@ -384,6 +384,9 @@ describe("taskq commands", () => {
       [["worker", "--run_id=x"], "'worker' takes no --run-id, an option of 'run' and 'submit'"],
       [["submit", ws.file, "--lease", "3s"], "'submit' takes no --lease, an option of 'run' and 'worker'"],
       [["validate", ws.file, "-j", "2"], "'validate' takes no -j, an option of 'run' and 'worker'"],
+      // cancel and redrive print JSON lines of their own, but take no --output: the refusal is text alone, no record on stdout.
+      [["cancel", "r1", "--json"], "'cancel' takes no --json, an option of 'run', 'validate', 'submit', 'worker', 'status', 'dead-letters' and 'prune'"],
+      [["redrive", "r1", "b", "--output", "json"], "'redrive' takes no --output, an option of 'run', 'validate', 'submit', 'worker', 'status', 'dead-letters' and 'prune'"],
     ] as const) {
       const flag = args.find((arg) => arg.startsWith("-"))!.replace(/=.*/, "");
       expect(await runCli([...args])).toMatchObject({ code: 2, stdout: "", stderr: `taskq: unknown option '${flag}': ${said} (see taskq help ${args[0]})\n` });
