@@ -28,8 +28,9 @@ import { monotonicMs } from "../monotonic.js";
  * pid: Linux gives no process a pid still in use as a live process's session or group id, so
  * one that has it leads a session made after every process of the task's was gone. But for
  * the shell itself, as a pass over /proc made before Node reaped it shows it: known by its start
- * time (see sessionLeaderStart), it leaves the session the task's. One a task that ended by itself
- * left behind is beyond reach, as for any runner without cgroups.
+ * time (see sessionLeaderStart), it leaves the session the task's. So does a task that ended by itself
+ * with members left in its group (see GroupTerminator.reap). One it left in another group or
+ * session is beyond reach, as for any runner without cgroups.
  */
 const liveGroups = new Set<number>();
 /** Sessions whose shell has exited, with their kill grace: the next sweep stops what they left in other groups. */

@@ -64,7 +64,10 @@ export class GroupTerminator implements SessionSignaller {
   #shellAlive = true;
   /** How many processes the SIGKILL found, once the shell was reaped. */
   #killedCount = 0;
-  /** Stopped while its shell ran: after the shell is reaped, every process of its session is still the task's, `env -i` ones too (see signalSession). */
+  /**
+   * Stopped while its shell ran, or ended by itself leaving members in its group (see reap): after the shell is reaped,
+   * every process of its session is still the task's, `env -i` ones too (see signalSession).
+   */
   #stoppedWhileAlive = false;
   /**
    * The shell's start time, seen as it was stopped: a pass over /proc made before Node reaped it,
@@ -196,6 +199,11 @@ export class GroupTerminator implements SessionSignaller {
       groupLeft = signalProcessGroup(this.#pgid, 0);
     }
     if (!this.#terminating && !groupLeft) return undefined;
+    // Its group still has members, so its id, and the session's, are no one else's yet (see process-groups.ts): the
+    // session is the task's, as for a task stopped while its shell ran, and what in it does not show taskq's
+    // TASKQ_PID is stopped too: a process that cleared its environment (env -i), or wrote its title over it (Perl's
+    // `$0 = ...`, setproctitle: gunicorn, nginx, a Ruby server), which a leftover that outlived taskq showed.
+    this.#stoppedWhileAlive = true;
     // One pass over /proc serves every task reaped in this turn of the event loop (200
     // stopped at once: a few passes, not 200, which took seconds). A pass made earlier in
     // the turn may predate this shell's background jobs: while its group has members (or

@@ -390,6 +390,39 @@ describe("process trees and timeouts", () => {
     await rm(path.dirname(stubborn), { recursive: true, force: true });
   });
 
+  it("what a task that ended left in its own group is stopped though it shows no TASKQ_PID: a process title written over its environment (Perl's $0), env -i", async () => {
+    // Before, neither was found once the shell had ended: both outlived taskq, without a note.
+    const mark = `${4000 + (process.pid % 1000)}.${Date.now() % 1000}`;
+    const dir = await mkdtemp(path.join(tmpdir(), "taskq-title-"));
+    const titled = path.join(dir, "titled.pl");
+    // A title longer than the command line: Perl writes it over the environment's bytes, as setproctitle does.
+    await writeFile(titled, `$0 = "taskq-title-${mark} " . ("x" x 300); open(my $f, ">", "${dir}/ready"); close($f); sleep 1000;\n`);
+    const yaml = tasksYaml([
+      ["titled", `{ run: "perl ${titled} & until [ -f ${dir}/ready ]; do sleep 0.01; done; echo started" }`],
+      ["cleared", `{ run: "env -i /bin/sleep ${mark} & sleep 0.2; echo started" }`],
+    ]);
+    const left = async (): Promise<number[]> => {
+      const found: number[] = [];
+      for (const name of await readdir("/proc")) {
+        const cmdline = await readFile(`/proc/${name}/cmdline`, "latin1").catch(() => "");
+        if (/^\d+$/.test(name) && (cmdline.startsWith(`taskq-title-${mark} `) || cmdline === `/bin/sleep\x00${mark}\x00`)) found.push(Number(name));
+      }
+      return found;
+    };
+    try {
+      const json = await runToEnd(yaml, ["-j", "2", "--output", "json"]);
+      expect(json.code).toBe(0);
+      expect(taskNotes(json.stdout)).toEqual([
+        ["cleared", "cleared: stopped 1 process it left running (`wait` for it in the script, or start it with `setsid` to leave it running on purpose)"],
+        ["titled", "titled: stopped 1 process it left running (`wait` for it in the script, or start it with `setsid` to leave it running on purpose)"],
+      ]);
+      expect(await left()).toEqual([]);
+    } finally {
+      for (const pid of await left()) process.kill(pid, "SIGKILL");
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("a daemon that ignores SIGTERM at the run's end: taskq says it is stopping it, and a Ctrl-C then kills it at once, the summary still last and the run's result kept", async () => {
     const yaml = tasksYaml([["daemon", `{ run: "setsid sh -c 'trap \\"\\" TERM; sleep 1000 & wait' & sleep 0.3; echo started" }`]]);
     // A kill grace far longer than the test waits: only the signal can end the wait.
