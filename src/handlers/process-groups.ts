@@ -29,8 +29,9 @@ import { monotonicMs } from "../monotonic.js";
  * one that has it leads a session made after every process of the task's was gone. But for
  * the shell itself, as a pass over /proc made before Node reaped it shows it: known by its start
  * time (see sessionLeaderStart), it leaves the session the task's. So does a task that ended by itself
- * with members left in its group (see GroupTerminator.reap). One it left in another group or
- * session is beyond reach, as for any runner without cgroups.
+ * with members left in its group, while one is (see GroupTerminator.reap). One it left in another group
+ * once its own is empty (the sweep, a second later, cannot tell whether the session was empty meanwhile,
+ * its id another's since), or in a session of its own, is beyond reach, as for any runner without cgroups.
  */
 const liveGroups = new Set<number>();
 /** Sessions whose shell has exited, with their kill grace: the next sweep stops what they left in other groups. */
@@ -463,8 +464,10 @@ interface SessionProcesses {
   allProcesses: number;
   /** The pids of those with taskq's TASKQ_PID (see sessionPids). */
   pids: number[];
-  /** The pids of all of them (for beyondReach). */
+  /** The pids of all of them. */
   allPids: number[];
+  /** Those another user's, which taskq may not signal (`sudo`, a setuid program): in none of the above (see beyondReach). */
+  othersPids: number[];
   /** Those stopped by a signal (SIGSTOP, SIGTSTP: state T), for stoppedProcesses. */
   stopped: number[];
   /**
@@ -509,7 +512,7 @@ function markedProcesses(shared: boolean, sessions?: ReadonlySet<number>): Map<n
     if (only !== undefined && !only.has(stat.session)) continue;
     let inSession = found.get(stat.session);
     if (inSession === undefined) {
-      inSession = { groups: new Set(), processes: 0, pids: [], allGroups: new Set(), allProcesses: 0, allPids: [], stopped: [], leaderAlive: false, leaderStart: undefined };
+      inSession = { groups: new Set(), processes: 0, pids: [], allGroups: new Set(), allProcesses: 0, allPids: [], othersPids: [], stopped: [], leaderAlive: false, leaderStart: undefined };
       found.set(stat.session, inSession);
     }
     if (pid === stat.session) {
@@ -517,12 +520,19 @@ function markedProcesses(shared: boolean, sessions?: ReadonlySet<number>): Map<n
       inSession.leaderStart = lastStatStartTime();
     }
     if (lastStatEnded(stat.state)) continue;
+    // Its main thread ended, others running (see lastStatEnded): its environment is read from one of them.
+    const marked = isMarked(name, stat.state === "Z" || stat.state === "X");
+    // Another user's, whose environment taskq cannot read: no signal reaches it, so a session taken whole neither
+    // waits for it (a kill grace spent on it) nor counts it as stopped; beyondReach names it instead.
+    if (!marked && !maySignal(pid)) {
+      inSession.othersPids.push(pid);
+      continue;
+    }
     inSession.allGroups.add(stat.pgrp);
     inSession.allProcesses++;
     inSession.allPids.push(pid);
     if (stat.state === "T") inSession.stopped.push(pid);
-    // Its main thread ended, others running (see lastStatEnded): its environment is read from one of them.
-    if (!isMarked(name, stat.state === "Z" || stat.state === "X")) continue;
+    if (!marked) continue;
     inSession.groups.add(stat.pgrp);
     inSession.processes++;
     inSession.pids.push(pid);
@@ -641,24 +651,35 @@ export function beyondReach(sid: number): BeyondReach | undefined {
   // The pass of this turn, shared with every other task ending in it (500 stopped at once made
   // a pass each here, a second of the stop's time): a process another user's runs on, in it.
   const inSession = markedProcesses(true).get(sid);
-  if (inSession === undefined) return undefined;
-  let count = 0;
+  if (inSession === undefined || inSession.othersPids.length === 0) return undefined;
   const uids = new Set<number>();
-  for (const pid of inSession.allPids) {
-    try {
-      process.kill(pid, 0);
-      continue; // ours to signal
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EPERM") continue; // gone meanwhile
-    }
-    count++;
+  for (const pid of inSession.othersPids) {
     try {
       uids.add(statSync(`/proc/${pid}`).uid);
     } catch {
       // gone meanwhile: counted all the same
     }
   }
-  return count === 0 ? undefined : { count, users: [...uids].map(userName).sort() };
+  return { count: inSession.othersPids.length, users: [...uids].map(userName).sort() };
+}
+
+/** Whether root runs taskq, which may signal every process. */
+const IS_ROOT = process.getuid?.() === 0;
+
+/** Whether taskq may signal process `pid`: not another user's (kill(0) answers EPERM), or taskq is root. Never throws. */
+function maySignal(pid: number): boolean {
+  if (IS_ROOT) return true;
+  const stackTraceLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // ESRCH: gone since the pass read it, as any process that has just ended.
+    return (error as NodeJS.ErrnoException).code !== "EPERM";
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit;
+  }
 }
 
 /** A uid's name from /etc/passwd ("root"), else "uid N". */

@@ -171,8 +171,8 @@ export class GroupTerminator implements SessionSignaller {
    * Called once the shell has exited: whatever is left of its group (background jobs) is
    * terminated, and this returns when it is gone (for a task being stopped, its whole
    * session), or SIGKILLed and given time to die. From here on the group's id may be anyone's
-   * once the group is empty: only processes with taskq's TASKQ_PID are looked for and
-   * signalled (see process-groups.ts). For a task that ended by itself, resolves with what
+   * once the group is empty: while a process is left in it, the session is the task's whole, those
+   * without taskq's TASKQ_PID too (see process-groups.ts). For a task that ended by itself, resolves with what
    * it left running and this stopped, so the user hears of it (a leftover that ignores
    * SIGTERM adds the kill grace to the task's time); undefined when it left nothing, or
    * when the task was being stopped anyway.

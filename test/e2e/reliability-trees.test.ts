@@ -423,6 +423,28 @@ describe("process trees and timeouts", () => {
     }
   });
 
+  it("what a task that ended left in another group of its session is stopped though it shows no TASKQ_PID, while its own group has a process left", async () => {
+    // Before, an `env -i` process in a group of its own (job control) outlived taskq once its task had ended by itself.
+    const mark = `${5000 + (process.pid % 1000)}.${Date.now() % 1000}`;
+    const left = async (): Promise<number[]> => {
+      const found: number[] = [];
+      for (const name of (await readdir("/proc")).filter((entry) => /^\d+$/.test(entry))) {
+        const cmdline = await readFile(`/proc/${name}/cmdline`, "latin1").catch(() => "");
+        if (cmdline.startsWith(`/bin/sleep\x00${mark}`)) found.push(Number(name));
+      }
+      return found;
+    };
+    try {
+      const run = `{ run: "/bin/sleep ${mark}1 >/dev/null 2>&1 & perl -e 'setpgrp(0, 0); exec @ARGV' env -i /bin/sleep ${mark}2 >/dev/null 2>&1 & sleep 0.2; echo started" }`;
+      const json = await runToEnd(tasksYaml([["both", run]]), ["--output", "json"]);
+      expect(json.code).toBe(0);
+      expect(taskNotes(json.stdout)).toEqual([["both", "both: stopped 2 processes it left running (`wait` for them in the script, or start them with `setsid` to leave them running on purpose)"]]);
+      expect(await left()).toEqual([]);
+    } finally {
+      for (const pid of await left()) process.kill(pid, "SIGKILL");
+    }
+  });
+
   it("a daemon that ignores SIGTERM at the run's end: taskq says it is stopping it, and a Ctrl-C then kills it at once, the summary still last and the run's result kept", async () => {
     const yaml = tasksYaml([["daemon", `{ run: "setsid sh -c 'trap \\"\\" TERM; sleep 1000 & wait' & sleep 0.3; echo started" }`]]);
     // A kill grace far longer than the test waits: only the signal can end the wait.
@@ -660,6 +682,8 @@ describe("process trees and timeouts", () => {
           "ended: 1 process it left running is another user's (root), which taskq may not signal: it runs on",
           "stopped: 1 process it left running is another user's (root), which taskq may not signal: it runs on",
         ]);
+        // Nor said to be stopped, or waited for past the kill grace: no signal of taskq's reaches it.
+        expect(taskNotes(result.stdout).filter(([task, message]) => task === "ended" && /\b(stopped|killed)\b/.test(String(message)))).toEqual([]);
         // As the notes say: still running after taskq.
         expect(await sleeping1000(runId!)).toHaveLength(2);
       } finally {
