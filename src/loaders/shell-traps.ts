@@ -241,13 +241,14 @@ function* bashismMatches(run: string, pattern: RegExp, afterCase: RegExp | undef
  * substitution`, `redirection unexpected`), found only once the task runs. The first one where sh reads it (a command's first word,
  * in a `$(...)` or backquoted command too, which sh runs as it expands the word, in double quotes or not;
  * an array's expansion anywhere but in single quotes; a here-string's `<<<` anywhere a word may be), outside comments and quotes,
- * outside here-documents' bodies (whose lines may be another shell's; a here-string is none), in a run whose here-documents are read
- * here (see outsideHereDocuments), `<<` elsewhere being none: its kind, its text (`[[ -f x ]]`, a here-string's word whole) and its line, from 1, and for an array's
- * expansion in a command substitution (`$(echo ${a[0]})`), that only the substitution's shell exits 2 there. None for an
+ * outside here-documents' bodies (whose lines may be another shell's; a here-string is none) but for what sh expands in one (its
+ * `$(...)` and `${...}` where the delimiter is unquoted), in a run whose here-documents are read here (see outsideHereDocuments), `<<` elsewhere being none: its kind, its text (`[[ -f x ]]`, a here-string's word whole) and its line, from 1, and for an array's
+ * expansion in a command substitution (`$(echo ${a[0]})`), that only the substitution's shell exits 2 there, and in a here-document's
+ * body (`cat <<EOF` then `${a[0]}`), that the command it is for fails. None for an
  * array's assignment or a `function` in a backquoted command (not in a `$(...)` there), which dash's reading drops unsaid.
  * Pure and quick: it only reads the run; whether this machine's sh refuses it is the caller's to ask.
  */
-export function bashismIn(written: string): { kind: BashismKind; text: string; line: number; substitution?: true; body?: "later" | "group" } | undefined {
+export function bashismIn(written: string): { kind: BashismKind; text: string; line: number; substitution?: true; hereDocument?: true; body?: "later" | "group" } | undefined {
   if (!written.includes("[[") && !written.includes("source") && !written.includes("function") && !written.includes("=(") && !written.includes("<<<") && !ARRAY_EXPANSION.test(written)) return undefined;
   // Its here-documents' bodies are text (or another shell's) to this reading: blanked, at the same indexes and lines.
   const run = outsideHereDocuments(written);
@@ -283,10 +284,19 @@ export function bashismIn(written: string): { kind: BashismKind; text: string; l
   if (first === undefined) return undefined;
   // An array's expansion in a command substitution (`$(echo ${a[0]})`) ends that substitution's shell, not the task's.
   const substitution = first.kind === "array" && first.text.startsWith("$") && first.substitution;
+  // One in a here-document's body (`cat <<EOF` then `${a[0]}`) fails the command whose body it is, which sh does not run, and no more.
+  const hereDocument = first.kind === "array" && first.text.startsWith("$") && !first.substitution && inExpandedBody(written, first.index);
   // `function f {` with its body on the lines after, or `function f` then `{` on the next line: no syntax error on that line (see FUNCTION_BODY).
   const rest = first.kind === "function" ? run.slice(first.index + first.text.length).split("\n")[0]! : "";
   const body = first.kind !== "function" || FUNCTION_ON_ITS_LINE.test(rest) ? undefined : /^[ \t]*(?:#.*)?$/.test(rest) ? "group" : "later";
-  return { kind: first.kind, text: first.text, line: run.slice(0, first.index).split("\n").length, ...(substitution ? { substitution: true as const } : {}), ...(body === undefined ? {} : { body }) };
+  return {
+    kind: first.kind,
+    text: first.text,
+    line: run.slice(0, first.index).split("\n").length,
+    ...(substitution ? { substitution: true as const } : {}),
+    ...(hereDocument ? { hereDocument: true as const } : {}),
+    ...(body === undefined ? {} : { body }),
+  };
 }
 
 type Context = "'" | '"' | "$(" | "${" | "`" | "unsure" | undefined;
@@ -573,27 +583,40 @@ const HERE_DOCUMENT = /(?<!<)<<(?!<)/g;
 /**
  * `run` with its here-documents' bodies (the lines after `cat <<EOF`'s, up to the `EOF` line, that one too) blanked, their characters
  * but line ends made spaces, so that what reads it reads sh's commands only, at the same indexes and lines; `run` itself where it has
- * none. An operator is a `<<` or `<<-` where sh reads one: not a here-string's `<<<`, nor one escaped, in quotes, a `${...}`, a comment
+ * none. A body whose delimiter is unquoted (`<<EOF`) keeps what sh expands there (see expansionsIn): its `$(...)` and backquoted
+ * commands, which sh parses and runs, and its `${...}`, whose bad substitution (`${{ x }}`) fails the command the body is for.
+ * An operator is a `<<` or `<<-` where sh reads one: not a here-string's `<<<`, nor one escaped, in quotes, a `${...}`, a comment
  * or arithmetic (`$((1<<3))`). The rest of its line is read as sh reads it (see hereDocumentLine), more operators on it too, and the
  * bodies follow that line's end, in order. Undefined where this reading is unsure: an operator in a backquoted command or where the
- * quoting is unsure, or see hereDocumentLine and hereDocumentBody.
+ * quoting is unsure, or see hereDocumentLine, hereDocumentBody and expansionsIn.
  */
 function outsideHereDocuments(run: string): string | undefined {
-  if (!run.includes("<<")) return run;
-  // The notes of one run each ask (see noteRunTraps): read once.
-  if (run === lastRead?.run) return lastRead.outside;
-  const outside = bodiesBlanked(run);
-  lastRead = { run, outside };
-  return outside;
+  return readHereDocuments(run)?.outside;
 }
 
-/** The last run outsideHereDocuments read, and what it gave. */
-let lastRead: { run: string; outside: string | undefined } | undefined;
+/** Whether `run[index]` is in the body of one of `run`'s here-documents whose delimiter is unquoted (see outsideHereDocuments). */
+function inExpandedBody(run: string, index: number): boolean {
+  return readHereDocuments(run)?.expanded.some((body) => index >= body.from && index < body.to) === true;
+}
 
-/** outsideHereDocuments' reading of a run that holds `<<`. */
-function bodiesBlanked(run: string): string | undefined {
+/** outsideHereDocuments' reading of `run`, and where its bodies whose delimiter is unquoted are. */
+function readHereDocuments(run: string): { outside: string; expanded: { from: number; to: number }[] } | undefined {
+  if (!run.includes("<<")) return { outside: run, expanded: [] };
+  // The notes of one run each ask (see noteRunTraps): read once.
+  if (run === lastRead?.run) return lastRead.read;
+  const read = bodiesBlanked(run);
+  lastRead = { run, read };
+  return read;
+}
+
+/** The last run readHereDocuments read, and what it gave. */
+let lastRead: { run: string; read: { outside: string; expanded: { from: number; to: number }[] } | undefined } | undefined;
+
+/** readHereDocuments' reading of a run that holds `<<`. */
+function bodiesBlanked(run: string): { outside: string; expanded: { from: number; to: number }[] } | undefined {
   const reader = new RunReader(run);
-  const bodies: { from: number; to: number }[] = [];
+  const bodies: { from: number; to: number; kept: { from: number; to: number }[] }[] = [];
+  const expanded: { from: number; to: number }[] = [];
   HERE_DOCUMENT.lastIndex = 0;
   for (let match = HERE_DOCUMENT.exec(run); match !== null; match = HERE_DOCUMENT.exec(run)) {
     const index = match.index;
@@ -606,11 +629,14 @@ function bodiesBlanked(run: string): string | undefined {
     if (line === undefined) return undefined;
     let from = line.end + 1;
     for (const delimiter of line.delimiters) {
-      const to = hereDocumentBody(run, from, delimiter)?.end;
-      if (to === undefined) return undefined;
-      bodies.push({ from, to });
-      reader.passOver(from, to);
-      from = to;
+      const body = hereDocumentBody(run, from, delimiter);
+      if (body === undefined) return undefined;
+      const kept = delimiter.expanded ? expansionsIn(run, from, body.textEnd) : [];
+      if (kept === undefined) return undefined;
+      bodies.push({ from, to: body.end, kept: kept.map((range) => ({ from: from + range.from, to: from + range.to })) });
+      if (delimiter.expanded) expanded.push({ from, to: body.textEnd });
+      reader.passOver(from, body.end);
+      from = body.end;
     }
     // One in a body is its text.
     HERE_DOCUMENT.lastIndex = from;
@@ -618,10 +644,49 @@ function bodiesBlanked(run: string): string | undefined {
   let blanked = "";
   let from = 0;
   for (const body of bodies) {
-    blanked += run.slice(from, body.from) + run.slice(body.from, body.to).replace(/[^\n]/g, " ");
+    blanked += run.slice(from, body.from);
+    let at = body.from;
+    for (const kept of body.kept) {
+      blanked += run.slice(at, kept.from).replace(/[^\n]/g, " ") + run.slice(kept.from, kept.to);
+      at = kept.to;
+    }
+    blanked += run.slice(at, body.to).replace(/[^\n]/g, " ");
     from = body.to;
   }
-  return blanked + run.slice(from);
+  return { outside: blanked + run.slice(from), expanded };
+}
+
+/** GitHub Actions' expression, `${{ ... }}`, on one line. */
+const ACTIONS_EXPRESSION = /\$\{\{[^\n]*?\}\}/y;
+
+/**
+ * What sh expands in the body of a here-document whose delimiter is unquoted (`<<EOF`), where its quotes are text: each `$(...)`,
+ * backquoted command and `${...}` (a `${{ ... }}` whole; not one with a quote in it), where it starts and ends in `body` (a `\` keeps the character after it
+ * as text). One not closed in the body is kept to its end where it is not closed in the rest of the run either: sh reads it on
+ * past the delimiter's line (`$(echo "it's)` leaves its quote open to the run's end, a syntax error). Undefined where this reading
+ * is unsure: one closed only past the delimiter's line (after which sh reads the body on, to a later delimiter's line), or with a
+ * here-document or a `case` in it or after it (whose lines, or patterns' `)`, skipQuoted does not follow).
+ */
+function expansionsIn(run: string, from: number, to: number): { from: number; to: number }[] | undefined {
+  const body = run.slice(from, to);
+  const kept: { from: number; to: number }[] = [];
+  for (let at = 0; at < body.length; ) {
+    const char = body[at]!;
+    if (char === "\\") at += 2;
+    else if (char === "`" || (char === "$" && (body[at + 1] === "(" || body[at + 1] === "{"))) {
+      ACTIONS_EXPRESSION.lastIndex = at;
+      const expression = body.startsWith("${{", at) ? ACTIONS_EXPRESSION.exec(body) : null;
+      let end = expression === null ? skipQuoted(body, at, 0, true) : at + expression[0].length;
+      if (end === -1) {
+        if (/<<|\bcase\b/.test(run.slice(from + at)) || skipQuoted(run, from + at, 0, true) !== -1) return undefined;
+        end = body.length;
+      }
+      // A `${...}` with a quote in it (`${x:-"it's"}`), whose reading differs between shells, is left as text: read, it left the rest of the run unread.
+      if (expression !== null || char !== "$" || body[at + 1] !== "{" || !/['"`]/.test(body.slice(at, end))) kept.push({ from: at, to: end });
+      at = end;
+    } else at++;
+  }
+  return kept;
 }
 
 /** A here-document as its body is read: its delimiter as sh compares a line with it, and whether leading tabs are stripped from its lines (`<<-`). */
@@ -679,8 +744,8 @@ export function quotesRemoved(word: string): string {
  * operators, blanks and a comment. Undefined where unsure: a delimiter never closed, empty or of several lines, a word never closed,
  * a `(` or `)` (which may end a `$(...)` the operator is in), a line joined to the next by a backslash, or no line's end after it.
  */
-function hereDocumentLine(run: string, index: number): { delimiters: HereDocument[]; end: number } | undefined {
-  const delimiters: HereDocument[] = [];
+function hereDocumentLine(run: string, index: number): { delimiters: (HereDocument & { expanded: boolean })[]; end: number } | undefined {
+  const delimiters: (HereDocument & { expanded: boolean })[] = [];
   let at = index;
   for (;;) {
     const char = run[at];
@@ -699,7 +764,7 @@ function hereDocumentLine(run: string, index: number): { delimiters: HereDocumen
       while (run[at] === " " || run[at] === "\t") at++;
       const word = readWord(run, at, 0);
       if (word === undefined || word.text === "" || word.text.includes("\n")) return undefined;
-      delimiters.push(hereDocument(word.text, tabs));
+      delimiters.push({ ...hereDocument(word.text, tabs), expanded: !/["'\\]/.test(word.text) });
       at = word.end;
     } else if (char === ";" || char === "&" || char === "|" || char === "<" || char === ">") at++;
     else {
@@ -766,21 +831,22 @@ const BASHISM_FAILURES: Record<BashismKind, (text: string) => string> = {
 };
 
 /** The note for bashismIn's construct in a run (`multiline`: of several lines), where `shell`, this machine's /bin/sh (`/bin/sh (dash)`), refuses it. */
-export function bashismNote(found: { kind: BashismKind; text: string; line: number; substitution?: true; body?: "later" | "group" }, multiline: boolean, shell: string): string {
+export function bashismNote(found: { kind: BashismKind; text: string; line: number; substitution?: true; hereDocument?: true; body?: "later" | "group" }, multiline: boolean, shell: string): string {
   const where = multiline ? ` (its line ${found.line})` : "";
   const text = shortened(found.text);
   const bash = `${found.kind === "array" ? "" : "or "}run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)`;
   let failure = (found.body === undefined ? BASHISM_FAILURES[found.kind](found.text) : FUNCTION_BODY[found.body]).replace("SHELL", shell);
   if (found.substitution === true) failure = failure.replace("so the task exits 2 there and runs nothing after it", "so the command substitution it is in exits 2 there and runs nothing after it");
+  if (found.hereDocument === true) failure = failure.replace("so the task exits 2 there and runs nothing after it", `so ${HERE_DOCUMENT_FAILS}`);
   return `run has ${text}${where}, ${failure}; ${bash}`;
 }
 
 /**
  * `run: echo ${{ github.sha }}`, copied from a GitHub Actions step: the runner replaces `${{ ... }}`
  * before bash sees it, but taskq replaces nothing, and to sh it is a bad substitution (dash:
- * "Bad substitution", exit 2), which ends the task's shell there, found only once the task runs. The first one outside single quotes
- * and comments, and outside here-documents' bodies, whose lines may be text (in a run whose here-documents are read here:
- * see outsideHereDocuments), with what to write
+ * "Bad substitution", exit 2), which ends the task's shell there (or the command substitution it is in, or fails the command
+ * whose here-document it is in), found only once the task runs. The first one outside single quotes and comments, and outside
+ * here-documents' bodies but where sh expands it (a body whose delimiter is unquoted: see outsideHereDocuments), with what to write
  * instead: the variable the runner sets for a `github.x` (`$GITHUB_SHA`), the variable itself for
  * an `env.X`, and otherwise a variable the step's `env:` gives taskq.
  */
@@ -798,9 +864,22 @@ export function actionsExpressionNote(written: string): string | undefined {
     const before = run.slice(0, match.index);
     const expression = match[0];
     const where = run.includes("\n") ? ` (its line ${before.split("\n").length})` : "";
-    return `run has ${expression}${where}, GitHub Actions' expression syntax, which taskq does not replace: /bin/sh refuses it as a bad substitution, and the task fails there; ${actionsInstead(match[1]!.trim())}`;
+    return `run has ${expression}${where}, GitHub Actions' expression syntax, which taskq does not replace: /bin/sh refuses it as a bad substitution, and ${badSubstitutionFails(written, match.index, read.substitution !== undefined)}; ${actionsInstead(match[1]!.trim())}`;
   }
   return undefined;
+}
+
+/** What a bad substitution in a here-document's body does: sh runs no command whose redirection fails, and goes on. */
+const HERE_DOCUMENT_FAILS = "the command whose here-document it is in fails (exit 2) without running; the task goes on (under set -e, it ends there)";
+
+/**
+ * What fails where sh refuses an expansion at `index` of `run` as a bad substitution: the command substitution it is in (whose output
+ * is then empty), the command whose here-document's body it is in (sh runs no command whose redirection fails, and goes on), or the task.
+ */
+function badSubstitutionFails(run: string, index: number, substitution: boolean): string {
+  if (substitution) return "the command substitution it is in exits 2 there (its output empty)";
+  if (inExpandedBody(run, index)) return HERE_DOCUMENT_FAILS;
+  return "the task fails there";
 }
 
 /**
@@ -882,8 +961,8 @@ export function unclosedQuotes(command: string): (end: number) => "'" | '"' | "u
  * command (dash: "Syntax error: Unterminated quoted string") once the task starts, though the
  * file validated. On a later line of the run, the shell has run the commands complete before that line when it
  * refuses the rest. A note, not an error: this reads the shell's quoting, not all of its grammar.
- * None for a quote in a here-document's body (its lines are text, quotes and all), in a run whose here-documents
- * are read here (see outsideHereDocuments), nor for a run with a `case` outside them (whose patterns end in a `)` that a
+ * None for a quote in a here-document's body (its lines are text, quotes and all), but in a `$(...)` or backquoted command there
+ * where its delimiter is unquoted, which sh parses (`$(echo "it's)`), in a run whose here-documents are read here (see outsideHereDocuments), nor for a run with a `case` outside them (whose patterns end in a `)` that a
  * `$(` here would take as its own).
  */
 export function unclosedQuoteNote(written: string): string | undefined {

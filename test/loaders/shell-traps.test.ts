@@ -113,7 +113,7 @@ describe("actionsExpressionNote: GitHub Actions' ${{ ... }} in a run", () => {
   });
 
   it("leaves alone one in single quotes, in a comment, in a run with a here-document, and ${ } of the shell's own", () => {
-    for (const run of ["echo '${{ x }}'", "make # ${{ x }}", "cat <<EOF\n${{ x }}\nEOF", "echo ${HOME} ${x:-{}}", "echo \\${{ x }}", 'echo "\\${{ x }}"', "v=`echo '${{ x }}'`", "echo `date` '${{ x }}'"]) {
+    for (const run of ["echo '${{ x }}'", "make # ${{ x }}", "cat <<'EOF'\n${{ x }}\nEOF", "cat <<EOF\n\\${{ x }}\nEOF", "echo ${HOME} ${x:-{}}", "echo \\${{ x }}", 'echo "\\${{ x }}"', "v=`echo '${{ x }}'`", "echo `date` '${{ x }}'"]) {
       expect(actionsExpressionNote(run), run).toBeUndefined();
     }
   });
@@ -149,12 +149,13 @@ describe("pipefailSet, actionsExpressionNote and unclosedQuoteNote in a run with
   });
 
   it("actionsExpressionNote: finds ${{ }} after a here-document, where sh fails (a bad substitution), and none in a body", () => {
-    for (const run of runsWith("echo ${{ github.sha }}", "${{ x }}")) {
+    // Escaped, as text in an unquoted delimiter's body too (where sh expands a `${{ x }}`: see below).
+    for (const run of runsWith("echo ${{ github.sha }}", "\\${{ x }}")) {
       const lines = run.split("\n").length;
       expect(actionsExpressionNote(run), run).toMatch(new RegExp(`^run has \\$\\{\\{ github\\.sha \\}\\} \\(its line ${lines}\\), .*\\$GITHUB_SHA`));
       if (shSays("echo ${{ x }}", "Bad substitution")) expect(shRun(run), run).toMatchObject({ status: 2, stderr: expect.stringContaining(`${lines}: Bad substitution`) as unknown });
     }
-    for (const run of ["cat <<EOF\n${{ x }}\nEOF", "cat <<'EOF'\n${{ github.sha }}\nEOF\necho ok"]) {
+    for (const run of ["cat <<'EOF'\n${{ x }}\nEOF", "cat <<'EOF'\n${{ github.sha }}\nEOF\necho ok"]) {
       expect(actionsExpressionNote(run), run).toBeUndefined();
     }
     expect(shRun("cat <<'EOF'\n${{ github.sha }}\nEOF\necho ok")).toMatchObject({ status: 0, stdout: "${{ github.sha }}\nok\n" });
@@ -173,6 +174,56 @@ describe("pipefailSet, actionsExpressionNote and unclosedQuoteNote in a run with
     for (const run of ["cat <<EOF\nit's\nEOF", "cat <<'EOF'\ndon't \"x\nEOF\necho ok", "cat <<EOF; echo \"a\nb\"\nit's\nEOF\necho ok"]) {
       expect(unclosedQuoteNote(run), run).toBeUndefined();
       expect(shRun(run).status, run).toBe(0);
+    }
+  });
+
+  // sh expands an unquoted delimiter's body (`<<EOF`) as it reads it: each of these failed under dash, and no note said so.
+  it("actionsExpressionNote and bashismIn: find a bad substitution in a body whose delimiter is unquoted, which fails the command it is for", () => {
+    const run = "echo before\ncat <<EOF >notes.txt\nsha: ${{ github.sha }}\nEOF\necho after";
+    expect(actionsExpressionNote(run)).toBe(
+      "run has ${{ github.sha }} (its line 3), GitHub Actions' expression syntax, which taskq does not replace: /bin/sh refuses it as a bad substitution, and the command whose here-document it is in fails (exit 2) without running; the task goes on (under set -e, it ends there); the runner sets $GITHUB_SHA for github.sha, in taskq's environment and so in every task's: write that",
+    );
+    expect(actionsExpressionNote("cat <<-EOF\n\tv=$(echo ${{ env.V }})\n\tEOF")).toMatch(/^run has \$\{\{ env\.V \}\} \(its line 2\), .*and the command substitution it is in exits 2 there \(its output empty\); .*write \$V$/);
+    expect(bashismIn("cat <<EOF\n${list[0]}\nEOF")).toEqual({ kind: "array", text: "${list[0]}", line: 2, hereDocument: true });
+    expect(bashismNote({ kind: "array", text: "${list[0]}", line: 2, hereDocument: true }, true, "/bin/sh (dash)")).toMatch(
+      /^run has \$\{list\[0\]\} \(its line 2\), an array, .*so the command whose here-document it is in fails \(exit 2\) without running; the task goes on \(under set -e, it ends there\); run the commands with bash/,
+    );
+    // A quoted delimiter's body, or a `$` escaped, is text.
+    for (const text of ["cat <<'EOF'\n${{ github.sha }} ${list[0]}\nEOF", 'cat <<"EOF"\n${{ github.sha }} ${list[0]}\nEOF', "cat <<E\\OF\n${{ github.sha }} ${list[0]}\nEOF", "cat <<EOF\n\\${{ github.sha }} \\${list[0]}\nEOF"]) {
+      expect(actionsExpressionNote(text), text).toBeUndefined();
+      expect(bashismIn(text), text).toBeUndefined();
+      expect(shRun(text).status, text).toBe(0);
+    }
+    if (shSays("echo ${{ x }}", "Bad substitution")) {
+      const ran = shRun(run.replace(">notes.txt", ""));
+      expect(ran).toMatchObject({ status: 0, stdout: "before\nafter\n" });
+      expect(ran.stderr).toContain("Bad substitution");
+      expect(shRun(`set -e; ${run.replace(">notes.txt", "")}`)).toMatchObject({ status: 2, stdout: "before\n" });
+      expect(shRun("cat <<-EOF\n\tv=$(echo ${{ env.V }})\n\tEOF")).toMatchObject({ status: 0, stdout: "v=\n" });
+    }
+  });
+
+  it("unclosedQuoteNote: finds a quote left open in a $(...) of a body whose delimiter is unquoted, which sh parses, and none elsewhere in a body", () => {
+    const run = "echo start\ncat <<EOF\nmsg: $(git log -1 --format=\"%s)\nEOF\necho after";
+    expect(unclosedQuoteNote(run)).toBe(
+      `run leaves a " open, at "%s) (its line 3): the shell runs the commands complete before its line, then refuses the rest (a syntax error: unterminated quoted string); close it, or write a " meant as text as \\" (or inside '...')`,
+    );
+    expect(unclosedQuoteNote("cat <<EOF\nv=$(echo it's)\nEOF")).toMatch(/^run leaves a ' open, at 's\) \(its line 2\): /);
+    if (shSays('echo "a', "Syntax error: Unterminated quoted string")) {
+      expect(shRun(run)).toMatchObject({ status: 2, stdout: "start\n", stderr: expect.stringContaining("Syntax error: Unterminated quoted string") as unknown });
+    }
+    // Its text's quotes, a quoted delimiter's body, a `$(...)` escaped, closed, or with its quotes closed.
+    for (const text of [
+      "cat <<EOF\nit's \"$(echo a)\" ${x:-\"it's\"} `echo b`\nEOF\necho ok",
+      "cat <<'EOF'\nv=$(echo \"it's)\nEOF\necho ok",
+      "cat <<EOF\nv=\\$(echo \"it's)\nEOF\necho ok",
+      "cat <<EOF\nv=$(printf '%s' \"it's\") don't\nEOF\necho ok",
+      "cat <<EOF\n$(case x in x) echo y;; esac) it's\nEOF\necho ok",
+      // Closed past the delimiter's line, after which sh reads the body on, to the next.
+      "cat <<EOF\n$(printf '%s'\nEOF\n \"it's\") \\$(not \"run)\nEOF\necho ok",
+    ]) {
+      expect(unclosedQuoteNote(text), text).toBeUndefined();
+      expect(shRun(text).status, text).toBe(0);
     }
   });
 
@@ -198,7 +249,7 @@ describe("pipefailSet, actionsExpressionNote and unclosedQuoteNote in a run with
   });
 
   it("reads a run of many here-documents in about ten times what a tenth of them takes (every run with a << is read so now)", () => {
-    const runOf = (count: number) => `${"cat <<EOF\nit's ${{ x }}\nEOF\nset -o pipefail; echo \"a\" \n".repeat(count)}echo "done`;
+    const runOf = (count: number) => `${"cat <<EOF\nit's \\${{ x }} $(date)\nEOF\nset -o pipefail; echo \"a\" \n".repeat(count)}echo "done`;
     const short = runOf(300);
     const long = runOf(3000);
     const notes = (run: string) => [pipefailSet(run), actionsExpressionNote(run), unclosedQuoteNote(run)];
