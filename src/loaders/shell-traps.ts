@@ -473,6 +473,11 @@ class RunReader {
         continue;
       }
       const next = run[index + 1];
+      if (char === "$" && next === "$") {
+        // `$$`, the shell's pid: its second `$` opens nothing (`"$$(x"` is the pid, then text).
+        this.index++;
+        continue;
+      }
       /** In a `$(...)` or a case's branch there: where a command may begin. */
       const commands = top?.kind === "$(" || top?.kind === "case";
       if (char === "$" && (next === "(" || next === "{")) {
@@ -672,7 +677,8 @@ function expansionsIn(run: string, from: number, to: number): { from: number; to
   const kept: { from: number; to: number }[] = [];
   for (let at = 0; at < body.length; ) {
     const char = body[at]!;
-    if (char === "\\") at += 2;
+    // A `\` keeps the next character as text; `$$` is the shell's pid.
+    if (char === "\\" || (char === "$" && body[at + 1] === "$")) at += 2;
     else if (char === "`" || (char === "$" && (body[at + 1] === "(" || body[at + 1] === "{"))) {
       ACTIONS_EXPRESSION.lastIndex = at;
       const expression = body.startsWith("${{", at) ? ACTIONS_EXPRESSION.exec(body) : null;
@@ -1389,6 +1395,8 @@ function skipQuoted(run: string, index: number, depth: number, inDouble: boolean
     }
     return -1;
   }
+  // `$$`, the shell's pid: passed over whole, its second `$` opening nothing (`$$(x`).
+  if (char === "$" && run[index + 1] === "$") return index + 2;
   const opener = char === '"' ? '"' : char === "$" && (run[index + 1] === "(" || run[index + 1] === "{") ? run[index + 1]! : undefined;
   if (opener === undefined) return index + 1;
   const close = opener === '"' ? '"' : opener === "(" ? ")" : "}";

@@ -248,6 +248,16 @@ describe("pipefailSet, actionsExpressionNote and unclosedQuoteNote in a run with
     }
   });
 
+  // `printf '%s\n' "$$(" 'ok'` got a note that a " was left open: the second $ of the pid was read as opening a $(...), the closing " in it.
+  it("unclosedQuoteNote: reads $$, the shell's pid, whole: its second $ opens no command substitution, in quotes, a here-document's body or not", () => {
+    for (const run of ['echo "pid: $$(self)"', "printf '%s\\n' \"$$(\" 'ok'", 'lock="/tmp/lock.$$"; echo "$lock ($$(held))"', 'cat <<EOF\npid $$(x "y\nEOF\necho ok']) {
+      expect(unclosedQuoteNote(run), run).toBeUndefined();
+      expect(shRun(run).status, run).toBe(0);
+    }
+    // A `$(...)` after it is one.
+    expect(unclosedQuoteNote('echo $$$(echo "it)')).toMatch(/^run leaves a " open, at "it\)/);
+  });
+
   it("reads a run of many here-documents in about ten times what a tenth of them takes (every run with a << is read so now)", () => {
     const runOf = (count: number) => `${"cat <<EOF\nit's \\${{ x }} $(date)\nEOF\nset -o pipefail; echo \"a\" \n".repeat(count)}echo "done`;
     const short = runOf(300);
