@@ -179,8 +179,8 @@ function valueHint(issue: Issue, path: DataPath, locator: SourceLocator): string
   // `retryOn: 75`: one exit code, where the field takes a list of them (or `any`).
   if (field === "retryOn" && !isEnvVariablePath(path) && isExitCode(issue.input)) return ` (list it: retryOn: [${String(issue.input)}])`;
   if (typeof issue.input !== "string") return "";
-  // Digits YAML reads as text without quotes around them: tagged so (`retries: !!str 3`, `! 3`), the tag named as written.
-  const written = (): string | undefined => (locator.plainSourceOf(path) === undefined ? undefined : tagBefore(path, locator));
+  // Digits YAML reads as text without quotes around them: tagged so (`retries: !!str 3`, `! 3`), the tag named as written; or in a `|` or `>` block, its indicator.
+  const written = (): string | undefined => (locator.plainSourceOf(path) === undefined ? blockIndicatorAt(path, locator) : tagBefore(path, locator));
   const hint =
     field === "runAt"
       ? runAtMistake(issue.input, isRunAt)
@@ -255,9 +255,15 @@ function tagBefore(path: DataPath, locator: SourceLocator): string {
   return /(?:^|[\s[{,:])(!<[^>\s]*>|![^\s,[\]{}]*)\s+(?:&[^\s,[\]{}]+\s+)?$/.exec(before)?.[1] ?? "!!str";
 }
 
+/** `|` or `>` where the value at `path` is a block scalar (`retries: |` with `3` on the line below it), written so; else undefined (a quoted value). */
+function blockIndicatorAt(path: DataPath, locator: SourceLocator): string | undefined {
+  const indicator = locator.textAt(locator.offsetOf(path), 1);
+  return indicator === "|" || indicator === ">" ? indicator : undefined;
+}
+
 /**
- * `retries: "3"`: an integer field given digits in quotes (or tagged text, `!!str 3` or `! 3`:
- * `written` gives the tag, undefined for quotes), which YAML reads as text. Not for
+ * `retries: "3"`: an integer field given digits in quotes (or tagged text, `!!str 3` or `! 3`, or in a
+ * `|` or `>` block: `written` gives the tag or the block's indicator, undefined for quotes), which YAML reads as text. Not for
  * one out of the field's range (`retries: "300"`): written without them it is still refused,
  * and the range the message gives is all there is to mend. The number is shown as written
  * best: `"007"` is 7 (as `007` unquoted is read), so the hint says 7, not 007.
@@ -267,6 +273,7 @@ function quotedNumberMistake(text: string, min: number, max: number, written: ()
   const number = Number(text);
   if (number < min || number > max) return undefined;
   const tag = written();
+  if (tag === "|" || tag === ">") return `a number in a ${tag} block is text: write it in place of the ${tag}, ${String(number)}`;
   return tag === undefined ? `a number in quotes is text: write it without them, ${String(number)}` : `a number tagged ${tag} is text: write it without the tag, ${String(number)}`;
 }
 

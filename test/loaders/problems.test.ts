@@ -1262,6 +1262,18 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: x, env: [V=1.10, N=null, T=True, P=./bin, Z=007] }"))[0]).toContain('(env: { V: "1.10", N: "null", T: "True", P: ./bin, Z: "007" })');
   });
 
+  it("says a number in a | or > block is text, not that it is in quotes (retries: | with 3 below it), through either reader", () => {
+    for (const simple of [true, false]) {
+      expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries: |", "      3"), "wf.yaml", { simple })).toEqual([
+        `4:14: task "a": \`retries\` must be an integer from 0 to 100, got "3\\n" (a number in a | block is text: write it in place of the |, 3)`,
+      ]);
+    }
+    expect(problemsOf(yaml("concurrency: >-", "  4", "tasks:", "  a:", "    run: x", "    retryOn:", "      - |-", "        2"))).toEqual([
+      `1:14: \`concurrency\` must be an integer from 1 to 10000, got "4" (a number in a > block is text: write it in place of the >, 4)`,
+      `7:9: task "a": \`retryOn[0]\` must be an exit code, an integer from 1 to 255, got "2" (a number in a | block is text: write it in place of the |, 2)`,
+    ]);
+  });
+
   it("says a number in quotes is text, for the integer fields (retries: \"3\", concurrency: '4', retryOn: [\"1\"]), and one tagged !!str, but only the range for one out of it (retries: \"300\")", () => {
     expect(problemsOf(yaml("concurrency: '4'", "tasks:", "  a:", "    run: x", '    retries: "3"', '    retryOn: ["1", 75]'))).toEqual([
       `1:14: \`concurrency\` must be an integer from 1 to 10000, got "4" (a number in quotes is text: write it without them, 4)`,
