@@ -4,6 +4,7 @@ import type * as z from "zod/mini";
 type Issue = z.core.$ZodIssue;
 import { tooManyTasksMessage } from "./count-tasks.js";
 import { MAX_TASKS } from "./limits.js";
+import type { FoldedSource } from "./folded-run.js";
 import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { describeValue, keyMeant, noBreakSpaceInKey, quote, reportIssues, slashCommentWords, topKeyAsTask } from "./report-issues.js";
@@ -117,7 +118,7 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
     above = id;
     const glued = typeof raw === "string" ? GLUED_FIELD.exec(raw) : null;
     if (glued !== null && Object.hasOwn(taskSchema.shape, glued[1]!)) {
-      problems.atOffset(locator.offsetOf(["tasks", id]), `${notATask(id, raw)}; a key's colon must be followed by a space (${glued[1]!}: ${glued[2]!})`);
+      problems.atOffset(locator.offsetOf(["tasks", id]), `${notATask(id, raw)}; a key's colon must be followed by a space${gluedFix(glued, locator.foldedSourceOf(["tasks", id]))}`);
       valid.push({ id, task: undefined, dependsOn: undefined });
       continue;
     }
@@ -231,6 +232,23 @@ const STEP_FIELDS = new Set(["id", "name"]);
 
 /** A task's field glued to its value (`run:make`), which YAML reads as the task's one string. */
 const GLUED_FIELD = /^([A-Za-z]+):(\S.*)$/s;
+
+/**
+ * The fields meant by a task glued to its value: ` (run: make)`; for one over several lines (`run:make`, then
+ * `retries:2` below it, which YAML joins into the one string "run:make retries:2"), each line's, not the first
+ * line's field given the rest as its value.
+ */
+function gluedFix(glued: RegExpExecArray, folded: FoldedSource | undefined): string {
+  const lines = folded === undefined || folded.block ? [] : folded.source.split("\n").map((line) => line.trim()).filter((line) => line !== "");
+  // A line that is no field glued so (`run:echo` then `more`) goes on the value above it, as YAML reads it.
+  const fields = lines.map((line) => {
+    const field = GLUED_FIELD.exec(line);
+    return field !== null && Object.hasOwn(taskSchema.shape, field[1]!) ? `${field[1]!}: ${field[2]!}` : undefined;
+  });
+  if (fields.filter((field) => field !== undefined).length < 2) return ` (${glued[1]!}: ${glued[2]!})`;
+  const fixed = lines.map((line, index) => fields[index] ?? line);
+  return `, on each of its lines (${fixed.join(", ")})`;
+}
 
 /** What the schema says of a task that is not a mapping, for the cases told here with what to do. */
 function notATask(id: string, raw: unknown): string {
