@@ -713,6 +713,11 @@ export function noBreakSpaceWords(lineCol: string, escape?: string): string {
     : `there is a no-break space (U+00A0), written ${escape}, at ${lineCol}, which YAML reads as text, not as a space; replace it with a space`;
 }
 
+/** What to say of `key` followed by a full-width colon (`retries\uff1a 2`), which YAML reads as text. */
+export function fullWidthColonWords(key: string): string {
+  return `the colon after ${key} is a full-width one, \uff1a (U+FF1A, as a Chinese or Japanese input method types it), which YAML reads as text, not as a key's colon; write ${key}: with the ASCII colon`;
+}
+
 /**
  * For a key that starts or ends with a no-break space (`\u00a0 retries` from a line indented
  * with one, pasted from a web page; `retries\u00a0:`), which YAML reads as part of the key: where

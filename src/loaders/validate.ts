@@ -7,7 +7,7 @@ import { MAX_TASKS } from "./limits.js";
 import type { FoldedSource } from "./folded-run.js";
 import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
-import { describeValue, keyMeant, noBreakSpaceInKey, quote, reportIssues, slashCommentWords, topKeyAsTask } from "./report-issues.js";
+import { describeValue, fullWidthColonWords, keyMeant, noBreakSpaceInKey, quote, reportIssues, slashCommentWords, topKeyAsTask } from "./report-issues.js";
 import { defaultsSchema, dependencyItemSchema, taskSchema, workflowHeaderSchema, type TaskDefaults, type TaskFile } from "./schema.js";
 import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 
@@ -122,6 +122,13 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
       valid.push({ id, task: undefined, dependsOn: undefined });
       continue;
     }
+    // `run\uff1a make`, a field's full-width colon (a CJK input method's), read as the task's one string.
+    const fullWidth = typeof raw === "string" ? FULL_WIDTH_FIELD.exec(raw) : null;
+    if (fullWidth !== null && Object.hasOwn(taskSchema.shape, fullWidth[1]!)) {
+      problems.atOffset(locator.offsetOf(["tasks", id]), `${notATask(id, raw)}; ${fullWidthColonWords(fullWidth[1]!)}`);
+      valid.push({ id, task: undefined, dependsOn: undefined });
+      continue;
+    }
     if (isTaggedValue(raw)) {
       problems.atOffset(locator.offsetOf(["tasks", id]), notATask(id, raw));
       valid.push({ id, task: undefined, dependsOn: undefined });
@@ -229,6 +236,9 @@ function listedIds(tasks: unknown[]): string[] | undefined {
 
 /** A step's fields that name it, as CI steps are written (`- name: build`): no task's ids. */
 const STEP_FIELDS = new Set(["id", "name"]);
+
+/** A task's field followed by a full-width colon (`run\uff1a make`), which YAML reads as the task's one string. */
+const FULL_WIDTH_FIELD = /^([A-Za-z]+)\s*\uff1a/;
 
 /** A task's field glued to its value (`run:make`), which YAML reads as the task's one string. */
 const GLUED_FIELD = /^([A-Za-z]+):(\S.*)$/s;

@@ -1,5 +1,5 @@
 import type { CST } from "yaml";
-import { noBreakSpaceWords, slashCommentWords } from "./report-issues.js";
+import { fullWidthColonWords, noBreakSpaceWords, slashCommentWords } from "./report-issues.js";
 import { shortened } from "../shorten.js";
 
 /**
@@ -67,6 +67,9 @@ const LINE_AS_KEY = /^Implicit (map keys need to be followed by map values|keys 
 /** A key glued to its value (`retries:2`, not a URL's `https://`), which YAML reads as one plain scalar. */
 const GLUED_KEY = /^\s*(?:- +)?([A-Za-z_][A-Za-z0-9_]*):([^\s:/].*)$/;
 
+/** A key followed by a full-width colon (`retries\uff1a 2`), which YAML reads as text, not as the key's colon: the key. */
+const FULL_WIDTH_COLON_KEY = /^\s*(?:- +)?([^\s:#"'\uff1a]+)\s*\uff1a/;
+
 /** A block mapping's key whose value is a `|` or `>` block: the key's indent, name and indicator. */
 const BLOCK_SCALAR_HEADER = /^( *(?:- +)?)([^\s"'[{#][^:]*):\s+([|>])[-+0-9]*\s*(?:#.*)?$/;
 
@@ -124,6 +127,10 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
   if (stray !== null) return strayTokenWords(stray[1]!, stray[2]!, stray[3]);
   const noBreak = noBreakSpaceAt(text, offset);
   if (noBreak !== undefined) return `${message}: ${noBreak}`;
+  const fullWidth = FULL_WIDTH_COLON_KEY.exec(lineAt(text, offset));
+  if (fullWidth !== null) {
+    return `${message}: ${fullWidthColonWords(fullWidth[1]!)}`;
+  }
   const slashes = slashCommentAt(text, offset);
   if (slashes !== undefined) return `${message}: ${slashCommentWords(slashes, json)}`;
   if (TAB_INDENT.test(message)) return `${message}: indent with spaces (an editor set to insert spaces in .yaml files keeps it so)`;

@@ -1267,6 +1267,13 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a: { run: x, env: [V=1.10, N=null, T=True, P=./bin, Z=007] }"))[0]).toContain('(env: { V: "1.10", N: "null", T: "True", P: ./bin, Z: "007" })');
   });
 
+  it("says a key's colon is a full-width one (U+FF1A, a CJK input method's), where yaml reads the line as text, and where it reads the task as one string", () => {
+    const words = (key: string) => `the colon after ${key} is a full-width one, \uff1a (U+FF1A, as a Chinese or Japanese input method types it), which YAML reads as text, not as a key's colon; write ${key}: with the ASCII colon`;
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries\uff1a 2"))).toEqual([`4:5: Implicit map keys need to be followed by map values: ${words("retries")}`]);
+    expect(problemsOf(yaml("tasks\uff1a", "  a:", "    run: x"))).toEqual([`1:1: Implicit keys need to be on a single line: ${words("tasks")}`]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run\uff1a x"))).toEqual([`3:5: task "a": the task must be a mapping with at least \`run\`, got "run\uff1a x"; ${words("run")}`]);
+  });
+
   it("says a number in a | or > block is text, not that it is in quotes (retries: | with 3 below it), through either reader", () => {
     for (const simple of [true, false]) {
       expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries: |", "      3"), "wf.yaml", { simple })).toEqual([
