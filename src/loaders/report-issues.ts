@@ -187,7 +187,7 @@ function valueHint(issue: Issue, path: DataPath, locator: SourceLocator): string
       : field === "retryOn"
         ? exitCodesMistake(issue.input)
         : isDurationPath(path)
-          ? durationMistake(issue.input)
+          ? (blockDurationMistake(issue.input, path, locator) ?? durationMistake(issue.input))
           : field === "retries"
             ? quotedNumberMistake(issue.input, ...INTEGER_RANGES.retries, written)
             : field === "concurrency"
@@ -253,6 +253,14 @@ function tagBefore(path: DataPath, locator: SourceLocator): string {
   const offset = locator.offsetOf(path);
   const before = locator.textAt(Math.max(0, offset - 200), Math.min(200, offset));
   return /(?:^|[\s[{,:])(!<[^>\s]*>|![^\s,[\]{}]*)\s+(?:&[^\s,[\]{}]+\s+)?$/.exec(before)?.[1] ?? "!!str";
+}
+
+/** `timeout: |` with `5s` below it: the block keeps its line break, which no duration takes (not "without spaces", where none was written); the duration meant. */
+function blockDurationMistake(text: string, path: DataPath, locator: SourceLocator): string | undefined {
+  const value = text.trim();
+  if (!text.endsWith("\n") || parseDuration(value) === undefined || locator.plainSourceOf(path) !== undefined) return undefined;
+  const block = blockIndicatorAt(path, locator);
+  return block === undefined ? undefined : `a ${block} block keeps its line break, which no duration takes: write it in place of the ${block}, ${value}`;
 }
 
 /** `|` or `>` where the value at `path` is a block scalar (`retries: |` with `3` on the line below it), written so; else undefined (a quoted value). */
