@@ -8,7 +8,7 @@ import { RenewalUnsentError } from "./renewal-unsent.js";
 import { ABORTED_BY_SHUTDOWN, REQUESTED } from "./shutdown-cancel.js";
 import { abortCode, failureOutcome } from "./outcome.js";
 import type { PostgresStore } from "./store.js";
-import { causes, isMomentaryRefusal, isTransientError, withRetry } from "./transient.js";
+import { causes, isMomentaryRefusal, isTransientError, serverWords, withRetry } from "./transient.js";
 import { POOL_FULL, QUERY_READ_TIMEOUT } from "./timeouts.js";
 import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
 import type { WorkerMetrics } from "./worker-metrics.js";
@@ -70,6 +70,8 @@ export class Attempt {
   #renewalAskedAt: number | undefined;
   /** Where the lease ran out while its renewal waited for a connection behind renewals refused for a lock: whose lock (see #whyRanOut). */
   #queuedBehind: string | undefined;
+  /** What the server answered the last renewal, where it refused it (too many connections, its table dropped): not a database that did not answer. */
+  #refusedWith: string | undefined;
   /** The last renewal failed (`db-error`): the next that succeeds says `db-recovered`. */
   #heartbeatFailed = false;
   #lostAt = 0;
@@ -440,7 +442,7 @@ export class Attempt {
         return;
       }
       if (tail !== undefined) this.#storedTail = tail.json;
-      this.#lockedBy = undefined;
+      this.#lockedBy = this.#refusedWith = undefined;
       this.#leaseEnds = sentAt + leaseMs;
       if (this.#heartbeat !== undefined && !this.#handlerDone) {
         this.#watchLease();
@@ -475,6 +477,7 @@ export class Attempt {
       const unansweredFor = statementSentAt === undefined ? 0 : performance.now() - statementSentAt;
       if (error instanceof RenewalLockedError) this.#lockedBy = error.held;
       else if (!mayHaveWaitedForLock(error) || unansweredFor >= RENEWAL_LOCKED_ANSWER_MS) this.#lockedBy = undefined;
+      this.#refusedWith = error instanceof RenewalLockedError ? undefined : serverWords(error);
       // Told as "retrying" only when a retry comes before the lease runs out (a timeout is what was
       // left of it): otherwise the lease watch tells what happened.
       if (this.#heartbeat === undefined || this.#lost !== undefined || performance.now() + next >= this.#leaseEnds) return;
@@ -518,7 +521,9 @@ export class Attempt {
     this.#lostAt = performance.now();
     this.#options.metrics.leasesLost.inc();
     this.#options.emit({ type: "lease-lost", task: this.task, why });
-    this.abort("LEASE_LOST", leaseLostWords(why, this.#lockedBy, this.#queuedBehind));
+    // Refused by the server, and no renewal on its way since (one unanswered is a database that did not answer).
+    const refusedWith = why === "unreachable" && this.#renewalSentAt === undefined ? this.#refusedWith : undefined;
+    this.abort("LEASE_LOST", leaseLostWords(why, this.#lockedBy, this.#queuedBehind, refusedWith));
     // Ran out: another worker may have the task now, or no one; the record tells (see #record).
     if (why === "taken") this.#options.onLeaseLost();
   }
@@ -538,12 +543,13 @@ function mayHaveWaitedForLock(error: unknown): boolean {
 }
 
 /** Why an attempt's lease was lost, in the words of its error. */
-function leaseLostWords(why: LeaseLost, lockedBy: string | undefined, queuedBehind: string | undefined): string {
+function leaseLostWords(why: LeaseLost, lockedBy: string | undefined, queuedBehind: string | undefined, refusedWith: string | undefined): string {
   if (why === "taken") return "the lease was taken over";
   if (why === "locked" && lockedBy !== undefined) return `the lease ran out while its renewals waited for a lock: ${lockedBy}`;
   if (why === "queued" && queuedBehind !== undefined) {
     return `the lease ran out while its renewal waited for a connection, each of the worker's renewal connections taken by another task's renewal waiting for a row locked by ${queuedBehind}`;
   }
+  if (refusedWith !== undefined) return `the lease ran out before a renewal: the database refused its renewals (${refusedWith})`;
   return "the lease ran out before a renewal (the worker stalled or the database did not answer)";
 }
 

@@ -121,12 +121,21 @@ export function isNeverConnected(error: unknown): boolean {
 }
 
 /** The server's own error (the first with a SQLSTATE) in `error` or the errors it wraps (`cause`), through the store's wrapping. */
-function serverError(error: unknown): { code: string; severity?: unknown } | undefined {
+function serverError(error: unknown): { code: string; severity?: unknown; message?: unknown } | undefined {
   for (const seen of causes(error)) {
-    const { code, severity } = seen as { code?: unknown; severity?: unknown };
-    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return { code, severity };
+    const { code, severity, message } = seen as { code?: unknown; severity?: unknown; message?: unknown };
+    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return { code, severity, message };
   }
   return undefined;
+}
+
+/**
+ * What the server answered, in its own words, where it answered `error` (too many connections, a table not there, a
+ * session terminated); undefined where it did not (no connection made, a statement unanswered in time).
+ */
+export function serverWords(error: unknown): string | undefined {
+  const { message } = serverError(error) ?? {};
+  return typeof message === "string" && message !== "" ? message : undefined;
 }
 
 /**
