@@ -385,6 +385,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     },
     immediate: (signal, first) => {
       if (killLeftoversNow(signal)) return;
+      // A third signal stops the wait for the records of tasks that ended, which the database does not take (up to the lease).
+      if (killedAtOnce && worker.giveUpRecords()) printNote(`${secondSignal(signal, first)}: giving up the records of the tasks that ended, which the database does not take; stopping now`);
       // Said once: a third signal (a storm of them) kills again, and says nothing new.
       if (!killedAtOnce) printNote(secondSignal(signal, first), `${secondSignal(signal, first)}: killing every task now`);
       killedAtOnce = true;

@@ -151,6 +151,10 @@ export class PostgresWorker {
   readonly #leftBehind: LeasedTask[] = [];
   /** Set once `stop` has returned: a record still retried in the background is no news any more. */
   #stopped = false;
+  /** Aborted by giveUpRecords: the stop no longer waits for the records of attempts that ended (see #awaitRecords). */
+  readonly #recordsGivenUp = new AbortController();
+  /** Set while the stop waits for a record the database does not take ("recording"). */
+  #recordsAwaited = 0;
   /** Set once "stopped" was told: nothing is told after it. */
   #silent = false;
   /** Set once an operation met the database gone (see isDatabaseGone): the worker stops, and says so once. */
@@ -216,6 +220,16 @@ export class PostgresWorker {
   abortRunning(graceMs?: number): void {
     if (graceMs !== undefined) this.#abortGrace.within(graceMs);
     this.#abortAll("the worker is stopping");
+  }
+
+  /**
+   * Stops waiting for the records of attempts that ended, which a stop otherwise tries until their leases run out (up to
+   * `--lease`, a long one hours): for a further Ctrl-C after the second. Their ends are told as left ("leases-left").
+   * Returns whether a record was being waited for.
+   */
+  giveUpRecords(): boolean {
+    this.#recordsGivenUp.abort();
+    return this.#recordsAwaited > 0;
   }
 
   /** Aborts every running attempt (reason SHUTDOWN) in `words`: what its task's log and line say it was stopped for. */
@@ -308,8 +322,11 @@ export class PostgresWorker {
         await Promise.race([attempt.done, this.#pause(RECORD_NEWS_MS)]);
         if (attempt.settled) return;
         const withinMs = attempt.leaseEndsAt - performance.now();
+        if (this.#recordsGivenUp.signal.aborted) return;
         this.#emit({ type: "recording", task: attempt.task, outcome, withinMs: Math.max(Math.ceil(withinMs), 0) });
-        return Promise.race([attempt.done, this.#pause(withinMs)]);
+        const givenUp = new Promise<void>((resolve) => this.#recordsGivenUp.signal.addEventListener("abort", () => resolve(), { once: true }));
+        this.#recordsAwaited++;
+        await Promise.race([attempt.done, this.#pause(withinMs), givenUp]).finally(() => this.#recordsAwaited--);
       });
     await Promise.all(waits);
   }
