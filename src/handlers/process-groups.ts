@@ -466,7 +466,7 @@ interface SessionProcesses {
   pids: number[];
   /** The pids of all of them. */
   allPids: number[];
-  /** Those another user's, which taskq may not signal (`sudo`, a setuid program): in none of the above (see beyondReach). */
+  /** Those another user's, which taskq may not signal (`sudo`, a setuid program), marked or not: in none of the above (see beyondReach). */
   othersPids: number[];
   /** Those stopped by a signal (SIGSTOP, SIGTSTP: state T), for stoppedProcesses. */
   stopped: number[];
@@ -522,9 +522,9 @@ function markedProcesses(shared: boolean, sessions?: ReadonlySet<number>): Map<n
     if (lastStatEnded(stat.state)) continue;
     // Its main thread ended, others running (see lastStatEnded): its environment is read from one of them.
     const marked = isMarked(name, stat.state === "Z" || stat.state === "X");
-    // Another user's, whose environment taskq cannot read: no signal reaches it, so a session taken whole neither
-    // waits for it (a kill grace spent on it) nor counts it as stopped; beyondReach names it instead.
-    if (!marked && !maySignal(pid)) {
+    // Another user's (its environment unreadable, or, to a root without CAP_KILL, read: TASKQ_PID and all): no signal of
+    // taskq's reaches it, so nothing waits for it (a kill grace spent on it) or counts it as stopped; beyondReach names it.
+    if (!maySignal(pid)) {
       inSession.othersPids.push(pid);
       continue;
     }
@@ -651,24 +651,27 @@ export function beyondReach(sid: number): BeyondReach | undefined {
   // The pass of this turn, shared with every other task ending in it (500 stopped at once made
   // a pass each here, a second of the stop's time): a process another user's runs on, in it.
   const inSession = markedProcesses(true).get(sid);
-  if (inSession === undefined || inSession.othersPids.length === 0) return undefined;
+  if (inSession === undefined) return undefined;
+  let count = 0;
   const uids = new Set<number>();
+  // The pass may be a few milliseconds old: one gone since runs on no more.
   for (const pid of inSession.othersPids) {
+    if (maySignal(pid)) continue;
+    count++;
     try {
       uids.add(statSync(`/proc/${pid}`).uid);
     } catch {
       // gone meanwhile: counted all the same
     }
   }
-  return { count: inSession.othersPids.length, users: [...uids].map(userName).sort() };
+  return count === 0 ? undefined : { count, users: [...uids].map(userName).sort() };
 }
 
-/** Whether root runs taskq, which may signal every process. */
-const IS_ROOT = process.getuid?.() === 0;
-
-/** Whether taskq may signal process `pid`: not another user's (kill(0) answers EPERM), or taskq is root. Never throws. */
+/**
+ * Whether taskq may signal process `pid`: false where kill(0) answers EPERM, another user's (root too may not, without
+ * CAP_KILL, as in a container that drops it); true where it has gone meanwhile (ESRCH). Never throws.
+ */
 function maySignal(pid: number): boolean {
-  if (IS_ROOT) return true;
   const stackTraceLimit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
   try {
