@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { TaskqError } from "../../src/errors.js";
 import { migrate } from "../../src/store/postgres/migrations.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
-import { causes, isNeverConnected, isRefusal, isTransientError } from "../../src/store/postgres/transient.js";
+import { causes, isNeverConnected, isRefusal, isTransientError, serverWords } from "../../src/store/postgres/transient.js";
 import { DATABASE_URL, createPool, task, uniqueSchema, urlAs, workflow } from "./helpers.js";
 
 describe("store errors", () => {
@@ -28,6 +28,20 @@ describe("store errors", () => {
     } finally {
       await store.close();
     }
+  });
+
+  it("gives the server's own words where it answered, not a socket's error, with a password in them hidden", async () => {
+    const pool = createPool(1);
+    try {
+      const refused = await pool.query("SELECT * FROM taskq_no_such_table").catch((error: unknown) => error);
+      expect(serverWords(new TaskqError("STORE_UNAVAILABLE", "renew failed", { cause: refused }))).toBe('relation "taskq_no_such_table" does not exist');
+      const raised = await pool.query("DO $$ BEGIN RAISE EXCEPTION 'pooler: postgres://app:hunter2@db/ci is full'; END $$").catch((error: unknown) => error);
+      expect(serverWords(raised)).toBe("pooler: postgres://app:***@db/ci is full");
+    } finally {
+      await pool.end();
+    }
+    // EPIPE has five capitals too, and no severity: the socket's, not the server's.
+    expect(serverWords(Object.assign(new Error("write EPIPE"), { code: "EPIPE", errno: -32 }))).toBeUndefined();
   });
 
   it("takes a database refusing connections for a while (55000, ALLOW_CONNECTIONS false) as transient, not the rest of its class", () => {

@@ -521,8 +521,8 @@ export class Attempt {
     this.#lostAt = performance.now();
     this.#options.metrics.leasesLost.inc();
     this.#options.emit({ type: "lease-lost", task: this.task, why });
-    // Refused by the server, and no renewal on its way since (one unanswered is a database that did not answer).
-    const refusedWith = why === "unreachable" && this.#renewalSentAt === undefined ? this.#refusedWith : undefined;
+    // Refused by the server, and no renewal asked for since (one on its way, for a connection or an answer, is a database that did not answer).
+    const refusedWith = why === "unreachable" && this.#renewalAskedAt === undefined ? this.#refusedWith : undefined;
     this.abort("LEASE_LOST", leaseLostWords(why, this.#lockedBy, this.#queuedBehind, refusedWith));
     // Ran out: another worker may have the task now, or no one; the record tells (see #record).
     if (why === "taken") this.#options.onLeaseLost();

@@ -1,4 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { shortened } from "../../shorten.js";
+import { hidePasswords } from "./redact.js";
 
 /**
  * SQLSTATE classes worth retrying: connection exceptions (08), operator
@@ -134,8 +136,9 @@ function serverError(error: unknown): { code: string; severity?: unknown; messag
  * session terminated); undefined where it did not (no connection made, a statement unanswered in time).
  */
 export function serverWords(error: unknown): string | undefined {
-  const { message } = serverError(error) ?? {};
-  return typeof message === "string" && message !== "" ? message : undefined;
+  const { message, severity } = serverError(error) ?? {};
+  // A severity is the server's: an error code alone may be the socket's (EPIPE has five letters too).
+  return typeof severity === "string" && typeof message === "string" && message !== "" ? shortened(hidePasswords(message), 200) : undefined;
 }
 
 /**

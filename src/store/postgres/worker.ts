@@ -153,6 +153,8 @@ export class PostgresWorker {
   #stopped = false;
   /** Aborted by giveUpRecords: the stop no longer waits for the records of attempts that ended (see #awaitRecords). */
   readonly #recordsGivenUp = new AbortController();
+  /** Settles once #recordsGivenUp is aborted: one listener, however many records are waited for. */
+  #givenUp: Promise<void> | undefined;
   /** Set while the stop waits for a record the database does not take ("recording"). */
   #recordsAwaited = 0;
   /** Set once "stopped" was told: nothing is told after it. */
@@ -225,11 +227,13 @@ export class PostgresWorker {
   /**
    * Stops waiting for the records of attempts that ended, which a stop otherwise tries until their leases run out (up to
    * `--lease`, a long one hours): for a further Ctrl-C after the second. Their ends are told as left ("leases-left").
-   * Returns whether a record was being waited for.
+   * Returns whether records were given up now (false where none is waited for, or they were given up already).
    */
   giveUpRecords(): boolean {
+    // None waited for yet (a storm of signals as the stop begins): the records the database takes in a moment are kept.
+    if (this.#recordsAwaited === 0 || this.#recordsGivenUp.signal.aborted) return false;
     this.#recordsGivenUp.abort();
-    return this.#recordsAwaited > 0;
+    return true;
   }
 
   /** Aborts every running attempt (reason SHUTDOWN) in `words`: what its task's log and line say it was stopped for. */
@@ -324,9 +328,9 @@ export class PostgresWorker {
         const withinMs = attempt.leaseEndsAt - performance.now();
         if (this.#recordsGivenUp.signal.aborted) return;
         this.#emit({ type: "recording", task: attempt.task, outcome, withinMs: Math.max(Math.ceil(withinMs), 0) });
-        const givenUp = new Promise<void>((resolve) => this.#recordsGivenUp.signal.addEventListener("abort", () => resolve(), { once: true }));
+        this.#givenUp ??= new Promise<void>((resolve) => this.#recordsGivenUp.signal.addEventListener("abort", () => resolve(), { once: true }));
         this.#recordsAwaited++;
-        await Promise.race([attempt.done, this.#pause(withinMs), givenUp]).finally(() => this.#recordsAwaited--);
+        await Promise.race([attempt.done, this.#pause(withinMs), this.#givenUp]).finally(() => this.#recordsAwaited--);
       });
     await Promise.all(waits);
   }
