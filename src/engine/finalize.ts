@@ -27,6 +27,11 @@ export class Finalizer {
   readonly #enqueue: (record: TaskRecord) => void;
   /** The task whose terminal event is being emitted, its dependents not settled yet (see settleEmitting). */
   #emitting: TaskRecord | undefined;
+  /**
+   * The cascade under way (see #settleDependents): the task whose dependents are being cancelled, and those cancelled
+   * before, whose own are not yet. A shutdown begun by the `cancelled` listener of a task it cancelled finishes it first.
+   */
+  #cascade: { done: TaskRecord; stack: TaskRecord[] } | undefined;
 
   constructor(tasks: TaskTable, schedule: Schedule, events: QueueEvents, enqueue: (record: TaskRecord) => void) {
     this.#tasks = tasks;
@@ -74,6 +79,12 @@ export class Finalizer {
   settleEmitting(): void {
     const record = this.#emitting;
     if (record !== undefined && record.status !== "SUCCEEDED") this.#settleDependents(record);
+    // Begun in a cascade (the listener of a task it cancelled): the rest of it, as it was about to be, not as tasks not started.
+    const cascade = this.#cascade;
+    if (cascade === undefined) return;
+    this.#cascade = undefined;
+    this.#settleDependents(cascade.done);
+    for (let done = cascade.stack.pop(); done !== undefined; done = cascade.stack.pop()) this.#settleDependents(done);
   }
 
   /** Cancels `record` because `dependency` did not succeed; the reason names the task that started the cascade. */
@@ -85,19 +96,27 @@ export class Finalizer {
   /** Iterative, so a long dependency chain cannot overflow the stack. */
   #settleDependents(root: TaskRecord): void {
     const stack = [root];
-    for (let done = stack.pop(); done !== undefined; done = stack.pop()) {
-      const dependents = done.dependents;
-      done.dependents = undefined;
-      if (dependents === undefined) continue;
-      for (const dependent of dependents) {
-        if (isTerminal(dependent.status)) continue;
-        if (done.status === "SUCCEEDED") {
-          if (--dependent.waitingOn === 0) this.#enqueue(dependent);
-        } else {
-          this.cancelForDependency(dependent, done, false);
-          stack.push(dependent);
+    const outer = this.#cascade;
+    try {
+      for (let done = stack.pop(); done !== undefined; done = stack.pop()) {
+        const dependents = done.dependents;
+        if (dependents === undefined) continue;
+        // Its list is dropped once walked: a shutdown begun by a listener meanwhile walks it (settleEmitting).
+        if (done.status !== "SUCCEEDED") this.#cascade = { done, stack };
+        for (const dependent of dependents) {
+          if (isTerminal(dependent.status)) continue;
+          if (done.status === "SUCCEEDED") {
+            if (--dependent.waitingOn === 0) this.#enqueue(dependent);
+          } else {
+            // Pushed before its `cancelled` event, so that a shutdown begun there settles its dependents too.
+            stack.push(dependent);
+            this.cancelForDependency(dependent, done, false);
+          }
         }
+        done.dependents = undefined;
       }
+    } finally {
+      this.#cascade = outer;
     }
   }
 }

@@ -891,6 +891,25 @@ describe("a shutdown begun by a `failed` listener (fail-fast)", () => {
     expect(eventsOf(log, "started").map((e) => e.id)).toEqual(["a"]);
   });
 
+  it("begun by the `cancelled` listener of a task the cascade cancelled, finishes the cascade: its dependents and its siblings' are cancelled because of the failure", async () => {
+    const { queue } = makeQueue({ concurrency: 1, handlers: { failing } });
+    queue.on("cancelled", (e) => {
+      if (e.id === "child") void queue.shutdown({ drain: false });
+    });
+    queue.submit({ id: "a", type: "failing", maxAttempts: 1 });
+    queue.submit({ id: "child", type: "echo", dependsOn: ["a"] });
+    queue.submit({ id: "grandchild", type: "echo", dependsOn: ["child"] });
+    queue.submit({ id: "sibling", type: "echo", dependsOn: ["a"] });
+    queue.submit({ id: "nephew", type: "echo", dependsOn: ["sibling"] });
+    queue.submit({ id: "other", type: "echo", priority: "low" });
+    await queue.shutdown();
+    for (const id of ["child", "grandchild", "sibling", "nephew"]) {
+      expect(queue.get(id)).toMatchObject({ status: "CANCELLED", cancelReason: "dependency", dependency: "a" });
+    }
+    expect((queue.get("grandchild")?.error as Error).message).toBe('dependency "a" failed (via "child")');
+    expect(queue.get("other")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+  });
+
   it("says a signal's own TaskCancelledError, in its words, for the running attempt, the tasks not started and one waiting to retry", async () => {
     const { queue } = makeQueue({ concurrency: 3, handlers: { failing, flaky: flakyOnce }, backoff: () => 60_000 });
     queue.on("failed", (e) => {
