@@ -8,7 +8,7 @@ import { Finalizer } from "./finalize.js";
 import { resolveQueueOptions, waitOptionsProblem, type QueueOptions, type ShutdownOptions, type ShutdownResult } from "./options.js";
 import { QueueShutdown } from "./queue-shutdown.js";
 import { Schedule } from "./schedule.js";
-import { RecordAttemptContext, TaskRecord } from "./task-record.js";
+import { addDependent, RecordAttemptContext, TaskRecord } from "./task-record.js";
 import { createRecord, resolveDependencies, taskName } from "./task-spec.js";
 import { TaskTable } from "./task-table.js";
 import { isTerminal, type Handler, type QueueStats, type TaskResult, type TaskSpec } from "./types.js";
@@ -155,7 +155,7 @@ export class Queue {
       for (const dependency of dependencies) {
         if (dependency.status === "SUCCEEDED") continue;
         record.waitingOn++;
-        (dependency.dependents ??= []).push(record);
+        addDependent(dependency, record);
       }
       if (record.waitingOn === 0) this.#enqueue(record, false);
     }

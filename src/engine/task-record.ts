@@ -4,7 +4,7 @@ import { containListeners } from "./contained-signal.js";
 import { AttemptTimeoutError } from "./errors.js";
 import type { QueueEvents } from "./events.js";
 import { LongTimer } from "./long-timer.js";
-import type { CancelReason, TaskResult, TaskStatus } from "./types.js";
+import { isTerminal, type CancelReason, type TaskResult, type TaskStatus } from "./types.js";
 
 /** Priority as a number, so the comparator does no string work. */
 export const PRIORITY_RANK = { low: 0, normal: 1, high: 2, critical: 3 } as const;
@@ -19,6 +19,8 @@ export class TaskRecord implements HeapItem {
   /** Unfinished dependencies (BLOCKED while > 0). */
   waitingOn = 0;
   dependents: TaskRecord[] | undefined = undefined;
+  /** The length of `dependents` at which those that have ended are dropped from it (see addDependent). */
+  pruneDependentsAt = PRUNE_DEPENDENTS_MIN;
   /** The attempt in progress, while RUNNING. */
   current: RecordAttemptContext | undefined = undefined;
   cancelRequested = false;
@@ -58,6 +60,24 @@ export class TaskRecord implements HeapItem {
     if (this.dependency !== undefined) result.dependency = this.dependency;
     return result;
   }
+}
+
+/** The shortest list of dependents that is pruned (see addDependent). */
+const PRUNE_DEPENDENTS_MIN = 64;
+
+/**
+ * Lists `dependent` as waiting on `record`. One that ends while it waits (cancelled, then forgotten) stays listed until
+ * `record` ends, which a long-running task may not do for long: those that have ended are dropped whenever the list has
+ * doubled since it was last pruned, so that it holds as many as wait, not every one that ever did.
+ */
+export function addDependent(record: TaskRecord, dependent: TaskRecord): void {
+  const dependents = (record.dependents ??= []);
+  dependents.push(dependent);
+  if (dependents.length < record.pruneDependentsAt) return;
+  let kept = 0;
+  for (const waiting of dependents) if (!isTerminal(waiting.status)) dependents[kept++] = waiting;
+  dependents.length = kept;
+  record.pruneDependentsAt = Math.max(PRUNE_DEPENDENTS_MIN, 2 * kept);
 }
 
 /** Ready order: priority desc, then submission order. Strict, time-free. */

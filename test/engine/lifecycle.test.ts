@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { PermanentError } from "../../src/errors.js";
 import { HandlerError, Queue, TaskNotFoundError, UnknownDependencyError, UnknownHandlerError } from "../../src/engine/index.js";
 import type { AttemptContext } from "../../src/engine/types.js";
-import { countListeners, deferred, eventsOf, flush, makeQueue, trail, useFakeTime } from "./helpers.js";
+import { countListeners, deferred, eventsOf, flush, makeQueue, trail, untilAborted, useFakeTime } from "./helpers.js";
 
 beforeEach(useFakeTime);
 afterEach(() => {
@@ -686,6 +686,27 @@ describe("forget", () => {
     await new Promise((resolve) => setImmediate(resolve));
     collectGarbage();
     expect(refs.map((ref) => ref.deref() === undefined)).toEqual([true, true, true]);
+  });
+
+  it("a task cancelled and forgotten while it waited on one still running is not held by it", async () => {
+    vi.useRealTimers();
+    const queue = new Queue({ handlers: { hang: (_: unknown, context: AttemptContext) => untilAborted(context), echo: (payload: unknown) => payload } });
+    queue.start();
+    queue.submit({ id: "service", type: "hang" });
+    const refs: WeakRef<object>[] = [];
+    queue.on("cancelled", ({ error }) => refs.push(new WeakRef(error as object)));
+    for (let i = 0; i < 1000; i++) {
+      const id = queue.submit({ type: "echo", dependsOn: ["service"] });
+      expect(queue.cancel(id)).toBe(true);
+      expect(queue.forget(id)).toBe(true);
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    collectGarbage();
+    // The latest few, listed since the last pruning, are held until the next one.
+    expect(refs.filter((ref) => ref.deref() !== undefined).length).toBeLessThan(100);
+    expect(queue.get("service")?.status).toBe("RUNNING");
+    queue.cancel("service");
+    await queue.shutdown();
   });
 
   it("forgets only an ended task; a forgotten id is unknown to get, wait and dependsOn, and free to submit again", async () => {
