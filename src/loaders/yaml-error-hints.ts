@@ -67,8 +67,11 @@ const LINE_AS_KEY = /^Implicit (map keys need to be followed by map values|keys 
 /** A key glued to its value (`retries:2`, not a URL's `https://`), which YAML reads as one plain scalar. */
 const GLUED_KEY = /^\s*(?:- +)?([A-Za-z_][A-Za-z0-9_]*):([^\s:/].*)$/;
 
-/** A key followed by a full-width colon (`retries\uff1a 2`), which YAML reads as text, not as the key's colon: the key. */
-const FULL_WIDTH_COLON_KEY = /^\s*(?:- +)?([^\s:#"'\uff1a]+)\s*\uff1a/;
+/**
+ * A key followed by a full-width colon (`retries\uff1a 2`), which YAML reads as text, not as the key's colon: the key.
+ * A name as a key is written (as GLUED_KEY's), not CJK text with a full-width colon in it (`\u8bf4\u660e\uff1a...`), meant as text.
+ */
+const FULL_WIDTH_COLON_KEY = /^\s*(?:- +)?([A-Za-z_][A-Za-z0-9_]*)\s*\uff1a/;
 
 /** A block mapping's key whose value is a `|` or `>` block: the key's indent, name and indicator. */
 const BLOCK_SCALAR_HEADER = /^( *(?:- +)?)([^\s"'[{#][^:]*):\s+([|>])[-+0-9]*\s*(?:#.*)?$/;
@@ -100,7 +103,7 @@ export interface YamlHint {
  * yaml's message, with what to do where its own words do not say it: for one of COLON_IN_VALUE,
  * where the value has a ": ", or where a line below it is indented more than its key;
  * for COLON_IN_VALUE and LIST_ON_KEY_LINE, where the value is `-` or starts with `- ` (a list's item to YAML);
- * for LINE_AS_KEY, where the line is one of a block scalar's, not indented as much as the block's lines, or a key glued to its value;
+ * for LINE_AS_KEY, where the line is one of a block scalar's, not indented as much as the block's lines, or a key glued to its value or followed by a full-width colon;
  * for LIST_ON_KEY_LINE, the flow list meant; for BAD_ESCAPE, what a backslash is there;
  * for TEXT_AFTER_VALUE, where a block value opens with a quote or bracket (and ends with that quote: one inside it ended it).
  * With the offset to tell it at, where that is not yaml's (a comment that ended a block above the line yaml tells, a key
@@ -127,10 +130,6 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
   if (stray !== null) return strayTokenWords(stray[1]!, stray[2]!, stray[3]);
   const noBreak = noBreakSpaceAt(text, offset);
   if (noBreak !== undefined) return `${message}: ${noBreak}`;
-  const fullWidth = FULL_WIDTH_COLON_KEY.exec(lineAt(text, offset));
-  if (fullWidth !== null) {
-    return `${message}: ${fullWidthColonWords(fullWidth[1]!)}`;
-  }
   const slashes = slashCommentAt(text, offset);
   if (slashes !== undefined) return `${message}: ${slashCommentWords(slashes, json)}`;
   if (TAB_INDENT.test(message)) return `${message}: indent with spaces (an editor set to insert spaces in .yaml files keeps it so)`;
@@ -173,6 +172,8 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
     if (block !== undefined) return `${message}: the lines of a ${block.indicator} block must be indented more than its key, ${block.key} (column ${block.col})`;
     const short = blockLineShort(text, offset);
     if (short !== undefined) return `${message}: ${blockLineWords(short)}`;
+    const fullWidth = FULL_WIDTH_COLON_KEY.exec(line);
+    if (fullWidth !== null) return `${message}: ${fullWidthColonWords(fullWidth[1]!)}`;
     const glued = GLUED_KEY.exec(line);
     if (glued !== null) return `${message}: a key's colon must be followed by a space (${glued[1]!}: ${withoutComment(glued[2]!)})`;
     // `-b` below `dependsOn:`, in line with the task's keys: text, where a list's item was meant.

@@ -1272,6 +1272,16 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries\uff1a 2"))).toEqual([`4:5: Implicit map keys need to be followed by map values: ${words("retries")}`]);
     expect(problemsOf(yaml("tasks\uff1a", "  a:", "    run: x"))).toEqual([`1:1: Implicit keys need to be on a single line: ${words("tasks")}`]);
     expect(problemsOf(yaml("tasks:", "  a:", "    run\uff1a x"))).toEqual([`3:5: task "a": the task must be a mapping with at least \`run\`, got "run\uff1a x"; ${words("run")}`]);
+    // CJK text with a full-width colon in it, meant as text, not as a key: the slip yaml's error is of is told, not the colon.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: |", "      echo 1", "      echo 2", "     \u8bf4\u660e\uff1a\u8fd9\u884c"))).toEqual([
+      "6:6: All mapping items must start at the same column: line 6 starts at column 6, left of the other lines of run's | block, at column 7, so yaml ends the block above it and reads it as a key; start it at column 7, as the block's lines are",
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    dependsOn:", "      - b", "     - \u6b65\u9aa4\uff1a\u6d4b\u8bd5"))).toEqual([
+      "6:6: A block sequence may not be used as an implicit map key: line 6's - is at column 6, and that of the item above it, - b, at column 7; start it at column 7, as - b is",
+    ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "\t\u8bf4\u660e\uff1a\u8fd9\u884c"))).toEqual([
+      "4:1: Tabs are not allowed as indentation: indent with spaces (an editor set to insert spaces in .yaml files keeps it so)",
+    ]);
   });
 
   it("says a number in a | or > block is text, not that it is in quotes (retries: | with 3 below it), through either reader", () => {
