@@ -179,8 +179,8 @@ function valueHint(issue: Issue, path: DataPath, locator: SourceLocator): string
   // `retryOn: 75`: one exit code, where the field takes a list of them (or `any`).
   if (field === "retryOn" && !isEnvVariablePath(path) && isExitCode(issue.input)) return ` (list it: retryOn: [${String(issue.input)}])`;
   if (typeof issue.input !== "string") return "";
-  // Digits YAML reads as text without quotes around them: tagged so (`retries: !!str 3`, `! 3`), the tag named as written; or in a `|` or `>` block, its indicator.
-  const written = (): string | undefined => (locator.plainSourceOf(path) === undefined ? blockIndicatorAt(path, locator) : tagBefore(path, locator));
+  // Digits YAML reads as text without quotes around them: tagged so (`retries: !!str 3`, `! 3`), the tag named as written; or in a `|` or `>` block, its header.
+  const written = (): ReturnType<typeof blockIndicatorAt> | string => (locator.plainSourceOf(path) === undefined ? blockIndicatorAt(path, locator) : tagBefore(path, locator));
   const hint =
     field === "runAt"
       ? runAtMistake(issue.input, isRunAt)
@@ -260,28 +260,36 @@ function blockDurationMistake(text: string, path: DataPath, locator: SourceLocat
   const value = text.trim();
   if (!text.endsWith("\n") || parseDuration(value) === undefined || locator.plainSourceOf(path) !== undefined) return undefined;
   const block = blockIndicatorAt(path, locator);
-  return block === undefined ? undefined : `a ${block} block keeps its line break, which no duration takes: write it in place of the ${block}, ${value}`;
+  return block === undefined ? undefined : `a ${block.indicator} block keeps its line break, which no duration takes: write it in place of the ${block.header}, ${value}`;
 }
 
-/** `|` or `>` where the value at `path` is a block scalar (`retries: |` with `3` on the line below it), written so; else undefined (a quoted value). */
-function blockIndicatorAt(path: DataPath, locator: SourceLocator): string | undefined {
-  const indicator = locator.textAt(locator.offsetOf(path), 1);
-  return indicator === "|" || indicator === ">" ? indicator : undefined;
+/**
+ * Where the value at `path` is a block scalar (`retries: |` with `3` on the line below it): its indicator, `|` or `>`, and its
+ * header as written, the indicator with its chomping and indentation (`|-`, `|2`) and a tag before it (`!!str |`), all of which
+ * the value replaces; else undefined (a quoted value).
+ */
+function blockIndicatorAt(path: DataPath, locator: SourceLocator): { indicator: string; header: string } | undefined {
+  const offset = locator.offsetOf(path);
+  const header = /^[|>][-+0-9]*/.exec(locator.textAt(offset, 4))?.[0];
+  if (header === undefined) return undefined;
+  const before = locator.textAt(Math.max(0, offset - 200), Math.min(200, offset));
+  const tag = /(?:^|[\s[{,:])((?:!<[^>\s]*>|![^\s,[\]{}]*)[ \t]+(?:&[^\s,[\]{}]+[ \t]+)?)$/.exec(before)?.[1] ?? "";
+  return { indicator: header[0]!, header: `${tag}${header}` };
 }
 
 /**
  * `retries: "3"`: an integer field given digits in quotes (or tagged text, `!!str 3` or `! 3`, or in a
- * `|` or `>` block: `written` gives the tag or the block's indicator, undefined for quotes), which YAML reads as text. Not for
+ * `|` or `>` block: `written` gives the tag or the block's indicator and header, undefined for quotes), which YAML reads as text. Not for
  * one out of the field's range (`retries: "300"`): written without them it is still refused,
  * and the range the message gives is all there is to mend. The number is shown as written
  * best: `"007"` is 7 (as `007` unquoted is read), so the hint says 7, not 007.
  */
-function quotedNumberMistake(text: string, min: number, max: number, written: () => string | undefined): string | undefined {
+function quotedNumberMistake(text: string, min: number, max: number, written: () => ReturnType<typeof blockIndicatorAt> | string): string | undefined {
   if (!/^\s*\d+\s*$/.test(text)) return undefined;
   const number = Number(text);
   if (number < min || number > max) return undefined;
   const tag = written();
-  if (tag === "|" || tag === ">") return `a number in a ${tag} block is text: write it in place of the ${tag}, ${String(number)}`;
+  if (typeof tag === "object") return `a number in a ${tag.indicator} block is text: write it in place of the ${tag.header}, ${String(number)}`;
   return tag === undefined ? `a number in quotes is text: write it without them, ${String(number)}` : `a number tagged ${tag} is text: write it without the tag, ${String(number)}`;
 }
 

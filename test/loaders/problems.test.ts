@@ -1294,9 +1294,17 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    timeout: |", "      5s"))).toEqual([
       `4:14: task "a": \`timeout\` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, or none (no limit), got "5s\\n" (a | block keeps its line break, which no duration takes: write it in place of the |, 5s)`,
     ]);
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    timeout: !!str |+", "      5s"))).toEqual([
+      `4:20: task "a": \`timeout\` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, or none (no limit), got "5s\\n" (a | block keeps its line break, which no duration takes: write it in place of the !!str |+, 5s)`,
+    ]);
     expect(problemsOf(yaml("concurrency: >-", "  4", "tasks:", "  a:", "    run: x", "    retryOn:", "      - |-", "        2"))).toEqual([
-      `1:14: \`concurrency\` must be an integer from 1 to 10000, got "4" (a number in a > block is text: write it in place of the >, 4)`,
-      `7:9: task "a": \`retryOn[0]\` must be an exit code, an integer from 1 to 255, got "2" (a number in a | block is text: write it in place of the |, 2)`,
+      `1:14: \`concurrency\` must be an integer from 1 to 10000, got "4" (a number in a > block is text: write it in place of the >-, 4)`,
+      `7:9: task "a": \`retryOn[0]\` must be an exit code, an integer from 1 to 255, got "2" (a number in a | block is text: write it in place of the |-, 2)`,
+    ]);
+    // The whole header, which the number replaces: its indentation indicator and a tag before it too, not `retries: 32` or `retries: !!str 3`.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run: x", "    retries: |2", "      3", "  b:", "    run: x", "    retries: !!str >", "      3"))).toEqual([
+      `4:14: task "a": \`retries\` must be an integer from 0 to 100, got "3\\n" (a number in a | block is text: write it in place of the |2, 3)`,
+      `8:20: task "b": \`retries\` must be an integer from 0 to 100, got "3\\n" (a number in a > block is text: write it in place of the !!str >, 3)`,
     ]);
   });
 
