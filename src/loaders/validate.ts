@@ -256,8 +256,13 @@ function gluedFix(glued: RegExpExecArray, folded: FoldedSource | undefined): str
     return field !== null && Object.hasOwn(taskSchema.shape, field[1]!) ? `${field[1]!}: ${field[2]!}` : undefined;
   });
   if (fields.filter((field) => field !== undefined).length < 2) return ` (${glued[1]!}: ${glued[2]!})`;
-  const fixed = lines.map((line, index) => fields[index] ?? line);
-  return `, on each of its lines (${fixed.join(", ")})`;
+  const fixed: string[] = [];
+  for (const [index, line] of lines.entries()) {
+    if (fields[index] !== undefined || fixed.length === 0) fixed.push(fields[index] ?? line);
+    else fixed[fixed.length - 1] += ` ${line}`;
+  }
+  // "; " between them: a value may have ", " in it (`run:echo a, b`).
+  return `, on each of its lines (${fixed.join("; ")})`;
 }
 
 /** What the schema says of a task that is not a mapping, for the cases told here with what to do. */

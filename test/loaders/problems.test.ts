@@ -279,8 +279,12 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     expect(problemsOf(yaml("tasks:", "  a:", "    run:echo hi"))).toEqual(['3:5: task "a": the task must be a mapping with at least `run`, got "run:echo hi"; a key\'s colon must be followed by a space (run: echo hi)']);
     // Each field on its own line glued so (YAML joins them into the one string): each line's fix, not `run: echo retries:1`, which would run `echo retries:1`.
     expect(problemsOf(yaml("tasks:", "  a:", "    run:echo hi", "    retries:1", "  b:", "    run:echo", "      more"))).toEqual([
-      '3:5: task "a": the task must be a mapping with at least `run`, got "run:echo hi retries:1"; a key\'s colon must be followed by a space, on each of its lines (run: echo hi, retries: 1)',
+      '3:5: task "a": the task must be a mapping with at least `run`, got "run:echo hi retries:1"; a key\'s colon must be followed by a space, on each of its lines (run: echo hi; retries: 1)',
       '6:5: task "b": the task must be a mapping with at least `run`, got "run:echo more"; a key\'s colon must be followed by a space (run: echo more)',
+    ]);
+    // Fields apart with "; ", a value's ", " kept in it; a line that is no field on the value above it, not an item of its own.
+    expect(problemsOf(yaml("tasks:", "  a:", "    run:echo a, b", "    more words", "    timeout:5s"))).toEqual([
+      '3:5: task "a": the task must be a mapping with at least `run`, got "run:echo a, b more words timeout:5s"; a key\'s colon must be followed by a space, on each of its lines (run: echo a, b more words; timeout: 5s)',
     ]);
     // A URL is no key glued to its value.
     expect(problemsOf(yaml("tasks:", "  a:", "    run: curl", "    https://example.com"))).toEqual(["4:5: Implicit map keys need to be followed by map values"]);
