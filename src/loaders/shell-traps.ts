@@ -51,14 +51,15 @@ const PIPEFAIL_GUARD = /\([ \t]*set[ \t][^)\n]*pipefail|\bset[ \t]+-o[ \t]*\|[^\
  * run's own: first on its line, or after `;`, `&&`, `||` or a `$(`, and any `{`, `then`, `do` or `else` after those (words of their own, not `echo then set -o pipefail`), outside
  * quotes and comments (not `bash -c 'set -o pipefail; ...'`, nor `(set -o pipefail)`, a subshell
  * that tries it, nor one after such a test, run only where sh takes it, nor in a here-document's body,
- * whose lines may be another shell's, in a run whose here-documents are read here: see outsideHereDocuments): its text (`set -euo pipefail`), its line, from 1, and whether it is
+ * whose lines may be another shell's, but for one in a `$(...)` there where its delimiter is unquoted, which sh runs (`hereDocument`:
+ * text meant, most likely), in a run whose here-documents are read here: see outsideHereDocuments): its text (`set -euo pipefail`), its line, from 1, and whether it is
  * in a command substitution (`$(...)` or backquoted, in double quotes too), whose shell alone exits 2 there:
  * one there is taken only with a pipeline after it there (`$(set -o pipefail; curl -s x | jq .)`);
  * without one (`$(set -o pipefail && echo yes)`), it is a test of whether sh takes it.
  */
-export function pipefailSet(written: string): { text: string; line: number; substitution?: true } | undefined {
+export function pipefailSet(written: string): { text: string; line: number; substitution?: true; hereDocument?: true } | undefined {
   if (!written.includes("pipefail")) return undefined;
-  // Its here-documents' bodies are text (or another shell's) to this reading: blanked, at the same indexes and lines.
+  // Its here-documents' bodies are text (or another shell's) to this reading: blanked, at the same indexes and lines, but for what sh expands there (see outsideHereDocuments).
   const run = outsideHereDocuments(written);
   if (run === undefined) return undefined;
   // The operator or `$(` before the set, or before the `{`, `then`, `do` or `else` before it, each then a word of its own: none escaped by a backslash (`echo a\; set`, a line joined by a `\` at its end), nor one in a word (`echo then set`, `${x}then set`: arguments).
@@ -88,7 +89,12 @@ export function pipefailSet(written: string): { text: string; line: number; subs
     const before = run.slice(0, index);
     // After a test of whether the shell takes it (`(set -o pipefail) 2>/dev/null && set -o pipefail`, `[ -n "$BASH_VERSION" ] &&`): run only where it is taken.
     if (PIPEFAIL_GUARD.test(before)) return undefined;
-    return { text: words.join(" "), line: before.split("\n").length, ...(substitution ? { substitution: true as const } : {}) };
+    return {
+      text: words.join(" "),
+      line: before.split("\n").length,
+      ...(substitution ? { substitution: true as const } : {}),
+      ...(expandedBodyAt(written, index) === undefined ? {} : { hereDocument: true as const }),
+    };
   }
   return undefined;
 }
@@ -100,10 +106,12 @@ function hasBetween(sorted: number[], from: number, to: number): boolean {
 }
 
 /** The note for pipefailSet's `set` in a run (`multiline`: of several lines), where `shell`, this machine's /bin/sh (`/bin/sh (dash)`), refuses it. */
-export function pipefailNote(set: { text: string; line: number; substitution?: true }, multiline: boolean, shell: string): string {
+export function pipefailNote(set: { text: string; line: number; substitution?: true; hereDocument?: true }, multiline: boolean, shell: string): string {
   const where = multiline ? ` (its line ${set.line})` : "";
   const exits = set.substitution === true ? "the command substitution it is in exits 2 there and runs nothing after it (its pipelines never run)" : "the task exits 2 at that line and runs nothing after it";
-  return `run has ${set.text}${where}, which ${shell} here refuses ("Illegal option -o pipefail"): a run is run by /bin/sh -c, not bash, so ${exits}; drop pipefail, or run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)`;
+  // In a `$(...)` of a here-document's body (see pipefailSet), the text to write, most likely.
+  const instead = set.hereDocument === true ? AS_TEXT : "drop pipefail, or run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)";
+  return `run has ${set.text}${where}, which ${shell} here refuses ("Illegal option -o pipefail"): a run is run by /bin/sh -c, not bash, so ${exits}; ${instead}`;
 }
 
 /** The bash-only constructs bashismIn finds: each one /bin/sh may refuse (see host-shell.ts shellRefusing). */
@@ -243,14 +251,15 @@ function* bashismMatches(run: string, pattern: RegExp, afterCase: RegExp | undef
  * an array's expansion anywhere but in single quotes; a here-string's `<<<` anywhere a word may be), outside comments and quotes,
  * outside here-documents' bodies (whose lines may be another shell's; a here-string is none) but for what sh expands in one (its
  * `$(...)` and `${...}` where the delimiter is unquoted), in a run whose here-documents are read here (see outsideHereDocuments), `<<` elsewhere being none: its kind, its text (`[[ -f x ]]`, a here-string's word whole) and its line, from 1, and for an array's
- * expansion in a command substitution (`$(echo ${a[0]})`), that only the substitution's shell exits 2 there, and in a here-document's
- * body (`cat <<EOF` then `${a[0]}`), that the command it is for fails. None for an
+ * expansion in a command substitution (`$(echo ${a[0]})`), that only the substitution's shell exits 2 there, and for one in a here-document's
+ * body (`cat <<EOF` then `${a[0]}`, or `$(source x)` there), that it is there (`hereDocument`: text meant, most likely), and for an array's
+ * expansion there, the special builtin whose here-document it is (`special`: `: <<EOF`, which it ends the shell of). None for an
  * array's assignment or a `function` in a backquoted command (not in a `$(...)` there), which dash's reading drops unsaid.
  * Pure and quick: it only reads the run; whether this machine's sh refuses it is the caller's to ask.
  */
-export function bashismIn(written: string): { kind: BashismKind; text: string; line: number; substitution?: true; hereDocument?: true; body?: "later" | "group" } | undefined {
+export function bashismIn(written: string): { kind: BashismKind; text: string; line: number; substitution?: true; hereDocument?: true; special?: string; body?: "later" | "group" } | undefined {
   if (!written.includes("[[") && !written.includes("source") && !written.includes("function") && !written.includes("=(") && !written.includes("<<<") && !ARRAY_EXPANSION.test(written)) return undefined;
-  // Its here-documents' bodies are text (or another shell's) to this reading: blanked, at the same indexes and lines.
+  // Its here-documents' bodies are text (or another shell's) to this reading: blanked, at the same indexes and lines, but for what sh expands there (see outsideHereDocuments).
   const run = outsideHereDocuments(written);
   if (run === undefined) return undefined;
   let first: { kind: BashismKind; text: string; index: number; substitution: boolean } | undefined;
@@ -269,6 +278,8 @@ export function bashismIn(written: string): { kind: BashismKind; text: string; l
       // `$((1<<<2))`: no redirection in arithmetic, where sh refuses it otherwise ("expecting primary").
       if (kind === "<<<" && read.inArithmetic) continue;
       if (read.inLineComment) continue;
+      // `$${a[0]}`: the shell's pid, then text.
+      if (kind === "array" && !commandOnly && afterPid(run, index)) continue;
       // Where sh reads it: the innermost of the quotes, `$(...)` and backquoted commands open there (`"$(source x)"` runs it).
       const context = read.context;
       if (context === "unsure" || (inDoubleQuotes === true ? context === "'" : context === "'" || context === '"' || context === "${")) continue;
@@ -284,8 +295,9 @@ export function bashismIn(written: string): { kind: BashismKind; text: string; l
   if (first === undefined) return undefined;
   // An array's expansion in a command substitution (`$(echo ${a[0]})`) ends that substitution's shell, not the task's.
   const substitution = first.kind === "array" && first.text.startsWith("$") && first.substitution;
-  // One in a here-document's body (`cat <<EOF` then `${a[0]}`) fails the command whose body it is, which sh does not run, and no more.
-  const hereDocument = first.kind === "array" && first.text.startsWith("$") && !first.substitution && inExpandedBody(written, first.index);
+  // One in a here-document's body (`cat <<EOF` then `${a[0]}`, or in a `$(...)` there) is text meant, most likely; an array's expansion
+  // there (not in a `$(...)`) fails the command whose body it is, which sh does not run, and no more, but for a special builtin's (`: <<EOF`).
+  const hereDocument = expandedBodyAt(written, first.index);
   // `function f {` with its body on the lines after, or `function f` then `{` on the next line: no syntax error on that line (see FUNCTION_BODY).
   const rest = first.kind === "function" ? run.slice(first.index + first.text.length).split("\n")[0]! : "";
   const body = first.kind !== "function" || FUNCTION_ON_ITS_LINE.test(rest) ? undefined : /^[ \t]*(?:#.*)?$/.test(rest) ? "group" : "later";
@@ -294,7 +306,8 @@ export function bashismIn(written: string): { kind: BashismKind; text: string; l
     text: first.text,
     line: run.slice(0, first.index).split("\n").length,
     ...(substitution ? { substitution: true as const } : {}),
-    ...(hereDocument ? { hereDocument: true as const } : {}),
+    ...(hereDocument === undefined ? {} : { hereDocument: true as const }),
+    ...(hereDocument?.special === undefined ? {} : { special: hereDocument.special }),
     ...(body === undefined ? {} : { body }),
   };
 }
@@ -575,6 +588,14 @@ class RunReader {
   }
 }
 
+/** Whether the `$` at `run[index]` is the second of a `$$`, the shell's pid (`$${a[0]}` is the pid, then text): an odd number of `$` before it, the first not escaped. */
+function afterPid(run: string, index: number): boolean {
+  let dollars = 0;
+  while (run[index - 1 - dollars] === "$") dollars++;
+  if (dollars > 0 && escapedAt(run, index - dollars)) dollars--;
+  return dollars % 2 === 1;
+}
+
 /** Whether `run[index]` is escaped: an odd number of backslashes before it. */
 function escapedAt(run: string, index: number): boolean {
   let backslashes = 0;
@@ -599,13 +620,24 @@ function outsideHereDocuments(run: string): string | undefined {
   return readHereDocuments(run)?.outside;
 }
 
-/** Whether `run[index]` is in the body of one of `run`'s here-documents whose delimiter is unquoted (see outsideHereDocuments). */
-function inExpandedBody(run: string, index: number): boolean {
-  return readHereDocuments(run)?.expanded.some((body) => index >= body.from && index < body.to) === true;
+/**
+ * A body of a here-document whose delimiter is unquoted, read (see expansionsIn): where it is, the special builtin its command is
+ * (`: <<EOF`), if it is one, and where a `$(...)` or backquoted command in it that is never closed starts (a syntax error from its command on).
+ */
+interface ExpandedBody {
+  from: number;
+  to: number;
+  special?: string;
+  unclosed?: number;
+}
+
+/** The body of one of `run`'s here-documents whose delimiter is unquoted that `run[index]` is in (see outsideHereDocuments), if any. */
+function expandedBodyAt(run: string, index: number): ExpandedBody | undefined {
+  return readHereDocuments(run)?.expanded.find((body) => index >= body.from && index < body.to);
 }
 
 /** outsideHereDocuments' reading of `run`, and where its bodies whose delimiter is unquoted are. */
-function readHereDocuments(run: string): { outside: string; expanded: { from: number; to: number }[] } | undefined {
+function readHereDocuments(run: string): { outside: string; expanded: ExpandedBody[] } | undefined {
   if (!run.includes("<<")) return { outside: run, expanded: [] };
   // The notes of one run each ask (see noteRunTraps): read once.
   if (run === lastRead?.run) return lastRead.read;
@@ -615,15 +647,15 @@ function readHereDocuments(run: string): { outside: string; expanded: { from: nu
 }
 
 /** The last run readHereDocuments read, and what it gave. */
-let lastRead: { run: string; read: { outside: string; expanded: { from: number; to: number }[] } | undefined } | undefined;
+let lastRead: { run: string; read: { outside: string; expanded: ExpandedBody[] } | undefined } | undefined;
 
 /** readHereDocuments' reading of a run that holds `<<`. */
-function bodiesBlanked(run: string): { outside: string; expanded: { from: number; to: number }[] } | undefined {
+function bodiesBlanked(run: string): { outside: string; expanded: ExpandedBody[] } | undefined {
   const reader = new RunReader(run);
   const bodies: { from: number; to: number; kept: { from: number; to: number }[] }[] = [];
-  const expanded: { from: number; to: number }[] = [];
+  const expanded: ExpandedBody[] = [];
   HERE_DOCUMENT.lastIndex = 0;
-  for (let match = HERE_DOCUMENT.exec(run); match !== null; match = HERE_DOCUMENT.exec(run)) {
+  read: for (let match = HERE_DOCUMENT.exec(run); match !== null; match = HERE_DOCUMENT.exec(run)) {
     const index = match.index;
     // `\<<x`: a `<` of a word, then a redirection from the file x.
     if (escapedAt(run, index)) continue;
@@ -636,10 +668,23 @@ function bodiesBlanked(run: string): { outside: string; expanded: { from: number
     for (const delimiter of line.delimiters) {
       const body = hereDocumentBody(run, from, delimiter);
       if (body === undefined) return undefined;
-      const kept = delimiter.expanded ? expansionsIn(run, from, body.textEnd) : [];
-      if (kept === undefined) return undefined;
-      bodies.push({ from, to: body.end, kept: kept.map((range) => ({ from: from + range.from, to: from + range.to })) });
-      if (delimiter.expanded) expanded.push({ from, to: body.textEnd });
+      const kept = delimiter.expanded ? expansionsIn(run, from, body.textEnd) : { kept: [] };
+      if (kept === undefined) {
+        // A body whose expansions are not read here (see expansionsIn) is blanked, and the rest of the run with it, where sh may read
+        // the body on past its delimiter's line: the lines before it are read still (a `set -o pipefail` at the first).
+        bodies.push({ from, to: run.length, kept: [] });
+        break read;
+      }
+      bodies.push({ from, to: body.end, kept: kept.kept.map((range) => ({ from: from + range.from, to: from + range.to })) });
+      const special = commandName(run, delimiter.operator);
+      if (delimiter.expanded) {
+        expanded.push({
+          from,
+          to: body.textEnd,
+          ...(special !== undefined && SPECIAL_BUILTINS.has(special) ? { special } : {}),
+          ...(kept.unclosed === undefined ? {} : { unclosed: from + kept.unclosed }),
+        });
+      }
       reader.passOver(from, body.end);
       from = body.end;
     }
@@ -661,8 +706,51 @@ function bodiesBlanked(run: string): { outside: string; expanded: { from: number
   return { outside: blanked + run.slice(from), expanded };
 }
 
-/** GitHub Actions' expression, `${{ ... }}`, on one line. */
-const ACTIONS_EXPRESSION = /\$\{\{[^\n]*?\}\}/y;
+/**
+ * sh's special builtins, whose failed redirection (a bad substitution in a here-document's body) ends the shell, where another command
+ * fails and the shell goes on: `: <<EOF` is a block comment's idiom.
+ */
+const SPECIAL_BUILTINS = new Set([":", ".", "break", "continue", "eval", "exec", "exit", "export", "readonly", "return", "set", "shift", "times", "trap", "unset"]);
+
+/**
+ * The name of the command whose redirection starts at `operator` in `run`, as written before it on its line: its first word after the last
+ * `;`, `&`, `|` or `(` there, past any `{`, `!`, reserved word, assignment or redirection (and its word); undefined where there is none.
+ */
+function commandName(run: string, operator: number): string | undefined {
+  const line = run.slice(run.lastIndexOf("\n", operator - 1) + 1, operator);
+  const words = line.slice(Math.max(...[";", "&", "|", "("].map((char) => line.lastIndexOf(char))) + 1).trim().split(/[ \t]+/);
+  for (let at = 0; at < words.length; at++) {
+    const word = words[at]!;
+    if (/^[0-9]*[<>]+&?$/.test(word)) at++;
+    else if (!/^(?:\{|!|then|do|else|if|elif|while|until|[0-9]*[<>].*|[A-Za-z_]\w*=.*)$/.test(word) && word !== "") return word;
+  }
+  return undefined;
+}
+
+/**
+ * Where the GitHub Actions expression, `${{ ... }}`, that starts at each index asked of `text` ends (just past the first `}}` after its
+ * `${{` on its line), -1 where none does; asked in increasing order, each `}}` and line's end is found once: as a lazy regular expression,
+ * each `${{` read the rest of its line again, and a line of 20,000 `${{ x }` took over a second.
+ */
+function actionsExpressionEnds(text: string): (at: number) => number {
+  let close = -2;
+  let lineEnd = -2;
+  return (at) => {
+    if (close !== -1 && close < at + 3) close = text.indexOf("}}", at + 3);
+    if (lineEnd !== -1 && lineEnd < at) lineEnd = text.indexOf("\n", at);
+    return close !== -1 && (lineEnd === -1 || close < lineEnd) ? close + 2 : -1;
+  };
+}
+
+/** Each GitHub Actions expression, `${{ ... }}`, in `text`, in order (see actionsExpressionEnds): where it starts and ends, and what is inside. */
+function* actionsExpressions(text: string): Generator<{ index: number; end: number; inside: string }, undefined> {
+  const ends = actionsExpressionEnds(text);
+  for (let index = text.indexOf("${{"); index !== -1; ) {
+    const end = ends(index);
+    if (end !== -1) yield { index, end, inside: text.slice(index + 3, end - 2) };
+    index = text.indexOf("${{", end === -1 ? index + 1 : end);
+  }
+}
 
 /**
  * What sh expands in the body of a here-document whose delimiter is unquoted (`<<EOF`), where its quotes are text: each `$(...)`,
@@ -670,29 +758,31 @@ const ACTIONS_EXPRESSION = /\$\{\{[^\n]*?\}\}/y;
  * as text). One not closed in the body is kept to its end where it is not closed in the rest of the run either: sh reads it on
  * past the delimiter's line (`$(echo "it's)` leaves its quote open to the run's end, a syntax error). Undefined where this reading
  * is unsure: one closed only past the delimiter's line (after which sh reads the body on, to a later delimiter's line), or with a
- * here-document or a `case` in it or after it (whose lines, or patterns' `)`, skipQuoted does not follow).
+ * here-document or a `case` in it or after it (whose lines, or patterns' `)`, skipQuoted does not follow). `unclosed`: where the one not closed starts.
  */
-function expansionsIn(run: string, from: number, to: number): { from: number; to: number }[] | undefined {
+function expansionsIn(run: string, from: number, to: number): { kept: { from: number; to: number }[]; unclosed?: number } | undefined {
   const body = run.slice(from, to);
   const kept: { from: number; to: number }[] = [];
+  const expressionEnds = actionsExpressionEnds(body);
+  let unclosed: number | undefined;
   for (let at = 0; at < body.length; ) {
     const char = body[at]!;
     // A `\` keeps the next character as text; `$$` is the shell's pid.
     if (char === "\\" || (char === "$" && body[at + 1] === "$")) at += 2;
     else if (char === "`" || (char === "$" && (body[at + 1] === "(" || body[at + 1] === "{"))) {
-      ACTIONS_EXPRESSION.lastIndex = at;
-      const expression = body.startsWith("${{", at) ? ACTIONS_EXPRESSION.exec(body) : null;
-      let end = expression === null ? skipQuoted(body, at, 0, true) : at + expression[0].length;
+      const expression = body.startsWith("${{", at) ? expressionEnds(at) : -1;
+      let end = expression === -1 ? skipQuoted(body, at, 0, true) : expression;
       if (end === -1) {
         if (/<<|\bcase\b/.test(run.slice(from + at)) || skipQuoted(run, from + at, 0, true) !== -1) return undefined;
         end = body.length;
+        unclosed = at;
       }
       // A `${...}` with a quote in it (`${x:-"it's"}`), whose reading differs between shells, is left as text: read, it left the rest of the run unread.
-      if (expression !== null || char !== "$" || body[at + 1] !== "{" || !/['"`]/.test(body.slice(at, end))) kept.push({ from: at, to: end });
+      if (expression !== -1 || char !== "$" || body[at + 1] !== "{" || !/['"`]/.test(body.slice(at, end))) kept.push({ from: at, to: end });
       at = end;
     } else at++;
   }
-  return kept;
+  return { kept, ...(unclosed === undefined ? {} : { unclosed }) };
 }
 
 /** A here-document as its body is read: its delimiter as sh compares a line with it, and whether leading tabs are stripped from its lines (`<<-`). */
@@ -750,8 +840,8 @@ export function quotesRemoved(word: string): string {
  * operators, blanks and a comment. Undefined where unsure: a delimiter never closed, empty or of several lines, a word never closed,
  * a `(` or `)` (which may end a `$(...)` the operator is in), a line joined to the next by a backslash, or no line's end after it.
  */
-function hereDocumentLine(run: string, index: number): { delimiters: (HereDocument & { expanded: boolean })[]; end: number } | undefined {
-  const delimiters: (HereDocument & { expanded: boolean })[] = [];
+function hereDocumentLine(run: string, index: number): { delimiters: (HereDocument & { expanded: boolean; operator: number })[]; end: number } | undefined {
+  const delimiters: (HereDocument & { expanded: boolean; operator: number })[] = [];
   let at = index;
   for (;;) {
     const char = run[at];
@@ -766,11 +856,12 @@ function hereDocumentLine(run: string, index: number): { delimiters: (HereDocume
         at += 3;
         continue;
       }
+      const operator = at;
       at += tabs ? 3 : 2;
       while (run[at] === " " || run[at] === "\t") at++;
       const word = readWord(run, at, 0);
       if (word === undefined || word.text === "" || word.text.includes("\n")) return undefined;
-      delimiters.push({ ...hereDocument(word.text, tabs), expanded: !/["'\\]/.test(word.text) });
+      delimiters.push({ ...hereDocument(word.text, tabs), expanded: !/["'\\]/.test(word.text), operator });
       at = word.end;
     } else if (char === ";" || char === "&" || char === "|" || char === "<" || char === ">") at++;
     else {
@@ -818,34 +909,68 @@ const ARRAY_EXPANSION = /\$\{#?[A-Za-z_]\w*\[/;
 const FUNCTION_ON_ITS_LINE = /^[ \t]*(?:\(|\{.*[\s;&]\}(?:[\s;&|)]|$))/;
 /** What sh makes of a `function name` whose body is on the lines after it (`function f {`), or in a `{ }` group on the next line (`function f` then `{`). */
 const FUNCTION_BODY = {
-  later: `bash's way to define a function, which SHELL here does not have: a run is run by /bin/sh -c, not bash, so sh runs function as a command it does not find (127), then the body's lines at once, and exits 2 at the } that ends them (a syntax error), running nothing after it; write name() { ...; }`,
-  group: `bash's way to define a function, which SHELL here does not have: a run is run by /bin/sh -c, not bash, so sh runs function as a command it does not find (127), then the { } group after it at once; no function is defined, and a call of it fails with 127; write name() { ...; }`,
+  later: {
+    fails: `bash's way to define a function, which SHELL here does not have: a run is run by /bin/sh -c, not bash, so sh runs function as a command it does not find (127), then the body's lines at once, and exits 2 at the } that ends them (a syntax error), running nothing after it`,
+    instead: "write name() { ...; }",
+  },
+  group: {
+    fails: `bash's way to define a function, which SHELL here does not have: a run is run by /bin/sh -c, not bash, so sh runs function as a command it does not find (127), then the { } group after it at once; no function is defined, and a call of it fails with 127`,
+    instead: "write name() { ...; }",
+  },
 };
 
-/** What each of bashismIn's constructs does under a sh without it (dash). */
-const BASHISM_FAILURES: Record<BashismKind, (text: string) => string> = {
-  "[[": () => `bash's test syntax, which SHELL here does not have ("[[: not found"): a run is run by /bin/sh -c, not bash, so that test fails with 127 every time (an if or && takes it as false, silently); write [ ... ] (with = for ==, and no && inside)`,
-  source: (text) => `bash's name for the . command, which SHELL here does not have ("source: not found"): a run is run by /bin/sh -c, not bash, so the file is never read (exit 127); write ${text.replace(/^source/, ".")}`,
-  function: () => `bash's way to define a function, which SHELL here refuses (a syntax error): a run is run by /bin/sh -c, not bash, so the task exits 2 at that line and runs nothing from it on; write name() { ...; }`,
-  array: (text) =>
-    text.startsWith("$")
-      ? `an array, which SHELL here does not have ("Bad substitution"): a run is run by /bin/sh -c, not bash, so the task exits 2 there and runs nothing after it`
+/**
+ * What each of bashismIn's constructs does under a sh without it (dash), and what to write instead in sh, if anything; `fails`: what an
+ * array's expansion ends (the task, the command substitution it is in, or the command whose here-document's body it is in).
+ */
+const BASHISM_FAILURES: Record<BashismKind, (text: string, fails: string) => { fails: string; instead?: string }> = {
+  "[[": () => ({
+    fails: `bash's test syntax, which SHELL here does not have ("[[: not found"): a run is run by /bin/sh -c, not bash, so that test fails with 127 every time (an if or && takes it as false, silently)`,
+    instead: "write [ ... ] (with = for ==, and no && inside)",
+  }),
+  source: (text) => ({
+    fails: `bash's name for the . command, which SHELL here does not have ("source: not found"): a run is run by /bin/sh -c, not bash, so the file is never read (exit 127)`,
+    instead: `write ${text.replace(/^source/, ".")}`,
+  }),
+  function: () => ({
+    fails: `bash's way to define a function, which SHELL here refuses (a syntax error): a run is run by /bin/sh -c, not bash, so the task exits 2 at that line and runs nothing from it on`,
+    instead: "write name() { ...; }",
+  }),
+  array: (text, fails) => ({
+    fails: text.startsWith("$")
+      ? `an array, which SHELL here does not have ("Bad substitution"): a run is run by /bin/sh -c, not bash, so ${fails}`
       : `an array, which SHELL here does not have (a syntax error: "(" unexpected): a run is run by /bin/sh -c, not bash, so the task exits 2 at that line and runs nothing from it on`,
+  }),
   // In a `$(...)` or backquoted command too, sh refuses the whole line before it runs any of it.
-  "<<<": (text) =>
-    `bash's here-string, which SHELL here refuses (a syntax error: "redirection unexpected"): a run is run by /bin/sh -c, not bash, so the task exits 2 at that line and runs nothing from it on; write printf '%s\\n' ${text.replace(/^<<<[ \t]*/, "") || "..."} | command, or a here-document (for read, whose variables a pipe would lose)`,
+  "<<<": (text) => ({
+    fails: `bash's here-string, which SHELL here refuses (a syntax error: "redirection unexpected"): a run is run by /bin/sh -c, not bash, so the task exits 2 at that line and runs nothing from it on`,
+    instead: `write printf '%s\\n' ${text.replace(/^<<<[ \t]*/, "") || "..."} | command, or a here-document (for read, whose variables a pipe would lose)`,
+  }),
 };
 
 /** The note for bashismIn's construct in a run (`multiline`: of several lines), where `shell`, this machine's /bin/sh (`/bin/sh (dash)`), refuses it. */
-export function bashismNote(found: { kind: BashismKind; text: string; line: number; substitution?: true; hereDocument?: true; body?: "later" | "group" }, multiline: boolean, shell: string): string {
+export function bashismNote(
+  found: { kind: BashismKind; text: string; line: number; substitution?: true; hereDocument?: true; special?: string; body?: "later" | "group" },
+  multiline: boolean,
+  shell: string,
+): string {
   const where = multiline ? ` (its line ${found.line})` : "";
   const text = shortened(found.text);
-  const bash = `${found.kind === "array" ? "" : "or "}run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)`;
-  let failure = (found.body === undefined ? BASHISM_FAILURES[found.kind](found.text) : FUNCTION_BODY[found.body]).replace("SHELL", shell);
-  if (found.substitution === true) failure = failure.replace("so the task exits 2 there and runs nothing after it", "so the command substitution it is in exits 2 there and runs nothing after it");
-  if (found.hereDocument === true) failure = failure.replace("so the task exits 2 there and runs nothing after it", `so ${HERE_DOCUMENT_FAILS}`);
-  return `run has ${text}${where}, ${failure}; ${bash}`;
+  const fails =
+    found.substitution === true
+      ? "the command substitution it is in exits 2 there and runs nothing after it"
+      : found.hereDocument === true
+        ? hereDocumentFails(found.special)
+        : "the task exits 2 there and runs nothing after it";
+  const { fails: failure, instead } = found.body === undefined ? BASHISM_FAILURES[found.kind](found.text, fails) : FUNCTION_BODY[found.body];
+  // In a here-document's body, what sh expands was meant as the text it writes, most likely (`cat > gen.sh <<EOF`): run by bash, it would be expanded unsaid.
+  if (found.hereDocument === true) return `run has ${text}${where}, ${failure.replace("SHELL", shell)}; ${AS_TEXT}`;
+  const bash = `${instead === undefined ? "" : `${instead}; or `}run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)`;
+  return `run has ${text}${where}, ${failure.replace("SHELL", shell)}; ${bash}`;
 }
+
+/** What to write for what sh expands in a here-document's body, to write it as text. */
+const AS_TEXT = "to write it as text, quote the here-document's delimiter (<<'EOF') or escape it (\\${, \\$(, a \\ before a backquote)";
 
 /**
  * `run: echo ${{ github.sha }}`, copied from a GitHub Actions step: the runner replaces `${{ ... }}`
@@ -858,33 +983,43 @@ export function bashismNote(found: { kind: BashismKind; text: string; line: numb
  */
 export function actionsExpressionNote(written: string): string | undefined {
   if (!written.includes("${{")) return undefined;
-  // Its here-documents' bodies are text to this reading: blanked, at the same indexes and lines.
+  // Its here-documents' bodies are text to this reading: blanked, at the same indexes and lines, but for what sh expands there (see outsideHereDocuments).
   const run = outsideHereDocuments(written);
   if (run === undefined) return undefined;
   const reader = new RunReader(run);
-  for (const match of run.matchAll(/\$\{\{([^\n]*?)\}\}/g)) {
+  for (const match of actionsExpressions(run)) {
     const read = reader.at(match.index);
     if (read.inLineComment || read.context === "'" || read.context === "unsure") continue;
-    // `\${{ x }}`: the backslash keeps the `$`, and sh prints the characters as written.
-    if (escapedAt(run, match.index)) continue;
+    // `\${{ x }}`: the backslash keeps the `$`, and sh prints the characters as written; `$${{ x }}`, the shell's pid, then text.
+    if (escapedAt(run, match.index) || afterPid(run, match.index)) continue;
     const before = run.slice(0, match.index);
-    const expression = match[0];
+    const expression = run.slice(match.index, match.end);
     const where = run.includes("\n") ? ` (its line ${before.split("\n").length})` : "";
-    return `run has ${expression}${where}, GitHub Actions' expression syntax, which taskq does not replace: /bin/sh refuses it as a bad substitution, and ${badSubstitutionFails(written, match.index, read.substitution !== undefined)}; ${actionsInstead(match[1]!.trim())}`;
+    const body = expandedBodyAt(written, match.index);
+    const instead = actionsInstead(match.inside.trim());
+    const fails = badSubstitutionFails(body, match.index, read.substitution !== undefined);
+    return `run has ${expression}${where}, GitHub Actions' expression syntax, which taskq does not replace: /bin/sh refuses it as a bad substitution, and ${fails}; ${body === undefined ? instead : `${instead}; or, ${AS_TEXT}`}`;
   }
   return undefined;
 }
 
-/** What a bad substitution in a here-document's body does: sh runs no command whose redirection fails, and goes on. */
-const HERE_DOCUMENT_FAILS = "the command whose here-document it is in fails (exit 2) without running; the task goes on (under set -e, it ends there)";
+/** What a bad substitution in a here-document's body does: sh runs no command whose redirection fails, and goes on; but a special builtin's (`: <<EOF`) ends the shell. */
+function hereDocumentFails(special: string | undefined): string {
+  if (special !== undefined) return `the task exits 2 there and runs nothing after it (the here-document is ${special}'s, a special builtin, whose failed redirection ends the shell)`;
+  return "the command whose here-document it is in fails (exit 2) without running; the task goes on (under set -e, it ends there)";
+}
 
 /**
- * What fails where sh refuses an expansion at `index` of `run` as a bad substitution: the command substitution it is in (whose output
- * is then empty), the command whose here-document's body it is in (sh runs no command whose redirection fails, and goes on), or the task.
+ * What fails where sh refuses an expansion at `index` as a bad substitution: the command substitution it is in (whose output is then
+ * empty), the command whose here-document's `body` it is in (see hereDocumentFails), or the task. In a `$(...)` of a body that is never
+ * closed, sh never gets that far: it refuses the run from that command on.
  */
-function badSubstitutionFails(run: string, index: number, substitution: boolean): string {
+function badSubstitutionFails(body: ExpandedBody | undefined, index: number, substitution: boolean): string {
+  if (body?.unclosed !== undefined && index > body.unclosed) {
+    return "before that, sh refuses the run from the command whose here-document it is in on (a syntax error: the command substitution it is in is never closed), running none of it";
+  }
   if (substitution) return "the command substitution it is in exits 2 there (its output empty)";
-  if (inExpandedBody(run, index)) return HERE_DOCUMENT_FAILS;
+  if (body !== undefined) return hereDocumentFails(body.special);
   return "the task fails there";
 }
 
@@ -895,8 +1030,9 @@ function badSubstitutionFails(run: string, index: number, substitution: boolean)
  * step that runs taskq, whose `env:` the runner does replace, and which every task inherits.
  */
 export function actionsExpressionEnvNote(name: string, value: string): string | undefined {
-  const written = /\$\{\{[^\n]*?\}\}/.exec(value)?.[0];
-  if (written === undefined) return undefined;
+  const first = actionsExpressions(value).next().value;
+  if (first === undefined) return undefined;
+  const written = value.slice(first.index, first.end);
   return `the value of ${name} holds ${written}, GitHub Actions' expression syntax, which taskq does not replace: the task gets those characters as written; set ${name} in the env: of the step that runs taskq instead (every task inherits taskq's environment), and leave it out here`;
 }
 
@@ -967,12 +1103,12 @@ export function unclosedQuotes(command: string): (end: number) => "'" | '"' | "u
  * command (dash: "Syntax error: Unterminated quoted string") once the task starts, though the
  * file validated. On a later line of the run, the shell has run the commands complete before that line when it
  * refuses the rest. A note, not an error: this reads the shell's quoting, not all of its grammar.
- * None for a quote in a here-document's body (its lines are text, quotes and all), but in a `$(...)` or backquoted command there
- * where its delimiter is unquoted, which sh parses (`$(echo "it's)`), in a run whose here-documents are read here (see outsideHereDocuments), nor for a run with a `case` outside them (whose patterns end in a `)` that a
+ * None for a quote in a here-document's body (its lines are text, quotes and all), but in a `$(...)` there
+ * where its delimiter is unquoted, which sh parses (`$(echo "it's)`; not in a backquoted command there, which sh parses too), in a run whose here-documents are read here (see outsideHereDocuments), nor for a run with a `case` outside them (whose patterns end in a `)` that a
  * `$(` here would take as its own).
  */
 export function unclosedQuoteNote(written: string): string | undefined {
-  // Its here-documents' bodies blanked, at the same indexes and lines.
+  // Its here-documents' bodies blanked, at the same indexes and lines, but for what sh expands there (see outsideHereDocuments).
   const run = outsideHereDocuments(written);
   if (run === undefined || /\bcase\b/.test(run)) return undefined;
   const open = openQuote(run);
@@ -989,7 +1125,9 @@ export function unclosedQuoteNote(written: string): string | undefined {
     line === 1
       ? "the shell refuses the whole command (a syntax error: unterminated quoted string) and runs none of it"
       : "the shell runs the commands complete before its line, then refuses the rest (a syntax error: unterminated quoted string)";
-  return `run leaves a ${open.quote} open, at ${shown}${where}: ${refused}; close it, or write a ${open.quote} meant as text as ${asText}`;
+  // In a `$(...)` of a here-document's body, which sh parses: the text to write, most likely.
+  const instead = expandedBodyAt(written, open.index) === undefined ? `write a ${open.quote} meant as text as ${asText}` : AS_TEXT;
+  return `run leaves a ${open.quote} open, at ${shown}${where}: ${refused}; close it, or ${instead}`;
 }
 
 /**

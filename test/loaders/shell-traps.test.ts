@@ -181,12 +181,12 @@ describe("pipefailSet, actionsExpressionNote and unclosedQuoteNote in a run with
   it("actionsExpressionNote and bashismIn: find a bad substitution in a body whose delimiter is unquoted, which fails the command it is for", () => {
     const run = "echo before\ncat <<EOF >notes.txt\nsha: ${{ github.sha }}\nEOF\necho after";
     expect(actionsExpressionNote(run)).toBe(
-      "run has ${{ github.sha }} (its line 3), GitHub Actions' expression syntax, which taskq does not replace: /bin/sh refuses it as a bad substitution, and the command whose here-document it is in fails (exit 2) without running; the task goes on (under set -e, it ends there); the runner sets $GITHUB_SHA for github.sha, in taskq's environment and so in every task's: write that",
+      "run has ${{ github.sha }} (its line 3), GitHub Actions' expression syntax, which taskq does not replace: /bin/sh refuses it as a bad substitution, and the command whose here-document it is in fails (exit 2) without running; the task goes on (under set -e, it ends there); the runner sets $GITHUB_SHA for github.sha, in taskq's environment and so in every task's: write that; or, to write it as text, quote the here-document's delimiter (<<'EOF') or escape it (\\${, \\$(, a \\ before a backquote)",
     );
-    expect(actionsExpressionNote("cat <<-EOF\n\tv=$(echo ${{ env.V }})\n\tEOF")).toMatch(/^run has \$\{\{ env\.V \}\} \(its line 2\), .*and the command substitution it is in exits 2 there \(its output empty\); .*write \$V$/);
+    expect(actionsExpressionNote("cat <<-EOF\n\tv=$(echo ${{ env.V }})\n\tEOF")).toMatch(/^run has \$\{\{ env\.V \}\} \(its line 2\), .*and the command substitution it is in exits 2 there \(its output empty\); .*write \$V; or, to write it as text, /);
     expect(bashismIn("cat <<EOF\n${list[0]}\nEOF")).toEqual({ kind: "array", text: "${list[0]}", line: 2, hereDocument: true });
     expect(bashismNote({ kind: "array", text: "${list[0]}", line: 2, hereDocument: true }, true, "/bin/sh (dash)")).toMatch(
-      /^run has \$\{list\[0\]\} \(its line 2\), an array, .*so the command whose here-document it is in fails \(exit 2\) without running; the task goes on \(under set -e, it ends there\); run the commands with bash/,
+      /^run has \$\{list\[0\]\} \(its line 2\), an array, .*so the command whose here-document it is in fails \(exit 2\) without running; the task goes on \(under set -e, it ends there\); to write it as text, quote the here-document's delimiter \(<<'EOF'\)/,
     );
     // A quoted delimiter's body, or a `$` escaped, is text.
     for (const text of ["cat <<'EOF'\n${{ github.sha }} ${list[0]}\nEOF", 'cat <<"EOF"\n${{ github.sha }} ${list[0]}\nEOF', "cat <<E\\OF\n${{ github.sha }} ${list[0]}\nEOF", "cat <<EOF\n\\${{ github.sha }} \\${list[0]}\nEOF"]) {
@@ -206,7 +206,7 @@ describe("pipefailSet, actionsExpressionNote and unclosedQuoteNote in a run with
   it("unclosedQuoteNote: finds a quote left open in a $(...) of a body whose delimiter is unquoted, which sh parses, and none elsewhere in a body", () => {
     const run = "echo start\ncat <<EOF\nmsg: $(git log -1 --format=\"%s)\nEOF\necho after";
     expect(unclosedQuoteNote(run)).toBe(
-      `run leaves a " open, at "%s) (its line 3): the shell runs the commands complete before its line, then refuses the rest (a syntax error: unterminated quoted string); close it, or write a " meant as text as \\" (or inside '...')`,
+      `run leaves a " open, at "%s) (its line 3): the shell runs the commands complete before its line, then refuses the rest (a syntax error: unterminated quoted string); close it, or to write it as text, quote the here-document's delimiter (<<'EOF') or escape it (\\\${, \\$(, a \\ before a backquote)`,
     );
     expect(unclosedQuoteNote("cat <<EOF\nv=$(echo it's)\nEOF")).toMatch(/^run leaves a ' open, at 's\) \(its line 2\): /);
     if (shSays('echo "a', "Syntax error: Unterminated quoted string")) {
@@ -246,6 +246,88 @@ describe("pipefailSet, actionsExpressionNote and unclosedQuoteNote in a run with
       expect(unclosedQuoteNote(run), run).toBe(note);
       if (shSays('echo "a', "Syntax error: Unterminated quoted string")) expect(shRun(run), run).toMatchObject({ status: 2, stdout });
     }
+  });
+
+  // `cat > gen.sh <<EOF` writing a script with its delimiter unquoted by mistake: "run the commands with bash" made bash expand `${arr[0]}` unsaid into the file.
+  it("says to quote the delimiter or escape what sh expands in a body whose delimiter is unquoted, not to run the commands with bash", () => {
+    const asText = "to write it as text, quote the here-document's delimiter (<<'EOF') or escape it (\\${, \\$(, a \\ before a backquote)";
+    const array = bashismIn("cat > gen.sh <<EOF\necho ${arr[0]}\nEOF");
+    expect(array).toEqual({ kind: "array", text: "${arr[0]}", line: 2, hereDocument: true });
+    expect(bashismNote(array!, true, "/bin/sh (dash)")).toMatch(new RegExp(`; ${escaped(asText)}$`));
+    const source = bashismIn("cat <<EOF\nv=$(source env.sh)\nEOF");
+    expect(source).toEqual({ kind: "source", text: "source env.sh", line: 2, hereDocument: true });
+    expect(bashismNote(source!, true, "/bin/sh (dash)")).toBe(
+      `run has source env.sh (its line 2), bash's name for the . command, which /bin/sh (dash) here does not have ("source: not found"): a run is run by /bin/sh -c, not bash, so the file is never read (exit 127); ${asText}`,
+    );
+    const set = pipefailSet("cat <<EOF\nv=$(set -o pipefail; a | b)\nEOF");
+    expect(set).toEqual({ text: "set -o pipefail", line: 2, substitution: true, hereDocument: true });
+    expect(pipefailNote(set!, true, "/bin/sh (dash)")).toMatch(new RegExp(`\\(its pipelines never run\\); ${escaped(asText)}$`));
+    expect(actionsExpressionNote("cat <<EOF\nsha: ${{ github.sha }}\nEOF")).toMatch(new RegExp(`write that; or, ${escaped(asText)}$`));
+    expect(unclosedQuoteNote("cat <<EOF\nv=$(echo \"it's)\nEOF")).toMatch(new RegExp(`; close it, or ${escaped(asText)}$`));
+    // Outside a body, as before.
+    expect(bashismNote(bashismIn("echo ${arr[0]}")!, false, "/bin/sh (dash)")).toMatch(/; run the commands with bash \(bash -c '\.\.\.', or a script file that begins with #!\/bin\/bash\)$/);
+    expect(bashismNote(bashismIn("v=$(source env.sh)")!, false, "/bin/sh (dash)")).toMatch(/; write \. env\.sh; or run the commands with bash/);
+    // What it says to write, sh writes as text.
+    for (const text of ["cat <<'EOF'\necho ${arr[0]} $(source env.sh) ${{ github.sha }}\nEOF", "cat <<EOF\necho \\${arr[0]} \\$(source env.sh) \\${{ github.sha }} \\`x\\`\nEOF"]) {
+      expect(shRun(text), text).toMatchObject({ status: 0, stdout: text.includes("'EOF'") ? "echo ${arr[0]} $(source env.sh) ${{ github.sha }}\n" : "echo ${arr[0]} $(source env.sh) ${{ github.sha }} `x`\n" });
+    }
+  });
+
+  // `: <<EOF` is a block comment's idiom: its bad substitution ends the shell, where cat's fails cat and the task goes on.
+  it("says a bad substitution in the body of a special builtin's here-document ends the task", () => {
+    for (const builtin of [":", "eval", "export", "set", "x=1 :", "echo a; :"]) {
+      const run = `${builtin} <<EOF\n\${{ github.sha }} \${a[0]}\nEOF\necho after`;
+      const name = builtin.split(" ").at(-1)!;
+      expect(actionsExpressionNote(run), run).toContain(`, and the task exits 2 there and runs nothing after it (the here-document is ${name}'s, a special builtin, whose failed redirection ends the shell); `);
+      expect(bashismIn(run), run).toMatchObject({ kind: "array", hereDocument: true, special: name });
+      expect(bashismNote(bashismIn(run)!, true, "/bin/sh (dash)"), run).toContain(`so the task exits 2 there and runs nothing after it (the here-document is ${name}'s, a special builtin`);
+      if (shSays("echo ${{ x }}", "Bad substitution")) expect(shRun(run), run).toMatchObject({ status: 2, stdout: builtin.startsWith("echo") ? "a\n" : "" });
+    }
+    for (const other of ["cat", "command :", "cat >x.txt", ">x.txt cat"]) {
+      const run = `${other} <<EOF\n\${{ github.sha }}\nEOF\necho after`;
+      expect(actionsExpressionNote(run), run).toContain(", and the command whose here-document it is in fails (exit 2) without running; the task goes on");
+      if (shSays("echo ${{ x }}", "Bad substitution")) expect(shRun(run.replace(/>x\.txt ?/, "")), run).toMatchObject({ status: 0, stdout: expect.stringContaining("after") as unknown });
+    }
+  });
+
+  // A body whose expansions this cannot read (a backquote closed only past its delimiter's line) gave up the whole run: its pipefail went unsaid.
+  it("blanks a body whose expansions it cannot read, and the rest of the run, and reads the lines before it still", () => {
+    const run = 'set -euo pipefail\ncat > NOTES.md <<EOF\nUse three backquotes (```) to fence code.\nEOF\necho "built at `date`"';
+    expect(pipefailSet(run)).toEqual({ text: "set -euo pipefail", line: 1 });
+    expect(bashismIn("[[ -f x ]] && echo y\ncat <<EOF\n```\nEOF\n`date`")).toEqual({ kind: "[[", text: "[[ -f x ]]", line: 1 });
+    // sh reads the backquote on past the EOF line: what is after the body is not read as commands (none after it is noted).
+    expect(bashismIn("cat <<EOF\n```\nEOF\n[[ -f x ]] `date`")).toBeUndefined();
+    expect(shRun(run)).toMatchObject({ status: 2 });
+  });
+
+  it("says a ${{ }} in a $(...) of a body that is never closed is past a syntax error, which refuses the run from its command on", () => {
+    const run = "echo before\ncat <<EOF\n$(echo ${{ x }}\nEOF\necho after";
+    expect(actionsExpressionNote(run)).toContain(
+      ", and before that, sh refuses the run from the command whose here-document it is in on (a syntax error: the command substitution it is in is never closed), running none of it; ",
+    );
+    expect(shRun(run)).toMatchObject({ status: 2, stdout: "before\n" });
+  });
+
+  it("reads $$, the shell's pid, before ${{ and an array's ${: the pid, then text", () => {
+    for (const run of ["echo $${{ x }}", "echo $${a[0]}", 'echo "$${a[0]}"', "cat <<EOF\n$${{ x }} $${a[0]}\nEOF"]) {
+      expect(actionsExpressionNote(run), run).toBeUndefined();
+      expect(bashismIn(run), run).toBeUndefined();
+      expect(shRun(run).status, run).toBe(0);
+    }
+    for (const run of ["echo $$${{ x }}", "echo \\$${{ x }}"]) expect(actionsExpressionNote(run), run).toMatch(/^run has \$\{\{ x \}\}/);
+    for (const run of ["echo $$${a[0]}", "echo \\$${a[0]}"]) expect(bashismIn(run), run).toMatchObject({ kind: "array", text: "${a[0]}" });
+  });
+
+  it("finds each ${{ }} once per line: a line of many ${{ with no }} is read in about ten times what a tenth of it takes", () => {
+    for (const runOf of [(count: number) => `cat <<EOF\n${"${{ x }".repeat(count)}\nEOF`, (count: number) => `echo ${"${{ x }".repeat(count)}`]) {
+      const short = runOf(2000);
+      const long = runOf(20000);
+      expect(actionsExpressionNote(long)).toBeUndefined();
+      const [longMs, shortMs] = bestOfAlternating(3, () => actionsExpressionNote(long), () => actionsExpressionNote(short));
+      expect(longMs).toBeLessThan(40 * shortMs);
+    }
+    expect(actionsExpressionNote("echo ${{ a }} ${{ b }}")).toMatch(/^run has \$\{\{ a \}\}, /);
+    expect(actionsExpressionNote("echo ${{ a }\n}} ${{}}")).toMatch(/^run has \$\{\{\}\} \(its line 2\), /);
   });
 
   // `printf '%s\n' "$$(" 'ok'` got a note that a " was left open: the second $ of the pid was read as opening a $(...), the closing " in it.
@@ -645,3 +727,8 @@ describe("bashismIn: bash's [[, source, function, arrays and here-strings, where
     expect(bashismIn("echo $((1<<2)); cat <<< x")).toEqual({ kind: "<<<", text: "<<< x", line: 1 });
   });
 });
+
+/** `text` as a regular expression that matches it. */
+function escaped(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
