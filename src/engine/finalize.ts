@@ -31,7 +31,7 @@ export class Finalizer {
    * The cascade under way (see #settleDependents): the task whose dependents are being cancelled, and those cancelled
    * before, whose own are not yet. A shutdown begun by the `cancelled` listener of a task it cancelled finishes it first.
    */
-  #cascade: { done: TaskRecord; stack: TaskRecord[] } | undefined;
+  #cascade: Cascade | undefined;
 
   constructor(tasks: TaskTable, schedule: Schedule, events: QueueEvents, enqueue: (record: TaskRecord) => void) {
     this.#tasks = tasks;
@@ -79,12 +79,12 @@ export class Finalizer {
   settleEmitting(): void {
     const record = this.#emitting;
     if (record !== undefined && record.status !== "SUCCEEDED") this.#settleDependents(record);
-    // Begun in a cascade (the listener of a task it cancelled): the rest of it, as it was about to be, not as tasks not started.
-    const cascade = this.#cascade;
-    if (cascade === undefined) return;
-    this.#cascade = undefined;
-    this.#settleDependents(cascade.done);
-    for (let done = cascade.stack.pop(); done !== undefined; done = cascade.stack.pop()) this.#settleDependents(done);
+    // Begun in a cascade (the listener of a task it cancelled): the rest of it, as it was about to be, not as tasks not
+    // started; and of each cascade it is in (a listener's cancel that began another), innermost first.
+    for (let cascade = this.#cascade; cascade !== undefined; cascade = cascade.outer) {
+      this.#settleDependents(cascade.done);
+      for (let done = cascade.stack.pop(); done !== undefined; done = cascade.stack.pop()) this.#settleDependents(done);
+    }
   }
 
   /** Cancels `record` because `dependency` did not succeed; the reason names the task that started the cascade. */
@@ -102,7 +102,7 @@ export class Finalizer {
         const dependents = done.dependents;
         if (dependents === undefined) continue;
         // Its list is dropped once walked: a shutdown begun by a listener meanwhile walks it (settleEmitting).
-        if (done.status !== "SUCCEEDED") this.#cascade = { done, stack };
+        if (done.status !== "SUCCEEDED") this.#cascade = { done, stack, outer };
         for (const dependent of dependents) {
           if (isTerminal(dependent.status)) continue;
           if (done.status === "SUCCEEDED") {
@@ -119,4 +119,11 @@ export class Finalizer {
       this.#cascade = outer;
     }
   }
+}
+
+/** A cascade under way (see Finalizer.#settleDependents), and the one whose listener began it, if any. */
+interface Cascade {
+  done: TaskRecord;
+  stack: TaskRecord[];
+  outer: Cascade | undefined;
 }

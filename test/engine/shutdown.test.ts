@@ -910,6 +910,31 @@ describe("a shutdown begun by a `failed` listener (fail-fast)", () => {
     expect(queue.get("other")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
   });
 
+  it("begun in a cascade that a listener of another began, finishes both: each's tasks are cancelled because of its own dependency", async () => {
+    const hang = (_payload: unknown, context: AttemptContext): Promise<never> =>
+      new Promise((_, reject) => context.signal.addEventListener("abort", () => reject(context.signal.reason as Error), { once: true }));
+    const { queue } = makeQueue({ concurrency: 2, handlers: { failing, hang } });
+    let stopped: Promise<unknown> | undefined;
+    queue.on("cancelled", (e) => {
+      // d1's cancel (a's cascade) begins y's, and z's, in that one, begins the shutdown.
+      if (e.id === "d1") queue.cancel("y");
+      if (e.id === "z") stopped = queue.shutdown({ drain: false, deadline: 0 });
+    });
+    queue.submit({ id: "r", type: "hang" });
+    queue.submit({ id: "y", type: "echo", dependsOn: ["r"] });
+    queue.submit({ id: "z", type: "echo", dependsOn: ["y"] });
+    queue.submit({ id: "z2", type: "echo", dependsOn: ["z"] });
+    queue.submit({ id: "a", type: "failing", maxAttempts: 1 });
+    queue.submit({ id: "d1", type: "echo", dependsOn: ["a"] });
+    queue.submit({ id: "d1c", type: "echo", dependsOn: ["d1"] });
+    queue.submit({ id: "d2", type: "echo", dependsOn: ["a"] });
+    queue.submit({ id: "d2c", type: "echo", dependsOn: ["d2"] });
+    await vi.waitFor(() => expect(stopped).toBeDefined());
+    await stopped;
+    for (const id of ["d1", "d1c", "d2", "d2c"]) expect(queue.get(id)).toMatchObject({ status: "CANCELLED", cancelReason: "dependency", dependency: "a" });
+    expect(queue.get("z2")).toMatchObject({ status: "CANCELLED", cancelReason: "dependency", dependency: "y" });
+  });
+
   it("says a signal's own TaskCancelledError, in its words, for the running attempt, the tasks not started and one waiting to retry", async () => {
     const { queue } = makeQueue({ concurrency: 3, handlers: { failing, flaky: flakyOnce }, backoff: () => 60_000 });
     queue.on("failed", (e) => {
