@@ -25,6 +25,7 @@ import type { LeasedTask, LeaseLost, Outcome, PostgresStore, PostgresWorker, Rel
 import { processExists } from "../process-exists.js";
 import { workerHostAndPid } from "../store/postgres/worker-id.js";
 import { DEFAULT_LEASE_MS } from "../store/postgres/worker-types.js";
+import { unusableStoreState } from "../store/postgres/transient.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
@@ -445,11 +446,16 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
  * expired" is recorded as the attempt's error, and the sweep of any worker running then (or of the
  * next one started) takes the task.
  */
-function leaseFate(leaseMs: number, one: boolean, leaseSource: string): string {
-  return (
-    `${one ? "It runs" : "Each runs"} out within ${formatMs(leaseMs)} (${leaseSource}); then a worker (another one, or the next one started) queues the task again, ` +
-    "this attempt counted (or ends it: failed when it has no attempts left, cancelled when a cancel was asked for)"
-  );
+function leaseFate(withinMs: number, one: boolean, leaseSource: string): string {
+  // The time left on this machine's clock, in whole seconds up: a stop that waited on a record may have taken most of the lease, or all of it.
+  const when = withinMs <= 0 ? `${one ? "It has" : "Each has"} run out already (${leaseSource}); a worker` : `${one ? "It runs" : "Each runs"} out within ${formatMs(Math.ceil(withinMs / 1000) * 1000)} (${leaseSource}); then a worker`;
+  return `${when} (another one, or the next one started) queues the task again, this attempt counted (or ends it: failed when it has no attempts left, cancelled when a cancel was asked for)`;
+}
+
+/** True for an error of a store whose schema, a table or a function of it is not there (dropped under the worker): not a right revoked. */
+function storeMissing(error: unknown): boolean {
+  const state = unusableStoreState(error);
+  return state !== undefined && state !== "42501";
 }
 
 /** How an attempt ended, in words: "it succeeded (exit 0)", "it failed: exit code 2", "it was cancelled". */
@@ -686,8 +692,9 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
     case "recording": {
       const { runId, key } = event.task;
       print(
-        { event: "recording", runId, id: key, ...endedFields(event.outcome), withinMs: event.withinMs },
-        `record  ${runId}/${key}: ${endedWords(event.outcome)}; the database does not answer: trying to record it until its lease runs out, within ${formatDuration(event.withinMs)}`,
+        { event: "recording", runId, id: key, ...endedFields(event.outcome), withinMs: event.withinMs, ...(event.refusedWith === undefined ? {} : { refusedWith: event.refusedWith }) },
+        // Where the server answered (too many connections, the database not accepting connections): what it answered, not that it is silent.
+        `record  ${runId}/${key}: ${endedWords(event.outcome)}; ${event.refusedWith === undefined ? "the database does not answer" : `the database refuses it (${oneLine(event.refusedWith)})`}: trying to record it until its lease runs out, within ${formatDuration(event.withinMs)}`,
       );
       return;
     }
@@ -695,7 +702,13 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       const { runId, key } = event.task;
       const message = storeErrorWords(event.error);
       // Its database gone, no sweep comes: the run went with it.
-      const fate = event.databaseGone === true ? "the store's database no longer exists" : "once its lease runs out, a sweep counts the attempt as lost: the task runs again if it has attempts left, else it fails";
+      // Its schema or tables gone, no sweep comes either until they are back: a sweep is a statement on those same tables.
+      const fate =
+        event.databaseGone === true
+          ? "the store's database no longer exists"
+          : storeMissing(event.error)
+            ? "the store's tables are not there, so no sweep can count the attempt as lost until they are back"
+            : "once its lease runs out, a sweep counts the attempt as lost: the task runs again if it has attempts left, else it fails";
       print(
         { event: "record-lost", runId, id: key, ...endedFields(event.outcome), message, ...(event.databaseGone === true ? { databaseGone: true } : {}) },
         `lost    ${runId}/${key}: ${endedWords(event.outcome)} but could not be recorded (${oneLine(message)}); ${fate}`,
@@ -728,8 +741,8 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
             ? "the database was reached, but a statement of this worker's waits on a lock another session holds"
             : "the database was reached, but did not answer in time";
       print(
-        { event: "leases-left", tasks, strays: event.strays, leaseMs: event.leaseMs, ...(event.lockWait === undefined ? {} : { lockWait: event.lockWait }) },
-        `left    ${named.join(", ")}: ${leases} not given back (${why}). ${leaseFate(event.leaseMs, one, leaseSource)}`,
+        { event: "leases-left", tasks, strays: event.strays, leaseMs: event.leaseMs, withinMs: event.withinMs, ...(event.lockWait === undefined ? {} : { lockWait: event.lockWait }) },
+        `left    ${named.join(", ")}: ${leases} not given back (${why}). ${leaseFate(event.withinMs, one, leaseSource)}`,
       );
       return;
     }

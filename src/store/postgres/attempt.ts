@@ -93,6 +93,8 @@ export class Attempt {
   #notSpawned = false;
   /** How the attempt ended, while its end is being recorded (not for an attempt given back or stale). */
   #recording: Outcome | undefined;
+  /** What the server answered the last try to record the attempt's end, where it refused it (too many connections): not a database that did not answer. */
+  #recordRefusedWith: string | undefined;
   /** Reads the attempt's last lines so far, once the handler gave a way (see AttemptContext.watchTail). */
   #readTail: (() => string[]) | undefined;
   /** How taskq's SIGKILL ended the attempt, in the handler's words, once it has ended so (a second Ctrl-C): told with its release. */
@@ -155,6 +157,11 @@ export class Attempt {
    */
   get recording(): Outcome | undefined {
     return this.#settled ? undefined : this.#recording;
+  }
+
+  /** What the server answered the last try to record the attempt's end, where it refused it; undefined where it did not answer. */
+  get recordRefusedWith(): string | undefined {
+    return this.#recordRefusedWith;
   }
 
   /** When (performance.now()) the lease runs out on this machine's clock, unless renewed. */
@@ -329,7 +336,10 @@ export class Attempt {
       // by the sweep). Not one refused for what it asks, which every try would meet, holding up the successes
       // recorded with it (see PostgresWorker's lease round trip).
       retryIf: (error: unknown) => isTransientError(error) || isMomentaryRefusal(error),
-      onRetry: (error: unknown) => emit({ type: "db-error", operation: code === "SHUTDOWN" && outcome.kind !== "success" ? "release" : "complete", error, retrying: true }),
+      onRetry: (error: unknown) => {
+        this.#recordRefusedWith = serverWords(error);
+        emit({ type: "db-error", operation: code === "SHUTDOWN" && outcome.kind !== "success" ? "release" : "complete", error, retrying: true });
+      },
     };
     try {
       if (code === "LEASE_LOST" && this.#lost === "taken") {

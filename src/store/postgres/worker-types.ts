@@ -92,7 +92,7 @@ export type WorkerEvent =
   /**
    * The stop ended with leases in the database that this worker could not give back or record an end
    * for (the database could not be reached): `tasks`, and with `strays`, leases of a round trip whose reply
-   * was lost. Each runs out within `leaseMs`; a worker's sweep then recovers its task (see sweep.ts).
+   * was lost. Each runs out within `withinMs` (0: they have run out), at most `leaseMs`; a worker's sweep then recovers its task (see sweep.ts).
    * `outcomes`, aligned with `tasks`: how each attempt ended where its end could not be recorded (a success
    * has happened, though the sweep counts the attempt as lost), null where it was not known to have ended.
    */
@@ -102,6 +102,7 @@ export type WorkerEvent =
       outcomes: Array<Outcome | null>;
       strays: boolean;
       leaseMs: number;
+      withinMs: number;
       databaseGone?: true;
       /**
        * Where the database was reached as the worker stopped and a statement of its own still ran there: whether one waited on
@@ -111,9 +112,10 @@ export type WorkerEvent =
     }
   /**
    * A stopping worker has an attempt that ended (`outcome`) whose end the database has not taken yet (it
-   * does not answer): it tries on until the attempt's lease runs out on its clock, within `withinMs`.
+   * does not answer, or refuses with `refusedWith`, the server's words: too many connections): it tries on until the
+   * attempt's lease runs out on its clock, within `withinMs`.
    */
-  | { type: "recording"; task: LeasedTask; outcome: Outcome; withinMs: number }
+  | { type: "recording"; task: LeasedTask; outcome: Outcome; withinMs: number; refusedWith?: string }
   /**
    * An attempt's end that could not be recorded, given up on while the worker runs on (the database did not
    * answer for as long as its lease held, or refused it): what the sweep then records of the task, once its

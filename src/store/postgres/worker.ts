@@ -296,7 +296,11 @@ export class PostgresWorker {
       // Whether the database was reached, a statement of this worker's waiting on a lock another session holds (a migration's, a
       // psql session's), or slow: "could not be reached" was said of those too.
       const waiting = this.#databaseGone ? undefined : await this.#options.store.waitingOnLock(LOCK_LOOKUP_MS);
-      this.#emit({ type: "leases-left", tasks: left, outcomes, strays, leaseMs: this.#options.leaseMs, ...gone, ...(waiting === undefined ? {} : { lockWait: waiting }) });
+      // When the last of them runs out, on this machine's clock: one leased as the worker stopped, or by a round trip whose reply was lost, a whole lease from now.
+      const now = performance.now();
+      const ends = [...unsettled.map((attempt) => attempt.leaseEndsAt - now), ...(this.#leftBehind.length > 0 || strays ? [this.#options.leaseMs] : [])];
+      const withinMs = Math.max(Math.ceil(Math.max(...ends)), 0);
+      this.#emit({ type: "leases-left", tasks: left, outcomes, strays, leaseMs: this.#options.leaseMs, withinMs, ...gone, ...(waiting === undefined ? {} : { lockWait: waiting }) });
     }
     // Told once everything above is: a supervisor reading "stopped" knows the worker holds nothing more.
     this.#emit({ type: "stopped", reason: this.#stopReason ?? "requested" });
@@ -327,7 +331,8 @@ export class PostgresWorker {
         if (attempt.settled) return;
         const withinMs = attempt.leaseEndsAt - performance.now();
         if (this.#recordsGivenUp.signal.aborted) return;
-        this.#emit({ type: "recording", task: attempt.task, outcome, withinMs: Math.max(Math.ceil(withinMs), 0) });
+        const refusedWith = attempt.recordRefusedWith;
+        this.#emit({ type: "recording", task: attempt.task, outcome, withinMs: Math.max(Math.ceil(withinMs), 0), ...(refusedWith === undefined ? {} : { refusedWith }) });
         this.#givenUp ??= new Promise<void>((resolve) => this.#recordsGivenUp.signal.addEventListener("abort", () => resolve(), { once: true }));
         this.#recordsAwaited++;
         await Promise.race([attempt.done, this.#pause(withinMs), this.#givenUp]).finally(() => this.#recordsAwaited--);

@@ -1,0 +1,98 @@
+import path from "node:path";
+import { writeFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
+import { eventually } from "../helpers/processes.js";
+import { startFreezableProxy } from "../helpers/tcp-proxy.js";
+import { DATABASE_URL } from "../store/helpers.js";
+import { useDurableWorkspace } from "./durable-harness.js";
+
+// What a stopping worker says of the records and leases it is left with: what the database answered, and when the leases run out.
+const durable = useDurableWorkspace("taskq_e2e_stop_words");
+const { SCHEMA, workflowFile, submit, startWorker } = durable;
+
+/** A task that waits for the file `go`, to end when the test has set the database up. */
+const waiting = (go: string): string => `tasks:\n  done: { run: 'echo waiting; while [ ! -e ${go} ]; do sleep 0.05; done' }\n`;
+
+describe("a stopping worker whose database refuses it", () => {
+  it("says what the database answered a record it refuses, not that it does not answer", { timeout: 60_000 }, async () => {
+    const go = path.join(durable.ws.dir, "go-refused");
+    const file = await workflowFile("refused", waiting(go));
+    const target = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    // A role of the test's own (a superuser has no connection limit), which the worker connects as.
+    const role = `${SCHEMA}_worker`;
+    const pool = durable.store.pool;
+    await pool.query(`CREATE ROLE "${role}" LOGIN`);
+    try {
+      await pool.query(`GRANT USAGE, CREATE ON SCHEMA "${SCHEMA}" TO "${role}"`);
+      await pool.query(`GRANT ALL ON ALL TABLES IN SCHEMA "${SCHEMA}" TO "${role}"`);
+      await pool.query(`GRANT ALL ON ALL SEQUENCES IN SCHEMA "${SCHEMA}" TO "${role}"`);
+      await pool.query(`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA "${SCHEMA}" TO "${role}"`);
+      const url = new URL(proxy.url(durable.SECRET_URL));
+      url.username = role;
+      const worker = await startWorker(["--lease", "10m", "-j", "1"], { TASKQ_STORE: url.toString() });
+      const runId = await submit(file);
+      expect(await eventually(() => worker.stdout().includes(`${runId}/done | waiting`), 15_000)).toBe(true);
+      // The server answers each new connection of the role with a refusal: too many connections for it.
+      await pool.query(`ALTER ROLE "${role}" CONNECTION LIMIT 0`);
+      proxy.refuse();
+      proxy.accept();
+      await writeFile(go, "");
+      expect(await eventually(() => worker.stdout().includes("db      complete failed: "), 15_000)).toBe(true);
+      worker.cli.child.kill("SIGINT");
+      expect(await eventually(() => worker.stdout().includes(`record  ${runId}/done: `), 20_000)).toBe(true);
+      const line = worker.stdout().split("\n").find((text) => text.includes(`record  ${runId}/done: `)) ?? "";
+      // Before: "the database does not answer: trying to record it".
+      expect(line).toContain(`it succeeded (exit 0); the database refuses it (too many connections for role "${role}"): trying to record it until its lease runs out`);
+      worker.cli.child.kill("SIGINT");
+      worker.cli.child.kill("SIGINT");
+      expect(await eventually(() => worker.cli.child.exitCode !== null, 20_000)).toBe(true);
+    } finally {
+      await proxy.close();
+      await pool.query(`DROP OWNED BY "${role}"`);
+      await pool.query(`DROP ROLE "${role}"`);
+    }
+  });
+
+  it("says a lease the stop waited out has run out, not that it runs out within the whole lease", { timeout: 60_000 }, async () => {
+    const go = path.join(durable.ws.dir, "go-ran-out");
+    const file = await workflowFile("ran-out", waiting(go));
+    const target = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    try {
+      const worker = await startWorker(["--lease", "6s", "-j", "1"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+      const runId = await submit(file);
+      expect(await eventually(() => worker.stdout().includes(`${runId}/done | waiting`), 15_000)).toBe(true);
+      proxy.refuse();
+      await writeFile(go, "");
+      // The stop tries to record the success until its lease runs out: then the lease is gone by.
+      worker.cli.child.kill("SIGINT");
+      const { stdout } = await worker.cli.done;
+      const line = stdout.split("\n").find((text) => text.includes(`left    ${runId}/done`)) ?? "";
+      expect(line).toContain("it succeeded (exit 0) but could not be recorded");
+      // Before: "It runs out within 6s (--lease)", a lease that had run out as it was said.
+      expect(line).not.toContain("within 6s");
+      expect(line).toMatch(/\. (It has run out already \(--lease\); a worker|It runs out within 1s \(--lease\); then a worker) /);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe("a worker whose store's schema is dropped under it", () => {
+  it("does not promise a sweep of the attempt whose end it could not record", { timeout: 60_000 }, async () => {
+    const go = path.join(durable.ws.dir, "go-dropped");
+    const file = await workflowFile("dropped", waiting(go));
+    const worker = await startWorker(["--lease", "30s", "-j", "1"]);
+    const runId = await submit(file);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/done | waiting`), 15_000)).toBe(true);
+    await durable.store.pool.query(`DROP SCHEMA "${SCHEMA}" CASCADE`);
+    await writeFile(go, "");
+    expect(await eventually(() => worker.stdout().includes(`lost    ${runId}/done: `), 15_000)).toBe(true);
+    const line = worker.stdout().split("\n").find((text) => text.includes(`lost    ${runId}/done: `)) ?? "";
+    // Before: "once its lease runs out, a sweep counts the attempt as lost", of tables no sweep can reach.
+    expect(line).toContain("it succeeded (exit 0) but could not be recorded");
+    expect(line).toContain("the store's tables are not there, so no sweep can count the attempt as lost until they are back");
+    expect(line).not.toContain("a sweep counts");
+  });
+});
