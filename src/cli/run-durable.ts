@@ -253,13 +253,23 @@ export async function runDurable(workflow: Workflow, options: DurableRunOptions)
     };
     onLateSignal = stopNow;
     if (removeLate === undefined) takeSignals();
+    // Only what the server answers from here: the worker's refusals said theirs.
+    store.takeRefusal();
     const failure = end().then(
       () => undefined,
       (error: unknown) => (error instanceof Error ? error.message : String(error)),
     );
     const timer = new AbortController();
-    const late = sleep(STOPPED_SUMMARY_MS, `the database did not answer within ${STOPPED_SUMMARY_MS / 1000}s`, { signal: timer.signal }).catch(() => undefined);
-    const problem = await Promise.race([failure, late]);
+    const late = sleep(STOPPED_SUMMARY_MS, "late" as const, { signal: timer.signal }).catch(() => undefined);
+    const ended = await Promise.race([failure, late]);
+    // Not given up on as one that did not answer where the server answered with a refusal, tried again (too many connections).
+    const refused = ended === "late" ? store.takeRefusal() : undefined;
+    const problem =
+      ended !== "late"
+        ? ended
+        : refused === undefined
+          ? `the database did not answer within ${STOPPED_SUMMARY_MS / 1000}s`
+          : `the database refused it for ${STOPPED_SUMMARY_MS / 1000}s: ${oneLine(refused)}`;
     // Heard until taskq exits, and nothing more done: what is left is to say what became of the run, and the store's close,
     // which waits up to a second for connections a database that does not answer holds. Unheard, a signal then ended
     // taskq by the signal itself, not with the stop's exit code.

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { writeFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
+import { startCli } from "../helpers/cli.js";
 import { eventually } from "../helpers/processes.js";
 import { startFreezableProxy } from "../helpers/tcp-proxy.js";
 import { DATABASE_URL } from "../store/helpers.js";
@@ -75,6 +76,44 @@ describe("a stopping worker whose database refuses it", () => {
       expect(line).toMatch(/\. (It has run out already \(--lease\); a worker|It runs out within 1s \(--lease\); then a worker) /);
     } finally {
       await proxy.close();
+    }
+  });
+});
+
+describe("run --store stopped while its database refuses connections", () => {
+  it("says what the database answered where it gave up on its summary, not that it did not answer", { timeout: 60_000 }, async () => {
+    const file = await workflowFile("run-refused", "tasks:\n  long: { run: 'echo long; sleep 1000' }\n  after: { run: echo after, dependsOn: long }\n");
+    const role = `${SCHEMA}_run`;
+    const pool = durable.store.pool;
+    await pool.query(`CREATE ROLE "${role}" LOGIN`);
+    try {
+      await pool.query(`GRANT USAGE, CREATE ON SCHEMA "${SCHEMA}" TO "${role}"`);
+      await pool.query(`GRANT ALL ON ALL TABLES IN SCHEMA "${SCHEMA}" TO "${role}"`);
+      await pool.query(`GRANT ALL ON ALL SEQUENCES IN SCHEMA "${SCHEMA}" TO "${role}"`);
+      await pool.query(`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA "${SCHEMA}" TO "${role}"`);
+      const url = new URL(durable.SECRET_URL);
+      url.username = role;
+      const run = startCli(["run", file, "--log-dir", durable.ws.logs, "--shutdown-timeout", "1s", "--kill-grace", "1s"], {
+        cwd: durable.ws.dir,
+        env: { TASKQ_STORE: url.toString(), TASKQ_STORE_SCHEMA: SCHEMA },
+      });
+      expect(await eventually(() => run.stdout().includes("long | long"), 15_000)).toBe(true);
+      // Its sessions ended, each new one is refused by the server: too many connections for its role.
+      await pool.query(`ALTER ROLE "${role}" CONNECTION LIMIT 0`);
+      await pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1", [role]);
+      expect(await eventually(() => run.stdout().includes(`too many connections for role "${role}"`), 15_000)).toBe(true);
+      run.child.kill("SIGINT");
+      const exited = await eventually(() => run.child.exitCode !== null, 30_000);
+      if (!exited) run.child.kill("SIGKILL");
+      const { code, stderr } = await run.done;
+      expect(code).toBe(130);
+      // Before: "may still be live (the database did not answer within 3s)", and "no summary of run ...: the database did not answer within 3s".
+      expect(stderr).toMatch(new RegExp(`may still be live \\(the database refused it for 3s: too many connections for role "${role}"\\)`));
+      expect(stderr).toContain(`: the database refused it for 3s: too many connections for role "${role}"\n`);
+      expect(stderr).not.toContain("did not answer");
+    } finally {
+      await pool.query(`DROP OWNED BY "${role}"`);
+      await pool.query(`DROP ROLE "${role}"`);
     }
   });
 });

@@ -26,7 +26,7 @@ import { SWEEP_BATCH, sweepExpiredLeases, type SweptTask } from "./sweep.js";
 import { storableOutcome, storableText } from "./text.js";
 import { connectTimeoutOf, DEFAULT_CONNECT_TIMEOUT_MS, describeTimeout, DEFAULT_QUERY_TIMEOUT_MS, LONG_QUERY_TIMEOUT_MS, serverTimeoutMs, timedQuery, type Timeouts } from "./timeouts.js";
 import { failedAfterCommitSent, inTransaction, isConflict, retryConflicts, stoppedBeforeSending, transactionOnce } from "./transaction.js";
-import { isConnectionLost, isNeverConnected, isTerminatedByServer, isTransientError, withRetry } from "./transient.js";
+import { isConnectionLost, isNeverConnected, isTerminatedByServer, isTransientError, serverWords, withRetry } from "./transient.js";
 import type { CompletionResult, DeadLetter, HeartbeatStatus, LeasedTask, LeaseRenewal, Outcome, RunStatus, TaskNow, TaskState, Workflow } from "./types.js";
 
 const ignoreError = (): void => undefined;
@@ -739,7 +739,24 @@ export class PostgresStore {
    * was promised), nor a TaskqError (the store's own answer, "no run", whatever its words).
    */
   #dropped(error: unknown): boolean {
-    return !(error instanceof TaskqError) && isTransientError(error) && describeTimeout(error, this.#timeouts) === undefined;
+    const dropped = !(error instanceof TaskqError) && isTransientError(error) && describeTimeout(error, this.#timeouts) === undefined;
+    // Tried again, a refusal the server answered (too many connections) is kept for a caller that gives up waiting (takeRefusal).
+    if (dropped) this.#refusedWith = serverWords(error) ?? this.#refusedWith;
+    return dropped;
+  }
+
+  /** What the server answered the last statement it refused that was tried again (see #dropped), since takeRefusal last took it. */
+  #refusedWith: string | undefined;
+
+  /**
+   * What the server answered, in its own words, the last statement tried again since the last call (too many connections, a
+   * database not accepting connections): for a caller that stops waiting for an operation to say why it did not end, where the
+   * database answered, not that it did not answer. Undefined where no such refusal came.
+   */
+  takeRefusal(): string | undefined {
+    const words = this.#refusedWith;
+    this.#refusedWith = undefined;
+    return words;
   }
 
   /**
