@@ -736,12 +736,14 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       // Reached and slow is not cut off: a lock another session holds (a migration's, a psql session's) is the thing to look at then.
       const why =
         event.lockWait === undefined
-          ? "the database could not be reached"
+          ? event.refusedWith === undefined
+            ? "the database could not be reached"
+            : `the database refused the worker: ${oneLine(event.refusedWith)}`
           : event.lockWait
             ? "the database was reached, but a statement of this worker's waits on a lock another session holds"
             : "the database was reached, but did not answer in time";
       print(
-        { event: "leases-left", tasks, strays: event.strays, leaseMs: event.leaseMs, withinMs: event.withinMs, ...(event.lockWait === undefined ? {} : { lockWait: event.lockWait }) },
+        { event: "leases-left", tasks, strays: event.strays, leaseMs: event.leaseMs, withinMs: event.withinMs, ...(event.lockWait === undefined ? {} : { lockWait: event.lockWait }), ...(event.refusedWith === undefined ? {} : { refusedWith: event.refusedWith }) },
         `left    ${named.join(", ")}: ${leases} not given back (${why}). ${leaseFate(event.withinMs, one, leaseSource)}`,
       );
       return;

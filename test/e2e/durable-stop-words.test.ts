@@ -45,9 +45,14 @@ describe("a stopping worker whose database refuses it", () => {
       const line = worker.stdout().split("\n").find((text) => text.includes(`record  ${runId}/done: `)) ?? "";
       // Before: "the database does not answer: trying to record it".
       expect(line).toContain(`it succeeded (exit 0); the database refuses it (too many connections for role "${role}"): trying to record it until its lease runs out`);
+      // One at a time: two signals sent at once may reach it as one.
       worker.cli.child.kill("SIGINT");
+      expect(await eventually(() => worker.stdout().includes("killing every task now"), 10_000)).toBe(true);
       worker.cli.child.kill("SIGINT");
       expect(await eventually(() => worker.cli.child.exitCode !== null, 20_000)).toBe(true);
+      const left = worker.stdout().split("\n").find((text) => text.includes(`left    ${runId}/done`)) ?? "";
+      // Before: "its lease was not given back (the database could not be reached)".
+      expect(left).toContain(`its lease was not given back (the database refused the worker: too many connections for role "${role}")`);
     } finally {
       await proxy.close();
       await pool.query(`DROP OWNED BY "${role}"`);

@@ -109,6 +109,8 @@ export type WorkerEvent =
        * a lock another session holds (true), or all were only slow (false). Not set where it could not be asked (not reached).
        */
       lockWait?: boolean;
+      /** Where it was not asked so, and the server answered the worker's last failed operation with a refusal: its words (too many connections). */
+      refusedWith?: string;
     }
   /**
    * A stopping worker has an attempt that ended (`outcome`) whose end the database has not taken yet (it

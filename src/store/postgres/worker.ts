@@ -6,7 +6,7 @@ import { serveMetrics } from "./metrics-server.js";
 import type { PostgresStore } from "./store.js";
 import { SWEEP_BATCH } from "./sweep.js";
 import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
-import { isDatabaseGone, isNeverConnected, isRefusal, unusableStoreState } from "./transient.js";
+import { isDatabaseGone, isNeverConnected, isRefusal, serverWords, unusableStoreState } from "./transient.js";
 import { Wakeup } from "./wakeup.js";
 import { newWorkerId } from "./worker-id.js";
 import { WorkerMetrics } from "./worker-metrics.js";
@@ -157,6 +157,8 @@ export class PostgresWorker {
   #givenUp: Promise<void> | undefined;
   /** Set while the stop waits for a record the database does not take ("recording"). */
   #recordsAwaited = 0;
+  /** What the server answered the last operation that failed, where it refused it (see "leases-left"'s `refusedWith`). */
+  #refusedWith: string | undefined;
   /** Set once "stopped" was told: nothing is told after it. */
   #silent = false;
   /** Set once an operation met the database gone (see isDatabaseGone): the worker stops, and says so once. */
@@ -300,7 +302,7 @@ export class PostgresWorker {
       const now = performance.now();
       const ends = [...unsettled.map((attempt) => attempt.leaseEndsAt - now), ...(this.#leftBehind.length > 0 || strays ? [this.#options.leaseMs] : [])];
       const withinMs = Math.max(Math.ceil(Math.max(...ends)), 0);
-      this.#emit({ type: "leases-left", tasks: left, outcomes, strays, leaseMs: this.#options.leaseMs, withinMs, ...gone, ...(waiting === undefined ? {} : { lockWait: waiting }) });
+      this.#emit({ type: "leases-left", tasks: left, outcomes, strays, leaseMs: this.#options.leaseMs, withinMs, ...gone, ...(waiting === undefined ? {} : { lockWait: waiting }), ...(this.#refusedWith === undefined || waiting !== undefined ? {} : { refusedWith: this.#refusedWith }) });
     }
     // Told once everything above is: a supervisor reading "stopped" knows the worker holds nothing more.
     this.#emit({ type: "stopped", reason: this.#stopReason ?? "requested" });
@@ -362,6 +364,9 @@ export class PostgresWorker {
     if (event.type === "record-lost" && isDatabaseGone(event.error)) this.#goneDatabase(event.error);
     if (event.type === "db-error" && isDatabaseGone(event.error)) this.#databaseMissing(event.error);
     if (event.type === "db-recovered") this.#missingSince = undefined;
+    // The latest failure's: what the server answered, where it refused (too many connections); undefined where it did not answer.
+    if (event.type === "db-error") this.#refusedWith = serverWords(event.error);
+    if (event.type === "db-recovered") this.#refusedWith = undefined;
     if (this.#databaseGone) {
       // "database-gone" said why each try fails now: not once more for each operation.
       if (event.type === "db-error") return;
