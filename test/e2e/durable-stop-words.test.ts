@@ -14,6 +14,15 @@ const { SCHEMA, workflowFile, submit, startWorker } = durable;
 /** A task that waits for the file `go`, to end when the test has set the database up. */
 const waiting = (go: string): string => `tasks:\n  done: { run: 'echo waiting; while [ ! -e ${go} ]; do sleep 0.05; done' }\n`;
 
+/** Lets `role` use the test's store, as a worker does (a role of the test's own: a superuser has no connection limit). */
+async function grantStore(role: string): Promise<void> {
+  const pool = durable.store.pool;
+  await pool.query(`GRANT USAGE, CREATE ON SCHEMA "${SCHEMA}" TO "${role}"`);
+  await pool.query(`GRANT ALL ON ALL TABLES IN SCHEMA "${SCHEMA}" TO "${role}"`);
+  await pool.query(`GRANT ALL ON ALL SEQUENCES IN SCHEMA "${SCHEMA}" TO "${role}"`);
+  await pool.query(`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA "${SCHEMA}" TO "${role}"`);
+}
+
 describe("a stopping worker whose database refuses it", () => {
   it("says what the database answered a record it refuses, not that it does not answer", { timeout: 60_000 }, async () => {
     const go = path.join(durable.ws.dir, "go-refused");
@@ -25,10 +34,7 @@ describe("a stopping worker whose database refuses it", () => {
     const pool = durable.store.pool;
     await pool.query(`CREATE ROLE "${role}" LOGIN`);
     try {
-      await pool.query(`GRANT USAGE, CREATE ON SCHEMA "${SCHEMA}" TO "${role}"`);
-      await pool.query(`GRANT ALL ON ALL TABLES IN SCHEMA "${SCHEMA}" TO "${role}"`);
-      await pool.query(`GRANT ALL ON ALL SEQUENCES IN SCHEMA "${SCHEMA}" TO "${role}"`);
-      await pool.query(`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA "${SCHEMA}" TO "${role}"`);
+      await grantStore(role);
       const url = new URL(proxy.url(durable.SECRET_URL));
       url.username = role;
       const worker = await startWorker(["--lease", "10m", "-j", "1"], { TASKQ_STORE: url.toString() });
@@ -92,10 +98,7 @@ describe("run --store stopped while its database refuses connections", () => {
     const pool = durable.store.pool;
     await pool.query(`CREATE ROLE "${role}" LOGIN`);
     try {
-      await pool.query(`GRANT USAGE, CREATE ON SCHEMA "${SCHEMA}" TO "${role}"`);
-      await pool.query(`GRANT ALL ON ALL TABLES IN SCHEMA "${SCHEMA}" TO "${role}"`);
-      await pool.query(`GRANT ALL ON ALL SEQUENCES IN SCHEMA "${SCHEMA}" TO "${role}"`);
-      await pool.query(`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA "${SCHEMA}" TO "${role}"`);
+      await grantStore(role);
       const url = new URL(durable.SECRET_URL);
       url.username = role;
       const run = startCli(["run", file, "--log-dir", durable.ws.logs, "--shutdown-timeout", "1s", "--kill-grace", "1s"], {

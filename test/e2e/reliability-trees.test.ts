@@ -19,6 +19,15 @@ function taskNotes(stdout: string): unknown[][] {
     .sort();
 }
 
+/** The processes whose command line (its NULs as they are) `matches`. */
+async function withCommandLine(matches: (cmdline: string) => boolean): Promise<number[]> {
+  const found: number[] = [];
+  for (const name of (await readdir("/proc")).filter((entry) => /^\d+$/.test(entry))) {
+    if (matches(await readFile(`/proc/${name}/cmdline`, "latin1").catch(() => ""))) found.push(Number(name));
+  }
+  return found;
+}
+
 /** The run's processes running `sleep 1000`. */
 async function sleeping1000(runId: string): Promise<number[]> {
   const found: number[] = [];
@@ -370,13 +379,7 @@ describe("process trees and timeouts", () => {
       ["plain", `{ run: "bash -c 'set -m; env -i /bin/sleep ${mark} & env -i /bin/sleep ${mark} & echo started; wait'" }`],
       ["stubborn", `{ run: "bash -c 'set -m; env -i /bin/sh ${stubborn} & echo started; wait'" }`],
     ]);
-    const sleepers = async (): Promise<number[]> => {
-      const found: number[] = [];
-      for (const name of await readdir("/proc")) {
-        if (/^\d+$/.test(name) && (await readFile(`/proc/${name}/cmdline`, "latin1").catch(() => "")) === `/bin/sleep\x00${mark}\x00`) found.push(Number(name));
-      }
-      return found;
-    };
+    const sleepers = (): Promise<number[]> => withCommandLine((cmdline) => cmdline === `/bin/sleep\x00${mark}\x00`);
     // Stopped by a shutdown with no time to finish: both tasks' shells are running then.
     const run = await startRun(yaml, ["-j", "2", "--shutdown-timeout", "1ms", "--kill-grace", "500ms", "--output", "json"]);
     await waitUntil("the three sleepers started", async () => (await sleepers()).length === 3);
@@ -401,14 +404,7 @@ describe("process trees and timeouts", () => {
       ["titled", `{ run: "perl ${titled} & until [ -f ${dir}/ready ]; do sleep 0.01; done; echo started" }`],
       ["cleared", `{ run: "env -i /bin/sleep ${mark} & sleep 0.2; echo started" }`],
     ]);
-    const left = async (): Promise<number[]> => {
-      const found: number[] = [];
-      for (const name of await readdir("/proc")) {
-        const cmdline = await readFile(`/proc/${name}/cmdline`, "latin1").catch(() => "");
-        if (/^\d+$/.test(name) && (cmdline.startsWith(`taskq-title-${mark} `) || cmdline === `/bin/sleep\x00${mark}\x00`)) found.push(Number(name));
-      }
-      return found;
-    };
+    const left = (): Promise<number[]> => withCommandLine((cmdline) => cmdline.startsWith(`taskq-title-${mark} `) || cmdline === `/bin/sleep\x00${mark}\x00`);
     try {
       const json = await runToEnd(yaml, ["-j", "2", "--output", "json"]);
       expect(json.code).toBe(0);
@@ -426,14 +422,7 @@ describe("process trees and timeouts", () => {
   it("what a task that ended left in another group of its session is stopped though it shows no TASKQ_PID, while its own group has a process left", async () => {
     // Before, an `env -i` process in a group of its own (job control) outlived taskq once its task had ended by itself.
     const mark = `${5000 + (process.pid % 1000)}.${Date.now() % 1000}`;
-    const left = async (): Promise<number[]> => {
-      const found: number[] = [];
-      for (const name of (await readdir("/proc")).filter((entry) => /^\d+$/.test(entry))) {
-        const cmdline = await readFile(`/proc/${name}/cmdline`, "latin1").catch(() => "");
-        if (cmdline.startsWith(`/bin/sleep\x00${mark}`)) found.push(Number(name));
-      }
-      return found;
-    };
+    const left = (): Promise<number[]> => withCommandLine((cmdline) => cmdline.startsWith(`/bin/sleep\x00${mark}`));
     try {
       const run = `{ run: "/bin/sleep ${mark}1 >/dev/null 2>&1 & perl -e 'setpgrp(0, 0); exec @ARGV' env -i /bin/sleep ${mark}2 >/dev/null 2>&1 & sleep 0.2; echo started" }`;
       const json = await runToEnd(tasksYaml([["both", run]]), ["--output", "json"]);
