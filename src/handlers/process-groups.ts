@@ -520,8 +520,6 @@ function markedProcesses(shared: boolean, sessions?: ReadonlySet<number>): Map<n
       inSession.leaderStart = lastStatStartTime();
     }
     if (lastStatEnded(stat.state)) continue;
-    // Its main thread ended, others running (see lastStatEnded): its environment is read from one of them.
-    const marked = isMarked(name, stat.state === "Z" || stat.state === "X");
     // Another user's (its environment unreadable, or, to a root without CAP_KILL, read: TASKQ_PID and all): no signal of
     // taskq's reaches it, so nothing waits for it (a kill grace spent on it) or counts it as stopped; beyondReach names it.
     if (!maySignal(pid)) {
@@ -532,7 +530,8 @@ function markedProcesses(shared: boolean, sessions?: ReadonlySet<number>): Map<n
     inSession.allProcesses++;
     inSession.allPids.push(pid);
     if (stat.state === "T") inSession.stopped.push(pid);
-    if (!marked) continue;
+    // Its main thread ended, others running (see lastStatEnded): its environment is read from one of them.
+    if (!isMarked(name, stat.state === "Z" || stat.state === "X")) continue;
     inSession.groups.add(stat.pgrp);
     inSession.processes++;
     inSession.pids.push(pid);

@@ -203,13 +203,15 @@ export class GroupTerminator implements SessionSignaller {
     // session is the task's, as for a task stopped while its shell ran, and what in it does not show taskq's
     // TASKQ_PID is stopped too: a process that cleared its environment (env -i), or wrote its title over it (Perl's
     // `$0 = ...`, setproctitle: gunicorn, nginx, a Ruby server), which a leftover that outlived taskq showed.
-    this.#stoppedWhileAlive = true;
+    if (groupLeft) this.#stoppedWhileAlive = true;
     // One pass over /proc serves every task reaped in this turn of the event loop (200
     // stopped at once: a few passes, not 200, which took seconds). A pass made earlier in
     // the turn may predate this shell's background jobs: while its group has members (or
     // zombies, which a pass skips), look again in the next turn, with the tasks reaped then.
     // What a pass misses in other groups of the session is the sweep's, a second later.
-    let stopped = sessionProcessCount(this.#pgid, true, this.#stoppedWhileAlive, this.#shellStart);
+    // A task that ended by itself, its shell's start time never read: a pass made earlier in this turn may show that shell
+    // not yet reaped, as if another process led the session, so this one is made now (and shared for the rest of the turn).
+    let stopped = sessionProcessCount(this.#pgid, stoppingTask, this.#stoppedWhileAlive, this.#shellStart);
     if (stopped === 0) {
       if (!groupLeft) return undefined;
       await nextTurn();

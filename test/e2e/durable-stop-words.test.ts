@@ -37,7 +37,8 @@ describe("a stopping worker whose database refuses it", () => {
       await grantStore(role);
       const url = new URL(proxy.url(durable.SECRET_URL));
       url.username = role;
-      const worker = await startWorker(["--lease", "10m", "-j", "1"], { TASKQ_STORE: url.toString() });
+      // A short stop: its task has ended, and the record line comes once the stop has waited for the rest.
+      const worker = await startWorker(["--lease", "10m", "-j", "1", "--shutdown-timeout", "1s"], { TASKQ_STORE: url.toString() });
       const runId = await submit(file);
       expect(await eventually(() => worker.stdout().includes(`${runId}/done | waiting`), 15_000)).toBe(true);
       // The server answers each new connection of the role with a refusal: too many connections for it.
@@ -105,6 +106,8 @@ describe("run --store stopped while its database refuses connections", () => {
         cwd: durable.ws.dir,
         env: { TASKQ_STORE: url.toString(), TASKQ_STORE_SCHEMA: SCHEMA },
       });
+      // Ended after the test if it fails before, and its output looked through for the password, as a worker's.
+      durable.workers.push(run);
       expect(await eventually(() => run.stdout().includes("long | long"), 15_000)).toBe(true);
       // Its sessions ended, each new one is refused by the server: too many connections for its role.
       await pool.query(`ALTER ROLE "${role}" CONNECTION LIMIT 0`);

@@ -398,8 +398,9 @@ describe("process trees and timeouts", () => {
     const mark = `${4000 + (process.pid % 1000)}.${Date.now() % 1000}`;
     const dir = await mkdtemp(path.join(tmpdir(), "taskq-title-"));
     const titled = path.join(dir, "titled.pl");
-    // A title longer than the command line: Perl writes it over the environment's bytes, as setproctitle does.
-    await writeFile(titled, `$0 = "taskq-title-${mark} " . ("x" x 300); open(my $f, ">", "${dir}/ready"); close($f); sleep 1000;\n`);
+    // A title longer than the command line and the environment together: Perl writes it over every byte of the
+    // environment, as setproctitle does, so no TASKQ_PID is left to find it by.
+    await writeFile(titled, `$0 = "taskq-title-${mark} " . ("x" x 1000000); open(my $f, ">", "${dir}/ready"); close($f); sleep 1000;\n`);
     const yaml = tasksYaml([
       ["titled", `{ run: "perl ${titled} & until [ -f ${dir}/ready ]; do sleep 0.01; done; echo started" }`],
       ["cleared", `{ run: "env -i /bin/sleep ${mark} & sleep 0.2; echo started" }`],
@@ -421,16 +422,21 @@ describe("process trees and timeouts", () => {
 
   it("what a task that ended left in another group of its session is stopped though it shows no TASKQ_PID, while its own group has a process left", async () => {
     // Before, an `env -i` process in a group of its own (job control) outlived taskq once its task had ended by itself.
-    const mark = `${5000 + (process.pid % 1000)}.${Date.now() % 1000}`;
-    const left = (): Promise<number[]> => withCommandLine((cmdline) => cmdline.startsWith(`/bin/sleep\x00${mark}`));
+    // A duration no other test file's processes have (three files run at once).
+    const mark = `${7000 + (process.pid % 1000)}.${String(Date.now() % 1000).padStart(3, "0")}`;
+    const left = (): Promise<number[]> => withCommandLine((cmdline) => cmdline === `/bin/sleep\x00${mark}1\x00` || cmdline === `/bin/sleep\x00${mark}2\x00`);
+    const dir = await mkdtemp(path.join(tmpdir(), "taskq-apart-"));
     try {
-      const run = `{ run: "/bin/sleep ${mark}1 >/dev/null 2>&1 & perl -e 'setpgrp(0, 0); exec @ARGV' env -i /bin/sleep ${mark}2 >/dev/null 2>&1 & sleep 0.2; echo started" }`;
+      // In its own group before the task ends: the task waits for it to say so.
+      const apart = `perl -e 'setpgrp(0, 0); open(my $f, q(>), q(${dir}/ready)); close($f); exec @ARGV' env -i /bin/sleep ${mark}2 >/dev/null 2>&1`;
+      const run = `{ run: "/bin/sleep ${mark}1 >/dev/null 2>&1 & ${apart} & until [ -f ${dir}/ready ]; do sleep 0.01; done; echo started" }`;
       const json = await runToEnd(tasksYaml([["both", run]]), ["--output", "json"]);
       expect(json.code).toBe(0);
       expect(taskNotes(json.stdout)).toEqual([["both", "both: stopped 2 processes it left running (`wait` for them in the script, or start them with `setsid` to leave them running on purpose)"]]);
       expect(await left()).toEqual([]);
     } finally {
       for (const pid of await left()) process.kill(pid, "SIGKILL");
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

@@ -37,6 +37,16 @@ describe("store errors", () => {
       expect(serverWords(new TaskqError("STORE_UNAVAILABLE", "renew failed", { cause: refused }))).toBe('relation "taskq_no_such_table" does not exist');
       const raised = await pool.query("DO $$ BEGIN RAISE EXCEPTION 'pooler: postgres://app:hunter2@db/ci is full'; END $$").catch((error: unknown) => error);
       expect(serverWords(raised)).toBe("pooler: postgres://app:***@db/ci is full");
+      // Answers, but no refusals: a statement cancelled (57014), a session ended (57P01).
+      const client = await pool.connect();
+      try {
+        const cancelled = await client.query("SET statement_timeout = 1; SELECT pg_sleep(1)").catch((error: unknown) => error);
+        expect(cancelled).toMatchObject({ code: "57014" });
+        expect(serverWords(cancelled)).toBeUndefined();
+      } finally {
+        client.release(true);
+      }
+      expect(serverWords(Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01", severity: "FATAL" }))).toBeUndefined();
     } finally {
       await pool.end();
     }

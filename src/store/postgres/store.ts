@@ -740,8 +740,9 @@ export class PostgresStore {
    */
   #dropped(error: unknown): boolean {
     const dropped = !(error instanceof TaskqError) && isTransientError(error) && describeTimeout(error, this.#timeouts) === undefined;
-    // Tried again, a refusal the server answered (too many connections) is kept for a caller that gives up waiting (takeRefusal).
-    if (dropped) this.#refusedWith = serverWords(error) ?? this.#refusedWith;
+    // Tried again, a refusal the server answered (too many connections) is kept for a caller that gives up waiting (takeRefusal):
+    // the last try's, none where it was not answered so.
+    if (dropped) this.#refusedWith = serverWords(error);
     return dropped;
   }
 

@@ -136,9 +136,12 @@ function serverError(error: unknown): { code: string; severity?: unknown; messag
  * session terminated); undefined where it did not (no connection made, a statement unanswered in time).
  */
 export function serverWords(error: unknown): string | undefined {
-  const { message, severity } = serverError(error) ?? {};
-  // A severity is the server's: an error code alone may be the socket's (EPIPE has five letters too).
-  return typeof severity === "string" && typeof message === "string" && message !== "" ? shortened(hidePasswords(message), 200) : undefined;
+  const { code, message, severity } = serverError(error) ?? {};
+  // A severity is the server's: an error code alone may be the socket's (EPIPE has five letters too). Not a refusal: a
+  // session ended (57P01, 57P02), a statement cancelled (57014), a transaction rolled back (class 40: a deadlock).
+  if (typeof severity !== "string" || typeof message !== "string" || message === "" || code === "57P01" || code === "57P02" || code === "57014" || code?.startsWith("40")) return undefined;
+  // On one line: a trigger's RAISE may hold several.
+  return shortened(hidePasswords(message).replace(/\s*\n\s*/g, " "), 200);
 }
 
 /**
