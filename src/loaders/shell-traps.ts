@@ -57,7 +57,7 @@ const PIPEFAIL_GUARD = /\([ \t]*set[ \t][^)\n]*pipefail|\bset[ \t]+-o[ \t]*\|[^\
  * one there is taken only with a pipeline after it there (`$(set -o pipefail; curl -s x | jq .)`);
  * without one (`$(set -o pipefail && echo yes)`), it is a test of whether sh takes it.
  */
-export function pipefailSet(written: string): { text: string; line: number; substitution?: true; hereDocument?: true } | undefined {
+export function pipefailSet(written: string): { text: string; line: number; substitution?: true; hereDocument?: true; unclosed?: true } | undefined {
   if (!written.includes("pipefail")) return undefined;
   // Its here-documents' bodies are text (or another shell's) to this reading: blanked, at the same indexes and lines, but for what sh expands there (see outsideHereDocuments).
   const run = outsideHereDocuments(written);
@@ -89,11 +89,13 @@ export function pipefailSet(written: string): { text: string; line: number; subs
     const before = run.slice(0, index);
     // After a test of whether the shell takes it (`(set -o pipefail) 2>/dev/null && set -o pipefail`, `[ -n "$BASH_VERSION" ] &&`): run only where it is taken.
     if (PIPEFAIL_GUARD.test(before)) return undefined;
+    const body = expandedBodyAt(written, index);
     return {
       text: words.join(" "),
       line: before.split("\n").length,
       ...(substitution ? { substitution: true as const } : {}),
-      ...(expandedBodyAt(written, index) === undefined ? {} : { hereDocument: true as const }),
+      ...(body === undefined ? {} : { hereDocument: true as const }),
+      ...(pastUnclosed(body, index) ? { unclosed: true as const } : {}),
     };
   }
   return undefined;
@@ -106,8 +108,9 @@ function hasBetween(sorted: number[], from: number, to: number): boolean {
 }
 
 /** The note for pipefailSet's `set` in a run (`multiline`: of several lines), where `shell`, this machine's /bin/sh (`/bin/sh (dash)`), refuses it. */
-export function pipefailNote(set: { text: string; line: number; substitution?: true; hereDocument?: true }, multiline: boolean, shell: string): string {
+export function pipefailNote(set: { text: string; line: number; substitution?: true; hereDocument?: true; unclosed?: true }, multiline: boolean, shell: string): string {
   const where = multiline ? ` (its line ${set.line})` : "";
+  if (set.unclosed === true) return `run has ${set.text}${where}, which ${shell} here refuses ("Illegal option -o pipefail"), but ${UNCLOSED_BODY_FAILS}; ${AS_TEXT}`;
   const exits = set.substitution === true ? "the command substitution it is in exits 2 there and runs nothing after it (its pipelines never run)" : "the task exits 2 at that line and runs nothing after it";
   // In a `$(...)` of a here-document's body (see pipefailSet), the text to write, most likely.
   const instead = set.hereDocument === true ? AS_TEXT : "drop pipefail, or run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)";
@@ -257,7 +260,9 @@ function* bashismMatches(run: string, pattern: RegExp, afterCase: RegExp | undef
  * array's assignment or a `function` in a backquoted command (not in a `$(...)` there), which dash's reading drops unsaid.
  * Pure and quick: it only reads the run; whether this machine's sh refuses it is the caller's to ask.
  */
-export function bashismIn(written: string): { kind: BashismKind; text: string; line: number; substitution?: true; hereDocument?: true; special?: string; body?: "later" | "group" } | undefined {
+export function bashismIn(
+  written: string,
+): { kind: BashismKind; text: string; line: number; substitution?: true; hereDocument?: true; special?: string; unclosed?: true; body?: "later" | "group" } | undefined {
   if (!written.includes("[[") && !written.includes("source") && !written.includes("function") && !written.includes("=(") && !written.includes("<<<") && !ARRAY_EXPANSION.test(written)) return undefined;
   // Its here-documents' bodies are text (or another shell's) to this reading: blanked, at the same indexes and lines, but for what sh expands there (see outsideHereDocuments).
   const run = outsideHereDocuments(written);
@@ -308,6 +313,7 @@ export function bashismIn(written: string): { kind: BashismKind; text: string; l
     ...(substitution ? { substitution: true as const } : {}),
     ...(hereDocument === undefined ? {} : { hereDocument: true as const }),
     ...(hereDocument?.special === undefined ? {} : { special: hereDocument.special }),
+    ...(pastUnclosed(hereDocument, first.index) ? { unclosed: true as const } : {}),
     ...(body === undefined ? {} : { body }),
   };
 }
@@ -676,12 +682,12 @@ function bodiesBlanked(run: string): { outside: string; expanded: ExpandedBody[]
         break read;
       }
       bodies.push({ from, to: body.end, kept: kept.kept.map((range) => ({ from: from + range.from, to: from + range.to })) });
-      const special = commandName(run, delimiter.operator);
+      const special = specialBuiltin(run, delimiter.operator);
       if (delimiter.expanded) {
         expanded.push({
           from,
           to: body.textEnd,
-          ...(special !== undefined && SPECIAL_BUILTINS.has(special) ? { special } : {}),
+          ...(special === undefined ? {} : { special }),
           ...(kept.unclosed === undefined ? {} : { unclosed: from + kept.unclosed }),
         });
       }
@@ -713,16 +719,20 @@ function bodiesBlanked(run: string): { outside: string; expanded: ExpandedBody[]
 const SPECIAL_BUILTINS = new Set([":", ".", "break", "continue", "eval", "exec", "exit", "export", "readonly", "return", "set", "shift", "times", "trap", "unset"]);
 
 /**
- * The name of the command whose redirection starts at `operator` in `run`, as written before it on its line: its first word after the last
- * `;`, `&`, `|` or `(` there, past any `{`, `!`, reserved word, assignment or redirection (and its word); undefined where there is none.
+ * The special builtin whose redirection starts at `operator` in `run`, as written before it on its line: its first word after the last
+ * `;`, `&`, `|` or `(` there, past any `{`, `!`, reserved word, assignment or redirection (and its word), where that is one; undefined
+ * where it is none, or is after a `(` or a `|` (not `||`): a subshell's, or a pipeline's, whose failed redirection ends that subshell
+ * or pipeline's command alone (`( : <<EOF`, `echo x | : <<EOF`), and the task goes on.
  */
-function commandName(run: string, operator: number): string | undefined {
+function specialBuiltin(run: string, operator: number): string | undefined {
   const line = run.slice(run.lastIndexOf("\n", operator - 1) + 1, operator);
-  const words = line.slice(Math.max(...[";", "&", "|", "("].map((char) => line.lastIndexOf(char))) + 1).trim().split(/[ \t]+/);
+  const cut = Math.max(...[";", "&", "|", "("].map((char) => line.lastIndexOf(char)));
+  if (line[cut] === "(" || (line[cut] === "|" && line[cut - 1] !== "|")) return undefined;
+  const words = line.slice(cut + 1).trim().split(/[ \t]+/);
   for (let at = 0; at < words.length; at++) {
     const word = words[at]!;
     if (/^[0-9]*[<>]+&?$/.test(word)) at++;
-    else if (!/^(?:\{|!|then|do|else|if|elif|while|until|[0-9]*[<>].*|[A-Za-z_]\w*=.*)$/.test(word) && word !== "") return word;
+    else if (!/^(?:\{|!|then|do|else|if|elif|while|until|[0-9]*[<>].*|[A-Za-z_]\w*=.*)$/.test(word) && word !== "") return SPECIAL_BUILTINS.has(word) ? word : undefined;
   }
   return undefined;
 }
@@ -950,7 +960,7 @@ const BASHISM_FAILURES: Record<BashismKind, (text: string, fails: string) => { f
 
 /** The note for bashismIn's construct in a run (`multiline`: of several lines), where `shell`, this machine's /bin/sh (`/bin/sh (dash)`), refuses it. */
 export function bashismNote(
-  found: { kind: BashismKind; text: string; line: number; substitution?: true; hereDocument?: true; special?: string; body?: "later" | "group" },
+  found: { kind: BashismKind; text: string; line: number; substitution?: true; hereDocument?: true; special?: string; unclosed?: true; body?: "later" | "group" },
   multiline: boolean,
   shell: string,
 ): string {
@@ -963,6 +973,8 @@ export function bashismNote(
         ? hereDocumentFails(found.special)
         : "the task exits 2 there and runs nothing after it";
   const { fails: failure, instead } = found.body === undefined ? BASHISM_FAILURES[found.kind](found.text, fails) : FUNCTION_BODY[found.body];
+  // Past a `$(...)` of the body that is never closed: what the construct is, then the syntax error sh stops at before it runs any of it.
+  if (found.unclosed === true) return `run has ${text}${where}, ${failure.slice(0, failure.indexOf(": a run is run by")).replace("SHELL", shell)}, but ${UNCLOSED_BODY_FAILS}; ${AS_TEXT}`;
   // In a here-document's body, what sh expands was meant as the text it writes, most likely (`cat > gen.sh <<EOF`): run by bash, it would be expanded unsaid.
   if (found.hereDocument === true) return `run has ${text}${where}, ${failure.replace("SHELL", shell)}; ${AS_TEXT}`;
   const bash = `${instead === undefined ? "" : `${instead}; or `}run the commands with bash (bash -c '...', or a script file that begins with #!/bin/bash)`;
@@ -1009,15 +1021,21 @@ function hereDocumentFails(special: string | undefined): string {
   return "the command whose here-document it is in fails (exit 2) without running; the task goes on (under set -e, it ends there)";
 }
 
+/** What sh does with a run whose here-document's body holds a `$(...)` never closed: see pastUnclosed. */
+const UNCLOSED_BODY_FAILS = "sh refuses the run from the command whose here-document it is in on (a syntax error: the command substitution it is in is never closed), running none of it";
+
+/** Whether `index` is past the start of a `$(...)` or backquoted command never closed in the here-document's `body`: sh refuses the run from that body's command on before it expands any of it. */
+function pastUnclosed(body: ExpandedBody | undefined, index: number): boolean {
+  return body?.unclosed !== undefined && index > body.unclosed;
+}
+
 /**
  * What fails where sh refuses an expansion at `index` as a bad substitution: the command substitution it is in (whose output is then
  * empty), the command whose here-document's `body` it is in (see hereDocumentFails), or the task. In a `$(...)` of a body that is never
  * closed, sh never gets that far: it refuses the run from that command on.
  */
 function badSubstitutionFails(body: ExpandedBody | undefined, index: number, substitution: boolean): string {
-  if (body?.unclosed !== undefined && index > body.unclosed) {
-    return "before that, sh refuses the run from the command whose here-document it is in on (a syntax error: the command substitution it is in is never closed), running none of it";
-  }
+  if (pastUnclosed(body, index)) return `before that, ${UNCLOSED_BODY_FAILS}`;
   if (substitution) return "the command substitution it is in exits 2 there (its output empty)";
   if (body !== undefined) return hereDocumentFails(body.special);
   return "the task fails there";
@@ -1121,12 +1139,16 @@ export function unclosedQuoteNote(written: string): string | undefined {
   // sh reads and runs a command at a time: on a later line, those complete before it have run when it fails (`echo
   // first` then `echo "done` prints first, then exits 2); an `if`, a loop or a line ended by `&&` or `\` that goes on
   // to the quote's line is not complete before it.
+  // In a `$(...)` of a here-document's body, sh reads the body with the command whose here-document it is (on an earlier line): it refuses the run from that command on.
+  const body = expandedBodyAt(written, open.index);
   const refused =
-    line === 1
-      ? "the shell refuses the whole command (a syntax error: unterminated quoted string) and runs none of it"
-      : "the shell runs the commands complete before its line, then refuses the rest (a syntax error: unterminated quoted string)";
+    body !== undefined
+      ? "sh refuses the run from the command whose here-document it is in on (a syntax error: unterminated quoted string), running none of it"
+      : line === 1
+        ? "the shell refuses the whole command (a syntax error: unterminated quoted string) and runs none of it"
+        : "the shell runs the commands complete before its line, then refuses the rest (a syntax error: unterminated quoted string)";
   // In a `$(...)` of a here-document's body, which sh parses: the text to write, most likely.
-  const instead = expandedBodyAt(written, open.index) === undefined ? `write a ${open.quote} meant as text as ${asText}` : AS_TEXT;
+  const instead = body === undefined ? `write a ${open.quote} meant as text as ${asText}` : AS_TEXT;
   return `run leaves a ${open.quote} open, at ${shown}${where}: ${refused}; close it, or ${instead}`;
 }
 

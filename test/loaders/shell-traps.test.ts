@@ -206,7 +206,7 @@ describe("pipefailSet, actionsExpressionNote and unclosedQuoteNote in a run with
   it("unclosedQuoteNote: finds a quote left open in a $(...) of a body whose delimiter is unquoted, which sh parses, and none elsewhere in a body", () => {
     const run = "echo start\ncat <<EOF\nmsg: $(git log -1 --format=\"%s)\nEOF\necho after";
     expect(unclosedQuoteNote(run)).toBe(
-      `run leaves a " open, at "%s) (its line 3): the shell runs the commands complete before its line, then refuses the rest (a syntax error: unterminated quoted string); close it, or to write it as text, quote the here-document's delimiter (<<'EOF') or escape it (\\\${, \\$(, a \\ before a backquote)`,
+      `run leaves a " open, at "%s) (its line 3): sh refuses the run from the command whose here-document it is in on (a syntax error: unterminated quoted string), running none of it; close it, or to write it as text, quote the here-document's delimiter (<<'EOF') or escape it (\\\${, \\$(, a \\ before a backquote)`,
     );
     expect(unclosedQuoteNote("cat <<EOF\nv=$(echo it's)\nEOF")).toMatch(/^run leaves a ' open, at 's\) \(its line 2\): /);
     if (shSays('echo "a', "Syntax error: Unterminated quoted string")) {
@@ -298,6 +298,39 @@ describe("pipefailSet, actionsExpressionNote and unclosedQuoteNote in a run with
     // sh reads the backquote on past the EOF line: what is after the body is not read as commands (none after it is noted).
     expect(bashismIn("cat <<EOF\n```\nEOF\n[[ -f x ]] `date`")).toBeUndefined();
     if (shSays("set -o pipefail", "set: Illegal option -o pipefail")) expect(shRun(run.replace("> NOTES.md ", ""))).toMatchObject({ status: 2, stdout: "" });
+  });
+
+  // A quote left open in a body's `$(...)` was said to let sh run the commands before its line: sh reads the body with its command, on an earlier line, and runs none of it.
+  it("unclosedQuoteNote: says a quote left open in a $(...) of a body refuses the run from the command whose here-document it is", () => {
+    const run = 'echo start\necho a; cat <<EOF\nmsg: $(git log -1 --format="%s)\nEOF';
+    expect(unclosedQuoteNote(run)).toMatch(/^run leaves a " open, at "%s\) \(its line 3\): sh refuses the run from the command whose here-document it is in on \(a syntax error: unterminated quoted string\), running none of it; /);
+    if (shSays('echo "a', "Syntax error: Unterminated quoted string")) expect(shRun(run)).toMatchObject({ status: 2, stdout: "start\n" });
+  });
+
+  // `( : <<EOF` and `echo x | : <<EOF` were said to end the task: the subshell, or the pipeline, exits 2, and the task goes on.
+  it("says a bad substitution in the body of a special builtin's here-document in a subshell or pipeline fails that alone", () => {
+    for (const start of ["( :", "echo x | :"]) {
+      const run = `${start} <<EOF\n\${{ github.sha }} \${a[0]}\nEOF\n${start.includes("(") ? ")" : ""}\necho after`;
+      expect(actionsExpressionNote(run), run).toContain(", and the command whose here-document it is in fails (exit 2) without running; the task goes on");
+      expect(bashismIn(run), run).toEqual({ kind: "array", text: "${a[0]}", line: 2, hereDocument: true });
+      if (shSays("echo ${{ x }}", "Bad substitution")) expect(shRun(run), run).toMatchObject({ status: 0, stdout: "after\n" });
+    }
+    // After `||`, it is the shell's own command still.
+    const run = "false || : <<EOF\n${a[0]}\nEOF\necho after";
+    expect(bashismIn(run)).toMatchObject({ special: ":" });
+    if (shSays("echo ${{ x }}", "Bad substitution")) expect(shRun(run)).toMatchObject({ status: 2, stdout: "" });
+  });
+
+  // An array's expansion, or a pipefail, past a body's `$(...)` never closed was said to end its command substitution: sh refuses the run before.
+  it("bashismNote and pipefailNote: say one past a $(...) of a body that is never closed is past a syntax error, which refuses the run from its command on", () => {
+    const refused = ", but sh refuses the run from the command whose here-document it is in on (a syntax error: the command substitution it is in is never closed), running none of it; to write it as text, ";
+    const array = "echo before\ncat <<EOF\n$(echo ${a[0]}\nEOF\necho after";
+    expect(bashismIn(array)).toEqual({ kind: "array", text: "${a[0]}", line: 3, substitution: true, hereDocument: true, unclosed: true });
+    expect(bashismNote(bashismIn(array)!, true, "/bin/sh (dash)")).toBe(`run has \${a[0]} (its line 3), an array, which /bin/sh (dash) here does not have ("Bad substitution")${refused}quote the here-document's delimiter (<<'EOF') or escape it (\\\${, \\$(, a \\ before a backquote)`);
+    const set = "echo before\ncat <<EOF\n$(echo $(set -o pipefail; a | b)\nEOF\necho after";
+    expect(pipefailSet(set)).toEqual({ text: "set -o pipefail", line: 3, substitution: true, hereDocument: true, unclosed: true });
+    expect(pipefailNote(pipefailSet(set)!, true, "/bin/sh (dash)")).toContain(`(its line 3), which /bin/sh (dash) here refuses ("Illegal option -o pipefail")${refused}`);
+    for (const run of [array, set]) expect(shRun(run), run).toMatchObject({ status: 2, stdout: "before\n" });
   });
 
   it("says a ${{ }} in a $(...) of a body that is never closed is past a syntax error, which refuses the run from its command on", () => {
