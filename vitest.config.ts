@@ -7,9 +7,8 @@ export default defineConfig({
     setupFiles: ["test/helpers/setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // e2e tests spawn real processes, and most of their time is spent waiting on them (a lease to run out, a sleep, a
-    // signal's grace): three files at once on two cores, where two took 18 minutes on a VM whose fork costs ~7 ms.
-    maxWorkers: 3,
+    // e2e tests spawn real processes; two cores, so keep parallelism modest.
+    maxWorkers: 2,
     // One process per test file (vitest's default, named so it stays): test/helpers/timing.ts times ratios on
     // process.cpuUsage(), which counts the whole process, and would count other files' tests run on its threads.
     pool: "forks",
