@@ -417,12 +417,14 @@ describe("signals and shutdown", () => {
       // not cut short by the shutdown (no `running`), its attempt's lines said to be attempt 1's, as a retry's.
       ["failing", '{ run: "echo compiling; echo \'error: missing semicolon\' >&2; while [ ! -e go ]; do sleep 0.05; done; exit 1", retries: 2 }'],
       // Attempt 2 prints nothing before the shutdown's time runs out: attempt 1's lines.
-      ["silent", '{ run: "if [ $TASKQ_ATTEMPT = 1 ]; then echo first-attempt-line; exit 1; fi; sleep 30", retries: 1, backoff: { base: 1ms, max: 1ms } }'],
+      ["silent", '{ run: "if [ $TASKQ_ATTEMPT = 1 ]; then echo first-attempt-line; exit 1; fi; touch silent-2; sleep 30", retries: 1, backoff: { base: 1ms, max: 1ms } }'],
       // Waits 30 s for its retry when the signal comes: cancelled then, its failed attempt's lines.
       ["waiting", '{ run: "echo flaky-line; exit 1", retries: 3, backoff: { base: 30s, max: 30s } }'],
     ]);
     const run = await startRun(yaml, ["-j", "3", "--output", "json", "--shutdown-timeout", "5s"]);
     await waitForOutput(run, /"event":"started","id":"silent","attempt":2/);
+    // Its command running, not only its attempt started (a signal before it is "stopped before its command started").
+    await waitUntil("silent's attempt 2 running its command", () => existsSync(path.join(run.dir, "silent-2")));
     await waitForOutput(run, /"event":"retrying","id":"waiting"/);
     await waitForOutput(run, /"text":"error: missing semicolon"/);
     run.signalTaskq("SIGTERM");
