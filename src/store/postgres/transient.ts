@@ -132,14 +132,15 @@ function serverError(error: unknown): { code: string; severity?: unknown; messag
 }
 
 /**
- * What the server answered, in its own words, where it answered `error` (too many connections, a table not there, a
- * session terminated); undefined where it did not (no connection made, a statement unanswered in time).
+ * What the server answered, in its own words, where it refused `error` (too many connections, a table not there,
+ * a role's or the database's connection limit); undefined where it did not (no connection made, a statement unanswered in
+ * time), or answered with no refusal (see below).
  */
 export function serverWords(error: unknown): string | undefined {
   const { code, message, severity } = serverError(error) ?? {};
   // A severity is the server's: an error code alone may be the socket's (EPIPE has five letters too). Not a refusal: a
   // session ended (57P01, 57P02), a statement cancelled (57014), a transaction rolled back (class 40: a deadlock).
-  if (typeof severity !== "string" || typeof message !== "string" || message === "" || code === "57P01" || code === "57P02" || code === "57014" || code?.startsWith("40")) return undefined;
+  if (typeof severity !== "string" || typeof message !== "string" || message === "" || isTerminatedByServer({ code }) || code === "57014" || code?.startsWith("40")) return undefined;
   // On one line: a trigger's RAISE may hold several.
   return shortened(hidePasswords(message).replace(/\s*\n\s*/g, " "), 200);
 }
