@@ -711,6 +711,40 @@ describe("process trees and timeouts", () => {
     }
   });
 
+  // Root without CAP_KILL (a container may drop it): root's signals then reach another user's processes no more than
+  // nobody's do. taskq runs here through setpriv, which drops the capability; its task starts `sleep 1000` as nobody.
+  const dropCapKill = ["setpriv", "--bounding-set=-kill", "--inh-caps=-kill", "--"];
+  /** Whether dropCapKill works here, as root: the process it starts has no CAP_KILL (bit 5) in its effective set. */
+  function capKillDropped(): boolean {
+    if (process.getuid?.() !== 0 || !existsSync("/usr/bin/setpriv")) return false;
+    const status = spawnSync(dropCapKill[0]!, [...dropCapKill.slice(1), "cat", "/proc/self/status"], { encoding: "utf8" });
+    const effective = /^CapEff:\s*([0-9a-f]+)$/m.exec(status.stdout ?? "")?.[1];
+    return status.status === 0 && effective !== undefined && (BigInt(`0x${effective}`) & (1n << 5n)) === 0n;
+  }
+
+  it.skipIf(!capKillDropped())(
+    "root without CAP_KILL: what a task leaves running as another user is named, neither stopped nor waited for, and runs on",
+    { timeout: 60_000 },
+    async () => {
+      const dir = await mkdtemp(path.join(tmpdir(), "taskq-no-cap-kill-"));
+      let runId: string | undefined;
+      try {
+        const asNobody = `setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'trap \\"\\" TERM; exec sleep 1000'`;
+        const file = path.join(dir, "workflow.yaml");
+        await writeFile(file, tasksYaml([["ended", `{ run: "${asNobody} & sleep 0.3; echo started" }`]]));
+        const result = await runCli(["run", file, "--kill-grace", "500ms", "--output", "json", "--log-dir", path.join(dir, "logs")], { cwd: dir, through: dropCapKill });
+        [runId] = await readdir(path.join(dir, "logs"));
+        expect(result.code).toBe(0);
+        expect(otherUserNotes(result.stdout)).toEqual(["ended: 1 process it left running is another user's (nobody), which taskq may not signal: it runs on"]);
+        expect(taskNotes(result.stdout).filter(([, message]) => /\b(stopped|killed|stopping)\b/.test(String(message)))).toEqual([]);
+        expect(await sleeping1000(runId!)).toHaveLength(1);
+      } finally {
+        if (runId !== undefined) for (const pid of await findLeftovers(runId)) process.kill(pid, "SIGKILL");
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
+
   it("SIGKILLs the group when a grandchild ignores SIGTERM, after the grace (case 10)", async () => {
     const yaml = tasksYaml([["tree", '{ run: "echo pgid $$; spawn-grandchild", timeout: 300ms }']]);
     const result = await runToEnd(yaml, ["--kill-grace", "700ms", "--output", "json"]);

@@ -39,13 +39,17 @@ export interface RunningCli {
   done: Promise<CliResult>;
 }
 
-/** How the CLI is started: `uid` and `gid` run it as another user (the test must run as root). */
+/**
+ * How the CLI is started: `uid` and `gid` run it as another user (the test must run as root);
+ * `through` is a command that execs node with the rest of its arguments (`setpriv` dropping a capability).
+ */
 export interface CliOptions {
   cwd?: string;
   env?: Record<string, string | undefined>;
   nodeArgs?: string[];
   uid?: number;
   gid?: number;
+  through?: string[];
 }
 
 /**
@@ -54,7 +58,9 @@ export interface CliOptions {
  */
 export function startCli(args: string[], options: CliOptions = {}): RunningCli {
   const started = Date.now();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, ...args], {
+  const node = [process.execPath, ...(options.nodeArgs ?? []), BIN, ...args];
+  const [command, ...rest] = [...(options.through ?? []), ...node];
+  const child = spawn(command!, rest, {
     cwd: options.cwd ?? ROOT,
     // No TASKQ_KILL_GRACE_MS from a taskq running the tests: the CLI would shorten its stop times to it. No GITHUB_ACTIONS
     // from a runner running them: a task's workflow commands would lose their prefix (a test sets it to see that).
