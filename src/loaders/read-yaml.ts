@@ -1,4 +1,4 @@
-import { Composer, isMap, isPair, isSeq, LineCounter, Lexer, Parser, visit, type CST, type Document, type YAMLError } from "yaml";
+import { Composer, isMap, isPair, isScalar, isSeq, LineCounter, Lexer, Parser, visit, type CST, type Document, type YAMLError } from "yaml";
 import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 import { MAX_NESTING_DEPTH } from "./limits.js";
 import { ProblemList } from "./problem-list.js";
@@ -31,18 +31,24 @@ export function readYaml(text: string, file: string): ParsedYaml | { problems: P
   const problems = new ProblemList(file, lineCounter, text.length);
   const tokens = tokenize(text, lineCounter, (offset, flow, outermost, read) => reportTooDeep(offset, text, problems, { flow, outermost, tokens: read }));
   if (tokens === undefined || !scanTokens(tokens, problems, (offset, flow = false) => reportTooDeep(offset, text, problems, { flow, tokens }))) return { problems };
+  // Only the first document is read: a second one is refused (see scanTokens), and the first's problems are told with it.
+  const first = tokens.findIndex((token) => token.type === "document");
+  const second = first === -1 ? -1 : tokens.findIndex((token, index) => index > first && token.type === "document");
+  const read = second === -1 ? tokens : tokens.slice(0, second);
   let document: Document.Parsed | undefined;
   try {
     const composer = new Composer({ schema: "core", uniqueKeys: false, merge: true });
-    for (const composed of composer.compose(tokens, true, text.length)) document ??= composed;
+    for (const composed of composer.compose(read, true, second === -1 ? text.length : tokens[second]!.offset)) document ??= composed;
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
     problems.atOffset(0, deepMessage);
     return { problems };
   }
   if (document === undefined) return { problems };
-  reportYamlErrors([...document.errors, ...document.warnings], problems, tokens, text, document);
+  reportYamlErrors([...document.errors, ...document.warnings], problems, read, text, document);
   if (document.errors.length > 0) return { problems };
+  // A first document of nothing (`---` twice, or comments then `---`) before the second: its "got nothing" follows from the second `---`.
+  if (second !== -1 && (document.contents === null || (isScalar(document.contents) && document.contents.source === ""))) return { problems };
   return { document, lineCounter, problems };
 }
 

@@ -5,7 +5,8 @@ import type { ProblemList } from "./problem-list.js";
 
 /**
  * Cheap checks on the concrete syntax tree, before the costly document tree is
- * built: one document only, nesting within MAX_NESTING_DEPTH (block nesting
+ * built: one document only (a second one is told, and the first still checked
+ * and read: see readYaml), nesting within MAX_NESTING_DEPTH (block nesting
  * too, not only brackets), and at most MAX_TASKS tasks. Iterative, so hostile
  * nesting cannot overflow the stack. Returns false when parsing must stop.
  */
@@ -19,8 +20,8 @@ export function scanTokens(tokens: CST.Token[], problems: ProblemList, tooDeep: 
       end === undefined
         ? "the file holds more than one YAML document (a second `---`); put the whole workflow in one document"
         : `the file goes on after the \`...\` at ${problems.lineCol(end.offset)}, which ends its YAML document: what follows it is a second document; put the whole workflow in one document (remove the \`...\`, or what follows it)`;
-    problems.atOffset(second.offset, message);
-    return false;
+    // Told, and the first document still read: its problems were hidden behind this one, to be met only once the rest was removed.
+    problems.atOffset(second.offset, `${message}; only the first document is checked`);
   }
   const root = documents[0]?.value;
   if (root === undefined) return true;

@@ -313,10 +313,26 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     ]);
   });
 
+  it("a second YAML document is refused at its `---` with the first document's problems, which it hid; an empty first document's nothing is not told", async () => {
+    const second = "the file holds more than one YAML document (a second `---`); put the whole workflow in one document; only the first document is checked";
+    // Before, the second `---` was all that was told: the first document's problems were met only once it was removed.
+    await rejects("tasks:\n  a: { run: touch ran, retries: -1 }\n  b: { run: touch ran, dependsOn: zz }\n---\ntasks:\n  c: { run: touch ran }\n", [
+      '2:33: task "a": `retries` must be an integer from 0 to 100, got -1',
+      '3:35: task "b" depends on "zz", which is not defined',
+      `4:1: ${second}`,
+    ]);
+    // A YAML error in the first document too; the second document's own is not read.
+    await rejects("tasks:\n  a: { run: touch ran\n...\nfoo: [\n", [
+      "2:6: this { is never closed with }: yaml read on to 3:1 looking for it",
+      "4:1: the file goes on after the `...` at 3:1, which ends its YAML document: what follows it is a second document; put the whole workflow in one document (remove the `...`, or what follows it); only the first document is checked",
+    ]);
+    await rejects("# generated\n---\n---\ntasks:\n  a: { run: touch ran }\n", [`3:1: ${second}`]);
+  });
+
   it("an empty file, several documents, non-string keys, tabs (case 24)", async () => {
     await rejects("", ["1:1: file is empty; a workflow needs a `tasks` mapping"]);
     await rejects("tasks:\n  a: { run: touch ran }\n---\ntasks:\n  b: { run: touch ran }\n", [
-      "3:1: the file holds more than one YAML document (a second `---`); put the whole workflow in one document",
+      "3:1: the file holds more than one YAML document (a second `---`); put the whole workflow in one document; only the first document is checked",
     ]);
     await rejects("tasks:\n  [a]: { run: touch ran }\n  ok: { run: touch ran }\n", ["2:3: a key must be plain text, not a mapping or list"]);
     await rejects("tasks:\n  ? {x: 1}\n  : { run: touch ran }\n  ok: { run: touch ran }\n", ["2:5: a key must be plain text, not a mapping or list"]);

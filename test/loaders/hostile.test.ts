@@ -31,15 +31,15 @@ describe("hostile input", () => {
 
   it("rejects a file holding several YAML documents, at the second one", () => {
     expect(problemsOf(yaml("tasks: { a: { run: x } }", "---", "tasks: { b: { run: y } }"))).toEqual([
-      "2:1: the file holds more than one YAML document (a second `---`); put the whole workflow in one document",
+      "2:1: the file holds more than one YAML document (a second `---`); put the whole workflow in one document; only the first document is checked",
     ]);
     // Text after a `...` is a second document with no `---`: told where the first one was ended.
     expect(problemsOf(yaml("tasks:", "  a: { run: x }", "...", "foo: bar"))).toEqual([
-      "4:1: the file goes on after the `...` at 3:1, which ends its YAML document: what follows it is a second document; put the whole workflow in one document (remove the `...`, or what follows it)",
+      "4:1: the file goes on after the `...` at 3:1, which ends its YAML document: what follows it is a second document; put the whole workflow in one document (remove the `...`, or what follows it); only the first document is checked",
     ]);
     // A `...` then a `---` is the second document's own start.
     expect(problemsOf(yaml("tasks:", "  a: { run: x }", "...", "---", "foo: bar"))).toEqual([
-      "4:1: the file holds more than one YAML document (a second `---`); put the whole workflow in one document",
+      "4:1: the file holds more than one YAML document (a second `---`); put the whole workflow in one document; only the first document is checked",
     ]);
     // A `...` that ends the file is no second document.
     expect(problemsOf(yaml("tasks:", "  a: { run: 42 }", "..."))).toEqual(['2:13: task "a": `run` must be a non-empty command string, got 42']);
