@@ -1,6 +1,6 @@
 import type { SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
-import { quote, readsAsNull } from "./report-issues.js";
+import { invisibleInKey, quote, readsAsNull } from "./report-issues.js";
 import { closestMatch } from "./suggest.js";
 import { findCycles } from "./find-cycles.js";
 import { MinHeap } from "./min-heap.js";
@@ -55,9 +55,11 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
         const hint = glued !== undefined ? `; a list item needs a space after its -: write ${glued.map((id) => `- ${id}`).join(", ")} on ${glued.length === 1 ? "a line" : "lines"} of ${glued.length === 1 ? "its" : "their"} own below dependsOn, or dependsOn: [${glued.join(", ")}]` : several !== undefined ? `; to depend on several tasks, list them: dependsOn: [${several.join(", ")}]` : match === undefined ? "" : `; did you mean ${quote(match)}?`;
         // An id no task can have ("../x", "a/b") is not a task left out: say what is wrong with it.
         const what = several === undefined && !isTaskId(dependency.id) ? `is not a valid task id: ${TASK_ID_EXPECTED}` : "is not defined";
+        // `bu\u200bild`, which looks just like the id meant: the character told, and where, as the did-you-mean would not say why.
+        const invisible = what === "is not defined" ? "" : invisibleInKey(dependency.id, offset, problems, locator);
         // An id refused already where it is written (`dependsOn: ! ~`, `! null`, `[! null]`: a `!` before it) is not said again.
         const say = what === "is not defined" && !readsAsNull(dependency.id) ? problems.atOffset.bind(problems) : problems.followOn.bind(problems);
-        say(offset, `task ${quote(task.id)} depends on ${quote(dependency.id)}, which ${what}${hint}`, task.id);
+        say(offset, `task ${quote(task.id)} depends on ${quote(dependency.id)}, which ${what}${invisible === "" ? hint : invisible}`, task.id);
         continue;
       }
       edges[index]!.push(target);

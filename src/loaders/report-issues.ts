@@ -54,13 +54,14 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
         const meant = path.length === 0 ? keyMeant(path, key) : undefined;
         const misspelt = meant !== undefined && MAPPING_TOP_KEYS.has(meant) && !keyWrittenAt(locator, locator.offsetOf([meant], "key"), meant);
         const anchored = path.length === 0 && !misspelt && keptForAnchor(key, locator);
-        problems.atOffset(offset, `${unknownKeyMessage(path, key, Object.hasOwn(input, key) ? input[key] : undefined, anchored, problems.json)}${noBreakSpaceInKey(key, offset, problems, locator)}`, taskOf(path));
+        problems.atOffset(offset, `${unknownKeyMessage(path, key, Object.hasOwn(input, key) ? input[key] : undefined, anchored, problems.json)}${noBreakSpaceInKey(key, offset, problems, locator)}${invisibleInKey(key, offset, problems, locator)}`, taskOf(path));
       }
       continue;
     }
     if (issue.code === "invalid_key") {
       const detail = issue.issues[0]?.message ?? "is not allowed";
-      problems.atOffset(locator.offsetOf(path, "key"), `${ownerOf(path)}${describePath(path.slice(0, -1))} name ${quote(String(path.at(-1)))} is not valid; ${detail}`, taskOf(path));
+      const offset = locator.offsetOf(path, "key");
+      problems.atOffset(offset, `${ownerOf(path)}${describePath(path.slice(0, -1))} name ${quote(String(path.at(-1)))} is not valid; ${detail}${invisibleInKey(String(path.at(-1)), offset, problems, locator)}`, taskOf(path));
       continue;
     }
     if (isNullEnvValue(issue, path)) {
@@ -484,7 +485,7 @@ function unknownKeyMessage(path: DataPath, key: string, value: unknown, anchored
     ? `; a top-level key kept for its anchor is named with x- (x-${key}), which taskq ignores`
     : key === "<<"
       ? "; quoted, it is a key like any other: write it unquoted (<<: *base) to merge a mapping into this one"
-      : meant !== undefined && !(key.includes("\u00a0") && key.trim() === meant) // `\u00a0retries`: the no-break space is told (see noBreakSpaceInKey)
+      : meant !== undefined && !(key.includes("\u00a0") && key.trim() === meant) && key.replace(INVISIBLE, "") !== meant // `\u00a0retries`, `ret\u200bries`: the character is told (see noBreakSpaceInKey, invisibleInKey)
         ? `; did you mean "${meant}"?${synonymNote(key, meant)}`
         : "";
   const habit = githubActionsNote(path, key, value);
@@ -756,6 +757,47 @@ export function noBreakSpaceInKey(key: string, keyOffset: number, problems: Prob
     if (source[at] === "\\") escape = NBSP_ESCAPE.exec(source.slice(at))![0];
   }
   return `; ${noBreakSpaceWords(problems.lineCol(keyOffset + at), escape)}`;
+}
+
+/** Characters no editor shows, which make a key or an id differ from the one it looks like; each with its name. */
+const INVISIBLE_NAMES: Record<string, string> = {
+  "\u00ad": "soft hyphen",
+  "\u200b": "zero-width space",
+  "\u200c": "zero-width non-joiner",
+  "\u200d": "zero-width joiner",
+  "\u200e": "left-to-right mark",
+  "\u200f": "right-to-left mark",
+  "\u2060": "word joiner",
+  "\u2061": "function application",
+  "\u2062": "invisible times",
+  "\u2063": "invisible separator",
+  "\u2064": "invisible plus",
+  "\ufeff": "zero-width no-break space, or byte order mark",
+};
+const INVISIBLE = /[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]/g;
+
+/**
+ * For a key or an id (`written`, at `offset`) that holds a character no editor shows (`ret\u200bries`, pasted from a chat or
+ * a web page): which one, and where, as the key looks just like the one meant and its quote() (`"ret\u200bries"`) alone leaves
+ * the reader to find the character. The first one's line and column; how many more. "" where there is none, or where it is
+ * written as an escape in quotes (`"a\u200bb"`), which the file shows. A byte order mark that starts a key is told by
+ * unknownKeyMessage, as where files were joined.
+ */
+export function invisibleInKey(written: string, offset: number, problems: ProblemList, locator: SourceLocator): string {
+  const found = written.match(INVISIBLE);
+  if (found === null || (found.length === 1 && written.startsWith("\ufeff"))) return "";
+  const first = written.startsWith("\ufeff") ? found[1]! : found[0];
+  const index = written.indexOf(first, written.startsWith("\ufeff") ? 1 : 0);
+  // A plain key's text is as written; a quoted one's starts after its quote, and an escape before it is several characters.
+  const source = locator.textAt(offset, written.length * 10 + 2);
+  const quoted = source.startsWith('"') || source.startsWith("'");
+  const at = quoted ? source.indexOf(first, 1) : index;
+  if (at === -1) return "";
+  const code = `U+${first.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
+  const more = found.length - 1 - (first === found[0] ? 0 : 1);
+  const others = more === 0 ? "" : ` (and ${more} more such character${more === 1 ? "" : "s"})`;
+  const without = written.replace(INVISIBLE, "");
+  return `; it holds an invisible character, ${code} (${INVISIBLE_NAMES[first]}), at ${problems.lineCol(offset + at)}${others}, which editors do not show: delete it${without === "" ? "" : `, leaving ${quote(without)}`}`;
 }
 
 /** A "-quoted scalar's escape of a no-break space. */

@@ -7,7 +7,7 @@ import { MAX_TASKS } from "./limits.js";
 import type { FoldedSource } from "./folded-run.js";
 import type { DataPath, SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
-import { describeValue, fullWidthColonWords, keyMeant, noBreakSpaceInKey, quote, reportIssues, slashCommentWords, topKeyAsTask } from "./report-issues.js";
+import { describeValue, fullWidthColonWords, invisibleInKey, keyMeant, noBreakSpaceInKey, quote, reportIssues, slashCommentWords, topKeyAsTask } from "./report-issues.js";
 import { defaultsSchema, dependencyItemSchema, taskSchema, workflowHeaderSchema, type TaskDefaults, type TaskFile } from "./schema.js";
 import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
 
@@ -87,7 +87,7 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
       const noBreak = noBreakSpaceInKey(id, offset, problems, locator);
       // `// the build` before a task's id in a JSON file: read as the id's text.
       const slashes = /^\/[/*]/.test(id) ? `; ${slashCommentWords(id.slice(0, 2), problems.json)}` : "";
-      problems.atOffset(offset, `invalid task id ${shown}: ${TASK_ID_EXPECTED}${noBreak}${slashes}`);
+      problems.atOffset(offset, `invalid task id ${shown}: ${TASK_ID_EXPECTED}${noBreak}${slashes}${invisibleInKey(id, offset, problems, locator)}`);
       // A line indented with a no-break space (`  \u00a0 retries: 1`) is read as a task: what its value lacks as one follows from that.
       if (noBreak !== "") {
         valid.push({ id, task: undefined, dependsOn: undefined });

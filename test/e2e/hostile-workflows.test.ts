@@ -329,6 +329,18 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     await rejects("# generated\n---\n---\ntasks:\n  a: { run: touch ran }\n", [`3:1: ${second}`]);
   });
 
+  it("an invisible character in a field name, a task id, an env name or an id in dependsOn is named, with its line and column, and the key it leaves", async () => {
+    // Before, the key was quoted with its \u200b and told as unknown beside the one it looks just like ("did you mean "retries"?"): which character, and where, was left to find.
+    const words = (code: string, name: string, at: string, leaving: string): string => `it holds an invisible character, ${code} (${name}), at ${at}, which editors do not show: delete it, leaving "${leaving}"`;
+    await rejects("tasks:\n  build:\n    run: touch ran\n    ret\u200bries: 2\n    env:\n      F\u200cOO: 1\n  b\u2060t: { run: touch ran }\n  c: { run: touch ran, dependsOn: [bu\ufeffild] }\ntas\u200dks: {}\n", [
+      `4:5: task "build": unknown key "ret\\u200bries"; ${words("U+200B", "zero-width space", "4:8", "retries")}`,
+      `6:7: task "build": \`env\` name "F\\u200cOO" is not valid; names must match ^[A-Za-z_][A-Za-z0-9_]*$; ${words("U+200C", "zero-width non-joiner", "6:8", "FOO")}`,
+      `7:3: invalid task id "b\\u2060t": ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."; ${words("U+2060", "word joiner", "7:4", "bt")}`,
+      `8:36: task "c" depends on "bu\\ufeffild", which is not a valid task id: ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."; ${words("U+FEFF", "zero-width no-break space, or byte order mark", "8:38", "build")}`,
+      `9:1: unknown key "tas\\u200dks" at the top level; ${words("U+200D", "zero-width joiner", "9:4", "tasks")}`,
+    ]);
+  });
+
   it("an empty file, several documents, non-string keys, tabs (case 24)", async () => {
     await rejects("", ["1:1: file is empty; a workflow needs a `tasks` mapping"]);
     await rejects("tasks:\n  a: { run: touch ran }\n---\ntasks:\n  b: { run: touch ran }\n", [

@@ -2102,7 +2102,8 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     const rule = 'ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."';
     expect(problemsOf(yaml("tasks:", "  b\u00a0c:", "    run: y", "  d\u200b:", "    run: z"))).toEqual([
       `2:3: invalid task id "b\\u00a0c": ${rule}`,
-      `4:3: invalid task id "d\\u200b": ${rule}`,
+      // Which character, and where: the escape alone left the user to find it in an id that looks like "d".
+      `4:3: invalid task id "d\\u200b": ${rule}; it holds an invisible character, U+200B (zero-width space), at 4:4, which editors do not show: delete it, leaving "d"`,
     ]);
   });
 
