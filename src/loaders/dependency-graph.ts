@@ -1,6 +1,6 @@
 import type { SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
-import { invisibleInKey, quote, readsAsNull } from "./report-issues.js";
+import { fullWidthColonKey, fullWidthColonWords, invisibleInKey, quote, readsAsNull } from "./report-issues.js";
 import { closestMatch } from "./suggest.js";
 import { findCycles } from "./find-cycles.js";
 import { MinHeap } from "./min-heap.js";
@@ -56,7 +56,10 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
         // An id no task can have ("../x", "a/b") is not a task left out: say what is wrong with it.
         const what = several === undefined && !isTaskId(dependency.id) ? `is not a valid task id: ${TASK_ID_EXPECTED}` : "is not defined";
         // `bu\u200bild`, which looks just like the id meant: the character told, and where, as the did-you-mean would not say why.
-        const invisible = what === "is not defined" ? "" : invisibleInKey(dependency.id, offset, problems, locator);
+        let invisible = what === "is not defined" ? "" : invisibleInKey(dependency.id, offset, problems, locator);
+        // `- retries\uff1a 2` below dependsOn, a task's field and its value read as an id, a full-width colon between them.
+        const fullWidth = what === "is not defined" ? undefined : fullWidthColonKey(dependency.id, true);
+        if (fullWidth !== undefined) invisible = `; ${fullWidthColonWords(fullWidth)}`;
         // An id refused already where it is written (`dependsOn: ! ~`, `! null`, `[! null]`: a `!` before it) is not said again.
         const say = what === "is not defined" && !readsAsNull(dependency.id) ? problems.atOffset.bind(problems) : problems.followOn.bind(problems);
         say(offset, `task ${quote(task.id)} depends on ${quote(dependency.id)}, which ${what}${invisible === "" ? hint : invisible}`, task.id);

@@ -180,6 +180,9 @@ function valueHint(issue: Issue, path: DataPath, locator: SourceLocator): string
   // `retryOn: 75`: one exit code, where the field takes a list of them (or `any`).
   if (field === "retryOn" && !isEnvVariablePath(path) && isExitCode(issue.input)) return ` (list it: retryOn: [${String(issue.input)}])`;
   if (typeof issue.input !== "string") return "";
+  // `env: A\uff1a 1`, `env\uff1a` then `A: 1` below a key: a key and its value read as text, a full-width colon between them.
+  const fullWidth = fullWidthColonKey(issue.input, true);
+  if (fullWidth !== undefined && typeof field === "string") return `; ${fullWidthColonWords(fullWidth)}`;
   // Digits YAML reads as text without quotes around them: tagged so (`retries: !!str 3`, `! 3`), the tag named as written; or in a `|` or `>` block, its header.
   const written = (): ReturnType<typeof blockIndicatorAt> | string => (locator.plainSourceOf(path) === undefined ? blockIndicatorAt(path, locator) : tagBefore(path, locator));
   const hint =
@@ -480,6 +483,9 @@ function unknownKeyMessage(path: DataPath, key: string, value: unknown, anchored
     return `\`defaults\` cannot set \`${key}\`; set it on each task`;
   }
   const where = path.length === 0 ? "at the top level" : path.length === 2 && path[0] === "tasks" ? "" : `in \`${describeRaw(path.slice(path[0] === "tasks" ? 2 : 0))}\``;
+  // `{ retries\uff1a 2 }`: a key and its value read as one key, told as the full-width colon between them.
+  const fullWidth = fullWidthColonKey(key);
+  if (fullWidth !== undefined) return `${owner}unknown key ${quote(key)}${where ? " " + where : ""}; ${fullWidthColonWords(fullWidth)}`;
   const meant = keyMeant(path, key);
   const hint = anchored
     ? `; a top-level key kept for its anchor is named with x- (x-${key}), which taskq ignores`
@@ -728,6 +734,24 @@ export function noBreakSpaceWords(lineCol: string, escape?: string): string {
   return escape === undefined
     ? `there is a no-break space (U+00A0) at ${lineCol}, which YAML reads as text, not as a space; replace it with a space`
     : `there is a no-break space (U+00A0), written ${escape}, at ${lineCol}, which YAML reads as text, not as a space; replace it with a space`;
+}
+
+/**
+ * A key followed by a full-width colon at the start of `text` (`retries\uff1a 2`, `01-fetch\uff1a`, `\u53d6\u5f97\uff1a`), which YAML
+ * reads as text, not as the key's colon: the key. A name as a key is written followed by it anyhow; any other key (`01-fetch`, CJK
+ * text) only where a space, or the line's end, follows it, as after a key's colon: CJK text with one in it (`\u8bf4\u660e\uff1a...`), meant
+ * as text, has none. After a list's `- ` too (`- retries\uff1a 2`).
+ */
+const FULL_WIDTH_COLON_KEY = /^\s*(?:- +)?(?:([A-Za-z_][A-Za-z0-9_]*)\s*\uff1a|([^\s"'[{#:\uff1a-][^\s:\uff1a]*)\uff1a(?=\s|$))/;
+
+/**
+ * The key a full-width colon follows at the start of `text` (see FULL_WIDTH_COLON_KEY), if one does. With `valued`, only
+ * where a value follows it too (`A\uff1a 1`, read as one value): a value that ends in one (`5m\uff1a`, an id `build\uff1a`) is no key.
+ */
+export function fullWidthColonKey(text: string, valued = false): string | undefined {
+  const found = FULL_WIDTH_COLON_KEY.exec(text);
+  if (found === null || (valued && text.slice(found[0].length).trim() === "")) return undefined;
+  return found[1] ?? found[2];
 }
 
 /** What to say of `key` followed by a full-width colon (`retries\uff1a 2`), which YAML reads as text. */

@@ -123,7 +123,8 @@ export function validateFile(data: unknown, locator: SourceLocator, problems: Pr
       continue;
     }
     // `run\uff1a make`, a field's full-width colon (a CJK input method's), read as the task's one string.
-    const fullWidth = typeof raw === "string" ? FULL_WIDTH_FIELD.exec(raw) : null;
+    // Written as a list's item too (`- retries\uff1a 2`), read as a list of that text.
+    const fullWidth = typeof raw === "string" ? FULL_WIDTH_FIELD.exec(raw) : Array.isArray(raw) && typeof raw[0] === "string" ? FULL_WIDTH_FIELD.exec(raw[0]) : null;
     if (fullWidth !== null && Object.hasOwn(taskSchema.shape, fullWidth[1]!)) {
       problems.atOffset(locator.offsetOf(["tasks", id]), `${notATask(id, raw)}; ${fullWidthColonWords(fullWidth[1]!)}`);
       valid.push({ id, task: undefined, dependsOn: undefined });

@@ -1,5 +1,5 @@
 import type { CST } from "yaml";
-import { fullWidthColonWords, noBreakSpaceWords, slashCommentWords } from "./report-issues.js";
+import { fullWidthColonKey, fullWidthColonWords, noBreakSpaceWords, slashCommentWords } from "./report-issues.js";
 import { shortened } from "../shorten.js";
 
 /**
@@ -66,12 +66,6 @@ const LINE_AS_KEY = /^Implicit (map keys need to be followed by map values|keys 
 
 /** A key glued to its value (`retries:2`, not a URL's `https://`), which YAML reads as one plain scalar. */
 const GLUED_KEY = /^\s*(?:- +)?([A-Za-z_][A-Za-z0-9_]*):([^\s:/].*)$/;
-
-/**
- * A key followed by a full-width colon (`retries\uff1a 2`), which YAML reads as text, not as the key's colon: the key.
- * A name as a key is written (as GLUED_KEY's), not CJK text with a full-width colon in it (`\u8bf4\u660e\uff1a...`), meant as text.
- */
-const FULL_WIDTH_COLON_KEY = /^\s*(?:- +)?([A-Za-z_][A-Za-z0-9_]*)\s*\uff1a/;
 
 /** A block mapping's key whose value is a `|` or `>` block: the key's indent, name and indicator. */
 const BLOCK_SCALAR_HEADER = /^( *(?:- +)?)([^\s"'[{#][^:]*):\s+([|>])[-+0-9]*\s*(?:#.*)?$/;
@@ -172,8 +166,8 @@ function hintFor(message: string, text: string, offset: number, tokens: readonly
     if (block !== undefined) return `${message}: the lines of a ${block.indicator} block must be indented more than its key, ${block.key} (column ${block.col})`;
     const short = blockLineShort(text, offset);
     if (short !== undefined) return `${message}: ${blockLineWords(short)}`;
-    const fullWidth = FULL_WIDTH_COLON_KEY.exec(line);
-    if (fullWidth !== null) return `${message}: ${fullWidthColonWords(fullWidth[1]!)}`;
+    const fullWidth = fullWidthColonKey(line);
+    if (fullWidth !== undefined) return `${message}: ${fullWidthColonWords(fullWidth)}`;
     const glued = GLUED_KEY.exec(line);
     if (glued !== null) return `${message}: a key's colon must be followed by a space (${glued[1]!}: ${withoutComment(glued[2]!)})`;
     // `-b` below `dependsOn:`, in line with the task's keys: text, where a list's item was meant.

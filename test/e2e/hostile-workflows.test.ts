@@ -341,6 +341,21 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     ]);
   });
 
+  it("a full-width colon after a key that is not a plain name (01-fetch, CJK), in a list's item, or in a value read as text, is told as the colon meant", async () => {
+    const words = (key: string): string => `the colon after ${key} is a full-width one, \uff1a (U+FF1A, as a Chinese or Japanese input method types it), which YAML reads as text, not as a key's colon; write ${key}: with the ASCII colon`;
+    // Before, each was told without it: "Implicit keys need to be on a single line", "got a list", an unknown key "retries\uff1a 2" meant to be "retries".
+    await rejects("tasks:\n  01-fetch\uff1a\n    run: touch ran\n", [`2:3: Implicit keys need to be on a single line: ${words("01-fetch")}`]);
+    await rejects("tasks:\n  \u53d6\u5f97\uff1a\n    run: touch ran\n", [`2:3: Implicit keys need to be on a single line: ${words("\u53d6\u5f97")}`]);
+    await rejects("tasks:\n  build:\n    - retries\uff1a 2\n", [`3:5: task "build": the task must be a mapping with at least \`run\`, got a list; ${words("retries")}`]);
+    await rejects("tasks:\n  a: { run: touch ran, retries\uff1a 2 }\n  b:\n    run: touch ran\n    env:\n      A\uff1a 1\n  c:\n    run: touch ran\n    dependsOn:\n      - retries\uff1a 2\n", [
+      `2:24: task "a": unknown key "retries\uff1a 2"; ${words("retries")}`,
+      `6:7: task "b": \`env\` must be a mapping of variable names to values, got "A\uff1a 1"; ${words("A")}`,
+      `10:9: task "c" depends on "retries\uff1a 2", which is not a valid task id: ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."; ${words("retries")}`,
+    ]);
+    // A value that ends in one is no key: told as the value it is.
+    await rejects("tasks:\n  a:\n    run: touch ran\n    retries: 2\uff1a\n", ['4:14: task "a": `retries` must be an integer from 0 to 100, got "2\uff1a"']);
+  });
+
   it("an empty file, several documents, non-string keys, tabs (case 24)", async () => {
     await rejects("", ["1:1: file is empty; a workflow needs a `tasks` mapping"]);
     await rejects("tasks:\n  a: { run: touch ran }\n---\ntasks:\n  b: { run: touch ran }\n", [
